@@ -1,0 +1,3 @@
+module github.com/twasm/twasm
+
+go 1.26.8

@@ -1,0 +1,46 @@
+// Package transcript is the pure domain model of a twasm transcript: the
+// event envelope, the closed vocabularies of event types, block types,
+// fidelities and step kinds, the payloads, a lossless line encoder and a
+// tolerant decoder.
+//
+// The format is specified in shared/spec/transcript.md; this package is its
+// executable form. It imports only the standard library and does no I/O of
+// its own, so it can be reused anywhere (plugins, views, other tools).
+//
+// # Model
+//
+// A transcript is one JSONL file per run. Every line is an [Event]: an
+// envelope (seq, run_id, parent/child run ids, type, path, iteration,
+// timestamp) and a payload whose Go type is chosen by the event type:
+//
+//   - run.*, step.*: [*StepPayload]
+//   - message.user, message.assistant: [*MessagePayload] (ordered [Block]s)
+//   - tool.call, tool.result: [*ToolPayload]
+//
+// # Invariants
+//
+//   - Writers cannot emit a value outside the vocabularies: [AppendEvent]
+//     and [MarshalEvent] reject an event whose type, block types,
+//     fidelities or step kind are not valid, with an error wrapping
+//     [ErrInvalidEvent].
+//   - Encoding is lossless for every byte string. Valid UTF-8 is written
+//     as is (control characters escaped); each byte of an invalid UTF-8
+//     sequence is written as a lone low surrogate escape \udc80..\udcff
+//     (the "surrogateescape" convention of PEP 383), which [DecodeEvent]
+//     turns back into the same byte. NUL, other control bytes and ANSI
+//     escapes survive as \u0000-style escapes. A line never contains a raw
+//     LF, so one event is always exactly one line.
+//   - Decoding is tolerant: an unknown event type or block type decodes
+//     with its type string intact and is reported with a typed error
+//     ([*UnknownEventTypeError], [*UnknownBlockTypeError], both matching
+//     [ErrUnknownEventType] / [ErrUnknownBlockType] under errors.Is) that a
+//     caller can treat as a warning; unknown fields are kept in Extra and
+//     written back unchanged.
+//
+// # Ownership and concurrency
+//
+// Values in this package are plain data with no hidden sharing except
+// json.RawMessage fields, which alias the decoded line: copy them before
+// mutating the line buffer. Functions are safe for concurrent use; values
+// are not synchronised.
+package transcript

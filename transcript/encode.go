@@ -1,0 +1,348 @@
+package transcript
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+)
+
+// ErrInvalidEvent is wrapped by every error that rejects an event a writer
+// tried to emit: a value outside the vocabularies, a payload that does not
+// fit the type, a malformed run id or path, or invalid embedded JSON.
+var ErrInvalidEvent = errors.New("invalid event")
+
+// TimeLayout is the timestamp layout: RFC 3339, UTC, milliseconds.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+func invalid(format string, args ...any) error {
+	return fmt.Errorf("%w: %s", ErrInvalidEvent, fmt.Sprintf(format, args...))
+}
+
+// Validate checks e against the vocabularies and the envelope rules without
+// encoding it.
+func (e *Event) Validate() error {
+	_, err := AppendEvent(nil, e)
+	return err
+}
+
+// MarshalEvent returns e as one JSON line, without the trailing LF.
+func MarshalEvent(e *Event) ([]byte, error) { return AppendEvent(make([]byte, 0, 512), e) }
+
+// AppendEvent appends e as one JSON line (no trailing LF) to dst. It fails
+// with an error wrapping [ErrInvalidEvent] when e is not a valid event;
+// dst is then returned unchanged.
+func AppendEvent(dst []byte, e *Event) ([]byte, error) {
+	orig := len(dst)
+	out, err := appendEvent(dst, e)
+	if err != nil {
+		return dst[:orig], err
+	}
+	return out, nil
+}
+
+func appendEvent(b []byte, e *Event) ([]byte, error) {
+	if !e.Type.Valid() {
+		return b, invalid("event type %q is not in the vocabulary", e.Type)
+	}
+	if e.RunID == "" {
+		return b, invalid("%s: empty run_id", e.Type)
+	}
+	if !ValidPath(e.Path) {
+		return b, invalid("%s: malformed path %q", e.Type, e.Path)
+	}
+	if e.Iteration < 0 {
+		return b, invalid("%s: negative iteration", e.Type)
+	}
+	b = append(b, `{"seq":`...)
+	b = strconv.AppendUint(b, e.Seq, 10)
+	b = append(b, `,"run_id":`...)
+	b = AppendQuoted(b, e.RunID)
+	if e.ParentRunID != "" {
+		b = append(b, `,"parent_run_id":`...)
+		b = AppendQuoted(b, e.ParentRunID)
+	}
+	if e.ChildRunID != "" {
+		b = append(b, `,"child_run_id":`...)
+		b = AppendQuoted(b, e.ChildRunID)
+	}
+	b = append(b, `,"type":`...)
+	b = AppendQuoted(b, string(e.Type))
+	b = append(b, `,"path":`...)
+	b = AppendQuoted(b, e.Path)
+	b = append(b, `,"iteration":`...)
+	b = strconv.AppendInt(b, int64(e.Iteration), 10)
+	b = append(b, `,"timestamp":"`...)
+	ts := e.Timestamp
+	if ts.IsZero() {
+		ts = time.Unix(0, 0)
+	}
+	b = ts.UTC().AppendFormat(b, TimeLayout)
+	b = append(b, `","payload":`...)
+	var err error
+	switch e.Type.PayloadKind() {
+	case PayloadStep:
+		p, ok := e.Payload.(*StepPayload)
+		if !ok || p == nil {
+			return b, invalid("%s needs a *StepPayload, got %T", e.Type, e.Payload)
+		}
+		b, err = appendStep(b, e.Type, p)
+	case PayloadMessage:
+		p, ok := e.Payload.(*MessagePayload)
+		if !ok || p == nil {
+			return b, invalid("%s needs a *MessagePayload, got %T", e.Type, e.Payload)
+		}
+		b, err = appendMessage(b, e.Type, p)
+	case PayloadTool:
+		p, ok := e.Payload.(*ToolPayload)
+		if !ok || p == nil {
+			return b, invalid("%s needs a *ToolPayload, got %T", e.Type, e.Payload)
+		}
+		b, err = appendTool(b, e.Type, p)
+	}
+	if err != nil {
+		return b, err
+	}
+	b, err = appendExtra(b, e.Extra)
+	if err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+func appendStep(b []byte, t EventType, p *StepPayload) ([]byte, error) {
+	if p.Kind != "" && !p.Kind.Valid() {
+		return b, invalid("%s: step kind %q is not valid", t, p.Kind)
+	}
+	if p.Kind == "" && (t == StepStarted || t == StepCompleted) {
+		return b, invalid("%s: empty step kind", t)
+	}
+	if !ValidStatus(p.Status) {
+		return b, invalid("%s: status %q is not in the vocabulary", t, p.Status)
+	}
+	b = append(b, `{"name":`...)
+	b = AppendQuoted(b, p.Name)
+	b = append(b, `,"kind":`...)
+	b = AppendQuoted(b, string(p.Kind))
+	b = appendStr(b, "status", p.Status)
+	b = appendStr(b, "error", p.Error)
+	var err error
+	if len(p.Result) > 0 {
+		b = append(b, `,"result":`...)
+		if b, err = appendRaw(b, p.Result, t, "result"); err != nil {
+			return b, err
+		}
+	}
+	b = appendStr(b, "schema", p.Schema)
+	if p.Producer != nil {
+		b = append(b, `,"producer":{"name":`...)
+		b = AppendQuoted(b, p.Producer.Name)
+		b = appendStr(b, "version", p.Producer.Version)
+		b = append(b, '}')
+	}
+	if p.Attempt != 0 {
+		b = append(b, `,"attempt":`...)
+		b = strconv.AppendInt(b, int64(p.Attempt), 10)
+	}
+	if b, err = appendExtra(b, p.Extra); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+func appendMessage(b []byte, t EventType, p *MessagePayload) ([]byte, error) {
+	b = append(b, `{"role":`...)
+	b = AppendQuoted(b, p.Role)
+	b = append(b, `,"blocks":[`...)
+	var err error
+	for i := range p.Blocks {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		if b, err = appendBlock(b, t, i, &p.Blocks[i]); err != nil {
+			return b, err
+		}
+	}
+	b = append(b, ']')
+	b = appendStr(b, "model", p.Model)
+	b = appendStr(b, "id", p.ID)
+	b = appendStr(b, "stop_reason", p.StopReason)
+	if !p.Usage.IsZero() {
+		b = append(b, `,"usage":`...)
+		b = AppendUsage(b, p.Usage)
+	}
+	if p.RawLine > 0 {
+		b = append(b, `,"raw_line":`...)
+		b = strconv.AppendInt(b, int64(p.RawLine), 10)
+	}
+	if b, err = appendExtra(b, p.Extra); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+func appendBlock(b []byte, t EventType, i int, k *Block) ([]byte, error) {
+	if !k.Type.Valid() {
+		return b, invalid("%s: block %d: type %q is not in the vocabulary", t, i, k.Type)
+	}
+	if !k.Fidelity.Valid() {
+		return b, invalid("%s: block %d: fidelity %q is not in the vocabulary", t, i, k.Fidelity)
+	}
+	if !k.Origin.Valid() {
+		return b, invalid("%s: block %d: origin %q is not in the vocabulary", t, i, k.Origin)
+	}
+	b = append(b, `{"type":`...)
+	b = AppendQuoted(b, string(k.Type))
+	b = append(b, `,"fidelity":`...)
+	b = AppendQuoted(b, string(k.Fidelity))
+	always := func(name, v string, required bool) {
+		if required || v != "" {
+			b = append(b, ',', '"')
+			b = append(b, name...)
+			b = append(b, '"', ':')
+			b = AppendQuoted(b, v)
+		}
+	}
+	always("text", k.Text, k.Type == BlockText)
+	always("thinking", k.Thinking, k.Type == BlockThinking)
+	if k.Redacted {
+		b = append(b, `,"redacted":true`...)
+	}
+	always("tool_name", k.ToolName, k.Type == BlockToolUse)
+	always("tool_id", k.ToolID, k.Type == BlockToolUse || k.Type == BlockToolResult)
+	var err error
+	if len(k.ToolInput) > 0 {
+		b = append(b, `,"tool_input":`...)
+		if b, err = appendRaw(b, k.ToolInput, t, "tool_input"); err != nil {
+			return b, err
+		}
+	} else if k.Type == BlockToolUse {
+		b = append(b, `,"tool_input":{}`...)
+	}
+	always("tool_content", k.ToolContent, k.Type == BlockToolResult)
+	if k.IsError {
+		b = append(b, `,"is_error":true`...)
+	}
+	always("command", k.Command, k.Type == BlockCommand)
+	always("chunk", k.Chunk, k.Type == BlockStream)
+	always("origin", string(k.Origin), false)
+	if b, err = appendExtra(b, k.Extra); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
+	if !p.Fidelity.Valid() {
+		return b, invalid("%s: fidelity %q is not in the vocabulary", t, p.Fidelity)
+	}
+	if !p.Kind.Valid() {
+		return b, invalid("%s: tool kind %q is not in the vocabulary", t, p.Kind)
+	}
+	if p.CallID == "" {
+		return b, invalid("%s: empty call_id", t)
+	}
+	b = append(b, `{"name":`...)
+	b = AppendQuoted(b, p.Name)
+	b = append(b, `,"call_id":`...)
+	b = AppendQuoted(b, p.CallID)
+	var err error
+	if len(p.Input) > 0 {
+		b = append(b, `,"input":`...)
+		if b, err = appendRaw(b, p.Input, t, "input"); err != nil {
+			return b, err
+		}
+	} else if t == ToolCall {
+		b = append(b, `,"input":{}`...)
+	}
+	if t == ToolResult || p.Output != "" {
+		b = append(b, `,"output":`...)
+		b = AppendQuoted(b, p.Output)
+	}
+	b = appendStr(b, "error", p.Error)
+	b = append(b, `,"fidelity":`...)
+	b = AppendQuoted(b, string(p.Fidelity))
+	b = appendStr(b, "kind", string(p.Kind))
+	b = appendStr(b, "command", p.Command)
+	if p.ExitCode != nil {
+		b = append(b, `,"exit_code":`...)
+		b = strconv.AppendInt(b, int64(*p.ExitCode), 10)
+	}
+	b = appendStr(b, "status", p.Status)
+	if p.RawLine > 0 {
+		b = append(b, `,"raw_line":`...)
+		b = strconv.AppendInt(b, int64(p.RawLine), 10)
+	}
+	if b, err = appendExtra(b, p.Extra); err != nil {
+		return b, err
+	}
+	return append(b, '}'), nil
+}
+
+// AppendUsage appends u as a JSON object with only the figures that are set.
+func AppendUsage(b []byte, u *Usage) []byte {
+	b = append(b, '{')
+	first := true
+	put := func(name string, v *int64) {
+		if v == nil {
+			return
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, name...)
+		b = append(b, '"', ':')
+		b = strconv.AppendInt(b, *v, 10)
+	}
+	if u != nil {
+		put("input_tokens", u.InputTokens)
+		put("cache_read_tokens", u.CacheReadTokens)
+		put("cache_write_tokens", u.CacheWriteTokens)
+		put("output_tokens", u.OutputTokens)
+		put("reasoning_tokens", u.ReasoningTokens)
+	}
+	return append(b, '}')
+}
+
+func appendStr(b []byte, name, v string) []byte {
+	if v == "" {
+		return b
+	}
+	b = append(b, ',', '"')
+	b = append(b, name...)
+	b = append(b, '"', ':')
+	return AppendQuoted(b, v)
+}
+
+func appendRaw(b, raw []byte, t EventType, field string) ([]byte, error) {
+	out, err := AppendCompactJSON(b, raw)
+	if err != nil {
+		return b, invalid("%s: field %s: %v", t, field, err)
+	}
+	return out, nil
+}
+
+func appendExtra(b []byte, extra map[string]json.RawMessage) ([]byte, error) {
+	if len(extra) == 0 {
+		return b, nil
+	}
+	keys := make([]string, 0, len(extra))
+	for k := range extra {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	var err error
+	for _, k := range keys {
+		b = append(b, ',')
+		b = AppendQuoted(b, k)
+		b = append(b, ':')
+		if b, err = AppendCompactJSON(b, extra[k]); err != nil {
+			return b, invalid("extra field %q: %v", k, err)
+		}
+	}
+	return b, nil
+}

@@ -1,0 +1,242 @@
+package transcript
+
+import (
+	"encoding/json"
+	"time"
+)
+
+// Event is one line of a transcript.
+type Event struct {
+	// Seq is assigned by the recorder: 1..N, strictly increasing in file
+	// order. A caller-supplied value is ignored by the recorder.
+	Seq         uint64
+	RunID       string
+	ParentRunID string // omitempty
+	ChildRunID  string // omitempty
+	Type        EventType
+	Path        string
+	Iteration   int
+	// Timestamp is when the event happened as best known; it is written
+	// in UTC with millisecond precision.
+	Timestamp time.Time
+	// Payload is *StepPayload, *MessagePayload or *ToolPayload according
+	// to Type. An event of an unknown type read from a file carries a
+	// *RawPayload.
+	Payload Payload
+	// Extra holds envelope fields this version does not know, kept so that
+	// reading and writing a line loses nothing. Keys are field names,
+	// values are raw JSON.
+	Extra map[string]json.RawMessage
+}
+
+// Payload is implemented by the payload types of this package.
+type Payload interface{ payloadKind() PayloadKind }
+
+func (*StepPayload) payloadKind() PayloadKind    { return PayloadStep }
+func (*MessagePayload) payloadKind() PayloadKind { return PayloadMessage }
+func (*ToolPayload) payloadKind() PayloadKind    { return PayloadTool }
+func (*RawPayload) payloadKind() PayloadKind     { return PayloadUnknown }
+
+// Step returns the step payload, or nil when the event carries another one.
+func (e *Event) Step() *StepPayload { p, _ := e.Payload.(*StepPayload); return p }
+
+// Message returns the message payload, or nil.
+func (e *Event) Message() *MessagePayload { p, _ := e.Payload.(*MessagePayload); return p }
+
+// Tool returns the tool payload, or nil.
+func (e *Event) Tool() *ToolPayload { p, _ := e.Payload.(*ToolPayload); return p }
+
+// RawPayload is the payload of an event whose type this version does not
+// know: kept verbatim.
+type RawPayload struct {
+	JSON json.RawMessage
+}
+
+// Producer names the program that wrote a transcript.
+type Producer struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+}
+
+// StepPayload is the payload of run.* and step.* events.
+type StepPayload struct {
+	Name string
+	Kind StepKind
+	// Status is set on run.completed, step.completed and
+	// step.call_workflow.completed: ok, error, cancelled or incomplete.
+	Status string
+	Error  string
+	// Result is arbitrary JSON; for agent steps it is an [AgentResult].
+	Result json.RawMessage
+	// Schema and Producer are set on run.started.
+	Schema   string
+	Producer *Producer
+	// Attempt is the zero-based retry attempt of the step, when retried.
+	Attempt int
+	Extra   map[string]json.RawMessage
+}
+
+// AgentResult returns Result decoded as an agent result.
+func (p *StepPayload) AgentResult() (*AgentResult, error) {
+	if len(p.Result) == 0 {
+		return nil, nil
+	}
+	var r AgentResult
+	if err := json.Unmarshal(p.Result, &r); err != nil {
+		return nil, err
+	}
+	return &r, nil
+}
+
+// Usage is the provider-neutral token count. A figure the provider does not
+// state is nil (left out), never guessed as 0.
+type Usage struct {
+	// InputTokens is every input token consumed, cached or not.
+	InputTokens *int64 `json:"input_tokens,omitempty"`
+	// CacheReadTokens and CacheWriteTokens are the parts of InputTokens
+	// read from and written to a prompt cache.
+	CacheReadTokens  *int64 `json:"cache_read_tokens,omitempty"`
+	CacheWriteTokens *int64 `json:"cache_write_tokens,omitempty"`
+	// OutputTokens is every output token, reasoning included.
+	OutputTokens *int64 `json:"output_tokens,omitempty"`
+	// ReasoningTokens is the reasoning part of OutputTokens.
+	ReasoningTokens *int64 `json:"reasoning_tokens,omitempty"`
+}
+
+// IsZero reports whether no figure is set.
+func (u *Usage) IsZero() bool {
+	return u == nil || u.InputTokens == nil && u.CacheReadTokens == nil && u.CacheWriteTokens == nil &&
+		u.OutputTokens == nil && u.ReasoningTokens == nil
+}
+
+// Add adds every figure of o that is set to u.
+func (u *Usage) Add(o *Usage) {
+	if o == nil {
+		return
+	}
+	add := func(dst **int64, v *int64) {
+		if v == nil {
+			return
+		}
+		if *dst == nil {
+			n := *v
+			*dst = &n
+			return
+		}
+		**dst += *v
+	}
+	add(&u.InputTokens, o.InputTokens)
+	add(&u.CacheReadTokens, o.CacheReadTokens)
+	add(&u.CacheWriteTokens, o.CacheWriteTokens)
+	add(&u.OutputTokens, o.OutputTokens)
+	add(&u.ReasoningTokens, o.ReasoningTokens)
+}
+
+// RawRef says where the raw provider bytes of a step are kept.
+type RawRef struct {
+	Path   string `json:"path"`
+	Bytes  int64  `json:"bytes"`
+	SHA256 string `json:"sha256"`
+	// Stderr is the path of the captured stderr, when there was one.
+	Stderr string `json:"stderr,omitempty"`
+}
+
+// PluginRef identifies the normalizer plugin that produced a step.
+type PluginRef struct {
+	Name    string `json:"name"`
+	Version string `json:"version,omitempty"`
+	SHA256  string `json:"sha256,omitempty"`
+}
+
+// AgentResult is step.completed.result for an agent step (spec section 4).
+type AgentResult struct {
+	Provider        string     `json:"provider"`
+	ProviderVersion string     `json:"provider_version,omitempty"`
+	Format          string     `json:"format,omitempty"`
+	SessionID       string     `json:"session_id,omitempty"`
+	Model           string     `json:"model,omitempty"`
+	Status          string     `json:"status"`
+	Error           string     `json:"error,omitempty"`
+	ExitCode        *int       `json:"exit_code,omitempty"`
+	Usage           *Usage     `json:"usage,omitempty"`
+	CostUSD         *float64   `json:"cost_usd,omitempty"`
+	FinalText       string     `json:"final_text,omitempty"`
+	Raw             *RawRef    `json:"raw,omitempty"`
+	Plugin          *PluginRef `json:"plugin,omitempty"`
+	// Unmapped counts native line types the plugin did not map: the drift
+	// signal.
+	Unmapped map[string]int `json:"unmapped,omitempty"`
+	// Dangling lists the call ids of tool calls that never got a result.
+	Dangling []string `json:"dangling,omitempty"`
+	// FailedLines counts raw lines lost to a plugin fault.
+	FailedLines int `json:"failed_lines,omitempty"`
+	// Redacted counts masked values by kind, when redaction ran.
+	Redacted map[string]int `json:"redacted,omitempty"`
+	Warnings []string       `json:"warnings,omitempty"`
+	Lines    int            `json:"lines,omitempty"`
+}
+
+// MessagePayload is the payload of message.user and message.assistant.
+type MessagePayload struct {
+	Role       string
+	Blocks     []Block
+	Model      string
+	ID         string
+	StopReason string
+	Usage      *Usage
+	// RawLine is the 1-based line of the raw capture the message starts
+	// at, when it came from provider output (audit pointer).
+	RawLine int
+	Extra   map[string]json.RawMessage
+}
+
+// ToolPayload is the payload of tool.call and tool.result.
+type ToolPayload struct {
+	Name   string
+	CallID string
+	// Input is the tool input (on tool.call): a JSON object when the
+	// provider gave JSON, even if the provider sent it as a string.
+	Input json.RawMessage
+	// Output is the tool output (on tool.result).
+	Output   string
+	Error    string
+	Fidelity Fidelity
+	Kind     ToolKind
+	Command  string
+	ExitCode *int
+	Status   string
+	RawLine  int
+	Extra    map[string]json.RawMessage
+}
+
+// Block is one content block. Which fields are meaningful depends on Type.
+type Block struct {
+	Type        BlockType
+	Fidelity    Fidelity
+	Text        string          // text
+	Thinking    string          // thinking
+	Redacted    bool            // thinking: redacted or encrypted by the provider
+	ToolName    string          // tool_use
+	ToolID      string          // tool_use, tool_result, command
+	ToolInput   json.RawMessage // tool_use
+	ToolContent string          // tool_result
+	IsError     bool            // tool_result
+	Command     string          // command
+	Chunk       string          // stream
+	Origin      Origin          // message.user blocks
+	Extra       map[string]json.RawMessage
+}
+
+// TextBlock returns an agent-emitted text block.
+func TextBlock(s string) Block {
+	return Block{Type: BlockText, Fidelity: FidelityAgentEmitted, Text: s}
+}
+
+// Int returns a pointer to v, for optional integer fields.
+func Int(v int) *int { return &v }
+
+// Int64 returns a pointer to v, for Usage figures.
+func Int64(v int64) *int64 { return &v }
+
+// Float returns a pointer to v.
+func Float(v float64) *float64 { return &v }

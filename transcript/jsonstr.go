@@ -1,0 +1,351 @@
+package transcript
+
+import (
+	"errors"
+	"fmt"
+	"strconv"
+	"unicode/utf8"
+)
+
+// ErrBadJSON is wrapped by the JSON helpers of this file on malformed input.
+var ErrBadJSON = errors.New("malformed JSON")
+
+const hexDigits = "0123456789abcdef"
+
+// AppendQuoted appends s to dst as a JSON string literal, quotes included.
+//
+// Valid UTF-8 is copied; '"', '\\' and control characters are escaped
+// (NUL becomes \u0000, ESC \u001b); each byte of an invalid UTF-8 sequence
+// becomes a lone low-surrogate escape \udc80..\udcff, which
+// [AppendUnquoted] turns back into the same byte. HTML characters are not
+// escaped. The result never contains a raw line break.
+func AppendQuoted(dst []byte, s string) []byte {
+	dst = append(dst, '"')
+	start := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c < utf8.RuneSelf {
+			if c >= 0x20 && c != '"' && c != '\\' {
+				i++
+				continue
+			}
+			dst = append(dst, s[start:i]...)
+			switch c {
+			case '"', '\\':
+				dst = append(dst, '\\', c)
+			case '\n':
+				dst = append(dst, '\\', 'n')
+			case '\r':
+				dst = append(dst, '\\', 'r')
+			case '\t':
+				dst = append(dst, '\\', 't')
+			default:
+				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+			}
+			i++
+			start = i
+			continue
+		}
+		r, size := utf8.DecodeRuneInString(s[i:])
+		if r == utf8.RuneError && size == 1 {
+			dst = append(dst, s[start:i]...)
+			dst = append(dst, '\\', 'u', 'd', 'c', hexDigits[c>>4], hexDigits[c&0xf])
+			i++
+			start = i
+			continue
+		}
+		i += size
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// AppendUnquoted appends the bytes a JSON string literal denotes to dst.
+// quoted may include the surrounding quotes or be only the contents.
+//
+// It is the inverse of [AppendQuoted]: a lone \udc80..\udcff escape
+// becomes the byte 0x80..0xff; other lone surrogates are kept as their
+// WTF-8 bytes. It is tolerant of raw control bytes and invalid UTF-8 inside
+// the literal (they are copied), and fails only on a malformed escape.
+func AppendUnquoted(dst, quoted []byte) ([]byte, error) {
+	s := quoted
+	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
+		s = s[1 : len(s)-1]
+	}
+	start := 0
+	for i := 0; i < len(s); {
+		if s[i] != '\\' {
+			i++
+			continue
+		}
+		dst = append(dst, s[start:i]...)
+		if i+1 >= len(s) {
+			return dst, fmt.Errorf("%w: string ends inside an escape", ErrBadJSON)
+		}
+		switch e := s[i+1]; e {
+		case '"', '\\', '/':
+			dst = append(dst, e)
+			i += 2
+		case 'b':
+			dst = append(dst, '\b')
+			i += 2
+		case 'f':
+			dst = append(dst, '\f')
+			i += 2
+		case 'n':
+			dst = append(dst, '\n')
+			i += 2
+		case 'r':
+			dst = append(dst, '\r')
+			i += 2
+		case 't':
+			dst = append(dst, '\t')
+			i += 2
+		case 'u':
+			r, ok := hex4(s, i+2)
+			if !ok {
+				return dst, fmt.Errorf("%w: bad \\u escape", ErrBadJSON)
+			}
+			i += 6
+			switch {
+			case r >= 0xd800 && r < 0xdc00:
+				if r2, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' && r2 >= 0xdc00 && r2 < 0xe000 {
+					dst = utf8.AppendRune(dst, 0x10000+(r-0xd800)<<10+(r2-0xdc00))
+					i += 6
+				} else {
+					dst = appendWTF8(dst, r)
+				}
+			case r >= 0xdc80 && r <= 0xdcff:
+				dst = append(dst, byte(r-0xdc00))
+			case r >= 0xdc00 && r < 0xe000:
+				dst = appendWTF8(dst, r)
+			default:
+				dst = utf8.AppendRune(dst, r)
+			}
+		default:
+			return dst, fmt.Errorf("%w: bad escape \\%c", ErrBadJSON, e)
+		}
+		start = i
+	}
+	return append(dst, s[start:]...), nil
+}
+
+// Unquote returns the string a JSON string literal denotes (see
+// [AppendUnquoted]).
+func Unquote(quoted []byte) (string, error) {
+	b, err := AppendUnquoted(nil, quoted)
+	return string(b), err
+}
+
+func hex4(s []byte, at int) (rune, bool) {
+	if at+4 > len(s) {
+		return 0, false
+	}
+	v, err := strconv.ParseUint(string(s[at:at+4]), 16, 32)
+	if err != nil {
+		return 0, false
+	}
+	return rune(v), true
+}
+
+// appendWTF8 encodes a surrogate code point as three bytes, as WTF-8 does.
+func appendWTF8(dst []byte, r rune) []byte {
+	return append(dst, byte(0xe0|r>>12), byte(0x80|(r>>6)&0x3f), byte(0x80|r&0x3f))
+}
+
+// AppendCompactJSON appends src, which must be one JSON value, to dst in
+// canonical compact form: no insignificant white space, and every string
+// re-encoded by [AppendQuoted] so that the result is valid UTF-8 whatever
+// src contained. Object key order and number spelling are kept.
+func AppendCompactJSON(dst, src []byte) ([]byte, error) {
+	p := compactor{src: src}
+	p.skipWS()
+	out, err := p.value(dst, 0)
+	if err != nil {
+		return dst, err
+	}
+	p.skipWS()
+	if p.i != len(p.src) {
+		return dst, fmt.Errorf("%w: trailing data at offset %d", ErrBadJSON, p.i)
+	}
+	return out, nil
+}
+
+// maxDepth bounds nesting so hostile input cannot exhaust the stack.
+const maxDepth = 10000
+
+type compactor struct {
+	src []byte
+	i   int
+}
+
+func (p *compactor) skipWS() {
+	for p.i < len(p.src) {
+		switch p.src[p.i] {
+		case ' ', '\t', '\n', '\r':
+			p.i++
+		default:
+			return
+		}
+	}
+}
+
+func (p *compactor) errf(what string) error {
+	return fmt.Errorf("%w: %s at offset %d", ErrBadJSON, what, p.i)
+}
+
+func (p *compactor) value(dst []byte, depth int) ([]byte, error) {
+	if depth > maxDepth {
+		return dst, p.errf("nesting too deep")
+	}
+	if p.i >= len(p.src) {
+		return dst, p.errf("unexpected end")
+	}
+	switch c := p.src[p.i]; {
+	case c == '{' || c == '[':
+		closer := byte('}')
+		if c == '[' {
+			closer = ']'
+		}
+		dst = append(dst, c)
+		p.i++
+		p.skipWS()
+		if p.i < len(p.src) && p.src[p.i] == closer {
+			p.i++
+			return append(dst, closer), nil
+		}
+		for {
+			var err error
+			if c == '{' {
+				if p.i >= len(p.src) || p.src[p.i] != '"' {
+					return dst, p.errf("expected object key")
+				}
+				if dst, err = p.str(dst); err != nil {
+					return dst, err
+				}
+				p.skipWS()
+				if p.i >= len(p.src) || p.src[p.i] != ':' {
+					return dst, p.errf("expected ':'")
+				}
+				p.i++
+				dst = append(dst, ':')
+				p.skipWS()
+			}
+			if dst, err = p.value(dst, depth+1); err != nil {
+				return dst, err
+			}
+			p.skipWS()
+			if p.i >= len(p.src) {
+				return dst, p.errf("unexpected end")
+			}
+			switch p.src[p.i] {
+			case ',':
+				p.i++
+				dst = append(dst, ',')
+				p.skipWS()
+			case closer:
+				p.i++
+				return append(dst, closer), nil
+			default:
+				return dst, p.errf("expected ',' or closing bracket")
+			}
+		}
+	case c == '"':
+		return p.str(dst)
+	case c == 't':
+		return p.lit(dst, "true")
+	case c == 'f':
+		return p.lit(dst, "false")
+	case c == 'n':
+		return p.lit(dst, "null")
+	case c == '-' || c >= '0' && c <= '9':
+		return p.num(dst)
+	default:
+		return dst, p.errf("unexpected character")
+	}
+}
+
+func (p *compactor) lit(dst []byte, word string) ([]byte, error) {
+	if len(p.src)-p.i < len(word) || string(p.src[p.i:p.i+len(word)]) != word {
+		return dst, p.errf("bad literal")
+	}
+	p.i += len(word)
+	return append(dst, word...), nil
+}
+
+func (p *compactor) num(dst []byte) ([]byte, error) {
+	start := p.i
+	if p.src[p.i] == '-' {
+		p.i++
+	}
+	digits := func() int {
+		n := 0
+		for p.i < len(p.src) && p.src[p.i] >= '0' && p.src[p.i] <= '9' {
+			p.i++
+			n++
+		}
+		return n
+	}
+	if digits() == 0 {
+		return dst, p.errf("bad number")
+	}
+	if p.i < len(p.src) && p.src[p.i] == '.' {
+		p.i++
+		if digits() == 0 {
+			return dst, p.errf("bad number")
+		}
+	}
+	if p.i < len(p.src) && (p.src[p.i] == 'e' || p.src[p.i] == 'E') {
+		p.i++
+		if p.i < len(p.src) && (p.src[p.i] == '+' || p.src[p.i] == '-') {
+			p.i++
+		}
+		if digits() == 0 {
+			return dst, p.errf("bad number")
+		}
+	}
+	return append(dst, p.src[start:p.i]...), nil
+}
+
+// str re-encodes the string literal at p.i.
+func (p *compactor) str(dst []byte) ([]byte, error) {
+	end := StringEnd(p.src, p.i)
+	if end < 0 {
+		return dst, p.errf("unterminated string")
+	}
+	raw := p.src[p.i+1 : end-1]
+	p.i = end
+	// Fast path: nothing to re-encode.
+	clean := true
+	for _, c := range raw {
+		if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
+			clean = false
+			break
+		}
+	}
+	if clean {
+		dst = append(dst, '"')
+		dst = append(dst, raw...)
+		return append(dst, '"'), nil
+	}
+	s, err := AppendUnquoted(nil, raw)
+	if err != nil {
+		return dst, err
+	}
+	return AppendQuoted(dst, string(s)), nil
+}
+
+// StringEnd returns the offset just past the closing quote of the JSON
+// string literal that starts at src[at] (which must be '"'), or -1 when it
+// is not terminated.
+func StringEnd(src []byte, at int) int {
+	for i := at + 1; i < len(src); i++ {
+		switch src[i] {
+		case '\\':
+			i++
+		case '"':
+			return i + 1
+		}
+	}
+	return -1
+}

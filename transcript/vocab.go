@@ -1,0 +1,234 @@
+package transcript
+
+import "strings"
+
+// Schema is the value of run.started's "schema" field for this format.
+const Schema = "twasm.transcript/1"
+
+// EventType is the closed vocabulary of envelope types (spec section 3).
+type EventType string
+
+// The event types. Writers emit nothing else.
+const (
+	RunStarted                EventType = "run.started"
+	RunCompleted              EventType = "run.completed"
+	StepStarted               EventType = "step.started"
+	StepCompleted             EventType = "step.completed"
+	StepCallWorkflowStarted   EventType = "step.call_workflow.started"
+	StepCallWorkflowCompleted EventType = "step.call_workflow.completed"
+	MessageUser               EventType = "message.user"
+	MessageAssistant          EventType = "message.assistant"
+	ToolCall                  EventType = "tool.call"
+	ToolResult                EventType = "tool.result"
+)
+
+// EventTypes lists the vocabulary in a stable order.
+var EventTypes = []EventType{
+	RunStarted, RunCompleted, StepStarted, StepCompleted,
+	StepCallWorkflowStarted, StepCallWorkflowCompleted,
+	MessageUser, MessageAssistant, ToolCall, ToolResult,
+}
+
+// Valid reports whether t is in the closed vocabulary.
+func (t EventType) Valid() bool {
+	switch t {
+	case RunStarted, RunCompleted, StepStarted, StepCompleted,
+		StepCallWorkflowStarted, StepCallWorkflowCompleted,
+		MessageUser, MessageAssistant, ToolCall, ToolResult:
+		return true
+	}
+	return false
+}
+
+// PayloadKind names the payload family an event type carries.
+type PayloadKind int
+
+// Payload families.
+const (
+	PayloadUnknown PayloadKind = iota
+	PayloadStep
+	PayloadMessage
+	PayloadTool
+)
+
+// PayloadKind returns the payload family of t.
+func (t EventType) PayloadKind() PayloadKind {
+	switch t {
+	case RunStarted, RunCompleted, StepStarted, StepCompleted,
+		StepCallWorkflowStarted, StepCallWorkflowCompleted:
+		return PayloadStep
+	case MessageUser, MessageAssistant:
+		return PayloadMessage
+	case ToolCall, ToolResult:
+		return PayloadTool
+	}
+	return PayloadUnknown
+}
+
+// BlockType is the closed vocabulary of content blocks (spec section 5).
+type BlockType string
+
+// The block types.
+const (
+	BlockText       BlockType = "text"
+	BlockThinking   BlockType = "thinking"
+	BlockToolUse    BlockType = "tool_use"
+	BlockToolResult BlockType = "tool_result"
+	BlockCommand    BlockType = "command"
+	BlockStream     BlockType = "stream"
+)
+
+// BlockTypes lists the vocabulary in a stable order.
+var BlockTypes = []BlockType{BlockText, BlockThinking, BlockToolUse, BlockToolResult, BlockCommand, BlockStream}
+
+// Valid reports whether b is in the closed vocabulary.
+func (b BlockType) Valid() bool {
+	switch b {
+	case BlockText, BlockThinking, BlockToolUse, BlockToolResult, BlockCommand, BlockStream:
+		return true
+	}
+	return false
+}
+
+// Fidelity says where a block or tool event came from.
+type Fidelity string
+
+// The fidelities.
+const (
+	// FidelityRouter marks what twasm's own seams produced: the prompt it
+	// was given, tools called through the router wrapper.
+	FidelityRouter Fidelity = "router"
+	// FidelityAgentEmitted marks anything parsed from provider output.
+	FidelityAgentEmitted Fidelity = "agent_emitted"
+)
+
+// Valid reports whether f is in the closed vocabulary.
+func (f Fidelity) Valid() bool { return f == FidelityRouter || f == FidelityAgentEmitted }
+
+// StepKind is the kind of a step. The built-in kinds are listed below; a
+// custom kind is any other lower-case identifier (letters, digits, '_',
+// '-', '.'), as workflow engines define their own step types.
+type StepKind string
+
+// The built-in step kinds.
+const (
+	KindAgent        StepKind = "agent"
+	KindCommand      StepKind = "command"
+	KindOperation    StepKind = "operation"
+	KindTerminal     StepKind = "terminal"
+	KindParallel     StepKind = "parallel"
+	KindForEach      StepKind = "for_each"
+	KindWhile        StepKind = "while"
+	KindCallWorkflow StepKind = "call_workflow"
+	KindCustom       StepKind = "custom"
+	// KindWorkflow is the kind carried by run.* events.
+	KindWorkflow StepKind = "workflow"
+)
+
+// Builtin reports whether k is one of the built-in kinds.
+func (k StepKind) Builtin() bool {
+	switch k {
+	case KindAgent, KindCommand, KindOperation, KindTerminal, KindParallel,
+		KindForEach, KindWhile, KindCallWorkflow, KindCustom, KindWorkflow:
+		return true
+	}
+	return false
+}
+
+// Valid reports whether k is a built-in kind or a well-formed custom one.
+func (k StepKind) Valid() bool {
+	if k.Builtin() {
+		return true
+	}
+	if k == "" || len(k) > 64 {
+		return false
+	}
+	for _, r := range string(k) {
+		if !(r >= 'a' && r <= 'z' || r >= '0' && r <= '9' || r == '_' || r == '-' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// ToolKind is the optional tool category, as in the Agent Client Protocol.
+type ToolKind string
+
+// The tool kinds.
+const (
+	ToolExecute ToolKind = "execute"
+	ToolRead    ToolKind = "read"
+	ToolEdit    ToolKind = "edit"
+	ToolSearch  ToolKind = "search"
+	ToolFetch   ToolKind = "fetch"
+	ToolThink   ToolKind = "think"
+	ToolOther   ToolKind = "other"
+)
+
+// Valid reports whether k is empty (unset) or in the vocabulary.
+func (k ToolKind) Valid() bool {
+	switch k {
+	case "", ToolExecute, ToolRead, ToolEdit, ToolSearch, ToolFetch, ToolThink, ToolOther:
+		return true
+	}
+	return false
+}
+
+// Origin distinguishes blocks of a message.user event: the user's prompt,
+// the system prompt, or context a tool injected (Codex
+// <environment_context>, Claude isMeta lines). Empty means "prompt".
+type Origin string
+
+// The origins.
+const (
+	OriginPrompt       Origin = "prompt"
+	OriginSystemPrompt Origin = "system_prompt"
+	OriginInjected     Origin = "injected_context"
+)
+
+// Valid reports whether o is empty or in the vocabulary.
+func (o Origin) Valid() bool {
+	switch o {
+	case "", OriginPrompt, OriginSystemPrompt, OriginInjected:
+		return true
+	}
+	return false
+}
+
+// Status values of run.completed, step.completed and agent results.
+const (
+	StatusOK         = "ok"
+	StatusError      = "error"
+	StatusIncomplete = "incomplete"
+	StatusCancelled  = "cancelled"
+)
+
+// ValidStatus reports whether s is empty or a known status.
+func ValidStatus(s string) bool {
+	switch s {
+	case "", StatusOK, StatusError, StatusIncomplete, StatusCancelled:
+		return true
+	}
+	return false
+}
+
+// ValidPath reports whether p follows the path grammar: "" (run events) or
+// dot-separated segments ("review", "fanout.branch_a", "per_file.lint"),
+// each non-empty and free of whitespace and control characters. Loop and
+// retry indexes are not part of the path: they are the iteration field.
+func ValidPath(p string) bool {
+	if p == "" {
+		return true
+	}
+	for _, seg := range strings.Split(p, ".") {
+		if seg == "" {
+			return false
+		}
+		for _, r := range seg {
+			if r <= ' ' || r == 0x7f {
+				return false
+			}
+		}
+	}
+	return true
+}
