@@ -1,0 +1,128 @@
+package abi
+
+import (
+	"encoding/binary"
+	"errors"
+	"unsafe"
+)
+
+// A batch is the input of one feed call: one or more raw lines, each with
+// its tape. Layout, little-endian, every field 4-byte aligned:
+//
+//	u32 count
+//	count times:
+//	  u32 line_no    1-based line number in the raw stream
+//	  u32 line_len   bytes of the line, without its LF
+//	  u32 ntok       tokens of the line's tape; 0 when it is not JSON
+//	  line_len bytes, zero-padded to a multiple of 4
+//	  ntok tokens of TokenSize bytes: u32 kind|flags<<8, u32 start, u32 end, u32 next
+//
+// Worked example: the line `{}` (line 7) is
+// 01000000 07000000 02000000 01000000 7b7d0000 01000000 00000000 02000000 01000000.
+
+// ErrBadBatch reports a batch that does not follow the layout.
+var ErrBadBatch = errors.New("malformed batch")
+
+// BatchLine is one line of a batch.
+type BatchLine struct {
+	No   int
+	Line []byte
+	Toks []Token
+}
+
+// AppendBatchHeader starts a batch of n lines.
+func AppendBatchHeader(dst []byte, n int) []byte {
+	return binary.LittleEndian.AppendUint32(dst, uint32(n))
+}
+
+// AppendBatchLine appends one line and its tape to a batch.
+func AppendBatchLine(dst []byte, no int, line []byte, toks []Token) []byte {
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(no))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(line)))
+	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(toks)))
+	dst = append(dst, line...)
+	for len(dst)%4 != 0 {
+		dst = append(dst, 0)
+	}
+	for _, t := range toks {
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(t.Kind)|uint32(t.Flags)<<8)
+		dst = binary.LittleEndian.AppendUint32(dst, t.Start)
+		dst = binary.LittleEndian.AppendUint32(dst, t.End)
+		dst = binary.LittleEndian.AppendUint32(dst, t.Next)
+	}
+	return dst
+}
+
+// BatchLineSize is the number of bytes AppendBatchLine adds.
+func BatchLineSize(lineLen, ntok int) int { return 12 + (lineLen+3)&^3 + ntok*TokenSize }
+
+// littleEndian is true when the machine's byte order matches the batch's,
+// so tokens can be viewed in place instead of copied.
+var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(&x)) == 1 }()
+
+// DecodeBatch calls fn for every line of a batch. The BatchLine aliases
+// buf. It checks every length and every token against the line, so a
+// plugin can trust the tape it is handed.
+func DecodeBatch(buf []byte, scratch []Token, fn func(BatchLine) error) error {
+	if len(buf) < 4 {
+		return ErrBadBatch
+	}
+	n := int(binary.LittleEndian.Uint32(buf))
+	off := 4
+	for k := 0; k < n; k++ {
+		if len(buf)-off < 12 {
+			return ErrBadBatch
+		}
+		no := int(binary.LittleEndian.Uint32(buf[off:]))
+		ll := int(binary.LittleEndian.Uint32(buf[off+4:]))
+		nt := int(binary.LittleEndian.Uint32(buf[off+8:]))
+		off += 12
+		if ll < 0 || nt < 0 || ll > len(buf)-off {
+			return ErrBadBatch
+		}
+		line := buf[off : off+ll]
+		off += (ll + 3) &^ 3
+		if nt > (len(buf)-off)/TokenSize || off > len(buf) {
+			return ErrBadBatch
+		}
+		raw := buf[off : off+nt*TokenSize]
+		off += nt * TokenSize
+		var toks []Token
+		if nt > 0 {
+			if littleEndian && uintptr(unsafe.Pointer(&raw[0]))%4 == 0 {
+				toks = unsafe.Slice((*Token)(unsafe.Pointer(&raw[0])), nt)
+			} else {
+				scratch = scratch[:0]
+				for j := 0; j < nt; j++ {
+					w := raw[j*TokenSize:]
+					kf := binary.LittleEndian.Uint32(w)
+					scratch = append(scratch, Token{Kind: Kind(kf), Flags: uint8(kf >> 8),
+						Start: binary.LittleEndian.Uint32(w[4:]), End: binary.LittleEndian.Uint32(w[8:]), Next: binary.LittleEndian.Uint32(w[12:])})
+				}
+				toks = scratch
+			}
+			if !checkTape(toks, len(line)) {
+				return ErrBadBatch
+			}
+		}
+		if err := fn(BatchLine{No: no, Line: line, Toks: toks}); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// checkTape verifies that every token stays inside the line and every Next
+// moves forward inside the tape, so navigation cannot loop or read out of
+// bounds even on a forged tape.
+func checkTape(toks []Token, lineLen int) bool {
+	for i, t := range toks {
+		if t.Start > t.End || int(t.End) > lineLen || int(t.Next) <= i || int(t.Next) > len(toks) || t.Kind == KindInvalid || t.Kind > KindNull {
+			return false
+		}
+		if t.Kind == KindString && t.End-t.Start < 2 {
+			return false
+		}
+	}
+	return true
+}

@@ -1,0 +1,128 @@
+// Package abi is the whole contract between the twasm host and a
+// normalizer plugin compiled to WebAssembly: names, memory ownership,
+// status codes, the version handshake, the input batch and tape, the
+// records a plugin reports and their meaning, and the limits. It does not
+// import wazero; the host (package host) and the plugin SDK (package
+// abi/sdk) both implement it, and nothing else needs to be read to write a
+// plugin in another language.
+//
+// # Life cycle
+//
+// A plugin is a WASI reactor (Go: GOOS=wasip1 GOARCH=wasm go build
+// -buildmode=c-shared; TinyGo: -target=wasip1 -buildmode=c-shared). The
+// host, for each .wasm file:
+//
+//  1. compiles it (cached by content hash), checks that it exports
+//     [ExportMarker] and the functions below with their exact signatures,
+//     and that it imports nothing but [HostModule] functions and the
+//     [AllowedWASI] functions: a plugin that wants a file system, a socket
+//     or a host function that does not exist is refused here;
+//  2. instantiates it with no file system, no environment, no arguments,
+//     stdout discarded, stderr captured (bounded), real clocks, and a
+//     memory limit; runs [ExportInitialize];
+//  3. calls [ExportVersion]: a different [Major] is refused with a message
+//     that says which version the plugin was built for;
+//  4. calls [ExportManifest]: the plugin reports one JSON [Manifest]
+//     through [ImportOutput].
+//
+// Then, for each stream (one agent step's raw output), on an instance of
+// its own that no other goroutine touches:
+//
+//	twasm_begin(options) ; twasm_feed(batch)* ; twasm_end()
+//
+// Begin resets every piece of per-stream state, so an instance is reused
+// for the next stream.
+//
+// # Memory ownership
+//
+// The plugin owns all of its memory. Before a call that takes input, the
+// host calls [ExportBuffer] with the input size and writes the input at the
+// returned address; the plugin must not free or move that buffer until the
+// next [ExportBuffer] call. The plugin passes (ptr, len) pairs to host
+// functions; the host copies them before returning and never keeps a
+// pointer into plugin memory. Out-of-bounds pointers or lengths fault the
+// call.
+//
+// # Input: batches and tapes
+//
+// A feed's input is a batch of complete raw lines (layout in batch.go). The
+// host never splits a line and never sends more than [MaxBatchLines] lines
+// or [MaxBatchBytes] bytes in one call, except that a single line may be
+// larger (up to [MaxLineBytes]). With each line comes its tape: the host
+// has already parsed the line as JSON, natively, and hands the plugin a
+// structural index ([Token]: kind, byte span, index of the next sibling),
+// so the plugin navigates ([Doc], [Value]) instead of scanning bytes. A
+// line that is not one JSON object or array (a banner, a truncated last
+// line, pretty-printed JSON split over lines) has an empty tape; a plugin
+// that reassembles such text can index it itself with [BuildTape]. SSE
+// lines ("data: {...}") are indexed past the prefix.
+//
+// # Output: records
+//
+// A plugin reports what it understood as records (layout and field
+// encoding in records.go), written through [ImportOutput] during feed and
+// end calls. String fields are either literals or spans: byte ranges of
+// the call's input that the host copies, unescapes ([SpanString]) or
+// validates and compacts ([SpanJSON], [SpanJSONString]) natively. Spans
+// keep large values (tool outputs, file contents) from being copied or
+// decoded inside the sandbox.
+//
+// Records, and what the host makes of them (a "scope" is a sub-agent; the
+// empty scope is the step itself):
+//
+//   - [OpLine] No: the records that follow come from raw line No. The host
+//     stamps raw_line on the events they produce.
+//   - [OpMeta]: session id, model, provider version, format of the step.
+//     The first value reported wins, unless Override is set.
+//   - [OpMsgOpen] Key, Role (assistant|user), ID, Model, Scope, Time: opens
+//     a message. Opening an open Key again updates its empty fields (so a
+//     plugin may open on every line of a split message). The message takes
+//     its place in the output order when it is first opened: events
+//     reported later are held back until it is closed, so a message is
+//     always written before the tool calls it requested.
+//   - [OpBlock] Key, Slot, BlockType and block fields: sets the block at
+//     Slot (0-based) of message Key, replacing what the slot held (so a
+//     repeated snapshot of the same block is written once); Slot -1
+//     appends. Blocks are written in slot order.
+//   - [OpAppend] Key, Slot, Field (the tag of TText, TThinking, TToolInput,
+//     TToolContent, TCommand or TChunk), Value: appends to that field of the
+//     block at Slot, creating a text or thinking block when the slot is
+//     empty. Deltas are joined by the host. Appended tool input is parsed
+//     as JSON when the message closes ("" is {}).
+//   - [OpMsgClose] Key, StopReason, Model, ID, usage: closes the message;
+//     the host writes message.assistant (or message.user) now. A message
+//     with no block and no usage is dropped. Messages still open at the
+//     end of the stream are closed by the host.
+//   - [OpToolCall] CallID, Name, Input, Kind, Command, Scope, Time:
+//     tool.call. A second call with the same CallID is ignored.
+//   - [OpToolResult] CallID, Name, Output, Error, IsError, ExitCode,
+//     Status, Scope, Time: tool.result. A result whose call was never
+//     reported gets a call synthesized from it (and a warning); a second
+//     result for the same call is ignored with a warning. Calls with no
+//     result at the end are dangling: listed in the step result.
+//   - [OpUsage] usage fields, Mode (add|set), Scope: the step's token
+//     totals; "set" for cumulative counters, so they are not double-added.
+//   - [OpCost] Cost (USD), Mode.
+//   - [OpStatus] Status (ok|error|incomplete), Error, Level: the highest
+//     level wins, a later report of the same level replaces an earlier
+//     one. Without a [LevelTerminal] report the step is "incomplete".
+//   - [OpFinal] Text, Override: the final answer text.
+//   - [OpUnmapped] Native, Count: a native line type the plugin did not
+//     map (the drift signal). The raw line stays in the raw capture.
+//   - [OpScopeOpen] Scope, ParentToolID, Name, Text: a sub-agent. Records
+//     carrying this Scope are written to a child run linked to the step
+//     (step.call_workflow.* with child_run_id, parent_run_id on every child
+//     line). [OpScopeClose] Scope, Status, Error ends it; open scopes are
+//     closed at the end of the stream.
+//   - [OpWarning] Text: a warning for the step result.
+//
+// # Status codes and faults
+//
+// Every call but [ExportBuffer] and [ExportVersion] returns a [Status].
+// [StatusRejected] keeps the records reported so far and the stream goes
+// on; [StatusFatal], a trap, a timeout, running out of memory or exceeding
+// a limit discards the instance: the lines of that call are counted as
+// failed, the plugin's captured stderr is attached to the error, the stream
+// goes on with a fresh instance, and after repeated faults the plugin is
+// disabled. Records reported before the fault stand.
+package abi

@@ -1,0 +1,41 @@
+// Package sdk is the plugin side of the twasm ABI for Go: a plugin author
+// writes a per-stream [Normalizer] (one method per raw line, one at the end
+// of the stream) and registers it; the SDK owns every export, decodes the
+// host's batches, turns a panic into an error status, resets state between
+// streams and encodes the records.
+//
+// A plugin is two packages: the normalizer, a plain Go package that also
+// builds and runs natively (tests, fuzzing, the performance baseline, via
+// [Driver]), and a two-line wasm entry point:
+//
+//	package main
+//
+//	import (
+//		"github.com/twasm/twasm/abi/sdk"
+//		"example.com/myplugin"
+//	)
+//
+//	func init() { sdk.Register(myplugin.Plugin) }
+//	func main() {}
+//
+// built with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared (or
+// TinyGo's -target=wasip1 -buildmode=c-shared). Registration happens in
+// init because a reactor's main is never run.
+//
+// # Strings: spans and literals
+//
+// A [Str] is what a record field holds. [Text] and [JSON] make one from a
+// value of the current line without copying it: the host copies (and
+// unescapes) the bytes natively. [S] makes a literal. A span is valid only
+// during the [Normalizer.Line] call whose line it points into; emitting it
+// later panics with a clear message (the host then discards the instance).
+// Call [Str.Keep] to hold a value across lines.
+//
+// # Concurrency
+//
+// A Normalizer is used by one goroutine at a time; the host gives every
+// stream its own instance.
+//
+// The SDK uses no reflection and no encoding/json, so that it stays small,
+// fast inside WebAssembly and buildable with TinyGo.
+package sdk

@@ -1,0 +1,146 @@
+package sdk
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// Driver runs a Plugin over the wire format of the ABI: it is what the
+// wasm exports call, and what the host calls directly to run a plugin
+// natively (tests, fuzzing, the performance baseline). One Driver serves
+// one stream at a time and must not be shared between goroutines.
+type Driver struct {
+	p    Plugin
+	n    Normalizer
+	out  Out
+	docs []*abi.Doc // documents handed out during the current call
+	line Line
+	// scratch for tapes that cannot be viewed in place.
+	scratch []abi.Token
+}
+
+// NewDriver returns a driver for p.
+func NewDriver(p Plugin) *Driver { return &Driver{p: p} }
+
+// Manifest returns the plugin's manifest as JSON.
+func (d *Driver) Manifest() []byte {
+	m := d.p.Manifest
+	if m.SDK == "" {
+		m.SDK = Version
+	}
+	b := []byte(`{"name":`)
+	b = quote(b, m.Name)
+	b = append(b, `,"version":`...)
+	b = quote(b, m.Version)
+	list := func(name string, xs []string) {
+		b = append(b, `,"`...)
+		b = append(b, name...)
+		b = append(b, `":[`...)
+		for i, x := range xs {
+			if i > 0 {
+				b = append(b, ',')
+			}
+			b = quote(b, x)
+		}
+		b = append(b, ']')
+	}
+	list("providers", m.Providers)
+	list("formats", m.Formats)
+	if m.Description != "" {
+		b = append(b, `,"description":`...)
+		b = quote(b, m.Description)
+	}
+	b = append(b, `,"sdk":`...)
+	b = quote(b, m.SDK)
+	return append(b, '}')
+}
+
+// Begin starts a stream with the JSON begin options.
+func (d *Driver) Begin(options []byte) (status abi.Status, msg string) {
+	defer d.recover(&status, &msg)
+	var opts abi.BeginOptions
+	if doc, ok := Parse(options); ok {
+		root := doc.Root()
+		opts.Provider = root.Get("provider").String()
+		opts.Format = root.Get("format").String()
+	}
+	if d.p.New == nil {
+		return abi.StatusFatal, "plugin registered no constructor"
+	}
+	d.n = d.p.New(opts)
+	return abi.StatusOK, ""
+}
+
+// Feed handles one batch. The records are in Output until the next call.
+func (d *Driver) Feed(batch []byte) (status abi.Status, msg string) {
+	d.out.reset(batch)
+	defer d.invalidate()
+	defer d.recover(&status, &msg)
+	if d.n == nil {
+		return abi.StatusFatal, "feed before begin"
+	}
+	var lineErrs []error
+	err := abi.DecodeBatch(batch, d.scratch[:0], func(bl abi.BatchLine) error {
+		doc := &abi.Doc{Line: bl.Line, Toks: bl.Toks}
+		d.docs = append(d.docs, doc)
+		d.line = Line{No: bl.No, Raw: bl.Line, doc: doc}
+		d.out.lineNo = bl.No
+		if err := d.n.Line(&d.line, &d.out); err != nil {
+			lineErrs = append(lineErrs, fmt.Errorf("line %d: %w", bl.No, err))
+		}
+		return nil
+	})
+	d.out.lineNo = 0
+	if err != nil {
+		return abi.StatusFatal, err.Error()
+	}
+	if len(lineErrs) > 0 {
+		return abi.StatusRejected, errors.Join(lineErrs...).Error()
+	}
+	return abi.StatusOK, ""
+}
+
+// End ends the stream. The records are in Output until the next call.
+func (d *Driver) End() (status abi.Status, msg string) {
+	d.out.reset(nil)
+	defer d.recover(&status, &msg)
+	if d.n == nil {
+		return abi.StatusFatal, "end before begin"
+	}
+	n := d.n
+	d.n = nil
+	if err := n.End(&d.out); err != nil {
+		return abi.StatusRejected, err.Error()
+	}
+	return abi.StatusOK, ""
+}
+
+// Output returns the records of the last Feed or End call. It aliases the
+// driver's buffer.
+func (d *Driver) Output() []byte { return d.out.enc.Buf }
+
+// invalidate makes spans of this call's documents unusable, so a plugin
+// that keeps one gets a clear panic instead of reading a reused buffer.
+func (d *Driver) invalidate() {
+	for i, doc := range d.docs {
+		doc.Line, doc.Toks = nil, nil
+		d.docs[i] = nil
+	}
+	d.docs = d.docs[:0]
+	d.line = Line{}
+}
+
+// recover turns a panic into StatusFatal; it also yields, which keeps Go's
+// garbage collector making progress inside the sandbox (see wasm.md).
+func (d *Driver) recover(status *abi.Status, msg *string) {
+	if r := recover(); r != nil {
+		*status = abi.StatusFatal
+		*msg = fmt.Sprintf("plugin panic: %v", r)
+		d.n = nil
+		d.out.enc.Abort()
+	}
+	runtime.Gosched()
+}

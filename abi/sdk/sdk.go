@@ -1,0 +1,246 @@
+package sdk
+
+import "github.com/twasm/twasm/abi"
+
+// Version names this SDK in manifests.
+const Version = "twasm-go-sdk/1.0"
+
+// Plugin is what a plugin registers: its manifest and a constructor of
+// per-stream normalizers.
+type Plugin struct {
+	Manifest abi.Manifest
+	// New returns a fresh normalizer for one stream.
+	New func(opts abi.BeginOptions) Normalizer
+}
+
+// Normalizer turns one stream of raw provider output into records.
+type Normalizer interface {
+	// Line handles one raw line (without its LF). An error is reported to
+	// the host as a rejected line: records emitted before it stand and
+	// the stream goes on.
+	Line(l *Line, out *Out) error
+	// End is called once at the end of the stream: flush what is pending.
+	End(out *Out) error
+}
+
+// Line is one raw line of the stream.
+type Line struct {
+	// No is the 1-based line number in the raw stream.
+	No int
+	// Raw is the line without its LF. It aliases the host's input and is
+	// valid only during the Line call.
+	Raw []byte
+	doc *abi.Doc
+}
+
+// JSON returns the root value when the line is one JSON object or array
+// (missing otherwise).
+func (l *Line) JSON() abi.Value { return l.doc.Root() }
+
+// IsJSON reports whether the line is one JSON object or array.
+func (l *Line) IsJSON() bool { return l.doc != nil && len(l.doc.Toks) > 0 }
+
+// Parse indexes a JSON document the plugin assembled itself (a
+// pretty-printed object spread over lines, say). Strings made from it are
+// literals. ok is false when buf is not one JSON object or array.
+func Parse(buf []byte) (doc *abi.Doc, ok bool) {
+	toks, ok := abi.BuildTape(nil, buf)
+	if !ok {
+		return nil, false
+	}
+	return &abi.Doc{Line: buf, Toks: toks}, true
+}
+
+// Str is a string field value: unset, a literal, or a span of the current
+// input. The zero Str is unset: the field is not written.
+type Str struct {
+	lit  string
+	doc  *abi.Doc // span: the document it points into
+	from int      // span: offsets into doc.Line
+	to   int
+	mode abi.SpanMode
+	set  bool
+}
+
+// S returns a literal Str (set, even when s is empty).
+func S(s string) Str { return Str{lit: s, set: true} }
+
+// Text returns the text of v: the contents of a string (unescaped by the
+// host), or the JSON text of any other value. Missing or null gives an
+// unset Str.
+func Text(v abi.Value) Str {
+	switch v.Kind() {
+	case abi.KindInvalid, abi.KindNull:
+		return Str{}
+	case abi.KindString:
+		from, to := v.Span()
+		mode := abi.SpanBytes
+		if v.Escaped() {
+			mode = abi.SpanString
+		}
+		return Str{doc: v.Doc(), from: from + 1, to: to - 1, mode: mode, set: true}
+	default:
+		from, to := v.Span()
+		return Str{doc: v.Doc(), from: from, to: to, mode: abi.SpanBytes, set: true}
+	}
+}
+
+// JSON returns v as a JSON value. A string that holds JSON (tool arguments
+// sent as a string) becomes that JSON; a string that does not stays a
+// string. Missing gives an unset Str.
+func JSON(v abi.Value) Str {
+	switch v.Kind() {
+	case abi.KindInvalid:
+		return Str{}
+	case abi.KindString:
+		from, to := v.Span()
+		return Str{doc: v.Doc(), from: from + 1, to: to - 1, mode: abi.SpanJSONString, set: true}
+	default:
+		from, to := v.Span()
+		return Str{doc: v.Doc(), from: from, to: to, mode: abi.SpanJSON, set: true}
+	}
+}
+
+// IsSet reports whether s holds a value (possibly empty).
+func (s Str) IsSet() bool { return s.set }
+
+// IsEmpty reports whether s is unset or the empty string.
+func (s Str) IsEmpty() bool {
+	return !s.set || s.doc == nil && s.lit == "" || s.doc != nil && s.to <= s.from
+}
+
+// String returns the value as a Go string (allocating; spans in string
+// mode are unescaped).
+func (s Str) String() string {
+	if s.doc == nil {
+		return s.lit
+	}
+	raw := s.raw()
+	if s.mode == abi.SpanString || s.mode == abi.SpanJSONString {
+		if b, ok := abi.Unescape(nil, raw); ok {
+			return string(b)
+		}
+	}
+	return string(raw)
+}
+
+// Keep returns s as a literal that stays valid after the current call.
+func (s Str) Keep() Str {
+	if s.doc == nil {
+		return s
+	}
+	switch s.mode {
+	case abi.SpanJSON:
+		return Str{lit: string(s.raw()), mode: abi.SpanJSON, set: true}
+	case abi.SpanJSONString:
+		text := s.String()
+		if _, isJSON := abi.BuildTape(nil, []byte(text)); isJSON {
+			return Str{lit: text, mode: abi.SpanJSON, set: true}
+		}
+		return Str{lit: text, set: true}
+	}
+	return Str{lit: s.String(), set: true}
+}
+
+func (s Str) raw() []byte {
+	if s.doc.Line == nil {
+		panic("twasm sdk: a span of an earlier line was used after its Line call returned; call Keep() to hold a value across lines")
+	}
+	return s.doc.Line[s.from:s.to]
+}
+
+// Int is an optional integer field. The zero Int is unset.
+type Int struct {
+	v   int64
+	set bool
+}
+
+// N returns a set Int.
+func N(v int64) Int { return Int{v: v, set: true} }
+
+// IntOf returns v as an Int: set when v is a number (or a string holding
+// one).
+func IntOf(v abi.Value) Int {
+	n, ok := v.Int()
+	return Int{v: n, set: ok}
+}
+
+// Value returns the value and whether it is set.
+func (i Int) Value() (int64, bool) { return i.v, i.set }
+
+// Plus returns the sum of the set figures, set when any is.
+func (i Int) Plus(o Int) Int {
+	if !o.set {
+		return i
+	}
+	if !i.set {
+		return o
+	}
+	return N(i.v + o.v)
+}
+
+// Usage is a token count; unset figures are left out, never taken as 0.
+type Usage struct {
+	Input      Int // every input token, cached or not
+	CacheRead  Int
+	CacheWrite Int
+	Output     Int // every output token, reasoning included
+	Reasoning  Int
+}
+
+// IsZero reports whether no figure is set.
+func (u Usage) IsZero() bool {
+	return !u.Input.set && !u.CacheRead.set && !u.CacheWrite.set && !u.Output.set && !u.Reasoning.set
+}
+
+// Block types, roles and origins, as strings so that the SDK does not pull
+// the transcript package into plugins.
+const (
+	BlockText       = "text"
+	BlockThinking   = "thinking"
+	BlockToolUse    = "tool_use"
+	BlockToolResult = "tool_result"
+	BlockCommand    = "command"
+	BlockStream     = "stream"
+
+	RoleAssistant = "assistant"
+	RoleUser      = "user"
+
+	OriginPrompt       = "prompt"
+	OriginSystemPrompt = "system_prompt"
+	OriginInjected     = "injected_context"
+
+	StatusOK         = "ok"
+	StatusError      = "error"
+	StatusIncomplete = "incomplete"
+)
+
+// Field names a block field for Out.Append.
+type Field = abi.Tag
+
+// The appendable fields.
+const (
+	FieldText        Field = abi.TText
+	FieldThinking    Field = abi.TThinking
+	FieldToolInput   Field = abi.TToolInput
+	FieldToolContent Field = abi.TToolContent
+	FieldCommand     Field = abi.TCommand
+	FieldChunk       Field = abi.TChunk
+)
+
+// quote appends s as a JSON string (for the manifest; no encoding/json).
+func quote(dst []byte, s string) []byte {
+	const hex = "0123456789abcdef"
+	dst = append(dst, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			dst = append(dst, '\\', c)
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			dst = append(dst, c)
+		}
+	}
+	return append(dst, '"')
+}

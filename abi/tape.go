@@ -1,0 +1,195 @@
+package abi
+
+import (
+	"bytes"
+	"strconv"
+)
+
+// Kind is the JSON kind of a tape token.
+type Kind uint8
+
+// The token kinds.
+const (
+	KindInvalid Kind = iota
+	KindObject
+	KindArray
+	KindString
+	KindNumber
+	KindTrue
+	KindFalse
+	KindNull
+)
+
+// FlagEscaped is set on a string token whose literal contains a backslash:
+// its contents must be unescaped before use.
+const FlagEscaped uint8 = 1
+
+// Token is one JSON value (or object key) of a line, in document order.
+// Start and End are byte offsets into the line: for a string they include
+// the quotes. Next is the index of the token that follows this value and
+// everything inside it, so a reader skips a subtree in O(1).
+type Token struct {
+	Kind  Kind
+	Flags uint8
+	Start uint32
+	End   uint32
+	Next  uint32
+}
+
+// TokenSize is the size of a token in a batch: four little-endian uint32
+// (kind | flags<<8, start, end, next).
+const TokenSize = 16
+
+// MaxDepth bounds nesting in BuildTape, so hostile input cannot exhaust
+// the stack; deeper documents are not indexed.
+const MaxDepth = 512
+
+// BuildTape appends the tape of the JSON value in line to dst. Leading
+// white space and an SSE "data:" prefix are skipped, so server-sent-event
+// lines index like plain JSON lines. It returns dst unchanged and false
+// when the line is not exactly one well-formed JSON value (trailing white
+// space allowed) or nests deeper than MaxDepth.
+func BuildTape(dst []Token, line []byte) ([]Token, bool) {
+	i := skipWS(line, 0)
+	if bytes.HasPrefix(line[i:], []byte("data:")) {
+		i = skipWS(line, i+5)
+	}
+	if i >= len(line) || line[i] != '{' && line[i] != '[' {
+		// Scalars are valid JSON but never a provider record; treating
+		// them as non-JSON keeps plugins simple.
+		return dst, false
+	}
+	b := tapeBuilder{src: line, toks: dst, base: len(dst)}
+	end, ok := b.value(i, 0)
+	if !ok || skipWS(line, end) != len(line) {
+		return dst[:b.base], false
+	}
+	return b.toks, true
+}
+
+type tapeBuilder struct {
+	src  []byte
+	toks []Token
+	base int
+}
+
+func skipWS(s []byte, i int) int {
+	for i < len(s) && (s[i] == ' ' || s[i] == '\t' || s[i] == '\r' || s[i] == '\n') {
+		i++
+	}
+	return i
+}
+
+// value indexes the value at s[i] and returns the offset after it.
+func (b *tapeBuilder) value(i, depth int) (int, bool) {
+	s := b.src
+	if i >= len(s) || depth > MaxDepth {
+		return i, false
+	}
+	at := len(b.toks)
+	switch c := s[i]; {
+	case c == '{' || c == '[':
+		kind, closer := KindObject, byte('}')
+		if c == '[' {
+			kind, closer = KindArray, ']'
+		}
+		b.toks = append(b.toks, Token{Kind: kind, Start: uint32(i)})
+		i = skipWS(s, i+1)
+		if i < len(s) && s[i] == closer {
+			i++
+		} else {
+			for {
+				var ok bool
+				if kind == KindObject {
+					if i >= len(s) || s[i] != '"' {
+						return i, false
+					}
+					if i, ok = b.str(i); !ok {
+						return i, false
+					}
+					i = skipWS(s, i)
+					if i >= len(s) || s[i] != ':' {
+						return i, false
+					}
+					i = skipWS(s, i+1)
+				}
+				if i, ok = b.value(i, depth+1); !ok {
+					return i, false
+				}
+				i = skipWS(s, i)
+				if i >= len(s) {
+					return i, false
+				}
+				if s[i] == ',' {
+					i = skipWS(s, i+1)
+					continue
+				}
+				if s[i] != closer {
+					return i, false
+				}
+				i++
+				break
+			}
+		}
+		b.toks[at].End = uint32(i)
+		b.toks[at].Next = uint32(len(b.toks) - b.base)
+		return i, true
+	case c == '"':
+		return b.str(i)
+	case c == 't':
+		return b.lit(i, "true", KindTrue)
+	case c == 'f':
+		return b.lit(i, "false", KindFalse)
+	case c == 'n':
+		return b.lit(i, "null", KindNull)
+	case c == '-' || c >= '0' && c <= '9':
+		j := i + 1
+		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.' || s[j] == 'e' || s[j] == 'E' || s[j] == '+' || s[j] == '-') {
+			j++
+		}
+		if _, err := strconv.ParseFloat(string(s[i:j]), 64); err != nil {
+			return i, false
+		}
+		b.toks = append(b.toks, Token{Kind: KindNumber, Start: uint32(i), End: uint32(j), Next: uint32(len(b.toks) + 1 - b.base)})
+		return j, true
+	}
+	return i, false
+}
+
+func (b *tapeBuilder) lit(i int, word string, k Kind) (int, bool) {
+	if len(b.src)-i < len(word) || string(b.src[i:i+len(word)]) != word {
+		return i, false
+	}
+	b.toks = append(b.toks, Token{Kind: k, Start: uint32(i), End: uint32(i + len(word)), Next: uint32(len(b.toks) + 1 - b.base)})
+	return i + len(word), true
+}
+
+func (b *tapeBuilder) str(i int) (int, bool) {
+	s := b.src
+	var flags uint8
+	// IndexByte is vectorised: long string values, the bulk of provider
+	// output, are crossed at memory speed.
+	j := i + 1
+	for {
+		k := bytes.IndexByte(s[j:], '"')
+		if k < 0 {
+			return i, false
+		}
+		q := j + k
+		if bytes.IndexByte(s[j:q], '\\') >= 0 {
+			flags = FlagEscaped
+			// Count the backslashes right before the quote: an odd
+			// number escapes it.
+			n := 0
+			for p := q - 1; p > i && s[p] == '\\'; p-- {
+				n++
+			}
+			if n%2 == 1 {
+				j = q + 1
+				continue
+			}
+		}
+		b.toks = append(b.toks, Token{Kind: KindString, Flags: flags, Start: uint32(i), End: uint32(q + 1), Next: uint32(len(b.toks) + 1 - b.base)})
+		return q + 1, true
+	}
+}

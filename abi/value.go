@@ -1,0 +1,340 @@
+package abi
+
+import (
+	"strconv"
+	"unicode/utf8"
+)
+
+// Doc is a line and its tape. The zero Doc is "not JSON".
+//
+// A Doc aliases the line and tape it was made from: it is valid only as
+// long as they are (in a plugin, for the duration of one Line call).
+type Doc struct {
+	Line []byte
+	Toks []Token
+}
+
+// Root returns the top-level value, or a missing Value when the line is not
+// JSON.
+func (d *Doc) Root() Value {
+	if d == nil || len(d.Toks) == 0 {
+		return Value{}
+	}
+	return Value{d: d, i: 0}
+}
+
+// Value is a position in a Doc. The zero Value is "missing": every accessor
+// on it returns the zero result, so lookups chain without checks:
+// doc.Root().Get("message").Get("usage").Get("input_tokens").Int().
+type Value struct {
+	d *Doc
+	i int
+}
+
+// Exists reports whether v is present (not missing).
+func (v Value) Exists() bool { return v.d != nil }
+
+// Kind returns the JSON kind, KindInvalid when missing.
+func (v Value) Kind() Kind {
+	if v.d == nil {
+		return KindInvalid
+	}
+	return v.d.Toks[v.i].Kind
+}
+
+func (v Value) tok() Token { return v.d.Toks[v.i] }
+
+// Doc returns the document v belongs to.
+func (v Value) Doc() *Doc { return v.d }
+
+// Span returns the byte range of v in its line (quotes included for a
+// string).
+func (v Value) Span() (start, end int) {
+	if v.d == nil {
+		return 0, 0
+	}
+	t := v.tok()
+	return int(t.Start), int(t.End)
+}
+
+// Raw returns the JSON text of v, aliasing the line.
+func (v Value) Raw() []byte {
+	if v.d == nil {
+		return nil
+	}
+	t := v.tok()
+	return v.d.Line[t.Start:t.End]
+}
+
+// Escaped reports whether v is a string whose literal has escapes.
+func (v Value) Escaped() bool { return v.d != nil && v.tok().Flags&FlagEscaped != 0 }
+
+// Get returns the member named key of an object (the first one when keys
+// repeat: stopping early keeps lookups cheap), or a missing Value.
+func (v Value) Get(key string) Value {
+	if v.Kind() != KindObject {
+		return Value{}
+	}
+	toks := v.d.Toks
+	end := int(toks[v.i].Next)
+	for k := v.i + 1; k < end; {
+		kt := toks[k]
+		val := k + 1
+		if val >= end {
+			break
+		}
+		if keyEquals(v.d.Line[kt.Start:kt.End], kt.Flags, key) {
+			return Value{d: v.d, i: val}
+		}
+		k = int(toks[val].Next)
+	}
+	return Value{}
+}
+
+// Path is Get applied in turn.
+func (v Value) Path(keys ...string) Value {
+	for _, k := range keys {
+		v = v.Get(k)
+	}
+	return v
+}
+
+func keyEquals(lit []byte, flags uint8, key string) bool {
+	if len(lit) < 2 {
+		return false
+	}
+	if flags&FlagEscaped == 0 {
+		return len(lit) == len(key)+2 && string(lit[1:len(lit)-1]) == key
+	}
+	s, ok := unescape(nil, lit[1:len(lit)-1])
+	return ok && string(s) == key
+}
+
+// Len returns the number of elements of an array or members of an object.
+func (v Value) Len() int {
+	k := v.Kind()
+	if k != KindArray && k != KindObject {
+		return 0
+	}
+	n := 0
+	it := v.Iter()
+	for it.Next() {
+		n++
+	}
+	return n
+}
+
+// Index returns element n of an array, or a missing Value.
+func (v Value) Index(n int) Value {
+	it := v.Iter()
+	for i := 0; it.Next(); i++ {
+		if i == n {
+			return it.Value()
+		}
+	}
+	return Value{}
+}
+
+// Iter iterates over the elements of an array or the members of an object.
+func (v Value) Iter() Iter {
+	k := v.Kind()
+	if k != KindArray && k != KindObject {
+		return Iter{}
+	}
+	return Iter{d: v.d, next: v.i + 1, end: int(v.d.Toks[v.i].Next), obj: k == KindObject}
+}
+
+// Iter walks a container. Use: for it := v.Iter(); it.Next(); { it.Key(); it.Value() }.
+type Iter struct {
+	d         *Doc
+	next, end int
+	obj       bool
+	key, val  int
+}
+
+// Next advances to the next element and reports whether there is one.
+func (it *Iter) Next() bool {
+	if it.d == nil || it.next >= it.end {
+		return false
+	}
+	if it.obj {
+		if it.next+1 >= it.end {
+			return false
+		}
+		it.key = it.next
+		it.val = it.next + 1
+	} else {
+		it.key = -1
+		it.val = it.next
+	}
+	it.next = int(it.d.Toks[it.val].Next)
+	return true
+}
+
+// Key returns the current member's key (missing inside an array).
+func (it *Iter) Key() Value {
+	if it.key < 0 {
+		return Value{}
+	}
+	return Value{d: it.d, i: it.key}
+}
+
+// Value returns the current element.
+func (it *Iter) Value() Value { return Value{d: it.d, i: it.val} }
+
+// Is reports whether v is a string equal to s, without allocating when the
+// literal has no escapes.
+func (v Value) Is(s string) bool {
+	if v.Kind() != KindString {
+		return false
+	}
+	return keyEquals(v.Raw(), v.tok().Flags, s)
+}
+
+// String returns the value of a string (unescaped; invalid escapes are
+// kept verbatim), the JSON text of any other value, or "" when missing.
+// It allocates; plugins should prefer emitting spans (see the SDK).
+func (v Value) String() string {
+	switch v.Kind() {
+	case KindInvalid:
+		return ""
+	case KindString:
+		raw := v.Raw()
+		raw = raw[1 : len(raw)-1]
+		if v.tok().Flags&FlagEscaped == 0 {
+			return string(raw)
+		}
+		if s, ok := unescape(nil, raw); ok {
+			return string(s)
+		}
+		return string(raw)
+	default:
+		return string(v.Raw())
+	}
+}
+
+// Int returns v as an integer: a JSON number, or a string holding one.
+func (v Value) Int() (int64, bool) {
+	switch v.Kind() {
+	case KindNumber:
+		raw := v.Raw()
+		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+			return n, true
+		}
+		if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == float64(int64(f)) {
+			return int64(f), true
+		}
+	case KindString:
+		if n, err := strconv.ParseInt(v.String(), 10, 64); err == nil {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// Float returns v as a float64 when it is a number.
+func (v Value) Float() (float64, bool) {
+	if v.Kind() != KindNumber {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(string(v.Raw()), 64)
+	return f, err == nil
+}
+
+// Bool returns v's value when it is true or false.
+func (v Value) Bool() (value, ok bool) {
+	switch v.Kind() {
+	case KindTrue:
+		return true, true
+	case KindFalse:
+		return false, true
+	}
+	return false, false
+}
+
+// Truthy reports whether v is true.
+func (v Value) Truthy() bool { return v.Kind() == KindTrue }
+
+// IsNull reports whether v is JSON null.
+func (v Value) IsNull() bool { return v.Kind() == KindNull }
+
+// unescape decodes JSON string contents. It mirrors
+// transcript.AppendUnquoted (lone \udc80-\udcff escapes become raw bytes)
+// without importing it, to keep plugin builds small.
+func unescape(dst, s []byte) ([]byte, bool) {
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			dst = append(dst, c)
+			i++
+			continue
+		}
+		if i+1 >= len(s) {
+			return dst, false
+		}
+		switch e := s[i+1]; e {
+		case '"', '\\', '/':
+			dst = append(dst, e)
+		case 'b':
+			dst = append(dst, '\b')
+		case 'f':
+			dst = append(dst, '\f')
+		case 'n':
+			dst = append(dst, '\n')
+		case 'r':
+			dst = append(dst, '\r')
+		case 't':
+			dst = append(dst, '\t')
+		case 'u':
+			r, ok := hex4(s, i+2)
+			if !ok {
+				return dst, false
+			}
+			i += 6
+			if r >= 0xd800 && r < 0xdc00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+				if r2, ok := hex4(s, i+2); ok && r2 >= 0xdc00 && r2 < 0xe000 {
+					dst = utf8.AppendRune(dst, 0x10000+(r-0xd800)<<10+(r2-0xdc00))
+					i += 6
+					continue
+				}
+			}
+			switch {
+			case r >= 0xdc80 && r <= 0xdcff:
+				dst = append(dst, byte(r-0xdc00))
+			case r >= 0xd800 && r < 0xe000:
+				dst = append(dst, byte(0xe0|r>>12), byte(0x80|(r>>6)&0x3f), byte(0x80|r&0x3f))
+			default:
+				dst = utf8.AppendRune(dst, r)
+			}
+			continue
+		default:
+			return dst, false
+		}
+		i += 2
+	}
+	return dst, true
+}
+
+func hex4(s []byte, at int) (rune, bool) {
+	if at+4 > len(s) {
+		return 0, false
+	}
+	var r rune
+	for _, c := range s[at : at+4] {
+		switch {
+		case c >= '0' && c <= '9':
+			r = r<<4 | rune(c-'0')
+		case c >= 'a' && c <= 'f':
+			r = r<<4 | rune(c-'a'+10)
+		case c >= 'A' && c <= 'F':
+			r = r<<4 | rune(c-'A'+10)
+		default:
+			return 0, false
+		}
+	}
+	return r, true
+}
+
+// Unescape decodes the contents of a JSON string literal (without quotes),
+// as Value.String does. ok is false on a malformed escape.
+func Unescape(dst, contents []byte) (out []byte, ok bool) { return unescape(dst, contents) }
