@@ -1,0 +1,334 @@
+// Package fanout delivers values from one or more publishers to any number
+// of subscribers through bounded per-subscriber buffers.
+//
+// # Model
+//
+// Every [Subscription] owns a buffered channel (default 256 values). [Fanout.Publish]
+// offers the value to every live subscription with a non-blocking send:
+// when a buffer is full the value is dropped for that subscriber only
+// (drop-newest) and counted. A slow subscriber therefore never slows the
+// publisher or the other subscribers; it loses values instead, and the loss
+// is visible in [Fanout.Stats], [Subscription.Dropped] and a warning logged
+// at most once per second per subscriber while it keeps dropping.
+//
+// # Ordering
+//
+// Each subscriber receives the values it gets in publish order: Publish
+// calls that are ordered (one publisher, or publishers serialised by the
+// caller, as the recorder does inside its critical section) are delivered
+// in that order; a dropped value leaves a hole, never a reordering.
+// Concurrent unsynchronised Publish calls have no order to preserve.
+//
+// # Cost of Publish
+//
+// Publish starts no goroutine, never blocks on a subscriber and takes no
+// lock shared with other publishers: it loads an immutable snapshot of the
+// subscriber list (one atomic load) and, per subscriber, takes that
+// subscriber's own mutex around one non-blocking channel send. The mutex
+// exists only so that Close cannot close the channel during a send; it is
+// held for a few nanoseconds. With no subscriber Publish is one atomic load
+// and one atomic add, so it is safe to call inside a caller's critical
+// section.
+//
+// # Closing
+//
+// [Subscription.Close] and [Fanout.Close] are idempotent and safe to call
+// concurrently with everything else. After either, the subscription's
+// channel is closed once the values already buffered have been received
+// (a closed buffered channel still yields its buffer), so a consumer that
+// ranges over C drains what was delivered and then stops. Subscribe after
+// Close returns a subscription whose channel is already closed; Publish
+// after Close is a no-op.
+package fanout
+
+import (
+	"context"
+	"log/slog"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+)
+
+// DefaultBufferSize is the per-subscriber buffer used when none is set.
+const DefaultBufferSize = 256
+
+// warnInterval bounds the drop warnings to one per subscriber per interval,
+// so that a stuck subscriber cannot flood the log at the publish rate.
+const warnInterval = time.Second
+
+type config struct {
+	bufSize int
+	logger  *slog.Logger
+	now     func() time.Time // test hook for the warning rate limit
+}
+
+// Option configures a [Fanout].
+type Option func(*config)
+
+// WithBufferSize sets the default per-subscriber buffer. Values below 1
+// keep the default: an unbuffered subscriber would drop every value that
+// arrives while it is not already waiting, which is never what is meant.
+func WithBufferSize(n int) Option {
+	return func(c *config) {
+		if n > 0 {
+			c.bufSize = n
+		}
+	}
+}
+
+// WithLogger sets the logger for drop warnings. nil discards them.
+func WithLogger(l *slog.Logger) Option {
+	return func(c *config) {
+		if l == nil {
+			l = slog.New(slog.DiscardHandler)
+		}
+		c.logger = l
+	}
+}
+
+type subConfig struct {
+	bufSize int
+	name    string
+}
+
+// SubOption configures one [Subscription].
+type SubOption func(*subConfig)
+
+// SubBufferSize overrides the buffer of one subscription. Values below 1
+// keep the fan-out's default.
+func SubBufferSize(n int) SubOption {
+	return func(c *subConfig) {
+		if n > 0 {
+			c.bufSize = n
+		}
+	}
+}
+
+// SubName names a subscription in Stats and in drop warnings.
+func SubName(name string) SubOption { return func(c *subConfig) { c.name = name } }
+
+// Fanout is a publish/subscribe hub for values of type T. The zero value is
+// not usable; call [New]. All methods are safe for concurrent use.
+type Fanout[T any] struct {
+	cfg config
+
+	// subs is the immutable snapshot Publish iterates; it is replaced (never
+	// mutated) under mu, so Publish needs no lock to read it.
+	subs atomic.Pointer[[]*Subscription[T]]
+
+	mu       sync.Mutex // serialises Subscribe, unsubscribe and Close
+	closed   bool       // guarded by mu
+	isClosed atomic.Bool
+	nextID   uint64
+
+	published atomic.Uint64
+	dropped   atomic.Uint64
+}
+
+// New returns an open fan-out.
+func New[T any](opts ...Option) *Fanout[T] {
+	f := &Fanout[T]{cfg: config{bufSize: DefaultBufferSize, logger: slog.Default(), now: time.Now}}
+	for _, o := range opts {
+		o(&f.cfg)
+	}
+	return f
+}
+
+// Subscription is one subscriber's view of a [Fanout].
+type Subscription[T any] struct {
+	f    *Fanout[T]
+	id   uint64
+	name string
+	ch   chan T
+
+	// mu orders a send against the close of ch; closed is guarded by it.
+	mu     sync.Mutex
+	closed bool
+
+	delivered atomic.Uint64
+	dropped   atomic.Uint64
+	// Drop warnings: the time of the last warning (unix ns) and the drop
+	// count reported in it, so each warning states the drops since the last.
+	lastWarn    atomic.Int64
+	warnedDrops atomic.Uint64
+}
+
+// Subscribe registers a new subscriber. After Close it returns a
+// subscription whose channel is already closed.
+func (f *Fanout[T]) Subscribe(opts ...SubOption) *Subscription[T] {
+	sc := subConfig{bufSize: f.cfg.bufSize}
+	for _, o := range opts {
+		o(&sc)
+	}
+	s := &Subscription[T]{f: f, name: sc.name, ch: make(chan T, sc.bufSize)}
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	f.nextID++
+	s.id = f.nextID
+	if f.closed {
+		s.closed = true
+		close(s.ch)
+		return s
+	}
+	var cur []*Subscription[T]
+	if p := f.subs.Load(); p != nil {
+		cur = *p
+	}
+	next := make([]*Subscription[T], 0, len(cur)+1)
+	next = append(next, cur...)
+	next = append(next, s)
+	f.subs.Store(&next)
+	return s
+}
+
+// Publish offers v to every live subscriber without blocking; a subscriber
+// whose buffer is full does not get v (drop-newest) and the drop is counted.
+func (f *Fanout[T]) Publish(v T) {
+	// Count only while open, so that Published means "offered to the
+	// subscribers of the time". isClosed is an atomic flag rather than a
+	// read of closed under mu, so publishers share no lock.
+	if f.isClosed.Load() {
+		return
+	}
+	f.published.Add(1)
+	p := f.subs.Load()
+	if p == nil {
+		return
+	}
+	for _, s := range *p {
+		s.offer(v)
+	}
+}
+
+func (s *Subscription[T]) offer(v T) {
+	s.mu.Lock()
+	if s.closed {
+		s.mu.Unlock()
+		return
+	}
+	select {
+	case s.ch <- v:
+		s.mu.Unlock()
+		s.delivered.Add(1)
+	default:
+		s.mu.Unlock()
+		s.dropped.Add(1)
+		s.f.dropped.Add(1)
+		s.maybeWarn()
+	}
+}
+
+// maybeWarn logs at most one warning per warnInterval per subscriber. The
+// compare-and-swap elects one caller when several publishers drop at once.
+func (s *Subscription[T]) maybeWarn() {
+	now := s.f.cfg.now().UnixNano()
+	last := s.lastWarn.Load()
+	if last != 0 && now-last < int64(warnInterval) {
+		return
+	}
+	if !s.lastWarn.CompareAndSwap(last, now) {
+		return
+	}
+	total := s.dropped.Load()
+	since := total - s.warnedDrops.Swap(total)
+	s.f.cfg.logger.LogAttrs(context.Background(), slog.LevelWarn, "fanout: subscriber buffer full, dropping values",
+		slog.Uint64("subscriber", s.id), slog.String("name", s.name),
+		slog.Uint64("dropped_since_last_warning", since), slog.Uint64("dropped_total", total),
+		slog.Int("buffer", cap(s.ch)))
+}
+
+// C returns the channel the subscriber receives on. It is closed after
+// Close (of the subscription or of the fan-out) once drained.
+func (s *Subscription[T]) C() <-chan T { return s.ch }
+
+// ID returns the subscription's id, unique within its fan-out (as in
+// [SubStats]).
+func (s *Subscription[T]) ID() uint64 { return s.id }
+
+// Dropped returns how many values this subscriber did not get because its
+// buffer was full.
+func (s *Subscription[T]) Dropped() uint64 { return s.dropped.Load() }
+
+// Close unsubscribes and closes C. It is idempotent.
+func (s *Subscription[T]) Close() {
+	f := s.f
+	f.mu.Lock()
+	if p := f.subs.Load(); p != nil {
+		if i := slices.Index(*p, s); i >= 0 {
+			next := slices.Delete(slices.Clone(*p), i, i+1)
+			f.subs.Store(&next)
+		}
+	}
+	f.mu.Unlock()
+	s.closeChan()
+}
+
+func (s *Subscription[T]) closeChan() {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if !s.closed {
+		s.closed = true
+		close(s.ch)
+	}
+}
+
+// Close closes every subscription and makes later Publish calls no-ops and
+// later Subscribe calls return closed subscriptions. It is idempotent.
+func (f *Fanout[T]) Close() {
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	if f.closed {
+		return
+	}
+	f.closed = true
+	f.isClosed.Store(true)
+	p := f.subs.Swap(nil)
+	if p == nil {
+		return
+	}
+	for _, s := range *p {
+		s.closeChan()
+	}
+}
+
+// SubStats describes one live subscription.
+type SubStats struct {
+	ID   uint64
+	Name string
+	// Delivered counts values put into the buffer (not necessarily
+	// received yet); Dropped counts values lost to a full buffer.
+	Delivered, Dropped uint64
+	// Buffered is the number of values waiting in the buffer.
+	Buffered int
+}
+
+// Stats is a snapshot of a fan-out's counters.
+type Stats struct {
+	// Subscribers is the number of live subscriptions.
+	Subscribers int
+	// Published counts Publish calls made while the fan-out was open;
+	// Dropped counts drops over all subscriptions, closed ones included.
+	Published, Dropped uint64
+	// PerSubscriber lists the live subscriptions in subscription order.
+	PerSubscriber []SubStats
+}
+
+// Stats returns a snapshot of the counters. The figures are read one by
+// one while publishing may go on, so they are individually exact but not
+// mutually consistent to the value.
+func (f *Fanout[T]) Stats() Stats {
+	st := Stats{Published: f.published.Load(), Dropped: f.dropped.Load()}
+	if p := f.subs.Load(); p != nil {
+		st.Subscribers = len(*p)
+		st.PerSubscriber = make([]SubStats, 0, len(*p))
+		for _, s := range *p {
+			st.PerSubscriber = append(st.PerSubscriber, SubStats{
+				ID: s.id, Name: s.name,
+				Delivered: s.delivered.Load(), Dropped: s.dropped.Load(),
+				Buffered: len(s.ch),
+			})
+		}
+	}
+	return st
+}

@@ -1,0 +1,324 @@
+package fanout
+
+import (
+	"bytes"
+	"log/slog"
+	"runtime"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func quiet() Option { return WithLogger(nil) }
+
+func TestPublishOrderAndDelivery(t *testing.T) {
+	tests := []struct {
+		name    string
+		opts    []Option
+		subOpts []SubOption
+		publish int
+		wantGot int
+	}{
+		{"fits default buffer", []Option{quiet()}, nil, 200, 200},
+		{"overflows small buffer", []Option{quiet(), WithBufferSize(8)}, nil, 20, 8},
+		{"per-subscription buffer wins", []Option{quiet(), WithBufferSize(8)}, []SubOption{SubBufferSize(16)}, 20, 16},
+		{"non-positive sizes keep defaults", []Option{quiet(), WithBufferSize(0)}, []SubOption{SubBufferSize(-1)}, 300, DefaultBufferSize},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			f := New[int](tc.opts...)
+			s := f.Subscribe(tc.subOpts...)
+			for i := 1; i <= tc.publish; i++ {
+				f.Publish(i)
+			}
+			f.Close()
+			var got []int
+			for v := range s.C() {
+				got = append(got, v)
+			}
+			if len(got) != tc.wantGot {
+				t.Fatalf("got %d values, want %d", len(got), tc.wantGot)
+			}
+			for i, v := range got {
+				if v != i+1 { // drop-newest keeps the oldest values
+					t.Fatalf("value %d = %d, want %d", i, v, i+1)
+				}
+			}
+			st := f.Stats()
+			if st.Published != uint64(tc.publish) || st.Dropped != uint64(tc.publish-tc.wantGot) {
+				t.Fatalf("stats %+v", st)
+			}
+			if s.Dropped() != uint64(tc.publish-tc.wantGot) {
+				t.Fatalf("sub dropped %d", s.Dropped())
+			}
+		})
+	}
+}
+
+func TestStats(t *testing.T) {
+	f := New[string](quiet(), WithBufferSize(2))
+	a := f.Subscribe(SubName("a"))
+	b := f.Subscribe(SubName("b"), SubBufferSize(4))
+	for _, v := range []string{"1", "2", "3"} {
+		f.Publish(v)
+	}
+	st := f.Stats()
+	if st.Subscribers != 2 || st.Published != 3 || st.Dropped != 1 {
+		t.Fatalf("stats %+v", st)
+	}
+	want := []SubStats{
+		{ID: a.ID(), Name: "a", Delivered: 2, Dropped: 1, Buffered: 2},
+		{ID: b.ID(), Name: "b", Delivered: 3, Dropped: 0, Buffered: 3},
+	}
+	for i, w := range want {
+		if st.PerSubscriber[i] != w {
+			t.Fatalf("sub %d: %+v, want %+v", i, st.PerSubscriber[i], w)
+		}
+	}
+	a.Close()
+	st = f.Stats()
+	if st.Subscribers != 1 || st.PerSubscriber[0].Name != "b" || st.Dropped != 1 {
+		t.Fatalf("after close: %+v", st)
+	}
+	f.Close()
+	if st := f.Stats(); st.Subscribers != 0 || st.PerSubscriber != nil {
+		t.Fatalf("after fanout close: %+v", st)
+	}
+}
+
+func TestCloseIdempotentAndSubscribeAfterClose(t *testing.T) {
+	f := New[int](quiet())
+	s := f.Subscribe()
+	s.Close()
+	s.Close()
+	if _, ok := <-s.C(); ok {
+		t.Fatal("channel open after Close")
+	}
+	f.Publish(1) // no subscriber: counted, nothing delivered
+	f.Close()
+	f.Close()
+	f.Publish(2) // after close: no-op
+	late := f.Subscribe(SubName("late"))
+	if _, ok := <-late.C(); ok {
+		t.Fatal("late subscription not closed")
+	}
+	late.Close()
+	if got := f.Stats().Published; got != 1 {
+		t.Fatalf("published %d, want 1", got)
+	}
+}
+
+func TestBufferedValuesSurviveClose(t *testing.T) {
+	f := New[int](quiet())
+	s := f.Subscribe()
+	f.Publish(1)
+	f.Publish(2)
+	s.Close()
+	var got []int
+	for v := range s.C() {
+		got = append(got, v)
+	}
+	if len(got) != 2 {
+		t.Fatalf("got %v", got)
+	}
+}
+
+// syncBuffer is a concurrency-safe log sink.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+func TestDropWarningRateLimited(t *testing.T) {
+	var logs syncBuffer
+	f := New[int](WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithBufferSize(1))
+	clock := time.Unix(1000, 0)
+	f.cfg.now = func() time.Time { return clock }
+	s := f.Subscribe(SubName("slow"))
+	defer f.Close()
+	steps := []struct {
+		advance   time.Duration
+		publishes int
+		wantLines int
+	}{
+		{0, 1, 0},                       // fills the buffer, no drop
+		{0, 10, 1},                      // first drop warns once
+		{500 * time.Millisecond, 10, 1}, // within the second: silent
+		{600 * time.Millisecond, 1, 2},  // a second later: warns again
+		{2 * time.Second, 0, 2},         // no drops: no warning
+	}
+	for i, st := range steps {
+		clock = clock.Add(st.advance)
+		for j := 0; j < st.publishes; j++ {
+			f.Publish(j)
+		}
+		if n := strings.Count(logs.String(), "dropping values"); n != st.wantLines {
+			t.Fatalf("step %d: %d warnings, want %d\n%s", i, n, st.wantLines, logs.String())
+		}
+	}
+	out := logs.String()
+	for _, want := range []string{"name=slow", "dropped_since_last_warning=1 ", "dropped_since_last_warning=20", "dropped_total=21"} {
+		if !strings.Contains(out, want) {
+			t.Fatalf("log lacks %q:\n%s", want, out)
+		}
+	}
+	if s.Dropped() != 21 {
+		t.Fatalf("dropped %d", s.Dropped())
+	}
+}
+
+func TestDefaultLoggerIsUsable(t *testing.T) {
+	f := New[int](WithBufferSize(1))
+	s := f.Subscribe()
+	f.Publish(1)
+	f.Publish(2) // logs to slog.Default: must not panic
+	s.Close()
+	f.Close()
+}
+
+// TestHammer runs many publishers (each publishing an increasing series),
+// many subscribers with small buffers and concurrent closes of both kinds;
+// each subscriber must see every publisher's values in increasing order and
+// every offer must be accounted as delivered or dropped.
+func TestHammer(t *testing.T) {
+	const publishers, perPublisher, subscribers = 8, 3000, 16
+	type msg struct{ pub, n int }
+	f := New[msg](quiet(), WithBufferSize(32))
+	var wg sync.WaitGroup
+	errs := make(chan string, subscribers)
+	subs := make([]*Subscription[msg], subscribers)
+	for i := range subs {
+		subs[i] = f.Subscribe(SubBufferSize(1 + i*4))
+	}
+	for i, s := range subs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			last := make([]int, publishers)
+			var got uint64
+			for v := range s.C() {
+				got++
+				if v.n <= last[v.pub] {
+					errs <- "out of order"
+					return
+				}
+				last[v.pub] = v.n
+				if i%4 == 0 && got == 100 {
+					s.Close() // close from the receiving side, mid-stream
+				}
+				if i%3 == 0 {
+					runtime.Gosched() // a slow consumer
+				}
+			}
+		}()
+	}
+	var pubs sync.WaitGroup
+	for p := 0; p < publishers; p++ {
+		pubs.Add(1)
+		go func() {
+			defer pubs.Done()
+			for n := 1; n <= perPublisher; n++ {
+				f.Publish(msg{p, n})
+				if p == 0 && n == perPublisher/2 {
+					subs[1].Close() // close from a publisher, concurrently
+					extra := f.Subscribe()
+					extra.Close()
+				}
+			}
+		}()
+	}
+	pubs.Wait()
+	st := f.Stats()
+	for _, ps := range st.PerSubscriber {
+		if ps.Delivered+ps.Dropped > uint64(publishers*perPublisher) {
+			t.Errorf("sub %d: delivered+dropped %d > published", ps.ID, ps.Delivered+ps.Dropped)
+		}
+	}
+	closers := sync.WaitGroup{}
+	for i := 0; i < 4; i++ {
+		closers.Add(1)
+		go func() { defer closers.Done(); f.Close() }()
+	}
+	closers.Wait()
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Fatal(e)
+	}
+	if st := f.Stats(); st.Published != publishers*perPublisher {
+		t.Fatalf("published %d", st.Published)
+	}
+	for _, s := range subs {
+		if s.delivered.Load()+s.dropped.Load() > publishers*perPublisher {
+			t.Fatalf("overcount")
+		}
+	}
+}
+
+// TestPublishDuringConcurrentSubscribeClose checks there is no send on a
+// closed channel while subscriptions come and go under publishing.
+func TestPublishDuringConcurrentSubscribeClose(t *testing.T) {
+	f := New[int](quiet(), WithBufferSize(4))
+	done := make(chan struct{})
+	var wg sync.WaitGroup
+	for p := 0; p < 4; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; ; i++ {
+				select {
+				case <-done:
+					return
+				default:
+					f.Publish(i)
+					if i%64 == 0 {
+						runtime.Gosched() // leave the (2-core) CPU to the subscriber loop
+					}
+				}
+			}
+		}()
+	}
+	for i := 0; i < 300; i++ {
+		s := f.Subscribe()
+		if i%2 == 0 {
+			<-s.C()
+		}
+		s.Close()
+	}
+	close(done)
+	wg.Wait()
+	f.Close()
+}
+
+func BenchmarkPublishNoSubscriber(b *testing.B) {
+	f := New[int](quiet())
+	for i := 0; b.Loop(); i++ {
+		f.Publish(i)
+	}
+}
+
+func BenchmarkPublishFullSubscriber(b *testing.B) {
+	f := New[int](quiet(), WithBufferSize(1))
+	s := f.Subscribe()
+	defer s.Close()
+	for i := 0; b.Loop(); i++ {
+		f.Publish(i)
+	}
+}
