@@ -79,7 +79,13 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	if ts.IsZero() {
 		ts = time.Unix(0, 0)
 	}
-	b = ts.UTC().AppendFormat(b, TimeLayout)
+	ts = ts.UTC()
+	// RFC 3339 has four-digit years only; outside them the line would not
+	// read back.
+	if y := ts.Year(); y < 0 || y > 9999 {
+		return b, invalid("%s: timestamp year %d is outside 0000..9999", e.Type, y)
+	}
+	b = ts.AppendFormat(b, TimeLayout)
 	b = append(b, `","payload":`...)
 	var err error
 	switch e.Type.PayloadKind() {

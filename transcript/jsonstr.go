@@ -286,7 +286,10 @@ func (p *compactor) num(dst []byte) ([]byte, error) {
 		}
 		return n
 	}
-	if digits() == 0 {
+	intStart := p.i
+	if n := digits(); n == 0 || n > 1 && p.src[intStart] == '0' {
+		// JSON forbids leading zeros ("01"); copying them would make
+		// the output invalid.
 		return dst, p.errf("bad number")
 	}
 	if p.i < len(p.src) && p.src[p.i] == '.' {

@@ -1,0 +1,695 @@
+package transcript
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path"
+	"slices"
+	"strings"
+)
+
+// Issue codes of a validation [Report]. They are stable: a CLI prints them
+// and a JSON mode exposes them, so they are never renamed, only added.
+const (
+	// Line-level problems.
+	CodeMalformedLine = "malformed_line" // a line that is not a transcript event
+	CodeLineTooLong   = "line_too_long"  // a line over the reader's limit
+	CodeTornLine      = "torn_line"      // final line without LF (error when it did not decode, else warning)
+	CodeReadError     = "read_error"     // the input could not be read to its end
+	CodeInvalidEvent  = "invalid_event"  // a known event type whose content breaks the format rules
+
+	// Vocabulary (warnings: a newer writer may know more).
+	CodeUnknownEventType = "unknown_event_type"
+	CodeUnknownBlockType = "unknown_block_type"
+
+	// Sequence numbers.
+	CodeSeqInvalid   = "seq_invalid"   // seq missing or 0
+	CodeSeqGap       = "seq_gap"       // seqs missing from 1..max
+	CodeSeqDuplicate = "seq_duplicate" // a seq already used by an earlier line
+	CodeSeqOrder     = "seq_order"     // a seq lower than one earlier in the file
+
+	// Run identity.
+	CodeMissingRunID        = "missing_run_id"
+	CodeRunIDMismatch       = "run_id_mismatch"        // run_id differs from the expected run id
+	CodeRunIDFormat         = "run_id_format"          // run id is not a UUID v4 (warning)
+	CodeParentRunIDMismatch = "parent_run_id_mismatch" // parent_run_id differs from the first line's
+	CodeRunPathNotEmpty     = "run_path_not_empty"     // a run.* event with a non-empty path
+	CodeMissingRunStarted   = "missing_run_started"    // the first event is not run.started
+	CodeRunStartedNotFirst  = "run_started_not_first"  // run.started after the first event
+	CodeMissingSchema       = "missing_schema"         // run.started without schema
+	CodeUnknownSchema       = "unknown_schema"         // schema other than [Schema] (warning)
+	CodeRunCompletedNotLast = "run_completed_not_last" // run.completed followed by more events
+	CodeUnfinished          = "unfinished"             // no run.completed (warning)
+	CodeStepNotStarted      = "step_not_started"       // *.completed with no open *.started for (path, iteration)
+	CodeStepDuplicateStart  = "step_duplicate_start"   // *.started while the same (path, iteration) is open
+	CodeStepUnclosed        = "step_unclosed"          // *.started never completed (error when finished, else warning)
+	CodeToolResultNoCall    = "tool_result_without_call"
+	CodeToolResultDuplicate = "tool_result_duplicate" // a second result for a call id
+	CodeToolCallDuplicate   = "tool_call_duplicate"   // a call id reused while open (warning)
+	CodeMissingPath         = "missing_path"          // message.*/tool.* without path in a run with steps
+	CodeEventOutsideStep    = "event_outside_step"    // message.*/tool.* whose (path, iteration) is not an open step (warning)
+	CodeMissingChildRunID   = "missing_child_run_id"  // step.call_workflow.started without child_run_id (warning)
+	CodeInvalidChildRunID   = "invalid_child_run_id"  // child_run_id unusable as a file name
+	CodeChildRunIDMismatch  = "child_run_id_mismatch" // call_workflow.completed names another child than its start
+	CodeChildMissing        = "child_missing"         // the child's file is not beside the parent
+	CodeChildParentMismatch = "child_parent_mismatch" // the child's lines do not name this run as parent
+	CodeChildUnreadable     = "child_unreadable"      // the child's file could not be read
+	CodeParentMissing       = "parent_missing"        // the parent's file is not beside the child (warning)
+	CodeParentLinkMissing   = "parent_link_missing"   // the parent has no call_workflow step naming this run
+	CodeParentUnreadable    = "parent_unreadable"     // the parent's file could not be read
+	CodeIssuesOmitted       = "issues_omitted"        // more issues of one code than ValidateOptions.MaxIssuesPerCode
+)
+
+// Issue is one finding of [Validate]. Line is 1-based; 0 means the issue is
+// about the file as a whole.
+type Issue struct {
+	Line int    `json:"line"`
+	Code string `json:"code"`
+	Msg  string `json:"msg"`
+}
+
+func (i Issue) String() string {
+	if i.Line == 0 {
+		return fmt.Sprintf("%s: %s", i.Code, i.Msg)
+	}
+	return fmt.Sprintf("line %d: %s: %s", i.Line, i.Code, i.Msg)
+}
+
+// DanglingCall is a tool.call that never got a tool.result. It is not an
+// error (a timeout or a cut-off stream leaves one) but it is listed.
+type DanglingCall struct {
+	Line      int    `json:"line"`
+	CallID    string `json:"call_id"`
+	Name      string `json:"name,omitempty"`
+	Path      string `json:"path,omitempty"`
+	Iteration int    `json:"iteration,omitempty"`
+}
+
+// Report is the result of validating one transcript file.
+type Report struct {
+	// RunID is the expected run id, or the first line's when none was
+	// given.
+	RunID       string `json:"run_id"`
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	// Lines counts every line read; Events the lines that decoded.
+	Lines    int            `json:"lines"`
+	Events   int            `json:"events"`
+	Errors   []Issue        `json:"errors"`
+	Warnings []Issue        `json:"warnings"`
+	Dangling []DanglingCall `json:"dangling,omitempty"`
+	// Children lists the child run ids named by step.call_workflow.started,
+	// in file order, without repeats.
+	Children []string `json:"children,omitempty"`
+	// Finished is true when the run has a run.completed.
+	Finished bool `json:"finished"`
+	// Omitted counts issues left out per code once MaxIssuesPerCode was
+	// reached.
+	Omitted map[string]int `json:"omitted,omitempty"`
+}
+
+// OK reports whether the file has no errors (warnings allowed).
+func (r *Report) OK() bool { return len(r.Errors) == 0 }
+
+// ValidateOptions tunes [Validate] and [ValidateFile].
+type ValidateOptions struct {
+	// RunID is the run id every line must carry. Empty means: the file
+	// name without .jsonl for ValidateFile, the first line's run_id for
+	// Validate.
+	RunID string
+	// FS and Dir locate sibling run files (<run-id>.jsonl) for the child
+	// and parent link checks. A nil FS skips those checks. ValidateFile
+	// sets them to its own FS and the file's directory when FS is nil.
+	FS  fs.FS
+	Dir string
+	// MaxLineSize is passed to the [Reader]; 0 means the default.
+	MaxLineSize int
+	// MaxIssuesPerCode bounds how many issues of one code are listed (so a
+	// file with a wrong name does not yield one issue per line); the rest
+	// are counted in Report.Omitted. 0 means 1000; negative, no limit.
+	MaxIssuesPerCode int
+}
+
+// ValidateFile validates the transcript name in fsys. The expected run id
+// defaults to the file name without ".jsonl", and sibling files of fsys are
+// used for the child and parent link checks. The error is non-nil only when
+// the file cannot be opened; every problem with its content is in the
+// report.
+func ValidateFile(fsys fs.FS, name string, opts ValidateOptions) (*Report, error) {
+	f, err := fsys.Open(name)
+	if err != nil {
+		return nil, fmt.Errorf("transcript: validate %s: %w", name, err)
+	}
+	defer f.Close()
+	if opts.RunID == "" {
+		opts.RunID = strings.TrimSuffix(path.Base(name), ".jsonl")
+	}
+	if opts.FS == nil {
+		opts.FS, opts.Dir = fsys, path.Dir(name)
+	}
+	return Validate(f, opts), nil
+}
+
+type stepKey struct {
+	path string
+	iter int
+}
+
+type openCall struct {
+	DanglingCall
+	closed bool
+}
+
+type validator struct {
+	opts ValidateOptions
+	rep  *Report
+
+	counts map[issueCount]int
+
+	expectRunID bool // RunID came from the caller, not from line 1
+
+	firstEvent, lastEvent int // line numbers
+	lastType              EventType
+	completedLines        []int // lines of run.completed
+
+	// Sequence tracking: seen maps a seq to its first line. Gaps are known
+	// only at the end, because a late line may fill them.
+	seen    map[uint64]int
+	maxSeq  uint64
+	maxLine int
+	jumps   []seqJump
+	late    []uint64 // seqs that arrived below maxSeq
+
+	steps     map[stepKey]int // open step.* by key -> line of start
+	calls     map[stepKey]int // open step.call_workflow.* by key -> line
+	callChild map[stepKey]string
+	hasSteps  bool
+	noPath    []int // message/tool lines with empty path
+
+	tools      map[string][]*openCall
+	toolOrder  []*openCall
+	toolClosed map[string]int // call id -> line of its (last) result
+
+	childSeen map[string]bool
+	childLine map[string]int
+}
+
+type seqJump struct {
+	from, to uint64 // missing range, inclusive, as of the jump
+	line     int
+}
+
+// Validate reads a whole transcript from r and checks it against the format
+// contract (spec/transcript.md): seq 1..N in file order, one run id, the
+// run bracket, vocabularies, step and tool pairing, paths, and links with
+// child and parent runs when opts.FS is set. It never fails: read errors
+// are reported as issues.
+func Validate(r io.Reader, opts ValidateOptions) *Report {
+	if opts.MaxIssuesPerCode == 0 {
+		opts.MaxIssuesPerCode = 1000
+	}
+	v := &validator{
+		opts:        opts,
+		rep:         &Report{RunID: opts.RunID, Errors: []Issue{}, Warnings: []Issue{}},
+		expectRunID: opts.RunID != "",
+		counts:      map[issueCount]int{},
+		seen:        map[uint64]int{},
+		steps:       map[stepKey]int{},
+		calls:       map[stepKey]int{},
+		callChild:   map[stepKey]string{},
+		tools:       map[string][]*openCall{},
+		toolClosed:  map[string]int{},
+		childSeen:   map[string]bool{},
+		childLine:   map[string]int{},
+	}
+	if v.expectRunID && !IsUUIDv4(opts.RunID) {
+		v.warn(0, CodeRunIDFormat, "run id %q is not a UUID v4", opts.RunID)
+	}
+	rd := NewReader(r, WithMaxLineSize(opts.MaxLineSize))
+	for rd.Next() {
+		v.line(rd)
+	}
+	v.rep.Lines = rd.LineNumber()
+	if err := rd.Err(); err != nil {
+		v.errorf(0, CodeReadError, "%v", err)
+	}
+	v.finish()
+	return v.rep
+}
+
+func (v *validator) add(list *[]Issue, line int, code, format string, args ...any) {
+	if v.opts.MaxIssuesPerCode > 0 {
+		k := issueCount{list == &v.rep.Errors, code}
+		if v.counts[k] >= v.opts.MaxIssuesPerCode {
+			if v.rep.Omitted == nil {
+				v.rep.Omitted = map[string]int{}
+			}
+			v.rep.Omitted[code]++
+			return
+		}
+	}
+	v.counts[issueCount{list == &v.rep.Errors, code}]++
+	*list = append(*list, Issue{Line: line, Code: code, Msg: fmt.Sprintf(format, args...)})
+}
+
+type issueCount struct {
+	isErr bool
+	code  string
+}
+
+func (v *validator) errorf(line int, code, format string, args ...any) {
+	v.add(&v.rep.Errors, line, code, format, args...)
+}
+
+func (v *validator) warn(line int, code, format string, args ...any) {
+	v.add(&v.rep.Warnings, line, code, format, args...)
+}
+
+func (v *validator) line(rd *Reader) {
+	n := rd.LineNumber()
+	if err := rd.LineErr(); err != nil {
+		switch {
+		case errors.Is(err, ErrLineTooLong):
+			v.errorf(n, CodeLineTooLong, "%v", unwrapLine(err))
+		case rd.Truncated():
+			v.errorf(n, CodeTornLine, "%v", unwrapLine(err))
+		default:
+			v.errorf(n, CodeMalformedLine, "%v", unwrapLine(err))
+		}
+		return
+	}
+	ev := rd.Event()
+	v.rep.Events++
+	known := ev.Type.Valid()
+	for _, w := range rd.Warnings() {
+		var ue *UnknownEventTypeError
+		var ub *UnknownBlockTypeError
+		switch {
+		case errors.As(w, &ue):
+			v.warn(n, CodeUnknownEventType, "event type %q is not in the vocabulary", ue.Type)
+		case errors.As(w, &ub):
+			known = false
+			v.warn(n, CodeUnknownBlockType, "%s: block %d has type %q, not in the vocabulary", ev.Type, ub.Index, ub.Type)
+		case errors.Is(w, ErrTruncated):
+			v.warn(n, CodeTornLine, "final line has no trailing LF: a writer was cut off")
+		}
+	}
+	if known {
+		if err := ev.Validate(); err != nil {
+			v.errorf(n, CodeInvalidEvent, "%v", err)
+		}
+	}
+	v.envelope(n, ev)
+	v.seq(n, ev.Seq)
+	v.bracket(n, ev)
+	v.pairing(n, ev)
+}
+
+func unwrapLine(err error) error {
+	var le *LineError
+	if errors.As(err, &le) {
+		return le.Err
+	}
+	return err
+}
+
+func (v *validator) envelope(n int, ev *Event) {
+	first := v.firstEvent == 0
+	if first {
+		v.firstEvent = n
+	}
+	v.lastEvent, v.lastType = n, ev.Type
+	switch {
+	case ev.RunID == "":
+		v.errorf(n, CodeMissingRunID, "%s has no run_id", ev.Type)
+	case v.rep.RunID == "":
+		v.rep.RunID = ev.RunID
+		if !IsUUIDv4(ev.RunID) {
+			v.warn(n, CodeRunIDFormat, "run id %q is not a UUID v4", ev.RunID)
+		}
+	case ev.RunID != v.rep.RunID:
+		if v.expectRunID {
+			v.errorf(n, CodeRunIDMismatch, "run_id %q, want %q (the file name)", ev.RunID, v.rep.RunID)
+		} else {
+			v.errorf(n, CodeRunIDMismatch, "run_id %q, want %q (the first line's)", ev.RunID, v.rep.RunID)
+		}
+	}
+	if first {
+		v.rep.ParentRunID = ev.ParentRunID
+	} else if ev.ParentRunID != v.rep.ParentRunID {
+		v.errorf(n, CodeParentRunIDMismatch, "parent_run_id %q, but line %d has %q", ev.ParentRunID, v.firstEvent, v.rep.ParentRunID)
+	}
+	if strings.HasPrefix(string(ev.Type), "run.") && ev.Path != "" {
+		v.errorf(n, CodeRunPathNotEmpty, "%s has path %q; run events have none", ev.Type, ev.Path)
+	}
+}
+
+func (v *validator) seq(n int, s uint64) {
+	if s == 0 {
+		v.errorf(n, CodeSeqInvalid, "seq is missing or 0; seqs start at 1")
+		return
+	}
+	if prev, dup := v.seen[s]; dup {
+		v.errorf(n, CodeSeqDuplicate, "seq %d already used at line %d", s, prev)
+		return
+	}
+	v.seen[s] = n
+	switch {
+	case s > v.maxSeq:
+		if s > v.maxSeq+1 {
+			v.jumps = append(v.jumps, seqJump{from: v.maxSeq + 1, to: s - 1, line: n})
+		}
+		v.maxSeq, v.maxLine = s, n
+	default:
+		v.errorf(n, CodeSeqOrder, "seq %d after seq %d (line %d): not increasing in file order", s, v.maxSeq, v.maxLine)
+		v.late = append(v.late, s)
+	}
+}
+
+func (v *validator) bracket(n int, ev *Event) {
+	switch ev.Type {
+	case RunStarted:
+		if n != v.firstEvent {
+			v.errorf(n, CodeRunStartedNotFirst, "run.started after the first event (line %d)", v.firstEvent)
+			return
+		}
+		p := ev.Step()
+		switch {
+		case p == nil || p.Schema == "":
+			v.errorf(n, CodeMissingSchema, "run.started has no schema; want %q", Schema)
+		case p.Schema != Schema:
+			v.warn(n, CodeUnknownSchema, "schema %q, this reader knows %q", p.Schema, Schema)
+		}
+	case RunCompleted:
+		v.rep.Finished = true
+		v.completedLines = append(v.completedLines, n)
+	}
+	if n == v.firstEvent && ev.Type != RunStarted {
+		v.errorf(n, CodeMissingRunStarted, "first event is %s, want run.started", ev.Type)
+	}
+}
+
+func (v *validator) pairing(n int, ev *Event) {
+	key := stepKey{ev.Path, ev.Iteration}
+	switch ev.Type {
+	case StepStarted:
+		v.hasSteps = true
+		v.open(v.steps, key, n, ev.Type)
+	case StepCompleted:
+		v.hasSteps = true
+		v.close(v.steps, key, n, ev.Type)
+	case StepCallWorkflowStarted:
+		v.hasSteps = true
+		v.open(v.calls, key, n, ev.Type)
+		v.callChild[key] = ev.ChildRunID
+		v.child(n, ev.ChildRunID)
+	case StepCallWorkflowCompleted:
+		v.hasSteps = true
+		if start, ok := v.calls[key]; ok && ev.ChildRunID != "" && v.callChild[key] != "" && ev.ChildRunID != v.callChild[key] {
+			v.errorf(n, CodeChildRunIDMismatch, "child_run_id %q, but its start (line %d) has %q", ev.ChildRunID, start, v.callChild[key])
+		}
+		v.close(v.calls, key, n, ev.Type)
+		delete(v.callChild, key)
+	case MessageUser, MessageAssistant, ToolCall, ToolResult:
+		if ev.Path == "" {
+			v.noPath = append(v.noPath, n)
+		} else if _, open := v.steps[key]; !open {
+			if _, open := v.calls[key]; !open {
+				v.warn(n, CodeEventOutsideStep, "%s with path %q iteration %d, but no such step is running", ev.Type, ev.Path, ev.Iteration)
+			}
+		}
+		if p := ev.Tool(); p != nil && p.CallID != "" {
+			v.tool(n, ev, p)
+		}
+	}
+}
+
+func (v *validator) open(m map[stepKey]int, key stepKey, n int, t EventType) {
+	if prev, ok := m[key]; ok {
+		v.errorf(n, CodeStepDuplicateStart, "%s for path %q iteration %d, already started at line %d", t, key.path, key.iter, prev)
+	}
+	m[key] = n
+}
+
+func (v *validator) close(m map[stepKey]int, key stepKey, n int, t EventType) {
+	if _, ok := m[key]; !ok {
+		v.errorf(n, CodeStepNotStarted, "%s for path %q iteration %d, which was not started", t, key.path, key.iter)
+		return
+	}
+	delete(m, key)
+}
+
+func (v *validator) tool(n int, ev *Event, p *ToolPayload) {
+	id := p.CallID
+	open := v.tools[id]
+	if ev.Type == ToolCall {
+		if len(open) > 0 {
+			v.warn(n, CodeToolCallDuplicate, "call_id %q reused while the call at line %d has no result", id, open[0].Line)
+		}
+		c := &openCall{DanglingCall: DanglingCall{Line: n, CallID: id, Name: p.Name, Path: ev.Path, Iteration: ev.Iteration}}
+		v.tools[id] = append(open, c)
+		v.toolOrder = append(v.toolOrder, c)
+		return
+	}
+	if len(open) == 0 {
+		if prev, ok := v.toolClosed[id]; ok {
+			v.errorf(n, CodeToolResultDuplicate, "second tool.result for call_id %q (first at line %d)", id, prev)
+		} else {
+			v.errorf(n, CodeToolResultNoCall, "tool.result for call_id %q with no earlier tool.call", id)
+		}
+		return
+	}
+	// Prefer the call made by the same step: call ids are only unique
+	// within one provider session.
+	i := slices.IndexFunc(open, func(c *openCall) bool { return c.Path == ev.Path && c.Iteration == ev.Iteration })
+	if i < 0 {
+		i = 0
+	}
+	open[i].closed = true
+	v.tools[id] = slices.Delete(open, i, i+1)
+	v.toolClosed[id] = n
+}
+
+func (v *validator) child(n int, id string) {
+	if id == "" {
+		v.warn(n, CodeMissingChildRunID, "step.call_workflow.started has no child_run_id")
+		return
+	}
+	if !validRunFileName(id) {
+		v.errorf(n, CodeInvalidChildRunID, "child_run_id %q cannot name a run file", id)
+		return
+	}
+	if !v.childSeen[id] {
+		v.childSeen[id] = true
+		v.childLine[id] = n
+		v.rep.Children = append(v.rep.Children, id)
+		if !IsUUIDv4(id) {
+			v.warn(n, CodeRunIDFormat, "child run id %q is not a UUID v4", id)
+		}
+	}
+}
+
+// validRunFileName reports whether id can be used as <id>.jsonl inside one
+// directory: no separators, no dot-dot, nothing fs.FS would refuse.
+func validRunFileName(id string) bool {
+	return id != "" && id != "." && id != ".." && !strings.ContainsAny(id, `/\`) && fs.ValidPath(id+".jsonl")
+}
+
+func (v *validator) finish() {
+	v.seqGaps()
+	for i, n := range v.completedLines {
+		if n != v.lastEvent || i != len(v.completedLines)-1 {
+			v.errorf(n, CodeRunCompletedNotLast, "run.completed is followed by more events (last at line %d)", v.lastEvent)
+		}
+	}
+	if !v.rep.Finished {
+		v.warn(0, CodeUnfinished, "no run.completed: the run is still going or its writer was stopped")
+	}
+	unclosed := v.warn
+	if v.rep.Finished {
+		unclosed = v.errorf
+	}
+	for _, m := range []map[stepKey]int{v.steps, v.calls} {
+		lines := make([]int, 0, len(m))
+		keys := map[int]stepKey{}
+		for k, n := range m {
+			lines = append(lines, n)
+			keys[n] = k
+		}
+		slices.Sort(lines)
+		for _, n := range lines {
+			unclosed(n, CodeStepUnclosed, "step %q iteration %d never completed", keys[n].path, keys[n].iter)
+		}
+	}
+	if v.hasSteps {
+		for _, n := range v.noPath {
+			v.errorf(n, CodeMissingPath, "event without path in a run with steps: it must carry its step's path")
+		}
+	}
+	for _, c := range v.toolOrder {
+		if !c.closed {
+			v.rep.Dangling = append(v.rep.Dangling, c.DanglingCall)
+		}
+	}
+	if v.opts.FS != nil && v.rep.RunID != "" {
+		v.links()
+	}
+	sortIssues(v.rep.Errors)
+	sortIssues(v.rep.Warnings)
+	codes := make([]string, 0, len(v.rep.Omitted))
+	for c := range v.rep.Omitted {
+		codes = append(codes, c)
+	}
+	slices.Sort(codes)
+	for _, c := range codes {
+		v.rep.Warnings = append(v.rep.Warnings, Issue{Code: CodeIssuesOmitted,
+			Msg: fmt.Sprintf("%d more issues with code %s not listed", v.rep.Omitted[c], c)})
+	}
+}
+
+func sortIssues(is []Issue) {
+	slices.SortStableFunc(is, func(a, b Issue) int { return a.Line - b.Line })
+}
+
+func (v *validator) seqGaps() {
+	slices.Sort(v.late)
+	for _, j := range v.jumps {
+		// Late seqs inside the jump's range filled part of it.
+		lo := j.from
+		i, _ := slices.BinarySearch(v.late, j.from)
+		for ; i < len(v.late) && v.late[i] <= j.to; i++ {
+			if v.late[i] > lo {
+				v.gap(j.line, lo, v.late[i]-1)
+			}
+			lo = v.late[i] + 1
+		}
+		if lo <= j.to {
+			v.gap(j.line, lo, j.to)
+		}
+	}
+}
+
+func (v *validator) gap(line int, from, to uint64) {
+	if from == to {
+		v.errorf(line, CodeSeqGap, "seq %d is missing", from)
+		return
+	}
+	v.errorf(line, CodeSeqGap, "seqs %d..%d are missing", from, to)
+}
+
+// links checks both directions of the parent/child link against the
+// sibling files in opts.FS.
+func (v *validator) links() {
+	for _, id := range v.rep.Children {
+		n := v.childLine[id]
+		name := path.Join(v.opts.Dir, id+".jsonl")
+		f, err := v.opts.FS.Open(name)
+		if errors.Is(err, fs.ErrNotExist) {
+			v.errorf(n, CodeChildMissing, "child run %s has no file %s", id, name)
+			continue
+		}
+		if err != nil {
+			v.errorf(n, CodeChildUnreadable, "child run %s: %v", id, err)
+			continue
+		}
+		bad, first, badVal, events, rerr := scanParent(f, v.rep.RunID, v.opts.MaxLineSize)
+		f.Close()
+		switch {
+		case rerr != nil:
+			v.errorf(n, CodeChildUnreadable, "child run %s: %v", id, rerr)
+		case events == 0:
+			v.errorf(n, CodeChildParentMismatch, "child run %s: its file has no events", id)
+		case bad > 0:
+			v.errorf(n, CodeChildParentMismatch, "child run %s: %d of %d lines have parent_run_id other than %q (first: line %d, %q)",
+				id, bad, events, v.rep.RunID, first, badVal)
+		}
+	}
+	parent := v.rep.ParentRunID
+	if parent == "" {
+		return
+	}
+	if !validRunFileName(parent) {
+		v.errorf(v.firstEvent, CodeParentLinkMissing, "parent_run_id %q cannot name a run file", parent)
+		return
+	}
+	name := path.Join(v.opts.Dir, parent+".jsonl")
+	f, err := v.opts.FS.Open(name)
+	if errors.Is(err, fs.ErrNotExist) {
+		v.warn(v.firstEvent, CodeParentMissing, "parent run %s has no file %s", parent, name)
+		return
+	}
+	if err != nil {
+		v.errorf(v.firstEvent, CodeParentUnreadable, "parent run %s: %v", parent, err)
+		return
+	}
+	defer f.Close()
+	found, err := scanChildLink(f, v.rep.RunID, v.opts.MaxLineSize)
+	switch {
+	case err != nil:
+		v.errorf(v.firstEvent, CodeParentUnreadable, "parent run %s: %v", parent, err)
+	case !found:
+		v.errorf(v.firstEvent, CodeParentLinkMissing, "parent run %s has no step.call_workflow.started with child_run_id %q", parent, v.rep.RunID)
+	}
+}
+
+// scanParent counts the events of a child file whose parent_run_id is not
+// want.
+func scanParent(r io.Reader, want string, maxLine int) (bad, firstBad int, badVal string, events int, err error) {
+	rd := NewReader(r, WithMaxLineSize(maxLine))
+	for rd.Next() {
+		ev := rd.Event()
+		if ev == nil {
+			continue
+		}
+		events++
+		if ev.ParentRunID != want {
+			if bad == 0 {
+				firstBad, badVal = rd.LineNumber(), ev.ParentRunID
+			}
+			bad++
+		}
+	}
+	return bad, firstBad, badVal, events, rd.Err()
+}
+
+// scanChildLink reports whether a parent file has a
+// step.call_workflow.started naming child.
+func scanChildLink(r io.Reader, child string, maxLine int) (bool, error) {
+	rd := NewReader(r, WithMaxLineSize(maxLine))
+	for rd.Next() {
+		if ev := rd.Event(); ev != nil && ev.Type == StepCallWorkflowStarted && ev.ChildRunID == child {
+			return true, nil
+		}
+	}
+	return false, rd.Err()
+}
+
+// IsUUIDv4 reports whether s is a canonical lower- or upper-case UUID
+// version 4 (RFC 9562 variant), the form run ids take.
+func IsUUIDv4(s string) bool {
+	if len(s) != 36 {
+		return false
+	}
+	for i := 0; i < 36; i++ {
+		c := s[i]
+		switch i {
+		case 8, 13, 18, 23:
+			if c != '-' {
+				return false
+			}
+			continue
+		}
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c >= 'A' && c <= 'F') {
+			return false
+		}
+	}
+	if s[14] != '4' {
+		return false
+	}
+	switch s[19] {
+	case '8', '9', 'a', 'b', 'A', 'B':
+		return true
+	}
+	return false
+}
