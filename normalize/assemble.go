@@ -1,0 +1,770 @@
+package normalize
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sort"
+	"strconv"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/transcript"
+)
+
+// ErrBadOutput is wrapped when plugin output breaks the record encoding or
+// points outside the call's input. The records before the bad one stand.
+var ErrBadOutput = errors.New("bad plugin output")
+
+// maxWarnings bounds the warnings kept in a result: a plugin that warns on
+// every line must not grow the step result without bound.
+const maxWarnings = 100
+
+// assembler turns records into events (see the abi package documentation
+// for the meaning of each record).
+type assembler struct {
+	sink Sink
+	now  func() time.Time
+
+	res      transcript.AgentResult
+	level    int
+	lastErr  string // best error text below the terminal level
+	metaSet  map[abi.Tag]bool
+	finalSet bool
+	warnN    int
+
+	line int // raw line the current records come from
+
+	msgs  map[string]*message
+	queue []*item
+	tools map[toolKey]*toolState
+	calls []toolKey // in call order, for the dangling list
+
+	scopes map[string]bool // open scopes
+}
+
+type toolKey struct{ scope, id string }
+
+type toolState struct {
+	name, kind, command string
+	resulted            bool
+}
+
+type itemKind int
+
+const (
+	itemEvent itemKind = iota
+	itemMessage
+	itemOpen
+	itemClose
+)
+
+type item struct {
+	kind  itemKind
+	scope string
+	ev    *transcript.Event
+	msg   *message
+	open  Scope
+	st    string
+	err   string
+}
+
+type message struct {
+	key, role, id, model, scope, stop string
+	ts                                time.Time
+	rawLine                           int
+	blocks                            map[int]*block
+	next                              int // next free slot for appends
+	usage                             *transcript.Usage
+	closed                            bool
+}
+
+type block struct {
+	b        transcript.Block
+	input    []byte // tool_input set as a whole (compact JSON)
+	partial  []byte // appended tool_input text, parsed at close
+	appended bool
+}
+
+func newAssembler(sink Sink, provider string, now func() time.Time) *assembler {
+	if now == nil {
+		now = time.Now
+	}
+	return &assembler{
+		sink:    sink,
+		now:     now,
+		res:     transcript.AgentResult{Provider: provider},
+		metaSet: map[abi.Tag]bool{},
+		msgs:    map[string]*message{},
+		tools:   map[toolKey]*toolState{},
+		scopes:  map[string]bool{},
+	}
+}
+
+func (a *assembler) warn(format string, args ...any) {
+	a.warnN++
+	if len(a.res.Warnings) < maxWarnings {
+		a.res.Warnings = append(a.res.Warnings, fmt.Sprintf(format, args...))
+	}
+}
+
+// fields resolves the fields of one record against the call's input.
+type fields struct {
+	rec   *abi.Record
+	input []byte
+	err   error
+}
+
+func (f *fields) get(t abi.Tag) (abi.Field, bool) { return f.rec.Field(t) }
+
+// bytes returns a string field's bytes and whether it is JSON.
+func (f *fields) bytes(t abi.Tag) ([]byte, bool, bool) {
+	fl, ok := f.get(t)
+	if !ok {
+		return nil, false, false
+	}
+	switch fl.Kind {
+	case abi.VStr:
+		return fl.Bytes, false, true
+	case abi.VJSON:
+		out, err := transcript.AppendCompactJSON(nil, fl.Bytes)
+		if err != nil {
+			// Not JSON after all: keep it as text rather than lose it.
+			return fl.Bytes, false, true
+		}
+		return out, true, true
+	case abi.VSpan:
+		if fl.Off < 0 || fl.N < 0 || fl.Off > len(f.input) || fl.N > len(f.input)-fl.Off {
+			f.fail(fmt.Errorf("%w: span [%d,+%d) outside the input of %d bytes", ErrBadOutput, fl.Off, fl.N, len(f.input)))
+			return nil, false, false
+		}
+		raw := f.input[fl.Off : fl.Off+fl.N]
+		switch fl.Mode {
+		case abi.SpanString:
+			out, err := transcript.AppendUnquoted(nil, raw)
+			if err != nil {
+				return raw, false, true
+			}
+			return out, false, true
+		case abi.SpanJSON:
+			out, err := transcript.AppendCompactJSON(nil, raw)
+			if err != nil {
+				return raw, false, true
+			}
+			return out, true, true
+		case abi.SpanJSONString:
+			text, err := transcript.AppendUnquoted(nil, raw)
+			if err != nil {
+				return raw, false, true
+			}
+			if first := firstNonSpace(text); first == '{' || first == '[' {
+				if out, err := transcript.AppendCompactJSON(nil, text); err == nil {
+					return out, true, true
+				}
+			}
+			return text, false, true
+		default:
+			return append([]byte(nil), raw...), false, true
+		}
+	case abi.VInt:
+		return strconv.AppendInt(nil, fl.Int, 10), false, true
+	case abi.VFloat:
+		return strconv.AppendFloat(nil, fl.Float, 'g', -1, 64), false, true
+	case abi.VBool:
+		return strconv.AppendBool(nil, fl.Bool), false, true
+	}
+	return nil, false, false
+}
+
+func firstNonSpace(b []byte) byte {
+	for _, c := range b {
+		if c != ' ' && c != '\t' && c != '\n' && c != '\r' {
+			return c
+		}
+	}
+	return 0
+}
+
+func (f *fields) fail(err error) {
+	if f.err == nil {
+		f.err = err
+	}
+}
+
+func (f *fields) str(t abi.Tag) string {
+	b, _, _ := f.bytes(t)
+	return string(b)
+}
+
+// json returns a JSON field as compact JSON; text becomes a JSON string.
+func (f *fields) json(t abi.Tag) []byte {
+	b, isJSON, ok := f.bytes(t)
+	if !ok {
+		return nil
+	}
+	if isJSON {
+		return b
+	}
+	return transcript.AppendQuoted(nil, string(b))
+}
+
+func (f *fields) int(t abi.Tag) (int64, bool) {
+	fl, ok := f.get(t)
+	if !ok {
+		return 0, false
+	}
+	switch fl.Kind {
+	case abi.VInt:
+		return fl.Int, true
+	case abi.VFloat:
+		return int64(fl.Float), true
+	}
+	n, err := strconv.ParseInt(f.str(t), 10, 64)
+	return n, err == nil
+}
+
+func (f *fields) bool(t abi.Tag) bool {
+	fl, ok := f.get(t)
+	return ok && fl.Kind == abi.VBool && fl.Bool
+}
+
+func (f *fields) usage() *transcript.Usage {
+	u := &transcript.Usage{}
+	get := func(t abi.Tag) *int64 {
+		if n, ok := f.int(t); ok {
+			return &n
+		}
+		return nil
+	}
+	u.InputTokens = get(abi.TInputTokens)
+	u.CacheReadTokens = get(abi.TCacheReadTokens)
+	u.CacheWriteTokens = get(abi.TCacheWriteTokens)
+	u.OutputTokens = get(abi.TOutputTokens)
+	u.ReasoningTokens = get(abi.TReasoningTokens)
+	if u.IsZero() {
+		return nil
+	}
+	return u
+}
+
+func (a *assembler) timestamp(f *fields) time.Time {
+	if s := f.str(abi.TTime); s != "" {
+		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+			return t
+		}
+	}
+	return a.now()
+}
+
+// records applies plugin output. input is the call's input (the batch),
+// against which spans are resolved.
+func (a *assembler) records(ctx context.Context, out, input []byte) error {
+	dec := abi.NewDecoder(out)
+	for {
+		rec, err := dec.Next()
+		if err != nil {
+			return fmt.Errorf("%w: %v", ErrBadOutput, err)
+		}
+		if rec == nil {
+			break
+		}
+		f := &fields{rec: rec, input: input}
+		a.apply(f)
+		if f.err != nil {
+			return f.err
+		}
+	}
+	return a.flush(ctx)
+}
+
+func (a *assembler) apply(f *fields) {
+	switch f.rec.Op {
+	case abi.OpLine:
+		if n, ok := f.int(abi.TLine); ok {
+			a.line = int(n)
+		}
+	case abi.OpMeta:
+		a.meta(f, abi.TSessionID, &a.res.SessionID)
+		a.meta(f, abi.TModel, &a.res.Model)
+		a.meta(f, abi.TProviderVersion, &a.res.ProviderVersion)
+		a.meta(f, abi.TFormat, &a.res.Format)
+	case abi.OpMsgOpen:
+		a.open(f)
+	case abi.OpBlock:
+		a.setBlock(f)
+	case abi.OpAppend:
+		a.appendBlock(f)
+	case abi.OpMsgClose:
+		a.close(f)
+	case abi.OpToolCall:
+		a.toolCall(f)
+	case abi.OpToolResult:
+		a.toolResult(f)
+	case abi.OpUsage:
+		u := f.usage()
+		if u == nil {
+			return
+		}
+		if a.res.Usage == nil {
+			a.res.Usage = &transcript.Usage{}
+		}
+		if f.str(abi.TMode) == abi.ModeSet {
+			setUsage(a.res.Usage, u)
+		} else {
+			a.res.Usage.Add(u)
+		}
+	case abi.OpCost:
+		fl, ok := f.get(abi.TCost)
+		if !ok || fl.Kind != abi.VFloat {
+			return
+		}
+		if a.res.CostUSD == nil || f.str(abi.TMode) == abi.ModeSet {
+			a.res.CostUSD = transcript.Float(fl.Float)
+		} else {
+			*a.res.CostUSD += fl.Float
+		}
+	case abi.OpStatus:
+		a.status(f)
+	case abi.OpFinal:
+		if !a.finalSet || f.bool(abi.TOverride) {
+			a.res.FinalText = f.str(abi.TText)
+			a.finalSet = true
+		}
+	case abi.OpUnmapped:
+		native := f.str(abi.TNative)
+		if native == "" {
+			native = "(unknown)"
+		}
+		n, ok := f.int(abi.TCount)
+		if !ok || n < 1 {
+			n = 1
+		}
+		if a.res.Unmapped == nil {
+			a.res.Unmapped = map[string]int{}
+		}
+		a.res.Unmapped[native] += int(n)
+	case abi.OpScopeOpen:
+		id := f.str(abi.TScope)
+		if id == "" || a.scopes[id] {
+			return
+		}
+		a.scopes[id] = true
+		a.queue = append(a.queue, &item{kind: itemOpen, scope: id, open: Scope{
+			ID: id, ParentToolID: f.str(abi.TParentToolID), Name: f.str(abi.TName), Description: f.str(abi.TText),
+		}})
+	case abi.OpScopeClose:
+		id := f.str(abi.TScope)
+		if !a.scopes[id] {
+			return
+		}
+		delete(a.scopes, id)
+		st := f.str(abi.TStatus)
+		if !transcript.ValidStatus(st) || st == "" {
+			st = transcript.StatusOK
+		}
+		a.queue = append(a.queue, &item{kind: itemClose, scope: id, st: st, err: f.str(abi.TError)})
+	case abi.OpWarning:
+		a.warn("%s", f.str(abi.TText))
+	}
+}
+
+func (a *assembler) meta(f *fields, t abi.Tag, dst *string) {
+	v := f.str(t)
+	if v == "" {
+		return
+	}
+	if !a.metaSet[t] || f.bool(abi.TOverride) {
+		*dst = v
+		a.metaSet[t] = true
+	}
+}
+
+func setUsage(dst, src *transcript.Usage) {
+	set := func(d **int64, s *int64) {
+		if s != nil {
+			v := *s
+			*d = &v
+		}
+	}
+	set(&dst.InputTokens, src.InputTokens)
+	set(&dst.CacheReadTokens, src.CacheReadTokens)
+	set(&dst.CacheWriteTokens, src.CacheWriteTokens)
+	set(&dst.OutputTokens, src.OutputTokens)
+	set(&dst.ReasoningTokens, src.ReasoningTokens)
+}
+
+func (a *assembler) status(f *fields) {
+	st := f.str(abi.TStatus)
+	switch st {
+	case transcript.StatusOK, transcript.StatusError, transcript.StatusIncomplete:
+	default:
+		a.warn("plugin reported unknown status %q", st)
+		st = transcript.StatusError
+	}
+	lvl, _ := f.int(abi.TLevel)
+	level := int(lvl)
+	errText := f.str(abi.TError)
+	if level < abi.LevelTerminal && errText != "" {
+		a.lastErr = errText
+	}
+	if level >= a.level {
+		a.level = level
+		if level >= abi.LevelTerminal {
+			a.res.Status = st
+			a.res.Error = errText
+		}
+	}
+}
+
+// ensureScope opens a scope a record names before any ScopeOpen, so that
+// its events still land in a child run.
+func (a *assembler) ensureScope(id string) {
+	if id == "" || a.scopes[id] {
+		return
+	}
+	a.scopes[id] = true
+	a.queue = append(a.queue, &item{kind: itemOpen, scope: id, open: Scope{ID: id, ParentToolID: id}})
+}
+
+func (a *assembler) open(f *fields) {
+	key := f.str(abi.TKey)
+	if m := a.msgs[key]; m != nil && !m.closed {
+		fill := func(dst *string, t abi.Tag) {
+			if *dst == "" {
+				*dst = f.str(t)
+			}
+		}
+		fill(&m.id, abi.TID)
+		fill(&m.model, abi.TModel)
+		return
+	}
+	role := f.str(abi.TRole)
+	if role != "user" {
+		role = "assistant"
+	}
+	m := &message{
+		key: key, role: role, id: f.str(abi.TID), model: f.str(abi.TModel), scope: f.str(abi.TScope),
+		ts: a.timestamp(f), rawLine: a.line, blocks: map[int]*block{},
+	}
+	a.ensureScope(m.scope)
+	a.msgs[key] = m
+	a.queue = append(a.queue, &item{kind: itemMessage, scope: m.scope, msg: m})
+}
+
+// msg returns the open message key, opening one when the plugin forgot to.
+func (a *assembler) msg(f *fields) *message {
+	key := f.str(abi.TKey)
+	if m := a.msgs[key]; m != nil && !m.closed {
+		return m
+	}
+	a.open(f)
+	return a.msgs[key]
+}
+
+func (a *assembler) slot(f *fields, m *message) int {
+	n, ok := f.int(abi.TSlot)
+	if !ok || n < 0 {
+		s := m.next
+		m.next++
+		return s
+	}
+	if int(n) >= m.next {
+		m.next = int(n) + 1
+	}
+	return int(n)
+}
+
+var blockTypes = map[string]transcript.BlockType{
+	"text": transcript.BlockText, "thinking": transcript.BlockThinking, "tool_use": transcript.BlockToolUse,
+	"tool_result": transcript.BlockToolResult, "command": transcript.BlockCommand, "stream": transcript.BlockStream,
+}
+
+func (a *assembler) setBlock(f *fields) {
+	m := a.msg(f)
+	s := a.slot(f, m)
+	bt, ok := blockTypes[f.str(abi.TBlockType)]
+	if !ok {
+		a.warn("plugin reported unknown block type %q; kept as text", f.str(abi.TBlockType))
+		bt = transcript.BlockText
+	}
+	b := &block{b: transcript.Block{
+		Type: bt, Fidelity: transcript.FidelityAgentEmitted,
+		Text: f.str(abi.TText), Thinking: f.str(abi.TThinking),
+		ToolName: f.str(abi.TToolName), ToolID: f.str(abi.TToolID),
+		ToolContent: f.str(abi.TToolContent), Command: f.str(abi.TCommand), Chunk: f.str(abi.TChunk),
+		Redacted: f.bool(abi.TRedacted), IsError: f.bool(abi.TIsError),
+	}}
+	if o := transcript.Origin(f.str(abi.TOrigin)); o.Valid() {
+		b.b.Origin = o
+	}
+	if in := f.json(abi.TToolInput); in != nil {
+		b.input = in
+	}
+	m.blocks[s] = b
+}
+
+func (a *assembler) appendBlock(f *fields) {
+	m := a.msg(f)
+	n, ok := f.int(abi.TSlot)
+	if !ok || n < 0 {
+		n = int64(m.next - 1)
+		if n < 0 {
+			n = 0
+		}
+	}
+	s := int(n)
+	if s >= m.next {
+		m.next = s + 1
+	}
+	field, _ := f.int(abi.TField)
+	val, _, _ := f.bytes(abi.TValue)
+	b := m.blocks[s]
+	if b == nil {
+		bt := transcript.BlockText
+		switch abi.Tag(field) {
+		case abi.TThinking:
+			bt = transcript.BlockThinking
+		case abi.TToolInput:
+			bt = transcript.BlockToolUse
+		case abi.TToolContent:
+			bt = transcript.BlockToolResult
+		case abi.TCommand:
+			bt = transcript.BlockCommand
+		case abi.TChunk:
+			bt = transcript.BlockStream
+		}
+		b = &block{b: transcript.Block{Type: bt, Fidelity: transcript.FidelityAgentEmitted}}
+		m.blocks[s] = b
+	}
+	switch abi.Tag(field) {
+	case abi.TText:
+		b.b.Text += string(val)
+	case abi.TThinking:
+		b.b.Thinking += string(val)
+	case abi.TToolInput:
+		b.partial = append(b.partial, val...)
+		b.appended = true
+	case abi.TToolContent:
+		b.b.ToolContent += string(val)
+	case abi.TCommand:
+		b.b.Command += string(val)
+	case abi.TChunk:
+		b.b.Chunk += string(val)
+	default:
+		a.warn("plugin appended to field %d, which cannot be appended to", field)
+	}
+}
+
+func (a *assembler) close(f *fields) {
+	key := f.str(abi.TKey)
+	m := a.msgs[key]
+	if m == nil || m.closed {
+		return
+	}
+	if v := f.str(abi.TStopReason); v != "" {
+		m.stop = v
+	}
+	if v := f.str(abi.TModel); v != "" && m.model == "" {
+		m.model = v
+	}
+	if v := f.str(abi.TID); v != "" && m.id == "" {
+		m.id = v
+	}
+	if u := f.usage(); u != nil {
+		m.usage = u
+	}
+	m.closed = true
+	delete(a.msgs, key)
+}
+
+func (a *assembler) toolCall(f *fields) {
+	id := f.str(abi.TCallID)
+	if id == "" {
+		a.warn("plugin reported a tool call without a call id (%s)", f.str(abi.TName))
+		return
+	}
+	scope := f.str(abi.TScope)
+	k := toolKey{scope, id}
+	if a.tools[k] != nil {
+		return
+	}
+	kind := transcript.ToolKind(f.str(abi.TKind))
+	if !kind.Valid() {
+		kind = transcript.ToolOther
+	}
+	st := &toolState{name: f.str(abi.TName), kind: string(kind), command: f.str(abi.TCommand)}
+	a.tools[k] = st
+	a.calls = append(a.calls, k)
+	input := f.json(abi.TInput)
+	a.ensureScope(scope)
+	a.event(scope, transcript.ToolCall, a.timestamp(f), &transcript.ToolPayload{
+		Name: st.name, CallID: id, Input: input, Fidelity: transcript.FidelityAgentEmitted,
+		Kind: kind, Command: st.command, RawLine: a.line,
+	})
+}
+
+func (a *assembler) toolResult(f *fields) {
+	id := f.str(abi.TCallID)
+	if id == "" {
+		a.warn("plugin reported a tool result without a call id")
+		return
+	}
+	scope := f.str(abi.TScope)
+	k := toolKey{scope, id}
+	st := a.tools[k]
+	if st == nil {
+		a.warn("tool result %s had no tool call; a call was synthesized from the result", id)
+		a.toolCall(f)
+		st = a.tools[k]
+	}
+	if st.resulted {
+		a.warn("second result for tool call %s ignored", id)
+		return
+	}
+	st.resulted = true
+	p := &transcript.ToolPayload{
+		Name: st.name, CallID: id, Output: f.str(abi.TOutput), Error: f.str(abi.TError),
+		Fidelity: transcript.FidelityAgentEmitted, Kind: transcript.ToolKind(st.kind), Command: st.command,
+		Status: f.str(abi.TStatus), RawLine: a.line,
+	}
+	if p.Name == "" {
+		p.Name = f.str(abi.TName)
+	}
+	if n, ok := f.int(abi.TExitCode); ok {
+		p.ExitCode = transcript.Int(int(n))
+	}
+	if f.bool(abi.TIsError) && p.Status == "" {
+		p.Status = "failed"
+	}
+	a.event(scope, transcript.ToolResult, a.timestamp(f), p)
+}
+
+func (a *assembler) event(scope string, t transcript.EventType, ts time.Time, p transcript.Payload) {
+	a.queue = append(a.queue, &item{kind: itemEvent, scope: scope, ev: &transcript.Event{Type: t, Timestamp: ts, Payload: p}})
+}
+
+// flush hands the ready head of the queue to the sink.
+func (a *assembler) flush(ctx context.Context) error {
+	n := 0
+	for ; n < len(a.queue); n++ {
+		it := a.queue[n]
+		var err error
+		switch it.kind {
+		case itemMessage:
+			if !it.msg.closed {
+				a.queue = append(a.queue[:0], a.queue[n:]...)
+				return nil
+			}
+			if ev := a.messageEvent(it.msg); ev != nil {
+				err = a.sink.Emit(ctx, it.scope, ev)
+			}
+		case itemEvent:
+			err = a.sink.Emit(ctx, it.scope, it.ev)
+		case itemOpen:
+			err = a.sink.OpenScope(ctx, it.open)
+		case itemClose:
+			err = a.sink.CloseScope(ctx, it.scope, it.st, it.err)
+		}
+		if err != nil {
+			a.queue = append(a.queue[:0], a.queue[n+1:]...)
+			return fmt.Errorf("sink: %w", err)
+		}
+	}
+	a.queue = a.queue[:0]
+	return nil
+}
+
+func (a *assembler) messageEvent(m *message) *transcript.Event {
+	slots := make([]int, 0, len(m.blocks))
+	for s := range m.blocks {
+		slots = append(slots, s)
+	}
+	sort.Ints(slots)
+	p := &transcript.MessagePayload{Role: m.role, Model: m.model, ID: m.id, StopReason: m.stop, Usage: m.usage, RawLine: m.rawLine}
+	for _, s := range slots {
+		b := m.blocks[s]
+		if b.b.Type == transcript.BlockToolUse {
+			b.b.ToolInput = a.toolInput(b)
+		}
+		p.Blocks = append(p.Blocks, b.b)
+	}
+	if len(p.Blocks) == 0 && p.Usage == nil {
+		return nil
+	}
+	t := transcript.MessageAssistant
+	if m.role == "user" {
+		t = transcript.MessageUser
+	}
+	return &transcript.Event{Type: t, Timestamp: m.ts, Payload: p}
+}
+
+// toolInput settles a tool_use block's input: appended partial JSON is
+// parsed now ("" is {}); text that does not parse is kept as a string.
+func (a *assembler) toolInput(b *block) []byte {
+	if !b.appended {
+		if b.input == nil {
+			return []byte("{}")
+		}
+		return b.input
+	}
+	if firstNonSpace(b.partial) == 0 {
+		return []byte("{}")
+	}
+	out, err := transcript.AppendCompactJSON(nil, b.partial)
+	if err != nil {
+		a.warn("tool_use %s: streamed input is not JSON (%v); kept as a string", b.b.ToolID, err)
+		return transcript.AppendQuoted(nil, string(b.partial))
+	}
+	return out
+}
+
+// finish closes what is open and settles the result.
+func (a *assembler) finish(ctx context.Context) (*transcript.AgentResult, error) {
+	for _, it := range a.queue {
+		if it.kind == itemMessage {
+			it.msg.closed = true
+		}
+	}
+	a.msgs = map[string]*message{}
+	open := make([]string, 0, len(a.scopes))
+	for id := range a.scopes {
+		open = append(open, id)
+	}
+	sort.Strings(open)
+	st := a.res.Status
+	if a.level < abi.LevelTerminal {
+		st = transcript.StatusIncomplete
+	}
+	for _, id := range open {
+		a.queue = append(a.queue, &item{kind: itemClose, scope: id, st: st})
+	}
+	a.scopes = map[string]bool{}
+	err := a.flush(ctx)
+	if a.level < abi.LevelTerminal {
+		a.res.Status = transcript.StatusIncomplete
+		if a.res.Error == "" {
+			a.res.Error = a.lastErr
+		}
+	}
+	for _, k := range a.calls {
+		if !a.tools[k].resulted {
+			id := k.id
+			if k.scope != "" {
+				id = k.scope + "/" + k.id
+			}
+			a.res.Dangling = append(a.res.Dangling, id)
+		}
+	}
+	if a.warnN > maxWarnings {
+		a.res.Warnings = append(a.res.Warnings, fmt.Sprintf("%d more warnings not kept", a.warnN-maxWarnings))
+	}
+	r := a.res
+	return &r, err
+}
+
+func (a *assembler) unmapped(native string) {
+	if a.res.Unmapped == nil {
+		a.res.Unmapped = map[string]int{}
+	}
+	a.res.Unmapped[native]++
+}

@@ -1,0 +1,42 @@
+// Package normalize is the host side of normalization: it cuts raw
+// provider output into lines, indexes each JSON line into a tape, sends
+// batches to a plugin [Instance] (WebAssembly or native), and assembles the
+// records the plugin reports into transcript events, which it hands to a
+// [Sink], plus the step's [transcript.AgentResult].
+//
+// It imports no WebAssembly runtime: package host provides wasm Instances,
+// [NativeInstance] runs a plugin in-process. Both go through the same code
+// here, so the native build is an exact baseline for the wasm one.
+//
+// # Model
+//
+// A [Stream] is one agent step's output. Feed it bytes as they arrive (a
+// child process's stdout) and Close it at the end; [Run] does both for a
+// reader. Complete lines are sent at the end of every Feed call, so events
+// reach the sink while the agent runs. The assembler follows the record
+// semantics of package abi (see abi's package documentation): messages are
+// built across lines and written once when closed, deltas are joined,
+// repeated snapshots replace their slot, tool calls and results are paired
+// by call id, the status follows the level precedence, usage in "set" mode
+// is not double-added.
+//
+// # Invariants
+//
+//   - Nothing is lost silently: a line a plugin does not map is counted in
+//     Unmapped by native type; a line lost to a plugin fault is counted in
+//     FailedLines, with the fault in Warnings; an oversized line is counted
+//     as unmapped "oversized_line". The raw bytes are the caller's to keep.
+//   - Events are handed to the sink in a causal order: a message is emitted
+//     before any event reported after it was opened (so a message precedes
+//     the tool calls it requested); scope opening precedes the scope's
+//     events, which precede its closing.
+//   - Every event the sink receives is valid for transcript.AppendEvent
+//     (the assembler maps out-of-vocabulary values and invalid JSON rather
+//     than passing them on).
+//   - Memory is bounded by the longest line (at most abi.MaxLineBytes is
+//     buffered; a longer line is skipped and counted) plus open messages.
+//
+// # Concurrency
+//
+// A Stream, its Instance and its Sink are used by one goroutine at a time.
+package normalize

@@ -1,0 +1,268 @@
+package normalize
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/transcript"
+)
+
+// Options configure a Stream.
+type Options struct {
+	// Provider is passed to the plugin and recorded in the result.
+	Provider string
+	// Format is a format hint for the plugin ("" lets it detect).
+	Format string
+	// Now is the clock for events without a provider timestamp.
+	Now func() time.Time
+	// Logger receives warnings; nil discards them.
+	Logger *slog.Logger
+	// BatchLines and BatchBytes bound a batch (default and maximum:
+	// abi.MaxBatchLines, abi.MaxBatchBytes). One line per batch gives the
+	// lowest latency; larger batches amortise the per-call cost.
+	BatchLines, BatchBytes int
+	// MaxLineBytes bounds a line (default and maximum abi.MaxLineBytes).
+	MaxLineBytes int
+}
+
+// Stream normalizes one agent step's raw output.
+type Stream struct {
+	inst Instance
+	asm  *assembler
+	opts Options
+	log  *slog.Logger
+
+	pending  []byte // an incomplete last line
+	skipping bool   // inside a line longer than MaxLineBytes
+	lineNo   int
+
+	batch  []byte
+	nlines int
+	toks   []abi.Token
+
+	disabled bool
+	closed   bool
+}
+
+// NewStream begins a stream on inst.
+func NewStream(ctx context.Context, inst Instance, sink Sink, opts Options) (*Stream, error) {
+	if opts.BatchLines <= 0 || opts.BatchLines > abi.MaxBatchLines {
+		opts.BatchLines = abi.MaxBatchLines
+	}
+	if opts.BatchBytes <= 0 || opts.BatchBytes > abi.MaxBatchBytes {
+		opts.BatchBytes = abi.MaxBatchBytes
+	}
+	if opts.MaxLineBytes <= 0 || opts.MaxLineBytes > abi.MaxLineBytes {
+		opts.MaxLineBytes = abi.MaxLineBytes
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	s := &Stream{inst: inst, asm: newAssembler(sink, opts.Provider, opts.Now), opts: opts, log: log}
+	if err := inst.Begin(ctx, abi.BeginOptions{Provider: opts.Provider, Format: opts.Format}); err != nil {
+		var fault *FaultError
+		if !errors.As(err, &fault) {
+			return nil, fmt.Errorf("begin stream: %w", err)
+		}
+		s.fault(err, 0)
+	}
+	s.batch = abi.AppendBatchHeader(s.batch[:0], 0)
+	return s, nil
+}
+
+// Feed takes the next bytes of raw output, in any chunking. Every complete
+// line is normalized before Feed returns. Errors come only from the sink;
+// plugin faults are counted in the result, not returned.
+func (s *Stream) Feed(ctx context.Context, p []byte) error {
+	if s.closed {
+		return errors.New("normalize: feed after close")
+	}
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			s.buffer(p)
+			break
+		}
+		chunk := p[:i]
+		p = p[i+1:]
+		if s.skipping {
+			s.skipping = false
+			s.pending = s.pending[:0]
+			continue
+		}
+		var line []byte
+		if len(s.pending) > 0 {
+			s.buffer(chunk)
+			if s.skipping {
+				s.skipping = false
+				s.pending = s.pending[:0]
+				continue
+			}
+			line = s.pending
+		} else {
+			line = chunk
+		}
+		if err := s.line(ctx, line); err != nil {
+			return err
+		}
+		s.pending = s.pending[:0]
+	}
+	return s.send(ctx)
+}
+
+// buffer keeps part of an incomplete line, or starts skipping it when it
+// grows past the limit.
+func (s *Stream) buffer(p []byte) {
+	if s.skipping {
+		return
+	}
+	if len(s.pending)+len(p) > s.opts.MaxLineBytes {
+		s.lineNo++
+		s.asm.unmapped("oversized_line")
+		s.asm.warn("line %d is longer than %d bytes: not normalized (kept in the raw capture)", s.lineNo, s.opts.MaxLineBytes)
+		s.skipping = true
+		s.pending = s.pending[:0]
+		return
+	}
+	s.pending = append(s.pending, p...)
+}
+
+// line adds one complete line to the batch.
+func (s *Stream) line(ctx context.Context, line []byte) error {
+	s.lineNo++
+	s.asm.res.Lines++
+	if len(bytes.TrimSpace(line)) == 0 {
+		return nil
+	}
+	if s.disabled {
+		s.asm.res.FailedLines++
+		return nil
+	}
+	toks, ok := abi.BuildTape(s.toks[:0], line)
+	if !ok {
+		toks = toks[:0]
+	}
+	s.toks = toks
+	if s.nlines > 0 && (s.nlines >= s.opts.BatchLines || len(s.batch)+abi.BatchLineSize(len(line), len(toks)) > s.opts.BatchBytes) {
+		if err := s.send(ctx); err != nil {
+			return err
+		}
+	}
+	s.batch = abi.AppendBatchLine(s.batch, s.lineNo, line, toks)
+	s.nlines++
+	return nil
+}
+
+// send feeds the current batch to the plugin.
+func (s *Stream) send(ctx context.Context) error {
+	if s.nlines == 0 {
+		return nil
+	}
+	// Patch the count into the header written when the batch started.
+	s.batch[0], s.batch[1], s.batch[2], s.batch[3] = byte(s.nlines), byte(s.nlines>>8), byte(s.nlines>>16), byte(s.nlines>>24)
+	n := s.nlines
+	out, err := s.inst.Feed(ctx, s.batch)
+	if aerr := s.asm.records(ctx, out, s.batch); aerr != nil {
+		if !errors.Is(aerr, ErrBadOutput) {
+			return aerr
+		}
+		s.asm.res.FailedLines += n
+		s.asm.warn("%v", aerr)
+	}
+	if err != nil {
+		s.fault(err, n)
+	}
+	s.batch = abi.AppendBatchHeader(s.batch[:0], 0)
+	s.nlines = 0
+	return nil
+}
+
+func (s *Stream) fault(err error, lines int) {
+	var fault *FaultError
+	var rejected *RejectedError
+	switch {
+	case errors.As(err, &rejected):
+		s.asm.warn("%v", err)
+	case errors.As(err, &fault):
+		s.asm.res.FailedLines += lines
+		s.asm.warn("%d line(s) lost: %v", lines, err)
+		s.log.Warn("plugin fault", "plugin", fault.Plugin, "op", fault.Op, "err", fault.Err, "lines", lines)
+		if errors.Is(err, ErrDisabled) {
+			s.disabled = true
+		}
+	default:
+		s.asm.res.FailedLines += lines
+		s.asm.warn("%d line(s) lost: %v", lines, err)
+		s.log.Warn("plugin error", "err", err, "lines", lines)
+		if errors.Is(err, ErrDisabled) {
+			s.disabled = true
+		}
+	}
+}
+
+// Close feeds a last line without LF (a cut-off stream), ends the stream
+// and returns the step's result. Provider, status, usage and the rest are
+// filled in; the caller adds what only it knows (exit code, raw capture,
+// plugin identity).
+func (s *Stream) Close(ctx context.Context) (*transcript.AgentResult, error) {
+	if s.closed {
+		return nil, errors.New("normalize: stream closed twice")
+	}
+	if len(s.pending) > 0 && !s.skipping {
+		if err := s.line(ctx, s.pending); err != nil {
+			return nil, err
+		}
+		s.pending = s.pending[:0]
+	}
+	if err := s.send(ctx); err != nil {
+		return nil, err
+	}
+	s.closed = true
+	if !s.disabled {
+		out, err := s.inst.End(ctx)
+		if aerr := s.asm.records(ctx, out, nil); aerr != nil {
+			if !errors.Is(aerr, ErrBadOutput) {
+				return nil, aerr
+			}
+			s.asm.warn("%v", aerr)
+		}
+		if err != nil {
+			s.fault(err, 0)
+		}
+	}
+	return s.asm.finish(ctx)
+}
+
+// Run normalizes everything r yields.
+func Run(ctx context.Context, inst Instance, r io.Reader, sink Sink, opts Options) (*transcript.AgentResult, error) {
+	s, err := NewStream(ctx, inst, sink, opts)
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 256<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return nil, err
+		}
+		n, rerr := r.Read(buf)
+		if n > 0 {
+			if err := s.Feed(ctx, buf[:n]); err != nil {
+				return nil, err
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			return nil, fmt.Errorf("read raw output: %w", rerr)
+		}
+	}
+	return s.Close(ctx)
+}
