@@ -1,9 +1,12 @@
-package golden
+// Package goldentest runs golden checks as Go subtests (kept apart from
+// package golden so that binaries using golden do not link "testing").
+package goldentest
 
 import (
 	"context"
 	"testing"
 
+	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/normalize"
 )
 
@@ -11,7 +14,7 @@ import (
 // Plugin tests declare their own -update flag and pass it in.
 func Test(t *testing.T, dir, provider string, newInstance func() (normalize.Instance, error), update bool) {
 	t.Helper()
-	outs, err := Check(context.Background(), dir, provider, newInstance, update)
+	outs, err := golden.Check(context.Background(), dir, provider, newInstance, update)
 	if err != nil {
 		t.Fatal(err)
 	}
