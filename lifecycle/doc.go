@@ -1,0 +1,100 @@
+// Package lifecycle is the run and step API for Go programs that embed
+// twasm, typically a workflow engine: it writes the run.*, step.* and
+// step.call_workflow.* events of a transcript so that the caller cannot
+// get the brackets, paths or links wrong, and stamps every message and
+// tool event with the step that produced it.
+//
+//	err := lifecycle.Do(ctx, recorder.NewStore(dir), lifecycle.RunOptions{Name: "review"},
+//		func(ctx context.Context, run *lifecycle.Run) error {
+//			return run.Step(ctx, "review", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+//				return s.UserMessage(ctx, "Review this diff.", "You are a reviewer.")
+//			})
+//		})
+//
+// # Model
+//
+// A [Run] is one transcript file. Steps form a tree under it: a step is
+// started from the run or from another step ([Step.Step], [Step.ForEach],
+// [Step.While], [Step.Parallel], [Step.CallWorkflow], [Step.Terminal]),
+// and its function receives a [*Step] through which it records messages
+// ([Step.UserMessage], [Step.AssistantMessage]), tool calls (through a
+// [Router]) and any other message.* or tool.* event ([Step.Record], or
+// [EventSink] for a plugin host). Step kinds are the built-in ones of
+// [transcript.StepKind] or any custom kind that passes its Valid.
+//
+// # Invariants
+//
+// The run bracket is always written. run.started is the first line of
+// every file (schema [transcript.Schema], producer "twasm" and its
+// version) and run.completed the last one, with status ok, error or
+// cancelled and the error text, whether the body returns, fails, is
+// cancelled, panics or calls runtime.Goexit. [Do] and the child runs of
+// [Step.CallWorkflow] guarantee it; with [Start], defer [Run.End]. A
+// panic is recorded as "panic: <value>" and then continues. Ending is
+// idempotent. A cancelled context never prevents the bracket from being
+// written: bracket events are recorded with context.WithoutCancel.
+//
+// Step brackets nest inside it. Each step attempt writes step.started and
+// step.completed (step.call_workflow.* for call_workflow steps), also on
+// error, panic, Goexit or cancellation. When the context is already done
+// a step is not run, but it is still recorded, as cancelled. Everything a
+// step records lies between its two lines: once a step (or run) has
+// ended, recording through it fails with [ErrEnded] rather than writing
+// outside the bracket. Callers cannot write run.* or step.* events
+// themselves ([ErrReservedType]).
+//
+// Status: nil is ok; an error is "cancelled" when it is a context error or
+// the step's context is done, else "error".
+//
+// # Path and iteration
+//
+// path is the dot-separated chain of step names from the top of the run:
+// "review", "fanout.branch_a", "per_file.lint". Names are single path
+// segments (no '.', no whitespace). Loop indexes are never part of the
+// path; run.* events have path "".
+//
+// iteration is the zero-based index of the innermost loop enclosing the
+// event or, outside every loop, of the retry attempt; 0 when there is
+// neither:
+//
+//   - A for_each or while step's own step.started/step.completed carry the
+//     iteration of the scope it runs in. Iteration i of its body sees the
+//     loop step with iteration i: events recorded through it and child
+//     steps ("per_file.lint") carry i, down to the next inner loop.
+//   - A step given [Retry] writes one step.started/step.completed pair per
+//     attempt, each with the zero-based attempt in the payload (the
+//     encoder leaves out attempt 0). Outside any loop the attempts are
+//     the innermost "loop": attempt k and everything inside it carry
+//     iteration k.
+//   - Inside a loop the loop index wins: a retried "per_file.lint" at
+//     index 3 writes iteration 3 for every attempt, told apart by the
+//     payload's attempt. Letting the retry win there would make lint at
+//     index 3, attempt 0 indistinguishable from lint at index 0; with
+//     this rule (path, iteration, attempt) names every step attempt
+//     exactly once, and message and tool events of a step attempt are
+//     the ones between its step.started and step.completed with the same
+//     path and iteration (attempts of one step never overlap).
+//   - Parallel branches are child steps "<parallel>.<branch>" and inherit
+//     the parallel step's iteration.
+//
+// # Child runs
+//
+// [Step.CallWorkflow] creates a child run file in the same store, with a
+// new run id. The parent's step.call_workflow.started and
+// step.call_workflow.completed carry child_run_id at the call_workflow
+// step's path; every line of the child file carries parent_run_id. Child
+// runs can call workflows in turn, to any depth; each file links only to
+// its direct parent. [Step.SubRun] opens such a child imperatively for
+// work whose end the caller controls (a provider's sub-agent); it is
+// linked the same way, through a call_workflow step "<step>.<name>" whose
+// completion is written when the child ends.
+//
+// # Concurrency
+//
+// A Run, its Steps and a Router are safe for concurrent use: parallel
+// branches run in their own goroutines and record into the same file
+// through the recorder, which serialises writes and assigns seq in file
+// order. A Step must not be used after its function returns (records
+// fail with [ErrEnded]); a goroutine started inside a step must be waited
+// for before the step returns. A Run must not be used after it ends.
+package lifecycle

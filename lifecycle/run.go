@@ -1,0 +1,363 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"runtime/debug"
+	"sync"
+
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// ProducerName is the producer name written into run.started.
+const ProducerName = "twasm"
+
+// modulePath is how this module shows up in build info, to find the
+// version of twasm compiled into the embedding program.
+const modulePath = "github.com/twasm/twasm"
+
+// RunOptions configures a run. Only Name is required; the zero value of
+// every other field is the default.
+type RunOptions struct {
+	// Name is the workflow name, written as run.started's name.
+	Name string
+	// RunID is the run id (a UUID v4, validated). Empty means a new one.
+	RunID string
+	// Producer overrides the producer written into run.started. The
+	// default is {"twasm", <version of this module in the build>}.
+	Producer transcript.Producer
+	// Recorder options are passed to the store when the run's file is
+	// opened; child runs (call_workflow, sub-runs) inherit them.
+	Recorder []recorder.Option
+	// Logger receives diagnostics that cannot be returned (a failed write
+	// of run.completed from End). Nil means slog.Default().
+	Logger *slog.Logger
+}
+
+// Run is one workflow run: one transcript file, bracketed by run.started
+// and run.completed. Create it with [Start] or [Do].
+//
+// A Run is safe for concurrent use. Its methods that start steps
+// (Step, ForEach, While, Parallel, CallWorkflow, Terminal, SubRun) create
+// top-level steps; they behave as the [Step] methods of the same name.
+type Run struct {
+	store    recorder.Store
+	opts     RunOptions
+	rec      *recorder.Recorder
+	id       string
+	parentID string
+	log      *slog.Logger
+	// ctxErr is Err of the context the run was started with, so that End,
+	// which takes no context, can still tell a cancellation from a failure.
+	ctxErr func() error
+	root   *Step
+
+	// mu orders emits against the end: emits hold it shared, finish takes
+	// it exclusively to set ended, so that no event lands after
+	// run.completed.
+	mu    sync.RWMutex
+	ended bool
+
+	once      sync.Once
+	finishErr error
+
+	subMu     sync.Mutex
+	subRuns   map[*Run]struct{}
+	subClosed bool // set once the run starts ending: no new sub-runs
+	// onFinish, set on sub-runs, writes the parent side of the link.
+	onFinish func(c *Run, err, ctxErr error)
+}
+
+// Start opens the run's transcript in store and writes run.started. The
+// caller must end the run with [Run.End] or [Run.Finish]; [Do] does it for
+// you. Start records even when ctx is already cancelled, so that a
+// cancelled run still leaves a bracketed file; ctx is otherwise only used
+// to tell cancellation from failure when the run ends.
+func Start(ctx context.Context, store recorder.Store, opts RunOptions) (*Run, error) {
+	return start(ctx, store, opts, "")
+}
+
+// Do runs fn as a whole run: run.started is written before fn is called and
+// run.completed after it returns, fails or panics (the panic is recorded
+// and then continues). The returned error is fn's, or the error of
+// writing the bracket when fn succeeded.
+func Do(ctx context.Context, store recorder.Store, opts RunOptions, fn RunFunc) error {
+	r, err := Start(ctx, store, opts)
+	if err != nil {
+		return err
+	}
+	return runFn(ctx, r, fn)
+}
+
+func start(ctx context.Context, store recorder.Store, opts RunOptions, parentID string) (*Run, error) {
+	if opts.Name == "" {
+		return nil, fmt.Errorf("%w: empty run name", ErrInvalidName)
+	}
+	id := opts.RunID
+	if id == "" {
+		id = recorder.NewRunID()
+	} else if err := recorder.ValidRunID(id); err != nil {
+		return nil, fmt.Errorf("lifecycle: start run %q: %w", opts.Name, err)
+	}
+	if opts.Producer.Name == "" {
+		opts.Producer = transcript.Producer{Name: ProducerName, Version: moduleVersion()}
+	}
+	log := opts.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	// The bracket must be written even for a run that starts cancelled.
+	wctx := context.WithoutCancel(ctx)
+	rec, err := store.Open(wctx, id, opts.Recorder...)
+	if err != nil {
+		return nil, fmt.Errorf("lifecycle: open run %s (%s): %w", id, opts.Name, err)
+	}
+	r := &Run{
+		store:    store,
+		opts:     opts,
+		rec:      rec,
+		id:       id,
+		parentID: parentID,
+		log:      log.With("run_id", id),
+		ctxErr:   ctx.Err,
+	}
+	r.root = &Step{run: r}
+	producer := opts.Producer
+	ev := &transcript.Event{
+		Type: transcript.RunStarted,
+		Payload: &transcript.StepPayload{
+			Name:     opts.Name,
+			Kind:     transcript.KindWorkflow,
+			Schema:   transcript.Schema,
+			Producer: &producer,
+		},
+	}
+	if err := r.emit(wctx, ev); err != nil {
+		return nil, errors.Join(fmt.Errorf("lifecycle: start run %s: %w", id, err), closeErr(rec))
+	}
+	return r, nil
+}
+
+func closeErr(rec *recorder.Recorder) error {
+	if err := rec.Close(); err != nil {
+		return fmt.Errorf("lifecycle: close recorder: %w", err)
+	}
+	return nil
+}
+
+// RunID returns the run id (the file name without .jsonl).
+func (r *Run) RunID() string { return r.id }
+
+// ParentRunID returns the id of the run this one is a child of, or "".
+func (r *Run) ParentRunID() string { return r.parentID }
+
+// Name returns the workflow name.
+func (r *Run) Name() string { return r.opts.Name }
+
+// Path returns the path of the run's transcript file.
+func (r *Run) Path() string { return r.rec.Path() }
+
+// End writes run.completed and closes the file; it is meant to be
+// deferred right after [Start]:
+//
+//	run, err := lifecycle.Start(ctx, store, opts)
+//	if err != nil { return err }
+//	defer run.End(&err)
+//
+// The status comes from *errp (ok, error, or cancelled when the error is a
+// context error or the start context is done). When called while the
+// function is panicking, End records the panic as the run's error and
+// panics again with the same value. If *errp is nil and ending fails, the
+// failure is stored in *errp. errp may be nil. End is idempotent, and a
+// no-op after [Run.Finish].
+func (r *Run) End(errp *error) {
+	if p := recover(); p != nil {
+		_ = r.finish(panicErr(p), nil)
+		panic(p)
+	}
+	var err error
+	if errp != nil {
+		err = *errp
+	}
+	if ferr := r.finish(err, r.ctxErr()); ferr != nil && errp != nil && *errp == nil {
+		*errp = ferr
+	}
+}
+
+// Finish writes run.completed with the status of err and closes the file.
+// A non-nil err while ctx is done records "cancelled". Only the first call
+// (of Finish or End) writes; later ones return the first result. ctx does
+// not stop the write.
+func (r *Run) Finish(ctx context.Context, err error) error {
+	return r.finish(err, ctx.Err())
+}
+
+func (r *Run) finish(err, ctxErr error) error {
+	r.once.Do(func() {
+		// Forgotten sub-runs are ended first, so that every file the run
+		// created is complete when the run is.
+		for _, c := range r.takeSubRuns() {
+			if cerr := c.finish(ErrParentEnded, nil); cerr != nil {
+				r.log.Warn("lifecycle: end forgotten sub-run", "child_run_id", c.id, "err", cerr)
+			}
+		}
+		r.mu.Lock()
+		r.ended = true
+		r.mu.Unlock()
+		status, text := outcome(err, ctxErr)
+		ev := &transcript.Event{
+			Type:        transcript.RunCompleted,
+			RunID:       r.id,
+			ParentRunID: r.parentID,
+			Payload: &transcript.StepPayload{
+				Name:   r.opts.Name,
+				Kind:   transcript.KindWorkflow,
+				Status: status,
+				Error:  text,
+			},
+		}
+		var errs []error
+		if rerr := r.rec.Record(context.Background(), ev); rerr != nil {
+			errs = append(errs, fmt.Errorf("lifecycle: write run.completed of %s: %w", r.id, rerr))
+		}
+		if cerr := r.rec.Close(); cerr != nil {
+			errs = append(errs, fmt.Errorf("lifecycle: close run %s: %w", r.id, cerr))
+		}
+		r.finishErr = errors.Join(errs...)
+		if r.finishErr != nil {
+			r.log.Warn("lifecycle: end run", "err", r.finishErr)
+		}
+		if r.onFinish != nil {
+			r.onFinish(r, err, ctxErr)
+		}
+	})
+	return r.finishErr
+}
+
+// emit records ev in the run's file, stamping the run's ids. It refuses
+// once the run has ended.
+func (r *Run) emit(ctx context.Context, ev *transcript.Event) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.ended {
+		return fmt.Errorf("%w: run %s: cannot record %s", ErrEnded, r.id, ev.Type)
+	}
+	ev.RunID = r.id
+	ev.ParentRunID = r.parentID
+	if err := r.rec.Record(ctx, ev); err != nil {
+		return fmt.Errorf("lifecycle: record %s: %w", ev.Type, err)
+	}
+	return nil
+}
+
+// child starts a run linked to r: every line of it carries r's id as
+// parent_run_id.
+func (r *Run) child(ctx context.Context, name, runID string) (*Run, error) {
+	opts := r.opts
+	opts.Name = name
+	opts.RunID = runID
+	return start(ctx, r.store, opts, r.id)
+}
+
+// addSubRun registers c as an open sub-run of r whose link node is node:
+// when c ends, node's completion is written into r, and r's own end waits
+// for (or performs) c's.
+func (r *Run) addSubRun(c *Run, node *Step) error {
+	c.onFinish = func(c *Run, err, ctxErr error) {
+		if cerr := node.complete(context.Background(), transcript.StepCallWorkflowCompleted, err, ctxErr); cerr != nil {
+			r.log.Warn("lifecycle: write the end of a sub-run", "child_run_id", c.id, "err", cerr)
+		}
+		r.subMu.Lock()
+		delete(r.subRuns, c)
+		r.subMu.Unlock()
+	}
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
+	if r.subClosed {
+		return fmt.Errorf("%w: run %s: cannot start a sub-run", ErrEnded, r.id)
+	}
+	if r.subRuns == nil {
+		r.subRuns = make(map[*Run]struct{})
+	}
+	r.subRuns[c] = struct{}{}
+	return nil
+}
+
+func (r *Run) takeSubRuns() []*Run {
+	r.subMu.Lock()
+	defer r.subMu.Unlock()
+	out := make([]*Run, 0, len(r.subRuns))
+	for c := range r.subRuns {
+		out = append(out, c)
+	}
+	r.subRuns = nil
+	r.subClosed = true
+	return out
+}
+
+// The top-level step methods delegate to the run's root scope (path "",
+// iteration 0), which is never recorded itself.
+
+// Step runs fn as a top-level step; see [Step.Step].
+func (r *Run) Step(ctx context.Context, name string, kind transcript.StepKind, fn StepFunc, opts ...StepOption) error {
+	return r.root.Step(ctx, name, kind, fn, opts...)
+}
+
+// ForEach runs a top-level for_each loop; see [Step.ForEach].
+func (r *Run) ForEach(ctx context.Context, name string, n int, fn LoopFunc, opts ...StepOption) error {
+	return r.root.ForEach(ctx, name, n, fn, opts...)
+}
+
+// While runs a top-level while loop; see [Step.While].
+func (r *Run) While(ctx context.Context, name string, cond CondFunc, fn LoopFunc, opts ...StepOption) error {
+	return r.root.While(ctx, name, cond, fn, opts...)
+}
+
+// Parallel runs a top-level parallel step; see [Step.Parallel].
+func (r *Run) Parallel(ctx context.Context, name string, branches []Branch, opts ...StepOption) error {
+	return r.root.Parallel(ctx, name, branches, opts...)
+}
+
+// CallWorkflow runs a top-level call_workflow step; see [Step.CallWorkflow].
+func (r *Run) CallWorkflow(ctx context.Context, name string, fn RunFunc, opts ...StepOption) error {
+	return r.root.CallWorkflow(ctx, name, fn, opts...)
+}
+
+// Terminal records a top-level terminal step; see [Step.Terminal].
+func (r *Run) Terminal(ctx context.Context, name string, err error) error {
+	return r.root.Terminal(ctx, name, err)
+}
+
+// SubRun opens a child run of r; see [Step.SubRun].
+func (r *Run) SubRun(ctx context.Context, name string) (*Run, error) {
+	return r.root.SubRun(ctx, name)
+}
+
+// panicErr turns a recovered value into the error recorded for it.
+func panicErr(p any) error {
+	if pe, ok := p.(*PanicError); ok {
+		return pe
+	}
+	return &PanicError{Value: p}
+}
+
+// moduleVersion is the version of this module inside the running binary:
+// the main module's when twasm itself is being run, else the dependency's.
+func moduleVersion() string {
+	bi, ok := debug.ReadBuildInfo()
+	if !ok {
+		return "(devel)"
+	}
+	if bi.Main.Path == modulePath && bi.Main.Version != "" {
+		return bi.Main.Version
+	}
+	for _, d := range bi.Deps {
+		if d.Path == modulePath && d.Version != "" {
+			return d.Version
+		}
+	}
+	return "(devel)"
+}

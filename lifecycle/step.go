@@ -1,0 +1,574 @@
+package lifecycle
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"runtime/debug"
+	"sync"
+	"time"
+
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// StepFunc is the work of a step. Events it records through s carry the
+// step's path and iteration.
+type StepFunc func(ctx context.Context, s *Step) error
+
+// LoopFunc is the body of one loop iteration; i is the zero-based index
+// and body is the loop step seen at iteration i.
+type LoopFunc func(ctx context.Context, i int, body *Step) error
+
+// CondFunc decides, before iteration i, whether a while loop goes on.
+type CondFunc func(ctx context.Context, i int) (bool, error)
+
+// RunFunc is the body of a called workflow; child is its run.
+type RunFunc func(ctx context.Context, child *Run) error
+
+// Branch is one branch of a parallel step: a child step named Name of kind
+// Kind running Fn.
+type Branch struct {
+	Name string
+	Kind transcript.StepKind
+	Fn   StepFunc
+}
+
+// StepOption configures one step. Options that do not apply to a step
+// method are ignored by it.
+type StepOption func(*stepConfig)
+
+type stepConfig struct {
+	retries  int
+	retryIf  func(error) bool
+	delay    time.Duration
+	workflow string
+	failFast bool
+}
+
+// Retry lets the step run up to n more times after a failed attempt. Each
+// attempt is recorded as its own step.started/step.completed pair with the
+// zero-based attempt number in the payload. Outside any loop the attempt
+// number is also the iteration of the step's events and of everything
+// inside it; inside a loop the iteration stays the loop index (see the
+// package doc). Cancellation is never retried.
+func Retry(n int) StepOption {
+	return func(c *stepConfig) { c.retries = max(n, 0) }
+}
+
+// RetryIf restricts [Retry] to errors for which retry returns true.
+func RetryIf(retry func(error) bool) StepOption {
+	return func(c *stepConfig) { c.retryIf = retry }
+}
+
+// RetryDelay waits d between attempts (or until the context is done).
+func RetryDelay(d time.Duration) StepOption {
+	return func(c *stepConfig) { c.delay = d }
+}
+
+// WorkflowName sets the name of the workflow a call_workflow step starts
+// (run.started's name in the child file). The default is the step name.
+func WorkflowName(name string) StepOption {
+	return func(c *stepConfig) { c.workflow = name }
+}
+
+// FailFast makes a parallel step cancel the context of its other branches
+// as soon as one branch fails. Without it every branch runs to its end.
+func FailFast() StepOption {
+	return func(c *stepConfig) { c.failFast = true }
+}
+
+// Step is one attempt of one step (or, for loops, the loop step seen at
+// one iteration). It is handed to the step's function and is valid until
+// that function returns: afterwards recording through it fails with
+// [ErrEnded]. A Step is safe for concurrent use.
+type Step struct {
+	run *Run
+	// br is the open/ended state shared by a loop step and its iteration
+	// views; nil for the run's root scope, which uses the run's own state.
+	br        *bracket
+	name      string
+	path      string
+	kind      transcript.StepKind
+	iteration int
+	attempt   int
+	// inLoop is set inside a loop body: a retry there keeps the loop index
+	// as the iteration instead of using the attempt number.
+	inLoop  bool
+	childID string // call_workflow steps: the child's run id
+}
+
+type bracket struct {
+	// mu orders records against the completion: records hold it shared,
+	// completion takes it exclusively, so every event of a step lies
+	// between its step.started and step.completed lines.
+	mu     sync.RWMutex
+	ended  bool
+	result json.RawMessage
+}
+
+// EventSink accepts events produced inside a step; the step stamps them
+// with its path and iteration (and the run's ids). *Step implements it.
+// It is the seam through which a provider plugin host feeds normalized
+// events.
+type EventSink interface {
+	Emit(ctx context.Context, ev *transcript.Event) error
+}
+
+var _ EventSink = (*Step)(nil)
+
+// Name returns the step name (the last path segment).
+func (s *Step) Name() string { return s.name }
+
+// Path returns the dot-separated step path.
+func (s *Step) Path() string { return s.path }
+
+// Iteration returns the iteration events of this step carry.
+func (s *Step) Iteration() int { return s.iteration }
+
+// Attempt returns the zero-based retry attempt.
+func (s *Step) Attempt() int { return s.attempt }
+
+// Kind returns the step kind.
+func (s *Step) Kind() transcript.StepKind { return s.kind }
+
+// Run returns the run the step belongs to.
+func (s *Step) Run() *Run { return s.run }
+
+// SetResult stores v, marshalled to JSON, as the result written into the
+// step's step.completed. For a loop it is the loop step's result whichever
+// iteration sets it; the last call wins.
+func (s *Step) SetResult(v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return fmt.Errorf("lifecycle: step %s: result: %w", s.path, err)
+	}
+	if s.br == nil {
+		return fmt.Errorf("lifecycle: the run itself has no result")
+	}
+	s.br.mu.Lock()
+	defer s.br.mu.Unlock()
+	if s.br.ended {
+		return fmt.Errorf("%w: step %s: cannot set the result", ErrEnded, s.path)
+	}
+	s.br.result = b
+	return nil
+}
+
+// Record writes ev into the run's transcript as an event of this step: the
+// path, iteration, run id and parent run id are set from the step (a
+// ChildRunID the caller set is kept). ev itself is not modified; its
+// payload is shared with the recorder until Record returns. run.* and
+// step.* events are refused with [ErrReservedType]: the lifecycle writes
+// those.
+func (s *Step) Record(ctx context.Context, ev *transcript.Event) error {
+	if ev == nil {
+		return fmt.Errorf("lifecycle: step %s: nil event", s.path)
+	}
+	if ev.Type.PayloadKind() == transcript.PayloadStep {
+		return fmt.Errorf("%w: %s", ErrReservedType, ev.Type)
+	}
+	e := *ev
+	e.Seq = 0
+	e.Path = s.path
+	e.Iteration = s.iteration
+	return s.emit(ctx, &e)
+}
+
+// Emit is [Step.Record], to implement [EventSink].
+func (s *Step) Emit(ctx context.Context, ev *transcript.Event) error { return s.Record(ctx, ev) }
+
+// UserMessage records one message.user holding the system prompt (when
+// not empty) and the prompt as separate text blocks with fidelity router,
+// told apart by their origin: [transcript.OriginSystemPrompt] and
+// [transcript.OriginPrompt]. The system prompt comes first, as it does in
+// the model's context.
+func (s *Step) UserMessage(ctx context.Context, prompt, systemPrompt string) error {
+	blocks := make([]transcript.Block, 0, 2)
+	if systemPrompt != "" {
+		blocks = append(blocks, transcript.Block{
+			Type: transcript.BlockText, Fidelity: transcript.FidelityRouter,
+			Text: systemPrompt, Origin: transcript.OriginSystemPrompt,
+		})
+	}
+	blocks = append(blocks, transcript.Block{
+		Type: transcript.BlockText, Fidelity: transcript.FidelityRouter,
+		Text: prompt, Origin: transcript.OriginPrompt,
+	})
+	return s.Record(ctx, &transcript.Event{
+		Type:    transcript.MessageUser,
+		Payload: &transcript.MessagePayload{Role: "user", Blocks: blocks},
+	})
+}
+
+// AssistantMessage records one message.assistant with blocks in order. A
+// block without a fidelity gets agent_emitted: the content came from the
+// model. The caller's slice is not modified.
+func (s *Step) AssistantMessage(ctx context.Context, blocks ...transcript.Block) error {
+	bs := make([]transcript.Block, len(blocks))
+	copy(bs, blocks)
+	for i := range bs {
+		if bs[i].Fidelity == "" {
+			bs[i].Fidelity = transcript.FidelityAgentEmitted
+		}
+	}
+	return s.Record(ctx, &transcript.Event{
+		Type:    transcript.MessageAssistant,
+		Payload: &transcript.MessagePayload{Role: "assistant", Blocks: bs},
+	})
+}
+
+// emit records ev unless this step has ended.
+func (s *Step) emit(ctx context.Context, ev *transcript.Event) error {
+	if s.br == nil {
+		return s.run.emit(ctx, ev)
+	}
+	s.br.mu.RLock()
+	defer s.br.mu.RUnlock()
+	if s.br.ended {
+		return fmt.Errorf("%w: step %s: cannot record %s", ErrEnded, s.path, ev.Type)
+	}
+	return s.run.emit(ctx, ev)
+}
+
+// Step runs fn as a child step named name (path "<this path>.<name>") of
+// the given kind: it writes step.started, calls fn, and writes
+// step.completed with status ok, error or cancelled and the error text,
+// also when fn panics (the panic then continues) or calls runtime.Goexit.
+// When ctx is already done, fn is not called and the step is recorded as
+// cancelled. fn may be nil (a step with nothing to do, such as a marker).
+// The child's iteration is this step's, unless the child is retried
+// outside any loop (see [Retry]). The returned error is fn's, wrapped in a [*StepError] unless a
+// nested step already did, or the error of writing the step.
+func (s *Step) Step(ctx context.Context, name string, kind transcript.StepKind, fn StepFunc, opts ...StepOption) error {
+	return s.runChild(ctx, name, kind, false, configure(opts), fn)
+}
+
+// Terminal records a terminal step: the point where the workflow ends,
+// successfully when err is nil, failed otherwise. It returns err (wrapped
+// in a [*StepError]) so that a caller can write
+// `return s.Terminal(ctx, "failed", err)`.
+func (s *Step) Terminal(ctx context.Context, name string, err error) error {
+	return s.runChild(ctx, name, transcript.KindTerminal, false, stepConfig{}, func(context.Context, *Step) error {
+		return err
+	})
+}
+
+// ForEach runs a for_each step named name over n iterations, in order.
+// Iteration i calls fn with the loop step seen at iteration i: its child
+// steps are "<loop path>.<child>" with iteration i, and events it records
+// carry iteration i. The loop stops at the first failing iteration or
+// when ctx is done.
+func (s *Step) ForEach(ctx context.Context, name string, n int, fn LoopFunc, opts ...StepOption) error {
+	if n < 0 {
+		return fmt.Errorf("lifecycle: for_each %s: negative count %d", name, n)
+	}
+	return s.loop(ctx, name, transcript.KindForEach, opts, func(_ context.Context, i int) (bool, error) {
+		return i < n, nil
+	}, fn)
+}
+
+// While runs a while step named name: before iteration i it asks cond,
+// and stops when cond says false, cond fails, an iteration fails, or ctx
+// is done. Iterations are numbered like [Step.ForEach].
+func (s *Step) While(ctx context.Context, name string, cond CondFunc, fn LoopFunc, opts ...StepOption) error {
+	return s.loop(ctx, name, transcript.KindWhile, opts, cond, fn)
+}
+
+func (s *Step) loop(ctx context.Context, name string, kind transcript.StepKind, opts []StepOption, cond CondFunc, fn LoopFunc) error {
+	cfg := configure(opts)
+	return s.runChild(ctx, name, kind, false, cfg, func(ctx context.Context, ls *Step) error {
+		// A retried loop restarts its condition with each attempt.
+		for i := 0; ; i++ {
+			if ctx.Err() != nil {
+				return context.Cause(ctx)
+			}
+			ok, err := cond(ctx, i)
+			if err != nil {
+				return wrapStep(fmt.Errorf("condition: %w", err), ls.path, i, ls.attempt)
+			}
+			if !ok {
+				return nil
+			}
+			body := *ls
+			body.iteration = i
+			body.inLoop = true
+			if err := fn(ctx, i, &body); err != nil {
+				return wrapStep(err, ls.path, i, ls.attempt)
+			}
+		}
+	})
+}
+
+// Parallel runs a parallel step named name whose branches run
+// concurrently, each as a child step "<path>.<branch name>". It waits for
+// every branch and returns their errors joined. With [FailFast] the first
+// failure cancels the other branches' context. A branch that panics is
+// recorded as failed, and once every branch is done the panic is raised
+// again in the calling goroutine as a [*PanicError].
+func (s *Step) Parallel(ctx context.Context, name string, branches []Branch, opts ...StepOption) error {
+	cfg := configure(opts)
+	seen := make(map[string]bool, len(branches))
+	for _, b := range branches {
+		if seen[b.Name] {
+			return fmt.Errorf("%w: parallel %s: duplicate branch %q", ErrInvalidName, name, b.Name)
+		}
+		seen[b.Name] = true
+	}
+	return s.runChild(ctx, name, transcript.KindParallel, false, cfg, func(ctx context.Context, ps *Step) error {
+		bctx, cancel := context.WithCancelCause(ctx)
+		defer cancel(nil)
+		errs := make([]error, len(branches))
+		panics := make([]*PanicError, len(branches))
+		var wg sync.WaitGroup
+		for i, b := range branches {
+			wg.Go(func() {
+				returned := false
+				defer func() {
+					if returned {
+						return
+					}
+					pv := recover()
+					if pv == nil {
+						errs[i] = errGoexit
+						return
+					}
+					pe, ok := pv.(*PanicError)
+					if !ok {
+						pe = &PanicError{Value: pv, Stack: debug.Stack()}
+					}
+					panics[i] = pe
+					cancel(pe)
+				}()
+				errs[i] = ps.Step(bctx, b.Name, b.Kind, b.Fn)
+				returned = true
+				if errs[i] != nil && cfg.failFast {
+					cancel(errs[i])
+				}
+			})
+		}
+		wg.Wait()
+		for _, pe := range panics {
+			if pe != nil {
+				panic(pe)
+			}
+		}
+		return errors.Join(errs...)
+	})
+}
+
+// CallWorkflow runs a call_workflow step named name: fn runs as a child
+// run in its own file (new run id, same store, same recorder options).
+// This run gets step.call_workflow.started and step.call_workflow.completed
+// at the step's path, both with child_run_id; every line of the child's
+// file carries this run's id as parent_run_id. The child's bracket is
+// written like [Do]'s, whatever fn does; the step's status is the child
+// run's. Calls nest to any depth. With [Retry] each attempt is a new child
+// run.
+func (s *Step) CallWorkflow(ctx context.Context, name string, fn RunFunc, opts ...StepOption) error {
+	cfg := configure(opts)
+	workflow := cfg.workflow
+	if workflow == "" {
+		workflow = name
+	}
+	return s.runChild(ctx, name, transcript.KindCallWorkflow, true, cfg, func(ctx context.Context, cs *Step) error {
+		child, err := cs.run.child(ctx, workflow, cs.childID)
+		if err != nil {
+			return err
+		}
+		return runFn(ctx, child, fn)
+	})
+}
+
+// SubRun opens a child run named name in the same store, for work whose
+// end the caller controls (a provider's sub-agent), and links it both ways
+// like [Step.CallWorkflow]: this run gets a call_workflow step
+// "<this path>.<name>" whose step.call_workflow.started is written now
+// and whose step.call_workflow.completed is written when the child ends,
+// with the child's status; both carry child_run_id, and every line of the
+// child carries parent_run_id. name must therefore be unique among the
+// sub-runs open at once in this step. The caller ends the child with
+// [Run.End] or [Run.Finish], before this step returns so that the link
+// lies inside the step; a child still open when this run ends is ended
+// then, with [ErrParentEnded].
+func (s *Step) SubRun(ctx context.Context, name string) (*Run, error) {
+	if !validName(name) {
+		return nil, fmt.Errorf("%w: sub-run name %q must be one non-empty path segment (no '.', no whitespace)", ErrInvalidName, name)
+	}
+	node := &Step{
+		run: s.run, br: &bracket{}, name: name, path: joinPath(s.path, name),
+		kind: transcript.KindCallWorkflow, iteration: s.iteration, inLoop: s.inLoop,
+		childID: recorder.NewRunID(),
+	}
+	ev := &transcript.Event{
+		Type: transcript.StepCallWorkflowStarted, ChildRunID: node.childID, Path: node.path, Iteration: node.iteration,
+		Payload: &transcript.StepPayload{Name: name, Kind: node.kind},
+	}
+	if err := s.emit(context.WithoutCancel(ctx), ev); err != nil {
+		return nil, fmt.Errorf("lifecycle: start sub-run %s: %w", node.path, err)
+	}
+	child, err := s.run.child(ctx, name, node.childID)
+	if err != nil {
+		return nil, errors.Join(err, node.complete(ctx, transcript.StepCallWorkflowCompleted, err, nil))
+	}
+	if err := s.run.addSubRun(child, node); err != nil {
+		return nil, errors.Join(err, child.finish(err, nil))
+	}
+	return child, nil
+}
+
+func configure(opts []StepOption) stepConfig {
+	var c stepConfig
+	for _, o := range opts {
+		if o != nil {
+			o(&c)
+		}
+	}
+	return c
+}
+
+func validKind(k transcript.StepKind) bool {
+	return k != transcript.KindWorkflow && k.Valid()
+}
+
+func joinPath(parent, name string) string {
+	if parent == "" {
+		return name
+	}
+	return parent + "." + name
+}
+
+// runChild runs a child step of s with its attempts.
+func (s *Step) runChild(ctx context.Context, name string, kind transcript.StepKind, call bool, cfg stepConfig, fn StepFunc) error {
+	if !validName(name) {
+		return fmt.Errorf("%w: step name %q must be one non-empty path segment (no '.', no whitespace)", ErrInvalidName, name)
+	}
+	if !validKind(kind) {
+		return fmt.Errorf("%w: step %s: kind %q", ErrInvalidKind, joinPath(s.path, name), kind)
+	}
+	path := joinPath(s.path, name)
+	for attempt := 0; ; attempt++ {
+		iteration := s.iteration
+		if cfg.retries > 0 && !s.inLoop {
+			iteration = attempt
+		}
+		child := &Step{
+			run: s.run, br: &bracket{}, name: name, path: path, kind: kind,
+			iteration: iteration, attempt: attempt, inLoop: s.inLoop,
+		}
+		if call {
+			child.childID = recorder.NewRunID()
+		}
+		err := s.exec(ctx, child, fn)
+		if err == nil || attempt >= cfg.retries || !cfg.shouldRetry(ctx, err) {
+			return err
+		}
+		if cfg.delay > 0 {
+			t := time.NewTimer(cfg.delay)
+			select {
+			case <-ctx.Done():
+				t.Stop()
+				return err
+			case <-t.C:
+			}
+		}
+	}
+}
+
+func (c *stepConfig) shouldRetry(ctx context.Context, err error) bool {
+	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrEnded) {
+		return false
+	}
+	return c.retryIf == nil || c.retryIf(err)
+}
+
+// exec writes c's start through s (so that it is refused when s has
+// ended), runs fn and writes c's completion, whatever fn does.
+func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc) (err error) {
+	started, completed := transcript.StepStarted, transcript.StepCompleted
+	if c.childID != "" {
+		started, completed = transcript.StepCallWorkflowStarted, transcript.StepCallWorkflowCompleted
+	}
+	ev := &transcript.Event{
+		Type: started, ChildRunID: c.childID, Path: c.path, Iteration: c.iteration,
+		Payload: &transcript.StepPayload{Name: c.name, Kind: c.kind, Attempt: c.attempt},
+	}
+	if err := s.emit(context.WithoutCancel(ctx), ev); err != nil {
+		return fmt.Errorf("lifecycle: start step %s: %w", c.path, err)
+	}
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		pv := recover()
+		cause := errGoexit
+		if pv != nil {
+			cause = panicErr(pv)
+		}
+		if cerr := c.complete(ctx, completed, cause, nil); cerr != nil {
+			c.run.log.Warn("lifecycle: write completion of a panicking step", "path", c.path, "err", cerr)
+		}
+		if pv != nil {
+			panic(pv)
+		}
+	}()
+	if ctx.Err() != nil {
+		err = context.Cause(ctx)
+	} else if fn != nil {
+		err = fn(ctx, c)
+	}
+	returned = true
+	cerr := c.complete(ctx, completed, err, ctx.Err())
+	err = wrapStep(err, c.path, c.iteration, c.attempt)
+	if cerr != nil {
+		return errors.Join(err, cerr)
+	}
+	return err
+}
+
+// complete ends c's bracket and writes its completion. It is written even
+// if the parent has ended meanwhile (a step leaked into a goroutine):
+// a start without its completion would be worse than a late completion.
+func (c *Step) complete(ctx context.Context, typ transcript.EventType, err, ctxErr error) error {
+	c.br.mu.Lock()
+	c.br.ended = true
+	result := c.br.result
+	c.br.mu.Unlock()
+	status, text := outcome(err, ctxErr)
+	ev := &transcript.Event{
+		Type: typ, ChildRunID: c.childID, Path: c.path, Iteration: c.iteration,
+		Payload: &transcript.StepPayload{
+			Name: c.name, Kind: c.kind, Status: status, Error: text,
+			Result: result, Attempt: c.attempt,
+		},
+	}
+	if rerr := c.run.emit(context.WithoutCancel(ctx), ev); rerr != nil {
+		return fmt.Errorf("lifecycle: complete step %s: %w", c.path, rerr)
+	}
+	return nil
+}
+
+// runFn is the body of [Do] for an already started run.
+func runFn(ctx context.Context, r *Run, fn RunFunc) (err error) {
+	returned := false
+	defer func() {
+		if returned {
+			return
+		}
+		pv := recover()
+		if pv == nil {
+			_ = r.finish(errGoexit, nil)
+			return
+		}
+		_ = r.finish(panicErr(pv), nil)
+		panic(pv)
+	}()
+	err = fn(ctx, r)
+	returned = true
+	if ferr := r.finish(err, ctx.Err()); ferr != nil && err == nil {
+		return ferr
+	}
+	return err
+}

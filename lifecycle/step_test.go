@@ -1,0 +1,640 @@
+package lifecycle
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"runtime"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// doRun runs body as a run in a fresh store and returns its events.
+func doRun(t *testing.T, body RunFunc) ([]*transcript.Event, error) {
+	t.Helper()
+	store := newStore(t)
+	id := recorder.NewRunID()
+	err := Do(context.Background(), store, RunOptions{Name: "wf", RunID: id}, body)
+	return readRun(t, store, id), err
+}
+
+func TestPathIteration(t *testing.T) {
+	op := transcript.KindOperation
+	flaky := func(failures int) StepFunc {
+		return func(_ context.Context, s *Step) error {
+			if s.Attempt() < failures {
+				return fmt.Errorf("attempt %d failed", s.Attempt())
+			}
+			return nil
+		}
+	}
+	tests := []struct {
+		name string
+		body RunFunc
+		want []stepLine
+	}{
+		{
+			name: "nested steps",
+			body: func(ctx context.Context, r *Run) error {
+				return r.Step(ctx, "review", transcript.KindAgent, func(ctx context.Context, s *Step) error {
+					return s.Step(ctx, "lint", op, nil)
+				})
+			},
+			want: []stepLine{
+				sl(ss, "review", 0, 0, ""), sl(ss, "review.lint", 0, 0, ""),
+				sl(sc, "review.lint", 0, 0, "ok"), sl(sc, "review", 0, 0, "ok"),
+			},
+		},
+		{
+			name: "nested loops: innermost index wins",
+			body: func(ctx context.Context, r *Run) error {
+				return r.ForEach(ctx, "outer", 2, func(ctx context.Context, i int, o *Step) error {
+					return o.While(ctx, "inner", func(_ context.Context, j int) (bool, error) { return j < 2, nil },
+						func(ctx context.Context, j int, in *Step) error {
+							return in.Step(ctx, "leaf", op, nil)
+						})
+				})
+			},
+			want: []stepLine{
+				sl(ss, "outer", 0, 0, ""),
+				sl(ss, "outer.inner", 0, 0, ""),
+				sl(ss, "outer.inner.leaf", 0, 0, ""), sl(sc, "outer.inner.leaf", 0, 0, "ok"),
+				sl(ss, "outer.inner.leaf", 1, 0, ""), sl(sc, "outer.inner.leaf", 1, 0, "ok"),
+				sl(sc, "outer.inner", 0, 0, "ok"),
+				sl(ss, "outer.inner", 1, 0, ""),
+				sl(ss, "outer.inner.leaf", 0, 0, ""), sl(sc, "outer.inner.leaf", 0, 0, "ok"),
+				sl(ss, "outer.inner.leaf", 1, 0, ""), sl(sc, "outer.inner.leaf", 1, 0, "ok"),
+				sl(sc, "outer.inner", 1, 0, "ok"),
+				sl(sc, "outer", 0, 0, "ok"),
+			},
+		},
+		{
+			name: "retry outside loops: attempt is the iteration, inherited by children",
+			body: func(ctx context.Context, r *Run) error {
+				return r.Step(ctx, "fetch", op, func(ctx context.Context, s *Step) error {
+					if err := s.Step(ctx, "child", op, nil); err != nil {
+						return err
+					}
+					return flaky(2)(ctx, s)
+				}, Retry(3))
+			},
+			want: []stepLine{
+				sl(ss, "fetch", 0, 0, ""), sl(ss, "fetch.child", 0, 0, ""), sl(sc, "fetch.child", 0, 0, "ok"), sl(sc, "fetch", 0, 0, "error"),
+				sl(ss, "fetch", 1, 1, ""), sl(ss, "fetch.child", 1, 0, ""), sl(sc, "fetch.child", 1, 0, "ok"), sl(sc, "fetch", 1, 1, "error"),
+				sl(ss, "fetch", 2, 2, ""), sl(ss, "fetch.child", 2, 0, ""), sl(sc, "fetch.child", 2, 0, "ok"), sl(sc, "fetch", 2, 2, "ok"),
+			},
+		},
+		{
+			name: "retry inside a loop: loop index wins, attempt tells retries apart",
+			body: func(ctx context.Context, r *Run) error {
+				return r.ForEach(ctx, "per_file", 2, func(ctx context.Context, i int, b *Step) error {
+					return b.Step(ctx, "lint", op, flaky(1-i), Retry(1))
+				})
+			},
+			want: []stepLine{
+				sl(ss, "per_file", 0, 0, ""),
+				sl(ss, "per_file.lint", 0, 0, ""), sl(sc, "per_file.lint", 0, 0, "error"),
+				sl(ss, "per_file.lint", 0, 1, ""), sl(sc, "per_file.lint", 0, 1, "ok"),
+				sl(ss, "per_file.lint", 1, 0, ""), sl(sc, "per_file.lint", 1, 0, "ok"),
+				sl(sc, "per_file", 0, 0, "ok"),
+			},
+		},
+		{
+			name: "loop inside a retried step: loop index wins",
+			body: func(ctx context.Context, r *Run) error {
+				return r.Step(ctx, "job", op, func(ctx context.Context, s *Step) error {
+					return s.ForEach(ctx, "each", 1, func(ctx context.Context, i int, b *Step) error {
+						return b.Step(ctx, "x", op, nil)
+					})
+				}, Retry(1))
+			},
+			want: []stepLine{
+				sl(ss, "job", 0, 0, ""), sl(ss, "job.each", 0, 0, ""),
+				sl(ss, "job.each.x", 0, 0, ""), sl(sc, "job.each.x", 0, 0, "ok"),
+				sl(sc, "job.each", 0, 0, "ok"), sl(sc, "job", 0, 0, "ok"),
+			},
+		},
+		{
+			name: "retry exhausted",
+			body: func(ctx context.Context, r *Run) error {
+				return r.Step(ctx, "s", op, flaky(5), Retry(1))
+			},
+			want: []stepLine{
+				sl(ss, "s", 0, 0, ""), sl(sc, "s", 0, 0, "error"),
+				sl(ss, "s", 1, 1, ""), sl(sc, "s", 1, 1, "error"),
+			},
+		},
+		{
+			name: "RetryIf refuses",
+			body: func(ctx context.Context, r *Run) error {
+				return r.Step(ctx, "s", op, flaky(5), Retry(3), RetryIf(func(error) bool { return false }), nil)
+			},
+			want: []stepLine{sl(ss, "s", 0, 0, ""), sl(sc, "s", 0, 0, "error")},
+		},
+		{
+			name: "retry with delay",
+			body: func(ctx context.Context, r *Run) error {
+				return r.Step(ctx, "s", op, flaky(1), Retry(1), RetryDelay(time.Millisecond))
+			},
+			want: []stepLine{
+				sl(ss, "s", 0, 0, ""), sl(sc, "s", 0, 0, "error"),
+				sl(ss, "s", 1, 1, ""), sl(sc, "s", 1, 1, "ok"),
+			},
+		},
+		{
+			name: "terminal steps",
+			body: func(ctx context.Context, r *Run) error {
+				if err := r.Terminal(ctx, "done", nil); err != nil {
+					return err
+				}
+				return r.Step(ctx, "s", op, func(ctx context.Context, s *Step) error {
+					_ = s.Terminal(ctx, "failed", errors.New("tests failed"))
+					return nil
+				})
+			},
+			want: []stepLine{
+				sl(ss, "done", 0, 0, ""), sl(sc, "done", 0, 0, "ok"),
+				sl(ss, "s", 0, 0, ""), sl(ss, "s.failed", 0, 0, ""), sl(sc, "s.failed", 0, 0, "error"), sl(sc, "s", 0, 0, "ok"),
+			},
+		},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			evs, _ := doRun(t, tc.body)
+			eq(t, tc.want, stepLines(evs))
+		})
+	}
+}
+
+func TestStepKindsAndResults(t *testing.T) {
+	kinds := []transcript.StepKind{
+		transcript.KindAgent, transcript.KindCommand, transcript.KindOperation, transcript.KindTerminal,
+		transcript.KindCustom, "webhook", "my-plugin.step",
+	}
+	evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+		for i, k := range kinds {
+			if err := r.Step(ctx, fmt.Sprintf("s%d", i), k, func(ctx context.Context, s *Step) error {
+				eq(t, k, s.Kind())
+				eq(t, fmt.Sprintf("s%d", i), s.Name())
+				eq(t, r, s.Run())
+				return s.SetResult(map[string]int{"n": i})
+			}); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	noErr(t, err)
+	done := find(evs, sc, "")
+	hasLen(t, done, len(kinds))
+	for i, ev := range done {
+		eq(t, kinds[i], ev.Step().Kind)
+		eq(t, fmt.Sprintf(`{"n":%d}`, i), string(ev.Step().Result))
+	}
+}
+
+func TestStepMisuse(t *testing.T) {
+	op := transcript.KindOperation
+	tests := []struct {
+		name string
+		call func(ctx context.Context, r *Run) error
+		is   error
+	}{
+		{"empty name", func(ctx context.Context, r *Run) error { return r.Step(ctx, "", op, nil) }, ErrInvalidName},
+		{"dotted name", func(ctx context.Context, r *Run) error { return r.Step(ctx, "a.b", op, nil) }, ErrInvalidName},
+		{"space in name", func(ctx context.Context, r *Run) error { return r.Step(ctx, "a b", op, nil) }, ErrInvalidName},
+		{"empty kind", func(ctx context.Context, r *Run) error { return r.Step(ctx, "a", "", nil) }, ErrInvalidKind},
+		{"workflow kind", func(ctx context.Context, r *Run) error { return r.Step(ctx, "a", transcript.KindWorkflow, nil) }, ErrInvalidKind},
+		{"bad custom kind", func(ctx context.Context, r *Run) error { return r.Step(ctx, "a", "Bad Kind", nil) }, ErrInvalidKind},
+		{"negative count", func(ctx context.Context, r *Run) error {
+			return r.ForEach(ctx, "a", -1, nil)
+		}, nil},
+		{"duplicate branch", func(ctx context.Context, r *Run) error {
+			return r.Parallel(ctx, "p", []Branch{{Name: "x", Kind: op}, {Name: "x", Kind: op}})
+		}, ErrInvalidName},
+		{"bad sub-run name", func(ctx context.Context, r *Run) error {
+			_, err := r.SubRun(ctx, "a.b")
+			return err
+		}, ErrInvalidName},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			evs, err := doRun(t, tc.call)
+			isErr(t, err)
+			if tc.is != nil {
+				errIs(t, err, tc.is)
+			}
+			hasLen(t, evs, 2, "nothing recorded but the bracket")
+		})
+	}
+}
+
+func TestWhileConditionError(t *testing.T) {
+	bad := errors.New("cannot evaluate")
+	evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+		return r.While(ctx, "poll", func(_ context.Context, i int) (bool, error) {
+			if i == 1 {
+				return false, bad
+			}
+			return true, nil
+		}, func(context.Context, int, *Step) error { return nil })
+	})
+	errIs(t, err, bad)
+	var se *StepError
+	isTrue(t, errors.As(err, &se))
+	eq(t, "poll", se.Path)
+	eq(t, 1, se.Iteration)
+	eq(t, "step poll (iteration 1): condition: cannot evaluate", find(evs, sc, "poll")[0].Step().Error)
+}
+
+func TestLoopStopsOnError(t *testing.T) {
+	var ran []int
+	evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+		return r.ForEach(ctx, "each", 5, func(_ context.Context, i int, _ *Step) error {
+			ran = append(ran, i)
+			if i == 2 {
+				return errors.New("stop")
+			}
+			return nil
+		})
+	})
+	eqErr(t, err, "step each (iteration 2): stop")
+	eq(t, []int{0, 1, 2}, ran)
+	eq(t, transcript.StatusError, find(evs, sc, "each")[0].Step().Status)
+}
+
+func TestLoopCancelled(t *testing.T) {
+	store := newStore(t)
+	id := recorder.NewRunID()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Run) error {
+		return r.While(ctx, "forever", func(context.Context, int) (bool, error) { return true, nil },
+			func(_ context.Context, i int, _ *Step) error {
+				if i == 3 {
+					cancel()
+				}
+				return nil
+			}, Retry(2))
+	})
+	errIs(t, err, context.Canceled)
+	evs := readRun(t, store, id)
+	// Cancellation is not retried.
+	eq(t, []stepLine{sl(ss, "forever", 0, 0, ""), sl(sc, "forever", 0, 0, "cancelled")}, stepLines(evs))
+}
+
+func TestRetryDelayCancelled(t *testing.T) {
+	store := newStore(t)
+	id := recorder.NewRunID()
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Run) error {
+		return r.Step(ctx, "s", transcript.KindOperation, func(context.Context, *Step) error {
+			cancel()
+			return errors.New("fail")
+		}, Retry(5), RetryDelay(time.Hour))
+	})
+	isErr(t, err)
+	hasLen(t, stepLines(readRun(t, store, id)), 2)
+}
+
+func TestParallel(t *testing.T) {
+	op := transcript.KindOperation
+	t.Run("branches run concurrently", func(t *testing.T) {
+		const n = 4
+		var arrived sync.WaitGroup
+		arrived.Add(n)
+		branches := make([]Branch, n)
+		for i := range branches {
+			branches[i] = Branch{Name: fmt.Sprintf("b%d", i), Kind: transcript.KindAgent, Fn: func(ctx context.Context, s *Step) error {
+				// Every branch waits for all the others: this only ends if
+				// they all run at once.
+				arrived.Done()
+				arrived.Wait()
+				for j := range 20 {
+					if err := s.UserMessage(ctx, fmt.Sprintf("%s %d", s.Path(), j), ""); err != nil {
+						return err
+					}
+				}
+				return nil
+			}}
+		}
+		evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+			return r.Step(ctx, "outer", op, func(ctx context.Context, s *Step) error {
+				return s.Parallel(ctx, "fanout", branches)
+			})
+		})
+		noErr(t, err)
+		for i := range n {
+			path := fmt.Sprintf("outer.fanout.b%d", i)
+			msgs := find(evs, transcript.MessageUser, path)
+			hasLen(t, msgs, 20)
+			for j, m := range msgs {
+				eq(t, fmt.Sprintf("%s %d", path, j), m.Message().Blocks[0].Text, "per-branch order")
+			}
+			hasLen(t, find(evs, sc, path), 1)
+		}
+	})
+	t.Run("errors joined, all branches run", func(t *testing.T) {
+		var ran atomic.Int32
+		evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+			return r.Parallel(ctx, "p", []Branch{
+				{Name: "a", Kind: op, Fn: func(context.Context, *Step) error { ran.Add(1); return errors.New("a failed") }},
+				{Name: "b", Kind: op, Fn: func(context.Context, *Step) error { ran.Add(1); return errors.New("b failed") }},
+				{Name: "c", Kind: op, Fn: func(context.Context, *Step) error { ran.Add(1); return nil }},
+			})
+		})
+		eq(t, int32(3), ran.Load())
+		contains(t, err.Error(), "step p.a: a failed")
+		contains(t, err.Error(), "step p.b: b failed")
+		eq(t, transcript.StatusOK, find(evs, sc, "p.c")[0].Step().Status)
+		eq(t, transcript.StatusError, find(evs, sc, "p")[0].Step().Status)
+	})
+	t.Run("fail fast cancels siblings", func(t *testing.T) {
+		evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+			return r.Parallel(ctx, "p", []Branch{
+				{Name: "fails", Kind: op, Fn: func(context.Context, *Step) error { return errors.New("bad") }},
+				{Name: "waits", Kind: op, Fn: func(ctx context.Context, _ *Step) error {
+					<-ctx.Done()
+					return context.Cause(ctx)
+				}},
+			}, FailFast())
+		})
+		isErr(t, err)
+		eq(t, transcript.StatusCancelled, find(evs, sc, "p.waits")[0].Step().Status)
+		eq(t, transcript.StatusError, find(evs, sc, "p.fails")[0].Step().Status)
+	})
+	t.Run("panic in a branch is recorded and raised in the caller", func(t *testing.T) {
+		store := newStore(t)
+		id := recorder.NewRunID()
+		v := panics(t, func() {
+			_ = Do(context.Background(), store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Run) error {
+				return r.Parallel(ctx, "p", []Branch{
+					{Name: "ok", Kind: op},
+					{Name: "bad", Kind: op, Fn: func(context.Context, *Step) error { panic("branch exploded") }},
+				})
+			})
+		})
+		pe, ok := v.(*PanicError)
+		isTrue(t, ok, "got %T", v)
+		eq(t, "branch exploded", pe.Value)
+		contains(t, string(pe.Stack), "step_test.go")
+		evs := readRun(t, store, id)
+		eq(t, "panic: branch exploded", find(evs, sc, "p.bad")[0].Step().Error)
+		eq(t, "panic: branch exploded", find(evs, sc, "p")[0].Step().Error)
+		_, text := runStatus(evs)
+		eq(t, "panic: branch exploded", text)
+	})
+	t.Run("Goexit in a branch", func(t *testing.T) {
+		evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+			return r.Parallel(ctx, "p", []Branch{{Name: "x", Kind: op, Fn: func(context.Context, *Step) error {
+				runtime.Goexit()
+				return nil
+			}}})
+		})
+		errIs(t, err, errGoexit)
+		eq(t, transcript.StatusError, find(evs, sc, "p.x")[0].Step().Status)
+	})
+}
+
+func TestCallWorkflowDepth2(t *testing.T) {
+	store := newStore(t)
+	id := recorder.NewRunID()
+	var childID, grandID string
+	err := Do(context.Background(), store, RunOptions{Name: "parent", RunID: id}, func(ctx context.Context, r *Run) error {
+		return r.ForEach(ctx, "each", 2, func(ctx context.Context, i int, b *Step) error {
+			if i == 0 {
+				return nil
+			}
+			return b.CallWorkflow(ctx, "call_child", func(ctx context.Context, child *Run) error {
+				childID = child.RunID()
+				eq(t, id, child.ParentRunID())
+				eq(t, "child", child.Name())
+				return child.Step(ctx, "work", transcript.KindOperation, func(ctx context.Context, s *Step) error {
+					return s.CallWorkflow(ctx, "grandchild", func(ctx context.Context, g *Run) error {
+						grandID = g.RunID()
+						return g.Step(ctx, "leaf", transcript.KindAgent, func(ctx context.Context, s *Step) error {
+							return s.UserMessage(ctx, "hi", "")
+						})
+					})
+				})
+			}, WorkflowName("child"))
+		})
+	})
+	noErr(t, err)
+
+	parent := readRun(t, store, id)
+	child := readRun(t, store, childID)
+	grand := readRun(t, store, grandID)
+
+	calls := append(find(parent, transcript.StepCallWorkflowStarted, ""), find(parent, transcript.StepCallWorkflowCompleted, "")...)
+	hasLen(t, calls, 2)
+	for _, ev := range calls {
+		eq(t, "each.call_child", ev.Path)
+		eq(t, 1, ev.Iteration)
+		eq(t, childID, ev.ChildRunID)
+		eq(t, transcript.KindCallWorkflow, ev.Step().Kind)
+		empty(t, ev.ParentRunID)
+	}
+	eq(t, transcript.StatusOK, calls[1].Step().Status)
+	for _, ev := range child {
+		eq(t, id, ev.ParentRunID)
+	}
+	eq(t, "child", child[0].Step().Name)
+	inner := find(child, transcript.StepCallWorkflowStarted, "work.grandchild")
+	hasLen(t, inner, 1)
+	eq(t, grandID, inner[0].ChildRunID)
+	for _, ev := range grand {
+		eq(t, childID, ev.ParentRunID)
+	}
+	eq(t, "grandchild", grand[0].Step().Name)
+	hasLen(t, find(grand, transcript.MessageUser, "leaf"), 1)
+}
+
+func TestCallWorkflowFailures(t *testing.T) {
+	t.Run("child error", func(t *testing.T) {
+		store := newStore(t)
+		id := recorder.NewRunID()
+		var childID string
+		err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
+			return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Run) error {
+				childID = child.RunID()
+				return errors.New("child failed")
+			})
+		})
+		eqErr(t, err, "step c: child failed")
+		parent := readRun(t, store, id)
+		done := find(parent, transcript.StepCallWorkflowCompleted, "c")[0]
+		eq(t, transcript.StatusError, done.Step().Status)
+		eq(t, "child failed", done.Step().Error)
+		status, text := runStatus(readRun(t, store, childID))
+		eq(t, transcript.StatusError, status)
+		eq(t, "child failed", text)
+	})
+	t.Run("child panic", func(t *testing.T) {
+		store := newStore(t)
+		id := recorder.NewRunID()
+		var childID string
+		panics(t, func() {
+			_ = Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
+				return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Run) error {
+					childID = child.RunID()
+					panic("deep")
+				})
+			})
+		})
+		status, text := runStatus(readRun(t, store, childID))
+		eq(t, transcript.StatusError, status)
+		eq(t, "panic: deep", text)
+		eq(t, "panic: deep", find(readRun(t, store, id), transcript.StepCallWorkflowCompleted, "c")[0].Step().Error)
+	})
+	t.Run("child goexit", func(t *testing.T) {
+		store := newStore(t)
+		id := recorder.NewRunID()
+		var childID string
+		var wg sync.WaitGroup
+		wg.Go(func() {
+			_ = Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
+				return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Run) error {
+					childID = child.RunID()
+					runtime.Goexit()
+					return nil
+				})
+			})
+		})
+		wg.Wait()
+		_, text := runStatus(readRun(t, store, childID))
+		contains(t, text, "Goexit")
+		readRun(t, store, id)
+	})
+	t.Run("retried call makes a new child per attempt", func(t *testing.T) {
+		store := newStore(t)
+		id := recorder.NewRunID()
+		var ids []string
+		err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
+			return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Run) error {
+				ids = append(ids, child.RunID())
+				if len(ids) == 1 {
+					return errors.New("first")
+				}
+				return nil
+			}, Retry(1))
+		})
+		noErr(t, err)
+		hasLen(t, ids, 2)
+		isTrue(t, ids[0] != ids[1])
+		starts := find(readRun(t, store, id), transcript.StepCallWorkflowStarted, "c")
+		eq(t, ids[0], starts[0].ChildRunID)
+		eq(t, ids[1], starts[1].ChildRunID)
+		eq(t, 1, starts[1].Step().Attempt)
+		for _, c := range ids {
+			readRun(t, store, c)
+		}
+	})
+}
+
+func TestSubRun(t *testing.T) {
+	store := newStore(t)
+	id := recorder.NewRunID()
+	var ended, forgotten, failed *Run
+	err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
+		return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *Step) error {
+			var err error
+			if ended, err = s.SubRun(ctx, "sub_ok"); err != nil {
+				return err
+			}
+			if err := ended.Step(ctx, "inside", transcript.KindOperation, nil); err != nil {
+				return err
+			}
+			noErr(t, ended.Finish(ctx, nil))
+			if failed, err = s.SubRun(ctx, "sub_bad"); err != nil {
+				return err
+			}
+			noErr(t, failed.Finish(ctx, errors.New("sub-agent failed")))
+			forgotten, err = s.SubRun(ctx, "sub_forgotten")
+			return err
+		})
+	})
+	noErr(t, err)
+	parent := readRun(t, store, id)
+	for _, c := range []struct {
+		run    *Run
+		path   string
+		status string
+	}{
+		{ended, "agent.sub_ok", transcript.StatusOK},
+		{failed, "agent.sub_bad", transcript.StatusError},
+		{forgotten, "agent.sub_forgotten", transcript.StatusError},
+	} {
+		evs := readRun(t, store, c.run.RunID())
+		for _, ev := range evs {
+			eq(t, id, ev.ParentRunID)
+		}
+		status, _ := runStatus(evs)
+		eq(t, c.status, status, c.path)
+		st := find(parent, transcript.StepCallWorkflowStarted, c.path)
+		done := find(parent, transcript.StepCallWorkflowCompleted, c.path)
+		hasLen(t, st, 1)
+		hasLen(t, done, 1)
+		eq(t, c.run.RunID(), st[0].ChildRunID)
+		eq(t, c.run.RunID(), done[0].ChildRunID)
+		eq(t, c.status, done[0].Step().Status)
+	}
+	_, text := runStatus(readRun(t, store, forgotten.RunID()))
+	eq(t, ErrParentEnded.Error(), text)
+}
+
+func TestSubRunOpenFailure(t *testing.T) {
+	// A run id that the store accepts once: the child cannot be created
+	// where its parent's file is, so use a store whose directory vanishes.
+	store := newStore(t)
+	id := recorder.NewRunID()
+	err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
+		return r.Step(ctx, "s", transcript.KindOperation, func(ctx context.Context, s *Step) error {
+			s.run.store = recorder.NewStore(strings.Repeat("x", 5000)) // a path too long to create
+			_, err := s.SubRun(ctx, "sub")
+			isErr(t, err)
+			err = s.CallWorkflow(ctx, "call", func(context.Context, *Run) error {
+				t.Error("must not run")
+				return nil
+			})
+			isErr(t, err)
+			return nil
+		})
+	})
+	noErr(t, err)
+	// The links name children whose files could not be created: the
+	// validator says so, and nothing else is wrong.
+	for _, is := range validate(t, store, id).Errors {
+		eq(t, transcript.CodeChildMissing, is.Code, is.String())
+	}
+	parent := readEvents(t, store, id)
+	eq(t, transcript.StatusError, find(parent, transcript.StepCallWorkflowCompleted, "s.sub")[0].Step().Status)
+	eq(t, transcript.StatusError, find(parent, transcript.StepCallWorkflowCompleted, "s.call")[0].Step().Status)
+}
+
+func TestEndedStepRefusesEvents(t *testing.T) {
+	var kept *Step
+	evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+		if err := r.Step(ctx, "s", transcript.KindOperation, func(_ context.Context, s *Step) error {
+			kept = s
+			return nil
+		}); err != nil {
+			return err
+		}
+		errIs(t, kept.UserMessage(ctx, "late", ""), ErrEnded)
+		errIs(t, kept.Step(ctx, "child", transcript.KindOperation, nil), ErrEnded)
+		errIs(t, kept.SetResult(1), ErrEnded)
+		_, err := kept.SubRun(ctx, "x")
+		errIs(t, err, ErrEnded)
+		return nil
+	})
+	noErr(t, err)
+	hasLen(t, evs, 4)
+}
