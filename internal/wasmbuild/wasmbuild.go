@@ -1,0 +1,155 @@
+// Package wasmbuild builds Go packages into twasm plugins (WASI reactors)
+// with the go command, and caches test builds by the hash of their sources
+// so that repeated test runs do not pay for the build.
+//
+// It shells out to the go tool on PATH: it is for tests, benchmarks and
+// build scripts, never for the twasm binary itself.
+package wasmbuild
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+// Build compiles the main package in pkgDir into a wasip1 reactor at
+// outPath (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared). The file
+// appears atomically: a reader never sees a partial module, so concurrent
+// test processes may build into the same path.
+func Build(ctx context.Context, pkgDir, outPath string) error {
+	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(outPath), ".build-*.wasm")
+	if err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	tmpName := tmp.Name()
+	tmp.Close()
+	defer os.Remove(tmpName) // a no-op after the rename
+
+	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", tmpName, ".")
+	cmd.Dir = pkgDir
+	cmd.Env = wasmEnv()
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		return fmt.Errorf("wasmbuild: go build %s: %w\n%s", pkgDir, err, strings.TrimSpace(stderr.String()))
+	}
+	if err := os.Rename(tmpName, outPath); err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	return nil
+}
+
+// Cached builds pkgDir into cacheDir/<key>.wasm unless that file exists
+// and returns its path. The key hashes the go version and the contents of
+// every non-standard-library source file the package depends on (as
+// listed by go list -deps for wasip1), so an edit to the plugin or to the
+// SDK it imports gives a new build.
+func Cached(ctx context.Context, pkgDir, cacheDir string) (string, error) {
+	key, err := SourceKey(ctx, pkgDir)
+	if err != nil {
+		return "", err
+	}
+	out := filepath.Join(cacheDir, key+".wasm")
+	if _, err := os.Stat(out); err == nil {
+		return out, nil
+	}
+	if err := Build(ctx, pkgDir, out); err != nil {
+		return "", err
+	}
+	return out, nil
+}
+
+// SourceKey returns the cache key of pkgDir: a hex sha256 over the go
+// version and the non-standard-library source files of the package and
+// its dependencies, for GOOS=wasip1 GOARCH=wasm.
+func SourceKey(ctx context.Context, pkgDir string) (string, error) {
+	// One line per package: its directory, then its files.
+	const format = `{{if not .Standard}}{{.Dir}}{{range .GoFiles}}` + "\t" + `{{.}}{{end}}{{range .EmbedFiles}}` + "\t" + `{{.}}{{end}}{{end}}`
+	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-f", format, ".")
+	cmd.Dir = pkgDir
+	cmd.Env = wasmEnv()
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("wasmbuild: go list %s: %w\n%s", pkgDir, err, strings.TrimSpace(stderr.String()))
+	}
+	h := sha256.New()
+	ver, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "", fmt.Errorf("wasmbuild: go env GOVERSION: %w", err)
+	}
+	h.Write(ver)
+	sc := bufio.NewScanner(&stdout)
+	for sc.Scan() {
+		fields := strings.Split(sc.Text(), "\t")
+		if len(fields) == 0 || fields[0] == "" {
+			continue
+		}
+		dir := fields[0]
+		for _, name := range fields[1:] {
+			// Names, not only contents, go into the hash: renaming a
+			// file can change the build (build tags in file names).
+			fmt.Fprintf(h, "%s/%s\x00", filepath.Base(dir), name)
+			f, err := os.Open(filepath.Join(dir, name))
+			if err != nil {
+				return "", fmt.Errorf("wasmbuild: %w", err)
+			}
+			_, err = io.Copy(h, f)
+			f.Close()
+			if err != nil {
+				return "", fmt.Errorf("wasmbuild: %w", err)
+			}
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+func wasmEnv() []string {
+	return append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+}
+
+// TestCacheDir is where ForTest keeps its builds:
+// os.UserCacheDir()/twasm-test-wasm, or a directory under the system
+// temporary directory when there is no user cache directory.
+func TestCacheDir() string {
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		dir = os.TempDir()
+	}
+	return filepath.Join(dir, "twasm-test-wasm")
+}
+
+// ForTest builds the plugin in pkgDir (cached in TestCacheDir) and returns
+// the module's bytes. It fails the test when the build fails, and skips it
+// when there is no go tool on PATH.
+func ForTest(tb testing.TB, pkgDir string) []byte {
+	tb.Helper()
+	if _, err := exec.LookPath("go"); err != nil {
+		tb.Skip("wasmbuild: no go tool on PATH")
+	}
+	path, err := Cached(context.Background(), pkgDir, TestCacheDir())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	if len(b) < 8 || !bytes.Equal(b[:4], []byte("\x00asm")) {
+		tb.Fatal(errors.New("wasmbuild: " + path + " is not a wasm module"))
+	}
+	return b
+}

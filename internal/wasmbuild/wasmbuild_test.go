@@ -1,0 +1,71 @@
+package wasmbuild
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+func TestCachedBuildsOnceAndKeysBySource(t *testing.T) {
+	ctx := context.Background()
+	cache := t.TempDir()
+	echo := filepath.Join("..", "..", "abi", "sdk", "testdata", "echo")
+	p1, err := Cached(ctx, echo, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st1, err := os.Stat(p1)
+	if err != nil {
+		t.Fatal(err)
+	}
+	p2, err := Cached(ctx, echo, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	st2, _ := os.Stat(p2)
+	if p1 != p2 || !st1.ModTime().Equal(st2.ModTime()) {
+		t.Fatalf("second build was not served from the cache: %s %s", p1, p2)
+	}
+	if b := ForTest(t, echo); len(b) < 1000 {
+		t.Fatalf("module of %d bytes", len(b))
+	}
+
+	// A package whose source differs gets another key.
+	dir := t.TempDir()
+	src := "package main\n\n//go:wasmexport f\nfunc f() {}\n\nfunc main() {}\n"
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n\ngo 1.24\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k1, err := SourceKey(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, "main.go"), []byte(src+"// changed\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	k2, err := SourceKey(ctx, dir)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if k1 == k2 {
+		t.Fatal("an edit did not change the key")
+	}
+}
+
+func TestBuildReportsCompilerErrors(t *testing.T) {
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n\ngo 1.24\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() { undefined() }\n"), 0o644)
+	err := Build(context.Background(), dir, filepath.Join(t.TempDir(), "x.wasm"))
+	if err == nil {
+		t.Fatal("no error")
+	}
+	if got := err.Error(); !strings.Contains(got, "undefined") {
+		t.Fatalf("error does not carry the compiler's message: %v", err)
+	}
+}
