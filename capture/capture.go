@@ -1,0 +1,358 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// Plugin is the normalizer a step runs (a host plugin or a native one).
+type Plugin interface {
+	Identity() transcript.PluginRef
+	NewInstance(ctx context.Context) (normalize.Instance, error)
+}
+
+// ByteMasker masks secrets in a line of raw bytes and counts what it masked
+// by kind (the shipped redactor implements it).
+type ByteMasker interface {
+	MaskBytes(line []byte) []byte
+	Counts() map[string]int
+}
+
+// Options configure an Agent.
+type Options struct {
+	// Provider and Format are passed to the plugin.
+	Provider, Format string
+	// Store is where the run lives; the raw capture goes to its raw dir.
+	Store recorder.Store
+	// Plugin normalizes the stream.
+	Plugin Plugin
+	// Masker, when set, masks every line before it is written anywhere.
+	Masker ByteMasker
+	// Logger receives diagnostics; nil discards them.
+	Logger *slog.Logger
+	// Now is the clock for events without a provider timestamp.
+	Now func() time.Time
+}
+
+// Agent captures one agent step.
+type Agent struct {
+	opts   Options
+	step   *lifecycle.Step
+	stream *normalize.Stream
+	inst   normalize.Instance
+	sink   *sink
+
+	raw     *os.File
+	rawRel  string
+	rawHash hash.Hash
+	rawN    int64
+	pending []byte // masked mode: an incomplete line
+
+	errMu   sync.Mutex
+	errFile *os.File
+	errRel  string
+	errPend []byte
+
+	finished bool
+}
+
+// Start begins capturing into step.
+func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, error) {
+	if opts.Plugin == nil {
+		return nil, errors.New("capture: no plugin")
+	}
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	runID := step.Run().RunID()
+	dir, err := opts.Store.RawDir(runID)
+	if err != nil {
+		return nil, fmt.Errorf("capture: raw dir: %w", err)
+	}
+	base := rawBase(step)
+	a := &Agent{opts: opts, step: step, rawHash: sha256.New()}
+	a.raw, err = os.OpenFile(filepath.Join(dir, base+".raw"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return nil, fmt.Errorf("capture: raw capture: %w", err)
+	}
+	a.rawRel = filepath.ToSlash(filepath.Join("raw", runID, base+".raw"))
+	a.errRel = filepath.ToSlash(filepath.Join("raw", runID, base+".stderr"))
+	a.inst, err = opts.Plugin.NewInstance(ctx)
+	if err != nil {
+		a.raw.Close()
+		return nil, fmt.Errorf("capture: plugin %s: %w", opts.Plugin.Identity().Name, err)
+	}
+	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}}
+	a.stream, err = normalize.NewStream(ctx, a.inst, a.sink, normalize.Options{
+		Provider: opts.Provider, Format: opts.Format, Now: opts.Now, Logger: opts.Logger,
+	})
+	if err != nil {
+		a.raw.Close()
+		a.closeInstance()
+		return nil, fmt.Errorf("capture: %w", err)
+	}
+	return a, nil
+}
+
+// rawBase names a step's raw capture: its path, iteration and attempt,
+// plus a random suffix because several processes may record the same path
+// of one run.
+func rawBase(step *lifecycle.Step) string {
+	var rnd [4]byte
+	_, _ = rand.Read(rnd[:])
+	p := step.Path()
+	if p == "" {
+		p = "run"
+	}
+	return fmt.Sprintf("%s.%d.%d.%s", p, step.Iteration(), step.Attempt(), hex.EncodeToString(rnd[:]))
+}
+
+// Feed takes the next bytes of the agent's stdout.
+func (a *Agent) Feed(ctx context.Context, p []byte) error {
+	if a.finished {
+		return errors.New("capture: feed after finish")
+	}
+	if a.opts.Masker == nil {
+		return a.feed(ctx, p)
+	}
+	// Mask whole lines only: a secret cut by a read boundary must still
+	// be found.
+	for len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			a.pending = append(a.pending, p...)
+			return nil
+		}
+		line := p[:i+1]
+		if len(a.pending) > 0 {
+			a.pending = append(a.pending, line...)
+			line = a.pending
+		}
+		if err := a.feed(ctx, a.opts.Masker.MaskBytes(line)); err != nil {
+			return err
+		}
+		a.pending = a.pending[:0]
+		p = p[i+1:]
+	}
+	return nil
+}
+
+func (a *Agent) feed(ctx context.Context, p []byte) error {
+	if _, err := a.raw.Write(p); err != nil {
+		// Without the raw capture nothing could be rebuilt: stop.
+		return fmt.Errorf("capture: write raw capture: %w", err)
+	}
+	a.rawHash.Write(p)
+	a.rawN += int64(len(p))
+	return a.stream.Feed(ctx, p)
+}
+
+// FeedStderr keeps the agent's stderr beside the raw capture. It is never
+// parsed as provider output.
+func (a *Agent) FeedStderr(p []byte) error {
+	a.errMu.Lock()
+	defer a.errMu.Unlock()
+	if len(p) == 0 {
+		return nil
+	}
+	if a.errFile == nil {
+		dir, err := a.opts.Store.RawDir(a.step.Run().RunID())
+		if err != nil {
+			return err
+		}
+		f, err := os.OpenFile(filepath.Join(dir, filepath.Base(a.errRel)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err != nil {
+			return fmt.Errorf("capture: stderr capture: %w", err)
+		}
+		a.errFile = f
+	}
+	if a.opts.Masker != nil {
+		a.errPend = append(a.errPend, p...)
+		i := bytes.LastIndexByte(a.errPend, '\n')
+		if i < 0 {
+			return nil
+		}
+		p = a.opts.Masker.MaskBytes(a.errPend[:i+1])
+		defer func() { a.errPend = append(a.errPend[:0], a.errPend[i+1:]...) }()
+	}
+	_, err := a.errFile.Write(p)
+	return err
+}
+
+// Finish ends the stream and the captures, and sets the step's result.
+// exitCode is the agent process's exit code, when there was a process.
+func (a *Agent) Finish(ctx context.Context, exitCode *int) (*transcript.AgentResult, error) {
+	if a.finished {
+		return nil, errors.New("capture: finished twice")
+	}
+	var errs []error
+	if len(a.pending) > 0 {
+		errs = append(errs, a.feed(ctx, a.opts.Masker.MaskBytes(a.pending)))
+		a.pending = nil
+	}
+	a.finished = true
+	res, err := a.stream.Close(ctx)
+	errs = append(errs, err)
+	a.closeInstance()
+	errs = append(errs, a.sink.closeAll(ctx))
+	if err := a.raw.Sync(); err != nil {
+		errs = append(errs, fmt.Errorf("capture: sync raw capture: %w", err))
+	}
+	errs = append(errs, a.raw.Close())
+	a.errMu.Lock()
+	hadStderr := a.errFile != nil
+	if hadStderr {
+		if len(a.errPend) > 0 && a.opts.Masker != nil {
+			_, werr := a.errFile.Write(a.opts.Masker.MaskBytes(a.errPend))
+			errs = append(errs, werr)
+		}
+		errs = append(errs, a.errFile.Close())
+	}
+	a.errMu.Unlock()
+	if res == nil {
+		res = &transcript.AgentResult{Provider: a.opts.Provider, Status: transcript.StatusIncomplete}
+	}
+	res.ExitCode = exitCode
+	id := a.opts.Plugin.Identity()
+	res.Plugin = &id
+	res.Raw = &transcript.RawRef{Path: a.rawRel, Bytes: a.rawN, SHA256: hex.EncodeToString(a.rawHash.Sum(nil))}
+	if hadStderr {
+		res.Raw.Stderr = a.errRel
+	}
+	if a.opts.Masker != nil {
+		res.Redacted = a.opts.Masker.Counts()
+	}
+	if res.Status == "" {
+		res.Status = transcript.StatusIncomplete
+	}
+	errs = append(errs, a.step.SetResult(res))
+	return res, errors.Join(errs...)
+}
+
+func (a *Agent) closeInstance() {
+	if c, ok := a.inst.(interface{ Close() error }); ok {
+		_ = c.Close()
+	}
+}
+
+// sink writes the stream's events into the step, and sub-agent scopes into
+// child runs of the step.
+type sink struct {
+	step  *lifecycle.Step
+	subs  map[string]*lifecycle.Run
+	names map[string]bool
+}
+
+func (s *sink) Emit(ctx context.Context, scope string, ev *transcript.Event) error {
+	if scope == "" {
+		return s.step.Record(ctx, ev)
+	}
+	sub := s.subs[scope]
+	if sub == nil {
+		// The assembler opens every scope first; be lenient anyway.
+		if err := s.OpenScope(ctx, normalize.Scope{ID: scope, ParentToolID: scope}); err != nil {
+			return err
+		}
+		sub = s.subs[scope]
+	}
+	return sub.Record(ctx, ev)
+}
+
+func (s *sink) OpenScope(ctx context.Context, sc normalize.Scope) error {
+	if s.subs[sc.ID] != nil {
+		return nil
+	}
+	name := s.uniqueName(sc)
+	sub, err := s.step.SubRun(ctx, name)
+	if err != nil {
+		return fmt.Errorf("capture: sub-agent %s: %w", sc.ID, err)
+	}
+	s.subs[sc.ID] = sub
+	if sc.Description != "" {
+		// What the parent asked the sub-agent to do is its prompt.
+		return sub.Record(ctx, &transcript.Event{Type: transcript.MessageUser, Payload: &transcript.MessagePayload{
+			Role: "user", Blocks: []transcript.Block{{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: sc.Description, Origin: transcript.OriginPrompt}},
+		}})
+	}
+	return nil
+}
+
+// uniqueName makes a path segment for a sub-agent: its name and the tool
+// call that started it, sanitised to the path grammar.
+func (s *sink) uniqueName(sc normalize.Scope) string {
+	base := "subagent"
+	if sc.Name != "" {
+		base = sc.Name
+	}
+	if sc.ParentToolID != "" {
+		base += "_" + sc.ParentToolID
+	}
+	base = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, base)
+	if len(base) > 80 {
+		base = base[:80]
+	}
+	name := base
+	for i := 2; s.names[name]; i++ {
+		name = fmt.Sprintf("%s_%d", base, i)
+	}
+	s.names[name] = true
+	return name
+}
+
+func (s *sink) CloseScope(ctx context.Context, scope, status, errText string) error {
+	sub := s.subs[scope]
+	if sub == nil {
+		return nil
+	}
+	delete(s.subs, scope)
+	return sub.Finish(ctx, statusErr(status, errText))
+}
+
+func (s *sink) closeAll(ctx context.Context) error {
+	var errs []error
+	for id, sub := range s.subs {
+		errs = append(errs, sub.Finish(ctx, statusErr(transcript.StatusIncomplete, "")))
+		delete(s.subs, id)
+	}
+	return errors.Join(errs...)
+}
+
+// statusErr turns a sub-agent's status into the error lifecycle records.
+func statusErr(status, errText string) error {
+	switch status {
+	case transcript.StatusOK:
+		return nil
+	case transcript.StatusIncomplete:
+		if errText == "" {
+			errText = "sub-agent output ended without a result"
+		}
+		return fmt.Errorf("incomplete: %s", errText)
+	default:
+		if errText == "" {
+			errText = status
+		}
+		return errors.New(errText)
+	}
+}

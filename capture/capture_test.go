@@ -1,0 +1,188 @@
+package capture
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// testNormalizer understands {"t":"text","v":...}, {"t":"sub","id":...,"v":...}
+// (a message inside a sub-agent scope) and {"t":"end"}.
+type testNormalizer struct{ scopes map[string]bool }
+
+func (n *testNormalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	root := l.JSON()
+	switch t := root.Get("t"); {
+	case t.Is("text"):
+		k := sdk.S("m" + strings.Repeat("x", l.No))
+		out.Open(k, sdk.Message{})
+		out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(root.Get("v"))})
+		out.Close(k, sdk.MessageEnd{})
+	case t.Is("sub"):
+		id := root.Get("id").String()
+		if !n.scopes[id] {
+			n.scopes[id] = true
+			out.ScopeOpen(sdk.S(id), sdk.S(id), sdk.S("Explore"), sdk.S("look around"))
+		}
+		k := sdk.S("s" + strings.Repeat("x", l.No))
+		out.Open(k, sdk.Message{Scope: sdk.S(id)})
+		out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(root.Get("v"))})
+		out.Close(k, sdk.MessageEnd{})
+	case t.Is("end"):
+		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	default:
+		out.Unmapped(sdk.S("other"))
+	}
+	return nil
+}
+
+func (n *testNormalizer) End(*sdk.Out) error { return nil }
+
+var testPlugin = sdk.Plugin{
+	Manifest: abi.Manifest{Name: "test", Version: "1.0.0", Providers: []string{"test"}},
+	New:      func(abi.BeginOptions) sdk.Normalizer { return &testNormalizer{scopes: map[string]bool{}} },
+}
+
+type upperMasker struct{ n int }
+
+func (m *upperMasker) MaskBytes(line []byte) []byte {
+	if bytes.Contains(line, []byte("sk-secret")) {
+		m.n++
+		return bytes.ReplaceAll(line, []byte("sk-secret"), []byte("[REDACTED:key]"))
+	}
+	return line
+}
+func (m *upperMasker) Counts() map[string]int { return map[string]int{"key": m.n} }
+
+func readEvents(t *testing.T, path string) []*transcript.Event {
+	t.Helper()
+	f, err := os.Open(path)
+	require.NoError(t, err)
+	defer f.Close()
+	evs, warns, err := transcript.ReadAll(f)
+	require.NoError(t, err)
+	require.Empty(t, warns)
+	return evs
+}
+
+func TestCapture(t *testing.T) {
+	tests := []struct {
+		name     string
+		chunks   []string
+		masker   *upperMasker
+		stderr   string
+		status   string
+		wantText []string
+		subs     int
+	}{
+		{name: "plain", chunks: []string{`{"t":"text","v":"hello"}` + "\n" + `{"t":"end"}` + "\n"}, status: "ok", wantText: []string{"hello"}},
+		{name: "chunked and cut", chunks: []string{`{"t":"te`, `xt","v":"a"}`, "\n{\"t\":\"text\",\"v\":\"b\"}\n{\"t\":"}, status: "incomplete", wantText: []string{"a", "b"}},
+		{name: "masked across chunks", chunks: []string{`{"t":"text","v":"key sk-se`, `cret here"}` + "\n" + `{"t":"end"}`}, masker: &upperMasker{}, stderr: "err sk-secret\n", status: "ok", wantText: []string{"key [REDACTED:key] here"}},
+		{name: "sub-agent", chunks: []string{`{"t":"sub","id":"toolu_1","v":"inside"}` + "\n" + `{"t":"text","v":"outside"}` + "\n" + `{"t":"end"}` + "\n"}, status: "ok", wantText: []string{"outside"}, subs: 1},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := recorder.NewStore(t.TempDir())
+			var res *transcript.AgentResult
+			var runID string
+			opts := Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin)}
+			if tc.masker != nil {
+				opts.Masker = tc.masker
+			}
+			err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "cap"}, func(ctx context.Context, r *lifecycle.Run) error {
+				runID = r.RunID()
+				return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+					a, err := Start(ctx, s, opts)
+					if err != nil {
+						return err
+					}
+					for _, c := range tc.chunks {
+						require.NoError(t, a.Feed(ctx, []byte(c)))
+					}
+					require.NoError(t, a.FeedStderr([]byte(tc.stderr)))
+					res, err = a.Finish(ctx, transcript.Int(0))
+					return err
+				})
+			})
+			require.NoError(t, err)
+			assert.Equal(t, tc.status, res.Status)
+			require.NotNil(t, res.Raw)
+			raw, err := os.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path)))
+			require.NoError(t, err)
+			sum := sha256.Sum256(raw)
+			assert.Equal(t, hex.EncodeToString(sum[:]), res.Raw.SHA256)
+			assert.Equal(t, int64(len(raw)), res.Raw.Bytes)
+			st, err := os.Stat(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path)))
+			require.NoError(t, err)
+			assert.Equal(t, os.FileMode(0o600), st.Mode().Perm())
+			if tc.masker != nil {
+				assert.NotContains(t, string(raw), "sk-secret")
+				assert.Equal(t, 2, res.Redacted["key"])
+				errRaw, err := os.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Stderr)))
+				require.NoError(t, err)
+				assert.Equal(t, "err [REDACTED:key]\n", string(errRaw))
+			} else {
+				assert.Equal(t, strings.Join(tc.chunks, ""), string(raw))
+			}
+			path, _ := store.TranscriptPath(runID)
+			evs := readEvents(t, path)
+			var texts []string
+			var children []string
+			for _, ev := range evs {
+				if m := ev.Message(); m != nil && ev.Type == transcript.MessageAssistant {
+					assert.Equal(t, "agent", ev.Path)
+					texts = append(texts, m.Blocks[0].Text)
+				}
+				if ev.Type == transcript.StepCallWorkflowStarted {
+					children = append(children, ev.ChildRunID)
+				}
+				if ev.Type == transcript.StepCompleted && ev.Path == "agent" {
+					r, err := ev.Step().AgentResult()
+					require.NoError(t, err)
+					assert.Equal(t, tc.status, r.Status)
+					assert.Equal(t, "test", r.Plugin.Name)
+				}
+			}
+			assert.Equal(t, tc.wantText, texts)
+			require.Len(t, children, tc.subs)
+			for _, child := range children {
+				cpath, _ := store.TranscriptPath(child)
+				cevs := readEvents(t, cpath)
+				require.GreaterOrEqual(t, len(cevs), 4)
+				assert.Equal(t, transcript.RunStarted, cevs[0].Type)
+				assert.Equal(t, transcript.RunCompleted, cevs[len(cevs)-1].Type)
+				var sawPrompt, sawInside bool
+				for _, ev := range cevs {
+					assert.Equal(t, runID, ev.ParentRunID)
+					if m := ev.Message(); m != nil {
+						sawPrompt = sawPrompt || m.Blocks[0].Text == "look around"
+						sawInside = sawInside || m.Blocks[0].Text == "inside"
+					}
+				}
+				assert.True(t, sawPrompt && sawInside)
+				f, _ := os.Open(path)
+				rep := transcript.Validate(f, transcript.ValidateOptions{RunID: runID})
+				f.Close()
+				assert.True(t, rep.OK(), "%+v", rep.Errors)
+			}
+		})
+	}
+}

@@ -1,0 +1,29 @@
+// Package capture records one agent step from raw provider output: it keeps
+// the raw bytes beside the transcript (0600, with their size and sha256),
+// optionally masks secrets in them line by line before anything is
+// written, normalizes them through a plugin as they arrive, writes the
+// events into the step, turns sub-agent scopes into linked child runs, and
+// sets the step's result (transcript.AgentResult).
+//
+// It is the library form of `twasm record`: a Go workflow engine that runs
+// an agent CLI itself feeds the agent's stdout to [Agent.Feed] (and stderr
+// to [Agent.FeedStderr]) inside a lifecycle step and calls [Agent.Finish].
+//
+// # Invariants
+//
+//   - Nothing is lost: every byte fed is in the raw capture (masked, when a
+//     masker is set) whether or not the plugin understood it; a transcript
+//     can be rebuilt from it later (renormalize).
+//   - With a masker, no unmasked byte reaches the disk: raw capture,
+//     stderr capture and events all see masked lines only. Masking works
+//     on whole lines so a secret split across reads is still found.
+//   - stderr is kept, never parsed as provider output.
+//   - Sub-agents become child runs of the step (lifecycle.Step.SubRun): a
+//     step.call_workflow.* pair with child_run_id in the parent and
+//     parent_run_id on every child line.
+//
+// # Concurrency
+//
+// An Agent is used by one goroutine at a time, except FeedStderr, which
+// may run concurrently with Feed (a child process's two pipes).
+package capture
