@@ -1,0 +1,484 @@
+// Package codex is the twasm normalizer for the OpenAI Codex CLI.
+//
+// It reads the three machine-readable formats the CLI has produced and
+// detects, line by line, which one it is reading:
+//
+//   - exec-json: `codex exec --json`, the thread.*/turn.*/item.* events;
+//   - legacy-json: the older `{"id","msg":{...}}` event stream, with its
+//     untyped config and prompt echoes on the first lines (also accepted
+//     inside the app server's `{"method":"codex/event","params":{"msg"}}`);
+//   - rollout: session files under ~/.codex/sessions, one
+//     `{timestamp,type,payload}` record per line (and the bare response
+//     items of the earliest rollouts).
+//
+// Detection is per line rather than once per stream so that a stream
+// whose first line is a banner, or a resumed session that appends to a
+// file in another format, still normalizes every line it can.
+//
+// The package builds natively (tests, fuzzing, benchmarks) and for
+// wasip1 through the entry point in ./wasm. It uses no reflection, no
+// encoding/json and no fmt, so that it also builds with TinyGo; values
+// reach the host as spans of the input wherever possible.
+package codex
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// The formats the plugin reads, as reported in the step's metadata.
+const (
+	FormatExec    = "exec-json"
+	FormatLegacy  = "legacy-json"
+	FormatRollout = "rollout"
+)
+
+// Plugin is the Codex normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "codex",
+		Version:     "0.1.0",
+		Providers:   []string{"codex"},
+		Formats:     []string{FormatExec, FormatLegacy, FormatRollout},
+		Description: "OpenAI Codex CLI: exec --json events, the legacy {id,msg} stream and rollout session files",
+	},
+	New: func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+}
+
+// Dedup namespaces: a rollout records the same text twice, once as a
+// response item and once as an event message, so texts are matched per
+// kind.
+const (
+	nsAssistant byte = 'a'
+	nsUser      byte = 'u'
+	nsReasoning byte = 'r'
+	nsRaw       byte = 'R'
+)
+
+// normalizer holds the state of one stream.
+type normalizer struct {
+	format string
+
+	// items records the exec-json items whose message and tool call
+	// were reported, so that item.started and item.completed of the
+	// same id give one message and one call.
+	items map[string]bool
+	// nkeys numbers the messages of formats without message ids.
+	nkeys int
+
+	// Open streamed messages of the legacy format (deltas).
+	text, think stream
+
+	// lastText is the hash of the last assistant text reported, so
+	// that a task_complete repeating it does not add a message.
+	lastText     uint64
+	haveLastText bool
+
+	// balance matches rollout texts reported twice (response item and
+	// event message, in either order): positive counts texts reported
+	// from response items not yet matched by an event, negative the
+	// reverse.
+	balance map[uint64]int
+
+	// model is the rollout's current model (from turn_context), kept to
+	// stamp assistant messages.
+	model    sdk.Str
+	modelRaw string
+
+	// terminal is set once a terminal status was reported: a turn that
+	// starts after it makes the step incomplete again until it ends.
+	terminal bool
+
+	scratch []byte
+}
+
+func newNormalizer() *normalizer {
+	return &normalizer{items: map[string]bool{}, balance: map[uint64]int{}}
+}
+
+type stream struct {
+	key  sdk.Str
+	open bool
+}
+
+// Line dispatches a raw line to the reader of its format.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	if !l.IsJSON() {
+		out.Unmapped(sdk.S("non-json"))
+		return nil
+	}
+	root := l.JSON()
+	if root.Kind() != abi.KindObject {
+		out.Unmapped(sdk.S("json-array"))
+		return nil
+	}
+	typ := root.Get("type")
+	switch {
+	case typ.Kind() == abi.KindString && root.Get("payload").Exists():
+		n.setFormat(out, FormatRollout)
+		n.rollout(out, root, typ)
+	case root.Get("msg").Kind() == abi.KindObject:
+		n.setFormat(out, FormatLegacy)
+		n.legacy(out, root.Get("msg"))
+	case root.Get("method").Is("codex/event") && root.Path("params", "msg").Kind() == abi.KindObject:
+		n.setFormat(out, FormatLegacy)
+		n.legacy(out, root.Path("params", "msg"))
+	case typ.Kind() == abi.KindString && isResponseItemType(typ):
+		// The earliest rollouts wrote response items without the
+		// {timestamp,type,payload} envelope.
+		n.setFormat(out, FormatRollout)
+		n.responseItem(out, root, sdk.Str{})
+	case typ.Kind() == abi.KindString:
+		n.setFormat(out, FormatExec)
+		n.exec(out, root, typ)
+	case root.Get("prompt").Kind() == abi.KindString:
+		// Legacy prompt echo: the user's prompt.
+		n.setFormat(out, FormatLegacy)
+		key := n.newKey()
+		out.Open(key, sdk.Message{Role: sdk.RoleUser})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(root.Get("prompt")), Origin: sdk.OriginPrompt})
+		out.Close(key, sdk.MessageEnd{})
+	case root.Get("record_type").Exists():
+		// Early rollout state marker: carries nothing for a transcript.
+		n.setFormat(out, FormatRollout)
+	case root.Get("id").Kind() == abi.KindString && root.Get("timestamp").Exists():
+		// Early rollout header {id,timestamp,instructions,git}.
+		n.setFormat(out, FormatRollout)
+		out.Meta(sdk.Meta{SessionID: sdk.Text(root.Get("id"))})
+		n.systemPrompt(out, root.Get("instructions"), sdk.Text(root.Get("timestamp")))
+	case root.Get("model").Exists() || root.Get("provider").Exists() || root.Get("sandbox").Exists() || root.Get("approval").Exists():
+		// Legacy config echo: the only place that format names the model.
+		n.setFormat(out, FormatLegacy)
+		out.Meta(sdk.Meta{Model: sdk.Text(root.Get("model"))})
+	default:
+		out.Unmapped(sdk.S("untyped-object"))
+	}
+	return nil
+}
+
+// End flushes what is pending. Streamed legacy messages still open are
+// closed by the host; calls without results stay dangling; a stream that
+// never reported a terminal event is left without a terminal status, so
+// the host makes it incomplete.
+func (n *normalizer) End(out *sdk.Out) error {
+	n.closeStream(out, &n.think)
+	n.closeStream(out, &n.text)
+	return nil
+}
+
+func (n *normalizer) setFormat(out *sdk.Out, f string) {
+	if n.format == "" {
+		n.format = f
+		out.Meta(sdk.Meta{Format: sdk.S(f)})
+	}
+}
+
+// newKey returns a fresh message key for formats without message ids.
+func (n *normalizer) newKey() sdk.Str {
+	n.nkeys++
+	return sdk.S("m" + itoa(int64(n.nkeys)))
+}
+
+// startTurn is called when a turn begins: when an earlier turn already
+// ended the step, the step is incomplete again until this one ends.
+func (n *normalizer) startTurn(out *sdk.Out) {
+	if n.terminal {
+		out.Status(sdk.StatusIncomplete, sdk.S("a new turn started and did not finish"), abi.LevelTerminal)
+		n.terminal = false
+	}
+}
+
+func (n *normalizer) finish(out *sdk.Out, status string, err sdk.Str) {
+	out.Status(status, err, abi.LevelTerminal)
+	n.terminal = true
+}
+
+// textMessage reports a one-block assistant message.
+func (n *normalizer) textMessage(out *sdk.Out, key sdk.Str, m sdk.Message, typ string, v sdk.Str) {
+	out.Open(key, m)
+	b := sdk.Block{Type: typ}
+	if typ == sdk.BlockThinking {
+		b.Thinking = v
+	} else {
+		b.Text = v
+	}
+	out.Block(key, 0, b)
+	out.Close(key, sdk.MessageEnd{})
+}
+
+// noteText remembers the last assistant text and reports it as the final
+// answer so far (the last one wins).
+func (n *normalizer) noteText(out *sdk.Out, v abi.Value) {
+	if v.Kind() != abi.KindString {
+		return
+	}
+	n.lastText, n.haveLastText = n.hash(0, v), true
+	out.Final(sdk.Text(v), true)
+}
+
+// finalText handles the final answer a terminal event repeats
+// (task_complete.last_agent_message): when no message carried it yet,
+// it becomes one, so every piece of model text is in some block.
+func (n *normalizer) finalText(out *sdk.Out, v abi.Value, m sdk.Message) {
+	if v.Kind() != abi.KindString || len(v.Raw()) <= 2 {
+		return
+	}
+	h := n.hash(0, v)
+	if !n.haveLastText || h != n.lastText {
+		n.textMessage(out, n.newKey(), m, sdk.BlockText, sdk.Text(v))
+		// A response item that repeats it later is a duplicate.
+		n.balance[n.hash(nsAssistant, v)]--
+		n.lastText, n.haveLastText = h, true
+	}
+	out.Final(sdk.Text(v), true)
+}
+
+// hash is FNV-1a over ns and the unescaped contents of string v.
+func (n *normalizer) hash(ns byte, v abi.Value) uint64 {
+	raw := v.Raw()
+	if v.Kind() == abi.KindString && len(raw) >= 2 {
+		raw = raw[1 : len(raw)-1]
+		if v.Escaped() {
+			if b, ok := abi.Unescape(n.scratch[:0], raw); ok {
+				n.scratch = b
+				raw = b
+			}
+		}
+	}
+	h := uint64(14695981039346656037)
+	h = (h ^ uint64(ns)) * 1099511628211
+	for _, c := range raw {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
+}
+
+// seen reports whether a text of kind ns was already reported from the
+// other source (item=true: a response item; false: an event message),
+// and records this report otherwise.
+func (n *normalizer) seen(ns byte, v abi.Value, item bool) bool {
+	h := n.hash(ns, v)
+	b := n.balance[h]
+	if item && b < 0 {
+		n.balance[h] = b + 1
+		return true
+	}
+	if !item && b > 0 {
+		n.balance[h] = b - 1
+		return true
+	}
+	if item {
+		n.balance[h] = b + 1
+	} else {
+		n.balance[h] = b - 1
+	}
+	return false
+}
+
+// errorText makes an error message readable: Codex sometimes sends the
+// API's JSON error body as the message string, and then the nested
+// message, type and status are what a user needs.
+func errorText(v abi.Value) sdk.Str {
+	if v.Kind() != abi.KindString {
+		return sdk.Text(v)
+	}
+	s := v.String()
+	if len(s) == 0 || s[0] != '{' {
+		return sdk.Text(v)
+	}
+	doc, ok := sdk.Parse([]byte(s))
+	if !ok {
+		return sdk.Text(v)
+	}
+	root := doc.Root()
+	e := root.Get("error")
+	msg := e.Get("message")
+	if msg.Kind() != abi.KindString {
+		msg = root.Get("message")
+	}
+	if msg.Kind() != abi.KindString {
+		return sdk.Text(v)
+	}
+	text := msg.String()
+	detail := ""
+	if st, ok := root.Get("status").Int(); ok {
+		detail = "status " + itoa(st)
+	}
+	if t := e.Get("type"); t.Kind() == abi.KindString {
+		if detail != "" {
+			detail += ", "
+		}
+		detail += t.String()
+	}
+	if detail != "" {
+		text += " (" + detail + ")"
+	}
+	return sdk.S(text)
+}
+
+// member is one member of an object built from values of the line.
+type member struct {
+	key string
+	v   abi.Value
+}
+
+// object builds a JSON object from raw values of the line (missing
+// values are left out), for tool inputs Codex does not send as one
+// object. The values are copied verbatim, so nothing is re-encoded.
+func object(ms ...member) sdk.Str {
+	size := 2
+	for _, m := range ms {
+		size += len(m.key) + 4 + len(m.v.Raw())
+	}
+	b := make([]byte, 0, size)
+	b = append(b, '{')
+	first := true
+	for _, m := range ms {
+		if !m.v.Exists() {
+			continue
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		first = false
+		b = append(b, '"')
+		b = append(b, m.key...)
+		b = append(b, '"', ':')
+		b = append(b, m.v.Raw()...)
+	}
+	b = append(b, '}')
+	doc, ok := sdk.Parse(b)
+	if !ok {
+		return sdk.Str{}
+	}
+	return sdk.JSON(doc.Root())
+}
+
+// shellJoin renders an argv array as one shell command line for display,
+// quoting the arguments a POSIX shell would split or expand.
+func shellJoin(argv abi.Value) sdk.Str {
+	if argv.Kind() != abi.KindArray {
+		return sdk.Text(argv)
+	}
+	var b []byte
+	for it := argv.Iter(); it.Next(); {
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		b = appendShellWord(b, it.Value().String())
+	}
+	return sdk.S(string(b))
+}
+
+func appendShellWord(b []byte, s string) []byte {
+	if s == "" {
+		return append(b, '\'', '\'')
+	}
+	plain := true
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' ||
+			c == '-' || c == '_' || c == '.' || c == '/' || c == ':' || c == '=' || c == ',' || c == '+' || c == '@' || c == '%') {
+			plain = false
+			break
+		}
+	}
+	if plain {
+		return append(b, s...)
+	}
+	b = append(b, '\'')
+	for i := 0; i < len(s); i++ {
+		if s[i] == '\'' {
+			b = append(b, `'\''`...)
+			continue
+		}
+		b = append(b, s[i])
+	}
+	return append(b, '\'')
+}
+
+// exitCodeInText finds the exit code in Codex's textual tool output
+// ("Process exited with code N" or "Exit code: N" at the start of a
+// line). s may be the raw, still escaped contents of a JSON string, so an
+// escaped "\n" also starts a line.
+func exitCodeInText(s []byte) sdk.Int {
+	for _, prefix := range [...]string{"Process exited with code ", "Exit code: "} {
+		for i := 0; i+len(prefix) <= len(s); i++ {
+			lineStart := i == 0 || s[i-1] == '\n' || i >= 2 && s[i-2] == '\\' && s[i-1] == 'n'
+			if lineStart && string(s[i:i+len(prefix)]) == prefix {
+				if v, ok := parseInt(s[i+len(prefix):]); ok {
+					return sdk.N(v)
+				}
+			}
+		}
+	}
+	return sdk.Int{}
+}
+
+func parseInt(s []byte) (int64, bool) {
+	neg := false
+	if len(s) > 0 && s[0] == '-' {
+		neg, s = true, s[1:]
+	}
+	var v int64
+	i := 0
+	for ; i < len(s) && i < 18 && s[i] >= '0' && s[i] <= '9'; i++ {
+		v = v*10 + int64(s[i]-'0')
+	}
+	if i == 0 {
+		return 0, false
+	}
+	if neg {
+		v = -v
+	}
+	return v, true
+}
+
+func itoa(v int64) string {
+	if v == 0 {
+		return "0"
+	}
+	var b [20]byte
+	i := len(b)
+	neg := v < 0
+	if neg {
+		v = -v
+	}
+	for v > 0 {
+		i--
+		b[i] = byte('0' + v%10)
+		v /= 10
+	}
+	if neg {
+		i--
+		b[i] = '-'
+	}
+	return string(b[i:])
+}
+
+// toolKind maps a Codex tool name to an Agent Client Protocol kind.
+func toolKind(name string) string {
+	switch name {
+	case "shell", "exec_command", "shell_command", "container.exec", "local_shell", "exec", "unified_exec", "write_stdin":
+		return "execute"
+	case "apply_patch":
+		return "edit"
+	case "update_plan":
+		return "think"
+	case "view_image", "read_file":
+		return "read"
+	case "web_search", "web_fetch":
+		return "fetch"
+	case "grep_files", "list_dir", "file_search", "search":
+		return "search"
+	}
+	return "other"
+}
+
+// strOr returns s, or the literal def when s is unset.
+func strOr(s sdk.Str, def string) sdk.Str {
+	if s.IsSet() {
+		return s
+	}
+	return sdk.S(def)
+}

@@ -1,0 +1,245 @@
+package codex
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// exec reads one event of `codex exec --json`.
+func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
+	switch {
+	case typ.Is("thread.started"):
+		// Item ids restart with every thread.
+		clear(n.items)
+		out.Meta(sdk.Meta{SessionID: sdk.Text(root.Get("thread_id"))})
+	case typ.Is("turn.started"):
+		n.startTurn(out)
+	case typ.Is("turn.completed"):
+		// The usage is the thread's running total, not this turn's:
+		// replace, never add.
+		out.Usage(execUsage(root.Get("usage")), abi.ModeSet)
+		n.finish(out, sdk.StatusOK, sdk.Str{})
+	case typ.Is("turn.failed"):
+		n.finish(out, sdk.StatusError, strOr(errorText(root.Path("error", "message")), "turn failed"))
+	case typ.Is("error"):
+		// Top-level errors are not fatal by themselves ("Reconnecting...
+		// 2/5" retries); turn.failed, if it comes, is the verdict.
+		out.Status(sdk.StatusError, strOr(errorText(root.Get("message")), "error"), abi.LevelError)
+	case typ.Is("item.started"):
+		n.item(out, phaseStarted, root.Get("item"))
+	case typ.Is("item.updated"):
+		n.item(out, phaseUpdated, root.Get("item"))
+	case typ.Is("item.completed"):
+		n.item(out, phaseCompleted, root.Get("item"))
+	case typ.Is("item.plan.delta"):
+		key := sdk.Text(root.Get("item_id"))
+		out.Open(key, sdk.Message{ID: key})
+		out.Append(key, 0, sdk.FieldText, sdk.Text(root.Get("delta")))
+	default:
+		out.Unmapped(sdk.Text(typ))
+	}
+}
+
+func execUsage(u abi.Value) sdk.Usage {
+	return sdk.Usage{
+		Input:     sdk.IntOf(u.Get("input_tokens")),
+		CacheRead: sdk.IntOf(u.Get("cached_input_tokens")),
+		Output:    sdk.IntOf(u.Get("output_tokens")),
+		Reasoning: sdk.IntOf(u.Get("reasoning_output_tokens")),
+	}
+}
+
+type phase int
+
+const (
+	phaseStarted phase = iota
+	phaseUpdated
+	phaseCompleted
+)
+
+// item reads one thread item. Every item is its own provider message
+// (its id is the message id), and every action item is one tool call
+// keyed by the item id, reported the first time the item is seen
+// (older builds send only item.completed) and answered when it
+// completes.
+func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
+	id := item.Get("id")
+	key := sdk.Text(id)
+	if id.Kind() != abi.KindString {
+		key = n.newKey()
+	}
+	t := item.Get("type")
+	if !t.Exists() {
+		// Builds before 0.44 named the field item_type.
+		t = item.Get("item_type")
+	}
+	switch {
+	case t.Is("agent_message") || t.Is("assistant_message"):
+		text := item.Get("text")
+		out.Open(key, sdk.Message{ID: key})
+		if text.Exists() {
+			out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)})
+		}
+		if ph == phaseCompleted {
+			out.Close(key, sdk.MessageEnd{})
+			n.noteText(out, text)
+		}
+	case t.Is("reasoning"):
+		out.Open(key, sdk.Message{ID: key})
+		if text := item.Get("text"); text.Exists() {
+			out.Block(key, 0, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(text)})
+		}
+		if ph == phaseCompleted {
+			out.Close(key, sdk.MessageEnd{})
+		}
+	case t.Is("plan"):
+		// The plan text is shown to the user as it streams
+		// (item.plan.delta); the completed item replaces the deltas.
+		out.Open(key, sdk.Message{ID: key})
+		if text := item.Get("text"); text.Exists() {
+			out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)})
+		}
+		if ph == phaseCompleted {
+			out.Close(key, sdk.MessageEnd{})
+		}
+	case t.Is("command_execution"):
+		n.command(out, ph, key, item)
+	case t.Is("file_change"):
+		input := object(member{"changes", item.Get("changes")})
+		n.toolItem(out, key, sdk.S("file_change"), "edit", input)
+		if ph == phaseCompleted {
+			st := item.Get("status")
+			out.ToolResult(sdk.ToolResult{
+				CallID: key, Output: sdk.Text(st), Status: sdk.Text(st),
+				IsError: st.Is("failed") || st.Is("declined"),
+			})
+		}
+	case t.Is("mcp_tool_call"):
+		n.mcpItem(out, ph, key, item)
+	case t.Is("web_search"):
+		input := object(member{"query", item.Get("query")}, member{"action", item.Get("action")})
+		n.toolItem(out, key, sdk.S("web_search"), "fetch", input)
+		if ph == phaseCompleted {
+			out.ToolResult(sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("action")), Status: strOr(sdk.Text(item.Get("status")), "completed")})
+		}
+	case t.Is("todo_list"):
+		// The plan tool: the agent's own to-do list. Updates rewrite it;
+		// the completed item holds the final state.
+		n.toolItem(out, key, sdk.S("todo_list"), "think", object(member{"items", item.Get("items")}))
+		if ph == phaseCompleted {
+			out.ToolResult(sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("items")), Status: sdk.S("completed")})
+		}
+	case t.Is("collab_tool_call"):
+		name := sdk.Text(item.Get("tool"))
+		if name.IsEmpty() {
+			name = sdk.S("collab_tool_call")
+		}
+		input := object(member{"tool", item.Get("tool")}, member{"prompt", item.Get("prompt")},
+			member{"sender_thread_id", item.Get("sender_thread_id")}, member{"receiver_thread_ids", item.Get("receiver_thread_ids")})
+		n.toolItem(out, key, name, "other", input)
+		if ph == phaseCompleted {
+			st := item.Get("status")
+			out.ToolResult(sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("agents_states")), Status: sdk.Text(st), IsError: st.Is("failed")})
+		}
+	case t.Is("error"):
+		// A non-fatal error item (a warning the CLI surfaces).
+		out.Status(sdk.StatusError, strOr(errorText(item.Get("message")), "error"), abi.LevelError)
+	default:
+		native := "item/" + t.String()
+		if !t.Exists() {
+			native = "item/(untyped)"
+		}
+		out.Unmapped(sdk.S(native))
+	}
+}
+
+// first reports whether item key is seen for the first time.
+func (n *normalizer) first(id sdk.Str) bool {
+	k := id.String()
+	if n.items[k] {
+		return false
+	}
+	n.items[k] = true
+	return true
+}
+
+// toolItem reports, the first time an action item is seen, its message
+// (a tool_use block, the request inside the assistant's output) and its
+// tool call.
+func (n *normalizer) toolItem(out *sdk.Out, key, name sdk.Str, kind string, input sdk.Str) {
+	if !n.first(key) {
+		return
+	}
+	out.Open(key, sdk.Message{ID: key})
+	out.Block(key, 0, sdk.Block{Type: sdk.BlockToolUse, ToolName: name, ToolID: key, ToolInput: input})
+	out.Close(key, sdk.MessageEnd{})
+	out.ToolCall(sdk.ToolCall{CallID: key, Name: name, Input: input, Kind: kind})
+}
+
+// command reports a command_execution: the CLI ran a shell command for
+// the model, so it is a command block (not a model-authored tool_use)
+// paired with its tool call and result.
+func (n *normalizer) command(out *sdk.Out, ph phase, key sdk.Str, item abi.Value) {
+	cmd := item.Get("command")
+	if n.first(key) {
+		out.Open(key, sdk.Message{ID: key})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockCommand, Command: sdk.Text(cmd), ToolID: key})
+		out.Close(key, sdk.MessageEnd{})
+		out.ToolCall(sdk.ToolCall{
+			CallID: key, Name: sdk.S("command_execution"), Kind: "execute",
+			Input: object(member{"command", cmd}), Command: sdk.Text(cmd),
+		})
+	}
+	if ph != phaseCompleted {
+		return
+	}
+	exit := sdk.IntOf(item.Get("exit_code"))
+	code, hasCode := exit.Value()
+	st := item.Get("status")
+	out.ToolResult(sdk.ToolResult{
+		CallID: key, Output: sdk.Text(item.Get("aggregated_output")), ExitCode: exit, Status: sdk.Text(st),
+		IsError: st.Is("failed") || st.Is("declined") || hasCode && code != 0,
+	})
+}
+
+// mcpItem reports an mcp_tool_call. A failed call may carry error:null
+// and the failure text in result.content; that text is then the error.
+func (n *normalizer) mcpItem(out *sdk.Out, ph phase, key sdk.Str, item abi.Value) {
+	name := sdk.S(item.Get("server").String() + "." + item.Get("tool").String())
+	n.toolItem(out, key, name, "other", sdk.JSON(item.Get("arguments")))
+	if ph != phaseCompleted {
+		return
+	}
+	st := item.Get("status")
+	res := item.Get("result")
+	r := sdk.ToolResult{CallID: key, Status: sdk.Text(st)}
+	if c := res.Get("content"); c.Exists() {
+		r.Output = sdk.JSON(c)
+	} else if res.Exists() && !res.IsNull() {
+		r.Output = sdk.JSON(res)
+	}
+	r.Error = sdk.Text(item.Path("error", "message"))
+	if !r.Error.IsSet() && item.Get("error").Kind() == abi.KindString {
+		r.Error = sdk.Text(item.Get("error"))
+	}
+	failed := st.Is("failed") || res.Get("is_error").Truthy() || res.Get("isError").Truthy()
+	if failed && !r.Error.IsSet() {
+		r.Error = firstText(res.Get("content"))
+		if !r.Error.IsSet() {
+			r.Error = sdk.S("MCP tool call failed")
+		}
+	}
+	r.IsError = failed || r.Error.IsSet()
+	out.ToolResult(r)
+}
+
+// firstText returns the text of the first text content block of an MCP
+// result.
+func firstText(content abi.Value) sdk.Str {
+	for it := content.Iter(); it.Next(); {
+		if t := it.Value().Get("text"); t.Kind() == abi.KindString {
+			return sdk.Text(t)
+		}
+	}
+	return sdk.Str{}
+}

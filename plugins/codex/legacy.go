@@ -1,0 +1,204 @@
+package codex
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// legacy reads one msg of the legacy {"id","msg"} stream. The format has
+// no message ids: agent text and reasoning arrive as deltas followed by
+// a final event repeating the whole text, which replaces the deltas.
+func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
+	t := msg.Get("type")
+	switch {
+	case t.Is("task_started"):
+		n.startTurn(out)
+	case t.Is("session_configured"):
+		out.Meta(sdk.Meta{SessionID: sdk.Text(msg.Get("session_id")), Model: sdk.Text(msg.Get("model"))})
+	case t.Is("agent_message_delta"):
+		n.appendStream(out, &n.text, sdk.FieldText, sdk.Text(msg.Get("delta")))
+	case t.Is("agent_message"):
+		v := msg.Get("message")
+		n.finishStream(out, &n.text, sdk.BlockText, sdk.Text(v))
+		n.noteText(out, v)
+	case t.Is("agent_reasoning_delta"):
+		n.appendStream(out, &n.think, sdk.FieldThinking, sdk.Text(msg.Get("delta")))
+	case t.Is("agent_reasoning"):
+		n.finishStream(out, &n.think, sdk.BlockThinking, sdk.Text(msg.Get("text")))
+	case t.Is("agent_reasoning_section_break"), t.Is("exec_command_output_delta"):
+		// Display hints: the section's text and the command's output
+		// arrive whole in the events that follow.
+	case t.Is("exec_command_begin"):
+		key := n.newKey()
+		argv := msg.Get("command")
+		display := shellJoin(argv)
+		callID := sdk.Text(msg.Get("call_id"))
+		out.Open(key, sdk.Message{})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockCommand, Command: display, ToolID: callID})
+		out.Close(key, sdk.MessageEnd{})
+		out.ToolCall(sdk.ToolCall{
+			CallID: callID, Name: sdk.S("exec_command"), Kind: "execute", Command: display,
+			Input: object(member{"command", argv}, member{"cwd", msg.Get("cwd")}),
+		})
+	case t.Is("exec_command_end"):
+		exit := sdk.IntOf(msg.Get("exit_code"))
+		code, _ := exit.Value()
+		st := "completed"
+		if code != 0 {
+			st = "failed"
+		}
+		out.ToolResult(sdk.ToolResult{
+			CallID: sdk.Text(msg.Get("call_id")), Output: commandOutput(msg), ExitCode: exit,
+			Status: sdk.S(st), IsError: code != 0,
+		})
+	case t.Is("patch_apply_begin"):
+		callID := sdk.Text(msg.Get("call_id"))
+		input := object(member{"changes", msg.Get("changes")})
+		n.toolMessage(out, callID, sdk.S("apply_patch"), "edit", input)
+	case t.Is("patch_apply_end"):
+		ok := msg.Get("success").Truthy()
+		r := sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: sdk.Text(msg.Get("stdout")), Status: sdk.S("completed")}
+		if !ok {
+			r.IsError, r.Status = true, sdk.S("failed")
+			if e := sdk.Text(msg.Get("stderr")); !e.IsEmpty() {
+				r.Error = e
+			} else {
+				r.Error = sdk.S("patch was not applied")
+			}
+		}
+		out.ToolResult(r)
+	case t.Is("mcp_tool_call_begin"):
+		inv := msg.Get("invocation")
+		name := sdk.S(inv.Get("server").String() + "." + inv.Get("tool").String())
+		n.toolMessage(out, sdk.Text(msg.Get("call_id")), name, "other", sdk.JSON(inv.Get("arguments")))
+	case t.Is("mcp_tool_call_end"):
+		out.ToolResult(mcpLegacyResult(sdk.Text(msg.Get("call_id")), msg.Get("result")))
+	case t.Is("web_search_begin"):
+		n.toolMessage(out, sdk.Text(msg.Get("call_id")), sdk.S("web_search"), "fetch", object(member{"query", msg.Get("query")}))
+	case t.Is("web_search_end"):
+		out.ToolResult(sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: sdk.Text(msg.Get("query")), Status: sdk.S("completed")})
+	case t.Is("token_count"):
+		if info := msg.Get("info"); info.Exists() {
+			// Newer builds: a running total.
+			if !info.IsNull() {
+				out.Usage(execUsage(info.Get("total_token_usage")), abi.ModeSet)
+			}
+			return
+		}
+		// Older builds: the usage of one model response.
+		out.Usage(execUsage(msg), abi.ModeAdd)
+	case t.Is("task_complete"):
+		n.closeStream(out, &n.think)
+		n.closeStream(out, &n.text)
+		n.finalText(out, msg.Get("last_agent_message"), sdk.Message{})
+		n.finish(out, sdk.StatusOK, sdk.Str{})
+	case t.Is("turn_aborted"):
+		n.finish(out, sdk.StatusIncomplete, abortText(msg))
+	case t.Is("error"):
+		out.Status(sdk.StatusError, strOr(errorText(msg.Get("message")), "error"), abi.LevelError)
+	case t.Is("stream_error"):
+		out.Status(sdk.StatusError, strOr(errorText(msg.Get("message")), "stream error"), abi.LevelError)
+	default:
+		native := t.String()
+		if !t.Exists() {
+			native = "msg/(untyped)"
+		}
+		out.Unmapped(sdk.S(native))
+	}
+}
+
+func abortText(msg abi.Value) sdk.Str {
+	if r := msg.Get("reason"); r.Kind() == abi.KindString {
+		return sdk.S("turn aborted: " + r.String())
+	}
+	return sdk.S("turn aborted")
+}
+
+// toolMessage reports a tool request as a tool_use block in its own
+// assistant message, and its tool call.
+func (n *normalizer) toolMessage(out *sdk.Out, callID, name sdk.Str, kind string, input sdk.Str) {
+	key := n.newKey()
+	out.Open(key, sdk.Message{})
+	out.Block(key, 0, sdk.Block{Type: sdk.BlockToolUse, ToolName: name, ToolID: callID, ToolInput: input})
+	out.Close(key, sdk.MessageEnd{})
+	out.ToolCall(sdk.ToolCall{CallID: callID, Name: name, Input: input, Kind: kind})
+}
+
+// commandOutput is what a command printed: the interleaved output when
+// the event has it, else stdout followed by stderr.
+func commandOutput(msg abi.Value) sdk.Str {
+	if v := msg.Get("aggregated_output"); v.Kind() == abi.KindString {
+		return sdk.Text(v)
+	}
+	stdout, stderr := msg.Get("stdout"), msg.Get("stderr")
+	if len(stderr.Raw()) <= 2 {
+		return sdk.Text(stdout)
+	}
+	if len(stdout.Raw()) <= 2 {
+		return sdk.Text(stderr)
+	}
+	a, b := stdout.String(), stderr.String()
+	if a[len(a)-1] != '\n' {
+		a += "\n"
+	}
+	return sdk.S(a + b)
+}
+
+// mcpLegacyResult reads Rust's Result serialization: {"Ok":{content,
+// isError}} or {"Err":message}.
+func mcpLegacyResult(callID sdk.Str, res abi.Value) sdk.ToolResult {
+	r := sdk.ToolResult{CallID: callID, Status: sdk.S("completed")}
+	if ok := res.Get("Ok"); ok.Exists() {
+		r.Output = sdk.JSON(ok.Get("content"))
+		if ok.Get("isError").Truthy() || ok.Get("is_error").Truthy() {
+			r.IsError, r.Status = true, sdk.S("failed")
+			r.Error = firstText(ok.Get("content"))
+		}
+		return r
+	}
+	r.IsError, r.Status = true, sdk.S("failed")
+	if e := res.Get("Err"); e.Exists() {
+		r.Error = sdk.Text(e)
+	} else {
+		r.Error = sdk.S("MCP tool call failed")
+		r.Output = sdk.JSON(res)
+	}
+	return r
+}
+
+// appendStream appends a delta to the streamed message s, opening it on
+// the first delta.
+func (n *normalizer) appendStream(out *sdk.Out, s *stream, f sdk.Field, v sdk.Str) {
+	if !s.open {
+		s.key, s.open = n.newKey(), true
+		out.Open(s.key, sdk.Message{})
+	}
+	out.Append(s.key, 0, f, v)
+}
+
+// finishStream sets the whole text of the streamed message s (replacing
+// the joined deltas, so the text is there once) and closes it.
+func (n *normalizer) finishStream(out *sdk.Out, s *stream, typ string, v sdk.Str) {
+	key := s.key
+	if !s.open {
+		if !v.IsSet() {
+			return
+		}
+		key = n.newKey()
+	}
+	s.open = false
+	if !v.IsSet() {
+		out.Close(key, sdk.MessageEnd{})
+		return
+	}
+	n.textMessage(out, key, sdk.Message{}, typ, v)
+}
+
+// closeStream closes a streamed message whose final event never came:
+// the deltas are all there is.
+func (n *normalizer) closeStream(out *sdk.Out, s *stream) {
+	if s.open {
+		out.Close(s.key, sdk.MessageEnd{})
+		s.open = false
+	}
+}

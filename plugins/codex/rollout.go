@@ -1,0 +1,393 @@
+package codex
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// rollout reads one {timestamp,type,payload} record of a session file.
+//
+// A rollout stores what the model saw and said twice: as response items
+// (the model's input and output, authoritative) and as event messages
+// (what the UI showed). Texts present in both are reported once, from
+// whichever comes first (see normalizer.seen); event messages whose
+// response item is missing (trimmed or older files) still count.
+// Tool results come from the response items only: the *_end events
+// repeat them and a call takes one result.
+func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
+	ts := sdk.Text(root.Get("timestamp"))
+	p := root.Get("payload")
+	switch {
+	case typ.Is("session_meta"):
+		m := p
+		if inner := p.Get("meta"); inner.Kind() == abi.KindObject {
+			m = inner
+		}
+		id := m.Get("id")
+		if id.Kind() != abi.KindString {
+			id = m.Get("session_id")
+		}
+		out.Meta(sdk.Meta{SessionID: sdk.Text(id), ProviderVersion: sdk.Text(m.Get("cli_version"))})
+		instr := m.Path("base_instructions", "text")
+		if !instr.Exists() {
+			instr = m.Get("instructions")
+		}
+		n.systemPrompt(out, instr, ts)
+	case typ.Is("turn_context"):
+		model := p.Get("model")
+		if model.Kind() != abi.KindString {
+			return
+		}
+		out.Meta(sdk.Meta{Model: sdk.Text(model)})
+		if n.modelRaw != string(model.Raw()) {
+			n.modelRaw = string(model.Raw())
+			n.model = sdk.Text(model).Keep()
+		}
+	case typ.Is("response_item"):
+		n.responseItem(out, p, ts)
+	case typ.Is("event_msg"):
+		n.eventMsg(out, p, ts)
+	default:
+		out.Unmapped(sdk.Text(typ))
+	}
+}
+
+// systemPrompt reports the instructions a session was started with as
+// the system-prompt block of a user message.
+func (n *normalizer) systemPrompt(out *sdk.Out, v abi.Value, ts sdk.Str) {
+	if v.Kind() != abi.KindString || len(v.Raw()) <= 2 {
+		return
+	}
+	key := n.newKey()
+	out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: ts})
+	out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: sdk.OriginSystemPrompt})
+	out.Close(key, sdk.MessageEnd{})
+}
+
+// isResponseItemType reports whether t is a response item type, for the
+// earliest rollouts that wrote items without an envelope.
+func isResponseItemType(t abi.Value) bool {
+	switch {
+	case t.Is("message"), t.Is("reasoning"), t.Is("function_call"), t.Is("function_call_output"),
+		t.Is("custom_tool_call"), t.Is("custom_tool_call_output"), t.Is("local_shell_call"), t.Is("web_search_call"):
+		return true
+	}
+	return false
+}
+
+// injectedPrefixes start the user-role texts that Codex injects (the
+// environment, AGENTS.md, permissions, notices): context, not the
+// user's prompt.
+var injectedPrefixes = [...]string{
+	"<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md instructions",
+	"<permissions instructions>", "<collaboration_mode>", "<turn_aborted>", "<user_shell_command>",
+	"<skill>", "<subagent_notification>",
+}
+
+func isInjected(v abi.Value) bool {
+	raw := v.Raw()
+	if v.Kind() != abi.KindString || len(raw) < 2 {
+		return false
+	}
+	raw = raw[1 : len(raw)-1]
+	// Skip leading white space, raw or escaped.
+	for len(raw) > 0 {
+		if raw[0] == ' ' || raw[0] == '\t' || raw[0] == '\n' || raw[0] == '\r' {
+			raw = raw[1:]
+		} else if len(raw) > 1 && raw[0] == '\\' && (raw[1] == 'n' || raw[1] == 't' || raw[1] == 'r') {
+			raw = raw[2:]
+		} else {
+			break
+		}
+	}
+	for _, p := range injectedPrefixes {
+		if len(raw) >= len(p) && string(raw[:len(p)]) == p {
+			return true
+		}
+	}
+	return false
+}
+
+// lazyMsg opens its message on the first block, so that a message whose
+// blocks were all reported already is not written empty.
+type lazyMsg struct {
+	key  sdk.Str
+	m    sdk.Message
+	open bool
+}
+
+func (l *lazyMsg) block(n *normalizer, out *sdk.Out, b sdk.Block) {
+	if !l.open {
+		l.key, l.open = n.newKey(), true
+		out.Open(l.key, l.m)
+	}
+	out.Block(l.key, -1, b)
+}
+
+func (l *lazyMsg) close(out *sdk.Out) {
+	if l.open {
+		out.Close(l.key, sdk.MessageEnd{})
+	}
+}
+
+func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
+	t := p.Get("type")
+	switch {
+	case t.Is("message"):
+		n.messageItem(out, p, ts)
+	case t.Is("reasoning"):
+		n.reasoningItem(out, p, ts)
+	case t.Is("function_call"):
+		name, args := p.Get("name"), p.Get("arguments")
+		kind := toolKind(name.String())
+		var command sdk.Str
+		if kind == "execute" {
+			command = commandFromArgs(args)
+		}
+		n.rolloutCall(out, p, ts, sdk.Text(name), kind, sdk.JSON(args), command)
+	case t.Is("custom_tool_call"):
+		// Freeform tools (apply_patch): the input is text, kept as a
+		// string unless it happens to be JSON.
+		name, input := p.Get("name"), p.Get("input")
+		kind := toolKind(name.String())
+		var command sdk.Str
+		if kind == "execute" {
+			command = sdk.Text(input)
+		}
+		n.rolloutCall(out, p, ts, sdk.Text(name), kind, sdk.JSON(input), command)
+	case t.Is("local_shell_call"):
+		action := p.Get("action")
+		n.rolloutCall(out, p, ts, sdk.S("local_shell"), "execute", sdk.JSON(action), shellJoin(action.Get("command")))
+	case t.Is("web_search_call"):
+		callID := n.rolloutCall(out, p, ts, sdk.S("web_search"), "fetch", sdk.JSON(p.Get("action")), sdk.Str{})
+		if st := p.Get("status"); st.Is("completed") || st.Is("failed") {
+			out.ToolResult(sdk.ToolResult{
+				CallID: callID, Output: sdk.Text(p.Path("action", "query")), Status: sdk.Text(st),
+				IsError: st.Is("failed"), Time: ts,
+			})
+		}
+	case t.Is("function_call_output"), t.Is("custom_tool_call_output"):
+		out.ToolResult(toolOutput(p, ts))
+	default:
+		out.Unmapped(sdk.S("response_item/" + t.String()))
+	}
+}
+
+// rolloutCall reports a model-authored tool call: a tool_use block in
+// its own assistant message, and the tool call. It returns the call id.
+func (n *normalizer) rolloutCall(out *sdk.Out, p abi.Value, ts, name sdk.Str, kind string, input, command sdk.Str) sdk.Str {
+	callID := sdk.Text(p.Get("call_id"))
+	if callID.IsEmpty() {
+		callID = sdk.Text(p.Get("id"))
+	}
+	if callID.IsEmpty() {
+		callID = sdk.S("call_" + itoa(int64(n.nkeys+1)))
+	}
+	key := n.newKey()
+	out.Open(key, sdk.Message{ID: sdk.Text(p.Get("id")), Model: n.model, Time: ts})
+	out.Block(key, 0, sdk.Block{Type: sdk.BlockToolUse, ToolName: name, ToolID: callID, ToolInput: input})
+	out.Close(key, sdk.MessageEnd{})
+	out.ToolCall(sdk.ToolCall{CallID: callID, Name: name, Input: input, Kind: kind, Command: command, Time: ts})
+	return callID
+}
+
+// commandFromArgs returns the command line of a shell function call:
+// "command" as argv (shell) or a string (shell_command), or "cmd"
+// (exec_command). The arguments arrive as a JSON string.
+func commandFromArgs(args abi.Value) sdk.Str {
+	root := args
+	if args.Kind() == abi.KindString {
+		doc, ok := sdk.Parse([]byte(args.String()))
+		if !ok {
+			return sdk.Str{}
+		}
+		root = doc.Root()
+	}
+	if c := root.Get("command"); c.Kind() == abi.KindArray {
+		return shellJoin(c)
+	} else if c.Kind() == abi.KindString {
+		return sdk.Text(c)
+	}
+	return sdk.Text(root.Get("cmd"))
+}
+
+// toolOutput reads a function_call_output or custom_tool_call_output.
+// The output is a string holding either JSON {output, metadata:
+// {exit_code}} (2025 builds) or text with a "Process exited with code N"
+// or "Exit code: N" line (later builds); content items are kept as JSON.
+func toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
+	r := sdk.ToolResult{CallID: sdk.Text(p.Get("call_id")), Time: ts}
+	o := p.Get("output")
+	switch o.Kind() {
+	case abi.KindString:
+		raw := o.Raw()
+		if len(raw) > 2 && raw[1] == '{' {
+			if doc, ok := sdk.Parse([]byte(o.String())); ok {
+				root := doc.Root()
+				if inner := root.Get("output"); inner.Kind() == abi.KindString {
+					r.Output = sdk.Text(inner)
+					r.ExitCode = sdk.IntOf(root.Path("metadata", "exit_code"))
+				}
+			}
+		}
+		if !r.Output.IsSet() {
+			r.Output = sdk.Text(o)
+			r.ExitCode = exitCodeInText(raw[1:])
+		}
+	case abi.KindInvalid, abi.KindNull:
+	default:
+		r.Output = sdk.JSON(o)
+	}
+	if code, ok := r.ExitCode.Value(); ok {
+		r.Status = sdk.S("completed")
+		if code != 0 {
+			r.Status, r.IsError = sdk.S("failed"), true
+		}
+	}
+	if s, ok := p.Get("success").Bool(); ok && !s {
+		r.Status, r.IsError = sdk.S("failed"), true
+	}
+	return r
+}
+
+func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
+	role := p.Get("role")
+	l := lazyMsg{m: sdk.Message{ID: sdk.Text(p.Get("id")), Time: ts}}
+	switch {
+	case role.Is("assistant"):
+		l.m.Model = n.model
+		var last abi.Value
+		for it := p.Get("content").Iter(); it.Next(); {
+			text := it.Value().Get("text")
+			if text.Kind() != abi.KindString || n.seen(nsAssistant, text, true) {
+				continue
+			}
+			l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)})
+			last = text
+		}
+		l.close(out)
+		if last.Exists() {
+			n.noteText(out, last)
+		}
+	case role.Is("user"):
+		l.m.Role = sdk.RoleUser
+		for it := p.Get("content").Iter(); it.Next(); {
+			text := it.Value().Get("text")
+			if text.Kind() != abi.KindString {
+				continue
+			}
+			origin := sdk.OriginPrompt
+			if isInjected(text) {
+				origin = sdk.OriginInjected
+			} else if n.seen(nsUser, text, true) {
+				continue
+			}
+			l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: origin})
+		}
+		l.close(out)
+	default:
+		// developer and system messages: instructions, not the user.
+		l.m.Role = sdk.RoleUser
+		for it := p.Get("content").Iter(); it.Next(); {
+			if text := it.Value().Get("text"); text.Kind() == abi.KindString {
+				l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: sdk.OriginSystemPrompt})
+			}
+		}
+		l.close(out)
+	}
+}
+
+// reasoningItem reports a reasoning item: its summaries, else its raw
+// content, as thinking; when only encrypted content is left, a redacted
+// thinking block says that reasoning happened.
+func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
+	l := lazyMsg{m: sdk.Message{ID: sdk.Text(p.Get("id")), Model: n.model, Time: ts}}
+	found := false
+	for it := p.Get("summary").Iter(); it.Next(); {
+		text := it.Value().Get("text")
+		if text.Kind() != abi.KindString {
+			continue
+		}
+		found = true
+		if !n.seen(nsReasoning, text, true) {
+			l.block(n, out, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(text)})
+		}
+	}
+	if !found {
+		for it := p.Get("content").Iter(); it.Next(); {
+			text := it.Value().Get("text")
+			if text.Kind() != abi.KindString {
+				continue
+			}
+			found = true
+			if !n.seen(nsRaw, text, true) {
+				l.block(n, out, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(text)})
+			}
+		}
+	}
+	if !found {
+		if enc := p.Get("encrypted_content"); enc.Kind() == abi.KindString && len(enc.Raw()) > 2 {
+			l.block(n, out, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
+		}
+	}
+	l.close(out)
+}
+
+func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
+	t := p.Get("type")
+	switch {
+	case t.Is("token_count"):
+		// info is null on the first count of a session (rate limits
+		// only). total_token_usage is the session's running total.
+		if info := p.Get("info"); info.Kind() == abi.KindObject {
+			out.Usage(execUsage(info.Get("total_token_usage")), abi.ModeSet)
+		}
+	case t.Is("agent_message"):
+		v := p.Get("message")
+		if v.Kind() == abi.KindString && !n.seen(nsAssistant, v, false) {
+			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockText, sdk.Text(v))
+			n.noteText(out, v)
+		}
+	case t.Is("user_message"):
+		v := p.Get("message")
+		if v.Kind() != abi.KindString {
+			return
+		}
+		origin := sdk.OriginPrompt
+		if isInjected(v) {
+			origin = sdk.OriginInjected
+		} else if n.seen(nsUser, v, false) {
+			return
+		}
+		key := n.newKey()
+		out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: ts})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: origin})
+		out.Close(key, sdk.MessageEnd{})
+	case t.Is("agent_reasoning"):
+		if v := p.Get("text"); v.Kind() == abi.KindString && !n.seen(nsReasoning, v, false) {
+			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockThinking, sdk.Text(v))
+		}
+	case t.Is("agent_reasoning_raw_content"):
+		if v := p.Get("text"); v.Kind() == abi.KindString && !n.seen(nsRaw, v, false) {
+			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockThinking, sdk.Text(v))
+		}
+	case t.Is("task_started"):
+		n.startTurn(out)
+	case t.Is("task_complete"):
+		n.finalText(out, p.Get("last_agent_message"), sdk.Message{Model: n.model, Time: ts})
+		n.finish(out, sdk.StatusOK, sdk.Str{})
+	case t.Is("turn_aborted"):
+		n.finish(out, sdk.StatusIncomplete, abortText(p))
+	case t.Is("error"):
+		out.Status(sdk.StatusError, strOr(errorText(p.Get("message")), "error"), abi.LevelError)
+	case t.Is("stream_error"):
+		out.Status(sdk.StatusError, strOr(errorText(p.Get("message")), "stream error"), abi.LevelError)
+	case t.Is("exec_command_begin"), t.Is("exec_command_end"), t.Is("exec_command_output_delta"),
+		t.Is("patch_apply_begin"), t.Is("patch_apply_end"), t.Is("mcp_tool_call_begin"), t.Is("mcp_tool_call_end"),
+		t.Is("web_search_begin"), t.Is("web_search_end"), t.Is("agent_reasoning_section_break"):
+		// UI echoes of calls whose request and result are response
+		// items; a call takes one result.
+	default:
+		out.Unmapped(sdk.S("event_msg/" + t.String()))
+	}
+}
