@@ -1,0 +1,75 @@
+# twasm build. `make` builds bin/twasm with every bundled plugin embedded.
+# Built .wasm files are build output (internal/bundled/wasm/, gitignored).
+
+GO        ?= go
+VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
+LDFLAGS   := -X github.com/twasm/twasm/internal/cli.Version=$(VERSION)
+BUNDLED   := internal/bundled/wasm
+PLUGINS   := $(notdir $(patsubst %/wasm/,%,$(dir $(wildcard plugins/*/wasm/main.go))))
+WASM      := $(PLUGINS:%=$(BUNDLED)/%.wasm)
+FUZZTIME  ?= 30s
+BENCHTIME ?= 1x
+BENCHCOUNT ?= 5
+# Plugins are built with Go itself; `make WASM_TOOLCHAIN=tinygo` uses
+# TinyGo where it is installed (the plugin code stays TinyGo-compatible).
+WASM_TOOLCHAIN ?= go
+
+.PHONY: all plugins test test-go golden bench fuzz lint example clean
+
+all: bin/twasm
+
+plugins: $(WASM)
+
+$(BUNDLED)/%.wasm: $(shell find abi plugins -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
+	@mkdir -p $(BUNDLED)
+ifeq ($(WASM_TOOLCHAIN),tinygo)
+	tinygo build -target=wasip1 -buildmode=c-shared -o $@ ./plugins/$*/wasm
+else
+	GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o $@ ./plugins/$*/wasm
+endif
+
+bin/twasm: $(WASM) $(shell find . -name '*.go' -not -name '*_test.go' -not -path './plugins/*/wasm/*' 2>/dev/null) go.mod
+	@mkdir -p bin
+	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/twasm
+
+# The whole suite: unit, integration and process tests with the race
+# detector, then every bundled plugin's golden cases through the real wasm
+# path of the built binary.
+test: bin/twasm
+	$(GO) test -race -timeout 30m ./...
+	$(MAKE) --no-print-directory golden
+
+golden: bin/twasm
+	@for p in $(PLUGINS); do \
+	  if [ -d testdata/golden/$$p ]; then bin/twasm golden check --plugin $$p testdata/golden/$$p || exit 1; fi; \
+	done
+
+# Benchmarks run in one process each, so every ratio in BENCHMARKS.md
+# compares figures measured in the same run on the same machine.
+bench: bin/twasm
+	$(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) ./recorder/ ./host/ ./plugins/... ./transcript/ 2>&1 | tee bench.out
+	$(GO) run ./internal/benchreport -in bench.out -out BENCHMARKS.md -twasm bin/twasm
+
+fuzz:
+	@for pkg in $$($(GO) list ./...); do \
+	  for f in $$($(GO) test -list '^Fuzz' $$pkg 2>/dev/null | grep '^Fuzz'); do \
+	    echo "fuzz $$pkg $$f"; $(GO) test -run '^$$' -fuzz "^$$f$$" -fuzztime $(FUZZTIME) $$pkg || exit 1; \
+	  done; \
+	done
+
+lint:
+	@test -z "$$(gofmt -l $$(git ls-files '*.go'))" || { gofmt -l $$(git ls-files '*.go'); echo 'gofmt: files above need formatting'; exit 1; }
+	$(GO) vet ./...
+	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/... ./plugins/...
+	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@2025.1.1
+	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+# The README's first command: record a bundled example and show it.
+example: bin/twasm
+	@rm -rf $(CURDIR)/storage-example
+	bin/twasm --storage storage-example record --provider claude --input examples/claude/stream-json.jsonl --prompt "Write hello.py and run it"
+	bin/twasm --storage storage-example tree --latest
+	bin/twasm --storage storage-example view --latest
+
+clean:
+	rm -rf bin $(BUNDLED)/*.wasm bench.out storage-example
