@@ -183,6 +183,8 @@ func TestStepKindsAndResults(t *testing.T) {
 				eq(t, k, s.Kind())
 				eq(t, fmt.Sprintf("s%d", i), s.Name())
 				eq(t, r, s.Run())
+				eq(t, 0, s.Iteration())
+				eq(t, 0, s.Attempt())
 				return s.SetResult(map[string]int{"n": i})
 			}); err != nil {
 				return err
