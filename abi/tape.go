@@ -1,9 +1,6 @@
 package abi
 
-import (
-	"bytes"
-	"strconv"
-)
+import "bytes"
 
 // Kind is the JSON kind of a tape token.
 type Kind uint8
@@ -41,7 +38,8 @@ type Token struct {
 const TokenSize = 16
 
 // MaxDepth bounds nesting in BuildTape, so hostile input cannot exhaust
-// the stack; deeper documents are not indexed.
+// the stack: a document with more than MaxDepth nested objects and arrays
+// is not indexed.
 const MaxDepth = 512
 
 // BuildTape appends the tape of the JSON value in line to dst. Leading
@@ -80,15 +78,19 @@ func skipWS(s []byte, i int) int {
 	return i
 }
 
-// value indexes the value at s[i] and returns the offset after it.
+// value indexes the value at s[i], inside depth containers, and returns
+// the offset after it.
 func (b *tapeBuilder) value(i, depth int) (int, bool) {
 	s := b.src
-	if i >= len(s) || depth > MaxDepth {
+	if i >= len(s) {
 		return i, false
 	}
 	at := len(b.toks)
 	switch c := s[i]; {
 	case c == '{' || c == '[':
+		if depth >= MaxDepth {
+			return i, false
+		}
 		kind, closer := KindObject, byte('}')
 		if c == '[' {
 			kind, closer = KindArray, ']'
@@ -143,11 +145,8 @@ func (b *tapeBuilder) value(i, depth int) (int, bool) {
 	case c == 'n':
 		return b.lit(i, "null", KindNull)
 	case c == '-' || c >= '0' && c <= '9':
-		j := i + 1
-		for j < len(s) && (s[j] >= '0' && s[j] <= '9' || s[j] == '.' || s[j] == 'e' || s[j] == 'E' || s[j] == '+' || s[j] == '-') {
-			j++
-		}
-		if _, err := strconv.ParseFloat(string(s[i:j]), 64); err != nil {
+		j, ok := number(s, i)
+		if !ok {
 			return i, false
 		}
 		b.toks = append(b.toks, Token{Kind: KindNumber, Start: uint32(i), End: uint32(j), Next: uint32(len(b.toks) + 1 - b.base)})
@@ -164,32 +163,91 @@ func (b *tapeBuilder) lit(i int, word string, k Kind) (int, bool) {
 	return i + len(word), true
 }
 
+// number scans a JSON number (RFC 8259 grammar: no leading zeros, digits
+// on both sides of the point, an optional exponent) and returns the
+// offset after it. Magnitude is not checked: 1e400 is valid JSON.
+func number(s []byte, i int) (int, bool) {
+	digits := func(j int) int {
+		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		return j
+	}
+	if s[i] == '-' {
+		i++
+	}
+	switch {
+	case i < len(s) && s[i] == '0':
+		i++
+	case i < len(s) && s[i] >= '1' && s[i] <= '9':
+		i = digits(i + 1)
+	default:
+		return i, false
+	}
+	if i < len(s) && s[i] == '.' {
+		j := digits(i + 1)
+		if j == i+1 {
+			return i, false
+		}
+		i = j
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		j := digits(i)
+		if j == i {
+			return i, false
+		}
+		i = j
+	}
+	return i, true
+}
+
+// plain marks the bytes a string literal holds as they are: everything but
+// the quote, the backslash and control characters.
+var plain = func() (t [256]bool) {
+	for c := 0x20; c < 256; c++ {
+		t[c] = c != '"' && c != '\\'
+	}
+	return t
+}()
+
 func (b *tapeBuilder) str(i int) (int, bool) {
 	s := b.src
 	var flags uint8
-	// IndexByte is vectorised: long string values, the bulk of provider
-	// output, are crossed at memory speed.
 	j := i + 1
 	for {
-		k := bytes.IndexByte(s[j:], '"')
-		if k < 0 {
+		for j < len(s) && plain[s[j]] {
+			j++
+		}
+		if j >= len(s) {
 			return i, false
 		}
-		q := j + k
-		if bytes.IndexByte(s[j:q], '\\') >= 0 {
+		switch s[j] {
+		case '"':
+			b.toks = append(b.toks, Token{Kind: KindString, Flags: flags, Start: uint32(i), End: uint32(j + 1), Next: uint32(len(b.toks) + 1 - b.base)})
+			return j + 1, true
+		case '\\':
 			flags = FlagEscaped
-			// Count the backslashes right before the quote: an odd
-			// number escapes it.
-			n := 0
-			for p := q - 1; p > i && s[p] == '\\'; p-- {
-				n++
+			if j+1 >= len(s) {
+				return i, false
 			}
-			if n%2 == 1 {
-				j = q + 1
-				continue
+			switch s[j+1] {
+			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
+				j += 2
+			case 'u':
+				if _, ok := hex4(s, j+2); !ok {
+					return i, false
+				}
+				j += 6
+			default:
+				return i, false
 			}
+		default:
+			// A raw control character: not allowed in a JSON string.
+			return i, false
 		}
-		b.toks = append(b.toks, Token{Kind: KindString, Flags: flags, Start: uint32(i), End: uint32(q + 1), Next: uint32(len(b.toks) + 1 - b.base)})
-		return q + 1, true
 	}
 }

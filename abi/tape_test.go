@@ -1,0 +1,163 @@
+package abi
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// checkInvariants verifies the structural properties every tape BuildTape
+// returns must have, against the line it indexes.
+func checkInvariants(t testing.TB, line []byte, toks []Token) {
+	t.Helper()
+	require.NotEmpty(t, toks)
+	require.True(t, checkTape(toks, len(line)), "tape fails checkTape")
+	require.Contains(t, []Kind{KindObject, KindArray}, toks[0].Kind)
+	require.Equal(t, uint32(len(toks)), toks[0].Next, "root spans the whole tape")
+	for i, tk := range toks {
+		raw := line[tk.Start:tk.End]
+		switch tk.Kind {
+		case KindObject:
+			assert.Equal(t, byte('{'), raw[0])
+			assert.Equal(t, byte('}'), raw[len(raw)-1])
+		case KindArray:
+			assert.Equal(t, byte('['), raw[0])
+			assert.Equal(t, byte(']'), raw[len(raw)-1])
+		case KindString:
+			assert.Equal(t, byte('"'), raw[0])
+			assert.Equal(t, byte('"'), raw[len(raw)-1])
+			assert.Equal(t, strings.Contains(string(raw), `\`), tk.Flags&FlagEscaped != 0, "escape flag of %q", raw)
+		case KindNumber, KindTrue, KindFalse, KindNull:
+			assert.Equal(t, uint32(i+1), tk.Next, "scalar Next")
+		}
+		// Every token is valid JSON on its own.
+		assert.True(t, json.Valid(raw), "token %d %q", i, raw)
+		// Children lie inside their container.
+		if tk.Kind == KindObject || tk.Kind == KindArray {
+			for c := i + 1; c < int(tk.Next); c++ {
+				assert.GreaterOrEqual(t, toks[c].Start, tk.Start)
+				assert.LessOrEqual(t, toks[c].End, tk.End)
+				assert.LessOrEqual(t, toks[c].Next, tk.Next)
+			}
+		}
+	}
+}
+
+func TestBuildTapeAgreesWithEncodingJSON(t *testing.T) {
+	cases := []string{
+		`{}`, `[]`, ` { } `, "\t[ ]\r\n", `{"a":1}`, `[1,2,3]`, `{"a":{"b":[true,false,null]}}`,
+		`{"a":"x","a":"y"}`, `[-0, 0.5, -1.5e10, 1E+2, 1e-2, 123456789012345678901234567890]`,
+		`[1e400]`, `["a\"b"]`, `["a\\"]`, `["a\\\"b"]`, `["\\\\"]`, `["\u00e9\ud83d\ude00"]`,
+		`["\/\b\f\n\r\t"]`, `[""]`, `{"":""}`, "[\"\xff\xfe\"]", `[[[[]]]]`, `[{},{"x":[{}]}]`,
+		// invalid
+		``, ` `, `{`, `}`, `[`, `]`, `{"a"}`, `{"a":}`, `{"a":1,}`, `[1,]`, `[,1]`, `{a:1}`,
+		`[01]`, `[1.]`, `[.5]`, `[-.5]`, `[-]`, `[1e]`, `[1e+]`, `[+1]`, `[0x10]`, `[1.5.5]`, `[--1]`, `[1-2]`,
+		`[Infinity]`, `[NaN]`, `[tru]`, `[nul]`, `[falsey]`, `[truex]`, `["abc]`, `["a\"]`, "[\"a\x01b\"]",
+		`["\x"]`, `["\u12"]`, `["\u12g4"]`, `["\`, `[1] [2]`, `{} x`, `[1]]`, `[1}`, `{"a":1]`, `{"a" 1}`,
+		`{"a":1 "b":2}`, `[1 2]`, `1`, `"s"`, `true`, `null`, `-1`,
+	}
+	for _, c := range cases {
+		t.Run(c, func(t *testing.T) {
+			line := []byte(c)
+			toks, ok := BuildTape(nil, line)
+			trimmed := strings.TrimSpace(c)
+			want := json.Valid(line) && (strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "["))
+			require.Equal(t, want, ok, "BuildTape(%q)", c)
+			if !ok {
+				assert.Empty(t, toks)
+				return
+			}
+			checkInvariants(t, line, toks)
+		})
+	}
+}
+
+func TestBuildTapeScalarsAndGarbage(t *testing.T) {
+	for _, c := range []string{`1`, `"s"`, `true`, `false`, `null`, `banner text`, `data: 1`, `data:`, `[DONE]`, `data: [DONE]`} {
+		toks, ok := BuildTape(nil, []byte(c))
+		assert.False(t, ok, c)
+		assert.Empty(t, toks, c)
+	}
+}
+
+func TestBuildTapeKeepsDstOnFailure(t *testing.T) {
+	dst := []Token{{Kind: KindNull, Next: 1}}
+	out, ok := BuildTape(dst, []byte(`{"a":[1,2`))
+	assert.False(t, ok)
+	assert.Equal(t, dst, out)
+
+	out, ok = BuildTape(dst, []byte(`[1]`))
+	require.True(t, ok)
+	require.Len(t, out, 3)
+	assert.Equal(t, Token{Kind: KindNull, Next: 1}, out[0])
+	// Next is relative to the line's own tape.
+	assert.Equal(t, uint32(2), out[1].Next)
+	assert.Equal(t, uint32(2), out[2].Next)
+}
+
+func TestBuildTapeSSE(t *testing.T) {
+	for _, c := range []string{`data: {"a":1}`, `data:{"a":1}`, "  data:\t{\"a\":1}  "} {
+		line := []byte(c)
+		toks, ok := BuildTape(nil, line)
+		require.True(t, ok, c)
+		checkInvariants(t, line, toks)
+		d := &Doc{Line: line, Toks: toks}
+		assert.Equal(t, `{"a":1}`, string(d.Root().Raw()))
+		n, ok := d.Root().Get("a").Int()
+		assert.True(t, ok)
+		assert.Equal(t, int64(1), n)
+	}
+	_, ok := BuildTape(nil, []byte(`data: data: {}`))
+	assert.False(t, ok)
+	_, ok = BuildTape(nil, []byte(`event: message`))
+	assert.False(t, ok)
+}
+
+func TestBuildTapeEscapedQuotes(t *testing.T) {
+	cases := []struct {
+		line string
+		want string // the unescaped value of the first array element
+	}{
+		{`["a\"b"]`, `a"b`},
+		{`["a\\"]`, `a\`},
+		{`["a\\\"b"]`, `a\"b`},
+		{`["\\\\"]`, `\\`},
+		{`["\\\\\"",1]`, `\\"`},
+		{`["x\"\"y"]`, `x""y`},
+		{`["\"\"", "\\"]`, `""`},
+	}
+	for _, c := range cases {
+		line := []byte(c.line)
+		toks, ok := BuildTape(nil, line)
+		require.True(t, ok, c.line)
+		checkInvariants(t, line, toks)
+		d := &Doc{Line: line, Toks: toks}
+		assert.Equal(t, c.want, d.Root().Index(0).String(), c.line)
+		var v []any
+		require.NoError(t, json.Unmarshal(line, &v))
+		assert.Equal(t, len(v), d.Root().Len())
+		assert.Equal(t, v[0], d.Root().Index(0).String())
+	}
+}
+
+func TestBuildTapeDepth(t *testing.T) {
+	nest := func(n int, inner string) []byte {
+		return []byte(strings.Repeat("[", n) + inner + strings.Repeat("]", n))
+	}
+	_, ok := BuildTape(nil, nest(MaxDepth, ""))
+	assert.True(t, ok, "MaxDepth nested arrays")
+	_, ok = BuildTape(nil, nest(MaxDepth, "1"))
+	assert.True(t, ok, "MaxDepth nested arrays around a scalar")
+	_, ok = BuildTape(nil, nest(MaxDepth+1, ""))
+	assert.False(t, ok, "deeper than MaxDepth")
+	_, ok = BuildTape(nil, []byte(strings.Repeat(`{"a":`, MaxDepth)+"1"+strings.Repeat("}", MaxDepth)))
+	assert.True(t, ok)
+	_, ok = BuildTape(nil, []byte(strings.Repeat(`{"a":`, MaxDepth+1)+"1"+strings.Repeat("}", MaxDepth+1)))
+	assert.False(t, ok)
+	// Hostile depth does not exhaust the stack.
+	_, ok = BuildTape(nil, nest(1<<20, ""))
+	assert.False(t, ok)
+}
