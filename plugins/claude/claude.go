@@ -1,0 +1,467 @@
+package claude
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Plugin is the Claude Code / Anthropic normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "claude",
+		Version:     "0.1.0",
+		Providers:   []string{"claude", "anthropic"},
+		Formats:     []string{fmtStream, fmtPartial, fmtJSON, fmtSessionLog, fmtMessages, fmtSSE},
+		Description: "Claude Code stream-json, json and session logs; Anthropic Messages API responses and SSE",
+	},
+	New: func(opts abi.BeginOptions) sdk.Normalizer { return newNormalizer(opts) },
+}
+
+// Format names, as reported in OpMeta and the manifest.
+const (
+	fmtStream     = "stream-json"
+	fmtPartial    = "stream-json-partial"
+	fmtJSON       = "json"
+	fmtSessionLog = "session-log"
+	fmtMessages   = "anthropic-messages"
+	fmtSSE        = "anthropic-sse"
+)
+
+// maxAccBytes bounds the reassembly of pretty-printed JSON: past it the
+// text cannot be one document the host would have sent as a line either.
+const maxAccBytes = abi.MaxLineBytes
+
+// normalizer is the per-stream state. Everything kept across lines is a Go
+// string or a number: spans die with their line.
+type normalizer struct {
+	format string
+
+	sessionSent, modelSent, versionSent bool
+
+	msgs   map[string]*message // by key
+	byID   map[string]*message // by provider message id
+	open   []*message          // open messages, in opening order
+	cur    map[string]*message // message being streamed, per scope
+	nextID int                 // synthetic key counter
+
+	calls     map[string]*call // tool calls by id
+	tasks     []*call          // Task/Agent calls without a result, oldest first
+	scopes    map[string]bool  // scope id -> open
+	uuidScope map[string]string
+	lastSide  string
+
+	pending    usage // top-scope message usage not covered by a result
+	sawResult  bool
+	sawClaude  bool // a Claude CLI line (not a bare API payload) was seen
+	errSeen    bool
+	errText    string
+	sseStopped bool
+
+	// pretty-printed JSON being reassembled
+	acc      []byte
+	accLines int
+	accDepth int
+	accStr   bool
+	accEsc   bool
+}
+
+func newNormalizer(abi.BeginOptions) *normalizer {
+	return &normalizer{
+		msgs:      map[string]*message{},
+		byID:      map[string]*message{},
+		cur:       map[string]*message{},
+		calls:     map[string]*call{},
+		scopes:    map[string]bool{},
+		uuidScope: map[string]string{},
+	}
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	if n.acc != nil {
+		// An unindented JSON line cannot be the inside of a
+		// pretty-printed document: whatever was accumulated was not one.
+		if l.IsJSON() && !indented(l.Raw) {
+			n.dropAcc(out)
+		} else {
+			n.accumulate(l.Raw, out)
+			return nil
+		}
+	}
+	if !l.IsJSON() {
+		n.text(l.Raw, out)
+		return nil
+	}
+	if hasPrefix(l.Raw, "data:") {
+		n.setFormat(fmtSSE, out)
+	}
+	n.value(l.JSON(), out)
+	return nil
+}
+
+// End implements sdk.Normalizer.
+func (n *normalizer) End(out *sdk.Out) error {
+	if n.acc != nil {
+		if doc, ok := sdk.Parse(n.acc); ok {
+			n.acc = nil
+			n.value(doc.Root(), out)
+		} else {
+			n.dropAcc(out)
+		}
+	}
+	// Close what is still open, oldest first, so tool calls built from
+	// deltas are reported and per-message usage is counted.
+	for len(n.open) > 0 {
+		n.close(n.open[0], out)
+	}
+	if !n.pending.zero() {
+		out.Usage(n.pending.sdk(), abi.ModeAdd)
+	}
+	if !n.sawResult {
+		switch n.format {
+		case fmtSessionLog:
+			// A session log has no terminal record by design: a log is a
+			// complete record of what happened.
+			if n.errSeen {
+				out.Status(sdk.StatusError, sdk.S(n.errText), abi.LevelTerminal)
+			} else {
+				out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+			}
+		case fmtSSE:
+			if n.sseStopped && !n.errSeen {
+				out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+			}
+		}
+	}
+	return nil
+}
+
+// setFormat reports the format once; stream-json is upgraded to its
+// partial variant when the first stream_event shows up.
+func (n *normalizer) setFormat(f string, out *sdk.Out) {
+	switch {
+	case n.format == f:
+		return
+	case n.format == "":
+	case n.format == fmtStream && f == fmtPartial:
+	case n.format == fmtJSON && (f == fmtStream || f == fmtPartial):
+		// A verbose json array holds stream-json lines: keep "json".
+		return
+	case n.format == fmtSSE && f == fmtMessages:
+		return
+	default:
+		return
+	}
+	override := n.format != ""
+	n.format = f
+	out.Meta(sdk.Meta{Format: sdk.S(f), Override: override})
+}
+
+// text handles a line that is not JSON.
+func (n *normalizer) text(raw []byte, out *sdk.Out) {
+	t := trimSpace(raw)
+	switch {
+	case len(t) == 0:
+		return // blank lines separate SSE events; they carry nothing
+	case t[0] == '{' || t[0] == '[':
+		n.acc = append([]byte(nil), raw...)
+		n.acc = append(n.acc, '\n')
+		n.accLines = 1
+		n.accDepth, n.accStr, n.accEsc = 0, false, false
+		n.scanDepth(raw)
+		n.checkAcc(out)
+		return
+	case hasPrefix(t, "event:") || hasPrefix(t, "id:") || hasPrefix(t, "retry:") || t[0] == ':':
+		return // SSE framing
+	case hasPrefix(t, "data:"):
+		d := trimSpace(t[5:])
+		if string(d) == "[DONE]" || len(d) == 0 {
+			return
+		}
+	}
+	out.Unmapped(sdk.S("non_json"))
+}
+
+func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
+	if len(n.acc)+len(raw) > maxAccBytes {
+		n.dropAcc(out)
+		out.Unmapped(sdk.S("non_json"))
+		return
+	}
+	n.acc = append(n.acc, raw...)
+	n.acc = append(n.acc, '\n')
+	n.accLines++
+	n.scanDepth(raw)
+	n.checkAcc(out)
+}
+
+// checkAcc parses the accumulated text once its brackets balance.
+func (n *normalizer) checkAcc(out *sdk.Out) {
+	if n.accDepth > 0 || n.accStr {
+		return
+	}
+	if doc, ok := sdk.Parse(n.acc); ok {
+		n.acc = nil
+		n.value(doc.Root(), out)
+		return
+	}
+	n.dropAcc(out)
+}
+
+// dropAcc counts accumulated lines that did not make a document.
+func (n *normalizer) dropAcc(out *sdk.Out) {
+	for i := 0; i < n.accLines; i++ {
+		out.Unmapped(sdk.S("non_json"))
+	}
+	n.acc, n.accLines = nil, 0
+}
+
+// scanDepth tracks bracket depth outside strings across lines.
+func (n *normalizer) scanDepth(b []byte) {
+	for _, c := range b {
+		if n.accStr {
+			switch {
+			case n.accEsc:
+				n.accEsc = false
+			case c == '\\':
+				n.accEsc = true
+			case c == '"':
+				n.accStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			n.accStr = true
+		case '{', '[':
+			n.accDepth++
+		case '}', ']':
+			n.accDepth--
+		}
+	}
+	if n.accDepth < 0 {
+		n.accDepth = 0 // unbalanced: let checkAcc try and fail
+	}
+}
+
+// value handles one JSON document: an object, or an array of them (the
+// verbose --output-format json).
+func (n *normalizer) value(v abi.Value, out *sdk.Out) {
+	if v.Kind() == abi.KindArray {
+		n.setFormat(fmtJSON, out)
+		for it := v.Iter(); it.Next(); {
+			e := it.Value()
+			if e.Kind() != abi.KindObject {
+				out.Unmapped(sdk.S("non_object"))
+				continue
+			}
+			n.object(e, out)
+		}
+		return
+	}
+	n.object(v, out)
+}
+
+func (n *normalizer) object(v abi.Value, out *sdk.Out) {
+	t := v.Get("type")
+	switch {
+	case t.Is("assistant"):
+		n.claudeLine(v, out)
+		n.assistant(v, out)
+	case t.Is("user"):
+		n.claudeLine(v, out)
+		n.user(v, out)
+	case t.Is("system"):
+		n.claudeLine(v, out)
+		n.system(v, out)
+	case t.Is("result"):
+		if !n.sawClaude && n.format == "" {
+			n.setFormat(fmtJSON, out)
+		}
+		n.claudeLine(v, out)
+		n.result(v, out)
+	case t.Is("stream_event"):
+		n.claudeLine(v, out)
+		n.setFormat(fmtPartial, out)
+		n.event(v.Get("event"), n.scopeOf(v, out), false, out)
+	case t.Is("message_start"), t.Is("content_block_start"), t.Is("content_block_delta"),
+		t.Is("content_block_stop"), t.Is("message_delta"), t.Is("message_stop"), t.Is("ping"):
+		n.setFormat(fmtSSE, out)
+		n.event(v, "", true, out)
+	case t.Is("error") && v.Get("error").Kind() == abi.KindObject:
+		if n.format == "" {
+			n.setFormat(fmtMessages, out)
+		}
+		n.apiError(v, out)
+	case t.Is("message") && v.Get("content").Exists():
+		n.setFormat(fmtMessages, out)
+		n.apiMessage(v, out)
+	case t.Is("summary"), t.Is("file-history-snapshot"), t.Is("queue-operation"),
+		t.Is("attachment"), t.Is("last-prompt"), t.Is("ai-title"):
+		n.setFormat(fmtSessionLog, out)
+		n.meta(v, out)
+		out.Unmapped(sdk.Text(t))
+	case t.Kind() == abi.KindString:
+		n.meta(v, out)
+		out.Unmapped(sdk.Text(t))
+	default:
+		out.Unmapped(sdk.S("(no type)"))
+	}
+}
+
+// claudeLine notes a Claude CLI record: its format and metadata.
+func (n *normalizer) claudeLine(v abi.Value, out *sdk.Out) {
+	n.sawClaude = true
+	switch {
+	case v.Get("sessionId").Exists() || v.Get("parentUuid").Exists() || v.Get("isSidechain").Exists():
+		n.setFormat(fmtSessionLog, out)
+	default:
+		n.setFormat(fmtStream, out)
+	}
+	n.meta(v, out)
+}
+
+// meta reports session id and CLI version the first time they appear.
+func (n *normalizer) meta(v abi.Value, out *sdk.Out) {
+	var m sdk.Meta
+	if !n.sessionSent {
+		sid := v.Get("session_id")
+		if sid.Kind() != abi.KindString {
+			sid = v.Get("sessionId")
+		}
+		if sid.Kind() == abi.KindString && !sdk.Text(sid).IsEmpty() {
+			m.SessionID = sdk.Text(sid)
+			n.sessionSent = true
+		}
+	}
+	if !n.versionSent {
+		ver := v.Get("claude_code_version")
+		if ver.Kind() != abi.KindString && n.format == fmtSessionLog {
+			ver = v.Get("version")
+		}
+		if ver.Kind() == abi.KindString && !sdk.Text(ver).IsEmpty() {
+			m.ProviderVersion = sdk.Text(ver)
+			n.versionSent = true
+		}
+	}
+	if m.SessionID.IsSet() || m.ProviderVersion.IsSet() {
+		out.Meta(m)
+	}
+}
+
+// model reports the step's model from the first place that names one.
+// "<synthetic>" names CLI-generated messages, not a model.
+func (n *normalizer) model(v abi.Value, out *sdk.Out) {
+	if n.modelSent || v.Kind() != abi.KindString || v.Is("<synthetic>") || sdk.Text(v).IsEmpty() {
+		return
+	}
+	n.modelSent = true
+	out.Meta(sdk.Meta{Model: sdk.Text(v)})
+}
+
+func (n *normalizer) system(v abi.Value, out *sdk.Out) {
+	sub := v.Get("subtype")
+	switch {
+	case sub.Is("init"):
+		n.model(v.Get("model"), out)
+	case sub.Is("task_started"):
+		id := v.Get("tool_use_id")
+		if id.Kind() == abi.KindString {
+			idS := id.String()
+			n.openScope(idS, idS, v.Get("subagent_type").String(), v.Get("description").String(), out)
+		}
+	case sub.Is("task_notification"):
+		id := v.Get("tool_use_id")
+		if id.Kind() != abi.KindString {
+			out.Unmapped(sdk.S("system/task_notification"))
+			return
+		}
+		st := v.Get("status")
+		status, errS := sdk.StatusOK, sdk.Str{}
+		if !st.Is("completed") {
+			status, errS = sdk.StatusError, sdk.Text(v.Get("summary"))
+		}
+		n.closeScope(id.String(), status, errS, out)
+	default:
+		out.Unmapped(sdk.S("system/" + short(sub)))
+	}
+}
+
+func (n *normalizer) result(v abi.Value, out *sdk.Out) {
+	n.sawResult = true
+	n.closeScopeMessages("", out)
+	// --output-format json names the model only as a modelUsage key.
+	if it := v.Get("modelUsage").Iter(); it.Next() {
+		n.model(it.Key(), out)
+	}
+	isErr := v.Get("is_error").Truthy()
+	text := v.Get("result")
+	if !v.Get("subtype").Is("success") {
+		isErr = true
+	}
+	if isErr {
+		e := sdk.Text(text)
+		if e.IsEmpty() {
+			if errs := v.Get("errors"); errs.Len() > 0 {
+				e = sdk.Text(errs)
+			} else {
+				e = sdk.Text(v.Get("subtype"))
+			}
+		}
+		out.Status(sdk.StatusError, e, abi.LevelTerminal)
+	} else {
+		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+		if text.Exists() && !text.IsNull() {
+			// A later cycle's answer (background agents) supersedes.
+			out.Final(sdk.Text(text), true)
+		}
+	}
+	var u usage
+	u.merge(v.Get("usage"))
+	if !u.zero() {
+		out.Usage(u.sdk(), abi.ModeAdd)
+	}
+	// Each result covers the messages of its cycle.
+	n.pending = usage{}
+	if c, ok := v.Get("total_cost_usd").Float(); ok {
+		out.Cost(c, abi.ModeSet)
+	}
+}
+
+// apiError handles an Anthropic error object or SSE error event.
+func (n *normalizer) apiError(v abi.Value, out *sdk.Out) {
+	e := v.Get("error")
+	msg := sdk.Text(e.Get("message"))
+	if msg.IsEmpty() {
+		msg = sdk.Text(e.Get("type"))
+	}
+	n.errSeen = true
+	out.Status(sdk.StatusError, msg, abi.LevelTerminal)
+}
+
+func indented(b []byte) bool { return len(b) > 0 && (b[0] == ' ' || b[0] == '\t') }
+
+func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// short returns a string value for a native type name, bounded so that a
+// hostile line cannot make the unmapped table huge.
+func short(v abi.Value) string {
+	s := v.String()
+	if v.Kind() != abi.KindString {
+		s = "?"
+	}
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}

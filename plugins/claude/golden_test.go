@@ -1,0 +1,23 @@
+package claude_test
+
+import (
+	"flag"
+	"path/filepath"
+	"testing"
+
+	"github.com/twasm/twasm/golden/goldentest"
+	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/plugins/claude"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/claude/*.golden.jsonl from the plugin's output")
+
+// goldenDir is shared with the wasm golden run, hence at the repo root.
+var goldenDir = filepath.Join("..", "..", "testdata", "golden", "claude")
+
+func newNative() (normalize.Instance, error) { return normalize.NativeInstance(claude.Plugin), nil }
+
+// TestGolden runs every golden case natively; -update rewrites them.
+func TestGolden(t *testing.T) {
+	goldentest.Test(t, goldenDir, "claude", newNative, *update)
+}

@@ -1,0 +1,470 @@
+package claude
+
+import (
+	"strconv"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// message is an assistant message being built from one or more lines.
+type message struct {
+	key     string
+	id      string
+	scope   string
+	isOpen  bool
+	closed  bool
+	usage   usage
+	stop    string
+	slots   []*slot
+	base    int           // first slot of the current key (continuations restart at 0)
+	counted bool          // usage already added to the step
+	idx     map[int]*slot // stream index -> slot
+}
+
+// slot is one content block of a message.
+type slot struct {
+	n        int    // slot number within the message (absolute)
+	typ      string // the sdk block type
+	toolID   string
+	toolName string
+	streamed bool // built from stream deltas
+	snap     bool // set from a complete block: later deltas are ignored
+	stopped  bool
+	hasText  bool
+	hasSig   bool
+	input    []byte // joined input_json_delta fragments
+}
+
+// usage keeps Anthropic's components, so that a later, partial report
+// (message_delta often carries output_tokens only) replaces only what it
+// states.
+type usage struct {
+	in, cacheWrite, cacheRead, out, reasoning sdk.Int
+}
+
+func (u *usage) merge(v abi.Value) {
+	if v.Kind() != abi.KindObject {
+		return
+	}
+	set := func(dst *sdk.Int, x abi.Value) {
+		if i := sdk.IntOf(x); isSet(i) {
+			*dst = i
+		}
+	}
+	set(&u.in, v.Get("input_tokens"))
+	set(&u.cacheWrite, v.Get("cache_creation_input_tokens"))
+	set(&u.cacheRead, v.Get("cache_read_input_tokens"))
+	set(&u.out, v.Get("output_tokens"))
+	set(&u.reasoning, v.Path("output_tokens_details", "thinking_tokens"))
+}
+
+func isSet(i sdk.Int) bool { _, ok := i.Value(); return ok }
+
+func (u usage) zero() bool {
+	return u.sdk().IsZero()
+}
+
+// sdk converts to the transcript's figures: input is every input token.
+func (u usage) sdk() sdk.Usage {
+	return sdk.Usage{
+		Input:      u.in.Plus(u.cacheWrite).Plus(u.cacheRead),
+		CacheRead:  u.cacheRead,
+		CacheWrite: u.cacheWrite,
+		Output:     u.out,
+		Reasoning:  u.reasoning,
+	}
+}
+
+func (u *usage) add(o usage) {
+	u.in = u.in.Plus(o.in)
+	u.cacheWrite = u.cacheWrite.Plus(o.cacheWrite)
+	u.cacheRead = u.cacheRead.Plus(o.cacheRead)
+	u.out = u.out.Plus(o.out)
+	u.reasoning = u.reasoning.Plus(o.reasoning)
+}
+
+// msgFor returns the message with provider id (creating it), opening it
+// and closing the scope's other open messages: a new message in a scope
+// means the previous one is complete.
+func (n *normalizer) msgFor(id, scope string, out *sdk.Out) *message {
+	var m *message
+	if id != "" {
+		m = n.byID[id]
+	}
+	if m == nil && id != "" {
+		// Deltas that arrived without a message_start (a glitch, or a
+		// stream cut at the start) belong to the next snapshot.
+		if c := n.cur[scope]; c != nil && c.id == "" && !c.closed {
+			m = c
+			m.id = id
+			n.byID[id] = m
+		}
+	}
+	if m == nil {
+		n.nextID++
+		m = &message{id: id, scope: scope, idx: map[int]*slot{}}
+		if id != "" {
+			m.key = "m:" + id
+			n.byID[id] = m
+		} else {
+			m.key = "a:" + strconv.Itoa(n.nextID)
+		}
+		n.msgs[m.key] = m
+	}
+	for i := 0; i < len(n.open); i++ {
+		o := n.open[i]
+		if o != m && o.scope == scope {
+			n.close(o, out)
+			i--
+		}
+	}
+	if m.closed {
+		// More of a message that was closed already: continue it under a
+		// new key so nothing already written is rewritten.
+		n.nextID++
+		m.key = "m:" + id + "#" + strconv.Itoa(n.nextID)
+		m.closed = false
+		m.base = len(m.slots)
+		m.usage = usage{}
+	}
+	if !m.isOpen {
+		m.isOpen = true
+		n.open = append(n.open, m)
+	}
+	return m
+}
+
+// header opens (or updates) m with what line v says about it.
+func (n *normalizer) header(m *message, msg abi.Value, ts abi.Value, out *sdk.Out) {
+	h := sdk.Message{Role: sdk.RoleAssistant, Model: sdk.Text(msg.Get("model")), Time: strOf(ts)}
+	if m.id != "" {
+		h.ID = sdk.S(m.id)
+	}
+	if m.scope != "" {
+		h.Scope = sdk.S(m.scope)
+	}
+	out.Open(sdk.S(m.key), h)
+	if m.scope == "" {
+		n.model(msg.Get("model"), out)
+	}
+}
+
+// close finishes m's blocks and writes it.
+func (n *normalizer) close(m *message, out *sdk.Out) {
+	for _, s := range m.slots {
+		n.finish(m, s, out)
+	}
+	e := sdk.MessageEnd{}
+	if m.stop != "" {
+		e.StopReason = sdk.S(m.stop)
+	}
+	if !m.counted {
+		e.Usage = m.usage.sdk()
+		if m.scope == "" {
+			n.pending.add(m.usage)
+		}
+		m.counted = true
+	}
+	out.Close(sdk.S(m.key), e)
+	m.closed, m.isOpen = true, false
+	for i, o := range n.open {
+		if o == m {
+			n.open = append(n.open[:i], n.open[i+1:]...)
+			break
+		}
+	}
+	if n.cur[m.scope] == m {
+		delete(n.cur, m.scope)
+	}
+}
+
+// closeScopeMessages closes the open messages of a scope.
+func (n *normalizer) closeScopeMessages(scope string, out *sdk.Out) {
+	for i := 0; i < len(n.open); i++ {
+		if n.open[i].scope == scope {
+			n.close(n.open[i], out)
+			i--
+		}
+	}
+}
+
+// newSlot appends a slot.
+func (m *message) newSlot(typ string) *slot {
+	s := &slot{n: len(m.slots), typ: typ}
+	m.slots = append(m.slots, s)
+	return s
+}
+
+// rel is the slot number within the current key.
+func (m *message) rel(s *slot) int { return s.n - m.base }
+
+// assistant handles an assistant line (stream-json or session log): one
+// or more complete blocks of message.id.
+func (n *normalizer) assistant(v abi.Value, out *sdk.Out) {
+	msg := v.Get("message")
+	scope := n.scopeOf(v, out)
+	ts := v.Get("timestamp")
+	id := msg.Get("id")
+	idS := ""
+	if id.Kind() == abi.KindString {
+		idS = id.String()
+	}
+	m := n.msgFor(idS, scope, out)
+	n.header(m, msg, ts, out)
+	for it := msg.Get("content").Iter(); it.Next(); {
+		n.snapshot(m, it.Value(), ts, out)
+	}
+	if c := msg.Get("content"); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
+		s := m.newSlot(sdk.BlockText)
+		s.snap = true
+		out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
+	}
+	m.usage.merge(msg.Get("usage"))
+	if sr := msg.Get("stop_reason"); sr.Kind() == abi.KindString {
+		m.stop = sr.String()
+	}
+	if e := v.Get("error"); e.Kind() == abi.KindString {
+		n.lineError(e, msg, out)
+	}
+}
+
+// lineError reports an assistant line's top-level error field.
+func (n *normalizer) lineError(e, msg abi.Value, out *sdk.Out) {
+	text := e.String()
+	// The CLI puts the human explanation in the message text.
+	if first := msg.Get("content").Index(0); first.Get("type").Is("text") {
+		if t := first.Get("text").String(); t != "" && len(t) < 1024 {
+			text += ": " + t
+		}
+	}
+	n.errSeen, n.errText = true, text
+	out.Status(sdk.StatusError, sdk.S(text), abi.LevelError)
+}
+
+// snapshot sets one complete content block of m, replacing the slot its
+// deltas built when there is one.
+func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
+	bt := b.Get("type")
+	typ := blockType(bt)
+	if typ == "" {
+		out.Unmapped(sdk.S("block/" + short(bt)))
+		return
+	}
+	var s *slot
+	toolID := ""
+	if typ == sdk.BlockToolUse || typ == sdk.BlockToolResult {
+		toolID = toolIDOf(b)
+		for _, x := range m.slots {
+			if x.typ == typ && x.toolID == toolID && toolID != "" {
+				s = x
+				break
+			}
+		}
+	} else {
+		for _, x := range m.slots {
+			if x.typ == typ && x.streamed && !x.snap {
+				s = x
+				break
+			}
+		}
+	}
+	if s != nil && s.snap {
+		return // already written whole
+	}
+	if s != nil && s.n < m.base {
+		return // written in an earlier part of a continued message
+	}
+	if s == nil {
+		s = m.newSlot(typ)
+		s.toolID = toolID
+	}
+	s.snap = true
+	n.writeBlock(m, s, b, ts, out)
+}
+
+// writeBlock writes complete block b into slot s and reports what it
+// implies (tool calls, tool results, final text).
+func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.Out) {
+	key := sdk.S(m.key)
+	bt := b.Get("type")
+	switch {
+	case bt.Is("text"):
+		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockText, Text: sdk.Text(b.Get("text"))})
+		if m.scope == "" && (n.format == fmtSessionLog || n.format == fmtMessages) && !sdk.Text(b.Get("text")).IsEmpty() {
+			// No result record in these formats: the latest text is the
+			// answer so far.
+			out.Final(sdk.Text(b.Get("text")), true)
+		}
+	case bt.Is("thinking"):
+		th := sdk.Text(b.Get("thinking"))
+		red := th.IsEmpty() && !sdk.Text(b.Get("signature")).IsEmpty()
+		if !th.IsSet() {
+			th = sdk.S("")
+		}
+		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockThinking, Thinking: th, Redacted: red})
+	case bt.Is("redacted_thinking"):
+		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(""), Redacted: true})
+	case s.typ == sdk.BlockToolUse:
+		name := b.Get("name")
+		s.toolName = name.String()
+		in := b.Get("input")
+		input := sdk.JSON(in)
+		if !input.IsSet() {
+			input = sdk.S("{}")
+		}
+		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Text(name), ToolID: sdk.S(s.toolID), ToolInput: input})
+		n.toolCall(m, s, in, ts, out)
+	case s.typ == sdk.BlockToolResult:
+		content := b.Get("content")
+		// Server tools report failure as a content object of type
+		// "<tool>_result_error".
+		ct := content.Get("type").Raw()
+		isErr := b.Get("is_error").Truthy() || len(ct) > 7 && string(ct[len(ct)-7:]) == `_error"`
+		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(s.toolID), ToolContent: outputOf(content), IsError: isErr})
+		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr, Scope: scopeStr(m.scope), Time: strOf(ts)}
+		if c := n.calls[s.toolID]; c != nil {
+			r.Name = sdk.S(c.name)
+		}
+		r.Status = sdk.S("completed")
+		if isErr {
+			r.Status = sdk.S("failed")
+		}
+		out.ToolResult(r)
+	}
+}
+
+// blockType maps an Anthropic content block type to the sdk's; "" when
+// unknown.
+func blockType(t abi.Value) string {
+	switch {
+	case t.Is("text"):
+		return sdk.BlockText
+	case t.Is("thinking"), t.Is("redacted_thinking"):
+		return sdk.BlockThinking
+	case t.Is("tool_use"), t.Is("server_tool_use"), t.Is("mcp_tool_use"):
+		return sdk.BlockToolUse
+	}
+	if t.Kind() == abi.KindString {
+		raw := t.Raw()
+		if len(raw) > len(`"_tool_result"`) && string(raw[len(raw)-len(`_tool_result"`):]) == `_tool_result"` {
+			return sdk.BlockToolResult
+		}
+	}
+	return ""
+}
+
+func toolIDOf(b abi.Value) string {
+	if id := b.Get("id"); id.Kind() == abi.KindString {
+		return id.String()
+	}
+	return b.Get("tool_use_id").String()
+}
+
+// strOf is Text of a string value, unset for anything else.
+func strOf(v abi.Value) sdk.Str {
+	if v.Kind() != abi.KindString {
+		return sdk.Str{}
+	}
+	return sdk.Text(v)
+}
+
+func scopeStr(scope string) sdk.Str {
+	if scope == "" {
+		return sdk.Str{}
+	}
+	return sdk.S(scope)
+}
+
+// user handles a user line: tool results, prompts and injected context.
+func (n *normalizer) user(v abi.Value, out *sdk.Out) {
+	msg := v.Get("message")
+	scope := n.scopeOf(v, out)
+	ts := v.Get("timestamp")
+	content := msg.Get("content")
+	origin := n.origin(v, content)
+	key := ""
+	slot := 0
+	text := func(t abi.Value) {
+		if key == "" {
+			n.closeScopeMessages(scope, out)
+			n.nextID++
+			key = "u:" + strconv.Itoa(n.nextID)
+			out.Open(sdk.S(key), sdk.Message{Role: sdk.RoleUser, Scope: scopeStr(scope), Time: strOf(ts)})
+		}
+		out.Block(sdk.S(key), slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
+		slot++
+	}
+	switch content.Kind() {
+	case abi.KindString:
+		text(content)
+	case abi.KindArray:
+		// tool_use_result describes the line's single tool result; with
+		// several results it cannot be attributed, so it is not used.
+		results := 0
+		for it := content.Iter(); it.Next(); {
+			if it.Value().Get("type").Is("tool_result") {
+				results++
+			}
+		}
+		tur := v.Get("tool_use_result")
+		if !tur.Exists() {
+			tur = v.Get("toolUseResult")
+		}
+		if results != 1 {
+			tur = abi.Value{}
+		}
+		for it := content.Iter(); it.Next(); {
+			b := it.Value()
+			bt := b.Get("type")
+			switch {
+			case bt.Is("tool_result"):
+				n.toolResult(b, tur, scope, ts, out)
+			case bt.Is("text"):
+				text(b.Get("text"))
+			default:
+				out.Unmapped(sdk.S("block/" + short(bt)))
+			}
+		}
+	}
+	if key != "" {
+		out.Close(sdk.S(key), sdk.MessageEnd{})
+	}
+}
+
+// origin tells the user's prompt from context the CLI injected.
+func (n *normalizer) origin(v, content abi.Value) string {
+	if v.Get("isMeta").Truthy() || v.Get("isSynthetic").Truthy() || v.Get("isCompactSummary").Truthy() {
+		return sdk.OriginInjected
+	}
+	if content.Kind() == abi.KindString {
+		raw := content.Raw()
+		if hasPrefix(raw, `"<command-name>`) || hasPrefix(raw, `"<local-command-`) || hasPrefix(raw, `"<command-message>`) {
+			return sdk.OriginInjected
+		}
+	}
+	return sdk.OriginPrompt
+}
+
+// apiMessage handles an Anthropic Messages response object.
+func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
+	idS := ""
+	if id := v.Get("id"); id.Kind() == abi.KindString {
+		idS = id.String()
+	}
+	m := n.msgFor(idS, "", out)
+	n.header(m, v, abi.Value{}, out)
+	for it := v.Get("content").Iter(); it.Next(); {
+		n.snapshot(m, it.Value(), abi.Value{}, out)
+	}
+	m.usage.merge(v.Get("usage"))
+	if sr := v.Get("stop_reason"); sr.Kind() == abi.KindString {
+		m.stop = sr.String()
+	}
+	if v.Get("role").Is("assistant") {
+		n.close(m, out)
+		if n.format == fmtMessages {
+			out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+		}
+	}
+}

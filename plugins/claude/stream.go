@@ -1,0 +1,242 @@
+package claude
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// event handles one Anthropic streaming payload: wrapped in a Claude
+// stream_event line (raw false) or on its own (raw true, the API's SSE).
+func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
+	t := e.Get("type")
+	switch {
+	case t.Is("message_start"):
+		msg := e.Get("message")
+		idS := ""
+		if id := msg.Get("id"); id.Kind() == abi.KindString {
+			idS = id.String()
+		}
+		m := n.msgFor(idS, scope, out)
+		n.cur[scope] = m
+		n.header(m, msg, abi.Value{}, out)
+		m.usage.merge(msg.Get("usage"))
+	case t.Is("content_block_start"):
+		m := n.streaming(scope, out)
+		cb := e.Get("content_block")
+		typ := blockType(cb.Get("type"))
+		if typ == "" {
+			out.Unmapped(sdk.S("block/" + short(cb.Get("type"))))
+			return
+		}
+		idx, _ := e.Get("index").Int()
+		s := n.startSlot(m, int(idx), typ, cb)
+		if s.snap {
+			return // a snapshot wrote this block before its deltas
+		}
+		switch typ {
+		case sdk.BlockText:
+			txt := sdk.Text(cb.Get("text"))
+			if !txt.IsSet() {
+				txt = sdk.S("")
+			}
+			s.hasText = !txt.IsEmpty()
+			out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockText, Text: txt})
+		case sdk.BlockThinking:
+			if cb.Get("type").Is("redacted_thinking") {
+				s.snap = true
+				out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(""), Redacted: true})
+				return
+			}
+			th := sdk.Text(cb.Get("thinking"))
+			if !th.IsSet() {
+				th = sdk.S("")
+			}
+			s.hasText = !th.IsEmpty()
+			s.hasSig = !sdk.Text(cb.Get("signature")).IsEmpty()
+			out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockThinking, Thinking: th})
+		case sdk.BlockToolUse:
+			s.toolName = cb.Get("name").String()
+			// The input arrives as input_json_delta; a non-empty start
+			// input (not sent by the API today) seeds it.
+			if in := cb.Get("input"); in.Kind() == abi.KindObject && in.Len() > 0 {
+				s.input = append(s.input, in.Raw()...)
+			}
+			out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Text(cb.Get("name")), ToolID: sdk.S(s.toolID)})
+		case sdk.BlockToolResult:
+			// Server tool results arrive whole in content_block_start.
+			s.snap = true
+			n.writeBlock(m, s, cb, abi.Value{}, out)
+		}
+	case t.Is("content_block_delta"):
+		m := n.streaming(scope, out)
+		idx, _ := e.Get("index").Int()
+		d := e.Get("delta")
+		dt := d.Get("type")
+		s := m.idx[int(idx)]
+		if s == nil {
+			// A delta with no content_block_start (a cut or glitched
+			// stream): the delta says what the block is.
+			typ := sdk.BlockText
+			switch {
+			case dt.Is("thinking_delta"), dt.Is("signature_delta"):
+				typ = sdk.BlockThinking
+			case dt.Is("input_json_delta"):
+				typ = sdk.BlockToolUse
+			}
+			s = n.startSlot(m, int(idx), typ, abi.Value{})
+		}
+		if s.snap || s.stopped {
+			return
+		}
+		switch {
+		case dt.Is("text_delta"):
+			v := sdk.Text(d.Get("text"))
+			s.hasText = s.hasText || !v.IsEmpty()
+			out.Append(sdk.S(m.key), m.rel(s), sdk.FieldText, v)
+		case dt.Is("thinking_delta"):
+			v := sdk.Text(d.Get("thinking"))
+			s.hasText = s.hasText || !v.IsEmpty()
+			out.Append(sdk.S(m.key), m.rel(s), sdk.FieldThinking, v)
+		case dt.Is("signature_delta"):
+			s.hasSig = s.hasSig || !sdk.Text(d.Get("signature")).IsEmpty()
+		case dt.Is("input_json_delta"):
+			pj := d.Get("partial_json")
+			if pj.Kind() == abi.KindString {
+				raw := pj.Raw()
+				raw = raw[1 : len(raw)-1]
+				if pj.Escaped() {
+					s.input, _ = abi.Unescape(s.input, raw)
+				} else {
+					s.input = append(s.input, raw...)
+				}
+			}
+		case dt.Is("citations_delta"):
+			// Citations annotate text already delivered.
+		default:
+			out.Unmapped(sdk.S("delta/" + short(dt)))
+		}
+	case t.Is("content_block_stop"):
+		m := n.cur[scope]
+		if m == nil {
+			return
+		}
+		idx, _ := e.Get("index").Int()
+		if s := m.idx[int(idx)]; s != nil {
+			n.finish(m, s, out)
+		}
+	case t.Is("message_delta"):
+		m := n.streaming(scope, out)
+		if sr := e.Path("delta", "stop_reason"); sr.Kind() == abi.KindString {
+			m.stop = sr.String()
+		}
+		m.usage.merge(e.Get("usage"))
+	case t.Is("message_stop"):
+		if m := n.cur[scope]; m != nil {
+			n.close(m, out)
+		}
+		if raw {
+			n.sseStopped = true
+		}
+	case t.Is("ping"):
+	case t.Is("error"):
+		msg := sdk.Text(e.Path("error", "message"))
+		if msg.IsEmpty() {
+			msg = sdk.Text(e.Path("error", "type"))
+		}
+		n.errSeen = true
+		level := abi.LevelError
+		if raw {
+			// For the bare API an error event ends the stream.
+			level = abi.LevelTerminal
+		}
+		out.Status(sdk.StatusError, msg, level)
+	default:
+		out.Unmapped(sdk.S("stream_event/" + short(t)))
+	}
+}
+
+// streaming returns the message being streamed in scope, creating an
+// anonymous one when deltas arrive without message_start.
+func (n *normalizer) streaming(scope string, out *sdk.Out) *message {
+	if m := n.cur[scope]; m != nil {
+		return m
+	}
+	m := n.msgFor("", scope, out)
+	n.cur[scope] = m
+	n.header(m, abi.Value{}, abi.Value{}, out)
+	return m
+}
+
+// startSlot binds stream index idx of m to a slot: the slot a snapshot
+// already wrote for this block when there is one (the snapshot came
+// first), else a new one.
+func (n *normalizer) startSlot(m *message, idx int, typ string, cb abi.Value) *slot {
+	if s := m.idx[idx]; s != nil {
+		return s
+	}
+	toolID := ""
+	if typ == sdk.BlockToolUse || typ == sdk.BlockToolResult {
+		toolID = toolIDOf(cb)
+	}
+	var s *slot
+	for _, x := range m.slots {
+		if x.typ == typ && x.snap && !x.streamed && (toolID == "" || x.toolID == toolID) {
+			s = x
+			break
+		}
+	}
+	if s == nil {
+		s = m.newSlot(typ)
+		s.toolID = toolID
+	}
+	s.streamed = true
+	m.idx[idx] = s
+	return s
+}
+
+// finish completes a streamed block once: a tool call gets its joined
+// input, a thinking block with only a signature is marked redacted.
+func (n *normalizer) finish(m *message, s *slot, out *sdk.Out) {
+	if s.stopped {
+		return
+	}
+	s.stopped = true
+	if s.snap || !s.streamed || s.n < m.base {
+		return
+	}
+	switch s.typ {
+	case sdk.BlockThinking:
+		if !s.hasText && s.hasSig {
+			out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(""), Redacted: true})
+		}
+	case sdk.BlockToolUse:
+		in := trimSpace(s.input)
+		var input sdk.Str
+		var val abi.Value
+		if len(in) == 0 {
+			input = sdk.S("{}")
+			if doc, ok := sdk.Parse([]byte("{}")); ok {
+				val = doc.Root()
+				input = sdk.JSON(val)
+			}
+		} else if doc, ok := sdk.Parse(in); ok {
+			val = doc.Root()
+			input = sdk.JSON(val)
+		} else {
+			// Cut mid-input: keep the text rather than lose it.
+			input = sdk.S(string(in))
+			out.Warn("claude: tool " + s.toolID + ": streamed input is not complete JSON")
+		}
+		out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(s.toolName), ToolID: sdk.S(s.toolID), ToolInput: input})
+		if val.Exists() {
+			n.toolCall(m, s, val, abi.Value{}, out)
+		} else {
+			c := n.noteCall(s.toolID, s.toolName, abi.Value{})
+			if !c.reported {
+				c.reported = true
+				out.ToolCall(sdk.ToolCall{CallID: sdk.S(s.toolID), Name: sdk.S(s.toolName), Input: input, Kind: kindOf(s.toolName), Scope: scopeStr(m.scope)})
+			}
+		}
+		s.input = nil
+	}
+}

@@ -1,0 +1,269 @@
+package claude
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// call is what is remembered about a tool call across lines.
+type call struct {
+	id, name string
+	reported bool
+	// Task/Agent: what a sub-agent scope is named after, and the prompt a
+	// session-log sidechain is matched with.
+	subagent, description, prompt string
+	resulted                      bool
+}
+
+// noteCall records a call (once) and returns it.
+func (n *normalizer) noteCall(id, name string, input abi.Value) *call {
+	c := n.calls[id]
+	if c == nil {
+		c = &call{id: id, name: name}
+		n.calls[id] = c
+		if id != "" && (name == "Task" || name == "Agent") {
+			c.subagent = input.Get("subagent_type").String()
+			c.description = input.Get("description").String()
+			c.prompt = input.Get("prompt").String()
+			n.tasks = append(n.tasks, c)
+		}
+	}
+	if c.name == "" {
+		c.name = name
+	}
+	return c
+}
+
+// toolCall reports the tool.call of the tool_use block in slot s.
+func (n *normalizer) toolCall(m *message, s *slot, input, ts abi.Value, out *sdk.Out) {
+	c := n.noteCall(s.toolID, s.toolName, input)
+	if c.reported {
+		return
+	}
+	c.reported = true
+	tc := sdk.ToolCall{
+		CallID: sdk.S(s.toolID),
+		Name:   sdk.S(s.toolName),
+		Input:  sdk.JSON(input),
+		Kind:   kindOf(s.toolName),
+		Scope:  scopeStr(m.scope),
+		Time:   strOf(ts),
+	}
+	if !tc.Input.IsSet() {
+		tc.Input = sdk.S("{}")
+	}
+	if tc.Kind == "execute" {
+		tc.Command = strOf(input.Get("command"))
+	}
+	out.ToolCall(tc)
+}
+
+// kindOf maps a Claude Code tool name to the transcript's tool kind (see
+// the package documentation for the reasons).
+func kindOf(name string) string {
+	switch name {
+	case "Bash", "bash_code_execution", "code_execution":
+		return "execute"
+	case "Read", "NotebookRead", "LS":
+		return "read"
+	case "Edit", "Write", "MultiEdit", "NotebookEdit", "text_editor_code_execution":
+		return "edit"
+	case "Grep", "Glob", "ToolSearch", "tool_search_tool_regex", "tool_search_tool_bm25":
+		return "search"
+	case "WebFetch", "WebSearch", "web_search", "web_fetch":
+		return "fetch"
+	case "TodoWrite", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "EnterPlanMode", "ExitPlanMode":
+		return "think"
+	}
+	return "other"
+}
+
+// toolResult handles a tool_result item of a user line.
+// tur is the line's structured tool_use_result (missing when it cannot
+// be attributed to this item).
+func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, out *sdk.Out) {
+	id := b.Get("tool_use_id")
+	idS := id.String()
+	content := b.Get("content")
+	isErr := b.Get("is_error").Truthy()
+	r := sdk.ToolResult{CallID: sdk.Text(id), Output: outputOf(content), IsError: isErr, Scope: scopeStr(scope), Time: strOf(ts)}
+	c := n.calls[idS]
+	if c != nil {
+		r.Name = sdk.S(c.name)
+		c.resulted = true
+	}
+	r.Status = sdk.S("completed")
+	if isErr {
+		r.Status = sdk.S("failed")
+		r.Error = r.Output
+		switch {
+		case tur.Kind() == abi.KindString && !sdk.Text(tur).IsEmpty():
+			// The CLI's own error message ("Error: ...").
+			r.Error = sdk.Text(tur)
+		case tur.Kind() == abi.KindObject && !sdk.Text(tur.Get("stderr")).IsEmpty():
+			r.Error = sdk.Text(tur.Get("stderr"))
+		}
+		if raw := content.Raw(); hasPrefix(raw, `"The user doesn't want to proceed with this tool use`) {
+			r.Status = sdk.S("declined")
+		}
+	}
+	if tur.Get("interrupted").Truthy() {
+		r.Status = sdk.S("interrupted")
+	}
+	out.ToolResult(r)
+	// A synchronous sub-agent ends with its tool's result; a background
+	// one has only been launched (it ends with task_notification).
+	async := tur.Get("isAsync").Truthy() || tur.Get("status").Is("async_launched")
+	if n.scopes[idS] && !async {
+		status, e := sdk.StatusOK, sdk.Str{}
+		if isErr {
+			status, e = sdk.StatusError, r.Output
+		}
+		n.closeScope(idS, status, e, out)
+	}
+	for i, t := range n.tasks {
+		if t.id == idS && !async {
+			n.tasks = append(n.tasks[:i], n.tasks[i+1:]...)
+			break
+		}
+	}
+}
+
+// outputOf is a tool result's content as text: a string as it is, one
+// text item as its text, several text items joined with newlines (the one
+// case that copies), anything else (images) as its JSON.
+func outputOf(v abi.Value) sdk.Str {
+	switch v.Kind() {
+	case abi.KindString:
+		return sdk.Text(v)
+	case abi.KindArray:
+		n, texts := 0, 0
+		var last abi.Value
+		for it := v.Iter(); it.Next(); {
+			n++
+			e := it.Value()
+			if e.Get("type").Is("text") && e.Get("text").Kind() == abi.KindString {
+				texts++
+				last = e.Get("text")
+			}
+		}
+		switch {
+		case n == 0:
+			return sdk.S("")
+		case n == 1 && texts == 1:
+			return sdk.Text(last)
+		case n == texts:
+			var b []byte
+			for it := v.Iter(); it.Next(); {
+				if len(b) > 0 {
+					b = append(b, '\n')
+				}
+				b = append(b, it.Value().Get("text").String()...)
+			}
+			return sdk.S(string(b))
+		}
+		return sdk.JSON(v)
+	case abi.KindInvalid, abi.KindNull:
+		return sdk.S("")
+	}
+	return sdk.JSON(v)
+}
+
+// scopeOf returns the sub-agent scope a Claude line belongs to ("" for
+// the step itself), opening it on first sight.
+func (n *normalizer) scopeOf(v abi.Value, out *sdk.Out) string {
+	if p := v.Get("parent_tool_use_id"); p.Kind() == abi.KindString && !sdk.Text(p).IsEmpty() {
+		id := p.String()
+		if !n.scopes[id] {
+			name, desc := v.Get("subagent_type").String(), v.Get("task_description").String()
+			n.openScope(id, id, name, desc, out)
+		}
+		return id
+	}
+	if !v.Get("isSidechain").Truthy() {
+		return ""
+	}
+	return n.sidechain(v, out)
+}
+
+// sidechain finds the scope of a session-log sidechain record.
+func (n *normalizer) sidechain(v abi.Value, out *sdk.Out) string {
+	uuid := v.Get("uuid").String()
+	scope := ""
+	if p := v.Get("parentUuid"); p.Kind() == abi.KindString {
+		scope = n.uuidScope[p.String()]
+	}
+	if scope == "" {
+		// The first record of a sidechain is the sub-agent's prompt:
+		// match it with a pending Task call.
+		var found *call
+		if c := v.Path("message", "content"); c.Kind() == abi.KindString {
+			prompt := c.String()
+			for _, t := range n.tasks {
+				if t.prompt == prompt && !t.resulted {
+					found = t
+					break
+				}
+			}
+		}
+		if found == nil {
+			for i := len(n.tasks) - 1; i >= 0; i-- {
+				if !n.tasks[i].resulted {
+					found = n.tasks[i]
+					break
+				}
+			}
+		}
+		switch {
+		case found != nil:
+			scope = found.id
+			n.openScope(scope, scope, "", "", out)
+		case n.lastSide != "" && !v.Get("parentUuid").Exists():
+			scope = n.lastSide
+		default:
+			scope = "sidechain"
+			if a := v.Get("agentId"); a.Kind() == abi.KindString {
+				scope = "agent-" + a.String()
+			}
+			n.openScope(scope, "", "", "", out)
+		}
+	}
+	if uuid != "" {
+		n.uuidScope[uuid] = scope
+	}
+	n.lastSide = scope
+	return scope
+}
+
+// openScope opens a sub-agent scope once.
+func (n *normalizer) openScope(scope, parent, name, desc string, out *sdk.Out) {
+	if _, seen := n.scopes[scope]; seen {
+		return
+	}
+	if c := n.calls[parent]; c != nil {
+		if name == "" {
+			name = c.subagent
+		}
+		if desc == "" {
+			desc = c.description
+		}
+	}
+	n.scopes[scope] = true
+	opt := func(s string) sdk.Str {
+		if s == "" {
+			return sdk.Str{}
+		}
+		return sdk.S(s)
+	}
+	out.ScopeOpen(sdk.S(scope), opt(parent), opt(name), opt(desc))
+}
+
+// closeScope closes an open scope (its messages first).
+func (n *normalizer) closeScope(scope, status string, e sdk.Str, out *sdk.Out) {
+	if !n.scopes[scope] {
+		return
+	}
+	n.closeScopeMessages(scope, out)
+	n.scopes[scope] = false
+	out.ScopeClose(sdk.S(scope), status, e)
+}
