@@ -1,0 +1,135 @@
+package agentproc
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+)
+
+func TestMain(m *testing.M) {
+	if os.Getenv("AGENTPROC_HELPER") != "" {
+		helper(os.Getenv("AGENTPROC_HELPER"))
+		return
+	}
+	goleak.VerifyTestMain(m)
+}
+
+// helper is the fake agent: it runs inside a re-executed test binary.
+func helper(mode string) {
+	switch mode {
+	case "echo":
+		os.Stdout.WriteString("line 1\n")
+		os.Stderr.WriteString("warning on stderr\n")
+		os.Stdout.WriteString("line 2\n")
+		os.Exit(3)
+	case "trap":
+		// Wait for SIGINT, say so, exit 130 like an interrupted CLI.
+		c := make(chan os.Signal, 1)
+		signalNotify(c)
+		os.Stdout.WriteString("ready\n")
+		<-c
+		os.Stdout.WriteString("interrupted\n")
+		os.Exit(130)
+	case "flood":
+		for i := 0; i < 100000; i++ {
+			os.Stdout.WriteString(strings.Repeat("x", 100) + "\n")
+		}
+	}
+}
+
+func self(t *testing.T, mode string) Options {
+	t.Helper()
+	exe, err := os.Executable()
+	require.NoError(t, err)
+	return Options{Args: []string{exe, "-test.run=^$"}, Env: append(os.Environ(), "AGENTPROC_HELPER="+mode)}
+}
+
+type collector struct {
+	mu          sync.Mutex
+	out, errOut bytes.Buffer
+}
+
+func (c *collector) opts(o Options) Options {
+	o.Stdout = func(p []byte) error { c.mu.Lock(); defer c.mu.Unlock(); c.out.Write(p); return nil }
+	o.Stderr = func(p []byte) { c.mu.Lock(); defer c.mu.Unlock(); c.errOut.Write(p) }
+	return o
+}
+
+func TestRunSplitsStreamsAndKeepsExitCode(t *testing.T) {
+	var c collector
+	res, err := Run(context.Background(), c.opts(self(t, "echo")))
+	require.NoError(t, err)
+	assert.Equal(t, 3, res.ExitCode)
+	assert.Equal(t, "line 1\nline 2\n", c.out.String())
+	assert.Equal(t, "warning on stderr\n", c.errOut.String())
+}
+
+func TestRunForwardsSIGINT(t *testing.T) {
+	var c collector
+	o := c.opts(self(t, "trap"))
+	ready := make(chan struct{})
+	var once sync.Once
+	inner := o.Stdout
+	o.Stdout = func(p []byte) error {
+		if bytes.Contains(p, []byte("ready")) {
+			once.Do(func() { close(ready) })
+		}
+		return inner(p)
+	}
+	go func() {
+		<-ready
+		// The signal goes to twasm (this process); Run must forward it.
+		_ = syscall.Kill(os.Getpid(), syscall.SIGINT)
+	}()
+	res, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.Equal(t, 130, res.ExitCode)
+	assert.Equal(t, os.Interrupt, res.Signaled)
+	assert.Contains(t, c.out.String(), "interrupted")
+}
+
+func TestRunCancelKills(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	o := self(t, "trap")
+	o.Signals = []os.Signal{syscall.SIGUSR2} // keep SIGINT out of this test
+	o.Stdout = func(p []byte) error {
+		if bytes.Contains(p, []byte("ready")) {
+			cancel()
+		}
+		return nil
+	}
+	res, err := Run(ctx, o)
+	require.NoError(t, err)
+	assert.Equal(t, 128+int(syscall.SIGKILL), res.ExitCode)
+}
+
+func TestRunStdoutErrorStopsReading(t *testing.T) {
+	o := self(t, "flood")
+	boom := errors.New("disk full")
+	n := 0
+	o.Stdout = func(p []byte) error { n++; return boom }
+	_, err := Run(context.Background(), o)
+	assert.ErrorIs(t, err, boom)
+	assert.Equal(t, 1, n)
+}
+
+func TestRunNotFound(t *testing.T) {
+	_, err := Run(context.Background(), Options{Args: []string{"/nonexistent/agent-cli"}})
+	assert.ErrorIs(t, err, ErrStart)
+	_, err = Run(context.Background(), Options{})
+	assert.ErrorIs(t, err, ErrStart)
+	var ee *exec.Error
+	_ = ee
+	_ = time.Second
+}
