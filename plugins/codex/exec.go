@@ -31,6 +31,17 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 		n.item(out, phaseUpdated, root.Get("item"))
 	case typ.Is("item.completed"):
 		n.item(out, phaseCompleted, root.Get("item"))
+	case typ.Is("request_user_input"):
+		// The model asks the user questions: a tool call whose answer
+		// is not part of this stream.
+		callID := sdk.Text(root.Get("call_id"))
+		if callID.IsEmpty() {
+			callID = sdk.Text(root.Get("id"))
+		}
+		if callID.IsEmpty() {
+			callID = n.newKey()
+		}
+		n.toolItem(out, callID, sdk.S("request_user_input"), "other", object(member{"questions", root.Get("questions")}))
 	case typ.Is("item.plan.delta"):
 		key := sdk.Text(root.Get("item_id"))
 		out.Open(key, sdk.Message{ID: key})
@@ -120,7 +131,7 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		input := object(member{"query", item.Get("query")}, member{"action", item.Get("action")})
 		n.toolItem(out, key, sdk.S("web_search"), "fetch", input)
 		if ph == phaseCompleted {
-			out.ToolResult(sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("action")), Status: strOr(sdk.Text(item.Get("status")), "completed")})
+			out.ToolResult(sdk.ToolResult{CallID: key, Status: strOr(sdk.Text(item.Get("status")), "completed")})
 		}
 	case t.Is("todo_list"):
 		// The plan tool: the agent's own to-do list. Updates rewrite it;
@@ -206,7 +217,7 @@ func (n *normalizer) command(out *sdk.Out, ph phase, key sdk.Str, item abi.Value
 // and the failure text in result.content; that text is then the error.
 func (n *normalizer) mcpItem(out *sdk.Out, ph phase, key sdk.Str, item abi.Value) {
 	name := sdk.S(item.Get("server").String() + "." + item.Get("tool").String())
-	n.toolItem(out, key, name, "other", sdk.JSON(item.Get("arguments")))
+	n.toolItem(out, key, name, "other", jsonInput(item.Get("arguments")))
 	if ph != phaseCompleted {
 		return
 	}

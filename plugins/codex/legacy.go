@@ -70,7 +70,7 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	case t.Is("mcp_tool_call_begin"):
 		inv := msg.Get("invocation")
 		name := sdk.S(inv.Get("server").String() + "." + inv.Get("tool").String())
-		n.toolMessage(out, sdk.Text(msg.Get("call_id")), name, "other", sdk.JSON(inv.Get("arguments")))
+		n.toolMessage(out, sdk.Text(msg.Get("call_id")), name, "other", jsonInput(inv.Get("arguments")))
 	case t.Is("mcp_tool_call_end"):
 		out.ToolResult(mcpLegacyResult(sdk.Text(msg.Get("call_id")), msg.Get("result")))
 	case t.Is("web_search_begin"):
@@ -95,7 +95,9 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	case t.Is("turn_aborted"):
 		n.finish(out, sdk.StatusIncomplete, abortText(msg))
 	case t.Is("error"):
-		out.Status(sdk.StatusError, strOr(errorText(msg.Get("message")), "error"), abi.LevelError)
+		// The task ends with this error: no task_complete follows
+		// (retries are stream_error).
+		n.finish(out, sdk.StatusError, strOr(errorText(msg.Get("message")), "error"))
 	case t.Is("stream_error"):
 		out.Status(sdk.StatusError, strOr(errorText(msg.Get("message")), "stream error"), abi.LevelError)
 	default:

@@ -379,7 +379,9 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	case t.Is("turn_aborted"):
 		n.finish(out, sdk.StatusIncomplete, abortText(p))
 	case t.Is("error"):
-		out.Status(sdk.StatusError, strOr(errorText(p.Get("message")), "error"), abi.LevelError)
+		// The turn ends with this error (retries are stream_error); a
+		// later turn that completes makes the step ok again.
+		n.finish(out, sdk.StatusError, strOr(errorText(p.Get("message")), "error"))
 	case t.Is("stream_error"):
 		out.Status(sdk.StatusError, strOr(errorText(p.Get("message")), "stream error"), abi.LevelError)
 	case t.Is("exec_command_begin"), t.Is("exec_command_end"), t.Is("exec_command_output_delta"),

@@ -1,0 +1,25 @@
+package codex_test
+
+import (
+	"flag"
+	"path/filepath"
+	"testing"
+
+	"github.com/twasm/twasm/golden/goldentest"
+	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/plugins/codex"
+)
+
+var update = flag.Bool("update", false, "rewrite the golden files of testdata/golden/codex from the plugin's output")
+
+// goldenDir holds the hand-written cases: one raw input per quirk, and
+// the events the host assembles from the plugin's records.
+var goldenDir = filepath.Join("..", "..", "testdata", "golden", "codex")
+
+// TestGolden runs every golden case natively; `go test ./plugins/codex
+// -update` regenerates the expectations, whose diff is then reviewed.
+func TestGolden(t *testing.T) {
+	goldentest.Test(t, goldenDir, "codex", func() (normalize.Instance, error) {
+		return normalize.NativeInstance(codex.Plugin), nil
+	}, *update)
+}
