@@ -251,8 +251,8 @@ func TestReadAll(t *testing.T) {
 // TestReaderHugeLine reads a line of more than 64 MiB (a tool output or a
 // file dump inside one message) and the line after it.
 func TestReaderHugeLine(t *testing.T) {
-	if testing.Short() {
-		t.Skip("allocates a few hundred MiB")
+	if testing.Short() || raceEnabled {
+		t.Skip("allocates a few hundred MiB; slow under -race")
 	}
 	const size = 64<<20 + 123
 	text := strings.Repeat("0123456789abcdef", size/16+1)[:size]

@@ -1,0 +1,431 @@
+package transcript
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+	"unicode/utf8"
+)
+
+// fullEvents sets every field of every payload family.
+func fullEvents() []*Event {
+	res := json.RawMessage(`{"provider":"claude","status":"ok","usage":{"input_tokens":10}}`)
+	return []*Event{
+		{Seq: 1, RunID: runA, ParentRunID: runOld, Type: RunStarted, Timestamp: t0,
+			Payload: &StepPayload{Name: "wf", Kind: KindWorkflow, Schema: Schema, Producer: &Producer{Name: "twasm", Version: "1.2.3"}}},
+		{Seq: 2, RunID: runA, ChildRunID: runB, Type: StepCallWorkflowStarted, Path: "a.b", Iteration: 3, Timestamp: t0,
+			Payload: &StepPayload{Name: "b", Kind: "my-kind.v2", Attempt: 2}},
+		{Seq: 3, RunID: runA, Type: StepCompleted, Path: "a", Timestamp: t0,
+			Payload: &StepPayload{Name: "a", Kind: KindAgent, Status: StatusError, Error: "boom", Result: res}},
+		{Seq: 4, RunID: runA, Type: MessageAssistant, Path: "a", Timestamp: t0,
+			Payload: &MessagePayload{Role: "assistant", Model: "m", ID: "msg_1", StopReason: "end_turn", RawLine: 7,
+				Usage: &Usage{InputTokens: Int64(5), CacheReadTokens: Int64(1), CacheWriteTokens: Int64(2), OutputTokens: Int64(3), ReasoningTokens: Int64(1)},
+				Blocks: []Block{
+					{Type: BlockThinking, Fidelity: FidelityAgentEmitted, Thinking: "hmm", Redacted: true},
+					{Type: BlockText, Fidelity: FidelityAgentEmitted, Text: "hi"},
+					{Type: BlockToolUse, Fidelity: FidelityAgentEmitted, ToolName: "bash", ToolID: "t1", ToolInput: json.RawMessage(`{"a": [1, 2.5e3, true, null, "x"]}`)},
+					{Type: BlockToolUse, Fidelity: FidelityAgentEmitted, ToolName: "noop", ToolID: "t2"},
+					{Type: BlockToolResult, Fidelity: FidelityAgentEmitted, ToolID: "t1", ToolContent: "out", IsError: true},
+					{Type: BlockCommand, Fidelity: FidelityAgentEmitted, Command: "ls -la", ToolID: "t3"},
+					{Type: BlockStream, Fidelity: FidelityAgentEmitted, Chunk: "ch"},
+				}}},
+		{Seq: 5, RunID: runA, Type: MessageUser, Path: "a", Timestamp: t0,
+			Payload: &MessagePayload{Role: "user", Blocks: []Block{
+				{Type: BlockText, Fidelity: FidelityRouter, Text: "sys", Origin: OriginSystemPrompt},
+				{Type: BlockText, Fidelity: FidelityRouter, Text: "do it", Origin: OriginPrompt},
+			}}},
+		{Seq: 6, RunID: runA, Type: ToolCall, Path: "a", Timestamp: t0,
+			Payload: &ToolPayload{Name: "bash", CallID: "t1", Input: json.RawMessage(`{"cmd":"ls"}`), Fidelity: FidelityAgentEmitted,
+				Kind: ToolExecute, Command: "ls", RawLine: 9}},
+		{Seq: 7, RunID: runA, Type: ToolResult, Path: "a", Timestamp: t0,
+			Payload: &ToolPayload{Name: "bash", CallID: "t1", Output: "", Error: "exit 1", Fidelity: FidelityRouter,
+				ExitCode: Int(1), Status: StatusError}},
+		{Seq: 8, RunID: runA, Type: RunCompleted, Timestamp: t0,
+			Payload: &StepPayload{Name: "wf", Kind: KindWorkflow, Status: StatusCancelled}},
+	}
+}
+
+func TestEncodeDecodeRoundTrip(t *testing.T) {
+	for _, e := range fullEvents() {
+		t.Run(string(e.Type), func(t *testing.T) {
+			b, err := MarshalEvent(e)
+			must(t, err)
+			if !json.Valid(b) || bytes.IndexByte(b, '\n') >= 0 {
+				t.Fatalf("line not one valid JSON object: %s", b)
+			}
+			must(t, e.Validate())
+			d, err := DecodeEvent(b)
+			must(t, err)
+			b2, err := MarshalEvent(d)
+			must(t, err)
+			bytesEq(t, b2, b, "re-encoded")
+			eq(t, d.Timestamp.Equal(t0), true, "timestamp")
+		})
+	}
+}
+
+func TestDecodeAccessors(t *testing.T) {
+	evs := fullEvents()
+	if evs[0].Step() == nil || evs[0].Message() != nil || evs[0].Tool() != nil {
+		t.Fatal("Step accessor")
+	}
+	if evs[3].Message() == nil || evs[5].Tool() == nil || evs[5].Step() != nil {
+		t.Fatal("Message/Tool accessors")
+	}
+	r, err := evs[2].Step().AgentResult()
+	must(t, err)
+	eq(t, r.Provider, "claude", "provider")
+	eq(t, *r.Usage.InputTokens, int64(10), "input tokens")
+	r, err = evs[0].Step().AgentResult()
+	if r != nil || err != nil {
+		t.Fatal("no result should give nil, nil")
+	}
+	_, err = (&StepPayload{Result: json.RawMessage(`[`)}).AgentResult()
+	if err == nil {
+		t.Fatal("bad result decoded")
+	}
+}
+
+// TestUnknownFieldsRoundTrip: a line from a newer writer, with fields this
+// version does not know at every level, is written back byte for byte.
+func TestUnknownFieldsRoundTrip(t *testing.T) {
+	lines := []string{
+		`{"seq":4,"run_id":"r","type":"message.assistant","path":"a","iteration":0,"timestamp":"2025-05-01T12:00:00.123Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"x","citations":[{"url":"u"}],"lang":"en"}],"model":"m","service_tier":"pro","zz":{"n":1.50}},"host":"h1","trace":{"span":"s"}}`,
+		`{"seq":1,"run_id":"r","type":"run.started","path":"","iteration":0,"timestamp":"2025-05-01T12:00:00.000Z","payload":{"name":"wf","kind":"workflow","schema":"twasm.transcript/1","producer":{"name":"twasm"},"inputs":{"k":"v"}}}`,
+		`{"seq":6,"run_id":"r","type":"tool.call","path":"a","iteration":1,"timestamp":"2025-05-01T12:00:00.000Z","payload":{"name":"bash","call_id":"c","input":{},"fidelity":"router","sandbox":true}}`,
+	}
+	for _, line := range lines {
+		e, err := DecodeEvent([]byte(line))
+		must(t, err)
+		b, err := MarshalEvent(e)
+		must(t, err)
+		bytesEq(t, b, []byte(line), "round trip")
+	}
+}
+
+// TestHostileBytesRoundTrip: NUL, control bytes, ANSI escapes and invalid
+// UTF-8 survive the encoder and the reader, and never break the line.
+func TestHostileBytesRoundTrip(t *testing.T) {
+	hostile := []string{
+		"nul\x00byte",
+		"\x1b[31mred\x1b[0m and \x1b]0;title\x07",
+		"invalid \xff\xfe utf8 \xc3 \xed\xa0\x80 (surrogate) \xf4\x90\x80\x80",
+		"line\nbreak\r\n\ttab \u2028 \u2029 \x7f",
+		`quote " backslash \ slash / \udc80 literal`,
+		strings.Repeat("\x00\x01\x02\x03\x04\x05\x06\x07\x08\x0b\x0c\x0e\x0f\x10\x1f", 3),
+		"emoji 😀 and é",
+	}
+	for _, s := range hostile {
+		e := mk(1, runA, MessageAssistant, "s", 0)
+		e.Message().Blocks = []Block{TextBlock(s)}
+		e.Message().Model = s
+		e.Extra = map[string]json.RawMessage{"x": json.RawMessage(AppendQuoted(nil, s))}
+		line := jsonl(t, e)
+		body := line[:len(line)-1]
+		if !json.Valid(body) || !utf8.Valid(line) || bytes.IndexByte(body, '\n') >= 0 || bytes.IndexByte(body, 0x1b) >= 0 {
+			t.Fatalf("line for %q is not clean JSON: %q", s, line)
+		}
+		evs, problems, err := ReadAll(bytes.NewReader(line))
+		must(t, err)
+		if len(problems) != 0 || len(evs) != 1 {
+			t.Fatalf("read back %d events, problems %v", len(evs), problems)
+		}
+		eq(t, evs[0].Message().Blocks[0].Text, s, "text")
+		eq(t, evs[0].Message().Model, s, "model")
+		x, err := Unquote(evs[0].Extra["x"])
+		must(t, err)
+		eq(t, x, s, "extra")
+	}
+}
+
+func TestEncodeRejects(t *testing.T) {
+	step := func(f func(*StepPayload)) *Event {
+		e := mk(1, runA, StepStarted, "s", 0)
+		f(e.Step())
+		return e
+	}
+	msg := func(b Block) *Event {
+		e := mk(1, runA, MessageAssistant, "s", 0)
+		e.Message().Blocks = []Block{b}
+		return e
+	}
+	tool := func(f func(*ToolPayload)) *Event {
+		e := mk(1, runA, ToolCall, "s", 0)
+		f(e.Tool())
+		return e
+	}
+	env := func(f func(*Event)) *Event {
+		e := mk(1, runA, MessageUser, "s", 0)
+		f(e)
+		return e
+	}
+	tests := map[string]*Event{
+		"unknown type":        env(func(e *Event) { e.Type = "run.paused" }),
+		"empty run id":        env(func(e *Event) { e.RunID = "" }),
+		"bad path":            env(func(e *Event) { e.Path = "a..b" }),
+		"path with space":     env(func(e *Event) { e.Path = "a b" }),
+		"negative iteration":  env(func(e *Event) { e.Iteration = -1 }),
+		"year 10000":          env(func(e *Event) { e.Timestamp = time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC) }),
+		"negative year":       env(func(e *Event) { e.Timestamp = time.Date(-1, 1, 1, 0, 0, 0, 0, time.UTC) }),
+		"wrong payload":       env(func(e *Event) { e.Payload = &ToolPayload{} }),
+		"nil payload":         env(func(e *Event) { e.Payload = nil }),
+		"bad extra":           env(func(e *Event) { e.Extra = map[string]json.RawMessage{"k": json.RawMessage(`{`)} }),
+		"step wants step":     {Type: StepStarted, RunID: "r", Payload: &MessagePayload{}},
+		"tool wants tool":     {Type: ToolCall, RunID: "r", Payload: (*ToolPayload)(nil)},
+		"bad step kind":       step(func(p *StepPayload) { p.Kind = "Bad Kind" }),
+		"empty step kind":     step(func(p *StepPayload) { p.Kind = "" }),
+		"bad status":          step(func(p *StepPayload) { p.Status = "meh" }),
+		"bad result":          step(func(p *StepPayload) { p.Result = json.RawMessage(`{"a":}`) }),
+		"bad step extra":      step(func(p *StepPayload) { p.Extra = map[string]json.RawMessage{"k": json.RawMessage(`nul`)} }),
+		"bad block type":      msg(Block{Type: "image", Fidelity: FidelityRouter}),
+		"bad block fidelity":  msg(Block{Type: BlockText}),
+		"bad origin":          msg(Block{Type: BlockText, Fidelity: FidelityRouter, Origin: "mystery"}),
+		"bad tool_input":      msg(Block{Type: BlockToolUse, Fidelity: FidelityRouter, ToolInput: json.RawMessage(`[1,]`)}),
+		"bad block extra":     msg(Block{Type: BlockText, Fidelity: FidelityRouter, Extra: map[string]json.RawMessage{"k": json.RawMessage(`01`)}}),
+		"bad message extra":   env(func(e *Event) { e.Message().Extra = map[string]json.RawMessage{"k": nil} }),
+		"bad tool fidelity":   tool(func(p *ToolPayload) { p.Fidelity = "" }),
+		"bad tool kind":       tool(func(p *ToolPayload) { p.Kind = "launch" }),
+		"empty call id":       tool(func(p *ToolPayload) { p.CallID = "" }),
+		"bad tool input":      tool(func(p *ToolPayload) { p.Input = json.RawMessage(`"unterminated`) }),
+		"bad tool extra":      tool(func(p *ToolPayload) { p.Extra = map[string]json.RawMessage{"k": json.RawMessage(`tru`)} }),
+		"step.completed kind": {Type: StepCompleted, RunID: "r", Payload: &StepPayload{}},
+	}
+	for name, e := range tests {
+		t.Run(name, func(t *testing.T) {
+			dst := []byte("prefix")
+			out, err := AppendEvent(dst, e)
+			isErr(t, err, ErrInvalidEvent)
+			bytesEq(t, out, []byte("prefix"), "dst after a rejected event")
+			isErr(t, e.Validate(), ErrInvalidEvent)
+		})
+	}
+}
+
+func TestEncodeDefaults(t *testing.T) {
+	e := &Event{Seq: 1, RunID: "r", Type: ToolCall, Timestamp: time.Date(2025, 1, 2, 3, 4, 5, 678901234, time.FixedZone("x", 3600)),
+		Payload: &ToolPayload{CallID: "c", Fidelity: FidelityRouter}}
+	b, err := MarshalEvent(e)
+	must(t, err)
+	eq(t, string(b), `{"seq":1,"run_id":"r","type":"tool.call","path":"","iteration":0,"timestamp":"2025-01-02T02:04:05.678Z","payload":{"name":"","call_id":"c","input":{},"fidelity":"router"}}`, "tool.call defaults")
+	e = &Event{Seq: 2, RunID: "r", Type: ToolResult, Payload: &ToolPayload{CallID: "c", Fidelity: FidelityRouter}}
+	b, err = MarshalEvent(e)
+	must(t, err)
+	eq(t, string(b), `{"seq":2,"run_id":"r","type":"tool.result","path":"","iteration":0,"timestamp":"1970-01-01T00:00:00.000Z","payload":{"name":"","call_id":"c","output":"","fidelity":"router"}}`, "tool.result defaults")
+	e = &Event{Seq: 3, RunID: "r", Type: MessageAssistant, Payload: &MessagePayload{Role: "assistant", Usage: &Usage{}, Blocks: []Block{
+		{Type: BlockToolResult, Fidelity: FidelityRouter}, {Type: BlockCommand, Fidelity: FidelityRouter}, {Type: BlockStream, Fidelity: FidelityRouter}, {Type: BlockThinking, Fidelity: FidelityRouter}}}}
+	b, err = MarshalEvent(e)
+	must(t, err)
+	eq(t, string(b), `{"seq":3,"run_id":"r","type":"message.assistant","path":"","iteration":0,"timestamp":"1970-01-01T00:00:00.000Z","payload":{"role":"assistant","blocks":[`+
+		`{"type":"tool_result","fidelity":"router","tool_id":"","tool_content":""},{"type":"command","fidelity":"router","command":""},`+
+		`{"type":"stream","fidelity":"router","chunk":""},{"type":"thinking","fidelity":"router","thinking":""}]}}`, "required block fields")
+	eq(t, string(AppendUsage(nil, nil)), "{}", "nil usage")
+}
+
+func TestDecodeMalformed(t *testing.T) {
+	env := func(payload string) string {
+		return `{"seq":1,"run_id":"r","type":"%s","path":"","iteration":0,"timestamp":"2025-05-01T12:00:00.000Z","payload":` + payload + `}`
+	}
+	typed := func(typ, payload string) string { return strings.Replace(env(payload), "%s", typ, 1) }
+	tests := map[string]string{
+		"not JSON":           `{`,
+		"array":              `[]`,
+		"null":               `null`,
+		"string":             `"x"`,
+		"no type":            `{"seq":1}`,
+		"seq as string":      `{"seq":"1","type":"run.started"}`,
+		"negative seq":       `{"seq":-1,"type":"run.started"}`,
+		"type not string":    `{"type":5}`,
+		"bad escape":         `{"type":"run.st\uZZZZ"}`,
+		"iteration float":    `{"type":"run.started","iteration":1.5}`,
+		"bad timestamp":      `{"type":"run.started","timestamp":"yesterday"}`,
+		"step payload array": typed("run.started", `[]`),
+		"step name number":   typed("step.started", `{"name":1}`),
+		"step producer bad":  typed("run.started", `{"producer":"x"}`),
+		"message not object": typed("message.user", `"hi"`),
+		"blocks not array":   typed("message.user", `{"blocks":{}}`),
+		"block not object":   typed("message.user", `{"blocks":[1]}`),
+		"block bad field":    typed("message.user", `{"blocks":[{"type":"text","text":7}]}`),
+		"block bad bool":     typed("message.user", `{"blocks":[{"type":"text","is_error":"yes"}]}`),
+		"usage bad":          typed("message.user", `{"usage":{"input_tokens":"many"}}`),
+		"tool not object":    typed("tool.call", `1`),
+		"tool exit code":     typed("tool.call", `{"exit_code":"x"}`),
+		"tool bad field":     typed("tool.result", `{"output":{}}`),
+	}
+	for name, line := range tests {
+		t.Run(name, func(t *testing.T) {
+			e, err := DecodeEvent([]byte(line))
+			isErr(t, err, ErrMalformed)
+			if e != nil || IsWarning(err) {
+				t.Fatalf("malformed line gave event %v / warning", e)
+			}
+		})
+	}
+}
+
+func TestDecodeNullsAndDefaults(t *testing.T) {
+	line := `{"seq":1,"run_id":"r","parent_run_id":null,"type":"tool.result","path":"a","payload":{"call_id":"c","exit_code":null,"input":null,"fidelity":"router"}}`
+	e, err := DecodeEvent([]byte(line))
+	must(t, err)
+	if e.Tool().ExitCode != nil || e.Tool().Input != nil || !e.Timestamp.IsZero() {
+		t.Fatalf("nulls not treated as absent: %+v", e.Tool())
+	}
+	e, err = DecodeEvent([]byte(`{"type":"tool.call","payload":{"exit_code":0}}`))
+	must(t, err)
+	if e.Tool().ExitCode == nil || *e.Tool().ExitCode != 0 {
+		t.Fatal("exit_code 0 lost")
+	}
+	e, err = DecodeEvent([]byte(`{"type":"run.started"}`))
+	must(t, err)
+	if e.Step() == nil {
+		t.Fatal("missing payload should decode as empty")
+	}
+	e, err = DecodeEvent([]byte(`{"type":"x.y"}`))
+	isErr(t, err, ErrUnknownEventType)
+	if p, ok := e.Payload.(*RawPayload); !ok || p.JSON != nil {
+		t.Fatalf("payload %#v", e.Payload)
+	}
+	e, err = DecodeEvent([]byte(`{"type":"message.user","payload":null}`))
+	must(t, err)
+	if e.Message() == nil {
+		t.Fatal("null payload")
+	}
+}
+
+func TestIsWarning(t *testing.T) {
+	eq(t, IsWarning(nil), false, "nil")
+	eq(t, IsWarning(&UnknownEventTypeError{Type: "x"}), true, "unknown event")
+	eq(t, IsWarning(errors.Join(&UnknownBlockTypeError{Type: "x"}, &UnknownBlockTypeError{Type: "y", Index: 1})), true, "joined blocks")
+	eq(t, IsWarning(errors.Join(&UnknownBlockTypeError{Type: "x"}, ErrMalformed)), false, "with malformed")
+	eq(t, IsWarning(errors.New("other")), false, "other")
+	eq(t, (&UnknownEventTypeError{Type: "x"}).Error(), `unknown event type "x"`, "message")
+	eq(t, (&UnknownBlockTypeError{Type: "x", Index: 2}).Error(), `unknown block type "x" (block 2)`, "message")
+}
+
+func TestVocabularies(t *testing.T) {
+	for _, et := range EventTypes {
+		if !et.Valid() || et.PayloadKind() == PayloadUnknown {
+			t.Fatalf("%s", et)
+		}
+	}
+	eq(t, EventType("run.paused").Valid(), false, "unknown event")
+	eq(t, EventType("run.paused").PayloadKind(), PayloadUnknown, "unknown payload kind")
+	for _, bt := range BlockTypes {
+		eq(t, bt.Valid(), true, string(bt))
+	}
+	eq(t, BlockType("image").Valid(), false, "image")
+	eq(t, FidelityRouter.Valid() && FidelityAgentEmitted.Valid() && !Fidelity("x").Valid(), true, "fidelity")
+	for k, want := range map[StepKind]bool{KindAgent: true, KindWorkflow: true, "my_step-2.x": true, "": false, "Upper": false,
+		"sp ace": false, StepKind(strings.Repeat("a", 65)): false} {
+		eq(t, k.Valid(), want, string(k))
+	}
+	eq(t, StepKind("mine").Builtin(), false, "custom not builtin")
+	for k, want := range map[ToolKind]bool{"": true, ToolExecute: true, ToolRead: true, ToolEdit: true, ToolSearch: true,
+		ToolFetch: true, ToolThink: true, ToolOther: true, "x": false} {
+		eq(t, k.Valid(), want, string(k))
+	}
+	for o, want := range map[Origin]bool{"": true, OriginPrompt: true, OriginSystemPrompt: true, OriginInjected: true, "x": false} {
+		eq(t, o.Valid(), want, string(o))
+	}
+	for s, want := range map[string]bool{"": true, StatusOK: true, StatusError: true, StatusIncomplete: true, StatusCancelled: true, "x": false} {
+		eq(t, ValidStatus(s), want, s)
+	}
+	for p, want := range map[string]bool{"": true, "a": true, "fanout.branch_a": true, "a.": false, ".a": false,
+		"a\tb": false, "a\x7fb": false, "é.ü": true} {
+		eq(t, ValidPath(p), want, p)
+	}
+}
+
+func TestUsage(t *testing.T) {
+	var nilU *Usage
+	eq(t, nilU.IsZero(), true, "nil usage")
+	u := &Usage{}
+	eq(t, u.IsZero(), true, "empty usage")
+	u.Add(nil)
+	u.Add(&Usage{InputTokens: Int64(3), ReasoningTokens: Int64(1)})
+	u.Add(&Usage{InputTokens: Int64(4), OutputTokens: Int64(2), CacheReadTokens: Int64(1), CacheWriteTokens: Int64(1)})
+	eq(t, *u.InputTokens, int64(7), "input")
+	eq(t, *u.OutputTokens, int64(2), "output")
+	eq(t, *u.ReasoningTokens, int64(1), "reasoning")
+	eq(t, u.IsZero(), false, "set")
+	eq(t, *Float(1.5), 1.5, "Float")
+}
+
+func TestUnquote(t *testing.T) {
+	tests := []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: `"plain"`, want: "plain"},
+		{in: `no quotes`, want: "no quotes"},
+		{in: `"\"\\\/\b\f\n\r\t"`, want: "\"\\/\b\f\n\r\t"},
+		{in: `"\u00e9\u20ac"`, want: "é€"},
+		{in: `"\ud83d\ude00"`, want: "😀"},
+		{in: `"\udc80\udcff"`, want: "\x80\xff"},
+		{in: `"\ud800x"`, want: "\xed\xa0\x80x"},         // lone high surrogate: WTF-8
+		{in: `"\ud800\u0041"`, want: "\xed\xa0\x80A"},    // high surrogate then non-surrogate
+		{in: `"\udc00"`, want: "\xed\xb0\x80"},           // lone low surrogate outside the escape range
+		{in: "\"raw \x01 \xff\"", want: "raw \x01 \xff"}, // tolerated
+		{in: `"\x"`, bad: true},
+		{in: `"\u12"`, bad: true},
+		{in: `"\u12G4"`, bad: true},
+		{in: `"end\`, bad: true},
+	}
+	for _, tc := range tests {
+		got, err := Unquote([]byte(tc.in))
+		if tc.bad {
+			isErr(t, err, ErrBadJSON)
+			continue
+		}
+		must(t, err)
+		eq(t, got, tc.want, tc.in)
+	}
+}
+
+func TestAppendCompactJSON(t *testing.T) {
+	tests := []struct {
+		in, want string
+		bad      bool
+	}{
+		{in: ` { "a" : [ 1 , -2.5e+3 , true , false , null , "s" ] , "b" : { } , "c" : [ ] } `, want: `{"a":[1,-2.5e+3,true,false,null,"s"],"b":{},"c":[]}`},
+		{in: `"\u00e9"`, want: `"é"`},
+		{in: "\"raw\x01\xff\"", want: `"raw\u0001\udcff"`},
+		{in: `0`, want: `0`},
+		{in: `-0.0E-1`, want: `-0.0E-1`},
+		{in: `01`, bad: true},
+		{in: `-`, bad: true},
+		{in: `1.`, bad: true},
+		{in: `1e`, bad: true},
+		{in: `.5`, bad: true},
+		{in: ``, bad: true},
+		{in: `[1 2]`, bad: true},
+		{in: `{"a" 1}`, bad: true},
+		{in: `{1:2}`, bad: true},
+		{in: `{"a":1`, bad: true},
+		{in: `[`, bad: true},
+		{in: `"abc`, bad: true},
+		{in: `"\q"`, bad: true},
+		{in: `tru`, bad: true},
+		{in: `nulL`, bad: true},
+		{in: `1 2`, bad: true},
+		{in: `@`, bad: true},
+		{in: strings.Repeat("[", maxDepth+2), bad: true},
+	}
+	for _, tc := range tests {
+		got, err := AppendCompactJSON([]byte("p"), []byte(tc.in))
+		if tc.bad {
+			isErr(t, err, ErrBadJSON)
+			bytesEq(t, got, []byte("p"), "dst on error")
+			continue
+		}
+		must(t, err)
+		eq(t, string(got), "p"+tc.want, tc.in)
+		if !json.Valid(got[1:]) {
+			t.Fatalf("%q: output %q is not valid JSON", tc.in, got)
+		}
+	}
+	eq(t, StringEnd([]byte(`"a\"b" x`), 0), 6, "StringEnd")
+	eq(t, StringEnd([]byte(`"a\"`), 0), -1, "StringEnd unterminated")
+}
