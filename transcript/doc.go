@@ -37,10 +37,19 @@
 //     caller can treat as a warning; unknown fields are kept in Extra and
 //     written back unchanged.
 //
+// # Reading and validating
+//
+// [Reader] streams a file line by line (lines up to [DefaultMaxLineSize]),
+// reporting malformed, too-long and torn lines as [*LineError] with their
+// line number and going on with the next line; [ReadAll] collects
+// everything. [Validate] and [ValidateFile] check a whole file against the
+// contract (seq order, run identity, run bracket, step and tool pairing,
+// parent/child links) and return a [Report] of issues with stable codes.
+//
 // # Ownership and concurrency
 //
-// Values in this package are plain data with no hidden sharing except
-// json.RawMessage fields, which alias the decoded line: copy them before
-// mutating the line buffer. Functions are safe for concurrent use; values
-// are not synchronised.
+// Values in this package are plain data with no hidden sharing: a decoded
+// [Event], json.RawMessage fields included, owns its memory and does not
+// alias the line it came from, so a [Reader] can reuse its buffer.
+// Functions are safe for concurrent use; values are not synchronised.
 package transcript

@@ -182,6 +182,24 @@ func TestReaderLineAndOffset(t *testing.T) {
 	}
 }
 
+// TestReaderEventOwnsItsMemory: the reader reuses its buffer, so a decoded
+// event must not alias the line.
+func TestReaderEventOwnsItsMemory(t *testing.T) {
+	line := `{"seq":1,"run_id":"r","type":"tool.call","path":"a","iteration":0,"timestamp":"2025-05-01T12:00:00.000Z","payload":{"name":"n","call_id":"c","input":{"k":"v"},"fidelity":"router","x":[1]},"y":{"z":2}}` + "\n"
+	r := NewReader(strings.NewReader(line))
+	if !r.Next() {
+		t.Fatal("no line")
+	}
+	ev := r.Event()
+	buf := r.Line()
+	for i := range buf {
+		buf[i] = '#'
+	}
+	eq(t, string(ev.Tool().Input), `{"k":"v"}`, "input")
+	eq(t, string(ev.Tool().Extra["x"]), `[1]`, "payload extra")
+	eq(t, string(ev.Extra["y"]), `{"z":2}`, "envelope extra")
+}
+
 type failingReader struct {
 	data []byte
 	err  error
