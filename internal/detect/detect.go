@@ -1,0 +1,178 @@
+// Package detect guesses which provider and format a saved output or
+// session log comes from, for `twasm import --provider auto`. It looks at
+// the first lines only, decides only when the evidence points one way, and
+// otherwise says what it saw.
+package detect
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"sort"
+	"strings"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// SampleLines is how many non-blank lines Detect looks at.
+const SampleLines = 50
+
+// Result is a detection.
+type Result struct {
+	Provider string
+	Format   string
+	// Reason says what decided it, for the user.
+	Reason string
+}
+
+// ErrUnknown is wrapped when nothing recognisable was found, ErrAmbiguous
+// when the sample matches several providers.
+var (
+	ErrUnknown   = errors.New("cannot tell which provider wrote this")
+	ErrAmbiguous = errors.New("ambiguous provider")
+)
+
+type vote struct {
+	provider, format, reason string
+}
+
+// Detect guesses provider and format from the start of a file.
+func Detect(sample []byte) (Result, error) {
+	trimmed := bytes.TrimSpace(sample)
+	if len(trimmed) == 0 {
+		return Result{}, fmt.Errorf("%w: the input is empty", ErrUnknown)
+	}
+	var votes []vote
+	// A whole document (pretty-printed JSON or a JSON array) first.
+	if doc, ok := wholeDoc(trimmed); ok {
+		if v, ok := classifyDoc(doc.Root()); ok {
+			votes = append(votes, v)
+		}
+	}
+	if len(votes) == 0 {
+		n := 0
+		for _, line := range bytes.Split(sample, []byte("\n")) {
+			line = bytes.TrimSpace(line)
+			if len(line) == 0 {
+				continue
+			}
+			if n++; n > SampleLines {
+				break
+			}
+			if bytes.HasPrefix(line, []byte("event:")) {
+				continue
+			}
+			toks, ok := abi.BuildTape(nil, line)
+			if !ok {
+				continue
+			}
+			doc := &abi.Doc{Line: line, Toks: toks}
+			if v, ok := classifyLine(doc.Root(), bytes.HasPrefix(line, []byte("data:"))); ok {
+				votes = append(votes, v)
+			}
+		}
+	}
+	if len(votes) == 0 {
+		return Result{}, fmt.Errorf("%w: no line of the first %d looks like the output of a known agent CLI or API", ErrUnknown, SampleLines)
+	}
+	byProvider := map[string]vote{}
+	for _, v := range votes {
+		if _, seen := byProvider[v.provider]; !seen {
+			byProvider[v.provider] = v
+		}
+	}
+	if len(byProvider) > 1 {
+		var parts []string
+		for p, v := range byProvider {
+			parts = append(parts, fmt.Sprintf("%s (%s)", p, v.reason))
+		}
+		sort.Strings(parts)
+		return Result{}, fmt.Errorf("%w: the sample matches %s; pass --provider", ErrAmbiguous, strings.Join(parts, " and "))
+	}
+	v := votes[0]
+	return Result{Provider: v.provider, Format: v.format, Reason: v.reason}, nil
+}
+
+func wholeDoc(b []byte) (*abi.Doc, bool) {
+	if b[0] != '{' && b[0] != '[' {
+		return nil, false
+	}
+	toks, ok := abi.BuildTape(nil, b)
+	if !ok {
+		return nil, false
+	}
+	// A one-line JSONL file is also a whole document; classifyDoc only
+	// claims shapes that are documents, not stream lines.
+	return &abi.Doc{Line: b, Toks: toks}, true
+}
+
+func has(v abi.Value, keys ...string) bool {
+	for _, k := range keys {
+		if !v.Get(k).Exists() {
+			return false
+		}
+	}
+	return true
+}
+
+// classifyDoc recognises whole-document formats.
+func classifyDoc(root abi.Value) (vote, bool) {
+	switch root.Kind() {
+	case abi.KindArray:
+		first := root.Index(0)
+		if first.Get("type").Is("system") || first.Get("type").Is("assistant") || first.Get("type").Is("result") {
+			return vote{"claude", "json", "a JSON array of Claude Code stream records (--output-format json with --verbose)"}, true
+		}
+	case abi.KindObject:
+		switch {
+		case has(root, "sessionId", "messages") && (root.Get("projectHash").Exists() || root.Get("startTime").Exists()):
+			return vote{"gemini", "session-file", "a Gemini CLI chat session file (sessionId, projectHash, messages)"}, true
+		case has(root, "session_id", "response", "stats"):
+			return vote{"gemini", "json", "Gemini CLI --output-format json (session_id, response, stats)"}, true
+		case root.Get("type").Is("result") && has(root, "session_id", "subtype"):
+			return vote{"claude", "json", "a Claude Code result object (--output-format json)"}, true
+		case root.Get("object").Is("chat.completion"):
+			return vote{"openai", "chat-completion", "an OpenAI Chat Completions response"}, true
+		case root.Get("object").Is("response"):
+			return vote{"openai", "responses", "an OpenAI Responses API response"}, true
+		case root.Get("type").Is("message") && root.Get("role").Is("assistant") && root.Get("content").Kind() == abi.KindArray:
+			return vote{"anthropic", "anthropic-messages", "an Anthropic Messages API response"}, true
+		}
+	}
+	return vote{}, false
+}
+
+// classifyLine recognises one line of a line-oriented format.
+func classifyLine(root abi.Value, sse bool) (vote, bool) {
+	if root.Kind() != abi.KindObject {
+		return vote{}, false
+	}
+	typ := root.Get("type").String()
+	switch {
+	case root.Get("object").Is("chat.completion.chunk"):
+		return vote{"openai", "chat-sse", "OpenAI chat.completion.chunk events"}, true
+	case strings.HasPrefix(typ, "response.") && root.Get("sequence_number").Exists():
+		return vote{"openai", "responses-sse", "OpenAI Responses API stream events (" + typ + ")"}, true
+	case typ == "message_start" || typ == "content_block_delta" || typ == "content_block_start":
+		return vote{"anthropic", "anthropic-sse", "Anthropic Messages API stream events (" + typ + ")"}, true
+	case strings.HasPrefix(typ, "thread.") || strings.HasPrefix(typ, "turn.") || strings.HasPrefix(typ, "item."):
+		return vote{"codex", "exec-json", "codex exec --json events (" + typ + ")"}, true
+	case has(root, "id", "msg") && root.Get("msg").Get("type").Exists():
+		return vote{"codex", "legacy-json", "the legacy codex {\"id\",\"msg\"} stream"}, true
+	case has(root, "timestamp", "type", "payload") && (typ == "session_meta" || typ == "response_item" || typ == "event_msg" || typ == "turn_context"):
+		return vote{"codex", "rollout", "a Codex rollout session file (" + typ + ")"}, true
+	case root.Get("data").Kind() == abi.KindObject && strings.Contains(typ, ".") && root.Get("id").Exists():
+		return vote{"copilot", "events-jsonl", "GitHub Copilot CLI events (" + typ + ")"}, true
+	case typ == "result" && root.Get("exitCode").Exists() && root.Get("sessionId").Exists():
+		return vote{"copilot", "json", "a GitHub Copilot CLI result line"}, true
+	case has(root, "parentUuid", "sessionId") || root.Get("isSidechain").Exists():
+		return vote{"claude", "session-log", "a Claude Code session log (parentUuid, sessionId)"}, true
+	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result" || typ == "stream_event") && root.Get("session_id").Exists():
+		return vote{"claude", "stream-json", "Claude Code stream-json records (" + typ + ")"}, true
+	case (typ == "init" || typ == "message" || typ == "tool_use" || typ == "tool_result") && root.Get("timestamp").Exists():
+		return vote{"gemini", "stream-json", "Gemini CLI stream-json events (" + typ + ")"}, true
+	case sse && root.Get("choices").Exists():
+		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
+	}
+	return vote{}, false
+}

@@ -1,0 +1,103 @@
+package detect
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+)
+
+func TestDetect(t *testing.T) {
+	tests := []struct {
+		name, in, provider, format string
+		err                        error
+	}{
+		{"claude stream", `{"type":"system","subtype":"init","session_id":"s","model":"m"}` + "\n" + `{"type":"assistant","message":{},"session_id":"s"}`, "claude", "stream-json", nil},
+		{"claude session log", `{"parentUuid":null,"isSidechain":false,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}`, "claude", "session-log", nil},
+		{"claude json array", `[{"type":"system","subtype":"init"},{"type":"result","subtype":"success"}]`, "claude", "json", nil},
+		{"claude json result", `{"type":"result","subtype":"success","is_error":false,"session_id":"s","result":"x"}`, "claude", "json", nil},
+		{"codex exec", `{"type":"thread.started","thread_id":"t"}` + "\n" + `{"type":"turn.started"}`, "codex", "exec-json", nil},
+		{"codex legacy", `{"sandbox":"x","model":"m"}` + "\n" + `{"id":"0","msg":{"type":"task_started"}}`, "codex", "legacy-json", nil},
+		{"codex rollout", `{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}`, "codex", "rollout", nil},
+		{"gemini stream", `{"type":"init","timestamp":"2025-01-01T00:00:00Z","session_id":"s","model":"m"}`, "gemini", "stream-json", nil},
+		{"gemini json pretty", "{\n  \"session_id\": \"s\",\n  \"response\": \"hi\",\n  \"stats\": {}\n}\n", "gemini", "json", nil},
+		{"gemini session", "{\n \"sessionId\": \"s\", \"projectHash\": \"h\", \"messages\": []\n}", "gemini", "session-file", nil},
+		{"copilot", `{"type":"session.start","data":{"sessionId":"s"},"id":"1","timestamp":"t","parentId":null}`, "copilot", "events-jsonl", nil},
+		{"openai chat", `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`, "openai", "chat-completion", nil},
+		{"openai sse", "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[]}\n\ndata: [DONE]\n", "openai", "chat-sse", nil},
+		{"openai responses sse", "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{}}\n", "openai", "responses-sse", nil},
+		{"anthropic sse", `{"type":"message_start","message":{"id":"msg_1"}}`, "anthropic", "anthropic-sse", nil},
+		{"anthropic response", `{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude"}`, "anthropic", "anthropic-messages", nil},
+		{"empty", "  \n", "", "", ErrUnknown},
+		{"banner only", "Reading additional input from stdin...\nnot json\n", "", "", ErrUnknown},
+		{"mixed", `{"type":"thread.started","thread_id":"t"}` + "\n" + `{"type":"init","timestamp":"x","session_id":"s"}`, "", "", ErrAmbiguous},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := Detect([]byte(tc.in))
+			if tc.err != nil {
+				if !errors.Is(err, tc.err) {
+					t.Fatalf("err %v, want %v", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Provider != tc.provider || got.Format != tc.format || got.Reason == "" {
+				t.Fatalf("got %+v, want %s/%s", got, tc.provider, tc.format)
+			}
+		})
+	}
+}
+
+// TestDetectFixtures checks the real captures in ../shared/fixtures, when
+// they are there: each fixture directory names its provider.
+func TestDetectFixtures(t *testing.T) {
+	root := filepath.Join("..", "..", "..", "shared", "fixtures")
+	dirs, err := os.ReadDir(root)
+	if err != nil {
+		t.Skip("no shared fixtures:", err)
+	}
+	checked := 0
+	defer func() {
+		if checked == 0 {
+			t.Error("no fixture was checked")
+		}
+		t.Logf("%d fixtures checked", checked)
+	}()
+	for _, d := range dirs {
+		files, _ := filepath.Glob(filepath.Join(root, d.Name(), "*"))
+		for _, f := range files {
+			ext := filepath.Ext(f)
+			if ext != ".jsonl" && ext != ".json" {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			checked++
+			got, err := Detect(b)
+			if err != nil {
+				t.Errorf("%s: %v", f, err)
+				continue
+			}
+			if got.Provider != d.Name() {
+				t.Errorf("%s: detected %s (%s)", f, got.Provider, got.Reason)
+			}
+		}
+	}
+}
+
+func FuzzDetect(f *testing.F) {
+	f.Add([]byte(`{"type":"thread.started"}`))
+	f.Add([]byte("data: {\"object\":\"chat.completion.chunk\"}"))
+	f.Add([]byte("[{\"type\":\"system\"}]"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		r, err := Detect(b)
+		if err == nil && (r.Provider == "" || r.Format == "" || r.Reason == "") {
+			t.Fatalf("detected without a provider, format or reason: %+v", r)
+		}
+	})
+}
