@@ -1,6 +1,7 @@
 package abi
 
 import (
+	"math"
 	"strconv"
 	"unicode/utf8"
 )
@@ -221,7 +222,10 @@ func (v Value) Int() (int64, bool) {
 		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 			return n, true
 		}
-		if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f == float64(int64(f)) {
+		// Converting an out-of-range float to int64 is
+		// platform-dependent in Go (it wraps natively, saturates in
+		// WebAssembly): check the range first.
+		if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f >= -0x1p63 && f < 0x1p63 && f == math.Trunc(f) {
 			return int64(f), true
 		}
 	case KindString:

@@ -1,0 +1,233 @@
+package abi
+
+import (
+	"math"
+	"testing"
+	"unicode/utf8"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+func doc(t testing.TB, s string) *Doc {
+	t.Helper()
+	toks, ok := BuildTape(nil, []byte(s))
+	require.True(t, ok, s)
+	return &Doc{Line: []byte(s), Toks: toks}
+}
+
+func TestValueNavigation(t *testing.T) {
+	d := doc(t, `{"type":"assistant","a":{"b":{"c":[10,"x",{"k":"v"}]}},"dup":1,"dup":2,"esc\"key":"e","n":null,"t":true,"f":false,"e":[],"o":{}}`)
+	r := d.Root()
+	assert.True(t, r.Exists())
+	assert.Equal(t, KindObject, r.Kind())
+	assert.Equal(t, 10, r.Len())
+
+	assert.True(t, r.Get("type").Is("assistant"))
+	assert.False(t, r.Get("type").Is("assistan"))
+	assert.False(t, r.Get("type").Is("assistantx"))
+	assert.Equal(t, "assistant", r.Get("type").String())
+
+	n, ok := r.Get("dup").Int()
+	assert.True(t, ok)
+	assert.Equal(t, int64(1), n, "Get returns the first member")
+
+	c := r.Path("a", "b", "c")
+	assert.Equal(t, KindArray, c.Kind())
+	assert.Equal(t, 3, c.Len())
+	n, ok = c.Index(0).Int()
+	assert.True(t, ok)
+	assert.Equal(t, int64(10), n)
+	assert.Equal(t, "x", c.Index(1).String())
+	assert.Equal(t, "v", c.Index(2).Get("k").String())
+	assert.False(t, c.Index(3).Exists())
+	assert.False(t, c.Index(-1).Exists())
+	assert.Equal(t, `{"k":"v"}`, c.Index(2).String(), "String of a non-string is its JSON text")
+	from, to := c.Index(1).Span()
+	assert.Equal(t, `"x"`, string(d.Line[from:to]))
+
+	assert.Equal(t, "e", r.Get(`esc"key`).String(), "escaped key")
+	assert.True(t, r.Get("n").IsNull())
+	assert.False(t, r.Get("t").IsNull())
+	b, ok := r.Get("t").Bool()
+	assert.True(t, b && ok)
+	b, ok = r.Get("f").Bool()
+	assert.True(t, !b && ok)
+	_, ok = r.Get("n").Bool()
+	assert.False(t, ok)
+	assert.True(t, r.Get("t").Truthy())
+	assert.False(t, r.Get("f").Truthy())
+	assert.Equal(t, 0, r.Get("e").Len())
+	assert.Equal(t, 0, r.Get("o").Len())
+	assert.False(t, r.Get("e").Index(0).Exists())
+	assert.Equal(t, 0, r.Get("type").Len(), "Len of a scalar")
+	assert.False(t, r.Get("a").Get("missing").Exists())
+	assert.False(t, r.Get("type").Get("x").Exists(), "Get on a string")
+	assert.False(t, c.Get("x").Exists(), "Get on an array")
+	assert.Same(t, d, r.Doc())
+
+	// Iteration over an object yields keys and values in order.
+	var keys []string
+	for it := r.Iter(); it.Next(); {
+		keys = append(keys, it.Key().String())
+		assert.True(t, it.Value().Exists())
+	}
+	assert.Equal(t, []string{"type", "a", "dup", "dup", `esc"key`, "n", "t", "f", "e", "o"}, keys)
+	// Over an array: no keys.
+	var kinds []Kind
+	for it := c.Iter(); it.Next(); {
+		assert.False(t, it.Key().Exists())
+		kinds = append(kinds, it.Value().Kind())
+	}
+	assert.Equal(t, []Kind{KindNumber, KindString, KindObject}, kinds)
+	it := r.Get("type").Iter()
+	assert.False(t, it.Next(), "Iter of a scalar is empty")
+}
+
+func TestValueMissingChain(t *testing.T) {
+	var v Value
+	assert.False(t, v.Exists())
+	assert.Equal(t, KindInvalid, v.Kind())
+	assert.False(t, v.Get("a").Path("b", "c").Index(2).Exists())
+	assert.Equal(t, "", v.String())
+	assert.Nil(t, v.Raw())
+	assert.Nil(t, v.Doc())
+	from, to := v.Span()
+	assert.Equal(t, 0, from+to)
+	_, ok := v.Int()
+	assert.False(t, ok)
+	_, ok = v.Float()
+	assert.False(t, ok)
+	_, ok = v.Bool()
+	assert.False(t, ok)
+	assert.False(t, v.IsNull())
+	assert.False(t, v.Is(""))
+	assert.False(t, v.Escaped())
+	assert.Equal(t, 0, v.Len())
+	it := v.Iter()
+	assert.False(t, it.Next())
+
+	var nd *Doc
+	assert.False(t, nd.Root().Exists())
+	assert.False(t, (&Doc{Line: []byte("banner")}).Root().Exists())
+}
+
+func TestValueIsAndStringWithEscapes(t *testing.T) {
+	d := doc(t, `["plain","tab\there","q\"x","\u00e9t\u00e9","bad\\x"]`)
+	r := d.Root()
+	assert.False(t, r.Index(0).Escaped())
+	assert.True(t, r.Index(1).Escaped())
+	assert.True(t, r.Index(1).Is("tab\there"))
+	assert.False(t, r.Index(1).Is(`tab\there`))
+	assert.True(t, r.Index(2).Is(`q"x`))
+	assert.True(t, r.Index(3).Is("été"))
+	assert.Equal(t, "été", r.Index(3).String())
+	assert.Equal(t, `bad\x`, r.Index(4).String())
+	assert.False(t, r.Index(0).Is("plai"))
+	assert.False(t, r.Is("x"), "Is on an array")
+
+	// A forged string token whose escapes are invalid reads verbatim.
+	line := []byte(`"a\qb"`)
+	forged := &Doc{Line: line, Toks: []Token{{Kind: KindString, Flags: FlagEscaped, Start: 0, End: uint32(len(line)), Next: 1}}}
+	assert.Equal(t, `a\qb`, forged.Root().String())
+	assert.False(t, forged.Root().Is(`a\qb`))
+}
+
+func TestValueNumbers(t *testing.T) {
+	d := doc(t, `[42,-7,3.0,3.5,1e3,"12","x","1.5",9223372036854775807,9223372036854775808,1e19,-9223372036854775808,1e400,-0,true]`)
+	r := d.Root()
+	cases := []struct {
+		i    int
+		n    int64
+		ok   bool
+		f    float64
+		fok  bool
+		name string
+	}{
+		{0, 42, true, 42, true, "int"},
+		{1, -7, true, -7, true, "negative"},
+		{2, 3, true, 3, true, "integral float"},
+		{3, 0, false, 3.5, true, "fraction"},
+		{4, 1000, true, 1000, true, "exponent"},
+		{5, 12, true, 0, false, "string holding an int"},
+		{6, 0, false, 0, false, "string"},
+		{7, 0, false, 0, false, "string holding a float"},
+		{8, math.MaxInt64, true, 9223372036854775807, true, "max int64"},
+		{9, 0, false, 9223372036854775808, true, "max int64 + 1"},
+		{10, 0, false, 1e19, true, "beyond int64"},
+		{11, math.MinInt64, true, -9223372036854775808, true, "min int64"},
+		{12, 0, false, 0, false, "overflow"},
+		{13, 0, true, 0, true, "minus zero"},
+		{14, 0, false, 0, false, "bool"},
+	}
+	for _, c := range cases {
+		v := r.Index(c.i)
+		n, ok := v.Int()
+		assert.Equal(t, c.ok, ok, c.name)
+		assert.Equal(t, c.n, n, c.name)
+		f, fok := v.Float()
+		assert.Equal(t, c.fok, fok, c.name)
+		if c.fok {
+			assert.Equal(t, c.f, f, c.name)
+		}
+	}
+	// A float at the edge of int64 must not convert by wrapping or
+	// saturating (platform-dependent in Go).
+	for _, s := range []string{`[9223372036854775807.0]`, `[1e300]`, `[-1e300]`} {
+		_, ok := doc(t, s).Root().Index(0).Int()
+		assert.False(t, ok, s)
+	}
+	n, ok := doc(t, `[-9223372036854775808.0]`).Root().Index(0).Int()
+	assert.True(t, ok)
+	assert.Equal(t, int64(math.MinInt64), n)
+}
+
+// TestUnescapeMatchesTranscript checks that Unescape decodes exactly as
+// the host does (transcript.AppendUnquoted), including its treatment of
+// surrogates, so spans resolved in a plugin and in the host agree.
+func TestUnescapeMatchesTranscript(t *testing.T) {
+	cases := []string{
+		``, `plain`, `a\"b`, `\\`, `\/\b\f\n\r\t`, `\u0041\u00e9\u20ac`, `\ud83d\ude00`, `\uD83D\uDE00`,
+		`\ud83d`, `\ud83dx`, `\ud83d\u0041`, `\ude00`, `\udc80`, `\udcff`, `\udc7f`, `\udd00`, `\udfff`,
+		`\ud83d\ud83d\ude00`, `\ud800\udc00`, `\udbff\udfff`, `x\u0000y`, "raw\xffbyte", `\`, `\x`, `\u12`, `\u12zz`,
+		`\ud83d\u12`, `abc\`, `\ud83d\`, `\ud83d\ude0`,
+	}
+	for _, c := range cases {
+		got, ok := Unescape(nil, []byte(c))
+		want, err := transcript.AppendUnquoted(nil, []byte(`"`+c+`"`))
+		assert.Equal(t, err == nil, ok, "%q", c)
+		if ok {
+			assert.Equal(t, want, got, "%q", c)
+		}
+	}
+	// \udc80-\udcff are raw bytes: a JSON encoding of invalid UTF-8.
+	got, ok := Unescape(nil, []byte(`a\udcff\udc80`))
+	require.True(t, ok)
+	assert.Equal(t, []byte{'a', 0xff, 0x80}, got)
+	// A valid pair is one rune.
+	got, _ = Unescape(nil, []byte(`\ud83d\ude00`))
+	assert.Equal(t, "😀", string(got))
+	assert.True(t, utf8.Valid(got))
+	// dst is appended to.
+	got, _ = Unescape([]byte("x"), []byte(`y`))
+	assert.Equal(t, "xy", string(got))
+}
+
+func FuzzUnescape(f *testing.F) {
+	for _, s := range []string{`a\"b`, `\ud83d\ude00`, `\udcff`, `\ud83d`, `\u12`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, s []byte) {
+		got, ok := Unescape(nil, s)
+		q := append(append([]byte{'"'}, s...), '"')
+		want, err := transcript.AppendUnquoted(nil, q)
+		if ok != (err == nil) {
+			t.Fatalf("%q: ok %v, transcript err %v", s, ok, err)
+		}
+		if ok && string(got) != string(want) {
+			t.Fatalf("%q: %q != %q", s, got, want)
+		}
+	})
+}
