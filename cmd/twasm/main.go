@@ -1,0 +1,15 @@
+// Command twasm records and reads AI coding-agent transcripts. Everything
+// lives in internal/cli; main only hands over the process's streams.
+package main
+
+import (
+	"context"
+	"os"
+
+	"github.com/twasm/twasm/internal/cli"
+	"github.com/twasm/twasm/internal/cli/iostreams"
+)
+
+func main() {
+	os.Exit(cli.Main(context.Background(), os.Args[1:], iostreams.System(os.Getenv), os.Getenv))
+}

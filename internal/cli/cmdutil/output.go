@@ -1,0 +1,91 @@
+package cmdutil
+
+import (
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+)
+
+// WriteJSON writes v as indented JSON and a newline.
+func WriteJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	enc.SetEscapeHTML(false)
+	if err := enc.Encode(v); err != nil {
+		return fmt.Errorf("write json: %w", err)
+	}
+	return nil
+}
+
+// Table prints rows for a person on a terminal (aligned columns under a
+// header) and as stable tab-separated lines without a header in a pipe,
+// as the GitHub CLI does.
+type Table struct {
+	w      io.Writer
+	tty    bool
+	header []string
+	rows   [][]string
+}
+
+// NewTable returns a table writing to w.
+func NewTable(w io.Writer, tty bool, header ...string) *Table {
+	return &Table{w: w, tty: tty, header: header}
+}
+
+// Row adds a row. Tabs, newlines and other control characters inside
+// cells become spaces, so that a cell never splits a line of the
+// tab-separated form and transcript text cannot drive the terminal.
+func (t *Table) Row(cells ...string) {
+	clean := make([]string, len(cells))
+	for i, c := range cells {
+		clean[i] = strings.Map(func(r rune) rune {
+			if r < 0x20 || r == 0x7f {
+				return ' '
+			}
+			return r
+		}, c)
+	}
+	t.rows = append(t.rows, clean)
+}
+
+// Render writes the table.
+func (t *Table) Render() error {
+	if !t.tty {
+		for _, r := range t.rows {
+			if _, err := fmt.Fprintln(t.w, strings.Join(r, "\t")); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	tw := tabwriter.NewWriter(t.w, 0, 0, 2, ' ', 0)
+	fmt.Fprintln(tw, strings.Join(t.header, "\t"))
+	for _, r := range t.rows {
+		fmt.Fprintln(tw, strings.Join(r, "\t"))
+	}
+	return tw.Flush()
+}
+
+// ExactArgs is cobra.ExactArgs reporting a usage error.
+func ExactArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) != n {
+			return FlagErrorf("%s takes %d argument (%s), got %d", cmd.CommandPath(), n, what, len(args))
+		}
+		return nil
+	}
+}
+
+// MinimumArgs is cobra.MinimumNArgs reporting a usage error.
+func MinimumArgs(n int, what string) cobra.PositionalArgs {
+	return func(cmd *cobra.Command, args []string) error {
+		if len(args) < n {
+			return FlagErrorf("%s needs at least %d argument (%s)", cmd.CommandPath(), n, what)
+		}
+		return nil
+	}
+}

@@ -1,0 +1,25 @@
+package cli
+
+import (
+	"github.com/spf13/cobra"
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	statsCmd "github.com/twasm/twasm/internal/cli/stats"
+	tailCmd "github.com/twasm/twasm/internal/cli/tail"
+	toolsCmd "github.com/twasm/twasm/internal/cli/tools"
+	treeCmd "github.com/twasm/twasm/internal/cli/tree"
+	validateCmd "github.com/twasm/twasm/internal/cli/validate"
+	versionCmd "github.com/twasm/twasm/internal/cli/version"
+	viewCmd "github.com/twasm/twasm/internal/cli/view"
+)
+
+// addCommands registers every subcommand; a new command is one line here.
+// cobra adds "help" and "completion" itself.
+func addCommands(root *cobra.Command, f *cmdutil.Factory) {
+	root.AddCommand(validateCmd.NewCmdValidate(f, nil))
+	root.AddCommand(treeCmd.NewCmdTree(f, nil))
+	root.AddCommand(viewCmd.NewCmdView(f, nil))
+	root.AddCommand(toolsCmd.NewCmdTools(f, nil))
+	root.AddCommand(tailCmd.NewCmdTail(f, nil))
+	root.AddCommand(statsCmd.NewCmdStats(f, nil))
+	root.AddCommand(versionCmd.NewCmdVersion(f, nil))
+}

@@ -1,0 +1,164 @@
+// Package stats implements "twasm stats".
+package stats
+
+import (
+	"fmt"
+	"io"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/views"
+	"github.com/twasm/twasm/transcript"
+)
+
+// Options are the inputs of runStats.
+type Options struct {
+	IO   *iostreams.IOStreams
+	Load func(arg string) (*views.RunNode, error)
+	// List returns every run id in storage, for --all.
+	List func() ([]string, error)
+	Runs []string
+	All  bool
+	JSON bool
+}
+
+// NewCmdStats returns the stats command.
+func NewCmdStats(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Load: f.LoadTree, List: f.ListRuns}
+	cmd := &cobra.Command{
+		Use:   "stats RUN...|--all",
+		Short: "Count events, blocks, tools, usage, cost and format drift",
+		Long: `Aggregate transcripts: events by type, content blocks by type, tool calls by
+name and by fidelity, token usage and cost per provider (summed from the
+agent steps' results), and the drift report: native line types a provider
+plugin did not map, per provider and provider version. A growing drift
+count after a CLI upgrade means the plugin needs an update.
+
+Each RUN counts with its child runs; a run reached twice counts once.
+--all counts every transcript in storage.`,
+		Example: `  twasm stats 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a
+  twasm stats --all
+  twasm stats --all --json | jq '.drift'`,
+		ValidArgsFunction: f.CompleteRuns,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Runs = args
+			if opts.All == (len(args) > 0) {
+				return cmdutil.FlagErrorf("give RUN arguments or --all, not both or neither")
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runStats(opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.All, "all", false, "count every transcript in storage")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the statistics as JSON")
+	return cmd
+}
+
+func runStats(opts *Options) error {
+	runs := opts.Runs
+	if opts.All {
+		ids, err := opts.List()
+		if err != nil {
+			return &cmdutil.InputError{Err: fmt.Errorf("list transcripts: %w", err)}
+		}
+		runs = ids
+	}
+	st := views.NewStats()
+	for _, arg := range runs {
+		root, err := opts.Load(arg)
+		if err != nil {
+			return err
+		}
+		for _, n := range root.Runs() {
+			st.Add(n.Source())
+		}
+	}
+	if opts.JSON {
+		return cmdutil.WriteJSON(opts.IO.Out, st)
+	}
+	return printStats(opts.IO.Out, st)
+}
+
+func printStats(w io.Writer, st *views.Stats) error {
+	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
+	p("runs %d, events %d, agent steps %d\n", st.Runs, st.Events, st.AgentSteps)
+	if st.Malformed+st.Unknown+st.Dangling > 0 {
+		p("malformed lines %d, unknown types %d, dangling calls %d\n", st.Malformed, st.Unknown, st.Dangling)
+	}
+	section := func(title string, m map[string]int) {
+		if len(m) == 0 {
+			return
+		}
+		p("\n%s\n", title)
+		for _, c := range views.Sorted(m) {
+			p("  %-28s %d\n", views.Clip(c.Key, 28), c.Count)
+		}
+	}
+	section("events by type", st.EventTypes)
+	section("blocks by type", st.BlockTypes)
+	section("tools by name", st.Tools)
+	section("tools by fidelity", st.Fidelity)
+	if len(st.Usage) > 0 || len(st.Cost) > 0 {
+		p("\nusage and cost by provider\n")
+		seen := map[string]bool{}
+		for _, prov := range sortedKeys(st.Usage, st.Cost) {
+			if seen[prov] {
+				continue
+			}
+			seen[prov] = true
+			line := "  " + views.Clip(prov, 16) + " " + usageLine(st.Usage[prov])
+			if c, ok := st.Cost[prov]; ok {
+				line += fmt.Sprintf("  $%.4f", c)
+			}
+			p("%s\n", strings.TrimRight(line, " "))
+		}
+		if len(st.Cost) > 0 {
+			p("  total cost $%.4f\n", st.CostUSD)
+		}
+	}
+	p("\ndrift (unmapped native types)\n")
+	if len(st.Drift) == 0 {
+		p("  none\n")
+	}
+	for _, d := range st.Drift {
+		p("  %s %s  %s  %d\n", views.Clip(d.Provider, 16), views.Clip(d.ProviderVersion, 20), views.Clip(d.NativeType, 40), d.Count)
+	}
+	return nil
+}
+
+func usageLine(u *transcript.Usage) string {
+	if u.IsZero() {
+		return ""
+	}
+	var parts []string
+	add := func(name string, v *int64) {
+		if v != nil {
+			parts = append(parts, fmt.Sprintf("%s=%d", name, *v))
+		}
+	}
+	add("input", u.InputTokens)
+	add("cache_read", u.CacheReadTokens)
+	add("cache_write", u.CacheWriteTokens)
+	add("output", u.OutputTokens)
+	add("reasoning", u.ReasoningTokens)
+	return strings.Join(parts, " ")
+}
+
+func sortedKeys(u map[string]*transcript.Usage, c map[string]float64) []string {
+	m := map[string]int{}
+	for k := range u {
+		m[k] = 0
+	}
+	for k := range c {
+		m[k] = 0
+	}
+	var out []string
+	for _, e := range views.Sorted(m) {
+		out = append(out, e.Key)
+	}
+	return out
+}

@@ -1,0 +1,138 @@
+// Package view implements "twasm view".
+package view
+
+import (
+	"errors"
+	"fmt"
+
+	"github.com/spf13/cobra"
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/views"
+	"github.com/twasm/twasm/transcript"
+)
+
+// Options are the inputs of runView.
+type Options struct {
+	IO        *iostreams.IOStreams
+	Load      func(arg string) (*views.RunNode, error)
+	Run       string
+	Only      []string
+	Path      string
+	Format    string
+	Children  string
+	MaxOutput int
+	JSON      bool
+}
+
+// NewCmdView returns the view command.
+func NewCmdView(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, Load: f.LoadTree}
+	cmd := &cobra.Command{
+		Use:   "view RUN",
+		Short: "Render a run as a readable transcript",
+		Long: `Render a run as markdown a person can read: a header with the run's id,
+name, status, start and duration and, per agent step, the provider, model,
+session and usage; then each step with the prompt (the system prompt folded
+away), the assistant's messages (thinking folded in <details>, tool_use
+shown compactly) and the tool activity (command, status, exit code, output
+cut to --max-output bytes with a note); then the problems: malformed lines,
+unknown types, dangling tool calls, an unfinished run.
+
+Child runs (sub-workflows, sub-agents) are rendered inline under their
+call_workflow step; --children link prints a pointer instead.
+
+--only keeps some sections (dialog, thinking, tools, errors; repeat the flag
+or give a comma list). --path keeps one step or sub-run: its full dot path
+or anything below it ("review", "review.subagent").`,
+		Example: `  twasm view 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a > run.md
+  twasm view --only dialog,thinking run.jsonl
+  twasm view --only errors --format text run.jsonl
+  twasm view --path review.subagent --format json run.jsonl`,
+		Args:              cmdutil.ExactArgs(1, "RUN"),
+		ValidArgsFunction: f.CompleteRuns,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Run = args[0]
+			if opts.JSON {
+				if cmd.Flags().Changed("format") && opts.Format != "json" {
+					return cmdutil.FlagErrorf("--json and --format %s conflict", opts.Format)
+				}
+				opts.Format = "json"
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runView(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&opts.Only, "only", nil, "show only these sections: dialog, thinking, tools, errors")
+	fl.StringVar(&opts.Path, "path", "", "show only the step or sub-run at this dot path and below")
+	fl.StringVar(&opts.Format, "format", views.FormatMarkdown, "output format: md, text or json")
+	fl.StringVar(&opts.Children, "children", views.ChildrenInline, "child runs: inline or link")
+	fl.IntVar(&opts.MaxOutput, "max-output", views.DefaultMaxOutput, "bytes of tool output shown before truncating (-1: all)")
+	fl.BoolVar(&opts.JSON, "json", false, "print the selected events as a JSON array (same as --format json)")
+	_ = cmd.RegisterFlagCompletionFunc("only", cobra.FixedCompletions(views.SectionNames, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"md", "text", "json"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runView(opts *Options) error {
+	only, err := views.ParseSections(opts.Only)
+	if err != nil {
+		return &cmdutil.FlagError{Err: err}
+	}
+	if opts.MaxOutput == 0 {
+		// 0 would mean "the default" to views; on the command line it
+		// means what it says.
+		opts.MaxOutput = 1
+	}
+	vo := views.ViewOptions{Only: only, Path: opts.Path, Format: opts.Format, Children: opts.Children, MaxOutput: opts.MaxOutput}
+	switch opts.Format {
+	case views.FormatMarkdown, views.FormatText, "json":
+	default:
+		return cmdutil.FlagErrorf("unknown --format %q (valid: md, text, json)", opts.Format)
+	}
+	root, err := opts.Load(opts.Run)
+	if err != nil {
+		return err
+	}
+	if opts.Format == "json" {
+		return writeEvents(opts, views.SelectEvents(root, vo))
+	}
+	if err := views.WriteView(opts.IO.Out, root, vo); err != nil {
+		if errors.Is(err, views.ErrBadOption) {
+			return &cmdutil.FlagError{Err: err}
+		}
+		return err
+	}
+	return nil
+}
+
+// writeEvents prints events as a JSON array of transcript lines, so that
+// the JSON form is exactly the transcript format.
+func writeEvents(opts *Options, evs []*transcript.Event) error {
+	w := opts.IO.Out
+	if _, err := fmt.Fprint(w, "["); err != nil {
+		return err
+	}
+	n := 0
+	for _, ev := range evs {
+		line, err := transcript.MarshalEvent(ev)
+		if err != nil {
+			// An event of an unknown type cannot be re-encoded; it is
+			// left out rather than failing the whole export.
+			continue
+		}
+		sep := ",\n"
+		if n == 0 {
+			sep = "\n"
+		}
+		n++
+		if _, err := fmt.Fprintf(w, "%s%s", sep, line); err != nil {
+			return err
+		}
+	}
+	_, err := fmt.Fprint(w, "\n]\n")
+	return err
+}

@@ -1,0 +1,130 @@
+package views
+
+import (
+	"fmt"
+	"strings"
+	"time"
+	"unicode/utf8"
+)
+
+// ANSI styles, used only when the caller asks for color.
+const (
+	ansiReset  = "\x1b[0m"
+	ansiBold   = "\x1b[1m"
+	ansiDim    = "\x1b[2m"
+	ansiRed    = "\x1b[31m"
+	ansiGreen  = "\x1b[32m"
+	ansiYellow = "\x1b[33m"
+	ansiBlue   = "\x1b[34m"
+	ansiCyan   = "\x1b[36m"
+)
+
+func paint(on bool, style, s string) string {
+	if !on || s == "" {
+		return s
+	}
+	return style + s + ansiReset
+}
+
+// statusStyle colors a status by outcome.
+func statusStyle(status string) string {
+	switch status {
+	case "ok", "completed", "success":
+		return ansiGreen
+	case "error", "failed", "dangling", "cancelled":
+		return ansiRed
+	}
+	return ansiYellow
+}
+
+// FormatDuration renders a millisecond duration compactly: 850ms, 3.2s,
+// 4m05s, 1h02m.
+func FormatDuration(ms int64) string {
+	d := time.Duration(ms) * time.Millisecond
+	switch {
+	case d < 0:
+		return "-" + FormatDuration(-ms)
+	case d < time.Second:
+		return fmt.Sprintf("%dms", ms)
+	case d < time.Minute:
+		return fmt.Sprintf("%.1fs", d.Seconds())
+	case d < time.Hour:
+		return fmt.Sprintf("%dm%02ds", int(d.Minutes()), int(d.Seconds())%60)
+	}
+	return fmt.Sprintf("%dh%02dm", int(d.Hours()), int(d.Minutes())%60)
+}
+
+func durationString(ms *int64) string {
+	if ms == nil {
+		return ""
+	}
+	return FormatDuration(*ms)
+}
+
+// Clip shortens s to at most n runes on one line: control characters and
+// newlines become spaces (so a hostile text cannot move the cursor or forge
+// lines) and an ellipsis marks the cut.
+func Clip(s string, n int) string {
+	s = oneLine(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	r := []rune(s)
+	return string(r[:max(n-1, 0)]) + "…"
+}
+
+// oneLine folds whitespace runs to one space and drops control
+// characters, ESC included.
+func oneLine(s string) string {
+	var b strings.Builder
+	space := false
+	for _, r := range s {
+		switch {
+		case r == '\n' || r == '\t' || r == '\r' || r == ' ':
+			space = true
+			continue
+		case r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0:
+			continue
+		}
+		if space && b.Len() > 0 {
+			b.WriteByte(' ')
+		}
+		space = false
+		b.WriteRune(r)
+	}
+	return b.String()
+}
+
+// sanitize drops terminal control characters other than newline and tab
+// from multi-line text that is printed to a terminal.
+func sanitize(s string) string {
+	if !strings.ContainsFunc(s, isControl) {
+		return s
+	}
+	return strings.Map(func(r rune) rune {
+		if isControl(r) {
+			return -1
+		}
+		return r
+	}, s)
+}
+
+func isControl(r rune) bool {
+	return r != '\n' && r != '\t' && (r < 0x20 || r == 0x7f || r >= 0x80 && r < 0xa0)
+}
+
+// ShortID returns the first 8 characters of a run id, enough to tell runs
+// apart in a listing.
+func ShortID(id string) string {
+	if len(id) > 8 {
+		return id[:8]
+	}
+	return id
+}
+
+func timeString(t *time.Time) string {
+	if t == nil {
+		return ""
+	}
+	return t.UTC().Format("2006-01-02 15:04:05.000Z")
+}

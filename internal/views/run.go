@@ -1,0 +1,110 @@
+// Package views turns transcripts into what a person or a script reads:
+// the execution tree across linked child runs, a markdown (or plain text)
+// rendering, the tool ledger, aggregate statistics and a one-line compact
+// form of an event. It holds the logic of twasm's read commands so that the
+// commands themselves only parse flags and print, and so that other
+// commands (record --live) can reuse the same renderings.
+//
+// Everything here reads; nothing writes a transcript. Functions take their
+// input as values or readers and do no global state; the only I/O is
+// opening transcript files through a [Loader].
+package views
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// Run is one transcript file read in full, tolerantly.
+type Run struct {
+	// ID is the run id: the first event's run_id, else the file name.
+	ID string
+	// File is where the transcript was read from ("" for a reader).
+	File string
+	// Events are the decoded events in file order, unknown types included.
+	Events []*transcript.Event
+	// Problems are the per-line problems and warnings of the reader, each a
+	// *transcript.LineError, in file order.
+	Problems []error
+}
+
+// ReadRun reads a whole transcript from r. file is only used to name the
+// run when its events carry no run id. The error is an I/O failure; every
+// problem with the content is in Run.Problems.
+func ReadRun(r io.Reader, file string) (*Run, error) {
+	evs, problems, err := transcript.ReadAll(r)
+	if err != nil {
+		return nil, fmt.Errorf("read %s: %w", file, err)
+	}
+	run := &Run{File: file, Events: evs, Problems: problems}
+	for _, ev := range evs {
+		if ev.RunID != "" {
+			run.ID = ev.RunID
+			break
+		}
+	}
+	if run.ID == "" && file != "" {
+		run.ID = strings.TrimSuffix(filepath.Base(file), ".jsonl")
+	}
+	return run, nil
+}
+
+// ErrNoRun is matched by errors about a run whose transcript file does not
+// exist.
+var ErrNoRun = errors.New("no such run")
+
+// Loader opens transcript files. Child runs are looked up in Dir, the
+// directory that holds <run-id>.jsonl files (<storage>/transcripts, or the
+// directory of a transcript named by path, as the validator does).
+type Loader struct {
+	Dir string
+}
+
+// ChildPath returns the path of the transcript of runID inside l.Dir,
+// after checking that runID is a canonical run id so that an id read from
+// a file cannot name anything outside the directory.
+func (l Loader) ChildPath(runID string) (string, error) {
+	if err := recorder.ValidRunID(runID); err != nil {
+		return "", err
+	}
+	return filepath.Join(l.Dir, runID+".jsonl"), nil
+}
+
+// Load reads the transcript of runID from l.Dir.
+func (l Loader) Load(runID string) (*Run, error) {
+	p, err := l.ChildPath(runID)
+	if err != nil {
+		return nil, err
+	}
+	return LoadFile(p)
+}
+
+// LoadFile reads the transcript at path. A missing file matches
+// [ErrNoRun] and fs.ErrNotExist.
+func LoadFile(path string) (*Run, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil, fmt.Errorf("%w: %w", ErrNoRun, err)
+		}
+		return nil, err
+	}
+	defer f.Close()
+	return ReadRun(f, path)
+}
+
+// ProblemStrings renders reader problems as "line N: reason" strings.
+func ProblemStrings(ps []error) []string {
+	out := make([]string, 0, len(ps))
+	for _, p := range ps {
+		out = append(out, p.Error())
+	}
+	return out
+}

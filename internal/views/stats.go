@@ -1,0 +1,157 @@
+package views
+
+import (
+	"cmp"
+	"errors"
+	"slices"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// Stats aggregates transcripts: what they contain, what they cost, and
+// what their plugins could not map.
+type Stats struct {
+	Runs       int                          `json:"runs"`
+	Events     int                          `json:"events"`
+	EventTypes map[string]int               `json:"event_types"`
+	BlockTypes map[string]int               `json:"block_types"`
+	Tools      map[string]int               `json:"tools"`
+	Fidelity   map[string]int               `json:"tool_fidelity"`
+	Dangling   int                          `json:"dangling_calls"`
+	Malformed  int                          `json:"malformed_lines"`
+	Unknown    int                          `json:"unknown_types"`
+	AgentSteps int                          `json:"agent_steps"`
+	Usage      map[string]*transcript.Usage `json:"usage"`
+	// Cost sums cost_usd per provider; only providers that state a cost
+	// appear. CostUSD is their total.
+	Cost    map[string]float64 `json:"cost_usd_by_provider"`
+	CostUSD float64            `json:"cost_usd"`
+	// Drift lists the native line types plugins did not map, per provider
+	// and provider version: the first sign that a CLI changed its format.
+	Drift []DriftRow `json:"drift"`
+
+	drift map[driftKey]int
+	seen  map[string]bool
+}
+
+// DriftRow is one unmapped native type of one provider version.
+type DriftRow struct {
+	Provider        string `json:"provider"`
+	ProviderVersion string `json:"provider_version"`
+	NativeType      string `json:"native_type"`
+	Count           int    `json:"count"`
+}
+
+type driftKey struct{ provider, version, native string }
+
+// NewStats returns empty statistics.
+func NewStats() *Stats {
+	return &Stats{EventTypes: map[string]int{}, BlockTypes: map[string]int{}, Tools: map[string]int{},
+		Fidelity: map[string]int{}, Usage: map[string]*transcript.Usage{}, Cost: map[string]float64{},
+		Drift: []DriftRow{}, drift: map[driftKey]int{}, seen: map[string]bool{}}
+}
+
+// Add counts run in. A run id already counted is skipped and Add reports
+// false, so that a run named twice, or a child reached both through its
+// parent and directly, is counted once.
+func (s *Stats) Add(run *Run) bool {
+	if run.ID != "" {
+		if s.seen[run.ID] {
+			return false
+		}
+		s.seen[run.ID] = true
+	}
+	s.Runs++
+	s.Events += len(run.Events)
+	for _, p := range run.Problems {
+		var unknownEv *transcript.UnknownEventTypeError
+		var unknownBl *transcript.UnknownBlockTypeError
+		switch {
+		case errors.As(p, &unknownEv), errors.As(p, &unknownBl):
+			s.Unknown++
+		case errors.Is(p, transcript.ErrTruncated) && !errors.Is(p, transcript.ErrMalformed):
+			// A torn tail that still decoded is counted with its event.
+		default:
+			s.Malformed++
+		}
+	}
+	results := map[string]int{}
+	for _, ev := range run.Events {
+		if p := ev.Tool(); p != nil && ev.Type == transcript.ToolResult {
+			results[p.CallID]++
+		}
+	}
+	for _, ev := range run.Events {
+		s.EventTypes[string(ev.Type)]++
+		switch p := ev.Payload.(type) {
+		case *transcript.MessagePayload:
+			for _, b := range p.Blocks {
+				s.BlockTypes[string(b.Type)]++
+			}
+		case *transcript.ToolPayload:
+			if ev.Type != transcript.ToolCall {
+				continue
+			}
+			s.Tools[p.Name]++
+			s.Fidelity[string(p.Fidelity)]++
+			if results[p.CallID] > 0 {
+				results[p.CallID]--
+			} else {
+				s.Dangling++
+			}
+		case *transcript.StepPayload:
+			if ev.Type == transcript.StepCompleted && p.Kind == transcript.KindAgent {
+				s.addAgent(p)
+			}
+		}
+	}
+	return true
+}
+
+func (s *Stats) addAgent(p *transcript.StepPayload) {
+	r, err := p.AgentResult()
+	if err != nil || r == nil {
+		return
+	}
+	s.AgentSteps++
+	prov := cmp.Or(r.Provider, "unknown")
+	if !r.Usage.IsZero() {
+		u := s.Usage[prov]
+		if u == nil {
+			u = &transcript.Usage{}
+			s.Usage[prov] = u
+		}
+		u.Add(r.Usage)
+	}
+	if r.CostUSD != nil {
+		s.Cost[prov] += *r.CostUSD
+		s.CostUSD += *r.CostUSD
+	}
+	for native, n := range r.Unmapped {
+		s.drift[driftKey{prov, r.ProviderVersion, native}] += n
+	}
+	s.Drift = s.Drift[:0]
+	for k, n := range s.drift {
+		s.Drift = append(s.Drift, DriftRow{Provider: k.provider, ProviderVersion: k.version, NativeType: k.native, Count: n})
+	}
+	slices.SortFunc(s.Drift, func(a, b DriftRow) int {
+		return cmp.Or(cmp.Compare(a.Provider, b.Provider), cmp.Compare(a.ProviderVersion, b.ProviderVersion),
+			cmp.Compare(b.Count, a.Count), cmp.Compare(a.NativeType, b.NativeType))
+	})
+}
+
+// Counted is a map entry in a stable order for printing.
+type Counted struct {
+	Key   string
+	Count int
+}
+
+// Sorted returns m's entries by descending count, then by key.
+func Sorted(m map[string]int) []Counted {
+	out := make([]Counted, 0, len(m))
+	for k, v := range m {
+		out = append(out, Counted{k, v})
+	}
+	slices.SortFunc(out, func(a, b Counted) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key)) })
+	return out
+}

@@ -1,0 +1,342 @@
+package views
+
+import (
+	"errors"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// MaxDepth bounds how deep child runs are followed. Real workflows nest a
+// handful of levels; the bound exists so that a corrupt or hostile set of
+// files cannot make the tree unbounded even without a cycle.
+const MaxDepth = 64
+
+// RunNode is one run of the execution tree.
+type RunNode struct {
+	RunID       string `json:"run_id"`
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	File        string `json:"file,omitempty"`
+	Name        string `json:"name,omitempty"`
+	// Status is run.completed's status; "running" while there is none.
+	Status     string     `json:"status"`
+	Error      string     `json:"error,omitempty"`
+	Schema     string     `json:"schema,omitempty"`
+	Producer   string     `json:"producer,omitempty"`
+	Started    *time.Time `json:"started,omitempty"`
+	Completed  *time.Time `json:"completed,omitempty"`
+	DurationMS *int64     `json:"duration_ms,omitempty"`
+	Finished   bool       `json:"finished"`
+	Events     int        `json:"events"`
+	Tools      int        `json:"tools"`
+	Dangling   int        `json:"dangling"`
+	// Problems are the reader's per-line problems (malformed lines,
+	// unknown types, a torn tail).
+	Problems []string    `json:"problems,omitempty"`
+	Steps    []*StepNode `json:"steps"`
+
+	// events are the run's events that belong to no step (run.* events and
+	// messages or tools of a run without steps), in file order.
+	events []*transcript.Event
+	run    *Run
+	// scope is the FullPath of the call_workflow step this run hangs
+	// under, "" for the root.
+	scope string
+}
+
+// AgentSummary is what an agent step's result says, for the tree.
+type AgentSummary struct {
+	Provider        string            `json:"provider,omitempty"`
+	ProviderVersion string            `json:"provider_version,omitempty"`
+	Model           string            `json:"model,omitempty"`
+	SessionID       string            `json:"session_id,omitempty"`
+	Status          string            `json:"status,omitempty"`
+	ExitCode        *int              `json:"exit_code,omitempty"`
+	Usage           *transcript.Usage `json:"usage,omitempty"`
+	CostUSD         *float64          `json:"cost_usd,omitempty"`
+	Unmapped        map[string]int    `json:"unmapped,omitempty"`
+	Dangling        []string          `json:"dangling,omitempty"`
+}
+
+// StepNode is one step attempt: a (path, iteration) bracket of a run.
+type StepNode struct {
+	Path string `json:"path"`
+	// FullPath is Path prefixed by the paths of the call_workflow steps
+	// leading to this run from the root ("review.subagent.search"); it is
+	// what --path filters on.
+	FullPath   string        `json:"full_path"`
+	Iteration  int           `json:"iteration"`
+	Attempt    int           `json:"attempt,omitempty"`
+	Name       string        `json:"name,omitempty"`
+	Kind       string        `json:"kind,omitempty"`
+	Status     string        `json:"status"`
+	Error      string        `json:"error,omitempty"`
+	Seq        uint64        `json:"seq"`
+	Started    *time.Time    `json:"started,omitempty"`
+	Completed  *time.Time    `json:"completed,omitempty"`
+	DurationMS *int64        `json:"duration_ms,omitempty"`
+	Messages   int           `json:"messages"`
+	Tools      int           `json:"tools"`
+	Agent      *AgentSummary `json:"agent,omitempty"`
+	ChildRunID string        `json:"child_run_id,omitempty"`
+	// Child is the linked child run; ChildError says why it is missing
+	// (no file, unreadable, a cycle, too deep).
+	Child      *RunNode    `json:"child,omitempty"`
+	ChildError string      `json:"child_error,omitempty"`
+	Steps      []*StepNode `json:"steps,omitempty"`
+
+	events []*transcript.Event
+}
+
+// StatusRunning is shown for a run or step that has started and has no
+// completion yet.
+const StatusRunning = "running"
+
+type stepKey struct {
+	path string
+	iter int
+}
+
+// BuildRun builds the tree of one run without following child runs.
+func BuildRun(run *Run) *RunNode {
+	n := &RunNode{RunID: run.ID, File: run.File, Status: StatusRunning, Events: len(run.Events), run: run,
+		Problems: ProblemStrings(run.Problems), Steps: []*StepNode{}}
+	open := map[stepKey]*StepNode{}
+	var order []*StepNode // open steps in start order, to find parents
+	results := map[string]bool{}
+	for _, ev := range run.Events {
+		if ev.Type == transcript.ToolResult {
+			if p := ev.Tool(); p != nil {
+				results[p.CallID] = true
+			}
+		}
+	}
+	for _, ev := range run.Events {
+		if n.ParentRunID == "" {
+			n.ParentRunID = ev.ParentRunID
+		}
+		key := stepKey{ev.Path, ev.Iteration}
+		switch ev.Type {
+		case transcript.RunStarted:
+			n.Started = timePtr(ev.Timestamp)
+			if p := ev.Step(); p != nil {
+				n.Name, n.Schema = p.Name, p.Schema
+				if p.Producer != nil {
+					n.Producer = strings.TrimSpace(p.Producer.Name + " " + p.Producer.Version)
+				}
+			}
+			n.events = append(n.events, ev)
+		case transcript.RunCompleted:
+			n.Completed, n.Finished = timePtr(ev.Timestamp), true
+			n.Status = transcript.StatusOK
+			if p := ev.Step(); p != nil {
+				if p.Status != "" {
+					n.Status = p.Status
+				}
+				n.Error = p.Error
+				if n.Name == "" {
+					n.Name = p.Name
+				}
+			}
+			n.events = append(n.events, ev)
+		case transcript.StepStarted, transcript.StepCallWorkflowStarted:
+			s := &StepNode{Path: ev.Path, FullPath: ev.Path, Iteration: ev.Iteration, Seq: ev.Seq,
+				Status: StatusRunning, Started: timePtr(ev.Timestamp), ChildRunID: ev.ChildRunID}
+			if p := ev.Step(); p != nil {
+				s.Name, s.Kind, s.Attempt = p.Name, string(p.Kind), p.Attempt
+			}
+			if parent := parentOf(order, open, ev.Path, ev.Iteration); parent != nil {
+				parent.Steps = append(parent.Steps, s)
+			} else {
+				n.Steps = append(n.Steps, s)
+			}
+			s.events = append(s.events, ev)
+			open[key] = s
+			order = append(order, s)
+		case transcript.StepCompleted, transcript.StepCallWorkflowCompleted:
+			s := open[key]
+			if s == nil {
+				// A completion without its start: show it rather than drop
+				// it; the validator reports the broken bracket.
+				s = &StepNode{Path: ev.Path, FullPath: ev.Path, Iteration: ev.Iteration, Seq: ev.Seq}
+				n.Steps = append(n.Steps, s)
+			}
+			delete(open, key)
+			order = slices.DeleteFunc(order, func(o *StepNode) bool { return o == s })
+			completeStep(s, ev)
+		default:
+			s := open[key]
+			if s == nil {
+				n.events = append(n.events, ev)
+			} else {
+				s.events = append(s.events, ev)
+			}
+			switch ev.Type {
+			case transcript.ToolCall:
+				n.Tools++
+				if s != nil {
+					s.Tools++
+				}
+				if p := ev.Tool(); p != nil && !results[p.CallID] {
+					n.Dangling++
+				}
+			case transcript.MessageUser, transcript.MessageAssistant:
+				if s != nil {
+					s.Messages++
+				}
+			}
+		}
+	}
+	n.DurationMS = durationMS(n.Started, n.Completed)
+	return n
+}
+
+// parentOf returns the open step whose path is the longest proper dot
+// prefix of path, preferring the one with the same iteration: a loop's body
+// steps carry the loop index while the loop step carries its own scope's.
+func parentOf(order []*StepNode, open map[stepKey]*StepNode, path string, iter int) *StepNode {
+	var best *StepNode
+	for i := len(order) - 1; i >= 0; i-- {
+		o := order[i]
+		if !strings.HasPrefix(path, o.Path+".") {
+			continue
+		}
+		switch {
+		case best == nil, len(o.Path) > len(best.Path):
+			best = o
+		case len(o.Path) == len(best.Path) && o.Iteration == iter && best.Iteration != iter:
+			best = o
+		}
+	}
+	return best
+}
+
+func completeStep(s *StepNode, ev *transcript.Event) {
+	s.events = append(s.events, ev)
+	s.Completed = timePtr(ev.Timestamp)
+	s.DurationMS = durationMS(s.Started, s.Completed)
+	s.Status = transcript.StatusOK
+	if s.ChildRunID == "" {
+		s.ChildRunID = ev.ChildRunID
+	}
+	p := ev.Step()
+	if p == nil {
+		return
+	}
+	if p.Status != "" {
+		s.Status = p.Status
+	}
+	s.Error = p.Error
+	if s.Name == "" {
+		s.Name, s.Kind = p.Name, string(p.Kind)
+	}
+	if transcript.StepKind(s.Kind) != transcript.KindAgent {
+		return
+	}
+	if r, err := p.AgentResult(); err == nil && r != nil {
+		s.Agent = &AgentSummary{Provider: r.Provider, ProviderVersion: r.ProviderVersion, Model: r.Model,
+			SessionID: r.SessionID, Status: r.Status, ExitCode: r.ExitCode, Usage: r.Usage, CostUSD: r.CostUSD,
+			Unmapped: r.Unmapped, Dangling: r.Dangling}
+	}
+}
+
+func timePtr(t time.Time) *time.Time {
+	if t.IsZero() {
+		return nil
+	}
+	return &t
+}
+
+func durationMS(a, b *time.Time) *int64 {
+	if a == nil || b == nil {
+		return nil
+	}
+	d := b.Sub(*a).Milliseconds()
+	return &d
+}
+
+// BuildTree builds the tree of root and follows child_run_id links
+// recursively through l. A child that cannot be loaded, or that would close
+// a cycle, is left out with the reason in StepNode.ChildError, so that one
+// broken link still shows the rest of the tree.
+func BuildTree(l Loader, root *Run) *RunNode {
+	seen := map[string]bool{}
+	return buildTree(l, root, "", seen, 0)
+}
+
+func buildTree(l Loader, run *Run, scope string, seen map[string]bool, depth int) *RunNode {
+	n := BuildRun(run)
+	n.scope = scope
+	seen[run.ID] = true
+	n.Walk(func(s *StepNode, _ int) bool {
+		if scope != "" {
+			s.FullPath = scope + "." + s.Path
+		}
+		if s.ChildRunID == "" {
+			return true
+		}
+		switch {
+		case seen[s.ChildRunID]:
+			s.ChildError = fmt.Sprintf("cycle: run %s is already in the tree", s.ChildRunID)
+		case depth+1 >= MaxDepth:
+			s.ChildError = fmt.Sprintf("not followed: deeper than %d runs", MaxDepth)
+		default:
+			child, err := l.Load(s.ChildRunID)
+			switch {
+			case errors.Is(err, ErrNoRun):
+				s.ChildError = "no transcript file for child run " + s.ChildRunID
+			case err != nil:
+				s.ChildError = err.Error()
+			default:
+				s.Child = buildTree(l, child, s.FullPath, seen, depth+1)
+			}
+		}
+		return true
+	})
+	return n
+}
+
+// Walk calls fn for every step of the run in tree order (not descending
+// into child runs), depth 0 for top-level steps. fn returns false to skip a
+// step's sub-steps.
+func (n *RunNode) Walk(fn func(s *StepNode, depth int) bool) {
+	var walk func(ss []*StepNode, d int)
+	walk = func(ss []*StepNode, d int) {
+		for _, s := range ss {
+			if fn(s, d) {
+				walk(s.Steps, d+1)
+			}
+		}
+	}
+	walk(n.Steps, 0)
+}
+
+// Runs returns n and every child run below it, depth first.
+func (n *RunNode) Runs() []*RunNode {
+	out := []*RunNode{n}
+	n.Walk(func(s *StepNode, _ int) bool {
+		if s.Child != nil {
+			out = append(out, s.Child.Runs()...)
+		}
+		return true
+	})
+	return out
+}
+
+// FullPath returns path as seen from the root of the tree: prefixed with
+// the path of the call_workflow step this run hangs under.
+func (n *RunNode) FullPath(path string) string {
+	switch {
+	case n.scope == "":
+		return path
+	case path == "":
+		return n.scope
+	}
+	return n.scope + "." + path
+}
+
+// Source returns the run the node was built from.
+func (n *RunNode) Source() *Run { return n.run }
