@@ -109,6 +109,10 @@ func DecodeBatch(buf []byte, scratch []Token, fn func(BatchLine) error) error {
 			return err
 		}
 	}
+	if off != len(buf) {
+		// Bytes after the last line: not a batch this package wrote.
+		return ErrBadBatch
+	}
 	return nil
 }
 
