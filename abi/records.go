@@ -13,7 +13,7 @@ type Op uint8
 
 // The record ops.
 const (
-	OpLine       Op = 1  // Line: later records come from this batch line (index)
+	OpLine       Op = 1  // Line: later records come from this raw line (its 1-based number)
 	OpMeta       Op = 2  // SessionID, Model, ProviderVersion, Format, Override
 	OpMsgOpen    Op = 3  // Key, Role, ID, Model, Scope, Time
 	OpBlock      Op = 4  // Key, Slot, BlockType, block fields
@@ -246,7 +246,9 @@ func (r *Record) Field(t Tag) (Field, bool) {
 
 // Decoder reads records from plugin output. It validates every length, so
 // hostile output yields ErrBadRecord, never a panic or an out-of-bounds
-// read.
+// read. Ops and tags unknown to this version (a plugin of a newer minor
+// version) are decoded, not rejected: callers ignore what they do not
+// know. An unknown value kind is malformed, as its size is unknown.
 type Decoder struct {
 	buf []byte
 	off int
@@ -268,7 +270,10 @@ func (d *Decoder) Next() (*Record, error) {
 	op := Op(d.buf[d.off])
 	n := int(binary.LittleEndian.Uint32(d.buf[d.off+1:]))
 	d.off += 5
-	if op == 0 || op >= opLimit || n < 0 || n > len(d.buf)-d.off {
+	// Ops and tags beyond the ones this version defines come from a
+	// plugin built for a newer minor version: their length is known, so
+	// they are decoded and left to the caller to ignore.
+	if op == 0 || n < 0 || n > len(d.buf)-d.off {
 		return nil, ErrBadRecord
 	}
 	body := d.buf[d.off : d.off+n]
@@ -281,7 +286,7 @@ func (d *Decoder) Next() (*Record, error) {
 		}
 		f := Field{Tag: Tag(body[i]), Kind: VKind(body[i+1])}
 		i += 2
-		if f.Tag == 0 || f.Tag >= tagLimit {
+		if f.Tag == 0 {
 			return nil, ErrBadRecord
 		}
 		switch f.Kind {
