@@ -1,0 +1,237 @@
+package host
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"unicode"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// A signature is what the contract requires of a function.
+type signature struct {
+	params, results []api.ValueType
+}
+
+var (
+	i32 = api.ValueTypeI32
+
+	// requiredExports are the functions every plugin exports, with their
+	// exact signatures (abi.go).
+	requiredExports = []struct {
+		name string
+		sig  signature
+	}{
+		{abi.ExportInitialize, signature{nil, nil}},
+		{abi.ExportVersion, signature{nil, []api.ValueType{i32}}},
+		{abi.ExportBuffer, signature{[]api.ValueType{i32}, []api.ValueType{i32}}},
+		{abi.ExportManifest, signature{nil, []api.ValueType{i32}}},
+		{abi.ExportBegin, signature{[]api.ValueType{i32}, []api.ValueType{i32}}},
+		{abi.ExportFeed, signature{[]api.ValueType{i32}, []api.ValueType{i32}}},
+		{abi.ExportEnd, signature{nil, []api.ValueType{i32}}},
+	}
+
+	// hostFunctions are the functions of abi.HostModule.
+	hostFunctions = map[string]signature{
+		abi.ImportOutput: {[]api.ValueType{i32, i32}, nil},
+		abi.ImportFail:   {[]api.ValueType{i32, i32}, nil},
+		abi.ImportLog:    {[]api.ValueType{i32, i32, i32}, nil},
+	}
+)
+
+func (s signature) String() string { return formatSig(s.params, s.results) }
+
+func (s signature) matches(d api.FunctionDefinition) bool {
+	return slices.Equal(s.params, d.ParamTypes()) && slices.Equal(s.results, d.ResultTypes())
+}
+
+// formatSig writes a signature the way error messages show it:
+// "(i32, i32) -> ()", "() -> i32".
+func formatSig(params, results []api.ValueType) string {
+	names := func(ts []api.ValueType) string {
+		s := make([]string, len(ts))
+		for i, t := range ts {
+			s[i] = api.ValueTypeName(t)
+		}
+		return strings.Join(s, ", ")
+	}
+	res := "(" + names(results) + ")"
+	if len(results) == 1 {
+		res = names(results)
+	}
+	return "(" + names(params) + ") -> " + res
+}
+
+// fsFunctions are the WASI functions that reach the file system (beyond
+// writing to the already-open stdout and stderr, which fd_write allows).
+var fsFunctions = map[string]bool{
+	"fd_read": true, "fd_pread": true, "fd_pwrite": true, "fd_seek": true, "fd_tell": true,
+	"fd_readdir": true, "fd_filestat_get": true, "fd_filestat_set_size": true,
+	"fd_filestat_set_times": true, "fd_advise": true, "fd_allocate": true, "fd_datasync": true,
+	"fd_sync": true, "fd_renumber": true, "fd_fdstat_set_rights": true,
+}
+
+// checkModule returns every way the compiled module departs from the
+// contract, each as one sentence naming what is wrong and what is
+// expected. An empty result means the module may be instantiated.
+func checkModule(m wazero.CompiledModule) []string {
+	var problems []string
+	exports := m.ExportedFunctions()
+
+	if _, ok := exports[abi.ExportMarker]; !ok {
+		if major, ok := otherMarker(exports); ok {
+			problems = append(problems, fmt.Sprintf("it was built for ABI major version %d (it exports twasm_abi_v%d); this host speaks %d", major, major, abi.Major))
+		} else {
+			problems = append(problems, fmt.Sprintf("it does not export %s: it is not a twasm plugin, or it was built for another ABI version", abi.ExportMarker))
+		}
+	}
+	for _, e := range requiredExports {
+		d, ok := exports[e.name]
+		switch {
+		case !ok && e.name == abi.ExportInitialize:
+			hint := ""
+			if _, ok := exports["_start"]; ok {
+				hint = " (it exports _start: it is a command, not a reactor)"
+			}
+			problems = append(problems, "it does not export _initialize: build it as a WASI reactor (Go: -buildmode=c-shared)"+hint)
+		case !ok:
+			problems = append(problems, fmt.Sprintf("it does not export %s, which should be %s", e.name, e.sig))
+		case !e.sig.matches(d):
+			problems = append(problems, fmt.Sprintf("%s should be %s, not %s", e.name, e.sig, formatSig(d.ParamTypes(), d.ResultTypes())))
+		}
+	}
+	if _, ok := m.ExportedMemories()["memory"]; !ok {
+		problems = append(problems, `it does not export its memory as "memory"`)
+	}
+	if len(m.ImportedMemories()) > 0 {
+		problems = append(problems, "it imports a memory: a plugin defines and exports its own")
+	}
+	return append(problems, checkImports(m.ImportedFunctions())...)
+}
+
+// otherMarker finds a twasm_abi_vN export with N other than abi.Major.
+func otherMarker(exports map[string]api.FunctionDefinition) (int, bool) {
+	for name := range exports {
+		if rest, ok := strings.CutPrefix(name, "twasm_abi_v"); ok {
+			if n, err := strconv.Atoi(rest); err == nil && n != abi.Major {
+				return n, true
+			}
+		}
+	}
+	return 0, false
+}
+
+func checkImports(imports []api.FunctionDefinition) []string {
+	var problems, fsNames, netNames, otherWASI []string
+	otherMajors := map[int]bool{}
+	for _, d := range imports {
+		module, name, _ := d.Import()
+		switch {
+		case module == abi.HostModule:
+			want, ok := hostFunctions[name]
+			if !ok {
+				problems = append(problems, fmt.Sprintf("it imports %s.%s, which this host does not provide (it provides %s, %s and %s)",
+					module, name, abi.ImportOutput, abi.ImportFail, abi.ImportLog))
+			} else if !want.matches(d) {
+				problems = append(problems, fmt.Sprintf("it imports %s.%s as %s; it should be %s",
+					module, name, formatSig(d.ParamTypes(), d.ResultTypes()), want))
+			}
+		case module == abi.WASIModule:
+			switch {
+			case abi.AllowedWASI[name]:
+			case strings.HasPrefix(name, "path_") || fsFunctions[name]:
+				fsNames = append(fsNames, name)
+			case strings.HasPrefix(name, "sock_"):
+				netNames = append(netNames, name)
+			default:
+				otherWASI = append(otherWASI, name)
+			}
+		case strings.HasPrefix(module, "twasm_v"):
+			if n, err := strconv.Atoi(strings.TrimPrefix(module, "twasm_v")); err == nil && n != abi.Major {
+				if !otherMajors[n] {
+					problems = append(problems, fmt.Sprintf("it was built for ABI major version %d (it imports %s.%s); this host speaks %d", n, module, name, abi.Major))
+				}
+				otherMajors[n] = true
+				continue
+			}
+			problems = append(problems, fmt.Sprintf("it imports %s.%s from module %q, which this host does not provide", module, name, module))
+		default:
+			problems = append(problems, fmt.Sprintf("it imports %s.%s from module %q, which this host does not provide (only %s and %s)", module, name, module, abi.HostModule, abi.WASIModule))
+		}
+	}
+	if len(fsNames) > 0 {
+		problems = append(problems, fmt.Sprintf("it imports %s %s: it reaches the file system, which a plugin never gets", abi.WASIModule, strings.Join(fsNames, ", ")))
+	}
+	if len(netNames) > 0 {
+		problems = append(problems, fmt.Sprintf("it imports %s %s: it reaches the network, which a plugin never gets", abi.WASIModule, strings.Join(netNames, ", ")))
+	}
+	if len(otherWASI) > 0 {
+		problems = append(problems, fmt.Sprintf("it imports %s %s, which a plugin may not use", abi.WASIModule, strings.Join(otherWASI, ", ")))
+	}
+	return problems
+}
+
+// checkVersion checks the value of twasm_abi_version.
+func checkVersion(v uint32) error {
+	major, minor := v>>16, v&0xffff
+	if major != abi.Major {
+		return fmt.Errorf("%w: it was built for ABI major version %d (version %d.%d); this host speaks %d",
+			ErrContract, major, major, minor, abi.Major)
+	}
+	return nil
+}
+
+// parseManifest decodes and validates a manifest.
+func parseManifest(b []byte) (abi.Manifest, error) {
+	var m abi.Manifest
+	dec := json.NewDecoder(bytes.NewReader(b))
+	if err := dec.Decode(&m); err != nil {
+		return m, fmt.Errorf("manifest is not valid JSON: %w", err)
+	}
+	if dec.More() {
+		return m, fmt.Errorf("manifest has data after its JSON object")
+	}
+	var problems []string
+	if !validName(m.Name) {
+		problems = append(problems, fmt.Sprintf("name %q is empty or not printable", m.Name))
+	}
+	if strings.TrimSpace(m.Version) == "" {
+		problems = append(problems, "version is empty")
+	}
+	if len(m.Providers) == 0 {
+		problems = append(problems, "it lists no provider")
+	}
+	seen := map[string]bool{}
+	for _, p := range m.Providers {
+		if !validName(p) {
+			problems = append(problems, fmt.Sprintf("provider %q is empty or not printable", p))
+		}
+		if seen[p] {
+			problems = append(problems, fmt.Sprintf("provider %q is listed twice", p))
+		}
+		seen[p] = true
+	}
+	if len(problems) > 0 {
+		return m, fmt.Errorf("manifest: %s", strings.Join(problems, "; "))
+	}
+	return m, nil
+}
+
+func validName(s string) bool {
+	if s == "" || len(s) > 128 || strings.TrimSpace(s) != s {
+		return false
+	}
+	for _, r := range s {
+		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}

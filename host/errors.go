@@ -1,0 +1,80 @@
+package host
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/twasm/twasm/normalize"
+)
+
+// Causes of a fault. A *normalize.FaultError returned by an Instance wraps
+// exactly one of them, so callers can tell errors.Is(err, host.ErrTimeout)
+// from the rest; the message after it gives the detail.
+var (
+	// ErrTimeout: the call ran longer than the call timeout.
+	ErrTimeout = errors.New("call timed out")
+	// ErrOutOfMemory: the plugin hit the memory limit.
+	ErrOutOfMemory = errors.New("out of memory")
+	// ErrTrap: the plugin trapped or exited (an unrecovered panic in a Go
+	// plugin exits).
+	ErrTrap = errors.New("plugin trapped")
+	// ErrFatalStatus: the plugin returned StatusFatal (the SDK does so
+	// for a recovered panic).
+	ErrFatalStatus = errors.New("plugin reported a fatal error")
+	// ErrLimit: the plugin exceeded a limit of the contract (output size).
+	ErrLimit = errors.New("limit exceeded")
+	// ErrContract: the plugin broke the contract: a pointer or length
+	// outside its memory, malformed records, an unknown status.
+	ErrContract = errors.New("contract violation")
+)
+
+// ErrPluginDisabled is wrapped by the errors of a plugin disabled after
+// too many consecutive faults: NewInstance returns it, and the calls of
+// instances already running return a *normalize.FaultError wrapping it.
+// It is normalize.ErrDisabled, so both names match.
+var ErrPluginDisabled = normalize.ErrDisabled
+
+// RejectedError is the error of a call that returned StatusRejected: the
+// records came back with it and the stream goes on.
+type RejectedError = normalize.RejectedError
+
+// FaultError is the error of a call that faulted; see normalize.
+type FaultError = normalize.FaultError
+
+// UnknownProviderError is returned by Lookup for a provider no plugin
+// serves.
+type UnknownProviderError struct {
+	Provider  string
+	Available []string // sorted
+}
+
+func (e *UnknownProviderError) Error() string {
+	if len(e.Available) == 0 {
+		return fmt.Sprintf("host: no plugin serves provider %q (no plugin is loaded)", e.Provider)
+	}
+	return fmt.Sprintf("host: no plugin serves provider %q; available: %s", e.Provider, strings.Join(e.Available, ", "))
+}
+
+// ConflictError is returned by Lookup for a provider that two plugins
+// claim: neither serves it until one is removed.
+type ConflictError struct {
+	Provider string
+	Paths    []string // the files claiming it, in load order
+}
+
+func (e *ConflictError) Error() string {
+	return fmt.Sprintf("host: provider %q is claimed by more than one plugin (%s); remove all but one, or see Config.WithExternalOverridesBundled",
+		e.Provider, strings.Join(e.Paths, " and "))
+}
+
+// ABIError is returned by Load for a module that does not follow the
+// contract: every problem found is listed.
+type ABIError struct {
+	Path     string
+	Problems []string
+}
+
+func (e *ABIError) Error() string {
+	return fmt.Sprintf("host: %s is not a usable twasm plugin: %s", e.Path, strings.Join(e.Problems, "; "))
+}

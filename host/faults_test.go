@@ -1,0 +1,305 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"log/slog"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// faultConfig makes faults quick to provoke: a short timeout, a small
+// memory limit, and no disabling.
+func faultConfig() Config {
+	return testConfig().
+		WithCallTimeout(2 * time.Second).
+		WithMemoryLimit(64 << 20).
+		WithMaxFaults(-1)
+}
+
+func TestFaultsAreContained(t *testing.T) {
+	rt := newRuntime(t, faultConfig())
+	p := load(t, rt, "misbehave", false)
+	ctx := context.Background()
+
+	cases := []struct {
+		cmd    string
+		cause  error  // nil: not a fault
+		msg    string // in the error
+		stderr string // in the fault's stderr
+	}{
+		{cmd: "loop", cause: ErrTimeout, msg: "ran longer than 2s"},
+		{cmd: "bomb", cause: ErrOutOfMemory, msg: "memory limit of 64 MiB"},
+		{cmd: "trap", cause: ErrTrap, msg: "out of bounds memory access"},
+		// An unrecovered Go panic prints its trace and aborts.
+		{cmd: "nilderef", cause: ErrTrap, msg: "unreachable", stderr: "nil pointer dereference"},
+		{cmd: "exit", cause: ErrTrap, msg: "exited with code 3"},
+		{cmd: "fatal it broke", cause: ErrFatalStatus, msg: "it broke"},
+		{cmd: "status 7", cause: ErrContract, msg: "status 7"},
+		{cmd: "huge", cause: ErrLimit, msg: "exceeds the limit"},
+		{cmd: "flood 9", cause: ErrLimit, msg: "exceeds the limit of 8388608 bytes"},
+		{cmd: "oob", cause: ErrContract, msg: "output(ptr=0xffff0000, len=16) is outside"},
+		{cmd: "oobfail", cause: ErrContract, msg: "fail(ptr=0xffff0000"},
+		{cmd: "ooblog", cause: ErrContract, msg: "log(ptr=0xffff0000"},
+		{cmd: "raw \x07garbage", cause: ErrContract, msg: "malformed output"},
+		{cmd: "raw \x10\x05\x00\x00\x00\x09\x01\x09xyz", cause: ErrContract, msg: "malformed output"},
+		{cmd: "badspan", cause: ErrContract, msg: "outside the call's input"},
+		{cmd: "stderr about to fail\nfatal x", cause: ErrFatalStatus, stderr: "about to fail"},
+		{cmd: "reject bad line", msg: "bad line"},
+	}
+	for _, c := range cases {
+		t.Run(strings.Fields(c.cmd)[0], func(t *testing.T) {
+			in, err := p.NewInstance(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close(ctx)
+			if err := in.Begin(ctx, abi.BeginOptions{Provider: "misbehave"}); err != nil {
+				t.Fatal(err)
+			}
+			// Records reported before the fault, in the same call, are kept.
+			lines := append([]string{"emit before"}, strings.Split(c.cmd, "\n")...)
+			b := batch(1, lines...)
+			out, err := in.Feed(ctx, b)
+			if got := texts(t, out, b); len(got) == 0 || got[0] != "warning:before" {
+				t.Errorf("records before the fault: %q", got)
+			} else if len(got) > 1 && !strings.HasPrefix(c.cmd, "flood") {
+				// flood keeps the 1 MiB chunks that fit the limit.
+				t.Errorf("records: %q", got)
+			}
+			var fe *FaultError
+			switch {
+			case c.cause == nil:
+				var re *RejectedError
+				if !errors.As(err, &re) || !strings.Contains(re.Message, c.msg) {
+					t.Fatalf("want a RejectedError with %q, got %v", c.msg, err)
+				}
+			case !errors.As(err, &fe):
+				t.Fatalf("want a FaultError, got %v", err)
+			default:
+				if !errors.Is(err, c.cause) || !strings.Contains(err.Error(), c.msg) {
+					t.Fatalf("want %v with %q, got %v", c.cause, c.msg, err)
+				}
+				if fe.Plugin != "misbehave" || fe.Op != "feed" {
+					t.Errorf("fault names %s/%s", fe.Plugin, fe.Op)
+				}
+				if !strings.Contains(fe.Stderr, c.stderr) {
+					t.Errorf("stderr %q lacks %q", fe.Stderr, c.stderr)
+				}
+				if len(fe.Stderr) > StderrTail+64 {
+					t.Errorf("stderr of %d bytes", len(fe.Stderr))
+				}
+			}
+			// The stream goes on with a fresh module.
+			b = batch(3, "emit after")
+			out, err = in.Feed(ctx, b)
+			if err != nil {
+				t.Fatalf("feed after the fault: %v", err)
+			}
+			if got := texts(t, out, b); !slices.Equal(got, []string{"warning:after"}) {
+				t.Fatalf("records after the fault: %q", got)
+			}
+			if _, err := in.End(ctx); err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+func TestBadBufferAddressFaults(t *testing.T) {
+	rt := newRuntime(t, faultConfig())
+	p := load(t, rt, "misbehave", false)
+	ctx := context.Background()
+	in, _ := p.NewInstance(ctx)
+	defer in.Close(ctx)
+	in.Begin(ctx, abi.BeginOptions{})
+	if _, err := in.Feed(ctx, batch(1, "badbuffer")); err != nil {
+		t.Fatal(err)
+	}
+	_, err := in.Feed(ctx, batch(2, "emit x"))
+	if !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), "twasm_buffer returned 0xffffff00") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestLongFailMessageIsCut(t *testing.T) {
+	rt := newRuntime(t, faultConfig())
+	p := load(t, rt, "misbehave", false)
+	ctx := context.Background()
+	in, _ := p.NewInstance(ctx)
+	defer in.Close(ctx)
+	in.Begin(ctx, abi.BeginOptions{})
+	_, err := in.Feed(ctx, batch(1, "longfail"))
+	var re *RejectedError
+	if !errors.As(err, &re) || len(re.Message) != abi.MaxFailBytes {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestSDKPanicIsFatalStatus(t *testing.T) {
+	rt := newRuntime(t, faultConfig())
+	p := load(t, rt, "panicky", false)
+	ctx := context.Background()
+	in, _ := p.NewInstance(ctx)
+	defer in.Close(ctx)
+	in.Begin(ctx, abi.BeginOptions{})
+	b := batch(1, `{"text":"a"}`, `{"text":"panic"}`)
+	out, err := in.Feed(ctx, b)
+	if !errors.Is(err, ErrFatalStatus) || !strings.Contains(err.Error(), "plugin panic: panicky: asked to") {
+		t.Fatalf("got %v", err)
+	}
+	// The SDK drops the record in progress; the lines before stand.
+	if got := texts(t, out, b); !slices.Equal(got, []string{"op1", "warning:line a"}) {
+		t.Fatalf("records %q", got)
+	}
+	b = batch(3, `{"text":"b"}`)
+	out, err = in.Feed(ctx, b)
+	if err != nil || !slices.Equal(texts(t, out, b), []string{"op1", "warning:line b"}) {
+		t.Fatalf("after the panic: %q, %v", texts(t, out, b), err)
+	}
+}
+
+func TestLogIsRateLimited(t *testing.T) {
+	h := &captureHandler{}
+	rt := newRuntime(t, faultConfig().WithLogger(slog.New(h)).WithLogRate(5))
+	p := load(t, rt, "misbehave", false)
+	ctx := context.Background()
+	in, _ := p.NewInstance(ctx)
+	defer in.Close(ctx)
+	in.Begin(ctx, abi.BeginOptions{})
+	if _, err := in.Feed(ctx, batch(1, "log 100")); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.count("message "); n != 5 {
+		t.Fatalf("%d messages logged, want 5", n)
+	}
+	time.Sleep(1100 * time.Millisecond)
+	if _, err := in.Feed(ctx, batch(2, "log 1")); err != nil {
+		t.Fatal(err)
+	}
+	if h.count("dropped") != 1 || h.count("message ") != 6 {
+		t.Fatalf("after the window: %q", h.msgs)
+	}
+}
+
+func TestDisabledAfterConsecutiveFaults(t *testing.T) {
+	h := &captureHandler{}
+	rt := newRuntime(t, faultConfig().WithMaxFaults(3).WithLogger(slog.New(h)))
+	p := load(t, rt, "misbehave", false)
+	ctx := context.Background()
+	in, _ := p.NewInstance(ctx)
+	defer in.Close(ctx)
+	in.Begin(ctx, abi.BeginOptions{})
+	// A success in between resets the count.
+	for _, cmd := range []string{"fatal 1", "fatal 2", "emit ok", "fatal 3", "fatal 4"} {
+		_, err := in.Feed(ctx, batch(1, cmd))
+		if errors.Is(err, ErrPluginDisabled) {
+			t.Fatalf("disabled too early, at %q", cmd)
+		}
+	}
+	_, err := in.Feed(ctx, batch(1, "fatal 5"))
+	var fe *FaultError
+	if !errors.As(err, &fe) || !errors.Is(err, ErrPluginDisabled) || !errors.Is(err, ErrFatalStatus) {
+		t.Fatalf("third consecutive fault: %v", err)
+	}
+	_, err = in.Feed(ctx, batch(1, "emit x"))
+	if !errors.As(err, &fe) || !errors.Is(err, ErrPluginDisabled) {
+		t.Fatalf("a call after disabling: %v", err)
+	}
+	if _, err := p.NewInstance(ctx); !errors.Is(err, ErrPluginDisabled) {
+		t.Fatalf("NewInstance of a disabled plugin: %v", err)
+	}
+	if !p.Info().Disabled || h.count("plugin disabled") != 1 {
+		t.Fatalf("info %+v, log %q", p.Info(), h.msgs)
+	}
+}
+
+func TestCallerCancellationIsNotAFault(t *testing.T) {
+	rt := newRuntime(t, faultConfig().WithCallTimeout(time.Minute).WithMaxFaults(1))
+	p := load(t, rt, "misbehave", false)
+	in, _ := p.NewInstance(context.Background())
+	defer in.Close(context.Background())
+	in.Begin(context.Background(), abi.BeginOptions{})
+	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
+	defer cancel()
+	_, err := in.Feed(ctx, batch(1, "loop"))
+	var fe *FaultError
+	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &fe) {
+		t.Fatalf("got %v", err)
+	}
+	// Not counted (max faults is 1), and the next call gets a new module.
+	b := batch(2, "emit again")
+	out, err := in.Feed(context.Background(), b)
+	if err != nil || !slices.Equal(texts(t, out, b), []string{"warning:again"}) {
+		t.Fatalf("after cancellation: %v", err)
+	}
+	if _, err := in.Feed(ctx, b); !errors.Is(err, context.DeadlineExceeded) {
+		t.Fatalf("a call with a dead context: %v", err)
+	}
+}
+
+// A misbehaving plugin does not disturb streams of a good one running at
+// the same time.
+func TestFaultsWhileOthersServe(t *testing.T) {
+	rt := newRuntime(t, faultConfig())
+	good := load(t, rt, "echo", false)
+	bad := load(t, rt, "misbehave", false)
+	ctx := context.Background()
+	var wg sync.WaitGroup
+	errs := make(chan error, 64)
+	for g := 0; g < 4; g++ {
+		wg.Add(2)
+		go func() {
+			defer wg.Done()
+			in, err := good.NewInstance(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer in.Close(ctx)
+			for s := 0; s < 5; s++ {
+				in.Begin(ctx, abi.BeginOptions{Provider: "echo"})
+				for i := 0; i < 50; i++ {
+					b := batch(i+1, `{"text":"x"}`)
+					out, err := in.Feed(ctx, b)
+					if err != nil {
+						errs <- err
+						return
+					}
+					if got := texts(t, out, b); len(got) != 4 || got[2] != "block:x" {
+						errs <- errors.New("echo records: " + strings.Join(got, ","))
+						return
+					}
+				}
+				if _, err := in.End(ctx); err != nil {
+					errs <- err
+				}
+			}
+		}()
+		go func() {
+			defer wg.Done()
+			in, err := bad.NewInstance(ctx)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer in.Close(ctx)
+			in.Begin(ctx, abi.BeginOptions{})
+			for _, cmd := range []string{"trap", "nilderef", "huge", "loop", "fatal x", "garbage"} {
+				if _, err := in.Feed(ctx, batch(1, "raw \x01", cmd)); err == nil {
+					errs <- errors.New(cmd + " did not fault")
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,149 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"sync"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wasmbuild"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+var (
+	wasmMu    sync.Mutex
+	wasmCache = map[string][]byte{}
+)
+
+// plugin returns the module built from a test plugin's source: "echo" is
+// the SDK's example, the others live in testdata.
+func plugin(t testing.TB, name string) []byte {
+	t.Helper()
+	wasmMu.Lock()
+	defer wasmMu.Unlock()
+	if b, ok := wasmCache[name]; ok {
+		return b
+	}
+	dir := filepath.Join("testdata", name)
+	if name == "echo" {
+		dir = filepath.Join("..", "abi", "sdk", "testdata", "echo")
+	}
+	b := wasmbuild.ForTest(t, dir)
+	wasmCache[name] = b
+	return b
+}
+
+// testConfig isolates a test from the machine's plugins and caches
+// compiled code next to the test builds.
+func testConfig() Config {
+	return NewConfig().
+		WithBundled(nil).
+		WithPluginPath().
+		WithCacheDir(filepath.Join(wasmbuild.TestCacheDir(), "wazero")).
+		WithLogger(slog.New(slog.DiscardHandler))
+}
+
+func newRuntime(t testing.TB, cfg Config) *Runtime {
+	t.Helper()
+	rt, err := New(context.Background(), cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { rt.Close(context.Background()) })
+	return rt
+}
+
+func load(t testing.TB, rt *Runtime, name string, bundled bool) *Plugin {
+	t.Helper()
+	p, err := rt.Load(context.Background(), plugin(t, name), Source{Path: name + ".wasm", Bundled: bundled})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// batch encodes lines into a batch, with tapes, numbered from first.
+func batch(first int, lines ...string) []byte {
+	b := abi.AppendBatchHeader(nil, len(lines))
+	var toks []abi.Token
+	for i, l := range lines {
+		toks, _ = abi.BuildTape(toks[:0], []byte(l))
+		b = abi.AppendBatchLine(b, first+i, []byte(l), toks)
+	}
+	return b
+}
+
+// texts decodes records and returns a compact description of each:
+// "warning:TEXT" for warnings, the op number otherwise; span texts are
+// resolved against input.
+func texts(t testing.TB, records, input []byte) []string {
+	t.Helper()
+	var out []string
+	d := abi.NewDecoder(records)
+	for {
+		r, err := d.Next()
+		if err != nil {
+			t.Fatalf("records do not decode: %v", err)
+		}
+		if r == nil {
+			return out
+		}
+		switch r.Op {
+		case abi.OpWarning:
+			f, _ := r.Field(abi.TText)
+			out = append(out, "warning:"+short(f.Bytes))
+		case abi.OpBlock:
+			f, _ := r.Field(abi.TText)
+			v := f.Bytes
+			if f.Kind == abi.VSpan {
+				v = input[f.Off : f.Off+f.N]
+			}
+			out = append(out, "block:"+short(v))
+		default:
+			out = append(out, fmt.Sprintf("op%d", r.Op))
+		}
+	}
+}
+
+// short keeps failure messages readable when a record is huge.
+func short(b []byte) string {
+	if len(b) > 40 {
+		return fmt.Sprintf("%s...(%d bytes)", b[:40], len(b))
+	}
+	return string(b)
+}
+
+// captureHandler is a slog handler that keeps the messages.
+type captureHandler struct {
+	mu   sync.Mutex
+	msgs []string
+}
+
+func (h *captureHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h *captureHandler) Handle(_ context.Context, r slog.Record) error {
+	h.mu.Lock()
+	h.msgs = append(h.msgs, r.Message)
+	h.mu.Unlock()
+	return nil
+}
+func (h *captureHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h *captureHandler) WithGroup(string) slog.Handler      { return h }
+
+func (h *captureHandler) count(sub string) int {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	n := 0
+	for _, m := range h.msgs {
+		if bytes.Contains([]byte(m), []byte(sub)) {
+			n++
+		}
+	}
+	return n
+}

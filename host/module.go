@@ -1,0 +1,375 @@
+package host
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/sys"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// module is one wazero instance of a plugin, with the host-side state of
+// its calls. It is used by one goroutine at a time.
+type module struct {
+	p       *Plugin
+	mod     api.Module
+	mem     api.Memory
+	fns     [5]api.Function // indexed by the op constants below
+	version api.Function
+	// abiVersion is what twasm_abi_version returned at the handshake.
+	abiVersion uint32
+	stderr     *tail
+	c          call
+	stack      []uint64
+}
+
+// Exported functions a module calls, indexing module.fns.
+const (
+	fnBuffer = iota
+	fnManifest
+	fnBegin
+	fnFeed
+	fnEnd
+)
+
+var fnNames = [...]string{fnBuffer: abi.ExportBuffer, fnManifest: abi.ExportManifest, fnBegin: abi.ExportBegin, fnFeed: abi.ExportFeed, fnEnd: abi.ExportEnd}
+
+// call is the host-side state of one call into a module: the output
+// collected so far and the limits to check. The host functions find it in
+// the context of the call.
+type call struct {
+	m       *module
+	records bool // output is records (feed, end, begin); else raw (manifest)
+	input   int  // bytes of the call's input, for span checks
+	limit   int  // most output bytes
+	out     []byte
+	fail    []byte
+	fault   error // set by a host function before it aborts the call
+}
+
+type callKey struct{}
+
+func (c *call) reset(records bool, input, limit int) {
+	c.records, c.input, c.limit = records, input, limit
+	c.out, c.fail, c.fault = c.out[:0], c.fail[:0], nil
+}
+
+// abort records why a host function faults the call and unwinds the
+// guest: wazero turns the panic into the error of the call, never a
+// crash of the host.
+func (c *call) abort(err error) {
+	c.fault = err
+	panic(err)
+}
+
+func callOf(ctx context.Context) *call {
+	c, _ := ctx.Value(callKey{}).(*call)
+	if c == nil {
+		// Only a module being instantiated by something else than
+		// this package could get here; refuse rather than guess.
+		panic(fmt.Errorf("%w: host function called outside a twasm call", ErrContract))
+	}
+	return c
+}
+
+// read returns [ptr, ptr+n) of the caller's memory, or faults the call.
+func (c *call) read(mod api.Module, what string, ptr, n uint32) []byte {
+	b, ok := mod.Memory().Read(ptr, n)
+	if !ok {
+		c.abort(fmt.Errorf("%w: %s(ptr=%#x, len=%d) is outside the plugin's %d bytes of memory",
+			ErrContract, what, ptr, n, mod.Memory().Size()))
+	}
+	return b
+}
+
+func hostOutput(ctx context.Context, mod api.Module, stack []uint64) {
+	c := callOf(ctx)
+	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	// Check the limit before touching memory, so a huge length costs
+	// nothing.
+	if uint64(len(c.out))+uint64(n) > uint64(c.limit) {
+		c.abort(fmt.Errorf("%w: output of %d bytes exceeds the limit of %d bytes for this call",
+			ErrLimit, uint64(len(c.out))+uint64(n), c.limit))
+	}
+	chunk := c.read(mod, abi.ImportOutput, ptr, n)
+	if c.records {
+		if err := checkRecords(chunk, c.input); err != nil {
+			c.abort(fmt.Errorf("%w: malformed output at byte %d of the call: %v", ErrContract, len(c.out), err))
+		}
+	}
+	c.out = append(c.out, chunk...)
+}
+
+func hostFail(ctx context.Context, mod api.Module, stack []uint64) {
+	c := callOf(ctx)
+	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
+	// A long message is cut, not refused: the contract says so, and the
+	// message is for people.
+	keep := min(n, uint32(max(0, abi.MaxFailBytes-len(c.fail))))
+	b := c.read(mod, abi.ImportFail, ptr, keep)
+	if n > keep {
+		// Still check the whole range: a bad pointer is a fault
+		// whatever the length kept.
+		c.read(mod, abi.ImportFail, ptr, n)
+	}
+	if len(c.fail) > 0 && len(b) > 0 && len(c.fail) < abi.MaxFailBytes {
+		c.fail = append(c.fail, "; "...)
+	}
+	c.fail = append(c.fail, b...)
+	if len(c.fail) > abi.MaxFailBytes {
+		c.fail = c.fail[:abi.MaxFailBytes]
+	}
+}
+
+// maxLogBytes bounds one log message.
+const maxLogBytes = 1 << 10
+
+func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
+	c := callOf(ctx)
+	level := slog.Level(int32(api.DecodeU32(stack[0])))
+	ptr, n := api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
+	b := c.read(mod, abi.ImportLog, ptr, n)
+	p := c.m.p
+	ok, dropped := p.logs.allow(time.Now())
+	logger := p.rt.s.logger
+	if dropped > 0 {
+		logger.Warn("twasm host: plugin log messages dropped (rate limit)", "plugin", p.name(), "dropped", dropped)
+	}
+	if !ok {
+		return
+	}
+	level = min(max(level, slog.LevelDebug), slog.LevelError)
+	if len(b) > maxLogBytes {
+		b = b[:maxLogBytes]
+	}
+	logger.Log(ctx, level, string(b), "plugin", p.name())
+}
+
+// checkRecords validates one output chunk: whole, well-formed records
+// whose spans lie inside the call's input. The assembler can then trust
+// what an Instance returns.
+func checkRecords(chunk []byte, input int) error {
+	d := abi.NewDecoder(chunk)
+	for {
+		r, err := d.Next()
+		if err != nil {
+			return err
+		}
+		if r == nil {
+			return nil
+		}
+		for _, f := range r.Fields {
+			if f.Kind == abi.VSpan && (f.Off > input || f.N > input-f.Off) {
+				return fmt.Errorf("record op %d: span [%d, %d) outside the call's input of %d bytes", r.Op, f.Off, f.Off+f.N, input)
+			}
+		}
+	}
+}
+
+// instantiate makes a new module and runs its initializer. On error the
+// module returned holds only the captured stderr.
+func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
+	m := &module{p: p, stderr: &tail{}, stack: make([]uint64, 1)}
+	m.c.m = m
+	m.c.reset(false, 0, abi.MaxManifestBytes)
+	cctx, cancel := p.callContext(context.WithValue(ctx, callKey{}, &m.c))
+	mod, err := p.wrt.InstantiateModule(cctx, p.compiled, p.modCfg.WithStderr(m.stderr))
+	cancel()
+	if err != nil {
+		if mod != nil {
+			mod.Close(ctx)
+		}
+		// m carries the stderr of the failed start.
+		return m, m.classify(ctx, abi.ExportInitialize, err)
+	}
+	m.mod = mod
+	m.mem = mod.Memory()
+	for i, name := range fnNames {
+		m.fns[i] = mod.ExportedFunction(name)
+	}
+	m.version = mod.ExportedFunction(abi.ExportVersion)
+	return m, nil
+}
+
+// callContext bounds a call of an external plugin. With
+// WithCloseOnContextDone the runtime stops the guest at the deadline.
+func (p *Plugin) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.timeout > 0 {
+		return context.WithTimeout(ctx, p.timeout)
+	}
+	return ctx, func() {}
+}
+
+func (m *module) close(ctx context.Context) {
+	if m.mod != nil {
+		m.mod.Close(ctx)
+	}
+}
+
+// handshake checks the ABI version and reads the manifest.
+func (m *module) handshake(ctx context.Context) (abi.Manifest, error) {
+	cctx, cancel := m.p.callContext(context.WithValue(ctx, callKey{}, &m.c))
+	defer cancel()
+	m.c.reset(false, 0, abi.MaxManifestBytes)
+	if err := m.version.CallWithStack(cctx, m.stack); err != nil {
+		return abi.Manifest{}, m.classify(ctx, abi.ExportVersion, err)
+	}
+	m.abiVersion = uint32(m.stack[0])
+	if err := checkVersion(m.abiVersion); err != nil {
+		return abi.Manifest{}, &ABIError{Path: m.p.src.Path, Problems: []string{strings.TrimPrefix(err.Error(), ErrContract.Error()+": ")}}
+	}
+	status, err := m.invoke(ctx, fnManifest, nil, false)
+	if err != nil {
+		return abi.Manifest{}, fmt.Errorf("%s: %w", abi.ExportManifest, err)
+	}
+	if status != abi.StatusOK {
+		return abi.Manifest{}, fmt.Errorf("%s returned status %d: %s", abi.ExportManifest, status, m.c.fail)
+	}
+	manifest, err := parseManifest(m.c.out)
+	if err != nil {
+		return manifest, &ABIError{Path: m.p.src.Path, Problems: []string{err.Error()}}
+	}
+	return manifest, nil
+}
+
+// invoke runs one exported function: writes input (if any) into the
+// plugin's buffer, calls fn and returns its status. The output is in
+// m.c.out. A non-nil error is a fault (or the caller's cancellation) and
+// the module must be discarded.
+func (m *module) invoke(ctx context.Context, fn int, input []byte, records bool) (abi.Status, error) {
+	limit := abi.MaxManifestBytes
+	if records {
+		limit = max(abi.MinOutputBytes, abi.MaxOutputFactor*len(input))
+	}
+	m.c.reset(records, len(input), limit)
+	cctx, cancel := m.p.callContext(context.WithValue(ctx, callKey{}, &m.c))
+	defer cancel()
+	if fn == fnBegin || fn == fnFeed {
+		m.stack[0] = uint64(len(input))
+		if err := m.fns[fnBuffer].CallWithStack(cctx, m.stack); err != nil {
+			return 0, m.classify(ctx, abi.ExportBuffer, err)
+		}
+		ptr := uint32(m.stack[0])
+		if !m.mem.Write(ptr, input) {
+			return 0, fmt.Errorf("%w: %s returned %#x, and %d bytes from there lie outside the plugin's %d bytes of memory",
+				ErrContract, abi.ExportBuffer, ptr, len(input), m.mem.Size())
+		}
+		m.stack[0] = uint64(len(input))
+	}
+	if err := m.fns[fn].CallWithStack(cctx, m.stack); err != nil {
+		return 0, m.classify(ctx, fnNames[fn], err)
+	}
+	return abi.Status(uint32(m.stack[0])), nil
+}
+
+// errCanceled marks a call stopped because the caller's context ended:
+// not the plugin's fault.
+type errCanceled struct{ err error }
+
+func (e errCanceled) Error() string { return e.err.Error() }
+func (e errCanceled) Unwrap() error { return e.err }
+
+// classify turns the error of a call into the cause of a fault.
+func (m *module) classify(ctx context.Context, fn string, err error) error {
+	if m.c.fault != nil {
+		return m.c.fault
+	}
+	if ctx.Err() != nil {
+		return errCanceled{fmt.Errorf("%s: %w", fn, ctx.Err())}
+	}
+	var exit *sys.ExitError
+	if errors.As(err, &exit) {
+		switch code := exit.ExitCode(); code {
+		case sys.ExitCodeDeadlineExceeded:
+			return fmt.Errorf("%w: %s ran longer than %v", ErrTimeout, fn, m.p.timeout)
+		case sys.ExitCodeContextCanceled:
+			return errCanceled{fmt.Errorf("%s: %w", fn, context.Canceled)}
+		default:
+			if m.outOfMemory() {
+				return fmt.Errorf("%w: %s exceeded the memory limit of %d MiB (exit code %d)", ErrOutOfMemory, fn, m.p.rt.s.memoryPages/16, code)
+			}
+			return fmt.Errorf("%w: %s exited with code %d", ErrTrap, fn, code)
+		}
+	}
+	if m.outOfMemory() {
+		return fmt.Errorf("%w: %s exceeded the memory limit of %d MiB", ErrOutOfMemory, fn, m.p.rt.s.memoryPages/16)
+	}
+	msg, _, _ := strings.Cut(err.Error(), "\n")
+	return fmt.Errorf("%w: %s: %s", ErrTrap, fn, msg)
+}
+
+// outOfMemory tells a trap caused by the memory limit: Go and TinyGo say
+// so on stderr before they abort, and the memory is then close to the
+// limit (a Go heap grows by a few MiB at a time).
+func (m *module) outOfMemory() bool {
+	s := m.stderr.Bytes()
+	if bytes.Contains(s, []byte("out of memory")) {
+		return true
+	}
+	limit := uint64(m.p.rt.s.memoryPages) * pageSize
+	return m.mem != nil && uint64(m.mem.Size())+8<<20 >= limit
+}
+
+// tail keeps the first stderrHead and the last StderrTail-stderrHead
+// bytes written to it: a Go runtime prints what went wrong first ("fatal
+// error: out of memory", "panic: ...") and then every goroutine's stack,
+// so the head says why and the tail says where.
+type tail struct {
+	mu   sync.Mutex
+	head []byte
+	buf  []byte // ring of the last bytes, in order
+	cut  int64  // bytes dropped between head and buf
+}
+
+const stderrHead = 1 << 10
+
+func (t *tail) Write(b []byte) (int, error) {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	n := len(b)
+	if room := stderrHead - len(t.head); room > 0 {
+		k := min(room, len(b))
+		t.head = append(t.head, b[:k]...)
+		b = b[k:]
+	}
+	const keep = StderrTail - stderrHead
+	if len(b) >= keep {
+		t.cut += int64(len(t.buf) + len(b) - keep)
+		t.buf = append(t.buf[:0], b[len(b)-keep:]...)
+		return n, nil
+	}
+	if over := len(t.buf) + len(b) - keep; over > 0 {
+		t.cut += int64(over)
+		t.buf = append(t.buf[:0], t.buf[over:]...)
+	}
+	t.buf = append(t.buf, b...)
+	return n, nil
+}
+
+// Bytes returns a copy of what is kept, with a marker where bytes were
+// dropped.
+func (t *tail) Bytes() []byte {
+	t.mu.Lock()
+	defer t.mu.Unlock()
+	out := append([]byte(nil), t.head...)
+	if t.cut > 0 {
+		out = fmt.Appendf(out, "\n[... %d bytes cut ...]\n", t.cut)
+	}
+	return append(out, t.buf...)
+}
+
+func (t *tail) String() string { return strings.TrimSpace(string(t.Bytes())) }
+
+func (t *tail) Reset() {
+	t.mu.Lock()
+	t.head, t.buf, t.cut = t.head[:0], t.buf[:0], 0
+	t.mu.Unlock()
+}

@@ -1,0 +1,217 @@
+package host
+
+import (
+	"context"
+	"crypto/rand"
+	"fmt"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/tetratelabs/wazero"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/normalize"
+)
+
+// Plugin is a loaded plugin: its compiled module, its manifest and a pool
+// of initialized instances. It is safe for concurrent use.
+type Plugin struct {
+	rt       *Runtime
+	wrt      wazero.Runtime
+	compiled wazero.CompiledModule
+	modCfg   wazero.ModuleConfig
+	src      Source
+	sha256   string
+	manifest abi.Manifest
+	timeout  time.Duration // 0: none (bundled)
+
+	mu     sync.Mutex
+	free   []*module
+	closed bool
+
+	faults   atomic.Int32 // consecutive faults
+	disabled atomic.Bool
+	logs     logLimiter
+}
+
+func newPlugin(rt *Runtime, wrt wazero.Runtime, compiled wazero.CompiledModule, src Source, sum string) *Plugin {
+	p := &Plugin{rt: rt, wrt: wrt, compiled: compiled, src: src, sha256: sum}
+	if !src.Bundled {
+		p.timeout = rt.s.callTimeout
+	}
+	p.logs.rate = rt.s.logRate
+	// No WithFS, WithEnv or WithArgs: a plugin has no file system, no
+	// environment and no arguments. Stdout stays io.Discard; stderr is
+	// set per instance. Real clocks: wazero's default fake clock keeps
+	// a Go guest's garbage collector from finishing cycles, and memory
+	// grows without bound (wasm.md, "a Go GC memory leak").
+	p.modCfg = wazero.NewModuleConfig().
+		WithName("").
+		WithStartFunctions(abi.ExportInitialize).
+		WithSysNanotime().
+		WithSysWalltime().
+		WithSysNanosleep().
+		// Go seeds its map hashes from random_get: a fixed seed
+		// would let crafted input collide every key.
+		WithRandSource(rand.Reader)
+	return p
+}
+
+// Manifest returns the plugin's manifest. Its slices must not be modified.
+func (p *Plugin) Manifest() abi.Manifest { return p.manifest }
+
+// Info describes the plugin.
+func (p *Plugin) Info() PluginInfo {
+	m := p.manifest
+	info := PluginInfo{
+		Name: m.Name, Version: m.Version, Description: m.Description, SDK: m.SDK,
+		Providers: slices.Clone(m.Providers), Formats: slices.Clone(m.Formats),
+		SHA256: p.sha256, Origin: p.src.Path, File: p.src.Path,
+		Bundled: p.src.Bundled, Disabled: p.disabled.Load(),
+	}
+	if p.src.Bundled {
+		info.Origin = "bundled"
+	}
+	return info
+}
+
+// NewInstance returns an instance for one stream at a time, from the
+// pool when one is idle. The caller must Close it, which returns it to
+// the pool. A disabled plugin returns an error wrapping ErrPluginDisabled.
+func (p *Plugin) NewInstance(ctx context.Context) (*Instance, error) {
+	if p.disabled.Load() {
+		return nil, p.disabledError()
+	}
+	m, err := p.get(ctx)
+	if err != nil {
+		return nil, err
+	}
+	return &Instance{p: p, m: m}, nil
+}
+
+// Close closes the idle instances and the compiled module. Instances in
+// use are closed when they are closed. Close is idempotent.
+func (p *Plugin) Close(ctx context.Context) error {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil
+	}
+	p.closed = true
+	free := p.free
+	p.free = nil
+	p.mu.Unlock()
+	for _, m := range free {
+		m.close(ctx)
+	}
+	return p.compiled.Close(ctx)
+}
+
+func (p *Plugin) get(ctx context.Context) (*module, error) {
+	p.mu.Lock()
+	if p.closed {
+		p.mu.Unlock()
+		return nil, fmt.Errorf("host: plugin %s is closed", p.name())
+	}
+	if n := len(p.free); n > 0 {
+		m := p.free[n-1]
+		p.free = p.free[:n-1]
+		p.mu.Unlock()
+		return m, nil
+	}
+	p.mu.Unlock()
+	m, err := p.instantiate(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("host: plugin %s: %w", p.name(), err)
+	}
+	return m, nil
+}
+
+// put returns a healthy module to the pool, or closes it when the pool is
+// full or closed: the pool bounds idle memory (about 8 MiB an instance),
+// not concurrency.
+func (p *Plugin) put(ctx context.Context, m *module) {
+	p.mu.Lock()
+	if !p.closed && len(p.free) < p.rt.s.poolSize {
+		p.free = append(p.free, m)
+		p.mu.Unlock()
+		return
+	}
+	p.mu.Unlock()
+	m.close(ctx)
+}
+
+func (p *Plugin) name() string {
+	if p.manifest.Name != "" {
+		return p.manifest.Name
+	}
+	return p.src.Path
+}
+
+// noteFault counts a fault and reports whether the plugin is now
+// disabled.
+func (p *Plugin) noteFault(cause error) bool {
+	n := p.faults.Add(1)
+	limit := p.rt.s.maxFaults
+	if limit > 0 && int(n) >= limit && p.disabled.CompareAndSwap(false, true) {
+		p.rt.s.logger.Error("twasm host: plugin disabled after consecutive faults",
+			"plugin", p.name(), "path", p.src.Path, "faults", n, "last", cause)
+		p.drain()
+	}
+	return p.disabled.Load()
+}
+
+func (p *Plugin) noteOK() {
+	if p.faults.Load() != 0 {
+		p.faults.Store(0)
+	}
+}
+
+// drain closes the idle instances of a disabled plugin: none will be used
+// again.
+func (p *Plugin) drain() {
+	p.mu.Lock()
+	free := p.free
+	p.free = nil
+	p.mu.Unlock()
+	for _, m := range free {
+		m.close(context.Background())
+	}
+}
+
+func (p *Plugin) disabledError() error {
+	return fmt.Errorf("host: plugin %s (%s): %w after %d consecutive faults; fix or remove it",
+		p.name(), p.src.Path, ErrPluginDisabled, p.rt.s.maxFaults)
+}
+
+// logLimiter lets through at most rate messages per second window and
+// counts the rest, so a plugin cannot flood the host's log.
+type logLimiter struct {
+	rate    int
+	mu      sync.Mutex
+	window  time.Time
+	n       int
+	dropped int
+}
+
+// allow reports whether a message may be logged now, and how many were
+// dropped in the window that just ended (to be reported once).
+func (l *logLimiter) allow(now time.Time) (ok bool, dropped int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if now.Sub(l.window) >= time.Second {
+		dropped = l.dropped
+		l.window, l.n, l.dropped = now, 0, 0
+	}
+	if l.n >= l.rate {
+		l.dropped++
+		return false, dropped
+	}
+	l.n++
+	return true, dropped
+}
+
+// check that an Instance is what normalize runs.
+var _ normalize.Instance = (*Instance)(nil)

@@ -1,0 +1,198 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+	"sync"
+
+	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// Runtime loads plugins and runs their instances. Make one per process
+// (New) and Close it at exit: it owns the compilation cache and two wazero
+// runtimes, one for bundled plugins and one, with per-call timeouts, for
+// external plugins (RATIONALE.md, "Why two runtimes?").
+//
+// A Runtime is safe for concurrent use. The Plugins it returns are too;
+// the Instances are not (one goroutine at a time each).
+type Runtime struct {
+	s         settings
+	cache     wazero.CompilationCache
+	trusted   wazero.Runtime // bundled plugins: no timeout
+	sandboxed wazero.Runtime // external plugins: WithCloseOnContextDone
+
+	mu     sync.Mutex
+	closed bool
+	reg    registry
+	loaded []*Plugin // every plugin this Runtime loaded, for Close
+}
+
+// Source says where a plugin's bytes come from.
+type Source struct {
+	// Path names the plugin in messages and in PluginInfo: the file's
+	// path, or the file name for a bundled plugin.
+	Path string
+	// Bundled plugins are part of the twasm binary and trusted: they run
+	// without a per-call timeout. Every other plugin is external.
+	Bundled bool
+}
+
+// New validates cfg, opens the compilation cache, and loads the bundled
+// plugins and the external plugins on the plugin path. A plugin that fails
+// to load does not fail New: List reports it with its error and its
+// providers stay unknown. New fails only for an invalid Config or when
+// the runtimes cannot be created.
+//
+// Loading compiles each plugin (from the cache after its first run) and
+// instantiates it once to read its manifest, in parallel.
+func New(ctx context.Context, cfg Config) (*Runtime, error) {
+	s, err := cfg.resolve()
+	if err != nil {
+		return nil, err
+	}
+	rt := &Runtime{s: s}
+	if s.cacheDir != "" {
+		rt.cache, err = wazero.NewCompilationCacheWithDir(s.cacheDir)
+		if err != nil {
+			// A read-only home must not stop recording: compile in
+			// memory instead, slower but correct.
+			s.logger.Warn("twasm host: compilation cache unavailable; plugins will be compiled on every run",
+				"dir", s.cacheDir, "err", err)
+		}
+	}
+	if rt.cache == nil {
+		rt.cache = wazero.NewCompilationCache()
+	}
+	base := wazero.NewRuntimeConfig().
+		WithMemoryLimitPages(s.memoryPages).
+		WithCompilationCache(rt.cache)
+	rt.trusted = wazero.NewRuntimeWithConfig(ctx, base)
+	rt.sandboxed = wazero.NewRuntimeWithConfig(ctx, base.WithCloseOnContextDone(true))
+	for _, r := range []wazero.Runtime{rt.trusted, rt.sandboxed} {
+		if err := instantiateImports(ctx, r); err != nil {
+			rt.Close(ctx)
+			return nil, err
+		}
+	}
+	rt.loadRegistry(ctx)
+	return rt, nil
+}
+
+// instantiateImports provides the WASI functions and the host module in r.
+// WASI is complete here, but a plugin importing anything outside
+// abi.AllowedWASI is refused before it is instantiated, and no module is
+// ever given a file system, so the rest is unreachable twice over.
+func instantiateImports(ctx context.Context, r wazero.Runtime) error {
+	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
+		return fmt.Errorf("host: instantiate WASI: %w", err)
+	}
+	b := r.NewHostModuleBuilder(abi.HostModule)
+	for name, sig := range hostFunctions {
+		var fn api.GoModuleFunc
+		switch name {
+		case abi.ImportOutput:
+			fn = hostOutput
+		case abi.ImportFail:
+			fn = hostFail
+		case abi.ImportLog:
+			fn = hostLog
+		}
+		// GoModuleFunc, not the reflective WithFunc: about 15x cheaper
+		// per call (wasm.md, section 4).
+		b = b.NewFunctionBuilder().WithGoModuleFunction(fn, sig.params, sig.results).Export(name)
+	}
+	if _, err := b.Instantiate(ctx); err != nil {
+		return fmt.Errorf("host: instantiate %s: %w", abi.HostModule, err)
+	}
+	return nil
+}
+
+// Load compiles and checks one plugin, instantiates it once, checks its
+// ABI version and reads its manifest. The plugin is not registered for
+// Lookup; the caller closes it (or lets Runtime.Close do it).
+//
+// A module that does not follow the contract gives an *ABIError listing
+// every problem, each naming what is wrong and what is expected.
+func (rt *Runtime) Load(ctx context.Context, wasm []byte, src Source) (*Plugin, error) {
+	rt.mu.Lock()
+	closed := rt.closed
+	rt.mu.Unlock()
+	if closed {
+		return nil, fmt.Errorf("host: load %s: runtime closed", src.Path)
+	}
+	sum := sha256.Sum256(wasm)
+	wrt := rt.sandboxed
+	if src.Bundled {
+		wrt = rt.trusted
+	}
+	compiled, err := wrt.CompileModule(experimental.WithCompilationWorkers(ctx, rt.s.workers), wasm)
+	if err != nil {
+		return nil, &ABIError{Path: src.Path, Problems: []string{"it is not a valid WebAssembly module: " + err.Error()}}
+	}
+	if problems := checkModule(compiled); len(problems) > 0 {
+		compiled.Close(ctx)
+		return nil, &ABIError{Path: src.Path, Problems: problems}
+	}
+	p := newPlugin(rt, wrt, compiled, src, hex.EncodeToString(sum[:]))
+	m, err := p.instantiate(ctx)
+	if err != nil {
+		compiled.Close(ctx)
+		return nil, fmt.Errorf("host: load %s: %w%s", src.Path, err, stderrSuffix(m))
+	}
+	manifest, err := m.handshake(ctx)
+	if err != nil {
+		m.close(ctx)
+		compiled.Close(ctx)
+		if _, ok := err.(*ABIError); ok {
+			return nil, err
+		}
+		return nil, fmt.Errorf("host: load %s: %w", src.Path, err)
+	}
+	p.manifest = manifest
+	p.put(ctx, m)
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if rt.closed {
+		p.Close(ctx)
+		return nil, fmt.Errorf("host: load %s: runtime closed", src.Path)
+	}
+	rt.loaded = append(rt.loaded, p)
+	return p, nil
+}
+
+// Close closes every plugin and instance the Runtime made and releases
+// the runtimes and the compilation cache. Instances still in use fail
+// their next call. Close is idempotent.
+func (rt *Runtime) Close(ctx context.Context) error {
+	rt.mu.Lock()
+	if rt.closed {
+		rt.mu.Unlock()
+		return nil
+	}
+	rt.closed = true
+	loaded := rt.loaded
+	rt.loaded = nil
+	rt.mu.Unlock()
+	for _, p := range loaded {
+		p.Close(ctx)
+	}
+	var first error
+	for _, r := range []wazero.Runtime{rt.sandboxed, rt.trusted} {
+		if r != nil {
+			if err := r.Close(ctx); err != nil && first == nil {
+				first = fmt.Errorf("host: close runtime: %w", err)
+			}
+		}
+	}
+	if err := rt.cache.Close(ctx); err != nil && first == nil {
+		first = fmt.Errorf("host: close compilation cache: %w", err)
+	}
+	return first
+}

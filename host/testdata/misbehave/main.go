@@ -1,0 +1,144 @@
+// Command misbehave is a test plugin that breaks the contract on demand:
+// every line of a batch is a command (first word) with an argument (the
+// rest), run in order, so a test can make it report records and then
+// fault in the same call.
+//
+//	emit TEXT     report a warning record with TEXT (a well-formed record)
+//	raw BYTES     send BYTES through the output import as they are
+//	loop          spin forever
+//	bomb          allocate until the memory limit is hit
+//	trap          load from an address beyond linear memory (a wasm trap)
+//	nilderef      dereference a nil pointer (a Go panic: the runtime exits)
+//	exit          call proc_exit through os.Exit
+//	fatal MSG     fail with MSG and return StatusFatal
+//	reject MSG    fail with MSG and return StatusRejected
+//	status N      return status N
+//	huge          call the output import with a length of 2^32-1
+//	oob           call the output import with a pointer beyond memory
+//	oobfail       call the fail import with a pointer beyond memory
+//	ooblog        call the log import with a pointer beyond memory
+//	longfail      fail with a 1 MiB message and return StatusRejected
+//	flood N       report N MiB of well-formed records, in 1 MiB chunks
+//	badspan       report a record whose span points past the input
+//	log N         log N messages
+//	badbuffer     make the next twasm_buffer return an address beyond memory
+//	stderr TEXT   write TEXT to stderr
+package main
+
+import (
+	"bytes"
+	"os"
+	"strconv"
+	"unsafe"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/host/testdata/rawkit"
+)
+
+var (
+	hold      [][]byte
+	badBuffer bool
+	sink      int
+)
+
+func record(text []byte) []byte {
+	var e abi.Encoder
+	e.Begin(abi.OpWarning)
+	e.Bytes(abi.TText, text)
+	e.End()
+	return e.Buf
+}
+
+func feed(batch []byte) uint32 {
+	status := uint32(0)
+	err := abi.DecodeBatch(batch, nil, func(l abi.BatchLine) error {
+		cmd, arg, _ := bytes.Cut(l.Line, []byte(" "))
+		switch string(cmd) {
+		case "emit":
+			rawkit.Output(record(arg))
+		case "raw":
+			rawkit.Output(arg)
+		case "loop":
+			for {
+				sink++
+			}
+		case "bomb":
+			for {
+				hold = append(hold, make([]byte, 1<<20))
+			}
+		case "trap":
+			sink += int(*(*byte)(unsafe.Pointer(uintptr(0xFFFFFFF0))))
+		case "nilderef":
+			var p *int
+			sink += *p
+		case "exit":
+			os.Exit(3)
+		case "fatal":
+			rawkit.Fail(string(arg))
+			status = uint32(abi.StatusFatal)
+		case "reject":
+			rawkit.Fail(string(arg))
+			status = uint32(abi.StatusRejected)
+		case "status":
+			n, _ := strconv.Atoi(string(arg))
+			status = uint32(n)
+		case "huge":
+			rawkit.OutputRaw(0, 0xFFFFFFFF)
+		case "oob":
+			rawkit.OutputRaw(0xFFFF0000, 16)
+		case "oobfail":
+			rawkit.FailRaw(0xFFFF0000, 16)
+		case "ooblog":
+			rawkit.Log(0, "x")
+			logRaw()
+		case "longfail":
+			rawkit.Fail(string(bytes.Repeat([]byte("x"), 1<<20)))
+			status = uint32(abi.StatusRejected)
+		case "flood":
+			n, _ := strconv.Atoi(string(arg))
+			chunk := record(bytes.Repeat([]byte("y"), 1<<20-16))
+			for i := 0; i < n; i++ {
+				rawkit.Output(chunk)
+			}
+		case "badspan":
+			var e abi.Encoder
+			e.Begin(abi.OpWarning)
+			e.Span(abi.TText, len(batch), 10, abi.SpanBytes)
+			e.End()
+			rawkit.Output(e.Buf)
+		case "log":
+			n, _ := strconv.Atoi(string(arg))
+			for i := 0; i < n; i++ {
+				rawkit.Log(0, "message "+strconv.Itoa(i))
+			}
+		case "badbuffer":
+			badBuffer = true
+		case "stderr":
+			os.Stderr.Write(append(arg, '\n'))
+		}
+		return nil
+	})
+	if err != nil {
+		rawkit.Fail(err.Error())
+		return uint32(abi.StatusFatal)
+	}
+	return status
+}
+
+//go:wasmimport twasm_v1 log
+func hostLog(level int32, ptr, n uint32)
+
+func logRaw() { hostLog(0, 0xFFFF0000, 16) }
+
+func init() {
+	rawkit.Manifest = []byte(`{"name":"misbehave","version":"0.0.1","providers":["misbehave"],"formats":["commands"],"description":"breaks the contract on demand"}`)
+	rawkit.Feed = feed
+	rawkit.BufferAddr = func(uint32) (uint32, bool) {
+		if badBuffer {
+			return 0xFFFFFF00, true
+		}
+		return 0, false
+	}
+}
+
+func main() {}
