@@ -1,0 +1,128 @@
+package abi
+
+import (
+	"bytes"
+	"encoding/json"
+	"testing"
+)
+
+// walk visits every value reachable from v through every accessor, so
+// that an out-of-bounds index anywhere panics.
+func walk(v Value, depth int) int {
+	n := 1
+	_ = v.Kind()
+	_ = v.Raw()
+	_ = v.String()
+	_, _ = v.Int()
+	_, _ = v.Float()
+	_, _ = v.Bool()
+	_ = v.Is("x")
+	_ = v.IsNull()
+	_ = v.Escaped()
+	_ = v.Get("type")
+	_ = v.Path("a", "b")
+	_ = v.Index(1)
+	_ = v.Len()
+	if depth > 64 {
+		return n
+	}
+	for it := v.Iter(); it.Next(); {
+		_ = it.Key().String()
+		_ = it.Key().Is("type")
+		n += walk(it.Value(), depth+1)
+	}
+	return n
+}
+
+func FuzzBuildTape(f *testing.F) {
+	for _, s := range []string{`{"a":[1,"b\"c",{"d":null}]}`, `data: {"x":1}`, `[01]`, `["\u12"]`, `{"a":1}x`, `[1e400]`, "[\"\x01\"]", `[[[[]]]]`} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, line []byte) {
+		toks, ok := BuildTape(nil, line)
+		if !ok {
+			if len(toks) != 0 {
+				t.Fatalf("not ok but %d tokens", len(toks))
+			}
+			trimmed := bytes.TrimLeft(line, " \t\r\n")
+			shallow := bytes.Count(line, []byte("["))+bytes.Count(line, []byte("{")) <= MaxDepth
+			if shallow && len(trimmed) > 0 && (trimmed[0] == '{' || trimmed[0] == '[') && json.Valid(line) {
+				t.Fatalf("BuildTape rejected %q, encoding/json accepts it", line)
+			}
+			return
+		}
+		start := int(toks[0].Start)
+		if !json.Valid(line[start:]) {
+			t.Fatalf("BuildTape accepted %q, encoding/json does not", line)
+		}
+		if !checkTape(toks, len(line)) {
+			t.Fatalf("tape of %q fails checkTape", line)
+		}
+		d := &Doc{Line: line, Toks: toks}
+		if n := walk(d.Root(), 0); n > len(toks) {
+			t.Fatalf("visited %d values of a %d-token tape", n, len(toks))
+		}
+		for i := range toks {
+			walk(Value{d: d, i: i}, 64)
+		}
+	})
+}
+
+func FuzzDecodeBatch(f *testing.F) {
+	add := func(lines ...string) {
+		b := AppendBatchHeader(nil, len(lines))
+		for i, l := range lines {
+			toks, _ := BuildTape(nil, []byte(l))
+			b = AppendBatchLine(b, i+1, []byte(l), toks)
+		}
+		f.Add(b)
+	}
+	add(`{"a":[1,2]}`)
+	add(`x`, `{"type":"message","content":[{"text":"hi"}]}`, ``)
+	add()
+	f.Add([]byte{1, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, buf []byte) {
+		for _, scratch := range [][]Token{nil, make([]Token, 0, 4)} {
+			_ = DecodeBatch(buf, scratch, func(bl BatchLine) error {
+				d := &Doc{Line: bl.Line, Toks: bl.Toks}
+				walk(d.Root(), 0)
+				for i := range bl.Toks {
+					walk(Value{d: d, i: i}, 64)
+				}
+				return nil
+			})
+		}
+	})
+}
+
+func FuzzDecodeRecords(f *testing.F) {
+	var e Encoder
+	e.Begin(OpToolCall)
+	e.Str(TCallID, "c")
+	e.Span(TInput, 1, 2, SpanJSON)
+	e.Int(TExitCode, -1)
+	e.Bool(TIsError, true)
+	e.Float(TCost, 1.5)
+	e.JSON(TValue, []byte(`{}`))
+	e.End()
+	f.Add(append([]byte(nil), e.Buf...))
+	f.Add([]byte{1, 0, 0, 0, 0})
+	f.Fuzz(func(t *testing.T, out []byte) {
+		d := NewDecoder(out)
+		for i := 0; i <= len(out); i++ {
+			r, err := d.Next()
+			if err != nil || r == nil {
+				return
+			}
+			if r.Op == 0 {
+				t.Fatal("op 0 decoded")
+			}
+			for _, fl := range r.Fields {
+				if fl.Tag == 0 || fl.Kind == 0 || fl.Kind > VJSON || fl.Off < 0 || fl.N < 0 || fl.Mode > SpanJSONString {
+					t.Fatalf("bad field %+v", fl)
+				}
+			}
+		}
+		t.Fatal("decoder did not terminate")
+	})
+}
