@@ -90,6 +90,10 @@ type normalizer struct {
 	terminal bool
 
 	scratch []byte
+	// inner and innerDoc hold a JSON document found inside a string
+	// (a rollout tool output) while the line that holds it is handled.
+	inner    []byte
+	innerDoc abi.Doc
 }
 
 func newNormalizer() *normalizer {

@@ -167,7 +167,7 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			})
 		}
 	case t.Is("function_call_output"), t.Is("custom_tool_call_output"):
-		out.ToolResult(toolOutput(p, ts))
+		out.ToolResult(n.toolOutput(p, ts))
 	default:
 		out.Unmapped(sdk.S("response_item/" + t.String()))
 	}
@@ -215,15 +215,23 @@ func commandFromArgs(args abi.Value) sdk.Str {
 // The output is a string holding either JSON {output, metadata:
 // {exit_code}} (2025 builds) or text with a "Process exited with code N"
 // or "Exit code: N" line (later builds); content items are kept as JSON.
-func toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
+func (n *normalizer) toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
 	r := sdk.ToolResult{CallID: sdk.Text(p.Get("call_id")), Time: ts}
 	o := p.Get("output")
 	switch o.Kind() {
 	case abi.KindString:
 		raw := o.Raw()
 		if len(raw) > 2 && raw[1] == '{' {
-			if doc, ok := sdk.Parse([]byte(o.String())); ok {
-				root := doc.Root()
+			// JSON inside a string: unescape and index it in buffers
+			// reused across lines (outputs are the bulk of a rollout).
+			var ok bool
+			n.inner, ok = abi.Unescape(n.inner[:0], raw[1:len(raw)-1])
+			if ok {
+				n.innerDoc.Toks, ok = abi.BuildTape(n.innerDoc.Toks[:0], n.inner)
+			}
+			if ok {
+				n.innerDoc.Line = n.inner
+				root := n.innerDoc.Root()
 				if inner := root.Get("output"); inner.Kind() == abi.KindString {
 					r.Output = sdk.Text(inner)
 					r.ExitCode = sdk.IntOf(root.Path("metadata", "exit_code"))
