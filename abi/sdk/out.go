@@ -24,7 +24,9 @@ func (o *Out) reset(input []byte) {
 		o.base = uintptr(unsafe.Pointer(unsafe.SliceData(input)))
 		o.limit = o.base + uintptr(len(input))
 	}
-	o.lineSent = 0
+	// After a panic the previous call never cleared lineNo: a record at
+	// End must not claim that call's line.
+	o.lineNo, o.lineSent = 0, 0
 }
 
 func (o *Out) begin(op abi.Op) {

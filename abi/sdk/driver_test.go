@@ -1,0 +1,579 @@
+package sdk
+
+import (
+	"encoding/json"
+	"errors"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// funcNorm is a Normalizer made of functions.
+type funcNorm struct {
+	line func(l *Line, out *Out) error
+	end  func(out *Out) error
+}
+
+func (n *funcNorm) Line(l *Line, out *Out) error {
+	if n.line == nil {
+		return nil
+	}
+	return n.line(l, out)
+}
+
+func (n *funcNorm) End(out *Out) error {
+	if n.end == nil {
+		return nil
+	}
+	return n.end(out)
+}
+
+func plugin(n func(opts abi.BeginOptions) *funcNorm) Plugin {
+	return Plugin{
+		Manifest: abi.Manifest{Name: "test", Version: "1.0.0", Providers: []string{"p"}, Formats: []string{"jsonl"}},
+		New:      func(o abi.BeginOptions) Normalizer { return n(o) },
+	}
+}
+
+func batch(lines ...string) []byte {
+	b := abi.AppendBatchHeader(nil, len(lines))
+	for i, l := range lines {
+		toks, _ := abi.BuildTape(nil, []byte(l))
+		b = abi.AppendBatchLine(b, i+1, []byte(l), toks)
+	}
+	return b
+}
+
+// rec is a decoded record with its fields resolved: spans are marked so
+// that a test can tell them from literals.
+type rec struct {
+	op     abi.Op
+	fields map[abi.Tag]val
+}
+
+type val struct {
+	kind abi.VKind
+	s    string // VStr, VJSON: the bytes; VSpan: the raw span bytes
+	mode abi.SpanMode
+	i    int64
+	b    bool
+	f    float64
+}
+
+func decode(t testing.TB, out, input []byte) []rec {
+	t.Helper()
+	var recs []rec
+	d := abi.NewDecoder(out)
+	for {
+		r, err := d.Next()
+		require.NoError(t, err)
+		if r == nil {
+			return recs
+		}
+		x := rec{op: r.Op, fields: map[abi.Tag]val{}}
+		for _, f := range r.Fields {
+			v := val{kind: f.Kind, mode: f.Mode, i: f.Int, b: f.Bool, f: f.Float, s: string(f.Bytes)}
+			if f.Kind == abi.VSpan {
+				require.LessOrEqual(t, f.Off+f.N, len(input), "span inside the input")
+				v.s = string(input[f.Off : f.Off+f.N])
+			}
+			x.fields[f.Tag] = v
+		}
+		recs = append(recs, x)
+	}
+}
+
+func ops(recs []rec) []abi.Op {
+	var o []abi.Op
+	for _, r := range recs {
+		o = append(o, r.op)
+	}
+	return o
+}
+
+func TestManifest(t *testing.T) {
+	names := []string{"plain", `quo"te`, `back\slash`, "ctl\x00\x01\n\t\x1f", "unicode é 😀 \u2028", ""}
+	for _, name := range names {
+		p := Plugin{Manifest: abi.Manifest{Name: name, Version: name, Providers: []string{name, "x"}, Formats: nil, Description: name}}
+		b := NewDriver(p).Manifest()
+		require.True(t, json.Valid(b), "%q: %s", name, b)
+		var m abi.Manifest
+		require.NoError(t, json.Unmarshal(b, &m))
+		assert.Equal(t, name, m.Name)
+		assert.Equal(t, name, m.Version)
+		assert.Equal(t, []string{name, "x"}, m.Providers)
+		assert.Equal(t, []string{}, m.Formats)
+		assert.Equal(t, name, m.Description)
+		assert.Equal(t, Version, m.SDK)
+	}
+	b := NewDriver(Plugin{Manifest: abi.Manifest{Name: "n", SDK: "tinygo-sdk/2"}}).Manifest()
+	var m abi.Manifest
+	require.NoError(t, json.Unmarshal(b, &m))
+	assert.Equal(t, "tinygo-sdk/2", m.SDK)
+	assert.NotContains(t, string(b), "description")
+}
+
+func TestBeginOptions(t *testing.T) {
+	var got []abi.BeginOptions
+	p := plugin(func(o abi.BeginOptions) *funcNorm { got = append(got, o); return &funcNorm{} })
+	d := NewDriver(p)
+	for _, in := range []string{`{"provider":"claude","format":"stream-json"}`, `{"provider":"a\"b"}`, ``, `garbage`, `{"provider":7}`} {
+		st, msg := d.Begin([]byte(in))
+		require.Equal(t, abi.StatusOK, st, msg)
+	}
+	assert.Equal(t, []abi.BeginOptions{
+		{Provider: "claude", Format: "stream-json"},
+		{Provider: `a"b`},
+		{}, {},
+		{Provider: "7"},
+	}, got)
+
+	st, msg := NewDriver(Plugin{}).Begin([]byte(`{}`))
+	assert.Equal(t, abi.StatusFatal, st)
+	assert.Contains(t, msg, "no constructor")
+
+	st, msg = NewDriver(Plugin{New: func(abi.BeginOptions) Normalizer { panic("ctor") }}).Begin([]byte(`{}`))
+	assert.Equal(t, abi.StatusFatal, st)
+	assert.Contains(t, msg, "ctor")
+}
+
+func TestCallsBeforeBegin(t *testing.T) {
+	d := NewDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} }))
+	st, msg := d.Feed(batch(`{}`))
+	assert.Equal(t, abi.StatusFatal, st)
+	assert.Contains(t, msg, "before begin")
+	st, msg = d.End()
+	assert.Equal(t, abi.StatusFatal, st)
+	assert.Contains(t, msg, "before begin")
+	// End ends the stream: a second End needs a new Begin.
+	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, abi.StatusOK, first(d.End()))
+	assert.Equal(t, abi.StatusFatal, first(d.End()))
+}
+
+func first(s abi.Status, _ string) abi.Status { return s }
+
+func TestFeedMultiLine(t *testing.T) {
+	p := plugin(func(abi.BeginOptions) *funcNorm {
+		return &funcNorm{
+			line: func(l *Line, out *Out) error {
+				if !l.IsJSON() {
+					out.Unmapped(S("banner"))
+					return nil
+				}
+				v := l.JSON().Get("t")
+				out.Final(Text(v), false)
+				return nil
+			},
+			end: func(out *Out) error {
+				out.Status(StatusOK, Str{}, abi.LevelTerminal)
+				return nil
+			},
+		}
+	})
+	d := NewDriver(p)
+	require.Equal(t, abi.StatusOK, first(d.Begin([]byte(`{}`))))
+	in := batch(`{"t":"one"}`, `banner`, `{"t":"tw\"o"}`, `{"x":1}`)
+	st, msg := d.Feed(in)
+	require.Equal(t, abi.StatusOK, st, msg)
+	recs := decode(t, d.Output(), in)
+	// Each line's first record is preceded by its line number, once.
+	assert.Equal(t, []abi.Op{abi.OpLine, abi.OpFinal, abi.OpLine, abi.OpUnmapped, abi.OpLine, abi.OpFinal, abi.OpLine, abi.OpFinal}, ops(recs))
+	assert.Equal(t, int64(1), recs[0].fields[abi.TLine].i)
+	assert.Equal(t, int64(2), recs[2].fields[abi.TLine].i)
+	assert.Equal(t, int64(3), recs[4].fields[abi.TLine].i)
+	assert.Equal(t, val{kind: abi.VSpan, s: "one", mode: abi.SpanBytes}, recs[1].fields[abi.TText])
+	assert.Equal(t, val{kind: abi.VSpan, s: `tw\"o`, mode: abi.SpanString}, recs[5].fields[abi.TText])
+	assert.Equal(t, "banner", recs[3].fields[abi.TNative].s)
+	_, ok := recs[7].fields[abi.TText]
+	assert.False(t, ok, "a missing value is an unset field")
+
+	st, _ = d.End()
+	require.Equal(t, abi.StatusOK, st)
+	recs = decode(t, d.Output(), nil)
+	assert.Equal(t, []abi.Op{abi.OpStatus}, ops(recs), "no line record at End")
+}
+
+// Every mode of span resolves to the same bytes whether the value is in
+// the host's input (a span) or in a document the plugin assembled (a
+// literal resolved by the SDK) or kept across lines.
+func TestSpansAndLiterals(t *testing.T) {
+	const line = `{"plain":"abc","esc":"a\"b\\c\u00e9","num":12.5,"obj":{"k": [1, 2]},"jstr":"{\"x\": 1}","nstr":"not json","empty":"","bad":"\ud800x","null":null}`
+	type mk struct {
+		name string
+		f    func(abi.Value) Str
+		key  string
+	}
+	makers := []mk{
+		{"text plain", Text, "plain"}, {"text escaped", Text, "esc"}, {"text number", Text, "num"},
+		{"text object", Text, "obj"}, {"json object", JSON, "obj"}, {"json string with json", JSON, "jstr"},
+		{"json string without json", JSON, "nstr"}, {"json number", JSON, "num"}, {"text empty", Text, "empty"},
+		{"json empty", JSON, "empty"}, {"text lone surrogate", Text, "bad"}, {"json null", JSON, "null"},
+	}
+	var kept []Str
+	var parsedDoc *abi.Doc
+	p := plugin(func(abi.BeginOptions) *funcNorm {
+		return &funcNorm{
+			line: func(l *Line, out *Out) error {
+				if l.No == 1 {
+					// Same document, in the plugin's own memory.
+					var ok bool
+					parsedDoc, ok = Parse(append([]byte(nil), l.Raw...))
+					require.True(t, ok)
+					for _, m := range makers {
+						s := m.f(l.JSON().Get(m.key))
+						out.Warn(m.name)
+						out.Final(s, true)                                // span
+						out.Final(m.f(parsedDoc.Root().Get(m.key)), true) // literal
+						kept = append(kept, s.Keep())
+					}
+					return nil
+				}
+				for i, m := range makers {
+					out.Warn(m.name)
+					out.Final(kept[i], true) // kept across lines
+				}
+				return nil
+			},
+		}
+	})
+	d := NewDriver(p)
+	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	in := batch(line, `{}`)
+	st, msg := d.Feed(in)
+	require.Equal(t, abi.StatusOK, st, msg)
+	recs := decode(t, d.Output(), in)
+
+	// What the host makes of each (mirrors normalize's resolution).
+	resolve := func(v val) (string, bool) {
+		switch v.kind {
+		case abi.VStr:
+			return v.s, false
+		case abi.VJSON:
+			return compact(v.s)
+		case abi.VSpan:
+			switch v.mode {
+			case abi.SpanString:
+				if b, ok := abi.Unescape(nil, []byte(v.s)); ok {
+					return string(b), false
+				}
+				return v.s, false
+			case abi.SpanJSON:
+				return compact(v.s)
+			case abi.SpanJSONString:
+				b, ok := abi.Unescape(nil, []byte(v.s))
+				if !ok {
+					return v.s, false
+				}
+				if t := strings.TrimSpace(string(b)); strings.HasPrefix(t, "{") || strings.HasPrefix(t, "[") {
+					if c, ok := compact(string(b)); ok {
+						return c, true
+					}
+				}
+				return string(b), false
+			}
+			return v.s, false
+		}
+		return "", false
+	}
+	type result struct {
+		s      string
+		isJSON bool
+		set    bool
+	}
+	get := func(r rec) result {
+		v, ok := r.fields[abi.TText]
+		if !ok {
+			return result{}
+		}
+		s, j := resolve(v)
+		return result{s, j, true}
+	}
+	var spans, lits, keeps []result
+	// Records: line 1 = OpLine, then per maker Warn, Final(span),
+	// Final(literal); line 2 = OpLine, then per maker Warn, Final(kept).
+	k := 1
+	for range makers {
+		require.Equal(t, abi.OpWarning, recs[k].op)
+		spans = append(spans, get(recs[k+1]))
+		lits = append(lits, get(recs[k+2]))
+		if v, ok := recs[k+2].fields[abi.TText]; ok {
+			assert.NotEqual(t, abi.VSpan, v.kind, "a parsed document's value is a literal")
+		}
+		k += 3
+	}
+	require.Equal(t, abi.OpLine, recs[k].op)
+	k++
+	for range makers {
+		require.Equal(t, abi.OpWarning, recs[k].op)
+		keeps = append(keeps, get(recs[k+1]))
+		if v, ok := recs[k+1].fields[abi.TText]; ok {
+			assert.NotEqual(t, abi.VSpan, v.kind, "a kept value is a literal")
+		}
+		k += 2
+	}
+	for j, m := range makers {
+		assert.Equal(t, spans[j], lits[j], "%s: span vs parsed literal", m.name)
+		assert.Equal(t, spans[j], keeps[j], "%s: span vs kept", m.name)
+	}
+	// Spot checks on the span results themselves.
+	assert.Equal(t, result{"abc", false, true}, spans[0])
+	assert.Equal(t, result{`a"b\cé`, false, true}, spans[1])
+	assert.Equal(t, result{"12.5", false, true}, spans[2])
+	assert.Equal(t, result{`{"k": [1, 2]}`, false, true}, spans[3])
+	assert.Equal(t, result{`{"k":[1,2]}`, true, true}, spans[4])
+	assert.Equal(t, result{`{"x":1}`, true, true}, spans[5])
+	assert.Equal(t, result{"not json", false, true}, spans[6])
+	assert.Equal(t, result{"", false, true}, spans[8])
+	assert.Equal(t, result{"null", true, true}, spans[11], "JSON(null) is the JSON null")
+}
+
+func compact(s string) (string, bool) {
+	var v any
+	if err := json.Unmarshal([]byte(s), &v); err != nil {
+		return s, false
+	}
+	b, _ := json.Marshal(v)
+	return string(b), true
+}
+
+func TestStrHelpers(t *testing.T) {
+	assert.False(t, Str{}.IsSet())
+	assert.True(t, Str{}.IsEmpty())
+	assert.True(t, S("").IsSet())
+	assert.True(t, S("").IsEmpty())
+	assert.False(t, S("x").IsEmpty())
+	assert.Equal(t, "x", S("x").String())
+	assert.Equal(t, S("x"), S("x").Keep())
+
+	d, ok := Parse([]byte(`{"a":"x\ty","e":"","n":null,"o":[1]}`))
+	require.True(t, ok)
+	r := d.Root()
+	assert.Equal(t, "x\ty", Text(r.Get("a")).String())
+	assert.True(t, Text(r.Get("e")).IsEmpty())
+	assert.True(t, Text(r.Get("e")).IsSet())
+	assert.False(t, Text(r.Get("n")).IsSet())
+	assert.False(t, Text(r.Get("missing")).IsSet())
+	assert.True(t, JSON(r.Get("n")).IsSet())
+	assert.False(t, JSON(r.Get("missing")).IsSet())
+	assert.Equal(t, "[1]", Text(r.Get("o")).String())
+	_, ok = Parse([]byte(`nope`))
+	assert.False(t, ok)
+
+	n, set := IntOf(r.Get("o").Index(0)).Value()
+	assert.True(t, set)
+	assert.Equal(t, int64(1), n)
+	_, set = IntOf(r.Get("a")).Value()
+	assert.False(t, set)
+	_, set = Int{}.Plus(Int{}).Value()
+	assert.False(t, set)
+	n, _ = N(2).Plus(Int{}).Value()
+	assert.Equal(t, int64(2), n)
+	n, _ = Int{}.Plus(N(3)).Value()
+	assert.Equal(t, int64(3), n)
+	n, _ = N(2).Plus(N(3)).Value()
+	assert.Equal(t, int64(5), n)
+	assert.True(t, Usage{}.IsZero())
+	assert.False(t, Usage{Reasoning: N(0)}.IsZero())
+}
+
+func TestStaleSpanPanicsToFatal(t *testing.T) {
+	var held Str
+	p := plugin(func(abi.BeginOptions) *funcNorm {
+		return &funcNorm{
+			line: func(l *Line, out *Out) error {
+				if !held.IsSet() {
+					held = Text(l.JSON().Get("t")) // not kept
+					out.Warn("first")
+					return nil
+				}
+				out.Warn("before")
+				out.Final(held, false)
+				return nil
+			},
+		}
+	})
+	d := NewDriver(p)
+	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	st, msg := d.Feed(batch(`{"t":"x"}`))
+	require.Equal(t, abi.StatusOK, st, msg)
+	in := batch(`{"t":"y"}`)
+	st, msg = d.Feed(in)
+	assert.Equal(t, abi.StatusFatal, st)
+	assert.Contains(t, msg, "plugin panic")
+	assert.Contains(t, msg, "Keep()")
+	recs := decode(t, d.Output(), in)
+	assert.Equal(t, []abi.Op{abi.OpLine, abi.OpWarning}, ops(recs), "records before the panic stand, the half record is dropped")
+	// The normalizer is gone: the host must begin again.
+	assert.Equal(t, abi.StatusFatal, first(d.Feed(in)))
+}
+
+func TestPanicMidRecordKeepsOutputDecodable(t *testing.T) {
+	p := plugin(func(abi.BeginOptions) *funcNorm {
+		return &funcNorm{
+			line: func(l *Line, out *Out) error {
+				out.Warn("one")
+				var bad Str = Text(l.JSON().Get("t"))
+				bad.doc = &abi.Doc{} // a span of a document that is gone
+				out.ToolCall(ToolCall{CallID: S("c"), Name: bad})
+				return nil
+			},
+			end: func(out *Out) error {
+				out.Warn("end")
+				return nil
+			},
+		}
+	})
+	d := NewDriver(p)
+	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	in := batch(`{"t":"y"}`)
+	st, _ := d.Feed(in)
+	require.Equal(t, abi.StatusFatal, st)
+	assert.Equal(t, []abi.Op{abi.OpLine, abi.OpWarning}, ops(decode(t, d.Output(), in)))
+
+	// After a fresh Begin, End reports no stale line number.
+	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, abi.StatusOK, first(d.End()))
+	assert.Equal(t, []abi.Op{abi.OpWarning}, ops(decode(t, d.Output(), nil)))
+}
+
+func TestRejectedKeepsEarlierRecords(t *testing.T) {
+	p := plugin(func(abi.BeginOptions) *funcNorm {
+		return &funcNorm{
+			line: func(l *Line, out *Out) error {
+				out.Warn(string(l.Raw))
+				if strings.Contains(string(l.Raw), "bad") {
+					return errors.New("cannot read " + string(l.Raw))
+				}
+				return nil
+			},
+			end: func(out *Out) error {
+				out.Warn("end")
+				return errors.New("end failed")
+			},
+		}
+	})
+	d := NewDriver(p)
+	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	in := batch(`a`, `bad1`, `c`, `bad2`)
+	st, msg := d.Feed(in)
+	assert.Equal(t, abi.StatusRejected, st)
+	assert.Contains(t, msg, "line 2: cannot read bad1")
+	assert.Contains(t, msg, "line 4: cannot read bad2")
+	recs := decode(t, d.Output(), in)
+	var texts []string
+	for _, r := range recs {
+		if r.op == abi.OpWarning {
+			texts = append(texts, r.fields[abi.TText].s)
+		}
+	}
+	assert.Equal(t, []string{"a", "bad1", "c", "bad2"}, texts)
+	// The stream goes on.
+	st, _ = d.Feed(batch(`d`))
+	assert.Equal(t, abi.StatusOK, st)
+	st, msg = d.End()
+	assert.Equal(t, abi.StatusRejected, st)
+	assert.Equal(t, "end failed", msg)
+	assert.Equal(t, []abi.Op{abi.OpWarning}, ops(decode(t, d.Output(), nil)))
+}
+
+func TestMalformedBatchIsFatal(t *testing.T) {
+	d := NewDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} }))
+	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	st, msg := d.Feed([]byte{9, 0, 0, 0})
+	assert.Equal(t, abi.StatusFatal, st)
+	assert.Contains(t, msg, abi.ErrBadBatch.Error())
+}
+
+func TestOutEveryRecord(t *testing.T) {
+	p := plugin(func(abi.BeginOptions) *funcNorm {
+		return &funcNorm{line: func(l *Line, out *Out) error {
+			v := l.JSON()
+			key := S("m")
+			out.Meta(Meta{SessionID: Text(v.Get("sid")), Model: S("mod"), Override: true})
+			out.Open(key, Message{ID: S("id"), Time: S("2024-01-01T00:00:00Z")})
+			out.Open(key, Message{Role: RoleUser, Scope: S("sc")})
+			out.Block(key, -1, Block{Type: BlockToolUse, ToolName: S("Bash"), ToolID: S("t1"), ToolInput: JSON(v.Get("in")), Redacted: true, IsError: true, Origin: OriginPrompt})
+			out.Append(key, 0, FieldText, S("delta"))
+			out.Append(key, 0, FieldText, Str{}) // unset: nothing
+			out.Close(key, MessageEnd{StopReason: S("end"), Usage: Usage{Input: N(1), CacheRead: N(2), CacheWrite: N(3), Output: N(4), Reasoning: N(5)}})
+			out.ToolCall(ToolCall{CallID: S("t1"), Name: S("Bash"), Input: JSON(v.Get("in")), Kind: "execute", Command: S("ls")})
+			out.ToolResult(ToolResult{CallID: S("t1"), Output: S("out"), IsError: true, ExitCode: N(2), Status: S("failed")})
+			out.Usage(Usage{}, abi.ModeAdd) // zero: nothing
+			out.Usage(Usage{Input: N(7)}, abi.ModeSet)
+			out.Cost(0.5, abi.ModeAdd)
+			out.Status(StatusError, S("boom"), abi.LevelError)
+			out.Final(S("fin"), false)
+			out.Unmapped(Str{})
+			out.ScopeOpen(S("sc"), S("t1"), S("agent"), S("desc"))
+			out.ScopeClose(S("sc"), StatusOK, Str{})
+			out.Warn("w")
+			return nil
+		}}
+	})
+	d := NewDriver(p)
+	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	in := batch(`{"sid":"s1","in":{"cmd":"ls"}}`)
+	st, msg := d.Feed(in)
+	require.Equal(t, abi.StatusOK, st, msg)
+	recs := decode(t, d.Output(), in)
+	assert.Equal(t, []abi.Op{abi.OpLine, abi.OpMeta, abi.OpMsgOpen, abi.OpMsgOpen, abi.OpBlock, abi.OpAppend, abi.OpMsgClose,
+		abi.OpToolCall, abi.OpToolResult, abi.OpUsage, abi.OpCost, abi.OpStatus, abi.OpFinal, abi.OpUnmapped,
+		abi.OpScopeOpen, abi.OpScopeClose, abi.OpWarning}, ops(recs))
+	assert.True(t, recs[1].fields[abi.TOverride].b)
+	assert.Equal(t, "assistant", recs[2].fields[abi.TRole].s)
+	assert.Equal(t, "user", recs[3].fields[abi.TRole].s)
+	assert.Equal(t, int64(-1), recs[4].fields[abi.TSlot].i)
+	assert.Equal(t, val{kind: abi.VSpan, s: `{"cmd":"ls"}`, mode: abi.SpanJSON}, recs[4].fields[abi.TToolInput])
+	assert.Equal(t, "prompt", recs[4].fields[abi.TOrigin].s)
+	assert.Equal(t, int64(abi.TText), recs[5].fields[abi.TField].i)
+	assert.Equal(t, int64(5), recs[6].fields[abi.TReasoningTokens].i)
+	assert.Equal(t, "execute", recs[7].fields[abi.TKind].s)
+	assert.Equal(t, int64(2), recs[8].fields[abi.TExitCode].i)
+	assert.Equal(t, "set", recs[9].fields[abi.TMode].s)
+	assert.Equal(t, 0.5, recs[10].fields[abi.TCost].f)
+	assert.Equal(t, int64(abi.LevelError), recs[11].fields[abi.TLevel].i)
+	assert.Equal(t, "(unknown)", recs[13].fields[abi.TNative].s)
+	_, hasErr := recs[15].fields[abi.TError]
+	assert.False(t, hasErr)
+}
+
+func TestRegisterTwicePanics(t *testing.T) {
+	saved := registered
+	t.Cleanup(func() { registered = saved })
+	registered = nil
+	p := plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} })
+	Register(p)
+	require.NotNil(t, registered)
+	assert.PanicsWithValue(t, "twasm sdk: Register called twice", func() { Register(p) })
+}
+
+// TestEchoBuildsForWasm compiles the echo plugin for wasip1 (a compile
+// check of the wasm exports; package host runs it).
+func TestEchoBuildsForWasm(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a wasm module")
+	}
+	gobin, err := exec.LookPath("go")
+	if err != nil {
+		t.Skip("go is not on PATH")
+	}
+	out := filepath.Join(t.TempDir(), "echo.wasm")
+	cmd := exec.Command(gobin, "build", "-buildmode=c-shared", "-o", out, "./testdata/echo")
+	cmd.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm")
+	b, err := cmd.CombinedOutput()
+	require.NoError(t, err, "%s", b)
+	wasm, err := os.ReadFile(out)
+	require.NoError(t, err)
+	assert.Equal(t, []byte("\x00asm"), wasm[:4])
+	for _, name := range []string{abi.ExportMarker, abi.ExportVersion, abi.ExportBuffer, abi.ExportManifest, abi.ExportBegin, abi.ExportFeed, abi.ExportEnd, abi.HostModule} {
+		assert.Contains(t, string(wasm), name)
+	}
+}
