@@ -1,24 +1,3 @@
-// Package codex is the twasm normalizer for the OpenAI Codex CLI.
-//
-// It reads the three machine-readable formats the CLI has produced and
-// detects, line by line, which one it is reading:
-//
-//   - exec-json: `codex exec --json`, the thread.*/turn.*/item.* events;
-//   - legacy-json: the older `{"id","msg":{...}}` event stream, with its
-//     untyped config and prompt echoes on the first lines (also accepted
-//     inside the app server's `{"method":"codex/event","params":{"msg"}}`);
-//   - rollout: session files under ~/.codex/sessions, one
-//     `{timestamp,type,payload}` record per line (and the bare response
-//     items of the earliest rollouts).
-//
-// Detection is per line rather than once per stream so that a stream
-// whose first line is a banner, or a resumed session that appends to a
-// file in another format, still normalizes every line it can.
-//
-// The package builds natively (tests, fuzzing, benchmarks) and for
-// wasip1 through the entry point in ./wasm. It uses no reflection, no
-// encoding/json and no fmt, so that it also builds with TinyGo; values
-// reach the host as spans of the input wherever possible.
 package codex
 
 import (

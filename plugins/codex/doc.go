@@ -1,0 +1,69 @@
+// Package codex is the twasm normalizer for the OpenAI Codex CLI.
+//
+// It reads the three machine-readable formats the CLI has produced and
+// detects, line by line, which one it is reading:
+//
+//   - exec-json: `codex exec --json`, the thread.*/turn.*/item.* events
+//     (also the item_type/assistant_message spelling of builds before
+//     0.44);
+//   - legacy-json: the older `{"id","msg":{...}}` event stream, with its
+//     untyped config and prompt echoes on the first lines (also accepted
+//     inside the app server's `{"method":"codex/event","params":{"msg"}}`);
+//   - rollout: session files under ~/.codex/sessions, one
+//     `{timestamp,type,payload}` record per line (and the bare response
+//     items of the earliest rollouts).
+//
+// Detection is per line rather than once per stream, so that a stream
+// whose first line is a banner, or a resumed session that appends in
+// another format, still normalizes every line it can.
+//
+// # Decisions
+//
+// Messages. Every Codex item or response item is one provider message:
+// exec-json items keep their id as the message id; the other formats,
+// which have none, get synthesized keys. Legacy deltas are joined and the
+// final agent_message / agent_reasoning replaces them, so each text is
+// there once. A rollout records texts twice (response items and event
+// messages, in either order); each is reported once, from whichever
+// comes first, and an event without its response item still counts.
+// A task_complete whose last_agent_message no message carried becomes a
+// message, so no model text is lost.
+//
+// Tools. Call ids are the provider's (item.id in exec-json, call_id
+// elsewhere). Names are the native ones ("command_execution",
+// "file_change", "exec_command", "apply_patch", "shell", "server.tool"
+// for MCP); the kind (execute, edit, fetch, think, other) is what
+// compares across formats. A command the CLI ran (command_execution,
+// legacy exec_command_begin) is a command block; a model-authored call
+// (function_call, custom_tool_call, MCP, file changes) is a tool_use
+// block. Inputs Codex does not send as one object are built from the
+// item's fields ({"command"}, {"changes"}, {"query","action"}). Rollout
+// results come from the *_output response items only; the *_end events
+// repeat them. A failed MCP call with error:null reports the text of its
+// result content as the error.
+//
+// Usage and status. exec-json turn.completed usage and rollout
+// total_token_usage are running totals (reported with abi.ModeSet); the
+// old legacy token_count is per response (abi.ModeAdd). turn.completed,
+// turn.failed, task_complete, turn_aborted and the legacy/rollout error
+// event are terminal; exec-json top-level error lines ("Reconnecting...")
+// and error items are not. A turn that starts after a terminal event
+// makes the step incomplete again until it ends. A stream with no
+// terminal event reports no terminal status, so the host makes it
+// incomplete. An error message holding the API's JSON error body is
+// shown as its message, status and type.
+//
+// Bytes. Values reach the host as spans of the input, so NUL, control
+// bytes, ANSI escapes and invalid UTF-8 survive as they are. A line made
+// invalid by a raw control byte inside a string is repaired (the byte
+// escaped) and read like any other line.
+//
+// Unmapped native types are counted as "<type>" (exec-json, legacy),
+// "item/<type>", "response_item/<type>", "event_msg/<type>", and
+// "non-json" / "json-array" / "untyped-object" for lines that are no
+// Codex record.
+//
+// The package builds natively (tests, fuzzing, benchmarks) and for
+// wasip1 through the entry point in ./wasm. It uses no reflection, no
+// encoding/json and no fmt, so that it also builds with TinyGo.
+package codex
