@@ -100,6 +100,10 @@ func Attach(ctx context.Context, store recorder.Store, runID string, opts RunOpt
 	opts.Name, opts.RunID = h.name, runID
 	r := &Run{store: store, opts: opts, rec: rec, id: runID, parentID: h.parentID, log: log.With("run_id", runID), ctxErr: ctx.Err}
 	r.root = &Step{run: r}
+	if opts.Observe != nil {
+		opts.Observe(rec)
+	}
+	r.opts.Observe = nil
 	return r, nil
 }
 

@@ -35,6 +35,11 @@ type RunOptions struct {
 	// Logger receives diagnostics that cannot be returned (a failed write
 	// of run.completed from End). Nil means slog.Default().
 	Logger *slog.Logger
+	// Observe, when set, is called with the run's recorder right after
+	// its file is opened and before run.started is written, so that a
+	// live view can subscribe without missing the first event. Child
+	// runs do not inherit it.
+	Observe func(rec *recorder.Recorder)
 }
 
 // Run is one workflow run: one transcript file, bracketed by run.started
@@ -125,6 +130,9 @@ func start(ctx context.Context, store recorder.Store, opts RunOptions, parentID 
 		ctxErr:   ctx.Err,
 	}
 	r.root = &Step{run: r}
+	if opts.Observe != nil {
+		opts.Observe(rec)
+	}
 	producer := opts.Producer
 	ev := &transcript.Event{
 		Type: transcript.RunStarted,
@@ -259,6 +267,7 @@ func (r *Run) child(ctx context.Context, name, runID string) (*Run, error) {
 	opts := r.opts
 	opts.Name = name
 	opts.RunID = runID
+	opts.Observe = nil
 	return start(ctx, r.store, opts, r.id)
 }
 
