@@ -48,13 +48,23 @@ func (e *InputError) Unwrap() error { return e.Err }
 // further message.
 var ErrSilent = errors.New("silent failure")
 
+// ExitStatuser is an error that decides the exit code itself: `twasm
+// record -- CMD` exits with the agent's exit code.
+type ExitStatuser interface {
+	error
+	ExitStatus() int
+}
+
 // ExitCode maps a command's error to the process exit code.
 func ExitCode(err error) int {
 	var fe *FlagError
 	var ie *InputError
+	var es ExitStatuser
 	switch {
 	case err == nil:
 		return ExitOK
+	case errors.As(err, &es):
+		return es.ExitStatus()
 	case errors.Is(err, context.Canceled):
 		return ExitCancelled
 	case errors.As(err, &fe), errors.As(err, &ie):
