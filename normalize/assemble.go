@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math"
 	"sort"
 	"strconv"
 	"time"
@@ -29,6 +30,7 @@ type assembler struct {
 	res      transcript.AgentResult
 	level    int
 	lastErr  string // best error text below the terminal level
+	errLevel int    // level of lastErr
 	metaSet  map[abi.Tag]bool
 	finalSet bool
 	warnN    int
@@ -72,6 +74,7 @@ type item struct {
 type message struct {
 	key, role, id, model, scope, stop string
 	ts                                time.Time
+	tsSet                             bool // ts is the provider's, not the clock's
 	rawLine                           int
 	blocks                            map[int]*block
 	next                              int // next free slot for appends
@@ -248,12 +251,28 @@ func (f *fields) usage() *transcript.Usage {
 }
 
 func (a *assembler) timestamp(f *fields) time.Time {
-	if s := f.str(abi.TTime); s != "" {
-		if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
-			return t
-		}
+	if t, ok := providerTime(f); ok {
+		return t
 	}
 	return a.now()
+}
+
+// providerTime returns the record's Time field when it is an RFC 3339 time
+// a transcript line can carry: its UTC year must be 0000..9999, which an
+// offset can push a parsable time out of.
+func providerTime(f *fields) (time.Time, bool) {
+	s := f.str(abi.TTime)
+	if s == "" {
+		return time.Time{}, false
+	}
+	t, err := time.Parse(time.RFC3339Nano, s)
+	if err != nil {
+		return time.Time{}, false
+	}
+	if y := t.UTC().Year(); y < 0 || y > 9999 {
+		return time.Time{}, false
+	}
+	return t, true
 }
 
 // records applies plugin output. input is the call's input (the batch),
@@ -318,6 +337,11 @@ func (a *assembler) apply(f *fields) {
 		if !ok || fl.Kind != abi.VFloat {
 			return
 		}
+		if math.IsNaN(fl.Float) || math.IsInf(fl.Float, 0) {
+			// Not representable in JSON: the result could not be written.
+			a.warn("plugin reported a non-finite cost (%v); ignored", fl.Float)
+			return
+		}
 		if a.res.CostUSD == nil || f.str(abi.TMode) == abi.ModeSet {
 			a.res.CostUSD = transcript.Float(fl.Float)
 		} else {
@@ -326,6 +350,11 @@ func (a *assembler) apply(f *fields) {
 	case abi.OpStatus:
 		a.status(f)
 	case abi.OpFinal:
+		if _, ok := f.get(abi.TText); !ok {
+			// No text: nothing to report, and a later report must not
+			// be hidden by this one.
+			return
+		}
 		if !a.finalSet || f.bool(abi.TOverride) {
 			a.res.FinalText = f.str(abi.TText)
 			a.finalSet = true
@@ -404,8 +433,10 @@ func (a *assembler) status(f *fields) {
 	lvl, _ := f.int(abi.TLevel)
 	level := int(lvl)
 	errText := f.str(abi.TError)
-	if level < abi.LevelTerminal && errText != "" {
-		a.lastErr = errText
+	// The best error text below the terminal level is the one of the
+	// highest level; a later one of the same level replaces it.
+	if level < abi.LevelTerminal && errText != "" && level >= a.errLevel {
+		a.lastErr, a.errLevel = errText, level
 	}
 	if level >= a.level {
 		a.level = level
@@ -436,15 +467,24 @@ func (a *assembler) open(f *fields) {
 		}
 		fill(&m.id, abi.TID)
 		fill(&m.model, abi.TModel)
+		if !m.tsSet {
+			if ts, ok := providerTime(f); ok {
+				m.ts, m.tsSet = ts, true
+			}
+		}
 		return
 	}
 	role := f.str(abi.TRole)
 	if role != "user" {
 		role = "assistant"
 	}
+	ts, tsSet := providerTime(f)
+	if !tsSet {
+		ts = a.now()
+	}
 	m := &message{
 		key: key, role: role, id: f.str(abi.TID), model: f.str(abi.TModel), scope: f.str(abi.TScope),
-		ts: a.timestamp(f), rawLine: a.line, blocks: map[int]*block{},
+		ts: ts, tsSet: tsSet, rawLine: a.line, blocks: map[int]*block{},
 	}
 	a.ensureScope(m.scope)
 	a.msgs[key] = m
@@ -517,6 +557,13 @@ func (a *assembler) appendBlock(f *fields) {
 		m.next = s + 1
 	}
 	field, _ := f.int(abi.TField)
+	switch abi.Tag(field) {
+	case abi.TText, abi.TThinking, abi.TToolInput, abi.TToolContent, abi.TCommand, abi.TChunk:
+	default:
+		// Checked before the slot is filled: no empty block is made up.
+		a.warn("plugin appended to field %d, which cannot be appended to", field)
+		return
+	}
 	val, _, _ := f.bytes(abi.TValue)
 	b := m.blocks[s]
 	if b == nil {
@@ -550,8 +597,6 @@ func (a *assembler) appendBlock(f *fields) {
 		b.b.Command += string(val)
 	case abi.TChunk:
 		b.b.Chunk += string(val)
-	default:
-		a.warn("plugin appended to field %d, which cannot be appended to", field)
 	}
 }
 

@@ -1,0 +1,281 @@
+package normalize
+
+import (
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+func do(ops ...string) string { return `{"do":[` + strings.Join(ops, ",") + `]}` }
+
+func events(c *checkSink, scope string) []*transcript.Event { return c.Events(scope) }
+
+func TestMessageAcrossLines(t *testing.T) {
+	sink, res := runScript(t,
+		do(`{"op":"open","key":"m1"}`, `{"op":"block","key":"m1","slot":0,"type":"thinking","thinking":"hmm"}`),
+		do(`{"op":"open","key":"m1","id":"msg_1","model":"opus","time":"2024-05-06T07:08:09.5Z"}`, `{"op":"block","key":"m1","slot":1,"type":"text","text":"Hello"}`),
+		do(`{"op":"open","key":"m1","id":"other","model":"other"}`, `{"op":"block","key":"m1","slot":1,"type":"text","text":"Hello"}`),
+		do(`{"op":"close","key":"m1","stop":"end_turn","usage":{"in":10,"out":5}}`),
+	)
+	evs := events(sink, "")
+	require.Len(t, evs, 1)
+	ev := evs[0]
+	assert.Equal(t, transcript.MessageAssistant, ev.Type)
+	m := ev.Message()
+	assert.Equal(t, "msg_1", m.ID, "re-open fills empty fields only")
+	assert.Equal(t, "opus", m.Model)
+	assert.Equal(t, "end_turn", m.StopReason)
+	assert.Equal(t, 1, m.RawLine)
+	require.Len(t, m.Blocks, 2, "the repeated snapshot of slot 1 is written once")
+	assert.Equal(t, "hmm", m.Blocks[0].Thinking)
+	assert.Equal(t, "Hello", m.Blocks[1].Text)
+	assert.Equal(t, int64(10), *m.Usage.InputTokens)
+	assert.Equal(t, time.Date(2024, 5, 6, 7, 8, 9, 5e8, time.UTC), ev.Timestamp.UTC(), "the provider time given on re-open is used")
+	assert.Equal(t, 4, res.Lines)
+}
+
+func TestBlockSlotReplacementAndAppend(t *testing.T) {
+	sink, res := runScript(t,
+		do(`{"op":"block","key":"m","slot":0,"type":"text","text":"v1"}`,
+			`{"op":"block","key":"m","slot":0,"type":"text","text":"v2"}`,
+			`{"op":"block","key":"m","type":"text","text":"appended"}`,
+			`{"op":"append","key":"m","slot":3,"field":"thinking","v":"th"}`,
+			`{"op":"append","key":"m","slot":3,"field":"thinking","v":"ink"}`,
+			`{"op":"append","key":"m","field":"thinking","v":"ing"}`,
+			`{"op":"append","key":"m","slot":4,"field":"text","v":"a\"b"}`,
+			`{"op":"append","key":"m","slot":4,"field":"text","v":"c"}`,
+			`{"op":"append","key":"m","slot":5,"field":"tool_input","v":"{\"a\":"}`,
+			`{"op":"append","key":"m","slot":5,"field":"tool_input","v":" [1, 2]}"}`,
+			`{"op":"append","key":"m","slot":6,"field":"tool_input","v":""}`,
+			`{"op":"append","key":"m","slot":7,"field":"tool_input","v":"{\"cut"}`,
+			`{"op":"block","key":"m","slot":8,"type":"tool_use","tool_name":"T","tool_id":"t8","tool_input":{"x": [ 1 ]}}`,
+			`{"op":"block","key":"m","slot":9,"type":"tool_use","tool_name":"T","tool_id":"t9"}`,
+			`{"op":"append","key":"m","slot":10,"field":"tool_content","v":"out"}`,
+			`{"op":"append","key":"m","slot":11,"field":"command","v":"ls"}`,
+			`{"op":"append","key":"m","slot":12,"field":"chunk","v":"ch"}`,
+			`{"op":"block","key":"m","slot":13,"type":"weird","text":"w"}`,
+			`{"op":"block","key":"m","slot":14,"type":"text","text":"o","origin":"bogus"}`,
+			`{"op":"close","key":"m"}`),
+	)
+	evs := events(sink, "")
+	require.Len(t, evs, 1)
+	b := evs[0].Message().Blocks
+	var got []string
+	for _, x := range b {
+		got = append(got, fmt.Sprintf("%s:%s%s%s%s%s%s", x.Type, x.Text, x.Thinking, x.ToolInput, x.ToolContent, x.Command, x.Chunk))
+	}
+	assert.Equal(t, []string{
+		"text:v2", "text:appended", "thinking:thinking", `text:a"bc`,
+		`tool_use:{"a":[1,2]}`, "tool_use:{}", `tool_use:"{\"cut"`, `tool_use:{"x":[1]}`, "tool_use:{}",
+		"tool_result:out", "command:ls", "stream:ch", "text:w", "text:o",
+	}, got)
+	assert.Empty(t, b[13].Origin, "an unknown origin is dropped")
+	joined := strings.Join(res.Warnings, "\n")
+	assert.Contains(t, joined, "streamed input is not JSON")
+	assert.Contains(t, joined, `unknown block type "weird"`)
+}
+
+func TestAppendToUnappendableField(t *testing.T) {
+	sink, res := runScript(t, do(`{"op":"append","key":"m","slot":0,"field":"bogus","v":"x"}`, `{"op":"close","key":"m"}`))
+	assert.Empty(t, events(sink, ""), "no empty block is made up")
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), "cannot be appended to")
+}
+
+func TestEmptyMessageDroppedAndUnclosedClosedAtFinish(t *testing.T) {
+	sink, res := runScript(t,
+		do(`{"op":"open","key":"empty"}`, `{"op":"close","key":"empty"}`),
+		do(`{"op":"open","key":"usage-only"}`, `{"op":"close","key":"usage-only","usage":{"out":3}}`),
+		do(`{"op":"open","key":"never","role":"user"}`, `{"op":"block","key":"never","type":"text","text":"hi","origin":"system_prompt"}`),
+		do(`{"op":"close","key":"unknown"}`),
+	)
+	evs := events(sink, "")
+	require.Len(t, evs, 2)
+	assert.Empty(t, evs[0].Message().Blocks)
+	assert.Equal(t, int64(3), *evs[0].Message().Usage.OutputTokens)
+	assert.Equal(t, transcript.MessageUser, evs[1].Type)
+	assert.Equal(t, transcript.OriginSystemPrompt, evs[1].Message().Blocks[0].Origin)
+	assert.Equal(t, transcript.StatusIncomplete, res.Status)
+}
+
+func TestOrderingMessageBeforeToolCall(t *testing.T) {
+	sink, _ := runScript(t,
+		do(`{"op":"open","key":"m"}`, `{"op":"block","key":"m","slot":0,"type":"tool_use","tool_name":"Bash","tool_id":"c1","tool_input":{"command":"ls"}}`,
+			`{"op":"call","id":"c1","name":"Bash","input":{"command":"ls"},"kind":"execute","cmd":"ls"}`),
+		do(`{"op":"result","id":"c1","output":"file","exit":0}`),
+		do(`{"op":"close","key":"m"}`),
+		do(`{"op":"open","key":"m"}`, `{"op":"block","key":"m","type":"text","text":"second message, same key"}`, `{"op":"close","key":"m"}`),
+	)
+	evs := events(sink, "")
+	var types []transcript.EventType
+	for _, e := range evs {
+		types = append(types, e.Type)
+	}
+	assert.Equal(t, []transcript.EventType{transcript.MessageAssistant, transcript.ToolCall, transcript.ToolResult, transcript.MessageAssistant}, types)
+	call := evs[1].Tool()
+	assert.Equal(t, `{"command":"ls"}`, string(call.Input))
+	assert.Equal(t, transcript.ToolExecute, call.Kind)
+	assert.Equal(t, "ls", call.Command)
+	assert.Equal(t, 1, call.RawLine)
+	r := evs[2].Tool()
+	assert.Equal(t, "Bash", r.Name, "the result takes the call's name")
+	assert.Equal(t, 0, *r.ExitCode)
+	assert.Equal(t, 2, r.RawLine)
+}
+
+func TestToolLedger(t *testing.T) {
+	sink, res := runScript(t,
+		do(`{"op":"call","id":"c1","name":"A","input":"{\"q\": 1}"}`, `{"op":"call","id":"c1","name":"dup"}`),
+		do(`{"op":"call","id":"c2","name":"B","kind":"nonsense","input":"not json"}`),
+		do(`{"op":"result","id":"c3","name":"C","output":"orphan","is_error":true}`),
+		do(`{"op":"result","id":"c1","output":"one"}`, `{"op":"result","id":"c1","output":"two"}`),
+		do(`{"op":"call","id":"c4","name":"D","scope":"agent1"}`),
+		do(`{"op":"call","name":"noid"}`, `{"op":"result","output":"noid"}`),
+	)
+	evs := events(sink, "")
+	var got []string
+	for _, e := range evs {
+		p := e.Tool()
+		got = append(got, fmt.Sprintf("%s %s %s %s %s %s", e.Type, p.CallID, p.Name, p.Input, p.Output, p.Status))
+	}
+	assert.Equal(t, []string{
+		`tool.call c1 A {"q":1}  `,
+		`tool.call c2 B "not json"  `,
+		`tool.call c3 C   `,
+		`tool.result c3 C  orphan failed`,
+		`tool.result c1 A  one `,
+	}, got)
+	assert.Equal(t, transcript.ToolOther, evs[1].Tool().Kind)
+	assert.Equal(t, []string{"c2", "agent1/c4"}, res.Dangling)
+	w := strings.Join(res.Warnings, "\n")
+	assert.Contains(t, w, "c3 had no tool call")
+	assert.Contains(t, w, "second result for tool call c1")
+	assert.Contains(t, w, "without a call id")
+	assert.Len(t, events(sink, "agent1"), 1)
+}
+
+func TestUsageCostMetaFinal(t *testing.T) {
+	_, res := runScript(t,
+		do(`{"op":"usage","in":10,"out":2,"mode":"add"}`, `{"op":"usage","in":5,"re":1}`),
+		do(`{"op":"usage","in":100,"cr":50,"mode":"set"}`, `{"op":"usage","mode":"set"}`),
+		do(`{"op":"cost","usd":0.5,"mode":"add"}`, `{"op":"cost","usd":0.25,"mode":"add"}`),
+		do(`{"op":"meta","sid":"s1","model":"m1"}`, `{"op":"meta","sid":"s2","model":"m2","pv":"1.2"}`, `{"op":"meta","model":"m3","override":true,"format":"jsonl"}`),
+		do(`{"op":"final","text":"first"}`, `{"op":"final","text":"second"}`),
+		do(`{"op":"unmapped","native":"x"}`, `{"op":"unmapped","native":"x"}`, `{"op":"unmapped"}`),
+		"banner",
+	)
+	u := res.Usage
+	require.NotNil(t, u)
+	assert.Equal(t, int64(100), *u.InputTokens, "set replaces")
+	assert.Equal(t, int64(2), *u.OutputTokens, "set leaves figures it does not state")
+	assert.Equal(t, int64(50), *u.CacheReadTokens)
+	assert.Equal(t, int64(1), *u.ReasoningTokens)
+	assert.Equal(t, 0.75, *res.CostUSD)
+	assert.Equal(t, "s1", res.SessionID)
+	assert.Equal(t, "m3", res.Model)
+	assert.Equal(t, "1.2", res.ProviderVersion)
+	assert.Equal(t, "jsonl", res.Format)
+	assert.Equal(t, "first", res.FinalText)
+	assert.Equal(t, map[string]int{"x": 2, "(unknown)": 1, "non-json": 1}, res.Unmapped)
+	assert.Equal(t, "test", res.Provider)
+
+	_, res = runScript(t, do(`{"op":"cost","usd":2,"mode":"add"}`, `{"op":"cost","usd":1,"mode":"set"}`, `{"op":"final","text":"a"}`, `{"op":"final","text":"b","override":true}`))
+	assert.Equal(t, 1.0, *res.CostUSD)
+	assert.Equal(t, "b", res.FinalText)
+
+	// A final report without text does not hide a later one.
+	_, res = runScript(t, do(`{"op":"final"}`), do(`{"op":"final","text":"late"}`))
+	assert.Equal(t, "late", res.FinalText)
+
+	// A non-finite cost cannot be written: dropped with a warning.
+	_, res = runScript(t, do(`{"op":"cost","usd":"nan","mode":"add"}`))
+	assert.Nil(t, res.CostUSD)
+	_, err := json.Marshal(res)
+	assert.NoError(t, err)
+}
+
+func TestStatusPrecedence(t *testing.T) {
+	cases := []struct {
+		name      string
+		ops       []string
+		st, errTx string
+	}{
+		{"none", nil, "incomplete", ""},
+		{"terminal ok", []string{`{"op":"status","status":"ok","level":3}`}, "ok", ""},
+		{"terminal wins over later error field", []string{`{"op":"status","status":"error","error":"bad","level":3}`, `{"op":"status","status":"ok","level":2}`}, "error", "bad"},
+		{"later terminal replaces", []string{`{"op":"status","status":"error","error":"x","level":3}`, `{"op":"status","status":"ok","level":3}`}, "ok", ""},
+		{"no terminal: error text", []string{`{"op":"status","status":"error","error":"field err","level":2}`}, "incomplete", "field err"},
+		{"no terminal: best error text", []string{`{"op":"status","status":"error","error":"field err","level":2}`, `{"op":"status","status":"error","error":"exit 1","level":1}`}, "incomplete", "field err"},
+		{"no terminal: later same level", []string{`{"op":"status","status":"error","error":"a","level":2}`, `{"op":"status","status":"error","error":"b","level":2}`}, "incomplete", "b"},
+		{"unknown status", []string{`{"op":"status","status":"weird","level":3}`}, "error", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, res := runScript(t, do(c.ops...))
+			assert.Equal(t, c.st, res.Status)
+			assert.Equal(t, c.errTx, res.Error)
+		})
+	}
+}
+
+func TestScopes(t *testing.T) {
+	sink, res := runScript(t,
+		do(`{"op":"call","id":"task1","name":"Task"}`, `{"op":"scope_open","scope":"task1","parent":"task1","name":"explorer","desc":"look around"}`,
+			`{"op":"scope_open","scope":"task1","name":"again"}`),
+		do(`{"op":"open","key":"sm","scope":"task1"}`, `{"op":"block","key":"sm","type":"text","text":"in child"}`, `{"op":"close","key":"sm"}`),
+		do(`{"op":"scope_close","scope":"task1","status":"error","error":"child failed"}`, `{"op":"scope_close","scope":"nope"}`),
+		do(`{"op":"call","id":"c9","name":"X","scope":"auto"}`),
+		do(`{"op":"scope_open","scope":"open2"}`, `{"op":"scope_open"}`),
+		do(`{"op":"scope_open","scope":"s3"}`, `{"op":"scope_close","scope":"s3","status":"bogus"}`),
+	)
+	assert.Equal(t, []string{
+		`|{"seq":0,"run_id":"run","type":"tool.call","path":"","iteration":0,"timestamp":"2020-01-02T03:04:05.000Z","payload":{"name":"Task","call_id":"task1","input":{},"fidelity":"agent_emitted","raw_line":1}}`,
+		"open|task1|task1|explorer|look around",
+		`task1|{"seq":0,"run_id":"run","type":"message.assistant","path":"","iteration":0,"timestamp":"2020-01-02T03:04:05.000Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"in child"}],"raw_line":2}}`,
+		"close|task1|error|child failed",
+		"open|auto|auto||",
+		`auto|{"seq":0,"run_id":"run","type":"tool.call","path":"","iteration":0,"timestamp":"2020-01-02T03:04:05.000Z","payload":{"name":"X","call_id":"c9","input":{},"fidelity":"agent_emitted","raw_line":4}}`,
+		"open|open2|||",
+		"open|s3|||",
+		"close|s3|ok|",
+		"close|auto|incomplete|",
+		"close|open2|incomplete|",
+	}, render(t, &sink.Collector))
+	assert.Equal(t, "incomplete", res.Status)
+
+	// With a terminal status, scopes still open at the end take it.
+	sink, _ = runScript(t, do(`{"op":"scope_open","scope":"s"}`, `{"op":"status","status":"error","error":"e","level":3}`))
+	assert.Equal(t, []string{"open|s|||", "close|s|error|"}, render(t, &sink.Collector))
+}
+
+func TestWarningsCap(t *testing.T) {
+	var ops []string
+	for i := 0; i < maxWarnings+5; i++ {
+		ops = append(ops, fmt.Sprintf(`{"op":"warn","text":"w%d"}`, i))
+	}
+	_, res := runScript(t, do(ops...))
+	require.Len(t, res.Warnings, maxWarnings+1)
+	assert.Equal(t, "w0", res.Warnings[0])
+	assert.Equal(t, "5 more warnings not kept", res.Warnings[maxWarnings])
+}
+
+func TestTimestamps(t *testing.T) {
+	sink, _ := runScript(t,
+		do(`{"op":"call","id":"a","time":"2023-01-01T10:00:00+02:00"}`, `{"op":"call","id":"b","time":"yesterday"}`,
+			`{"op":"call","id":"c","time":"9999-12-31T23:00:00-05:00"}`, `{"op":"call","id":"d","time":"0000-01-01T00:30:00+01:00"}`,
+			`{"op":"result","id":"a","time":"2023-01-01T10:00:01.123456Z"}`),
+	)
+	evs := events(sink, "")
+	require.Len(t, evs, 5)
+	assert.Equal(t, time.Date(2023, 1, 1, 8, 0, 0, 0, time.UTC), evs[0].Timestamp.UTC())
+	assert.Equal(t, epoch, evs[1].Timestamp, "unparsable: the clock")
+	assert.Equal(t, epoch, evs[2].Timestamp, "a time whose UTC year is outside 0000..9999 cannot be written: the clock")
+	assert.Equal(t, epoch, evs[3].Timestamp)
+	assert.Equal(t, time.Date(2023, 1, 1, 10, 0, 1, 123456000, time.UTC), evs[4].Timestamp.UTC())
+}
