@@ -230,6 +230,16 @@ func (n *normalizer) textMessage(out *sdk.Out, key sdk.Str, m sdk.Message, typ s
 	out.Close(key, sdk.MessageEnd{})
 }
 
+// toolUse reports a model-authored tool request: a tool_use block in its
+// own assistant message (key, header m), then the tool call, so the
+// message is written before the call it requested.
+func toolUse(out *sdk.Out, key sdk.Str, m sdk.Message, c sdk.ToolCall) {
+	out.Open(key, m)
+	out.Block(key, 0, sdk.Block{Type: sdk.BlockToolUse, ToolName: c.Name, ToolID: c.CallID, ToolInput: c.Input})
+	out.Close(key, sdk.MessageEnd{})
+	out.ToolCall(c)
+}
+
 // noteText remembers the last assistant text and reports it as the final
 // answer so far (the last one wins).
 func (n *normalizer) noteText(out *sdk.Out, v abi.Value) {

@@ -178,13 +178,9 @@ func (n *normalizer) first(id sdk.Str) bool {
 // (a tool_use block, the request inside the assistant's output) and its
 // tool call.
 func (n *normalizer) toolItem(out *sdk.Out, key, name sdk.Str, kind string, input sdk.Str) {
-	if !n.first(key) {
-		return
+	if n.first(key) {
+		toolUse(out, key, sdk.Message{ID: key}, sdk.ToolCall{CallID: key, Name: name, Input: input, Kind: kind})
 	}
-	out.Open(key, sdk.Message{ID: key})
-	out.Block(key, 0, sdk.Block{Type: sdk.BlockToolUse, ToolName: name, ToolID: key, ToolInput: input})
-	out.Close(key, sdk.MessageEnd{})
-	out.ToolCall(sdk.ToolCall{CallID: key, Name: name, Input: input, Kind: kind})
 }
 
 // command reports a command_execution: the CLI ran a shell command for
@@ -216,7 +212,7 @@ func (n *normalizer) command(out *sdk.Out, ph phase, key sdk.Str, item abi.Value
 // mcpItem reports an mcp_tool_call. A failed call may carry error:null
 // and the failure text in result.content; that text is then the error.
 func (n *normalizer) mcpItem(out *sdk.Out, ph phase, key sdk.Str, item abi.Value) {
-	name := sdk.S(item.Get("server").String() + "." + item.Get("tool").String())
+	name := mcpName(item.Get("server"), item.Get("tool"))
 	n.toolItem(out, key, name, "other", jsonInput(item.Get("arguments")))
 	if ph != phaseCompleted {
 		return
@@ -242,6 +238,11 @@ func (n *normalizer) mcpItem(out *sdk.Out, ph phase, key sdk.Str, item abi.Value
 	}
 	r.IsError = failed || r.Error.IsSet()
 	out.ToolResult(r)
+}
+
+// mcpName names an MCP tool as Codex shows it: server.tool.
+func mcpName(server, tool abi.Value) sdk.Str {
+	return sdk.S(server.String() + "." + tool.String())
 }
 
 // firstText returns the text of the first text content block of an MCP

@@ -69,8 +69,7 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		out.ToolResult(r)
 	case t.Is("mcp_tool_call_begin"):
 		inv := msg.Get("invocation")
-		name := sdk.S(inv.Get("server").String() + "." + inv.Get("tool").String())
-		n.toolMessage(out, sdk.Text(msg.Get("call_id")), name, "other", jsonInput(inv.Get("arguments")))
+		n.toolMessage(out, sdk.Text(msg.Get("call_id")), mcpName(inv.Get("server"), inv.Get("tool")), "other", jsonInput(inv.Get("arguments")))
 	case t.Is("mcp_tool_call_end"):
 		out.ToolResult(mcpLegacyResult(sdk.Text(msg.Get("call_id")), msg.Get("result")))
 	case t.Is("web_search_begin"):
@@ -116,14 +115,10 @@ func abortText(msg abi.Value) sdk.Str {
 	return sdk.S("turn aborted")
 }
 
-// toolMessage reports a tool request as a tool_use block in its own
-// assistant message, and its tool call.
+// toolMessage reports a legacy tool request (the format has no message
+// ids, so its message gets a fresh key).
 func (n *normalizer) toolMessage(out *sdk.Out, callID, name sdk.Str, kind string, input sdk.Str) {
-	key := n.newKey()
-	out.Open(key, sdk.Message{})
-	out.Block(key, 0, sdk.Block{Type: sdk.BlockToolUse, ToolName: name, ToolID: callID, ToolInput: input})
-	out.Close(key, sdk.MessageEnd{})
-	out.ToolCall(sdk.ToolCall{CallID: callID, Name: name, Input: input, Kind: kind})
+	toolUse(out, n.newKey(), sdk.Message{}, sdk.ToolCall{CallID: callID, Name: name, Input: input, Kind: kind})
 }
 
 // commandOutput is what a command printed: the interleaved output when

@@ -183,11 +183,8 @@ func (n *normalizer) rolloutCall(out *sdk.Out, p abi.Value, ts, name sdk.Str, ki
 	if callID.IsEmpty() {
 		callID = sdk.S("call_" + itoa(int64(n.nkeys+1)))
 	}
-	key := n.newKey()
-	out.Open(key, sdk.Message{ID: sdk.Text(p.Get("id")), Model: n.model, Time: ts})
-	out.Block(key, 0, sdk.Block{Type: sdk.BlockToolUse, ToolName: name, ToolID: callID, ToolInput: input})
-	out.Close(key, sdk.MessageEnd{})
-	out.ToolCall(sdk.ToolCall{CallID: callID, Name: name, Input: input, Kind: kind, Command: command, Time: ts})
+	toolUse(out, n.newKey(), sdk.Message{ID: sdk.Text(p.Get("id")), Model: n.model, Time: ts},
+		sdk.ToolCall{CallID: callID, Name: name, Input: input, Kind: kind, Command: command, Time: ts})
 	return callID
 }
 
