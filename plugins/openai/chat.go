@@ -1,0 +1,399 @@
+package openai
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// chatResp is one Chat Completions response being streamed: one message
+// per choice.
+type chatResp struct {
+	id      string
+	model   sdk.Str // kept literal
+	time    sdk.Str
+	msgs    []*chatMsg // in order of first appearance
+	usage   sdk.Usage
+	errored bool // a choice ended in content_filter
+	closed  bool
+}
+
+// chatMsg is the message of one choice.
+type chatMsg struct {
+	key      sdk.Str
+	index    int64
+	nslots   int
+	think    int // slot numbers, -1 until the block appears
+	text     int
+	refusal  int
+	textBuf  []byte // joined content, for the final answer (choice 0)
+	calls    []*chatCall
+	finish   string
+	finished bool
+}
+
+// chatCall is one streamed tool call, joined by its fragments' index.
+type chatCall struct {
+	slot     int
+	index    int64
+	id, name string
+	args     []byte
+	late     bool // id or name arrived after the block was set
+}
+
+func (m *chatMsg) alloc(s *int) int {
+	if *s < 0 {
+		*s = m.nslots
+		m.nslots++
+	}
+	return *s
+}
+
+// chatFor returns the response a chunk belongs to, closing the previous
+// one when a new response starts.
+func (n *normalizer) chatFor(v abi.Value, out *sdk.Out) *chatResp {
+	id := v.Get("id").String()
+	if r := n.chat; r != nil {
+		// A chunk without id (Azure's prompt_filter_results chunk) or
+		// with the current id continues the response; so does a new id
+		// while a choice is still unfinished (servers that number
+		// every chunk).
+		if id == "" || id == r.id || r.unfinished() {
+			return r
+		}
+		n.closeChat(r, out)
+	}
+	r := &chatResp{id: id, model: strOf(v.Get("model")).Keep(), time: unixTime(v.Get("created"))}
+	n.chat = r
+	n.model(v.Get("model"), out)
+	return r
+}
+
+func (r *chatResp) unfinished() bool {
+	for _, m := range r.msgs {
+		if !m.finished {
+			return true
+		}
+	}
+	return false
+}
+
+// msg returns the message of choice idx, opening it.
+func (n *normalizer) chatMsg(r *chatResp, idx int64, out *sdk.Out) *chatMsg {
+	for _, m := range r.msgs {
+		if m.index == idx {
+			return m
+		}
+	}
+	m := &chatMsg{key: n.newKey("c"), index: idx, think: -1, text: -1, refusal: -1}
+	r.msgs = append(r.msgs, m)
+	out.Open(m.key, sdk.Message{ID: opt(r.id), Model: r.model, Time: r.time})
+	return m
+}
+
+// chunk handles one chat.completion.chunk.
+func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
+	n.setFormat(FormatChatSSE, out)
+	r := n.chatFor(v, out)
+	choices := v.Get("choices")
+	pos := int64(0)
+	for it := choices.Iter(); it.Next(); pos++ {
+		c := it.Value()
+		idx, ok := c.Get("index").Int()
+		if !ok {
+			idx = pos
+		}
+		m := n.chatMsg(r, idx, out)
+		d := c.Get("delta")
+		if !d.Exists() {
+			d = c.Get("message")
+		}
+		n.delta(r, m, d, out)
+		if fr := c.Get("finish_reason"); fr.Kind() == abi.KindString && !sdk.Text(fr).IsEmpty() {
+			m.finish = fr.String()
+			n.finishChoice(r, m, out)
+		}
+	}
+	if u := v.Get("usage"); u.Kind() == abi.KindObject {
+		// The last report wins: a server that repeats usage on every
+		// chunk sends running totals.
+		r.usage = usageOf(u)
+	}
+	if e := v.Get("error"); e.Kind() == abi.KindObject {
+		n.apiError(e, out)
+	}
+	if choices.Kind() == abi.KindArray && choices.Len() == 0 && v.Get("usage").Kind() == abi.KindObject {
+		// include_usage: the usage chunk is the response's last.
+		n.closeChat(r, out)
+	}
+}
+
+// delta applies one choice's delta.
+func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
+	th := d.Get("reasoning_content")
+	if th.Kind() != abi.KindString {
+		th = d.Get("reasoning")
+	}
+	if th.Kind() == abi.KindString && !sdk.Text(th).IsEmpty() {
+		out.Append(m.key, m.alloc(&m.think), sdk.FieldThinking, sdk.Text(th))
+	}
+	if c := d.Get("content"); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
+		out.Append(m.key, m.alloc(&m.text), sdk.FieldText, sdk.Text(c))
+		if m.index == 0 {
+			m.textBuf = appendString(m.textBuf, c)
+		}
+	}
+	if rf := d.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {
+		out.Append(m.key, m.alloc(&m.refusal), sdk.FieldText, sdk.Text(rf))
+	}
+	pos := int64(0)
+	for it := d.Get("tool_calls").Iter(); it.Next(); pos++ {
+		n.toolFragment(r, m, it.Value(), pos, out)
+	}
+	if fc := d.Get("function_call"); fc.Kind() == abi.KindObject {
+		// The pre-tools function_call: one call per choice, no id.
+		n.fragment(m, m.callAt(-1, ""), -1, sdk.Str{}, fc, out)
+	}
+}
+
+// callAt finds the call a fragment continues: by index, else by id,
+// else the latest one.
+func (m *chatMsg) callAt(index int64, id string) *chatCall {
+	for _, c := range m.calls {
+		if c.index == index {
+			return c
+		}
+	}
+	if id != "" {
+		for _, c := range m.calls {
+			if c.id == id {
+				return c
+			}
+		}
+	}
+	return nil
+}
+
+// toolFragment applies one tool_calls[] fragment.
+func (n *normalizer) toolFragment(r *chatResp, m *chatMsg, tc abi.Value, pos int64, out *sdk.Out) {
+	id := strOf(tc.Get("id"))
+	idx, ok := tc.Get("index").Int()
+	var c *chatCall
+	switch {
+	case ok:
+		c = m.callAt(idx, "")
+	case !id.IsEmpty():
+		// Servers that leave out index send one whole call per
+		// fragment.
+		c = m.callAt(-2, id.String())
+		idx = int64(1000 + len(m.calls))
+	case len(m.calls) > 0:
+		// ...or continue the latest call without an id.
+		c = m.calls[len(m.calls)-1]
+	default:
+		idx = pos
+	}
+	n.fragment(m, c, idx, id, tc.Get("function"), out)
+}
+
+// fragment joins one piece of a call (id, function.name,
+// function.arguments) into c, creating the call when c is nil.
+func (n *normalizer) fragment(m *chatMsg, c *chatCall, idx int64, id sdk.Str, fn abi.Value, out *sdk.Out) {
+	name := fn.Get("name")
+	if c == nil {
+		c = &chatCall{slot: m.nslots, index: idx, id: id.String(), name: name.String()}
+		m.nslots++
+		m.calls = append(m.calls, c)
+		out.Block(m.key, c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(c.name), ToolID: opt(c.id)})
+	} else {
+		if c.id == "" && !id.IsEmpty() {
+			c.id, c.late = id.String(), true
+		}
+		if c.name == "" && name.Kind() == abi.KindString && !sdk.Text(name).IsEmpty() {
+			c.name, c.late = name.String(), true
+		}
+	}
+	if a := fn.Get("arguments"); a.Kind() == abi.KindString && !sdk.Text(a).IsEmpty() {
+		out.Append(m.key, c.slot, sdk.FieldToolInput, sdk.Text(a))
+		c.args = appendString(c.args, a)
+	} else if a.Kind() == abi.KindObject {
+		// Some compatible servers send the arguments as an object.
+		out.Append(m.key, c.slot, sdk.FieldToolInput, sdk.Text(a))
+		c.args = append(c.args, a.Raw()...)
+	}
+}
+
+// finishChoice ends a choice: its tool calls are complete and its
+// finish_reason decides the status (see the package documentation).
+func (n *normalizer) finishChoice(r *chatResp, m *chatMsg, out *sdk.Out) {
+	if m.finished {
+		return
+	}
+	m.finished = true
+	for i, c := range m.calls {
+		if c.id == "" {
+			// No id from the server: one that is stable per response
+			// and choice.
+			c.id, c.late = r.id+"#"+itoa(m.index)+"."+itoa(int64(i)), true
+		}
+		input, root := jsonInput(c.args)
+		if c.late {
+			out.Block(m.key, c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(c.name), ToolID: sdk.S(c.id), ToolInput: input})
+		}
+		n.toolCall(c.id, c.name, input, root, r.time, out)
+	}
+	if m.finish == "" {
+		return
+	}
+	n.finishReason(r, m.finish, out)
+}
+
+// finishReason reports the status a finish_reason implies.
+func (n *normalizer) finishReason(r *chatResp, reason string, out *sdk.Out) {
+	switch reason {
+	case "content_filter":
+		r.errored = true
+		n.status(sdk.StatusError, sdk.S("content_filter: the output was withheld by the provider's content filter"), out)
+		return
+	case "length", "max_tokens":
+		out.Warn("openai: output cut at the token limit (finish_reason " + reason + ")")
+	}
+	if !r.errored {
+		n.status(sdk.StatusOK, sdk.Str{}, out)
+	}
+}
+
+// toolCall reports a tool.call once per call id.
+func (n *normalizer) toolCall(id, name string, input sdk.Str, root abi.Value, ts sdk.Str, out *sdk.Out) {
+	if id == "" || n.calls[id] {
+		return
+	}
+	n.calls[id] = true
+	kind := toolKind(name)
+	tc := sdk.ToolCall{CallID: sdk.S(id), Name: opt(name), Input: input, Kind: kind, Time: ts}
+	if kind == "execute" {
+		tc.Command = commandOf(root)
+	}
+	out.ToolCall(tc)
+}
+
+// closeChat writes the messages of a streamed response.
+func (n *normalizer) closeChat(r *chatResp, out *sdk.Out) {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	if n.chat == r {
+		n.chat = nil
+	}
+	for _, m := range r.msgs {
+		n.finishChoice(r, m, out)
+		e := sdk.MessageEnd{StopReason: opt(m.finish)}
+		if len(r.msgs) == 1 {
+			// Usage is per response: it belongs to a message only when
+			// the response has one.
+			e.Usage = r.usage
+		}
+		out.Close(m.key, e)
+		if m.index == 0 && len(m.textBuf) > 0 {
+			out.Final(sdk.S(string(m.textBuf)), true)
+		}
+	}
+	out.Usage(r.usage, abi.ModeAdd)
+}
+
+// completion handles a whole chat.completion body.
+func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
+	n.setFormat(FormatChat, out)
+	if n.chat != nil {
+		n.closeChat(n.chat, out)
+	}
+	r := &chatResp{id: v.Get("id").String(), model: strOf(v.Get("model")), time: unixTime(v.Get("created")), closed: true}
+	n.model(v.Get("model"), out)
+	u := usageOf(v.Get("usage"))
+	choices := v.Get("choices")
+	nchoices := choices.Len()
+	pos := int64(0)
+	for it := choices.Iter(); it.Next(); pos++ {
+		c := it.Value()
+		idx, ok := c.Get("index").Int()
+		if !ok {
+			idx = pos
+		}
+		key := n.newKey("c")
+		out.Open(key, sdk.Message{ID: opt(r.id), Model: r.model, Time: r.time})
+		msg := c.Get("message")
+		slot := 0
+		th := msg.Get("reasoning_content")
+		if th.Kind() != abi.KindString {
+			th = msg.Get("reasoning")
+		}
+		if th.Kind() == abi.KindString && !sdk.Text(th).IsEmpty() {
+			out.Block(key, slot, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(th)})
+			slot++
+		}
+		content := msg.Get("content")
+		switch content.Kind() {
+		case abi.KindString:
+			if !sdk.Text(content).IsEmpty() {
+				out.Block(key, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(content)})
+				slot++
+				if idx == 0 {
+					out.Final(sdk.Text(content), true)
+				}
+			}
+		case abi.KindArray:
+			// Content parts, from some compatible servers.
+			for pt := content.Iter(); pt.Next(); {
+				if t := pt.Value().Get("text"); t.Kind() == abi.KindString {
+					out.Block(key, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t)})
+					slot++
+				}
+			}
+		}
+		if rf := msg.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {
+			out.Block(key, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(rf)})
+			slot++
+		}
+		var calls []abi.Value
+		for tc := msg.Get("tool_calls").Iter(); tc.Next(); {
+			calls = append(calls, tc.Value())
+		}
+		if fc := msg.Get("function_call"); fc.Kind() == abi.KindObject {
+			calls = append(calls, msg) // its function_call is read below
+		}
+		for i, tc := range calls {
+			fn := tc.Get("function")
+			if !fn.Exists() {
+				fn = tc.Get("function_call")
+			}
+			id := tc.Get("id").String()
+			if id == "" {
+				id = r.id + "#" + itoa(idx) + "." + itoa(int64(i))
+			}
+			name := fn.Get("name").String()
+			args := fn.Get("arguments")
+			input := sdk.JSON(args)
+			if sdk.Text(args).IsEmpty() {
+				input, _ = jsonInput(nil)
+			}
+			out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(name), ToolID: sdk.S(id), ToolInput: input})
+			slot++
+			n.toolCall(id, name, input, argsRoot(args), r.time, out)
+		}
+		e := sdk.MessageEnd{StopReason: strOf(c.Get("finish_reason"))}
+		if nchoices == 1 {
+			e.Usage = u
+		}
+		out.Close(key, e)
+		if fr := c.Get("finish_reason"); fr.Kind() == abi.KindString && !sdk.Text(fr).IsEmpty() {
+			n.finishReason(r, fr.String(), out)
+		} else if !r.errored {
+			// A body is a whole response even without a finish_reason.
+			n.status(sdk.StatusOK, sdk.Str{}, out)
+		}
+	}
+	if nchoices == 0 && !v.Get("error").Exists() {
+		n.status(sdk.StatusOK, sdk.Str{}, out)
+	}
+	out.Usage(u, abi.ModeAdd)
+}

@@ -1,0 +1,126 @@
+// Package openai is the twasm normalizer for the OpenAI HTTP APIs (and
+// servers compatible with them). It is a plain Go package (tests, fuzzing
+// and the native baseline run it through sdk.Driver); plugins/openai/wasm
+// is the WebAssembly entry point. It uses no reflection, no encoding/json
+// and no fmt, so that it also builds with TinyGo.
+//
+// # Formats
+//
+// Each payload says what it is, so the format is detected per payload
+// and the first one names the step's format:
+//
+//   - chat-completion: a chat.completion body, on one line or
+//     pretty-printed over many (reassembled until its brackets balance,
+//     then indexed with sdk.Parse; lines that never make a document are
+//     counted as "non_json").
+//   - chat-sse: chat.completion.chunk payloads, with data: framing or one
+//     per line.
+//   - responses: a Responses API response object.
+//   - responses-sse: Responses API events (response.*, error), with
+//     event:/data: framing or one payload per line.
+//
+// SSE framing (event:, id:, retry:, comments), blank lines and
+// "data: [DONE]" are the wire format, not content: they are never counted
+// as unmapped. A request/response log ({"request":..., "response":...}),
+// a Batch API line ({"response":{"body":...}}) and bare request bodies are
+// unwrapped: a request contributes the prompt (a message.user whose
+// instructions/system texts have origin system_prompt; texts repeated by
+// later requests of the same conversation are reported once) and the
+// outcomes of earlier calls (function_call_output and the other *_output
+// items, Chat "tool" messages) as tool.result joined by call id.
+//
+// # Messages
+//
+// Chat Completions: one message per choice of a response; the content
+// deltas are appended to one text block, reasoning_content / reasoning
+// (compatible servers) to a thinking block before it, refusal to a text
+// block of its own (a refusal is what the model said). Tool call
+// fragments are joined by index: id and name come from the first
+// fragment, the arguments are appended to the block's tool input (parsed
+// by the host when the message closes, "" being {}) and joined inside the
+// plugin as well, since the tool.call needs the whole value. A server that
+// sends no call id gets "<response id>#<choice>.<n>". A message closes at
+// the usage-only chunk, [DONE], the next response or the end; usage
+// belongs to the message only when the response has one choice (it is
+// per response), and is added to the step once per response.
+//
+// Responses API: one message per response (a multi-step tool loop in one
+// stream gives several), its blocks the output items' parts in output
+// order: reasoning summaries (and reasoning_text) are thinking; a
+// reasoning item with nothing readable (encrypted_content only, or no
+// summary) is a thinking block marked redacted; output_text and refusal
+// are text; function_call, custom_tool_call and the built-in tools are
+// tool_use blocks. Every block is keyed by (item id, part index), so
+// deltas build it and the first snapshot (output_text.done,
+// content_part.done, output_item.done or the final response object)
+// replaces it once; later snapshots of the same part are ignored, so
+// nothing is written twice. Argument deltas are keyed by item_id and
+// joined to the call_id the item announced in output_item.added.
+//
+// # Tools
+//
+// Every function call, custom tool call and built-in tool item is a
+// tool.call (once per call id). Kinds come from the name only where it is
+// obvious (shell/exec_command → execute with its command, read_file →
+// read, apply_patch → edit, grep/file_search → search, web_search/fetch →
+// fetch, update_plan → think); a caller's own functions are "other". The
+// built-in tools: web_search_call → fetch, file_search_call → search,
+// code_interpreter_call → execute, mcp_call → other (named
+// "<server_label>.<name>"), local_shell_call and shell_call → execute,
+// apply_patch_call → edit, computer_call and image_generation_call →
+// other. Those OpenAI runs itself carry their outcome, reported as a
+// tool_result block and a tool.result when the item is finished; the
+// others, and every function call, get their result only from the next
+// request's input: a call whose result is not in the data is dangling,
+// which the host reports (the caller runs tools between requests), not an
+// error.
+//
+// # Status
+//
+// A finish_reason, or a response's final status, is the terminal event:
+//
+//   - stop, tool_calls, function_call and unknown reasons: ok.
+//   - length (and max_tokens from compatible servers), and a Responses
+//     "incomplete" with reason max_output_tokens: ok, with the message's
+//     stop_reason saying so and a warning. The call did what the caller
+//     asked (its own token limit ended the output); this is what the
+//     Claude plugin does with max_tokens, and a user finds the cut in
+//     stop_reason and the warnings.
+//   - content_filter (either API): error. The provider withheld the
+//     output, so the step did not deliver an answer.
+//   - Responses "failed": error with response.error.message; "cancelled":
+//     error; "incomplete" for another reason: incomplete with the reason.
+//   - An error body {error:{message,type,code}}, data: {"error":...} and
+//     the Responses "error" event: error (the call failed; a following
+//     response.failed restates it).
+//
+// A later terminal report replaces an earlier one (the last response of a
+// tool loop decides), except that within one chat response a choice cut by
+// the content filter is not overridden by another choice. A chat stream
+// that reached [DONE] without any finish_reason is ok; a stream cut
+// before its terminal event is left without one (the host makes it
+// incomplete), its open messages are written and its calls reported with
+// the arguments received so far.
+//
+// # Usage
+//
+// prompt_tokens / input_tokens are totals already (cached included):
+// input_tokens; prompt_tokens_details.cached_tokens /
+// input_tokens_details.cached_tokens: cache_read (DeepSeek's
+// prompt_cache_hit_tokens when that is all there is);
+// input_tokens_details.cache_write_tokens: cache_write; completion_tokens
+// / output_tokens: output_tokens; *_details.reasoning_tokens: reasoning.
+// The last usage a chat stream reports wins (servers that repeat it send
+// running totals); the step adds each response's usage once.
+//
+// # Unmapped
+//
+// Counted by native type: "non_json" for text that is not JSON (a
+// banner, a truncated line, a pretty-printed document that never
+// closed), the event type for unknown Responses events, "item/<type>"
+// for unknown output items, "content/<type>" for unknown content parts,
+// "object/<object>" or the type for other payloads. Hosted tools'
+// progress events (response.web_search_call.searching, ...), annotation
+// and part-added events carry nothing the completed item does not, and
+// are not counted.
+package openai

@@ -1,0 +1,25 @@
+package openai_test
+
+import (
+	"flag"
+	"path/filepath"
+	"testing"
+
+	"github.com/twasm/twasm/golden/goldentest"
+	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/plugins/openai"
+)
+
+var update = flag.Bool("update", false, "rewrite golden files")
+
+// goldenDir is at the repository root, where the wasm golden run
+// (make golden) finds it too.
+var goldenDir = filepath.Join("..", "..", "testdata", "golden", "openai")
+
+// TestGolden runs every golden case natively; -update rewrites the
+// expectations, whose diff is then reviewed line by line.
+func TestGolden(t *testing.T) {
+	goldentest.Test(t, goldenDir, "openai", func() (normalize.Instance, error) {
+		return normalize.NativeInstance(openai.Plugin), nil
+	}, *update)
+}

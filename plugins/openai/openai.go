@@ -1,0 +1,676 @@
+package openai
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// The formats the plugin reads, as reported in the step's metadata (the
+// names internal/detect uses).
+const (
+	FormatChat         = "chat-completion"
+	FormatChatSSE      = "chat-sse"
+	FormatResponses    = "responses"
+	FormatResponsesSSE = "responses-sse"
+)
+
+// Plugin is the OpenAI HTTP API normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "openai",
+		Version:     "0.1.0",
+		Providers:   []string{"openai"},
+		Formats:     []string{FormatChat, FormatChatSSE, FormatResponses, FormatResponsesSSE},
+		Description: "OpenAI Chat Completions and Responses API: response bodies and SSE streams (and compatible servers)",
+	},
+	New: func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+}
+
+// maxAcc bounds the reassembly of a pretty-printed document: the host
+// would not have sent a longer line either.
+const maxAcc = abi.MaxLineBytes
+
+// maxNest bounds how deep request/response wrappers ({"response":
+// {"body": ...}}) are unwrapped.
+const maxNest = 4
+
+// normalizer is the state of one stream. Everything kept across lines is
+// a Go string, a byte slice the plugin owns, a literal sdk.Str or a
+// number: spans die with their line.
+type normalizer struct {
+	format    string
+	modelSent bool
+	nkeys     int // message key counter
+
+	chat     *chatResp // the Chat Completions response being streamed
+	doneSeen bool      // data: [DONE] arrived
+	terminal bool      // a terminal status was reported
+
+	cur     *resp            // the Responses API response being streamed
+	resps   map[string]*resp // by response id
+	items   map[string]*item // by output item id
+	parts   map[partKey]*slot
+	calls   map[string]bool // call ids whose tool.call was reported
+	results map[string]bool // call ids whose tool.result was reported
+	prompts map[uint64]bool // hashes of request-side texts already reported
+
+	// pretty-printed JSON being reassembled
+	acc      []byte
+	accLines int
+	accDepth int
+	accStr   bool
+	accEsc   bool
+}
+
+func newNormalizer() *normalizer {
+	return &normalizer{
+		resps:   map[string]*resp{},
+		items:   map[string]*item{},
+		parts:   map[partKey]*slot{},
+		calls:   map[string]bool{},
+		results: map[string]bool{},
+		prompts: map[uint64]bool{},
+	}
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	if n.acc != nil {
+		// An unindented JSON line cannot be the inside of a
+		// pretty-printed document: what was accumulated was not one.
+		if l.IsJSON() && !indented(l.Raw) {
+			n.dropAcc(out)
+		} else {
+			n.accumulate(l.Raw, out)
+			return nil
+		}
+	}
+	if !l.IsJSON() {
+		n.text(l.Raw, out)
+		return nil
+	}
+	n.value(l.JSON(), 0, out)
+	return nil
+}
+
+// End implements sdk.Normalizer.
+func (n *normalizer) End(out *sdk.Out) error {
+	if n.acc != nil {
+		if doc, ok := sdk.Parse(n.acc); ok {
+			n.acc = nil
+			n.value(doc.Root(), 0, out)
+		} else {
+			n.dropAcc(out)
+		}
+	}
+	if n.chat != nil {
+		n.closeChat(n.chat, out)
+	}
+	// Responses cut before their terminal event: close them in the
+	// order they started, so their calls are still reported.
+	for n.cur != nil {
+		n.closeResp(n.cur, out)
+	}
+	for _, r := range n.openResps() {
+		n.closeResp(r, out)
+	}
+	if !n.terminal && n.doneSeen {
+		// [DONE] is the server's own end-of-stream marker: a chat
+		// stream whose chunks carried no finish_reason (some compatible
+		// servers) still ended normally.
+		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	}
+	return nil
+}
+
+// openResps lists responses still open, oldest first.
+func (n *normalizer) openResps() []*resp {
+	var rs []*resp
+	for _, r := range n.resps {
+		if !r.closed {
+			rs = append(rs, r)
+		}
+	}
+	// Few responses per stream: insertion sort by start order.
+	for i := 1; i < len(rs); i++ {
+		for j := i; j > 0 && rs[j].seq < rs[j-1].seq; j-- {
+			rs[j], rs[j-1] = rs[j-1], rs[j]
+		}
+	}
+	return rs
+}
+
+func (n *normalizer) setFormat(f string, out *sdk.Out) {
+	if n.format != "" {
+		return
+	}
+	n.format = f
+	out.Meta(sdk.Meta{Format: sdk.S(f)})
+}
+
+// model reports the step's model the first time a line names one.
+func (n *normalizer) model(v abi.Value, out *sdk.Out) {
+	if n.modelSent || v.Kind() != abi.KindString || sdk.Text(v).IsEmpty() {
+		return
+	}
+	n.modelSent = true
+	out.Meta(sdk.Meta{Model: sdk.Text(v)})
+}
+
+func (n *normalizer) newKey(prefix string) sdk.Str {
+	n.nkeys++
+	return sdk.S(prefix + itoa(int64(n.nkeys)))
+}
+
+// text handles a line that is not JSON: SSE framing, the [DONE] marker,
+// the first line of a pretty-printed document, or noise.
+func (n *normalizer) text(raw []byte, out *sdk.Out) {
+	t := trimSpace(raw)
+	switch {
+	case len(t) == 0:
+		return
+	case t[0] == '{' || t[0] == '[':
+		n.acc = append(n.acc[:0:0], raw...)
+		n.acc = append(n.acc, '\n')
+		n.accLines = 1
+		n.accDepth, n.accStr, n.accEsc = 0, false, false
+		n.scanDepth(raw)
+		n.checkAcc(out)
+		return
+	case hasPrefix(t, "event:") || hasPrefix(t, "id:") || hasPrefix(t, "retry:") || t[0] == ':':
+		return // SSE framing: the payload's own type says what it is
+	case hasPrefix(t, "data:"):
+		d := trimSpace(t[5:])
+		if string(d) == "[DONE]" {
+			n.doneSeen = true
+			if n.chat != nil {
+				n.closeChat(n.chat, out)
+			}
+			return
+		}
+		if len(d) == 0 {
+			return
+		}
+	}
+	out.Unmapped(sdk.S("non_json"))
+}
+
+func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
+	if len(n.acc)+len(raw) > maxAcc {
+		n.dropAcc(out)
+		out.Unmapped(sdk.S("non_json"))
+		return
+	}
+	n.acc = append(n.acc, raw...)
+	n.acc = append(n.acc, '\n')
+	n.accLines++
+	n.scanDepth(raw)
+	n.checkAcc(out)
+}
+
+// checkAcc parses the accumulated text once its brackets balance.
+func (n *normalizer) checkAcc(out *sdk.Out) {
+	if n.accDepth > 0 || n.accStr {
+		return
+	}
+	doc, ok := sdk.Parse(n.acc)
+	if !ok {
+		n.dropAcc(out)
+		return
+	}
+	n.acc = nil
+	n.accLines = 0
+	n.value(doc.Root(), 0, out)
+}
+
+// dropAcc counts accumulated lines that did not make a document.
+func (n *normalizer) dropAcc(out *sdk.Out) {
+	for i := 0; i < n.accLines; i++ {
+		out.Unmapped(sdk.S("non_json"))
+	}
+	n.acc, n.accLines = nil, 0
+}
+
+// scanDepth tracks bracket depth outside strings across lines.
+func (n *normalizer) scanDepth(b []byte) {
+	for _, c := range b {
+		if n.accStr {
+			switch {
+			case n.accEsc:
+				n.accEsc = false
+			case c == '\\':
+				n.accEsc = true
+			case c == '"':
+				n.accStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			n.accStr = true
+		case '{', '[':
+			n.accDepth++
+		case '}', ']':
+			n.accDepth--
+		}
+	}
+	if n.accDepth < 0 {
+		n.accDepth = 0 // unbalanced: let checkAcc try and fail
+	}
+}
+
+// value handles one JSON document: an object, or an array of them (a
+// saved list of chunks or events).
+func (n *normalizer) value(v abi.Value, depth int, out *sdk.Out) {
+	if v.Kind() == abi.KindArray {
+		for it := v.Iter(); it.Next(); {
+			if e := it.Value(); e.Kind() == abi.KindObject {
+				n.object(e, depth, out)
+			} else {
+				out.Unmapped(sdk.S("non_object"))
+			}
+		}
+		return
+	}
+	n.object(v, depth, out)
+}
+
+// object dispatches one payload on what it is.
+func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
+	obj, typ := v.Get("object"), v.Get("type")
+	switch {
+	case obj.Is("chat.completion.chunk"):
+		n.chunk(v, out)
+	case obj.Is("chat.completion"):
+		n.completion(v, out)
+	case obj.Is("response"):
+		n.setFormat(FormatResponses, out)
+		n.responseObject(v, abi.Value{}, out)
+	case typ.Kind() == abi.KindString && hasPrefix(typ.Raw(), `"response.`):
+		n.setFormat(FormatResponsesSSE, out)
+		n.event(v, typ, out)
+	case typ.Is("error"):
+		// A Responses stream error event: {type, code, message, param},
+		// or {type, error: {...}}.
+		n.setFormat(FormatResponsesSSE, out)
+		e := v
+		if v.Get("error").Kind() == abi.KindObject {
+			e = v.Get("error")
+		}
+		n.apiError(e, out)
+	case v.Get("error").Kind() == abi.KindObject && !v.Get("choices").Exists() && !v.Get("output").Exists():
+		// An HTTP error body, or data: {"error": ...} in a stream.
+		n.apiError(v.Get("error"), out)
+	case v.Get("choices").Kind() == abi.KindArray:
+		// A compatible server that leaves out "object".
+		if isChunk(v) {
+			n.chunk(v, out)
+		} else {
+			n.completion(v, out)
+		}
+	case v.Get("output").Kind() == abi.KindArray && v.Get("status").Exists():
+		n.setFormat(FormatResponses, out)
+		n.responseObject(v, abi.Value{}, out)
+	case depth < maxNest && isWrapper(v):
+		// A request/response log record or a Batch API line: the
+		// request first, since it holds the results of the calls the
+		// previous response made.
+		for _, k := range [...]string{"request", "body", "response"} {
+			w := v.Get(k)
+			if w.Kind() == abi.KindObject {
+				if k == "response" && w.Get("body").Kind() == abi.KindObject {
+					w = w.Get("body")
+				}
+				n.value(w, depth+1, out)
+			}
+		}
+	case v.Get("input").Exists() && (v.Get("model").Exists() || v.Get("input").Kind() == abi.KindArray):
+		n.responsesRequest(v, out)
+	case v.Get("messages").Kind() == abi.KindArray:
+		n.chatRequest(v, out)
+	case typ.Kind() == abi.KindString:
+		out.Unmapped(sdk.S(short(typ)))
+	case obj.Kind() == abi.KindString:
+		out.Unmapped(sdk.S("object/" + short(obj)))
+	default:
+		out.Unmapped(sdk.S("(no type)"))
+	}
+}
+
+// isWrapper reports whether v wraps requests or responses rather than
+// being one.
+func isWrapper(v abi.Value) bool {
+	for _, k := range [...]string{"request", "body", "response"} {
+		if v.Get(k).Kind() == abi.KindObject {
+			return true
+		}
+	}
+	return false
+}
+
+// isChunk tells a chunk from a completion when "object" is missing.
+func isChunk(v abi.Value) bool {
+	for it := v.Get("choices").Iter(); it.Next(); {
+		c := it.Value()
+		if c.Get("delta").Exists() {
+			return true
+		}
+		if c.Get("message").Exists() {
+			return false
+		}
+	}
+	// No choices: the usage chunk of a stream.
+	return true
+}
+
+// apiError reports an API error object {message, type, code}: the call
+// failed, which is the end of the step.
+func (n *normalizer) apiError(e abi.Value, out *sdk.Out) {
+	msg := sdk.Text(e.Get("message"))
+	if msg.IsEmpty() {
+		msg = sdk.Text(e.Get("code"))
+	}
+	if msg.IsEmpty() {
+		msg = sdk.Text(e.Get("type"))
+	}
+	if msg.IsEmpty() {
+		msg = sdk.S("error")
+	}
+	n.status(sdk.StatusError, msg, out)
+}
+
+// status reports a terminal status.
+func (n *normalizer) status(st string, err sdk.Str, out *sdk.Out) {
+	n.terminal = true
+	out.Status(st, err, abi.LevelTerminal)
+}
+
+// toolKind maps a tool name to the transcript's tool kind where the name
+// makes it obvious; function names are the caller's own, so anything
+// else is "other".
+func toolKind(name string) string {
+	switch lower(name) {
+	case "shell", "bash", "exec", "exec_command", "run_command", "run_shell_command", "execute_command",
+		"shell_command", "terminal", "local_shell", "container.exec", "run_terminal_cmd":
+		return "execute"
+	case "read", "read_file", "readfile", "view", "view_file", "open_file", "cat", "view_image":
+		return "read"
+	case "write", "write_file", "edit", "edit_file", "multiedit", "apply_patch", "create_file", "replace",
+		"str_replace_editor", "str_replace_based_edit_tool":
+		return "edit"
+	case "grep", "glob", "search", "file_search", "search_files", "find_files", "list_dir", "list_directory",
+		"ls", "codebase_search", "grep_search":
+		return "search"
+	case "web_search", "web_fetch", "fetch", "fetch_url", "browse", "http_request":
+		return "fetch"
+	case "think", "update_plan", "todo_write", "todowrite", "plan":
+		return "think"
+	}
+	return "other"
+}
+
+// commandOf returns the command line of an execute call's input:
+// "command" or "cmd", a string or an argv array.
+func commandOf(input abi.Value) sdk.Str {
+	c := input.Get("command")
+	if !c.Exists() {
+		c = input.Get("cmd")
+	}
+	switch c.Kind() {
+	case abi.KindString:
+		return sdk.Text(c)
+	case abi.KindArray:
+		return shellJoin(c)
+	}
+	return sdk.Str{}
+}
+
+// shellJoin joins an argv array into one command line, quoting words
+// that the shell would split.
+func shellJoin(argv abi.Value) sdk.Str {
+	var b []byte
+	for it := argv.Iter(); it.Next(); {
+		w := it.Value().String()
+		if len(b) > 0 {
+			b = append(b, ' ')
+		}
+		if w != "" && !needsQuote(w) {
+			b = append(b, w...)
+			continue
+		}
+		b = append(b, '\'')
+		for i := 0; i < len(w); i++ {
+			if w[i] == '\'' {
+				b = append(b, `'\''`...)
+			} else {
+				b = append(b, w[i])
+			}
+		}
+		b = append(b, '\'')
+	}
+	return sdk.S(string(b))
+}
+
+func needsQuote(w string) bool {
+	for i := 0; i < len(w); i++ {
+		c := w[i]
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_' || c == '.' || c == '/' || c == '=' || c == ':' || c == ',' || c == '+' || c == '@') {
+			return true
+		}
+	}
+	return false
+}
+
+// jsonInput parses text the plugin assembled (joined argument
+// fragments) as a tool input: "" is {}, text that is not JSON stays a
+// string rather than being lost. root is the parsed value, if any.
+func jsonInput(b []byte) (in sdk.Str, root abi.Value) {
+	t := trimSpace(b)
+	if len(t) == 0 {
+		t = []byte("{}")
+	}
+	if doc, ok := sdk.Parse(t); ok {
+		return sdk.JSON(doc.Root()), doc.Root()
+	}
+	return sdk.S(string(b)), abi.Value{}
+}
+
+// argsRoot returns the parsed value of a JSON-string argument (the
+// Responses and Chat APIs send arguments as a string).
+func argsRoot(v abi.Value) abi.Value {
+	switch v.Kind() {
+	case abi.KindObject:
+		return v
+	case abi.KindString:
+		raw := v.Raw()
+		if len(raw) < 4 {
+			return abi.Value{}
+		}
+		var b []byte
+		if v.Escaped() {
+			var ok bool
+			if b, ok = abi.Unescape(nil, raw[1:len(raw)-1]); !ok {
+				return abi.Value{}
+			}
+		} else {
+			b = raw[1 : len(raw)-1]
+		}
+		if doc, ok := sdk.Parse(b); ok {
+			return doc.Root()
+		}
+	}
+	return abi.Value{}
+}
+
+// appendString appends the contents of a JSON string value, unescaped.
+func appendString(dst []byte, v abi.Value) []byte {
+	if v.Kind() != abi.KindString {
+		return dst
+	}
+	raw := v.Raw()
+	raw = raw[1 : len(raw)-1]
+	if v.Escaped() {
+		if out, ok := abi.Unescape(dst, raw); ok {
+			return out
+		}
+	}
+	return append(dst, raw...)
+}
+
+// usageOf reads a usage object of either API. input_tokens and
+// prompt_tokens are already totals (cached included).
+func usageOf(u abi.Value) sdk.Usage {
+	if u.Kind() != abi.KindObject {
+		return sdk.Usage{}
+	}
+	var s sdk.Usage
+	if v := u.Get("input_tokens"); v.Exists() {
+		s.Input = sdk.IntOf(v)
+		s.CacheRead = sdk.IntOf(u.Path("input_tokens_details", "cached_tokens"))
+		s.CacheWrite = sdk.IntOf(u.Path("input_tokens_details", "cache_write_tokens"))
+		s.Output = sdk.IntOf(u.Get("output_tokens"))
+		s.Reasoning = sdk.IntOf(u.Path("output_tokens_details", "reasoning_tokens"))
+		return s
+	}
+	s.Input = sdk.IntOf(u.Get("prompt_tokens"))
+	s.CacheRead = sdk.IntOf(u.Path("prompt_tokens_details", "cached_tokens"))
+	if _, ok := s.CacheRead.Value(); !ok {
+		// DeepSeek's compatible API names the cache hit separately.
+		s.CacheRead = sdk.IntOf(u.Get("prompt_cache_hit_tokens"))
+	}
+	s.Output = sdk.IntOf(u.Get("completion_tokens"))
+	s.Reasoning = sdk.IntOf(u.Path("completion_tokens_details", "reasoning_tokens"))
+	return s
+}
+
+// unixTime renders seconds since the epoch as RFC 3339 (UTC), without
+// the time package's formatting machinery.
+func unixTime(v abi.Value) sdk.Str {
+	sec, ok := v.Int()
+	if !ok || sec <= 0 || sec > 253402300799 { // up to 9999-12-31
+		return sdk.Str{}
+	}
+	days, rem := sec/86400, sec%86400
+	// Civil date from days since 1970-01-01 (proleptic Gregorian).
+	z := days + 719468
+	era := z / 146097
+	doe := z - era*146097
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
+	y := yoe + era*400
+	doy := doe - (365*yoe + yoe/4 - yoe/100)
+	mp := (5*doy + 2) / 153
+	d := doy - (153*mp+2)/5 + 1
+	m := mp + 3
+	if m > 12 {
+		m -= 12
+	}
+	if m <= 2 {
+		y++
+	}
+	b := make([]byte, 0, 20)
+	b = pad(b, y, 4)
+	b = append(b, '-')
+	b = pad(b, m, 2)
+	b = append(b, '-')
+	b = pad(b, d, 2)
+	b = append(b, 'T')
+	b = pad(b, rem/3600, 2)
+	b = append(b, ':')
+	b = pad(b, rem/60%60, 2)
+	b = append(b, ':')
+	b = pad(b, rem%60, 2)
+	b = append(b, 'Z')
+	return sdk.S(string(b))
+}
+
+func pad(b []byte, v int64, width int) []byte {
+	var d [20]byte
+	i := len(d)
+	for v > 0 || i == len(d) {
+		i--
+		d[i] = byte('0' + v%10)
+		v /= 10
+	}
+	for k := len(d) - i; k < width; k++ {
+		b = append(b, '0')
+	}
+	return append(b, d[i:]...)
+}
+
+func itoa(v int64) string {
+	if v < 0 {
+		return "-" + string(pad(nil, -v, 1))
+	}
+	return string(pad(nil, v, 1))
+}
+
+// hash is FNV-1a, for remembering texts without keeping them.
+func hash(seed uint64, b []byte) uint64 {
+	h := seed
+	if h == 0 {
+		h = 14695981039346656037
+	}
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
+
+func indented(b []byte) bool { return len(b) > 0 && (b[0] == ' ' || b[0] == '\t') }
+
+func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+func lower(s string) string {
+	for i := 0; i < len(s); i++ {
+		if s[i] >= 'A' && s[i] <= 'Z' {
+			b := []byte(s)
+			for j := i; j < len(b); j++ {
+				if b[j] >= 'A' && b[j] <= 'Z' {
+					b[j] += 'a' - 'A'
+				}
+			}
+			return string(b)
+		}
+	}
+	return s
+}
+
+// short returns a string value as a native type name, bounded so that a
+// hostile line cannot make the unmapped table huge.
+func short(v abi.Value) string {
+	s := "?"
+	if v.Kind() == abi.KindString {
+		s = v.String()
+	}
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}
+
+// opt is a literal, unset when empty.
+func opt(s string) sdk.Str {
+	if s == "" {
+		return sdk.Str{}
+	}
+	return sdk.S(s)
+}
+
+// strOf is Text of a string value, unset for anything else.
+func strOf(v abi.Value) sdk.Str {
+	if v.Kind() != abi.KindString {
+		return sdk.Str{}
+	}
+	return sdk.Text(v)
+}

@@ -1,0 +1,171 @@
+package openai
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// prompt collects the request-side texts of one request body into one
+// message.user. Requests repeat the whole conversation, so a text already
+// reported (by role and content) is skipped.
+type prompt struct {
+	key  sdk.Str
+	slot int
+}
+
+func (n *normalizer) promptText(p *prompt, role string, v abi.Value, out *sdk.Out) {
+	if v.Kind() != abi.KindString || sdk.Text(v).IsEmpty() {
+		return
+	}
+	h := hash(hash(0, []byte(role)), v.Raw())
+	if n.prompts[h] {
+		return
+	}
+	n.prompts[h] = true
+	origin := sdk.OriginPrompt
+	if role != "user" {
+		origin = sdk.OriginSystemPrompt
+	}
+	if !p.key.IsSet() {
+		p.key = n.newKey("u")
+		out.Open(p.key, sdk.Message{Role: sdk.RoleUser})
+	}
+	out.Block(p.key, p.slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: origin})
+	p.slot++
+}
+
+// promptContent adds a message's content: a string or text parts.
+func (n *normalizer) promptContent(p *prompt, role string, c abi.Value, out *sdk.Out) {
+	if c.Kind() == abi.KindString {
+		n.promptText(p, role, c, out)
+		return
+	}
+	for it := c.Iter(); it.Next(); {
+		n.promptText(p, role, it.Value().Get("text"), out)
+	}
+}
+
+func (p *prompt) close(out *sdk.Out) {
+	if p.key.IsSet() {
+		out.Close(p.key, sdk.MessageEnd{})
+	}
+}
+
+// responsesRequest reads a Responses API request body (a request log):
+// the prompt, and the outcomes of the calls the previous response made
+// (function_call_output and the other *_output items, joined to their
+// call by call_id).
+func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
+	var p prompt
+	n.promptText(&p, "system", v.Get("instructions"), out)
+	in := v.Get("input")
+	if in.Kind() == abi.KindString {
+		n.promptText(&p, "user", in, out)
+	}
+	for it := in.Iter(); it.Next(); {
+		i := it.Value()
+		t := i.Get("type")
+		role := i.Get("role")
+		switch {
+		case t.Is("message") || !t.Exists() && role.Exists():
+			switch {
+			case role.Is("user"):
+				n.promptContent(&p, "user", i.Get("content"), out)
+			case role.Is("system"), role.Is("developer"):
+				n.promptContent(&p, "system", i.Get("content"), out)
+			}
+		case t.Is("function_call"), t.Is("custom_tool_call"):
+			// An earlier call echoed as history: reported when this log
+			// did not show the response that made it.
+			args := i.Get("arguments")
+			if !args.Exists() {
+				args = i.Get("input")
+			}
+			input := sdk.JSON(args)
+			if sdk.Text(args).IsEmpty() {
+				input, _ = jsonInput(nil)
+			}
+			n.toolCall(callIDOf(i), i.Get("name").String(), input, argsRoot(args), sdk.Str{}, out)
+		case t.Kind() == abi.KindString && hasSuffix(t.Raw(), `_output"`):
+			n.toolOutput(i.Get("call_id"), i.Get("output"), strOf(i.Get("status")), out)
+		}
+	}
+	p.close(out)
+}
+
+// chatRequest reads a Chat Completions request body: the prompt and the
+// tool messages that answer earlier calls.
+func (n *normalizer) chatRequest(v abi.Value, out *sdk.Out) {
+	var p prompt
+	for it := v.Get("messages").Iter(); it.Next(); {
+		m := it.Value()
+		role := m.Get("role")
+		switch {
+		case role.Is("user"):
+			n.promptContent(&p, "user", m.Get("content"), out)
+		case role.Is("system"), role.Is("developer"):
+			n.promptContent(&p, "system", m.Get("content"), out)
+		case role.Is("assistant"):
+			for tc := m.Get("tool_calls").Iter(); tc.Next(); {
+				c := tc.Value()
+				args := c.Path("function", "arguments")
+				input := sdk.JSON(args)
+				if sdk.Text(args).IsEmpty() {
+					input, _ = jsonInput(nil)
+				}
+				n.toolCall(c.Get("id").String(), c.Path("function", "name").String(), input, argsRoot(args), sdk.Str{}, out)
+			}
+		case role.Is("tool"):
+			n.toolOutput(m.Get("tool_call_id"), m.Get("content"), sdk.Str{}, out)
+		}
+	}
+	p.close(out)
+}
+
+// toolOutput reports a tool.result once per call id. The output is a
+// string, or content parts (their texts joined, else their JSON).
+func (n *normalizer) toolOutput(id, o abi.Value, status sdk.Str, out *sdk.Out) {
+	if id.Kind() != abi.KindString || sdk.Text(id).IsEmpty() {
+		return
+	}
+	ids := id.String()
+	if n.results[ids] {
+		return
+	}
+	n.results[ids] = true
+	r := sdk.ToolResult{CallID: sdk.Text(id), Status: status}
+	switch o.Kind() {
+	case abi.KindString:
+		r.Output = sdk.Text(o)
+	case abi.KindArray:
+		var b []byte
+		texts := true
+		for it := o.Iter(); it.Next(); {
+			t := it.Value().Get("text")
+			if t.Kind() != abi.KindString {
+				texts = false
+				break
+			}
+			if len(b) > 0 {
+				b = append(b, '\n')
+			}
+			b = appendString(b, t)
+		}
+		if texts {
+			r.Output = sdk.S(string(b))
+		} else {
+			r.Output = sdk.JSON(o)
+		}
+	case abi.KindInvalid, abi.KindNull:
+	default:
+		r.Output = sdk.JSON(o)
+	}
+	if !r.Status.IsSet() {
+		r.Status = sdk.S("completed")
+	}
+	out.ToolResult(r)
+}
+
+func hasSuffix(b []byte, s string) bool {
+	return len(b) >= len(s) && string(b[len(b)-len(s):]) == s
+}

@@ -1,0 +1,634 @@
+package openai
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// resp is one Responses API response: one assistant message whose blocks
+// are its output items' parts, in output order.
+type resp struct {
+	id      string
+	seq     int // start order
+	key     sdk.Str
+	time    sdk.Str
+	nslots  int
+	closed  bool
+	counted bool // usage added to the step
+	items   []*item
+	slots   []*slot // in allocation order
+}
+
+// item is one output item, remembered across events by its id.
+type item struct {
+	id, typ  string
+	r        *resp
+	callID   string
+	name     string
+	args     []byte // joined argument deltas, for a stream cut before .done
+	hasCall  bool   // a tool item
+	argsDone bool
+}
+
+// partKey names a block: an item's content part, summary part (offset
+// by partSummary) or tool block (partTool, partResult).
+type partKey struct {
+	item string
+	part int
+}
+
+const (
+	partSummary  = 1 << 20
+	partRedacted = 2 << 20
+	partTool     = 3 << 20
+	partResult   = 3<<20 + 1
+)
+
+// slot is one block of a response's message.
+type slot struct {
+	item string
+	n    int
+	done bool   // set from a snapshot: later deltas and snapshots are ignored
+	text bool   // an answer text block (for the final answer)
+	buf  []byte // joined text deltas, until a snapshot arrives
+}
+
+// respFor returns the response object v names, opening its message; a new
+// response closes the previous one when it was cut short.
+func (n *normalizer) respFor(v abi.Value, out *sdk.Out) *resp {
+	id := v.Get("id").String()
+	if id == "" && n.cur != nil {
+		return n.cur
+	}
+	if r := n.resps[id]; r != nil && id != "" {
+		if !r.closed {
+			n.cur = r
+		}
+		return r
+	}
+	if n.cur != nil {
+		n.closeResp(n.cur, out)
+	}
+	r := &resp{id: id, seq: len(n.resps), key: n.newKey("r"), time: unixTime(v.Get("created_at"))}
+	if id != "" {
+		n.resps[id] = r
+	} else {
+		n.resps["#"+itoa(int64(r.seq))] = r
+	}
+	n.cur = r
+	out.Open(r.key, sdk.Message{ID: opt(id), Model: strOf(v.Get("model")), Time: r.time})
+	n.model(v.Get("model"), out)
+	return r
+}
+
+// current returns the response being streamed, opening an anonymous one
+// for events that arrive without response.created.
+func (n *normalizer) current(out *sdk.Out) *resp {
+	if n.cur != nil {
+		return n.cur
+	}
+	return n.respFor(abi.Value{}, out)
+}
+
+// itemFor returns the item with id (from an event's item_id or item.id).
+func (n *normalizer) itemFor(id string, typ string, out *sdk.Out) *item {
+	if it := n.items[id]; it != nil && id != "" {
+		if it.typ == "" {
+			it.typ = typ
+		}
+		return it
+	}
+	r := n.current(out)
+	it := &item{id: id, typ: typ, r: r}
+	if id == "" {
+		it.id = "#" + itoa(int64(len(n.items)))
+	}
+	n.items[it.id] = it
+	r.items = append(r.items, it)
+	return it
+}
+
+// slotFor returns the block of (item, part), allocating the next slot of
+// the item's message on first sight: blocks take the order in which the
+// model produced them.
+func (n *normalizer) slotFor(it *item, part int) *slot {
+	k := partKey{it.id, part}
+	if s := n.parts[k]; s != nil {
+		return s
+	}
+	s := &slot{item: it.id, n: it.r.nslots}
+	it.r.nslots++
+	it.r.slots = append(it.r.slots, s)
+	n.parts[k] = s
+	return s
+}
+
+// event handles one Responses API streaming event.
+func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
+	t := typ.String()
+	switch t {
+	case "response.created", "response.in_progress", "response.queued":
+		n.respFor(v.Get("response"), out)
+	case "response.completed", "response.failed", "response.incomplete":
+		n.responseObject(v.Get("response"), typ, out)
+	case "response.output_item.added":
+		n.itemAdded(v.Get("item"), out)
+	case "response.output_item.done":
+		i := v.Get("item")
+		it := n.itemFor(i.Get("id").String(), i.Get("type").String(), out)
+		n.snapItem(it, i, out)
+	case "response.output_text.delta", "response.refusal.delta":
+		it := n.itemFor(v.Get("item_id").String(), "message", out)
+		idx, _ := v.Get("content_index").Int()
+		n.deltaText(it, int(idx), sdk.FieldText, v.Get("delta"), out)
+	case "response.output_text.done":
+		it := n.itemFor(v.Get("item_id").String(), "message", out)
+		idx, _ := v.Get("content_index").Int()
+		n.snapText(it, int(idx), sdk.BlockText, v.Get("text"), out)
+	case "response.refusal.done":
+		it := n.itemFor(v.Get("item_id").String(), "message", out)
+		idx, _ := v.Get("content_index").Int()
+		n.snapText(it, int(idx), sdk.BlockText, v.Get("refusal"), out)
+	case "response.content_part.done":
+		it := n.itemFor(v.Get("item_id").String(), "message", out)
+		idx, _ := v.Get("content_index").Int()
+		n.snapPart(it, int(idx), v.Get("part"), out)
+	case "response.reasoning_summary_text.delta":
+		it := n.itemFor(v.Get("item_id").String(), "reasoning", out)
+		idx, _ := v.Get("summary_index").Int()
+		n.deltaText(it, partSummary+int(idx), sdk.FieldThinking, v.Get("delta"), out)
+	case "response.reasoning_summary_text.done":
+		it := n.itemFor(v.Get("item_id").String(), "reasoning", out)
+		idx, _ := v.Get("summary_index").Int()
+		n.snapText(it, partSummary+int(idx), sdk.BlockThinking, v.Get("text"), out)
+	case "response.reasoning_summary_part.done":
+		it := n.itemFor(v.Get("item_id").String(), "reasoning", out)
+		idx, _ := v.Get("summary_index").Int()
+		n.snapText(it, partSummary+int(idx), sdk.BlockThinking, v.Path("part", "text"), out)
+	case "response.reasoning_text.delta":
+		it := n.itemFor(v.Get("item_id").String(), "reasoning", out)
+		idx, _ := v.Get("content_index").Int()
+		n.deltaText(it, int(idx), sdk.FieldThinking, v.Get("delta"), out)
+	case "response.reasoning_text.done":
+		it := n.itemFor(v.Get("item_id").String(), "reasoning", out)
+		idx, _ := v.Get("content_index").Int()
+		n.snapText(it, int(idx), sdk.BlockThinking, v.Get("text"), out)
+	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+		it := n.itemFor(v.Get("item_id").String(), "", out)
+		d := v.Get("delta")
+		if it.argsDone || d.Kind() != abi.KindString || sdk.Text(d).IsEmpty() {
+			return
+		}
+		s := n.slotFor(it, partTool)
+		if !s.done {
+			out.Append(it.r.key, s.n, sdk.FieldToolInput, sdk.Text(d))
+		}
+		it.args = appendString(it.args, d)
+	case "response.function_call_arguments.done", "response.custom_tool_call_input.done":
+		it := n.itemFor(v.Get("item_id").String(), "", out)
+		args := v.Get("arguments")
+		if !args.Exists() {
+			args = v.Get("input")
+		}
+		if it.callID == "" || args.Kind() != abi.KindString {
+			return // the item's done event completes it
+		}
+		it.argsDone, it.args = true, nil
+		n.toolUse(it, sdk.JSON(args), argsRoot(args), out)
+	case "response.output_text.annotation.added", "response.content_part.added",
+		"response.reasoning_summary_part.added":
+		// Annotations qualify text already delivered; empty parts are
+		// announced before their deltas.
+	default:
+		if isProgress(typ) {
+			// A hosted tool's progress (searching, interpreting, ...):
+			// its item arrives whole in output_item.done.
+			return
+		}
+		out.Unmapped(sdk.S(short(typ)))
+	}
+}
+
+// isProgress reports the hosted tools' progress events.
+func isProgress(typ abi.Value) bool {
+	raw := typ.Raw()
+	for _, p := range [...]string{
+		`"response.web_search_call.`, `"response.file_search_call.`, `"response.code_interpreter_call`,
+		`"response.mcp_call`, `"response.mcp_list_tools.`, `"response.image_generation_call.`,
+	} {
+		if hasPrefix(raw, p) {
+			return true
+		}
+	}
+	return false
+}
+
+// itemAdded registers an item: a tool call's block gets its name and id
+// now, its input from the argument deltas.
+func (n *normalizer) itemAdded(i abi.Value, out *sdk.Out) {
+	it := n.itemFor(i.Get("id").String(), i.Get("type").String(), out)
+	if it.typ != "function_call" && it.typ != "custom_tool_call" {
+		return
+	}
+	it.hasCall = true
+	it.callID, it.name = callIDOf(i), i.Get("name").String()
+	s := n.slotFor(it, partTool)
+	if !s.done {
+		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(it.name), ToolID: opt(it.callID)})
+	}
+}
+
+func callIDOf(i abi.Value) string {
+	if c := i.Get("call_id"); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
+		return c.String()
+	}
+	return i.Get("id").String()
+}
+
+// deltaText appends a text or thinking delta to its block.
+func (n *normalizer) deltaText(it *item, part int, field sdk.Field, d abi.Value, out *sdk.Out) {
+	if d.Kind() != abi.KindString || sdk.Text(d).IsEmpty() {
+		return
+	}
+	s := n.slotFor(it, part)
+	if s.done {
+		return
+	}
+	out.Append(it.r.key, s.n, field, sdk.Text(d))
+	if field == sdk.FieldText {
+		s.text = true
+		s.buf = appendString(s.buf, d)
+	}
+}
+
+// snapText sets a block from a complete value; the first snapshot wins,
+// since later ones (output_item.done, response.completed) repeat it.
+func (n *normalizer) snapText(it *item, part int, typ string, v abi.Value, out *sdk.Out) {
+	s := n.slotFor(it, part)
+	if s.done {
+		return
+	}
+	s.done, s.buf = true, nil
+	b := sdk.Block{Type: typ}
+	txt := sdk.Text(v)
+	if !txt.IsSet() {
+		txt = sdk.S("")
+	}
+	if typ == sdk.BlockThinking {
+		b.Thinking = txt
+	} else {
+		b.Text = txt
+		s.text = true
+		if !txt.IsEmpty() {
+			out.Final(txt, true)
+		}
+	}
+	out.Block(it.r.key, s.n, b)
+}
+
+// snapPart sets a message content part: output_text or refusal.
+func (n *normalizer) snapPart(it *item, idx int, p abi.Value, out *sdk.Out) {
+	pt := p.Get("type")
+	switch {
+	case pt.Is("output_text"), pt.Is("text"):
+		n.snapText(it, idx, sdk.BlockText, p.Get("text"), out)
+	case pt.Is("refusal"):
+		n.snapText(it, idx, sdk.BlockText, p.Get("refusal"), out)
+	case pt.Is("reasoning_text"):
+		n.snapText(it, idx, sdk.BlockThinking, p.Get("text"), out)
+	default:
+		out.Unmapped(sdk.S("content/" + short(pt)))
+	}
+}
+
+// snapItem sets every block of a complete output item and reports the
+// tool call (and result) it carries.
+func (n *normalizer) snapItem(it *item, i abi.Value, out *sdk.Out) {
+	t := i.Get("type")
+	switch {
+	case t.Is("message"):
+		idx := 0
+		for p := i.Get("content").Iter(); p.Next(); idx++ {
+			n.snapPart(it, idx, p.Value(), out)
+		}
+	case t.Is("reasoning"):
+		found := false
+		idx := 0
+		for p := i.Get("summary").Iter(); p.Next(); idx++ {
+			if tx := p.Value().Get("text"); tx.Kind() == abi.KindString && !sdk.Text(tx).IsEmpty() {
+				n.snapText(it, partSummary+idx, sdk.BlockThinking, tx, out)
+				found = true
+			}
+		}
+		idx = 0
+		for p := i.Get("content").Iter(); p.Next(); idx++ {
+			if tx := p.Value().Get("text"); tx.Kind() == abi.KindString && !sdk.Text(tx).IsEmpty() {
+				n.snapText(it, idx, sdk.BlockThinking, tx, out)
+				found = true
+			}
+		}
+		if !found && !n.hasParts(it) {
+			// The model reasoned but sent nothing readable (encrypted
+			// content only, or no summary requested): mark it.
+			s := n.slotFor(it, partRedacted)
+			if !s.done {
+				s.done = true
+				out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(""), Redacted: true})
+			}
+		}
+	case t.Is("function_call"):
+		it.hasCall = true
+		it.callID, it.name = callIDOf(i), i.Get("name").String()
+		args := i.Get("arguments")
+		n.toolUse(it, sdk.JSON(args), argsRoot(args), out)
+	case t.Is("custom_tool_call"):
+		// Freeform tools: the input is text, kept as a string unless it
+		// is JSON.
+		it.hasCall = true
+		it.callID, it.name = callIDOf(i), i.Get("name").String()
+		n.toolUse(it, sdk.JSON(i.Get("input")), abi.Value{}, out)
+	default:
+		if !n.hostedTool(it, i, t, out) {
+			out.Unmapped(sdk.S("item/" + short(t)))
+		}
+	}
+}
+
+// hasParts reports whether an item already has blocks (built from
+// deltas of a stream whose snapshot lost them).
+func (n *normalizer) hasParts(it *item) bool {
+	for _, s := range it.r.slots {
+		if s.item == it.id {
+			return true
+		}
+	}
+	return false
+}
+
+// toolUse sets an item's tool_use block and reports its tool.call.
+func (n *normalizer) toolUse(it *item, input sdk.Str, root abi.Value, out *sdk.Out) {
+	if !input.IsSet() || (input.IsEmpty() && !root.Exists()) {
+		input, root = jsonInput(nil)
+	}
+	s := n.slotFor(it, partTool)
+	if !s.done {
+		s.done = true
+		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(it.name), ToolID: opt(it.callID), ToolInput: input})
+	}
+	it.args = nil
+	n.toolCall(it.callID, it.name, input, root, it.r.time, out)
+}
+
+// hostedTool maps the built-in tool items. Those OpenAI runs itself
+// (web and file search, code interpreter, MCP) carry their outcome; those
+// the caller runs (local shell, computer, shell, apply_patch) get their
+// result as an input item of the next request.
+func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
+	var name, kind string
+	var input sdk.Str
+	var root abi.Value
+	var command sdk.Str
+	server := true
+	switch {
+	case t.Is("web_search_call"):
+		name, kind = "web_search", "fetch"
+		input = sdk.JSON(i.Get("action"))
+	case t.Is("file_search_call"):
+		name, kind = "file_search", "search"
+		input = objectOf("queries", i.Get("queries"))
+	case t.Is("code_interpreter_call"):
+		name, kind = "code_interpreter", "execute"
+		input = objectOf("code", i.Get("code"))
+	case t.Is("mcp_call"):
+		name, kind = i.Get("name").String(), "other"
+		if l := i.Get("server_label").String(); l != "" {
+			name = l + "." + name
+		}
+		input, root = sdk.JSON(i.Get("arguments")), argsRoot(i.Get("arguments"))
+	case t.Is("image_generation_call"):
+		name, kind = "image_generation", "other"
+	case t.Is("local_shell_call"):
+		name, kind, server = "local_shell", "execute", false
+		input = sdk.JSON(i.Get("action"))
+		command = shellJoin(i.Path("action", "command"))
+	case t.Is("shell_call"):
+		name, kind, server = "shell", "execute", false
+		input = sdk.JSON(i.Get("action"))
+		if c := i.Path("action", "commands"); c.Kind() == abi.KindArray && c.Len() == 1 {
+			command = strOf(c.Index(0))
+		}
+	case t.Is("apply_patch_call"):
+		name, kind, server = "apply_patch", "edit", false
+		input = sdk.JSON(i.Get("operation"))
+	case t.Is("computer_call"):
+		name, kind, server = "computer", "other", false
+		input = sdk.JSON(i.Get("action"))
+	default:
+		return false
+	}
+	it.hasCall = true
+	it.callID, it.name = callIDOf(i), name
+	if !input.IsSet() {
+		input, _ = jsonInput(nil)
+	}
+	s := n.slotFor(it, partTool)
+	if !s.done {
+		s.done = true
+		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(name), ToolID: opt(it.callID), ToolInput: input})
+	}
+	if !n.calls[it.callID] && it.callID != "" {
+		n.calls[it.callID] = true
+		tc := sdk.ToolCall{CallID: sdk.S(it.callID), Name: opt(name), Input: input, Kind: kind, Command: command, Time: it.r.time}
+		if kind == "execute" && !command.IsSet() && root.Exists() {
+			tc.Command = commandOf(root)
+		}
+		out.ToolCall(tc)
+	}
+	st := i.Get("status")
+	if !server || n.results[it.callID] || it.callID == "" {
+		return true
+	}
+	failed := st.Is("failed") || st.Is("incomplete") || i.Get("error").Kind() == abi.KindString || i.Get("error").Kind() == abi.KindObject
+	if !st.Is("completed") && !failed && !(t.Is("mcp_call") && (i.Get("output").Exists() || failed)) {
+		return true // still running: no outcome yet
+	}
+	var output sdk.Str
+	switch {
+	case t.Is("web_search_call"):
+		output = sdk.JSON(i.Path("action", "sources"))
+	case t.Is("file_search_call"):
+		output = sdk.JSON(i.Get("results"))
+	case t.Is("code_interpreter_call"):
+		output = logsOf(i.Get("outputs"))
+	case t.Is("mcp_call"):
+		output = strOf(i.Get("output"))
+	}
+	var errS sdk.Str
+	if e := i.Get("error"); e.Kind() == abi.KindString {
+		errS = sdk.Text(e)
+	} else if e.Kind() == abi.KindObject {
+		errS = sdk.Text(e.Get("message"))
+	}
+	n.results[it.callID] = true
+	status := strOf(st)
+	if !status.IsSet() {
+		status = sdk.S("completed")
+		if failed {
+			status = sdk.S("failed")
+		}
+	}
+	rs := n.slotFor(it, partResult)
+	content := output
+	if !content.IsSet() {
+		content = errS
+	}
+	if !rs.done {
+		rs.done = true
+		out.Block(it.r.key, rs.n, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(it.callID), ToolContent: content, IsError: failed})
+	}
+	out.ToolResult(sdk.ToolResult{CallID: sdk.S(it.callID), Name: opt(name), Output: output, Error: errS, IsError: failed, Status: status, Time: it.r.time})
+	return true
+}
+
+// objectOf builds {"key": value} around a value of the current line.
+func objectOf(key string, v abi.Value) sdk.Str {
+	if !v.Exists() {
+		return sdk.Str{}
+	}
+	b := make([]byte, 0, len(key)+len(v.Raw())+6)
+	b = append(b, `{"`...)
+	b = append(b, key...)
+	b = append(b, `":`...)
+	b = append(b, v.Raw()...)
+	b = append(b, '}')
+	in, _ := jsonInput(b)
+	return in
+}
+
+// logsOf is a code interpreter's output: its logs, joined.
+func logsOf(outputs abi.Value) sdk.Str {
+	var b []byte
+	other := false
+	for it := outputs.Iter(); it.Next(); {
+		o := it.Value()
+		if l := o.Get("logs"); l.Kind() == abi.KindString {
+			if len(b) > 0 {
+				b = append(b, '\n')
+			}
+			b = appendString(b, l)
+		} else {
+			other = true
+		}
+	}
+	if other {
+		return sdk.JSON(outputs)
+	}
+	if outputs.Kind() != abi.KindArray {
+		return sdk.Str{}
+	}
+	return sdk.S(string(b))
+}
+
+// responseObject handles a whole response: a body, or the final object
+// of response.completed / .failed / .incomplete (ev names the event).
+func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
+	if v.Kind() != abi.KindObject {
+		// A terminal event without its response: the event decides.
+		v = abi.Value{}
+	}
+	r := n.respFor(v, out)
+	if r.closed {
+		return // a repeated terminal event
+	}
+	for o := v.Get("output").Iter(); o.Next(); {
+		i := o.Value()
+		it := n.itemFor(i.Get("id").String(), i.Get("type").String(), out)
+		if it.r != r {
+			continue // an id reused across responses: already written
+		}
+		n.snapItem(it, i, out)
+	}
+	st := v.Get("status")
+	switch {
+	case st.Is("in_progress"), st.Is("queued"):
+		if !ev.Exists() {
+			// A background response polled before it finished: its
+			// message so far, no status.
+			n.closeResp(r, out)
+			return
+		}
+	}
+	reason := v.Path("incomplete_details", "reason")
+	u := usageOf(v.Get("usage"))
+	n.closeRespWith(r, sdk.MessageEnd{StopReason: strOf(reason), Usage: u}, out)
+	switch {
+	case st.Is("completed") || !st.Exists() && ev.Is("response.completed"):
+		n.status(sdk.StatusOK, sdk.Str{}, out)
+	case st.Is("failed") || !st.Exists() && ev.Is("response.failed"):
+		e := v.Get("error")
+		msg := sdk.Text(e.Get("message"))
+		if msg.IsEmpty() {
+			msg = sdk.Text(e.Get("code"))
+		}
+		if msg.IsEmpty() {
+			msg = sdk.S("response failed")
+		}
+		n.status(sdk.StatusError, msg, out)
+	case st.Is("incomplete") || !st.Exists() && ev.Is("response.incomplete"):
+		switch {
+		case reason.Is("max_output_tokens"):
+			out.Warn("openai: output cut at the token limit (incomplete: max_output_tokens)")
+			n.status(sdk.StatusOK, sdk.Str{}, out)
+		case reason.Is("content_filter"):
+			n.status(sdk.StatusError, sdk.S("content_filter: the output was withheld by the provider's content filter"), out)
+		default:
+			msg := sdk.S("response incomplete")
+			if reason.Kind() == abi.KindString {
+				msg = sdk.S("response incomplete: " + short(reason))
+			}
+			n.status(sdk.StatusIncomplete, msg, out)
+		}
+	case st.Is("cancelled"):
+		n.status(sdk.StatusError, sdk.S("response cancelled"), out)
+	}
+}
+
+// closeResp closes a response cut before its terminal event.
+func (n *normalizer) closeResp(r *resp, out *sdk.Out) {
+	n.closeRespWith(r, sdk.MessageEnd{}, out)
+}
+
+// closeRespWith completes what deltas left open (a tool call whose
+// arguments never finished, text that never got its .done) and writes
+// the message.
+func (n *normalizer) closeRespWith(r *resp, e sdk.MessageEnd, out *sdk.Out) {
+	if r.closed {
+		return
+	}
+	r.closed = true
+	if n.cur == r {
+		n.cur = nil
+	}
+	for _, it := range r.items {
+		if it.hasCall && !n.calls[it.callID] && it.callID != "" {
+			input, root := jsonInput(it.args)
+			n.toolUse(it, input, root, out)
+		}
+	}
+	// The answer is the last text block; one that only deltas built
+	// (a stream cut before its .done) has its text here.
+	var last *slot
+	for _, s := range r.slots {
+		if s.text {
+			last = s
+		}
+	}
+	if last != nil && !last.done && len(last.buf) > 0 {
+		out.Final(sdk.S(string(last.buf)), true)
+	}
+	out.Close(r.key, e)
+	if !r.counted {
+		r.counted = true
+		out.Usage(e.Usage, abi.ModeAdd)
+	}
+}
