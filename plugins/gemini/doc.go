@@ -1,0 +1,111 @@
+// Package gemini is the twasm normalizer for the Google Gemini CLI. It is a
+// plain Go package (tests, fuzzing and the native baseline run it through
+// sdk.Driver); plugins/gemini/wasm is the two-line WebAssembly entry point.
+//
+// # Formats
+//
+// The format is detected from the shape of each document:
+//
+//   - stream-json (gemini --output-format stream-json): one event per line,
+//     init, message (user, or assistant deltas), tool_use, tool_result,
+//     error, result.
+//   - json (--output-format json): one object {session_id, response,
+//     stats}, pretty-printed over many lines, or {session_id, error} on a
+//     fatal error.
+//   - session-file (~/.gemini/tmp/<hash>/chats/session-*.json): one
+//     document {sessionId, messages[]}, usually pretty-printed; the JSONL
+//     variant of newer builds (a header record, then one message record
+//     per line) is read record by record.
+//
+// Pretty-printed JSON is reassembled: a non-JSON line that opens an object
+// or array starts an accumulation that ends when the brackets balance (the
+// text is then indexed with sdk.Parse) or when an unindented JSON line
+// arrives (the accumulated lines are then counted as "non_json"). Events
+// made from a reassembled document carry the raw line on which it closed.
+//
+// # Decisions
+//
+// Messages (stream-json). Assistant text arrives only as delta chunks;
+// consecutive deltas are appended to one text block. An assistant message
+// spans everything the model emits until the next tool_result, user
+// message, error or result event: the CLI runs tools only after the
+// model's response has ended, so the first tool_result marks the end of
+// the response that requested the calls. A message therefore holds its
+// text and then its tool_use blocks (parallel calls included), in the
+// order they arrived; text that follows a tool_use inside the same
+// response becomes a second text block. A non-delta assistant message
+// (older builds) replaces the text block rather than repeating it. The
+// stream has no message ids; keys are synthetic.
+//
+// Deprecation notice. The "--prompt (-p) flag has been deprecated" notice
+// that 2025-12 builds streamed as an assistant delta (and that can appear
+// as a plain stdout line) is the CLI talking, not the model: it is kept out
+// of the text and counted as unmapped "deprecation_notice" (it stays in the
+// raw capture).
+//
+// Tools. tool_use is a tool.call (and a tool_use block) keyed by tool_id;
+// tool_result is its tool.result. tool_result.output is the CLI's display
+// string, not the tool's return value: it is recorded as it is, "" when
+// empty and absent when the CLI omitted it. status "error" gives a failed
+// result with error.message. Kinds: run_shell_command → execute (with its
+// command); read_file, read_many_files, list_directory → read; write_file,
+// replace, edit → edit; glob, search_file_content, grep → search;
+// web_fetch, google_web_search → fetch; update_topic, write_todos,
+// save_memory → think (they record the agent's plan, not an action);
+// everything else (MCP tools) → other. A call without a result stays
+// dangling. Session files carry the real return value
+// (functionResponse.response.output, or .error); "cancelled" calls are
+// "declined" results, calls saved while still scheduled or executing have
+// no result.
+//
+// Status. result is the terminal event: status "success" is ok, anything
+// else an error whose text is error.message, else the message of the last
+// error event, else "gemini result status <s>". Gemini 0.44 often ends a
+// complete answer with an error event and a result with status "error" and
+// no error object: the step is an error, because that is what the CLI said
+// (and what its exit code says), but the streamed answer is kept as the
+// final text and a warning notes it. error events are non-fatal: severity
+// "error" is reported at abi.LevelError (a later result decides the step),
+// severity "warning" becomes a warning. A stream with no result is
+// incomplete. The json object is terminal: ok, or error with its error
+// object. A session file has no terminal record by design (it is the whole
+// record), so it is ok at the end, or an error when it holds an "error"
+// record.
+//
+// Final text. The text of the last assistant message that had text (for
+// json, the response field). It is reported for incomplete streams too.
+//
+// Usage. The usage figures follow the transcript's rules: input_tokens
+// counts cached tokens. stream-json result.stats: input_tokens, cached →
+// cache_read, output_tokens, reported in "set" mode (the result is the
+// run's total). Its output_tokens are the model's candidates only: the
+// stream does not state thought tokens (total_tokens minus input and
+// output mixes them with tool-prompt tokens), so they are not guessed. The
+// json stats are summed over stats.models: prompt → input, cached →
+// cache_read, candidates + thoughts → output, thoughts → reasoning. A
+// session file's per-message tokens (input, cached, output + thoughts,
+// thoughts) are the message's usage and are added to the step. There is no
+// cost anywhere.
+//
+// Model. init.model, which is often an alias ("auto", "auto-gemini-3"): a
+// concrete name learned later replaces an alias, taken from the per-model
+// stats (the model in the "main" role, else the only one, else the one that
+// read the most input tokens: the router model reads a short
+// classification prompt). The json output names models only in its stats;
+// session files name one per message.
+//
+// User messages. The prompt (stream-json user message, session user
+// record) is a message.user with origin "prompt"; a part holding the files
+// the CLI inlined for @path references ("--- Content from referenced files
+// ---") has origin "injected_context".
+//
+// Thinking. stream-json never carries thoughts. Session-file thoughts
+// become thinking blocks "subject\ndescription", before the message's text
+// and tool calls; parts marked thought:true are thinking blocks too.
+//
+// Unmapped. Unknown stream-json event types are counted by type;
+// session-file records other than user, gemini, error and warning
+// ("info" notices) as "message/<type>"; text that is not JSON as
+// "non_json"; a JSON value that is not an object as "non_object"; the
+// deprecation notice as "deprecation_notice". Blank lines are not counted.
+package gemini

@@ -1,0 +1,280 @@
+package gemini
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// jsonOutput handles the single object of --output-format json:
+// {session_id, response, stats{models, tools, files}, warnings?} on
+// success, {session_id, error{type, message, code}} on a fatal error (the
+// CLI writes that one to stderr, but a capture may merge it).
+func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
+	n.setFormat(fmtJSON, out)
+	n.session(v.Get("session_id"), out)
+	models := v.Path("stats", "models")
+	n.model(mainModel(models, "prompt"), out)
+	if r := v.Get("response"); r.Kind() == abi.KindString && !r.Is("") {
+		// The object holds no per-turn messages: the response is the
+		// one assistant message the transcript can show.
+		key := sdk.S(n.newKey("a"))
+		out.Open(key, sdk.Message{Role: sdk.RoleAssistant})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(r)})
+		out.Close(key, sdk.MessageEnd{})
+		out.Final(sdk.Text(r), true)
+	}
+	var u sdk.Usage
+	for it := models.Iter(); it.Next(); {
+		u = addTokens(u, it.Value().Get("tokens"), "prompt", "candidates")
+	}
+	// The object is the CLI's summary of the whole run.
+	out.Usage(u, abi.ModeSet)
+	for it := v.Get("warnings").Iter(); it.Next(); {
+		out.Warn("gemini warning: " + it.Value().String())
+	}
+	if e := v.Get("error"); e.Exists() && !e.IsNull() {
+		out.Status(sdk.StatusError, errText(e), abi.LevelTerminal)
+		return
+	}
+	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+}
+
+// addTokens adds a Gemini token object to u. in names the total-prompt
+// field ("prompt" in json stats, "input" in session files, both counting
+// cached tokens), out the candidates field. Thoughts are output tokens
+// and the reasoning part of them.
+func addTokens(u sdk.Usage, t abi.Value, in, outField string) sdk.Usage {
+	if t.Kind() != abi.KindObject {
+		return u
+	}
+	input := sdk.IntOf(t.Get(in))
+	if _, ok := input.Value(); !ok && in == "prompt" {
+		// Without "prompt", "input" is the uncached part: add the cache.
+		input = sdk.IntOf(t.Get("input")).Plus(sdk.IntOf(t.Get("cached")))
+	}
+	thoughts := sdk.IntOf(t.Get("thoughts"))
+	u.Input = u.Input.Plus(input)
+	u.CacheRead = u.CacheRead.Plus(sdk.IntOf(t.Get("cached")))
+	u.Output = u.Output.Plus(sdk.IntOf(t.Get(outField)).Plus(thoughts))
+	u.Reasoning = u.Reasoning.Plus(thoughts)
+	return u
+}
+
+// sessionFile handles a whole session file:
+// {sessionId, projectHash, startTime, lastUpdated, messages[...]}.
+func (n *normalizer) sessionFile(v abi.Value, out *sdk.Out) {
+	n.setFormat(fmtSession, out)
+	n.sessionMeta(v, out)
+	for it := v.Get("messages").Iter(); it.Next(); {
+		m := it.Value()
+		if m.Kind() != abi.KindObject {
+			out.Unmapped(sdk.S("message/non_object"))
+			continue
+		}
+		n.sessionRecord(m, out)
+	}
+}
+
+func (n *normalizer) sessionMeta(v abi.Value, out *sdk.Out) {
+	n.session(v.Get("sessionId"), out)
+}
+
+// sessionRecord handles one message record of a session file.
+func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
+	t := m.Get("type")
+	ts := strOf(m.Get("timestamp"))
+	id := strOf(m.Get("id"))
+	switch {
+	case t.Is("user"):
+		key := sdk.S(n.newKey("u"))
+		out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: id, Time: ts})
+		n.contentBlocks(key, m.Get("content"), sdk.OriginPrompt, out)
+		out.Close(key, sdk.MessageEnd{})
+	case t.Is("gemini"):
+		n.geminiRecord(m, id, ts, out)
+	case t.Is("error"):
+		e := sdk.Text(m.Get("content"))
+		if e.IsEmpty() {
+			e = sdk.S("gemini session error")
+		}
+		n.lastErr = m.Get("content").String()
+		out.Status(sdk.StatusError, e, abi.LevelError)
+	case t.Is("warning"):
+		out.Warn("gemini warning: " + m.Get("content").String())
+	default:
+		// "info" records (CLI notices) and anything newer.
+		out.Unmapped(sdk.S("message/" + short(t)))
+	}
+}
+
+// geminiRecord writes one model response of a session file: its thoughts,
+// its text and its tool calls, in the order the model produced them, then
+// the tool.call/tool.result pair of every call.
+func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
+	k := sdk.S(n.newKey("g"))
+	model := m.Get("model")
+	out.Open(k, sdk.Message{Role: sdk.RoleAssistant, ID: id, Model: strOf(model), Time: ts})
+	n.model(model, out)
+	for it := m.Get("thoughts").Iter(); it.Next(); {
+		th := it.Value()
+		out.Block(k, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: thoughtText(th)})
+	}
+	n.contentBlocks(k, m.Get("content"), "", out)
+	calls := m.Get("toolCalls")
+	for it := calls.Iter(); it.Next(); {
+		c := it.Value()
+		in := sdk.JSON(c.Get("args"))
+		if !in.IsSet() || c.Get("args").IsNull() {
+			in = sdk.S("{}")
+		}
+		out.Block(k, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: strOf(c.Get("name")), ToolID: strOf(c.Get("id")), ToolInput: in})
+	}
+	if t := contentText(nil, m.Get("content")); len(t) > 0 {
+		n.answer = t
+	}
+	var u sdk.Usage
+	u = addTokens(u, m.Get("tokens"), "input", "output")
+	// Each record is one API response: its tokens add to the step.
+	out.Usage(u, abi.ModeAdd)
+	// The calls are reported while the message is open: the host writes
+	// them after it, as the model requested them.
+	for it := calls.Iter(); it.Next(); {
+		n.sessionCall(it.Value(), ts, out)
+	}
+	out.Close(k, sdk.MessageEnd{Usage: u})
+}
+
+// contentText appends the answer text of a content value (a string, or
+// the non-thought text parts of a list) to dst.
+func contentText(dst []byte, c abi.Value) []byte {
+	if c.Kind() == abi.KindString {
+		return appendText(dst, c)
+	}
+	for it := c.Iter(); it.Next(); {
+		p := it.Value()
+		if p.Kind() == abi.KindString {
+			dst = appendText(dst, p)
+		} else if !p.Get("thought").Truthy() {
+			dst = appendText(dst, p.Get("text"))
+		}
+	}
+	return dst
+}
+
+// thoughtText is a thought as one string: "subject\ndescription" (the CLI
+// shows the subject as a heading above the description).
+func thoughtText(th abi.Value) sdk.Str {
+	subj, desc := th.Get("subject"), th.Get("description")
+	switch {
+	case th.Kind() == abi.KindString:
+		return sdk.Text(th)
+	case subj.Kind() == abi.KindString && !subj.Is("") && desc.Kind() == abi.KindString && !desc.Is(""):
+		return sdk.S(subj.String() + "\n" + desc.String())
+	case desc.Kind() == abi.KindString && !desc.Is(""):
+		return sdk.Text(desc)
+	case subj.Kind() == abi.KindString:
+		return sdk.Text(subj)
+	}
+	return sdk.Text(th)
+}
+
+// sessionCall reports the tool.call and, when the call finished, the
+// tool.result of one toolCalls entry.
+func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
+	id := c.Get("id")
+	if sdk.Text(id).IsEmpty() || id.Kind() != abi.KindString {
+		out.Warn("gemini session toolCall without id: no tool.call reported")
+		return
+	}
+	ts := c.Get("timestamp")
+	t := strOf(ts)
+	if !t.IsSet() {
+		t = msgTime
+	}
+	name := c.Get("name")
+	args := c.Get("args")
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.Text(name), Input: sdk.JSON(args), Kind: kindOf(name.String()), Time: t}
+	if !tc.Input.IsSet() || args.IsNull() {
+		tc.Input = sdk.S("{}")
+	}
+	if tc.Kind == "execute" {
+		tc.Command = strOf(args.Get("command"))
+	}
+	out.ToolCall(tc)
+
+	st := c.Get("status")
+	r := sdk.ToolResult{CallID: sdk.Text(id), Time: t}
+	switch {
+	case st.Is("success"):
+		r.Status = sdk.S("completed")
+	case st.Is("error"):
+		r.Status, r.IsError = sdk.S("failed"), true
+	case st.Is("cancelled"):
+		r.Status, r.IsError = sdk.S("declined"), true
+	default:
+		// scheduled, executing, awaiting_approval: the session was saved
+		// before the call finished; the call stays dangling.
+		return
+	}
+	r.Output, r.Error = functionOutput(c.Get("result"))
+	if !r.Output.IsSet() {
+		// No functionResponse: the display string is all there is.
+		r.Output = strOf(c.Get("resultDisplay"))
+	}
+	if r.IsError && !r.Error.IsSet() {
+		r.Error = strOf(c.Get("resultDisplay"))
+		if !r.Error.IsSet() {
+			r.Error = sdk.Text(st)
+		}
+	}
+	out.ToolResult(r)
+}
+
+// functionOutput reads the tool's return value from result[] parts:
+// functionResponse.response.output (or .error). Several parts are joined
+// with newlines.
+func functionOutput(res abi.Value) (output, errS sdk.Str) {
+	var parts []abi.Value
+	var errV abi.Value
+	for it := res.Iter(); it.Next(); {
+		resp := it.Value().Path("functionResponse", "response")
+		if o := resp.Get("output"); o.Exists() && !o.IsNull() {
+			parts = append(parts, o)
+		}
+		if e := resp.Get("error"); e.Exists() && !e.IsNull() && !errV.Exists() {
+			errV = e
+		}
+	}
+	switch len(parts) {
+	case 0:
+	case 1:
+		output = sdk.Text(parts[0])
+	default:
+		var b []byte
+		for i, p := range parts {
+			if i > 0 {
+				b = append(b, '\n')
+			}
+			b = append(b, sdk.Text(p).String()...)
+		}
+		output = sdk.S(string(b))
+	}
+	if errV.Exists() {
+		errS = errText(errV)
+	}
+	return output, errS
+}
+
+// endSession settles a session file: it has no terminal record by design
+// (it is the complete record of what happened), so it is ok, or an error
+// when it recorded one.
+func (n *normalizer) endSession(out *sdk.Out) {
+	if len(n.answer) > 0 {
+		out.Final(sdk.S(string(n.answer)), true)
+	}
+	if n.lastErr != "" {
+		out.Status(sdk.StatusError, sdk.S(n.lastErr), abi.LevelTerminal)
+		return
+	}
+	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+}

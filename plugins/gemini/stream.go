@@ -1,0 +1,345 @@
+package gemini
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// streamEvent handles one --output-format stream-json event.
+func (n *normalizer) streamEvent(v, t abi.Value, out *sdk.Out) {
+	switch {
+	case t.Is("init"):
+		n.setFormat(fmtStream, out)
+		n.session(v.Get("session_id"), out)
+		n.model(v.Get("model"), out)
+	case t.Is("message"):
+		n.setFormat(fmtStream, out)
+		if v.Get("role").Is("user") {
+			n.closeMessage(out)
+			n.userPrompt(v.Get("content"), v.Get("timestamp"), out)
+			return
+		}
+		n.assistantText(v, out)
+	case t.Is("tool_use"):
+		n.setFormat(fmtStream, out)
+		n.toolUse(v, out)
+	case t.Is("tool_result"):
+		n.setFormat(fmtStream, out)
+		// The CLI runs tools only once the model's response has ended,
+		// so the first result closes the message holding the calls.
+		n.closeMessage(out)
+		n.toolResult(v, out)
+	case t.Is("error"):
+		n.setFormat(fmtStream, out)
+		n.closeMessage(out)
+		n.errorEvent(v, out)
+	case t.Is("result"):
+		n.setFormat(fmtStream, out)
+		n.closeMessage(out)
+		n.result(v, out)
+	default:
+		out.Unmapped(sdk.S(short(t)))
+	}
+}
+
+// userPrompt writes a message.user holding the prompt.
+func (n *normalizer) userPrompt(content, ts abi.Value, out *sdk.Out) {
+	key := sdk.S(n.newKey("u"))
+	out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: strOf(ts)})
+	n.contentBlocks(key, content, sdk.OriginPrompt, out)
+	out.Close(key, sdk.MessageEnd{})
+}
+
+// openMessage opens an assistant message unless one is open.
+func (n *normalizer) openMessage(ts abi.Value, out *sdk.Out) {
+	if n.cur != "" {
+		return
+	}
+	n.cur = n.newKey("a")
+	n.nextSlot, n.textSlot = 0, -1
+	n.text = n.text[:0]
+	out.Open(sdk.S(n.cur), sdk.Message{Role: sdk.RoleAssistant, Time: strOf(ts)})
+}
+
+// assistantText joins the assistant's deltas into one text block.
+func (n *normalizer) assistantText(v abi.Value, out *sdk.Out) {
+	c := v.Get("content")
+	if c.Kind() != abi.KindString {
+		if c.Exists() && !c.IsNull() {
+			out.Unmapped(sdk.S("message/non_string_content"))
+		}
+		return
+	}
+	if c.Is("") {
+		return
+	}
+	if raw := c.Raw(); hasPrefix(raw[1:], deprecationPrefix) {
+		out.Unmapped(sdk.S("deprecation_notice"))
+		return
+	}
+	n.openMessage(v.Get("timestamp"), out)
+	if n.textSlot < 0 {
+		n.textSlot = n.nextSlot
+		n.nextSlot++
+	}
+	key := sdk.S(n.cur)
+	if v.Get("delta").Truthy() {
+		out.Append(key, n.textSlot, sdk.FieldText, sdk.Text(c))
+		n.text = appendText(n.text, c)
+		return
+	}
+	// A complete (non-delta) assistant message: older builds, or a
+	// snapshot of what the deltas built. It replaces the block.
+	out.Block(key, n.textSlot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
+	n.text = appendText(n.text[:0], c)
+}
+
+// toolUse adds a tool_use block to the current message and reports the
+// call. A delta after it starts a new text block in the same message.
+func (n *normalizer) toolUse(v abi.Value, out *sdk.Out) {
+	id := v.Get("tool_id")
+	name := v.Get("tool_name")
+	ts := v.Get("timestamp")
+	params := v.Get("parameters")
+	n.openMessage(ts, out)
+	input := sdk.JSON(params)
+	if !input.IsSet() || params.IsNull() {
+		input = sdk.S("{}")
+	}
+	out.Block(sdk.S(n.cur), n.nextSlot, sdk.Block{
+		Type: sdk.BlockToolUse, ToolName: sdk.Text(name), ToolID: sdk.Text(id), ToolInput: input,
+	})
+	n.nextSlot++
+	n.textSlot = -1
+	if sdk.Text(id).IsEmpty() {
+		out.Warn("gemini tool_use without tool_id: no tool.call reported")
+		return
+	}
+	n.call(id, name, params, ts, out)
+}
+
+// call reports a tool.call.
+func (n *normalizer) call(id, name, params, ts abi.Value, out *sdk.Out) {
+	nm := name.String()
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.Text(name), Input: sdk.JSON(params), Kind: kindOf(nm), Time: strOf(ts)}
+	if !tc.Input.IsSet() || params.IsNull() {
+		tc.Input = sdk.S("{}")
+	}
+	if tc.Kind == "execute" {
+		tc.Command = strOf(params.Get("command"))
+	}
+	out.ToolCall(tc)
+}
+
+// toolResult reports a tool.result. output is the CLI's display string
+// (often "" or absent); the tool's real return value is only in the
+// session file.
+func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
+	id := v.Get("tool_id")
+	if sdk.Text(id).IsEmpty() {
+		out.Warn("gemini tool_result without tool_id ignored")
+		return
+	}
+	r := sdk.ToolResult{CallID: sdk.Text(id), Output: strOf(v.Get("output")), Time: strOf(v.Get("timestamp"))}
+	st := v.Get("status")
+	e := v.Get("error")
+	switch {
+	case st.Is("success"):
+		r.Status = sdk.S("completed")
+	default:
+		r.IsError = true
+		r.Status = sdk.S("failed")
+		r.Error = errText(e)
+		if !r.Error.IsSet() {
+			r.Error = strOf(st)
+		}
+	}
+	if !st.Exists() && !e.Exists() {
+		// Neither says: the CLI reported a result, take it as done.
+		r.IsError, r.Error = false, sdk.Str{}
+		r.Status = sdk.S("completed")
+	}
+	out.ToolResult(r)
+}
+
+// errorEvent handles a non-fatal error event: the step goes on, but the
+// error is recorded below the terminal level (a later result decides).
+func (n *normalizer) errorEvent(v abi.Value, out *sdk.Out) {
+	msg := v.Get("message")
+	if v.Get("severity").Is("warning") {
+		out.Warn("gemini warning: " + msg.String())
+		return
+	}
+	n.lastErr = msg.String()
+	e := sdk.Text(msg)
+	if e.IsEmpty() {
+		e = sdk.S("gemini error event")
+	}
+	out.Status(sdk.StatusError, e, abi.LevelError)
+}
+
+// result handles the terminal event.
+func (n *normalizer) result(v abi.Value, out *sdk.Out) {
+	n.sawResult = true
+	st := v.Get("status")
+	if st.Is("success") {
+		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	} else {
+		e := errText(v.Get("error"))
+		switch {
+		case e.IsSet():
+		case n.lastErr != "":
+			// 0.44: a complete answer, an error event, then status
+			// error with no error object. The CLI said error, so the
+			// step is an error; its text is the error event's.
+			e = sdk.S(n.lastErr)
+		case st.Kind() == abi.KindString:
+			e = sdk.S("gemini result status " + st.String())
+		default:
+			e = sdk.S("gemini result without status")
+		}
+		out.Status(sdk.StatusError, e, abi.LevelTerminal)
+		if len(n.answer) > 0 {
+			out.Warn("gemini reported an error after the answer was streamed; the answer is kept as the final text")
+		}
+	}
+	if len(n.answer) > 0 {
+		out.Final(sdk.S(string(n.answer)), true)
+	}
+	stats := v.Get("stats")
+	u := sdk.Usage{
+		Input:     sdk.IntOf(stats.Get("input_tokens")),
+		CacheRead: sdk.IntOf(stats.Get("cached")),
+		Output:    sdk.IntOf(stats.Get("output_tokens")),
+	}
+	if u.IsZero() {
+		// Only the per-model figures: sum them.
+		for it := stats.Get("models").Iter(); it.Next(); {
+			m := it.Value()
+			u.Input = u.Input.Plus(sdk.IntOf(m.Get("input_tokens")))
+			u.CacheRead = u.CacheRead.Plus(sdk.IntOf(m.Get("cached")))
+			u.Output = u.Output.Plus(sdk.IntOf(m.Get("output_tokens")))
+		}
+	}
+	out.Usage(u, abi.ModeSet)
+	if n.modelAlias || !n.modelSent {
+		n.model(mainModel(stats.Get("models"), "input_tokens"), out)
+	}
+}
+
+// mainModel picks the model that did the work from a per-model map: the
+// only one, else the one with the most input tokens (the router model
+// reads a short classification prompt; the main model reads the whole
+// conversation).
+func mainModel(models abi.Value, field string) abi.Value {
+	var best abi.Value
+	var most int64 = -1
+	for it := models.Iter(); it.Next(); {
+		m := it.Value()
+		if m.Path("roles", "main").Exists() {
+			return it.Key()
+		}
+		tok, ok := m.Get(field).Int()
+		if !ok {
+			tok, _ = m.Path("tokens", field).Int()
+		}
+		if tok > most {
+			best, most = it.Key(), tok
+		}
+	}
+	return best
+}
+
+// closeMessage closes the open assistant message.
+func (n *normalizer) closeMessage(out *sdk.Out) {
+	if n.cur == "" {
+		return
+	}
+	out.Close(sdk.S(n.cur), sdk.MessageEnd{})
+	if len(n.text) > 0 {
+		n.answer = append(n.answer[:0], n.text...)
+	}
+	n.cur = ""
+	n.text = n.text[:0]
+}
+
+// errText is the message of an error object (or its type), or the text of
+// an error given as a string.
+func errText(e abi.Value) sdk.Str {
+	switch e.Kind() {
+	case abi.KindObject:
+		if m := strOf(e.Get("message")); !m.IsEmpty() {
+			return m
+		}
+		if t := strOf(e.Get("type")); !t.IsEmpty() {
+			return t
+		}
+		return sdk.Text(e)
+	case abi.KindString:
+		return sdk.Text(e)
+	}
+	return sdk.Str{}
+}
+
+// contentBlocks adds the blocks of a content value: a string, or a list of
+// parts ({text}) as the API and newer session files write it.
+func (n *normalizer) contentBlocks(key sdk.Str, c abi.Value, origin string, out *sdk.Out) {
+	switch c.Kind() {
+	case abi.KindString:
+		if !c.Is("") {
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: origin})
+		}
+	case abi.KindArray:
+		for it := c.Iter(); it.Next(); {
+			p := it.Value()
+			switch {
+			case p.Kind() == abi.KindString:
+				out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(p), Origin: origin})
+			case p.Get("text").Kind() == abi.KindString:
+				txt := p.Get("text")
+				if p.Get("thought").Truthy() {
+					out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(txt)})
+					continue
+				}
+				o := origin
+				if o == sdk.OriginPrompt && hasPrefix(txt.Raw()[1:], referencedFiles) {
+					// @file contents the CLI appended to the prompt.
+					o = sdk.OriginInjected
+				}
+				out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt), Origin: o})
+			default:
+				// Inline data, file references: not text; keep their JSON
+				// so nothing the user sent is lost.
+				out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(p), Origin: origin})
+			}
+		}
+	case abi.KindInvalid, abi.KindNull:
+	default:
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: origin})
+	}
+}
+
+// referencedFiles starts the part in which the CLI inlines the files a
+// prompt references with @path.
+const referencedFiles = "--- Content from referenced files ---"
+
+// kindOf maps a Gemini CLI tool name to the transcript's tool kind.
+// update_topic and write_todos record the agent's plan, not an action on
+// the world, hence "think".
+func kindOf(name string) string {
+	switch name {
+	case "run_shell_command", "shell":
+		return "execute"
+	case "read_file", "read_many_files", "list_directory", "ls":
+		return "read"
+	case "write_file", "replace", "edit", "smart_edit":
+		return "edit"
+	case "glob", "search_file_content", "grep", "grep_search", "ripgrep":
+		return "search"
+	case "web_fetch", "google_web_search", "web_search":
+		return "fetch"
+	case "update_topic", "write_todos", "save_memory":
+		return "think"
+	}
+	return "other"
+}
