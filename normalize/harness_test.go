@@ -3,6 +3,7 @@ package normalize
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"strings"
 	"testing"
@@ -187,3 +188,5 @@ func render(t testing.TB, c *Collector) []string {
 	}
 	return out
 }
+
+func jsonMarshal(v any) ([]byte, error) { return json.Marshal(v) }

@@ -87,27 +87,38 @@ func (s *Stream) Feed(ctx context.Context, p []byte) error {
 	for len(p) > 0 {
 		i := bytes.IndexByte(p, '\n')
 		if i < 0 {
-			s.buffer(p)
+			// An incomplete line: keep it, or skip it once it is too
+			// long.
+			if !s.skipping {
+				if len(s.pending)+len(p) > s.opts.MaxLineBytes {
+					if err := s.oversized(ctx); err != nil {
+						return err
+					}
+					s.skipping = true
+				} else {
+					s.pending = append(s.pending, p...)
+				}
+			}
 			break
 		}
 		chunk := p[:i]
 		p = p[i+1:]
 		if s.skipping {
+			// The end of a line already counted as oversized.
 			s.skipping = false
-			s.pending = s.pending[:0]
 			continue
 		}
-		var line []byte
-		if len(s.pending) > 0 {
-			s.buffer(chunk)
-			if s.skipping {
-				s.skipping = false
-				s.pending = s.pending[:0]
-				continue
+		if len(s.pending)+len(chunk) > s.opts.MaxLineBytes {
+			// Checked here too: a long line may arrive in one piece.
+			if err := s.oversized(ctx); err != nil {
+				return err
 			}
+			continue
+		}
+		line := chunk
+		if len(s.pending) > 0 {
+			s.pending = append(s.pending, chunk...)
 			line = s.pending
-		} else {
-			line = chunk
 		}
 		if err := s.line(ctx, line); err != nil {
 			return err
@@ -117,21 +128,19 @@ func (s *Stream) Feed(ctx context.Context, p []byte) error {
 	return s.send(ctx)
 }
 
-// buffer keeps part of an incomplete line, or starts skipping it when it
-// grows past the limit.
-func (s *Stream) buffer(p []byte) {
-	if s.skipping {
-		return
+// oversized counts a line longer than MaxLineBytes, which is not sent to
+// the plugin. The lines before it are sent first, so that what the step
+// result reports does not depend on how the input was chunked.
+func (s *Stream) oversized(ctx context.Context) error {
+	if err := s.send(ctx); err != nil {
+		return err
 	}
-	if len(s.pending)+len(p) > s.opts.MaxLineBytes {
-		s.lineNo++
-		s.asm.unmapped("oversized_line")
-		s.asm.warn("line %d is longer than %d bytes: not normalized (kept in the raw capture)", s.lineNo, s.opts.MaxLineBytes)
-		s.skipping = true
-		s.pending = s.pending[:0]
-		return
-	}
-	s.pending = append(s.pending, p...)
+	s.lineNo++
+	s.asm.res.Lines++
+	s.asm.unmapped("oversized_line")
+	s.asm.warn("line %d is longer than %d bytes: not normalized (kept in the raw capture)", s.lineNo, s.opts.MaxLineBytes)
+	s.pending = s.pending[:0]
+	return nil
 }
 
 // line adds one complete line to the batch.
@@ -153,6 +162,11 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 	if s.nlines > 0 && (s.nlines >= s.opts.BatchLines || len(s.batch)+abi.BatchLineSize(len(line), len(toks)) > s.opts.BatchBytes) {
 		if err := s.send(ctx); err != nil {
 			return err
+		}
+		if s.disabled {
+			// That batch disabled the plugin: this line is not sent.
+			s.asm.res.FailedLines++
+			return nil
 		}
 	}
 	s.batch = abi.AppendBatchLine(s.batch, s.lineNo, line, toks)
