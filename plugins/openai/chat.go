@@ -26,6 +26,7 @@ type chatMsg struct {
 	text     int
 	refusal  int
 	textBuf  []byte // joined content, for the final answer (choice 0)
+	refBuf   []byte // joined refusal: the answer when there is no content
 	calls    []*chatCall
 	finish   string
 	finished bool
@@ -144,6 +145,9 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 	}
 	if rf := d.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {
 		out.Append(m.key, m.alloc(&m.refusal), sdk.FieldText, sdk.Text(rf))
+		if m.index == 0 {
+			m.refBuf = appendString(m.refBuf, rf)
+		}
 	}
 	pos := int64(0)
 	for it := d.Get("tool_calls").Iter(); it.Next(); pos++ {
@@ -294,8 +298,12 @@ func (n *normalizer) closeChat(r *chatResp, out *sdk.Out) {
 			e.Usage = r.usage
 		}
 		out.Close(m.key, e)
-		if m.index == 0 && len(m.textBuf) > 0 {
+		switch {
+		case m.index != 0:
+		case len(m.textBuf) > 0:
 			out.Final(sdk.S(string(m.textBuf)), true)
+		case len(m.refBuf) > 0:
+			out.Final(sdk.S(string(m.refBuf)), true)
 		}
 	}
 	out.Usage(r.usage, abi.ModeAdd)
@@ -353,6 +361,9 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 		if rf := msg.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {
 			out.Block(key, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(rf)})
 			slot++
+			if idx == 0 && sdk.Text(content).IsEmpty() {
+				out.Final(sdk.Text(rf), true)
+			}
 		}
 		var calls []abi.Value
 		for tc := msg.Get("tool_calls").Iter(); tc.Next(); {

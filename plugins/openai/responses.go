@@ -455,9 +455,9 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	var output sdk.Str
 	switch {
 	case t.Is("web_search_call"):
-		output = sdk.JSON(i.Path("action", "sources"))
+		output = jsonOrUnset(i.Path("action", "sources"))
 	case t.Is("file_search_call"):
-		output = sdk.JSON(i.Get("results"))
+		output = jsonOrUnset(i.Get("results"))
 	case t.Is("code_interpreter_call"):
 		output = logsOf(i.Get("outputs"))
 	case t.Is("mcp_call"):
@@ -488,6 +488,14 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	}
 	out.ToolResult(sdk.ToolResult{CallID: sdk.S(it.callID), Name: opt(name), Output: output, Error: errS, IsError: failed, Status: status, Time: it.r.time})
 	return true
+}
+
+// jsonOrUnset is v as JSON, unset when missing or null (not stated).
+func jsonOrUnset(v abi.Value) sdk.Str {
+	if v.IsNull() {
+		return sdk.Str{}
+	}
+	return sdk.JSON(v)
 }
 
 // objectOf builds {"key": value} around a value of the current line.
