@@ -1,0 +1,46 @@
+// Package cmdtest sets up command tests: a Factory over test buffers and a
+// storage root holding the views fixture.
+package cmdtest
+
+import (
+	"bytes"
+	"io"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/views/viewstest"
+)
+
+// Env is a test environment.
+type Env struct {
+	F       *cmdutil.Factory
+	IO      *iostreams.IOStreams
+	Out     *bytes.Buffer
+	ErrOut  *bytes.Buffer
+	Storage string
+	// Dir is Storage/transcripts.
+	Dir string
+}
+
+// New returns an environment whose storage holds the fixture runs.
+func New(t testing.TB) *Env {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	storage := t.TempDir()
+	dir := viewstest.WriteStore(t, storage)
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, StorageFlag: storage}
+	return &Env{F: f, IO: ios, Out: out, ErrOut: errOut, Storage: storage, Dir: dir}
+}
+
+// Parse runs cmd's flag parsing and RunE with argv (the command's runF
+// normally captures the options).
+func Parse(cmd *cobra.Command, argv string) error {
+	cmd.SetArgs(strings.Fields(argv))
+	cmd.SetOut(io.Discard)
+	cmd.SetErr(io.Discard)
+	_, err := cmd.ExecuteC()
+	return err
+}

@@ -1,0 +1,74 @@
+package stats
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/cmdutil/cmdtest"
+	"github.com/twasm/twasm/internal/views"
+	"github.com/twasm/twasm/internal/views/viewstest"
+)
+
+func TestNewCmdStats(t *testing.T) {
+	tests := []struct {
+		argv string
+		code int
+	}{
+		{"--all", 0}, {viewstest.Root, 0}, {"", cmdutil.ExitUsage}, {"--all " + viewstest.Root, cmdutil.ExitUsage},
+	}
+	for _, tc := range tests {
+		env := cmdtest.New(t)
+		err := cmdtest.Parse(NewCmdStats(env.F, func(*Options) error { return nil }), tc.argv)
+		if cmdutil.ExitCode(err) != tc.code {
+			t.Errorf("%q: err = %v", tc.argv, err)
+		}
+	}
+}
+
+func TestRunStats(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		want []string
+	}{
+		{"one run with its child", Options{Runs: []string{viewstest.Root}}, []string{
+			"runs 2, events 20, agent steps 2", "malformed lines 1, unknown types 1, dangling calls 1",
+			"  Bash                         1", "  claude input=1000 cache_read=800 output=200  $0.2500",
+			"  total cost $0.2500", "  claude 2.0.1  system/hook_response  2", "  codex 0.50.0  event_msg/token_count  3"}},
+		{"all counts each run once", Options{All: true}, []string{"runs 2, events 20"}},
+		{"child only", Options{Runs: []string{viewstest.Child}}, []string{"runs 1, events 7", "  codex 0.50.0  event_msg/token_count  3"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := cmdtest.New(t)
+			o := tc.opts
+			o.IO, o.Load, o.List = env.IO, env.F.LoadTree, env.F.ListRuns
+			if err := runStats(&o); err != nil {
+				t.Fatal(err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(env.Out.String(), w) {
+					t.Errorf("stdout lacks %q:\n%s", w, env.Out)
+				}
+			}
+		})
+	}
+	env := cmdtest.New(t)
+	if err := runStats(&Options{IO: env.IO, Load: env.F.LoadTree, List: env.F.ListRuns, All: true, JSON: true}); err != nil {
+		t.Fatal(err)
+	}
+	var st views.Stats
+	if err := json.Unmarshal(env.Out.Bytes(), &st); err != nil || st.Runs != 2 || len(st.Drift) != 2 {
+		t.Fatalf("json: %v %+v", err, st)
+	}
+	env.F.StorageFlag = t.TempDir()
+	err := runStats(&Options{IO: env.IO, Load: env.F.LoadTree, List: env.F.ListRuns, All: true})
+	if cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+		t.Fatalf("empty storage: %v", err)
+	}
+	if err := runStats(&Options{IO: env.IO, Load: env.F.LoadTree, Runs: []string{viewstest.Other}}); cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+		t.Fatalf("missing run: %v", err)
+	}
+}

@@ -1,0 +1,105 @@
+package view
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/cmdutil/cmdtest"
+	"github.com/twasm/twasm/internal/views/viewstest"
+	"github.com/twasm/twasm/transcript"
+)
+
+func TestNewCmdView(t *testing.T) {
+	tests := []struct {
+		argv string
+		want Options
+		code int
+	}{
+		{"r.jsonl", Options{Run: "r.jsonl", Format: "md", Children: "inline", MaxOutput: 2000}, 0},
+		{"--only dialog,tools --only errors --path a.b --format text --children link --max-output -1 r.jsonl",
+			Options{Run: "r.jsonl", Only: []string{"dialog", "tools", "errors"}, Path: "a.b", Format: "text", Children: "link", MaxOutput: -1}, 0},
+		{"--json r.jsonl", Options{Run: "r.jsonl", Format: "json", Children: "inline", MaxOutput: 2000, JSON: true}, 0},
+		{"--json --format text r.jsonl", Options{}, cmdutil.ExitUsage},
+	}
+	for _, tc := range tests {
+		t.Run(tc.argv, func(t *testing.T) {
+			env := cmdtest.New(t)
+			var got *Options
+			err := cmdtest.Parse(NewCmdView(env.F, func(o *Options) error { got = o; return nil }), tc.argv)
+			if cmdutil.ExitCode(err) != tc.code {
+				t.Fatalf("err = %v", err)
+			}
+			if tc.code != 0 {
+				return
+			}
+			if got.Run != tc.want.Run || strings.Join(got.Only, ",") != strings.Join(tc.want.Only, ",") || got.Path != tc.want.Path ||
+				got.Format != tc.want.Format || got.Children != tc.want.Children || got.MaxOutput != tc.want.MaxOutput || got.JSON != tc.want.JSON {
+				t.Fatalf("got %+v\nwant %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestRunView(t *testing.T) {
+	tests := []struct {
+		name string
+		opts Options
+		code int
+		want []string
+		lack []string
+	}{
+		{"markdown", Options{Format: "md", MaxOutput: 2000}, 0,
+			[]string{"# Run review-wf", "<details><summary>Thinking</summary>", "### Sub-run " + viewstest.Child}, nil},
+		{"text dialog", Options{Format: "text", Only: []string{"dialog"}, MaxOutput: 2000}, 0,
+			[]string{"Review the diff in ./src"}, []string{"Tool result", "<details>"}},
+		{"max output zero", Options{Format: "md", MaxOutput: 0}, 0, []string{"_Output truncated: 1 of 4000 bytes"}, nil},
+		{"json", Options{Format: "json", Path: "delegate.search"}, 0, []string{`"type":"tool.call"`}, []string{"review"}},
+		{"bad only", Options{Format: "md", Only: []string{"nope"}}, cmdutil.ExitUsage, nil, nil},
+		{"bad format", Options{Format: "html"}, cmdutil.ExitUsage, nil, nil},
+		{"bad children", Options{Format: "md", Children: "deep"}, cmdutil.ExitUsage, nil, nil},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := cmdtest.New(t)
+			o := tc.opts
+			o.IO, o.Load, o.Run = env.IO, env.F.LoadTree, viewstest.Root
+			err := runView(&o)
+			if cmdutil.ExitCode(err) != tc.code {
+				t.Fatalf("err = %v", err)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(env.Out.String(), w) {
+					t.Errorf("stdout lacks %q", w)
+				}
+			}
+			for _, w := range tc.lack {
+				if strings.Contains(env.Out.String(), w) {
+					t.Errorf("stdout has %q", w)
+				}
+			}
+			if o.Format == "json" && tc.code == 0 {
+				var lines []json.RawMessage
+				if err := json.Unmarshal(env.Out.Bytes(), &lines); err != nil || len(lines) != 5 {
+					t.Fatalf("json: %v, %d events\n%s", err, len(lines), env.Out)
+				}
+				if _, err := transcript.DecodeEvent(lines[0]); err != nil {
+					t.Fatal(err)
+				}
+			}
+		})
+	}
+}
+
+func TestRunViewJSONSkipsUnknownTypes(t *testing.T) {
+	env := cmdtest.New(t)
+	err := runView(&Options{IO: env.IO, Load: env.F.LoadTree, Run: viewstest.Root, Format: "json", Only: []string{"errors"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	var lines []json.RawMessage
+	if err := json.Unmarshal(env.Out.Bytes(), &lines); err != nil || len(lines) != 3 {
+		t.Fatalf("json: %v, %d events\n%s", err, len(lines), env.Out)
+	}
+}
