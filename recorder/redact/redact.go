@@ -1,0 +1,174 @@
+// Package redact masks common secret shapes in transcripts and raw
+// captures: provider API keys, GitHub, AWS, Google and Slack tokens,
+// bearer tokens in Authorization headers, and PEM private key blocks.
+//
+// A Redactor replaces each secret with "[REDACTED:<kind>]" and counts what
+// it masked by kind; it never keeps or logs the value. It is a
+// recorder.Masker (every string of an event: block texts, tool inputs
+// inside their JSON, outputs, errors, unknown fields) and masks raw bytes
+// line by line (MaskBytes) for the raw capture.
+//
+// # Limits
+//
+// Redaction is pattern-based: it finds secrets of the shapes below and
+// nothing else (a password typed into a prompt is not found). It is a
+// safety net, not a guarantee; keep transcripts as private as the
+// sessions they record.
+//
+// A Redactor is safe for concurrent use.
+package redact
+
+import (
+	"bytes"
+	"encoding/json"
+	"maps"
+	"regexp"
+	"sync"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// A rule is one secret shape. Order matters: more specific shapes first,
+// so that an Anthropic key is not counted as an OpenAI one.
+type rule struct {
+	kind string
+	re   *regexp.Regexp
+	// group, when > 0, is the submatch that holds the secret; the rest of
+	// the match (a header name) is kept.
+	group int
+}
+
+var rules = []rule{
+	{kind: "private_key", re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
+	{kind: "anthropic_api_key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
+	{kind: "openai_api_key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
+	{kind: "github_token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})`)},
+	{kind: "aws_access_key_id", re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
+	{kind: "google_api_key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
+	{kind: "slack_token", re: regexp.MustCompile(`\bxox[abposr]-[0-9A-Za-z\-]{10,}`)},
+	{kind: "bearer_token", re: regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]{16,}=*)`), group: 2},
+}
+
+// Redactor masks secrets and counts them by kind.
+type Redactor struct {
+	mu     sync.Mutex
+	counts map[string]int
+}
+
+// New returns a Redactor with no counts.
+func New() *Redactor { return &Redactor{counts: map[string]int{}} }
+
+// Counts returns how many values of each kind were masked so far.
+func (r *Redactor) Counts() map[string]int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if len(r.counts) == 0 {
+		return nil
+	}
+	return maps.Clone(r.counts)
+}
+
+func (r *Redactor) add(kind string, n int) {
+	r.mu.Lock()
+	r.counts[kind] += n
+	r.mu.Unlock()
+}
+
+// MaskBytes returns b with every secret replaced. It returns b itself
+// when there is nothing to mask (the common case costs no copy).
+func (r *Redactor) MaskBytes(b []byte) []byte {
+	out := b
+	for _, ru := range rules {
+		if !ru.re.Match(out) {
+			continue
+		}
+		n := 0
+		repl := []byte("[REDACTED:" + ru.kind + "]")
+		out = ru.re.ReplaceAllFunc(out, func(m []byte) []byte {
+			n++
+			if ru.group == 0 {
+				return repl
+			}
+			sub := ru.re.FindSubmatchIndex(m)
+			return append(append(append([]byte(nil), m[:sub[2*ru.group]]...), repl...), m[sub[2*ru.group+1]:]...)
+		})
+		r.add(ru.kind, n)
+	}
+	return out
+}
+
+// MaskString is MaskBytes for a string.
+func (r *Redactor) MaskString(s string) string {
+	out := r.MaskBytes([]byte(s))
+	if len(out) == len(s) && string(out) == s {
+		return s
+	}
+	return string(out)
+}
+
+// maskJSON masks the string values of a JSON document (and its keys),
+// keeping it valid JSON: values are masked after decoding, so an escaped
+// secret is found, and re-encoded losslessly.
+func (r *Redactor) maskJSON(raw json.RawMessage) json.RawMessage {
+	if len(raw) == 0 {
+		return raw
+	}
+	// Fast path: nothing that could be a secret in the raw text.
+	masked := r.dry(raw)
+	if !masked {
+		return raw
+	}
+	out, err := maskValue(r, raw)
+	if err != nil {
+		// Not JSON: mask it as text and keep it as a string.
+		return transcript.AppendQuoted(nil, r.MaskString(string(raw)))
+	}
+	return out
+}
+
+// dry reports whether any rule matches the text (without counting).
+func (r *Redactor) dry(b []byte) bool {
+	for _, ru := range rules {
+		if ru.re.Match(b) {
+			return true
+		}
+	}
+	return bytes.Contains(b, []byte(`\u`)) // escapes may hide a secret
+}
+
+// Mask masks every string of ev in place: it implements recorder.Masker.
+func (r *Redactor) Mask(ev *transcript.Event) {
+	ev.Extra = r.maskExtra(ev.Extra)
+	switch p := ev.Payload.(type) {
+	case *transcript.StepPayload:
+		p.Name = r.MaskString(p.Name)
+		p.Error = r.MaskString(p.Error)
+		p.Result = r.maskJSON(p.Result)
+		p.Extra = r.maskExtra(p.Extra)
+	case *transcript.MessagePayload:
+		for i := range p.Blocks {
+			b := &p.Blocks[i]
+			b.Text = r.MaskString(b.Text)
+			b.Thinking = r.MaskString(b.Thinking)
+			b.ToolInput = r.maskJSON(b.ToolInput)
+			b.ToolContent = r.MaskString(b.ToolContent)
+			b.Command = r.MaskString(b.Command)
+			b.Chunk = r.MaskString(b.Chunk)
+			b.Extra = r.maskExtra(b.Extra)
+		}
+		p.Extra = r.maskExtra(p.Extra)
+	case *transcript.ToolPayload:
+		p.Input = r.maskJSON(p.Input)
+		p.Output = r.MaskString(p.Output)
+		p.Error = r.MaskString(p.Error)
+		p.Command = r.MaskString(p.Command)
+		p.Extra = r.maskExtra(p.Extra)
+	}
+}
+
+func (r *Redactor) maskExtra(m map[string]json.RawMessage) map[string]json.RawMessage {
+	for k, v := range m {
+		m[k] = r.maskJSON(v)
+	}
+	return m
+}
