@@ -3,6 +3,11 @@ package cli
 import (
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
+	goldenCmd "github.com/twasm/twasm/internal/cli/goldencmd"
+	importCmd "github.com/twasm/twasm/internal/cli/importcmd"
+	pluginsCmd "github.com/twasm/twasm/internal/cli/plugins"
+	recordCmd "github.com/twasm/twasm/internal/cli/record"
+	runCmd "github.com/twasm/twasm/internal/cli/runcmd"
 	statsCmd "github.com/twasm/twasm/internal/cli/stats"
 	tailCmd "github.com/twasm/twasm/internal/cli/tail"
 	toolsCmd "github.com/twasm/twasm/internal/cli/tools"
@@ -22,4 +27,9 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(tailCmd.NewCmdTail(f, nil))
 	root.AddCommand(statsCmd.NewCmdStats(f, nil))
 	root.AddCommand(versionCmd.NewCmdVersion(f, nil))
+	root.AddCommand(recordCmd.NewCmdRecord(f, nil))
+	root.AddCommand(importCmd.NewCmdImport(f, nil))
+	root.AddCommand(runCmd.NewCmdRun(f, nil, nil))
+	root.AddCommand(pluginsCmd.NewCmdPlugins(f))
+	root.AddCommand(goldenCmd.NewCmdGolden(f, nil))
 }

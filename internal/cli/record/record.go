@@ -1,0 +1,423 @@
+// Package record implements `twasm record`: normalize an agent's output
+// into a transcript, wrapping the agent CLI as a child process or reading a
+// saved output.
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/signal"
+	"sync"
+	"syscall"
+
+	"github.com/spf13/cobra"
+
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/agentproc"
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/views"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/recorder/redact"
+	"github.com/twasm/twasm/transcript"
+)
+
+// Options are the parsed flags and arguments.
+type Options struct {
+	F        *cmdutil.Factory
+	Plugins  plugload.Flags
+	Provider string
+	Format   string
+	Input    string
+	RunID    string
+	Name     string
+	Path     string
+	Iter     int
+	Prompt   string
+	System   string
+	Redact   bool
+	Live     bool
+	JSON     bool
+	Quiet    bool
+	Fsync    string
+	Command  []string
+}
+
+// NewCmdRecord returns the record command; runF replaces the run function
+// in tests of flag parsing.
+func NewCmdRecord(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "record --provider P [--input FILE|-] [flags] [-- CMD ARGS...]",
+		Short: "Record an agent run: wrap its CLI, or read its saved output",
+		Long: `Record normalizes an agent's output into a transcript.
+
+With -- CMD, twasm runs the agent CLI as a child process: its stdout is
+normalized as it arrives and passed through to the terminal (unless --quiet
+or --json), its stderr is kept with the raw capture, SIGINT and SIGTERM are
+forwarded, and twasm exits with the child's exit code. Without it, the
+output is read from --input or stdin.
+
+The run gets a run bracket and one agent step (path "agent", or --path).
+The raw bytes are kept beside the transcript. With --run-id the step is
+appended to a run begun with "twasm run begin"; several records may append
+to one run at the same time.`,
+		Example: `  twasm record --provider claude -- claude -p "fix the tests" --output-format stream-json --verbose
+  twasm record --provider codex --live -- codex exec --json "add a README"
+  twasm record --provider gemini --input saved.jsonl --prompt "what I asked"
+  RUN=$(twasm run begin --name nightly)
+  twasm record --run-id "$RUN" --path review --provider claude --input review.jsonl`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() < 0 && len(args) > 0 {
+				return cmdutil.FlagErrorf("unexpected argument %q: put the agent command after --", args[0])
+			}
+			return nil
+		},
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if cmd.ArgsLenAtDash() >= 0 {
+				opts.Command = args[cmd.ArgsLenAtDash():]
+			}
+			if len(opts.Command) > 0 && opts.Input != "" {
+				return cmdutil.FlagErrorf("--input and a command after -- exclude each other")
+			}
+			if opts.Provider == "" && opts.Plugins.Plugin == "" {
+				return cmdutil.FlagErrorf("--provider is required")
+			}
+			if opts.Iter < 0 {
+				return cmdutil.FlagErrorf("--iteration must not be negative")
+			}
+			if _, err := fsyncPolicy(opts.Fsync); err != nil {
+				return err
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Provider, "provider", "", "provider of the output (see twasm plugins list)")
+	fl.StringVar(&opts.Format, "format", "", "format hint for the plugin (default: detect)")
+	fl.StringVarP(&opts.Input, "input", "i", "", "read the provider output from FILE (- for stdin)")
+	fl.StringVar(&opts.RunID, "run-id", "", "append the step to this run (begun with twasm run begin)")
+	fl.StringVar(&opts.Name, "name", "", "run name (default: \"record <provider>\")")
+	fl.StringVar(&opts.Path, "path", "agent", "step path")
+	fl.IntVar(&opts.Iter, "iteration", 0, "step iteration (loop index)")
+	fl.StringVar(&opts.Prompt, "prompt", "", "the prompt given to the agent (recorded as message.user)")
+	fl.StringVar(&opts.System, "system-prompt", "", "the system prompt given to the agent")
+	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets (API keys, tokens, private keys) everywhere before writing")
+	fl.BoolVar(&opts.Live, "live", false, "print one line per event on stderr as it is recorded")
+	fl.BoolVar(&opts.JSON, "json", false, "print a summary object on stdout")
+	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "do not pass the agent's stdout through")
+	fl.StringVar(&opts.Fsync, "fsync", "boundary", "when to fsync the transcript: never, boundary (step and run ends) or always")
+	opts.Plugins.Register(cmd, true)
+	_ = cmd.RegisterFlagCompletionFunc("fsync", cobra.FixedCompletions([]string{"never", "boundary", "always"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func fsyncPolicy(s string) (recorder.FsyncPolicy, error) {
+	switch s {
+	case "never":
+		return recorder.FsyncNever, nil
+	case "", "boundary":
+		return recorder.FsyncOnBoundary, nil
+	case "always":
+		return recorder.FsyncAlways, nil
+	}
+	return 0, cmdutil.FlagErrorf("--fsync must be never, boundary or always, not %q", s)
+}
+
+// Summary is what --json prints.
+type Summary struct {
+	RunID      string                `json:"run_id"`
+	Transcript string                `json:"transcript"`
+	Path       string                `json:"path"`
+	Status     string                `json:"status"`
+	Error      string                `json:"error,omitempty"`
+	ExitCode   *int                  `json:"exit_code,omitempty"`
+	Provider   string                `json:"provider"`
+	Session    string                `json:"session_id,omitempty"`
+	Model      string                `json:"model,omitempty"`
+	Usage      *transcript.Usage     `json:"usage,omitempty"`
+	CostUSD    *float64              `json:"cost_usd,omitempty"`
+	Tools      map[string]int        `json:"tools"`
+	Unmapped   map[string]int        `json:"unmapped,omitempty"`
+	Dangling   []string              `json:"dangling,omitempty"`
+	Redacted   map[string]int        `json:"redacted,omitempty"`
+	Warnings   []string              `json:"warnings,omitempty"`
+	Raw        *transcript.RawRef    `json:"raw,omitempty"`
+	Plugin     *transcript.PluginRef `json:"plugin,omitempty"`
+}
+
+// ExitError carries the agent's exit code out of the command.
+type ExitError struct{ Code int }
+
+func (e *ExitError) Error() string { return fmt.Sprintf("agent exited with code %d", e.Code) }
+
+// ExitStatus makes twasm exit with the agent's code.
+func (e *ExitError) ExitStatus() int { return e.Code }
+
+// Run records.
+func Run(ctx context.Context, opts *Options) (err error) {
+	f := opts.F
+	ios := f.IOStreams
+	if len(opts.Command) == 0 {
+		// Reading a file: SIGINT cancels, and the run still ends
+		// (cancelled). With a child, agentproc forwards the signals.
+		var stop context.CancelFunc
+		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
+		defer stop()
+	}
+	var input io.Reader
+	if len(opts.Command) == 0 {
+		switch opts.Input {
+		case "", "-":
+			input = ios.In
+		default:
+			file, err := os.Open(opts.Input)
+			if err != nil {
+				return &cmdutil.InputError{Path: opts.Input, Err: unwrapPath(err)}
+			}
+			defer file.Close()
+			input = file
+		}
+	}
+
+	rt, err := plugload.Open(ctx, f, opts.Plugins)
+	if err != nil {
+		return err
+	}
+	defer rt.Close(context.WithoutCancel(ctx))
+	plugin, err := plugload.Resolve(ctx, rt, opts.Plugins, opts.Provider)
+	if err != nil {
+		return err
+	}
+	provider := opts.Provider
+	if provider == "" {
+		provider = plugin.Manifest().Providers[0]
+	}
+
+	policy, _ := fsyncPolicy(opts.Fsync)
+	recOpts := []recorder.Option{recorder.WithFsync(policy), recorder.WithLogger(f.Logger())}
+	var masker capture.ByteMasker
+	if opts.Redact {
+		r := redact.New()
+		masker = r
+		recOpts = append(recOpts, recorder.WithMask(r))
+	}
+	store := f.Store()
+	runOpts := lifecycle.RunOptions{Name: opts.Name, Recorder: recOpts, Logger: f.Logger()}
+	if runOpts.Name == "" {
+		runOpts.Name = "record " + provider
+	}
+	var live sync.WaitGroup
+	if opts.Live {
+		color := ios.ColorEnabled()
+		runOpts.Observe = func(rec *recorder.Recorder) {
+			sub := rec.Subscribe()
+			live.Add(1)
+			go func() {
+				defer live.Done()
+				for ev := range sub.C() {
+					fmt.Fprintln(ios.ErrOut, views.Compact(&ev, color))
+				}
+			}()
+		}
+	}
+	var run *lifecycle.Run
+	attached := opts.RunID != ""
+	if attached {
+		run, err = lifecycle.Attach(ctx, store, opts.RunID, runOpts)
+		if errors.Is(err, recorder.ErrInvalidRunID) {
+			return cmdutil.FlagErrorf("--run-id: %v", err)
+		}
+	} else {
+		run, err = lifecycle.Start(ctx, store, runOpts)
+	}
+	if err != nil {
+		return err
+	}
+
+	var res *transcript.AgentResult
+	var procRes agentproc.Result
+	stepErr := run.StepAt(ctx, opts.Path, opts.Iter, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		if opts.Prompt != "" || opts.System != "" {
+			if err := s.UserMessage(ctx, opts.Prompt, opts.System); err != nil {
+				return err
+			}
+		}
+		agent, err := capture.Start(ctx, s, capture.Options{
+			Provider: provider, Format: opts.Format, Store: store,
+			Plugin: plugload.Capture(plugin), Masker: masker, Logger: f.Logger(),
+		})
+		if err != nil {
+			return err
+		}
+		var exitCode *int
+		var feedErr error
+		if len(opts.Command) > 0 {
+			// SIGINT cancels the command's context, but the child must
+			// get the signal and end its own way: agentproc forwards it,
+			// and the child runs under a context the signal leaves alone.
+			procRes, feedErr = agentproc.Run(context.WithoutCancel(ctx), agentproc.Options{
+				Args:  opts.Command,
+				Stdin: nil,
+				Stdout: func(p []byte) error {
+					if !opts.Quiet && !opts.JSON {
+						_, _ = ios.Out.Write(p)
+					}
+					return agent.Feed(ctx, p)
+				},
+				Stderr: func(p []byte) {
+					if !opts.Quiet {
+						_, _ = ios.ErrOut.Write(p)
+					}
+					_ = agent.FeedStderr(p)
+				},
+			})
+			if feedErr == nil || !errors.Is(feedErr, agentproc.ErrStart) {
+				exitCode = &procRes.ExitCode
+			}
+		} else {
+			feedErr = copyInto(ctx, input, agent)
+		}
+		res, err = agent.Finish(context.WithoutCancel(ctx), exitCode)
+		if feedErr != nil {
+			return errors.Join(feedErr, err)
+		}
+		if err != nil {
+			return err
+		}
+		if procRes.Signaled != nil {
+			return fmt.Errorf("interrupted by %v: %w", procRes.Signaled, context.Canceled)
+		}
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		return statusErr(res)
+	})
+	runErr := stepErr
+	var endErr error
+	if attached {
+		endErr = run.Detach()
+	} else {
+		endErr = run.Finish(ctx, runErr)
+	}
+	live.Wait()
+
+	if res != nil {
+		fmt.Fprintf(ios.ErrOut, "transcript: %s\n", run.Path())
+		if opts.JSON {
+			if err := printSummary(ios.Out, run, opts.Path, res); err != nil {
+				return err
+			}
+		}
+	}
+	if errors.Is(stepErr, agentproc.ErrStart) {
+		return &cmdutil.InputError{Err: stepErr}
+	}
+	if endErr != nil {
+		return endErr
+	}
+	if len(opts.Command) > 0 && res != nil {
+		if procRes.ExitCode != 0 {
+			return &ExitError{Code: procRes.ExitCode}
+		}
+		return nil
+	}
+	if stepErr != nil && !isAgentStatus(stepErr) {
+		return stepErr
+	}
+	return nil
+}
+
+// agentStatusError is the step's error for an agent that ended in error
+// or incomplete: the run records it; twasm itself succeeded.
+type agentStatusError struct{ res *transcript.AgentResult }
+
+func (e *agentStatusError) Error() string {
+	if e.res.Error != "" {
+		return fmt.Sprintf("agent %s: %s", e.res.Status, e.res.Error)
+	}
+	return "agent " + e.res.Status
+}
+
+func statusErr(res *transcript.AgentResult) error {
+	if res == nil || res.Status == transcript.StatusOK {
+		return nil
+	}
+	return &agentStatusError{res: res}
+}
+
+func isAgentStatus(err error) bool {
+	var e *agentStatusError
+	return errors.As(err, &e)
+}
+
+func copyInto(ctx context.Context, r io.Reader, agent *capture.Agent) error {
+	buf := make([]byte, 256<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			if ferr := agent.Feed(ctx, buf[:n]); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return &cmdutil.InputError{Err: fmt.Errorf("read input: %w", err)}
+		}
+	}
+}
+
+func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.AgentResult) error {
+	s := Summary{
+		RunID: run.RunID(), Transcript: run.Path(), Path: path, Status: res.Status, Error: res.Error,
+		ExitCode: res.ExitCode, Provider: res.Provider, Session: res.SessionID, Model: res.Model,
+		Usage: res.Usage, CostUSD: res.CostUSD, Tools: map[string]int{}, Unmapped: res.Unmapped,
+		Dangling: res.Dangling, Redacted: res.Redacted, Warnings: res.Warnings, Raw: res.Raw, Plugin: res.Plugin,
+	}
+	if err := countTools(run.Path(), s.Tools); err != nil {
+		return err
+	}
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(s)
+}
+
+// countTools counts tool.call events by name in the run file (this
+// process's step and any other: the file is the truth).
+func countTools(path string, into map[string]int) error {
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	r := transcript.NewReader(f)
+	for r.Next() {
+		if ev := r.Event(); ev != nil && ev.Type == transcript.ToolCall {
+			if tp := ev.Tool(); tp != nil {
+				into[tp.Name]++
+			}
+		}
+	}
+	return r.Err()
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
