@@ -1,0 +1,310 @@
+package copilot
+
+import (
+	"strconv"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Plugin is the GitHub Copilot CLI normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "copilot",
+		Version:     "0.1.0",
+		Providers:   []string{"copilot"},
+		Formats:     []string{fmtJSON, fmtEvents},
+		Description: "GitHub Copilot CLI --output-format json and events.jsonl session logs",
+	},
+	New: func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+}
+
+// Format names, as reported in OpMeta and the manifest.
+const (
+	fmtJSON   = "json"
+	fmtEvents = "events-jsonl"
+)
+
+// Block slots of an assistant message: the model reasons, then writes,
+// then requests tools, so fixed slots keep that order whatever order the
+// deltas and the final message arrive in.
+const (
+	slotThinking = 0
+	slotText     = 1
+	slotTools    = 2
+)
+
+// normalizer is the per-stream state. Everything kept across lines is a Go
+// string, a byte slice or a number: spans die with their line.
+type normalizer struct {
+	sawEvent, sawEphemeral bool
+	sessionSent            bool
+	versionSent            bool
+	modelSent              bool
+
+	msgs   map[string]*message // open assistant messages by messageId
+	open   []*message          // open messages, oldest first
+	nKeys  int
+	nUsers int
+
+	// reasoning that arrived before the message it belongs to.
+	thinking    []byte
+	hasThinking bool
+
+	calls map[string]bool    // tool calls reported, by toolCallId
+	held  map[string]*result // results whose call was not reported yet
+	order []string           // held ids in arrival order
+
+	usage usageTotals
+
+	sawResult   bool
+	sawShutdown bool
+	lastErr     string
+}
+
+// message is an assistant message being built.
+type message struct {
+	key         string
+	hasThinking bool
+}
+
+// result is a tool result kept until its call is known.
+type result struct {
+	r sdk.ToolResult
+}
+
+func newNormalizer() *normalizer {
+	return &normalizer{msgs: map[string]*message{}, calls: map[string]bool{}, held: map[string]*result{}}
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	if !l.IsJSON() {
+		if len(trimSpace(l.Raw)) > 0 {
+			out.Unmapped(sdk.S("non_json"))
+		}
+		return nil
+	}
+	v := l.JSON()
+	if v.Kind() != abi.KindObject {
+		out.Unmapped(sdk.S("non_object"))
+		return nil
+	}
+	t := v.Get("type")
+	if t.Kind() != abi.KindString {
+		out.Unmapped(sdk.S("(no type)"))
+		return nil
+	}
+	n.sawEvent = true
+	if v.Get("ephemeral").Truthy() {
+		n.sawEphemeral = true
+	}
+	n.event(v, t, v.Get("data"), strOf(v.Get("timestamp")), out)
+	return nil
+}
+
+// End implements sdk.Normalizer.
+func (n *normalizer) End(out *sdk.Out) error {
+	for len(n.open) > 0 {
+		n.closeMsg(n.open[0], sdk.MessageEnd{}, out)
+	}
+	if n.hasThinking {
+		// Reasoning that no message followed: a message of its own.
+		key := sdk.S(n.newKey("r"))
+		out.Open(key, sdk.Message{Role: sdk.RoleAssistant})
+		out.Block(key, slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(string(n.thinking))})
+		out.Close(key, sdk.MessageEnd{})
+		n.hasThinking = false
+	}
+	// Results whose call never showed up: the host synthesizes the call.
+	for _, id := range n.order {
+		if h := n.held[id]; h != nil {
+			out.ToolResult(h.r)
+		}
+	}
+	n.held, n.order = nil, nil
+	if n.sawEvent {
+		f := fmtEvents
+		if n.sawResult || n.sawEphemeral {
+			// Only stdout carries the result line and ephemeral events.
+			f = fmtJSON
+		}
+		out.Meta(sdk.Meta{Format: sdk.S(f)})
+	}
+	n.usage.end(out)
+	return nil
+}
+
+// event dispatches one envelope by type.
+func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
+	switch {
+	case t.Is("session.start"), t.Is("session.resume"):
+		n.session(d.Get("sessionId"), out)
+		if ver := d.Get("copilotVersion"); !n.versionSent && ver.Kind() == abi.KindString && !ver.Is("") {
+			n.versionSent = true
+			out.Meta(sdk.Meta{ProviderVersion: sdk.Text(ver)})
+		}
+		n.model(d.Get("selectedModel"), false, out)
+		if t.Is("session.resume") {
+			n.usage.segment()
+		}
+	case t.Is("session.model_change"):
+		// The latest model is the step's model: it produced what follows.
+		n.model(d.Get("newModel"), true, out)
+	case t.Is("system.message"):
+		n.system(v, d, ts, out)
+	case t.Is("user.message"):
+		n.user(v, d, ts, out)
+	case t.Is("assistant.message_delta"):
+		m := n.msgFor(d.Get("messageId"), ts, out)
+		out.Append(sdk.S(m.key), slotText, sdk.FieldText, strOf(d.Get("deltaContent")))
+	case t.Is("assistant.message"):
+		n.assistantMessage(d, ts, out)
+	case t.Is("assistant.reasoning_delta"):
+		n.reasoning(d.Get("deltaContent"), true, out)
+	case t.Is("assistant.reasoning"):
+		n.reasoning(d.Get("content"), false, out)
+	case t.Is("tool.execution_start"):
+		n.call(d.Get("toolCallId"), d.Get("toolName"), d.Get("arguments"), ts, out)
+	case t.Is("tool.execution_complete"):
+		n.toolResult(d, ts, out)
+	case t.Is("assistant.usage"):
+		n.usage.call(d, out)
+	case t.Is("session.shutdown"):
+		n.shutdown(d, out)
+	case t.Is("session.error"):
+		msg := strOf(d.Get("message"))
+		if msg.IsEmpty() {
+			msg = strOf(d.Get("errorType"))
+		}
+		if msg.IsEmpty() {
+			msg = sdk.S("copilot session error")
+		}
+		n.lastErr = msg.String()
+		out.Status(sdk.StatusError, msg, abi.LevelError)
+	case t.Is("result"):
+		n.result(d, v, out)
+	case t.Is("assistant.turn_start"), t.Is("assistant.turn_end"), t.Is("assistant.tool_call_delta"),
+		t.Is("tool.execution_partial_result"), t.Is("session.idle"):
+		// Lifecycle markers and previews of what a later event carries
+		// whole (toolRequests, execution_complete): nothing to record.
+	default:
+		out.Unmapped(sdk.S(short(t)))
+	}
+}
+
+// session reports the session id once.
+func (n *normalizer) session(v abi.Value, out *sdk.Out) {
+	if n.sessionSent || v.Kind() != abi.KindString || v.Is("") {
+		return
+	}
+	n.sessionSent = true
+	out.Meta(sdk.Meta{SessionID: sdk.Text(v)})
+}
+
+// model reports the step's model; override makes a later one win.
+func (n *normalizer) model(v abi.Value, override bool, out *sdk.Out) {
+	if v.Kind() != abi.KindString || v.Is("") || n.modelSent && !override {
+		return
+	}
+	out.Meta(sdk.Meta{Model: sdk.Text(v), Override: n.modelSent})
+	n.modelSent = true
+}
+
+func (n *normalizer) newKey(prefix string) string {
+	n.nKeys++
+	return prefix + strconv.Itoa(n.nKeys)
+}
+
+// result handles the last stdout line: the terminal event.
+func (n *normalizer) result(d, v abi.Value, out *sdk.Out) {
+	n.sawResult = true
+	sid := d.Get("sessionId")
+	if !sid.Exists() {
+		sid = v.Get("sessionId")
+	}
+	n.session(sid, out)
+	code, ok := d.Get("exitCode").Int()
+	if !ok {
+		code, ok = v.Get("exitCode").Int()
+	}
+	switch {
+	case ok && code == 0:
+		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	case n.lastErr != "":
+		out.Status(sdk.StatusError, sdk.S(n.lastErr), abi.LevelTerminal)
+	case ok:
+		out.Status(sdk.StatusError, sdk.S("copilot exited with code "+strconv.FormatInt(code, 10)), abi.LevelTerminal)
+	default:
+		out.Status(sdk.StatusError, sdk.S("copilot result without exitCode"), abi.LevelTerminal)
+	}
+}
+
+// shutdown handles session.shutdown: the session's usage totals, and the
+// end of an events.jsonl log (which has no result line).
+func (n *normalizer) shutdown(d abi.Value, out *sdk.Out) {
+	n.sawShutdown = true
+	n.usage.shutdown(d.Get("modelMetrics"), out)
+	if n.sawResult {
+		return // the result line already settled the status
+	}
+	st := d.Get("shutdownType")
+	if !st.Exists() || st.Is("routine") {
+		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+		return
+	}
+	e := strOf(d.Get("errorReason"))
+	if e.IsEmpty() {
+		e = sdk.S("copilot shutdown: " + short(st))
+	}
+	out.Status(sdk.StatusError, e, abi.LevelTerminal)
+}
+
+func trimSpace(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
+}
+
+// short returns a native type name for the unmapped table, bounded so that
+// a hostile line cannot make the table huge.
+func short(v abi.Value) string {
+	if v.Kind() != abi.KindString {
+		return "?"
+	}
+	s := v.String()
+	if len(s) > 64 {
+		s = s[:64]
+	}
+	return s
+}
+
+// strOf is the text of v when it is a string (unset otherwise).
+func strOf(v abi.Value) sdk.Str {
+	if v.Kind() != abi.KindString {
+		return sdk.Str{}
+	}
+	return sdk.Text(v)
+}
+
+// appendText appends the unescaped contents of string v to dst.
+func appendText(dst []byte, v abi.Value) []byte {
+	if v.Kind() != abi.KindString {
+		return dst
+	}
+	raw := v.Raw()
+	raw = raw[1 : len(raw)-1]
+	if !v.Escaped() {
+		return append(dst, raw...)
+	}
+	n := len(dst)
+	if out, ok := abi.Unescape(dst, raw); ok {
+		return out
+	}
+	// A malformed escape: keep the literal rather than half of it.
+	return append(dst[:n], raw...)
+}

@@ -1,0 +1,24 @@
+package copilot_test
+
+import (
+	"flag"
+	"path/filepath"
+	"testing"
+
+	"github.com/twasm/twasm/golden/goldentest"
+	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/plugins/copilot"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/copilot/*.golden.jsonl from the plugin's output")
+
+// goldenDir is at the repo root because the wasm golden run (twasm golden
+// check) reads the same cases.
+var goldenDir = filepath.Join("..", "..", "testdata", "golden", "copilot")
+
+func newNative() (normalize.Instance, error) { return normalize.NativeInstance(copilot.Plugin), nil }
+
+// TestGolden runs every golden case natively; -update rewrites them.
+func TestGolden(t *testing.T) {
+	goldentest.Test(t, goldenDir, "copilot", newNative, *update)
+}

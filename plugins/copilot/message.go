@@ -1,0 +1,174 @@
+package copilot
+
+import (
+	"strings"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// system writes the system prompt as a message.user of its own whose one
+// block has origin system_prompt.
+func (n *normalizer) system(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
+	c := d.Get("content")
+	if c.Kind() != abi.KindString || c.Is("") {
+		return
+	}
+	n.nUsers++
+	key := sdk.S(n.newKey("s"))
+	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: strOf(v.Get("id")), Time: ts})
+	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: sdk.OriginSystemPrompt})
+	out.Close(key, sdk.MessageEnd{})
+}
+
+// user writes the prompt. transformedContent is the prompt as the model
+// received it: wrapped in context the CLI injected (<current_datetime>,
+// <system_reminder>, ...). What surrounds the prompt there becomes
+// injected_context blocks before and after the prompt block, so the prompt
+// is not repeated and the injected text is not taken for the user's.
+func (n *normalizer) user(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
+	c := d.Get("content")
+	tc := d.Get("transformedContent")
+	key := sdk.S(n.newKey("u"))
+	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: strOf(v.Get("id")), Time: ts})
+	prompt := sdk.Block{Type: sdk.BlockText, Text: strOf(c), Origin: sdk.OriginPrompt}
+	if tc.Kind() != abi.KindString || tc.Is("") {
+		if prompt.Text.IsSet() {
+			out.Block(key, -1, prompt)
+		}
+		out.Close(key, sdk.MessageEnd{})
+		return
+	}
+	whole := tc.String()
+	p := c.String()
+	i := -1
+	if p != "" {
+		i = strings.Index(whole, p)
+	}
+	switch {
+	case i < 0:
+		// The prompt is not inside: keep both as they are.
+		if prompt.Text.IsSet() {
+			out.Block(key, -1, prompt)
+		}
+		if whole != p {
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(tc), Origin: sdk.OriginInjected})
+		}
+	default:
+		if pre := whole[:i]; strings.TrimSpace(pre) != "" {
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(pre), Origin: sdk.OriginInjected})
+		}
+		out.Block(key, -1, prompt)
+		if post := whole[i+len(p):]; strings.TrimSpace(post) != "" {
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(post), Origin: sdk.OriginInjected})
+		}
+	}
+	out.Close(key, sdk.MessageEnd{})
+}
+
+// msgFor returns the open assistant message with this messageId, opening
+// it (with reasoning that arrived before it) when it is new.
+func (n *normalizer) msgFor(id abi.Value, ts sdk.Str, out *sdk.Out) *message {
+	sid := ""
+	if id.Kind() == abi.KindString {
+		sid = id.String()
+	}
+	if m := n.msgs[sid]; m != nil {
+		return m
+	}
+	m := &message{key: n.newKey("a")}
+	n.msgs[sid] = m
+	n.open = append(n.open, m)
+	out.Open(sdk.S(m.key), sdk.Message{Role: sdk.RoleAssistant, ID: strOf(id), Time: ts})
+	if n.hasThinking {
+		out.Block(sdk.S(m.key), slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(string(n.thinking))})
+		m.hasThinking = true
+		n.thinking, n.hasThinking = n.thinking[:0], false
+	}
+	return m
+}
+
+// assistantMessage handles the complete message: it replaces what deltas
+// built (so the text is written once), adds reasoning and the tool
+// requests, reports the calls and closes the message.
+func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
+	m := n.msgFor(d.Get("messageId"), ts, out)
+	key := sdk.S(m.key)
+	model := strOf(d.Get("model"))
+	out.Open(key, sdk.Message{Role: sdk.RoleAssistant, Model: model})
+	if !n.modelSent {
+		n.model(d.Get("model"), false, out)
+	}
+	rt := d.Get("reasoningText")
+	switch {
+	case rt.Kind() == abi.KindString && !rt.Is(""):
+		out.Block(key, slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(rt)})
+	case !m.hasThinking && (nonEmpty(d.Get("encryptedContent")) || nonEmpty(d.Get("reasoningOpaque"))):
+		// Reasoning happened but only its encrypted form was returned.
+		out.Block(key, slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(""), Redacted: true})
+	}
+	c := d.Get("content")
+	if c.Kind() == abi.KindString && !c.Is("") {
+		out.Block(key, slotText, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
+		out.Final(sdk.Text(c), true)
+	}
+	slot := slotTools
+	for it := d.Get("toolRequests").Iter(); it.Next(); {
+		tr := it.Value()
+		id, name, args := tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments")
+		out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: strOf(name), ToolID: strOf(id), ToolInput: input(args)})
+		slot++
+		n.call(id, name, args, ts, out)
+	}
+	var e sdk.MessageEnd
+	e.Usage.Output = sdk.IntOf(d.Get("outputTokens"))
+	n.usage.messageOutput(e.Usage.Output)
+	n.closeMsg(m, e, out)
+	if id := d.Get("messageId"); id.Kind() == abi.KindString {
+		delete(n.msgs, id.String())
+	} else {
+		delete(n.msgs, "")
+	}
+}
+
+// reasoning handles assistant.reasoning(_delta): it belongs to the message
+// being streamed, else to the next message.
+func (n *normalizer) reasoning(c abi.Value, delta bool, out *sdk.Out) {
+	if c.Kind() != abi.KindString {
+		return
+	}
+	if len(n.open) > 0 {
+		m := n.open[len(n.open)-1]
+		key := sdk.S(m.key)
+		if delta {
+			out.Append(key, slotThinking, sdk.FieldThinking, sdk.Text(c))
+		} else {
+			out.Block(key, slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(c)})
+		}
+		m.hasThinking = true
+		return
+	}
+	if !delta {
+		n.thinking = n.thinking[:0]
+	}
+	n.thinking = appendText(n.thinking, c)
+	n.hasThinking = true
+}
+
+// closeMsg closes an open message.
+func (n *normalizer) closeMsg(m *message, e sdk.MessageEnd, out *sdk.Out) {
+	out.Close(sdk.S(m.key), e)
+	for i, o := range n.open {
+		if o == m {
+			n.open = append(n.open[:i], n.open[i+1:]...)
+			break
+		}
+	}
+	for k, o := range n.msgs {
+		if o == m {
+			delete(n.msgs, k)
+		}
+	}
+}
+
+func nonEmpty(v abi.Value) bool { return v.Kind() == abi.KindString && !v.Is("") }

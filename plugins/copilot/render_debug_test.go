@@ -1,0 +1,29 @@
+package copilot_test
+
+import (
+	"context"
+	"os"
+	"testing"
+
+	"github.com/twasm/twasm/golden"
+	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/plugins/copilot"
+)
+
+// TestDebugRender prints the golden rendering of the file named by
+// COPILOT_RENDER (a review aid for captures that are not golden cases).
+func TestDebugRender(t *testing.T) {
+	f := os.Getenv("COPILOT_RENDER")
+	if f == "" {
+		t.Skip("set COPILOT_RENDER=<file> to print its rendering")
+	}
+	raw, err := os.ReadFile(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := golden.Normalize(context.Background(), normalize.NativeInstance(copilot.Plugin), "copilot", raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	os.Stdout.Write(got)
+}

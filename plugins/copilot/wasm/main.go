@@ -1,0 +1,13 @@
+// Command wasm is the WebAssembly entry point of the GitHub Copilot CLI normalizer:
+// build with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared.
+package main
+
+import (
+	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/plugins/copilot"
+)
+
+// Registration happens in init because a reactor's main never runs.
+func init() { sdk.Register(copilot.Plugin) }
+
+func main() {}
