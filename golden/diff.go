@@ -18,6 +18,18 @@ func Diff(want, got []byte) string {
 	}
 	a := splitLines(want)
 	b := splitLines(got)
+	if d := lineDiff(a, b); d != "" {
+		return d
+	}
+	// The lines are equal: only the final newline differs, which a line
+	// diff cannot show (and an empty diff would read as a pass).
+	if bytes.HasSuffix(want, []byte("\n")) {
+		return "-: newline at end of file\n+: no newline at end of file\n"
+	}
+	return "-: no newline at end of file\n+: newline at end of file\n"
+}
+
+func lineDiff(a, b []string) string {
 	if (len(a)+1)*(len(b)+1) > maxDiffCells {
 		return firstDifference(a, b)
 	}
@@ -66,15 +78,16 @@ func splitLines(b []byte) []string {
 
 func firstDifference(a, b []string) string {
 	for i := 0; i < len(a) || i < len(b); i++ {
-		var x, y string
+		// A missing line is told apart from an empty one.
+		x, y := " (end of file)", " (end of file)"
 		if i < len(a) {
-			x = a[i]
+			x = ": " + a[i]
 		}
 		if i < len(b) {
-			y = b[i]
+			y = ": " + b[i]
 		}
-		if x != y {
-			return fmt.Sprintf("first difference at line %d:\n-%d: %s\n+%d: %s\n", i+1, i+1, x, i+1, y)
+		if i >= len(a) || i >= len(b) || a[i] != b[i] {
+			return fmt.Sprintf("first difference at line %d:\n-%d%s\n+%d%s\n", i+1, i+1, x, i+1, y)
 		}
 	}
 	return ""

@@ -1,0 +1,186 @@
+package golden
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/transcript"
+)
+
+// textPlugin: a JSON line {"text":..,"scope":..} becomes a message; other
+// lines are unmapped.
+type textPlugin struct{}
+
+func (textPlugin) Line(l *sdk.Line, out *sdk.Out) error {
+	t := l.JSON().Get("text")
+	if !t.Exists() {
+		out.Unmapped(sdk.S("other"))
+		return nil
+	}
+	key := sdk.S("m")
+	sc := sdk.Text(l.JSON().Get("scope"))
+	if sc.IsSet() {
+		out.ScopeOpen(sc, sc, sdk.S("agent"), sdk.S("desc"))
+	}
+	out.Open(key, sdk.Message{Scope: sc})
+	out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t)})
+	out.Close(key, sdk.MessageEnd{})
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S("c1"), Name: sdk.S("T")})
+	return nil
+}
+
+func (textPlugin) End(out *sdk.Out) error {
+	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	return nil
+}
+
+func newInst() (normalize.Instance, error) {
+	return normalize.NativeInstance(sdk.Plugin{Manifest: abi.Manifest{Name: "text"}, New: func(abi.BeginOptions) sdk.Normalizer { return textPlugin{} }}), nil
+}
+
+func write(t *testing.T, dir, name, content string) {
+	t.Helper()
+	require.NoError(t, os.WriteFile(filepath.Join(dir, name), []byte(content), 0o644))
+}
+
+func TestRender(t *testing.T) {
+	got, err := Normalize(context.Background(), mustInst(t), "prov", []byte(`{"text":"hi"}`+"\nbanner\n"+`{"text":"sub","scope":"s1"}`))
+	require.NoError(t, err)
+	lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
+	require.Len(t, lines, 6, "the second call c1 is a duplicate")
+	for _, l := range lines {
+		assert.True(t, json.Valid([]byte(l)), l)
+	}
+	assert.Contains(t, lines[0], `"run_id":"golden"`)
+	assert.Contains(t, lines[0], `"seq":1`)
+	assert.Contains(t, lines[0], `"timestamp":"1970-01-01T00:00:00.000Z"`)
+	assert.Contains(t, lines[1], `"seq":2`)
+	assert.Equal(t, `{"scope_open":{"description":"desc","name":"agent","parent_tool_id":"s1","scope":"s1"}}`, lines[2])
+	assert.Contains(t, lines[3], `"run_id":"golden:s1"`)
+	assert.Contains(t, lines[3], `"seq":1`, "seq per scope")
+	assert.Equal(t, `{"scope_close":{"error":"","scope":"s1","status":"ok"}}`, lines[4])
+	var res struct{ Result transcript.AgentResult }
+	require.NoError(t, json.Unmarshal([]byte(lines[5]), &res))
+	assert.Equal(t, "prov", res.Result.Provider)
+	assert.Equal(t, map[string]int{"other": 1}, res.Result.Unmapped)
+
+	// An event that cannot be written is an error.
+	_, err = Render([]normalize.Collected{{Event: &transcript.Event{Type: "bogus"}}}, nil)
+	assert.Error(t, err)
+	out, err := Render(nil, &transcript.AgentResult{Dangling: []string{}})
+	require.NoError(t, err)
+	assert.NotContains(t, string(out), "dangling")
+}
+
+func mustInst(t *testing.T) normalize.Instance {
+	i, err := newInst()
+	require.NoError(t, err)
+	return i
+}
+
+func TestCases(t *testing.T) {
+	dir := t.TempDir()
+	for _, n := range []string{"b.jsonl", "a.txt", "a.golden.jsonl", "README.md", "readme", ".hidden", "c.d.sse"} {
+		write(t, dir, n, "")
+	}
+	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
+	cases, err := Cases(dir)
+	require.NoError(t, err)
+	var names []string
+	for _, c := range cases {
+		names = append(names, c.Name)
+	}
+	assert.Equal(t, []string{"a", "b", "c.d"}, names)
+	assert.Equal(t, filepath.Join(dir, "a.txt"), cases[0].Input)
+	assert.Equal(t, filepath.Join(dir, "a.golden.jsonl"), cases[0].Golden)
+
+	write(t, dir, "a.jsonl", "")
+	_, err = Cases(dir)
+	assert.ErrorContains(t, err, `two inputs named "a"`)
+
+	_, err = Cases(filepath.Join(dir, "missing"))
+	assert.Error(t, err)
+	_, err = Check(context.Background(), filepath.Join(dir, "missing"), "p", newInst, false)
+	assert.Error(t, err)
+}
+
+func TestCheck(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "one.jsonl", `{"text":"hi"}`+"\n")
+	outs, err := Check(ctx, dir, "p", newInst, false)
+	require.NoError(t, err)
+	require.Len(t, outs, 1)
+	assert.ErrorIs(t, outs[0].Err, ErrMissing)
+	assert.False(t, outs[0].OK())
+
+	outs, err = Check(ctx, dir, "p", newInst, true)
+	require.NoError(t, err)
+	assert.True(t, outs[0].Updated)
+	assert.True(t, outs[0].OK())
+	want, err := os.ReadFile(filepath.Join(dir, "one"+Suffix))
+	require.NoError(t, err)
+	assert.Contains(t, string(want), `"text":"hi"`)
+
+	outs, err = Check(ctx, dir, "p", newInst, false)
+	require.NoError(t, err)
+	assert.True(t, outs[0].OK())
+	assert.Empty(t, outs[0].Diff)
+	assert.False(t, outs[0].Updated)
+
+	// A changed input shows a diff, and update rewrites it.
+	write(t, dir, "one.jsonl", `{"text":"bye"}`+"\n")
+	outs, _ = Check(ctx, dir, "p", newInst, false)
+	assert.False(t, outs[0].OK())
+	assert.Contains(t, outs[0].Diff, "-1: ")
+	assert.Contains(t, outs[0].Diff, "+1: ")
+	outs, _ = Check(ctx, dir, "p", newInst, true)
+	assert.True(t, outs[0].Updated)
+
+	// Only a missing trailing newline differs: still a failure.
+	b, _ := os.ReadFile(filepath.Join(dir, "one"+Suffix))
+	write(t, dir, "one"+Suffix, strings.TrimSuffix(string(b), "\n"))
+	outs, _ = Check(ctx, dir, "p", newInst, false)
+	assert.False(t, outs[0].OK(), "a trailing newline difference is a difference")
+	assert.NotEmpty(t, outs[0].Diff)
+
+	// An instance that cannot be made.
+	outs, _ = Check(ctx, dir, "p", func() (normalize.Instance, error) { return nil, errors.New("no wasm") }, false)
+	assert.ErrorContains(t, outs[0].Err, "no wasm")
+}
+
+func TestDiff(t *testing.T) {
+	assert.Equal(t, "", Diff([]byte("a\nb\n"), []byte("a\nb\n")))
+	assert.Equal(t, "+2: x\n", Diff([]byte("a\nb\n"), []byte("a\nx\nb\n")))
+	assert.Equal(t, "-2: b\n", Diff([]byte("a\nb\nc\n"), []byte("a\nc\n")))
+	assert.Equal(t, "+2: y\n-2: b\n", Diff([]byte("a\nb\nc\n"), []byte("a\ny\nc\n")))
+	assert.Equal(t, "+1: a\n", Diff(nil, []byte("a\n")))
+	assert.Equal(t, "-1: a\n", Diff([]byte("a\n"), nil))
+	assert.NotEmpty(t, Diff([]byte("a\n"), []byte("a")), "trailing newline")
+	assert.NotEmpty(t, Diff([]byte("a"), []byte("a\n")), "trailing newline")
+
+	// Large inputs: first difference only.
+	var a, b strings.Builder
+	for i := 0; i < 3000; i++ {
+		a.WriteString("same\n")
+		b.WriteString("same\n")
+	}
+	big := a.String()
+	d := Diff([]byte(big+"x\n"), []byte(big+"y\n"))
+	assert.Equal(t, "first difference at line 3001:\n-3001: x\n+3001: y\n", d)
+	d = Diff([]byte(big), []byte(big+"extra\n"))
+	assert.Contains(t, d, "first difference at line 3001")
+	assert.Contains(t, d, "+3001: extra")
+	assert.NotEmpty(t, Diff([]byte(big), []byte(strings.TrimSuffix(big, "\n"))))
+}
