@@ -13,7 +13,7 @@ import (
 type unmapAll struct{}
 
 func (unmapAll) Line(_ *sdk.Line, out *sdk.Out) error { out.Unmapped(sdk.S("x")); return nil }
-func (unmapAll) End(*sdk.Out) error                    { return nil }
+func (unmapAll) End(*sdk.Out) error                   { return nil }
 
 func newInst() (normalize.Instance, error) {
 	return normalize.NativeInstance(sdk.Plugin{Manifest: abi.Manifest{Name: "u"}, New: func(abi.BeginOptions) sdk.Normalizer { return unmapAll{} }}), nil
