@@ -11,6 +11,7 @@
 package views
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -107,4 +108,36 @@ func ProblemStrings(ps []error) []string {
 		out = append(out, p.Error())
 	}
 	return out
+}
+
+// EventJSON encodes ev as its transcript line. An event of a type this
+// version does not know cannot go through the encoder (writers emit only
+// the closed vocabulary), so it is rebuilt from its envelope, raw payload
+// and extra fields: a reader sees it as it was in the file.
+func EventJSON(ev *transcript.Event) (json.RawMessage, error) {
+	if line, err := transcript.MarshalEvent(ev); err == nil {
+		return line, nil
+	}
+	m := map[string]any{}
+	for k, v := range ev.Extra {
+		m[k] = v
+	}
+	m["seq"], m["run_id"], m["type"], m["path"], m["iteration"] = ev.Seq, ev.RunID, string(ev.Type), ev.Path, ev.Iteration
+	if ev.ParentRunID != "" {
+		m["parent_run_id"] = ev.ParentRunID
+	}
+	if ev.ChildRunID != "" {
+		m["child_run_id"] = ev.ChildRunID
+	}
+	if !ev.Timestamp.IsZero() {
+		m["timestamp"] = ev.Timestamp.UTC().Format(transcript.TimeLayout)
+	}
+	if p, ok := ev.Payload.(*transcript.RawPayload); ok && len(p.JSON) > 0 {
+		m["payload"] = p.JSON
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return nil, fmt.Errorf("encode event seq %d: %w", ev.Seq, err)
+	}
+	return b, nil
 }

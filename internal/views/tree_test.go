@@ -2,6 +2,7 @@ package views
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -184,3 +185,26 @@ func TestLoadErrors(t *testing.T) {
 type iotestErr struct{}
 
 func (iotestErr) Read([]byte) (int, error) { return 0, errors.New("boom") }
+
+func TestEventJSON(t *testing.T) {
+	root, _ := fixtureTree(t)
+	for _, ev := range root.Source().Events {
+		line, err := EventJSON(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		back, err := transcript.DecodeEvent(line)
+		if err != nil && !transcript.IsWarning(err) {
+			t.Fatalf("seq %d: %v", ev.Seq, err)
+		}
+		eq(t, back.Seq, ev.Seq, "seq")
+		eq(t, back.Type, ev.Type, "type")
+	}
+	line, err := EventJSON(&transcript.Event{Seq: 1, Type: "x", ParentRunID: "p", ChildRunID: "c", Extra: map[string]json.RawMessage{"k": json.RawMessage(`1`)}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(line), `"child_run_id":"c"`) || !strings.Contains(string(line), `"k":1`) {
+		t.Fatalf("line %s", line)
+	}
+}

@@ -37,7 +37,8 @@ func IsPathArg(arg string) bool {
 // usage error; the file's existence is checked by whoever opens it.
 func (f *Factory) ResolveRun(arg string) (RunRef, error) {
 	if IsPathArg(arg) {
-		return RunRef{Arg: arg, Path: arg, Dir: filepath.Dir(arg)}, nil
+		p := filepath.Clean(arg)
+		return RunRef{Arg: arg, Path: p, Dir: filepath.Dir(p)}, nil
 	}
 	p, err := f.Store().TranscriptPath(arg)
 	if err != nil {

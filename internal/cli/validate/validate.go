@@ -74,6 +74,13 @@ func runValidate(opts *Options) error {
 		if err != nil {
 			return &cmdutil.InputError{Path: ref.Path, Err: unwrap(err)}
 		}
+		for _, is := range rep.Errors {
+			if is.Code == transcript.CodeReadError {
+				// The file opened but could not be read (a directory, an
+				// I/O error): bad input, not a broken transcript.
+				return &cmdutil.InputError{Path: ref.Path, Err: errors.New(is.Msg)}
+			}
+		}
 		reports = append(reports, FileReport{File: ref.Path, Report: rep})
 	}
 	failed := false

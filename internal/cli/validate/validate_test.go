@@ -3,6 +3,7 @@ package validate
 import (
 	"encoding/json"
 	"errors"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -65,7 +66,15 @@ func TestRunValidate(t *testing.T) {
 			true, false, cmdutil.ExitFailure, []string{`"run_id": "` + viewstest.Child}},
 		{"missing run", func(*cmdtest.Env) []string { return []string{viewstest.Other} },
 			false, false, cmdutil.ExitUsage, nil},
-		{"bad id", func(*cmdtest.Env) []string { return []string{"../etc"} },
+		{"directory", func(e *cmdtest.Env) []string {
+			p := filepath.Join(e.Dir, "dir.jsonl")
+			if err := os.Mkdir(p, 0o700); err != nil {
+				panic(err)
+			}
+			return []string{p}
+		},
+			false, false, cmdutil.ExitUsage, nil},
+		{"bad id", func(*cmdtest.Env) []string { return []string{"not-a-run"} },
 			false, false, cmdutil.ExitUsage, nil},
 	}
 	for _, tc := range tests {

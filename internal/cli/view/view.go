@@ -118,11 +118,9 @@ func writeEvents(opts *Options, evs []*transcript.Event) error {
 	}
 	n := 0
 	for _, ev := range evs {
-		line, err := transcript.MarshalEvent(ev)
+		line, err := views.EventJSON(ev)
 		if err != nil {
-			// An event of an unknown type cannot be re-encoded; it is
-			// left out rather than failing the whole export.
-			continue
+			return err
 		}
 		sep := ",\n"
 		if n == 0 {

@@ -92,14 +92,18 @@ func TestRunView(t *testing.T) {
 	}
 }
 
-func TestRunViewJSONSkipsUnknownTypes(t *testing.T) {
+func TestRunViewJSONKeepsUnknownTypes(t *testing.T) {
 	env := cmdtest.New(t)
 	err := runView(&Options{IO: env.IO, Load: env.F.LoadTree, Run: viewstest.Root, Format: "json", Only: []string{"errors"}})
 	if err != nil {
 		t.Fatal(err)
 	}
 	var lines []json.RawMessage
-	if err := json.Unmarshal(env.Out.Bytes(), &lines); err != nil || len(lines) != 3 {
+	if err := json.Unmarshal(env.Out.Bytes(), &lines); err != nil || len(lines) != 4 {
 		t.Fatalf("json: %v, %d events\n%s", err, len(lines), env.Out)
+	}
+	ev, err := transcript.DecodeEvent(lines[0])
+	if !transcript.IsWarning(err) || ev.Type != "agent.heartbeat" || ev.Seq != 8 {
+		t.Fatalf("unknown event: %+v %v", ev, err)
 	}
 }
