@@ -7,6 +7,7 @@ import (
 	importCmd "github.com/twasm/twasm/internal/cli/importcmd"
 	pluginsCmd "github.com/twasm/twasm/internal/cli/plugins"
 	recordCmd "github.com/twasm/twasm/internal/cli/record"
+	renormalizeCmd "github.com/twasm/twasm/internal/cli/renormalize"
 	runCmd "github.com/twasm/twasm/internal/cli/runcmd"
 	statsCmd "github.com/twasm/twasm/internal/cli/stats"
 	tailCmd "github.com/twasm/twasm/internal/cli/tail"
@@ -32,4 +33,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(runCmd.NewCmdRun(f, nil, nil))
 	root.AddCommand(pluginsCmd.NewCmdPlugins(f))
 	root.AddCommand(goldenCmd.NewCmdGolden(f, nil))
+	root.AddCommand(renormalizeCmd.NewCmdRenormalize(f, nil))
 }

@@ -1,0 +1,603 @@
+// Package renormalize implements `twasm renormalize RUN`: rebuild a
+// transcript from its raw captures with the plugins twasm has now, into a
+// new run, leaving the original untouched.
+package renormalize
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/host"
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// FieldFrom is the extra field of the new run's run.started payload that
+// holds the original run id.
+const FieldFrom = "renormalized_from"
+
+// Options are the flags and arguments.
+type Options struct {
+	F       *cmdutil.Factory
+	Plugins plugload.Flags
+	Run     string
+	JSON    bool
+}
+
+// NewCmdRenormalize returns the renormalize command; runF replaces the run
+// function in tests of flag parsing.
+func NewCmdRenormalize(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "renormalize RUN",
+		Short: "Rebuild a transcript from its raw captures with the current plugins",
+		Long: `Renormalize writes a NEW run (a new run id) rebuilt from the raw provider
+bytes kept beside RUN's transcript, normalized by the plugins twasm has now:
+use it after a plugin upgrade to get what the old plugin missed (see the
+unmapped counts in "twasm stats"). The original transcript and its raw
+captures are never modified.
+
+Every agent step (a step.completed whose result names a provider and a raw
+capture) is recorded anew at the same path and iteration: the prompt
+(message.user written by twasm, fidelity router) is kept as it was, and
+everything parsed from the agent's output comes from the plugin again;
+the captured stderr and the exit code are carried over. Other steps are
+copied with their kind, status, error and result, and the events recorded
+in them. The new run ends with the original run's status; its run.started
+is named "renormalize <RUN>" and carries the original id in
+"` + FieldFrom + `".
+
+Not in this version: sub-runs begun with "twasm run begin --parent" (or any
+call_workflow child that is not a sub-agent of an agent step) are left out,
+and retry attempts are recorded as attempt 0. Sub-agents of an agent step
+are rebuilt, as new child runs, from the agent's raw capture.
+
+The new run id is printed on stdout; with --json, a summary comparing
+each step's old and new status and unmapped counts.`,
+		Example: `  twasm renormalize 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a
+  twasm renormalize --json storage/transcripts/0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a.jsonl
+  twasm renormalize --plugin ./claude-next.wasm RUN`,
+		Args:              cmdutil.ExactArgs(1, "RUN"),
+		ValidArgsFunction: f.CompleteRuns,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Run = args[0]
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a summary object on stdout")
+	opts.Plugins.Register(cmd, true)
+	return cmd
+}
+
+// Summary is what --json prints.
+type Summary struct {
+	Original   string        `json:"original"`
+	New        string        `json:"new"`
+	Transcript string        `json:"transcript"`
+	Status     string        `json:"status"`
+	Steps      []StepSummary `json:"steps"`
+	// LeftOut lists what the new run does not have (sub-run links).
+	LeftOut []string `json:"left_out,omitempty"`
+	// Problems lists agent steps that could not be renormalized (and were
+	// copied instead) and other trouble.
+	Problems []string `json:"problems,omitempty"`
+}
+
+// StepSummary compares one step of the original with its new version.
+type StepSummary struct {
+	Path         string `json:"path"`
+	Iteration    int    `json:"iteration"`
+	Kind         string `json:"kind"`
+	Renormalized bool   `json:"renormalized"`
+	Old          State  `json:"old"`
+	New          State  `json:"new"`
+}
+
+// State is a step's outcome: its step.completed status and, for agent
+// steps, the agent's status and unmapped counts.
+type State struct {
+	Status      string         `json:"status"`
+	AgentStatus string         `json:"agent_status,omitempty"`
+	Unmapped    map[string]int `json:"unmapped,omitempty"`
+}
+
+// node is a step of the original run, with what happened inside it.
+type node struct {
+	start, end *transcript.Event
+	kind       transcript.StepKind
+	attempt    int
+	items      []item
+	sum        *StepSummary
+}
+
+// item is either a child step or an event recorded in a step.
+type item struct {
+	step *node
+	ev   *transcript.Event
+}
+
+type renormalizer struct {
+	opts     *Options
+	store    recorder.Store
+	rawRoot  string
+	rt       *host.Runtime
+	plugins  map[string]capture.Plugin
+	sum      Summary
+	problems int
+}
+
+// Run renormalizes.
+func Run(ctx context.Context, opts *Options) error {
+	f := opts.F
+	ref, err := f.ResolveRun(opts.Run)
+	if err != nil {
+		return err
+	}
+	fh, err := os.Open(ref.Path)
+	if err != nil {
+		return &cmdutil.InputError{Path: ref.Path, Err: unwrapPath(err)}
+	}
+	events, _, err := transcript.ReadAll(fh)
+	fh.Close()
+	if err != nil {
+		return &cmdutil.InputError{Path: ref.Path, Err: err}
+	}
+	if len(events) == 0 || events[0].Type != transcript.RunStarted {
+		return &cmdutil.InputError{Path: ref.Path, Err: errors.New("not a run transcript (no run.started first)")}
+	}
+	origID := events[0].RunID
+
+	rn := &renormalizer{opts: opts, store: f.Store(), plugins: map[string]capture.Plugin{}}
+	// Raw paths in a result are relative to the storage root the run was
+	// recorded in: the parent of its transcripts directory.
+	rn.rawRoot = f.StorageRoot()
+	if abs, err := filepath.Abs(ref.Dir); err == nil && filepath.Base(abs) == "transcripts" {
+		rn.rawRoot = filepath.Dir(abs)
+	}
+	top, runEnd := rn.parse(events)
+
+	rn.rt, err = plugload.Open(ctx, f, opts.Plugins)
+	if err != nil {
+		return err
+	}
+	defer rn.rt.Close(context.WithoutCancel(ctx))
+
+	newID := recorder.NewRunID()
+	runOpts := lifecycle.RunOptions{
+		Name: "renormalize " + origID, RunID: newID, Logger: f.Logger(),
+		Recorder: []recorder.Option{recorder.WithLogger(f.Logger()), recorder.WithMask(fromField{runID: newID, from: origID})},
+	}
+	run, err := lifecycle.Start(ctx, rn.store, runOpts)
+	if err != nil {
+		return err
+	}
+	rn.sum.Original, rn.sum.New, rn.sum.Transcript = origID, newID, run.Path()
+	var replayErr error
+	for _, it := range top {
+		if ctx.Err() != nil {
+			break
+		}
+		if it.ev != nil {
+			if err := run.Record(ctx, it.ev); err != nil {
+				replayErr = err
+				break
+			}
+			continue
+		}
+		if err := rn.replay(ctx, run, it.step); err != nil && isWriteErr(err) {
+			replayErr = err
+			break
+		}
+	}
+	endErr := runOutcome(runEnd, origID)
+	switch {
+	case ctx.Err() != nil:
+		endErr = ctx.Err()
+	case replayErr != nil:
+		endErr = replayErr
+	}
+	finErr := run.Finish(ctx, endErr)
+	rn.sum.Status = statusOf(endErr)
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if err := errors.Join(replayErr, finErr); err != nil {
+		return err
+	}
+	ios := f.IOStreams
+	if opts.JSON {
+		if err := cmdutil.WriteJSON(ios.Out, rn.sum); err != nil {
+			return err
+		}
+	} else {
+		fmt.Fprintln(ios.Out, newID)
+		fmt.Fprintf(ios.ErrOut, "transcript: %s\n", run.Path())
+		for _, s := range rn.sum.LeftOut {
+			fmt.Fprintf(ios.ErrOut, "left out: %s\n", s)
+		}
+		for _, p := range rn.sum.Problems {
+			fmt.Fprintf(ios.ErrOut, "twasm: %s\n", p)
+		}
+	}
+	if rn.problems > 0 {
+		return cmdutil.ErrSilent
+	}
+	return nil
+}
+
+// parse builds the step tree of the original run: top-level items in file
+// order, each step with its child steps and events. It returns the
+// original's run.completed, or nil.
+func (rn *renormalizer) parse(events []*transcript.Event) ([]item, *transcript.Event) {
+	var top []item
+	var open []*node // steps started and not completed, in start order
+	var runEnd *transcript.Event
+	key := func(ev *transcript.Event) string { return fmt.Sprintf("%s\x00%d", ev.Path, ev.Iteration) }
+	// innermost returns the open step that contains an event at path:
+	// the latest started whose path is path itself (exact) or a proper
+	// prefix of it (parent).
+	innermost := func(path, k string, exact bool) *node {
+		for i := len(open) - 1; i >= 0; i-- {
+			n := open[i]
+			if exact && key(n.start) == k {
+				return n
+			}
+			if !exact && strings.HasPrefix(path, n.start.Path+".") {
+				return n
+			}
+		}
+		return nil
+	}
+	for _, ev := range events[1:] {
+		switch ev.Type {
+		case transcript.RunStarted:
+			continue
+		case transcript.RunCompleted:
+			runEnd = ev
+		case transcript.StepStarted:
+			n := &node{start: ev}
+			if p := ev.Step(); p != nil {
+				n.kind, n.attempt = p.Kind, p.Attempt
+			}
+			if parent := innermost(ev.Path, "", false); parent != nil {
+				parent.items = append(parent.items, item{step: n})
+			} else {
+				top = append(top, item{step: n})
+			}
+			open = append(open, n)
+		case transcript.StepCompleted:
+			p := ev.Step()
+			for i := len(open) - 1; i >= 0; i-- {
+				n := open[i]
+				if key(n.start) == key(ev) && (p == nil || p.Attempt == n.attempt) {
+					n.end = ev
+					if p != nil && p.Kind != "" {
+						n.kind = p.Kind
+					}
+					open = append(open[:i], open[i+1:]...)
+					break
+				}
+			}
+		case transcript.StepCallWorkflowStarted:
+			// A sub-agent of an agent step is rebuilt by the capture;
+			// other links are left out in this version.
+			if n := innermost(ev.Path, "", false); n != nil && n.kind == transcript.KindAgent {
+				continue
+			}
+			rn.sum.LeftOut = append(rn.sum.LeftOut, fmt.Sprintf("sub-run %s at %s (iteration %d)", ev.ChildRunID, ev.Path, ev.Iteration))
+		case transcript.StepCallWorkflowCompleted:
+			continue
+		default:
+			if ev.Type.PayloadKind() == transcript.PayloadStep {
+				continue
+			}
+			if ev.Path == "" {
+				top = append(top, item{ev: ev})
+				continue
+			}
+			if n := innermost(ev.Path, key(ev), true); n != nil {
+				n.items = append(n.items, item{ev: ev})
+				continue
+			}
+			rn.sum.LeftOut = append(rn.sum.LeftOut, fmt.Sprintf("%s seq %d at %s: outside any step", ev.Type, ev.Seq, ev.Path))
+		}
+	}
+	return top, runEnd
+}
+
+// replay records n (and its children) in run. An error is returned only
+// when writing failed; a step's own failure is recorded, not returned.
+func (rn *renormalizer) replay(ctx context.Context, run *lifecycle.Run, n *node) error {
+	sum := StepSummary{Path: n.start.Path, Iteration: n.start.Iteration, Kind: string(n.kind)}
+	n.sum = &sum
+	var orig *transcript.AgentResult
+	var stepErr error
+	if n.end == nil {
+		sum.Old.Status = "(not completed)"
+		stepErr = errors.New("the step never completed in the original run")
+	} else {
+		p := n.end.Step()
+		sum.Old.Status = p.Status
+		stepErr = stepOutcome(p.Status, p.Error)
+		if n.kind == transcript.KindAgent && len(p.Result) > 0 {
+			if res, err := p.AgentResult(); err == nil && res.Raw != nil && res.Raw.Path != "" && res.Provider != "" {
+				orig = res
+				sum.Old.AgentStatus, sum.Old.Unmapped = res.Status, res.Unmapped
+			}
+		}
+	}
+	var plugin capture.Plugin
+	var raw string
+	if orig != nil {
+		var why error
+		raw, why = rn.rawFile(orig.Raw.Path)
+		if why == nil {
+			plugin, why = rn.plugin(ctx, orig.Provider)
+		}
+		if why != nil {
+			rn.problem("step %s (iteration %d) copied, not renormalized: %v", sum.Path, sum.Iteration, why)
+			orig = nil
+		}
+	}
+	sum.Renormalized = orig != nil
+	var newRes *transcript.AgentResult
+	err := run.StepAt(ctx, n.start.Path, n.start.Iteration, n.kind, func(ctx context.Context, s *lifecycle.Step) error {
+		for _, it := range n.items {
+			if it.step != nil {
+				if err := rn.replay(ctx, run, it.step); err != nil && isWriteErr(err) {
+					return err
+				}
+				continue
+			}
+			if orig != nil && agentEmitted(it.ev) {
+				continue // the plugin makes these again
+			}
+			if err := s.Record(ctx, it.ev); err != nil {
+				return err
+			}
+		}
+		if orig == nil {
+			if n.end != nil && len(n.end.Step().Result) > 0 {
+				if err := s.SetResult(n.end.Step().Result); err != nil {
+					return err
+				}
+			}
+			return stepErr
+		}
+		res, err := rn.recapture(ctx, s, plugin, raw, orig)
+		newRes = res
+		if err != nil {
+			return err
+		}
+		if errors.Is(stepErr, context.Canceled) {
+			return stepErr // interrupted then; keep it so
+		}
+		if res.Status != transcript.StatusOK {
+			if res.Error != "" {
+				return fmt.Errorf("agent %s: %s", res.Status, res.Error)
+			}
+			return errors.New("agent " + res.Status)
+		}
+		return nil
+	})
+	sum.New.Status = statusOf(err)
+	if newRes != nil {
+		sum.New.AgentStatus, sum.New.Unmapped = newRes.Status, newRes.Unmapped
+	}
+	rn.sum.Steps = append(rn.sum.Steps, sum)
+	return err
+}
+
+// recapture runs the plugin over the raw capture into s.
+func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin capture.Plugin, raw string, orig *transcript.AgentResult) (*transcript.AgentResult, error) {
+	f, err := os.Open(raw)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	agent, err := capture.Start(ctx, s, capture.Options{Provider: orig.Provider, Store: rn.store, Plugin: plugin, Logger: rn.opts.F.Logger()})
+	if err != nil {
+		return nil, err
+	}
+	buf := make([]byte, 256<<10)
+	var feedErr error
+	for {
+		n, rerr := f.Read(buf)
+		if n > 0 {
+			if feedErr = agent.Feed(ctx, buf[:n]); feedErr != nil {
+				break
+			}
+		}
+		if rerr == io.EOF {
+			break
+		}
+		if rerr != nil {
+			feedErr = rerr
+			break
+		}
+	}
+	if feedErr == nil && orig.Raw.Stderr != "" {
+		if p, err := rn.rawFile(orig.Raw.Stderr); err == nil {
+			if b, err := os.ReadFile(p); err == nil {
+				feedErr = agent.FeedStderr(b)
+			}
+		}
+	}
+	res, err := agent.Finish(context.WithoutCancel(ctx), orig.ExitCode)
+	if err := errors.Join(feedErr, err); err != nil {
+		return res, err
+	}
+	changed := false
+	if len(orig.Redacted) > 0 {
+		// The raw capture was masked when recorded: keep the counts.
+		res.Redacted, changed = orig.Redacted, true
+	}
+	if orig.Raw.SHA256 != "" && res.Raw != nil && res.Raw.SHA256 != orig.Raw.SHA256 {
+		res.Warnings, changed = append(res.Warnings, "raw capture "+orig.Raw.Path+" changed since it was recorded (sha256 differs)"), true
+	}
+	if changed {
+		if err := s.SetResult(res); err != nil {
+			return res, err
+		}
+	}
+	return res, nil
+}
+
+// rawFile turns a raw path of a result into a file under the raw root,
+// refusing paths that would leave it.
+func (rn *renormalizer) rawFile(rel string) (string, error) {
+	p := filepath.FromSlash(rel)
+	if !filepath.IsLocal(p) {
+		return "", fmt.Errorf("raw capture path %q is not inside the storage root", rel)
+	}
+	p = filepath.Join(rn.rawRoot, p)
+	st, err := os.Stat(p)
+	if err != nil {
+		return "", fmt.Errorf("raw capture: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("raw capture %s is not a regular file", p)
+	}
+	return p, nil
+}
+
+func (rn *renormalizer) plugin(ctx context.Context, provider string) (capture.Plugin, error) {
+	if p, ok := rn.plugins[provider]; ok {
+		return p, nil
+	}
+	hp, err := plugload.Resolve(ctx, rn.rt, rn.opts.Plugins, provider)
+	if err != nil {
+		return nil, err
+	}
+	p := plugload.Capture(hp)
+	rn.plugins[provider] = p
+	return p, nil
+}
+
+func (rn *renormalizer) problem(format string, args ...any) {
+	rn.problems++
+	rn.sum.Problems = append(rn.sum.Problems, fmt.Sprintf(format, args...))
+}
+
+// agentEmitted reports whether ev came from provider output (and so is
+// made again by the plugin) rather than from twasm's own seams.
+func agentEmitted(ev *transcript.Event) bool {
+	if m := ev.Message(); m != nil {
+		for _, b := range m.Blocks {
+			if b.Fidelity != transcript.FidelityRouter {
+				return true
+			}
+		}
+		return false
+	}
+	if t := ev.Tool(); t != nil {
+		return t.Fidelity != transcript.FidelityRouter
+	}
+	return true
+}
+
+// statusError is a recorded outcome played back: its text is the
+// original error text, and it is a cancellation when the original was.
+type statusError struct {
+	text      string
+	cancelled bool
+}
+
+func (e *statusError) Error() string { return e.text }
+
+func (e *statusError) Is(target error) bool { return e.cancelled && target == context.Canceled }
+
+func stepOutcome(status, text string) error {
+	switch status {
+	case transcript.StatusOK, "":
+		return nil
+	case transcript.StatusCancelled:
+		if text == "" {
+			text = "cancelled"
+		}
+		return &statusError{text: text, cancelled: true}
+	default:
+		if text == "" {
+			text = status
+		}
+		return &statusError{text: text}
+	}
+}
+
+// runOutcome is the error the new run ends with: the original's status.
+func runOutcome(end *transcript.Event, origID string) error {
+	if end == nil || end.Step() == nil {
+		return fmt.Errorf("the original run %s has no run.completed", origID)
+	}
+	p := end.Step()
+	return stepOutcome(p.Status, p.Error)
+}
+
+func statusOf(err error) string {
+	switch {
+	case err == nil:
+		return transcript.StatusOK
+	case errors.Is(err, context.Canceled):
+		return transcript.StatusCancelled
+	}
+	return transcript.StatusError
+}
+
+// isWriteErr tells a failure to write the new transcript (which stops
+// the command) from a step that failed (which is recorded).
+func isWriteErr(err error) bool {
+	var se *lifecycle.StepError
+	if errors.As(err, &se) {
+		var st *statusError
+		if errors.As(se.Err, &st) {
+			return false
+		}
+		return errors.Is(err, lifecycle.ErrEnded) || errors.Is(err, lifecycle.ErrInvalidName) || errors.Is(err, lifecycle.ErrInvalidKind)
+	}
+	return err != nil
+}
+
+// fromField stamps the original run id into the new run's run.started.
+// It is installed as the recorder's masker, the one hook that sees every
+// event before it is written.
+type fromField struct{ runID, from string }
+
+func (m fromField) Mask(ev *transcript.Event) {
+	if ev.Type != transcript.RunStarted || ev.RunID != m.runID {
+		return
+	}
+	p := ev.Step()
+	if p == nil {
+		return
+	}
+	b, _ := json.Marshal(m.from)
+	extra := make(map[string]json.RawMessage, len(p.Extra)+1)
+	for k, v := range p.Extra {
+		extra[k] = v
+	}
+	extra[FieldFrom] = b
+	p.Extra = extra
+}
+
+func unwrapPath(err error) error {
+	var pe *os.PathError
+	if errors.As(err, &pe) {
+		return pe.Err
+	}
+	return err
+}
