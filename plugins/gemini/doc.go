@@ -56,7 +56,8 @@
 // dangling. Session files carry the real return value
 // (functionResponse.response.output, or .error); "cancelled" calls are
 // "declined" results, calls saved while still scheduled or executing have
-// no result.
+// no result. JSONL session files append a record again when it changes: a
+// record whose id was seen only adds the tool results it now has.
 //
 // Status. result is the terminal event: status "success" is ok, anything
 // else an error whose text is error.message, else the message of the last

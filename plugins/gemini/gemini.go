@@ -52,6 +52,11 @@ type normalizer struct {
 	answer   []byte // text of the last message that had text
 	nKeys    int
 
+	// session files: record ids written and call ids with a result, so
+	// that records appended again (JSONL) add only what is new.
+	records  map[string]bool
+	resulted map[string]bool
+
 	lastErr   string // message of the last error event
 	sawResult bool
 

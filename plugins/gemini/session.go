@@ -91,6 +91,21 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 		n.contentBlocks(key, m.Get("content"), sdk.OriginPrompt, out)
 		out.Close(key, sdk.MessageEnd{})
 	case t.Is("gemini"):
+		if rid := m.Get("id"); rid.Kind() == abi.KindString && !rid.Is("") {
+			if n.records == nil {
+				n.records = map[string]bool{}
+			}
+			if n.records[rid.String()] {
+				// JSONL session files append a record again when it
+				// changes (a tool call finished): only what is new, the
+				// results, is reported; the message was written.
+				for it := m.Get("toolCalls").Iter(); it.Next(); {
+					n.sessionCall(it.Value(), ts, out)
+				}
+				return
+			}
+			n.records[rid.String()] = true
+		}
 		n.geminiRecord(m, id, ts, out)
 	case t.Is("error"):
 		e := sdk.Text(m.Get("content"))
@@ -200,8 +215,11 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 	if tc.Kind == "execute" {
 		tc.Command = strOf(args.Get("command"))
 	}
-	out.ToolCall(tc)
+	out.ToolCall(tc) // the host ignores a call id it has seen
 
+	if n.resulted[id.String()] {
+		return
+	}
 	st := c.Get("status")
 	r := sdk.ToolResult{CallID: sdk.Text(id), Time: t}
 	switch {
@@ -227,6 +245,10 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 			r.Error = sdk.Text(st)
 		}
 	}
+	if n.resulted == nil {
+		n.resulted = map[string]bool{}
+	}
+	n.resulted[id.String()] = true
 	out.ToolResult(r)
 }
 
