@@ -43,6 +43,7 @@ type normalizer struct {
 	modelSent              bool
 
 	msgs   map[string]*message // open assistant messages by messageId
+	done   map[string]bool     // messageIds whose final message was written
 	open   []*message          // open messages, oldest first
 	nKeys  int
 	nUsers int
@@ -74,7 +75,7 @@ type result struct {
 }
 
 func newNormalizer() *normalizer {
-	return &normalizer{msgs: map[string]*message{}, calls: map[string]bool{}, held: map[string]*result{}}
+	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*result{}}
 }
 
 // Line implements sdk.Normalizer.
@@ -156,8 +157,10 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("user.message"):
 		n.user(v, d, ts, out)
 	case t.Is("assistant.message_delta"):
-		m := n.msgFor(d.Get("messageId"), ts, out)
-		out.Append(sdk.S(m.key), slotText, sdk.FieldText, strOf(d.Get("deltaContent")))
+		// Deltas of a message already complete are previews of it.
+		if m := n.msgFor(d.Get("messageId"), ts, out); m != nil {
+			out.Append(sdk.S(m.key), slotText, sdk.FieldText, strOf(d.Get("deltaContent")))
+		}
 	case t.Is("assistant.message"):
 		n.assistantMessage(d, ts, out)
 	case t.Is("assistant.reasoning_delta"):

@@ -180,12 +180,15 @@ func TestOutcomes(t *testing.T) {
 }
 
 // TestDeltasThenMessageWriteTextOnce pins the dedup rule: deltas and the
-// final message of one messageId give one message with one text block.
+// final message of one messageId give one message with one text block,
+// and a late delta or a replay of the message adds nothing.
 func TestDeltasThenMessageWriteTextOnce(t *testing.T) {
 	in := `{"type":"assistant.message_delta","data":{"messageId":"m","deltaContent":"Hel"}}
 {"type":"assistant.message_delta","data":{"messageId":"m","deltaContent":"lo"}}
 {"type":"assistant.message","data":{"messageId":"m","content":"Hello","toolRequests":[{"toolCallId":"c1","name":"bash","arguments":"{\"command\":\"ls\"}"}]}}
 {"type":"tool.execution_start","data":{"toolCallId":"c1","toolName":"bash","arguments":{"command":"ls"}}}
+{"type":"assistant.message_delta","data":{"messageId":"m","deltaContent":"late"}}
+{"type":"assistant.message","data":{"messageId":"m","content":"Hello","toolRequests":[{"toolCallId":"c1","name":"bash","arguments":{"command":"ls"}}]}}
 `
 	_, sink := run(t, []byte(in))
 	var msgs, calls int

@@ -76,6 +76,9 @@ func (n *normalizer) msgFor(id abi.Value, ts sdk.Str, out *sdk.Out) *message {
 	if m := n.msgs[sid]; m != nil {
 		return m
 	}
+	if sid != "" && n.done[sid] {
+		return nil
+	}
 	m := &message{key: n.newKey("a")}
 	n.msgs[sid] = m
 	n.open = append(n.open, m)
@@ -93,6 +96,15 @@ func (n *normalizer) msgFor(id abi.Value, ts sdk.Str, out *sdk.Out) *message {
 // requests, reports the calls and closes the message.
 func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	m := n.msgFor(d.Get("messageId"), ts, out)
+	if m == nil {
+		// The same message again (a replayed or resumed log): it was
+		// written; only calls not seen yet are reported.
+		for it := d.Get("toolRequests").Iter(); it.Next(); {
+			tr := it.Value()
+			n.call(tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments"), ts, out)
+		}
+		return
+	}
 	key := sdk.S(m.key)
 	model := strOf(d.Get("model"))
 	out.Open(key, sdk.Message{Role: sdk.RoleAssistant, Model: model})
@@ -124,10 +136,8 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	e.Usage.Output = sdk.IntOf(d.Get("outputTokens"))
 	n.usage.messageOutput(e.Usage.Output)
 	n.closeMsg(m, e, out)
-	if id := d.Get("messageId"); id.Kind() == abi.KindString {
-		delete(n.msgs, id.String())
-	} else {
-		delete(n.msgs, "")
+	if id := d.Get("messageId"); id.Kind() == abi.KindString && !id.Is("") {
+		n.done[id.String()] = true
 	}
 }
 
