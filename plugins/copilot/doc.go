@@ -24,6 +24,8 @@
 // toolRequests entry, whatever order deltas and the final message arrive
 // in. The final message closes it; its outputTokens are the message's
 // usage. A message that only got deltas is closed at the end of the stream.
+// A messageId whose final message was written is not written again: a
+// later delta or a replay of the message only adds tool calls not seen.
 //
 // Thinking. reasoningText is the message's thinking block.
 // assistant.reasoning (and reasoning_delta) belongs to the message being
