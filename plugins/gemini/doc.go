@@ -33,8 +33,10 @@
 // the response that requested the calls. A message therefore holds its
 // text and then its tool_use blocks (parallel calls included), in the
 // order they arrived; text that follows a tool_use inside the same
-// response becomes a second text block. A non-delta assistant message
-// (older builds) replaces the text block rather than repeating it. The
+// response becomes a second text block. No capture shows an assistant
+// message without delta:true; should one come, it replaces the text block
+// when it starts with the text streamed so far (a snapshot), and is
+// appended otherwise (a chunk), so text is neither repeated nor lost. The
 // stream has no message ids; keys are synthetic.
 //
 // Deprecation notice. The "--prompt (-p) flag has been deprecated" notice

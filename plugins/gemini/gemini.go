@@ -49,6 +49,7 @@ type normalizer struct {
 	nextSlot int    // next free slot of cur
 	textSlot int    // slot of the text block deltas append to, -1 when none
 	text     []byte // text of cur, for the final answer
+	scratch  []byte
 	answer   []byte // text of the last message that had text
 	nKeys    int
 

@@ -88,10 +88,18 @@ func (n *normalizer) assistantText(v abi.Value, out *sdk.Out) {
 		n.text = appendText(n.text, c)
 		return
 	}
-	// A complete (non-delta) assistant message: older builds, or a
-	// snapshot of what the deltas built. It replaces the block.
-	out.Block(key, n.textSlot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
-	n.text = appendText(n.text[:0], c)
+	// A message without delta:true. Captures show none, so both readings
+	// are kept safe: a snapshot of the text so far (it starts with it)
+	// replaces the block, anything else is one more chunk and appends, so
+	// text is neither repeated nor lost.
+	n.scratch = appendText(n.scratch[:0], c)
+	if len(n.text) > 0 && hasPrefix(n.scratch, string(n.text)) {
+		out.Block(key, n.textSlot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
+		n.text = append(n.text[:0], n.scratch...)
+		return
+	}
+	out.Append(key, n.textSlot, sdk.FieldText, sdk.Text(c))
+	n.text = append(n.text, n.scratch...)
 }
 
 // toolUse adds a tool_use block to the current message and reports the
