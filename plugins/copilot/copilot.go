@@ -16,7 +16,13 @@ var Plugin = sdk.Plugin{
 		Formats:     []string{fmtJSON, fmtEvents},
 		Description: "GitHub Copilot CLI --output-format json and events.jsonl session logs",
 	},
-	New: func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+	New: func(opts abi.BeginOptions) sdk.Normalizer {
+		n := newNormalizer()
+		if opts.Format == fmtJSON || opts.Format == fmtEvents {
+			n.hint = opts.Format
+		}
+		return n
+	},
 }
 
 // Format names, as reported in OpMeta and the manifest.
@@ -37,6 +43,7 @@ const (
 // normalizer is the per-stream state. Everything kept across lines is a Go
 // string, a byte slice or a number: spans die with their line.
 type normalizer struct {
+	hint                   string // the format the host was told, if one of ours
 	sawEvent, sawEphemeral bool
 	sessionSent            bool
 	versionSent            bool
@@ -125,10 +132,16 @@ func (n *normalizer) End(out *sdk.Out) error {
 	}
 	n.held, n.order = nil, nil
 	if n.sawEvent {
-		f := fmtEvents
-		if n.sawResult || n.sawEphemeral {
+		f := n.hint
+		switch {
+		case f != "":
+			// The recorder knows which output it captured; a cut stdout
+			// looks like a log.
+		case n.sawResult || n.sawEphemeral:
 			// Only stdout carries the result line and ephemeral events.
 			f = fmtJSON
+		default:
+			f = fmtEvents
 		}
 		out.Meta(sdk.Meta{Format: sdk.S(f)})
 	}

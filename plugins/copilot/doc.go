@@ -12,7 +12,9 @@
 //   - events-jsonl (~/.copilot/session-state/<id>/events.jsonl): the same
 //     events minus the ephemeral ones, and no result line.
 //
-// The format is reported at the end of the stream: "json" when a result
+// The format is reported at the end of the stream: the format hint the
+// host passed when it is one of these two (the recorder knows what it
+// captured, and a cut stdout looks like a log), else "json" when a result
 // line or an ephemeral event was seen, else "events-jsonl".
 //
 // # Decisions

@@ -179,6 +179,22 @@ func TestOutcomes(t *testing.T) {
 	}
 }
 
+// TestFormatHint: the host's format hint names the format of a stream
+// that cannot tell (stdout cut before any ephemeral event or result).
+func TestFormatHint(t *testing.T) {
+	in := `{"type":"session.start","data":{"sessionId":"s"}}`
+	for _, tt := range []struct{ hint, want string }{{"", "events-jsonl"}, {"json", "json"}, {"events-jsonl", "events-jsonl"}, {"bogus", "events-jsonl"}} {
+		var sink normalize.Collector
+		res, err := normalize.Run(context.Background(), normalize.NativeInstance(copilot.Plugin), strings.NewReader(in), &sink, normalize.Options{Provider: "copilot", Format: tt.hint})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if res.Format != tt.want {
+			t.Errorf("hint %q: format %q, want %q", tt.hint, res.Format, tt.want)
+		}
+	}
+}
+
 // TestDeltasThenMessageWriteTextOnce pins the dedup rule: deltas and the
 // final message of one messageId give one message with one text block,
 // and a late delta or a replay of the message adds nothing.
