@@ -12,6 +12,7 @@ type chatResp struct {
 	model   sdk.Str // kept literal
 	time    sdk.Str
 	msgs    []*chatMsg // in order of first appearance
+	byIndex map[int64]*chatMsg
 	usage   sdk.Usage
 	errored bool // a choice ended in content_filter
 	closed  bool
@@ -28,6 +29,8 @@ type chatMsg struct {
 	textBuf  []byte // joined content, for the final answer (choice 0)
 	refBuf   []byte // joined refusal: the answer when there is no content
 	calls    []*chatCall
+	byIndex  map[int64]*chatCall // calls by fragment index
+	byID     map[string]*chatCall
 	finish   string
 	finished bool
 }
@@ -80,12 +83,15 @@ func (r *chatResp) unfinished() bool {
 
 // msg returns the message of choice idx, opening it.
 func (n *normalizer) chatMsg(r *chatResp, idx int64, out *sdk.Out) *chatMsg {
-	for _, m := range r.msgs {
-		if m.index == idx {
-			return m
-		}
+	if m := r.byIndex[idx]; m != nil {
+		return m
 	}
-	m := &chatMsg{key: n.newKey("c"), index: idx, think: -1, text: -1, refusal: -1}
+	m := &chatMsg{key: n.newKey("c"), index: idx, think: -1, text: -1, refusal: -1,
+		byIndex: map[int64]*chatCall{}, byID: map[string]*chatCall{}}
+	if r.byIndex == nil {
+		r.byIndex = map[int64]*chatMsg{}
+	}
+	r.byIndex[idx] = m
 	r.msgs = append(r.msgs, m)
 	out.Open(m.key, sdk.Message{ID: opt(r.id), Model: r.model, Time: r.time})
 	return m
@@ -162,17 +168,11 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 // callAt finds the call a fragment continues: by index, else by id,
 // else the latest one.
 func (m *chatMsg) callAt(index int64, id string) *chatCall {
-	for _, c := range m.calls {
-		if c.index == index {
-			return c
-		}
+	if c := m.byIndex[index]; c != nil {
+		return c
 	}
 	if id != "" {
-		for _, c := range m.calls {
-			if c.id == id {
-				return c
-			}
-		}
+		return m.byID[id]
 	}
 	return nil
 }
@@ -207,10 +207,15 @@ func (n *normalizer) fragment(m *chatMsg, c *chatCall, idx int64, id sdk.Str, fn
 		c = &chatCall{slot: m.nslots, index: idx, id: id.String(), name: name.String()}
 		m.nslots++
 		m.calls = append(m.calls, c)
+		m.byIndex[idx] = c
+		if c.id != "" {
+			m.byID[c.id] = c
+		}
 		out.Block(m.key, c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(c.name), ToolID: opt(c.id)})
 	} else {
 		if c.id == "" && !id.IsEmpty() {
 			c.id, c.late = id.String(), true
+			m.byID[c.id] = c
 		}
 		if c.name == "" && name.Kind() == abi.KindString && !sdk.Text(name).IsEmpty() {
 			c.name, c.late = name.String(), true

@@ -27,6 +27,7 @@ type item struct {
 	name     string
 	args     []byte // joined argument deltas, for a stream cut before .done
 	hasCall  bool   // a tool item
+	nparts   int    // blocks allocated to the item
 	argsDone bool
 }
 
@@ -118,6 +119,7 @@ func (n *normalizer) slotFor(it *item, part int) *slot {
 	}
 	s := &slot{item: it.id, n: it.r.nslots}
 	it.r.nslots++
+	it.nparts++
 	it.r.slots = append(it.r.slots, s)
 	n.parts[k] = s
 	return s
@@ -356,14 +358,7 @@ func (n *normalizer) snapItem(it *item, i abi.Value, out *sdk.Out) {
 
 // hasParts reports whether an item already has blocks (built from
 // deltas of a stream whose snapshot lost them).
-func (n *normalizer) hasParts(it *item) bool {
-	for _, s := range it.r.slots {
-		if s.item == it.id {
-			return true
-		}
-	}
-	return false
-}
+func (n *normalizer) hasParts(it *item) bool { return it.nparts > 0 }
 
 // toolUse sets an item's tool_use block and reports its tool.call.
 func (n *normalizer) toolUse(it *item, input sdk.Str, root abi.Value, out *sdk.Out) {
