@@ -290,8 +290,8 @@ func TestFaultsWhileOthersServe(t *testing.T) {
 			}
 			defer in.Close(ctx)
 			in.Begin(ctx, abi.BeginOptions{})
-			for _, cmd := range []string{"trap", "nilderef", "huge", "loop", "fatal x", "garbage"} {
-				if _, err := in.Feed(ctx, batch(1, "raw \x01", cmd)); err == nil {
+			for _, cmd := range []string{"trap", "nilderef", "huge", "loop", "fatal x", "raw \x01junk", "bomb"} {
+				if _, err := in.Feed(ctx, batch(1, "emit x", cmd)); err == nil {
 					errs <- errors.New(cmd + " did not fault")
 				}
 			}

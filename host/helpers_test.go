@@ -147,3 +147,5 @@ func (h *captureHandler) count(sub string) int {
 	}
 	return n
 }
+
+func slogNew(h slog.Handler) *slog.Logger { return slog.New(h) }

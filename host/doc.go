@@ -1,0 +1,117 @@
+// Package host runs twasm normalizer plugins: WebAssembly modules that
+// follow the contract of package abi, executed by wazero in a sandbox.
+//
+// # Model
+//
+// A process makes one [Runtime] with [New] from an immutable [Config]. New
+// loads the plugins built into the binary (bundled) and the external
+// plugins found on the plugin path ([DefaultPluginPath]: a flag's
+// directories, TWASM_PLUGIN_PATH, os.UserConfigDir()/twasm/plugins), and
+// maps each provider name to the one [Plugin] that claims it
+// ([Runtime.Lookup]). A Plugin is a compiled module, its [abi.Manifest]
+// and a pool of initialized instances; [Plugin.NewInstance] hands out an
+// [Instance], which implements normalize.Instance and serves one stream at
+// a time (Begin, Feed*, End) until it is closed back into the pool.
+//
+//	rt, err := host.New(ctx, host.NewConfig().WithPluginPath(append(flagDirs, host.DefaultPluginPath()...)...))
+//	p, err := rt.Lookup("claude")           // *UnknownProviderError, *ConflictError
+//	in, err := p.NewInstance(ctx)           // ErrPluginDisabled
+//	defer in.Close(ctx)
+//	res, err := normalize.Run(ctx, in, stdout, sink, opts)
+//
+// Loading a plugin: sha256 of the bytes; compile (wazero's compilation
+// cache under os.UserCacheDir()/twasm/wazero makes every run after the
+// first cheap); check the exports and their exact signatures, the memory
+// export, and every import (only [abi.HostModule] functions and
+// [abi.AllowedWASI]); instantiate once; check twasm_abi_version; read and
+// validate the manifest. [Runtime.Verify] runs the same checks plus an
+// empty stream and reports every problem, for `twasm plugins verify`;
+// [Runtime.List] describes every plugin found, loaded or not.
+//
+// # Invariants
+//
+//   - A plugin that reaches past the contract is refused at load, before
+//     it runs: a WASI function outside abi.AllowedWASI (a file system, a
+//     socket), a host function that does not exist, another ABI major
+//     version, a missing or mistyped export. The error names the import or
+//     export and what was expected.
+//   - A provider belongs to one plugin. Two plugins claiming it make
+//     Lookup fail with both files named. A bundled and an external plugin
+//     claiming it conflict the same way unless
+//     [Config.WithExternalOverridesBundled] is set, in which case the
+//     external one wins: dropping a file in a directory must not silently
+//     change how a provider is normalized.
+//   - Records an Instance returns are well-formed (the host decodes every
+//     output chunk as it arrives and checks every span against the call's
+//     input), so the assembler can trust them.
+//   - A fault never takes the host down and never loses what came before
+//     it: records reported before the fault are returned, the module is
+//     discarded, and the stream carries on with a fresh one.
+//
+// # Concurrency
+//
+// [Runtime] and [Plugin] are safe for concurrent use. An [Instance] is
+// not: one goroutine at a time, like the WebAssembly module under it.
+// Instances never share a module, so streams are isolated from each other:
+// a module's memory holds one stream's state only, and Begin resets it
+// before the next stream. The pool bounds idle instances, not concurrency:
+// NewInstance never blocks; it instantiates when the pool is empty (about
+// 5-35 ms and 4-8 MiB per instance).
+//
+// # Threat model
+//
+// An external plugin is untrusted code. It is arbitrary WebAssembly
+// compiled to native code by wazero and run in the host process.
+//
+// It cannot:
+//   - read or write files, open sockets, read environment variables or
+//     arguments: no file system, environment or arguments are ever
+//     configured, and importing a WASI function that could reach them is
+//     refused at load; stdout is discarded;
+//   - read or write host memory: it sees only its own linear memory;
+//     every (ptr, len) it passes to the host is bounds-checked, and a bad
+//     one faults the call (ErrContract) rather than panicking the host;
+//   - use more than the memory limit (default 128 MiB per instance): the
+//     runtime refuses to grow memory beyond it and the plugin traps
+//     (ErrOutOfMemory);
+//   - run longer than the call timeout (default 5 s per call, external
+//     plugins only): the runtime stops the guest at the deadline
+//     (ErrTimeout);
+//   - flood the host: output above max(abi.MinOutputBytes,
+//     abi.MaxOutputFactor x input) per call faults (ErrLimit); a fail
+//     message is cut at abi.MaxFailBytes; log messages are cut at 1 KiB
+//     and rate-limited per plugin; stderr keeps its first 1 KiB and last
+//     3 KiB;
+//   - see another stream: each stream runs on its own module;
+//   - fault forever: after [Config.WithMaxFaults] consecutive faults
+//     (default 5) the plugin is disabled (ErrPluginDisabled).
+//
+// It can:
+//   - produce wrong but well-formed records: the host checks form, not
+//     meaning (the assembler maps out-of-vocabulary values);
+//   - burn CPU up to the timeout on every call, and memory up to the
+//     limit on every instance;
+//   - read the clocks and random numbers (real ones: Go's garbage
+//     collector needs a real clock, see RATIONALE.md), and write to its
+//     stderr, which ends up in fault messages and must be treated as
+//     untrusted text;
+//   - exploit a bug in wazero's compiler or runtime: the sandbox is only
+//     as strong as wazero.
+//
+// A bundled plugin is built with the binary and trusted: it runs in a
+// runtime without the per-call timeout (which costs Go guests 4-5x), so a
+// bundled plugin stuck in a loop would hang its stream. Every other limit
+// applies to it.
+//
+// What happens on each fault, for the call that faulted: the records
+// reported before it are returned with a *normalize.FaultError (Plugin,
+// Op, the cause, the captured stderr) wrapping one of [ErrTimeout],
+// [ErrOutOfMemory], [ErrTrap] (a wasm trap, an unrecovered Go panic, an
+// exit), [ErrFatalStatus] (StatusFatal, which the SDK returns for a
+// recovered panic), [ErrLimit] or [ErrContract]; the module is closed; a
+// feed immediately gets a fresh module and the stream's Begin is replayed,
+// so the next Feed works. StatusRejected is not a fault: the records and a
+// *normalize.RejectedError come back and the module is kept. A call
+// stopped by the caller's own context is not a fault either: the error
+// wraps ctx.Err() and the next call starts a fresh module.
+package host

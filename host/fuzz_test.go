@@ -1,0 +1,59 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"testing"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// FuzzFeed throws arbitrary bytes at the plugin boundary from both sides:
+// as a batch into a real plugin (the SDK must reject what it cannot
+// decode), and as plugin output through the host's record check (sent by
+// the misbehave plugin's raw command). Neither may crash the host, and the
+// instance must keep serving.
+func FuzzFeed(f *testing.F) {
+	f.Add([]byte{1, 0, 0, 0, 1, 0, 0, 0, 2, 0, 0, 0, 0, 0, 0, 0, '{', '}', 0, 0})
+	f.Add([]byte{16, 5, 0, 0, 0, 9, 1, 3, 'a', 'b', 'c'})
+	f.Add([]byte{255, 255, 255, 255})
+	f.Add([]byte{})
+	rt := newRuntime(f, faultConfig())
+	// External: a hang would be a timeout, reported, not a stuck fuzzer.
+	echo := load(f, rt, "echo", false)
+	bad := load(f, rt, "misbehave", false)
+	ctx := context.Background()
+	ei, err := echo.NewInstance(ctx)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { ei.Close(ctx) })
+	bi, err := bad.NewInstance(ctx)
+	if err != nil {
+		f.Fatal(err)
+	}
+	f.Cleanup(func() { bi.Close(ctx) })
+	ei.Begin(ctx, abi.BeginOptions{Provider: "echo"})
+	bi.Begin(ctx, abi.BeginOptions{Provider: "misbehave"})
+	f.Fuzz(func(t *testing.T, data []byte) {
+		out, err := ei.Feed(ctx, data)
+		var fe *FaultError
+		if err != nil && !errors.As(err, &fe) || errors.Is(err, ErrTimeout) {
+			t.Fatalf("echo: %v", err)
+		}
+		if err := checkRecords(out, len(data)); err != nil {
+			t.Fatalf("echo returned records that do not check: %v", err)
+		}
+		b := batch(1, "raw "+string(data))
+		out, err = bi.Feed(ctx, b)
+		if err != nil && !errors.As(err, &fe) {
+			t.Fatalf("misbehave: %v", err)
+		}
+		if err := checkRecords(out, len(b)); err != nil {
+			t.Fatalf("returned records that do not check: %v", err)
+		}
+		if err == nil && string(out) != string(data) {
+			t.Fatalf("accepted output was changed")
+		}
+	})
+}

@@ -1,0 +1,243 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// wasm assembles a tiny module: every function returns 0 (or nothing).
+type wfn struct {
+	name            string
+	params, results int // number of i32s
+	ret             int32
+	trap            bool // the body is unreachable
+}
+
+type wimport struct {
+	module, name    string
+	params, results int
+}
+
+func uleb(b []byte, v uint32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v != 0 {
+			b = append(b, c|0x80)
+			continue
+		}
+		return append(b, c)
+	}
+}
+
+func sleb(b []byte, v int32) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if v == 0 && c&0x40 == 0 || v == -1 && c&0x40 != 0 {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
+}
+
+func wname(b []byte, s string) []byte { return append(uleb(b, uint32(len(s))), s...) }
+
+func section(b []byte, id byte, body []byte) []byte {
+	return append(uleb(append(b, id), uint32(len(body))), body...)
+}
+
+func wasmModule(imports []wimport, exports []wfn, memory bool) []byte {
+	b := []byte("\x00asm\x01\x00\x00\x00")
+	var types []byte
+	ntypes := 0
+	addType := func(p, r int) int {
+		types = append(types, 0x60)
+		types = uleb(types, uint32(p))
+		for i := 0; i < p; i++ {
+			types = append(types, 0x7f)
+		}
+		types = uleb(types, uint32(r))
+		for i := 0; i < r; i++ {
+			types = append(types, 0x7f)
+		}
+		ntypes++
+		return ntypes - 1
+	}
+	var imp, fns, exp, code []byte
+	for _, im := range imports {
+		t := addType(im.params, im.results)
+		imp = wname(imp, im.module)
+		imp = wname(imp, im.name)
+		imp = uleb(append(imp, 0), uint32(t))
+	}
+	for i, f := range exports {
+		t := addType(f.params, f.results)
+		fns = uleb(fns, uint32(t))
+		exp = wname(exp, f.name)
+		exp = uleb(append(exp, 0), uint32(len(imports)+i))
+		body := []byte{0}
+		if f.trap {
+			body = append(body, 0x00)
+		}
+		if f.results == 1 {
+			body = sleb(append(body, 0x41), f.ret)
+		}
+		body = append(body, 0x0b)
+		code = append(uleb(code, uint32(len(body))), body...)
+	}
+	nexp := len(exports)
+	if memory {
+		exp = append(wname(exp, "memory"), 2, 0)
+		nexp++
+	}
+	b = section(b, 1, append(uleb(nil, uint32(ntypes)), types...))
+	if len(imports) > 0 {
+		b = section(b, 2, append(uleb(nil, uint32(len(imports))), imp...))
+	}
+	b = section(b, 3, append(uleb(nil, uint32(len(exports))), fns...))
+	if memory {
+		b = section(b, 5, []byte{1, 0, 1})
+	}
+	b = section(b, 7, append(uleb(nil, uint32(nexp)), exp...))
+	b = section(b, 10, append(uleb(nil, uint32(len(exports))), code...))
+	return b
+}
+
+// goodExports are the exports the contract requires.
+func goodExports() []wfn {
+	return []wfn{
+		{name: abi.ExportInitialize}, {name: abi.ExportMarker}, {name: abi.ExportVersion, results: 1, ret: abi.Major << 16},
+		{name: abi.ExportBuffer, params: 1, results: 1}, {name: abi.ExportManifest, results: 1}, {name: abi.ExportBegin, params: 1, results: 1},
+		{name: abi.ExportFeed, params: 1, results: 1}, {name: abi.ExportEnd, results: 1},
+	}
+}
+
+func replace(fns []wfn, name string, with ...wfn) []wfn {
+	var out []wfn
+	for _, f := range fns {
+		if f.name == name {
+			out = append(out, with...)
+			continue
+		}
+		out = append(out, f)
+	}
+	return out
+}
+
+func TestLoadRefusesModulesOffContract(t *testing.T) {
+	rt := newRuntime(t, testConfig())
+	ctx := context.Background()
+	cases := []struct {
+		name string
+		wasm func() []byte
+		want []string
+	}{
+		{"abiv2 plugin", func() []byte { return plugin(t, "abiv2") },
+			[]string{"built for ABI major version 2 (version 2.0); this host speaks 1"}},
+		{"twasm_v2 import", func() []byte { return plugin(t, "importv2") },
+			[]string{"built for ABI major version 2 (it imports twasm_v2.output); this host speaks 1"}},
+		{"file system", func() []byte { return plugin(t, "fsread") },
+			[]string{"path_open", "reaches the file system"}},
+		{"missing host function", func() []byte { return plugin(t, "nohostfn") },
+			[]string{"imports twasm_v1.nonexistent, which this host does not provide"}},
+		{"not wasm", func() []byte { return []byte("#!/bin/sh\necho hi\n") },
+			[]string{"not a valid WebAssembly module"}},
+		{"empty module", func() []byte { return wasmModule(nil, nil, false) },
+			[]string{"does not export twasm_abi_v1", "does not export _initialize", "does not export twasm_feed, which should be (i32) -> i32", `does not export its memory as "memory"`}},
+		{"wrong signature", func() []byte {
+			return wasmModule(nil, replace(goodExports(), abi.ExportFeed, wfn{name: abi.ExportFeed, results: 1}), true)
+		}, []string{"twasm_feed should be (i32) -> i32, not () -> i32"}},
+		{"command module", func() []byte {
+			return wasmModule(nil, replace(goodExports(), abi.ExportInitialize, wfn{name: "_start"}), true)
+		}, []string{"it exports _start: it is a command, not a reactor"}},
+		{"other marker", func() []byte {
+			return wasmModule(nil, replace(goodExports(), abi.ExportMarker, wfn{name: "twasm_abi_v3"}), true)
+		}, []string{"built for ABI major version 3 (it exports twasm_abi_v3)"}},
+		{"imports", func() []byte {
+			return wasmModule([]wimport{
+				{"env", "foo", 0, 0},
+				{abi.HostModule, abi.ImportOutput, 1, 0},
+				{abi.WASIModule, "sock_accept", 3, 1},
+				{abi.WASIModule, "proc_raise", 1, 1},
+				{"twasm_vx", "y", 0, 0},
+			}, goodExports(), true)
+		}, []string{
+			`env.foo from module "env", which this host does not provide`,
+			"twasm_v1.output as (i32) -> (); it should be (i32, i32) -> ()",
+			"sock_accept: it reaches the network",
+			"proc_raise, which a plugin may not use",
+			`twasm_vx.y from module "twasm_vx"`,
+		}},
+		{"no manifest", func() []byte { return wasmModule(nil, goodExports(), true) },
+			[]string{"manifest is not valid JSON"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, err := rt.Load(ctx, c.wasm(), Source{Path: "x.wasm"})
+			var ae *ABIError
+			if !errors.As(err, &ae) {
+				t.Fatalf("want an ABIError, got %v", err)
+			}
+			for _, w := range c.want {
+				if !strings.Contains(err.Error(), w) {
+					t.Errorf("error lacks %q:\n%v", w, err)
+				}
+			}
+			if !strings.HasPrefix(err.Error(), "host: x.wasm is not a usable twasm plugin: ") {
+				t.Errorf("error does not name the file: %v", err)
+			}
+		})
+	}
+}
+
+func TestParseManifest(t *testing.T) {
+	cases := []struct {
+		in, err string
+	}{
+		{`{"name":"a","version":"1","providers":["a","b"]}`, ""},
+		{`{"name":"a","version":"1","providers":["a"],"future":1}`, ""},
+		{`{"name":"","version":"1","providers":["a"]}`, `name "" is empty`},
+		{`{"name":"a","version":" ","providers":["a"]}`, "version is empty"},
+		{`{"name":"a","version":"1","providers":[]}`, "lists no provider"},
+		{`{"name":"a","version":"1","providers":["a","a"]}`, `"a" is listed twice`},
+		{`{"name":"a","version":"1","providers":["a\u0000"]}`, "not printable"},
+		{`{"name":"a","version":"1","providers":["a"]} {}`, "data after"},
+		{`[`, "not valid JSON"},
+	}
+	for _, c := range cases {
+		_, err := parseManifest([]byte(c.in))
+		if c.err == "" && err != nil || c.err != "" && (err == nil || !strings.Contains(err.Error(), c.err)) {
+			t.Errorf("%s: got %v, want %q", c.in, err, c.err)
+		}
+	}
+}
+
+func TestLoadFailsInInitialize(t *testing.T) {
+	b := wasmModule(nil, replace(goodExports(), abi.ExportInitialize, wfn{name: abi.ExportInitialize, trap: true}), true)
+	_, err := newRuntime(t, testConfig()).Load(context.Background(), b, Source{Path: "init.wasm"})
+	if err == nil || !strings.Contains(err.Error(), "host: load init.wasm: plugin trapped: _initialize: ") || !strings.Contains(err.Error(), "wasm error: unreachable") || !errors.Is(err, ErrTrap) {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestLoadRefusesBadStatusesAtHandshake(t *testing.T) {
+	rt := newRuntime(t, testConfig())
+	for _, c := range []struct {
+		fns  []wfn
+		want string
+	}{
+		{replace(goodExports(), abi.ExportManifest, wfn{name: abi.ExportManifest, results: 1, ret: 2}), "twasm_manifest returned status 2"},
+		{replace(goodExports(), abi.ExportVersion, wfn{name: abi.ExportVersion, results: 1, trap: true}), "twasm_abi_version: wasm error: unreachable"},
+		{replace(goodExports(), abi.ExportVersion, wfn{name: abi.ExportVersion, results: 1, ret: 2<<16 | 3}), "ABI major version 2 (version 2.3)"},
+	} {
+		_, err := rt.Load(context.Background(), wasmModule(nil, c.fns, true), Source{Path: "h.wasm"})
+		if err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}

@@ -1,0 +1,256 @@
+package host
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// variant returns the module with a custom section appended: other bytes
+// (another sha256), the same plugin.
+func variant(b []byte, tag string) []byte {
+	return section(slices.Clone(b), 0, append(wname(nil, "twasm-test-"+tag), 0))
+}
+
+func writeFile(t *testing.T, dir, name string, b []byte) string {
+	t.Helper()
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	p := filepath.Join(dir, name)
+	if err := os.WriteFile(p, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func TestRegistry(t *testing.T) {
+	ctx := context.Background()
+	echo := plugin(t, "echo")
+	dir1, dir2 := t.TempDir(), t.TempDir()
+	writeFile(t, dir1, "panicky.wasm", plugin(t, "panicky"))
+	writeFile(t, dir1, "broken.wasm", []byte("not wasm"))
+	writeFile(t, dir1, "notes.txt", []byte("ignored"))
+	// The same bytes twice are one plugin.
+	writeFile(t, dir1, "echo-copy.wasm", echo)
+
+	t.Run("lookup", func(t *testing.T) {
+		rt := newRuntime(t, testConfig().
+			WithBundled(map[string][]byte{"echo.wasm": echo}).
+			WithPluginPath(dir1, filepath.Join(dir1, "missing")))
+		p, err := rt.Lookup("echo")
+		if err != nil || !p.Info().Bundled {
+			t.Fatalf("echo: %v", err)
+		}
+		if p, err := rt.Lookup("panicky"); err != nil || p.Info().Origin != filepath.Join(dir1, "panicky.wasm") {
+			t.Fatalf("panicky: %v", err)
+		}
+		_, err = rt.Lookup("claude")
+		var ue *UnknownProviderError
+		if !errors.As(err, &ue) || !slices.Equal(ue.Available, []string{"echo", "panicky"}) ||
+			!strings.Contains(err.Error(), `no plugin serves provider "claude"; available: echo, panicky`) {
+			t.Fatalf("unknown provider: %v", err)
+		}
+		list := rt.List(ctx)
+		if len(list) != 3 {
+			t.Fatalf("list: %+v", list)
+		}
+		if l := list[0]; l.Name != "echo" || l.Origin != "bundled" || l.File != "echo.wasm" || len(l.SHA256) != 64 || l.Version != "0.0.1" || !slices.Equal(l.Formats, []string{"jsonl"}) {
+			t.Errorf("bundled echo: %+v", l)
+		}
+		if l := list[2]; l.Err == nil || !strings.HasSuffix(l.Origin, "broken.wasm") || !strings.Contains(l.Err.Error(), "not a valid WebAssembly module") {
+			t.Errorf("broken plugin: %+v", l)
+		}
+	})
+
+	t.Run("conflict between external plugins", func(t *testing.T) {
+		a := writeFile(t, dir2, "a.wasm", variant(echo, "a"))
+		rt := newRuntime(t, testConfig().WithPluginPath(dir2, dir1))
+		_, err := rt.Lookup("echo")
+		var ce *ConflictError
+		if !errors.As(err, &ce) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), filepath.Join(dir1, "echo-copy.wasm")) {
+			t.Fatalf("got %v", err)
+		}
+		if _, err := rt.Lookup("panicky"); err != nil {
+			t.Fatalf("an unrelated provider: %v", err)
+		}
+		if info := rt.List(ctx)[0]; len(info.Problems) != 1 || !strings.Contains(info.Problems[0], "also claimed") {
+			t.Fatalf("problems: %+v", info)
+		}
+		os.Remove(a)
+	})
+
+	t.Run("external against bundled", func(t *testing.T) {
+		ext := writeFile(t, t.TempDir(), "echo2.wasm", variant(echo, "ext"))
+		cfg := testConfig().WithBundled(map[string][]byte{"echo.wasm": echo}).WithPluginPath(filepath.Dir(ext))
+		rt := newRuntime(t, cfg)
+		_, err := rt.Lookup("echo")
+		if !strings.Contains(err.Error(), "bundled echo.wasm and "+ext) {
+			t.Fatalf("without override: %v", err)
+		}
+		rt = newRuntime(t, cfg.WithExternalOverridesBundled(true))
+		p, err := rt.Lookup("echo")
+		if err != nil || p.Info().Origin != ext {
+			t.Fatalf("with override: %v", err)
+		}
+		if info := rt.List(ctx)[0]; !info.Bundled || len(info.Problems) != 1 || !strings.Contains(info.Problems[0], "overridden by "+ext) {
+			t.Fatalf("bundled info: %+v", info)
+		}
+	})
+
+	t.Run("unreadable directory", func(t *testing.T) {
+		f := writeFile(t, t.TempDir(), "file", nil)
+		rt := newRuntime(t, testConfig().WithPluginPath(f))
+		if l := rt.List(ctx); len(l) != 1 || l[0].Err == nil {
+			t.Fatalf("list: %+v", l)
+		}
+		_, err := rt.Lookup("x")
+		if !strings.Contains(err.Error(), "no plugin is loaded") {
+			t.Fatalf("got %v", err)
+		}
+	})
+}
+
+func TestDefaultPluginPath(t *testing.T) {
+	t.Setenv("TWASM_PLUGIN_PATH", strings.Join([]string{"/a", "", "/b"}, string(os.PathListSeparator)))
+	t.Setenv("XDG_CONFIG_HOME", "/cfg")
+	t.Setenv("HOME", "/home/x")
+	got := DefaultPluginPath()
+	if len(got) < 2 || got[0] != "/a" || got[1] != "/b" {
+		t.Fatalf("got %q", got)
+	}
+	if dir, err := os.UserConfigDir(); err == nil && got[len(got)-1] != filepath.Join(dir, "twasm", "plugins") {
+		t.Fatalf("got %q", got)
+	}
+	if d := DefaultCacheDir(); d != "" && !strings.HasSuffix(d, filepath.Join("twasm", "wazero")) {
+		t.Fatalf("cache dir %q", d)
+	}
+}
+
+func TestConfig(t *testing.T) {
+	base := NewConfig()
+	c := base.WithMemoryLimit(64 << 20).WithPluginPath("/x")
+	if base.memoryLimit != 0 || base.pluginPathSet {
+		t.Fatal("a With method modified its receiver")
+	}
+	dirs := []string{"/a"}
+	c = c.WithPluginPath(dirs...)
+	dirs[0] = "/changed"
+	if c.pluginPath[0] != "/a" {
+		t.Fatal("WithPluginPath kept the caller's slice")
+	}
+	s, err := NewConfig().WithBundled(nil).WithPluginPath().resolve()
+	if err != nil || s.memoryPages != DefaultMemoryLimit/pageSize || s.callTimeout != DefaultCallTimeout || s.maxFaults != DefaultMaxFaults || s.poolSize < 1 {
+		t.Fatalf("defaults: %+v, %v", s, err)
+	}
+	for _, c := range []struct {
+		cfg  Config
+		want string
+	}{
+		{NewConfig().WithMemoryLimit(1 << 20), "below the 8 MiB"},
+		{NewConfig().WithMemoryLimit(8 << 30), "exceeds the 4 GiB"},
+		{NewConfig().WithCallTimeout(-time.Second), "negative call timeout"},
+		{NewConfig().WithPoolSize(-1), "negative pool size"},
+		{NewConfig().WithLogRate(-1), "negative log rate"},
+		{NewConfig().WithCompilationWorkers(-1), "negative compilation workers"},
+	} {
+		if _, err := New(context.Background(), c.cfg.WithBundled(nil).WithPluginPath()); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("got %v, want %q", err, c.want)
+		}
+	}
+}
+
+func TestCacheDirFallsBackToMemory(t *testing.T) {
+	f := writeFile(t, t.TempDir(), "file", nil)
+	h := &captureHandler{}
+	rt := newRuntime(t, testConfig().WithCacheDir(filepath.Join(f, "sub")).WithLogger(slogNew(h)))
+	if h.count("compilation cache unavailable") != 1 {
+		t.Fatalf("log: %q", h.msgs)
+	}
+	// A tiny module compiles fast; it gets as far as its (missing)
+	// manifest, so compiling and instantiating worked.
+	tiny := wasmModule(nil, goodExports(), true)
+	if _, err := rt.Load(context.Background(), tiny, Source{Path: "t"}); err == nil || !strings.Contains(err.Error(), "manifest") {
+		t.Fatalf("got %v", err)
+	}
+	// No cache at all works too.
+	if _, err := newRuntime(t, testConfig().WithCacheDir("")).Load(context.Background(), tiny, Source{Path: "t"}); err == nil || !strings.Contains(err.Error(), "manifest") {
+		t.Fatalf("got %v", err)
+	}
+}
+
+func TestPoolAndClose(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t, testConfig().WithPoolSize(1))
+	p := load(t, rt, "echo", true)
+	a, _ := p.NewInstance(ctx)
+	b, _ := p.NewInstance(ctx)
+	ma := a.m
+	a.Close(ctx)
+	a.Close(ctx) // idempotent
+	b.Close(ctx) // the pool is full: closed
+	c, _ := p.NewInstance(ctx)
+	if c.m != ma {
+		t.Fatal("the idle instance was not reused")
+	}
+	if _, err := a.Feed(ctx, batch(1, "{}")); err == nil || !strings.Contains(err.Error(), "closed instance") {
+		t.Fatalf("feed after close: %v", err)
+	}
+	rt.Close(ctx)
+	rt.Close(ctx)
+	if _, err := p.NewInstance(ctx); err == nil {
+		t.Fatal("NewInstance after Close")
+	}
+	if _, err := rt.Load(ctx, plugin(t, "echo"), Source{Path: "e"}); err == nil {
+		t.Fatal("Load after Close")
+	}
+	if _, err := rt.Verify(ctx, plugin(t, "echo")); err == nil {
+		t.Fatal("Verify after Close")
+	}
+	c.Close(ctx)
+}
+
+func TestVerify(t *testing.T) {
+	rt := newRuntime(t, faultConfig())
+	ctx := context.Background()
+	r, err := rt.Verify(ctx, plugin(t, "echo"))
+	if err != nil || !r.OK() || r.ABIVersion != "1.0" || r.Manifest == nil || r.Manifest.Name != "echo" || r.Size == 0 || len(r.SHA256) != 64 {
+		t.Fatalf("echo: %+v %v", r, err)
+	}
+	if !slices.ContainsFunc(r.Exports, func(f Func) bool { return f.Name == abi.ExportFeed && f.Signature == "(i32) -> i32" }) ||
+		!slices.ContainsFunc(r.Imports, func(f Func) bool { return f.Module == abi.HostModule && f.Name == abi.ImportOutput && f.Problem == "" }) {
+		t.Fatalf("functions: %+v %+v", r.Exports, r.Imports)
+	}
+	r, _ = rt.Verify(ctx, plugin(t, "fsread"))
+	if r.OK() || !slices.ContainsFunc(r.Imports, func(f Func) bool { return f.Name == "path_open" && strings.Contains(f.Problem, "file system") }) {
+		t.Fatalf("fsread: %+v", r)
+	}
+	r, _ = rt.Verify(ctx, plugin(t, "abiv2"))
+	if r.OK() || r.ABIVersion != "2.0" || !strings.Contains(r.Problems[0], "major version 2") {
+		t.Fatalf("abiv2: %+v", r)
+	}
+	r, _ = rt.Verify(ctx, []byte("junk"))
+	if r.OK() || !strings.Contains(r.Problems[0], "not a valid WebAssembly module") {
+		t.Fatalf("junk: %+v", r)
+	}
+	trap := wasmModule(nil, replace(goodExports(), abi.ExportInitialize, wfn{name: abi.ExportInitialize, trap: true}), true)
+	if r, _ = rt.Verify(ctx, trap); r.OK() || !strings.Contains(r.Problems[0], "instantiation failed") {
+		t.Fatalf("trap: %+v", r)
+	}
+	// A manifest-less module fails at the manifest.
+	if r, _ = rt.Verify(ctx, wasmModule(nil, goodExports(), true)); r.OK() || !strings.Contains(r.Problems[0], "manifest") {
+		t.Fatalf("no manifest: %+v", r)
+	}
+	cctx, cancel := context.WithCancel(ctx)
+	cancel()
+	if _, err := rt.Verify(cctx, trap); err == nil {
+		t.Fatal("a cancelled Verify did not fail")
+	}
+}
