@@ -138,11 +138,7 @@ func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 	calls := m.Get("toolCalls")
 	for it := calls.Iter(); it.Next(); {
 		c := it.Value()
-		in := sdk.JSON(c.Get("args"))
-		if !in.IsSet() || c.Get("args").IsNull() {
-			in = sdk.S("{}")
-		}
-		out.Block(k, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: strOf(c.Get("name")), ToolID: strOf(c.Get("id")), ToolInput: in})
+		out.Block(k, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: strOf(c.Get("name")), ToolID: strOf(c.Get("id")), ToolInput: input(c.Get("args"))})
 	}
 	if t := contentText(nil, m.Get("content")); len(t) > 0 {
 		n.answer = t
@@ -197,25 +193,15 @@ func thoughtText(th abi.Value) sdk.Str {
 // tool.result of one toolCalls entry.
 func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 	id := c.Get("id")
-	if sdk.Text(id).IsEmpty() || id.Kind() != abi.KindString {
+	if id.Kind() != abi.KindString || id.Is("") {
 		out.Warn("gemini session toolCall without id: no tool.call reported")
 		return
 	}
-	ts := c.Get("timestamp")
-	t := strOf(ts)
+	t := strOf(c.Get("timestamp"))
 	if !t.IsSet() {
 		t = msgTime
 	}
-	name := c.Get("name")
-	args := c.Get("args")
-	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.Text(name), Input: sdk.JSON(args), Kind: kindOf(name.String()), Time: t}
-	if !tc.Input.IsSet() || args.IsNull() {
-		tc.Input = sdk.S("{}")
-	}
-	if tc.Kind == "execute" {
-		tc.Command = strOf(args.Get("command"))
-	}
-	out.ToolCall(tc) // the host ignores a call id it has seen
+	call(id, c.Get("name"), c.Get("args"), t, out) // the host ignores a call id it has seen
 
 	if n.resulted[id.String()] {
 		return

@@ -110,31 +110,31 @@ func (n *normalizer) toolUse(v abi.Value, out *sdk.Out) {
 	ts := v.Get("timestamp")
 	params := v.Get("parameters")
 	n.openMessage(ts, out)
-	input := sdk.JSON(params)
-	if !input.IsSet() || params.IsNull() {
-		input = sdk.S("{}")
-	}
 	out.Block(sdk.S(n.cur), n.nextSlot, sdk.Block{
-		Type: sdk.BlockToolUse, ToolName: sdk.Text(name), ToolID: sdk.Text(id), ToolInput: input,
+		Type: sdk.BlockToolUse, ToolName: sdk.Text(name), ToolID: sdk.Text(id), ToolInput: input(params),
 	})
 	n.nextSlot++
 	n.textSlot = -1
-	if sdk.Text(id).IsEmpty() {
+	if id.Kind() != abi.KindString || id.Is("") {
 		out.Warn("gemini tool_use without tool_id: no tool.call reported")
 		return
 	}
-	n.call(id, name, params, ts, out)
+	call(id, name, params, strOf(ts), out)
 }
 
-// call reports a tool.call.
-func (n *normalizer) call(id, name, params, ts abi.Value, out *sdk.Out) {
-	nm := name.String()
-	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.Text(name), Input: sdk.JSON(params), Kind: kindOf(nm), Time: strOf(ts)}
-	if !tc.Input.IsSet() || params.IsNull() {
-		tc.Input = sdk.S("{}")
+// input is a tool's arguments as JSON, {} when missing.
+func input(args abi.Value) sdk.Str {
+	if !args.Exists() || args.IsNull() {
+		return sdk.S("{}")
 	}
+	return sdk.JSON(args)
+}
+
+// call reports a tool.call (stream-json tool_use, session toolCalls).
+func call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: strOf(name), Input: input(args), Kind: kindOf(name.String()), Time: ts}
 	if tc.Kind == "execute" {
-		tc.Command = strOf(params.Get("command"))
+		tc.Command = strOf(args.Get("command"))
 	}
 	out.ToolCall(tc)
 }
