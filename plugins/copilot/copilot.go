@@ -49,25 +49,23 @@ type normalizer struct {
 	versionSent            bool
 	modelSent              bool
 
-	msgs   map[string]*message // open assistant messages by messageId
-	done   map[string]bool     // messageIds whose final message was written
-	open   []*message          // open messages, oldest first
-	nKeys  int
-	nUsers int
+	msgs  map[string]*message // open assistant messages by messageId
+	done  map[string]bool     // messageIds whose final message was written
+	open  []*message          // open messages, oldest first
+	nKeys int
 
 	// reasoning that arrived before the message it belongs to.
 	thinking    []byte
 	hasThinking bool
 
-	calls map[string]bool    // tool calls reported, by toolCallId
-	held  map[string]*result // results whose call was not reported yet
-	order []string           // held ids in arrival order
+	calls map[string]bool            // tool calls reported, by toolCallId
+	held  map[string]*sdk.ToolResult // results whose call was not reported yet
+	order []string                   // held ids in arrival order
 
 	usage usageTotals
 
-	sawResult   bool
-	sawShutdown bool
-	lastErr     string
+	sawResult bool
+	lastErr   string
 }
 
 // message is an assistant message being built.
@@ -76,13 +74,8 @@ type message struct {
 	hasThinking bool
 }
 
-// result is a tool result kept until its call is known.
-type result struct {
-	r sdk.ToolResult
-}
-
 func newNormalizer() *normalizer {
-	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*result{}}
+	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}}
 }
 
 // Line implements sdk.Normalizer.
@@ -126,8 +119,8 @@ func (n *normalizer) End(out *sdk.Out) error {
 	}
 	// Results whose call never showed up: the host synthesizes the call.
 	for _, id := range n.order {
-		if h := n.held[id]; h != nil {
-			out.ToolResult(h.r)
+		if r := n.held[id]; r != nil {
+			out.ToolResult(*r)
 		}
 	}
 	n.held, n.order = nil, nil
@@ -259,7 +252,6 @@ func (n *normalizer) result(d, v abi.Value, out *sdk.Out) {
 // shutdown handles session.shutdown: the session's usage totals, and the
 // end of an events.jsonl log (which has no result line).
 func (n *normalizer) shutdown(d abi.Value, out *sdk.Out) {
-	n.sawShutdown = true
 	n.usage.shutdown(d.Get("modelMetrics"), out)
 	if n.sawResult {
 		return // the result line already settled the status

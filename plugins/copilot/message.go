@@ -14,7 +14,6 @@ func (n *normalizer) system(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	if c.Kind() != abi.KindString || c.Is("") {
 		return
 	}
-	n.nUsers++
 	key := sdk.S(n.newKey("s"))
 	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: strOf(v.Get("id")), Time: ts})
 	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: sdk.OriginSystemPrompt})

@@ -32,8 +32,8 @@ func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
 		tc.Command = command(args)
 	}
 	out.ToolCall(tc)
-	if h := n.held[sid]; h != nil {
-		out.ToolResult(h.r)
+	if r := n.held[sid]; r != nil {
+		out.ToolResult(*r)
 		delete(n.held, sid)
 	}
 }
@@ -102,7 +102,7 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		return // a second completion: the first one stands
 	}
 	r.CallID, r.Output, r.Error, r.Status, r.Time = r.CallID.Keep(), r.Output.Keep(), r.Error.Keep(), r.Status.Keep(), r.Time.Keep()
-	n.held[sid] = &result{r: r}
+	n.held[sid] = &r
 	n.order = append(n.order, sid)
 }
 
