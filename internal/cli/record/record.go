@@ -184,6 +184,10 @@ func Run(ctx context.Context, opts *Options) (err error) {
 				return &cmdutil.InputError{Path: opts.Input, Err: unwrapPath(err)}
 			}
 			defer file.Close()
+			// Refuse what cannot be read before a run is written for it.
+			if st, err := file.Stat(); err == nil && st.IsDir() {
+				return &cmdutil.InputError{Path: opts.Input, Err: errors.New("is a directory")}
+			}
 			input = file
 		}
 	}
