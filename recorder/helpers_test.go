@@ -2,7 +2,6 @@ package recorder
 
 import (
 	"bytes"
-	"io"
 	"log/slog"
 	"os"
 	"strings"
@@ -99,13 +98,4 @@ func checkValidate(t testing.TB, path, runID string) {
 			t.Fatalf("validate: %s", is)
 		}
 	}
-}
-
-func readAllString(t testing.TB, r io.Reader) string {
-	t.Helper()
-	b, err := io.ReadAll(r)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return string(b)
 }
