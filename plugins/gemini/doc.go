@@ -19,7 +19,7 @@
 //
 // Pretty-printed JSON is reassembled: a non-JSON line that opens an object
 // or array starts an accumulation that ends when the brackets balance (the
-// text is then indexed with sdk.Parse) or when an unindented JSON line
+// text is then indexed as sdk.Parse does) or when an unindented JSON line
 // arrives (the accumulated lines are then counted as "non_json"). Events
 // made from a reassembled document carry the raw line on which it closed.
 //

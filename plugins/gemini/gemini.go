@@ -61,8 +61,11 @@ type normalizer struct {
 	lastErr   string // message of the last error event
 	sawResult bool
 
-	// pretty-printed JSON being reassembled.
+	// pretty-printed JSON being reassembled; the buffers are reused.
+	accOn    bool
 	acc      []byte
+	accToks  []abi.Token
+	accDoc   abi.Doc
 	accLines int
 	accDepth int
 	accStr   bool
@@ -73,7 +76,7 @@ func newNormalizer() *normalizer { return &normalizer{textSlot: -1} }
 
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
-	if n.acc != nil {
+	if n.accOn {
 		// An unindented JSON line cannot be the inside of a
 		// pretty-printed document: what was accumulated was not one.
 		if l.IsJSON() && !indented(l.Raw) {
@@ -93,9 +96,8 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
-	if n.acc != nil {
-		if doc, ok := sdk.Parse(n.acc); ok {
-			n.acc = nil
+	if n.accOn {
+		if doc, ok := n.parseAcc(); ok {
 			n.document(doc.Root(), out)
 		} else {
 			n.dropAcc(out)
@@ -163,6 +165,7 @@ func (n *normalizer) textLine(raw []byte, out *sdk.Out) {
 	case len(t) == 0:
 		return
 	case t[0] == '{' || t[0] == '[':
+		n.accOn = true
 		n.acc = append(n.acc[:0], raw...)
 		n.acc = append(n.acc, '\n')
 		n.accLines = 1
@@ -194,13 +197,26 @@ func (n *normalizer) checkAcc(out *sdk.Out) {
 	if n.accDepth > 0 || n.accStr {
 		return
 	}
-	if doc, ok := sdk.Parse(n.acc); ok {
-		n.acc = nil
-		n.accLines = 0
+	if doc, ok := n.parseAcc(); ok {
 		n.document(doc.Root(), out)
 		return
 	}
 	n.dropAcc(out)
+}
+
+// parseAcc indexes the accumulated text (what sdk.Parse does, with the
+// buffers kept for the next document) and ends the accumulation. The
+// document is valid until the next accumulation starts; values made from
+// it are resolved when they are emitted.
+func (n *normalizer) parseAcc() (*abi.Doc, bool) {
+	toks, ok := abi.BuildTape(n.accToks[:0], n.acc)
+	n.accToks = toks
+	if !ok {
+		return nil, false
+	}
+	n.accOn, n.accLines = false, 0
+	n.accDoc = abi.Doc{Line: n.acc, Toks: toks}
+	return &n.accDoc, true
 }
 
 // dropAcc counts accumulated lines that did not make a document.
@@ -208,7 +224,7 @@ func (n *normalizer) dropAcc(out *sdk.Out) {
 	for i := 0; i < n.accLines; i++ {
 		out.Unmapped(sdk.S("non_json"))
 	}
-	n.acc, n.accLines = nil, 0
+	n.acc, n.accLines, n.accOn = n.acc[:0], 0, false
 }
 
 // scanDepth tracks the bracket depth outside strings across lines.
