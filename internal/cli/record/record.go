@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"sync"
@@ -239,6 +240,11 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		run, err = lifecycle.Attach(ctx, store, opts.RunID, runOpts)
 		if errors.Is(err, recorder.ErrInvalidRunID) {
 			return cmdutil.FlagErrorf("--run-id: %v", err)
+		}
+		// A run that does not exist, is finished or is not a run is
+		// input the user must fix: exit 2, like any unreadable input.
+		if errors.Is(err, lifecycle.ErrRunFinished) || errors.Is(err, lifecycle.ErrNotARun) || errors.Is(err, fs.ErrNotExist) {
+			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: errors.Unwrap(err)}
 		}
 	} else {
 		run, err = lifecycle.Start(ctx, store, runOpts)
