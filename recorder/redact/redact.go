@@ -34,19 +34,42 @@ type rule struct {
 	kind string
 	re   *regexp.Regexp
 	// group, when > 0, is the submatch that holds the secret; the rest of
-	// the match (a header name) is kept.
+	// the match (a boundary, a header name) is kept.
 	group int
+	// plausible, when set, must accept the secret; it keeps prose such as
+	// "the bearer instrument" from being masked.
+	plausible func(secret []byte) bool
 }
+
+// boundary is what may precede a token: the start, a character that cannot
+// be part of it, or a JSON escape such as \n (raw captures are JSON, where
+// a key often follows an escaped newline).
+const boundary = `(^|[^A-Za-z0-9_]|\\[nrtbf"/])`
 
 var rules = []rule{
 	{kind: "private_key", re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
-	{kind: "anthropic_api_key", re: regexp.MustCompile(`\bsk-ant-[A-Za-z0-9_\-]{20,}`)},
-	{kind: "openai_api_key", re: regexp.MustCompile(`\bsk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,}`)},
-	{kind: "github_token", re: regexp.MustCompile(`\b(?:gh[pousr]_[A-Za-z0-9]{36,255}|github_pat_[A-Za-z0-9_]{22,255})`)},
-	{kind: "aws_access_key_id", re: regexp.MustCompile(`\b(?:AKIA|ASIA)[0-9A-Z]{16}\b`)},
-	{kind: "google_api_key", re: regexp.MustCompile(`\bAIza[0-9A-Za-z_\-]{35}`)},
-	{kind: "slack_token", re: regexp.MustCompile(`\bxox[abposr]-[0-9A-Za-z\-]{10,}`)},
-	{kind: "bearer_token", re: regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]{16,}=*)`), group: 2},
+	// A block cut off before its END line (a truncated output) still
+	// holds key material: mask what follows the header.
+	{kind: "private_key", re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[A-Za-z0-9+/=\s]|\\[nr])*`)},
+	{kind: "anthropic_api_key", re: regexp.MustCompile(boundary + `(sk-ant-[A-Za-z0-9_\-]{20,})`), group: 2},
+	{kind: "openai_api_key", re: regexp.MustCompile(boundary + `(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,})`), group: 2},
+	{kind: "github_pat", re: regexp.MustCompile(boundary + `(github_pat_[A-Za-z0-9_]{22,255})`), group: 2},
+	{kind: "github_token", re: regexp.MustCompile(boundary + `(gh[pousr]_[A-Za-z0-9]{36,255})`), group: 2},
+	{kind: "aws_access_key_id", re: regexp.MustCompile(boundary + `((?:AKIA|ASIA)[0-9A-Z]{16})\b`), group: 2},
+	{kind: "google_api_key", re: regexp.MustCompile(boundary + `(AIza[0-9A-Za-z_\-]{30,})`), group: 2},
+	{kind: "slack_token", re: regexp.MustCompile(boundary + `(xox[abposr]-[0-9A-Za-z\-]{10,})`), group: 2},
+	{kind: "bearer_token", re: regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)`), group: 2, plausible: tokenLike},
+}
+
+// tokenLike reports whether a bearer credential looks generated: it has a
+// digit or a token punctuation character, which words do not.
+func tokenLike(b []byte) bool {
+	for _, c := range b {
+		if c >= '0' && c <= '9' || c == '-' || c == '.' || c == '_' || c == '~' || c == '+' || c == '/' {
+			return true
+		}
+	}
+	return false
 }
 
 // Redactor masks secrets and counts them by kind.
@@ -85,14 +108,21 @@ func (r *Redactor) MaskBytes(b []byte) []byte {
 		n := 0
 		repl := []byte("[REDACTED:" + ru.kind + "]")
 		out = ru.re.ReplaceAllFunc(out, func(m []byte) []byte {
-			n++
 			if ru.group == 0 {
+				n++
 				return repl
 			}
 			sub := ru.re.FindSubmatchIndex(m)
+			secret := m[sub[2*ru.group]:sub[2*ru.group+1]]
+			if ru.plausible != nil && !ru.plausible(secret) {
+				return m
+			}
+			n++
 			return append(append(append([]byte(nil), m[:sub[2*ru.group]]...), repl...), m[sub[2*ru.group+1]:]...)
 		})
-		r.add(ru.kind, n)
+		if n > 0 {
+			r.add(ru.kind, n)
+		}
 	}
 	return out
 }
@@ -137,9 +167,15 @@ func (r *Redactor) dry(b []byte) bool {
 }
 
 // Mask masks every string of ev in place: it implements recorder.Masker.
+// A nil event is left alone.
 func (r *Redactor) Mask(ev *transcript.Event) {
+	if ev == nil {
+		return
+	}
 	ev.Extra = r.maskExtra(ev.Extra)
 	switch p := ev.Payload.(type) {
+	case *transcript.RawPayload:
+		p.JSON = r.maskJSON(p.JSON)
 	case *transcript.StepPayload:
 		p.Name = r.MaskString(p.Name)
 		p.Error = r.MaskString(p.Error)
