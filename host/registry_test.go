@@ -1,6 +1,7 @@
 package host
 
 import (
+	"fmt"
 	"context"
 	"errors"
 	"os"
@@ -221,7 +222,7 @@ func TestVerify(t *testing.T) {
 	rt := newRuntime(t, faultConfig())
 	ctx := context.Background()
 	r, err := rt.Verify(ctx, plugin(t, "echo"))
-	if err != nil || !r.OK() || r.ABIVersion != "1.0" || r.Manifest == nil || r.Manifest.Name != "echo" || r.Size == 0 || len(r.SHA256) != 64 {
+	if err != nil || !r.OK() || r.ABIVersion != fmt.Sprintf("%d.%d", abi.Major, abi.Minor) || r.Manifest == nil || r.Manifest.Name != "echo" || r.Size == 0 || len(r.SHA256) != 64 {
 		t.Fatalf("echo: %+v %v", r, err)
 	}
 	if !slices.ContainsFunc(r.Exports, func(f Func) bool { return f.Name == abi.ExportFeed && f.Signature == "(i32) -> i32" }) ||
