@@ -5,7 +5,8 @@ package abi
 // compatible (fields and ops are only ever added).
 const (
 	Major = 1
-	Minor = 0
+	// Minor 1: key tokens carry a hash (FlagHashed).
+	Minor = 1
 )
 
 // HostModule is the import module of the host functions. It carries the

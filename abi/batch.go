@@ -45,7 +45,7 @@ func AppendBatchLine(dst []byte, no int, line []byte, toks []Token) []byte {
 		dst = append(dst, 0)
 	}
 	for _, t := range toks {
-		dst = binary.LittleEndian.AppendUint32(dst, uint32(t.Kind)|uint32(t.Flags)<<8)
+		dst = binary.LittleEndian.AppendUint32(dst, uint32(t.Kind)|uint32(t.Flags)<<8|uint32(t.Hash)<<16)
 		dst = binary.LittleEndian.AppendUint32(dst, t.Start)
 		dst = binary.LittleEndian.AppendUint32(dst, t.End)
 		dst = binary.LittleEndian.AppendUint32(dst, t.Next)
@@ -62,8 +62,20 @@ var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(
 
 // DecodeBatch calls fn for every line of a batch. The BatchLine aliases
 // buf. It checks every length and every token against the line, so a
-// plugin can trust the tape it is handed.
+// reader can trust the tape it is handed.
 func DecodeBatch(buf []byte, scratch []Token, fn func(BatchLine) error) error {
+	return decodeBatch(buf, scratch, fn, true)
+}
+
+// DecodeBatchTrusted is DecodeBatch without the per-token check of the
+// tapes (lengths are still checked): for a plugin, which trusts the host
+// that built them. Walking every token again inside the sandbox cost about
+// 5% of a plugin's time; a forged tape can at worst make the plugin panic.
+func DecodeBatchTrusted(buf []byte, scratch []Token, fn func(BatchLine) error) error {
+	return decodeBatch(buf, scratch, fn, false)
+}
+
+func decodeBatch(buf []byte, scratch []Token, fn func(BatchLine) error, check bool) error {
 	if len(buf) < 4 {
 		return ErrBadBatch
 	}
@@ -96,12 +108,12 @@ func DecodeBatch(buf []byte, scratch []Token, fn func(BatchLine) error) error {
 				for j := 0; j < nt; j++ {
 					w := raw[j*TokenSize:]
 					kf := binary.LittleEndian.Uint32(w)
-					scratch = append(scratch, Token{Kind: Kind(kf), Flags: uint8(kf >> 8),
+					scratch = append(scratch, Token{Kind: Kind(kf), Flags: uint8(kf >> 8), Hash: uint16(kf >> 16),
 						Start: binary.LittleEndian.Uint32(w[4:]), End: binary.LittleEndian.Uint32(w[8:]), Next: binary.LittleEndian.Uint32(w[12:])})
 				}
 				toks = scratch
 			}
-			if !checkTape(toks, len(line)) {
+			if check && !checkTape(toks, len(line)) {
 				return ErrBadBatch
 			}
 		}

@@ -151,7 +151,7 @@ func TestBatchMalformed(t *testing.T) {
 	require.Equal(t, uint32(9), le.Uint32(good[8:]))
 	require.Equal(t, uint32(3), le.Uint32(good[12:]))
 	require.Equal(t, uint32(KindObject), le.Uint32(good[28:]))
-	require.Equal(t, uint32(KindString), le.Uint32(good[28+16:]))
+	require.Equal(t, uint32(KindString), le.Uint32(good[28+16:])&0xff, "a key token: kind in the low byte, flags and hash above")
 	require.Equal(t, uint32(2), le.Uint32(good[76:]))
 	_, err := decodeAll(good)
 	require.NoError(t, err)

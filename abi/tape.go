@@ -21,6 +21,31 @@ const (
 // its contents must be unescaped before use.
 const FlagEscaped uint8 = 1
 
+// FlagHashed is set on an object key whose Hash is KeyHash of its text
+// (ABI 1.1; a 1.0 host leaves it unset and Get compares bytes).
+const FlagHashed uint8 = 2
+
+// KeyHash is the 16-bit hash of an object key carried in its token. It
+// looks at the length and three bytes only: it is a pre-filter that lets
+// Get skip most keys with one compare (a match is confirmed on the
+// bytes), and computing it must cost less than the compare it saves,
+// inside WebAssembly too, on every Get.
+func KeyHash(key string) uint16 {
+	n := len(key)
+	if n == 0 {
+		return 0
+	}
+	return uint16(n)<<11 ^ uint16(key[0])<<6 ^ uint16(key[n>>1])<<3 ^ uint16(key[n-1])
+}
+
+func keyHashBytes(key []byte) uint16 {
+	n := len(key)
+	if n == 0 {
+		return 0
+	}
+	return uint16(n)<<11 ^ uint16(key[0])<<6 ^ uint16(key[n>>1])<<3 ^ uint16(key[n-1])
+}
+
 // Token is one JSON value (or object key) of a line, in document order.
 // Start and End are byte offsets into the line: for a string they include
 // the quotes. Next is the index of the token that follows this value and
@@ -28,13 +53,17 @@ const FlagEscaped uint8 = 1
 type Token struct {
 	Kind  Kind
 	Flags uint8
+	// Hash is KeyHash of an object key's text, set (with FlagHashed) on
+	// keys without escapes, so that Value.Get skips a non-matching key
+	// with one integer compare instead of a byte compare.
+	Hash  uint16
 	Start uint32
 	End   uint32
 	Next  uint32
 }
 
 // TokenSize is the size of a token in a batch: four little-endian uint32
-// (kind | flags<<8, start, end, next).
+// (kind | flags<<8 | hash<<16, start, end, next).
 const TokenSize = 16
 
 // MaxDepth bounds nesting in BuildTape, so hostile input cannot exhaust
@@ -106,8 +135,13 @@ func (b *tapeBuilder) value(i, depth int) (int, bool) {
 					if i >= len(s) || s[i] != '"' {
 						return i, false
 					}
+					keyAt := len(b.toks)
 					if i, ok = b.str(i); !ok {
 						return i, false
+					}
+					if kt := &b.toks[keyAt]; kt.Flags&FlagEscaped == 0 {
+						kt.Hash = keyHashBytes(s[kt.Start+1 : kt.End-1])
+						kt.Flags |= FlagHashed
 					}
 					i = skipWS(s, i)
 					if i >= len(s) || s[i] != ':' {

@@ -161,3 +161,35 @@ func TestBuildTapeDepth(t *testing.T) {
 	_, ok = BuildTape(nil, nest(1<<20, ""))
 	assert.False(t, ok)
 }
+
+func TestKeyHashOnKeys(t *testing.T) {
+	line := []byte(`{"type":"a","esc\u0061ped":1,"nested":{"type":2}}`)
+	toks, ok := BuildTape(nil, line)
+	require.True(t, ok)
+	hashed := 0
+	for _, tk := range toks {
+		if tk.Flags&FlagHashed != 0 {
+			hashed++
+			require.Equal(t, KeyHash(string(line[tk.Start+1:tk.End-1])), tk.Hash)
+		}
+	}
+	require.Equal(t, 3, hashed, "every unescaped key, and only keys, carries its hash")
+	doc := &Doc{Line: line, Toks: toks}
+	require.True(t, doc.Root().Get("type").Is("a"))
+	require.Equal(t, int64(1), mustInt(t, doc.Root().Get("escaped")))
+	require.Equal(t, int64(2), mustInt(t, doc.Root().Path("nested", "type")))
+	require.False(t, doc.Root().Get("typo").Exists())
+	// A tape from a 1.0 host (no hashes) still navigates.
+	for i := range toks {
+		toks[i].Flags &^= FlagHashed
+		toks[i].Hash = 0
+	}
+	require.True(t, doc.Root().Get("type").Is("a"))
+}
+
+func mustInt(t *testing.T, v Value) int64 {
+	t.Helper()
+	n, ok := v.Int()
+	require.True(t, ok)
+	return n
+}

@@ -78,14 +78,19 @@ func (v Value) Get(key string) Value {
 	}
 	toks := v.d.Toks
 	end := int(toks[v.i].Next)
+	h := KeyHash(key)
 	for k := v.i + 1; k < end; {
-		kt := toks[k]
+		kt := &toks[k]
 		val := k + 1
 		if val >= end {
 			break
 		}
-		if keyEquals(v.d.Line[kt.Start:kt.End], kt.Flags, key) {
-			return Value{d: v.d, i: val}
+		// Hashed keys (the common case) are skipped on one compare; the
+		// bytes are compared only on a hash match or an escaped key.
+		if kt.Flags&FlagHashed == 0 || kt.Hash == h {
+			if keyEquals(v.d.Line[kt.Start:kt.End], kt.Flags, key) {
+				return Value{d: v.d, i: val}
+			}
 		}
 		k = int(toks[val].Next)
 	}

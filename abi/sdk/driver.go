@@ -83,7 +83,7 @@ func (d *Driver) Feed(batch []byte) (status abi.Status, msg string) {
 		return abi.StatusFatal, "feed before begin"
 	}
 	var lineErrs []error
-	err := abi.DecodeBatch(batch, d.scratch[:0], func(bl abi.BatchLine) error {
+	err := abi.DecodeBatchTrusted(batch, d.scratch[:0], func(bl abi.BatchLine) error {
 		doc := &abi.Doc{Line: bl.Line, Toks: bl.Toks}
 		d.docs = append(d.docs, doc)
 		d.line = Line{No: bl.No, Raw: bl.Line, doc: doc}

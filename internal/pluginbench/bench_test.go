@@ -1,0 +1,253 @@
+package pluginbench
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/host"
+	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/plugins/claude"
+	"github.com/twasm/twasm/plugins/codex"
+	"github.com/twasm/twasm/transcript"
+)
+
+// corpusBytes is the size each corpus is repeated to: large enough that
+// one pass takes about a second natively.
+const corpusBytes = 16 << 20
+
+var plugins = []struct {
+	name string
+	p    sdk.Plugin
+}{
+	{"claude", claude.Plugin},
+	{"codex", codex.Plugin},
+}
+
+// corpus concatenates the line-oriented golden inputs of a provider (and,
+// for AWF's comparison, the shared capture AWF was measured on) and
+// repeats them to corpusBytes.
+func corpus(tb testing.TB, files []string) []byte {
+	tb.Helper()
+	var one bytes.Buffer
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		one.Write(bytes.TrimRight(b, "\n"))
+		one.WriteByte('\n')
+	}
+	if one.Len() == 0 {
+		tb.Skip("no corpus files")
+	}
+	out := make([]byte, 0, corpusBytes+one.Len())
+	for len(out) < corpusBytes {
+		out = append(out, one.Bytes()...)
+	}
+	return out
+}
+
+func goldenInputs(tb testing.TB, provider string) []string {
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", provider, "*.jsonl"))
+	var out []string
+	for _, f := range files {
+		if !strings.HasSuffix(f, ".golden.jsonl") {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// awfCorpus is the capture AWF's normalizer was measured on
+// (awf-baseline.md), when ../shared is there; else our Claude inputs.
+func awfCorpus(tb testing.TB) []byte {
+	f := filepath.Join("..", "..", "..", "shared", "fixtures", "claude", "switchboard_stream_json_tool_vocabulary.jsonl")
+	if _, err := os.Stat(f); err == nil {
+		return corpus(tb, []string{f})
+	}
+	return corpus(tb, goldenInputs(tb, "claude"))
+}
+
+type countSink struct{ events, blocks int }
+
+func (s *countSink) Emit(_ context.Context, _ string, ev *transcript.Event) error {
+	s.events++
+	if m := ev.Message(); m != nil {
+		s.blocks += len(m.Blocks)
+	}
+	return nil
+}
+func (s *countSink) OpenScope(context.Context, normalize.Scope) error         { return nil }
+func (s *countSink) CloseScope(context.Context, string, string, string) error { return nil }
+
+var (
+	hostOnce sync.Once
+	hostRT   *host.Runtime
+	hostErr  error
+	loaded   = map[string]*host.Plugin{}
+	loadMu   sync.Mutex
+)
+
+// wasmPlugin builds (cached) and loads a plugin as bundled (trusted, no
+// timeout) or external (sandboxed, per-call timeout).
+func wasmPlugin(b *testing.B, name string, sandboxed bool) *host.Plugin {
+	b.Helper()
+	hostOnce.Do(func() {
+		hostRT, hostErr = host.New(context.Background(), host.NewConfig().WithBundled(map[string][]byte{}).WithPluginPath())
+	})
+	if hostErr != nil {
+		b.Fatal(hostErr)
+	}
+	key := name
+	if sandboxed {
+		key += "/sandboxed"
+	}
+	loadMu.Lock()
+	defer loadMu.Unlock()
+	if p := loaded[key]; p != nil {
+		return p
+	}
+	wasm := wasmbuild.ForTest(b, filepath.Join("..", "..", "plugins", name, "wasm"))
+	p, err := hostRT.Load(context.Background(), wasm, host.Source{Path: key + ".wasm", Bundled: !sandboxed})
+	if err != nil {
+		b.Fatal(err)
+	}
+	loaded[key] = p
+	return p
+}
+
+func run(b *testing.B, data []byte, newInst func() normalize.Instance) {
+	b.Helper()
+	b.SetBytes(int64(len(data)))
+	lines := bytes.Count(data, []byte("\n"))
+	b.ResetTimer()
+	start := cpuTime()
+	var sink countSink
+	for i := 0; i < b.N; i++ {
+		inst := newInst()
+		res, err := normalize.Run(context.Background(), inst, bytes.NewReader(data), &sink, normalize.Options{Provider: "bench"})
+		if err != nil {
+			b.Fatal(err)
+		}
+		if res.FailedLines > 0 {
+			b.Fatalf("%d lines failed: %v", res.FailedLines, res.Warnings)
+		}
+		if c, ok := inst.(interface{ Close(context.Context) error }); ok {
+			_ = c.Close(context.Background())
+		}
+	}
+	b.StopTimer()
+	reportCPU(b, start, int64(len(data)))
+	b.ReportMetric(float64(lines)*float64(b.N)/b.Elapsed().Seconds(), "lines/s")
+	b.ReportMetric(float64(sink.events)/float64(b.N), "events/op")
+}
+
+// BenchmarkNormalize runs each plugin natively, through wasm (trusted) and
+// through wasm with the external-plugin sandbox (per-call timeouts).
+func BenchmarkNormalize(b *testing.B) {
+	for _, pl := range plugins {
+		data := corpus(b, goldenInputs(b, pl.name))
+		b.Run(pl.name+"/native", func(b *testing.B) {
+			run(b, data, func() normalize.Instance { return normalize.NativeInstance(pl.p) })
+		})
+		for _, sandboxed := range []bool{false, true} {
+			mode := "wasm"
+			if sandboxed {
+				mode = "sandboxed"
+			}
+			b.Run(pl.name+"/"+mode, func(b *testing.B) {
+				p := wasmPlugin(b, pl.name, sandboxed)
+				run(b, data, func() normalize.Instance {
+					in, err := p.NewInstance(context.Background())
+					if err != nil {
+						b.Fatal(err)
+					}
+					return in
+				})
+			})
+		}
+	}
+}
+
+// BenchmarkAWF compares, on the capture AWF was measured on, the claude
+// plugin in the sandbox with an AWF-style normalizer: encoding/json into
+// structs, one line at a time, keeping only assistant content blocks (the
+// part of the job AWF did).
+func BenchmarkAWF(b *testing.B) {
+	data := awfCorpus(b)
+	b.Run("awf-style/native", func(b *testing.B) {
+		b.SetBytes(int64(len(data)))
+		blocks := 0
+		start := cpuTime()
+		for i := 0; i < b.N; i++ {
+			blocks += awfStyle(data)
+		}
+		reportCPU(b, start, int64(len(data)))
+		b.ReportMetric(float64(blocks)/float64(b.N), "blocks/op")
+	})
+	b.Run("claude/sandboxed", func(b *testing.B) {
+		p := wasmPlugin(b, "claude", true)
+		run(b, data, func() normalize.Instance {
+			in, err := p.NewInstance(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			return in
+		})
+	})
+}
+
+type awfLine struct {
+	Type    string `json:"type"`
+	Message struct {
+		Content []struct {
+			Type     string          `json:"type"`
+			Text     string          `json:"text"`
+			Thinking string          `json:"thinking"`
+			ID       string          `json:"id"`
+			Name     string          `json:"name"`
+			Input    json.RawMessage `json:"input"`
+		} `json:"content"`
+	} `json:"message"`
+}
+
+type awfBlock struct {
+	Type, Text, ToolName, ToolID string
+	ToolInput                    json.RawMessage
+}
+
+func awfStyle(data []byte) int {
+	var out []awfBlock
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		if len(line) == 0 {
+			continue
+		}
+		var l awfLine
+		if json.Unmarshal(line, &l) != nil || l.Type != "assistant" {
+			continue
+		}
+		for _, c := range l.Message.Content {
+			switch c.Type {
+			case "text":
+				if c.Text != "" {
+					out = append(out, awfBlock{Type: "text", Text: c.Text})
+				}
+			case "thinking":
+				out = append(out, awfBlock{Type: "thinking", Text: c.Thinking})
+			case "tool_use":
+				out = append(out, awfBlock{Type: "tool_use", ToolName: c.Name, ToolID: c.ID, ToolInput: c.Input})
+			}
+		}
+	}
+	return len(out)
+}

@@ -1,0 +1,85 @@
+package pluginbench
+
+import (
+	"bytes"
+	"context"
+	"testing"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/normalize"
+)
+
+// batches cuts data into the batches the host would send.
+func batches(data []byte) [][]byte {
+	var out [][]byte
+	var cur []byte
+	n := 0
+	var toks []abi.Token
+	no := 0
+	flush := func() {
+		if n == 0 {
+			return
+		}
+		cur[0], cur[1], cur[2], cur[3] = byte(n), byte(n>>8), byte(n>>16), byte(n>>24)
+		out = append(out, cur)
+		cur, n = nil, 0
+	}
+	for _, line := range bytes.Split(data, []byte("\n")) {
+		no++
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if n == 0 {
+			cur = abi.AppendBatchHeader(nil, 0)
+		}
+		var ok bool
+		toks, ok = abi.BuildTape(toks[:0], line)
+		if !ok {
+			toks = toks[:0]
+		}
+		cur = abi.AppendBatchLine(cur, no, line, toks)
+		n++
+		if n == abi.MaxBatchLines || len(cur) > abi.MaxBatchBytes {
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// BenchmarkFeed isolates the plugin: the same pre-built batches go to the
+// plugin natively and through wasm; no tape building, no assembly.
+func BenchmarkFeed(b *testing.B) {
+	for _, pl := range plugins {
+		data := corpus(b, goldenInputs(b, pl.name))
+		bs := batches(data)
+		feed := func(b *testing.B, inst normalize.Instance) {
+			b.SetBytes(int64(len(data)))
+			ctx := context.Background()
+			start := cpuTime()
+			defer reportCPU(b, start, int64(len(data)))
+			for i := 0; i < b.N; i++ {
+				if err := inst.Begin(ctx, abi.BeginOptions{Provider: pl.name}); err != nil {
+					b.Fatal(err)
+				}
+				for _, batch := range bs {
+					if _, err := inst.Feed(ctx, batch); err != nil {
+						b.Fatal(err)
+					}
+				}
+				if _, err := inst.End(ctx); err != nil {
+					b.Fatal(err)
+				}
+			}
+		}
+		b.Run(pl.name+"/native", func(b *testing.B) { feed(b, normalize.NativeInstance(pl.p)) })
+		b.Run(pl.name+"/wasm", func(b *testing.B) {
+			in, err := wasmPlugin(b, pl.name, false).NewInstance(context.Background())
+			if err != nil {
+				b.Fatal(err)
+			}
+			defer in.Close(context.Background())
+			feed(b, in)
+		})
+	}
+}
