@@ -45,6 +45,7 @@ type Stream struct {
 	batch  []byte
 	nlines int
 	toks   []abi.Token
+	fixed  []byte // a line with raw control bytes escaped
 
 	disabled bool
 	closed   bool
@@ -157,6 +158,18 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 	toks, ok := abi.BuildTape(s.toks[:0], line)
 	if !ok {
 		toks = toks[:0]
+		// Some CLIs write raw control bytes (a NUL from tool output)
+		// inside JSON strings, which JSON forbids. The plugin gets the
+		// line with those bytes escaped, so it sees the JSON the CLI
+		// meant; the raw capture keeps the bytes as they came.
+		if fixed, changed := escapeRawControls(s.fixed[:0], line); changed {
+			s.fixed = fixed
+			if toks, ok = abi.BuildTape(toks[:0], fixed); ok {
+				line = fixed
+			} else {
+				toks = toks[:0]
+			}
+		}
 	}
 	s.toks = toks
 	if s.nlines > 0 && (s.nlines >= s.opts.BatchLines || len(s.batch)+abi.BatchLineSize(len(line), len(toks)) > s.opts.BatchBytes) {
@@ -279,4 +292,32 @@ func Run(ctx context.Context, inst Instance, r io.Reader, sink Sink, opts Option
 		}
 	}
 	return s.Close(ctx)
+}
+
+// escapeRawControls returns line with every raw control byte inside a JSON
+// string replaced by its \u00XX escape, and whether it changed anything.
+// Bytes outside strings are left alone (tabs and newlines there are white
+// space).
+func escapeRawControls(dst, line []byte) ([]byte, bool) {
+	const hex = "0123456789abcdef"
+	changed := false
+	in, esc := false, false
+	for _, c := range line {
+		switch {
+		case !in:
+			in = c == '"'
+		case esc:
+			esc = false
+		case c == '\\':
+			esc = true
+		case c == '"':
+			in = false
+		case c < 0x20:
+			dst = append(dst, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+			changed = true
+			continue
+		}
+		dst = append(dst, c)
+	}
+	return dst, changed
 }
