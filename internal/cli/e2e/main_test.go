@@ -1,0 +1,429 @@
+package e2e
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"os"
+	"os/exec"
+	"os/signal"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/transcript"
+)
+
+// The fake agent is this test binary run again with envFake set: it
+// replays a provider stream (see fakeAgent).
+const envFake = "TWASM_E2E_FAKEAGENT"
+
+var (
+	// binary is the twasm executable under test.
+	binary string
+	// fake is the fake agent executable (this test binary).
+	fake string
+	// root is the module root.
+	root string
+	// home, cache and config are shared by every twasm process of the
+	// package, so that the wazero compilation cache is warm after the
+	// first one and the user's own is never touched.
+	home, cache, config string
+)
+
+// bundledPlugins are the plugins the tests need inside the binary.
+var bundledPlugins = []string{"claude", "codex"}
+
+func TestMain(m *testing.M) {
+	if os.Getenv(envFake) != "" {
+		os.Exit(fakeAgent())
+	}
+	os.Exit(testMain(m))
+}
+
+func testMain(m *testing.M) int {
+	if _, err := exec.LookPath("go"); err != nil {
+		fmt.Println("e2e: skipped: no go tool on PATH")
+		return 0
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Minute)
+	defer cancel()
+	gomod, err := exec.CommandContext(ctx, "go", "env", "GOMOD").Output()
+	if err != nil || len(bytes.TrimSpace(gomod)) == 0 {
+		fmt.Fprintln(os.Stderr, "e2e: cannot find the module root:", err)
+		return 1
+	}
+	root = filepath.Dir(string(bytes.TrimSpace(gomod)))
+	tmp, err := os.MkdirTemp("", "twasm-e2e-")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	defer os.RemoveAll(tmp)
+	home, cache, config = filepath.Join(tmp, "home"), filepath.Join(tmp, "cache"), filepath.Join(tmp, "config")
+	for _, d := range []string{home, cache, config} {
+		if err := os.MkdirAll(d, 0o700); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			return 1
+		}
+	}
+	if err := ensureBundled(ctx); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e:", err)
+		return 1
+	}
+	binary = filepath.Join(tmp, "twasm")
+	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/twasm")
+	build.Dir = root
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build twasm:", err)
+		return 1
+	}
+	if fake, err = os.Executable(); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 1
+	}
+	// Warm the compilation cache once, so that parallel tests do not all
+	// compile the plugins at the same time.
+	warm := exec.CommandContext(ctx, binary, "plugins", "list")
+	warm.Env = env()
+	if out, err := warm.CombinedOutput(); err != nil {
+		fmt.Fprintf(os.Stderr, "e2e: twasm plugins list: %v\n%s", err, out)
+		return 1
+	}
+	return m.Run()
+}
+
+// ensureBundled makes internal/bundled/wasm/<p>.wasm the current build of
+// each plugin the tests need (the binary embeds that directory), using
+// wasmbuild's cache keyed by the plugin's sources. A file that is already
+// identical is left alone; a new one appears atomically.
+func ensureBundled(ctx context.Context) error {
+	dir := filepath.Join(root, "internal", "bundled", "wasm")
+	for _, p := range bundledPlugins {
+		built, err := wasmbuild.Cached(ctx, filepath.Join(root, "plugins", p, "wasm"), wasmbuild.TestCacheDir())
+		if err != nil {
+			return err
+		}
+		want, err := os.ReadFile(built)
+		if err != nil {
+			return err
+		}
+		dst := filepath.Join(dir, p+".wasm")
+		if have, err := os.ReadFile(dst); err == nil && bytes.Equal(have, want) {
+			continue
+		}
+		tmp, err := os.CreateTemp(dir, ".e2e-*.wasm")
+		if err != nil {
+			return err
+		}
+		_, werr := tmp.Write(want)
+		cerr := tmp.Close()
+		if werr != nil || cerr != nil {
+			os.Remove(tmp.Name())
+			return fmt.Errorf("write %s: %v %v", dst, werr, cerr)
+		}
+		if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp.Name(), dst); err != nil {
+			os.Remove(tmp.Name())
+			return err
+		}
+	}
+	return nil
+}
+
+// env is the environment of every twasm process: nothing of the user's.
+func env(extra ...string) []string {
+	return append([]string{
+		"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CACHE_HOME=" + cache, "XDG_CONFIG_HOME=" + config, "NO_COLOR=1",
+	}, extra...)
+}
+
+type result struct {
+	code        int
+	out, errOut string
+}
+
+func (r result) String() string {
+	return fmt.Sprintf("exit %d\nstdout: %s\nstderr: %s", r.code, r.out, r.errOut)
+}
+
+// proc is a twasm process.
+type proc struct {
+	cmd         *exec.Cmd
+	out, errOut *syncBuffer
+}
+
+// start starts twasm with args; stdin may be nil; extraEnv is added to
+// the environment (the fake agent's settings).
+func start(t *testing.T, stdin []byte, extraEnv []string, args ...string) *proc {
+	t.Helper()
+	cmd := exec.Command(binary, args...)
+	cmd.Env = env(extraEnv...)
+	cmd.Dir = t.TempDir()
+	if stdin != nil {
+		cmd.Stdin = bytes.NewReader(stdin)
+	}
+	p := &proc{cmd: cmd, out: &syncBuffer{}, errOut: &syncBuffer{}}
+	cmd.Stdout, cmd.Stderr = p.out, p.errOut
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		if cmd.ProcessState == nil {
+			_ = cmd.Process.Kill()
+			_ = cmd.Wait()
+		}
+	})
+	return p
+}
+
+// wait waits for the process, killing it after timeout.
+func (p *proc) wait(t *testing.T, timeout time.Duration) result {
+	t.Helper()
+	done := make(chan error, 1)
+	go func() { done <- p.cmd.Wait() }()
+	var err error
+	select {
+	case err = <-done:
+	case <-time.After(timeout):
+		_ = p.cmd.Process.Kill()
+		<-done
+		t.Fatalf("twasm %v did not end within %v\nstdout: %s\nstderr: %s", p.cmd.Args[1:], timeout, p.out, p.errOut)
+	}
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+		if ws, ok := ee.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+			code = 128 + int(ws.Signal())
+		}
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return result{code: code, out: p.out.String(), errOut: p.errOut.String()}
+}
+
+// twasm runs twasm to the end.
+func twasm(t *testing.T, args ...string) result {
+	t.Helper()
+	return start(t, nil, nil, args...).wait(t, time.Minute)
+}
+
+// twasmOK runs twasm and fails the test unless it exits 0.
+func twasmOK(t *testing.T, args ...string) result {
+	t.Helper()
+	r := twasm(t, args...)
+	if r.code != 0 {
+		t.Fatalf("twasm %v: %v", args, r)
+	}
+	return r
+}
+
+// syncBuffer is a bytes.Buffer safe for a writer and a concurrent reader.
+type syncBuffer struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuffer) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuffer) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// transcriptPath is the file of run id in storage.
+func transcriptPath(storage, id string) string {
+	return filepath.Join(storage, "transcripts", id+".jsonl")
+}
+
+// readRun decodes every line of a run file; a line that does not decode
+// fails the test.
+func readRun(t *testing.T, path string) []*transcript.Event {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	evs, problems, err := transcript.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if !transcript.IsWarning(p) {
+			t.Fatalf("%s: %v", path, p)
+		}
+	}
+	return evs
+}
+
+// ofType returns the events of type typ.
+func ofType(evs []*transcript.Event, typ transcript.EventType) []*transcript.Event {
+	var out []*transcript.Event
+	for _, ev := range evs {
+		if ev.Type == typ {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// checkSeq checks that seq runs 1..N in file order.
+func checkSeq(t *testing.T, evs []*transcript.Event) {
+	t.Helper()
+	for i, ev := range evs {
+		if ev.Seq != uint64(i+1) {
+			t.Fatalf("line %d has seq %d", i+1, ev.Seq)
+		}
+	}
+}
+
+// agentResult returns the result of the only agent step.completed.
+func agentResult(t *testing.T, evs []*transcript.Event) (*transcript.StepPayload, *transcript.AgentResult) {
+	t.Helper()
+	var done []*transcript.Event
+	for _, ev := range ofType(evs, transcript.StepCompleted) {
+		if ev.Step().Kind == transcript.KindAgent {
+			done = append(done, ev)
+		}
+	}
+	if len(done) != 1 {
+		t.Fatalf("%d agent step.completed events, want 1", len(done))
+	}
+	p := done[0].Step()
+	res, err := p.AgentResult()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, res
+}
+
+// runEnd returns the payload of run.completed, which must be the last line.
+func runEnd(t *testing.T, evs []*transcript.Event) *transcript.StepPayload {
+	t.Helper()
+	if len(evs) == 0 || evs[len(evs)-1].Type != transcript.RunCompleted {
+		t.Fatalf("the run does not end with run.completed")
+	}
+	return evs[len(evs)-1].Step()
+}
+
+// validate runs twasm validate on the files and expects them to be valid.
+func validate(t *testing.T, files ...string) {
+	t.Helper()
+	r := twasm(t, append([]string{"validate", "--json"}, files...)...)
+	if r.code != 0 {
+		t.Fatalf("validate %v: %v", files, r)
+	}
+	if !json.Valid([]byte(r.out)) {
+		t.Fatalf("validate --json: not JSON: %s", r.out)
+	}
+}
+
+// golden returns the path of a golden input.
+func golden(provider, name string) string {
+	return filepath.Join(root, "testdata", "golden", provider, name)
+}
+
+// example is the bundled Claude Code example stream.
+func example() string { return filepath.Join(root, "examples", "claude", "stream-json.jsonl") }
+
+// waitFor polls cond until it holds or the timeout passes.
+func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {
+	t.Helper()
+	deadline := time.Now().Add(timeout)
+	for !cond() {
+		if time.Now().After(deadline) {
+			t.Fatalf("timed out waiting for %s", what)
+		}
+		time.Sleep(5 * time.Millisecond)
+	}
+}
+
+// Settings of the fake agent, passed in its environment (twasm passes
+// its environment on to the agent).
+const (
+	fakeInput     = "FAKE_INPUT"      // file to replay on stdout, line by line
+	fakeDelay     = "FAKE_DELAY"      // pause after each line (Go duration)
+	fakeGateAfter = "FAKE_GATE_AFTER" // after this many lines, wait for...
+	fakeGate      = "FAKE_GATE"       // ...this file to exist
+	fakeHangAfter = "FAKE_HANG_AFTER" // after this many lines, write FAKE_READY (with the pid) and hang
+	fakeReady     = "FAKE_READY"
+	fakeTrapInt   = "FAKE_TRAP_INT" // on SIGINT print a line and exit 130
+	fakeStderr    = "FAKE_STDERR"   // written to stderr first
+	fakeExit      = "FAKE_EXIT"     // exit code at the end
+)
+
+// fakeEnv returns the environment that makes the test binary a fake agent.
+func fakeEnv(kv ...string) []string {
+	out := []string{envFake + "=1"}
+	for i := 0; i+1 < len(kv); i += 2 {
+		out = append(out, kv[i]+"="+kv[i+1])
+	}
+	return out
+}
+
+// fakeAgent replays FAKE_INPUT as an agent CLI would write it.
+func fakeAgent() int {
+	atoi := func(k string) int { n, _ := strconv.Atoi(os.Getenv(k)); return n }
+	if os.Getenv(fakeTrapInt) != "" {
+		c := make(chan os.Signal, 1)
+		signal.Notify(c, os.Interrupt)
+		go func() {
+			<-c
+			os.Stdout.WriteString("{\"type\":\"fake_interrupted\"}\n")
+			os.Exit(130)
+		}()
+	}
+	if s := os.Getenv(fakeStderr); s != "" {
+		fmt.Fprintln(os.Stderr, s)
+	}
+	delay, _ := time.ParseDuration(os.Getenv(fakeDelay))
+	b, err := os.ReadFile(os.Getenv(fakeInput))
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		return 99
+	}
+	lines := strings.SplitAfter(string(b), "\n")
+	for i, line := range lines {
+		if line == "" {
+			continue
+		}
+		os.Stdout.WriteString(line)
+		time.Sleep(delay)
+		if i+1 == atoi(fakeGateAfter) {
+			deadline := time.Now().Add(time.Minute)
+			for {
+				if _, err := os.Stat(os.Getenv(fakeGate)); err == nil {
+					break
+				}
+				if time.Now().After(deadline) {
+					fmt.Fprintln(os.Stderr, "fake agent: gate never opened")
+					return 98
+				}
+				time.Sleep(5 * time.Millisecond)
+			}
+		}
+		if i+1 == atoi(fakeHangAfter) {
+			if err := os.WriteFile(os.Getenv(fakeReady), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
+				return 97
+			}
+			time.Sleep(time.Minute)
+			return 96
+		}
+	}
+	return atoi(fakeExit)
+}

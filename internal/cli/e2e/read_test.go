@@ -1,0 +1,307 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// goldenInputs lists the golden inputs of provider (every file that is
+// not a .golden.jsonl).
+func goldenInputs(t *testing.T, provider string) []string {
+	t.Helper()
+	m, err := filepath.Glob(filepath.Join(root, "testdata", "golden", provider, "*"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []string
+	for _, f := range m {
+		if !strings.HasSuffix(f, ".golden.jsonl") {
+			out = append(out, f)
+		}
+	}
+	if len(out) == 0 {
+		t.Fatalf("no golden inputs for %s", provider)
+	}
+	return out
+}
+
+// recordAll records every input with record --input (at most four at a
+// time: a record process mostly waits while the plugin host starts) and returns the run ids in input order.
+func recordAll(t *testing.T, storage, provider string, inputs []string, extra ...string) []string {
+	t.Helper()
+	ids := make([]string, len(inputs))
+	sem := make(chan struct{}, 4)
+	var wg sync.WaitGroup
+	for i, in := range inputs {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			sem <- struct{}{}
+			defer func() { <-sem }()
+			args := append([]string{"--storage", storage, "record", "--provider", provider, "--json", "--input", in}, extra...)
+			r := start(t, nil, nil, args...).wait(t, time.Minute)
+			if r.code != 0 {
+				t.Errorf("record %s: %v", filepath.Base(in), r)
+				return
+			}
+			var s struct {
+				RunID string `json:"run_id"`
+			}
+			if err := json.Unmarshal([]byte(r.out), &s); err != nil || s.RunID == "" {
+				t.Errorf("record %s --json: %v %s", filepath.Base(in), err, r.out)
+			}
+			ids[i] = s.RunID
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	return ids
+}
+
+// recorded is the golden inputs of one provider recorded through the
+// binary, shared by the tests that read them (they must not write into
+// its storage).
+type recorded struct {
+	once    sync.Once
+	storage string
+	inputs  []string
+	ids     []string
+	failed  bool
+}
+
+var recordings = map[string]*recorded{"claude": {}, "codex": {}}
+
+// recordedGolden records every golden input of provider once per test
+// binary run.
+func recordedGolden(t *testing.T, provider string) *recorded {
+	t.Helper()
+	rec := recordings[provider]
+	rec.once.Do(func() {
+		rec.failed = true
+		dir, err := os.MkdirTemp(home, "golden-"+provider+"-")
+		if err != nil {
+			t.Fatal(err)
+		}
+		rec.storage = dir
+		rec.inputs = goldenInputs(t, provider)
+		rec.ids = recordAll(t, rec.storage, provider, rec.inputs)
+		rec.failed = false
+	})
+	if rec.failed {
+		t.Fatalf("recording the golden inputs of %s failed", provider)
+	}
+	return rec
+}
+
+// TestReadCommandsOnRecordedGolden records the golden inputs of claude and
+// codex through the binary and runs every read command on the results.
+func TestReadCommandsOnRecordedGolden(t *testing.T) {
+	t.Parallel()
+	for _, provider := range []string{"claude", "codex"} {
+		t.Run(provider, func(t *testing.T) {
+			t.Parallel()
+			rec := recordedGolden(t, provider)
+			storage, inputs, ids := rec.storage, rec.inputs, rec.ids
+			files := make([]string, len(ids))
+			for i, id := range ids {
+				files[i] = transcriptPath(storage, id)
+			}
+			validate(t, files...)
+			r := twasmOK(t, "--storage", storage, "stats", "--all", "--json")
+			if !json.Valid([]byte(r.out)) {
+				t.Errorf("stats --all --json: %s", r.out)
+			}
+			twasmOK(t, "--storage", storage, "stats", "--all")
+			sem := make(chan struct{}, 2)
+			var wg sync.WaitGroup
+			for i, id := range ids {
+				for _, cmd := range []string{"tree", "view", "tools", "stats", "validate"} {
+					for _, asJSON := range []bool{false, true} {
+						wg.Add(1)
+						go func() {
+							defer wg.Done()
+							sem <- struct{}{}
+							defer func() { <-sem }()
+							args := []string{"--storage", storage, cmd}
+							if asJSON {
+								args = append(args, "--json")
+							}
+							r := start(t, nil, nil, append(args, id)...).wait(t, time.Minute)
+							name := filepath.Base(inputs[i])
+							switch {
+							case r.code != 0:
+								t.Errorf("%s: %s: %v", name, strings.Join(args[2:], " "), r)
+							case strings.TrimSpace(r.out) == "" && !(cmd == "tools" && !asJSON):
+								t.Errorf("%s: %s: empty stdout", name, strings.Join(args[2:], " "))
+							case asJSON && !json.Valid([]byte(r.out)):
+								t.Errorf("%s: %s: stdout is not JSON: %s", name, strings.Join(args[2:], " "), r.out)
+							}
+						}()
+					}
+				}
+			}
+			wg.Wait()
+		})
+	}
+}
+
+// TestPlugins: plugins list and verify.
+func TestPlugins(t *testing.T) {
+	t.Parallel()
+	r := twasmOK(t, "plugins", "list", "--json")
+	var list []struct {
+		Name      string   `json:"name"`
+		Providers []string `json:"providers"`
+		SHA256    string   `json:"sha256"`
+		Origin    string   `json:"origin"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &list); err != nil {
+		t.Fatalf("plugins list --json: %v\n%s", err, r.out)
+	}
+	found := map[string]bool{}
+	for _, p := range list {
+		if p.Origin == "bundled" && len(p.SHA256) == 64 {
+			found[p.Name] = true
+		}
+	}
+	for _, want := range bundledPlugins {
+		if !found[want] {
+			t.Errorf("%s is not listed as bundled with a sha256: %s", want, r.out)
+		}
+	}
+	r = twasmOK(t, "plugins", "list")
+	if !strings.Contains(r.out, "claude") || !strings.Contains(r.out, "bundled") {
+		t.Errorf("plugins list: %s", r.out)
+	}
+
+	good := filepath.Join(root, "internal", "bundled", "wasm", "claude.wasm")
+	r = twasmOK(t, "plugins", "verify", good)
+	if !strings.Contains(r.out, ": ok") || !strings.Contains(r.out, "sha256:") {
+		t.Errorf("verify good: %s", r.out)
+	}
+	r = twasmOK(t, "plugins", "verify", "--json", good)
+	if !json.Valid([]byte(r.out)) {
+		t.Errorf("verify --json: %s", r.out)
+	}
+	bad := filepath.Join(t.TempDir(), "bad.wasm")
+	if err := os.WriteFile(bad, []byte("#!/bin/sh\necho not wasm\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = twasm(t, "plugins", "verify", bad)
+	if r.code == 0 || !strings.Contains(r.out+r.errOut, "not a valid WebAssembly module") {
+		t.Errorf("verify a non-wasm file: %v", r)
+	}
+	r = twasm(t, "plugins", "verify", filepath.Join(t.TempDir(), "missing.wasm"))
+	if r.code != 2 || !strings.Contains(r.errOut, "missing.wasm") {
+		t.Errorf("verify a missing file: %v", r)
+	}
+}
+
+// copyDir copies the regular files of src into a new directory named
+// like src.
+func copyDir(t *testing.T, src string) string {
+	t.Helper()
+	dst := filepath.Join(t.TempDir(), filepath.Base(src))
+	if err := os.Mkdir(dst, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	entries, err := os.ReadDir(src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range entries {
+		if !e.Type().IsRegular() {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(src, e.Name()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(filepath.Join(dst, e.Name()), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dst
+}
+
+// TestGolden: check passes on the repository's cases, fails with a diff on
+// a tampered copy, and update repairs the copy.
+func TestGolden(t *testing.T) {
+	t.Parallel()
+	dir := filepath.Join(root, "testdata", "golden", "claude")
+	n := len(goldenInputs(t, "claude"))
+	r := twasmOK(t, "golden", "check", dir)
+	want := "golden: " + itoa(n) + " passed, 0 failed"
+	if !strings.Contains(r.out, want) {
+		t.Errorf("golden check: %q, want %q", r.out, want)
+	}
+
+	cp := copyDir(t, dir)
+	g := filepath.Join(cp, "stream_json_tool_kinds.golden.jsonl")
+	orig, err := os.ReadFile(g)
+	if err != nil {
+		t.Fatal(err)
+	}
+	tampered := bytes.Replace(orig, []byte(`"tool.call"`), []byte(`"tool.result"`), 1)
+	if bytes.Equal(tampered, orig) {
+		t.Fatal("nothing tampered")
+	}
+	if err := os.WriteFile(g, tampered, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = twasm(t, "golden", "check", cp)
+	if r.code != 1 || !strings.Contains(r.out, "FAIL stream_json_tool_kinds") || !strings.Contains(r.out, "golden: "+itoa(n-1)+" passed, 1 failed") {
+		t.Errorf("tampered: %v", r)
+	}
+	if !strings.Contains(r.out, "-") || !strings.Contains(r.out, "+") {
+		t.Errorf("no diff: %s", r.out)
+	}
+	r = twasmOK(t, "golden", "update", cp)
+	if !strings.Contains(r.out, "updated") {
+		t.Errorf("golden update: %s", r.out)
+	}
+	if b, _ := os.ReadFile(g); !bytes.Equal(b, orig) {
+		t.Errorf("update did not restore the golden file")
+	}
+	twasmOK(t, "golden", "check", cp)
+	r = twasm(t, "golden", "check", filepath.Join(t.TempDir(), "nope"))
+	if r.code != 2 {
+		t.Errorf("check a missing dir: %v", r)
+	}
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
+
+// messagesOf returns the message and tool events of a run, as comparable
+// strings: type, path, iteration and payload, without seq, run ids and
+// timestamps.
+func messagesOf(t *testing.T, evs []*transcript.Event) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range evs {
+		switch ev.Type.PayloadKind() {
+		case transcript.PayloadMessage, transcript.PayloadTool:
+		default:
+			continue
+		}
+		e := *ev
+		e.Seq, e.RunID, e.ParentRunID, e.Timestamp = 1, "00000000-0000-4000-8000-000000000000", "", time.Unix(0, 0)
+		b, err := transcript.MarshalEvent(&e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}
