@@ -1,4 +1,3 @@
-// Package build holds the version of the twasm binary.
 package build
 
 import (

@@ -53,9 +53,6 @@ func TestRecordLive(t *testing.T) {
 		b, _ := os.ReadFile(file)
 		return bytes.Contains(b, []byte(`"type":"tool.call"`))
 	})
-	if p.cmd.ProcessState != nil {
-		t.Fatal("twasm ended before the gate opened")
-	}
 	b, _ := os.ReadFile(file)
 	if bytes.Contains(b, []byte(`"run.completed"`)) || bytes.Contains(b, []byte(`"step.completed"`)) {
 		t.Fatalf("the step ended before the agent did:\n%s", b)

@@ -1,5 +1,3 @@
-// Package importcmd implements `twasm import`: saved outputs and native
-// session logs, one run per file.
 package importcmd
 
 import (

@@ -1,4 +1,3 @@
-// Package plugins implements `twasm plugins list|verify`.
 package plugins
 
 import (

@@ -1,5 +1,3 @@
-// Package runcmd implements `twasm run begin|end`: runs with several steps
-// and sub-runs driven from a shell script.
 package runcmd
 
 import (

@@ -1,4 +1,3 @@
-// Package stats implements "twasm stats".
 package stats
 
 import (

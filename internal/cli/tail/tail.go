@@ -1,4 +1,3 @@
-// Package tail implements "twasm tail".
 package tail
 
 import (

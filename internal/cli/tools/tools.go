@@ -1,4 +1,3 @@
-// Package tools implements "twasm tools".
 package tools
 
 import (

@@ -1,4 +1,3 @@
-// Package tree implements "twasm tree".
 package tree
 
 import (

@@ -1,4 +1,3 @@
-// Package validate implements "twasm validate".
 package validate
 
 import (

@@ -1,4 +1,3 @@
-// Package version implements "twasm version".
 package version
 
 import (

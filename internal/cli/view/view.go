@@ -1,4 +1,3 @@
-// Package view implements "twasm view".
 package view
 
 import (

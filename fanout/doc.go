@@ -1,0 +1,42 @@
+// Package fanout delivers values from one or more publishers to any number
+// of subscribers through bounded per-subscriber buffers.
+//
+// # Model
+//
+// Every [Subscription] owns a buffered channel (default 256 values). [Fanout.Publish]
+// offers the value to every live subscription with a non-blocking send:
+// when a buffer is full the value is dropped for that subscriber only
+// (drop-newest) and counted. A slow subscriber therefore never slows the
+// publisher or the other subscribers; it loses values instead, and the loss
+// is visible in [Fanout.Stats], [Subscription.Dropped] and a warning logged
+// at most once per second per subscriber while it keeps dropping.
+//
+// # Ordering
+//
+// Each subscriber receives the values it gets in publish order: Publish
+// calls that are ordered (one publisher, or publishers serialised by the
+// caller, as the recorder does inside its critical section) are delivered
+// in that order; a dropped value leaves a hole, never a reordering.
+// Concurrent unsynchronised Publish calls have no order to preserve.
+//
+// # Cost of Publish
+//
+// Publish starts no goroutine, never blocks on a subscriber and takes no
+// lock shared with other publishers: it loads an immutable snapshot of the
+// subscriber list (one atomic load) and, per subscriber, takes that
+// subscriber's own mutex around one non-blocking channel send. The mutex
+// exists only so that Close cannot close the channel during a send; it is
+// held for a few nanoseconds. With no subscriber Publish is one atomic load
+// and one atomic add, so it is safe to call inside a caller's critical
+// section.
+//
+// # Closing
+//
+// [Subscription.Close] and [Fanout.Close] are idempotent and safe to call
+// concurrently with everything else. After either, the subscription's
+// channel is closed once the values already buffered have been received
+// (a closed buffered channel still yields its buffer), so a consumer that
+// ranges over C drains what was delivered and then stops. Subscribe after
+// Close returns a subscription whose channel is already closed; Publish
+// after Close is a no-op.
+package fanout

@@ -1,0 +1,2 @@
+// Package build holds the version of the twasm binary.
+package build

@@ -1,0 +1,2 @@
+// Package plugins implements `twasm plugins list|verify`.
+package plugins

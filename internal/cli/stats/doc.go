@@ -1,0 +1,2 @@
+// Package stats implements "twasm stats".
+package stats

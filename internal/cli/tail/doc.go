@@ -1,0 +1,2 @@
+// Package tail implements "twasm tail".
+package tail

@@ -1,0 +1,2 @@
+// Package tools implements "twasm tools".
+package tools

@@ -1,0 +1,2 @@
+// Package tree implements "twasm tree".
+package tree

@@ -1,0 +1,2 @@
+// Package validate implements "twasm validate".
+package validate

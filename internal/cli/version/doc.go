@@ -1,0 +1,2 @@
+// Package version implements "twasm version".
+package version

@@ -1,0 +1,2 @@
+// Package view implements "twasm view".
+package view
