@@ -25,6 +25,9 @@ func faultConfig() Config {
 func TestFaultsAreContained(t *testing.T) {
 	rt := newRuntime(t, faultConfig())
 	p := load(t, rt, "misbehave", false)
+	// Growing memory to the limit takes seconds under the race detector:
+	// the memory bomb gets a runtime whose timeout cannot fire first.
+	patient := load(t, newRuntime(t, faultConfig().WithCallTimeout(time.Minute)), "misbehave", false)
 	ctx := context.Background()
 
 	cases := []struct {
@@ -54,6 +57,10 @@ func TestFaultsAreContained(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(strings.Fields(c.cmd)[0], func(t *testing.T) {
+			p := p
+			if c.cmd == "bomb" {
+				p = patient
+			}
 			in, err := p.NewInstance(ctx)
 			if err != nil {
 				t.Fatal(err)
