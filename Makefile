@@ -3,7 +3,7 @@
 
 GO        ?= go
 VERSION   ?= $(shell git describe --tags --always --dirty 2>/dev/null || echo dev)
-LDFLAGS   := -X github.com/twasm/twasm/internal/cli.Version=$(VERSION)
+LDFLAGS   := -X github.com/twasm/twasm/internal/cli/build.Version=$(VERSION)
 BUNDLED   := internal/bundled/wasm
 PLUGINS   := $(notdir $(patsubst %/wasm/,%,$(dir $(wildcard plugins/*/wasm/main.go))))
 WASM      := $(PLUGINS:%=$(BUNDLED)/%.wasm)
@@ -68,8 +68,8 @@ lint:
 example: bin/twasm
 	@rm -rf $(CURDIR)/storage-example
 	bin/twasm --storage storage-example record --provider claude --input examples/claude/stream-json.jsonl --prompt "Write hello.py and run it"
-	bin/twasm --storage storage-example tree --latest
-	bin/twasm --storage storage-example view --latest
+	bin/twasm --storage storage-example tree latest
+	bin/twasm --storage storage-example view latest
 
 clean:
 	rm -rf bin $(BUNDLED)/*.wasm bench.out storage-example

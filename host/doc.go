@@ -14,7 +14,7 @@
 // a time (Begin, Feed*, End) until it is closed back into the pool.
 //
 //	rt, err := host.New(ctx, host.NewConfig().WithPluginPath(append(flagDirs, host.DefaultPluginPath()...)...))
-//	p, err := rt.Lookup("claude")           // *UnknownProviderError, *ConflictError
+//	p, err := rt.Lookup(context.Background(), "claude")           // *UnknownProviderError, *ConflictError
 //	in, err := p.NewInstance(ctx)           // ErrPluginDisabled
 //	defer in.Close(ctx)
 //	res, err := normalize.Run(ctx, in, stdout, sink, opts)

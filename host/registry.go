@@ -1,9 +1,9 @@
 package host
 
 import (
+	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -13,6 +13,10 @@ import (
 	"sort"
 	"strings"
 	"sync"
+
+	"hash/crc32"
+
+	"github.com/twasm/twasm/abi"
 )
 
 // PluginInfo describes a plugin for `twasm plugins list`.
@@ -37,26 +41,112 @@ type PluginInfo struct {
 	Err error
 }
 
-// registry maps providers to the plugins loaded at New.
+// registry maps providers to the plugins found at New. Plugins are
+// compiled and instantiated lazily, on first use: New only needs their
+// manifests, which come from the manifest cache after a plugin's first
+// load, so a run that uses one plugin pays for one.
 type registry struct {
-	plugins    []*Plugin
+	entries    []*entry
 	failed     []PluginInfo
-	byProvider map[string]*Plugin
+	byProvider map[string]*entry
 	conflicts  map[string][]string
-	problems   map[*Plugin][]string
+	problems   map[*entry][]string
 }
 
 // candidate is a plugin file found at New.
 type candidate struct {
 	src  Source
 	wasm []byte
-	sum  string
-	p    *Plugin
-	err  error
+	key  string // cheap content key: crc32c and size
 }
 
-// loadRegistry loads the bundled plugins, then the external ones in
-// plugin-path order, and maps their providers.
+// entry is a plugin known by its manifest, loaded on first use.
+type entry struct {
+	c        *candidate
+	manifest manifestRecord
+	once     sync.Once
+	p        *Plugin
+	err      error
+}
+
+// manifestRecord is what the manifest cache keeps per plugin file.
+type manifestRecord struct {
+	SHA256   string       `json:"sha256"`
+	Manifest abi.Manifest `json:"manifest"`
+}
+
+var castagnoli = crc32.MakeTable(crc32.Castagnoli)
+
+// contentKey identifies a plugin file cheaply: hardware crc32c runs at
+// memory speed, where sha256 of every bundled plugin would cost a large
+// part of a warm start. The sha256 is kept in the cached record.
+func contentKey(b []byte) string {
+	return fmt.Sprintf("%08x-%d", crc32.Checksum(b, castagnoli), len(b))
+}
+
+// manifestDir is where manifests are cached, "" without a cache dir.
+func (rt *Runtime) manifestDir() string {
+	if rt.s.cacheDir == "" {
+		return ""
+	}
+	return filepath.Join(rt.s.cacheDir, "manifests")
+}
+
+func (rt *Runtime) cachedManifest(key string) (manifestRecord, bool) {
+	dir := rt.manifestDir()
+	if dir == "" {
+		return manifestRecord{}, false
+	}
+	b, err := os.ReadFile(filepath.Join(dir, key+".json"))
+	if err != nil {
+		return manifestRecord{}, false
+	}
+	var m manifestRecord
+	if json.Unmarshal(b, &m) != nil || len(m.SHA256) != 64 || m.Manifest.Name == "" || len(m.Manifest.Providers) == 0 {
+		return manifestRecord{}, false
+	}
+	return m, true
+}
+
+func (rt *Runtime) storeManifest(key string, m manifestRecord) {
+	dir := rt.manifestDir()
+	if dir == "" {
+		return
+	}
+	b, err := json.Marshal(m)
+	if err != nil {
+		return
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return
+	}
+	// Write then rename, so a concurrent reader never sees half a record.
+	tmp, err := os.CreateTemp(dir, key+".*.tmp")
+	if err != nil {
+		return
+	}
+	_, werr := tmp.Write(b)
+	cerr := tmp.Close()
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(dir, key+".json")) != nil {
+		os.Remove(tmp.Name())
+	}
+}
+
+// load compiles and instantiates the entry's plugin once.
+func (rt *Runtime) load(ctx context.Context, e *entry) (*Plugin, error) {
+	e.once.Do(func() {
+		e.p, e.err = rt.Load(ctx, e.c.wasm, e.c.src)
+		if e.err == nil {
+			e.manifest = manifestRecord{SHA256: e.p.sha256, Manifest: e.p.manifest}
+			rt.storeManifest(e.c.key, e.manifest)
+		}
+	})
+	return e.p, e.err
+}
+
+// loadRegistry finds the bundled plugins, then the external ones in
+// plugin-path order, and maps their providers. Plugins whose manifest is
+// not cached yet are loaded now (in parallel); the others wait for use.
 func (rt *Runtime) loadRegistry(ctx context.Context) {
 	var cands []*candidate
 	names := make([]string, 0, len(rt.s.bundled))
@@ -97,82 +187,84 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 	// The same bytes found twice (a directory on the path twice, a
 	// bundled plugin also installed) are one plugin: the first wins.
 	seen := map[string]*candidate{}
-	uniq := cands[:0]
+	var ents []*entry
 	for _, c := range cands {
-		sum := sha256.Sum256(c.wasm)
-		c.sum = hex.EncodeToString(sum[:])
-		if first, ok := seen[c.sum]; ok {
+		c.key = contentKey(c.wasm)
+		if first, ok := seen[c.key]; ok && bytes.Equal(first.wasm, c.wasm) {
 			rt.s.logger.Debug("twasm host: skipping a duplicate plugin file", "path", c.src.Path, "same_as", first.src.Path)
 			continue
 		}
-		seen[c.sum] = c
-		uniq = append(uniq, c)
+		seen[c.key] = c
+		e := &entry{c: c}
+		if m, ok := rt.cachedManifest(c.key); ok {
+			e.manifest = m
+		}
+		ents = append(ents, e)
 	}
-	cands = uniq
 
-	// Load in parallel: compilation dominates a cold start.
+	// Load the plugins seen for the first time, in parallel: compilation
+	// dominates a cold start.
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, rt.s.workers))
-	for _, c := range cands {
+	for _, e := range ents {
+		if e.manifest.SHA256 != "" {
+			continue
+		}
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			c.p, c.err = rt.Load(ctx, c.wasm, c.src)
+			_, _ = rt.load(ctx, e)
 		}()
 	}
 	wg.Wait()
 
-	reg := registry{byProvider: map[string]*Plugin{}, conflicts: map[string][]string{}, problems: map[*Plugin][]string{}}
-	owners := map[string][]*Plugin{}
+	reg := registry{byProvider: map[string]*entry{}, conflicts: map[string][]string{}, problems: map[*entry][]string{}}
+	owners := map[string][]*entry{}
 	var order []string
-	for _, c := range cands {
-		if c.err != nil {
-			rt.s.logger.Warn("twasm host: plugin not loaded", "path", c.src.Path, "err", c.err)
-			info := PluginInfo{SHA256: c.sum, Origin: c.src.Path, File: c.src.Path, Bundled: c.src.Bundled, Err: c.err}
-			if c.src.Bundled {
-				info.Origin = "bundled"
-			}
-			failed = append(failed, info)
+	for _, e := range ents {
+		if e.err != nil {
+			rt.s.logger.Warn("twasm host: plugin not loaded", "path", e.c.src.Path, "err", e.err)
+			failed = append(failed, e.failedInfo())
 			continue
 		}
-		reg.plugins = append(reg.plugins, c.p)
-		for _, prov := range c.p.manifest.Providers {
+		reg.entries = append(reg.entries, e)
+		for _, prov := range e.manifest.Manifest.Providers {
 			if owners[prov] == nil {
 				order = append(order, prov)
 			}
-			owners[prov] = append(owners[prov], c.p)
+			owners[prov] = append(owners[prov], e)
 		}
 	}
 	for _, prov := range order {
-		ps := owners[prov]
+		es := owners[prov]
 		if rt.s.overrideBundled {
-			external := slices.DeleteFunc(slices.Clone(ps), func(p *Plugin) bool { return p.src.Bundled })
-			if len(external) > 0 && len(external) < len(ps) {
-				for _, p := range ps {
-					if p.src.Bundled {
-						reg.problems[p] = append(reg.problems[p], fmt.Sprintf("provider %q is overridden by %s", prov, external[0].src.Path))
+			external := slices.DeleteFunc(slices.Clone(es), func(e *entry) bool { return e.c.src.Bundled })
+			if len(external) > 0 && len(external) < len(es) {
+				for _, e := range es {
+					if e.c.src.Bundled {
+						reg.problems[e] = append(reg.problems[e], fmt.Sprintf("provider %q is overridden by %s", prov, external[0].c.src.Path))
 					}
 				}
-				rt.s.logger.Info("twasm host: external plugin overrides a bundled one", "provider", prov, "path", external[0].src.Path)
-				ps = external
+				rt.s.logger.Info("twasm host: external plugin overrides a bundled one", "provider", prov, "path", external[0].c.src.Path)
+				es = external
 			}
 		}
-		if len(ps) == 1 {
-			reg.byProvider[prov] = ps[0]
+		if len(es) == 1 {
+			reg.byProvider[prov] = es[0]
 			continue
 		}
-		paths := make([]string, len(ps))
-		for i, p := range ps {
-			paths[i] = p.src.Path
-			if p.src.Bundled {
-				paths[i] = "bundled " + p.src.Path
+		paths := make([]string, len(es))
+		for i, e := range es {
+			paths[i] = e.c.src.Path
+			if e.c.src.Bundled {
+				paths[i] = "bundled " + e.c.src.Path
 			}
 		}
 		reg.conflicts[prov] = paths
-		for _, p := range ps {
-			reg.problems[p] = append(reg.problems[p], fmt.Sprintf("provider %q is also claimed by another plugin (%s)", prov, strings.Join(paths, " and ")))
+		for _, e := range es {
+			reg.problems[e] = append(reg.problems[e], fmt.Sprintf("provider %q is also claimed by another plugin (%s)", prov, strings.Join(paths, " and ")))
 		}
 		rt.s.logger.Warn("twasm host: provider claimed by more than one plugin; refused", "provider", prov, "paths", paths)
 	}
@@ -182,37 +274,58 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 	rt.mu.Unlock()
 }
 
-// Lookup returns the plugin serving provider. It returns an
-// *UnknownProviderError listing the available providers when no plugin
-// serves it, and a *ConflictError naming the files when more than one
-// claims it.
-func (rt *Runtime) Lookup(provider string) (*Plugin, error) {
+func (e *entry) failedInfo() PluginInfo {
+	info := PluginInfo{SHA256: e.manifest.SHA256, Origin: e.c.src.Path, File: e.c.src.Path, Bundled: e.c.src.Bundled, Err: e.err}
+	if e.c.src.Bundled {
+		info.Origin = "bundled"
+	}
+	return info
+}
+
+// Lookup returns the plugin serving provider, compiling and instantiating
+// it on first use. It returns an *UnknownProviderError listing the
+// available providers when no plugin serves it, and a *ConflictError
+// naming the files when more than one claims it.
+func (rt *Runtime) Lookup(ctx context.Context, provider string) (*Plugin, error) {
 	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	if p, ok := rt.reg.byProvider[provider]; ok {
-		return p, nil
+	e, ok := rt.reg.byProvider[provider]
+	if !ok {
+		defer rt.mu.Unlock()
+		if paths, ok := rt.reg.conflicts[provider]; ok {
+			return nil, &ConflictError{Provider: provider, Paths: slices.Clone(paths)}
+		}
+		avail := make([]string, 0, len(rt.reg.byProvider))
+		for prov := range rt.reg.byProvider {
+			avail = append(avail, prov)
+		}
+		sort.Strings(avail)
+		return nil, &UnknownProviderError{Provider: provider, Available: avail}
 	}
-	if paths, ok := rt.reg.conflicts[provider]; ok {
-		return nil, &ConflictError{Provider: provider, Paths: slices.Clone(paths)}
+	rt.mu.Unlock()
+	p, err := rt.load(ctx, e)
+	if err != nil {
+		return nil, fmt.Errorf("host: plugin for %q (%s): %w", provider, e.c.src.Path, err)
 	}
-	avail := make([]string, 0, len(rt.reg.byProvider))
-	for prov := range rt.reg.byProvider {
-		avail = append(avail, prov)
-	}
-	sort.Strings(avail)
-	return nil, &UnknownProviderError{Provider: provider, Available: avail}
+	return p, nil
 }
 
 // List describes every plugin found at New, bundled first then in
 // plugin-path order, including those that failed to load (with Err set).
+// It loads every plugin, to report the ones that no longer load.
 func (rt *Runtime) List(ctx context.Context) []PluginInfo {
 	rt.mu.Lock()
-	defer rt.mu.Unlock()
-	out := make([]PluginInfo, 0, len(rt.reg.plugins)+len(rt.reg.failed))
-	for _, p := range rt.reg.plugins {
+	reg := rt.reg
+	rt.mu.Unlock()
+	out := make([]PluginInfo, 0, len(reg.entries)+len(reg.failed))
+	for _, e := range reg.entries {
+		p, err := rt.load(ctx, e)
+		if err != nil {
+			out = append(out, e.failedInfo())
+			continue
+		}
 		info := p.Info()
-		info.Problems = slices.Clone(rt.reg.problems[p])
+		info.Problems = slices.Clone(reg.problems[e])
 		out = append(out, info)
 	}
-	return append(out, rt.reg.failed...)
+	return append(out, reg.failed...)
 }

@@ -46,14 +46,14 @@ func TestRegistry(t *testing.T) {
 		rt := newRuntime(t, testConfig().
 			WithBundled(map[string][]byte{"echo.wasm": echo}).
 			WithPluginPath(dir1, filepath.Join(dir1, "missing")))
-		p, err := rt.Lookup("echo")
+		p, err := rt.Lookup(context.Background(), "echo")
 		if err != nil || !p.Info().Bundled {
 			t.Fatalf("echo: %v", err)
 		}
-		if p, err := rt.Lookup("panicky"); err != nil || p.Info().Origin != filepath.Join(dir1, "panicky.wasm") {
+		if p, err := rt.Lookup(context.Background(), "panicky"); err != nil || p.Info().Origin != filepath.Join(dir1, "panicky.wasm") {
 			t.Fatalf("panicky: %v", err)
 		}
-		_, err = rt.Lookup("claude")
+		_, err = rt.Lookup(context.Background(), "claude")
 		var ue *UnknownProviderError
 		if !errors.As(err, &ue) || !slices.Equal(ue.Available, []string{"echo", "panicky"}) ||
 			!strings.Contains(err.Error(), `no plugin serves provider "claude"; available: echo, panicky`) {
@@ -74,12 +74,12 @@ func TestRegistry(t *testing.T) {
 	t.Run("conflict between external plugins", func(t *testing.T) {
 		a := writeFile(t, dir2, "a.wasm", variant(echo, "a"))
 		rt := newRuntime(t, testConfig().WithPluginPath(dir2, dir1))
-		_, err := rt.Lookup("echo")
+		_, err := rt.Lookup(context.Background(), "echo")
 		var ce *ConflictError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), filepath.Join(dir1, "echo-copy.wasm")) {
 			t.Fatalf("got %v", err)
 		}
-		if _, err := rt.Lookup("panicky"); err != nil {
+		if _, err := rt.Lookup(context.Background(), "panicky"); err != nil {
 			t.Fatalf("an unrelated provider: %v", err)
 		}
 		if info := rt.List(ctx)[0]; len(info.Problems) != 1 || !strings.Contains(info.Problems[0], "also claimed") {
@@ -92,12 +92,12 @@ func TestRegistry(t *testing.T) {
 		ext := writeFile(t, t.TempDir(), "echo2.wasm", variant(echo, "ext"))
 		cfg := testConfig().WithBundled(map[string][]byte{"echo.wasm": echo}).WithPluginPath(filepath.Dir(ext))
 		rt := newRuntime(t, cfg)
-		_, err := rt.Lookup("echo")
+		_, err := rt.Lookup(context.Background(), "echo")
 		if !strings.Contains(err.Error(), "bundled echo.wasm and "+ext) {
 			t.Fatalf("without override: %v", err)
 		}
 		rt = newRuntime(t, cfg.WithExternalOverridesBundled(true))
-		p, err := rt.Lookup("echo")
+		p, err := rt.Lookup(context.Background(), "echo")
 		if err != nil || p.Info().Origin != ext {
 			t.Fatalf("with override: %v", err)
 		}
@@ -112,7 +112,7 @@ func TestRegistry(t *testing.T) {
 		if l := rt.List(ctx); len(l) != 1 || l[0].Err == nil {
 			t.Fatalf("list: %+v", l)
 		}
-		_, err := rt.Lookup("x")
+		_, err := rt.Lookup(context.Background(), "x")
 		if !strings.Contains(err.Error(), "no plugin is loaded") {
 			t.Fatalf("got %v", err)
 		}

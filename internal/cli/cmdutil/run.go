@@ -31,11 +31,46 @@ func IsPathArg(arg string) bool {
 	return strings.HasSuffix(arg, ".jsonl") || strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator)
 }
 
-// ResolveRun turns a RUN argument into a file: a path to a .jsonl file is
+// LatestRun is the RUN argument that names the most recently written run
+// in storage.
+const LatestRun = "latest"
+
+// latestRun returns the run whose transcript was modified last.
+func (f *Factory) latestRun() (string, error) {
+	ids, err := f.ListRuns()
+	if err != nil {
+		return "", err
+	}
+	var best string
+	var bestT int64
+	for _, id := range ids {
+		st, err := os.Stat(filepath.Join(f.TranscriptDir(), id+".jsonl"))
+		if err != nil {
+			continue
+		}
+		if t := st.ModTime().UnixNano(); best == "" || t > bestT {
+			best, bestT = id, t
+		}
+	}
+	if best == "" {
+		return "", errors.New("no run in storage yet")
+	}
+	return best, nil
+}
+
+// ResolveRun turns a RUN argument into a file: "latest" is the run written
+// last; a path to a .jsonl file is
 // used as is, anything else must be a run id (a canonical UUID v4, checked
 // before it becomes a path) under <storage>/transcripts. A bad id is a
 // usage error; the file's existence is checked by whoever opens it.
 func (f *Factory) ResolveRun(arg string) (RunRef, error) {
+	if arg == LatestRun {
+		id, err := f.latestRun()
+		if err != nil {
+			return RunRef{}, &InputError{Path: f.TranscriptDir(), Err: err}
+		}
+		arg = id
+	}
 	if IsPathArg(arg) {
 		p := filepath.Clean(arg)
 		return RunRef{Arg: arg, Path: p, Dir: filepath.Dir(p)}, nil

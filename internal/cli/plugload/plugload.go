@@ -71,7 +71,7 @@ func Resolve(ctx context.Context, rt *host.Runtime, fl Flags, provider string) (
 		}
 		for _, info := range rt.List(ctx) {
 			if info.Name == fl.Plugin && info.Err == nil && len(info.Providers) > 0 {
-				return rt.Lookup(info.Providers[0])
+				return rt.Lookup(ctx, info.Providers[0])
 			}
 		}
 		return nil, cmdutil.FlagErrorf("no plugin named %q is loaded (see twasm plugins list)", fl.Plugin)
@@ -79,7 +79,7 @@ func Resolve(ctx context.Context, rt *host.Runtime, fl Flags, provider string) (
 	if provider == "" {
 		return nil, cmdutil.FlagErrorf("--provider is required (see twasm plugins list for the providers)")
 	}
-	p, err := rt.Lookup(provider)
+	p, err := rt.Lookup(ctx, provider)
 	if err != nil {
 		var unknown *host.UnknownProviderError
 		if errors.As(err, &unknown) {
