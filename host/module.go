@@ -180,7 +180,7 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 	m := &module{p: p, stderr: &tail{}, stack: make([]uint64, 1)}
 	m.c.m = m
 	m.c.reset(false, 0, abi.MaxManifestBytes)
-	cctx, cancel := p.callContext(context.WithValue(ctx, callKey{}, &m.c))
+	cctx, cancel := p.initContext(context.WithValue(ctx, callKey{}, &m.c))
 	mod, err := p.wrt.InstantiateModule(cctx, p.compiled, p.modCfg.WithStderr(m.stderr))
 	cancel()
 	if err != nil {
@@ -197,6 +197,21 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 	}
 	m.version = mod.ExportedFunction(abi.ExportVersion)
 	return m, nil
+}
+
+// InitTimeout is the least time an external plugin's initialisation
+// (instantiation and _initialize, the Go or TinyGo runtime starting) is
+// given. It is not input processing, and on a loaded machine it can take
+// longer than a per-line call budget; an initialiser that never returns is
+// still stopped.
+const InitTimeout = 30 * time.Second
+
+// initContext bounds the initialisation of an external plugin.
+func (p *Plugin) initContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	if p.timeout > 0 {
+		return context.WithTimeout(ctx, max(p.timeout, InitTimeout))
+	}
+	return ctx, func() {}
 }
 
 // callContext bounds a call of an external plugin. With
