@@ -1,0 +1,310 @@
+package main
+
+import (
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+)
+
+const sample = `loadavg before the benchmarks: 11.55 12.39 10.96 3/512 1234
+goos: linux
+goarch: amd64
+pkg: github.com/twasm/twasm/recorder
+cpu: Intel(R) Xeon(R) Processor @ 2.50GHz
+BenchmarkBaselineMarshalWrite-2     	  200000	     26369 ns/op	     30000 events/s	    1696 B/op	       9 allocs/op
+BenchmarkBaselineMarshalWrite-2     	  200000	     26369 ns/op	     50000 events/s	    1696 B/op	       9 allocs/op
+BenchmarkBaselineMarshalWrite-2     	  200000	     26369 ns/op	     40000 events/s	    1696 B/op	       9 allocs/op
+BenchmarkRecorder-2                 	  200000	     21222 ns/op	     47000 events/s	     160 B/op	       2 allocs/op
+BenchmarkRecorder-2                 	  200000	     21222 ns/op	     45000 events/s	     160 B/op	       2 allocs/op
+BenchmarkRecorder-2                 	  200000	     21222 ns/op	     20000 events/s	     160 B/op	       2 allocs/op
+BenchmarkRecorder-2                 	  200000	     21222 ns/op	     46000 events/s	     160 B/op	       2 allocs/op
+PASS
+ok  	github.com/twasm/twasm/recorder	16.186s
+pkg: github.com/twasm/twasm/internal/pluginbench
+BenchmarkNormalize/claude/native-2         	       3	 616555046 ns/op	  27.23 MB/s	        52.79 cpuMB/s	      9832 events/op
+BenchmarkNormalize/claude/wasm-2           	       3	3953660881 ns/op	   4.25 MB/s	        10.42 cpuMB/s	      9832 events/op
+BenchmarkNormalize/codex/native-2          	       3	1153725906 ns/op	  14.57 MB/s	41147 events/op
+BenchmarkNormalize/codex/wasm-2
+    bench_test.go:10: a log line in between
+BenchmarkNormalize/codex/wasm-2            	       3	7107623215 ns/op	   2.36 MB/s	        6.246 cpuMB/s
+BenchmarkAWF/claude/sandboxed-2
+--- FAIL: BenchmarkAWF/claude/sandboxed
+    bench_test.go:99: plugin does not compile
+FAIL
+loadavg after the benchmarks: 9.00 10.00 11.00 1/500 999
+`
+
+func parsed(t *testing.T) *Results {
+	t.Helper()
+	res, err := Parse(strings.NewReader(sample))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return res
+}
+
+func TestSummarize(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		in   []float64
+		want Stat
+		ok   bool
+	}{
+		{"empty", nil, Stat{}, false},
+		{"one", []float64{3}, Stat{Median: 3, Min: 3, Max: 3, N: 1}, true},
+		{"odd, unsorted", []float64{5, 1, 4, 2, 3}, Stat{Median: 3, Min: 1, Max: 5, N: 5}, true},
+		{"even: mean of the middle two", []float64{10, 1, 4, 2}, Stat{Median: 3, Min: 1, Max: 10, N: 4}, true},
+		{"outlier does not move the median", []float64{100, 101, 99, 1, 100}, Stat{Median: 100, Min: 1, Max: 101, N: 5}, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := append([]float64(nil), tc.in...)
+			got, ok := Summarize(tc.in)
+			if ok != tc.ok || got != tc.want {
+				t.Fatalf("Summarize(%v) = %+v, %v; want %+v, %v", tc.in, got, ok, tc.want, tc.ok)
+			}
+			for i := range in {
+				if in[i] != tc.in[i] {
+					t.Fatal("Summarize reordered its input")
+				}
+			}
+		})
+	}
+}
+
+func TestParse(t *testing.T) {
+	res := parsed(t)
+	for _, tc := range []struct {
+		bench, unit string
+		want        Stat
+		ok          bool
+	}{
+		{"BenchmarkBaselineMarshalWrite", "events/s", Stat{Median: 40000, Min: 30000, Max: 50000, N: 3}, true},
+		{"BenchmarkRecorder", "events/s", Stat{Median: 45500, Min: 20000, Max: 47000, N: 4}, true},
+		{"BenchmarkRecorder", "allocs/op", Stat{Median: 2, Min: 2, Max: 2, N: 4}, true},
+		{"BenchmarkNormalize/claude/wasm", "cpuMB/s", Stat{Median: 10.42, Min: 10.42, Max: 10.42, N: 1}, true},
+		// The name was printed before a log line; the figures follow.
+		{"BenchmarkNormalize/codex/wasm", "MB/s", Stat{Median: 2.36, Min: 2.36, Max: 2.36, N: 1}, true},
+		// A failed benchmark has no figures.
+		{"BenchmarkAWF/claude/sandboxed", "MB/s", Stat{}, false},
+		{"BenchmarkRecorder-2", "events/s", Stat{}, false},
+	} {
+		got, ok := res.Stat(tc.bench, tc.unit)
+		if ok != tc.ok || got != tc.want {
+			t.Errorf("Stat(%s, %s) = %+v, %v; want %+v, %v", tc.bench, tc.unit, got, ok, tc.want, tc.ok)
+		}
+	}
+	if res.CPU != "Intel(R) Xeon(R) Processor @ 2.50GHz" {
+		t.Errorf("CPU = %q", res.CPU)
+	}
+	if len(res.Loads) != 2 || res.Loads[0].Label != "before the benchmarks" || res.Loads[1].Avg != [3]float64{9, 10, 11} {
+		t.Errorf("Loads = %+v", res.Loads)
+	}
+	if len(res.Failures) != 2 {
+		t.Errorf("Failures = %q", res.Failures)
+	}
+	if got := strings.Join(res.Subs("BenchmarkNormalize/"), ","); got != "claude,codex" {
+		t.Errorf("Subs = %s", got)
+	}
+}
+
+func TestPick(t *testing.T) {
+	res := parsed(t)
+	for _, tc := range []struct {
+		name    string
+		units   []string
+		benches []string
+		want    string
+		ok      bool
+	}{
+		{"cpuMB/s preferred when both have it", throughput, []string{"BenchmarkNormalize/claude/wasm", "BenchmarkNormalize/claude/native"}, "cpuMB/s", true},
+		{"falls back to MB/s when one lacks cpuMB/s", throughput, []string{"BenchmarkNormalize/codex/wasm", "BenchmarkNormalize/codex/native"}, "MB/s", true},
+		{"missing benchmark", throughput, []string{"BenchmarkNormalize/claude/wasm", "BenchmarkNope"}, "", false},
+		{"order of preference is the caller's", []string{"MB/s", "cpuMB/s"}, []string{"BenchmarkNormalize/claude/wasm"}, "MB/s", true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got, ok := res.Pick(tc.units, tc.benches...)
+			if got != tc.want || ok != tc.ok {
+				t.Fatalf("Pick = %q, %v; want %q, %v", got, ok, tc.want, tc.ok)
+			}
+		})
+	}
+}
+
+func TestRows(t *testing.T) {
+	res := parsed(t)
+	for _, tc := range []struct {
+		name      string
+		row       Row
+		ratio     float64 // NaN: no ratio
+		met, unit string
+	}{
+		{"ratio of medians, met", benchRow(res, "rec", "BenchmarkRecorder", "BenchmarkBaselineMarshalWrite", []string{"events/s"}, AtLeastX(0.8)),
+			45500.0 / 40000, "yes", "events/s"},
+		{"ratio of medians, not met", benchRow(res, "rec", "BenchmarkRecorder", "BenchmarkBaselineMarshalWrite", []string{"events/s"}, AtLeastX(1.2)),
+			45500.0 / 40000, "no", "events/s"},
+		{"cpu metric preferred", benchRow(res, "n", "BenchmarkNormalize/claude/wasm", "BenchmarkNormalize/claude/native", throughput, AtLeastX(0.5)),
+			10.42 / 52.79, "no", "cpuMB/s"},
+		{"wall metric when cpu is missing on one side", benchRow(res, "n", "BenchmarkNormalize/codex/wasm", "BenchmarkNormalize/codex/native", throughput, AtLeastX(0.1)),
+			2.36 / 14.57, "yes", "MB/s"},
+		{"missing value is not measured", benchRow(res, "awf", "BenchmarkAWF/claude/sandboxed", "BenchmarkRecorder", throughput, AtLeastX(1)),
+			math.NaN(), "not measured", ""},
+		{"missing baseline is not measured", benchRow(res, "awf", "BenchmarkNormalize/claude/wasm", "BenchmarkAWF/awf-style/native", throughput, AtLeastX(1)),
+			math.NaN(), "not measured", "cpuMB/s"},
+		{"context row", benchRow(res, "4w", "BenchmarkRecorder", "BenchmarkBaselineMarshalWrite", []string{"events/s"}, Goal{}),
+			45500.0 / 40000, "—", "events/s"},
+		{"goal on the value, met", Row{Value: fromSamples([]float64{0.05, 0.04, 0.07}, "s"), Goal: AtMost(0.060, "s")},
+			math.NaN(), "yes", "s"},
+		{"goal on the value, not met", Row{Value: fromSamples([]float64{2, 1.6, 1.4}, "s"), Goal: AtMost(1.5, "s")},
+			math.NaN(), "no", "s"},
+		{"absolute row without samples", Row{Value: fromSamples(nil, "s"), Goal: AtMost(1.5, "s")},
+			math.NaN(), "not measured", ""},
+		{"goal at most x on the ratio", Row{Value: fromSamples([]float64{0.3}, "s"), Baseline: fromSamples([]float64{0.1}, "s"), Goal: AtMostX(3)},
+			3, "yes", "s"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			r, ok := tc.row.Ratio()
+			if math.IsNaN(tc.ratio) {
+				if ok {
+					t.Errorf("ratio = %v, want none", r)
+				}
+			} else if !ok || math.Abs(r-tc.ratio) > 1e-9 {
+				t.Errorf("ratio = %v, %v; want %v", r, ok, tc.ratio)
+			}
+			if got := tc.row.Met(); got != tc.met {
+				t.Errorf("Met = %q, want %q", got, tc.met)
+			}
+			if tc.row.Value.Unit != tc.unit {
+				t.Errorf("unit = %q, want %q", tc.row.Value.Unit, tc.unit)
+			}
+		})
+	}
+}
+
+// A report made from an empty run is all "not measured", not an error.
+func TestTablesWithNothingMeasured(t *testing.T) {
+	res, err := Parse(strings.NewReader("FAIL\tgithub.com/twasm/twasm/internal/pluginbench [build failed]\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables := Tables(res, &Measurements{Skipped: "no -twasm binary given"}, Options{})
+	s := summarize(tables)
+	if len(s.Met)+len(s.NotMet) != 0 || len(s.NotMeasured) == 0 {
+		t.Fatalf("summary = %+v", s)
+	}
+	var b strings.Builder
+	writeReport(&b, res, &Measurements{}, tables, reportInfo{})
+	out := b.String()
+	for _, want := range []string{"## Recorder", "## Normalization", "## AWF bar", "## Start-up", "## Memory", "not measured", "[build failed]"} {
+		if !strings.Contains(out, want) {
+			t.Errorf("report lacks %q", want)
+		}
+	}
+}
+
+func TestFormat(t *testing.T) {
+	for _, tc := range []struct {
+		v    float64
+		unit string
+		want string
+	}{
+		{47120, "events/s", "47.1k"},
+		{1.5e6, "events/s", "1.50M"},
+		{4.25, "MB/s", "4.25"},
+		{121.6, "cpuMB/s", "121.6"},
+		{7864320, "wasm-bytes", "7.5 MiB"},
+		{0.0421, "s", "42.1 ms"},
+		{1.5, "s", "1.50 s"},
+	} {
+		if got := format(tc.v, tc.unit); got != tc.want {
+			t.Errorf("format(%v, %s) = %q, want %q", tc.v, tc.unit, got, tc.want)
+		}
+	}
+	for _, tc := range []struct {
+		g    Goal
+		want string
+	}{
+		{AtLeastX(0.8), "≥ 0.8x"},
+		{AtMostX(3), "≤ 3x"},
+		{AtMost(0.060, "s"), "≤ 60.0 ms"},
+		{AtMost(16<<20, "bytes"), "≤ 16.0 MiB"},
+		{Goal{}, "report"},
+	} {
+		if got := tc.g.String(); got != tc.want {
+			t.Errorf("goal = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+func TestParseSize(t *testing.T) {
+	for _, tc := range []struct {
+		in   string
+		want int64
+		ok   bool
+	}{
+		{"1073741824", 1 << 30, true},
+		{"1Gi", 1 << 30, true},
+		{"64MiB", 64 << 20, true},
+		{"500M", 500e6, true},
+		{"0", 0, false},
+		{"lots", 0, false},
+	} {
+		got, err := parseSize(tc.in)
+		if (err == nil) != tc.ok || got != tc.want {
+			t.Errorf("parseSize(%q) = %d, %v", tc.in, got, err)
+		}
+	}
+}
+
+func TestStartupInput(t *testing.T) {
+	dir := t.TempDir()
+	for _, tc := range []struct {
+		name, in string
+		want     []string // line types in order
+	}{
+		{"pads after the last assistant line", "S\nA1\nU\nA2\nR\n", []string{"S", "A1", "U", "A2", "A2", "A2", "A2", "A2", "A2", "R"}},
+		{"keeps ten of a longer stream", strings.Repeat("A1\n", 12), strings.Split(strings.Repeat("A1 ", 10)[:29], " ")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			repl := strings.NewReplacer("S", `{"type":"system"}`, "A1", `{"type":"assistant","n":1}`, "A2", `{"type":"assistant","n":2}`,
+				"U", `{"type":"user"}`, "R", `{"type":"result"}`)
+			f := filepath.Join(dir, "in.jsonl")
+			if err := os.WriteFile(f, []byte(repl.Replace(tc.in)), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			got, err := startupInput(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := repl.Replace(strings.Join(tc.want, "\n")) + "\n"
+			if string(got) != want {
+				t.Fatalf("got\n%s\nwant\n%s", got, want)
+			}
+		})
+	}
+	// The real example gives 10 lines.
+	got, err := startupInput(filepath.Join("..", "..", "examples", "claude", "stream-json.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n := strings.Count(string(got), "\n"); n != 10 {
+		t.Fatalf("%d lines", n)
+	}
+}
+
+func TestBigInput(t *testing.T) {
+	dir := t.TempDir()
+	a, b := filepath.Join(dir, "a.jsonl"), filepath.Join(dir, "b.jsonl")
+	os.WriteFile(a, []byte("{\"a\":1}\n\n"), 0o600)
+	os.WriteFile(b, []byte("{\"b\":2}"), 0o600)
+	out := filepath.Join(dir, "big")
+	n, err := bigInput(out, []string{a, b}, 40)
+	if err != nil {
+		t.Fatal(err)
+	}
+	data, _ := os.ReadFile(out)
+	if int64(len(data)) != n || n < 40 || !strings.HasPrefix(string(data), "{\"a\":1}\n{\"b\":2}\n{\"a\":1}\n") || !strings.HasSuffix(string(data), "{\"b\":2}\n") {
+		t.Fatalf("n=%d data=%q", n, data)
+	}
+}

@@ -1,0 +1,254 @@
+package main
+
+import (
+	"bufio"
+	"bytes"
+	"errors"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// run is one child process: its wall time, CPU time (user+system, in
+// seconds) and peak resident set size in bytes (0 where unknown).
+type run struct {
+	Wall, CPU float64
+	MaxRSS    float64
+}
+
+// Measurements are the command-level figures benchreport takes itself by
+// running the twasm binary.
+type Measurements struct {
+	// Skipped says why nothing was measured (no binary given).
+	Skipped string
+
+	WarmRuns, ColdRuns int
+	WarmRecord         []run // record of the 10-line input, warm cache
+	Version            []run // twasm --version, interleaved with WarmRecord
+	ColdRecord         []run // record with a fresh, empty cache each time
+	StartupErr         error
+	ColdErr            error
+
+	RSSBytes int64 // size of the large input
+	RSS      run
+	RSSErr   error
+}
+
+// childEnv is the environment of every child: the caller's, without the
+// variables that would point twasm at the caller's plugins, cache or
+// storage, and with an empty configuration directory.
+func childEnv(configDir, cacheDir string) []string {
+	var env []string
+	for _, kv := range os.Environ() {
+		k, _, _ := strings.Cut(kv, "=")
+		switch k {
+		case "XDG_CACHE_HOME", "XDG_CONFIG_HOME", "TWASM_PLUGIN_PATH", "TWASM_STORAGE":
+			continue
+		}
+		env = append(env, kv)
+	}
+	return append(env, "XDG_CONFIG_HOME="+configDir, "XDG_CACHE_HOME="+cacheDir)
+}
+
+// runOnce runs the binary and measures it; a non-zero exit is an error
+// carrying the end of its stderr.
+func runOnce(bin string, env []string, args ...string) (run, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	wall := time.Since(start)
+	r := run{Wall: wall.Seconds()}
+	if st := cmd.ProcessState; st != nil {
+		r.CPU = (st.UserTime() + st.SystemTime()).Seconds()
+		r.MaxRSS = maxRSS(st)
+	}
+	if err != nil {
+		msg := strings.TrimSpace(stderr.String())
+		if len(msg) > 300 {
+			msg = "…" + msg[len(msg)-300:]
+		}
+		return r, fmt.Errorf("%s %s: %w: %s", filepath.Base(bin), strings.Join(args, " "), err, msg)
+	}
+	return r, nil
+}
+
+// startupInput is the 10-line Claude stream of the start-up figure: the
+// bundled example's 8 lines with its last assistant line repeated twice
+// before the final result line.
+func startupInput(example string) ([]byte, error) {
+	b, err := os.ReadFile(example)
+	if err != nil {
+		return nil, err
+	}
+	var lines []string
+	for _, l := range strings.Split(string(b), "\n") {
+		if strings.TrimSpace(l) != "" {
+			lines = append(lines, l)
+		}
+	}
+	last := -1
+	for i, l := range lines {
+		if strings.Contains(l, `"type":"assistant"`) {
+			last = i
+		}
+	}
+	if last < 0 {
+		return nil, fmt.Errorf("%s has no assistant line", example)
+	}
+	for len(lines) < 10 {
+		lines = append(lines[:last+1], append([]string{lines[last]}, lines[last+1:]...)...)
+	}
+	return []byte(strings.Join(lines[:10], "\n") + "\n"), nil
+}
+
+// measureStartup times `twasm record` of the 10-line input with a warm
+// compilation cache (warm runs, interleaved with `twasm --version`) and
+// with an empty one (cold runs, each with a fresh cache directory).
+func measureStartup(m *Measurements, bin, example, tmp string) {
+	in, err := startupInput(example)
+	if err != nil {
+		m.StartupErr = err
+		return
+	}
+	input := filepath.Join(tmp, "claude-10.jsonl")
+	if err := os.WriteFile(input, in, 0o600); err != nil {
+		m.StartupErr = err
+		return
+	}
+	config := filepath.Join(tmp, "config")
+	storage := filepath.Join(tmp, "storage")
+	warm := childEnv(config, filepath.Join(tmp, "cache-warm"))
+	record := []string{"--storage", storage, "record", "--provider", "claude", "--input", input, "--quiet"}
+	// Fill the cache (and the page cache) first; not counted.
+	if _, err := runOnce(bin, warm, record...); err != nil {
+		m.StartupErr = err
+		return
+	}
+	for range m.WarmRuns {
+		r, err := runOnce(bin, warm, record...)
+		if err != nil {
+			m.StartupErr = err
+			return
+		}
+		m.WarmRecord = append(m.WarmRecord, r)
+		if r, err = runOnce(bin, warm, "--version"); err != nil {
+			m.StartupErr = err
+			return
+		}
+		m.Version = append(m.Version, r)
+	}
+	for i := range m.ColdRuns {
+		cache := filepath.Join(tmp, fmt.Sprintf("cache-cold-%d", i))
+		r, err := runOnce(bin, childEnv(config, cache), record...)
+		_ = os.RemoveAll(cache)
+		if err != nil {
+			m.ColdErr = err
+			return
+		}
+		m.ColdRecord = append(m.ColdRecord, r)
+	}
+}
+
+// bigInput writes a file of about size bytes by repeating the given
+// line-oriented inputs (each ending with a newline), whole copies only.
+func bigInput(path string, files []string, size int64) (int64, error) {
+	var one bytes.Buffer
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			return 0, err
+		}
+		b = bytes.TrimRight(b, "\n")
+		if len(b) == 0 {
+			continue
+		}
+		one.Write(b)
+		one.WriteByte('\n')
+	}
+	if one.Len() == 0 {
+		return 0, errors.New("no input files to repeat")
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return 0, err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	var n int64
+	for n < size {
+		k, err := w.Write(one.Bytes())
+		n += int64(k)
+		if err != nil {
+			f.Close()
+			return n, err
+		}
+	}
+	if err := w.Flush(); err != nil {
+		f.Close()
+		return n, err
+	}
+	return n, f.Close()
+}
+
+// inputFiles lists the golden inputs of a provider directory: the
+// line-oriented ones (*.jsonl), without the expected outputs.
+func inputFiles(dir string) []string {
+	all, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+	var out []string
+	for _, f := range all {
+		if !strings.HasSuffix(f, ".golden.jsonl") {
+			out = append(out, f)
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// measureRSS records a large input through the binary with
+// --fsync never and reads the child's peak RSS. The input and the
+// storage are removed afterwards.
+func measureRSS(m *Measurements, bin, goldenDir, tmp string, size int64) {
+	files := inputFiles(goldenDir)
+	big := filepath.Join(tmp, "big.jsonl")
+	storage := filepath.Join(tmp, "storage-rss")
+	defer os.RemoveAll(storage)
+	defer os.Remove(big)
+	n, err := bigInput(big, files, size)
+	if err != nil {
+		m.RSSErr = err
+		return
+	}
+	m.RSSBytes = n
+	env := childEnv(filepath.Join(tmp, "config"), filepath.Join(tmp, "cache-warm"))
+	m.RSS, m.RSSErr = runOnce(bin, env, "--storage", storage, "record", "--provider", "claude",
+		"--input", big, "--fsync", "never", "--quiet")
+}
+
+// parseSize reads a byte count: a plain integer or one with a K, M, G
+// (powers of 1000) or Ki, Mi, Gi (powers of 1024) suffix, optionally
+// followed by B.
+func parseSize(s string) (int64, error) {
+	t := strings.TrimSuffix(strings.TrimSpace(s), "B")
+	mult := int64(1)
+	for _, u := range []struct {
+		suf string
+		m   int64
+	}{{"Ki", 1 << 10}, {"Mi", 1 << 20}, {"Gi", 1 << 30}, {"K", 1e3}, {"M", 1e6}, {"G", 1e9}} {
+		if strings.HasSuffix(t, u.suf) {
+			t, mult = strings.TrimSuffix(t, u.suf), u.m
+			break
+		}
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(t), 10, 64)
+	if err != nil || n <= 0 {
+		return 0, fmt.Errorf("bad size %q", s)
+	}
+	return n * mult, nil
+}
