@@ -73,26 +73,32 @@ func (v Value) Escaped() bool { return v.d != nil && v.tok().Flags&FlagEscaped !
 // Get returns the member named key of an object (the first one when keys
 // repeat: stopping early keeps lookups cheap), or a missing Value.
 func (v Value) Get(key string) Value {
-	if v.Kind() != KindObject {
+	d := v.d
+	if d == nil {
 		return Value{}
 	}
-	toks := v.d.Toks
-	end := int(toks[v.i].Next)
+	toks := d.Toks
+	i := v.i
+	if uint(i) >= uint(len(toks)) || toks[i].Kind != KindObject {
+		return Value{}
+	}
+	end := int(toks[i].Next)
+	if end > len(toks) {
+		end = len(toks)
+	}
 	h := KeyHash(key)
-	for k := v.i + 1; k < end; {
+	for k := i + 1; k+1 < end; {
 		kt := &toks[k]
-		val := k + 1
-		if val >= end {
-			break
-		}
 		// Hashed keys (the common case) are skipped on one compare; the
-		// bytes are compared only on a hash match or an escaped key.
-		if kt.Flags&FlagHashed == 0 || kt.Hash == h {
-			if keyEquals(v.d.Line[kt.Start:kt.End], kt.Flags, key) {
-				return Value{d: v.d, i: val}
+		// bytes are compared only on a hash match or an unhashed key.
+		if kt.Flags&FlagHashed == 0 {
+			if keyEquals(d.Line[kt.Start:kt.End], kt.Flags, key) {
+				return Value{d: d, i: k + 1}
 			}
+		} else if kt.Hash == h && int(kt.End-kt.Start) == len(key)+2 && string(d.Line[kt.Start+1:kt.End-1]) == key {
+			return Value{d: d, i: k + 1}
 		}
-		k = int(toks[val].Next)
+		k = int(toks[k+1].Next)
 	}
 	return Value{}
 }
@@ -191,10 +197,18 @@ func (it *Iter) Value() Value { return Value{d: it.d, i: it.val} }
 // Is reports whether v is a string equal to s, without allocating when the
 // literal has no escapes.
 func (v Value) Is(s string) bool {
-	if v.Kind() != KindString {
+	if v.d == nil {
 		return false
 	}
-	return keyEquals(v.Raw(), v.tok().Flags, s)
+	t := &v.d.Toks[v.i]
+	if t.Kind != KindString {
+		return false
+	}
+	if t.Flags&FlagEscaped == 0 {
+		// Inlined length check: most mismatches stop here without a call.
+		return int(t.End-t.Start) == len(s)+2 && string(v.d.Line[t.Start+1:t.End-1]) == s
+	}
+	return keyEquals(v.d.Line[t.Start:t.End], t.Flags, s)
 }
 
 // String returns the value of a string (unescaped; invalid escapes are

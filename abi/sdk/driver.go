@@ -13,10 +13,15 @@ import (
 // natively (tests, fuzzing, the performance baseline). One Driver serves
 // one stream at a time and must not be shared between goroutines.
 type Driver struct {
-	p    Plugin
-	n    Normalizer
-	out  Out
-	docs []*abi.Doc // documents handed out during the current call
+	p   Plugin
+	n   Normalizer
+	out Out
+	// docs holds the documents handed out during the current call: one
+	// allocation per call (sized from the batch header), not one per
+	// line. A fresh array each call keeps invalidation meaningful: a span
+	// kept from an earlier call still points at that call's (cleared)
+	// documents, never at a reused one.
+	docs []abi.Doc
 	line Line
 	// scratch for tapes that cannot be viewed in place.
 	scratch []abi.Token
@@ -83,9 +88,24 @@ func (d *Driver) Feed(batch []byte) (status abi.Status, msg string) {
 		return abi.StatusFatal, "feed before begin"
 	}
 	var lineErrs []error
+	if len(batch) >= 4 {
+		// Every line takes at least 12 bytes, so this bounds a forged
+		// count.
+		n := int(uint32(batch[0]) | uint32(batch[1])<<8 | uint32(batch[2])<<16 | uint32(batch[3])<<24)
+		n = min(n, len(batch)/12)
+		d.docs = make([]abi.Doc, 0, n)
+	}
 	err := abi.DecodeBatchTrusted(batch, d.scratch[:0], func(bl abi.BatchLine) error {
-		doc := &abi.Doc{Line: bl.Line, Toks: bl.Toks}
-		d.docs = append(d.docs, doc)
+		var doc *abi.Doc
+		if len(d.docs) < cap(d.docs) {
+			d.docs = append(d.docs, abi.Doc{Line: bl.Line, Toks: bl.Toks})
+			doc = &d.docs[len(d.docs)-1]
+		} else {
+			// A count larger than the batch can hold: the decoder
+			// fails the batch; never let append move documents that
+			// were handed out already.
+			doc = &abi.Doc{Line: bl.Line, Toks: bl.Toks}
+		}
 		d.line = Line{No: bl.No, Raw: bl.Line, doc: doc}
 		d.out.lineNo = bl.No
 		if err := d.n.Line(&d.line, &d.out); err != nil {
@@ -125,11 +145,10 @@ func (d *Driver) Output() []byte { return d.out.enc.Buf }
 // invalidate makes spans of this call's documents unusable, so a plugin
 // that keeps one gets a clear panic instead of reading a reused buffer.
 func (d *Driver) invalidate() {
-	for i, doc := range d.docs {
-		doc.Line, doc.Toks = nil, nil
-		d.docs[i] = nil
+	for i := range d.docs {
+		d.docs[i].Line, d.docs[i].Toks = nil, nil
 	}
-	d.docs = d.docs[:0]
+	d.docs = nil
 	d.line = Line{}
 }
 
