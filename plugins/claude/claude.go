@@ -264,49 +264,83 @@ func (n *normalizer) value(v abi.Value, out *sdk.Out) {
 
 func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 	t := v.Get("type")
-	switch {
-	case t.Is("assistant"):
+	switch string(name(t)) {
+	case "assistant":
 		n.claudeLine(v, out)
 		n.assistant(v, out)
-	case t.Is("user"):
+		return
+	case "user":
 		n.claudeLine(v, out)
 		n.user(v, out)
-	case t.Is("system"):
+		return
+	case "system":
 		n.claudeLine(v, out)
 		n.system(v, out)
-	case t.Is("result"):
+		return
+	case "result":
 		if !n.sawClaude && n.format == "" {
 			n.setFormat(fmtJSON, out)
 		}
 		n.claudeLine(v, out)
 		n.result(v, out)
-	case t.Is("stream_event"):
+		return
+	case "stream_event":
 		n.claudeLine(v, out)
 		n.setFormat(fmtPartial, out)
 		n.event(v.Get("event"), n.scopeOf(v, out), false, out)
-	case t.Is("message_start"), t.Is("content_block_start"), t.Is("content_block_delta"),
-		t.Is("content_block_stop"), t.Is("message_delta"), t.Is("message_stop"), t.Is("ping"):
+		return
+	case "message_start", "content_block_start", "content_block_delta",
+		"content_block_stop", "message_delta", "message_stop", "ping":
 		n.setFormat(fmtSSE, out)
 		n.event(v, "", true, out)
-	case t.Is("error") && v.Get("error").Kind() == abi.KindObject:
-		if n.format == "" {
-			n.setFormat(fmtMessages, out)
+		return
+	case "error":
+		if v.Get("error").Kind() == abi.KindObject {
+			if n.format == "" {
+				n.setFormat(fmtMessages, out)
+			}
+			n.apiError(v, out)
+			return
 		}
-		n.apiError(v, out)
-	case t.Is("message") && v.Get("content").Exists():
-		n.setFormat(fmtMessages, out)
-		n.apiMessage(v, out)
-	case t.Is("summary"), t.Is("file-history-snapshot"), t.Is("queue-operation"),
-		t.Is("attachment"), t.Is("last-prompt"), t.Is("ai-title"):
+	case "message":
+		if v.Get("content").Exists() {
+			n.setFormat(fmtMessages, out)
+			n.apiMessage(v, out)
+			return
+		}
+	case "summary", "file-history-snapshot", "queue-operation",
+		"attachment", "last-prompt", "ai-title":
 		n.setFormat(fmtSessionLog, out)
 		n.meta(v, out)
 		out.Unmapped(sdk.Text(t))
-	case t.Kind() == abi.KindString:
+		return
+	}
+	if t.Kind() == abi.KindString {
 		n.meta(v, out)
 		out.Unmapped(sdk.Text(t))
-	default:
-		out.Unmapped(sdk.S("(no type)"))
+		return
 	}
+	out.Unmapped(sdk.S("(no type)"))
+}
+
+// name returns the contents of string v to switch on, as Is would compare
+// them: in place when the literal has no escapes, unescaped (a copy, rare)
+// otherwise; nil, which equals no name, when v is not a string or its
+// escapes are malformed.
+func name(v abi.Value) []byte {
+	if v.Kind() != abi.KindString {
+		return nil
+	}
+	raw := v.Raw()
+	raw = raw[1 : len(raw)-1]
+	if !v.Escaped() {
+		return raw
+	}
+	b, ok := abi.Unescape(nil, raw)
+	if !ok {
+		return nil
+	}
+	return b
 }
 
 // claudeLine notes a Claude CLI record: its format and metadata.

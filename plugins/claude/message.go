@@ -20,7 +20,48 @@ type message struct {
 	base    int           // first slot of the current key (continuations restart at 0)
 	counted bool          // usage already added to the step
 	idx     map[int]*slot // stream index -> slot
+	// finished counts the leading slots that are all stopped (finish
+	// has run on them), so close does not walk them again.
+	finished int
+	// tools indexes the first slot of each (type, tool id), built once a
+	// message has many slots (a message id that keeps coming back).
+	tools map[toolKey]*slot
+	// deltaOnly and snapOnly count the slots that are streamed but not
+	// snapshotted, and the reverse: the only slots the searches for a
+	// block's other half can match, so with none the search is skipped.
+	deltaOnly, snapOnly int
 }
+
+// setSnap marks s as written from a complete block.
+func (m *message) setSnap(s *slot) {
+	if s.snap {
+		return
+	}
+	if s.streamed {
+		m.deltaOnly--
+	} else {
+		m.snapOnly++
+	}
+	s.snap = true
+}
+
+// setStreamed marks s as built from stream deltas.
+func (m *message) setStreamed(s *slot) {
+	if s.streamed {
+		return
+	}
+	if s.snap {
+		m.snapOnly--
+	} else {
+		m.deltaOnly++
+	}
+	s.streamed = true
+}
+
+type toolKey struct{ typ, id string }
+
+// manySlots is where firstTool switches from a scan to the index.
+const manySlots = 16
 
 // slot is one content block of a message.
 type slot struct {
@@ -135,6 +176,21 @@ func (n *normalizer) msgFor(id, scope string, out *sdk.Out) *message {
 	return m
 }
 
+// idOf returns a message id value as a string ("" when it is not a
+// string), without allocating when a message has that id already.
+func (n *normalizer) idOf(id abi.Value) string {
+	if id.Kind() != abi.KindString {
+		return ""
+	}
+	if !id.Escaped() {
+		raw := id.Raw()
+		if m := n.byID[string(raw[1:len(raw)-1])]; m != nil {
+			return m.id
+		}
+	}
+	return id.String()
+}
+
 // header opens (or updates) m with what line v says about it.
 func (n *normalizer) header(m *message, msg abi.Value, ts abi.Value, out *sdk.Out) {
 	h := sdk.Message{Role: sdk.RoleAssistant, Model: sdk.Text(msg.Get("model")), Time: strOf(ts)}
@@ -152,9 +208,10 @@ func (n *normalizer) header(m *message, msg abi.Value, ts abi.Value, out *sdk.Ou
 
 // close finishes m's blocks and writes it.
 func (n *normalizer) close(m *message, out *sdk.Out) {
-	for _, s := range m.slots {
+	for _, s := range m.slots[m.finished:] {
 		n.finish(m, s, out)
 	}
+	m.finished = len(m.slots)
 	e := sdk.MessageEnd{}
 	if m.stop != "" {
 		e.StopReason = sdk.S(m.stop)
@@ -190,10 +247,37 @@ func (n *normalizer) closeScopeMessages(scope string, out *sdk.Out) {
 }
 
 // newSlot appends a slot.
-func (m *message) newSlot(typ string) *slot {
-	s := &slot{n: len(m.slots), typ: typ}
+func (m *message) newSlot(typ, toolID string) *slot {
+	s := &slot{n: len(m.slots), typ: typ, toolID: toolID}
 	m.slots = append(m.slots, s)
+	if m.tools != nil && toolID != "" {
+		k := toolKey{typ, toolID}
+		if m.tools[k] == nil {
+			m.tools[k] = s
+		}
+	}
 	return s
+}
+
+// firstTool returns the first slot of type typ for tool id (not "").
+func (m *message) firstTool(typ, id string) *slot {
+	if len(m.slots) <= manySlots {
+		for _, x := range m.slots {
+			if x.typ == typ && x.toolID == id {
+				return x
+			}
+		}
+		return nil
+	}
+	if m.tools == nil {
+		m.tools = make(map[toolKey]*slot, len(m.slots))
+		for _, x := range m.slots {
+			if k := (toolKey{x.typ, x.toolID}); x.toolID != "" && m.tools[k] == nil {
+				m.tools[k] = x
+			}
+		}
+	}
+	return m.tools[toolKey{typ, id}]
 }
 
 // rel is the slot number within the current key.
@@ -205,23 +289,18 @@ func (n *normalizer) assistant(v abi.Value, out *sdk.Out) {
 	msg := v.Get("message")
 	scope := n.scopeOf(v, out)
 	ts := v.Get("timestamp")
-	id := msg.Get("id")
-	idS := ""
-	if id.Kind() == abi.KindString {
-		idS = id.String()
-	}
-	m := n.msgFor(idS, scope, out)
+	m := n.msgFor(n.idOf(msg.Get("id")), scope, out)
 	n.header(m, msg, ts, out)
 	for it := msg.Get("content").Iter(); it.Next(); {
 		n.snapshot(m, it.Value(), ts, out)
 	}
 	if c := msg.Get("content"); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
-		s := m.newSlot(sdk.BlockText)
-		s.snap = true
+		s := m.newSlot(sdk.BlockText, "")
+		m.setSnap(s)
 		out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
 	}
 	m.usage.merge(msg.Get("usage"))
-	if sr := msg.Get("stop_reason"); sr.Kind() == abi.KindString {
+	if sr := msg.Get("stop_reason"); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 		m.stop = sr.String()
 	}
 	if e := v.Get("error"); e.Kind() == abi.KindString {
@@ -255,13 +334,10 @@ func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 	toolID := ""
 	if typ == sdk.BlockToolUse || typ == sdk.BlockToolResult {
 		toolID = toolIDOf(b)
-		for _, x := range m.slots {
-			if x.typ == typ && x.toolID == toolID && toolID != "" {
-				s = x
-				break
-			}
+		if toolID != "" {
+			s = m.firstTool(typ, toolID)
 		}
-	} else {
+	} else if m.deltaOnly > 0 {
 		for _, x := range m.slots {
 			if x.typ == typ && x.streamed && !x.snap {
 				s = x
@@ -276,10 +352,9 @@ func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 		return // written in an earlier part of a continued message
 	}
 	if s == nil {
-		s = m.newSlot(typ)
-		s.toolID = toolID
+		s = m.newSlot(typ, toolID)
 	}
-	s.snap = true
+	m.setSnap(s)
 	n.writeBlock(m, s, b, ts, out)
 }
 
@@ -337,12 +412,12 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 // blockType maps an Anthropic content block type to the sdk's; "" when
 // unknown.
 func blockType(t abi.Value) string {
-	switch {
-	case t.Is("text"):
+	switch string(name(t)) {
+	case "text":
 		return sdk.BlockText
-	case t.Is("thinking"), t.Is("redacted_thinking"):
+	case "thinking", "redacted_thinking":
 		return sdk.BlockThinking
-	case t.Is("tool_use"), t.Is("server_tool_use"), t.Is("mcp_tool_use"):
+	case "tool_use", "server_tool_use", "mcp_tool_use":
 		return sdk.BlockToolUse
 	}
 	if t.Kind() == abi.KindString {
@@ -448,17 +523,13 @@ func (n *normalizer) origin(v, content abi.Value) string {
 
 // apiMessage handles an Anthropic Messages response object.
 func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
-	idS := ""
-	if id := v.Get("id"); id.Kind() == abi.KindString {
-		idS = id.String()
-	}
-	m := n.msgFor(idS, "", out)
+	m := n.msgFor(n.idOf(v.Get("id")), "", out)
 	n.header(m, v, abi.Value{}, out)
 	for it := v.Get("content").Iter(); it.Next(); {
 		n.snapshot(m, it.Value(), abi.Value{}, out)
 	}
 	m.usage.merge(v.Get("usage"))
-	if sr := v.Get("stop_reason"); sr.Kind() == abi.KindString {
+	if sr := v.Get("stop_reason"); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 		m.stop = sr.String()
 	}
 	if v.Get("role").Is("assistant") {

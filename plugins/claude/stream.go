@@ -9,18 +9,14 @@ import (
 // stream_event line (raw false) or on its own (raw true, the API's SSE).
 func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 	t := e.Get("type")
-	switch {
-	case t.Is("message_start"):
+	switch string(name(t)) {
+	case "message_start":
 		msg := e.Get("message")
-		idS := ""
-		if id := msg.Get("id"); id.Kind() == abi.KindString {
-			idS = id.String()
-		}
-		m := n.msgFor(idS, scope, out)
+		m := n.msgFor(n.idOf(msg.Get("id")), scope, out)
 		n.cur[scope] = m
 		n.header(m, msg, abi.Value{}, out)
 		m.usage.merge(msg.Get("usage"))
-	case t.Is("content_block_start"):
+	case "content_block_start":
 		m := n.streaming(scope, out)
 		cb := e.Get("content_block")
 		typ := blockType(cb.Get("type"))
@@ -43,7 +39,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockText, Text: txt})
 		case sdk.BlockThinking:
 			if cb.Get("type").Is("redacted_thinking") {
-				s.snap = true
+				m.setSnap(s)
 				out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(""), Redacted: true})
 				return
 			}
@@ -64,10 +60,10 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Text(cb.Get("name")), ToolID: sdk.S(s.toolID)})
 		case sdk.BlockToolResult:
 			// Server tool results arrive whole in content_block_start.
-			s.snap = true
+			m.setSnap(s)
 			n.writeBlock(m, s, cb, abi.Value{}, out)
 		}
-	case t.Is("content_block_delta"):
+	case "content_block_delta":
 		m := n.streaming(scope, out)
 		idx, _ := e.Get("index").Int()
 		d := e.Get("delta")
@@ -77,10 +73,10 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			// A delta with no content_block_start (a cut or glitched
 			// stream): the delta says what the block is.
 			typ := sdk.BlockText
-			switch {
-			case dt.Is("thinking_delta"), dt.Is("signature_delta"):
+			switch string(name(dt)) {
+			case "thinking_delta", "signature_delta":
 				typ = sdk.BlockThinking
-			case dt.Is("input_json_delta"):
+			case "input_json_delta":
 				typ = sdk.BlockToolUse
 			}
 			s = n.startSlot(m, int(idx), typ, abi.Value{})
@@ -88,18 +84,18 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		if s.snap || s.stopped {
 			return
 		}
-		switch {
-		case dt.Is("text_delta"):
+		switch string(name(dt)) {
+		case "text_delta":
 			v := sdk.Text(d.Get("text"))
 			s.hasText = s.hasText || !v.IsEmpty()
 			out.Append(sdk.S(m.key), m.rel(s), sdk.FieldText, v)
-		case dt.Is("thinking_delta"):
+		case "thinking_delta":
 			v := sdk.Text(d.Get("thinking"))
 			s.hasText = s.hasText || !v.IsEmpty()
 			out.Append(sdk.S(m.key), m.rel(s), sdk.FieldThinking, v)
-		case dt.Is("signature_delta"):
+		case "signature_delta":
 			s.hasSig = s.hasSig || !sdk.Text(d.Get("signature")).IsEmpty()
-		case dt.Is("input_json_delta"):
+		case "input_json_delta":
 			pj := d.Get("partial_json")
 			if pj.Kind() == abi.KindString {
 				raw := pj.Raw()
@@ -110,12 +106,12 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 					s.input = append(s.input, raw...)
 				}
 			}
-		case dt.Is("citations_delta"):
+		case "citations_delta":
 			// Citations annotate text already delivered.
 		default:
 			out.Unmapped(sdk.S("delta/" + short(dt)))
 		}
-	case t.Is("content_block_stop"):
+	case "content_block_stop":
 		m := n.cur[scope]
 		if m == nil {
 			return
@@ -124,21 +120,21 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		if s := m.idx[int(idx)]; s != nil {
 			n.finish(m, s, out)
 		}
-	case t.Is("message_delta"):
+	case "message_delta":
 		m := n.streaming(scope, out)
-		if sr := e.Path("delta", "stop_reason"); sr.Kind() == abi.KindString {
+		if sr := e.Path("delta", "stop_reason"); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 			m.stop = sr.String()
 		}
 		m.usage.merge(e.Get("usage"))
-	case t.Is("message_stop"):
+	case "message_stop":
 		if m := n.cur[scope]; m != nil {
 			n.close(m, out)
 		}
 		if raw {
 			n.sseStopped = true
 		}
-	case t.Is("ping"):
-	case t.Is("error"):
+	case "ping":
+	case "error":
 		msg := sdk.Text(e.Path("error", "message"))
 		if msg.IsEmpty() {
 			msg = sdk.Text(e.Path("error", "type"))
@@ -179,17 +175,18 @@ func (n *normalizer) startSlot(m *message, idx int, typ string, cb abi.Value) *s
 		toolID = toolIDOf(cb)
 	}
 	var s *slot
-	for _, x := range m.slots {
-		if x.typ == typ && x.snap && !x.streamed && (toolID == "" || x.toolID == toolID) {
-			s = x
-			break
+	if m.snapOnly > 0 {
+		for _, x := range m.slots {
+			if x.typ == typ && x.snap && !x.streamed && (toolID == "" || x.toolID == toolID) {
+				s = x
+				break
+			}
 		}
 	}
 	if s == nil {
-		s = m.newSlot(typ)
-		s.toolID = toolID
+		s = m.newSlot(typ, toolID)
 	}
-	s.streamed = true
+	m.setStreamed(s)
 	m.idx[idx] = s
 	return s
 }
