@@ -361,3 +361,79 @@ func hex4(s []byte, at int) (rune, bool) {
 // Unescape decodes the contents of a JSON string literal (without quotes),
 // as Value.String does. ok is false on a malformed escape.
 func Unescape(dst, contents []byte) (out []byte, ok bool) { return unescape(dst, contents) }
+
+// KeySet is a fixed list of object keys prepared for Lookup: their hashes
+// are computed once, and a table by hash finds the key a member may be in
+// one step, so one pass over an object answers every key of the set.
+type KeySet struct {
+	names []string
+	hash  []uint16
+	head  [256]uint8 // 1 + first index of a name whose hash has this low byte; 0: none
+	next  []uint8    // 1 + next index with the same low byte; 0: end
+}
+
+// NewKeySet prepares names (at most 255) for Lookup.
+func NewKeySet(names ...string) *KeySet {
+	if len(names) > 255 {
+		panic("abi: NewKeySet: more than 255 names")
+	}
+	ks := &KeySet{names: names, hash: make([]uint16, len(names)), next: make([]uint8, len(names))}
+	for j := len(names) - 1; j >= 0; j-- {
+		h := KeyHash(names[j])
+		ks.hash[j] = h
+		ks.next[j] = ks.head[uint8(h)]
+		ks.head[uint8(h)] = uint8(j + 1)
+	}
+	return ks
+}
+
+// Len returns the number of names in the set.
+func (ks *KeySet) Len() int { return len(ks.names) }
+
+// Name returns name i of the set.
+func (ks *KeySet) Name(i int) string { return ks.names[i] }
+
+// Lookup sets out[i] to v.Get(ks.Name(i)) for every name of the set (out
+// must have ks.Len() elements), in one pass over the object instead of one
+// per name. Members that are not objects leave out all missing.
+func (v Value) Lookup(ks *KeySet, out []Value) {
+	out = out[:len(ks.names)]
+	clear(out)
+	d := v.d
+	if d == nil {
+		return
+	}
+	toks := d.Toks
+	i := v.i
+	if uint(i) >= uint(len(toks)) || toks[i].Kind != KindObject {
+		return
+	}
+	end := int(toks[i].Next)
+	if end > len(toks) {
+		end = len(toks)
+	}
+	for k := i + 1; k+1 < end; {
+		kt := &toks[k]
+		if kt.Flags&FlagHashed != 0 {
+			h := kt.Hash
+			for j := int(ks.head[uint8(h)]) - 1; j >= 0; j = int(ks.next[j]) - 1 {
+				if ks.hash[j] == h && out[j].d == nil {
+					name := ks.names[j]
+					if int(kt.End-kt.Start) == len(name)+2 && string(d.Line[kt.Start+1:kt.End-1]) == name {
+						out[j] = Value{d: d, i: k + 1}
+						break
+					}
+				}
+			}
+		} else {
+			lit := d.Line[kt.Start:kt.End]
+			for j, name := range ks.names {
+				if out[j].d == nil && keyEquals(lit, kt.Flags, name) {
+					out[j] = Value{d: d, i: k + 1}
+					break
+				}
+			}
+		}
+		k = int(toks[k+1].Next)
+	}
+}

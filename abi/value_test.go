@@ -231,3 +231,36 @@ func FuzzUnescape(f *testing.F) {
 		}
 	})
 }
+
+func TestLookupMatchesGet(t *testing.T) {
+	// Many names, so that some share a table entry; an escaped key, a
+	// repeated key (the first wins, as for Get), nested objects.
+	names := []string{"type", "message", "id", "a", "b", "c", "sessionId", "session_id", "x\"y", "dup",
+		"model", "usage", "content", "missing", "k0", "k1", "k2", "k3", "k4", "k5", "k6", "k7", "k8", "k9"}
+	ks := NewKeySet(names...)
+	for _, s := range []string{
+		`{}`,
+		`[1,2]`,
+		`{"type":"assistant","message":{"id":"m1","model":"x"},"a":1,"b":[1,{"c":2}],"c":null}`,
+		`{"dup":1,"dup":2,"t\u0079pe":"esc","x\"y":true,"sessionId":"s","session_id":"t"}`,
+		`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"usage":{},"content":[]}`,
+	} {
+		d := doc(t, s)
+		got := make([]Value, ks.Len())
+		d.Root().Lookup(ks, got)
+		for i, name := range names {
+			assert.Equal(t, d.Root().Get(name), got[i], "%s: %s", s, name)
+		}
+		inner := make([]Value, ks.Len())
+		d.Root().Get("message").Lookup(ks, inner)
+		for i, name := range names {
+			assert.Equal(t, d.Root().Get("message").Get(name), inner[i], "%s: message.%s", s, name)
+		}
+	}
+	var missing Value
+	got := make([]Value, ks.Len())
+	missing.Lookup(ks, got)
+	for _, v := range got {
+		assert.False(t, v.Exists())
+	}
+}

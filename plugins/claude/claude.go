@@ -57,6 +57,8 @@ type normalizer struct {
 	errText    string
 	sseStopped bool
 
+	fields fieldCache
+
 	// pretty-printed JSON being reassembled
 	acc      []byte
 	accLines int
@@ -263,7 +265,7 @@ func (n *normalizer) value(v abi.Value, out *sdk.Out) {
 }
 
 func (n *normalizer) object(v abi.Value, out *sdk.Out) {
-	t := v.Get("type")
+	t := n.get(v, kType)
 	switch string(name(t)) {
 	case "assistant":
 		n.claudeLine(v, out)
@@ -287,7 +289,7 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 	case "stream_event":
 		n.claudeLine(v, out)
 		n.setFormat(fmtPartial, out)
-		n.event(v.Get("event"), n.scopeOf(v, out), false, out)
+		n.event(n.get(v, kEvent), n.scopeOf(v, out), false, out)
 		return
 	case "message_start", "content_block_start", "content_block_delta",
 		"content_block_stop", "message_delta", "message_stop", "ping":
@@ -295,7 +297,7 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		n.event(v, "", true, out)
 		return
 	case "error":
-		if v.Get("error").Kind() == abi.KindObject {
+		if n.get(v, kError).Kind() == abi.KindObject {
 			if n.format == "" {
 				n.setFormat(fmtMessages, out)
 			}
@@ -303,7 +305,7 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 			return
 		}
 	case "message":
-		if v.Get("content").Exists() {
+		if n.get(v, kContent).Exists() {
 			n.setFormat(fmtMessages, out)
 			n.apiMessage(v, out)
 			return
@@ -347,7 +349,7 @@ func name(v abi.Value) []byte {
 func (n *normalizer) claudeLine(v abi.Value, out *sdk.Out) {
 	n.sawClaude = true
 	switch {
-	case v.Get("sessionId").Exists() || v.Get("parentUuid").Exists() || v.Get("isSidechain").Exists():
+	case n.get(v, kSessionIdCamel).Exists() || n.get(v, kParentUuid).Exists() || n.get(v, kIsSidechain).Exists():
 		n.setFormat(fmtSessionLog, out)
 	default:
 		n.setFormat(fmtStream, out)
@@ -359,9 +361,9 @@ func (n *normalizer) claudeLine(v abi.Value, out *sdk.Out) {
 func (n *normalizer) meta(v abi.Value, out *sdk.Out) {
 	var m sdk.Meta
 	if !n.sessionSent {
-		sid := v.Get("session_id")
+		sid := n.get(v, kSessionId)
 		if sid.Kind() != abi.KindString {
-			sid = v.Get("sessionId")
+			sid = n.get(v, kSessionIdCamel)
 		}
 		if sid.Kind() == abi.KindString && !sdk.Text(sid).IsEmpty() {
 			m.SessionID = sdk.Text(sid)
@@ -369,9 +371,9 @@ func (n *normalizer) meta(v abi.Value, out *sdk.Out) {
 		}
 	}
 	if !n.versionSent {
-		ver := v.Get("claude_code_version")
+		ver := n.get(v, kClaudeCodeVersion)
 		if ver.Kind() != abi.KindString && n.format == fmtSessionLog {
-			ver = v.Get("version")
+			ver = n.get(v, kVersion)
 		}
 		if ver.Kind() == abi.KindString && !sdk.Text(ver).IsEmpty() {
 			m.ProviderVersion = sdk.Text(ver)
@@ -394,26 +396,26 @@ func (n *normalizer) model(v abi.Value, out *sdk.Out) {
 }
 
 func (n *normalizer) system(v abi.Value, out *sdk.Out) {
-	sub := v.Get("subtype")
+	sub := n.get(v, kSubtype)
 	switch {
 	case sub.Is("init"):
-		n.model(v.Get("model"), out)
+		n.model(n.get(v, kModel), out)
 	case sub.Is("task_started"):
-		id := v.Get("tool_use_id")
+		id := n.get(v, kToolUseId)
 		if id.Kind() == abi.KindString {
 			idS := id.String()
-			n.openScope(idS, idS, v.Get("subagent_type").String(), v.Get("description").String(), out)
+			n.openScope(idS, idS, n.get(v, kSubagentType).String(), n.get(v, kDescription).String(), out)
 		}
 	case sub.Is("task_notification"):
-		id := v.Get("tool_use_id")
+		id := n.get(v, kToolUseId)
 		if id.Kind() != abi.KindString {
 			out.Unmapped(sdk.S("system/task_notification"))
 			return
 		}
-		st := v.Get("status")
+		st := n.get(v, kStatus)
 		status, errS := sdk.StatusOK, sdk.Str{}
 		if !st.Is("completed") {
-			status, errS = sdk.StatusError, sdk.Text(v.Get("summary"))
+			status, errS = sdk.StatusError, sdk.Text(n.get(v, kSummary))
 		}
 		n.closeScope(id.String(), status, errS, out)
 	default:
@@ -425,21 +427,21 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	n.sawResult = true
 	n.closeScopeMessages("", out)
 	// --output-format json names the model only as a modelUsage key.
-	if it := v.Get("modelUsage").Iter(); it.Next() {
+	if it := n.get(v, kModelUsage).Iter(); it.Next() {
 		n.model(it.Key(), out)
 	}
-	isErr := v.Get("is_error").Truthy()
-	text := v.Get("result")
-	if !v.Get("subtype").Is("success") {
+	isErr := n.get(v, kIsError).Truthy()
+	text := n.get(v, kResult)
+	if !n.get(v, kSubtype).Is("success") {
 		isErr = true
 	}
 	if isErr {
 		e := sdk.Text(text)
 		if e.IsEmpty() {
-			if errs := v.Get("errors"); errs.Len() > 0 {
+			if errs := n.get(v, kErrors); errs.Len() > 0 {
 				e = sdk.Text(errs)
 			} else {
-				e = sdk.Text(v.Get("subtype"))
+				e = sdk.Text(n.get(v, kSubtype))
 			}
 		}
 		out.Status(sdk.StatusError, e, abi.LevelTerminal)
@@ -451,20 +453,20 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 		}
 	}
 	var u usage
-	u.merge(v.Get("usage"))
+	u.merge(n.get(v, kUsage))
 	if !u.zero() {
 		out.Usage(u.sdk(), abi.ModeAdd)
 	}
 	// Each result covers the messages of its cycle.
 	n.pending = usage{}
-	if c, ok := v.Get("total_cost_usd").Float(); ok {
+	if c, ok := n.get(v, kTotalCostUsd).Float(); ok {
 		out.Cost(c, abi.ModeSet)
 	}
 }
 
 // apiError handles an Anthropic error object or SSE error event.
 func (n *normalizer) apiError(v abi.Value, out *sdk.Out) {
-	e := v.Get("error")
+	e := n.get(v, kError)
 	msg := sdk.Text(e.Get("message"))
 	if msg.IsEmpty() {
 		msg = sdk.Text(e.Get("type"))

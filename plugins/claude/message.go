@@ -84,6 +84,10 @@ type usage struct {
 	in, cacheWrite, cacheRead, out, reasoning sdk.Int
 }
 
+// usageKeys are the members merge reads, in one pass.
+var usageKeys = abi.NewKeySet("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
+	"output_tokens", "output_tokens_details")
+
 func (u *usage) merge(v abi.Value) {
 	if v.Kind() != abi.KindObject {
 		return
@@ -93,11 +97,13 @@ func (u *usage) merge(v abi.Value) {
 			*dst = i
 		}
 	}
-	set(&u.in, v.Get("input_tokens"))
-	set(&u.cacheWrite, v.Get("cache_creation_input_tokens"))
-	set(&u.cacheRead, v.Get("cache_read_input_tokens"))
-	set(&u.out, v.Get("output_tokens"))
-	set(&u.reasoning, v.Path("output_tokens_details", "thinking_tokens"))
+	var f [5]abi.Value
+	v.Lookup(usageKeys, f[:])
+	set(&u.in, f[0])
+	set(&u.cacheWrite, f[1])
+	set(&u.cacheRead, f[2])
+	set(&u.out, f[3])
+	set(&u.reasoning, f[4].Get("thinking_tokens"))
 }
 
 func isSet(i sdk.Int) bool { _, ok := i.Value(); return ok }
@@ -193,7 +199,7 @@ func (n *normalizer) idOf(id abi.Value) string {
 
 // header opens (or updates) m with what line v says about it.
 func (n *normalizer) header(m *message, msg abi.Value, ts abi.Value, out *sdk.Out) {
-	h := sdk.Message{Role: sdk.RoleAssistant, Model: sdk.Text(msg.Get("model")), Time: strOf(ts)}
+	h := sdk.Message{Role: sdk.RoleAssistant, Model: sdk.Text(n.get(msg, kModel)), Time: strOf(ts)}
 	if m.id != "" {
 		h.ID = sdk.S(m.id)
 	}
@@ -202,7 +208,7 @@ func (n *normalizer) header(m *message, msg abi.Value, ts abi.Value, out *sdk.Ou
 	}
 	out.Open(sdk.S(m.key), h)
 	if m.scope == "" {
-		n.model(msg.Get("model"), out)
+		n.model(n.get(msg, kModel), out)
 	}
 }
 
@@ -286,24 +292,24 @@ func (m *message) rel(s *slot) int { return s.n - m.base }
 // assistant handles an assistant line (stream-json or session log): one
 // or more complete blocks of message.id.
 func (n *normalizer) assistant(v abi.Value, out *sdk.Out) {
-	msg := v.Get("message")
+	msg := n.get(v, kMessage)
 	scope := n.scopeOf(v, out)
-	ts := v.Get("timestamp")
-	m := n.msgFor(n.idOf(msg.Get("id")), scope, out)
+	ts := n.get(v, kTimestamp)
+	m := n.msgFor(n.idOf(n.get(msg, kId)), scope, out)
 	n.header(m, msg, ts, out)
-	for it := msg.Get("content").Iter(); it.Next(); {
+	for it := n.get(msg, kContent).Iter(); it.Next(); {
 		n.snapshot(m, it.Value(), ts, out)
 	}
-	if c := msg.Get("content"); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
+	if c := n.get(msg, kContent); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
 		s := m.newSlot(sdk.BlockText, "")
 		m.setSnap(s)
 		out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
 	}
-	m.usage.merge(msg.Get("usage"))
-	if sr := msg.Get("stop_reason"); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
+	m.usage.merge(n.get(msg, kUsage))
+	if sr := n.get(msg, kStopReason); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 		m.stop = sr.String()
 	}
-	if e := v.Get("error"); e.Kind() == abi.KindString {
+	if e := n.get(v, kError); e.Kind() == abi.KindString {
 		n.lineError(e, msg, out)
 	}
 }
@@ -312,7 +318,7 @@ func (n *normalizer) assistant(v abi.Value, out *sdk.Out) {
 func (n *normalizer) lineError(e, msg abi.Value, out *sdk.Out) {
 	text := e.String()
 	// The CLI puts the human explanation in the message text.
-	if first := msg.Get("content").Index(0); first.Get("type").Is("text") {
+	if first := n.get(msg, kContent).Index(0); first.Get("type").Is("text") {
 		if t := first.Get("text").String(); t != "" && len(t) < 1024 {
 			text += ": " + t
 		}
@@ -453,10 +459,10 @@ func scopeStr(scope string) sdk.Str {
 
 // user handles a user line: tool results, prompts and injected context.
 func (n *normalizer) user(v abi.Value, out *sdk.Out) {
-	msg := v.Get("message")
+	msg := n.get(v, kMessage)
 	scope := n.scopeOf(v, out)
-	ts := v.Get("timestamp")
-	content := msg.Get("content")
+	ts := n.get(v, kTimestamp)
+	content := n.get(msg, kContent)
 	origin := n.origin(v, content)
 	key := ""
 	slot := 0
@@ -482,9 +488,9 @@ func (n *normalizer) user(v abi.Value, out *sdk.Out) {
 				results++
 			}
 		}
-		tur := v.Get("tool_use_result")
+		tur := n.get(v, kToolUseResult)
 		if !tur.Exists() {
-			tur = v.Get("toolUseResult")
+			tur = n.get(v, kToolUseResultCamel)
 		}
 		if results != 1 {
 			tur = abi.Value{}
@@ -509,7 +515,7 @@ func (n *normalizer) user(v abi.Value, out *sdk.Out) {
 
 // origin tells the user's prompt from context the CLI injected.
 func (n *normalizer) origin(v, content abi.Value) string {
-	if v.Get("isMeta").Truthy() || v.Get("isSynthetic").Truthy() || v.Get("isCompactSummary").Truthy() {
+	if n.get(v, kIsMeta).Truthy() || n.get(v, kIsSynthetic).Truthy() || n.get(v, kIsCompactSummary).Truthy() {
 		return sdk.OriginInjected
 	}
 	if content.Kind() == abi.KindString {
@@ -523,16 +529,16 @@ func (n *normalizer) origin(v, content abi.Value) string {
 
 // apiMessage handles an Anthropic Messages response object.
 func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
-	m := n.msgFor(n.idOf(v.Get("id")), "", out)
+	m := n.msgFor(n.idOf(n.get(v, kId)), "", out)
 	n.header(m, v, abi.Value{}, out)
-	for it := v.Get("content").Iter(); it.Next(); {
+	for it := n.get(v, kContent).Iter(); it.Next(); {
 		n.snapshot(m, it.Value(), abi.Value{}, out)
 	}
-	m.usage.merge(v.Get("usage"))
-	if sr := v.Get("stop_reason"); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
+	m.usage.merge(n.get(v, kUsage))
+	if sr := n.get(v, kStopReason); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 		m.stop = sr.String()
 	}
-	if v.Get("role").Is("assistant") {
+	if n.get(v, kRole).Is("assistant") {
 		n.close(m, out)
 		if n.format == fmtMessages {
 			out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)

@@ -12,10 +12,10 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 	switch string(name(t)) {
 	case "message_start":
 		msg := e.Get("message")
-		m := n.msgFor(n.idOf(msg.Get("id")), scope, out)
+		m := n.msgFor(n.idOf(n.get(msg, kId)), scope, out)
 		n.cur[scope] = m
 		n.header(m, msg, abi.Value{}, out)
-		m.usage.merge(msg.Get("usage"))
+		m.usage.merge(n.get(msg, kUsage))
 	case "content_block_start":
 		m := n.streaming(scope, out)
 		cb := e.Get("content_block")

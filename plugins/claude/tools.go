@@ -172,15 +172,15 @@ func outputOf(v abi.Value) sdk.Str {
 // scopeOf returns the sub-agent scope a Claude line belongs to ("" for
 // the step itself), opening it on first sight.
 func (n *normalizer) scopeOf(v abi.Value, out *sdk.Out) string {
-	if p := v.Get("parent_tool_use_id"); p.Kind() == abi.KindString && !sdk.Text(p).IsEmpty() {
+	if p := n.get(v, kParentToolUseId); p.Kind() == abi.KindString && !sdk.Text(p).IsEmpty() {
 		id := p.String()
 		if !n.scopes[id] {
-			name, desc := v.Get("subagent_type").String(), v.Get("task_description").String()
+			name, desc := n.get(v, kSubagentType).String(), n.get(v, kTaskDescription).String()
 			n.openScope(id, id, name, desc, out)
 		}
 		return id
 	}
-	if !v.Get("isSidechain").Truthy() {
+	if !n.get(v, kIsSidechain).Truthy() {
 		return ""
 	}
 	return n.sidechain(v, out)
@@ -188,9 +188,9 @@ func (n *normalizer) scopeOf(v abi.Value, out *sdk.Out) string {
 
 // sidechain finds the scope of a session-log sidechain record.
 func (n *normalizer) sidechain(v abi.Value, out *sdk.Out) string {
-	uuid := v.Get("uuid").String()
+	uuid := n.get(v, kUuid).String()
 	scope := ""
-	if p := v.Get("parentUuid"); p.Kind() == abi.KindString {
+	if p := n.get(v, kParentUuid); p.Kind() == abi.KindString {
 		scope = n.uuidScope[p.String()]
 	}
 	if scope == "" {
@@ -218,11 +218,11 @@ func (n *normalizer) sidechain(v abi.Value, out *sdk.Out) string {
 		case found != nil:
 			scope = found.id
 			n.openScope(scope, scope, "", "", out)
-		case n.lastSide != "" && !v.Get("parentUuid").Exists():
+		case n.lastSide != "" && !n.get(v, kParentUuid).Exists():
 			scope = n.lastSide
 		default:
 			scope = "sidechain"
-			if a := v.Get("agentId"); a.Kind() == abi.KindString {
+			if a := n.get(v, kAgentId); a.Kind() == abi.KindString {
 				scope = "agent-" + a.String()
 			}
 			n.openScope(scope, "", "", "", out)
