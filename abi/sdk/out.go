@@ -39,7 +39,9 @@ func (o *Out) begin(op abi.Op) {
 	o.enc.Begin(op)
 }
 
-func (o *Out) str(t abi.Tag, s Str) {
+// str takes s by pointer: a Str is six words, and Block alone writes
+// eight of them; copying each one costs more than the write in wasm.
+func (o *Out) str(t abi.Tag, s *Str) {
 	if !s.set {
 		return
 	}
@@ -115,10 +117,10 @@ type Meta struct {
 // Meta reports session id, model, provider version or format.
 func (o *Out) Meta(m Meta) {
 	o.begin(abi.OpMeta)
-	o.str(abi.TSessionID, m.SessionID)
-	o.str(abi.TModel, m.Model)
-	o.str(abi.TProviderVersion, m.ProviderVersion)
-	o.str(abi.TFormat, m.Format)
+	o.str(abi.TSessionID, &m.SessionID)
+	o.str(abi.TModel, &m.Model)
+	o.str(abi.TProviderVersion, &m.ProviderVersion)
+	o.str(abi.TFormat, &m.Format)
 	if m.Override {
 		o.enc.Bool(abi.TOverride, true)
 	}
@@ -137,16 +139,16 @@ type Message struct {
 // open already).
 func (o *Out) Open(key Str, m Message) {
 	o.begin(abi.OpMsgOpen)
-	o.str(abi.TKey, key)
+	o.str(abi.TKey, &key)
 	role := m.Role
 	if role == "" {
 		role = RoleAssistant
 	}
 	o.enc.Str(abi.TRole, role)
-	o.str(abi.TID, m.ID)
-	o.str(abi.TModel, m.Model)
-	o.str(abi.TScope, m.Scope)
-	o.str(abi.TTime, m.Time)
+	o.str(abi.TID, &m.ID)
+	o.str(abi.TModel, &m.Model)
+	o.str(abi.TScope, &m.Scope)
+	o.str(abi.TTime, &m.Time)
 	o.enc.End()
 }
 
@@ -163,17 +165,17 @@ type Block struct {
 // Block sets the block at slot of message key (slot -1 appends).
 func (o *Out) Block(key Str, slot int, b Block) {
 	o.begin(abi.OpBlock)
-	o.str(abi.TKey, key)
+	o.str(abi.TKey, &key)
 	o.enc.Int(abi.TSlot, int64(slot))
 	o.enc.Str(abi.TBlockType, b.Type)
-	o.str(abi.TText, b.Text)
-	o.str(abi.TThinking, b.Thinking)
-	o.str(abi.TToolName, b.ToolName)
-	o.str(abi.TToolID, b.ToolID)
-	o.str(abi.TToolInput, b.ToolInput)
-	o.str(abi.TToolContent, b.ToolContent)
-	o.str(abi.TCommand, b.Command)
-	o.str(abi.TChunk, b.Chunk)
+	o.str(abi.TText, &b.Text)
+	o.str(abi.TThinking, &b.Thinking)
+	o.str(abi.TToolName, &b.ToolName)
+	o.str(abi.TToolID, &b.ToolID)
+	o.str(abi.TToolInput, &b.ToolInput)
+	o.str(abi.TToolContent, &b.ToolContent)
+	o.str(abi.TCommand, &b.Command)
+	o.str(abi.TChunk, &b.Chunk)
 	if b.Redacted {
 		o.enc.Bool(abi.TRedacted, true)
 	}
@@ -190,10 +192,10 @@ func (o *Out) Append(key Str, slot int, field Field, s Str) {
 		return
 	}
 	o.begin(abi.OpAppend)
-	o.str(abi.TKey, key)
+	o.str(abi.TKey, &key)
 	o.enc.Int(abi.TSlot, int64(slot))
 	o.enc.Int(abi.TField, int64(field))
-	o.str(abi.TValue, s)
+	o.str(abi.TValue, &s)
 	o.enc.End()
 }
 
@@ -206,10 +208,10 @@ type MessageEnd struct {
 // Close closes message key: the host writes it now.
 func (o *Out) Close(key Str, e MessageEnd) {
 	o.begin(abi.OpMsgClose)
-	o.str(abi.TKey, key)
-	o.str(abi.TStopReason, e.StopReason)
-	o.str(abi.TModel, e.Model)
-	o.str(abi.TID, e.ID)
+	o.str(abi.TKey, &key)
+	o.str(abi.TStopReason, &e.StopReason)
+	o.str(abi.TModel, &e.Model)
+	o.str(abi.TID, &e.ID)
 	o.usage(e.Usage)
 	o.enc.End()
 }
@@ -226,13 +228,13 @@ type ToolCall struct {
 // ToolCall reports a tool.call.
 func (o *Out) ToolCall(c ToolCall) {
 	o.begin(abi.OpToolCall)
-	o.str(abi.TCallID, c.CallID)
-	o.str(abi.TName, c.Name)
-	o.str(abi.TInput, c.Input)
+	o.str(abi.TCallID, &c.CallID)
+	o.str(abi.TName, &c.Name)
+	o.str(abi.TInput, &c.Input)
 	o.lit(abi.TKind, c.Kind)
-	o.str(abi.TCommand, c.Command)
-	o.str(abi.TScope, c.Scope)
-	o.str(abi.TTime, c.Time)
+	o.str(abi.TCommand, &c.Command)
+	o.str(abi.TScope, &c.Scope)
+	o.str(abi.TTime, &c.Time)
 	o.enc.End()
 }
 
@@ -248,17 +250,17 @@ type ToolResult struct {
 // ToolResult reports a tool.result.
 func (o *Out) ToolResult(r ToolResult) {
 	o.begin(abi.OpToolResult)
-	o.str(abi.TCallID, r.CallID)
-	o.str(abi.TName, r.Name)
-	o.str(abi.TOutput, r.Output)
-	o.str(abi.TError, r.Error)
+	o.str(abi.TCallID, &r.CallID)
+	o.str(abi.TName, &r.Name)
+	o.str(abi.TOutput, &r.Output)
+	o.str(abi.TError, &r.Error)
 	if r.IsError {
 		o.enc.Bool(abi.TIsError, true)
 	}
 	o.num(abi.TExitCode, r.ExitCode)
-	o.str(abi.TStatus, r.Status)
-	o.str(abi.TScope, r.Scope)
-	o.str(abi.TTime, r.Time)
+	o.str(abi.TStatus, &r.Status)
+	o.str(abi.TScope, &r.Scope)
+	o.str(abi.TTime, &r.Time)
 	o.enc.End()
 }
 
@@ -287,7 +289,7 @@ func (o *Out) Cost(usd float64, mode string) {
 func (o *Out) Status(status string, err Str, level int) {
 	o.begin(abi.OpStatus)
 	o.enc.Str(abi.TStatus, status)
-	o.str(abi.TError, err)
+	o.str(abi.TError, &err)
 	o.enc.Int(abi.TLevel, int64(level))
 	o.enc.End()
 }
@@ -295,7 +297,7 @@ func (o *Out) Status(status string, err Str, level int) {
 // Final reports the final answer text.
 func (o *Out) Final(text Str, override bool) {
 	o.begin(abi.OpFinal)
-	o.str(abi.TText, text)
+	o.str(abi.TText, &text)
 	if override {
 		o.enc.Bool(abi.TOverride, true)
 	}
@@ -308,7 +310,7 @@ func (o *Out) Unmapped(native Str) {
 	if !native.set {
 		native = S("(unknown)")
 	}
-	o.str(abi.TNative, native)
+	o.str(abi.TNative, &native)
 	o.enc.Int(abi.TCount, 1)
 	o.enc.End()
 }
@@ -317,19 +319,19 @@ func (o *Out) Unmapped(native Str) {
 // it.
 func (o *Out) ScopeOpen(scope, parentToolID, name, description Str) {
 	o.begin(abi.OpScopeOpen)
-	o.str(abi.TScope, scope)
-	o.str(abi.TParentToolID, parentToolID)
-	o.str(abi.TName, name)
-	o.str(abi.TText, description)
+	o.str(abi.TScope, &scope)
+	o.str(abi.TParentToolID, &parentToolID)
+	o.str(abi.TName, &name)
+	o.str(abi.TText, &description)
 	o.enc.End()
 }
 
 // ScopeClose ends a sub-agent scope.
 func (o *Out) ScopeClose(scope Str, status string, err Str) {
 	o.begin(abi.OpScopeClose)
-	o.str(abi.TScope, scope)
+	o.str(abi.TScope, &scope)
 	o.lit(abi.TStatus, status)
-	o.str(abi.TError, err)
+	o.str(abi.TError, &err)
 	o.enc.End()
 }
 
