@@ -7,31 +7,31 @@ import (
 
 // exec reads one event of `codex exec --json`.
 func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
-	switch {
-	case typ.Is("thread.started"):
+	switch string(name(typ)) {
+	case "thread.started":
 		// Item ids restart with every thread.
 		clear(n.items)
 		out.Meta(sdk.Meta{SessionID: sdk.Text(root.Get("thread_id"))})
-	case typ.Is("turn.started"):
+	case "turn.started":
 		n.startTurn(out)
-	case typ.Is("turn.completed"):
+	case "turn.completed":
 		// The usage is the thread's running total, not this turn's:
 		// replace, never add.
 		out.Usage(execUsage(root.Get("usage")), abi.ModeSet)
 		n.finish(out, sdk.StatusOK, sdk.Str{})
-	case typ.Is("turn.failed"):
+	case "turn.failed":
 		n.finish(out, sdk.StatusError, strOr(errorText(root.Path("error", "message")), "turn failed"))
-	case typ.Is("error"):
+	case "error":
 		// Top-level errors are not fatal by themselves ("Reconnecting...
 		// 2/5" retries); turn.failed, if it comes, is the verdict.
 		out.Status(sdk.StatusError, strOr(errorText(root.Get("message")), "error"), abi.LevelError)
-	case typ.Is("item.started"):
+	case "item.started":
 		n.item(out, phaseStarted, root.Get("item"))
-	case typ.Is("item.updated"):
+	case "item.updated":
 		n.item(out, phaseUpdated, root.Get("item"))
-	case typ.Is("item.completed"):
+	case "item.completed":
 		n.item(out, phaseCompleted, root.Get("item"))
-	case typ.Is("request_user_input"):
+	case "request_user_input":
 		// The model asks the user questions: a tool call whose answer
 		// is not part of this stream.
 		callID := sdk.Text(root.Get("call_id"))
@@ -42,7 +42,7 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 			callID = n.newKey()
 		}
 		n.toolItem(out, callID, sdk.S("request_user_input"), "other", object(member{"questions", root.Get("questions")}))
-	case typ.Is("item.plan.delta"):
+	case "item.plan.delta":
 		key := sdk.Text(root.Get("item_id"))
 		out.Open(key, sdk.Message{ID: key})
 		out.Append(key, 0, sdk.FieldText, sdk.Text(root.Get("delta")))
@@ -84,8 +84,8 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		// Builds before 0.44 named the field item_type.
 		t = item.Get("item_type")
 	}
-	switch {
-	case t.Is("agent_message") || t.Is("assistant_message"):
+	switch string(name(t)) {
+	case "agent_message", "assistant_message":
 		text := item.Get("text")
 		out.Open(key, sdk.Message{ID: key})
 		if text.Exists() {
@@ -95,7 +95,7 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 			out.Close(key, sdk.MessageEnd{})
 			n.noteText(out, text)
 		}
-	case t.Is("reasoning"):
+	case "reasoning":
 		out.Open(key, sdk.Message{ID: key})
 		if text := item.Get("text"); text.Exists() {
 			out.Block(key, 0, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(text)})
@@ -103,7 +103,7 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		if ph == phaseCompleted {
 			out.Close(key, sdk.MessageEnd{})
 		}
-	case t.Is("plan"):
+	case "plan":
 		// The plan text is shown to the user as it streams
 		// (item.plan.delta); the completed item replaces the deltas.
 		out.Open(key, sdk.Message{ID: key})
@@ -113,9 +113,9 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		if ph == phaseCompleted {
 			out.Close(key, sdk.MessageEnd{})
 		}
-	case t.Is("command_execution"):
+	case "command_execution":
 		n.command(out, ph, key, item)
-	case t.Is("file_change"):
+	case "file_change":
 		input := object(member{"changes", item.Get("changes")})
 		n.toolItem(out, key, sdk.S("file_change"), "edit", input)
 		if ph == phaseCompleted {
@@ -125,22 +125,22 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 				IsError: st.Is("failed") || st.Is("declined"),
 			})
 		}
-	case t.Is("mcp_tool_call"):
+	case "mcp_tool_call":
 		n.mcpItem(out, ph, key, item)
-	case t.Is("web_search"):
+	case "web_search":
 		input := object(member{"query", item.Get("query")}, member{"action", item.Get("action")})
 		n.toolItem(out, key, sdk.S("web_search"), "fetch", input)
 		if ph == phaseCompleted {
 			out.ToolResult(sdk.ToolResult{CallID: key, Status: strOr(sdk.Text(item.Get("status")), "completed")})
 		}
-	case t.Is("todo_list"):
+	case "todo_list":
 		// The plan tool: the agent's own to-do list. Updates rewrite it;
 		// the completed item holds the final state.
 		n.toolItem(out, key, sdk.S("todo_list"), "think", object(member{"items", item.Get("items")}))
 		if ph == phaseCompleted {
 			out.ToolResult(sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("items")), Status: sdk.S("completed")})
 		}
-	case t.Is("collab_tool_call"):
+	case "collab_tool_call":
 		name := sdk.Text(item.Get("tool"))
 		if name.IsEmpty() {
 			name = sdk.S("collab_tool_call")
@@ -152,7 +152,7 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 			st := item.Get("status")
 			out.ToolResult(sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("agents_states")), Status: sdk.Text(st), IsError: st.Is("failed")})
 		}
-	case t.Is("error"):
+	case "error":
 		// A non-fatal error item (a warning the CLI surfaces).
 		out.Status(sdk.StatusError, strOr(errorText(item.Get("message")), "error"), abi.LevelError)
 	default:

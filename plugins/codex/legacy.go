@@ -10,25 +10,25 @@ import (
 // a final event repeating the whole text, which replaces the deltas.
 func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	t := msg.Get("type")
-	switch {
-	case t.Is("task_started"):
+	switch string(name(t)) {
+	case "task_started":
 		n.startTurn(out)
-	case t.Is("session_configured"):
+	case "session_configured":
 		out.Meta(sdk.Meta{SessionID: sdk.Text(msg.Get("session_id")), Model: sdk.Text(msg.Get("model"))})
-	case t.Is("agent_message_delta"):
+	case "agent_message_delta":
 		n.appendStream(out, &n.text, sdk.FieldText, sdk.Text(msg.Get("delta")))
-	case t.Is("agent_message"):
+	case "agent_message":
 		v := msg.Get("message")
 		n.finishStream(out, &n.text, sdk.BlockText, sdk.Text(v))
 		n.noteText(out, v)
-	case t.Is("agent_reasoning_delta"):
+	case "agent_reasoning_delta":
 		n.appendStream(out, &n.think, sdk.FieldThinking, sdk.Text(msg.Get("delta")))
-	case t.Is("agent_reasoning"):
+	case "agent_reasoning":
 		n.finishStream(out, &n.think, sdk.BlockThinking, sdk.Text(msg.Get("text")))
-	case t.Is("agent_reasoning_section_break"), t.Is("exec_command_output_delta"):
+	case "agent_reasoning_section_break", "exec_command_output_delta":
 		// Display hints: the section's text and the command's output
 		// arrive whole in the events that follow.
-	case t.Is("exec_command_begin"):
+	case "exec_command_begin":
 		key := n.newKey()
 		argv := msg.Get("command")
 		display := shellJoin(argv)
@@ -40,7 +40,7 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 			CallID: callID, Name: sdk.S("exec_command"), Kind: "execute", Command: display,
 			Input: object(member{"command", argv}, member{"cwd", msg.Get("cwd")}),
 		})
-	case t.Is("exec_command_end"):
+	case "exec_command_end":
 		exit := sdk.IntOf(msg.Get("exit_code"))
 		code, _ := exit.Value()
 		st := "completed"
@@ -51,11 +51,11 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 			CallID: sdk.Text(msg.Get("call_id")), Output: commandOutput(msg), ExitCode: exit,
 			Status: sdk.S(st), IsError: code != 0,
 		})
-	case t.Is("patch_apply_begin"):
+	case "patch_apply_begin":
 		callID := sdk.Text(msg.Get("call_id"))
 		input := object(member{"changes", msg.Get("changes")})
 		n.toolMessage(out, callID, sdk.S("apply_patch"), "edit", input)
-	case t.Is("patch_apply_end"):
+	case "patch_apply_end":
 		ok := msg.Get("success").Truthy()
 		r := sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: sdk.Text(msg.Get("stdout")), Status: sdk.S("completed")}
 		if !ok {
@@ -67,16 +67,16 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 			}
 		}
 		out.ToolResult(r)
-	case t.Is("mcp_tool_call_begin"):
+	case "mcp_tool_call_begin":
 		inv := msg.Get("invocation")
 		n.toolMessage(out, sdk.Text(msg.Get("call_id")), mcpName(inv.Get("server"), inv.Get("tool")), "other", jsonInput(inv.Get("arguments")))
-	case t.Is("mcp_tool_call_end"):
+	case "mcp_tool_call_end":
 		out.ToolResult(mcpLegacyResult(sdk.Text(msg.Get("call_id")), msg.Get("result")))
-	case t.Is("web_search_begin"):
+	case "web_search_begin":
 		n.toolMessage(out, sdk.Text(msg.Get("call_id")), sdk.S("web_search"), "fetch", object(member{"query", msg.Get("query")}))
-	case t.Is("web_search_end"):
+	case "web_search_end":
 		out.ToolResult(sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: sdk.Text(msg.Get("query")), Status: sdk.S("completed")})
-	case t.Is("token_count"):
+	case "token_count":
 		if info := msg.Get("info"); info.Exists() {
 			// Newer builds: a running total.
 			if !info.IsNull() {
@@ -86,18 +86,18 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		}
 		// Older builds: the usage of one model response.
 		out.Usage(execUsage(msg), abi.ModeAdd)
-	case t.Is("task_complete"):
+	case "task_complete":
 		n.closeStream(out, &n.think)
 		n.closeStream(out, &n.text)
 		n.finalText(out, msg.Get("last_agent_message"), sdk.Message{})
 		n.finish(out, sdk.StatusOK, sdk.Str{})
-	case t.Is("turn_aborted"):
+	case "turn_aborted":
 		n.finish(out, sdk.StatusIncomplete, abortText(msg))
-	case t.Is("error"):
+	case "error":
 		// The task ends with this error: no task_complete follows
 		// (retries are stream_error).
 		n.finish(out, sdk.StatusError, strOr(errorText(msg.Get("message")), "error"))
-	case t.Is("stream_error"):
+	case "stream_error":
 		out.Status(sdk.StatusError, strOr(errorText(msg.Get("message")), "stream error"), abi.LevelError)
 	default:
 		native := t.String()

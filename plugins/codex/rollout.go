@@ -17,8 +17,8 @@ import (
 func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 	ts := sdk.Text(root.Get("timestamp"))
 	p := root.Get("payload")
-	switch {
-	case typ.Is("session_meta"):
+	switch string(name(typ)) {
+	case "session_meta":
 		m := p
 		if inner := p.Get("meta"); inner.Kind() == abi.KindObject {
 			m = inner
@@ -33,7 +33,7 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			instr = m.Get("instructions")
 		}
 		n.systemPrompt(out, instr, ts)
-	case typ.Is("turn_context"):
+	case "turn_context":
 		model := p.Get("model")
 		if model.Kind() != abi.KindString {
 			return
@@ -43,9 +43,9 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			n.modelRaw = string(model.Raw())
 			n.model = sdk.Text(model).Keep()
 		}
-	case typ.Is("response_item"):
+	case "response_item":
 		n.responseItem(out, p, ts)
-	case typ.Is("event_msg"):
+	case "event_msg":
 		n.eventMsg(out, p, ts)
 	default:
 		out.Unmapped(sdk.Text(typ))
@@ -67,9 +67,8 @@ func (n *normalizer) systemPrompt(out *sdk.Out, v abi.Value, ts sdk.Str) {
 // isResponseItemType reports whether t is a response item type, for the
 // earliest rollouts that wrote items without an envelope.
 func isResponseItemType(t abi.Value) bool {
-	switch {
-	case t.Is("message"), t.Is("reasoning"), t.Is("function_call"), t.Is("function_call_output"),
-		t.Is("custom_tool_call"), t.Is("custom_tool_call_output"), t.Is("local_shell_call"), t.Is("web_search_call"):
+	switch string(name(t)) {
+	case "message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "local_shell_call", "web_search_call":
 		return true
 	}
 	return false
@@ -132,12 +131,12 @@ func (l *lazyMsg) close(out *sdk.Out) {
 
 func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
-	switch {
-	case t.Is("message"):
+	switch string(name(t)) {
+	case "message":
 		n.messageItem(out, p, ts)
-	case t.Is("reasoning"):
+	case "reasoning":
 		n.reasoningItem(out, p, ts)
-	case t.Is("function_call"):
+	case "function_call":
 		name, args := p.Get("name"), p.Get("arguments")
 		kind := toolKind(name.String())
 		var command sdk.Str
@@ -145,7 +144,7 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			command = commandFromArgs(args)
 		}
 		n.rolloutCall(out, p, ts, sdk.Text(name), kind, sdk.JSON(args), command)
-	case t.Is("custom_tool_call"):
+	case "custom_tool_call":
 		// Freeform tools (apply_patch): the input is text, kept as a
 		// string unless it happens to be JSON.
 		name, input := p.Get("name"), p.Get("input")
@@ -155,10 +154,10 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			command = sdk.Text(input)
 		}
 		n.rolloutCall(out, p, ts, sdk.Text(name), kind, sdk.JSON(input), command)
-	case t.Is("local_shell_call"):
+	case "local_shell_call":
 		action := p.Get("action")
 		n.rolloutCall(out, p, ts, sdk.S("local_shell"), "execute", sdk.JSON(action), shellJoin(action.Get("command")))
-	case t.Is("web_search_call"):
+	case "web_search_call":
 		callID := n.rolloutCall(out, p, ts, sdk.S("web_search"), "fetch", sdk.JSON(p.Get("action")), sdk.Str{})
 		if st := p.Get("status"); st.Is("completed") || st.Is("failed") {
 			out.ToolResult(sdk.ToolResult{
@@ -166,7 +165,7 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 				IsError: st.Is("failed"), Time: ts,
 			})
 		}
-	case t.Is("function_call_output"), t.Is("custom_tool_call_output"):
+	case "function_call_output", "custom_tool_call_output":
 		out.ToolResult(n.toolOutput(p, ts))
 	default:
 		out.Unmapped(sdk.S("response_item/" + t.String()))
@@ -258,8 +257,8 @@ func (n *normalizer) toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
 func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	role := p.Get("role")
 	l := lazyMsg{m: sdk.Message{ID: sdk.Text(p.Get("id")), Time: ts}}
-	switch {
-	case role.Is("assistant"):
+	switch string(name(role)) {
+	case "assistant":
 		l.m.Model = n.model
 		var last abi.Value
 		for it := p.Get("content").Iter(); it.Next(); {
@@ -274,7 +273,7 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		if last.Exists() {
 			n.noteText(out, last)
 		}
-	case role.Is("user"):
+	case "user":
 		l.m.Role = sdk.RoleUser
 		for it := p.Get("content").Iter(); it.Next(); {
 			text := it.Value().Get("text")
@@ -340,20 +339,20 @@ func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 
 func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
-	switch {
-	case t.Is("token_count"):
+	switch string(name(t)) {
+	case "token_count":
 		// info is null on the first count of a session (rate limits
 		// only). total_token_usage is the session's running total.
 		if info := p.Get("info"); info.Kind() == abi.KindObject {
 			out.Usage(execUsage(info.Get("total_token_usage")), abi.ModeSet)
 		}
-	case t.Is("agent_message"):
+	case "agent_message":
 		v := p.Get("message")
 		if v.Kind() == abi.KindString && !n.seen(nsAssistant, v, false) {
 			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockText, sdk.Text(v))
 			n.noteText(out, v)
 		}
-	case t.Is("user_message"):
+	case "user_message":
 		v := p.Get("message")
 		if v.Kind() != abi.KindString {
 			return
@@ -368,30 +367,28 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: ts})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: origin})
 		out.Close(key, sdk.MessageEnd{})
-	case t.Is("agent_reasoning"):
+	case "agent_reasoning":
 		if v := p.Get("text"); v.Kind() == abi.KindString && !n.seen(nsReasoning, v, false) {
 			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockThinking, sdk.Text(v))
 		}
-	case t.Is("agent_reasoning_raw_content"):
+	case "agent_reasoning_raw_content":
 		if v := p.Get("text"); v.Kind() == abi.KindString && !n.seen(nsRaw, v, false) {
 			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockThinking, sdk.Text(v))
 		}
-	case t.Is("task_started"):
+	case "task_started":
 		n.startTurn(out)
-	case t.Is("task_complete"):
+	case "task_complete":
 		n.finalText(out, p.Get("last_agent_message"), sdk.Message{Model: n.model, Time: ts})
 		n.finish(out, sdk.StatusOK, sdk.Str{})
-	case t.Is("turn_aborted"):
+	case "turn_aborted":
 		n.finish(out, sdk.StatusIncomplete, abortText(p))
-	case t.Is("error"):
+	case "error":
 		// The turn ends with this error (retries are stream_error); a
 		// later turn that completes makes the step ok again.
 		n.finish(out, sdk.StatusError, strOr(errorText(p.Get("message")), "error"))
-	case t.Is("stream_error"):
+	case "stream_error":
 		out.Status(sdk.StatusError, strOr(errorText(p.Get("message")), "stream error"), abi.LevelError)
-	case t.Is("exec_command_begin"), t.Is("exec_command_end"), t.Is("exec_command_output_delta"),
-		t.Is("patch_apply_begin"), t.Is("patch_apply_end"), t.Is("mcp_tool_call_begin"), t.Is("mcp_tool_call_end"),
-		t.Is("web_search_begin"), t.Is("web_search_end"), t.Is("agent_reasoning_section_break"):
+	case "exec_command_begin", "exec_command_end", "exec_command_output_delta", "patch_apply_begin", "patch_apply_end", "mcp_tool_call_begin", "mcp_tool_call_end", "web_search_begin", "web_search_end", "agent_reasoning_section_break":
 		// UI echoes of calls whose request and result are response
 		// items; a call takes one result.
 	default:
