@@ -1,0 +1,146 @@
+package capture
+
+import (
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+type failingPlugin struct{}
+
+func (failingPlugin) Identity() transcript.PluginRef { return transcript.PluginRef{Name: "broken"} }
+func (failingPlugin) NewInstance(context.Context) (normalize.Instance, error) {
+	return nil, errors.New("no instance today")
+}
+
+// inStep runs fn inside an agent step of a fresh run.
+func inStep(t *testing.T, store recorder.Store, fn func(ctx context.Context, s *lifecycle.Step) error) error {
+	t.Helper()
+	return lifecycle.Do(context.Background(), store, lifecycle.RunOptions{Name: "t"}, func(ctx context.Context, r *lifecycle.Run) error {
+		return r.Step(ctx, "agent", transcript.KindAgent, fn)
+	})
+}
+
+func TestCaptureMisuseAndFailures(t *testing.T) {
+	store := recorder.NewStore(t.TempDir())
+	t.Run("no plugin", func(t *testing.T) {
+		err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
+			_, err := Start(ctx, s, Options{Store: store})
+			return err
+		})
+		assert.ErrorContains(t, err, "no plugin")
+	})
+	t.Run("instance fails", func(t *testing.T) {
+		err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
+			_, err := Start(ctx, s, Options{Store: store, Plugin: failingPlugin{}})
+			return err
+		})
+		assert.ErrorContains(t, err, "no instance today")
+	})
+	t.Run("feed and finish after finish", func(t *testing.T) {
+		err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
+			a, err := Start(ctx, s, Options{Store: store, Plugin: NativePlugin(testPlugin)})
+			require.NoError(t, err)
+			require.NoError(t, a.FeedStderr(nil))
+			require.NoError(t, a.FeedStderr([]byte("plain stderr\n")))
+			res, err := a.Finish(ctx, nil)
+			require.NoError(t, err)
+			assert.Equal(t, transcript.StatusIncomplete, res.Status, "no terminal event")
+			assert.NotEmpty(t, res.Raw.Stderr)
+			assert.Equal(t, "native", res.Plugin.SHA256)
+			assert.ErrorContains(t, a.Feed(ctx, []byte("x\n")), "after finish")
+			_, err = a.Finish(ctx, nil)
+			assert.ErrorContains(t, err, "twice")
+			errBytes, err := os.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Stderr)))
+			require.NoError(t, err)
+			assert.Equal(t, "plain stderr\n", string(errBytes))
+			return nil
+		})
+		require.NoError(t, err)
+	})
+	t.Run("raw dir not writable", func(t *testing.T) {
+		if os.Getuid() == 0 {
+			// root ignores permissions: block the directory with a file.
+			bad := recorder.NewStore(t.TempDir())
+			require.NoError(t, os.WriteFile(filepath.Join(bad.Root, "raw"), []byte("not a dir"), 0o600))
+			err := lifecycle.Do(context.Background(), bad, lifecycle.RunOptions{Name: "t"}, func(ctx context.Context, r *lifecycle.Run) error {
+				return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+					_, err := Start(ctx, s, Options{Store: bad, Plugin: NativePlugin(testPlugin)})
+					return err
+				})
+			})
+			assert.ErrorContains(t, err, "raw dir")
+		}
+	})
+}
+
+func TestStatusErr(t *testing.T) {
+	assert.NoError(t, statusErr(transcript.StatusOK, ""))
+	assert.ErrorContains(t, statusErr(transcript.StatusIncomplete, ""), "without a result")
+	assert.ErrorContains(t, statusErr(transcript.StatusIncomplete, "cut"), "incomplete: cut")
+	assert.EqualError(t, statusErr(transcript.StatusError, ""), "error")
+	assert.EqualError(t, statusErr(transcript.StatusError, "boom"), "boom")
+}
+
+func TestUniqueNames(t *testing.T) {
+	s := &sink{names: map[string]bool{}}
+	a := s.uniqueName(normalize.Scope{Name: "Explore agent", ParentToolID: "toolu_1"})
+	b := s.uniqueName(normalize.Scope{Name: "Explore agent", ParentToolID: "toolu_1"})
+	c := s.uniqueName(normalize.Scope{})
+	assert.Equal(t, "Explore_agent_toolu_1", a)
+	assert.Equal(t, "Explore_agent_toolu_1_2", b)
+	assert.Equal(t, "subagent", c)
+	long := s.uniqueName(normalize.Scope{Name: string(make([]byte, 200))})
+	assert.LessOrEqual(t, len(long), 80)
+}
+
+func TestSinkDirect(t *testing.T) {
+	store := recorder.NewStore(t.TempDir())
+	err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
+		k := &sink{step: s, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}}
+		ev := &transcript.Event{Type: transcript.MessageAssistant, Payload: &transcript.MessagePayload{
+			Role: "assistant", Blocks: []transcript.Block{transcript.TextBlock("in a scope nobody opened")}}}
+		// A scope the assembler did not open is opened on first use.
+		require.NoError(t, k.Emit(ctx, "agent-x", ev))
+		require.Len(t, k.subs, 1)
+		require.NoError(t, k.OpenScope(ctx, normalize.Scope{ID: "agent-x"}), "opening twice is a no-op")
+		require.NoError(t, k.CloseScope(ctx, "unknown", "ok", ""), "closing an unknown scope is a no-op")
+		// Scopes still open when the step ends are ended as incomplete.
+		require.NoError(t, k.closeAll(ctx))
+		require.Empty(t, k.subs)
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+func TestMaskedTailWithoutNewline(t *testing.T) {
+	store := recorder.NewStore(t.TempDir())
+	m := &upperMasker{}
+	err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
+		a, err := Start(ctx, s, Options{Store: store, Plugin: NativePlugin(testPlugin), Masker: m})
+		require.NoError(t, err)
+		require.NoError(t, a.Feed(ctx, []byte(`{"t":"text","v":"last sk-secret"}`)))
+		require.NoError(t, a.FeedStderr([]byte("no newline sk-secret")))
+		res, err := a.Finish(ctx, transcript.Int(1))
+		require.NoError(t, err)
+		raw, err := os.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path)))
+		require.NoError(t, err)
+		assert.NotContains(t, string(raw), "sk-secret")
+		stderr, err := os.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Stderr)))
+		require.NoError(t, err)
+		assert.Equal(t, "no newline [REDACTED:key]", string(stderr))
+		assert.Equal(t, 1, *res.ExitCode)
+		return nil
+	})
+	require.NoError(t, err)
+}

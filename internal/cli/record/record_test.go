@@ -1,0 +1,114 @@
+package record
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/cmdutil/cmdtest"
+	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/recorder"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+func TestNewCmdRecordFlags(t *testing.T) {
+	tests := []struct {
+		argv    string
+		wantErr string
+		check   func(t *testing.T, o *Options)
+	}{
+		{argv: "--provider claude --input x.jsonl", check: func(t *testing.T, o *Options) {
+			assert.Equal(t, "claude", o.Provider)
+			assert.Equal(t, "x.jsonl", o.Input)
+			assert.Equal(t, "agent", o.Path)
+			assert.Empty(t, o.Command)
+		}},
+		{argv: "--provider codex --live --json -- codex exec --json hi", check: func(t *testing.T, o *Options) {
+			assert.Equal(t, []string{"codex", "exec", "--json", "hi"}, o.Command)
+			assert.True(t, o.Live)
+			assert.True(t, o.JSON)
+		}},
+		{argv: "--plugin ./p.wasm --run-id R --path a.b --iteration 2 --fsync always", check: func(t *testing.T, o *Options) {
+			assert.Equal(t, "./p.wasm", o.Plugins.Plugin)
+			assert.Equal(t, "a.b", o.Path)
+			assert.Equal(t, 2, o.Iter)
+		}},
+		{argv: "--input x", wantErr: "--provider is required"},
+		{argv: "--provider claude stray", wantErr: "put the agent command after --"},
+		{argv: "--provider claude --input x -- claude", wantErr: "exclude each other"},
+		{argv: "--provider claude --iteration -1", wantErr: "must not be negative"},
+		{argv: "--provider claude --fsync sometimes", wantErr: "--fsync must be"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.argv, func(t *testing.T) {
+			env := cmdtest.New(t)
+			var got *Options
+			cmd := NewCmdRecord(env.F, func(_ context.Context, o *Options) error { got = o; return nil })
+			err := cmdtest.Parse(cmd, tc.argv)
+			if tc.wantErr != "" {
+				require.ErrorContains(t, err, tc.wantErr)
+				var fe *cmdutil.FlagError
+				assert.True(t, errors.As(err, &fe), "a usage error: %T", err)
+				return
+			}
+			require.NoError(t, err)
+			tc.check(t, got)
+		})
+	}
+}
+
+// TestRunWithPluginFile records the bundled example through a plugin
+// built from source and passed as a file, with --live (the goroutine
+// goleak watches), --redact and --json.
+func TestRunWithPluginFile(t *testing.T) {
+	if testing.Short() {
+		t.Skip("builds a wasm plugin")
+	}
+	wasm := wasmbuild.ForTest(t, filepath.Join("..", "..", "..", "plugins", "claude", "wasm"))
+	plugin := filepath.Join(t.TempDir(), "claude.wasm")
+	require.NoError(t, os.WriteFile(plugin, wasm, 0o600))
+	example, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "claude", "stream-json.jsonl"))
+	require.NoError(t, err)
+	key := "sk-ant-api03-" + strings.Repeat("Zq9", 12)
+	input := filepath.Join(t.TempDir(), "in.jsonl")
+	require.NoError(t, os.WriteFile(input, []byte(strings.Replace(string(example), "Hello, world!", "Hello "+key, 1)), 0o600))
+
+	env := cmdtest.New(t)
+	opts := &Options{F: env.F, Plugins: plugload.Flags{Plugin: plugin}, Input: input, Path: "agent", Prompt: "say hello", Redact: true, Live: true, JSON: true, Fsync: "never"}
+	require.NoError(t, Run(context.Background(), opts))
+
+	var sum Summary
+	require.NoError(t, json.Unmarshal(env.Out.Bytes(), &sum), env.Out.String())
+	assert.Equal(t, "ok", sum.Status)
+	assert.Equal(t, "claude", sum.Provider)
+	assert.Equal(t, 1, sum.Tools["Bash"])
+	assert.Equal(t, 1, sum.Redacted["anthropic_api_key"], "the key is in the raw line once")
+	assert.NoError(t, recorder.ValidRunID(sum.RunID))
+	live := env.ErrOut.String()
+	assert.Contains(t, live, "run.started", "the live view sees the first event")
+	assert.Contains(t, live, "run.completed")
+	assert.Contains(t, live, "transcript: ")
+	for _, dir := range []string{"transcripts", "raw"} {
+		err := filepath.WalkDir(filepath.Join(env.Storage, dir), func(p string, d os.DirEntry, err error) error {
+			if err != nil || d.IsDir() {
+				return err
+			}
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.NotContains(t, string(b), key, p)
+			return nil
+		})
+		require.NoError(t, err)
+	}
+}
