@@ -9,6 +9,8 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"sort"
+	"strings"
 	"sync"
 	"syscall"
 
@@ -319,6 +321,9 @@ func Run(ctx context.Context, opts *Options) (err error) {
 
 	if res != nil {
 		fmt.Fprintf(ios.ErrOut, "transcript: %s\n", run.Path())
+		if opts.Redact {
+			fmt.Fprintf(ios.ErrOut, "redacted: %s\n", redactedSummary(res.Redacted))
+		}
 		if opts.JSON {
 			if err := printSummary(ios.Out, run, opts.Path, res); err != nil {
 				return err
@@ -341,6 +346,22 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		return stepErr
 	}
 	return nil
+}
+
+// redactedSummary says how many values of which kind were masked, never
+// the values.
+func redactedSummary(counts map[string]int) string {
+	if len(counts) == 0 {
+		return "nothing matched a secret pattern"
+	}
+	kinds := make([]string, 0, len(counts))
+	total := 0
+	for k, n := range counts {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		total += n
+	}
+	sort.Strings(kinds)
+	return fmt.Sprintf("%d value(s): %s", total, strings.Join(kinds, ", "))
 }
 
 // agentStatusError is the step's error for an agent that ended in error

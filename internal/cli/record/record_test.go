@@ -111,6 +111,7 @@ func TestRunWithPluginFile(t *testing.T) {
 	assert.Contains(t, live, "run.started", "the live view sees the first event")
 	assert.Contains(t, live, "run.completed")
 	assert.Contains(t, live, "transcript: ")
+	assert.Contains(t, live, "redacted: 1 value(s): anthropic_api_key 1")
 	for _, dir := range []string{"transcripts", "raw"} {
 		err := filepath.WalkDir(filepath.Join(env.Storage, dir), func(p string, d os.DirEntry, err error) error {
 			if err != nil || d.IsDir() {
@@ -123,4 +124,9 @@ func TestRunWithPluginFile(t *testing.T) {
 		})
 		require.NoError(t, err)
 	}
+}
+
+func TestRedactedSummary(t *testing.T) {
+	assert.Equal(t, "nothing matched a secret pattern", redactedSummary(nil))
+	assert.Equal(t, "3 value(s): bearer_token 1, github_token 2", redactedSummary(map[string]int{"github_token": 2, "bearer_token": 1}))
 }
