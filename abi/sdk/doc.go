@@ -31,6 +31,13 @@
 // later panics with a clear message (the host then discards the instance).
 // Call [Str.Keep] to hold a value across lines.
 //
+// # Helpers
+//
+// [DocBuffer] reassembles a JSON document printed over several lines.
+// [TrimSpace], [HasPrefix], [Name], [TypeName], [StringOf] and
+// [AppendText] are the small line and value helpers normalizers share;
+// [Out.UnmappedN] counts several lines of one unmapped type at once.
+//
 // # Concurrency
 //
 // A Normalizer is used by one goroutine at a time; the host gives every

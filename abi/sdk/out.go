@@ -305,13 +305,21 @@ func (o *Out) Final(text Str, override bool) {
 }
 
 // Unmapped counts a native line type the plugin did not map.
-func (o *Out) Unmapped(native Str) {
+func (o *Out) Unmapped(native Str) { o.UnmappedN(native, 1) }
+
+// UnmappedN counts n lines of a native type the plugin did not map in one
+// record (the lines of a pretty-printed document that did not parse, say);
+// nothing when n < 1.
+func (o *Out) UnmappedN(native Str, n int) {
+	if n < 1 {
+		return
+	}
 	o.begin(abi.OpUnmapped)
 	if !native.set {
 		native = S("(unknown)")
 	}
 	o.str(abi.TNative, &native)
-	o.enc.Int(abi.TCount, 1)
+	o.enc.Int(abi.TCount, int64(n))
 	o.enc.End()
 }
 

@@ -27,10 +27,6 @@ const (
 	fmtSSE        = "anthropic-sse"
 )
 
-// maxAccBytes bounds the reassembly of pretty-printed JSON: past it the
-// text cannot be one document the host would have sent as a line either.
-const maxAccBytes = abi.MaxLineBytes
-
 // normalizer is the per-stream state. Everything kept across lines is a Go
 // string or a number: spans die with their line.
 type normalizer struct {
@@ -59,12 +55,7 @@ type normalizer struct {
 
 	fields fieldCache
 
-	// pretty-printed JSON being reassembled
-	acc      []byte
-	accLines int
-	accDepth int
-	accStr   bool
-	accEsc   bool
+	acc sdk.DocBuffer // pretty-printed JSON being reassembled
 }
 
 func newNormalizer(abi.BeginOptions) *normalizer {
@@ -80,11 +71,10 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
-	if n.acc != nil {
-		// An unindented JSON line cannot be the inside of a
-		// pretty-printed document: whatever was accumulated was not one.
-		if l.IsJSON() && !indented(l.Raw) {
-			n.dropAcc(out)
+	if n.acc.Active() {
+		if !n.acc.Continues(l) {
+			// Whatever was accumulated was not a document.
+			out.UnmappedN(sdk.S("non_json"), n.acc.Drop())
 		} else {
 			n.accumulate(l.Raw, out)
 			return nil
@@ -94,7 +84,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.text(l.Raw, out)
 		return nil
 	}
-	if hasPrefix(l.Raw, "data:") {
+	if sdk.HasPrefix(l.Raw, "data:") {
 		n.setFormat(fmtSSE, out)
 	}
 	n.value(l.JSON(), out)
@@ -103,13 +93,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
-	if n.acc != nil {
-		if doc, ok := sdk.Parse(n.acc); ok {
-			n.acc = nil
-			n.value(doc.Root(), out)
-		} else {
-			n.dropAcc(out)
-		}
+	if doc, dropped := n.acc.End(); doc != nil {
+		n.value(doc.Root(), out)
+	} else {
+		out.UnmappedN(sdk.S("non_json"), dropped)
 	}
 	// Close what is still open, oldest first, so tool calls built from
 	// deltas are reported and per-message usage is counted.
@@ -161,22 +148,17 @@ func (n *normalizer) setFormat(f string, out *sdk.Out) {
 
 // text handles a line that is not JSON.
 func (n *normalizer) text(raw []byte, out *sdk.Out) {
-	t := trimSpace(raw)
+	t := sdk.TrimSpace(raw)
 	switch {
 	case len(t) == 0:
 		return // blank lines separate SSE events; they carry nothing
 	case t[0] == '{' || t[0] == '[':
-		n.acc = append([]byte(nil), raw...)
-		n.acc = append(n.acc, '\n')
-		n.accLines = 1
-		n.accDepth, n.accStr, n.accEsc = 0, false, false
-		n.scanDepth(raw)
-		n.checkAcc(out)
+		n.accumulate(raw, out)
 		return
-	case hasPrefix(t, "event:") || hasPrefix(t, "id:") || hasPrefix(t, "retry:") || t[0] == ':':
+	case sdk.HasPrefix(t, "event:") || sdk.HasPrefix(t, "id:") || sdk.HasPrefix(t, "retry:") || t[0] == ':':
 		return // SSE framing
-	case hasPrefix(t, "data:"):
-		d := trimSpace(t[5:])
+	case sdk.HasPrefix(t, "data:"):
+		d := sdk.TrimSpace(t[5:])
 		if string(d) == "[DONE]" || len(d) == 0 {
 			return
 		}
@@ -184,66 +166,14 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 	out.Unmapped(sdk.S("non_json"))
 }
 
+// accumulate adds a line to the pretty-printed document being
+// reassembled (starting one) and handles the document once it is complete.
 func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
-	if len(n.acc)+len(raw) > maxAccBytes {
-		n.dropAcc(out)
-		out.Unmapped(sdk.S("non_json"))
-		return
-	}
-	n.acc = append(n.acc, raw...)
-	n.acc = append(n.acc, '\n')
-	n.accLines++
-	n.scanDepth(raw)
-	n.checkAcc(out)
-}
-
-// checkAcc parses the accumulated text once its brackets balance.
-func (n *normalizer) checkAcc(out *sdk.Out) {
-	if n.accDepth > 0 || n.accStr {
-		return
-	}
-	if doc, ok := sdk.Parse(n.acc); ok {
-		n.acc = nil
+	doc, dropped := n.acc.Add(raw)
+	if doc != nil {
 		n.value(doc.Root(), out)
-		return
 	}
-	n.dropAcc(out)
-}
-
-// dropAcc counts accumulated lines that did not make a document.
-func (n *normalizer) dropAcc(out *sdk.Out) {
-	for i := 0; i < n.accLines; i++ {
-		out.Unmapped(sdk.S("non_json"))
-	}
-	n.acc, n.accLines = nil, 0
-}
-
-// scanDepth tracks bracket depth outside strings across lines.
-func (n *normalizer) scanDepth(b []byte) {
-	for _, c := range b {
-		if n.accStr {
-			switch {
-			case n.accEsc:
-				n.accEsc = false
-			case c == '\\':
-				n.accEsc = true
-			case c == '"':
-				n.accStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			n.accStr = true
-		case '{', '[':
-			n.accDepth++
-		case '}', ']':
-			n.accDepth--
-		}
-	}
-	if n.accDepth < 0 {
-		n.accDepth = 0 // unbalanced: let checkAcc try and fail
-	}
+	out.UnmappedN(sdk.S("non_json"), dropped)
 }
 
 // value handles one JSON document: an object, or an array of them (the
@@ -266,7 +196,7 @@ func (n *normalizer) value(v abi.Value, out *sdk.Out) {
 
 func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 	t := n.get(v, kType)
-	switch string(name(t)) {
+	switch string(sdk.Name(t)) {
 	case "assistant":
 		n.claudeLine(v, out)
 		n.assistant(v, out)
@@ -323,26 +253,6 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		return
 	}
 	out.Unmapped(sdk.S("(no type)"))
-}
-
-// name returns the contents of string v to switch on, as Is would compare
-// them: in place when the literal has no escapes, unescaped (a copy, rare)
-// otherwise; nil, which equals no name, when v is not a string or its
-// escapes are malformed.
-func name(v abi.Value) []byte {
-	if v.Kind() != abi.KindString {
-		return nil
-	}
-	raw := v.Raw()
-	raw = raw[1 : len(raw)-1]
-	if !v.Escaped() {
-		return raw
-	}
-	b, ok := abi.Unescape(nil, raw)
-	if !ok {
-		return nil
-	}
-	return b
 }
 
 // claudeLine notes a Claude CLI record: its format and metadata.
@@ -419,7 +329,7 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		}
 		n.closeScope(id.String(), status, errS, out)
 	default:
-		out.Unmapped(sdk.S("system/" + short(sub)))
+		out.Unmapped(sdk.S("system/" + sdk.TypeName(sub)))
 	}
 }
 
@@ -473,31 +383,4 @@ func (n *normalizer) apiError(v abi.Value, out *sdk.Out) {
 	}
 	n.errSeen = true
 	out.Status(sdk.StatusError, msg, abi.LevelTerminal)
-}
-
-func indented(b []byte) bool { return len(b) > 0 && (b[0] == ' ' || b[0] == '\t') }
-
-func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-// short returns a string value for a native type name, bounded so that a
-// hostile line cannot make the unmapped table huge.
-func short(v abi.Value) string {
-	s := v.String()
-	if v.Kind() != abi.KindString {
-		s = "?"
-	}
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return s
 }

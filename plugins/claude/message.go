@@ -199,7 +199,7 @@ func (n *normalizer) idOf(id abi.Value) string {
 
 // header opens (or updates) m with what line v says about it.
 func (n *normalizer) header(m *message, msg abi.Value, ts abi.Value, out *sdk.Out) {
-	h := sdk.Message{Role: sdk.RoleAssistant, Model: sdk.Text(n.get(msg, kModel)), Time: strOf(ts)}
+	h := sdk.Message{Role: sdk.RoleAssistant, Model: sdk.Text(n.get(msg, kModel)), Time: sdk.StringOf(ts)}
 	if m.id != "" {
 		h.ID = sdk.S(m.id)
 	}
@@ -333,7 +333,7 @@ func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 	bt := b.Get("type")
 	typ := blockType(bt)
 	if typ == "" {
-		out.Unmapped(sdk.S("block/" + short(bt)))
+		out.Unmapped(sdk.S("block/" + sdk.TypeName(bt)))
 		return
 	}
 	var s *slot
@@ -403,7 +403,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		ct := content.Get("type").Raw()
 		isErr := b.Get("is_error").Truthy() || len(ct) > 7 && string(ct[len(ct)-7:]) == `_error"`
 		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(s.toolID), ToolContent: outputOf(content), IsError: isErr})
-		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr, Scope: scopeStr(m.scope), Time: strOf(ts)}
+		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr, Scope: scopeStr(m.scope), Time: sdk.StringOf(ts)}
 		if c := n.calls[s.toolID]; c != nil {
 			r.Name = sdk.S(c.name)
 		}
@@ -418,7 +418,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 // blockType maps an Anthropic content block type to the sdk's; "" when
 // unknown.
 func blockType(t abi.Value) string {
-	switch string(name(t)) {
+	switch string(sdk.Name(t)) {
 	case "text":
 		return sdk.BlockText
 	case "thinking", "redacted_thinking":
@@ -442,14 +442,6 @@ func toolIDOf(b abi.Value) string {
 	return b.Get("tool_use_id").String()
 }
 
-// strOf is Text of a string value, unset for anything else.
-func strOf(v abi.Value) sdk.Str {
-	if v.Kind() != abi.KindString {
-		return sdk.Str{}
-	}
-	return sdk.Text(v)
-}
-
 func scopeStr(scope string) sdk.Str {
 	if scope == "" {
 		return sdk.Str{}
@@ -471,7 +463,7 @@ func (n *normalizer) user(v abi.Value, out *sdk.Out) {
 			n.closeScopeMessages(scope, out)
 			n.nextID++
 			key = "u:" + strconv.Itoa(n.nextID)
-			out.Open(sdk.S(key), sdk.Message{Role: sdk.RoleUser, Scope: scopeStr(scope), Time: strOf(ts)})
+			out.Open(sdk.S(key), sdk.Message{Role: sdk.RoleUser, Scope: scopeStr(scope), Time: sdk.StringOf(ts)})
 		}
 		out.Block(sdk.S(key), slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
 		slot++
@@ -504,7 +496,7 @@ func (n *normalizer) user(v abi.Value, out *sdk.Out) {
 			case bt.Is("text"):
 				text(b.Get("text"))
 			default:
-				out.Unmapped(sdk.S("block/" + short(bt)))
+				out.Unmapped(sdk.S("block/" + sdk.TypeName(bt)))
 			}
 		}
 	}
@@ -520,7 +512,7 @@ func (n *normalizer) origin(v, content abi.Value) string {
 	}
 	if content.Kind() == abi.KindString {
 		raw := content.Raw()
-		if hasPrefix(raw, `"<command-name>`) || hasPrefix(raw, `"<local-command-`) || hasPrefix(raw, `"<command-message>`) {
+		if sdk.HasPrefix(raw, `"<command-name>`) || sdk.HasPrefix(raw, `"<local-command-`) || sdk.HasPrefix(raw, `"<command-message>`) {
 			return sdk.OriginInjected
 		}
 	}

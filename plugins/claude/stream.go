@@ -9,7 +9,7 @@ import (
 // stream_event line (raw false) or on its own (raw true, the API's SSE).
 func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 	t := e.Get("type")
-	switch string(name(t)) {
+	switch string(sdk.Name(t)) {
 	case "message_start":
 		msg := e.Get("message")
 		m := n.msgFor(n.idOf(n.get(msg, kId)), scope, out)
@@ -21,7 +21,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		cb := e.Get("content_block")
 		typ := blockType(cb.Get("type"))
 		if typ == "" {
-			out.Unmapped(sdk.S("block/" + short(cb.Get("type"))))
+			out.Unmapped(sdk.S("block/" + sdk.TypeName(cb.Get("type"))))
 			return
 		}
 		idx, _ := e.Get("index").Int()
@@ -73,7 +73,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			// A delta with no content_block_start (a cut or glitched
 			// stream): the delta says what the block is.
 			typ := sdk.BlockText
-			switch string(name(dt)) {
+			switch string(sdk.Name(dt)) {
 			case "thinking_delta", "signature_delta":
 				typ = sdk.BlockThinking
 			case "input_json_delta":
@@ -84,7 +84,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		if s.snap || s.stopped {
 			return
 		}
-		switch string(name(dt)) {
+		switch string(sdk.Name(dt)) {
 		case "text_delta":
 			v := sdk.Text(d.Get("text"))
 			s.hasText = s.hasText || !v.IsEmpty()
@@ -109,7 +109,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		case "citations_delta":
 			// Citations annotate text already delivered.
 		default:
-			out.Unmapped(sdk.S("delta/" + short(dt)))
+			out.Unmapped(sdk.S("delta/" + sdk.TypeName(dt)))
 		}
 	case "content_block_stop":
 		m := n.cur[scope]
@@ -147,7 +147,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		}
 		out.Status(sdk.StatusError, msg, level)
 	default:
-		out.Unmapped(sdk.S("stream_event/" + short(t)))
+		out.Unmapped(sdk.S("stream_event/" + sdk.TypeName(t)))
 	}
 }
 
@@ -207,7 +207,7 @@ func (n *normalizer) finish(m *message, s *slot, out *sdk.Out) {
 			out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(""), Redacted: true})
 		}
 	case sdk.BlockToolUse:
-		in := trimSpace(s.input)
+		in := trimBlanks(s.input)
 		var input sdk.Str
 		var val abi.Value
 		if len(in) == 0 {
@@ -236,4 +236,17 @@ func (n *normalizer) finish(m *message, s *slot, out *sdk.Out) {
 		}
 		s.input = nil
 	}
+}
+
+// trimBlanks trims spaces, tabs and CRs, but not LFs (unlike
+// sdk.TrimSpace): a streamed input that is only a newline, or is cut
+// after one, is kept as it came.
+func trimBlanks(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
+		b = b[1:]
+	}
+	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
+		b = b[:len(b)-1]
+	}
+	return b
 }

@@ -47,13 +47,13 @@ func (n *normalizer) toolCall(m *message, s *slot, input, ts abi.Value, out *sdk
 		Input:  sdk.JSON(input),
 		Kind:   kindOf(s.toolName),
 		Scope:  scopeStr(m.scope),
-		Time:   strOf(ts),
+		Time:   sdk.StringOf(ts),
 	}
 	if !tc.Input.IsSet() {
 		tc.Input = sdk.S("{}")
 	}
 	if tc.Kind == "execute" {
-		tc.Command = strOf(input.Get("command"))
+		tc.Command = sdk.StringOf(input.Get("command"))
 	}
 	out.ToolCall(tc)
 }
@@ -86,7 +86,7 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 	idS := id.String()
 	content := b.Get("content")
 	isErr := b.Get("is_error").Truthy()
-	r := sdk.ToolResult{CallID: sdk.Text(id), Output: outputOf(content), IsError: isErr, Scope: scopeStr(scope), Time: strOf(ts)}
+	r := sdk.ToolResult{CallID: sdk.Text(id), Output: outputOf(content), IsError: isErr, Scope: scopeStr(scope), Time: sdk.StringOf(ts)}
 	c := n.calls[idS]
 	if c != nil {
 		r.Name = sdk.S(c.name)
@@ -103,7 +103,7 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 		case tur.Kind() == abi.KindObject && !sdk.Text(tur.Get("stderr")).IsEmpty():
 			r.Error = sdk.Text(tur.Get("stderr"))
 		}
-		if raw := content.Raw(); hasPrefix(raw, `"The user doesn't want to proceed with this tool use`) {
+		if raw := content.Raw(); sdk.HasPrefix(raw, `"The user doesn't want to proceed with this tool use`) {
 			r.Status = sdk.S("declined")
 		}
 	}

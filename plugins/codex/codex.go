@@ -525,23 +525,3 @@ func strOr(s sdk.Str, def string) sdk.Str {
 	}
 	return sdk.S(def)
 }
-
-// name returns the contents of string v to switch on, as Is would compare
-// them: in place when the literal has no escapes, unescaped (a copy, rare)
-// otherwise; nil, which equals no name, when v is not a string or its
-// escapes are malformed. One switch on it replaces a chain of Is calls.
-func name(v abi.Value) []byte {
-	if v.Kind() != abi.KindString {
-		return nil
-	}
-	raw := v.Raw()
-	raw = raw[1 : len(raw)-1]
-	if !v.Escaped() {
-		return raw
-	}
-	b, ok := abi.Unescape(nil, raw)
-	if !ok {
-		return nil
-	}
-	return b
-}

@@ -7,7 +7,7 @@ import (
 
 // exec reads one event of `codex exec --json`.
 func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
-	switch string(name(typ)) {
+	switch string(sdk.Name(typ)) {
 	case "thread.started":
 		// Item ids restart with every thread.
 		clear(n.items)
@@ -84,7 +84,7 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		// Builds before 0.44 named the field item_type.
 		t = item.Get("item_type")
 	}
-	switch string(name(t)) {
+	switch string(sdk.Name(t)) {
 	case "agent_message", "assistant_message":
 		text := item.Get("text")
 		out.Open(key, sdk.Message{ID: key})

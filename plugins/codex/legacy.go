@@ -10,7 +10,7 @@ import (
 // a final event repeating the whole text, which replaces the deltas.
 func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	t := msg.Get("type")
-	switch string(name(t)) {
+	switch string(sdk.Name(t)) {
 	case "task_started":
 		n.startTurn(out)
 	case "session_configured":

@@ -17,7 +17,7 @@ import (
 func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 	ts := sdk.Text(root.Get("timestamp"))
 	p := root.Get("payload")
-	switch string(name(typ)) {
+	switch string(sdk.Name(typ)) {
 	case "session_meta":
 		m := p
 		if inner := p.Get("meta"); inner.Kind() == abi.KindObject {
@@ -67,7 +67,7 @@ func (n *normalizer) systemPrompt(out *sdk.Out, v abi.Value, ts sdk.Str) {
 // isResponseItemType reports whether t is a response item type, for the
 // earliest rollouts that wrote items without an envelope.
 func isResponseItemType(t abi.Value) bool {
-	switch string(name(t)) {
+	switch string(sdk.Name(t)) {
 	case "message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "local_shell_call", "web_search_call":
 		return true
 	}
@@ -131,7 +131,7 @@ func (l *lazyMsg) close(out *sdk.Out) {
 
 func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
-	switch string(name(t)) {
+	switch string(sdk.Name(t)) {
 	case "message":
 		n.messageItem(out, p, ts)
 	case "reasoning":
@@ -257,7 +257,7 @@ func (n *normalizer) toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
 func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	role := p.Get("role")
 	l := lazyMsg{m: sdk.Message{ID: sdk.Text(p.Get("id")), Time: ts}}
-	switch string(name(role)) {
+	switch string(sdk.Name(role)) {
 	case "assistant":
 		l.m.Model = n.model
 		var last abi.Value
@@ -339,7 +339,7 @@ func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 
 func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
-	switch string(name(t)) {
+	switch string(sdk.Name(t)) {
 	case "token_count":
 		// info is null on the first count of a session (rate limits
 		// only). total_token_usage is the session's running total.

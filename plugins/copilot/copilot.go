@@ -81,7 +81,7 @@ func newNormalizer() *normalizer {
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if !l.IsJSON() {
-		if len(trimSpace(l.Raw)) > 0 {
+		if len(sdk.TrimSpace(l.Raw)) > 0 {
 			out.Unmapped(sdk.S("non_json"))
 		}
 		return nil
@@ -100,7 +100,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if v.Get("ephemeral").Truthy() {
 		n.sawEphemeral = true
 	}
-	n.event(v, t, v.Get("data"), strOf(v.Get("timestamp")), out)
+	n.event(v, t, v.Get("data"), sdk.StringOf(v.Get("timestamp")), out)
 	return nil
 }
 
@@ -165,7 +165,7 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("assistant.message_delta"):
 		// Deltas of a message already complete are previews of it.
 		if m := n.msgFor(d.Get("messageId"), ts, out); m != nil {
-			out.Append(sdk.S(m.key), slotText, sdk.FieldText, strOf(d.Get("deltaContent")))
+			out.Append(sdk.S(m.key), slotText, sdk.FieldText, sdk.StringOf(d.Get("deltaContent")))
 		}
 	case t.Is("assistant.message"):
 		n.assistantMessage(d, ts, out)
@@ -182,9 +182,9 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("session.shutdown"):
 		n.shutdown(d, out)
 	case t.Is("session.error"):
-		msg := strOf(d.Get("message"))
+		msg := sdk.StringOf(d.Get("message"))
 		if msg.IsEmpty() {
-			msg = strOf(d.Get("errorType"))
+			msg = sdk.StringOf(d.Get("errorType"))
 		}
 		if msg.IsEmpty() {
 			msg = sdk.S("copilot session error")
@@ -198,7 +198,7 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		// Lifecycle markers and previews of what a later event carries
 		// whole (toolRequests, execution_complete): nothing to record.
 	default:
-		out.Unmapped(sdk.S(short(t)))
+		out.Unmapped(sdk.S(sdk.TypeName(t)))
 	}
 }
 
@@ -261,58 +261,9 @@ func (n *normalizer) shutdown(d abi.Value, out *sdk.Out) {
 		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
 		return
 	}
-	e := strOf(d.Get("errorReason"))
+	e := sdk.StringOf(d.Get("errorReason"))
 	if e.IsEmpty() {
-		e = sdk.S("copilot shutdown: " + short(st))
+		e = sdk.S("copilot shutdown: " + sdk.TypeName(st))
 	}
 	out.Status(sdk.StatusError, e, abi.LevelTerminal)
-}
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-// short returns a native type name for the unmapped table, bounded so that
-// a hostile line cannot make the table huge.
-func short(v abi.Value) string {
-	if v.Kind() != abi.KindString {
-		return "?"
-	}
-	s := v.String()
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return s
-}
-
-// strOf is the text of v when it is a string (unset otherwise).
-func strOf(v abi.Value) sdk.Str {
-	if v.Kind() != abi.KindString {
-		return sdk.Str{}
-	}
-	return sdk.Text(v)
-}
-
-// appendText appends the unescaped contents of string v to dst.
-func appendText(dst []byte, v abi.Value) []byte {
-	if v.Kind() != abi.KindString {
-		return dst
-	}
-	raw := v.Raw()
-	raw = raw[1 : len(raw)-1]
-	if !v.Escaped() {
-		return append(dst, raw...)
-	}
-	n := len(dst)
-	if out, ok := abi.Unescape(dst, raw); ok {
-		return out
-	}
-	// A malformed escape: keep the literal rather than half of it.
-	return append(dst[:n], raw...)
 }

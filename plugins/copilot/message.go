@@ -15,7 +15,7 @@ func (n *normalizer) system(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		return
 	}
 	key := sdk.S(n.newKey("s"))
-	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: strOf(v.Get("id")), Time: ts})
+	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: sdk.StringOf(v.Get("id")), Time: ts})
 	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: sdk.OriginSystemPrompt})
 	out.Close(key, sdk.MessageEnd{})
 }
@@ -29,8 +29,8 @@ func (n *normalizer) user(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	c := d.Get("content")
 	tc := d.Get("transformedContent")
 	key := sdk.S(n.newKey("u"))
-	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: strOf(v.Get("id")), Time: ts})
-	prompt := sdk.Block{Type: sdk.BlockText, Text: strOf(c), Origin: sdk.OriginPrompt}
+	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: sdk.StringOf(v.Get("id")), Time: ts})
+	prompt := sdk.Block{Type: sdk.BlockText, Text: sdk.StringOf(c), Origin: sdk.OriginPrompt}
 	if tc.Kind() != abi.KindString || tc.Is("") {
 		if prompt.Text.IsSet() {
 			out.Block(key, -1, prompt)
@@ -81,7 +81,7 @@ func (n *normalizer) msgFor(id abi.Value, ts sdk.Str, out *sdk.Out) *message {
 	m := &message{key: n.newKey("a")}
 	n.msgs[sid] = m
 	n.open = append(n.open, m)
-	out.Open(sdk.S(m.key), sdk.Message{Role: sdk.RoleAssistant, ID: strOf(id), Time: ts})
+	out.Open(sdk.S(m.key), sdk.Message{Role: sdk.RoleAssistant, ID: sdk.StringOf(id), Time: ts})
 	if n.hasThinking {
 		out.Block(sdk.S(m.key), slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(string(n.thinking))})
 		m.hasThinking = true
@@ -105,7 +105,7 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		return
 	}
 	key := sdk.S(m.key)
-	model := strOf(d.Get("model"))
+	model := sdk.StringOf(d.Get("model"))
 	out.Open(key, sdk.Message{Role: sdk.RoleAssistant, Model: model})
 	if !n.modelSent {
 		n.model(d.Get("model"), false, out)
@@ -127,7 +127,7 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	for it := d.Get("toolRequests").Iter(); it.Next(); {
 		tr := it.Value()
 		id, name, args := tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments")
-		out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: strOf(name), ToolID: strOf(id), ToolInput: input(args)})
+		out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(name), ToolID: sdk.StringOf(id), ToolInput: input(args)})
 		slot++
 		n.call(id, name, args, ts, out)
 	}
@@ -160,7 +160,7 @@ func (n *normalizer) reasoning(c abi.Value, delta bool, out *sdk.Out) {
 	if !delta {
 		n.thinking = n.thinking[:0]
 	}
-	n.thinking = appendText(n.thinking, c)
+	n.thinking = sdk.AppendText(n.thinking, c)
 	n.hasThinking = true
 }
 

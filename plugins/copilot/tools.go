@@ -27,7 +27,7 @@ func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
 	}
 	n.calls[sid] = true
 	nm := name.String()
-	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: strOf(name), Input: input(args), Kind: kindOf(nm), Time: ts}
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(nm), Time: ts}
 	if tc.Kind == "execute" {
 		tc.Command = command(args)
 	}
@@ -42,14 +42,14 @@ func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
 // string.
 func command(args abi.Value) sdk.Str {
 	if args.Kind() == abi.KindString {
-		b := appendText(nil, args)
+		b := sdk.AppendText(nil, args)
 		doc, ok := sdk.Parse(b)
 		if !ok {
 			return sdk.Str{}
 		}
-		return strOf(doc.Root().Get("command")).Keep()
+		return sdk.StringOf(doc.Root().Get("command")).Keep()
 	}
-	return strOf(args.Get("command"))
+	return sdk.StringOf(args.Get("command"))
 }
 
 // toolResult handles tool.execution_complete. A completion that arrives
@@ -62,9 +62,9 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	}
 	r := sdk.ToolResult{CallID: sdk.Text(id), Time: ts}
 	res := d.Get("result")
-	r.Output = strOf(res.Get("content"))
+	r.Output = sdk.StringOf(res.Get("content"))
 	if r.Output.IsEmpty() {
-		if dc := strOf(res.Get("detailedContent")); !dc.IsEmpty() {
+		if dc := sdk.StringOf(res.Get("detailedContent")); !dc.IsEmpty() {
 			r.Output = dc
 		}
 	}
@@ -85,12 +85,12 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 			// The user (or a policy) refused the call.
 			r.Status = sdk.S("declined")
 		}
-		r.Error = strOf(e.Get("message"))
+		r.Error = sdk.StringOf(e.Get("message"))
 		if r.Error.IsEmpty() {
-			r.Error = strOf(e)
+			r.Error = sdk.StringOf(e)
 		}
 		if r.Error.IsEmpty() {
-			r.Error = strOf(e.Get("code"))
+			r.Error = sdk.StringOf(e.Get("code"))
 		}
 	}
 	sid := id.String()

@@ -31,10 +31,6 @@ const (
 // model.
 const deprecationPrefix = "The --prompt (-p) flag has been deprecated"
 
-// maxAccBytes bounds the reassembly of pretty-printed JSON: past it the
-// text could not have been one line the host would send either.
-const maxAccBytes = abi.MaxLineBytes
-
 // normalizer is the per-stream state. Everything kept across lines is a Go
 // string, a byte slice or a number: spans die with their line.
 type normalizer struct {
@@ -61,26 +57,17 @@ type normalizer struct {
 	lastErr   string // message of the last error event
 	sawResult bool
 
-	// pretty-printed JSON being reassembled; the buffers are reused.
-	accOn    bool
-	acc      []byte
-	accToks  []abi.Token
-	accDoc   abi.Doc
-	accLines int
-	accDepth int
-	accStr   bool
-	accEsc   bool
+	acc sdk.DocBuffer // pretty-printed JSON being reassembled
 }
 
 func newNormalizer() *normalizer { return &normalizer{textSlot: -1} }
 
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
-	if n.accOn {
-		// An unindented JSON line cannot be the inside of a
-		// pretty-printed document: what was accumulated was not one.
-		if l.IsJSON() && !indented(l.Raw) {
-			n.dropAcc(out)
+	if n.acc.Active() {
+		if !n.acc.Continues(l) {
+			// What was accumulated was not a document.
+			out.UnmappedN(sdk.S("non_json"), n.acc.Drop())
 		} else {
 			n.accumulate(l.Raw, out)
 			return nil
@@ -96,12 +83,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
-	if n.accOn {
-		if doc, ok := n.parseAcc(); ok {
-			n.document(doc.Root(), out)
-		} else {
-			n.dropAcc(out)
-		}
+	if doc, dropped := n.acc.End(); doc != nil {
+		n.document(doc.Root(), out)
+	} else {
+		out.UnmappedN(sdk.S("non_json"), dropped)
 	}
 	n.closeMessage(out)
 	switch n.format {
@@ -160,99 +145,27 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 // document, the CLI's deprecation notice, or noise (stderr merged into
 // stdout, a banner).
 func (n *normalizer) textLine(raw []byte, out *sdk.Out) {
-	t := trimSpace(raw)
+	t := sdk.TrimSpace(raw)
 	switch {
 	case len(t) == 0:
 		return
 	case t[0] == '{' || t[0] == '[':
-		n.accOn = true
-		n.acc = append(n.acc[:0], raw...)
-		n.acc = append(n.acc, '\n')
-		n.accLines = 1
-		n.accDepth, n.accStr, n.accEsc = 0, false, false
-		n.scanDepth(raw)
-		n.checkAcc(out)
-	case hasPrefix(t, deprecationPrefix):
+		n.accumulate(raw, out)
+	case sdk.HasPrefix(t, deprecationPrefix):
 		out.Unmapped(sdk.S("deprecation_notice"))
 	default:
 		out.Unmapped(sdk.S("non_json"))
 	}
 }
 
+// accumulate adds a line to the pretty-printed document being
+// reassembled (starting one) and handles the document once it is complete.
 func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
-	if len(n.acc)+len(raw) > maxAccBytes {
-		n.dropAcc(out)
-		out.Unmapped(sdk.S("non_json"))
-		return
-	}
-	n.acc = append(n.acc, raw...)
-	n.acc = append(n.acc, '\n')
-	n.accLines++
-	n.scanDepth(raw)
-	n.checkAcc(out)
-}
-
-// checkAcc parses the accumulated text once its brackets balance.
-func (n *normalizer) checkAcc(out *sdk.Out) {
-	if n.accDepth > 0 || n.accStr {
-		return
-	}
-	if doc, ok := n.parseAcc(); ok {
+	doc, dropped := n.acc.Add(raw)
+	if doc != nil {
 		n.document(doc.Root(), out)
-		return
 	}
-	n.dropAcc(out)
-}
-
-// parseAcc indexes the accumulated text (what sdk.Parse does, with the
-// buffers kept for the next document) and ends the accumulation. The
-// document is valid until the next accumulation starts; values made from
-// it are resolved when they are emitted.
-func (n *normalizer) parseAcc() (*abi.Doc, bool) {
-	toks, ok := abi.BuildTape(n.accToks[:0], n.acc)
-	n.accToks = toks
-	if !ok {
-		return nil, false
-	}
-	n.accOn, n.accLines = false, 0
-	n.accDoc = abi.Doc{Line: n.acc, Toks: toks}
-	return &n.accDoc, true
-}
-
-// dropAcc counts accumulated lines that did not make a document.
-func (n *normalizer) dropAcc(out *sdk.Out) {
-	for i := 0; i < n.accLines; i++ {
-		out.Unmapped(sdk.S("non_json"))
-	}
-	n.acc, n.accLines, n.accOn = n.acc[:0], 0, false
-}
-
-// scanDepth tracks the bracket depth outside strings across lines.
-func (n *normalizer) scanDepth(b []byte) {
-	for _, c := range b {
-		if n.accStr {
-			switch {
-			case n.accEsc:
-				n.accEsc = false
-			case c == '\\':
-				n.accEsc = true
-			case c == '"':
-				n.accStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			n.accStr = true
-		case '{', '[':
-			n.accDepth++
-		case '}', ']':
-			n.accDepth--
-		}
-	}
-	if n.accDepth < 0 {
-		n.accDepth = 0 // unbalanced: let checkAcc try and fail
-	}
+	out.UnmappedN(sdk.S("non_json"), dropped)
 }
 
 // newKey returns a fresh message key.
@@ -294,57 +207,4 @@ func isRecordType(t abi.Value) bool {
 	return t.Is("user") || t.Is("gemini") || t.Is("info") || t.Is("error") || t.Is("warning")
 }
 
-func isAlias(m string) bool { return m == "auto" || hasPrefix([]byte(m), "auto-") }
-
-func indented(b []byte) bool { return len(b) > 0 && (b[0] == ' ' || b[0] == '\t') }
-
-func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
-// short returns a native type name for the unmapped table, bounded so that
-// a hostile line cannot make the table huge.
-func short(v abi.Value) string {
-	if v.Kind() != abi.KindString {
-		return "?"
-	}
-	s := v.String()
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return s
-}
-
-// appendText appends the unescaped contents of string v to dst.
-func appendText(dst []byte, v abi.Value) []byte {
-	if v.Kind() != abi.KindString {
-		return dst
-	}
-	raw := v.Raw()
-	raw = raw[1 : len(raw)-1]
-	if !v.Escaped() {
-		return append(dst, raw...)
-	}
-	n := len(dst)
-	if out, ok := abi.Unescape(dst, raw); ok {
-		return out
-	}
-	// A malformed escape: keep the literal rather than half of it.
-	return append(dst[:n], raw...)
-}
-
-// strOf is the text of v when it is a string (unset otherwise).
-func strOf(v abi.Value) sdk.Str {
-	if v.Kind() != abi.KindString {
-		return sdk.Str{}
-	}
-	return sdk.Text(v)
-}
+func isAlias(m string) bool { return m == "auto" || sdk.HasPrefix([]byte(m), "auto-") }

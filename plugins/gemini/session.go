@@ -82,8 +82,8 @@ func (n *normalizer) sessionMeta(v abi.Value, out *sdk.Out) {
 // sessionRecord handles one message record of a session file.
 func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 	t := m.Get("type")
-	ts := strOf(m.Get("timestamp"))
-	id := strOf(m.Get("id"))
+	ts := sdk.StringOf(m.Get("timestamp"))
+	id := sdk.StringOf(m.Get("id"))
 	switch {
 	case t.Is("user"):
 		key := sdk.S(n.newKey("u"))
@@ -118,7 +118,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 		out.Warn("gemini warning: " + m.Get("content").String())
 	default:
 		// "info" records (CLI notices) and anything newer.
-		out.Unmapped(sdk.S("message/" + short(t)))
+		out.Unmapped(sdk.S("message/" + sdk.TypeName(t)))
 	}
 }
 
@@ -128,7 +128,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 	k := sdk.S(n.newKey("g"))
 	model := m.Get("model")
-	out.Open(k, sdk.Message{Role: sdk.RoleAssistant, ID: id, Model: strOf(model), Time: ts})
+	out.Open(k, sdk.Message{Role: sdk.RoleAssistant, ID: id, Model: sdk.StringOf(model), Time: ts})
 	n.model(model, out)
 	for it := m.Get("thoughts").Iter(); it.Next(); {
 		th := it.Value()
@@ -138,7 +138,7 @@ func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 	calls := m.Get("toolCalls")
 	for it := calls.Iter(); it.Next(); {
 		c := it.Value()
-		out.Block(k, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: strOf(c.Get("name")), ToolID: strOf(c.Get("id")), ToolInput: input(c.Get("args"))})
+		out.Block(k, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(c.Get("name")), ToolID: sdk.StringOf(c.Get("id")), ToolInput: input(c.Get("args"))})
 	}
 	if t := contentText(nil, m.Get("content")); len(t) > 0 {
 		n.answer = t
@@ -159,14 +159,14 @@ func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 // the non-thought text parts of a list) to dst.
 func contentText(dst []byte, c abi.Value) []byte {
 	if c.Kind() == abi.KindString {
-		return appendText(dst, c)
+		return sdk.AppendText(dst, c)
 	}
 	for it := c.Iter(); it.Next(); {
 		p := it.Value()
 		if p.Kind() == abi.KindString {
-			dst = appendText(dst, p)
+			dst = sdk.AppendText(dst, p)
 		} else if !p.Get("thought").Truthy() {
-			dst = appendText(dst, p.Get("text"))
+			dst = sdk.AppendText(dst, p.Get("text"))
 		}
 	}
 	return dst
@@ -197,7 +197,7 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 		out.Warn("gemini session toolCall without id: no tool.call reported")
 		return
 	}
-	t := strOf(c.Get("timestamp"))
+	t := sdk.StringOf(c.Get("timestamp"))
 	if !t.IsSet() {
 		t = msgTime
 	}
@@ -223,10 +223,10 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 	r.Output, r.Error = functionOutput(c.Get("result"))
 	if !r.Output.IsSet() {
 		// No functionResponse: the display string is all there is.
-		r.Output = strOf(c.Get("resultDisplay"))
+		r.Output = sdk.StringOf(c.Get("resultDisplay"))
 	}
 	if r.IsError && !r.Error.IsSet() {
-		r.Error = strOf(c.Get("resultDisplay"))
+		r.Error = sdk.StringOf(c.Get("resultDisplay"))
 		if !r.Error.IsSet() {
 			r.Error = sdk.Text(st)
 		}

@@ -38,14 +38,14 @@ func (n *normalizer) streamEvent(v, t abi.Value, out *sdk.Out) {
 		n.closeMessage(out)
 		n.result(v, out)
 	default:
-		out.Unmapped(sdk.S(short(t)))
+		out.Unmapped(sdk.S(sdk.TypeName(t)))
 	}
 }
 
 // userPrompt writes a message.user holding the prompt.
 func (n *normalizer) userPrompt(content, ts abi.Value, out *sdk.Out) {
 	key := sdk.S(n.newKey("u"))
-	out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: strOf(ts)})
+	out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: sdk.StringOf(ts)})
 	n.contentBlocks(key, content, sdk.OriginPrompt, out)
 	out.Close(key, sdk.MessageEnd{})
 }
@@ -58,7 +58,7 @@ func (n *normalizer) openMessage(ts abi.Value, out *sdk.Out) {
 	n.cur = n.newKey("a")
 	n.nextSlot, n.textSlot = 0, -1
 	n.text = n.text[:0]
-	out.Open(sdk.S(n.cur), sdk.Message{Role: sdk.RoleAssistant, Time: strOf(ts)})
+	out.Open(sdk.S(n.cur), sdk.Message{Role: sdk.RoleAssistant, Time: sdk.StringOf(ts)})
 }
 
 // assistantText joins the assistant's deltas into one text block.
@@ -73,7 +73,7 @@ func (n *normalizer) assistantText(v abi.Value, out *sdk.Out) {
 	if c.Is("") {
 		return
 	}
-	if raw := c.Raw(); hasPrefix(raw[1:], deprecationPrefix) {
+	if raw := c.Raw(); sdk.HasPrefix(raw[1:], deprecationPrefix) {
 		out.Unmapped(sdk.S("deprecation_notice"))
 		return
 	}
@@ -85,15 +85,15 @@ func (n *normalizer) assistantText(v abi.Value, out *sdk.Out) {
 	key := sdk.S(n.cur)
 	if v.Get("delta").Truthy() {
 		out.Append(key, n.textSlot, sdk.FieldText, sdk.Text(c))
-		n.text = appendText(n.text, c)
+		n.text = sdk.AppendText(n.text, c)
 		return
 	}
 	// A message without delta:true. Captures show none, so both readings
 	// are kept safe: a snapshot of the text so far (it starts with it)
 	// replaces the block, anything else is one more chunk and appends, so
 	// text is neither repeated nor lost.
-	n.scratch = appendText(n.scratch[:0], c)
-	if len(n.text) > 0 && hasPrefix(n.scratch, string(n.text)) {
+	n.scratch = sdk.AppendText(n.scratch[:0], c)
+	if len(n.text) > 0 && sdk.HasPrefix(n.scratch, string(n.text)) {
 		out.Block(key, n.textSlot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
 		n.text = append(n.text[:0], n.scratch...)
 		return
@@ -119,7 +119,7 @@ func (n *normalizer) toolUse(v abi.Value, out *sdk.Out) {
 		out.Warn("gemini tool_use without tool_id: no tool.call reported")
 		return
 	}
-	call(id, name, params, strOf(ts), out)
+	call(id, name, params, sdk.StringOf(ts), out)
 }
 
 // input is a tool's arguments as JSON, {} when missing.
@@ -132,9 +132,9 @@ func input(args abi.Value) sdk.Str {
 
 // call reports a tool.call (stream-json tool_use, session toolCalls).
 func call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
-	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: strOf(name), Input: input(args), Kind: kindOf(name.String()), Time: ts}
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(name.String()), Time: ts}
 	if tc.Kind == "execute" {
-		tc.Command = strOf(args.Get("command"))
+		tc.Command = sdk.StringOf(args.Get("command"))
 	}
 	out.ToolCall(tc)
 }
@@ -148,7 +148,7 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 		out.Warn("gemini tool_result without tool_id ignored")
 		return
 	}
-	r := sdk.ToolResult{CallID: sdk.Text(id), Output: strOf(v.Get("output")), Time: strOf(v.Get("timestamp"))}
+	r := sdk.ToolResult{CallID: sdk.Text(id), Output: sdk.StringOf(v.Get("output")), Time: sdk.StringOf(v.Get("timestamp"))}
 	st := v.Get("status")
 	e := v.Get("error")
 	switch {
@@ -159,7 +159,7 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 		r.Status = sdk.S("failed")
 		r.Error = errText(e)
 		if !r.Error.IsSet() {
-			r.Error = strOf(st)
+			r.Error = sdk.StringOf(st)
 		}
 	}
 	if !st.Exists() && !e.Exists() {
@@ -276,10 +276,10 @@ func (n *normalizer) closeMessage(out *sdk.Out) {
 func errText(e abi.Value) sdk.Str {
 	switch e.Kind() {
 	case abi.KindObject:
-		if m := strOf(e.Get("message")); !m.IsEmpty() {
+		if m := sdk.StringOf(e.Get("message")); !m.IsEmpty() {
 			return m
 		}
-		if t := strOf(e.Get("type")); !t.IsEmpty() {
+		if t := sdk.StringOf(e.Get("type")); !t.IsEmpty() {
 			return t
 		}
 		return sdk.Text(e)
@@ -310,7 +310,7 @@ func (n *normalizer) contentBlocks(key sdk.Str, c abi.Value, origin string, out 
 					continue
 				}
 				o := origin
-				if o == sdk.OriginPrompt && hasPrefix(txt.Raw()[1:], referencedFiles) {
+				if o == sdk.OriginPrompt && sdk.HasPrefix(txt.Raw()[1:], referencedFiles) {
 					// @file contents the CLI appended to the prompt.
 					o = sdk.OriginInjected
 				}

@@ -66,7 +66,7 @@ func (n *normalizer) chatFor(v abi.Value, out *sdk.Out) *chatResp {
 		}
 		n.closeChat(r, out)
 	}
-	r := &chatResp{id: id, model: strOf(v.Get("model")).Keep(), time: unixTime(v.Get("created"))}
+	r := &chatResp{id: id, model: sdk.StringOf(v.Get("model")).Keep(), time: unixTime(v.Get("created"))}
 	n.chat = r
 	n.model(v.Get("model"), out)
 	return r
@@ -179,7 +179,7 @@ func (m *chatMsg) callAt(index int64, id string) *chatCall {
 
 // toolFragment applies one tool_calls[] fragment.
 func (n *normalizer) toolFragment(r *chatResp, m *chatMsg, tc abi.Value, pos int64, out *sdk.Out) {
-	id := strOf(tc.Get("id"))
+	id := sdk.StringOf(tc.Get("id"))
 	idx, ok := tc.Get("index").Int()
 	var c *chatCall
 	switch {
@@ -320,7 +320,7 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 	if n.chat != nil {
 		n.closeChat(n.chat, out)
 	}
-	r := &chatResp{id: v.Get("id").String(), model: strOf(v.Get("model")), time: unixTime(v.Get("created")), closed: true}
+	r := &chatResp{id: v.Get("id").String(), model: sdk.StringOf(v.Get("model")), time: unixTime(v.Get("created")), closed: true}
 	n.model(v.Get("model"), out)
 	u := usageOf(v.Get("usage"))
 	choices := v.Get("choices")
@@ -396,7 +396,7 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 			slot++
 			n.toolCall(id, name, input, argsRoot(args), r.time, out)
 		}
-		e := sdk.MessageEnd{StopReason: strOf(c.Get("finish_reason"))}
+		e := sdk.MessageEnd{StopReason: sdk.StringOf(c.Get("finish_reason"))}
 		if nchoices == 1 {
 			e.Usage = u
 		}

@@ -26,10 +26,6 @@ var Plugin = sdk.Plugin{
 	New: func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
 }
 
-// maxAcc bounds the reassembly of a pretty-printed document: the host
-// would not have sent a longer line either.
-const maxAcc = abi.MaxLineBytes
-
 // maxNest bounds how deep request/response wrappers ({"response":
 // {"body": ...}}) are unwrapped.
 const maxNest = 4
@@ -54,12 +50,7 @@ type normalizer struct {
 	results map[string]bool // call ids whose tool.result was reported
 	prompts map[uint64]bool // hashes of request-side texts already reported
 
-	// pretty-printed JSON being reassembled
-	acc      []byte
-	accLines int
-	accDepth int
-	accStr   bool
-	accEsc   bool
+	acc sdk.DocBuffer // pretty-printed JSON being reassembled
 }
 
 func newNormalizer() *normalizer {
@@ -75,11 +66,10 @@ func newNormalizer() *normalizer {
 
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
-	if n.acc != nil {
-		// An unindented JSON line cannot be the inside of a
-		// pretty-printed document: what was accumulated was not one.
-		if l.IsJSON() && !indented(l.Raw) {
-			n.dropAcc(out)
+	if n.acc.Active() {
+		if !n.acc.Continues(l) {
+			// What was accumulated was not a document.
+			out.UnmappedN(sdk.S("non_json"), n.acc.Drop())
 		} else {
 			n.accumulate(l.Raw, out)
 			return nil
@@ -95,13 +85,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
-	if n.acc != nil {
-		if doc, ok := sdk.Parse(n.acc); ok {
-			n.acc = nil
-			n.value(doc.Root(), 0, out)
-		} else {
-			n.dropAcc(out)
-		}
+	if doc, dropped := n.acc.End(); doc != nil {
+		n.value(doc.Root(), 0, out)
+	} else {
+		out.UnmappedN(sdk.S("non_json"), dropped)
 	}
 	if n.chat != nil {
 		n.closeChat(n.chat, out)
@@ -165,22 +152,17 @@ func (n *normalizer) newKey(prefix string) sdk.Str {
 // text handles a line that is not JSON: SSE framing, the [DONE] marker,
 // the first line of a pretty-printed document, or noise.
 func (n *normalizer) text(raw []byte, out *sdk.Out) {
-	t := trimSpace(raw)
+	t := sdk.TrimSpace(raw)
 	switch {
 	case len(t) == 0:
 		return
 	case t[0] == '{' || t[0] == '[':
-		n.acc = append(n.acc[:0:0], raw...)
-		n.acc = append(n.acc, '\n')
-		n.accLines = 1
-		n.accDepth, n.accStr, n.accEsc = 0, false, false
-		n.scanDepth(raw)
-		n.checkAcc(out)
+		n.accumulate(raw, out)
 		return
-	case hasPrefix(t, "event:") || hasPrefix(t, "id:") || hasPrefix(t, "retry:") || t[0] == ':':
+	case sdk.HasPrefix(t, "event:") || sdk.HasPrefix(t, "id:") || sdk.HasPrefix(t, "retry:") || t[0] == ':':
 		return // SSE framing: the payload's own type says what it is
-	case hasPrefix(t, "data:"):
-		d := trimSpace(t[5:])
+	case sdk.HasPrefix(t, "data:"):
+		d := sdk.TrimSpace(t[5:])
 		if string(d) == "[DONE]" {
 			n.doneSeen = true
 			if n.chat != nil {
@@ -195,68 +177,14 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 	out.Unmapped(sdk.S("non_json"))
 }
 
+// accumulate adds a line to the pretty-printed document being
+// reassembled (starting one) and handles the document once it is complete.
 func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
-	if len(n.acc)+len(raw) > maxAcc {
-		n.dropAcc(out)
-		out.Unmapped(sdk.S("non_json"))
-		return
+	doc, dropped := n.acc.Add(raw)
+	if doc != nil {
+		n.value(doc.Root(), 0, out)
 	}
-	n.acc = append(n.acc, raw...)
-	n.acc = append(n.acc, '\n')
-	n.accLines++
-	n.scanDepth(raw)
-	n.checkAcc(out)
-}
-
-// checkAcc parses the accumulated text once its brackets balance.
-func (n *normalizer) checkAcc(out *sdk.Out) {
-	if n.accDepth > 0 || n.accStr {
-		return
-	}
-	doc, ok := sdk.Parse(n.acc)
-	if !ok {
-		n.dropAcc(out)
-		return
-	}
-	n.acc = nil
-	n.accLines = 0
-	n.value(doc.Root(), 0, out)
-}
-
-// dropAcc counts accumulated lines that did not make a document.
-func (n *normalizer) dropAcc(out *sdk.Out) {
-	for i := 0; i < n.accLines; i++ {
-		out.Unmapped(sdk.S("non_json"))
-	}
-	n.acc, n.accLines = nil, 0
-}
-
-// scanDepth tracks bracket depth outside strings across lines.
-func (n *normalizer) scanDepth(b []byte) {
-	for _, c := range b {
-		if n.accStr {
-			switch {
-			case n.accEsc:
-				n.accEsc = false
-			case c == '\\':
-				n.accEsc = true
-			case c == '"':
-				n.accStr = false
-			}
-			continue
-		}
-		switch c {
-		case '"':
-			n.accStr = true
-		case '{', '[':
-			n.accDepth++
-		case '}', ']':
-			n.accDepth--
-		}
-	}
-	if n.accDepth < 0 {
-		n.accDepth = 0 // unbalanced: let checkAcc try and fail
-	}
+	out.UnmappedN(sdk.S("non_json"), dropped)
 }
 
 // value handles one JSON document: an object, or an array of them (a
@@ -286,7 +214,7 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 	case obj.Is("response"):
 		n.setFormat(FormatResponses, out)
 		n.responseObject(v, abi.Value{}, out)
-	case typ.Kind() == abi.KindString && hasPrefix(typ.Raw(), `"response.`):
+	case typ.Kind() == abi.KindString && sdk.HasPrefix(typ.Raw(), `"response.`):
 		n.setFormat(FormatResponsesSSE, out)
 		n.event(v, typ, out)
 	case typ.Is("error"):
@@ -329,9 +257,9 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 	case v.Get("messages").Kind() == abi.KindArray:
 		n.chatRequest(v, out)
 	case typ.Kind() == abi.KindString:
-		out.Unmapped(sdk.S(short(typ)))
+		out.Unmapped(sdk.S(sdk.TypeName(typ)))
 	case obj.Kind() == abi.KindString:
-		out.Unmapped(sdk.S("object/" + short(obj)))
+		out.Unmapped(sdk.S("object/" + sdk.TypeName(obj)))
 	default:
 		out.Unmapped(sdk.S("(no type)"))
 	}
@@ -465,7 +393,7 @@ func needsQuote(w string) bool {
 // fragments) as a tool input: "" is {}, text that is not JSON stays a
 // string rather than being lost. root is the parsed value, if any.
 func jsonInput(b []byte) (in sdk.Str, root abi.Value) {
-	t := trimSpace(b)
+	t := sdk.TrimSpace(b)
 	if len(t) == 0 {
 		t = []byte("{}")
 	}
@@ -617,20 +545,6 @@ func hash(seed uint64, b []byte) uint64 {
 	return h
 }
 
-func indented(b []byte) bool { return len(b) > 0 && (b[0] == ' ' || b[0] == '\t') }
-
-func hasPrefix(b []byte, p string) bool { return len(b) >= len(p) && string(b[:len(p)]) == p }
-
-func trimSpace(b []byte) []byte {
-	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\r' || b[0] == '\n') {
-		b = b[1:]
-	}
-	for len(b) > 0 && (b[len(b)-1] == ' ' || b[len(b)-1] == '\t' || b[len(b)-1] == '\r' || b[len(b)-1] == '\n') {
-		b = b[:len(b)-1]
-	}
-	return b
-}
-
 func lower(s string) string {
 	for i := 0; i < len(s); i++ {
 		if s[i] >= 'A' && s[i] <= 'Z' {
@@ -646,31 +560,10 @@ func lower(s string) string {
 	return s
 }
 
-// short returns a string value as a native type name, bounded so that a
-// hostile line cannot make the unmapped table huge.
-func short(v abi.Value) string {
-	s := "?"
-	if v.Kind() == abi.KindString {
-		s = v.String()
-	}
-	if len(s) > 64 {
-		s = s[:64]
-	}
-	return s
-}
-
 // opt is a literal, unset when empty.
 func opt(s string) sdk.Str {
 	if s == "" {
 		return sdk.Str{}
 	}
 	return sdk.S(s)
-}
-
-// strOf is Text of a string value, unset for anything else.
-func strOf(v abi.Value) sdk.Str {
-	if v.Kind() != abi.KindString {
-		return sdk.Str{}
-	}
-	return sdk.Text(v)
 }

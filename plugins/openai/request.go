@@ -87,7 +87,7 @@ func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
 			}
 			n.toolCall(callIDOf(i), i.Get("name").String(), input, argsRoot(args), sdk.Str{}, out)
 		case t.Kind() == abi.KindString && hasSuffix(t.Raw(), `_output"`):
-			n.toolOutput(i.Get("call_id"), i.Get("output"), strOf(i.Get("status")), out)
+			n.toolOutput(i.Get("call_id"), i.Get("output"), sdk.StringOf(i.Get("status")), out)
 		}
 	}
 	p.close(out)

@@ -77,7 +77,7 @@ func (n *normalizer) respFor(v abi.Value, out *sdk.Out) *resp {
 		n.resps["#"+itoa(int64(r.seq))] = r
 	}
 	n.cur = r
-	out.Open(r.key, sdk.Message{ID: opt(id), Model: strOf(v.Get("model")), Time: r.time})
+	out.Open(r.key, sdk.Message{ID: opt(id), Model: sdk.StringOf(v.Get("model")), Time: r.time})
 	n.model(v.Get("model"), out)
 	return r
 }
@@ -207,7 +207,7 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 			// its item arrives whole in output_item.done.
 			return
 		}
-		out.Unmapped(sdk.S(short(typ)))
+		out.Unmapped(sdk.S(sdk.TypeName(typ)))
 	}
 }
 
@@ -218,7 +218,7 @@ func isProgress(typ abi.Value) bool {
 		`"response.web_search_call.`, `"response.file_search_call.`, `"response.code_interpreter_call`,
 		`"response.mcp_call`, `"response.mcp_list_tools.`, `"response.image_generation_call.`,
 	} {
-		if hasPrefix(raw, p) {
+		if sdk.HasPrefix(raw, p) {
 			return true
 		}
 	}
@@ -299,7 +299,7 @@ func (n *normalizer) snapPart(it *item, idx int, p abi.Value, out *sdk.Out) {
 	case pt.Is("reasoning_text"):
 		n.snapText(it, idx, sdk.BlockThinking, p.Get("text"), out)
 	default:
-		out.Unmapped(sdk.S("content/" + short(pt)))
+		out.Unmapped(sdk.S("content/" + sdk.TypeName(pt)))
 	}
 }
 
@@ -351,7 +351,7 @@ func (n *normalizer) snapItem(it *item, i abi.Value, out *sdk.Out) {
 		n.toolUse(it, sdk.JSON(i.Get("input")), abi.Value{}, out)
 	default:
 		if !n.hostedTool(it, i, t, out) {
-			out.Unmapped(sdk.S("item/" + short(t)))
+			out.Unmapped(sdk.S("item/" + sdk.TypeName(t)))
 		}
 	}
 }
@@ -410,7 +410,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 		name, kind, server = "shell", "execute", false
 		input = sdk.JSON(i.Get("action"))
 		if c := i.Path("action", "commands"); c.Kind() == abi.KindArray && c.Len() == 1 {
-			command = strOf(c.Index(0))
+			command = sdk.StringOf(c.Index(0))
 		}
 	case t.Is("apply_patch_call"):
 		name, kind, server = "apply_patch", "edit", false
@@ -456,7 +456,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	case t.Is("code_interpreter_call"):
 		output = logsOf(i.Get("outputs"))
 	case t.Is("mcp_call"):
-		output = strOf(i.Get("output"))
+		output = sdk.StringOf(i.Get("output"))
 	}
 	var errS sdk.Str
 	if e := i.Get("error"); e.Kind() == abi.KindString {
@@ -465,7 +465,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 		errS = sdk.Text(e.Get("message"))
 	}
 	n.results[it.callID] = true
-	status := strOf(st)
+	status := sdk.StringOf(st)
 	if !status.IsSet() {
 		status = sdk.S("completed")
 		if failed {
@@ -563,7 +563,7 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 	}
 	reason := v.Path("incomplete_details", "reason")
 	u := usageOf(v.Get("usage"))
-	n.closeRespWith(r, sdk.MessageEnd{StopReason: strOf(reason), Usage: u}, out)
+	n.closeRespWith(r, sdk.MessageEnd{StopReason: sdk.StringOf(reason), Usage: u}, out)
 	switch {
 	case st.Is("completed") || !st.Exists() && ev.Is("response.completed"):
 		n.status(sdk.StatusOK, sdk.Str{}, out)
@@ -587,7 +587,7 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 		default:
 			msg := sdk.S("response incomplete")
 			if reason.Kind() == abi.KindString {
-				msg = sdk.S("response incomplete: " + short(reason))
+				msg = sdk.S("response incomplete: " + sdk.TypeName(reason))
 			}
 			n.status(sdk.StatusIncomplete, msg, out)
 		}

@@ -1,0 +1,140 @@
+package sdk
+
+import "github.com/twasm/twasm/abi"
+
+// DocBuffer reassembles one JSON document that a provider printed over
+// several lines (a pretty-printed response, say): the host hands such a
+// document over line by line, none of them JSON by itself. The plugin
+// starts a document with the line that opens it ([DocBuffer.Add] on a
+// non-JSON line whose first non-blank byte is '{' or '['), feeds the lines
+// that follow while [DocBuffer.Continues] says they belong to it, and
+// counts the lines of a document that did not parse as it sees fit.
+//
+// The brackets are counted outside strings across lines; once they
+// balance the text is indexed as [Parse] does. The buffers are reused
+// from one document to the next, so a document, and every span made from
+// it, is valid only until the next one starts: call [Str.Keep] to hold a
+// value longer. The zero DocBuffer is ready to use.
+type DocBuffer struct {
+	buf   []byte
+	toks  []abi.Token
+	doc   *abi.Doc // the last document handed out
+	lines int      // lines in buf
+	depth int      // bracket depth outside strings
+	inStr bool     // inside a string at the end of buf
+	esc   bool     // after a backslash inside a string
+	on    bool     // a document is being reassembled
+}
+
+// Active reports whether a document is being reassembled.
+func (b *DocBuffer) Active() bool { return b.on }
+
+// Continues reports whether l can be the next line of the document being
+// reassembled: any line but a JSON line that is not indented, which cannot
+// be the inside of a pretty-printed document. It is false when no
+// document is active.
+func (b *DocBuffer) Continues(l *Line) bool {
+	return b.on && !(l.IsJSON() && !indented(l.Raw))
+}
+
+// Add appends the line raw (without its LF) to the document being
+// reassembled, starting one when none is active. While brackets are still
+// open it returns nil and 0. Once they balance it returns the document,
+// or, when the text is not one JSON document, nil and the number of lines
+// dropped (this one included). A line that would make the text longer
+// than a line the host sends ([abi.MaxLineBytes]) drops the document with
+// that line. A returned document or a drop ends the reassembly.
+func (b *DocBuffer) Add(raw []byte) (doc *abi.Doc, dropped int) {
+	if !b.on {
+		b.start()
+	} else if len(b.buf)+len(raw) > abi.MaxLineBytes {
+		return nil, b.Drop() + 1
+	}
+	b.buf = append(b.buf, raw...)
+	b.buf = append(b.buf, '\n')
+	b.lines++
+	b.scan(raw)
+	if b.depth > 0 || b.inStr {
+		return nil, 0
+	}
+	if doc, ok := b.parse(); ok {
+		return doc, 0
+	}
+	return nil, b.Drop()
+}
+
+// End ends the reassembly at the end of the stream: the document when the
+// text is one even though the brackets do not balance yet, otherwise nil
+// and the number of lines dropped. Nothing (nil, 0) when no document is
+// active.
+func (b *DocBuffer) End() (doc *abi.Doc, dropped int) {
+	if !b.on {
+		return nil, 0
+	}
+	if doc, ok := b.parse(); ok {
+		return doc, 0
+	}
+	return nil, b.Drop()
+}
+
+// Drop abandons the document being reassembled and returns how many lines
+// it held.
+func (b *DocBuffer) Drop() int {
+	n := b.lines
+	b.buf, b.lines, b.on = b.buf[:0], 0, false
+	return n
+}
+
+func (b *DocBuffer) start() {
+	if b.doc != nil {
+		// Spans of the previous document must not read the reused
+		// buffer: emitting one now panics as a span of an old line does.
+		b.doc.Line, b.doc.Toks = nil, nil
+		b.doc = nil
+	}
+	b.buf, b.lines = b.buf[:0], 0
+	b.depth, b.inStr, b.esc = 0, false, false
+	b.on = true
+}
+
+// parse indexes the text; on success the reassembly ends.
+func (b *DocBuffer) parse() (*abi.Doc, bool) {
+	toks, ok := abi.BuildTape(b.toks[:0], b.buf)
+	b.toks = toks
+	if !ok {
+		return nil, false
+	}
+	b.on, b.lines = false, 0
+	b.doc = &abi.Doc{Line: b.buf, Toks: toks}
+	return b.doc, true
+}
+
+// scan tracks the bracket depth outside strings.
+func (b *DocBuffer) scan(raw []byte) {
+	for _, c := range raw {
+		if b.inStr {
+			switch {
+			case b.esc:
+				b.esc = false
+			case c == '\\':
+				b.esc = true
+			case c == '"':
+				b.inStr = false
+			}
+			continue
+		}
+		switch c {
+		case '"':
+			b.inStr = true
+		case '{', '[':
+			b.depth++
+		case '}', ']':
+			b.depth--
+		}
+	}
+	if b.depth < 0 {
+		b.depth = 0 // unbalanced: let the parse try and fail
+	}
+}
+
+func indented(b []byte) bool { return len(b) > 0 && (b[0] == ' ' || b[0] == '\t') }

@@ -1,0 +1,100 @@
+package sdk
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// line makes a Line as the driver hands it over: indexed when it is JSON.
+func line(raw string) *Line {
+	doc := &abi.Doc{Line: []byte(raw)}
+	if toks, ok := abi.BuildTape(nil, doc.Line); ok {
+		doc.Toks = toks
+	}
+	return &Line{No: 1, Raw: doc.Line, doc: doc}
+}
+
+func TestDocBufferReassembles(t *testing.T) {
+	var b DocBuffer
+	assert.False(t, b.Active())
+	lines := []string{"{", `  "a": "}{[\"",`, `  "b": [1, {"c": 2}]`, "}"}
+	for i, l := range lines {
+		doc, dropped := b.Add([]byte(l))
+		assert.Zero(t, dropped)
+		if i < len(lines)-1 {
+			require.Nil(t, doc, "line %d", i)
+			assert.True(t, b.Active())
+			assert.True(t, b.Continues(line(lines[i+1])))
+			continue
+		}
+		require.NotNil(t, doc)
+		assert.Equal(t, `}{["`, doc.Root().Get("a").String())
+		assert.Equal(t, int64(2), must(doc.Root().Get("b").Index(1).Get("c").Int()))
+	}
+	assert.False(t, b.Active())
+}
+
+func must(n int64, ok bool) int64 {
+	if !ok {
+		return -1
+	}
+	return n
+}
+
+func TestDocBufferDrops(t *testing.T) {
+	var b DocBuffer
+	// Balanced but not JSON: every line is dropped.
+	doc, dropped := b.Add([]byte("{"))
+	assert.Nil(t, doc)
+	assert.Zero(t, dropped)
+	doc, dropped = b.Add([]byte("  nope }"))
+	assert.Nil(t, doc)
+	assert.Equal(t, 2, dropped)
+	assert.False(t, b.Active())
+
+	// An unindented JSON line does not continue a document; an indented
+	// one or a non-JSON one does.
+	b.Add([]byte("["))
+	assert.False(t, b.Continues(line(`{"a":1}`)))
+	assert.True(t, b.Continues(line(`  {"a":1}`)))
+	assert.True(t, b.Continues(line(`]`)))
+	assert.Equal(t, 1, b.Drop())
+	assert.False(t, b.Continues(line(`]`)), "no document is active")
+
+	// Past the size of a line the document and the line are dropped.
+	b.Add([]byte("["))
+	big := []byte(`  "` + strings.Repeat("x", abi.MaxLineBytes) + `"`)
+	doc, dropped = b.Add(big)
+	assert.Nil(t, doc)
+	assert.Equal(t, 2, dropped)
+	assert.False(t, b.Active())
+}
+
+func TestDocBufferEnd(t *testing.T) {
+	var b DocBuffer
+	doc, dropped := b.End()
+	assert.Nil(t, doc)
+	assert.Zero(t, dropped)
+
+	b.Add([]byte("{"))
+	b.Add([]byte(`  "a": 1,`))
+	doc, dropped = b.End()
+	assert.Nil(t, doc)
+	assert.Equal(t, 2, dropped)
+
+}
+
+func TestDocBufferInvalidatesTheLastDocument(t *testing.T) {
+	var b DocBuffer
+	doc, _ := b.Add([]byte(`{"a":"first"}`))
+	require.NotNil(t, doc)
+	s := Text(doc.Root().Get("a"))
+	assert.Equal(t, "first", s.Keep().String())
+	b.Add([]byte("{"))
+	assert.Panics(t, func() { _ = s.String() }, "a span of the previous document after the next one started")
+}
