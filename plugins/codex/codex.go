@@ -86,22 +86,14 @@ type stream struct {
 
 // Line dispatches a raw line to the reader of its format.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
-	root := l.JSON()
+	// A raw control byte inside a string (a NUL from a tool's output has
+	// been seen in the wild) makes a line invalid JSON; the host escapes
+	// such bytes before it tapes the line, so that line arrives as JSON.
 	if !l.IsJSON() {
-		// A raw control byte inside a string (a NUL from a tool's output
-		// has been seen in the wild) makes the line invalid JSON; with
-		// those bytes escaped it parses, and their values survive.
-		fixed, ok := escapeControlBytes(l.Raw)
-		var doc *abi.Doc
-		if ok {
-			doc, ok = sdk.Parse(fixed)
-		}
-		if !ok {
-			out.Unmapped(sdk.S("non-json"))
-			return nil
-		}
-		root = doc.Root()
+		out.Unmapped(sdk.S("non-json"))
+		return nil
 	}
+	root := l.JSON()
 	if root.Kind() != abi.KindObject {
 		out.Unmapped(sdk.S("json-array"))
 		return nil
@@ -165,36 +157,6 @@ func (n *normalizer) setFormat(out *sdk.Out, f string) {
 		n.format = f
 		out.Meta(sdk.Meta{Format: sdk.S(f)})
 	}
-}
-
-// escapeControlBytes returns line with the raw control bytes inside its
-// JSON strings escaped (\u00XX), and whether there were any.
-func escapeControlBytes(line []byte) ([]byte, bool) {
-	const hex = "0123456789abcdef"
-	var out []byte
-	in, esc := false, false
-	for i, c := range line {
-		switch {
-		case !in:
-			in = c == '"'
-		case esc:
-			esc = false
-		case c == '\\':
-			esc = true
-		case c == '"':
-			in = false
-		case c < 0x20:
-			if out == nil {
-				out = append(make([]byte, 0, len(line)+32), line[:i]...)
-			}
-			out = append(out, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
-			continue
-		}
-		if out != nil {
-			out = append(out, c)
-		}
-	}
-	return out, out != nil
 }
 
 // newKey returns a fresh message key for formats without message ids.

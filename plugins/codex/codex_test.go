@@ -57,24 +57,6 @@ func TestExitCodeInText(t *testing.T) {
 	}
 }
 
-func TestEscapeControlBytes(t *testing.T) {
-	tests := []struct {
-		in, want string
-		changed  bool
-	}{
-		{"{\"a\":\"x\x00y\"}", `{"a":"x\u0000y"}`, true},
-		{"{\"a\":\"\\\"\x1b[0m\"}", `{"a":"\"\u001b[0m"}`, true},
-		{"{\"a\":\n\"tab\tin\"}", "{\"a\":\n\"tab\\u0009in\"}", true}, // white space outside strings stays
-		{`{"a":"plain"}`, "", false},
-	}
-	for _, tt := range tests {
-		got, changed := escapeControlBytes([]byte(tt.in))
-		if changed != tt.changed || string(got) != tt.want {
-			t.Errorf("escapeControlBytes(%q) = %q, %v; want %q, %v", tt.in, got, changed, tt.want, tt.changed)
-		}
-	}
-}
-
 func TestErrorText(t *testing.T) {
 	tests := []struct{ msg, want string }{
 		{`"Reconnecting... 2/5 (stream disconnected)"`, "Reconnecting... 2/5 (stream disconnected)"},

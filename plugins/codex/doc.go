@@ -55,8 +55,8 @@
 //
 // Bytes. Values reach the host as spans of the input, so NUL, control
 // bytes, ANSI escapes and invalid UTF-8 survive as they are. A line made
-// invalid by a raw control byte inside a string is repaired (the byte
-// escaped) and read like any other line.
+// invalid by a raw control byte inside a string is repaired by the host
+// (the byte escaped) before the plugin sees it, and read like any other.
 //
 // Unmapped native types are counted as "<type>" (exec-json, legacy),
 // "item/<type>", "response_item/<type>", "event_msg/<type>", and
