@@ -2,111 +2,27 @@ package claude_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"reflect"
 	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/claude"
-	"github.com/twasm/twasm/transcript"
+	"github.com/twasm/twasm/plugins/plugintest"
 )
 
-// sharedFixtures is the project's shared capture directory, a sibling of
-// the repository (../shared from the repo root). It is not part of the
-// repository, so the conformance test skips when it is absent.
-var sharedFixtures = filepath.Join("..", "..", "..", "shared", "fixtures")
-
-// conformanceDir holds, per fixture, the unmapped native types the plugin
-// is expected to count and why (<fixture file>.unmapped.json).
-const conformanceDir = "testdata/conformance"
-
-type unmappedExpectation struct {
-	Unmapped map[string]int    `json:"unmapped"`
-	Reasons  map[string]string `json:"reasons"`
-}
-
-// TestConformance runs every real capture through the plugin: no fault,
-// every tool_use id becomes a tool.call, every piece of model text lands in
-// a block, and nothing is unmapped beyond the checked-in expectation.
+// TestConformance runs every real capture of ../shared/fixtures/claude and
+// anthropic through the plugin: no fault, every tool_use id becomes a
+// tool.call, every piece of model text lands in a block, and nothing is
+// unmapped beyond the checked-in expectation (testdata/conformance).
 func TestConformance(t *testing.T) {
-	var files []string
-	for _, dir := range []string{"claude", "anthropic"} {
-		m, _ := filepath.Glob(filepath.Join(sharedFixtures, dir, "*"))
-		for _, f := range m {
-			if !strings.HasSuffix(f, ".source.txt") && !strings.HasSuffix(f, ".stderr.txt") {
-				files = append(files, f)
-			}
-		}
-	}
-	if len(files) == 0 {
-		t.Skip("no shared fixtures at", sharedFixtures)
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var sink normalize.Collector
-			res, err := normalize.Run(context.Background(), normalize.NativeInstance(claude.Plugin), bytes.NewReader(raw), &sink, normalize.Options{Provider: "claude"})
-			if err != nil {
-				t.Fatal(err)
-			}
-			if res.FailedLines != 0 {
-				t.Errorf("failed lines: %d, warnings %q", res.FailedLines, res.Warnings)
-			}
-			calls := map[string]bool{}
-			var texts []string
-			for _, it := range sink.Items {
-				if it.Event == nil {
-					continue
-				}
-				if tp := it.Event.Tool(); tp != nil && it.Event.Type == transcript.ToolCall {
-					calls[tp.CallID] = true
-				}
-				if mp := it.Event.Message(); mp != nil {
-					for _, b := range mp.Blocks {
-						texts = append(texts, b.Text, b.Thinking)
-					}
-				}
-			}
-			ids, frags := rawFacts(raw)
-			for _, id := range ids {
-				if !calls[id] {
-					t.Errorf("tool_use %s has no tool.call", id)
-				}
-			}
-			all := strings.Join(texts, "\x00")
-			for _, fr := range frags {
-				if !strings.Contains(all, fr) {
-					t.Errorf("model text %.80q is in no block", fr)
-				}
-			}
-			var want unmappedExpectation
-			exp := filepath.Join(conformanceDir, filepath.Base(f)+".unmapped.json")
-			if b, err := os.ReadFile(exp); err == nil {
-				if err := json.Unmarshal(b, &want); err != nil {
-					t.Fatalf("%s: %v", exp, err)
-				}
-			}
-			for k := range want.Unmapped {
-				if want.Reasons[k] == "" {
-					t.Errorf("%s: unmapped %q has no reason", exp, k)
-				}
-			}
-			got := res.Unmapped
-			if len(got) == 0 && len(want.Unmapped) == 0 {
-				return
-			}
-			if !reflect.DeepEqual(got, want.Unmapped) {
-				t.Errorf("unmapped = %v, want %v (from %s)", got, want.Unmapped, exp)
-			}
-		})
-	}
+	plugintest.Conformance{
+		Plugin:  claude.Plugin,
+		Options: normalize.Options{Provider: "claude"},
+		Dirs:    []string{"claude", "anthropic"},
+		Skip:    func(name string) bool { return strings.HasSuffix(name, ".stderr.txt") },
+		Facts:   func(_ *testing.T, raw []byte) ([]string, []string) { return rawFacts(raw) },
+	}.Test(t)
 }
 
 // rawFacts reads the capture independently of the plugin (with

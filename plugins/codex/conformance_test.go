@@ -3,129 +3,43 @@ package codex_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"errors"
-	"io/fs"
-	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/codex"
-	"github.com/twasm/twasm/transcript"
+	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // fixtureDir holds real Codex captures shared by the project (not copied
-// into the repository): ../shared relative to the repository root.
+// into the repository): ../shared relative to the repository root. The
+// fuzz test seeds from it too.
 var fixtureDir = filepath.Join("..", "..", "..", "shared", "fixtures", "codex")
 
-// expectationDir holds, per fixture, the native types it may leave
-// unmapped and why: <fixture>.unmapped.json, {"<native type>": "reason"}.
-var expectationDir = filepath.Join("testdata", "conformance")
-
 // TestConformance runs every real capture and checks the contract that
-// does not depend on hand-written expectations: no fault, every tool
-// invocation in the raw input is a tool.call, every piece of model text
-// is in some block, and nothing is unmapped without a recorded reason.
+// does not depend on hand-written expectations: no fault and no host
+// warning, every tool invocation in the raw input is a tool.call, every
+// piece of model text is the text of some block, and nothing is unmapped
+// beyond the fixture's expectation file (testdata/conformance).
 func TestConformance(t *testing.T) {
-	files, err := filepath.Glob(filepath.Join(fixtureDir, "*.jsonl"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if len(files) == 0 {
-		t.Skipf("no shared fixtures at %s", fixtureDir)
-	}
-	for _, path := range files {
-		name := strings.TrimSuffix(filepath.Base(path), ".jsonl")
-		t.Run(name, func(t *testing.T) {
-			raw, err := os.ReadFile(path)
-			if err != nil {
-				t.Fatal(err)
+	plugintest.Conformance{
+		Plugin:  codex.Plugin,
+		Options: normalize.Options{Provider: "codex", Now: func() time.Time { return time.Unix(0, 0) }},
+		Skip:    func(name string) bool { return !strings.HasSuffix(name, ".jsonl") },
+		Facts: func(t *testing.T, raw []byte) ([]string, []string) {
+			f := scanFixture(t, raw)
+			return f.calls, f.texts
+		},
+		ExactText: true,
+		Check: func(t *testing.T, o *plugintest.Outcome) {
+			if len(o.Result.Warnings) > 0 {
+				t.Errorf("host warnings: %q", o.Result.Warnings)
 			}
-			var c normalize.Collector
-			res, err := normalize.Run(context.Background(), normalize.NativeInstance(codex.Plugin), bytes.NewReader(raw), &c,
-				normalize.Options{Provider: "codex", Now: func() time.Time { return time.Unix(0, 0) }})
-			if err != nil {
-				t.Fatalf("run: %v", err)
-			}
-			if res.FailedLines != 0 {
-				t.Errorf("%d lines lost to plugin faults", res.FailedLines)
-			}
-			if len(res.Warnings) > 0 {
-				t.Errorf("host warnings: %q", res.Warnings)
-			}
-			want := scanFixture(t, raw)
-
-			calls := map[string]bool{}
-			texts := map[string]bool{}
-			for _, ev := range c.Events("") {
-				if p := ev.Tool(); p != nil && ev.Type == transcript.ToolCall {
-					calls[p.CallID] = true
-				}
-				if p := ev.Message(); p != nil {
-					for _, b := range p.Blocks {
-						texts[b.Text] = true
-						texts[b.Thinking] = true
-					}
-				}
-			}
-			for _, id := range want.calls {
-				if !calls[id] {
-					t.Errorf("tool invocation %s in the raw input has no tool.call", id)
-				}
-			}
-			for _, s := range want.texts {
-				if !texts[s] {
-					t.Errorf("model text not in any block: %.80q", s)
-				}
-			}
-			allowed := loadExpectation(t, name)
-			var unexpected []string
-			for native, n := range res.Unmapped {
-				if allowed[native] == "" {
-					unexpected = append(unexpected, native+"×"+itoa(n))
-				}
-			}
-			sort.Strings(unexpected)
-			if len(unexpected) > 0 {
-				t.Errorf("unmapped without a recorded reason in %s: %v", filepath.Join(expectationDir, name+".unmapped.json"), unexpected)
-			}
-			for native := range allowed {
-				if res.Unmapped[native] == 0 {
-					t.Errorf("%s lists %q as unmapped but the plugin now maps it: drop it", name+".unmapped.json", native)
-				}
-			}
-		})
-	}
-}
-
-func itoa(n int) string {
-	b, _ := json.Marshal(n)
-	return string(b)
-}
-
-func loadExpectation(t *testing.T, name string) map[string]string {
-	b, err := os.ReadFile(filepath.Join(expectationDir, name+".unmapped.json"))
-	if errors.Is(err, fs.ErrNotExist) {
-		return nil
-	}
-	if err != nil {
-		t.Fatal(err)
-	}
-	var m map[string]string
-	if err := json.Unmarshal(b, &m); err != nil {
-		t.Fatalf("%s.unmapped.json: %v", name, err)
-	}
-	for k, v := range m {
-		if strings.TrimSpace(v) == "" {
-			t.Errorf("%s.unmapped.json: %q has no reason", name, k)
-		}
-	}
-	return m
+		},
+	}.Test(t)
 }
 
 // fixtureFacts is what an independent reading of a capture says must be

@@ -1,0 +1,115 @@
+package plugintest
+
+import (
+	"bytes"
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/transcript"
+)
+
+// Outcome is what a native run of a plugin gave.
+type Outcome struct {
+	Result *transcript.AgentResult
+	Sink   normalize.Collector
+}
+
+// Run normalizes raw natively with p through normalize.Run; an error of
+// the run fails the test.
+func Run(tb testing.TB, p sdk.Plugin, raw []byte, opts normalize.Options) *Outcome {
+	tb.Helper()
+	o := &Outcome{}
+	res, err := normalize.Run(context.Background(), normalize.NativeInstance(p), bytes.NewReader(raw), &o.Sink, opts)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	o.Result = res
+	return o
+}
+
+// Calls returns the call id of every tool.call, in every scope.
+func (o *Outcome) Calls() map[string]bool {
+	calls := map[string]bool{}
+	for _, it := range o.Sink.Items {
+		if it.Event == nil || it.Event.Type != transcript.ToolCall {
+			continue
+		}
+		if tp := it.Event.Tool(); tp != nil {
+			calls[tp.CallID] = true
+		}
+	}
+	return calls
+}
+
+// Texts returns the Text and Thinking of every block of the messages keep
+// accepts (every message, in every scope, when keep is nil), in order.
+func (o *Outcome) Texts(keep func(*transcript.Event) bool) []string {
+	var texts []string
+	for _, it := range o.Sink.Items {
+		if it.Event == nil || keep != nil && !keep(it.Event) {
+			continue
+		}
+		if mp := it.Event.Message(); mp != nil {
+			for _, b := range mp.Blocks {
+				texts = append(texts, b.Text, b.Thinking)
+			}
+		}
+	}
+	return texts
+}
+
+// Assistant accepts assistant messages (for [Outcome.Texts]).
+func Assistant(ev *transcript.Event) bool { return ev.Type == transcript.MessageAssistant }
+
+// CheckCalls fails for every id that has no tool.call.
+func (o *Outcome) CheckCalls(tb testing.TB, ids []string) {
+	tb.Helper()
+	calls := o.Calls()
+	for _, id := range ids {
+		if !calls[id] {
+			tb.Errorf("tool call %s in the raw input has no tool.call", id)
+		}
+	}
+}
+
+// CheckTexts fails for every fragment of model text that is in none of
+// texts: inside one when exact is false, the whole of one when it is true.
+func CheckTexts(tb testing.TB, texts, frags []string, exact bool) {
+	tb.Helper()
+	all := strings.Join(texts, "\x00")
+	whole := map[string]bool{}
+	for _, s := range texts {
+		whole[s] = true
+	}
+	for _, fr := range frags {
+		if exact && !whole[fr] || !exact && !strings.Contains(all, fr) {
+			tb.Errorf("model text %.80q is in no block", fr)
+		}
+	}
+}
+
+// CheckRun is the body of a plugin's fuzz test: whatever the bytes, the
+// plugin never faults (a panic is a fatal status and counts the lines as
+// failed), and every event the host assembles from its records marshals
+// as a transcript line (with the run id and sequence the host would set).
+func CheckRun(t *testing.T, p sdk.Plugin, raw []byte, opts normalize.Options) {
+	t.Helper()
+	o := Run(t, p, raw, opts)
+	if o.Result.FailedLines != 0 {
+		t.Fatalf("%d failed lines: %q", o.Result.FailedLines, o.Result.Warnings)
+	}
+	for i, it := range o.Sink.Items {
+		if it.Event == nil {
+			continue
+		}
+		ev := *it.Event
+		ev.Seq = uint64(i + 1)
+		ev.RunID = "6f1443c9-0000-4000-8000-000000000000"
+		if _, err := transcript.MarshalEvent(&ev); err != nil {
+			t.Fatalf("event %d (%s) does not marshal: %v", i, ev.Type, err)
+		}
+	}
+}
