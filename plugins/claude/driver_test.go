@@ -1,131 +1,42 @@
 package claude_test
 
 import (
-	"bytes"
-	"context"
-	"os"
-	"path/filepath"
-	"strings"
+	"maps"
 	"testing"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/claude"
+	"github.com/twasm/twasm/plugins/plugintest"
 )
 
-// batches cuts raw into driver batches the way the host does: blank lines
-// are skipped, every other line is indexed with abi.BuildTape (an empty
-// tape when it is not JSON).
-func batches(raw []byte) [][]byte {
-	var out [][]byte
-	var cur []byte
-	n := 0
-	flush := func() {
-		if n > 0 {
-			b := abi.AppendBatchHeader(nil, n)
-			out = append(out, append(b, cur...))
-		}
-		cur, n = nil, 0
-	}
-	for i, line := range bytes.Split(raw, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		toks, ok := abi.BuildTape(nil, line)
-		if !ok {
-			toks = nil
-		}
-		if n == abi.MaxBatchLines || len(cur) > abi.MaxBatchBytes {
-			flush()
-		}
-		cur = abi.AppendBatchLine(cur, i+1, line, toks)
-		n++
-	}
-	flush()
-	return out
-}
-
-// drive runs the plugin over batches through sdk.Driver and checks that
-// no call is fatal and that every record decodes.
-func drive(tb testing.TB, d *sdk.Driver, bs [][]byte) {
-	if st, msg := d.Begin([]byte(`{"provider":"claude"}`)); st != abi.StatusOK {
-		tb.Fatalf("begin: %d %s", st, msg)
-	}
-	check := func(what string, st abi.Status, msg string) {
-		if st == abi.StatusFatal {
-			tb.Fatalf("%s: fatal: %s", what, msg)
-		}
-		dec := abi.NewDecoder(d.Output())
-		for {
-			r, err := dec.Next()
-			if err != nil {
-				tb.Fatalf("%s: %v", what, err)
-			}
-			if r == nil {
-				break
-			}
-		}
-	}
-	for _, b := range bs {
-		st, msg := d.Feed(b)
-		check("feed", st, msg)
-	}
-	st, msg := d.End()
-	check("end", st, msg)
-}
-
-func goldenInputs(tb testing.TB) [][]byte {
-	m, err := filepath.Glob(filepath.Join(goldenDir, "*"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out [][]byte
-	for _, f := range m {
-		if strings.HasSuffix(f, ".golden.jsonl") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, b)
-	}
-	return out
-}
-
-// FuzzClaude: arbitrary bytes, cut into lines, never make the plugin
-// fault, and its output always decodes.
+// FuzzClaude: arbitrary bytes never make the plugin fault, through the host
+// pipeline (no failed lines, every event marshals) or, cut into lines,
+// through the bare driver (no fatal call, every record decodes).
 func FuzzClaude(f *testing.F) {
-	for _, in := range goldenInputs(f) {
+	for _, in := range plugintest.GoldenInputs(f, goldenDir) {
 		f.Add(in)
 	}
 	f.Add([]byte("{\n  \"type\": \"result\"\n"))
 	f.Add([]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":-1,"delta":{"type":"input_json_delta","partial_json":"\u0000"}}}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		drive(t, sdk.NewDriver(claude.Plugin), batches(raw))
+		plugintest.CheckRun(t, claude.Plugin, raw, normalize.Options{Provider: "claude"})
+		plugintest.Drive(t, sdk.NewDriver(claude.Plugin), "claude", plugintest.Batches(raw, abi.MaxBatchLines))
 	})
 }
 
-// BenchmarkClaudeNative measures the plugin alone (no host assembly) over
-// the golden inputs repeated to about 10 MB.
+// BenchmarkClaudeNative measures the plugin alone through sdk.Driver (no
+// host assembly) over the golden inputs repeated to about 10 MB.
 func BenchmarkClaudeNative(b *testing.B) {
-	var corpus []byte
-	ins := goldenInputs(b)
-	for len(corpus) < 10<<20 {
-		for _, in := range ins {
-			corpus = append(corpus, in...)
-			if len(in) > 0 && in[len(in)-1] != '\n' {
-				corpus = append(corpus, '\n')
-			}
-		}
-	}
-	bs := batches(corpus)
+	corpus := plugintest.Corpus(plugintest.GoldenInputs(b, goldenDir), 10<<20)
+	bs := plugintest.Batches(corpus, abi.MaxBatchLines)
 	d := sdk.NewDriver(claude.Plugin)
 	b.SetBytes(int64(len(corpus)))
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		drive(b, d, bs)
+		plugintest.Drive(b, d, "claude", bs)
 	}
 }
 
@@ -149,15 +60,11 @@ func TestOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			var sink normalize.Collector
-			res, err := normalize.Run(context.Background(), normalize.NativeInstance(claude.Plugin), strings.NewReader(tt.in), &sink, normalize.Options{Provider: "claude"})
-			if err != nil {
-				t.Fatal(err)
-			}
+			res := plugintest.Run(t, claude.Plugin, []byte(tt.in), normalize.Options{Provider: "claude"}).Result
 			if res.Status != tt.status || res.Format != tt.format {
 				t.Errorf("status, format = %q, %q; want %q, %q (error %q)", res.Status, res.Format, tt.status, tt.format, res.Error)
 			}
-			if len(res.Unmapped)+len(tt.unmapped) > 0 && !equalCounts(res.Unmapped, tt.unmapped) {
+			if !maps.Equal(res.Unmapped, tt.unmapped) {
 				t.Errorf("unmapped = %v, want %v", res.Unmapped, tt.unmapped)
 			}
 			if res.FailedLines != 0 {
@@ -165,16 +72,4 @@ func TestOutcomes(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalCounts(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

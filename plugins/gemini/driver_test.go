@@ -1,59 +1,21 @@
 package gemini_test
 
 import (
-	"bytes"
-	"context"
-	"os"
-	"path/filepath"
-	"strings"
+	"maps"
 	"testing"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/gemini"
-	"github.com/twasm/twasm/transcript"
+	"github.com/twasm/twasm/plugins/plugintest"
 )
 
-// goldenInputs returns the raw inputs of the golden cases.
-func goldenInputs(tb testing.TB) [][]byte {
-	m, err := filepath.Glob(filepath.Join(goldenDir, "*"))
-	if err != nil {
-		tb.Fatal(err)
-	}
-	var out [][]byte
-	for _, f := range m {
-		if strings.HasSuffix(f, ".golden.jsonl") {
-			continue
-		}
-		b, err := os.ReadFile(f)
-		if err != nil {
-			tb.Fatal(err)
-		}
-		out = append(out, b)
-	}
-	if len(out) == 0 {
-		tb.Fatal("no golden inputs in", goldenDir)
-	}
-	return out
-}
-
-// run normalizes raw natively through the host pipeline.
-func run(tb testing.TB, raw []byte) (*transcript.AgentResult, *normalize.Collector) {
-	tb.Helper()
-	var sink normalize.Collector
-	res, err := normalize.Run(context.Background(), normalize.NativeInstance(gemini.Plugin), bytes.NewReader(raw), &sink, normalize.Options{Provider: "gemini"})
-	if err != nil {
-		tb.Fatal(err)
-	}
-	return res, &sink
-}
-
-// FuzzGemini: arbitrary bytes never make the plugin fault (a panic would
-// be a StatusFatal and count the lines as failed), and every event the
-// host assembles from its records is a valid transcript line.
+// FuzzGemini: arbitrary bytes never make the plugin fault, through the host
+// pipeline (no failed lines, every event marshals) or, cut into lines,
+// through the bare driver (no fatal call, every record decodes).
 func FuzzGemini(f *testing.F) {
-	for _, in := range goldenInputs(f) {
+	for _, in := range plugintest.GoldenInputs(f, goldenDir) {
 		f.Add(in)
 	}
 	f.Add([]byte("{\n  \"response\": \"x\",\n"))
@@ -61,89 +23,22 @@ func FuzzGemini(f *testing.F) {
 	f.Add([]byte(`{"messages":[{"type":"gemini","toolCalls":[{"id":1,"args":"{"}],"thoughts":[7]}]}`))
 	f.Add([]byte(`{"type":"tool_result","tool_id":"x","status":"error","error":"boom"}` + "\n" + `{"type":"result","status":7}`))
 	f.Fuzz(func(t *testing.T, raw []byte) {
-		res, sink := run(t, raw)
-		if res.FailedLines != 0 {
-			t.Fatalf("failed lines %d: %q", res.FailedLines, res.Warnings)
-		}
-		for i, it := range sink.Items {
-			if it.Event == nil {
-				continue
-			}
-			ev := *it.Event
-			ev.Seq = uint64(i + 1)
-			ev.RunID = "6f1443c9-0000-4000-8000-000000000000"
-			if _, err := transcript.MarshalEvent(&ev); err != nil {
-				t.Fatalf("event %d: %v", i, err)
-			}
-		}
+		plugintest.CheckRun(t, gemini.Plugin, raw, normalize.Options{Provider: "gemini"})
+		plugintest.Drive(t, sdk.NewDriver(gemini.Plugin), "gemini", plugintest.Batches(raw, abi.MaxBatchLines))
 	})
 }
 
 // BenchmarkGeminiNative measures the plugin alone through sdk.Driver (no
 // host assembly) over the golden inputs repeated to about 10 MB.
 func BenchmarkGeminiNative(b *testing.B) {
-	var corpus []byte
-	ins := goldenInputs(b)
-	for len(corpus) < 10<<20 {
-		for _, in := range ins {
-			corpus = append(corpus, in...)
-			if len(in) > 0 && in[len(in)-1] != '\n' {
-				corpus = append(corpus, '\n')
-			}
-		}
-	}
-	bs := batches(corpus)
+	corpus := plugintest.Corpus(plugintest.GoldenInputs(b, goldenDir), 10<<20)
+	bs := plugintest.Batches(corpus, abi.MaxBatchLines)
 	d := sdk.NewDriver(gemini.Plugin)
 	b.SetBytes(int64(len(corpus)))
+	b.ReportAllocs()
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		drive(b, d, bs)
-	}
-}
-
-// batches cuts raw into driver batches the way the host does: blank lines
-// are skipped, every other line is indexed (an empty tape when it is not
-// JSON).
-func batches(raw []byte) [][]byte {
-	var out [][]byte
-	var cur []byte
-	n := 0
-	flush := func() {
-		if n > 0 {
-			out = append(out, append(abi.AppendBatchHeader(nil, n), cur...))
-		}
-		cur, n = nil, 0
-	}
-	for i, line := range bytes.Split(raw, []byte("\n")) {
-		if len(bytes.TrimSpace(line)) == 0 {
-			continue
-		}
-		toks, ok := abi.BuildTape(nil, line)
-		if !ok {
-			toks = nil
-		}
-		if n == abi.MaxBatchLines || len(cur)+abi.BatchLineSize(len(line), len(toks)) > abi.MaxBatchBytes {
-			flush()
-		}
-		cur = abi.AppendBatchLine(cur, i+1, line, toks)
-		n++
-	}
-	flush()
-	return out
-}
-
-// drive runs one stream through the driver; a fatal status fails.
-func drive(tb testing.TB, d *sdk.Driver, bs [][]byte) {
-	if st, msg := d.Begin([]byte(`{"provider":"gemini"}`)); st != abi.StatusOK {
-		tb.Fatalf("begin: %d %s", st, msg)
-	}
-	for _, b := range bs {
-		if st, msg := d.Feed(b); st == abi.StatusFatal {
-			tb.Fatalf("feed: %s", msg)
-		}
-	}
-	if st, msg := d.End(); st == abi.StatusFatal {
-		tb.Fatalf("end: %s", msg)
+		plugintest.Drive(b, d, "gemini", bs)
 	}
 }
 
@@ -167,12 +62,12 @@ func TestOutcomes(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			res, _ := run(t, []byte(tt.in))
+			res := plugintest.Run(t, gemini.Plugin, []byte(tt.in), normalize.Options{Provider: "gemini"}).Result
 			if res.Status != tt.status || res.Format != tt.format || res.Error != tt.errText || res.FinalText != tt.final {
 				t.Errorf("status, format, error, final = %q, %q, %q, %q; want %q, %q, %q, %q",
 					res.Status, res.Format, res.Error, res.FinalText, tt.status, tt.format, tt.errText, tt.final)
 			}
-			if len(res.Unmapped)+len(tt.unmapped) > 0 && !equalCounts(res.Unmapped, tt.unmapped) {
+			if !maps.Equal(res.Unmapped, tt.unmapped) {
 				t.Errorf("unmapped = %v, want %v", res.Unmapped, tt.unmapped)
 			}
 			if res.FailedLines != 0 {
@@ -180,16 +75,4 @@ func TestOutcomes(t *testing.T) {
 			}
 		})
 	}
-}
-
-func equalCounts(a, b map[string]int) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

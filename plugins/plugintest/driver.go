@@ -1,0 +1,126 @@
+package plugintest
+
+import (
+	"bytes"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// GoldenInputs returns the raw inputs of the golden cases in dir (every
+// file but the *.golden.jsonl expectations); none fails the test.
+func GoldenInputs(tb testing.TB, dir string) [][]byte {
+	tb.Helper()
+	m, err := filepath.Glob(filepath.Join(dir, "*"))
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var out [][]byte
+	for _, f := range m {
+		if strings.HasSuffix(f, ".golden.jsonl") {
+			continue
+		}
+		b, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		out = append(out, b)
+	}
+	if len(out) == 0 {
+		tb.Fatal("no golden inputs in", dir)
+	}
+	return out
+}
+
+// Corpus repeats inputs, each ending with a line feed, to at least size
+// bytes (for benchmarks).
+func Corpus(inputs [][]byte, size int) []byte {
+	var corpus []byte
+	for len(corpus) < size {
+		for _, in := range inputs {
+			corpus = append(corpus, in...)
+			if len(in) > 0 && in[len(in)-1] != '\n' {
+				corpus = append(corpus, '\n')
+			}
+		}
+	}
+	return corpus
+}
+
+// Batches cuts raw into driver batches of at most maxLines lines the way
+// the host does: blank lines are skipped, every other line is indexed
+// with abi.BuildTape (an empty tape when it is not JSON), and a batch
+// stays within abi.MaxBatchBytes. Unlike the host it does not escape raw
+// control bytes: the plugin sees such a line as not JSON.
+func Batches(raw []byte, maxLines int) [][]byte {
+	var out [][]byte
+	var cur []byte
+	n := 0
+	flush := func() {
+		if n > 0 {
+			out = append(out, append(abi.AppendBatchHeader(nil, n), cur...))
+		}
+		cur, n = nil, 0
+	}
+	for i, line := range bytes.Split(raw, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		toks, ok := abi.BuildTape(nil, line)
+		if !ok {
+			toks = nil
+		}
+		if n == maxLines || len(cur)+abi.BatchLineSize(len(line), len(toks)) > abi.MaxBatchBytes {
+			flush()
+		}
+		cur = abi.AppendBatchLine(cur, i+1, line, toks)
+		n++
+	}
+	flush()
+	return out
+}
+
+// Drive runs one stream of batches through d, begun for provider. It
+// fails the test when a call is fatal, when the records of a call do not
+// decode, or when a span points outside the call's input.
+func Drive(tb testing.TB, d *sdk.Driver, provider string, bs [][]byte) {
+	tb.Helper()
+	if st, msg := d.Begin([]byte(`{"provider":"` + provider + `"}`)); st != abi.StatusOK {
+		tb.Fatalf("begin: %d %s", st, msg)
+	}
+	for i, b := range bs {
+		st, msg := d.Feed(b)
+		if st == abi.StatusFatal {
+			tb.Fatalf("feed batch %d: fatal: %s", i+1, msg)
+		}
+		checkRecords(tb, d.Output(), len(b))
+	}
+	st, msg := d.End()
+	if st == abi.StatusFatal {
+		tb.Fatalf("end: fatal: %s", msg)
+	}
+	checkRecords(tb, d.Output(), 0)
+}
+
+func checkRecords(tb testing.TB, out []byte, inputLen int) {
+	tb.Helper()
+	dec := abi.NewDecoder(out)
+	for {
+		rec, err := dec.Next()
+		if err != nil {
+			tb.Fatalf("records do not decode: %v", err)
+		}
+		if rec == nil {
+			return
+		}
+		for _, f := range rec.Fields {
+			if f.Kind == abi.VSpan && f.Off+f.N > inputLen {
+				tb.Fatalf("op %d: span [%d,%d) beyond the input (%d bytes)", rec.Op, f.Off, f.Off+f.N, inputLen)
+			}
+		}
+	}
+}
