@@ -80,7 +80,24 @@ type message struct {
 	next                              int // next free slot for appends
 	usage                             *transcript.Usage
 	closed                            bool
+	// lastLine is the raw line of the last record about the message;
+	// behind counts the events queued after it while it is open.
+	lastLine, behind int
 }
+
+// A message holds back every event reported after it until it is closed,
+// so that it is written before the tool calls it requested. A message the
+// plugin forgets to close (a cut stream, an id that comes back) must not
+// hold back the rest of the stream: memory would grow with the input and
+// the transcript would stop growing while the agent runs. The host closes
+// a message when idleLines raw lines have passed without a record about it,
+// or when maxHeld events wait behind it. Both are counted from the
+// plugin's records, in line order, so the result does not depend on how
+// lines were batched.
+const (
+	idleLines = 64
+	maxHeld   = 1024
+)
 
 type block struct {
 	b        transcript.Block
@@ -301,6 +318,7 @@ func (a *assembler) apply(f *fields) {
 	case abi.OpLine:
 		if n, ok := f.int(abi.TLine); ok {
 			a.line = int(n)
+			a.expireIdle()
 		}
 	case abi.OpMeta:
 		a.meta(f, abi.TSessionID, &a.res.SessionID)
@@ -467,6 +485,7 @@ func (a *assembler) open(f *fields) {
 		}
 		fill(&m.id, abi.TID)
 		fill(&m.model, abi.TModel)
+		m.lastLine = a.line
 		if !m.tsSet {
 			if ts, ok := providerTime(f); ok {
 				m.ts, m.tsSet = ts, true
@@ -484,17 +503,63 @@ func (a *assembler) open(f *fields) {
 	}
 	m := &message{
 		key: key, role: role, id: f.str(abi.TID), model: f.str(abi.TModel), scope: f.str(abi.TScope),
-		ts: ts, tsSet: tsSet, rawLine: a.line, blocks: map[int]*block{},
+		ts: ts, tsSet: tsSet, rawLine: a.line, lastLine: a.line, blocks: map[int]*block{},
 	}
 	a.ensureScope(m.scope)
 	a.msgs[key] = m
-	a.queue = append(a.queue, &item{kind: itemMessage, scope: m.scope, msg: m})
+	a.enqueue(&item{kind: itemMessage, scope: m.scope, msg: m})
+}
+
+// enqueue adds an item behind the open messages, closing one that holds
+// back too much (see maxHeld).
+func (a *assembler) enqueue(it *item) {
+	// Every open message is in the queue, ahead of this item.
+	var over []string
+	for key, m := range a.msgs {
+		if m == it.msg {
+			continue
+		}
+		if m.behind++; m.behind > maxHeld {
+			over = append(over, key)
+		}
+	}
+	sort.Strings(over) // deterministic warnings
+	for _, key := range over {
+		a.forceClose(a.msgs[key], fmt.Sprintf("%d events waited behind it", maxHeld))
+	}
+	a.queue = append(a.queue, it)
+}
+
+// expireIdle closes the open messages no record has touched for idleLines
+// raw lines.
+func (a *assembler) expireIdle() {
+	var stale []string
+	for key, m := range a.msgs {
+		if !m.closed && a.line-m.lastLine > idleLines {
+			stale = append(stale, key)
+		}
+	}
+	sort.Strings(stale) // deterministic warnings
+	for _, key := range stale {
+		a.forceClose(a.msgs[key], fmt.Sprintf("%d raw lines passed without news of it", idleLines))
+	}
+}
+
+// forceClose closes a message the plugin left open; later records with its
+// key start a new message.
+func (a *assembler) forceClose(m *message, why string) {
+	m.closed = true
+	if a.msgs[m.key] == m {
+		delete(a.msgs, m.key)
+	}
+	a.warn("message %q (raw line %d) was not closed by the plugin; closed because %s", m.key, m.rawLine, why)
 }
 
 // msg returns the open message key, opening one when the plugin forgot to.
 func (a *assembler) msg(f *fields) *message {
 	key := f.str(abi.TKey)
 	if m := a.msgs[key]; m != nil && !m.closed {
+		m.lastLine = a.line
 		return m
 	}
 	a.open(f)
@@ -685,7 +750,7 @@ func (a *assembler) toolResult(f *fields) {
 }
 
 func (a *assembler) event(scope string, t transcript.EventType, ts time.Time, p transcript.Payload) {
-	a.queue = append(a.queue, &item{kind: itemEvent, scope: scope, ev: &transcript.Event{Type: t, Timestamp: ts, Payload: p}})
+	a.enqueue(&item{kind: itemEvent, scope: scope, ev: &transcript.Event{Type: t, Timestamp: ts, Payload: p}})
 }
 
 // flush hands the ready head of the queue to the sink.
