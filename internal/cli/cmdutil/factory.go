@@ -5,8 +5,10 @@ import (
 	"log/slog"
 	"path/filepath"
 
+	"github.com/twasm/twasm/internal/cli/build"
 	"github.com/twasm/twasm/internal/cli/iostreams"
 	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
 )
 
 // EnvStorage names the environment variable that sets the storage root
@@ -54,4 +56,10 @@ func (f *Factory) Logger() *slog.Logger {
 		level = slog.LevelDebug
 	}
 	return slog.New(slog.NewTextHandler(f.IOStreams.ErrOut, &slog.HandlerOptions{Level: level}))
+}
+
+// Producer is what runs started by the command line write into
+// run.started: twasm and the version it was built as.
+func (f *Factory) Producer() transcript.Producer {
+	return transcript.Producer{Name: "twasm", Version: build.Version}
 }

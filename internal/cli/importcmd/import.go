@@ -158,7 +158,7 @@ func importFile(ctx context.Context, rt *host.Runtime, opts *Options, file strin
 	name := "import " + filepath.Base(file)
 	var res *transcript.AgentResult
 	var runID, path string
-	err = lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: name, Logger: opts.F.Logger(),
+	err = lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: name, Producer: opts.F.Producer(), Logger: opts.F.Logger(),
 		Recorder: []recorder.Option{recorder.WithLogger(opts.F.Logger())}}, func(ctx context.Context, run *lifecycle.Run) error {
 		runID, path = run.RunID(), run.Path()
 		return run.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {

@@ -215,7 +215,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		recOpts = append(recOpts, recorder.WithMask(r))
 	}
 	store := f.Store()
-	runOpts := lifecycle.RunOptions{Name: opts.Name, Recorder: recOpts, Logger: f.Logger()}
+	runOpts := lifecycle.RunOptions{Name: opts.Name, Producer: f.Producer(), Recorder: recOpts, Logger: f.Logger()}
 	if runOpts.Name == "" {
 		runOpts.Name = "record " + provider
 	}

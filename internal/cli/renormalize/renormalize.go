@@ -179,7 +179,7 @@ func Run(ctx context.Context, opts *Options) error {
 
 	newID := recorder.NewRunID()
 	runOpts := lifecycle.RunOptions{
-		Name: "renormalize " + origID, RunID: newID, Logger: f.Logger(),
+		Name: "renormalize " + origID, RunID: newID, Producer: f.Producer(), Logger: f.Logger(),
 		Recorder: []recorder.Option{recorder.WithLogger(f.Logger()), recorder.WithMask(fromField{runID: newID, from: origID})},
 	}
 	run, err := lifecycle.Start(ctx, rn.store, runOpts)

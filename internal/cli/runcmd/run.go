@@ -103,7 +103,7 @@ func newCmdEnd(f *cmdutil.Factory, runF func(context.Context, *EndOptions) error
 // Begin starts the run, leaves it open and prints its id.
 func Begin(ctx context.Context, opts *BeginOptions) error {
 	store := opts.F.Store()
-	ro := lifecycle.RunOptions{Name: opts.Name, Logger: opts.F.Logger()}
+	ro := lifecycle.RunOptions{Name: opts.Name, Producer: opts.F.Producer(), Logger: opts.F.Logger()}
 	var run *lifecycle.Run
 	var err error
 	if opts.Parent != "" {
