@@ -22,6 +22,22 @@ func faultConfig() Config {
 		WithMaxFaults(-1)
 }
 
+// begin starts a stream on a new instance of p, closed when the test
+// ends.
+func begin(t *testing.T, p *Plugin, opts abi.BeginOptions) *Instance {
+	t.Helper()
+	ctx := context.Background()
+	in, err := p.NewInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { in.Close(ctx) })
+	if err := in.Begin(ctx, opts); err != nil {
+		t.Fatal(err)
+	}
+	return in
+}
+
 func TestFaultsAreContained(t *testing.T) {
 	rt := newRuntime(t, faultConfig())
 	p := load(t, rt, "misbehave", false)
@@ -61,14 +77,7 @@ func TestFaultsAreContained(t *testing.T) {
 			if c.cmd == "bomb" {
 				p = patient
 			}
-			in, err := p.NewInstance(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer in.Close(ctx)
-			if err := in.Begin(ctx, abi.BeginOptions{Provider: "misbehave"}); err != nil {
-				t.Fatal(err)
-			}
+			in := begin(t, p, abi.BeginOptions{Provider: "misbehave"})
 			// Records reported before the fault, in the same call, are kept.
 			lines := append([]string{"emit before"}, strings.Split(c.cmd, "\n")...)
 			b := batch(1, lines...)
@@ -122,9 +131,7 @@ func TestBadBufferAddressFaults(t *testing.T) {
 	rt := newRuntime(t, faultConfig())
 	p := load(t, rt, "misbehave", false)
 	ctx := context.Background()
-	in, _ := p.NewInstance(ctx)
-	defer in.Close(ctx)
-	in.Begin(ctx, abi.BeginOptions{})
+	in := begin(t, p, abi.BeginOptions{})
 	if _, err := in.Feed(ctx, batch(1, "badbuffer")); err != nil {
 		t.Fatal(err)
 	}
@@ -138,9 +145,7 @@ func TestLongFailMessageIsCut(t *testing.T) {
 	rt := newRuntime(t, faultConfig())
 	p := load(t, rt, "misbehave", false)
 	ctx := context.Background()
-	in, _ := p.NewInstance(ctx)
-	defer in.Close(ctx)
-	in.Begin(ctx, abi.BeginOptions{})
+	in := begin(t, p, abi.BeginOptions{})
 	_, err := in.Feed(ctx, batch(1, "longfail"))
 	var re *RejectedError
 	if !errors.As(err, &re) || len(re.Message) != abi.MaxFailBytes {
@@ -152,9 +157,7 @@ func TestSDKPanicIsFatalStatus(t *testing.T) {
 	rt := newRuntime(t, faultConfig())
 	p := load(t, rt, "panicky", false)
 	ctx := context.Background()
-	in, _ := p.NewInstance(ctx)
-	defer in.Close(ctx)
-	in.Begin(ctx, abi.BeginOptions{})
+	in := begin(t, p, abi.BeginOptions{})
 	b := batch(1, `{"text":"a"}`, `{"text":"panic"}`)
 	out, err := in.Feed(ctx, b)
 	if !errors.Is(err, ErrFatalStatus) || !strings.Contains(err.Error(), "plugin panic: panicky: asked to") {
@@ -176,9 +179,7 @@ func TestLogIsRateLimited(t *testing.T) {
 	rt := newRuntime(t, faultConfig().WithLogger(slog.New(h)).WithLogRate(5))
 	p := load(t, rt, "misbehave", false)
 	ctx := context.Background()
-	in, _ := p.NewInstance(ctx)
-	defer in.Close(ctx)
-	in.Begin(ctx, abi.BeginOptions{})
+	in := begin(t, p, abi.BeginOptions{})
 	if _, err := in.Feed(ctx, batch(1, "log 100")); err != nil {
 		t.Fatal(err)
 	}
@@ -199,9 +200,7 @@ func TestDisabledAfterConsecutiveFaults(t *testing.T) {
 	rt := newRuntime(t, faultConfig().WithMaxFaults(3).WithLogger(slog.New(h)))
 	p := load(t, rt, "misbehave", false)
 	ctx := context.Background()
-	in, _ := p.NewInstance(ctx)
-	defer in.Close(ctx)
-	in.Begin(ctx, abi.BeginOptions{})
+	in := begin(t, p, abi.BeginOptions{})
 	// A success in between resets the count.
 	for _, cmd := range []string{"fatal 1", "fatal 2", "emit ok", "fatal 3", "fatal 4"} {
 		_, err := in.Feed(ctx, batch(1, cmd))
@@ -229,9 +228,7 @@ func TestDisabledAfterConsecutiveFaults(t *testing.T) {
 func TestCallerCancellationIsNotAFault(t *testing.T) {
 	rt := newRuntime(t, faultConfig().WithCallTimeout(time.Minute).WithMaxFaults(1))
 	p := load(t, rt, "misbehave", false)
-	in, _ := p.NewInstance(context.Background())
-	defer in.Close(context.Background())
-	in.Begin(context.Background(), abi.BeginOptions{})
+	in := begin(t, p, abi.BeginOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := in.Feed(ctx, batch(1, "loop"))
