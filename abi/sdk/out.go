@@ -93,6 +93,13 @@ func (o *Out) lit(t abi.Tag, s string) {
 	}
 }
 
+// flag writes a boolean field only when it is true.
+func (o *Out) flag(t abi.Tag, b bool) {
+	if b {
+		o.enc.Bool(t, true)
+	}
+}
+
 func (o *Out) num(t abi.Tag, n Int) {
 	if n.set {
 		o.enc.Int(t, n.v)
@@ -121,9 +128,7 @@ func (o *Out) Meta(m Meta) {
 	o.str(abi.TModel, &m.Model)
 	o.str(abi.TProviderVersion, &m.ProviderVersion)
 	o.str(abi.TFormat, &m.Format)
-	if m.Override {
-		o.enc.Bool(abi.TOverride, true)
-	}
+	o.flag(abi.TOverride, m.Override)
 	o.enc.End()
 }
 
@@ -176,12 +181,8 @@ func (o *Out) Block(key Str, slot int, b Block) {
 	o.str(abi.TToolContent, &b.ToolContent)
 	o.str(abi.TCommand, &b.Command)
 	o.str(abi.TChunk, &b.Chunk)
-	if b.Redacted {
-		o.enc.Bool(abi.TRedacted, true)
-	}
-	if b.IsError {
-		o.enc.Bool(abi.TIsError, true)
-	}
+	o.flag(abi.TRedacted, b.Redacted)
+	o.flag(abi.TIsError, b.IsError)
 	o.lit(abi.TOrigin, b.Origin)
 	o.enc.End()
 }
@@ -254,9 +255,7 @@ func (o *Out) ToolResult(r ToolResult) {
 	o.str(abi.TName, &r.Name)
 	o.str(abi.TOutput, &r.Output)
 	o.str(abi.TError, &r.Error)
-	if r.IsError {
-		o.enc.Bool(abi.TIsError, true)
-	}
+	o.flag(abi.TIsError, r.IsError)
 	o.num(abi.TExitCode, r.ExitCode)
 	o.str(abi.TStatus, &r.Status)
 	o.str(abi.TScope, &r.Scope)
@@ -298,9 +297,7 @@ func (o *Out) Status(status string, err Str, level int) {
 func (o *Out) Final(text Str, override bool) {
 	o.begin(abi.OpFinal)
 	o.str(abi.TText, &text)
-	if override {
-		o.enc.Bool(abi.TOverride, true)
-	}
+	o.flag(abi.TOverride, override)
 	o.enc.End()
 }
 
