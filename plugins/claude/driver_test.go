@@ -4,40 +4,24 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // FuzzClaude: arbitrary bytes never make the plugin fault, through the host
-// pipeline (no failed lines, every event marshals) or, cut into lines,
-// through the bare driver (no fatal call, every record decodes).
+// pipeline or the bare driver (plugintest.Fuzz).
 func FuzzClaude(f *testing.F) {
-	for _, in := range plugintest.GoldenInputs(f, goldenDir) {
-		f.Add(in)
-	}
-	f.Add([]byte("{\n  \"type\": \"result\"\n"))
-	f.Add([]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":-1,"delta":{"type":"input_json_delta","partial_json":"\u0000"}}}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		plugintest.CheckRun(t, claude.Plugin, raw, normalize.Options{Provider: "claude"})
-		plugintest.Drive(t, sdk.NewDriver(claude.Plugin), "claude", plugintest.Batches(raw, abi.MaxBatchLines))
-	})
+	plugintest.Fuzz(f, claude.Plugin, normalize.Options{Provider: "claude"}, append(plugintest.GoldenInputs(f, goldenDir),
+		[]byte("{\n  \"type\": \"result\"\n"),
+		[]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":-1,"delta":{"type":"input_json_delta","partial_json":"\u0000"}}}`),
+	))
 }
 
-// BenchmarkClaudeNative measures the plugin alone through sdk.Driver (no
-// host assembly) over the golden inputs repeated to about 10 MB.
+// BenchmarkClaudeNative measures the plugin alone through sdk.Driver over the
+// golden inputs repeated to about 10 MB.
 func BenchmarkClaudeNative(b *testing.B) {
-	corpus := plugintest.Corpus(plugintest.GoldenInputs(b, goldenDir), 10<<20)
-	bs := plugintest.Batches(corpus, abi.MaxBatchLines)
-	d := sdk.NewDriver(claude.Plugin)
-	b.SetBytes(int64(len(corpus)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		plugintest.Drive(b, d, "claude", bs)
-	}
+	plugintest.Benchmark(b, claude.Plugin, "claude", plugintest.GoldenInputs(b, goldenDir))
 }
 
 // TestOutcomes pins the step-level decisions on small inline streams.

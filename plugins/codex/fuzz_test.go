@@ -6,8 +6,6 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/plugintest"
@@ -33,22 +31,18 @@ func seeds(t testing.TB) [][]byte {
 }
 
 // FuzzCodex: arbitrary bytes never make the plugin fault, through the
-// host pipeline (no failed lines, every event marshals; raw control bytes
-// inside strings arrive escaped) or, split into lines, through the bare
-// driver, one line a call and in full batches (no fatal call, every
-// record decodes and its spans stay inside the input).
+// host pipeline (raw control bytes inside strings arrive escaped) or the
+// bare driver (plugintest.Fuzz).
 func FuzzCodex(f *testing.F) {
+	var small [][]byte
 	for _, s := range seeds(f) {
 		// Large seeds make the fuzzer spend its time minimizing them.
 		if len(s) <= 16<<10 {
-			f.Add(s)
+			small = append(small, s)
 		}
 	}
-	f.Add([]byte("{\"type\":\"item.completed\",\"item\":{\"id\":\"a\x00\",\"type\":\"command_execution\"}}\n"))
-	f.Add([]byte(`{"timestamp":1,"type":"response_item","payload":{"type":"function_call","arguments":"{\"command\":[1,{}]}"}}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		plugintest.CheckRun(t, codex.Plugin, raw, normalize.Options{Provider: "codex"})
-		plugintest.Drive(t, sdk.NewDriver(codex.Plugin), "codex", plugintest.Batches(raw, 1))
-		plugintest.Drive(t, sdk.NewDriver(codex.Plugin), "codex", plugintest.Batches(raw, abi.MaxBatchLines))
-	})
+	plugintest.Fuzz(f, codex.Plugin, normalize.Options{Provider: "codex"}, append(small,
+		[]byte("{\"type\":\"item.completed\",\"item\":{\"id\":\"a\x00\",\"type\":\"command_execution\"}}\n"),
+		[]byte(`{"timestamp":1,"type":"response_item","payload":{"type":"function_call","arguments":"{\"command\":[1,{}]}"}}`),
+	))
 }

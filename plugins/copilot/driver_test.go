@@ -6,8 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/plugintest"
@@ -15,33 +13,19 @@ import (
 )
 
 // FuzzCopilot: arbitrary bytes never make the plugin fault, through the host
-// pipeline (no failed lines, every event marshals) or, cut into lines,
-// through the bare driver (no fatal call, every record decodes).
+// pipeline or the bare driver (plugintest.Fuzz).
 func FuzzCopilot(f *testing.F) {
-	for _, in := range plugintest.GoldenInputs(f, goldenDir) {
-		f.Add(in)
-	}
-	f.Add([]byte(`{"type":"tool.execution_complete","data":{"toolCallId":"x","success":false,"error":"boom"}}`))
-	f.Add([]byte(`{"type":"assistant.message","data":{"messageId":1,"toolRequests":[{"toolCallId":"t","name":"bash","arguments":"{\"command\":"}]}}`))
-	f.Add([]byte(`{"type":"assistant.reasoning_delta","data":{"deltaContent":"\u0000"}}` + "\n" + `{"type":"session.shutdown","data":{"shutdownType":"error","modelMetrics":{"m":{"usage":{"inputTokens":"7"}}}}}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		plugintest.CheckRun(t, copilot.Plugin, raw, normalize.Options{Provider: "copilot"})
-		plugintest.Drive(t, sdk.NewDriver(copilot.Plugin), "copilot", plugintest.Batches(raw, abi.MaxBatchLines))
-	})
+	plugintest.Fuzz(f, copilot.Plugin, normalize.Options{Provider: "copilot"}, append(plugintest.GoldenInputs(f, goldenDir),
+		[]byte(`{"type":"tool.execution_complete","data":{"toolCallId":"x","success":false,"error":"boom"}}`),
+		[]byte(`{"type":"assistant.message","data":{"messageId":1,"toolRequests":[{"toolCallId":"t","name":"bash","arguments":"{\"command\":"}]}}`),
+		[]byte(`{"type":"assistant.reasoning_delta","data":{"deltaContent":"\u0000"}}`+"\n"+`{"type":"session.shutdown","data":{"shutdownType":"error","modelMetrics":{"m":{"usage":{"inputTokens":"7"}}}}}`),
+	))
 }
 
-// BenchmarkCopilotNative measures the plugin alone through sdk.Driver (no
-// host assembly) over the golden inputs repeated to about 10 MB.
+// BenchmarkCopilotNative measures the plugin alone through sdk.Driver over the
+// golden inputs repeated to about 10 MB.
 func BenchmarkCopilotNative(b *testing.B) {
-	corpus := plugintest.Corpus(plugintest.GoldenInputs(b, goldenDir), 10<<20)
-	bs := plugintest.Batches(corpus, abi.MaxBatchLines)
-	d := sdk.NewDriver(copilot.Plugin)
-	b.SetBytes(int64(len(corpus)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		plugintest.Drive(b, d, "copilot", bs)
-	}
+	plugintest.Benchmark(b, copilot.Plugin, "copilot", plugintest.GoldenInputs(b, goldenDir))
 }
 
 // TestOutcomes pins step-level decisions on small inline streams.

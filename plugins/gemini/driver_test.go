@@ -4,42 +4,26 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // FuzzGemini: arbitrary bytes never make the plugin fault, through the host
-// pipeline (no failed lines, every event marshals) or, cut into lines,
-// through the bare driver (no fatal call, every record decodes).
+// pipeline or the bare driver (plugintest.Fuzz).
 func FuzzGemini(f *testing.F) {
-	for _, in := range plugintest.GoldenInputs(f, goldenDir) {
-		f.Add(in)
-	}
-	f.Add([]byte("{\n  \"response\": \"x\",\n"))
-	f.Add([]byte(`{"type":"message","role":"assistant","content":"The --prompt (-p) flag has been deprecated","delta":true}`))
-	f.Add([]byte(`{"messages":[{"type":"gemini","toolCalls":[{"id":1,"args":"{"}],"thoughts":[7]}]}`))
-	f.Add([]byte(`{"type":"tool_result","tool_id":"x","status":"error","error":"boom"}` + "\n" + `{"type":"result","status":7}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		plugintest.CheckRun(t, gemini.Plugin, raw, normalize.Options{Provider: "gemini"})
-		plugintest.Drive(t, sdk.NewDriver(gemini.Plugin), "gemini", plugintest.Batches(raw, abi.MaxBatchLines))
-	})
+	plugintest.Fuzz(f, gemini.Plugin, normalize.Options{Provider: "gemini"}, append(plugintest.GoldenInputs(f, goldenDir),
+		[]byte("{\n  \"response\": \"x\",\n"),
+		[]byte(`{"type":"message","role":"assistant","content":"The --prompt (-p) flag has been deprecated","delta":true}`),
+		[]byte(`{"messages":[{"type":"gemini","toolCalls":[{"id":1,"args":"{"}],"thoughts":[7]}]}`),
+		[]byte(`{"type":"tool_result","tool_id":"x","status":"error","error":"boom"}`+"\n"+`{"type":"result","status":7}`),
+	))
 }
 
-// BenchmarkGeminiNative measures the plugin alone through sdk.Driver (no
-// host assembly) over the golden inputs repeated to about 10 MB.
+// BenchmarkGeminiNative measures the plugin alone through sdk.Driver over the
+// golden inputs repeated to about 10 MB.
 func BenchmarkGeminiNative(b *testing.B) {
-	corpus := plugintest.Corpus(plugintest.GoldenInputs(b, goldenDir), 10<<20)
-	bs := plugintest.Batches(corpus, abi.MaxBatchLines)
-	d := sdk.NewDriver(gemini.Plugin)
-	b.SetBytes(int64(len(corpus)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		plugintest.Drive(b, d, "gemini", bs)
-	}
+	plugintest.Benchmark(b, gemini.Plugin, "gemini", plugintest.GoldenInputs(b, goldenDir))
 }
 
 // TestOutcomes pins step-level decisions on small inline streams.

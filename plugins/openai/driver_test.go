@@ -5,41 +5,25 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // FuzzOpenAI: arbitrary bytes never make the plugin fault, through the host
-// pipeline (no failed lines, every event marshals) or, cut into lines,
-// through the bare driver (no fatal call, every record decodes).
+// pipeline or the bare driver (plugintest.Fuzz).
 func FuzzOpenAI(f *testing.F) {
-	for _, in := range plugintest.GoldenInputs(f, goldenDir) {
-		f.Add(in)
-	}
-	f.Add([]byte("{\n  \"object\": \"chat.completion\",\n"))
-	f.Add([]byte(`data: {"choices":[{"index":-1,"delta":{"tool_calls":[{"function":{"arguments":"\u0000"}},{"index":9e99}]}}]}`))
-	f.Add([]byte(`{"type":"response.function_call_arguments.delta","item_id":"","delta":"{"}` + "\n" + `{"type":"response.completed"}`))
-	f.Fuzz(func(t *testing.T, raw []byte) {
-		plugintest.CheckRun(t, openai.Plugin, raw, normalize.Options{Provider: "openai", Now: func() time.Time { return time.Unix(0, 0) }})
-		plugintest.Drive(t, sdk.NewDriver(openai.Plugin), "openai", plugintest.Batches(raw, 1))
-	})
+	plugintest.Fuzz(f, openai.Plugin, normalize.Options{Provider: "openai", Now: func() time.Time { return time.Unix(0, 0) }}, append(plugintest.GoldenInputs(f, goldenDir),
+		[]byte("{\n  \"object\": \"chat.completion\",\n"),
+		[]byte(`data: {"choices":[{"index":-1,"delta":{"tool_calls":[{"function":{"arguments":"\u0000"}},{"index":9e99}]}}]}`),
+		[]byte(`{"type":"response.function_call_arguments.delta","item_id":"","delta":"{"}`+"\n"+`{"type":"response.completed"}`),
+	))
 }
 
-// BenchmarkOpenAINative measures the plugin alone through sdk.Driver (no
-// host assembly) over the golden inputs repeated to about 10 MB.
+// BenchmarkOpenAINative measures the plugin alone through sdk.Driver over the
+// golden inputs repeated to about 10 MB.
 func BenchmarkOpenAINative(b *testing.B) {
-	corpus := plugintest.Corpus(plugintest.GoldenInputs(b, goldenDir), 10<<20)
-	bs := plugintest.Batches(corpus, abi.MaxBatchLines)
-	d := sdk.NewDriver(openai.Plugin)
-	b.SetBytes(int64(len(corpus)))
-	b.ReportAllocs()
-	b.ResetTimer()
-	for i := 0; i < b.N; i++ {
-		plugintest.Drive(b, d, "openai", bs)
-	}
+	plugintest.Benchmark(b, openai.Plugin, "openai", plugintest.GoldenInputs(b, goldenDir))
 }
 
 // TestOutcomes pins the step-level decisions on small inline streams.

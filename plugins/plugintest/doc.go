@@ -15,7 +15,8 @@
 //     block texts; [CheckRun] is the fuzz body: no failed line, and every
 //     event marshals as a transcript line.
 //   - [GoldenInputs], [Batches], [Corpus] and [Drive] feed the driver as
-//     the host does, for fuzzing and benchmarks.
+//     the host does; [Fuzz] and [Benchmark] are a plugin's fuzz test (the
+//     pipeline and the bare driver) and its native benchmark.
 //
 // It is imported from tests only.
 package plugintest

@@ -9,6 +9,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/normalize"
 )
 
 // GoldenInputs returns the raw inputs of the golden cases in dir (every
@@ -122,5 +123,34 @@ func checkRecords(tb testing.TB, out []byte, inputLen int) {
 				tb.Fatalf("op %d: span [%d,%d) beyond the input (%d bytes)", rec.Op, f.Off, f.Off+f.N, inputLen)
 			}
 		}
+	}
+}
+
+// Fuzz fuzzes p, seeded with seeds (the golden inputs, say): whatever the
+// bytes, the host pipeline runs them without a fault ([CheckRun], with
+// opts), and so does the bare driver, one line a call and in full batches
+// ([Drive]).
+func Fuzz(f *testing.F, p sdk.Plugin, opts normalize.Options, seeds [][]byte) {
+	for _, s := range seeds {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		CheckRun(t, p, raw, opts)
+		Drive(t, sdk.NewDriver(p), opts.Provider, Batches(raw, 1))
+		Drive(t, sdk.NewDriver(p), opts.Provider, Batches(raw, abi.MaxBatchLines))
+	})
+}
+
+// Benchmark measures p alone through sdk.Driver (no host assembly; the
+// batches are built beforehand) over inputs repeated to about 10 MB.
+func Benchmark(b *testing.B, p sdk.Plugin, provider string, inputs [][]byte) {
+	corpus := Corpus(inputs, 10<<20)
+	bs := Batches(corpus, abi.MaxBatchLines)
+	d := sdk.NewDriver(p)
+	b.SetBytes(int64(len(corpus)))
+	b.ReportAllocs()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		Drive(b, d, provider, bs)
 	}
 }
