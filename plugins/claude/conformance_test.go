@@ -1,8 +1,6 @@
 package claude_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -30,19 +28,7 @@ func TestConformance(t *testing.T) {
 // every piece of model text (text and thinking of assistant blocks and
 // deltas).
 func rawFacts(raw []byte) (ids, frags []string) {
-	var docs []any
-	var whole any
-	if json.Unmarshal(raw, &whole) == nil {
-		docs = append(docs, whole)
-	} else {
-		for _, l := range bytes.Split(raw, []byte("\n")) {
-			l = bytes.TrimPrefix(bytes.TrimSpace(l), []byte("data:"))
-			var v any
-			if json.Unmarshal(l, &v) == nil {
-				docs = append(docs, v)
-			}
-		}
-	}
+	docs := plugintest.Docs(raw)
 	seen := map[string]bool{}
 	var walk func(v any, inUser bool)
 	walk = func(v any, inUser bool) {

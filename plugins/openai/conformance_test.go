@@ -1,8 +1,6 @@
 package openai_test
 
 import (
-	"bytes"
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -49,19 +47,7 @@ var callTypes = map[string]string{
 // and every piece of model text (content, reasoning, refusal, their
 // deltas, output_text and summary_text).
 func rawFacts(raw []byte) (ids, frags []string) {
-	var docs []any
-	var whole any
-	if json.Unmarshal(raw, &whole) == nil {
-		docs = append(docs, whole)
-	} else {
-		for _, l := range bytes.Split(raw, []byte("\n")) {
-			l = bytes.TrimPrefix(bytes.TrimSpace(l), []byte("data:"))
-			var v any
-			if json.Unmarshal(l, &v) == nil {
-				docs = append(docs, v)
-			}
-		}
-	}
+	docs := plugintest.Docs(raw)
 	seen := map[string]bool{}
 	id := func(s string) {
 		if s != "" && !seen[s] {

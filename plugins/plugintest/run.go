@@ -3,6 +3,7 @@ package plugintest
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"strings"
 	"testing"
 
@@ -112,4 +113,24 @@ func CheckRun(t *testing.T, p sdk.Plugin, raw []byte, opts normalize.Options) {
 			t.Fatalf("event %d (%s) does not marshal: %v", i, ev.Type, err)
 		}
 	}
+}
+
+// Docs decodes a capture with encoding/json, apart from the plugin: the
+// whole capture when it is one JSON document (a response body, maybe
+// pretty-printed), otherwise every line that is one, after an SSE
+// "data:" prefix.
+func Docs(raw []byte) []any {
+	var whole any
+	if json.Unmarshal(raw, &whole) == nil {
+		return []any{whole}
+	}
+	var docs []any
+	for _, l := range bytes.Split(raw, []byte("\n")) {
+		l = bytes.TrimPrefix(bytes.TrimSpace(l), []byte("data:"))
+		var v any
+		if json.Unmarshal(l, &v) == nil {
+			docs = append(docs, v)
+		}
+	}
+	return docs
 }
