@@ -3,6 +3,7 @@ package host
 import (
 	"context"
 	"fmt"
+	"github.com/twasm/twasm/internal/echoplugin"
 	"testing"
 
 	"github.com/twasm/twasm/abi"
@@ -25,33 +26,8 @@ func benchInput(lines, perBatch int) (batches [][]byte, rawBytes int) {
 	return batches, rawBytes
 }
 
-// echoPlugin is the echo plugin's Go value, for the native baseline: the
-// same normalizer as its wasm build (abi/sdk/testdata/echo), copied here
-// because a main package cannot be imported.
-var echoPlugin = sdk.Plugin{
-	Manifest: abi.Manifest{Name: "echo", Version: "0.0.1", Providers: []string{"echo"}, Formats: []string{"jsonl"}},
-	New:      func(abi.BeginOptions) sdk.Normalizer { return benchEcho{} },
-}
-
-type benchEcho struct{}
-
-func (benchEcho) Line(l *sdk.Line, out *sdk.Out) error {
-	text := l.JSON().Get("text")
-	if !text.Exists() {
-		out.Unmapped(sdk.S("non-json"))
-		return nil
-	}
-	key := sdk.S("m")
-	out.Open(key, sdk.Message{})
-	out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)})
-	out.Close(key, sdk.MessageEnd{})
-	return nil
-}
-
-func (benchEcho) End(out *sdk.Out) error {
-	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
-	return nil
-}
+// echoPlugin is the native build of the echo plugin: the baseline.
+var echoPlugin = echoplugin.Plugin
 
 // BenchmarkEcho runs the same stream through the echo plugin in wasm
 // (bundled: no timeout; external: with the per-call timeout) and natively
