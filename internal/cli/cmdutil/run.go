@@ -91,7 +91,7 @@ func (f *Factory) LoadRun(arg string) (RunRef, *views.Run, error) {
 	}
 	run, err := views.LoadFile(ref.Path)
 	if err != nil {
-		return ref, nil, &InputError{Path: ref.Path, Err: unwrapPath(err)}
+		return ref, nil, PathInputError(ref.Path, err)
 	}
 	return ref, run, nil
 }
@@ -105,14 +105,15 @@ func (f *Factory) LoadTree(arg string) (*views.RunNode, error) {
 	return views.BuildTree(views.Loader{Dir: ref.Dir}, run), nil
 }
 
-// unwrapPath drops the *fs.PathError layer, whose path the InputError
-// already prints.
-func unwrapPath(err error) error {
+// PathInputError is the InputError for a file that cannot be used: it
+// drops the *fs.PathError layer of err, whose path the InputError already
+// prints, so the message names the path once.
+func PathInputError(path string, err error) *InputError {
 	var pe *fs.PathError
 	if errors.As(err, &pe) {
-		return pe.Err
+		err = pe.Err
 	}
-	return err
+	return &InputError{Path: path, Err: err}
 }
 
 // ListRuns returns the run ids that have a transcript in storage, sorted.

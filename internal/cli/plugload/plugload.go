@@ -61,7 +61,7 @@ func Resolve(ctx context.Context, rt *host.Runtime, fl Flags, provider string) (
 		if IsFile(fl.Plugin) {
 			b, err := os.ReadFile(fl.Plugin)
 			if err != nil {
-				return nil, &cmdutil.InputError{Path: fl.Plugin, Err: unwrapPath(err)}
+				return nil, cmdutil.PathInputError(fl.Plugin, err)
 			}
 			p, err := rt.Load(ctx, b, host.Source{Path: fl.Plugin})
 			if err != nil {
@@ -88,14 +88,6 @@ func Resolve(ctx context.Context, rt *host.Runtime, fl Flags, provider string) (
 		return nil, err
 	}
 	return p, nil
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
 
 // Capture adapts a host plugin to capture.Plugin.

@@ -181,7 +181,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		default:
 			file, err := os.Open(opts.Input)
 			if err != nil {
-				return &cmdutil.InputError{Path: opts.Input, Err: unwrapPath(err)}
+				return cmdutil.PathInputError(opts.Input, err)
 			}
 			defer file.Close()
 			// Refuse what cannot be read before a run is written for it.
@@ -440,12 +440,4 @@ func countTools(path string, into map[string]int) error {
 		}
 	}
 	return r.Err()
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }

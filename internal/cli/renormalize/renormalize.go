@@ -150,7 +150,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	fh, err := os.Open(ref.Path)
 	if err != nil {
-		return &cmdutil.InputError{Path: ref.Path, Err: unwrapPath(err)}
+		return cmdutil.PathInputError(ref.Path, err)
 	}
 	events, _, err := transcript.ReadAll(fh)
 	fh.Close()
@@ -592,12 +592,4 @@ func (m fromField) Mask(ev *transcript.Event) {
 	}
 	extra[FieldFrom] = b
 	p.Extra = extra
-}
-
-func unwrapPath(err error) error {
-	var pe *os.PathError
-	if errors.As(err, &pe) {
-		return pe.Err
-	}
-	return err
 }
