@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"hash"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -162,6 +163,34 @@ func (a *Agent) feed(ctx context.Context, p []byte) error {
 	a.rawHash.Write(p)
 	a.rawN += int64(len(p))
 	return a.stream.Feed(ctx, p)
+}
+
+// ErrRead is wrapped when the reader given to ReadFrom fails (as opposed
+// to the capture or the sink), so a command can report unreadable input.
+var ErrRead = errors.New("read provider output")
+
+// ReadFrom feeds everything r yields until EOF. It stops when ctx is done
+// (returning ctx's error); a failing read returns an error wrapping
+// ErrRead.
+func (a *Agent) ReadFrom(ctx context.Context, r io.Reader) error {
+	buf := make([]byte, 256<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			if ferr := a.Feed(ctx, buf[:n]); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrRead, err)
+		}
+	}
 }
 
 // FeedStderr keeps the agent's stderr beside the raw capture. It is never

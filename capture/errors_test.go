@@ -5,6 +5,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -140,6 +141,28 @@ func TestMaskedTailWithoutNewline(t *testing.T) {
 		require.NoError(t, err)
 		assert.Equal(t, "no newline [REDACTED:key]", string(stderr))
 		assert.Equal(t, 1, *res.ExitCode)
+		return nil
+	})
+	require.NoError(t, err)
+}
+
+type failingReader struct{}
+
+func (failingReader) Read([]byte) (int, error) { return 0, errors.New("disk gone") }
+
+func TestReadFrom(t *testing.T) {
+	store := recorder.NewStore(t.TempDir())
+	err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
+		a, err := Start(ctx, s, Options{Store: store, Plugin: NativePlugin(testPlugin)})
+		require.NoError(t, err)
+		require.NoError(t, a.ReadFrom(ctx, strings.NewReader(`{"t":"text","v":"via reader"}`+"\n")))
+		assert.ErrorIs(t, a.ReadFrom(ctx, failingReader{}), ErrRead)
+		cctx, cancel := context.WithCancel(ctx)
+		cancel()
+		assert.ErrorIs(t, a.ReadFrom(cctx, strings.NewReader("x\n")), context.Canceled)
+		res, err := a.Finish(ctx, nil)
+		require.NoError(t, err)
+		assert.Equal(t, int64(len(`{"t":"text","v":"via reader"}`)+1), res.Raw.Bytes)
 		return nil
 	})
 	require.NoError(t, err)

@@ -167,23 +167,7 @@ func importFile(ctx context.Context, rt *host.Runtime, opts *Options, file strin
 			if err != nil {
 				return err
 			}
-			buf := make([]byte, 256<<10)
-			var feedErr error
-			for {
-				n, rerr := fh.Read(buf)
-				if n > 0 {
-					if feedErr = agent.Feed(ctx, buf[:n]); feedErr != nil {
-						break
-					}
-				}
-				if rerr == io.EOF {
-					break
-				}
-				if rerr != nil {
-					feedErr = rerr
-					break
-				}
-			}
+			feedErr := agent.ReadFrom(ctx, fh)
 			res, err = agent.Finish(context.WithoutCancel(ctx), nil)
 			return errors.Join(feedErr, err)
 		})

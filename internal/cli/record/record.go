@@ -293,7 +293,10 @@ func Run(ctx context.Context, opts *Options) (err error) {
 				exitCode = &procRes.ExitCode
 			}
 		} else {
-			feedErr = copyInto(ctx, input, agent)
+			feedErr = agent.ReadFrom(ctx, input)
+			if errors.Is(feedErr, capture.ErrRead) {
+				feedErr = &cmdutil.InputError{Err: feedErr}
+			}
 		}
 		res, err = agent.Finish(context.WithoutCancel(ctx), exitCode)
 		if feedErr != nil {
@@ -385,27 +388,6 @@ func statusErr(res *transcript.AgentResult) error {
 func isAgentStatus(err error) bool {
 	var e *agentStatusError
 	return errors.As(err, &e)
-}
-
-func copyInto(ctx context.Context, r io.Reader, agent *capture.Agent) error {
-	buf := make([]byte, 256<<10)
-	for {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		n, err := r.Read(buf)
-		if n > 0 {
-			if ferr := agent.Feed(ctx, buf[:n]); ferr != nil {
-				return ferr
-			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return &cmdutil.InputError{Err: fmt.Errorf("read input: %w", err)}
-		}
-	}
 }
 
 func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.AgentResult) error {

@@ -8,7 +8,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -414,23 +413,7 @@ func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin
 	if err != nil {
 		return nil, err
 	}
-	buf := make([]byte, 256<<10)
-	var feedErr error
-	for {
-		n, rerr := f.Read(buf)
-		if n > 0 {
-			if feedErr = agent.Feed(ctx, buf[:n]); feedErr != nil {
-				break
-			}
-		}
-		if rerr == io.EOF {
-			break
-		}
-		if rerr != nil {
-			feedErr = rerr
-			break
-		}
-	}
+	feedErr := agent.ReadFrom(ctx, f)
 	if feedErr == nil && orig.Raw.Stderr != "" {
 		if p, err := rn.rawFile(orig.Raw.Stderr); err == nil {
 			if b, err := os.ReadFile(p); err == nil {
