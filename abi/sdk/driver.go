@@ -2,8 +2,8 @@ package sdk
 
 import (
 	"errors"
-	"fmt"
 	"runtime"
+	"strconv"
 
 	"github.com/twasm/twasm/abi"
 )
@@ -109,7 +109,7 @@ func (d *Driver) Feed(batch []byte) (status abi.Status, msg string) {
 		d.line = Line{No: bl.No, Raw: bl.Line, doc: doc}
 		d.out.lineNo = bl.No
 		if err := d.n.Line(&d.line, &d.out); err != nil {
-			lineErrs = append(lineErrs, fmt.Errorf("line %d: %w", bl.No, err))
+			lineErrs = append(lineErrs, &lineError{no: bl.No, err: err})
 		}
 		return nil
 	})
@@ -157,9 +157,36 @@ func (d *Driver) invalidate() {
 func (d *Driver) recover(status *abi.Status, msg *string) {
 	if r := recover(); r != nil {
 		*status = abi.StatusFatal
-		*msg = fmt.Sprintf("plugin panic: %v", r)
+		*msg = "plugin panic: " + panicText(r)
 		d.n = nil
 		d.out.enc.Abort()
 	}
 	runtime.Gosched()
+}
+
+// lineError is a normalizer's error on one line. The SDK avoids fmt: it
+// would link reflect, os and their tables into every plugin, a third more
+// code for the host to decode and compile.
+type lineError struct {
+	no  int
+	err error
+}
+
+func (e *lineError) Error() string { return "line " + strconv.Itoa(e.no) + ": " + e.err.Error() }
+func (e *lineError) Unwrap() error { return e.err }
+
+// panicText renders a recovered panic value without fmt.
+func panicText(r any) string {
+	switch v := r.(type) {
+	case error:
+		return v.Error()
+	case string:
+		return v
+	case interface{ String() string }:
+		return v.String()
+	case int:
+		return strconv.Itoa(v)
+	default:
+		return "(a value that is neither an error nor a string)"
+	}
 }

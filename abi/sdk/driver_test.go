@@ -577,3 +577,36 @@ func TestEchoBuildsForWasm(t *testing.T) {
 		assert.Contains(t, string(wasm), name)
 	}
 }
+
+type stringerValue struct{}
+
+func (stringerValue) String() string { return "stringer value" }
+
+func TestPanicText(t *testing.T) {
+	var nilMap map[string]int
+	runtimeErr := func() (err error) {
+		defer func() { err = recover().(error) }()
+		nilMap["x"] = 1
+		return nil
+	}()
+	for _, tc := range []struct {
+		value any
+		want  string
+	}{
+		{"boom", "boom"},
+		{errors.New("an error"), "an error"},
+		{runtimeErr, "assignment to entry in nil map"},
+		{stringerValue{}, "stringer value"},
+		{42, "42"},
+		{3.5, "(a value that is neither an error nor a string)"},
+	} {
+		assert.Equal(t, tc.want, panicText(tc.value))
+	}
+}
+
+func TestLineErrorWrapsTheNormalizersError(t *testing.T) {
+	cause := errors.New("bad shape")
+	err := error(&lineError{no: 7, err: cause})
+	assert.Equal(t, "line 7: bad shape", err.Error())
+	assert.ErrorIs(t, err, cause)
+}
