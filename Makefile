@@ -7,6 +7,7 @@ LDFLAGS   := -X github.com/twasm/twasm/internal/cli/build.Version=$(VERSION)
 BUNDLED   := internal/bundled/wasm
 PLUGINS   := $(notdir $(patsubst %/wasm/,%,$(dir $(wildcard plugins/*/wasm/main.go))))
 WASM      := $(PLUGINS:%=$(BUNDLED)/%.wasm)
+MANIFESTS := $(BUNDLED)/manifests.json
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1x
 BENCHCOUNT ?= 5
@@ -18,7 +19,7 @@ WASM_TOOLCHAIN ?= go
 
 all: bin/twasm
 
-plugins: $(WASM)
+plugins: $(WASM) $(MANIFESTS)
 
 $(BUNDLED)/%.wasm: $(shell find abi plugins -name '*.go' -not -name '*_test.go' 2>/dev/null) go.mod
 	@mkdir -p $(BUNDLED)
@@ -28,7 +29,13 @@ else
 	GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o $@ ./plugins/$*/wasm
 endif
 
-bin/twasm: $(WASM) $(shell find . -name '*.go' -not -name '*_test.go' -not -path './plugins/*/wasm/*' 2>/dev/null) go.mod
+# The build records each bundled plugin's manifest and sha256 (by loading
+# it through the host), so twasm maps providers without compiling plugins
+# it does not use.
+$(MANIFESTS): $(WASM)
+	$(GO) run ./internal/bundled/record $(BUNDLED)
+
+bin/twasm: $(WASM) $(MANIFESTS) $(shell find . -name '*.go' -not -name '*_test.go' -not -path './plugins/*/wasm/*' 2>/dev/null) go.mod
 	@mkdir -p bin
 	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/twasm
 
@@ -82,4 +89,4 @@ example: bin/twasm
 	bin/twasm --storage storage-example view latest
 
 clean:
-	rm -rf bin $(BUNDLED)/*.wasm bench.out storage-example
+	rm -rf bin $(BUNDLED)/*.wasm $(MANIFESTS) bench.out storage-example

@@ -8,8 +8,10 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"sort"
 	"time"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/bundled"
 )
 
@@ -51,7 +53,7 @@ type Config struct {
 	logger          *slog.Logger
 	pluginPath      []string
 	pluginPathSet   bool
-	bundled         map[string][]byte
+	bundled         []Bundled
 	bundledSet      bool
 	overrideBundled bool
 	workers         int
@@ -123,12 +125,62 @@ func (c Config) WithPluginPath(dirs ...string) Config {
 	return c
 }
 
-// WithBundled sets the plugins built into the binary, by file name. The
-// default is bundled.Files(); nil loads none. The map is copied, the byte
-// slices are not (and are never modified).
+// Bundled is a plugin built into the binary.
+type Bundled struct {
+	// File names the module, e.g. "claude.wasm".
+	File string
+	// Wasm returns the module's bytes, which the host never modifies. It
+	// is called when the plugin is loaded, or at New when Manifest is nil.
+	Wasm func() ([]byte, error)
+	// Manifest, SHA256 (hex) and Size are what the build recorded for
+	// Wasm's bytes, or Manifest is nil. With them New maps the plugin's
+	// providers without reading or compiling the module, so an empty
+	// compilation cache costs one compilation, of the plugin in use; and
+	// loading fails if the module reports another manifest.
+	Manifest *abi.Manifest
+	SHA256   string
+	Size     int
+}
+
+// WithBundled sets the plugins built into the binary, by file name, with
+// no recorded manifests. The default is the binary's own (package
+// internal/bundled); nil loads none. The byte slices are not copied (and
+// are never modified).
 func (c Config) WithBundled(files map[string][]byte) Config {
-	c.bundled, c.bundledSet = maps.Clone(files), true
+	names := slices.Sorted(maps.Keys(files))
+	ps := make([]Bundled, 0, len(names))
+	for _, name := range names {
+		b := files[name]
+		ps = append(ps, Bundled{File: name, Wasm: func() ([]byte, error) { return b, nil }})
+	}
+	return c.WithBundledPlugins(ps...)
+}
+
+// WithBundledPlugins sets the plugins built into the binary; none loads
+// none. The default is the binary's own (package internal/bundled).
+func (c Config) WithBundledPlugins(ps ...Bundled) Config {
+	c.bundled, c.bundledSet = slices.Clone(ps), true
+	if c.bundled == nil {
+		c.bundled = []Bundled{}
+	}
 	return c
+}
+
+// binaryPlugins are the plugins embedded in this binary, with the
+// manifests its build recorded.
+func binaryPlugins() ([]Bundled, error) {
+	ps, err := bundled.Plugins()
+	out := make([]Bundled, 0, len(ps))
+	for _, p := range ps {
+		b := Bundled{File: p.File, Wasm: p.Wasm}
+		if r := p.Recorded; r != nil {
+			m := r.Manifest
+			b.Manifest, b.SHA256, b.Size = &m, r.SHA256, r.Size
+		}
+		out = append(out, b)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
+	return out, err
 }
 
 // WithExternalOverridesBundled lets an external plugin take over a
@@ -187,7 +239,8 @@ type settings struct {
 	logRate         int
 	logger          *slog.Logger
 	pluginPath      []string
-	bundled         map[string][]byte
+	bundled         []Bundled
+	bundledErr      error
 	overrideBundled bool
 	workers         int
 }
@@ -255,7 +308,7 @@ func (c Config) resolve() (settings, error) {
 		s.pluginPath = DefaultPluginPath()
 	}
 	if !c.bundledSet {
-		s.bundled = bundled.Files()
+		s.bundled, s.bundledErr = binaryPlugins()
 	}
 	if s.workers == 0 {
 		s.workers = runtime.GOMAXPROCS(0)

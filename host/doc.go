@@ -28,6 +28,15 @@
 // empty stream and reports every problem, for `twasm plugins verify`;
 // [Runtime.List] describes every plugin found, loaded or not.
 //
+// New loads no plugin it can avoid: it maps providers from manifests it
+// already knows and a plugin is loaded on its first Lookup. A bundled
+// plugin's manifest and sha256 are recorded by the build ([Bundled]; the
+// module must report that manifest when it loads), so even an empty
+// compilation cache costs one compilation, of the plugin in use. An
+// external plugin's manifest is cached by its content (crc32c and size)
+// after its first load; only a file seen for the first time is loaded at
+// New.
+//
 // # Invariants
 //
 //   - A plugin that reaches past the contract is refused at load, before

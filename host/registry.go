@@ -41,6 +41,12 @@ type PluginInfo struct {
 	Err error
 }
 
+// Manifest returns the manifest fields of info.
+func (info PluginInfo) Manifest() abi.Manifest {
+	return abi.Manifest{Name: info.Name, Version: info.Version, Providers: slices.Clone(info.Providers),
+		Formats: slices.Clone(info.Formats), Description: info.Description, SDK: info.SDK}
+}
+
 // registry maps providers to the plugins found at New. Plugins are
 // compiled and instantiated lazily, on first use: New only needs their
 // manifests, which come from the manifest cache after a plugin's first
@@ -56,8 +62,24 @@ type registry struct {
 // candidate is a plugin file found at New.
 type candidate struct {
 	src  Source
-	wasm []byte
-	key  string // cheap content key: crc32c and size
+	wasm []byte // nil until read, for a bundled plugin with a recorded manifest
+	read func() ([]byte, error)
+	key  string // cheap content key: crc32c and size, or the recorded sha256
+	// recorded is the manifest the build recorded for a bundled plugin.
+	recorded *manifestRecord
+	size     int
+}
+
+// bytes returns the candidate's module, reading it on first use.
+func (c *candidate) bytes() ([]byte, error) {
+	if c.wasm == nil && c.read != nil {
+		b, err := c.read()
+		if err != nil {
+			return nil, fmt.Errorf("host: read bundled plugin %s: %w", c.src.Path, err)
+		}
+		c.wasm = b
+	}
+	return c.wasm, nil
 }
 
 // entry is a plugin known by its manifest, loaded on first use.
@@ -133,9 +155,19 @@ func (rt *Runtime) storeManifest(key string, m manifestRecord) {
 }
 
 // load compiles and instantiates the entry's plugin once.
-func (rt *Runtime) load(ctx context.Context, e *entry) (*Plugin, error) {
+func (rt *Runtime) loadEntry(ctx context.Context, e *entry) (*Plugin, error) {
 	e.once.Do(func() {
-		e.p, e.err = rt.Load(ctx, e.c.wasm, e.c.src)
+		wasm, err := e.c.bytes()
+		if err != nil {
+			e.err = err
+			return
+		}
+		if r := e.c.recorded; r != nil {
+			// The build hashed these bytes; they are in the binary.
+			e.p, e.err = rt.load(ctx, wasm, e.c.src, r.SHA256, &r.Manifest)
+			return
+		}
+		e.p, e.err = rt.Load(ctx, wasm, e.c.src)
 		if e.err == nil {
 			e.manifest = manifestRecord{SHA256: e.p.sha256, Manifest: e.p.manifest}
 			rt.storeManifest(e.c.key, e.manifest)
@@ -149,15 +181,21 @@ func (rt *Runtime) load(ctx context.Context, e *entry) (*Plugin, error) {
 // not cached yet are loaded now (in parallel); the others wait for use.
 func (rt *Runtime) loadRegistry(ctx context.Context) {
 	var cands []*candidate
-	names := make([]string, 0, len(rt.s.bundled))
-	for name := range rt.s.bundled {
-		names = append(names, name)
-	}
-	sort.Strings(names)
-	for _, name := range names {
-		cands = append(cands, &candidate{src: Source{Path: name, Bundled: true}, wasm: rt.s.bundled[name]})
-	}
 	var failed []PluginInfo
+	if rt.s.bundledErr != nil {
+		rt.s.logger.Warn("twasm host: the build's record of bundled plugins is unreadable; they are loaded to learn their manifests", "err", rt.s.bundledErr)
+	}
+	for _, b := range rt.s.bundled {
+		c := &candidate{src: Source{Path: b.File, Bundled: true}, read: b.Wasm}
+		if b.Manifest != nil && len(b.SHA256) == 64 && b.Size > 0 {
+			c.recorded = &manifestRecord{SHA256: b.SHA256, Manifest: *b.Manifest}
+			c.size, c.key = b.Size, "sha256:"+b.SHA256
+		} else if _, err := c.bytes(); err != nil {
+			failed = append(failed, PluginInfo{Origin: "bundled", File: b.File, Bundled: true, Err: err})
+			continue
+		}
+		cands = append(cands, c)
+	}
 	for _, dir := range rt.s.pluginPath {
 		entries, err := os.ReadDir(dir)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -187,10 +225,16 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 	// The same bytes found twice (a directory on the path twice, a
 	// bundled plugin also installed) are one plugin: the first wins.
 	seen := map[string]*candidate{}
+	bySize := map[int][]*candidate{} // recorded bundled plugins, not read yet
 	var ents []*entry
 	for _, c := range cands {
+		if c.recorded != nil {
+			bySize[c.size] = append(bySize[c.size], c)
+			ents = append(ents, &entry{c: c, manifest: *c.recorded})
+			continue
+		}
 		c.key = contentKey(c.wasm)
-		if first, ok := seen[c.key]; ok && bytes.Equal(first.wasm, c.wasm) {
+		if first := sameAs(seen[c.key], bySize[len(c.wasm)], c.wasm); first != nil {
 			rt.s.logger.Debug("twasm host: skipping a duplicate plugin file", "path", c.src.Path, "same_as", first.src.Path)
 			continue
 		}
@@ -215,7 +259,7 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 			defer wg.Done()
 			sem <- struct{}{}
 			defer func() { <-sem }()
-			_, _ = rt.load(ctx, e)
+			_, _ = rt.loadEntry(ctx, e)
 		}()
 	}
 	wg.Wait()
@@ -274,6 +318,21 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 	rt.mu.Unlock()
 }
 
+// sameAs returns the plugin found before with exactly the bytes b: the
+// one with the same content key, or a recorded bundled plugin of the same
+// size (read only then).
+func sameAs(sameKey *candidate, sameSize []*candidate, b []byte) *candidate {
+	if sameKey != nil && bytes.Equal(sameKey.wasm, b) {
+		return sameKey
+	}
+	for _, c := range sameSize {
+		if w, err := c.bytes(); err == nil && bytes.Equal(w, b) {
+			return c
+		}
+	}
+	return nil
+}
+
 func (e *entry) failedInfo() PluginInfo {
 	info := PluginInfo{SHA256: e.manifest.SHA256, Origin: e.c.src.Path, File: e.c.src.Path, Bundled: e.c.src.Bundled, Err: e.err}
 	if e.c.src.Bundled {
@@ -302,7 +361,7 @@ func (rt *Runtime) Lookup(ctx context.Context, provider string) (*Plugin, error)
 		return nil, &UnknownProviderError{Provider: provider, Available: avail}
 	}
 	rt.mu.Unlock()
-	p, err := rt.load(ctx, e)
+	p, err := rt.loadEntry(ctx, e)
 	if err != nil {
 		return nil, fmt.Errorf("host: plugin for %q (%s): %w", provider, e.c.src.Path, err)
 	}
@@ -318,7 +377,7 @@ func (rt *Runtime) List(ctx context.Context) []PluginInfo {
 	rt.mu.Unlock()
 	out := make([]PluginInfo, 0, len(reg.entries)+len(reg.failed))
 	for _, e := range reg.entries {
-		p, err := rt.load(ctx, e)
+		p, err := rt.loadEntry(ctx, e)
 		if err != nil {
 			out = append(out, e.failedInfo())
 			continue

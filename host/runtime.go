@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 	"sync"
 
 	"github.com/tetratelabs/wazero"
@@ -128,6 +129,12 @@ func (rt *Runtime) Load(ctx context.Context, wasm []byte, src Source) (*Plugin, 
 		return nil, fmt.Errorf("host: load %s: runtime closed", src.Path)
 	}
 	sum := sha256.Sum256(wasm)
+	return rt.load(ctx, wasm, src, hex.EncodeToString(sum[:]), nil)
+}
+
+// load is Load with the module's sha256 known; with want set, the module
+// must report that manifest (the one the build recorded for it).
+func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string, want *abi.Manifest) (*Plugin, error) {
 	wrt := rt.sandboxed
 	if src.Bundled {
 		wrt = rt.trusted
@@ -140,7 +147,7 @@ func (rt *Runtime) Load(ctx context.Context, wasm []byte, src Source) (*Plugin, 
 		compiled.Close(ctx)
 		return nil, &ABIError{Path: src.Path, Problems: problems}
 	}
-	p := newPlugin(rt, wrt, compiled, src, hex.EncodeToString(sum[:]))
+	p := newPlugin(rt, wrt, compiled, src, sum)
 	m, err := p.instantiate(ctx)
 	if err != nil {
 		compiled.Close(ctx)
@@ -154,6 +161,12 @@ func (rt *Runtime) Load(ctx context.Context, wasm []byte, src Source) (*Plugin, 
 			return nil, err
 		}
 		return nil, fmt.Errorf("host: load %s: %w", src.Path, err)
+	}
+	if want != nil && !sameManifest(*want, manifest) {
+		m.close(ctx)
+		compiled.Close(ctx)
+		return nil, fmt.Errorf("host: load %s: the plugin reports manifest %s %s (providers %v), not the %s %s (providers %v) the build recorded for it: rebuild twasm (make)",
+			src.Path, manifest.Name, manifest.Version, manifest.Providers, want.Name, want.Version, want.Providers)
 	}
 	p.manifest = manifest
 	p.put(ctx, m)
@@ -195,4 +208,9 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		first = fmt.Errorf("host: close compilation cache: %w", err)
 	}
 	return first
+}
+
+func sameManifest(a, b abi.Manifest) bool {
+	return a.Name == b.Name && a.Version == b.Version && a.Description == b.Description && a.SDK == b.SDK &&
+		slices.Equal(a.Providers, b.Providers) && slices.Equal(a.Formats, b.Formats)
 }

@@ -1,0 +1,108 @@
+package host
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// recorded returns echo as a bundled plugin with the manifest the build
+// would record, and a counter of reads of its bytes.
+func recorded(t *testing.T, b []byte, m abi.Manifest) (Bundled, *atomic.Int32) {
+	t.Helper()
+	sum := sha256.Sum256(b)
+	var reads atomic.Int32
+	return Bundled{
+		File:     "echo.wasm",
+		Wasm:     func() ([]byte, error) { reads.Add(1); return b, nil },
+		Manifest: &m,
+		SHA256:   hex.EncodeToString(sum[:]),
+		Size:     len(b),
+	}, &reads
+}
+
+func echoManifest(t *testing.T, echo []byte) abi.Manifest {
+	t.Helper()
+	rt := newRuntime(t, testConfig().WithBundled(map[string][]byte{"echo.wasm": echo}))
+	list := rt.List(context.Background())
+	if len(list) != 1 || list[0].Err != nil {
+		t.Fatalf("list: %+v", list)
+	}
+	return list[0].Manifest()
+}
+
+func TestBundledWithRecordedManifest(t *testing.T) {
+	ctx := context.Background()
+	echo := plugin(t, "echo")
+	want := echoManifest(t, echo)
+
+	t.Run("providers are mapped without reading the module", func(t *testing.T) {
+		b, reads := recorded(t, echo, want)
+		rt := newRuntime(t, testConfig().WithCacheDir(t.TempDir()).WithBundledPlugins(b))
+		if n := reads.Load(); n != 0 {
+			t.Fatalf("New read the module %d times", n)
+		}
+		_, err := rt.Lookup(ctx, "claude")
+		var ue *UnknownProviderError
+		if !errors.As(err, &ue) || len(ue.Available) != 1 || ue.Available[0] != "echo" {
+			t.Fatalf("unknown provider: %v", err)
+		}
+		if n := reads.Load(); n != 0 {
+			t.Fatalf("an unknown provider read the module %d times", n)
+		}
+		p, err := rt.Lookup(ctx, "echo")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if info := p.Info(); info.SHA256 != b.SHA256 || !info.Bundled || info.Name != "echo" {
+			t.Fatalf("info: %+v", info)
+		}
+		if _, err := rt.Lookup(ctx, "echo"); err != nil || reads.Load() != 1 {
+			t.Fatalf("second lookup: %v, %d reads", err, reads.Load())
+		}
+	})
+
+	t.Run("a module whose manifest differs fails to load", func(t *testing.T) {
+		other := want
+		other.Version = "9.9.9"
+		b, _ := recorded(t, echo, other)
+		rt := newRuntime(t, testConfig().WithBundledPlugins(b))
+		_, err := rt.Lookup(ctx, "echo")
+		if err == nil || !strings.Contains(err.Error(), "the build recorded") || !strings.Contains(err.Error(), "rebuild twasm") {
+			t.Fatalf("got %v", err)
+		}
+	})
+
+	t.Run("an unreadable module fails its lookup", func(t *testing.T) {
+		b, _ := recorded(t, echo, want)
+		b.Wasm = func() ([]byte, error) { return nil, errors.New("gone") }
+		rt := newRuntime(t, testConfig().WithBundledPlugins(b))
+		if _, err := rt.Lookup(ctx, "echo"); err == nil || !strings.Contains(err.Error(), "gone") {
+			t.Fatalf("got %v", err)
+		}
+		b.Manifest = nil // without a record it is read at New and listed as failed
+		rt = newRuntime(t, testConfig().WithBundledPlugins(b))
+		if l := rt.List(ctx); len(l) != 1 || l[0].Err == nil || !strings.Contains(l[0].Err.Error(), "gone") || !l[0].Bundled {
+			t.Fatalf("list: %+v", l)
+		}
+	})
+
+	t.Run("an external copy of a recorded bundled plugin is the same plugin", func(t *testing.T) {
+		b, _ := recorded(t, echo, want)
+		dir := t.TempDir()
+		writeFile(t, dir, "echo-copy.wasm", echo)
+		writeFile(t, dir, "echo-variant.wasm", variant(echo, "v")) // another file: a conflict
+		rt := newRuntime(t, testConfig().WithBundledPlugins(b).WithPluginPath(dir))
+		_, err := rt.Lookup(ctx, "echo")
+		var ce *ConflictError
+		if !errors.As(err, &ce) || len(ce.Paths) != 2 || strings.Contains(err.Error(), "echo-copy") {
+			t.Fatalf("got %v", err)
+		}
+	})
+}

@@ -1,0 +1,90 @@
+// Command record writes the manifests file of a directory of bundled
+// plugins (bundled.ManifestsFile): the manifest, size and sha256 of every
+// module, learnt by loading it through the host, as twasm would. The
+// build runs it after building the modules, so that twasm maps providers
+// to bundled plugins without compiling any:
+//
+//	go run ./internal/bundled/record internal/bundled/wasm
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/twasm/twasm/host"
+	"github.com/twasm/twasm/internal/bundled"
+)
+
+func main() {
+	if len(os.Args) != 2 {
+		fmt.Fprintln(os.Stderr, "usage: record DIR")
+		os.Exit(2)
+	}
+	if err := run(context.Background(), os.Args[1]); err != nil {
+		fmt.Fprintln(os.Stderr, "record:", err)
+		os.Exit(1)
+	}
+}
+
+// run records every *.wasm in dir. A module that does not load fails the
+// whole run: a bundled plugin that cannot load must not ship.
+func run(ctx context.Context, dir string) error {
+	names, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	if err != nil {
+		return err
+	}
+	files := map[string][]byte{}
+	for _, path := range names {
+		b, err := os.ReadFile(path)
+		if err != nil {
+			return err
+		}
+		files[filepath.Base(path)] = b
+	}
+	rt, err := host.New(ctx, host.NewConfig().WithCacheDir("").WithPluginPath().WithBundled(files).
+		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	if err != nil {
+		return err
+	}
+	defer rt.Close(ctx)
+	out := bundled.Manifests{}
+	var errs []error
+	for _, info := range rt.List(ctx) {
+		if info.Err != nil {
+			errs = append(errs, fmt.Errorf("%s: %w", info.File, info.Err))
+			continue
+		}
+		if len(info.Problems) > 0 {
+			errs = append(errs, fmt.Errorf("%s: %s", info.File, strings.Join(info.Problems, "; ")))
+			continue
+		}
+		out[info.File] = bundled.Recorded{SHA256: info.SHA256, Size: len(files[info.File]), Manifest: info.Manifest()}
+	}
+	if err := errors.Join(errs...); err != nil {
+		return err
+	}
+	b, err := json.MarshalIndent(out, "", "  ")
+	if err != nil {
+		return err
+	}
+	tmp, err := os.CreateTemp(dir, ".manifests-*.json")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(append(b, '\n')); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := tmp.Close(); err != nil {
+		return err
+	}
+	return os.Rename(tmp.Name(), filepath.Join(dir, bundled.ManifestsFile))
+}

@@ -1,0 +1,60 @@
+package main
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/bundled"
+	"github.com/twasm/twasm/internal/wasmbuild"
+)
+
+func TestRecord(t *testing.T) {
+	echo := wasmbuild.ForTest(t, filepath.Join("..", "..", "..", "abi", "sdk", "testdata", "echo"))
+	ctx := context.Background()
+
+	t.Run("records every module", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "echo.wasm"), echo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(ctx, dir); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(filepath.Join(dir, bundled.ManifestsFile))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var m bundled.Manifests
+		if err := json.Unmarshal(b, &m); err != nil {
+			t.Fatal(err)
+		}
+		sum := sha256.Sum256(echo)
+		r, ok := m["echo.wasm"]
+		if len(m) != 1 || !ok || r.SHA256 != hex.EncodeToString(sum[:]) || r.Size != len(echo) ||
+			r.Manifest.Name != "echo" || len(r.Manifest.Providers) == 0 {
+			t.Fatalf("recorded %s", b)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, ".manifests-*")); len(left) != 0 {
+			t.Fatalf("temporary files left: %v", left)
+		}
+	})
+
+	t.Run("a module that does not load fails the build and writes nothing", func(t *testing.T) {
+		dir := t.TempDir()
+		os.WriteFile(filepath.Join(dir, "echo.wasm"), echo, 0o644)
+		os.WriteFile(filepath.Join(dir, "broken.wasm"), []byte("\x00asm not really"), 0o644)
+		err := run(ctx, dir)
+		if err == nil || !strings.Contains(err.Error(), "broken.wasm") {
+			t.Fatalf("got %v", err)
+		}
+		if _, err := os.Stat(filepath.Join(dir, bundled.ManifestsFile)); !os.IsNotExist(err) {
+			t.Fatalf("manifests written: %v", err)
+		}
+	})
+}
