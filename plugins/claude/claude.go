@@ -34,7 +34,6 @@ type normalizer struct {
 
 	sessionSent, modelSent, versionSent bool
 
-	msgs   map[string]*message // by key
 	byID   map[string]*message // by provider message id
 	open   []*message          // open messages, in opening order
 	cur    map[string]*message // message being streamed, per scope
@@ -60,7 +59,6 @@ type normalizer struct {
 
 func newNormalizer(abi.BeginOptions) *normalizer {
 	return &normalizer{
-		msgs:      map[string]*message{},
 		byID:      map[string]*message{},
 		cur:       map[string]*message{},
 		calls:     map[string]*call{},

@@ -17,19 +17,55 @@ type message struct {
 	usage   usage
 	stop    string
 	slots   []*slot
+	next    int           // number of the next slot (slots may hold fewer)
 	base    int           // first slot of the current key (continuations restart at 0)
 	counted bool          // usage already added to the step
-	idx     map[int]*slot // stream index -> slot
+	idx     map[int]*slot // stream index -> slot; nil until a block is streamed
 	// finished counts the leading slots that are all stopped (finish
 	// has run on them), so close does not walk them again.
 	finished int
 	// tools indexes the first slot of each (type, tool id), built once a
 	// message has many slots (a message id that keeps coming back).
 	tools map[toolKey]*slot
-	// deltaOnly and snapOnly count the slots that are streamed but not
-	// snapshotted, and the reverse: the only slots the searches for a
+	// deltaOnly and snapOnly count the kept slots that are streamed but
+	// not snapshotted, and the reverse: the only slots the searches for a
 	// block's other half can match, so with none the search is skipped.
 	deltaOnly, snapOnly int
+	// spareText and spareThinking count the text and thinking blocks
+	// written from a snapshot that no streamed block has claimed. Such a
+	// slot is only ever looked for as the snapshot half of a streamed
+	// block of its type, and one is as good as another, so it is counted
+	// rather than kept: a message id that keeps coming back (a resumed
+	// log, concatenated captures) would otherwise hold every text block
+	// it ever had.
+	spareText, spareThinking int
+}
+
+// spare returns the count of unclaimed snapshot slots of a text or
+// thinking type, nil for the tool types (their slots are kept, to be
+// found by tool id).
+func (m *message) spare(typ string) *int {
+	switch typ {
+	case sdk.BlockText:
+		return &m.spareText
+	case sdk.BlockThinking:
+		return &m.spareThinking
+	}
+	return nil
+}
+
+// snapSlot numbers a new slot for a block written whole from a snapshot.
+// A text or thinking slot is counted in spare, not kept.
+func (m *message) snapSlot(typ, toolID string) *slot {
+	if c := m.spare(typ); c != nil {
+		*c++
+		s := &slot{n: m.next, typ: typ, snap: true}
+		m.next++
+		return s
+	}
+	s := m.newSlot(typ, toolID)
+	m.setSnap(s)
+	return s
 }
 
 // setSnap marks s as written from a complete block.
@@ -150,14 +186,13 @@ func (n *normalizer) msgFor(id, scope string, out *sdk.Out) *message {
 	}
 	if m == nil {
 		n.nextID++
-		m = &message{id: id, scope: scope, idx: map[int]*slot{}}
+		m = &message{id: id, scope: scope}
 		if id != "" {
 			m.key = "m:" + id
 			n.byID[id] = m
 		} else {
 			m.key = "a:" + strconv.Itoa(n.nextID)
 		}
-		n.msgs[m.key] = m
 	}
 	for i := 0; i < len(n.open); i++ {
 		o := n.open[i]
@@ -172,7 +207,7 @@ func (n *normalizer) msgFor(id, scope string, out *sdk.Out) *message {
 		n.nextID++
 		m.key = "m:" + id + "#" + strconv.Itoa(n.nextID)
 		m.closed = false
-		m.base = len(m.slots)
+		m.base = m.next
 		m.usage = usage{}
 	}
 	if !m.isOpen {
@@ -254,7 +289,8 @@ func (n *normalizer) closeScopeMessages(scope string, out *sdk.Out) {
 
 // newSlot appends a slot.
 func (m *message) newSlot(typ, toolID string) *slot {
-	s := &slot{n: len(m.slots), typ: typ, toolID: toolID}
+	s := &slot{n: m.next, typ: typ, toolID: toolID}
+	m.next++
 	m.slots = append(m.slots, s)
 	if m.tools != nil && toolID != "" {
 		k := toolKey{typ, toolID}
@@ -301,8 +337,7 @@ func (n *normalizer) assistant(v abi.Value, out *sdk.Out) {
 		n.snapshot(m, it.Value(), ts, out)
 	}
 	if c := n.get(msg, kContent); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
-		s := m.newSlot(sdk.BlockText, "")
-		m.setSnap(s)
+		s := m.snapSlot(sdk.BlockText, "")
 		out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
 	}
 	m.usage.merge(n.get(msg, kUsage))
@@ -358,9 +393,10 @@ func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 		return // written in an earlier part of a continued message
 	}
 	if s == nil {
-		s = m.newSlot(typ, toolID)
+		s = m.snapSlot(typ, toolID)
+	} else {
+		m.setSnap(s)
 	}
-	m.setSnap(s)
 	n.writeBlock(m, s, b, ts, out)
 }
 

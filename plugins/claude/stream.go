@@ -175,7 +175,13 @@ func (n *normalizer) startSlot(m *message, idx int, typ string, cb abi.Value) *s
 		toolID = toolIDOf(cb)
 	}
 	var s *slot
-	if m.snapOnly > 0 {
+	if c := m.spare(typ); c != nil {
+		if *c > 0 {
+			// A snapshot wrote this block before its deltas.
+			*c--
+			s = &slot{n: -1, typ: typ, snap: true, streamed: true}
+		}
+	} else if m.snapOnly > 0 {
 		for _, x := range m.slots {
 			if x.typ == typ && x.snap && !x.streamed && (toolID == "" || x.toolID == toolID) {
 				s = x
@@ -187,6 +193,9 @@ func (n *normalizer) startSlot(m *message, idx int, typ string, cb abi.Value) *s
 		s = m.newSlot(typ, toolID)
 	}
 	m.setStreamed(s)
+	if m.idx == nil {
+		m.idx = map[int]*slot{}
+	}
 	m.idx[idx] = s
 	return s
 }
