@@ -42,8 +42,14 @@ type normalizer struct {
 	calls     map[string]*call // tool calls by id
 	tasks     []*call          // Task/Agent calls without a result, oldest first
 	scopes    map[string]bool  // scope id -> open
-	uuidScope map[string]string
+	uuidScope map[string]uuidEntry
 	lastSide  string
+
+	// closedIDs, doneCalls and uuids are the ids of the latest closed
+	// messages, answered tool calls and sidechain records: what is kept
+	// about one is dropped once it leaves its window, so that state does
+	// not grow with the stream.
+	closedIDs, doneCalls, uuids window
 
 	pending    usage // top-scope message usage not covered by a result
 	sawResult  bool
@@ -63,7 +69,7 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 		cur:       map[string]*message{},
 		calls:     map[string]*call{},
 		scopes:    map[string]bool{},
-		uuidScope: map[string]string{},
+		uuidScope: map[string]uuidEntry{},
 	}
 }
 

@@ -93,6 +93,15 @@
 // parentUuid. A scope closes with its tool's result, or, for background
 // agents (async launch), with system/task_notification.
 //
+// Memory. The state kept across lines does not grow with the stream: a
+// text or thinking block written from a snapshot is counted, not kept (a
+// message id that keeps coming back does not accumulate them), and only
+// the latest 1024 closed messages, answered tool calls (other than Task
+// and Agent) and sidechain record uuids are remembered. A message id that
+// comes back after leaving that window is written as a new message under
+// its first key, tool blocks included; a tool_use id that comes back after
+// its window is reported again and the assembler drops the repeat.
+//
 // Unmapped. Lines that carry nothing the transcript has a place for are
 // counted by native type: "system/<subtype>" for hook_started,
 // hook_response, status, api_retry, compact_boundary, task_progress,

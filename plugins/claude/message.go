@@ -39,6 +39,32 @@ type message struct {
 	// log, concatenated captures) would otherwise hold every text block
 	// it ever had.
 	spareText, spareThinking int
+	// windowed counts the entries of n.closedIDs naming this message.
+	windowed int
+}
+
+// keepClosed is how many closed messages keep their state. A message id
+// that comes back later than that is a new message under the same key
+// (the assembler has written the earlier one), so only its tool blocks
+// already written are written again; holding every id of a long stream
+// would grow the plugin's memory with the stream.
+const keepClosed = 1024
+
+// window is a ring of the latest ids.
+type window struct {
+	ids  []string
+	next int
+}
+
+// push adds id and returns the id it pushes out, if any.
+func (w *window) push(id string, size int) (old string, ok bool) {
+	if len(w.ids) < size {
+		w.ids = append(w.ids, id)
+		return "", false
+	}
+	old, w.ids[w.next] = w.ids[w.next], id
+	w.next = (w.next + 1) % size
+	return old, true
 }
 
 // spare returns the count of unclaimed snapshot slots of a text or
@@ -266,6 +292,16 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 	}
 	out.Close(sdk.S(m.key), e)
 	m.closed, m.isOpen = true, false
+	if m.id != "" {
+		m.windowed++
+		if old, ok := n.closedIDs.push(m.id, keepClosed); ok {
+			if o := n.byID[old]; o != nil {
+				if o.windowed--; o.windowed == 0 && o.closed {
+					delete(n.byID, old)
+				}
+			}
+		}
+	}
 	for i, o := range n.open {
 		if o == m {
 			n.open = append(n.open[:i], n.open[i+1:]...)
@@ -448,6 +484,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 			r.Status = sdk.S("failed")
 		}
 		out.ToolResult(r)
+		n.done(s.toolID)
 	}
 }
 

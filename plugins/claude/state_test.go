@@ -9,7 +9,23 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/plugintest"
+	"github.com/twasm/twasm/transcript"
 )
+
+// runState normalizes raw natively and returns the outcome with the
+// normalizer, whose state the caller inspects; a failed line fails the
+// test.
+func runState(t *testing.T, raw string) (*plugintest.Outcome, *normalizer) {
+	t.Helper()
+	var got *normalizer
+	p := Plugin
+	p.New = func(o abi.BeginOptions) sdk.Normalizer { got = newNormalizer(o); return got }
+	out := plugintest.Run(t, p, []byte(raw), normalize.Options{Provider: "claude"})
+	if out.Result.FailedLines != 0 {
+		t.Fatalf("failed lines %d: %q", out.Result.FailedLines, out.Result.Warnings)
+	}
+	return out, got
+}
 
 // TestStateBounded feeds streams in which one message id keeps coming
 // back with new text blocks, and checks that every block is written while
@@ -58,13 +74,7 @@ func TestStateBounded(t *testing.T) {
 					raw.WriteString(l + "\n")
 				}
 			}
-			var got *normalizer
-			p := Plugin
-			p.New = func(o abi.BeginOptions) sdk.Normalizer { got = newNormalizer(o); return got }
-			out := plugintest.Run(t, p, []byte(raw.String()), normalize.Options{Provider: "claude"})
-			if out.Result.FailedLines != 0 {
-				t.Fatalf("failed lines %d: %q", out.Result.FailedLines, out.Result.Warnings)
-			}
+			out, got := runState(t, raw.String())
 
 			seen := map[string]int{}
 			for _, s := range out.Texts(plugintest.Assistant) {
@@ -89,6 +99,132 @@ func TestStateBounded(t *testing.T) {
 				if len(m.slots) > 2 || len(m.idx) > 1 {
 					t.Errorf("message %s keeps %d slots and %d stream indexes after %d repetitions", id, len(m.slots), len(m.idx), n)
 				}
+			}
+		})
+	}
+}
+
+// TestStateWindow feeds streams with many distinct message, tool and
+// sidechain record ids: everything is written, what the plugin keeps
+// about closed messages, answered tool calls and sidechain records stays
+// within its window, and an id that comes back after leaving its window
+// is written again rather than lost.
+func TestStateWindow(t *testing.T) {
+	const n = 3000
+	stream := func(f string, a ...any) string {
+		return fmt.Sprintf(f, a...) + "\n"
+	}
+	assistant := func(id, content string) string {
+		return stream(`{"type":"assistant","message":{"id":%q,"role":"assistant","content":[%s]},"parent_tool_use_id":null,"session_id":"s"}`, id, content)
+	}
+	toolUse := func(id string) string {
+		return fmt.Sprintf(`{"type":"tool_use","id":%q,"name":"Bash","input":{"command":"echo %s"}}`, id, id)
+	}
+	result := func(id string) string {
+		return stream(`{"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":%q,"content":"out"}]},"parent_tool_use_id":null,"session_id":"s"}`, id)
+	}
+	text := func(s string) string { return fmt.Sprintf(`{"type":"text","text":%q}`, s) }
+	side := func(uuid, parent, content string) string {
+		p := "null"
+		if parent != "" {
+			p = fmt.Sprintf("%q", parent)
+		}
+		return stream(`{"type":"assistant","isSidechain":true,"sessionId":"s","parentUuid":%s,"uuid":%q,"message":{"id":"msg_%s","role":"assistant","content":[%s]}}`, p, uuid, uuid, content)
+	}
+
+	tests := []struct {
+		name  string
+		input func() string
+		// texts each written once, and in which scope; calls each
+		// reported once.
+		texts map[string]string
+		calls []string
+	}{
+		{"distinct messages and tool calls", func() string {
+			var b strings.Builder
+			for i := range n {
+				b.WriteString(assistant(fmt.Sprint("msg_", i), text(fmt.Sprint("part ", i))+","+toolUse(fmt.Sprint("toolu_", i))))
+				b.WriteString(result(fmt.Sprint("toolu_", i)))
+			}
+			return b.String()
+		}, func() map[string]string {
+			m := map[string]string{}
+			for i := range n {
+				m[fmt.Sprint("part ", i)] = ""
+			}
+			return m
+		}(), func() []string {
+			var c []string
+			for i := range n {
+				c = append(c, fmt.Sprint("toolu_", i))
+			}
+			return c
+		}()},
+		{"ids that come back after their window", func() string {
+			var b strings.Builder
+			b.WriteString(assistant("msg_X", text("first")+","+toolUse("toolu_X")))
+			b.WriteString(result("toolu_X"))
+			for i := range keepClosed + keepDone {
+				b.WriteString(assistant(fmt.Sprint("msg_", i), toolUse(fmt.Sprint("toolu_", i))))
+				b.WriteString(result(fmt.Sprint("toolu_", i)))
+			}
+			b.WriteString(assistant("msg_X", text("again")+","+toolUse("toolu_X")))
+			return b.String()
+		}, map[string]string{"first": "", "again": ""}, []string{"toolu_X"}},
+		{"a long sidechain", func() string {
+			var b strings.Builder
+			b.WriteString(stream(`{"type":"assistant","isSidechain":false,"sessionId":"s","parentUuid":null,"uuid":"m0","message":{"id":"msg_T","role":"assistant","content":[{"type":"tool_use","id":"toolu_T","name":"Task","input":{"prompt":"P","subagent_type":"Explore"}}]}}`))
+			b.WriteString(stream(`{"type":"user","isSidechain":true,"sessionId":"s","parentUuid":null,"uuid":"s0","message":{"role":"user","content":"P"}}`))
+			for i := 1; i <= n; i++ {
+				b.WriteString(side(fmt.Sprint("s", i), fmt.Sprint("s", i-1), text(fmt.Sprint("side ", i))))
+			}
+			return b.String()
+		}, func() map[string]string {
+			m := map[string]string{}
+			for i := 1; i <= n; i++ {
+				m[fmt.Sprint("side ", i)] = "toolu_T"
+			}
+			return m
+		}(), []string{"toolu_T"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, got := runState(t, tt.input())
+
+			seen := map[string]int{}
+			calls := map[string]int{}
+			for _, it := range out.Sink.Items {
+				if it.Event == nil {
+					continue
+				}
+				if tp := it.Event.Tool(); tp != nil && it.Event.Type == transcript.ToolCall {
+					calls[tp.CallID]++
+				}
+				if mp := it.Event.Message(); mp != nil {
+					for _, b := range mp.Blocks {
+						if scope, ok := tt.texts[b.Text]; ok {
+							seen[b.Text]++
+							if it.Scope != scope {
+								t.Errorf("%q in scope %q, want %q", b.Text, it.Scope, scope)
+							}
+						}
+					}
+				}
+			}
+			for s := range tt.texts {
+				if seen[s] != 1 {
+					t.Errorf("%q written %d times, want once", s, seen[s])
+				}
+			}
+			for _, id := range tt.calls {
+				if calls[id] != 1 {
+					t.Errorf("tool call %s reported %d times, want once", id, calls[id])
+				}
+			}
+
+			if len(got.byID) > keepClosed+1 || len(got.calls) > keepDone+1 || len(got.uuidScope) > keepUUIDs {
+				t.Errorf("kept %d messages, %d calls, %d sidechain uuids; want at most %d, %d, %d",
+					len(got.byID), len(got.calls), len(got.uuidScope), keepClosed+1, keepDone+1, keepUUIDs)
 			}
 		})
 	}

@@ -13,6 +13,30 @@ type call struct {
 	// session-log sidechain is matched with.
 	subagent, description, prompt string
 	resulted                      bool
+	// windowed counts the entries of n.doneCalls naming this call.
+	windowed int
+}
+
+// keepDone is how many answered tool calls are remembered. A call's
+// tool_use that comes back later than that is reported again; the
+// assembler, which keeps every call id, drops the repeat.
+const keepDone = 1024
+
+// done notes that call id has its result. Task and Agent calls stay:
+// their scope may still open or be matched later (background agents).
+func (n *normalizer) done(id string) {
+	c := n.calls[id]
+	if c == nil || c.name == "Task" || c.name == "Agent" {
+		return
+	}
+	c.windowed++
+	if old, ok := n.doneCalls.push(id, keepDone); ok {
+		if o := n.calls[old]; o != nil {
+			if o.windowed--; o.windowed == 0 {
+				delete(n.calls, old)
+			}
+		}
+	}
 }
 
 // noteCall records a call (once) and returns it.
@@ -111,6 +135,7 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 		r.Status = sdk.S("interrupted")
 	}
 	out.ToolResult(r)
+	n.done(idS)
 	// A synchronous sub-agent ends with its tool's result; a background
 	// one has only been launched (it ends with task_notification).
 	async := tur.Get("isAsync").Truthy() || tur.Get("status").Is("async_launched")
@@ -191,7 +216,7 @@ func (n *normalizer) sidechain(v abi.Value, out *sdk.Out) string {
 	uuid := n.get(v, kUuid).String()
 	scope := ""
 	if p := n.get(v, kParentUuid); p.Kind() == abi.KindString {
-		scope = n.uuidScope[p.String()]
+		scope = n.uuidScope[p.String()].scope
 	}
 	if scope == "" {
 		// The first record of a sidechain is the sub-agent's prompt:
@@ -229,10 +254,38 @@ func (n *normalizer) sidechain(v abi.Value, out *sdk.Out) string {
 		}
 	}
 	if uuid != "" {
-		n.uuidScope[uuid] = scope
+		n.noteUUID(uuid, scope)
 	}
 	n.lastSide = scope
 	return scope
+}
+
+// keepUUIDs is how many sidechain record uuids keep their scope: a
+// record names the one before it as its parent, and a long session log
+// has a uuid on every line.
+const keepUUIDs = 1024
+
+// uuidEntry is the scope of a sidechain record.
+type uuidEntry struct {
+	scope    string
+	windowed int // entries of n.uuids naming the record
+}
+
+// noteUUID remembers the scope of sidechain record uuid, forgetting the
+// records that leave the window.
+func (n *normalizer) noteUUID(uuid, scope string) {
+	e := n.uuidScope[uuid]
+	e.scope = scope
+	e.windowed++
+	n.uuidScope[uuid] = e
+	if old, ok := n.uuids.push(uuid, keepUUIDs); ok {
+		if o := n.uuidScope[old]; o.windowed > 1 {
+			o.windowed--
+			n.uuidScope[old] = o
+		} else {
+			delete(n.uuidScope, old)
+		}
+	}
 }
 
 // openScope opens a sub-agent scope once.
