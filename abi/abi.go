@@ -6,7 +6,9 @@ package abi
 const (
 	Major = 1
 	// Minor 1: key tokens carry a hash (FlagHashed).
-	Minor = 1
+	// Minor 2: a plugin may declare the object keys it reads
+	// (Manifest.Keys); the host marks them in its tapes (FlagKeyed).
+	Minor = 2
 )
 
 // HostModule is the import module of the host functions. It carries the
@@ -124,7 +126,17 @@ type Manifest struct {
 	Description string `json:"description,omitempty"`
 	// SDK names the SDK and version that built the plugin.
 	SDK string `json:"sdk,omitempty"`
+	// Keys (ABI 1.2, optional) are the object keys the plugin reads, at
+	// most MaxKeys distinct names. The host then marks every unescaped
+	// key of its tapes with FlagKeyed: a declared key carries its 1-based
+	// number in this list instead of a hash, so that the plugin matches it
+	// without hashing or comparing bytes (see Doc.Keys). A host that
+	// predates 1.2 ignores the field and sends hashed keys.
+	Keys []string `json:"keys,omitempty"`
 }
+
+// MaxKeys bounds Manifest.Keys (and a KeySet).
+const MaxKeys = 255
 
 // BeginOptions are the per-stream options, JSON on the wire.
 type BeginOptions struct {

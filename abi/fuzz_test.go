@@ -3,6 +3,7 @@ package abi
 import (
 	"bytes"
 	"encoding/json"
+	"slices"
 	"testing"
 )
 
@@ -65,8 +66,27 @@ func FuzzBuildTape(f *testing.F) {
 		for i := range toks {
 			walk(Value{d: d, i: i}, 64)
 		}
+		// The same line keyed with a set: the same tape but for the key
+		// tokens, and the same members by every accessor.
+		keyed, ok := BuildTapeKeys(nil, line, fuzzKeys)
+		if !ok {
+			t.Fatalf("BuildTapeKeys rejected %q, BuildTape accepts it", line)
+		}
+		checkKeyed(t, toks, keyed, line, fuzzKeys)
+		names := slices.Clone(fuzzKeys.Names())
+		for _, tok := range toks {
+			if tok.Flags&FlagHashed != 0 {
+				names = append(names, string(line[tok.Start+1:tok.End-1]))
+			}
+		}
+		sameMembers(t, d, &Doc{Line: line, Toks: keyed, Keys: fuzzKeys}, names, fuzzKeys, fuzzOther)
 	})
 }
+
+var (
+	fuzzKeys  = NewKeySet("a", "b", "type", "x", "d", "message", "ab", "ba")
+	fuzzOther = NewKeySet("type", "c", "d", "aa", "message", "q")
+)
 
 func FuzzDecodeBatch(f *testing.F) {
 	add := func(lines ...string) {

@@ -25,6 +25,14 @@ const FlagEscaped uint8 = 1
 // (ABI 1.1; a 1.0 host leaves it unset and Get compares bytes).
 const FlagHashed uint8 = 2
 
+// FlagKeyed is set on an object key that the host compared with the keys
+// the plugin declared in its manifest (ABI 1.2, Manifest.Keys; only for a
+// plugin that declares keys). With FlagHashed too, the key is none of them
+// and Hash is KeyHash of its text; without it, the key is declared key
+// number Hash (1-based, in the manifest's order) and Hash is that number,
+// not a hash. Escaped keys are never keyed (nor hashed).
+const FlagKeyed uint8 = 4
+
 // KeyHash is the 16-bit hash of an object key carried in its token. It
 // looks at the length and three bytes only: it is a pre-filter that lets
 // Get skip most keys with one compare (a match is confirmed on the
@@ -77,6 +85,14 @@ const MaxDepth = 512
 // when the line is not exactly one well-formed JSON value (trailing white
 // space allowed) or nests deeper than MaxDepth.
 func BuildTape(dst []Token, line []byte) ([]Token, bool) {
+	return BuildTapeKeys(dst, line, nil)
+}
+
+// BuildTapeKeys is BuildTape that also marks the object keys found in keys
+// (the keys a plugin declared, see FlagKeyed), so that the plugin's Get and
+// Lookup match them by number instead of comparing bytes. A nil keys
+// builds the tape BuildTape builds.
+func BuildTapeKeys(dst []Token, line []byte, keys *KeySet) ([]Token, bool) {
 	i := skipWS(line, 0)
 	if bytes.HasPrefix(line[i:], []byte("data:")) {
 		i = skipWS(line, i+5)
@@ -86,7 +102,7 @@ func BuildTape(dst []Token, line []byte) ([]Token, bool) {
 		// them as non-JSON keeps plugins simple.
 		return dst, false
 	}
-	b := tapeBuilder{src: line, toks: dst, base: len(dst)}
+	b := tapeBuilder{src: line, toks: dst, base: len(dst), keys: keys}
 	end, ok := b.value(i, 0)
 	if !ok || skipWS(line, end) != len(line) {
 		return dst[:b.base], false
@@ -98,6 +114,7 @@ type tapeBuilder struct {
 	src  []byte
 	toks []Token
 	base int
+	keys *KeySet
 }
 
 func skipWS(s []byte, i int) int {
@@ -140,8 +157,16 @@ func (b *tapeBuilder) value(i, depth int) (int, bool) {
 						return i, false
 					}
 					if kt := &b.toks[keyAt]; kt.Flags&FlagEscaped == 0 {
-						kt.Hash = keyHashBytes(s[kt.Start+1 : kt.End-1])
+						text := s[kt.Start+1 : kt.End-1]
+						kt.Hash = keyHashBytes(text)
 						kt.Flags |= FlagHashed
+						if b.keys != nil {
+							kt.Flags |= FlagKeyed
+							if j := b.keys.find(kt.Hash, text); j >= 0 {
+								kt.Flags &^= FlagHashed
+								kt.Hash = uint16(j + 1)
+							}
+						}
 					}
 					i = skipWS(s, i)
 					if i >= len(s) || s[i] != ':' {

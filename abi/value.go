@@ -4,6 +4,7 @@ import (
 	"math"
 	"strconv"
 	"unicode/utf8"
+	"unsafe"
 )
 
 // Doc is a line and its tape. The zero Doc is "not JSON".
@@ -13,6 +14,10 @@ import (
 type Doc struct {
 	Line []byte
 	Toks []Token
+	// Keys is the key set the tape's keyed tokens (FlagKeyed) are
+	// numbered in: the plugin's declared keys. The SDK sets it; with nil,
+	// keyed tokens are matched by their bytes.
+	Keys *KeySet
 }
 
 // Root returns the top-level value, or a missing Value when the line is not
@@ -87,20 +92,38 @@ func (v Value) Get(key string) Value {
 		end = len(toks)
 	}
 	h := KeyHash(key)
+	dict := d.Keys
 	for k := i + 1; k+1 < end; {
 		kt := &toks[k]
-		// Hashed keys (the common case) are skipped on one compare; the
-		// bytes are compared only on a hash match or an unhashed key.
-		if kt.Flags&FlagHashed == 0 {
+		// Keyed and hashed keys (the common cases) are skipped on one
+		// compare; bytes are compared only on a match or an escaped key.
+		switch kt.Flags & (FlagHashed | FlagKeyed) {
+		case FlagHashed | FlagKeyed, FlagHashed:
+			if kt.Hash == h && int(kt.End-kt.Start) == len(key)+2 && string(d.Line[kt.Start+1:kt.End-1]) == key {
+				return Value{d: d, i: k + 1}
+			}
+		case FlagKeyed:
+			if j := int(kt.Hash) - 1; dict != nil && uint(j) < uint(len(dict.names)) {
+				if dict.hash[j] == h && sameString(dict.names[j], key) {
+					return Value{d: d, i: k + 1}
+				}
+			} else if keyEquals(d.Line[kt.Start:kt.End], kt.Flags, key) {
+				return Value{d: d, i: k + 1}
+			}
+		default:
 			if keyEquals(d.Line[kt.Start:kt.End], kt.Flags, key) {
 				return Value{d: d, i: k + 1}
 			}
-		} else if kt.Hash == h && int(kt.End-kt.Start) == len(key)+2 && string(d.Line[kt.Start+1:kt.End-1]) == key {
-			return Value{d: d, i: k + 1}
 		}
 		k = int(toks[k+1].Next)
 	}
 	return Value{}
+}
+
+// sameString is a == b that skips the byte compare when both are the same
+// string in memory (a key name and the literal a plugin looks it up by).
+func sameString(a, b string) bool {
+	return len(a) == len(b) && (unsafe.StringData(a) == unsafe.StringData(b) || a == b)
 }
 
 // Path is Get applied in turn.
@@ -372,9 +395,9 @@ type KeySet struct {
 	next  []uint8    // 1 + next index with the same low byte; 0: end
 }
 
-// NewKeySet prepares names (at most 255) for Lookup.
+// NewKeySet prepares names (at most MaxKeys) for Lookup.
 func NewKeySet(names ...string) *KeySet {
-	if len(names) > 255 {
+	if len(names) > MaxKeys {
 		panic("abi: NewKeySet: more than 255 names")
 	}
 	ks := &KeySet{names: names, hash: make([]uint16, len(names)), next: make([]uint8, len(names))}
@@ -392,6 +415,10 @@ func (ks *KeySet) Len() int { return len(ks.names) }
 
 // Name returns name i of the set.
 func (ks *KeySet) Name(i int) string { return ks.names[i] }
+
+// Names returns the names of the set, in order. The slice must not be
+// modified.
+func (ks *KeySet) Names() []string { return ks.names }
 
 // Lookup sets out[i] to v.Get(ks.Name(i)) for every name of the set (out
 // must have ks.Len() elements), in one pass over the object instead of one
@@ -412,9 +439,29 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 	if end > len(toks) {
 		end = len(toks)
 	}
+	dict := d.Keys
 	for k := i + 1; k+1 < end; {
 		kt := &toks[k]
-		if kt.Flags&FlagHashed != 0 {
+		switch f := kt.Flags & (FlagHashed | FlagKeyed); {
+		case f == FlagKeyed && ks == dict:
+			// The host found this key in the plugin's declared keys,
+			// which ks is: no hash, no compare.
+			if j := int(kt.Hash) - 1; uint(j) < uint(len(out)) && out[j].d == nil {
+				out[j] = Value{d: d, i: k + 1}
+			}
+		case f == FlagHashed|FlagKeyed && ks == dict:
+			// Not a declared key, so not in ks.
+		case f == FlagKeyed && dict != nil && uint(int(kt.Hash)-1) < uint(len(dict.names)):
+			// A declared key, looked up in another set by its name.
+			name := dict.names[kt.Hash-1]
+			h := dict.hash[kt.Hash-1]
+			for j := int(ks.head[uint8(h)]) - 1; j >= 0; j = int(ks.next[j]) - 1 {
+				if ks.hash[j] == h && out[j].d == nil && sameString(ks.names[j], name) {
+					out[j] = Value{d: d, i: k + 1}
+					break
+				}
+			}
+		case f&FlagHashed != 0:
 			h := kt.Hash
 			for j := int(ks.head[uint8(h)]) - 1; j >= 0; j = int(ks.next[j]) - 1 {
 				if ks.hash[j] == h && out[j].d == nil {
@@ -425,7 +472,7 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 					}
 				}
 			}
-		} else {
+		default:
 			lit := d.Line[kt.Start:kt.End]
 			for j, name := range ks.names {
 				if out[j].d == nil && keyEquals(lit, kt.Flags, name) {
@@ -436,4 +483,15 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 		}
 		k = int(toks[k+1].Next)
 	}
+}
+
+// find returns the index of the name whose text is key (with hash h), or
+// -1.
+func (ks *KeySet) find(h uint16, key []byte) int {
+	for j := int(ks.head[uint8(h)]) - 1; j >= 0; j = int(ks.next[j]) - 1 {
+		if ks.hash[j] == h && ks.names[j] == string(key) {
+			return j
+		}
+	}
+	return -1
 }

@@ -2,6 +2,7 @@ package abi
 
 import (
 	"math"
+	"slices"
 	"testing"
 	"unicode/utf8"
 
@@ -262,5 +263,88 @@ func TestLookupMatchesGet(t *testing.T) {
 	missing.Lookup(ks, got)
 	for _, v := range got {
 		assert.False(t, v.Exists())
+	}
+}
+
+// sameMembers checks that keyed navigates d like plain: the same member,
+// by token index, for every name on every object of the tape, by Get and
+// by Lookup with both sets.
+func sameMembers(t testing.TB, plain, keyed *Doc, names []string, sets ...*KeySet) {
+	t.Helper()
+	for i, tok := range plain.Toks {
+		if tok.Kind != KindObject {
+			continue
+		}
+		p, k := Value{d: plain, i: i}, Value{d: keyed, i: i}
+		for _, name := range names {
+			if g, w := k.Get(name), p.Get(name); g.i != w.i || g.Exists() != w.Exists() {
+				t.Fatalf("%s: token %d: Get(%q) = %d, want %d", plain.Line, i, name, g.i, w.i)
+			}
+		}
+		for _, ks := range sets {
+			got := make([]Value, ks.Len())
+			k.Lookup(ks, got)
+			for j, v := range got {
+				if w := p.Get(ks.Name(j)); v.i != w.i || v.Exists() != w.Exists() {
+					t.Fatalf("%s: token %d: Lookup %q = %d, want %d", plain.Line, i, ks.Name(j), v.i, w.i)
+				}
+			}
+		}
+	}
+}
+
+// checkKeyed checks the key tokens of a tape built with dict against the
+// plain tape of the same line.
+func checkKeyed(t testing.TB, plain, keyed []Token, line []byte, dict *KeySet) {
+	t.Helper()
+	if len(plain) != len(keyed) {
+		t.Fatalf("%s: %d keyed tokens, %d plain", line, len(keyed), len(plain))
+	}
+	for i, p := range plain {
+		k := keyed[i]
+		if p.Flags&FlagHashed == 0 {
+			if k != p {
+				t.Fatalf("%s: token %d: %+v, want %+v", line, i, k, p)
+			}
+			continue
+		}
+		text := string(line[p.Start+1 : p.End-1])
+		j := slices.Index(dict.Names(), text)
+		want := Token{Kind: p.Kind, Flags: p.Flags | FlagKeyed, Hash: p.Hash, Start: p.Start, End: p.End, Next: p.Next}
+		if j >= 0 {
+			want.Flags &^= FlagHashed
+			want.Hash = uint16(j + 1)
+		}
+		if k != want {
+			t.Fatalf("%s: key %q: %+v, want %+v", line, text, k, want)
+		}
+	}
+}
+
+func TestKeyedTapes(t *testing.T) {
+	dict := NewKeySet("type", "message", "id", "usage", "content", "x\"y", "absent")
+	other := NewKeySet("id", "model", "type", "k1", "model2", "dup")
+	names := append(slices.Clone(dict.Names()), other.Names()...)
+	names = append(names, "a", "b", "c", "k0", "sessionId")
+	for _, s := range []string{
+		`{}`,
+		`[1,2,{"type":"x"}]`,
+		`{"type":"assistant","message":{"id":"m1","model":"x","type":"message"},"a":1,"b":[1,{"c":2}],"c":null}`,
+		`{"dup":1,"dup":2,"t\u0079pe":"esc","type":"plain","x\"y":true,"sessionId":"s"}`,
+		`{"k0":0,"k1":1,"usage":{"id":2},"content":[{"type":"text"}],"id":3,"id":4}`,
+	} {
+		line := []byte(s)
+		plain, ok := BuildTape(nil, line)
+		require.True(t, ok, s)
+		keyed, ok := BuildTapeKeys(nil, line, dict)
+		require.True(t, ok, s)
+		checkKeyed(t, plain, keyed, line, dict)
+		pd := &Doc{Line: line, Toks: plain}
+		// With the set the host used, and without it (keyed tokens are
+		// then compared by their bytes).
+		sameMembers(t, pd, &Doc{Line: line, Toks: keyed, Keys: dict}, names, dict, other)
+		sameMembers(t, pd, &Doc{Line: line, Toks: keyed}, names, dict, other)
+		// A plain tape in a doc that names a set (a 1.1 host).
+		sameMembers(t, pd, &Doc{Line: line, Toks: plain, Keys: dict}, names, dict, other)
 	}
 }

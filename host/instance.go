@@ -35,6 +35,17 @@ type Instance struct {
 	m      *module // nil after a fault, until the next call
 	opts   []byte  // begin options of the current stream, for restarts
 	closed bool
+	keys   *abi.KeySet
+}
+
+// Keys returns the object keys the plugin declared (abi.Manifest.Keys),
+// for the stream to mark in its tapes (normalize.KeyedInstance); nil when
+// it declared none.
+func (in *Instance) Keys() *abi.KeySet {
+	if in.keys == nil && len(in.p.manifest.Keys) > 0 && len(in.p.manifest.Keys) <= abi.MaxKeys {
+		in.keys = abi.NewKeySet(in.p.manifest.Keys...)
+	}
+	return in.keys
 }
 
 // Begin starts a stream: it resets every piece of per-stream state in the

@@ -208,6 +208,8 @@ func TestParseManifest(t *testing.T) {
 		{`{"name":"a","version":"1","providers":["a\u0000"]}`, "not printable"},
 		{`{"name":"a","version":"1","providers":["a"]} {}`, "data after"},
 		{`[`, "not valid JSON"},
+		{`{"name":"a","version":"1","providers":["a"],"keys":["type","id"]}`, ""},
+		{`{"name":"a","version":"1","providers":["a"],"keys":[` + strings.Repeat(`"k",`, abi.MaxKeys) + `"k"]}`, "declares 256 keys"},
 	}
 	for _, c := range cases {
 		_, err := parseManifest([]byte(c.in))

@@ -24,6 +24,15 @@ type Instance interface {
 	End(ctx context.Context) ([]byte, error)
 }
 
+// KeyedInstance is an Instance whose plugin declared the object keys it
+// reads (abi.Manifest.Keys, ABI 1.2): the stream marks them in the tapes
+// it sends (abi.BuildTapeKeys).
+type KeyedInstance interface {
+	Instance
+	// Keys returns the declared keys, nil for none.
+	Keys() *abi.KeySet
+}
+
 // FaultError reports a plugin call that faulted: a trap, a timeout, running
 // out of memory, a fatal status or a limit exceeded.
 type FaultError struct {
@@ -62,14 +71,18 @@ var ErrDisabled = errors.New("plugin disabled")
 // NativeInstance runs p in-process through the SDK's Driver: the same
 // records as the wasm build, without the sandbox.
 func NativeInstance(p sdk.Plugin) Instance {
-	return &native{name: p.Manifest.Name, d: sdk.NewDriver(p)}
+	return &native{name: p.Manifest.Name, d: sdk.NewDriver(p), keys: p.Keys}
 }
 
 type native struct {
 	name string
 	d    *sdk.Driver
 	opts []byte
+	keys *abi.KeySet
 }
+
+// Keys implements KeyedInstance.
+func (n *native) Keys() *abi.KeySet { return n.keys }
 
 func (n *native) Begin(ctx context.Context, opts abi.BeginOptions) error {
 	b, err := json.Marshal(opts)

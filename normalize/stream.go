@@ -45,7 +45,8 @@ type Stream struct {
 	batch  []byte
 	nlines int
 	toks   []abi.Token
-	fixed  []byte // a line with raw control bytes escaped
+	keys   *abi.KeySet // the plugin's declared keys, marked in tapes
+	fixed  []byte      // a line with raw control bytes escaped
 
 	disabled bool
 	closed   bool
@@ -67,6 +68,9 @@ func NewStream(ctx context.Context, inst Instance, sink Sink, opts Options) (*St
 		log = slog.New(slog.DiscardHandler)
 	}
 	s := &Stream{inst: inst, asm: newAssembler(sink, opts.Provider, opts.Now), opts: opts, log: log}
+	if k, ok := inst.(KeyedInstance); ok {
+		s.keys = k.Keys()
+	}
 	if err := inst.Begin(ctx, abi.BeginOptions{Provider: opts.Provider, Format: opts.Format}); err != nil {
 		var fault *FaultError
 		if !errors.As(err, &fault) {
@@ -155,7 +159,7 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 		s.asm.res.FailedLines++
 		return nil
 	}
-	toks, ok := abi.BuildTape(s.toks[:0], line)
+	toks, ok := abi.BuildTapeKeys(s.toks[:0], line, s.keys)
 	if !ok {
 		toks = toks[:0]
 		// Some CLIs write raw control bytes (a NUL from tool output)
@@ -164,7 +168,7 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 		// meant; the raw capture keeps the bytes as they came.
 		if fixed, changed := escapeRawControls(s.fixed[:0], line); changed {
 			s.fixed = fixed
-			if toks, ok = abi.BuildTape(toks[:0], fixed); ok {
+			if toks, ok = abi.BuildTapeKeys(toks[:0], fixed, s.keys); ok {
 				line = fixed
 			} else {
 				toks = toks[:0]

@@ -54,6 +54,12 @@ func (d *Driver) Manifest() []byte {
 	}
 	list("providers", m.Providers)
 	list("formats", m.Formats)
+	if d.p.Keys != nil {
+		m.Keys = d.p.Keys.Names()
+	}
+	if len(m.Keys) > 0 {
+		list("keys", m.Keys)
+	}
 	if m.Description != "" {
 		b = append(b, `,"description":`...)
 		b = quote(b, m.Description)
@@ -98,13 +104,13 @@ func (d *Driver) Feed(batch []byte) (status abi.Status, msg string) {
 	err := abi.DecodeBatchTrusted(batch, d.scratch[:0], func(bl abi.BatchLine) error {
 		var doc *abi.Doc
 		if len(d.docs) < cap(d.docs) {
-			d.docs = append(d.docs, abi.Doc{Line: bl.Line, Toks: bl.Toks})
+			d.docs = append(d.docs, abi.Doc{Line: bl.Line, Toks: bl.Toks, Keys: d.p.Keys})
 			doc = &d.docs[len(d.docs)-1]
 		} else {
 			// A count larger than the batch can hold: the decoder
 			// fails the batch; never let append move documents that
 			// were handed out already.
-			doc = &abi.Doc{Line: bl.Line, Toks: bl.Toks}
+			doc = &abi.Doc{Line: bl.Line, Toks: bl.Toks, Keys: d.p.Keys}
 		}
 		d.line = Line{No: bl.No, Raw: bl.Line, doc: doc}
 		d.out.lineNo = bl.No

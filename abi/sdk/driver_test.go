@@ -120,6 +120,45 @@ func TestManifest(t *testing.T) {
 	assert.NotContains(t, string(b), "description")
 }
 
+func TestDeclaredKeys(t *testing.T) {
+	ks := abi.NewKeySet("type", `quo"te`, "id")
+	var seen []string
+	p := plugin(func(abi.BeginOptions) *funcNorm {
+		return &funcNorm{line: func(l *Line, out *Out) error {
+			root := l.JSON()
+			if root.Doc().Keys != ks {
+				t.Error("the line's document does not name the declared keys")
+			}
+			got := make([]abi.Value, ks.Len())
+			root.Lookup(ks, got)
+			seen = append(seen, got[0].String()+"/"+root.Get("id").String()+"/"+root.Get("other").String())
+			return nil
+		}}
+	})
+	p.Keys = ks
+	d := NewDriver(p)
+	var m abi.Manifest
+	require.NoError(t, json.Unmarshal(d.Manifest(), &m))
+	assert.Equal(t, ks.Names(), m.Keys)
+
+	// A keyed tape (a 1.2 host) and a plain one (an older host) read the
+	// same.
+	line := []byte(`{"other":"o","id":"i","type":"t"}`)
+	keyed, _ := abi.BuildTapeKeys(nil, line, ks)
+	plain, _ := abi.BuildTape(nil, line)
+	for _, toks := range [][]abi.Token{keyed, plain} {
+		b := abi.AppendBatchLine(abi.AppendBatchHeader(nil, 1), 1, line, toks)
+		st, msg := d.Begin([]byte(`{}`))
+		require.Equal(t, abi.StatusOK, st, msg)
+		st, msg = d.Feed(b)
+		require.Equal(t, abi.StatusOK, st, msg)
+	}
+	assert.Equal(t, []string{"t/i/o", "t/i/o"}, seen)
+
+	b := NewDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} })).Manifest()
+	assert.NotContains(t, string(b), "keys", "no keys declared, none listed")
+}
+
 func TestBeginOptions(t *testing.T) {
 	var got []abi.BeginOptions
 	p := plugin(func(o abi.BeginOptions) *funcNorm { got = append(got, o); return &funcNorm{} })

@@ -11,6 +11,13 @@ type Plugin struct {
 	Manifest abi.Manifest
 	// New returns a fresh normalizer for one stream.
 	New func(opts abi.BeginOptions) Normalizer
+	// Keys, optional, are the object keys the normalizer reads (at most
+	// abi.MaxKeys distinct names). They go into the manifest, the host
+	// marks them in every line's tape, and Value.Get and Value.Lookup
+	// then match them by number instead of by their bytes: with Lookup on
+	// this very set, a member costs one array store. Keys not listed
+	// still work, at the usual cost.
+	Keys *abi.KeySet
 }
 
 // Normalizer turns one stream of raw provider output into records.

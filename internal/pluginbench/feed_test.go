@@ -9,8 +9,9 @@ import (
 	"github.com/twasm/twasm/normalize"
 )
 
-// batches cuts data into the batches the host would send.
-func batches(data []byte) [][]byte {
+// batches cuts data into the batches the host would send to a plugin
+// that declared keys.
+func batches(data []byte, keys *abi.KeySet) [][]byte {
 	var out [][]byte
 	var cur []byte
 	n := 0
@@ -33,7 +34,7 @@ func batches(data []byte) [][]byte {
 			cur = abi.AppendBatchHeader(nil, 0)
 		}
 		var ok bool
-		toks, ok = abi.BuildTape(toks[:0], line)
+		toks, ok = abi.BuildTapeKeys(toks[:0], line, keys)
 		if !ok {
 			toks = toks[:0]
 		}
@@ -52,7 +53,7 @@ func batches(data []byte) [][]byte {
 func BenchmarkFeed(b *testing.B) {
 	for _, pl := range plugins {
 		data := corpus(b, goldenInputs(b, pl.name))
-		bs := batches(data)
+		bs := batches(data, pl.p.Keys)
 		feed := func(b *testing.B, inst normalize.Instance) {
 			b.SetBytes(int64(len(data)))
 			ctx := context.Background()
