@@ -21,7 +21,8 @@ var Plugin = sdk.Plugin{
 		Formats:     []string{FormatExec, FormatLegacy, FormatRollout},
 		Description: "OpenAI Codex CLI: exec --json events, the legacy {id,msg} stream and rollout session files",
 	},
-	New: func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+	New:  func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+	Keys: keys,
 }
 
 // Dedup namespaces: a rollout records the same text twice, once as a
