@@ -14,7 +14,8 @@ var Plugin = sdk.Plugin{
 		Formats:     []string{fmtStream, fmtPartial, fmtJSON, fmtSessionLog, fmtMessages, fmtSSE},
 		Description: "Claude Code stream-json, json and session logs; Anthropic Messages API responses and SSE",
 	},
-	New: func(opts abi.BeginOptions) sdk.Normalizer { return newNormalizer(opts) },
+	New:  func(opts abi.BeginOptions) sdk.Normalizer { return newNormalizer(opts) },
+	Keys: keys,
 }
 
 // Format names, as reported in OpMeta and the manifest.
