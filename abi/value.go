@@ -261,6 +261,9 @@ func (v Value) Int() (int64, bool) {
 	switch v.Kind() {
 	case KindNumber:
 		raw := v.Raw()
+		if n, ok := smallInt(raw); ok {
+			return n, true
+		}
 		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
 			return n, true
 		}
@@ -276,6 +279,30 @@ func (v Value) Int() (int64, bool) {
 		}
 	}
 	return 0, false
+}
+
+// smallInt parses an optional minus and 1 to 18 decimal digits (no
+// overflow possible), the common token count or exit code, without the
+// four calls strconv.ParseInt costs inside WebAssembly.
+func smallInt(b []byte) (int64, bool) {
+	neg := len(b) > 0 && b[0] == '-'
+	if neg {
+		b = b[1:]
+	}
+	if len(b) == 0 || len(b) > 18 {
+		return 0, false
+	}
+	var n int64
+	for _, c := range b {
+		if c < '0' || c > '9' {
+			return 0, false
+		}
+		n = n*10 + int64(c-'0')
+	}
+	if neg {
+		n = -n
+	}
+	return n, true
 }
 
 // Float returns v as a float64 when it is a number.

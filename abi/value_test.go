@@ -3,6 +3,7 @@ package abi
 import (
 	"math"
 	"slices"
+	"strconv"
 	"testing"
 	"unicode/utf8"
 
@@ -346,5 +347,26 @@ func TestKeyedTapes(t *testing.T) {
 		sameMembers(t, pd, &Doc{Line: line, Toks: keyed}, names, dict, other)
 		// A plain tape in a doc that names a set (a 1.1 host).
 		sameMembers(t, pd, &Doc{Line: line, Toks: plain, Keys: dict}, names, dict, other)
+	}
+}
+
+func TestIntFastPathMatchesStrconv(t *testing.T) {
+	for _, s := range []string{"0", "-0", "7", "-42", "123456789012345678", "-999999999999999999",
+		"1234567890123456789", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
+		"1.5", "2.0", "1e3", "-1E2", "0.0"} {
+		d := doc(t, "["+s+"]")
+		got, ok := d.Root().Index(0).Int()
+		want, err := strconv.ParseInt(s, 10, 64)
+		if err == nil {
+			assert.True(t, ok, s)
+			assert.Equal(t, want, got, s)
+			continue
+		}
+		f, ferr := strconv.ParseFloat(s, 64)
+		wantOK := ferr == nil && f >= -0x1p63 && f < 0x1p63 && f == math.Trunc(f)
+		assert.Equal(t, wantOK, ok, s)
+		if wantOK {
+			assert.Equal(t, int64(f), got, s)
+		}
 	}
 }

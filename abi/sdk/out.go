@@ -40,11 +40,15 @@ func (o *Out) begin(op abi.Op) {
 }
 
 // str takes s by pointer: a Str is six words, and Block alone writes
-// eight of them; copying each one costs more than the write in wasm.
+// eight of them; copying each one costs more than the write in wasm. It
+// inlines, so that the many unset fields cost no call.
 func (o *Out) str(t abi.Tag, s *Str) {
-	if !s.set {
-		return
+	if s.set {
+		o.strSet(t, s)
 	}
+}
+
+func (o *Out) strSet(t abi.Tag, s *Str) {
 	if s.doc == nil {
 		if s.mode == abi.SpanJSON {
 			o.enc.JSON(t, []byte(s.lit))
