@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/twasm/twasm/abi"
@@ -181,7 +182,7 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 	m.c.m = m
 	m.c.reset(false, 0, abi.MaxManifestBytes)
 	cctx, cancel := p.initContext(context.WithValue(ctx, callKey{}, &m.c))
-	mod, err := p.wrt.InstantiateModule(cctx, p.compiled, p.modCfg.WithStderr(m.stderr))
+	mod, err := p.wrt.InstantiateModule(experimental.WithMemoryAllocator(cctx, p.rt.alloc), p.compiled, p.modCfg.WithStderr(m.stderr))
 	cancel()
 	if err != nil {
 		if mod != nil {

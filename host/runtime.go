@@ -28,6 +28,8 @@ type Runtime struct {
 	cache     wazero.CompilationCache
 	trusted   wazero.Runtime // bundled plugins: no timeout
 	sandboxed wazero.Runtime // external plugins: WithCloseOnContextDone
+	// alloc backs instances' linear memories (nil: wazero's default).
+	alloc experimental.MemoryAllocator
 
 	mu     sync.Mutex
 	closed bool
@@ -58,7 +60,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if err != nil {
 		return nil, err
 	}
-	rt := &Runtime{s: s}
+	rt := &Runtime{s: s, alloc: newLinearMemoryAllocator()}
 	if s.cacheDir != "" {
 		rt.cache, err = wazero.NewCompilationCacheWithDir(s.cacheDir)
 		if err != nil {
