@@ -1,0 +1,83 @@
+// Package wasminterrupt rewrites a WebAssembly module so that its host can
+// stop it cheaply: an interrupt flag the host sets and the module checks at
+// loop heads and function entries, in the spirit of wasmtime's epoch
+// interruption.
+//
+// # Model
+//
+// [Instrument] takes a module's bytes and returns new bytes with:
+//
+//   - two more globals, mutable i32s appended after the module's own, so
+//     that no existing global index moves: the interrupt flag (initialised
+//     to 0; its index is the number of imported globals plus the number of
+//     defined ones) and a fuel counter (initialised to [Fuel]) after it;
+//   - the flag exported as [Export], a name no toolchain produces;
+//   - a check right after the block type of every loop instruction, and at
+//     the entry of every function that contains a call: decrement the
+//     fuel; when it reaches 0, refill it, yield to the host (memory.grow 0,
+//     which wazero's compiler runs in Go), and trap with unreachable if the
+//     flag is set. Every function body and the code section are
+//     re-encoded to their new sizes.
+//
+// Every other section is copied byte for byte, custom sections included; a
+// global or export section is created, in its place in the section order,
+// when the module has none.
+//
+// The host sets the flag to a non-zero value (api.MutableGlobal in wazero)
+// from another goroutine when a call must stop; the guest traps within
+// Fuel checks. The host resets the flag to 0 between calls, once it is sure
+// no write of its own is still coming.
+//
+// Why the yield: native code compiled by wazero cannot be preempted by the
+// Go scheduler, and a garbage collection stops the world by waiting for
+// every goroutine to reach a safe point. A guest spinning without ever
+// returning to Go would make that wait, and the whole process, including
+// the goroutine meant to set the flag, hang forever
+// (TestInterruptStopsTightLoop collects garbage while the guest spins).
+// wazero's own WithCloseOnContextDone returns to Go at every loop head,
+// which is what makes it slow; the fuel makes it every Fuel checks.
+//
+// # Invariants
+//
+//   - Any long execution passes checks often: a backward branch targets a
+//     loop, so an execution that runs long either loops, or makes calls
+//     through functions that contain calls (each checked at entry); a
+//     function that calls nothing runs at most its own size between
+//     checks. Unbounded recursion also ends in the engine's stack-overflow
+//     trap. Tail calls are refused.
+//   - The check sees a write made while the module runs: the flag is read
+//     after the yield, a call, after which wazero's compiler (wazevo)
+//     reloads globals from memory. This is a property of the engine, not of
+//     the WebAssembly specification, and the package tests it
+//     (TestInterruptStopsTightLoop, TestInterruptStopsRecursion).
+//   - The module cannot clear or hide the flag: its own code may not name a
+//     global index it did not define (an index out of range is refused, so
+//     a module that is invalid on its own cannot become valid and write the
+//     flag or the fuel), and a module that already exports [Export] is
+//     refused.
+//   - A host function that blocks is the host's to bound: no check runs
+//     while the guest waits in one.
+//   - A module with a start function is refused: its code runs during
+//     instantiation, before the host can reach the flag. So is one with
+//     checks to insert and no memory, which the yield needs.
+//
+// Instrument never panics on any input. It returns an *[Error] wrapping
+// [ErrUnsupported] for a module that uses something its decoder does not
+// know (SIMD, threads, exceptions, tail calls, GC types, multiple
+// memories) or cannot instrument (a start function, no memory), and
+// [ErrMalformed] for bytes that are not a well-formed module. Either way the caller should run the module unchanged under a
+// different mechanism (wazero's WithCloseOnContextDone).
+//
+// # Threat model
+//
+// The input is untrusted; a guest may spin, recurse or sleep on purpose.
+// The output is only as safe as the agreement
+// between this package's decoder and the engine's on where instructions
+// begin: a module the two decoders split differently could hide a loop from
+// the rewriter. The decoder therefore reads every immediate with the same
+// encoding and length limits as wazero (LEB128 of at most 5 bytes for 32-bit
+// values, 10 for 64-bit ones, block types as signed 33-bit LEB128), and
+// refuses every opcode, prefix, type and section it does not know rather
+// than guess its length. Validation (types, stack shapes, index ranges other
+// than globals') is left to the engine, which compiles the output.
+package wasminterrupt

@@ -1,0 +1,407 @@
+package wasminterrupt
+
+import (
+	"errors"
+	"fmt"
+)
+
+// Export is the name under which the interrupt flag, a mutable i32 global,
+// is exported. The dot keeps it out of every toolchain's namespace.
+const Export = "twasm.interrupt"
+
+var (
+	// ErrUnsupported: the module uses something the decoder does not know,
+	// or cannot be instrumented safely (a start function, an export named
+	// Export). It may well be valid.
+	ErrUnsupported = errors.New("cannot instrument the module")
+	// ErrMalformed: the bytes are not a well-formed WebAssembly module.
+	ErrMalformed = errors.New("malformed WebAssembly module")
+)
+
+// Error says why Instrument refused a module and where.
+type Error struct {
+	Offset int    // byte offset in the input
+	Reason string // what was found
+	Err    error  // ErrUnsupported or ErrMalformed
+}
+
+func (e *Error) Error() string {
+	return fmt.Sprintf("wasminterrupt: %v: %s (at byte %d)", e.Err, e.Reason, e.Offset)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// Section ids, and their rank in the order a module must follow (custom
+// sections, rank 0, may appear anywhere).
+const (
+	secCustom = 0
+	secImport = 2
+	secMemory = 5
+	secGlobal = 6
+	secExport = 7
+	secStart  = 8
+	secCode   = 10
+	secTag    = 13
+)
+
+var sectionRank = map[byte]int{
+	1: 1, secImport: 2, 3: 3, 4: 4, 5: 5, secTag: 6, secGlobal: 7, secExport: 8,
+	secStart: 9, 9: 10, 12: 11, secCode: 12, 11: 13,
+}
+
+type section struct {
+	id   byte
+	body []byte
+	off  int // offset of body in the input
+}
+
+// Instrument returns a copy of the module wasm with an interrupt flag
+// exported as Export and checked at the head of every loop (see the
+// package documentation). It returns an *Error wrapping ErrUnsupported or
+// ErrMalformed when it cannot; wasm is never modified.
+func Instrument(wasm []byte) ([]byte, error) {
+	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
+		return nil, &Error{0, "no WebAssembly magic number", ErrMalformed}
+	}
+	if string(wasm[4:8]) != "\x01\x00\x00\x00" {
+		return nil, &Error{4, fmt.Sprintf("binary format version % x, not 01 00 00 00", wasm[4:8]), ErrUnsupported}
+	}
+	secs, err := splitSections(wasm)
+	if err != nil {
+		return nil, err
+	}
+	var m module
+	for _, s := range secs {
+		r := &reader{b: s.body, base: s.off}
+		var err error
+		switch s.id {
+		case secImport:
+			err = m.imports(r)
+		case secMemory:
+			var n uint32
+			n, err = r.u32()
+			m.memory = m.memory || n > 0
+		case secGlobal:
+			err = m.globals(r)
+		case secStart:
+			err = r.fail(ErrUnsupported, "a start function runs at instantiation, before the host can reach the flag")
+		case secExport:
+			err = m.exports(r)
+		case secCode:
+			err = m.code(r)
+		}
+		if err != nil {
+			return nil, err
+		}
+	}
+	return m.write(wasm, secs), nil
+}
+
+// splitSections cuts the module after its header into sections and checks
+// their order, which decides where new sections go.
+func splitSections(wasm []byte) ([]section, error) {
+	r := &reader{b: wasm, pos: 8}
+	var secs []section
+	last := 0
+	for r.pos < len(r.b) {
+		start := r.pos
+		id, err := r.byte()
+		if err != nil {
+			return nil, err
+		}
+		size, err := r.u32()
+		if err != nil {
+			return nil, err
+		}
+		off := r.pos
+		body, err := r.take(int(size))
+		if err != nil {
+			return nil, err
+		}
+		if id != secCustom {
+			rank, ok := sectionRank[id]
+			switch {
+			case id == secTag:
+				return nil, &Error{start, "a tag section (exception handling)", ErrUnsupported}
+			case !ok:
+				return nil, &Error{start, fmt.Sprintf("unknown section id %d", id), ErrMalformed}
+			case rank <= last:
+				return nil, &Error{start, fmt.Sprintf("section id %d out of order or repeated", id), ErrMalformed}
+			}
+			last = rank
+		}
+		secs = append(secs, section{id: id, body: body, off: off})
+	}
+	return secs, nil
+}
+
+// module is what Instrument learns from the sections it reads, and the
+// sections it rewrites.
+type module struct {
+	importedGlobals uint32
+	definedGlobals  uint32
+	memory          bool   // the module has a memory, for memory.grow
+	globalSec       []byte // rewritten sections, nil until made
+	exportSec       []byte
+	codeSec         []byte
+}
+
+// flag and fuel are the indexes of the new globals.
+func (m *module) flag() uint32 { return m.importedGlobals + m.definedGlobals }
+func (m *module) fuel() uint32 { return m.flag() + 1 }
+
+func (m *module) imports(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	for range n {
+		for range 2 { // module and field names
+			if _, err := r.name(); err != nil {
+				return err
+			}
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return err
+		}
+		switch kind {
+		case 0: // function: type index
+			_, err = r.u32()
+		case 1: // table: reference type, limits
+			if err = r.refType(); err == nil {
+				err = r.limits()
+			}
+		case 2: // memory: limits
+			err = r.limits()
+			m.memory = true
+		case 3: // global: value type, mutability
+			if err = r.globalType(); err == nil {
+				m.importedGlobals++
+			}
+		case 4:
+			err = r.fail(ErrUnsupported, "a tag import (exception handling)")
+		default:
+			err = r.fail(ErrMalformed, fmt.Sprintf("import kind %#x", kind))
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return r.end("import section")
+}
+
+// Fuel is how many checks run between two yields to the host, where the
+// flag is read.
+const Fuel = 1 << 16
+
+// newGlobals are the entries of the flag and the fuel counter in the
+// global section: mutable i32s, initialised by "i32.const 0 end" and
+// "i32.const Fuel end".
+var newGlobals = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x04, 0x0b}
+
+func (m *module) globals(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	entries := r.pos
+	// The initialisers may read globals, but never the flag: the limit
+	// is the count of globals before it.
+	d := decoder{globals: m.importedGlobals + n}
+	for range n {
+		if err := r.globalType(); err != nil {
+			return err
+		}
+		if _, _, err := d.expr(r); err != nil {
+			return err
+		}
+	}
+	if err := r.end("global section"); err != nil {
+		return err
+	}
+	if m.importedGlobals+n > 1<<31 {
+		return r.fail(ErrUnsupported, "no room for two more globals")
+	}
+	m.definedGlobals = n
+	m.globalSec = append(appendU32(nil, n+2), r.b[entries:]...)
+	m.globalSec = append(m.globalSec, newGlobals...)
+	return nil
+}
+
+func (m *module) exports(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	entries := r.pos
+	for range n {
+		name, err := r.name()
+		if err != nil {
+			return err
+		}
+		if string(name) == Export {
+			return r.fail(ErrUnsupported, "the module already exports "+Export)
+		}
+		kind, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if kind > 3 {
+			return r.fail(ErrUnsupported, fmt.Sprintf("export kind %#x", kind))
+		}
+		if _, err := r.u32(); err != nil {
+			return err
+		}
+	}
+	if err := r.end("export section"); err != nil {
+		return err
+	}
+	if n == ^uint32(0) {
+		return r.fail(ErrUnsupported, "no room for another export")
+	}
+	m.exportSec = append(appendU32(nil, n+1), r.b[entries:]...)
+	m.exportSec = m.appendExport(m.exportSec)
+	return nil
+}
+
+func (m *module) appendExport(b []byte) []byte {
+	b = appendU32(b, uint32(len(Export)))
+	b = append(b, Export...)
+	return appendU32(append(b, 3), m.flag())
+}
+
+// check returns the code inserted after a loop's block type and at the
+// entry of a function that calls:
+//
+//	global.get $fuel  i32.const 1  i32.sub  global.set $fuel
+//	global.get $fuel  i32.eqz
+//	if
+//	  i32.const Fuel  global.set $fuel
+//	  i32.const 0  memory.grow 0  drop    ;; a yield to the host
+//	  global.get $flag
+//	  if  unreachable  end
+//	end
+func (m *module) check() []byte {
+	fuel := func(b []byte, op byte) []byte { return appendU32(append(b, op), m.fuel()) }
+	b := fuel(nil, 0x23)
+	b = fuel(append(b, 0x41, 0x01, 0x6b), 0x24)
+	b = fuel(b, 0x23)
+	b = append(b, 0x45, 0x04, 0x40, 0x41, 0x80, 0x80, 0x04)
+	b = fuel(b, 0x24)
+	b = append(b, 0x41, 0x00, 0x40, 0x00, 0x1a, 0x23)
+	b = appendU32(b, m.flag())
+	return append(b, 0x04, 0x40, 0x00, 0x0b, 0x0b)
+}
+
+func (m *module) code(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	check := m.check()
+	out := appendU32(make([]byte, 0, len(r.b)+len(r.b)/8), n)
+	d := decoder{globals: m.flag()}
+	for range n {
+		size, err := r.u32()
+		if err != nil {
+			return err
+		}
+		off := r.base + r.pos
+		body, err := r.take(int(size))
+		if err != nil {
+			return err
+		}
+		br := &reader{b: body, base: off}
+		if err := br.locals(); err != nil {
+			return err
+		}
+		entry := br.pos
+		loops, calls, err := d.expr(br)
+		if err != nil {
+			return err
+		}
+		if err := br.end("function body"); err != nil {
+			return err
+		}
+		// A function that calls no other runs at most its own size
+		// between loop heads; one that calls could recurse.
+		at := loops
+		if calls {
+			at = append([]int{entry}, loops...)
+		}
+		if len(at) > 0 && !m.memory {
+			return &Error{off, "no memory, which the check needs to yield to the host", ErrUnsupported}
+		}
+		out = appendU32(out, uint32(len(body)+len(at)*len(check)))
+		prev := 0
+		for _, at := range at {
+			out = append(append(out, body[prev:at]...), check...)
+			prev = at
+		}
+		out = append(out, body[prev:]...)
+	}
+	if err := r.end("code section"); err != nil {
+		return err
+	}
+	m.codeSec = out
+	return nil
+}
+
+// write assembles the output: the input's sections in order, the
+// rewritten ones replaced, the global and export sections added before the
+// first section that must follow them when the module had none.
+func (m *module) write(wasm []byte, secs []section) []byte {
+	out := make([]byte, 0, len(wasm)+len(m.codeSec)-sectionLen(secs, secCode)+64)
+	out = append(out, wasm[:8]...)
+	if m.globalSec == nil {
+		m.globalSec = append([]byte{2}, newGlobals...)
+	}
+	if m.exportSec == nil {
+		m.exportSec = m.appendExport([]byte{1})
+	}
+	pending := []struct {
+		id   byte
+		body []byte
+	}{{secGlobal, m.globalSec}, {secExport, m.exportSec}}
+	for _, s := range secs {
+		replaced := false
+		for len(pending) > 0 && s.id != secCustom && sectionRank[s.id] >= sectionRank[pending[0].id] {
+			out = appendSection(out, pending[0].id, pending[0].body)
+			replaced = replaced || s.id == pending[0].id
+			pending = pending[1:]
+		}
+		switch {
+		case replaced:
+		case s.id == secCode:
+			out = appendSection(out, s.id, m.codeSec)
+		default:
+			out = appendSection(out, s.id, s.body)
+		}
+	}
+	for _, p := range pending {
+		out = appendSection(out, p.id, p.body)
+	}
+	return out
+}
+
+func sectionLen(secs []section, id byte) int {
+	for _, s := range secs {
+		if s.id == id {
+			return len(s.body)
+		}
+	}
+	return 0
+}
+
+func appendSection(b []byte, id byte, body []byte) []byte {
+	return append(appendU32(append(b, id), uint32(len(body))), body...)
+}
+
+func appendU32(b []byte, v uint32) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
