@@ -84,8 +84,13 @@
 //     runtime refuses to grow memory beyond it and the plugin traps
 //     (ErrOutOfMemory);
 //   - run longer than the call timeout (default 5 s per call, external
-//     plugins only): the runtime stops the guest at the deadline
-//     (ErrTimeout);
+//     plugins only; _initialize gets at least [InitTimeout]): the host
+//     stops the guest at the deadline (ErrTimeout). The module is
+//     instrumented at load (internal/wasminterrupt): an interrupt flag the
+//     host sets, checked at loop heads and at the entry of functions that
+//     call; a module the rewriter cannot instrument runs as it is, with
+//     wazero's context-based timeouts, about 3x slower. Sleeps are cut to
+//     10 ms, so a guest cannot wait in the host past its deadline;
 //   - flood the host: output above max(abi.MinOutputBytes,
 //     abi.MaxOutputFactor x input) per call faults (ErrLimit); a fail
 //     message is cut at abi.MaxFailBytes; log messages are cut at 1 KiB

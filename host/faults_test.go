@@ -38,12 +38,22 @@ func begin(t *testing.T, p *Plugin, opts abi.BeginOptions) *Instance {
 	return in
 }
 
+// Every fault is contained the same way whichever way the plugin is
+// stopped: through its interrupt flag (instrumented, the normal case) or
+// through its context (the sandboxed runtime, for modules the rewriter
+// refuses).
 func TestFaultsAreContained(t *testing.T) {
+	for _, mode := range stopModes {
+		t.Run(mode.name, func(t *testing.T) { testFaultsAreContained(t, mode.wasm) })
+	}
+}
+
+func testFaultsAreContained(t *testing.T, wasm func(testing.TB, string) []byte) {
 	rt := newRuntime(t, faultConfig())
-	p := load(t, rt, "misbehave", false)
+	p := loadAs(t, rt, "misbehave", wasm)
 	// Growing memory to the limit takes seconds under the race detector:
 	// the memory bomb gets a runtime whose timeout cannot fire first.
-	patient := load(t, newRuntime(t, faultConfig().WithCallTimeout(time.Minute)), "misbehave", false)
+	patient := loadAs(t, newRuntime(t, faultConfig().WithCallTimeout(time.Minute)), "misbehave", wasm)
 	ctx := context.Background()
 
 	cases := []struct {
@@ -53,6 +63,8 @@ func TestFaultsAreContained(t *testing.T) {
 		stderr string // in the fault's stderr
 	}{
 		{cmd: "loop", cause: ErrTimeout, msg: "ran longer than 2s"},
+		{cmd: "spin", cause: ErrTimeout, msg: "twasm_feed ran longer than 2s"},
+		{cmd: "sleep", cause: ErrTimeout, msg: "ran longer than 2s"},
 		{cmd: "bomb", cause: ErrOutOfMemory, msg: "memory limit of 64 MiB"},
 		{cmd: "trap", cause: ErrTrap, msg: "out of bounds memory access"},
 		// An unrecovered Go panic prints its trace and aborts.

@@ -15,6 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wasminterrupt"
 )
 
 // module is one wazero instance of a plugin, with the host-side state of
@@ -30,6 +31,9 @@ type module struct {
 	stderr     *tail
 	c          call
 	stack      []uint64
+	// watch stops the calls of an instrumented module (Plugin.interrupt);
+	// nil otherwise.
+	watch *watchdog
 }
 
 // Exported functions a module calls, indexing module.fns.
@@ -181,8 +185,12 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 	m := &module{p: p, stderr: &tail{}, stack: make([]uint64, 1)}
 	m.c.m = m
 	m.c.reset(false, 0, abi.MaxManifestBytes)
+	cfg := p.modCfg.WithStderr(m.stderr)
+	if p.timeout > 0 {
+		cfg = cfg.WithNanosleep(m.sleep)
+	}
 	cctx, cancel := p.initContext(context.WithValue(ctx, callKey{}, &m.c))
-	mod, err := p.wrt.InstantiateModule(experimental.WithMemoryAllocator(cctx, p.rt.alloc), p.compiled, p.modCfg.WithStderr(m.stderr))
+	mod, err := p.wrt.InstantiateModule(experimental.WithMemoryAllocator(cctx, p.rt.alloc), p.compiled, cfg)
 	cancel()
 	if err != nil {
 		if mod != nil {
@@ -197,6 +205,20 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 		m.fns[i] = mod.ExportedFunction(name)
 	}
 	m.version = mod.ExportedFunction(abi.ExportVersion)
+	if p.interrupt {
+		flag, ok := mod.ExportedGlobal(wasminterrupt.Export).(api.MutableGlobal)
+		if !ok {
+			mod.Close(ctx)
+			m.mod = nil
+			return m, fmt.Errorf("host: the instrumented module exports no mutable %s", wasminterrupt.Export)
+		}
+		m.watch = &watchdog{flag: flag}
+	}
+	if err := m.call(ctx, mod.ExportedFunction(abi.ExportInitialize), abi.ExportInitialize, p.deadline(InitTimeout)); err != nil {
+		mod.Close(ctx)
+		m.mod = nil
+		return m, err
+	}
 	return m, nil
 }
 
@@ -207,7 +229,9 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 // still stopped.
 const InitTimeout = 30 * time.Second
 
-// initContext bounds the initialisation of an external plugin.
+// initContext bounds the instantiation of an external plugin in the
+// sandboxed runtime, where a start section would run; _initialize is then
+// called like any export (module.call), with the same budget.
 func (p *Plugin) initContext(ctx context.Context) (context.Context, context.CancelFunc) {
 	if p.timeout > 0 {
 		return context.WithTimeout(ctx, max(p.timeout, InitTimeout))
@@ -215,13 +239,133 @@ func (p *Plugin) initContext(ctx context.Context) (context.Context, context.Canc
 	return ctx, func() {}
 }
 
-// callContext bounds a call of an external plugin. With
-// WithCloseOnContextDone the runtime stops the guest at the deadline.
-func (p *Plugin) callContext(ctx context.Context) (context.Context, context.CancelFunc) {
+// deadline returns when a call of an external plugin starting now must
+// end (it is given the call timeout, or least if that is longer); the zero
+// time, no deadline, for a bundled plugin.
+func (p *Plugin) deadline(least time.Duration) time.Time {
 	if p.timeout > 0 {
-		return context.WithTimeout(ctx, p.timeout)
+		return time.Now().Add(max(p.timeout, least))
 	}
-	return ctx, func() {}
+	return time.Time{}
+}
+
+// maxSleep bounds one sleep of an external plugin. A guest with nothing
+// to do sleeps in poll_oneoff (that is how the Go and TinyGo schedulers
+// wait for a timer), where no check of the guest's code runs: cut short,
+// the sleep returns to the guest's scheduler, which finds its timer not
+// yet due and sleeps again.
+const maxSleep = 10 * time.Millisecond
+
+// sleep is an external plugin's nanosleep: at most maxSleep, and a call
+// whose interrupt flag is set is stopped here rather than after the guest
+// has passed wasminterrupt.Fuel checks.
+func (m *module) sleep(ns int64) {
+	time.Sleep(min(time.Duration(ns), maxSleep))
+	if m.watch != nil && m.watch.isTripped() {
+		panic(errInterrupted)
+	}
+}
+
+// errInterrupted unwinds a guest stopped in a host function.
+var errInterrupted = errors.New("interrupted")
+
+// call runs fn with m.stack and returns the cause of its fault, or nil.
+// Past the deadline (the zero time: none) an instrumented module is
+// stopped through its interrupt flag, another one through its context
+// (the sandboxed runtime has WithCloseOnContextDone); the caller's ctx
+// ending stops either.
+func (m *module) call(ctx context.Context, fn api.Function, name string, deadline time.Time) error {
+	cctx := context.WithValue(ctx, callKey{}, &m.c)
+	var err error
+	interrupted := false
+	switch {
+	case deadline.IsZero():
+		err = fn.CallWithStack(cctx, m.stack)
+	case m.watch != nil:
+		// The flag is read every so many checks: a call on a done
+		// context could run to its end.
+		if err := ctx.Err(); err != nil {
+			return errCanceled{fmt.Errorf("%s: %w", name, err)}
+		}
+		m.watch.arm(ctx, time.Until(deadline))
+		err = fn.CallWithStack(cctx, m.stack)
+		interrupted = m.watch.disarm()
+	default:
+		dctx, cancel := context.WithDeadline(cctx, deadline)
+		err = fn.CallWithStack(dctx, m.stack)
+		cancel()
+	}
+	if err == nil {
+		return nil
+	}
+	// The flag makes the guest execute unreachable, or sleep panic; the
+	// caller's cancellation is told apart by classify.
+	if interrupted && m.c.fault == nil && ctx.Err() == nil &&
+		(strings.HasPrefix(err.Error(), "wasm error: unreachable") || errors.Is(err, errInterrupted)) {
+		return fmt.Errorf("%w: %s ran longer than %v", ErrTimeout, name, m.p.timeout)
+	}
+	return m.classify(ctx, name, err)
+}
+
+// watchdog sets an instrumented module's interrupt flag when a call runs
+// past its deadline or its caller's context ends, so that the guest traps
+// within wasminterrupt.Fuel checks, or at its next sleep. The module's
+// goroutine arms and disarms it around each call; the timer and context
+// callbacks run on other goroutines.
+type watchdog struct {
+	flag api.MutableGlobal
+
+	mu      sync.Mutex
+	gen     uint64 // counts armings: a callback of an earlier one does nothing
+	armed   bool
+	tripped bool // the flag is set
+	timer   *time.Timer
+	stopCtx func() bool
+}
+
+func (w *watchdog) arm(ctx context.Context, d time.Duration) {
+	w.mu.Lock()
+	w.gen++
+	gen := w.gen
+	w.armed, w.tripped = true, false
+	w.mu.Unlock()
+	trip := func() {
+		w.mu.Lock()
+		if w.armed && w.gen == gen && !w.tripped {
+			w.flag.Set(1)
+			w.tripped = true
+		}
+		w.mu.Unlock()
+	}
+	w.timer = time.AfterFunc(d, trip)
+	w.stopCtx = nil
+	if ctx.Done() != nil {
+		w.stopCtx = context.AfterFunc(ctx, trip)
+	}
+}
+
+func (w *watchdog) isTripped() bool {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	return w.tripped
+}
+
+// disarm stops the callbacks and clears the flag, and reports whether it
+// was set. Once it returns no callback of this arming writes the flag: a
+// callback already running has finished (it holds w.mu while it writes),
+// and a later one finds the watchdog disarmed.
+func (w *watchdog) disarm() bool {
+	w.timer.Stop()
+	if w.stopCtx != nil {
+		w.stopCtx()
+	}
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.armed = false
+	if w.tripped {
+		w.flag.Set(0)
+	}
+	return w.tripped
 }
 
 func (m *module) close(ctx context.Context) {
@@ -232,11 +376,9 @@ func (m *module) close(ctx context.Context) {
 
 // handshake checks the ABI version and reads the manifest.
 func (m *module) handshake(ctx context.Context) (abi.Manifest, error) {
-	cctx, cancel := m.p.callContext(context.WithValue(ctx, callKey{}, &m.c))
-	defer cancel()
 	m.c.reset(false, 0, abi.MaxManifestBytes)
-	if err := m.version.CallWithStack(cctx, m.stack); err != nil {
-		return abi.Manifest{}, m.classify(ctx, abi.ExportVersion, err)
+	if err := m.call(ctx, m.version, abi.ExportVersion, m.p.deadline(0)); err != nil {
+		return abi.Manifest{}, err
 	}
 	m.abiVersion = uint32(m.stack[0])
 	if err := checkVersion(m.abiVersion); err != nil {
@@ -266,12 +408,11 @@ func (m *module) invoke(ctx context.Context, fn int, input []byte, records bool)
 		limit = max(abi.MinOutputBytes, abi.MaxOutputFactor*len(input))
 	}
 	m.c.reset(records, len(input), limit)
-	cctx, cancel := m.p.callContext(context.WithValue(ctx, callKey{}, &m.c))
-	defer cancel()
+	deadline := m.p.deadline(0)
 	if fn == fnBegin || fn == fnFeed {
 		m.stack[0] = uint64(len(input))
-		if err := m.fns[fnBuffer].CallWithStack(cctx, m.stack); err != nil {
-			return 0, m.classify(ctx, abi.ExportBuffer, err)
+		if err := m.call(ctx, m.fns[fnBuffer], abi.ExportBuffer, deadline); err != nil {
+			return 0, err
 		}
 		ptr := uint32(m.stack[0])
 		if !m.mem.Write(ptr, input) {
@@ -280,8 +421,8 @@ func (m *module) invoke(ctx context.Context, fn int, input []byte, records bool)
 		}
 		m.stack[0] = uint64(len(input))
 	}
-	if err := m.fns[fn].CallWithStack(cctx, m.stack); err != nil {
-		return 0, m.classify(ctx, fnNames[fn], err)
+	if err := m.call(ctx, m.fns[fn], fnNames[fn], deadline); err != nil {
+		return 0, err
 	}
 	return abi.Status(uint32(m.stack[0])), nil
 }

@@ -10,8 +10,10 @@ import (
 	"time"
 
 	"github.com/tetratelabs/wazero"
+	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wasminterrupt"
 	"github.com/twasm/twasm/normalize"
 )
 
@@ -26,6 +28,10 @@ type Plugin struct {
 	sha256   string
 	manifest abi.Manifest
 	timeout  time.Duration // 0: none (bundled)
+	// interrupt: the module was instrumented by wasminterrupt and runs
+	// in a runtime without WithCloseOnContextDone; its calls are
+	// stopped through its interrupt flag (module.call).
+	interrupt bool
 
 	mu     sync.Mutex
 	free   []*module
@@ -40,16 +46,19 @@ func newPlugin(rt *Runtime, wrt wazero.Runtime, compiled wazero.CompiledModule, 
 	p := &Plugin{rt: rt, wrt: wrt, compiled: compiled, src: src, sha256: sum}
 	if !src.Bundled {
 		p.timeout = rt.s.callTimeout
+		p.interrupt = wrt != rt.sandboxed
 	}
 	p.logs.rate = rt.s.logRate
 	// No WithFS, WithEnv or WithArgs: a plugin has no file system, no
 	// environment and no arguments. Stdout stays io.Discard; stderr is
 	// set per instance. Real clocks: wazero's default fake clock keeps
 	// a Go guest's garbage collector from finishing cycles, and memory
-	// grows without bound (wasm.md, "a Go GC memory leak").
+	// grows without bound (wasm.md, "a Go GC memory leak"). No start
+	// function: instantiate calls _initialize itself, under the same
+	// deadline as any call.
 	p.modCfg = wazero.NewModuleConfig().
 		WithName("").
-		WithStartFunctions(abi.ExportInitialize).
+		WithStartFunctions().
 		WithSysNanotime().
 		WithSysWalltime().
 		WithSysNanosleep().
@@ -57,6 +66,34 @@ func newPlugin(rt *Runtime, wrt wazero.Runtime, compiled wazero.CompiledModule, 
 		// would let crafted input collide every key.
 		WithRandSource(rand.Reader)
 	return p
+}
+
+// compile compiles a plugin's module for the runtime it will run in and
+// returns both. A bundled module runs as it is in the trusted runtime. An
+// external one is instrumented with an interrupt flag (package
+// wasminterrupt) and runs in the trusted runtime too, its calls stopped
+// through the flag; one that cannot be instrumented (a feature the
+// rewriter does not know) runs as it is in the sandboxed runtime, whose
+// context-based timeouts cost Go guests about 3x (RATIONALE.md,
+// "Interrupting external plugins").
+func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero.Runtime, wazero.CompiledModule, error) {
+	ctx = experimental.WithCompilationWorkers(ctx, rt.s.workers)
+	if src.Bundled {
+		c, err := rt.trusted.CompileModule(ctx, wasm)
+		return rt.trusted, c, err
+	}
+	code, err := wasminterrupt.Instrument(wasm)
+	if err == nil {
+		var c wazero.CompiledModule
+		if c, err = rt.trusted.CompileModule(ctx, code); err == nil {
+			return rt.trusted, c, nil
+		}
+	}
+	// The module compiled as it is gives wazero's own error, about the
+	// bytes the user has, if it is invalid.
+	rt.s.logger.Debug("twasm host: plugin runs with context-based timeouts (slower)", "path", src.Path, "reason", err)
+	c, err := rt.sandboxed.CompileModule(ctx, wasm)
+	return rt.sandboxed, c, err
 }
 
 // Manifest returns the plugin's manifest. Its slices must not be modified.

@@ -18,16 +18,18 @@ import (
 
 // Runtime loads plugins and runs their instances. Make one per process
 // (New) and Close it at exit: it owns the compilation cache and two wazero
-// runtimes, one for bundled plugins and one, with per-call timeouts, for
-// external plugins (RATIONALE.md, "Why two runtimes?").
+// runtimes: one for bundled plugins and for external plugins instrumented
+// with an interrupt flag, and one with context-based timeouts for the
+// external plugins that cannot be instrumented (RATIONALE.md, "Why two
+// runtimes?" and "Interrupting external plugins").
 //
 // A Runtime is safe for concurrent use. The Plugins it returns are too;
 // the Instances are not (one goroutine at a time each).
 type Runtime struct {
 	s         settings
 	cache     wazero.CompilationCache
-	trusted   wazero.Runtime // bundled plugins: no timeout
-	sandboxed wazero.Runtime // external plugins: WithCloseOnContextDone
+	trusted   wazero.Runtime // bundled plugins; external ones instrumented with an interrupt flag
+	sandboxed wazero.Runtime // external plugins that cannot be instrumented: WithCloseOnContextDone
 	// alloc backs instances' linear memories (nil: wazero's default).
 	alloc experimental.MemoryAllocator
 
@@ -137,11 +139,7 @@ func (rt *Runtime) Load(ctx context.Context, wasm []byte, src Source) (*Plugin, 
 // load is Load with the module's sha256 known; with want set, the module
 // must report that manifest (the one the build recorded for it).
 func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string, want *abi.Manifest) (*Plugin, error) {
-	wrt := rt.sandboxed
-	if src.Bundled {
-		wrt = rt.trusted
-	}
-	compiled, err := wrt.CompileModule(experimental.WithCompilationWorkers(ctx, rt.s.workers), wasm)
+	wrt, compiled, err := rt.compile(ctx, wasm, src)
 	if err != nil {
 		return nil, &ABIError{Path: src.Path, Problems: []string{"it is not a valid WebAssembly module: " + err.Error()}}
 	}

@@ -5,7 +5,9 @@
 //
 //	emit TEXT     report a warning record with TEXT (a well-formed record)
 //	raw BYTES     send BYTES through the output import as they are
-//	loop          spin forever
+//	loop          spin forever, incrementing a global
+//	spin          spin forever in an empty loop: no call, no memory access
+//	sleep         sleep for an hour (the guest waits in poll_oneoff)
 //	bomb          allocate until the memory limit is hit
 //	trap          load from an address beyond linear memory (a wasm trap)
 //	nilderef      dereference a nil pointer (a Go panic: the runtime exits)
@@ -29,6 +31,7 @@ import (
 	"bytes"
 	"os"
 	"strconv"
+	"time"
 	"unsafe"
 
 	"github.com/twasm/twasm/abi"
@@ -62,6 +65,11 @@ func feed(batch []byte) uint32 {
 			for {
 				sink++
 			}
+		case "spin":
+			for {
+			}
+		case "sleep":
+			time.Sleep(time.Hour)
 		case "bomb":
 			for {
 				hold = append(hold, make([]byte, 1<<20))
