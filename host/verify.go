@@ -8,7 +8,6 @@ import (
 	"sort"
 
 	"github.com/tetratelabs/wazero/api"
-	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/twasm/twasm/abi"
 )
@@ -60,7 +59,8 @@ func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*VerifyReport, erro
 	if closed {
 		return nil, fmt.Errorf("host: verify: runtime closed")
 	}
-	compiled, err := rt.sandboxed.CompileModule(experimental.WithCompilationWorkers(ctx, rt.s.workers), wasm)
+	// Compiled as an external plugin runs: instrumented when it can be.
+	wrt, compiled, err := rt.compile(ctx, wasm, Source{Path: "(verify)"})
 	if err != nil {
 		if ctx.Err() != nil {
 			return nil, fmt.Errorf("host: verify: %w", ctx.Err())
@@ -85,7 +85,7 @@ func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*VerifyReport, erro
 		return r, nil
 	}
 
-	p := newPlugin(rt, rt.sandboxed, compiled, Source{Path: "(verify)"}, r.SHA256)
+	p := newPlugin(rt, wrt, compiled, Source{Path: "(verify)"}, r.SHA256)
 	// A throwaway plugin: its faults must not count anywhere.
 	p.rt = &Runtime{s: rt.s}
 	p.rt.s.maxFaults = -1
