@@ -86,5 +86,9 @@ func run(ctx context.Context, dir string) error {
 	if err := tmp.Close(); err != nil {
 		return err
 	}
+	// Build output like the modules beside it, not a private file.
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return err
+	}
 	return os.Rename(tmp.Name(), filepath.Join(dir, bundled.ManifestsFile))
 }
