@@ -76,57 +76,117 @@ func DecodeBatchTrusted(buf []byte, scratch []Token, fn func(BatchLine) error) e
 }
 
 func decodeBatch(buf []byte, scratch []Token, fn func(BatchLine) error, check bool) error {
-	if len(buf) < 4 {
-		return ErrBadBatch
-	}
-	n := int(binary.LittleEndian.Uint32(buf))
-	off := 4
-	for k := 0; k < n; k++ {
-		if len(buf)-off < 12 {
-			return ErrBadBatch
+	r := BatchReader{buf: buf, scratch: scratch, check: check}
+	for {
+		bl, ok := r.Next()
+		if !ok {
+			return r.Err()
 		}
-		no := int(binary.LittleEndian.Uint32(buf[off:]))
-		ll := int(binary.LittleEndian.Uint32(buf[off+4:]))
-		nt := int(binary.LittleEndian.Uint32(buf[off+8:]))
-		off += 12
-		if ll < 0 || nt < 0 || ll > len(buf)-off {
-			return ErrBadBatch
-		}
-		line := buf[off : off+ll]
-		off += (ll + 3) &^ 3
-		if nt > (len(buf)-off)/TokenSize || off > len(buf) {
-			return ErrBadBatch
-		}
-		raw := buf[off : off+nt*TokenSize]
-		off += nt * TokenSize
-		var toks []Token
-		if nt > 0 {
-			if littleEndian && uintptr(unsafe.Pointer(&raw[0]))%4 == 0 {
-				toks = unsafe.Slice((*Token)(unsafe.Pointer(&raw[0])), nt)
-			} else {
-				scratch = scratch[:0]
-				for j := 0; j < nt; j++ {
-					w := raw[j*TokenSize:]
-					kf := binary.LittleEndian.Uint32(w)
-					scratch = append(scratch, Token{Kind: Kind(kf), Flags: uint8(kf >> 8), Hash: uint16(kf >> 16),
-						Start: binary.LittleEndian.Uint32(w[4:]), End: binary.LittleEndian.Uint32(w[8:]), Next: binary.LittleEndian.Uint32(w[12:])})
-				}
-				toks = scratch
-			}
-			if check && !checkTape(toks, len(line)) {
-				return ErrBadBatch
-			}
-		}
-		if err := fn(BatchLine{No: no, Line: line, Toks: toks}); err != nil {
+		if err := fn(bl); err != nil {
 			return err
 		}
 	}
-	if off != len(buf) {
-		// Bytes after the last line: not a batch this package wrote.
-		return ErrBadBatch
-	}
-	return nil
 }
+
+// BatchReader walks a batch one line at a time, as DecodeBatchTrusted
+// does, for a caller that keeps the loop in its own function: inside
+// WebAssembly the callback DecodeBatchTrusted makes for every line is an
+// indirect call, which costs more than the call to Next.
+type BatchReader struct {
+	buf     []byte
+	scratch []Token
+	off     int // next line's offset; 0 before the header is read
+	left    int // lines still to read
+	check   bool
+	err     error
+}
+
+// NewBatchReader returns a reader of buf that, like DecodeBatchTrusted,
+// checks lengths but not the tokens of each tape. scratch is reused for
+// tapes that cannot be viewed in place.
+func NewBatchReader(buf []byte, scratch []Token) BatchReader {
+	return BatchReader{buf: buf, scratch: scratch}
+}
+
+// maxViewTokens bounds the tokens viewed in place as one array; a batch
+// is far smaller (MaxLineBytes).
+const maxViewTokens = 1 << 27
+
+// Next returns the next line (aliasing the batch). ok is false at the end
+// of the batch or on a malformed one (then Err says so).
+func (r *BatchReader) Next() (bl BatchLine, ok bool) {
+	buf := r.buf
+	off := r.off
+	if off == 0 {
+		if len(buf) < 4 {
+			r.err = ErrBadBatch
+			return bl, false
+		}
+		r.left = int(binary.LittleEndian.Uint32(buf))
+		off = 4
+	}
+	if r.left <= 0 {
+		if r.err == nil && off != len(buf) {
+			// Bytes after the last line: not a batch this package
+			// wrote.
+			r.err = ErrBadBatch
+		}
+		r.off = off
+		return bl, false
+	}
+	if len(buf)-off < 12 {
+		return r.fail()
+	}
+	no := int(binary.LittleEndian.Uint32(buf[off:]))
+	ll := int(binary.LittleEndian.Uint32(buf[off+4:]))
+	nt := int(binary.LittleEndian.Uint32(buf[off+8:]))
+	off += 12
+	if ll < 0 || nt < 0 || ll > len(buf)-off {
+		return r.fail()
+	}
+	line := buf[off : off+ll]
+	off += (ll + 3) &^ 3
+	if off > len(buf) || nt > (len(buf)-off)/TokenSize || nt > maxViewTokens {
+		return r.fail()
+	}
+	raw := buf[off : off+nt*TokenSize]
+	off += nt * TokenSize
+	var toks []Token
+	if nt > 0 {
+		if littleEndian && uintptr(unsafe.Pointer(&raw[0]))%4 == 0 {
+			// An array view rather than unsafe.Slice, whose overflow
+			// check is a call inside WebAssembly.
+			toks = (*[maxViewTokens]Token)(unsafe.Pointer(&raw[0]))[:nt:nt]
+		} else {
+			scratch := r.scratch[:0]
+			for j := 0; j < nt; j++ {
+				w := raw[j*TokenSize:]
+				kf := binary.LittleEndian.Uint32(w)
+				scratch = append(scratch, Token{Kind: Kind(kf), Flags: uint8(kf >> 8), Hash: uint16(kf >> 16),
+					Start: binary.LittleEndian.Uint32(w[4:]), End: binary.LittleEndian.Uint32(w[8:]), Next: binary.LittleEndian.Uint32(w[12:])})
+			}
+			r.scratch = scratch
+			toks = scratch
+		}
+		if r.check && !checkTape(toks, len(line)) {
+			return r.fail()
+		}
+	}
+	r.off = off
+	r.left--
+	return BatchLine{No: no, Line: line, Toks: toks}, true
+}
+
+func (r *BatchReader) fail() (BatchLine, bool) {
+	r.err = ErrBadBatch
+	r.left = 0
+	r.off = len(r.buf) + 1
+	return BatchLine{}, false
+}
+
+// Err returns ErrBadBatch when the batch did not follow the layout, once
+// Next has returned false.
+func (r *BatchReader) Err() error { return r.err }
 
 // checkTape verifies that every token stays inside the line and every Next
 // moves forward inside the tape, so navigation cannot loop or read out of

@@ -175,3 +175,34 @@ func TestCheckTape(t *testing.T) {
 	self := []Token{{Kind: KindArray, Start: 0, End: 2, Next: 0}}
 	assert.False(t, checkTape(self, 2), "Next pointing at itself would loop")
 }
+
+func TestBatchReader(t *testing.T) {
+	buf := buildBatch(t, []testLine{{1, `{"a":1}`}, {3, `x`}})
+	r := NewBatchReader(buf, nil)
+	var nos []int
+	for {
+		bl, ok := r.Next()
+		if !ok {
+			break
+		}
+		nos = append(nos, bl.No)
+	}
+	assert.Equal(t, []int{1, 3}, nos)
+	assert.NoError(t, r.Err())
+	_, ok := r.Next()
+	assert.False(t, ok, "Next after the end")
+	assert.NoError(t, r.Err())
+
+	for _, bad := range [][]byte{nil, buf[:len(buf)-1], append(append([]byte(nil), buf...), 0, 0, 0, 0)} {
+		r := NewBatchReader(bad, nil)
+		for {
+			if _, ok := r.Next(); !ok {
+				break
+			}
+		}
+		assert.ErrorIs(t, r.Err(), ErrBadBatch, "%x", bad)
+		_, ok := r.Next()
+		assert.False(t, ok)
+		assert.ErrorIs(t, r.Err(), ErrBadBatch)
+	}
+}
