@@ -11,27 +11,43 @@ var Plugin = sdk.Plugin{
 		Name:        "claude",
 		Version:     "0.1.0",
 		Providers:   []string{"claude", "anthropic"},
-		Formats:     []string{fmtStream, fmtPartial, fmtJSON, fmtSessionLog, fmtMessages, fmtSSE},
+		Formats:     formatNames[1:],
 		Description: "Claude Code stream-json, json and session logs; Anthropic Messages API responses and SSE",
 	},
 	New:  func(opts abi.BeginOptions) sdk.Normalizer { return newNormalizer(opts) },
 	Keys: keys,
 }
 
-// Format names, as reported in OpMeta and the manifest.
+// format is a stream's format: a number, since the normalizer compares
+// it on every line and a string compare is two calls inside WebAssembly.
+type format uint8
+
+// The formats; formatNames holds their names, as reported in OpMeta and
+// the manifest.
 const (
-	fmtStream     = "stream-json"
-	fmtPartial    = "stream-json-partial"
-	fmtJSON       = "json"
-	fmtSessionLog = "session-log"
-	fmtMessages   = "anthropic-messages"
-	fmtSSE        = "anthropic-sse"
+	fmtNone format = iota
+	fmtStream
+	fmtPartial
+	fmtJSON
+	fmtSessionLog
+	fmtMessages
+	fmtSSE
 )
+
+var formatNames = []string{
+	fmtNone:       "",
+	fmtStream:     "stream-json",
+	fmtPartial:    "stream-json-partial",
+	fmtJSON:       "json",
+	fmtSessionLog: "session-log",
+	fmtMessages:   "anthropic-messages",
+	fmtSSE:        "anthropic-sse",
+}
 
 // normalizer is the per-stream state. Everything kept across lines is a Go
 // string or a number: spans die with their line.
 type normalizer struct {
-	format string
+	format format
 
 	sessionSent, modelSent, versionSent bool
 
@@ -131,12 +147,17 @@ func (n *normalizer) End(out *sdk.Out) error {
 }
 
 // setFormat reports the format once; stream-json is upgraded to its
-// partial variant when the first stream_event shows up.
-func (n *normalizer) setFormat(f string, out *sdk.Out) {
+// partial variant when the first stream_event shows up. The common case,
+// the format already set, inlines.
+func (n *normalizer) setFormat(f format, out *sdk.Out) {
+	if n.format != f {
+		n.changeFormat(f, out)
+	}
+}
+
+func (n *normalizer) changeFormat(f format, out *sdk.Out) {
 	switch {
-	case n.format == f:
-		return
-	case n.format == "":
+	case n.format == fmtNone:
 	case n.format == fmtStream && f == fmtPartial:
 	case n.format == fmtJSON && (f == fmtStream || f == fmtPartial):
 		// A verbose json array holds stream-json lines: keep "json".
@@ -146,9 +167,9 @@ func (n *normalizer) setFormat(f string, out *sdk.Out) {
 	default:
 		return
 	}
-	override := n.format != ""
+	override := n.format != fmtNone
 	n.format = f
-	out.Meta(sdk.Meta{Format: sdk.S(f), Override: override})
+	out.Meta(sdk.Meta{Format: sdk.S(formatNames[f]), Override: override})
 }
 
 // text handles a line that is not JSON.
@@ -215,7 +236,7 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		n.system(v, out)
 		return
 	case "result":
-		if !n.sawClaude && n.format == "" {
+		if !n.sawClaude && n.format == fmtNone {
 			n.setFormat(fmtJSON, out)
 		}
 		n.claudeLine(v, out)
@@ -233,7 +254,7 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		return
 	case "error":
 		if n.get(v, kError).Kind() == abi.KindObject {
-			if n.format == "" {
+			if n.format == fmtNone {
 				n.setFormat(fmtMessages, out)
 			}
 			n.apiError(v, out)

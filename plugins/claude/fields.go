@@ -2,9 +2,12 @@ package claude
 
 import "github.com/twasm/twasm/abi"
 
-// keys are the members the normalizer reads from a line's top-level object
-// and its message: one pass over an object (abi.Value.Lookup) answers all
-// of them, instead of one scan of the object per Get.
+// keys are the members the normalizer reads: declared (sdk.Plugin.Keys),
+// so that the host marks them in every tape and Get and Lookup match
+// them by number; and the members of a line's top-level object and its
+// message that one pass over an object (abi.Value.Lookup) answers,
+// instead of one scan of the object per Get. TestKeysCoverGets keeps the
+// list complete.
 var keys = abi.NewKeySet(
 	"type",
 	"event",
@@ -43,6 +46,27 @@ var keys = abi.NewKeySet(
 	"total_cost_usd",
 	"modelUsage",
 	"errors",
+	// Read from usage objects (usageKeys) and content blocks.
+	"input_tokens",
+	"cache_creation_input_tokens",
+	"cache_read_input_tokens",
+	"output_tokens",
+	"output_tokens_details",
+	"thinking_tokens",
+	"text",
+	"thinking",
+	"signature",
+	"name",
+	"input",
+	"content_block",
+	"index",
+	"delta",
+	"partial_json",
+	"prompt",
+	"command",
+	"stderr",
+	"interrupted",
+	"isAsync",
 )
 
 // Indexes into keys.
@@ -84,32 +108,67 @@ const (
 	kTotalCostUsd
 	kModelUsage
 	kErrors
+	kInputTokens
+	kCacheCreationInputTokens
+	kCacheReadInputTokens
+	kOutputTokens
+	kOutputTokensDetails
+	kThinkingTokens
+	kText
+	kThinking
+	kSignature
+	kName
+	kInput
+	kContentBlock
+	kIndex
+	kDelta
+	kPartialJson
+	kPrompt
+	kCommand
+	kStderr
+	kInterrupted
+	kIsAsync
 
 	nKeys
 )
 
-// fieldCache holds the members of the last two objects looked up (a line
-// and its message, typically). Values are compared by identity: a Value
-// names a position in a Doc that stays alive, and unchanged, as long as the
-// cache refers to it.
+// fieldCache holds the members of the latest line object looked up (the
+// root of its document) and of the last two other objects (a line's
+// message, or the elements of a verbose json array and their messages).
+// Values are compared by identity: a Value names a position in a Doc that
+// stays alive, and unchanged, as long as the cache refers to it.
 type fieldCache struct {
-	v    [2]abi.Value
-	f    [2][nKeys]abi.Value
-	next int
+	root  abi.Value
+	fRoot [nKeys]abi.Value
+	v     [2]abi.Value
+	f     [2][nKeys]abi.Value
+	next  int
 }
 
 // get is v.Get(keys.Name(k)), from one pass over v shared by every key.
+// The line's object, the most asked, costs no call: get inlines. (A
+// missing v matches a slot only before its first use, when its members
+// are all missing too.)
 func (n *normalizer) get(v abi.Value, k int) abi.Value {
+	if v == n.fields.root {
+		return n.fields.fRoot[k]
+	}
+	return n.lookup(v, k)
+}
+
+func (n *normalizer) lookup(v abi.Value, k int) abi.Value {
 	c := &n.fields
 	switch {
-	case !v.Exists():
-		return abi.Value{}
 	case v == c.v[0]:
 		return c.f[0][k]
 	case v == c.v[1]:
 		return c.f[1][k]
 	case v.Kind() != abi.KindObject:
 		return abi.Value{}
+	case v == v.Doc().Root():
+		c.root = v
+		v.Lookup(keys, c.fRoot[:])
+		return c.fRoot[k]
 	}
 	j := c.next
 	c.next ^= 1

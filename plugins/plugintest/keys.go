@@ -1,0 +1,42 @@
+package plugintest
+
+import (
+	"os"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi"
+)
+
+var (
+	getCall   = regexp.MustCompile(`\b(Get|Path)\(([^)]*)\)`)
+	stringLit = regexp.MustCompile(`"([^"\\]*)"`)
+)
+
+// CheckKeysCoverGets checks that every key the plugin's non-test sources
+// in the working directory name in a Get or Path call is declared in keys
+// (sdk.Plugin.Keys): an undeclared key still works, but costs a byte
+// compare inside WebAssembly where a declared one costs a number compare.
+func CheckKeysCoverGets(tb testing.TB, keys *abi.KeySet) {
+	tb.Helper()
+	files, _ := filepath.Glob("*.go")
+	for _, f := range files {
+		if strings.HasSuffix(f, "_test.go") {
+			continue
+		}
+		src, err := os.ReadFile(f)
+		if err != nil {
+			tb.Fatal(err)
+		}
+		for _, m := range getCall.FindAllSubmatch(src, -1) {
+			for _, k := range stringLit.FindAllSubmatch(m[2], -1) {
+				if !slices.Contains(keys.Names(), string(k[1])) {
+					tb.Errorf("%s: key %q is read but not declared in keys", f, k[1])
+				}
+			}
+		}
+	}
+}
