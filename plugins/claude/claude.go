@@ -53,7 +53,8 @@ type normalizer struct {
 
 	byID   map[string]*message // by provider message id
 	open   []*message          // open messages, in opening order
-	cur    map[string]*message // message being streamed, per scope
+	curTop *message            // message being streamed in the step's own scope
+	cur    map[string]*message // message being streamed, per sub-agent scope
 	nextID int                 // synthetic key counter
 
 	calls     map[string]*call // tool calls by id
@@ -149,24 +150,16 @@ func (n *normalizer) End(out *sdk.Out) error {
 // setFormat reports the format once; stream-json is upgraded to its
 // partial variant when the first stream_event shows up. The common case,
 // the format already set, inlines.
+// Any other change is ignored: a verbose json array holds stream-json
+// lines (it stays "json"), an SSE stream's payloads are messages (it stays
+// "anthropic-sse"), and a stream that mixes formats keeps its first.
 func (n *normalizer) setFormat(f format, out *sdk.Out) {
-	if n.format != f {
-		n.changeFormat(f, out)
+	if n.format == fmtNone || n.format == fmtStream && f == fmtPartial {
+		n.reportFormat(f, out)
 	}
 }
 
-func (n *normalizer) changeFormat(f format, out *sdk.Out) {
-	switch {
-	case n.format == fmtNone:
-	case n.format == fmtStream && f == fmtPartial:
-	case n.format == fmtJSON && (f == fmtStream || f == fmtPartial):
-		// A verbose json array holds stream-json lines: keep "json".
-		return
-	case n.format == fmtSSE && f == fmtMessages:
-		return
-	default:
-		return
-	}
+func (n *normalizer) reportFormat(f format, out *sdk.Out) {
 	override := n.format != fmtNone
 	n.format = f
 	out.Meta(sdk.Meta{Format: sdk.S(formatNames[f]), Override: override})

@@ -153,26 +153,35 @@ func (n *normalizer) get(v abi.Value, k int) abi.Value {
 	if v == n.fields.root {
 		return n.fields.fRoot[k]
 	}
-	return n.lookup(v, k)
+	return n.members(v)[k]
 }
 
-func (n *normalizer) lookup(v abi.Value, k int) abi.Value {
+// noMembers is what members returns for a value that is not an object.
+var noMembers [nKeys]abi.Value
+
+// members returns the members of v in the order of keys (all missing when
+// v is not an object), from the cache get reads. The array belongs to the
+// cache: it must not be modified, and it is overwritten once two other
+// objects are looked up, so read what is needed from it at once.
+func (n *normalizer) members(v abi.Value) *[nKeys]abi.Value {
 	c := &n.fields
 	switch {
+	case v == c.root:
+		return &c.fRoot
 	case v == c.v[0]:
-		return c.f[0][k]
+		return &c.f[0]
 	case v == c.v[1]:
-		return c.f[1][k]
+		return &c.f[1]
 	case v.Kind() != abi.KindObject:
-		return abi.Value{}
+		return &noMembers
 	case v == v.Doc().Root():
 		c.root = v
 		v.Lookup(keys, c.fRoot[:])
-		return c.fRoot[k]
+		return &c.fRoot
 	}
 	j := c.next
 	c.next ^= 1
 	c.v[j] = v
 	v.Lookup(keys, c.f[j][:])
-	return c.f[j][k]
+	return &c.f[j]
 }

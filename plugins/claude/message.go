@@ -195,16 +195,13 @@ func (u *usage) add(o usage) {
 
 // msgFor returns the message with provider id (creating it), opening it
 // and closing the scope's other open messages: a new message in a scope
-// means the previous one is complete.
-func (n *normalizer) msgFor(id, scope string, out *sdk.Out) *message {
-	var m *message
-	if id != "" {
-		m = n.byID[id]
-	}
+// means the previous one is complete. m is n.byID[id], looked up by the
+// caller (see idOf).
+func (n *normalizer) msgFor(id string, m *message, scope string, out *sdk.Out) *message {
 	if m == nil && id != "" {
 		// Deltas that arrived without a message_start (a glitch, or a
 		// stream cut at the start) belong to the next snapshot.
-		if c := n.cur[scope]; c != nil && c.id == "" && !c.closed {
+		if c := n.current(scope); c != nil && c.id == "" && !c.closed {
 			m = c
 			m.id = id
 			n.byID[id] = m
@@ -244,23 +241,49 @@ func (n *normalizer) msgFor(id, scope string, out *sdk.Out) *message {
 }
 
 // idOf returns a message id value as a string ("" when it is not a
-// string), without allocating when a message has that id already.
-func (n *normalizer) idOf(id abi.Value) string {
+// string) and the message with that id (nil when none), in one map
+// lookup and without allocating when there is one.
+func (n *normalizer) idOf(id abi.Value) (string, *message) {
 	if id.Kind() != abi.KindString {
-		return ""
+		return "", nil
 	}
 	if !id.Escaped() {
 		raw := id.Raw()
 		if m := n.byID[string(raw[1:len(raw)-1])]; m != nil {
-			return m.id
+			return m.id, m
 		}
+		return string(raw[1 : len(raw)-1]), nil
 	}
-	return id.String()
+	s := id.String()
+	return s, n.byID[s]
 }
 
-// header opens (or updates) m with what line v says about it.
-func (n *normalizer) header(m *message, msg abi.Value, ts abi.Value, out *sdk.Out) {
-	h := sdk.Message{Role: sdk.RoleAssistant, Model: sdk.Text(n.get(msg, kModel)), Time: sdk.StringOf(ts)}
+// current returns the message being streamed in scope. The step's own
+// scope, nearly every line's, is a field rather than a map entry:
+// hashing a string is a loop over its bytes inside WebAssembly.
+func (n *normalizer) current(scope string) *message {
+	if scope == "" {
+		return n.curTop
+	}
+	return n.cur[scope]
+}
+
+// setCurrent sets (m nil: clears) the message being streamed in scope.
+func (n *normalizer) setCurrent(scope string, m *message) {
+	switch {
+	case scope == "":
+		n.curTop = m
+	case m == nil:
+		delete(n.cur, scope)
+	default:
+		n.cur[scope] = m
+	}
+}
+
+// header opens (or updates) m with what a line says about it: the
+// message's model and the line's timestamp.
+func (n *normalizer) header(m *message, model abi.Value, ts abi.Value, out *sdk.Out) {
+	h := sdk.Message{Role: sdk.RoleAssistant, Model: sdk.Text(model), Time: sdk.StringOf(ts)}
 	if m.id != "" {
 		h.ID = sdk.S(m.id)
 	}
@@ -269,7 +292,7 @@ func (n *normalizer) header(m *message, msg abi.Value, ts abi.Value, out *sdk.Ou
 	}
 	out.Open(sdk.S(m.key), h)
 	if m.scope == "" {
-		n.model(n.get(msg, kModel), out)
+		n.model(model, out)
 	}
 }
 
@@ -308,8 +331,8 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 			break
 		}
 	}
-	if n.cur[m.scope] == m {
-		delete(n.cur, m.scope)
+	if n.current(m.scope) == m {
+		n.setCurrent(m.scope, nil)
 	}
 }
 
@@ -367,29 +390,34 @@ func (n *normalizer) assistant(v abi.Value, out *sdk.Out) {
 	msg := n.get(v, kMessage)
 	scope := n.scopeOf(v, out)
 	ts := n.get(v, kTimestamp)
-	m := n.msgFor(n.idOf(n.get(msg, kId)), scope, out)
-	n.header(m, msg, ts, out)
-	for it := n.get(msg, kContent).Iter(); it.Next(); {
+	// The message's members, read once: get on an object other than the
+	// line's is a call.
+	f := n.members(msg)
+	content, usageV, stop := f[kContent], f[kUsage], f[kStopReason]
+	id, known := n.idOf(f[kId])
+	m := n.msgFor(id, known, scope, out)
+	n.header(m, f[kModel], ts, out)
+	for it := content.Iter(); it.Next(); {
 		n.snapshot(m, it.Value(), ts, out)
 	}
-	if c := n.get(msg, kContent); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
+	if content.Kind() == abi.KindString && !sdk.Text(content).IsEmpty() {
 		s := m.snapSlot(sdk.BlockText, "")
-		out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
+		out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockText, Text: sdk.Text(content)})
 	}
-	m.usage.merge(n.get(msg, kUsage))
-	if sr := n.get(msg, kStopReason); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
-		m.stop = sr.String()
+	m.usage.merge(usageV)
+	if stop.Kind() == abi.KindString && !stop.Is(m.stop) {
+		m.stop = stop.String()
 	}
 	if e := n.get(v, kError); e.Kind() == abi.KindString {
-		n.lineError(e, msg, out)
+		n.lineError(e, content, out)
 	}
 }
 
 // lineError reports an assistant line's top-level error field.
-func (n *normalizer) lineError(e, msg abi.Value, out *sdk.Out) {
+func (n *normalizer) lineError(e, content abi.Value, out *sdk.Out) {
 	text := e.String()
 	// The CLI puts the human explanation in the message text.
-	if first := n.get(msg, kContent).Index(0); first.Get("type").Is("text") {
+	if first := content.Index(0); first.Get("type").Is("text") {
 		if t := first.Get("text").String(); t != "" && len(t) < 1024 {
 			text += ": " + t
 		}
@@ -476,7 +504,8 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		isErr := b.Get("is_error").Truthy() || len(ct) > 7 && string(ct[len(ct)-7:]) == `_error"`
 		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(s.toolID), ToolContent: outputOf(content), IsError: isErr})
 		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr, Scope: scopeStr(m.scope), Time: sdk.StringOf(ts)}
-		if c := n.calls[s.toolID]; c != nil {
+		c := n.calls[s.toolID]
+		if c != nil {
 			r.Name = sdk.S(c.name)
 		}
 		r.Status = sdk.S("completed")
@@ -484,7 +513,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 			r.Status = sdk.S("failed")
 		}
 		out.ToolResult(r)
-		n.done(s.toolID)
+		n.done(c)
 	}
 }
 
@@ -594,8 +623,9 @@ func (n *normalizer) origin(v, content abi.Value) string {
 
 // apiMessage handles an Anthropic Messages response object.
 func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
-	m := n.msgFor(n.idOf(n.get(v, kId)), "", out)
-	n.header(m, v, abi.Value{}, out)
+	id, known := n.idOf(n.get(v, kId))
+	m := n.msgFor(id, known, "", out)
+	n.header(m, n.get(v, kModel), abi.Value{}, out)
 	for it := n.get(v, kContent).Iter(); it.Next(); {
 		n.snapshot(m, it.Value(), abi.Value{}, out)
 	}

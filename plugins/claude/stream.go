@@ -12,9 +12,10 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 	switch string(sdk.Name(t)) {
 	case "message_start":
 		msg := e.Get("message")
-		m := n.msgFor(n.idOf(n.get(msg, kId)), scope, out)
-		n.cur[scope] = m
-		n.header(m, msg, abi.Value{}, out)
+		id, known := n.idOf(n.get(msg, kId))
+		m := n.msgFor(id, known, scope, out)
+		n.setCurrent(scope, m)
+		n.header(m, n.get(msg, kModel), abi.Value{}, out)
 		m.usage.merge(n.get(msg, kUsage))
 	case "content_block_start":
 		m := n.streaming(scope, out)
@@ -112,7 +113,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			out.Unmapped(sdk.S("delta/" + sdk.TypeName(dt)))
 		}
 	case "content_block_stop":
-		m := n.cur[scope]
+		m := n.current(scope)
 		if m == nil {
 			return
 		}
@@ -127,7 +128,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		}
 		m.usage.merge(e.Get("usage"))
 	case "message_stop":
-		if m := n.cur[scope]; m != nil {
+		if m := n.current(scope); m != nil {
 			n.close(m, out)
 		}
 		if raw {
@@ -154,11 +155,11 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 // streaming returns the message being streamed in scope, creating an
 // anonymous one when deltas arrive without message_start.
 func (n *normalizer) streaming(scope string, out *sdk.Out) *message {
-	if m := n.cur[scope]; m != nil {
+	if m := n.current(scope); m != nil {
 		return m
 	}
-	m := n.msgFor("", scope, out)
-	n.cur[scope] = m
+	m := n.msgFor("", nil, scope, out)
+	n.setCurrent(scope, m)
 	n.header(m, abi.Value{}, abi.Value{}, out)
 	return m
 }

@@ -22,15 +22,15 @@ type call struct {
 // assembler, which keeps every call id, drops the repeat.
 const keepDone = 1024
 
-// done notes that call id has its result. Task and Agent calls stay:
-// their scope may still open or be matched later (background agents).
-func (n *normalizer) done(id string) {
-	c := n.calls[id]
+// done notes that call c (n.calls[id], nil when unknown) has its
+// result. Task and Agent calls stay: their scope may still open or be
+// matched later (background agents).
+func (n *normalizer) done(c *call) {
 	if c == nil || c.name == "Task" || c.name == "Agent" {
 		return
 	}
 	c.windowed++
-	if old, ok := n.doneCalls.push(id, keepDone); ok {
+	if old, ok := n.doneCalls.push(c.id, keepDone); ok {
 		if o := n.calls[old]; o != nil {
 			if o.windowed--; o.windowed == 0 {
 				delete(n.calls, old)
@@ -135,11 +135,11 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 		r.Status = sdk.S("interrupted")
 	}
 	out.ToolResult(r)
-	n.done(idS)
+	n.done(c)
 	// A synchronous sub-agent ends with its tool's result; a background
 	// one has only been launched (it ends with task_notification).
 	async := tur.Get("isAsync").Truthy() || tur.Get("status").Is("async_launched")
-	if n.scopes[idS] && !async {
+	if len(n.scopes) > 0 && n.scopes[idS] && !async {
 		status, e := sdk.StatusOK, sdk.Str{}
 		if isErr {
 			status, e = sdk.StatusError, r.Output
