@@ -1,8 +1,10 @@
-// Command record writes the manifests file of a directory of bundled
-// plugins (bundled.ManifestsFile): the manifest, size and sha256 of every
-// module, learnt by loading it through the host, as twasm would. The
-// build runs it after building the modules, so that twasm maps providers
-// to bundled plugins without compiling any:
+// Command record prepares a directory of bundled plugins for embedding:
+// it compacts each module's data segments in place (package wasmdata: the
+// host would otherwise do it on every run), then writes the manifests file
+// (bundled.ManifestsFile): the manifest, size and sha256 of every module,
+// learnt by loading it through the host, as twasm would. The build runs
+// it after building the modules, so that twasm maps providers to bundled
+// plugins without compiling any:
 //
 //	go run ./internal/bundled/record internal/bundled/wasm
 package main
@@ -20,6 +22,7 @@ import (
 
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/bundled"
+	"github.com/twasm/twasm/internal/wasmdata"
 )
 
 func main() {
@@ -44,6 +47,9 @@ func run(ctx context.Context, dir string) error {
 	for _, path := range names {
 		b, err := os.ReadFile(path)
 		if err != nil {
+			return err
+		}
+		if b, err = compact(path, b); err != nil {
 			return err
 		}
 		files[filepath.Base(path)] = b
@@ -91,4 +97,29 @@ func run(ctx context.Context, dir string) error {
 		return err
 	}
 	return os.Rename(tmp.Name(), filepath.Join(dir, bundled.ManifestsFile))
+}
+
+// compact rewrites the module at path with its data segments merged, and
+// returns the bytes to record. A module wasmdata leaves alone is kept.
+func compact(path string, b []byte) ([]byte, error) {
+	c, err := wasmdata.Compact(b, host.DataGap)
+	if err != nil || len(c) == len(b) && string(c) == string(b) {
+		return b, nil
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(path), ".compact-*.wasm")
+	if err != nil {
+		return nil, err
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	if _, err := tmp.Write(c); err != nil {
+		tmp.Close()
+		return nil, err
+	}
+	if err := tmp.Close(); err != nil {
+		return nil, err
+	}
+	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
+		return nil, err
+	}
+	return c, os.Rename(tmp.Name(), path)
 }

@@ -10,9 +10,20 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/bundled"
 	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/internal/wasmdata"
 )
+
+func mustRead(t *testing.T, path string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
 
 func TestRecord(t *testing.T) {
 	echo := wasmbuild.ForTest(t, filepath.Join("..", "..", "..", "abi", "sdk", "testdata", "echo"))
@@ -34,13 +45,25 @@ func TestRecord(t *testing.T) {
 		if err := json.Unmarshal(b, &m); err != nil {
 			t.Fatal(err)
 		}
-		sum := sha256.Sum256(echo)
+		sum := sha256.Sum256(mustRead(t, filepath.Join(dir, "echo.wasm")))
 		r, ok := m["echo.wasm"]
-		if len(m) != 1 || !ok || r.SHA256 != hex.EncodeToString(sum[:]) || r.Size != len(echo) ||
+		if len(m) != 1 || !ok || r.SHA256 != hex.EncodeToString(sum[:]) ||
 			r.Manifest.Name != "echo" || len(r.Manifest.Providers) == 0 {
 			t.Fatalf("recorded %s", b)
 		}
-		if left, _ := filepath.Glob(filepath.Join(dir, ".manifests-*")); len(left) != 0 {
+		// The module was compacted in place, and the record is of it.
+		onDisk, err := os.ReadFile(filepath.Join(dir, "echo.wasm"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if len(onDisk) == len(echo) || r.Size != len(onDisk) {
+			t.Fatalf("module %d bytes, was %d, recorded %d: not compacted or not recorded as compacted", len(onDisk), len(echo), r.Size)
+		}
+		again, err := wasmdata.Compact(onDisk, host.DataGap)
+		if err != nil || len(again) != len(onDisk) {
+			t.Fatalf("a second compaction still changes it: %v", err)
+		}
+		if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
 			t.Fatalf("temporary files left: %v", left)
 		}
 	})
