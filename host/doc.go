@@ -82,7 +82,16 @@
 //     one faults the call (ErrContract) rather than panicking the host;
 //   - use more than the memory limit (default 128 MiB per instance): the
 //     runtime refuses to grow memory beyond it and the plugin traps
-//     (ErrOutOfMemory);
+//     (ErrOutOfMemory). On Linux an instance's memory is one reserved
+//     MAP_NORESERVE mapping of the limit, grown in place and committed
+//     page by page as the guest touches it; a module closed at a deadline
+//     has its pages dropped at once and the mapping unmapped only when
+//     nothing can reach it, since its code may still be running;
+//   - make the host misread its data: the host rewrites a module before
+//     compiling it (data segments merged by internal/wasmdata, the
+//     interrupt added by internal/wasminterrupt); both rewriters refuse
+//     what they do not fully decode, and the module is then used as it is.
+//     wazero validates the rewritten bytes as it would the original;
 //   - run longer than the call timeout (default 5 s per call, external
 //     plugins only; _initialize gets at least [InitTimeout]): the host
 //     stops the guest at the deadline (ErrTimeout). The module is
