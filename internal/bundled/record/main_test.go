@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/bundled"
@@ -65,6 +66,36 @@ func TestRecord(t *testing.T) {
 		}
 		if left, _ := filepath.Glob(filepath.Join(dir, ".*")); len(left) != 0 {
 			t.Fatalf("temporary files left: %v", left)
+		}
+	})
+
+	t.Run("a second run leaves compacted modules as they are", func(t *testing.T) {
+		dir := t.TempDir()
+		path := filepath.Join(dir, "echo.wasm")
+		if err := os.WriteFile(path, echo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(ctx, dir); err != nil {
+			t.Fatal(err)
+		}
+		first := mustRead(t, path)
+		manifests := mustRead(t, filepath.Join(dir, bundled.ManifestsFile))
+		past := time.Now().Add(-time.Hour)
+		if err := os.Chtimes(path, past, past); err != nil {
+			t.Fatal(err)
+		}
+		if err := run(ctx, dir); err != nil {
+			t.Fatal(err)
+		}
+		st, err := os.Stat(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !st.ModTime().Equal(past) || string(mustRead(t, path)) != string(first) {
+			t.Fatal("the compacted module was rewritten")
+		}
+		if string(mustRead(t, filepath.Join(dir, bundled.ManifestsFile))) != string(manifests) {
+			t.Fatal("the record changed")
 		}
 	})
 
