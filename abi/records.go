@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"math"
+	"unsafe"
 )
 
 // Op is the kind of a record a plugin reports. The host turns records into
@@ -164,40 +165,84 @@ func (e *Encoder) End() {
 	e.done = len(e.Buf)
 }
 
-// Str adds a literal string field.
-func (e *Encoder) Str(t Tag, s string) {
-	e.Buf = append(e.Buf, byte(t), byte(VStr))
-	e.Buf = binary.AppendUvarint(e.Buf, uint64(len(s)))
-	e.Buf = append(e.Buf, s...)
+// Fields with varints are written into room made once for the field's
+// fixed part rather than by one append a byte: in WebAssembly every append
+// is a capacity check and a jump, and a varint took one a byte.
+
+// maxFixed is the most a field writes besides its literal bytes: tag,
+// kind, two uvarints and a mode byte.
+const maxFixed = 2 + 2*binary.MaxVarintLen64 + 1
+
+// room returns Buf with capacity for n more bytes.
+func (e *Encoder) room(n int) []byte {
+	if cap(e.Buf)-len(e.Buf) < n {
+		e.grow(n)
+	}
+	return e.Buf
 }
+
+func (e *Encoder) grow(n int) {
+	e.Buf = append(e.Buf[:cap(e.Buf)], make([]byte, n)...)[:len(e.Buf)]
+}
+
+// putUvarint writes x at b[i:] and returns the index after it.
+func putUvarint(b []byte, i int, x uint64) int {
+	for x >= 0x80 {
+		b[i] = byte(x) | 0x80
+		x >>= 7
+		i++
+	}
+	b[i] = byte(x)
+	return i + 1
+}
+
+// lit writes a field of kind k whose value is the literal s.
+func (e *Encoder) lit(t Tag, k VKind, s string) {
+	b := e.room(maxFixed + len(s))
+	i := len(b)
+	b = b[:i+maxFixed]
+	b[i], b[i+1] = byte(t), byte(k)
+	i = putUvarint(b, i+2, uint64(len(s)))
+	e.Buf = append(b[:i], s...)
+}
+
+// Str adds a literal string field.
+func (e *Encoder) Str(t Tag, s string) { e.lit(t, VStr, s) }
 
 // Bytes adds a literal string field from bytes.
-func (e *Encoder) Bytes(t Tag, b []byte) {
-	e.Buf = append(e.Buf, byte(t), byte(VStr))
-	e.Buf = binary.AppendUvarint(e.Buf, uint64(len(b)))
-	e.Buf = append(e.Buf, b...)
-}
+func (e *Encoder) Bytes(t Tag, b []byte) { e.lit(t, VStr, bytesString(b)) }
 
 // JSON adds a literal JSON value field.
-func (e *Encoder) JSON(t Tag, b []byte) {
-	e.Buf = append(e.Buf, byte(t), byte(VJSON))
-	e.Buf = binary.AppendUvarint(e.Buf, uint64(len(b)))
-	e.Buf = append(e.Buf, b...)
-}
+func (e *Encoder) JSON(t Tag, b []byte) { e.lit(t, VJSON, bytesString(b)) }
+
+// bytesString views b as a string without copying, for lit, which only
+// copies from it.
+func bytesString(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // Span adds a field whose value is bytes [off, off+n) of the input of the
 // current call (the batch buffer), read according to mode.
 func (e *Encoder) Span(t Tag, off, n int, mode SpanMode) {
-	e.Buf = append(e.Buf, byte(t), byte(VSpan))
-	e.Buf = binary.AppendUvarint(e.Buf, uint64(off))
-	e.Buf = binary.AppendUvarint(e.Buf, uint64(n))
-	e.Buf = append(e.Buf, byte(mode))
+	b := e.room(maxFixed)
+	i := len(b)
+	b = b[:i+maxFixed]
+	b[i], b[i+1] = byte(t), byte(VSpan)
+	i = putUvarint(b, i+2, uint64(off))
+	i = putUvarint(b, i, uint64(n))
+	b[i] = byte(mode)
+	e.Buf = b[:i+1]
 }
 
 // Int adds an integer field.
 func (e *Encoder) Int(t Tag, v int64) {
-	e.Buf = append(e.Buf, byte(t), byte(VInt))
-	e.Buf = binary.AppendVarint(e.Buf, v)
+	b := e.room(maxFixed)
+	i := len(b)
+	b = b[:i+maxFixed]
+	b[i], b[i+1] = byte(t), byte(VInt)
+	x := uint64(v) << 1 // zig-zag, as binary.AppendVarint
+	if v < 0 {
+		x = ^x
+	}
+	e.Buf = b[:putUvarint(b, i+2, x)]
 }
 
 // Bool adds a boolean field.

@@ -179,3 +179,41 @@ func TestDecoderForwardCompatible(t *testing.T) {
 	require.True(t, ok)
 	assert.Equal(t, "known", string(f.Bytes))
 }
+
+// TestEncoderBytes pins the encoding of fields to the one written with
+// encoding/binary's appends, around every varint length boundary, from an
+// empty buffer and from one with no spare capacity.
+func TestEncoderBytes(t *testing.T) {
+	var ints []int64
+	for s := 0; s < 64; s += 7 {
+		for _, d := range []int64{-1, 0, 1} {
+			ints = append(ints, int64(1)<<s+d, -(int64(1)<<s)+d)
+		}
+	}
+	ints = append(ints, math.MaxInt64, math.MinInt64)
+	long := string(make([]byte, 300))
+	for _, v := range ints {
+		u := int(v)
+		if u < 0 {
+			u = -u
+		}
+		for _, prefix := range [][]byte{nil, make([]byte, 7)} {
+			e := Encoder{Buf: append([]byte(nil), prefix...)}
+			want := append([]byte(nil), prefix...)
+			e.Int(TCount, v)
+			want = binary.AppendVarint(append(want, byte(TCount), byte(VInt)), v)
+			e.Span(TText, u, u/3, SpanJSONString)
+			want = binary.AppendUvarint(append(want, byte(TText), byte(VSpan)), uint64(u))
+			want = append(binary.AppendUvarint(want, uint64(u/3)), byte(SpanJSONString))
+			for _, s := range []string{"", "x", long[:uint64(u)%300]} {
+				e.Str(TName, s)
+				want = append(binary.AppendUvarint(append(want, byte(TName), byte(VStr)), uint64(len(s))), s...)
+				e.Bytes(TOutput, []byte(s))
+				want = append(binary.AppendUvarint(append(want, byte(TOutput), byte(VStr)), uint64(len(s))), s...)
+				e.JSON(TValue, []byte(s))
+				want = append(binary.AppendUvarint(append(want, byte(TValue), byte(VJSON)), uint64(len(s))), s...)
+			}
+			require.Equal(t, want, e.Buf, "%d", v)
+		}
+	}
+}
