@@ -8,7 +8,6 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"sort"
 	"time"
 
 	"github.com/twasm/twasm/abi"
@@ -179,8 +178,7 @@ func binaryPlugins() ([]Bundled, error) {
 		}
 		out = append(out, b)
 	}
-	sort.Slice(out, func(i, j int) bool { return out[i].File < out[j].File })
-	return out, err
+	return out, err // in file name order, as bundled.Plugins returns them
 }
 
 // WithExternalOverridesBundled lets an external plugin take over a

@@ -49,8 +49,9 @@ func (info PluginInfo) Manifest() abi.Manifest {
 
 // registry maps providers to the plugins found at New. Plugins are
 // compiled and instantiated lazily, on first use: New only needs their
-// manifests, which come from the manifest cache after a plugin's first
-// load, so a run that uses one plugin pays for one.
+// manifests, which come from the build's record for a bundled plugin and
+// from the manifest cache after an external plugin's first load, so a run
+// that uses one plugin pays for one.
 type registry struct {
 	entries    []*entry
 	failed     []PluginInfo
@@ -154,7 +155,7 @@ func (rt *Runtime) storeManifest(key string, m manifestRecord) {
 	}
 }
 
-// load compiles and instantiates the entry's plugin once.
+// loadEntry compiles and instantiates the entry's plugin once.
 func (rt *Runtime) loadEntry(ctx context.Context, e *entry) (*Plugin, error) {
 	e.once.Do(func() {
 		wasm, err := e.c.bytes()
