@@ -10,6 +10,7 @@
 package main
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -80,46 +81,37 @@ func run(ctx context.Context, dir string) error {
 	if err != nil {
 		return err
 	}
-	tmp, err := os.CreateTemp(dir, ".manifests-*.json")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if _, err := tmp.Write(append(b, '\n')); err != nil {
-		tmp.Close()
-		return err
-	}
-	if err := tmp.Close(); err != nil {
-		return err
-	}
-	// Build output like the modules beside it, not a private file.
-	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return err
-	}
-	return os.Rename(tmp.Name(), filepath.Join(dir, bundled.ManifestsFile))
+	return replaceFile(filepath.Join(dir, bundled.ManifestsFile), append(b, '\n'))
 }
 
 // compact rewrites the module at path with its data segments merged, and
 // returns the bytes to record. A module wasmdata leaves alone is kept.
 func compact(path string, b []byte) ([]byte, error) {
 	c, err := wasmdata.Compact(b, host.DataGap)
-	if err != nil || len(c) == len(b) && string(c) == string(b) {
+	if err != nil || bytes.Equal(c, b) {
 		return b, nil
 	}
-	tmp, err := os.CreateTemp(filepath.Dir(path), ".compact-*.wasm")
+	return c, replaceFile(path, c)
+}
+
+// replaceFile writes b to path through a temporary file and a rename, so
+// that make never sees half a file. The file is build output like the
+// modules beside it (0644), not CreateTemp's private 0600.
+func replaceFile(path string, b []byte) error {
+	tmp, err := os.CreateTemp(filepath.Dir(path), "."+filepath.Base(path)+".*.tmp")
 	if err != nil {
-		return nil, err
+		return err
 	}
 	defer os.Remove(tmp.Name()) // a no-op after the rename
-	if _, err := tmp.Write(c); err != nil {
+	if _, err := tmp.Write(b); err != nil {
 		tmp.Close()
-		return nil, err
+		return err
 	}
 	if err := tmp.Close(); err != nil {
-		return nil, err
+		return err
 	}
 	if err := os.Chmod(tmp.Name(), 0o644); err != nil {
-		return nil, err
+		return err
 	}
-	return c, os.Rename(tmp.Name(), path)
+	return os.Rename(tmp.Name(), path)
 }
