@@ -50,6 +50,13 @@ type Options struct {
 	Logger *slog.Logger
 	// Now is the clock for events without a provider timestamp.
 	Now func() time.Time
+	// ContinueRaw, when set, extends an existing raw capture of the same
+	// run (its path relative to the storage root, as in
+	// transcript.RawRef.Path) instead of starting a new one: the bytes
+	// fed are appended to it, and the step's RawRef covers the whole file.
+	// It is how a session that grew is archived: one raw capture per
+	// session, one step per part.
+	ContinueRaw string
 }
 
 // Agent captures one agent step.
@@ -72,6 +79,7 @@ type Agent struct {
 	errPend []byte
 
 	finished bool
+	fed      bool
 }
 
 // Start begins capturing into step.
@@ -89,11 +97,17 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 	}
 	base := rawBase(step)
 	a := &Agent{opts: opts, step: step, rawHash: sha256.New()}
-	a.raw, err = os.OpenFile(filepath.Join(dir, base+".raw"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
-	if err != nil {
-		return nil, fmt.Errorf("capture: raw capture: %w", err)
+	if opts.ContinueRaw != "" {
+		if err := a.continueRaw(dir, runID, opts.ContinueRaw); err != nil {
+			return nil, err
+		}
+	} else {
+		a.raw, err = os.OpenFile(filepath.Join(dir, base+".raw"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("capture: raw capture: %w", err)
+		}
+		a.rawRel = filepath.ToSlash(filepath.Join("raw", runID, base+".raw"))
 	}
-	a.rawRel = filepath.ToSlash(filepath.Join("raw", runID, base+".raw"))
 	a.errRel = filepath.ToSlash(filepath.Join("raw", runID, base+".stderr"))
 	a.inst, err = opts.Plugin.NewInstance(ctx)
 	if err != nil {
@@ -110,6 +124,74 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		return nil, fmt.Errorf("capture: %w", err)
 	}
 	return a, nil
+}
+
+// continueRaw opens an existing raw capture of run runID for appending and
+// hashes what it holds, so the step's RawRef covers the whole file. The
+// name must be a file directly in the run's raw dir: nothing outside it
+// is opened.
+func (a *Agent) continueRaw(dir, runID, rel string) error {
+	name := filepath.Base(filepath.FromSlash(rel))
+	want := filepath.ToSlash(filepath.Join("raw", runID, name))
+	if filepath.ToSlash(rel) != want {
+		return fmt.Errorf("capture: continue raw capture %q: not a raw capture of run %s", rel, runID)
+	}
+	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_APPEND, 0)
+	if err != nil {
+		return fmt.Errorf("capture: continue raw capture: %w", err)
+	}
+	n, err := io.Copy(a.rawHash, f)
+	if err != nil {
+		f.Close()
+		return fmt.Errorf("capture: continue raw capture: read %s: %w", rel, err)
+	}
+	a.raw, a.rawRel, a.rawN = f, want, n
+	return nil
+}
+
+// Replay feeds r to the plugin only, to rebuild the state an earlier step
+// left it in (calls waiting for their results, an open message): what it
+// emits is dropped and nothing is written to the raw capture. masker, when
+// set, masks the lines as they were masked the first time. Replay is
+// called before the first Feed.
+func (a *Agent) Replay(ctx context.Context, r io.Reader, masker ByteMasker) error {
+	if a.finished || a.fed {
+		return errors.New("capture: replay after feed")
+	}
+	a.sink.mute = true
+	defer func() { a.sink.mute = false }()
+	var pend []byte
+	buf := make([]byte, 256<<10)
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		p := buf[:n]
+		if masker != nil {
+			pend = append(pend, p...)
+			i := bytes.LastIndexByte(pend, '\n')
+			p = nil
+			if i >= 0 {
+				p = masker.MaskBytes(pend[:i+1])
+				pend = append(pend[:0], pend[i+1:]...)
+			}
+			if err == io.EOF && len(pend) > 0 {
+				p = append(p, masker.MaskBytes(pend)...)
+			}
+		}
+		if len(p) > 0 {
+			if ferr := a.stream.Feed(ctx, p); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", ErrRead, err)
+		}
+	}
 }
 
 // rawBase names a step's raw capture: its path, iteration and attempt,
@@ -156,6 +238,7 @@ func (a *Agent) Feed(ctx context.Context, p []byte) error {
 }
 
 func (a *Agent) feed(ctx context.Context, p []byte) error {
+	a.fed = true
 	if _, err := a.raw.Write(p); err != nil {
 		// Without the raw capture nothing could be rebuilt: stop.
 		return fmt.Errorf("capture: write raw capture: %w", err)
@@ -284,12 +367,16 @@ func (a *Agent) closeInstance() {
 // sink writes the stream's events into the step, and sub-agent scopes into
 // child runs of the step.
 type sink struct {
+	mute  bool // replaying: drop everything
 	step  *lifecycle.Step
 	subs  map[string]*lifecycle.Run
 	names map[string]bool
 }
 
 func (s *sink) Emit(ctx context.Context, scope string, ev *transcript.Event) error {
+	if s.mute {
+		return nil
+	}
 	if scope == "" {
 		return s.step.Record(ctx, ev)
 	}
@@ -305,7 +392,7 @@ func (s *sink) Emit(ctx context.Context, scope string, ev *transcript.Event) err
 }
 
 func (s *sink) OpenScope(ctx context.Context, sc normalize.Scope) error {
-	if s.subs[sc.ID] != nil {
+	if s.mute || s.subs[sc.ID] != nil {
 		return nil
 	}
 	name := s.uniqueName(sc)
@@ -351,6 +438,9 @@ func (s *sink) uniqueName(sc normalize.Scope) string {
 }
 
 func (s *sink) CloseScope(ctx context.Context, scope, status, errText string) error {
+	if s.mute {
+		return nil
+	}
 	sub := s.subs[scope]
 	if sub == nil {
 		return nil

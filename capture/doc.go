@@ -17,6 +17,12 @@
 //   - With a masker, no unmasked byte reaches the disk: raw capture,
 //     stderr capture and events all see masked lines only. Masking works
 //     on whole lines so a secret split across reads is still found.
+//   - A session that grew is archived as a further step of the same run
+//     ([Options.ContinueRaw]): the new bytes extend the run's existing raw
+//     capture, whose RawRef then covers the whole file, and [Agent.Replay]
+//     first feeds the part already archived to the plugin with its output
+//     dropped, so a call from the earlier part pairs with its result in
+//     the new one. Replay writes nothing, neither events nor raw bytes.
 //   - stderr is kept, never parsed as provider output.
 //   - Sub-agents become child runs of the step (lifecycle.Step.SubRun): a
 //     step.call_workflow.* pair with child_run_id in the parent and

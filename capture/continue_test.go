@@ -1,0 +1,88 @@
+package capture
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// A session that grew is captured as a second step of the same run that
+// extends the first step's raw capture; the replayed part restores the
+// plugin's state and writes nothing.
+func TestContinueRawAndReplay(t *testing.T) {
+	ctx := context.Background()
+	store := recorder.NewStore(t.TempDir())
+	part1 := `{"t":"text","v":"one"}` + "\n" + `{"t":"sub","id":"toolu_1","v":"inside"}` + "\n"
+	part2 := `{"t":"text","v":"two sk-secret"}` + "\n" + `{"t":"end"}` + "\n"
+	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "session"})
+	require.NoError(t, err)
+	var first, second *transcript.AgentResult
+	require.NoError(t, run.StepAt(ctx, "agent", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin)})
+		require.NoError(t, err)
+		require.NoError(t, a.Feed(ctx, []byte(part1)))
+		first, err = a.Finish(ctx, nil)
+		return err
+	}))
+	require.NoError(t, run.StepAt(ctx, "agent", 1, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin), ContinueRaw: first.Raw.Path, Masker: &upperMasker{}})
+		require.NoError(t, err)
+		require.NoError(t, a.Replay(ctx, strings.NewReader(part1), &upperMasker{}))
+		require.NoError(t, a.Feed(ctx, []byte(part2)))
+		require.Error(t, a.Replay(ctx, strings.NewReader(part1), nil), "replay after feed")
+		second, err = a.Finish(ctx, nil)
+		return err
+	}))
+	require.NoError(t, run.Finish(ctx, nil))
+
+	assert.Equal(t, first.Raw.Path, second.Raw.Path)
+	raw, err := os.ReadFile(filepath.Join(store.Root, filepath.FromSlash(second.Raw.Path)))
+	require.NoError(t, err)
+	want := part1 + strings.ReplaceAll(part2, "sk-secret", "[REDACTED:key]")
+	assert.Equal(t, want, string(raw))
+	sum := sha256.Sum256(raw)
+	assert.Equal(t, hex.EncodeToString(sum[:]), second.Raw.SHA256)
+	assert.Equal(t, int64(len(want)), second.Raw.Bytes)
+	assert.Equal(t, 1, second.Redacted["key"])
+	assert.Equal(t, transcript.StatusOK, second.Status)
+
+	evs := readEvents(t, run.Path())
+	var texts []string
+	links := 0
+	for _, ev := range evs {
+		if m := ev.Message(); m != nil && ev.Type == transcript.MessageAssistant {
+			texts = append(texts, m.Blocks[0].Text)
+		}
+		if ev.Type == transcript.StepCallWorkflowStarted {
+			links++
+		}
+	}
+	assert.Equal(t, []string{"one", "two [REDACTED:key]"}, texts, "the replayed part is not written again")
+	assert.Equal(t, 1, links, "the sub-agent of part 1 is not opened again")
+}
+
+func TestContinueRawRefusesAnotherRun(t *testing.T) {
+	ctx := context.Background()
+	store := recorder.NewStore(t.TempDir())
+	for _, rel := range []string{"raw/0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a/agent.0.0.x.raw", "../etc/passwd", "raw/nosuch.raw"} {
+		err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "x"}, func(ctx context.Context, r *lifecycle.Run) error {
+			return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+				_, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin), ContinueRaw: rel})
+				return err
+			})
+		})
+		require.Error(t, err, rel)
+		assert.Contains(t, err.Error(), "raw capture", rel)
+	}
+}
