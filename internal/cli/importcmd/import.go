@@ -48,7 +48,11 @@ provider.
 
 With --provider auto, twasm looks at the start of each file and picks the
 provider and format when the evidence is unambiguous; otherwise it says
-what it saw and asks for --provider.`,
+what it saw and asks for --provider.
+
+As after record, each file gets one stderr line "twasm: FILE: ..." when
+there is anything a user must know (see twasm record --help); a file of
+which the plugin understood no line makes import exit 1.`,
 		Example: `  twasm import --provider auto ~/.claude/projects/-home-me-app/*.jsonl
   twasm import --provider codex ~/.codex/sessions/2026/11/20/rollout-*.jsonl
   twasm import --provider auto --json saved/*.jsonl`,
@@ -81,6 +85,8 @@ type Imported struct {
 	Detected   string `json:"detected,omitempty"`
 	Status     string `json:"status,omitempty"`
 	Error      string `json:"error,omitempty"`
+
+	res *transcript.AgentResult
 }
 
 // Run imports every file; a file that fails is reported and the others
@@ -92,7 +98,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
 	ios := opts.F.IOStreams
-	var failed []string
+	var failed, notUnderstood []string
 	for _, file := range opts.Files {
 		if ctx.Err() != nil {
 			return ctx.Err()
@@ -100,6 +106,8 @@ func Run(ctx context.Context, opts *Options) error {
 		im := importFile(ctx, rt, opts, file)
 		if im.Error != "" {
 			failed = append(failed, file)
+		} else if cmdutil.ReportStep(ios.ErrOut, file, opts.F.StorageRoot(), im.Transcript, im.res) != nil {
+			notUnderstood = append(notUnderstood, file)
 		}
 		if opts.JSON {
 			b, _ := json.Marshal(im)
@@ -117,6 +125,9 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	if len(failed) > 0 {
 		return &cmdutil.InputError{Err: fmt.Errorf("%d of %d files not imported: %s", len(failed), len(opts.Files), strings.Join(failed, ", "))}
+	}
+	if len(notUnderstood) > 0 {
+		return fmt.Errorf("%w: %s", cmdutil.ErrNotUnderstood, strings.Join(notUnderstood, ", "))
 	}
 	return nil
 }
@@ -174,7 +185,7 @@ func importFile(ctx context.Context, rt *host.Runtime, opts *Options, file strin
 	})
 	im.RunID, im.Transcript = runID, path
 	if res != nil {
-		im.Status = res.Status
+		im.Status, im.res = res.Status, res
 	}
 	if err != nil {
 		return fail(err)

@@ -66,7 +66,17 @@ output is read from --input or stdin.
 The run gets a run bracket and one agent step (path "agent", or --path).
 The raw bytes are kept beside the transcript. With --run-id the step is
 appended to a run begun with "twasm run begin"; several records may append
-to one run at the same time.`,
+to one run at the same time.
+
+After the step, stderr gets the transcript's path and, when there is
+anything a user must know, one line starting "twasm: ": the step's status
+when it is not ok and the provider's reason, how many lines the plugin
+could not map, tool calls left without a result, lines lost to a plugin
+fault, and, when the plugin understood no line of the input (or the input
+was empty), that the provider looks wrong and what detection says the
+input is. A recording of which the plugin understood no line exits 1 (or
+with the agent's own non-zero exit code); the run and the raw bytes are
+kept either way.`,
 		Example: `  twasm record --provider claude -- claude -p "fix the tests" --output-format stream-json --verbose
   twasm record --provider codex --live -- codex exec --json "add a README"
   twasm record --provider gemini --input saved.jsonl --prompt "what I asked"
@@ -322,8 +332,10 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	}
 	live.Wait()
 
+	var outcomeErr error
 	if res != nil {
 		fmt.Fprintf(ios.ErrOut, "transcript: %s\n", run.Path())
+		outcomeErr = cmdutil.ReportStep(ios.ErrOut, "", f.StorageRoot(), run.Path(), res)
 		if opts.Redact {
 			fmt.Fprintf(ios.ErrOut, "redacted: %s\n", redactedSummary(res.Redacted))
 		}
@@ -343,12 +355,12 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		if procRes.ExitCode != 0 {
 			return &ExitError{Code: procRes.ExitCode}
 		}
-		return nil
+		return outcomeErr
 	}
 	if stepErr != nil && !isAgentStatus(stepErr) {
 		return stepErr
 	}
-	return nil
+	return outcomeErr
 }
 
 // redactedSummary says how many values of which kind were masked, never

@@ -1,0 +1,89 @@
+package cmdutil
+
+import (
+	"bytes"
+	"cmp"
+	"errors"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+func TestStepOutcome(t *testing.T) {
+	storage := t.TempDir()
+	raw := func(name, body string) *transcript.RawRef {
+		if err := os.WriteFile(filepath.Join(storage, name), []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return &transcript.RawRef{Path: name}
+	}
+	five := raw("five.raw", "{}\n\n{}\n  \n{}\n{}\n{}")
+	ten := raw("ten.raw", strings.Repeat("{}\n", 10))
+	const run = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+	line := func(seq int, typ, payload string) string {
+		return `{"seq":` + strconv.Itoa(seq) + `,"run_id":"` + run + `","type":"` + typ + `","path":"agent","iteration":0,"timestamp":"2026-01-01T00:00:00.000Z","payload":` + payload + "}\n"
+	}
+	started := line(2, "step.started", `{"name":"agent","kind":"agent"}`)
+	completed := line(4, "step.completed", `{"name":"agent","kind":"agent","status":"ok","result":{"provider":"p","status":"incomplete","raw":{"path":"five.raw","bytes":1,"sha256":""}}}`)
+	emptyStep := filepath.Join(storage, "empty.jsonl")
+	fullStep := filepath.Join(storage, "full.jsonl")
+	if err := os.WriteFile(emptyStep, []byte(started+completed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(fullStep, []byte(started+line(3, "tool.call", `{"name":"Bash","call_id":"c1","input":{}}`)+completed), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exit3 := 3
+	tests := []struct {
+		name       string
+		file       string
+		res        transcript.AgentResult
+		understood bool
+		want       []string
+	}{
+		{"clean", "", transcript.AgentResult{Provider: "p", Status: "ok", Raw: five}, true, nil},
+		{"fault", "", transcript.AgentResult{Provider: "p", Status: "ok", Raw: ten, FailedLines: 2, Unmapped: map[string]int{"b": 1, "a": 1, "c": 3, "d": 1, "e": 1}},
+			true, []string{"7 unmapped line(s) (c 3, a 1, b 1, d 1, 1 more type(s))", "2 line(s) lost to a plugin fault"}},
+		{"all lost", "", transcript.AgentResult{Provider: "p", Status: "incomplete", Raw: five, FailedLines: 5},
+			false, []string{"the p plugin understood none of the 5 line(s)", "5 line(s) lost to a plugin fault"}},
+		{"error", "", transcript.AgentResult{Provider: "p", Status: "error", Error: "no\nauth", ExitCode: &exit3, Raw: five, Dangling: []string{"x"}},
+			true, []string{"status error: no auth (exit code 3)", "1 tool call(s) without a result"}},
+		{"no raw", "", transcript.AgentResult{Provider: "p", Status: "incomplete", Lines: 2, Unmapped: map[string]int{"x": 2}},
+			false, []string{"the p plugin understood none of the 2 line(s): the provider looks wrong"}},
+		{"nothing produced", emptyStep, transcript.AgentResult{Provider: "p", Status: "incomplete", Raw: five},
+			false, []string{"the p plugin recorded nothing from the 5 line(s)"}},
+		{"only tool events", fullStep, transcript.AgentResult{Provider: "p", Status: "incomplete", Raw: five},
+			true, []string{"status incomplete: the output ended without the provider's final event"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var b bytes.Buffer
+			err := ReportStep(&b, "f", storage, cmp.Or(tc.file, filepath.Join(storage, "none.jsonl")), &tc.res)
+			if tc.understood != (err == nil) || err != nil && (!errors.Is(err, ErrSilent) || !errors.Is(err, ErrNotUnderstood)) {
+				t.Errorf("err %v, understood %v", err, tc.understood)
+			}
+			if len(tc.want) == 0 {
+				if b.Len() != 0 {
+					t.Errorf("said %q", b.String())
+				}
+				return
+			}
+			line := b.String()
+			if strings.Count(line, "\n") != 1 || !strings.HasPrefix(line, "twasm: f: ") {
+				t.Errorf("not one line: %q", line)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(line, w) {
+					t.Errorf("%q lacks %q", line, w)
+				}
+			}
+		})
+	}
+	if ReportStep(&bytes.Buffer{}, "", storage, "", nil) != nil {
+		t.Error("no result is no news")
+	}
+}
