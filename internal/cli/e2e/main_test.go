@@ -39,8 +39,10 @@ var (
 	home, cache, config string
 )
 
-// bundledPlugins are the plugins the tests need inside the binary.
-var bundledPlugins = []string{"claude", "codex"}
+// bundledPlugins are the plugins the tests need inside the binary: every
+// plugin of the repository (plugins/*/wasm), as make bundles them, since
+// the captures harness runs every provider.
+var bundledPlugins []string
 
 func TestMain(m *testing.M) {
 	if os.Getenv(envFake) != "" {
@@ -62,6 +64,10 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	root = filepath.Dir(string(bytes.TrimSpace(gomod)))
+	mains, _ := filepath.Glob(filepath.Join(root, "plugins", "*", "wasm", "main.go"))
+	for _, m := range mains {
+		bundledPlugins = append(bundledPlugins, filepath.Base(filepath.Dir(filepath.Dir(m))))
+	}
 	tmp, err := os.MkdirTemp("", "twasm-e2e-")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)

@@ -180,14 +180,17 @@ func importFile(ctx context.Context, rt *host.Runtime, opts *Options, file strin
 			}
 			feedErr := agent.ReadFrom(ctx, fh)
 			res, err = agent.Finish(context.WithoutCancel(ctx), nil)
-			return errors.Join(feedErr, err)
+			if err := errors.Join(feedErr, err); err != nil {
+				return err
+			}
+			return capture.ResultError(res)
 		})
 	})
 	im.RunID, im.Transcript = runID, path
 	if res != nil {
 		im.Status, im.res = res.Status, res
 	}
-	if err != nil {
+	if err != nil && !capture.IsAgentError(err) {
 		return fail(err)
 	}
 	return im

@@ -321,7 +321,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		return statusErr(res)
+		return capture.ResultError(res)
 	})
 	runErr := stepErr
 	var endErr error
@@ -357,7 +357,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		}
 		return outcomeErr
 	}
-	if stepErr != nil && !isAgentStatus(stepErr) {
+	if stepErr != nil && !capture.IsAgentError(stepErr) {
 		return stepErr
 	}
 	return outcomeErr
@@ -377,29 +377,6 @@ func redactedSummary(counts map[string]int) string {
 	}
 	sort.Strings(kinds)
 	return fmt.Sprintf("%d value(s): %s", total, strings.Join(kinds, ", "))
-}
-
-// agentStatusError is the step's error for an agent that ended in error
-// or incomplete: the run records it; twasm itself succeeded.
-type agentStatusError struct{ res *transcript.AgentResult }
-
-func (e *agentStatusError) Error() string {
-	if e.res.Error != "" {
-		return fmt.Sprintf("agent %s: %s", e.res.Status, e.res.Error)
-	}
-	return "agent " + e.res.Status
-}
-
-func statusErr(res *transcript.AgentResult) error {
-	if res == nil || res.Status == transcript.StatusOK {
-		return nil
-	}
-	return &agentStatusError{res: res}
-}
-
-func isAgentStatus(err error) bool {
-	var e *agentStatusError
-	return errors.As(err, &e)
 }
 
 func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.AgentResult) error {

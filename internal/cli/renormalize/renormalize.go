@@ -386,13 +386,7 @@ func (rn *renormalizer) replay(ctx context.Context, run *lifecycle.Run, n *node)
 		if errors.Is(stepErr, context.Canceled) {
 			return stepErr // interrupted then; keep it so
 		}
-		if res.Status != transcript.StatusOK {
-			if res.Error != "" {
-				return fmt.Errorf("agent %s: %s", res.Status, res.Error)
-			}
-			return errors.New("agent " + res.Status)
-		}
-		return nil
+		return capture.ResultError(res)
 	})
 	sum.New.Status = statusOf(err)
 	if newRes != nil {
