@@ -421,6 +421,8 @@ func TestStrHelpers(t *testing.T) {
 	assert.Equal(t, int64(5), n)
 	assert.True(t, Usage{}.IsZero())
 	assert.False(t, Usage{Reasoning: N(0)}.IsZero())
+	sum := Usage{Input: N(1), CacheWrite: N(0)}.Plus(Usage{Input: N(2), Output: N(4)})
+	assert.Equal(t, Usage{Input: N(3), CacheWrite: N(0), Output: N(4)}, sum, "a stated 0 stays stated; unset stays unset")
 }
 
 func TestStaleSpanPanicsToFatal(t *testing.T) {

@@ -200,6 +200,18 @@ func (u Usage) IsZero() bool {
 	return !u.Input.set && !u.CacheRead.set && !u.CacheWrite.set && !u.Output.set && !u.Reasoning.set
 }
 
+// Plus returns the figure-by-figure sum of u and o; a figure is set when
+// either states it (a stated 0 stays a stated 0).
+func (u Usage) Plus(o Usage) Usage {
+	return Usage{
+		Input:      u.Input.Plus(o.Input),
+		CacheRead:  u.CacheRead.Plus(o.CacheRead),
+		CacheWrite: u.CacheWrite.Plus(o.CacheWrite),
+		Output:     u.Output.Plus(o.Output),
+		Reasoning:  u.Reasoning.Plus(o.Reasoning),
+	}
+}
+
 // Block types, roles and origins, as strings so that the SDK does not pull
 // the transcript package into plugins.
 const (

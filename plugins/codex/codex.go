@@ -68,16 +68,33 @@ type normalizer struct {
 	// terminal is set once a terminal status was reported: a turn that
 	// starts after it makes the step incomplete again until it ends.
 	terminal bool
+	// turnErr is the error that ended the current turn.
+	turnErr string
+	// Session-log state of a rollout: whether it has turn events, the
+	// role of its last prompt or answer ('u', 'a'), an error reported
+	// after the last prompt, and the calls still without output.
+	turnEvents bool
+	lastRole   byte
+	logErr     string
+	open       map[string]bool
 
 	scratch []byte
 	// inner and innerDoc hold a JSON document found inside a string
 	// (a rollout tool output) while the line that holds it is handled.
 	inner    []byte
 	innerDoc abi.Doc
+
+	// ends holds what exec_command_end, patch_apply_end and
+	// mcp_tool_call_end events said about calls whose output item is
+	// still to come (rollouts).
+	ends map[string]endInfo
+
+	// usage sums a cumulative token counter across its restarts.
+	usage counter
 }
 
 func newNormalizer() *normalizer {
-	return &normalizer{items: map[string]bool{}, balance: map[uint64]int{}}
+	return &normalizer{items: map[string]bool{}, balance: map[uint64]int{}, open: map[string]bool{}}
 }
 
 type stream struct {
@@ -150,6 +167,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 func (n *normalizer) End(out *sdk.Out) error {
 	n.closeStream(out, &n.think)
 	n.closeStream(out, &n.text)
+	n.endLog(out)
 	return nil
 }
 
@@ -169,6 +187,7 @@ func (n *normalizer) newKey() sdk.Str {
 // startTurn is called when a turn begins: when an earlier turn already
 // ended the step, the step is incomplete again until this one ends.
 func (n *normalizer) startTurn(out *sdk.Out) {
+	n.turnErr = ""
 	if n.terminal {
 		out.Status(sdk.StatusIncomplete, sdk.S("a new turn started and did not finish"), abi.LevelTerminal)
 		n.terminal = false
@@ -178,6 +197,57 @@ func (n *normalizer) startTurn(out *sdk.Out) {
 func (n *normalizer) finish(out *sdk.Out, status string, err sdk.Str) {
 	out.Status(status, err, abi.LevelTerminal)
 	n.terminal = true
+}
+
+// failTurn reports the error that ends a turn (the legacy and rollout
+// error event): terminal, and remembered so that the task_complete Codex
+// writes after it does not make the failed turn ok.
+func (n *normalizer) failTurn(out *sdk.Out, msg abi.Value) {
+	e := strOr(errorText(msg), "error")
+	n.turnErr = e.String()
+	n.logErr = n.turnErr
+	n.finish(out, sdk.StatusError, e)
+}
+
+// completeTurn handles task_complete: ok, unless the turn failed.
+func (n *normalizer) completeTurn(out *sdk.Out) {
+	if n.turnErr != "" {
+		n.finish(out, sdk.StatusError, sdk.S(n.turnErr))
+		return
+	}
+	n.finish(out, sdk.StatusOK, sdk.Str{})
+}
+
+// prompt notes a user prompt of a session log: a rollout without turn
+// events (builds before task_started was written) starts a turn with
+// each prompt.
+func (n *normalizer) prompt(out *sdk.Out) {
+	n.lastRole, n.logErr = 'u', ""
+	if !n.turnEvents {
+		n.startTurn(out)
+	}
+}
+
+// endLog settles the status of a rollout that has no terminal event for
+// its last turn. One with turn events stopped mid-turn: incomplete (the
+// host's default). One without (older builds wrote none) is a session
+// log (spec §6.7): an error after the last prompt makes it an error, a
+// log that ends on an unanswered prompt or a call without its output is
+// incomplete, and one that ends on the model's answer is ok.
+func (n *normalizer) endLog(out *sdk.Out) {
+	if n.format != FormatRollout || n.terminal || n.turnEvents {
+		return
+	}
+	switch {
+	case n.logErr != "":
+		out.Status(sdk.StatusError, sdk.S(n.logErr), abi.LevelTerminal)
+	case len(n.open) > 0:
+		out.Status(sdk.StatusIncomplete, sdk.S("the session log ends on a tool call without its output"), abi.LevelTerminal)
+	case n.lastRole == 'u':
+		out.Status(sdk.StatusIncomplete, sdk.S("the session log ends on an unanswered prompt"), abi.LevelTerminal)
+	case n.lastRole == 'a':
+		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	}
 }
 
 // textMessage reports a one-block assistant message.
@@ -210,6 +280,7 @@ func (n *normalizer) noteText(out *sdk.Out, v abi.Value) {
 		return
 	}
 	n.lastText, n.haveLastText = n.hash(0, v), true
+	n.lastRole = 'a'
 	out.Final(sdk.Text(v), true)
 }
 

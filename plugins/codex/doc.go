@@ -39,18 +39,53 @@
 // block. Inputs Codex does not send as one object are built from the
 // item's fields ({"command"}, {"changes"}, {"query","action"}). Rollout
 // results come from the *_output response items only; the *_end events
-// repeat them. A failed MCP call with error:null reports the text of its
-// result content as the error.
+// repeat them, but what they say about the outcome (declined, failed,
+// the exit code) is kept for the output item that follows them.
 //
-// Usage and status. exec-json turn.completed usage and rollout
-// total_token_usage are running totals (reported with abi.ModeSet); the
-// old legacy token_count is per response (abi.ModeAdd). turn.completed,
-// turn.failed, task_complete, turn_aborted and the legacy/rollout error
-// event are terminal; exec-json top-level error lines ("Reconnecting...")
-// and error items are not. A turn that starts after a terminal event
-// makes the step incomplete again until it ends. A stream with no
-// terminal event reports no terminal status, so the host makes it
-// incomplete. An error message holding the API's JSON error body is
+// Tool statuses are the transcript's closed set (ok, error, denied,
+// cancelled); Codex's words (completed, failed, declined) are mapped.
+// Every result that is not ok carries error text: the provider's, else
+// "exit code N: <last line of the output>", else the output's first
+// line. A rollout output is read in every form Codex writes (see
+// classify): the JSON {output, metadata:{exit_code}}, the "Exit code: N"
+// and "Process exited with code N" headers, "failed in sandbox ... exit
+// code: N" and "execution error: ..." (error, with the exit code it
+// states), "... rejected by user" (denied), "aborted", "aborted by user"
+// and "command timed out after" (cancelled), "apply_patch verification
+// failed: ..." (error), an MCP {content, isError}. Exit codes are read
+// only from the header lines before "Output:", never from a command's
+// own output. A web_search has no output (the query is its input, not
+// its result); a file_change's output is its list of changes (exec-json
+// states paths and kinds, no diffs), never its status word. A failed MCP
+// call with error:null reports the text of its result content as the
+// error; an MCP error that says it timed out is cancelled.
+//
+// Usage. exec-json turn.completed usage and token_count
+// total_token_usage are running totals of one process. A total that
+// goes down, or that equals the response's own last_token_usage after
+// earlier counts (a second process: `codex exec resume`, a resumed
+// session appended to the same rollout), starts a new segment, and the
+// step's usage is the sum of every segment's last total, reported with
+// abi.ModeSet. A repeated snapshot changes nothing; a token_count with
+// only last_token_usage adds it. Every figure stated is kept, 0 included
+// (cache_write_input_tokens). The old legacy token_count is per response
+// (abi.ModeAdd).
+//
+// Status and errors. turn.completed, turn.failed, task_complete,
+// turn_aborted and the legacy/rollout error event are terminal. An error
+// event ends its turn: the task_complete Codex writes after it keeps the
+// turn an error. exec-json top-level error lines ("Reconnecting..."),
+// error items (warnings the CLI surfaces), stream_error and warning
+// events are errors the provider reported that do not end the turn:
+// they are reported at abi.LevelError, so that the step lists them in
+// its errors without their deciding its status. A turn that starts after
+// a terminal event makes the step incomplete again until it ends. A
+// stream with no terminal event reports no terminal status, so the host
+// makes it incomplete, except a rollout written before turn events
+// existed, which is a session log (spec §6.7): an error after the last
+// prompt makes it an error, a log that ends on an unanswered prompt or
+// on a call without output is incomplete, one that ends on the model's
+// answer is ok. An error message holding the API's JSON error body is
 // shown as its message, status and type.
 //
 // Bytes. Values reach the host as spans of the input, so NUL, control

@@ -16,8 +16,8 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 		n.startTurn(out)
 	case "turn.completed":
 		// The usage is the thread's running total, not this turn's:
-		// replace, never add.
-		out.Usage(execUsage(root.Get("usage")), abi.ModeSet)
+		// replace, never add, and sum across a restart.
+		n.usage.total(out, root.Get("usage"), abi.Value{})
 		n.finish(out, sdk.StatusOK, sdk.Str{})
 	case "turn.failed":
 		n.finish(out, sdk.StatusError, strOr(errorText(root.Path("error", "message")), "turn failed"))
@@ -48,15 +48,6 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 		out.Append(key, 0, sdk.FieldText, sdk.Text(root.Get("delta")))
 	default:
 		out.Unmapped(sdk.Text(typ))
-	}
-}
-
-func execUsage(u abi.Value) sdk.Usage {
-	return sdk.Usage{
-		Input:     sdk.IntOf(u.Get("input_tokens")),
-		CacheRead: sdk.IntOf(u.Get("cached_input_tokens")),
-		Output:    sdk.IntOf(u.Get("output_tokens")),
-		Reasoning: sdk.IntOf(u.Get("reasoning_output_tokens")),
 	}
 }
 
@@ -119,11 +110,14 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		input := object(member{"changes", item.Get("changes")})
 		n.toolItem(out, key, sdk.S("file_change"), "edit", input)
 		if ph == phaseCompleted {
-			st := item.Get("status")
-			out.ToolResult(sdk.ToolResult{
-				CallID: key, Output: sdk.Text(st), Status: sdk.Text(st),
-				IsError: st.Is("failed") || st.Is("declined"),
-			})
+			// The outcome is the changes made (paths and kinds: this
+			// format has no diffs), never the status word.
+			r := sdk.ToolResult{CallID: key}
+			if c := item.Get("changes"); c.Kind() == abi.KindArray && len(c.Raw()) > 2 {
+				r.Output = sdk.JSON(c)
+			}
+			settle(&r, outcome{status: nativeStatus(item.Get("status")), err: patchError(item.Get("status"))}, sdk.Str{})
+			out.ToolResult(r)
 		}
 	case "mcp_tool_call":
 		n.mcpItem(out, ph, key, item)
@@ -131,14 +125,18 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		input := object(member{"query", item.Get("query")}, member{"action", item.Get("action")})
 		n.toolItem(out, key, sdk.S("web_search"), "fetch", input)
 		if ph == phaseCompleted {
-			out.ToolResult(sdk.ToolResult{CallID: key, Status: strOr(sdk.Text(item.Get("status")), "completed")})
+			// The item states no results: no output (the query is the
+			// input, not what the search returned).
+			r := sdk.ToolResult{CallID: key}
+			settle(&r, outcome{status: nativeStatus(item.Get("status"))}, sdk.Str{})
+			out.ToolResult(r)
 		}
 	case "todo_list":
 		// The plan tool: the agent's own to-do list. Updates rewrite it;
 		// the completed item holds the final state.
 		n.toolItem(out, key, sdk.S("todo_list"), "think", object(member{"items", item.Get("items")}))
 		if ph == phaseCompleted {
-			out.ToolResult(sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("items")), Status: sdk.S("completed")})
+			out.ToolResult(sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("items")), Status: sdk.S(toolOK)})
 		}
 	case "collab_tool_call":
 		name := sdk.Text(item.Get("tool"))
@@ -149,8 +147,9 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 			member{"sender_thread_id", item.Get("sender_thread_id")}, member{"receiver_thread_ids", item.Get("receiver_thread_ids")})
 		n.toolItem(out, key, name, "other", input)
 		if ph == phaseCompleted {
-			st := item.Get("status")
-			out.ToolResult(sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("agents_states")), Status: sdk.Text(st), IsError: st.Is("failed")})
+			r := sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("agents_states"))}
+			settle(&r, outcome{status: nativeStatus(item.Get("status"))}, sdk.Str{})
+			out.ToolResult(r)
 		}
 	case "error":
 		// A non-fatal error item (a warning the CLI surfaces).
@@ -200,13 +199,9 @@ func (n *normalizer) command(out *sdk.Out, ph phase, key sdk.Str, item abi.Value
 	if ph != phaseCompleted {
 		return
 	}
-	exit := sdk.IntOf(item.Get("exit_code"))
-	code, hasCode := exit.Value()
-	st := item.Get("status")
-	out.ToolResult(sdk.ToolResult{
-		CallID: key, Output: sdk.Text(item.Get("aggregated_output")), ExitCode: exit, Status: sdk.Text(st),
-		IsError: st.Is("failed") || st.Is("declined") || hasCode && code != 0,
-	})
+	r := sdk.ToolResult{CallID: key, Output: sdk.Text(item.Get("aggregated_output")), ExitCode: sdk.IntOf(item.Get("exit_code"))}
+	settleCommand(&r, item.Get("status"))
+	out.ToolResult(r)
 }
 
 // mcpItem reports an mcp_tool_call. A failed call may carry error:null
@@ -217,9 +212,8 @@ func (n *normalizer) mcpItem(out *sdk.Out, ph phase, key sdk.Str, item abi.Value
 	if ph != phaseCompleted {
 		return
 	}
-	st := item.Get("status")
 	res := item.Get("result")
-	r := sdk.ToolResult{CallID: key, Status: sdk.Text(st)}
+	r := sdk.ToolResult{CallID: key}
 	if c := res.Get("content"); c.Exists() {
 		r.Output = sdk.JSON(c)
 	} else if res.Exists() && !res.IsNull() {
@@ -229,14 +223,21 @@ func (n *normalizer) mcpItem(out *sdk.Out, ph phase, key sdk.Str, item abi.Value
 	if !r.Error.IsSet() && item.Get("error").Kind() == abi.KindString {
 		r.Error = sdk.Text(item.Get("error"))
 	}
-	failed := st.Is("failed") || res.Get("is_error").Truthy() || res.Get("isError").Truthy()
-	if failed && !r.Error.IsSet() {
+	st := nativeStatus(item.Get("status"))
+	if res.Get("is_error").Truthy() || res.Get("isError").Truthy() || st == "" && !r.Error.IsEmpty() {
+		st = toolError
+	}
+	if st == toolError && contains([]byte(r.Error.String()), "timed out") {
+		// Stopped before it finished: a cancellation (spec §4).
+		st = toolCancelled
+	}
+	if st == toolError && r.Error.IsEmpty() {
 		r.Error = firstText(res.Get("content"))
-		if !r.Error.IsSet() {
+		if r.Error.IsEmpty() {
 			r.Error = sdk.S("MCP tool call failed")
 		}
 	}
-	r.IsError = failed || r.Error.IsSet()
+	settle(&r, outcome{status: st}, r.Output)
 	out.ToolResult(r)
 }
 
@@ -254,4 +255,15 @@ func firstText(content abi.Value) sdk.Str {
 		}
 	}
 	return sdk.Str{}
+}
+
+// patchError is the error text of a file change that did not apply.
+func patchError(st abi.Value) string {
+	switch nativeStatus(st) {
+	case toolDenied:
+		return "the file change was declined"
+	case toolCancelled:
+		return "the file change was cancelled"
+	}
+	return "the file change failed"
 }

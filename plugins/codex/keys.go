@@ -8,10 +8,10 @@ import "github.com/twasm/twasm/abi"
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
 	"Err", "Ok", "a", "action", "agents_states", "aggregated_output", "approval", "arguments",
-	"base_instructions", "cached_input_tokens", "call_id", "changes", "cli_version", "cmd", "command",
+	"base_instructions", "cache_write_input_tokens", "cached_input_tokens", "call_id", "changes", "cli_version", "cmd", "command",
 	"content", "cwd", "delta", "encrypted_content", "error", "exit_code", "id", "info", "input",
 	"input_tokens", "instructions", "invocation", "isError", "is_error", "item", "item_id", "item_type",
-	"items", "last_agent_message", "m", "message", "meta", "metadata", "method", "model", "msg", "name",
+	"items", "last_agent_message", "last_token_usage", "m", "message", "meta", "metadata", "method", "model", "msg", "name",
 	"output", "output_tokens", "params", "payload", "prompt", "provider", "query", "questions", "reason",
 	"reasoning_output_tokens", "receiver_thread_ids", "record_type", "result", "role", "sandbox",
 	"sender_thread_id", "server", "session_id", "status", "stderr", "stdout", "success", "summary", "t",

@@ -41,31 +41,31 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 			Input: object(member{"command", argv}, member{"cwd", msg.Get("cwd")}),
 		})
 	case "exec_command_end":
-		exit := sdk.IntOf(msg.Get("exit_code"))
-		code, _ := exit.Value()
-		st := "completed"
-		if code != 0 {
-			st = "failed"
-		}
-		out.ToolResult(sdk.ToolResult{
-			CallID: sdk.Text(msg.Get("call_id")), Output: commandOutput(msg), ExitCode: exit,
-			Status: sdk.S(st), IsError: code != 0,
-		})
+		r := sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: commandOutput(msg), ExitCode: sdk.IntOf(msg.Get("exit_code"))}
+		settleCommand(&r, msg.Get("status"))
+		out.ToolResult(r)
 	case "patch_apply_begin":
 		callID := sdk.Text(msg.Get("call_id"))
 		input := object(member{"changes", msg.Get("changes")})
 		n.toolMessage(out, callID, sdk.S("apply_patch"), "edit", input)
 	case "patch_apply_end":
-		ok := msg.Get("success").Truthy()
-		r := sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: sdk.Text(msg.Get("stdout")), Status: sdk.S("completed")}
-		if !ok {
-			r.IsError, r.Status = true, sdk.S("failed")
-			if e := sdk.Text(msg.Get("stderr")); !e.IsEmpty() {
-				r.Error = e
-			} else {
-				r.Error = sdk.S("patch was not applied")
+		r := sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: sdk.Text(msg.Get("stdout"))}
+		if r.Output.IsEmpty() {
+			r.Output = sdk.Str{}
+		}
+		st := nativeStatus(msg.Get("status"))
+		if s, ok := msg.Get("success").Bool(); ok && st == "" {
+			st = toolOK
+			if !s {
+				st = toolError
 			}
 		}
+		if st != toolOK {
+			if e := sdk.Text(msg.Get("stderr")); !e.IsEmpty() {
+				r.Error = e
+			}
+		}
+		settle(&r, outcome{status: st, err: patchError(msg.Get("status"))}, r.Output)
 		out.ToolResult(r)
 	case "mcp_tool_call_begin":
 		inv := msg.Get("invocation")
@@ -75,12 +75,14 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	case "web_search_begin":
 		n.toolMessage(out, sdk.Text(msg.Get("call_id")), sdk.S("web_search"), "fetch", object(member{"query", msg.Get("query")}))
 	case "web_search_end":
-		out.ToolResult(sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: sdk.Text(msg.Get("query")), Status: sdk.S("completed")})
+		// The event states no results: no output (the query is the
+		// call's input).
+		out.ToolResult(sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Status: sdk.S(toolOK)})
 	case "token_count":
 		if info := msg.Get("info"); info.Exists() {
 			// Newer builds: a running total.
 			if !info.IsNull() {
-				out.Usage(execUsage(info.Get("total_token_usage")), abi.ModeSet)
+				n.usage.total(out, info.Get("total_token_usage"), info.Get("last_token_usage"))
 			}
 			return
 		}
@@ -90,14 +92,14 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		n.closeStream(out, &n.think)
 		n.closeStream(out, &n.text)
 		n.finalText(out, msg.Get("last_agent_message"), sdk.Message{})
-		n.finish(out, sdk.StatusOK, sdk.Str{})
+		n.completeTurn(out)
 	case "turn_aborted":
 		n.finish(out, sdk.StatusIncomplete, abortText(msg))
 	case "error":
 		// The task ends with this error: no task_complete follows
 		// (retries are stream_error).
-		n.finish(out, sdk.StatusError, strOr(errorText(msg.Get("message")), "error"))
-	case "stream_error":
+		n.failTurn(out, msg.Get("message"))
+	case "stream_error", "warning":
 		out.Status(sdk.StatusError, strOr(errorText(msg.Get("message")), "stream error"), abi.LevelError)
 	default:
 		native := t.String()
@@ -144,22 +146,24 @@ func commandOutput(msg abi.Value) sdk.Str {
 // mcpLegacyResult reads Rust's Result serialization: {"Ok":{content,
 // isError}} or {"Err":message}.
 func mcpLegacyResult(callID sdk.Str, res abi.Value) sdk.ToolResult {
-	r := sdk.ToolResult{CallID: callID, Status: sdk.S("completed")}
+	r := sdk.ToolResult{CallID: callID}
+	st := toolOK
 	if ok := res.Get("Ok"); ok.Exists() {
 		r.Output = sdk.JSON(ok.Get("content"))
 		if ok.Get("isError").Truthy() || ok.Get("is_error").Truthy() {
-			r.IsError, r.Status = true, sdk.S("failed")
+			st = toolError
 			r.Error = firstText(ok.Get("content"))
 		}
-		return r
-	}
-	r.IsError, r.Status = true, sdk.S("failed")
-	if e := res.Get("Err"); e.Exists() {
-		r.Error = sdk.Text(e)
 	} else {
-		r.Error = sdk.S("MCP tool call failed")
-		r.Output = sdk.JSON(res)
+		st = toolError
+		if e := res.Get("Err"); e.Exists() {
+			r.Error = sdk.Text(e)
+		} else {
+			r.Error = sdk.S("MCP tool call failed")
+			r.Output = sdk.JSON(res)
+		}
 	}
+	settle(&r, outcome{status: st, err: "MCP tool call failed"}, r.Output)
 	return r
 }
 

@@ -159,14 +159,18 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		n.rolloutCall(out, p, ts, sdk.S("local_shell"), "execute", sdk.JSON(action), shellJoin(action.Get("command")))
 	case "web_search_call":
 		callID := n.rolloutCall(out, p, ts, sdk.S("web_search"), "fetch", sdk.JSON(p.Get("action")), sdk.Str{})
-		if st := p.Get("status"); st.Is("completed") || st.Is("failed") {
-			out.ToolResult(sdk.ToolResult{
-				CallID: callID, Output: sdk.Text(p.Path("action", "query")), Status: sdk.Text(st),
-				IsError: st.Is("failed"), Time: ts,
-			})
+		if st := nativeStatus(p.Get("status")); st != "" {
+			// The item states no results: no output (the query is the
+			// call's input, not what the search returned).
+			r := sdk.ToolResult{CallID: callID, Time: ts}
+			settle(&r, outcome{status: st}, sdk.Str{})
+			delete(n.open, callID.String())
+			out.ToolResult(r)
 		}
 	case "function_call_output", "custom_tool_call_output":
-		out.ToolResult(n.toolOutput(p, ts))
+		r := n.toolOutput(p, ts)
+		delete(n.open, r.CallID.String())
+		out.ToolResult(r)
 	default:
 		out.Unmapped(sdk.S("response_item/" + t.String()))
 	}
@@ -184,6 +188,7 @@ func (n *normalizer) rolloutCall(out *sdk.Out, p abi.Value, ts, name sdk.Str, ki
 	}
 	toolUse(out, n.newKey(), sdk.Message{ID: sdk.Text(p.Get("id")), Model: n.model, Time: ts},
 		sdk.ToolCall{CallID: callID, Name: name, Input: input, Kind: kind, Command: command, Time: ts})
+	n.open[callID.String()] = true
 	return callID
 }
 
@@ -209,49 +214,158 @@ func commandFromArgs(args abi.Value) sdk.Str {
 
 // toolOutput reads a function_call_output or custom_tool_call_output.
 // The output is a string holding either JSON {output, metadata:
-// {exit_code}} (2025 builds) or text with a "Process exited with code N"
-// or "Exit code: N" line (later builds); content items are kept as JSON.
+// {exit_code}} (2025 builds) or text in one of the forms classify reads
+// (later builds, and every failure the runtime reports as text); content
+// items are kept as JSON. What an *_end event of the same call said first
+// (a declined or failed command, a failed patch) completes what the text
+// leaves out.
 func (n *normalizer) toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
-	r := sdk.ToolResult{CallID: sdk.Text(p.Get("call_id")), Time: ts}
+	callID := sdk.Text(p.Get("call_id"))
+	r := sdk.ToolResult{CallID: callID, Time: ts}
 	o := p.Get("output")
+	var oc outcome
 	switch o.Kind() {
 	case abi.KindString:
 		raw := o.Raw()
-		if len(raw) > 2 && raw[1] == '{' {
-			// JSON inside a string: unescape and index it in buffers
-			// reused across lines (outputs are the bulk of a rollout).
-			var ok bool
-			n.inner, ok = abi.Unescape(n.inner[:0], raw[1:len(raw)-1])
-			if ok {
-				n.innerDoc.Toks, ok = abi.BuildTape(n.innerDoc.Toks[:0], n.inner)
-			}
-			if ok {
-				n.innerDoc.Line = n.inner
-				root := n.innerDoc.Root()
-				if inner := root.Get("output"); inner.Kind() == abi.KindString {
-					r.Output = sdk.Text(inner)
-					r.ExitCode = sdk.IntOf(root.Path("metadata", "exit_code"))
+		// Unescape into a buffer reused across lines (outputs are the
+		// bulk of a rollout), and index it when it holds JSON.
+		var ok bool
+		n.inner, ok = abi.Unescape(n.inner[:0], raw[1:len(raw)-1])
+		if !ok {
+			n.inner = append(n.inner[:0], raw[1:len(raw)-1]...)
+		}
+		if t := trimLeft(n.inner); len(t) > 0 && t[0] == '{' {
+			if toks, isJSON := abi.BuildTape(n.innerDoc.Toks[:0], n.inner); isJSON {
+				n.innerDoc.Toks, n.innerDoc.Line = toks, n.inner
+				oc, ok = n.jsonOutput(&r, n.innerDoc.Root())
+				if !ok {
+					r.Output = sdk.Str{}
 				}
 			}
 		}
 		if !r.Output.IsSet() {
 			r.Output = sdk.Text(o)
-			r.ExitCode = exitCodeInText(raw[1:])
+			oc = classify(n.inner)
 		}
 	case abi.KindInvalid, abi.KindNull:
 	default:
 		r.Output = sdk.JSON(o)
-	}
-	if code, ok := r.ExitCode.Value(); ok {
-		r.Status = sdk.S("completed")
-		if code != 0 {
-			r.Status, r.IsError = sdk.S("failed"), true
+		if o.Get("isError").Truthy() || o.Get("is_error").Truthy() {
+			oc = outcome{status: toolError, err: firstText(o.Get("content")).String()}
 		}
 	}
-	if s, ok := p.Get("success").Bool(); ok && !s {
-		r.Status, r.IsError = sdk.S("failed"), true
+	if s, ok := p.Get("success").Bool(); ok && !s && oc.status == "" {
+		oc.status = toolError
 	}
+	if e, ok := n.ends[callID.String()]; ok {
+		delete(n.ends, callID.String())
+		oc = e.refine(oc)
+	}
+	settle(&r, oc, r.Output)
 	return r
+}
+
+// jsonOutput reads an output that is a JSON document: the structured
+// exec output {output, metadata:{exit_code}}, or an MCP result
+// {content, isError}. ok is false for any other JSON, which is then
+// kept whole as text.
+func (n *normalizer) jsonOutput(r *sdk.ToolResult, root abi.Value) (outcome, bool) {
+	if inner := root.Get("output"); inner.Kind() == abi.KindString {
+		r.Output = sdk.Text(inner)
+		r.ExitCode = sdk.IntOf(root.Path("metadata", "exit_code"))
+		n.scratch = sdk.AppendText(n.scratch[:0], inner)
+		if l := firstLineOf(trimLeft(n.scratch)); sdk.HasPrefix(l, "command timed out after") {
+			return outcome{status: toolCancelled, err: clip(l)}, true
+		}
+		return outcome{}, true
+	}
+	if c := root.Get("content"); c.Kind() == abi.KindArray {
+		r.Output = sdk.JSON(c)
+		if root.Get("isError").Truthy() || root.Get("is_error").Truthy() {
+			return outcome{status: toolError, err: firstText(c).String()}, true
+		}
+		return outcome{}, true
+	}
+	if e := root.Get("Err"); e.Exists() {
+		r.Output = sdk.Text(e)
+		return outcome{status: toolError, err: sdk.Text(e).String()}, true
+	}
+	return outcome{}, false
+}
+
+// endInfo is what an exec_command_end, patch_apply_end or
+// mcp_tool_call_end event says about a call whose output item has not
+// been read yet.
+type endInfo struct {
+	status string
+	code   sdk.Int
+	err    string
+}
+
+// refine completes the outcome read from an output with the end event's:
+// a refusal or failure the event states wins over an output that says
+// nothing (or only that the command ran), and its exit code fills a gap.
+func (e endInfo) refine(o outcome) outcome {
+	if _, ok := o.code.Value(); !ok {
+		o.code = e.code
+	}
+	switch {
+	case e.status == toolDenied && o.status != toolCancelled:
+		o.status = toolDenied
+	case e.status != "" && e.status != toolOK && (o.status == "" || o.status == toolOK):
+		o.status = e.status
+	}
+	if o.status != "" && o.status != toolOK && o.err == "" {
+		o.err = e.err
+	}
+	return o
+}
+
+// noteEnd keeps what an *_end event says about a call, for its output
+// item (rollouts write the event first).
+func (n *normalizer) noteEnd(p abi.Value) {
+	id := p.Get("call_id")
+	if id.Kind() != abi.KindString {
+		return
+	}
+	var e endInfo
+	switch string(sdk.Name(p.Get("type"))) {
+	case "exec_command_end":
+		e.code = sdk.IntOf(p.Get("exit_code"))
+		e.status = nativeStatus(p.Get("status"))
+		if e.status == "" {
+			if c, ok := e.code.Value(); ok && c != 0 {
+				e.status = toolError
+			}
+		}
+		e.err = firstLine(sdk.StringOf(p.Get("stderr")).String(), "")
+	case "patch_apply_end":
+		e.status = nativeStatus(p.Get("status"))
+		if s, ok := p.Get("success").Bool(); ok && e.status == "" {
+			e.status = toolOK
+			if !s {
+				e.status = toolError
+			}
+		}
+		e.err = clip([]byte(sdk.StringOf(p.Get("stderr")).String()))
+	case "mcp_tool_call_end":
+		res := p.Get("result")
+		if ok := res.Get("Ok"); ok.Exists() {
+			e.status = toolOK
+			if ok.Get("isError").Truthy() || ok.Get("is_error").Truthy() {
+				e.status, e.err = toolError, firstText(ok.Get("content")).String()
+			}
+		} else if er := res.Get("Err"); er.Exists() {
+			e.status, e.err = toolError, sdk.Text(er).String()
+		}
+	}
+	if e.status == "" {
+		return
+	}
+	if n.ends == nil {
+		n.ends = map[string]endInfo{}
+	}
+	n.ends[id.String()] = e
 }
 
 func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
@@ -285,6 +399,8 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 				origin = sdk.OriginInjected
 			} else if n.seen(nsUser, text, true) {
 				continue
+			} else {
+				n.prompt(out)
 			}
 			l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: origin})
 		}
@@ -342,9 +458,10 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	switch string(sdk.Name(t)) {
 	case "token_count":
 		// info is null on the first count of a session (rate limits
-		// only). total_token_usage is the session's running total.
+		// only). total_token_usage is the process's running total,
+		// last_token_usage the latest response's.
 		if info := p.Get("info"); info.Kind() == abi.KindObject {
-			out.Usage(execUsage(info.Get("total_token_usage")), abi.ModeSet)
+			n.usage.total(out, info.Get("total_token_usage"), info.Get("last_token_usage"))
 		}
 	case "agent_message":
 		v := p.Get("message")
@@ -363,6 +480,9 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		} else if n.seen(nsUser, v, false) {
 			return
 		}
+		if origin == sdk.OriginPrompt {
+			n.prompt(out)
+		}
 		key := n.newKey()
 		out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: ts})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: origin})
@@ -376,21 +496,31 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockThinking, sdk.Text(v))
 		}
 	case "task_started":
+		n.turnEvents = true
 		n.startTurn(out)
 	case "task_complete":
+		n.turnEvents = true
 		n.finalText(out, p.Get("last_agent_message"), sdk.Message{Model: n.model, Time: ts})
-		n.finish(out, sdk.StatusOK, sdk.Str{})
+		n.completeTurn(out)
 	case "turn_aborted":
+		n.turnEvents = true
 		n.finish(out, sdk.StatusIncomplete, abortText(p))
 	case "error":
 		// The turn ends with this error (retries are stream_error); a
 		// later turn that completes makes the step ok again.
-		n.finish(out, sdk.StatusError, strOr(errorText(p.Get("message")), "error"))
-	case "stream_error":
+		n.failTurn(out, p.Get("message"))
+	case "stream_error", "warning":
+		// Retries and warnings: errors the provider reported that do
+		// not end the turn.
 		out.Status(sdk.StatusError, strOr(errorText(p.Get("message")), "stream error"), abi.LevelError)
-	case "exec_command_begin", "exec_command_end", "exec_command_output_delta", "patch_apply_begin", "patch_apply_end", "mcp_tool_call_begin", "mcp_tool_call_end", "web_search_begin", "web_search_end", "agent_reasoning_section_break":
+	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end":
+		// UI echoes of results that a response item repeats (a call
+		// takes one result); what they say about the outcome is kept
+		// for that item.
+		n.noteEnd(p)
+	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end", "agent_reasoning_section_break":
 		// UI echoes of calls whose request and result are response
-		// items; a call takes one result.
+		// items.
 	default:
 		out.Unmapped(sdk.S("event_msg/" + t.String()))
 	}

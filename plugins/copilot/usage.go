@@ -19,16 +19,6 @@ type usageTotals struct {
 	any      bool      // assistant.usage or a shutdown was seen
 }
 
-func addUsage(a, b sdk.Usage) sdk.Usage {
-	return sdk.Usage{
-		Input:      a.Input.Plus(b.Input),
-		CacheRead:  a.CacheRead.Plus(b.CacheRead),
-		CacheWrite: a.CacheWrite.Plus(b.CacheWrite),
-		Output:     a.Output.Plus(b.Output),
-		Reasoning:  a.Reasoning.Plus(b.Reasoning),
-	}
-}
-
 // figures reads Copilot's usage object. inputTokens is taken as every
 // input token, cached included (the OpenAI convention the CLI's figures
 // follow: cacheReadTokens never exceeds inputTokens in captures).
@@ -49,22 +39,22 @@ func (t *usageTotals) call(d abi.Value, out *sdk.Out) {
 		return
 	}
 	t.any = true
-	t.calls = addUsage(t.calls, f)
-	out.Usage(addUsage(t.closed, t.calls), abi.ModeSet)
+	t.calls = t.calls.Plus(f)
+	out.Usage(t.closed.Plus(t.calls), abi.ModeSet)
 }
 
 // shutdown ends a segment with the totals of every model it used.
 func (t *usageTotals) shutdown(metrics abi.Value, out *sdk.Out) {
 	var seg sdk.Usage
 	for it := metrics.Iter(); it.Next(); {
-		seg = addUsage(seg, figures(it.Value().Get("usage")))
+		seg = seg.Plus(figures(it.Value().Get("usage")))
 	}
 	if seg.IsZero() {
 		// No totals: the per-call figures are the segment's.
 		seg = t.calls
 	}
 	t.any = t.any || !seg.IsZero()
-	t.closed = addUsage(t.closed, seg)
+	t.closed = t.closed.Plus(seg)
 	t.calls = sdk.Usage{}
 	out.Usage(t.closed, abi.ModeSet)
 }
@@ -72,7 +62,7 @@ func (t *usageTotals) shutdown(metrics abi.Value, out *sdk.Out) {
 // segment starts a new segment without a shutdown (a resumed log whose
 // previous process died): its per-call figures stand.
 func (t *usageTotals) segment() {
-	t.closed = addUsage(t.closed, t.calls)
+	t.closed = t.closed.Plus(t.calls)
 	t.calls = sdk.Usage{}
 }
 

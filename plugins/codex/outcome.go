@@ -1,0 +1,289 @@
+package codex
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Tool result statuses: the closed set of the transcript format (spec §4).
+// Codex's own words (completed, failed, declined, in_progress) never reach
+// the transcript.
+const (
+	toolOK        = "ok"
+	toolError     = "error"
+	toolDenied    = "denied"
+	toolCancelled = "cancelled"
+)
+
+// maxErrText bounds the error text taken from a tool's output (the whole
+// output stays in the result's output).
+const maxErrText = 2048
+
+// nativeStatus maps a status word Codex writes on an item or an end event
+// to the transcript's set; "" when the word says nothing about the outcome
+// (in_progress, missing).
+func nativeStatus(v abi.Value) string {
+	switch string(sdk.Name(v)) {
+	case "completed", "success", "succeeded", "ok":
+		return toolOK
+	case "failed", "error", "errored":
+		return toolError
+	case "declined", "rejected", "denied":
+		return toolDenied
+	case "cancelled", "canceled", "aborted", "interrupted", "timed_out":
+		return toolCancelled
+	}
+	return ""
+}
+
+// outcome is what a tool's output says about how the call ended.
+type outcome struct {
+	status string // one of the tool statuses, "" when the output says nothing
+	code   sdk.Int
+	err    string // error text for a status other than ok
+}
+
+// settle writes o into r: the status, the exit code and, for anything
+// but ok, error text (o's, else a description of the exit code or the
+// status), so that no failed result is without its error.
+func settle(r *sdk.ToolResult, o outcome, out sdk.Str) {
+	if _, ok := r.ExitCode.Value(); !ok {
+		r.ExitCode = o.code
+	}
+	st := o.status
+	code, hasCode := r.ExitCode.Value()
+	if st == "" {
+		switch {
+		case hasCode && code != 0:
+			st = toolError
+		default:
+			st = toolOK
+		}
+	}
+	r.Status = sdk.S(st)
+	r.IsError = st != toolOK
+	if st == toolOK || !r.Error.IsEmpty() {
+		return
+	}
+	e := o.err
+	if e == "" {
+		output := out.String()
+		switch {
+		case st == toolError && hasCode && code != 0:
+			e = "exit code " + itoa(code)
+			if last := lastLine(output); last != "" {
+				e += ": " + last
+			}
+		case st == toolDenied:
+			e = firstLine(output, "the call was declined")
+		case st == toolCancelled:
+			e = firstLine(output, "the call was cancelled")
+		default:
+			e = firstLine(output, "the call failed")
+		}
+	}
+	r.Error = sdk.S(e)
+}
+
+// settleCommand settles the result of a command the CLI ran, given the
+// status word of its item or end event: "completed" with a non-zero exit
+// code is still a failure, and the runtime's own failures (sandbox,
+// timeout, rejection) arrive as the output text.
+func settleCommand(r *sdk.ToolResult, status abi.Value) {
+	st := nativeStatus(status)
+	if st == toolOK {
+		st = ""
+	}
+	oc := outcome{status: st}
+	if st == "" || st == toolError {
+		if c := classify([]byte(r.Output.String())); c.status != "" {
+			oc = c
+		}
+	}
+	settle(r, oc, r.Output)
+}
+
+// classify reads what Codex's textual tool output states about the
+// outcome. The forms, by Codex version:
+//
+//   - "Exit code: N\nWall time: ...\nOutput:\n..." (freeform shell and
+//     apply_patch outputs);
+//   - "Chunk ID: ...\nWall time: ...\nProcess exited with code N\n...
+//     Output:\n..." (unified exec; "Process running with session ID N"
+//     while it runs);
+//   - "failed in sandbox <Sandbox> with execution error: sandbox denied
+//     exec error, exit code: N, stdout: ..., stderr: ..." and
+//     "execution error: ..." (a command the sandbox or the runtime
+//     stopped);
+//   - "exec command rejected by user", "patch rejected by user" (the user
+//     or the approval policy refused it);
+//   - "aborted", "aborted by user after Ns", "...\naborted by user" (the
+//     turn was interrupted), "command timed out after N milliseconds"
+//     (the command was killed), which are cancellations;
+//   - "apply_patch verification failed: ...", "unsupported call: ...",
+//     "failed to parse function arguments: ..." (the tool refused the
+//     request).
+//
+// Only the header (the lines before "Output:") is searched for exit
+// codes, so a command that prints "Exit code: 3" itself is not misread.
+func classify(t []byte) outcome {
+	t = trimLeft(t)
+	var o outcome
+	first := firstLineOf(t)
+	switch {
+	case sdk.HasPrefix(t, "aborted"):
+		return outcome{status: toolCancelled, err: clip(first)}
+	case sdk.HasPrefix(t, "exec command rejected") || sdk.HasPrefix(t, "patch rejected") ||
+		sdk.HasPrefix(t, "rejected by user") || contains(first, "rejected by user"):
+		return outcome{status: toolDenied, err: clip(first)}
+	case sdk.HasPrefix(t, "failed in sandbox"):
+		return outcome{status: toolError, code: codeAfter(t, "exit code: "), err: clip(t)}
+	case sdk.HasPrefix(t, "execution error:"):
+		o = outcome{status: toolError, err: clip(t)}
+		if contains(first, "Timeout") || contains(first, "timed out") {
+			o.status = toolCancelled
+		}
+		return o
+	case sdk.HasPrefix(t, "apply_patch verification failed") || sdk.HasPrefix(t, "unsupported call") ||
+		sdk.HasPrefix(t, "unsupported custom tool call") || sdk.HasPrefix(t, "failed to parse function arguments") ||
+		sdk.HasPrefix(t, "Failed to apply patch") || sdk.HasPrefix(t, "Invalid patch") || sdk.HasPrefix(t, "invalid patch"):
+		return outcome{status: toolError, err: clip(t)}
+	}
+	head, body := splitHeader(t)
+	for rest := head; len(rest) > 0; {
+		line := firstLineOf(rest)
+		rest = rest[min(len(line)+1, len(rest)):]
+		switch {
+		case sdk.HasPrefix(line, "Exit code: "):
+			o.code = parseCode(line[len("Exit code: "):])
+		case sdk.HasPrefix(line, "Process exited with code "):
+			o.code = parseCode(line[len("Process exited with code "):])
+		case sdk.HasPrefix(line, "aborted by user"):
+			return outcome{status: toolCancelled, code: o.code, err: "aborted by user"}
+		}
+	}
+	if line := firstLineOf(trimLeft(body)); sdk.HasPrefix(line, "command timed out after") {
+		o.status, o.err = toolCancelled, clip(line)
+	}
+	return o
+}
+
+// splitHeader splits a textual output at its "Output:" line: the header
+// holds Codex's metadata lines. An output without that line is all body,
+// but its first lines are still searched (a bare "Exit code: N").
+func splitHeader(t []byte) (head, body []byte) {
+	for i := 0; i+7 <= len(t); i++ {
+		if (i == 0 || t[i-1] == '\n') && string(t[i:i+7]) == "Output:" && (i+7 == len(t) || t[i+7] == '\n' || t[i+7] == '\r') {
+			j := i + 7
+			if j < len(t) && t[j] == '\r' {
+				j++
+			}
+			if j < len(t) && t[j] == '\n' {
+				j++
+			}
+			return t[:i], t[j:]
+		}
+	}
+	// No "Output:" line: only metadata-looking first lines count.
+	n := 0
+	for i := 0; i < len(t) && n < 4; i++ {
+		if t[i] == '\n' {
+			n++
+			if n == 4 {
+				return t[:i], t
+			}
+		}
+	}
+	return t, t
+}
+
+// codeAfter finds "<label>N" in t and returns N.
+func codeAfter(t []byte, label string) sdk.Int {
+	for i := 0; i+len(label) <= len(t); i++ {
+		if string(t[i:i+len(label)]) == label {
+			return parseCode(t[i+len(label):])
+		}
+	}
+	return sdk.Int{}
+}
+
+func parseCode(b []byte) sdk.Int {
+	if v, ok := parseInt(b); ok {
+		return sdk.N(v)
+	}
+	return sdk.Int{}
+}
+
+func trimLeft(b []byte) []byte {
+	for len(b) > 0 && (b[0] == ' ' || b[0] == '\t' || b[0] == '\n' || b[0] == '\r') {
+		b = b[1:]
+	}
+	return b
+}
+
+func firstLineOf(b []byte) []byte {
+	for i, c := range b {
+		if c == '\n' {
+			if i > 0 && b[i-1] == '\r' {
+				return b[:i-1]
+			}
+			return b[:i]
+		}
+	}
+	return b
+}
+
+func contains(b []byte, s string) bool {
+	for i := 0; i+len(s) <= len(b); i++ {
+		if string(b[i:i+len(s)]) == s {
+			return true
+		}
+	}
+	return false
+}
+
+// clip returns b as a string of at most maxErrText bytes, cut at a UTF-8
+// boundary and without trailing white space.
+func clip(b []byte) string {
+	if len(b) > maxErrText {
+		n := maxErrText
+		for n > 0 && b[n]&0xC0 == 0x80 {
+			n--
+		}
+		b = b[:n]
+	}
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	return string(b)
+}
+
+// firstLine is the first non-empty line of s, clipped, else def.
+func firstLine(s, def string) string {
+	if l := firstLineOf(trimLeft([]byte(s))); len(l) > 0 {
+		return clip(l)
+	}
+	return def
+}
+
+// lastLine is the last non-empty line of s, clipped to a few hundred
+// bytes: where a failing command usually says why.
+func lastLine(s string) string {
+	b := []byte(s)
+	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
+		b = b[:len(b)-1]
+	}
+	i := len(b)
+	for i > 0 && b[i-1] != '\n' {
+		i--
+	}
+	l := b[i:]
+	if len(l) > 300 {
+		n := 300
+		for n > 0 && l[n]&0xC0 == 0x80 {
+			n--
+		}
+		l = append(l[:n:n], "…"...)
+	}
+	return string(l)
+}

@@ -1,0 +1,81 @@
+package codex
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// execUsage reads a Codex usage object. Every figure the object states is
+// kept, 0 included (cache_write_input_tokens is often a stated 0).
+func execUsage(u abi.Value) sdk.Usage {
+	return sdk.Usage{
+		Input:      sdk.IntOf(u.Get("input_tokens")),
+		CacheRead:  sdk.IntOf(u.Get("cached_input_tokens")),
+		CacheWrite: sdk.IntOf(u.Get("cache_write_input_tokens")),
+		Output:     sdk.IntOf(u.Get("output_tokens")),
+		Reasoning:  sdk.IntOf(u.Get("reasoning_output_tokens")),
+	}
+}
+
+// counter turns Codex's cumulative token counters (exec-json
+// turn.completed usage, token_count total_token_usage) into the step's
+// total. A counter runs for one process: a second user turn in another
+// process, or a resumed session, starts it again, so a total that goes
+// down (or that equals the per-response figure beside it after other
+// responses were counted) starts a new segment, and the step's usage is
+// the sum of every segment's last total. A repeated snapshot (Codex
+// writes the same token_count more than once) changes nothing. A count
+// with only a per-response figure (last_token_usage) adds it.
+type counter struct {
+	closed  sdk.Usage // ended segments and per-response additions
+	current sdk.Usage // the running total of the current segment
+	prev    [5]int64  // the last total seen, to compare
+	seen    bool
+}
+
+// snapshot is u's figures as numbers (an unset figure is -1).
+func snapshot(u sdk.Usage) [5]int64 {
+	var s [5]int64
+	for i, f := range [...]sdk.Int{u.Input, u.CacheRead, u.CacheWrite, u.Output, u.Reasoning} {
+		v, ok := f.Value()
+		if !ok {
+			v = -1
+		}
+		s[i] = v
+	}
+	return s
+}
+
+// total reads one counter report: total is the running total (an object,
+// or missing), last the figure of the latest response (or missing). It
+// reports the step's usage so far, in set mode.
+func (c *counter) total(out *sdk.Out, total, last abi.Value) {
+	switch {
+	case total.Kind() == abi.KindObject:
+		t := execUsage(total)
+		s := snapshot(t)
+		if c.seen && s == c.prev {
+			return
+		}
+		restart := false
+		if c.seen {
+			for i := range s {
+				if s[i] >= 0 && c.prev[i] >= 0 && s[i] < c.prev[i] {
+					restart = true
+				}
+			}
+			if last.Kind() == abi.KindObject && snapshot(execUsage(last)) == s {
+				restart = true
+			}
+		}
+		if restart {
+			c.closed = c.closed.Plus(c.current)
+		}
+		c.current, c.prev, c.seen = t, s, true
+	case last.Kind() == abi.KindObject:
+		c.closed = c.closed.Plus(execUsage(last))
+	default:
+		return
+	}
+	out.Usage(c.closed.Plus(c.current), abi.ModeSet)
+}
