@@ -401,20 +401,21 @@ func (s *sink) OpenScope(ctx context.Context, sc normalize.Scope) error {
 		return fmt.Errorf("capture: sub-agent %s: %w", sc.ID, err)
 	}
 	s.subs[sc.ID] = sub
-	if sc.Description != "" {
-		// What the parent asked the sub-agent to do is its prompt.
-		return sub.Record(ctx, &transcript.Event{Type: transcript.MessageUser, Payload: &transcript.MessagePayload{
-			Role: "user", Blocks: []transcript.Block{{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: sc.Description, Origin: transcript.OriginPrompt}},
-		}})
-	}
+	// The sub-agent's prompt (what the parent asked it) is its first
+	// message.user, which the plugin reports in the scope (spec §6.10);
+	// the description only names the run.
 	return nil
 }
 
-// uniqueName makes a path segment for a sub-agent: its name and the tool
-// call that started it, sanitised to the path grammar.
+// uniqueName makes a path segment for a sub-agent: its short description
+// (else its name or type) and the tool call that started it, sanitised to
+// the path grammar.
 func (s *sink) uniqueName(sc normalize.Scope) string {
 	base := "subagent"
-	if sc.Name != "" {
+	switch {
+	case sc.Description != "":
+		base = sc.Description
+	case sc.Name != "":
 		base = sc.Name
 	}
 	if sc.ParentToolID != "" {

@@ -40,6 +40,12 @@ func (n *testNormalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		if !n.scopes[id] {
 			n.scopes[id] = true
 			out.ScopeOpen(sdk.S(id), sdk.S(id), sdk.S("Explore"), sdk.S("look around"))
+			// The plugin reports the sub-agent's prompt; the
+			// description only names the child run.
+			p := sdk.S("p" + strings.Repeat("x", l.No))
+			out.Open(p, sdk.Message{Role: sdk.RoleUser, Scope: sdk.S(id)})
+			out.Block(p, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S("list the files"), Origin: sdk.OriginPrompt})
+			out.Close(p, sdk.MessageEnd{})
 		}
 		k := sdk.S("s" + strings.Repeat("x", l.No))
 		out.Open(k, sdk.Message{Scope: sdk.S(id)})
@@ -169,15 +175,20 @@ func TestCapture(t *testing.T) {
 				require.GreaterOrEqual(t, len(cevs), 4)
 				assert.Equal(t, transcript.RunStarted, cevs[0].Type)
 				assert.Equal(t, transcript.RunCompleted, cevs[len(cevs)-1].Type)
-				var sawPrompt, sawInside bool
+				var sawPrompt, sawInside, sawDesc bool
 				for _, ev := range cevs {
 					assert.Equal(t, runID, ev.ParentRunID)
 					if m := ev.Message(); m != nil {
-						sawPrompt = sawPrompt || m.Blocks[0].Text == "look around"
+						sawPrompt = sawPrompt || m.Blocks[0].Text == "list the files" && ev.Type == transcript.MessageUser
 						sawInside = sawInside || m.Blocks[0].Text == "inside"
+						sawDesc = sawDesc || m.Blocks[0].Text == "look around"
+					}
+					if ev.Type == transcript.RunStarted {
+						assert.Contains(t, ev.Step().Name, "look_around", "the description names the child run")
 					}
 				}
 				assert.True(t, sawPrompt && sawInside)
+				assert.False(t, sawDesc, "the description is not written as the prompt")
 				f, _ := os.Open(path)
 				rep := transcript.Validate(f, transcript.ValidateOptions{RunID: runID})
 				f.Close()

@@ -1,6 +1,8 @@
 package claude
 
 import (
+	"strconv"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -70,6 +72,34 @@ type normalizer struct {
 	closedIDs, doneCalls, uuids window
 
 	pending    usage // top-scope message usage not covered by a result
+	resultModel sdk.Str // the model a result names (valid during result)
+
+	// Session-log ending (spec §6.7): the last record of the step's own
+	// scope was the user's prompt, and the calls of that scope still
+	// without a result.
+	lastPrompt bool
+	openCalls  map[string]bool
+
+	// Sub-agent prompts written at scope open: the sub-agent's own first
+	// user record, when it repeats the prompt, is not written again.
+	scopePrompt map[string]string
+	// progressSeen holds the uuids of the latest agent_progress messages,
+	// so that a message repeated by a later progress record is written
+	// once.
+	progressSeen map[string]bool
+	progressIDs  window
+
+	// SDK permission requests (control protocol): tool use id of each
+	// pending can_use_tool request, and the answers seen.
+	permReq  map[string]string // request_id -> tool_use_id
+	permAsk  map[string]bool   // tool_use_id -> asked, not (yet) allowed
+	permDeny map[string]string // tool_use_id -> the denial's message
+	// permCalls are can_use_tool requests for calls not in the input
+	// when asked, reported as dangling calls at the end if still absent.
+	permCalls []permCall
+	// sawMessages: an assistant message was seen (else, in a result-only
+	// json output, the result's text is written as the answer).
+	sawMessages bool
 	sawResult  bool
 	sawClaude  bool // a Claude CLI line (not a bare API payload) was seen
 	errSeen    bool
@@ -88,6 +118,13 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 		calls:     map[string]*call{},
 		scopes:    map[string]bool{},
 		uuidScope: map[string]uuidEntry{},
+
+		openCalls:    map[string]bool{},
+		scopePrompt:  map[string]string{},
+		progressSeen: map[string]bool{},
+		permReq:      map[string]string{},
+		permAsk:      map[string]bool{},
+		permDeny:     map[string]string{},
 	}
 }
 
@@ -125,17 +162,25 @@ func (n *normalizer) End(out *sdk.Out) error {
 	for len(n.open) > 0 {
 		n.close(n.open[0], out)
 	}
+	n.endPermissions(out)
 	if !n.pending.zero() {
 		out.Usage(n.pending.sdk(), abi.ModeAdd)
 	}
 	if !n.sawResult {
 		switch n.format {
 		case fmtSessionLog:
-			// A session log has no terminal record by design: a log is a
-			// complete record of what happened.
-			if n.errSeen {
+			// A session log has no terminal record by design (spec
+			// §6.7): a provider error after the last answered prompt is
+			// an error; a log that ends on an unanswered prompt or a
+			// call without its result is incomplete; otherwise ok.
+			switch {
+			case n.errSeen:
 				out.Status(sdk.StatusError, sdk.S(n.errText), abi.LevelTerminal)
-			} else {
+			case len(n.openCalls) > 0:
+				out.Status(sdk.StatusIncomplete, sdk.S("the session log ends on a tool call without a result"), abi.LevelTerminal)
+			case n.lastPrompt:
+				out.Status(sdk.StatusIncomplete, sdk.S("the session log ends on a prompt without an answer"), abi.LevelTerminal)
+			default:
 				out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
 			}
 		case fmtSSE:
@@ -259,8 +304,32 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 			n.apiMessage(v, out)
 			return
 		}
-	case "summary", "file-history-snapshot", "queue-operation",
-		"attachment", "last-prompt", "ai-title":
+	case "progress":
+		n.claudeLine(v, out)
+		n.progress(v, out)
+		return
+	case "control_request":
+		n.controlRequest(v, out)
+		return
+	case "control_response":
+		n.controlResponse(v, out)
+		return
+	case "control_cancel_request", "keep_alive":
+		n.ignore(sdk.TypeName(t), out)
+		return
+	case "rate_limit_event":
+		n.claudeLine(v, out)
+		n.rateLimit(v, out)
+		return
+	case "summary", "file-history-snapshot", "queue-operation", "last-prompt", "ai-title", "custom-title", "tag":
+		// Session-log bookkeeping: titles, the undo index of edited
+		// files, the prompt queue (a queued prompt is written again as a
+		// user record when it is sent).
+		n.setFormat(fmtSessionLog, out)
+		n.meta(v, out)
+		n.ignore(sdk.TypeName(t), out)
+		return
+	case "attachment":
 		n.setFormat(fmtSessionLog, out)
 		n.meta(v, out)
 		out.Unmapped(sdk.Text(t))
@@ -331,22 +400,48 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		n.model(n.get(v, kModel), out)
 	case sub.Is("task_started"):
 		id := n.get(v, kToolUseId)
-		if id.Kind() == abi.KindString {
-			idS := id.String()
-			n.openScope(idS, idS, n.get(v, kSubagentType).String(), n.get(v, kDescription).String(), out)
+		if id.Kind() != abi.KindString {
+			out.Unmapped(sdk.S("system/task_started"))
+			return
 		}
+		if !isAgentTask(n.get(v, kTaskType)) {
+			// A background shell (task_type local_bash) is not a
+			// sub-agent: it belongs to the Bash call that started it,
+			// whose result already says so.
+			n.ignore("system/task_started", out)
+			return
+		}
+		idS := id.String()
+		n.openScope(idS, idS, n.get(v, kSubagentType).String(), n.get(v, kDescription).String(), n.get(v, kPrompt).String(), abi.Value{}, out)
 	case sub.Is("task_notification"):
 		id := n.get(v, kToolUseId)
 		if id.Kind() != abi.KindString {
 			out.Unmapped(sdk.S("system/task_notification"))
 			return
 		}
+		idS := id.String()
+		if !n.scopes[idS] {
+			// A background shell's end, or an agent already closed.
+			n.ignore("system/task_notification", out)
+			return
+		}
 		st := n.get(v, kStatus)
 		status, errS := sdk.StatusOK, sdk.Str{}
 		if !st.Is("completed") {
 			status, errS = sdk.StatusError, sdk.Text(n.get(v, kSummary))
+			if errS.IsEmpty() {
+				errS = sdk.S("sub-agent " + sdk.TypeName(st))
+			}
 		}
-		n.closeScope(id.String(), status, errS, out)
+		n.closeScope(idS, status, errS, out)
+	case sub.Is("api_retry"):
+		n.apiRetry(v, out)
+	case sub.Is("status"), sub.Is("hook_started"), sub.Is("hook_response"), sub.Is("hook_progress"),
+		sub.Is("task_progress"), sub.Is("task_updated"), sub.Is("compact_boundary"),
+		sub.Is("turn_duration"), sub.Is("stop_hook_summary"), sub.Is("microcompact_boundary"):
+		// Progress pings, hook runs and bookkeeping: no message, tool or
+		// usage content (hooks are not agent actions).
+		n.ignore("system/"+sdk.TypeName(sub), out)
 	default:
 		out.Unmapped(sdk.S("system/" + sdk.TypeName(sub)))
 	}
@@ -356,8 +451,10 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	n.sawResult = true
 	n.closeScopeMessages("", out)
 	// --output-format json names the model only as a modelUsage key.
+	n.resultModel = sdk.Str{}
 	if it := n.get(v, kModelUsage).Iter(); it.Next() {
 		n.model(it.Key(), out)
+		n.resultModel = sdk.Text(it.Key())
 	}
 	isErr := n.get(v, kIsError).Truthy()
 	text := n.get(v, kResult)
@@ -379,8 +476,22 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 		if text.Exists() && !text.IsNull() {
 			// A later cycle's answer (background agents) supersedes.
 			out.Final(sdk.Text(text), true)
+			if !n.sawMessages && !sdk.Text(text).IsEmpty() {
+				// --output-format json without --verbose: the answer
+				// is only here, and is still the assistant's message.
+				n.nextID++
+				key := sdk.S("r:" + strconv.Itoa(n.nextID))
+				out.Open(key, sdk.Message{Role: sdk.RoleAssistant, Model: n.resultModel})
+				out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)})
+				e := sdk.MessageEnd{}
+				if sr := n.get(v, kStopReason); sr.Kind() == abi.KindString {
+					e.StopReason = sdk.Text(sr)
+				}
+				out.Close(key, e)
+			}
 		}
 	}
+	n.denials(n.get(v, kPermissionDenials), out)
 	var u usage
 	u.merge(n.get(v, kUsage))
 	if !u.zero() {

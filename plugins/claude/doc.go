@@ -36,14 +36,21 @@
 // is_error false is ok; is_error true or any other subtype is an error
 // whose text is the result text (falling back to errors[] and the
 // subtype). Several init…result cycles (background agents) are read to the
-// end; the last result's status wins. A top-level "error" on an assistant
-// line (authentication_failed, ...) is an error at abi.LevelError. A stream
-// with no result reports no terminal status (the host makes it
-// "incomplete"), except: a session log has no result record by design, so
-// a session log is reported ok at the end (error, at the terminal level,
-// when it carried an error field); an Anthropic response object, or an SSE
-// stream that reached message_stop, is ok; an SSE "error" event is a
-// terminal error.
+// end; the last result's status wins. Errors the provider reports on the
+// way are reported at abi.LevelError, each with its text, so that the
+// step's errors list has them all: a top-level "error" on an assistant
+// line (authentication_failed, rate_limit, ...) or isApiErrorMessage
+// (session logs: "API Error: 529 ... overloaded"), system/api_retry (a
+// failed request the CLI retries, even when a retry then succeeds), and
+// a rate_limit_event whose status is "rejected". A stream with no result
+// reports no terminal status, except: an Anthropic response object, or
+// an SSE stream that reached message_stop, is ok; an SSE "error" event is
+// a terminal error. A session log has no result record by design, so its
+// status is decided at the end (spec §6.7): error when a provider error
+// came after the last answered prompt (an answer from the model clears
+// an earlier error), else incomplete when the log ends on a call of the
+// step's own scope without a result or on a prompt without an answer,
+// else ok.
 //
 // Usage. Every assistant message carries its own usage (input_tokens is
 // input + cache_creation + cache_read; the last figure reported for a
@@ -65,13 +72,29 @@
 // joined inside the plugin, since the tool.call needs the whole value; it
 // is the one place where the plugin copies provider text. Tool results
 // come from tool_result items of user lines and from *_tool_result blocks
-// of server tools; status is "completed", "failed" (is_error),
-// "interrupted" (Bash tool_use_result.interrupted) or "declined" (the
-// CLI's rejection text). A tool_result that is an array of text items is
+// of server tools. Their status is one of the spec's four words: "ok";
+// "error" (is_error; the exit code is read from the CLI's "Exit code N"
+// text); "denied" (the CLI's texts for a refusal by the user or a
+// permission rule: "The user doesn't want to proceed...", "Claude
+// requested permissions...", toolUseResult "User rejected tool use"; a
+// call the SDK's can_use_tool callback denied, or that was asked about
+// and never allowed; a result's permission_denials); "cancelled" (Bash
+// tool_use_result.interrupted, "[Request interrupted by user...]").
+// Anything not ok carries error text. A tool_result whose call is not in
+// the input (a sub-agent's tool in a stream without its messages) gets a
+// synthesized tool.call named after the kind its result shows (execute,
+// search, read, edit, fetch) or "unknown", with a warning that says so. A
+// can_use_tool control_request for a call that never appears otherwise
+// is a dangling tool.call. A tool_result that is an array of text items is
 // joined with newlines; an array holding anything else (images) is kept as
 // its JSON text. Tool results are not repeated as message.user blocks:
 // tool.result already carries them, and large outputs would be stored
 // twice.
+//
+// Answer. --output-format json without --verbose holds only the result
+// object: when no assistant message was seen, a successful result's text
+// is written as the message.assistant (spec §6.11), and its
+// permission_denials as denied tool calls.
 //
 // Thinking. A thinking block whose text is empty but that carries a
 // signature (newer models omit the text) is kept as a thinking block
@@ -87,11 +110,23 @@
 // Sub-agents. A line with a non-null parent_tool_use_id belongs to the
 // scope named by that tool id (opened on first sight with the sub-agent
 // type and description from the line, the Task/Agent call or
-// system/task_started). A session-log sidechain (isSidechain) is attached
-// to the Task/Agent call whose prompt matches its first record, else to
-// the latest Task/Agent call without a result; later records follow their
-// parentUuid. A scope closes with its tool's result, or, for background
-// agents (async launch), with system/task_notification.
+// system/task_started). A session-log progress record of type
+// agent_progress (Claude Code 2.1.x) carries one message of a sub-agent's
+// conversation in data.message: it belongs to the scope of its
+// parentToolUseID, and is read as a line of that scope would be (a
+// message a later record repeats, by uuid, is written once). A
+// session-log sidechain (isSidechain) is attached to the Task/Agent call
+// whose prompt matches its first record, else to the latest Task/Agent
+// call without a result; later records follow their parentUuid. A scope
+// opens with the prompt the parent gave (the call's prompt input,
+// task_started.prompt or agent_progress data.prompt) as its first
+// message.user; the sub-agent's own first user record, when it repeats
+// that prompt, is not written again. The short description names the
+// child run (the host names the run after it). A scope closes with its
+// tool's result, or, for background agents (async launch), with
+// system/task_notification. A task_started whose task_type is not an
+// agent's (local_bash: a background shell) is not a sub-agent: it belongs
+// to the Bash call that started it.
 //
 // Memory. The state kept across lines does not grow with the stream: a
 // text or thinking block written from a snapshot is counted, not kept (a
@@ -102,14 +137,22 @@
 // its first key, tool blocks included; a tool_use id that comes back after
 // its window is reported again and the assembler drops the repeat.
 //
-// Unmapped. Lines that carry nothing the transcript has a place for are
-// counted by native type: "system/<subtype>" for hook_started,
-// hook_response, status, api_retry, compact_boundary, task_progress,
-// task_updated and unknown subtypes; "rate_limit_event"; control_*;
-// session-log bookkeeping records (summary, file-history-snapshot,
-// queue-operation, attachment, last-prompt, ai-title); "stream_event/<t>"
-// for unknown stream payloads; "block/<t>" for unknown content blocks;
-// "non_json" for text that is not JSON. Blank lines and SSE framing
-// (event:, id:, retry:, comments, data: [DONE]) are not counted: they are
-// the wire format, not content.
+// Ignored and unmapped (spec §6.8). Lines of a known type that carry
+// nothing the transcript has a place for are ignored deliberately:
+// system/ status, hook_started, hook_response, task_progress,
+// task_updated, compact_boundary, turn_duration, stop_hook_summary; a
+// task_started or task_notification of a background shell; a
+// rate_limit_event that is not a rejection; control_request lines other
+// than can_use_tool and control_response lines that answer nothing
+// pending, control_cancel_request, keep_alive; session-log bookkeeping
+// (summary, file-history-snapshot, queue-operation, last-prompt,
+// ai-title, custom-title, tag); progress records other than
+// agent_progress (hook, bash, MCP and search progress of a tool whose
+// result follows). Everything else unknown is counted by native type:
+// "system/<subtype>" for unknown subtypes; "attachment" (it may carry
+// a queued prompt, not mapped yet); "stream_event/<t>" for unknown
+// stream payloads; "block/<t>" for unknown content blocks; "non_json" for
+// text that is not JSON. Blank lines and SSE framing (event:, id:,
+// retry:, comments, data: [DONE]) are not counted: they are the wire
+// format, not content.
 package claude

@@ -33,13 +33,20 @@ func TestOutcomes(t *testing.T) {
 		{"no terminal event is incomplete", `{"type":"system","subtype":"init","session_id":"s","claude_code_version":"2.1.0"}`, "incomplete", "stream-json", nil},
 		{"success with is_error is an error", `{"type":"result","subtype":"success","is_error":true,"result":"boom"}`, "error", "json", nil},
 		{"error subtype without text", `{"type":"result","subtype":"error_max_turns","is_error":false}`, "error", "json", nil},
-		{"session log without result is ok", `{"type":"user","sessionId":"s","parentUuid":null,"isSidechain":false,"message":{"role":"user","content":"hi"},"uuid":"u"}`, "ok", "session-log", nil},
+		{"session log ending on a prompt is incomplete", `{"type":"user","sessionId":"s","parentUuid":null,"isSidechain":false,"message":{"role":"user","content":"hi"},"uuid":"u"}`, "incomplete", "session-log", nil},
+		{"answered session log is ok", `{"type":"user","sessionId":"s","parentUuid":null,"isSidechain":false,"message":{"role":"user","content":"hi"},"uuid":"u"}` + "\n" +
+			`{"type":"assistant","sessionId":"s","parentUuid":"u","isSidechain":false,"message":{"id":"m","role":"assistant","model":"claude-x","content":[{"type":"text","text":"hello"}]},"uuid":"a"}`, "ok", "session-log", nil},
+		{"session log ending on a dangling call is incomplete", `{"type":"assistant","sessionId":"s","parentUuid":null,"isSidechain":false,"message":{"id":"m","role":"assistant","model":"claude-x","content":[{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}]},"uuid":"a"}`, "incomplete", "session-log", nil},
+		{"session log error then answer is ok", `{"type":"assistant","sessionId":"s","parentUuid":null,"isSidechain":false,"isApiErrorMessage":true,"message":{"id":"m","role":"assistant","model":"<synthetic>","content":[{"type":"text","text":"API Error: 529 overloaded"}]},"uuid":"a"}` + "\n" +
+			`{"type":"user","sessionId":"s","parentUuid":"a","isSidechain":false,"message":{"role":"user","content":"again"},"uuid":"u"}` + "\n" +
+			`{"type":"assistant","sessionId":"s","parentUuid":"u","isSidechain":false,"message":{"id":"m2","role":"assistant","model":"claude-x","content":[{"type":"text","text":"done"}]},"uuid":"b"}`, "ok", "session-log", nil},
+		{"session log api error message", `{"type":"assistant","sessionId":"s","parentUuid":null,"isSidechain":false,"isApiErrorMessage":true,"message":{"id":"m","role":"assistant","model":"<synthetic>","content":[{"type":"text","text":"API Error: 529 overloaded"}]},"uuid":"a"}`, "error", "session-log", nil},
 		{"session log with error field", `{"type":"assistant","sessionId":"s","parentUuid":null,"isSidechain":false,"error":"rate_limit","message":{"id":"m","role":"assistant","model":"<synthetic>","content":[{"type":"text","text":"Rate limited"}]},"uuid":"u"}`, "error", "session-log", nil},
 		{"sse cut before message_stop", `data: {"type":"message_start","message":{"id":"m","role":"assistant","content":[],"model":"x","usage":{"input_tokens":1}}}`, "incomplete", "anthropic-sse", nil},
 		{"sse framing is not unmapped", "event: ping\ndata: {\"type\":\"ping\"}\n\n: comment\ndata: [DONE]", "incomplete", "anthropic-sse", nil},
 		{"api error object", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "error", "anthropic-messages", nil},
 		{"banner only", "Welcome to Claude\n\x1b[31mred\x1b[0m", "incomplete", "", map[string]int{"non_json": 2}},
-		{"unknown types are counted", `{"type":"ai-title","sessionId":"s","title":"x"}` + "\n" + `{"type":"system","subtype":"api_retry","attempt":1}`, "ok", "session-log", map[string]int{"ai-title": 1, "system/api_retry": 1}},
+		{"unknown types are counted", `{"type":"ai-title","sessionId":"s","title":"x"}` + "\n" + `{"type":"system","subtype":"brand_new","session_id":"s"}` + "\n" + `{"type":"nova","sessionId":"s"}`, "ok", "session-log", map[string]int{"system/brand_new": 1, "nova": 1}},
 		{"unclosed pretty object", "{\n  \"type\": \"result\",\n", "incomplete", "", map[string]int{"non_json": 2}},
 	}
 	for _, tt := range tests {

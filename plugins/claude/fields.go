@@ -67,6 +67,30 @@ var keys = abi.NewKeySet(
 	"stderr",
 	"interrupted",
 	"isAsync",
+	"data",
+	"parentToolUseID",
+	"task_type",
+	"isApiErrorMessage",
+	"request",
+	"request_id",
+	"response",
+	"permission_denials",
+	"rate_limit_info",
+	"behavior",
+	"tool_name",
+	"tool_input",
+	"stdout",
+	"filenames",
+	"file",
+	"filePath",
+	"structuredPatch",
+	"url",
+	"attempt",
+	"max_retries",
+	"error_status",
+	"retry_delay_ms",
+	"rateLimitType",
+	"resetsAt",
 )
 
 // Indexes into keys.
@@ -128,6 +152,30 @@ const (
 	kStderr
 	kInterrupted
 	kIsAsync
+	kData
+	kParentToolUseIDCamel
+	kTaskType
+	kIsApiErrorMessage
+	kRequest
+	kRequestId
+	kResponse
+	kPermissionDenials
+	kRateLimitInfo
+	kBehavior
+	kToolName
+	kToolInput
+	kStdout
+	kFilenames
+	kFile
+	kFilePath
+	kStructuredPatch
+	kUrl
+	kAttempt
+	kMaxRetries
+	kErrorStatus
+	kRetryDelayMs
+	kRateLimitType
+	kResetsAt
 
 	nKeys
 )

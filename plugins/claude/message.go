@@ -293,6 +293,10 @@ func (n *normalizer) header(m *message, model abi.Value, ts abi.Value, out *sdk.
 	out.Open(sdk.S(m.key), h)
 	if m.scope == "" {
 		n.model(model, out)
+		n.lastPrompt = false
+	}
+	if !n.sawMessages {
+		n.sawMessages = true
 	}
 }
 
@@ -387,8 +391,12 @@ func (m *message) rel(s *slot) int { return s.n - m.base }
 // assistant handles an assistant line (stream-json or session log): one
 // or more complete blocks of message.id.
 func (n *normalizer) assistant(v abi.Value, out *sdk.Out) {
+	n.assistantIn(v, n.scopeOf(v, out), out)
+}
+
+// assistantIn handles an assistant record v of scope.
+func (n *normalizer) assistantIn(v abi.Value, scope string, out *sdk.Out) {
 	msg := n.get(v, kMessage)
-	scope := n.scopeOf(v, out)
 	ts := n.get(v, kTimestamp)
 	// The message's members, read once: get on an object other than the
 	// line's is a call.
@@ -408,8 +416,14 @@ func (n *normalizer) assistant(v abi.Value, out *sdk.Out) {
 	if stop.Kind() == abi.KindString && !stop.Is(m.stop) {
 		m.stop = stop.String()
 	}
-	if e := n.get(v, kError); e.Kind() == abi.KindString {
+	switch e := n.get(v, kError); {
+	case e.Kind() == abi.KindString:
 		n.lineError(e, content, out)
+	case n.get(v, kIsApiErrorMessage).Truthy():
+		n.lineError(abi.Value{}, content, out)
+	case scope == "" && !f[kModel].Is("<synthetic>"):
+		// The model answered: an earlier provider error was recovered.
+		n.errSeen = false
 	}
 }
 
@@ -419,8 +433,15 @@ func (n *normalizer) lineError(e, content abi.Value, out *sdk.Out) {
 	// The CLI puts the human explanation in the message text.
 	if first := content.Index(0); first.Get("type").Is("text") {
 		if t := first.Get("text").String(); t != "" && len(t) < 1024 {
-			text += ": " + t
+			if text == "" {
+				text = t
+			} else {
+				text += ": " + t
+			}
 		}
+	}
+	if text == "" {
+		text = "API error"
 	}
 	n.errSeen, n.errText = true, text
 	out.Status(sdk.StatusError, sdk.S(text), abi.LevelError)
@@ -492,7 +513,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		in := b.Get("input")
 		input := sdk.JSON(in)
 		if !input.IsSet() {
-			input = sdk.S("{}")
+			input = emptyObject()
 		}
 		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Text(name), ToolID: sdk.S(s.toolID), ToolInput: input})
 		n.toolCall(m, s, in, ts, out)
@@ -508,10 +529,12 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		if c != nil {
 			r.Name = sdk.S(c.name)
 		}
-		r.Status = sdk.S("completed")
+		r.Status = sdk.S(toolOK)
 		if isErr {
-			r.Status = sdk.S("failed")
+			r.Status = sdk.S(toolError)
+			r.Error = errorText(r.Output, "the server tool reported an error")
 		}
+		n.resulted(s.toolID, m.scope)
 		out.ToolResult(r)
 		n.done(c)
 	}
@@ -553,11 +576,21 @@ func scopeStr(scope string) sdk.Str {
 
 // user handles a user line: tool results, prompts and injected context.
 func (n *normalizer) user(v abi.Value, out *sdk.Out) {
+	n.userIn(v, n.scopeOf(v, out), out)
+}
+
+// userIn handles a user record v of scope.
+func (n *normalizer) userIn(v abi.Value, scope string, out *sdk.Out) {
 	msg := n.get(v, kMessage)
-	scope := n.scopeOf(v, out)
 	ts := n.get(v, kTimestamp)
 	content := n.get(msg, kContent)
 	origin := n.origin(v, content)
+	if scope != "" && n.repeatsPrompt(scope, content) {
+		return
+	}
+	if scope == "" && origin == sdk.OriginPrompt && userText(content) {
+		n.lastPrompt = true
+	}
 	key := ""
 	slot := 0
 	text := func(t abi.Value) {
@@ -612,9 +645,16 @@ func (n *normalizer) origin(v, content abi.Value) string {
 	if n.get(v, kIsMeta).Truthy() || n.get(v, kIsSynthetic).Truthy() || n.get(v, kIsCompactSummary).Truthy() {
 		return sdk.OriginInjected
 	}
-	if content.Kind() == abi.KindString {
-		raw := content.Raw()
-		if sdk.HasPrefix(raw, `"<command-name>`) || sdk.HasPrefix(raw, `"<local-command-`) || sdk.HasPrefix(raw, `"<command-message>`) {
+	t := content
+	if content.Kind() == abi.KindArray && content.Len() == 1 {
+		t = content.Index(0).Get("text")
+	}
+	if t.Kind() == abi.KindString {
+		raw := t.Raw()
+		if sdk.HasPrefix(raw, `"<command-name>`) || sdk.HasPrefix(raw, `"<local-command-`) || sdk.HasPrefix(raw, `"<command-message>`) ||
+			sdk.HasPrefix(raw, `"[Request interrupted by user`) {
+			// The CLI's echo of a local command, and its marker of an
+			// interruption: not words the user typed.
 			return sdk.OriginInjected
 		}
 	}

@@ -1,6 +1,8 @@
 package claude
 
 import (
+	"strconv"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -74,12 +76,22 @@ func (n *normalizer) toolCall(m *message, s *slot, input, ts abi.Value, out *sdk
 		Time:   sdk.StringOf(ts),
 	}
 	if !tc.Input.IsSet() {
-		tc.Input = sdk.S("{}")
+		tc.Input = emptyObject()
 	}
 	if tc.Kind == "execute" {
 		tc.Command = sdk.StringOf(input.Get("command"))
 	}
+	if m.scope == "" {
+		n.openCalls[s.toolID] = true
+	}
 	out.ToolCall(tc)
+}
+
+// resulted notes that the call id of scope has its result.
+func (n *normalizer) resulted(id, scope string) {
+	if scope == "" && len(n.openCalls) > 0 {
+		delete(n.openCalls, id)
+	}
 }
 
 // kindOf maps a Claude Code tool name to the transcript's tool kind (see
@@ -102,6 +114,14 @@ func kindOf(name string) string {
 	return "other"
 }
 
+// The tool result statuses (spec §4), the same words in every plugin.
+const (
+	toolOK        = "ok"
+	toolError     = "error"
+	toolDenied    = "denied"
+	toolCancelled = "cancelled"
+)
+
 // toolResult handles a tool_result item of a user line.
 // tur is the line's structured tool_use_result (missing when it cannot
 // be attributed to this item).
@@ -112,13 +132,21 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 	isErr := b.Get("is_error").Truthy()
 	r := sdk.ToolResult{CallID: sdk.Text(id), Output: outputOf(content), IsError: isErr, Scope: scopeStr(scope), Time: sdk.StringOf(ts)}
 	c := n.calls[idS]
+	if c == nil && idS != "" {
+		// The call is not in the input (a sub-agent's tool in a stream
+		// that does not carry the sub-agent's messages): the result
+		// still gets its call (spec §6.12), named after what the result
+		// shows.
+		c = n.synthesize(idS, tur, scope, ts, out)
+	}
 	if c != nil {
 		r.Name = sdk.S(c.name)
 		c.resulted = true
 	}
-	r.Status = sdk.S("completed")
+	r.Status = sdk.S(toolOK)
+	raw := content.Raw()
 	if isErr {
-		r.Status = sdk.S("failed")
+		r.Status = sdk.S(toolError)
 		r.Error = r.Output
 		switch {
 		case tur.Kind() == abi.KindString && !sdk.Text(tur).IsEmpty():
@@ -127,13 +155,31 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 		case tur.Kind() == abi.KindObject && !sdk.Text(tur.Get("stderr")).IsEmpty():
 			r.Error = sdk.Text(tur.Get("stderr"))
 		}
-		if raw := content.Raw(); sdk.HasPrefix(raw, `"The user doesn't want to proceed with this tool use`) {
-			r.Status = sdk.S("declined")
+		r.ExitCode = exitCodeOf(content)
+		switch {
+		case deniedText(raw) || tur.Is("User rejected tool use"):
+			r.Status = sdk.S(toolDenied)
+		case n.permDeny[idS] != "" || n.permAsk[idS]:
+			// The SDK's permission callback refused the call (its
+			// answer is not always in the captured stream).
+			r.Status = sdk.S(toolDenied)
+			if m := n.permDeny[idS]; m != "" && r.Error.IsEmpty() {
+				r.Error = sdk.S(m)
+			}
+		case sdk.HasPrefix(raw, `"[Request interrupted by user`) || sdk.HasPrefix(raw, `"Interrupted by user`):
+			r.Status = sdk.S(toolCancelled)
 		}
+		r.Error = errorText(r.Error, "the tool reported an error")
+	}
+	if len(n.permAsk) > 0 || len(n.permDeny) > 0 {
+		delete(n.permAsk, idS)
+		delete(n.permDeny, idS)
 	}
 	if tur.Get("interrupted").Truthy() {
-		r.Status = sdk.S("interrupted")
+		r.Status = sdk.S(toolCancelled)
+		r.Error = errorText(r.Error, "interrupted")
 	}
+	n.resulted(idS, scope)
 	out.ToolResult(r)
 	n.done(c)
 	// A synchronous sub-agent ends with its tool's result; a background
@@ -142,7 +188,7 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 	if len(n.scopes) > 0 && n.scopes[idS] && !async {
 		status, e := sdk.StatusOK, sdk.Str{}
 		if isErr {
-			status, e = sdk.StatusError, r.Output
+			status, e = sdk.StatusError, errorText(r.Output, "the sub-agent failed")
 		}
 		n.closeScope(idS, status, e, out)
 	}
@@ -152,6 +198,82 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 			break
 		}
 	}
+}
+
+// errorText is e, or def when e is empty: a result that is not ok
+// always says why.
+func errorText(e sdk.Str, def string) sdk.Str {
+	if e.IsEmpty() {
+		return sdk.S(def)
+	}
+	return e
+}
+
+// deniedText reports whether a tool result's content (raw JSON) is the
+// CLI's text for a call that a person or a permission rule refused.
+func deniedText(raw []byte) bool {
+	return sdk.HasPrefix(raw, `"The user doesn't want to proceed with this tool use`) ||
+		sdk.HasPrefix(raw, `"The user doesn't want to take this action`) ||
+		sdk.HasPrefix(raw, `"Claude requested permissions to `) ||
+		sdk.HasPrefix(raw, `"Permission to use `) ||
+		sdk.HasPrefix(raw, `"Permission denied`)
+}
+
+// exitCodeOf reads the exit code a Bash result states ("Exit code 2\n...").
+func exitCodeOf(content abi.Value) sdk.Int {
+	raw := content.Raw()
+	const p = `"Exit code `
+	if !sdk.HasPrefix(raw, p) {
+		return sdk.Int{}
+	}
+	var v int64
+	i := len(p)
+	neg := i < len(raw) && raw[i] == '-'
+	if neg {
+		i++
+	}
+	start := i
+	for ; i < len(raw) && raw[i] >= '0' && raw[i] <= '9' && i-start < 9; i++ {
+		v = v*10 + int64(raw[i]-'0')
+	}
+	if i == start {
+		return sdk.Int{}
+	}
+	if neg {
+		v = -v
+	}
+	return sdk.N(v)
+}
+
+// synthesize reports a tool.call for a result whose call is not in the
+// input, named after the tool's kind as far as its result shows it
+// ("unknown" when it does not), and says so in a warning.
+func (n *normalizer) synthesize(id string, tur abi.Value, scope string, ts abi.Value, out *sdk.Out) *call {
+	kind := ""
+	switch {
+	case isSet(exitCodeOf(tur)) || sdk.HasPrefix(tur.Raw(), `"Error: Exit code `):
+		kind = "execute"
+	case tur.Kind() != abi.KindObject:
+	case tur.Get("stdout").Exists() || tur.Get("stderr").Exists() || tur.Get("interrupted").Exists():
+		kind = "execute"
+	case tur.Get("filenames").Exists():
+		kind = "search"
+	case tur.Get("file").Kind() == abi.KindObject:
+		kind = "read"
+	case tur.Get("filePath").Exists() && tur.Get("structuredPatch").Exists():
+		kind = "edit"
+	case tur.Get("url").Exists():
+		kind = "fetch"
+	}
+	name := kind
+	if name == "" {
+		name, kind = "unknown", "other"
+	}
+	c := n.noteCall(id, name, abi.Value{})
+	c.reported = true
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: emptyObject(), Kind: kind, Scope: scopeStr(scope), Time: sdk.StringOf(ts)})
+	out.Warn("claude: tool result " + id + " has no tool call in the input; a tool.call named " + strconv.Quote(name) + " was synthesized from the result")
+	return c
 }
 
 // outputOf is a tool result's content as text: a string as it is, one
@@ -199,9 +321,9 @@ func outputOf(v abi.Value) sdk.Str {
 func (n *normalizer) scopeOf(v abi.Value, out *sdk.Out) string {
 	if p := n.get(v, kParentToolUseId); p.Kind() == abi.KindString && !sdk.Text(p).IsEmpty() {
 		id := p.String()
-		if !n.scopes[id] {
+		if _, seen := n.scopes[id]; !seen {
 			name, desc := n.get(v, kSubagentType).String(), n.get(v, kTaskDescription).String()
-			n.openScope(id, id, name, desc, out)
+			n.openScope(id, id, name, desc, "", n.get(v, kTimestamp), out)
 		}
 		return id
 	}
@@ -242,7 +364,7 @@ func (n *normalizer) sidechain(v abi.Value, out *sdk.Out) string {
 		switch {
 		case found != nil:
 			scope = found.id
-			n.openScope(scope, scope, "", "", out)
+			n.openScope(scope, scope, "", "", "", n.get(v, kTimestamp), out)
 		case n.lastSide != "" && !n.get(v, kParentUuid).Exists():
 			scope = n.lastSide
 		default:
@@ -250,7 +372,7 @@ func (n *normalizer) sidechain(v abi.Value, out *sdk.Out) string {
 			if a := n.get(v, kAgentId); a.Kind() == abi.KindString {
 				scope = "agent-" + a.String()
 			}
-			n.openScope(scope, "", "", "", out)
+			n.openScope(scope, "", "", "", "", n.get(v, kTimestamp), out)
 		}
 	}
 	if uuid != "" {
@@ -288,8 +410,10 @@ func (n *normalizer) noteUUID(uuid, scope string) {
 	}
 }
 
-// openScope opens a sub-agent scope once.
-func (n *normalizer) openScope(scope, parent, name, desc string, out *sdk.Out) {
+// openScope opens a sub-agent scope once, with the prompt the parent
+// gave it (prompt, else the prompt input of the call that started it) as
+// its first user message (at time ts, when known).
+func (n *normalizer) openScope(scope, parent, name, desc, prompt string, ts abi.Value, out *sdk.Out) {
 	if _, seen := n.scopes[scope]; seen {
 		return
 	}
@@ -300,6 +424,9 @@ func (n *normalizer) openScope(scope, parent, name, desc string, out *sdk.Out) {
 		if desc == "" {
 			desc = c.description
 		}
+		if prompt == "" {
+			prompt = c.prompt
+		}
 	}
 	n.scopes[scope] = true
 	opt := func(s string) sdk.Str {
@@ -309,6 +436,50 @@ func (n *normalizer) openScope(scope, parent, name, desc string, out *sdk.Out) {
 		return sdk.S(s)
 	}
 	out.ScopeOpen(sdk.S(scope), opt(parent), opt(name), opt(desc))
+	if prompt != "" {
+		n.nextID++
+		key := sdk.S("u:" + strconv.Itoa(n.nextID))
+		out.Open(key, sdk.Message{Role: sdk.RoleUser, Scope: sdk.S(scope), Time: sdk.StringOf(ts)})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(prompt), Origin: sdk.OriginPrompt})
+		out.Close(key, sdk.MessageEnd{})
+		n.scopePrompt[scope] = prompt
+	}
+}
+
+// repeatsPrompt reports whether a user record's content in scope is the
+// sub-agent's prompt already written when the scope opened. Only the
+// scope's first user record is compared.
+func (n *normalizer) repeatsPrompt(scope string, content abi.Value) bool {
+	p, ok := n.scopePrompt[scope]
+	if !ok {
+		return false
+	}
+	delete(n.scopePrompt, scope)
+	switch content.Kind() {
+	case abi.KindString:
+		return content.String() == p
+	case abi.KindArray:
+		if content.Len() == 1 {
+			if e := content.Index(0); e.Get("type").Is("text") {
+				return e.Get("text").String() == p
+			}
+		}
+	}
+	return false
+}
+
+// userText reports whether a user record's content holds text (a prompt)
+// rather than only tool results.
+func userText(content abi.Value) bool {
+	if content.Kind() == abi.KindString {
+		return true
+	}
+	for it := content.Iter(); it.Next(); {
+		if it.Value().Get("type").Is("text") {
+			return true
+		}
+	}
+	return false
 }
 
 // closeScope closes an open scope (its messages first).
@@ -319,4 +490,11 @@ func (n *normalizer) closeScope(scope, status string, e sdk.Str, out *sdk.Out) {
 	n.closeScopeMessages(scope, out)
 	n.scopes[scope] = false
 	out.ScopeClose(sdk.S(scope), status, e)
+}
+
+// emptyObject is the JSON value {}: the input of a call whose input is
+// not known (a literal sdk.S("{}") would be the string "{}").
+func emptyObject() sdk.Str {
+	doc, _ := sdk.Parse([]byte("{}"))
+	return sdk.JSON(doc.Root()).Keep()
 }

@@ -1,0 +1,230 @@
+package claude
+
+import (
+	"strconv"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// keepProgress is how many agent_progress message uuids are remembered
+// to drop a message that a later progress record repeats.
+const keepProgress = 1024
+
+// progress handles a session-log progress record. An agent_progress
+// record carries one message of a Task/Agent sub-agent's conversation
+// (Claude Code 2.1.x), linked to the call that started it by
+// parentToolUseID: it goes to that call's scope, as a stream-json line
+// with that parent_tool_use_id would. Other progress records (hook,
+// bash, MCP and search progress) report live progress of a tool whose
+// result the log records anyway.
+func (n *normalizer) progress(v abi.Value, out *sdk.Out) {
+	data := n.get(v, kData)
+	f := n.members(data)
+	dt, msg, prompt, agent := f[kType], f[kMessage], f[kPrompt], f[kAgentId]
+	if !dt.Is("agent_progress") {
+		n.ignore("progress/"+sdk.TypeName(dt), out)
+		return
+	}
+	parent := n.get(v, kParentToolUseIDCamel).String()
+	scope := parent
+	if scope == "" {
+		scope = "agent-" + agent.String()
+	}
+	n.openScope(scope, parent, "", "", prompt.String(), n.get(v, kTimestamp), out)
+	if msg.Kind() != abi.KindObject {
+		// A progress record with no message (an agent starting).
+		return
+	}
+	if u := n.get(msg, kUuid); u.Kind() == abi.KindString {
+		id := u.String()
+		if n.progressSeen[id] {
+			return
+		}
+		n.progressSeen[id] = true
+		if old, ok := n.progressIDs.push(id, keepProgress); ok {
+			delete(n.progressSeen, old)
+		}
+	}
+	switch t := n.get(msg, kType); {
+	case t.Is("assistant"):
+		n.assistantIn(msg, scope, out)
+	case t.Is("user"):
+		n.userIn(msg, scope, out)
+	default:
+		out.Unmapped(sdk.S("progress/agent_progress/" + sdk.TypeName(t)))
+	}
+}
+
+// isAgentTask reports whether a task_started record's task_type names a
+// sub-agent (local_agent, remote_agent; missing in older CLIs) rather
+// than a background shell (local_bash).
+func isAgentTask(tt abi.Value) bool {
+	if tt.Kind() != abi.KindString {
+		return true
+	}
+	s := tt.String()
+	for i := 0; i+5 <= len(s); i++ {
+		if s[i:i+5] == "agent" {
+			return true
+		}
+	}
+	return false
+}
+
+// permCall is a can_use_tool request for a call not (yet) in the input.
+type permCall struct {
+	id, name string
+	input    sdk.Str
+}
+
+// controlRequest handles a control_request line of the SDK's control
+// protocol. can_use_tool asks the SDK whether a tool call may run: the
+// call waits for approval (spec §6.12).
+func (n *normalizer) controlRequest(v abi.Value, out *sdk.Out) {
+	n.setFormat(fmtStream, out)
+	rid := n.get(v, kRequestId).String()
+	f := n.members(n.get(v, kRequest))
+	if !f[kSubtype].Is("can_use_tool") {
+		// interrupt, initialize, hook_callback, mcp_message, ...: the
+		// protocol's plumbing.
+		n.ignore("control_request", out)
+		return
+	}
+	id := f[kToolUseId].String()
+	if id == "" {
+		n.ignore("control_request", out)
+		return
+	}
+	n.permReq[rid] = id
+	n.permAsk[id] = true
+	if n.calls[id] == nil {
+		n.permCalls = append(n.permCalls, permCall{id: id, name: f[kToolName].String(), input: sdk.JSON(f[kInput]).Keep()})
+	}
+}
+
+// controlResponse handles the SDK's answer to a control request, when
+// the capture holds both directions.
+func (n *normalizer) controlResponse(v abi.Value, out *sdk.Out) {
+	n.setFormat(fmtStream, out)
+	f := n.members(n.get(v, kResponse))
+	rid, inner := f[kRequestId].String(), f[kResponse]
+	id, ok := n.permReq[rid]
+	if !ok {
+		n.ignore("control_response", out)
+		return
+	}
+	delete(n.permReq, rid)
+	switch b := inner.Get("behavior"); {
+	case b.Is("allow"):
+		delete(n.permAsk, id)
+	case b.Is("deny"):
+		m := inner.Get("message").String()
+		if m == "" {
+			m = "permission denied"
+		}
+		n.permDeny[id] = m
+	}
+}
+
+// endPermissions reports the calls that waited for approval and never
+// appeared otherwise: dangling tool.calls.
+func (n *normalizer) endPermissions(out *sdk.Out) {
+	for _, p := range n.permCalls {
+		if n.calls[p.id] != nil {
+			continue
+		}
+		c := n.noteCall(p.id, p.name, abi.Value{})
+		c.reported = true
+		in := p.input
+		if !in.IsSet() {
+			in = emptyObject()
+		}
+		n.openCalls[p.id] = true
+		out.ToolCall(sdk.ToolCall{CallID: sdk.S(p.id), Name: sdk.S(p.name), Input: in, Kind: kindOf(p.name)})
+	}
+	n.permCalls = nil
+}
+
+// denials handles a result's permission_denials: calls a permission rule
+// or the SDK refused. A call already answered keeps its result; one
+// without a result gets a denied one; in a result-only json output the
+// call is not in the input at all, and is reported from the denial.
+func (n *normalizer) denials(list abi.Value, out *sdk.Out) {
+	for it := list.Iter(); it.Next(); {
+		d := it.Value()
+		id := d.Get("tool_use_id").String()
+		if id == "" {
+			continue
+		}
+		c := n.calls[id]
+		if c == nil {
+			if n.sawMessages {
+				continue // answered and forgotten (see keepDone)
+			}
+			name := d.Get("tool_name").String()
+			c = n.noteCall(id, name, abi.Value{})
+			c.reported = true
+			in := sdk.JSON(d.Get("tool_input"))
+			if !in.IsSet() {
+				in = emptyObject()
+			}
+			out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kindOf(name)})
+		} else if c.resulted {
+			continue
+		}
+		c.resulted = true
+		n.resulted(id, "")
+		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(c.name), Status: sdk.S(toolDenied), IsError: true,
+			Error: sdk.S("permission denied")})
+		n.done(c)
+	}
+}
+
+// rateLimit handles a rate_limit_event: a rejected request is an error
+// the provider reported; an allowed one (with or without a warning) is
+// quota state the transcript has no place for.
+func (n *normalizer) rateLimit(v abi.Value, out *sdk.Out) {
+	info := n.get(v, kRateLimitInfo)
+	st := info.Get("status")
+	if !st.Is("rejected") {
+		n.ignore("rate_limit_event", out)
+		return
+	}
+	msg := "rate limit reached"
+	if t := info.Get("rateLimitType").String(); t != "" {
+		msg += " (" + t + ")"
+	}
+	if r, ok := info.Get("resetsAt").Int(); ok {
+		msg += "; resets at unix time " + strconv.FormatInt(r, 10)
+	}
+	out.Status(sdk.StatusError, sdk.S(msg), abi.LevelError)
+}
+
+// apiRetry handles system/api_retry: a failed API request the CLI
+// retries. The failure is an error the provider reported (rate limit,
+// overload), even when a retry then succeeds.
+func (n *normalizer) apiRetry(v abi.Value, out *sdk.Out) {
+	msg := "API request failed"
+	if st, ok := n.get(v, kErrorStatus).Int(); ok {
+		msg += " with status " + strconv.FormatInt(st, 10)
+	}
+	if e := n.get(v, kError); e.Exists() && !e.IsNull() {
+		msg += ": " + sdk.Text(e).String()
+	}
+	if a, ok := n.get(v, kAttempt).Int(); ok {
+		msg += "; retry " + strconv.FormatInt(a, 10)
+		if m, ok := n.get(v, kMaxRetries).Int(); ok {
+			msg += " of " + strconv.FormatInt(m, 10)
+		}
+	}
+	out.Status(sdk.StatusError, sdk.S(msg), abi.LevelError)
+}
+
+// ignore accounts for a line of a type the plugin knows and deliberately
+// does not map (spec §6.8): it carries nothing the transcript has a
+// place for.
+func (n *normalizer) ignore(native string, out *sdk.Out) {
+	_ = native
+	_ = out
+}
