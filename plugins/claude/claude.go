@@ -71,7 +71,7 @@ type normalizer struct {
 	// not grow with the stream.
 	closedIDs, doneCalls, uuids window
 
-	pending    usage // top-scope message usage not covered by a result
+	pending     usage   // top-scope message usage not covered by a result
 	resultModel sdk.Str // the model a result names (valid during result)
 
 	// Session-log ending (spec §6.7): the last record of the step's own
@@ -100,11 +100,11 @@ type normalizer struct {
 	// sawMessages: an assistant message was seen (else, in a result-only
 	// json output, the result's text is written as the answer).
 	sawMessages bool
-	sawResult  bool
-	sawClaude  bool // a Claude CLI line (not a bare API payload) was seen
-	errSeen    bool
-	errText    string
-	sseStopped bool
+	sawResult   bool
+	sawClaude   bool // a Claude CLI line (not a bare API payload) was seen
+	errSeen     bool
+	errText     string
+	sseStopped  bool
 
 	fields fieldCache
 
