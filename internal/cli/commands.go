@@ -5,6 +5,7 @@ import (
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	goldenCmd "github.com/twasm/twasm/internal/cli/goldencmd"
 	importCmd "github.com/twasm/twasm/internal/cli/importcmd"
+	lsCmd "github.com/twasm/twasm/internal/cli/ls"
 	pluginsCmd "github.com/twasm/twasm/internal/cli/plugins"
 	recordCmd "github.com/twasm/twasm/internal/cli/record"
 	renormalizeCmd "github.com/twasm/twasm/internal/cli/renormalize"
@@ -21,6 +22,7 @@ import (
 // addCommands registers every subcommand; a new command is one line here.
 // cobra adds "help" and "completion" itself.
 func addCommands(root *cobra.Command, f *cmdutil.Factory) {
+	root.AddCommand(lsCmd.NewCmdLs(f, nil))
 	root.AddCommand(validateCmd.NewCmdValidate(f, nil))
 	root.AddCommand(treeCmd.NewCmdTree(f, nil))
 	root.AddCommand(viewCmd.NewCmdView(f, nil))

@@ -23,18 +23,20 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 		Long: `twasm records AI coding-agent runs as one append-only JSONL transcript per
 run (<storage>/transcripts/<run-id>.jsonl) and reads them back.
 
-A RUN argument is a run id, looked up in the storage root, or a path to a
-.jsonl file. The storage root is --storage, else $TWASM_STORAGE, else
-./storage.
+A RUN argument is a run id, or any start of one that only one run in
+storage has, "latest" (the run that started last), or a path to a .jsonl
+file. The storage root is --storage, else $TWASM_STORAGE, else
+$XDG_DATA_HOME/twasm, else ~/.local/share/twasm. "twasm ls" lists the runs.
 
 Data goes to stdout and diagnostics to stderr. Colors are used only on a
 terminal and never when NO_COLOR is set.
 
 Exit codes: 0 ok, 1 failure (e.g. a transcript that breaks the format),
 2 usage error or unreadable input, 130 interrupted.`,
-		Example: `  twasm tree 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a
+		Example: `  twasm ls --since 1d
+  twasm tree 0b6e8c0e
   twasm view --only dialog,thinking run.jsonl | less
-  twasm tail -f 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a
+  twasm tail -f latest
   twasm stats --all --json`,
 		Version:       build.Version,
 		SilenceErrors: true,
@@ -48,7 +50,7 @@ Exit codes: 0 ok, 1 failure (e.g. a transcript that breaks the format),
 		return &cmdutil.FlagError{Err: err}
 	})
 	pf := root.PersistentFlags()
-	pf.StringVar(&f.StorageFlag, "storage", "", "storage root (default $"+cmdutil.EnvStorage+", else ./"+cmdutil.DefaultStorage+")")
+	pf.StringVar(&f.StorageFlag, "storage", "", "storage root (default $"+cmdutil.EnvStorage+", else $XDG_DATA_HOME/twasm, else ~/.local/share/twasm)")
 	pf.BoolVarP(&f.Verbose, "verbose", "v", false, "log debug diagnostics to stderr")
 	addCommands(root, f)
 	return root

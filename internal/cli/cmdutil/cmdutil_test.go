@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/internal/cli/iostreams"
@@ -13,21 +15,19 @@ import (
 
 func TestStorageRoot(t *testing.T) {
 	tests := []struct {
-		flag, env, want string
+		flag, env, xdg, home, want string
 	}{
-		{"/flag", "/env", "/flag"},
-		{"", "/env", "/env"},
-		{"", "", "storage"},
+		{"/flag", "/env", "/x", "/h", "/flag"},
+		{"", "/env", "/x", "/h", "/env"},
+		{"", "", "/x", "/h", "/x/twasm"},
+		{"", "", "relative", "/h", "/h/.local/share/twasm"},
+		{"", "", "", "", "storage"},
 	}
 	for _, tc := range tests {
-		f := &Factory{StorageFlag: tc.flag, Getenv: func(k string) string {
-			if k == EnvStorage {
-				return tc.env
-			}
-			return ""
-		}}
+		env := map[string]string{EnvStorage: tc.env, "XDG_DATA_HOME": tc.xdg, "HOME": tc.home}
+		f := &Factory{StorageFlag: tc.flag, Getenv: func(k string) string { return env[k] }}
 		if got := f.StorageRoot(); got != tc.want {
-			t.Errorf("flag %q env %q: %q, want %q", tc.flag, tc.env, got, tc.want)
+			t.Errorf("%+v: %q, want %q", tc, got, tc.want)
 		}
 	}
 	f := &Factory{StorageFlag: "/s"}
@@ -37,22 +37,40 @@ func TestStorageRoot(t *testing.T) {
 }
 
 func TestResolveRun(t *testing.T) {
-	f := &Factory{StorageFlag: "/s"}
+	storage := t.TempDir()
+	f := &Factory{StorageFlag: storage}
+	dir := filepath.Join(storage, "transcripts")
 	const id = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+	if _, err := f.ResolveRun(id); !errors.Is(err, ErrNoStorage) || ExitCode(err) != ExitUsage {
+		t.Fatalf("missing storage: %v", err)
+	}
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	for _, n := range []string{id, "aaaaaaaa-bbbb-4aaa-8aaa-aaaaaaaaaaaa", "ccccccc0-aaaa-4aaa-8aaa-aaaaaaaaaaaa"} {
+		if err := os.WriteFile(filepath.Join(dir, n+".jsonl"), nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
 	tests := []struct {
 		arg, path string
-		usage     bool
+		code      int
+		msg       string
 	}{
-		{id, "/s/transcripts/" + id + ".jsonl", false},
-		{"x.jsonl", "x.jsonl", false},
-		{"dir/x", "dir/x", false},
-		{"AAAAAAAA-AAAA-4AAA-8AAA-AAAAAAAAAAAA", "", true},
-		{"..", "", true},
+		{id, filepath.Join(dir, id+".jsonl"), 0, ""},
+		{"ccc", filepath.Join(dir, "ccccccc0-aaaa-4aaa-8aaa-aaaaaaaaaaaa.jsonl"), 0, ""},
+		{"aaaaaaaa-b", filepath.Join(dir, "aaaaaaaa-bbbb-4aaa-8aaa-aaaaaaaaaaaa.jsonl"), 0, ""},
+		{"aaaa", "", ExitUsage, "ambiguous: 2 runs match"},
+		{"dd", "", ExitUsage, `no run id starts with "dd"`},
+		{"x.jsonl", "x.jsonl", 0, ""},
+		{"dir/x", "dir/x", 0, ""},
+		{"AAAAAAAA-AAAA-4AAA-8AAA-AAAAAAAAAAAA", "", ExitUsage, "neither a run id"},
+		{"..", "", ExitUsage, "neither a run id"},
 	}
 	for _, tc := range tests {
 		ref, err := f.ResolveRun(tc.arg)
-		if tc.usage {
-			if ExitCode(err) != ExitUsage {
+		if tc.code != 0 {
+			if ExitCode(err) != tc.code || !strings.Contains(fmt.Sprint(err), tc.msg) {
 				t.Errorf("%q: err = %v", tc.arg, err)
 			}
 			continue

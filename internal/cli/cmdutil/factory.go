@@ -15,9 +15,14 @@ import (
 // when --storage is not given.
 const EnvStorage = "TWASM_STORAGE"
 
-// DefaultStorage is the storage root when neither --storage nor
-// $TWASM_STORAGE is set.
-const DefaultStorage = "storage"
+// LocalStorage is the storage root when neither --storage nor
+// $TWASM_STORAGE is set and no data directory is known (no $XDG_DATA_HOME
+// and no $HOME): ./storage.
+const LocalStorage = "storage"
+
+// StorageHelp says how the storage root is chosen, for help texts and for
+// the error about a storage root that does not exist.
+const StorageHelp = "--storage DIR, else $" + EnvStorage + ", else $XDG_DATA_HOME/twasm, else ~/.local/share/twasm"
 
 // Factory carries the dependencies of commands. Commands read from it
 // lazily, when they run, so that persistent flags parsed by the root
@@ -32,14 +37,30 @@ type Factory struct {
 	Verbose bool
 }
 
-// StorageRoot resolves the storage root: --storage, else $TWASM_STORAGE,
-// else ./storage.
-func (f *Factory) StorageRoot() string {
-	env := ""
-	if f.Getenv != nil {
-		env = f.Getenv(EnvStorage)
+func (f *Factory) getenv(k string) string {
+	if f.Getenv == nil {
+		return ""
 	}
-	return filepath.Clean(cmp.Or(f.StorageFlag, env, DefaultStorage))
+	return f.Getenv(k)
+}
+
+// StorageRoot resolves the storage root: --storage, else $TWASM_STORAGE,
+// else the XDG data directory ($XDG_DATA_HOME/twasm, else
+// $HOME/.local/share/twasm), so that runs recorded in any working directory
+// are found from any other; ./storage only when no home is known.
+// RATIONALE.md says why.
+func (f *Factory) StorageRoot() string {
+	if r := cmp.Or(f.StorageFlag, f.getenv(EnvStorage)); r != "" {
+		return filepath.Clean(r)
+	}
+	// The XDG spec ignores a relative $XDG_DATA_HOME.
+	if d := f.getenv("XDG_DATA_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "twasm")
+	}
+	if h := f.getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".local", "share", "twasm")
+	}
+	return LocalStorage
 }
 
 // Store returns the transcript store at the storage root.

@@ -21,6 +21,19 @@ func WriteJSON(w io.Writer, v any) error {
 	return nil
 }
 
+// WriteJSONLines writes each item as one line of compact JSON; no item is
+// no output.
+func WriteJSONLines[T any](w io.Writer, items []T) error {
+	enc := json.NewEncoder(w)
+	enc.SetEscapeHTML(false)
+	for _, it := range items {
+		if err := enc.Encode(it); err != nil {
+			return fmt.Errorf("write json: %w", err)
+		}
+	}
+	return nil
+}
+
 // Table prints rows for a person on a terminal (aligned columns under a
 // header) and as stable tab-separated lines without a header in a pipe,
 // as the GitHub CLI does.

@@ -8,10 +8,12 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
 )
 
 // RunRef is a RUN argument resolved to a file.
@@ -31,55 +33,166 @@ func IsPathArg(arg string) bool {
 	return strings.HasSuffix(arg, ".jsonl") || strings.ContainsRune(arg, '/') || strings.ContainsRune(arg, filepath.Separator)
 }
 
-// LatestRun is the RUN argument that names the most recently written run
-// in storage.
+// LatestRun is the RUN argument that names the run in storage that
+// started last.
 const LatestRun = "latest"
 
-// latestRun returns the run whose transcript was modified last.
+// ErrNoStorage is matched by the error about a storage root that does not
+// exist.
+var ErrNoStorage = errors.New("storage root does not exist")
+
+// storageError is the *InputError for a missing storage root: it names the
+// path and the ways to set it, and points at ./storage when the working
+// directory has one (the default before twasm followed the XDG data
+// directory).
+func (f *Factory) storageError() error {
+	hint := ""
+	if st, err := os.Stat(filepath.Join(LocalStorage, "transcripts")); err == nil && st.IsDir() && filepath.Clean(f.StorageRoot()) != LocalStorage {
+		hint = "; ./" + LocalStorage + " here holds runs: --storage " + LocalStorage
+	}
+	return &InputError{Path: f.StorageRoot(), Err: fmt.Errorf("%w (no run recorded there yet?); set it with %s%s", ErrNoStorage, StorageHelp, hint)}
+}
+
+// checkStorage fails with storageError when the storage root has no
+// transcripts directory.
+func (f *Factory) checkStorage() error {
+	if _, err := os.Stat(f.TranscriptDir()); errors.Is(err, fs.ErrNotExist) {
+		return f.storageError()
+	}
+	return nil
+}
+
+// latestRun returns the run that started last: the run.started timestamp
+// of its first line (the file's modification time when that line cannot
+// be read), ties broken by id so the answer does not depend on the
+// directory's order.
 func (f *Factory) latestRun() (string, error) {
 	ids, err := f.ListRuns()
 	if err != nil {
 		return "", err
 	}
 	var best string
-	var bestT int64
+	var bestT time.Time
 	for _, id := range ids {
-		st, err := os.Stat(filepath.Join(f.TranscriptDir(), id+".jsonl"))
-		if err != nil {
+		t, ok := RunStart(filepath.Join(f.TranscriptDir(), id+".jsonl"))
+		if !ok {
 			continue
 		}
-		if t := st.ModTime().UnixNano(); best == "" || t > bestT {
+		if best == "" || t.After(bestT) || t.Equal(bestT) && id > best {
 			best, bestT = id, t
 		}
 	}
 	if best == "" {
-		return "", errors.New("no run in storage yet")
+		return "", &InputError{Path: f.TranscriptDir(), Err: errors.New("no run in storage yet")}
 	}
 	return best, nil
 }
 
-// ResolveRun turns a RUN argument into a file: "latest" is the run written
-// last; a path to a .jsonl file is
-// used as is, anything else must be a run id (a canonical UUID v4, checked
-// before it becomes a path) under <storage>/transcripts. A bad id is a
-// usage error; the file's existence is checked by whoever opens it.
-func (f *Factory) ResolveRun(arg string) (RunRef, error) {
-	if arg == LatestRun {
-		id, err := f.latestRun()
-		if err != nil {
-			return RunRef{}, &InputError{Path: f.TranscriptDir(), Err: err}
-		}
-		arg = id
+// RunStart returns when the run in the transcript at path started: the
+// timestamp of its first event (run.started), else the file's modification
+// time. ok is false when the file cannot be read at all.
+func RunStart(path string) (t time.Time, ok bool) {
+	fh, err := os.Open(path)
+	if err != nil {
+		return time.Time{}, false
 	}
+	defer fh.Close()
+	r := transcript.NewReader(fh)
+	if r.Next() {
+		if ev := r.Event(); ev != nil && ev.Type == transcript.RunStarted && !ev.Timestamp.IsZero() {
+			return ev.Timestamp, true
+		}
+	}
+	st, err := fh.Stat()
+	if err != nil {
+		return time.Time{}, false
+	}
+	return st.ModTime(), true
+}
+
+// maxListed bounds how many candidates an ambiguous prefix error names.
+const maxListed = 10
+
+// resolvePrefix returns the one run id that starts with prefix.
+func (f *Factory) resolvePrefix(prefix string) (string, error) {
+	ids, err := f.ListRuns()
+	if err != nil {
+		return "", err
+	}
+	var match []string
+	for _, id := range ids {
+		if strings.HasPrefix(id, prefix) {
+			match = append(match, id)
+		}
+	}
+	switch len(match) {
+	case 1:
+		return match[0], nil
+	case 0:
+		return "", &InputError{Path: f.TranscriptDir(), Err: fmt.Errorf("%w: no run id starts with %q", views.ErrNoRun, prefix)}
+	}
+	shown := match[:min(len(match), maxListed)]
+	more := ""
+	if len(match) > len(shown) {
+		more = fmt.Sprintf(" and %d more", len(match)-len(shown))
+	}
+	return "", &InputError{Err: fmt.Errorf("run id prefix %q is ambiguous: %d runs match: %s%s", prefix, len(match), strings.Join(shown, ", "), more)}
+}
+
+// isIDPrefix reports whether s could be the start of a run id.
+func isIDPrefix(s string) bool {
+	if s == "" || len(s) > 36 {
+		return false
+	}
+	for _, c := range s {
+		if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// ResolveRun turns a RUN argument into a file: "latest" is the run that
+// started last; a path to a file (it ends in .jsonl or holds a path
+// separator) is used as is; a run id, or any prefix of one that only one
+// run in storage has, names <storage>/transcripts/<id>.jsonl. A missing
+// storage root, an unknown or ambiguous prefix are *InputErrors that say
+// what to do; an argument that is neither is a usage error. The file's
+// existence is checked by whoever opens it.
+func (f *Factory) ResolveRun(arg string) (RunRef, error) {
 	if IsPathArg(arg) {
 		p := filepath.Clean(arg)
 		return RunRef{Arg: arg, Path: p, Dir: filepath.Dir(p)}, nil
 	}
-	p, err := f.Store().TranscriptPath(arg)
+	id := arg
+	switch {
+	case arg == LatestRun, isIDPrefix(arg):
+		if err := f.checkStorage(); err != nil {
+			return RunRef{}, err
+		}
+		var err error
+		if arg == LatestRun {
+			id, err = f.latestRun()
+		} else if recorder.ValidRunID(arg) != nil {
+			id, err = f.resolvePrefix(arg)
+		}
+		if err != nil {
+			return RunRef{}, err
+		}
+	case fileExists(arg):
+		// A file in the working directory named without a separator.
+		return RunRef{Arg: arg, Path: arg, Dir: "."}, nil
+	}
+	p, err := f.Store().TranscriptPath(id)
 	if err != nil {
-		return RunRef{}, &FlagError{Err: fmt.Errorf("%q is neither a run id nor a .jsonl file: %w", arg, errors.Unwrap(err))}
+		return RunRef{}, &FlagError{Err: fmt.Errorf("%q is neither a run id (or the start of one), %q, nor a file: %w", arg, LatestRun, errors.Unwrap(err))}
 	}
 	return RunRef{Arg: arg, Path: p, Dir: filepath.Dir(p)}, nil
+}
+
+func fileExists(p string) bool {
+	st, err := os.Stat(p)
+	return err == nil && !st.IsDir()
 }
 
 // LoadRun resolves and reads a RUN argument. A file that cannot be read
@@ -117,12 +230,16 @@ func PathInputError(path string, err error) *InputError {
 }
 
 // ListRuns returns the run ids that have a transcript in storage, sorted.
+// A storage root that does not exist is an error that says how to set it.
 // Files whose names are not run ids are skipped, as the store would never
 // have written them.
 func (f *Factory) ListRuns() ([]string, error) {
 	entries, err := os.ReadDir(f.TranscriptDir())
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, f.storageError()
+	}
 	if err != nil {
-		return nil, err
+		return nil, &InputError{Path: f.TranscriptDir(), Err: err}
 	}
 	var ids []string
 	for _, e := range entries {

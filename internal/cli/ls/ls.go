@@ -1,0 +1,183 @@
+package ls
+
+import (
+	"fmt"
+	"log/slog"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/views"
+)
+
+// Options are the inputs of runLs.
+type Options struct {
+	IO *iostreams.IOStreams
+	// List returns every run id in storage; Dir is where their
+	// transcripts are.
+	List     func() ([]string, error)
+	Dir      func() string
+	Logger   func() *slog.Logger
+	Now      func() time.Time
+	Filter   views.RunFilter
+	Since    string
+	Until    string
+	Limit    int
+	Children bool
+	JSON     bool
+}
+
+// NewCmdLs returns the ls command.
+func NewCmdLs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
+	opts := &Options{IO: f.IOStreams, List: f.ListRuns, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now}
+	cmd := &cobra.Command{
+		Use:     "ls [flags]",
+		Aliases: []string{"list"},
+		Short:   "List the runs in storage, newest first",
+		Long: `List the runs in storage, newest first (by the time the run started): id,
+name, status, start, duration, providers, steps, tool calls and cost, each
+run counted with its child runs. Child runs themselves (sub-agents,
+sub-workflows) are listed only with --children.
+
+On a terminal the id is cut to 8 characters, enough for any RUN argument
+(every command takes a unique prefix of a run id); in a pipe each run is
+one tab-separated line with the full id, an RFC 3339 start, the duration
+in milliseconds and the cost in dollars, in the column order:
+ID NAME STATUS STARTED DURATION PROVIDERS STEPS TOOLS COST
+
+--since and --until take a time (2026-11-20, 2026-11-20T15:04,
+RFC 3339) or an age (90m, 36h, 7d, 2w) meaning that long ago.`,
+		Example: `  twasm ls
+  twasm ls --provider claude --status error --since 7d
+  twasm ls --name nightly --limit 5
+  twasm ls --json | jq -r 'select(.cost_usd > 1) | .run_id'`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Limit < 0 {
+				return cmdutil.FlagErrorf("--limit must not be negative")
+			}
+			var err error
+			if opts.Filter.Since, err = parseTime(opts.Since, opts.Now()); err != nil {
+				return cmdutil.FlagErrorf("--since: %v", err)
+			}
+			if opts.Filter.Until, err = parseTime(opts.Until, opts.Now()); err != nil {
+				return cmdutil.FlagErrorf("--until: %v", err)
+			}
+			if runF != nil {
+				return runF(opts)
+			}
+			return runLs(opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Filter.Provider, "provider", "", "only runs with an agent step of this provider")
+	fl.StringVar(&opts.Filter.Status, "status", "", "only runs with this status (ok, error, cancelled, running)")
+	fl.StringVar(&opts.Filter.Name, "name", "", "only runs whose name contains this (case-insensitive)")
+	fl.StringVar(&opts.Since, "since", "", "only runs started at or after this time or age")
+	fl.StringVar(&opts.Until, "until", "", "only runs started before this time or age")
+	fl.IntVarP(&opts.Limit, "limit", "n", 0, "show at most this many runs (0: all)")
+	fl.BoolVar(&opts.Children, "children", false, "list child runs too")
+	fl.BoolVar(&opts.JSON, "json", false, "print one JSON object per run (JSON Lines)")
+	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"ok", "error", "cancelled", "running"}, cobra.ShellCompDirectiveNoFileComp))
+	return cmd
+}
+
+func runLs(opts *Options) error {
+	ids, err := opts.List()
+	if err != nil {
+		return err
+	}
+	loader := views.Loader{Dir: opts.Dir()}
+	var rows []views.RunSummary
+	for _, id := range ids {
+		run, err := loader.Load(id)
+		if err != nil {
+			opts.Logger().Warn("run not listed", "run", id, "err", err)
+			continue
+		}
+		root := views.BuildRun(run)
+		if root.ParentRunID != "" && !opts.Children {
+			continue
+		}
+		s := views.Summarize(views.BuildTree(loader, run))
+		if opts.Filter.Match(s) {
+			rows = append(rows, s)
+		}
+	}
+	views.SortNewestFirst(rows)
+	if opts.Limit > 0 && len(rows) > opts.Limit {
+		rows = rows[:opts.Limit]
+	}
+	if opts.JSON {
+		return cmdutil.WriteJSONLines(opts.IO.Out, rows)
+	}
+	tty := opts.IO.IsStdoutTTY()
+	t := cmdutil.NewTable(opts.IO.Out, tty, "ID", "NAME", "STATUS", "STARTED", "DURATION", "PROVIDERS", "STEPS", "TOOLS", "COST")
+	for _, r := range rows {
+		id, started, dur, cost := r.RunID, "", "", ""
+		if tty {
+			id = views.ShortID(id)
+		}
+		if r.Started != nil {
+			started = r.Started.UTC().Format(time.RFC3339)
+			if tty {
+				started = r.Started.Local().Format("2006-01-02 15:04")
+			}
+		}
+		if r.DurationMS != nil {
+			dur = strconv.FormatInt(*r.DurationMS, 10)
+			if tty {
+				dur = views.FormatDuration(*r.DurationMS)
+			}
+		}
+		if r.CostUSD != nil {
+			cost = strconv.FormatFloat(*r.CostUSD, 'f', -1, 64)
+			if tty {
+				cost = fmt.Sprintf("$%.4f", *r.CostUSD)
+			}
+		}
+		name := r.Name
+		if tty {
+			name = views.Clip(name, 40)
+		}
+		t.Row(id, name, r.Status, started, dur, strings.Join(r.Providers, ","), strconv.Itoa(r.Steps), strconv.Itoa(r.Tools), cost)
+	}
+	if tty && len(rows) == 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "no run matches in %s\n", filepath.Dir(opts.Dir()))
+		return nil
+	}
+	return t.Render()
+}
+
+// parseTime reads a --since/--until value: "" is no bound; a date, a
+// local date and time, RFC 3339, or an age before now (90m, 36h, 7d, 2w).
+func parseTime(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	unit := time.Duration(0)
+	switch {
+	case strings.HasSuffix(s, "d"):
+		unit = 24 * time.Hour
+	case strings.HasSuffix(s, "w"):
+		unit = 7 * 24 * time.Hour
+	}
+	if unit != 0 {
+		n, err := strconv.ParseFloat(s[:len(s)-1], 64)
+		if err == nil && n >= 0 {
+			return now.Add(-time.Duration(n * float64(unit))), nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a time (2026-11-20, 2026-11-20T15:04, RFC 3339) nor an age (90m, 36h, 7d, 2w)", s)
+}

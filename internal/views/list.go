@@ -1,0 +1,113 @@
+package views
+
+import (
+	"cmp"
+	"slices"
+	"strings"
+	"time"
+)
+
+// RunSummary is one line of the run listing (twasm ls): a run with its
+// child runs folded in.
+type RunSummary struct {
+	RunID       string     `json:"run_id"`
+	ParentRunID string     `json:"parent_run_id,omitempty"`
+	Name        string     `json:"name,omitempty"`
+	Status      string     `json:"status"`
+	Error       string     `json:"error,omitempty"`
+	Started     *time.Time `json:"started,omitempty"`
+	DurationMS  *int64     `json:"duration_ms,omitempty"`
+	// Providers are the providers of the agent steps of the run and its
+	// child runs, sorted.
+	Providers []string `json:"providers"`
+	// Steps counts the step attempts of the run and its child runs, Tools
+	// their tool calls, ChildRuns the child runs reached.
+	Steps     int `json:"steps"`
+	Tools     int `json:"tools"`
+	ChildRuns int `json:"child_runs"`
+	// CostUSD sums the cost the providers stated; nil when none did.
+	CostUSD *float64 `json:"cost_usd,omitempty"`
+	File    string   `json:"file"`
+}
+
+// Summarize folds a run tree into its listing line.
+func Summarize(root *RunNode) RunSummary {
+	s := RunSummary{RunID: root.RunID, ParentRunID: root.ParentRunID, Name: root.Name, Status: root.Status,
+		Error: root.Error, Started: root.Started, DurationMS: root.DurationMS, Providers: []string{}, File: root.File}
+	for _, n := range root.Runs() {
+		if n != root {
+			s.ChildRuns++
+		}
+		s.Tools += n.Tools
+		n.Walk(func(st *StepNode, _ int) bool {
+			s.Steps++
+			if a := st.Agent; a != nil {
+				if a.Provider != "" && !slices.Contains(s.Providers, a.Provider) {
+					s.Providers = append(s.Providers, a.Provider)
+				}
+				if a.CostUSD != nil {
+					sum := *a.CostUSD
+					if s.CostUSD != nil {
+						sum += *s.CostUSD
+					}
+					s.CostUSD = &sum
+				}
+			}
+			return true
+		})
+	}
+	slices.Sort(s.Providers)
+	return s
+}
+
+// SortNewestFirst orders summaries by start time, newest first; runs with
+// no start time last; ties by run id.
+func SortNewestFirst(ss []RunSummary) {
+	slices.SortFunc(ss, func(a, b RunSummary) int {
+		switch {
+		case a.Started == nil && b.Started == nil:
+		case a.Started == nil:
+			return 1
+		case b.Started == nil:
+			return -1
+		default:
+			if c := b.Started.Compare(*a.Started); c != 0 {
+				return c
+			}
+		}
+		return cmp.Compare(b.RunID, a.RunID)
+	})
+}
+
+// RunFilter selects runs for the listing; zero fields select everything.
+type RunFilter struct {
+	Provider string
+	Status   string
+	// Name matches a case-insensitive substring of the run's name.
+	Name         string
+	Since, Until time.Time
+}
+
+// Match reports whether s passes the filter.
+func (f RunFilter) Match(s RunSummary) bool {
+	if f.Provider != "" && !slices.Contains(s.Providers, f.Provider) {
+		return false
+	}
+	if f.Status != "" && s.Status != f.Status {
+		return false
+	}
+	if f.Name != "" && !containsFold(s.Name, f.Name) {
+		return false
+	}
+	if !f.Since.IsZero() && (s.Started == nil || s.Started.Before(f.Since)) {
+		return false
+	}
+	if !f.Until.IsZero() && (s.Started == nil || !s.Started.Before(f.Until)) {
+		return false
+	}
+	return true
+}
+
+func containsFold(s, sub string) bool {
+	return strings.Contains(strings.ToLower(s), strings.ToLower(sub))
+}
