@@ -74,16 +74,16 @@ type Token struct {
 // (kind | flags<<8 | hash<<16, start, end, next).
 const TokenSize = 16
 
-// MaxDepth bounds nesting in BuildTape, so hostile input cannot exhaust
-// the stack: a document with more than MaxDepth nested objects and arrays
-// is not indexed.
-const MaxDepth = 512
-
 // BuildTape appends the tape of the JSON value in line to dst. Leading
 // white space and an SSE "data:" prefix are skipped, so server-sent-event
 // lines index like plain JSON lines. It returns dst unchanged and false
 // when the line is not exactly one well-formed JSON value (trailing white
-// space allowed) or nests deeper than MaxDepth.
+// space allowed).
+//
+// Nesting is not limited: the builder keeps its open containers in a
+// slice, not on the call stack, so a line nested 100,000 levels deep is
+// indexed like any other (at 16 bytes a token, bounded by the line's
+// length), inside a plugin too.
 func BuildTape(dst []Token, line []byte) ([]Token, bool) {
 	return BuildTapeKeys(dst, line, nil)
 }
@@ -103,7 +103,7 @@ func BuildTapeKeys(dst []Token, line []byte, keys *KeySet) ([]Token, bool) {
 		return dst, false
 	}
 	b := tapeBuilder{src: line, toks: dst, base: len(dst), keys: keys}
-	end, ok := b.value(i, 0)
+	end, ok := b.build(i)
 	if !ok || skipWS(line, end) != len(line) {
 		return dst[:b.base], false
 	}
@@ -124,94 +124,132 @@ func skipWS(s []byte, i int) int {
 	return i
 }
 
-// value indexes the value at s[i], inside depth containers, and returns
-// the offset after it.
-func (b *tapeBuilder) value(i, depth int) (int, bool) {
+// build indexes the value at s[i] and returns the offset after it. The
+// open containers are a stack of token indexes; each loop pass reads one
+// value, then closes every container that ends after it.
+func (b *tapeBuilder) build(i int) (int, bool) {
 	s := b.src
-	if i >= len(s) {
-		return i, false
-	}
-	at := len(b.toks)
-	switch c := s[i]; {
-	case c == '{' || c == '[':
-		if depth >= MaxDepth {
+	var room [32]int
+	open := room[:0]
+	var ok bool
+	for {
+		// A value starts at s[i].
+		if i >= len(s) {
 			return i, false
 		}
-		kind, closer := KindObject, byte('}')
-		if c == '[' {
-			kind, closer = KindArray, ']'
-		}
-		b.toks = append(b.toks, Token{Kind: kind, Start: uint32(i)})
-		i = skipWS(s, i+1)
-		if i < len(s) && s[i] == closer {
-			i++
-		} else {
-			for {
-				var ok bool
-				if kind == KindObject {
-					if i >= len(s) || s[i] != '"' {
-						return i, false
-					}
-					keyAt := len(b.toks)
-					if i, ok = b.str(i); !ok {
-						return i, false
-					}
-					if kt := &b.toks[keyAt]; kt.Flags&FlagEscaped == 0 {
-						text := s[kt.Start+1 : kt.End-1]
-						kt.Hash = keyHashBytes(text)
-						kt.Flags |= FlagHashed
-						if b.keys != nil {
-							kt.Flags |= FlagKeyed
-							if j := b.keys.find(kt.Hash, text); j >= 0 {
-								kt.Flags &^= FlagHashed
-								kt.Hash = uint16(j + 1)
-							}
-						}
-					}
-					i = skipWS(s, i)
-					if i >= len(s) || s[i] != ':' {
-						return i, false
-					}
-					i = skipWS(s, i+1)
-				}
-				if i, ok = b.value(i, depth+1); !ok {
-					return i, false
-				}
-				i = skipWS(s, i)
-				if i >= len(s) {
-					return i, false
-				}
-				if s[i] == ',' {
-					i = skipWS(s, i+1)
-					continue
-				}
-				if s[i] != closer {
-					return i, false
-				}
+		switch c := s[i]; {
+		case c == '{' || c == '[':
+			kind, closer := KindObject, byte('}')
+			if c == '[' {
+				kind, closer = KindArray, ']'
+			}
+			open = append(open, len(b.toks))
+			b.toks = append(b.toks, Token{Kind: kind, Start: uint32(i)})
+			i = skipWS(s, i+1)
+			if i < len(s) && s[i] == closer {
 				i++
+				b.close(open[len(open)-1], i)
+				open = open[:len(open)-1]
 				break
 			}
-		}
-		b.toks[at].End = uint32(i)
-		b.toks[at].Next = uint32(len(b.toks) - b.base)
-		return i, true
-	case c == '"':
-		return b.str(i)
-	case c == 't':
-		return b.lit(i, "true", KindTrue)
-	case c == 'f':
-		return b.lit(i, "false", KindFalse)
-	case c == 'n':
-		return b.lit(i, "null", KindNull)
-	case c == '-' || c >= '0' && c <= '9':
-		j, ok := number(s, i)
-		if !ok {
+			if kind == KindObject {
+				if i, ok = b.key(i); !ok {
+					return i, false
+				}
+			}
+			continue
+		case c == '"':
+			if i, ok = b.str(i); !ok {
+				return i, false
+			}
+		case c == 't':
+			if i, ok = b.lit(i, "true", KindTrue); !ok {
+				return i, false
+			}
+		case c == 'f':
+			if i, ok = b.lit(i, "false", KindFalse); !ok {
+				return i, false
+			}
+		case c == 'n':
+			if i, ok = b.lit(i, "null", KindNull); !ok {
+				return i, false
+			}
+		case c == '-' || c >= '0' && c <= '9':
+			j, ok := number(s, i)
+			if !ok {
+				return i, false
+			}
+			b.toks = append(b.toks, Token{Kind: KindNumber, Start: uint32(i), End: uint32(j), Next: uint32(len(b.toks) + 1 - b.base)})
+			i = j
+		default:
 			return i, false
 		}
-		b.toks = append(b.toks, Token{Kind: KindNumber, Start: uint32(i), End: uint32(j), Next: uint32(len(b.toks) + 1 - b.base)})
-		return j, true
+		// A value ended at i: a comma starts the next member of the
+		// innermost container, a closer ends it.
+		for {
+			if len(open) == 0 {
+				return i, true
+			}
+			top := open[len(open)-1]
+			i = skipWS(s, i)
+			if i >= len(s) {
+				return i, false
+			}
+			object := b.toks[top].Kind == KindObject
+			if s[i] == ',' {
+				i = skipWS(s, i+1)
+				if object {
+					if i, ok = b.key(i); !ok {
+						return i, false
+					}
+				}
+				break
+			}
+			if object && s[i] != '}' || !object && s[i] != ']' {
+				return i, false
+			}
+			i++
+			b.close(top, i)
+			open = open[:len(open)-1]
+		}
 	}
-	return i, false
+}
+
+// close ends the container whose token is at, at offset end.
+func (b *tapeBuilder) close(at, end int) {
+	b.toks[at].End = uint32(end)
+	b.toks[at].Next = uint32(len(b.toks) - b.base)
+}
+
+// key indexes the object key at s[i] and its colon, and returns the offset
+// of the value after them.
+func (b *tapeBuilder) key(i int) (int, bool) {
+	s := b.src
+	if i >= len(s) || s[i] != '"' {
+		return i, false
+	}
+	keyAt := len(b.toks)
+	i, ok := b.str(i)
+	if !ok {
+		return i, false
+	}
+	if kt := &b.toks[keyAt]; kt.Flags&FlagEscaped == 0 {
+		text := s[kt.Start+1 : kt.End-1]
+		kt.Hash = keyHashBytes(text)
+		kt.Flags |= FlagHashed
+		if b.keys != nil {
+			kt.Flags |= FlagKeyed
+			if j := b.keys.find(kt.Hash, text); j >= 0 {
+				kt.Flags &^= FlagHashed
+				kt.Hash = uint16(j + 1)
+			}
+		}
+	}
+	i = skipWS(s, i)
+	if i >= len(s) || s[i] != ':' {
+		return i, false
+	}
+	return skipWS(s, i+1), true
 }
 
 func (b *tapeBuilder) lit(i int, word string, k Kind) (int, bool) {

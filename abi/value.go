@@ -331,9 +331,12 @@ func (v Value) Truthy() bool { return v.Kind() == KindTrue }
 // IsNull reports whether v is JSON null.
 func (v Value) IsNull() bool { return v.Kind() == KindNull }
 
-// unescape decodes JSON string contents. It mirrors
-// transcript.AppendUnquoted (lone \udc80-\udcff escapes become raw bytes)
-// without importing it, to keep plugin builds small.
+// unescape decodes JSON string contents as any JSON parser does: every
+// \uXXXX escape is the code point it names, a lone surrogate kept as its
+// WTF-8 bytes. It mirrors transcript.AppendUnquotedJSON without importing
+// it, to keep plugin builds small. A provider's lone \udc80-\udcff is a
+// code point here, never the raw byte that twasm's transcript encoding
+// means by the same escape, so the two stay apart in the transcript.
 func unescape(dst, s []byte) ([]byte, bool) {
 	for i := 0; i < len(s); {
 		c := s[i]
@@ -372,8 +375,6 @@ func unescape(dst, s []byte) ([]byte, bool) {
 				}
 			}
 			switch {
-			case r >= 0xdc80 && r <= 0xdcff:
-				dst = append(dst, byte(r-0xdc00))
 			case r >= 0xd800 && r < 0xe000:
 				dst = append(dst, byte(0xe0|r>>12), byte(0x80|(r>>6)&0x3f), byte(0x80|r&0x3f))
 			default:

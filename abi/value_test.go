@@ -187,8 +187,9 @@ func TestValueNumbers(t *testing.T) {
 }
 
 // TestUnescapeMatchesTranscript checks that Unescape decodes exactly as
-// the host does (transcript.AppendUnquoted), including its treatment of
-// surrogates, so spans resolved in a plugin and in the host agree.
+// the host decodes a provider's strings (transcript.AppendUnquotedJSON),
+// including its treatment of surrogates, so spans resolved in a plugin and
+// in the host agree.
 func TestUnescapeMatchesTranscript(t *testing.T) {
 	cases := []string{
 		``, `plain`, `a\"b`, `\\`, `\/\b\f\n\r\t`, `\u0041\u00e9\u20ac`, `\ud83d\ude00`, `\uD83D\uDE00`,
@@ -198,16 +199,20 @@ func TestUnescapeMatchesTranscript(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, ok := Unescape(nil, []byte(c))
-		want, err := transcript.AppendUnquoted(nil, []byte(`"`+c+`"`))
+		want, err := transcript.AppendUnquotedJSON(nil, []byte(`"`+c+`"`))
 		assert.Equal(t, err == nil, ok, "%q", c)
 		if ok {
 			assert.Equal(t, want, got, "%q", c)
 		}
 	}
-	// \udc80-\udcff are raw bytes: a JSON encoding of invalid UTF-8.
+	// A provider's \udc80-\udcff are lone surrogates like any other (their
+	// WTF-8 bytes), not the raw bytes twasm's transcript encoding means by
+	// them: written back, they stay distinct from a raw invalid byte.
 	got, ok := Unescape(nil, []byte(`a\udcff\udc80`))
 	require.True(t, ok)
-	assert.Equal(t, []byte{'a', 0xff, 0x80}, got)
+	assert.Equal(t, []byte{'a', 0xed, 0xb3, 0xbf, 0xed, 0xb2, 0x80}, got)
+	assert.Equal(t, `"a\udced\udcb3\udcbf\udced\udcb2\udc80"`, string(transcript.AppendQuoted(nil, string(got))))
+	assert.Equal(t, `"a\udcff\udc80"`, string(transcript.AppendQuoted(nil, "a\xff\x80")))
 	// A valid pair is one rune.
 	got, _ = Unescape(nil, []byte(`\ud83d\ude00`))
 	assert.Equal(t, "😀", string(got))
@@ -224,7 +229,7 @@ func FuzzUnescape(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s []byte) {
 		got, ok := Unescape(nil, s)
 		q := append(append([]byte{'"'}, s...), '"')
-		want, err := transcript.AppendUnquoted(nil, q)
+		want, err := transcript.AppendUnquotedJSON(nil, q)
 		if ok != (err == nil) {
 			t.Fatalf("%q: ok %v, transcript err %v", s, ok, err)
 		}

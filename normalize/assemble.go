@@ -133,6 +133,9 @@ type fields struct {
 	rec   *abi.Record
 	input []byte
 	err   error
+	// dups counts object members dropped from the JSON values read
+	// because a later member had the same key.
+	dups int
 }
 
 func (f *fields) get(t abi.Tag) (abi.Field, bool) { return f.rec.Field(t) }
@@ -147,7 +150,7 @@ func (f *fields) bytes(t abi.Tag) ([]byte, bool, bool) {
 	case abi.VStr:
 		return fl.Bytes, false, true
 	case abi.VJSON:
-		out, err := transcript.AppendCompactJSON(nil, fl.Bytes)
+		out, err := f.compact(fl.Bytes)
 		if err != nil {
 			// Not JSON after all: keep it as text rather than lose it.
 			return fl.Bytes, false, true
@@ -161,24 +164,24 @@ func (f *fields) bytes(t abi.Tag) ([]byte, bool, bool) {
 		raw := f.input[fl.Off : fl.Off+fl.N]
 		switch fl.Mode {
 		case abi.SpanString:
-			out, err := transcript.AppendUnquoted(nil, raw)
+			out, err := transcript.AppendUnquotedJSON(nil, raw)
 			if err != nil {
 				return raw, false, true
 			}
 			return out, false, true
 		case abi.SpanJSON:
-			out, err := transcript.AppendCompactJSON(nil, raw)
+			out, err := f.compact(raw)
 			if err != nil {
 				return raw, false, true
 			}
 			return out, true, true
 		case abi.SpanJSONString:
-			text, err := transcript.AppendUnquoted(nil, raw)
+			text, err := transcript.AppendUnquotedJSON(nil, raw)
 			if err != nil {
 				return raw, false, true
 			}
 			if first := firstNonSpace(text); first == '{' || first == '[' {
-				if out, err := transcript.AppendCompactJSON(nil, text); err == nil {
+				if out, err := f.compact(text); err == nil {
 					return out, true, true
 				}
 			}
@@ -194,6 +197,14 @@ func (f *fields) bytes(t abi.Tag) ([]byte, bool, bool) {
 		return strconv.AppendBool(nil, fl.Bool), false, true
 	}
 	return nil, false, false
+}
+
+// compact re-encodes a provider's JSON value (transcript.AppendCompactInput)
+// and counts the duplicate keys it dropped.
+func (f *fields) compact(src []byte) ([]byte, error) {
+	out, dups, err := transcript.AppendCompactInput(nil, src)
+	f.dups += dups
+	return out, err
 }
 
 func firstNonSpace(b []byte) byte {
@@ -308,6 +319,9 @@ func (a *assembler) records(ctx context.Context, out, input []byte) error {
 		a.apply(f)
 		if f.err != nil {
 			return f.err
+		}
+		if f.dups > 0 {
+			a.duplicateKeys(f.dups)
 		}
 	}
 	return a.flush(ctx)
@@ -820,12 +834,23 @@ func (a *assembler) toolInput(b *block) []byte {
 	if firstNonSpace(b.partial) == 0 {
 		return []byte("{}")
 	}
-	out, err := transcript.AppendCompactJSON(nil, b.partial)
+	out, dups, err := transcript.AppendCompactInput(nil, b.partial)
 	if err != nil {
 		a.warn("tool_use %s: streamed input is not JSON (%v); kept as a string", b.b.ToolID, err)
 		return transcript.AppendQuoted(nil, string(b.partial))
 	}
+	if dups > 0 {
+		a.duplicateKeys(dups)
+	}
 	return out
+}
+
+// duplicateKeys says that a provider's JSON value repeated object keys:
+// the last member of each was kept, as JSON parsers do, and the earlier
+// ones dropped, so that the transcript stays readable by strict parsers.
+// The raw capture keeps them.
+func (a *assembler) duplicateKeys(n int) {
+	a.warn("%d object member(s) dropped from the provider's JSON: a later member repeated the key (the last is kept, as JSON parsers do; the raw capture has them all)", n)
 }
 
 // finish closes what is open and settles the result.

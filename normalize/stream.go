@@ -155,6 +155,7 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 	if len(bytes.TrimSpace(line)) == 0 {
 		return nil
 	}
+	line = trimBOM(line, s.lineNo == 1)
 	if s.disabled {
 		s.asm.res.FailedLines++
 		return nil
@@ -296,6 +297,25 @@ func Run(ctx context.Context, inst Instance, r io.Reader, sink Sink, opts Option
 		}
 	}
 	return s.Close(ctx)
+}
+
+// bom is the UTF-8 byte order mark, which some HTTP clients and editors
+// write at the start of a saved response.
+var bom = []byte("\xef\xbb\xbf")
+
+// trimBOM drops a byte order mark at the start of the stream's first line,
+// or of a later line when JSON follows it (files joined with cat): it marks
+// an encoding, it is not text, and with it the line is not JSON. The raw
+// capture keeps it.
+func trimBOM(line []byte, first bool) []byte {
+	rest, ok := bytes.CutPrefix(line, bom)
+	if !ok {
+		return line
+	}
+	if first || len(rest) > 0 && (rest[0] == '{' || rest[0] == '[') {
+		return rest
+	}
+	return line
 }
 
 // escapeRawControls returns line with every raw control byte inside a JSON

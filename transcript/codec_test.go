@@ -427,5 +427,40 @@ func TestAppendCompactJSON(t *testing.T) {
 		}
 	}
 	eq(t, StringEnd([]byte(`"a\"b" x`), 0), 6, "StringEnd")
+
+	// A repeated key keeps the last member, as JSON parsers do: strict
+	// parsers refuse the line otherwise.
+	got, err := AppendCompactJSON(nil, []byte(`{"a":1,"b":2,"a":{"c":1,"c":2}}`))
+	must(t, err)
+	eq(t, string(got), `{"b":2,"a":{"c":2}}`, "duplicate keys")
+}
+
+// A provider's JSON (AppendCompactInput) reads \udc80-\udcff as the code
+// points they name, and duplicate keys are counted.
+func TestAppendCompactInput(t *testing.T) {
+	tests := []struct {
+		in, want string
+		dups     int
+	}{
+		{`{"t":"a\udc80b"}`, `{"t":"a\udced\udcb2\udc80b"}`, 0},
+		{"{\"t\":\"a\x80b\"}", `{"t":"a\udc80b"}`, 0},
+		{`{"t":"\ud83d\ude00"}`, `{"t":"😀"}`, 0},
+		{`{"a":1,"a":2,"a":3}`, `{"a":3}`, 2},
+		{`[{"a":1,"\u0061":2},{"a":1}]`, `[{"a":2},{"a":1}]`, 1},
+		{`{}`, `{}`, 0},
+	}
+	for _, tc := range tests {
+		got, dups, err := AppendCompactInput(nil, []byte(tc.in))
+		must(t, err)
+		eq(t, string(got), tc.want, tc.in)
+		eq(t, dups, tc.dups, tc.in+" duplicates")
+	}
+	// Decoded as a transcript, each is the text the provider meant.
+	s, err := Unquote([]byte(`"a\udced\udcb2\udc80b"`))
+	must(t, err)
+	eq(t, s, "a\xed\xb2\x80b", "decoded")
+	b, err := AppendUnquotedJSON(nil, []byte(`"\udc80"`))
+	must(t, err)
+	eq(t, string(b), "\xed\xb2\x80", "AppendUnquotedJSON")
 	eq(t, StringEnd([]byte(`"a\"`), 0), -1, "StringEnd unterminated")
 }

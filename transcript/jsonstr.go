@@ -1,6 +1,7 @@
 package transcript
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 	"strconv"
@@ -68,6 +69,12 @@ func AppendQuoted(dst []byte, s string) []byte {
 // WTF-8 bytes. It is tolerant of raw control bytes and invalid UTF-8 inside
 // the literal (they are copied), and fails only on a malformed escape.
 func AppendUnquoted(dst, quoted []byte) ([]byte, error) {
+	return appendUnquoted(dst, quoted, true)
+}
+
+// appendUnquoted unquotes; with surrogateEscape a lone \udc80..\udcff is
+// the raw byte 0x80..0xff (twasm's encoding), else the code point.
+func appendUnquoted(dst, quoted []byte, surrogateEscape bool) ([]byte, error) {
 	s := quoted
 	if len(s) >= 2 && s[0] == '"' && s[len(s)-1] == '"' {
 		s = s[1 : len(s)-1]
@@ -115,7 +122,7 @@ func AppendUnquoted(dst, quoted []byte) ([]byte, error) {
 				} else {
 					dst = appendWTF8(dst, r)
 				}
-			case r >= 0xdc80 && r <= 0xdcff:
+			case surrogateEscape && r >= 0xdc80 && r <= 0xdcff:
 				dst = append(dst, byte(r-0xdc00))
 			case r >= 0xdc00 && r < 0xe000:
 				dst = appendWTF8(dst, r)
@@ -128,6 +135,18 @@ func AppendUnquoted(dst, quoted []byte) ([]byte, error) {
 		start = i
 	}
 	return append(dst, s[start:]...), nil
+}
+
+// AppendUnquotedJSON appends the bytes a JSON string literal written by
+// someone else (a provider) denotes to dst: every \uXXXX escape is the
+// code point it names, as in any JSON parser. It differs from
+// [AppendUnquoted] on lone surrogates only: \udc80..\udcff is the code
+// point U+DC80..U+DCFF, kept as its WTF-8 bytes like every other lone
+// surrogate, never the raw byte twasm's own encoding means by it. So a
+// provider's "\udc80" is written back by [AppendQuoted] as three escapes
+// (\udced\udcb2\udc80), distinct from a raw invalid byte 0x80 (\udc80).
+func AppendUnquotedJSON(dst, quoted []byte) ([]byte, error) {
+	return appendUnquoted(dst, quoted, false)
 }
 
 // Unquote returns the string a JSON string literal denotes (see
@@ -157,27 +176,52 @@ func appendWTF8(dst []byte, r rune) []byte {
 // canonical compact form: no insignificant white space, and every string
 // re-encoded by [AppendQuoted] so that the result is valid UTF-8 whatever
 // src contained. Object key order and number spelling are kept.
+//
+// An object member whose key repeats a later member's is dropped: the last
+// one is kept, as JSON parsers do, so that strict parsers (which refuse
+// duplicate keys) read the result too.
 func AppendCompactJSON(dst, src []byte) ([]byte, error) {
-	p := compactor{src: src}
+	out, _, err := appendCompact(dst, src, true)
+	return out, err
+}
+
+// AppendCompactInput is [AppendCompactJSON] for JSON written by someone
+// else (a provider's tool input): strings are read by
+// [AppendUnquotedJSON], so a \udc80..\udcff escape is a code point, not
+// a raw byte. It returns how many members were dropped because a later one
+// had the same key, for the caller to say so.
+func AppendCompactInput(dst, src []byte) (out []byte, duplicates int, err error) {
+	return appendCompact(dst, src, false)
+}
+
+func appendCompact(dst, src []byte, surrogateEscape bool) ([]byte, int, error) {
+	p := compactor{src: src, surrogateEscape: surrogateEscape}
 	p.skipWS()
 	out, err := p.value(dst, 0)
 	if err != nil {
-		return dst, err
+		return dst, 0, err
 	}
 	p.skipWS()
 	if p.i != len(p.src) {
-		return dst, fmt.Errorf("%w: trailing data at offset %d", ErrBadJSON, p.i)
+		return dst, 0, fmt.Errorf("%w: trailing data at offset %d", ErrBadJSON, p.i)
 	}
-	return out, nil
+	return out, p.dups, nil
 }
 
 // maxDepth bounds nesting so hostile input cannot exhaust the stack.
 const maxDepth = 10000
 
 type compactor struct {
-	src []byte
-	i   int
+	src             []byte
+	i               int
+	surrogateEscape bool
+	dups            int
+	members         []member // of the objects being compacted, innermost last
 }
+
+// member is an object member written to dst: its key at [key, colon) and
+// the whole member at [key, end).
+type member struct{ key, colon, end int }
 
 func (p *compactor) skipWS() {
 	for p.i < len(p.src) {
@@ -207,6 +251,8 @@ func (p *compactor) value(dst []byte, depth int) ([]byte, error) {
 		if c == '[' {
 			closer = ']'
 		}
+		open := len(dst)
+		base := len(p.members)
 		dst = append(dst, c)
 		p.i++
 		p.skipWS()
@@ -220,9 +266,11 @@ func (p *compactor) value(dst []byte, depth int) ([]byte, error) {
 				if p.i >= len(p.src) || p.src[p.i] != '"' {
 					return dst, p.errf("expected object key")
 				}
+				key := len(dst)
 				if dst, err = p.str(dst); err != nil {
 					return dst, err
 				}
+				p.members = append(p.members, member{key: key, colon: len(dst)})
 				p.skipWS()
 				if p.i >= len(p.src) || p.src[p.i] != ':' {
 					return dst, p.errf("expected ':'")
@@ -233,6 +281,9 @@ func (p *compactor) value(dst []byte, depth int) ([]byte, error) {
 			}
 			if dst, err = p.value(dst, depth+1); err != nil {
 				return dst, err
+			}
+			if c == '{' {
+				p.members[len(p.members)-1].end = len(dst)
 			}
 			p.skipWS()
 			if p.i >= len(p.src) {
@@ -245,6 +296,10 @@ func (p *compactor) value(dst []byte, depth int) ([]byte, error) {
 				p.skipWS()
 			case closer:
 				p.i++
+				if c == '{' {
+					dst = p.dedupe(dst, open, p.members[base:])
+					p.members = p.members[:base]
+				}
 				return append(dst, closer), nil
 			default:
 				return dst, p.errf("expected ',' or closing bracket")
@@ -263,6 +318,56 @@ func (p *compactor) value(dst []byte, depth int) ([]byte, error) {
 	default:
 		return dst, p.errf("unexpected character")
 	}
+}
+
+// dedupe drops the members of the object opened at dst[open] whose key a
+// later member repeats. Keys were written canonically (AppendQuoted), so
+// equal strings have equal bytes. It returns dst, rewritten from the first
+// dropped member on when one is dropped.
+func (p *compactor) dedupe(dst []byte, open int, ms []member) []byte {
+	if len(ms) < 2 {
+		return dst
+	}
+	key := func(m member) []byte { return dst[m.key:m.colon] }
+	drop := make([]bool, len(ms))
+	n := 0
+	if len(ms) <= 16 {
+		for i := range ms {
+			for j := i + 1; j < len(ms); j++ {
+				if bytes.Equal(key(ms[i]), key(ms[j])) {
+					drop[i] = true
+					n++
+					break
+				}
+			}
+		}
+	} else {
+		last := make(map[string]int, len(ms))
+		for i, m := range ms {
+			last[string(key(m))] = i
+		}
+		for i, m := range ms {
+			if last[string(key(m))] != i {
+				drop[i] = true
+				n++
+			}
+		}
+	}
+	if n == 0 {
+		return dst
+	}
+	p.dups += n
+	kept := make([]byte, 0, len(dst)-open)
+	for i, m := range ms {
+		if drop[i] {
+			continue
+		}
+		if len(kept) > 0 {
+			kept = append(kept, ',')
+		}
+		kept = append(kept, dst[m.key:m.end]...)
+	}
+	return append(dst[:open+1], kept...)
 }
 
 func (p *compactor) lit(dst []byte, word string) ([]byte, error) {
@@ -331,7 +436,7 @@ func (p *compactor) str(dst []byte) ([]byte, error) {
 		dst = append(dst, raw...)
 		return append(dst, '"'), nil
 	}
-	s, err := AppendUnquoted(nil, raw)
+	s, err := appendUnquoted(nil, raw, p.surrogateEscape)
 	if err != nil {
 		return dst, err
 	}
