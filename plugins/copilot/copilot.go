@@ -23,6 +23,7 @@ var Plugin = sdk.Plugin{
 		}
 		return n
 	},
+	Keys: keys,
 }
 
 // Format names, as reported in OpMeta and the manifest.
@@ -66,6 +67,26 @@ type normalizer struct {
 
 	sawResult bool
 	lastErr   string
+
+	// Session-log state (spec §6.7), for a log without a result line:
+	// the role of the last prompt or answer ('u', 'a'), the error
+	// reported since the last answer, whether the log's last event was a
+	// session.shutdown (and of which kind), and the results seen.
+	lastRole    byte
+	pendingErr  string
+	shutdown    bool
+	shutdownErr string
+	results     map[string]bool
+
+	// deltas are tool calls seen only as assistant.tool_call_delta so
+	// far, in arrival order: a stream cut there still records them.
+	deltas []*deltaCall
+}
+
+// deltaCall is a tool call being streamed.
+type deltaCall struct {
+	id, name, ts string
+	input        []byte
 }
 
 // message is an assistant message being built.
@@ -75,7 +96,7 @@ type message struct {
 }
 
 func newNormalizer() *normalizer {
-	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}}
+	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}, results: map[string]bool{}}
 }
 
 // Line implements sdk.Normalizer.
@@ -100,12 +121,16 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if v.Get("ephemeral").Truthy() {
 		n.sawEphemeral = true
 	}
+	// Only the log's last event decides whether it ended with a
+	// shutdown (a resumed log goes on after one).
+	n.shutdown = false
 	n.event(v, t, v.Get("data"), sdk.StringOf(v.Get("timestamp")), out)
 	return nil
 }
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
+	n.cutCalls(out)
 	for len(n.open) > 0 {
 		n.closeMsg(n.open[0], sdk.MessageEnd{}, out)
 	}
@@ -139,7 +164,40 @@ func (n *normalizer) End(out *sdk.Out) error {
 		out.Meta(sdk.Meta{Format: sdk.S(f)})
 	}
 	n.usage.end(out)
+	n.endLog(out)
 	return nil
+}
+
+// endLog settles the status of a log without a result line (events.jsonl,
+// or a stdout cut before it) whose last event is a session.shutdown, by
+// the session-log rule of spec §6.7: a shutdown of type error, or a
+// provider error after the last answer, is an error; a log that ends on
+// a prompt without an answer or on a call without its result is
+// incomplete; else ok. A log that stops before its shutdown reports no
+// terminal status (the host makes it incomplete).
+func (n *normalizer) endLog(out *sdk.Out) {
+	if n.sawResult || !n.shutdown {
+		return
+	}
+	dangling := false
+	for id := range n.calls {
+		if !n.results[id] {
+			dangling = true
+			break
+		}
+	}
+	switch {
+	case n.shutdownErr != "":
+		out.Status(sdk.StatusError, sdk.S(n.shutdownErr), abi.LevelTerminal)
+	case n.pendingErr != "":
+		out.Status(sdk.StatusError, sdk.S(n.pendingErr), abi.LevelTerminal)
+	case dangling:
+		out.Status(sdk.StatusIncomplete, sdk.S("the session ended with a tool call without its result"), abi.LevelTerminal)
+	case n.lastRole == 'u':
+		out.Status(sdk.StatusIncomplete, sdk.S("the session ended on a prompt without an answer"), abi.LevelTerminal)
+	default:
+		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	}
 }
 
 // event dispatches one envelope by type.
@@ -158,9 +216,14 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("session.model_change"):
 		// The latest model is the step's model: it produced what follows.
 		n.model(d.Get("newModel"), true, out)
+	case t.Is("session.tools_updated"), t.Is("model.call_start"):
+		// The model the tools were set up for, and the model called:
+		// the step's model when no other event names one.
+		n.model(d.Get("model"), false, out)
 	case t.Is("system.message"):
 		n.system(v, d, ts, out)
 	case t.Is("user.message"):
+		n.lastRole = 'u'
 		n.user(v, d, ts, out)
 	case t.Is("assistant.message_delta"):
 		// Deltas of a message already complete are previews of it.
@@ -178,22 +241,30 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("tool.execution_complete"):
 		n.toolResult(d, ts, out)
 	case t.Is("assistant.usage"):
+		n.model(d.Get("model"), false, out)
 		n.usage.call(d, out)
+	case t.Is("assistant.tool_call_delta"):
+		n.toolDelta(d, ts)
 	case t.Is("session.shutdown"):
-		n.shutdown(d, out)
+		n.endSession(d, out)
 	case t.Is("session.error"):
-		msg := sdk.StringOf(d.Get("message"))
-		if msg.IsEmpty() {
-			msg = sdk.StringOf(d.Get("errorType"))
+		n.providerError(errorText(d.Get("message"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "copilot session error"), out)
+	case t.Is("model.call_failure"):
+		// A failed API call (ephemeral): an error the provider
+		// reported, whether or not a retry followed.
+		n.model(d.Get("model"), false, out)
+		n.providerError(errorText(d.Get("errorMessage"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "model call failed"), out)
+	case t.Is("session.warning"):
+		if w := sdk.StringOf(d.Get("message")); !w.IsEmpty() {
+			out.Warn("copilot: " + w.String())
 		}
-		if msg.IsEmpty() {
-			msg = sdk.S("copilot session error")
-		}
-		n.lastErr = msg.String()
-		out.Status(sdk.StatusError, msg, abi.LevelError)
+	case t.Is("abort"):
+		// The user (or a limit) stopped the run: what was in flight
+		// stays dangling, and the session log rule decides the status.
+		n.pendingErr = ""
 	case t.Is("result"):
 		n.result(d, v, out)
-	case t.Is("assistant.turn_start"), t.Is("assistant.turn_end"), t.Is("assistant.tool_call_delta"),
+	case t.Is("assistant.turn_start"), t.Is("assistant.turn_end"),
 		t.Is("tool.execution_partial_result"), t.Is("session.idle"):
 		// Lifecycle markers and previews of what a later event carries
 		// whole (toolRequests, execution_complete): nothing to record.
@@ -217,6 +288,20 @@ func (n *normalizer) model(v abi.Value, override bool, out *sdk.Out) {
 		return
 	}
 	out.Meta(sdk.Meta{Model: sdk.Text(v), Override: n.modelSent})
+	n.modelSent = true
+}
+
+// modelName reports a model named by an object key, when no event named
+// one.
+func (n *normalizer) modelName(k abi.Value, out *sdk.Out) {
+	if n.modelSent {
+		return
+	}
+	name := sdk.AppendText(nil, k)
+	if len(name) == 0 {
+		return
+	}
+	out.Meta(sdk.Meta{Model: sdk.S(string(name))})
 	n.modelSent = true
 }
 
@@ -249,21 +334,69 @@ func (n *normalizer) result(d, v abi.Value, out *sdk.Out) {
 	}
 }
 
-// shutdown handles session.shutdown: the session's usage totals, and the
-// end of an events.jsonl log (which has no result line).
-func (n *normalizer) shutdown(d abi.Value, out *sdk.Out) {
+// endSession handles session.shutdown: the session's usage totals and
+// model, and the end of an events.jsonl log (which has no result line);
+// the status is settled at the end of the stream (endLog), since a
+// resumed log goes on after a shutdown.
+func (n *normalizer) endSession(d abi.Value, out *sdk.Out) {
 	n.usage.shutdown(d.Get("modelMetrics"), out)
-	if n.sawResult {
-		return // the result line already settled the status
+	// currentModel is the model in use when the session ended: the
+	// latest, as a model_change would say. Without it, a model that
+	// modelMetrics names serves when no event named one.
+	if cm := d.Get("currentModel"); cm.Kind() == abi.KindString && !cm.Is("") {
+		n.model(cm, true, out)
+	} else {
+		for it := d.Get("modelMetrics").Iter(); it.Next(); {
+			n.modelName(it.Key(), out)
+			break
+		}
 	}
-	st := d.Get("shutdownType")
-	if !st.Exists() || st.Is("routine") {
-		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
-		return
+	n.shutdown = true
+	n.shutdownErr = ""
+	if st := d.Get("shutdownType"); st.Exists() && !st.Is("routine") {
+		e := sdk.StringOf(d.Get("errorReason")).String()
+		if e == "" {
+			e = "copilot shutdown: " + sdk.TypeName(st)
+		}
+		n.shutdownErr = e
 	}
-	e := sdk.StringOf(d.Get("errorReason"))
-	if e.IsEmpty() {
-		e = sdk.S("copilot shutdown: " + sdk.TypeName(st))
+}
+
+// providerError reports an error the provider stated: listed in the
+// step's errors (abi.LevelError), and the step's error when no answer
+// follows it.
+func (n *normalizer) providerError(msg string, out *sdk.Out) {
+	n.lastErr, n.pendingErr = msg, msg
+	out.Status(sdk.StatusError, sdk.S(msg), abi.LevelError)
+}
+
+// errorText is an error event's message, with its type, HTTP status and
+// code when the event states them ("Too many requests (rate_limit, 429)").
+func errorText(msg, typ, status, code abi.Value, def string) string {
+	s := sdk.StringOf(msg).String()
+	var detail []byte
+	for _, v := range [...]abi.Value{typ, status, code} {
+		var part string
+		if v.Kind() == abi.KindString {
+			part = v.String()
+		} else if i, ok := v.Int(); ok {
+			part = strconv.FormatInt(i, 10)
+		}
+		if part == "" || part == s {
+			continue
+		}
+		if len(detail) > 0 {
+			detail = append(detail, ", "...)
+		}
+		detail = append(detail, part...)
 	}
-	out.Status(sdk.StatusError, e, abi.LevelTerminal)
+	switch {
+	case s == "" && len(detail) == 0:
+		return def
+	case s == "":
+		return string(detail)
+	case len(detail) == 0:
+		return s
+	}
+	return s + " (" + string(detail) + ")"
 }

@@ -41,15 +41,22 @@
 // tool.execution_start, whichever comes first; arguments given as an
 // object or as a JSON string both become a JSON object. One tool.result
 // per id from tool.execution_complete: result.content (detailedContent
-// when content is empty) is the output; success:false is an error whose
-// text is error.message, with status "declined" for error.code "denied"
-// and "failed" otherwise. A completion that arrives before its call is
+// when content is empty) is the output. Statuses are the transcript's
+// closed set: success is "ok"; success:false carries error.message (else
+// the code) as its error, with status "denied" for error.code "denied" or
+// "rejected" (the user or a policy refused it), "cancelled" for a
+// cancellation or timeout code, and "error" otherwise. A completion that arrives before its call is
 // held until the call is reported (at the end, the host synthesizes the
 // call). Kinds: bash, shell, powershell → execute (with arguments.command);
 // view → read; edit, create, str_replace → edit; grep, glob → search;
 // web_fetch → fetch; report_intent and the todo tools → think (they
 // record the agent's plan); everything else → other. A call without a
-// completion stays dangling.
+// completion stays dangling. A call seen only in assistant.tool_call_delta
+// (the stream was cut while the model wrote it: toolRequests never came)
+// is reported at the end once its id and name are known (spec §6.12): a
+// tool_use block in the message being streamed and a dangling tool.call
+// whose input is the arguments streamed so far (whole, else their
+// complete members, else the raw text), with a warning.
 //
 // User messages. user.message content is the prompt (origin "prompt").
 // transformedContent is the prompt as the model received it, wrapped in
@@ -63,8 +70,11 @@
 //
 // Metadata. session.start gives the session id (result.sessionId as a
 // fallback) and copilotVersion as the provider version. The model is the
-// latest session.model_change (the model that produced what followed),
-// else the first assistant.message model.
+// latest session.model_change or session.shutdown currentModel (the model
+// in use last), else the first model any other event names:
+// session.start selectedModel, session.tools_updated, model.call_start,
+// model.call_failure, assistant.usage, assistant.message, the first key
+// of session.shutdown modelMetrics.
 //
 // Usage. Copilot states usage per API call (assistant.usage, ephemeral, so
 // stdout only) and as totals per process (session.shutdown modelMetrics,
@@ -76,22 +86,31 @@
 // messages' outputTokens. premiumRequests is not a cost in USD and is not
 // reported.
 //
-// Status. result is the terminal event: exitCode 0 is ok, anything else an
-// error whose text is the last session.error message, else "copilot exited
-// with code N". events.jsonl has no result line: session.shutdown ends a
-// complete log, ok for shutdownType "routine", else an error
-// (errorReason, else the shutdown type); after a result line a shutdown
-// does not change the status. session.error is an error at
-// abi.LevelError. A log that stops before its shutdown is incomplete.
+// Status and errors. session.error and model.call_failure are errors
+// the provider reported: each is reported at abi.LevelError (the step
+// lists it in its errors), with its errorType, statusCode and errorCode
+// after the message ("... (rate_limit, 429)"). result is the terminal
+// event: exitCode 0 is ok, anything else an error whose text is the last
+// provider error, else "copilot exited with code N". events.jsonl (or a
+// stdout cut before its result line) has no terminal event; a log whose
+// last event is a session.shutdown is settled by the session-log rule of
+// spec §6.7, whatever the shutdown's type says about the process: a
+// shutdown of type error (errorReason, else the type) or a provider error
+// that no answer followed (a rate limit before a routine shutdown) is an
+// error; a log that ends on a prompt without an answer, or with a call
+// without its result, is incomplete; otherwise ok. abort (the user
+// stopped the run) leaves what was in flight unanswered or dangling. A
+// log that stops before its shutdown, or goes on after one (a resumed
+// log cut short), reports no terminal status: the host makes it
+// incomplete. session.warning is a warning of the step.
 //
 // Final text. The content of the last assistant.message with content.
 //
 // Unmapped. Lifecycle markers and previews of what a later event carries
 // whole are consumed without a record: assistant.turn_start/turn_end,
-// assistant.tool_call_delta (toolRequests has the arguments),
 // tool.execution_partial_result (execution_complete has the output),
 // session.idle. Everything else the transcript has no place for
-// (session.tools_updated, session.mcp_server_status_changed,
+// (session.mcp_server_status_changed,
 // session.skills_loaded, mcp.tools.list_changed, session.compaction_*,
 // new types) is counted by type; text that is not JSON as "non_json"; a
 // JSON value that is not an object as "non_object"; an object without a

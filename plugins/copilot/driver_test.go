@@ -40,7 +40,11 @@ func TestOutcomes(t *testing.T) {
 		{"other shutdown is an error", ev("session.shutdown", `{"shutdownType":"error","errorReason":"crashed"}`), "error", "events-jsonl", "crashed", "", nil},
 		{"result exit code wins over shutdown", ev("session.shutdown", `{"shutdownType":"routine"}`) + `{"type":"result","exitCode":2}`, "error", "json", "copilot exited with code 2", "", nil},
 		{"result before shutdown stands", `{"type":"result","exitCode":0}` + "\n" + ev("session.shutdown", `{"shutdownType":"error"}`), "ok", "json", "", "", nil},
-		{"session error alone", ev("session.error", `{"errorType":"auth","message":"Not authenticated"}`), "incomplete", "events-jsonl", "Not authenticated", "", nil},
+		{"session error alone", ev("session.error", `{"errorType":"auth","message":"Not authenticated"}`), "incomplete", "events-jsonl", "Not authenticated (auth)", "", nil},
+		{"rate limit before a routine shutdown is an error", ev("user.message", `{"content":"hi"}`) + ev("session.error", `{"errorType":"rate_limit","message":"Too many requests","statusCode":429}`) + ev("session.shutdown", `{"shutdownType":"routine"}`), "error", "events-jsonl", "Too many requests (rate_limit, 429)", "", nil},
+		{"an answer after an error makes it ok", ev("user.message", `{"content":"hi"}`) + ev("session.error", `{"errorType":"rate_limit","message":"slow down"}`) + ev("assistant.message", `{"messageId":"m","content":"hello"}`) + ev("session.shutdown", `{"shutdownType":"routine"}`), "ok", "events-jsonl", "", "hello", nil},
+		{"unanswered prompt before shutdown is incomplete", ev("user.message", `{"content":"hi"}`) + ev("abort", `{"reason":"user_initiated"}`) + ev("session.shutdown", `{"shutdownType":"routine"}`), "incomplete", "events-jsonl", "the session ended on a prompt without an answer", "", nil},
+		{"dangling call before shutdown is incomplete", ev("user.message", `{"content":"hi"}`) + ev("assistant.message", `{"messageId":"m","content":"looking","toolRequests":[{"toolCallId":"c","name":"bash","arguments":{"command":"ls"}}]}`) + ev("session.shutdown", `{"shutdownType":"routine"}`), "incomplete", "events-jsonl", "the session ended with a tool call without its result", "looking", nil},
 		{"deltas without final message", ev("assistant.message_delta", `{"messageId":"m","deltaContent":"par"}`) + ev("assistant.message_delta", `{"messageId":"m","deltaContent":"tial"}`), "incomplete", "events-jsonl", "", "", nil},
 		{"unknown types are counted", ev("subagent.started", `{}`) + "garbage\n[1]\n{}", "incomplete", "events-jsonl", "", "", map[string]int{"subagent.started": 1, "non_json": 1, "non_object": 1, "(no type)": 1}},
 	}
@@ -58,6 +62,70 @@ func TestOutcomes(t *testing.T) {
 				t.Errorf("failed lines %d: %q", res.FailedLines, res.Warnings)
 			}
 		})
+	}
+}
+
+// TestModelSources: the model is read from every event that names one;
+// session.shutdown's currentModel (the model at the end) wins like a
+// model_change, the others serve when nothing else names one.
+func TestModelSources(t *testing.T) {
+	ev := func(typ, data string) string { return `{"type":"` + typ + `","data":` + data + `}` + "\n" }
+	for _, tt := range []struct{ name, in, want string }{
+		{"tools_updated", ev("session.tools_updated", `{"model":"gpt-5-mini"}`), "gpt-5-mini"},
+		{"model.call_start", ev("model.call_start", `{"model":"claude-sonnet-4.5"}`), "claude-sonnet-4.5"},
+		{"assistant.usage", ev("assistant.usage", `{"model":"gpt-4.1","inputTokens":3}`), "gpt-4.1"},
+		{"shutdown currentModel wins", ev("session.start", `{"sessionId":"s","selectedModel":"a"}`) + ev("session.shutdown", `{"shutdownType":"routine","currentModel":"b","modelMetrics":{"a":{}}}`), "b"},
+		{"shutdown modelMetrics key", ev("session.shutdown", `{"shutdownType":"routine","modelMetrics":{"claude-opus-4.5":{"usage":{"inputTokens":1}}}}`), "claude-opus-4.5"},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			res := plugintest.Run(t, copilot.Plugin, []byte(tt.in), normalize.Options{Provider: "copilot"}).Result
+			if res.Model != tt.want {
+				t.Errorf("model %q, want %q", res.Model, tt.want)
+			}
+			if len(res.Unmapped) != 0 {
+				t.Errorf("unmapped %v", res.Unmapped)
+			}
+		})
+	}
+}
+
+// TestCutToolCallDelta: a stream cut while a tool call streams still
+// records the call, dangling, once its id and name are known (spec
+// §6.12); a call whose request arrived whole is not reported twice.
+func TestCutToolCallDelta(t *testing.T) {
+	in := `{"type":"assistant.message_delta","data":{"messageId":"m","deltaContent":"Running it."},"ephemeral":true}
+{"type":"assistant.tool_call_delta","data":{"toolCallId":"c0","toolName":"view","inputDelta":"{\"path\":\"a\"}"},"ephemeral":true}
+{"type":"assistant.tool_call_delta","data":{"toolCallId":"c1","toolName":"bash","inputDelta":"{\"command\":"},"ephemeral":true}
+{"type":"assistant.tool_call_delta","data":{"toolCallId":"c1","inputDelta":"\"ls -la\"}"},"ephemeral":true}
+{"type":"assistant.tool_call_delta","data":{"toolCallId":"c2","toolName":"bash","inputDelta":"{\"comm"},"ephemeral":true}
+{"type":"assistant.tool_call_delta","data":{"toolCallId":"c3","inputDelta":"{"},"ephemeral":true}
+{"type":"tool.execution_start","data":{"toolCallId":"c0","toolName":"view","arguments":{"path":"a"}}}
+`
+	o := plugintest.Run(t, copilot.Plugin, []byte(in), normalize.Options{Provider: "copilot"})
+	var calls []string
+	var blocks int
+	for _, it := range o.Sink.Items {
+		switch it.Event.Type {
+		case transcript.ToolCall:
+			tp := it.Event.Tool()
+			calls = append(calls, tp.CallID+" "+tp.Name+" "+string(tp.Input)+" "+tp.Command)
+		case transcript.MessageAssistant:
+			for _, b := range it.Event.Message().Blocks {
+				if b.Type == transcript.BlockToolUse {
+					blocks++
+				}
+			}
+		}
+	}
+	want := []string{`c0 view {"path":"a"} `, `c1 bash {"command":"ls -la"} ls -la`, `c2 bash "{\"comm" `}
+	if strings.Join(calls, "|") != strings.Join(want, "|") {
+		t.Errorf("calls %q, want %q", calls, want)
+	}
+	if blocks != 2 {
+		t.Errorf("%d tool_use blocks, want 2 (c1, c2)", blocks)
+	}
+	if res := o.Result; res.Status != "incomplete" || strings.Join(res.Dangling, ",") != "c0,c1,c2" {
+		t.Errorf("status %q dangling %v", res.Status, res.Dangling)
 	}
 }
 

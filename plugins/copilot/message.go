@@ -122,6 +122,8 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	if c.Kind() == abi.KindString && !c.Is("") {
 		out.Block(key, slotText, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
 		out.Final(sdk.Text(c), true)
+		// The model answered: an earlier error did not stop it.
+		n.lastRole, n.pendingErr = 'a', ""
 	}
 	slot := slotTools
 	for it := d.Get("toolRequests").Iter(); it.Next(); {

@@ -77,14 +77,10 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		ok = !e.Exists() || e.IsNull()
 	}
 	if ok {
-		r.Status = sdk.S("completed")
+		r.Status = sdk.S(toolOK)
 	} else {
 		r.IsError = true
-		r.Status = sdk.S("failed")
-		if e.Get("code").Is("denied") {
-			// The user (or a policy) refused the call.
-			r.Status = sdk.S("declined")
-		}
+		r.Status = sdk.S(toolStatus(e.Get("code")))
 		r.Error = sdk.StringOf(e.Get("message"))
 		if r.Error.IsEmpty() {
 			r.Error = sdk.StringOf(e)
@@ -92,8 +88,12 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		if r.Error.IsEmpty() {
 			r.Error = sdk.StringOf(e.Get("code"))
 		}
+		if r.Error.IsEmpty() {
+			r.Error = sdk.S("the tool call failed")
+		}
 	}
 	sid := id.String()
+	n.results[sid] = true
 	if n.calls[sid] {
 		out.ToolResult(r)
 		return
@@ -104,6 +104,145 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	r.CallID, r.Output, r.Error, r.Status, r.Time = r.CallID.Keep(), r.Output.Keep(), r.Error.Keep(), r.Status.Keep(), r.Time.Keep()
 	n.held[sid] = &r
 	n.order = append(n.order, sid)
+}
+
+// Tool result statuses: the closed set of the transcript format (spec §4).
+const (
+	toolOK        = "ok"
+	toolError     = "error"
+	toolDenied    = "denied"
+	toolCancelled = "cancelled"
+)
+
+// toolStatus maps the error code of a failed tool execution: "denied"
+// and "rejected" (the user or a policy refused it) are denied,
+// cancellations and timeouts are cancelled, anything else ("failure") an
+// error.
+func toolStatus(code abi.Value) string {
+	switch sdk.TypeName(code) {
+	case "denied", "rejected", "permission_denied", "user_denied":
+		return toolDenied
+	case "cancelled", "canceled", "aborted", "interrupted", "timeout", "timed_out":
+		return toolCancelled
+	}
+	return toolError
+}
+
+// toolDelta notes a streamed piece of a tool call (ephemeral, stdout
+// only). The call is reported when its complete request arrives
+// (toolRequests, tool.execution_start); one whose stream was cut before
+// that is reported at the end (cutCalls).
+func (n *normalizer) toolDelta(d abi.Value, ts sdk.Str) {
+	id := d.Get("toolCallId")
+	if id.Kind() != abi.KindString || id.Is("") || n.calls[id.String()] {
+		return
+	}
+	sid := id.String()
+	var c *deltaCall
+	for _, dc := range n.deltas {
+		if dc.id == sid {
+			c = dc
+			break
+		}
+	}
+	if c == nil {
+		c = &deltaCall{id: sid, ts: ts.String()}
+		n.deltas = append(n.deltas, c)
+	}
+	if name := d.Get("toolName"); c.name == "" && name.Kind() == abi.KindString {
+		c.name = name.String()
+	}
+	c.input = sdk.AppendText(c.input, d.Get("inputDelta"))
+}
+
+// cutCalls reports the calls whose stream was cut during
+// assistant.tool_call_delta (spec §6.12): each one whose id and name are
+// known becomes a tool_use block of the message being streamed (or of a
+// message of its own) and a tool.call, which stays dangling. Its input is
+// the JSON streamed so far when complete, else that text as a string.
+func (n *normalizer) cutCalls(out *sdk.Out) {
+	var key sdk.Str
+	own := false
+	slot := slotTools
+	for _, c := range n.deltas {
+		if c.name == "" || n.calls[c.id] {
+			continue
+		}
+		// The arguments streamed so far: whole, else their complete
+		// members, else the text as it is.
+		args := c.input
+		doc, parsed := sdk.Parse(args)
+		if !parsed {
+			if cut := completeMembers(args); cut != nil {
+				args = cut
+				doc, parsed = sdk.Parse(args)
+			}
+		}
+		in := sdk.S(string(c.input))
+		switch {
+		case parsed:
+			in = sdk.JSON(doc.Root())
+		case len(c.input) == 0:
+			in = sdk.S("{}")
+		}
+		if !key.IsSet() {
+			if len(n.open) > 0 {
+				key = sdk.S(n.open[len(n.open)-1].key)
+			} else {
+				key, own = sdk.S(n.newKey("a")), true
+				out.Open(key, sdk.Message{Role: sdk.RoleAssistant})
+			}
+		}
+		out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: in})
+		slot++
+		n.calls[c.id] = true
+		tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: in, Kind: kindOf(c.name)}
+		if c.ts != "" {
+			tc.Time = sdk.S(c.ts)
+		}
+		if parsed && tc.Kind == "execute" {
+			tc.Command = sdk.StringOf(doc.Root().Get("command"))
+		}
+		out.ToolCall(tc)
+		out.Warn("copilot: the stream was cut while tool call " + c.id + " (" + c.name + ") was streamed; recorded from its deltas")
+	}
+	if own {
+		out.Close(key, sdk.MessageEnd{})
+	}
+	n.deltas = nil
+}
+
+// completeMembers returns the members of a JSON object cut off while it
+// streamed that arrived whole (`{"command":"ls","descr` gives
+// `{"command":"ls"}`), or nil when there is none.
+func completeMembers(b []byte) []byte {
+	depth, inStr, esc, last := 0, false, false, -1
+	for i, c := range b {
+		switch {
+		case esc:
+			esc = false
+		case inStr:
+			if c == '\\' {
+				esc = true
+			} else if c == '"' {
+				inStr = false
+			}
+		case c == '"':
+			inStr = true
+		case c == '{' || c == '[':
+			depth++
+		case c == '}' || c == ']':
+			depth--
+		case c == ',' && depth == 1:
+			last = i
+		}
+	}
+	if last < 0 || len(b) == 0 || b[0] != '{' {
+		return nil
+	}
+	out := make([]byte, 0, last+1)
+	out = append(out, b[:last]...)
+	return append(out, '}')
 }
 
 // kindOf maps a Copilot CLI tool name to the transcript's tool kind.

@@ -1,0 +1,16 @@
+package copilot
+
+import "github.com/twasm/twasm/abi"
+
+// keys are the object keys the normalizer reads (abi.Manifest.Keys): the
+// host marks them in every tape, so that Get matches them by number inside
+// the sandbox instead of comparing their bytes. A key missing here still
+// works, at the usual cost; TestKeysCoverGets keeps the list complete.
+var keys = abi.NewKeySet(
+	"arguments", "cacheReadTokens", "cacheWriteTokens", "code", "command", "content", "copilotVersion",
+	"currentModel", "data", "deltaContent", "detailedContent", "encryptedContent", "ephemeral", "error",
+	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "id", "inputDelta", "inputTokens",
+	"message", "messageId", "model", "modelMetrics", "name", "newModel", "outputTokens", "reasoningOpaque",
+	"reasoningText", "reasoningTokens", "result", "selectedModel", "sessionId", "shutdownType", "statusCode",
+	"success", "timestamp", "toolCallId", "toolName", "toolRequests", "transformedContent", "type", "usage",
+)

@@ -1,0 +1,11 @@
+package copilot
+
+import (
+	"testing"
+
+	"github.com/twasm/twasm/plugins/plugintest"
+)
+
+// TestKeysCoverGets checks that every key the normalizer names in a Get or
+// Path call is declared in keys.
+func TestKeysCoverGets(t *testing.T) { plugintest.CheckKeysCoverGets(t, keys) }
