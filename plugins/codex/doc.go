@@ -50,9 +50,11 @@
 // classify): the JSON {output, metadata:{exit_code}}, the "Exit code: N"
 // and "Process exited with code N" headers, "failed in sandbox ... exit
 // code: N" and "execution error: ..." (error, with the exit code it
-// states), "... rejected by user" (denied), "aborted", "aborted by user"
-// and "command timed out after" (cancelled), "apply_patch verification
-// failed: ..." (error), an MCP {content, isError}. Exit codes are read
+// states), "... rejected by user" and a tool policy's "rejected this
+// action" (denied), "aborted", "aborted by user" and "command timed out
+// after" (cancelled), "apply_patch verification failed: ..." and
+// "<tool> failed: ..." (error), an MCP {content, isError}, content items
+// (code-mode exec: the {"exit_code": N} results its script printed). Exit codes are read
 // only from the header lines before "Output:", never from a command's
 // own output. A web_search has no output (the query is its input, not
 // its result); a file_change's output is its list of changes (exec-json

@@ -146,7 +146,8 @@ func classify(t []byte) outcome {
 		return o
 	case sdk.HasPrefix(t, "apply_patch verification failed") || sdk.HasPrefix(t, "unsupported call") ||
 		sdk.HasPrefix(t, "unsupported custom tool call") || sdk.HasPrefix(t, "failed to parse function arguments") ||
-		sdk.HasPrefix(t, "Failed to apply patch") || sdk.HasPrefix(t, "Invalid patch") || sdk.HasPrefix(t, "invalid patch"):
+		sdk.HasPrefix(t, "Failed to apply patch") || sdk.HasPrefix(t, "Invalid patch") || sdk.HasPrefix(t, "invalid patch") ||
+		toolFailed(first):
 		return outcome{status: toolError, err: clip(t)}
 	}
 	head, body := splitHeader(t)
@@ -164,8 +165,60 @@ func classify(t []byte) outcome {
 	}
 	if line := firstLineOf(trimLeft(body)); sdk.HasPrefix(line, "command timed out after") {
 		o.status, o.err = toolCancelled, clip(line)
+	} else if contains(line, "rejected this action") {
+		// A tool's policy refused the action (Browser Use: "... rejected
+		// this action due to browser security policy").
+		o.status, o.err = toolDenied, clip(line)
 	}
 	return o
+}
+
+// toolFailed reports whether a first line is a tool's own failure
+// report, "<tool_name> failed: <why>" ("write_stdin failed: stdin is
+// closed for this session").
+func toolFailed(line []byte) bool {
+	i := 0
+	for i < len(line) && (line[i] >= 'a' && line[i] <= 'z' || line[i] == '_') {
+		i++
+	}
+	return i > 0 && sdk.HasPrefix(line[i:], " failed: ")
+}
+
+// classifyItems reads an output given as content items (code-mode
+// "exec", MCP, view_image): their texts are classified as one output,
+// and the results the script printed as JSON lines {"exit_code": N,
+// ...} (one per command it ran) make it an error when one failed; the
+// exit code is kept when there is one such result.
+func classifyItems(items abi.Value, buf []byte) (outcome, []byte) {
+	buf = buf[:0]
+	for it := items.Iter(); it.Next(); {
+		buf = sdk.AppendText(buf, it.Value().Get("text"))
+		buf = append(buf, '\n')
+	}
+	o := classify(buf)
+	if o.status != "" {
+		return o, buf
+	}
+	var codes []int64
+	for rest := buf; len(rest) > 0; {
+		line := firstLineOf(rest)
+		rest = rest[min(len(line)+1, len(rest)):]
+		if l := trimLeft(line); sdk.HasPrefix(l, `{"exit_code":`) {
+			if c, ok := parseInt(l[len(`{"exit_code":`):]); ok {
+				codes = append(codes, c)
+			}
+		}
+	}
+	for _, c := range codes {
+		if c != 0 {
+			o.status, o.err = toolError, "a command the script ran exited with code "+itoa(c)
+			break
+		}
+	}
+	if len(codes) == 1 {
+		o.code = sdk.N(codes[0])
+	}
+	return o, buf
 }
 
 // splitHeader splits a textual output at its "Output:" line: the header

@@ -248,6 +248,9 @@ func (n *normalizer) toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
 			oc = classify(n.inner)
 		}
 	case abi.KindInvalid, abi.KindNull:
+	case abi.KindArray:
+		r.Output = sdk.JSON(o)
+		oc, n.inner = classifyItems(o, n.inner)
 	default:
 		r.Output = sdk.JSON(o)
 		if o.Get("isError").Truthy() || o.Get("is_error").Truthy() {

@@ -215,7 +215,13 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		}
 	case t.Is("session.model_change"):
 		// The latest model is the step's model: it produced what follows.
-		n.model(d.Get("newModel"), true, out)
+		// "auto" names no model: session.auto_mode_resolved says which.
+		if nm := d.Get("newModel"); !nm.Is("auto") {
+			n.model(nm, true, out)
+		}
+	case t.Is("session.auto_mode_resolved"):
+		// The model auto mode chose: the latest, like a model_change.
+		n.model(d.Get("chosenModel"), true, out)
 	case t.Is("session.tools_updated"), t.Is("model.call_start"):
 		// The model the tools were set up for, and the model called:
 		// the step's model when no other event names one.

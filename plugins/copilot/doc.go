@@ -70,8 +70,9 @@
 //
 // Metadata. session.start gives the session id (result.sessionId as a
 // fallback) and copilotVersion as the provider version. The model is the
-// latest session.model_change or session.shutdown currentModel (the model
-// in use last), else the first model any other event names:
+// latest session.model_change, session.auto_mode_resolved chosenModel or
+// session.shutdown currentModel (the model in use last; a model_change to
+// "auto" names none), else the first model any other event names:
 // session.start selectedModel, session.tools_updated, model.call_start,
 // model.call_failure, assistant.usage, assistant.message, the first key
 // of session.shutdown modelMetrics.

@@ -75,6 +75,8 @@ func TestModelSources(t *testing.T) {
 		{"model.call_start", ev("model.call_start", `{"model":"claude-sonnet-4.5"}`), "claude-sonnet-4.5"},
 		{"assistant.usage", ev("assistant.usage", `{"model":"gpt-4.1","inputTokens":3}`), "gpt-4.1"},
 		{"shutdown currentModel wins", ev("session.start", `{"sessionId":"s","selectedModel":"a"}`) + ev("session.shutdown", `{"shutdownType":"routine","currentModel":"b","modelMetrics":{"a":{}}}`), "b"},
+		{"auto mode resolves the model", ev("session.model_change", `{"newModel":"auto"}`) + ev("session.auto_mode_resolved", `{"chosenModel":"gpt-5-mini"}`), "gpt-5-mini"},
+		{"auto is no model", ev("session.start", `{"sessionId":"s","selectedModel":"claude-haiku-4.5"}`) + ev("session.model_change", `{"newModel":"auto"}`), "claude-haiku-4.5"},
 		{"shutdown modelMetrics key", ev("session.shutdown", `{"shutdownType":"routine","modelMetrics":{"claude-opus-4.5":{"usage":{"inputTokens":1}}}}`), "claude-opus-4.5"},
 	} {
 		t.Run(tt.name, func(t *testing.T) {
