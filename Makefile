@@ -24,6 +24,9 @@ BENCHCOUNT ?= 5
 WASM_TOOLCHAIN ?= tinygo
 TINYGO       ?= $(shell .ci/install-tinygo --path)
 TINYGO_FLAGS ?= -opt=2 -scheduler=none -no-debug -panic=trap
+# Tests and benchmarks that build plugins themselves (internal/wasmbuild)
+# use the same compiler and flags.
+export WASM_TOOLCHAIN TINYGO TINYGO_FLAGS
 # The other toolchain's modules, for `make golden`.
 OTHER_TOOLCHAIN := $(if $(filter tinygo,$(WASM_TOOLCHAIN)),go,tinygo)
 ALT_WASM  := $(PLUGINS:%=bin/wasm-$(OTHER_TOOLCHAIN)/%.wasm)

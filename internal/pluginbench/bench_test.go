@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
 	"sort"
@@ -17,6 +18,9 @@ import (
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/codex"
+	"github.com/twasm/twasm/plugins/copilot"
+	"github.com/twasm/twasm/plugins/gemini"
+	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -30,6 +34,9 @@ var plugins = []struct {
 }{
 	{"claude", claude.Plugin},
 	{"codex", codex.Plugin},
+	{"copilot", copilot.Plugin},
+	{"gemini", gemini.Plugin},
+	{"openai", openai.Plugin},
 }
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,
@@ -98,6 +105,26 @@ var (
 	loadMu   sync.Mutex
 )
 
+// toolchain is the compiler of the measured modules: the bundled plugins'
+// (TinyGo, found as the Makefile finds it) unless $WASM_TOOLCHAIN is "go"
+// or TinyGo is not installed. The first call logs which.
+func toolchain(tb testing.TB) wasmbuild.Toolchain {
+	tb.Helper()
+	toolchainOnce.Do(func() {
+		if os.Getenv("WASM_TOOLCHAIN") != "go" {
+			wasmToolchain, _ = wasmbuild.FindTinyGo(context.Background(), ".")
+		}
+		// Printed, not logged: benchreport reads it from the output.
+		fmt.Printf("wasm toolchain: %s %s\n", wasmToolchain.Name(), strings.Join(wasmToolchain.Flags, " "))
+	})
+	return wasmToolchain
+}
+
+var (
+	toolchainOnce sync.Once
+	wasmToolchain wasmbuild.Toolchain
+)
+
 // wasmPlugin builds (cached) and loads a plugin as bundled (trusted, no
 // timeout) or external (sandboxed, per-call timeout).
 func wasmPlugin(b *testing.B, name string, sandboxed bool) *host.Plugin {
@@ -117,7 +144,7 @@ func wasmPlugin(b *testing.B, name string, sandboxed bool) *host.Plugin {
 	if p := loaded[key]; p != nil {
 		return p
 	}
-	wasm := wasmbuild.ForTest(b, filepath.Join("..", "..", "plugins", name, "wasm"))
+	wasm := toolchain(b).ForTest(b, filepath.Join("..", "..", "plugins", name, "wasm"))
 	p, err := hostRT.Load(context.Background(), wasm, host.Source{Path: key + ".wasm", Bundled: !sandboxed})
 	if err != nil {
 		b.Fatal(err)

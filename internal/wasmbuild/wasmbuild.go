@@ -16,11 +16,73 @@ import (
 	"testing"
 )
 
+// Toolchain is a compiler of plugins: standard Go (the zero value) or
+// TinyGo, which builds the bundled plugins.
+type Toolchain struct {
+	// TinyGo is the tinygo command; empty for standard Go.
+	TinyGo string
+	// Flags are TinyGo's build flags.
+	Flags []string
+}
+
+// DefaultTinyGoFlags are the flags the Makefile builds the bundled plugins
+// with (its TINYGO_FLAGS; see there for why each matters).
+const DefaultTinyGoFlags = "-opt=2 -scheduler=none -no-debug -panic=trap"
+
+// Name is "go" or "tinygo".
+func (tc Toolchain) Name() string {
+	if tc.TinyGo != "" {
+		return "tinygo"
+	}
+	return "go"
+}
+
+// FindTinyGo returns the TinyGo toolchain the Makefile would use: the
+// tinygo command in $TINYGO, else the one .ci/install-tinygo installed
+// for the module that holds pkgDir, else tinygo on PATH; with the flags
+// in $TINYGO_FLAGS, else [DefaultTinyGoFlags]. ok is false when no tinygo
+// is installed.
+func FindTinyGo(ctx context.Context, pkgDir string) (tc Toolchain, ok bool) {
+	flags := os.Getenv("TINYGO_FLAGS")
+	if flags == "" {
+		flags = DefaultTinyGoFlags
+	}
+	tc.Flags = strings.Fields(flags)
+	if p := os.Getenv("TINYGO"); p != "" {
+		tc.TinyGo = p
+		return tc, true
+	}
+	cmd := exec.CommandContext(ctx, "go", "env", "GOMOD")
+	cmd.Dir = pkgDir
+	if mod, err := cmd.Output(); err == nil && len(bytes.TrimSpace(mod)) > 0 {
+		script := filepath.Join(filepath.Dir(string(bytes.TrimSpace(mod))), ".ci", "install-tinygo")
+		if out, err := exec.CommandContext(ctx, script, "--path").Output(); err == nil {
+			if p := string(bytes.TrimSpace(out)); p != "" {
+				if _, err := os.Stat(p); err == nil {
+					tc.TinyGo = p
+					return tc, true
+				}
+			}
+		}
+	}
+	if p, err := exec.LookPath("tinygo"); err == nil {
+		tc.TinyGo = p
+		return tc, true
+	}
+	return Toolchain{}, false
+}
+
 // Build compiles the main package in pkgDir into a wasip1 reactor at
-// outPath (GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared). The file
-// appears atomically: a reader never sees a partial module, so concurrent
-// test processes may build into the same path.
+// outPath with standard Go (GOOS=wasip1 GOARCH=wasm go build
+// -buildmode=c-shared).
 func Build(ctx context.Context, pkgDir, outPath string) error {
+	return Toolchain{}.Build(ctx, pkgDir, outPath)
+}
+
+// Build compiles the main package in pkgDir into a wasip1 reactor at
+// outPath. The file appears atomically: a reader never sees a partial
+// module, so concurrent test processes may build into the same path.
+func (tc Toolchain) Build(ctx context.Context, pkgDir, outPath string) error {
 	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
 		return fmt.Errorf("wasmbuild: %w", err)
 	}
@@ -32,13 +94,19 @@ func Build(ctx context.Context, pkgDir, outPath string) error {
 	tmp.Close()
 	defer os.Remove(tmpName) // a no-op after the rename
 
-	cmd := exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", tmpName, ".")
+	var cmd *exec.Cmd
+	if tc.TinyGo != "" {
+		args := append([]string{"build", "-target=wasip1", "-buildmode=c-shared"}, tc.Flags...)
+		cmd = exec.CommandContext(ctx, tc.TinyGo, append(args, "-o", tmpName, ".")...)
+	} else {
+		cmd = exec.CommandContext(ctx, "go", "build", "-buildmode=c-shared", "-trimpath", "-o", tmpName, ".")
+		cmd.Env = wasmEnv()
+	}
 	cmd.Dir = pkgDir
-	cmd.Env = wasmEnv()
 	var stderr bytes.Buffer
 	cmd.Stderr = &stderr
 	if err := cmd.Run(); err != nil {
-		return fmt.Errorf("wasmbuild: go build %s: %w\n%s", pkgDir, err, strings.TrimSpace(stderr.String()))
+		return fmt.Errorf("wasmbuild: %s build %s: %w\n%s", tc.Name(), pkgDir, err, strings.TrimSpace(stderr.String()))
 	}
 	if err := os.Rename(tmpName, outPath); err != nil {
 		return fmt.Errorf("wasmbuild: %w", err)
@@ -46,21 +114,35 @@ func Build(ctx context.Context, pkgDir, outPath string) error {
 	return nil
 }
 
-// Cached builds pkgDir into cacheDir/<key>.wasm unless that file exists
-// and returns its path. The key hashes the go version and the contents of
-// every non-standard-library source file the package depends on (as
-// listed by go list -deps for wasip1), so an edit to the plugin or to the
-// SDK it imports gives a new build.
+// Cached builds pkgDir with standard Go into cacheDir/<key>.wasm unless
+// that file exists and returns its path.
 func Cached(ctx context.Context, pkgDir, cacheDir string) (string, error) {
+	return Toolchain{}.Cached(ctx, pkgDir, cacheDir)
+}
+
+// Cached builds pkgDir into cacheDir/<key>.wasm unless that file exists
+// and returns its path. The key is [SourceKey], and for TinyGo also its
+// version and flags, so an edit to the plugin or to the SDK it imports,
+// or another compiler, gives a new build.
+func (tc Toolchain) Cached(ctx context.Context, pkgDir, cacheDir string) (string, error) {
 	key, err := SourceKey(ctx, pkgDir)
 	if err != nil {
 		return "", err
+	}
+	if tc.TinyGo != "" {
+		ver, err := exec.CommandContext(ctx, tc.TinyGo, "version").Output()
+		if err != nil {
+			return "", fmt.Errorf("wasmbuild: %s version: %w", tc.TinyGo, err)
+		}
+		h := sha256.New()
+		fmt.Fprintf(h, "%s\x00%s\x00%s", key, ver, strings.Join(tc.Flags, " "))
+		key = "tinygo-" + hex.EncodeToString(h.Sum(nil))[:32]
 	}
 	out := filepath.Join(cacheDir, key+".wasm")
 	if _, err := os.Stat(out); err == nil {
 		return out, nil
 	}
-	if err := Build(ctx, pkgDir, out); err != nil {
+	if err := tc.Build(ctx, pkgDir, out); err != nil {
 		return "", err
 	}
 	return out, nil
@@ -126,15 +208,23 @@ func TestCacheDir() string {
 	return filepath.Join(dir, "twasm-test-wasm")
 }
 
-// ForTest builds the plugin in pkgDir (cached in TestCacheDir) and returns
-// the module's bytes. It fails the test when the build fails, and skips it
-// when there is no go tool on PATH.
+// ForTest builds the plugin in pkgDir with standard Go (cached in
+// TestCacheDir) and returns the module's bytes. It fails the test when
+// the build fails, and skips it when there is no go tool on PATH.
 func ForTest(tb testing.TB, pkgDir string) []byte {
+	tb.Helper()
+	return Toolchain{}.ForTest(tb, pkgDir)
+}
+
+// ForTest builds the plugin in pkgDir (cached in TestCacheDir) and
+// returns the module's bytes. It fails the test when the build fails,
+// and skips it when there is no go tool on PATH.
+func (tc Toolchain) ForTest(tb testing.TB, pkgDir string) []byte {
 	tb.Helper()
 	if _, err := exec.LookPath("go"); err != nil {
 		tb.Skip("wasmbuild: no go tool on PATH")
 	}
-	path, err := Cached(context.Background(), pkgDir, TestCacheDir())
+	path, err := tc.Cached(context.Background(), pkgDir, TestCacheDir())
 	if err != nil {
 		tb.Fatal(err)
 	}

@@ -69,3 +69,51 @@ func TestBuildReportsCompilerErrors(t *testing.T) {
 		t.Fatalf("error does not carry the compiler's message: %v", err)
 	}
 }
+
+func TestTinyGoBuildsAReactorKeyedApartFromGo(t *testing.T) {
+	ctx := context.Background()
+	echo := filepath.Join("..", "..", "abi", "sdk", "testdata", "echo")
+	tc, ok := FindTinyGo(ctx, echo)
+	if !ok {
+		t.Skip("no TinyGo installed (.ci/install-tinygo)")
+	}
+	if tc.Name() != "tinygo" || len(tc.Flags) == 0 {
+		t.Fatalf("toolchain %q flags %q", tc.Name(), tc.Flags)
+	}
+	cache := t.TempDir()
+	tiny, err := tc.Cached(ctx, echo, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	std, err := Cached(ctx, echo, cache)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if tiny == std {
+		t.Fatalf("TinyGo and Go builds share the cache entry %s", tiny)
+	}
+	// A TinyGo reactor is far smaller than Go's: this tells the two
+	// builds apart without trusting the file names.
+	st, _ := os.Stat(std)
+	ti, _ := os.Stat(tiny)
+	if ti.Size()*4 > st.Size() {
+		t.Fatalf("TinyGo module %d bytes, Go module %d bytes: not a TinyGo build", ti.Size(), st.Size())
+	}
+	if b := tc.ForTest(t, echo); !strings.HasPrefix(string(b), "\x00asm") {
+		t.Fatal("not a wasm module")
+	}
+}
+
+func TestTinyGoReportsCompilerErrors(t *testing.T) {
+	tc, ok := FindTinyGo(context.Background(), ".")
+	if !ok {
+		t.Skip("no TinyGo installed (.ci/install-tinygo)")
+	}
+	dir := t.TempDir()
+	os.WriteFile(filepath.Join(dir, "go.mod"), []byte("module x\n\ngo 1.24\n"), 0o644)
+	os.WriteFile(filepath.Join(dir, "main.go"), []byte("package main\n\nfunc main() { undefined() }\n"), 0o644)
+	err := tc.Build(context.Background(), dir, filepath.Join(t.TempDir(), "x.wasm"))
+	if err == nil || !strings.Contains(err.Error(), "undefined") || !strings.Contains(err.Error(), "tinygo build") {
+		t.Fatalf("error does not carry the compiler's message: %v", err)
+	}
+}
