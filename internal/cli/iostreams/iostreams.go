@@ -15,6 +15,8 @@ type IOStreams struct {
 
 	stdoutTTY bool
 	color     bool
+	errColor  bool
+	stdinTTY  bool
 }
 
 // System returns the process's streams. Color is on only when stdout is a
@@ -22,8 +24,9 @@ type IOStreams struct {
 // "dumb".
 func System(getenv func(string) string) *IOStreams {
 	tty := isTerminal(os.Stdout)
+	colorOK := getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"
 	return &IOStreams{In: os.Stdin, Out: os.Stdout, ErrOut: os.Stderr, stdoutTTY: tty,
-		color: tty && getenv("NO_COLOR") == "" && getenv("TERM") != "dumb"}
+		color: tty && colorOK, errColor: tty && isTerminal(os.Stderr) && colorOK, stdinTTY: isTerminal(os.Stdin)}
 }
 
 func isTerminal(f *os.File) bool {
@@ -40,6 +43,19 @@ func (s *IOStreams) SetStdoutTTY(v bool) { s.stdoutTTY = v }
 
 // ColorEnabled reports whether output may carry ANSI colors.
 func (s *IOStreams) ColorEnabled() bool { return s.color }
+
+// ErrColorEnabled reports whether diagnostics on ErrOut (record --live)
+// may carry ANSI colors: only when both stdout and stderr are terminals,
+// so that neither a log stderr is redirected to nor one stdout is
+// redirected to (with 2>&1) gets escape codes.
+func (s *IOStreams) ErrColorEnabled() bool { return s.errColor }
+
+// IsStdinTTY reports whether In is a terminal: record then says it is
+// reading stdin and how to end it.
+func (s *IOStreams) IsStdinTTY() bool { return s.stdinTTY }
+
+// SetStdinTTY overrides terminal detection of stdin (tests).
+func (s *IOStreams) SetStdinTTY(v bool) { s.stdinTTY = v }
 
 // SetColorEnabled overrides color detection.
 func (s *IOStreams) SetColorEnabled(v bool) { s.color = v }

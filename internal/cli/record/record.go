@@ -59,9 +59,12 @@ func NewCmdRecord(f *cmdutil.Factory, runF func(context.Context, *Options) error
 
 With -- CMD, twasm runs the agent CLI as a child process: its stdout is
 normalized as it arrives and passed through to the terminal (unless --quiet
-or --json), its stderr is kept with the raw capture, SIGINT and SIGTERM are
-forwarded, and twasm exits with the child's exit code. Without it, the
-output is read from --input or stdin.
+or --json), its stderr is shown (--quiet included) and kept with the raw
+capture, SIGINT and SIGTERM are forwarded, and twasm exits with the child's
+exit code; the step's result records the command line ("command") and the
+working directory ("cwd"). Without it, the output is read from --input or
+stdin; stdin on a terminal is announced on stderr (end it with Ctrl-D,
+cancel with Ctrl-C).
 
 The run gets a run bracket and one agent step (path "agent", or --path).
 The raw bytes are kept beside the transcript. With --run-id the step is
@@ -123,7 +126,7 @@ kept either way.`,
 	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets (API keys, tokens, private keys) everywhere before writing")
 	fl.BoolVar(&opts.Live, "live", false, "print one line per event on stderr as it is recorded")
 	fl.BoolVar(&opts.JSON, "json", false, "print a summary object on stdout")
-	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "do not pass the agent's stdout through")
+	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "do not pass the agent's stdout through (its stderr always is)")
 	fl.StringVar(&opts.Fsync, "fsync", "boundary", "when to fsync the transcript: never, boundary (step and run ends) or always")
 	opts.Plugins.Register(cmd, true)
 	_ = cmd.RegisterFlagCompletionFunc("fsync", cobra.FixedCompletions([]string{"never", "boundary", "always"}, cobra.ShellCompDirectiveNoFileComp))
@@ -187,7 +190,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	if len(opts.Command) == 0 {
 		switch opts.Input {
 		case "", "-":
-			input = ios.In
+			input = cmdutil.StdinInput(ctx, ios)
 		default:
 			file, err := os.Open(opts.Input)
 			if err != nil {
@@ -231,7 +234,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	}
 	var live sync.WaitGroup
 	if opts.Live {
-		color := ios.ColorEnabled()
+		color := ios.ErrColorEnabled()
 		runOpts.Observe = func(rec *recorder.Recorder) {
 			sub := rec.Subscribe()
 			live.Add(1)
@@ -293,9 +296,9 @@ func Run(ctx context.Context, opts *Options) (err error) {
 					return agent.Feed(ctx, p)
 				},
 				Stderr: func(p []byte) {
-					if !opts.Quiet {
-						_, _ = ios.ErrOut.Write(p)
-					}
+					// Always shown, --quiet included: it is where an
+					// agent says why it failed.
+					_, _ = ios.ErrOut.Write(p)
 					_ = agent.FeedStderr(p)
 				},
 			})
@@ -309,6 +312,9 @@ func Run(ctx context.Context, opts *Options) (err error) {
 			}
 		}
 		res, err = agent.Finish(context.WithoutCancel(ctx), exitCode)
+		if err == nil && res != nil && len(opts.Command) > 0 {
+			err = s.SetResult(cmdutil.WithInvocation(res, opts.Command, masker))
+		}
 		if feedErr != nil {
 			return errors.Join(feedErr, err)
 		}
