@@ -264,7 +264,12 @@ func (n *normalizer) finishReason(r *chatResp, reason string, out *sdk.Out) {
 		n.status(sdk.StatusError, sdk.S("content_filter: the output was withheld by the provider's content filter"), out)
 		return
 	case "length", "max_tokens":
-		out.Warn("openai: output cut at the token limit (finish_reason " + reason + ")")
+		// The output was cut at the token limit: the same situation as
+		// a Responses "incomplete" (spec §6.7).
+		if !r.errored {
+			n.status(sdk.StatusIncomplete, sdk.S("output cut at the token limit (finish_reason "+reason+")"), out)
+		}
+		return
 	}
 	if !r.errored {
 		n.status(sdk.StatusOK, sdk.Str{}, out)

@@ -73,7 +73,18 @@
 // others, and every function call, get their result only from the next
 // request's input: a call whose result is not in the data is dangling,
 // which the host reports (the caller runs tools between requests), not an
-// error.
+// error. An mcp_approval_request (an MCP call waiting for the user's
+// approval) is a tool.call named like mcp_call, dangling until its
+// outcome: the mcp_call that names it in approval_request_id (whose result
+// becomes the request's result, so the ledger holds one call), or an
+// mcp_approval_response with approve false in the next request (denied,
+// with its reason). mcp_list_tools (OpenAI listing a server's tools for
+// the model) is not an action of the agent and is not mapped; a listing
+// that failed is reported as a provider error.
+//
+// Result statuses are the spec's words: completed (or none) is ok,
+// failed (or an item carrying an error) is error, incomplete is
+// cancelled; anything not ok carries error text.
 //
 // # Status
 //
@@ -81,15 +92,15 @@
 //
 //   - stop, tool_calls, function_call and unknown reasons: ok.
 //   - length (and max_tokens from compatible servers), and a Responses
-//     "incomplete" with reason max_output_tokens: ok, with the message's
-//     stop_reason saying so and a warning. The call did what the caller
-//     asked (its own token limit ended the output); this is what the
-//     Claude plugin does with max_tokens, and a user finds the cut in
-//     stop_reason and the warnings.
+//     "incomplete" whatever its reason (max_output_tokens included):
+//     incomplete, with the reason as the error text and in the message's
+//     stop_reason. The provider says the answer was cut, and a run whose
+//     own status is incomplete is recorded so (spec §6.7); the Claude
+//     plugin does the same with an API response's max_tokens.
 //   - content_filter (either API): error. The provider withheld the
 //     output, so the step did not deliver an answer.
 //   - Responses "failed": error with response.error.message; "cancelled":
-//     error; "incomplete" for another reason: incomplete with the reason.
+//     error.
 //   - An error body {error:{message,type,code}}, data: {"error":...} and
 //     the Responses "error" event: error (the call failed; a following
 //     response.failed restates it).

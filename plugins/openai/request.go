@@ -87,7 +87,20 @@ func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
 			}
 			n.toolCall(callIDOf(i), i.Get("name").String(), input, argsRoot(args), sdk.Str{}, out)
 		case t.Kind() == abi.KindString && hasSuffix(t.Raw(), `_output"`):
-			n.toolOutput(i.Get("call_id"), i.Get("output"), sdk.StringOf(i.Get("status")), out)
+			n.toolOutput(i.Get("call_id"), i.Get("output"), i.Get("status"), out)
+		case t.Is("mcp_approval_response"):
+			// The user's answer to an mcp_approval_request: a refusal is
+			// the call's outcome; an approval is followed by the mcp_call
+			// that runs it.
+			id := i.Get("approval_request_id")
+			if ids := id.String(); ids != "" && !i.Get("approve").Truthy() && !n.results[ids] {
+				n.results[ids] = true
+				e := sdk.Text(i.Get("reason"))
+				if e.IsEmpty() {
+					e = sdk.S("the user did not approve the call")
+				}
+				out.ToolResult(sdk.ToolResult{CallID: sdk.Text(id), Status: sdk.S(toolDenied), Error: e, IsError: true})
+			}
 		}
 	}
 	p.close(out)
@@ -116,7 +129,7 @@ func (n *normalizer) chatRequest(v abi.Value, out *sdk.Out) {
 				n.toolCall(c.Get("id").String(), c.Path("function", "name").String(), input, argsRoot(args), sdk.Str{}, out)
 			}
 		case role.Is("tool"):
-			n.toolOutput(m.Get("tool_call_id"), m.Get("content"), sdk.Str{}, out)
+			n.toolOutput(m.Get("tool_call_id"), m.Get("content"), abi.Value{}, out)
 		}
 	}
 	p.close(out)
@@ -124,7 +137,7 @@ func (n *normalizer) chatRequest(v abi.Value, out *sdk.Out) {
 
 // toolOutput reports a tool.result once per call id. The output is a
 // string, or content parts (their texts joined, else their JSON).
-func (n *normalizer) toolOutput(id, o abi.Value, status sdk.Str, out *sdk.Out) {
+func (n *normalizer) toolOutput(id, o, status abi.Value, out *sdk.Out) {
 	if id.Kind() != abi.KindString || sdk.Text(id).IsEmpty() {
 		return
 	}
@@ -133,7 +146,7 @@ func (n *normalizer) toolOutput(id, o abi.Value, status sdk.Str, out *sdk.Out) {
 		return
 	}
 	n.results[ids] = true
-	r := sdk.ToolResult{CallID: sdk.Text(id), Status: status}
+	r := sdk.ToolResult{CallID: sdk.Text(id), Status: sdk.S(toolStatus(status, false))}
 	switch o.Kind() {
 	case abi.KindString:
 		r.Output = sdk.Text(o)
@@ -160,10 +173,41 @@ func (n *normalizer) toolOutput(id, o abi.Value, status sdk.Str, out *sdk.Out) {
 	default:
 		r.Output = sdk.JSON(o)
 	}
-	if !r.Status.IsSet() {
-		r.Status = sdk.S("completed")
+	if st := r.Status.String(); st != toolOK {
+		r.IsError = st == toolError
+		r.Error = sdk.S("the tool call is " + sdk.TypeName(status))
 	}
 	out.ToolResult(r)
+}
+
+// The tool result statuses (spec §4), the same words in every plugin.
+const (
+	toolOK        = "ok"
+	toolError     = "error"
+	toolDenied    = "denied"
+	toolCancelled = "cancelled"
+)
+
+// toolStatus maps an item's status to the spec's words: completed (or
+// none) is ok, failed is error, incomplete (stopped before it finished)
+// is cancelled; failed also stands for an item that carries an error.
+func toolStatus(st abi.Value, failed bool) string {
+	switch {
+	case st.Is("failed"), failed && !st.Is("incomplete"):
+		return toolError
+	case st.Is("incomplete"), st.Is("cancelled"):
+		return toolCancelled
+	}
+	return toolOK
+}
+
+// errorText is e, or def when e is empty: a result that is not ok
+// always says why.
+func errorText(e sdk.Str, def string) sdk.Str {
+	if e.IsEmpty() {
+		return sdk.S(def)
+	}
+	return e
 }
 
 func hasSuffix(b []byte, s string) bool {

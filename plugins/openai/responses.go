@@ -394,12 +394,28 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	case t.Is("code_interpreter_call"):
 		name, kind = "code_interpreter", "execute"
 		input = objectOf("code", i.Get("code"))
-	case t.Is("mcp_call"):
+	case t.Is("mcp_call"), t.Is("mcp_approval_request"):
 		name, kind = i.Get("name").String(), "other"
 		if l := i.Get("server_label").String(); l != "" {
 			name = l + "." + name
 		}
 		input, root = sdk.JSON(i.Get("arguments")), argsRoot(i.Get("arguments"))
+		// A call waiting for the user's approval (spec §6.12): its
+		// outcome is the approved mcp_call, or the refusal in the next
+		// request's mcp_approval_response; dangling until then.
+		server = t.Is("mcp_call")
+	case t.Is("mcp_list_tools"):
+		// OpenAI listing an MCP server's tools for the model: not an
+		// action of the agent. A listing that failed is an error the
+		// provider reported.
+		if e := i.Get("error"); e.Exists() && !e.IsNull() {
+			msg := sdk.Text(e.Get("message"))
+			if msg.IsEmpty() {
+				msg = sdk.Text(e)
+			}
+			out.Status(sdk.StatusError, msg, abi.LevelError)
+		}
+		return true
 	case t.Is("image_generation_call"):
 		name, kind = "image_generation", "other"
 	case t.Is("local_shell_call"):
@@ -423,6 +439,11 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	}
 	it.hasCall = true
 	it.callID, it.name = callIDOf(i), name
+	if a := i.Get("approval_request_id").String(); a != "" && n.calls[a] {
+		// The approved execution of a call already reported as waiting
+		// for approval: its outcome is that call's result.
+		it.callID = a
+	}
 	if !input.IsSet() {
 		input, _ = jsonInput(nil)
 	}
@@ -465,12 +486,9 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 		errS = sdk.Text(e.Get("message"))
 	}
 	n.results[it.callID] = true
-	status := sdk.StringOf(st)
-	if !status.IsSet() {
-		status = sdk.S("completed")
-		if failed {
-			status = sdk.S("failed")
-		}
+	status := sdk.S(toolStatus(st, failed))
+	if status.String() != toolOK {
+		errS = errorText(errS, "the tool call "+sdk.TypeName(st))
 	}
 	rs := n.slotFor(it, partResult)
 	content := output
@@ -579,14 +597,14 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 		n.status(sdk.StatusError, msg, out)
 	case st.Is("incomplete") || !st.Exists() && ev.Is("response.incomplete"):
 		switch {
-		case reason.Is("max_output_tokens"):
-			out.Warn("openai: output cut at the token limit (incomplete: max_output_tokens)")
-			n.status(sdk.StatusOK, sdk.Str{}, out)
 		case reason.Is("content_filter"):
 			n.status(sdk.StatusError, sdk.S("content_filter: the output was withheld by the provider's content filter"), out)
 		default:
 			msg := sdk.S("response incomplete")
-			if reason.Kind() == abi.KindString {
+			switch {
+			case reason.Is("max_output_tokens"):
+				msg = sdk.S("response incomplete: output cut at the token limit (max_output_tokens)")
+			case reason.Kind() == abi.KindString:
 				msg = sdk.S("response incomplete: " + sdk.TypeName(reason))
 			}
 			n.status(sdk.StatusIncomplete, msg, out)
