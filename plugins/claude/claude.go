@@ -105,6 +105,7 @@ type normalizer struct {
 	errSeen     bool
 	errText     string
 	sseStopped  bool
+	sseStop     string // stop reason of the SSE stream's last message
 
 	fields fieldCache
 
@@ -185,7 +186,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 			}
 		case fmtSSE:
 			if n.sseStopped && !n.errSeen {
-				out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+				n.apiStatus(n.sseStop, out)
 			}
 		}
 	}

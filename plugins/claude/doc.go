@@ -44,8 +44,11 @@
 // failed request the CLI retries, even when a retry then succeeds), and
 // a rate_limit_event whose status is "rejected". A stream with no result
 // reports no terminal status, except: an Anthropic response object, or
-// an SSE stream that reached message_stop, is ok; an SSE "error" event is
-// a terminal error. A session log has no result record by design, so its
+// an SSE stream that reached message_stop, is ok, or incomplete when its
+// stop_reason says the answer was cut (max_tokens,
+// model_context_window_exceeded), or an error for a refusal; an SSE
+// "error" event (overloaded_error, api_error, ...) and an error object
+// are terminal errors. A session log has no result record by design, so its
 // status is decided at the end (spec §6.7): error when a provider error
 // came after the last answered prompt (an answer from the model clears
 // an earlier error), else incomplete when the log ends on a call of the

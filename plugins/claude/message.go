@@ -676,7 +676,23 @@ func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
 	if n.get(v, kRole).Is("assistant") {
 		n.close(m, out)
 		if n.format == fmtMessages {
-			out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+			n.apiStatus(m.stop, out)
 		}
+	}
+}
+
+// apiStatus reports the terminal status of an Anthropic API response
+// that ended with stop reason stop: an answer cut at the token or
+// context limit is incomplete (as OpenAI's length and incomplete are), a
+// refusal by the provider's classifier is an error (as OpenAI's
+// content_filter), anything else is ok.
+func (n *normalizer) apiStatus(stop string, out *sdk.Out) {
+	switch stop {
+	case "max_tokens", "model_context_window_exceeded":
+		out.Status(sdk.StatusIncomplete, sdk.S("output cut at the limit (stop_reason "+stop+")"), abi.LevelTerminal)
+	case "refusal":
+		out.Status(sdk.StatusError, sdk.S("refusal: the provider stopped the output (stop_reason refusal)"), abi.LevelTerminal)
+	default:
+		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
 	}
 }

@@ -129,6 +129,9 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		m.usage.merge(e.Get("usage"))
 	case "message_stop":
 		if m := n.current(scope); m != nil {
+			if raw {
+				n.sseStop = m.stop
+			}
 			n.close(m, out)
 		}
 		if raw {
