@@ -185,8 +185,9 @@ func toolFailed(line []byte) bool {
 }
 
 // classifyItems reads an output given as content items (code-mode
-// "exec", MCP, view_image): their texts are classified as one output,
-// and the results the script printed as JSON lines {"exit_code": N,
+// "exec", MCP, view_image): their texts are classified as one output; a
+// code-mode "Script failed" is an error (denied when its "Script error:"
+// says an approval policy rejected the command), and the results the script printed as JSON lines {"exit_code": N,
 // ...} (one per command it ran) make it an error when one failed; the
 // exit code is kept when there is one such result.
 func classifyItems(items abi.Value, buf []byte) (outcome, []byte) {
@@ -197,6 +198,18 @@ func classifyItems(items abi.Value, buf []byte) (outcome, []byte) {
 	}
 	o := classify(buf)
 	if o.status != "" {
+		return o, buf
+	}
+	if t := trimLeft(buf); sdk.HasPrefix(t, "Script failed") {
+		// The script itself failed; its "Script error:" says why. An
+		// approval policy that rejected a command refused it.
+		o.status, o.err = toolError, "script failed"
+		if i := index(t, "Script error:"); i >= 0 {
+			o.err = clip(trimLeft(t[i+len("Script error:"):]))
+		}
+		if contains([]byte(o.err), "reject") {
+			o.status = toolDenied
+		}
 		return o, buf
 	}
 	var codes []int64
@@ -286,13 +299,16 @@ func firstLineOf(b []byte) []byte {
 	return b
 }
 
-func contains(b []byte, s string) bool {
+func contains(b []byte, s string) bool { return index(b, s) >= 0 }
+
+// index is the offset of the first s in b, or -1.
+func index(b []byte, s string) int {
 	for i := 0; i+len(s) <= len(b); i++ {
 		if string(b[i:i+len(s)]) == s {
-			return true
+			return i
 		}
 	}
-	return false
+	return -1
 }
 
 // clip returns b as a string of at most maxErrText bytes, cut at a UTF-8

@@ -78,14 +78,17 @@
 // of session.shutdown modelMetrics.
 //
 // Usage. Copilot states usage per API call (assistant.usage, ephemeral, so
-// stdout only) and as totals per process (session.shutdown modelMetrics,
-// summed over models). A process's shutdown totals replace the per-call
-// sum of that process, and a log resumed with --resume (session.resume)
-// adds one segment per process; the plugin keeps the sum and reports it in
-// "set" mode, so nothing is counted twice. inputTokens is taken as every
-// input token, cached included. A stream with neither gives the sum of the
-// messages' outputTokens. premiumRequests is not a cost in USD and is not
-// reported.
+// stdout only) and as totals per model at session.shutdown (modelMetrics).
+// Those totals are the session's so far: a process resumed with --resume
+// restores them, so its shutdown repeats the earlier figures plus its own
+// (seen in real logs). Each model's shutdown figures therefore replace
+// its earlier ones, unless one went down (a counter that started again:
+// then they add); per-call figures count until a shutdown covers them,
+// and stand when none does (a process that died). The sum is reported in
+// "set" mode, so nothing is counted twice. inputTokens is every input
+// token, cache reads and writes included. A stream with neither gives the
+// sum of the messages' outputTokens. premiumRequests is not a cost in USD
+// and is not reported.
 //
 // Status and errors. session.error and model.call_failure are errors
 // the provider reported: each is reported at abi.LevelError (the step

@@ -6,22 +6,35 @@ import (
 )
 
 // usageTotals keeps the step's token figures. Copilot states usage twice:
-// per API call (assistant.usage) and as the process's totals
-// (session.shutdown modelMetrics). A segment is one process's events (a
-// log resumed with --resume holds several): its figure is the shutdown
-// totals when it has them, which replace that segment's per-call sum,
-// else the per-call sum. The step's usage is the sum over segments,
-// reported in "set" mode after every change, so nothing is counted twice.
+// per API call (assistant.usage, stdout only) and as totals per model
+// (session.shutdown modelMetrics). The shutdown totals are the session's
+// so far: a process resumed with --resume starts from the totals it
+// restored, so its shutdown repeats the earlier figures plus its own
+// (seen in real events.jsonl logs). So each model's figures at a
+// shutdown replace that model's earlier ones when none went down, and
+// are added to them when one did (a counter that started again); the
+// per-call figures since the last shutdown are added until the next
+// shutdown covers them. The step's usage is reported in "set" mode after
+// every change, so nothing is counted twice.
 type usageTotals struct {
-	closed   sdk.Usage // segments that ended with a shutdown
-	calls    sdk.Usage // assistant.usage of the current segment
-	messages sdk.Int   // outputTokens of assistant messages, the fallback
-	any      bool      // assistant.usage or a shutdown was seen
+	models   []modelTotal // per model, in order of appearance
+	calls    sdk.Usage    // assistant.usage since the last shutdown
+	orphans  sdk.Usage    // per-call figures no shutdown covered (a process that died)
+	messages sdk.Int      // outputTokens of assistant messages, the fallback
+	any      bool         // assistant.usage or a shutdown was seen
 }
 
-// figures reads Copilot's usage object. inputTokens is taken as every
-// input token, cached included (the OpenAI convention the CLI's figures
-// follow: cacheReadTokens never exceeds inputTokens in captures).
+// modelTotal is one model's figures: closed are the counters that
+// started again since, last the latest cumulative figures.
+type modelTotal struct {
+	name         string
+	closed, last sdk.Usage
+}
+
+// figures reads Copilot's usage object. inputTokens is every input
+// token, cached included (cacheWriteTokens and cacheReadTokens are parts
+// of it: a real log states inputTokens 12612 with cacheWriteTokens 12602
+// and 10 fresh tokens).
 func figures(u abi.Value) sdk.Usage {
 	return sdk.Usage{
 		Input:      sdk.IntOf(u.Get("inputTokens")),
@@ -32,6 +45,15 @@ func figures(u abi.Value) sdk.Usage {
 	}
 }
 
+// total is the step's usage so far.
+func (t *usageTotals) total() sdk.Usage {
+	u := t.orphans.Plus(t.calls)
+	for _, m := range t.models {
+		u = u.Plus(m.closed).Plus(m.last)
+	}
+	return u
+}
+
 // call adds one assistant.usage event.
 func (t *usageTotals) call(d abi.Value, out *sdk.Out) {
 	f := figures(d)
@@ -40,29 +62,66 @@ func (t *usageTotals) call(d abi.Value, out *sdk.Out) {
 	}
 	t.any = true
 	t.calls = t.calls.Plus(f)
-	out.Usage(t.closed.Plus(t.calls), abi.ModeSet)
+	out.Usage(t.total(), abi.ModeSet)
 }
 
-// shutdown ends a segment with the totals of every model it used.
+// shutdown reads the totals of every model a shutdown states.
 func (t *usageTotals) shutdown(metrics abi.Value, out *sdk.Out) {
-	var seg sdk.Usage
+	seen := false
 	for it := metrics.Iter(); it.Next(); {
-		seg = seg.Plus(figures(it.Value().Get("usage")))
+		f := figures(it.Value().Get("usage"))
+		if f.IsZero() {
+			continue
+		}
+		seen = true
+		name := string(sdk.AppendText(nil, it.Key()))
+		m := t.model(name)
+		if decreased(f, m.last) {
+			m.closed = m.closed.Plus(m.last)
+		}
+		m.last = f
 	}
-	if seg.IsZero() {
-		// No totals: the per-call figures are the segment's.
-		seg = t.calls
+	if !seen {
+		// No totals: the per-call figures are all there is.
+		t.orphans = t.orphans.Plus(t.calls)
 	}
-	t.any = t.any || !seg.IsZero()
-	t.closed = t.closed.Plus(seg)
 	t.calls = sdk.Usage{}
-	out.Usage(t.closed, abi.ModeSet)
+	t.any = t.any || seen || !t.orphans.IsZero()
+	if t.any {
+		out.Usage(t.total(), abi.ModeSet)
+	}
 }
 
-// segment starts a new segment without a shutdown (a resumed log whose
-// previous process died): its per-call figures stand.
+// model returns the totals of the named model, added on first use.
+func (t *usageTotals) model(name string) *modelTotal {
+	for i := range t.models {
+		if t.models[i].name == name {
+			return &t.models[i]
+		}
+	}
+	t.models = append(t.models, modelTotal{name: name})
+	return &t.models[len(t.models)-1]
+}
+
+// decreased reports whether any figure of now is below the same figure
+// of before: the counter started again.
+func decreased(now, before sdk.Usage) bool {
+	pairs := [...][2]sdk.Int{{now.Input, before.Input}, {now.CacheRead, before.CacheRead}, {now.CacheWrite, before.CacheWrite}, {now.Output, before.Output}, {now.Reasoning, before.Reasoning}}
+	for _, p := range pairs {
+		a, okA := p[0].Value()
+		b, okB := p[1].Value()
+		if okA && okB && a < b {
+			return true
+		}
+	}
+	return false
+}
+
+// segment starts a new process without a shutdown before it (a resumed
+// log whose previous process died): the per-call figures of the old one
+// stand.
 func (t *usageTotals) segment() {
-	t.closed = t.closed.Plus(t.calls)
+	t.orphans = t.orphans.Plus(t.calls)
 	t.calls = sdk.Usage{}
 }
 
