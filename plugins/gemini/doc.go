@@ -48,18 +48,22 @@
 // Tools. tool_use is a tool.call (and a tool_use block) keyed by tool_id;
 // tool_result is its tool.result. tool_result.output is the CLI's display
 // string, not the tool's return value: it is recorded as it is, "" when
-// empty and absent when the CLI omitted it. status "error" gives a failed
-// result with error.message. Kinds: run_shell_command → execute (with its
+// empty and absent when the CLI omitted it. Result statuses are the
+// spec's words: "success" is ok; "error" is error with error.message; a
+// "cancelled" call is denied when the CLI says the user refused it ("User
+// did not allow tool call") and cancelled otherwise (an abort, "User
+// cancelled tool execution"); anything not ok carries error text. Kinds: run_shell_command → execute (with its
 // command); read_file, read_many_files, list_directory → read; write_file,
 // replace, edit → edit; glob, search_file_content, grep → search;
 // web_fetch, google_web_search → fetch; update_topic, write_todos,
 // save_memory → think (they record the agent's plan, not an action);
 // everything else (MCP tools) → other. A call without a result stays
 // dangling. Session files carry the real return value
-// (functionResponse.response.output, or .error); "cancelled" calls are
-// "declined" results, calls saved while still scheduled or executing have
+// (functionResponse.response.output, or .error), with the same statuses;
+// calls saved while still scheduled, executing or awaiting approval have
 // no result. JSONL session files append a record again when it changes: a
-// record whose id was seen only adds the tool results it now has.
+// record whose id was seen only adds the tool results it now has; their
+// {"$set": {...}} metadata patches (lastUpdated, summary) are ignored.
 //
 // Status. result is the terminal event: status "success" is ok, anything
 // else an error whose text is error.message, else the message of the last
@@ -72,8 +76,17 @@
 // severity "warning" becomes a warning. A stream with no result is
 // incomplete. The json object is terminal: ok, or error with its error
 // object. A session file has no terminal record by design (it is the whole
-// record), so it is ok at the end, or an error when it holds an "error"
-// record.
+// record), so its status is decided at the end (spec §6.7): error when an
+// "error" record came after the last model answer, else incomplete when
+// it ends on a call without a result or on a prompt without an answer,
+// else ok.
+//
+// Final text size. The stream's answer is copied (from its deltas) for the
+// final text, and that copy is cut at 1 MiB on a UTF-8 boundary with a
+// warning: the message itself keeps every byte (the deltas go to the host
+// as they come), and neither the plugin's memory nor the output of the
+// call that reports the result grows with the answer (the host takes at
+// most 8 MiB a call: a final text that size would lose the result).
 //
 // Final text. The text of the last assistant message that had text (for
 // json, the response field). It is reported for incomplete streams too.
@@ -107,8 +120,8 @@
 // and tool calls; parts marked thought:true are thinking blocks too.
 //
 // Unmapped. Unknown stream-json event types are counted by type;
-// session-file records other than user, gemini, error and warning
-// ("info" notices) as "message/<type>"; text that is not JSON as
+// session-file records other than user, gemini, error, warning and info
+// (the CLI's notices, ignored) as "message/<type>"; text that is not JSON as
 // "non_json"; a JSON value that is not an object as "non_object"; the
 // deprecation notice as "deprecation_notice". Blank lines are not counted.
 package gemini

@@ -2,8 +2,13 @@ package gemini_test
 
 import (
 	"maps"
+	"slices"
+	"strings"
 	"testing"
+	"unicode/utf8"
 
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/plugintest"
@@ -58,5 +63,58 @@ func TestOutcomes(t *testing.T) {
 				t.Errorf("failed lines %d: %q", res.FailedLines, res.Warnings)
 			}
 		})
+	}
+}
+
+// TestLargeAnswerKeepsResult streams an answer of more than the host's
+// 8 MiB output limit per call as deltas: no call's output may exceed the
+// limit the host enforces (the call would fault and the result be lost),
+// the step keeps its result, the message keeps every byte, and the final
+// text is the answer's first MiB with a warning.
+func TestLargeAnswerKeepsResult(t *testing.T) {
+	chunk := strings.Repeat("é", 1024) // 2 KiB of text per delta
+	var raw strings.Builder
+	raw.WriteString(`{"type":"init","session_id":"s","model":"gemini-2.5-pro"}` + "\n")
+	const deltas = 5000 // 10 MiB
+	for range deltas {
+		raw.WriteString(`{"type":"message","role":"assistant","content":"` + chunk + `","delta":true}` + "\n")
+	}
+	raw.WriteString(`{"type":"result","status":"success","stats":{"input_tokens":10,"output_tokens":5000000}}` + "\n")
+
+	d := sdk.NewDriver(gemini.Plugin)
+	if st, msg := d.Begin([]byte(`{"provider":"gemini"}`)); st != abi.StatusOK {
+		t.Fatalf("begin: %d %s", st, msg)
+	}
+	limit := func(in int) int { return max(abi.MinOutputBytes, abi.MaxOutputFactor*in) }
+	for i, b := range plugintest.Batches([]byte(raw.String()), 1) {
+		if st, msg := d.Feed(b); st != abi.StatusOK {
+			t.Fatalf("batch %d: status %d: %s", i+1, st, msg)
+		}
+		if n := len(d.Output()); n > limit(len(b)) {
+			t.Fatalf("batch %d: %d bytes of output, over the host's limit %d", i+1, n, limit(len(b)))
+		}
+	}
+	if st, msg := d.End(); st != abi.StatusOK {
+		t.Fatalf("end: status %d: %s", st, msg)
+	}
+	if n := len(d.Output()); n > limit(0) {
+		t.Fatalf("end: %d bytes of output, over the host's limit %d", n, limit(0))
+	}
+
+	out := plugintest.Run(t, gemini.Plugin, []byte(raw.String()), normalize.Options{Provider: "gemini"})
+	res := out.Result
+	if res.Status != "ok" || res.Usage == nil || res.Usage.OutputTokens == nil || *res.Usage.OutputTokens != 5000000 {
+		t.Fatalf("status %q, usage %+v: the result was lost (failed lines %d, warnings %q, error %q)", res.Status, res.Usage, res.FailedLines, res.Warnings, res.Error)
+	}
+	if len(res.FinalText) > 1<<20 || !strings.HasPrefix(chunk+chunk, res.FinalText[:4096]) || !utf8.ValidString(res.FinalText) {
+		t.Errorf("final text: %d bytes, want at most 1 MiB of the answer's start, valid UTF-8", len(res.FinalText))
+	}
+	if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, "first 1 MiB") }) {
+		t.Errorf("no warning says the final text was cut: %q", res.Warnings)
+	}
+	// The host may write a message this long in parts; every byte is
+	// there, in order.
+	if got := strings.Join(out.Texts(plugintest.Assistant), ""); got != strings.Repeat(chunk, deltas) {
+		t.Errorf("the message holds %d bytes of text; want the %d bytes streamed", len(got), deltas*len(chunk))
 	}
 }

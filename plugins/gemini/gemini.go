@@ -41,18 +41,25 @@ type normalizer struct {
 	modelAlias  bool // the model sent is an alias ("auto", "auto-gemini-3")
 
 	// stream-json: the assistant message being built.
-	cur      string // key of the open assistant message ("" when none)
-	nextSlot int    // next free slot of cur
-	textSlot int    // slot of the text block deltas append to, -1 when none
-	text     []byte // text of cur, for the final answer
-	scratch  []byte
-	answer   []byte // text of the last message that had text
-	nKeys    int
+	cur       string // key of the open assistant message ("" when none)
+	nextSlot  int    // next free slot of cur
+	textSlot  int    // slot of the text block deltas append to, -1 when none
+	text      []byte // text of cur, for the final answer (at most maxFinal)
+	cut       bool   // text was cut at maxFinal
+	answerCut bool   // answer was
+	scratch   []byte
+	answer    []byte // text of the last message that had text
+	nKeys     int
 
 	// session files: record ids written and call ids with a result, so
 	// that records appended again (JSONL) add only what is new.
 	records  map[string]bool
 	resulted map[string]bool
+	// open holds the calls without a result; lastPrompt says the last
+	// record was the user's prompt (a session that ends so is
+	// incomplete, spec §6.7).
+	open       map[string]bool
+	lastPrompt bool
 
 	lastErr   string // message of the last error event
 	sawResult bool
@@ -93,8 +100,8 @@ func (n *normalizer) End(out *sdk.Out) error {
 	case fmtStream:
 		// Without a result event the host reports "incomplete"; the
 		// answer streamed so far is still the best final text.
-		if !n.sawResult && len(n.answer) > 0 {
-			out.Final(sdk.S(string(n.answer)), false)
+		if !n.sawResult {
+			n.final(false, out)
 		}
 	case fmtSession:
 		n.endSession(out)
@@ -136,6 +143,10 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 		// The header record of a JSONL session file.
 		n.setFormat(fmtSession, out)
 		n.sessionMeta(v, out)
+	case v.Get("$set").Exists():
+		// A JSONL session file's metadata patch ({"$set":{"lastUpdated":
+		// ...}}): bookkeeping, ignored (spec §6.8).
+		n.setFormat(fmtSession, out)
 	default:
 		out.Unmapped(sdk.S("(no type)"))
 	}

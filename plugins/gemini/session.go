@@ -86,6 +86,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 	id := sdk.StringOf(m.Get("id"))
 	switch {
 	case t.Is("user"):
+		n.lastPrompt = true
 		key := sdk.S(n.newKey("u"))
 		out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: id, Time: ts})
 		n.contentBlocks(key, m.Get("content"), sdk.OriginPrompt, out)
@@ -106,6 +107,9 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 			}
 			n.records[rid.String()] = true
 		}
+		n.lastPrompt = false
+		// The model answered: an earlier error was recovered from.
+		n.lastErr = ""
 		n.geminiRecord(m, id, ts, out)
 	case t.Is("error"):
 		e := sdk.Text(m.Get("content"))
@@ -116,8 +120,10 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 		out.Status(sdk.StatusError, e, abi.LevelError)
 	case t.Is("warning"):
 		out.Warn("gemini warning: " + m.Get("content").String())
+	case t.Is("info"):
+		// The CLI's notices to the user ("Request cancelled.", update
+		// hints): not the model's, ignored (spec §6.8).
 	default:
-		// "info" records (CLI notices) and anything newer.
 		out.Unmapped(sdk.S("message/" + sdk.TypeName(t)))
 	}
 }
@@ -141,7 +147,13 @@ func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 		out.Block(k, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(c.Get("name")), ToolID: sdk.StringOf(c.Get("id")), ToolInput: input(c.Get("args"))})
 	}
 	if t := contentText(nil, m.Get("content")); len(t) > 0 {
-		n.answer = t
+		n.answer, n.answerCut = t, false
+		if len(t) > maxFinal {
+			n.text, n.cut = t, false
+			n.truncate()
+			n.answer, n.answerCut = n.text, true
+			n.text, n.cut = nil, false
+		}
 	}
 	var u sdk.Usage
 	u = addTokens(u, m.Get("tokens"), "input", "output")
@@ -206,15 +218,14 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 	if n.resulted[id.String()] {
 		return
 	}
+	n.callOf(id)
 	st := c.Get("status")
 	r := sdk.ToolResult{CallID: sdk.Text(id), Time: t}
 	switch {
 	case st.Is("success"):
-		r.Status = sdk.S("completed")
-	case st.Is("error"):
-		r.Status, r.IsError = sdk.S("failed"), true
-	case st.Is("cancelled"):
-		r.Status, r.IsError = sdk.S("declined"), true
+		r.Status = sdk.S(toolOK)
+	case st.Is("error"), st.Is("cancelled"):
+		r.IsError = true
 	default:
 		// scheduled, executing, awaiting_approval: the session was saved
 		// before the call finished; the call stays dangling.
@@ -225,16 +236,21 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 		// No functionResponse: the display string is all there is.
 		r.Output = sdk.StringOf(c.Get("resultDisplay"))
 	}
-	if r.IsError && !r.Error.IsSet() {
-		r.Error = sdk.StringOf(c.Get("resultDisplay"))
-		if !r.Error.IsSet() {
-			r.Error = sdk.Text(st)
+	if r.IsError {
+		if r.Error.IsEmpty() {
+			r.Error = sdk.StringOf(c.Get("resultDisplay"))
 		}
+		if r.Error.IsEmpty() {
+			r.Error = r.Output
+		}
+		r.Status = sdk.S(failedStatus(st, r.Error))
+		r.Error = errorText(r.Error, "the tool call "+st.String())
 	}
 	if n.resulted == nil {
 		n.resulted = map[string]bool{}
 	}
 	n.resulted[id.String()] = true
+	n.resultOf(id)
 	out.ToolResult(r)
 }
 
@@ -277,12 +293,15 @@ func functionOutput(res abi.Value) (output, errS sdk.Str) {
 // (it is the complete record of what happened), so it is ok, or an error
 // when it recorded one.
 func (n *normalizer) endSession(out *sdk.Out) {
-	if len(n.answer) > 0 {
-		out.Final(sdk.S(string(n.answer)), true)
-	}
-	if n.lastErr != "" {
+	n.final(true, out)
+	switch {
+	case n.lastErr != "":
 		out.Status(sdk.StatusError, sdk.S(n.lastErr), abi.LevelTerminal)
-		return
+	case len(n.open) > 0:
+		out.Status(sdk.StatusIncomplete, sdk.S("the session ends on a tool call without a result"), abi.LevelTerminal)
+	case n.lastPrompt:
+		out.Status(sdk.StatusIncomplete, sdk.S("the session ends on a prompt without an answer"), abi.LevelTerminal)
+	default:
+		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
 	}
-	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
 }

@@ -85,7 +85,7 @@ func (n *normalizer) assistantText(v abi.Value, out *sdk.Out) {
 	key := sdk.S(n.cur)
 	if v.Get("delta").Truthy() {
 		out.Append(key, n.textSlot, sdk.FieldText, sdk.Text(c))
-		n.text = sdk.AppendText(n.text, c)
+		n.keepText(c)
 		return
 	}
 	// A message without delta:true. Captures show none, so both readings
@@ -93,13 +93,56 @@ func (n *normalizer) assistantText(v abi.Value, out *sdk.Out) {
 	// replaces the block, anything else is one more chunk and appends, so
 	// text is neither repeated nor lost.
 	n.scratch = sdk.AppendText(n.scratch[:0], c)
-	if len(n.text) > 0 && sdk.HasPrefix(n.scratch, string(n.text)) {
+	if len(n.text) > 0 && !n.cut && sdk.HasPrefix(n.scratch, string(n.text)) {
 		out.Block(key, n.textSlot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
-		n.text = append(n.text[:0], n.scratch...)
+		n.text = n.text[:0]
+		n.keepBytes(n.scratch)
 		return
 	}
 	out.Append(key, n.textSlot, sdk.FieldText, sdk.Text(c))
-	n.text = append(n.text, n.scratch...)
+	n.keepBytes(n.scratch)
+}
+
+// maxFinal bounds the copy of a message's text kept for the final
+// answer. The text itself goes to the host chunk by chunk and is never
+// cut; only the final_text copy is, so that neither the plugin's memory
+// nor one call's output (the host takes at most 8 MiB a call) grows with
+// the answer: a final text at the limit would lose the call that reports
+// the result.
+const maxFinal = 1 << 20
+
+// keepText adds a chunk of the current message's text to the copy kept
+// for the final answer.
+func (n *normalizer) keepText(c abi.Value) {
+	if n.cut {
+		return
+	}
+	n.text = sdk.AppendText(n.text, c)
+	if len(n.text) > maxFinal {
+		n.truncate()
+	}
+}
+
+// keepBytes is keepText for text already unescaped.
+func (n *normalizer) keepBytes(b []byte) {
+	if n.cut {
+		return
+	}
+	n.text = append(n.text, b...)
+	if len(n.text) > maxFinal {
+		n.truncate()
+	}
+}
+
+// truncate cuts the kept text (longer than maxFinal) at maxFinal, on a
+// UTF-8 boundary.
+func (n *normalizer) truncate() {
+	i := maxFinal
+	for i > 0 && n.text[i]&0xC0 == 0x80 {
+		i--
+	}
+	n.text = n.text[:i]
+	n.cut = true
 }
 
 // toolUse adds a tool_use block to the current message and reports the
@@ -119,7 +162,67 @@ func (n *normalizer) toolUse(v abi.Value, out *sdk.Out) {
 		out.Warn("gemini tool_use without tool_id: no tool.call reported")
 		return
 	}
+	n.callOf(id)
 	call(id, name, params, sdk.StringOf(ts), out)
+}
+
+// The tool result statuses (spec §4), the same words in every plugin.
+const (
+	toolOK        = "ok"
+	toolError     = "error"
+	toolDenied    = "denied"
+	toolCancelled = "cancelled"
+)
+
+// failedStatus is the status of a call that did not succeed: cancelled
+// when the CLI stopped it, denied when the user refused it (the CLI's
+// "User did not allow tool call"), else error.
+func failedStatus(st abi.Value, e sdk.Str) string {
+	if !st.Is("cancelled") && !st.Is("canceled") {
+		return toolError
+	}
+	t := e.String()
+	for _, p := range [...]string{"did not allow", "not allowed", "denied", "rejected", "declined"} {
+		if contains(t, p) {
+			return toolDenied
+		}
+	}
+	return toolCancelled
+}
+
+func contains(s, sub string) bool {
+	for i := 0; i+len(sub) <= len(s); i++ {
+		if s[i:i+len(sub)] == sub {
+			return true
+		}
+	}
+	return false
+}
+
+// errorText is e, or def when e is empty: a result that is not ok
+// always says why.
+func errorText(e sdk.Str, def string) sdk.Str {
+	if e.IsEmpty() {
+		return sdk.S(def)
+	}
+	return e
+}
+
+// callOf notes a call of the step that waits for its result.
+func (n *normalizer) callOf(id abi.Value) {
+	if n.open == nil {
+		n.open = map[string]bool{}
+	}
+	if !n.resulted[id.String()] {
+		n.open[id.String()] = true
+	}
+}
+
+// resultOf notes that call id has its result.
+func (n *normalizer) resultOf(id abi.Value) {
+	if len(n.open) > 0 {
+		delete(n.open, id.String())
+	}
 }
 
 // input is a tool's arguments as JSON, {} when missing.
@@ -153,20 +256,22 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 	e := v.Get("error")
 	switch {
 	case st.Is("success"):
-		r.Status = sdk.S("completed")
+		r.Status = sdk.S(toolOK)
 	default:
 		r.IsError = true
-		r.Status = sdk.S("failed")
 		r.Error = errText(e)
-		if !r.Error.IsSet() {
+		if r.Error.IsEmpty() {
 			r.Error = sdk.StringOf(st)
 		}
+		r.Status = sdk.S(failedStatus(st, r.Error))
+		r.Error = errorText(r.Error, "the tool call failed")
 	}
 	if !st.Exists() && !e.Exists() {
 		// Neither says: the CLI reported a result, take it as done.
 		r.IsError, r.Error = false, sdk.Str{}
-		r.Status = sdk.S("completed")
+		r.Status = sdk.S(toolOK)
 	}
+	n.resultOf(id)
 	out.ToolResult(r)
 }
 
@@ -211,9 +316,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 			out.Warn("gemini reported an error after the answer was streamed; the answer is kept as the final text")
 		}
 	}
-	if len(n.answer) > 0 {
-		out.Final(sdk.S(string(n.answer)), true)
-	}
+	n.final(true, out)
 	stats := v.Get("stats")
 	u := sdk.Usage{
 		Input:     sdk.IntOf(stats.Get("input_tokens")),
@@ -266,9 +369,22 @@ func (n *normalizer) closeMessage(out *sdk.Out) {
 	out.Close(sdk.S(n.cur), sdk.MessageEnd{})
 	if len(n.text) > 0 {
 		n.answer = append(n.answer[:0], n.text...)
+		n.answerCut = n.cut
 	}
 	n.cur = ""
 	n.text = n.text[:0]
+	n.cut = false
+}
+
+// final reports the final answer (override: it replaces an earlier one).
+func (n *normalizer) final(override bool, out *sdk.Out) {
+	if len(n.answer) == 0 {
+		return
+	}
+	out.Final(sdk.S(string(n.answer)), override)
+	if n.answerCut {
+		out.Warn("gemini: the final text holds the first 1 MiB of the answer; the whole answer is in its message")
+	}
 }
 
 // errText is the message of an error object (or its type), or the text of
