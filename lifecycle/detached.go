@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io/fs"
 	"log/slog"
-	"os"
+	"slices"
 	"strings"
 
 	"github.com/twasm/twasm/recorder"
@@ -18,87 +19,83 @@ import (
 // bracket is still written exactly once, by Begin/BeginChild and
 // EndDetached, and the recorder keeps one seq series across the processes.
 
-// ErrRunFinished is returned when attaching to a run whose transcript
-// already ends with run.completed.
-var ErrRunFinished = errors.New("run already finished")
+// ErrRunFinished is returned when attaching to, appending to or ending a
+// run whose transcript already holds run.completed (the recorder's error:
+// the check is made under the file lock).
+var ErrRunFinished = recorder.ErrRunFinished
 
 // ErrNotARun is returned when a transcript does not start with run.started.
 var ErrNotARun = errors.New("not a run transcript")
 
-// runHead is what Attach needs from an existing transcript.
-type runHead struct {
-	name, parentID string
-	finished       bool
-	links          []*transcript.Event // step.call_workflow.* events
+// ErrOpen is matched by an [*OpenError].
+var ErrOpen = errors.New("the run has open steps or sub-runs")
+
+// OpenError refuses to end a run whose steps or sub-runs are still open
+// (their step.completed or step.call_workflow.completed is not in the
+// file): another process may still be recording them, or was killed
+// before it could close them. It names each of them.
+type OpenError struct {
+	RunID string
+	Open  []recorder.Bracket
 }
 
-func readHead(store recorder.Store, runID string) (*runHead, error) {
-	path, err := store.TranscriptPath(runID)
-	if err != nil {
-		return nil, err
-	}
-	f, err := os.Open(path)
-	if err != nil {
-		return nil, fmt.Errorf("lifecycle: open run %s: %w", runID, err)
-	}
-	defer f.Close()
-	r := transcript.NewReader(f)
-	h := &runHead{}
-	first := true
-	for r.Next() {
-		if r.LineErr() != nil {
-			continue
+func (e *OpenError) Error() string {
+	parts := make([]string, 0, len(e.Open))
+	for _, b := range e.Open {
+		it := ""
+		if b.Iteration != 0 {
+			it = fmt.Sprintf(" iteration %d", b.Iteration)
 		}
-		ev := r.Event()
-		if first {
-			first = false
-			if ev.Type != transcript.RunStarted {
-				return nil, fmt.Errorf("lifecycle: %s: %w (first event is %s)", runID, ErrNotARun, ev.Type)
-			}
-			h.parentID = ev.ParentRunID
-			if p := ev.Step(); p != nil {
-				h.name = p.Name
-			}
-		}
-		h.finished = ev.Type == transcript.RunCompleted
-		if ev.Type == transcript.StepCallWorkflowStarted || ev.Type == transcript.StepCallWorkflowCompleted {
-			h.links = append(h.links, ev)
+		if b.Type == transcript.StepCallWorkflowStarted {
+			parts = append(parts, fmt.Sprintf("sub-run %s at %q%s (seq %d)", b.ChildRunID, b.Path, it, b.Seq))
+		} else {
+			parts = append(parts, fmt.Sprintf("step %q%s (seq %d)", b.Path, it, b.Seq))
 		}
 	}
-	if err := r.Err(); err != nil {
-		return nil, fmt.Errorf("lifecycle: read run %s: %w", runID, err)
-	}
-	if first {
-		return nil, fmt.Errorf("lifecycle: %s: %w (empty transcript)", runID, ErrNotARun)
-	}
-	return h, nil
+	return fmt.Sprintf("run %s still has %d open: %s", e.RunID, len(e.Open), strings.Join(parts, ", "))
 }
+
+// Is makes errors.Is(err, ErrOpen) true.
+func (e *OpenError) Is(target error) bool { return target == ErrOpen }
 
 // Attach opens an existing, unfinished run to record more of it, from this
 // or another process. It writes no run.started. End the attachment with
 // [Run.Detach] (the run stays open) or [Run.Finish] (writes run.completed).
 // opts.Name and opts.RunID are ignored: both come from the transcript.
+// Attaching reads the run's checkpoint and what follows it, not the whole
+// file (see package recorder), and creates nothing: a run that does not
+// exist is an error matching fs.ErrNotExist.
 func Attach(ctx context.Context, store recorder.Store, runID string, opts RunOptions) (*Run, error) {
 	if err := recorder.ValidRunID(runID); err != nil {
 		return nil, fmt.Errorf("lifecycle: attach: %w", err)
 	}
-	h, err := readHead(store, runID)
-	if err != nil {
-		return nil, err
-	}
-	if h.finished {
-		return nil, fmt.Errorf("lifecycle: attach %s: %w", runID, ErrRunFinished)
-	}
-	rec, err := store.Open(context.WithoutCancel(ctx), runID, opts.Recorder...)
+	ropts := append(slices.Clone(opts.Recorder), recorder.WithoutCreate())
+	rec, err := store.Open(context.WithoutCancel(ctx), runID, ropts...)
 	if err != nil {
 		return nil, fmt.Errorf("lifecycle: attach %s: %w", runID, err)
+	}
+	st := rec.State()
+	var bad error
+	switch {
+	case st.First == "":
+		bad = fmt.Errorf("lifecycle: %s: %w (empty transcript)", runID, ErrNotARun)
+	case st.First != transcript.RunStarted:
+		bad = fmt.Errorf("lifecycle: %s: %w (first event is %s)", runID, ErrNotARun, st.First)
+	case st.Finished:
+		bad = fmt.Errorf("lifecycle: attach %s: %w (run.completed at seq %d)", runID, ErrRunFinished, st.LastSeq)
+	}
+	if bad != nil {
+		if cerr := closeErr(rec); cerr != nil {
+			bad = errors.Join(bad, cerr)
+		}
+		return nil, bad
 	}
 	log := opts.Logger
 	if log == nil {
 		log = slog.Default()
 	}
-	opts.Name, opts.RunID = h.name, runID
-	r := &Run{store: store, opts: opts, rec: rec, id: runID, parentID: h.parentID, log: log.With("run_id", runID), ctxErr: ctx.Err}
+	opts.Name, opts.RunID = st.Name, runID
+	r := &Run{store: store, opts: opts, rec: rec, id: runID, parentID: st.ParentRunID, log: log.With("run_id", runID), ctxErr: ctx.Err}
 	r.root = &Step{run: r}
 	if opts.Observe != nil {
 		opts.Observe(rec)
@@ -132,8 +129,8 @@ func (r *Run) Detach() error {
 // shell script gives them (`twasm record --path review.lint --iteration
 // 2`). It behaves as [Step.Step] otherwise.
 func (r *Run) StepAt(ctx context.Context, path string, iteration int, kind transcript.StepKind, fn StepFunc, opts ...StepOption) error {
-	if path == "" || !transcript.ValidPath(path) {
-		return fmt.Errorf("%w: step path %q", ErrInvalidName, path)
+	if err := ValidStepPath(path); err != nil {
+		return err
 	}
 	if iteration < 0 {
 		return fmt.Errorf("%w: negative iteration %d", ErrInvalidName, iteration)
@@ -154,8 +151,8 @@ func (r *Run) StepAt(ctx context.Context, path string, iteration int, kind trans
 // parent_run_id. [EndDetached] on the child writes the parent's
 // step.call_workflow.completed.
 func BeginChild(ctx context.Context, store recorder.Store, parentID, path string, iteration int, opts RunOptions) (*Run, error) {
-	if path == "" || !transcript.ValidPath(path) {
-		return nil, fmt.Errorf("%w: step path %q", ErrInvalidName, path)
+	if err := ValidStepPath(path); err != nil {
+		return nil, err
 	}
 	if opts.Name == "" {
 		return nil, fmt.Errorf("%w: empty run name", ErrInvalidName)
@@ -186,53 +183,68 @@ func BeginChild(ctx context.Context, store recorder.Store, parentID, path string
 	return start(ctx, store, opts, parentID)
 }
 
+// EndOptions configures [EndDetached].
+type EndOptions struct {
+	RunOptions
+	// CancelOpen closes the run's open steps and sub-runs first, as
+	// cancelled (each sub-run is ended in turn, with its own open steps
+	// and sub-runs), instead of refusing to end the run with an
+	// [*OpenError].
+	CancelOpen bool
+}
+
 // EndDetached writes run.completed for a run begun in another process
 // (status from runErr: nil ok, a context error cancelled, else error) and,
 // when it is a child, the parent's step.call_workflow.completed at the
-// path of the link BeginChild wrote.
-func EndDetached(ctx context.Context, store recorder.Store, runID string, runErr error, opts RunOptions) error {
-	r, err := Attach(ctx, store, runID, opts)
+// path of the link BeginChild wrote. The decision is made under the
+// transcript's lock, against everything in the file: a run already
+// finished is refused ([ErrRunFinished]) so run.completed is written once
+// however many processes end the run at the same time, and a run with
+// open steps or sub-runs is refused with an [*OpenError] naming them
+// unless opts.CancelOpen closes them (cancelled) first, in the same
+// critical section as run.completed.
+func EndDetached(ctx context.Context, store recorder.Store, runID string, runErr error, opts EndOptions) error {
+	r, err := Attach(ctx, store, runID, opts.RunOptions)
 	if err != nil {
 		return err
 	}
-	if err := r.Finish(ctx, runErr); err != nil {
-		return err
+	var errs []error
+	if opts.CancelOpen {
+		// Sub-runs are separate files with their own locks: end them
+		// before taking this run's lock, never while holding it.
+		for _, b := range r.rec.State().Open {
+			if b.Type != transcript.StepCallWorkflowStarted || recorder.ValidRunID(b.ChildRunID) != nil {
+				continue
+			}
+			cerr := EndDetached(ctx, store, b.ChildRunID, fmt.Errorf("%w: the parent run %s was ended", context.Canceled, runID), opts)
+			if cerr != nil && !errors.Is(cerr, ErrRunFinished) && !errors.Is(cerr, fs.ErrNotExist) {
+				errs = append(errs, fmt.Errorf("lifecycle: end sub-run %s: %w", b.ChildRunID, cerr))
+			}
+		}
+	}
+	if err := r.finishWith(runErr, ctx.Err(), opts.CancelOpen); err != nil {
+		return errors.Join(append(errs, err)...)
 	}
 	if r.parentID == "" {
-		return nil
+		return errors.Join(errs...)
 	}
-	h, err := readHead(store, r.parentID)
+	p, err := Attach(ctx, store, r.parentID, opts.RunOptions)
 	if err != nil {
-		return fmt.Errorf("lifecycle: end %s: parent: %w", runID, err)
-	}
-	var started *transcript.Event
-	for _, ev := range h.links {
-		if ev.ChildRunID != runID {
-			continue
-		}
-		if ev.Type == transcript.StepCallWorkflowCompleted {
-			return nil // already linked back
-		}
-		started = ev
-	}
-	if started == nil {
-		return fmt.Errorf("lifecycle: end %s: parent %s has no step.call_workflow.started for it", runID, r.parentID)
-	}
-	if h.finished {
-		return fmt.Errorf("lifecycle: end %s: parent %s: %w", runID, r.parentID, ErrRunFinished)
-	}
-	p, err := Attach(ctx, store, r.parentID, opts)
-	if err != nil {
-		return err
+		return errors.Join(append(errs, fmt.Errorf("lifecycle: end %s: parent: %w", runID, err))...)
 	}
 	status, text := outcome(runErr, ctx.Err())
-	name := ""
-	if sp := started.Step(); sp != nil {
-		name = sp.Name
-	}
-	link := &transcript.Event{
-		Type: transcript.StepCallWorkflowCompleted, ChildRunID: runID, Path: started.Path, Iteration: started.Iteration,
-		Payload: &transcript.StepPayload{Name: name, Kind: transcript.KindCallWorkflow, Status: status, Error: text},
-	}
-	return errors.Join(p.emit(context.WithoutCancel(ctx), link), p.Detach())
+	lerr := p.rec.RecordFunc(context.WithoutCancel(ctx), func(st recorder.RunState) ([]*transcript.Event, error) {
+		if st.Finished {
+			return nil, fmt.Errorf("lifecycle: end %s: parent %s: %w", runID, r.parentID, ErrRunFinished)
+		}
+		for _, b := range st.Open {
+			if b.Type == transcript.StepCallWorkflowStarted && b.ChildRunID == runID {
+				ev := b.Completion(status, text)
+				ev.ParentRunID = p.parentID
+				return []*transcript.Event{ev}, nil
+			}
+		}
+		return nil, nil // already linked back
+	})
+	return errors.Join(append(errs, lerr, p.Detach())...)
 }

@@ -85,10 +85,10 @@ func TestDetachedRunAcrossAttachments(t *testing.T) {
 	if err := child.Detach(); err != nil {
 		t.Fatal(err)
 	}
-	if err := EndDetached(ctx, store, cid, errors.New("child broke"), RunOptions{}); err != nil {
+	if err := EndDetached(ctx, store, cid, errors.New("child broke"), EndOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := EndDetached(ctx, store, id, nil, RunOptions{}); err != nil {
+	if err := EndDetached(ctx, store, id, nil, EndOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -136,7 +136,7 @@ func TestDetachedRunAcrossAttachments(t *testing.T) {
 	if _, err := Attach(ctx, store, id, RunOptions{}); !errors.Is(err, ErrRunFinished) {
 		t.Fatalf("attach finished: %v", err)
 	}
-	if err := EndDetached(ctx, store, id, nil, RunOptions{}); !errors.Is(err, ErrRunFinished) {
+	if err := EndDetached(ctx, store, id, nil, EndOptions{}); !errors.Is(err, ErrRunFinished) {
 		t.Fatalf("end finished: %v", err)
 	}
 }

@@ -34,6 +34,19 @@
 // idempotent. A cancelled context never prevents the bracket from being
 // written: bracket events are recorded with context.WithoutCancel.
 //
+// run.completed is written once and nothing follows it, across processes:
+// the end is decided inside the recorder's critical section
+// (recorder.Recorder.RecordFunc) against the run state of the whole file,
+// and the recorder refuses any append once run.completed is in the file
+// ([ErrRunFinished]). Ending a run whose file still has open steps or
+// sub-run links writes their completions first, as cancelled, innermost
+// first, in the same critical section; [EndDetached] (`twasm run end`)
+// instead refuses with an [*OpenError] naming them unless
+// [EndOptions].CancelOpen is set, because another process may still be
+// recording them. With CancelOpen, open sub-runs are ended first (each
+// in its own file and lock, never while holding the parent's), then the
+// parent.
+//
 // Step brackets nest inside it. Each step attempt writes step.started and
 // step.completed (step.call_workflow.* for call_workflow steps), also on
 // error, panic, Goexit or cancellation. When the context is already done
@@ -76,6 +89,16 @@
 //     path and iteration (attempts of one step never overlap).
 //   - Parallel branches are child steps "<parallel>.<branch>" and inherit
 //     the parallel step's iteration.
+//
+// # Runs across processes
+//
+// `twasm run begin`, `twasm record --run-id` and `twasm run end` are
+// [Start] + [Run.Detach], [Attach] + [Run.StepAt] + [Run.Detach], and
+// [EndDetached]. Attach creates nothing (a missing run matches
+// fs.ErrNotExist) and reads the run's name, parent and state from the
+// recorder's checkpoint and the lines after it, not from the whole file.
+// Step paths given from outside are checked by [ValidStepPath] before
+// anything is written.
 //
 // # Child runs
 //

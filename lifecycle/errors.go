@@ -113,5 +113,22 @@ func outcome(err, ctxErr error) (status, text string) {
 
 // validName reports whether name can be one segment of a step path.
 func validName(name string) bool {
-	return name != "" && !strings.Contains(name, ".") && transcript.ValidPath(name)
+	return name != "" && !strings.Contains(name, ".") && ValidStepPath(name) == nil
+}
+
+// ValidStepPath checks a step path as given from outside (`twasm record
+// --path`, `twasm run begin --path`): dot-separated segments, none empty,
+// without whitespace, control characters or a file path separator ('/',
+// '\'), because a step's path also names its raw capture files. The
+// error wraps [ErrInvalidName] and says what is wrong.
+func ValidStepPath(path string) error {
+	switch {
+	case path == "":
+		return fmt.Errorf("%w: empty step path", ErrInvalidName)
+	case !transcript.ValidPath(path):
+		return fmt.Errorf("%w: step path %q: want dot-separated names, none empty, without whitespace or control characters", ErrInvalidName, path)
+	case strings.ContainsAny(path, "/\\"):
+		return fmt.Errorf("%w: step path %q: '/' and '\\' are not allowed (the path names files); use '.' between names", ErrInvalidName, path)
+	}
+	return nil
 }

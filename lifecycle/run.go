@@ -203,7 +203,14 @@ func (r *Run) Finish(ctx context.Context, err error) error {
 	return r.finish(err, ctx.Err())
 }
 
-func (r *Run) finish(err, ctxErr error) error {
+func (r *Run) finish(err, ctxErr error) error { return r.finishWith(err, ctxErr, true) }
+
+// finishWith ends the run: forgotten sub-runs first, then, in one critical
+// section of the recorder, the completions of the steps and sub-run links
+// still open in the file (cancelled) when cancelOpen is set, or a refusal
+// naming them, and run.completed. A run already finished (by another
+// process) is refused there too, so run.completed is written once.
+func (r *Run) finishWith(err, ctxErr error, cancelOpen bool) error {
 	r.once.Do(func() {
 		// Forgotten sub-runs are ended first, so that every file the run
 		// created is complete when the run is.
@@ -216,7 +223,7 @@ func (r *Run) finish(err, ctxErr error) error {
 		r.ended = true
 		r.mu.Unlock()
 		status, text := outcome(err, ctxErr)
-		ev := &transcript.Event{
+		end := &transcript.Event{
 			Type:        transcript.RunCompleted,
 			RunID:       r.id,
 			ParentRunID: r.parentID,
@@ -228,14 +235,36 @@ func (r *Run) finish(err, ctxErr error) error {
 			},
 		}
 		var errs []error
-		if rerr := r.rec.Record(context.Background(), ev); rerr != nil {
-			errs = append(errs, fmt.Errorf("lifecycle: write run.completed of %s: %w", r.id, rerr))
+		rerr := r.rec.RecordFunc(context.Background(), func(st recorder.RunState) ([]*transcript.Event, error) {
+			if st.Finished {
+				return nil, fmt.Errorf("lifecycle: end run %s: %w (run.completed at seq %d)", r.id, ErrRunFinished, st.LastSeq)
+			}
+			if len(st.Open) > 0 && !cancelOpen {
+				return nil, &OpenError{RunID: r.id, Open: st.Open}
+			}
+			evs := make([]*transcript.Event, 0, len(st.Open)+1)
+			for i := len(st.Open) - 1; i >= 0; i-- { // innermost first
+				ev := st.Open[i].Completion(transcript.StatusCancelled, "the run ended before this completed")
+				ev.ParentRunID = r.parentID
+				evs = append(evs, ev)
+			}
+			return append(evs, end), nil
+		})
+		if rerr != nil {
+			var oe *OpenError
+			if errors.As(rerr, &oe) || errors.Is(rerr, ErrRunFinished) {
+				errs = append(errs, rerr)
+			} else {
+				errs = append(errs, fmt.Errorf("lifecycle: write run.completed of %s: %w", r.id, rerr))
+			}
 		}
 		if cerr := r.rec.Close(); cerr != nil {
 			errs = append(errs, fmt.Errorf("lifecycle: close run %s: %w", r.id, cerr))
 		}
 		r.finishErr = errors.Join(errs...)
-		if r.finishErr != nil {
+		if r.finishErr != nil && !errors.Is(r.finishErr, ErrOpen) && !errors.Is(r.finishErr, ErrRunFinished) {
+			// Refusals are for the caller to report; failures may have
+			// no caller to see them (a deferred End).
 			r.log.Warn("lifecycle: end run", "err", r.finishErr)
 		}
 		if r.onFinish != nil {

@@ -164,3 +164,47 @@ func BenchmarkEncodeOnly(b *testing.B) {
 		}
 	}
 }
+
+// BenchmarkRecorderBatch records the same event in batches of 16 through
+// RecordBatch (one lock, one write per batch), on one goroutine: the path
+// of an agent step's normalized records. One op is one event.
+func BenchmarkRecorderBatch(b *testing.B) {
+	const size = 16
+	st := NewStore(b.TempDir())
+	r, err := st.Open(context.Background(), NewRunID(), WithLogger(quietLog()))
+	if err != nil {
+		b.Fatal(err)
+	}
+	ctx := context.Background()
+	ev := assistantEvent(text200)
+	evs := make([]transcript.Event, size)
+	ptrs := make([]*transcript.Event, size)
+	b.ReportAllocs()
+	n := 0
+	for b.Loop() {
+		if n%size == 0 && n > 0 {
+			if err := r.RecordBatch(ctx, ptrs); err != nil {
+				b.Fatal(err)
+			}
+		}
+		evs[n%size] = *ev
+		ptrs[n%size] = &evs[n%size]
+		n++
+	}
+	if k := n % size; k != 0 || n > 0 {
+		if k == 0 {
+			k = size
+		}
+		if err := r.RecordBatch(ctx, ptrs[:k]); err != nil {
+			b.Fatal(err)
+		}
+	}
+	reportRate(b, n)
+	b.StopTimer()
+	if err := r.Close(); err != nil {
+		b.Fatal(err)
+	}
+	if r.LastSeq() != uint64(n) {
+		b.Fatalf("last seq %d, want %d", r.LastSeq(), n)
+	}
+}

@@ -6,54 +6,50 @@
 //
 // A [Recorder] owns one run file, <root>/transcripts/<run-id>.jsonl
 // ([Store] lays the paths out; run ids are checked by [ValidRunID]). Each
-// [Recorder.Record] call turns one transcript.Event into one line:
+// [Recorder.Record] call turns one transcript.Event into one line, and
+// [Recorder.RecordBatch] a batch of events that are ready together into
+// consecutive lines:
 //
 //  1. outside any lock: fill in the run id and a missing timestamp, mask
-//     (opt-in [WithMask]), validate and encode with seq 0 into a pooled
-//     buffer, so the expensive work runs in parallel across goroutines;
+//     (opt-in [WithMask]), validate and encode each event with seq 0 into
+//     a pooled buffer, so the expensive work runs in parallel across
+//     goroutines;
 //  2. in one critical section (the recorder's mutex, and inside it the
-//     advisory file lock flock(LOCK_EX)): fstat the file; if its size is
-//     not the end we last wrote, another writer appended (or something
-//     failed), so read the tail backwards to recover the last seq and
-//     repair a torn tail; allocate seq = last + 1; splice it into the
-//     line; write the line with exactly one write(2) on the O_APPEND
-//     descriptor; release the file lock; publish the event to the
-//     subscribers (non-blocking, package fanout);
-//  3. fsync as the [FsyncPolicy] says, before returning.
+//     advisory file lock flock(LOCK_EX)): fstat the file; if it grew
+//     beyond the end we last read or wrote, another writer appended, so
+//     read those lines forward (updating the run state) and repair a torn
+//     tail; refuse the append if the run has finished ([ErrRunFinished]);
+//     allocate the seqs; splice them into the lines; write all the lines
+//     with one write(2) on the O_APPEND descriptor; release the file lock;
+//     publish the events to the subscribers (non-blocking, package
+//     fanout);
+//  3. fsync as the [FsyncPolicy] says, before returning (a batch is
+//     synced when any of its events asks for it).
 //
-// # Invariants
+// A batch costs one round of system calls (flock, fstat, write, flock)
+// instead of one per event; a single event is a batch of one.
+// [Recorder.RecordFunc] lets a caller decide what to write from the run
+// state inside the same critical section (end the run once, close the
+// steps still open).
 //
-//   - Every complete line of the file is one valid event; seq starts at 1
-//     and increases by exactly 1 per line in file order, across
-//     goroutines, recorders and processes that use this package.
-//   - The file only ever grows by whole lines (LF-terminated). A line is
-//     never interleaved with another: it is one write(2) under the file
-//     lock, O_APPEND puts it at the end.
-//   - A failed or short write is undone (ftruncate back to the previous
-//     end, under the lock) and consumes no seq; if the undo fails too, the
-//     partial line is treated as a torn tail before the next append.
-//   - Nothing is ever deleted. A torn last line (bytes after the last LF,
-//     left by a writer killed mid-write or a failed undo) is repaired
-//     before the next append, under the lock: its bytes are appended,
-//     base64-encoded, as one JSON line to the sidecar <path>.torn (0600;
-//     fields run_id, offset, bytes, line, reason, repaired_at,
-//     data_base64), the sidecar is fsynced, and only then is the
-//     transcript truncated to its last complete line. A crash between the
-//     two steps leaves the bytes in both files (a duplicate in the sidecar
-//     is possible, a loss is not). Every repair is returned by
-//     [Recorder.Repairs] and logged as a warning: never silent. We chose
-//     moving over truncating because a torn line may be the only record of
-//     what a killed agent did, and over leaving it in place because
-//     gluing the next line onto it would corrupt a complete event.
-//   - Reopening a run continues the series from the last complete line.
-//     Complete lines that are not events (foreign writers) are kept and
-//     skipped when looking for the last seq.
-//   - Subscribers see this recorder's events in seq order (drops leave
-//     holes, never reorderings); events written by other processes are
-//     not published here.
-//   - Files are created 0600, directories 0700 (existing ones keep their
-//     mode); the transcript is opened O_APPEND|O_CREATE|O_WRONLY (plus a
-//     read-only descriptor for tail recovery), lines are UTF-8 and LF.
+// # Run state and checkpoints
+//
+// The recorder keeps the run's state as the whole file says it, from every
+// writer ([RunState]: the first event, the run's name and parent, whether
+// run.completed is in the file, the last seq, and the open brackets: every
+// step.started and step.call_workflow.started without its completion). It
+// updates it from its own appends, and from other writers' lines as it
+// reads them. When a recorder is closed on an unfinished run it writes
+// the state, with the offset and line count it holds for, to the
+// checkpoint <path>.state (0600, replaced by rename); a finished run's
+// checkpoint is removed. A writer also checkpoints every 64 MiB it
+// appends, so that one killed in a long step leaves at most that much to
+// read. Open starts from the checkpoint when it matches the file (same
+// run, offset within the file at a line boundary, the line before it
+// carrying the checkpoint's last seq) and reads only the lines after it:
+// continuing or ending a run costs the same whether it holds 1 MB or
+// 10 GB. Without a usable checkpoint (a run written before checkpoints,
+// a deleted or stale one, which is logged) the whole file is read once.
 //
 // # Concurrency contract
 //
@@ -66,11 +62,14 @@
 // that share payloads with the recorded event: read-only. A Masker is
 // called concurrently from Record callers. Close may race with Record:
 // Records that enter the critical section after Close fail with
-// [ErrClosed]. The ctx of Record bounds waiting for the file lock held by
-// another process (it polls when ctx can be cancelled); waiting behind
-// another goroutine of the same recorder is bounded by that goroutine's
-// append. Several Recorders on the same file, in one process or many,
-// coordinate through the file lock alone.
+// [ErrClosed]. Waiting for the file lock held by another process polls
+// (backing off to 5 ms), bounded by the ctx of Record and by
+// [WithLockTimeout] ([ErrLockTimeout]); after [WithLockWarnAfter] (3 s by
+// default) it logs a warning naming the holder (pid, command line, and
+// "stopped" for a process stopped by SIGSTOP or Ctrl-Z, from /proc/locks
+// and /proc/<pid>). Waiting behind another goroutine of the same recorder
+// is bounded by that goroutine's append. Several Recorders on the same
+// file, in one process or many, coordinate through the file lock alone.
 //
 // # Threat model
 //
@@ -80,14 +79,25 @@
 //     Store validates before building any path, and Open validates the id
 //     it writes into every line.
 //   - Hostile files in the storage directory (someone who can write
-//     there): a symlink at the transcript or sidecar path is refused
-//     (O_NOFOLLOW), a FIFO or device is refused without blocking
-//     (O_NONBLOCK + regular-file check), a file of another run is refused
-//     at open ([ErrRunMismatch]). Such a party can still truncate, rewrite
-//     or delete files, or hold the lock forever: the recorder does not
-//     defend data against a writer with the same file permissions, and
-//     the advisory lock binds only cooperating writers. Directory
-//     components above the file are followed as usual.
+//     there): a symlink at the transcript, sidecar or checkpoint path is
+//     refused (O_NOFOLLOW), a FIFO, socket or device is refused without
+//     blocking (O_NONBLOCK + regular-file check, also by every reader
+//     through [OpenRead]), a file or a line of another run is refused
+//     ([ErrRunMismatch]). The checkpoint is a cache, trusted only as far
+//     as it matches the transcript (run id, offset at a line boundary
+//     within the file, the seq of the line before it); one that does not
+//     is ignored with a warning and the whole file is read. A checkpoint
+//     forged to match can misstate the open steps, which only changes
+//     what an end closes or names: such a party can as well truncate,
+//     rewrite or delete the transcript itself, or hold the lock forever.
+//     The recorder does not defend data against a writer with the same
+//     file permissions, and the advisory lock binds only cooperating
+//     writers. Directory components above the file are followed as
+//     usual.
+//   - Stopped or hung lock holder (SIGSTOP, Ctrl-Z, a debugger): other
+//     writers wait, and say on the log after a few seconds which process
+//     holds the lock; [WithLockTimeout] makes them fail instead. A
+//     holder outside this pid namespace is named "another process".
 //   - Concurrent process (another twasm step on the same run): it takes
 //     the same flock, so lines never interleave and seq stays gap-free;
 //     its events are not published to this process's subscribers. A
@@ -95,15 +105,17 @@
 //     interleave lines and break the seq series: not supported.
 //   - Crash or SIGKILL: the kernel drops the flock; the page cache keeps
 //     every write that returned, so every acknowledged event survives a
-//     process kill whatever the policy. A line being written may be torn
-//     (rare: only big, multi-page lines can be cut by a signal); the next
-//     open or append moves it to the sidecar. A power loss keeps what was
+//     process kill whatever the policy. A line or batch being written may
+//     be torn (rare: only big, multi-page writes can be cut by a signal);
+//     the next open or append keeps its complete lines and moves the
+//     partial one to the sidecar. The checkpoint of a killed writer is
+//     older than the file, never wrong: the next opener reads from it. A power loss keeps what was
 //     fsynced: every event with [FsyncAlways], completed steps with
 //     [FsyncOnBoundary] (default), possibly nothing recent with
 //     [FsyncNever].
-//   - Full disk or I/O error: Record returns the error, the partial line
-//     is truncated away and the seq is not consumed, so the series stays
-//     gap-free and the caller may retry. A failed fsync is reported with
+//   - Full disk or I/O error: Record returns the real error (ENOSPC,
+//     EIO), the partial lines are truncated away and no seq is consumed,
+//     so the series stays gap-free and the caller may retry. A failed fsync is reported with
 //     [ErrNotDurable] (the event is written and published). A repair that
 //     cannot write the sidecar fails the append instead of discarding
 //     the torn bytes.

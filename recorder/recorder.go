@@ -59,11 +59,14 @@ func (p FsyncPolicy) String() string {
 type Masker interface{ Mask(ev *transcript.Event) }
 
 type options struct {
-	fsync   FsyncPolicy
-	mask    Masker
-	bufSize int
-	logger  *slog.Logger
-	now     func() time.Time
+	fsync       FsyncPolicy
+	mask        Masker
+	bufSize     int
+	logger      *slog.Logger
+	now         func() time.Time
+	noCreate    bool
+	lockTimeout time.Duration
+	lockWarn    time.Duration
 }
 
 // Option configures a [Recorder].
@@ -99,6 +102,19 @@ func WithClock(now func() time.Time) Option {
 	}
 }
 
+// WithoutCreate makes Open fail (wrapping fs.ErrNotExist) instead of
+// creating a transcript that does not exist: for continuing a run.
+func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
+
+// WithLockTimeout makes waiting for the file lock held by another process
+// fail with [ErrLockTimeout] after d (0, the default, waits as long as the
+// context allows).
+func WithLockTimeout(d time.Duration) Option { return func(o *options) { o.lockTimeout = d } }
+
+// WithLockWarnAfter sets how long a writer waits for the file lock before
+// it logs which process holds it (default [DefaultLockWarnAfter]; 0 never).
+func WithLockWarnAfter(d time.Duration) Option { return func(o *options) { o.lockWarn = d } }
+
 // Errors callers branch on.
 var (
 	// ErrClosed is returned by Record and Sync after Close.
@@ -112,6 +128,9 @@ var (
 	ErrNotDurable = errors.New("written but not synced")
 	// ErrNotRegular: the transcript path is not a regular file.
 	ErrNotRegular = errors.New("not a regular file")
+	// ErrRunFinished: the run's transcript already holds run.completed,
+	// after which nothing may be written.
+	ErrRunFinished = errors.New("run already finished")
 )
 
 // TornSuffix is appended to a transcript's path to name the sidecar file
@@ -138,14 +157,17 @@ type Recorder struct {
 	opts        options
 	log         *slog.Logger
 	fan         *fanout.Fanout[transcript.Event]
-	encBufs     sync.Pool // *[]byte: per-call encoding buffers, reused
+
+	batches sync.Pool // *batch: encoding buffers of RecordBatch
 
 	mu      sync.Mutex // the critical section: seq, write, publish
-	wf, rf  *os.File   // append-only writer; reader for tail recovery
+	wf, rf  *os.File   // append-only writer; reader for recovery
 	fd      int        // wf's descriptor, for flock/fstat/write/ftruncate
-	buf     []byte     // the line being written, reused
-	end     int64      // file size after our last write or scan
-	stale   bool       // rescan the tail before the next append
+	buf     []byte     // the lines being written, reused
+	end     int64      // offset after the last complete line read or written
+	lines   int64      // complete lines before end
+	state   RunState   // the run as the file says up to end
+	cpEnd   int64      // end when the last checkpoint was written
 	repairs []Repair
 	closed  bool
 	closeEr error
@@ -163,9 +185,11 @@ type Recorder struct {
 const maxKeptBuf = 256 << 10
 
 // Open opens the transcript at path for runID, creating it (mode 0600,
-// parent directories 0700) or continuing it: the last seq is recovered
-// from the file and a torn last line is moved to the sidecar and reported
-// (see Repairs). ctx bounds the wait for the file lock.
+// parent directories 0700; see [WithoutCreate]) or continuing it: the run
+// state is recovered from the checkpoint beside the file and the lines
+// after it (the whole file when there is no usable checkpoint), and a torn
+// last line is moved to the sidecar and reported (see Repairs). ctx bounds
+// the wait for the file lock.
 func Open(ctx context.Context, path, runID string, opts ...Option) (*Recorder, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("recorder: open %s: %w", path, err)
@@ -173,18 +197,28 @@ func Open(ctx context.Context, path, runID string, opts ...Option) (*Recorder, e
 	if err := ValidRunID(runID); err != nil {
 		return nil, fmt.Errorf("recorder: open %s: %w", path, err)
 	}
-	o := options{fsync: FsyncOnBoundary, bufSize: fanout.DefaultBufferSize, logger: slog.Default(), now: time.Now}
+	o := options{fsync: FsyncOnBoundary, bufSize: fanout.DefaultBufferSize, logger: slog.Default(), now: time.Now, lockWarn: DefaultLockWarnAfter}
 	for _, opt := range opts {
 		opt(&o)
 	}
 	dir := filepath.Dir(path)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return nil, fmt.Errorf("recorder: open %s: %w", path, err)
-	}
 	// O_NOFOLLOW: a symlink planted at the path cannot redirect the
 	// writes. O_NONBLOCK: a FIFO planted there cannot hang the open; it is
 	// then rejected as not regular (the flag is harmless on regular files).
-	wf, err := os.OpenFile(path, os.O_APPEND|os.O_CREATE|os.O_WRONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
+	flags := os.O_APPEND | os.O_WRONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+	if !o.noCreate {
+		if err := os.MkdirAll(dir, 0o700); err != nil {
+			return nil, fmt.Errorf("recorder: open %s: %w", path, err)
+		}
+		flags |= os.O_CREATE
+	}
+	wf, err := os.OpenFile(path, flags, 0o600)
+	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.ELOOP) {
+		// ENXIO: a FIFO without a reader; ELOOP: a symlink. Name it.
+		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
+			err = fmt.Errorf("%w (%w)", notRegular(fi.Mode()), err)
+		}
+	}
 	if err != nil {
 		return nil, fmt.Errorf("recorder: open %s: %w", path, err)
 	}
@@ -193,20 +227,19 @@ func Open(ctx context.Context, path, runID string, opts ...Option) (*Recorder, e
 		return nil, errors.Join(fmt.Errorf("recorder: open %s for reading: %w", path, err), wf.Close())
 	}
 	r := &Recorder{path: path, runID: runID, opts: o, log: o.logger, wf: wf, rf: rf, fd: int(wf.Fd())}
-	r.encBufs.New = func() any { b := make([]byte, 0, 1024); return &b }
+	r.batches.New = func() any { return &batch{} }
 	if err := r.checkFiles(); err != nil {
 		return nil, errors.Join(err, wf.Close(), rf.Close())
 	}
-	r.stale = true // scan the tail whatever the size
 	if err := r.lockFile(ctx); err != nil {
 		return nil, errors.Join(err, wf.Close(), rf.Close())
 	}
-	err = r.refreshTail("at open")
+	err = r.recover()
 	r.unlockFile()
 	if err != nil {
 		return nil, errors.Join(err, wf.Close(), rf.Close())
 	}
-	if o.fsync != FsyncNever {
+	if o.fsync != FsyncNever && !o.noCreate {
 		// Make the directory entry of a new file durable too.
 		if err := syncDir(dir); err != nil {
 			return nil, errors.Join(err, wf.Close(), rf.Close())
@@ -214,6 +247,18 @@ func Open(ctx context.Context, path, runID string, opts ...Option) (*Recorder, e
 	}
 	r.fan = fanout.New[transcript.Event](fanout.WithBufferSize(o.bufSize), fanout.WithLogger(o.logger))
 	return r, nil
+}
+
+// recover sets the starting point from the checkpoint and reads the rest.
+// Called with the file lock held.
+func (r *Recorder) recover() error {
+	var st unix.Stat_t
+	if err := fstat(r.fd, &st); err != nil {
+		return fmt.Errorf("recorder: stat %s: %w", r.path, err)
+	}
+	r.loadCheckpoint(st.Size)
+	r.lastSeq.Store(r.state.LastSeq)
+	return r.refreshTail("at open")
 }
 
 // checkFiles rejects anything but a regular file, and a path swapped
@@ -224,7 +269,7 @@ func (r *Recorder) checkFiles() error {
 		return fmt.Errorf("recorder: open %s: %w", r.path, err)
 	}
 	if !wi.Mode().IsRegular() {
-		return fmt.Errorf("recorder: open %s: %w (%s)", r.path, ErrNotRegular, wi.Mode().Type())
+		return fmt.Errorf("recorder: open %s: %w", r.path, notRegular(wi.Mode()))
 	}
 	ri, err := r.rf.Stat()
 	if err != nil {
@@ -251,89 +296,37 @@ func syncDir(dir string) error {
 	return nil
 }
 
-// lockFile takes the advisory lock shared with every other recorder (in
-// this or another process) appending to the same file. With a context that
-// can be cancelled it polls, so that ctx bounds the wait; otherwise it
-// blocks in the kernel, which is fairer under contention.
-func (r *Recorder) lockFile(ctx context.Context) error {
-	err := flock(r.fd, unix.LOCK_EX|unix.LOCK_NB)
-	if err == nil {
-		return nil
-	}
-	if !errors.Is(err, unix.EWOULDBLOCK) {
-		return fmt.Errorf("recorder: lock %s: %w", r.path, err)
-	}
-	done := ctx.Done()
-	if done == nil {
-		if err := flock(r.fd, unix.LOCK_EX); err != nil {
-			return fmt.Errorf("recorder: lock %s: %w", r.path, err)
-		}
-		return nil
-	}
-	wait := 20 * time.Microsecond
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	for {
-		select {
-		case <-done:
-			return fmt.Errorf("recorder: waiting for the lock of %s: %w", r.path, ctx.Err())
-		case <-t.C:
-		}
-		err := flock(r.fd, unix.LOCK_EX|unix.LOCK_NB)
-		if err == nil {
-			return nil
-		}
-		if !errors.Is(err, unix.EWOULDBLOCK) {
-			return fmt.Errorf("recorder: lock %s: %w", r.path, err)
-		}
-		wait = min(2*wait, 5*time.Millisecond)
-		t.Reset(wait)
-	}
-}
-
-func (r *Recorder) unlockFile() {
-	if err := flock(r.fd, unix.LOCK_UN); err != nil {
-		// Closing the descriptor releases the lock anyway; other writers
-		// are only delayed until then.
-		r.log.Warn("recorder: unlock failed", "path", r.path, "err", err)
-	}
-}
-
-func flock(fd, how int) error {
-	for {
-		err := unix.Flock(fd, how)
-		if err != unix.EINTR {
-			return err
-		}
-	}
-}
-
-// refreshTail re-reads the end of the file when another writer may have
-// appended (the size is not the one we left) or when a previous failure
-// left the end unknown. It repairs a torn tail. Called with mu and the
-// file lock held.
+// refreshTail reads what other writers appended since r.end (the file is
+// bigger than what this recorder last read or wrote), updating the run
+// state, and repairs a torn tail. A file that shrank behind the lock
+// (another program truncated it) is read again from the start. Called
+// with mu and the file lock held.
 func (r *Recorder) refreshTail(when string) error {
 	var st unix.Stat_t
 	if err := fstat(r.fd, &st); err != nil {
 		return fmt.Errorf("recorder: stat %s: %w", r.path, err)
 	}
-	if !r.stale && st.Size == r.end {
+	if st.Size == r.end {
 		return nil
 	}
-	t, err := scanTail(r.rf, st.Size, tailChunk)
+	if st.Size < r.end {
+		r.log.Warn("recorder: the transcript shrank behind the lock (truncated by another program); reading it again from the start",
+			"path", r.path, "size", st.Size, "expected", r.end)
+		r.end, r.lines, r.state, r.cpEnd = 0, 0, RunState{}, 0
+	}
+	state := r.state.clone()
+	sc := scanner{ra: r.rf, runID: r.runID, st: &state, lines: r.lines}
+	end, err := sc.scan(r.end, st.Size)
 	if err != nil {
-		return fmt.Errorf("recorder: recover the tail of %s: %w", r.path, err)
+		return fmt.Errorf("recorder: read %s from offset %d: %w", r.path, r.end, err)
 	}
-	if t.found && t.runID != r.runID {
-		return fmt.Errorf("recorder: %s: %w: the file holds run %q, not %q", r.path, ErrRunMismatch, truncateID(t.runID), r.runID)
-	}
-	if t.torn() > 0 {
-		if err := r.repair(t, "torn tail (no trailing LF) found "+when); err != nil {
+	r.end, r.lines, r.state = end, sc.lines, state
+	r.lastSeq.Store(state.LastSeq)
+	if end < st.Size {
+		if err := r.repair(end, st.Size, "torn tail (no trailing LF) found "+when); err != nil {
 			return err
 		}
 	}
-	r.end, r.stale = t.end, false
-	r.lastSeq.Store(t.lastSeq)
 	return nil
 }
 
@@ -353,21 +346,17 @@ func fstat(fd int, st *unix.Stat_t) error {
 	}
 }
 
-// repair moves the torn bytes [t.end, t.size) to the sidecar, makes the
+// repair moves the torn bytes [end, size) to the sidecar, makes the
 // sidecar durable, and only then truncates the transcript: a crash in
 // between leaves the bytes in both places (a duplicate), never in neither.
-func (r *Recorder) repair(t tailInfo, reason string) error {
-	lines, err := countLines(r.rf, t.end)
-	if err != nil {
-		return fmt.Errorf("recorder: repair %s: %w", r.path, err)
-	}
-	rep := Repair{Offset: t.end, Bytes: int(t.torn()), Line: lines + 1, Reason: reason}
+func (r *Recorder) repair(end, size int64, reason string) error {
+	rep := Repair{Offset: end, Bytes: int(size - end), Line: int(r.lines) + 1, Reason: reason}
 	side := r.path + TornSuffix
 	if err := r.writeSidecar(side, rep); err != nil {
 		return fmt.Errorf("recorder: repair %s: %w", r.path, err)
 	}
-	if err := r.truncate(t.end); err != nil {
-		return fmt.Errorf("recorder: repair %s: truncate to %d: %w", r.path, t.end, err)
+	if err := r.truncate(end); err != nil {
+		return fmt.Errorf("recorder: repair %s: truncate to %d: %w", r.path, end, err)
 	}
 	if r.opts.fsync != FsyncNever {
 		if err := r.wf.Sync(); err != nil {
@@ -470,63 +459,172 @@ func (r *Recorder) write(b []byte) (int, error) {
 // a copy and a write.
 var seqZero = []byte(`{"seq":0,`)
 
+// batch holds a batch of events encoded with seq 0: line i is
+// buf[offs[i]:offs[i+1]], without its LF.
+type batch struct {
+	buf  []byte
+	offs []int
+}
+
 // Record assigns ev the next seq and appends it. In order, outside the
 // lock: the run id is filled in when empty (another run's id is an error
 // wrapping [ErrRunMismatch] and transcript.ErrInvalidEvent), a zero
 // timestamp is set to now, the masker runs, the event is validated and
 // encoded (errors wrap transcript.ErrInvalidEvent). Then, in one critical
-// section: the file lock is taken, the tail re-read if another writer
-// appended, the seq allocated, the line written with one write(2), the
-// lock released and the event published to subscribers. Finally it syncs
-// as the policy says. ev.Seq is set on success; Record may also have
-// changed ev's run id, timestamp and (through the masker) strings. A failed
-// write leaves the file as it was and consumes no seq.
+// section: the file lock is taken, what other writers appended is read,
+// an append to a finished run is refused ([ErrRunFinished]), the seq is
+// allocated, the line written with one write(2), the lock released and
+// the event published to subscribers. Finally it syncs as the policy
+// says. ev.Seq is set on success; Record may also have changed ev's run
+// id, timestamp and (through the masker) strings. A failed write leaves
+// the file as it was and consumes no seq.
 func (r *Recorder) Record(ctx context.Context, ev *transcript.Event) error {
-	if ev == nil {
-		return fmt.Errorf("recorder: record: %w: nil event", transcript.ErrInvalidEvent)
+	one := [1]*transcript.Event{ev}
+	return r.RecordBatch(ctx, one[:])
+}
+
+// RecordBatch records evs as consecutive seqs in one critical section: one
+// lock, one read of what others appended, and one write(2) of all the
+// lines, so that events that are ready together (a step's normalized
+// records) cost one round of system calls instead of one each. Each event
+// is prepared as by [Record]; an invalid event fails the whole batch
+// before anything is written, and so does run.completed anywhere but
+// last. A failed write leaves the file as it was (see the package
+// documentation for the one exception) and consumes no seq. The fsync
+// policy applies to the batch: it is synced when any of its events asks
+// for it.
+func (r *Recorder) RecordBatch(ctx context.Context, evs []*transcript.Event) error {
+	if len(evs) == 0 {
+		return nil
 	}
 	if err := ctx.Err(); err != nil {
-		return fmt.Errorf("recorder: record %s: %w", ev.Type, err)
+		return fmt.Errorf("recorder: record %s: %w", typeOf(evs), err)
 	}
-	if err := r.prepare(ev); err != nil {
+	b := r.batches.Get().(*batch)
+	defer r.putBatch(b)
+	if err := r.encode(b, evs); err != nil {
 		return err
 	}
-	e := *ev
-	e.Seq = 0
-	bp := r.encBufs.Get().(*[]byte)
-	defer func() {
-		if cap(*bp) <= maxKeptBuf {
-			r.encBufs.Put(bp)
-		}
-	}()
-	enc, err := transcript.AppendEvent((*bp)[:0], &e)
-	*bp = enc
-	if err != nil {
-		return fmt.Errorf("recorder: record %s: %w", ev.Type, err)
-	}
-
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	if r.closed {
-		return fmt.Errorf("recorder: record %s: %w", ev.Type, ErrClosed)
-	}
-	if err := ctx.Err(); err != nil { // cancelled while queued on mu
-		return fmt.Errorf("recorder: record %s: %w", ev.Type, err)
-	}
-	if err := r.lockFile(ctx); err != nil {
+	if err := r.enter(ctx, typeOf(evs)); err != nil {
 		return err
 	}
-	seq, err := r.appendLocked(&e, enc)
+	err := r.refreshTail("before an append")
+	if err == nil {
+		err = r.appendLocked(evs, b)
+	}
 	r.unlockFile()
 	if err != nil {
 		return err
 	}
-	e.Seq, ev.Seq = seq, seq
-	r.fan.Publish(e)
-	if r.opts.fsync == FsyncAlways || r.opts.fsync == FsyncOnBoundary && boundary(ev.Type) {
-		if err := r.wf.Sync(); err != nil {
-			return fmt.Errorf("recorder: record %s seq %d: %w: %w", ev.Type, seq, ErrNotDurable, err)
+	return r.published(evs)
+}
+
+// RecordFunc runs decide inside the critical section with the run's
+// current state (everything in the file, from every writer) and appends
+// the events it returns as one batch, in the same critical section: a
+// decision that depends on the state (end the run once; close the steps
+// still open) cannot be raced by another writer. decide returning an
+// error or no events writes nothing; its error is returned as is.
+func (r *Recorder) RecordFunc(ctx context.Context, decide func(RunState) ([]*transcript.Event, error)) error {
+	if err := ctx.Err(); err != nil {
+		return fmt.Errorf("recorder: record: %w", err)
+	}
+	b := r.batches.Get().(*batch)
+	defer r.putBatch(b)
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if err := r.enter(ctx, "events"); err != nil {
+		return err
+	}
+	var evs []*transcript.Event
+	err := r.refreshTail("before an append")
+	if err == nil {
+		evs, err = decide(r.state.clone())
+	}
+	if err == nil && len(evs) > 0 {
+		if err = r.encode(b, evs); err == nil {
+			err = r.appendLocked(evs, b)
 		}
+	}
+	r.unlockFile()
+	if err != nil || len(evs) == 0 {
+		return err
+	}
+	return r.published(evs)
+}
+
+// State returns the run's state as of this recorder's last critical
+// section; other processes may have appended since. [RecordFunc] sees the
+// current one.
+func (r *Recorder) State() RunState {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	return r.state.clone()
+}
+
+// enter checks that the recorder is open and takes the file lock. Called
+// with mu held.
+func (r *Recorder) enter(ctx context.Context, what transcript.EventType) error {
+	if r.closed {
+		return fmt.Errorf("recorder: record %s: %w", what, ErrClosed)
+	}
+	if err := ctx.Err(); err != nil { // cancelled while queued on mu
+		return fmt.Errorf("recorder: record %s: %w", what, err)
+	}
+	return r.lockFile(ctx)
+}
+
+// published hands the written events to the subscribers and syncs as the
+// policy says. Called with mu held, after the file lock is released.
+func (r *Recorder) published(evs []*transcript.Event) error {
+	sync := r.opts.fsync == FsyncAlways
+	for _, ev := range evs {
+		r.fan.Publish(*ev)
+		sync = sync || r.opts.fsync == FsyncOnBoundary && boundary(ev.Type)
+	}
+	if sync {
+		if err := r.wf.Sync(); err != nil {
+			last := evs[len(evs)-1]
+			return fmt.Errorf("recorder: record %s seq %d: %w: %w", last.Type, last.Seq, ErrNotDurable, err)
+		}
+	}
+	return nil
+}
+
+func (r *Recorder) putBatch(b *batch) {
+	if cap(b.buf) <= maxKeptBuf {
+		r.batches.Put(b)
+	}
+}
+
+func typeOf(evs []*transcript.Event) transcript.EventType {
+	if len(evs) == 1 && evs[0] != nil {
+		return evs[0].Type
+	}
+	return transcript.EventType(strconv.Itoa(len(evs)) + " events")
+}
+
+// encode prepares and encodes evs with seq 0 into b.
+func (r *Recorder) encode(b *batch, evs []*transcript.Event) error {
+	b.buf, b.offs = b.buf[:0], append(b.offs[:0], 0)
+	for i, ev := range evs {
+		if ev == nil {
+			return fmt.Errorf("recorder: record: %w: nil event", transcript.ErrInvalidEvent)
+		}
+		if ev.Type == transcript.RunCompleted && i != len(evs)-1 {
+			return fmt.Errorf("recorder: record: %w: run.completed must be the last event of a batch", transcript.ErrInvalidEvent)
+		}
+		if err := r.prepare(ev); err != nil {
+			return err
+		}
+		ev.Seq = 0
+		var err error
+		if b.buf, err = transcript.AppendEvent(b.buf, ev); err != nil {
+			return fmt.Errorf("recorder: record %s: %w", ev.Type, err)
+		}
+		b.offs = append(b.offs, len(b.buf))
 	}
 	return nil
 }
@@ -563,49 +661,89 @@ func (r *Recorder) checkRun(ev *transcript.Event) error {
 	return nil
 }
 
-// appendLocked allocates the seq and writes the line. Called with mu and
-// the file lock held; enc is e encoded with seq 0.
-func (r *Recorder) appendLocked(e *transcript.Event, enc []byte) (uint64, error) {
-	if err := r.refreshTail("before an append"); err != nil {
-		return 0, err
+// appendLocked refuses an append to a finished run, allocates the seqs,
+// splices them into the encoded lines and writes them with one write(2).
+// Called with mu and the file lock held, after refreshTail.
+func (r *Recorder) appendLocked(evs []*transcript.Event, b *batch) error {
+	if r.state.Finished {
+		return fmt.Errorf("recorder: record %s: %w: run %s ended with run.completed at seq %d; nothing may follow it",
+			typeOf(evs), ErrRunFinished, r.runID, r.state.LastSeq)
 	}
-	seq := r.lastSeq.Load() + 1
-	if rest, ok := bytes.CutPrefix(enc, seqZero); ok {
-		r.buf = append(r.buf[:0], `{"seq":`...)
-		r.buf = strconv.AppendUint(r.buf, seq, 10)
-		r.buf = append(r.buf, ',')
-		r.buf = append(r.buf, rest...)
-	} else {
-		// The encoder's layout changed: encode again with the seq.
-		e.Seq = seq
-		var err error
-		if r.buf, err = transcript.AppendEvent(r.buf[:0], e); err != nil {
-			return 0, fmt.Errorf("recorder: record %s: %w", e.Type, err)
+	first := r.lastSeq.Load() + 1
+	r.buf = r.buf[:0]
+	for i, ev := range evs {
+		line := b.buf[b.offs[i]:b.offs[i+1]]
+		seq := first + uint64(i)
+		if rest, ok := bytes.CutPrefix(line, seqZero); ok {
+			r.buf = append(r.buf, `{"seq":`...)
+			r.buf = strconv.AppendUint(r.buf, seq, 10)
+			r.buf = append(r.buf, ',')
+			r.buf = append(r.buf, rest...)
+		} else {
+			// The encoder's layout changed: encode again with the seq.
+			ev.Seq = seq
+			var err error
+			if r.buf, err = transcript.AppendEvent(r.buf, ev); err != nil {
+				ev.Seq = 0
+				return fmt.Errorf("recorder: record %s: %w", ev.Type, err)
+			}
+			ev.Seq = 0
 		}
+		r.buf = append(r.buf, '\n')
 	}
-	r.buf = append(r.buf, '\n')
 	defer func() {
 		if cap(r.buf) > maxKeptBuf {
 			r.buf = nil
 		}
 	}()
-	n, err := r.write(r.buf)
-	if err == nil && n != len(r.buf) {
-		err = io.ErrShortWrite
-	}
-	if err != nil {
-		// Undo a partial line so the file keeps only complete lines and
-		// the seq is not consumed. If even that fails, the next append
-		// rescans and moves the partial line to the sidecar.
+	if err := r.writeAll(r.buf); err != nil {
+		// Undo a partial write so the file keeps only complete lines and
+		// no seq is consumed. If even that fails, the next append reads
+		// the partial lines: complete ones count as written, a partial
+		// one is moved to the sidecar.
 		if terr := r.truncate(r.end); terr != nil {
-			r.stale = true
 			r.log.Warn("recorder: could not undo a failed write", "path", r.path, "offset", r.end, "err", terr)
 		}
-		return 0, fmt.Errorf("recorder: write %s seq %d to %s: %w", e.Type, seq, r.path, err)
+		what := string(evs[0].Type)
+		if len(evs) > 1 {
+			what = fmt.Sprintf("%d events (%s ... %s)", len(evs), evs[0].Type, evs[len(evs)-1].Type)
+		}
+		return fmt.Errorf("recorder: write %s seq %d to %s: %w", what, first, r.path, err)
 	}
-	r.end += int64(n)
-	r.lastSeq.Store(seq)
-	return seq, nil
+	for i, ev := range evs {
+		ev.Seq = first + uint64(i)
+		if brackets(string(ev.Type)) {
+			h := headOf(ev)
+			r.state.apply(&h)
+		}
+	}
+	last := first + uint64(len(evs)) - 1
+	r.state.LastSeq = last
+	r.end += int64(len(r.buf))
+	r.lines += int64(len(evs))
+	r.lastSeq.Store(last)
+	if r.end-r.cpEnd >= checkpointEvery {
+		r.saveCheckpoint()
+	}
+	return nil
+}
+
+// writeAll writes b with one write(2). When the kernel takes only part of
+// it (a full disk, a signal), the rest follows under the same lock, so a
+// short write either completes the lines or ends with the real error
+// (ENOSPC, EIO) rather than a bare "short write".
+func (r *Recorder) writeAll(b []byte) error {
+	for len(b) > 0 {
+		n, err := r.write(b)
+		if err != nil {
+			return err
+		}
+		if n <= 0 {
+			return io.ErrShortWrite
+		}
+		b = b[n:]
+	}
+	return nil
 }
 
 // Subscribe returns a live feed of the events this recorder writes (not
@@ -649,9 +787,14 @@ func (r *Recorder) RunID() string { return r.runID }
 // Path returns the transcript path.
 func (r *Recorder) Path() string { return r.path }
 
-// Close syncs (unless the policy is FsyncNever), closes the file and closes
-// every subscription. It is idempotent: later calls return the first
-// result.
+// closeLockWait bounds how long Close waits for the file lock to write the
+// checkpoint; without the lock it skips it (the next opener reads more).
+const closeLockWait = time.Second
+
+// Close writes the run's checkpoint (or removes it once the run has
+// finished), syncs (unless the policy is FsyncNever), closes the file and
+// closes every subscription. It is idempotent: later calls return the
+// first result.
 func (r *Recorder) Close() error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -660,6 +803,18 @@ func (r *Recorder) Close() error {
 	}
 	r.closed = true
 	var errs []error
+	ctx, cancel := context.WithTimeout(context.Background(), closeLockWait)
+	if err := r.lockFile(ctx); err == nil {
+		if err := r.refreshTail("at close"); err != nil {
+			errs = append(errs, err)
+		} else if r.cpEnd != r.end || r.state.Finished {
+			r.saveCheckpoint()
+		}
+		r.unlockFile()
+	} else {
+		r.log.Info("recorder: no checkpoint written: the lock is busy", "path", r.path, "err", err)
+	}
+	cancel()
 	if r.opts.fsync != FsyncNever {
 		if err := r.wf.Sync(); err != nil {
 			errs = append(errs, fmt.Errorf("recorder: close %s: fsync: %w", r.path, err))

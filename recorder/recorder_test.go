@@ -664,7 +664,6 @@ func TestFailedWriteRollsBack(t *testing.T) {
 		wantRepairs int
 	}{
 		{"enospc after half", halfWrite, nil, syscall.ENOSPC, 0},
-		{"short write", func(fd int, b []byte) (int, error) { return unix.Write(fd, b[:3]) }, nil, nil, 0},
 		{"undo fails too", halfWrite, func(int, int64) error { return syscall.EIO }, syscall.ENOSPC, 1},
 	}
 	for _, tc := range tests {
@@ -688,6 +687,38 @@ func TestFailedWriteRollsBack(t *testing.T) {
 			}
 			r.repairs = nil
 		})
+	}
+	// A short write without an error (the kernel took part of the line)
+	// is completed under the same lock: the line is whole, one seq.
+	calls := 0
+	r.writeHook = func(fd int, b []byte) (int, error) {
+		calls++
+		if calls == 1 {
+			return unix.Write(fd, b[:3])
+		}
+		return unix.Write(fd, b)
+	}
+	ev := assistantEvent("short")
+	before := r.LastSeq()
+	err := r.Record(ctx, ev)
+	r.writeHook = nil
+	if err != nil || ev.Seq != before+1 || calls != 2 {
+		t.Fatalf("short write: %v, seq %d, %d writes", err, ev.Seq, calls)
+	}
+	// A write that ends in ENOSPC after a short one names ENOSPC, not
+	// "short write".
+	calls = 0
+	r.writeHook = func(fd int, b []byte) (int, error) {
+		calls++
+		if calls == 1 {
+			return unix.Write(fd, b[:3])
+		}
+		return 0, syscall.ENOSPC
+	}
+	err = r.Record(ctx, assistantEvent("full"))
+	r.writeHook = nil
+	if !errors.Is(err, syscall.ENOSPC) || r.LastSeq() != before+1 {
+		t.Fatalf("full disk after a short write: %v", err)
 	}
 	checkFile(t, r.Path(), id)
 }

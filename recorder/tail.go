@@ -11,118 +11,198 @@ import (
 // Reads never go past the size the caller observed under the file lock, so
 // a short read (io.EOF) means the file shrank behind the lock: an error.
 
-// tailChunk is how much is read per step when walking a file backwards.
-// Most lines are well under it, so finding the last line costs one read.
-const tailChunk = 64 << 10
+// scanChunk is how much is read at a time when reading lines forward.
+const scanChunk = 256 << 10
 
-// maxFallbackLine bounds the size of a line decoded with encoding/json when
-// its prefix is not in the canonical form; bigger odd lines are skipped
-// rather than read into memory.
+// headLen is how much of a line is looked at to find its seq, run id and
+// type in the canonical layout.
+const headLen = 512
+
+// maxFallbackLine bounds the size of a line decoded with encoding/json (a
+// line of another writer's layout, or a run/step line); bigger lines are
+// taken by their canonical head or skipped rather than read into memory.
 const maxFallbackLine = 64 << 20
 
-// tailInfo describes the end of a transcript file as found by scanTail.
-type tailInfo struct {
-	size int64 // bytes examined: the file size at the time of the scan
-	// end is the offset just past the last LF: bytes [end, size) are a
-	// torn tail (a line without its LF), empty when end == size.
-	end int64
-	// lastSeq and runID come from the last complete line that carries a
-	// seq; found is false when no complete line does.
-	lastSeq uint64
-	runID   string
-	found   bool
-	// lastLineStart is where that line starts (for diagnostics/tests).
-	lastLineStart int64
+// scanner reads the complete lines of a transcript forward, from a line
+// boundary whose run state is known, and applies each to that state. It
+// reads every byte once, in scanChunk reads, and decodes only the lines
+// that change more than the seq (run.*, step.*) or are not in the
+// canonical layout.
+type scanner struct {
+	ra    io.ReaderAt
+	runID string
+	st    *RunState
+	lines int64 // complete lines so far
+	buf   []byte
 }
 
-func (t tailInfo) torn() int64 { return t.size - t.end }
-
-// scanTail walks backwards from size to find the last LF and the seq of the
-// last complete line that has one. It reads only the bytes it needs (the
-// tail and the last line, in chunk-sized reads) and never modifies the file.
-// Complete lines without a parseable seq (foreign or damaged lines) are
-// skipped, not treated as torn: only bytes after the last LF are torn.
-func scanTail(ra io.ReaderAt, size int64, chunk int) (tailInfo, error) {
-	if chunk < 1 {
-		chunk = tailChunk
+// scan reads [from, size) and returns end, the offset just past the last
+// LF: bytes [end, size) are a torn tail (a line without its LF).
+func (sc *scanner) scan(from, size int64) (end int64, err error) {
+	if sc.buf == nil {
+		sc.buf = make([]byte, scanChunk)
 	}
-	buf := make([]byte, min(int64(chunk), max(size, 1)))
-	t := tailInfo{size: size}
-	lf, err := lastIndexByte(ra, 0, size, '\n', buf)
-	if err != nil {
-		return t, err
+	buf := sc.buf
+	end = from
+	pos, carry := from, 0 // buf[:carry] is the start of the line at end
+	for pos < size {
+		if carry == len(buf) {
+			// A line longer than the buffer: find its LF without keeping it.
+			head := bytes.Clone(buf[:min(len(buf), headLen)])
+			lf, err := indexByteFrom(sc.ra, pos, size, '\n', buf)
+			if err != nil {
+				return end, err
+			}
+			if lf < 0 {
+				return end, nil
+			}
+			if err := sc.longLine(head, end, lf); err != nil {
+				return end, err
+			}
+			end, pos, carry = lf+1, lf+1, 0
+			continue
+		}
+		m := min(int64(len(buf)-carry), size-pos)
+		if _, err := sc.ra.ReadAt(buf[carry:carry+int(m)], pos); err != nil {
+			return end, fmt.Errorf("read at %d: %w", pos, err)
+		}
+		data := buf[:carry+int(m)]
+		i := 0
+		for {
+			j := bytes.IndexByte(data[i:], '\n')
+			if j < 0 {
+				break
+			}
+			if err := sc.line(data[i:i+j], end); err != nil {
+				return end, err
+			}
+			i += j + 1
+			end += int64(j + 1)
+		}
+		carry = copy(buf, data[i:])
+		pos += m
 	}
-	t.end = lf + 1 // 0 when there is no LF at all
-	for lineEnd := lf; lineEnd >= 0; {
-		start, err := lastIndexByte(ra, 0, lineEnd, '\n', buf)
-		if err != nil {
-			return t, err
-		}
-		start++
-		seq, runID, ok, err := parseLineHead(ra, start, lineEnd)
-		if err != nil {
-			return t, err
-		}
-		if ok {
-			t.lastSeq, t.runID, t.found, t.lastLineStart = seq, runID, true, start
-			return t, nil
-		}
-		lineEnd = start - 1
-	}
-	return t, nil
+	return end, nil
 }
 
-// lastIndexByte returns the offset of the last c in [from, to), or -1.
-func lastIndexByte(ra io.ReaderAt, from, to int64, c byte, buf []byte) (int64, error) {
-	for to > from {
+// indexByteFrom returns the offset of the first c in [from, to), or -1.
+func indexByteFrom(ra io.ReaderAt, from, to int64, c byte, buf []byte) (int64, error) {
+	for from < to {
 		n := min(int64(len(buf)), to-from)
 		b := buf[:n]
-		if _, err := ra.ReadAt(b, to-n); err != nil {
-			return -1, fmt.Errorf("read at %d: %w", to-n, err)
+		if _, err := ra.ReadAt(b, from); err != nil {
+			return -1, fmt.Errorf("read at %d: %w", from, err)
 		}
-		if i := bytes.LastIndexByte(b, c); i >= 0 {
-			return to - n + int64(i), nil
+		if i := bytes.IndexByte(b, c); i >= 0 {
+			return from + int64(i), nil
 		}
-		to -= n
+		from += n
 	}
 	return -1, nil
 }
 
-// canonicalHead is how every line this package writes begins.
-var canonicalHead = []byte(`{"seq":`)
+// line handles one complete line held in memory, starting at off.
+func (sc *scanner) line(line []byte, off int64) error {
+	sc.lines++
+	t := trimCR(line)
+	closed := len(t) > 0 && t[len(t)-1] == '}'
+	h, ok, err := parseHead(line[:min(len(line), headLen)], closed, func() ([]byte, error) { return line, nil }, int64(len(line)))
+	if err != nil || !ok {
+		return err
+	}
+	return sc.apply(h, off)
+}
 
-// parseLineHead extracts seq and run_id from the line [start, end) (end is
-// the offset of its LF). The fast path reads only the head of a line in the
-// canonical form `{"seq":N,"run_id":"...",` and checks that it ends in '}';
-// any other line is decoded with encoding/json when it is not huge.
-func parseLineHead(ra io.ReaderAt, start, end int64) (seq uint64, runID string, ok bool, err error) {
-	n := end - start
-	if n < 2 {
-		return 0, "", false, nil
-	}
+// longLine handles a complete line [start, lf) too long to hold in the
+// scan buffer; head is its beginning.
+func (sc *scanner) longLine(head []byte, start, lf int64) error {
+	sc.lines++
 	var last [1]byte
-	if _, err := ra.ReadAt(last[:], end-1); err != nil {
-		return 0, "", false, fmt.Errorf("read at %d: %w", end-1, err)
+	if _, err := sc.ra.ReadAt(last[:], lf-1); err != nil {
+		return fmt.Errorf("read at %d: %w", lf-1, err)
 	}
-	head := make([]byte, min(n, 128))
-	if _, err := ra.ReadAt(head, start); err != nil {
-		return 0, "", false, fmt.Errorf("read at %d: %w", start, err)
+	if last[0] == '\r' && lf-2 >= start {
+		if _, err := sc.ra.ReadAt(last[:], lf-2); err != nil {
+			return fmt.Errorf("read at %d: %w", lf-2, err)
+		}
 	}
-	if last[0] == '}' {
+	n := lf - start
+	full := func() ([]byte, error) {
+		b := make([]byte, n)
+		if _, err := sc.ra.ReadAt(b, start); err != nil {
+			return nil, fmt.Errorf("read at %d: %w", start, err)
+		}
+		return b, nil
+	}
+	h, ok, err := parseHead(head, last[0] == '}', full, n)
+	if err != nil || !ok {
+		return err
+	}
+	return sc.apply(h, start)
+}
+
+func (sc *scanner) apply(h *lineHead, off int64) error {
+	if h.RunID != sc.runID {
+		return fmt.Errorf("%w: the line at offset %d belongs to run %q, not %q", ErrRunMismatch, off, truncateID(h.RunID), sc.runID)
+	}
+	sc.st.apply(h)
+	return nil
+}
+
+func trimCR(b []byte) []byte {
+	if len(b) > 0 && b[len(b)-1] == '\r' {
+		return b[:len(b)-1]
+	}
+	return b
+}
+
+// parseHead finds the seq, run id and type of a line (and, for run and step
+// lines, what the run state needs). The fast path reads only the head of a
+// line in the canonical form `{"seq":N,"run_id":"...",...,"type":"...",`
+// that ends in '}'; run and step lines and lines in any other layout are
+// decoded with encoding/json when they are not huge. ok is false for a
+// line without a seq (a foreign line, kept and skipped).
+func parseHead(head []byte, closed bool, full func() ([]byte, error), n int64) (*lineHead, bool, error) {
+	if closed {
 		if seq, runID, ok := parseCanonicalHead(head); ok {
-			return seq, runID, true, nil
+			if typ, ok := canonicalType(head); ok && !brackets(typ) {
+				return &lineHead{Seq: &seq, RunID: runID, Type: typ}, true, nil
+			}
 		}
 	}
 	if n > maxFallbackLine {
-		return 0, "", false, nil
+		if seq, runID, ok := parseCanonicalHead(head); ok && closed {
+			typ, _ := canonicalType(head)
+			return &lineHead{Seq: &seq, RunID: runID, Type: typ}, true, nil
+		}
+		return nil, false, nil
 	}
-	line := make([]byte, n)
-	if _, err := ra.ReadAt(line, start); err != nil {
-		return 0, "", false, fmt.Errorf("read at %d: %w", start, err)
+	line, err := full()
+	if err != nil {
+		return nil, false, err
 	}
-	seq, runID, ok = parseLineJSON(line)
-	return seq, runID, ok, nil
+	var h lineHead
+	if json.Unmarshal(line, &h) != nil {
+		// The envelope is there but some field has an odd type: the seq,
+		// run id and type are what matter.
+		var v struct {
+			Seq   *uint64 `json:"seq"`
+			RunID string  `json:"run_id"`
+			Type  string  `json:"type"`
+		}
+		if json.Unmarshal(line, &v) != nil {
+			return nil, false, nil
+		}
+		h = lineHead{Seq: v.Seq, RunID: v.RunID, Type: v.Type}
+	}
+	if h.Seq == nil {
+		return nil, false, nil
+	}
+	return &h, true, nil
 }
+
+// canonicalHead is how every line this package writes begins.
+var canonicalHead = []byte(`{"seq":`)
 
 // parseCanonicalHead parses `{"seq":N,"run_id":"X"` at the start of head.
 // It accepts only a decimal seq without leading zeros (as written by
@@ -155,31 +235,20 @@ func parseCanonicalHead(head []byte) (uint64, string, bool) {
 	return seq, string(rest[:q]), true
 }
 
-// parseLineJSON is the slow path for lines not in canonical form (another
-// writer's field order, whitespace, CRLF).
-func parseLineJSON(line []byte) (uint64, string, bool) {
-	var v struct {
-		Seq   *uint64 `json:"seq"`
-		RunID string  `json:"run_id"`
-	}
-	if err := json.Unmarshal(line, &v); err != nil || v.Seq == nil {
-		return 0, "", false
-	}
-	return *v.Seq, v.RunID, true
-}
+var typeKey = []byte(`,"type":"`)
 
-// countLines counts the LFs in [0, end): the number of complete lines
-// before a torn tail, used only when reporting a repair.
-func countLines(ra io.ReaderAt, end int64) (int, error) {
-	buf := make([]byte, min(int64(tailChunk), max(end, 1)))
-	n := 0
-	for off := int64(0); off < end; {
-		b := buf[:min(int64(len(buf)), end-off)]
-		if _, err := ra.ReadAt(b, off); err != nil {
-			return 0, fmt.Errorf("read at %d: %w", off, err)
-		}
-		n += bytes.Count(b, []byte{'\n'})
-		off += int64(len(b))
+// canonicalType finds the type in a canonical head. The first `,"type":"`
+// is the envelope's: inside a JSON string every quote is escaped, so the
+// sequence cannot occur in the run ids before it.
+func canonicalType(head []byte) (string, bool) {
+	i := bytes.Index(head, typeKey)
+	if i < 0 {
+		return "", false
 	}
-	return n, nil
+	rest := head[i+len(typeKey):]
+	q := bytes.IndexByte(rest, '"')
+	if q < 0 || bytes.IndexByte(rest[:q], '\\') >= 0 {
+		return "", false
+	}
+	return string(rest[:q]), true
 }

@@ -4,45 +4,71 @@ import (
 	"bytes"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 )
 
-func TestScanTail(t *testing.T) {
-	id := "8f14e45f-ceea-467a-9575-3d8b4ee3a2b1"
-	line := func(seq int) string {
-		return `{"seq":` + strconv.Itoa(seq) + `,"run_id":"` + id + `","type":"message.user","payload":{}}` + "\n"
+const scanID = "8f14e45f-ceea-467a-9575-3d8b4ee3a2b1"
+
+func scanLine(seq int, typ string) string {
+	return `{"seq":` + strconv.Itoa(seq) + `,"run_id":"` + scanID + `","type":"` + typ + `","path":"a","iteration":0,"payload":{"name":"a","kind":"agent"}}` + "\n"
+}
+
+func scanBytes(data []byte, chunk int) (int64, RunState, int64, error) {
+	var st RunState
+	sc := scanner{ra: bytes.NewReader(data), runID: scanID, st: &st}
+	if chunk > 0 {
+		sc.buf = make([]byte, chunk)
 	}
+	end, err := sc.scan(0, int64(len(data)))
+	return end, st, sc.lines, err
+}
+
+func TestScan(t *testing.T) {
+	long := `{"seq":3,"run_id":"` + scanID + `","type":"message.user","payload":{"x":"` + strings.Repeat("y", 3000) + `"}}` + "\n"
 	tests := []struct {
 		name      string
 		data      string
 		wantEnd   int
 		wantSeq   uint64
-		wantFound bool
+		wantLines int64
+		wantOpen  int
+		finished  bool
 	}{
-		{"empty", "", 0, 0, false},
-		{"one line", line(1), len(line(1)), 1, true},
-		{"torn", line(1) + line(2) + `{"seq":3`, len(line(1) + line(2)), 2, true},
-		{"no LF at all", `{"seq":3,"run_id":"x"}`, 0, 0, false},
-		{"blank lines after", line(4) + "\n\n", len(line(4)) + 2, 4, true},
-		{"leading zero is not canonical", `{"seq":07,"run_id":"` + id + `"}` + "\n", 23 + len(id), 0, false},
-		{"big seq", line(1<<62) + "tail", len(line(1 << 62)), 1 << 62, true},
-		{"overflowing seq skipped", line(3) + `{"seq":99999999999999999999,"run_id":"x"}` + "\n", len(line(3)) + 42, 3, true},
-		{"escaped run id falls back to JSON", `{"seq":5,"run_id":"a\"b"}` + "\n", 26, 5, true},
-		{"seq not first", `{"run_id":"` + id + `","seq":9}` + "\n", 22 + len(id), 9, true},
-		{"garbage line skipped", line(2) + "}garbage}\n", len(line(2)) + 10, 2, true},
+		{"empty", "", 0, 0, 0, 0, false},
+		{"one line", scanLine(1, "message.user"), len(scanLine(1, "message.user")), 1, 1, 0, false},
+		{"torn", scanLine(1, "message.user") + scanLine(2, "message.user") + `{"seq":3`, len(scanLine(1, "message.user") + scanLine(2, "message.user")), 2, 2, 0, false},
+		{"no LF at all", `{"seq":3,"run_id":"x"}`, 0, 0, 0, 0, false},
+		{"blank lines after", scanLine(4, "message.user") + "\n\n", len(scanLine(4, "message.user")) + 2, 4, 3, 0, false},
+		{"leading zero falls back to JSON", `{"seq":07,"run_id":"` + scanID + `"}` + "\n", 23 + len(scanID), 0, 1, 0, false},
+		{"big seq", scanLine(1<<62, "message.user") + "tail", len(scanLine(1<<62, "message.user")), 1 << 62, 1, 0, false},
+		{"overflowing seq skipped", scanLine(3, "message.user") + `{"seq":99999999999999999999,"run_id":"x"}` + "\n", len(scanLine(3, "message.user")) + 42, 3, 2, 0, false},
+		{"seq not first", `{"run_id":"` + scanID + `","seq":9}` + "\r\n", 23 + len(scanID), 9, 1, 0, false},
+		{"garbage line skipped", scanLine(2, "message.user") + "}garbage}\n", len(scanLine(2, "message.user")) + 10, 2, 2, 0, false},
+		{"long line", scanLine(1, "step.started") + long + scanLine(4, "message.user"), len(scanLine(1, "step.started") + long + scanLine(4, "message.user")), 4, 3, 1, false},
+		{"step closed", scanLine(1, "run.started") + scanLine(2, "step.started") + scanLine(3, "step.completed"), len(scanLine(1, "run.started") + scanLine(2, "step.started") + scanLine(3, "step.completed")), 3, 3, 0, false},
+		{"finished", scanLine(1, "run.started") + scanLine(2, "step.started") + scanLine(3, "run.completed"), len(scanLine(1, "run.started") + scanLine(2, "step.started") + scanLine(3, "run.completed")), 3, 3, 1, true},
 	}
 	for _, tc := range tests {
-		for _, chunk := range []int{0, 1, 7, 4096} {
+		for _, chunk := range []int{0, 1, 7, 600, 4096} {
 			t.Run(tc.name+"/chunk"+strconv.Itoa(chunk), func(t *testing.T) {
-				ti, err := scanTail(bytes.NewReader([]byte(tc.data)), int64(len(tc.data)), chunk)
+				end, st, lines, err := scanBytes([]byte(tc.data), chunk)
 				if err != nil {
 					t.Fatal(err)
 				}
-				if ti.end != int64(tc.wantEnd) || ti.lastSeq != tc.wantSeq || ti.found != tc.wantFound {
-					t.Fatalf("got end %d seq %d found %v, want %d %d %v", ti.end, ti.lastSeq, ti.found, tc.wantEnd, tc.wantSeq, tc.wantFound)
+				if end != int64(tc.wantEnd) || st.LastSeq != tc.wantSeq || lines != tc.wantLines || len(st.Open) != tc.wantOpen || st.Finished != tc.finished {
+					t.Fatalf("got end %d seq %d lines %d open %d finished %v, want %d %d %d %d %v",
+						end, st.LastSeq, lines, len(st.Open), st.Finished, tc.wantEnd, tc.wantSeq, tc.wantLines, tc.wantOpen, tc.finished)
 				}
 			})
 		}
+	}
+}
+
+func TestScanOtherRun(t *testing.T) {
+	data := scanLine(1, "message.user") + strings.Replace(scanLine(2, "message.user"), scanID, "8f14e45f-ceea-467a-9575-3d8b4ee3a2b2", 1)
+	if _, _, _, err := scanBytes([]byte(data), 0); !errors.Is(err, ErrRunMismatch) {
+		t.Fatalf("got %v", err)
 	}
 }
 
@@ -53,79 +79,84 @@ func (f *failingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 		return 0, errors.New("boom")
 	}
 	for i := range p {
-		p[i] = '\n'
+		p[i] = 'x'
 	}
 	return len(p), nil
 }
 
-func TestScanTailReadErrors(t *testing.T) {
-	for n := 0; n < 4; n++ {
-		if _, err := scanTail(&failingReaderAt{n: n}, 10, 4); err == nil && n < 1 {
+func TestScanReadErrors(t *testing.T) {
+	for n := 0; n < 3; n++ {
+		var st RunState
+		sc := scanner{ra: &failingReaderAt{n: n}, runID: scanID, st: &st, buf: make([]byte, 4)}
+		if _, err := sc.scan(0, 10); err == nil {
 			t.Fatalf("n=%d: no error", n)
 		}
 	}
-	if _, err := countLines(&failingReaderAt{}, 10); err == nil {
-		t.Fatal("countLines: no error")
-	}
 	// The file shrank under the scan: a short read is an error.
-	if _, err := scanTail(bytes.NewReader([]byte("ab\n")), 10, 4); err == nil {
+	var st RunState
+	sc := scanner{ra: bytes.NewReader([]byte("ab\n")), runID: scanID, st: &st}
+	if _, err := sc.scan(0, 10); err == nil {
 		t.Fatal("short read not reported")
 	}
 }
 
-// referenceTail is the obvious, slow model of scanTail: split on LF,
-// walk complete lines backwards, take the first one with a seq.
-func referenceTail(data []byte) (end int64, seq uint64, found bool) {
+// referenceScan is the obvious, slow model of the scanner: split on LF
+// and look at every complete line whole.
+func referenceScan(data []byte) (end int64, seq uint64, lines int64, mismatch bool) {
 	i := bytes.LastIndexByte(data, '\n')
 	end = int64(i + 1)
 	if i < 0 {
-		return 0, 0, false
+		return 0, 0, 0, false
 	}
-	lines := bytes.Split(data[:i], []byte{'\n'})
-	for k := len(lines) - 1; k >= 0; k-- {
-		l := lines[k]
-		if len(l) < 2 {
+	for _, l := range bytes.Split(data[:i], []byte{'\n'}) {
+		lines++
+		t := trimCR(l)
+		h, ok, _ := parseHead(l[:min(len(l), headLen)], len(t) > 0 && t[len(t)-1] == '}', func() ([]byte, error) { return l, nil }, int64(len(l)))
+		if !ok {
 			continue
 		}
-		if l[len(l)-1] == '}' {
-			if s, _, ok := parseCanonicalHead(l[:min(len(l), 128)]); ok {
-				return end, s, true
-			}
+		if h.RunID != scanID {
+			return end, seq, lines, true
 		}
-		if s, _, ok := parseLineJSON(l); ok {
-			return end, s, true
-		}
+		seq = *h.Seq
 	}
-	return end, 0, false
+	return end, seq, lines, false
 }
 
-// FuzzScanTail: arbitrary file contents never make the tail scan panic or
-// fail; it agrees with the reference model; and what a repair keeps
-// (data[:end]) holds every complete line, while what it moves out
+// FuzzScan: arbitrary file contents never make the scan panic; it agrees
+// with the reference model whatever the buffer size; and what a repair
+// keeps (data[:end]) holds every complete line, while what it moves out
 // (data[end:]) holds no LF, so no complete line is ever lost.
-func FuzzScanTail(f *testing.F) {
-	f.Add([]byte(`{"seq":1,"run_id":"a"}`+"\n"+`{"seq":2,"ru`), 3)
+func FuzzScan(f *testing.F) {
+	f.Add([]byte(`{"seq":1,"run_id":"`+scanID+`"}`+"\n"+`{"seq":2,"ru`), 3)
 	f.Add([]byte("\n\n\n"), 1)
 	f.Add([]byte(`{"seq":18446744073709551615,"run_id":"x"}`+"\n"), 5)
 	f.Add([]byte(`{"seq":18446744073709551616,"run_id":"x"}`+"\n"), 64)
 	f.Add([]byte("\xff\xfe\x00{\"seq\":3}\r\n{\"seq\":"), 2)
+	f.Add([]byte(scanLine(1, "run.started")+scanLine(2, "step.started")), 600)
 	f.Fuzz(func(t *testing.T, data []byte, chunk int) {
-		chunk = chunk%97 + 1
+		chunk = chunk%997 + 1
 		if chunk < 1 {
 			chunk = -chunk + 1
 		}
-		ti, err := scanTail(bytes.NewReader(data), int64(len(data)), chunk)
+		end, st, lines, err := scanBytes(data, chunk)
+		wantEnd, wantSeq, wantLines, mismatch := referenceScan(data)
+		if mismatch {
+			if !errors.Is(err, ErrRunMismatch) {
+				t.Fatalf("another run's line not refused: %v", err)
+			}
+			return
+		}
 		if err != nil {
 			t.Fatal(err)
 		}
-		end, seq, found := referenceTail(data)
-		if ti.end != end || ti.lastSeq != seq || ti.found != found {
-			t.Fatalf("scan (end %d seq %d found %v) != reference (%d %d %v)", ti.end, ti.lastSeq, ti.found, end, seq, found)
+		if end != wantEnd || st.LastSeq != wantSeq || lines != wantLines {
+			t.Fatalf("scan (end %d seq %d lines %d) != reference (%d %d %d)", end, st.LastSeq, lines, wantEnd, wantSeq, wantLines)
 		}
-		if bytes.IndexByte(data[ti.end:], '\n') >= 0 {
+		if bytes.IndexByte(data[end:], '\n') >= 0 {
 			t.Fatal("the torn part holds a complete line")
 		}
-		if ti.end > 0 && data[ti.end-1] != '\n' {
+		if end > 0 && data[end-1] != '\n' {
 			t.Fatal("the kept part does not end at a line boundary")
 		}
 	})

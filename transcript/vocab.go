@@ -1,7 +1,5 @@
 package transcript
 
-import "strings"
-
 // Schema is the value of run.started's "schema" field for this format.
 const Schema = "twasm.transcript/1"
 
@@ -220,15 +218,22 @@ func ValidPath(p string) bool {
 	if p == "" {
 		return true
 	}
-	for _, seg := range strings.Split(p, ".") {
-		if seg == "" {
-			return false
-		}
-		for _, r := range seg {
-			if r <= ' ' || r == 0x7f {
+	// Byte by byte, without splitting: every event is checked on the
+	// recorder's hot path. Bytes of multi-byte runes are >= 0x80, so only
+	// ASCII spaces, controls and DEL are refused.
+	seg := 0
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '.':
+			if seg == 0 {
 				return false
 			}
+			seg = 0
+		case c <= ' ' || c == 0x7f:
+			return false
+		default:
+			seg++
 		}
 	}
-	return true
+	return seg > 0
 }

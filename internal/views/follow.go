@@ -10,6 +10,7 @@ import (
 	"os"
 	"time"
 
+	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -168,7 +169,7 @@ func (f *Follower) open() error {
 		f.f = nil
 		f.reset(f.path + " was replaced")
 	}
-	file, err := os.Open(f.path)
+	file, err := recorder.OpenRead(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

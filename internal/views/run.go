@@ -88,9 +88,11 @@ func (l Loader) Load(runID string) (*Run, error) {
 }
 
 // LoadFile reads the transcript at path. A missing file matches
-// [ErrNoRun] and fs.ErrNotExist.
+// [ErrNoRun] and fs.ErrNotExist; anything but a regular file (a FIFO
+// planted in the storage) is refused without blocking
+// (recorder.ErrNotRegular).
 func LoadFile(path string) (*Run, error) {
-	f, err := os.Open(path)
+	f, err := recorder.OpenRead(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %w", ErrNoRun, err)

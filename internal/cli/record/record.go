@@ -255,8 +255,13 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		}
 		// A run that does not exist, is finished or is not a run is
 		// input the user must fix: exit 2, like any unreadable input.
-		if errors.Is(err, lifecycle.ErrRunFinished) || errors.Is(err, lifecycle.ErrNotARun) || errors.Is(err, fs.ErrNotExist) {
-			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: errors.Unwrap(err)}
+		switch {
+		case errors.Is(err, lifecycle.ErrRunFinished):
+			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: errors.New("the run has finished (its transcript ends with run.completed): nothing may be added; begin a new run")}
+		case errors.Is(err, fs.ErrNotExist):
+			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: fmt.Errorf("no such run in %s", store.Root)}
+		case errors.Is(err, lifecycle.ErrNotARun), errors.Is(err, recorder.ErrNotRegular), errors.Is(err, recorder.ErrRunMismatch):
+			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: err}
 		}
 	} else {
 		run, err = lifecycle.Start(ctx, store, runOpts)

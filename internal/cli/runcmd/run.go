@@ -131,7 +131,7 @@ func End(ctx context.Context, opts *EndOptions) error {
 		runErr = errors.New(opts.Error)
 	}
 	// The status is decided by the flags, not by a signal arriving now.
-	err := lifecycle.EndDetached(context.WithoutCancel(ctx), opts.F.Store(), opts.RunID, runErr, lifecycle.RunOptions{Logger: opts.F.Logger()})
+	err := lifecycle.EndDetached(context.WithoutCancel(ctx), opts.F.Store(), opts.RunID, runErr, lifecycle.EndOptions{RunOptions: lifecycle.RunOptions{Logger: opts.F.Logger()}})
 	return inputErr(opts.RunID, err)
 }
 

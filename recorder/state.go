@@ -1,0 +1,139 @@
+package recorder
+
+import (
+	"slices"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// Bracket is a step or call_workflow step that has started and not yet
+// completed: a step.started without its step.completed (same path and
+// iteration), or a step.call_workflow.started without its
+// step.call_workflow.completed (same child run, or same path and
+// iteration).
+type Bracket struct {
+	Seq        uint64               `json:"seq"`
+	Type       transcript.EventType `json:"type"` // step.started or step.call_workflow.started
+	Path       string               `json:"path"`
+	Iteration  int                  `json:"iteration"`
+	Attempt    int                  `json:"attempt,omitempty"`
+	Name       string               `json:"name"`
+	Kind       transcript.StepKind  `json:"kind"`
+	ChildRunID string               `json:"child_run_id,omitempty"`
+}
+
+// Completion returns the event that closes b with the given status and
+// error text: step.completed or step.call_workflow.completed, at b's path
+// and iteration.
+func (b Bracket) Completion(status, errText string) *transcript.Event {
+	t := transcript.StepCompleted
+	if b.Type == transcript.StepCallWorkflowStarted {
+		t = transcript.StepCallWorkflowCompleted
+	}
+	return &transcript.Event{
+		Type: t, Path: b.Path, Iteration: b.Iteration, ChildRunID: b.ChildRunID,
+		Payload: &transcript.StepPayload{Name: b.Name, Kind: b.Kind, Status: status, Error: errText, Attempt: b.Attempt},
+	}
+}
+
+// RunState is what the whole transcript says about its run, kept up to
+// date by every critical section (this recorder's appends, and the lines
+// other writers appended, read since): whether it started with run.started
+// and has ended with run.completed, and which steps and sub-run links are
+// still open.
+type RunState struct {
+	// First is the type of the first event of the file; "" when the file
+	// holds none.
+	First transcript.EventType `json:"first"`
+	// Name and ParentRunID come from run.started.
+	Name        string `json:"name"`
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	// Finished is set once run.completed is in the file.
+	Finished bool `json:"finished"`
+	// LastSeq is the seq of the last event.
+	LastSeq uint64 `json:"last_seq"`
+	// Open lists the open brackets in seq order.
+	Open []Bracket `json:"open,omitempty"`
+}
+
+func (s *RunState) clone() RunState {
+	c := *s
+	c.Open = slices.Clone(s.Open)
+	return c
+}
+
+// lineHead is the part of a transcript line the run state needs.
+type lineHead struct {
+	Seq         *uint64 `json:"seq"`
+	RunID       string  `json:"run_id"`
+	ParentRunID string  `json:"parent_run_id"`
+	ChildRunID  string  `json:"child_run_id"`
+	Type        string  `json:"type"`
+	Path        string  `json:"path"`
+	Iteration   int     `json:"iteration"`
+	Payload     struct {
+		Name    string `json:"name"`
+		Kind    string `json:"kind"`
+		Attempt int    `json:"attempt"`
+	} `json:"payload"`
+}
+
+// headOf is the lineHead of an event this recorder writes.
+func headOf(ev *transcript.Event) lineHead {
+	seq := ev.Seq
+	h := lineHead{Seq: &seq, RunID: ev.RunID, ParentRunID: ev.ParentRunID, ChildRunID: ev.ChildRunID,
+		Type: string(ev.Type), Path: ev.Path, Iteration: ev.Iteration}
+	if p := ev.Step(); p != nil {
+		h.Payload.Name, h.Payload.Kind, h.Payload.Attempt = p.Name, string(p.Kind), p.Attempt
+	}
+	return h
+}
+
+// apply updates s with one line that carries a seq.
+func (s *RunState) apply(h *lineHead) {
+	t := transcript.EventType(h.Type)
+	s.LastSeq = *h.Seq
+	if s.First == "" {
+		s.First = t
+		if t == transcript.RunStarted {
+			s.ParentRunID, s.Name = h.ParentRunID, h.Payload.Name
+		}
+	}
+	switch t {
+	case transcript.RunCompleted:
+		s.Finished = true
+	case transcript.StepStarted, transcript.StepCallWorkflowStarted:
+		s.Open = append(s.Open, Bracket{Seq: *h.Seq, Type: t, Path: h.Path, Iteration: h.Iteration, ChildRunID: h.ChildRunID,
+			Name: h.Payload.Name, Kind: transcript.StepKind(h.Payload.Kind), Attempt: h.Payload.Attempt})
+	case transcript.StepCompleted, transcript.StepCallWorkflowCompleted:
+		start := transcript.StepStarted
+		if t == transcript.StepCallWorkflowCompleted {
+			start = transcript.StepCallWorkflowStarted
+		}
+		for i := len(s.Open) - 1; i >= 0; i-- {
+			b := s.Open[i]
+			if b.Type != start {
+				continue
+			}
+			same := b.Path == h.Path && b.Iteration == h.Iteration
+			if start == transcript.StepCallWorkflowStarted && h.ChildRunID != "" {
+				same = b.ChildRunID == h.ChildRunID
+			}
+			if same {
+				s.Open = slices.Delete(s.Open, i, i+1)
+				break
+			}
+		}
+	}
+}
+
+// brackets reports whether an event of type t changes the run state beyond
+// its seq, so that a line of another writer must be decoded.
+func brackets(t string) bool {
+	switch transcript.EventType(t) {
+	case transcript.RunStarted, transcript.RunCompleted, transcript.StepStarted, transcript.StepCompleted,
+		transcript.StepCallWorkflowStarted, transcript.StepCallWorkflowCompleted:
+		return true
+	}
+	return false
+}

@@ -1,0 +1,380 @@
+package recorder
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"log/slog"
+	"os"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"golang.org/x/sys/unix"
+
+	"github.com/twasm/twasm/fanout"
+	"github.com/twasm/twasm/transcript"
+)
+
+func stepEvent(t transcript.EventType, path string, it int) *transcript.Event {
+	p := &transcript.StepPayload{Name: path, Kind: transcript.KindAgent}
+	if t == transcript.RunStarted || t == transcript.RunCompleted {
+		p.Kind = transcript.KindWorkflow
+		path = ""
+	}
+	if t == transcript.RunStarted {
+		p.Name, p.Schema, p.Producer = "run", transcript.Schema, &transcript.Producer{Name: "test"}
+	}
+	if t == transcript.StepCompleted || t == transcript.RunCompleted {
+		p.Status = transcript.StatusOK
+	}
+	return &transcript.Event{Type: t, Path: path, Iteration: it, Payload: p}
+}
+
+// TestNothingAfterRunCompleted: once run.completed is in the file, every
+// append is refused, from this recorder and from another one on the same
+// file (another process); a second run.completed too.
+func TestNothingAfterRunCompleted(t *testing.T) {
+	r1, _, id := openTemp(t)
+	ctx := context.Background()
+	r2, err := Open(ctx, r1.Path(), id, WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	for _, ev := range []*transcript.Event{stepEvent(transcript.RunStarted, "", 0), assistantEvent("a"), stepEvent(transcript.RunCompleted, "", 0)} {
+		if err := r1.Record(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for name, r := range map[string]*Recorder{"same recorder": r1, "other recorder": r2} {
+		for _, ev := range []*transcript.Event{assistantEvent("late"), stepEvent(transcript.RunCompleted, "", 0)} {
+			if err := r.Record(ctx, ev); !errors.Is(err, ErrRunFinished) || !strings.Contains(err.Error(), "seq 3") {
+				t.Fatalf("%s: %s after run.completed: %v", name, ev.Type, err)
+			}
+		}
+	}
+	if evs := checkFile(t, r1.Path(), id); len(evs) != 3 || evs[2].Type != transcript.RunCompleted {
+		t.Fatalf("%d events", len(evs))
+	}
+	if !r2.State().Finished {
+		t.Fatal("state not finished")
+	}
+}
+
+// TestEndOnceUnderLock: eight recorders (as eight `run end` processes)
+// each end the run with RecordFunc; exactly one writes run.completed, the
+// others see the run finished inside the critical section.
+func TestEndOnceUnderLock(t *testing.T) {
+	r0, _, id := openTemp(t)
+	ctx := context.Background()
+	if err := r0.Record(ctx, stepEvent(transcript.RunStarted, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	const n = 8
+	var wg sync.WaitGroup
+	errs := make([]error, n)
+	for i := range n {
+		r, err := Open(ctx, r0.Path(), id, WithLogger(quietLog()))
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer r.Close()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[i] = r.RecordFunc(ctx, func(st RunState) ([]*transcript.Event, error) {
+				if st.Finished {
+					return nil, ErrRunFinished
+				}
+				return []*transcript.Event{stepEvent(transcript.RunCompleted, "", 0)}, nil
+			})
+		}()
+	}
+	wg.Wait()
+	ok := 0
+	for _, err := range errs {
+		switch {
+		case err == nil:
+			ok++
+		case !errors.Is(err, ErrRunFinished):
+			t.Fatal(err)
+		}
+	}
+	evs := checkFile(t, r0.Path(), id)
+	if ok != 1 || len(evs) != 2 {
+		t.Fatalf("%d ends succeeded, %d events", ok, len(evs))
+	}
+}
+
+// TestStateTracksBrackets: the open steps and links are the same whether
+// this recorder wrote them or read them from another writer's lines.
+func TestStateTracksBrackets(t *testing.T) {
+	r1, _, id := openTemp(t)
+	ctx := context.Background()
+	r2, err := Open(ctx, r1.Path(), id, WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	child := NewRunID()
+	link := &transcript.Event{Type: transcript.StepCallWorkflowStarted, Path: "sub", ChildRunID: child,
+		Payload: &transcript.StepPayload{Name: "sub", Kind: transcript.KindCallWorkflow}}
+	steps := []*transcript.Event{
+		stepEvent(transcript.RunStarted, "", 0),
+		stepEvent(transcript.StepStarted, "plan", 0),
+		stepEvent(transcript.StepStarted, "fix", 0),
+		stepEvent(transcript.StepStarted, "fix", 1),
+		link,
+		stepEvent(transcript.StepCompleted, "fix", 0),
+	}
+	for i, ev := range steps {
+		r := r1
+		if i%2 == 1 {
+			r = r2
+		}
+		if err := r.Record(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	// r1 reads r2's last line on its next critical section.
+	var got RunState
+	if err := r1.RecordFunc(ctx, func(st RunState) ([]*transcript.Event, error) { got = st; return nil, nil }); err != nil {
+		t.Fatal(err)
+	}
+	var open []string
+	for _, b := range got.Open {
+		open = append(open, b.Path+"/"+strconv.Itoa(b.Iteration)+"/"+string(b.Type))
+	}
+	want := []string{"plan/0/step.started", "fix/1/step.started", "sub/0/step.call_workflow.started"}
+	if strings.Join(open, " ") != strings.Join(want, " ") || got.LastSeq != 6 || got.First != transcript.RunStarted || got.Finished {
+		t.Fatalf("state %+v", got)
+	}
+	if got.Open[2].ChildRunID != child {
+		t.Fatalf("link %+v", got.Open[2])
+	}
+	// Closing them all in one batch, with run.completed last.
+	err = r2.RecordFunc(ctx, func(st RunState) ([]*transcript.Event, error) {
+		var evs []*transcript.Event
+		for i := len(st.Open) - 1; i >= 0; i-- {
+			evs = append(evs, st.Open[i].Completion(transcript.StatusCancelled, "run ended"))
+		}
+		return append(evs, stepEvent(transcript.RunCompleted, "", 0)), nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if st := r2.State(); len(st.Open) != 0 || !st.Finished || st.LastSeq != 10 {
+		t.Fatalf("after closing: %+v", st)
+	}
+	checkValidate(t, r1.Path(), id)
+}
+
+// TestRecordBatch: one batch is consecutive seqs, one write, published in
+// order; an invalid event or run.completed before the end fails the
+// whole batch before anything is written.
+func TestRecordBatch(t *testing.T) {
+	r, _, id := openTemp(t)
+	ctx := context.Background()
+	sub := r.Subscribe(fanout.SubBufferSize(64))
+	writes := 0
+	r.writeHook = func(fd int, b []byte) (int, error) { writes++; return unix.Write(fd, b) }
+	evs := []*transcript.Event{stepEvent(transcript.RunStarted, "", 0), assistantEvent("a"), assistantEvent("b")}
+	if err := r.RecordBatch(ctx, evs); err != nil {
+		t.Fatal(err)
+	}
+	if writes != 1 || evs[0].Seq != 1 || evs[2].Seq != 3 {
+		t.Fatalf("%d writes, seqs %d..%d", writes, evs[0].Seq, evs[2].Seq)
+	}
+	bad := [][]*transcript.Event{
+		{assistantEvent("c"), {Type: "bogus"}},
+		{stepEvent(transcript.RunCompleted, "", 0), assistantEvent("d")},
+		{assistantEvent("e"), nil},
+	}
+	for _, b := range bad {
+		if err := r.RecordBatch(ctx, b); !errors.Is(err, transcript.ErrInvalidEvent) {
+			t.Fatalf("bad batch: %v", err)
+		}
+	}
+	if writes != 1 || r.LastSeq() != 3 {
+		t.Fatalf("a bad batch wrote: %d writes, seq %d", writes, r.LastSeq())
+	}
+	if err := r.RecordBatch(ctx, nil); err != nil {
+		t.Fatal(err)
+	}
+	r.writeHook = nil
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var seqs []uint64
+	for ev := range sub.C() {
+		seqs = append(seqs, ev.Seq)
+	}
+	if len(seqs) != 3 || seqs[0] != 1 || seqs[2] != 3 {
+		t.Fatalf("published %v", seqs)
+	}
+	checkFile(t, r.Path(), id)
+}
+
+// TestCheckpoint: a run reopened after a clean close continues from the
+// checkpoint and reads only what was written after it: a line of another
+// run planted before the checkpoint (which a whole-file read would
+// refuse) is never read. A checkpoint that does not match the file is
+// ignored, with a warning, and the whole file is read.
+func TestCheckpoint(t *testing.T) {
+	r, _, id := openTemp(t)
+	ctx := context.Background()
+	for _, ev := range []*transcript.Event{stepEvent(transcript.RunStarted, "", 0), stepEvent(transcript.StepStarted, "plan", 0), assistantEvent("x")} {
+		if err := r.Record(ctx, ev); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(r.Path() + StateSuffix); err != nil {
+		t.Fatal("no checkpoint after closing an unfinished run:", err)
+	}
+	// Overwrite the run id of line 2 in place with another run's.
+	data, _ := os.ReadFile(r.Path())
+	other := NewRunID()
+	nl := bytes.IndexByte(data, '\n')
+	i := nl + bytes.Index(data[nl:], []byte(id))
+	planted := append(bytes.Clone(data[:i]), append([]byte(other), data[i+len(id):]...)...)
+	if err := os.WriteFile(r.Path(), planted, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Open(ctx, r.Path(), id, WithLogger(quietLog()))
+	if err != nil {
+		t.Fatalf("reopening read before the checkpoint: %v", err)
+	}
+	if st := r2.State(); st.LastSeq != 3 || len(st.Open) != 1 || st.Open[0].Path != "plan" || st.Name != "run" {
+		t.Fatalf("state from the checkpoint: %+v", st)
+	}
+	if err := r2.Record(ctx, stepEvent(transcript.StepCompleted, "plan", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	// A checkpoint whose line does not match: the whole file is read
+	// (and the planted line is found).
+	if err := os.WriteFile(r.Path()+StateSuffix, []byte(`{"run_id":"`+id+`","offset":5,"lines":1,"state":{"last_seq":1}}`), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var logs bytes.Buffer
+	_, err = Open(ctx, r.Path(), id, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	if !errors.Is(err, ErrRunMismatch) || !strings.Contains(logs.String(), "ignoring the run's checkpoint") {
+		t.Fatalf("stale checkpoint: %v\n%s", err, logs.String())
+	}
+}
+
+// TestCheckpointRemovedWhenFinished: a finished run leaves no checkpoint.
+func TestCheckpointRemovedWhenFinished(t *testing.T) {
+	r, _, _ := openTemp(t)
+	ctx := context.Background()
+	if err := r.Record(ctx, stepEvent(transcript.RunStarted, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r2, err := Open(ctx, r.Path(), r.RunID(), WithLogger(quietLog()), WithoutCreate())
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Record(ctx, stepEvent(transcript.RunCompleted, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	if err := r2.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := os.Stat(r.Path() + StateSuffix); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("checkpoint of a finished run: %v", err)
+	}
+	if _, err := Open(ctx, r.Path()+"x", r.RunID(), WithoutCreate()); !errors.Is(err, os.ErrNotExist) {
+		t.Fatalf("WithoutCreate on a missing file: %v", err)
+	}
+}
+
+// TestLockHolderNamed: a writer waiting for the lock says which process
+// holds it after the warn delay, and with a lock timeout it fails naming
+// it. The holder here is this process, through another descriptor.
+func TestLockHolderNamed(t *testing.T) {
+	var logs syncBuf
+	r, _, _ := openTemp(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithLockWarnAfter(time.Millisecond), WithLockTimeout(200*time.Millisecond))
+	f, err := os.OpenFile(r.Path(), os.O_RDONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
+		t.Fatal(err)
+	}
+	err = r.Record(context.Background(), assistantEvent("x"))
+	self := "process " + strconv.Itoa(os.Getpid())
+	if !errors.Is(err, ErrLockTimeout) || !strings.Contains(err.Error(), self) {
+		t.Fatalf("got %v", err)
+	}
+	if !strings.Contains(logs.String(), "waiting for the transcript's lock") || !strings.Contains(logs.String(), self) {
+		t.Fatalf("no warning naming the holder:\n%s", logs.String())
+	}
+	unix.Flock(int(f.Fd()), unix.LOCK_UN)
+	if err := r.Record(context.Background(), assistantEvent("y")); err != nil {
+		t.Fatal(err)
+	}
+}
+
+type syncBuf struct {
+	mu sync.Mutex
+	b  bytes.Buffer
+}
+
+func (s *syncBuf) Write(p []byte) (int, error) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.Write(p)
+}
+
+func (s *syncBuf) String() string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.b.String()
+}
+
+// TestOpenReadRefusesFIFO: readers refuse a FIFO at a transcript path
+// without blocking, by name, through OpenRead and ReadFS.
+func TestOpenReadRefusesFIFO(t *testing.T) {
+	dir := t.TempDir()
+	fifo := dir + "/x.jsonl"
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := OpenRead(fifo); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "named pipe") {
+		t.Fatalf("OpenRead: %v", err)
+	}
+	if _, err := ReadFS(dir).Open("x.jsonl"); !errors.Is(err, ErrNotRegular) {
+		t.Fatalf("ReadFS: %v", err)
+	}
+	if _, err := ReadFS(dir).Open("../x"); err == nil {
+		t.Fatal("ReadFS: an invalid name opened")
+	}
+	if _, err := OpenRead(dir); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "directory") {
+		t.Fatalf("OpenRead dir: %v", err)
+	}
+	if err := os.WriteFile(dir+"/ok.jsonl", []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	f, err := ReadFS(dir).Open("ok.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	f.Close()
+	// The writer names it too.
+	_, err = Open(context.Background(), fifo, NewRunID(), WithLogger(quietLog()))
+	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "named pipe") {
+		t.Fatalf("Open: %v", err)
+	}
+}
