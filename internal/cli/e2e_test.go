@@ -91,7 +91,7 @@ func TestEndToEnd(t *testing.T) {
 		{"unknown command", nil, []string{"frobnicate"}, 2, []string{""}, []string{"unknown command", "Available Commands:"}},
 		{"tools piped", env, []string{"tools", viewstest.Root}, 0, []string{"7\treview\tRead\tread\t\tdangling"}, []string{""}},
 		{"view", env, []string{"view", "--only", "thinking", viewstest.Root}, 0, []string{"<details><summary>Thinking</summary>"}, []string{""}},
-		{"stats all json", env, []string{"stats", "--all", "--json"}, 0, []string{`"runs": 2`}, []string{""}},
+		{"stats all json", env, []string{"stats", "--all", "--json"}, 0, []string{`"runs":2`}, []string{""}},
 		{"tail", env, []string{"tail", "-n", "1", viewstest.Root}, 0, []string{"#13 run  run.completed  ok\n"}, nil},
 		{"completion", nil, []string{"completion", "bash"}, 0, []string{"bash completion"}, nil},
 	}

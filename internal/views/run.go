@@ -103,6 +103,29 @@ func LoadFile(path string) (*Run, error) {
 	return ReadRun(f, path)
 }
 
+// ErrNotTranscript is matched by the error about a file that is not a
+// twasm transcript.
+var ErrNotTranscript = errors.New("not a twasm transcript")
+
+// CheckTranscript refuses a file that holds no transcript event: empty,
+// or no line that decodes to an event of the format's vocabulary with a
+// run id (a text file, a binary, another program's JSON Lines). A
+// transcript with some broken lines passes: the views show its problems.
+func CheckTranscript(run *Run) error {
+	for _, ev := range run.Events {
+		if ev.RunID != "" && ev.Type.Valid() {
+			return nil
+		}
+	}
+	switch {
+	case len(run.Events) == 0 && len(run.Problems) == 0:
+		return fmt.Errorf("%w: the file is empty", ErrNotTranscript)
+	case len(run.Problems) > 0:
+		return fmt.Errorf("%w: no line is a transcript event (%v)", ErrNotTranscript, run.Problems[0])
+	}
+	return fmt.Errorf("%w: no line is a transcript event (the first has type %q)", ErrNotTranscript, run.Events[0].Type)
+}
+
 // ProblemStrings renders reader problems as "line N: reason" strings.
 func ProblemStrings(ps []error) []string {
 	out := make([]string, 0, len(ps))

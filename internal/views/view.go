@@ -83,6 +83,31 @@ type ViewOptions struct {
 	MaxOutput int
 }
 
+// StepPaths returns the full paths of every step of the tree, child runs
+// included, in tree order without repeats.
+func StepPaths(root *RunNode) []string {
+	var out []string
+	for _, n := range root.Runs() {
+		n.Walk(func(s *StepNode, _ int) bool {
+			if !slices.Contains(out, s.FullPath) {
+				out = append(out, s.FullPath)
+			}
+			return true
+		})
+	}
+	return out
+}
+
+// HasPath reports whether some step of the tree is selected by filter.
+func HasPath(root *RunNode, filter string) bool {
+	for _, p := range StepPaths(root) {
+		if MatchPath(p, filter) {
+			return true
+		}
+	}
+	return false
+}
+
 // MatchPath reports whether a step's full path is selected by filter.
 func MatchPath(full, filter string) bool {
 	return filter == "" || full == filter || strings.HasPrefix(full, filter+".")

@@ -10,10 +10,11 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// WriteJSON writes v as indented JSON and a newline.
+// WriteJSON writes v as one line of compact JSON. Every --json output of
+// twasm is JSON Lines with snake_case keys: a command about one thing
+// prints one line, a listing one line per item (WriteJSONLines).
 func WriteJSON(w io.Writer, v any) error {
 	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
 	enc.SetEscapeHTML(false)
 	if err := enc.Encode(v); err != nil {
 		return fmt.Errorf("write json: %w", err)

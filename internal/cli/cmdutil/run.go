@@ -206,6 +206,9 @@ func (f *Factory) LoadRun(arg string) (RunRef, *views.Run, error) {
 	if err != nil {
 		return ref, nil, PathInputError(ref.Path, err)
 	}
+	if err := views.CheckTranscript(run); err != nil {
+		return ref, nil, &InputError{Path: ref.Path, Err: err}
+	}
 	return ref, run, nil
 }
 

@@ -351,9 +351,21 @@ func validate(t *testing.T, files ...string) {
 	if r.code != 0 {
 		t.Fatalf("validate %v: %v", files, r)
 	}
-	if !json.Valid([]byte(r.out)) {
-		t.Fatalf("validate --json: not JSON: %s", r.out)
+	if !validJSONLines(r.out) {
+		t.Fatalf("validate --json: not JSON Lines: %s", r.out)
 	}
+}
+
+// validJSONLines reports whether out is JSON Lines, what every --json
+// prints: one JSON value per line, at least one.
+func validJSONLines(out string) bool {
+	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
+	for _, line := range lines {
+		if !json.Valid([]byte(line)) {
+			return false
+		}
+	}
+	return out != ""
 }
 
 // golden returns the path of a golden input.

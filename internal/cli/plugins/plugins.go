@@ -2,7 +2,6 @@ package plugins
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
@@ -90,6 +90,7 @@ func List(ctx context.Context, opts *ListOptions) error {
 	out := opts.F.IOStreams.Out
 	if opts.JSON {
 		list := make([]infoJSON, 0, len(infos))
+		// One object per plugin (JSON Lines), as every --json.
 		for _, i := range infos {
 			j := infoJSON{Name: i.Name, Version: i.Version, Providers: i.Providers, Formats: i.Formats, Description: i.Description,
 				SDK: i.SDK, SHA256: i.SHA256, Origin: i.Origin, Disabled: i.Disabled, Problems: i.Problems}
@@ -99,9 +100,7 @@ func List(ctx context.Context, opts *ListOptions) error {
 			}
 			list = append(list, j)
 		}
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		return enc.Encode(list)
+		return cmdutil.WriteJSONLines(out, list)
 	}
 	tw := tabwriter.NewWriter(out, 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "NAME\tVERSION\tPROVIDERS\tFORMATS\tSHA256\tFROM")
@@ -146,9 +145,7 @@ func Verify(ctx context.Context, opts *VerifyOptions) error {
 	}
 	out := opts.F.IOStreams.Out
 	if opts.JSON {
-		enc := json.NewEncoder(out)
-		enc.SetIndent("", "  ")
-		if err := enc.Encode(rep); err != nil {
+		if err := cmdutil.WriteJSON(out, verifyJSON(rep)); err != nil {
 			return err
 		}
 	} else {
@@ -183,4 +180,36 @@ func verdict(rep *host.VerifyReport) string {
 		return "ok"
 	}
 	return fmt.Sprintf("%d problem(s)", len(rep.Problems))
+}
+
+// verifyJSONReport is host.VerifyReport with the snake_case keys every
+// --json of twasm uses.
+type verifyJSONReport struct {
+	SHA256     string        `json:"sha256"`
+	Size       int           `json:"size"`
+	ABIVersion string        `json:"abi_version,omitempty"`
+	Imports    []funcJSON    `json:"imports"`
+	Exports    []funcJSON    `json:"exports"`
+	Manifest   *abi.Manifest `json:"manifest,omitempty"`
+	Problems   []string      `json:"problems"`
+	OK         bool          `json:"ok"`
+}
+
+type funcJSON struct {
+	Module    string `json:"module,omitempty"`
+	Name      string `json:"name"`
+	Signature string `json:"signature"`
+	Problem   string `json:"problem,omitempty"`
+}
+
+func verifyJSON(rep *host.VerifyReport) verifyJSONReport {
+	funcs := func(fs []host.Func) []funcJSON {
+		out := make([]funcJSON, 0, len(fs))
+		for _, f := range fs {
+			out = append(out, funcJSON(f))
+		}
+		return out
+	}
+	return verifyJSONReport{SHA256: rep.SHA256, Size: rep.Size, ABIVersion: rep.ABIVersion, Imports: funcs(rep.Imports),
+		Exports: funcs(rep.Exports), Manifest: rep.Manifest, Problems: append([]string{}, rep.Problems...), OK: len(rep.Problems) == 0}
 }

@@ -2,7 +2,6 @@ package record
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
@@ -400,9 +399,7 @@ func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.
 	if err := countTools(run.Path(), s.Tools); err != nil {
 		return err
 	}
-	enc := json.NewEncoder(w)
-	enc.SetIndent("", "  ")
-	return enc.Encode(s)
+	return cmdutil.WriteJSON(w, s)
 }
 
 // countTools counts tool.call events by name in the run file (this

@@ -30,10 +30,13 @@ has status "dangling".
 
 On a terminal this is an aligned table; in a pipe it is tab-separated with
 no header, one call per line, in the column order:
-SEQ PATH NAME KIND COMMAND STATUS EXIT DURATION FIDELITY CALL_ID`,
+SEQ PATH NAME KIND COMMAND STATUS EXIT DURATION FIDELITY CALL_ID
+
+--json prints one object per call (JSON Lines); exit_code is absent when
+the provider stated none.`,
 		Example: `  twasm tools 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a
   twasm tools run.jsonl | awk -F'\t' '$6 == "dangling"'
-  twasm tools --json run.jsonl | jq 'map(select(.exit_code != 0))'`,
+  twasm tools --json run.jsonl | jq -c 'select(.exit_code != null and .exit_code != 0)'`,
 		Args:              cmdutil.ExactArgs(1, "RUN"),
 		ValidArgsFunction: f.CompleteRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -44,7 +47,7 @@ SEQ PATH NAME KIND COMMAND STATUS EXIT DURATION FIDELITY CALL_ID`,
 			return runTools(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the ledger as JSON")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object per call (JSON Lines)")
 	return cmd
 }
 
@@ -55,10 +58,7 @@ func runTools(opts *Options) error {
 	}
 	rows := views.Ledger(root)
 	if opts.JSON {
-		if rows == nil {
-			rows = []views.ToolRow{}
-		}
-		return cmdutil.WriteJSON(opts.IO.Out, rows)
+		return cmdutil.WriteJSONLines(opts.IO.Out, rows)
 	}
 	tty := opts.IO.IsStdoutTTY()
 	t := cmdutil.NewTable(opts.IO.Out, tty, "SEQ", "PATH", "NAME", "KIND", "COMMAND", "STATUS", "EXIT", "DURATION", "FIDELITY", "CALL ID")

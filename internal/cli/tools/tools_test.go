@@ -1,7 +1,6 @@
 package tools
 
 import (
-	"encoding/json"
 	"strings"
 	"testing"
 
@@ -34,7 +33,7 @@ func TestRunTools(t *testing.T) {
 			"7\treview\tRead\tread\t\tdangling\t\t\tagent_emitted\tc2\n",
 			"4\tdelegate.search\tshell\texecute\tgrep -rn TODO .\terror\t1\t1000\tagent_emitted\tc3\n"}},
 		{"tty", true, false, []string{"SEQ  PATH", "dangling", "1.0s"}},
-		{"json", false, true, []string{`"call_id": "c2"`, `"dangling": true`}},
+		{"json", false, true, []string{`"call_id":"c2"`, `"dangling":true`}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -52,9 +51,8 @@ func TestRunTools(t *testing.T) {
 				t.Fatalf("want 3 lines, no header:\n%s", env.Out)
 			}
 			if tc.json {
-				var rows []views.ToolRow
-				if err := json.Unmarshal(env.Out.Bytes(), &rows); err != nil || len(rows) != 3 {
-					t.Fatalf("json: %v", err)
+				if rows := cmdtest.JSONLines[views.ToolRow](t, env.Out.Bytes()); len(rows) != 3 {
+					t.Fatalf("json: %d rows", len(rows))
 				}
 			}
 		})

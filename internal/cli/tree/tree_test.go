@@ -34,7 +34,7 @@ func TestRunTree(t *testing.T) {
 		want string
 	}{
 		{"text", viewstest.Root, false, 0, "└─ delegate  call_workflow  error  1.0s  error: search failed\n   └─ run " + viewstest.Child},
-		{"json", viewstest.Root, true, 0, `"child_run_id": "` + viewstest.Child},
+		{"json", viewstest.Root, true, 0, `"child_run_id":"` + viewstest.Child},
 		{"missing", viewstest.Other, false, cmdutil.ExitUsage, ""},
 		{"bad id", "nope", false, cmdutil.ExitUsage, ""},
 	}

@@ -40,7 +40,7 @@ that never got a result, a run without run.completed) are printed too but do
 not fail unless --strict is given.`,
 		Example: `  twasm validate storage/transcripts/*.jsonl
   twasm validate 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a
-  twasm validate --json run.jsonl | jq '.[].errors'`,
+  twasm validate --json run.jsonl | jq '.errors'`,
 		Args:              cmdutil.MinimumArgs(1, "FILE or RUN"),
 		ValidArgsFunction: f.CompleteRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -51,7 +51,7 @@ not fail unless --strict is given.`,
 			return runValidate(opts)
 		},
 	}
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the reports as a JSON array")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON report per file (JSON Lines)")
 	cmd.Flags().BoolVar(&opts.Strict, "strict", false, "exit 1 on warnings as well as errors")
 	return cmd
 }
@@ -73,6 +73,9 @@ func runValidate(opts *Options) error {
 		if err != nil {
 			return &cmdutil.InputError{Path: ref.Path, Err: unwrap(err)}
 		}
+		if rep.Lines == 0 {
+			rep.Errors = append(rep.Errors, transcript.Issue{Code: "empty_file", Msg: "the file is empty: a transcript has at least run.started"})
+		}
 		for _, is := range rep.Errors {
 			if is.Code == transcript.CodeReadError {
 				// The file opened but could not be read (a directory, an
@@ -89,7 +92,7 @@ func runValidate(opts *Options) error {
 		}
 	}
 	if opts.JSON {
-		if err := cmdutil.WriteJSON(opts.IO.Out, reports); err != nil {
+		if err := cmdutil.WriteJSONLines(opts.IO.Out, reports); err != nil {
 			return err
 		}
 	} else if err := printReports(opts, reports); err != nil {
@@ -122,7 +125,7 @@ func printReports(opts *Options, reports []FileReport) error {
 		if !r.Finished {
 			state = "unfinished"
 		}
-		fmt.Fprintf(w, "%s: %s: run %s, %d events, %s, %d warnings\n", r.File, verdict, r.RunID, r.Events, state, len(r.Warnings))
+		fmt.Fprintf(w, "%s: %s: run %s, %d events, %s, %d warnings\n", r.File, verdict, r.RunID, r.Events, state, len(r.Warnings)+len(r.Dangling))
 		for _, is := range r.Errors {
 			fmt.Fprintf(w, "  error: %s\n", is)
 		}

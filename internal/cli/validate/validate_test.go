@@ -1,7 +1,6 @@
 package validate
 
 import (
-	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -63,7 +62,7 @@ func TestRunValidate(t *testing.T) {
 		{"strict passes a clean run", func(*cmdtest.Env) []string { return []string{viewstest.Child} },
 			false, true, cmdutil.ExitOK, nil},
 		{"json", func(*cmdtest.Env) []string { return []string{viewstest.Child, viewstest.Root} },
-			true, false, cmdutil.ExitFailure, []string{`"run_id": "` + viewstest.Child}},
+			true, false, cmdutil.ExitFailure, []string{`"run_id":"` + viewstest.Child}},
 		{"missing run", func(*cmdtest.Env) []string { return []string{viewstest.Other} },
 			false, false, cmdutil.ExitUsage, nil},
 		{"directory", func(e *cmdtest.Env) []string {
@@ -90,9 +89,8 @@ func TestRunValidate(t *testing.T) {
 				}
 			}
 			if tc.json {
-				var reps []FileReport
-				if err := json.Unmarshal(env.Out.Bytes(), &reps); err != nil || len(reps) != 2 || reps[1].OK() {
-					t.Fatalf("json: %v %+v", err, reps)
+				if reps := cmdtest.JSONLines[FileReport](t, env.Out.Bytes()); len(reps) != 2 || reps[1].OK() {
+					t.Fatalf("json: %+v", reps)
 				}
 			}
 			if tc.name == "missing run" {

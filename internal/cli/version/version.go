@@ -37,7 +37,7 @@ func NewCmdVersion(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command
 
 func runVersion(opts *Options) error {
 	if opts.JSON {
-		return cmdutil.WriteJSON(opts.IO.Out, map[string]string{"version": build.Version})
+		return cmdutil.WriteJSON(opts.IO.Out, build.Read())
 	}
 	_, err := fmt.Fprint(opts.IO.Out, build.Info())
 	return err

@@ -15,7 +15,7 @@ func TestVersion(t *testing.T) {
 		}
 		want := "twasm version dev"
 		if argv != "" {
-			want = `"version": "dev"`
+			want = `"version":"dev"`
 		}
 		if !strings.Contains(env.Out.String(), want) {
 			t.Fatalf("%q: got %q", argv, env.Out)

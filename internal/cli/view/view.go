@@ -1,8 +1,10 @@
 package view
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
@@ -70,7 +72,7 @@ or anything below it ("review", "review.subagent").`,
 	fl.StringVar(&opts.Format, "format", views.FormatMarkdown, "output format: md, text or json")
 	fl.StringVar(&opts.Children, "children", views.ChildrenInline, "child runs: inline or link")
 	fl.IntVar(&opts.MaxOutput, "max-output", views.DefaultMaxOutput, "bytes of tool output shown before truncating (-1: all)")
-	fl.BoolVar(&opts.JSON, "json", false, "print the selected events as a JSON array (same as --format json)")
+	fl.BoolVar(&opts.JSON, "json", false, "print the selected events as transcript lines (JSON Lines; same as --format json)")
 	_ = cmd.RegisterFlagCompletionFunc("only", cobra.FixedCompletions(views.SectionNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"md", "text", "json"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -96,6 +98,10 @@ func runView(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	if opts.Path != "" && !views.HasPath(root, opts.Path) {
+		paths := strings.Join(views.StepPaths(root), ", ")
+		return &cmdutil.InputError{Err: fmt.Errorf("--path %q: no step of run %s is at or below it (its steps: %s)", opts.Path, root.RunID, cmp.Or(paths, "none"))}
+	}
 	if opts.Format == "json" {
 		return writeEvents(opts, views.SelectEvents(root, vo))
 	}
@@ -108,28 +114,17 @@ func runView(opts *Options) error {
 	return nil
 }
 
-// writeEvents prints events as a JSON array of transcript lines, so that
+// writeEvents prints events as transcript lines (JSON Lines), so that
 // the JSON form is exactly the transcript format.
 func writeEvents(opts *Options, evs []*transcript.Event) error {
-	w := opts.IO.Out
-	if _, err := fmt.Fprint(w, "["); err != nil {
-		return err
-	}
-	n := 0
 	for _, ev := range evs {
 		line, err := views.EventJSON(ev)
 		if err != nil {
 			return err
 		}
-		sep := ",\n"
-		if n == 0 {
-			sep = "\n"
-		}
-		n++
-		if _, err := fmt.Fprintf(w, "%s%s", sep, line); err != nil {
+		if _, err := fmt.Fprintf(opts.IO.Out, "%s\n", line); err != nil {
 			return err
 		}
 	}
-	_, err := fmt.Fprint(w, "\n]\n")
-	return err
+	return nil
 }

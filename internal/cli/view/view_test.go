@@ -80,9 +80,9 @@ func TestRunView(t *testing.T) {
 				}
 			}
 			if o.Format == "json" && tc.code == 0 {
-				var lines []json.RawMessage
-				if err := json.Unmarshal(env.Out.Bytes(), &lines); err != nil || len(lines) != 5 {
-					t.Fatalf("json: %v, %d events\n%s", err, len(lines), env.Out)
+				lines := cmdtest.JSONLines[json.RawMessage](t, env.Out.Bytes())
+				if len(lines) != 5 {
+					t.Fatalf("json: %d events\n%s", len(lines), env.Out)
 				}
 				if _, err := transcript.DecodeEvent(lines[0]); err != nil {
 					t.Fatal(err)
@@ -98,9 +98,9 @@ func TestRunViewJSONKeepsUnknownTypes(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var lines []json.RawMessage
-	if err := json.Unmarshal(env.Out.Bytes(), &lines); err != nil || len(lines) != 4 {
-		t.Fatalf("json: %v, %d events\n%s", err, len(lines), env.Out)
+	lines := cmdtest.JSONLines[json.RawMessage](t, env.Out.Bytes())
+	if len(lines) != 4 {
+		t.Fatalf("json: %d events\n%s", len(lines), env.Out)
 	}
 	ev, err := transcript.DecodeEvent(lines[0])
 	if !transcript.IsWarning(err) || ev.Type != "agent.heartbeat" || ev.Seq != 8 {

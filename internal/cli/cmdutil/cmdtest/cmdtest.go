@@ -2,6 +2,7 @@ package cmdtest
 
 import (
 	"bytes"
+	"encoding/json"
 	"io"
 	"strings"
 	"testing"
@@ -41,4 +42,22 @@ func Parse(cmd *cobra.Command, argv string) error {
 	cmd.SetErr(io.Discard)
 	_, err := cmd.ExecuteC()
 	return err
+}
+
+// JSONLines decodes JSON Lines output (what every --json prints) into
+// one T per line.
+func JSONLines[T any](t testing.TB, out []byte) []T {
+	t.Helper()
+	var items []T
+	for i, line := range bytes.Split(bytes.TrimSuffix(out, []byte("\n")), []byte("\n")) {
+		if len(line) == 0 && len(out) == 0 {
+			break
+		}
+		var v T
+		if err := json.Unmarshal(line, &v); err != nil {
+			t.Fatalf("line %d of the --json output: %v\n%s", i+1, err, line)
+		}
+		items = append(items, v)
+	}
+	return items
 }
