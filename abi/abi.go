@@ -8,7 +8,10 @@ const (
 	// Minor 1: key tokens carry a hash (FlagHashed).
 	// Minor 2: a plugin may declare the object keys it reads
 	// (Manifest.Keys); the host marks them in its tapes (FlagKeyed).
-	Minor = 2
+	// Minor 3: OpError (the step result's errors), OpIgnored (lines
+	// deliberately ignored, spec 6.8) and OpMeta's NoTerminal (a format
+	// without a terminal event: the host derives the status, spec 6.7).
+	Minor = 3
 )
 
 // HostModule is the import module of the host functions. It carries the

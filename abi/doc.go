@@ -84,7 +84,9 @@
 //   - [OpLine] No: the records that follow come from raw line No. The host
 //     stamps raw_line on the events they produce.
 //   - [OpMeta]: session id, model, provider version, format of the step.
-//     The first value reported wins, unless Override is set.
+//     The first value reported wins, unless Override is set. NoTerminal
+//     (ABI 1.3) says the format has no terminal event (a session log): the
+//     host then derives the status from what the stream held (below).
 //   - [OpMsgOpen] Key, Role (assistant|user), ID, Model, Scope, Time: opens
 //     a message. Opening an open Key again updates its empty fields (so a
 //     plugin may open on every line of a split message). The message takes
@@ -116,7 +118,21 @@
 //   - [OpCost] Cost (USD), Mode.
 //   - [OpStatus] Status (ok|error|incomplete), Error, Level: the highest
 //     level wins, a later report of the same level replaces an earlier
-//     one. Without a [LevelTerminal] report the step is "incomplete".
+//     one. An "error" report with Error text is also one of the step's
+//     errors (as [OpError]).
+//   - [OpError] Text, Code, Scope (ABI 1.3): an error the provider reported
+//     (a non-fatal error event, a rate limit, an overloaded or auth error,
+//     an error item). The host lists it, in order, in the step result's
+//     "errors" ({message, code, raw_line}) and it counts as an error field
+//     for the status. Report every one: an error is never only counted in
+//     unmapped.
+//   - [OpIgnored] Native, Count (ABI 1.3): Count lines (default 1, ending
+//     at the current line) of a native type the plugin knows and
+//     deliberately ignores (a delta a later line repeats in full, a
+//     heartbeat, a "$set" patch, the inner lines of a document it
+//     reassembled). Spec 6.8: every raw line produces records, is declared
+//     ignored, or is counted unmapped; the host counts a line that got no
+//     record at all as unmapped "(no record)".
 //   - [OpFinal] Text, Override: the final answer text.
 //   - [OpUnmapped] Native, Count: a native line type the plugin did not
 //     map (the drift signal). The raw line stays in the raw capture.
@@ -126,6 +142,30 @@
 //     line). [OpScopeClose] Scope, Status, Error ends it; open scopes are
 //     closed at the end of the stream.
 //   - [OpWarning] Text: a warning for the step result.
+//
+// # Final status (spec 6.7)
+//
+// The host settles the step's status at the end of the stream, in this
+// order:
+//
+//  1. a [LevelTerminal] report (the provider's terminal event) decides;
+//  2. else, for a format marked NoTerminal (session logs): a provider
+//     error (an error field, below) after the last answer (an assistant
+//     message or a tool result) is "error"; a stream that ends on an
+//     unanswered prompt (a user prompt with no assistant message or tool
+//     call after it) or on a dangling tool call is "incomplete"; a
+//     non-zero exit code is "error"; anything else is "ok";
+//  3. else, an error field: any [OpError], or an [OpStatus] "error" at
+//     [LevelError], makes the step "error" (the last such text is its
+//     error);
+//  4. else, a non-zero process exit code (the host reports it at
+//     [LevelExitCode]) makes it "error";
+//  5. else "incomplete": the stream stopped without a terminal event.
+//
+// So a plugin reports the terminal event where its format has one, every
+// provider error as it sees it, and NoTerminal for session logs; it does
+// not compute the session rule itself, and the same situation gets the
+// same status in every plugin.
 //
 // # Status codes and faults
 //

@@ -31,7 +31,9 @@ const (
 	OpScopeClose Op = 15 // Scope, Status, Error
 	OpWarning    Op = 16 // Text
 	OpCommand    Op = 17 // Key?, CallID, Command, Scope: a command block in its own message
-	opLimit      Op = 18
+	OpError      Op = 18 // Text (message), Code, Scope: an error the provider reported (ABI 1.3)
+	OpIgnored    Op = 19 // Native, Count: lines of a known type deliberately ignored (ABI 1.3)
+	opLimit      Op = 20
 	OpMaxDefined    = opLimit - 1
 )
 
@@ -86,6 +88,8 @@ const (
 	TProviderVersion
 	TFormat
 	TLine
+	TCode       // OpError: the provider's error code (ABI 1.3)
+	TNoTerminal // OpMeta: the format has no terminal event (ABI 1.3)
 	tagLimit
 )
 

@@ -320,6 +320,9 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*transcript.AgentRes
 		a.pending = nil
 	}
 	a.finished = true
+	if exitCode != nil {
+		a.stream.ExitCode(*exitCode)
+	}
 	res, err := a.stream.Close(ctx)
 	errs = append(errs, err)
 	a.closeInstance()

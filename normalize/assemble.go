@@ -21,6 +21,10 @@ var ErrBadOutput = errors.New("bad plugin output")
 // every line must not grow the step result without bound.
 const maxWarnings = 100
 
+// maxErrors bounds the errors kept in a result, for the same reason; the
+// number left out is stated in a warning.
+const maxErrors = 1000
+
 // assembler turns records into events (see the abi package documentation
 // for the meaning of each record).
 type assembler struct {
@@ -34,8 +38,11 @@ type assembler struct {
 	metaSet  map[abi.Tag]bool
 	finalSet bool
 	warnN    int
+	// errDropped counts provider errors beyond maxErrors.
+	errDropped int
 
-	line int // raw line the current records come from
+	line  int  // raw line the current records come from
+	atEnd bool // the records come from the plugin's end call
 
 	msgs  map[string]*message
 	queue []*item
@@ -43,6 +50,102 @@ type assembler struct {
 	calls []toolKey // in call order, for the dangling list
 
 	scopes map[string]bool // open scopes
+
+	// Final status inputs beyond OpStatus (spec 6.7, abi "Final status").
+	errText    string // text of the last error field (OpError, or OpStatus error below the terminal level)
+	errSeen    bool   // an error field was reported
+	errLine    int    // raw line of the last error field (endLine when reported at the end)
+	noTerminal bool   // the format has no terminal event: derive the status
+	exitCode   *int   // the agent process's exit code, when there was one
+	// Raw lines of the last answer (assistant message, tool call or
+	// result) and of the last user prompt, in the step's own scope.
+	answerLine, promptLine int
+
+	acct        accounting
+	silentN     int   // lines nothing accounted for, set at finish
+	silentFirst []int // the first few of them
+}
+
+// endLine stands for "at the end of the stream" when comparing raw lines:
+// records reported at End come after every line.
+const endLine = math.MaxInt
+
+// accounting tracks which raw lines got a record (spec 6.8): a line with
+// none that was not declared ignored or counted unmapped is silent (see
+// [Stream.Silent]). Only lines still unaccounted for are kept, at most
+// maxPending of them (a record names its own line, or a count of lines
+// ending at it, so only recent lines can still be covered): memory stays
+// bounded whatever the input's length.
+type accounting struct {
+	pending []int // lines sent to the plugin and not accounted for yet, ascending
+	silent  int   // lines given up on: no record came for them
+	first   []int // the first few of those, for the warning
+}
+
+// maxPending bounds the lines kept waiting for a record; an older line is
+// then counted silent. A document reassembled over more lines than this
+// without a record between would be miscounted.
+const maxPending = 1 << 16
+
+// fed notes a line sent to the plugin.
+func (c *accounting) fed(line int) {
+	if len(c.pending) == maxPending {
+		c.giveUp(c.pending[0])
+		c.pending = c.pending[1:]
+	}
+	c.pending = append(c.pending, line)
+}
+
+func (c *accounting) giveUp(line int) {
+	c.silent++
+	if len(c.first) < 10 {
+		c.first = append(c.first, line)
+	}
+}
+
+// cover marks n lines ending at line (n >= 1) as accounted for; at the
+// end of the stream (line 0) the last n lines not yet accounted for.
+func (c *accounting) cover(line, n int) {
+	if len(c.pending) == 0 || n < 1 {
+		return
+	}
+	if line <= 0 {
+		c.pending = c.pending[:max(0, len(c.pending)-n)]
+		return
+	}
+	lo := line - n + 1
+	// The lines are usually the most recent ones: search from the end.
+	hi := len(c.pending)
+	for hi > 0 && c.pending[hi-1] > line {
+		hi--
+	}
+	from := hi
+	for from > 0 && c.pending[from-1] >= lo {
+		from--
+	}
+	if from < hi {
+		c.pending = append(c.pending[:from], c.pending[hi:]...)
+	}
+}
+
+// coverAll accounts for every pending line from line on (lines lost to a
+// plugin fault, which FailedLines counts).
+func (c *accounting) coverAll(from int) {
+	i := len(c.pending)
+	for i > 0 && c.pending[i-1] >= from {
+		i--
+	}
+	c.pending = c.pending[:i]
+}
+
+// finish gives up on every line still pending and returns how many lines
+// nothing accounted for, with the first few of them.
+func (c *accounting) finish() (int, []int) {
+	for _, l := range c.pending {
+		c.giveUp(l)
+	}
+	c.pending = nil
+	return c.silent, c.first
 }
 
 type toolKey struct{ scope, id string }
@@ -332,9 +435,13 @@ func (a *assembler) apply(f *fields) {
 	case abi.OpLine:
 		if n, ok := f.int(abi.TLine); ok {
 			a.line = int(n)
+			a.acct.cover(a.line, 1)
 			a.expireIdle()
 		}
 	case abi.OpMeta:
+		if f.bool(abi.TNoTerminal) {
+			a.noTerminal = true
+		}
 		a.meta(f, abi.TSessionID, &a.res.SessionID)
 		a.meta(f, abi.TModel, &a.res.Model)
 		a.meta(f, abi.TProviderVersion, &a.res.ProviderVersion)
@@ -404,6 +511,19 @@ func (a *assembler) apply(f *fields) {
 			a.res.Unmapped = map[string]int{}
 		}
 		a.res.Unmapped[native] += int(n)
+		a.acct.cover(a.line, int(min(n, math.MaxInt32)))
+	case abi.OpIgnored:
+		n, ok := f.int(abi.TCount)
+		if !ok || n < 1 {
+			n = 1
+		}
+		a.acct.cover(a.line, int(min(n, math.MaxInt32)))
+	case abi.OpError:
+		msg := f.str(abi.TText)
+		if msg == "" {
+			msg = "error"
+		}
+		a.providerError(msg, f.str(abi.TCode), f.str(abi.TScope))
 	case abi.OpScopeOpen:
 		id := f.str(abi.TScope)
 		if id == "" || a.scopes[id] {
@@ -470,6 +590,18 @@ func (a *assembler) status(f *fields) {
 	if level < abi.LevelTerminal && errText != "" && level >= a.errLevel {
 		a.lastErr, a.errLevel = errText, level
 	}
+	// An error the provider reported is one of the step's errors and an
+	// error field for the status, whatever level the plugin gave it (the
+	// terminal event's own error included).
+	if st == transcript.StatusError && level >= abi.LevelError {
+		text := errText
+		if text == "" && level < abi.LevelTerminal {
+			text = "error"
+		}
+		if text != "" && (level < abi.LevelTerminal || !a.listed(text)) {
+			a.providerError(text, "", "")
+		}
+	}
 	if level >= a.level {
 		a.level = level
 		if level >= abi.LevelTerminal {
@@ -477,6 +609,43 @@ func (a *assembler) status(f *fields) {
 			a.res.Error = errText
 		}
 	}
+}
+
+// listed reports whether an error with this text is already listed (the
+// terminal event restating an error the stream reported is not listed
+// twice).
+func (a *assembler) listed(msg string) bool {
+	for _, e := range a.res.Errors {
+		if e.Message == msg {
+			return true
+		}
+	}
+	return false
+}
+
+// providerError records an error the provider reported: in the result's
+// errors (once: the same text on the same line is one error) and as an
+// error field for the status.
+func (a *assembler) providerError(msg, code, scope string) {
+	raw, line := a.line, a.line
+	if a.atEnd {
+		raw = 0
+	}
+	if raw == 0 {
+		line = endLine
+	}
+	a.errSeen, a.errText, a.errLine = true, msg, line
+	if n := len(a.res.Errors); n > 0 {
+		last := a.res.Errors[n-1]
+		if last.Message == msg && last.RawLine == raw && last.Scope == scope && (code == "" || last.Code == code) {
+			return
+		}
+	}
+	if len(a.res.Errors) >= maxErrors {
+		a.errDropped++
+		return
+	}
+	a.res.Errors = append(a.res.Errors, transcript.ProviderError{Message: msg, Code: code, RawLine: raw, Scope: scope})
 }
 
 // ensureScope opens a scope a record names before any ScopeOpen, so that
@@ -780,9 +949,15 @@ func (a *assembler) flush(ctx context.Context) error {
 				return nil
 			}
 			if ev := a.messageEvent(it.msg); ev != nil {
+				if it.scope == "" {
+					a.seen(ev, it.msg.lastLine)
+				}
 				err = a.sink.Emit(ctx, it.scope, ev)
 			}
 		case itemEvent:
+			if it.scope == "" {
+				a.seen(it.ev, 0)
+			}
 			err = a.sink.Emit(ctx, it.scope, it.ev)
 		case itemOpen:
 			err = a.sink.OpenScope(ctx, it.open)
@@ -796,6 +971,36 @@ func (a *assembler) flush(ctx context.Context) error {
 	}
 	a.queue = a.queue[:0]
 	return nil
+}
+
+// seen notes the raw line of an answer (assistant message, tool call or
+// result) or of a user prompt in the step's own scope, for the status of
+// a format without a terminal event. last is the message's last raw line.
+func (a *assembler) seen(ev *transcript.Event, last int) {
+	line := last
+	switch p := ev.Payload.(type) {
+	case *transcript.MessagePayload:
+		line = max(line, p.RawLine)
+		if line == 0 {
+			line = endLine
+		}
+		if ev.Type == transcript.MessageAssistant {
+			a.answerLine = max(a.answerLine, line)
+			return
+		}
+		for _, b := range p.Blocks {
+			if b.Origin == transcript.OriginPrompt {
+				a.promptLine = max(a.promptLine, line)
+				return
+			}
+		}
+	case *transcript.ToolPayload:
+		line = p.RawLine
+		if line == 0 {
+			line = endLine
+		}
+		a.answerLine = max(a.answerLine, line)
+	}
 }
 
 func (a *assembler) messageEvent(m *message) *transcript.Event {
@@ -875,12 +1080,6 @@ func (a *assembler) finish(ctx context.Context) (*transcript.AgentResult, error)
 	}
 	a.scopes = map[string]bool{}
 	err := a.flush(ctx)
-	if a.level < abi.LevelTerminal {
-		a.res.Status = transcript.StatusIncomplete
-		if a.res.Error == "" {
-			a.res.Error = a.lastErr
-		}
-	}
 	for _, k := range a.calls {
 		if !a.tools[k].resulted {
 			id := k.id
@@ -889,6 +1088,13 @@ func (a *assembler) finish(ctx context.Context) (*transcript.AgentResult, error)
 			}
 			a.res.Dangling = append(a.res.Dangling, id)
 		}
+	}
+	if a.level < abi.LevelTerminal {
+		a.res.Status, a.res.Error = a.derivedStatus()
+	}
+	a.silentN, a.silentFirst = a.acct.finish()
+	if a.errDropped > 0 {
+		a.res.Warnings = append(a.res.Warnings, fmt.Sprintf("%d more provider errors not kept", a.errDropped))
 	}
 	if a.warnN > maxWarnings {
 		a.res.Warnings = append(a.res.Warnings, fmt.Sprintf("%d more warnings not kept", a.warnN-maxWarnings))
@@ -902,4 +1108,35 @@ func (a *assembler) unmapped(native string) {
 		a.res.Unmapped = map[string]int{}
 	}
 	a.res.Unmapped[native]++
+}
+
+// derivedStatus is the status of a stream without a terminal report
+// (spec 6.7; abi, "Final status"): the session rule for a format without
+// a terminal event, else error fields, then the exit code, else
+// incomplete.
+func (a *assembler) derivedStatus() (status, errText string) {
+	exitErr := ""
+	if a.exitCode != nil && *a.exitCode != 0 {
+		exitErr = fmt.Sprintf("the agent exited with code %d", *a.exitCode)
+	}
+	if a.noTerminal {
+		switch {
+		case a.errSeen && a.errLine > a.answerLine:
+			return transcript.StatusError, a.errText
+		case a.promptLine > a.answerLine:
+			return transcript.StatusIncomplete, "the log ends on a prompt that got no answer"
+		case len(a.res.Dangling) > 0:
+			return transcript.StatusIncomplete, "the log ends on a tool call without a result"
+		case exitErr != "":
+			return transcript.StatusError, exitErr
+		}
+		return transcript.StatusOK, ""
+	}
+	switch {
+	case a.errSeen:
+		return transcript.StatusError, a.errText
+	case exitErr != "":
+		return transcript.StatusError, exitErr
+	}
+	return transcript.StatusIncomplete, a.lastErr
 }

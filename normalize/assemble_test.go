@@ -1,6 +1,7 @@
 package normalize
 
 import (
+	"context"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -210,9 +211,12 @@ func TestStatusPrecedence(t *testing.T) {
 		{"terminal ok", []string{`{"op":"status","status":"ok","level":3}`}, "ok", ""},
 		{"terminal wins over later error field", []string{`{"op":"status","status":"error","error":"bad","level":3}`, `{"op":"status","status":"ok","level":2}`}, "error", "bad"},
 		{"later terminal replaces", []string{`{"op":"status","status":"error","error":"x","level":3}`, `{"op":"status","status":"ok","level":3}`}, "ok", ""},
-		{"no terminal: error text", []string{`{"op":"status","status":"error","error":"field err","level":2}`}, "incomplete", "field err"},
-		{"no terminal: best error text", []string{`{"op":"status","status":"error","error":"field err","level":2}`, `{"op":"status","status":"error","error":"exit 1","level":1}`}, "incomplete", "field err"},
-		{"no terminal: later same level", []string{`{"op":"status","status":"error","error":"a","level":2}`, `{"op":"status","status":"error","error":"b","level":2}`}, "incomplete", "b"},
+		{"no terminal: an error field is an error", []string{`{"op":"status","status":"error","error":"field err","level":2}`}, "error", "field err"},
+		{"no terminal: error field over exit level", []string{`{"op":"status","status":"error","error":"field err","level":2}`, `{"op":"status","status":"error","error":"exit 1","level":1}`}, "error", "field err"},
+		{"no terminal: later error field", []string{`{"op":"status","status":"error","error":"a","level":2}`, `{"op":"status","status":"error","error":"b","level":2}`}, "error", "b"},
+		{"no terminal: exit level text only", []string{`{"op":"status","status":"error","error":"exit 1","level":1}`}, "incomplete", "exit 1"},
+		{"no terminal: provider error record", []string{`{"op":"error","msg":"529 Overloaded","code":"overloaded_error"}`}, "error", "529 Overloaded"},
+		{"terminal ok over provider error", []string{`{"op":"error","msg":"429"}`, `{"op":"status","status":"ok","level":3}`}, "ok", ""},
 		{"unknown status", []string{`{"op":"status","status":"weird","level":3}`}, "error", ""},
 	}
 	for _, c := range cases {
@@ -222,6 +226,132 @@ func TestStatusPrecedence(t *testing.T) {
 			assert.Equal(t, c.errTx, res.Error)
 		})
 	}
+}
+
+func TestProviderErrors(t *testing.T) {
+	_, res := runScript(t,
+		do(`{"op":"error","msg":"rate limited","code":"429"}`, `{"op":"error","msg":"rate limited","code":"429"}`),
+		do(`{"op":"status","status":"error","error":"overloaded","level":2}`),
+		do(`{"op":"error","msg":"in child","scope":"s1"}`),
+		do(`{"op":"status","status":"error","error":"overloaded","level":3}`, `{"op":"status","status":"error","error":"auth failed","level":3}`),
+	)
+	assert.Equal(t, []transcript.ProviderError{
+		{Message: "rate limited", Code: "429", RawLine: 1},
+		{Message: "overloaded", RawLine: 2},
+		{Message: "in child", RawLine: 3, Scope: "s1"},
+		{Message: "auth failed", RawLine: 4},
+	}, res.Errors, "the same error twice on one line is one; the terminal event restating a listed error adds none")
+	assert.Equal(t, transcript.StatusError, res.Status)
+	assert.Equal(t, "auth failed", res.Error)
+
+	_, res = runScript(t, do(`{"op":"warn","text":"x"}`), `{"end":[{"op":"error"}]}`)
+	assert.Equal(t, []transcript.ProviderError{{Message: "error"}}, res.Errors, "an error without text at the end: no raw line")
+}
+
+func TestSessionStatus(t *testing.T) {
+	meta := `{"op":"meta","noterm":true}`
+	prompt := func(k string) string {
+		return `{"op":"open","key":"` + k + `","role":"user"},{"op":"block","key":"` + k + `","type":"text","text":"do it","origin":"prompt"},{"op":"close","key":"` + k + `"}`
+	}
+	answer := func(k string) string {
+		return `{"op":"open","key":"` + k + `","role":"assistant"},{"op":"block","key":"` + k + `","type":"text","text":"done"},{"op":"close","key":"` + k + `"}`
+	}
+	cases := []struct {
+		name      string
+		lines     []string
+		st, errTx string
+	}{
+		{"answered", []string{do(meta, prompt("u1")), do(answer("a1"))}, "ok", ""},
+		{"empty log", []string{do(meta)}, "ok", ""},
+		{"unanswered prompt", []string{do(meta, prompt("u1")), do(answer("a1")), do(prompt("u2"))}, "incomplete", "the log ends on a prompt that got no answer"},
+		{"dangling call", []string{do(meta, prompt("u1")), do(`{"op":"call","id":"c1","name":"Bash"}`)}, "incomplete", "the log ends on a tool call without a result"},
+		{"error after the last answer", []string{do(meta, prompt("u1")), do(answer("a1")), do(prompt("u2")), do(`{"op":"error","msg":"429 rate limit"}`)}, "error", "429 rate limit"},
+		{"error then recovered", []string{do(meta, prompt("u1")), do(`{"op":"error","msg":"529 Overloaded"}`), do(answer("a1"))}, "ok", ""},
+		{"error at the end", []string{do(meta, prompt("u1")), do(answer("a1")), `{"end":[{"op":"error","msg":"late"}]}`}, "error", "late"},
+		{"tool result answers", []string{do(meta, prompt("u1")), do(`{"op":"call","id":"c1","name":"Bash"}`), do(`{"op":"result","id":"c1","output":"x"}`)}, "ok", ""},
+		{"terminal report wins", []string{do(meta, prompt("u1")), do(`{"op":"status","status":"ok","level":3}`)}, "ok", ""},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			_, res := runScript(t, c.lines...)
+			assert.Equal(t, c.st, res.Status)
+			assert.Equal(t, c.errTx, res.Error)
+		})
+	}
+}
+
+func TestExitCodeStatus(t *testing.T) {
+	cases := []struct {
+		name      string
+		line      string
+		code      int
+		st, errTx string
+	}{
+		{"non-zero exit without terminal event", do(`{"op":"warn","text":"x"}`), 2, "error", "the agent exited with code 2"},
+		{"zero exit without terminal event", do(`{"op":"warn","text":"x"}`), 0, "incomplete", ""},
+		{"terminal event over exit code", do(`{"op":"status","status":"ok","level":3}`), 1, "ok", ""},
+		{"error field over exit code", do(`{"op":"error","msg":"auth"}`), 1, "error", "auth"},
+		{"session log: non-zero exit", do(`{"op":"meta","noterm":true}`), 3, "error", "the agent exited with code 3"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			ctx := context.Background()
+			s, err := NewStream(ctx, NativeInstance(scriptPlugin()), &checkSink{t: t}, opts())
+			require.NoError(t, err)
+			require.NoError(t, s.Feed(ctx, []byte(c.line+"\n")))
+			s.ExitCode(c.code)
+			res, err := s.Close(ctx)
+			require.NoError(t, err)
+			assert.Equal(t, c.st, res.Status)
+			assert.Equal(t, c.errTx, res.Error)
+			require.NotNil(t, res.ExitCode)
+			assert.Equal(t, c.code, *res.ExitCode)
+		})
+	}
+}
+
+func TestLineAccounting(t *testing.T) {
+	silent := func(lines ...string) (int, []int) {
+		ctx := context.Background()
+		s, err := NewStream(ctx, NativeInstance(scriptPlugin()), &checkSink{t: t}, opts())
+		require.NoError(t, err)
+		require.NoError(t, s.Feed(ctx, []byte(strings.Join(lines, "\n")+"\n")))
+		_, err = s.Close(ctx)
+		require.NoError(t, err)
+		return s.Silent()
+	}
+	n, first := silent(
+		do(`{"op":"warn","text":"a record"}`),
+		do(), // nothing: silent
+		do(`{"op":"ignored","native":"delta"}`),
+		"not json", // counted unmapped by the script
+		"",         // blank: not sent to the plugin
+		do(),       // covered by the next line's count
+		do(`{"op":"ignored","native":"doc","n":2}`),
+		do(),         // silent
+		`{"end":[]}`, // nothing at feed, nothing at end: silent
+	)
+	assert.Equal(t, 3, n)
+	assert.Equal(t, []int{2, 8, 9}, first)
+
+	// Records reported at the end cover the last lines still pending.
+	n, first = silent(do(), do(), `{"end":[{"op":"ignored","n":2}]}`)
+	assert.Equal(t, 1, n)
+	assert.Equal(t, []int{1}, first)
+}
+
+func TestAccountingBounded(t *testing.T) {
+	var c accounting
+	for l := 1; l <= maxPending+5; l++ {
+		c.fed(l)
+	}
+	assert.Len(t, c.pending, maxPending)
+	c.cover(maxPending+5, 3)
+	c.cover(0, 2)
+	c.coverAll(maxPending)
+	n, first := c.finish()
+	assert.Equal(t, maxPending-1, n, "5 given up early, 3+2 covered, 2 lost to a fault")
+	assert.Equal(t, []int{1, 2, 3, 4, 5, 6, 7, 8, 9, 10}, first)
 }
 
 func TestScopes(t *testing.T) {

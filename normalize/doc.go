@@ -17,15 +17,22 @@
 // semantics of package abi (see abi's package documentation): messages are
 // built across lines and written once when closed, deltas are joined,
 // repeated snapshots replace their slot, tool calls and results are paired
-// by call id, the status follows the level precedence, usage in "set" mode
-// is not double-added.
+// by call id, usage in "set" mode is not double-added, provider errors are
+// listed in the result's Errors with their raw line, and the final status
+// follows spec 6.7 (abi's "Final status": the terminal event, then the
+// session rule for formats without one, then error fields, then the exit
+// code given with [Stream.ExitCode], else incomplete).
 //
 // # Invariants
 //
 //   - Nothing is lost silently: a line a plugin does not map is counted in
 //     Unmapped by native type; a line lost to a plugin fault is counted in
 //     FailedLines, with the fault in Warnings; an oversized line is counted
-//     as unmapped "oversized_line". The raw bytes are the caller's to keep.
+//     as unmapped "oversized_line". A line the plugin reports nothing
+//     about (no record, not declared ignored, not counted unmapped) is
+//     reported by [Stream.Silent]. The raw bytes are the caller's to keep.
+//   - An error the provider reported (abi.OpError, or an error status) is
+//     in the result's Errors, never only counted.
 //   - Events are handed to the sink in a causal order: a message is emitted
 //     before any event reported after it was opened (so a message precedes
 //     the tool calls it requested); scope opening precedes the scope's
@@ -34,7 +41,9 @@
 //     (the assembler maps out-of-vocabulary values and invalid JSON rather
 //     than passing them on).
 //   - Memory is bounded by the longest line (at most abi.MaxLineBytes is
-//     buffered; a longer line is skipped and counted) plus open messages.
+//     buffered; a longer line is skipped and counted) plus open messages,
+//     plus the line accounting (at most 65,536 pending line numbers) and
+//     at most 1,000 listed errors.
 //
 // # Concurrency
 //

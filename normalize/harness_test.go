@@ -76,7 +76,8 @@ func run(ops abi.Value, out *sdk.Out) error {
 		case "reject":
 			return errors.New("script rejects")
 		case "meta":
-			out.Meta(sdk.Meta{SessionID: txt("sid"), Model: txt("model"), ProviderVersion: txt("pv"), Format: txt("format"), Override: op.Get("override").Truthy()})
+			out.Meta(sdk.Meta{SessionID: txt("sid"), Model: txt("model"), ProviderVersion: txt("pv"), Format: txt("format"), Override: op.Get("override").Truthy(),
+				NoTerminal: op.Get("noterm").Truthy()})
 		case "open":
 			out.Open(txt("key"), sdk.Message{Role: op.Get("role").String(), ID: txt("id"), Model: txt("model"), Scope: txt("scope"), Time: txt("time")})
 		case "block":
@@ -115,6 +116,14 @@ func run(ops abi.Value, out *sdk.Out) error {
 			out.ScopeClose(txt("scope"), op.Get("status").String(), txt("error"))
 		case "warn":
 			out.Warn(op.Get("text").String())
+		case "error":
+			out.Error(sdk.ProviderError{Message: txt("msg"), Code: txt("code"), Scope: txt("scope")})
+		case "ignored":
+			n, ok := op.Get("n").Int()
+			if !ok {
+				n = 1
+			}
+			out.IgnoredN(txt("native"), int(n))
 		default:
 			return errors.New("unknown script op " + kind)
 		}

@@ -42,11 +42,12 @@ type Stream struct {
 	skipping bool   // inside a line longer than MaxLineBytes
 	lineNo   int
 
-	batch  []byte
-	nlines int
-	toks   []abi.Token
-	keys   *abi.KeySet // the plugin's declared keys, marked in tapes
-	fixed  []byte      // a line with raw control bytes escaped
+	batch      []byte
+	nlines     int
+	batchFirst int // line number of the batch's first line
+	toks       []abi.Token
+	keys       *abi.KeySet // the plugin's declared keys, marked in tapes
+	fixed      []byte      // a line with raw control bytes escaped
 
 	disabled bool
 	closed   bool
@@ -188,6 +189,10 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 		}
 	}
 	s.batch = abi.AppendBatchLine(s.batch, s.lineNo, line, toks)
+	if s.nlines == 0 {
+		s.batchFirst = s.lineNo
+	}
+	s.asm.acct.fed(s.lineNo)
 	s.nlines++
 	return nil
 }
@@ -206,9 +211,14 @@ func (s *Stream) send(ctx context.Context) error {
 			return aerr
 		}
 		s.asm.res.FailedLines += n
+		s.asm.acct.coverAll(s.batchFirst) // counted as failed, not as silent
 		s.asm.warn("%v", aerr)
 	}
 	if err != nil {
+		var rejected *RejectedError
+		if !errors.As(err, &rejected) {
+			s.asm.acct.coverAll(s.batchFirst)
+		}
 		s.fault(err, n)
 	}
 	s.batch = abi.AppendBatchHeader(s.batch[:0], 0)
@@ -239,6 +249,14 @@ func (s *Stream) fault(err error, lines int) {
 	}
 }
 
+// ExitCode gives the stream the agent process's exit code, before Close.
+// Without a terminal event, a non-zero code makes the step "error" (spec
+// 6.7; abi, "Final status"); the code is also the result's exit_code.
+func (s *Stream) ExitCode(code int) {
+	s.asm.exitCode = &code
+	s.asm.res.ExitCode = &code
+}
+
 // Close feeds a last line without LF (a cut-off stream), ends the stream
 // and returns the step's result. Provider, status, usage and the rest are
 // filled in; the caller adds what only it knows (exit code, raw capture,
@@ -259,6 +277,7 @@ func (s *Stream) Close(ctx context.Context) (*transcript.AgentResult, error) {
 	s.closed = true
 	if !s.disabled {
 		out, err := s.inst.End(ctx)
+		s.asm.atEnd = true
 		if aerr := s.asm.records(ctx, out, nil); aerr != nil {
 			if !errors.Is(aerr, ErrBadOutput) {
 				return nil, aerr
@@ -270,6 +289,19 @@ func (s *Stream) Close(ctx context.Context) (*transcript.AgentResult, error) {
 		}
 	}
 	return s.asm.finish(ctx)
+}
+
+// Silent reports, after Close, the raw lines the plugin said nothing
+// about: no record came from them, and they were neither declared ignored
+// (abi.OpIgnored) nor counted unmapped. Spec 6.8 wants none; a plugin
+// that leaves lines silent loses them without a drift signal. It returns
+// their number and the first few line numbers.
+//
+// The count is not (yet) written into the step result: the plugins are
+// being taught to declare what they ignore, and the captures harness
+// checks it through the --json summaries of record and import.
+func (s *Stream) Silent() (n int, first []int) {
+	return s.asm.silentN, s.asm.silentFirst
 }
 
 // Run normalizes everything r yields.

@@ -174,6 +174,24 @@ type AgentResult struct {
 	Redacted map[string]int `json:"redacted,omitempty"`
 	Warnings []string       `json:"warnings,omitempty"`
 	Lines    int            `json:"lines,omitempty"`
+	// Errors lists every error the provider reported during the step, in
+	// order (spec section 4): nothing a provider reports as an error is
+	// dropped or only counted.
+	Errors []ProviderError `json:"errors,omitempty"`
+}
+
+// ProviderError is one error a provider reported during an agent step: a
+// non-fatal error event, a rate limit, an overloaded or auth error, an
+// error item, or the error of its terminal event.
+type ProviderError struct {
+	Message string `json:"message"`
+	// Code is the provider's code for it, when it gives one.
+	Code string `json:"code,omitempty"`
+	// RawLine is the 1-based line of the raw capture it came from (0 when
+	// it came from the end of the stream).
+	RawLine int `json:"raw_line,omitempty"`
+	// Scope names the sub-agent it happened in, when not the step itself.
+	Scope string `json:"scope,omitempty"`
 }
 
 // MessagePayload is the payload of message.user and message.assistant.

@@ -54,6 +54,18 @@
 // [AppendText] are the small line and value helpers normalizers share;
 // [Out.UnmappedN] counts several lines of one unmapped type at once.
 //
+// # Accounting, errors and status (ABI 1.3)
+//
+// Every raw line must produce records, be declared ignored
+// ([Out.Ignored], [Out.IgnoredN] for the inner lines of a reassembled
+// document) or be counted unmapped ([Out.Unmapped]); the host counts a
+// line that got none of these as unmapped "(no record)". Every error the
+// provider reports goes through [Out.Error] (it lands in the step result's
+// errors with its raw line), never only through Unmapped. A format without
+// a terminal event (a session log) sets [Meta].NoTerminal and leaves the
+// final status to the host, which applies spec 6.7 the same way for every
+// plugin (abi's package documentation, "Final status").
+//
 // # Concurrency
 //
 // A Normalizer is used by one goroutine at a time; the host gives every

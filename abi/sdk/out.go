@@ -123,6 +123,9 @@ func (o *Out) usage(u Usage) {
 type Meta struct {
 	SessionID, Model, ProviderVersion, Format Str
 	Override                                  bool
+	// NoTerminal says the format has no terminal event (a session log):
+	// the host derives the step's status (see abi, "Final status").
+	NoTerminal bool
 }
 
 // Meta reports session id, model, provider version or format.
@@ -133,6 +136,7 @@ func (o *Out) Meta(m Meta) {
 	o.str(abi.TProviderVersion, &m.ProviderVersion)
 	o.str(abi.TFormat, &m.Format)
 	o.flag(abi.TOverride, m.Override)
+	o.flag(abi.TNoTerminal, m.NoTerminal)
 	o.enc.End()
 }
 
@@ -321,6 +325,56 @@ func (o *Out) UnmappedN(native Str, n int) {
 	}
 	o.str(abi.TNative, &native)
 	o.enc.Int(abi.TCount, int64(n))
+	o.enc.End()
+}
+
+// Ignored declares the current line a native type the plugin knows and
+// deliberately ignores (spec 6.8): a delta a later line repeats in full, a
+// heartbeat, a "$set" patch. A line with no record and no such
+// declaration is counted unmapped "(no record)" by the host.
+func (o *Out) Ignored(native Str) { o.IgnoredN(native, 1) }
+
+// IgnoredN declares n lines ending at the current one ignored in one
+// record (the inner lines of a document reassembled with [DocBuffer],
+// say); nothing when n < 1.
+func (o *Out) IgnoredN(native Str, n int) {
+	if n < 1 {
+		return
+	}
+	o.begin(abi.OpIgnored)
+	if !native.set {
+		native = S("(unknown)")
+	}
+	o.str(abi.TNative, &native)
+	o.enc.Int(abi.TCount, int64(n))
+	o.enc.End()
+}
+
+// ProviderError is an error the provider reported.
+type ProviderError struct {
+	// Message is the error's text (required: an empty one is reported
+	// as "error").
+	Message Str
+	// Code is the provider's code for it ("rate_limit_error", "429").
+	Code Str
+	// Scope is the sub-agent it happened in ("" for the step).
+	Scope Str
+}
+
+// Error reports an error the provider reported during the step: a
+// non-fatal error event, a rate limit, an overloaded or auth error, an
+// error item. The host lists it in the step result's errors (with the
+// raw line) and counts it as an error field for the status (see abi,
+// "Final status"). It does not end the step: report the terminal event's
+// status with [Out.Status] as before.
+func (o *Out) Error(e ProviderError) {
+	o.begin(abi.OpError)
+	if !e.Message.set {
+		e.Message = S("error")
+	}
+	o.str(abi.TText, &e.Message)
+	o.str(abi.TCode, &e.Code)
+	o.str(abi.TScope, &e.Scope)
 	o.enc.End()
 }
 

@@ -38,7 +38,7 @@ func TestOutcomes(t *testing.T) {
 		unmapped                                 map[string]int
 	}{
 		{"no result is incomplete", `{"type":"init","session_id":"s","model":"m"}` + "\n" + `{"type":"message","role":"assistant","content":"half","delta":true}`, "incomplete", "stream-json", "", "half", nil},
-		{"error event alone stays incomplete with its text", `{"type":"error","severity":"error","message":"quota"}`, "incomplete", "stream-json", "quota", "", nil},
+		{"error event alone is an error (spec 6.7: error fields before incomplete)", `{"type":"error","severity":"error","message":"quota"}`, "error", "stream-json", "quota", "", nil},
 		{"result error without object or error event", `{"type":"result","status":"error"}`, "error", "stream-json", "gemini result status error", "", nil},
 		{"result error object wins over error event", `{"type":"error","severity":"error","message":"retrying"}` + "\n" + `{"type":"result","status":"error","error":{"type":"FatalTurnLimitedError","message":"turn limit"}}`, "error", "stream-json", "turn limit", "", nil},
 		{"non-delta snapshot replaces deltas", `{"type":"message","role":"assistant","content":"a","delta":true}` + "\n" + `{"type":"message","role":"assistant","content":"abc"}` + "\n" + `{"type":"result","status":"success"}`, "ok", "stream-json", "", "abc", nil},
