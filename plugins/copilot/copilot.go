@@ -242,7 +242,9 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		n.reasoning(d.Get("deltaContent"), true, out)
 	case t.Is("assistant.reasoning"):
 		n.reasoning(d.Get("content"), false, out)
-	case t.Is("tool.execution_start"):
+	case t.Is("tool.execution_start"), t.Is("tool.user_requested"):
+		// tool.user_requested: a command the user ran himself ("!ls"),
+		// a call of its own.
 		n.call(d.Get("toolCallId"), d.Get("toolName"), d.Get("arguments"), ts, out)
 	case t.Is("tool.execution_complete"):
 		n.toolResult(d, ts, out)
@@ -260,6 +262,14 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		// reported, whether or not a retry followed.
 		n.model(d.Get("model"), false, out)
 		n.providerError(errorText(d.Get("errorMessage"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "model call failed"), out)
+	case t.Is("subagent.failed"):
+		// The sub-agent's tool call fails with the same error; the
+		// failure is also an error the provider reported.
+		msg := sdk.StringOf(d.Get("error")).String()
+		if msg == "" {
+			msg = "sub-agent failed"
+		}
+		out.Status(sdk.StatusError, sdk.S("sub-agent "+sdk.StringOf(d.Get("agentName")).String()+" failed: "+msg), abi.LevelError)
 	case t.Is("session.warning"):
 		if w := sdk.StringOf(d.Get("message")); !w.IsEmpty() {
 			out.Warn("copilot: " + w.String())

@@ -37,8 +37,9 @@
 // marked redacted: the model reasoned, but the text was withheld.
 // Reasoning that no message followed is a message of its own.
 //
-// Tools. One tool.call per toolCallId, from toolRequests or
-// tool.execution_start, whichever comes first; arguments given as an
+// Tools. One tool.call per toolCallId, from toolRequests,
+// tool.execution_start or tool.user_requested (a command the user ran
+// himself, "!ls": local_shell), whichever comes first; arguments given as an
 // object or as a JSON string both become a JSON object. One tool.result
 // per id from tool.execution_complete: result.content (detailedContent
 // when content is empty) is the output. Statuses are the transcript's
@@ -93,7 +94,8 @@
 // Status and errors. session.error and model.call_failure are errors
 // the provider reported: each is reported at abi.LevelError (the step
 // lists it in its errors), with its errorType, statusCode and errorCode
-// after the message ("... (rate_limit, 429)"). result is the terminal
+// after the message ("... (rate_limit, 429)"). subagent.failed is one
+// too (the sub-agent's tool call also fails with its error). result is the terminal
 // event: exitCode 0 is ok, anything else an error whose text is the last
 // provider error, else "copilot exited with code N". events.jsonl (or a
 // stdout cut before its result line) has no terminal event; a log whose

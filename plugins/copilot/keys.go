@@ -7,7 +7,7 @@ import "github.com/twasm/twasm/abi"
 // the sandbox instead of comparing their bytes. A key missing here still
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"arguments", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "copilotVersion",
+	"agentName", "arguments", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "copilotVersion",
 	"currentModel", "data", "deltaContent", "detailedContent", "encryptedContent", "ephemeral", "error",
 	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "id", "inputDelta", "inputTokens",
 	"message", "messageId", "model", "modelMetrics", "name", "newModel", "outputTokens", "reasoningOpaque",

@@ -97,7 +97,11 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	m := n.msgFor(d.Get("messageId"), ts, out)
 	if m == nil {
 		// The same message again (a replayed or resumed log): it was
-		// written; only calls not seen yet are reported.
+		// written; only calls not seen yet are reported. It still
+		// answers the prompt before it.
+		if c := d.Get("content"); c.Kind() == abi.KindString && !c.Is("") {
+			n.lastRole, n.pendingErr = 'a', ""
+		}
 		for it := d.Get("toolRequests").Iter(); it.Next(); {
 			tr := it.Value()
 			n.call(tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments"), ts, out)

@@ -249,7 +249,7 @@ func completeMembers(b []byte) []byte {
 // report_intent and the todo tools record the agent's plan, hence "think".
 func kindOf(name string) string {
 	switch name {
-	case "bash", "shell", "powershell", "read_bash", "write_bash", "stop_bash":
+	case "bash", "shell", "powershell", "read_bash", "write_bash", "stop_bash", "local_shell":
 		return "execute"
 	case "view", "read", "read_file", "ls", "list_dir":
 		return "read"
