@@ -95,7 +95,12 @@
 // invalid by a raw control byte inside a string is repaired by the host
 // (the byte escaped) before the plugin sees it, and read like any other.
 //
-// Unmapped native types are counted as "<type>" (exec-json, legacy),
+// Known records with nothing for the transcript are consumed: the *_begin
+// and output-delta echoes, context_compacted, ghost_snapshot (an undo
+// commit), world_state, and the 0.147+ event_msg item_completed mirrors
+// of response items (an error item among them is a provider error). A
+// compaction's summary (compacted) is injected context of a user
+// message. Unmapped native types are counted as "<type>" (exec-json, legacy),
 // "item/<type>", "response_item/<type>", "event_msg/<type>", and
 // "non-json" / "json-array" / "untyped-object" for lines that are no
 // Codex record.

@@ -47,6 +47,18 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 		n.responseItem(out, p, ts)
 	case "event_msg":
 		n.eventMsg(out, p, ts)
+	case "compacted":
+		// The summary a compaction wrote: what the model sees of the
+		// earlier conversation from here on, context it was given.
+		if v := p.Get("message"); v.Kind() == abi.KindString && len(v.Raw()) > 2 {
+			key := n.newKey()
+			out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: ts})
+			out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: sdk.OriginInjected})
+			out.Close(key, sdk.MessageEnd{})
+		}
+	case "world_state":
+		// The 0.147+ environment snapshot: state for resuming, nothing
+		// the transcript shows.
 	default:
 		out.Unmapped(sdk.Text(typ))
 	}
@@ -167,6 +179,9 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			delete(n.open, callID.String())
 			out.ToolResult(r)
 		}
+	case "ghost_snapshot":
+		// An undo snapshot (a git commit id): nothing the model said or
+		// did.
 	case "function_call_output", "custom_tool_call_output":
 		r := n.toolOutput(p, ts)
 		delete(n.open, r.CallID.String())
@@ -521,7 +536,16 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// takes one result); what they say about the outcome is kept
 		// for that item.
 		n.noteEnd(p)
-	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end", "agent_reasoning_section_break":
+	case "item_completed", "item_started":
+		// 0.147+ mirrors of the response items (AgentMessage,
+		// Reasoning, UserMessage, Plan: the plan is also the assistant
+		// message's <proposed_plan>). An error item is an error the
+		// provider reported.
+		item := p.Get("item")
+		if it := string(sdk.Name(item.Get("type"))); it == "Error" || it == "error" {
+			out.Status(sdk.StatusError, strOr(errorText(item.Get("message")), "error"), abi.LevelError)
+		}
+	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end", "agent_reasoning_section_break", "context_compacted":
 		// UI echoes of calls whose request and result are response
 		// items.
 	default:
