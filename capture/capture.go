@@ -57,6 +57,11 @@ type Options struct {
 	// It is how a session that grew is archived: one raw capture per
 	// session, one step per part.
 	ContinueRaw string
+	// Filter, when set, sees every event of the step (not of sub-agent
+	// runs) before it is written and returns what to write, or nil to
+	// drop it. An archive uses it to leave out what an earlier part of
+	// the same session already holds.
+	Filter func(ev *transcript.Event) *transcript.Event
 }
 
 // Agent captures one agent step.
@@ -114,7 +119,7 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		a.raw.Close()
 		return nil, fmt.Errorf("capture: plugin %s: %w", opts.Plugin.Identity().Name, err)
 	}
-	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}}
+	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter}
 	a.stream, err = normalize.NewStream(ctx, a.inst, a.sink, normalize.Options{
 		Provider: opts.Provider, Format: opts.Format, Now: opts.Now, Logger: opts.Logger,
 	})
@@ -370,10 +375,11 @@ func (a *Agent) closeInstance() {
 // sink writes the stream's events into the step, and sub-agent scopes into
 // child runs of the step.
 type sink struct {
-	mute  bool // replaying: drop everything
-	step  *lifecycle.Step
-	subs  map[string]*lifecycle.Run
-	names map[string]bool
+	mute   bool // replaying: drop everything
+	filter func(*transcript.Event) *transcript.Event
+	step   *lifecycle.Step
+	subs   map[string]*lifecycle.Run
+	names  map[string]bool
 }
 
 func (s *sink) Emit(ctx context.Context, scope string, ev *transcript.Event) error {
@@ -381,6 +387,11 @@ func (s *sink) Emit(ctx context.Context, scope string, ev *transcript.Event) err
 		return nil
 	}
 	if scope == "" {
+		if s.filter != nil {
+			if ev = s.filter(ev); ev == nil {
+				return nil
+			}
+		}
 		return s.step.Record(ctx, ev)
 	}
 	sub := s.subs[scope]

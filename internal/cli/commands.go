@@ -11,6 +11,7 @@ import (
 	renormalizeCmd "github.com/twasm/twasm/internal/cli/renormalize"
 	runCmd "github.com/twasm/twasm/internal/cli/runcmd"
 	statsCmd "github.com/twasm/twasm/internal/cli/stats"
+	syncCmd "github.com/twasm/twasm/internal/cli/synccmd"
 	tailCmd "github.com/twasm/twasm/internal/cli/tail"
 	toolsCmd "github.com/twasm/twasm/internal/cli/tools"
 	treeCmd "github.com/twasm/twasm/internal/cli/tree"
@@ -36,4 +37,6 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(pluginsCmd.NewCmdPlugins(f))
 	root.AddCommand(goldenCmd.NewCmdGolden(f, nil))
 	root.AddCommand(renormalizeCmd.NewCmdRenormalize(f, nil))
+	root.AddCommand(syncCmd.NewCmdSync(f, nil))
+	root.AddCommand(syncCmd.NewCmdDoctor(f, nil))
 }

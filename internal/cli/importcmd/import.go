@@ -7,18 +7,15 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
 
 	"github.com/twasm/twasm/capture"
-	"github.com/twasm/twasm/host"
+	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
 	"github.com/twasm/twasm/internal/detect"
-	"github.com/twasm/twasm/lifecycle"
-	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -30,6 +27,9 @@ type Options struct {
 	Format   string
 	Files    []string
 	JSON     bool
+	Redact   bool
+	// Indexed is called with the runs the import wrote (the search index).
+	Indexed func(ctx context.Context, runIDs []string) error
 }
 
 // NewCmdImport returns the import command.
@@ -49,6 +49,12 @@ provider.
 With --provider auto, twasm looks at the start of each file and picks the
 provider and format when the evidence is unambiguous; otherwise it says
 what it saw and asks for --provider.
+
+Import is idempotent by content: bytes already imported (or synced by
+"twasm sync"), from this path or any other, are recognised and skipped,
+and a file that grew since adds only its new part, in a new run that
+names the run holding the rest. Runs and steps carry the session's own
+times, not the time of the import. --redact masks secrets as record does.
 
 As after record, each file gets one stderr line "twasm: FILE: ..." when
 there is anything a user must know (see twasm record --help); a file of
@@ -71,6 +77,7 @@ which the plugin understood no line makes import exit 1.`,
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "provider of the files, or auto to detect it per file")
 	cmd.Flags().StringVar(&opts.Format, "format", "", "format hint for the plugin (default: detect)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object per imported file")
+	cmd.Flags().BoolVar(&opts.Redact, "redact", false, "mask secrets (API keys, tokens, private keys) everywhere before writing")
 	opts.Plugins.Register(cmd, true)
 	return cmd
 }
@@ -84,7 +91,11 @@ type Imported struct {
 	Format     string `json:"format,omitempty"`
 	Detected   string `json:"detected,omitempty"`
 	Status     string `json:"status,omitempty"`
-	Error      string `json:"error,omitempty"`
+	// Action is what the import did: new, continued (the file grew
+	// since it was imported), or unchanged (already imported).
+	Action string `json:"action,omitempty"`
+	Reason string `json:"reason,omitempty"`
+	Error  string `json:"error,omitempty"`
 
 	res *transcript.AgentResult
 }
@@ -98,12 +109,55 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
 	ios := opts.F.IOStreams
+	lock, err := archive.AcquireLock(ctx, opts.F.StorageRoot(), true, func(pid string) {
+		fmt.Fprintf(ios.ErrOut, "twasm: waiting for another sync or import on %s (pid %s)\n", opts.F.StorageRoot(), pid)
+	})
+	if err != nil {
+		return err
+	}
+	defer lock.Release()
+	provider := opts.Provider
+	if opts.Plugins.Plugin != "" && (provider == "auto" || provider == "") {
+		// --plugin names the plugin: its first provider is the provider.
+		p, err := plugload.Resolve(ctx, rt, opts.Plugins, provider)
+		if err != nil {
+			return err
+		}
+		provider = p.Manifest().Providers[0]
+	}
+	var written []string
+	arc, _, err := archive.Open(archive.Options{
+		Store: opts.F.Store(), Producer: opts.F.Producer(), Logger: opts.F.Logger(), Redact: opts.Redact,
+		Whole: true, CloseIdle: 0, CloseWrittenOnly: true,
+		Plugin: func(ctx context.Context, provider string) (capture.Plugin, error) {
+			p, err := plugload.Resolve(ctx, rt, opts.Plugins, provider)
+			if err != nil {
+				return nil, err
+			}
+			return plugload.Capture(p), nil
+		},
+		Written: func(id string) { written = append(written, id) },
+	})
+	if err != nil {
+		return err
+	}
+	defer arc.Close()
+	if opts.Indexed != nil {
+		defer func() {
+			if len(written) > 0 {
+				if err := opts.Indexed(context.WithoutCancel(ctx), written); err != nil {
+					fmt.Fprintf(ios.ErrOut, "twasm: search index: %v\n", err)
+				}
+			}
+		}()
+	}
 	var failed, notUnderstood []string
 	for _, file := range opts.Files {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		im := importFile(ctx, rt, opts, file)
+		im := Imported{File: file, Provider: provider, Format: opts.Format}
+		importFile(ctx, arc, opts, &im)
 		if im.Error != "" {
 			failed = append(failed, file)
 		} else if cmdutil.ReportStep(ios.ErrOut, file, opts.F.StorageRoot(), im.Transcript, im.res) != nil {
@@ -122,6 +176,12 @@ func Run(ctx context.Context, opts *Options) error {
 		if im.Detected != "" {
 			fmt.Fprintf(ios.ErrOut, "%s: detected %s\n", file, im.Detected)
 		}
+		switch im.Action {
+		case archive.ActionUnchanged:
+			fmt.Fprintf(ios.ErrOut, "%s: already imported as run %s, skipped (%s)\n", file, im.RunID, im.Reason)
+		case archive.ActionContinued:
+			fmt.Fprintf(ios.ErrOut, "%s: grew since it was imported: only its new part was imported (%s)\n", file, im.Reason)
+		}
 	}
 	if len(failed) > 0 {
 		return &cmdutil.InputError{Err: fmt.Errorf("%d of %d files not imported: %s", len(failed), len(opts.Files), strings.Join(failed, ", "))}
@@ -132,66 +192,53 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-func importFile(ctx context.Context, rt *host.Runtime, opts *Options, file string) Imported {
-	im := Imported{File: file, Provider: opts.Provider, Format: opts.Format}
-	fail := func(err error) Imported { im.Error = err.Error(); return im }
-	fh, err := os.Open(file)
-	if err != nil {
-		return fail(err)
+func importFile(ctx context.Context, arc *archive.Archiver, opts *Options, im *Imported) {
+	file := im.File
+	fail := func(err error) { im.Error = err.Error() }
+	if st, err := os.Stat(file); err != nil {
+		fail(err)
+		return
+	} else if st.IsDir() {
+		fail(errors.New("is a directory"))
+		return
 	}
-	defer fh.Close()
-	if opts.Provider == "auto" && opts.Plugins.Plugin == "" {
+	if im.Provider == "auto" {
+		fh, err := os.Open(file)
+		if err != nil {
+			fail(err)
+			return
+		}
 		sample := make([]byte, 256<<10)
 		n, err := io.ReadFull(fh, sample)
+		fh.Close()
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-			return fail(err)
+			fail(err)
+			return
 		}
 		d, err := detect.Detect(sample[:n])
 		if err != nil {
-			return fail(err)
+			fail(err)
+			return
 		}
 		im.Provider, im.Detected = d.Provider, d.Reason
 		if im.Format == "" {
 			im.Format = d.Format
 		}
-		if _, err := fh.Seek(0, io.SeekStart); err != nil {
-			return fail(err)
+	}
+	o := arc.SyncFileAs(ctx, im.Provider, im.Format, file)
+	im.RunID, im.Action, im.Reason = o.RunID, o.Action, o.Reason
+	if o.RunID != "" {
+		if p, err := opts.F.Store().TranscriptPath(o.RunID); err == nil {
+			im.Transcript = p
 		}
 	}
-	plugin, err := plugload.Resolve(ctx, rt, opts.Plugins, im.Provider)
-	if err != nil {
-		return fail(err)
+	im.Status, im.res = o.Status, o.Result
+	if o.Action == archive.ActionUnchanged {
+		if e := arc.Ledger().ByPath(file); e != nil {
+			im.Status = e.Status
+		}
 	}
-	if im.Provider == "auto" || im.Provider == "" {
-		im.Provider = plugin.Manifest().Providers[0]
+	if o.Action == archive.ActionFailed {
+		fail(errors.New(o.Reason))
 	}
-	store := opts.F.Store()
-	name := "import " + filepath.Base(file)
-	var res *transcript.AgentResult
-	var runID, path string
-	err = lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: name, Producer: opts.F.Producer(), Logger: opts.F.Logger(),
-		Recorder: []recorder.Option{recorder.WithLogger(opts.F.Logger())}}, func(ctx context.Context, run *lifecycle.Run) error {
-		runID, path = run.RunID(), run.Path()
-		return run.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-			agent, err := capture.Start(ctx, s, capture.Options{Provider: im.Provider, Format: im.Format, Store: store,
-				Plugin: plugload.Capture(plugin), Logger: opts.F.Logger()})
-			if err != nil {
-				return err
-			}
-			feedErr := agent.ReadFrom(ctx, fh)
-			res, err = agent.Finish(context.WithoutCancel(ctx), nil)
-			if err := errors.Join(feedErr, err); err != nil {
-				return err
-			}
-			return capture.ResultError(res)
-		})
-	})
-	im.RunID, im.Transcript = runID, path
-	if res != nil {
-		im.Status, im.res = res.Status, res
-	}
-	if err != nil && !capture.IsAgentError(err) {
-		return fail(err)
-	}
-	return im
 }

@@ -1,0 +1,355 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/plugins/claude"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+const fixtures = "../../../shared/fixtures"
+
+func fixture(t testing.TB, rel string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(filepath.Join(fixtures, rel))
+	if err != nil {
+		t.Skipf("fixture %s not available: %v", rel, err)
+	}
+	return b
+}
+
+func newArchiver(t *testing.T, root string, mod func(*Options)) *Archiver {
+	t.Helper()
+	opts := Options{
+		Store:     recorder.NewStore(root),
+		Plugin:    func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(claude.Plugin), nil },
+		CloseIdle: -1,
+	}
+	if mod != nil {
+		mod(&opts)
+	}
+	a, _, err := Open(opts)
+	require.NoError(t, err)
+	t.Cleanup(func() { a.Close() })
+	return a
+}
+
+type runView struct {
+	events  []*transcript.Event
+	calls   map[string]int
+	results map[string]int
+	parts   []*transcript.AgentResult
+	output  int64
+}
+
+func readRun(t *testing.T, root, runID string) runView {
+	t.Helper()
+	f, err := os.Open(filepath.Join(root, "transcripts", runID+".jsonl"))
+	require.NoError(t, err)
+	defer f.Close()
+	evs, _, err := transcript.ReadAll(f)
+	require.NoError(t, err)
+	v := runView{events: evs, calls: map[string]int{}, results: map[string]int{}}
+	for _, ev := range evs {
+		switch ev.Type {
+		case transcript.ToolCall:
+			v.calls[ev.Tool().CallID]++
+		case transcript.ToolResult:
+			v.results[ev.Tool().CallID]++
+		case transcript.StepCompleted:
+			if ev.Path == "agent" {
+				r, err := ev.Step().AgentResult()
+				require.NoError(t, err)
+				v.parts = append(v.parts, r)
+				if r.Usage != nil && r.Usage.OutputTokens != nil {
+					v.output += *r.Usage.OutputTokens
+				}
+			}
+		}
+	}
+	return v
+}
+
+func writeAged(t *testing.T, path string, b []byte, age time.Duration) {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	require.NoError(t, os.WriteFile(path, b, 0o600))
+	when := time.Now().Add(-age)
+	require.NoError(t, os.Chtimes(path, when, when))
+}
+
+// A session archived in two parts holds every call once, paired with its
+// result, and counts every token once: the same as archiving it whole.
+func TestGrownSessionEqualsWhole(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "claude/agentcmd_session_log_ansi_tool_error.jsonl")
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	home := t.TempDir()
+
+	wholeRoot := t.TempDir()
+	wa := newArchiver(t, wholeRoot, nil)
+	wpath := filepath.Join(home, "whole.jsonl")
+	writeAged(t, wpath, data, time.Hour)
+	wo := wa.SyncFile(ctx, "claude", wpath)
+	require.Equal(t, ActionNew, wo.Action, wo.Reason)
+	whole := readRun(t, wholeRoot, wo.RunID)
+	require.NotEmpty(t, whole.calls)
+
+	for _, cut := range []int{len(lines) / 3, len(lines) / 2, len(lines) - 2} {
+		root := t.TempDir()
+		a := newArchiver(t, root, nil)
+		path := filepath.Join(home, "split", "s.jsonl")
+		writeAged(t, path, bytes.Join(lines[:cut], nil), time.Hour)
+		o1 := a.SyncFile(ctx, "claude", path)
+		require.Equal(t, ActionNew, o1.Action, o1.Reason)
+		writeAged(t, path, data, time.Hour-time.Minute)
+		o2 := a.SyncFile(ctx, "claude", path)
+		require.Equal(t, ActionGrown, o2.Action, o2.Reason)
+		assert.Equal(t, o1.RunID, o2.RunID)
+		assert.Equal(t, 1, o2.Part)
+		split := readRun(t, root, o1.RunID)
+		require.Len(t, split.parts, 2)
+		assert.Equal(t, whole.calls, split.calls, "cut at line %d: every call once", cut)
+		assert.Equal(t, whole.results, split.results, "cut at line %d", cut)
+		assert.Equal(t, whole.output, split.output, "cut at line %d: tokens counted once", cut)
+		assert.Equal(t, split.parts[0].Raw.Path, split.parts[1].Raw.Path, "one raw capture per session")
+		raw, err := os.ReadFile(filepath.Join(root, split.parts[1].Raw.Path))
+		require.NoError(t, err)
+		assert.Equal(t, data, raw)
+		assert.Equal(t, int64(len(data)), split.parts[1].Raw.Bytes)
+		// Times are the session's, not the sync's.
+		assert.Equal(t, 2025, split.events[0].Timestamp.Year())
+		for _, ev := range split.events {
+			assert.Equal(t, 2025, ev.Timestamp.Year(), "%s seq %d", ev.Type, ev.Seq)
+		}
+		o3 := a.SyncFile(ctx, "claude", path)
+		assert.Equal(t, ActionUnchanged, o3.Action)
+	}
+}
+
+func TestIdempotentByContent(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "claude/agentcmd_session_log_v2.0.29_dangling_exitplanmode.jsonl")
+	root, home := t.TempDir(), t.TempDir()
+	a := newArchiver(t, root, nil)
+	p1 := filepath.Join(home, "a", "s.jsonl")
+	writeAged(t, p1, data, time.Hour)
+	o := a.SyncFile(ctx, "claude", p1)
+	require.Equal(t, ActionNew, o.Action, o.Reason)
+	o = a.SyncFile(ctx, "claude", p1)
+	assert.Equal(t, ActionUnchanged, o.Action)
+	// The same bytes elsewhere (a copy, a moved file).
+	p2 := filepath.Join(home, "b", "copy.jsonl")
+	writeAged(t, p2, data, time.Minute)
+	o = a.SyncFile(ctx, "claude", p2)
+	assert.Equal(t, ActionUnchanged, o.Action)
+	assert.Contains(t, o.Reason, "same bytes")
+	require.NoError(t, a.Close())
+
+	// The ledger is a cache: deleted, it is rebuilt from the transcripts
+	// and nothing is archived twice.
+	require.NoError(t, os.Remove(LedgerFile(root)))
+	b, rebuilt, err := Open(Options{Store: recorder.NewStore(root), CloseIdle: -1})
+	require.NoError(t, err)
+	defer b.Close()
+	assert.NotEmpty(t, rebuilt)
+	o = b.SyncFile(ctx, "claude", p1)
+	assert.Equal(t, ActionUnchanged, o.Action, o.Reason)
+	runs, _ := os.ReadDir(filepath.Join(root, "transcripts"))
+	assert.Len(t, runs, 1)
+
+	// A corrupt ledger is rebuilt too.
+	require.NoError(t, b.Close())
+	require.NoError(t, os.WriteFile(LedgerFile(root), []byte("{not json\n"), 0o600))
+	c, rebuilt, err := Open(Options{Store: recorder.NewStore(root), CloseIdle: -1})
+	require.NoError(t, err)
+	defer c.Close()
+	assert.Contains(t, rebuilt, "unreadable")
+	assert.Len(t, c.Ledger().Entries(), 1)
+}
+
+// A session being written: only complete lines are archived; the rest
+// comes next time, and nothing is lost or doubled.
+func TestPartialLastLine(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "claude/agentcmd_session_log_ansi_tool_error.jsonl")
+	root, home := t.TempDir(), t.TempDir()
+	a := newArchiver(t, root, nil)
+	path := filepath.Join(home, "s.jsonl")
+	cut := bytes.IndexByte(data[len(data)/2:], '\n') + len(data)/2 + 1
+	half := cut + 40
+	require.NoError(t, os.WriteFile(path, data[:half], 0o600)) // mtime now: being written
+	o := a.SyncFile(ctx, "claude", path)
+	require.Equal(t, ActionNew, o.Action, o.Reason)
+	assert.Equal(t, int64(cut), o.Bytes)
+	o = a.SyncFile(ctx, "claude", path)
+	assert.Equal(t, ActionUnchanged, o.Action, "the partial line waits")
+	writeAged(t, path, data, time.Hour)
+	o = a.SyncFile(ctx, "claude", path)
+	require.Equal(t, ActionGrown, o.Action, o.Reason)
+	assert.Equal(t, int64(len(data)-cut), o.Bytes)
+	v := readRun(t, root, o.RunID)
+	raw, err := os.ReadFile(filepath.Join(root, v.parts[1].Raw.Path))
+	require.NoError(t, err)
+	assert.Equal(t, data, raw)
+}
+
+func TestCloseAndContinue(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "claude/agentcmd_session_log_ansi_tool_error.jsonl")
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	root, home := t.TempDir(), t.TempDir()
+	a := newArchiver(t, root, func(o *Options) { o.CloseIdle = 30 * time.Minute })
+	path := filepath.Join(home, "s.jsonl")
+	writeAged(t, path, bytes.Join(lines[:20], nil), time.Hour)
+	o := a.SyncFile(ctx, "claude", path)
+	require.Equal(t, ActionNew, o.Action)
+	first := readRun(t, root, o.RunID)
+	last := first.events[len(first.events)-1]
+	require.Equal(t, transcript.RunCompleted, last.Type, "an idle session's run is ended")
+	assert.Equal(t, 2025, last.Timestamp.Year())
+
+	writeAged(t, path, data, time.Hour-time.Minute)
+	o2 := a.SyncFile(ctx, "claude", path)
+	require.Equal(t, ActionContinued, o2.Action, o2.Reason)
+	assert.NotEqual(t, o.RunID, o2.RunID)
+	second := readRun(t, root, o2.RunID)
+	src := second.events[0].Step().Extra[SourceField]
+	assert.Contains(t, string(src), o.RunID)
+	for id := range second.calls {
+		assert.Zero(t, first.calls[id], "call %s archived twice", id)
+	}
+}
+
+func TestRedactAndDeletedSource(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "claude/agentcmd_session_log_v2.0.29_dangling_exitplanmode.jsonl")
+	secret := "sk-ant-api03-" + strings.Repeat("A", 90)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	var withKey [][]byte
+	for i, l := range lines {
+		if i == 3 {
+			l = bytes.Replace(l, []byte(`"timestamp"`), []byte(`"key":"`+secret+`","timestamp"`), 1)
+		}
+		withKey = append(withKey, l)
+	}
+	root, home := t.TempDir(), t.TempDir()
+	store := filepath.Join(home, "store")
+	a := newArchiver(t, root, func(o *Options) { o.Redact = true })
+	path := filepath.Join(store, "s.jsonl")
+	writeAged(t, path, bytes.Join(withKey, nil), time.Hour)
+	o := a.SyncFile(ctx, "claude", path)
+	require.Equal(t, ActionNew, o.Action, o.Reason)
+	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err == nil && !d.IsDir() {
+			b, _ := os.ReadFile(p)
+			assert.NotContains(t, string(b), secret, p)
+		}
+		return err
+	})
+	require.NoError(t, err)
+
+	require.NoError(t, os.Remove(path))
+	outs := a.CloseGone(ctx, func(string) bool { return false }, []string{store})
+	require.Len(t, outs, 1)
+	assert.Equal(t, ActionClosed, outs[0].Action)
+	v := readRun(t, root, o.RunID)
+	assert.Equal(t, transcript.RunCompleted, v.events[len(v.events)-1].Type)
+	// A vanished store closes nothing.
+	assert.Empty(t, a.CloseGone(ctx, func(string) bool { return false }, []string{filepath.Join(home, "other")}))
+}
+
+func TestDiscover(t *testing.T) {
+	home := t.TempDir()
+	env := func(m map[string]string) Env { return func(k string) string { return m[k] } }
+	locs := Discover(env(map[string]string{"HOME": home}), nil)
+	var dirs []string
+	for _, l := range locs {
+		dirs = append(dirs, l.Dir)
+	}
+	sort.Strings(dirs)
+	assert.Contains(t, dirs, filepath.Join(home, ".claude", "projects"))
+	assert.Contains(t, dirs, filepath.Join(home, ".codex", "sessions"))
+	assert.Contains(t, dirs, filepath.Join(home, ".gemini", "tmp"))
+	assert.Contains(t, dirs, filepath.Join(home, ".copilot", "session-state"))
+
+	locs = Discover(env(map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp"}),
+		&Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}})
+	got := map[string]string{}
+	for _, l := range locs {
+		got[l.Name] = l.Dir
+	}
+	assert.Equal(t, "/x/claude/projects", got["Claude Code projects"])
+	assert.Equal(t, "/x/codex/sessions", got["Codex sessions"])
+	assert.Equal(t, "/x/g/.gemini/tmp", got["Gemini CLI chats"])
+	assert.Equal(t, "/x/cp/session-state", got["Copilot CLI session state"])
+	assert.Equal(t, filepath.Join(home, "old"), got["claude (config)"])
+
+	for _, tc := range []struct {
+		match func(string) bool
+		rel   string
+		want  bool
+	}{
+		{rollout, "2025/10/01/rollout-2025-10-01T10-00-00-abc.jsonl", true},
+		{rollout, "2025/10/01/other.jsonl", false},
+		{geminiChat, "abc/chats/session-2025-10-01T10-00-abcd1234.json", true},
+		{geminiChat, "abc/logs.json", false},
+		{copilotEvents, "id/events.jsonl", true},
+		{copilotEvents, "id/sub/events.jsonl", false},
+	} {
+		assert.Equal(t, tc.want, tc.match(tc.rel), tc.rel)
+	}
+	re, err := globRegexp("**/*.jsonl")
+	require.NoError(t, err)
+	assert.True(t, re.MatchString("a.jsonl"))
+	assert.True(t, re.MatchString("x/y/a.jsonl"))
+	_, err = globRegexp("[abc")
+	assert.Error(t, err)
+}
+
+func TestRetention(t *testing.T) {
+	dir := t.TempDir()
+	assert.Equal(t, 30, claudeRetention(dir))
+	require.NoError(t, os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"cleanupPeriodDays": 7}`), 0o600))
+	assert.Equal(t, 7, claudeRetention(dir))
+}
+
+func TestLockExcludes(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	l, err := AcquireLock(ctx, root, false, nil)
+	require.NoError(t, err)
+	_, err = AcquireLock(ctx, root, false, nil)
+	var busy *BusyError
+	require.ErrorAs(t, err, &busy)
+	assert.NotEmpty(t, busy.PID)
+	cctx, cancel := context.WithCancel(ctx)
+	waited := make(chan string, 1)
+	go func() {
+		_, err := AcquireLock(cctx, root, true, func(pid string) { waited <- pid; cancel() })
+		assert.ErrorIs(t, err, context.Canceled)
+		close(waited)
+	}()
+	<-waited
+	for range waited {
+	}
+	require.NoError(t, l.Release())
+	l2, err := AcquireLock(ctx, root, false, nil)
+	require.NoError(t, err)
+	require.NoError(t, l2.Release())
+}

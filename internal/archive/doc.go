@@ -1,0 +1,71 @@
+// Package archive archives agents' native session logs into twasm runs:
+// it finds the stores (Claude Code projects, Codex sessions, Gemini CLI
+// chats, Copilot CLI session state, and stores named in a config file),
+// and turns each session file into one run, growing the run as the
+// session grows. `twasm sync`, `twasm doctor` and `twasm import` are its
+// command-line faces.
+//
+// # Model
+//
+// A session is identified by content, not path: its Head is the sha256 of
+// its first line, and a run holds the session's first Offset bytes, whose
+// sha256 it keeps. A file whose first Offset bytes hash to a run's is
+// that session: the same size means nothing is new (synced twice, or the
+// same bytes found again at another path); a longer file has grown, and
+// only bytes [Offset, end) become a new part. A file that no longer
+// starts with what its run holds (rewritten) is archived as a new run,
+// and the outcome says so.
+//
+// Each part is one agent step of the run, at path "agent" with the part
+// number as iteration, written through package capture: its bytes extend
+// the run's one raw capture (capture.Options.ContinueRaw), and the part
+// already archived is replayed into the plugin first, output dropped
+// (capture.Agent.Replay), so a call from an earlier part pairs with its
+// result in this one. What the plugin had not closed at the boundary
+// (the rest of a message, a call it flushed as dangling) comes out again
+// once the next line arrives; a filter drops calls, results and message
+// blocks an earlier part already holds, by the provider's ids. A part's
+// step result holds its share of the session's figures (usage, cost,
+// unmapped, lines): the session's totals after the part minus those after
+// the previous one, so summing a run's steps counts every token once.
+//
+// Runs carry the session's times: run.started is dated at the session's
+// first timestamp, step brackets at the first and last timestamps of
+// their part, events without their own time at the latest session time
+// fed before them. A run stays open (no run.completed) while its session
+// may grow; it is ended, dated at its last event, once the file has not
+// changed for Options.CloseIdle or the agent deleted it from a store that
+// is still there. A session that grows after its run ended continues in
+// a new run whose run.started "source" names the old one ("continues").
+//
+// # Invariants
+//
+//   - The agents' files are only ever opened read-only.
+//   - Only complete lines are read from a file that may still be written
+//     (a tail without LF waits for the next sync, unless the file has not
+//     changed for Options.Settle or Options.Whole says it is complete).
+//     Nothing between two syncs is lost: the next part starts at the
+//     previous part's Offset.
+//   - The transcripts are the truth: run.started's "source" (provider,
+//     path, head) and each part's result "source" (from, to, the sha256
+//     of the first To bytes, the session totals) say what a run holds.
+//     The ledger (<storage>/archive/ledger.jsonl) is a cache of them for
+//     speed: an unchanged file is recognised by path, size and mtime
+//     without being read. A missing or unreadable ledger is rebuilt from
+//     the transcripts. An entry is written (pending) before its part and
+//     again after; a pending entry found on load is settled from the
+//     transcript, so a sync killed between the two archives nothing
+//     twice.
+//   - One sync or import at a time per storage root: an flock on
+//     <storage>/archive/sync.lock ([AcquireLock]); the other waits or
+//     says which process is running.
+//
+// # Threat model
+//
+// Session files are untrusted input: they reach the transcript only
+// through the sandboxed plugin; this package reads bytes, hashes them and
+// scans them for timestamps, nothing more. Paths in the ledger or in a
+// transcript's "source" are only compared and stat'ed, never opened for
+// writing. A store directory may vanish while it is walked: it is
+// reported, and closes no run.
+package archive

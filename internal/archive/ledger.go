@@ -1,0 +1,371 @@
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// Entry is what the archive knows of one session run: where its bytes
+// came from, how much of them the run holds, and the hash that proves a
+// file still starts with exactly those bytes.
+type Entry struct {
+	RunID    string `json:"run_id"`
+	Provider string `json:"provider"`
+	// Head is the sha256 of the session's first line: its content
+	// identity, whatever path the bytes are found at.
+	Head string `json:"head"`
+	// Path, Size and ModTime are the source file as last seen: a file
+	// whose size and mtime did not change is skipped without reading it.
+	Path    string `json:"path"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime_ns"`
+	// Offset is how many bytes of the source the run holds; SHA256 is the
+	// hash of those bytes.
+	Offset int64  `json:"offset"`
+	SHA256 string `json:"sha256"`
+	// Parts is the number of agent steps (one per sync that found new
+	// bytes); Raw the run's raw capture (relative to the storage root).
+	Parts int    `json:"parts"`
+	Raw   string `json:"raw,omitempty"`
+	// Redact is whether the parts were masked: a grown part is masked
+	// the same way.
+	Redact bool `json:"redact,omitempty"`
+	// Closed is set once run.completed is written: the session can only
+	// continue in a new run.
+	Closed bool `json:"closed,omitempty"`
+	// Pending marks an entry written before its run's step was: on load
+	// it is checked against the transcript.
+	Pending bool      `json:"pending,omitempty"`
+	First   time.Time `json:"first,omitzero"`
+	Last    time.Time `json:"last,omitzero"`
+	Status  string    `json:"status,omitempty"`
+	// Totals are the session's cumulative figures after the last part.
+	Totals *Totals `json:"totals,omitempty"`
+}
+
+// Ledger is the sync state: every session run by id, found by content
+// (Head) and by source path. It is a cache of what the transcripts say
+// (run.started's "source" and each part's result): lost or damaged, it is
+// rebuilt from them.
+type Ledger struct {
+	path   string
+	runs   map[string]*Entry
+	byHead map[string][]*Entry
+	byPath map[string]*Entry
+	lines  int
+	f      *os.File
+}
+
+// LedgerFile is the ledger's path under the storage root.
+func LedgerFile(root string) string { return filepath.Join(root, "archive", "ledger.jsonl") }
+
+// OpenLedger loads the ledger of the storage root, rebuilding it from the
+// transcripts when it is missing or unreadable, and checking pending
+// entries against their transcripts. rebuilt says which happened. A
+// read-only ledger writes nothing (dry runs, doctor); Put fails on it.
+func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err error) {
+	l = &Ledger{path: LedgerFile(root), runs: map[string]*Entry{}}
+	b, err := os.ReadFile(l.path)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		rebuilt = "no ledger yet"
+	case err != nil:
+		return nil, "", fmt.Errorf("ledger: %w", err)
+	default:
+		bad := 0
+		for line := range bytes.SplitSeq(b, []byte("\n")) {
+			if len(line) == 0 {
+				continue
+			}
+			l.lines++
+			var e Entry
+			if json.Unmarshal(line, &e) != nil || e.RunID == "" {
+				bad++
+				continue
+			}
+			l.runs[e.RunID] = &e
+		}
+		if bad > 0 {
+			rebuilt = fmt.Sprintf("%d unreadable ledger line(s)", bad)
+			l.runs = map[string]*Entry{}
+		}
+	}
+	tdir := filepath.Join(root, "transcripts")
+	if rebuilt != "" {
+		if err := l.rebuild(tdir); err != nil {
+			return nil, "", err
+		}
+	}
+	for _, e := range l.runs {
+		if e.Pending {
+			if ne, err := entryFromTranscript(filepath.Join(tdir, e.RunID+".jsonl")); err == nil && ne != nil {
+				ne.Path, ne.Size, ne.ModTime, ne.Redact = e.Path, e.Size, e.ModTime, e.Redact
+				ne.Size = -1 // unknown how much of the file: look again
+				*e = *ne
+			} else {
+				delete(l.runs, e.RunID) // the run was never begun
+			}
+		}
+	}
+	l.reindex()
+	if readOnly {
+		return l, rebuilt, nil
+	}
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return nil, "", fmt.Errorf("ledger: %w", err)
+	}
+	if rebuilt != "" || l.lines > 2*len(l.runs)+64 {
+		if err := l.compact(); err != nil {
+			return nil, "", err
+		}
+	}
+	l.f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	if err != nil {
+		return nil, "", fmt.Errorf("ledger: %w", err)
+	}
+	return l, rebuilt, nil
+}
+
+func (l *Ledger) reindex() {
+	l.byHead = map[string][]*Entry{}
+	l.byPath = map[string]*Entry{}
+	ids := make([]string, 0, len(l.runs))
+	for id := range l.runs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		l.index(l.runs[id])
+	}
+}
+
+func (l *Ledger) index(e *Entry) {
+	l.byHead[e.Head] = append(l.byHead[e.Head], e)
+	if cur := l.byPath[e.Path]; cur == nil || !e.Closed || cur.Closed {
+		l.byPath[e.Path] = e
+	}
+}
+
+// compact rewrites the ledger with one line per run (temp file, rename).
+func (l *Ledger) compact() error {
+	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(l.path), ".ledger-*")
+	if err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	w := bufio.NewWriter(tmp)
+	ids := make([]string, 0, len(l.runs))
+	for id := range l.runs {
+		ids = append(ids, id)
+	}
+	sort.Strings(ids)
+	for _, id := range ids {
+		b, _ := json.Marshal(l.runs[id])
+		w.Write(b)
+		w.WriteByte('\n')
+	}
+	err = errors.Join(w.Flush(), tmp.Sync(), tmp.Close())
+	if err == nil {
+		err = os.Rename(tmp.Name(), l.path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("ledger: rewrite: %w", err)
+	}
+	l.lines = len(ids)
+	return nil
+}
+
+// Put records e (a new or changed entry) durably.
+func (l *Ledger) Put(e *Entry) error {
+	if l.f == nil {
+		return errors.New("ledger: opened read-only")
+	}
+	b, err := json.Marshal(e)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	if _, err := l.f.Write(b); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	if err := l.f.Sync(); err != nil {
+		return fmt.Errorf("ledger: %w", err)
+	}
+	l.lines++
+	old := l.runs[e.RunID]
+	cp := *e
+	l.runs[e.RunID] = &cp
+	if old == nil || old.Head != e.Head || old.Path != e.Path || old.Closed != e.Closed {
+		l.reindex()
+	} else {
+		*old = cp
+		l.runs[e.RunID] = old
+	}
+	return nil
+}
+
+// Close closes the ledger file.
+func (l *Ledger) Close() error {
+	if l.f == nil {
+		return nil
+	}
+	return l.f.Close()
+}
+
+// ByPath returns the entry last synced from path (an open run first).
+func (l *Ledger) ByPath(path string) *Entry {
+	if e := l.byPath[path]; e != nil {
+		cp := *e
+		return &cp
+	}
+	return nil
+}
+
+// ByHead returns the runs whose session starts with the line hashed to
+// head, longest first.
+func (l *Ledger) ByHead(head string) []Entry {
+	var out []Entry
+	for _, e := range l.byHead[head] {
+		out = append(out, *e)
+	}
+	sort.SliceStable(out, func(i, j int) bool { return out[i].Offset > out[j].Offset })
+	return out
+}
+
+// Entries returns every entry, by run id.
+func (l *Ledger) Entries() []Entry {
+	out := make([]Entry, 0, len(l.runs))
+	for _, e := range l.runs {
+		out = append(out, *e)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].RunID < out[j].RunID })
+	return out
+}
+
+// rebuild reads every transcript's run.started and, for session runs,
+// their parts.
+func (l *Ledger) rebuild(tdir string) error {
+	ents, err := os.ReadDir(tdir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil
+	}
+	if err != nil {
+		return fmt.Errorf("ledger: rebuild: %w", err)
+	}
+	for _, d := range ents {
+		if !strings.HasSuffix(d.Name(), ".jsonl") {
+			continue
+		}
+		e, err := entryFromTranscript(filepath.Join(tdir, d.Name()))
+		if err != nil || e == nil {
+			continue
+		}
+		e.Size = -1
+		l.runs[e.RunID] = e
+	}
+	return nil
+}
+
+// SourceField is the run.started payload field naming the session a run
+// archives; PartField is the agent step result field saying which bytes
+// of it the step holds.
+const (
+	SourceField = "source"
+	PartField   = "source"
+)
+
+// SourceRef is run.started's "source".
+type SourceRef struct {
+	Provider string `json:"provider"`
+	Path     string `json:"path"`
+	Head     string `json:"head_sha256"`
+	// Continues names the closed run this one continues, for a session
+	// that grew after its run had ended.
+	Continues string `json:"continues,omitempty"`
+}
+
+// PartRef is a part's result "source": bytes [From, To) of the file at
+// Path, and the sha256 of the file's first To bytes.
+type PartRef struct {
+	Path   string `json:"path"`
+	From   int64  `json:"from"`
+	To     int64  `json:"to"`
+	SHA256 string `json:"sha256"`
+	Redact bool   `json:"redact,omitempty"`
+	// Totals are the session's cumulative figures after this part.
+	Totals *Totals `json:"totals,omitempty"`
+}
+
+// entryFromTranscript reads what a transcript says about its session; nil
+// when it is not a session run.
+func entryFromTranscript(path string) (*Entry, error) {
+	f, err := os.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := transcript.NewReader(f)
+	var e *Entry
+	for r.Next() {
+		ev := r.Event()
+		if ev == nil {
+			continue
+		}
+		if e == nil {
+			p := ev.Step()
+			if ev.Type != transcript.RunStarted || p == nil || p.Extra[SourceField] == nil {
+				return nil, nil
+			}
+			var src SourceRef
+			if json.Unmarshal(p.Extra[SourceField], &src) != nil {
+				return nil, nil
+			}
+			e = &Entry{RunID: ev.RunID, Provider: src.Provider, Head: src.Head, Path: src.Path, First: ev.Timestamp}
+			continue
+		}
+		e.Last = ev.Timestamp
+		switch ev.Type {
+		case transcript.RunCompleted:
+			e.Closed = true
+		case transcript.StepCompleted:
+			p := ev.Step()
+			if p == nil || len(p.Result) == 0 {
+				continue
+			}
+			var res struct {
+				Source *PartRef           `json:"source"`
+				Raw    *transcript.RawRef `json:"raw"`
+				Status string             `json:"status"`
+			}
+			if json.Unmarshal(p.Result, &res) != nil || res.Source == nil {
+				continue
+			}
+			e.Parts++
+			e.Offset, e.SHA256, e.Redact, e.Status, e.Totals = res.Source.To, res.Source.SHA256, res.Source.Redact, res.Status, res.Source.Totals
+			if res.Raw != nil {
+				e.Raw = res.Raw.Path
+			}
+		}
+	}
+	if e == nil {
+		return nil, r.Err()
+	}
+	if e.Parts == 0 {
+		return nil, nil // begun, nothing archived: not a session run yet
+	}
+	return e, nil
+}

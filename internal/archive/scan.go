@@ -1,0 +1,110 @@
+package archive
+
+import (
+	"bytes"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"time"
+)
+
+// maxHead bounds the first line read as a session's content identity.
+const maxHead = 1 << 20
+
+// head reads the first line of f (with its LF), up to maxHead bytes. ok is
+// false when the file holds no complete line yet and is not settled.
+func readHead(f *os.File, size int64, settled bool) (line []byte, ok bool, err error) {
+	n := min(size, maxHead)
+	buf := make([]byte, n)
+	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
+		return nil, false, err
+	}
+	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
+		return buf[:i+1], true, nil
+	}
+	if settled || n == maxHead {
+		return buf, len(buf) > 0, nil
+	}
+	return nil, false, nil
+}
+
+// completeEnd returns the offset just past the last LF of the file's first
+// size bytes (0 when there is none): what may be read of a file another
+// process may still be writing.
+func completeEnd(f *os.File, size int64) (int64, error) {
+	const chunk = 64 << 10
+	buf := make([]byte, chunk)
+	for end := size; end > 0; {
+		start := max(0, end-chunk)
+		b := buf[:end-start]
+		if _, err := f.ReadAt(b, start); err != nil && !errors.Is(err, io.EOF) {
+			return 0, err
+		}
+		if i := bytes.LastIndexByte(b, '\n'); i >= 0 {
+			return start + int64(i) + 1, nil
+		}
+		end = start
+	}
+	return 0, nil
+}
+
+// hashPrefix is the sha256 of the file's first n bytes.
+func hashPrefix(f *os.File, n int64) (string, error) {
+	h := sha256.New()
+	if m, err := io.Copy(h, io.NewSectionReader(f, 0, n)); err != nil {
+		return "", err
+	} else if m != n {
+		return "", fmt.Errorf("short read: %d of %d bytes", m, n)
+	}
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+func sum(b []byte) string {
+	s := sha256.Sum256(b)
+	return hex.EncodeToString(s[:])
+}
+
+var tsKeys = [][]byte{[]byte(`"timestamp"`), []byte(`"startTime"`), []byte(`"lastUpdated"`)}
+
+// timestamps finds the earliest and latest RFC 3339 time given under a
+// "timestamp" (or Gemini's "startTime"/"lastUpdated") key in b. It is a
+// byte scan, not a parse: the plugin stays the authority on content; this
+// only dates the run and step brackets.
+func timestamps(b []byte, first, last time.Time) (time.Time, time.Time) {
+	for _, key := range tsKeys {
+		rest := b
+		for {
+			i := bytes.Index(rest, key)
+			if i < 0 {
+				break
+			}
+			rest = rest[i+len(key):]
+			j := 0
+			for j < len(rest) && (rest[j] == ' ' || rest[j] == ':' || rest[j] == '\t') {
+				j++
+			}
+			if j >= len(rest) || rest[j] != '"' {
+				continue
+			}
+			k := bytes.IndexByte(rest[j+1:], '"')
+			if k < 0 || k > 40 {
+				continue
+			}
+			t, err := time.Parse(time.RFC3339Nano, string(rest[j+1:j+1+k]))
+			if err != nil {
+				continue
+			}
+			t = t.UTC()
+			if first.IsZero() || t.Before(first) {
+				first = t
+			}
+			if t.After(last) {
+				last = t
+			}
+		}
+	}
+	return first, last
+}

@@ -1,0 +1,97 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"time"
+)
+
+// StoreReport is one store as a sync or doctor found it.
+type StoreReport struct {
+	Location
+	Found    bool     `json:"found"`
+	Sessions int      `json:"sessions"`
+	Problems []string `json:"problems,omitempty"`
+}
+
+// Report is what a sync did.
+type Report struct {
+	Stores   []StoreReport  `json:"stores"`
+	Outcomes []Outcome      `json:"-"`
+	Counts   map[string]int `json:"counts"`
+	// Bytes is how many source bytes were archived.
+	Bytes int64 `json:"bytes"`
+}
+
+// Scan walks every location and returns the session files modified at or
+// after since (zero: all), with each store's report.
+func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
+	var stores []StoreReport
+	var all []Session
+	for i := range locs {
+		loc := &locs[i]
+		sr := StoreReport{Location: *loc}
+		sessions, problems, err := Walk(loc)
+		sr.Problems = problems
+		switch {
+		case errors.Is(err, ErrStoreMissing):
+		case err != nil:
+			sr.Problems = append(sr.Problems, err.Error())
+		default:
+			sr.Found = true
+		}
+		sr.Sessions = len(sessions)
+		for _, s := range sessions {
+			if since.IsZero() || !s.ModTime.Before(since) {
+				all = append(all, s)
+			}
+		}
+		stores = append(stores, sr)
+	}
+	return stores, all
+}
+
+// SyncStores archives what is new in every session of the locations,
+// calling progress after each file, then ends the runs of sessions the
+// agents deleted from stores that are still there.
+func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.Time, progress func(done, total int, o *Outcome)) Report {
+	stores, sessions := Scan(locs, since)
+	rep := Report{Stores: stores, Counts: map[string]int{}}
+	present := map[string]bool{}
+	for _, s := range sessions {
+		present[s.Path] = true
+	}
+	for i, s := range sessions {
+		if ctx.Err() != nil {
+			break
+		}
+		o := a.SyncFile(ctx, s.Loc.Provider, s.Path)
+		rep.add(o)
+		if progress != nil {
+			progress(i+1, len(sessions), &o)
+		}
+	}
+	if ctx.Err() == nil && since.IsZero() {
+		var dirs []string
+		for _, s := range stores {
+			if s.Found {
+				dirs = append(dirs, s.Dir)
+			}
+		}
+		for _, o := range a.CloseGone(ctx, func(p string) bool { return present[p] }, dirs) {
+			rep.add(o)
+			if progress != nil {
+				progress(len(sessions), len(sessions), &o)
+			}
+		}
+	}
+	return rep
+}
+
+func (r *Report) add(o Outcome) {
+	r.Outcomes = append(r.Outcomes, o)
+	r.Counts[o.Action]++
+	if o.Action != ActionFailed {
+		r.Bytes += o.Bytes
+	}
+}

@@ -1,0 +1,569 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"sync"
+	"time"
+
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/recorder/redact"
+	"github.com/twasm/twasm/transcript"
+)
+
+// Actions an Outcome reports.
+const (
+	ActionNew       = "new"       // a new run
+	ActionGrown     = "grown"     // a part appended to the session's run
+	ActionContinued = "continued" // the session grew after its run ended: a new run holds the new part
+	ActionUnchanged = "unchanged" // nothing new (also: the same bytes at another path)
+	ActionClosed    = "closed"    // the run was ended (session idle or deleted)
+	ActionPending   = "pending"   // no complete line yet: next time
+	ActionFailed    = "failed"
+)
+
+// Outcome is what happened to one session file.
+type Outcome struct {
+	Path     string `json:"path"`
+	Provider string `json:"provider"`
+	Action   string `json:"action"`
+	RunID    string `json:"run_id,omitempty"`
+	// Part is the zero-based part (step iteration) written.
+	Part int `json:"part,omitempty"`
+	// Bytes is how many bytes of the source were archived now.
+	Bytes int64 `json:"bytes,omitempty"`
+	// Status is the agent's status after this part.
+	Status string `json:"status,omitempty"`
+	// Reason says why, for unchanged, pending, closed and failed, and
+	// what else a person must know (a file rewritten, a corrupt tail).
+	Reason string `json:"reason,omitempty"`
+	// Warnings are the part's step warnings (unmapped lines, dangling
+	// calls, lines lost to a plugin fault).
+	Unmapped int  `json:"unmapped,omitempty"`
+	DryRun   bool `json:"dry_run,omitempty"`
+	// Result is the part's step result, when a part was written.
+	Result *transcript.AgentResult `json:"-"`
+}
+
+// PluginFunc resolves the normalizer for a provider.
+type PluginFunc func(ctx context.Context, provider string) (capture.Plugin, error)
+
+// Options configure an Archiver.
+type Options struct {
+	Store    recorder.Store
+	Plugin   PluginFunc
+	Producer transcript.Producer
+	Logger   *slog.Logger
+	// Redact masks secrets in everything written (raw capture included).
+	Redact bool
+	// DryRun reports what would happen and writes nothing.
+	DryRun bool
+	// Whole takes a file as complete: its last line is archived even
+	// without a final LF (import of saved files). Without it a tail
+	// without LF is left for next time unless the file has not changed
+	// for Settle (a session being written ends mid-line).
+	Whole  bool
+	Settle time.Duration
+	// CloseIdle ends the run of a session whose file has not changed for
+	// this long (run.completed, dated at its last event); 0 ends it at
+	// once, a negative value never.
+	CloseIdle time.Duration
+	// CloseWrittenOnly applies CloseIdle only to a run a part was just
+	// written to (import: the file given is complete), never to the open
+	// run of a file found unchanged (sync's, still growing).
+	CloseWrittenOnly bool
+	// Now is the wall clock (tests).
+	Now func() time.Time
+	// Written is called with every run a part or a close was written to.
+	Written func(runID string)
+}
+
+// Archiver archives session files into runs. The caller holds the
+// archive Lock.
+type Archiver struct {
+	opts   Options
+	ledger *Ledger
+}
+
+// Open loads the ledger (rebuilt from the transcripts when needed; the
+// reason is returned).
+func Open(opts Options) (*Archiver, string, error) {
+	if opts.Logger == nil {
+		opts.Logger = slog.New(slog.DiscardHandler)
+	}
+	if opts.Now == nil {
+		opts.Now = time.Now
+	}
+	if opts.Settle == 0 {
+		opts.Settle = 10 * time.Second
+	}
+	l, rebuilt, err := OpenLedger(opts.Store.Root, opts.DryRun)
+	if err != nil {
+		return nil, "", err
+	}
+	return &Archiver{opts: opts, ledger: l}, rebuilt, nil
+}
+
+// Close closes the ledger.
+func (a *Archiver) Close() error { return a.ledger.Close() }
+
+// Ledger is the archiver's ledger (read-only use).
+func (a *Archiver) Ledger() *Ledger { return a.ledger }
+
+// runName names a session's run from its file.
+func runName(provider, path string) string {
+	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	if base == "events" { // copilot: the session id is the directory
+		base = filepath.Base(filepath.Dir(path))
+	}
+	return provider + " session " + base
+}
+
+// SyncFile archives what is new in one session file. It never writes to
+// the file; it reads up to its last complete line (or all of it, see
+// Options.Whole).
+func (a *Archiver) SyncFile(ctx context.Context, provider, path string) Outcome {
+	return a.SyncFileAs(ctx, provider, "", path)
+}
+
+// SyncFileAs is SyncFile with a format hint for the plugin ("": detect).
+func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string) Outcome {
+	out := Outcome{Path: path, Provider: provider, DryRun: a.opts.DryRun}
+	fail := func(err error) Outcome {
+		out.Action, out.Reason = ActionFailed, err.Error()
+		return out
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	if !st.Mode().IsRegular() {
+		return fail(errors.New("not a regular file"))
+	}
+	size, mtime := st.Size(), st.ModTime()
+	idle := a.opts.Now().Sub(mtime)
+	closeDue := a.opts.CloseIdle >= 0 && idle >= a.opts.CloseIdle
+	if e := a.ledger.ByPath(path); e != nil && e.Size == size && e.ModTime == mtime.UnixNano() {
+		if !e.Closed && closeDue && !a.opts.CloseWrittenOnly {
+			return a.closeRun(ctx, out, e, "idle since "+mtime.UTC().Format(time.RFC3339))
+		}
+		out.Action, out.RunID, out.Reason = ActionUnchanged, e.RunID, "unchanged since the last sync"
+		return out
+	}
+	settled := a.opts.Whole || idle >= a.opts.Settle
+	headLine, ok, err := readHead(f, size, settled)
+	if err != nil {
+		return fail(err)
+	}
+	if !ok {
+		out.Action, out.Reason = ActionPending, "no complete line yet"
+		return out
+	}
+	end := size
+	if !settled {
+		if end, err = completeEnd(f, size); err != nil {
+			return fail(err)
+		}
+	}
+	head := sum(headLine)
+	var match *Entry
+	hashes := map[int64]string{}
+	for _, c := range a.ledger.ByHead(head) {
+		if c.Offset > end {
+			continue
+		}
+		h, ok := hashes[c.Offset]
+		if !ok {
+			if h, err = hashPrefix(f, c.Offset); err != nil {
+				return fail(err)
+			}
+			hashes[c.Offset] = h
+		}
+		if h == c.SHA256 {
+			match = &c
+			break
+		}
+	}
+	seen := func(e *Entry) error {
+		if a.opts.DryRun || e.Path == path && e.Size == size && e.ModTime == mtime.UnixNano() {
+			return nil
+		}
+		e.Path, e.Size, e.ModTime = path, size, mtime.UnixNano()
+		if end < size {
+			e.Size = -1 // a partial line is left: look again next time
+		}
+		return a.ledger.Put(e)
+	}
+	if match != nil && match.Offset == end {
+		out.RunID = match.RunID
+		from := match.Path
+		if err := seen(match); err != nil {
+			return fail(err)
+		}
+		if !match.Closed && closeDue && end == size && !a.opts.CloseWrittenOnly {
+			return a.closeRun(ctx, out, match, "idle since "+mtime.UTC().Format(time.RFC3339))
+		}
+		out.Action = ActionUnchanged
+		if from != path {
+			out.Reason = "the same bytes are archived as run " + match.RunID + " (from " + from + ")"
+		} else {
+			out.Reason = "nothing new"
+		}
+		return out
+	}
+	out.Bytes = end
+	switch {
+	case match == nil:
+		out.Action = ActionNew
+		if olds := a.ledger.ByPath(path); olds != nil && olds.Head == head {
+			out.Reason = "the file was rewritten (it no longer starts with what run " + olds.RunID + " holds): archived as a new run"
+		}
+	case match.Closed:
+		out.Action, out.Bytes = ActionContinued, end-match.Offset
+		out.Reason = "run " + match.RunID + " had ended"
+	default:
+		out.Action, out.RunID, out.Part, out.Bytes = ActionGrown, match.RunID, match.Parts, end-match.Offset
+	}
+	if a.opts.DryRun {
+		return out
+	}
+	return a.writePart(ctx, out, f, provider, format, head, match, end, size, mtime, closeDue)
+}
+
+// clock dates the brackets and the events without a time of their own:
+// the latest session time fed so far.
+type clock struct {
+	mu sync.Mutex
+	t  time.Time
+}
+
+func (c *clock) now() time.Time { c.mu.Lock(); defer c.mu.Unlock(); return c.t }
+func (c *clock) set(t time.Time) {
+	c.mu.Lock()
+	if !t.IsZero() && t.After(c.t) {
+		c.t = t
+	}
+	c.mu.Unlock()
+}
+
+// sourceStamp writes run.started's "source" (installed as a recorder
+// masker, the one hook that sees an event before it is written).
+type sourceStamp struct {
+	runID string
+	src   []byte
+	next  recorder.Masker
+}
+
+func (m sourceStamp) Mask(ev *transcript.Event) {
+	if ev.Type == transcript.RunStarted && ev.RunID == m.runID {
+		if p := ev.Step(); p != nil {
+			extra := make(map[string]json.RawMessage, len(p.Extra)+1)
+			for k, v := range p.Extra {
+				extra[k] = v
+			}
+			extra[SourceField] = m.src
+			p.Extra = extra
+		}
+	}
+	if m.next != nil {
+		m.next.Mask(ev)
+	}
+}
+
+// partResult is an agent step's result plus where its bytes came from.
+type partResult struct {
+	res *transcript.AgentResult
+	src PartRef
+}
+
+// MarshalJSON writes the agent result's members and "source".
+func (p partResult) MarshalJSON() ([]byte, error) {
+	b, err := json.Marshal(p.res)
+	if err != nil {
+		return nil, err
+	}
+	s, err := json.Marshal(p.src)
+	if err != nil {
+		return nil, err
+	}
+	b = bytes.TrimRight(b, " \n")
+	if len(b) < 2 || b[len(b)-1] != '}' {
+		return nil, errors.New("agent result is not an object")
+	}
+	out := append(b[:len(b)-1:len(b)-1], []byte(`,"`+PartField+`":`)...)
+	if len(b) == 2 {
+		out = append(b[:1:1], []byte(`"`+PartField+`":`)...)
+	}
+	out = append(out, s...)
+	return append(out, '}'), nil
+}
+
+func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provider, format, head string, prev *Entry, end, size int64, mtime time.Time, closeDue bool) Outcome {
+	fail := func(err error) Outcome {
+		out.Action, out.Reason = ActionFailed, err.Error()
+		return out
+	}
+	plugin, err := a.opts.Plugin(ctx, provider)
+	if err != nil {
+		return fail(err)
+	}
+	from := int64(0)
+	redactOn := a.opts.Redact
+	if prev != nil {
+		from = prev.Offset
+		redactOn = redactOn || prev.Redact
+	}
+	first := a.firstTime(f, from, end, mtime)
+	clk := &clock{t: first}
+	log := a.opts.Logger
+	var masker *redact.Redactor
+	var recMask recorder.Masker
+	if redactOn {
+		masker = redact.New()
+		recMask = masker
+	}
+	e := Entry{Head: head, Provider: provider, Path: path(f), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true}
+	var run *lifecycle.Run
+	if prev == nil || prev.Closed {
+		e.RunID = recorder.NewRunID()
+		src := SourceRef{Provider: provider, Path: e.Path, Head: head}
+		if prev != nil {
+			src.Continues = prev.RunID
+		}
+		b, _ := json.Marshal(src)
+		if err := a.ledger.Put(&e); err != nil {
+			return fail(err)
+		}
+		run, err = lifecycle.Start(ctx, a.opts.Store, lifecycle.RunOptions{
+			Name: runName(provider, e.Path), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
+			Recorder: []recorder.Option{recorder.WithClock(clk.now), recorder.WithLogger(log), recorder.WithMask(sourceStamp{runID: e.RunID, src: b, next: recMask})},
+		})
+		if err != nil {
+			return fail(err)
+		}
+		e.First = first
+		out.RunID = e.RunID
+	} else {
+		e = *prev
+		e.Pending, e.Redact = true, redactOn
+		if err := a.ledger.Put(&e); err != nil {
+			return fail(err)
+		}
+		opts := []recorder.Option{recorder.WithClock(clk.now), recorder.WithLogger(log)}
+		if recMask != nil {
+			opts = append(opts, recorder.WithMask(recMask))
+		}
+		run, err = lifecycle.Attach(ctx, a.opts.Store, prev.RunID, lifecycle.RunOptions{Producer: a.opts.Producer, Logger: log, Recorder: opts})
+		if err != nil {
+			return fail(err)
+		}
+	}
+	part := 0
+	var prevTotals *Totals
+	if prev != nil && !prev.Closed {
+		part = prev.Parts
+		prevTotals = prev.Totals
+	}
+	out.Part = part
+	seen := newArchived()
+	if prev != nil {
+		// What the session's earlier parts hold (of this run, or of the
+		// ended run this one continues).
+		if err := seen.add(a.opts.Store.Root, prev.RunID); err != nil {
+			return fail(errors.Join(err, run.Detach()))
+		}
+	}
+	var res *transcript.AgentResult
+	var totals *Totals
+	stepErr := run.StepAt(ctx, "agent", part, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		copts := capture.Options{Provider: provider, Format: format, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter}
+		if masker != nil {
+			copts.Masker = masker
+		}
+		if prev != nil && !prev.Closed {
+			copts.ContinueRaw = prev.Raw
+		}
+		agent, err := capture.Start(ctx, s, copts)
+		if err != nil {
+			return err
+		}
+		var feedErr error
+		if from > 0 {
+			var rm capture.ByteMasker
+			if redactOn {
+				rm = redact.New()
+			}
+			feedErr = agent.Replay(ctx, io.NewSectionReader(f, 0, from), rm)
+		}
+		if feedErr == nil {
+			feedErr = feedDated(ctx, agent, io.NewSectionReader(f, from, end-from), clk)
+		}
+		res, err = agent.Finish(context.WithoutCancel(ctx), nil)
+		if res == nil {
+			return errors.Join(feedErr, err)
+		}
+		totals = totalsOf(res)
+		subtract(res, prevTotals)
+		src := PartRef{Path: e.Path, From: from, To: end, Redact: redactOn, Totals: totals}
+		if src.SHA256, err = hashPrefix(f, end); err != nil {
+			return errors.Join(feedErr, err)
+		}
+		e.SHA256 = src.SHA256
+		if serr := s.SetResult(partResult{res: res, src: src}); serr != nil {
+			return errors.Join(feedErr, err, serr)
+		}
+		if feedErr != nil || err != nil {
+			return errors.Join(feedErr, err)
+		}
+		return capture.ResultError(res)
+	})
+	var endErr error
+	if closeDue && end == size && stepErr == nil || ctx.Err() != nil {
+		endErr = run.Finish(context.WithoutCancel(ctx), stepErr)
+		e.Closed = true
+	} else {
+		endErr = run.Detach()
+	}
+	if a.opts.Written != nil {
+		a.opts.Written(e.RunID)
+	}
+	if res == nil {
+		return fail(errors.Join(stepErr, endErr))
+	}
+	e.Offset, e.Parts, e.Raw, e.Last, e.Status, e.Totals, e.Pending = end, part+1, res.Raw.Path, clk.now(), res.Status, totals, false
+	if end < size {
+		e.Size = -1
+	}
+	if err := a.ledger.Put(&e); err != nil {
+		return fail(err)
+	}
+	out.Status, out.Result = res.Status, res
+	for _, n := range res.Unmapped {
+		out.Unmapped += n
+	}
+	if stepErr != nil && !capture.IsAgentError(stepErr) || endErr != nil {
+		return fail(errors.Join(stepErr, endErr))
+	}
+	if res.FailedLines > 0 {
+		out.Reason = strings.TrimPrefix(out.Reason+"; ", "; ") + fmt.Sprintf("%d line(s) lost to a plugin fault", res.FailedLines)
+	}
+	return out
+}
+
+func path(f *os.File) string { return f.Name() }
+
+// firstTime is the earliest session time in the first MiB of [from, end),
+// else the file's mtime.
+func (a *Archiver) firstTime(f *os.File, from, end int64, mtime time.Time) time.Time {
+	b := make([]byte, min(end-from, 1<<20))
+	n, _ := f.ReadAt(b, from)
+	first, _ := timestamps(b[:n], time.Time{}, time.Time{})
+	if first.IsZero() {
+		return mtime.UTC()
+	}
+	return first
+}
+
+// feedDated feeds r in chunks cut at line ends, moving the clock to the
+// latest session time of each chunk before feeding it.
+func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock) error {
+	buf := make([]byte, 256<<10)
+	var carry []byte
+	for {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		n, err := r.Read(buf)
+		chunk := append(carry, buf[:n]...)
+		carry = carry[:0]
+		if err == nil {
+			if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 && i < len(chunk)-1 {
+				carry = append(carry, chunk[i+1:]...)
+				chunk = chunk[:i+1]
+			}
+		}
+		if len(chunk) > 0 {
+			_, last := timestamps(chunk, time.Time{}, time.Time{})
+			clk.set(last)
+			if ferr := agent.Feed(ctx, chunk); ferr != nil {
+				return ferr
+			}
+		}
+		if err == io.EOF {
+			return nil
+		}
+		if err != nil {
+			return fmt.Errorf("%w: %w", capture.ErrRead, err)
+		}
+	}
+}
+
+// closeRun ends a session's run, dated at its last event, with the last
+// part's status.
+func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why string) Outcome {
+	out.Action, out.RunID, out.Reason = ActionClosed, e.RunID, why
+	if a.opts.DryRun {
+		return out
+	}
+	var runErr error
+	if e.Status != "" && e.Status != transcript.StatusOK {
+		runErr = fmt.Errorf("agent %s", e.Status)
+	}
+	last := e.Last
+	if last.IsZero() {
+		last = time.Unix(0, e.ModTime).UTC()
+	}
+	err := lifecycle.EndDetached(ctx, a.opts.Store, e.RunID, runErr, lifecycle.RunOptions{Producer: a.opts.Producer, Logger: a.opts.Logger,
+		Recorder: []recorder.Option{recorder.WithClock(func() time.Time { return last }), recorder.WithLogger(a.opts.Logger)}})
+	if err != nil && !errors.Is(err, lifecycle.ErrRunFinished) {
+		out.Action, out.Reason = ActionFailed, "end run: "+err.Error()
+		return out
+	}
+	if a.opts.Written != nil {
+		a.opts.Written(e.RunID)
+	}
+	e.Closed = true
+	if err := a.ledger.Put(e); err != nil {
+		out.Action, out.Reason = ActionFailed, err.Error()
+	}
+	return out
+}
+
+// CloseGone ends the open runs whose source file is gone from a store
+// that is still there (the agent deleted the session: nothing more can
+// come). A store that vanished as a whole closes nothing.
+func (a *Archiver) CloseGone(ctx context.Context, present func(string) bool, storeDirs []string) []Outcome {
+	var outs []Outcome
+	for _, e := range a.ledger.Entries() {
+		if e.Closed || present(e.Path) {
+			continue
+		}
+		inStore := slices.ContainsFunc(storeDirs, func(d string) bool {
+			return strings.HasPrefix(e.Path, d+string(filepath.Separator))
+		})
+		if !inStore {
+			continue
+		}
+		if _, err := os.Lstat(e.Path); err == nil || !errors.Is(err, os.ErrNotExist) {
+			continue
+		}
+		outs = append(outs, a.closeRun(ctx, Outcome{Path: e.Path, Provider: e.Provider, DryRun: a.opts.DryRun}, &e, "the session file was deleted"))
+	}
+	return outs
+}

@@ -1,0 +1,179 @@
+package synccmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/twasm/twasm/internal/archive"
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+)
+
+// DoctorOptions are the doctor flags.
+type DoctorOptions struct {
+	F         *cmdutil.Factory
+	Config    string
+	Providers []string
+	JSON      bool
+	Now       func() time.Time
+	// Extra adds checks of other parts (the search index).
+	Extra func(ctx context.Context) []Check
+}
+
+// Check is one finding of doctor.
+type Check struct {
+	Level   string `json:"level"` // ok, warn, error
+	Subject string `json:"subject"`
+	Message string `json:"message"`
+}
+
+// StoreHealth is one store as doctor sees it.
+type StoreHealth struct {
+	archive.StoreReport
+	Archived    int `json:"archived"`
+	NotArchived int `json:"not_archived"`
+	// AtRisk counts sessions not archived that the agent's retention
+	// deletes within a week.
+	AtRisk int `json:"at_risk"`
+}
+
+// NewCmdDoctor returns the doctor command.
+func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
+	opts := &DoctorOptions{F: f, Now: time.Now}
+	cmd := &cobra.Command{
+		Use:   "doctor",
+		Short: "Check the session stores, what is not archived yet, and the agents' retention",
+		Long: `Doctor lists the native session stores twasm syncs (found or not, where
+from), how many sessions each holds, how many are archived and how many
+are not yet (new, or grown since the last sync), and warns where an
+agent's retention will delete sessions that are not archived: Claude Code
+deletes session logs after cleanupPeriodDays (default 30, in its
+settings.json). It also checks the sync ledger and the search index.
+
+It reads; it never writes. Exit 0 even with warnings; 1 when a check
+failed.`,
+		Example: `  twasm doctor
+  twasm doctor --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Doctor(cmd.Context(), opts)
+		},
+	}
+	cmd.Flags().StringVar(&opts.Config, "config", "", "sync config file (default $XDG_CONFIG_HOME/twasm/sync.json)")
+	cmd.Flags().StringSliceVar(&opts.Providers, "provider", nil, "only these providers")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the stores and checks as one JSON object")
+	return cmd
+}
+
+// Doctor runs the checks.
+func Doctor(ctx context.Context, opts *DoctorOptions) error {
+	f := opts.F
+	locs, err := Locations(f, opts.Config, opts.Providers)
+	if err != nil {
+		return err
+	}
+	now := opts.Now()
+	var checks []Check
+	// A dry-run archiver reads the ledger (rebuilding it in memory when
+	// it is missing) and writes nothing.
+	a, rebuilt, err := archive.Open(archive.Options{Store: f.Store(), DryRun: true, CloseIdle: -1})
+	if err != nil {
+		checks = append(checks, Check{"error", "sync ledger", err.Error()})
+	} else {
+		defer a.Close()
+		switch rebuilt {
+		case "":
+			checks = append(checks, Check{"ok", "sync ledger", fmt.Sprintf("%d session run(s) archived", len(a.Ledger().Entries()))})
+		case "no ledger yet":
+			checks = append(checks, Check{"warn", "sync ledger", "nothing synced yet into " + f.StorageRoot() + ": run `twasm sync`"})
+		default:
+			checks = append(checks, Check{"warn", "sync ledger", "rebuilt from the transcripts: " + rebuilt})
+		}
+	}
+	stores, sessions := archive.Scan(locs, time.Time{})
+	health := make([]StoreHealth, len(stores))
+	for i := range stores {
+		health[i].StoreReport = stores[i]
+	}
+	idx := map[string]int{}
+	for i := range stores {
+		idx[stores[i].Dir] = i
+	}
+	for _, s := range sessions {
+		h := &health[idx[s.Loc.Dir]]
+		if a != nil && archived(a.Ledger(), s) {
+			h.Archived++
+			continue
+		}
+		h.NotArchived++
+		if days := s.Loc.RetentionDays; days > 0 && now.Sub(s.ModTime) > time.Duration(days-7)*24*time.Hour {
+			h.AtRisk++
+		}
+	}
+	for _, h := range health {
+		switch {
+		case !h.Found:
+			continue
+		case h.AtRisk > 0:
+			checks = append(checks, Check{"warn", h.Name, fmt.Sprintf("%d session(s) not archived will be deleted by the agent within 7 days (retention %d days): run `twasm sync` now", h.AtRisk, h.RetentionDays)})
+		case h.NotArchived > 0:
+			checks = append(checks, Check{"warn", h.Name, fmt.Sprintf("%d of %d session(s) not archived yet: run `twasm sync`", h.NotArchived, h.Sessions)})
+		default:
+			checks = append(checks, Check{"ok", h.Name, fmt.Sprintf("all %d session(s) archived", h.Sessions)})
+		}
+		if h.RetentionDays > 0 {
+			checks = append(checks, Check{"warn", h.Name, fmt.Sprintf("the agent deletes sessions after %d days (cleanupPeriodDays): sync at least that often (`twasm sync --watch`, or a cron job)", h.RetentionDays)})
+		}
+		for _, p := range h.Problems {
+			checks = append(checks, Check{"warn", h.Name, p})
+		}
+	}
+	if opts.Extra != nil {
+		checks = append(checks, opts.Extra(ctx)...)
+	}
+	ios := f.IOStreams
+	if opts.JSON {
+		b, _ := json.Marshal(map[string]any{"storage": f.StorageRoot(), "stores": health, "checks": checks})
+		fmt.Fprintln(ios.Out, string(b))
+	} else {
+		printDoctor(ios.Out, f.StorageRoot(), health, checks)
+	}
+	for _, c := range checks {
+		if c.Level == "error" {
+			return cmdutil.ErrSilent
+		}
+	}
+	return nil
+}
+
+// archived reports whether the ledger holds every byte of s.
+func archived(l *archive.Ledger, s archive.Session) bool {
+	e := l.ByPath(s.Path)
+	return e != nil && e.Offset >= s.Size
+}
+
+func printDoctor(w io.Writer, root string, health []StoreHealth, checks []Check) {
+	fmt.Fprintf(w, "storage: %s\n\n", root)
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "STORE\tPROVIDER\tDIR\tFROM\tSESSIONS\tARCHIVED\tNOT YET")
+	for _, h := range health {
+		if !h.Found {
+			fmt.Fprintf(tw, "%s\t%s\t%s\t%s\tnot found\t\t\n", h.Name, h.Provider, h.Dir, h.From)
+			continue
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s\t%s\t%d\t%d\t%d\n", h.Name, h.Provider, h.Dir, h.From, h.Sessions, h.Archived, h.NotArchived)
+	}
+	tw.Flush()
+	fmt.Fprintln(w)
+	for _, c := range checks {
+		fmt.Fprintf(w, "%-5s %s: %s\n", c.Level, c.Subject, c.Message)
+	}
+}

@@ -1,0 +1,54 @@
+package synccmd
+
+import (
+	"context"
+	"sync"
+
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/host"
+	"github.com/twasm/twasm/internal/archive"
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/plugload"
+)
+
+// Plugins starts the plugin host on first use and resolves each provider
+// once. Close it when done.
+type Plugins struct {
+	F     *cmdutil.Factory
+	Flags plugload.Flags
+	mu    sync.Mutex
+	rt    *host.Runtime
+	cache map[string]capture.Plugin
+}
+
+// Func is the archive's plugin lookup.
+func (p *Plugins) Func() archive.PluginFunc {
+	return func(ctx context.Context, provider string) (capture.Plugin, error) {
+		p.mu.Lock()
+		defer p.mu.Unlock()
+		if c := p.cache[provider]; c != nil {
+			return c, nil
+		}
+		if p.rt == nil {
+			rt, err := plugload.Open(ctx, p.F, p.Flags)
+			if err != nil {
+				return nil, err
+			}
+			p.rt, p.cache = rt, map[string]capture.Plugin{}
+		}
+		hp, err := plugload.Resolve(ctx, p.rt, p.Flags, provider)
+		if err != nil {
+			return nil, err
+		}
+		c := plugload.Capture(hp)
+		p.cache[provider] = c
+		return c, nil
+	}
+}
+
+// Close stops the plugin host.
+func (p *Plugins) Close(ctx context.Context) {
+	if p.rt != nil {
+		_ = p.rt.Close(ctx)
+	}
+}

@@ -1,0 +1,378 @@
+package synccmd
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/unix"
+
+	"github.com/twasm/twasm/internal/archive"
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/plugload"
+)
+
+// Options are the sync flags.
+type Options struct {
+	F         *cmdutil.Factory
+	Plugins   plugload.Flags
+	Providers []string
+	Since     string
+	DryRun    bool
+	Redact    bool
+	Watch     bool
+	Interval  time.Duration
+	CloseIdle time.Duration
+	Config    string
+	Wait      bool
+	JSON      bool
+	// Indexed is called with the runs a round wrote (the search index).
+	Indexed func(ctx context.Context, runIDs []string) error
+}
+
+// NewCmdSync returns the sync command.
+func NewCmdSync(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "sync [--provider P]... [--since WHEN] [--dry-run] [--watch]",
+		Short: "Archive every agent's native session logs before the agent deletes them",
+		Long: `Sync finds the session stores of every bundled provider and archives what is
+new in them, one run per session:
+
+  claude   $CLAUDE_CONFIG_DIR or ~/.claude: projects/**/*.jsonl
+  codex    $CODEX_HOME or ~/.codex: sessions/ and archived_sessions/ (rollout-*.jsonl)
+  gemini   $GEMINI_CLI_HOME/.gemini or ~/.gemini: tmp/*/chats/session-*.json[l]
+  copilot  $COPILOT_HOME or ~/.copilot (before 1.0: $XDG_STATE_HOME/.copilot): session-state/*/events.jsonl
+
+plus the stores of the config file (--config, default
+$XDG_CONFIG_HOME/twasm/sync.json):
+
+  {"stores": [{"provider": "claude", "dir": "/mnt/old-home/.claude/projects", "pattern": "**/*.jsonl"}]}
+
+It never writes to the agents' files. A session is recognised by its
+content, not its path: synced twice, or found again at another path, it is
+one run. A session that grew gets one more step (path "agent", the next
+iteration) holding only its new lines, and its raw capture is extended; a
+file still being written is read up to its last complete line. Runs are
+dated with the session's own times. A run stays open while its session
+may grow and is ended (run.completed) once the file has not changed for
+--close-idle, or the agent deleted it; a session that grows after that
+continues in a new run that names the old one.
+
+The changes are printed on stdout (action, run id, provider, file; --json:
+one object per line), progress and the summary on stderr. Exit 1 when a
+session failed (the others are archived).`,
+		Example: `  twasm sync
+  twasm sync --provider claude --since 7d --dry-run
+  twasm sync --watch --interval 1m
+  twasm sync --redact --json`,
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			if opts.Watch && opts.DryRun {
+				return cmdutil.FlagErrorf("--watch and --dry-run exclude each other")
+			}
+			if opts.Interval <= 0 {
+				return cmdutil.FlagErrorf("--interval must be positive")
+			}
+			if _, err := ParseSince(opts.Since, time.Now()); err != nil {
+				return cmdutil.FlagErrorf("--since: %v", err)
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringSliceVar(&opts.Providers, "provider", nil, "only these providers (repeatable or comma-separated)")
+	fl.StringVar(&opts.Since, "since", "", "only session files modified since: a duration (7d, 12h) or a date (2026-11-01)")
+	fl.BoolVar(&opts.DryRun, "dry-run", false, "say what would be archived, write nothing")
+	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets (API keys, tokens, private keys) everywhere before writing")
+	fl.BoolVar(&opts.Watch, "watch", false, "keep syncing every --interval until interrupted")
+	fl.DurationVar(&opts.Interval, "interval", 30*time.Second, "how often --watch looks for changes")
+	fl.DurationVar(&opts.CloseIdle, "close-idle", 24*time.Hour, "end the run of a session unchanged for this long (negative: never)")
+	fl.StringVar(&opts.Config, "config", "", "sync config file (default $XDG_CONFIG_HOME/twasm/sync.json)")
+	fl.BoolVar(&opts.Wait, "wait", false, "wait for another sync or import on the same storage instead of failing")
+	fl.BoolVar(&opts.JSON, "json", false, "print one JSON object per changed session, then the summary")
+	opts.Plugins.Register(cmd, false)
+	return cmd
+}
+
+// ParseSince reads --since: a duration with d, h, m or s units, or a date
+// or RFC 3339 time.
+func ParseSince(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if strings.HasSuffix(s, "d") {
+		var n int
+		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil && n >= 0 {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (7d, 12h) nor a date (2026-11-01)", s)
+}
+
+// Locations are the stores sync and doctor look at.
+func Locations(f *cmdutil.Factory, config string, providers []string) ([]archive.Location, error) {
+	env := archive.Env(f.Getenv)
+	if f.Getenv == nil {
+		env = os.Getenv
+	}
+	path, required := config, config != ""
+	if path == "" {
+		path = archive.ConfigPath(env)
+	}
+	cfg, err := archive.LoadConfig(path, required)
+	if err != nil {
+		return nil, &cmdutil.InputError{Err: err}
+	}
+	locs := archive.Discover(env, cfg)
+	if len(providers) == 0 {
+		return locs, nil
+	}
+	var out []archive.Location
+	known := map[string]bool{}
+	for _, l := range locs {
+		known[l.Provider] = true
+	}
+	for _, p := range providers {
+		if !known[p] {
+			names := make([]string, 0, len(known))
+			for k := range known {
+				names = append(names, k)
+			}
+			sort.Strings(names)
+			return nil, cmdutil.FlagErrorf("--provider %q: no store known for it (known: %s)", p, strings.Join(names, ", "))
+		}
+	}
+	for _, l := range locs {
+		for _, p := range providers {
+			if l.Provider == p {
+				out = append(out, l)
+			}
+		}
+	}
+	return out, nil
+}
+
+// Run syncs once, or until interrupted with --watch.
+func Run(ctx context.Context, opts *Options) error {
+	locs, err := Locations(opts.F, opts.Config, opts.Providers)
+	if err != nil {
+		return err
+	}
+	plugins := &Plugins{F: opts.F, Flags: opts.Plugins}
+	defer plugins.Close(context.WithoutCancel(ctx))
+	for {
+		err := round(ctx, opts, locs, plugins)
+		if !opts.Watch || ctx.Err() != nil {
+			return err
+		}
+		if err != nil && !errors.Is(err, errFailed) {
+			return err
+		}
+		select {
+		case <-ctx.Done():
+			return nil // interrupted between rounds: everything written is whole
+		case <-time.After(opts.Interval):
+		}
+	}
+}
+
+var errFailed = errors.New("some sessions could not be archived")
+
+func round(ctx context.Context, opts *Options, locs []archive.Location, plugins *Plugins) error {
+	f := opts.F
+	ios := f.IOStreams
+	since, _ := ParseSince(opts.Since, time.Now())
+	var lock *archive.Lock
+	if !opts.DryRun {
+		var err error
+		lock, err = archive.AcquireLock(ctx, f.StorageRoot(), opts.Wait || opts.Watch, func(pid string) {
+			fmt.Fprintf(ios.ErrOut, "twasm: waiting for another sync or import on %s (pid %s)\n", f.StorageRoot(), pid)
+		})
+		var busy *archive.BusyError
+		if errors.As(err, &busy) {
+			return &cmdutil.InputError{Err: busy}
+		}
+		if err != nil {
+			return err
+		}
+		defer lock.Release()
+	}
+	var written []string
+	a, rebuilt, err := archive.Open(archive.Options{
+		Store: f.Store(), Plugin: plugins.Func(), Producer: f.Producer(), Logger: f.Logger(),
+		Redact: opts.Redact, DryRun: opts.DryRun, CloseIdle: opts.CloseIdle,
+		Written: func(id string) { written = append(written, id) },
+	})
+	if err != nil {
+		return err
+	}
+	defer a.Close()
+	if rebuilt != "" && rebuilt != "no ledger yet" {
+		fmt.Fprintf(ios.ErrOut, "twasm: sync ledger rebuilt from the transcripts (%s)\n", rebuilt)
+	}
+	bar := newProgress(ios.ErrOut, isTerminal(ios.ErrOut))
+	rep := a.SyncStores(ctx, locs, since, func(done, total int, o *archive.Outcome) {
+		printOutcome(ios.Out, o, opts.JSON)
+		bar.update(done, total)
+	})
+	bar.done()
+	if opts.Indexed != nil && len(written) > 0 {
+		if err := opts.Indexed(ctx, written); err != nil {
+			fmt.Fprintf(ios.ErrOut, "twasm: search index: %v\n", err)
+		}
+	}
+	if !opts.Watch || changed(rep) {
+		summary(ios.ErrOut, rep, opts)
+	}
+	if opts.JSON {
+		b, _ := json.Marshal(map[string]any{"summary": rep.Counts, "bytes": rep.Bytes, "stores": rep.Stores, "dry_run": opts.DryRun})
+		fmt.Fprintln(ios.Out, string(b))
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	if rep.Counts[archive.ActionFailed] > 0 {
+		return fmt.Errorf("%w: %d failed", errFailed, rep.Counts[archive.ActionFailed])
+	}
+	return nil
+}
+
+func changed(rep archive.Report) bool {
+	for k, n := range rep.Counts {
+		if n > 0 && k != archive.ActionUnchanged && k != archive.ActionPending {
+			return true
+		}
+	}
+	return false
+}
+
+func printOutcome(w io.Writer, o *archive.Outcome, asJSON bool) {
+	if o.Action == archive.ActionUnchanged || o.Action == archive.ActionPending {
+		return
+	}
+	if asJSON {
+		b, _ := json.Marshal(o)
+		fmt.Fprintln(w, string(b))
+		return
+	}
+	line := fmt.Sprintf("%s\t%s\t%s\t%s", o.Action, dash(o.RunID), o.Provider, o.Path)
+	if o.Reason != "" {
+		line += "\t" + o.Reason
+	}
+	fmt.Fprintln(w, line)
+}
+
+func dash(s string) string {
+	if s == "" {
+		return "-"
+	}
+	return s
+}
+
+// summary says on stderr what the round did, the stores it could not
+// find and every failure with its reason.
+func summary(w io.Writer, rep archive.Report, opts *Options) {
+	found := 0
+	for _, s := range rep.Stores {
+		if s.Found {
+			found++
+		}
+		for _, p := range s.Problems {
+			fmt.Fprintf(w, "twasm: %s: %s\n", s.Name, p)
+		}
+	}
+	verb := "sync"
+	if opts.DryRun {
+		verb = "sync (dry run, nothing written)"
+	}
+	c := rep.Counts
+	fmt.Fprintf(w, "%s: %d store(s) found of %d; %d new, %d grown, %d continued, %d unchanged, %d closed, %d pending, %d failed; %s archived\n",
+		verb, found, len(rep.Stores), c[archive.ActionNew], c[archive.ActionGrown], c[archive.ActionContinued], c[archive.ActionUnchanged],
+		c[archive.ActionClosed], c[archive.ActionPending], c[archive.ActionFailed], humanBytes(rep.Bytes))
+	for _, o := range rep.Outcomes {
+		if o.Action == archive.ActionFailed {
+			fmt.Fprintf(w, "failed: %s: %s\n", o.Path, o.Reason)
+		}
+	}
+	if found == 0 {
+		fmt.Fprintln(w, "no session store found; `twasm doctor` lists where twasm looked")
+	}
+}
+
+func humanBytes(n int64) string {
+	switch {
+	case n >= 1<<30:
+		return fmt.Sprintf("%.1f GiB", float64(n)/(1<<30))
+	case n >= 1<<20:
+		return fmt.Sprintf("%.1f MiB", float64(n)/(1<<20))
+	case n >= 1<<10:
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return fmt.Sprintf("%d B", n)
+}
+
+func isTerminal(w io.Writer) bool {
+	f, ok := w.(*os.File)
+	if !ok {
+		return false
+	}
+	_, err := unix.IoctlGetTermios(int(f.Fd()), unix.TCGETS)
+	return err == nil
+}
+
+// progress draws a bar on a terminal and, elsewhere, a plain line every
+// 10% of a long sync.
+type progress struct {
+	w    io.Writer
+	tty  bool
+	last int
+	drew bool
+}
+
+func newProgress(w io.Writer, tty bool) *progress { return &progress{w: w, tty: tty, last: -1} }
+
+func (p *progress) update(done, total int) {
+	if total < 20 {
+		return
+	}
+	pct := done * 100 / total
+	if p.tty {
+		if pct == p.last {
+			return
+		}
+		const width = 30
+		fill := width * done / total
+		fmt.Fprintf(p.w, "\r[%s%s] %d/%d sessions", strings.Repeat("#", fill), strings.Repeat(" ", width-fill), done, total)
+		p.last, p.drew = pct, true
+		return
+	}
+	if step := pct / 10; step != p.last && (step > 0 || done == total) {
+		p.last = step
+		fmt.Fprintf(p.w, "sync: %d/%d sessions\n", done, total)
+	}
+}
+
+func (p *progress) done() {
+	if p.tty && p.drew {
+		fmt.Fprint(p.w, "\r\033[K")
+	}
+}
