@@ -434,7 +434,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		return capture.ResultError(res)
 	})
 	var endErr error
-	if closeDue && end == size && stepErr == nil || ctx.Err() != nil {
+	if closeDue && end == size && (stepErr == nil || capture.IsAgentError(stepErr)) || ctx.Err() != nil {
 		endErr = run.Finish(context.WithoutCancel(ctx), stepErr)
 		e.Closed = true
 	} else {
