@@ -529,8 +529,11 @@ func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why stri
 	if last.IsZero() {
 		last = time.Unix(0, e.ModTime).UTC()
 	}
-	err := lifecycle.EndDetached(ctx, a.opts.Store, e.RunID, runErr, lifecycle.RunOptions{Producer: a.opts.Producer, Logger: a.opts.Logger,
-		Recorder: []recorder.Option{recorder.WithClock(func() time.Time { return last }), recorder.WithLogger(a.opts.Logger)}})
+	// A part killed mid-way may have left its step open: it is closed
+	// as cancelled, in the same critical section as run.completed.
+	err := lifecycle.EndDetached(ctx, a.opts.Store, e.RunID, runErr, lifecycle.EndOptions{CancelOpen: true, RunOptions: lifecycle.RunOptions{
+		Producer: a.opts.Producer, Logger: a.opts.Logger,
+		Recorder: []recorder.Option{recorder.WithClock(func() time.Time { return last }), recorder.WithLogger(a.opts.Logger)}}})
 	if err != nil && !errors.Is(err, lifecycle.ErrRunFinished) {
 		out.Action, out.Reason = ActionFailed, "end run: "+err.Error()
 		return out
