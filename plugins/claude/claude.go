@@ -439,9 +439,11 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		n.apiRetry(v, out)
 	case sub.Is("status"), sub.Is("hook_started"), sub.Is("hook_response"), sub.Is("hook_progress"),
 		sub.Is("task_progress"), sub.Is("task_updated"), sub.Is("compact_boundary"),
-		sub.Is("turn_duration"), sub.Is("stop_hook_summary"), sub.Is("microcompact_boundary"):
-		// Progress pings, hook runs and bookkeeping: no message, tool or
-		// usage content (hooks are not agent actions).
+		sub.Is("turn_duration"), sub.Is("stop_hook_summary"), sub.Is("microcompact_boundary"),
+		sub.Is("local_command"):
+		// Progress pings, hook runs, bookkeeping and the session log's
+		// echo of a local slash command (/model, /mcp): no message, tool
+		// or usage content (hooks are not agent actions).
 		n.ignore("system/"+sdk.TypeName(sub), out)
 	default:
 		out.Unmapped(sdk.S("system/" + sdk.TypeName(sub)))

@@ -82,7 +82,9 @@
 // requested permissions...", toolUseResult "User rejected tool use"; a
 // call the SDK's can_use_tool callback denied, or that was asked about
 // and never allowed; a result's permission_denials); "cancelled" (Bash
-// tool_use_result.interrupted, "[Request interrupted by user...]").
+// tool_use_result.interrupted, "[Request interrupted by user...]", and
+// "Sibling tool call errored": a parallel call never run because another
+// failed first).
 // Anything not ok carries error text. A tool_result whose call is not in
 // the input (a sub-agent's tool in a stream without its messages) gets a
 // synthesized tool.call named after the kind its result shows (execute,
@@ -143,7 +145,8 @@
 // Ignored and unmapped (spec §6.8). Lines of a known type that carry
 // nothing the transcript has a place for are ignored deliberately:
 // system/ status, hook_started, hook_response, task_progress,
-// task_updated, compact_boundary, turn_duration, stop_hook_summary; a
+// task_updated, compact_boundary, turn_duration, stop_hook_summary,
+// local_command (a session log's echo of a local slash command); a
 // task_started or task_notification of a background shell; a
 // rate_limit_event that is not a rejection; control_request lines other
 // than can_use_tool and control_response lines that answer nothing

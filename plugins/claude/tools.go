@@ -166,7 +166,10 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 			if m := n.permDeny[idS]; m != "" && r.Error.IsEmpty() {
 				r.Error = sdk.S(m)
 			}
-		case sdk.HasPrefix(raw, `"[Request interrupted by user`) || sdk.HasPrefix(raw, `"Interrupted by user`):
+		case sdk.HasPrefix(raw, `"[Request interrupted by user`) || sdk.HasPrefix(raw, `"Interrupted by user`) ||
+			sdk.HasPrefix(raw, `"<tool_use_error>Sibling tool call errored`):
+			// Stopped by the user, or never run because a parallel
+			// call failed first.
 			r.Status = sdk.S(toolCancelled)
 		}
 		r.Error = errorText(r.Error, "the tool reported an error")
