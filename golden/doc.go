@@ -16,6 +16,21 @@
 // Everything the plugin decided is kept verbatim, so a diff of a golden
 // file is a review of a plugin's behaviour.
 //
+// Rules that keep a check honest:
+//
+//   - A directory with no case is an error ([ErrNoCases]), naming its
+//     subdirectories: an empty or mistyped directory, or the parent of the
+//     per-provider directories, must not pass with nothing checked. An
+//     expectation without its input is an error too.
+//   - A rendering in which lines were lost to a plugin fault (the result's
+//     failed_lines, "line(s) lost" warnings) is never accepted as expected
+//     output, by check or by update, unless the case has a <case>.fault
+//     file saying why ([ErrFault]); a .fault file on a case without a fault
+//     is an error, so the allowance cannot outlive the fault.
+//   - [Diff] shows a changed JSON line as the fields that differ
+//     ("path: want → got"), and cuts other lines, so a one-field change in
+//     a 1 KB line reads as that field.
+//
 // The same check runs in the project's tests (natively and through wasm)
 // and in `twasm golden check`, which plugin authors run in their own CI.
 package golden

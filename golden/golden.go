@@ -19,6 +19,12 @@ import (
 // Suffix ends the name of an expectation file.
 const Suffix = ".golden.jsonl"
 
+// FaultSuffix ends the name of the file that allows a case's expectation
+// to pin a plugin fault: <case>.fault, holding why (a case that tests how
+// a fault is reported). Without it a rendering in which lines were lost to
+// a plugin fault is never accepted as expected output.
+const FaultSuffix = ".fault"
+
 // RunID is the run id events carry in a rendering.
 const RunID = "golden"
 
@@ -97,20 +103,44 @@ type Case struct {
 	Name   string // case name (file name without extension)
 	Input  string // path of the raw input
 	Golden string // path of the expectation
+	// Fault is the path of <case>.fault, "" when there is none.
+	Fault string
 }
 
+// ErrNoCases is wrapped when a directory holds no golden case: an empty
+// or mistyped directory, or the parent of the per-provider directories,
+// must fail a check rather than pass it with nothing checked.
+var ErrNoCases = errors.New("no golden case")
+
 // Cases lists the cases of dir, sorted by name. Every regular file that is
-// not an expectation, a README or a dot file is an input.
+// not an expectation, a .fault file, a README or a dot file is an input.
+// A directory without any case is an error wrapping ErrNoCases that names
+// its subdirectories (the usual mistake is their parent). An expectation
+// or a .fault file without its input is an error too: it would never be
+// checked.
 func Cases(dir string) ([]Case, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("golden cases: %w", err)
 	}
 	var cases []Case
+	var subdirs []string
+	extra := map[string]string{} // case name -> an expectation or .fault file
 	for _, e := range entries {
 		name := e.Name()
-		if e.IsDir() || strings.HasPrefix(name, ".") || strings.HasSuffix(name, Suffix) ||
-			strings.HasPrefix(strings.ToUpper(name), "README") {
+		switch {
+		case e.IsDir():
+			if !strings.HasPrefix(name, ".") {
+				subdirs = append(subdirs, name)
+			}
+			continue
+		case strings.HasPrefix(name, ".") || strings.HasPrefix(strings.ToUpper(name), "README"):
+			continue
+		case strings.HasSuffix(name, Suffix):
+			extra[strings.TrimSuffix(name, Suffix)] = name
+			continue
+		case strings.HasSuffix(name, FaultSuffix):
+			extra[strings.TrimSuffix(name, FaultSuffix)] = name
 			continue
 		}
 		base := strings.TrimSuffix(name, filepath.Ext(name))
@@ -121,6 +151,29 @@ func Cases(dir string) ([]Case, error) {
 		if cases[i].Name == cases[i-1].Name {
 			return nil, fmt.Errorf("golden cases: two inputs named %q in %s", cases[i].Name, dir)
 		}
+	}
+	for i := range cases {
+		f := filepath.Join(dir, cases[i].Name+FaultSuffix)
+		if _, err := os.Stat(f); err == nil {
+			cases[i].Fault = f
+		}
+		delete(extra, cases[i].Name)
+	}
+	if len(cases) == 0 {
+		hint := "want <case>.<ext> inputs beside their <case>" + Suffix
+		if len(subdirs) > 0 {
+			sort.Strings(subdirs)
+			hint = "it has subdirectories (" + strings.Join(subdirs, ", ") + "): name one of them"
+		}
+		return nil, fmt.Errorf("%w in %s: %s", ErrNoCases, dir, hint)
+	}
+	if len(extra) > 0 {
+		var names []string
+		for _, n := range extra {
+			names = append(names, n)
+		}
+		sort.Strings(names)
+		return nil, fmt.Errorf("golden cases: %s in %s: no input of that name", strings.Join(names, ", "), dir)
 	}
 	return cases, nil
 }
@@ -134,6 +187,53 @@ type Outcome struct {
 	Updated bool
 	// Err is set when the case could not be run.
 	Err error
+}
+
+// ErrFault is wrapped when a rendering holds a plugin fault (lines lost)
+// and the case has no .fault file allowing it, or has one and no fault.
+var ErrFault = errors.New("plugin fault")
+
+// Fault returns what a rendering says about plugin faults: the lines lost
+// and the fault warnings of its result line; "" when there were none.
+func Fault(rendering []byte) string {
+	lines := bytes.Split(bytes.TrimSpace(rendering), []byte("\n"))
+	var last struct {
+		Result *transcript.AgentResult `json:"result"`
+	}
+	if len(lines) == 0 || json.Unmarshal(lines[len(lines)-1], &last) != nil || last.Result == nil {
+		return ""
+	}
+	var faults []string
+	for _, w := range last.Result.Warnings {
+		if strings.Contains(w, "line(s) lost") || strings.Contains(w, "plugin fault") {
+			faults = append(faults, w)
+		}
+	}
+	if last.Result.FailedLines == 0 && len(faults) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%d line(s) lost to a plugin fault: %s", last.Result.FailedLines, strings.Join(faults, "; "))
+}
+
+// checkFault refuses a rendering with a plugin fault unless the case
+// allows one, and a .fault file on a case without a fault.
+func checkFault(c Case, rendering []byte) error {
+	fault := Fault(rendering)
+	switch {
+	case fault != "" && c.Fault == "":
+		return fmt.Errorf("%w: %s; a golden may not pin a fault as expected output unless %s says why", ErrFault, fault, filepath.Base(c.Name+FaultSuffix))
+	case fault == "" && c.Fault != "":
+		return fmt.Errorf("%w: %s allows a fault but the case has none: remove it", ErrFault, c.Fault)
+	case c.Fault != "":
+		why, err := os.ReadFile(c.Fault)
+		if err != nil {
+			return err
+		}
+		if len(bytes.TrimSpace(why)) == 0 {
+			return fmt.Errorf("%w: %s is empty: say why the case expects a fault", ErrFault, c.Fault)
+		}
+	}
+	return nil
 }
 
 // OK reports whether the case passed.
@@ -175,12 +275,22 @@ func checkCase(ctx context.Context, c Case, provider string, newInstance func() 
 	if err != nil {
 		return "", false, err
 	}
+	if err := checkFault(c, got); err != nil {
+		return "", false, err
+	}
 	want, err := os.ReadFile(c.Golden)
 	if err != nil && !errors.Is(err, os.ErrNotExist) {
 		return "", false, err
 	}
 	if err == nil && bytes.Equal(want, got) {
 		return "", false, nil
+	}
+	if err == nil {
+		// An expectation pinning a fault the plugin no longer has is
+		// still a wrong golden: say so beside the diff.
+		if ferr := checkFault(c, want); ferr != nil && !update {
+			return Diff(want, got), false, ferr
+		}
 	}
 	if update {
 		return "", true, os.WriteFile(c.Golden, got, 0o644)

@@ -23,6 +23,9 @@ import (
 type textPlugin struct{}
 
 func (textPlugin) Line(l *sdk.Line, out *sdk.Out) error {
+	if l.JSON().Get("boom").Exists() {
+		panic("boom")
+	}
 	t := l.JSON().Get("text")
 	if !t.Exists() {
 		out.Unmapped(sdk.S("other"))
@@ -143,8 +146,8 @@ func TestCheck(t *testing.T) {
 	write(t, dir, "one.jsonl", `{"text":"bye"}`+"\n")
 	outs, _ = Check(ctx, dir, "p", newInst, false)
 	assert.False(t, outs[0].OK())
-	assert.Contains(t, outs[0].Diff, "-1: ")
-	assert.Contains(t, outs[0].Diff, "+1: ")
+	assert.Contains(t, outs[0].Diff, "~1/+1: event message.assistant seq 1\n")
+	assert.Contains(t, outs[0].Diff, `event.payload.blocks[0].text: "hi" → "bye"`)
 	outs, _ = Check(ctx, dir, "p", newInst, true)
 	assert.True(t, outs[0].Updated)
 
@@ -164,7 +167,7 @@ func TestDiff(t *testing.T) {
 	assert.Equal(t, "", Diff([]byte("a\nb\n"), []byte("a\nb\n")))
 	assert.Equal(t, "+2: x\n", Diff([]byte("a\nb\n"), []byte("a\nx\nb\n")))
 	assert.Equal(t, "-2: b\n", Diff([]byte("a\nb\nc\n"), []byte("a\nc\n")))
-	assert.Equal(t, "+2: y\n-2: b\n", Diff([]byte("a\nb\nc\n"), []byte("a\ny\nc\n")))
+	assert.Equal(t, "-2: b\n+2: y\n", Diff([]byte("a\nb\nc\n"), []byte("a\ny\nc\n")))
 	assert.Equal(t, "+1: a\n", Diff(nil, []byte("a\n")))
 	assert.Equal(t, "-1: a\n", Diff([]byte("a\n"), nil))
 	assert.NotEmpty(t, Diff([]byte("a\n"), []byte("a")), "trailing newline")
@@ -183,4 +186,83 @@ func TestDiff(t *testing.T) {
 	assert.Contains(t, d, "first difference at line 3001")
 	assert.Contains(t, d, "+3001: extra")
 	assert.NotEmpty(t, Diff([]byte(big), []byte(strings.TrimSuffix(big, "\n"))))
+}
+
+// TestDiffFields: a changed field of a long JSON line shows as that field
+// (path, old and new value), never as the whole line.
+func TestDiffFields(t *testing.T) {
+	long := strings.Repeat("x", 1000)
+	want := `{"event":{"seq":3,"type":"tool.result","payload":{"output":"` + long + `","exit_code":0,"status":"ok"}}}` + "\n"
+	got := `{"event":{"seq":3,"type":"tool.result","payload":{"output":"` + long + `","exit_code":1,"status":"error","error":"failed"}}}` + "\n"
+	d := Diff([]byte(want), []byte(got))
+	assert.Equal(t, "~1/+1: event tool.result seq 3\n"+
+		"    event.payload.error: (absent) → \"failed\"\n"+
+		"    event.payload.exit_code: 0 → 1\n"+
+		"    event.payload.status: \"ok\" → \"error\"\n", d)
+	assert.NotContains(t, d, long)
+
+	// Lines that are not JSON, or only on one side, are cut.
+	d = Diff([]byte(long+"\n"), []byte("short\n"+long+"y\n"))
+	assert.Less(t, len(d), 500)
+	assert.Contains(t, d, "(1000 bytes)")
+	assert.Contains(t, d, "(1001 bytes)")
+	d = Diff([]byte(`{"a":[1,2]}`+"\n"), []byte(`{"a":[1]}`+"\n"))
+	assert.Equal(t, "~1/+1: a\n    a[1]: 2 → (absent)\n", d)
+}
+
+// TestNoCases: a directory with no case, its parent included, fails.
+func TestNoCases(t *testing.T) {
+	ctx := context.Background()
+	parent := t.TempDir()
+	require.NoError(t, os.Mkdir(filepath.Join(parent, "claude"), 0o755))
+	write(t, filepath.Join(parent, "claude"), "a.jsonl", `{"text":"hi"}`+"\n")
+	for dir, want := range map[string]string{
+		t.TempDir(): "want <case>.<ext> inputs",
+		parent:      "subdirectories (claude)",
+	} {
+		_, err := Check(ctx, dir, "p", newInst, false)
+		assert.ErrorIs(t, err, ErrNoCases)
+		assert.ErrorContains(t, err, want)
+	}
+	orphan := t.TempDir()
+	write(t, orphan, "a.jsonl", "")
+	write(t, orphan, "gone"+Suffix, "")
+	_, err := Cases(orphan)
+	assert.ErrorContains(t, err, "gone"+Suffix+" in ")
+}
+
+// TestFault: an expectation may pin a plugin fault only when the case's
+// .fault file says why; update refuses to write one otherwise.
+func TestFault(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	write(t, dir, "f.jsonl", `{"text":"hi"}`+"\n"+`{"boom":1}`+"\n")
+	outs, err := Check(ctx, dir, "p", newInst, true)
+	require.NoError(t, err)
+	assert.ErrorIs(t, outs[0].Err, ErrFault)
+	assert.ErrorContains(t, outs[0].Err, "f.fault")
+	_, err = os.Stat(filepath.Join(dir, "f"+Suffix))
+	assert.ErrorIs(t, err, os.ErrNotExist, "update wrote a golden pinning a fault")
+
+	write(t, dir, "f"+FaultSuffix, "  \n")
+	outs, _ = Check(ctx, dir, "p", newInst, true)
+	assert.ErrorContains(t, outs[0].Err, "is empty")
+
+	write(t, dir, "f"+FaultSuffix, "tests how a fault is reported\n")
+	outs, _ = Check(ctx, dir, "p", newInst, true)
+	require.NoError(t, outs[0].Err)
+	outs, _ = Check(ctx, dir, "p", newInst, false)
+	assert.True(t, outs[0].OK())
+	b, _ := os.ReadFile(filepath.Join(dir, "f"+Suffix))
+	assert.Contains(t, Fault(b), "2 line(s) lost to a plugin fault")
+
+	// The fault is gone: the .fault file must go too, and a golden that
+	// still pins the fault is reported.
+	write(t, dir, "f.jsonl", `{"text":"hi"}`+"\n")
+	outs, _ = Check(ctx, dir, "p", newInst, false)
+	assert.ErrorContains(t, outs[0].Err, "allows a fault but the case has none")
+	require.NoError(t, os.Remove(filepath.Join(dir, "f"+FaultSuffix)))
+	outs, _ = Check(ctx, dir, "p", newInst, false)
+	assert.ErrorIs(t, outs[0].Err, ErrFault)
+	assert.NotEmpty(t, outs[0].Diff)
 }

@@ -274,7 +274,7 @@ func TestGolden(t *testing.T) {
 	if r.code != 1 || !strings.Contains(r.out, "FAIL stream_json_tool_kinds") || !strings.Contains(r.out, "golden: "+itoa(n-1)+" passed, 1 failed") {
 		t.Errorf("tampered: %v", r)
 	}
-	if !strings.Contains(r.out, "-") || !strings.Contains(r.out, "+") {
+	if !strings.Contains(r.out, `event.type: "tool.result" → "tool.call"`) {
 		t.Errorf("no diff: %s", r.out)
 	}
 	r = twasmOK(t, "golden", "update", cp)

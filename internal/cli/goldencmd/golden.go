@@ -32,8 +32,14 @@ func NewCmdGolden(f *cmdutil.Factory, runF func(context.Context, *Options) error
 		Long: `A golden directory holds raw provider outputs (<case>.<ext>) and the
 expected normalization of each (<case>.golden.jsonl). "check" runs the
 plugin over every input through the WebAssembly host and prints a diff for
-every case whose output differs; it exits 1 when any does. "update"
-rewrites the expected files instead: review the diff before committing.
+every case whose output differs, as the fields that differ; it exits 1
+when any does. "update" rewrites the expected files instead: review the
+diff before committing.
+
+A directory with no case (empty, mistyped, or the parent of the provider
+directories) is an error (exit 2). An expected output may not hold lines
+lost to a plugin fault unless <case>.fault says why; check and update
+both refuse it otherwise.
 
 The plugin is --plugin (a .wasm file or a loaded plugin's name), else the
 plugin serving --provider, else the one serving the directory's name.`,
