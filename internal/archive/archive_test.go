@@ -170,7 +170,7 @@ func TestIdempotentByContent(t *testing.T) {
 	assert.NotEmpty(t, rebuilt)
 	o = b.SyncFile(ctx, "claude", p1)
 	assert.Equal(t, ActionUnchanged, o.Action, o.Reason)
-	runs, _ := os.ReadDir(filepath.Join(root, "transcripts"))
+	runs, _ := filepath.Glob(filepath.Join(root, "transcripts", "*.jsonl"))
 	assert.Len(t, runs, 1)
 
 	// A corrupt ledger is rebuilt too.

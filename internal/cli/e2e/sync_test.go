@@ -174,7 +174,7 @@ func TestSyncStores(t *testing.T) {
 	if !strings.Contains(r.errOut, "already imported as run "+claudeRun) {
 		t.Errorf("import of synced bytes: %v", r)
 	}
-	entries, _ := os.ReadDir(filepath.Join(h.stor, "transcripts"))
+	entries, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
 	if len(entries) != 2 {
 		t.Errorf("%d transcripts, want 2", len(entries))
 	}
