@@ -18,6 +18,10 @@ type Doc struct {
 	// numbered in: the plugin's declared keys. The SDK sets it; with nil,
 	// keyed tokens are matched by their bytes.
 	Keys *KeySet
+	// Gen tells apart the documents a Doc held over time: the SDK reuses
+	// its Docs from call to call and stamps each with the call, so that a
+	// value kept from an earlier call is recognized as stale.
+	Gen uint32
 }
 
 // Root returns the top-level value, or a missing Value when the line is not

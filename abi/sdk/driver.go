@@ -16,15 +16,21 @@ type Driver struct {
 	p   Plugin
 	n   Normalizer
 	out Out
-	// docs holds the documents handed out during the current call: one
-	// allocation per call (sized from the batch header), not one per
-	// line. A fresh array each call keeps invalidation meaningful: a span
-	// kept from an earlier call still points at that call's (cleared)
-	// documents, never at a reused one.
+	// docs holds the documents handed out during the current call. The
+	// array is reused from call to call (inside WebAssembly an allocation
+	// per batch costs more than the batch's bookkeeping), so every
+	// document is stamped with gen, the number of the call: a span kept
+	// from an earlier call then fails its check instead of reading the
+	// document that reused its slot.
 	docs []abi.Doc
+	gen  uint32
 	line Line
 	// scratch for tapes that cannot be viewed in place.
 	scratch []abi.Token
+	// panicked is what recover caught during the current call ("" when
+	// nothing): recover takes no pointers to the call's results, which
+	// would move them to the heap on every call under TinyGo.
+	panicked string
 }
 
 // NewDriver returns a driver for p.
@@ -70,8 +76,12 @@ func (d *Driver) Manifest() []byte {
 }
 
 // Begin starts a stream with the JSON begin options.
-func (d *Driver) Begin(options []byte) (status abi.Status, msg string) {
-	defer d.recover(&status, &msg)
+func (d *Driver) Begin(options []byte) (abi.Status, string) {
+	return d.result(d.begin(options))
+}
+
+func (d *Driver) begin(options []byte) (abi.Status, string) {
+	defer d.recover()
 	var opts abi.BeginOptions
 	if doc, ok := Parse(options); ok {
 		root := doc.Root()
@@ -86,20 +96,29 @@ func (d *Driver) Begin(options []byte) (status abi.Status, msg string) {
 }
 
 // Feed handles one batch. The records are in Output until the next call.
-func (d *Driver) Feed(batch []byte) (status abi.Status, msg string) {
+func (d *Driver) Feed(batch []byte) (abi.Status, string) {
+	return d.result(d.feed(batch))
+}
+
+func (d *Driver) feed(batch []byte) (abi.Status, string) {
 	d.out.reset(batch)
 	defer d.invalidate()
-	defer d.recover(&status, &msg)
+	defer d.recover()
 	if d.n == nil {
 		return abi.StatusFatal, "feed before begin"
 	}
 	var lineErrs []error
+	d.gen++
+	d.docs = d.docs[:0]
 	if len(batch) >= 4 {
 		// Every line takes at least 12 bytes, so this bounds a forged
-		// count.
+		// count. The array grows here, before any document is handed
+		// out, never while the call holds pointers into it.
 		n := int(uint32(batch[0]) | uint32(batch[1])<<8 | uint32(batch[2])<<16 | uint32(batch[3])<<24)
 		n = min(n, len(batch)/12)
-		d.docs = make([]abi.Doc, 0, n)
+		if cap(d.docs) < n {
+			d.docs = make([]abi.Doc, 0, max(n, abi.MaxBatchLines))
+		}
 	}
 	// The loop is here rather than in a callback: inside WebAssembly an
 	// indirect call per line costs more than the call to Next.
@@ -111,13 +130,13 @@ func (d *Driver) Feed(batch []byte) (status abi.Status, msg string) {
 		}
 		var doc *abi.Doc
 		if len(d.docs) < cap(d.docs) {
-			d.docs = append(d.docs, abi.Doc{Line: bl.Line, Toks: bl.Toks, Keys: d.p.Keys})
+			d.docs = append(d.docs, abi.Doc{Line: bl.Line, Toks: bl.Toks, Keys: d.p.Keys, Gen: d.gen})
 			doc = &d.docs[len(d.docs)-1]
 		} else {
-			// A count larger than the batch can hold: the reader
-			// fails the batch; never let append move documents that
-			// were handed out already.
-			doc = &abi.Doc{Line: bl.Line, Toks: bl.Toks, Keys: d.p.Keys}
+			// A count smaller than the batch holds: the reader fails
+			// the batch; never let append move documents that were
+			// handed out already.
+			doc = &abi.Doc{Line: bl.Line, Toks: bl.Toks, Keys: d.p.Keys, Gen: d.gen}
 		}
 		d.line = Line{No: bl.No, Raw: bl.Line, doc: doc}
 		d.out.lineNo = bl.No
@@ -137,9 +156,13 @@ func (d *Driver) Feed(batch []byte) (status abi.Status, msg string) {
 }
 
 // End ends the stream. The records are in Output until the next call.
-func (d *Driver) End() (status abi.Status, msg string) {
+func (d *Driver) End() (abi.Status, string) {
+	return d.result(d.end())
+}
+
+func (d *Driver) end() (abi.Status, string) {
 	d.out.reset(nil)
-	defer d.recover(&status, &msg)
+	defer d.recover()
 	if d.n == nil {
 		return abi.StatusFatal, "end before begin"
 	}
@@ -161,20 +184,30 @@ func (d *Driver) invalidate() {
 	for i := range d.docs {
 		d.docs[i].Line, d.docs[i].Toks = nil, nil
 	}
-	d.docs = nil
+	d.docs = d.docs[:0]
 	d.line = Line{}
 }
 
-// recover turns a panic into StatusFatal; it also yields, which keeps Go's
+// recover notes a panic for result; it also yields, which keeps Go's
 // garbage collector making progress inside the sandbox (see wasm.md).
-func (d *Driver) recover(status *abi.Status, msg *string) {
+// TinyGo has no recover on WebAssembly: there a panic traps, and the host
+// handles the trap as it handles StatusFatal.
+func (d *Driver) recover() {
 	if r := recover(); r != nil {
-		*status = abi.StatusFatal
-		*msg = "plugin panic: " + panicText(r)
+		d.panicked = "plugin panic: " + panicText(r)
 		d.n = nil
 		d.out.enc.Abort()
 	}
 	runtime.Gosched()
+}
+
+// result is a call's status, or StatusFatal when it panicked.
+func (d *Driver) result(status abi.Status, msg string) (abi.Status, string) {
+	if d.panicked != "" {
+		status, msg = abi.StatusFatal, d.panicked
+		d.panicked = ""
+	}
+	return status, msg
 }
 
 // lineError is a normalizer's error on one line. The SDK avoids fmt: it

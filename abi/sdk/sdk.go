@@ -63,10 +63,16 @@ func Parse(buf []byte) (doc *abi.Doc, ok bool) {
 type Str struct {
 	lit  string
 	doc  *abi.Doc // span: the document it points into
-	from int      // span: offsets into doc.Line
-	to   int
+	from int32    // span: offsets into doc.Line (lines are < 2 GiB)
+	to   int32
+	gen  uint32 // span: doc.Gen when it was made
 	mode abi.SpanMode
 	set  bool
+}
+
+// span is the Str of bytes [from, to) of v's document.
+func span(d *abi.Doc, from, to int, mode abi.SpanMode) Str {
+	return Str{doc: d, from: int32(from), to: int32(to), gen: d.Gen, mode: mode, set: true}
 }
 
 // S returns a literal Str (set, even when s is empty).
@@ -85,10 +91,10 @@ func Text(v abi.Value) Str {
 		if v.Escaped() {
 			mode = abi.SpanString
 		}
-		return Str{doc: v.Doc(), from: from + 1, to: to - 1, mode: mode, set: true}
+		return span(v.Doc(), from+1, to-1, mode)
 	default:
 		from, to := v.Span()
-		return Str{doc: v.Doc(), from: from, to: to, mode: abi.SpanBytes, set: true}
+		return span(v.Doc(), from, to, abi.SpanBytes)
 	}
 }
 
@@ -101,10 +107,10 @@ func JSON(v abi.Value) Str {
 		return Str{}
 	case abi.KindString:
 		from, to := v.Span()
-		return Str{doc: v.Doc(), from: from + 1, to: to - 1, mode: abi.SpanJSONString, set: true}
+		return span(v.Doc(), from+1, to-1, abi.SpanJSONString)
 	default:
 		from, to := v.Span()
-		return Str{doc: v.Doc(), from: from, to: to, mode: abi.SpanJSON, set: true}
+		return span(v.Doc(), from, to, abi.SpanJSON)
 	}
 }
 
@@ -150,7 +156,7 @@ func (s Str) Keep() Str {
 }
 
 func (s Str) raw() []byte {
-	if s.doc.Line == nil {
+	if s.doc.Line == nil || s.doc.Gen != s.gen {
 		panic("twasm sdk: a span of an earlier line was used after its Line call returned; call Keep() to hold a value across lines")
 	}
 	return s.doc.Line[s.from:s.to]
