@@ -70,13 +70,10 @@ type normalizer struct {
 	terminal bool
 	// turnErr is the error that ended the current turn.
 	turnErr string
-	// Session-log state of a rollout: whether it has turn events, the
-	// role of its last prompt or answer ('u', 'a'), an error reported
-	// after the last prompt, and the calls still without output.
+	// turnEvents is set once a rollout shows task_started,
+	// task_complete or turn_aborted: builds before them wrote none, and
+	// such a log's status is the host's session rule (spec §6.7).
 	turnEvents bool
-	lastRole   byte
-	logErr     string
-	open       map[string]bool
 
 	scratch []byte
 	// inner and innerDoc hold a JSON document found inside a string
@@ -94,7 +91,7 @@ type normalizer struct {
 }
 
 func newNormalizer() *normalizer {
-	return &normalizer{items: map[string]bool{}, balance: map[uint64]int{}, open: map[string]bool{}}
+	return &normalizer{items: map[string]bool{}, balance: map[uint64]int{}}
 }
 
 type stream struct {
@@ -145,6 +142,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case root.Get("record_type").Exists():
 		// Early rollout state marker: carries nothing for a transcript.
 		n.setFormat(out, FormatRollout)
+		out.Ignored(sdk.S("record_type"))
 	case root.Get("id").Kind() == abi.KindString && root.Get("timestamp").Exists():
 		// Early rollout header {id,timestamp,instructions,git}.
 		n.setFormat(out, FormatRollout)
@@ -167,14 +165,17 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 func (n *normalizer) End(out *sdk.Out) error {
 	n.closeStream(out, &n.think)
 	n.closeStream(out, &n.text)
-	n.endLog(out)
 	return nil
 }
 
+// setFormat reports the format of the first line that shows one. A
+// rollout is a session log: NoTerminal lets the host settle a log
+// without turn events by the session rule (spec §6.7); a rollout with
+// them reports each turn's end.
 func (n *normalizer) setFormat(out *sdk.Out, f string) {
 	if n.format == "" {
 		n.format = f
-		out.Meta(sdk.Meta{Format: sdk.S(f)})
+		out.Meta(sdk.Meta{Format: sdk.S(f), NoTerminal: f == FormatRollout})
 	}
 }
 
@@ -185,10 +186,13 @@ func (n *normalizer) newKey() sdk.Str {
 }
 
 // startTurn is called when a turn begins: when an earlier turn already
-// ended the step, the step is incomplete again until this one ends.
+// ended the step, the step is incomplete again until this one ends. A
+// rollout (a session log, NoTerminal) says so at every turn, so that a
+// log cut inside a turn is incomplete rather than judged by the session
+// rule.
 func (n *normalizer) startTurn(out *sdk.Out) {
 	n.turnErr = ""
-	if n.terminal {
+	if n.terminal || n.format == FormatRollout {
 		out.Status(sdk.StatusIncomplete, sdk.S("a new turn started and did not finish"), abi.LevelTerminal)
 		n.terminal = false
 	}
@@ -201,11 +205,16 @@ func (n *normalizer) finish(out *sdk.Out, status string, err sdk.Str) {
 
 // failTurn reports the error that ends a turn (the legacy and rollout
 // error event): terminal, and remembered so that the task_complete Codex
-// writes after it does not make the failed turn ok.
+// writes after it does not make the failed turn ok. In a rollout without
+// turn events (a session log) it is an error field: the host's session
+// rule decides whether a later answer recovered from it.
 func (n *normalizer) failTurn(out *sdk.Out, msg abi.Value) {
 	e := strOr(errorText(msg), "error")
+	if n.format == FormatRollout && !n.turnEvents {
+		out.Status(sdk.StatusError, e, abi.LevelError)
+		return
+	}
 	n.turnErr = e.String()
-	n.logErr = n.turnErr
 	n.finish(out, sdk.StatusError, e)
 }
 
@@ -216,38 +225,6 @@ func (n *normalizer) completeTurn(out *sdk.Out) {
 		return
 	}
 	n.finish(out, sdk.StatusOK, sdk.Str{})
-}
-
-// prompt notes a user prompt of a session log: a rollout without turn
-// events (builds before task_started was written) starts a turn with
-// each prompt.
-func (n *normalizer) prompt(out *sdk.Out) {
-	n.lastRole, n.logErr = 'u', ""
-	if !n.turnEvents {
-		n.startTurn(out)
-	}
-}
-
-// endLog settles the status of a rollout that has no terminal event for
-// its last turn. One with turn events stopped mid-turn: incomplete (the
-// host's default). One without (older builds wrote none) is a session
-// log (spec §6.7): an error after the last prompt makes it an error, a
-// log that ends on an unanswered prompt or a call without its output is
-// incomplete, and one that ends on the model's answer is ok.
-func (n *normalizer) endLog(out *sdk.Out) {
-	if n.format != FormatRollout || n.terminal || n.turnEvents {
-		return
-	}
-	switch {
-	case n.logErr != "":
-		out.Status(sdk.StatusError, sdk.S(n.logErr), abi.LevelTerminal)
-	case len(n.open) > 0:
-		out.Status(sdk.StatusIncomplete, sdk.S("the session log ends on a tool call without its output"), abi.LevelTerminal)
-	case n.lastRole == 'u':
-		out.Status(sdk.StatusIncomplete, sdk.S("the session log ends on an unanswered prompt"), abi.LevelTerminal)
-	case n.lastRole == 'a':
-		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
-	}
 }
 
 // textMessage reports a one-block assistant message.
@@ -280,7 +257,6 @@ func (n *normalizer) noteText(out *sdk.Out, v abi.Value) {
 		return
 	}
 	n.lastText, n.haveLastText = n.hash(0, v), true
-	n.lastRole = 'a'
 	out.Final(sdk.Text(v), true)
 }
 

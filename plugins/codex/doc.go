@@ -74,31 +74,34 @@
 // (abi.ModeAdd).
 //
 // Status and errors. turn.completed, turn.failed, task_complete,
-// turn_aborted and the legacy/rollout error event are terminal. An error
-// event ends its turn: the task_complete Codex writes after it keeps the
-// turn an error. exec-json top-level error lines ("Reconnecting..."),
-// error items (warnings the CLI surfaces), stream_error and warning
-// events are errors the provider reported that do not end the turn:
-// they are reported at abi.LevelError, so that the step lists them in
-// its errors without their deciding its status. A turn that starts after
-// a terminal event makes the step incomplete again until it ends. A
-// stream with no terminal event reports no terminal status, so the host
-// makes it incomplete, except a rollout written before turn events
-// existed, which is a session log (spec §6.7): an error after the last
-// prompt makes it an error, a log that ends on an unanswered prompt or
-// on a call without output is incomplete, one that ends on the model's
-// answer is ok. An error message holding the API's JSON error body is
-// shown as its message, status and type.
+// turn_aborted and the legacy error event are terminal. An error event
+// ends its turn: the task_complete Codex writes after it keeps the turn
+// an error. exec-json top-level error lines ("Reconnecting..."), error
+// items (warnings the CLI surfaces), stream_error and warning events are
+// errors the provider reported that do not end the turn: reported at
+// abi.LevelError, so the host lists them in the step's errors without
+// their deciding the status. A turn that starts after a terminal event
+// makes the step incomplete again until it ends; in a rollout every
+// task_started does, so a log cut inside a turn is incomplete. A rollout
+// is a session log (NoTerminal): one written before turn events existed
+// is settled by the host's session rule (spec §6.7), and its error events
+// are error fields for that rule, not terminal. A stream with no
+// terminal event reports none, so the host makes it incomplete (error
+// when a provider error came). An error message holding the API's JSON
+// error body is shown as its message, status and type.
 //
 // Bytes. Values reach the host as spans of the input, so NUL, control
 // bytes, ANSI escapes and invalid UTF-8 survive as they are. A line made
 // invalid by a raw control byte inside a string is repaired by the host
 // (the byte escaped) before the plugin sees it, and read like any other.
 //
-// Known records with nothing for the transcript are consumed: the *_begin
+// Known records with nothing for the transcript are declared ignored
+// (sdk.Out.Ignored): the *_begin
 // and output-delta echoes, context_compacted, ghost_snapshot (an undo
 // commit), world_state, and the 0.147+ event_msg item_completed mirrors
-// of response items (an error item among them is a provider error). A
+// of response items (an error item among them is a provider error), a
+// token_count with no info (rate limits only), the early record_type
+// marker, the legacy display hints. A
 // compaction's summary (compacted) is injected context of a user
 // message. Unmapped native types are counted as "<type>" (exec-json, legacy),
 // "item/<type>", "response_item/<type>", "event_msg/<type>", and

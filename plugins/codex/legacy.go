@@ -28,6 +28,7 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	case "agent_reasoning_section_break", "exec_command_output_delta":
 		// Display hints: the section's text and the command's output
 		// arrive whole in the events that follow.
+		out.Ignored(sdk.Text(t))
 	case "exec_command_begin":
 		key := n.newKey()
 		argv := msg.Get("command")

@@ -59,6 +59,7 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 	case "world_state":
 		// The 0.147+ environment snapshot: state for resuming, nothing
 		// the transcript shows.
+		out.Ignored(sdk.S("world_state"))
 	default:
 		out.Unmapped(sdk.Text(typ))
 	}
@@ -176,15 +177,14 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			// call's input, not what the search returned).
 			r := sdk.ToolResult{CallID: callID, Time: ts}
 			settle(&r, outcome{status: st}, sdk.Str{})
-			delete(n.open, callID.String())
 			out.ToolResult(r)
 		}
 	case "ghost_snapshot":
 		// An undo snapshot (a git commit id): nothing the model said or
 		// did.
+		out.Ignored(sdk.S("response_item/ghost_snapshot"))
 	case "function_call_output", "custom_tool_call_output":
 		r := n.toolOutput(p, ts)
-		delete(n.open, r.CallID.String())
 		out.ToolResult(r)
 	default:
 		out.Unmapped(sdk.S("response_item/" + t.String()))
@@ -203,7 +203,6 @@ func (n *normalizer) rolloutCall(out *sdk.Out, p abi.Value, ts, name sdk.Str, ki
 	}
 	toolUse(out, n.newKey(), sdk.Message{ID: sdk.Text(p.Get("id")), Model: n.model, Time: ts},
 		sdk.ToolCall{CallID: callID, Name: name, Input: input, Kind: kind, Command: command, Time: ts})
-	n.open[callID.String()] = true
 	return callID
 }
 
@@ -417,8 +416,6 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 				origin = sdk.OriginInjected
 			} else if n.seen(nsUser, text, true) {
 				continue
-			} else {
-				n.prompt(out)
 			}
 			l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: origin})
 		}
@@ -480,6 +477,8 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// last_token_usage the latest response's.
 		if info := p.Get("info"); info.Kind() == abi.KindObject {
 			n.usage.total(out, info.Get("total_token_usage"), info.Get("last_token_usage"))
+		} else {
+			out.Ignored(sdk.S("event_msg/token_count"))
 		}
 	case "agent_message":
 		v := p.Get("message")
@@ -497,9 +496,6 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			origin = sdk.OriginInjected
 		} else if n.seen(nsUser, v, false) {
 			return
-		}
-		if origin == sdk.OriginPrompt {
-			n.prompt(out)
 		}
 		key := n.newKey()
 		out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: ts})
@@ -544,10 +540,13 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		item := p.Get("item")
 		if it := string(sdk.Name(item.Get("type"))); it == "Error" || it == "error" {
 			out.Status(sdk.StatusError, strOr(errorText(item.Get("message")), "error"), abi.LevelError)
+			return
 		}
+		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end", "agent_reasoning_section_break", "context_compacted":
 		// UI echoes of calls whose request and result are response
 		// items.
+		out.Ignored(sdk.S("event_msg/" + t.String()))
 	default:
 		out.Unmapped(sdk.S("event_msg/" + t.String()))
 	}

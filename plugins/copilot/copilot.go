@@ -68,15 +68,13 @@ type normalizer struct {
 	sawResult bool
 	lastErr   string
 
-	// Session-log state (spec §6.7), for a log without a result line:
-	// the role of the last prompt or answer ('u', 'a'), the error
-	// reported since the last answer, whether the log's last event was a
-	// session.shutdown (and of which kind), and the results seen.
-	lastRole    byte
-	pendingErr  string
+	// ids are the envelope ids read so far: an id seen again is a replay.
+	ids map[string]bool
+
+	// shutdown is set while the log's last event is a session.shutdown;
+	// shutdownErr is the error a shutdown of type error states.
 	shutdown    bool
 	shutdownErr string
-	results     map[string]bool
 
 	// deltas are tool calls seen only as assistant.tool_call_delta so
 	// far, in arrival order: a stream cut there still records them.
@@ -96,7 +94,7 @@ type message struct {
 }
 
 func newNormalizer() *normalizer {
-	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}, results: map[string]bool{}}
+	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}, ids: map[string]bool{}}
 }
 
 // Line implements sdk.Normalizer.
@@ -118,7 +116,17 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		return nil
 	}
 	n.sawEvent = true
-	if v.Get("ephemeral").Truthy() {
+	if id := v.Get("id"); id.Kind() == abi.KindString && !id.Is("") {
+		// An event whose id was already read is a replay of it (a log
+		// copied after itself): the same event, not a new one.
+		k := id.String()
+		if n.ids[k] {
+			out.Ignored(sdk.S("(replayed event)"))
+			return nil
+		}
+		n.ids[k] = true
+	}
+	if v.Get("ephemeral").Truthy() || streamOnly(t) {
 		n.sawEphemeral = true
 	}
 	// Only the log's last event decides whether it ended with a
@@ -161,43 +169,23 @@ func (n *normalizer) End(out *sdk.Out) error {
 		default:
 			f = fmtEvents
 		}
-		out.Meta(sdk.Meta{Format: sdk.S(f)})
+		// events.jsonl has no terminal event: the host settles it by
+		// the session rule (spec §6.7).
+		out.Meta(sdk.Meta{Format: sdk.S(f), NoTerminal: f == fmtEvents})
 	}
 	n.usage.end(out)
-	n.endLog(out)
+	if !n.sawResult && n.shutdown && n.shutdownErr != "" {
+		// The session ended in a crash: the log's terminal event.
+		out.Status(sdk.StatusError, sdk.S(n.shutdownErr), abi.LevelTerminal)
+	}
 	return nil
 }
 
-// endLog settles the status of a log without a result line (events.jsonl,
-// or a stdout cut before it) whose last event is a session.shutdown, by
-// the session-log rule of spec §6.7: a shutdown of type error, or a
-// provider error after the last answer, is an error; a log that ends on
-// a prompt without an answer or on a call without its result is
-// incomplete; else ok. A log that stops before its shutdown reports no
-// terminal status (the host makes it incomplete).
-func (n *normalizer) endLog(out *sdk.Out) {
-	if n.sawResult || !n.shutdown {
-		return
-	}
-	dangling := false
-	for id := range n.calls {
-		if !n.results[id] {
-			dangling = true
-			break
-		}
-	}
-	switch {
-	case n.shutdownErr != "":
-		out.Status(sdk.StatusError, sdk.S(n.shutdownErr), abi.LevelTerminal)
-	case n.pendingErr != "":
-		out.Status(sdk.StatusError, sdk.S(n.pendingErr), abi.LevelTerminal)
-	case dangling:
-		out.Status(sdk.StatusIncomplete, sdk.S("the session ended with a tool call without its result"), abi.LevelTerminal)
-	case n.lastRole == 'u':
-		out.Status(sdk.StatusIncomplete, sdk.S("the session ended on a prompt without an answer"), abi.LevelTerminal)
-	default:
-		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
-	}
+// streamOnly reports whether events of type t exist on stdout only (the
+// CLI never writes deltas to events.jsonl), for streams that lost the
+// ephemeral flag.
+func streamOnly(t abi.Value) bool {
+	return t.Is("assistant.message_delta") || t.Is("assistant.reasoning_delta") || t.Is("assistant.tool_call_delta")
 }
 
 // event dispatches one envelope by type.
@@ -229,7 +217,6 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("system.message"):
 		n.system(v, d, ts, out)
 	case t.Is("user.message"):
-		n.lastRole = 'u'
 		n.user(v, d, ts, out)
 	case t.Is("assistant.message_delta"):
 		// Deltas of a message already complete are previews of it.
@@ -277,13 +264,18 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("abort"):
 		// The user (or a limit) stopped the run: what was in flight
 		// stays dangling, and the session log rule decides the status.
-		n.pendingErr = ""
+		out.Ignored(sdk.S("abort"))
 	case t.Is("result"):
 		n.result(d, v, out)
 	case t.Is("assistant.turn_start"), t.Is("assistant.turn_end"),
-		t.Is("tool.execution_partial_result"), t.Is("session.idle"):
-		// Lifecycle markers and previews of what a later event carries
-		// whole (toolRequests, execution_complete): nothing to record.
+		t.Is("tool.execution_partial_result"), t.Is("session.idle"), t.Is("permission.requested"),
+		t.Is("session.permissions_changed"), t.Is("session.usage_checkpoint"):
+		// Lifecycle markers, previews of what a later event carries
+		// whole (toolRequests, execution_complete), the permission
+		// prompt of a call already recorded (it stays dangling until it
+		// completes), permission mode changes and usage checkpoints the
+		// shutdown totals repeat: nothing to record.
+		out.Ignored(sdk.S(sdk.TypeName(t)))
 	default:
 		out.Unmapped(sdk.S(sdk.TypeName(t)))
 	}
@@ -352,7 +344,7 @@ func (n *normalizer) result(d, v abi.Value, out *sdk.Out) {
 
 // endSession handles session.shutdown: the session's usage totals and
 // model, and the end of an events.jsonl log (which has no result line);
-// the status is settled at the end of the stream (endLog), since a
+// the status is settled at the end of the stream, since a
 // resumed log goes on after a shutdown.
 func (n *normalizer) endSession(d abi.Value, out *sdk.Out) {
 	n.usage.shutdown(d.Get("modelMetrics"), out)
@@ -382,7 +374,7 @@ func (n *normalizer) endSession(d abi.Value, out *sdk.Out) {
 // step's errors (abi.LevelError), and the step's error when no answer
 // follows it.
 func (n *normalizer) providerError(msg string, out *sdk.Out) {
-	n.lastErr, n.pendingErr = msg, msg
+	n.lastErr = msg
 	out.Status(sdk.StatusError, sdk.S(msg), abi.LevelError)
 }
 

@@ -19,6 +19,10 @@
 //
 // # Decisions
 //
+// Replays. Every envelope has an id; an event whose id was already read
+// is a replay of it (a log copied after itself, seen in a real
+// recording) and is declared ignored, so nothing is counted twice.
+//
 // Messages. An assistant message is keyed by its messageId: message_delta
 // chunks append to its text block, and the final assistant.message
 // replaces that block with its content, so the text is written once. Its
@@ -91,31 +95,33 @@
 // sum of the messages' outputTokens. premiumRequests is not a cost in USD
 // and is not reported.
 //
-// Status and errors. session.error and model.call_failure are errors
-// the provider reported: each is reported at abi.LevelError (the step
-// lists it in its errors), with its errorType, statusCode and errorCode
-// after the message ("... (rate_limit, 429)"). subagent.failed is one
-// too (the sub-agent's tool call also fails with its error). result is the terminal
-// event: exitCode 0 is ok, anything else an error whose text is the last
-// provider error, else "copilot exited with code N". events.jsonl (or a
-// stdout cut before its result line) has no terminal event; a log whose
-// last event is a session.shutdown is settled by the session-log rule of
-// spec §6.7, whatever the shutdown's type says about the process: a
-// shutdown of type error (errorReason, else the type) or a provider error
-// that no answer followed (a rate limit before a routine shutdown) is an
-// error; a log that ends on a prompt without an answer, or with a call
-// without its result, is incomplete; otherwise ok. abort (the user
-// stopped the run) leaves what was in flight unanswered or dangling. A
-// log that stops before its shutdown, or goes on after one (a resumed
-// log cut short), reports no terminal status: the host makes it
-// incomplete. session.warning is a warning of the step.
+// Status and errors. session.error, model.call_failure and
+// subagent.failed are errors the provider reported: each is reported at
+// abi.LevelError, so the host lists it in the step's errors, with the
+// errorType, statusCode and errorCode after the message ("... (rate_limit,
+// 429)"). result is the terminal event of --output-format json: exitCode 0
+// is ok, anything else an error whose text is the last provider error,
+// else "copilot exited with code N"; a stdout cut before it has no
+// terminal status (incomplete, or error when a provider error came). An
+// events.jsonl log has no terminal event: it is reported with NoTerminal
+// and the host settles it by the session rule of spec §6.7, whatever its
+// routine session.shutdown says (a 429 that no answer followed is an
+// error; a prompt without an answer or a call without its result is
+// incomplete; else ok). Only a log whose last event is a shutdown of type
+// error (a crash) reports that as its terminal status (errorReason, else
+// the type). Deltas (message, reasoning, tool call) exist on stdout only,
+// so a stream holding them is json even without the ephemeral flag.
+// session.warning is a warning of the step; abort leaves what was in
+// flight unanswered or dangling.
 //
 // Final text. The content of the last assistant.message with content.
 //
 // Unmapped. Lifecycle markers and previews of what a later event carries
-// whole are consumed without a record: assistant.turn_start/turn_end,
-// tool.execution_partial_result (execution_complete has the output),
-// session.idle. Everything else the transcript has no place for
+// whole are declared ignored (sdk.Out.Ignored): assistant.turn_start/
+// turn_end, tool.execution_partial_result (execution_complete has the
+// output), session.idle, permission.requested (the call is already
+// recorded and stays dangling until it completes),
+// session.permissions_changed, session.usage_checkpoint, abort. Everything else the transcript has no place for
 // (session.mcp_server_status_changed,
 // session.skills_loaded, mcp.tools.list_changed, session.compaction_*,
 // new types) is counted by type; text that is not JSON as "non_json"; a

@@ -35,7 +35,7 @@ func TestOutcomes(t *testing.T) {
 		name, in, status, format, errText, final string
 		unmapped                                 map[string]int
 	}{
-		{"events log without shutdown is incomplete", ev("session.start", `{"sessionId":"s"}`), "incomplete", "events-jsonl", "", "", nil},
+		{"events log with no prompt is ok (session rule)", ev("session.start", `{"sessionId":"s"}`), "ok", "events-jsonl", "", "", nil},
 		{"routine shutdown ends a log ok", ev("session.shutdown", `{"shutdownType":"routine"}`), "ok", "events-jsonl", "", "", nil},
 		{"other shutdown is an error", ev("session.shutdown", `{"shutdownType":"error","errorReason":"crashed"}`), "error", "events-jsonl", "crashed", "", nil},
 		{"result exit code wins over shutdown", ev("session.shutdown", `{"shutdownType":"routine"}`) + `{"type":"result","exitCode":2}`, "error", "json", "copilot exited with code 2", "", nil},
@@ -43,10 +43,10 @@ func TestOutcomes(t *testing.T) {
 		{"session error alone", ev("session.error", `{"errorType":"auth","message":"Not authenticated"}`), "error", "events-jsonl", "Not authenticated (auth)", "", nil},
 		{"rate limit before a routine shutdown is an error", ev("user.message", `{"content":"hi"}`) + ev("session.error", `{"errorType":"rate_limit","message":"Too many requests","statusCode":429}`) + ev("session.shutdown", `{"shutdownType":"routine"}`), "error", "events-jsonl", "Too many requests (rate_limit, 429)", "", nil},
 		{"an answer after an error makes it ok", ev("user.message", `{"content":"hi"}`) + ev("session.error", `{"errorType":"rate_limit","message":"slow down"}`) + ev("assistant.message", `{"messageId":"m","content":"hello"}`) + ev("session.shutdown", `{"shutdownType":"routine"}`), "ok", "events-jsonl", "", "hello", nil},
-		{"unanswered prompt before shutdown is incomplete", ev("user.message", `{"content":"hi"}`) + ev("abort", `{"reason":"user_initiated"}`) + ev("session.shutdown", `{"shutdownType":"routine"}`), "incomplete", "events-jsonl", "the session ended on a prompt without an answer", "", nil},
-		{"dangling call before shutdown is incomplete", ev("user.message", `{"content":"hi"}`) + ev("assistant.message", `{"messageId":"m","content":"looking","toolRequests":[{"toolCallId":"c","name":"bash","arguments":{"command":"ls"}}]}`) + ev("session.shutdown", `{"shutdownType":"routine"}`), "incomplete", "events-jsonl", "the session ended with a tool call without its result", "looking", nil},
-		{"deltas without final message", ev("assistant.message_delta", `{"messageId":"m","deltaContent":"par"}`) + ev("assistant.message_delta", `{"messageId":"m","deltaContent":"tial"}`), "incomplete", "events-jsonl", "", "", nil},
-		{"unknown types are counted", ev("subagent.started", `{}`) + "garbage\n[1]\n{}", "incomplete", "events-jsonl", "", "", map[string]int{"subagent.started": 1, "non_json": 1, "non_object": 1, "(no type)": 1}},
+		{"unanswered prompt before shutdown is incomplete", ev("user.message", `{"content":"hi"}`) + ev("abort", `{"reason":"user_initiated"}`) + ev("session.shutdown", `{"shutdownType":"routine"}`), "incomplete", "events-jsonl", "the log ends on a prompt that got no answer", "", nil},
+		{"dangling call before shutdown is incomplete", ev("user.message", `{"content":"hi"}`) + ev("assistant.message", `{"messageId":"m","content":"looking","toolRequests":[{"toolCallId":"c","name":"bash","arguments":{"command":"ls"}}]}`) + ev("session.shutdown", `{"shutdownType":"routine"}`), "incomplete", "events-jsonl", "the log ends on a tool call without a result", "looking", nil},
+		{"deltas without final message", ev("assistant.message_delta", `{"messageId":"m","deltaContent":"par"}`) + ev("assistant.message_delta", `{"messageId":"m","deltaContent":"tial"}`), "incomplete", "json", "", "", nil},
+		{"unknown types are counted", ev("subagent.started", `{}`) + "garbage\n[1]\n{}", "ok", "events-jsonl", "", "", map[string]int{"subagent.started": 1, "non_json": 1, "non_object": 1, "(no type)": 1}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

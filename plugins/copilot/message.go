@@ -97,11 +97,7 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	m := n.msgFor(d.Get("messageId"), ts, out)
 	if m == nil {
 		// The same message again (a replayed or resumed log): it was
-		// written; only calls not seen yet are reported. It still
-		// answers the prompt before it.
-		if c := d.Get("content"); c.Kind() == abi.KindString && !c.Is("") {
-			n.lastRole, n.pendingErr = 'a', ""
-		}
+		// written; only calls not seen yet are reported.
 		for it := d.Get("toolRequests").Iter(); it.Next(); {
 			tr := it.Value()
 			n.call(tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments"), ts, out)
@@ -126,8 +122,6 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	if c.Kind() == abi.KindString && !c.Is("") {
 		out.Block(key, slotText, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
 		out.Final(sdk.Text(c), true)
-		// The model answered: an earlier error did not stop it.
-		n.lastRole, n.pendingErr = 'a', ""
 	}
 	slot := slotTools
 	for it := d.Get("toolRequests").Iter(); it.Next(); {

@@ -93,7 +93,6 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		}
 	}
 	sid := id.String()
-	n.results[sid] = true
 	if n.calls[sid] {
 		out.ToolResult(r)
 		return
