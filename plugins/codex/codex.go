@@ -211,7 +211,7 @@ func (n *normalizer) finish(out *sdk.Out, status string, err sdk.Str) {
 func (n *normalizer) failTurn(out *sdk.Out, msg abi.Value) {
 	e := strOr(errorText(msg), "error")
 	if n.format == FormatRollout && !n.turnEvents {
-		out.Status(sdk.StatusError, e, abi.LevelError)
+		reportError(out, msg, "error")
 		return
 	}
 	n.turnErr = e.String()
@@ -358,6 +358,39 @@ func errorText(v abi.Value) sdk.Str {
 		text += " (" + detail + ")"
 	}
 	return sdk.S(text)
+}
+
+// reportError reports an error the provider stated that does not end the
+// turn: listed in the step's errors, with the API's error type or HTTP
+// status as its code when the message holds the API's JSON error body.
+func reportError(out *sdk.Out, msg abi.Value, def string) {
+	out.Error(sdk.ProviderError{Message: strOr(errorText(msg), def), Code: errorCode(msg)})
+}
+
+// errorCode is the code of an error message that holds the API's JSON
+// error body: its error type (or code), else its HTTP status.
+func errorCode(v abi.Value) sdk.Str {
+	if v.Kind() != abi.KindString {
+		return sdk.Str{}
+	}
+	s := v.String()
+	if len(s) == 0 || s[0] != '{' {
+		return sdk.Str{}
+	}
+	doc, ok := sdk.Parse([]byte(s))
+	if !ok {
+		return sdk.Str{}
+	}
+	root := doc.Root()
+	for _, c := range [...]abi.Value{root.Path("error", "type"), root.Path("error", "code")} {
+		if c.Kind() == abi.KindString && len(c.Raw()) > 2 {
+			return sdk.S(c.String())
+		}
+	}
+	if st, ok := root.Get("status").Int(); ok {
+		return sdk.S(itoa(st))
+	}
+	return sdk.Str{}
 }
 
 // member is one member of an object built from values of the line.

@@ -114,11 +114,11 @@ func records(t *testing.T, lines ...string) []string {
 	return append(out, render(t, d.Output(), nil)...)
 }
 
-var opNames = map[abi.Op]string{abi.OpUsage: "usage", abi.OpStatus: "status", abi.OpFinal: "final", abi.OpUnmapped: "unmapped", abi.OpMeta: "meta"}
+var opNames = map[abi.Op]string{abi.OpUsage: "usage", abi.OpStatus: "status", abi.OpFinal: "final", abi.OpUnmapped: "unmapped", abi.OpMeta: "meta", abi.OpError: "error"}
 
 var tagNames = map[abi.Tag]string{
 	abi.TInputTokens: "in", abi.TCacheReadTokens: "cache_read", abi.TOutputTokens: "out", abi.TReasoningTokens: "reasoning",
-	abi.TMode: "mode", abi.TStatus: "status", abi.TLevel: "level", abi.TError: "error", abi.TText: "text", abi.TNative: "native",
+	abi.TMode: "mode", abi.TStatus: "status", abi.TLevel: "level", abi.TError: "error", abi.TText: "text", abi.TNative: "native", abi.TCode: "code",
 	abi.TSessionID: "session", abi.TModel: "model", abi.TFormat: "format", abi.TProviderVersion: "version",
 }
 
@@ -176,7 +176,7 @@ func TestStatusAndUsage(t *testing.T) {
 	}, {
 		name:  "exec error lines are non-fatal, turn.failed is terminal",
 		lines: []string{`{"type":"error","message":"Reconnecting... 1/5"}`, `{"type":"turn.failed","error":{"message":"boom"}}`},
-		want:  []string{"meta format=exec-json", "status status=error error=Reconnecting... 1/5 level=2", "status status=error error=boom level=3"},
+		want:  []string{"meta format=exec-json", "error text=Reconnecting... 1/5", "status status=error error=boom level=3"},
 	}, {
 		name:  "no terminal event, no terminal status",
 		lines: []string{`{"type":"thread.started","thread_id":"t1"}`, `{"type":"turn.started"}`},

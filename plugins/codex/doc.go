@@ -78,9 +78,10 @@
 // ends its turn: the task_complete Codex writes after it keeps the turn
 // an error. exec-json top-level error lines ("Reconnecting..."), error
 // items (warnings the CLI surfaces), stream_error and warning events are
-// errors the provider reported that do not end the turn: reported at
-// abi.LevelError, so the host lists them in the step's errors without
-// their deciding the status. A turn that starts after a terminal event
+// errors the provider reported that do not end the turn: reported with
+// sdk.Out.Error (code: the API error type or HTTP status when the message
+// holds the API's JSON error body), so the host lists them in the step's
+// errors without their deciding the status. A turn that starts after a terminal event
 // makes the step incomplete again until it ends; in a rollout every
 // task_started does, so a log cut inside a turn is incomplete. A rollout
 // is a session log (NoTerminal): one written before turn events existed

@@ -24,7 +24,7 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 	case "error":
 		// Top-level errors are not fatal by themselves ("Reconnecting...
 		// 2/5" retries); turn.failed, if it comes, is the verdict.
-		out.Status(sdk.StatusError, strOr(errorText(root.Get("message")), "error"), abi.LevelError)
+		reportError(out, root.Get("message"), "error")
 	case "item.started":
 		n.item(out, phaseStarted, root.Get("item"))
 	case "item.updated":
@@ -153,7 +153,7 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		}
 	case "error":
 		// A non-fatal error item (a warning the CLI surfaces).
-		out.Status(sdk.StatusError, strOr(errorText(item.Get("message")), "error"), abi.LevelError)
+		reportError(out, item.Get("message"), "error")
 	default:
 		native := "item/" + t.String()
 		if !t.Exists() {

@@ -8,7 +8,7 @@ import "github.com/twasm/twasm/abi"
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
 	"Err", "Ok", "a", "action", "agents_states", "aggregated_output", "approval", "arguments",
-	"base_instructions", "cache_write_input_tokens", "cached_input_tokens", "call_id", "changes", "cli_version", "cmd", "command",
+	"base_instructions", "cache_write_input_tokens", "cached_input_tokens", "call_id", "changes", "cli_version", "cmd", "code", "command",
 	"content", "cwd", "delta", "encrypted_content", "error", "exit_code", "id", "info", "input",
 	"input_tokens", "instructions", "invocation", "isError", "is_error", "item", "item_id", "item_type",
 	"items", "last_agent_message", "last_token_usage", "m", "message", "meta", "metadata", "method", "model", "msg", "name",

@@ -101,7 +101,7 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		// (retries are stream_error).
 		n.failTurn(out, msg.Get("message"))
 	case "stream_error", "warning":
-		out.Status(sdk.StatusError, strOr(errorText(msg.Get("message")), "stream error"), abi.LevelError)
+		reportError(out, msg.Get("message"), "stream error")
 	default:
 		native := t.String()
 		if !t.Exists() {

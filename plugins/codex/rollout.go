@@ -526,7 +526,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	case "stream_error", "warning":
 		// Retries and warnings: errors the provider reported that do
 		// not end the turn.
-		out.Status(sdk.StatusError, strOr(errorText(p.Get("message")), "stream error"), abi.LevelError)
+		reportError(out, p.Get("message"), "stream error")
 	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end":
 		// UI echoes of results that a response item repeats (a call
 		// takes one result); what they say about the outcome is kept
@@ -539,7 +539,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// provider reported.
 		item := p.Get("item")
 		if it := string(sdk.Name(item.Get("type"))); it == "Error" || it == "error" {
-			out.Status(sdk.StatusError, strOr(errorText(item.Get("message")), "error"), abi.LevelError)
+			reportError(out, item.Get("message"), "error")
 			return
 		}
 		out.Ignored(sdk.S("event_msg/" + t.String()))

@@ -243,12 +243,12 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("session.shutdown"):
 		n.endSession(d, out)
 	case t.Is("session.error"):
-		n.providerError(errorText(d.Get("message"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "copilot session error"), out)
+		n.providerError(errorText(d.Get("message"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "copilot session error"), errorCode(d), out)
 	case t.Is("model.call_failure"):
 		// A failed API call (ephemeral): an error the provider
 		// reported, whether or not a retry followed.
 		n.model(d.Get("model"), false, out)
-		n.providerError(errorText(d.Get("errorMessage"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "model call failed"), out)
+		n.providerError(errorText(d.Get("errorMessage"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "model call failed"), errorCode(d), out)
 	case t.Is("subagent.failed"):
 		// The sub-agent's tool call fails with the same error; the
 		// failure is also an error the provider reported.
@@ -256,7 +256,7 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		if msg == "" {
 			msg = "sub-agent failed"
 		}
-		out.Status(sdk.StatusError, sdk.S("sub-agent "+sdk.StringOf(d.Get("agentName")).String()+" failed: "+msg), abi.LevelError)
+		out.Error(sdk.ProviderError{Message: sdk.S("sub-agent " + sdk.StringOf(d.Get("agentName")).String() + " failed: " + msg)})
 	case t.Is("session.warning"):
 		if w := sdk.StringOf(d.Get("message")); !w.IsEmpty() {
 			out.Warn("copilot: " + w.String())
@@ -371,11 +371,22 @@ func (n *normalizer) endSession(d abi.Value, out *sdk.Out) {
 }
 
 // providerError reports an error the provider stated: listed in the
-// step's errors (abi.LevelError), and the step's error when no answer
-// follows it.
-func (n *normalizer) providerError(msg string, out *sdk.Out) {
+// step's errors with its code, an error field for the status.
+func (n *normalizer) providerError(msg string, code sdk.Str, out *sdk.Out) {
 	n.lastErr = msg
-	out.Status(sdk.StatusError, sdk.S(msg), abi.LevelError)
+	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: code})
+}
+
+// errorCode is an error event's code: errorCode, else the HTTP status,
+// else errorType.
+func errorCode(d abi.Value) sdk.Str {
+	if c := d.Get("errorCode"); c.Kind() == abi.KindString && !c.Is("") {
+		return sdk.Text(c)
+	}
+	if st, ok := d.Get("statusCode").Int(); ok {
+		return sdk.S(strconv.FormatInt(st, 10))
+	}
+	return sdk.StringOf(d.Get("errorType"))
 }
 
 // errorText is an error event's message, with its type, HTTP status and

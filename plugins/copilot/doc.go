@@ -96,10 +96,10 @@
 // and is not reported.
 //
 // Status and errors. session.error, model.call_failure and
-// subagent.failed are errors the provider reported: each is reported at
-// abi.LevelError, so the host lists it in the step's errors, with the
+// subagent.failed are errors the provider reported: each is reported with
+// sdk.Out.Error, so the host lists it in the step's errors, with the
 // errorType, statusCode and errorCode after the message ("... (rate_limit,
-// 429)"). result is the terminal event of --output-format json: exitCode 0
+// 429)") and errorCode, else statusCode, else errorType as its code. result is the terminal event of --output-format json: exitCode 0
 // is ok, anything else an error whose text is the last provider error,
 // else "copilot exited with code N"; a stdout cut before it has no
 // terminal status (incomplete, or error when a provider error came). An
