@@ -168,6 +168,10 @@ func (r *Run) Name() string { return r.opts.Name }
 // Path returns the path of the run's transcript file.
 func (r *Run) Path() string { return r.rec.Path() }
 
+// State returns the run's state as its recorder last saw the file (see
+// recorder.RunState): after a failure, what the transcript holds.
+func (r *Run) State() recorder.RunState { return r.rec.State() }
+
 // End writes run.completed and closes the file; it is meant to be
 // deferred right after [Start]:
 //

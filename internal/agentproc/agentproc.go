@@ -10,7 +10,12 @@ import (
 	"os/signal"
 	"sync"
 	"syscall"
+	"time"
 )
+
+// DefaultWaitDelay is how long output is still read after the agent
+// exits while a process it started keeps its stdout or stderr open.
+const DefaultWaitDelay = 2 * time.Second
 
 // Options configure a run.
 type Options struct {
@@ -28,8 +33,13 @@ type Options struct {
 	// Stderr receives each chunk of the child's stderr, concurrently with
 	// Stdout.
 	Stderr func(p []byte)
-	// Signals are forwarded to the child (default SIGINT and SIGTERM).
+	// Signals are forwarded to the child's process group (default SIGINT,
+	// SIGTERM and SIGHUP).
 	Signals []os.Signal
+	// WaitDelay bounds how long output is read after the child exits
+	// (default DefaultWaitDelay): a grandchild that inherited the pipes
+	// and outlives the agent would otherwise keep twasm waiting.
+	WaitDelay time.Duration
 }
 
 // Result is how the child ended.
@@ -37,15 +47,33 @@ type Result struct {
 	// ExitCode is the child's exit code; for a child killed by a signal
 	// it is 128 + the signal number, as shells report it.
 	ExitCode int
-	// Signaled is the signal that was forwarded to the child, if any.
+	// Signaled is the last signal that was forwarded to the child, if any.
 	Signaled os.Signal
+	// OutputLeftOpen is set when a process the agent started still held
+	// its stdout or stderr WaitDelay after the agent exited, and reading
+	// stopped there.
+	OutputLeftOpen bool
 }
 
 // ErrStart is wrapped when the command cannot be started (not found, not
 // executable).
 var ErrStart = errors.New("cannot start the agent command")
 
-// Run starts the command and waits for it. Cancelling ctx kills the child.
+// writerFunc adapts a chunk callback to the io.Writer os/exec copies to.
+type writerFunc func(p []byte) error
+
+func (w writerFunc) Write(p []byte) (int, error) {
+	if err := w(p); err != nil {
+		return 0, err
+	}
+	return len(p), nil
+}
+
+// Run starts the command in a process group of its own and waits for it.
+// The signals in opts.Signals that twasm receives are forwarded to that
+// group, once each: a Ctrl-C at the terminal reaches twasm's group only, so
+// the agent gets it once, from twasm, and twasm keeps reading what the
+// agent prints while it stops. Cancelling ctx kills the group.
 func Run(ctx context.Context, opts Options) (Result, error) {
 	if len(opts.Args) == 0 {
 		return Result{}, fmt.Errorf("%w: no command", ErrStart)
@@ -54,20 +82,49 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	cmd.Dir = opts.Dir
 	cmd.Env = opts.Env
 	cmd.Stdin = opts.Stdin
+	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true}
 	// Let the child finish on its own after a forwarded signal; a
-	// cancelled context still kills it.
-	cmd.Cancel = func() error { return cmd.Process.Kill() }
-	stdout, err := cmd.StdoutPipe()
-	if err != nil {
-		return Result{}, fmt.Errorf("agentproc: %w", err)
+	// cancelled context kills it and whatever it started in its group.
+	cmd.Cancel = func() error {
+		if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGKILL); err != nil {
+			return cmd.Process.Kill()
+		}
+		return nil
 	}
-	stderr, err := cmd.StderrPipe()
-	if err != nil {
-		return Result{}, fmt.Errorf("agentproc: %w", err)
+	cmd.WaitDelay = opts.WaitDelay
+	if cmd.WaitDelay <= 0 {
+		cmd.WaitDelay = DefaultWaitDelay
 	}
+	// The callbacks run in os/exec's copying goroutines. After WaitDelay
+	// Wait returns without waiting for them, so they are fenced: once Run
+	// is done, a late chunk is dropped instead of reaching a caller that
+	// has moved on.
+	var cbMu sync.Mutex
+	var readErr error
+	finished := false
+	cmd.Stdout = writerFunc(func(p []byte) error {
+		cbMu.Lock()
+		defer cbMu.Unlock()
+		if finished || opts.Stdout == nil {
+			return nil
+		}
+		if err := opts.Stdout(p); err != nil {
+			readErr = err
+			return err
+		}
+		return nil
+	})
+	cmd.Stderr = writerFunc(func(p []byte) error {
+		cbMu.Lock()
+		defer cbMu.Unlock()
+		if !finished && opts.Stderr != nil {
+			opts.Stderr(p)
+		}
+		return nil
+	})
 	sigs := opts.Signals
 	if sigs == nil {
-		sigs = []os.Signal{os.Interrupt, syscall.SIGTERM}
+		sigs = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
 	}
 	sigc := make(chan os.Signal, 4)
 	signal.Notify(sigc, sigs...)
@@ -90,6 +147,11 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 				mu.Lock()
 				res.Signaled = s
 				mu.Unlock()
+				if ss, ok := s.(syscall.Signal); ok {
+					if err := syscall.Kill(-cmd.Process.Pid, ss); err == nil {
+						continue
+					}
+				}
 				_ = cmd.Process.Signal(s)
 			case <-done:
 				return
@@ -97,32 +159,12 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 	}()
 
-	var wg sync.WaitGroup
-	wg.Add(1)
-	go func() {
-		defer wg.Done()
-		pump(stderr, func(p []byte) error {
-			if opts.Stderr != nil {
-				opts.Stderr(p)
-			}
-			return nil
-		})
-	}()
-	readErr := pump(stdout, func(p []byte) error {
-		if opts.Stdout != nil {
-			return opts.Stdout(p)
-		}
-		return nil
-	})
-	if readErr != nil {
-		// Stop reading; closing the pipe makes the child's writes fail
-		// rather than block forever.
-		_ = stdout.Close()
-	}
-	wg.Wait()
 	waitErr := cmd.Wait()
 	close(done)
 	fwd.Wait()
+	cbMu.Lock()
+	finished = true
+	cbMu.Unlock()
 
 	mu.Lock()
 	defer mu.Unlock()
@@ -131,27 +173,14 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return res, readErr
 	}
 	var exitErr *exec.ExitError
-	if waitErr != nil && !errors.As(waitErr, &exitErr) {
+	switch {
+	case errors.Is(waitErr, exec.ErrWaitDelay):
+		res.OutputLeftOpen = true
+	case waitErr == nil, errors.As(waitErr, &exitErr):
+	default:
 		return res, fmt.Errorf("agentproc: wait: %w", waitErr)
 	}
 	return res, nil
-}
-
-// pump copies r to fn in chunks until EOF or fn fails. Pipe read errors
-// after the child exits are EOF in practice.
-func pump(r io.Reader, fn func([]byte) error) error {
-	buf := make([]byte, 64<<10)
-	for {
-		n, err := r.Read(buf)
-		if n > 0 {
-			if ferr := fn(buf[:n]); ferr != nil {
-				return ferr
-			}
-		}
-		if err != nil {
-			return nil
-		}
-	}
 }
 
 func exitCode(ps *os.ProcessState) int {

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -41,6 +42,15 @@ func helper(mode string) {
 		<-c
 		os.Stdout.WriteString("interrupted\n")
 		os.Exit(130)
+	case "grandchild":
+		// Start a process that inherits stdout and outlives the agent.
+		gc := exec.Command("sleep", "300")
+		gc.Stdout = os.Stdout
+		if err := gc.Start(); err != nil {
+			os.Exit(2)
+		}
+		os.Stdout.WriteString(strconv.Itoa(gc.Process.Pid) + "\n")
+		os.Exit(0)
 	case "flood":
 		for i := 0; i < 100000; i++ {
 			os.Stdout.WriteString(strings.Repeat("x", 100) + "\n")
@@ -132,4 +142,25 @@ func TestRunNotFound(t *testing.T) {
 	var ee *exec.Error
 	_ = ee
 	_ = time.Second
+}
+
+// TestRunGrandchildHoldsPipes: the agent exits while a process it started
+// keeps its stdout open; Run stops reading WaitDelay later instead of
+// waiting for that process, and says so.
+func TestRunGrandchildHoldsPipes(t *testing.T) {
+	if _, err := exec.LookPath("sleep"); err != nil {
+		t.Skip("no sleep command:", err)
+	}
+	var c collector
+	o := c.opts(self(t, "grandchild"))
+	o.WaitDelay = 50 * time.Millisecond
+	res, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	pid, _ := strconv.Atoi(strings.TrimSpace(c.out.String()))
+	if pid > 0 {
+		_ = syscall.Kill(pid, syscall.SIGKILL)
+	}
+	assert.True(t, res.OutputLeftOpen)
+	assert.Equal(t, 0, res.ExitCode)
+	assert.Positive(t, pid, "the agent's output before it exited is read")
 }

@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 	"syscall"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -44,7 +45,10 @@ type Options struct {
 	JSON     bool
 	Quiet    bool
 	Fsync    string
-	Command  []string
+	// LockTimeout, when positive, makes waiting for the run's lock held
+	// by another process fail after that long.
+	LockTimeout time.Duration
+	Command     []string
 }
 
 // NewCmdRecord returns the record command; runF replaces the run function
@@ -59,11 +63,13 @@ func NewCmdRecord(f *cmdutil.Factory, runF func(context.Context, *Options) error
 With -- CMD, twasm runs the agent CLI as a child process: its stdout is
 normalized as it arrives and passed through to the terminal (unless --quiet
 or --json), its stderr is shown (--quiet included) and kept with the raw
-capture, SIGINT and SIGTERM are forwarded, and twasm exits with the child's
-exit code; the step's result records the command line ("command") and the
-working directory ("cwd"). Without it, the output is read from --input or
-stdin; stdin on a terminal is announced on stderr (end it with Ctrl-D,
-cancel with Ctrl-C).
+capture, and twasm exits with the child's exit code. The agent runs in a
+process group of its own: SIGINT (Ctrl-C), SIGTERM and SIGHUP reach it
+once, forwarded by twasm, which records everything it prints until it
+exits and then exits 130 (128 + the signal). The step's result records the
+command line ("command") and the working directory ("cwd"). Without -- CMD,
+the output is read from --input or stdin; stdin on a terminal is announced
+on stderr (end it with Ctrl-D, cancel with Ctrl-C).
 
 The run gets a run bracket and one agent step (path "agent", or --path).
 The raw bytes are kept beside the transcript. With --run-id the step is
@@ -100,6 +106,11 @@ kept either way.`,
 			if opts.Provider == "" && opts.Plugins.Plugin == "" {
 				return cmdutil.FlagErrorf("--provider is required")
 			}
+			// Checked before anything is written: a path that cannot
+			// name the step's raw capture must not leave a run behind.
+			if err := lifecycle.ValidStepPath(opts.Path); err != nil {
+				return cmdutil.FlagErrorf("--path: %v", err)
+			}
 			if opts.Iter < 0 {
 				return cmdutil.FlagErrorf("--iteration must not be negative")
 			}
@@ -117,6 +128,7 @@ kept either way.`,
 	fl.StringVar(&opts.Format, "format", "", "format hint for the plugin (default: detect)")
 	fl.StringVarP(&opts.Input, "input", "i", "", "read the provider output from FILE (- for stdin)")
 	fl.StringVar(&opts.RunID, "run-id", "", "append the step to this run (begun with twasm run begin)")
+	fl.DurationVar(&opts.LockTimeout, "lock-timeout", 0, "fail when another process holds the run's lock this long (default: wait, naming the holder after 3s)")
 	fl.StringVar(&opts.Name, "name", "", "run name (default: \"record <provider>\")")
 	fl.StringVar(&opts.Path, "path", "agent", "step path")
 	fl.IntVar(&opts.Iter, "iteration", 0, "step iteration (loop index)")
@@ -219,7 +231,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	}
 
 	policy, _ := fsyncPolicy(opts.Fsync)
-	recOpts := []recorder.Option{recorder.WithFsync(policy), recorder.WithLogger(f.Logger())}
+	recOpts := []recorder.Option{recorder.WithFsync(policy), recorder.WithLogger(f.Logger()), recorder.WithLockTimeout(opts.LockTimeout)}
 	var masker capture.ByteMasker
 	if opts.Redact {
 		r := redact.New()
@@ -287,25 +299,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		var exitCode *int
 		var feedErr error
 		if len(opts.Command) > 0 {
-			// SIGINT cancels the command's context, but the child must
-			// get the signal and end its own way: agentproc forwards it,
-			// and the child runs under a context the signal leaves alone.
-			procRes, feedErr = agentproc.Run(context.WithoutCancel(ctx), agentproc.Options{
-				Args:  opts.Command,
-				Stdin: nil,
-				Stdout: func(p []byte) error {
-					if !opts.Quiet && !opts.JSON {
-						_, _ = ios.Out.Write(p)
-					}
-					return agent.Feed(ctx, p)
-				},
-				Stderr: func(p []byte) {
-					// Always shown, --quiet included: it is where an
-					// agent says why it failed.
-					_, _ = ios.ErrOut.Write(p)
-					_ = agent.FeedStderr(p)
-				},
-			})
+			procRes, feedErr = runAgent(ctx, opts, agent)
 			if feedErr == nil || !errors.Is(feedErr, agentproc.ErrStart) {
 				exitCode = &procRes.ExitCode
 			}
@@ -343,9 +337,14 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	live.Wait()
 
 	var outcomeErr error
+	failed := recordingFailure(stepErr, endErr)
 	if res != nil {
 		fmt.Fprintf(ios.ErrOut, "transcript: %s\n", run.Path())
-		outcomeErr = cmdutil.ReportStep(ios.ErrOut, "", f.StorageRoot(), run.Path(), res)
+		if failed == nil {
+			// After a failure the result describes what was recorded,
+			// not what the agent did: reportFailure says that instead.
+			outcomeErr = cmdutil.ReportStep(ios.ErrOut, "", f.StorageRoot(), run.Path(), res)
+		}
 		if opts.Redact {
 			fmt.Fprintf(ios.ErrOut, "redacted: %s\n", redactedSummary(res.Redacted))
 		}
@@ -358,10 +357,17 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	if errors.Is(stepErr, agentproc.ErrStart) {
 		return &cmdutil.InputError{Err: stepErr}
 	}
-	if endErr != nil {
-		return endErr
+	if failed != nil {
+		reportFailure(ios.ErrOut, run, attached, isWriteFailure(stepErr), res)
+		return failed
 	}
 	if len(opts.Command) > 0 && res != nil {
+		if sig, ok := procRes.Signaled.(syscall.Signal); ok {
+			// The user stopped the agent: whatever it exited with (a
+			// SIGPIPE it would have got if twasm had stopped reading, its
+			// own code), twasm reports the interruption, as a shell does.
+			return &InterruptedError{Signal: sig, AgentExit: procRes.ExitCode}
+		}
 		if procRes.ExitCode != 0 {
 			return &ExitError{Code: procRes.ExitCode}
 		}
@@ -371,6 +377,140 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		return stepErr
 	}
 	return outcomeErr
+}
+
+// recordingFailure is the error of a recording that failed part way (a
+// full disk, an I/O error, a run ended by another process meanwhile), or
+// nil: the agent's own status, an interruption and bad input are not
+// failures of the recording.
+func recordingFailure(stepErr, endErr error) error {
+	if endErr != nil {
+		return errors.Join(stepErr, endErr)
+	}
+	var ie *cmdutil.InputError
+	switch {
+	case stepErr == nil:
+		return nil
+	case isWriteFailure(stepErr):
+		return stepErr
+	case capture.IsAgentError(stepErr), errors.As(stepErr, &ie), errors.Is(stepErr, context.Canceled):
+		return nil
+	}
+	return stepErr
+}
+
+// isWriteFailure reports errors of the storage.
+func isWriteFailure(err error) bool {
+	for _, e := range []error{syscall.ENOSPC, syscall.EDQUOT, syscall.EIO, syscall.EROFS, syscall.EFBIG, recorder.ErrNotDurable, recorder.ErrRunFinished} {
+		if errors.Is(err, e) {
+			return true
+		}
+	}
+	return false
+}
+
+// reportFailure says on stderr what the transcript holds and what it
+// lacks after a recording failed part way, so that nobody takes the file
+// for the whole story.
+func reportFailure(w io.Writer, run *lifecycle.Run, attached, stepFailed bool, res *transcript.AgentResult) {
+	st := run.State()
+	fmt.Fprintf(w, "recorded: %s: events up to seq %d", run.Path(), st.LastSeq)
+	if st.Finished {
+		fmt.Fprint(w, " (the run is ended)")
+	}
+	fmt.Fprintln(w)
+	var missing []string
+	if stepFailed {
+		missing = append(missing, "the agent's output from the failure on (the step, if it could be closed, says error)")
+	}
+	for _, b := range st.Open {
+		if b.Type == transcript.StepStarted {
+			missing = append(missing, fmt.Sprintf("step.completed of step %q (the step's result)", b.Path))
+		} else {
+			missing = append(missing, fmt.Sprintf("step.call_workflow.completed of sub-run %s", b.ChildRunID))
+		}
+	}
+	if !st.Finished && !attached {
+		missing = append(missing, "run.completed")
+	}
+	if len(missing) > 0 {
+		fmt.Fprintf(w, "not recorded: %s\n", strings.Join(missing, ", "))
+	}
+	if res != nil && res.Raw != nil {
+		fmt.Fprintf(w, "raw capture: %d bytes kept in %s\n", res.Raw.Bytes, res.Raw.Path)
+	}
+	if !st.Finished && len(missing) > 0 {
+		fmt.Fprintf(w, "when there is room again: twasm run end %s --cancel-open --error \"recording failed\"\n", run.RunID())
+	}
+}
+
+// InterruptedError is the outcome of `record -- CMD` stopped by SIGINT,
+// SIGTERM or SIGHUP: twasm forwarded the signal to the agent, recorded
+// everything it printed until it exited, and exits 128 + the signal
+// number.
+type InterruptedError struct {
+	Signal    syscall.Signal
+	AgentExit int
+}
+
+func (e *InterruptedError) Error() string {
+	return fmt.Sprintf("interrupted by %v (the agent exited with code %d); the run is recorded as cancelled", e.Signal, e.AgentExit)
+}
+
+// ExitStatus is 128 + the signal number: 130 for SIGINT.
+func (e *InterruptedError) ExitStatus() int { return 128 + int(e.Signal) }
+
+// runAgent runs the agent CLI of `record -- CMD` and feeds its output to
+// the capture. The agent runs in a process group of its own, so a Ctrl-C
+// reaches it once, forwarded by agentproc; and it is read to the end
+// whatever happens to twasm meanwhile: everything it prints before it
+// exits is normalized (a signal cancels ctx, not the feed), a failure to
+// record stops the feeding but not the reading (the agent is never cut off
+// with SIGPIPE for twasm's trouble), and a closed stdout of twasm's own
+// stops the pass-through, not the recording.
+func runAgent(ctx context.Context, opts *Options, agent *capture.Agent) (agentproc.Result, error) {
+	ios, log := opts.F.IOStreams, opts.F.Logger()
+	// Writing the pass-through to a closed pipe must fail with EPIPE, not
+	// kill twasm with SIGPIPE before the run is closed. Notify, not
+	// Ignore: an ignored signal would be inherited by the agent.
+	pipes := make(chan os.Signal, 1)
+	signal.Notify(pipes, syscall.SIGPIPE)
+	defer signal.Stop(pipes)
+	fctx := context.WithoutCancel(ctx)
+	pass := !opts.Quiet && !opts.JSON
+	var feedErr error
+	res, err := agentproc.Run(fctx, agentproc.Options{
+		Args:  opts.Command,
+		Stdin: nil,
+		Stdout: func(p []byte) error {
+			if pass {
+				if _, err := ios.Out.Write(p); err != nil {
+					pass = false
+					log.Warn("record: stopped passing the agent's output through: twasm's stdout is closed; still recording", "err", err)
+				}
+			}
+			if feedErr == nil {
+				if feedErr = agent.Feed(fctx, p); feedErr != nil {
+					log.Warn("record: recording the agent's output failed; the agent keeps running and its output is no longer recorded", "err", feedErr)
+				}
+			}
+			return nil
+		},
+		Stderr: func(p []byte) {
+			// Always shown, --quiet included: it is where an
+			// agent says why it failed.
+			_, _ = ios.ErrOut.Write(p)
+			_ = agent.FeedStderr(p)
+		},
+	})
+	if res.OutputLeftOpen {
+		log.Warn("record: a process the agent started kept its output open after the agent exited; stopped reading it",
+			"after", agentproc.DefaultWaitDelay.String())
+	}
+	if err != nil {
+		return res, err
+	}
+	return res, feedErr
 }
 
 // redactedSummary says how many values of which kind were masked, never

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -14,19 +15,22 @@ import (
 
 // BeginOptions are the flags of run begin.
 type BeginOptions struct {
-	F      *cmdutil.Factory
-	Name   string
-	Parent string
-	Path   string
-	Iter   int
+	F           *cmdutil.Factory
+	Name        string
+	Parent      string
+	Path        string
+	Iter        int
+	LockTimeout time.Duration
 }
 
 // EndOptions are the flags of run end.
 type EndOptions struct {
-	F         *cmdutil.Factory
-	RunID     string
-	Error     string
-	Cancelled bool
+	F           *cmdutil.Factory
+	RunID       string
+	Error       string
+	Cancelled   bool
+	CancelOpen  bool
+	LockTimeout time.Duration
 }
 
 // NewCmdRun returns the run command group.
@@ -38,7 +42,12 @@ func NewCmdRun(f *cmdutil.Factory, beginF func(context.Context, *BeginOptions) e
 adds steps to it (several at once, from several processes), and is closed by
 "twasm run end". A run begun with --parent is a sub-run: the parent gets a
 step.call_workflow.started with the child's id at --path, and "run end" on
-the child writes the parent's step.call_workflow.completed.`,
+the child writes the parent's step.call_workflow.completed.
+
+"run end" writes run.completed once: a run already ended is refused, and
+so is a run whose steps or sub-runs are still open (a record still
+running, or one that was killed), naming them, unless --cancel-open closes
+them as cancelled first. Nothing can be added to an ended run.`,
 		Example: `  RUN=$(twasm run begin --name release)
   twasm record --run-id "$RUN" --path plan --provider claude -- claude -p "plan" --output-format stream-json --verbose
   SUB=$(twasm run begin --parent "$RUN" --path fixes --name fixes)
@@ -63,6 +72,11 @@ func newCmdBegin(f *cmdutil.Factory, runF func(context.Context, *BeginOptions) e
 			if opts.Iter < 0 {
 				return cmdutil.FlagErrorf("--iteration must not be negative")
 			}
+			if opts.Path != "" {
+				if err := lifecycle.ValidStepPath(opts.Path); err != nil {
+					return cmdutil.FlagErrorf("--path: %v", err)
+				}
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -73,6 +87,7 @@ func newCmdBegin(f *cmdutil.Factory, runF func(context.Context, *BeginOptions) e
 	cmd.Flags().StringVar(&opts.Parent, "parent", "", "make it a sub-run of this run")
 	cmd.Flags().StringVar(&opts.Path, "path", "", "the parent's step path that calls the sub-run")
 	cmd.Flags().IntVar(&opts.Iter, "iteration", 0, "the iteration of that step")
+	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, lockTimeoutHelp)
 	_ = cmd.RegisterFlagCompletionFunc("parent", f.CompleteRuns)
 	return cmd
 }
@@ -97,13 +112,18 @@ func newCmdEnd(f *cmdutil.Factory, runF func(context.Context, *EndOptions) error
 	}
 	cmd.Flags().StringVar(&opts.Error, "error", "", "end the run as failed, with this message")
 	cmd.Flags().BoolVar(&opts.Cancelled, "cancelled", false, "end the run as cancelled")
+	cmd.Flags().BoolVar(&opts.CancelOpen, "cancel-open", false, "close the run's open steps and sub-runs as cancelled first, instead of refusing to end it")
+	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, lockTimeoutHelp)
 	return cmd
 }
+
+const lockTimeoutHelp = "fail when another process holds the run's lock this long (default: wait, naming the holder after 3s)"
 
 // Begin starts the run, leaves it open and prints its id.
 func Begin(ctx context.Context, opts *BeginOptions) error {
 	store := opts.F.Store()
-	ro := lifecycle.RunOptions{Name: opts.Name, Producer: opts.F.Producer(), Logger: opts.F.Logger()}
+	ro := lifecycle.RunOptions{Name: opts.Name, Producer: opts.F.Producer(), Logger: opts.F.Logger(),
+		Recorder: []recorder.Option{recorder.WithLogger(opts.F.Logger()), recorder.WithLockTimeout(opts.LockTimeout)}}
 	var run *lifecycle.Run
 	var err error
 	if opts.Parent != "" {
@@ -131,7 +151,12 @@ func End(ctx context.Context, opts *EndOptions) error {
 		runErr = errors.New(opts.Error)
 	}
 	// The status is decided by the flags, not by a signal arriving now.
-	err := lifecycle.EndDetached(context.WithoutCancel(ctx), opts.F.Store(), opts.RunID, runErr, lifecycle.EndOptions{RunOptions: lifecycle.RunOptions{Logger: opts.F.Logger()}})
+	ro := lifecycle.RunOptions{Logger: opts.F.Logger(),
+		Recorder: []recorder.Option{recorder.WithLogger(opts.F.Logger()), recorder.WithLockTimeout(opts.LockTimeout)}}
+	err := lifecycle.EndDetached(context.WithoutCancel(ctx), opts.F.Store(), opts.RunID, runErr, lifecycle.EndOptions{RunOptions: ro, CancelOpen: opts.CancelOpen})
+	if errors.Is(err, lifecycle.ErrOpen) {
+		return &cmdutil.InputError{Path: opts.RunID, Err: fmt.Errorf("%w; nothing was written. End them first (a record still running ends its own step), or pass --cancel-open to close them as cancelled", err)}
+	}
 	return inputErr(opts.RunID, err)
 }
 
