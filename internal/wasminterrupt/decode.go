@@ -176,25 +176,37 @@ type decoder struct {
 	globals uint32
 }
 
+// code is what expr found in an instruction sequence.
+type code struct {
+	// loops are the offsets in r.b just after each loop's block type.
+	loops []int
+	// bulk are the offsets of the bulk memory and table instructions
+	// whose cost grows with their last operand, a length (memory.init,
+	// memory.copy, memory.fill, table.init, table.copy, table.grow,
+	// table.fill).
+	bulk []int
+	// calls: the sequence calls a function.
+	calls bool
+}
+
 // expr reads instructions up to and including the end that closes the
 // enclosing block (a function body or a constant expression) and returns
-// the offsets in r.b just after each loop's block type, and whether it
-// calls a function.
-func (d decoder) expr(r *reader) (loops []int, calls bool, err error) {
+// what it found.
+func (d decoder) expr(r *reader) (c code, err error) {
 	for depth := 1; depth > 0; {
 		at := r.pos
 		op, err := r.byte()
 		if err != nil {
-			return nil, false, err
+			return code{}, err
 		}
 		switch {
 		case op == 0x02 || op == 0x03 || op == 0x04: // block, loop, if
 			if err := r.blockType(); err != nil {
-				return nil, false, err
+				return code{}, err
 			}
 			depth++
 			if op == 0x03 {
-				loops = append(loops, r.pos)
+				c.loops = append(c.loops, r.pos)
 			}
 		case op == 0x0b: // end
 			depth--
@@ -207,7 +219,7 @@ func (d decoder) expr(r *reader) (loops []int, calls bool, err error) {
 			// br, br_if, call, local.*, table.get/set, memory.size/grow
 			// (a reserved index), ref.func: one index.
 			_, err = r.u32()
-			calls = calls || op == 0x10
+			c.calls = c.calls || op == 0x10
 		case op == 0x23 || op == 0x24: // global.get, global.set
 			var idx uint32
 			if idx, err = r.u32(); err == nil && idx >= d.globals {
@@ -220,7 +232,7 @@ func (d decoder) expr(r *reader) (loops []int, calls bool, err error) {
 			}
 		case op == 0x11: // call_indirect: type and table
 			err = r.skipU32s(2)
-			calls = true
+			c.calls = true
 		case op == 0x1c: // select with one type
 			err = r.typedSelect()
 		case 0x28 <= op && op <= 0x3e: // loads and stores: memarg
@@ -236,7 +248,10 @@ func (d decoder) expr(r *reader) (loops []int, calls bool, err error) {
 		case op == 0xd0: // ref.null
 			err = r.refType()
 		case op == 0xfc:
-			err = r.prefixFC()
+			var sized bool
+			if sized, err = r.prefixFC(); sized {
+				c.bulk = append(c.bulk, at)
+			}
 		default:
 			// Tail calls (0x12, 0x13) would let a module recurse
 			// forever without a loop or a stack overflow; the rest
@@ -244,10 +259,10 @@ func (d decoder) expr(r *reader) (loops []int, calls bool, err error) {
 			err = &Error{r.base + at, fmt.Sprintf("opcode %#x", op), ErrUnsupported}
 		}
 		if err != nil {
-			return nil, false, err
+			return code{}, err
 		}
 	}
-	return loops, calls, nil
+	return c, nil
 }
 
 func (r *reader) skipU32s(n uint64) error {
@@ -318,14 +333,17 @@ var fcImmediates = [...]uint64{
 	1, // table.fill table
 }
 
-func (r *reader) prefixFC() error {
+// prefixFC reads a 0xFC instruction after its prefix and reports whether
+// its cost grows with a length operand.
+func (r *reader) prefixFC() (sized bool, err error) {
 	at := r.pos
 	sub, err := r.u32()
 	if err != nil {
-		return err
+		return false, err
 	}
 	if sub >= uint32(len(fcImmediates)) {
-		return &Error{r.base + at, fmt.Sprintf("opcode 0xfc %d", sub), ErrUnsupported}
+		return false, &Error{r.base + at, fmt.Sprintf("opcode 0xfc %d", sub), ErrUnsupported}
 	}
-	return r.skipU32s(fcImmediates[sub])
+	sized = sub == 8 || sub == 10 || sub == 11 || sub == 12 || sub == 14 || sub == 15 || sub == 17
+	return sized, r.skipU32s(fcImmediates[sub])
 }

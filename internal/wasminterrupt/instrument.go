@@ -35,7 +35,9 @@ func (e *Error) Unwrap() error { return e.Err }
 // sections, rank 0, may appear anywhere).
 const (
 	secCustom = 0
+	secType   = 1
 	secImport = 2
+	secFunc   = 3
 	secMemory = 5
 	secGlobal = 6
 	secExport = 7
@@ -75,8 +77,12 @@ func Instrument(wasm []byte) ([]byte, error) {
 		r := &reader{b: s.body, base: s.off}
 		var err error
 		switch s.id {
+		case secType:
+			err = m.types(r)
 		case secImport:
 			err = m.imports(r)
+		case secFunc:
+			err = m.funcs(r)
 		case secMemory:
 			var n uint32
 			n, err = r.u32()
@@ -95,6 +101,49 @@ func Instrument(wasm []byte) ([]byte, error) {
 		}
 	}
 	return m.write(wasm, secs), nil
+}
+
+// Instrumented reports whether wasm exports a global named Export, as
+// Instrument's output does. It walks the section headers and the export
+// section only. The host uses it to recognise a bundled module the build
+// already instrumented, which it trusts to check the flag (and checks, at
+// instantiation, that the flag is a mutable global); an untrusted module's
+// word for it means nothing.
+func Instrumented(wasm []byte) bool {
+	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
+		return false
+	}
+	secs, err := splitSections(wasm)
+	if err != nil {
+		return false
+	}
+	for _, s := range secs {
+		if s.id != secExport {
+			continue
+		}
+		r := &reader{b: s.body, base: s.off}
+		n, err := r.u32()
+		if err != nil {
+			return false
+		}
+		for range n {
+			name, err := r.name()
+			if err != nil {
+				return false
+			}
+			kind, err := r.byte()
+			if err != nil {
+				return false
+			}
+			if _, err := r.u32(); err != nil {
+				return false
+			}
+			if string(name) == Export {
+				return kind == 3
+			}
+		}
+	}
+	return false
 }
 
 // splitSections cuts the module after its header into sections and checks
@@ -140,15 +189,85 @@ func splitSections(wasm []byte) ([]section, error) {
 type module struct {
 	importedGlobals uint32
 	definedGlobals  uint32
+	importedFuncs   uint32
+	definedFuncs    uint32
+	ntypes          uint32
 	memory          bool   // the module has a memory, for memory.grow
 	globalSec       []byte // rewritten sections, nil until made
 	exportSec       []byte
 	codeSec         []byte
+	// typeSec and funcSec are the type and function sections, rewritten
+	// with the charge function's type and entry when a body uses it.
+	typeSec, funcSec []byte
 }
 
 // flag and fuel are the indexes of the new globals.
 func (m *module) flag() uint32 { return m.importedGlobals + m.definedGlobals }
 func (m *module) fuel() uint32 { return m.flag() + 1 }
+
+// types reads the type section: function types only (GC types and
+// recursion groups are unsupported), so that the charge function's type
+// index is the count of types.
+func (m *module) types(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	entries := r.pos
+	for range n {
+		form, err := r.byte()
+		if err != nil {
+			return err
+		}
+		if form != 0x60 {
+			return r.fail(ErrUnsupported, fmt.Sprintf("type form %#x (GC types)", form))
+		}
+		for range 2 { // parameters and results
+			k, err := r.u32()
+			if err != nil {
+				return err
+			}
+			for range k {
+				if err := r.valueType(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := r.end("type section"); err != nil {
+		return err
+	}
+	if n == ^uint32(0) {
+		return r.fail(ErrUnsupported, "no room for another type")
+	}
+	m.ntypes = n
+	m.typeSec = append(appendU32(nil, n+1), r.b[entries:]...)
+	m.typeSec = append(m.typeSec, chargeType...)
+	return nil
+}
+
+// funcs reads the function section: the type index of each defined
+// function.
+func (m *module) funcs(r *reader) error {
+	n, err := r.u32()
+	if err != nil {
+		return err
+	}
+	entries := r.pos
+	if err := r.skipU32s(uint64(n)); err != nil {
+		return err
+	}
+	if err := r.end("function section"); err != nil {
+		return err
+	}
+	if uint64(m.importedFuncs)+uint64(n) >= 1<<31 {
+		return r.fail(ErrUnsupported, "no room for another function")
+	}
+	m.definedFuncs = n
+	m.funcSec = append(appendU32(nil, n+1), r.b[entries:]...)
+	m.funcSec = appendU32(m.funcSec, m.ntypes)
+	return nil
+}
 
 func (m *module) imports(r *reader) error {
 	n, err := r.u32()
@@ -168,6 +287,7 @@ func (m *module) imports(r *reader) error {
 		switch kind {
 		case 0: // function: type index
 			_, err = r.u32()
+			m.importedFuncs++
 		case 1: // table: reference type, limits
 			if err = r.refType(); err == nil {
 				err = r.limits()
@@ -213,7 +333,7 @@ func (m *module) globals(r *reader) error {
 		if err := r.globalType(); err != nil {
 			return err
 		}
-		if _, _, err := d.expr(r); err != nil {
+		if _, err := d.expr(r); err != nil {
 			return err
 		}
 	}
@@ -294,14 +414,61 @@ func (m *module) check() []byte {
 	return append(b, 0x04, 0x40, 0x00, 0x0b, 0x0b)
 }
 
+// ChargeShift sets what a bulk memory or table instruction costs: one check
+// per 1<<ChargeShift units of its length (bytes or table entries), plus
+// one. A memory.fill of 64 MiB costs 262,145 checks, more than Fuel: the
+// guest yields, and reads the flag, after each one.
+const ChargeShift = 8
+
+// chargeType is the type of the charge function: (i32) -> i32.
+var chargeType = []byte{0x60, 0x01, 0x7f, 0x01, 0x7f}
+
+// chargeBody returns the charge function, called with the length operand
+// of every bulk instruction just before it (it returns the length, so the
+// operand stack is unchanged):
+//
+//	global.get $fuel  local.get 0  i32.const ChargeShift  i32.shr_u  i32.sub
+//	i32.const 1  i32.sub  global.set $fuel
+//	global.get $fuel  i32.const 1  i32.lt_s
+//	if
+//	  i32.const Fuel  global.set $fuel
+//	  i32.const 0  memory.grow 0  drop
+//	  global.get $flag
+//	  if  unreachable  end
+//	end
+//	local.get 0
+func (m *module) chargeBody() []byte {
+	fuel := func(b []byte, op byte) []byte { return appendU32(append(b, op), m.fuel()) }
+	b := fuel([]byte{0x00}, 0x23) // no locals
+	b = append(b, 0x20, 0x00, 0x41, ChargeShift, 0x76, 0x6b, 0x41, 0x01, 0x6b)
+	b = fuel(b, 0x24)
+	b = fuel(b, 0x23)
+	b = append(b, 0x41, 0x01, 0x48, 0x04, 0x40, 0x41, 0x80, 0x80, 0x04)
+	b = fuel(b, 0x24)
+	b = append(b, 0x41, 0x00, 0x40, 0x00, 0x1a, 0x23)
+	b = appendU32(b, m.flag())
+	b = append(b, 0x04, 0x40, 0x00, 0x0b, 0x0b, 0x20, 0x00, 0x0b)
+	return b
+}
+
+// insert is code to insert at an offset of a function body.
+type insert struct {
+	at   int
+	code []byte
+}
+
 func (m *module) code(r *reader) error {
 	n, err := r.u32()
 	if err != nil {
 		return err
 	}
 	check := m.check()
+	// The charge function is the one added after every other.
+	charge := appendU32([]byte{0x10}, m.importedFuncs+m.definedFuncs)
+	charged := false
 	out := appendU32(make([]byte, 0, len(r.b)+len(r.b)/8), n)
 	d := decoder{globals: m.flag()}
+	var ins []insert
 	for range n {
 		size, err := r.u32()
 		if err != nil {
@@ -317,7 +484,7 @@ func (m *module) code(r *reader) error {
 			return err
 		}
 		entry := br.pos
-		loops, calls, err := d.expr(br)
+		c, err := d.expr(br)
 		if err != nil {
 			return err
 		}
@@ -325,24 +492,52 @@ func (m *module) code(r *reader) error {
 			return err
 		}
 		// A function that calls no other runs at most its own size
-		// between loop heads; one that calls could recurse.
-		at := loops
-		if calls {
-			at = append([]int{entry}, loops...)
+		// between loop heads; one that calls could recurse. A bulk
+		// instruction is charged by its length.
+		ins = ins[:0]
+		if c.calls {
+			ins = append(ins, insert{entry, check})
 		}
-		if len(at) > 0 && !m.memory {
+		li, bi := 0, 0
+		for li < len(c.loops) || bi < len(c.bulk) {
+			if bi == len(c.bulk) || li < len(c.loops) && c.loops[li] < c.bulk[bi] {
+				ins = append(ins, insert{c.loops[li], check})
+				li++
+			} else {
+				ins = append(ins, insert{c.bulk[bi], charge})
+				bi++
+			}
+		}
+		charged = charged || len(c.bulk) > 0
+		if len(ins) > 0 && !m.memory {
 			return &Error{off, "no memory, which the check needs to yield to the host", ErrUnsupported}
 		}
-		out = appendU32(out, uint32(len(body)+len(at)*len(check)))
+		grown := len(body)
+		for _, in := range ins {
+			grown += len(in.code)
+		}
+		out = appendU32(out, uint32(grown))
 		prev := 0
-		for _, at := range at {
-			out = append(append(out, body[prev:at]...), check...)
-			prev = at
+		for _, in := range ins {
+			out = append(append(out, body[prev:in.at]...), in.code...)
+			prev = in.at
 		}
 		out = append(out, body[prev:]...)
 	}
 	if err := r.end("code section"); err != nil {
 		return err
+	}
+	if charged {
+		if m.typeSec == nil || m.funcSec == nil {
+			return r.fail(ErrMalformed, "code without a type or function section")
+		}
+		// The function count in front of the bodies grows by one.
+		cnt := appendU32(nil, n)
+		body := m.chargeBody()
+		out = append(appendU32(nil, n+1), out[len(cnt):]...)
+		out = append(appendU32(out, uint32(len(body))), body...)
+	} else {
+		m.typeSec, m.funcSec = nil, nil
 	}
 	m.codeSec = out
 	return nil
@@ -375,6 +570,10 @@ func (m *module) write(wasm []byte, secs []section) []byte {
 		case replaced:
 		case s.id == secCode:
 			out = appendSection(out, s.id, m.codeSec)
+		case s.id == secType && m.typeSec != nil:
+			out = appendSection(out, s.id, m.typeSec)
+		case s.id == secFunc && m.funcSec != nil:
+			out = appendSection(out, s.id, m.funcSec)
 		default:
 			out = appendSection(out, s.id, s.body)
 		}

@@ -221,15 +221,21 @@ func TestInstrument(t *testing.T) {
 			if !bytes.Equal(order, c.order) {
 				t.Errorf("sections % x, want % x", order, c.order)
 			}
-			// Sections other than global, export and code are copied.
+			// Sections other than global, export and code are copied;
+			// type and function too, unless a bulk instruction needs
+			// the charge function.
+			charged := bytes.Contains(c.in, []byte{0xfc, 0x0b})
+			rewritten := func(id byte) bool {
+				return id == secGlobal || id == secExport || id == secCode || charged && (id == secType || id == secFunc)
+			}
 			var kept, copied [][]byte
 			for _, s := range secsIn {
-				if s.id != secGlobal && s.id != secExport && s.id != secCode {
+				if !rewritten(s.id) {
 					kept = append(kept, s.body)
 				}
 			}
 			for _, s := range secsOut {
-				if s.id != secGlobal && s.id != secExport && s.id != secCode {
+				if !rewritten(s.id) {
 					copied = append(copied, s.body)
 				}
 			}
@@ -423,5 +429,66 @@ func TestInterruptStopsRecursion(t *testing.T) {
 		}
 	case <-time.After(10 * time.Second):
 		t.Fatal("the flag was not seen: tree still runs 10 s later")
+	}
+}
+
+// bulkLoop: fill (n i32) loops forever, each pass one memory.fill of n
+// bytes at address 0 (the memory has 1024 pages, 64 MiB); count (n) does
+// n fills of 1 byte and returns n.
+var bulkLoop = wasmMod(
+	sec(1, vec(fnType([]byte{i32}, nil), fnType([]byte{i32}, []byte{i32}))),
+	sec(3, vec(leb(0), leb(1))),
+	sec(5, vec(cat([]byte{0}, leb(1024)))),
+	sec(7, vec(exportFn("fill", 0), exportFn("count", 1))),
+	sec(10, vec(
+		// loop: i32.const 0 i32.const 7 local.get 0 memory.fill br 0
+		body(0x03, 0x40, 0x41, 0x00, 0x41, 0x07, 0x20, 0x00, 0xfc, 0x0b, 0x00, 0x0c, 0x00, 0x0b, 0x0b),
+		// block loop (n == 0 ? leave; fill 1 byte; n--; again) end end; count
+		withLocals(vec(cat(leb(1), []byte{i32})),
+			0x02, 0x40, 0x03, 0x40,
+			0x20, 0x00, 0x45, 0x0d, 0x01,
+			0x41, 0x00, 0x41, 0x01, 0x41, 0x01, 0xfc, 0x0b, 0x00,
+			0x20, 0x00, 0x41, 0x01, 0x6b, 0x21, 0x00,
+			0x20, 0x01, 0x41, 0x01, 0x6a, 0x21, 0x01,
+			0x0c, 0x00, 0x0b, 0x0b,
+			0x20, 0x01, 0x0b),
+	)),
+)
+
+// A loop whose every pass is one memory.fill of 64 MiB passes a loop head
+// check per pass only: without charging the fill by its size, the flag
+// would be read after 65,536 fills (minutes). Charged, it is read after
+// every fill or so. The operand stack is unchanged by the charge.
+func TestInterruptStopsBulkMemory(t *testing.T) {
+	ctx := context.Background()
+	out, err := Instrument(bulkLoop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := instantiate(t, out)
+	flag := mod.ExportedGlobal(Export).(api.MutableGlobal)
+	if res, err := mod.ExportedFunction("count").Call(ctx, 3*Fuel); err != nil || res[0] != 3*Fuel {
+		t.Fatalf("count: %v, %v", res, err)
+	}
+	if b, _ := mod.Memory().Read(0, 2); b[0] != 1 || b[1] != 0 {
+		t.Fatalf("memory.fill wrote % x", b)
+	}
+	done := make(chan error, 1)
+	go func() {
+		_, err := mod.ExportedFunction("fill").Call(ctx, 64<<20)
+		done <- err
+	}()
+	time.Sleep(100 * time.Millisecond) // let it run a few fills
+	flag.Set(1)
+	select {
+	case err := <-done:
+		if err == nil || !strings.HasPrefix(err.Error(), "wasm error: unreachable") {
+			t.Fatalf("fill ended with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the flag was not seen: fill still runs 20 s later") // the goroutine leaks
+	}
+	if b, _ := mod.Memory().Read(64<<20-1, 1); b[0] != 7 {
+		t.Fatalf("the 64 MiB fill did not run: % x", b)
 	}
 }

@@ -1,0 +1,132 @@
+package wasmcheck
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/tetratelabs/wazero"
+)
+
+func leb(v uint64) []byte {
+	var b []byte
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+func sec(id byte, body ...byte) []byte {
+	return append(append([]byte{id}, leb(uint64(len(body)))...), body...)
+}
+
+func mod(secs ...[]byte) []byte {
+	return append([]byte("\x00asm\x01\x00\x00\x00"), bytes.Join(secs, nil)...)
+}
+
+var huge = leb(1<<32 - 1)
+
+// Crafted modules that made wazero's decoder reserve memory for claims
+// the file cannot hold; each is refused before it gets there.
+var crafted = []struct {
+	name string
+	wasm []byte
+}{
+	// Like the one FuzzInstrument found: 20-odd bytes, 2^32-1 element
+	// segments.
+	{"element segments", mod(sec(9, append(huge, 0x00, 0x41, 0x00, 0x0b, 0x00)...))},
+	{"element function indexes", mod(sec(9, append([]byte{1, 0, 0x41, 0, 0x0b}, huge...)...))},
+	{"section size", append(mod(), append([]byte{0}, huge...)...)},
+	{"custom section", mod(append([]byte{0}, append(leb(1<<31), 1, 'x')...))},
+	{"types", mod(sec(1, huge...))},
+	{"parameters", mod(sec(1, append([]byte{1, 0x60}, huge...)...))},
+	{"imports", mod(sec(2, huge...))},
+	{"functions", mod(sec(3, huge...))},
+	{"globals", mod(sec(6, huge...))},
+	{"exports", mod(sec(7, huge...))},
+	{"function bodies", mod(sec(10, huge...))},
+	{"locals", mod(sec(10, append([]byte{1, 7, 1}, append(leb(1<<32-1), 0x7f, 0x0b)...)...))},
+	{"data segments", mod(sec(11, huge...))},
+	{"data bytes", mod(sec(11, append([]byte{1, 1}, huge...)...))},
+	{"data count", mod(sec(12, huge...))},
+	{"function names", mod(sec(0, append([]byte{4, 'n', 'a', 'm', 'e', 1, 5}, huge...)...))},
+	{"local names", mod(sec(0, append([]byte{4, 'n', 'a', 'm', 'e', 2, 7, 1, 0}, huge...)...))},
+	{"name string", mod(sec(0, append([]byte{4, 'n', 'a', 'm', 'e', 0, 6}, huge...)...))},
+	{"truncated", mod(sec(1, 1, 0x60))[:12]},
+	{"not wasm", []byte("hello, world")},
+}
+
+func TestCheckRefusesCrafted(t *testing.T) {
+	for _, c := range crafted {
+		t.Run(c.name, func(t *testing.T) {
+			err := Check(c.wasm)
+			var e *Error
+			if !errors.As(err, &e) || !errors.Is(err, ErrRefused) {
+				t.Fatalf("Check = %v", err)
+			}
+		})
+	}
+}
+
+// Valid modules pass: the bundled plugins when they are built, and a
+// module using every section.
+func TestCheckAccepts(t *testing.T) {
+	every := mod(
+		sec(1, 1, 0x60, 1, 0x7f, 1, 0x7f),
+		sec(2, 1, 3, 'e', 'n', 'v', 1, 'g', 3, 0x7f, 0),
+		sec(3, 1, 0),
+		sec(4, 1, 0x70, 0, 1),
+		sec(5, 1, 0, 1),
+		sec(6, 1, 0x7f, 1, 0x41, 0x2a, 0x0b),
+		sec(7, 1, 1, 'f', 0, 0),
+		sec(9, 1, 0, 0x41, 0, 0x0b, 1, 0),
+		sec(12, 1),
+		sec(10, 1, 6, 1, 1, 0x7f, 0x20, 0x00, 0x0b),
+		sec(11, 1, 0, 0x41, 0, 0x0b, 2, 'h', 'i'),
+		sec(0, 4, 'n', 'a', 'm', 'e', 1, 4, 1, 0, 1, 'f'),
+	)
+	if err := Check(every); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	if _, err := r.CompileModule(ctx, every); err != nil {
+		t.Fatalf("the test module is not valid: %v", err)
+	}
+	files, _ := filepath.Glob(filepath.Join("..", "bundled", "wasm", "*.wasm"))
+	for _, f := range files {
+		b, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := Check(b); err != nil {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+}
+
+// FuzzCheck: Check never panics, and a module it accepts never makes
+// wazero's compiler crash or exhaust memory (the fuzzer's process would
+// die).
+func FuzzCheck(f *testing.F) {
+	for _, c := range crafted {
+		f.Add(c.wasm)
+	}
+	f.Add(mod(sec(1, 1, 0x60, 0, 0), sec(3, 1, 0), sec(10, 1, 2, 0, 0x0b)))
+	ctx := context.Background()
+	r := wazero.NewRuntime(ctx)
+	defer r.Close(ctx)
+	f.Fuzz(func(t *testing.T, wasm []byte) {
+		if Check(wasm) != nil {
+			return
+		}
+		if c, err := r.CompileModule(ctx, wasm); err == nil {
+			c.Close(ctx)
+		}
+	})
+}
