@@ -97,12 +97,15 @@ func TestBundledWithRecordedManifest(t *testing.T) {
 		b, _ := recorded(t, echo, want)
 		dir := t.TempDir()
 		writeFile(t, dir, "echo-copy.wasm", echo)
-		writeFile(t, dir, "echo-variant.wasm", variant(echo, "v")) // another file: a conflict
+		writeFile(t, dir, "echo-variant.wasm", variant(echo, "v")) // another file: the bundled one wins
 		rt := newRuntime(t, testConfig().WithBundledPlugins(b).WithPluginPath(dir))
-		_, err := rt.Lookup(ctx, "echo")
-		var ce *ConflictError
-		if !errors.As(err, &ce) || len(ce.Paths) != 2 || strings.Contains(err.Error(), "echo-copy") {
+		p, err := rt.Lookup(ctx, "echo")
+		if err != nil || !p.Info().Bundled {
 			t.Fatalf("got %v", err)
+		}
+		l := rt.List(ctx)
+		if len(l) != 2 || !strings.HasSuffix(l[1].File, "echo-variant.wasm") || len(l[1].Problems) != 1 {
+			t.Fatalf("list: %+v", l)
 		}
 	})
 }

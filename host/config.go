@@ -1,6 +1,7 @@
 package host
 
 import (
+	"cmp"
 	"fmt"
 	"log/slog"
 	"maps"
@@ -36,9 +37,9 @@ const (
 // # Notes
 //
 //   - Defaults: compilation cache in os.UserCacheDir()/twasm/wazero, a
-//     128 MiB memory limit per instance, a 5 s timeout per call for
-//     external plugins, the plugins built into the binary, and external
-//     plugins from DefaultPluginPath.
+//     128 MiB memory limit per instance, a 5 s timeout per call and MiB
+//     of input for every plugin, the plugins built into the binary, and
+//     external plugins from DefaultPluginPath.
 //   - Guests never get a file system, environment variables, arguments or
 //     a network, whatever the Config says: there is no setting for them.
 type Config struct {
@@ -56,6 +57,12 @@ type Config struct {
 	bundledSet      bool
 	overrideBundled bool
 	workers         int
+	limitHint       string
+	memoryHint      string
+	stackTraces     bool
+	// initTimeout replaces InitTimeout (tests: a looping initializer
+	// stopped in less than its 30 s).
+	initTimeout time.Duration
 }
 
 // NewConfig returns the default configuration.
@@ -77,12 +84,31 @@ func (c Config) WithMemoryLimit(bytes uint64) Config {
 	return c
 }
 
-// WithCallTimeout sets how long one call into an external plugin (begin,
-// feed, end, and instantiation) may run before it is stopped and faulted.
-// Bundled plugins have no timeout: see RATIONALE.md, "Why two runtimes?".
-// 0 restores the default.
+// WithCallTimeout sets how long one call into a plugin (begin, feed, end,
+// and initialisation, which gets at least InitTimeout) may run before it
+// is stopped and faulted (ErrTimeout), for an input of up to 1 MiB; a call
+// gets as much again per MiB of its input, so honest work on a large line
+// is not taken for a loop. Bundled plugins have it too. 0 restores the
+// default.
 func (c Config) WithCallTimeout(d time.Duration) Config {
 	c.callTimeout = d
+	return c
+}
+
+// WithLimitHints sets what the error of a call stopped by the time limit
+// (timeout) and of one stopped by the memory limit (memory) say about
+// raising them, e.g. "raise it with --plugin-timeout". "" says nothing.
+func (c Config) WithLimitHints(timeout, memory string) Config {
+	c.limitHint, c.memoryHint = timeout, memory
+	return c
+}
+
+// WithStackTraces keeps the DWARF debug information of modules, so that
+// a plugin's trap carries a stack trace with source lines. It is off by
+// default: it costs compilation time and memory for every plugin, for a
+// message only a plugin's author reads.
+func (c Config) WithStackTraces(on bool) Config {
+	c.stackTraces = on
 	return c
 }
 
@@ -183,9 +209,10 @@ func binaryPlugins() ([]Bundled, error) {
 
 // WithExternalOverridesBundled lets an external plugin take over a
 // provider that a bundled plugin also claims (the bundled plugin keeps its
-// other providers). Without it the provider is refused as a conflict that
-// names both files, so that dropping a file into the plugin directory
-// never silently changes how a provider is normalized.
+// other providers). Without it the bundled plugin keeps the provider and a
+// warning names the external file, so that dropping a file into the plugin
+// directory never silently changes how a provider is normalized, nor stops
+// it from working.
 func (c Config) WithExternalOverridesBundled(on bool) Config {
 	c.overrideBundled = on
 	return c
@@ -241,6 +268,10 @@ type settings struct {
 	bundledErr      error
 	overrideBundled bool
 	workers         int
+	limitHint       string
+	memoryHint      string
+	stackTraces     bool
+	initTimeout     time.Duration
 }
 
 // pageSize is the WebAssembly page size.
@@ -261,6 +292,10 @@ func (c Config) resolve() (settings, error) {
 		bundled:         c.bundled,
 		overrideBundled: c.overrideBundled,
 		workers:         c.workers,
+		limitHint:       c.limitHint,
+		memoryHint:      c.memoryHint,
+		stackTraces:     c.stackTraces,
+		initTimeout:     cmp.Or(c.initTimeout, InitTimeout),
 	}
 	if !c.cacheDirSet {
 		s.cacheDir = DefaultCacheDir()

@@ -19,14 +19,15 @@
 //	defer in.Close(ctx)
 //	res, err := normalize.Run(ctx, in, stdout, sink, opts)
 //
-// Loading a plugin: sha256 of the bytes; compile (wazero's compilation
-// cache under os.UserCacheDir()/twasm/wazero makes every run after the
-// first cheap); check the exports and their exact signatures, the memory
-// export, and every import (only [abi.HostModule] functions and
-// [abi.AllowedWASI]); instantiate once; check twasm_abi_version; read and
-// validate the manifest. [Runtime.Verify] runs the same checks plus an
-// empty stream and reports every problem, for `twasm plugins verify`;
-// [Runtime.List] describes every plugin found, loaded or not.
+// Loading a plugin: sha256 of the bytes; a structural check of the bytes
+// (package internal/wasmcheck); compile (wazero's compilation cache under
+// os.UserCacheDir()/twasm/wazero makes every run after the first cheap);
+// check the exports and their exact signatures, the memory export, and
+// every import (only [abi.HostModule] functions and [abi.AllowedWASI]);
+// instantiate once; check twasm_abi_version; read and validate the
+// manifest. [Runtime.Verify] runs the same checks plus an empty stream and
+// reports every problem, for `twasm plugins verify`; [Runtime.List]
+// describes every plugin found, loaded or not.
 //
 // New loads no plugin it can avoid: it maps providers from manifests it
 // already knows and a plugin is loaded on its first Lookup. A bundled
@@ -35,7 +36,9 @@
 // compilation cache costs one compilation, of the plugin in use. An
 // external plugin's manifest is cached by its content (crc32c and size)
 // after its first load; only a file seen for the first time is loaded at
-// New.
+// New. An external plugin that fails to load is remembered too, by the
+// same key confirmed by its sha256 ([FailedBeforeError]): later runs skip
+// it with one warning saying why, until the file changes.
 //
 // # Invariants
 //
@@ -44,12 +47,14 @@
 //     socket), a host function that does not exist, another ABI major
 //     version, a missing or mistyped export. The error names the import or
 //     export and what was expected.
-//   - A provider belongs to one plugin. Two plugins claiming it make
-//     Lookup fail with both files named. A bundled and an external plugin
-//     claiming it conflict the same way unless
-//     [Config.WithExternalOverridesBundled] is set, in which case the
-//     external one wins: dropping a file in a directory must not silently
-//     change how a provider is normalized.
+//   - A provider belongs to one plugin. Two external plugins claiming it
+//     make Lookup fail with both files named (*ConflictError). A bundled
+//     and an external plugin claiming it do not disable it: the bundled
+//     plugin keeps it and a warning names the external file, unless
+//     [Config.WithExternalOverridesBundled] is set (twasm's
+//     --plugin-override), in which case the external one wins: dropping a
+//     file in a directory must neither silently change how a provider is
+//     normalized nor stop it from working.
 //   - Records an Instance returns are well-formed (the host decodes every
 //     output chunk as it arrives and checks every span against the call's
 //     input), so the assembler can trust them.
@@ -70,9 +75,18 @@
 // # Threat model
 //
 // An external plugin is untrusted code. It is arbitrary WebAssembly
-// compiled to native code by wazero and run in the host process.
+// compiled to native code by wazero and run in the host process. Its file
+// is untrusted input too, read before any of its code runs.
 //
 // It cannot:
+//   - crash or stall the host with a crafted file: before wazero decodes a
+//     module, internal/wasmcheck walks its sections and every vector a
+//     decoder allocates for, and refuses a module of more than 64 MiB, or
+//     whose counts and lengths do not fit in the bytes that follow them or
+//     exceed the JavaScript engines' limits (a 23-byte file claiming 2^32-1
+//     element segments made wazero reserve memory until the Go runtime
+//     aborted); the error names the file. What wazero then reserves is
+//     bounded by a small multiple of the file's size;
 //   - read or write files, open sockets, read environment variables or
 //     arguments: no file system, environment or arguments are ever
 //     configured, and importing a WASI function that could reach them is
@@ -80,8 +94,9 @@
 //   - read or write host memory: it sees only its own linear memory;
 //     every (ptr, len) it passes to the host is bounds-checked, and a bad
 //     one faults the call (ErrContract) rather than panicking the host;
-//   - use more than the memory limit (default 128 MiB per instance): the
-//     runtime refuses to grow memory beyond it and the plugin traps
+//   - use more than the memory limit (default 128 MiB per instance,
+//     [Config.WithMemoryLimit], twasm's --plugin-memory): the runtime
+//     refuses to grow memory beyond it and the plugin traps
 //     (ErrOutOfMemory). On Linux an instance's memory is one reserved
 //     MAP_NORESERVE mapping of the limit, grown in place and committed
 //     page by page as the guest touches it; a module closed at a deadline
@@ -92,14 +107,31 @@
 //     interrupt added by internal/wasminterrupt); both rewriters refuse
 //     what they do not fully decode, and the module is then used as it is.
 //     wazero validates the rewritten bytes as it would the original;
-//   - run longer than the call timeout (default 5 s per call, external
-//     plugins only; _initialize gets at least [InitTimeout]): the host
-//     stops the guest at the deadline (ErrTimeout). The module is
-//     instrumented at load (internal/wasminterrupt): an interrupt flag the
-//     host sets, checked at loop heads and at the entry of functions that
-//     call; a module the rewriter cannot instrument runs as it is, with
-//     wazero's context-based timeouts, about 3x slower. Sleeps are cut to
-//     10 ms, so a guest cannot wait in the host past its deadline;
+//   - run longer than its time limit, whatever its instructions: every
+//     call, bundled plugins' too, gets the call timeout (default 5 s,
+//     [Config.WithCallTimeout], twasm's --plugin-timeout) once per MiB of
+//     its input, started, so a plugin working through an 8 MiB line is
+//     not taken for a loop; _initialize gets at least [InitTimeout]. The
+//     module is instrumented (internal/wasminterrupt; bundled modules by
+//     the build): an interrupt flag the host sets at the deadline or when
+//     the caller's context ends, read at yields to the host that come
+//     every wasminterrupt.Fuel checks, checks that run at loop heads, at
+//     the entry of functions that call, and before every bulk memory or
+//     table instruction, charged by its length (a memory.fill of 64 MiB is
+//     worth more than Fuel checks, so the flag is read after each). Host
+//     functions, sleeps and the random source stop an interrupted call
+//     too, so a loop of long host calls ends as well; deep recursion ends
+//     at the entry checks or in the engine's stack limit. A stopped call
+//     ends within a few milliseconds of its deadline plus the longest
+//     single instruction, host call or sleep (10 ms), which the charges
+//     bound. A module the rewriter cannot instrument runs as it is, with
+//     wazero's context-based termination (about 3x slower), checked at
+//     every loop head and function entry. The time limit error says which
+//     limit was hit and how to raise it ([Config.WithLimitHints]);
+//   - pass its failure off as the user's: a proc_exit from a plugin, with
+//     any code (even the codes wazero itself uses for a cancelled or
+//     expired context), is a fault of the call (ErrTrap), not a
+//     cancellation; the lines it held are counted as lost and said;
 //   - flood the host: output above max(abi.MinOutputBytes,
 //     abi.MaxOutputFactor x input) per call faults (ErrLimit); a fail
 //     message is cut at abi.MaxFailBytes; log messages are cut at 1 KiB
@@ -107,12 +139,17 @@
 //     3 KiB;
 //   - see another stream: each stream runs on its own module;
 //   - fault forever: after [Config.WithMaxFaults] consecutive faults
-//     (default 5) the plugin is disabled (ErrPluginDisabled).
+//     (default 5) the plugin is disabled (ErrPluginDisabled);
+//   - cost every command its failure: a file that failed to load is
+//     skipped by later runs until it changes (see the failure cache
+//     below);
+//   - take a provider from a bundled plugin unless the user says so
+//     (--plugin-override).
 //
 // It can:
 //   - produce wrong but well-formed records: the host checks form, not
 //     meaning (the assembler maps out-of-vocabulary values);
-//   - burn CPU up to the timeout on every call, and memory up to the
+//   - burn CPU up to its time limit on every call, and memory up to the
 //     limit on every instance;
 //   - read the clocks and random numbers (real ones: Go's garbage
 //     collector needs a real clock, see RATIONALE.md), and write to its
@@ -121,10 +158,36 @@
 //   - exploit a bug in wazero's compiler or runtime: the sandbox is only
 //     as strong as wazero.
 //
-// A bundled plugin is built with the binary and trusted: it runs in a
-// runtime without the per-call timeout (which costs Go guests 4-5x), so a
-// bundled plugin stuck in a loop would hang its stream. Every other limit
-// applies to it.
+// A bundled plugin is built with the binary and trusted not to be
+// hostile, not to be bug-free: it runs under every limit above, time
+// included, instrumented by the build (internal/bundled/record), which the
+// host recognises by its exported flag and does not redo.
+//
+// # On-disk caches
+//
+// Two caches live under os.UserCacheDir()/twasm ([DefaultCacheDir]), in
+// the user's own cache directory: nothing in them is trusted more than
+// the user's account, and an attacker who can write there can already
+// write the plugin directory.
+//
+//   - The compilation cache (wazero/): machine code wazero compiled, keyed
+//     by the sha256 of the module bytes compiled (after the host's
+//     rewrites), wazero's version and the CPU. wazero loads it as native
+//     code without validating it again: whoever can write it can run code
+//     in twasm. It is trusted like the binary; its key means a changed
+//     module is never served stale code. Unwritable, it is replaced by an
+//     in-memory cache (slower starts, same results).
+//   - The manifest cache (wazero/manifests/): per external plugin file,
+//     keyed by crc32c and size, its manifest and sha256 after a load
+//     (<key>.json), or the error of a failed load and its sha256
+//     (<key>.failed.json). It routes providers only: a plugin that loads
+//     later is checked in full (imports, exports, ABI version, its own
+//     manifest), and a failure record is honoured only when the file's
+//     sha256 matches it. Forged or stale, it can make twasm route a
+//     provider to a file that then reports something else, or skip a
+//     plugin until the file changes; it cannot make twasm run code the
+//     checks refuse. Unreadable or malformed records are ignored, and a
+//     load the caller cancelled is not recorded as a failure.
 //
 // What happens on each fault, for the call that faulted: the records
 // reported before it are returned with a *normalize.FaultError (Plugin,

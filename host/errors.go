@@ -56,15 +56,17 @@ func (e *UnknownProviderError) Error() string {
 	return fmt.Sprintf("host: no plugin serves provider %q; available: %s", e.Provider, strings.Join(e.Available, ", "))
 }
 
-// ConflictError is returned by Lookup for a provider that two plugins
-// claim: neither serves it until one is removed.
+// ConflictError is returned by Lookup for a provider that two external
+// plugins claim: neither serves it until one is removed. (A bundled and an
+// external plugin do not conflict: the bundled one keeps the provider
+// unless Config.WithExternalOverridesBundled says otherwise.)
 type ConflictError struct {
 	Provider string
 	Paths    []string // the files claiming it, in load order
 }
 
 func (e *ConflictError) Error() string {
-	return fmt.Sprintf("host: provider %q is claimed by more than one plugin (%s); remove all but one, or see Config.WithExternalOverridesBundled",
+	return fmt.Sprintf("host: provider %q is claimed by more than one plugin (%s); remove all but one from the plugin path, or name the one to use with --plugin",
 		e.Provider, strings.Join(e.Paths, " and "))
 }
 

@@ -62,14 +62,14 @@ func testFaultsAreContained(t *testing.T, wasm func(testing.TB, string) []byte) 
 		msg    string // in the error
 		stderr string // in the fault's stderr
 	}{
-		{cmd: "loop", cause: ErrTimeout, msg: "ran longer than 2s"},
-		{cmd: "spin", cause: ErrTimeout, msg: "twasm_feed ran longer than 2s"},
-		{cmd: "sleep", cause: ErrTimeout, msg: "ran longer than 2s"},
+		{cmd: "loop", cause: ErrTimeout, msg: "ran longer than its time limit of 2s"},
+		{cmd: "spin", cause: ErrTimeout, msg: "twasm_feed ran longer than its time limit of 2s"},
+		{cmd: "sleep", cause: ErrTimeout, msg: "ran longer than its time limit of 2s"},
 		{cmd: "bomb", cause: ErrOutOfMemory, msg: "memory limit of 64 MiB"},
 		{cmd: "trap", cause: ErrTrap, msg: "out of bounds memory access"},
 		// An unrecovered Go panic prints its trace and aborts.
 		{cmd: "nilderef", cause: ErrTrap, msg: "unreachable", stderr: "nil pointer dereference"},
-		{cmd: "exit", cause: ErrTrap, msg: "exited with code 3"},
+		{cmd: "exit", cause: ErrTrap, msg: "exited (proc_exit) with code 3"},
 		{cmd: "fatal it broke", cause: ErrFatalStatus, msg: "it broke"},
 		{cmd: "status 7", cause: ErrContract, msg: "status 7"},
 		{cmd: "huge", cause: ErrLimit, msg: "exceeds the limit"},

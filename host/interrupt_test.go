@@ -82,7 +82,7 @@ func TestExternalPluginsAreInstrumented(t *testing.T) {
 	}{
 		{"external", plugin(t, "misbehave"), false, true, rt.trusted},
 		{"external, refused by the rewriter", optOut(t, plugin(t, "misbehave")), false, false, rt.sandboxed},
-		{"bundled", plugin(t, "misbehave"), true, false, rt.trusted},
+		{"bundled", plugin(t, "misbehave"), true, true, rt.trusted},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

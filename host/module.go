@@ -3,11 +3,13 @@ package host
 import (
 	"bytes"
 	"context"
+	"crypto/rand"
 	"errors"
 	"fmt"
 	"log/slog"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"github.com/tetratelabs/wazero/api"
@@ -95,8 +97,18 @@ func (c *call) read(mod api.Module, what string, ptr, n uint32) []byte {
 	return b
 }
 
+// checkInterrupt stops a guest whose call was interrupted when it calls
+// the host: a loop of host calls that each take long would otherwise pass
+// few checks of the guest's own code.
+func (c *call) checkInterrupt() {
+	if w := c.m.watch; w != nil && w.tripped.Load() {
+		panic(errInterrupted)
+	}
+}
+
 func hostOutput(ctx context.Context, mod api.Module, stack []uint64) {
 	c := callOf(ctx)
+	c.checkInterrupt()
 	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
 	// Check the limit before touching memory, so a huge length costs
 	// nothing.
@@ -115,6 +127,7 @@ func hostOutput(ctx context.Context, mod api.Module, stack []uint64) {
 
 func hostFail(ctx context.Context, mod api.Module, stack []uint64) {
 	c := callOf(ctx)
+	c.checkInterrupt()
 	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
 	// A long message is cut, not refused: the contract says so, and the
 	// message is for people.
@@ -139,6 +152,7 @@ const maxLogBytes = 1 << 10
 
 func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
 	c := callOf(ctx)
+	c.checkInterrupt()
 	level := slog.Level(int32(api.DecodeU32(stack[0])))
 	ptr, n := api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
 	b := c.read(mod, abi.ImportLog, ptr, n)
@@ -185,10 +199,7 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 	m := &module{p: p, stderr: &tail{}, stack: make([]uint64, 1)}
 	m.c.m = m
 	m.c.reset(false, 0, abi.MaxManifestBytes)
-	cfg := p.modCfg.WithStderr(m.stderr)
-	if p.timeout > 0 {
-		cfg = cfg.WithNanosleep(m.sleep)
-	}
+	cfg := p.modCfg.WithStderr(m.stderr).WithNanosleep(m.sleep).WithRandSource(guestRand{m})
 	cctx, cancel := p.initContext(context.WithValue(ctx, callKey{}, &m.c))
 	mod, err := p.wrt.InstantiateModule(experimental.WithMemoryAllocator(cctx, p.rt.alloc), p.compiled, cfg)
 	cancel()
@@ -214,7 +225,7 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 		}
 		m.watch = &watchdog{flag: flag}
 	}
-	if err := m.call(ctx, mod.ExportedFunction(abi.ExportInitialize), abi.ExportInitialize, p.deadline(InitTimeout)); err != nil {
+	if err := m.call(ctx, mod.ExportedFunction(abi.ExportInitialize), abi.ExportInitialize, p.limit(0, p.rt.s.initTimeout)); err != nil {
 		mod.Close(ctx)
 		m.mod = nil
 		return m, err
@@ -229,24 +240,24 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 // still stopped.
 const InitTimeout = 30 * time.Second
 
-// initContext bounds the instantiation of an external plugin in the
-// sandboxed runtime, where a start section would run; _initialize is then
-// called like any export (module.call), with the same budget.
+// initContext bounds the instantiation of a plugin in the sandboxed
+// runtime, where a start section would run; _initialize is then called
+// like any export (module.call), with the same budget.
 func (p *Plugin) initContext(ctx context.Context) (context.Context, context.CancelFunc) {
-	if p.timeout > 0 {
-		return context.WithTimeout(ctx, max(p.timeout, InitTimeout))
-	}
-	return ctx, func() {}
+	return context.WithTimeout(ctx, p.limit(0, p.rt.s.initTimeout))
 }
 
-// deadline returns when a call of an external plugin starting now must
-// end (it is given the call timeout, or least if that is longer); the zero
-// time, no deadline, for a bundled plugin.
-func (p *Plugin) deadline(least time.Duration) time.Time {
-	if p.timeout > 0 {
-		return time.Now().Add(max(p.timeout, least))
-	}
-	return time.Time{}
+// timeoutUnit is the input size the call timeout is given for: a call
+// gets the timeout once per timeoutUnit of input, started, so that a
+// plugin working through an 8 MiB line is not taken for one in a loop.
+const timeoutUnit = 1 << 20
+
+// limit returns how long a call with input bytes of input may run: the
+// call timeout per MiB of input (started; at least once), or least if that
+// is longer.
+func (p *Plugin) limit(input int, least time.Duration) time.Duration {
+	units := max(1, (int64(input)+timeoutUnit-1)/timeoutUnit)
+	return max(p.timeout*time.Duration(units), least)
 }
 
 // maxSleep bounds one sleep of an external plugin. A guest with nothing
@@ -256,55 +267,82 @@ func (p *Plugin) deadline(least time.Duration) time.Time {
 // yet due and sleeps again.
 const maxSleep = 10 * time.Millisecond
 
-// sleep is an external plugin's nanosleep: at most maxSleep, and a call
-// whose interrupt flag is set is stopped here rather than after the guest
-// has passed wasminterrupt.Fuel checks.
+// sleep is a plugin's nanosleep: at most maxSleep, and a call whose
+// interrupt flag is set is stopped here rather than after the guest has
+// passed wasminterrupt.Fuel checks.
 func (m *module) sleep(ns int64) {
 	time.Sleep(min(time.Duration(ns), maxSleep))
-	if m.watch != nil && m.watch.isTripped() {
+	if m.watch != nil && m.watch.tripped.Load() {
 		panic(errInterrupted)
 	}
+}
+
+// guestRand is a module's random source (random_get): crypto/rand, read in
+// pieces between which an interrupted call is stopped, so that a guest
+// asking for its whole memory's worth in a loop still stops on time.
+type guestRand struct{ m *module }
+
+func (g guestRand) Read(b []byte) (int, error) {
+	const piece = 64 << 10
+	for off := 0; off < len(b); off += piece {
+		if w := g.m.watch; w != nil && w.tripped.Load() {
+			panic(errInterrupted)
+		}
+		if _, err := rand.Read(b[off:min(off+piece, len(b))]); err != nil {
+			return off, err
+		}
+	}
+	return len(b), nil
 }
 
 // errInterrupted unwinds a guest stopped in a host function.
 var errInterrupted = errors.New("interrupted")
 
 // call runs fn with m.stack and returns the cause of its fault, or nil.
-// Past the deadline (the zero time: none) an instrumented module is
-// stopped through its interrupt flag, another one through its context
-// (the sandboxed runtime has WithCloseOnContextDone); the caller's ctx
-// ending stops either.
-func (m *module) call(ctx context.Context, fn api.Function, name string, deadline time.Time) error {
+// Past limit, an instrumented module is stopped through its interrupt
+// flag, another one through its context (the sandboxed runtime has
+// WithCloseOnContextDone); the caller's ctx ending stops either.
+func (m *module) call(ctx context.Context, fn api.Function, name string, limit time.Duration) error {
 	cctx := context.WithValue(ctx, callKey{}, &m.c)
 	var err error
-	interrupted := false
-	switch {
-	case deadline.IsZero():
-		err = fn.CallWithStack(cctx, m.stack)
-	case m.watch != nil:
+	interrupted, timedOut := false, false
+	if m.watch != nil {
 		// The flag is read every so many checks: a call on a done
 		// context could run to its end.
 		if err := ctx.Err(); err != nil {
 			return errCanceled{fmt.Errorf("%s: %w", name, err)}
 		}
-		m.watch.arm(ctx, time.Until(deadline))
+		m.watch.arm(ctx, limit)
 		err = fn.CallWithStack(cctx, m.stack)
 		interrupted = m.watch.disarm()
-	default:
-		dctx, cancel := context.WithDeadline(cctx, deadline)
+	} else {
+		dctx, cancel := context.WithTimeout(cctx, limit)
 		err = fn.CallWithStack(dctx, m.stack)
+		timedOut = errors.Is(dctx.Err(), context.DeadlineExceeded)
 		cancel()
 	}
 	if err == nil {
 		return nil
 	}
-	// The flag makes the guest execute unreachable, or sleep panic; the
-	// caller's cancellation is told apart by classify.
-	if interrupted && m.c.fault == nil && ctx.Err() == nil &&
-		(strings.HasPrefix(err.Error(), "wasm error: unreachable") || errors.Is(err, errInterrupted)) {
-		return fmt.Errorf("%w: %s ran longer than %v", ErrTimeout, name, m.p.timeout)
+	if m.c.fault == nil && ctx.Err() == nil {
+		// The flag makes the guest execute unreachable, or a host
+		// function panic; the caller's cancellation is told apart by
+		// classify.
+		if interrupted && (strings.HasPrefix(err.Error(), "wasm error: unreachable") || errors.Is(err, errInterrupted)) || timedOut {
+			return m.p.timeoutError(name, limit)
+		}
 	}
 	return m.classify(ctx, name, err)
+}
+
+// timeoutError says which limit a call ran past and how to raise it.
+func (p *Plugin) timeoutError(name string, limit time.Duration) error {
+	how := ""
+	if h := p.rt.s.limitHint; h != "" {
+		how = "; " + h
+	}
+	return fmt.Errorf("%w: %s ran longer than its time limit of %v (%v per MiB of input)%s",
+		ErrTimeout, name, limit, p.timeout, how)
 }
 
 // watchdog sets an instrumented module's interrupt flag when a call runs
@@ -314,11 +352,13 @@ func (m *module) call(ctx context.Context, fn api.Function, name string, deadlin
 // callbacks run on other goroutines.
 type watchdog struct {
 	flag api.MutableGlobal
+	// tripped: the flag is set. Written under mu; host functions read
+	// it without the lock.
+	tripped atomic.Bool
 
 	mu      sync.Mutex
 	gen     uint64 // counts armings: a callback of an earlier one does nothing
 	armed   bool
-	tripped bool // the flag is set
 	timer   *time.Timer
 	stopCtx func() bool
 }
@@ -327,13 +367,14 @@ func (w *watchdog) arm(ctx context.Context, d time.Duration) {
 	w.mu.Lock()
 	w.gen++
 	gen := w.gen
-	w.armed, w.tripped = true, false
+	w.armed = true
+	w.tripped.Store(false)
 	w.mu.Unlock()
 	trip := func() {
 		w.mu.Lock()
-		if w.armed && w.gen == gen && !w.tripped {
+		if w.armed && w.gen == gen && !w.tripped.Load() {
 			w.flag.Set(1)
-			w.tripped = true
+			w.tripped.Store(true)
 		}
 		w.mu.Unlock()
 	}
@@ -342,12 +383,6 @@ func (w *watchdog) arm(ctx context.Context, d time.Duration) {
 	if ctx.Done() != nil {
 		w.stopCtx = context.AfterFunc(ctx, trip)
 	}
-}
-
-func (w *watchdog) isTripped() bool {
-	w.mu.Lock()
-	defer w.mu.Unlock()
-	return w.tripped
 }
 
 // disarm stops the callbacks and clears the flag, and reports whether it
@@ -362,10 +397,11 @@ func (w *watchdog) disarm() bool {
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	w.armed = false
-	if w.tripped {
+	tripped := w.tripped.Load()
+	if tripped {
 		w.flag.Set(0)
 	}
-	return w.tripped
+	return tripped
 }
 
 func (m *module) close(ctx context.Context) {
@@ -377,7 +413,7 @@ func (m *module) close(ctx context.Context) {
 // handshake checks the ABI version and reads the manifest.
 func (m *module) handshake(ctx context.Context) (abi.Manifest, error) {
 	m.c.reset(false, 0, abi.MaxManifestBytes)
-	if err := m.call(ctx, m.version, abi.ExportVersion, m.p.deadline(0)); err != nil {
+	if err := m.call(ctx, m.version, abi.ExportVersion, m.p.limit(0, 0)); err != nil {
 		return abi.Manifest{}, err
 	}
 	m.abiVersion = uint32(m.stack[0])
@@ -408,7 +444,7 @@ func (m *module) invoke(ctx context.Context, fn int, input []byte, records bool)
 		limit = max(abi.MinOutputBytes, abi.MaxOutputFactor*len(input))
 	}
 	m.c.reset(records, len(input), limit)
-	deadline := m.p.deadline(0)
+	deadline := m.p.limit(len(input), 0)
 	if fn == fnBegin || fn == fnFeed {
 		m.stack[0] = uint64(len(input))
 		if err := m.call(ctx, m.fns[fnBuffer], abi.ExportBuffer, deadline); err != nil {
@@ -444,23 +480,28 @@ func (m *module) classify(ctx context.Context, fn string, err error) error {
 	}
 	var exit *sys.ExitError
 	if errors.As(err, &exit) {
-		switch code := exit.ExitCode(); code {
-		case sys.ExitCodeDeadlineExceeded:
-			return fmt.Errorf("%w: %s ran longer than %v", ErrTimeout, fn, m.p.timeout)
-		case sys.ExitCodeContextCanceled:
-			return errCanceled{fmt.Errorf("%s: %w", fn, context.Canceled)}
-		default:
-			if m.outOfMemory() {
-				return fmt.Errorf("%w: %s exceeded the memory limit of %d MiB (exit code %d)", ErrOutOfMemory, fn, m.p.rt.s.memoryPages/16, code)
-			}
-			return fmt.Errorf("%w: %s exited with code %d", ErrTrap, fn, code)
+		// The caller's context is live and the deadline did not pass
+		// (module.call): whatever the code, even wazero's own codes for
+		// a cancelled or expired context, the plugin called proc_exit.
+		code := exit.ExitCode()
+		if m.outOfMemory() {
+			return fmt.Errorf("%w: %s exceeded the memory limit of %d MiB (exit code %d)%s", ErrOutOfMemory, fn, m.p.rt.s.memoryPages/16, code, m.p.memoryHint())
 		}
+		return fmt.Errorf("%w: %s exited (proc_exit) with code %d", ErrTrap, fn, code)
 	}
 	if m.outOfMemory() {
-		return fmt.Errorf("%w: %s exceeded the memory limit of %d MiB", ErrOutOfMemory, fn, m.p.rt.s.memoryPages/16)
+		return fmt.Errorf("%w: %s exceeded the memory limit of %d MiB%s", ErrOutOfMemory, fn, m.p.rt.s.memoryPages/16, m.p.memoryHint())
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
 	return fmt.Errorf("%w: %s: %s", ErrTrap, fn, msg)
+}
+
+// memoryHint says how to raise the memory limit, when the Config says.
+func (p *Plugin) memoryHint() string {
+	if h := p.rt.s.memoryHint; h != "" {
+		return "; " + h
+	}
+	return ""
 }
 
 // outOfMemory tells a trap caused by the memory limit: Go and TinyGo say

@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wasmcheck"
 	"github.com/twasm/twasm/internal/wasmdata"
 	"github.com/twasm/twasm/internal/wasminterrupt"
 	"github.com/twasm/twasm/normalize"
@@ -28,7 +29,7 @@ type Plugin struct {
 	src      Source
 	sha256   string
 	manifest abi.Manifest
-	timeout  time.Duration // 0: none (bundled)
+	timeout  time.Duration // the call timeout for an input of up to timeoutUnit bytes
 	// interrupt: the module was instrumented by wasminterrupt and runs
 	// in a runtime without WithCloseOnContextDone; its calls are
 	// stopped through its interrupt flag (module.call).
@@ -44,11 +45,11 @@ type Plugin struct {
 }
 
 func newPlugin(rt *Runtime, wrt wazero.Runtime, compiled wazero.CompiledModule, src Source, sum string) *Plugin {
-	p := &Plugin{rt: rt, wrt: wrt, compiled: compiled, src: src, sha256: sum}
-	if !src.Bundled {
-		p.timeout = rt.s.callTimeout
-		p.interrupt = wrt != rt.sandboxed
-	}
+	// Every plugin has a time limit, bundled ones too: a module in the
+	// trusted runtime is instrumented (compile), one in the sandboxed
+	// runtime is stopped through its context.
+	p := &Plugin{rt: rt, wrt: wrt, compiled: compiled, src: src, sha256: sum,
+		timeout: rt.s.callTimeout, interrupt: wrt != rt.sandboxed}
 	p.logs.rate = rt.s.logRate
 	// No WithFS, WithEnv or WithArgs: a plugin has no file system, no
 	// environment and no arguments. Stdout stays io.Discard; stderr is
@@ -76,14 +77,20 @@ func newPlugin(rt *Runtime, wrt wazero.Runtime, compiled wazero.CompiledModule, 
 const DataGap = 64
 
 // compile compiles a plugin's module for the runtime it will run in and
-// returns both. A bundled module runs as it is in the trusted runtime. An
-// external one is instrumented with an interrupt flag (package
-// wasminterrupt) and runs in the trusted runtime too, its calls stopped
-// through the flag; one that cannot be instrumented (a feature the
-// rewriter does not know) runs as it is in the sandboxed runtime, whose
-// context-based timeouts cost Go guests about 3x (RATIONALE.md,
-// "Interrupting external plugins").
+// returns both. The module is instrumented with an interrupt flag
+// (package wasminterrupt) and runs in the trusted runtime, its calls
+// stopped through the flag; a bundled module the build already
+// instrumented is used as it is. One that cannot be instrumented (a
+// feature the rewriter does not know) runs as it is in the sandboxed
+// runtime, whose context-based timeouts cost Go guests about 3x
+// (RATIONALE.md, "How are plugins stopped on time?").
+//
+// The bytes are checked first (package wasmcheck): a crafted file must not
+// make wazero's decoder reserve memory for counts the file cannot hold.
 func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero.Runtime, wazero.CompiledModule, error) {
+	if err := wasmcheck.Check(wasm); err != nil {
+		return nil, nil, err
+	}
 	ctx = experimental.WithCompilationWorkers(ctx, rt.s.workers)
 	// Go's linker writes tens of thousands of data segments, which wazero
 	// decodes and validates one by one on every load, cached or not
@@ -91,7 +98,9 @@ func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero
 	if compact, err := wasmdata.Compact(wasm, DataGap); err == nil {
 		wasm = compact
 	}
-	if src.Bundled {
+	if src.Bundled && wasminterrupt.Instrumented(wasm) {
+		// The build instrumented it (internal/bundled/record); trusted,
+		// like every byte of the binary.
 		c, err := rt.trusted.CompileModule(ctx, wasm)
 		return rt.trusted, c, err
 	}

@@ -3,6 +3,8 @@ package host
 import (
 	"bytes"
 	"context"
+	"crypto/sha256"
+	"encoding/hex"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -13,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"time"
 
 	"hash/crc32"
 
@@ -100,6 +103,10 @@ type manifestRecord struct {
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
+// overrideHint says how to let an external plugin take a provider from a
+// bundled one.
+const overrideHint = "to use the external plugin instead, pass --plugin-override (Config.WithExternalOverridesBundled)"
+
 // contentKey identifies a plugin file cheaply: hardware crc32c runs at
 // memory speed, where sha256 of every bundled plugin would cost a large
 // part of a warm start. The sha256 is kept in the cached record.
@@ -132,30 +139,100 @@ func (rt *Runtime) cachedManifest(key string) (manifestRecord, bool) {
 }
 
 func (rt *Runtime) storeManifest(key string, m manifestRecord) {
-	dir := rt.manifestDir()
-	if dir == "" {
-		return
+	if dir := rt.manifestDir(); dir != "" {
+		rt.writeCacheFile(filepath.Join(dir, key+".json"), m)
+		// A file that loads now did not fail: forget a failure of an
+		// earlier run (another host, another limit).
+		os.Remove(rt.failurePath(key))
 	}
-	b, err := json.Marshal(m)
+}
+
+// writeCacheFile writes v as JSON to path in the manifest cache, best
+// effort: a cache that cannot be written only costs time.
+func (rt *Runtime) writeCacheFile(path string, v any) {
+	b, err := json.Marshal(v)
 	if err != nil {
 		return
 	}
+	dir := filepath.Dir(path)
 	if err := os.MkdirAll(dir, 0o700); err != nil {
 		return
 	}
 	// Write then rename, so a concurrent reader never sees half a record.
-	tmp, err := os.CreateTemp(dir, key+".*.tmp")
+	tmp, err := os.CreateTemp(dir, filepath.Base(path)+".*.tmp")
 	if err != nil {
 		return
 	}
 	_, werr := tmp.Write(b)
 	cerr := tmp.Close()
-	if werr != nil || cerr != nil || os.Rename(tmp.Name(), filepath.Join(dir, key+".json")) != nil {
+	if werr != nil || cerr != nil || os.Rename(tmp.Name(), path) != nil {
 		os.Remove(tmp.Name())
 	}
 }
 
-// loadEntry compiles and instantiates the entry's plugin once.
+// failureRecord is what the manifest cache keeps for a plugin file that
+// failed to load, so that later runs skip it instead of paying for the
+// failure again (a looping initializer costs its whole time limit).
+type failureRecord struct {
+	SHA256 string    `json:"sha256"`
+	Error  string    `json:"error"`
+	Time   time.Time `json:"time"`
+}
+
+func (rt *Runtime) failurePath(key string) string {
+	if dir := rt.manifestDir(); dir != "" {
+		return filepath.Join(dir, key+".failed.json")
+	}
+	return ""
+}
+
+// cachedFailure returns the failure recorded for wasm, found by its
+// content key and confirmed by its sha256.
+func (rt *Runtime) cachedFailure(key string, wasm []byte) (failureRecord, bool) {
+	path := rt.failurePath(key)
+	if path == "" {
+		return failureRecord{}, false
+	}
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return failureRecord{}, false
+	}
+	var f failureRecord
+	if json.Unmarshal(b, &f) != nil || f.Error == "" {
+		return failureRecord{}, false
+	}
+	sum := sha256.Sum256(wasm)
+	if f.SHA256 != hex.EncodeToString(sum[:]) {
+		return failureRecord{}, false
+	}
+	return f, true
+}
+
+func (rt *Runtime) storeFailure(key string, wasm []byte, err error) {
+	path := rt.failurePath(key)
+	if path == "" {
+		return
+	}
+	sum := sha256.Sum256(wasm)
+	rt.writeCacheFile(path, failureRecord{SHA256: hex.EncodeToString(sum[:]), Error: err.Error(), Time: time.Now().UTC()})
+}
+
+// FailedBeforeError is a plugin's error when it was skipped because the
+// same file (same sha256) failed to load in an earlier run.
+type FailedBeforeError struct {
+	Path  string
+	Cause string
+	When  time.Time
+}
+
+func (e *FailedBeforeError) Error() string {
+	return fmt.Sprintf("host: %s skipped: it failed to load on %s (%s); it is tried again once the file changes: fix or remove it",
+		e.Path, e.When.Format(time.RFC3339), e.Cause)
+}
+
+// loadEntry compiles and instantiates the entry's plugin once. An
+// external plugin that fails is remembered in the cache, unless the
+// caller's context ended (not the plugin's fault).
 func (rt *Runtime) loadEntry(ctx context.Context, e *entry) (*Plugin, error) {
 	e.once.Do(func() {
 		wasm, err := e.c.bytes()
@@ -169,9 +246,12 @@ func (rt *Runtime) loadEntry(ctx context.Context, e *entry) (*Plugin, error) {
 			return
 		}
 		e.p, e.err = rt.Load(ctx, wasm, e.c.src)
-		if e.err == nil {
+		switch {
+		case e.err == nil:
 			e.manifest = manifestRecord{SHA256: e.p.sha256, Manifest: e.p.manifest}
 			rt.storeManifest(e.c.key, e.manifest)
+		case ctx.Err() == nil && !e.c.src.Bundled:
+			rt.storeFailure(e.c.key, wasm, e.err)
 		}
 	})
 	return e.p, e.err
@@ -240,6 +320,12 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 			continue
 		}
 		seen[c.key] = c
+		if f, ok := rt.cachedFailure(c.key, c.wasm); ok {
+			err := &FailedBeforeError{Path: c.src.Path, Cause: f.Error, When: f.Time}
+			rt.s.logger.Warn("twasm host: plugin skipped", "err", err)
+			failed = append(failed, PluginInfo{Origin: c.src.Path, File: c.src.Path, SHA256: f.SHA256, Err: err})
+			continue
+		}
 		e := &entry{c: c}
 		if m, ok := rt.cachedManifest(c.key); ok {
 			e.manifest = m
@@ -284,9 +370,12 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 	}
 	for _, prov := range order {
 		es := owners[prov]
-		if rt.s.overrideBundled {
-			external := slices.DeleteFunc(slices.Clone(es), func(e *entry) bool { return e.c.src.Bundled })
-			if len(external) > 0 && len(external) < len(es) {
+		external := slices.DeleteFunc(slices.Clone(es), func(e *entry) bool { return e.c.src.Bundled })
+		if len(external) > 0 && len(external) < len(es) {
+			// A bundled plugin and an external one claim the provider:
+			// the bundled one keeps it unless the user chose the
+			// external one; either way the loser is told.
+			if rt.s.overrideBundled {
 				for _, e := range es {
 					if e.c.src.Bundled {
 						reg.problems[e] = append(reg.problems[e], fmt.Sprintf("provider %q is overridden by %s", prov, external[0].c.src.Path))
@@ -294,6 +383,13 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 				}
 				rt.s.logger.Info("twasm host: external plugin overrides a bundled one", "provider", prov, "path", external[0].c.src.Path)
 				es = external
+			} else {
+				for _, e := range external {
+					reg.problems[e] = append(reg.problems[e], fmt.Sprintf("provider %q stays with the bundled plugin (%s)", prov, overrideHint))
+					rt.s.logger.Warn("twasm host: an external plugin claims a provider a bundled plugin serves; the bundled plugin keeps it",
+						"provider", prov, "path", e.c.src.Path, "to_use_it", overrideHint)
+				}
+				es = slices.DeleteFunc(es, func(e *entry) bool { return !e.c.src.Bundled })
 			}
 		}
 		if len(es) == 1 {

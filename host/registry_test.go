@@ -91,13 +91,22 @@ func TestRegistry(t *testing.T) {
 	t.Run("external against bundled", func(t *testing.T) {
 		ext := writeFile(t, t.TempDir(), "echo2.wasm", variant(echo, "ext"))
 		cfg := testConfig().WithBundled(map[string][]byte{"echo.wasm": echo}).WithPluginPath(filepath.Dir(ext))
-		rt := newRuntime(t, cfg)
-		_, err := rt.Lookup(context.Background(), "echo")
-		if !strings.Contains(err.Error(), "bundled echo.wasm and "+ext) {
+		// Without the override the bundled plugin keeps working, and a
+		// warning names the external file and the way to choose it.
+		h := &captureHandler{}
+		rt := newRuntime(t, cfg.WithLogger(slogNew(h)))
+		p, err := rt.Lookup(context.Background(), "echo")
+		if err != nil || !p.Info().Bundled {
 			t.Fatalf("without override: %v", err)
 		}
+		if h.count("the bundled plugin keeps it") != 1 {
+			t.Fatalf("warnings: %q", h.msgs)
+		}
+		if info := rt.List(ctx)[1]; info.Origin != ext || len(info.Problems) != 1 || !strings.Contains(info.Problems[0], "--plugin-override") {
+			t.Fatalf("external info: %+v", info)
+		}
 		rt = newRuntime(t, cfg.WithExternalOverridesBundled(true))
-		p, err := rt.Lookup(context.Background(), "echo")
+		p, err = rt.Lookup(context.Background(), "echo")
 		if err != nil || p.Info().Origin != ext {
 			t.Fatalf("with override: %v", err)
 		}
@@ -253,5 +262,62 @@ func TestVerify(t *testing.T) {
 	cancel()
 	if _, err := rt.Verify(cctx, trap); err == nil {
 		t.Fatal("a cancelled Verify did not fail")
+	}
+}
+
+// A plugin that fails to load (here an initializer that never returns,
+// stopped at its time limit) is remembered by its sha256: later runs skip
+// it at once with one warning saying why, until the file changes. A load
+// the caller cancelled is not the plugin's fault and is not remembered.
+func TestFailedLoadIsRemembered(t *testing.T) {
+	dir := t.TempDir()
+	cache := t.TempDir()
+	path := writeFile(t, dir, "initloop.wasm", plugin(t, "initloop"))
+	cfg := testConfig().WithCacheDir(cache).WithPluginPath(dir)
+	cfg.initTimeout = 300 * time.Millisecond
+	ctx := context.Background()
+
+	// Cancelled: not remembered.
+	cctx, cancel := context.WithTimeout(ctx, 50*time.Millisecond)
+	rt, err := New(cctx, cfg)
+	cancel()
+	if err != nil {
+		t.Fatal(err)
+	}
+	rt.Close(ctx)
+
+	h := &captureHandler{}
+	rt = newRuntime(t, cfg.WithLogger(slogNew(h)))
+	if l := rt.List(ctx); len(l) != 1 || !errors.Is(l[0].Err, ErrTimeout) {
+		t.Fatalf("first run: %+v", l)
+	}
+	if h.count("plugin not loaded") != 1 {
+		t.Fatalf("first run, messages %q", h.msgs)
+	}
+
+	// The next runs skip it without running it: the time limit would
+	// cost 300 ms each.
+	for range 2 {
+		h := &captureHandler{}
+		start := time.Now()
+		rt := newRuntime(t, cfg.WithLogger(slogNew(h)))
+		var fb *FailedBeforeError
+		l := rt.List(ctx)
+		if len(l) != 1 || !errors.As(l[0].Err, &fb) || fb.Path != path || !strings.Contains(fb.Error(), "ran longer than") {
+			t.Fatalf("later run: %+v", l)
+		}
+		if d := time.Since(start); d > 250*time.Millisecond {
+			t.Errorf("the skipped plugin cost %v", d)
+		}
+		if h.count("plugin skipped") != 1 || len(h.msgs) != 1 {
+			t.Fatalf("later run, messages %q", h.msgs)
+		}
+	}
+
+	// Another file, another chance.
+	writeFile(t, dir, "initloop.wasm", plugin(t, "echo"))
+	rt = newRuntime(t, cfg)
+	if _, err := rt.Lookup(ctx, "echo"); err != nil {
+		t.Fatalf("the fixed file: %v", err)
 	}
 }

@@ -18,10 +18,10 @@ import (
 
 // Runtime loads plugins and runs their instances. Make one per process
 // (New) and Close it at exit: it owns the compilation cache and two wazero
-// runtimes: one for bundled plugins and for external plugins instrumented
-// with an interrupt flag, and one with context-based timeouts for the
-// external plugins that cannot be instrumented (RATIONALE.md, "Why two
-// runtimes?" and "Interrupting external plugins").
+// runtimes: one for the plugins instrumented with an interrupt flag (every
+// bundled one, and the external ones the rewriter accepts), and one with
+// context-based timeouts for the modules that cannot be instrumented
+// (RATIONALE.md, "How are plugins stopped on time?").
 //
 // A Runtime is safe for concurrent use. The Plugins it returns are too;
 // the Instances are not (one goroutine at a time each).
@@ -44,8 +44,9 @@ type Source struct {
 	// Path names the plugin in messages and in PluginInfo: the file's
 	// path, or the file name for a bundled plugin.
 	Path string
-	// Bundled plugins are part of the twasm binary and trusted: they run
-	// without a per-call timeout. Every other plugin is external.
+	// Bundled plugins are part of the twasm binary and trusted not to be
+	// hostile (they run under the same limits). Every other plugin is
+	// external.
 	Bundled bool
 }
 
@@ -75,9 +76,12 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	if rt.cache == nil {
 		rt.cache = wazero.NewCompilationCache()
 	}
+	// No debug information unless asked: it is parsed and kept for every
+	// module, for stack traces in trap messages only.
 	base := wazero.NewRuntimeConfig().
 		WithMemoryLimitPages(s.memoryPages).
-		WithCompilationCache(rt.cache)
+		WithCompilationCache(rt.cache).
+		WithDebugInfoEnabled(s.stackTraces)
 	rt.trusted = wazero.NewRuntimeWithConfig(ctx, base)
 	rt.sandboxed = wazero.NewRuntimeWithConfig(ctx, base.WithCloseOnContextDone(true))
 	for _, r := range []wazero.Runtime{rt.trusted, rt.sandboxed} {
@@ -141,6 +145,11 @@ func (rt *Runtime) Load(ctx context.Context, wasm []byte, src Source) (*Plugin, 
 func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string, want *abi.Manifest) (*Plugin, error) {
 	wrt, compiled, err := rt.compile(ctx, wasm, src)
 	if err != nil {
+		if cerr := ctx.Err(); cerr != nil {
+			// Stopped, not invalid: say so, and let callers see the
+			// cancellation.
+			return nil, fmt.Errorf("host: load %s: %w", src.Path, cerr)
+		}
 		return nil, &ABIError{Path: src.Path, Problems: []string{"it is not a valid WebAssembly module: " + err.Error()}}
 	}
 	if problems := checkModule(compiled); len(problems) > 0 {

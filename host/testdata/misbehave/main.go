@@ -12,6 +12,16 @@
 //	trap          load from an address beyond linear memory (a wasm trap)
 //	nilderef      dereference a nil pointer (a Go panic: the runtime exits)
 //	exit          call proc_exit through os.Exit
+//	procexit N    call WASI proc_exit(N) directly (N up to 2^32-1)
+//	fill          clear a 64 MiB buffer forever: one memory.fill per pass
+//	copy          copy a 32 MiB buffer forever: one memory.copy per pass
+//	rand          read 64 MiB of random bytes forever (random_get)
+//	recurse       recurse forever
+//	outloop       call the output import forever with an empty chunk
+//
+// A stream begun with the format "procexit" calls proc_exit(2^32-1) in
+// twasm_begin.
+//
 //	fatal MSG     fail with MSG and return StatusFatal
 //	reject MSG    fail with MSG and return StatusRejected
 //	status N      return status N
@@ -39,6 +49,7 @@ import (
 )
 
 var (
+	big       []byte
 	hold      [][]byte
 	badBuffer bool
 	sink      int
@@ -81,6 +92,33 @@ func feed(batch []byte) uint32 {
 			sink += *p
 		case "exit":
 			os.Exit(3)
+		case "procexit":
+			n, _ := strconv.ParseUint(string(arg), 10, 32)
+			procExit(uint32(n))
+		case "fill":
+			big = make([]byte, 64<<20)
+			for {
+				clear(big)
+				sink++
+			}
+		case "copy":
+			big = make([]byte, 64<<20)
+			for {
+				copy(big[:32<<20], big[32<<20:])
+				sink++
+			}
+		case "rand":
+			big = make([]byte, 64<<20)
+			for {
+				randomGet(unsafe.Pointer(&big[0]), uint32(len(big)))
+				sink++
+			}
+		case "recurse":
+			sink += recurse(1)
+		case "outloop":
+			for {
+				rawkit.Output(nil)
+			}
 		case "fatal":
 			rawkit.Fail(string(arg))
 			status = uint32(abi.StatusFatal)
@@ -133,6 +171,19 @@ func feed(batch []byte) uint32 {
 	return status
 }
 
+//go:wasmimport wasi_snapshot_preview1 proc_exit
+func procExit(code uint32)
+
+//go:wasmimport wasi_snapshot_preview1 random_get
+func randomGet(buf unsafe.Pointer, n uint32) uint32
+
+//go:noinline
+func recurse(n int) int {
+	var pad [64]byte
+	pad[n%64] = byte(n)
+	return recurse(n+1) + int(pad[0])
+}
+
 //go:wasmimport twasm_v1 log
 func hostLog(level int32, ptr, n uint32)
 
@@ -141,6 +192,13 @@ func logRaw() { hostLog(0, 0xFFFF0000, 16) }
 func init() {
 	rawkit.Manifest = []byte(`{"name":"misbehave","version":"0.0.1","providers":["misbehave"],"formats":["commands"],"description":"breaks the contract on demand"}`)
 	rawkit.Feed = feed
+	// A stream whose format is "procexit" exits in begin.
+	rawkit.Begin = func(opts []byte) uint32 {
+		if bytes.Contains(opts, []byte(`"format":"procexit"`)) {
+			procExit(0xFFFFFFFF)
+		}
+		return 0
+	}
 	rawkit.BufferAddr = func(uint32) (uint32, bool) {
 		if badBuffer {
 			return 0xFFFFFF00, true

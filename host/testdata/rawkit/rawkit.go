@@ -15,6 +15,8 @@ var (
 	Manifest        = []byte(`{"name":"raw","version":"0.0.1","providers":["raw"],"formats":["jsonl"]}`)
 	// Feed handles the input of twasm_feed and returns a status.
 	Feed = func(batch []byte) uint32 { return 0 }
+	// Begin handles the options of twasm_begin and returns a status.
+	Begin = func(opts []byte) uint32 { return 0 }
 	// BufferAddr, when set, replaces the address twasm_buffer returns.
 	BufferAddr func(size uint32) (uint32, bool)
 )
@@ -79,7 +81,7 @@ func manifest() uint32 {
 }
 
 //go:wasmexport twasm_begin
-func begin(n uint32) uint32 { return 0 }
+func begin(n uint32) uint32 { return Begin(input[:n]) }
 
 //go:wasmexport twasm_feed
 func feed(n uint32) uint32 { return Feed(input[:n]) }

@@ -1,6 +1,7 @@
 // Command record prepares a directory of bundled plugins for embedding:
-// it compacts each module's data segments in place (package wasmdata: the
-// host would otherwise do it on every run), then writes the manifests file
+// it compacts each module's data segments and instruments it with an
+// interrupt flag, in place (packages wasmdata and wasminterrupt: the host
+// would otherwise do both on every run), then writes the manifests file
 // (bundled.ManifestsFile): the manifest, size and sha256 of every module,
 // learnt by loading it through the host, as twasm would. The build runs
 // it after building the modules, so that twasm maps providers to bundled
@@ -24,6 +25,7 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/bundled"
 	"github.com/twasm/twasm/internal/wasmdata"
+	"github.com/twasm/twasm/internal/wasminterrupt"
 )
 
 func main() {
@@ -84,11 +86,22 @@ func run(ctx context.Context, dir string) error {
 	return replaceFile(filepath.Join(dir, bundled.ManifestsFile), append(b, '\n'))
 }
 
-// compact rewrites the module at path with its data segments merged, and
-// returns the bytes to record. A module wasmdata leaves alone is kept.
+// compact rewrites the module at path with its data segments merged and
+// instrumented with an interrupt flag (package wasminterrupt: the host
+// stops every plugin through it, and would otherwise rewrite bundled
+// modules on every run), and returns the bytes to record. A module both
+// rewriters leave alone (already compacted and instrumented) is kept.
 func compact(path string, b []byte) ([]byte, error) {
 	c, err := wasmdata.Compact(b, host.DataGap)
-	if err != nil || bytes.Equal(c, b) {
+	if err != nil {
+		c = b
+	}
+	if !wasminterrupt.Instrumented(c) {
+		if code, err := wasminterrupt.Instrument(c); err == nil {
+			c = code
+		}
+	}
+	if bytes.Equal(c, b) {
 		return b, nil
 	}
 	return c, replaceFile(path, c)

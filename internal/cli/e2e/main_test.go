@@ -20,6 +20,7 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/wasmbuild"
 	"github.com/twasm/twasm/internal/wasmdata"
+	"github.com/twasm/twasm/internal/wasminterrupt"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -111,8 +112,8 @@ func testMain(m *testing.M) int {
 
 // ensureBundled makes internal/bundled/wasm/<p>.wasm the current build of
 // each plugin the tests need (the binary embeds that directory), using
-// wasmbuild's cache keyed by the plugin's sources, compacted as make
-// leaves it. A file that is already identical is left alone; a new one
+// wasmbuild's cache keyed by the plugin's sources, compacted and
+// instrumented as make leaves it. A file that is already identical is left alone; a new one
 // appears atomically, and then the build's record of the directory is
 // rewritten too (internal/bundled/record), as make would.
 func ensureBundled(ctx context.Context) error {
@@ -128,6 +129,9 @@ func ensureBundled(ctx context.Context) error {
 			return err
 		}
 		if c, err := wasmdata.Compact(want, host.DataGap); err == nil {
+			want = c
+		}
+		if c, err := wasminterrupt.Instrument(want); err == nil {
 			want = c
 		}
 		dst := filepath.Join(dir, p+".wasm")

@@ -1,12 +1,14 @@
 package plugload
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -25,6 +27,14 @@ type Flags struct {
 	// Plugin is a plugin to use instead of looking the provider up: a
 	// .wasm file, or the name of a loaded plugin (--plugin).
 	Plugin string
+	// Timeout and Memory raise (or lower) the plugins' limits
+	// (--plugin-timeout, --plugin-memory); zero: the config file's, else
+	// the host's defaults.
+	Timeout time.Duration
+	Memory  ByteSize
+	// Override lets external plugins take providers from bundled ones
+	// (--plugin-override).
+	Override bool
 }
 
 // Register adds the flags to cmd.
@@ -33,14 +43,33 @@ func (fl *Flags) Register(cmd *cobra.Command, withPlugin bool) {
 	if withPlugin {
 		cmd.Flags().StringVar(&fl.Plugin, "plugin", "", "plugin to use: a .wasm file or the name of a loaded plugin")
 	}
+	cmd.Flags().DurationVar(&fl.Timeout, "plugin-timeout", 0, fmt.Sprintf("time a plugin call may take per MiB of input (default %v, or %q in %s)", host.DefaultCallTimeout, "plugin_timeout", ConfigFileHelp))
+	cmd.Flags().Var(&fl.Memory, "plugin-memory", fmt.Sprintf("memory one plugin instance may use, e.g. 512MiB (default %dMiB, or %q in %s)", host.DefaultMemoryLimit>>20, "plugin_memory", ConfigFileHelp))
+	cmd.Flags().BoolVar(&fl.Override, "plugin-override", false, "let external plugins serve providers a bundled plugin serves (default: the bundled one, with a warning)")
 }
 
 // Open starts the plugin host with the bundled plugins and the plugin
-// path. The caller closes it.
+// path, and the limits of the flags, else of the config file. The caller
+// closes it.
 func Open(ctx context.Context, f *cmdutil.Factory, fl Flags) (*host.Runtime, error) {
+	conf, err := LoadConfig(f)
+	if err != nil {
+		return nil, err
+	}
+	timeout, memory := cmp.Or(fl.Timeout, conf.Timeout), cmp.Or(fl.Memory, conf.Memory)
 	cfg := host.NewConfig().
 		WithPluginPath(append(append([]string(nil), fl.PluginPath...), host.DefaultPluginPath()...)...).
-		WithLogger(f.Logger())
+		WithLogger(f.Logger()).
+		WithCallTimeout(timeout).
+		WithMemoryLimit(uint64(memory)).
+		WithExternalOverridesBundled(fl.Override || conf.Override).
+		WithStackTraces(conf.StackTraces || f.Getenv != nil && f.Getenv(EnvStackTraces) != "").
+		WithLimitHints(
+			fmt.Sprintf("raise it with --plugin-timeout or %q in %s", "plugin_timeout", conf.path),
+			fmt.Sprintf("raise it with --plugin-memory or %q in %s", "plugin_memory", conf.path))
+	if fl.Timeout < 0 {
+		return nil, cmdutil.FlagErrorf("--plugin-timeout must be positive")
+	}
 	rt, err := host.New(ctx, cfg)
 	if err != nil {
 		return nil, fmt.Errorf("start the plugin host: %w", err)

@@ -1,0 +1,161 @@
+package e2e
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/transcript"
+)
+
+// hostilePlugin builds a test plugin of the host's testdata (or this
+// package's) into a new plugin directory and returns the directory and the
+// file.
+func hostilePlugin(t *testing.T, dir, name string) string {
+	t.Helper()
+	b := wasmbuild.ForTest(t, dir)
+	plugins := t.TempDir()
+	path := filepath.Join(plugins, name+".wasm")
+	if err := os.WriteFile(path, b, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
+}
+
+// A signal ends twasm at once while a plugin is busy in a feed call whose
+// every loop pass is one memory.fill of 64 MiB (its time limit is a
+// minute): exit 130, the run closed as cancelled, the transcript valid.
+func TestSignalStopsBusyPlugin(t *testing.T) {
+	t.Parallel()
+	plugin := hostilePlugin(t, filepath.Join(root, "host", "testdata", "misbehave"), "misbehave")
+	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
+		t.Run(sig.String(), func(t *testing.T) {
+			storage := t.TempDir()
+			p := start(t, []byte("emit before\nfill\n"), nil, "--storage", storage, "record", "--provider", "misbehave",
+				"--plugin-path", filepath.Dir(plugin), "--plugin-timeout", "1m", "--plugin-memory", "256MiB")
+			waitFor(t, "the run to begin", time.Minute, func() bool {
+				m, _ := filepath.Glob(filepath.Join(storage, "transcripts", "*.jsonl"))
+				return len(m) == 1
+			})
+			time.Sleep(500 * time.Millisecond) // into the fill loop
+			sent := time.Now()
+			if err := p.cmd.Process.Signal(sig); err != nil {
+				t.Fatal(err)
+			}
+			// The plugin's limit is a minute: ending well before says
+			// the signal stopped it.
+			r := p.wait(t, 30*time.Second)
+			if d := time.Since(sent); d > 10*time.Second {
+				t.Errorf("twasm ended %v after the signal", d)
+			}
+			if r.code != 130 {
+				t.Fatalf("exit %d, want 130\n%v", r.code, r)
+			}
+			file := transcriptPath(storage, onlyRun(t, storage))
+			evs := readRun(t, file)
+			if st := runEnd(t, evs).Status; st != transcript.StatusCancelled {
+				t.Errorf("run status %q, want cancelled", st)
+			}
+			validate(t, file)
+		})
+	}
+}
+
+// A file in the user's plugin directory whose initializer loops over
+// memory.fill of 64 MiB costs `twasm record --provider claude` nothing
+// once interrupted: SIGINT ends twasm at once (the initializer's limit is
+// 30 s).
+func TestSignalStopsHostileInitializer(t *testing.T) {
+	t.Parallel()
+	plugin := hostilePlugin(t, filepath.Join(root, "host", "testdata", "initfill"), "initfill")
+	config := t.TempDir()
+	if err := os.MkdirAll(filepath.Join(config, "twasm"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Rename(filepath.Dir(plugin), filepath.Join(config, "twasm", "plugins")); err != nil {
+		t.Fatal(err)
+	}
+	storage, cache := t.TempDir(), t.TempDir()
+	p := start(t, nil, []string{"XDG_CONFIG_HOME=" + config, "XDG_CACHE_HOME=" + cache},
+		"--storage", storage, "record", "--provider", "claude", "--input", example(), "--plugin-memory", "256MiB")
+	// Only the new file is compiled at start (bundled plugins' manifests
+	// are recorded): once its code is in the cache, it is initialising.
+	waitFor(t, "the plugin to be compiled", 2*time.Minute, func() bool {
+		n := 0
+		_ = filepath.WalkDir(filepath.Join(cache, "twasm", "wazero"), func(_ string, d os.DirEntry, err error) error {
+			if err == nil && !d.IsDir() {
+				n++
+			}
+			return nil
+		})
+		return n > 0
+	})
+	time.Sleep(500 * time.Millisecond) // into the initializer
+	sent := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait(t, time.Minute)
+	if d := time.Since(sent); d > 10*time.Second {
+		t.Errorf("twasm ended %v after the signal", d)
+	}
+	if r.code != 130 {
+		t.Fatalf("exit %d, want 130\n%v", r.code, r)
+	}
+}
+
+// proc_exit from a plugin, even with the code wazero uses for a cancelled
+// context, is the plugin's fault: the lost line is counted and said, the
+// run is not taken for a user's cancellation.
+func TestProcExitIsThePluginsFault(t *testing.T) {
+	t.Parallel()
+	plugin := hostilePlugin(t, filepath.Join(root, "host", "testdata", "misbehave"), "misbehave")
+	storage := t.TempDir()
+	r := start(t, []byte("emit before\nprocexit 4294967295\n"), nil, "--storage", storage, "record", "--provider", "misbehave",
+		"--plugin-path", filepath.Dir(plugin)).wait(t, time.Minute)
+	if r.code == 130 || strings.Contains(r.errOut, "interrupted") {
+		t.Fatalf("taken for an interrupt: %v", r)
+	}
+	file := transcriptPath(storage, onlyRun(t, storage))
+	evs := readRun(t, file)
+	if st := runEnd(t, evs).Status; st == transcript.StatusCancelled {
+		t.Errorf("run status %q", st)
+	}
+	step, res := agentResult(t, evs)
+	if step.Status == transcript.StatusCancelled || res.FailedLines == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), "proc_exit") {
+		t.Errorf("step %q, failed lines %d, warnings %q", step.Status, res.FailedLines, res.Warnings)
+	}
+	validate(t, file)
+}
+
+// An external plugin claiming a provider a bundled plugin serves does not
+// take it, nor disable it: the bundled plugin records, and a warning names
+// the file and --plugin-override, which makes the external one record.
+func TestExternalPluginClaimingBundledProvider(t *testing.T) {
+	t.Parallel()
+	plugin := hostilePlugin(t, filepath.Join(root, "internal", "cli", "e2e", "testdata", "impostor"), "impostor")
+	for _, override := range []bool{false, true} {
+		storage := t.TempDir()
+		args := []string{"--storage", storage, "record", "--provider", "claude", "--input", example(), "--plugin-path", filepath.Dir(plugin), "--json"}
+		if override {
+			args = append(args, "--plugin-override")
+		}
+		r := twasm(t, args...)
+		if !override && r.code != 0 {
+			t.Fatalf("override %v: %v", override, r)
+		}
+		s := parseSummary(t, r)
+		switch {
+		case !override && (s.Plugin == nil || s.Plugin.Name != "claude"):
+			t.Errorf("without override, plugin %+v", s.Plugin)
+		case !override && (!strings.Contains(r.errOut, plugin) || !strings.Contains(r.errOut, "--plugin-override")):
+			t.Errorf("without override, no warning naming the file: %s", r.errOut)
+		case override && (s.Plugin == nil || s.Plugin.Name != "impostor"):
+			t.Errorf("with override, plugin %+v", s.Plugin)
+		}
+	}
+}

@@ -1,0 +1,22 @@
+// Command impostor is an external plugin that claims the claude provider,
+// which a bundled plugin serves: it reports one warning per batch.
+package main
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/host/testdata/rawkit"
+)
+
+func init() {
+	rawkit.Manifest = []byte(`{"name":"impostor","version":"0.0.1","providers":["claude"],"formats":["jsonl"]}`)
+	rawkit.Feed = func([]byte) uint32 {
+		var e abi.Encoder
+		e.Begin(abi.OpWarning)
+		e.Bytes(abi.TText, []byte("impostor was here"))
+		e.End()
+		rawkit.Output(e.Buf)
+		return 0
+	}
+}
+
+func main() {}
