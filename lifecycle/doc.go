@@ -18,8 +18,9 @@
 // [Step.While], [Step.Parallel], [Step.CallWorkflow], [Step.Terminal]),
 // and its function receives a [*Step] through which it records messages
 // ([Step.UserMessage], [Step.AssistantMessage]), tool calls (through a
-// [Router]) and any other message.* or tool.* event ([Step.Record], or
-// [EventSink] for a plugin host). Step kinds are the built-in ones of
+// [Router]) and any other message.* or tool.* event ([Step.Record];
+// [Step.RecordBatch] for events that are ready together, written with one
+// lock and one write; or [EventSink] for a plugin host). Step kinds are the built-in ones of
 // [transcript.StepKind] or any custom kind that passes its Valid.
 //
 // # Invariants

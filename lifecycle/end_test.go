@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"os"
 	"strings"
 	"sync"
 	"testing"
@@ -174,5 +175,44 @@ func TestValidStepPath(t *testing.T) {
 		if err := ValidStepPath(p); !errors.Is(err, ErrInvalidName) {
 			t.Errorf("%q accepted", p)
 		}
+	}
+}
+
+// TestStepRecordBatch: a batch lands inside the step's bracket as
+// consecutive seqs, stamped with the step's path; reserved types and
+// ended steps are refused.
+func TestStepRecordBatch(t *testing.T) {
+	ctx := context.Background()
+	store := recorder.NewStore(t.TempDir())
+	var kept *Step
+	err := Do(ctx, store, RunOptions{Name: "batch"}, func(ctx context.Context, run *Run) error {
+		return run.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *Step) error {
+			kept = s
+			msg := func(text string) *transcript.Event {
+				return &transcript.Event{Type: transcript.MessageAssistant, Payload: &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.Block{transcript.TextBlock(text)}}}
+			}
+			evs := []*transcript.Event{msg("a"), msg("b"), msg("c")}
+			if err := s.RecordBatch(ctx, evs); err != nil {
+				return err
+			}
+			if evs[0].Seq != 0 || evs[0].Path != "" {
+				t.Error("the caller's events were modified")
+			}
+			if err := s.RecordBatch(ctx, []*transcript.Event{msg("d"), {Type: transcript.StepStarted}}); !errors.Is(err, ErrReservedType) {
+				t.Errorf("reserved type in a batch: %v", err)
+			}
+			return s.RecordBatch(ctx, nil)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kept.RecordBatch(ctx, []*transcript.Event{{Type: transcript.MessageUser, Payload: &transcript.MessagePayload{Role: "user"}}}); !errors.Is(err, ErrEnded) {
+		t.Fatalf("batch after the step ended: %v", err)
+	}
+	dir, _ := os.ReadDir(store.Root + "/transcripts")
+	id := strings.TrimSuffix(dir[0].Name(), ".jsonl")
+	if got := types(readDetached(t, store, id)); got != "run.started@ step.started@agent message.assistant@agent message.assistant@agent message.assistant@agent step.completed@agent/ok run.completed@/ok" {
+		t.Fatalf("events: %s", got)
 	}
 }

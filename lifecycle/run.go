@@ -294,6 +294,23 @@ func (r *Run) emit(ctx context.Context, ev *transcript.Event) error {
 	return nil
 }
 
+// emitBatch records evs in one critical section of the recorder, stamping
+// the run's ids. It refuses once the run has ended.
+func (r *Run) emitBatch(ctx context.Context, evs []*transcript.Event) error {
+	r.mu.RLock()
+	defer r.mu.RUnlock()
+	if r.ended {
+		return fmt.Errorf("%w: run %s: cannot record %d events", ErrEnded, r.id, len(evs))
+	}
+	for _, ev := range evs {
+		ev.RunID, ev.ParentRunID = r.id, r.parentID
+	}
+	if err := r.rec.RecordBatch(ctx, evs); err != nil {
+		return fmt.Errorf("lifecycle: record %d events: %w", len(evs), err)
+	}
+	return nil
+}
+
 // child starts a run linked to r: every line of it carries r's id as
 // parent_run_id.
 func (r *Run) child(ctx context.Context, name, runID string) (*Run, error) {

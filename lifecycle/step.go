@@ -176,6 +176,39 @@ func (s *Step) Record(ctx context.Context, ev *transcript.Event) error {
 	return s.emit(ctx, &e)
 }
 
+// RecordBatch records evs (message.* and tool.* events, each stamped with
+// the step's path and iteration as by [Step.Record]) as consecutive lines
+// in one critical section of the recorder: one lock and one write for
+// events that are ready together, such as the records a plugin returned
+// for one batch of input lines. An invalid event fails the whole batch
+// before anything is written. The caller's events are not modified.
+func (s *Step) RecordBatch(ctx context.Context, evs []*transcript.Event) error {
+	if len(evs) == 0 {
+		return nil
+	}
+	copies := make([]transcript.Event, len(evs))
+	ptrs := make([]*transcript.Event, len(evs))
+	for i, ev := range evs {
+		if ev == nil {
+			return fmt.Errorf("lifecycle: step %s: nil event", s.path)
+		}
+		if ev.Type.PayloadKind() == transcript.PayloadStep {
+			return fmt.Errorf("%w: %s", ErrReservedType, ev.Type)
+		}
+		copies[i] = *ev
+		copies[i].Seq, copies[i].Path, copies[i].Iteration = 0, s.path, s.iteration
+		ptrs[i] = &copies[i]
+	}
+	if s.br != nil {
+		s.br.mu.RLock()
+		defer s.br.mu.RUnlock()
+		if s.br.ended {
+			return fmt.Errorf("%w: step %s: cannot record %d events", ErrEnded, s.path, len(evs))
+		}
+	}
+	return s.run.emitBatch(ctx, ptrs)
+}
+
 // Emit is [Step.Record], to implement [EventSink].
 func (s *Step) Emit(ctx context.Context, ev *transcript.Event) error { return s.Record(ctx, ev) }
 
