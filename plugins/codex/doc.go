@@ -62,6 +62,11 @@
 // call with error:null reports the text of its result content as the
 // error; an MCP error that says it timed out is cancelled.
 //
+// Model. exec-json names none; the legacy config echo and
+// session_configured do; a rollout's turn_context states each turn's
+// model, and the step's model is the latest (a /model switch mid-session
+// changes it), while each message keeps the model of its turn.
+//
 // Usage. exec-json turn.completed usage and token_count
 // total_token_usage are running totals of one process. A total that
 // goes down, or that equals the response's own last_token_usage after

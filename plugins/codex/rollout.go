@@ -34,14 +34,20 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 		}
 		n.systemPrompt(out, instr, ts)
 	case "turn_context":
+		// Each turn states its model; the step's model is the latest
+		// (the one a /model switch chose), as for Copilot's
+		// model_change. Messages keep the model of their turn.
 		model := p.Get("model")
 		if model.Kind() != abi.KindString {
+			out.Ignored(sdk.S("turn_context"))
 			return
 		}
-		out.Meta(sdk.Meta{Model: sdk.Text(model)})
 		if n.modelRaw != string(model.Raw()) {
+			out.Meta(sdk.Meta{Model: sdk.Text(model), Override: n.modelRaw != ""})
 			n.modelRaw = string(model.Raw())
 			n.model = sdk.Text(model).Keep()
+		} else {
+			out.Ignored(sdk.S("turn_context"))
 		}
 	case "response_item":
 		n.responseItem(out, p, ts)

@@ -1,6 +1,9 @@
 package copilot
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -76,8 +79,23 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	if !known {
 		ok = !e.Exists() || e.IsNull()
 	}
+	// The shell tools report success even when the command failed; the
+	// exit code is the output's last line.
+	if code, found := shellExit(r.Output.String()); found {
+		r.ExitCode = sdk.N(code)
+		if ok && code != 0 {
+			ok = false
+			msg := "exit code " + strconv.FormatInt(code, 10)
+			if l := lastOutputLine(r.Output.String()); l != "" {
+				msg += ": " + l
+			}
+			r.Error = sdk.S(msg)
+		}
+	}
 	if ok {
 		r.Status = sdk.S(toolOK)
+	} else if r.Error.IsSet() && !e.Exists() {
+		r.IsError, r.Status = true, sdk.S(toolError)
 	} else {
 		r.IsError = true
 		r.Status = sdk.S(toolStatus(e.Get("code")))
@@ -103,6 +121,44 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	r.CallID, r.Output, r.Error, r.Status, r.Time = r.CallID.Keep(), r.Output.Keep(), r.Error.Keep(), r.Status.Keep(), r.Time.Keep()
 	n.held[sid] = &r
 	n.order = append(n.order, sid)
+}
+
+// shellExit finds the exit code the shell tools append to their output as
+// its last line: "<shellId: 0 completed with exit code 1>" (1.0.7x) or
+// "<exited with exit code 1>" (earlier builds).
+func shellExit(out string) (int64, bool) {
+	line := strings.TrimRight(out, " \t\r\n")
+	if i := strings.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	}
+	if !strings.HasPrefix(line, "<") || !strings.HasSuffix(line, ">") {
+		return 0, false
+	}
+	i := strings.LastIndex(line, "exit code ")
+	if i < 0 {
+		return 0, false
+	}
+	code, err := strconv.ParseInt(strings.TrimSuffix(line[i+len("exit code "):], ">"), 10, 64)
+	return code, err == nil
+}
+
+// lastOutputLine is the last non-empty line of a shell output before its
+// exit-code line, clipped: where a failing command usually says why.
+func lastOutputLine(out string) string {
+	lines := strings.Split(strings.TrimRight(out, " \t\r\n"), "\n")
+	for i := len(lines) - 2; i >= 0; i-- {
+		if l := strings.TrimSpace(lines[i]); l != "" {
+			if len(l) > 300 {
+				n := 300
+				for n > 0 && l[n]&0xC0 == 0x80 {
+					n--
+				}
+				l = l[:n]
+			}
+			return l
+		}
+	}
+	return ""
 }
 
 // Tool result statuses: the closed set of the transcript format (spec §4).
