@@ -39,7 +39,7 @@ wasm-build = $(if $(filter tinygo,$(1)),$(TINYGO) build -target=wasip1 -buildmod
 # TinyGo is installed (or found installed) before the first TinyGo build.
 needs-tinygo = $(if $(filter tinygo,$(1)),tinygo)
 
-.PHONY: all plugins tinygo test test-go golden bench fuzz lint example clean
+.PHONY: all plugins tinygo otelcol test-tools test test-go golden bench fuzz lint example clean
 
 all: bin/twasm
 
@@ -52,6 +52,16 @@ $(BUNDLED)/%.wasm: $(WASM_SRC) $(TOOLCHAIN_STAMP) | $(call needs-tinygo,$(WASM_T
 bin/wasm-$(OTHER_TOOLCHAIN)/%.wasm: $(WASM_SRC) $(TOOLCHAIN_STAMP) | $(call needs-tinygo,$(OTHER_TOOLCHAIN))
 	@mkdir -p $(dir $@)
 	$(call wasm-build,$(OTHER_TOOLCHAIN),$@,$*)
+
+# The OpenTelemetry Collector the OTLP export tests send to (built from the
+# Go module proxy into .tools/otelcol; a no-op when built).
+otelcol:
+	@.ci/install-otelcol
+
+# What the tests use beyond Go: where it cannot be installed here, the
+# tests that need it skip and say why (CI installs it, and fails without).
+test-tools:
+	@.ci/install-otelcol || echo "make: the OpenTelemetry Collector could not be built: the OTLP export tests will be skipped" >&2
 
 # Installs TinyGo when it is missing; a fast no-op otherwise.
 tinygo:
@@ -70,7 +80,7 @@ bin/twasm: $(WASM) $(MANIFESTS) $(shell find . -name '*.go' -not -name '*_test.g
 # The whole suite: unit, integration and process tests with the race
 # detector, then every bundled plugin's golden cases through the real wasm
 # path of the built binary.
-test: bin/twasm
+test: bin/twasm test-tools
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) --no-print-directory golden
 

@@ -3,6 +3,7 @@ package cli
 import (
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
+	exportCmd "github.com/twasm/twasm/internal/cli/exportcmd"
 	goldenCmd "github.com/twasm/twasm/internal/cli/goldencmd"
 	importCmd "github.com/twasm/twasm/internal/cli/importcmd"
 	lsCmd "github.com/twasm/twasm/internal/cli/ls"
@@ -39,4 +40,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(renormalizeCmd.NewCmdRenormalize(f, nil))
 	root.AddCommand(syncCmd.NewCmdSync(f, nil))
 	root.AddCommand(syncCmd.NewCmdDoctor(f, nil))
+	root.AddCommand(exportCmd.NewCmdExport(f))
 }

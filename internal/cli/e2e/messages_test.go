@@ -1,0 +1,196 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/anthropics/anthropic-sdk-go"
+	"github.com/openai/openai-go/v3"
+	"github.com/twasm/twasm/transcript"
+)
+
+// `export messages` output is checked by the official SDKs' request types:
+// it must decode into openai.ChatCompletionNewParams and
+// anthropic.MessageNewParams with every message in its typed variant, and
+// every tool call and result of the transcript must be there, paired.
+
+var messagesCases = []struct {
+	provider, file string
+	dangling       bool // the transcript has calls without results
+}{
+	{"claude", "testdata/golden/claude/stream_json_tool_kinds.jsonl", false},
+	{"claude", "testdata/golden/claude/session_log.jsonl", true},
+	{"claude", "testdata/golden/claude/stream_json_partial_messages.jsonl", false},
+	{"codex", "testdata/golden/codex/exec_command_failed.jsonl", false},
+	{"codex", "testdata/golden/codex/exec_file_change.jsonl", false},
+	{"codex", "testdata/golden/codex/exec_command_dangling.jsonl", true},
+	{"gemini", "testdata/golden/gemini/stream_parallel_tools.jsonl", false},
+	{"copilot", "testdata/golden/copilot/json_tools_out_of_order.jsonl", false},
+	{"openai", "testdata/golden/openai/chat_sse_tool_calls_parallel.sse", true},
+}
+
+func TestExportMessagesAcceptedBySDKs(t *testing.T) {
+	storage := t.TempDir()
+	for _, tc := range messagesCases {
+		t.Run(filepath.Base(tc.file), func(t *testing.T) {
+			r := twasm(t, "--storage", storage, "record", "--json", "--provider", tc.provider, "--prompt", "do the task",
+				"--system-prompt", "You are careful.", "--input", filepath.Join(root, tc.file))
+			var rec struct {
+				RunID string `json:"run_id"`
+			}
+			if err := json.Unmarshal([]byte(lastLine(r.out)), &rec); err != nil || rec.RunID == "" {
+				t.Fatalf("record: %v\n%v", err, r)
+			}
+			evs := readRun(t, transcriptPath(storage, rec.RunID))
+			calls, results := map[string]bool{}, map[string]bool{}
+			for _, ev := range evs {
+				switch ev.Type {
+				case transcript.ToolCall:
+					calls[ev.Tool().CallID] = true
+				case transcript.ToolResult:
+					results[ev.Tool().CallID] = true
+				}
+			}
+			for _, format := range []string{"openai", "anthropic"} {
+				args := []string{"--storage", storage, "export", "messages", "--format", format, rec.RunID}
+				r := twasm(t, args...)
+				if tc.dangling {
+					if r.code != 1 || !strings.Contains(r.errOut, "results") || r.out != "" {
+						t.Fatalf("%s: dangling calls must be refused with the reason and nothing written: %v", format, r)
+					}
+					r = twasmOK(t, append(args, "--dangling", "note")...)
+					if !strings.Contains(r.errOut, "answered with a note") {
+						t.Fatalf("%s: notes not reported: %v", format, r)
+					}
+				} else if r.code != 0 {
+					t.Fatalf("%s: %v", format, r)
+				}
+				gotCalls, gotResults := map[string]bool{}, map[string]bool{}
+				switch format {
+				case "openai":
+					checkOpenAI(t, []byte(r.out), gotCalls, gotResults)
+				case "anthropic":
+					checkAnthropic(t, []byte(r.out), gotCalls, gotResults)
+				}
+				for id := range calls {
+					if !gotCalls[id] {
+						t.Fatalf("%s: call %s of the transcript is not in the messages:\n%s", format, id, r.out)
+					}
+					if !gotResults[id] {
+						t.Fatalf("%s: call %s has no tool result in the messages", format, id)
+					}
+				}
+				for id := range results {
+					if !gotResults[id] {
+						t.Fatalf("%s: result of %s missing", format, id)
+					}
+				}
+			}
+		})
+	}
+}
+
+func checkOpenAI(t *testing.T, out []byte, calls, results map[string]bool) {
+	t.Helper()
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(out, &body); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	body["model"] = json.RawMessage(`"gpt-5"`)
+	b, _ := json.Marshal(body)
+	var p openai.ChatCompletionNewParams
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatalf("openai.ChatCompletionNewParams rejects the list: %v\n%s", err, out)
+	}
+	if len(p.Messages) == 0 {
+		t.Fatalf("no messages: %s", out)
+	}
+	sawUser := false
+	for i, m := range p.Messages {
+		switch {
+		case m.OfSystem != nil:
+			if i != 0 {
+				t.Fatalf("system message at %d", i)
+			}
+		case m.OfUser != nil:
+			sawUser = true
+		case m.OfAssistant != nil:
+			for _, c := range m.OfAssistant.ToolCalls {
+				fn := c.OfFunction
+				if fn == nil || fn.ID == "" || fn.Function.Name == "" || !json.Valid([]byte(fn.Function.Arguments)) {
+					t.Fatalf("message %d: tool call not a function call with id, name and JSON arguments: %+v", i, c)
+				}
+				calls[fn.ID] = true
+			}
+		case m.OfTool != nil:
+			if !calls[m.OfTool.ToolCallID] {
+				t.Fatalf("message %d: tool result for %s before its call", i, m.OfTool.ToolCallID)
+			}
+			results[m.OfTool.ToolCallID] = true
+		default:
+			t.Fatalf("message %d decodes to no known variant", i)
+		}
+	}
+	if !sawUser {
+		t.Fatal("the prompt is not a user message")
+	}
+}
+
+func checkAnthropic(t *testing.T, out []byte, calls, results map[string]bool) {
+	t.Helper()
+	var body map[string]json.RawMessage
+	if err := json.Unmarshal(out, &body); err != nil {
+		t.Fatalf("not JSON: %v\n%s", err, out)
+	}
+	body["model"] = json.RawMessage(`"claude-sonnet-4-5"`)
+	body["max_tokens"] = json.RawMessage(`1024`)
+	b, _ := json.Marshal(body)
+	var p anthropic.MessageNewParams
+	if err := json.Unmarshal(b, &p); err != nil {
+		t.Fatalf("anthropic.MessageNewParams rejects the list: %v\n%s", err, out)
+	}
+	if len(p.System) == 0 || !strings.Contains(p.System[0].Text, "careful") {
+		t.Fatalf("system prompt not in system: %+v", p.System)
+	}
+	for i, m := range p.Messages {
+		if m.Role != anthropic.MessageParamRoleUser && m.Role != anthropic.MessageParamRoleAssistant {
+			t.Fatalf("message %d: role %q", i, m.Role)
+		}
+		for _, c := range m.Content {
+			switch {
+			case c.OfText != nil, c.OfThinking != nil, c.OfRedactedThinking != nil:
+			case c.OfToolUse != nil:
+				if m.Role != anthropic.MessageParamRoleAssistant || c.OfToolUse.ID == "" || c.OfToolUse.Name == "" {
+					t.Fatalf("message %d: bad tool_use %+v", i, c.OfToolUse)
+				}
+				calls[c.OfToolUse.ID] = true
+			case c.OfToolResult != nil:
+				if m.Role != anthropic.MessageParamRoleUser || !calls[c.OfToolResult.ToolUseID] {
+					t.Fatalf("message %d: tool_result for %s not after its call", i, c.OfToolResult.ToolUseID)
+				}
+				results[c.OfToolResult.ToolUseID] = true
+			default:
+				t.Fatalf("message %d: a content block of no known type", i)
+			}
+		}
+	}
+}
+
+func TestExportMessagesRefusesAndWritesNothing(t *testing.T) {
+	storage := t.TempDir()
+	twasmOK(t, "--storage", storage, "record", "--provider", "codex", "--input", filepath.Join(root, "testdata/golden/codex/exec_command_dangling.jsonl"))
+	out := filepath.Join(t.TempDir(), "m.json")
+	r := twasm(t, "--storage", storage, "export", "messages", "--format", "openai", "-o", out, "latest")
+	if r.code != 1 || !strings.Contains(r.errOut, "cannot export messages") {
+		t.Fatalf("%v", r)
+	}
+	if _, err := os.Stat(out); !os.IsNotExist(err) {
+		t.Fatalf("a refused export wrote %s", out)
+	}
+	if r := twasm(t, "--storage", storage, "export", "messages", "latest"); r.code != 2 {
+		t.Fatalf("no --format is a usage error: %v", r)
+	}
+}

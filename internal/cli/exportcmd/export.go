@@ -1,0 +1,140 @@
+package exportcmd
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/spf13/cobra"
+
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/export"
+)
+
+// NewCmdExport returns the export command family: `twasm export FORMAT
+// RUN...`.
+func NewCmdExport(f *cmdutil.Factory) *cobra.Command {
+	cmd := &cobra.Command{
+		Use:   "export FORMAT RUN...",
+		Short: "Write runs in the forms other tools read",
+		Long: `Write runs, with the child runs they link to, in the forms other tools read.
+Every export streams the transcript: a run of any size exports in bounded
+memory, and runs recorded by older versions export too.
+
+  otlp       OpenTelemetry spans (GenAI conventions) to an OTLP collector
+  messages   the conversation as an OpenAI or Anthropic message list`,
+	}
+	cmd.AddCommand(newCmdOTLP(f, nil))
+	cmd.AddCommand(newCmdMessages(f, nil))
+	return cmd
+}
+
+// OTLPCmdOptions are the inputs of `export otlp`.
+type OTLPCmdOptions struct {
+	OTLP OTLPOptions
+	Runs []string
+	All  bool
+}
+
+func newCmdOTLP(f *cmdutil.Factory, runF func(context.Context, *OTLPCmdOptions) error) *cobra.Command {
+	opts := &OTLPCmdOptions{}
+	cmd := &cobra.Command{
+		Use:   "otlp RUN... | --all",
+		Short: "Send runs to an OpenTelemetry collector as spans",
+		Long: `Send runs to an OpenTelemetry collector over OTLP (gRPC or HTTP) as spans that
+follow the OpenTelemetry GenAI semantic conventions:
+
+  invoke_workflow NAME   a run (a sub-run hangs under the step that started it)
+  invoke_agent NAME      an agent step, or a sub-agent's run: gen_ai.provider.name,
+                         gen_ai.request.model, gen_ai.conversation.id, usage, cost
+  chat MODEL             a model turn (one assistant message): model, response id,
+                         finish reason, usage
+  execute_tool NAME      a tool call to its result: gen_ai.tool.name,
+                         gen_ai.tool.call.id, status, exit code
+  KIND NAME              any other step
+
+Spans keep the times the transcript recorded, so old runs are backfilled as
+they happened. Trace and span ids are derived from the run id and the
+events, so exporting a run again sends the same ids. Message content
+(prompts, answers, thinking, tool arguments and outputs, command lines) is
+sent only with --content or
+OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
+
+The standard OTEL_EXPORTER_OTLP_* variables configure the endpoint,
+headers, TLS and timeout; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
+the resource. The command fails if any span did not reach the collector.`,
+		Example: `  OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 twasm export otlp latest
+  twasm export otlp --protocol grpc --endpoint http://localhost:4317 --all`,
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Runs = args
+			if opts.All == (len(args) > 0) {
+				return cmdutil.FlagErrorf("name runs to export, or --all (not both)")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runOTLP(cmd.Context(), f, opts)
+		},
+	}
+	AddOTLPFlags(cmd, &opts.OTLP, "")
+	cmd.Flags().BoolVar(&opts.All, "all", false, "export every run in storage that is not a child of another run (children go with their parents)")
+	return cmd
+}
+
+// Targets resolves RUN arguments (or --all) to transcript files.
+func Targets(f *cmdutil.Factory, runs []string, all bool) ([]export.Run, error) {
+	if all {
+		ids, err := f.ListRuns()
+		if err != nil {
+			return nil, err
+		}
+		dir := f.TranscriptDir()
+		var out []export.Run
+		for _, id := range ids {
+			r := export.Run{Path: dir + "/" + id + ".jsonl", Dir: dir}
+			if export.IsChild(r) {
+				continue
+			}
+			out = append(out, r)
+		}
+		return out, nil
+	}
+	out := make([]export.Run, 0, len(runs))
+	for _, a := range runs {
+		ref, err := f.ResolveRun(a)
+		if err != nil {
+			return nil, err
+		}
+		out = append(out, export.Run{Path: ref.Path, Dir: ref.Dir})
+	}
+	return out, nil
+}
+
+func runOTLP(ctx context.Context, f *cmdutil.Factory, opts *OTLPCmdOptions) error {
+	targets, err := Targets(f, opts.Runs, opts.All)
+	if err != nil {
+		return err
+	}
+	p, err := NewPipeline(ctx, &opts.OTLP, f.Getenv)
+	if err != nil {
+		return err
+	}
+	var runs, spans int
+	var exportErr error
+	for _, t := range targets {
+		st, err := p.Export(ctx, t, 0)
+		runs, spans = runs+st.Runs, spans+st.Spans
+		if err != nil {
+			exportErr = cmdutil.PathInputError(t.Path, err)
+			break
+		}
+	}
+	sent, cerr := p.Close(context.WithoutCancel(ctx))
+	if exportErr != nil {
+		return exportErr
+	}
+	if cerr != nil {
+		return fmt.Errorf("%w (%d of %d spans sent)", cerr, sent, spans)
+	}
+	fmt.Fprintf(f.IOStreams.ErrOut, "otlp: %d spans of %d runs sent\n", sent, runs)
+	return nil
+}

@@ -1,0 +1,132 @@
+package exportcmd
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/spf13/cobra"
+
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/export"
+)
+
+// MessagesOptions are the inputs of `export messages`.
+type MessagesOptions struct {
+	Run      string
+	Format   string
+	Path     string
+	Dangling string
+	Output   string
+}
+
+func newCmdMessages(f *cmdutil.Factory, runF func(context.Context, *MessagesOptions) error) *cobra.Command {
+	opts := &MessagesOptions{}
+	cmd := &cobra.Command{
+		Use:   "messages --format openai|anthropic RUN",
+		Short: "Rebuild a run's conversation as an API's message list",
+		Long: `Rebuild the conversation of a run, or of one step (--path), as the message
+list a provider API takes, so that a session can be resumed in, or handed to,
+another agent or an API call:
+
+  openai     {"messages": [...]}: Chat Completions messages: system, user,
+             assistant with tool_calls, tool results as role "tool"
+  anthropic  {"messages": [...], "system": "..."}: Messages API messages:
+             tool_use blocks, tool_result blocks paired by id, thinking
+             where the provider's signature was recorded
+
+A message the target cannot express is refused with the reason and nothing
+is written (exit 1): a tool result whose call the conversation never made,
+a conversation that goes on while calls await results, calls left without
+results (--dangling note answers each with a note saying no result was
+recorded). Content a target has no field for (thinking without a
+signature, raw output streams) is left out and counted on stderr.`,
+		Example: `  twasm export messages --format anthropic latest > messages.json
+  twasm export messages --format openai --path fix --dangling note RUN`,
+		Args: cmdutil.ExactArgs(1, "RUN"),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Run = args[0]
+			switch opts.Format {
+			case export.FormatOpenAI, export.FormatAnthropic:
+			default:
+				return cmdutil.FlagErrorf("--format must be openai or anthropic")
+			}
+			switch opts.Dangling {
+			case export.DanglingRefuse, export.DanglingNote:
+			default:
+				return cmdutil.FlagErrorf("--dangling must be refuse or note")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return runMessages(cmd.Context(), f, opts)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&opts.Format, "format", "", "target API: openai or anthropic (required)")
+	fl.StringVar(&opts.Path, "path", "", "only the step at this path (and the steps inside it)")
+	fl.StringVar(&opts.Dangling, "dangling", export.DanglingRefuse, "calls without results: refuse, or note (answer each with a note)")
+	fl.StringVarP(&opts.Output, "output", "o", "", "write to this file instead of stdout")
+	return cmd
+}
+
+func runMessages(ctx context.Context, f *cmdutil.Factory, opts *MessagesOptions) error {
+	targets, err := Targets(f, []string{opts.Run}, false)
+	if err != nil {
+		return err
+	}
+	// The list is built in a temporary file and shown only when whole: a
+	// refused conversation writes nothing, in bounded memory.
+	dir := os.TempDir()
+	if opts.Output != "" {
+		dir = filepath.Dir(opts.Output)
+	}
+	tmp, err := os.CreateTemp(dir, ".twasm-messages-*")
+	if err != nil {
+		return err
+	}
+	defer os.Remove(tmp.Name())
+	defer tmp.Close()
+	rep, err := export.ExportMessages(ctx, tmp, targets[0], export.MessagesOptions{Format: opts.Format, Path: opts.Path, Dangling: opts.Dangling})
+	if err != nil {
+		if export.IsRefused(err) {
+			return err
+		}
+		return cmdutil.PathInputError(targets[0].Path, err)
+	}
+	if opts.Output != "" {
+		if err := tmp.Close(); err != nil {
+			return err
+		}
+		if err := os.Rename(tmp.Name(), opts.Output); err != nil {
+			return err
+		}
+	} else {
+		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
+			return err
+		}
+		if _, err := io.Copy(f.IOStreams.Out, tmp); err != nil {
+			return err
+		}
+	}
+	reportLeftOut(f.IOStreams.ErrOut, rep)
+	return nil
+}
+
+func reportLeftOut(w io.Writer, rep *export.MessagesReport) {
+	var parts []string
+	for k, n := range rep.LeftOut {
+		parts = append(parts, fmt.Sprintf("%d %s", n, k))
+	}
+	sort.Strings(parts)
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "messages: left out: %s\n", strings.Join(parts, "; "))
+	}
+	if len(rep.Noted) > 0 {
+		fmt.Fprintf(w, "messages: %d calls had no result and were answered with a note: %s\n", len(rep.Noted), strings.Join(rep.Noted, ", "))
+	}
+}

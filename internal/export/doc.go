@@ -1,0 +1,24 @@
+// Package export writes transcripts in the forms other tools read:
+// OpenTelemetry spans ([ExportOTLP]).
+//
+// Model: an export walks a run's transcript file line by line, and the
+// child runs it links to (step.call_workflow.* with child_run_id) in the
+// same directory, depth-first, at most [MaxDepth] deep, each child once.
+// Nothing holds a whole run: memory is bounded by what is open at one
+// point of the file (steps, tool calls awaiting their results), so a run
+// of any size exports in bounded memory. Runs written by older versions
+// export too: every field is optional to the exporter, and lines the
+// tolerant reader cannot decode are skipped (the validator reports them).
+//
+// Invariants:
+//   - An export never writes into storage; it only reads transcripts.
+//   - Times come from the transcript (backfill keeps original times).
+//   - OTLP ids are derived, not random: the trace id is the root run's
+//     UUID, span ids hash the run id with the event's seq (and call id),
+//     so that exporting again gives the same ids and spans exported by
+//     separate processes (one `record --otlp` per step) link up.
+//   - Content (what was said and done) leaves only when asked for
+//     (OTLPOptions.Content); ids, names, models, usage and outcomes always.
+//   - Child run ids read from files are checked as run ids before they
+//     become paths; non-regular files are refused before they are opened.
+package export

@@ -1,0 +1,301 @@
+package export
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"go.opentelemetry.io/otel/codes"
+	sdktrace "go.opentelemetry.io/otel/sdk/trace"
+	"go.opentelemetry.io/otel/sdk/trace/tracetest"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+const (
+	rootID  = "6f1c2a3b-4d5e-4f60-8a7b-9c0d1e2f3a4b"
+	childID = "0a1b2c3d-4e5f-4a6b-8c7d-8e9f0a1b2c3d"
+)
+
+var t0 = time.Date(2025, 3, 1, 12, 0, 0, 0, time.UTC)
+
+func at(s int) time.Time { return t0.Add(time.Duration(s) * time.Second) }
+
+func writeRun(t *testing.T, dir, id string, evs []*transcript.Event) string {
+	t.Helper()
+	var buf bytes.Buffer
+	for i, ev := range evs {
+		ev.Seq = uint64(i + 1)
+		ev.RunID = id
+		line, err := transcript.MarshalEvent(ev)
+		if err != nil {
+			t.Fatal(err)
+		}
+		buf.Write(line)
+		buf.WriteByte('\n')
+	}
+	p := filepath.Join(dir, id+".jsonl")
+	if err := os.WriteFile(p, buf.Bytes(), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+func agentResult(t *testing.T) json.RawMessage {
+	t.Helper()
+	in, out := int64(1200), int64(80)
+	b, err := json.Marshal(map[string]any{
+		"provider": "claude", "model": "claude-sonnet-4-5", "session_id": "sess-1", "status": "error",
+		"usage":  transcript.Usage{InputTokens: &in, OutputTokens: &out},
+		"errors": []map[string]string{{"message": "529 Overloaded", "code": "overloaded_error"}},
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// fixture writes a root run with one agent step (a failed tool call, a
+// dangling one) and a sub-agent child run.
+func fixture(t *testing.T, dangling bool) Run {
+	t.Helper()
+	dir := t.TempDir()
+	step := func(typ transcript.EventType, s int, p *transcript.StepPayload) *transcript.Event {
+		return &transcript.Event{Type: typ, Path: "work", Timestamp: at(s), Payload: p}
+	}
+	msg := func(typ transcript.EventType, s int, role string, blocks ...transcript.Block) *transcript.Event {
+		return &transcript.Event{Type: typ, Path: "work", Timestamp: at(s), Payload: &transcript.MessagePayload{Role: role, Blocks: blocks, Model: "claude-sonnet-4-5"}}
+	}
+	tool := func(typ transcript.EventType, s int, p *transcript.ToolPayload) *transcript.Event {
+		p.Fidelity = transcript.FidelityAgentEmitted
+		return &transcript.Event{Type: typ, Path: "work", Timestamp: at(s), Payload: p}
+	}
+	agent := transcript.FidelityAgentEmitted
+	evs := []*transcript.Event{
+		{Type: transcript.RunStarted, Timestamp: at(0), Payload: &transcript.StepPayload{Name: "release", Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"}},
+		step(transcript.StepStarted, 1, &transcript.StepPayload{Name: "work", Kind: transcript.KindAgent}),
+		msg(transcript.MessageUser, 1, "user",
+			transcript.Block{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: "You are careful.", Origin: transcript.OriginSystemPrompt},
+			transcript.Block{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: "fix the tests", Origin: transcript.OriginPrompt}),
+		msg(transcript.MessageAssistant, 3, "assistant",
+			transcript.Block{Type: transcript.BlockThinking, Fidelity: agent, Thinking: "run them first"},
+			transcript.Block{Type: transcript.BlockText, Fidelity: agent, Text: "Running the tests."},
+			transcript.Block{Type: transcript.BlockToolUse, Fidelity: agent, ToolName: "Bash", ToolID: "t1", ToolInput: json.RawMessage(`{"command":"go test ./..."}`)}),
+		tool(transcript.ToolCall, 3, &transcript.ToolPayload{Name: "Bash", CallID: "t1", Input: json.RawMessage(`{"command":"go test ./..."}`), Command: "go test ./..."}),
+		tool(transcript.ToolResult, 5, &transcript.ToolPayload{Name: "Bash", CallID: "t1", Output: "FAIL", Status: "error", Error: "exit status 1", ExitCode: transcript.Int(1)}),
+		{Type: transcript.StepCallWorkflowStarted, Path: "work.sub", ChildRunID: childID, Timestamp: at(6), Payload: &transcript.StepPayload{Name: "sub", Kind: transcript.KindCallWorkflow}},
+		{Type: transcript.StepCallWorkflowCompleted, Path: "work.sub", ChildRunID: childID, Timestamp: at(9), Payload: &transcript.StepPayload{Name: "sub", Kind: transcript.KindCallWorkflow, Status: "ok"}},
+		msg(transcript.MessageAssistant, 10, "assistant", transcript.Block{Type: transcript.BlockText, Fidelity: agent, Text: "Done."}),
+	}
+	if dangling {
+		evs = append(evs,
+			msg(transcript.MessageAssistant, 11, "assistant", transcript.Block{Type: transcript.BlockToolUse, Fidelity: agent, ToolName: "Read", ToolID: "t2", ToolInput: json.RawMessage(`{}`)}),
+			tool(transcript.ToolCall, 11, &transcript.ToolPayload{Name: "Read", CallID: "t2", Input: json.RawMessage(`{}`)}))
+	}
+	evs = append(evs,
+		step(transcript.StepCompleted, 12, &transcript.StepPayload{Name: "work", Kind: transcript.KindAgent, Status: "error", Error: "529 Overloaded", Result: agentResult(t)}),
+		&transcript.Event{Type: transcript.RunCompleted, Timestamp: at(13), Payload: &transcript.StepPayload{Name: "release", Kind: transcript.KindWorkflow, Status: "error", Error: "step work failed"}},
+	)
+	p := writeRun(t, dir, rootID, evs)
+	writeRun(t, dir, childID, []*transcript.Event{
+		{Type: transcript.RunStarted, ParentRunID: rootID, Timestamp: at(6), Payload: &transcript.StepPayload{Name: "sub", Kind: transcript.KindWorkflow}},
+		{Type: transcript.MessageUser, Timestamp: at(6), Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.Block{{Type: transcript.BlockText, Fidelity: agent, Text: "look around", Origin: transcript.OriginPrompt}}}},
+		{Type: transcript.MessageAssistant, Timestamp: at(8), Payload: &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.Block{transcript.TextBlock("nothing here")}}},
+		{Type: transcript.RunCompleted, ParentRunID: rootID, Timestamp: at(9), Payload: &transcript.StepPayload{Name: "sub", Kind: transcript.KindWorkflow, Status: "ok"}},
+	})
+	return Run{Path: p, Dir: dir}
+}
+
+func exportSpans(t *testing.T, run Run, opts OTLPOptions) tracetest.SpanStubs {
+	t.Helper()
+	exp := tracetest.NewInMemoryExporter()
+	tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(IDGenerator{}))
+	if _, err := ExportOTLP(context.Background(), tp, run, opts); err != nil {
+		t.Fatal(err)
+	}
+	spans := exp.GetSpans() // Shutdown empties the in-memory exporter
+	if err := tp.Shutdown(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if len(spans) == 0 {
+		t.Fatal("no span exported")
+	}
+	return spans
+}
+
+func byName(spans tracetest.SpanStubs) map[string]tracetest.SpanStub {
+	m := map[string]tracetest.SpanStub{}
+	for _, s := range spans {
+		m[s.Name] = s
+	}
+	return m
+}
+
+func attr(s tracetest.SpanStub, k string) (string, bool) {
+	for _, a := range s.Attributes {
+		if string(a.Key) == k {
+			return a.Value.String(), true
+		}
+	}
+	return "", false
+}
+
+func TestOTLPSpans(t *testing.T) {
+	run := fixture(t, true)
+	spans := exportSpans(t, run, OTLPOptions{})
+	m := byName(spans)
+	for _, name := range []string{"invoke_workflow release", "invoke_agent work", "chat claude-sonnet-4-5", "execute_tool Bash",
+		"execute_tool Read", "call_workflow sub", "invoke_agent sub"} {
+		if _, ok := m[name]; !ok {
+			t.Fatalf("no span %q in %d spans", name, len(spans))
+		}
+	}
+	root, agent, bash, call, sub := m["invoke_workflow release"], m["invoke_agent work"], m["execute_tool Bash"], m["call_workflow sub"], m["invoke_agent sub"]
+	if root.Parent.IsValid() || root.SpanContext.TraceID().String() != strings.ReplaceAll(rootID, "-", "") {
+		t.Fatalf("root span: parent %v, trace %s", root.Parent, root.SpanContext.TraceID())
+	}
+	if agent.Parent.SpanID() != root.SpanContext.SpanID() || bash.Parent.SpanID() != agent.SpanContext.SpanID() {
+		t.Fatal("agent step under the run, tool under the agent step")
+	}
+	if sub.Parent.SpanID() != call.SpanContext.SpanID() || sub.SpanContext.TraceID() != root.SpanContext.TraceID() {
+		t.Fatal("the child run hangs under the call_workflow step, in the root's trace")
+	}
+	if !bash.StartTime.Equal(at(3)) || !bash.EndTime.Equal(at(5)) || bash.Status.Code != codes.Error {
+		t.Fatalf("tool span %v-%v status %v", bash.StartTime, bash.EndTime, bash.Status)
+	}
+	if v, _ := attr(agent, "gen_ai.provider.name"); v != "anthropic" {
+		t.Fatalf("provider %q", v)
+	}
+	if v, _ := attr(agent, "gen_ai.usage.input_tokens"); v != "1200" {
+		t.Fatalf("input tokens %q", v)
+	}
+	if v, _ := attr(agent, "gen_ai.conversation.id"); v != "sess-1" {
+		t.Fatalf("conversation %q", v)
+	}
+	if agent.Status.Code != codes.Error || len(agent.Events) != 1 || agent.Events[0].Name != "twasm.provider_error" {
+		t.Fatalf("failed step: status %v events %v", agent.Status, agent.Events)
+	}
+	if v, _ := attr(m["execute_tool Read"], "twasm.tool.dangling"); v != "true" {
+		t.Fatal("the dangling call is not marked")
+	}
+	for _, s := range spans {
+		for _, k := range []string{"gen_ai.tool.call.arguments", "gen_ai.output.messages", "gen_ai.input.messages"} {
+			if _, ok := attr(s, k); ok {
+				t.Fatalf("%s carries %s without Content", s.Name, k)
+			}
+		}
+	}
+	// Ids are derived: a second export gives the same ones.
+	again := byName(exportSpans(t, run, OTLPOptions{}))
+	for name, s := range m {
+		if again[name].SpanContext.SpanID() != s.SpanContext.SpanID() {
+			t.Fatalf("span %q got another id on a second export", name)
+		}
+	}
+	// Content is opt-in.
+	c := byName(exportSpans(t, run, OTLPOptions{Content: true}))
+	if v, _ := attr(c["execute_tool Bash"], "gen_ai.tool.call.arguments"); !strings.Contains(v, "go test") {
+		t.Fatalf("arguments %q", v)
+	}
+	if v, _ := attr(c["invoke_agent work"], "gen_ai.input.messages"); !strings.Contains(v, "fix the tests") {
+		t.Fatalf("input messages %q", v)
+	}
+}
+
+func TestOTLPRangeAndChildAlone(t *testing.T) {
+	run := fixture(t, false)
+	all := byName(exportSpans(t, run, OTLPOptions{}))
+	// From the call_workflow step on (seq 7): the child, the last chat
+	// span, and the run span (its run.completed is in range).
+	part := exportSpans(t, run, OTLPOptions{FromSeq: 7})
+	got := byName(part)
+	if _, ok := got["execute_tool Bash"]; ok {
+		t.Fatal("a span before the range was exported")
+	}
+	for _, n := range []string{"call_workflow sub", "invoke_agent sub", "invoke_workflow release"} {
+		if got[n].SpanContext.SpanID() != all[n].SpanContext.SpanID() {
+			t.Fatalf("%s: missing or another id in a ranged export", n)
+		}
+	}
+	if !got["invoke_workflow release"].StartTime.Equal(at(0)) {
+		t.Fatal("the run span of a ranged export starts at run.started")
+	}
+	// The child exported on its own finds its place in the tree.
+	child := byName(exportSpans(t, Run{Path: filepath.Join(run.Dir, childID+".jsonl"), Dir: run.Dir}, OTLPOptions{}))
+	s := child["invoke_agent sub"]
+	if s.Parent.SpanID() != all["call_workflow sub"].SpanContext.SpanID() || s.SpanContext.TraceID() != all["invoke_workflow release"].SpanContext.TraceID() {
+		t.Fatal("a child exported alone is not linked to its parent step")
+	}
+}
+
+func TestNotTranscript(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "x.jsonl")
+	if err := os.WriteFile(p, []byte("hello\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	tp := sdktrace.NewTracerProvider()
+	if _, err := ExportOTLP(context.Background(), tp, Run{Path: p, Dir: dir}, OTLPOptions{}); err == nil || !strings.Contains(err.Error(), "not a twasm transcript") {
+		t.Fatalf("err %v", err)
+	}
+	var buf bytes.Buffer
+	if _, err := ExportMessages(context.Background(), &buf, Run{Path: dir, Dir: dir}, MessagesOptions{Format: FormatOpenAI}); err == nil {
+		t.Fatal("a directory exported")
+	}
+}
+
+func TestMessages(t *testing.T) {
+	tests := []struct {
+		name, format, dangling string
+		isDangling             bool
+		want                   []string
+		refused                string
+	}{
+		{name: "openai", format: FormatOpenAI, want: []string{`"role":"system"`, `"tool_call_id":"t1"`, `"arguments":"{\"command\":\"go test ./...\"}"`, `FAIL\nexit status 1`}},
+		{name: "anthropic", format: FormatAnthropic, want: []string{`"system":"You are careful."`, `"tool_use_id":"t1","type":"tool_result"`, `"is_error":true`}},
+		{name: "dangling refused", format: FormatAnthropic, isDangling: true, refused: "t2"},
+		{name: "dangling noted", format: FormatOpenAI, isDangling: true, dangling: DanglingNote, want: []string{`"tool_call_id":"t2"`, "no result was recorded"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			run := fixture(t, tc.isDangling)
+			var buf bytes.Buffer
+			rep, err := ExportMessages(context.Background(), &buf, run, MessagesOptions{Format: tc.format, Dangling: tc.dangling})
+			if tc.refused != "" {
+				if !IsRefused(err) || !strings.Contains(err.Error(), tc.refused) {
+					t.Fatalf("err %v", err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !json.Valid(buf.Bytes()) {
+				t.Fatalf("not JSON: %s", buf.String())
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(buf.String(), w) {
+					t.Fatalf("no %s in %s", w, buf.String())
+				}
+			}
+			if rep.LeftOut["thinking (the target accepts none without the provider's signature)"] != 1 {
+				t.Fatalf("thinking left out unsaid: %v", rep.LeftOut)
+			}
+			if strings.Contains(buf.String(), "nothing here") {
+				t.Fatal("the sub-agent's conversation leaked into the parent's")
+			}
+		})
+	}
+	var buf bytes.Buffer
+	if _, err := ExportMessages(context.Background(), &buf, fixture(t, false), MessagesOptions{Format: FormatOpenAI, Path: "nosuch"}); !IsRefused(err) {
+		t.Fatalf("unknown path: %v", err)
+	}
+	if _, err := ExportMessages(context.Background(), &buf, fixture(t, false), MessagesOptions{Format: "gemini"}); err == nil {
+		t.Fatal("unknown format")
+	}
+}

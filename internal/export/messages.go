@@ -1,0 +1,472 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"sort"
+	"strings"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// Message formats [ExportMessages] writes.
+const (
+	// FormatOpenAI is a Chat Completions request body's messages:
+	// {"messages": [{"role": "system"|"user"|"assistant"|"tool", ...}]}.
+	FormatOpenAI = "openai"
+	// FormatAnthropic is a Messages API request body's system and
+	// messages: {"messages": [...], "system": "..."}.
+	FormatAnthropic = "anthropic"
+)
+
+// Dangling-call policies of [MessagesOptions].
+const (
+	// DanglingRefuse refuses a conversation with a tool call that has no
+	// result: both APIs reject such a request.
+	DanglingRefuse = "refuse"
+	// DanglingNote answers each such call with a tool result that says,
+	// in words, that twasm recorded none.
+	DanglingNote = "note"
+)
+
+// danglingNote is the result text written for a call with no result under
+// DanglingNote.
+const danglingNote = "[twasm: no result was recorded for this call]"
+
+// MessagesOptions say which conversation ExportMessages rebuilds, and how.
+type MessagesOptions struct {
+	Format string
+	// Path selects the step (its events, at any iteration); "" takes every
+	// message of the run in order.
+	Path string
+	// Dangling is DanglingRefuse (the default) or DanglingNote.
+	Dangling string
+}
+
+// MessagesReport says what the target could not hold, so that nothing is
+// left out silently.
+type MessagesReport struct {
+	Messages int
+	// LeftOut counts, by kind, content the target format has no place
+	// for (thinking without a provider signature, raw output streams).
+	LeftOut map[string]int
+	// Noted lists the calls answered with a "no result recorded" note.
+	Noted []string
+}
+
+// RefusedError is a conversation the target format cannot express: the
+// reason names the event.
+type RefusedError struct {
+	Seq    uint64
+	Reason string
+}
+
+func (e *RefusedError) Error() string {
+	if e.Seq == 0 {
+		return "cannot export messages: " + e.Reason
+	}
+	return fmt.Sprintf("cannot export messages: seq %d: %s", e.Seq, e.Reason)
+}
+
+// ExportMessages rebuilds the conversation of a run (or one step of it) as
+// the message list a provider API takes, so that it can be resumed in, or
+// handed to, another agent or an API call. It streams: each message is
+// written as soon as it is complete, and memory holds one message and the
+// ids of calls awaiting results. A message the target cannot express is
+// refused with a *RefusedError naming it; content the target has no field
+// for is counted in the report, never dropped unsaid. On a refusal the
+// output written so far is incomplete; callers write to a temporary file.
+func ExportMessages(ctx context.Context, w io.Writer, run Run, opts MessagesOptions) (*MessagesReport, error) {
+	if opts.Format != FormatOpenAI && opts.Format != FormatAnthropic {
+		return nil, fmt.Errorf("message format %q: want %s or %s", opts.Format, FormatOpenAI, FormatAnthropic)
+	}
+	if opts.Dangling == "" {
+		opts.Dangling = DanglingRefuse
+	}
+	bw := bufio.NewWriter(w)
+	m := &msgWriter{w: bw, format: opts.Format, rep: &MessagesReport{LeftOut: map[string]int{}},
+		pending: map[string]string{}, known: map[string]bool{}, dangling: opts.Dangling}
+	if _, err := bw.WriteString(`{"messages":[`); err != nil {
+		return nil, err
+	}
+	found := opts.Path == ""
+	err := eachEvent(ctx, run.Path, func(ev *transcript.Event) error {
+		if opts.Path != "" {
+			if ev.Path != opts.Path && !strings.HasPrefix(ev.Path, opts.Path+".") {
+				return nil
+			}
+			found = true
+		}
+		return m.event(ev)
+	})
+	if err == nil && !found {
+		err = &RefusedError{Reason: fmt.Sprintf("the run has no step at path %q", opts.Path)}
+	}
+	if err == nil {
+		err = m.flushCalls()
+	}
+	if err == nil {
+		err = m.closeDangling(opts.Dangling)
+	}
+	if err == nil {
+		err = m.flushResults()
+	}
+	if err != nil {
+		return m.rep, err
+	}
+	if _, err := bw.WriteString("]"); err != nil {
+		return m.rep, err
+	}
+	if len(m.system) > 0 {
+		sys := strings.Join(m.system, "\n\n")
+		if opts.Format == FormatAnthropic {
+			if err := m.raw(`,"system":`, sys); err != nil {
+				return m.rep, err
+			}
+		}
+	}
+	if _, err := bw.WriteString("}\n"); err != nil {
+		return m.rep, err
+	}
+	return m.rep, bw.Flush()
+}
+
+type msgWriter struct {
+	w      *bufio.Writer
+	format string
+	rep    *MessagesReport
+	n      int
+	system []string
+	// pending maps the ids of calls the conversation has made and not yet
+	// answered to their names.
+	pending map[string]string
+	// known holds every call id written in an assistant message.
+	known map[string]bool
+	// calls buffers tool calls known only from tool.call events (no
+	// tool_use block: Codex file changes, server tools), written as one
+	// assistant message when the next other event comes.
+	calls []map[string]any
+	// results buffers consecutive tool results (Anthropic wants them in
+	// one user message).
+	results []map[string]any
+	// sysWritten: the system prompt was written as an OpenAI message.
+	sysWritten bool
+	dangling   string
+}
+
+func (m *msgWriter) raw(prefix string, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	if _, err := m.w.WriteString(prefix); err != nil {
+		return err
+	}
+	_, err = m.w.Write(b)
+	return err
+}
+
+func (m *msgWriter) emit(msg map[string]any) error {
+	sep := ","
+	if m.n == 0 {
+		sep = ""
+	}
+	m.n++
+	m.rep.Messages = m.n
+	return m.raw(sep, msg)
+}
+
+func (m *msgWriter) event(ev *transcript.Event) error {
+	if ev.Type != transcript.ToolCall {
+		if err := m.flushCalls(); err != nil {
+			return err
+		}
+	}
+	if ev.Type != transcript.ToolResult && ev.Type != transcript.ToolCall {
+		if err := m.flushResults(); err != nil {
+			return err
+		}
+	}
+	switch ev.Type {
+	case transcript.MessageUser:
+		return m.user(ev)
+	case transcript.MessageAssistant:
+		return m.assistant(ev)
+	case transcript.ToolCall:
+		t := ev.Tool()
+		if t == nil || t.CallID == "" || m.known[t.CallID] {
+			return nil
+		}
+		input := t.Input
+		if len(input) == 0 || !json.Valid(input) {
+			input = json.RawMessage(`{}`)
+		}
+		if t.Command != "" && string(input) == "{}" {
+			b, _ := json.Marshal(map[string]string{"command": t.Command})
+			input = b
+		}
+		m.calls = append(m.calls, m.toolCall(t.CallID, t.Name, input))
+		m.known[t.CallID] = true
+		m.pending[t.CallID] = t.Name
+	case transcript.ToolResult:
+		t := ev.Tool()
+		if t == nil {
+			return nil
+		}
+		if err := m.flushCalls(); err != nil {
+			return err
+		}
+		if _, ok := m.pending[t.CallID]; !ok {
+			if m.known[t.CallID] {
+				return nil // a second result for an answered call: the first stands
+			}
+			return &RefusedError{Seq: ev.Seq, Reason: fmt.Sprintf("tool result for call %q, which the conversation never made (both APIs require the call first)", t.CallID)}
+		}
+		delete(m.pending, t.CallID)
+		text := t.Output
+		isErr := t.Status != "" && t.Status != transcript.StatusOK && t.Status != "completed"
+		if isErr && t.Error != "" {
+			if text != "" {
+				text += "\n"
+			}
+			text += t.Error
+		}
+		return m.result(t.CallID, text, isErr)
+	}
+	return nil
+}
+
+func (m *msgWriter) toolCall(id, name string, input json.RawMessage) map[string]any {
+	if name == "" {
+		name = "unknown"
+	}
+	if m.format == FormatOpenAI {
+		return map[string]any{"id": id, "type": "function", "function": map[string]any{"name": name, "arguments": string(input)}}
+	}
+	return map[string]any{"type": "tool_use", "id": id, "name": name, "input": input}
+}
+
+func (m *msgWriter) flushCalls() error {
+	if len(m.calls) == 0 {
+		return nil
+	}
+	calls := m.calls
+	m.calls = nil
+	if m.format == FormatOpenAI {
+		return m.emit(map[string]any{"role": "assistant", "content": nil, "tool_calls": calls})
+	}
+	return m.emit(map[string]any{"role": "assistant", "content": calls})
+}
+
+func (m *msgWriter) result(id, text string, isErr bool) error {
+	if m.format == FormatOpenAI {
+		return m.emit(map[string]any{"role": "tool", "tool_call_id": id, "content": text})
+	}
+	r := map[string]any{"type": "tool_result", "tool_use_id": id, "content": text}
+	if isErr {
+		r["is_error"] = true
+	}
+	m.results = append(m.results, r)
+	return nil
+}
+
+func (m *msgWriter) flushResults() error {
+	if len(m.results) == 0 {
+		return nil
+	}
+	rs := m.results
+	m.results = nil
+	return m.emit(map[string]any{"role": "user", "content": rs})
+}
+
+func (m *msgWriter) user(ev *transcript.Event) error {
+	p := ev.Message()
+	if p == nil {
+		return nil
+	}
+	var texts []string
+	for _, b := range p.Blocks {
+		switch b.Type {
+		case transcript.BlockText:
+			if b.Origin == transcript.OriginSystemPrompt {
+				m.system = append(m.system, b.Text)
+				continue
+			}
+			texts = append(texts, b.Text)
+		case transcript.BlockToolResult:
+			if _, ok := m.pending[b.ToolID]; ok {
+				delete(m.pending, b.ToolID)
+				if err := m.result(b.ToolID, b.ToolContent, b.IsError); err != nil {
+					return err
+				}
+			}
+		default:
+			m.rep.LeftOut[string(b.Type)+" in a user message"]++
+		}
+	}
+	if err := m.flushResults(); err != nil {
+		return err
+	}
+	if m.format == FormatOpenAI && len(m.system) > 0 && !m.sysWritten {
+		m.sysWritten = true
+		if err := m.emit(map[string]any{"role": "system", "content": strings.Join(m.system, "\n\n")}); err != nil {
+			return err
+		}
+	}
+	if len(texts) == 0 {
+		return nil
+	}
+	if len(m.pending) > 0 {
+		if err := m.danglingBefore(ev, "a user message"); err != nil {
+			return err
+		}
+	}
+	if m.format == FormatOpenAI {
+		return m.emit(map[string]any{"role": "user", "content": strings.Join(texts, "\n\n")})
+	}
+	parts := make([]map[string]any, 0, len(texts))
+	for _, t := range texts {
+		parts = append(parts, map[string]any{"type": "text", "text": t})
+	}
+	return m.emit(map[string]any{"role": "user", "content": parts})
+}
+
+func (m *msgWriter) assistant(ev *transcript.Event) error {
+	p := ev.Message()
+	if p == nil {
+		return nil
+	}
+	if len(m.pending) > 0 {
+		if err := m.danglingBefore(ev, "an assistant message"); err != nil {
+			return err
+		}
+	}
+	var texts []string
+	var calls []map[string]any
+	var parts []map[string]any // anthropic content, in order
+	for _, b := range p.Blocks {
+		switch b.Type {
+		case transcript.BlockText:
+			texts = append(texts, b.Text)
+			parts = append(parts, map[string]any{"type": "text", "text": b.Text})
+		case transcript.BlockThinking:
+			sig := extraString(b.Extra, "signature")
+			if m.format == FormatAnthropic && sig != "" {
+				if b.Redacted {
+					parts = append(parts, map[string]any{"type": "redacted_thinking", "data": sig})
+				} else {
+					parts = append(parts, map[string]any{"type": "thinking", "thinking": b.Thinking, "signature": sig})
+				}
+				continue
+			}
+			m.rep.LeftOut["thinking (the target accepts none without the provider's signature)"]++
+		case transcript.BlockToolUse, transcript.BlockCommand:
+			id, name, input := b.ToolID, b.ToolName, b.ToolInput
+			if b.Type == transcript.BlockCommand {
+				name = "shell"
+				in, _ := json.Marshal(map[string]string{"command": b.Command})
+				input = in
+			}
+			if id == "" {
+				return &RefusedError{Seq: ev.Seq, Reason: "a tool call with no id cannot be paired with its result"}
+			}
+			if len(input) == 0 || !json.Valid(input) {
+				input = json.RawMessage(`{}`)
+			}
+			if m.known[id] {
+				continue
+			}
+			m.known[id] = true
+			m.pending[id] = name
+			c := m.toolCall(id, name, input)
+			calls = append(calls, c)
+			parts = append(parts, c)
+		case transcript.BlockStream:
+			m.rep.LeftOut["raw output stream chunks"]++
+		default:
+			m.rep.LeftOut[string(b.Type)+" in an assistant message"]++
+		}
+	}
+	if len(parts) == 0 {
+		return nil
+	}
+	if m.format == FormatOpenAI {
+		msg := map[string]any{"role": "assistant"}
+		if len(texts) > 0 {
+			msg["content"] = strings.Join(texts, "")
+		} else {
+			msg["content"] = nil
+		}
+		if len(calls) > 0 {
+			msg["tool_calls"] = calls
+		}
+		if len(texts) == 0 && len(calls) == 0 {
+			return nil
+		}
+		return m.emit(msg)
+	}
+	return m.emit(map[string]any{"role": "assistant", "content": parts})
+}
+
+// danglingBefore handles a message that arrives while calls of an earlier
+// one still await results: refused, or the calls answered with notes.
+func (m *msgWriter) danglingBefore(ev *transcript.Event, what string) error {
+	if m.dangling != DanglingNote {
+		return &RefusedError{Seq: ev.Seq, Reason: what + " while tool calls await results (" + strings.Join(sortedKeys(m.pending), ", ") +
+			"): both APIs require every call answered first; --dangling note answers each with a note that no result was recorded"}
+	}
+	if err := m.closeDangling(DanglingNote); err != nil {
+		return err
+	}
+	return m.flushResults()
+}
+
+// closeDangling deals with calls still unanswered at the end.
+func (m *msgWriter) closeDangling(policy string) error {
+	if len(m.pending) == 0 {
+		return nil
+	}
+	ids := sortedKeys(m.pending)
+	if policy != DanglingNote {
+		return &RefusedError{Reason: fmt.Sprintf("tool calls without results (%s): both APIs reject a call left unanswered; --dangling note answers each with a note that no result was recorded", strings.Join(ids, ", "))}
+	}
+	for _, id := range ids {
+		delete(m.pending, id)
+		m.rep.Noted = append(m.rep.Noted, id)
+		if err := m.result(id, danglingNote, true); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func sortedKeys(m map[string]string) []string {
+	out := make([]string, 0, len(m))
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+func extraString(extra map[string]json.RawMessage, k string) string {
+	raw, ok := extra[k]
+	if !ok {
+		return ""
+	}
+	var s string
+	if json.Unmarshal(raw, &s) != nil {
+		return ""
+	}
+	return s
+}
+
+// IsRefused reports whether err is a refusal of the target format.
+func IsRefused(err error) bool {
+	var r *RefusedError
+	return errors.As(err, &r)
+}

@@ -1,0 +1,126 @@
+package export
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// MaxDepth bounds how deep linked child runs are followed, as the views do:
+// a corrupt or hostile set of files cannot make an export unbounded.
+const MaxDepth = 64
+
+// ErrNotTranscript is matched by the error for a file that holds no
+// transcript event at all (an empty file, or some other file named as a
+// run).
+var ErrNotTranscript = errors.New("not a twasm transcript")
+
+// Run names one transcript file to export. Dir is where its linked child
+// runs are looked up (<storage>/transcripts, or the file's own directory).
+type Run struct {
+	Path string
+	Dir  string
+}
+
+// childPath returns the transcript path of a linked child run, after
+// checking that the id read from a file is a canonical run id, so that it
+// cannot name a file outside dir.
+func (r Run) childPath(id string) (string, error) {
+	if err := recorder.ValidRunID(id); err != nil {
+		return "", fmt.Errorf("child run %q: %w", id, err)
+	}
+	return filepath.Join(r.Dir, id+".jsonl"), nil
+}
+
+// child returns the Run of a linked child, in the same directory.
+func (r Run) child(id string) (Run, error) {
+	p, err := r.childPath(id)
+	if err != nil {
+		return Run{}, err
+	}
+	return Run{Path: p, Dir: r.Dir}, nil
+}
+
+// eachEvent streams the decodable events of the transcript at path to fn,
+// in file order, holding one line at a time. Lines the tolerant reader
+// cannot decode are skipped (the validator reports them); a file with no
+// event at all is [ErrNotTranscript]. A non-regular file is refused
+// before it is opened, so a FIFO cannot block an export.
+func eachEvent(ctx context.Context, path string, fn func(*transcript.Event) error) error {
+	st, err := os.Stat(path)
+	if err != nil {
+		return err
+	}
+	if !st.Mode().IsRegular() {
+		return fmt.Errorf("%s: %w: not a regular file (%s)", path, fs.ErrInvalid, st.Mode().Type())
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	rd := transcript.NewReader(f)
+	n := 0
+	for rd.Next() {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		if rd.LineErr() != nil || rd.Event() == nil {
+			continue
+		}
+		n++
+		if err := fn(rd.Event()); err != nil {
+			return err
+		}
+	}
+	if err := rd.Err(); err != nil {
+		return fmt.Errorf("read %s: %w", path, err)
+	}
+	if n == 0 {
+		return fmt.Errorf("%s: %w (no event line)", path, ErrNotTranscript)
+	}
+	return nil
+}
+
+// stepKey identifies one step attempt bracket of a run.
+type stepKey struct {
+	path string
+	iter int
+}
+
+// parentStep returns the open step whose path is the longest proper dot
+// prefix of path (the same rule as the execution tree), or nil.
+func parentStep[T any](open map[stepKey]T, order []stepKey, path string, iter int) (stepKey, bool) {
+	var best stepKey
+	found := false
+	for i := len(order) - 1; i >= 0; i-- {
+		k := order[i]
+		if len(path) <= len(k.path) || path[:len(k.path)] != k.path || path[len(k.path)] != '.' {
+			continue
+		}
+		if _, ok := open[k]; !ok {
+			continue
+		}
+		switch {
+		case !found, len(k.path) > len(best.path):
+			best, found = k, true
+		case len(k.path) == len(best.path) && k.iter == iter && best.iter != iter:
+			best = k
+		}
+	}
+	return best, found
+}
+
+// IsChild reports whether the transcript at r.Path belongs to a run begun
+// as a child of another (its first event names a parent run). An
+// unreadable file is not a child.
+func IsChild(r Run) bool {
+	h, err := readHead(context.Background(), r.Path)
+	return err == nil && h.parent != ""
+}
