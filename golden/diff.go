@@ -8,11 +8,9 @@ import (
 	"sort"
 	"strings"
 	"unicode/utf8"
-)
 
-// maxDiffCells bounds the LCS table; larger inputs get a first-difference
-// report instead of a full diff.
-const maxDiffCells = 4 << 20
+	"github.com/twasm/twasm/internal/linediff"
+)
 
 // Diff returns a readable line diff of want and got, or "" when equal:
 // "-N:" a line only in want, "+N:" a line only in got (cut to maxShown
@@ -37,47 +35,26 @@ func Diff(want, got []byte) string {
 }
 
 func lineDiff(a, b []string) string {
-	if (len(a)+1)*(len(b)+1) > maxDiffCells {
+	ops, ok := linediff.Ops(a, b)
+	if !ok {
 		return firstDifference(a, b)
 	}
-	// Longest common subsequence, then walk it to print the edits.
-	n, m := len(a), len(b)
-	lcs := make([][]int32, n+1)
-	for i := range lcs {
-		lcs[i] = make([]int32, m+1)
-	}
-	for i := n - 1; i >= 0; i-- {
-		for j := m - 1; j >= 0; j-- {
-			if a[i] == b[j] {
-				lcs[i][j] = lcs[i+1][j+1] + 1
-			} else if lcs[i+1][j] >= lcs[i][j+1] {
-				lcs[i][j] = lcs[i+1][j]
-			} else {
-				lcs[i][j] = lcs[i][j+1]
-			}
-		}
-	}
-	// Walk the table into runs of removed and added lines; a removed line
-	// paired with an added one is shown field by field.
+	// Runs of removed and added lines; a removed line paired with an
+	// added one is shown field by field.
 	var out strings.Builder
 	var dels, adds []int
 	flush := func() {
 		writeHunk(&out, a, b, dels, adds)
 		dels, adds = dels[:0], adds[:0]
 	}
-	i, j := 0, 0
-	for i < n || j < m {
-		switch {
-		case i < n && j < m && a[i] == b[j]:
+	for _, op := range ops {
+		switch op.Kind {
+		case linediff.Equal:
 			flush()
-			i++
-			j++
-		case j < m && (i == n || lcs[i][j+1] >= lcs[i+1][j]):
-			adds = append(adds, j)
-			j++
-		default:
-			dels = append(dels, i)
-			i++
+		case linediff.Del:
+			dels = append(dels, op.A)
+		case linediff.Add:
+			adds = append(adds, op.B)
 		}
 	}
 	flush()

@@ -1,3 +1,54 @@
+// Package views turns transcripts into what a person or a script reads:
+// the execution tree across linked child runs, a markdown (or plain text)
+// rendering, the tool ledger, aggregate statistics and a one-line compact
+// form of an event. It holds the logic of twasm's read commands so that the
+// commands themselves only parse flags and print, and so that other
+// commands (record --live) can reuse the same renderings.
+//
+// Everything here reads; nothing writes a transcript. Functions take their
+// input as values or readers and do no global state; the only I/O is
+// opening transcript files through a [Loader].
+//
+// # How the transcript view reads
+//
+// WriteView was compared side by side with claude-code-log (Claude Code
+// sessions as HTML) and `llm logs` (Simon Willison's llm, markdown) on the
+// same sessions; what reads better was kept:
+//
+//   - One unit per tool call, its result beside it, as claude-code-log
+//     pairs tool_use with tool_result. The tool_use, command and
+//     tool_result blocks of a message are not shown again when the call
+//     is a tool.call event: `llm logs` lists "Tool calls" and "Tool
+//     results" apart (its author found a call's round trip hard to follow
+//     that way, simonw/llm#1080), and the old view showed a call two or
+//     three times. The call's line carries the time, the name, the kind,
+//     the status, the exit code, the duration and the call id.
+//   - Inputs as what they are: a shell command as `$ command` in a sh
+//     block; apply_patch patches, Edit/MultiEdit old and new strings,
+//     Write/create contents and codex file_change changes as a unified
+//     diff (claude-code-log shows edits as diffs; `llm logs` prints the
+//     raw arguments, which is what the old view did with escaped JSON
+//     strings); anything else as indented JSON.
+//   - Long outputs, errors and inputs are folded (markdown <details>, a
+//     summary with their size) past 12 lines or 1200 bytes, and cut to
+//     --max-output bytes with a note, errors and headings included.
+//   - Every message and call has its time (HH:MM:SS UTC; the header has
+//     the date), as both tools show timestamps.
+//   - A step ends with a footer: status, exit code, duration, the
+//     provider's error, warnings, lines lost or unmapped, the command line
+//     and directory, and the tail of the agent's stderr; `llm logs` ends
+//     an entry with its token usage, which the header has per step. The
+//     final answer of the result (Claude's --output-format json) is shown
+//     when no message holds it.
+//   - Terminal escape sequences (CSI, OSC, DCS, ...) are removed whole
+//     from everything shown (StripEscapes), never left as "[31m".
+//   - --only errors keeps failed, denied and cancelled calls (Failed) and
+//     the footer of a step that is not ok.
+//
+// Kept from twasm's own view rather than the others: markdown that is
+// safe to paste (fences longer than any backtick run in the text), the
+// plain text form for terminals and pagers, sub-runs nested in place, and
+// the problems section at the end.
 package views
 
 import (
@@ -14,6 +65,8 @@ type docWriter interface {
 	para(s string)
 	kv(pairs [][2]string)
 	fold(summary, body string, code bool)
+	// foldCode is a folded code block in language lang.
+	foldCode(summary, lang, body string)
 	code(lang, body string)
 	item(s string)
 	// inline quotes a short literal (a name, a command) for the format.
@@ -70,6 +123,12 @@ func (m *mdWriter) fold(summary, body string, code bool) {
 	} else {
 		m.para(body)
 	}
+	m.printf("</details>\n\n")
+}
+
+func (m *mdWriter) foldCode(summary, lang, body string) {
+	m.printf("<details><summary>%s</summary>\n\n", htmlEscape(oneLine(summary)))
+	m.code(lang, body)
 	m.printf("</details>\n\n")
 }
 
@@ -148,6 +207,11 @@ func (t *textWriter) kv(pairs [][2]string) {
 }
 
 func (t *textWriter) fold(summary, body string, _ bool) {
+	t.printf("[%s]\n", oneLine(summary))
+	t.code("", body)
+}
+
+func (t *textWriter) foldCode(summary, _, body string) {
 	t.printf("[%s]\n", oneLine(summary))
 	t.code("", body)
 }

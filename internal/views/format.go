@@ -73,9 +73,10 @@ func Clip(s string, n int) string {
 	return string(r[:max(n-1, 0)]) + "…"
 }
 
-// oneLine folds whitespace runs to one space and drops control
-// characters, ESC included.
+// oneLine folds whitespace runs to one space and drops terminal escape
+// sequences and control characters.
 func oneLine(s string) string {
+	s = StripEscapes(s)
 	var b strings.Builder
 	space := false
 	for _, r := range s {
@@ -95,9 +96,11 @@ func oneLine(s string) string {
 	return b.String()
 }
 
-// sanitize drops terminal control characters other than newline and tab
-// from multi-line text that is printed to a terminal.
+// sanitize drops terminal escape sequences and control characters other
+// than newline and tab from multi-line text that is printed to a
+// terminal.
 func sanitize(s string) string {
+	s = StripEscapes(s)
 	if !strings.ContainsFunc(s, isControl) {
 		return s
 	}

@@ -28,7 +28,7 @@ func TestCompact(t *testing.T) {
 		ev   *transcript.Event
 		want string
 	}{
-		{"text", msg(transcript.TextBlock("hello\nworld\x1b[31m")), `#12 review[2]  message.assistant  text: "hello world[31m"`},
+		{"text", msg(transcript.TextBlock("hello\nworld\x1b[31m")), `#12 review[2]  message.assistant  text: "hello world"`},
 		{"long", msg(transcript.TextBlock(strings.Repeat("a", 100))), `text: "` + strings.Repeat("a", 79) + `…"`},
 		{"more blocks", msg(transcript.TextBlock("x"), transcript.TextBlock("y")), `text: "x" (+1 more)`},
 		{"no blocks", msg(), "(no blocks)"},
@@ -76,7 +76,7 @@ func TestFormatHelpers(t *testing.T) {
 	eq(t, fence("a ```` b"), "`````", "fence")
 	eq(t, (&mdWriter{}).inline("`x`"), "`` `x` ``", "inline with backticks")
 	eq(t, (&mdWriter{}).inline(""), "", "empty inline")
-	eq(t, sanitize("a\x1bb\nc"), "ab\nc", "sanitize")
+	eq(t, sanitize("a\x1bb\nc\x00d\x1b[2Je"), "a\ncde", "sanitize: ESC b is a sequence, NUL a control byte")
 	eq(t, timeString(nil), "", "nil time")
 }
 
@@ -161,23 +161,22 @@ func TestWriteView(t *testing.T) {
 			"## review · agent · ok · 8.0s",
 			"<details><summary>System prompt</summary>", "You are a careful reviewer.", "Review the diff in ./src",
 			"<details><summary>Thinking</summary>", "I should list the files first.",
-			"- tool_use `Bash` `{\"command\":\"ls -la\"}` `id c1`",
-			"**Tool call** `Bash` (execute) `id c1`", "$ ls -la", "**Tool result** `Bash` · completed · exit 0 · `id c1`",
+			"12:00:05 · **Tool** `Bash` (execute) · completed · exit 0 · 1.0s · `id c1`\n\n```sh\n$ ls -la\n```\n\n<details><summary>Output · ",
 			"_Output truncated: 2000 of 4000 bytes shown",
 			"**Unknown event** `agent.heartbeat` at seq 8",
 			"## delegate · call_workflow · error · 1.0s", "**Error:** `search failed`",
 			"### Sub-run " + viewstest.Child + " · error", "#### delegate.search · agent · ok · 4.0s",
-			"**Tool result** `shell` · error · exit 1", "**Error:** `no matches`",
+			"**Tool** `shell` (execute) · error · exit 1", "**Error:** `no matches`",
 			"## Problems", "malformed transcript line", "tool call `Read` `c2` at seq 7 never got a result",
 		}, nil},
 		{"dialog only", ViewOptions{Only: Sections{Dialog: true}}, []string{"Review the diff", "The diff looks fine."},
-			[]string{"Thinking", "**Tool call**", "## Problems", "Unknown event"}},
+			[]string{"Thinking", "**Tool**", "## Problems", "Unknown event"}},
 		{"thinking only", ViewOptions{Only: Sections{Thinking: true}}, []string{"I should list the files first."},
-			[]string{"Review the diff", "**Tool call**"}},
-		{"tools only", ViewOptions{Only: Sections{Tools: true}}, []string{"Tool call", "tool_use", "$ grep -rn TODO ."},
+			[]string{"Review the diff", "**Tool**"}},
+		{"tools only", ViewOptions{Only: Sections{Tools: true}}, []string{"**Tool** `Bash`", "**Tool** `Read`", "$ grep -rn TODO ."},
 			[]string{"Review the diff", "I should list"}},
 		{"errors only", ViewOptions{Only: Sections{Errors: true}}, []string{"## Problems", "**Error:** `no matches`", "Unknown event"},
-			[]string{"Review the diff", "**Tool call**"}},
+			[]string{"Review the diff", "**Tool** `Bash`"}},
 		{"path child step", ViewOptions{Path: "delegate.search"}, []string{"## delegate.search · agent", "grep -rn TODO"},
 			[]string{"## review", "Review the diff", "no step matches"}},
 		{"path step", ViewOptions{Path: "review"}, []string{"## review", "Review the diff"}, []string{"Sub-run", "grep"}},
@@ -185,7 +184,7 @@ func TestWriteView(t *testing.T) {
 		{"link children", ViewOptions{Children: ChildrenLink}, []string{"Sub-run `" + viewstest.Child + "` (error)"}, []string{"#### delegate.search"}},
 		{"no truncation", ViewOptions{MaxOutput: -1}, nil, []string{"Output truncated"}},
 		{"text", ViewOptions{Format: FormatText, MaxOutput: 30}, []string{"Run review-wf\n=============", "Run id:", "[System prompt]",
-			"    You are a careful reviewer.", "Tool call Bash (execute) id c1", "  * tool call Read c2 at seq 7 never got a result", "Output truncated"},
+			"    You are a careful reviewer.", "Tool Bash (execute) · completed · exit 0 · 1.0s · id c1", "  * tool call Read c2 at seq 7 never got a result", "Output truncated"},
 			[]string{"**", "<details>", "```"}},
 	}
 	for _, tc := range tests {
@@ -246,3 +245,22 @@ func TestWriteTreeText(t *testing.T) {
 type failWriter struct{}
 
 func (failWriter) Write([]byte) (int, error) { return 0, errors.New("disk full") }
+
+func TestStripEscapes(t *testing.T) {
+	for in, want := range map[string]string{
+		"plain":                                    "plain",
+		"\x1b[31merror\x1b[0m: x":                  "error: x",
+		"\x1b[1;38;5;196mbold\x1b[m":               "bold",
+		"\x1b]0;title\x07after":                    "after",
+		"\x1b]8;;http://x\x1b\\link\x1b]8;;\x1b\\": "link",
+		"\x1bPdcs data\x1b\\ok":                    "ok",
+		"a\x1b7b\x1b8c\x1b(Bd":                     "abcd",
+		"\u009b31mc1\u009b0m":                      "c1",
+		"cut\x1b[31":                               "cut",
+		"bad\x1b[3\nnext":                          "bad\nnext",
+		"esc at end\x1b":                           "esc at end",
+	} {
+		eq(t, StripEscapes(in), want, in)
+	}
+	eq(t, Clip("\x1b[31m[31m kept\x1b[0m", 40), "[31m kept", "only real escapes go")
+}

@@ -1,13 +1,3 @@
-// Package views turns transcripts into what a person or a script reads:
-// the execution tree across linked child runs, a markdown (or plain text)
-// rendering, the tool ledger, aggregate statistics and a one-line compact
-// form of an event. It holds the logic of twasm's read commands so that the
-// commands themselves only parse flags and print, and so that other
-// commands (record --live) can reuse the same renderings.
-//
-// Everything here reads; nothing writes a transcript. Functions take their
-// input as values or readers and do no global state; the only I/O is
-// opening transcript files through a [Loader].
 package views
 
 import (

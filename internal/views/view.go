@@ -136,7 +136,7 @@ func WriteView(w io.Writer, root *RunNode, opts ViewOptions) error {
 	if opts.MaxOutput == 0 {
 		opts.MaxOutput = DefaultMaxOutput
 	}
-	v := &viewer{d: d, opts: opts}
+	v := &viewer{d: d, opts: opts, tools: map[*RunNode]*toolIndex{}}
 	v.header(root)
 	v.runBody(root, 2, opts.Path == "")
 	v.problems(root)
@@ -147,6 +147,7 @@ type viewer struct {
 	d     docWriter
 	opts  ViewOptions
 	found bool
+	tools map[*RunNode]*toolIndex
 }
 
 func (v *viewer) show(s func(Sections) bool) bool { return v.opts.Only.all() || s(v.opts.Only) }
@@ -159,7 +160,7 @@ func (v *viewer) header(n *RunNode) {
 	}
 	status := n.Status
 	if n.Error != "" {
-		status += ": " + n.Error
+		status += ": " + v.clip(n.Error)
 	}
 	pairs = append(pairs, [2]string{"Status", status})
 	if n.Started != nil {
@@ -271,7 +272,7 @@ func (v *viewer) step(run *RunNode, s *StepNode, level int, all bool) {
 	}
 	v.d.heading(level, strings.Join(slices.DeleteFunc(title, func(x string) bool { return x == "" }), " · "))
 	if s.Error != "" && v.show(func(o Sections) bool { return o.Errors }) {
-		v.d.para(v.d.strong("Error:") + " " + v.d.inline(s.Error))
+		v.d.para(v.d.strong("Error:") + " " + v.d.inline(v.clip(s.Error)))
 	}
 	items := slices.Clone(s.events)
 	for _, ev := range items {
@@ -280,6 +281,7 @@ func (v *viewer) step(run *RunNode, s *StepNode, level int, all bool) {
 	for _, c := range s.Steps {
 		v.step(run, c, level+1, true)
 	}
+	v.footer(run, s)
 	switch {
 	case s.Child != nil && v.opts.Children == ChildrenInline:
 		v.d.heading(level+1, "Sub-run "+s.Child.RunID+" · "+s.Child.Status)
@@ -290,129 +292,6 @@ func (v *viewer) step(run *RunNode, s *StepNode, level int, all bool) {
 		v.d.para(v.d.strong("Sub-run missing:") + " " + v.d.inline(s.ChildError))
 	}
 }
-
-func (v *viewer) event(run *RunNode, ev *transcript.Event) {
-	switch p := ev.Payload.(type) {
-	case *transcript.MessagePayload:
-		v.message(ev, p)
-	case *transcript.ToolPayload:
-		v.tool(ev, p)
-	case *transcript.RawPayload:
-		if v.show(func(o Sections) bool { return o.Errors }) {
-			v.d.para(fmt.Sprintf("%s %s at seq %d: %s", v.d.strong("Unknown event"), v.d.inline(string(ev.Type)), ev.Seq,
-				v.d.inline(Clip(string(p.JSON), 200))))
-		}
-	}
-}
-
-func (v *viewer) message(ev *transcript.Event, p *transcript.MessagePayload) {
-	var parts []func()
-	dialog := v.show(func(o Sections) bool { return o.Dialog })
-	thinking := v.show(func(o Sections) bool { return o.Thinking })
-	tools := v.show(func(o Sections) bool { return o.Tools })
-	for _, b := range p.Blocks {
-		switch {
-		case b.Type == transcript.BlockText && b.Origin == transcript.OriginSystemPrompt && dialog:
-			parts = append(parts, func() { v.d.fold("System prompt", b.Text, true) })
-		case b.Type == transcript.BlockText && b.Origin == transcript.OriginInjected && dialog:
-			parts = append(parts, func() { v.d.fold("Injected context", b.Text, true) })
-		case b.Type == transcript.BlockText && dialog:
-			parts = append(parts, func() { v.d.para(b.Text) })
-		case b.Type == transcript.BlockThinking && thinking:
-			parts = append(parts, func() {
-				if b.Redacted {
-					v.d.para("_Thinking redacted by the provider._")
-					return
-				}
-				v.d.fold("Thinking", b.Thinking, false)
-			})
-		case b.Type == transcript.BlockToolUse && tools:
-			parts = append(parts, func() {
-				v.d.item(fmt.Sprintf("tool_use %s %s %s", v.d.inline(b.ToolName), v.d.inline(Clip(string(b.ToolInput), 160)), v.d.inline("id "+b.ToolID)))
-				v.d.para("")
-			})
-		case b.Type == transcript.BlockToolResult && tools:
-			parts = append(parts, func() {
-				label := "tool_result " + v.d.inline(b.ToolID)
-				if b.IsError {
-					label += " (error)"
-				}
-				v.d.para(label)
-				v.output(b.ToolContent)
-			})
-		case b.Type == transcript.BlockCommand && tools:
-			parts = append(parts, func() { v.d.code("sh", "$ "+b.Command) })
-		case b.Type == transcript.BlockStream && dialog:
-			parts = append(parts, func() { v.d.para(b.Chunk) })
-		case !b.Type.Valid() && v.show(func(o Sections) bool { return o.Errors }):
-			parts = append(parts, func() { v.d.para(v.d.strong("Unknown block") + " " + v.d.inline(string(b.Type))) })
-		}
-	}
-	if len(parts) == 0 {
-		return
-	}
-	who := v.d.strong("User")
-	if ev.Type == transcript.MessageAssistant {
-		who = v.d.strong("Assistant")
-		if p.Model != "" {
-			who += " (" + v.d.inline(p.Model) + ")"
-		}
-	}
-	v.d.para(who)
-	for _, f := range parts {
-		f()
-	}
-}
-
-func (v *viewer) tool(ev *transcript.Event, p *transcript.ToolPayload) {
-	failed := ev.Type == transcript.ToolResult && ToolStatus(p) == "error"
-	if !v.show(func(o Sections) bool { return o.Tools || o.Errors && failed }) {
-		return
-	}
-	if ev.Type == transcript.ToolCall {
-		line := v.d.strong("Tool call") + " " + v.d.inline(p.Name)
-		if p.Kind != "" {
-			line += " (" + string(p.Kind) + ")"
-		}
-		v.d.para(line + " " + v.d.inline("id "+p.CallID))
-		switch {
-		case p.Command != "":
-			v.d.code("sh", "$ "+p.Command)
-		case len(p.Input) > 0 && string(p.Input) != "{}" && string(p.Input) != "null":
-			v.output(string(p.Input))
-		}
-		return
-	}
-	parts := []string{v.d.strong("Tool result") + " " + v.d.inline(p.Name), ToolStatus(p)}
-	if p.ExitCode != nil {
-		parts = append(parts, fmt.Sprintf("exit %d", *p.ExitCode))
-	}
-	parts = append(parts, v.d.inline("id "+p.CallID))
-	v.d.para(strings.Join(parts, " · "))
-	if p.Error != "" {
-		v.d.para(v.d.strong("Error:") + " " + v.d.inline(p.Error))
-	}
-	if p.Output != "" {
-		v.output(p.Output)
-	}
-}
-
-// output shows a tool's output or input, cut to MaxOutput bytes (on a rune
-// boundary) with a note saying how much was left out.
-func (v *viewer) output(s string) {
-	if v.opts.MaxOutput < 0 || len(s) <= v.opts.MaxOutput {
-		v.d.code("", s)
-		return
-	}
-	cut := v.opts.MaxOutput
-	for cut > 0 && !isRuneStart(s[cut]) {
-		cut--
-	}
-	v.d.code("", s[:cut])
-	v.d.para(fmt.Sprintf("_Output truncated: %d of %d bytes shown (--max-output -1 shows all)._", cut, len(s)))
-}
-
-func isRuneStart(b byte) bool { return b&0xC0 != 0x80 }
 
 func (v *viewer) problems(root *RunNode) {
 	if !v.show(func(o Sections) bool { return o.Errors }) {
@@ -491,7 +370,7 @@ func wanted(ev *transcript.Event, o Sections) bool {
 			}
 		}
 	case *transcript.ToolPayload:
-		return o.Tools || o.Errors && ev.Type == transcript.ToolResult && ToolStatus(p) == "error"
+		return o.Tools || o.Errors && ev.Type == transcript.ToolResult && Failed(ToolStatus(p))
 	case *transcript.StepPayload:
 		return o.Errors && p.Error != ""
 	case *transcript.RawPayload:

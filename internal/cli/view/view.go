@@ -34,17 +34,24 @@ func NewCmdView(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 		Short: "Render a run as a readable transcript",
 		Long: `Render a run as markdown a person can read: a header with the run's id,
 name, status, start and duration and, per agent step, the provider, model,
-session and usage; then each step with the prompt (the system prompt folded
-away), the assistant's messages (thinking folded in <details>, tool_use
-shown compactly) and the tool activity (command, status, exit code, output
-cut to --max-output bytes with a note); then the problems: malformed lines,
-unknown types, dangling tool calls, an unfinished run.
+session and usage; then each step: the prompt (the system prompt folded
+away), the assistant's messages with their times (thinking folded in
+<details>), and each tool call once, with its result beside it: commands as
+shell, patches and file edits (apply_patch, Edit, MultiEdit, Write,
+file_change) as unified diffs, other inputs as JSON, long outputs and
+errors folded and cut to --max-output bytes; then a footer per agent step
+(status, exit code, the provider's error, warnings, lost and unmapped
+lines, the command line, the tail of the agent's stderr, the final answer
+when no message holds it); then the problems: malformed lines, unknown
+types, dangling tool calls, an unfinished run. Terminal escape sequences
+are removed.
 
 Child runs (sub-workflows, sub-agents) are rendered inline under their
 call_workflow step; --children link prints a pointer instead.
 
 --only keeps some sections (dialog, thinking, tools, errors; repeat the flag
-or give a comma list). --path keeps one step or sub-run: its full dot path
+or give a comma list); errors keeps failed, denied and cancelled tool calls
+and the footer of a step that is not ok. --path keeps one step or sub-run: its full dot path
 or anything below it ("review", "review.subagent").`,
 		Example: `  twasm view 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a > run.md
   twasm view --only dialog,thinking run.jsonl
