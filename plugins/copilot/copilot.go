@@ -71,6 +71,13 @@ type normalizer struct {
 	// ids are the envelope ids read so far: an id seen again is a replay.
 	ids map[string]bool
 
+	// refused holds, per toolCallId, the result a permission.completed
+	// that refused the call implies; it is reported at the end unless the
+	// call's own tool.execution_complete came (completed).
+	refused      map[string]*sdk.ToolResult
+	refusedOrder []string
+	completed    map[string]bool
+
 	// shutdown is set while the log's last event is a session.shutdown;
 	// shutdownErr is the error a shutdown of type error states.
 	shutdown    bool
@@ -94,7 +101,7 @@ type message struct {
 }
 
 func newNormalizer() *normalizer {
-	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}, ids: map[string]bool{}}
+	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}, ids: map[string]bool{}, refused: map[string]*sdk.ToolResult{}, completed: map[string]bool{}}
 }
 
 // Line implements sdk.Normalizer.
@@ -149,6 +156,12 @@ func (n *normalizer) End(out *sdk.Out) error {
 		out.Block(key, slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(string(n.thinking))})
 		out.Close(key, sdk.MessageEnd{})
 		n.hasThinking = false
+	}
+	// Calls the permission check refused and that never completed.
+	for _, id := range n.refusedOrder {
+		if r := n.refused[id]; r != nil && !n.completed[id] {
+			out.ToolResult(*r)
+		}
 	}
 	// Results whose call never showed up: the host synthesizes the call.
 	for _, id := range n.order {
@@ -267,6 +280,8 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		out.Ignored(sdk.S("abort"))
 	case t.Is("result"):
 		n.result(d, v, out)
+	case t.Is("permission.completed"):
+		n.permission(d, ts, out)
 	case t.Is("assistant.turn_start"), t.Is("assistant.turn_end"),
 		t.Is("tool.execution_partial_result"), t.Is("session.idle"), t.Is("permission.requested"),
 		t.Is("session.permissions_changed"), t.Is("session.usage_checkpoint"):

@@ -56,7 +56,11 @@
 // view → read; edit, create, str_replace → edit; grep, glob → search;
 // web_fetch → fetch; report_intent and the todo tools → think (they
 // record the agent's plan); everything else → other. A call without a
-// completion stays dangling. A call seen only in assistant.tool_call_delta
+// completion stays dangling, unless a permission.completed refused it
+// (denied-by-rules, denied-interactively-by-user, ...: denied; cancelled:
+// cancelled): then, when no completion came, that outcome is its result,
+// reported at the end with the refusal and any feedback as its error. A
+// call seen only in assistant.tool_call_delta
 // (the stream was cut while the model wrote it: toolRequests never came)
 // is reported at the end once its id and name are known (spec §6.12): a
 // tool_use block in the message being streamed and a dangling tool.call

@@ -9,8 +9,8 @@ import "github.com/twasm/twasm/abi"
 var keys = abi.NewKeySet(
 	"agentName", "arguments", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "copilotVersion",
 	"currentModel", "data", "deltaContent", "detailedContent", "encryptedContent", "ephemeral", "error",
-	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "id", "inputDelta", "inputTokens",
-	"message", "messageId", "model", "modelMetrics", "name", "newModel", "outputTokens", "reasoningOpaque",
+	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "feedback", "id", "inputDelta", "inputTokens", "kind",
+	"message", "messageId", "model", "modelMetrics", "name", "newModel", "outputTokens", "reason", "reasoningOpaque",
 	"reasoningText", "reasoningTokens", "result", "selectedModel", "sessionId", "shutdownType", "statusCode",
 	"success", "timestamp", "toolCallId", "toolName", "toolRequests", "transformedContent", "type", "usage",
 )

@@ -111,6 +111,7 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		}
 	}
 	sid := id.String()
+	n.completed[sid] = true
 	if n.calls[sid] {
 		out.ToolResult(r)
 		return
@@ -298,6 +299,41 @@ func completeMembers(b []byte) []byte {
 	out := make([]byte, 0, last+1)
 	out = append(out, b[:last]...)
 	return append(out, '}')
+}
+
+// permission handles permission.completed: a call the permission check
+// refused ("denied-by-rules", "denied-interactively-by-user", ...) or
+// cancelled never runs. Its tool.execution_complete usually follows and
+// is the result; when none does (the session ended at the prompt), this
+// outcome is reported at the end, so the call is not left dangling.
+func (n *normalizer) permission(d abi.Value, ts sdk.Str, out *sdk.Out) {
+	id := d.Get("toolCallId")
+	kind := d.Path("result", "kind")
+	if id.Kind() != abi.KindString || id.Is("") || kind.Is("approved") || kind.Kind() != abi.KindString {
+		out.Ignored(sdk.S("permission.completed"))
+		return
+	}
+	k := kind.String()
+	st := toolDenied
+	if k == "cancelled" {
+		st = toolCancelled
+	} else if !strings.HasPrefix(k, "denied") {
+		out.Ignored(sdk.S("permission.completed"))
+		return
+	}
+	msg := "permission " + k
+	for _, v := range [...]abi.Value{d.Path("result", "feedback"), d.Path("result", "message"), d.Path("result", "reason")} {
+		if v.Kind() == abi.KindString && !v.Is("") {
+			msg += ": " + v.String()
+			break
+		}
+	}
+	sid := id.String()
+	if n.refused[sid] == nil {
+		n.refusedOrder = append(n.refusedOrder, sid)
+	}
+	n.refused[sid] = &sdk.ToolResult{CallID: sdk.S(sid), Status: sdk.S(st), IsError: true, Error: sdk.S(msg), Time: ts.Keep()}
+	out.Ignored(sdk.S("permission.completed"))
 }
 
 // kindOf maps a Copilot CLI tool name to the transcript's tool kind.
