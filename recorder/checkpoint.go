@@ -103,16 +103,30 @@ func (r *Recorder) readCheckpoint(size int64) (*checkpoint, error) {
 	}
 	start++
 	n := cp.Offset - 1 - start
-	line := make([]byte, min(n, maxFallbackLine))
-	if n > maxFallbackLine {
-		line = line[:headLen]
-	}
-	if _, err := r.rf.ReadAt(line, start); err != nil {
+	head := make([]byte, min(n, headLen))
+	if _, err := r.rf.ReadAt(head, start); err != nil {
 		return nil, err
 	}
-	t := trimCR(line)
-	h, ok, _ := parseHead(line[:min(len(line), headLen)], len(t) > 0 && t[len(t)-1] == '}',
-		func() ([]byte, error) { return line, nil }, n)
+	last[0] = 0
+	if n > 0 {
+		if _, err := r.rf.ReadAt(last[:], start+n-1); err != nil {
+			return nil, err
+		}
+		if last[0] == '\r' && n > 1 {
+			if _, err := r.rf.ReadAt(last[:], start+n-2); err != nil {
+				return nil, err
+			}
+		}
+	}
+	full := func() ([]byte, error) {
+		line := make([]byte, n)
+		_, err := r.rf.ReadAt(line, start)
+		return line, err
+	}
+	h, ok, err := parseHead(head, last[0] == '}', full, n)
+	if err != nil {
+		return nil, err
+	}
 	if !ok || *h.Seq != cp.State.LastSeq || h.RunID != r.runID {
 		return nil, fmt.Errorf("the line before offset %d is not seq %d", cp.Offset, cp.State.LastSeq)
 	}
