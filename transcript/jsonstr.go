@@ -24,6 +24,13 @@ func AppendQuoted(dst []byte, s string) []byte {
 	dst = append(dst, '"')
 	start := 0
 	for i := 0; i < len(s); {
+		// Skip eight plain ASCII bytes at a time: most text is.
+		for i+8 <= len(s) && plain8(s, i) {
+			i += 8
+		}
+		if i >= len(s) {
+			break
+		}
 		c := s[i]
 		if c < utf8.RuneSelf {
 			if c >= 0x20 && c != '"' && c != '\\' {
@@ -59,6 +66,26 @@ func AppendQuoted(dst []byte, s string) []byte {
 	}
 	dst = append(dst, s[start:]...)
 	return append(dst, '"')
+}
+
+// Word masks for plain8.
+const (
+	ones  = 0x0101010101010101
+	highs = 0x8080808080808080
+)
+
+// plain8 reports whether s[i:i+8] is eight bytes that AppendQuoted copies
+// as they are: ASCII from 0x20, neither '"' nor '\\'. A byte b is below
+// 0x20 when b-0x20 borrows into its high bit while b's own is clear; a
+// byte equal to q becomes 0 after xor with q, and 0-1 borrows likewise.
+// Borrows only carry out of a byte that already failed, so a word reports
+// plain exactly when every byte is.
+func plain8(s string, i int) bool {
+	w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
+		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	quote, backslash := w^('"'*ones), w^('\\'*ones)
+	bad := w | (w-0x20*ones)&^w | (quote-ones)&^quote | (backslash-ones)&^backslash
+	return bad&highs == 0
 }
 
 // AppendUnquoted appends the bytes a JSON string literal denotes to dst.
