@@ -81,6 +81,10 @@ type normalizer struct {
 	inner    []byte
 	innerDoc abi.Doc
 
+	// patches holds the changes (JSON) of legacy patch_apply_begin events
+	// by call id, for an end event that reports no output.
+	patches map[string]string
+
 	// ends holds what exec_command_end, patch_apply_end and
 	// mcp_tool_call_end events said about calls whose output item is
 	// still to come (rollouts).

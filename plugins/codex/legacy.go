@@ -47,13 +47,29 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		out.ToolResult(r)
 	case "patch_apply_begin":
 		callID := sdk.Text(msg.Get("call_id"))
-		input := object(member{"changes", msg.Get("changes")})
+		changes := msg.Get("changes")
+		input := object(member{"changes", changes})
 		n.toolMessage(out, callID, sdk.S("apply_patch"), "edit", input)
-	case "patch_apply_end":
-		r := sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: sdk.Text(msg.Get("stdout"))}
-		if r.Output.IsEmpty() {
-			r.Output = sdk.Str{}
+		if changes.Exists() {
+			if n.patches == nil {
+				n.patches = map[string]string{}
+			}
+			n.patches[callID.String()] = string(changes.Raw())
 		}
+	case "patch_apply_end":
+		callID := sdk.Text(msg.Get("call_id"))
+		r := sdk.ToolResult{CallID: callID, Output: sdk.Text(msg.Get("stdout"))}
+		applied, _ := msg.Get("success").Bool()
+		if r.Output.IsEmpty() {
+			// No report: the outcome of a patch that applied is the
+			// changes made (with their diffs), from this event or the
+			// call's begin event; one that did not apply changed nothing.
+			r.Output = sdk.Str{}
+			if applied || msg.Get("status").Is("completed") {
+				r.Output = n.patchChanges(msg.Get("changes"), callID)
+			}
+		}
+		delete(n.patches, callID.String())
 		st := nativeStatus(msg.Get("status"))
 		if s, ok := msg.Get("success").Bool(); ok && st == "" {
 			st = toolOK
@@ -109,6 +125,20 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		}
 		out.Unmapped(sdk.S(native))
 	}
+}
+
+// patchChanges is the changes of a patch: changes (from its end event)
+// when present, else those its begin event stated; unset when neither.
+func (n *normalizer) patchChanges(changes abi.Value, callID sdk.Str) sdk.Str {
+	if changes.Kind() == abi.KindObject {
+		return sdk.JSON(changes)
+	}
+	if c, ok := n.patches[callID.String()]; ok {
+		if doc, parsed := sdk.Parse([]byte(c)); parsed {
+			return sdk.JSON(doc.Root())
+		}
+	}
+	return sdk.Str{}
 }
 
 func abortText(msg abi.Value) sdk.Str {

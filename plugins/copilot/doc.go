@@ -46,7 +46,12 @@
 // himself, "!ls": local_shell), whichever comes first; arguments given as an
 // object or as a JSON string both become a JSON object. One tool.result
 // per id from tool.execution_complete: result.content (detailedContent
-// when content is empty) is the output. Statuses are the transcript's
+// when content is empty) is the output; its toolName (else the
+// telemetry's tool) names a call the log never showed. The shell tools
+// report success:true for a failed command and state the exit code as
+// the output's last line ("<shellId: X completed with exit code N>",
+// earlier "<exited with exit code N>"): it is the result's exit code, and
+// a non-zero one makes it an error ("exit code N: <last output line>"). Statuses are the transcript's
 // closed set: success is "ok"; success:false carries error.message (else
 // the code) as its error, with status "denied" for error.code "denied" or
 // "rejected" (the user or a policy refused it), "cancelled" for a

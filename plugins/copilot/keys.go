@@ -10,7 +10,7 @@ var keys = abi.NewKeySet(
 	"agentName", "arguments", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "copilotVersion",
 	"currentModel", "data", "deltaContent", "detailedContent", "encryptedContent", "ephemeral", "error",
 	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "feedback", "id", "inputDelta", "inputTokens", "kind",
-	"message", "messageId", "model", "modelMetrics", "name", "newModel", "outputTokens", "reason", "reasoningOpaque",
+	"message", "messageId", "model", "modelMetrics", "name", "newModel", "outputTokens", "properties", "reason", "reasoningOpaque",
 	"reasoningText", "reasoningTokens", "result", "selectedModel", "sessionId", "shutdownType", "statusCode",
-	"success", "timestamp", "toolCallId", "toolName", "toolRequests", "transformedContent", "type", "usage",
+	"success", "timestamp", "tool", "toolCallId", "toolName", "toolRequests", "toolTelemetry", "transformedContent", "type", "usage",
 )

@@ -64,6 +64,13 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		return
 	}
 	r := sdk.ToolResult{CallID: sdk.Text(id), Time: ts}
+	// The tool's name, for a call the log never showed (the host
+	// synthesizes it): toolName where a build writes it, else the
+	// telemetry's.
+	r.Name = sdk.StringOf(d.Get("toolName"))
+	if r.Name.IsEmpty() {
+		r.Name = sdk.StringOf(d.Path("toolTelemetry", "properties", "tool"))
+	}
 	res := d.Get("result")
 	r.Output = sdk.StringOf(res.Get("content"))
 	if r.Output.IsEmpty() {
@@ -119,7 +126,7 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	if n.held[sid] != nil {
 		return // a second completion: the first one stands
 	}
-	r.CallID, r.Output, r.Error, r.Status, r.Time = r.CallID.Keep(), r.Output.Keep(), r.Error.Keep(), r.Status.Keep(), r.Time.Keep()
+	r.CallID, r.Name, r.Output, r.Error, r.Status, r.Time = r.CallID.Keep(), r.Name.Keep(), r.Output.Keep(), r.Error.Keep(), r.Status.Keep(), r.Time.Keep()
 	n.held[sid] = &r
 	n.order = append(n.order, sid)
 }
