@@ -27,7 +27,8 @@
 //
 //   - Nothing is lost silently: a line a plugin does not map is counted in
 //     Unmapped by native type; a line lost to a plugin fault is counted in
-//     FailedLines, with the fault in Warnings; an oversized line is counted
+//     FailedLines, with the fault in Warnings, and makes a step that
+//     would be ok an error; an oversized line is counted
 //     as unmapped "oversized_line". A line the plugin reports nothing
 //     about (no record, not declared ignored, not counted unmapped) is
 //     reported by [Stream.Silent]. The raw bytes are the caller's to keep.

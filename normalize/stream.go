@@ -288,7 +288,14 @@ func (s *Stream) Close(ctx context.Context) (*transcript.AgentResult, error) {
 			s.fault(err, 0)
 		}
 	}
-	return s.asm.finish(ctx)
+	res, err := s.asm.finish(ctx)
+	if res != nil && res.FailedLines > 0 && res.Status == transcript.StatusOK {
+		// The provider's stream may have ended well; the record of it
+		// did not: lines a plugin fault lost are not in the transcript.
+		res.Status = transcript.StatusError
+		res.Error = fmt.Sprintf("%d raw line(s) were not normalized: the plugin faulted (see warnings; the raw capture keeps them)", res.FailedLines)
+	}
+	return res, err
 }
 
 // Silent reports, after Close, the raw lines the plugin said nothing

@@ -155,6 +155,21 @@ func TestStreamPluginFault(t *testing.T) {
 	assert.Equal(t, 5, res.Lines)
 }
 
+// Lines lost to a plugin fault make the step an error even when the
+// provider's stream ended well: the transcript lacks them.
+func TestStreamFaultIsNotOK(t *testing.T) {
+	raw := do(`{"op":"warn","text":"one"}`) + "\n" + "boom\n" + do(`{"op":"status","status":"ok","level":3}`) + "\n"
+	o := opts()
+	o.BatchLines = 1
+	_, res := runRaw(t, panicky(), o, raw)
+	assert.Equal(t, 1, res.FailedLines)
+	assert.Equal(t, transcript.StatusError, res.Status)
+	assert.Contains(t, res.Error, "1 raw line(s) were not normalized")
+	// Without a fault, the same stream is ok.
+	_, res = runRaw(t, panicky(), o, strings.Replace(raw, "boom\n", "", 1))
+	assert.Equal(t, transcript.StatusOK, res.Status)
+}
+
 func TestStreamRejected(t *testing.T) {
 	o := opts()
 	o.BatchLines = 1

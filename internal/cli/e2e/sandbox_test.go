@@ -49,9 +49,11 @@ func TestSignalStopsBusyPlugin(t *testing.T) {
 			// The plugin's limit is a minute: ending well before says
 			// the signal stopped it.
 			r := p.wait(t, 30*time.Second)
-			if d := time.Since(sent); d > 10*time.Second {
+			d := time.Since(sent)
+			if d > 10*time.Second {
 				t.Errorf("twasm ended %v after the signal", d)
 			}
+			t.Logf("twasm ended %v after %v", d, sig)
 			if r.code != 130 {
 				t.Fatalf("exit %d, want 130\n%v", r.code, r)
 			}
@@ -100,9 +102,11 @@ func TestSignalStopsHostileInitializer(t *testing.T) {
 		t.Fatal(err)
 	}
 	r := p.wait(t, time.Minute)
-	if d := time.Since(sent); d > 10*time.Second {
+	d := time.Since(sent)
+	if d > 10*time.Second {
 		t.Errorf("twasm ended %v after the signal", d)
 	}
+	t.Logf("twasm ended %v after SIGINT", d)
 	if r.code != 130 {
 		t.Fatalf("exit %d, want 130\n%v", r.code, r)
 	}
@@ -126,7 +130,8 @@ func TestProcExitIsThePluginsFault(t *testing.T) {
 		t.Errorf("run status %q", st)
 	}
 	step, res := agentResult(t, evs)
-	if step.Status == transcript.StatusCancelled || res.FailedLines == 0 || !strings.Contains(strings.Join(res.Warnings, "\n"), "proc_exit") {
+	if step.Status == transcript.StatusCancelled || step.Status == transcript.StatusOK || res.FailedLines == 0 ||
+		!strings.Contains(strings.Join(res.Warnings, "\n"), "proc_exit") {
 		t.Errorf("step %q, failed lines %d, warnings %q", step.Status, res.FailedLines, res.Warnings)
 	}
 	validate(t, file)
