@@ -299,3 +299,84 @@ func TestMessages(t *testing.T) {
 		t.Fatal("unknown format")
 	}
 }
+
+func TestExportDir(t *testing.T) {
+	run := fixture(t, true)
+	out := t.TempDir()
+	rep, err := ExportDir(context.Background(), out, run)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(rep.Runs) != 2 {
+		t.Fatalf("folders %v, want the run and its child", rep.Runs)
+	}
+	root := filepath.Join(out, "runs", rootID)
+	src, _ := os.ReadFile(run.Path)
+	if got, _ := os.ReadFile(filepath.Join(root, "events.jsonl")); !bytes.Equal(got, src) {
+		t.Fatal("events.jsonl is not the transcript byte for byte")
+	}
+	md, err := os.ReadFile(filepath.Join(root, "transcript.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	sections := []string{"# Run Transcript", "## Metadata", "## Prompt", "## Effective Role Summary", "## Skills Used",
+		"## Tool Activity Summary", "## Work Notes", "## Deliverables", "## Errors and Warnings"}
+	last := -1
+	for _, h := range sections {
+		i := strings.Index(string(md), "\n"+h+"\n")
+		if h == sections[0] {
+			i = strings.Index(string(md), h+"\n")
+		}
+		if i <= last {
+			t.Fatalf("section %q missing or out of order:\n%s", h, md)
+		}
+		last = i
+	}
+	for _, w := range []string{"> fix the tests", "You are careful.", "| Bash | 1 | 0 | 1 | 0 | 0 | 0 |", "| Read | 1 | 0 | 0 | 0 | 0 | 1 |",
+		"Running the tests.", "529 Overloaded", "../" + childID + "/transcript.md"} {
+		if !strings.Contains(string(md), w) {
+			t.Fatalf("transcript.md lacks %q:\n%s", w, md)
+		}
+	}
+	tools := readLines(t, filepath.Join(root, "logs", "tools.jsonl"))
+	if len(tools) != 2 || tools[0]["call_id"] != "t1" || tools[0]["status"] != "error" || tools[0]["exit_code"] != 1.0 || tools[1]["status"] != "dangling" {
+		t.Fatalf("tools.jsonl: %v", tools)
+	}
+	kinds := map[string]int{}
+	for _, e := range readLines(t, filepath.Join(root, "logs", "errors.jsonl")) {
+		kinds[e["kind"].(string)]++
+	}
+	for _, k := range []string{"tool_error", "dangling_call", "provider_error", "step_error", "run_error"} {
+		if kinds[k] == 0 {
+			t.Fatalf("errors.jsonl has no %s: %v", k, kinds)
+		}
+	}
+	// Exporting again replaces the folder, leaving no temporary one.
+	if _, err := ExportDir(context.Background(), out, run); err != nil {
+		t.Fatal(err)
+	}
+	ents, _ := os.ReadDir(filepath.Join(out, "runs"))
+	if len(ents) != 2 {
+		t.Fatalf("runs/ holds %d entries after a second export", len(ents))
+	}
+}
+
+func readLines(t *testing.T, p string) []map[string]any {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out []map[string]any
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		if l == "" {
+			continue
+		}
+		var m map[string]any
+		if err := json.Unmarshal([]byte(l), &m); err != nil {
+			t.Fatalf("%s: %v", p, err)
+		}
+		out = append(out, m)
+	}
+	return out
+}

@@ -257,12 +257,6 @@ type inherited struct {
 type stepInfo struct {
 	name, kind string
 	result     *transcript.AgentResult
-	errors     []resultError
-}
-
-type resultError struct {
-	Message string `json:"message"`
-	Code    string `json:"code,omitempty"`
 }
 
 // runInfo is what the first pass learns of a run.
@@ -304,12 +298,6 @@ func scanRun(ctx context.Context, path string) (*runInfo, error) {
 			si := &stepInfo{name: p.Name, kind: string(p.Kind)}
 			if p.Kind == transcript.KindAgent {
 				si.result, _ = p.AgentResult()
-				var errs struct {
-					Errors []resultError `json:"errors"`
-				}
-				if len(p.Result) > 0 && json.Unmarshal(p.Result, &errs) == nil {
-					si.errors = errs.Errors
-				}
 			}
 			info.steps[start] = si
 		default:
@@ -717,7 +705,11 @@ func stepOutcome(sp trace.Span, p *transcript.StepPayload, si *stepInfo) {
 			sp.SetAttributes(attribute.StringSlice("twasm.warnings", r.Warnings))
 		}
 	}
-	for _, e := range si.errors {
+	if r == nil {
+		setOutcome(sp, status, errText)
+		return
+	}
+	for _, e := range r.Errors {
 		attrs := []attribute.KeyValue{attribute.String("message", e.Message)}
 		if e.Code != "" {
 			attrs = append(attrs, attribute.String("code", e.Code))

@@ -21,10 +21,12 @@ Every export streams the transcript: a run of any size exports in bounded
 memory, and runs recorded by older versions export too.
 
   otlp       OpenTelemetry spans (GenAI conventions) to an OTLP collector
-  messages   the conversation as an OpenAI or Anthropic message list`,
+  messages   the conversation as an OpenAI or Anthropic message list
+  dir        run folders: events.jsonl, transcript.md, logs/tools.jsonl, logs/errors.jsonl`,
 	}
 	cmd.AddCommand(newCmdOTLP(f, nil))
 	cmd.AddCommand(newCmdMessages(f, nil))
+	cmd.AddCommand(newCmdDir(f, nil))
 	return cmd
 }
 

@@ -9,6 +9,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/export"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 )
@@ -31,6 +32,9 @@ type EndOptions struct {
 	Cancelled   bool
 	CancelOpen  bool
 	LockTimeout time.Duration
+	// ExportDir, when set, receives the run folder (export dir) once the
+	// run has ended.
+	ExportDir string
 }
 
 // NewCmdRun returns the run command group.
@@ -114,6 +118,7 @@ func newCmdEnd(f *cmdutil.Factory, runF func(context.Context, *EndOptions) error
 	cmd.Flags().BoolVar(&opts.Cancelled, "cancelled", false, "end the run as cancelled")
 	cmd.Flags().BoolVar(&opts.CancelOpen, "cancel-open", false, "close the run's open steps and sub-runs as cancelled first, instead of refusing to end it")
 	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, lockTimeoutHelp)
+	cmd.Flags().StringVar(&opts.ExportDir, "export-dir", "", "once ended, write the run folder (as 'twasm export dir') into this directory")
 	return cmd
 }
 
@@ -157,7 +162,21 @@ func End(ctx context.Context, opts *EndOptions) error {
 	if errors.Is(err, lifecycle.ErrOpen) {
 		return &cmdutil.InputError{Path: opts.RunID, Err: fmt.Errorf("%w; nothing was written. End them first (a record still running ends its own step), or pass --cancel-open to close them as cancelled", err)}
 	}
-	return inputErr(opts.RunID, err)
+	if err != nil || opts.ExportDir == "" {
+		return inputErr(opts.RunID, err)
+	}
+	ref, err := opts.F.ResolveRun(opts.RunID)
+	if err != nil {
+		return err
+	}
+	rep, err := export.ExportDir(ctx, opts.ExportDir, export.Run{Path: ref.Path, Dir: ref.Dir})
+	if err != nil {
+		return fmt.Errorf("run %s ended, but its run folder was not written: %w", opts.RunID, err)
+	}
+	for _, r := range rep.Runs {
+		fmt.Fprintln(opts.F.IOStreams.Out, r)
+	}
+	return nil
 }
 
 func inputErr(run string, err error) error {

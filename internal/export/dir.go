@@ -1,0 +1,915 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"regexp"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// Bounds of the run folder's summary: transcript.md summarises and points
+// at the detailed records (events.jsonl, logs/*.jsonl), which keep
+// everything.
+const (
+	maxNotes        = 40
+	maxNoteChars    = 600
+	maxPrompts      = 8
+	maxPromptChars  = 4000
+	maxDeliverables = 500
+	maxRoleChars    = 600
+)
+
+// DirReport says what ExportDir wrote.
+type DirReport struct {
+	// Runs are the run folders written, root first.
+	Runs []string
+}
+
+// ExportDir writes the run folder of the original run-recording design for
+// run and every child run it links to:
+//
+//	DIR/runs/<run-id>/events.jsonl      the transcript, byte for byte
+//	DIR/runs/<run-id>/transcript.md     a summary a person reads
+//	DIR/runs/<run-id>/logs/tools.jsonl  one line per tool call with its result
+//	DIR/runs/<run-id>/logs/errors.jsonl every error and recoverable failure
+//
+// Each folder is written beside its final place and renamed into it, so a
+// folder is whole or absent; an existing folder of the same run is
+// replaced. Memory is bounded by open tool calls and the summary's bounds.
+func ExportDir(ctx context.Context, dir string, run Run) (*DirReport, error) {
+	rep := &DirReport{}
+	seen := map[string]bool{}
+	var walk func(r Run, depth int) error
+	walk = func(r Run, depth int) error {
+		if depth > MaxDepth {
+			return fmt.Errorf("%s: child runs nested deeper than %d", r.Path, MaxDepth)
+		}
+		children, id, err := exportRunDir(ctx, dir, r)
+		if err != nil {
+			return err
+		}
+		seen[id] = true
+		rep.Runs = append(rep.Runs, filepath.Join(dir, "runs", id))
+		for _, c := range children {
+			if seen[c] {
+				continue
+			}
+			cr, err := r.child(c)
+			if err != nil {
+				return err
+			}
+			if _, err := os.Stat(cr.Path); errors.Is(err, os.ErrNotExist) {
+				continue // named in transcript.md as missing
+			}
+			if err := walk(cr, depth+1); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	return rep, walk(run, 0)
+}
+
+func exportRunDir(ctx context.Context, dir string, run Run) (children []string, id string, err error) {
+	head, err := readHead(ctx, run.Path)
+	if err != nil {
+		return nil, "", err
+	}
+	id = head.runID
+	if err := recorder.ValidRunID(id); err != nil {
+		return nil, "", fmt.Errorf("%s: run id %q cannot name a folder: %w", run.Path, id, err)
+	}
+	runsDir := filepath.Join(dir, "runs")
+	if err := os.MkdirAll(runsDir, 0o700); err != nil {
+		return nil, "", err
+	}
+	tmp, err := os.MkdirTemp(runsDir, "."+id+"-*")
+	if err != nil {
+		return nil, "", err
+	}
+	defer os.RemoveAll(tmp)
+	if err := os.Mkdir(filepath.Join(tmp, "logs"), 0o700); err != nil {
+		return nil, "", err
+	}
+	if err := copyFile(run.Path, filepath.Join(tmp, "events.jsonl")); err != nil {
+		return nil, "", err
+	}
+	s, err := newSummary(tmp)
+	if err != nil {
+		return nil, "", err
+	}
+	err = eachEvent(ctx, run.Path, s.event)
+	if cerr := s.close(); err == nil {
+		err = cerr
+	}
+	if err != nil {
+		return nil, "", err
+	}
+	md, err := os.OpenFile(filepath.Join(tmp, "transcript.md"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, "", err
+	}
+	bw := bufio.NewWriter(md)
+	s.markdown(bw, run.Dir)
+	if err := errors.Join(bw.Flush(), md.Close()); err != nil {
+		return nil, "", err
+	}
+	final := filepath.Join(runsDir, id)
+	if err := os.RemoveAll(final); err != nil {
+		return nil, "", err
+	}
+	if err := os.Rename(tmp, final); err != nil {
+		return nil, "", err
+	}
+	return s.children, id, nil
+}
+
+func copyFile(src, dst string) error {
+	in, err := os.Open(src)
+	if err != nil {
+		return err
+	}
+	defer in.Close()
+	out, err := os.OpenFile(dst, os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		return err
+	}
+	_, err = io.Copy(out, in)
+	return errors.Join(err, out.Close())
+}
+
+type pendingCall struct {
+	seq       uint64
+	path      string
+	iteration int
+	at        time.Time
+	tool      *transcript.ToolPayload
+}
+
+type toolStats struct {
+	calls, ok, failed, denied, cancelled, dangling int
+}
+
+type deliverable struct {
+	path   string
+	ops    []string
+	status string
+	seq    uint64
+}
+
+type stepSummary struct {
+	path, name, kind, status, errText string
+	iteration                         int
+	result                            *transcript.AgentResult
+	started, completed                time.Time
+	child                             string
+}
+
+type note struct {
+	seq  uint64
+	path string
+	text string
+}
+
+// summary accumulates what transcript.md says while the logs are written.
+type summary struct {
+	tools, errs *os.File
+	tw, ew      *bufio.Writer
+
+	runID, parent, name, status, errText, producer string
+	started, completed                             time.Time
+	finished                                       bool
+	events                                         int
+
+	prompts     []note
+	system      *note
+	systemLen   int
+	notes       []note
+	moreNotes   int
+	steps       []*stepSummary
+	open        map[stepKey]*stepSummary
+	pending     map[string]*pendingCall
+	byTool      map[string]*toolStats
+	skills      map[string]int
+	deliv       map[string]*deliverable
+	delivOrder  []string
+	moreDeliv   int
+	errorCount  int
+	warnings    []string
+	children    []string
+	childSteps  map[string]*stepSummary
+	models      map[string]bool
+	usage       transcript.Usage
+	cost        float64
+	costKnown   bool
+	firstErrors []string
+}
+
+func newSummary(dir string) (*summary, error) {
+	tools, err := os.OpenFile(filepath.Join(dir, "logs", "tools.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		return nil, err
+	}
+	errs, err := os.OpenFile(filepath.Join(dir, "logs", "errors.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	if err != nil {
+		tools.Close()
+		return nil, err
+	}
+	return &summary{tools: tools, errs: errs, tw: bufio.NewWriter(tools), ew: bufio.NewWriter(errs),
+		open: map[stepKey]*stepSummary{}, pending: map[string]*pendingCall{}, byTool: map[string]*toolStats{},
+		skills: map[string]int{}, deliv: map[string]*deliverable{}, childSteps: map[string]*stepSummary{},
+		models: map[string]bool{}}, nil
+}
+
+func (s *summary) close() error {
+	// Calls that never got a result are tool lines too, marked dangling.
+	ids := make([]string, 0, len(s.pending))
+	for id := range s.pending {
+		ids = append(ids, id)
+	}
+	sort.Slice(ids, func(i, j int) bool { return s.pending[ids[i]].seq < s.pending[ids[j]].seq })
+	var errs []error
+	for _, id := range ids {
+		errs = append(errs, s.toolLine(s.pending[id], nil, 0, time.Time{}))
+	}
+	errs = append(errs, s.tw.Flush(), s.ew.Flush(), s.tools.Close(), s.errs.Close())
+	return errors.Join(errs...)
+}
+
+func (s *summary) writeJSON(w *bufio.Writer, v any) error {
+	b, err := json.Marshal(v)
+	if err != nil {
+		return err
+	}
+	b = append(b, '\n')
+	_, err = w.Write(b)
+	return err
+}
+
+// errorLine writes one line of logs/errors.jsonl.
+func (s *summary) errorLine(kind string, seq uint64, path, message string, extra map[string]any) error {
+	s.errorCount++
+	if len(s.firstErrors) < 20 {
+		where := ""
+		if path != "" {
+			where = " (" + path + ")"
+		}
+		s.firstErrors = append(s.firstErrors, fmt.Sprintf("%s%s, seq %d: %s", kind, where, seq, oneLine(message, 300)))
+	}
+	m := map[string]any{"run_id": s.runID, "seq": seq, "kind": kind, "message": message}
+	if path != "" {
+		m["path"] = path
+	}
+	for k, v := range extra {
+		m[k] = v
+	}
+	return s.writeJSON(s.ew, m)
+}
+
+func (s *summary) toolLine(c *pendingCall, res *transcript.ToolPayload, resSeq uint64, resAt time.Time) error {
+	t := c.tool
+	st := s.byTool[t.Name]
+	if st == nil {
+		st = &toolStats{}
+		s.byTool[t.Name] = st
+	}
+	m := map[string]any{"run_id": s.runID, "seq": c.seq, "path": c.path, "iteration": c.iteration, "call_id": t.CallID,
+		"name": t.Name, "fidelity": t.Fidelity, "started": c.at.UTC().Format(transcript.TimeLayout)}
+	if t.Kind != "" {
+		m["kind"] = t.Kind
+	}
+	if t.Command != "" {
+		m["command"] = t.Command
+	}
+	if len(t.Input) > 0 && json.Valid(t.Input) {
+		m["input"] = json.RawMessage(t.Input)
+	}
+	if res == nil {
+		st.dangling++
+		m["status"] = "dangling"
+		if err := s.errorLine("dangling_call", c.seq, c.path, fmt.Sprintf("%s call %s never got a result", t.Name, t.CallID),
+			map[string]any{"tool": t.Name, "call_id": t.CallID}); err != nil {
+			return err
+		}
+		return s.writeJSON(s.tw, m)
+	}
+	status := res.Status
+	if status == "" {
+		status = transcript.StatusOK
+		if res.Error != "" {
+			status = transcript.StatusError
+		}
+	}
+	switch status {
+	case transcript.StatusOK, "completed":
+		st.ok++
+	case "denied", "declined":
+		st.denied++
+	case transcript.StatusCancelled:
+		st.cancelled++
+	default:
+		st.failed++
+	}
+	m["status"], m["result_seq"], m["ended"] = status, resSeq, resAt.UTC().Format(transcript.TimeLayout)
+	if !c.at.IsZero() && !resAt.IsZero() {
+		m["duration_ms"] = resAt.Sub(c.at).Milliseconds()
+	}
+	if res.ExitCode != nil {
+		m["exit_code"] = *res.ExitCode
+	}
+	if res.Error != "" {
+		m["error"] = res.Error
+	}
+	if res.Output != "" {
+		m["output"] = res.Output
+	}
+	if status != transcript.StatusOK && status != "completed" {
+		msg := res.Error
+		if msg == "" {
+			msg = oneLine(res.Output, 500)
+		}
+		extra := map[string]any{"tool": t.Name, "call_id": t.CallID, "status": status}
+		if res.ExitCode != nil {
+			extra["exit_code"] = *res.ExitCode
+		}
+		if err := s.errorLine("tool_"+status, resSeq, c.path, msg, extra); err != nil {
+			return err
+		}
+	}
+	return s.writeJSON(s.tw, m)
+}
+
+var (
+	patchFile = regexp.MustCompile(`(?m)^\*\*\* (Add|Update|Delete) File: (.+)$`)
+	diffFile  = regexp.MustCompile(`(?m)^\+\+\+ b/(.+)$`)
+)
+
+// noteDeliverables records the files an edit call writes.
+func (s *summary) noteDeliverables(seq uint64, t *transcript.ToolPayload) {
+	add := func(path, op string) {
+		path = strings.TrimSpace(path)
+		if path == "" {
+			return
+		}
+		d := s.deliv[path]
+		if d == nil {
+			if len(s.deliv) >= maxDeliverables {
+				s.moreDeliv++
+				return
+			}
+			d = &deliverable{path: path}
+			s.deliv[path] = d
+			s.delivOrder = append(s.delivOrder, path)
+		}
+		if len(d.ops) == 0 || d.ops[len(d.ops)-1] != op {
+			d.ops = append(d.ops, op)
+		}
+		d.seq = seq
+	}
+	var in map[string]json.RawMessage
+	_ = json.Unmarshal(t.Input, &in)
+	str := func(k string) string {
+		var v string
+		_ = json.Unmarshal(in[k], &v)
+		return v
+	}
+	op := strings.ToLower(t.Name)
+	for _, k := range []string{"file_path", "notebook_path", "path", "filename", "target_file"} {
+		if p := str(k); p != "" && (t.Kind == transcript.ToolEdit || strings.Contains(op, "write") || strings.Contains(op, "edit")) {
+			add(p, op)
+		}
+	}
+	if ch, ok := in["changes"]; ok {
+		var list []struct {
+			Path string `json:"path"`
+			Kind any    `json:"kind"`
+		}
+		if json.Unmarshal(ch, &list) == nil {
+			for _, c := range list {
+				k := "change"
+				if ks, ok := c.Kind.(string); ok {
+					k = ks
+				} else if km, ok := c.Kind.(map[string]any); ok {
+					if tt, ok := km["type"].(string); ok {
+						k = tt
+					}
+				}
+				add(c.Path, k)
+			}
+		} else {
+			var byPath map[string]json.RawMessage
+			if json.Unmarshal(ch, &byPath) == nil {
+				for p := range byPath {
+					add(p, "change")
+				}
+			}
+		}
+	}
+	text := string(t.Input) + "\n" + t.Command
+	if strings.Contains(text, "*** Begin Patch") || strings.Contains(text, `*** Begin Patch`) {
+		unq := strings.ReplaceAll(text, `\n`, "\n")
+		for _, m := range patchFile.FindAllStringSubmatch(unq, -1) {
+			add(strings.Trim(m[2], `"\`), strings.ToLower(m[1]))
+		}
+	}
+	for _, m := range diffFile.FindAllStringSubmatch(strings.ReplaceAll(text, `\n`, "\n"), -1) {
+		add(m[1], "diff")
+	}
+}
+
+func (s *summary) noteSkill(t *transcript.ToolPayload) {
+	if strings.HasPrefix(t.Name, "mcp__") {
+		if parts := strings.SplitN(strings.TrimPrefix(t.Name, "mcp__"), "__", 2); len(parts) == 2 {
+			s.skills["MCP server "+parts[0]]++
+		}
+		return
+	}
+	if t.Name == "Skill" || t.Name == "skill" {
+		var in map[string]any
+		_ = json.Unmarshal(t.Input, &in)
+		for _, k := range []string{"skill", "command", "name"} {
+			if v, ok := in[k].(string); ok && v != "" {
+				s.skills["skill "+v]++
+				return
+			}
+		}
+		s.skills["skill (unnamed)"]++
+	}
+}
+
+func (s *summary) event(ev *transcript.Event) error {
+	s.events++
+	if s.runID == "" {
+		s.runID, s.parent = ev.RunID, ev.ParentRunID
+	}
+	k := stepKey{ev.Path, ev.Iteration}
+	switch ev.Type {
+	case transcript.RunStarted:
+		s.started = ev.Timestamp
+		if p := ev.Step(); p != nil {
+			s.name = p.Name
+			if p.Producer != nil {
+				s.producer = strings.TrimSpace(p.Producer.Name + " " + p.Producer.Version)
+			}
+		}
+	case transcript.RunCompleted:
+		s.completed, s.finished = ev.Timestamp, true
+		if p := ev.Step(); p != nil {
+			s.status, s.errText = p.Status, p.Error
+			if s.name == "" {
+				s.name = p.Name
+			}
+			if p.Error != "" || p.Status == transcript.StatusError || p.Status == transcript.StatusCancelled {
+				return s.errorLine("run_"+orDefault(p.Status, "error"), ev.Seq, "", orDefault(p.Error, "run ended "+p.Status), nil)
+			}
+		}
+	case transcript.StepStarted, transcript.StepCallWorkflowStarted:
+		st := &stepSummary{path: ev.Path, iteration: ev.Iteration, started: ev.Timestamp, status: "running", child: ev.ChildRunID}
+		if p := ev.Step(); p != nil {
+			st.name, st.kind = p.Name, string(p.Kind)
+		}
+		s.open[k] = st
+		s.steps = append(s.steps, st)
+		if ev.ChildRunID != "" {
+			s.children = append(s.children, ev.ChildRunID)
+		}
+	case transcript.StepCompleted, transcript.StepCallWorkflowCompleted:
+		st := s.open[k]
+		if st == nil {
+			return nil
+		}
+		delete(s.open, k)
+		st.completed = ev.Timestamp
+		p := ev.Step()
+		if p == nil {
+			return nil
+		}
+		st.status, st.errText = orDefault(p.Status, transcript.StatusOK), p.Error
+		if p.Kind == transcript.KindAgent {
+			r, _ := p.AgentResult()
+			st.result = r
+			if r != nil {
+				return s.agentResult(ev, r)
+			}
+		}
+		if p.Error != "" || st.status == transcript.StatusError || st.status == transcript.StatusCancelled {
+			return s.errorLine("step_"+st.status, ev.Seq, ev.Path, orDefault(p.Error, "step ended "+st.status), nil)
+		}
+	case transcript.MessageUser:
+		m := ev.Message()
+		if m == nil {
+			return nil
+		}
+		for _, b := range m.Blocks {
+			if b.Type != transcript.BlockText {
+				continue
+			}
+			switch b.Origin {
+			case transcript.OriginSystemPrompt:
+				if s.system == nil {
+					s.system = &note{seq: ev.Seq, path: ev.Path, text: clipRunes(b.Text, maxRoleChars)}
+					s.systemLen = len(b.Text)
+				}
+			case transcript.OriginInjected:
+			default:
+				if len(s.prompts) < maxPrompts {
+					s.prompts = append(s.prompts, note{seq: ev.Seq, path: ev.Path, text: clipRunes(b.Text, maxPromptChars)})
+				}
+				if strings.HasPrefix(strings.TrimSpace(b.Text), "/") {
+					if f := strings.Fields(b.Text); len(f) > 0 && len(f[0]) > 1 && !strings.Contains(f[0][1:], "/") {
+						s.skills["command "+f[0]]++
+					}
+				}
+			}
+		}
+	case transcript.MessageAssistant:
+		m := ev.Message()
+		if m == nil {
+			return nil
+		}
+		if m.Model != "" {
+			s.models[m.Model] = true
+		}
+		for _, b := range m.Blocks {
+			if b.Type != transcript.BlockText || strings.TrimSpace(b.Text) == "" {
+				continue
+			}
+			if len(s.notes) < maxNotes {
+				s.notes = append(s.notes, note{seq: ev.Seq, path: ev.Path, text: clipRunes(strings.TrimSpace(b.Text), maxNoteChars)})
+			} else {
+				s.moreNotes++
+			}
+		}
+	case transcript.ToolCall:
+		t := ev.Tool()
+		if t == nil {
+			return nil
+		}
+		s.noteSkill(t)
+		s.noteDeliverables(ev.Seq, t)
+		c := &pendingCall{seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, at: ev.Timestamp, tool: t}
+		if prev := s.pending[t.CallID]; prev != nil || t.CallID == "" {
+			// No id to pair with, or a reused one: the earlier call stays
+			// without a result.
+			if prev != nil {
+				if err := s.toolLine(prev, nil, 0, time.Time{}); err != nil {
+					return err
+				}
+			}
+		}
+		s.pending[t.CallID] = c
+	case transcript.ToolResult:
+		t := ev.Tool()
+		if t == nil {
+			return nil
+		}
+		c := s.pending[t.CallID]
+		if c == nil {
+			c = &pendingCall{seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, at: ev.Timestamp,
+				tool: &transcript.ToolPayload{Name: t.Name, CallID: t.CallID, Fidelity: t.Fidelity, Kind: t.Kind}}
+		}
+		delete(s.pending, t.CallID)
+		if d := s.deliv; len(d) > 0 && t.Status != "" && t.Status != transcript.StatusOK {
+			for _, p := range s.delivOrder {
+				if d[p].seq == c.seq {
+					d[p].status = t.Status
+				}
+			}
+		}
+		return s.toolLine(c, t, ev.Seq, ev.Timestamp)
+	}
+	return nil
+}
+
+func (s *summary) agentResult(ev *transcript.Event, r *transcript.AgentResult) error {
+	if r.Model != "" {
+		s.models[r.Model] = true
+	}
+	s.usage.Add(r.Usage)
+	if r.CostUSD != nil {
+		s.cost += *r.CostUSD
+		s.costKnown = true
+	}
+	for _, e := range r.Errors {
+		extra := map[string]any{}
+		if e.Code != "" {
+			extra["code"] = e.Code
+		}
+		if e.RawLine != 0 {
+			extra["raw_line"] = e.RawLine
+		}
+		if err := s.errorLine("provider_error", ev.Seq, ev.Path, e.Message, extra); err != nil {
+			return err
+		}
+	}
+	if r.Status != transcript.StatusOK && r.Status != "" {
+		msg := orDefault(r.Error, "the agent step ended "+r.Status)
+		extra := map[string]any{"status": r.Status}
+		if r.ExitCode != nil {
+			extra["exit_code"] = *r.ExitCode
+		}
+		if err := s.errorLine("step_"+r.Status, ev.Seq, ev.Path, msg, extra); err != nil {
+			return err
+		}
+	}
+	if r.FailedLines > 0 {
+		if err := s.errorLine("plugin_fault", ev.Seq, ev.Path, fmt.Sprintf("%d raw lines lost to a plugin fault (kept in the raw capture)", r.FailedLines), nil); err != nil {
+			return err
+		}
+	}
+	keys := make([]string, 0, len(r.Unmapped))
+	for k := range r.Unmapped {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	for _, k := range keys {
+		if err := s.errorLine("unmapped", ev.Seq, ev.Path, fmt.Sprintf("%d raw lines of type %q the plugin did not map (kept in the raw capture)", r.Unmapped[k], k),
+			map[string]any{"type": k, "count": r.Unmapped[k]}); err != nil {
+			return err
+		}
+	}
+	for _, w := range r.Warnings {
+		s.warnings = append(s.warnings, fmt.Sprintf("%s: %s", ev.Path, w))
+		if err := s.errorLine("warning", ev.Seq, ev.Path, w, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+func orDefault(s, d string) string {
+	if s == "" {
+		return d
+	}
+	return s
+}
+
+// clipRunes cuts s to about n bytes on a rune boundary, saying so.
+func clipRunes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && s[cut]&0xC0 == 0x80 {
+		cut--
+	}
+	return s[:cut] + fmt.Sprintf(" … (%d more characters)", len(s)-cut)
+}
+
+func oneLine(s string, n int) string {
+	s = strings.Join(strings.Fields(s), " ")
+	return clipRunes(s, n)
+}
+
+// mdText makes provider text safe inside a markdown block quote: it cannot
+// open a heading or a fence of the summary's own structure.
+func mdQuote(w io.Writer, text string) {
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		fmt.Fprintf(w, "> %s\n", strings.ReplaceAll(line, "\x1b", "\\x1b"))
+	}
+}
+
+func fmtTime(t time.Time) string {
+	if t.IsZero() {
+		return "unknown"
+	}
+	return t.UTC().Format(time.RFC3339)
+}
+
+func (s *summary) markdown(w io.Writer, dir string) {
+	fmt.Fprintf(w, "# Run Transcript\n\n")
+	fmt.Fprintf(w, "Run `%s`%s. This file summarises; the full record is [events.jsonl](events.jsonl) (cited below by `seq`), with every tool call in [logs/tools.jsonl](logs/tools.jsonl) and every error in [logs/errors.jsonl](logs/errors.jsonl).\n\n",
+		s.runID, map[bool]string{true: ": " + s.name, false: ""}[s.name != ""])
+
+	fmt.Fprintf(w, "## Metadata\n\n")
+	status := s.status
+	if !s.finished {
+		status = "running (no run.completed yet)"
+	}
+	rows := [][2]string{{"Run id", "`" + s.runID + "`"}, {"Name", s.name}, {"Status", status}, {"Started", fmtTime(s.started)}}
+	if s.finished {
+		rows = append(rows, [2]string{"Completed", fmtTime(s.completed)})
+		if !s.started.IsZero() {
+			rows = append(rows, [2]string{"Duration", s.completed.Sub(s.started).Round(time.Millisecond).String()})
+		}
+	}
+	if s.errText != "" {
+		rows = append(rows, [2]string{"Error", oneLine(s.errText, 300)})
+	}
+	if s.parent != "" {
+		rows = append(rows, [2]string{"Parent run", fmt.Sprintf("[`%s`](../%s/transcript.md)", s.parent, s.parent)})
+	}
+	if s.producer != "" {
+		rows = append(rows, [2]string{"Recorded by", s.producer})
+	}
+	var providers []string
+	for _, st := range s.steps {
+		if st.result != nil && st.result.Provider != "" && !containsStr(providers, st.result.Provider) {
+			providers = append(providers, st.result.Provider)
+		}
+	}
+	if len(providers) > 0 {
+		rows = append(rows, [2]string{"Providers", strings.Join(providers, ", ")})
+	}
+	if len(s.models) > 0 {
+		ms := make([]string, 0, len(s.models))
+		for m := range s.models {
+			ms = append(ms, m)
+		}
+		sort.Strings(ms)
+		rows = append(rows, [2]string{"Models", strings.Join(ms, ", ")})
+	}
+	if !s.usage.IsZero() {
+		rows = append(rows, [2]string{"Usage", usageText(&s.usage)})
+	}
+	if s.costKnown {
+		rows = append(rows, [2]string{"Cost", fmt.Sprintf("$%.4f", s.cost)})
+	}
+	rows = append(rows, [2]string{"Events", fmt.Sprint(s.events)})
+	fmt.Fprintf(w, "| | |\n|---|---|\n")
+	for _, r := range rows {
+		fmt.Fprintf(w, "| %s | %s |\n", r[0], mdCell(r[1]))
+	}
+	if len(s.steps) > 0 {
+		fmt.Fprintf(w, "\n| Step | Kind | Status | Provider | Model | Exit |\n|---|---|---|---|---|---|\n")
+		for _, st := range s.steps {
+			prov, model, exit := "", "", ""
+			if r := st.result; r != nil {
+				prov, model = r.Provider, r.Model
+				if r.ExitCode != nil {
+					exit = fmt.Sprint(*r.ExitCode)
+				}
+			}
+			name := st.path
+			if st.iteration != 0 {
+				name += fmt.Sprintf("[%d]", st.iteration)
+			}
+			if st.child != "" {
+				name += fmt.Sprintf(" → [child run](../%s/transcript.md)", st.child)
+				if _, err := os.Stat(filepath.Join(dir, st.child+".jsonl")); err != nil {
+					name += " (transcript missing)"
+				}
+			}
+			status := st.status
+			if st.result != nil && st.result.Status != "" {
+				status = st.result.Status
+			}
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", mdCell(name), st.kind, status, prov, mdCell(model), exit)
+		}
+	}
+
+	fmt.Fprintf(w, "\n## Prompt\n\n")
+	if len(s.prompts) == 0 {
+		fmt.Fprintf(w, "No prompt is recorded in this run.\n")
+	}
+	for _, p := range s.prompts {
+		fmt.Fprintf(w, "From seq %d%s:\n\n", p.seq, pathSuffix(p.path))
+		mdQuote(w, p.text)
+		fmt.Fprintln(w)
+	}
+
+	fmt.Fprintf(w, "\n## Effective Role Summary\n\n")
+	if s.system == nil {
+		fmt.Fprintf(w, "No system prompt is recorded: the agent ran with its provider's default role.\n")
+	} else {
+		fmt.Fprintf(w, "The system prompt (%d characters, seq %d) begins:\n\n", s.systemLen, s.system.seq)
+		mdQuote(w, firstParagraph(s.system.text))
+		fmt.Fprintln(w)
+	}
+
+	fmt.Fprintf(w, "\n## Skills Used\n\n")
+	if len(s.skills) == 0 {
+		fmt.Fprintf(w, "No skill, slash command or MCP server use is recorded.\n")
+	} else {
+		keys := make([]string, 0, len(s.skills))
+		for k := range s.skills {
+			keys = append(keys, k)
+		}
+		sort.Strings(keys)
+		for _, k := range keys {
+			fmt.Fprintf(w, "- %s (%d)\n", mdCell(k), s.skills[k])
+		}
+	}
+
+	fmt.Fprintf(w, "\n## Tool Activity Summary\n\n")
+	if len(s.byTool) == 0 {
+		fmt.Fprintf(w, "No tool call is recorded.\n")
+	} else {
+		names := make([]string, 0, len(s.byTool))
+		for n := range s.byTool {
+			names = append(names, n)
+		}
+		sort.Slice(names, func(i, j int) bool {
+			a, b := s.byTool[names[i]], s.byTool[names[j]]
+			if a.calls != b.calls {
+				return a.calls > b.calls
+			}
+			return names[i] < names[j]
+		})
+		fmt.Fprintf(w, "| Tool | Calls | ok | error | denied | cancelled | no result |\n|---|---|---|---|---|---|---|\n")
+		for _, n := range names {
+			st := s.byTool[n]
+			st.calls = st.ok + st.failed + st.denied + st.cancelled + st.dangling
+			fmt.Fprintf(w, "| %s | %d | %d | %d | %d | %d | %d |\n", mdCell(orDefault(n, "(unnamed)")), st.calls, st.ok, st.failed, st.denied, st.cancelled, st.dangling)
+		}
+		fmt.Fprintf(w, "\nEvery call with its input, output and outcome: [logs/tools.jsonl](logs/tools.jsonl).\n")
+	}
+
+	fmt.Fprintf(w, "\n## Work Notes\n\n")
+	if len(s.notes) == 0 {
+		fmt.Fprintf(w, "The assistant wrote no text.\n")
+	}
+	for _, n := range s.notes {
+		fmt.Fprintf(w, "- seq %d%s:\n", n.seq, pathSuffix(n.path))
+		for _, line := range strings.Split(n.text, "\n") {
+			fmt.Fprintf(w, "  %s\n", line)
+		}
+	}
+	if s.moreNotes > 0 {
+		fmt.Fprintf(w, "\n… and %d more passages in events.jsonl.\n", s.moreNotes)
+	}
+
+	fmt.Fprintf(w, "\n## Deliverables\n\n")
+	if len(s.delivOrder) == 0 {
+		fmt.Fprintf(w, "No file written or edited is recorded.\n")
+	}
+	for _, p := range s.delivOrder {
+		d := s.deliv[p]
+		st := ""
+		if d.status != "" {
+			st = " — last change " + d.status
+		}
+		fmt.Fprintf(w, "- `%s` (%s; seq %d)%s\n", strings.ReplaceAll(p, "`", "'"), strings.Join(d.ops, ", "), d.seq, st)
+	}
+	if s.moreDeliv > 0 {
+		fmt.Fprintf(w, "- … and %d more files (logs/tools.jsonl lists every edit)\n", s.moreDeliv)
+	}
+
+	fmt.Fprintf(w, "\n## Errors and Warnings\n\n")
+	if s.errorCount == 0 {
+		fmt.Fprintf(w, "None recorded.\n")
+	} else {
+		fmt.Fprintf(w, "%d recorded in [logs/errors.jsonl](logs/errors.jsonl)", s.errorCount)
+		if s.errorCount > len(s.firstErrors) {
+			fmt.Fprintf(w, "; the first %d", len(s.firstErrors))
+		}
+		fmt.Fprintf(w, ":\n\n")
+		for _, e := range s.firstErrors {
+			fmt.Fprintf(w, "- %s\n", mdCell(e))
+		}
+	}
+}
+
+func containsStr(ss []string, s string) bool {
+	for _, x := range ss {
+		if x == s {
+			return true
+		}
+	}
+	return false
+}
+
+func pathSuffix(p string) string {
+	if p == "" {
+		return ""
+	}
+	return " (step " + p + ")"
+}
+
+func firstParagraph(s string) string {
+	if i := strings.Index(s, "\n\n"); i > 0 && i < len(s)-2 {
+		return s[:i] + "\n\n…"
+	}
+	return s
+}
+
+func mdCell(s string) string {
+	s = strings.ReplaceAll(s, "|", `\|`)
+	return strings.ReplaceAll(s, "\n", " ")
+}
+
+func usageText(u *transcript.Usage) string {
+	var parts []string
+	add := func(name string, v *int64) {
+		if v != nil {
+			parts = append(parts, fmt.Sprintf("%d %s", *v, name))
+		}
+	}
+	add("input tokens", u.InputTokens)
+	add("cache read", u.CacheReadTokens)
+	add("cache write", u.CacheWriteTokens)
+	add("output tokens", u.OutputTokens)
+	add("reasoning", u.ReasoningTokens)
+	return strings.Join(parts, ", ")
+}
