@@ -19,6 +19,11 @@ const keepProgress = 1024
 // bash, MCP and search progress) report live progress of a tool whose
 // result the log records anyway.
 func (n *normalizer) progress(v abi.Value, out *sdk.Out) {
+	// A tool is running: the step's message that asked for it is
+	// complete (a session log writes every block of a message before its
+	// tools run), so it is written now rather than left open while the
+	// tool, or a sub-agent, reports progress.
+	n.closeScopeMessages("", out)
 	data := n.get(v, kData)
 	f := n.members(data)
 	dt, msg, prompt, agent := f[kType], f[kMessage], f[kPrompt], f[kAgentId]
