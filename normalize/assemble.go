@@ -1121,7 +1121,10 @@ func (a *assembler) derivedStatus() (status, errText string) {
 	}
 	if a.noTerminal {
 		switch {
-		case a.errSeen && a.errLine > a.answerLine:
+		// An error on the raw line of the last answer comes with it (a
+		// session log's API error is a synthetic assistant message that
+		// carries the error): the error is the last word.
+		case a.errSeen && a.errLine >= a.answerLine:
 			return transcript.StatusError, a.errText
 		case a.promptLine > a.answerLine:
 			return transcript.StatusIncomplete, "the log ends on a prompt that got no answer"

@@ -145,7 +145,6 @@ func (n *normalizer) endPermissions(out *sdk.Out) {
 		if !in.IsSet() {
 			in = emptyObject()
 		}
-		n.openCalls[p.id] = true
 		out.ToolCall(sdk.ToolCall{CallID: sdk.S(p.id), Name: sdk.S(p.name), Input: in, Kind: kindOf(p.name)})
 	}
 	n.permCalls = nil
@@ -179,7 +178,6 @@ func (n *normalizer) denials(list abi.Value, out *sdk.Out) {
 			continue
 		}
 		c.resulted = true
-		n.resulted(id, "")
 		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(c.name), Status: sdk.S(toolDenied), IsError: true,
 			Error: sdk.S("permission denied")})
 		n.done(c)
@@ -203,7 +201,7 @@ func (n *normalizer) rateLimit(v abi.Value, out *sdk.Out) {
 	if r, ok := info.Get("resetsAt").Int(); ok {
 		msg += "; resets at unix time " + strconv.FormatInt(r, 10)
 	}
-	out.Status(sdk.StatusError, sdk.S(msg), abi.LevelError)
+	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("rate_limit")})
 }
 
 // apiRetry handles system/api_retry: a failed API request the CLI
@@ -211,8 +209,10 @@ func (n *normalizer) rateLimit(v abi.Value, out *sdk.Out) {
 // overload), even when a retry then succeeds.
 func (n *normalizer) apiRetry(v abi.Value, out *sdk.Out) {
 	msg := "API request failed"
+	var code sdk.Str
 	if st, ok := n.get(v, kErrorStatus).Int(); ok {
 		msg += " with status " + strconv.FormatInt(st, 10)
+		code = sdk.S(strconv.FormatInt(st, 10))
 	}
 	if e := n.get(v, kError); e.Exists() && !e.IsNull() {
 		msg += ": " + sdk.Text(e).String()
@@ -223,13 +223,12 @@ func (n *normalizer) apiRetry(v abi.Value, out *sdk.Out) {
 			msg += " of " + strconv.FormatInt(m, 10)
 		}
 	}
-	out.Status(sdk.StatusError, sdk.S(msg), abi.LevelError)
+	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: code})
 }
 
 // ignore accounts for a line of a type the plugin knows and deliberately
 // does not map (spec §6.8): it carries nothing the transcript has a
 // place for.
 func (n *normalizer) ignore(native string, out *sdk.Out) {
-	_ = native
-	_ = out
+	out.Ignored(sdk.S(native))
 }

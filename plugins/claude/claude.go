@@ -74,12 +74,6 @@ type normalizer struct {
 	pending     usage   // top-scope message usage not covered by a result
 	resultModel sdk.Str // the model a result names (valid during result)
 
-	// Session-log ending (spec §6.7): the last record of the step's own
-	// scope was the user's prompt, and the calls of that scope still
-	// without a result.
-	lastPrompt bool
-	openCalls  map[string]bool
-
 	// Sub-agent prompts written at scope open: the sub-agent's own first
 	// user record, when it repeats the prompt, is not written again.
 	scopePrompt map[string]string
@@ -120,7 +114,6 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 		scopes:    map[string]bool{},
 		uuidScope: map[string]uuidEntry{},
 
-		openCalls:    map[string]bool{},
 		scopePrompt:  map[string]string{},
 		progressSeen: map[string]bool{},
 		permReq:      map[string]string{},
@@ -169,21 +162,6 @@ func (n *normalizer) End(out *sdk.Out) error {
 	}
 	if !n.sawResult {
 		switch n.format {
-		case fmtSessionLog:
-			// A session log has no terminal record by design (spec
-			// §6.7): a provider error after the last answered prompt is
-			// an error; a log that ends on an unanswered prompt or a
-			// call without its result is incomplete; otherwise ok.
-			switch {
-			case n.errSeen:
-				out.Status(sdk.StatusError, sdk.S(n.errText), abi.LevelTerminal)
-			case len(n.openCalls) > 0:
-				out.Status(sdk.StatusIncomplete, sdk.S("the session log ends on a tool call without a result"), abi.LevelTerminal)
-			case n.lastPrompt:
-				out.Status(sdk.StatusIncomplete, sdk.S("the session log ends on a prompt without an answer"), abi.LevelTerminal)
-			default:
-				out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
-			}
 		case fmtSSE:
 			if n.sseStopped && !n.errSeen {
 				n.apiStatus(n.sseStop, out)
@@ -208,7 +186,9 @@ func (n *normalizer) setFormat(f format, out *sdk.Out) {
 func (n *normalizer) reportFormat(f format, out *sdk.Out) {
 	override := n.format != fmtNone
 	n.format = f
-	out.Meta(sdk.Meta{Format: sdk.S(formatNames[f]), Override: override})
+	// A session log has no terminal record by design: the host settles
+	// its status by the session rule of spec §6.7.
+	out.Meta(sdk.Meta{Format: sdk.S(formatNames[f]), Override: override, NoTerminal: f == fmtSessionLog})
 }
 
 // text handles a line that is not JSON.

@@ -37,23 +37,23 @@
 // whose text is the result text (falling back to errors[] and the
 // subtype). Several init…result cycles (background agents) are read to the
 // end; the last result's status wins. Errors the provider reports on the
-// way are reported at abi.LevelError, each with its text, so that the
-// step's errors list has them all: a top-level "error" on an assistant
-// line (authentication_failed, rate_limit, ...) or isApiErrorMessage
-// (session logs: "API Error: 529 ... overloaded"), system/api_retry (a
-// failed request the CLI retries, even when a retry then succeeds), and
-// a rate_limit_event whose status is "rejected". A stream with no result
-// reports no terminal status, except: an Anthropic response object, or
-// an SSE stream that reached message_stop, is ok, or incomplete when its
-// stop_reason says the answer was cut (max_tokens,
-// model_context_window_exceeded), or an error for a refusal; an SSE
-// "error" event (overloaded_error, api_error, ...) and an error object
-// are terminal errors. A session log has no result record by design, so its
-// status is decided at the end (spec §6.7): error when a provider error
-// came after the last answered prompt (an answer from the model clears
-// an earlier error), else incomplete when the log ends on a call of the
-// step's own scope without a result or on a prompt without an answer,
-// else ok.
+// way are each reported with Out.Error (listed in the step's errors): a
+// top-level "error" on an assistant line (authentication_failed,
+// rate_limit, ... as its code; an error object's message) or
+// isApiErrorMessage (session logs: "API Error: 529 ... overloaded"), with
+// apiErrorStatus as the code when stated; system/api_retry (a failed
+// request the CLI retries, even when a retry then succeeds); a
+// rate_limit_event whose status is "rejected". The CLI's synthetic message
+// about an API error is written before its error, so the error is the
+// last word of that line. A stream with no result reports no terminal
+// status (the host decides: error fields make it an error, else it is
+// incomplete), except: an Anthropic response object, or an SSE stream
+// that reached message_stop, is ok, or incomplete when its stop_reason
+// says the answer was cut (max_tokens, model_context_window_exceeded), or
+// an error for a refusal; an SSE "error" event (overloaded_error,
+// api_error, ...) and an error object are terminal errors. A session log
+// has no result record by design: it is reported NoTerminal and the host
+// settles it by the session rule of spec §6.7, as for every plugin.
 //
 // Usage. Every assistant message carries its own usage (input_tokens is
 // input + cache_creation + cache_read; the last figure reported for a

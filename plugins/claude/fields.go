@@ -91,6 +91,7 @@ var keys = abi.NewKeySet(
 	"retry_delay_ms",
 	"rateLimitType",
 	"resetsAt",
+	"apiErrorStatus",
 )
 
 // Indexes into keys.
@@ -176,6 +177,7 @@ const (
 	kRetryDelayMs
 	kRateLimitType
 	kResetsAt
+	kApiErrorStatus
 
 	nKeys
 )

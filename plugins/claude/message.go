@@ -293,7 +293,6 @@ func (n *normalizer) header(m *message, model abi.Value, ts abi.Value, out *sdk.
 	out.Open(sdk.S(m.key), h)
 	if m.scope == "" {
 		n.model(model, out)
-		n.lastPrompt = false
 	}
 	if !n.sawMessages {
 		n.sawMessages = true
@@ -416,35 +415,60 @@ func (n *normalizer) assistantIn(v abi.Value, scope string, out *sdk.Out) {
 	if stop.Kind() == abi.KindString && !stop.Is(m.stop) {
 		m.stop = stop.String()
 	}
-	switch e := n.get(v, kError); {
-	case e.Kind() == abi.KindString:
-		n.lineError(e, content, out)
-	case n.get(v, kIsApiErrorMessage).Truthy():
-		n.lineError(abi.Value{}, content, out)
-	case scope == "" && !f[kModel].Is("<synthetic>"):
-		// The model answered: an earlier provider error was recovered.
-		n.errSeen = false
+	if e := n.get(v, kError); e.Kind() == abi.KindString || e.Kind() == abi.KindObject || n.get(v, kIsApiErrorMessage).Truthy() {
+		// The CLI's message about the error (model "<synthetic>") is
+		// written first: the error comes after it, not before an answer.
+		n.close(m, out)
+		n.lineError(v, e, content, scope, out)
 	}
 }
 
-// lineError reports an assistant line's top-level error field.
-func (n *normalizer) lineError(e, content abi.Value, out *sdk.Out) {
-	text := e.String()
+// lineError reports an assistant line's error: its top-level "error"
+// (a code such as authentication_failed or rate_limit, or an object with
+// a message) or isApiErrorMessage, with the CLI's explanation from the
+// message text and the HTTP status (apiErrorStatus) as its code.
+func (n *normalizer) lineError(v, e, content abi.Value, scope string, out *sdk.Out) {
+	var code, text string
+	switch e.Kind() {
+	case abi.KindString:
+		code = e.String()
+	case abi.KindObject:
+		text = e.Get("message").String()
+		if s, ok := e.Get("status").Int(); ok {
+			code = strconv.FormatInt(s, 10)
+		}
+	}
+	if s, ok := n.get(v, kApiErrorStatus).Int(); ok {
+		code = strconv.FormatInt(s, 10)
+		if e.Kind() == abi.KindString {
+			text = e.String() + " (" + code + ")"
+		}
+	}
 	// The CLI puts the human explanation in the message text.
 	if first := content.Index(0); first.Get("type").Is("text") {
 		if t := first.Get("text").String(); t != "" && len(t) < 1024 {
-			if text == "" {
+			switch {
+			case text == "" && code == "":
 				text = t
-			} else {
+			case text == "":
+				text = code + ": " + t
+			default:
 				text += ": " + t
 			}
 		}
 	}
 	if text == "" {
+		text = code
+	}
+	if text == "" {
 		text = "API error"
 	}
 	n.errSeen, n.errText = true, text
-	out.Status(sdk.StatusError, sdk.S(text), abi.LevelError)
+	pe := sdk.ProviderError{Message: sdk.S(text), Scope: scopeStr(scope)}
+	if code != "" {
+		pe.Code = sdk.S(code)
+	}
+	out.Error(pe)
 }
 
 // snapshot sets one complete content block of m, replacing the slot its
@@ -534,7 +558,6 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 			r.Status = sdk.S(toolError)
 			r.Error = errorText(r.Output, "the server tool reported an error")
 		}
-		n.resulted(s.toolID, m.scope)
 		out.ToolResult(r)
 		n.done(c)
 	}
@@ -587,9 +610,6 @@ func (n *normalizer) userIn(v abi.Value, scope string, out *sdk.Out) {
 	origin := n.origin(v, content)
 	if scope != "" && n.repeatsPrompt(scope, content) {
 		return
-	}
-	if scope == "" && origin == sdk.OriginPrompt && userText(content) {
-		n.lastPrompt = true
 	}
 	key := ""
 	slot := 0

@@ -81,17 +81,7 @@ func (n *normalizer) toolCall(m *message, s *slot, input, ts abi.Value, out *sdk
 	if tc.Kind == "execute" {
 		tc.Command = sdk.StringOf(input.Get("command"))
 	}
-	if m.scope == "" {
-		n.openCalls[s.toolID] = true
-	}
 	out.ToolCall(tc)
-}
-
-// resulted notes that the call id of scope has its result.
-func (n *normalizer) resulted(id, scope string) {
-	if scope == "" && len(n.openCalls) > 0 {
-		delete(n.openCalls, id)
-	}
 }
 
 // kindOf maps a Claude Code tool name to the transcript's tool kind (see
@@ -182,7 +172,6 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 		r.Status = sdk.S(toolCancelled)
 		r.Error = errorText(r.Error, "interrupted")
 	}
-	n.resulted(idS, scope)
 	out.ToolResult(r)
 	n.done(c)
 	// A synchronous sub-agent ends with its tool's result; a background
@@ -466,20 +455,6 @@ func (n *normalizer) repeatsPrompt(scope string, content abi.Value) bool {
 			if e := content.Index(0); e.Get("type").Is("text") {
 				return e.Get("text").String() == p
 			}
-		}
-	}
-	return false
-}
-
-// userText reports whether a user record's content holds text (a prompt)
-// rather than only tool results.
-func userText(content abi.Value) bool {
-	if content.Kind() == abi.KindString {
-		return true
-	}
-	for it := content.Iter(); it.Next(); {
-		if it.Value().Get("type").Is("text") {
-			return true
 		}
 	}
 	return false

@@ -76,10 +76,10 @@
 // severity "warning" becomes a warning. A stream with no result is
 // incomplete. The json object is terminal: ok, or error with its error
 // object. A session file has no terminal record by design (it is the whole
-// record), so its status is decided at the end (spec §6.7): error when an
-// "error" record came after the last model answer, else incomplete when
-// it ends on a call without a result or on a prompt without an answer,
-// else ok.
+// record): it is reported NoTerminal, and the host settles its status by
+// the session rule of spec §6.7 (error when an "error" record came after
+// the last answer, incomplete when it ends on a call without a result or
+// on a prompt without an answer, else ok), as for every session log.
 //
 // Final text size. The stream's answer is copied (from its deltas) for the
 // final text, and that copy is cut at 1 MiB on a UTF-8 boundary with a

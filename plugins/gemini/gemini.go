@@ -55,11 +55,6 @@ type normalizer struct {
 	// that records appended again (JSONL) add only what is new.
 	records  map[string]bool
 	resulted map[string]bool
-	// open holds the calls without a result; lastPrompt says the last
-	// record was the user's prompt (a session that ends so is
-	// incomplete, spec §6.7).
-	open       map[string]bool
-	lastPrompt bool
 
 	lastErr   string // message of the last error event
 	sawResult bool
@@ -115,7 +110,9 @@ func (n *normalizer) setFormat(f string, out *sdk.Out) {
 		return
 	}
 	n.format = f
-	out.Meta(sdk.Meta{Format: sdk.S(f)})
+	// A session file has no terminal record by design: the host settles
+	// its status by the session rule of spec §6.7.
+	out.Meta(sdk.Meta{Format: sdk.S(f), NoTerminal: f == fmtSession})
 }
 
 // document dispatches one JSON document by its shape.
@@ -147,6 +144,7 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 		// A JSONL session file's metadata patch ({"$set":{"lastUpdated":
 		// ...}}): bookkeeping, ignored (spec §6.8).
 		n.setFormat(fmtSession, out)
+		out.Ignored(sdk.S("$set"))
 	default:
 		out.Unmapped(sdk.S("(no type)"))
 	}

@@ -86,7 +86,6 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 	id := sdk.StringOf(m.Get("id"))
 	switch {
 	case t.Is("user"):
-		n.lastPrompt = true
 		key := sdk.S(n.newKey("u"))
 		out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: id, Time: ts})
 		n.contentBlocks(key, m.Get("content"), sdk.OriginPrompt, out)
@@ -107,9 +106,6 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 			}
 			n.records[rid.String()] = true
 		}
-		n.lastPrompt = false
-		// The model answered: an earlier error was recovered from.
-		n.lastErr = ""
 		n.geminiRecord(m, id, ts, out)
 	case t.Is("error"):
 		e := sdk.Text(m.Get("content"))
@@ -123,6 +119,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 	case t.Is("info"):
 		// The CLI's notices to the user ("Request cancelled.", update
 		// hints): not the model's, ignored (spec §6.8).
+		out.Ignored(sdk.S("message/info"))
 	default:
 		out.Unmapped(sdk.S("message/" + sdk.TypeName(t)))
 	}
@@ -218,7 +215,6 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 	if n.resulted[id.String()] {
 		return
 	}
-	n.callOf(id)
 	st := c.Get("status")
 	r := sdk.ToolResult{CallID: sdk.Text(id), Time: t}
 	switch {
@@ -250,7 +246,6 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 		n.resulted = map[string]bool{}
 	}
 	n.resulted[id.String()] = true
-	n.resultOf(id)
 	out.ToolResult(r)
 }
 
@@ -289,19 +284,8 @@ func functionOutput(res abi.Value) (output, errS sdk.Str) {
 	return output, errS
 }
 
-// endSession settles a session file: it has no terminal record by design
-// (it is the complete record of what happened), so it is ok, or an error
-// when it recorded one.
+// endSession settles a session file: its final text; the host settles
+// its status (NoTerminal).
 func (n *normalizer) endSession(out *sdk.Out) {
 	n.final(true, out)
-	switch {
-	case n.lastErr != "":
-		out.Status(sdk.StatusError, sdk.S(n.lastErr), abi.LevelTerminal)
-	case len(n.open) > 0:
-		out.Status(sdk.StatusIncomplete, sdk.S("the session ends on a tool call without a result"), abi.LevelTerminal)
-	case n.lastPrompt:
-		out.Status(sdk.StatusIncomplete, sdk.S("the session ends on a prompt without an answer"), abi.LevelTerminal)
-	default:
-		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
-	}
 }

@@ -162,7 +162,6 @@ func (n *normalizer) toolUse(v abi.Value, out *sdk.Out) {
 		out.Warn("gemini tool_use without tool_id: no tool.call reported")
 		return
 	}
-	n.callOf(id)
 	call(id, name, params, sdk.StringOf(ts), out)
 }
 
@@ -206,23 +205,6 @@ func errorText(e sdk.Str, def string) sdk.Str {
 		return sdk.S(def)
 	}
 	return e
-}
-
-// callOf notes a call of the step that waits for its result.
-func (n *normalizer) callOf(id abi.Value) {
-	if n.open == nil {
-		n.open = map[string]bool{}
-	}
-	if !n.resulted[id.String()] {
-		n.open[id.String()] = true
-	}
-}
-
-// resultOf notes that call id has its result.
-func (n *normalizer) resultOf(id abi.Value) {
-	if len(n.open) > 0 {
-		delete(n.open, id.String())
-	}
 }
 
 // input is a tool's arguments as JSON, {} when missing.
@@ -271,7 +253,6 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 		r.IsError, r.Error = false, sdk.Str{}
 		r.Status = sdk.S(toolOK)
 	}
-	n.resultOf(id)
 	out.ToolResult(r)
 }
 
