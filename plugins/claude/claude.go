@@ -91,6 +91,9 @@ type normalizer struct {
 	// permCalls are can_use_tool requests for calls not in the input
 	// when asked, reported as dangling calls at the end if still absent.
 	permCalls []permCall
+	// orphans are the sub-agent scopes opened without a starting call
+	// (sidechains of an agent file on its own).
+	orphans []string
 	// sawMessages: an assistant message was seen (else, in a result-only
 	// json output, the result's text is written as the answer).
 	sawMessages bool
@@ -157,6 +160,12 @@ func (n *normalizer) End(out *sdk.Out) error {
 		n.close(n.open[0], out)
 	}
 	n.endPermissions(out)
+	// A sub-agent transcript whose starting call is not in the input (a
+	// subagents/agent-*.jsonl file on its own) has nothing else that ends
+	// it: the log is the whole record, so it ends with the log.
+	for _, sc := range n.orphans {
+		n.closeScope(sc, sdk.StatusOK, sdk.Str{}, out)
+	}
 	if !n.pending.zero() {
 		out.Usage(n.pending.sdk(), abi.ModeAdd)
 	}

@@ -129,7 +129,9 @@
 // that prompt, is not written again. The short description names the
 // child run (the host names the run after it). A scope closes with its
 // tool's result, or, for background agents (async launch), with
-// system/task_notification. A task_started whose task_type is not an
+// system/task_notification; a sidechain scope opened without a starting
+// call (a subagents/agent-*.jsonl file imported on its own) ends, ok,
+// with the log. A task_started whose task_type is not an
 // agent's (local_bash: a background shell) is not a sub-agent: it belongs
 // to the Bash call that started it.
 //

@@ -421,6 +421,9 @@ func (n *normalizer) openScope(scope, parent, name, desc, prompt string, ts abi.
 		}
 	}
 	n.scopes[scope] = true
+	if parent == "" {
+		n.orphans = append(n.orphans, scope)
+	}
 	opt := func(s string) sdk.Str {
 		if s == "" {
 			return sdk.Str{}
