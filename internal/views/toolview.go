@@ -290,36 +290,58 @@ func (v *viewer) clip(s string) string {
 	return Clip(s, max(v.opts.MaxOutput, 1)) + fmt.Sprintf(" (%d bytes; --max-output -1 shows all)", len(s))
 }
 
-// input shows a tool call's input the way a person reads it: a shell
-// command as a command, a patch or a file edit as a unified diff, anything
-// else as indented JSON.
+// input shows a tool call's input the way a person reads it (see
+// [ToolInputView]).
 func (v *viewer) input(name, command string, raw json.RawMessage) {
+	switch kind, text := ToolInputView(name, command, raw); kind {
+	case InputPatch:
+		v.block("Patch", "diff", text)
+	case InputShell:
+		v.d.code("sh", "$ "+text)
+	case InputEdit:
+		v.block("Edit", "diff", text)
+	case InputJSON:
+		v.block("Input", "json", text)
+	}
+}
+
+// Kinds of tool input, as [ToolInputView] reads them.
+const (
+	InputNone  = ""
+	InputPatch = "patch" // an apply_patch patch, as a unified diff
+	InputShell = "shell" // a shell command line
+	InputEdit  = "edit"  // a file edit (Edit, Write, MultiEdit, file_change), as a unified diff
+	InputJSON  = "json"  // anything else, indented
+)
+
+// ToolInputView says how a tool call's input reads best, and gives the
+// text: a patch or a file edit as a unified diff, a shell command as its
+// command line, anything else as indented JSON. Every rendering of a run
+// (markdown, HTML) shows inputs the same way.
+func ToolInputView(name, command string, raw json.RawMessage) (kind, text string) {
 	if patch := findPatch(raw); patch != "" {
-		v.block("Patch", "diff", patchDiff(patch))
-		return
+		return InputPatch, patchDiff(patch)
 	}
 	if command != "" {
-		v.d.code("sh", "$ "+command)
-		return
+		return InputShell, command
 	}
 	var m map[string]any
 	if json.Unmarshal(raw, &m) != nil || m == nil {
 		if len(raw) > 0 && string(raw) != "null" && string(raw) != `""` {
-			v.block("Input", "json", indentJSON(raw))
+			return InputJSON, indentJSON(raw)
 		}
-		return
+		return InputNone, ""
 	}
 	if cmd := commandOf(m); cmd != "" {
-		v.d.code("sh", "$ "+cmd)
-		return
+		return InputShell, cmd
 	}
 	if d := editDiff(name, m); d != "" {
-		v.block("Edit", "diff", d)
-		return
+		return InputEdit, d
 	}
 	if len(m) > 0 {
-		v.block("Input", "json", indentJSON(raw))
+		return InputJSON, indentJSON(raw)
 	}
+	return InputNone, ""
 }
 
 func indentJSON(raw json.RawMessage) string {
