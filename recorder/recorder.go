@@ -174,6 +174,9 @@ type Recorder struct {
 
 	lastSeq atomic.Uint64
 
+	// cpEvery is checkpointEvery; tests make it small.
+	cpEvery int64
+
 	// Test hooks (nil in production): fault injection for the write and
 	// truncate system calls.
 	writeHook    func(fd int, b []byte) (int, error)
@@ -226,7 +229,7 @@ func Open(ctx context.Context, path, runID string, opts ...Option) (*Recorder, e
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("recorder: open %s for reading: %w", path, err), wf.Close())
 	}
-	r := &Recorder{path: path, runID: runID, opts: o, log: o.logger, wf: wf, rf: rf, fd: int(wf.Fd())}
+	r := &Recorder{path: path, runID: runID, opts: o, log: o.logger, wf: wf, rf: rf, fd: int(wf.Fd()), cpEvery: checkpointEvery}
 	r.batches.New = func() any { return &batch{} }
 	if err := r.checkFiles(); err != nil {
 		return nil, errors.Join(err, wf.Close(), rf.Close())
@@ -722,7 +725,7 @@ func (r *Recorder) appendLocked(evs []*transcript.Event, b *batch) error {
 	r.end += int64(len(r.buf))
 	r.lines += int64(len(evs))
 	r.lastSeq.Store(last)
-	if r.end-r.cpEnd >= checkpointEvery {
+	if r.end-r.cpEnd >= r.cpEvery {
 		r.saveCheckpoint()
 	}
 	return nil

@@ -378,3 +378,33 @@ func TestOpenReadRefusesFIFO(t *testing.T) {
 		t.Fatalf("Open: %v", err)
 	}
 }
+
+// TestPeriodicCheckpoint: a writer that appends a lot leaves checkpoints
+// as it goes, so one killed mid-step (no Close) leaves little to read.
+func TestPeriodicCheckpoint(t *testing.T) {
+	r, _, id := openTemp(t)
+	r.cpEvery = 4 << 10
+	ctx := context.Background()
+	if err := r.Record(ctx, stepEvent(transcript.RunStarted, "", 0)); err != nil {
+		t.Fatal(err)
+	}
+	for range 40 {
+		if err := r.Record(ctx, assistantEvent(text200)); err != nil {
+			t.Fatal(err)
+		}
+	}
+	data, err := os.ReadFile(r.Path() + StateSuffix)
+	if err != nil {
+		t.Fatal("no checkpoint while writing:", err)
+	}
+	// Without closing r (as if it were killed), another writer starts from
+	// that checkpoint and continues the series.
+	r2, err := Open(ctx, r.Path(), id, WithLogger(quietLog()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer r2.Close()
+	if r2.LastSeq() != 41 || r2.State().Name != "run" {
+		t.Fatalf("reopened at seq %d, state %+v (checkpoint %s)", r2.LastSeq(), r2.State(), data)
+	}
+}
