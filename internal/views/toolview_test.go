@@ -80,3 +80,25 @@ func TestFailed(t *testing.T) {
 	}
 	eq(t, Failed(transcript.StatusOK), false, "ok constant")
 }
+
+// FuzzStripEscapes: whatever the input, nothing that starts a terminal
+// sequence is left, the result is stripped already, and tool inputs of
+// any shape render without panicking.
+func FuzzStripEscapes(f *testing.F) {
+	for _, s := range []string{"\x1b[31mred\x1b[0m", "\x1b]0;t\x07x", "\x1bP\x1b\\", "\u009b1m", "plain", "\x1b", "*** Begin Patch\n*** Update File: a\n@@\n-x\n+y"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		out := StripEscapes(s)
+		if strings.ContainsAny(out, "\x1b\u009b\u009d\u0090\u0098\u009e\u009f") {
+			t.Fatalf("%q left %q", s, out)
+		}
+		if StripEscapes(out) != out {
+			t.Fatalf("not idempotent on %q", s)
+		}
+		raw, _ := json.Marshal(s)
+		v := &viewer{d: &textWriter{baseWriter{w: &bytes.Buffer{}}}, opts: ViewOptions{MaxOutput: 100}}
+		v.input("apply_patch", "", raw)
+		v.input("Edit", "", json.RawMessage(`{"file_path":"f","old_string":`+string(raw)+`,"new_string":"x\n"}`))
+	})
+}

@@ -117,9 +117,9 @@ func TestTable(t *testing.T) {
 		if err := tb.Render(); err != nil {
 			t.Fatal(err)
 		}
-		want := "x y\tmulti line [2J\n"
+		want := "x y\tmulti line\n"
 		if tty {
-			want = "A    B\nx y  multi line [2J\n"
+			want = "A    B\nx y  multi line\n"
 		}
 		if b.String() != want {
 			t.Errorf("tty=%v: %q, want %q", tty, b.String(), want)

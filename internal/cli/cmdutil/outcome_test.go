@@ -3,13 +3,17 @@ package cmdutil
 import (
 	"bytes"
 	"cmp"
+	"context"
+	"encoding/json"
 	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/twasm/twasm/internal/cli/iostreams"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -85,5 +89,111 @@ func TestStepOutcome(t *testing.T) {
 	}
 	if ReportStep(&bytes.Buffer{}, "", storage, "", nil) != nil {
 		t.Error("no result is no news")
+	}
+}
+
+func TestWithInvocation(t *testing.T) {
+	res := &transcript.AgentResult{Provider: "p", Status: "ok"}
+	got := WithInvocation(res, []string{"agent", "--key", "SECRET"}, upperMasker{})
+	b, err := json.Marshal(got)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Provider string   `json:"provider"`
+		Command  []string `json:"command"`
+		Cwd      string   `json:"cwd"`
+	}
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatal(err)
+	}
+	wd, _ := os.Getwd()
+	if m.Provider != "p" || strings.Join(m.Command, " ") != "agent --key [MASKED]" || m.Cwd != wd {
+		t.Errorf("%s", b)
+	}
+}
+
+type upperMasker struct{}
+
+func (upperMasker) MaskBytes(b []byte) []byte {
+	return []byte(strings.ReplaceAll(string(b), "SECRET", "[MASKED]"))
+}
+
+func TestStdinInput(t *testing.T) {
+	ios, in, _, errOut := iostreams.Test()
+	in.WriteString("line\n")
+	if r := StdinInput(context.Background(), ios); r != io.Reader(ios.In) || errOut.Len() != 0 {
+		t.Fatal("a pipe is read as it is, silently")
+	}
+	ios.SetStdinTTY(true)
+	pr, pw := io.Pipe()
+	ios.In = pr
+	ctx, cancel := context.WithCancel(context.Background())
+	r := StdinInput(ctx, ios)
+	if !strings.Contains(errOut.String(), "Ctrl-D") {
+		t.Fatalf("no notice: %q", errOut)
+	}
+	go func() { _, _ = pw.Write([]byte("abcdef")) }()
+	buf := make([]byte, 4)
+	n, err := r.Read(buf)
+	if err != nil || string(buf[:n]) != "abcd" {
+		t.Fatalf("%q %v", buf[:n], err)
+	}
+	n, err = r.Read(buf)
+	if err != nil || string(buf[:n]) != "ef" {
+		t.Fatalf("the rest of a read is kept: %q %v", buf[:n], err)
+	}
+	cancel()
+	if _, err := r.Read(buf); !errors.Is(err, context.Canceled) {
+		t.Fatalf("a cancelled read: %v", err)
+	}
+	pw.Close()
+}
+
+func TestRunStartAndLatest(t *testing.T) {
+	storage := t.TempDir()
+	dir := filepath.Join(storage, "transcripts")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f := &Factory{StorageFlag: storage}
+	if _, err := f.ResolveRun(LatestRun); err == nil || !strings.Contains(err.Error(), "no run in storage yet") {
+		t.Fatalf("empty storage: %v", err)
+	}
+	line := func(id, ts string) string {
+		return `{"seq":1,"run_id":"` + id + `","type":"run.started","path":"","iteration":0,"timestamp":"` + ts + `","payload":{"name":"n","kind":"workflow"}}` + "\n"
+	}
+	older, newer := "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa", "bbbbbbbb-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+	if err := os.WriteFile(filepath.Join(dir, newer+".jsonl"), []byte(line(newer, "2026-01-02T00:00:00.000Z")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(filepath.Join(dir, older+".jsonl"), []byte(line(older, "2026-01-01T00:00:00.000Z")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	ref, err := f.ResolveRun(LatestRun)
+	if err != nil || !strings.Contains(ref.Path, newer) {
+		t.Fatalf("latest %q %v: written last is not started last", ref.Path, err)
+	}
+	// A file without a run.started counts by its modification time.
+	junk := filepath.Join(dir, "cccccccc-aaaa-4aaa-8aaa-aaaaaaaaaaaa.jsonl")
+	if err := os.WriteFile(junk, []byte("x\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if st, ok := RunStart(junk); !ok || st.IsZero() {
+		t.Fatal("no mtime fallback")
+	}
+	if _, ok := RunStart(filepath.Join(dir, "missing.jsonl")); ok {
+		t.Fatal("a missing file has a start")
+	}
+
+	// A missing storage root points at ./storage when there is one.
+	wd := t.TempDir()
+	t.Chdir(wd)
+	if err := os.MkdirAll(filepath.Join(LocalStorage, "transcripts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	f = &Factory{StorageFlag: filepath.Join(wd, "nosuch")}
+	if _, err := f.ListRuns(); !errors.Is(err, ErrNoStorage) || !strings.Contains(err.Error(), "--storage storage") {
+		t.Fatalf("hint: %v", err)
 	}
 }

@@ -8,6 +8,8 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+
+	"github.com/twasm/twasm/internal/views"
 )
 
 // WriteJSON writes v as one line of compact JSON. Every --json output of
@@ -50,9 +52,10 @@ func NewTable(w io.Writer, tty bool, header ...string) *Table {
 	return &Table{w: w, tty: tty, header: header}
 }
 
-// Row adds a row. Tabs, newlines and other control characters inside
-// cells become spaces, so that a cell never splits a line of the
-// tab-separated form and transcript text cannot drive the terminal.
+// Row adds a row. Terminal escape sequences are removed, and tabs,
+// newlines and other control characters inside cells become spaces, so
+// that a cell never splits a line of the tab-separated form and
+// transcript text cannot drive the terminal.
 func (t *Table) Row(cells ...string) {
 	clean := make([]string, len(cells))
 	for i, c := range cells {
@@ -61,7 +64,7 @@ func (t *Table) Row(cells ...string) {
 				return ' '
 			}
 			return r
-		}, c)
+		}, views.StripEscapes(c))
 	}
 	t.rows = append(t.rows, clean)
 }
