@@ -15,7 +15,8 @@
 // The format is reported at the end of the stream: the format hint the
 // host passed when it is one of these two (the recorder knows what it
 // captured, and a cut stdout looks like a log), else "json" when a result
-// line or an ephemeral event was seen, else "events-jsonl".
+// line, an ephemeral event or a delta (stdout only) was seen, else
+// "events-jsonl".
 //
 // # Decisions
 //
@@ -51,12 +52,13 @@
 // report success:true for a failed command and state the exit code as
 // the output's last line ("<shellId: X completed with exit code N>",
 // earlier "<exited with exit code N>"): it is the result's exit code, and
-// a non-zero one makes it an error ("exit code N: <last output line>"). Statuses are the transcript's
-// closed set: success is "ok"; success:false carries error.message (else
-// the code) as its error, with status "denied" for error.code "denied" or
-// "rejected" (the user or a policy refused it), "cancelled" for a
-// cancellation or timeout code, and "error" otherwise. A completion that arrives before its call is
-// held until the call is reported (at the end, the host synthesizes the
+// a non-zero one makes it an error ("exit code N: <last output line>").
+// Statuses are the transcript's closed set: success is "ok";
+// success:false carries error.message (else the code) as its error, with
+// status "denied" for error.code "denied" or "rejected" (the user or a
+// policy refused it), "cancelled" for a cancellation or timeout code, and
+// "error" otherwise. A completion that arrives before its call is held
+// until the call is reported (at the end, the host synthesizes the
 // call). Kinds: bash, shell, powershell → execute (with arguments.command);
 // view → read; edit, create, str_replace → edit; grep, glob → search;
 // web_fetch → fetch; report_intent and the todo tools → think (they
@@ -126,14 +128,19 @@
 // Final text. The content of the last assistant.message with content.
 //
 // Unmapped. Lifecycle markers and previews of what a later event carries
-// whole are declared ignored (sdk.Out.Ignored): assistant.turn_start/
+// whole are declared ignored (sdk.Out.Ignored): assistant.turn_start and
 // turn_end, tool.execution_partial_result (execution_complete has the
 // output), session.idle, permission.requested (the call is already
-// recorded and stays dangling until it completes),
-// session.permissions_changed, session.usage_checkpoint, abort. Everything else the transcript has no place for
-// (session.mcp_server_status_changed,
-// session.skills_loaded, mcp.tools.list_changed, session.compaction_*,
-// new types) is counted by type; text that is not JSON as "non_json"; a
-// JSON value that is not an object as "non_object"; an object without a
-// type as "(no type)".
+// recorded and stays dangling until it completes), permission.completed
+// (see Tools), session.permissions_changed, session.usage_checkpoint,
+// abort, replayed events. Everything else the transcript has no place for
+// (session.mcp_server_status_changed, session.skills_loaded,
+// mcp.tools.list_changed, session.compaction_*, subagent.started and
+// completed, hooks, new types) is counted by type; text that is not JSON
+// as "non_json"; a JSON value that is not an object as "non_object"; an
+// object without a type as "(no type)".
+//
+// The package uses no reflection and no goroutines; it builds for wasip1
+// with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key
+// it reads; TestKeysCoverGets keeps the list complete.
 package copilot
