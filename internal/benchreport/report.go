@@ -19,6 +19,7 @@ const (
 	benchRecorder  = "BenchmarkRecorder"
 	benchSlow      = "BenchmarkRecorderSlowSubscriber"
 	bench4Writers  = "BenchmarkRecorder4Writers"
+	benchBatch     = "BenchmarkRecorderBatch"
 	benchAWFStyle  = "BenchmarkAWF/awf-style/native"
 	benchAWFClaude = "BenchmarkAWF/claude/sandboxed"
 	benchMemory    = "BenchmarkMemory/claude/wasm"
@@ -59,6 +60,10 @@ func recorderTable(res *Results) Table {
 			benchRow(res, "Recorder vs baseline (json.Marshal + write), 1 goroutine", benchRecorder, benchBaseline, ev, AtLeastX(0.8)),
 			slow,
 			benchRow(res, "Recorder, 4 goroutines vs baseline (1 goroutine)", bench4Writers, benchBaseline, ev, Goal{}),
+			// Issue 12's goal: 300k events/s on one goroutine, with the
+			// events a step has ready together written as one batch.
+			benchRow(res, "Recorder, batches of 16 (RecordBatch: one lock, one write), 1 goroutine, vs baseline", benchBatch, benchBaseline, ev,
+				Goal{Cmp: ">=", Limit: 300000, Unit: "events/s"}),
 		},
 	}
 }
