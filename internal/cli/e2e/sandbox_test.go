@@ -164,3 +164,42 @@ func TestExternalPluginClaimingBundledProvider(t *testing.T) {
 		}
 	}
 }
+
+// The same with an agent: SIGINT reaches the agent, which ends, and the
+// plugin busy with its output is stopped at once, not at its limit.
+func TestSignalStopsBusyPluginWithAgent(t *testing.T) {
+	t.Parallel()
+	plugin := hostilePlugin(t, filepath.Join(root, "host", "testdata", "misbehave"), "misbehave")
+	input := filepath.Join(t.TempDir(), "input")
+	if err := os.WriteFile(input, []byte("emit before\nfill\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	storage := t.TempDir()
+	ready := filepath.Join(t.TempDir(), "ready")
+	p := start(t, nil, fakeEnv(fakeInput, input, fakeHangAfter, "2", fakeReady, ready, fakeTrapInt, "1"),
+		"--storage", storage, "record", "--provider", "misbehave", "--plugin-path", filepath.Dir(plugin),
+		"--plugin-timeout", "1m", "--plugin-memory", "256MiB", "--", fake)
+	waitFor(t, "the fake agent to be ready", time.Minute, func() bool {
+		_, err := os.Stat(ready)
+		return err == nil
+	})
+	time.Sleep(500 * time.Millisecond) // into the fill loop
+	sent := time.Now()
+	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait(t, 30*time.Second)
+	d := time.Since(sent)
+	if d > 10*time.Second {
+		t.Errorf("twasm ended %v after the signal", d)
+	}
+	t.Logf("twasm ended %v after SIGINT", d)
+	if r.code != 130 {
+		t.Fatalf("exit %d, want 130\n%v", r.code, r)
+	}
+	file := transcriptPath(storage, onlyRun(t, storage))
+	if st := runEnd(t, readRun(t, file)).Status; st != transcript.StatusCancelled {
+		t.Errorf("run status %q, want cancelled", st)
+	}
+	validate(t, file)
+}

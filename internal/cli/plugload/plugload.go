@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
@@ -120,9 +121,33 @@ func Resolve(ctx context.Context, rt *host.Runtime, fl Flags, provider string) (
 }
 
 // Capture adapts a host plugin to capture.Plugin.
-func Capture(p *host.Plugin) capture.Plugin { return capturePlugin{p} }
+func Capture(p *host.Plugin) capture.Plugin { return capturePlugin{p: p} }
 
-type capturePlugin struct{ p *host.Plugin }
+// SignalGrace is how long plugins may go on normalizing after a signal
+// asked twasm to stop (CaptureUntil): time for an agent's last lines,
+// short enough that twasm ends within a second whatever a plugin does.
+const SignalGrace = 500 * time.Millisecond
+
+// CaptureUntil is Capture whose plugin calls are also stopped SignalGrace
+// after signaled ends, while the rest of the recording goes on under the
+// callers' contexts (which a signal leaves alone, so that the run is
+// closed): a plugin busy when the user presses Ctrl-C does not hold twasm
+// up until its own time limit. The lines it had are counted as lost and
+// said; the raw capture keeps them.
+func CaptureUntil(p *host.Plugin, signaled context.Context) capture.Plugin {
+	stop, cancel := context.WithCancelCause(context.Background())
+	context.AfterFunc(signaled, func() {
+		time.AfterFunc(SignalGrace, func() {
+			cancel(fmt.Errorf("plugin calls stopped %v after the signal: %w", SignalGrace, context.Canceled))
+		})
+	})
+	return capturePlugin{p: p, stop: stop}
+}
+
+type capturePlugin struct {
+	p    *host.Plugin
+	stop context.Context // nil: calls stop with their own context only
+}
 
 func (c capturePlugin) Identity() transcript.PluginRef {
 	info := c.p.Info()
@@ -130,7 +155,42 @@ func (c capturePlugin) Identity() transcript.PluginRef {
 }
 
 func (c capturePlugin) NewInstance(ctx context.Context) (normalize.Instance, error) {
-	return NewInstance(ctx, c.p)
+	in, err := NewInstance(ctx, c.p)
+	if err != nil || c.stop == nil {
+		return in, err
+	}
+	return stopper{in.(closer), c.stop}, nil
+}
+
+// stopper runs every call of an instance under its own context and stop.
+type stopper struct {
+	closer
+	stop context.Context
+}
+
+// with returns ctx, cancelled as well when s.stop ends.
+func (s stopper) with(ctx context.Context) (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(ctx)
+	unhook := context.AfterFunc(s.stop, func() { cancel(context.Cause(s.stop)) })
+	return ctx, func() { unhook(); cancel(nil) }
+}
+
+func (s stopper) Begin(ctx context.Context, opts abi.BeginOptions) error {
+	ctx, done := s.with(ctx)
+	defer done()
+	return s.closer.Begin(ctx, opts)
+}
+
+func (s stopper) Feed(ctx context.Context, batch []byte) ([]byte, error) {
+	ctx, done := s.with(ctx)
+	defer done()
+	return s.closer.Feed(ctx, batch)
+}
+
+func (s stopper) End(ctx context.Context) ([]byte, error) {
+	ctx, done := s.with(ctx)
+	defer done()
+	return s.closer.End(ctx)
 }
 
 // NewInstance returns an instance of p that closes (back to the pool) with

@@ -289,9 +289,12 @@ func Run(ctx context.Context, opts *Options) (err error) {
 				return err
 			}
 		}
+		// A signal leaves the agent's output to be recorded, but a plugin
+		// busy with it must not hold twasm up: its calls stop shortly
+		// after the signal (plugload.SignalGrace).
 		agent, err := capture.Start(ctx, s, capture.Options{
 			Provider: provider, Format: opts.Format, Store: store,
-			Plugin: plugload.Capture(plugin), Masker: masker, Logger: f.Logger(),
+			Plugin: plugload.CaptureUntil(plugin, ctx), Masker: masker, Logger: f.Logger(),
 		})
 		if err != nil {
 			return err
