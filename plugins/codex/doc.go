@@ -42,6 +42,11 @@
 // repeat them, but what they say about the outcome (declined, failed,
 // the exit code) is kept for the output item that follows them.
 //
+// A legacy exec_approval_request or apply_patch_approval_request is the
+// call waiting for the user's approval (spec §6.12): recorded when it
+// arrives (dangling if nothing follows); the begin event that follows an
+// approval adds nothing.
+//
 // Tool statuses are the transcript's closed set (ok, error, denied,
 // cancelled); Codex's words (completed, failed, declined) are mapped.
 // Every result that is not ok carries error text: the provider's, else

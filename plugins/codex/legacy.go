@@ -29,11 +29,18 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		// Display hints: the section's text and the command's output
 		// arrive whole in the events that follow.
 		out.Ignored(sdk.Text(t))
-	case "exec_command_begin":
+	case "exec_command_begin", "exec_approval_request":
+		// An approval request is the call waiting for the user (spec
+		// §6.12): recorded now, dangling if no end follows; its begin
+		// event, if the user approves, adds nothing.
+		callID := sdk.Text(msg.Get("call_id"))
+		if !n.first(sdk.S("legacy:" + callID.String())) {
+			out.Ignored(sdk.Text(t))
+			return
+		}
 		key := n.newKey()
 		argv := msg.Get("command")
 		display := shellJoin(argv)
-		callID := sdk.Text(msg.Get("call_id"))
 		out.Open(key, sdk.Message{})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockCommand, Command: display, ToolID: callID})
 		out.Close(key, sdk.MessageEnd{})
@@ -45,11 +52,14 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		r := sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: commandOutput(msg), ExitCode: sdk.IntOf(msg.Get("exit_code"))}
 		settleCommand(&r, msg.Get("status"))
 		out.ToolResult(r)
-	case "patch_apply_begin":
+	case "patch_apply_begin", "apply_patch_approval_request":
 		callID := sdk.Text(msg.Get("call_id"))
 		changes := msg.Get("changes")
-		input := object(member{"changes", changes})
-		n.toolMessage(out, callID, sdk.S("apply_patch"), "edit", input)
+		if n.first(sdk.S("legacy:" + callID.String())) {
+			n.toolMessage(out, callID, sdk.S("apply_patch"), "edit", object(member{"changes", changes}))
+		} else {
+			out.Ignored(sdk.Text(t))
+		}
 		if changes.Exists() {
 			if n.patches == nil {
 				n.patches = map[string]string{}
