@@ -308,3 +308,43 @@ func TestBigInput(t *testing.T) {
 		t.Fatalf("n=%d data=%q", n, data)
 	}
 }
+
+func TestParseToolchainAndMemoryFlat(t *testing.T) {
+	out := `wasm toolchain: tinygo -opt=2 -scheduler=none
+=== RUN   TestPluginMemoryFlat/claude
+    memory_test.go:136: memory-flat claude lines 10000028 2097152 2162688 (after each tenth: [2097152])
+    memory_test.go:144: memory-flat claude streams 10000 2162688 2162688 (after each tenth: [2162688])
+`
+	res, err := Parse(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if res.Toolchain != "tinygo -opt=2 -scheduler=none" {
+		t.Errorf("Toolchain = %q", res.Toolchain)
+	}
+	want := []MemoryFlat{{"claude", "lines", 10000028, 2097152, 2162688}, {"claude", "streams", 10000, 2162688, 2162688}}
+	if len(res.MemoryFlat) != 2 || res.MemoryFlat[0] != want[0] || res.MemoryFlat[1] != want[1] {
+		t.Fatalf("MemoryFlat = %+v", res.MemoryFlat)
+	}
+	rows := memoryFlatRows(res)
+	if rows[0].Met() != "no" || rows[0].Miss() != "3% over" || rows[1].Met() != "yes" {
+		t.Errorf("rows: %s %q, %s", rows[0].Met(), rows[0].Miss(), rows[1].Met())
+	}
+}
+
+func TestMissSaysByHowMuch(t *testing.T) {
+	one := func(v float64) Quantity { return measured(Stat{Median: v, Min: v, Max: v, N: 1}, "cpuMB/s") }
+	for _, tc := range []struct {
+		row  Row
+		want string
+	}{
+		{Row{Value: one(30), Baseline: one(100), Goal: AtLeastX(0.6)}, "no, 50% short"},
+		{Row{Value: one(0.8), Goal: AtMost(0.3, "s")}, "no, 167% over"},
+		{Row{Value: one(250e3), Goal: AtLeast(300e3, "events/s")}, "no, 17% short"},
+		{Row{Value: one(70), Baseline: one(100), Goal: AtLeastX(0.6)}, "yes"},
+	} {
+		if got := tc.row.metCell(); got != tc.want {
+			t.Errorf("metCell = %q, want %q", got, tc.want)
+		}
+	}
+}

@@ -34,15 +34,16 @@ func main() {
 		cold    = flag.Int("cold-runs", 5, "empty-cache start-up runs")
 		example = flag.String("example", "examples/claude/stream-json.jsonl", "Claude stream the start-up input is made from")
 		golden  = flag.String("golden", "testdata/golden/claude", "directory of claude golden inputs the large RSS input repeats")
+		modules = flag.String("modules", "internal/bundled/wasm", "directory of the bundled modules whose sizes are reported")
 	)
 	flag.Parse()
-	if err := run1(*in, *out, *bin, *method, *example, *golden, *warm, *cold); err != nil {
+	if err := run1(*in, *out, *bin, *method, *example, *golden, *modules, *warm, *cold); err != nil {
 		fmt.Fprintln(os.Stderr, "benchreport:", err)
 		os.Exit(1)
 	}
 }
 
-func run1(in, out, bin, method, example, golden string, warmRuns, coldRuns int) error {
+func run1(in, out, bin, method, example, golden, modules string, warmRuns, coldRuns int) error {
 	startLoad := readLoad()
 	start := time.Now().UTC()
 	f, err := os.Open(in)
@@ -61,6 +62,8 @@ func run1(in, out, bin, method, example, golden string, warmRuns, coldRuns int) 
 		}
 	}
 	m := &Measurements{WarmRuns: warmRuns, ColdRuns: coldRuns}
+	m.Modules, m.ModulesErr = moduleSizes(modules)
+	awfFile := filepath.Join("..", "shared", "fixtures", "claude", "switchboard_stream_json_tool_vocabulary.jsonl")
 	if bin == "" {
 		m.Skipped = "no -twasm binary given"
 	} else {
@@ -76,12 +79,14 @@ func run1(in, out, bin, method, example, golden string, warmRuns, coldRuns int) 
 		measureStartup(m, abs, example, tmp)
 		fmt.Fprintf(os.Stderr, "benchreport: RSS: recording %s\n", format(float64(rssSize), "bytes"))
 		measureRSS(m, abs, golden, tmp, rssSize)
+		fmt.Fprintf(os.Stderr, "benchreport: whole record: 3 runs of %s\n", format(recordBytes, "bytes"))
+		measureRecord(m, abs, awfFile, golden, tmp, recordBytes, 3)
 		if err := os.RemoveAll(tmp); err != nil {
 			fmt.Fprintln(os.Stderr, "benchreport:", err)
 		}
 	}
 	endLoad := readLoad()
-	_, awfErr := os.Stat(filepath.Join("..", "shared", "fixtures", "claude", "switchboard_stream_json_tool_vocabulary.jsonl"))
+	_, awfErr := os.Stat(awfFile)
 	tables := Tables(res, m, Options{AWFCorpus: awfErr == nil})
 
 	var buf bytes.Buffer
@@ -95,6 +100,9 @@ func run1(in, out, bin, method, example, golden string, warmRuns, coldRuns int) 
 	fmt.Fprintf(os.Stderr, "benchreport: wrote %s: %d goals met, %d not met, %d not measured\n", out, len(s.Met), len(s.NotMet), len(s.NotMeasured))
 	return nil
 }
+
+// recordBytes is the size of the whole-record corpus (issue #12: 200 MB).
+const recordBytes = 200e6
 
 type reportInfo struct {
 	Date, End          time.Time
@@ -159,6 +167,9 @@ func writeReport(w io.Writer, res *Results, m *Measurements, tables []Table, inf
 	fmt.Fprintln(w)
 	if info.Method != "" {
 		fmt.Fprintf(w, "- Benchmarks: %s.\n", info.Method)
+	}
+	if res.Toolchain != "" {
+		fmt.Fprintf(w, "- Plugin modules measured by pluginbench were built with: `%s` (as `make` builds the bundled ones).\n", res.Toolchain)
 	}
 	fmt.Fprintln(w, "- Each figure is the **median [min–max]** over the `-count` runs of its benchmark; a ratio is the ratio of the two medians. "+
 		"Counts ran back to back in one `go test` process per package, not interleaved between packages.")

@@ -37,6 +37,18 @@ type Measurements struct {
 	RSSBytes int64 // size of the large input
 	RSS      run
 	RSSErr   error
+
+	// Whole records of a RecordBytes claude corpus with --fsync never,
+	// each into an empty storage; RecordCorpus names the corpus.
+	RecordBytes  int64
+	RecordCorpus string
+	Record       []run
+	RecordErr    error
+
+	// Modules are the bundled modules' sizes in bytes, by file name, as
+	// the build embeds them.
+	Modules    map[string]int64
+	ModulesErr error
 }
 
 // childEnv is the environment of every child: the caller's, without the
@@ -251,4 +263,55 @@ func parseSize(s string) (int64, error) {
 		return 0, fmt.Errorf("bad size %q", s)
 	}
 	return n * mult, nil
+}
+
+// measureRecord records a size-byte claude corpus runs times through the
+// binary with --fsync never, each into an empty storage, for the figure
+// per CPU second: the AWF capture when it is there (the corpus the
+// AWF-style baseline reads), else the claude golden inputs.
+func measureRecord(m *Measurements, bin, awfFile, goldenDir, tmp string, size int64, runs int) {
+	files, corpus := inputFiles(goldenDir), "the claude golden inputs"
+	if _, err := os.Stat(awfFile); err == nil {
+		files, corpus = []string{awfFile}, "the AWF capture"
+	}
+	big := filepath.Join(tmp, "record.jsonl")
+	defer os.Remove(big)
+	n, err := bigInput(big, files, size)
+	if err != nil {
+		m.RecordErr = err
+		return
+	}
+	m.RecordBytes, m.RecordCorpus = n, corpus
+	env := childEnv(filepath.Join(tmp, "config"), filepath.Join(tmp, "cache-warm"))
+	for i := range runs {
+		storage := filepath.Join(tmp, fmt.Sprintf("storage-record-%d", i))
+		r, err := runOnce(bin, env, "--storage", storage, "record", "--provider", "claude",
+			"--input", big, "--fsync", "never", "--quiet")
+		_ = os.RemoveAll(storage)
+		if err != nil {
+			m.RecordErr = err
+			return
+		}
+		m.Record = append(m.Record, r)
+	}
+}
+
+// moduleSizes lists the size of every .wasm file in dir.
+func moduleSizes(dir string) (map[string]int64, error) {
+	names, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
+	if err != nil {
+		return nil, err
+	}
+	if len(names) == 0 {
+		return nil, fmt.Errorf("no .wasm file in %s (run make)", dir)
+	}
+	out := map[string]int64{}
+	for _, n := range names {
+		st, err := os.Stat(n)
+		if err != nil {
+			return nil, err
+		}
+		out[filepath.Base(n)] = st.Size()
+	}
+	return out, nil
 }

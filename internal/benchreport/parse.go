@@ -27,7 +27,23 @@ type Results struct {
 	Loads []Load
 	// Failures are the lines reporting a failed package or benchmark.
 	Failures []string
+	// Toolchain is what pluginbench printed after "wasm toolchain:": the
+	// compiler (and flags) of the measured modules.
+	Toolchain string
+	// MemoryFlat are pluginbench's TestPluginMemoryFlat results.
+	MemoryFlat []MemoryFlat
 }
+
+// MemoryFlat is one "memory-flat PLUGIN WHAT COUNT WARM END" line: the
+// instance's wasm memory after the first tenth of COUNT lines or streams
+// and at the end.
+type MemoryFlat struct {
+	Plugin, What string
+	Count        int
+	Warm, End    float64
+}
+
+var memoryFlatLine = regexp.MustCompile(`memory-flat (\S+) (\S+) (\d+) (\d+) (\d+)`)
 
 // Load is one load-average reading.
 type Load struct {
@@ -56,6 +72,17 @@ func Parse(r io.Reader) (*Results, error) {
 			if res.CPU == "" {
 				res.CPU = strings.TrimSpace(strings.TrimPrefix(line, "cpu: "))
 			}
+			continue
+		case strings.HasPrefix(line, "wasm toolchain: "):
+			res.Toolchain = strings.TrimSpace(strings.TrimPrefix(line, "wasm toolchain: "))
+			continue
+		case memoryFlatLine.MatchString(line):
+			m := memoryFlatLine.FindStringSubmatch(line)
+			mf := MemoryFlat{Plugin: m[1], What: m[2]}
+			mf.Count, _ = strconv.Atoi(m[3])
+			mf.Warm, _ = strconv.ParseFloat(m[4], 64)
+			mf.End, _ = strconv.ParseFloat(m[5], 64)
+			res.MemoryFlat = append(res.MemoryFlat, mf)
 			continue
 		case strings.HasPrefix(line, "loadavg "):
 			if m := loadLine.FindStringSubmatch(line); m != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 )
 
@@ -57,6 +58,7 @@ func recorderTable(res *Results) Table {
 		Intro: "events/s of `recorder.Recorder.Record` (200-byte assistant text event, one transcript file) against " +
 			"AWF's method: `json.Marshal` of an equivalent event with nested custom `MarshalJSON` plus one `f.Write` per line (`BenchmarkBaselineMarshalWrite`), in the same `go test` process.",
 		Rows: []Row{
+			valueRow(res, "Recorder, 1 goroutine", benchRecorder, ev, AtLeast(300e3, "events/s")),
 			benchRow(res, "Recorder vs baseline (json.Marshal + write), 1 goroutine", benchRecorder, benchBaseline, ev, AtLeastX(0.8)),
 			slow,
 			benchRow(res, "Recorder, 4 goroutines vs baseline (1 goroutine)", bench4Writers, benchBaseline, ev, Goal{}),
@@ -73,7 +75,7 @@ func recorderTable(res *Results) Table {
 func normalizationTable(res *Results) Table {
 	plugins := res.Subs("BenchmarkNormalize/")
 	if len(plugins) == 0 {
-		plugins = []string{"claude", "codex"}
+		plugins = []string{"claude", "codex", "copilot", "gemini", "openai"}
 	}
 	var rows []Row
 	for _, p := range plugins {
@@ -81,7 +83,7 @@ func normalizationTable(res *Results) Table {
 		for _, mode := range []struct {
 			name string
 			goal float64
-		}{{"wasm", 0.5}, {"sandboxed", 0.25}} {
+		}{{"wasm", 0.6}, {"sandboxed", 0.25}} {
 			bench := "BenchmarkNormalize/" + p + "/" + mode.name
 			r := benchRow(res, fmt.Sprintf("%s: %s vs native", p, mode.name), bench, native, throughput, AtLeastX(mode.goal))
 			rows = append(rows, r)
@@ -107,7 +109,7 @@ func normalizationTable(res *Results) Table {
 }
 
 // awfTable is the bar set by the first implementation.
-func awfTable(res *Results, opt Options) Table {
+func awfTable(res *Results, m *Measurements, opt Options) Table {
 	corpus := "the Claude golden inputs (the shared AWF capture was not found)"
 	if opt.AWFCorpus {
 		corpus = "the capture AWF was measured on (`switchboard_stream_json_tool_vocabulary.jsonl`)"
@@ -120,11 +122,77 @@ func awfTable(res *Results, opt Options) Table {
 		Intro: "The claude plugin in the sandbox against an AWF-style normalizer (encoding/json into structs, line by line, " +
 			"keeping only assistant content blocks: the part of the job AWF did), on " + corpus + " repeated to 16 MiB, in the same run.",
 		Rows: []Row{
-			benchRow(res, "claude sandboxed vs AWF-style encoding/json", benchAWFClaude, benchAWFStyle, throughput, AtLeastX(1.0)),
+			benchRow(res, "claude sandboxed vs AWF-style encoding/json", benchAWFClaude, benchAWFStyle, throughput, AtLeastX(1.3)),
+			wholeRecordRow(res, m),
 			benchRow(res, "claude sandboxed vs AWF-style, wall clock", benchAWFClaude, benchAWFStyle, []string{"MB/s"}, Goal{}),
 			abs,
 		},
 	}
+}
+
+// wholeRecordRow is `twasm record --fsync never` of a large claude
+// corpus, per CPU second of the child (median of its runs), against the
+// AWF-style normalizer's bytes per CPU second, which writes nothing.
+func wholeRecordRow(res *Results, m *Measurements) Row {
+	row := Row{Figure: "whole `twasm record --fsync never` per CPU second vs AWF-style encoding/json", Goal: AtLeastX(0.8),
+		Baseline: benchQuantity(res, benchAWFStyle, []string{"cpuMB/s"})}
+	switch {
+	case m.Skipped != "":
+		row.Value = notMeasured(m.Skipped)
+	case m.RecordErr != nil:
+		row.Value = notMeasured(m.RecordErr.Error())
+	case len(m.Record) == 0:
+		row.Value = notMeasured("no runs")
+	default:
+		var v []float64
+		for _, r := range m.Record {
+			if r.CPU > 0 {
+				v = append(v, float64(m.RecordBytes)/r.CPU/1e6)
+			}
+		}
+		row.Value = fromSamples(v, "cpuMB/s")
+		row.Note = fmt.Sprintf("%s of %s, %d runs; CPU of the child process, all its threads", format(float64(m.RecordBytes), "bytes"), m.RecordCorpus, len(m.Record))
+	}
+	return row
+}
+
+// modulesTable is the size of every bundled module.
+func modulesTable(m *Measurements) Table {
+	t := Table{Title: "Modules", Intro: "Size of each bundled module as the build embeds it (`internal/bundled/wasm`, after `internal/bundled/record` compacted it)."}
+	if m.ModulesErr != nil {
+		t.Rows = append(t.Rows, Row{Figure: "bundled modules", Value: notMeasured(m.ModulesErr.Error()), Goal: AtMost(400<<10, "bytes")})
+		return t
+	}
+	names := make([]string, 0, len(m.Modules))
+	for n := range m.Modules {
+		names = append(names, n)
+	}
+	sort.Strings(names)
+	for _, n := range names {
+		v := float64(m.Modules[n])
+		t.Rows = append(t.Rows, Row{Figure: n, Value: measured(Stat{Median: v, Min: v, Max: v, N: 1}, "bytes"), Goal: AtMost(400<<10, "bytes")})
+	}
+	return t
+}
+
+// memoryFlatRows are TestPluginMemoryFlat's results: the memory at the
+// end against the memory after the first tenth of the work.
+func memoryFlatRows(res *Results) []Row {
+	var rows []Row
+	for _, f := range res.MemoryFlat {
+		rows = append(rows, Row{
+			Figure:   fmt.Sprintf("%s: wasm memory after %d %s on one instance vs after the first tenth", f.Plugin, f.Count, f.What),
+			Value:    measured(Stat{Median: f.End, Min: f.End, Max: f.End, N: 1}, "bytes"),
+			Baseline: measured(Stat{Median: f.Warm, Min: f.Warm, Max: f.Warm, N: 1}, "bytes"),
+			Goal:     AtMostX(1.0),
+			Note:     "`TestPluginMemoryFlat`",
+		})
+	}
+	if len(rows) == 0 {
+		rows = append(rows, Row{Figure: "wasm memory over many lines and streams on one instance (`TestPluginMemoryFlat`)",
+			Value: notMeasured("no memory-flat lines in the benchmark output"), Baseline: notMeasured(""), Goal: AtMostX(1.0)})
+	}
+	return rows
 }
 
 // startupTable is what benchreport measured by running the binary.
@@ -159,14 +227,14 @@ func startupTable(res *Results, m *Measurements) Table {
 		return fromSamples(f(rs), "s")
 	}
 	warm := Row{Figure: fmt.Sprintf("`record --provider claude` of 10 lines, warm cache: wall, median of %d", m.WarmRuns),
-		Value: q(m.WarmRecord, wall, m.StartupErr), Goal: AtMost(0.060, "s")}
+		Value: q(m.WarmRecord, wall, m.StartupErr), Goal: AtMost(0.020, "s")}
 	if c := q(m.WarmRecord, cpu, m.StartupErr); c.OK {
 		warm.Note = "CPU (user+sys) median " + format(c.Stat.Median, "s")
 	}
 	ratio := Row{Figure: "the same vs `twasm --version` (wall, interleaved runs)",
 		Value: q(m.WarmRecord, wall, m.StartupErr), Baseline: q(m.Version, wall, m.StartupErr), Goal: AtMostX(3)}
 	cold := Row{Figure: fmt.Sprintf("the same with an empty cache (fresh XDG_CACHE_HOME): wall, median of %d", m.ColdRuns),
-		Value: q(m.ColdRecord, wall, m.ColdErr), Goal: AtMost(1.5, "s")}
+		Value: q(m.ColdRecord, wall, m.ColdErr), Goal: AtMost(0.300, "s")}
 	if c := q(m.ColdRecord, cpu, m.ColdErr); c.OK {
 		cold.Note = "CPU (user+sys) median " + format(c.Stat.Median, "s")
 	}
@@ -202,7 +270,7 @@ func memoryTable(res *Results, m *Measurements) Table {
 		return notMeasured("")
 	}
 	size := format(float64(m.RSSBytes), "bytes")
-	rss := Row{Figure: fmt.Sprintf("max RSS of `twasm record --input BIG --fsync never` (BIG: %s of claude golden inputs)", size), Goal: AtMost(100<<20, "bytes")}
+	rss := Row{Figure: fmt.Sprintf("max RSS of `twasm record --input BIG --fsync never` (BIG: %s of claude golden inputs)", size), Goal: AtMost(64<<20, "bytes")}
 	mbs := Row{Figure: "the same input through the whole binary, wall clock"}
 	cpu := Row{Figure: "the same, per CPU second of the child"}
 	if m.RSSErr != nil || m.Skipped != "" || m.RSS.Wall == 0 {
@@ -231,13 +299,13 @@ func memoryTable(res *Results, m *Measurements) Table {
 		Title: "Memory",
 		Intro: "The wasm memory comes from `BenchmarkMemory` (pluginbench); the RSS run is benchreport's: one child process, peak RSS from its rusage, " +
 			"the input generated by repeating the claude golden inputs (size from BENCH_RSS_BYTES) and deleted afterwards with the storage.",
-		Rows: []Row{wasm, rss, mbs, cpu},
+		Rows: append([]Row{wasm, rss, mbs, cpu}, memoryFlatRows(res)...),
 	}
 }
 
 // Tables builds every area of the report.
 func Tables(res *Results, m *Measurements, opt Options) []Table {
-	return []Table{recorderTable(res), normalizationTable(res), awfTable(res, opt), startupTable(res, m), memoryTable(res, m)}
+	return []Table{recorderTable(res), normalizationTable(res), awfTable(res, m, opt), startupTable(res, m), memoryTable(res, m), modulesTable(m)}
 }
 
 // escape keeps a cell on one table line.
@@ -260,7 +328,7 @@ func writeTable(w io.Writer, t Table) {
 			fig += " (" + r.Note + ")"
 		}
 		fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", escape(fig), escape(r.Value.cell()), escape(r.baselineCell()),
-			r.ratioCell(), escape(r.Goal.String()), r.Met())
+			r.ratioCell(), escape(r.Goal.String()), r.metCell())
 	}
 	fmt.Fprintln(w)
 }
@@ -283,7 +351,7 @@ func summarize(tables []Table) Summary {
 			case "yes":
 				s.Met = append(s.Met, name)
 			case "no":
-				s.NotMet = append(s.NotMet, name)
+				s.NotMet = append(s.NotMet, name+": "+r.Miss())
 			default:
 				s.NotMeasured = append(s.NotMeasured, name)
 			}

@@ -48,6 +48,11 @@ func AtMost(v float64, unit string) Goal {
 	return Goal{Cmp: "<=", Limit: v, Unit: unit}
 }
 
+// AtLeast is a goal on the value.
+func AtLeast(v float64, unit string) Goal {
+	return Goal{Cmp: ">=", Limit: v, Unit: unit}
+}
+
 // Row is one line of a table.
 type Row struct {
 	Figure   string
@@ -92,6 +97,32 @@ func (r Row) Met() string {
 		return "yes"
 	}
 	return "no"
+}
+
+// Miss says by how much a goal that is not met is missed ("" otherwise):
+// the figure's distance from the limit, in percent of the limit.
+func (r Row) Miss() string {
+	if r.Met() != "no" || r.Goal.Limit == 0 {
+		return ""
+	}
+	x := r.Value.Stat.Median
+	if r.Goal.OnRatio {
+		x, _ = r.Ratio()
+	}
+	d := (x - r.Goal.Limit) / r.Goal.Limit * 100
+	if r.Goal.Cmp == "<=" {
+		return fmt.Sprintf("%.0f%% over", d)
+	}
+	return fmt.Sprintf("%.0f%% short", -d)
+}
+
+// metCell is the met? column: the verdict, and by how much a goal is
+// missed.
+func (r Row) metCell() string {
+	if m := r.Miss(); m != "" {
+		return "no, " + m
+	}
+	return r.Met()
 }
 
 // benchRow compares two benchmarks on the first of units both reported.
