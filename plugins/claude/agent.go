@@ -103,9 +103,22 @@ func (n *normalizer) controlRequest(v abi.Value, out *sdk.Out) {
 	}
 	n.permReq[rid] = id
 	n.permAsk[id] = true
-	if n.calls[id] == nil {
+	if n.calls[id] == nil && !n.permCalled(id) {
 		n.permCalls = append(n.permCalls, permCall{id: id, name: f[kToolName].String(), input: sdk.JSON(f[kInput]).Keep()})
 	}
+}
+
+// permCalled reports whether a request for call id is waiting already: a
+// repeated request must not grow the stream's state (endPermissions
+// reports the first one only anyway). Such calls are rare, the scan
+// short.
+func (n *normalizer) permCalled(id string) bool {
+	for _, p := range n.permCalls {
+		if p.id == id {
+			return true
+		}
+	}
+	return false
 }
 
 // controlResponse handles the SDK's answer to a control request, when
