@@ -102,14 +102,18 @@ golden: bin/twasm $(ALT_WASM)
 bench: RECORDER_BENCHTIME ?= 200000x
 bench: PLUGIN_BENCHTIME ?= 2x
 bench: HOST_BENCHTIME ?= 20x
+bench: MEMORY_LINES ?= 1000000
+bench: MEMORY_STREAMS ?= 10000
 bench: bin/twasm
 	@{ echo "loadavg before the benchmarks: $$(cat /proc/loadavg 2>/dev/null)"; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(RECORDER_BENCHTIME) ./recorder/; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(HOST_BENCHTIME) ./host/; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(PLUGIN_BENCHTIME) -timeout 90m ./internal/pluginbench/; \
+	  TWASM_MEMORY_LINES=$(MEMORY_LINES) TWASM_MEMORY_STREAMS=$(MEMORY_STREAMS) $(GO) test -run '^TestPluginMemoryFlat$$' -count 1 -v -timeout 90m ./internal/pluginbench/ \
+	    | grep -E 'memory-flat|grew|^(--- |ok|FAIL|PASS|panic)'; \
 	  echo "loadavg after the benchmarks: $$(cat /proc/loadavg 2>/dev/null)"; } 2>&1 | tee bench.out
 	$(GO) run ./internal/benchreport -in bench.out -out BENCHMARKS.md -twasm bin/twasm \
-	  -method "go test -bench . -benchmem -count $(BENCHCOUNT); ./recorder -benchtime $(RECORDER_BENCHTIME), ./host -benchtime $(HOST_BENCHTIME), ./internal/pluginbench -benchtime $(PLUGIN_BENCHTIME) (a pluginbench sample is that many passes over a 16 MiB corpus, after go test's uncounted one-pass run)"
+	  -method "go test -bench . -benchmem -count $(BENCHCOUNT); ./recorder -benchtime $(RECORDER_BENCHTIME), ./host -benchtime $(HOST_BENCHTIME), ./internal/pluginbench -benchtime $(PLUGIN_BENCHTIME) (a pluginbench sample is that many passes over a 16 MiB corpus, after go test's uncounted one-pass run); TestPluginMemoryFlat with $(MEMORY_LINES) lines and $(MEMORY_STREAMS) streams per plugin"
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \

@@ -44,6 +44,17 @@ var plugins = []struct {
 // repeats them to corpusBytes.
 func corpus(tb testing.TB, files []string) []byte {
 	tb.Helper()
+	one := concat(tb, files)
+	out := make([]byte, 0, corpusBytes+len(one))
+	for len(out) < corpusBytes {
+		out = append(out, one...)
+	}
+	return out
+}
+
+// concat is the files one after the other, each ending with a newline.
+func concat(tb testing.TB, files []string) []byte {
+	tb.Helper()
 	var one bytes.Buffer
 	for _, f := range files {
 		b, err := os.ReadFile(f)
@@ -56,11 +67,7 @@ func corpus(tb testing.TB, files []string) []byte {
 	if one.Len() == 0 {
 		tb.Skip("no corpus files")
 	}
-	out := make([]byte, 0, corpusBytes+one.Len())
-	for len(out) < corpusBytes {
-		out = append(out, one.Bytes()...)
-	}
-	return out
+	return one.Bytes()
 }
 
 func goldenInputs(tb testing.TB, provider string) []string {
@@ -127,7 +134,7 @@ var (
 
 // wasmPlugin builds (cached) and loads a plugin as bundled (trusted, no
 // timeout) or external (sandboxed, per-call timeout).
-func wasmPlugin(b *testing.B, name string, sandboxed bool) *host.Plugin {
+func wasmPlugin(b testing.TB, name string, sandboxed bool) *host.Plugin {
 	b.Helper()
 	hostOnce.Do(func() {
 		hostRT, hostErr = host.New(context.Background(), host.NewConfig().WithBundled(map[string][]byte{}).WithPluginPath())

@@ -3,4 +3,13 @@
 // sandboxed), on the same corpus in the same run, plus an AWF-style
 // encoding/json line decoder as the design's first implementation's
 // baseline. `make bench` turns the figures into ratios in BENCHMARKS.md.
+//
+// The wasm modules are built as the bundled ones are: with TinyGo and the
+// Makefile's flags when TinyGo is installed (WASM_TOOLCHAIN=go measures
+// standard Go's build); the run prints which.
+//
+// TestPluginMemoryFlat checks, on every run of the suite, that a plugin
+// instance's linear memory stops growing: many lines in one stream, then
+// many streams on one instance (TWASM_MEMORY_LINES and
+// TWASM_MEMORY_STREAMS set the counts; `make bench` raises them).
 package pluginbench

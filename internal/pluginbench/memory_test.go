@@ -3,8 +3,12 @@ package pluginbench
 import (
 	"bytes"
 	"context"
+	"encoding/binary"
+	"os"
+	"strconv"
 	"testing"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/normalize"
 )
 
@@ -46,3 +50,125 @@ func BenchmarkMemory(b *testing.B) {
 		b.ReportMetric(float64(in.MemorySize()), "wasm-bytes-end")
 	})
 }
+
+// memoryCounts are the sizes of TestPluginMemoryFlat: small by default so
+// that the suite checks the property on every run; `make bench` sets
+// TWASM_MEMORY_LINES=10000000 and TWASM_MEMORY_STREAMS=10000.
+func memoryCounts(t *testing.T) (lines, streams int) {
+	t.Helper()
+	lines, streams = 300_000, 500
+	for _, c := range []struct {
+		env string
+		n   *int
+	}{{"TWASM_MEMORY_LINES", &lines}, {"TWASM_MEMORY_STREAMS", &streams}} {
+		if v := os.Getenv(c.env); v != "" {
+			n, err := strconv.Atoi(v)
+			if err != nil || n < 10 {
+				t.Fatalf("%s=%q: want a count of at least 10", c.env, v)
+			}
+			*c.n = n
+		}
+	}
+	return lines, streams
+}
+
+// memoryFlatSlack is the growth allowed after the warm-up: one wasm page.
+// Linear memory never shrinks, so a leak shows as growth that goes on;
+// a steady state shows as none.
+const memoryFlatSlack = 64 << 10
+
+// TestPluginMemoryFlat feeds every bundled plugin, built as the bundled
+// modules are (TinyGo when installed), through one wasm instance: many
+// lines in one stream, then many streams on the same instance, and checks
+// that the instance's linear memory stops growing after the warm-up: the
+// first tenth of the work, and at least one pass over the inputs. A TinyGo guest's garbage collector is a simple
+// mark-sweep that never returns memory: what it needs once it keeps, but
+// a leak (state kept across lines or streams, fragmentation that grows)
+// would keep growing the memory to the end. Each run logs a line
+// benchreport reads: "memory-flat <plugin> <what> <count> <warm bytes>
+// <end bytes>".
+func TestPluginMemoryFlat(t *testing.T) {
+	lines, streams := memoryCounts(t)
+	ctx := context.Background()
+	for _, pl := range plugins {
+		t.Run(pl.name, func(t *testing.T) {
+			inputs := goldenInputs(t, pl.name)
+			// One copy of the inputs, fed over and over.
+			bs := batches(concat(t, inputs), pl.p.Keys)
+			perFile := make([][][]byte, 0, len(inputs))
+			for _, f := range inputs {
+				perFile = append(perFile, batches(concat(t, []string{f}), pl.p.Keys))
+			}
+			cycle := 0
+			for _, b := range bs {
+				cycle += batchLines(b)
+			}
+			in, err := wasmPlugin(t, pl.name, false).NewInstance(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer in.Close(ctx)
+			// check runs step until total lines or streams are done.
+			// The warm-up is the first tenth, and at least one whole
+			// cycle of the inputs (a plugin meets every kind of line
+			// once before its memory can settle).
+			check := func(what string, total, cycle int, step func(i int) int) {
+				t.Helper()
+				if total < 3*cycle {
+					t.Fatalf("%s: %d %s do not go three times over the inputs' %d", pl.name, total, what, cycle)
+				}
+				warmAt := max(total/10, cycle)
+				var warm uint32
+				var tenths []uint32
+				done, i := 0, 0
+				for done < total {
+					done += step(i)
+					i++
+					if warm == 0 && done >= warmAt {
+						warm = in.MemorySize()
+					}
+					if done >= (len(tenths)+1)*total/10 {
+						tenths = append(tenths, in.MemorySize())
+					}
+				}
+				end := in.MemorySize()
+				t.Logf("memory-flat %s %s %d %d %d (after each tenth: %v)", pl.name, what, done, warm, end, tenths)
+				if end > warm+memoryFlatSlack {
+					t.Errorf("%s: %d %s: wasm memory grew from %d bytes after the warm-up (%d %s) to %d at the end", pl.name, done, what, warm, warmAt, what, end)
+				}
+			}
+			must := func(_ []byte, err error) {
+				t.Helper()
+				if err != nil {
+					t.Fatal(err)
+				}
+			}
+			// Many lines in one stream: the corpus's batches, over and
+			// over.
+			if err := in.Begin(ctx, abi.BeginOptions{Provider: pl.name}); err != nil {
+				t.Fatal(err)
+			}
+			check("lines", lines, cycle, func(i int) int {
+				b := bs[i%len(bs)]
+				must(in.Feed(ctx, b))
+				return batchLines(b)
+			})
+			must(in.End(ctx))
+			// Many streams on one instance: each golden input as a
+			// stream of its own, in turn.
+			check("streams", streams, len(perFile), func(i int) int {
+				if err := in.Begin(ctx, abi.BeginOptions{Provider: pl.name}); err != nil {
+					t.Fatal(err)
+				}
+				for _, b := range perFile[i%len(perFile)] {
+					must(in.Feed(ctx, b))
+				}
+				must(in.End(ctx))
+				return 1
+			})
+		})
+	}
+}
+
+// batchLines is the line count in a batch's header.
+func batchLines(b []byte) int { return int(binary.LittleEndian.Uint32(b)) }
