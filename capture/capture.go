@@ -330,7 +330,9 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*transcript.AgentRes
 	}
 	res, err := a.stream.Close(ctx)
 	errs = append(errs, err)
-	a.closeInstance()
+	if err := a.closeInstance(); err != nil {
+		errs = append(errs, fmt.Errorf("capture: close plugin instance: %w", err))
+	}
 	errs = append(errs, a.sink.closeAll(ctx))
 	if err := a.raw.Sync(); err != nil {
 		errs = append(errs, fmt.Errorf("capture: sync raw capture: %w", err))
@@ -366,10 +368,16 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*transcript.AgentRes
 	return res, errors.Join(errs...)
 }
 
-func (a *Agent) closeInstance() {
-	if c, ok := a.inst.(interface{ Close() error }); ok {
-		_ = c.Close()
+// closeInstance ends the instance the Agent made: a capture owns its
+// instance's life (a host instance goes back to its plugin's pool).
+func (a *Agent) closeInstance() error {
+	switch c := a.inst.(type) {
+	case interface{ Close(context.Context) error }:
+		return c.Close(context.Background())
+	case interface{ Close() error }:
+		return c.Close()
 	}
+	return nil
 }
 
 // sink writes the stream's events into the step, and sub-agent scopes into

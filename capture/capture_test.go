@@ -53,6 +53,8 @@ func (n *testNormalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		out.Close(k, sdk.MessageEnd{})
 	case t.Is("end"):
 		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	case t.Is("quiet"):
+		// Says nothing: a silent line (spec 6.8).
 	default:
 		out.Unmapped(sdk.S("other"))
 	}

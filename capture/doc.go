@@ -5,9 +5,21 @@
 // events into the step, turns sub-agent scopes into linked child runs, and
 // sets the step's result (transcript.AgentResult).
 //
-// It is the library form of `twasm record`: a Go workflow engine that runs
-// an agent CLI itself feeds the agent's stdout to [Agent.Feed] (and stderr
-// to [Agent.FeedStderr]) inside a lifecycle step and calls [Agent.Finish].
+// It is the one capture pipeline: `twasm record`, `twasm import` and `twasm
+// renormalize` all go through it, so the same bytes give the same
+// transcript whichever command read them. Output that exists already (a
+// file, a session log, a raw capture) goes through [Run]; a Go workflow
+// engine that runs an agent CLI itself feeds the agent's stdout to
+// [Agent.Feed] (and stderr to [Agent.FeedStderr]) inside a lifecycle step
+// and calls [Agent.Finish] with the exit code, as `twasm record -- CMD`
+// does. Either way the step function returns [ResultError] of the result
+// (Run does it for you): an agent that ended in error or incomplete fails
+// its step, the same way for every caller.
+//
+// The normalizer is a [Plugin]: [HostPlugin] takes a plugin of package
+// host (sandboxed WebAssembly), [NativePlugin] an SDK plugin compiled in.
+// The capture owns the instance it takes from the plugin and ends it when
+// it finishes (a host instance goes back to its plugin's pool).
 //
 // # Invariants
 //
@@ -24,6 +36,9 @@
 //     dropped, so a call from the earlier part pairs with its result in
 //     the new one. Replay writes nothing, neither events nor raw bytes.
 //   - stderr is kept, never parsed as provider output.
+//   - The step's final status follows spec 6.7 (the process exit code is
+//     passed to the normalizer, see package normalize), and the raw lines
+//     the plugin said nothing about are reported ([Result], [Agent.Silent]).
 //   - Sub-agents become child runs of the step (lifecycle.Step.SubRun): a
 //     step.call_workflow.* pair with child_run_id in the parent and
 //     parent_run_id on every child line.

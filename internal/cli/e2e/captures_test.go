@@ -176,6 +176,7 @@ type stepResult struct {
 
 // capturedRun is one transcript written from a capture, with its child runs.
 type capturedRun struct {
+	storage  string // set for the top run of a recording
 	file     string
 	events   []*transcript.Event
 	result   *stepResult
@@ -230,18 +231,26 @@ func TestCaptures(t *testing.T) {
 				exp = readExpectations(t, c.expect)
 				provider = exp.Provider
 			}
-			rec := recordCapture(t, provider, c.input)
-			imp := importCapture(t, provider, c.input)
+			rec, recSilent := recordCapture(t, provider, c.input)
+			imp, impSilent := importCapture(t, provider, c.input)
+			ren := renormalizeCapture(t, rec)
 			var files []string
 			files = append(files, rec.files()...)
 			files = append(files, imp.files()...)
+			files = append(files, ren.files()...)
 			validate(t, files...)
-			if rec.result == nil || imp.result == nil {
-				t.Fatalf("no agent step result (record: %v, import: %v)", rec.result != nil, imp.result != nil)
+			if rec.result == nil || imp.result == nil || ren.result == nil {
+				t.Fatalf("no agent step result (record: %v, import: %v, renormalize: %v)", rec.result != nil, imp.result != nil, ren.result != nil)
 			}
-			checkAccounted(t, rec)
+			checkAccounted(t, rec, recSilent)
+			if !reflect.DeepEqual(recSilent, impSilent) {
+				t.Errorf("silent lines: record says %+v, import %+v", recSilent, impSilent)
+			}
 			if d := diffRuns(rec, imp); d != "" {
 				t.Errorf("record --input and import of the same bytes differ (ids and recording times aside):\n%s", d)
+			}
+			if d := diffRuns(rec, ren); d != "" {
+				t.Errorf("record --input and renormalize of its raw capture differ (ids and recording times aside):\n%s", d)
 			}
 			if exp != nil {
 				checkExpectations(t, exp, rec)
@@ -250,21 +259,33 @@ func TestCaptures(t *testing.T) {
 	}
 }
 
-func recordCapture(t *testing.T, provider, input string) *capturedRun {
+// silentLines is what record --json and import --json say of the raw
+// lines the plugin reported nothing about.
+type silentLines struct {
+	N     int   `json:"silent_lines"`
+	First []int `json:"silent_first"`
+}
+
+func recordCapture(t *testing.T, provider, input string) (*capturedRun, silentLines) {
 	t.Helper()
 	storage := t.TempDir()
 	r := twasm(t, "--storage", storage, "record", "--provider", provider, "--input", input, "--json")
 	if r.code != 0 {
 		t.Fatalf("twasm record --provider %s --input %s: %v", provider, input, r)
 	}
-	var s recordJSON
+	var s struct {
+		Transcript string `json:"transcript"`
+		silentLines
+	}
 	if err := json.Unmarshal([]byte(r.out), &s); err != nil || s.Transcript == "" {
 		t.Fatalf("record --json: %v\n%s", err, r.out)
 	}
-	return readRecorded(t, storage, s.Transcript)
+	run := readRecorded(t, storage, s.Transcript)
+	run.storage = storage
+	return run, s.silentLines
 }
 
-func importCapture(t *testing.T, provider, input string) *capturedRun {
+func importCapture(t *testing.T, provider, input string) (*capturedRun, silentLines) {
 	t.Helper()
 	storage := t.TempDir()
 	r := twasm(t, "--storage", storage, "import", "--provider", provider, "--json", input)
@@ -274,21 +295,42 @@ func importCapture(t *testing.T, provider, input string) *capturedRun {
 	var s struct {
 		Transcript string `json:"transcript"`
 		Error      string `json:"error"`
+		silentLines
 	}
 	if err := json.Unmarshal([]byte(r.out), &s); err != nil || s.Transcript == "" || s.Error != "" {
 		t.Fatalf("import --json: %v\n%s", err, r.out)
 	}
-	return readRecorded(t, storage, s.Transcript)
+	return readRecorded(t, storage, s.Transcript), s.silentLines
+}
+
+// renormalizeCapture rebuilds a recorded run from its raw capture.
+func renormalizeCapture(t *testing.T, rec *capturedRun) *capturedRun {
+	t.Helper()
+	r := twasm(t, "--storage", rec.storage, "renormalize", "--json", rec.file)
+	if r.code != 0 {
+		t.Fatalf("twasm renormalize %s: %v", rec.file, r)
+	}
+	var s struct {
+		Transcript string `json:"transcript"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &s); err != nil || s.Transcript == "" {
+		t.Fatalf("renormalize --json: %v\n%s", err, r.out)
+	}
+	return readRecorded(t, rec.storage, s.Transcript)
 }
 
 // errorLike matches a native type that names an error or a failure.
 var errorLike = regexp.MustCompile(`(?i)error|fail|exception|denied|overloaded`)
 
-// checkAccounted checks spec §6.8 on what the step result says: an error
-// is never only counted in unmapped (in the run and in every child), and
-// no raw line was lost to a plugin fault.
-func checkAccounted(t *testing.T, r *capturedRun) {
+// checkAccounted checks spec §6.8: every raw line produced records, was
+// declared ignored or was counted unmapped (silent counts the others); an
+// error is never only counted in unmapped (in the run and in every
+// child), and no raw line was lost to a plugin fault.
+func checkAccounted(t *testing.T, r *capturedRun, silent silentLines) {
 	t.Helper()
+	if silent.N > 0 {
+		t.Errorf("§6.8: %d raw line(s) produced no record and were neither declared ignored (sdk Out.Ignored) nor counted unmapped: lines %v", silent.N, silent.First)
+	}
 	for _, res := range r.results() {
 		for native, n := range res.Unmapped {
 			if errorLike.MatchString(native) {
@@ -320,17 +362,17 @@ func (r *capturedRun) results() []*stepResult {
 func diffRuns(a, b *capturedRun) string {
 	fa, fb := a.files(), b.files()
 	if len(fa) != len(fb) {
-		return fmt.Sprintf("record wrote %d run files, import %d", len(fa), len(fb))
+		return fmt.Sprintf("%d run files against %d", len(fa), len(fb))
 	}
 	ca, cb := canonicalRuns(a), canonicalRuns(b)
 	var sb strings.Builder
 	for i := range ca {
 		if len(ca[i]) != len(cb[i]) {
-			fmt.Fprintf(&sb, "run file %d: record has %d events, import %d\n", i, len(ca[i]), len(cb[i]))
+			fmt.Fprintf(&sb, "run file %d: record has %d events, the other %d\n", i, len(ca[i]), len(cb[i]))
 		}
 		for j := 0; j < len(ca[i]) && j < len(cb[i]); j++ {
 			if ca[i][j] != cb[i][j] {
-				fmt.Fprintf(&sb, "run file %d, line %d:\n  record: %s\n  import: %s\n", i, j+1, ca[i][j], cb[i][j])
+				fmt.Fprintf(&sb, "run file %d, line %d:\n  record: %s\n  other:  %s\n", i, j+1, ca[i][j], cb[i][j])
 				if sb.Len() > 4000 {
 					return sb.String()
 				}
@@ -375,7 +417,8 @@ func canonicalRuns(r *capturedRun) [][]string {
 			delete(m, "timestamp")
 			if p, ok := m["payload"].(map[string]any); ok {
 				if (m["type"] == string(transcript.RunStarted) || m["type"] == string(transcript.RunCompleted)) && m["parent_run_id"] == nil {
-					delete(p, "name") // "record <provider>" or "import <file>"
+					delete(p, "name")              // "record <provider>", "import <file>", "renormalize <run>"
+					delete(p, "renormalized_from") // the original run's id
 				}
 				delete(p, "duration_ms")
 				if res, ok := p["result"].(map[string]any); ok {

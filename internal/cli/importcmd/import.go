@@ -134,7 +134,7 @@ func Run(ctx context.Context, opts *Options) error {
 			if err != nil {
 				return nil, err
 			}
-			return plugload.Capture(p), nil
+			return capture.HostPlugin(p), nil
 		},
 		Written: func(id string) { written = append(written, id) },
 	})

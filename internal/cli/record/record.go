@@ -176,6 +176,13 @@ type Summary struct {
 	Warnings   []string              `json:"warnings,omitempty"`
 	Raw        *transcript.RawRef    `json:"raw,omitempty"`
 	Plugin     *transcript.PluginRef `json:"plugin,omitempty"`
+	// Errors are the errors the provider reported (the step result's).
+	Errors []transcript.ProviderError `json:"errors,omitempty"`
+	// SilentLines counts the raw lines the plugin said nothing about (no
+	// record, not declared ignored, not counted unmapped: spec 6.8 wants
+	// none); SilentFirst lists the first few.
+	SilentLines int   `json:"silent_lines,omitempty"`
+	SilentFirst []int `json:"silent_first,omitempty"`
 }
 
 // ExitError carries the agent's exit code out of the command.
@@ -282,6 +289,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	}
 
 	var res *transcript.AgentResult
+	var silent *capture.Result
 	var procRes agentproc.Result
 	stepErr := run.StepAt(ctx, opts.Path, opts.Iter, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 		if opts.Prompt != "" || opts.System != "" {
@@ -292,28 +300,35 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		// A signal leaves the agent's output to be recorded, but a plugin
 		// busy with it must not hold twasm up: its calls stop shortly
 		// after the signal (plugload.SignalGrace).
-		agent, err := capture.Start(ctx, s, capture.Options{
+		copts := capture.Options{
 			Provider: provider, Format: opts.Format, Store: store,
 			Plugin: plugload.CaptureUntil(plugin, ctx), Masker: masker, Logger: f.Logger(),
-		})
+		}
+		if len(opts.Command) == 0 {
+			// Saved output: the pipeline import and renormalize use too.
+			r, err := capture.Run(ctx, s, capture.Source{Stdout: input}, copts)
+			if r != nil {
+				res, silent = r.AgentResult, r
+			}
+			if errors.Is(err, capture.ErrRead) {
+				err = &cmdutil.InputError{Err: err}
+			}
+			return err
+		}
+		agent, err := capture.Start(ctx, s, copts)
 		if err != nil {
 			return err
 		}
 		var exitCode *int
 		var feedErr error
-		if len(opts.Command) > 0 {
-			procRes, feedErr = runAgent(ctx, opts, agent)
-			if feedErr == nil || !errors.Is(feedErr, agentproc.ErrStart) {
-				exitCode = &procRes.ExitCode
-			}
-		} else {
-			feedErr = agent.ReadFrom(ctx, input)
-			if errors.Is(feedErr, capture.ErrRead) {
-				feedErr = &cmdutil.InputError{Err: feedErr}
-			}
+		procRes, feedErr = runAgent(ctx, opts, agent)
+		if feedErr == nil || !errors.Is(feedErr, agentproc.ErrStart) {
+			exitCode = &procRes.ExitCode
 		}
 		res, err = agent.Finish(context.WithoutCancel(ctx), exitCode)
-		if err == nil && res != nil && len(opts.Command) > 0 {
+		silent = &capture.Result{AgentResult: res}
+		silent.Silent, silent.SilentLines = agent.Silent()
+		if err == nil && res != nil {
 			err = s.SetResult(cmdutil.WithInvocation(res, opts.Command, masker))
 		}
 		if feedErr != nil {
@@ -352,7 +367,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 			fmt.Fprintf(ios.ErrOut, "redacted: %s\n", redactedSummary(res.Redacted))
 		}
 		if opts.JSON {
-			if err := printSummary(ios.Out, run, opts.Path, res); err != nil {
+			if err := printSummary(ios.Out, run, opts.Path, res, silent); err != nil {
 				return err
 			}
 		}
@@ -532,12 +547,16 @@ func redactedSummary(counts map[string]int) string {
 	return fmt.Sprintf("%d value(s): %s", total, strings.Join(kinds, ", "))
 }
 
-func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.AgentResult) error {
+func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.AgentResult, acct *capture.Result) error {
 	s := Summary{
 		RunID: run.RunID(), Transcript: run.Path(), Path: path, Status: res.Status, Error: res.Error,
 		ExitCode: res.ExitCode, Provider: res.Provider, Session: res.SessionID, Model: res.Model,
 		Usage: res.Usage, CostUSD: res.CostUSD, Tools: map[string]int{}, Unmapped: res.Unmapped,
 		Dangling: res.Dangling, Redacted: res.Redacted, Warnings: res.Warnings, Raw: res.Raw, Plugin: res.Plugin,
+		Errors: res.Errors,
+	}
+	if acct != nil {
+		s.SilentLines, s.SilentFirst = acct.Silent, acct.SilentLines
 	}
 	if err := countTools(run.Path(), s.Tools); err != nil {
 		return err

@@ -403,20 +403,23 @@ func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin
 		return nil, err
 	}
 	defer f.Close()
-	agent, err := capture.Start(ctx, s, capture.Options{Provider: orig.Provider, Store: rn.store, Plugin: plugin, Logger: rn.opts.F.Logger()})
-	if err != nil {
-		return nil, err
-	}
-	feedErr := agent.ReadFrom(ctx, f)
-	if feedErr == nil && orig.Raw.Stderr != "" {
+	src := capture.Source{Stdout: f, ExitCode: orig.ExitCode}
+	if orig.Raw.Stderr != "" {
 		if p, err := rn.rawFile(orig.Raw.Stderr); err == nil {
-			if b, err := os.ReadFile(p); err == nil {
-				feedErr = agent.FeedStderr(b)
+			if ef, err := os.Open(p); err == nil {
+				defer ef.Close()
+				src.Stderr = ef
 			}
 		}
 	}
-	res, err := agent.Finish(context.WithoutCancel(ctx), orig.ExitCode)
-	if err := errors.Join(feedErr, err); err != nil {
+	// The pipeline record --input and import use: the same bytes give
+	// the same transcript.
+	r, err := capture.Run(ctx, s, src, capture.Options{Provider: orig.Provider, Store: rn.store, Plugin: plugin, Logger: rn.opts.F.Logger()})
+	var res *transcript.AgentResult
+	if r != nil {
+		res = r.AgentResult
+	}
+	if err != nil && !capture.IsAgentError(err) {
 		return res, err
 	}
 	changed := false
@@ -461,7 +464,7 @@ func (rn *renormalizer) plugin(ctx context.Context, provider string) (capture.Pl
 	if err != nil {
 		return nil, err
 	}
-	p := plugload.Capture(hp)
+	p := capture.HostPlugin(hp)
 	rn.plugins[provider] = p
 	return p, nil
 }
@@ -475,6 +478,11 @@ func (rn *renormalizer) problem(format string, args ...any) {
 // made again by the plugin) rather than from twasm's own seams.
 func agentEmitted(ev *transcript.Event) bool {
 	if m := ev.Message(); m != nil {
+		if len(m.Blocks) == 0 {
+			// twasm's seams always write a block; a message without
+			// one (a refusal that carries only usage) is the agent's.
+			return true
+		}
 		for _, b := range m.Blocks {
 			if b.Fidelity != transcript.FidelityRouter {
 				return true

@@ -40,7 +40,7 @@ func (p *Plugins) Func() archive.PluginFunc {
 		if err != nil {
 			return nil, err
 		}
-		c := plugload.Capture(hp)
+		c := capture.HostPlugin(hp)
 		p.cache[provider] = c
 		return c, nil
 	}
