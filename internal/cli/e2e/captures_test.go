@@ -12,6 +12,7 @@ import (
 	"sort"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twasm/twasm/transcript"
 )
@@ -234,10 +235,12 @@ func TestCaptures(t *testing.T) {
 			rec, recSilent := recordCapture(t, provider, c.input)
 			imp := importCapture(t, provider, c.input)
 			ren := renormalizeCapture(t, rec)
+			live := liveCapture(t, provider, c.input)
 			var files []string
 			files = append(files, rec.files()...)
 			files = append(files, imp.files()...)
 			files = append(files, ren.files()...)
+			files = append(files, live.files()...)
 			validate(t, files...)
 			if rec.result == nil || imp.result == nil || ren.result == nil {
 				t.Fatalf("no agent step result (record: %v, import: %v, renormalize: %v)", rec.result != nil, imp.result != nil, ren.result != nil)
@@ -245,6 +248,9 @@ func TestCaptures(t *testing.T) {
 			checkAccounted(t, rec, recSilent)
 			if d := diffRuns(rec, imp); d != "" {
 				t.Errorf("record --input and import of the same bytes differ (ids and recording times aside):\n%s", d)
+			}
+			if d := diffRuns(rec, live); d != "" {
+				t.Errorf("record --input and record -- CMD of an agent writing the same bytes line by line differ (ids, recording times and the command aside):\n%s", d)
 			}
 			if d := diffRuns(rec, ren); d != "" {
 				t.Errorf("record --input and renormalize of its raw capture differ (ids and recording times aside):\n%s", d)
@@ -295,6 +301,25 @@ func importCapture(t *testing.T, provider, input string) *capturedRun {
 	}
 	if err := json.Unmarshal([]byte(r.out), &s); err != nil || s.Transcript == "" || s.Error != "" {
 		t.Fatalf("import --json: %v\n%s", err, r.out)
+	}
+	return readRecorded(t, storage, s.Transcript)
+}
+
+// liveCapture records the capture as `record -- CMD` does, from a fake
+// agent that writes it line by line with a pause after each line, so the
+// plugin sees the lines in separate calls as it does while an agent runs.
+func liveCapture(t *testing.T, provider, input string) *capturedRun {
+	t.Helper()
+	storage := t.TempDir()
+	r := start(t, nil, fakeEnv(fakeInput, input, fakeDelay, "1ms"), "--storage", storage, "record", "--provider", provider, "--json", "--", fake).wait(t, 2*time.Minute)
+	if r.code != 0 && r.code != 1 {
+		t.Fatalf("twasm record -- (fake agent replaying %s): %v", input, r)
+	}
+	var s struct {
+		Transcript string `json:"transcript"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &s); err != nil || s.Transcript == "" {
+		t.Fatalf("record -- CMD --json: %v\n%s", err, r.out)
 	}
 	return readRecorded(t, storage, s.Transcript)
 }
@@ -420,6 +445,11 @@ func canonicalRuns(r *capturedRun) [][]string {
 				delete(p, "duration_ms")
 				if res, ok := p["result"].(map[string]any); ok {
 					delete(res, "source") // import: the part of the file archived
+					// record -- CMD: the process's exit code (0 from the
+					// fake agent), its command line and directory.
+					delete(res, "exit_code")
+					delete(res, "command")
+					delete(res, "cwd")
 					if raw, ok := res["raw"].(map[string]any); ok {
 						delete(raw, "path")
 						delete(raw, "stderr")
