@@ -11,6 +11,7 @@ import (
 	recordCmd "github.com/twasm/twasm/internal/cli/record"
 	renormalizeCmd "github.com/twasm/twasm/internal/cli/renormalize"
 	runCmd "github.com/twasm/twasm/internal/cli/runcmd"
+	searchCmd "github.com/twasm/twasm/internal/cli/searchcmd"
 	statsCmd "github.com/twasm/twasm/internal/cli/stats"
 	syncCmd "github.com/twasm/twasm/internal/cli/synccmd"
 	tailCmd "github.com/twasm/twasm/internal/cli/tail"
@@ -41,4 +42,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(syncCmd.NewCmdSync(f, nil))
 	root.AddCommand(syncCmd.NewCmdDoctor(f, nil))
 	root.AddCommand(exportCmd.NewCmdExport(f))
+	root.AddCommand(searchCmd.NewCmdSearch(f, nil))
 }

@@ -53,6 +53,11 @@ func (f *Factory) storageError() error {
 	return &InputError{Path: f.StorageRoot(), Err: fmt.Errorf("%w (no run recorded there yet?); set it with %s%s", ErrNoStorage, StorageHelp, hint)}
 }
 
+// RequireStorage fails, naming the path and the ways to set it, when the
+// storage root holds no transcripts directory (for commands that read
+// across runs, like search).
+func (f *Factory) RequireStorage() error { return f.checkStorage() }
+
 // checkStorage fails with storageError when the storage root has no
 // transcripts directory.
 func (f *Factory) checkStorage() error {

@@ -300,3 +300,62 @@ func TestImportIdempotent(t *testing.T) {
 	}
 	validate(t, transcriptPath(h.stor, first.RunID), transcriptPath(h.stor, second.RunID))
 }
+
+func TestSearchAndViewAtHit(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	session := readFile(t, golden("claude", "session_log.jsonl"))
+	h.put(".claude/projects/p/s.jsonl", session, time.Hour)
+	h.ok("sync")
+	// sync indexed what it wrote
+	if _, err := os.Stat(filepath.Join(h.stor, "index.db")); err != nil {
+		t.Fatalf("no index after sync: %v", err)
+	}
+	r := h.ok("search", "--json", "--tool", "Bash", "go test")
+	var hit struct {
+		RunID   string `json:"run_id"`
+		Seq     uint64 `json:"seq"`
+		Path    string `json:"path"`
+		Kind    string `json:"kind"`
+		Snippet string `json:"snippet"`
+		Time    string `json:"time"`
+	}
+	lines := strings.Split(strings.TrimSpace(r.out), "\n")
+	if err := json.Unmarshal([]byte(lines[0]), &hit); err != nil || hit.RunID == "" || hit.Seq == 0 || hit.Path != "agent" || !strings.Contains(hit.Snippet, "«test»") || !strings.HasPrefix(hit.Time, "2026-01-05") {
+		t.Fatalf("search --json: %v (%v)", r, err)
+	}
+	r = h.ok("view", hit.RunID, "--seq", itoa(int(hit.Seq)))
+	if !strings.HasPrefix(r.out, "> seq "+itoa(int(hit.Seq))) || !strings.Contains(r.out, "go test") {
+		t.Errorf("view --seq: %v", r)
+	}
+	r = h.run("view", hit.RunID, "--seq", "99999")
+	if r.code != 2 || !strings.Contains(r.errOut, "no event with that seq") {
+		t.Errorf("view --seq of a seq not in the run: %v", r)
+	}
+
+	// Nothing matches: exit 1, as grep.
+	if r := h.run("search", "xylophone-never-said"); r.code != 1 || !strings.Contains(r.errOut, "no match") {
+		t.Errorf("no match: %v", r)
+	}
+	if r := h.run("search", "--since", "yesterdayish", "x"); r.code != 2 {
+		t.Errorf("bad --since: %v", r)
+	}
+
+	// The index is derived: deleted, it comes back; damaged, it is
+	// rebuilt and said so.
+	idx := filepath.Join(h.stor, "index.db")
+	for _, s := range []string{"", "-wal", "-shm"} {
+		os.Remove(idx + s)
+	}
+	h.ok("search", "go test")
+	for _, s := range []string{"", "-wal", "-shm"} {
+		os.Remove(idx + s)
+	}
+	if err := os.WriteFile(idx, bytes.Repeat([]byte("not sqlite "), 100), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	r = h.ok("search", "--json", "--tool", "Bash", "go test")
+	if !strings.Contains(r.errOut, "rebuilt") || !strings.Contains(r.out, hit.RunID) {
+		t.Errorf("damaged index: %v", r)
+	}
+}

@@ -15,6 +15,7 @@ import (
 	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/cli/searchcmd"
 	"github.com/twasm/twasm/internal/detect"
 	"github.com/twasm/twasm/transcript"
 )
@@ -34,7 +35,7 @@ type Options struct {
 
 // NewCmdImport returns the import command.
 func NewCmdImport(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{F: f}
+	opts := &Options{F: f, Indexed: func(ctx context.Context, ids []string) error { return searchcmd.Refresh(ctx, f) }}
 	cmd := &cobra.Command{
 		Use:   "import --provider P|auto FILE...",
 		Short: "Import saved outputs and native session logs, one run per file",

@@ -20,6 +20,7 @@ import (
 	"github.com/twasm/twasm/internal/agentproc"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/cli/searchcmd"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
@@ -353,6 +354,9 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		endErr = run.Finish(ctx, runErr)
 	}
 	live.Wait()
+	if err := searchcmd.Refresh(context.WithoutCancel(ctx), f); err != nil {
+		f.Logger().Warn("search index not updated (twasm search rebuilds it)", "err", err)
+	}
 
 	var outcomeErr error
 	failed := recordingFailure(stepErr, endErr)

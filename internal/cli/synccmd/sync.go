@@ -17,6 +17,7 @@ import (
 	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/cli/searchcmd"
 )
 
 // Options are the sync flags.
@@ -39,7 +40,7 @@ type Options struct {
 
 // NewCmdSync returns the sync command.
 func NewCmdSync(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{F: f}
+	opts := &Options{F: f, Indexed: func(ctx context.Context, ids []string) error { return searchcmd.Refresh(ctx, f) }}
 	cmd := &cobra.Command{
 		Use:   "sync [--provider P]... [--since WHEN] [--dry-run] [--watch]",
 		Short: "Archive every agent's native session logs before the agent deletes them",

@@ -24,6 +24,9 @@ type Options struct {
 	Children  string
 	MaxOutput int
 	JSON      bool
+	// Seq opens the run at one event (a search hit): that event, then the
+	// step it belongs to.
+	Seq uint64
 }
 
 // NewCmdView returns the view command.
@@ -52,7 +55,8 @@ call_workflow step; --children link prints a pointer instead.
 --only keeps some sections (dialog, thinking, tools, errors; repeat the flag
 or give a comma list); errors keeps failed, denied and cancelled tool calls
 and the footer of a step that is not ok. --path keeps one step or sub-run: its full dot path
-or anything below it ("review", "review.subagent").`,
+or anything below it ("review", "review.subagent"). --seq N opens the run
+at event N (a hit of "twasm search"): that event first, then its step.`,
 		Example: `  twasm view 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a > run.md
   twasm view --only dialog,thinking run.jsonl
   twasm view --only errors --format text run.jsonl
@@ -79,6 +83,7 @@ or anything below it ("review", "review.subagent").`,
 	fl.StringVar(&opts.Format, "format", views.FormatMarkdown, "output format: md, text or json")
 	fl.StringVar(&opts.Children, "children", views.ChildrenInline, "child runs: inline or link")
 	fl.IntVar(&opts.MaxOutput, "max-output", views.DefaultMaxOutput, "bytes of tool output shown before truncating (-1: all)")
+	fl.Uint64Var(&opts.Seq, "seq", 0, "open the run at this event (a search hit): the event, then its step")
 	fl.BoolVar(&opts.JSON, "json", false, "print the selected events as transcript lines (JSON Lines; same as --format json)")
 	_ = cmd.RegisterFlagCompletionFunc("only", cobra.FixedCompletions(views.SectionNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"md", "text", "json"}, cobra.ShellCompDirectiveNoFileComp))
@@ -104,6 +109,11 @@ func runView(opts *Options) error {
 	root, err := opts.Load(opts.Run)
 	if err != nil {
 		return err
+	}
+	if opts.Seq > 0 {
+		if err := atSeq(opts, root, &vo); err != nil || opts.Format == "json" {
+			return err
+		}
 	}
 	if opts.Path != "" && !views.HasPath(root, opts.Path) {
 		paths := strings.Join(views.StepPaths(root), ", ")
@@ -132,6 +142,32 @@ func writeEvents(opts *Options, evs []*transcript.Event) error {
 		if _, err := fmt.Fprintf(opts.IO.Out, "%s\n", line); err != nil {
 			return err
 		}
+	}
+	return nil
+}
+
+// atSeq prints event opts.Seq of the run and narrows the view to the step
+// that holds it (a run-level event shows the whole run).
+func atSeq(opts *Options, root *views.RunNode, vo *views.ViewOptions) error {
+	var hit *transcript.Event
+	if src := root.Source(); src != nil {
+		for _, ev := range src.Events {
+			if ev.Seq == opts.Seq {
+				hit = ev
+				break
+			}
+		}
+	}
+	if hit == nil {
+		return &cmdutil.InputError{Err: fmt.Errorf("--seq %d: run %s has no event with that seq", opts.Seq, root.RunID)}
+	}
+	if opts.Format == "json" {
+		return writeEvents(opts, []*transcript.Event{hit})
+	}
+	fmt.Fprintf(opts.IO.Out, "> seq %d: %s\n\n", hit.Seq, views.Compact(hit, false))
+	if opts.Path == "" && hit.Path != "" {
+		opts.Path = root.FullPath(hit.Path)
+		vo.Path = opts.Path
 	}
 	return nil
 }

@@ -1,0 +1,228 @@
+// Package searchcmd implements `twasm search` over the storage's index
+// (package internal/index), and Refresh, with which the commands that
+// write runs (record, import, sync) keep the index current.
+package searchcmd
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/index"
+)
+
+// Options are the search flags.
+type Options struct {
+	F     *cmdutil.Factory
+	Query index.Query
+	Since string
+	Until string
+	JSON  bool
+}
+
+// NewCmdSearch returns the search command.
+func NewCmdSearch(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
+	opts := &Options{F: f}
+	cmd := &cobra.Command{
+		Use:   "search QUERY...",
+		Short: "Search every run: prompts, answers, thinking, tool calls and outputs, commands, file paths",
+		Long: `Search finds words across every run in storage: the user's prompts, the
+assistant's text and thinking, tool calls (name, command, input: file paths
+are in it) and their outputs, commands, and the errors of steps and runs.
+Every word must match (in any order); "a quoted phrase" must match as a
+phrase. --fts takes QUERY as an SQLite FTS5 expression instead (OR, NOT,
+NEAR, prefix*).
+
+Each hit shows the run, the step path, the seq, the time and a snippet with
+the matches marked; open one with "twasm view RUN --seq N". --json prints
+one hit per line.
+
+The index (<storage>/index.db, SQLite) is built from the transcripts and
+checked against them before every search: a run added, grown or changed is
+read again, and a deleted or damaged index is rebuilt (and said so).
+Filters: --provider, --model, --status (of the run: ok, error, cancelled,
+running), --since/--until (of the event), --run (an id or its start),
+--tool (tool name), --type (text, thinking, command, stream, tool_call,
+tool_result, error), --role (user, assistant, tool). Exit 1 when nothing
+matches, as grep does.`,
+		Example: `  twasm search "permission denied"
+  twasm search --tool Bash --status error pytest
+  twasm search --provider codex --since 7d apply_patch src/main.go
+  twasm search --json --type thinking migration | jq .run_id`,
+		Args: cobra.MinimumNArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			opts.Query.Text = strings.Join(args, " ")
+			now := time.Now()
+			var err error
+			if opts.Query.Since, err = parseWhen(opts.Since, now); err != nil {
+				return cmdutil.FlagErrorf("--since: %v", err)
+			}
+			if opts.Query.Until, err = parseWhen(opts.Until, now); err != nil {
+				return cmdutil.FlagErrorf("--until: %v", err)
+			}
+			if opts.Query.Limit < 0 {
+				return cmdutil.FlagErrorf("--limit must not be negative")
+			}
+			if runF != nil {
+				return runF(cmd.Context(), opts)
+			}
+			return Run(cmd.Context(), opts)
+		},
+	}
+	fl := cmd.Flags()
+	q := &opts.Query
+	fl.StringVar(&q.Provider, "provider", "", "only runs with an agent step of this provider")
+	fl.StringVar(&q.Model, "model", "", "only runs that used this model (or a name starting with it)")
+	fl.StringVar(&q.Status, "status", "", "only runs with this status: ok, error, cancelled, running")
+	fl.StringVar(&opts.Since, "since", "", "only events at or after: a duration (7d, 12h) or a date")
+	fl.StringVar(&opts.Until, "until", "", "only events before: a duration (7d, 12h) or a date")
+	fl.StringVar(&q.Run, "run", "", "only this run (an id or the start of one)")
+	fl.StringVar(&q.Tool, "tool", "", "only tool calls and results of this tool")
+	fl.StringVar(&q.Kind, "type", "", "only this kind: text, thinking, command, stream, tool_call, tool_result, error")
+	fl.StringVar(&q.Role, "role", "", "only this role: user, assistant, tool")
+	fl.IntVar(&q.Limit, "limit", 20, "at most this many hits (0: no limit)")
+	fl.BoolVar(&q.Raw, "fts", false, "QUERY is an SQLite FTS5 expression")
+	fl.BoolVar(&opts.JSON, "json", false, "one JSON object per hit")
+	return cmd
+}
+
+// parseWhen reads a duration back from now (7d, 12h) or a date/time.
+func parseWhen(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	if strings.HasSuffix(s, "d") {
+		var n int
+		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil && n >= 0 {
+			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
+		}
+	}
+	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	for _, layout := range []string{time.RFC3339, "2006-01-02"} {
+		if t, err := time.Parse(layout, s); err == nil {
+			return t, nil
+		}
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a duration (7d, 12h) nor a date (2026-11-01)", s)
+}
+
+// Open opens the storage's index and brings it up to date, reporting on
+// w a rebuild and why.
+func Open(ctx context.Context, f *cmdutil.Factory, w io.Writer) (*index.Index, error) {
+	ix, why, err := index.Open(ctx, f.StorageRoot())
+	if err != nil {
+		return nil, err
+	}
+	if why != "" {
+		fmt.Fprintf(w, "twasm: search index %s rebuilt from the transcripts (%s)\n", index.File(f.StorageRoot()), why)
+	}
+	if _, err := ix.Update(ctx); err != nil {
+		ix.Close()
+		if index.IsCorrupt(err) {
+			// Damaged while in use: start again from the transcripts.
+			return reopen(ctx, f, w, err)
+		}
+		return nil, err
+	}
+	return ix, nil
+}
+
+func reopen(ctx context.Context, f *cmdutil.Factory, w io.Writer, cause error) (*index.Index, error) {
+	if err := index.Remove(f.StorageRoot()); err != nil {
+		return nil, err
+	}
+	fmt.Fprintf(w, "twasm: search index rebuilt from the transcripts (%v)\n", cause)
+	ix, _, err := index.Open(ctx, f.StorageRoot())
+	if err != nil {
+		return nil, err
+	}
+	if _, err := ix.Update(ctx); err != nil {
+		ix.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+// Refresh brings the index up to date after a command wrote runs (their
+// sub-agent runs included: every transcript is checked, by size and mtime
+// for the unchanged ones). The index is a cache: a failure is worth a
+// warning, never the command's failure.
+func Refresh(ctx context.Context, f *cmdutil.Factory) error {
+	ix, _, err := index.Open(ctx, f.StorageRoot())
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	_, err = ix.Update(ctx)
+	return err
+}
+
+// Run searches.
+func Run(ctx context.Context, opts *Options) error {
+	ios := opts.F.IOStreams
+	if err := opts.F.RequireStorage(); err != nil {
+		return err
+	}
+	ix, err := Open(ctx, opts.F, ios.ErrOut)
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	q := opts.Query
+	if q.Limit == 0 {
+		q.Limit = 1 << 30
+	}
+	color := ios.ColorEnabled() && !opts.JSON
+	if color {
+		q.MarkOpen, q.MarkClose = "\x1b[1;33m", "\x1b[0m"
+	}
+	hits, err := ix.Search(ctx, q)
+	if err != nil {
+		if strings.HasPrefix(err.Error(), "query ") || err.Error() == "empty query" {
+			return &cmdutil.FlagError{Err: err}
+		}
+		return err
+	}
+	if opts.JSON {
+		for _, h := range hits {
+			b, _ := json.Marshal(h)
+			fmt.Fprintln(ios.Out, string(b))
+		}
+		return nil
+	}
+	for _, h := range hits {
+		when := "-"
+		if !h.Time.IsZero() {
+			when = h.Time.Local().Format("2006-01-02 15:04")
+		}
+		what := h.Kind
+		if h.Tool != "" {
+			what += " " + h.Tool
+		} else if h.Role != "" {
+			what = h.Role + " " + what
+		}
+		path := h.Path
+		if path == "" {
+			path = "(run)"
+		}
+		fmt.Fprintf(ios.Out, "%s  %s  %s  seq %d  %s  %s\n    %s\n", h.RunID[:min(8, len(h.RunID))], when, path, h.Seq, what, h.RunName, h.Snippet)
+	}
+	if len(hits) == 0 {
+		fmt.Fprintln(ios.ErrOut, "no match")
+		return cmdutil.ErrSilent
+	}
+	if len(hits) == q.Limit {
+		fmt.Fprintf(ios.ErrOut, "%d hits shown (--limit); open one with: twasm view RUN --seq N\n", len(hits))
+	} else {
+		fmt.Fprintf(ios.ErrOut, "%d hit(s); open one with: twasm view RUN --seq N\n", len(hits))
+	}
+	return nil
+}

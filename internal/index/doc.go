@@ -1,0 +1,41 @@
+// Package index is the search index of a storage root: a SQLite database
+// (<storage>/index.db, pure-Go driver modernc.org/sqlite, FTS5) built from
+// the transcripts, for everything that reads across runs (`twasm search`,
+// and listings that would otherwise read every file).
+//
+// # Model
+//
+// One row per run (name, status, times, providers, models, counts) and one
+// document per searchable piece of an event: each text, thinking, command
+// and stream block of a message (tool_use and tool_result blocks are left
+// to the tool events, so a call is found once), each tool.call (name,
+// command, input: file paths are in it) and tool.result (output, error),
+// and the errors of steps and runs. A document knows its run, seq, step
+// path, iteration, time, kind, role and tool name; its text (up to 1 MiB)
+// is in an FTS5 table.
+//
+// # Invariants
+//
+//   - The transcripts are the source of truth; the index is derived. Delete
+//     index.db and the next Update builds it again. An index that is not a
+//     database, is damaged or has another schema is deleted and rebuilt,
+//     and Open says why.
+//   - Update checks every transcript against what the index saw: size and
+//     mtime equal, skipped; grown, read from the offset where indexing
+//     stopped once the line ending there still holds the seq indexed;
+//     anything else (rewritten, shrunk, replaced), read again from the
+//     start. Only complete lines are indexed: a line being written is
+//     read next time. Each file is indexed in one transaction: a crash
+//     leaves the index as it was before the file.
+//   - Memory does not grow with the archive: files are streamed line by
+//     line, each line decoded on its own, and SQLite's cache is bounded
+//     (16 MiB).
+//   - Several processes may use one index: SQLite's locks and WAL
+//     serialise writers (busy timeout 10 s).
+//
+// # Threat model
+//
+// Transcript content is untrusted text: it reaches SQLite only as bound
+// parameters, never as SQL. A search query is quoted word by word into an
+// FTS5 expression unless the caller asks for raw FTS5 syntax.
+package index

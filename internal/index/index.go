@@ -1,0 +1,165 @@
+package index
+
+import (
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+
+	_ "modernc.org/sqlite" // pure-Go SQLite with FTS5: twasm stays one static binary
+)
+
+// schemaVersion changes whenever the tables or what goes into them change:
+// an index of another version is rebuilt.
+const schemaVersion = "1"
+
+// File is the index's path under a storage root: beside the transcripts.
+func File(root string) string { return filepath.Join(root, "index.db") }
+
+const schema = `
+CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
+CREATE TABLE runs(
+  run_id TEXT PRIMARY KEY,
+  name TEXT NOT NULL DEFAULT '',
+  parent_run_id TEXT NOT NULL DEFAULT '',
+  status TEXT NOT NULL DEFAULT 'running',
+  error TEXT NOT NULL DEFAULT '',
+  started INTEGER NOT NULL DEFAULT 0,
+  ended INTEGER NOT NULL DEFAULT 0,
+  providers TEXT NOT NULL DEFAULT ',',
+  models TEXT NOT NULL DEFAULT ',',
+  steps INTEGER NOT NULL DEFAULT 0,
+  tools INTEGER NOT NULL DEFAULT 0,
+  events INTEGER NOT NULL DEFAULT 0,
+  size INTEGER NOT NULL,
+  mtime INTEGER NOT NULL,
+  indexed INTEGER NOT NULL,
+  last_seq INTEGER NOT NULL
+);
+CREATE TABLE docs(
+  id INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL,
+  seq INTEGER NOT NULL,
+  path TEXT NOT NULL,
+  iteration INTEGER NOT NULL,
+  ts INTEGER NOT NULL,
+  kind TEXT NOT NULL,
+  role TEXT NOT NULL,
+  tool TEXT NOT NULL
+);
+CREATE INDEX docs_run ON docs(run_id);
+CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+`
+
+// Index is the search index of one storage root: a SQLite database built
+// from the transcripts, which stay the source of truth.
+type Index struct {
+	db   *sql.DB
+	root string
+}
+
+// Open opens (or creates) the index of a storage root. An index that is
+// not a database, is damaged or has another schema version is deleted and
+// created empty; rebuilt says why, for the caller to report. The next
+// Update fills it from the transcripts.
+func Open(ctx context.Context, root string) (ix *Index, rebuilt string, err error) {
+	if err := os.MkdirAll(root, 0o700); err != nil {
+		return nil, "", fmt.Errorf("index: %w", err)
+	}
+	path := File(root)
+	_, statErr := os.Stat(path)
+	ix, err = open(ctx, path, root)
+	if err == nil {
+		return ix, "", nil
+	}
+	if statErr != nil {
+		return nil, "", err
+	}
+	reason := err.Error()
+	if err := Remove(root); err != nil {
+		return nil, "", err
+	}
+	ix, err = open(ctx, path, root)
+	if err != nil {
+		return nil, "", err
+	}
+	return ix, reason, nil
+}
+
+func open(ctx context.Context, path, root string) (*Index, error) {
+	// Create the file 0600 before SQLite does (it would use the umask).
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+		f.Close()
+	}
+	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-16000)&_txlock=immediate"
+	db, err := sql.Open("sqlite", dsn)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	db.SetMaxOpenConns(1)
+	ix := &Index{db: db, root: root}
+	if err := ix.init(ctx); err != nil {
+		db.Close()
+		return nil, err
+	}
+	return ix, nil
+}
+
+func (ix *Index) init(ctx context.Context) error {
+	var v string
+	err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v)
+	switch {
+	case err == nil && v == schemaVersion:
+		return nil
+	case err == nil:
+		return fmt.Errorf("index schema %s, this twasm writes %s", v, schemaVersion)
+	case !strings.Contains(err.Error(), "no such table"):
+		return fmt.Errorf("index damaged: %w", err)
+	}
+	var n int
+	if err := ix.db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master`).Scan(&n); err != nil {
+		return fmt.Errorf("index damaged: %w", err)
+	}
+	if n != 0 {
+		return errors.New("index damaged: tables missing")
+	}
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	defer tx.Rollback()
+	if _, err := tx.ExecContext(ctx, schema); err != nil {
+		return fmt.Errorf("index: create: %w", err)
+	}
+	if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES('schema', ?)`, schemaVersion); err != nil {
+		return fmt.Errorf("index: create: %w", err)
+	}
+	return tx.Commit()
+}
+
+// Remove deletes the index of a storage root (the next Open creates it
+// empty and Update fills it from the transcripts).
+func Remove(root string) error {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		if err := os.Remove(File(root) + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	return nil
+}
+
+// Close closes the database.
+func (ix *Index) Close() error { return ix.db.Close() }
+
+// IsCorrupt reports whether err says the database file is damaged (the
+// caller deletes it and opens again: the transcripts rebuild it).
+func IsCorrupt(err error) bool {
+	if err == nil {
+		return false
+	}
+	s := err.Error()
+	return strings.Contains(s, "malformed") || strings.Contains(s, "not a database") || strings.Contains(s, "corrupt") || strings.Contains(s, "index damaged")
+}

@@ -1,0 +1,229 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+	"go.uber.org/goleak"
+
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// record writes a run with a prompt, an answer, a thought, one tool call
+// and result, and returns its id.
+func record(t testing.TB, root, prompt, answer, tool, input, output string, fail bool) string {
+	t.Helper()
+	ctx := context.Background()
+	var id string
+	err := lifecycle.Do(ctx, recorder.NewStore(root), lifecycle.RunOptions{Name: "test " + tool}, func(ctx context.Context, r *lifecycle.Run) error {
+		id = r.RunID()
+		return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+			if err := s.UserMessage(ctx, prompt, ""); err != nil {
+				return err
+			}
+			if err := s.AssistantMessage(ctx, transcript.Block{Type: transcript.BlockThinking, Fidelity: transcript.FidelityAgentEmitted, Thinking: "pondering " + answer},
+				transcript.TextBlock(answer)); err != nil {
+				return err
+			}
+			in, _ := json.Marshal(map[string]string{"command": input, "file_path": "src/" + tool + ".go"})
+			if err := s.Record(ctx, &transcript.Event{Type: transcript.ToolCall, Payload: &transcript.ToolPayload{Name: tool, CallID: "c1", Input: in, Fidelity: transcript.FidelityAgentEmitted}}); err != nil {
+				return err
+			}
+			if err := s.Record(ctx, &transcript.Event{Type: transcript.ToolResult, Payload: &transcript.ToolPayload{Name: tool, CallID: "c1", Output: output, Status: "ok", Fidelity: transcript.FidelityAgentEmitted}}); err != nil {
+				return err
+			}
+			if fail {
+				return errors.New("the build broke")
+			}
+			return nil
+		})
+	})
+	if !fail {
+		require.NoError(t, err)
+	}
+	return id
+}
+
+func openUpdated(t *testing.T, root string) (*Index, Stats) {
+	t.Helper()
+	ix, _, err := Open(context.Background(), root)
+	require.NoError(t, err)
+	t.Cleanup(func() { ix.Close() })
+	st, err := ix.Update(context.Background())
+	require.NoError(t, err)
+	return ix, st
+}
+
+func search(t *testing.T, ix *Index, q Query) []Hit {
+	t.Helper()
+	hits, err := ix.Search(context.Background(), q)
+	require.NoError(t, err)
+	return hits
+}
+
+func TestSearch(t *testing.T) {
+	root := t.TempDir()
+	a := record(t, root, "fix the flaky test", "the zebra test is fixed", "Bash", "go test ./...", "PASS ok zebra", false)
+	b := record(t, root, "write docs", "docs written", "Edit", "sed -i s/a/b/ README.md", "edited", true)
+	ix, st := openUpdated(t, root)
+	assert.Equal(t, 2, st.Indexed)
+
+	hits := search(t, ix, Query{Text: "zebra"})
+	require.Len(t, hits, 3) // answer, thinking, tool output
+	for _, h := range hits {
+		assert.Equal(t, a, h.RunID)
+		assert.Equal(t, "agent", h.Path)
+		assert.NotZero(t, h.Seq)
+		assert.False(t, h.Time.IsZero())
+		assert.Contains(t, h.Snippet, "«zebra»")
+	}
+	cases := []struct {
+		name string
+		q    Query
+		runs []string
+	}{
+		{"prompt", Query{Text: "flaky", Role: "user"}, []string{a}},
+		{"thinking", Query{Text: "zebra", Kind: "thinking"}, []string{a}},
+		{"tool output", Query{Text: "zebra", Kind: "tool_result", Tool: "Bash"}, []string{a}},
+		{"command", Query{Text: "go test", Kind: "tool_call"}, []string{a}},
+		{"file path", Query{Text: "src/Edit.go"}, []string{b}},
+		{"error", Query{Text: "build broke"}, []string{b, b}},
+		{"status", Query{Text: "docs", Status: "error"}, []string{b, b, b}}, // prompt, answer, thinking
+		{"status excludes", Query{Text: "zebra", Status: "error"}, nil},
+		{"run prefix", Query{Text: "test", Run: a[:8], Kind: "text"}, []string{a, a}}, // prompt and answer
+		{"FTS syntax is quoted", Query{Text: `zebra OR "docs`}, nil},
+		{"a word finds the words it starts", Query{Text: "zeb", Kind: "text"}, []string{a}},
+		{"raw FTS", Query{Text: `zebra OR written`, Raw: true, Kind: "text", Role: "assistant"}, []string{a, b}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			var runs []string
+			for _, h := range search(t, ix, tc.q) {
+				runs = append(runs, h.RunID)
+			}
+			assert.ElementsMatch(t, tc.runs, runs)
+		})
+	}
+	runs, err := ix.Runs(context.Background())
+	require.NoError(t, err)
+	require.Len(t, runs, 2)
+	for _, r := range runs {
+		if r.RunID == b {
+			assert.Equal(t, "error", r.Status)
+			assert.Equal(t, 1, r.Tools)
+		}
+	}
+}
+
+func TestRebuiltFromTranscripts(t *testing.T) {
+	root := t.TempDir()
+	a := record(t, root, "p", "needle in the haystack", "Bash", "ls", "out", false)
+	ix, _ := openUpdated(t, root)
+	require.Len(t, search(t, ix, Query{Text: "needle"}), 2)
+	require.NoError(t, ix.Close())
+
+	// Deleted: it comes back.
+	require.NoError(t, os.Remove(File(root)))
+	ix, st := openUpdated(t, root)
+	assert.Equal(t, 1, st.Indexed)
+	require.Len(t, search(t, ix, Query{Text: "needle"}), 2)
+	require.NoError(t, ix.Close())
+
+	// Damaged: detected, rebuilt, reported.
+	for _, s := range []string{"-wal", "-shm"} {
+		os.Remove(File(root) + s)
+	}
+	require.NoError(t, os.WriteFile(File(root), []byte("this is not a database, it is a cat picture............................................................"), 0o600))
+	ix2, why, err := Open(context.Background(), root)
+	require.NoError(t, err)
+	defer ix2.Close()
+	assert.NotEmpty(t, why)
+	_, err = ix2.Update(context.Background())
+	require.NoError(t, err)
+	hits := search(t, ix2, Query{Text: "needle"})
+	require.Len(t, hits, 2)
+	assert.Equal(t, a, hits[0].RunID)
+}
+
+func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := recorder.NewStore(root)
+	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "open"})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.AssistantMessage(ctx, transcript.TextBlock("first albatross"))
+	}))
+	require.NoError(t, run.Detach())
+	ix, st := openUpdated(t, root)
+	assert.Equal(t, 1, st.Indexed)
+	st, err = ix.Update(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, st.Indexed, "unchanged: skipped")
+
+	// Grown: only the new part is read.
+	run, err = lifecycle.Attach(ctx, store, run.RunID(), lifecycle.RunOptions{})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.AssistantMessage(ctx, transcript.TextBlock("second albatross"))
+	}))
+	require.NoError(t, run.Finish(ctx, nil))
+	st, err = ix.Update(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Indexed)
+	assert.Equal(t, 0, st.Reindexed)
+	assert.Len(t, search(t, ix, Query{Text: "albatross"}), 2)
+
+	path := filepath.Join(root, "transcripts", run.RunID()+".jsonl")
+	orig, err := os.ReadFile(path)
+	require.NoError(t, err)
+	// A line being written is not indexed until it is complete.
+	extra := `{"seq":99,"run_id":"` + run.RunID() + `","type":"message.assistant","path":"x","iteration":0,"timestamp":"2026-01-01T00:00:00.000Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"third albatross"}]}}` + "\n"
+	require.NoError(t, os.WriteFile(path, append(append([]byte(nil), orig...), extra[:40]...), 0o600))
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
+	assert.Len(t, search(t, ix, Query{Text: "albatross"}), 2)
+	require.NoError(t, os.WriteFile(path, append(append([]byte(nil), orig...), extra...), 0o600))
+	st, err = ix.Update(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, st.Reindexed, "grown from the partial line on")
+	assert.Len(t, search(t, ix, Query{Text: "albatross"}), 3)
+
+	// Rewritten behind its back (the line at the indexed offset no longer
+	// holds the seq indexed): read again from the start.
+	require.NoError(t, os.WriteFile(path, append(append([]byte(extra), orig...), extra...), 0o600))
+	st, err = ix.Update(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Reindexed)
+	assert.Len(t, search(t, ix, Query{Text: "albatross"}), 4)
+
+	// Removed: it leaves the index.
+	require.NoError(t, os.Remove(path))
+	st, err = ix.Update(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Removed)
+	assert.Empty(t, search(t, ix, Query{Text: "albatross"}))
+}
+
+func TestMatchExpr(t *testing.T) {
+	for in, want := range map[string]string{
+		"zebra":                   `"zebra"*`,
+		"  go   test ":            `"go"* "test"*`,
+		`"exit status 1" foo`:     `"exit status 1" "foo"*`,
+		`a"b`:                     `"a""b"*`,
+		`"unclosed phrase`:        `"unclosed phrase"`,
+		"src/main.go NOT-an-op*:": `"src/main.go"* "NOT-an-op*:"*`,
+	} {
+		assert.Equal(t, want, MatchExpr(in), in)
+	}
+}

@@ -1,0 +1,210 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"time"
+)
+
+// Query is a search: words (every one must match, in any order; a quoted
+// "phrase" must match as is) and filters.
+type Query struct {
+	Text string
+	// Raw passes Text to SQLite FTS5 as a query expression (AND, OR,
+	// NOT, NEAR, prefix*) instead of quoting each word.
+	Raw bool
+	// Filters: empty means any.
+	Provider, Model, Status, Run, Tool, Kind, Role string
+	Since, Until                                   time.Time
+	Limit                                          int
+	// Mark is put around every match in the snippet ("" gives «»).
+	MarkOpen, MarkClose string
+}
+
+// Hit is one matching document.
+type Hit struct {
+	RunID     string    `json:"run_id"`
+	RunName   string    `json:"run_name"`
+	RunStatus string    `json:"run_status"`
+	Seq       uint64    `json:"seq"`
+	Path      string    `json:"path"`
+	Iteration int       `json:"iteration"`
+	Time      time.Time `json:"time,omitzero"`
+	Kind      string    `json:"kind"`
+	Role      string    `json:"role,omitempty"`
+	Tool      string    `json:"tool,omitempty"`
+	Providers []string  `json:"providers,omitempty"`
+	Snippet   string    `json:"snippet"`
+}
+
+// MatchExpr turns words into an FTS5 expression: each word matches the
+// words it starts (python finds python3), a "quoted phrase" matches as
+// is, all of them required. Nothing a user types is taken as FTS5 syntax.
+func MatchExpr(text string) string {
+	var terms []string
+	rest := strings.TrimSpace(text)
+	for rest != "" {
+		var term string
+		phrase := rest[0] == '"'
+		if phrase {
+			if i := strings.IndexByte(rest[1:], '"'); i >= 0 {
+				term, rest = rest[1:1+i], rest[2+i:]
+			} else {
+				term, rest = rest[1:], ""
+			}
+		} else if i := strings.IndexAny(rest, " \t\n"); i >= 0 {
+			term, rest = rest[:i], rest[i+1:]
+		} else {
+			term, rest = rest, ""
+		}
+		rest = strings.TrimSpace(rest)
+		if term = strings.TrimSpace(term); term != "" {
+			q := `"` + strings.ReplaceAll(term, `"`, `""`) + `"`
+			if !phrase {
+				q += "*"
+			}
+			terms = append(terms, q)
+		}
+	}
+	return strings.Join(terms, " ")
+}
+
+// Search runs q and returns the hits, best first.
+func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
+	expr := q.Text
+	if !q.Raw {
+		expr = MatchExpr(q.Text)
+	}
+	if strings.TrimSpace(expr) == "" {
+		return nil, fmt.Errorf("empty query")
+	}
+	open, close := q.MarkOpen, q.MarkClose
+	if open == "" && close == "" {
+		open, close = "«", "»"
+	}
+	where := []string{"fts MATCH ?"}
+	args := []any{open, close, expr}
+	eq := func(col, v string) {
+		if v != "" {
+			where = append(where, col+" = ?")
+			args = append(args, v)
+		}
+	}
+	eq("d.tool", q.Tool)
+	eq("d.kind", q.Kind)
+	eq("d.role", q.Role)
+	eq("r.status", q.Status)
+	if q.Run != "" {
+		where = append(where, "d.run_id LIKE ?")
+		args = append(args, strings.ReplaceAll(q.Run, "%", "")+"%")
+	}
+	if q.Provider != "" {
+		where = append(where, "r.providers LIKE ?")
+		args = append(args, "%,"+q.Provider+",%")
+	}
+	if q.Model != "" {
+		where = append(where, "r.models LIKE ?")
+		args = append(args, "%,"+q.Model+"%")
+	}
+	if !q.Since.IsZero() {
+		where = append(where, "d.ts >= ?")
+		args = append(args, q.Since.UnixMilli())
+	}
+	if !q.Until.IsZero() {
+		where = append(where, "d.ts < ?")
+		args = append(args, q.Until.UnixMilli())
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 20
+	}
+	args = append(args, limit)
+	sqlq := `SELECT d.run_id, r.name, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers,
+  snippet(fts, 0, ?, ?, '…', 24)
+FROM fts JOIN docs d ON d.id = fts.rowid JOIN runs r ON r.run_id = d.run_id
+WHERE ` + strings.Join(where, " AND ") + `
+ORDER BY fts.rank, d.ts DESC LIMIT ?`
+	rows, err := ix.db.QueryContext(ctx, sqlq, args...)
+	if err != nil {
+		if strings.Contains(err.Error(), "fts5: syntax error") || strings.Contains(err.Error(), "no such column") {
+			return nil, fmt.Errorf("query %q: %w", q.Text, err)
+		}
+		return nil, fmt.Errorf("index: search: %w", err)
+	}
+	defer rows.Close()
+	var hits []Hit
+	for rows.Next() {
+		var h Hit
+		var ts int64
+		var providers string
+		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Snippet); err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		if ts != 0 {
+			h.Time = time.UnixMilli(ts).UTC()
+		}
+		for _, p := range strings.Split(strings.Trim(providers, ","), ",") {
+			if p != "" {
+				h.Providers = append(h.Providers, p)
+			}
+		}
+		h.Snippet = strings.Join(strings.Fields(h.Snippet), " ")
+		hits = append(hits, h)
+	}
+	return hits, rows.Err()
+}
+
+// RunInfo is a run as the index knows it.
+type RunInfo struct {
+	RunID     string    `json:"run_id"`
+	Name      string    `json:"name"`
+	Parent    string    `json:"parent_run_id,omitempty"`
+	Status    string    `json:"status"`
+	Error     string    `json:"error,omitempty"`
+	Started   time.Time `json:"started,omitzero"`
+	Ended     time.Time `json:"ended,omitzero"`
+	Providers []string  `json:"providers,omitempty"`
+	Models    []string  `json:"models,omitempty"`
+	Steps     int       `json:"steps"`
+	Tools     int       `json:"tools"`
+	Events    int       `json:"events"`
+}
+
+// Runs lists the indexed runs, newest first.
+func (ix *Index) Runs(ctx context.Context) ([]RunInfo, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events FROM runs ORDER BY started DESC, run_id`)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	defer rows.Close()
+	var out []RunInfo
+	for rows.Next() {
+		var r RunInfo
+		var started, ended int64
+		var providers, models string
+		if err := rows.Scan(&r.RunID, &r.Name, &r.Parent, &r.Status, &r.Error, &started, &ended, &providers, &models, &r.Steps, &r.Tools, &r.Events); err != nil {
+			return nil, fmt.Errorf("index: %w", err)
+		}
+		if started != 0 {
+			r.Started = time.UnixMilli(started).UTC()
+		}
+		if ended != 0 {
+			r.Ended = time.UnixMilli(ended).UTC()
+		}
+		r.Providers = splitList(providers)
+		r.Models = splitList(models)
+		out = append(out, r)
+	}
+	return out, rows.Err()
+}
+
+func splitList(s string) []string {
+	var out []string
+	for _, p := range strings.Split(strings.Trim(s, ","), ",") {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return out
+}

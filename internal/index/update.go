@@ -1,0 +1,458 @@
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"database/sql"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// maxDocText bounds the text indexed per document (a huge tool output is
+// indexed by its first MiB; the transcript keeps all of it).
+const maxDocText = 1 << 20
+
+// maxLine bounds a transcript line read for indexing; a longer one is
+// skipped (and counted).
+const maxLine = 64 << 20
+
+// Stats say what an Update did.
+type Stats struct {
+	Runs      int `json:"runs"`      // transcripts in storage
+	Indexed   int `json:"indexed"`   // read (new, grown)
+	Reindexed int `json:"reindexed"` // changed behind the index's back: read again from the start
+	Removed   int `json:"removed"`   // transcripts gone
+	Docs      int `json:"docs"`      // documents added
+	Skipped   int `json:"skipped"`   // lines that could not be read
+}
+
+type fileRow struct {
+	size, mtime, indexed int64
+	lastSeq              uint64
+}
+
+// Update brings the index up to date with the transcripts: a file whose
+// size and mtime are what the index saw is skipped; a grown file is read
+// from where the index stopped, after checking that the line there still
+// holds the seq it indexed; any other change (a file rewritten, shrunk or
+// replaced) is indexed again from the start. Transcripts that are gone
+// leave the index. Only complete lines are indexed.
+func (ix *Index) Update(ctx context.Context) (Stats, error) {
+	var st Stats
+	dir := filepath.Join(ix.root, "transcripts")
+	ents, err := os.ReadDir(dir)
+	if err != nil && !errors.Is(err, os.ErrNotExist) {
+		return st, fmt.Errorf("index: %w", err)
+	}
+	known, err := ix.files(ctx)
+	if err != nil {
+		return st, err
+	}
+	present := map[string]bool{}
+	for _, d := range ents {
+		name := d.Name()
+		if !strings.HasSuffix(name, ".jsonl") || d.IsDir() {
+			continue
+		}
+		id := strings.TrimSuffix(name, ".jsonl")
+		present[id] = true
+		st.Runs++
+		if err := ctx.Err(); err != nil {
+			return st, err
+		}
+		if err := ix.updateFile(ctx, filepath.Join(dir, name), id, known[id], &st); err != nil {
+			return st, err
+		}
+	}
+	for id := range known {
+		if !present[id] {
+			if err := ix.remove(ctx, id); err != nil {
+				return st, err
+			}
+			st.Removed++
+		}
+	}
+	return st, nil
+}
+
+// UpdateRuns brings the given runs up to date (after a command wrote
+// them); it is Update limited to their files.
+func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error) {
+	var st Stats
+	known, err := ix.files(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, id := range runIDs {
+		path := filepath.Join(ix.root, "transcripts", id+".jsonl")
+		if _, err := os.Stat(path); err != nil {
+			continue
+		}
+		st.Runs++
+		if err := ix.updateFile(ctx, path, id, known[id], &st); err != nil {
+			return st, err
+		}
+	}
+	return st, nil
+}
+
+func (ix *Index) files(ctx context.Context) (map[string]*fileRow, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, size, mtime, indexed, last_seq FROM runs`)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	defer rows.Close()
+	m := map[string]*fileRow{}
+	for rows.Next() {
+		var id string
+		r := &fileRow{}
+		if err := rows.Scan(&id, &r.size, &r.mtime, &r.indexed, &r.lastSeq); err != nil {
+			return nil, fmt.Errorf("index: %w", err)
+		}
+		m[id] = r
+	}
+	return m, rows.Err()
+}
+
+func (ix *Index) remove(ctx context.Context, id string) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	defer tx.Rollback()
+	if err := removeTx(ctx, tx, id); err != nil {
+		return err
+	}
+	return tx.Commit()
+}
+
+func removeTx(ctx context.Context, tx *sql.Tx, id string) error {
+	for _, q := range []string{
+		`DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE run_id = ?)`,
+		`DELETE FROM docs WHERE run_id = ?`,
+		`DELETE FROM runs WHERE run_id = ?`,
+	} {
+		if _, err := tx.ExecContext(ctx, q, id); err != nil {
+			return fmt.Errorf("index: remove %s: %w", id, err)
+		}
+	}
+	return nil
+}
+
+// seqAt returns the seq of the complete line that ends at off (0 when it
+// cannot be read back).
+func seqAt(f *os.File, off int64) uint64 {
+	if off <= 0 {
+		return 0
+	}
+	n := min(off, 1<<20)
+	b := make([]byte, n)
+	if _, err := f.ReadAt(b, off-n); err != nil {
+		return 0
+	}
+	if b[len(b)-1] != '\n' {
+		return 0
+	}
+	line := b[:len(b)-1]
+	if i := bytes.LastIndexByte(line, '\n'); i >= 0 {
+		line = line[i+1:]
+	} else if n < off {
+		return 0 // longer than the window
+	}
+	ev, err := transcript.DecodeEvent(line)
+	if ev == nil || err != nil && !transcript.IsWarning(err) {
+		return 0
+	}
+	return ev.Seq
+}
+
+func (ix *Index) updateFile(ctx context.Context, path, id string, row *fileRow, st *Stats) error {
+	f, err := os.Open(path)
+	if err != nil {
+		if errors.Is(err, os.ErrNotExist) {
+			return nil // removed meanwhile
+		}
+		return fmt.Errorf("index: %w", err)
+	}
+	defer f.Close()
+	info, err := f.Stat()
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	size, mtime := info.Size(), info.ModTime().UnixNano()
+	if row != nil && row.size == size && row.mtime == mtime {
+		return nil
+	}
+	from := int64(0)
+	if row != nil && size >= row.indexed && seqAt(f, row.indexed) == row.lastSeq {
+		from = row.indexed
+	}
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	defer tx.Rollback()
+	run := &runRow{id: id, providers: ",", models: ","}
+	if from == 0 {
+		if row != nil {
+			st.Reindexed++
+			if err := removeTx(ctx, tx, id); err != nil {
+				return err
+			}
+		}
+	} else if err := run.load(ctx, tx); err != nil {
+		return err
+	}
+	st.Indexed++
+	w, err := newWriter(ctx, tx, run)
+	if err != nil {
+		return err
+	}
+	defer w.close()
+	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
+	if err != nil {
+		return err
+	}
+	run.size, run.mtime, run.indexed = size, mtime, end
+	if end < size {
+		run.size = -1 // a partial last line: look again next time
+	}
+	if err := run.save(ctx, tx); err != nil {
+		return err
+	}
+	w.close()
+	return tx.Commit()
+}
+
+// runRow is a run's row in runs, updated as its events are read.
+type runRow struct {
+	id, name, parent, status, errText string
+	started, ended                    int64
+	providers, models                 string
+	steps, tools, events              int
+	size, mtime, indexed              int64
+	lastSeq                           uint64
+}
+
+func (r *runRow) load(ctx context.Context, tx *sql.Tx) error {
+	err := tx.QueryRowContext(ctx, `SELECT name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, last_seq FROM runs WHERE run_id = ?`, r.id).
+		Scan(&r.name, &r.parent, &r.status, &r.errText, &r.started, &r.ended, &r.providers, &r.models, &r.steps, &r.tools, &r.events, &r.lastSeq)
+	if err != nil {
+		return fmt.Errorf("index: load run %s: %w", r.id, err)
+	}
+	return nil
+}
+
+func (r *runRow) save(ctx context.Context, tx *sql.Tx) error {
+	if r.status == "" {
+		r.status = "running"
+	}
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO runs(run_id, name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, size, mtime, indexed, last_seq)
+VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.id, r.name, r.parent, r.status, r.errText, r.started, r.ended, r.providers, r.models, r.steps, r.tools, r.events, r.size, r.mtime, r.indexed, r.lastSeq)
+	if err != nil {
+		return fmt.Errorf("index: save run %s: %w", r.id, err)
+	}
+	return nil
+}
+
+func addTo(list *string, v string) {
+	if v == "" || strings.Contains(*list, ","+v+",") {
+		return
+	}
+	*list += v + ","
+}
+
+// writer inserts one file's documents inside a transaction.
+type writer struct {
+	run       *runRow
+	doc, text *sql.Stmt
+	nextID    int64
+}
+
+func newWriter(ctx context.Context, tx *sql.Tx, run *runRow) (*writer, error) {
+	w := &writer{run: run}
+	var err error
+	if err = tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM docs`).Scan(&w.nextID); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	if w.doc, err = tx.PrepareContext(ctx, `INSERT INTO docs(id, run_id, seq, path, iteration, ts, kind, role, tool) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	if w.text, err = tx.PrepareContext(ctx, `INSERT INTO fts(rowid, text) VALUES(?, ?)`); err != nil {
+		w.doc.Close()
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	return w, nil
+}
+
+func (w *writer) close() {
+	if w.doc != nil {
+		w.doc.Close()
+		w.text.Close()
+		w.doc, w.text = nil, nil
+	}
+}
+
+// read indexes every complete line of r (which starts at file offset
+// base) and returns the offset after the last complete line.
+func (w *writer) read(ctx context.Context, r io.Reader, base int64, st *Stats) (int64, error) {
+	br := bufio.NewReaderSize(r, 256<<10)
+	off := base
+	var long []byte
+	for {
+		chunk, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			if len(long)+len(chunk) <= maxLine {
+				long = append(long, chunk...)
+			} else {
+				long = append(long[:0], 0) // too long: remember to skip it
+			}
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return off, fmt.Errorf("index: read: %w", err)
+		}
+		if len(chunk) == 0 || chunk[len(chunk)-1] != '\n' {
+			return off, nil // end, or a partial last line: next time
+		}
+		line := chunk
+		if len(long) > 0 {
+			line = append(long, chunk...)
+			long = long[:0]
+		}
+		off += int64(len(line))
+		if len(line) > maxLine || len(line) > 0 && line[0] == 0 {
+			st.Skipped++
+			continue
+		}
+		ev, derr := transcript.DecodeEvent(bytes.TrimRight(line, "\r\n"))
+		if ev == nil || derr != nil && !transcript.IsWarning(derr) {
+			st.Skipped++
+			continue
+		}
+		if err := w.event(ctx, ev, st); err != nil {
+			return off, err
+		}
+		if errors.Is(err, io.EOF) {
+			return off, nil
+		}
+	}
+}
+
+func (w *writer) event(ctx context.Context, ev *transcript.Event, st *Stats) error {
+	r := w.run
+	r.events++
+	if ev.Seq > r.lastSeq {
+		r.lastSeq = ev.Seq
+	}
+	ts := ev.Timestamp.UnixMilli()
+	if ev.Timestamp.IsZero() {
+		ts = 0
+	}
+	add := func(kind, role, tool, text string) error {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return nil
+		}
+		if len(text) > maxDocText {
+			text = text[:maxDocText]
+		}
+		id := w.nextID
+		w.nextID++
+		if _, err := w.doc.ExecContext(ctx, id, r.id, ev.Seq, ev.Path, ev.Iteration, ts, kind, role, tool); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		if _, err := w.text.ExecContext(ctx, id, text); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		st.Docs++
+		return nil
+	}
+	switch ev.Type {
+	case transcript.RunStarted:
+		if p := ev.Step(); p != nil {
+			r.name, r.parent, r.started = p.Name, ev.ParentRunID, ts
+		}
+	case transcript.RunCompleted:
+		if p := ev.Step(); p != nil {
+			r.status, r.errText, r.ended = p.Status, p.Error, ts
+			return add("error", "", "", p.Error)
+		}
+	case transcript.StepCompleted:
+		p := ev.Step()
+		if p == nil {
+			break
+		}
+		r.steps++
+		if res, err := p.AgentResult(); err == nil && res != nil {
+			addTo(&r.providers, res.Provider)
+			addTo(&r.models, res.Model)
+			if res.Error != "" {
+				if err := add("error", "", "", res.Error); err != nil {
+					return err
+				}
+			}
+		}
+		if p.Error != "" {
+			return add("error", "", "", p.Error)
+		}
+	case transcript.MessageUser, transcript.MessageAssistant:
+		m := ev.Message()
+		if m == nil {
+			break
+		}
+		addTo(&r.models, m.Model)
+		role := m.Role
+		for _, b := range m.Blocks {
+			var text string
+			switch b.Type {
+			case transcript.BlockText:
+				text = b.Text
+			case transcript.BlockThinking:
+				text = b.Thinking
+			case transcript.BlockCommand:
+				text = b.Command
+			case transcript.BlockStream:
+				text = b.Chunk
+			default:
+				continue // tool_use and tool_result: indexed as tool.call and tool.result
+			}
+			if err := add(string(b.Type), role, "", text); err != nil {
+				return err
+			}
+		}
+	case transcript.ToolCall:
+		t := ev.Tool()
+		if t == nil {
+			break
+		}
+		r.tools++
+		text := t.Name
+		if t.Command != "" {
+			text += "\n" + t.Command
+		}
+		if len(t.Input) > 0 {
+			text += "\n" + string(t.Input)
+		}
+		return add("tool_call", "tool", t.Name, text)
+	case transcript.ToolResult:
+		t := ev.Tool()
+		if t == nil {
+			break
+		}
+		text := t.Output
+		if t.Error != "" {
+			text += "\n" + t.Error
+		}
+		return add("tool_result", "tool", t.Name, text)
+	}
+	return nil
+}
