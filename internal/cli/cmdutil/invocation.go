@@ -45,17 +45,19 @@ func WithInvocation(res *transcript.AgentResult, argv []string, m ByteMasker) an
 	return out
 }
 
+// StdinNotice is what record says on stderr before it reads a terminal.
+const StdinNotice = "twasm: reading the agent's output from the terminal (stdin): paste or type it, then press Ctrl-D on an empty line to end; Ctrl-C cancels. Use --input FILE or -- CMD to record a file or an agent."
+
 // StdinInput is the reader record reads the provider's output from when
-// no --input FILE is given. On a terminal it first says on stderr that it
-// is reading stdin and how to end it, and the reader it returns gives up
-// when ctx is done (Ctrl-C), which a read blocked on a terminal would
-// not.
+// no --input FILE is given. On a terminal, its first Read says on stderr
+// that it is reading stdin and how to end it (when the run is ready for
+// it, not before), and every Read gives up when ctx is done (Ctrl-C),
+// which a read blocked on a terminal would not.
 func StdinInput(ctx context.Context, ios *iostreams.IOStreams) io.Reader {
 	if !ios.IsStdinTTY() {
 		return ios.In
 	}
-	fmt.Fprintln(ios.ErrOut, "twasm: reading the agent's output from the terminal (stdin): paste or type it, then press Ctrl-D on an empty line to end; Ctrl-C cancels. Use --input FILE or -- CMD to record a file or an agent.")
-	return &ctxReader{ctx: ctx, r: ios.In}
+	return &ctxReader{ctx: ctx, r: ios.In, notice: ios.ErrOut}
 }
 
 // ctxReader reads r in a goroutine so that Read can return when ctx is
@@ -64,6 +66,7 @@ func StdinInput(ctx context.Context, ios *iostreams.IOStreams) io.Reader {
 type ctxReader struct {
 	ctx     context.Context
 	r       io.Reader
+	notice  io.Writer // written StdinNotice before the first read
 	pending chan readResult
 }
 
@@ -73,6 +76,10 @@ type readResult struct {
 }
 
 func (c *ctxReader) Read(p []byte) (int, error) {
+	if c.notice != nil {
+		fmt.Fprintln(c.notice, StdinNotice)
+		c.notice = nil
+	}
 	if c.pending == nil {
 		c.pending = make(chan readResult, 1)
 		go func() {

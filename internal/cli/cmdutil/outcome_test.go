@@ -130,12 +130,15 @@ func TestStdinInput(t *testing.T) {
 	ios.In = pr
 	ctx, cancel := context.WithCancel(context.Background())
 	r := StdinInput(ctx, ios)
-	if !strings.Contains(errOut.String(), "Ctrl-D") {
-		t.Fatalf("no notice: %q", errOut)
+	if errOut.Len() != 0 {
+		t.Fatalf("a notice before the first read: %q", errOut)
 	}
 	go func() { _, _ = pw.Write([]byte("abcdef")) }()
 	buf := make([]byte, 4)
 	n, err := r.Read(buf)
+	if strings.Count(errOut.String(), "Ctrl-D") != 1 {
+		t.Fatalf("notice: %q", errOut)
+	}
 	if err != nil || string(buf[:n]) != "abcd" {
 		t.Fatalf("%q %v", buf[:n], err)
 	}
