@@ -122,7 +122,7 @@ func settleCommand(r *sdk.ToolResult, status abi.Value) {
 //     (the command was killed), which are cancellations;
 //   - "apply_patch verification failed: ...", "unsupported call: ...",
 //     "failed to parse function arguments: ..." (the tool refused the
-//     request).
+//     request), "err: ..." (an MCP call that failed, 2025 builds).
 //
 // Only the header (the lines before "Output:") is searched for exit
 // codes, so a command that prints "Exit code: 3" itself is not misread.
@@ -147,7 +147,7 @@ func classify(t []byte) outcome {
 	case sdk.HasPrefix(t, "apply_patch verification failed") || sdk.HasPrefix(t, "unsupported call") ||
 		sdk.HasPrefix(t, "unsupported custom tool call") || sdk.HasPrefix(t, "failed to parse function arguments") ||
 		sdk.HasPrefix(t, "Failed to apply patch") || sdk.HasPrefix(t, "Invalid patch") || sdk.HasPrefix(t, "invalid patch") ||
-		toolFailed(first):
+		sdk.HasPrefix(t, "err: ") || toolFailed(first):
 		return outcome{status: toolError, err: clip(t)}
 	}
 	head, body := splitHeader(t)
