@@ -17,11 +17,22 @@
 //     fuel; when it reaches 0, refill it, yield to the host (memory.grow 0,
 //     which wazero's compiler runs in Go), and trap with unreachable if the
 //     flag is set. Every function body and the code section are
-//     re-encoded to their new sizes.
+//     re-encoded to their new sizes;
+//   - when a body uses a bulk memory or table instruction whose cost grows
+//     with its last operand, a length (memory.init, memory.copy,
+//     memory.fill, table.init, table.copy, table.grow, table.fill), a
+//     charge function appended after every other function (its type
+//     appended to the type section, so no index moves), called just before
+//     each such instruction: it takes the length and returns it unchanged,
+//     and charges 1 + length>>[ChargeShift] checks, yielding and reading
+//     the flag when the fuel runs out. A loop whose every pass is one
+//     memory.fill of 64 MiB would otherwise read the flag once in Fuel
+//     passes: minutes.
 //
 // Every other section is copied byte for byte, custom sections included; a
 // global or export section is created, in its place in the section order,
-// when the module has none.
+// when the module has none. [Instrumented] recognises the output by its
+// export, for a host that trusts where the module comes from.
 //
 // The host sets the flag to a non-zero value (api.MutableGlobal in wazero)
 // from another goroutine when a call must stop; the guest traps within
@@ -39,12 +50,13 @@
 //
 // # Invariants
 //
-//   - Any long execution passes checks often: a backward branch targets a
-//     loop, so an execution that runs long either loops, or makes calls
-//     through functions that contain calls (each checked at entry); a
-//     function that calls nothing runs at most its own size between
-//     checks. Unbounded recursion also ends in the engine's stack-overflow
-//     trap. Tail calls are refused.
+//   - Any long execution passes checks often, in proportion to its work:
+//     a backward branch targets a loop, so an execution that runs long
+//     either loops, or makes calls through functions that contain calls
+//     (each checked at entry); a function that calls nothing runs at most
+//     its own size between checks, plus its bulk instructions, each
+//     charged by its length. Unbounded recursion also ends in the engine's
+//     stack-overflow trap. Tail calls are refused.
 //   - The check sees a write made while the module runs: the flag is read
 //     after the yield, a call, after which wazero's compiler (wazevo)
 //     reloads globals from memory. This is a property of the engine, not of
