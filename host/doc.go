@@ -38,7 +38,8 @@
 // after its first load; only a file seen for the first time is loaded at
 // New. An external plugin that fails to load is remembered too, by the
 // same key confirmed by its sha256 ([FailedBeforeError]): later runs skip
-// it with one warning saying why, until the file changes.
+// it with one warning saying why, until the file changes or the time or
+// memory limit is raised above the one it failed under.
 //
 // # Invariants
 //

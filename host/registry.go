@@ -177,6 +177,9 @@ type failureRecord struct {
 	SHA256 string    `json:"sha256"`
 	Error  string    `json:"error"`
 	Time   time.Time `json:"time"`
+	// The limits it failed under: raising either tries it again.
+	CallTimeout time.Duration `json:"call_timeout"`
+	MemoryPages uint32        `json:"memory_pages"`
 }
 
 func (rt *Runtime) failurePath(key string) string {
@@ -198,7 +201,8 @@ func (rt *Runtime) cachedFailure(key string, wasm []byte) (failureRecord, bool) 
 		return failureRecord{}, false
 	}
 	var f failureRecord
-	if json.Unmarshal(b, &f) != nil || f.Error == "" {
+	if json.Unmarshal(b, &f) != nil || f.Error == "" ||
+		rt.s.callTimeout > f.CallTimeout || rt.s.memoryPages > f.MemoryPages {
 		return failureRecord{}, false
 	}
 	sum := sha256.Sum256(wasm)
@@ -214,7 +218,8 @@ func (rt *Runtime) storeFailure(key string, wasm []byte, err error) {
 		return
 	}
 	sum := sha256.Sum256(wasm)
-	rt.writeCacheFile(path, failureRecord{SHA256: hex.EncodeToString(sum[:]), Error: err.Error(), Time: time.Now().UTC()})
+	rt.writeCacheFile(path, failureRecord{SHA256: hex.EncodeToString(sum[:]), Error: err.Error(), Time: time.Now().UTC(),
+		CallTimeout: rt.s.callTimeout, MemoryPages: rt.s.memoryPages})
 }
 
 // FailedBeforeError is a plugin's error when it was skipped because the
@@ -226,7 +231,7 @@ type FailedBeforeError struct {
 }
 
 func (e *FailedBeforeError) Error() string {
-	return fmt.Sprintf("host: %s skipped: it failed to load on %s (%s); it is tried again once the file changes: fix or remove it",
+	return fmt.Sprintf("host: %s skipped: it failed to load on %s (%s); it is tried again once the file changes or a limit is raised: fix or remove it",
 		e.Path, e.When.Format(time.RFC3339), e.Cause)
 }
 

@@ -314,6 +314,13 @@ func TestFailedLoadIsRemembered(t *testing.T) {
 		}
 	}
 
+	// Higher limits, another chance.
+	raised := cfg.WithCallTimeout(2 * DefaultCallTimeout)
+	raised.initTimeout = 300 * time.Millisecond
+	if l := newRuntime(t, raised).List(ctx); len(l) != 1 || !errors.Is(l[0].Err, ErrTimeout) {
+		t.Fatalf("with a higher limit: %+v", l)
+	}
+
 	// Another file, another chance.
 	writeFile(t, dir, "initloop.wasm", plugin(t, "echo"))
 	rt = newRuntime(t, cfg)
