@@ -20,6 +20,7 @@ type DocBuffer struct {
 	toks  []abi.Token
 	doc   *abi.Doc // the last document handed out
 	lines int      // lines in buf
+	last  int      // lines of the last document handed out
 	depth int      // bracket depth outside strings
 	inStr bool     // inside a string at the end of buf
 	esc   bool     // after a backslash inside a string
@@ -77,6 +78,12 @@ func (b *DocBuffer) End() (doc *abi.Doc, dropped int) {
 	return nil, b.Drop()
 }
 
+// DocLines is the number of lines of the last document handed out: a
+// plugin declares the ones before the closing line, which produce no
+// record of their own, ignored (Out.IgnoredN), so that every raw line is
+// accounted for (spec 6.8).
+func (b *DocBuffer) DocLines() int { return b.last }
+
 // Drop abandons the document being reassembled and returns how many lines
 // it held.
 func (b *DocBuffer) Drop() int {
@@ -104,7 +111,7 @@ func (b *DocBuffer) parse() (*abi.Doc, bool) {
 	if !ok {
 		return nil, false
 	}
-	b.on, b.lines = false, 0
+	b.on, b.last, b.lines = false, b.lines, 0
 	b.doc = &abi.Doc{Line: b.buf, Toks: toks}
 	return b.doc, true
 }

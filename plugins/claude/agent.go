@@ -44,6 +44,7 @@ func (n *normalizer) progress(v abi.Value, out *sdk.Out) {
 	if u := n.get(msg, kUuid); u.Kind() == abi.KindString {
 		id := u.String()
 		if n.progressSeen[id] {
+			n.ignore("progress/agent_progress", out) // a message repeated
 			return
 		}
 		n.progressSeen[id] = true
@@ -101,6 +102,8 @@ func (n *normalizer) controlRequest(v abi.Value, out *sdk.Out) {
 		n.ignore("control_request", out)
 		return
 	}
+	// Known: the request's outcome shows on the call's result.
+	n.ignore("control_request/can_use_tool", out)
 	n.permReq[rid] = id
 	n.permAsk[id] = true
 	if n.calls[id] == nil && !n.permCalled(id) {
@@ -133,6 +136,7 @@ func (n *normalizer) controlResponse(v abi.Value, out *sdk.Out) {
 		return
 	}
 	delete(n.permReq, rid)
+	n.ignore("control_response", out)
 	switch b := inner.Get("behavior"); {
 	case b.Is("allow"):
 		delete(n.permAsk, id)

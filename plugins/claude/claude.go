@@ -210,10 +210,12 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 		n.accumulate(raw, out)
 		return
 	case sdk.HasPrefix(t, "event:") || sdk.HasPrefix(t, "id:") || sdk.HasPrefix(t, "retry:") || t[0] == ':':
-		return // SSE framing
+		out.Ignored(sdk.S("sse_framing"))
+		return
 	case sdk.HasPrefix(t, "data:"):
 		d := sdk.TrimSpace(t[5:])
 		if string(d) == "[DONE]" || len(d) == 0 {
+			out.Ignored(sdk.S("sse_framing"))
 			return
 		}
 	}
@@ -225,6 +227,8 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
 	doc, dropped := n.acc.Add(raw)
 	if doc != nil {
+		// Every line of the document is accounted for by it.
+		out.IgnoredN(sdk.S("json_document"), n.acc.DocLines())
 		n.value(doc.Root(), out)
 	}
 	out.UnmappedN(sdk.S("non_json"), dropped)
@@ -387,6 +391,11 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 	sub := n.get(v, kSubtype)
 	switch {
 	case sub.Is("init"):
+		if n.modelSent {
+			// A later cycle's init (background agents) repeats it.
+			n.ignore("system/init", out)
+			return
+		}
 		n.model(n.get(v, kModel), out)
 	case sub.Is("task_started"):
 		id := n.get(v, kToolUseId)

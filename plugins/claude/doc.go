@@ -160,7 +160,11 @@
 // "system/<subtype>" for unknown subtypes; "attachment" (it may carry
 // a queued prompt, not mapped yet); "stream_event/<t>" for unknown
 // stream payloads; "block/<t>" for unknown content blocks; "non_json" for
-// text that is not JSON. Blank lines and SSE framing (event:, id:,
-// retry:, comments, data: [DONE]) are not counted: they are the wire
-// format, not content.
+// text that is not JSON. SSE framing (event:, id:, retry:, comments,
+// data: [DONE]), ping, stream deltas whose content is written when their
+// block or message closes (input_json_delta, signature_delta,
+// citations_delta, content_block_stop, message_delta), a repeated init, a
+// repeated agent_progress message, can_use_tool requests and their
+// answers, and the lines of a pretty-printed document are declared
+// ignored too (Out.Ignored), so that every raw line is accounted for.
 package claude

@@ -96,7 +96,11 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			out.Append(sdk.S(m.key), m.rel(s), sdk.FieldThinking, v)
 		case "signature_delta":
 			s.hasSig = s.hasSig || !sdk.Text(d.Get("signature")).IsEmpty()
+			n.ignore("delta/signature_delta", out)
 		case "input_json_delta":
+			// Joined here; the whole input is written when the block
+			// stops.
+			n.ignore("delta/input_json_delta", out)
 			pj := d.Get("partial_json")
 			if pj.Kind() == abi.KindString {
 				raw := pj.Raw()
@@ -109,10 +113,14 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			}
 		case "citations_delta":
 			// Citations annotate text already delivered.
+			n.ignore("delta/citations_delta", out)
 		default:
 			out.Unmapped(sdk.S("delta/" + sdk.TypeName(dt)))
 		}
 	case "content_block_stop":
+		// Known: it completes a block, whose records (a joined tool
+		// input) may come now or at the message's close.
+		n.ignore("stream_event/content_block_stop", out)
 		m := n.current(scope)
 		if m == nil {
 			return
@@ -122,6 +130,8 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			n.finish(m, s, out)
 		}
 	case "message_delta":
+		// Its stop reason and usage are written with the message.
+		n.ignore("stream_event/message_delta", out)
 		m := n.streaming(scope, out)
 		if sr := e.Path("delta", "stop_reason"); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 			m.stop = sr.String()
@@ -138,6 +148,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			n.sseStopped = true
 		}
 	case "ping":
+		n.ignore("ping", out)
 	case "error":
 		msg := sdk.Text(e.Path("error", "message"))
 		if msg.IsEmpty() {

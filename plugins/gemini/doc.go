@@ -21,7 +21,8 @@
 // that opens an object or array starts an accumulation that ends when the
 // brackets balance (the text is then indexed) or when an unindented JSON
 // line arrives (the accumulated lines are then counted as "non_json"). Events
-// made from a reassembled document carry the raw line on which it closed.
+// made from a reassembled document carry the raw line on which it closed;
+// the document's lines are declared ignored (accounted for by it).
 //
 // # Decisions
 //

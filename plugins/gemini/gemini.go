@@ -172,6 +172,8 @@ func (n *normalizer) textLine(raw []byte, out *sdk.Out) {
 func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
 	doc, dropped := n.acc.Add(raw)
 	if doc != nil {
+		// Every line of the document is accounted for by it.
+		out.IgnoredN(sdk.S("json_document"), n.acc.DocLines())
 		n.document(doc.Root(), out)
 	}
 	out.UnmappedN(sdk.S("non_json"), dropped)

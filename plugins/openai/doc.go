@@ -131,7 +131,10 @@
 // closed), the event type for unknown Responses events, "item/<type>"
 // for unknown output items, "content/<type>" for unknown content parts,
 // "object/<object>" or the type for other payloads. Hosted tools'
-// progress events (response.web_search_call.searching, ...), annotation
-// and part-added events carry nothing the completed item does not, and
-// are not counted.
+// progress events (response.web_search_call.searching, ...), the
+// lifecycle events (created, in_progress, output_item.added/.done,
+// content_part.added/.done, the text and summary .done events, whose
+// content is written once from the items and parts), annotations, SSE
+// framing and [DONE] are declared ignored (Out.Ignored), as are the lines
+// of a pretty-printed document (accounted for by the document).
 package openai

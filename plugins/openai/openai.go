@@ -160,17 +160,21 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 		n.accumulate(raw, out)
 		return
 	case sdk.HasPrefix(t, "event:") || sdk.HasPrefix(t, "id:") || sdk.HasPrefix(t, "retry:") || t[0] == ':':
-		return // SSE framing: the payload's own type says what it is
+		// SSE framing: the payload's own type says what it is.
+		out.Ignored(sdk.S("sse_framing"))
+		return
 	case sdk.HasPrefix(t, "data:"):
 		d := sdk.TrimSpace(t[5:])
 		if string(d) == "[DONE]" {
 			n.doneSeen = true
+			out.Ignored(sdk.S("sse_done"))
 			if n.chat != nil {
 				n.closeChat(n.chat, out)
 			}
 			return
 		}
 		if len(d) == 0 {
+			out.Ignored(sdk.S("sse_framing"))
 			return
 		}
 	}
@@ -182,6 +186,8 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
 	doc, dropped := n.acc.Add(raw)
 	if doc != nil {
+		// Every line of the document is accounted for by it.
+		out.IgnoredN(sdk.S("json_document"), n.acc.DocLines())
 		n.value(doc.Root(), 0, out)
 	}
 	out.UnmappedN(sdk.S("non_json"), dropped)

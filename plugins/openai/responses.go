@@ -129,6 +129,19 @@ func (n *normalizer) slotFor(it *item, part int) *slot {
 func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 	t := typ.String()
 	switch t {
+	case "response.created", "response.in_progress", "response.queued", "response.output_item.added",
+		"response.output_item.done", "response.content_part.added", "response.output_text.annotation.added",
+		"response.reasoning_summary_part.added", "response.reasoning_summary_part.done", "response.content_part.done",
+		"response.output_text.done", "response.reasoning_summary_text.done", "response.refusal.done":
+		// Known lifecycle events: what they carry is written from the
+		// items and parts (each once), so the line itself may add
+		// nothing; declared so that it is accounted for (spec §6.8).
+		out.Ignored(sdk.Text(typ))
+	}
+	if isProgress(typ) {
+		out.Ignored(sdk.Text(typ))
+	}
+	switch t {
 	case "response.created", "response.in_progress", "response.queued":
 		n.respFor(v.Get("response"), out)
 	case "response.completed", "response.failed", "response.incomplete":
