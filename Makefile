@@ -104,6 +104,11 @@ bench: PLUGIN_BENCHTIME ?= 2x
 bench: HOST_BENCHTIME ?= 20x
 bench: MEMORY_LINES ?= 1000000
 bench: MEMORY_STREAMS ?= 10000
+# The archive benchmarks: a synthetic transcript archive indexed and
+# searched (internal/index), a store of Claude sessions synced again
+# unchanged (internal/archive).
+bench: INDEX_BYTES ?= 1073741824
+bench: SYNC_SESSIONS ?= 10000
 bench: bin/twasm
 	@{ echo "loadavg before the benchmarks: $$(cat /proc/loadavg 2>/dev/null)"; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(RECORDER_BENCHTIME) ./recorder/; \
@@ -111,9 +116,10 @@ bench: bin/twasm
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(PLUGIN_BENCHTIME) -timeout 90m ./internal/pluginbench/; \
 	  TWASM_MEMORY_LINES=$(MEMORY_LINES) TWASM_MEMORY_STREAMS=$(MEMORY_STREAMS) $(GO) test -run '^TestPluginMemoryFlat$$' -count 1 -v -timeout 90m ./internal/pluginbench/ \
 	    | grep -E 'memory-flat|grew|^(--- |ok|FAIL|PASS|panic)'; \
+	  TWASM_BENCH_ARCHIVE_BYTES=$(INDEX_BYTES) TWASM_BENCH_SESSIONS=$(SYNC_SESSIONS) $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime 1x -timeout 90m ./internal/index/ ./internal/archive/; \
 	  echo "loadavg after the benchmarks: $$(cat /proc/loadavg 2>/dev/null)"; } 2>&1 | tee bench.out
 	$(GO) run ./internal/benchreport -in bench.out -out BENCHMARKS.md -twasm bin/twasm \
-	  -method "go test -bench . -benchmem -count $(BENCHCOUNT); ./recorder -benchtime $(RECORDER_BENCHTIME), ./host -benchtime $(HOST_BENCHTIME), ./internal/pluginbench -benchtime $(PLUGIN_BENCHTIME) (a pluginbench sample is that many passes over a 16 MiB corpus, after go test's uncounted one-pass run); TestPluginMemoryFlat with $(MEMORY_LINES) lines and $(MEMORY_STREAMS) streams per plugin"
+	  -method "go test -bench . -benchmem -count $(BENCHCOUNT); ./recorder -benchtime $(RECORDER_BENCHTIME), ./host -benchtime $(HOST_BENCHTIME), ./internal/pluginbench -benchtime $(PLUGIN_BENCHTIME) (a pluginbench sample is that many passes over a 16 MiB corpus, after go test's uncounted one-pass run); TestPluginMemoryFlat with $(MEMORY_LINES) lines and $(MEMORY_STREAMS) streams per plugin; ./internal/index and ./internal/archive -benchtime 1x -count 1 on a $(INDEX_BYTES)-byte archive and $(SYNC_SESSIONS) sessions"
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \

@@ -305,7 +305,7 @@ func memoryTable(res *Results, m *Measurements) Table {
 
 // Tables builds every area of the report.
 func Tables(res *Results, m *Measurements, opt Options) []Table {
-	return []Table{recorderTable(res), normalizationTable(res), awfTable(res, m, opt), startupTable(res, m), memoryTable(res, m), modulesTable(m)}
+	return []Table{recorderTable(res), normalizationTable(res), awfTable(res, m, opt), startupTable(res, m), memoryTable(res, m), modulesTable(m), archiveTable(res)}
 }
 
 // escape keeps a cell on one table line.
@@ -358,4 +358,26 @@ func summarize(tables []Table) Summary {
 		}
 	}
 	return s
+}
+
+// archiveTable is issue 15's figures: the search index against scanning
+// the JSONL, its memory while indexing, and a sync that finds nothing new.
+func archiveTable(res *Results) Table {
+	build := valueRow(res, "Index build from the transcripts (internal/index)", "BenchmarkIndexBuild", []string{"MB/s"}, Goal{})
+	if s, ok := res.Stat("BenchmarkIndexBuild", "archive-MiB"); ok {
+		build.Note = fmt.Sprintf("a %.0f MiB archive", s.Median)
+	}
+	return Table{
+		Title: "Archive: search index and sync",
+		Intro: "`internal/index` benchmarks on a synthetic archive (runs of 256 KiB: messages with thinking, tool calls and outputs): " +
+			"building the SQLite FTS5 index, and two queries (a rare word, two common words) answered from the index (its check against the files included) " +
+			"and by reading and decoding every transcript. `internal/archive`: a sync of a store of Claude sessions that are all archived already.",
+		Rows: []Row{
+			build,
+			valueRow(res, "Peak RSS while indexing", "BenchmarkIndexBuild", []string{"peak-RSS-MiB"}, AtMost(128, "peak-RSS-MiB")),
+			benchRow(res, "Search from the index vs scanning the JSONL", "BenchmarkSearchIndex", "BenchmarkSearchScan", []string{"searches/s"}, AtLeastX(50)),
+			valueRow(res, "Index check when nothing changed (every search starts with it)", "BenchmarkIndexUnchanged", []string{"ns/op"}, Goal{}),
+			valueRow(res, "Sync of an unchanged store", "BenchmarkSyncUnchanged", []string{"s/sync"}, AtMost(2, "s/sync")),
+		},
+	}
 }

@@ -10,14 +10,12 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-	"go.uber.org/goleak"
 
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
 
-func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
 // record writes a run with a prompt, an answer, a thought, one tool call
 // and result, and returns its id.
