@@ -130,7 +130,6 @@ func benchArchive(b *testing.B) (string, int64) {
 	return archiveRoot, archiveSize
 }
 
-
 // peakRSS resets the kernel's peak-RSS mark (clear_refs 5) and returns a
 // function that reads it back in MiB (0 where /proc is missing).
 func peakRSS() func() float64 {

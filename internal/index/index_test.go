@@ -16,7 +16,6 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-
 // record writes a run with a prompt, an answer, a thought, one tool call
 // and result, and returns its id.
 func record(t testing.TB, root, prompt, answer, tool, input, output string, fail bool) string {
