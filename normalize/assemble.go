@@ -926,10 +926,43 @@ func (a *assembler) toolResult(f *fields) {
 	if n, ok := f.int(abi.TExitCode); ok {
 		p.ExitCode = transcript.Int(int(n))
 	}
-	if f.bool(abi.TIsError) && p.Status == "" {
-		p.Status = "failed"
-	}
+	p.Status = a.toolStatus(p, f.bool(abi.TIsError))
 	a.event(scope, transcript.ToolResult, a.timestamp(f), p)
+}
+
+// toolStatus puts a result's status in the closed set (spec section 4:
+// ok, error, denied, cancelled), whatever word the plugin used: an older
+// word is mapped (completed is ok, failed error, declined denied,
+// interrupted cancelled); a result without one is error when it is marked
+// an error, carries error text or a non-zero exit code, and stays without
+// a status otherwise; an unknown word is read the same way, with a
+// warning. Anything but ok gets error text when it has none.
+func (a *assembler) toolStatus(p *transcript.ToolPayload, isError bool) string {
+	st, known := transcript.LegacyToolStatus(p.Status)
+	if !known {
+		if p.Status != "" {
+			a.warn("tool result %s: status %q is not ok, error, denied or cancelled; read from its error and exit code", p.CallID, p.Status)
+		}
+		st = ""
+		if isError || p.Error != "" || p.ExitCode != nil && *p.ExitCode != 0 {
+			st = transcript.ToolError
+		} else if p.Status != "" {
+			st = transcript.ToolOK
+		}
+	}
+	if st != "" && st != transcript.ToolOK && p.Error == "" {
+		switch {
+		case st == transcript.ToolError && p.ExitCode != nil && *p.ExitCode != 0:
+			p.Error = "exit code " + strconv.Itoa(*p.ExitCode)
+		case st == transcript.ToolDenied:
+			p.Error = "denied"
+		case st == transcript.ToolCancelled:
+			p.Error = "cancelled"
+		default:
+			p.Error = "failed"
+		}
+	}
+	return st
 }
 
 func (a *assembler) event(scope string, t transcript.EventType, ts time.Time, p transcript.Payload) {

@@ -149,7 +149,7 @@ func TestToolLedger(t *testing.T) {
 		`tool.call c1 A {"q":1}  `,
 		`tool.call c2 B "not json"  `,
 		`tool.call c3 C   `,
-		`tool.result c3 C  orphan failed`,
+		`tool.result c3 C  orphan error`,
 		`tool.result c1 A  one `,
 	}, got)
 	assert.Equal(t, transcript.ToolOther, evs[1].Tool().Kind)
@@ -408,4 +408,37 @@ func TestTimestamps(t *testing.T) {
 	assert.Equal(t, epoch, evs[2].Timestamp, "a time whose UTC year is outside 0000..9999 cannot be written: the clock")
 	assert.Equal(t, epoch, evs[3].Timestamp)
 	assert.Equal(t, time.Date(2023, 1, 1, 10, 0, 1, 123456000, time.UTC), evs[4].Timestamp.UTC())
+}
+
+func TestToolStatusClosedSet(t *testing.T) {
+	cases := []struct {
+		result, status, errTx string
+	}{
+		{`{"op":"result","id":"c","status":"completed"}`, "ok", ""},
+		{`{"op":"result","id":"c","status":"ok","output":"x"}`, "ok", ""},
+		{`{"op":"result","id":"c","status":"failed","error":"boom"}`, "error", "boom"},
+		{`{"op":"result","id":"c","status":"failed","exit":2}`, "error", "exit code 2"},
+		{`{"op":"result","id":"c","status":"declined"}`, "denied", "denied"},
+		{`{"op":"result","id":"c","status":"rejected","error":"the user said no"}`, "denied", "the user said no"},
+		{`{"op":"result","id":"c","status":"interrupted"}`, "cancelled", "cancelled"},
+		{`{"op":"result","id":"c","is_error":true}`, "error", "failed"},
+		{`{"op":"result","id":"c","exit":1}`, "error", "exit code 1"},
+		{`{"op":"result","id":"c","exit":0}`, "", ""},
+		{`{"op":"result","id":"c"}`, "", ""},
+		{`{"op":"result","id":"c","status":"weird"}`, "ok", ""},
+		{`{"op":"result","id":"c","status":"weird","error":"bad"}`, "error", "bad"},
+	}
+	for _, c := range cases {
+		t.Run(c.result, func(t *testing.T) {
+			sink, res := runScript(t, do(`{"op":"call","id":"c","name":"Bash"}`, c.result))
+			evs := events(sink, "")
+			require.Len(t, evs, 2)
+			p := evs[1].Tool()
+			assert.Equal(t, c.status, p.Status)
+			assert.Equal(t, c.errTx, p.Error)
+			if strings.Contains(c.result, "weird") {
+				assert.Contains(t, strings.Join(res.Warnings, "\n"), `status "weird"`)
+			}
+		})
+	}
 }

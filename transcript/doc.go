@@ -21,8 +21,11 @@
 //
 //   - Writers cannot emit a value outside the vocabularies: [AppendEvent]
 //     and [MarshalEvent] reject an event whose type, block types,
-//     fidelities or step kind are not valid, with an error wrapping
-//     [ErrInvalidEvent].
+//     fidelities, step kind or tool status are not valid, with an error
+//     wrapping [ErrInvalidEvent]. A tool.result's status is one of ok,
+//     error, denied, cancelled (spec section 4); files written before that
+//     hold older words (completed, failed, declined...), which [Validate]
+//     reports as warnings and [ToolOutcome] reads as their equivalents.
 //   - Encoding is lossless for every byte string. Valid UTF-8 is written
 //     as is (control characters escaped); each byte of an invalid UTF-8
 //     sequence is written as a lone low surrogate escape \udc80..\udcff

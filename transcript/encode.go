@@ -250,6 +250,9 @@ func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
 	if p.CallID == "" {
 		return b, invalid("%s: empty call_id", t)
 	}
+	if !ValidToolStatus(p.Status) {
+		return b, invalid("%s: status %q is not ok, error, denied or cancelled", t, p.Status)
+	}
 	b = append(b, `{"name":`...)
 	b = AppendQuoted(b, p.Name)
 	b = append(b, `,"call_id":`...)

@@ -23,6 +23,7 @@ const (
 	// Vocabulary (warnings: a newer writer may know more).
 	CodeUnknownEventType = "unknown_event_type"
 	CodeUnknownBlockType = "unknown_block_type"
+	CodeToolStatusLegacy = "tool_status_legacy" // a tool status word of older versions (completed, failed, declined...)
 
 	// Sequence numbers.
 	CodeSeqInvalid   = "seq_invalid"   // seq missing or 0
@@ -296,7 +297,19 @@ func (v *validator) line(rd *Reader) {
 		}
 	}
 	if known {
-		if err := ev.Validate(); err != nil {
+		check := ev
+		if tp := ev.Tool(); tp != nil && !ValidToolStatus(tp.Status) {
+			if st, ok := LegacyToolStatus(tp.Status); ok {
+				// A word of older versions: read as its closed-set
+				// equivalent, said as a warning.
+				v.warn(n, CodeToolStatusLegacy, "%s: status %q is a word of older versions; read as %q", ev.Type, tp.Status, st)
+				c, cp := *ev, *tp
+				cp.Status = st
+				c.Payload = &cp
+				check = &c
+			}
+		}
+		if err := check.Validate(); err != nil {
 			v.errorf(n, CodeInvalidEvent, "%v", err)
 		}
 	}

@@ -1,5 +1,7 @@
 package transcript
 
+import "strings"
+
 // Schema is the value of run.started's "schema" field for this format.
 const Schema = "twasm.transcript/1"
 
@@ -200,6 +202,58 @@ const (
 	StatusIncomplete = "incomplete"
 	StatusCancelled  = "cancelled"
 )
+
+// Statuses of tool.result (spec section 4): a closed set, the same words
+// for the router seam and every plugin. Anything but ToolOK carries error
+// text.
+const (
+	ToolOK        = "ok"        // it ran and succeeded
+	ToolError     = "error"     // it ran and failed (non-zero exit, tool error, stated failure)
+	ToolDenied    = "denied"    // a permission rule or a person refused it before it ran
+	ToolCancelled = "cancelled" // interrupted, timed out, or stopped before it finished
+)
+
+// ValidToolStatus reports whether s is empty or one of the tool statuses.
+func ValidToolStatus(s string) bool {
+	switch s {
+	case "", ToolOK, ToolError, ToolDenied, ToolCancelled:
+		return true
+	}
+	return false
+}
+
+// LegacyToolStatus maps a tool status word that older writers (and
+// providers) used to the closed set: completed and success are ok, failed
+// is error, declined and rejected are denied, interrupted, aborted and
+// timed out are cancelled. ok is false for a word it does not know.
+func LegacyToolStatus(s string) (status string, ok bool) {
+	switch strings.ToLower(s) {
+	case "ok", "completed", "complete", "success", "succeeded", "successful", "done":
+		return ToolOK, true
+	case "error", "failed", "failure", "errored":
+		return ToolError, true
+	case "denied", "declined", "rejected", "refused", "forbidden":
+		return ToolDenied, true
+	case "cancelled", "canceled", "interrupted", "aborted", "timeout", "timed_out", "timedout", "killed", "stopped":
+		return ToolCancelled, true
+	}
+	return "", false
+}
+
+// ToolOutcome is the outcome of a tool.result in the closed set, for files
+// of any version: its status (an older word mapped), else error when it
+// carries an error, is marked an error or states a non-zero exit code,
+// else ok. A word no version used is read as error when the result says
+// something failed, else ok.
+func ToolOutcome(p *ToolPayload) string {
+	if st, ok := LegacyToolStatus(p.Status); ok {
+		return st
+	}
+	if p.Error != "" || p.ExitCode != nil && *p.ExitCode != 0 {
+		return ToolError
+	}
+	return ToolOK
+}
 
 // ValidStatus reports whether s is empty or a known status.
 func ValidStatus(s string) bool {

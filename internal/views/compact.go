@@ -177,15 +177,8 @@ func toolSummary(t transcript.EventType, p *transcript.ToolPayload, color bool) 
 	return strings.Join(parts, " ")
 }
 
-// ToolStatus is the outcome of a tool.result: its own status when stated,
-// else "error" when it carries an error or a non-zero exit code, else
-// "completed".
-func ToolStatus(p *transcript.ToolPayload) string {
-	switch {
-	case p.Status != "":
-		return p.Status
-	case p.Error != "", p.ExitCode != nil && *p.ExitCode != 0:
-		return "error"
-	}
-	return "completed"
-}
+// ToolStatus is the outcome of a tool.result in the spec's closed set (ok,
+// error, denied, cancelled): its own status, a word of older files read as
+// its equivalent, else error when it carries an error or a non-zero exit
+// code, else ok (transcript.ToolOutcome).
+func ToolStatus(p *transcript.ToolPayload) string { return transcript.ToolOutcome(p) }

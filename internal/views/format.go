@@ -31,7 +31,7 @@ func statusStyle(status string) string {
 	switch status {
 	case "ok", "completed", "success":
 		return ansiGreen
-	case "error", "failed", "dangling", "cancelled":
+	case "error", "failed", "dangling", "cancelled", "denied":
 		return ansiRed
 	}
 	return ansiYellow

@@ -42,7 +42,7 @@ func TestCompact(t *testing.T) {
 		{"system prompt", msg(transcript.Block{Type: transcript.BlockText, Origin: transcript.OriginSystemPrompt, Text: "sys"}), `system_prompt: "sys"`},
 		{"call command", tool(transcript.ToolCall, &transcript.ToolPayload{Name: "Bash", CallID: "c1", Command: "ls -la"}), `#5 review  tool.call  Bash $ ls -la id=c1`},
 		{"call input", tool(transcript.ToolCall, &transcript.ToolPayload{Name: "Read", CallID: "c2", Input: json.RawMessage(`{"p":1}`)}), `Read {"p":1} id=c2`},
-		{"result ok", tool(transcript.ToolResult, &transcript.ToolPayload{Name: "Bash", CallID: "c1", ExitCode: transcript.Int(0), Output: "fine"}), `Bash completed exit=0 "fine" id=c1`},
+		{"result ok", tool(transcript.ToolResult, &transcript.ToolPayload{Name: "Bash", CallID: "c1", ExitCode: transcript.Int(0), Output: "fine"}), `Bash ok exit=0 "fine" id=c1`},
 		{"result error", tool(transcript.ToolResult, &transcript.ToolPayload{Name: "Bash", CallID: "c1", Error: "denied"}), `Bash error error: denied id=c1`},
 		{"result exit", tool(transcript.ToolResult, &transcript.ToolPayload{Name: "Bash", CallID: "c1", ExitCode: transcript.Int(2)}), `Bash error exit=2 id=c1`},
 		{"run started", viewstest.Started("wf"), `run  run.started  "wf" twasm 0.1.0`},
@@ -84,7 +84,7 @@ func TestLedger(t *testing.T) {
 	root, _ := fixtureTree(t)
 	rows := Ledger(root)
 	eq(t, len(rows), 3, "rows")
-	eq(t, rows[0].Status, "completed", "status")
+	eq(t, rows[0].Status, "ok", "status")
 	eq(t, *rows[0].DurationMS, int64(1000), "duration")
 	eq(t, *rows[0].ExitCode, 0, "exit")
 	eq(t, rows[0].Command, "ls -la", "command")
@@ -98,7 +98,7 @@ func TestLedger(t *testing.T) {
 	// an orphan row.
 	b := viewstest.NewBuilder(viewstest.Root, "").Add(viewstest.Started("wf"))
 	for _, typ := range []transcript.EventType{transcript.ToolCall, transcript.ToolCall, transcript.ToolResult, transcript.ToolResult, transcript.ToolResult} {
-		b.Add(viewstest.Tool(typ, "", &transcript.ToolPayload{Name: "t", CallID: "same", Status: map[bool]string{true: "done"}[typ == transcript.ToolResult]}))
+		b.Add(viewstest.Tool(typ, "", &transcript.ToolPayload{Name: "t", CallID: "same", Status: map[bool]string{true: transcript.ToolOK}[typ == transcript.ToolResult]}))
 	}
 	b.Add(viewstest.Tool(transcript.ToolResult, "", &transcript.ToolPayload{Name: "x", CallID: "other"}))
 	dir := t.TempDir()
@@ -161,7 +161,7 @@ func TestWriteView(t *testing.T) {
 			"## review · agent · ok · 8.0s",
 			"<details><summary>System prompt</summary>", "You are a careful reviewer.", "Review the diff in ./src",
 			"<details><summary>Thinking</summary>", "I should list the files first.",
-			"12:00:05 · **Tool** `Bash` (execute) · completed · exit 0 · 1.0s · `id c1`\n\n```sh\n$ ls -la\n```\n\n<details><summary>Output · ",
+			"12:00:05 · **Tool** `Bash` (execute) · ok · exit 0 · 1.0s · `id c1`\n\n```sh\n$ ls -la\n```\n\n<details><summary>Output · ",
 			"_Output truncated: 2000 of 4000 bytes shown",
 			"**Unknown event** `agent.heartbeat` at seq 8",
 			"## delegate · call_workflow · error · 1.0s", "**Error:** `search failed`",
@@ -184,7 +184,7 @@ func TestWriteView(t *testing.T) {
 		{"link children", ViewOptions{Children: ChildrenLink}, []string{"Sub-run `" + viewstest.Child + "` (error)"}, []string{"#### delegate.search"}},
 		{"no truncation", ViewOptions{MaxOutput: -1}, nil, []string{"Output truncated"}},
 		{"text", ViewOptions{Format: FormatText, MaxOutput: 30}, []string{"Run review-wf\n=============", "Run id:", "[System prompt]",
-			"    You are a careful reviewer.", "Tool Bash (execute) · completed · exit 0 · 1.0s · id c1", "  * tool call Read c2 at seq 7 never got a result", "Output truncated"},
+			"    You are a careful reviewer.", "Tool Bash (execute) · ok · exit 0 · 1.0s · id c1", "  * tool call Read c2 at seq 7 never got a result", "Output truncated"},
 			[]string{"**", "<details>", "```"}},
 	}
 	for _, tc := range tests {

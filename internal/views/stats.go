@@ -11,17 +11,21 @@ import (
 // Stats aggregates transcripts: what they contain, what they cost, and
 // what their plugins could not map.
 type Stats struct {
-	Runs       int                          `json:"runs"`
-	Events     int                          `json:"events"`
-	EventTypes map[string]int               `json:"event_types"`
-	BlockTypes map[string]int               `json:"block_types"`
-	Tools      map[string]int               `json:"tools"`
-	Fidelity   map[string]int               `json:"tool_fidelity"`
-	Dangling   int                          `json:"dangling_calls"`
-	Malformed  int                          `json:"malformed_lines"`
-	Unknown    int                          `json:"unknown_types"`
-	AgentSteps int                          `json:"agent_steps"`
-	Usage      map[string]*transcript.Usage `json:"usage"`
+	Runs       int            `json:"runs"`
+	Events     int            `json:"events"`
+	EventTypes map[string]int `json:"event_types"`
+	BlockTypes map[string]int `json:"block_types"`
+	Tools      map[string]int `json:"tools"`
+	Fidelity   map[string]int `json:"tool_fidelity"`
+	Dangling   int            `json:"dangling_calls"`
+	// ToolResults counts tool results by outcome, in the closed set of
+	// the spec (ok, error, denied, cancelled; older words read as their
+	// equivalents).
+	ToolResults map[string]int               `json:"tool_results"`
+	Malformed   int                          `json:"malformed_lines"`
+	Unknown     int                          `json:"unknown_types"`
+	AgentSteps  int                          `json:"agent_steps"`
+	Usage       map[string]*transcript.Usage `json:"usage"`
 	// Cost sums cost_usd per provider; only providers that state a cost
 	// appear. CostUSD is their total.
 	Cost    map[string]float64 `json:"cost_usd_by_provider"`
@@ -46,7 +50,7 @@ type driftKey struct{ provider, version, native string }
 
 // NewStats returns empty statistics.
 func NewStats() *Stats {
-	return &Stats{EventTypes: map[string]int{}, BlockTypes: map[string]int{}, Tools: map[string]int{},
+	return &Stats{EventTypes: map[string]int{}, BlockTypes: map[string]int{}, Tools: map[string]int{}, ToolResults: map[string]int{},
 		Fidelity: map[string]int{}, Usage: map[string]*transcript.Usage{}, Cost: map[string]float64{},
 		Drift: []DriftRow{}, drift: map[driftKey]int{}, seen: map[string]bool{}}
 }
@@ -79,6 +83,7 @@ func (s *Stats) Add(run *Run) bool {
 	for _, ev := range run.Events {
 		if p := ev.Tool(); p != nil && ev.Type == transcript.ToolResult {
 			results[p.CallID]++
+			s.ToolResults[transcript.ToolOutcome(p)]++
 		}
 	}
 	for _, ev := range run.Events {

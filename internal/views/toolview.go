@@ -15,10 +15,13 @@ import (
 )
 
 // Failed reports whether a tool status is a failure of any kind: error,
-// denied, cancelled, or any other word that is not ok ("completed" is
-// the ledger's word for a result without a status).
+// denied, cancelled (or a word of older files that means one of them), or
+// any other word that is not ok.
 func Failed(status string) bool {
-	return status != "" && status != transcript.StatusOK && status != "completed"
+	if st, ok := transcript.LegacyToolStatus(status); ok {
+		return st != transcript.ToolOK
+	}
+	return status != ""
 }
 
 // toolIndex pairs the tool events of one run, so that the view shows each

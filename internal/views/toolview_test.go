@@ -75,7 +75,7 @@ func TestFooterStderrTail(t *testing.T) {
 }
 
 func TestFailed(t *testing.T) {
-	for s, want := range map[string]bool{"ok": false, "completed": false, "": false, "error": true, "denied": true, "cancelled": true} {
+	for s, want := range map[string]bool{"ok": false, "completed": false, "": false, "error": true, "denied": true, "cancelled": true, "failed": true, "declined": true, "interrupted": true, "success": false} {
 		eq(t, Failed(s), want, s)
 	}
 	eq(t, Failed(transcript.StatusOK), false, "ok constant")

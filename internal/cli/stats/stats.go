@@ -101,6 +101,7 @@ func printStats(w io.Writer, st *views.Stats) error {
 	section("blocks by type", st.BlockTypes)
 	section("tools by name", st.Tools)
 	section("tools by fidelity", st.Fidelity)
+	section("tool results by outcome", st.ToolResults)
 	if len(st.Usage) > 0 || len(st.Cost) > 0 {
 		p("\nusage and cost by provider\n")
 		seen := map[string]bool{}

@@ -29,7 +29,7 @@ func TestRunTools(t *testing.T) {
 		want []string
 	}{
 		{"pipe", false, false, []string{
-			"5\treview\tBash\texecute\tls -la\tcompleted\t0\t1000\tagent_emitted\tc1\n",
+			"5\treview\tBash\texecute\tls -la\tok\t0\t1000\tagent_emitted\tc1\n",
 			"7\treview\tRead\tread\t\tdangling\t\t\tagent_emitted\tc2\n",
 			"4\tdelegate.search\tshell\texecute\tgrep -rn TODO .\terror\t1\t1000\tagent_emitted\tc3\n"}},
 		{"tty", true, false, []string{"SEQ  PATH", "dangling", "1.0s"}},

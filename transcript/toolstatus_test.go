@@ -1,0 +1,69 @@
+package transcript
+
+import (
+	"bytes"
+	"strings"
+	"testing"
+)
+
+func TestToolStatusVocabulary(t *testing.T) {
+	for word, want := range map[string]string{
+		"ok": ToolOK, "completed": ToolOK, "success": ToolOK, "failed": ToolError, "error": ToolError,
+		"declined": ToolDenied, "rejected": ToolDenied, "denied": ToolDenied,
+		"interrupted": ToolCancelled, "canceled": ToolCancelled, "timed_out": ToolCancelled, "cancelled": ToolCancelled,
+	} {
+		got, ok := LegacyToolStatus(word)
+		eq(t, ok, true, word)
+		eq(t, got, want, word)
+	}
+	_, ok := LegacyToolStatus("bogus")
+	eq(t, ok, false, "bogus")
+	for _, tc := range []struct {
+		p    ToolPayload
+		want string
+	}{
+		{ToolPayload{Status: "failed"}, ToolError},
+		{ToolPayload{Status: "declined", Error: "no"}, ToolDenied},
+		{ToolPayload{}, ToolOK},
+		{ToolPayload{ExitCode: Int(0)}, ToolOK},
+		{ToolPayload{ExitCode: Int(2)}, ToolError},
+		{ToolPayload{Error: "boom"}, ToolError},
+		{ToolPayload{Status: "bogus"}, ToolOK},
+		{ToolPayload{Status: "bogus", Error: "x"}, ToolError},
+	} {
+		eq(t, ToolOutcome(&tc.p), tc.want, tc.p.Status+"/"+tc.p.Error)
+	}
+	eq(t, ValidToolStatus(""), true, "empty")
+	eq(t, ValidToolStatus("completed"), false, "an older word is not written")
+}
+
+// TestValidateToolStatus: writers emit the closed set only; an older
+// word in a file is a warning (read as its equivalent), another word an
+// error.
+func TestValidateToolStatus(t *testing.T) {
+	_, err := MarshalEvent(&Event{Seq: 1, RunID: runA, Type: ToolResult, Path: "a", Timestamp: mk(0, runA, RunStarted, "", 0).Timestamp,
+		Payload: &ToolPayload{Name: "x", CallID: "c", Fidelity: FidelityAgentEmitted, Status: "completed"}})
+	if err == nil || !strings.Contains(err.Error(), `status "completed"`) {
+		t.Fatalf("writing an older word: %v", err)
+	}
+	good := raw(t, goodRun(runA))
+	if !bytes.Contains(good, []byte(`"type":"tool.result"`)) {
+		t.Skip("the good run has no tool.result")
+	}
+	with := func(status string) []byte {
+		var out [][]byte
+		for _, line := range bytes.Split(bytes.TrimSuffix(good, []byte("\n")), []byte("\n")) {
+			if bytes.Contains(line, []byte(`"type":"tool.result"`)) {
+				line = bytes.Replace(line, []byte(`"fidelity":`), []byte(`"status":"`+status+`","fidelity":`), 1)
+				line = bytes.Replace(line, []byte(`,"status":"ok"`), nil, 1)
+			}
+			out = append(out, line)
+		}
+		return append(bytes.Join(out, []byte("\n")), '\n')
+	}
+	rep := Validate(bytes.NewReader(with("failed")), ValidateOptions{RunID: runA})
+	eq(t, rep.OK(), true, "an older word is not an error")
+	eq(t, strings.Contains(strings.Join(codes(rep.Warnings), " "), CodeToolStatusLegacy), true, "it is a warning")
+	rep = Validate(bytes.NewReader(with("bogus")), ValidateOptions{RunID: runA})
+	eq(t, strings.Contains(strings.Join(codes(rep.Errors), " "), CodeInvalidEvent), true, "another word is an error")
+}
