@@ -1,9 +1,9 @@
 package archive
 
 import (
-	"os"
 	"path/filepath"
 
+	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -25,7 +25,7 @@ func newArchived() *archived {
 // add reads the top-level events of a run transcript (its sub-agent runs
 // are separate files and are not deduplicated).
 func (s *archived) add(root, runID string) error {
-	f, err := os.Open(filepath.Join(root, "transcripts", runID+".jsonl"))
+	f, err := recorder.OpenRead(filepath.Join(root, "transcripts", runID+".jsonl"))
 	if err != nil {
 		return err
 	}

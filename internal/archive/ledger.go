@@ -13,6 +13,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -313,7 +314,7 @@ type PartRef struct {
 // entryFromTranscript reads what a transcript says about its session; nil
 // when it is not a session run.
 func entryFromTranscript(path string) (*Entry, error) {
-	f, err := os.Open(path)
+	f, err := recorder.OpenRead(path)
 	if err != nil {
 		return nil, err
 	}

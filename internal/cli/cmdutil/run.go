@@ -97,7 +97,7 @@ func (f *Factory) latestRun() (string, error) {
 // timestamp of its first event (run.started), else the file's modification
 // time. ok is false when the file cannot be read at all.
 func RunStart(path string) (t time.Time, ok bool) {
-	fh, err := os.Open(path)
+	fh, err := recorder.OpenRead(path)
 	if err != nil {
 		return time.Time{}, false
 	}

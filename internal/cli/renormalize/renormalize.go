@@ -147,7 +147,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	fh, err := os.Open(ref.Path)
+	fh, err := recorder.OpenRead(ref.Path)
 	if err != nil {
 		return cmdutil.PathInputError(ref.Path, err)
 	}
