@@ -16,12 +16,11 @@ type Driver struct {
 	p   Plugin
 	n   Normalizer
 	out Out
-	// docs holds the documents handed out during the current call. The
-	// array is reused from call to call (inside WebAssembly an allocation
-	// per batch costs more than the batch's bookkeeping), so every
-	// document is stamped with gen, the number of the call: a span kept
-	// from an earlier call then fails its check instead of reading the
-	// document that reused its slot.
+	// docs holds the documents handed out during the current call, in an
+	// array of their own (see feed): a value kept from an earlier call
+	// finds its document cleared, never reused. Every document is also
+	// stamped with gen, the number of the call, so a span (Str) kept from
+	// an earlier call fails its check.
 	docs []abi.Doc
 	gen  uint32
 	line Line
@@ -109,16 +108,18 @@ func (d *Driver) feed(batch []byte) (abi.Status, string) {
 	}
 	var lineErrs []error
 	d.gen++
-	d.docs = d.docs[:0]
+	d.docs = nil
 	if len(batch) >= 4 {
 		// Every line takes at least 12 bytes, so this bounds a forged
-		// count. The array grows here, before any document is handed
-		// out, never while the call holds pointers into it.
+		// count. A fresh array every call: a plugin that kept an
+		// abi.Value (not a Str, which checks Gen) from an earlier call
+		// must find its document cleared (a missing value), never
+		// reused by another line, whose bytes it would read as its own.
+		// Reusing the array made the claude plugin lose every message
+		// when lines came one call each, as they do from a live agent.
 		n := int(uint32(batch[0]) | uint32(batch[1])<<8 | uint32(batch[2])<<16 | uint32(batch[3])<<24)
 		n = min(n, len(batch)/12)
-		if cap(d.docs) < n {
-			d.docs = make([]abi.Doc, 0, max(n, abi.MaxBatchLines))
-		}
+		d.docs = make([]abi.Doc, 0, n)
 	}
 	// The loop is here rather than in a callback: inside WebAssembly an
 	// indirect call per line costs more than the call to Next.

@@ -651,3 +651,39 @@ func TestLineErrorWrapsTheNormalizersError(t *testing.T) {
 	assert.Equal(t, "line 7: bad shape", err.Error())
 	assert.ErrorIs(t, err, cause)
 }
+
+// TestValueKeptAcrossCallsIsNeverAnotherLine: a plugin that keeps an
+// abi.Value (not a Str) from an earlier call must never read, through it,
+// the line of a later call: the documents of a call are not reused by the
+// next one, so the value is missing or faults the call (which the host
+// counts and says), never silently wrong. Reusing them made the claude
+// plugin lose every message when lines arrived one call each, as from a
+// live agent.
+func TestValueKeptAcrossCallsIsNeverAnotherLine(t *testing.T) {
+	var held abi.Value
+	var seen []string
+	p := plugin(func(abi.BeginOptions) *funcNorm {
+		return &funcNorm{
+			line: func(l *Line, out *Out) error {
+				if held.Doc() == nil {
+					held = l.JSON().Get("t")
+					return nil
+				}
+				seen = append(seen, held.String())
+				return nil
+			},
+		}
+	})
+	d := NewDriver(p)
+	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, abi.StatusOK, first(d.Feed(batch(`{"t":"first"}`))))
+	st, msg := d.Feed(batch(`{"t":"second"}`))
+	if st == abi.StatusOK {
+		require.Len(t, seen, 1)
+		assert.NotContains(t, seen[0], "second", "a value of call 1 read call 2's line")
+		return
+	}
+	assert.Equal(t, abi.StatusFatal, st)
+	assert.Contains(t, msg, "plugin panic")
+	assert.Empty(t, seen)
+}
