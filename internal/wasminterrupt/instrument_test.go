@@ -492,3 +492,44 @@ func TestInterruptStopsBulkMemory(t *testing.T) {
 		t.Fatalf("the 64 MiB fill did not run: % x", b)
 	}
 }
+
+// growLoop: grow () loops forever asking for 65,535 more pages (4 GiB),
+// which fails (-1) every time, and for one page, which fails once the
+// memory is at its maximum of 16 pages: a loop of memory.grow is stopped
+// like any loop.
+var growLoop = wasmMod(
+	sec(1, vec(fnType(nil, nil))),
+	sec(3, vec(leb(0))),
+	sec(5, vec([]byte{1, 1, 16})),
+	sec(7, vec(exportFn("grow", 0))),
+	sec(10, vec(body(0x03, 0x40,
+		0x41, 0xff, 0xff, 0x03, 0x40, 0x00, 0x1a, // i32.const 65535 memory.grow drop
+		0x41, 0x01, 0x40, 0x00, 0x1a, // i32.const 1 memory.grow drop
+		0x0c, 0x00, 0x0b, 0x0b))),
+)
+
+func TestInterruptStopsMemoryGrowLoop(t *testing.T) {
+	out, err := Instrument(growLoop)
+	if err != nil {
+		t.Fatal(err)
+	}
+	mod := instantiate(t, out)
+	done := make(chan error, 1)
+	go func() {
+		_, err := mod.ExportedFunction("grow").Call(context.Background())
+		done <- err
+	}()
+	time.Sleep(50 * time.Millisecond)
+	mod.ExportedGlobal(Export).(api.MutableGlobal).Set(1)
+	select {
+	case err := <-done:
+		if err == nil || !strings.HasPrefix(err.Error(), "wasm error: unreachable") {
+			t.Fatalf("grow ended with %v", err)
+		}
+	case <-time.After(20 * time.Second):
+		t.Fatal("the flag was not seen: grow still runs 20 s later")
+	}
+	if n := mod.Memory().Size() / 65536; n != 16 {
+		t.Errorf("memory of %d pages, want its maximum 16", n)
+	}
+}
