@@ -110,7 +110,7 @@ type normalizer struct {
 }
 
 func newNormalizer(abi.BeginOptions) *normalizer {
-	return &normalizer{
+	n := &normalizer{
 		byID:      map[string]*message{},
 		cur:       map[string]*message{},
 		calls:     map[string]*call{},
@@ -123,10 +123,16 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 		permAsk:      map[string]bool{},
 		permDeny:     map[string]string{},
 	}
+	if doc, ok := sdk.Parse([]byte("{}")); ok {
+		n.fields.sentinel = doc.Root()
+	}
+	n.fields.reset()
+	return n
 }
 
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	n.fields.reset()
 	if n.acc.Active() {
 		if !n.acc.Continues(l) {
 			// Whatever was accumulated was not a document.
@@ -149,6 +155,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
+	n.fields.reset()
 	if doc, dropped := n.acc.End(); doc != nil {
 		n.value(doc.Root(), out)
 	} else {

@@ -185,14 +185,26 @@ const (
 // fieldCache holds the members of the latest line object looked up (the
 // root of its document) and of the last two other objects (a line's
 // message, or the elements of a verbose json array and their messages).
-// Values are compared by identity: a Value names a position in a Doc that
-// stays alive, and unchanged, as long as the cache refers to it.
+// Values are compared by identity: a Value names a position in a Doc, and
+// a Doc is unchanged during one call (the SDK reuses its slot in the next
+// call, hence the reset at every call).
 type fieldCache struct {
-	root  abi.Value
-	fRoot [nKeys]abi.Value
-	v     [2]abi.Value
-	f     [2][nKeys]abi.Value
-	next  int
+	// sentinel is a value of a document no line uses: the cache is
+	// reset to it at every call, since the SDK reuses a call's document
+	// slots in the next (a value of a new line can equal one of an
+	// earlier line).
+	sentinel abi.Value
+	root     abi.Value
+	fRoot    [nKeys]abi.Value
+	v        [2]abi.Value
+	f        [2][nKeys]abi.Value
+	next     int
+}
+
+// reset forgets the cached objects: called at the start of every call
+// (Line, End), whose documents may reuse the slots of the last call's.
+func (c *fieldCache) reset() {
+	c.root, c.v[0], c.v[1] = c.sentinel, c.sentinel, c.sentinel
 }
 
 // get is v.Get(keys.Name(k)), from one pass over v shared by every key.
