@@ -886,6 +886,15 @@ func (a *assembler) toolCall(f *fields) {
 		kind = transcript.ToolOther
 	}
 	st := &toolState{name: f.str(abi.TName), kind: string(kind), command: f.str(abi.TCommand)}
+	if st.name == "" {
+		// Spec 6.12: a call has a name: the tool's kind when the plugin
+		// gives none (a call synthesized from its result, say), else
+		// "unknown".
+		st.name = "unknown"
+		if f.str(abi.TKind) != "" {
+			st.name = string(kind)
+		}
+	}
 	a.tools[k] = st
 	a.calls = append(a.calls, k)
 	input := f.json(abi.TInput)
@@ -906,9 +915,9 @@ func (a *assembler) toolResult(f *fields) {
 	k := toolKey{scope, id}
 	st := a.tools[k]
 	if st == nil {
-		a.warn("tool result %s had no tool call; a call was synthesized from the result", id)
 		a.toolCall(f)
 		st = a.tools[k]
+		a.warn("tool result %s had no tool call; a call named %q was synthesized from the result", id, st.name)
 	}
 	if st.resulted {
 		a.warn("second result for tool call %s ignored", id)

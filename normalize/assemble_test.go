@@ -442,3 +442,20 @@ func TestToolStatusClosedSet(t *testing.T) {
 		})
 	}
 }
+
+// TestSynthesizedCallNamed: a result whose call was never reported gets a
+// call with a name (spec 6.12): the tool's kind, else "unknown".
+func TestSynthesizedCallNamed(t *testing.T) {
+	sink, res := runScript(t,
+		do(`{"op":"result","id":"x","output":"out"}`),
+		do(`{"op":"call","id":"y","kind":"read"}`),
+	)
+	var got []string
+	for _, e := range events(sink, "") {
+		if e.Type == transcript.ToolCall {
+			got = append(got, e.Tool().CallID+" "+e.Tool().Name)
+		}
+	}
+	assert.Equal(t, []string{"x unknown", "y read"}, got)
+	assert.Contains(t, strings.Join(res.Warnings, "\n"), `a call named "unknown" was synthesized`)
+}
