@@ -1,5 +1,7 @@
 // Package export writes transcripts in the forms other tools read:
-// OpenTelemetry spans ([ExportOTLP]).
+// OpenTelemetry spans ([ExportOTLP]), provider message lists
+// ([ExportMessages]), run folders ([ExportDir]) and one self-contained
+// page ([ExportHTML]).
 //
 // Model: an export walks a run's transcript file line by line, and the
 // child runs it links to (step.call_workflow.* with child_run_id) in the

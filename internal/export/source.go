@@ -53,6 +53,18 @@ func (r Run) child(id string) (Run, error) {
 // event at all is [ErrNotTranscript]. A non-regular file is refused
 // before it is opened, so a FIFO cannot block an export.
 func eachEvent(ctx context.Context, path string, fn func(*transcript.Event) error) error {
+	return eachEventStrict(ctx, path, false, fn)
+}
+
+// ErrUndecodable is matched by the error of a strict read (an export that
+// must see every line, such as a redacted one) that met a line it cannot
+// decode.
+var ErrUndecodable = errors.New("a transcript line cannot be decoded")
+
+// eachEventStrict is eachEvent; with strict, a line that cannot be decoded
+// (malformed, too long, torn) stops the read with [ErrUndecodable] instead
+// of being skipped.
+func eachEventStrict(ctx context.Context, path string, strict bool, fn func(*transcript.Event) error) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -72,6 +84,9 @@ func eachEvent(ctx context.Context, path string, fn func(*transcript.Event) erro
 			return err
 		}
 		if rd.LineErr() != nil || rd.Event() == nil {
+			if strict {
+				return fmt.Errorf("%s: %w: %v", path, ErrUndecodable, rd.LineErr())
+			}
 			continue
 		}
 		n++

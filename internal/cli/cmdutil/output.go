@@ -4,6 +4,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"sort"
 	"strings"
 	"text/tabwriter"
 
@@ -105,4 +106,20 @@ func MinimumArgs(n int, what string) cobra.PositionalArgs {
 		}
 		return nil
 	}
+}
+
+// RedactedSummary says what --redact masked, by kind: "3 value(s):
+// aws_key 1, bearer 2", or that nothing matched.
+func RedactedSummary(counts map[string]int) string {
+	if len(counts) == 0 {
+		return "nothing matched a secret pattern"
+	}
+	kinds := make([]string, 0, len(counts))
+	total := 0
+	for k, n := range counts {
+		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		total += n
+	}
+	sort.Strings(kinds)
+	return fmt.Sprintf("%d value(s): %s", total, strings.Join(kinds, ", "))
 }

@@ -22,11 +22,13 @@ memory, and runs recorded by older versions export too.
 
   otlp       OpenTelemetry spans (GenAI conventions) to an OTLP collector
   messages   the conversation as an OpenAI or Anthropic message list
-  dir        run folders: events.jsonl, transcript.md, logs/tools.jsonl, logs/errors.jsonl`,
+  dir        run folders: events.jsonl, transcript.md, logs/tools.jsonl, logs/errors.jsonl
+  html       one self-contained page to share, with a search box`,
 	}
 	cmd.AddCommand(newCmdOTLP(f, nil))
 	cmd.AddCommand(newCmdMessages(f, nil))
 	cmd.AddCommand(newCmdDir(f, nil))
+	cmd.AddCommand(newCmdHTML(f, nil))
 	return cmd
 }
 

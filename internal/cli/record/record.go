@@ -8,7 +8,6 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
-	"sort"
 	"strings"
 	"sync"
 	"syscall"
@@ -368,7 +367,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 			outcomeErr = cmdutil.ReportStep(ios.ErrOut, "", f.StorageRoot(), run.Path(), res)
 		}
 		if opts.Redact {
-			fmt.Fprintf(ios.ErrOut, "redacted: %s\n", redactedSummary(res.Redacted))
+			fmt.Fprintf(ios.ErrOut, "redacted: %s\n", cmdutil.RedactedSummary(res.Redacted))
 		}
 		if opts.JSON {
 			if err := printSummary(ios.Out, run, opts.Path, res, silent); err != nil {
@@ -533,22 +532,6 @@ func runAgent(ctx context.Context, opts *Options, agent *capture.Agent) (agentpr
 		return res, err
 	}
 	return res, feedErr
-}
-
-// redactedSummary says how many values of which kind were masked, never
-// the values.
-func redactedSummary(counts map[string]int) string {
-	if len(counts) == 0 {
-		return "nothing matched a secret pattern"
-	}
-	kinds := make([]string, 0, len(counts))
-	total := 0
-	for k, n := range counts {
-		kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
-		total += n
-	}
-	sort.Strings(kinds)
-	return fmt.Sprintf("%d value(s): %s", total, strings.Join(kinds, ", "))
 }
 
 func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.AgentResult, acct *capture.Result) error {

@@ -127,6 +127,6 @@ func TestRunWithPluginFile(t *testing.T) {
 }
 
 func TestRedactedSummary(t *testing.T) {
-	assert.Equal(t, "nothing matched a secret pattern", redactedSummary(nil))
-	assert.Equal(t, "3 value(s): bearer_token 1, github_token 2", redactedSummary(map[string]int{"github_token": 2, "bearer_token": 1}))
+	assert.Equal(t, "nothing matched a secret pattern", cmdutil.RedactedSummary(nil))
+	assert.Equal(t, "3 value(s): bearer_token 1, github_token 2", cmdutil.RedactedSummary(map[string]int{"github_token": 2, "bearer_token": 1}))
 }

@@ -1,0 +1,662 @@
+package export
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"html"
+	"io"
+	"io/fs"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/internal/views"
+	"github.com/twasm/twasm/recorder/redact"
+	"github.com/twasm/twasm/transcript"
+)
+
+// HTMLOptions say how ExportHTML renders.
+type HTMLOptions struct {
+	// Redactor, when set, masks every event before it is rendered; a line
+	// that cannot be decoded (and so cannot be masked) fails the export.
+	Redactor *redact.Redactor
+	// MaxOutput bounds one output or input block, in bytes (0: 64 KiB); the
+	// rest is left out with a note (the transcript keeps it).
+	MaxOutput int
+	// Title heads the page ("" names the first run).
+	Title string
+}
+
+// foldAt: blocks longer than this many lines or bytes are folded.
+const (
+	htmlFoldLines = 12
+	htmlFoldBytes = 1200
+)
+
+// ExportHTML writes one self-contained page for runs and the child runs
+// they link to: the execution tree, each step's dialog (thinking folded),
+// tool calls with their results beside them, commands as shell, edits and
+// patches as diffs, fidelity, usage and cost, errors and warnings, and a
+// search box. It loads nothing: styles and script are inline and a
+// Content-Security-Policy forbids any request. It streams: a run's events
+// are read twice (the tree, then the page) and written as they come; a
+// result is written where it comes and moved beside its call by the page's
+// script, so memory holds no run.
+func ExportHTML(ctx context.Context, w io.Writer, runs []Run, opts HTMLOptions) error {
+	if opts.MaxOutput <= 0 {
+		opts.MaxOutput = 64 << 10
+	}
+	h := &htmlWriter{w: bufio.NewWriterSize(w, 64<<10), opts: opts}
+	var trees []*treeNode
+	for _, r := range runs {
+		t, err := h.tree(ctx, r, 0, map[string]bool{})
+		if err != nil {
+			return err
+		}
+		trees = append(trees, t)
+	}
+	title := opts.Title
+	if title == "" && len(trees) > 0 {
+		title = orDefault(trees[0].name, trees[0].id)
+	}
+	h.head(title, trees)
+	for _, t := range trees {
+		if err := h.run(ctx, t, 0); err != nil {
+			return err
+		}
+	}
+	h.foot()
+	return h.w.Flush()
+}
+
+type treeNode struct {
+	run      Run
+	id, name string
+	status   string
+	started  time.Time
+	ended    time.Time
+	steps    []*treeStep
+	calls    map[string]bool // call ids that have a tool.call event
+	missing  []string        // linked child runs with no transcript
+}
+
+type treeStep struct {
+	seq                uint64
+	path, name, kind   string
+	status             string
+	result             *transcript.AgentResult
+	child              *treeNode
+	started, completed time.Time
+}
+
+func (h *htmlWriter) read(ctx context.Context, path string, fn func(*transcript.Event) error) error {
+	return eachEventStrict(ctx, path, h.opts.Redactor != nil, func(ev *transcript.Event) error {
+		if h.opts.Redactor != nil {
+			h.opts.Redactor.Mask(ev)
+		}
+		return fn(ev)
+	})
+}
+
+// tree reads a run for the execution tree (first pass).
+func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string]bool) (*treeNode, error) {
+	if depth > MaxDepth {
+		return nil, fmt.Errorf("%s: child runs nested deeper than %d", r.Path, MaxDepth)
+	}
+	n := &treeNode{run: r, status: "running", calls: map[string]bool{}}
+	open := map[stepKey]*treeStep{}
+	// A throwaway redactor: the first pass only must not see secrets; the
+	// page's pass counts what it masks.
+	saved := h.opts.Redactor
+	if saved != nil {
+		h.opts.Redactor = redact.New()
+	}
+	defer func() { h.opts.Redactor = saved }()
+	var childIDs []*treeStep
+	err := h.read(ctx, r.Path, func(ev *transcript.Event) error {
+		if n.id == "" {
+			n.id = ev.RunID
+		}
+		k := stepKey{ev.Path, ev.Iteration}
+		switch ev.Type {
+		case transcript.RunStarted:
+			n.started = ev.Timestamp
+			if p := ev.Step(); p != nil {
+				n.name = p.Name
+			}
+		case transcript.RunCompleted:
+			n.ended = ev.Timestamp
+			n.status = transcript.StatusOK
+			if p := ev.Step(); p != nil && p.Status != "" {
+				n.status = p.Status
+			}
+		case transcript.StepStarted, transcript.StepCallWorkflowStarted:
+			s := &treeStep{seq: ev.Seq, path: ev.Path, status: "running", started: ev.Timestamp}
+			if p := ev.Step(); p != nil {
+				s.name, s.kind = p.Name, string(p.Kind)
+			}
+			if ev.ChildRunID != "" {
+				s.child = &treeNode{id: ev.ChildRunID}
+				childIDs = append(childIDs, s)
+			}
+			open[k] = s
+			n.steps = append(n.steps, s)
+		case transcript.StepCompleted, transcript.StepCallWorkflowCompleted:
+			s := open[k]
+			if s == nil {
+				return nil
+			}
+			delete(open, k)
+			s.completed = ev.Timestamp
+			if p := ev.Step(); p != nil {
+				s.status = orDefault(p.Status, transcript.StatusOK)
+				if p.Kind == transcript.KindAgent {
+					s.result, _ = p.AgentResult()
+					if s.result != nil && s.result.Status != "" {
+						s.status = s.result.Status
+					}
+				}
+			}
+		case transcript.ToolCall:
+			if t := ev.Tool(); t != nil {
+				n.calls[t.CallID] = true
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	seen[n.id] = true
+	for _, s := range childIDs {
+		id := s.child.id
+		cr, err := r.child(id)
+		if err != nil || seen[id] {
+			s.child = nil
+			continue
+		}
+		c, err := h.tree(ctx, cr, depth+1, seen)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				n.missing = append(n.missing, id)
+				s.child = nil
+				continue
+			}
+			return nil, err
+		}
+		s.child = c
+	}
+	return n, nil
+}
+
+type htmlWriter struct {
+	w    *bufio.Writer
+	opts HTMLOptions
+}
+
+func (h *htmlWriter) p(format string, args ...any) { fmt.Fprintf(h.w, format, args...) }
+
+func esc(s string) string { return html.EscapeString(s) }
+
+func statusClass(s string) string {
+	switch s {
+	case transcript.StatusOK, "completed":
+		return "ok"
+	case "running":
+		return "run"
+	case transcript.StatusIncomplete, "dangling":
+		return "warn"
+	}
+	return "bad"
+}
+
+func badge(s string) string {
+	return `<span class="st ` + statusClass(s) + `">` + esc(s) + `</span>`
+}
+
+func fidelity(f transcript.Fidelity) string {
+	if f == "" {
+		return ""
+	}
+	label := "agent"
+	if f == transcript.FidelityRouter {
+		label = "router"
+	}
+	return `<span class="fid ` + label + `" title="fidelity: ` + esc(string(f)) + `">` + label + `</span>`
+}
+
+func anchor(runID string, seq uint64) string { return "e-" + runID + "-" + strconv.FormatUint(seq, 10) }
+
+func (h *htmlWriter) head(title string, trees []*treeNode) {
+	h.p(`<!DOCTYPE html>
+<html lang="en"><head><meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>%s · twasm</title>
+<style>%s</style></head><body>
+<header><h1>%s</h1><input id="q" type="search" placeholder="Search this page" aria-label="Search this page"><span id="hits"></span></header>
+<nav id="tree" aria-label="Execution tree"><h2>Execution tree</h2>`, esc(title), pageCSS, esc(title))
+	for _, t := range trees {
+		h.p("<ul>")
+		h.treeItem(t)
+		h.p("</ul>")
+	}
+	h.p("</nav>\n<main>\n")
+}
+
+func (h *htmlWriter) treeItem(n *treeNode) {
+	h.p(`<li class="trun"><a href="#run-%s">%s</a> %s`, esc(n.id), esc(orDefault(n.name, n.id)), badge(n.status))
+	if !n.started.IsZero() && !n.ended.IsZero() {
+		h.p(` <span class="dim">%s</span>`, esc(views.FormatDuration(n.ended.Sub(n.started).Milliseconds())))
+	}
+	if len(n.steps) > 0 {
+		h.p("<ul>")
+		for _, s := range n.steps {
+			h.p(`<li class="tstep"><a href="#%s">%s</a> <span class="dim">%s</span> %s`, anchor(n.id, s.seq), esc(s.path), esc(s.kind), badge(s.status))
+			if r := s.result; r != nil {
+				h.p(` <span class="dim">%s %s%s</span>`, esc(r.Provider), esc(r.Model), costText(r))
+			}
+			if s.child != nil {
+				h.p("<ul>")
+				h.treeItem(s.child)
+				h.p("</ul>")
+			}
+			h.p("</li>")
+		}
+		h.p("</ul>")
+	}
+	for _, m := range n.missing {
+		h.p(`<div class="warnbox">child run %s: no transcript</div>`, esc(m))
+	}
+	h.p("</li>")
+}
+
+func costText(r *transcript.AgentResult) string {
+	var parts []string
+	if u := r.Usage; !u.IsZero() {
+		parts = append(parts, usageText(u))
+	}
+	if r.CostUSD != nil {
+		parts = append(parts, fmt.Sprintf("$%.4f", *r.CostUSD))
+	}
+	if len(parts) == 0 {
+		return ""
+	}
+	return " · " + esc(strings.Join(parts, " · "))
+}
+
+// block writes a preformatted block, folded when long, cut at MaxOutput.
+func (h *htmlWriter) block(summary, class, text string, open bool) {
+	text = views.StripEscapes(text)
+	note := ""
+	if len(text) > h.opts.MaxOutput {
+		cut := h.opts.MaxOutput
+		for cut > 0 && text[cut]&0xC0 == 0x80 {
+			cut--
+		}
+		note = fmt.Sprintf(`<div class="dim">%d of %d bytes shown; the transcript keeps all of it.</div>`, cut, len(text))
+		text = text[:cut]
+	}
+	lines := strings.Count(strings.TrimRight(text, "\n"), "\n") + 1
+	var body string
+	if class == "diff" {
+		body = diffHTML(text)
+	} else {
+		body = esc(text)
+	}
+	pre := `<pre class="` + class + `">` + body + `</pre>` + note
+	if summary != "" && !open && (lines > htmlFoldLines || len(text) > htmlFoldBytes) {
+		h.p(`<details class="fold"><summary>%s · %d lines</summary>%s</details>`, esc(summary), lines, pre)
+		return
+	}
+	h.p("%s", pre)
+}
+
+func diffHTML(text string) string {
+	var b strings.Builder
+	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
+		class := ""
+		switch {
+		case strings.HasPrefix(line, "+++"), strings.HasPrefix(line, "---"):
+			class = "dh"
+		case strings.HasPrefix(line, "+"):
+			class = "da"
+		case strings.HasPrefix(line, "-"):
+			class = "dd"
+		case strings.HasPrefix(line, "@@"):
+			class = "dn"
+		}
+		if class != "" {
+			// A block-level line ends itself; a newline would double it.
+			b.WriteString(`<span class="` + class + `">` + esc(line) + "</span>")
+		} else {
+			b.WriteString(esc(line) + "\n")
+		}
+	}
+	return b.String()
+}
+
+func when(t time.Time) string {
+	if t.IsZero() {
+		return ""
+	}
+	return `<time datetime="` + t.UTC().Format(time.RFC3339Nano) + `">` + t.UTC().Format("15:04:05") + `</time>`
+}
+
+// run writes a run's section; child runs are written inside the step
+// that started them.
+func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
+	h.p(`<section class="run" id="run-%s"><h2>%s %s</h2><div class="meta">run <code>%s</code>`, esc(n.id), esc(orDefault(n.name, "run")), badge(n.status), esc(n.id))
+	if !n.started.IsZero() {
+		h.p(" · started %s", esc(n.started.UTC().Format(time.RFC3339)))
+	}
+	h.p("</div>\n")
+	children := map[uint64]*treeNode{}
+	for _, s := range n.steps {
+		if s.child != nil {
+			children[s.seq] = s.child
+		}
+	}
+	var stack []stepKey
+	closeTo := func(k stepKey) {
+		for i := len(stack) - 1; i >= 0; i-- {
+			if stack[i] == k {
+				for j := len(stack) - 1; j >= i; j-- {
+					h.p("</section>\n")
+				}
+				stack = stack[:i]
+				return
+			}
+		}
+	}
+	err := h.read(ctx, n.run.Path, func(ev *transcript.Event) error {
+		switch ev.Type {
+		case transcript.StepStarted, transcript.StepCallWorkflowStarted:
+			p := ev.Step()
+			name, kind := "", ""
+			if p != nil {
+				name, kind = p.Name, string(p.Kind)
+			}
+			h.p(`<section class="step" id="%s"><h3>%s <span class="dim">%s</span> %s %s</h3>`, anchor(n.id, ev.Seq), esc(ev.Path), esc(kind), esc(name), when(ev.Timestamp))
+			stack = append(stack, stepKey{ev.Path, ev.Iteration})
+			if c := children[ev.Seq]; c != nil {
+				if err := h.run(ctx, c, depth+1); err != nil {
+					return err
+				}
+			}
+		case transcript.StepCompleted, transcript.StepCallWorkflowCompleted:
+			h.stepFooter(ev)
+			closeTo(stepKey{ev.Path, ev.Iteration})
+		case transcript.RunCompleted:
+			for len(stack) > 0 {
+				h.p("</section>\n")
+				stack = stack[:len(stack)-1]
+			}
+			if p := ev.Step(); p != nil && p.Error != "" {
+				h.p(`<div class="errbox">run ended %s: %s</div>`, esc(p.Status), esc(p.Error))
+			}
+		case transcript.MessageUser, transcript.MessageAssistant:
+			h.message(n, ev)
+		case transcript.ToolCall:
+			h.toolCall(n, ev)
+		case transcript.ToolResult:
+			h.toolResult(n, ev)
+		default:
+			if _, ok := ev.Payload.(*transcript.RawPayload); ok {
+				h.p(`<div class="warnbox" id="%s">unknown event type %s</div>`, anchor(n.id, ev.Seq), esc(string(ev.Type)))
+			}
+		}
+		return nil
+	})
+	for len(stack) > 0 {
+		h.p("</section>\n")
+		stack = stack[:len(stack)-1]
+	}
+	h.p("</section>\n")
+	return err
+}
+
+func (h *htmlWriter) message(n *treeNode, ev *transcript.Event) {
+	m := ev.Message()
+	if m == nil {
+		return
+	}
+	role := "assistant"
+	if ev.Type == transcript.MessageUser {
+		role = "user"
+	}
+	h.p(`<div class="msg %s ev" id="%s"><div class="who">%s %s`, role, anchor(n.id, ev.Seq), role, when(ev.Timestamp))
+	if m.Model != "" {
+		h.p(` <span class="dim">%s</span>`, esc(m.Model))
+	}
+	if !m.Usage.IsZero() {
+		h.p(` <span class="dim">%s</span>`, esc(usageText(m.Usage)))
+	}
+	h.p("</div>")
+	for _, b := range m.Blocks {
+		switch b.Type {
+		case transcript.BlockText:
+			switch b.Origin {
+			case transcript.OriginSystemPrompt:
+				h.p(`<details class="sys"><summary>System prompt %s</summary><div class="text">%s</div></details>`, fidelity(b.Fidelity), esc(b.Text))
+			case transcript.OriginInjected:
+				h.p(`<details class="inj"><summary>Injected context %s</summary><div class="text">%s</div></details>`, fidelity(b.Fidelity), esc(b.Text))
+			default:
+				h.p(`<div class="text">%s %s</div>`, fidelity(b.Fidelity), esc(views.StripEscapes(b.Text)))
+			}
+		case transcript.BlockThinking:
+			if b.Redacted {
+				h.p(`<div class="dim">Thinking redacted by the provider.</div>`)
+				continue
+			}
+			h.p(`<details class="thinking"><summary>Thinking</summary><div class="text">%s</div></details>`, esc(b.Thinking))
+		case transcript.BlockToolUse:
+			if n.calls[b.ToolID] {
+				continue // shown once, at its tool.call, with its result
+			}
+			h.p(`<div class="tool"><div class="th">requested <b>%s</b> <code>%s</code> %s</div>`, esc(b.ToolName), esc(b.ToolID), fidelity(b.Fidelity))
+			h.input(b.ToolName, "", b.ToolInput)
+			h.p("</div>")
+		case transcript.BlockCommand:
+			if n.calls[b.ToolID] {
+				continue
+			}
+			h.block("", "sh", "$ "+b.Command, true)
+		case transcript.BlockToolResult:
+			h.p(`<div class="tres"><div class="th">result of <code>%s</code></div>`, esc(b.ToolID))
+			h.block("Output", "out", b.ToolContent, false)
+			h.p("</div>")
+		case transcript.BlockStream:
+			h.block("Output stream", "out", b.Chunk, false)
+		}
+	}
+	if m.StopReason != "" {
+		h.p(`<div class="dim">stop: %s</div>`, esc(m.StopReason))
+	}
+	h.p("</div>\n")
+}
+
+func (h *htmlWriter) input(name, command string, raw json.RawMessage) {
+	switch kind, text := views.ToolInputView(name, command, raw); kind {
+	case views.InputPatch:
+		h.block("Patch", "diff", text, false)
+	case views.InputEdit:
+		h.block("Edit", "diff", text, false)
+	case views.InputShell:
+		h.block("", "sh", "$ "+text, true)
+	case views.InputJSON:
+		h.block("Input", "json", text, false)
+	}
+}
+
+func (h *htmlWriter) toolCall(n *treeNode, ev *transcript.Event) {
+	t := ev.Tool()
+	if t == nil {
+		return
+	}
+	id := "call-" + n.id + "-" + t.CallID
+	h.p(`<div class="tool ev" id="%s" data-call="%s"><div class="th">%s <b>%s</b>`, anchor(n.id, ev.Seq), esc(id), when(ev.Timestamp), esc(orDefault(t.Name, "tool")))
+	if t.Kind != "" {
+		h.p(` <span class="dim">%s</span>`, esc(string(t.Kind)))
+	}
+	h.p(` <code>%s</code> %s</div>`, esc(t.CallID), fidelity(t.Fidelity))
+	h.input(t.Name, t.Command, t.Input)
+	h.p(`<div class="slot" data-slot="%s"><div class="pending">no result recorded (yet)</div></div></div>`+"\n", esc(id))
+}
+
+func (h *htmlWriter) toolResult(n *treeNode, ev *transcript.Event) {
+	t := ev.Tool()
+	if t == nil {
+		return
+	}
+	status := t.Status
+	if status == "" {
+		status = transcript.StatusOK
+		if t.Error != "" {
+			status = transcript.StatusError
+		}
+	}
+	id := "call-" + n.id + "-" + t.CallID
+	h.p(`<div class="result ev" id="%s" data-for="%s"><div class="th">result %s %s`, anchor(n.id, ev.Seq), esc(id), badge(status), when(ev.Timestamp))
+	if !n.calls[t.CallID] {
+		h.p(` of <b>%s</b> <code>%s</code> (its call is not in the transcript)`, esc(t.Name), esc(t.CallID))
+	}
+	if t.ExitCode != nil {
+		h.p(` <span class="exit">exit %d</span>`, *t.ExitCode)
+	}
+	h.p("</div>")
+	if t.Error != "" {
+		h.p(`<div class="errbox">%s</div>`, esc(views.StripEscapes(t.Error)))
+	}
+	if t.Output != "" {
+		h.block("Output", "out", t.Output, false)
+	}
+	h.p("</div>\n")
+}
+
+func (h *htmlWriter) stepFooter(ev *transcript.Event) {
+	p := ev.Step()
+	if p == nil {
+		return
+	}
+	status := orDefault(p.Status, transcript.StatusOK)
+	var r *transcript.AgentResult
+	if p.Kind == transcript.KindAgent {
+		r, _ = p.AgentResult()
+		if r != nil && r.Status != "" {
+			status = r.Status
+		}
+	}
+	h.p(`<footer class="stepfoot"><div>step %s %s`, badge(status), when(ev.Timestamp))
+	if r != nil {
+		if r.ExitCode != nil {
+			h.p(` · exit %d`, *r.ExitCode)
+		}
+		h.p(` · %s %s%s`, esc(r.Provider), esc(r.Model), costText(r))
+	}
+	h.p("</div>")
+	if p.Error != "" {
+		h.p(`<div class="errbox">%s</div>`, esc(p.Error))
+	}
+	if r != nil {
+		if r.Error != "" && r.Error != p.Error {
+			h.p(`<div class="errbox">%s</div>`, esc(r.Error))
+		}
+		for _, e := range r.Errors {
+			code := ""
+			if e.Code != "" {
+				code = " (" + e.Code + ")"
+			}
+			h.p(`<div class="errbox">provider error%s: %s</div>`, esc(code), esc(e.Message))
+		}
+		for _, wn := range r.Warnings {
+			h.p(`<div class="warnbox">%s</div>`, esc(wn))
+		}
+		if len(r.Dangling) > 0 {
+			h.p(`<div class="warnbox">calls without a result: %s</div>`, esc(strings.Join(r.Dangling, ", ")))
+		}
+		if r.FailedLines > 0 {
+			h.p(`<div class="errbox">%d raw lines lost to a plugin fault (kept in the raw capture)</div>`, r.FailedLines)
+		}
+		total := 0
+		for _, c := range r.Unmapped {
+			total += c
+		}
+		if total > 0 {
+			b, _ := json.Marshal(r.Unmapped)
+			h.p(`<div class="warnbox">%d raw lines not mapped: %s</div>`, total, esc(string(b)))
+		}
+		if r.FinalText != "" {
+			h.block("Final answer", "out", r.FinalText, false)
+		}
+	}
+	h.p("</footer>\n")
+}
+
+func (h *htmlWriter) foot() {
+	h.p("</main>\n<script>%s</script>\n</body></html>\n", pageJS)
+}
+
+const pageCSS = `
+:root{--fg:#1d1f23;--dim:#6a707a;--bg:#fff;--line:#e3e5e8;--ok:#1a7f37;--bad:#cf222e;--warn:#9a6700;--code:#f6f8fa}
+body{font:14px/1.45 system-ui,sans-serif;color:var(--fg);background:var(--bg);margin:0}
+header{position:sticky;top:0;background:var(--bg);border-bottom:1px solid var(--line);padding:8px 16px;display:flex;gap:12px;align-items:center;z-index:2}
+header h1{font-size:16px;margin:0;flex:1}
+#q{width:280px;padding:4px 8px}
+#tree{padding:8px 16px;border-bottom:1px solid var(--line)}
+#tree h2{font-size:14px;margin:4px 0}
+#tree ul{margin:2px 0;padding-left:18px}
+main{padding:8px 16px;max-width:1100px}
+section.run{border-left:3px solid var(--line);padding-left:10px;margin:10px 0}
+section.step{margin:8px 0 8px 6px}
+h2{font-size:15px}h3{font-size:14px;margin:8px 0 4px}
+.dim,time{color:var(--dim);font-size:12px}
+.st{border-radius:8px;padding:0 6px;font-size:12px;color:#fff}
+.st.ok{background:var(--ok)}.st.bad{background:var(--bad)}.st.warn{background:var(--warn)}.st.run{background:var(--dim)}
+.fid{font-size:11px;border:1px solid var(--line);border-radius:4px;padding:0 3px;color:var(--dim)}
+.msg{margin:6px 0;padding:6px 8px;border-radius:6px}
+.msg.user{background:#eef4ff}.msg.assistant{background:#f7f7f8}
+.who{font-weight:600;font-size:12px;text-transform:uppercase;color:var(--dim)}
+.text{white-space:pre-wrap;word-wrap:break-word}
+.tool{border:1px solid var(--line);border-radius:6px;margin:6px 0;padding:4px 8px}
+.th{font-size:13px}
+pre{background:var(--code);padding:6px;overflow:auto;max-height:480px;margin:4px 0;font-size:12px}
+pre.sh{background:#1f2328;color:#e6edf3}
+.da{background:#dafbe1;display:block}.dd{background:#ffebe9;display:block}.dn{color:#8250df;display:block}.dh{color:var(--dim);display:block}
+.errbox{color:var(--bad);border-left:3px solid var(--bad);padding-left:6px;margin:3px 0;white-space:pre-wrap}
+.warnbox{color:var(--warn);border-left:3px solid var(--warn);padding-left:6px;margin:3px 0}
+.pending{color:var(--warn);font-size:12px}
+.exit{font-family:monospace}
+footer.stepfoot{border-top:1px dashed var(--line);margin-top:6px;padding-top:4px}
+.hide{display:none}
+mark{background:#fff3b0}
+`
+
+// pageJS moves each result beside its call and runs the search box. It
+// reads and writes only this page.
+const pageJS = `
+(function(){
+  var slots={};
+  document.querySelectorAll('[data-slot]').forEach(function(s){slots[s.getAttribute('data-slot')]=s;});
+  document.querySelectorAll('.result[data-for]').forEach(function(r){
+    var s=slots[r.getAttribute('data-for')];
+    if(s&&!s.dataset.filled){s.dataset.filled='1';s.innerHTML='';s.appendChild(r);}
+  });
+  var q=document.getElementById('q'),hits=document.getElementById('hits');
+  var items=[].slice.call(document.querySelectorAll('.ev'));
+  var timer=null;
+  function run(){
+    var t=q.value.trim().toLowerCase(),n=0;
+    items.forEach(function(el){
+      var show=!t||el.textContent.toLowerCase().indexOf(t)>=0;
+      el.classList.toggle('hide',!show);
+      if(show&&t){n++;el.querySelectorAll('details').forEach(function(d){if(d.textContent.toLowerCase().indexOf(t)>=0)d.open=true;});}
+    });
+    hits.textContent=t?(n+' matching'):'';
+  }
+  q.addEventListener('input',function(){clearTimeout(timer);timer=setTimeout(run,120);});
+})();
+`
