@@ -359,3 +359,30 @@ func TestSearchAndViewAtHit(t *testing.T) {
 		t.Errorf("damaged index: %v", r)
 	}
 }
+
+// --watch keeps archiving as sessions appear and grow, and ends cleanly
+// on Ctrl-C.
+func TestSyncWatch(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	session := readFile(t, golden("claude", "session_log.jsonl"))
+	other := readFile(t, golden("claude", "session_log_sidechain.jsonl"))
+	lines := bytes.SplitAfter(other, []byte("\n"))
+	h.put(".claude/projects/p/a.jsonl", session, time.Hour)
+	p := start(t, nil, h.env, "--storage", h.stor, "sync", "--watch", "--interval", "100ms")
+	count := func(action string) int { return strings.Count(p.out.String(), action+"\t") }
+	waitFor(t, "the first session archived", time.Minute, func() bool { return count("new") == 1 })
+	h.put(".claude/projects/p/b.jsonl", bytes.Join(lines[:len(lines)/2], nil), time.Hour)
+	waitFor(t, "a new session archived", time.Minute, func() bool { return count("new") == 2 })
+	h.put(".claude/projects/p/b.jsonl", other, 50*time.Minute)
+	waitFor(t, "the grown session archived", time.Minute, func() bool { return count("grown") == 1 })
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait(t, time.Minute)
+	if r.code != 0 {
+		t.Errorf("watch interrupted: %v", r)
+	}
+	files, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
+	validate(t, files...)
+}

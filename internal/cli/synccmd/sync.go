@@ -182,6 +182,10 @@ func Run(ctx context.Context, opts *Options) error {
 	defer plugins.Close(context.WithoutCancel(ctx))
 	for {
 		err := round(ctx, opts, locs, plugins)
+		if opts.Watch && ctx.Err() != nil {
+			// Ctrl-C is how a watch ends; every part written is whole.
+			return nil
+		}
 		if !opts.Watch || ctx.Err() != nil {
 			return err
 		}
@@ -237,7 +241,7 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	})
 	bar.done()
 	if opts.Indexed != nil && len(written) > 0 {
-		if err := opts.Indexed(ctx, written); err != nil {
+		if err := opts.Indexed(context.WithoutCancel(ctx), written); err != nil {
 			fmt.Fprintf(ios.ErrOut, "twasm: search index: %v\n", err)
 		}
 	}
