@@ -139,3 +139,20 @@ func IsChild(r Run) bool {
 	h, err := readHead(context.Background(), r.Path)
 	return err == nil && h.parent != ""
 }
+
+// LastStepStart returns the seq of the last step.started of (path,
+// iteration) in the transcript at file: where the events of the step a
+// process just recorded begin.
+func LastStepStart(ctx context.Context, file, path string, iteration int) (uint64, error) {
+	var seq uint64
+	err := eachEvent(ctx, file, func(ev *transcript.Event) error {
+		if ev.Type == transcript.StepStarted && ev.Path == path && ev.Iteration == iteration {
+			seq = ev.Seq
+		}
+		return nil
+	})
+	if err == nil && seq == 0 {
+		err = fmt.Errorf("%s: no step %q (iteration %d)", file, path, iteration)
+	}
+	return seq, err
+}

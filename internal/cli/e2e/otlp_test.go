@@ -509,3 +509,51 @@ func checkSpans(t *testing.T, storage string, ids []string, spans []*otlpSpan, w
 		t.Fatal("--content exported no tool result content")
 	}
 }
+
+// record --otlp sends what it recorded; into a run begun by run begin, only
+// its own step, which hangs under the run's span by id.
+func TestRecordOTLP(t *testing.T) {
+	c := startCollector(t)
+	storage := t.TempDir()
+	in := filepath.Join(root, "testdata/golden/codex/exec_command_failed.jsonl")
+	r := twasm(t, "--storage", storage, "record", "--json", "--provider", "codex", "--input", in, "--otlp", "--otlp-endpoint", c.http)
+	if strings.Contains(r.errOut, "otlp: not sent") {
+		t.Fatalf("%v", r)
+	}
+	var out struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(lastLine(r.out)), &out); err != nil {
+		t.Fatal(err)
+	}
+	want := expectedSpans(t, storage, []string{out.RunID})
+	spans := waitSpans(t, c, want.total)
+	checkSpans(t, storage, []string{out.RunID}, spans, want, false)
+
+	run := strings.TrimSpace(twasmOK(t, "--storage", storage, "run", "begin", "--name", "multi").out)
+	twasmOK(t, "--storage", storage, "record", "--run-id", run, "--path", "one", "--provider", "codex", "--input", in,
+		"--otlp", "--otlp-protocol", "grpc", "--otlp-endpoint", c.grpc)
+	before := len(waitSpans(t, c, want.total+1))
+	step := readRun(t, transcriptPath(storage, run))
+	n := 0
+	for _, ev := range step {
+		switch ev.Type {
+		case transcript.StepStarted, transcript.MessageAssistant, transcript.ToolCall:
+			n++
+		}
+	}
+	spans = waitSpans(t, c, want.total+n)
+	if len(spans) != want.total+n || before < want.total+1 {
+		t.Fatalf("record --otlp into a run sent %d spans, want its step's %d (no run span while the run is open)", len(spans)-want.total, n)
+	}
+	for _, s := range spans[want.total:] {
+		if strings.HasPrefix(s.Name, "invoke_workflow") {
+			t.Fatalf("the open run's span was sent: %q", s.Name)
+		}
+	}
+	// Nobody listening: the run is recorded, the failure is said.
+	r = twasm(t, "--storage", storage, "record", "--provider", "codex", "--input", in, "--otlp", "--otlp-endpoint", fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+	if !strings.Contains(r.errOut, "otlp: not sent") || !strings.Contains(r.errOut, "sends it again") {
+		t.Fatalf("a failed export is not said: %v", r)
+	}
+}

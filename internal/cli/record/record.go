@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"os/signal"
+	"path/filepath"
 	"strings"
 	"sync"
 	"syscall"
@@ -18,8 +19,10 @@ import (
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/agentproc"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/exportcmd"
 	"github.com/twasm/twasm/internal/cli/plugload"
 	"github.com/twasm/twasm/internal/cli/searchcmd"
+	"github.com/twasm/twasm/internal/export"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
@@ -29,22 +32,26 @@ import (
 
 // Options are the parsed flags and arguments.
 type Options struct {
-	F        *cmdutil.Factory
-	Plugins  plugload.Flags
-	Provider string
-	Format   string
-	Input    string
-	RunID    string
-	Name     string
-	Path     string
-	Iter     int
-	Prompt   string
-	System   string
-	Redact   bool
-	Live     bool
-	JSON     bool
-	Quiet    bool
-	Fsync    string
+	F       *cmdutil.Factory
+	Plugins plugload.Flags
+	// OTLP sends the recorded step (and the run, when this record ends it)
+	// to an OpenTelemetry collector; OTLPFlags say where and how.
+	OTLP      bool
+	OTLPFlags exportcmd.OTLPOptions
+	Provider  string
+	Format    string
+	Input     string
+	RunID     string
+	Name      string
+	Path      string
+	Iter      int
+	Prompt    string
+	System    string
+	Redact    bool
+	Live      bool
+	JSON      bool
+	Quiet     bool
+	Fsync     string
 	// LockTimeout, when positive, makes waiting for the run's lock held
 	// by another process fail after that long.
 	LockTimeout time.Duration
@@ -137,6 +144,8 @@ kept either way.`,
 	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets (API keys, tokens, private keys) everywhere before writing")
 	fl.BoolVar(&opts.Live, "live", false, "print one line per event on stderr as it is recorded")
 	fl.BoolVar(&opts.JSON, "json", false, "print a summary object on stdout")
+	fl.BoolVar(&opts.OTLP, "otlp", false, "once recorded, send the step (and the run, when this record ends it) to an OpenTelemetry collector, as 'twasm export otlp' does")
+	exportcmd.AddOTLPFlags(cmd, &opts.OTLPFlags, "otlp-")
 	fl.BoolVarP(&opts.Quiet, "quiet", "q", false, "do not pass the agent's stdout through (its stderr always is)")
 	fl.StringVar(&opts.Fsync, "fsync", "boundary", "when to fsync the transcript: never, boundary (step and run ends) or always")
 	opts.Plugins.Register(cmd, true)
@@ -356,6 +365,9 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	if err := searchcmd.Refresh(context.WithoutCancel(ctx), f); err != nil {
 		f.Logger().Warn("search index not updated (twasm search rebuilds it)", "err", err)
 	}
+	if opts.OTLP {
+		sendOTLP(context.WithoutCancel(ctx), opts, run.Path(), attached)
+	}
 
 	var outcomeErr error
 	failed := recordingFailure(stepErr, endErr)
@@ -532,6 +544,34 @@ func runAgent(ctx context.Context, opts *Options, agent *capture.Agent) (agentpr
 		return res, err
 	}
 	return res, feedErr
+}
+
+// sendOTLP exports what this record wrote: the whole run when it began
+// the run, else the step from its start (with the run's span only if the
+// run has ended). A failed export is said on stderr, with how to send the
+// run again; the recording itself stands, and so does the exit code.
+func sendOTLP(ctx context.Context, opts *Options, path string, attached bool) {
+	f := opts.F
+	var from uint64
+	if attached {
+		seq, err := export.LastStepStart(ctx, path, opts.Path, opts.Iter)
+		if err != nil {
+			fmt.Fprintf(f.IOStreams.ErrOut, "otlp: not sent: %v\n", err)
+			return
+		}
+		from = seq
+	}
+	p, err := exportcmd.NewPipeline(ctx, &opts.OTLPFlags, f.Getenv)
+	if err == nil {
+		_, err = p.Export(ctx, export.Run{Path: path, Dir: filepath.Dir(path)}, from)
+		if _, cerr := p.Close(ctx); err == nil {
+			err = cerr
+		}
+	}
+	if err != nil {
+		fmt.Fprintf(f.IOStreams.ErrOut, "otlp: not sent: %v; the run is recorded, and 'twasm export otlp %s' sends it again\n", err,
+			strings.TrimSuffix(filepath.Base(path), ".jsonl"))
+	}
 }
 
 func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.AgentResult, acct *capture.Result) error {
