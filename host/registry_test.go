@@ -300,19 +300,16 @@ func TestFailedLoadIsRemembered(t *testing.T) {
 		t.Fatalf("first run, messages %q", h.msgs)
 	}
 
-	// The next runs skip it without running it: the time limit would
-	// cost 300 ms each.
+	// The next runs skip it without running it (a run would end in
+	// ErrTimeout again, not in FailedBeforeError). No timing is asserted:
+	// the outcome and the one message say it was not run.
 	for range 2 {
 		h := &captureHandler{}
-		start := time.Now()
 		rt := newRuntime(t, cfg.WithLogger(slogNew(h)))
 		var fb *FailedBeforeError
 		l := rt.List(ctx)
 		if len(l) != 1 || !errors.As(l[0].Err, &fb) || fb.Path != path || !strings.Contains(fb.Error(), "ran longer than") {
 			t.Fatalf("later run: %+v", l)
-		}
-		if d := time.Since(start); d > 250*time.Millisecond {
-			t.Errorf("the skipped plugin cost %v", d)
 		}
 		if h.count("plugin skipped") != 1 || len(h.msgs) != 1 {
 			t.Fatalf("later run, messages %q", h.msgs)
