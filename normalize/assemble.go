@@ -70,6 +70,16 @@ type assembler struct {
 // records reported at End come after every line.
 const endLine = math.MaxInt
 
+// coverLine is the line a count of lines ends at: the current one, or at
+// the end of the stream 0 (the last lines not yet accounted for: a
+// document a plugin could only drop at the end, say).
+func (a *assembler) coverLine() int {
+	if a.atEnd {
+		return 0
+	}
+	return a.line
+}
+
 // accounting tracks which raw lines got a record (spec 6.8): a line with
 // none that was not declared ignored or counted unmapped is silent (see
 // [Stream.Silent]). Only lines still unaccounted for are kept, at most
@@ -511,13 +521,13 @@ func (a *assembler) apply(f *fields) {
 			a.res.Unmapped = map[string]int{}
 		}
 		a.res.Unmapped[native] += int(n)
-		a.acct.cover(a.line, int(min(n, math.MaxInt32)))
+		a.acct.cover(a.coverLine(), int(min(n, math.MaxInt32)))
 	case abi.OpIgnored:
 		n, ok := f.int(abi.TCount)
 		if !ok || n < 1 {
 			n = 1
 		}
-		a.acct.cover(a.line, int(min(n, math.MaxInt32)))
+		a.acct.cover(a.coverLine(), int(min(n, math.MaxInt32)))
 	case abi.OpError:
 		msg := f.str(abi.TText)
 		if msg == "" {
