@@ -377,3 +377,56 @@ func TestLockExcludes(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, l2.Release())
 }
+
+// A pretty-printed session (first line "{") is told apart by its next
+// lines, and a head never changes as a file grows.
+func TestHead(t *testing.T) {
+	dir := t.TempDir()
+	head := func(content string, settled bool) (string, bool) {
+		p := filepath.Join(dir, "f")
+		require.NoError(t, os.WriteFile(p, []byte(content), 0o600))
+		f, err := os.Open(p)
+		require.NoError(t, err)
+		defer f.Close()
+		b, ok, err := readHead(f, int64(len(content)), settled)
+		require.NoError(t, err)
+		return string(b), ok
+	}
+	a, _ := head("{\n  \"sessionId\": \"aaaa-1111-2222-3333-444444444444\",\n  \"startTime\": \"x\"\n}", true)
+	b, _ := head("{\n  \"sessionId\": \"bbbb-1111-2222-3333-444444444444\",\n  \"startTime\": \"x\"\n}", true)
+	assert.NotEqual(t, a, b)
+	long := strings.Repeat("x", 100) + "\n"
+	h1, ok := head(long+"partial", false)
+	assert.True(t, ok)
+	h2, _ := head(long+"partial line done\nmore\n", false)
+	assert.Equal(t, h1, h2)
+	_, ok = head("no line yet", false)
+	assert.False(t, ok)
+	h, ok := head("no line yet", true)
+	assert.True(t, ok)
+	assert.Equal(t, "no line yet", h)
+	// Short lines: the head covers lines until minHead, complete ones only.
+	h3, _ := head("{\"a\":1}\n{\"b\":2}\n", false)
+	h4, _ := head("{\"a\":1}\n{\"b\":2}\n{\"c\":3}\n"+strings.Repeat("y", 80)+"\n", false)
+	assert.Equal(t, "{\"a\":1}\n{\"b\":2}\n", h3)
+	assert.True(t, strings.HasPrefix(h4, h3))
+}
+
+// A session whose first lines were shorter than the head when first
+// synced still grows as one run.
+func TestShortHeadGrows(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "codex/vibekanban_legacy_json_exec_command.jsonl")
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	root, home := t.TempDir(), t.TempDir()
+	a := newArchiver(t, root, nil)
+	path := filepath.Join(home, "s.jsonl")
+	short := []byte("{\"a\":1}\n")
+	writeAged(t, path, short, time.Hour)
+	o := a.SyncFile(ctx, "codex", path)
+	require.Equal(t, ActionNew, o.Action, o.Reason)
+	writeAged(t, path, append(append([]byte(nil), short...), bytes.Join(lines, nil)...), time.Hour-time.Minute)
+	o2 := a.SyncFile(ctx, "codex", path)
+	require.Equal(t, ActionGrown, o2.Action, o2.Reason)
+	assert.Equal(t, o.RunID, o2.RunID)
+}

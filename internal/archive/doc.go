@@ -8,13 +8,15 @@
 // # Model
 //
 // A session is identified by content, not path: its Head is the sha256 of
-// its first line, and a run holds the session's first Offset bytes, whose
-// sha256 it keeps. A file whose first Offset bytes hash to a run's is
+// its first complete lines (at least 64 bytes of them, so that a
+// pretty-printed document's "{" does not make all sessions alike), and a
+// run holds the session's first Offset bytes, whose sha256 it keeps. A file whose first Offset bytes hash to a run's is
 // that session: the same size means nothing is new (synced twice, or the
 // same bytes found again at another path); a longer file has grown, and
 // only bytes [Offset, end) become a new part. A file that no longer
 // starts with what its run holds (rewritten) is archived as a new run,
-// and the outcome says so.
+// and the outcome says so: whole documents that the agent rewrites in
+// place (Gemini CLI's session-*.json chats) get one run per version.
 //
 // Each part is one agent step of the run, at path "agent" with the part
 // number as iteration, written through package capture: its bytes extend

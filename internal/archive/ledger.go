@@ -23,8 +23,9 @@ import (
 type Entry struct {
 	RunID    string `json:"run_id"`
 	Provider string `json:"provider"`
-	// Head is the sha256 of the session's first line: its content
-	// identity, whatever path the bytes are found at.
+	// Head is the sha256 of the session's first complete lines (64
+	// bytes at least): its content identity, whatever path the bytes are
+	// found at.
 	Head string `json:"head"`
 	// Path, Size and ModTime are the source file as last seen: a file
 	// whose size and mtime did not change is skipped without reading it.

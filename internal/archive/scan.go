@@ -14,16 +14,31 @@ import (
 // maxHead bounds the first line read as a session's content identity.
 const maxHead = 1 << 20
 
-// head reads the first line of f (with its LF), up to maxHead bytes. ok is
-// false when the file holds no complete line yet and is not settled.
+// minHead is how many bytes the head covers at least: a first line as
+// short as "{" (a pretty-printed Gemini chat) would make every such
+// session look alike.
+const minHead = 64
+
+// readHead reads a session's head: its first complete lines (LF
+// included) up to at least minHead bytes, at most maxHead. Only complete
+// lines count, so the head does not change as the file grows. ok is false
+// when the file holds no complete line yet and is not settled.
 func readHead(f *os.File, size int64, settled bool) (line []byte, ok bool, err error) {
 	n := min(size, maxHead)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
 		return nil, false, err
 	}
-	if i := bytes.IndexByte(buf, '\n'); i >= 0 {
-		return buf[:i+1], true, nil
+	end := 0
+	for end < minHead {
+		i := bytes.IndexByte(buf[end:], '\n')
+		if i < 0 {
+			break
+		}
+		end += i + 1
+	}
+	if end > 0 {
+		return buf[:end], true, nil
 	}
 	if settled || n == maxHead {
 		return buf, len(buf) > 0, nil

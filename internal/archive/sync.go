@@ -200,6 +200,20 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 			break
 		}
 	}
+	if match == nil {
+		// A head that grew (a file whose first lines were shorter than
+		// minHead when first synced): the file at the same path still
+		// starting with what its run holds is that session.
+		if e := a.ledger.ByPath(path); e != nil && e.Head != head && e.Offset <= end {
+			h, err := hashPrefix(f, e.Offset)
+			if err != nil {
+				return fail(err)
+			}
+			if h == e.SHA256 {
+				match, head = e, e.Head
+			}
+		}
+	}
 	seen := func(e *Entry) error {
 		if a.opts.DryRun || e.Path == path && e.Size == size && e.ModTime == mtime.UnixNano() {
 			return nil
