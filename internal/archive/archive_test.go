@@ -14,8 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
-	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
