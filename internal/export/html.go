@@ -632,6 +632,7 @@ pre.sh{background:#1f2328;color:#e6edf3}
 .exit{font-family:monospace}
 footer.stepfoot{border-top:1px dashed var(--line);margin-top:6px;padding-top:4px}
 .hide{display:none}
+.ev{content-visibility:auto;contain-intrinsic-size:auto 60px}
 mark{background:#fff3b0}
 `
 
