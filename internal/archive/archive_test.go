@@ -430,3 +430,54 @@ func TestShortHeadGrows(t *testing.T) {
 	require.Equal(t, ActionGrown, o2.Action, o2.Reason)
 	assert.Equal(t, o.RunID, o2.RunID)
 }
+
+func TestSyncStoresAndConfig(t *testing.T) {
+	ctx := context.Background()
+	claudeLog := fixture(t, "claude/agentcmd_session_log_v2.0.29_dangling_exitplanmode.jsonl")
+	rollout := fixture(t, "codex/switchboard_rollout_v0.143_apply_patch.jsonl")
+	home, root := t.TempDir(), t.TempDir()
+	writeAged(t, filepath.Join(home, ".claude", "projects", "p", "s.jsonl"), claudeLog, time.Hour)
+	writeAged(t, filepath.Join(home, ".codex", "sessions", "2025", "10", "01", "rollout-x.jsonl"), rollout, 40*24*time.Hour)
+	writeAged(t, filepath.Join(home, "old", "a.jsonl"), claudeLog, time.Hour) // the same bytes in a config store
+	cfgPath := filepath.Join(home, "sync.json")
+	require.NoError(t, os.WriteFile(cfgPath, []byte(`{"stores":[{"provider":"claude","dir":"~/old","pattern":"*.jsonl"}]}`), 0o600))
+	cfg, err := LoadConfig(cfgPath, true)
+	require.NoError(t, err)
+	_, err = LoadConfig(filepath.Join(home, "none.json"), true)
+	assert.Error(t, err)
+	empty, err := LoadConfig(filepath.Join(home, "none.json"), false)
+	require.NoError(t, err)
+	assert.Empty(t, empty.Stores)
+	for _, bad := range []string{`{`, `{"stores":[{"dir":"x"}]}`, `{"stores":[{"provider":"claude","dir":"x","pattern":"[x"}]}`} {
+		require.NoError(t, os.WriteFile(cfgPath, []byte(bad), 0o600))
+		_, err := LoadConfig(cfgPath, true)
+		assert.Error(t, err, bad)
+	}
+	env := func(k string) string { return map[string]string{"HOME": home}[k] }
+	locs := Discover(env, cfg)
+
+	dry := newArchiver(t, root, func(o *Options) { o.DryRun = true })
+	var calls int
+	rep := dry.SyncStores(ctx, locs, time.Time{}, func(done, total int, o *Outcome) { calls++ })
+	assert.Equal(t, 3, calls)
+	assert.Equal(t, 3, rep.Counts[ActionNew], "a dry run cannot know the copy is the same bytes")
+	_, err = os.Stat(filepath.Join(root, "transcripts"))
+	assert.True(t, os.IsNotExist(err), "a dry run writes nothing")
+	require.NoError(t, dry.Close())
+
+	a := newArchiver(t, root, nil)
+	rep = a.SyncStores(ctx, locs, time.Time{}, nil)
+	assert.Equal(t, 2, rep.Counts[ActionNew], "%v", rep.Outcomes)
+	assert.Equal(t, 1, rep.Counts[ActionUnchanged])
+	found := 0
+	for _, s := range rep.Stores {
+		if s.Found {
+			found++
+		}
+	}
+	assert.Equal(t, 3, found)
+	// --since leaves the old rollout out.
+	rep = a.SyncStores(ctx, locs, time.Now().Add(-24*time.Hour), nil)
+	assert.Equal(t, 2, rep.Counts[ActionUnchanged])
+	assert.Zero(t, rep.Counts[ActionNew])
+}
