@@ -30,7 +30,6 @@ type toolIndex struct {
 	calls   map[string]bool                // call ids that have a tool.call event
 	results map[string][]*transcript.Event // tool.result events by call id, file order
 	shown   map[*transcript.Event]bool     // results already shown beside their call
-	texts   map[*StepNode]map[string]bool  // assistant texts per step, for the final answer
 }
 
 func (v *viewer) index(n *RunNode) *toolIndex {
