@@ -142,7 +142,13 @@
 // and Agent) and sidechain record uuids are remembered. A message id that
 // comes back after leaving that window is written as a new message under
 // its first key, tool blocks included; a tool_use id that comes back after
-// its window is reported again and the assembler drops the repeat.
+// its window is reported again and the assembler drops the repeat. The
+// latest 1024 agent_progress message uuids are remembered (a repeat after
+// that window would be written again). Per sub-agent, its prompt is kept
+// until its first user record; per pending SDK permission request, its
+// tool id until the call's result: both grow with sub-agents and open
+// requests, not with lines. The field cache (fields.go) is reset at every
+// call: the SDK reuses a call's document slots in the next.
 //
 // Ignored and unmapped (spec §6.8). Lines of a known type that carry
 // nothing the transcript has a place for are ignored deliberately:
