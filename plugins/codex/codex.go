@@ -194,12 +194,14 @@ func (n *normalizer) newKey() sdk.Str {
 // rollout (a session log, NoTerminal) says so at every turn, so that a
 // log cut inside a turn is incomplete rather than judged by the session
 // rule.
-func (n *normalizer) startTurn(out *sdk.Out) {
+func (n *normalizer) startTurn(out *sdk.Out) bool {
 	n.turnErr = ""
 	if n.terminal || n.format == FormatRollout {
 		out.Status(sdk.StatusIncomplete, sdk.S("a new turn started and did not finish"), abi.LevelTerminal)
 		n.terminal = false
+		return true
 	}
+	return false
 }
 
 func (n *normalizer) finish(out *sdk.Out, status string, err sdk.Str) {

@@ -113,8 +113,14 @@
 // and output-delta echoes, context_compacted, ghost_snapshot (an undo
 // commit), world_state, and the 0.147+ event_msg item_completed mirrors
 // of response items (an error item among them is a provider error), a
-// token_count with no info (rate limits only), the early record_type
-// marker, the legacy display hints. A
+// token_count with no info (rate limits only) or repeating the last
+// total, the early record_type marker, the legacy display hints. So are
+// the lines that repeat what an earlier line reported: a rollout text
+// (response item or event message) already reported from its twin, a
+// rollout *_end event (its outcome is kept for the output item that
+// records the result), a compacted record with no summary, and the
+// first turn.started / legacy task_started of a stream (a marker that
+// changes nothing; a later one reopens the step). A
 // compaction's summary (compacted) is injected context of a user
 // message. Unmapped native types are counted as "<type>" (exec-json, legacy),
 // "item/<type>", "response_item/<type>", "event_msg/<type>", and

@@ -13,7 +13,10 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 		clear(n.items)
 		out.Meta(sdk.Meta{SessionID: sdk.Text(root.Get("thread_id"))})
 	case "turn.started":
-		n.startTurn(out)
+		// The first turn of a stream changes nothing: a marker.
+		if !n.startTurn(out) {
+			out.Ignored(sdk.Text(typ))
+		}
 	case "turn.completed":
 		// The usage is the thread's running total, not this turn's:
 		// replace, never add, and sum across a restart.

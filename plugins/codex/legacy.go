@@ -12,7 +12,9 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	t := msg.Get("type")
 	switch string(sdk.Name(t)) {
 	case "task_started":
-		n.startTurn(out)
+		if !n.startTurn(out) {
+			out.Ignored(sdk.Text(t))
+		}
 	case "session_configured":
 		out.Meta(sdk.Meta{SessionID: sdk.Text(msg.Get("session_id")), Model: sdk.Text(msg.Get("model"))})
 	case "agent_message_delta":
@@ -108,8 +110,10 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	case "token_count":
 		if info := msg.Get("info"); info.Exists() {
 			// Newer builds: a running total.
-			if !info.IsNull() {
-				n.usage.total(out, info.Get("total_token_usage"), info.Get("last_token_usage"))
+			// A null info (rate limits only) or a repeated total
+			// says nothing new.
+			if info.IsNull() || !n.usage.total(out, info.Get("total_token_usage"), info.Get("last_token_usage")) {
+				out.Ignored(sdk.Text(t))
 			}
 			return
 		}

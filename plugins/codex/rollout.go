@@ -61,6 +61,10 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: ts})
 			out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: sdk.OriginInjected})
 			out.Close(key, sdk.MessageEnd{})
+		} else {
+			// No summary: the replacement history it may hold is
+			// what the session's earlier lines already recorded.
+			out.Ignored(sdk.S("compacted"))
 		}
 	case "world_state":
 		// The 0.147+ environment snapshot: state for resuming, nothing
@@ -142,9 +146,14 @@ func (l *lazyMsg) block(n *normalizer, out *sdk.Out, b sdk.Block) {
 	out.Block(l.key, -1, b)
 }
 
-func (l *lazyMsg) close(out *sdk.Out) {
+// close ends the message; a line none of whose texts was new (each
+// repeats an event message reported first) is declared ignored as
+// native.
+func (l *lazyMsg) close(out *sdk.Out, native string) {
 	if l.open {
 		out.Close(l.key, sdk.MessageEnd{})
+	} else {
+		out.Ignored(sdk.S(native))
 	}
 }
 
@@ -406,7 +415,7 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)})
 			last = text
 		}
-		l.close(out)
+		l.close(out, "response_item/message")
 		if last.Exists() {
 			n.noteText(out, last)
 		}
@@ -425,7 +434,7 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			}
 			l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: origin})
 		}
-		l.close(out)
+		l.close(out, "response_item/message")
 	default:
 		// developer and system messages: instructions, not the user.
 		l.m.Role = sdk.RoleUser
@@ -434,7 +443,7 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 				l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: sdk.OriginSystemPrompt})
 			}
 		}
-		l.close(out)
+		l.close(out, "response_item/message")
 	}
 }
 
@@ -471,7 +480,7 @@ func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			l.block(n, out, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
 		}
 	}
-	l.close(out)
+	l.close(out, "response_item/reasoning")
 }
 
 func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
@@ -481,9 +490,8 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// info is null on the first count of a session (rate limits
 		// only). total_token_usage is the process's running total,
 		// last_token_usage the latest response's.
-		if info := p.Get("info"); info.Kind() == abi.KindObject {
-			n.usage.total(out, info.Get("total_token_usage"), info.Get("last_token_usage"))
-		} else {
+		// A count that repeats the last total says nothing new.
+		if info := p.Get("info"); info.Kind() != abi.KindObject || !n.usage.total(out, info.Get("total_token_usage"), info.Get("last_token_usage")) {
 			out.Ignored(sdk.S("event_msg/token_count"))
 		}
 	case "agent_message":
@@ -491,16 +499,20 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		if v.Kind() == abi.KindString && !n.seen(nsAssistant, v, false) {
 			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockText, sdk.Text(v))
 			n.noteText(out, v)
+		} else {
+			out.Ignored(sdk.S("event_msg/agent_message"))
 		}
 	case "user_message":
 		v := p.Get("message")
 		if v.Kind() != abi.KindString {
+			out.Ignored(sdk.S("event_msg/user_message"))
 			return
 		}
 		origin := sdk.OriginPrompt
 		if isInjected(v) {
 			origin = sdk.OriginInjected
 		} else if n.seen(nsUser, v, false) {
+			out.Ignored(sdk.S("event_msg/user_message"))
 			return
 		}
 		key := n.newKey()
@@ -510,10 +522,14 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	case "agent_reasoning":
 		if v := p.Get("text"); v.Kind() == abi.KindString && !n.seen(nsReasoning, v, false) {
 			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockThinking, sdk.Text(v))
+		} else {
+			out.Ignored(sdk.S("event_msg/agent_reasoning"))
 		}
 	case "agent_reasoning_raw_content":
 		if v := p.Get("text"); v.Kind() == abi.KindString && !n.seen(nsRaw, v, false) {
 			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockThinking, sdk.Text(v))
+		} else {
+			out.Ignored(sdk.S("event_msg/agent_reasoning_raw_content"))
 		}
 	case "task_started":
 		n.turnEvents = true
@@ -536,8 +552,10 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end":
 		// UI echoes of results that a response item repeats (a call
 		// takes one result); what they say about the outcome is kept
-		// for that item.
+		// for that item, which records it: the event is declared
+		// ignored.
 		n.noteEnd(p)
+		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "item_completed", "item_started":
 		// 0.147+ mirrors of the response items (AgentMessage,
 		// Reasoning, UserMessage, Plan: the plan is also the assistant

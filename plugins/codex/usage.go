@@ -48,14 +48,15 @@ func snapshot(u sdk.Usage) [5]int64 {
 
 // total reads one counter report: total is the running total (an object,
 // or missing), last the figure of the latest response (or missing). It
-// reports the step's usage so far, in set mode.
-func (c *counter) total(out *sdk.Out, total, last abi.Value) {
+// reports the step's usage so far, in set mode, and whether it reported
+// anything (a repeated snapshot or a report with no figures does not).
+func (c *counter) total(out *sdk.Out, total, last abi.Value) bool {
 	switch {
 	case total.Kind() == abi.KindObject:
 		t := execUsage(total)
 		s := snapshot(t)
 		if c.seen && s == c.prev {
-			return
+			return false
 		}
 		restart := false
 		if c.seen {
@@ -75,7 +76,8 @@ func (c *counter) total(out *sdk.Out, total, last abi.Value) {
 	case last.Kind() == abi.KindObject:
 		c.closed = c.closed.Plus(execUsage(last))
 	default:
-		return
+		return false
 	}
 	out.Usage(c.closed.Plus(c.current), abi.ModeSet)
+	return true
 }
