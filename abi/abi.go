@@ -1,5 +1,7 @@
 package abi
 
+import "sort"
+
 // Version of the contract. A plugin whose major version differs from the
 // host's is refused at load; a newer minor version on either side is
 // compatible (fields and ops are only ever added).
@@ -82,16 +84,33 @@ const (
 	StatusFatal Status = 2
 )
 
-// AllowedWASI lists the WASI functions a plugin may import: what the Go
+// allowedWASI lists the WASI functions a plugin may import: what the Go
 // and TinyGo runtimes need for memory, clocks, randomness, stdout/stderr
 // and exit. Anything else (files, sockets, environment) is refused at
-// load, before the plugin runs.
-var AllowedWASI = map[string]bool{
+// load, before the plugin runs. It is unexported because the sandbox
+// trusts it: no package may widen it at run time. Read it through
+// [WASIAllowed] and [AllowedWASI].
+var allowedWASI = map[string]bool{
 	"args_get": true, "args_sizes_get": true,
 	"environ_get": true, "environ_sizes_get": true,
 	"clock_res_get": true, "clock_time_get": true,
 	"fd_write": true, "fd_close": true, "fd_fdstat_get": true, "fd_fdstat_set_flags": true, "fd_prestat_get": true, "fd_prestat_dir_name": true,
 	"poll_oneoff": true, "proc_exit": true, "random_get": true, "sched_yield": true,
+}
+
+// WASIAllowed reports whether a plugin may import the WASI function name
+// (module [WASIModule]).
+func WASIAllowed(name string) bool { return allowedWASI[name] }
+
+// AllowedWASI returns the WASI functions a plugin may import, sorted. The
+// slice is a copy: changing it changes nothing the host checks.
+func AllowedWASI() []string {
+	names := make([]string, 0, len(allowedWASI))
+	for name := range allowedWASI {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
 }
 
 // Limits the host enforces. A plugin that exceeds one is faulted for that

@@ -15,7 +15,7 @@
 //  1. compiles it (cached by content hash), checks that it exports
 //     [ExportMarker] and the functions below with their exact signatures,
 //     and that it imports nothing but [HostModule] functions and the
-//     [AllowedWASI] functions: a plugin that wants a file system, a socket
+//     [AllowedWASI] functions ([WASIAllowed] checks one): a plugin that wants a file system, a socket
 //     or a host function that does not exist is refused here;
 //  2. instantiates it with no file system, no environment, no arguments,
 //     stdout discarded, stderr captured (bounded), real clocks, and a

@@ -145,7 +145,7 @@ func checkImports(imports []api.FunctionDefinition) []string {
 			}
 		case module == abi.WASIModule:
 			switch {
-			case abi.AllowedWASI[name]:
+			case abi.WASIAllowed(name):
 			case strings.HasPrefix(name, "path_") || fsFunctions[name]:
 				fsNames = append(fsNames, name)
 			case strings.HasPrefix(name, "sock_"):

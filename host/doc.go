@@ -44,7 +44,7 @@
 // # Invariants
 //
 //   - A plugin that reaches past the contract is refused at load, before
-//     it runs: a WASI function outside abi.AllowedWASI (a file system, a
+//     it runs: a WASI function outside [abi.AllowedWASI] (a file system, a
 //     socket), a host function that does not exist, another ABI major
 //     version, a missing or mistyped export. The error names the import or
 //     export and what was expected.

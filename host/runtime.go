@@ -96,7 +96,7 @@ func New(ctx context.Context, cfg Config) (*Runtime, error) {
 
 // instantiateImports provides the WASI functions and the host module in r.
 // WASI is complete here, but a plugin importing anything outside
-// abi.AllowedWASI is refused before it is instantiated, and no module is
+// abi.AllowedWASI() is refused before it is instantiated, and no module is
 // ever given a file system, so the rest is unreachable twice over.
 func instantiateImports(ctx context.Context, r wazero.Runtime) error {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {

@@ -1,0 +1,41 @@
+package abi_test
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/twasm/twasm/abi"
+)
+
+func TestWASIAllowList(t *testing.T) {
+	tests := []struct {
+		name string
+		want bool
+	}{
+		{"fd_write", true},
+		{"random_get", true},
+		{"proc_exit", true},
+		{"path_open", false},
+		{"sock_accept", false},
+		{"fd_read", false},
+		{"", false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, abi.WASIAllowed(tt.name))
+		})
+	}
+}
+
+// The list a caller gets is a copy: changing it cannot widen the sandbox.
+func TestAllowedWASIIsACopy(t *testing.T) {
+	names := abi.AllowedWASI()
+	assert.IsIncreasing(t, names)
+	for _, n := range names {
+		assert.True(t, abi.WASIAllowed(n), n)
+	}
+	names[0] = "path_open"
+	assert.False(t, abi.WASIAllowed("path_open"))
+	assert.NotContains(t, abi.AllowedWASI(), "path_open")
+}
