@@ -109,3 +109,31 @@ func TestBundledWithRecordedManifest(t *testing.T) {
 		}
 	})
 }
+
+// A host asked for the binary's own plugins when the binary has none (built
+// without make) fails loudly instead of serving no provider; asking for
+// none explicitly still works.
+func TestNewWithoutBinaryPlugins(t *testing.T) {
+	ctx := context.Background()
+	own, _ := binaryPlugins()
+	cfg := NewConfig().WithCacheDir("").WithPluginPath()
+	rt, err := New(ctx, cfg)
+	if len(own) == 0 {
+		if !errors.Is(err, ErrNoBundledPlugins) {
+			t.Fatalf("New without bundled plugins: err = %v, want ErrNoBundledPlugins", err)
+		}
+		if !strings.Contains(err.Error(), "make") {
+			t.Fatalf("the error does not say how to build them: %v", err)
+		}
+	} else {
+		if err != nil {
+			t.Fatalf("New with the binary's %d plugins: %v", len(own), err)
+		}
+		rt.Close(ctx)
+	}
+	rt, err = New(ctx, cfg.WithBundledPlugins())
+	if err != nil {
+		t.Fatalf("New with no bundled plugins asked for: %v", err)
+	}
+	rt.Close(ctx)
+}

@@ -169,7 +169,8 @@ type Bundled struct {
 
 // WithBundled sets the plugins built into the binary, by file name, with
 // no recorded manifests. The default is the binary's own (package
-// internal/bundled); nil loads none. The byte slices are not copied (and
+// internal/bundled; New fails with ErrNoBundledPlugins when it has none);
+// nil loads none. The byte slices are not copied (and
 // are never modified).
 func (c Config) WithBundled(files map[string][]byte) Config {
 	names := slices.Sorted(maps.Keys(files))
@@ -182,7 +183,8 @@ func (c Config) WithBundled(files map[string][]byte) Config {
 }
 
 // WithBundledPlugins sets the plugins built into the binary; none loads
-// none. The default is the binary's own (package internal/bundled).
+// none. The default is the binary's own (package internal/bundled); New
+// fails with ErrNoBundledPlugins when the binary has none.
 func (c Config) WithBundledPlugins(ps ...Bundled) Config {
 	c.bundled, c.bundledSet = slices.Clone(ps), true
 	if c.bundled == nil {
@@ -342,6 +344,9 @@ func (c Config) resolve() (settings, error) {
 	}
 	if !c.bundledSet {
 		s.bundled, s.bundledErr = binaryPlugins()
+		if len(s.bundled) == 0 {
+			return s, ErrNoBundledPlugins
+		}
 	}
 	if s.workers == 0 {
 		s.workers = runtime.GOMAXPROCS(0)

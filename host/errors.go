@@ -29,6 +29,17 @@ var (
 	ErrContract = errors.New("contract violation")
 )
 
+// ErrNoBundledPlugins is returned by New when the Config asks for the
+// binary's own bundled plugins (the default) and the binary has none: it
+// was built without make (`go build`, `go install`, or a program that
+// depends on this module), so internal/bundled/wasm, which is build output,
+// held no module. Build with make, or set the bundled plugins explicitly
+// (WithBundledPlugins() with none runs external plugins only).
+var ErrNoBundledPlugins = errors.New("host: this binary was built without its bundled plugins " +
+	"(internal/bundled/wasm holds no .wasm module, it is build output): build it with `make` " +
+	"(or `make bin/twasm`) from the repository root; a library user who wants external plugins only " +
+	"sets host.NewConfig().WithBundledPlugins()")
+
 // ErrPluginDisabled is wrapped by the errors of a plugin disabled after
 // too many consecutive faults: NewInstance returns it, and the calls of
 // instances already running return a *normalize.FaultError wrapping it.
