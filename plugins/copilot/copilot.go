@@ -205,20 +205,28 @@ func streamOnly(t abi.Value) bool {
 func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	switch {
 	case t.Is("session.start"), t.Is("session.resume"):
-		n.session(d.Get("sessionId"), out)
+		said := n.session(d.Get("sessionId"), out)
 		if ver := d.Get("copilotVersion"); !n.versionSent && ver.Kind() == abi.KindString && !ver.Is("") {
 			n.versionSent = true
 			out.Meta(sdk.Meta{ProviderVersion: sdk.Text(ver)})
+			said = true
 		}
-		n.model(d.Get("selectedModel"), false, out)
+		if n.model(d.Get("selectedModel"), false, out) {
+			said = true
+		}
 		if t.Is("session.resume") {
 			n.usage.segment()
+		}
+		if !said {
+			// A resume restating the session, version and model
+			// already reported.
+			out.Ignored(sdk.S(sdk.TypeName(t)))
 		}
 	case t.Is("session.model_change"):
 		// The latest model is the step's model: it produced what follows.
 		// "auto" names no model: session.auto_mode_resolved says which.
-		if nm := d.Get("newModel"); !nm.Is("auto") {
-			n.model(nm, true, out)
+		if nm := d.Get("newModel"); nm.Is("auto") || !n.model(nm, true, out) {
+			out.Ignored(sdk.S(sdk.TypeName(t)))
 		}
 	case t.Is("session.auto_mode_resolved"):
 		// The model auto mode chose: the latest, like a model_change.
@@ -226,7 +234,9 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("session.tools_updated"), t.Is("model.call_start"):
 		// The model the tools were set up for, and the model called:
 		// the step's model when no other event names one.
-		n.model(d.Get("model"), false, out)
+		if !n.model(d.Get("model"), false, out) {
+			out.Ignored(sdk.S(sdk.TypeName(t)))
+		}
 	case t.Is("system.message"):
 		n.system(v, d, ts, out)
 	case t.Is("user.message"):
@@ -235,26 +245,43 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		// Deltas of a message already complete are previews of it.
 		if m := n.msgFor(d.Get("messageId"), ts, out); m != nil {
 			out.Append(sdk.S(m.key), slotText, sdk.FieldText, sdk.StringOf(d.Get("deltaContent")))
+		} else {
+			out.Ignored(sdk.S(sdk.TypeName(t)))
 		}
 	case t.Is("assistant.message"):
 		n.assistantMessage(d, ts, out)
 	case t.Is("assistant.reasoning_delta"):
-		n.reasoning(d.Get("deltaContent"), true, out)
+		if !n.reasoning(d.Get("deltaContent"), true, out) {
+			out.Ignored(sdk.S(sdk.TypeName(t)))
+		}
 	case t.Is("assistant.reasoning"):
-		n.reasoning(d.Get("content"), false, out)
+		if !n.reasoning(d.Get("content"), false, out) {
+			out.Ignored(sdk.S(sdk.TypeName(t)))
+		}
 	case t.Is("tool.execution_start"), t.Is("tool.user_requested"):
 		// tool.user_requested: a command the user ran himself ("!ls"),
 		// a call of its own.
-		n.call(d.Get("toolCallId"), d.Get("toolName"), d.Get("arguments"), ts, out)
+		if !n.call(d.Get("toolCallId"), d.Get("toolName"), d.Get("arguments"), ts, out) {
+			// The call the assistant message's toolRequests reported.
+			out.Ignored(sdk.S(sdk.TypeName(t)))
+		}
 	case t.Is("tool.execution_complete"):
 		n.toolResult(d, ts, out)
 	case t.Is("assistant.usage"):
-		n.model(d.Get("model"), false, out)
-		n.usage.call(d, out)
+		said := n.model(d.Get("model"), false, out)
+		if !n.usage.call(d, out) && !said {
+			out.Ignored(sdk.S(sdk.TypeName(t))) // no figures, no new model
+		}
 	case t.Is("assistant.tool_call_delta"):
+		// A piece of a call its complete request reports whole (or, cut,
+		// the end of the stream).
 		n.toolDelta(d, ts)
+		out.Ignored(sdk.S(sdk.TypeName(t)))
 	case t.Is("session.shutdown"):
-		n.endSession(d, out)
+		if !n.endSession(d, out) {
+			// A routine shutdown with no totals and no new model.
+			out.Ignored(sdk.S(sdk.TypeName(t)))
+		}
 	case t.Is("session.error"):
 		n.providerError(errorText(d.Get("message"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "copilot session error"), errorCode(d), out)
 	case t.Is("model.call_failure"):
@@ -271,9 +298,11 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		}
 		out.Error(sdk.ProviderError{Message: sdk.S("sub-agent " + sdk.StringOf(d.Get("agentName")).String() + " failed: " + msg)})
 	case t.Is("session.warning"):
-		if w := sdk.StringOf(d.Get("message")); !w.IsEmpty() {
-			out.Warn("copilot: " + w.String())
+		w := sdk.StringOf(d.Get("message")).String()
+		if w == "" {
+			w = "session warning without a message"
 		}
+		out.Warn("copilot: " + w)
 	case t.Is("abort"):
 		// The user (or a limit) stopped the run: what was in flight
 		// stays dangling, and the session log rule decides the status.
@@ -297,35 +326,40 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 }
 
 // session reports the session id once.
-func (n *normalizer) session(v abi.Value, out *sdk.Out) {
+// It reports whether it reported anything.
+func (n *normalizer) session(v abi.Value, out *sdk.Out) bool {
 	if n.sessionSent || v.Kind() != abi.KindString || v.Is("") {
-		return
+		return false
 	}
 	n.sessionSent = true
 	out.Meta(sdk.Meta{SessionID: sdk.Text(v)})
+	return true
 }
 
-// model reports the step's model; override makes a later one win.
-func (n *normalizer) model(v abi.Value, override bool, out *sdk.Out) {
+// model reports the step's model; override makes a later one win. It
+// reports whether it reported anything.
+func (n *normalizer) model(v abi.Value, override bool, out *sdk.Out) bool {
 	if v.Kind() != abi.KindString || v.Is("") || n.modelSent && !override {
-		return
+		return false
 	}
 	out.Meta(sdk.Meta{Model: sdk.Text(v), Override: n.modelSent})
 	n.modelSent = true
+	return true
 }
 
 // modelName reports a model named by an object key, when no event named
 // one.
-func (n *normalizer) modelName(k abi.Value, out *sdk.Out) {
+func (n *normalizer) modelName(k abi.Value, out *sdk.Out) bool {
 	if n.modelSent {
-		return
+		return false
 	}
 	name := sdk.AppendText(nil, k)
 	if len(name) == 0 {
-		return
+		return false
 	}
 	out.Meta(sdk.Meta{Model: sdk.S(string(name))})
 	n.modelSent = true
+	return true
 }
 
 func (n *normalizer) newKey(prefix string) string {
@@ -360,17 +394,19 @@ func (n *normalizer) result(d, v abi.Value, out *sdk.Out) {
 // endSession handles session.shutdown: the session's usage totals and
 // model, and the end of an events.jsonl log (which has no result line);
 // the status is settled at the end of the stream, since a
-// resumed log goes on after a shutdown.
-func (n *normalizer) endSession(d abi.Value, out *sdk.Out) {
-	n.usage.shutdown(d.Get("modelMetrics"), out)
+// resumed log goes on after a shutdown. It reports whether it reported
+// anything: a shutdown that is not routine always does (a warning, so
+// that its error is never lost when a resumed log goes on after it).
+func (n *normalizer) endSession(d abi.Value, out *sdk.Out) bool {
+	said := n.usage.shutdown(d.Get("modelMetrics"), out)
 	// currentModel is the model in use when the session ended: the
 	// latest, as a model_change would say. Without it, a model that
 	// modelMetrics names serves when no event named one.
 	if cm := d.Get("currentModel"); cm.Kind() == abi.KindString && !cm.Is("") {
-		n.model(cm, true, out)
+		said = n.model(cm, true, out) || said
 	} else {
 		for it := d.Get("modelMetrics").Iter(); it.Next(); {
-			n.modelName(it.Key(), out)
+			said = n.modelName(it.Key(), out) || said
 			break
 		}
 	}
@@ -382,7 +418,12 @@ func (n *normalizer) endSession(d abi.Value, out *sdk.Out) {
 			e = "copilot shutdown: " + sdk.TypeName(st)
 		}
 		n.shutdownErr = e
+		if !said {
+			out.Warn("copilot: " + e)
+			said = true
+		}
 	}
+	return said
 }
 
 // providerError reports an error the provider stated: listed in the

@@ -133,7 +133,20 @@
 // output), session.idle, permission.requested (the call is already
 // recorded and stays dangling until it completes), permission.completed
 // (see Tools), session.permissions_changed, session.usage_checkpoint,
-// abort, replayed events. Everything else the transcript has no place for
+// abort, replayed events. So are the lines that repeat what an earlier
+// line reported or that a later record carries (spec §6.8): a
+// tool.execution_start of a call the assistant message's toolRequests
+// reported, an assistant.message replayed with no new call, a
+// message_delta of a message already complete, assistant.tool_call_delta
+// (reassembled into the call its complete request, or the end of a cut
+// stream, reports), reasoning held for the next message, a completion
+// held until its call is reported, a session.model_change to "auto" or
+// to the model already reported, session.resume, session.tools_updated
+// and assistant.usage restating what was reported, a routine
+// session.shutdown with no totals, a system.message with no content. A
+// shutdown that is not routine is a warning of its own (its error also
+// decides the status at the end unless the log resumes). Everything else
+// the transcript has no place for
 // (session.mcp_server_status_changed, session.skills_loaded,
 // mcp.tools.list_changed, session.compaction_*, subagent.started and
 // completed, hooks, new types) is counted by type; text that is not JSON

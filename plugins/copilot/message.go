@@ -12,6 +12,7 @@ import (
 func (n *normalizer) system(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	c := d.Get("content")
 	if c.Kind() != abi.KindString || c.Is("") {
+		out.Ignored(sdk.S("system.message")) // no prompt to record
 		return
 	}
 	key := sdk.S(n.newKey("s"))
@@ -98,9 +99,13 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	if m == nil {
 		// The same message again (a replayed or resumed log): it was
 		// written; only calls not seen yet are reported.
+		said := false
 		for it := d.Get("toolRequests").Iter(); it.Next(); {
 			tr := it.Value()
-			n.call(tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments"), ts, out)
+			said = n.call(tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments"), ts, out) || said
+		}
+		if !said {
+			out.Ignored(sdk.S("assistant.message"))
 		}
 		return
 	}
@@ -141,10 +146,12 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 }
 
 // reasoning handles assistant.reasoning(_delta): it belongs to the message
-// being streamed, else to the next message.
-func (n *normalizer) reasoning(c abi.Value, delta bool, out *sdk.Out) {
+// being streamed, else to the next message. It reports whether it
+// reported anything now: reasoning held for the next message is reported
+// with it (its line is then declared ignored).
+func (n *normalizer) reasoning(c abi.Value, delta bool, out *sdk.Out) bool {
 	if c.Kind() != abi.KindString {
-		return
+		return false
 	}
 	if len(n.open) > 0 {
 		m := n.open[len(n.open)-1]
@@ -155,13 +162,14 @@ func (n *normalizer) reasoning(c abi.Value, delta bool, out *sdk.Out) {
 			out.Block(key, slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(c)})
 		}
 		m.hasThinking = true
-		return
+		return true
 	}
 	if !delta {
 		n.thinking = n.thinking[:0]
 	}
 	n.thinking = sdk.AppendText(n.thinking, c)
 	n.hasThinking = true
+	return false
 }
 
 // closeMsg closes an open message.

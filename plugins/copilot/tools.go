@@ -19,14 +19,15 @@ func input(args abi.Value) sdk.Str {
 
 // call reports the tool.call of toolCallId once (toolRequests and
 // tool.execution_start both name it), then any result that arrived first.
-func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
+// It reports false when the call was reported already.
+func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) bool {
 	if id.Kind() != abi.KindString || id.Is("") {
 		out.Warn("copilot tool call without toolCallId: no tool.call reported")
-		return
+		return true
 	}
 	sid := id.String()
 	if n.calls[sid] {
-		return
+		return false
 	}
 	n.calls[sid] = true
 	nm := name.String()
@@ -39,6 +40,7 @@ func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
 		out.ToolResult(*r)
 		delete(n.held, sid)
 	}
+	return true
 }
 
 // command is arguments.command, whether arguments is an object or a JSON
@@ -123,8 +125,12 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		out.ToolResult(r)
 		return
 	}
+	// Held (or a second completion of a held call: the first one
+	// stands): the result is reported with its call, or at the end,
+	// from the first completion; this line adds nothing now.
+	out.Ignored(sdk.S("tool.execution_complete"))
 	if n.held[sid] != nil {
-		return // a second completion: the first one stands
+		return
 	}
 	r.CallID, r.Name, r.Output, r.Error, r.Status, r.Time = r.CallID.Keep(), r.Name.Keep(), r.Output.Keep(), r.Error.Keep(), r.Status.Keep(), r.Time.Keep()
 	n.held[sid] = &r

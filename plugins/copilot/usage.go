@@ -54,19 +54,22 @@ func (t *usageTotals) total() sdk.Usage {
 	return u
 }
 
-// call adds one assistant.usage event.
-func (t *usageTotals) call(d abi.Value, out *sdk.Out) {
+// call adds one assistant.usage event; it reports whether it reported
+// the usage (not for an event with no figures).
+func (t *usageTotals) call(d abi.Value, out *sdk.Out) bool {
 	f := figures(d)
 	if f.IsZero() {
-		return
+		return false
 	}
 	t.any = true
 	t.calls = t.calls.Plus(f)
 	out.Usage(t.total(), abi.ModeSet)
+	return true
 }
 
-// shutdown reads the totals of every model a shutdown states.
-func (t *usageTotals) shutdown(metrics abi.Value, out *sdk.Out) {
+// shutdown reads the totals of every model a shutdown states; it reports
+// whether it reported the usage.
+func (t *usageTotals) shutdown(metrics abi.Value, out *sdk.Out) bool {
 	seen := false
 	for it := metrics.Iter(); it.Next(); {
 		f := figures(it.Value().Get("usage"))
@@ -90,6 +93,7 @@ func (t *usageTotals) shutdown(metrics abi.Value, out *sdk.Out) {
 	if t.any {
 		out.Usage(t.total(), abi.ModeSet)
 	}
+	return t.any
 }
 
 // model returns the totals of the named model, added on first use.
