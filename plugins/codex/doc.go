@@ -118,7 +118,9 @@
 // the lines that repeat what an earlier line reported: a rollout text
 // (response item or event message) already reported from its twin, a
 // rollout *_end event (its outcome is kept for the output item that
-// records the result), a compacted record with no summary, and the
+// records the result), an exec-json action item's item.started /
+// item.updated after its call was reported (progress the completed item
+// repeats in full), a compacted record with no summary, and the
 // first turn.started / legacy task_started of a stream (a marker that
 // changes nothing; a later one reopens the step). A
 // compaction's summary (compacted) is injected context of a user

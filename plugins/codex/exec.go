@@ -79,6 +79,19 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		t = item.Get("item_type")
 	}
 	switch string(sdk.Name(t)) {
+	case "command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list", "collab_tool_call":
+		// An action item's started/updated line after its call was
+		// reported is progress the completed item repeats in full.
+		if ph != phaseCompleted && n.items[key.String()] {
+			if ph == phaseStarted {
+				out.Ignored(sdk.S("item.started"))
+			} else {
+				out.Ignored(sdk.S("item.updated"))
+			}
+			return
+		}
+	}
+	switch string(sdk.Name(t)) {
 	case "agent_message", "assistant_message":
 		text := item.Get("text")
 		out.Open(key, sdk.Message{ID: key})
