@@ -21,8 +21,10 @@ const (
 	DefaultCallTimeout = 5 * time.Second
 	DefaultMaxFaults   = 5
 	DefaultLogRate     = 20
-	// StderrTail is how much of a plugin's stderr is kept: the last
-	// bytes, attached to the error of a fault.
+	// StderrTail is how much of a plugin's stderr is kept, attached to
+	// the error of a fault: its first KiB (a runtime says there what went
+	// wrong) and its last bytes up to this total (where), with a marker
+	// where bytes were dropped.
 	StderrTail = 4 << 10
 )
 

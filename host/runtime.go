@@ -50,14 +50,18 @@ type Source struct {
 	Bundled bool
 }
 
-// New validates cfg, opens the compilation cache, and loads the bundled
-// plugins and the external plugins on the plugin path. A plugin that fails
-// to load does not fail New: List reports it with its error and its
-// providers stay unknown. New fails only for an invalid Config or when
-// the runtimes cannot be created.
-//
-// Loading compiles each plugin (from the cache after its first run) and
-// instantiates it once to read its manifest, in parallel.
+// New validates cfg, opens the compilation cache, and builds the plugin
+// registry: the bundled plugins, then the external plugins on the plugin
+// path, with the providers each serves. It compiles only what it must: a
+// plugin whose manifest the build recorded (bundled) or the manifest cache
+// holds (external, same bytes) is compiled when first used (Lookup, Load);
+// the others are compiled (from the compilation cache after their first
+// run) and instantiated once now, in parallel, to read their manifest; an
+// external plugin that failed to load before and has not changed is
+// skipped. A plugin that fails to load does not fail New: List reports it with its
+// error and its providers stay unknown. New fails for an invalid Config,
+// with ErrNoBundledPlugins when the Config asks for the binary's own
+// bundled plugins and it has none, or when the runtimes cannot be created.
 func New(ctx context.Context, cfg Config) (*Runtime, error) {
 	s, err := cfg.resolve()
 	if err != nil {
