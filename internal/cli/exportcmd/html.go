@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 
 	"github.com/spf13/cobra"
 
@@ -72,38 +70,17 @@ func runHTML(ctx context.Context, f *cmdutil.Factory, opts *HTMLOptions) error {
 	if opts.Redact {
 		r = redact.New()
 	}
-	// The page is written to a temporary file and shown only when whole:
-	// a failed (or unredactable) export writes nothing.
-	dir := os.TempDir()
-	if opts.Output != "" {
-		dir = filepath.Dir(opts.Output)
-	}
-	tmp, err := os.CreateTemp(dir, ".twasm-html-*")
-	if err != nil {
-		return err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	if err := export.ExportHTML(ctx, tmp, targets, export.HTMLOptions{Redactor: r, MaxOutput: opts.MaxOutput, Title: opts.Title}); err != nil {
-		if opts.Redact {
+	// The page is shown only when whole: a failed (or unredactable)
+	// export writes nothing.
+	err = writeWhole(f.IOStreams.Out, opts.Output, func(w io.Writer) error {
+		err := export.ExportHTML(ctx, w, targets, export.HTMLOptions{Redactor: r, MaxOutput: opts.MaxOutput, Title: opts.Title})
+		if err != nil && opts.Redact {
 			return fmt.Errorf("no page written: %w", err)
 		}
 		return err
-	}
-	if opts.Output != "" {
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp.Name(), opts.Output); err != nil {
-			return err
-		}
-	} else {
-		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		if _, err := io.Copy(f.IOStreams.Out, tmp); err != nil {
-			return err
-		}
+	})
+	if err != nil {
+		return err
 	}
 	if r != nil {
 		fmt.Fprintf(f.IOStreams.ErrOut, "redacted: %s\n", cmdutil.RedactedSummary(r.Counts()))

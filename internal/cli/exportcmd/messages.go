@@ -4,8 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -79,39 +77,19 @@ func runMessages(ctx context.Context, f *cmdutil.Factory, opts *MessagesOptions)
 	if err != nil {
 		return err
 	}
-	// The list is built in a temporary file and shown only when whole: a
-	// refused conversation writes nothing, in bounded memory.
-	dir := os.TempDir()
-	if opts.Output != "" {
-		dir = filepath.Dir(opts.Output)
-	}
-	tmp, err := os.CreateTemp(dir, ".twasm-messages-*")
+	// The list is shown only when whole: a refused conversation writes
+	// nothing.
+	var rep *export.MessagesReport
+	err = writeWhole(f.IOStreams.Out, opts.Output, func(w io.Writer) error {
+		var err error
+		rep, err = export.ExportMessages(ctx, w, targets[0], export.MessagesOptions{Format: opts.Format, Path: opts.Path, Dangling: opts.Dangling})
+		if err != nil && !export.IsRefused(err) {
+			return cmdutil.PathInputError(targets[0].Path, err)
+		}
+		return err
+	})
 	if err != nil {
 		return err
-	}
-	defer os.Remove(tmp.Name())
-	defer tmp.Close()
-	rep, err := export.ExportMessages(ctx, tmp, targets[0], export.MessagesOptions{Format: opts.Format, Path: opts.Path, Dangling: opts.Dangling})
-	if err != nil {
-		if export.IsRefused(err) {
-			return err
-		}
-		return cmdutil.PathInputError(targets[0].Path, err)
-	}
-	if opts.Output != "" {
-		if err := tmp.Close(); err != nil {
-			return err
-		}
-		if err := os.Rename(tmp.Name(), opts.Output); err != nil {
-			return err
-		}
-	} else {
-		if _, err := tmp.Seek(0, io.SeekStart); err != nil {
-			return err
-		}
-		if _, err := io.Copy(f.IOStreams.Out, tmp); err != nil {
-			return err
-		}
 	}
 	reportLeftOut(f.IOStreams.ErrOut, rep)
 	return nil
