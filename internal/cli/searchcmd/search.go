@@ -60,10 +60,10 @@ matches, as grep does.`,
 			opts.Query.Text = strings.Join(args, " ")
 			now := time.Now()
 			var err error
-			if opts.Query.Since, err = parseWhen(opts.Since, now); err != nil {
+			if opts.Query.Since, err = cmdutil.ParseTime(opts.Since, now); err != nil {
 				return cmdutil.FlagErrorf("--since: %v", err)
 			}
-			if opts.Query.Until, err = parseWhen(opts.Until, now); err != nil {
+			if opts.Query.Until, err = cmdutil.ParseTime(opts.Until, now); err != nil {
 				return cmdutil.FlagErrorf("--until: %v", err)
 			}
 			if opts.Query.Limit < 0 {
@@ -90,28 +90,6 @@ matches, as grep does.`,
 	fl.BoolVar(&q.Raw, "fts", false, "QUERY is an SQLite FTS5 expression")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON object per hit")
 	return cmd
-}
-
-// parseWhen reads a duration back from now (7d, 12h) or a date/time.
-func parseWhen(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if strings.HasSuffix(s, "d") {
-		var n int
-		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil && n >= 0 {
-			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q is neither a duration (7d, 12h) nor a date (2026-11-01)", s)
 }
 
 // Open opens the storage's index and brings it up to date, reporting on

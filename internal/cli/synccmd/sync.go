@@ -82,7 +82,7 @@ session failed (the others are archived).`,
 			if opts.Interval <= 0 {
 				return cmdutil.FlagErrorf("--interval must be positive")
 			}
-			if _, err := ParseSince(opts.Since, time.Now()); err != nil {
+			if _, err := cmdutil.ParseTime(opts.Since, time.Now()); err != nil {
 				return cmdutil.FlagErrorf("--since: %v", err)
 			}
 			if runF != nil {
@@ -104,29 +104,6 @@ session failed (the others are archived).`,
 	fl.BoolVar(&opts.JSON, "json", false, "print one JSON object per changed session, then the summary")
 	opts.Plugins.Register(cmd, false)
 	return cmd
-}
-
-// ParseSince reads --since: a duration with d, h, m or s units, or a date
-// or RFC 3339 time.
-func ParseSince(s string, now time.Time) (time.Time, error) {
-	if s == "" {
-		return time.Time{}, nil
-	}
-	if strings.HasSuffix(s, "d") {
-		var n int
-		if _, err := fmt.Sscanf(s, "%dd", &n); err == nil && n >= 0 {
-			return now.Add(-time.Duration(n) * 24 * time.Hour), nil
-		}
-	}
-	if d, err := time.ParseDuration(s); err == nil && d >= 0 {
-		return now.Add(-d), nil
-	}
-	for _, layout := range []string{time.RFC3339, "2006-01-02"} {
-		if t, err := time.Parse(layout, s); err == nil {
-			return t, nil
-		}
-	}
-	return time.Time{}, fmt.Errorf("%q is neither a duration (7d, 12h) nor a date (2026-11-01)", s)
 }
 
 // Locations are the stores sync and doctor look at.
@@ -205,7 +182,7 @@ var errFailed = errors.New("some sessions could not be archived")
 func round(ctx context.Context, opts *Options, locs []archive.Location, plugins *Plugins) error {
 	f := opts.F
 	ios := f.IOStreams
-	since, _ := ParseSince(opts.Since, time.Now())
+	since, _ := cmdutil.ParseTime(opts.Since, time.Now())
 	var lock *archive.Lock
 	if !opts.DryRun {
 		var err error

@@ -1,0 +1,38 @@
+package cmdutil
+
+import (
+	"fmt"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ParseTime reads a --since/--until value of any command (ls, search,
+// sync): "" is no bound; a date, a
+// local date and time, RFC 3339, or an age before now (90m, 36h, 7d, 2w).
+func ParseTime(s string, now time.Time) (time.Time, error) {
+	if s == "" {
+		return time.Time{}, nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
+		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
+			return t, nil
+		}
+	}
+	unit := time.Duration(0)
+	switch {
+	case strings.HasSuffix(s, "d"):
+		unit = 24 * time.Hour
+	case strings.HasSuffix(s, "w"):
+		unit = 7 * 24 * time.Hour
+	}
+	if unit != 0 {
+		n, err := strconv.ParseFloat(s[:len(s)-1], 64)
+		if err == nil && n >= 0 {
+			return now.Add(-time.Duration(n * float64(unit))), nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d >= 0 {
+		return now.Add(-d), nil
+	}
+	return time.Time{}, fmt.Errorf("%q is neither a time (2026-11-20, 2026-11-20T15:04, RFC 3339) nor an age (90m, 36h, 7d, 2w)", s)
+}
