@@ -7,7 +7,8 @@
 // Conventions every command keeps (cmdutil holds the shared pieces):
 //
 //   - A RUN argument is resolved by cmdutil.Factory.ResolveRun: a path, a
-//     run id or a unique start of one, or "latest" (the newest run.started).
+//     run id or a unique start of one, or "latest" (the newest run.started of a
+//     top-level run: a child run is reached through its parent or by id).
 //     The storage root is --storage, $TWASM_STORAGE, $XDG_DATA_HOME/twasm or
 //     ~/.local/share/twasm; a missing root is an error that says how to set
 //     it.

@@ -24,8 +24,9 @@ func NewCmdRoot(f *cmdutil.Factory) *cobra.Command {
 run (<storage>/transcripts/<run-id>.jsonl) and reads them back.
 
 A RUN argument is a run id, or any start of one that only one run in
-storage has, "latest" (the run that started last), or a path to a .jsonl
-file. The storage root is --storage, else $TWASM_STORAGE, else
+storage has, "latest" (the top-level run that started last; child runs
+are reached through their parent or by id), or a path to a .jsonl file.
+The storage root is --storage, else $TWASM_STORAGE, else
 $XDG_DATA_HOME/twasm, else ~/.local/share/twasm. "twasm ls" lists the runs.
 
 Data goes to stdout and diagnostics to stderr. Colors are used only on a

@@ -177,6 +177,19 @@ func TestRunStartAndLatest(t *testing.T) {
 	if err != nil || !strings.Contains(ref.Path, newer) {
 		t.Fatalf("latest %q %v: written last is not started last", ref.Path, err)
 	}
+	// A child run (a sub-agent) started after its parent is not "latest":
+	// the newest top-level run is; the child stays reachable by its id.
+	child := "dddddddd-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
+	childLine := `{"seq":1,"run_id":"` + child + `","parent_run_id":"` + newer + `","type":"run.started","path":"","iteration":0,"timestamp":"2026-01-03T00:00:00.000Z","payload":{"name":"sub","kind":"workflow"}}` + "\n"
+	if err := os.WriteFile(filepath.Join(dir, child+".jsonl"), []byte(childLine), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if ref, err = f.ResolveRun(LatestRun); err != nil || !strings.Contains(ref.Path, newer) {
+		t.Fatalf("latest %q %v: a child run was taken for the newest run", ref.Path, err)
+	}
+	if ref, err = f.ResolveRun(child[:8]); err != nil || !strings.Contains(ref.Path, child) {
+		t.Fatalf("child by id %q %v", ref.Path, err)
+	}
 	// A file without a run.started counts by its modification time.
 	junk := filepath.Join(dir, "cccccccc-aaaa-4aaa-8aaa-aaaaaaaaaaaa.jsonl")
 	if err := os.WriteFile(junk, []byte("x\n"), 0o600); err != nil {

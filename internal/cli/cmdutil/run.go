@@ -79,9 +79,9 @@ func (f *Factory) latestRun() (string, error) {
 	var best string
 	var bestT time.Time
 	for _, id := range ids {
-		t, ok := RunStart(filepath.Join(f.TranscriptDir(), id+".jsonl"))
-		if !ok {
-			continue
+		t, parent, ok := runHead(filepath.Join(f.TranscriptDir(), id+".jsonl"))
+		if !ok || parent != "" {
+			continue // a child run is reached through its parent, or by id
 		}
 		if best == "" || t.After(bestT) || t.Equal(bestT) && id > best {
 			best, bestT = id, t
@@ -97,22 +97,32 @@ func (f *Factory) latestRun() (string, error) {
 // timestamp of its first event (run.started), else the file's modification
 // time. ok is false when the file cannot be read at all.
 func RunStart(path string) (t time.Time, ok bool) {
+	t, _, ok = runHead(path)
+	return t, ok
+}
+
+// runHead is RunStart plus the parent run id its first event names (""
+// for a top-level run).
+func runHead(path string) (t time.Time, parent string, ok bool) {
 	fh, err := recorder.OpenRead(path)
 	if err != nil {
-		return time.Time{}, false
+		return time.Time{}, "", false
 	}
 	defer fh.Close()
 	r := transcript.NewReader(fh)
 	if r.Next() {
-		if ev := r.Event(); ev != nil && ev.Type == transcript.RunStarted && !ev.Timestamp.IsZero() {
-			return ev.Timestamp, true
+		if ev := r.Event(); ev != nil {
+			parent = ev.ParentRunID
+			if ev.Type == transcript.RunStarted && !ev.Timestamp.IsZero() {
+				return ev.Timestamp, parent, true
+			}
 		}
 	}
 	st, err := fh.Stat()
 	if err != nil {
-		return time.Time{}, false
+		return time.Time{}, "", false
 	}
-	return st.ModTime(), true
+	return st.ModTime(), parent, true
 }
 
 // maxListed bounds how many candidates an ambiguous prefix error names.
@@ -157,8 +167,9 @@ func isIDPrefix(s string) bool {
 	return true
 }
 
-// ResolveRun turns a RUN argument into a file: "latest" is the run that
-// started last; a path to a file (it ends in .jsonl or holds a path
+// ResolveRun turns a RUN argument into a file: "latest" is the top-level
+// run that started last (a child run, a sub-agent or sub-workflow, is
+// reached through its parent or by its id); a path to a file (it ends in .jsonl or holds a path
 // separator) is used as is; a run id, or any prefix of one that only one
 // run in storage has, names <storage>/transcripts/<id>.jsonl. A missing
 // storage root, an unknown or ambiguous prefix are *InputErrors that say
