@@ -17,8 +17,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/lifecycle"
-	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )

@@ -4,7 +4,7 @@ import (
 	"context"
 
 	"github.com/twasm/twasm/abi/sdk"
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/transcript"
 )
 

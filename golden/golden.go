@@ -12,7 +12,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/transcript"
 )
 

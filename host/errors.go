@@ -5,7 +5,7 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 )
 
 // Causes of a fault. A *normalize.FaultError returned by an Instance wraps

@@ -13,10 +13,10 @@ import (
 	"github.com/tetratelabs/wazero/experimental"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/wasmcheck"
 	"github.com/twasm/twasm/internal/wasmdata"
 	"github.com/twasm/twasm/internal/wasminterrupt"
-	"github.com/twasm/twasm/normalize"
 )
 
 // Plugin is a loaded plugin: its compiled module, its manifest and a pool

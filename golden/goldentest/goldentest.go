@@ -5,7 +5,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/golden"
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 )
 
 // Test runs Check as subtests of t: one per case, failing with the diff.

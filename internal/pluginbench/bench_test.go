@@ -14,8 +14,8 @@ import (
 
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/host"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/wasmbuild"
-	"github.com/twasm/twasm/normalize"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"

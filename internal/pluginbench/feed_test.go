@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 )
 
 // batches cuts data into the batches the host would send to a plugin

@@ -9,7 +9,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 )
 
 // BenchmarkMemory reports the steady size of a plugin instance's wasm

@@ -4,7 +4,7 @@ import (
 	"maps"
 	"testing"
 
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/plugintest"
 )

@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/plugintest"
 )

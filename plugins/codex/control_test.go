@@ -5,7 +5,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/codex"
 )
 

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/plugintest"
 )

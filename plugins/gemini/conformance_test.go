@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/plugintest"
 )

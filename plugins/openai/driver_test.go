@@ -5,7 +5,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/plugins/plugintest"
 )

@@ -6,7 +6,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/golden/goldentest"
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/openai"
 )
 

@@ -9,7 +9,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 )
 
 // GoldenInputs returns the raw inputs of the golden cases in dir (every

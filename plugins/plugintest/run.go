@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk"
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/transcript"
 )
 

@@ -12,7 +12,7 @@ import (
 	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 )
 
 // Options are the flags and arguments.

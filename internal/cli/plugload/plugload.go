@@ -16,7 +16,7 @@ import (
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/transcript"
 )
 

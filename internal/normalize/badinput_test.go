@@ -14,7 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/abi/sdk"
-	"github.com/twasm/twasm/normalize"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/plugins/plugintest"
