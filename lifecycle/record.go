@@ -3,7 +3,7 @@ package lifecycle
 import (
 	"context"
 
-	"github.com/twasm/twasm/fanout"
+	"github.com/twasm/twasm/internal/fanout"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )

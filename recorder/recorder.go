@@ -20,7 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/twasm/twasm/fanout"
+	"github.com/twasm/twasm/internal/fanout"
 	"github.com/twasm/twasm/transcript"
 )
 

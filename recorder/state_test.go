@@ -14,7 +14,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/twasm/twasm/fanout"
+	"github.com/twasm/twasm/internal/fanout"
 	"github.com/twasm/twasm/transcript"
 )
 

@@ -16,9 +16,9 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
-	"github.com/twasm/twasm/recorder/redact"
 	"github.com/twasm/twasm/transcript"
 )
 

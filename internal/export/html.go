@@ -13,8 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/views"
-	"github.com/twasm/twasm/recorder/redact"
 	"github.com/twasm/twasm/transcript"
 )
 

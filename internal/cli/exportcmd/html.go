@@ -9,7 +9,7 @@ import (
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/export"
-	"github.com/twasm/twasm/recorder/redact"
+	"github.com/twasm/twasm/internal/redact"
 )
 
 // HTMLOptions are the inputs of `export html`.

@@ -23,10 +23,10 @@ import (
 	"github.com/twasm/twasm/internal/cli/plugload"
 	"github.com/twasm/twasm/internal/cli/searchcmd"
 	"github.com/twasm/twasm/internal/export"
+	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
-	"github.com/twasm/twasm/recorder/redact"
 	"github.com/twasm/twasm/transcript"
 )
 
