@@ -24,7 +24,7 @@ BENCHCOUNT ?= 5
 WASM_TOOLCHAIN ?= tinygo
 TINYGO       ?= $(shell .ci/install-tinygo --path)
 TINYGO_FLAGS ?= -opt=2 -scheduler=none -no-debug -panic=trap
-# Tests and benchmarks that build plugins themselves (internal/wasmbuild)
+# Tests and benchmarks that build plugins themselves (internal/tools/wasmbuild)
 # use the same compiler and flags.
 export WASM_TOOLCHAIN TINYGO TINYGO_FLAGS
 # The other toolchain's modules, for `make golden`.
@@ -71,7 +71,7 @@ tinygo:
 # it through the host), so twasm maps providers without compiling plugins
 # it does not use.
 $(MANIFESTS): $(WASM)
-	$(GO) run ./internal/bundled/record $(BUNDLED)
+	$(GO) run ./internal/tools/bundlerecord $(BUNDLED)
 
 bin/twasm: $(WASM) $(MANIFESTS) $(shell find . -name '*.go' -not -name '*_test.go' -not -path './plugins/*/wasm/*' 2>/dev/null) go.mod
 	@mkdir -p bin
@@ -113,13 +113,13 @@ bench: bin/twasm
 	@{ echo "loadavg before the benchmarks: $$(cat /proc/loadavg 2>/dev/null)"; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(RECORDER_BENCHTIME) ./recorder/; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(HOST_BENCHTIME) ./host/; \
-	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(PLUGIN_BENCHTIME) -timeout 90m ./internal/pluginbench/; \
-	  TWASM_MEMORY_LINES=$(MEMORY_LINES) TWASM_MEMORY_STREAMS=$(MEMORY_STREAMS) $(GO) test -run '^TestPluginMemoryFlat$$' -count 1 -v -timeout 90m ./internal/pluginbench/ \
+	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(PLUGIN_BENCHTIME) -timeout 90m ./internal/tools/pluginbench/; \
+	  TWASM_MEMORY_LINES=$(MEMORY_LINES) TWASM_MEMORY_STREAMS=$(MEMORY_STREAMS) $(GO) test -run '^TestPluginMemoryFlat$$' -count 1 -v -timeout 90m ./internal/tools/pluginbench/ \
 	    | grep -E 'memory-flat|grew|^(--- |ok|FAIL|PASS|panic)'; \
 	  TWASM_BENCH_ARCHIVE_BYTES=$(INDEX_BYTES) TWASM_BENCH_SESSIONS=$(SYNC_SESSIONS) $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime 1x -timeout 90m ./internal/index/ ./internal/archive/; \
 	  echo "loadavg after the benchmarks: $$(cat /proc/loadavg 2>/dev/null)"; } 2>&1 | tee bench.out
-	$(GO) run ./internal/benchreport -in bench.out -out BENCHMARKS.md -twasm bin/twasm \
-	  -method "go test -bench . -benchmem -count $(BENCHCOUNT); ./recorder -benchtime $(RECORDER_BENCHTIME), ./host -benchtime $(HOST_BENCHTIME), ./internal/pluginbench -benchtime $(PLUGIN_BENCHTIME) (a pluginbench sample is that many passes over a 16 MiB corpus, after go test's uncounted one-pass run); TestPluginMemoryFlat with $(MEMORY_LINES) lines and $(MEMORY_STREAMS) streams per plugin; ./internal/index and ./internal/archive -benchtime 1x -count 1 on a $(INDEX_BYTES)-byte archive and $(SYNC_SESSIONS) sessions"
+	$(GO) run ./internal/tools/benchreport -in bench.out -out BENCHMARKS.md -twasm bin/twasm \
+	  -method "go test -bench . -benchmem -count $(BENCHCOUNT); ./recorder -benchtime $(RECORDER_BENCHTIME), ./host -benchtime $(HOST_BENCHTIME), ./internal/tools/pluginbench -benchtime $(PLUGIN_BENCHTIME) (a pluginbench sample is that many passes over a 16 MiB corpus, after go test's uncounted one-pass run); TestPluginMemoryFlat with $(MEMORY_LINES) lines and $(MEMORY_STREAMS) streams per plugin; ./internal/index and ./internal/archive -benchtime 1x -count 1 on a $(INDEX_BYTES)-byte archive and $(SYNC_SESSIONS) sessions"
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \

@@ -3,12 +3,12 @@ package host
 import (
 	"context"
 	"fmt"
-	"github.com/twasm/twasm/internal/echoplugin"
+	"github.com/twasm/twasm/internal/testing/echoplugin"
 	"testing"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
-	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/internal/tools/wasmbuild"
 )
 
 // benchInput is a stream of batches of echo-style lines, with tapes, and

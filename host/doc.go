@@ -20,7 +20,7 @@
 //	res, err := normalize.Run(ctx, in, stdout, sink, opts)
 //
 // Loading a plugin: sha256 of the bytes; a structural check of the bytes
-// (package internal/wasmcheck); compile (wazero's compilation cache under
+// (package internal/wasm/wasmcheck); compile (wazero's compilation cache under
 // os.UserCacheDir()/twasm/wazero makes every run after the first cheap);
 // check the exports and their exact signatures, the memory export, and
 // every import (only [abi.HostModule] functions and [abi.AllowedWASI]);
@@ -81,7 +81,7 @@
 //
 // It cannot:
 //   - crash or stall the host with a crafted file: before wazero decodes a
-//     module, internal/wasmcheck walks its sections and every vector a
+//     module, internal/wasm/wasmcheck walks its sections and every vector a
 //     decoder allocates for, and refuses a module of more than 64 MiB, or
 //     whose counts and lengths do not fit in the bytes that follow them or
 //     exceed the JavaScript engines' limits (a 23-byte file claiming 2^32-1
@@ -104,8 +104,8 @@
 //     has its pages dropped at once and the mapping unmapped only when
 //     nothing can reach it, since its code may still be running;
 //   - make the host misread its data: the host rewrites a module before
-//     compiling it (data segments merged by internal/wasmdata, the
-//     interrupt added by internal/wasminterrupt); both rewriters refuse
+//     compiling it (data segments merged by internal/wasm/wasmdata, the
+//     interrupt added by internal/wasm/wasminterrupt); both rewriters refuse
 //     what they do not fully decode, and the module is then used as it is.
 //     wazero validates the rewritten bytes as it would the original;
 //   - run longer than its time limit, whatever its instructions: every
@@ -113,7 +113,7 @@
 //     [Config.WithCallTimeout], twasm's --plugin-timeout) once per MiB of
 //     its input, started, so a plugin working through an 8 MiB line is
 //     not taken for a loop; _initialize gets at least [InitTimeout]. The
-//     module is instrumented (internal/wasminterrupt; bundled modules by
+//     module is instrumented (internal/wasm/wasminterrupt; bundled modules by
 //     the build): an interrupt flag the host sets at the deadline or when
 //     the caller's context ends, read at yields to the host that come
 //     every wasminterrupt.Fuel checks, checks that run at loop heads, at
@@ -161,7 +161,7 @@
 //
 // A bundled plugin is built with the binary and trusted not to be
 // hostile, not to be bug-free: it runs under every limit above, time
-// included, instrumented by the build (internal/bundled/record), which the
+// included, instrumented by the build (internal/tools/bundlerecord), which the
 // host recognises by its exported flag and does not redo.
 //
 // # On-disk caches

@@ -12,7 +12,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/internal/tools/wasmbuild"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }

@@ -15,7 +15,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/internal/wasminterrupt"
+	"github.com/twasm/twasm/internal/wasm/wasminterrupt"
 )
 
 // stopModes are the two ways an external plugin is stopped: the module

@@ -17,7 +17,7 @@ import (
 	"github.com/tetratelabs/wazero/sys"
 
 	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/internal/wasminterrupt"
+	"github.com/twasm/twasm/internal/wasm/wasminterrupt"
 )
 
 // module is one wazero instance of a plugin, with the host-side state of

@@ -14,9 +14,9 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/normalize"
-	"github.com/twasm/twasm/internal/wasmcheck"
-	"github.com/twasm/twasm/internal/wasmdata"
-	"github.com/twasm/twasm/internal/wasminterrupt"
+	"github.com/twasm/twasm/internal/wasm/wasmcheck"
+	"github.com/twasm/twasm/internal/wasm/wasmdata"
+	"github.com/twasm/twasm/internal/wasm/wasminterrupt"
 )
 
 // Plugin is a loaded plugin: its compiled module, its manifest and a pool
@@ -99,7 +99,7 @@ func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero
 		wasm = compact
 	}
 	if src.Bundled && wasminterrupt.Instrumented(wasm) {
-		// The build instrumented it (internal/bundled/record); trusted,
+		// The build instrumented it (internal/tools/bundlerecord); trusted,
 		// like every byte of the binary.
 		c, err := rt.trusted.CompileModule(ctx, wasm)
 		return rt.trusted, c, err

@@ -1,7 +1,7 @@
 // Package bundled holds the plugins built into the twasm binary: the
 // .wasm files generated into internal/bundled/wasm/ before `go build`
 // (they are not committed), and manifests.json, where the build
-// (internal/bundled/record, run by make) records each module's manifest,
+// (internal/tools/bundlerecord, run by make) records each module's manifest,
 // size and sha256, so that the host maps providers to bundled plugins
 // without reading or compiling them. With none generated the package still
 // compiles and serves no plugin; without manifests.json the host loads

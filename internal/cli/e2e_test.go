@@ -14,7 +14,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/cli/iostreams"
-	"github.com/twasm/twasm/internal/views/viewstest"
+	"github.com/twasm/twasm/internal/testing/viewstest"
 )
 
 // binary is the twasm executable built once for the end-to-end tests.

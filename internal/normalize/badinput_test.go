@@ -15,9 +15,9 @@ import (
 
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/openai"
-	"github.com/twasm/twasm/plugins/plugintest"
 	"github.com/twasm/twasm/transcript"
 )
 

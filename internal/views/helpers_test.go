@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/views/viewstest"
+	"github.com/twasm/twasm/internal/testing/viewstest"
 	"go.uber.org/goleak"
 )
 

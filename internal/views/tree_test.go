@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/views/viewstest"
+	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/transcript"
 )
 

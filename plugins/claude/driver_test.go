@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/claude"
-	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // FuzzClaude: arbitrary bytes never make the plugin fault, through the host

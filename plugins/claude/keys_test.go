@@ -4,7 +4,7 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/twasm/twasm/plugins/plugintest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 )
 
 // TestKeysCoverGets checks that every key the normalizer names in a Get or

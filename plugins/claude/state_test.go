@@ -8,7 +8,7 @@ import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
-	"github.com/twasm/twasm/plugins/plugintest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/transcript"
 )
 

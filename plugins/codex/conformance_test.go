@@ -10,8 +10,8 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/codex"
-	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // fixtureDir holds real Codex captures shared by the project (not copied

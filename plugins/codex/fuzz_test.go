@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/codex"
-	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // seeds are the golden inputs and the shared captures, when present.

@@ -6,8 +6,8 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/copilot"
-	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // TestConformance runs every real capture of ../shared/fixtures/copilot

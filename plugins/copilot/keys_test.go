@@ -3,7 +3,7 @@ package copilot
 import (
 	"testing"
 
-	"github.com/twasm/twasm/plugins/plugintest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 )
 
 // TestKeysCoverGets checks that every key the normalizer names in a Get or

@@ -7,8 +7,8 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/gemini"
-	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // TestConformance runs every real capture of ../shared/fixtures/gemini

@@ -10,8 +10,8 @@ import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/gemini"
-	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // FuzzGemini: arbitrary bytes never make the plugin fault, through the host

@@ -5,8 +5,8 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/openai"
-	"github.com/twasm/twasm/plugins/plugintest"
 	"github.com/twasm/twasm/transcript"
 )
 

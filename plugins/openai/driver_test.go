@@ -6,8 +6,8 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/openai"
-	"github.com/twasm/twasm/plugins/plugintest"
 )
 
 // FuzzOpenAI: arbitrary bytes never make the plugin fault, through the host

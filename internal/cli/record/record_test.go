@@ -15,9 +15,9 @@ import (
 
 	"github.com/twasm/twasm/internal/bundled"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
-	"github.com/twasm/twasm/internal/cli/cmdutil/cmdtest"
 	"github.com/twasm/twasm/internal/cli/plugload"
-	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/recorder"
 )
 

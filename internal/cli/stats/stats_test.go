@@ -6,9 +6,9 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
-	"github.com/twasm/twasm/internal/cli/cmdutil/cmdtest"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/internal/views"
-	"github.com/twasm/twasm/internal/views/viewstest"
 )
 
 func TestNewCmdStats(t *testing.T) {

@@ -12,8 +12,8 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
-	"github.com/twasm/twasm/internal/cli/cmdutil/cmdtest"
-	"github.com/twasm/twasm/internal/views/viewstest"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/transcript"
 	"go.uber.org/goleak"
 )

@@ -8,8 +8,8 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
-	"github.com/twasm/twasm/internal/cli/cmdutil/cmdtest"
-	"github.com/twasm/twasm/internal/views/viewstest"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/testing/viewstest"
 )
 
 func TestNewCmdValidate(t *testing.T) {

@@ -4,7 +4,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/cli/cmdutil/cmdtest"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
 )
 
 func TestVersion(t *testing.T) {

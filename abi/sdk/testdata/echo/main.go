@@ -1,10 +1,10 @@
-// Command echo is the wasm build of internal/echoplugin, the minimal plugin
+// Command echo is the wasm build of internal/testing/echoplugin, the minimal plugin
 // the SDK and host tests use.
 package main
 
 import (
 	"github.com/twasm/twasm/abi/sdk"
-	"github.com/twasm/twasm/internal/echoplugin"
+	"github.com/twasm/twasm/internal/testing/echoplugin"
 )
 
 func init() { sdk.Register(echoplugin.Plugin) }

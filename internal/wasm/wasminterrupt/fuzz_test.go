@@ -8,7 +8,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"github.com/twasm/twasm/internal/wasmcheck"
+	"github.com/twasm/twasm/internal/wasm/wasmcheck"
 )
 
 // FuzzInstrument: Instrument never panics, never modifies its input,

@@ -13,8 +13,8 @@ import (
 
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/bundled"
-	"github.com/twasm/twasm/internal/wasmbuild"
-	"github.com/twasm/twasm/internal/wasmdata"
+	"github.com/twasm/twasm/internal/tools/wasmbuild"
+	"github.com/twasm/twasm/internal/wasm/wasmdata"
 )
 
 func mustRead(t *testing.T, path string) []byte {

@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/transcript"
 )
 

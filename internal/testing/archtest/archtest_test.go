@@ -18,14 +18,14 @@ const module = "github.com/twasm/twasm"
 // depend on, besides every package whose last element ends in "test".
 var (
 	buildTools = []string{
-		"internal/benchreport",
-		"internal/bundled/record",
-		"internal/pluginbench",
-		"internal/wasmbuild",
+		"internal/tools/benchreport",
+		"internal/tools/bundlerecord",
+		"internal/tools/pluginbench",
+		"internal/tools/wasmbuild",
 	}
 	testHelpers = []string{
-		"internal/echoplugin",
-		"internal/cli/e2e",
+		"internal/testing/echoplugin",
+		"internal/testing/e2e",
 	}
 )
 
@@ -58,12 +58,12 @@ func TestRole(t *testing.T) {
 	tests := []struct{ path, want string }{
 		{module + "/host", ""},
 		{module + "/internal/bundled", ""},
-		{module + "/internal/wasmcheck", ""},
-		{module + "/internal/bundled/record", "build tool"},
-		{module + "/internal/wasmbuild", "build tool"},
-		{module + "/plugins/plugintest", "test helper"},
-		{module + "/internal/cli/cmdutil/cmdtest", "test helper"},
-		{module + "/internal/echoplugin", "test helper"},
+		{module + "/internal/wasm/wasmcheck", ""},
+		{module + "/internal/tools/bundlerecord", "build tool"},
+		{module + "/internal/tools/wasmbuild", "build tool"},
+		{module + "/internal/testing/plugintest", "test helper"},
+		{module + "/internal/testing/cmdtest", "test helper"},
+		{module + "/internal/testing/echoplugin", "test helper"},
 		{"github.com/stretchr/testify", ""},
 	}
 	for _, tt := range tests {
@@ -120,7 +120,7 @@ func imports(t *testing.T, root string) map[string][]string {
 // tool or a test helper. Test files are not followed: a runtime package's
 // tests may use helpers.
 func TestRuntimeImportsNoToolOrHelper(t *testing.T) {
-	pkgs := imports(t, filepath.Join("..", ".."))
+	pkgs := imports(t, filepath.Join("..", "..", ".."))
 	runtime, tools, helpers := 0, 0, 0
 	for pkg := range pkgs {
 		switch role(pkg) {

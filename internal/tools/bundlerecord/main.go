@@ -7,7 +7,7 @@
 // it after building the modules, so that twasm maps providers to bundled
 // plugins without compiling any:
 //
-//	go run ./internal/bundled/record internal/bundled/wasm
+//	go run ./internal/tools/bundlerecord internal/bundled/wasm
 package main
 
 import (
@@ -24,8 +24,8 @@ import (
 
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/bundled"
-	"github.com/twasm/twasm/internal/wasmdata"
-	"github.com/twasm/twasm/internal/wasminterrupt"
+	"github.com/twasm/twasm/internal/wasm/wasmdata"
+	"github.com/twasm/twasm/internal/wasm/wasminterrupt"
 )
 
 func main() {

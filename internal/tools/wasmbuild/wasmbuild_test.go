@@ -11,7 +11,7 @@ import (
 func TestCachedBuildsOnceAndKeysBySource(t *testing.T) {
 	ctx := context.Background()
 	cache := t.TempDir()
-	echo := filepath.Join("..", "..", "abi", "sdk", "testdata", "echo")
+	echo := filepath.Join("..", "..", "..", "abi", "sdk", "testdata", "echo")
 	p1, err := Cached(ctx, echo, cache)
 	if err != nil {
 		t.Fatal(err)
@@ -72,7 +72,7 @@ func TestBuildReportsCompilerErrors(t *testing.T) {
 
 func TestTinyGoBuildsAReactorKeyedApartFromGo(t *testing.T) {
 	ctx := context.Background()
-	echo := filepath.Join("..", "..", "abi", "sdk", "testdata", "echo")
+	echo := filepath.Join("..", "..", "..", "abi", "sdk", "testdata", "echo")
 	tc, ok := FindTinyGo(ctx, echo)
 	if !ok {
 		t.Skip("no TinyGo installed (.ci/install-tinygo)")

@@ -22,7 +22,7 @@ BenchmarkRecorder-2                 	  200000	     21222 ns/op	     20000 events
 BenchmarkRecorder-2                 	  200000	     21222 ns/op	     46000 events/s	     160 B/op	       2 allocs/op
 PASS
 ok  	github.com/twasm/twasm/recorder	16.186s
-pkg: github.com/twasm/twasm/internal/pluginbench
+pkg: github.com/twasm/twasm/internal/tools/pluginbench
 BenchmarkNormalize/claude/native-2         	       3	 616555046 ns/op	  27.23 MB/s	        52.79 cpuMB/s	      9832 events/op
 BenchmarkNormalize/claude/wasm-2           	       3	3953660881 ns/op	   4.25 MB/s	        10.42 cpuMB/s	      9832 events/op
 BenchmarkNormalize/codex/native-2          	       3	1153725906 ns/op	  14.57 MB/s	41147 events/op
@@ -184,7 +184,7 @@ func TestRows(t *testing.T) {
 
 // A report made from an empty run is all "not measured", not an error.
 func TestTablesWithNothingMeasured(t *testing.T) {
-	res, err := Parse(strings.NewReader("FAIL\tgithub.com/twasm/twasm/internal/pluginbench [build failed]\n"))
+	res, err := Parse(strings.NewReader("FAIL\tgithub.com/twasm/twasm/internal/tools/pluginbench [build failed]\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -284,7 +284,7 @@ func TestStartupInput(t *testing.T) {
 		})
 	}
 	// The real example gives 10 lines.
-	got, err := startupInput(filepath.Join("..", "..", "examples", "claude", "stream-json.jsonl"))
+	got, err := startupInput(filepath.Join("..", "..", "..", "examples", "claude", "stream-json.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -98,7 +98,7 @@ func TestCheckAccepts(t *testing.T) {
 	if _, err := r.CompileModule(ctx, every); err != nil {
 		t.Fatalf("the test module is not valid: %v", err)
 	}
-	files, _ := filepath.Glob(filepath.Join("..", "bundled", "wasm", "*.wasm"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "bundled", "wasm", "*.wasm"))
 	for _, f := range files {
 		b, err := os.ReadFile(f)
 		if err != nil {

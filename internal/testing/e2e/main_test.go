@@ -18,9 +18,9 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/host"
-	"github.com/twasm/twasm/internal/wasmbuild"
-	"github.com/twasm/twasm/internal/wasmdata"
-	"github.com/twasm/twasm/internal/wasminterrupt"
+	"github.com/twasm/twasm/internal/tools/wasmbuild"
+	"github.com/twasm/twasm/internal/wasm/wasmdata"
+	"github.com/twasm/twasm/internal/wasm/wasminterrupt"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -115,7 +115,7 @@ func testMain(m *testing.M) int {
 // wasmbuild's cache keyed by the plugin's sources, compacted and
 // instrumented as make leaves it. A file that is already identical is left alone; a new one
 // appears atomically, and then the build's record of the directory is
-// rewritten too (internal/bundled/record), as make would.
+// rewritten too (internal/tools/bundlerecord), as make would.
 func ensureBundled(ctx context.Context) error {
 	dir := filepath.Join(root, "internal", "bundled", "wasm")
 	changed := false
@@ -160,7 +160,7 @@ func ensureBundled(ctx context.Context) error {
 	if !changed {
 		return nil
 	}
-	record := exec.CommandContext(ctx, "go", "run", "./internal/bundled/record", dir)
+	record := exec.CommandContext(ctx, "go", "run", "./internal/tools/bundlerecord", dir)
 	record.Dir = root
 	if out, err := record.CombinedOutput(); err != nil {
 		return fmt.Errorf("record bundled plugins: %v\n%s", err, out)

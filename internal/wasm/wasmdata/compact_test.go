@@ -11,7 +11,7 @@ import (
 
 	"github.com/tetratelabs/wazero"
 
-	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/internal/tools/wasmbuild"
 )
 
 // module builds a module with one memory of pages pages and the given raw
@@ -187,7 +187,7 @@ func TestCompactLeavesAlone(t *testing.T) {
 // TestCompactGoModule compacts a real Go-built plugin: the same image in a
 // handful of segments, accepted by wazero.
 func TestCompactGoModule(t *testing.T) {
-	wasm := wasmbuild.ForTest(t, filepath.Join("..", "..", "abi", "sdk", "testdata", "echo"))
+	wasm := wasmbuild.ForTest(t, filepath.Join("..", "..", "..", "abi", "sdk", "testdata", "echo"))
 	out, err := Compact(wasm, 64)
 	if err != nil {
 		t.Fatal(err)
@@ -206,7 +206,7 @@ func TestCompactGoModule(t *testing.T) {
 func FuzzCompact(f *testing.F) {
 	f.Add(module(1, active(segment{10, []byte("ab")}, segment{14, []byte("cd")})), 4)
 	f.Add(module(1, []byte{2, 1, 1, 'p', 0, 0x41, 20, 0x0b, 1, 'x'}), 8)
-	if b, err := os.ReadFile(filepath.Join("..", "bundled", "wasm", "echo.wasm")); err == nil {
+	if b, err := os.ReadFile(filepath.Join("..", "..", "bundled", "wasm", "echo.wasm")); err == nil {
 		f.Add(b, 64)
 	}
 	f.Fuzz(func(t *testing.T, in []byte, maxGap int) {
@@ -227,7 +227,7 @@ func FuzzCompact(f *testing.F) {
 }
 
 func BenchmarkCompactGoModule(b *testing.B) {
-	wasm := wasmbuild.ForTest(b, filepath.Join("..", "..", "abi", "sdk", "testdata", "echo"))
+	wasm := wasmbuild.ForTest(b, filepath.Join("..", "..", "..", "abi", "sdk", "testdata", "echo"))
 	b.SetBytes(int64(len(wasm)))
 	for b.Loop() {
 		if _, err := Compact(wasm, 64); err != nil {

@@ -15,7 +15,7 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/normalize"
-	"github.com/twasm/twasm/internal/wasmbuild"
+	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
@@ -71,7 +71,7 @@ func concat(tb testing.TB, files []string) []byte {
 }
 
 func goldenInputs(tb testing.TB, provider string) []string {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", provider, "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "golden", provider, "*.jsonl"))
 	var out []string
 	for _, f := range files {
 		if !strings.HasSuffix(f, ".golden.jsonl") {
@@ -85,7 +85,7 @@ func goldenInputs(tb testing.TB, provider string) []string {
 // awfCorpus is the capture AWF's normalizer was measured on
 // (awf-baseline.md), when ../shared is there; else our Claude inputs.
 func awfCorpus(tb testing.TB) []byte {
-	f := filepath.Join("..", "..", "..", "shared", "fixtures", "claude", "switchboard_stream_json_tool_vocabulary.jsonl")
+	f := filepath.Join("..", "..", "..", "..", "shared", "fixtures", "claude", "switchboard_stream_json_tool_vocabulary.jsonl")
 	if _, err := os.Stat(f); err == nil {
 		return corpus(tb, []string{f})
 	}
@@ -151,7 +151,7 @@ func wasmPlugin(b testing.TB, name string, sandboxed bool) *host.Plugin {
 	if p := loaded[key]; p != nil {
 		return p
 	}
-	wasm := toolchain(b).ForTest(b, filepath.Join("..", "..", "plugins", name, "wasm"))
+	wasm := toolchain(b).ForTest(b, filepath.Join("..", "..", "..", "plugins", name, "wasm"))
 	p, err := hostRT.Load(context.Background(), wasm, host.Source{Path: key + ".wasm", Bundled: !sandboxed})
 	if err != nil {
 		b.Fatal(err)

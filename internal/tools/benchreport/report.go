@@ -158,7 +158,7 @@ func wholeRecordRow(res *Results, m *Measurements) Row {
 
 // modulesTable is the size of every bundled module.
 func modulesTable(m *Measurements) Table {
-	t := Table{Title: "Modules", Intro: "Size of each bundled module as the build embeds it (`internal/bundled/wasm`, after `internal/bundled/record` compacted it)."}
+	t := Table{Title: "Modules", Intro: "Size of each bundled module as the build embeds it (`internal/bundled/wasm`, after `internal/tools/bundlerecord` compacted it)."}
 	if m.ModulesErr != nil {
 		t.Rows = append(t.Rows, Row{Figure: "bundled modules", Value: notMeasured(m.ModulesErr.Error()), Goal: AtMost(400<<10, "bytes")})
 		return t
