@@ -8,45 +8,30 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 )
 
 const module = "github.com/twasm/twasm"
 
-// buildTools and testHelpers are the packages runtime code must not
-// depend on, besides every package whose last element ends in "test".
-var (
-	buildTools = []string{
-		"internal/tools/benchreport",
-		"internal/tools/bundlerecord",
-		"internal/tools/pluginbench",
-		"internal/tools/wasmbuild",
-	}
-	testHelpers = []string{
-		"internal/testing/echoplugin",
-		"internal/testing/e2e",
-	}
-)
+// root is the module's root, from this package's directory.
+var root = filepath.Join("..", "..", "..")
 
 // role returns "build tool", "test helper" or "" (runtime) for an import
-// path of this module.
+// path of this module: the folder says it (internal/tools/...,
+// internal/testing/...), and so does a name ending in "test" (a helper
+// kept beside the package it tests, such as golden/goldentest).
 func role(path string) string {
 	rel, ok := strings.CutPrefix(path, module+"/")
 	if !ok {
 		return ""
 	}
-	for _, p := range buildTools {
-		if rel == p {
-			return "build tool"
-		}
-	}
-	for _, p := range testHelpers {
-		if rel == p {
-			return "test helper"
-		}
-	}
-	if strings.HasSuffix(rel[strings.LastIndexByte(rel, '/')+1:], "test") {
+	switch {
+	case strings.HasPrefix(rel, "internal/tools/"):
+		return "build tool"
+	case strings.HasPrefix(rel, "internal/testing/"),
+		strings.HasSuffix(rel[strings.LastIndexByte(rel, '/')+1:], "test"):
 		return "test helper"
 	}
 	return ""
@@ -59,11 +44,12 @@ func TestRole(t *testing.T) {
 		{module + "/host", ""},
 		{module + "/internal/bundled", ""},
 		{module + "/internal/wasm/wasmcheck", ""},
+		{module + "/internal/cli/record", ""},
 		{module + "/internal/tools/bundlerecord", "build tool"},
 		{module + "/internal/tools/wasmbuild", "build tool"},
 		{module + "/internal/testing/plugintest", "test helper"},
-		{module + "/internal/testing/cmdtest", "test helper"},
-		{module + "/internal/testing/echoplugin", "test helper"},
+		{module + "/internal/testing/e2e", "test helper"},
+		{module + "/golden/goldentest", "test helper"},
 		{"github.com/stretchr/testify", ""},
 	}
 	for _, tt := range tests {
@@ -73,10 +59,10 @@ func TestRole(t *testing.T) {
 	}
 }
 
-// imports reads, with go/build, the non-test imports of every package of
-// the module under root (this process reads the files, so go test's cache
-// sees a change in any of them), keyed by import path.
-func imports(t *testing.T, root string) map[string][]string {
+// imports reads, with go/build under ctx, the non-test imports of every
+// package of the module under root (this process reads the files, so go
+// test's cache sees a change in any of them), keyed by import path.
+func imports(t *testing.T, ctx build.Context) map[string][]string {
 	t.Helper()
 	pkgs := map[string][]string{}
 	err := filepath.WalkDir(root, func(dir string, d fs.DirEntry, err error) error {
@@ -94,7 +80,7 @@ func imports(t *testing.T, root string) map[string][]string {
 				return filepath.SkipDir // another module
 			}
 		}
-		p, err := build.ImportDir(dir, 0)
+		p, err := ctx.ImportDir(dir, 0)
 		var noGo *build.NoGoError
 		if errors.As(err, &noGo) {
 			return nil
@@ -115,12 +101,34 @@ func imports(t *testing.T, root string) map[string][]string {
 	return pkgs
 }
 
+// walk calls visit for every import of the module's packages that pkg
+// depends on, with the package importing it; visit returns whether to
+// follow the import further. Packages outside the module are visited, not
+// followed.
+func walk(pkgs map[string][]string, pkg string, visit func(dep, via string) bool) {
+	seen := map[string]bool{pkg: true}
+	queue := []string{pkg}
+	for len(queue) > 0 {
+		cur := queue[0]
+		queue = queue[1:]
+		for _, dep := range pkgs[cur] {
+			if seen[dep] {
+				continue
+			}
+			seen[dep] = true
+			if visit(dep, cur) && strings.HasPrefix(dep, module+"/") {
+				queue = append(queue, dep)
+			}
+		}
+	}
+}
+
 // TestRuntimeImportsNoToolOrHelper fails for a runtime package that
 // depends, directly or through other packages of the module, on a build
 // tool or a test helper. Test files are not followed: a runtime package's
 // tests may use helpers.
 func TestRuntimeImportsNoToolOrHelper(t *testing.T) {
-	pkgs := imports(t, filepath.Join("..", "..", ".."))
+	pkgs := imports(t, build.Default)
 	runtime, tools, helpers := 0, 0, 0
 	for pkg := range pkgs {
 		switch role(pkg) {
@@ -132,27 +140,57 @@ func TestRuntimeImportsNoToolOrHelper(t *testing.T) {
 			continue
 		}
 		runtime++
-		// Walk the module's packages pkg depends on, remembering through
-		// which one each was reached.
-		via := map[string]string{pkg: ""}
-		queue := []string{pkg}
-		for len(queue) > 0 {
-			cur := queue[0]
-			queue = queue[1:]
-			for _, dep := range pkgs[cur] {
-				if _, seen := via[dep]; seen || !strings.HasPrefix(dep, module+"/") {
-					continue
-				}
-				via[dep] = cur
-				if r := role(dep); r != "" {
-					t.Errorf("runtime package %s depends on %s %s (through %s); README, Layout: runtime packages import no build tool or test helper", pkg, r, dep, cur)
-					continue
-				}
-				queue = append(queue, dep)
+		walk(pkgs, pkg, func(dep, via string) bool {
+			if r := role(dep); r != "" {
+				t.Errorf("runtime package %s depends on %s %s (through %s); README, Layout: runtime packages import nothing under internal/tools or internal/testing", pkg, r, dep, via)
+				return false
+			}
+			return true
+		})
+	}
+	if runtime < 20 || tools < 4 || helpers < 6 {
+		t.Fatalf("classified %d runtime packages, %d build tools, %d test helpers: the classification is stale", runtime, tools, helpers)
+	}
+}
+
+// TestPluginSDKDependsOnStdlibOnly keeps what a plugin author depends on
+// small: the SDK (abi/sdk) and every bundled plugin (plugins/<p> and its
+// wasm entry point) reach, outside the standard library, only abi, abi/sdk
+// and plugins/..., for the host's platform and for wasip1. So a plugin's
+// build compiles neither wazero, cobra, SQLite nor OpenTelemetry, and
+// TinyGo can build it.
+func TestPluginSDKDependsOnStdlibOnly(t *testing.T) {
+	allowed := func(p string) bool {
+		rel, ok := strings.CutPrefix(p, module+"/")
+		if !ok {
+			// The standard library's paths have no dot in their first element.
+			first, _, _ := strings.Cut(p, "/")
+			return !strings.Contains(first, ".")
+		}
+		return rel == "abi" || rel == "abi/sdk" || strings.HasPrefix(rel, "plugins/")
+	}
+	wasip1 := build.Default
+	wasip1.GOOS, wasip1.GOARCH = "wasip1", "wasm"
+	for _, ctx := range []build.Context{build.Default, wasip1} {
+		pkgs := imports(t, ctx)
+		var roots []string
+		for pkg := range pkgs {
+			if rel := strings.TrimPrefix(pkg, module+"/"); rel == "abi/sdk" || strings.HasPrefix(rel, "plugins/") && role(pkg) == "" {
+				roots = append(roots, pkg)
 			}
 		}
-	}
-	if runtime < 20 || tools != len(buildTools) || helpers < len(testHelpers) {
-		t.Fatalf("classified %d runtime packages, %d build tools (want %d), %d test helpers: the lists in this test are stale", runtime, tools, len(buildTools), helpers)
+		slices.Sort(roots)
+		if !slices.Contains(roots, module+"/abi/sdk") || !slices.Contains(roots, module+"/plugins/claude/wasm") {
+			t.Fatalf("%s/%s: found %v, not the SDK and the claude plugin: the walk is stale", ctx.GOOS, ctx.GOARCH, roots)
+		}
+		for _, pkg := range roots {
+			walk(pkgs, pkg, func(dep, via string) bool {
+				if !allowed(dep) {
+					t.Errorf("%s/%s: %s depends on %s (through %s); a plugin depends on the standard library, abi and abi/sdk only (README, Writing a plugin)", ctx.GOOS, ctx.GOARCH, pkg, dep, via)
+					return false
+				}
+				return true
+			})
+		}
 	}
 }

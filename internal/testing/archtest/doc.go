@@ -1,12 +1,19 @@
-// Package archtest holds no code: its test keeps the import rule of the
-// README's layout table. A runtime package (every package that is neither
-// a build tool nor a test helper) imports no build tool and no test helper,
-// directly or through another package; its _test.go files may.
+// Package archtest holds no code: its tests keep two rules of the
+// README's layout.
 //
-// Build tools: internal/tools/benchreport, internal/tools/bundlerecord,
-// internal/tools/pluginbench, internal/tools/wasmbuild. Test helpers: every package
-// whose name ends in "test" (golden/goldentest, internal/testing/plugintest,
-// internal/testing/cmdtest, internal/testing/viewstest),
-// internal/testing/echoplugin and internal/testing/e2e. Tools and helpers may import
-// each other and any runtime package.
+// A package's folder says its role: internal/tools/... are build tools
+// (run by make or by benchmarks), internal/testing/... and any package
+// whose name ends in "test" (golden/goldentest) are test helpers, and
+// every other package is runtime code. A runtime package imports no build
+// tool and no test helper, directly or through another package; its
+// _test.go files may. Tools and helpers may import each other and any
+// runtime package.
+//
+// A plugin author depends on the SDK without the host: abi/sdk and the
+// bundled plugins (plugins/<p>, plugins/<p>/wasm) reach only the standard
+// library, abi, abi/sdk and plugins/..., for the host's platform and for
+// wasip1.
+//
+// Imports are read with go/build by the test process itself, so go test's
+// cache sees a change in any file.
 package archtest
