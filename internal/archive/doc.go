@@ -34,11 +34,27 @@
 // Runs carry the session's times: run.started is dated at the session's
 // first timestamp, step brackets at the first and last timestamps of
 // their part, events without their own time at the latest session time
-// fed before them. A run stays open (no run.completed) while its session
-// may grow; it is ended, dated at its last event, once the file has not
-// changed for Options.CloseIdle or the agent deleted it from a store that
-// is still there. A session that grows after its run ended continues in
-// a new run whose run.started "source" names the old one ("continues").
+// fed before them.
+//
+// # Status of a session that may still grow
+//
+// A session log has no terminal event and its agent may resume it at any
+// time, so a synced run stays open (no run.completed: the spec admits
+// nothing after it) for as long as its file exists, however long it is
+// idle (sync passes a negative Options.CloseIdle); a session that grows
+// later gets one more part in the same run. It is ended, dated at its
+// last event, only when the agent deleted the file from a store that is
+// still there, or at once when Options.CloseIdle says so (import: the
+// file given is complete). The truthful status of an open run is not
+// "running" (nothing may be running) but its latest part's agent status,
+// which spec §7 judges from the log alone: error after a provider error
+// that follows the last answered prompt, incomplete on an unanswered
+// prompt or a dangling call, else ok. Each part's step result states it
+// for the log up to the part's end; the views (views.RunNode.Open), the
+// index and the exports show it, marked open. A later part updates it by
+// a new step.completed, never by changing a line. A session that grows
+// after its run ended continues in a new run whose run.started "source"
+// names the old one ("continues").
 //
 // # Invariants
 //

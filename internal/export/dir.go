@@ -190,6 +190,7 @@ type summary struct {
 	runID, parent, name, status, errText, producer string
 	started, completed                             time.Time
 	finished                                       bool
+	session                                        openSession
 	events                                         int
 
 	prompts     []note
@@ -450,6 +451,7 @@ func (s *summary) noteSkill(t *transcript.ToolPayload) {
 
 func (s *summary) event(ev *transcript.Event) error {
 	s.events++
+	s.session.note(ev)
 	if s.runID == "" {
 		s.runID, s.parent = ev.RunID, ev.ParentRunID
 	}
@@ -694,7 +696,9 @@ func (s *summary) markdown(w io.Writer, dir string) {
 
 	fmt.Fprintf(w, "## Metadata\n\n")
 	status := s.status
-	if !s.finished {
+	if st, open := s.session.sessionStatus(); !s.finished && open {
+		status = st + " (so far: an archived session that may still grow)"
+	} else if !s.finished {
 		status = "running (no run.completed yet)"
 	}
 	rows := [][2]string{{"Run id", "`" + s.runID + "`"}, {"Name", s.name}, {"Status", status}, {"Started", fmtTime(s.started)}}

@@ -76,6 +76,7 @@ type treeNode struct {
 	run      Run
 	id, name string
 	status   string
+	open     bool // an archived session that may still grow
 	started  time.Time
 	ended    time.Time
 	steps    []*treeStep
@@ -116,10 +117,12 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string
 	}
 	defer func() { h.opts.Redactor = saved }()
 	var childIDs []*treeStep
+	var sess openSession
 	err := h.read(ctx, r.Path, func(ev *transcript.Event) error {
 		if n.id == "" {
 			n.id = ev.RunID
 		}
+		sess.note(ev)
 		k := stepKey{ev.Path, ev.Iteration}
 		switch ev.Type {
 		case transcript.RunStarted:
@@ -169,6 +172,9 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string
 	})
 	if err != nil {
 		return nil, err
+	}
+	if st, ok := sess.sessionStatus(); ok && n.ended.IsZero() {
+		n.status, n.open = st, true
 	}
 	seen[n.id] = true
 	for _, s := range childIDs {
@@ -249,6 +255,9 @@ func (h *htmlWriter) head(title string, trees []*treeNode) {
 
 func (h *htmlWriter) treeItem(n *treeNode) {
 	h.p(`<li class="trun"><a href="#run-%s">%s</a> %s`, esc(n.id), esc(orDefault(n.name, n.id)), badge(n.status))
+	if n.open {
+		h.p(` <span class="dim">open</span>`)
+	}
 	if !n.started.IsZero() && !n.ended.IsZero() {
 		h.p(` <span class="dim">%s</span>`, esc(views.FormatDuration(n.ended.Sub(n.started).Milliseconds())))
 	}
@@ -352,6 +361,9 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 	h.p(`<section class="run" id="run-%s"><h2>%s %s</h2><div class="meta">run <code>%s</code>`, esc(n.id), esc(orDefault(n.name, "run")), badge(n.status), esc(n.id))
 	if !n.started.IsZero() {
 		h.p(" · started %s", esc(n.started.UTC().Format(time.RFC3339)))
+	}
+	if n.open {
+		h.p(" · open: an archived session that may still grow; its status is its latest part's")
 	}
 	h.p("</div>\n")
 	children := map[uint64]*treeNode{}

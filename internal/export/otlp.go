@@ -375,6 +375,7 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 		runEnded  bool
 		runLast   time.Time // the latest event time outside any step
 		childErrs []error
+		sess      openSession
 	)
 	// The run's span starts at run.started; a ranged export that does not
 	// include it writes the span only if it includes run.completed.
@@ -416,6 +417,7 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 			ts = lastTime
 		}
 		lastTime = ts
+		sess.note(ev)
 		switch ev.Type {
 		case transcript.RunStarted:
 			runStart = ts
@@ -540,6 +542,12 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 	if runSpan != nil {
 		if !runEnded {
 			runSpan.SetAttributes(attribute.Bool("twasm.unfinished", true))
+			if st, open := sess.sessionStatus(); open {
+				// An archived session that may still grow: the
+				// outcome so far, marked open.
+				runSpan.SetAttributes(attribute.Bool("twasm.session.open", true))
+				setOutcome(runSpan, st, "")
+			}
 		}
 		runSpan.End(trace.WithTimestamp(lastTime))
 	}

@@ -10,13 +10,15 @@ import (
 // RunSummary is one line of the run listing (twasm ls): a run with its
 // child runs folded in.
 type RunSummary struct {
-	RunID       string     `json:"run_id"`
-	ParentRunID string     `json:"parent_run_id,omitempty"`
-	Name        string     `json:"name,omitempty"`
-	Status      string     `json:"status"`
-	Error       string     `json:"error,omitempty"`
-	Started     *time.Time `json:"started,omitempty"`
-	DurationMS  *int64     `json:"duration_ms,omitempty"`
+	RunID       string `json:"run_id"`
+	ParentRunID string `json:"parent_run_id,omitempty"`
+	Name        string `json:"name,omitempty"`
+	Status      string `json:"status"`
+	// Open marks an archived session that may still grow (RunNode.Open).
+	Open       bool       `json:"open,omitempty"`
+	Error      string     `json:"error,omitempty"`
+	Started    *time.Time `json:"started,omitempty"`
+	DurationMS *int64     `json:"duration_ms,omitempty"`
 	// Providers are the providers of the agent steps of the run and its
 	// child runs, sorted.
 	Providers []string `json:"providers"`
@@ -32,7 +34,7 @@ type RunSummary struct {
 
 // Summarize folds a run tree into its listing line.
 func Summarize(root *RunNode) RunSummary {
-	s := RunSummary{RunID: root.RunID, ParentRunID: root.ParentRunID, Name: root.Name, Status: root.Status,
+	s := RunSummary{RunID: root.RunID, ParentRunID: root.ParentRunID, Name: root.Name, Status: root.Status, Open: root.Open,
 		Error: root.Error, Started: root.Started, DurationMS: root.DurationMS, Providers: []string{}, File: root.File}
 	for _, n := range root.Runs() {
 		if n != root {

@@ -1,6 +1,7 @@
 package views
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"slices"
@@ -21,8 +22,15 @@ type RunNode struct {
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	File        string `json:"file,omitempty"`
 	Name        string `json:"name,omitempty"`
-	// Status is run.completed's status; "running" while there is none.
-	Status     string     `json:"status"`
+	// Status is run.completed's status; "running" while there is none,
+	// except for an archived session (see Open).
+	Status string `json:"status"`
+	// Open marks an archived agent session (run.started names its
+	// "source") that has no run.completed because the session may still
+	// grow: its Status is the agent status of its latest part, which
+	// spec §7 judges from the log alone (ok, error or incomplete), not
+	// "running", since nothing may be running.
+	Open       bool       `json:"open,omitempty"`
 	Error      string     `json:"error,omitempty"`
 	Schema     string     `json:"schema,omitempty"`
 	Producer   string     `json:"producer,omitempty"`
@@ -104,6 +112,8 @@ type stepKey struct {
 func BuildRun(run *Run) *RunNode {
 	n := &RunNode{RunID: run.ID, File: run.File, Status: StatusRunning, Events: len(run.Events), run: run,
 		Problems: ProblemStrings(run.Problems), Steps: []*StepNode{}}
+	archived := false
+	var lastPart *StepNode // the latest top-level agent step completed
 	open := map[stepKey]*StepNode{}
 	var order []*StepNode // open steps in start order, to find parents
 	results := map[string]bool{}
@@ -124,6 +134,7 @@ func BuildRun(run *Run) *RunNode {
 			n.Started = timePtr(ev.Timestamp)
 			if p := ev.Step(); p != nil {
 				n.Name, n.Schema = p.Name, p.Schema
+				archived = p.Extra[SessionSourceField] != nil
 				if p.Producer != nil {
 					n.Producer = strings.TrimSpace(p.Producer.Name + " " + p.Producer.Version)
 				}
@@ -167,6 +178,9 @@ func BuildRun(run *Run) *RunNode {
 			delete(open, key)
 			order = slices.DeleteFunc(order, func(o *StepNode) bool { return o == s })
 			completeStep(s, ev)
+			if s.Agent != nil && !strings.Contains(s.Path, ".") {
+				lastPart = s
+			}
 		default:
 			s := open[key]
 			if s == nil {
@@ -191,8 +205,17 @@ func BuildRun(run *Run) *RunNode {
 		}
 	}
 	n.DurationMS = durationMS(n.Started, n.Completed)
+	if !n.Finished && archived && len(open) == 0 && lastPart != nil {
+		n.Open = true
+		n.Status = cmp.Or(lastPart.Agent.Status, lastPart.Status)
+	}
 	return n
 }
+
+// SessionSourceField is the run.started payload field with which an
+// archived agent session (twasm sync, import) names its source: such a
+// run stays open while the session may grow (see RunNode.Open).
+const SessionSourceField = "source"
 
 // parentOf returns the open step whose path is the longest proper dot
 // prefix of path, preferring the one with the same iteration: a loop's body

@@ -34,6 +34,9 @@ func (t *treeWriter) run(n *RunNode, first, prefix string) {
 		parts = append(parts, oneLine(n.Name))
 	}
 	parts = append(parts, paint(t.color, statusStyle(n.Status), n.Status))
+	if n.Open {
+		parts = append(parts, "open (the session may grow)")
+	}
 	if d := durationString(n.DurationMS); d != "" {
 		parts = append(parts, d)
 	}

@@ -162,6 +162,9 @@ func (v *viewer) header(n *RunNode) {
 	if n.Error != "" {
 		status += ": " + v.clip(n.Error)
 	}
+	if n.Open {
+		status += " (so far: an archived session that may still grow)"
+	}
 	pairs = append(pairs, [2]string{"Status", status})
 	if n.Started != nil {
 		pairs = append(pairs, [2]string{"Started", timeString(n.Started)})
@@ -306,7 +309,10 @@ func (v *viewer) problems(root *RunNode) {
 		if n != root {
 			prefix = "run " + ShortID(n.RunID) + ": "
 		}
-		if !n.Finished {
+		switch {
+		case n.Open:
+			lines = append(lines, prefix+"an archived session with no run.completed: it may still grow, and its status is its latest part's")
+		case !n.Finished:
 			lines = append(lines, prefix+"the run has no run.completed: still running, or its writer was stopped")
 		}
 		for _, p := range n.Problems {

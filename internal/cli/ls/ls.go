@@ -41,7 +41,10 @@ func NewCmdLs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 		Long: `List the runs in storage, newest first (by the time the run started): id,
 name, status, start, duration, providers, steps, tool calls and cost, each
 run counted with its child runs. Child runs themselves (sub-agents,
-sub-workflows) are listed only with --children.
+sub-workflows) are listed only with --children. An archived agent session
+(twasm sync) stays open while it may grow: its status is its latest
+part's (ok, error or incomplete, judged from the session log), marked
+"(open)" on a terminal and "open": true in --json.
 
 On a terminal the id is cut to 8 characters, enough for any RUN argument
 (every command takes a unique prefix of a run id); in a pipe each run is
@@ -75,14 +78,14 @@ RFC 3339) or an age (90m, 36h, 7d, 2w) meaning that long ago.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Filter.Provider, "provider", "", "only runs with an agent step of this provider")
-	fl.StringVar(&opts.Filter.Status, "status", "", "only runs with this status (ok, error, cancelled, running)")
+	fl.StringVar(&opts.Filter.Status, "status", "", "only runs with this status (ok, error, incomplete, cancelled, running)")
 	fl.StringVar(&opts.Filter.Name, "name", "", "only runs whose name contains this (case-insensitive)")
 	fl.StringVar(&opts.Since, "since", "", "only runs started at or after this time or age")
 	fl.StringVar(&opts.Until, "until", "", "only runs started before this time or age")
 	fl.IntVarP(&opts.Limit, "limit", "n", 0, "show at most this many runs (0: all)")
 	fl.BoolVar(&opts.Children, "children", false, "list child runs too")
 	fl.BoolVar(&opts.JSON, "json", false, "print one JSON object per run (JSON Lines)")
-	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"ok", "error", "cancelled", "running"}, cobra.ShellCompDirectiveNoFileComp))
+	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"ok", "error", "incomplete", "cancelled", "running"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
@@ -144,7 +147,11 @@ func runLs(opts *Options) error {
 		if tty {
 			name = views.Clip(name, 40)
 		}
-		t.Row(id, name, r.Status, started, dur, strings.Join(r.Providers, ","), strconv.Itoa(r.Steps), strconv.Itoa(r.Tools), cost)
+		status := r.Status
+		if tty && r.Open {
+			status += " (open)"
+		}
+		t.Row(id, name, status, started, dur, strings.Join(r.Providers, ","), strconv.Itoa(r.Steps), strconv.Itoa(r.Tools), cost)
 	}
 	if tty && len(rows) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "no run matches in %s\n", filepath.Dir(opts.Dir()))

@@ -30,7 +30,6 @@ type Options struct {
 	Redact    bool
 	Watch     bool
 	Interval  time.Duration
-	CloseIdle time.Duration
 	Config    string
 	Wait      bool
 	JSON      bool
@@ -62,10 +61,11 @@ content, not its path: synced twice, or found again at another path, it is
 one run. A session that grew gets one more step (path "agent", the next
 iteration) holding only its new lines, and its raw capture is extended; a
 file still being written is read up to its last complete line. Runs are
-dated with the session's own times. A run stays open while its session
-may grow and is ended (run.completed) once the file has not changed for
---close-idle, or the agent deleted it; a session that grows after that
-continues in a new run that names the old one.
+dated with the session's own times. A run stays open (no run.completed)
+while its session file exists, however long it is idle: a session resumed
+later grows the same run. Its status is its latest part's, judged from the
+log (ok, error or incomplete), shown as open. It is ended when the agent
+deleted the file.
 
 The changes are printed on stdout (action, run id, provider, file; --json:
 one object per line), progress and the summary on stderr. Exit 1 when a
@@ -98,7 +98,6 @@ session failed (the others are archived).`,
 	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets (API keys, tokens, private keys) everywhere before writing")
 	fl.BoolVar(&opts.Watch, "watch", false, "keep syncing every --interval until interrupted")
 	fl.DurationVar(&opts.Interval, "interval", 30*time.Second, "how often --watch looks for changes")
-	fl.DurationVar(&opts.CloseIdle, "close-idle", 24*time.Hour, "end the run of a session unchanged for this long (negative: never)")
 	fl.StringVar(&opts.Config, "config", "", "sync config file (default $XDG_CONFIG_HOME/twasm/sync.json)")
 	fl.BoolVar(&opts.Wait, "wait", false, "wait for another sync or import on the same storage instead of failing")
 	fl.BoolVar(&opts.JSON, "json", false, "print one JSON object per changed session, then the summary")
@@ -201,7 +200,7 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	var written []string
 	a, rebuilt, err := archive.Open(archive.Options{
 		Store: f.Store(), Plugin: plugins.Func(), Producer: f.Producer(), Logger: f.Logger(),
-		Redact: opts.Redact, DryRun: opts.DryRun, CloseIdle: opts.CloseIdle,
+		Redact: opts.Redact, DryRun: opts.DryRun, CloseIdle: -1,
 		Written: func(id string) { written = append(written, id) },
 	})
 	if err != nil {

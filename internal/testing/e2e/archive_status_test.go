@@ -1,0 +1,136 @@
+package e2e
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// lastPartStatus is the agent status of the latest archived part of a run
+// transcript, read from the file itself.
+func lastPartStatus(t *testing.T, evs []*transcript.Event) string {
+	t.Helper()
+	status := ""
+	for _, ev := range evs {
+		if ev.Type != transcript.StepCompleted || ev.Path != "agent" {
+			continue
+		}
+		r, err := ev.Step().AgentResult()
+		if err != nil || r == nil {
+			t.Fatalf("part without an agent result at seq %d: %v", ev.Seq, err)
+		}
+		status = r.Status
+	}
+	return status
+}
+
+// A synced session with no terminal event stays open however long it is
+// idle, and every view says what its log says so far (spec §7), never
+// "running"; when it grows, the same run gets a part and the new status.
+func TestSyncedSessionStatus(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	session := readFile(t, golden("claude", "session_log.jsonl"))
+	lines := bytes.SplitAfter(session, []byte("\n"))
+	// Cut just after the first tool call: the log ends on a dangling
+	// call, so the session so far is incomplete. Dated a week ago: idle
+	// for long, still open.
+	cut := 0
+	for i, l := range lines {
+		if bytes.Contains(l, []byte(`"tool_use"`)) {
+			cut = i + 1
+			break
+		}
+	}
+	if cut == 0 {
+		t.Fatal("no tool_use line in the golden session log")
+	}
+	h.put(".claude/projects/p/s.jsonl", bytes.Join(lines[:cut], nil), 7*24*time.Hour)
+	r := h.ok("sync")
+	runID := outcomes(r.out)["new"][0]
+	path := transcriptPath(h.stor, runID)
+
+	check := func(stage, want string) {
+		t.Helper()
+		evs := readRun(t, path)
+		if got := lastPartStatus(t, evs); got != want {
+			t.Fatalf("%s: the part says %q, want %q", stage, got, want)
+		}
+		if last := evs[len(evs)-1]; last.Type == transcript.RunCompleted {
+			t.Fatalf("%s: the run was ended though its session may grow", stage)
+		}
+		var row struct {
+			RunID  string `json:"run_id"`
+			Status string `json:"status"`
+			Open   bool   `json:"open"`
+		}
+		out := h.ok("ls", "--json").out
+		if err := json.Unmarshal([]byte(strings.TrimSpace(out)), &row); err != nil || row.RunID != runID || row.Status != want || !row.Open {
+			t.Errorf("%s: ls --json %s (%v), want status %q open", stage, out, err, want)
+		}
+		if out := h.ok("ls", "--status", want).out; !strings.Contains(out, runID) {
+			t.Errorf("%s: ls --status %s does not list the run: %q", stage, want, out)
+		}
+		if out := h.ok("ls", "--status", "running").out; strings.Contains(out, runID) {
+			t.Errorf("%s: ls --status running lists the open session", stage)
+		}
+		tree := h.ok("tree", runID).out
+		if !strings.Contains(tree, "  "+want+"  open") || strings.Contains(tree, "running") {
+			t.Errorf("%s: tree says %q", stage, tree)
+		}
+		view := h.ok("view", runID).out
+		if !strings.Contains(view, want+" (so far") || strings.Contains(view, "still running") {
+			t.Errorf("%s: view says\n%s", stage, view)
+		}
+		dir := t.TempDir()
+		h.ok("export", "dir", dir, runID)
+		md := string(readFile(t, filepath.Join(dir, "runs", runID, "transcript.md")))
+		if !strings.Contains(md, "| "+want+" (so far") || strings.Contains(md, "running (no run.completed") {
+			t.Errorf("%s: export dir metadata:\n%s", stage, md)
+		}
+		page := filepath.Join(t.TempDir(), "p.html")
+		h.ok("export", "html", "-o", page, runID)
+		html := string(readFile(t, page))
+		if !strings.Contains(html, ">"+want+"</span>") || !strings.Contains(html, "open: an archived session") {
+			t.Errorf("%s: export html does not show %s, open", stage, want)
+		}
+	}
+	check("dangling call", transcript.StatusIncomplete)
+
+	// The session grows to its end: the same run, one more part, and
+	// the status of the whole log.
+	h.put(".claude/projects/p/s.jsonl", session, 5*24*time.Hour)
+	r = h.ok("sync")
+	if got := outcomes(r.out)["grown"]; len(got) != 1 || got[0] != runID {
+		t.Fatalf("grown: %v", r)
+	}
+	whole := lastPartStatus(t, readRun(t, path))
+	if whole == transcript.StatusIncomplete {
+		// session_log.jsonl itself may end open; either way the views
+		// follow the latest part.
+		t.Logf("the whole golden session is incomplete too")
+	}
+	check("grown", whole)
+	validate(t, path)
+
+	// Deleted by the agent: nothing more can come, the run is ended with
+	// that status.
+	if err := os.Remove(filepath.Join(h.dir, ".claude/projects/p/s.jsonl")); err != nil {
+		t.Fatal(err)
+	}
+	h.ok("sync")
+	evs := readRun(t, path)
+	if last := evs[len(evs)-1]; last.Type != transcript.RunCompleted {
+		t.Fatalf("deleted session: last event %s", last.Type)
+	}
+	out := h.ok("ls", "--json").out
+	if strings.Contains(out, `"open":true`) {
+		t.Errorf("an ended run is still open: %s", out)
+	}
+}
