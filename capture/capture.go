@@ -410,7 +410,7 @@ func (s *sink) Emit(ctx context.Context, scope string, ev *transcript.Event) err
 		}
 		sub = s.subs[scope]
 	}
-	return sub.Record(ctx, ev)
+	return sub.Root().Record(ctx, ev)
 }
 
 func (s *sink) OpenScope(ctx context.Context, sc normalize.Scope) error {

@@ -115,8 +115,8 @@ func TestCapture(t *testing.T) {
 			if tc.masker != nil {
 				opts.Masker = tc.masker
 			}
-			err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "cap"}, func(ctx context.Context, r *lifecycle.Run) error {
-				runID = r.RunID()
+			err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "cap"}, func(ctx context.Context, r *lifecycle.Step) error {
+				runID = r.Run().RunID()
 				return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 					a, err := Start(ctx, s, opts)
 					if err != nil {

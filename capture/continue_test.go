@@ -57,7 +57,7 @@ func TestContinueRawAndReplay(t *testing.T) {
 	assert.Equal(t, 1, second.Redacted["key"])
 	assert.Equal(t, transcript.StatusOK, second.Status)
 
-	evs := readEvents(t, run.Path())
+	evs := readEvents(t, run.Recorder().Path())
 	var texts []string
 	links := 0
 	for _, ev := range evs {
@@ -76,7 +76,7 @@ func TestContinueRawRefusesAnotherRun(t *testing.T) {
 	ctx := context.Background()
 	store := recorder.NewStore(t.TempDir())
 	for _, rel := range []string{"raw/0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a/agent.0.0.x.raw", "../etc/passwd", "raw/nosuch.raw"} {
-		err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "x"}, func(ctx context.Context, r *lifecycle.Run) error {
+		err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "x"}, func(ctx context.Context, r *lifecycle.Step) error {
 			return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 				_, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin), ContinueRaw: rel})
 				return err

@@ -27,7 +27,7 @@ func (failingPlugin) NewInstance(context.Context) (normalize.Instance, error) {
 // inStep runs fn inside an agent step of a fresh run.
 func inStep(t *testing.T, store recorder.Store, fn func(ctx context.Context, s *lifecycle.Step) error) error {
 	t.Helper()
-	return lifecycle.Do(context.Background(), store, lifecycle.RunOptions{Name: "t"}, func(ctx context.Context, r *lifecycle.Run) error {
+	return lifecycle.Do(context.Background(), store, lifecycle.RunOptions{Name: "t"}, func(ctx context.Context, r *lifecycle.Step) error {
 		return r.Step(ctx, "agent", transcript.KindAgent, fn)
 	})
 }
@@ -74,7 +74,7 @@ func TestCaptureMisuseAndFailures(t *testing.T) {
 			// root ignores permissions: block the directory with a file.
 			bad := recorder.NewStore(t.TempDir())
 			require.NoError(t, os.WriteFile(filepath.Join(bad.Root, "raw"), []byte("not a dir"), 0o600))
-			err := lifecycle.Do(context.Background(), bad, lifecycle.RunOptions{Name: "t"}, func(ctx context.Context, r *lifecycle.Run) error {
+			err := lifecycle.Do(context.Background(), bad, lifecycle.RunOptions{Name: "t"}, func(ctx context.Context, r *lifecycle.Step) error {
 				return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 					_, err := Start(ctx, s, Options{Store: bad, Plugin: NativePlugin(testPlugin)})
 					return err

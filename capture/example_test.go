@@ -30,7 +30,7 @@ func ExampleStart() {
 	store := recorder.NewStore(dir)
 	var res *transcript.AgentResult
 	err = lifecycle.Do(context.Background(), store, lifecycle.RunOptions{Name: "fix"},
-		func(ctx context.Context, run *lifecycle.Run) error {
+		func(ctx context.Context, run *lifecycle.Step) error {
 			return run.Step(ctx, "claude", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 				a, err := capture.Start(ctx, s, capture.Options{Provider: "claude", Store: store, Plugin: capture.NativePlugin(claude.Plugin)})
 				if err != nil {

@@ -19,16 +19,8 @@ import (
 // bracket is still written exactly once, by Begin/BeginChild and
 // EndDetached, and the recorder keeps one seq series across the processes.
 
-// ErrRunFinished is returned when attaching to, appending to or ending a
-// run whose transcript already holds run.completed (the recorder's error:
-// the check is made under the file lock).
-var ErrRunFinished = recorder.ErrRunFinished
-
 // ErrNotARun is returned when a transcript does not start with run.started.
 var ErrNotARun = errors.New("not a run transcript")
-
-// ErrOpen is matched by an [*OpenError].
-var ErrOpen = errors.New("the run has open steps or sub-runs")
 
 // OpenError refuses to end a run whose steps or sub-runs are still open
 // (their step.completed or step.call_workflow.completed is not in the
@@ -55,9 +47,6 @@ func (e *OpenError) Error() string {
 	return fmt.Sprintf("run %s still has %d open: %s", e.RunID, len(e.Open), strings.Join(parts, ", "))
 }
 
-// Is makes errors.Is(err, ErrOpen) true.
-func (e *OpenError) Is(target error) bool { return target == ErrOpen }
-
 // Attach opens an existing, unfinished run to record more of it, from this
 // or another process. It writes no run.started. End the attachment with
 // [Run.Detach] (the run stays open) or [Run.Finish] (writes run.completed).
@@ -82,7 +71,7 @@ func Attach(ctx context.Context, store recorder.Store, runID string, opts RunOpt
 	case st.First != transcript.RunStarted:
 		bad = fmt.Errorf("lifecycle: %s: %w (first event is %s)", runID, ErrNotARun, st.First)
 	case st.Finished:
-		bad = fmt.Errorf("lifecycle: attach %s: %w (run.completed at seq %d)", runID, ErrRunFinished, st.LastSeq)
+		bad = fmt.Errorf("lifecycle: attach %s: %w (run.completed at seq %d)", runID, recorder.ErrRunFinished, st.LastSeq)
 	}
 	if bad != nil {
 		if cerr := closeErr(rec); cerr != nil {
@@ -106,12 +95,12 @@ func Attach(ctx context.Context, store recorder.Store, runID string, opts RunOpt
 
 // Detach closes the run's file without writing run.completed, so that
 // another process can add to it or end it. Sub-runs still open are ended
-// with [ErrParentEnded]. Detach, Finish and End are mutually exclusive:
+// with [errParentEnded]. Detach, Finish and End are mutually exclusive:
 // only the first has an effect.
 func (r *Run) Detach() error {
 	r.once.Do(func() {
 		for _, c := range r.takeSubRuns() {
-			if cerr := c.finish(ErrParentEnded, nil); cerr != nil {
+			if cerr := c.finish(errParentEnded, nil); cerr != nil {
 				r.log.Warn("lifecycle: end sub-run on detach", "child_run_id", c.id, "err", cerr)
 			}
 		}
@@ -128,7 +117,7 @@ func (r *Run) Detach() error {
 // StepAt runs fn as a step at an explicit dot path and iteration, as a
 // shell script gives them (`twasm record --path review.lint --iteration
 // 2`). It behaves as [Step.Step] otherwise.
-func (r *Run) StepAt(ctx context.Context, path string, iteration int, kind transcript.StepKind, fn StepFunc, opts ...StepOption) error {
+func (r *Run) StepAt(ctx context.Context, path string, iteration int, kind transcript.StepKind, fn StepFunc, opts ...StepOptions) error {
 	if err := ValidStepPath(path); err != nil {
 		return err
 	}
@@ -198,7 +187,7 @@ type EndOptions struct {
 // when it is a child, the parent's step.call_workflow.completed at the
 // path of the link BeginChild wrote. The decision is made under the
 // transcript's lock, against everything in the file: a run already
-// finished is refused ([ErrRunFinished]) so run.completed is written once
+// finished is refused ([recorder.ErrRunFinished]) so run.completed is written once
 // however many processes end the run at the same time, and a run with
 // open steps or sub-runs is refused with an [*OpenError] naming them
 // unless opts.CancelOpen closes them (cancelled) first, in the same
@@ -217,7 +206,7 @@ func EndDetached(ctx context.Context, store recorder.Store, runID string, runErr
 				continue
 			}
 			cerr := EndDetached(ctx, store, b.ChildRunID, fmt.Errorf("%w: the parent run %s was ended", context.Canceled, runID), opts)
-			if cerr != nil && !errors.Is(cerr, ErrRunFinished) && !errors.Is(cerr, fs.ErrNotExist) {
+			if cerr != nil && !errors.Is(cerr, recorder.ErrRunFinished) && !errors.Is(cerr, fs.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("lifecycle: end sub-run %s: %w", b.ChildRunID, cerr))
 			}
 		}
@@ -235,7 +224,7 @@ func EndDetached(ctx context.Context, store recorder.Store, runID string, runErr
 	status, text := outcome(runErr, ctx.Err())
 	lerr := p.rec.RecordFunc(context.WithoutCancel(ctx), func(st recorder.RunState) ([]*transcript.Event, error) {
 		if st.Finished {
-			return nil, fmt.Errorf("lifecycle: end %s: parent %s: %w", runID, r.parentID, ErrRunFinished)
+			return nil, fmt.Errorf("lifecycle: end %s: parent %s: %w", runID, r.parentID, recorder.ErrRunFinished)
 		}
 		for _, b := range st.Open {
 			if b.Type == transcript.StepCallWorkflowStarted && b.ChildRunID == runID {

@@ -62,8 +62,8 @@ func TestDetachedRunAcrossAttachments(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if a.Name() != "script" {
-			t.Fatalf("attached name %q", a.Name())
+		if name := a.Recorder().State().Name; name != "script" {
+			t.Fatalf("attached name %q", name)
 		}
 		err = a.StepAt(ctx, path, i, transcript.KindAgent, func(ctx context.Context, s *Step) error {
 			return s.AssistantMessage(ctx, transcript.TextBlock("hi from "+path))
@@ -133,10 +133,10 @@ func TestDetachedRunAcrossAttachments(t *testing.T) {
 	}
 
 	// A finished run cannot be attached to or ended again.
-	if _, err := Attach(ctx, store, id, RunOptions{}); !errors.Is(err, ErrRunFinished) {
+	if _, err := Attach(ctx, store, id, RunOptions{}); !errors.Is(err, recorder.ErrRunFinished) {
 		t.Fatalf("attach finished: %v", err)
 	}
-	if err := EndDetached(ctx, store, id, nil, EndOptions{}); !errors.Is(err, ErrRunFinished) {
+	if err := EndDetached(ctx, store, id, nil, EndOptions{}); !errors.Is(err, recorder.ErrRunFinished) {
 		t.Fatalf("end finished: %v", err)
 	}
 }

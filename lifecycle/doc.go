@@ -2,10 +2,11 @@
 // twasm, typically a workflow engine: it writes the run.*, step.* and
 // step.call_workflow.* events of a transcript so that the caller cannot
 // get the brackets, paths or links wrong, and stamps every message and
-// tool event with the step that produced it.
+// tool event with the step that produced it. A library user records a
+// workflow with it; package transcript reads the result back.
 //
 //	err := lifecycle.Do(ctx, recorder.NewStore(dir), lifecycle.RunOptions{Name: "review"},
-//		func(ctx context.Context, run *lifecycle.Run) error {
+//		func(ctx context.Context, run *lifecycle.Step) error {
 //			return run.Step(ctx, "review", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 //				return s.UserMessage(ctx, "Review this diff.", "You are a reviewer.")
 //			})
@@ -13,15 +14,21 @@
 //
 // # Model
 //
-// A [Run] is one transcript file. Steps form a tree under it: a step is
-// started from the run or from another step ([Step.Step], [Step.ForEach],
-// [Step.While], [Step.Parallel], [Step.CallWorkflow], [Step.Terminal]),
-// and its function receives a [*Step] through which it records messages
-// ([Step.UserMessage], [Step.AssistantMessage]), tool calls (through a
-// [Router]) and any other message.* or tool.* event ([Step.Record];
-// [Step.RecordBatch] for events that are ready together, written with one
-// lock and one write; or [EventSink] for a plugin host). Step kinds are the built-in ones of
-// [transcript.StepKind] or any custom kind that passes its Valid.
+// A [Run] is one transcript file. Steps form a tree under it, started
+// from the run's root scope ([Run.Root], which [Do] hands to its function)
+// or from another step: [Step.Step], [Step.ForEach], [Step.While],
+// [Step.Parallel], [Step.CallWorkflow] (a child run in its own file) and
+// [Step.SubRun] (a child run the caller ends). A step's function receives
+// a [*Step] through which it records messages ([Step.UserMessage],
+// [Step.AssistantMessage]), tool calls (through a [Router]) and any other
+// message.* or tool.* event ([Step.Record]; [Step.RecordBatch] for events
+// that are ready together, written with one lock and one write). Step
+// kinds are the built-in ones of [transcript.StepKind] (a terminal step
+// is a step of kind [transcript.KindTerminal]) or any custom kind that
+// passes its Valid. Retries, a retry delay, a called workflow's name and
+// fail-fast parallel branches are set with [StepOptions], the last
+// argument of the methods that start a step; the zero value is the
+// default.
 //
 // # Invariants
 //
@@ -75,11 +82,11 @@
 //     iteration of the scope it runs in. Iteration i of its body sees the
 //     loop step with iteration i: events recorded through it and child
 //     steps ("per_file.lint") carry i, down to the next inner loop.
-//   - A step given [Retry] writes one step.started/step.completed pair per
-//     attempt, each with the zero-based attempt in the payload (the
-//     encoder leaves out attempt 0). Outside any loop the attempts are
-//     the innermost "loop": attempt k and everything inside it carry
-//     iteration k.
+//   - A step given [StepOptions].Retries writes one step.started /
+//     step.completed pair per attempt, each with the zero-based attempt
+//     in the payload (the encoder leaves out attempt 0). Outside any loop
+//     the attempts are the innermost "loop": attempt k and everything
+//     inside it carry iteration k.
 //   - Inside a loop the loop index wins: a retried "per_file.lint" at
 //     index 3 writes iteration 3 for every attempt, told apart by the
 //     payload's attempt. Letting the retry win there would make lint at
@@ -95,7 +102,7 @@
 //
 // `twasm run begin`, `twasm record --run-id` and `twasm run end` are
 // [Start] + [Run.Detach], [Attach] + [Run.StepAt] + [Run.Detach], and
-// [EndDetached]. Attach creates nothing (a missing run matches
+// [EndDetached]; `twasm run begin --parent` is [BeginChild]. Attach creates nothing (a missing run matches
 // fs.ErrNotExist) and reads the run's name, parent and state from the
 // recorder's checkpoint and the lines after it, not from the whole file.
 // Step paths given from outside are checked by [ValidStepPath] before

@@ -63,7 +63,7 @@ func TestEndRefusesOpenSteps(t *testing.T) {
 	crashedStep(t, store, id, "", "plan")
 	err := EndDetached(ctx, store, id, nil, EndOptions{})
 	var oe *OpenError
-	if !errors.As(err, &oe) || !errors.Is(err, ErrOpen) || len(oe.Open) != 1 || !strings.Contains(err.Error(), `step "plan" (seq 2)`) {
+	if !errors.As(err, &oe) || len(oe.Open) != 1 || !strings.Contains(err.Error(), `step "plan" (seq 2)`) {
 		t.Fatalf("end with an open step: %v", err)
 	}
 	if got := types(readDetached(t, store, id)); got != "run.started@ step.started@plan" {
@@ -97,7 +97,7 @@ func TestEndRefusesOpenSubRun(t *testing.T) {
 	}
 	crashedStep(t, store, cid, id, "fix")
 	err = EndDetached(ctx, store, id, nil, EndOptions{})
-	if !errors.Is(err, ErrOpen) || !strings.Contains(err.Error(), "sub-run "+cid+` at "fixes"`) {
+	if !errors.As(err, new(*OpenError)) || !strings.Contains(err.Error(), "sub-run "+cid+` at "fixes"`) {
 		t.Fatalf("end with an open sub-run: %v", err)
 	}
 	if err := EndDetached(ctx, store, id, nil, EndOptions{CancelOpen: true}); err != nil {
@@ -133,7 +133,7 @@ func TestConcurrentEnds(t *testing.T) {
 	for _, err := range errs {
 		if err == nil {
 			ok++
-		} else if !errors.Is(err, ErrRunFinished) {
+		} else if !errors.Is(err, recorder.ErrRunFinished) {
 			t.Fatal(err)
 		}
 	}
@@ -157,7 +157,7 @@ func TestAttachedRunEndedElsewhere(t *testing.T) {
 		t.Fatal(err)
 	}
 	err = a.StepAt(ctx, "late", 0, transcript.KindAgent, func(ctx context.Context, s *Step) error { return nil })
-	if !errors.Is(err, ErrRunFinished) {
+	if !errors.Is(err, recorder.ErrRunFinished) {
 		t.Fatalf("step on a run ended elsewhere: %v", err)
 	}
 	if got := types(readDetached(t, store, id)); got != "run.started@ run.completed@/ok" {
@@ -185,7 +185,7 @@ func TestStepRecordBatch(t *testing.T) {
 	ctx := context.Background()
 	store := recorder.NewStore(t.TempDir())
 	var kept *Step
-	err := Do(ctx, store, RunOptions{Name: "batch"}, func(ctx context.Context, run *Run) error {
+	err := Do(ctx, store, RunOptions{Name: "batch"}, func(ctx context.Context, run *Step) error {
 		return run.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *Step) error {
 			kept = s
 			msg := func(text string) *transcript.Event {

@@ -26,14 +26,15 @@ var (
 	// step.* event through a step: those are written by this package only,
 	// so that every bracket is opened and closed exactly once.
 	ErrReservedType = errors.New("lifecycle: event type is reserved for the lifecycle")
-	// ErrUnknownTool is wrapped by [Router.Call] for a name that was never
-	// registered.
-	ErrUnknownTool = errors.New("lifecycle: unknown tool")
-	// ErrParentEnded is the error recorded for a sub-run (see
-	// [Step.SubRun]) that its caller never ended before the parent run
-	// ended.
-	ErrParentEnded = errors.New("lifecycle: parent run ended before the sub-run")
 )
+
+// errUnknownTool is wrapped by [Router.Call] for a name that was never
+// registered.
+var errUnknownTool = errors.New("lifecycle: unknown tool")
+
+// errParentEnded is the error recorded for a sub-run (see [Step.SubRun])
+// that its caller never ended before the parent run ended.
+var errParentEnded = errors.New("lifecycle: parent run ended before the sub-run")
 
 // StepError reports which step failed. Only the innermost failing step
 // wraps an error, so a failure deep in the tree reads "step

@@ -82,7 +82,7 @@ func readEvents(t *testing.T, store recorder.Store, runID string) []*transcript.
 			zero(t, i, "run.started first")
 			empty(t, ev.Path)
 			eq(t, transcript.Schema, ev.Step().Schema)
-			eq(t, ProducerName, ev.Step().Producer.Name)
+			eq(t, producerName, ev.Step().Producer.Name)
 			notEmpty(t, ev.Step().Producer.Version)
 		case transcript.RunCompleted:
 			eq(t, len(evs)-1, i, "run.completed last")

@@ -11,14 +11,10 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// ToolFunc is a tool a workflow lets an agent call. input is the tool's
-// JSON input; output is what the agent gets back.
-type ToolFunc func(ctx context.Context, input json.RawMessage) (output string, err error)
-
 // Router wraps tools so that every call through it is recorded as a
 // tool.call / tool.result pair with fidelity router, at the path and
-// iteration of the calling step. The zero value is an empty router ready
-// to use. A Router is safe for concurrent use.
+// iteration of the calling step. The zero value is an empty router,
+// ready to use. A Router is safe for concurrent use.
 type Router struct {
 	mu    sync.RWMutex
 	tools map[string]routedTool
@@ -26,16 +22,14 @@ type Router struct {
 
 type routedTool struct {
 	kind transcript.ToolKind
-	fn   ToolFunc
+	fn   func(ctx context.Context, input json.RawMessage) (string, error)
 }
 
-// NewRouter returns an empty router.
-func NewRouter() *Router { return &Router{} }
-
 // Register adds a tool under name, with its kind (as in the Agent Client
-// Protocol: execute, read, edit, ...; empty for none). A name can be
+// Protocol: execute, read, edit, ...; empty for none). fn is the tool:
+// input is its JSON input, output what the agent gets back. A name can be
 // registered once.
-func (r *Router) Register(name string, kind transcript.ToolKind, fn ToolFunc) error {
+func (r *Router) Register(name string, kind transcript.ToolKind, fn func(ctx context.Context, input json.RawMessage) (output string, err error)) error {
 	if name == "" {
 		return fmt.Errorf("%w: empty tool name", ErrInvalidName)
 	}
@@ -62,8 +56,8 @@ func (r *Router) Register(name string, kind transcript.ToolKind, fn ToolFunc) er
 // and tool.result (output, error text, status ok, error or cancelled)
 // after, with the same call_id. An empty input is recorded as {}; input
 // that is not JSON is recorded as a JSON string and the tool is not called.
-// An unknown name is recorded too: its call and an error result wrapping
-// [ErrUnknownTool]. A panicking tool gets an error result and the panic
+// An unknown name is recorded too: its call and an error result ("unknown
+// tool"). A panicking tool gets an error result and the panic
 // continues. The returned error wraps the tool's error; the recorded error
 // text is the tool's own.
 func (r *Router) Call(ctx context.Context, step *Step, name string, input json.RawMessage) (string, error) {
@@ -101,7 +95,7 @@ func (r *Router) Call(ctx context.Context, step *Step, name string, input json.R
 	)
 	switch {
 	case !known:
-		err = fmt.Errorf("%w: %s", ErrUnknownTool, name)
+		err = fmt.Errorf("%w: %s", errUnknownTool, name)
 	case inputErr != nil:
 		err = inputErr
 	default:

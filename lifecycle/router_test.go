@@ -42,7 +42,7 @@ func TestRouter(t *testing.T) {
 		{name: "ok", tool: "echo", input: `{"a": 1}`, wantOut: `{"a": 1}`, wantStatus: "ok", wantInput: `{"a":1}`, wantKind: transcript.ToolOther},
 		{name: "empty input", tool: "echo", wantOut: `{}`, wantStatus: "ok", wantInput: `{}`, wantKind: transcript.ToolOther},
 		{name: "tool error", tool: "fail", input: `{}`, wantOut: "partial", wantErr: toolErr, wantStatus: "error", wantInput: `{}`, wantText: "disk on fire", wantKind: transcript.ToolExecute},
-		{name: "unknown tool", tool: "nope", input: `{"x":true}`, wantErr: ErrUnknownTool, wantStatus: "error", wantInput: `{"x":true}`, wantText: "lifecycle: unknown tool: nope"},
+		{name: "unknown tool", tool: "nope", input: `{"x":true}`, wantErr: errUnknownTool, wantStatus: "error", wantInput: `{"x":true}`, wantText: "lifecycle: unknown tool: nope"},
 		{name: "input not JSON", tool: "echo", input: `ls -l`, wantErr: errors.New(""), wantStatus: "error", wantInput: `"ls -l"`, wantText: "input is not valid JSON", wantKind: transcript.ToolOther},
 		{name: "cancelled", tool: "wait", input: `{}`, cancel: true, wantErr: context.Canceled, wantStatus: "cancelled", wantInput: `{}`, wantText: "context canceled"},
 		{name: "panic", tool: "boom", input: `{}`, panics: true, wantStatus: "error", wantInput: `{}`, wantText: "panic: tool exploded", wantKind: transcript.ToolThink},
@@ -51,7 +51,7 @@ func TestRouter(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			var out string
 			var callErr error
-			evs, _ := doRun(t, func(ctx context.Context, r *Run) error {
+			evs, _ := doRun(t, func(ctx context.Context, r *Step) error {
 				return r.ForEach(ctx, "loop", 2, func(ctx context.Context, i int, b *Step) error {
 					if i == 0 {
 						return nil
@@ -107,7 +107,7 @@ func TestRouter(t *testing.T) {
 }
 
 func TestRouterMisuse(t *testing.T) {
-	rt := NewRouter()
+	rt := &Router{}
 	fn := func(context.Context, json.RawMessage) (string, error) { return "", nil }
 	noErr(t, rt.Register("a", "", fn))
 	errIs(t, rt.Register("a", "", fn), ErrInvalidName)
@@ -121,7 +121,7 @@ func TestRouterMisuse(t *testing.T) {
 	called := false
 	noErr(t, rt.Register("d", "", func(context.Context, json.RawMessage) (string, error) { called = true; return "", nil }))
 	var kept *Step
-	evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+	evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 		if err := r.Step(ctx, "s", transcript.KindAgent, func(_ context.Context, s *Step) error { kept = s; return nil }); err != nil {
 			return err
 		}
@@ -135,8 +135,8 @@ func TestRouterMisuse(t *testing.T) {
 }
 
 func TestMessages(t *testing.T) {
-	var sink EventSink
-	evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+	var sink *Step
+	evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 		return r.Step(ctx, "review", transcript.KindAgent, func(ctx context.Context, s *Step) error {
 			sink = s
 			if err := s.UserMessage(ctx, "Fix the bug.", "You are terse."); err != nil {
@@ -153,14 +153,14 @@ func TestMessages(t *testing.T) {
 				return err
 			}
 			eq(t, transcript.Fidelity(""), in[0].Fidelity, "caller's blocks untouched")
-			// A plugin host feeds events through the sink; whatever
+			// A plugin host records events through the step; whatever
 			// path/iteration/run ids they carry is replaced.
 			ev := &transcript.Event{
 				Seq: 99, RunID: "other", Path: "elsewhere", Iteration: 7, ChildRunID: "11111111-1111-4111-8111-111111111111",
 				Type:    transcript.ToolCall,
 				Payload: &transcript.ToolPayload{Name: "Task", CallID: "toolu_1", Fidelity: transcript.FidelityAgentEmitted},
 			}
-			if err := sink.Emit(ctx, ev); err != nil {
+			if err := sink.Record(ctx, ev); err != nil {
 				return err
 			}
 			eq(t, "elsewhere", ev.Path, "the caller's event is not modified")

@@ -12,8 +12,8 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// ProducerName is the producer name written into run.started.
-const ProducerName = "twasm"
+// producerName is the producer name written into run.started.
+const producerName = "twasm"
 
 // modulePath is how this module shows up in build info, to find the
 // version of twasm compiled into the embedding program.
@@ -45,9 +45,9 @@ type RunOptions struct {
 // Run is one workflow run: one transcript file, bracketed by run.started
 // and run.completed. Create it with [Start] or [Do].
 //
-// A Run is safe for concurrent use. Its methods that start steps
-// (Step, ForEach, While, Parallel, CallWorkflow, Terminal, SubRun) create
-// top-level steps; they behave as the [Step] methods of the same name.
+// A Run is safe for concurrent use. Steps are started from its root
+// scope, [Run.Root]: the [Step] that [Do] and [Step.CallWorkflow] hand to
+// their function.
 type Run struct {
 	store    recorder.Store
 	opts     RunOptions
@@ -87,9 +87,10 @@ func Start(ctx context.Context, store recorder.Store, opts RunOptions) (*Run, er
 
 // Do runs fn as a whole run: run.started is written before fn is called and
 // run.completed after it returns, fails or panics (the panic is recorded
-// and then continues). The returned error is fn's, or the error of
+// and then continues). fn receives the run's root scope ([Run.Root]):
+// the steps it starts are top-level steps. The returned error is fn's, or the error of
 // writing the bracket when fn succeeded.
-func Do(ctx context.Context, store recorder.Store, opts RunOptions, fn RunFunc) error {
+func Do(ctx context.Context, store recorder.Store, opts RunOptions, fn StepFunc) error {
 	r, err := Start(ctx, store, opts)
 	if err != nil {
 		return err
@@ -108,7 +109,7 @@ func start(ctx context.Context, store recorder.Store, opts RunOptions, parentID 
 		return nil, fmt.Errorf("lifecycle: start run %q: %w", opts.Name, err)
 	}
 	if opts.Producer.Name == "" {
-		opts.Producer = transcript.Producer{Name: ProducerName, Version: moduleVersion()}
+		opts.Producer = transcript.Producer{Name: producerName, Version: moduleVersion()}
 	}
 	log := opts.Logger
 	if log == nil {
@@ -159,18 +160,12 @@ func closeErr(rec *recorder.Recorder) error {
 // RunID returns the run id (the file name without .jsonl).
 func (r *Run) RunID() string { return r.id }
 
-// ParentRunID returns the id of the run this one is a child of, or "".
-func (r *Run) ParentRunID() string { return r.parentID }
-
-// Name returns the workflow name.
-func (r *Run) Name() string { return r.opts.Name }
-
-// Path returns the path of the run's transcript file.
-func (r *Run) Path() string { return r.rec.Path() }
-
-// State returns the run's state as its recorder last saw the file (see
-// recorder.RunState): after a failure, what the transcript holds.
-func (r *Run) State() recorder.RunState { return r.rec.State() }
+// Recorder returns the recorder writing the run's file: its path, its
+// state as last seen (after a failure, what the transcript holds), its
+// repairs, and a live subscription to the events this process writes
+// into the file (not those of its child runs), closed when the run ends
+// or detaches.
+func (r *Run) Recorder() *recorder.Recorder { return r.rec }
 
 // End writes run.completed and closes the file; it is meant to be
 // deferred right after [Start]:
@@ -219,7 +214,7 @@ func (r *Run) finishWith(err, ctxErr error, cancelOpen bool) error {
 		// Forgotten sub-runs are ended first, so that every file the run
 		// created is complete when the run is.
 		for _, c := range r.takeSubRuns() {
-			if cerr := c.finish(ErrParentEnded, nil); cerr != nil {
+			if cerr := c.finish(errParentEnded, nil); cerr != nil {
 				r.log.Warn("lifecycle: end forgotten sub-run", "child_run_id", c.id, "err", cerr)
 			}
 		}
@@ -241,7 +236,7 @@ func (r *Run) finishWith(err, ctxErr error, cancelOpen bool) error {
 		var errs []error
 		rerr := r.rec.RecordFunc(context.Background(), func(st recorder.RunState) ([]*transcript.Event, error) {
 			if st.Finished {
-				return nil, fmt.Errorf("lifecycle: end run %s: %w (run.completed at seq %d)", r.id, ErrRunFinished, st.LastSeq)
+				return nil, fmt.Errorf("lifecycle: end run %s: %w (run.completed at seq %d)", r.id, recorder.ErrRunFinished, st.LastSeq)
 			}
 			if len(st.Open) > 0 && !cancelOpen {
 				return nil, &OpenError{RunID: r.id, Open: st.Open}
@@ -256,7 +251,7 @@ func (r *Run) finishWith(err, ctxErr error, cancelOpen bool) error {
 		})
 		if rerr != nil {
 			var oe *OpenError
-			if errors.As(rerr, &oe) || errors.Is(rerr, ErrRunFinished) {
+			if errors.As(rerr, &oe) || errors.Is(rerr, recorder.ErrRunFinished) {
 				errs = append(errs, rerr)
 			} else {
 				errs = append(errs, fmt.Errorf("lifecycle: write run.completed of %s: %w", r.id, rerr))
@@ -266,7 +261,7 @@ func (r *Run) finishWith(err, ctxErr error, cancelOpen bool) error {
 			errs = append(errs, fmt.Errorf("lifecycle: close run %s: %w", r.id, cerr))
 		}
 		r.finishErr = errors.Join(errs...)
-		if r.finishErr != nil && !errors.Is(r.finishErr, ErrOpen) && !errors.Is(r.finishErr, ErrRunFinished) {
+		if r.finishErr != nil && !errors.As(r.finishErr, new(*OpenError)) && !errors.Is(r.finishErr, recorder.ErrRunFinished) {
 			// Refusals are for the caller to report; failures may have
 			// no caller to see them (a deferred End).
 			r.log.Warn("lifecycle: end run", "err", r.finishErr)
@@ -357,43 +352,13 @@ func (r *Run) takeSubRuns() []*Run {
 	return out
 }
 
-// The top-level step methods delegate to the run's root scope (path "",
-// iteration 0), which is never recorded itself.
-
-// Step runs fn as a top-level step; see [Step.Step].
-func (r *Run) Step(ctx context.Context, name string, kind transcript.StepKind, fn StepFunc, opts ...StepOption) error {
-	return r.root.Step(ctx, name, kind, fn, opts...)
-}
-
-// ForEach runs a top-level for_each loop; see [Step.ForEach].
-func (r *Run) ForEach(ctx context.Context, name string, n int, fn LoopFunc, opts ...StepOption) error {
-	return r.root.ForEach(ctx, name, n, fn, opts...)
-}
-
-// While runs a top-level while loop; see [Step.While].
-func (r *Run) While(ctx context.Context, name string, cond CondFunc, fn LoopFunc, opts ...StepOption) error {
-	return r.root.While(ctx, name, cond, fn, opts...)
-}
-
-// Parallel runs a top-level parallel step; see [Step.Parallel].
-func (r *Run) Parallel(ctx context.Context, name string, branches []Branch, opts ...StepOption) error {
-	return r.root.Parallel(ctx, name, branches, opts...)
-}
-
-// CallWorkflow runs a top-level call_workflow step; see [Step.CallWorkflow].
-func (r *Run) CallWorkflow(ctx context.Context, name string, fn RunFunc, opts ...StepOption) error {
-	return r.root.CallWorkflow(ctx, name, fn, opts...)
-}
-
-// Terminal records a top-level terminal step; see [Step.Terminal].
-func (r *Run) Terminal(ctx context.Context, name string, err error) error {
-	return r.root.Terminal(ctx, name, err)
-}
-
-// SubRun opens a child run of r; see [Step.SubRun].
-func (r *Run) SubRun(ctx context.Context, name string) (*Run, error) {
-	return r.root.SubRun(ctx, name)
-}
+// Root returns the run's root scope: a [Step] with path "" and iteration
+// 0 that is never recorded itself. The steps started from it are the
+// run's top-level steps, and the events recorded through it belong to no
+// step (the shape of a sub-agent's child run, whose messages and tool
+// calls belong to no workflow step). Its [Step.SetResult] fails: a run
+// has no result. [Do] and [Step.CallWorkflow] pass it to their function.
+func (r *Run) Root() *Step { return r.root }
 
 // panicErr turns a recovered value into the error recorded for it.
 func panicErr(p any) error {

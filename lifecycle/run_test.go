@@ -19,7 +19,7 @@ func TestRunBracket(t *testing.T) {
 	tests := []struct {
 		name       string
 		ctx        func() context.Context
-		body       RunFunc
+		body       StepFunc
 		wantErr    error
 		wantPanic  bool
 		wantStatus string
@@ -27,19 +27,19 @@ func TestRunBracket(t *testing.T) {
 	}{
 		{
 			name:       "ok",
-			body:       func(ctx context.Context, r *Run) error { return r.Step(ctx, "a", transcript.KindOperation, nil) },
+			body:       func(ctx context.Context, r *Step) error { return r.Step(ctx, "a", transcript.KindOperation, nil) },
 			wantStatus: transcript.StatusOK,
 		},
 		{
 			name:       "error",
-			body:       func(context.Context, *Run) error { return boom },
+			body:       func(context.Context, *Step) error { return boom },
 			wantErr:    boom,
 			wantStatus: transcript.StatusError,
 			wantText:   "boom",
 		},
 		{
 			name: "step error",
-			body: func(ctx context.Context, r *Run) error {
+			body: func(ctx context.Context, r *Step) error {
 				return r.Step(ctx, "a", transcript.KindCommand, func(context.Context, *Step) error { return boom })
 			},
 			wantErr:    boom,
@@ -48,14 +48,14 @@ func TestRunBracket(t *testing.T) {
 		},
 		{
 			name:       "panic",
-			body:       func(context.Context, *Run) error { panic("kaput") },
+			body:       func(context.Context, *Step) error { panic("kaput") },
 			wantPanic:  true,
 			wantStatus: transcript.StatusError,
 			wantText:   "panic: kaput",
 		},
 		{
 			name: "panic in step",
-			body: func(ctx context.Context, r *Run) error {
+			body: func(ctx context.Context, r *Step) error {
 				return r.Step(ctx, "a", transcript.KindOperation, func(context.Context, *Step) error { panic("kaput") })
 			},
 			wantPanic:  true,
@@ -69,7 +69,7 @@ func TestRunBracket(t *testing.T) {
 				cancel()
 				return ctx
 			},
-			body: func(ctx context.Context, r *Run) error {
+			body: func(ctx context.Context, r *Step) error {
 				return r.Step(ctx, "a", transcript.KindOperation, func(context.Context, *Step) error {
 					t.Error("a step must not run under a done context")
 					return nil
@@ -86,7 +86,7 @@ func TestRunBracket(t *testing.T) {
 				t.Cleanup(cancel)
 				return ctx
 			},
-			body: func(ctx context.Context, r *Run) error {
+			body: func(ctx context.Context, r *Step) error {
 				return killed
 			},
 			wantErr:    killed,
@@ -129,7 +129,7 @@ func TestCancelledDuringIsCancelled(t *testing.T) {
 	store := newStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
 	id := recorder.NewRunID()
-	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Run) error {
+	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Step) error {
 		return r.Step(ctx, "wait", transcript.KindCommand, func(ctx context.Context, s *Step) error {
 			cancel()
 			<-ctx.Done()
@@ -148,7 +148,7 @@ func TestGoexitStillCompletes(t *testing.T) {
 	id := recorder.NewRunID()
 	var wg sync.WaitGroup
 	wg.Go(func() {
-		_ = Do(context.Background(), store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Run) error {
+		_ = Do(context.Background(), store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Step) error {
 			return r.Step(ctx, "exit", transcript.KindOperation, func(context.Context, *Step) error {
 				runtime.Goexit()
 				return nil
@@ -209,13 +209,13 @@ func TestStartEnd(t *testing.T) {
 		eq(t, "v9", evs[0].Step().Producer.Version)
 		status, _ := runStatus(evs)
 		eq(t, transcript.StatusOK, status)
-		eq(t, "wf", r.Name())
-		empty(t, r.ParentRunID())
-		fileExists(t, r.Path())
+		eq(t, "wf", r.Recorder().State().Name)
+		empty(t, r.Recorder().State().ParentRunID)
+		fileExists(t, r.Recorder().Path())
 
-		err = r.Step(context.Background(), "late", transcript.KindOperation, nil)
+		err = r.Root().Step(context.Background(), "late", transcript.KindOperation, nil)
 		errIs(t, err, ErrEnded)
-		_, err = r.SubRun(context.Background(), "late")
+		_, err = r.Root().SubRun(context.Background(), "late")
 		errIs(t, err, ErrEnded)
 	})
 	t.Run("cancelled Finish", func(t *testing.T) {
@@ -252,7 +252,7 @@ func TestStartErrors(t *testing.T) {
 			if tc.is != nil {
 				errIs(t, err, tc.is)
 			}
-			err = Do(context.Background(), tc.store, tc.opts, func(context.Context, *Run) error {
+			err = Do(context.Background(), tc.store, tc.opts, func(context.Context, *Step) error {
 				t.Error("body must not run")
 				return nil
 			})

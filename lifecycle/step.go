@@ -13,19 +13,10 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// StepFunc is the work of a step. Events it records through s carry the
+// StepFunc is the work of a step, or of a whole run (then s is the run's
+// root scope, see [Run.Root]). Events it records through s carry the
 // step's path and iteration.
 type StepFunc func(ctx context.Context, s *Step) error
-
-// LoopFunc is the body of one loop iteration; i is the zero-based index
-// and body is the loop step seen at iteration i.
-type LoopFunc func(ctx context.Context, i int, body *Step) error
-
-// CondFunc decides, before iteration i, whether a while loop goes on.
-type CondFunc func(ctx context.Context, i int) (bool, error)
-
-// RunFunc is the body of a called workflow; child is its run.
-type RunFunc func(ctx context.Context, child *Run) error
 
 // Branch is one branch of a parallel step: a child step named Name of kind
 // Kind running Fn.
@@ -35,48 +26,33 @@ type Branch struct {
 	Fn   StepFunc
 }
 
-// StepOption configures one step. Options that do not apply to a step
-// method are ignored by it.
-type StepOption func(*stepConfig)
-
-type stepConfig struct {
-	retries  int
-	retryIf  func(error) bool
-	delay    time.Duration
-	workflow string
-	failFast bool
-}
-
-// Retry lets the step run up to n more times after a failed attempt. Each
-// attempt is recorded as its own step.started/step.completed pair with the
-// zero-based attempt number in the payload. Outside any loop the attempt
-// number is also the iteration of the step's events and of everything
-// inside it; inside a loop the iteration stays the loop index (see the
-// package doc). Cancellation is never retried.
-func Retry(n int) StepOption {
-	return func(c *stepConfig) { c.retries = max(n, 0) }
-}
-
-// RetryIf restricts [Retry] to errors for which retry returns true.
-func RetryIf(retry func(error) bool) StepOption {
-	return func(c *stepConfig) { c.retryIf = retry }
-}
-
-// RetryDelay waits d between attempts (or until the context is done).
-func RetryDelay(d time.Duration) StepOption {
-	return func(c *stepConfig) { c.delay = d }
-}
-
-// WorkflowName sets the name of the workflow a call_workflow step starts
-// (run.started's name in the child file). The default is the step name.
-func WorkflowName(name string) StepOption {
-	return func(c *stepConfig) { c.workflow = name }
-}
-
-// FailFast makes a parallel step cancel the context of its other branches
-// as soon as one branch fails. Without it every branch runs to its end.
-func FailFast() StepOption {
-	return func(c *stepConfig) { c.failFast = true }
+// StepOptions configures one step. The zero value is the default: one
+// attempt, no delay, the call_workflow's workflow named after the step,
+// every parallel branch run to its end. The methods that start a step take
+// at most one StepOptions, last; fields that do not apply to a method are
+// ignored by it.
+type StepOptions struct {
+	// Retries lets the step run up to Retries more times after a failed
+	// attempt. Each attempt is recorded as its own step.started /
+	// step.completed pair with the zero-based attempt number in the
+	// payload. Outside any loop the attempt number is also the iteration
+	// of the step's events and of everything inside it; inside a loop the
+	// iteration stays the loop index (see the package doc). Cancellation
+	// is never retried.
+	Retries int
+	// RetryIf, when set, restricts retries to errors for which it returns
+	// true.
+	RetryIf func(error) bool
+	// RetryDelay is waited between attempts (or until the context is
+	// done).
+	RetryDelay time.Duration
+	// Workflow names the workflow a call_workflow step starts
+	// (run.started's name in the child file). Empty means the step name.
+	Workflow string
+	// FailFast makes a parallel step cancel the context of its other
+	// branches as soon as one branch fails. Without it every branch runs
+	// to its end.
+	FailFast bool
 }
 
 // Step is one attempt of one step (or, for loops, the loop step seen at
@@ -108,19 +84,6 @@ type bracket struct {
 	result json.RawMessage
 }
 
-// EventSink accepts events produced inside a step; the step stamps them
-// with its path and iteration (and the run's ids). *Step implements it.
-// It is the seam through which a provider plugin host feeds normalized
-// events.
-type EventSink interface {
-	Emit(ctx context.Context, ev *transcript.Event) error
-}
-
-var _ EventSink = (*Step)(nil)
-
-// Name returns the step name (the last path segment).
-func (s *Step) Name() string { return s.name }
-
 // Path returns the dot-separated step path.
 func (s *Step) Path() string { return s.path }
 
@@ -129,9 +92,6 @@ func (s *Step) Iteration() int { return s.iteration }
 
 // Attempt returns the zero-based retry attempt.
 func (s *Step) Attempt() int { return s.attempt }
-
-// Kind returns the step kind.
-func (s *Step) Kind() transcript.StepKind { return s.kind }
 
 // Run returns the run the step belongs to.
 func (s *Step) Run() *Run { return s.run }
@@ -209,9 +169,6 @@ func (s *Step) RecordBatch(ctx context.Context, evs []*transcript.Event) error {
 	return s.run.emitBatch(ctx, ptrs)
 }
 
-// Emit is [Step.Record], to implement [EventSink].
-func (s *Step) Emit(ctx context.Context, ev *transcript.Event) error { return s.Record(ctx, ev) }
-
 // UserMessage records one message.user holding the system prompt (when
 // not empty) and the prompt as separate text blocks with fidelity router,
 // told apart by their origin: [transcript.OriginSystemPrompt] and
@@ -272,28 +229,19 @@ func (s *Step) emit(ctx context.Context, ev *transcript.Event) error {
 // When ctx is already done, fn is not called and the step is recorded as
 // cancelled. fn may be nil (a step with nothing to do, such as a marker).
 // The child's iteration is this step's, unless the child is retried
-// outside any loop (see [Retry]). The returned error is fn's, wrapped in a [*StepError] unless a
+// outside any loop (see [StepOptions].Retries). The returned error is fn's, wrapped in a [*StepError] unless a
 // nested step already did, or the error of writing the step.
-func (s *Step) Step(ctx context.Context, name string, kind transcript.StepKind, fn StepFunc, opts ...StepOption) error {
+func (s *Step) Step(ctx context.Context, name string, kind transcript.StepKind, fn StepFunc, opts ...StepOptions) error {
 	return s.runChild(ctx, name, kind, false, configure(opts), fn)
 }
 
-// Terminal records a terminal step: the point where the workflow ends,
-// successfully when err is nil, failed otherwise. It returns err (wrapped
-// in a [*StepError]) so that a caller can write
-// `return s.Terminal(ctx, "failed", err)`.
-func (s *Step) Terminal(ctx context.Context, name string, err error) error {
-	return s.runChild(ctx, name, transcript.KindTerminal, false, stepConfig{}, func(context.Context, *Step) error {
-		return err
-	})
-}
-
 // ForEach runs a for_each step named name over n iterations, in order.
-// Iteration i calls fn with the loop step seen at iteration i: its child
+// Iteration i calls fn with i (zero-based) and body, the loop step seen at
+// iteration i: its child
 // steps are "<loop path>.<child>" with iteration i, and events it records
 // carry iteration i. The loop stops at the first failing iteration or
 // when ctx is done.
-func (s *Step) ForEach(ctx context.Context, name string, n int, fn LoopFunc, opts ...StepOption) error {
+func (s *Step) ForEach(ctx context.Context, name string, n int, fn func(ctx context.Context, i int, body *Step) error, opts ...StepOptions) error {
 	if n < 0 {
 		return fmt.Errorf("lifecycle: for_each %s: negative count %d", name, n)
 	}
@@ -304,12 +252,12 @@ func (s *Step) ForEach(ctx context.Context, name string, n int, fn LoopFunc, opt
 
 // While runs a while step named name: before iteration i it asks cond,
 // and stops when cond says false, cond fails, an iteration fails, or ctx
-// is done. Iterations are numbered like [Step.ForEach].
-func (s *Step) While(ctx context.Context, name string, cond CondFunc, fn LoopFunc, opts ...StepOption) error {
+// is done. Iterations are numbered and run like [Step.ForEach]'s.
+func (s *Step) While(ctx context.Context, name string, cond func(ctx context.Context, i int) (bool, error), fn func(ctx context.Context, i int, body *Step) error, opts ...StepOptions) error {
 	return s.loop(ctx, name, transcript.KindWhile, opts, cond, fn)
 }
 
-func (s *Step) loop(ctx context.Context, name string, kind transcript.StepKind, opts []StepOption, cond CondFunc, fn LoopFunc) error {
+func (s *Step) loop(ctx context.Context, name string, kind transcript.StepKind, opts []StepOptions, cond func(ctx context.Context, i int) (bool, error), fn func(ctx context.Context, i int, body *Step) error) error {
 	cfg := configure(opts)
 	return s.runChild(ctx, name, kind, false, cfg, func(ctx context.Context, ls *Step) error {
 		// A retried loop restarts its condition with each attempt.
@@ -336,11 +284,11 @@ func (s *Step) loop(ctx context.Context, name string, kind transcript.StepKind, 
 
 // Parallel runs a parallel step named name whose branches run
 // concurrently, each as a child step "<path>.<branch name>". It waits for
-// every branch and returns their errors joined. With [FailFast] the first
+// every branch and returns their errors joined. With [StepOptions].FailFast the first
 // failure cancels the other branches' context. A branch that panics is
 // recorded as failed, and once every branch is done the panic is raised
 // again in the calling goroutine as a [*PanicError].
-func (s *Step) Parallel(ctx context.Context, name string, branches []Branch, opts ...StepOption) error {
+func (s *Step) Parallel(ctx context.Context, name string, branches []Branch, opts ...StepOptions) error {
 	cfg := configure(opts)
 	seen := make(map[string]bool, len(branches))
 	for _, b := range branches {
@@ -376,7 +324,7 @@ func (s *Step) Parallel(ctx context.Context, name string, branches []Branch, opt
 				}()
 				errs[i] = ps.Step(bctx, b.Name, b.Kind, b.Fn)
 				returned = true
-				if errs[i] != nil && cfg.failFast {
+				if errs[i] != nil && cfg.FailFast {
 					cancel(errs[i])
 				}
 			})
@@ -392,16 +340,17 @@ func (s *Step) Parallel(ctx context.Context, name string, branches []Branch, opt
 }
 
 // CallWorkflow runs a call_workflow step named name: fn runs as a child
-// run in its own file (new run id, same store, same recorder options).
+// run in its own file (new run id, same store, same recorder options) and
+// receives the child run's root scope.
 // This run gets step.call_workflow.started and step.call_workflow.completed
 // at the step's path, both with child_run_id; every line of the child's
 // file carries this run's id as parent_run_id. The child's bracket is
 // written like [Do]'s, whatever fn does; the step's status is the child
-// run's. Calls nest to any depth. With [Retry] each attempt is a new child
-// run.
-func (s *Step) CallWorkflow(ctx context.Context, name string, fn RunFunc, opts ...StepOption) error {
+// run's. Calls nest to any depth. With [StepOptions].Retries each
+// attempt is a new child run.
+func (s *Step) CallWorkflow(ctx context.Context, name string, fn StepFunc, opts ...StepOptions) error {
 	cfg := configure(opts)
-	workflow := cfg.workflow
+	workflow := cfg.Workflow
 	if workflow == "" {
 		workflow = name
 	}
@@ -424,7 +373,7 @@ func (s *Step) CallWorkflow(ctx context.Context, name string, fn RunFunc, opts .
 // sub-runs open at once in this step. The caller ends the child with
 // [Run.End] or [Run.Finish], before this step returns so that the link
 // lies inside the step; a child still open when this run ends is ended
-// then, with [ErrParentEnded].
+// then, with the error "lifecycle: parent run ended before the sub-run".
 func (s *Step) SubRun(ctx context.Context, name string) (*Run, error) {
 	if !validName(name) {
 		return nil, fmt.Errorf("%w: sub-run name %q must be one non-empty path segment (no '.', no whitespace)", ErrInvalidName, name)
@@ -451,14 +400,18 @@ func (s *Step) SubRun(ctx context.Context, name string) (*Run, error) {
 	return child, nil
 }
 
-func configure(opts []StepOption) stepConfig {
-	var c stepConfig
-	for _, o := range opts {
-		if o != nil {
-			o(&c)
-		}
+// configure returns the one StepOptions a step method was given, or the
+// defaults; more than one is a programming error.
+func configure(opts []StepOptions) StepOptions {
+	switch len(opts) {
+	case 0:
+		return StepOptions{}
+	case 1:
+		o := opts[0]
+		o.Retries = max(o.Retries, 0)
+		return o
 	}
-	return c
+	panic(fmt.Sprintf("lifecycle: %d StepOptions given, at most one is allowed", len(opts)))
 }
 
 func validKind(k transcript.StepKind) bool {
@@ -473,7 +426,7 @@ func joinPath(parent, name string) string {
 }
 
 // runChild runs a child step of s with its attempts.
-func (s *Step) runChild(ctx context.Context, name string, kind transcript.StepKind, call bool, cfg stepConfig, fn StepFunc) error {
+func (s *Step) runChild(ctx context.Context, name string, kind transcript.StepKind, call bool, cfg StepOptions, fn StepFunc) error {
 	if !validName(name) {
 		return fmt.Errorf("%w: step name %q must be one non-empty path segment (no '.', no whitespace)", ErrInvalidName, name)
 	}
@@ -483,7 +436,7 @@ func (s *Step) runChild(ctx context.Context, name string, kind transcript.StepKi
 	path := joinPath(s.path, name)
 	for attempt := 0; ; attempt++ {
 		iteration := s.iteration
-		if cfg.retries > 0 && !s.inLoop {
+		if cfg.Retries > 0 && !s.inLoop {
 			iteration = attempt
 		}
 		child := &Step{
@@ -494,11 +447,11 @@ func (s *Step) runChild(ctx context.Context, name string, kind transcript.StepKi
 			child.childID = recorder.NewRunID()
 		}
 		err := s.exec(ctx, child, fn)
-		if err == nil || attempt >= cfg.retries || !cfg.shouldRetry(ctx, err) {
+		if err == nil || attempt >= cfg.Retries || !shouldRetry(ctx, cfg, err) {
 			return err
 		}
-		if cfg.delay > 0 {
-			t := time.NewTimer(cfg.delay)
+		if cfg.RetryDelay > 0 {
+			t := time.NewTimer(cfg.RetryDelay)
 			select {
 			case <-ctx.Done():
 				t.Stop()
@@ -509,11 +462,11 @@ func (s *Step) runChild(ctx context.Context, name string, kind transcript.StepKi
 	}
 }
 
-func (c *stepConfig) shouldRetry(ctx context.Context, err error) bool {
+func shouldRetry(ctx context.Context, c StepOptions, err error) bool {
 	if ctx.Err() != nil || errors.Is(err, context.Canceled) || errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrEnded) {
 		return false
 	}
-	return c.retryIf == nil || c.retryIf(err)
+	return c.RetryIf == nil || c.RetryIf(err)
 }
 
 // exec writes c's start through s (so that it is refused when s has
@@ -584,7 +537,7 @@ func (c *Step) complete(ctx context.Context, typ transcript.EventType, err, ctxE
 }
 
 // runFn is the body of [Do] for an already started run.
-func runFn(ctx context.Context, r *Run, fn RunFunc) (err error) {
+func runFn(ctx context.Context, r *Run, fn StepFunc) (err error) {
 	returned := false
 	defer func() {
 		if returned {
@@ -598,7 +551,7 @@ func runFn(ctx context.Context, r *Run, fn RunFunc) (err error) {
 		_ = r.finish(panicErr(pv), nil)
 		panic(pv)
 	}()
-	err = fn(ctx, r)
+	err = fn(ctx, r.root)
 	returned = true
 	if ferr := r.finish(err, ctx.Err()); ferr != nil && err == nil {
 		return ferr

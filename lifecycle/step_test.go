@@ -16,7 +16,7 @@ import (
 )
 
 // doRun runs body as a run in a fresh store and returns its events.
-func doRun(t *testing.T, body RunFunc) ([]*transcript.Event, error) {
+func doRun(t *testing.T, body StepFunc) ([]*transcript.Event, error) {
 	t.Helper()
 	store := newStore(t)
 	id := recorder.NewRunID()
@@ -36,12 +36,12 @@ func TestPathIteration(t *testing.T) {
 	}
 	tests := []struct {
 		name string
-		body RunFunc
+		body StepFunc
 		want []stepLine
 	}{
 		{
 			name: "nested steps",
-			body: func(ctx context.Context, r *Run) error {
+			body: func(ctx context.Context, r *Step) error {
 				return r.Step(ctx, "review", transcript.KindAgent, func(ctx context.Context, s *Step) error {
 					return s.Step(ctx, "lint", op, nil)
 				})
@@ -53,7 +53,7 @@ func TestPathIteration(t *testing.T) {
 		},
 		{
 			name: "nested loops: innermost index wins",
-			body: func(ctx context.Context, r *Run) error {
+			body: func(ctx context.Context, r *Step) error {
 				return r.ForEach(ctx, "outer", 2, func(ctx context.Context, i int, o *Step) error {
 					return o.While(ctx, "inner", func(_ context.Context, j int) (bool, error) { return j < 2, nil },
 						func(ctx context.Context, j int, in *Step) error {
@@ -76,13 +76,13 @@ func TestPathIteration(t *testing.T) {
 		},
 		{
 			name: "retry outside loops: attempt is the iteration, inherited by children",
-			body: func(ctx context.Context, r *Run) error {
+			body: func(ctx context.Context, r *Step) error {
 				return r.Step(ctx, "fetch", op, func(ctx context.Context, s *Step) error {
 					if err := s.Step(ctx, "child", op, nil); err != nil {
 						return err
 					}
 					return flaky(2)(ctx, s)
-				}, Retry(3))
+				}, StepOptions{Retries: 3})
 			},
 			want: []stepLine{
 				sl(ss, "fetch", 0, 0, ""), sl(ss, "fetch.child", 0, 0, ""), sl(sc, "fetch.child", 0, 0, "ok"), sl(sc, "fetch", 0, 0, "error"),
@@ -92,9 +92,9 @@ func TestPathIteration(t *testing.T) {
 		},
 		{
 			name: "retry inside a loop: loop index wins, attempt tells retries apart",
-			body: func(ctx context.Context, r *Run) error {
+			body: func(ctx context.Context, r *Step) error {
 				return r.ForEach(ctx, "per_file", 2, func(ctx context.Context, i int, b *Step) error {
-					return b.Step(ctx, "lint", op, flaky(1-i), Retry(1))
+					return b.Step(ctx, "lint", op, flaky(1-i), StepOptions{Retries: 1})
 				})
 			},
 			want: []stepLine{
@@ -107,12 +107,12 @@ func TestPathIteration(t *testing.T) {
 		},
 		{
 			name: "loop inside a retried step: loop index wins",
-			body: func(ctx context.Context, r *Run) error {
+			body: func(ctx context.Context, r *Step) error {
 				return r.Step(ctx, "job", op, func(ctx context.Context, s *Step) error {
 					return s.ForEach(ctx, "each", 1, func(ctx context.Context, i int, b *Step) error {
 						return b.Step(ctx, "x", op, nil)
 					})
-				}, Retry(1))
+				}, StepOptions{Retries: 1})
 			},
 			want: []stepLine{
 				sl(ss, "job", 0, 0, ""), sl(ss, "job.each", 0, 0, ""),
@@ -122,8 +122,8 @@ func TestPathIteration(t *testing.T) {
 		},
 		{
 			name: "retry exhausted",
-			body: func(ctx context.Context, r *Run) error {
-				return r.Step(ctx, "s", op, flaky(5), Retry(1))
+			body: func(ctx context.Context, r *Step) error {
+				return r.Step(ctx, "s", op, flaky(5), StepOptions{Retries: 1})
 			},
 			want: []stepLine{
 				sl(ss, "s", 0, 0, ""), sl(sc, "s", 0, 0, "error"),
@@ -132,15 +132,15 @@ func TestPathIteration(t *testing.T) {
 		},
 		{
 			name: "RetryIf refuses",
-			body: func(ctx context.Context, r *Run) error {
-				return r.Step(ctx, "s", op, flaky(5), Retry(3), RetryIf(func(error) bool { return false }), nil)
+			body: func(ctx context.Context, r *Step) error {
+				return r.Step(ctx, "s", op, flaky(5), StepOptions{Retries: 3, RetryIf: func(error) bool { return false }})
 			},
 			want: []stepLine{sl(ss, "s", 0, 0, ""), sl(sc, "s", 0, 0, "error")},
 		},
 		{
 			name: "retry with delay",
-			body: func(ctx context.Context, r *Run) error {
-				return r.Step(ctx, "s", op, flaky(1), Retry(1), RetryDelay(time.Millisecond))
+			body: func(ctx context.Context, r *Step) error {
+				return r.Step(ctx, "s", op, flaky(1), StepOptions{Retries: 1, RetryDelay: time.Millisecond})
 			},
 			want: []stepLine{
 				sl(ss, "s", 0, 0, ""), sl(sc, "s", 0, 0, "error"),
@@ -149,12 +149,12 @@ func TestPathIteration(t *testing.T) {
 		},
 		{
 			name: "terminal steps",
-			body: func(ctx context.Context, r *Run) error {
-				if err := r.Terminal(ctx, "done", nil); err != nil {
+			body: func(ctx context.Context, r *Step) error {
+				if err := r.Step(ctx, "done", transcript.KindTerminal, nil); err != nil {
 					return err
 				}
 				return r.Step(ctx, "s", op, func(ctx context.Context, s *Step) error {
-					_ = s.Terminal(ctx, "failed", errors.New("tests failed"))
+					_ = s.Step(ctx, "failed", transcript.KindTerminal, func(context.Context, *Step) error { return errors.New("tests failed") })
 					return nil
 				})
 			},
@@ -177,12 +177,12 @@ func TestStepKindsAndResults(t *testing.T) {
 		transcript.KindAgent, transcript.KindCommand, transcript.KindOperation, transcript.KindTerminal,
 		transcript.KindCustom, "webhook", "my-plugin.step",
 	}
-	evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+	evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 		for i, k := range kinds {
 			if err := r.Step(ctx, fmt.Sprintf("s%d", i), k, func(ctx context.Context, s *Step) error {
-				eq(t, k, s.Kind())
-				eq(t, fmt.Sprintf("s%d", i), s.Name())
-				eq(t, r, s.Run())
+				eq(t, k, s.kind)
+				eq(t, fmt.Sprintf("s%d", i), s.name)
+				eq(t, r.Run(), s.Run())
 				eq(t, 0, s.Iteration())
 				eq(t, 0, s.Attempt())
 				return s.SetResult(map[string]int{"n": i})
@@ -205,22 +205,22 @@ func TestStepMisuse(t *testing.T) {
 	op := transcript.KindOperation
 	tests := []struct {
 		name string
-		call func(ctx context.Context, r *Run) error
+		call func(ctx context.Context, r *Step) error
 		is   error
 	}{
-		{"empty name", func(ctx context.Context, r *Run) error { return r.Step(ctx, "", op, nil) }, ErrInvalidName},
-		{"dotted name", func(ctx context.Context, r *Run) error { return r.Step(ctx, "a.b", op, nil) }, ErrInvalidName},
-		{"space in name", func(ctx context.Context, r *Run) error { return r.Step(ctx, "a b", op, nil) }, ErrInvalidName},
-		{"empty kind", func(ctx context.Context, r *Run) error { return r.Step(ctx, "a", "", nil) }, ErrInvalidKind},
-		{"workflow kind", func(ctx context.Context, r *Run) error { return r.Step(ctx, "a", transcript.KindWorkflow, nil) }, ErrInvalidKind},
-		{"bad custom kind", func(ctx context.Context, r *Run) error { return r.Step(ctx, "a", "Bad Kind", nil) }, ErrInvalidKind},
-		{"negative count", func(ctx context.Context, r *Run) error {
+		{"empty name", func(ctx context.Context, r *Step) error { return r.Step(ctx, "", op, nil) }, ErrInvalidName},
+		{"dotted name", func(ctx context.Context, r *Step) error { return r.Step(ctx, "a.b", op, nil) }, ErrInvalidName},
+		{"space in name", func(ctx context.Context, r *Step) error { return r.Step(ctx, "a b", op, nil) }, ErrInvalidName},
+		{"empty kind", func(ctx context.Context, r *Step) error { return r.Step(ctx, "a", "", nil) }, ErrInvalidKind},
+		{"workflow kind", func(ctx context.Context, r *Step) error { return r.Step(ctx, "a", transcript.KindWorkflow, nil) }, ErrInvalidKind},
+		{"bad custom kind", func(ctx context.Context, r *Step) error { return r.Step(ctx, "a", "Bad Kind", nil) }, ErrInvalidKind},
+		{"negative count", func(ctx context.Context, r *Step) error {
 			return r.ForEach(ctx, "a", -1, nil)
 		}, nil},
-		{"duplicate branch", func(ctx context.Context, r *Run) error {
+		{"duplicate branch", func(ctx context.Context, r *Step) error {
 			return r.Parallel(ctx, "p", []Branch{{Name: "x", Kind: op}, {Name: "x", Kind: op}})
 		}, ErrInvalidName},
-		{"bad sub-run name", func(ctx context.Context, r *Run) error {
+		{"bad sub-run name", func(ctx context.Context, r *Step) error {
 			_, err := r.SubRun(ctx, "a.b")
 			return err
 		}, ErrInvalidName},
@@ -239,7 +239,7 @@ func TestStepMisuse(t *testing.T) {
 
 func TestWhileConditionError(t *testing.T) {
 	bad := errors.New("cannot evaluate")
-	evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+	evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 		return r.While(ctx, "poll", func(_ context.Context, i int) (bool, error) {
 			if i == 1 {
 				return false, bad
@@ -257,7 +257,7 @@ func TestWhileConditionError(t *testing.T) {
 
 func TestLoopStopsOnError(t *testing.T) {
 	var ran []int
-	evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+	evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 		return r.ForEach(ctx, "each", 5, func(_ context.Context, i int, _ *Step) error {
 			ran = append(ran, i)
 			if i == 2 {
@@ -276,14 +276,14 @@ func TestLoopCancelled(t *testing.T) {
 	id := recorder.NewRunID()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Run) error {
+	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Step) error {
 		return r.While(ctx, "forever", func(context.Context, int) (bool, error) { return true, nil },
 			func(_ context.Context, i int, _ *Step) error {
 				if i == 3 {
 					cancel()
 				}
 				return nil
-			}, Retry(2))
+			}, StepOptions{Retries: 2})
 	})
 	errIs(t, err, context.Canceled)
 	evs := readRun(t, store, id)
@@ -296,11 +296,11 @@ func TestRetryDelayCancelled(t *testing.T) {
 	id := recorder.NewRunID()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
-	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Run) error {
+	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Step) error {
 		return r.Step(ctx, "s", transcript.KindOperation, func(context.Context, *Step) error {
 			cancel()
 			return errors.New("fail")
-		}, Retry(5), RetryDelay(time.Hour))
+		}, StepOptions{Retries: 5, RetryDelay: time.Hour})
 	})
 	isErr(t, err)
 	hasLen(t, stepLines(readRun(t, store, id)), 2)
@@ -327,7 +327,7 @@ func TestParallel(t *testing.T) {
 				return nil
 			}}
 		}
-		evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+		evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 			return r.Step(ctx, "outer", op, func(ctx context.Context, s *Step) error {
 				return s.Parallel(ctx, "fanout", branches)
 			})
@@ -345,7 +345,7 @@ func TestParallel(t *testing.T) {
 	})
 	t.Run("errors joined, all branches run", func(t *testing.T) {
 		var ran atomic.Int32
-		evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+		evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 			return r.Parallel(ctx, "p", []Branch{
 				{Name: "a", Kind: op, Fn: func(context.Context, *Step) error { ran.Add(1); return errors.New("a failed") }},
 				{Name: "b", Kind: op, Fn: func(context.Context, *Step) error { ran.Add(1); return errors.New("b failed") }},
@@ -359,14 +359,14 @@ func TestParallel(t *testing.T) {
 		eq(t, transcript.StatusError, find(evs, sc, "p")[0].Step().Status)
 	})
 	t.Run("fail fast cancels siblings", func(t *testing.T) {
-		evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+		evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 			return r.Parallel(ctx, "p", []Branch{
 				{Name: "fails", Kind: op, Fn: func(context.Context, *Step) error { return errors.New("bad") }},
 				{Name: "waits", Kind: op, Fn: func(ctx context.Context, _ *Step) error {
 					<-ctx.Done()
 					return context.Cause(ctx)
 				}},
-			}, FailFast())
+			}, StepOptions{FailFast: true})
 		})
 		isErr(t, err)
 		eq(t, transcript.StatusCancelled, find(evs, sc, "p.waits")[0].Step().Status)
@@ -376,7 +376,7 @@ func TestParallel(t *testing.T) {
 		store := newStore(t)
 		id := recorder.NewRunID()
 		v := panics(t, func() {
-			_ = Do(context.Background(), store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Run) error {
+			_ = Do(context.Background(), store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Step) error {
 				return r.Parallel(ctx, "p", []Branch{
 					{Name: "ok", Kind: op},
 					{Name: "bad", Kind: op, Fn: func(context.Context, *Step) error { panic("branch exploded") }},
@@ -394,7 +394,7 @@ func TestParallel(t *testing.T) {
 		eq(t, "panic: branch exploded", text)
 	})
 	t.Run("Goexit in a branch", func(t *testing.T) {
-		evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+		evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 			return r.Parallel(ctx, "p", []Branch{{Name: "x", Kind: op, Fn: func(context.Context, *Step) error {
 				runtime.Goexit()
 				return nil
@@ -409,24 +409,24 @@ func TestCallWorkflowDepth2(t *testing.T) {
 	store := newStore(t)
 	id := recorder.NewRunID()
 	var childID, grandID string
-	err := Do(context.Background(), store, RunOptions{Name: "parent", RunID: id}, func(ctx context.Context, r *Run) error {
+	err := Do(context.Background(), store, RunOptions{Name: "parent", RunID: id}, func(ctx context.Context, r *Step) error {
 		return r.ForEach(ctx, "each", 2, func(ctx context.Context, i int, b *Step) error {
 			if i == 0 {
 				return nil
 			}
-			return b.CallWorkflow(ctx, "call_child", func(ctx context.Context, child *Run) error {
-				childID = child.RunID()
-				eq(t, id, child.ParentRunID())
-				eq(t, "child", child.Name())
+			return b.CallWorkflow(ctx, "call_child", func(ctx context.Context, child *Step) error {
+				childID = child.Run().RunID()
+				eq(t, id, child.Run().Recorder().State().ParentRunID)
+				eq(t, "child", child.Run().Recorder().State().Name)
 				return child.Step(ctx, "work", transcript.KindOperation, func(ctx context.Context, s *Step) error {
-					return s.CallWorkflow(ctx, "grandchild", func(ctx context.Context, g *Run) error {
-						grandID = g.RunID()
+					return s.CallWorkflow(ctx, "grandchild", func(ctx context.Context, g *Step) error {
+						grandID = g.Run().RunID()
 						return g.Step(ctx, "leaf", transcript.KindAgent, func(ctx context.Context, s *Step) error {
 							return s.UserMessage(ctx, "hi", "")
 						})
 					})
 				})
-			}, WorkflowName("child"))
+			}, StepOptions{Workflow: "child"})
 		})
 	})
 	noErr(t, err)
@@ -464,9 +464,9 @@ func TestCallWorkflowFailures(t *testing.T) {
 		store := newStore(t)
 		id := recorder.NewRunID()
 		var childID string
-		err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
-			return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Run) error {
-				childID = child.RunID()
+		err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
+			return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Step) error {
+				childID = child.Run().RunID()
 				return errors.New("child failed")
 			})
 		})
@@ -484,9 +484,9 @@ func TestCallWorkflowFailures(t *testing.T) {
 		id := recorder.NewRunID()
 		var childID string
 		panics(t, func() {
-			_ = Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
-				return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Run) error {
-					childID = child.RunID()
+			_ = Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
+				return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Step) error {
+					childID = child.Run().RunID()
 					panic("deep")
 				})
 			})
@@ -502,9 +502,9 @@ func TestCallWorkflowFailures(t *testing.T) {
 		var childID string
 		var wg sync.WaitGroup
 		wg.Go(func() {
-			_ = Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
-				return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Run) error {
-					childID = child.RunID()
+			_ = Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
+				return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Step) error {
+					childID = child.Run().RunID()
 					runtime.Goexit()
 					return nil
 				})
@@ -519,14 +519,14 @@ func TestCallWorkflowFailures(t *testing.T) {
 		store := newStore(t)
 		id := recorder.NewRunID()
 		var ids []string
-		err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
-			return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Run) error {
-				ids = append(ids, child.RunID())
+		err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
+			return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Step) error {
+				ids = append(ids, child.Run().RunID())
 				if len(ids) == 1 {
 					return errors.New("first")
 				}
 				return nil
-			}, Retry(1))
+			}, StepOptions{Retries: 1})
 		})
 		noErr(t, err)
 		hasLen(t, ids, 2)
@@ -545,13 +545,13 @@ func TestSubRun(t *testing.T) {
 	store := newStore(t)
 	id := recorder.NewRunID()
 	var ended, forgotten, failed *Run
-	err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
+	err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
 		return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *Step) error {
 			var err error
 			if ended, err = s.SubRun(ctx, "sub_ok"); err != nil {
 				return err
 			}
-			if err := ended.Step(ctx, "inside", transcript.KindOperation, nil); err != nil {
+			if err := ended.Root().Step(ctx, "inside", transcript.KindOperation, nil); err != nil {
 				return err
 			}
 			noErr(t, ended.Finish(ctx, nil))
@@ -589,7 +589,7 @@ func TestSubRun(t *testing.T) {
 		eq(t, c.status, done[0].Step().Status)
 	}
 	_, text := runStatus(readRun(t, store, forgotten.RunID()))
-	eq(t, ErrParentEnded.Error(), text)
+	eq(t, errParentEnded.Error(), text)
 }
 
 func TestSubRunOpenFailure(t *testing.T) {
@@ -597,12 +597,12 @@ func TestSubRunOpenFailure(t *testing.T) {
 	// where its parent's file is, so use a store whose directory vanishes.
 	store := newStore(t)
 	id := recorder.NewRunID()
-	err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Run) error {
+	err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
 		return r.Step(ctx, "s", transcript.KindOperation, func(ctx context.Context, s *Step) error {
 			s.run.store = recorder.NewStore(strings.Repeat("x", 5000)) // a path too long to create
 			_, err := s.SubRun(ctx, "sub")
 			isErr(t, err)
-			err = s.CallWorkflow(ctx, "call", func(context.Context, *Run) error {
+			err = s.CallWorkflow(ctx, "call", func(context.Context, *Step) error {
 				t.Error("must not run")
 				return nil
 			})
@@ -623,7 +623,7 @@ func TestSubRunOpenFailure(t *testing.T) {
 
 func TestEndedStepRefusesEvents(t *testing.T) {
 	var kept *Step
-	evs, err := doRun(t, func(ctx context.Context, r *Run) error {
+	evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 		if err := r.Step(ctx, "s", transcript.KindOperation, func(_ context.Context, s *Step) error {
 			kept = s
 			return nil

@@ -22,7 +22,7 @@ func ExampleReadAll() {
 	defer os.RemoveAll(dir)
 	store := recorder.NewStore(dir)
 	err = lifecycle.Do(context.Background(), store, lifecycle.RunOptions{Name: "review"},
-		func(ctx context.Context, run *lifecycle.Run) error {
+		func(ctx context.Context, run *lifecycle.Step) error {
 			return run.Step(ctx, "review", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 				return s.UserMessage(ctx, "Review this diff.", "")
 			})

@@ -61,7 +61,7 @@ var files = []string{"main.go", "flaky.go", "util.go"}
 
 // record runs the example workflow into store.
 func record(ctx context.Context, store recorder.Store) (result, error) {
-	router := lifecycle.NewRouter()
+	router := &lifecycle.Router{}
 	if err := router.Register("read_file", transcript.ToolRead, readFile); err != nil {
 		return result{}, err
 	}
@@ -69,16 +69,16 @@ func record(ctx context.Context, store recorder.Store) (result, error) {
 		res   result
 		found paths
 	)
-	err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "review-pr"}, func(ctx context.Context, r *lifecycle.Run) error {
-		res.RunID = r.RunID()
-		found.add(r.Path())
+	err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "review-pr"}, func(ctx context.Context, r *lifecycle.Step) error {
+		res.RunID = r.Run().RunID()
+		found.add(r.Run().Recorder().Path())
 		return reviewPR(ctx, r, router, &found)
 	})
 	res.Paths = found.list
 	return res, err
 }
 
-func reviewPR(ctx context.Context, r *lifecycle.Run, router *lifecycle.Router, found *paths) error {
+func reviewPR(ctx context.Context, r *lifecycle.Step, router *lifecycle.Router, found *paths) error {
 	if err := r.Step(ctx, "plan", transcript.KindOperation, func(ctx context.Context, s *lifecycle.Step) error {
 		return s.SetResult(map[string]any{"files": files})
 	}); err != nil {
@@ -114,7 +114,7 @@ func reviewPR(ctx context.Context, r *lifecycle.Run, router *lifecycle.Router, f
 				return errors.New("linter crashed")
 			}
 			return s.SetResult(map[string]any{"file": files[i], "findings": 0})
-		}, lifecycle.Retry(1))
+		}, lifecycle.StepOptions{Retries: 1})
 	}); err != nil {
 		return err
 	}
@@ -131,13 +131,13 @@ func reviewPR(ctx context.Context, r *lifecycle.Run, router *lifecycle.Router, f
 	}); err != nil {
 		return err
 	}
-	if err := r.CallWorkflow(ctx, "summarize", func(ctx context.Context, child *lifecycle.Run) error {
-		found.add(child.Path())
+	if err := r.CallWorkflow(ctx, "summarize", func(ctx context.Context, child *lifecycle.Step) error {
+		found.add(child.Run().Recorder().Path())
 		return summarize(ctx, child, found)
 	}); err != nil {
 		return err
 	}
-	return r.Terminal(ctx, "done", nil)
+	return r.Step(ctx, "done", transcript.KindTerminal, nil)
 }
 
 // agentReview is what an agent step records when the engine drives the
@@ -164,7 +164,7 @@ func agentReview(ctx context.Context, s *lifecycle.Step, router *lifecycle.Route
 }
 
 // summarize is the child workflow; it calls the grandchild "format".
-func summarize(ctx context.Context, r *lifecycle.Run, found *paths) error {
+func summarize(ctx context.Context, r *lifecycle.Step, found *paths) error {
 	if err := r.Step(ctx, "draft", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 		if err := s.UserMessage(ctx, "Summarize the review.", ""); err != nil {
 			return err
@@ -173,12 +173,12 @@ func summarize(ctx context.Context, r *lifecycle.Run, found *paths) error {
 	}); err != nil {
 		return err
 	}
-	return r.CallWorkflow(ctx, "format", func(ctx context.Context, grandchild *lifecycle.Run) error {
-		found.add(grandchild.Path())
+	return r.CallWorkflow(ctx, "format", func(ctx context.Context, grandchild *lifecycle.Step) error {
+		found.add(grandchild.Run().Recorder().Path())
 		return grandchild.Step(ctx, "render", transcript.KindOperation, func(ctx context.Context, s *lifecycle.Step) error {
 			return s.SetResult(map[string]any{"format": "markdown"})
 		})
-	}, lifecycle.WorkflowName("format-summary"))
+	}, lifecycle.StepOptions{Workflow: "format-summary"})
 }
 
 // readFile is the example's tool: it serves files from memory.

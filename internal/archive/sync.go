@@ -548,7 +548,7 @@ func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why stri
 	err := lifecycle.EndDetached(ctx, a.opts.Store, e.RunID, runErr, lifecycle.EndOptions{CancelOpen: true, RunOptions: lifecycle.RunOptions{
 		Producer: a.opts.Producer, Logger: a.opts.Logger,
 		Recorder: []recorder.Option{recorder.WithClock(func() time.Time { return last }), recorder.WithLogger(a.opts.Logger)}}})
-	if err != nil && !errors.Is(err, lifecycle.ErrRunFinished) {
+	if err != nil && !errors.Is(err, recorder.ErrRunFinished) {
 		out.Action, out.Reason = ActionFailed, "end run: "+err.Error()
 		return out
 	}

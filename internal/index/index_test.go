@@ -22,8 +22,8 @@ func record(t testing.TB, root, prompt, answer, tool, input, output string, fail
 	t.Helper()
 	ctx := context.Background()
 	var id string
-	err := lifecycle.Do(ctx, recorder.NewStore(root), lifecycle.RunOptions{Name: "test " + tool}, func(ctx context.Context, r *lifecycle.Run) error {
-		id = r.RunID()
+	err := lifecycle.Do(ctx, recorder.NewStore(root), lifecycle.RunOptions{Name: "test " + tool}, func(ctx context.Context, r *lifecycle.Step) error {
+		id = r.Run().RunID()
 		return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 			if err := s.UserMessage(ctx, prompt, ""); err != nil {
 				return err

@@ -283,7 +283,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		// A run that does not exist, is finished or is not a run is
 		// input the user must fix: exit 2, like any unreadable input.
 		switch {
-		case errors.Is(err, lifecycle.ErrRunFinished):
+		case errors.Is(err, recorder.ErrRunFinished):
 			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: errors.New("the run has finished (its transcript ends with run.completed): nothing may be added; begin a new run")}
 		case errors.Is(err, fs.ErrNotExist):
 			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: fmt.Errorf("no such run in %s", store.Root)}
@@ -366,17 +366,17 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		f.Logger().Warn("search index not updated (twasm search rebuilds it)", "err", err)
 	}
 	if opts.OTLP {
-		sendOTLP(context.WithoutCancel(ctx), opts, run.Path(), attached)
+		sendOTLP(context.WithoutCancel(ctx), opts, run.Recorder().Path(), attached)
 	}
 
 	var outcomeErr error
 	failed := recordingFailure(stepErr, endErr)
 	if res != nil {
-		fmt.Fprintf(ios.ErrOut, "transcript: %s\n", run.Path())
+		fmt.Fprintf(ios.ErrOut, "transcript: %s\n", run.Recorder().Path())
 		if failed == nil {
 			// After a failure the result describes what was recorded,
 			// not what the agent did: reportFailure says that instead.
-			outcomeErr = cmdutil.ReportStep(ios.ErrOut, "", f.StorageRoot(), run.Path(), res)
+			outcomeErr = cmdutil.ReportStep(ios.ErrOut, "", f.StorageRoot(), run.Recorder().Path(), res)
 		}
 		if opts.Redact {
 			fmt.Fprintf(ios.ErrOut, "redacted: %s\n", cmdutil.RedactedSummary(res.Redacted))
@@ -446,8 +446,8 @@ func isWriteFailure(err error) bool {
 // lacks after a recording failed part way, so that nobody takes the file
 // for the whole story.
 func reportFailure(w io.Writer, run *lifecycle.Run, attached, stepFailed bool, res *transcript.AgentResult) {
-	st := run.State()
-	fmt.Fprintf(w, "recorded: %s: events up to seq %d", run.Path(), st.LastSeq)
+	st := run.Recorder().State()
+	fmt.Fprintf(w, "recorded: %s: events up to seq %d", run.Recorder().Path(), st.LastSeq)
 	if st.Finished {
 		fmt.Fprint(w, " (the run is ended)")
 	}
@@ -576,7 +576,7 @@ func sendOTLP(ctx context.Context, opts *Options, path string, attached bool) {
 
 func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.AgentResult, acct *capture.Result) error {
 	s := Summary{
-		RunID: run.RunID(), Transcript: run.Path(), Path: path, Status: res.Status, Error: res.Error,
+		RunID: run.RunID(), Transcript: run.Recorder().Path(), Path: path, Status: res.Status, Error: res.Error,
 		ExitCode: res.ExitCode, Provider: res.Provider, Session: res.SessionID, Model: res.Model,
 		Usage: res.Usage, CostUSD: res.CostUSD, Tools: map[string]int{}, Unmapped: res.Unmapped,
 		Dangling: res.Dangling, Redacted: res.Redacted, Warnings: res.Warnings, Raw: res.Raw, Plugin: res.Plugin,
@@ -585,7 +585,7 @@ func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.
 	if acct != nil {
 		s.SilentLines, s.SilentFirst = acct.Silent, acct.SilentLines
 	}
-	if err := countTools(run.Path(), s.Tools); err != nil {
+	if err := countTools(run.Recorder().Path(), s.Tools); err != nil {
 		return err
 	}
 	return cmdutil.WriteJSON(w, s)

@@ -185,14 +185,14 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	rn.sum.Original, rn.sum.New, rn.sum.Transcript = origID, newID, run.Path()
+	rn.sum.Original, rn.sum.New, rn.sum.Transcript = origID, newID, run.Recorder().Path()
 	var replayErr error
 	for _, it := range top {
 		if ctx.Err() != nil {
 			break
 		}
 		if it.ev != nil {
-			if err := run.Record(ctx, it.ev); err != nil {
+			if err := run.Root().Record(ctx, it.ev); err != nil {
 				replayErr = err
 				break
 			}
@@ -225,7 +225,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	} else {
 		fmt.Fprintln(ios.Out, newID)
-		fmt.Fprintf(ios.ErrOut, "transcript: %s\n", run.Path())
+		fmt.Fprintf(ios.ErrOut, "transcript: %s\n", run.Recorder().Path())
 		for _, s := range rn.sum.LeftOut {
 			fmt.Fprintf(ios.ErrOut, "left out: %s\n", s)
 		}

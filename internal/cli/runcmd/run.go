@@ -159,7 +159,7 @@ func End(ctx context.Context, opts *EndOptions) error {
 	ro := lifecycle.RunOptions{Logger: opts.F.Logger(),
 		Recorder: []recorder.Option{recorder.WithLogger(opts.F.Logger()), recorder.WithLockTimeout(opts.LockTimeout)}}
 	err := lifecycle.EndDetached(context.WithoutCancel(ctx), opts.F.Store(), opts.RunID, runErr, lifecycle.EndOptions{RunOptions: ro, CancelOpen: opts.CancelOpen})
-	if errors.Is(err, lifecycle.ErrOpen) {
+	if oe := (*lifecycle.OpenError)(nil); errors.As(err, &oe) {
 		return &cmdutil.InputError{Path: opts.RunID, Err: fmt.Errorf("%w; nothing was written. End them first (a record still running ends its own step), or pass --cancel-open to close them as cancelled", err)}
 	}
 	if err != nil || opts.ExportDir == "" {
@@ -185,7 +185,7 @@ func inputErr(run string, err error) error {
 		return nil
 	case errors.Is(err, recorder.ErrInvalidRunID):
 		return cmdutil.FlagErrorf("%v", err)
-	case errors.Is(err, lifecycle.ErrRunFinished), errors.Is(err, lifecycle.ErrNotARun), errors.Is(err, lifecycle.ErrInvalidName):
+	case errors.Is(err, recorder.ErrRunFinished), errors.Is(err, lifecycle.ErrNotARun), errors.Is(err, lifecycle.ErrInvalidName):
 		return &cmdutil.InputError{Path: run, Err: err}
 	}
 	var pe interface{ Timeout() bool }
