@@ -253,7 +253,7 @@ func (b *tapeBuilder) key(i int) (int, bool) {
 }
 
 func (b *tapeBuilder) lit(i int, word string, k Kind) (int, bool) {
-	if len(b.src)-i < len(word) || string(b.src[i:i+len(word)]) != word {
+	if len(b.src)-i < len(word) || view(b.src[i:i+len(word)]) != word {
 		return i, false
 	}
 	b.toks = append(b.toks, Token{Kind: k, Start: uint32(i), End: uint32(i + len(word)), Next: uint32(len(b.toks) + 1 - b.base)})

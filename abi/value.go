@@ -103,7 +103,7 @@ func (v Value) Get(key string) Value {
 		// compare; bytes are compared only on a match or an escaped key.
 		switch kt.Flags & (FlagHashed | FlagKeyed) {
 		case FlagHashed | FlagKeyed, FlagHashed:
-			if kt.Hash == h && int(kt.End-kt.Start) == len(key)+2 && string(d.Line[kt.Start+1:kt.End-1]) == key {
+			if kt.Hash == h && int(kt.End-kt.Start) == len(key)+2 && view(d.Line[kt.Start+1:kt.End-1]) == key {
 				return Value{d: d, i: k + 1}
 			}
 		case FlagKeyed:
@@ -143,11 +143,16 @@ func keyEquals(lit []byte, flags uint8, key string) bool {
 		return false
 	}
 	if flags&FlagEscaped == 0 {
-		return len(lit) == len(key)+2 && string(lit[1:len(lit)-1]) == key
+		return len(lit) == len(key)+2 && view(lit[1:len(lit)-1]) == key
 	}
-	s, ok := unescape(nil, lit[1:len(lit)-1])
-	return ok && string(s) == key
+	return unescapedEquals(lit[1:len(lit)-1], key)
 }
+
+// view returns b as a string without copying it: for comparisons and map
+// lookups only, never to keep (the string changes with b). TinyGo copies
+// on every string(b), even in a comparison, where Go does not; inside a
+// plugin that is an allocation per compare.
+func view(b []byte) string { return unsafe.String(unsafe.SliceData(b), len(b)) }
 
 // Len returns the number of elements of an array or members of an object.
 func (v Value) Len() int {
@@ -233,7 +238,7 @@ func (v Value) Is(s string) bool {
 	}
 	if t.Flags&FlagEscaped == 0 {
 		// Inlined length check: most mismatches stop here without a call.
-		return int(t.End-t.Start) == len(s)+2 && string(v.d.Line[t.Start+1:t.End-1]) == s
+		return int(t.End-t.Start) == len(s)+2 && view(v.d.Line[t.Start+1:t.End-1]) == s
 	}
 	return keyEquals(v.d.Line[t.Start:t.End], t.Flags, s)
 }
@@ -268,17 +273,26 @@ func (v Value) Int() (int64, bool) {
 		if n, ok := smallInt(raw); ok {
 			return n, true
 		}
-		if n, err := strconv.ParseInt(string(raw), 10, 64); err == nil {
+		if n, err := strconv.ParseInt(view(raw), 10, 64); err == nil {
 			return n, true
 		}
 		// Converting an out-of-range float to int64 is
 		// platform-dependent in Go (it wraps natively, saturates in
 		// WebAssembly): check the range first.
-		if f, err := strconv.ParseFloat(string(raw), 64); err == nil && f >= -0x1p63 && f < 0x1p63 && f == math.Trunc(f) {
+		if f, err := strconv.ParseFloat(view(raw), 64); err == nil && f >= -0x1p63 && f < 0x1p63 && f == math.Trunc(f) {
 			return int64(f), true
 		}
 	case KindString:
-		if n, err := strconv.ParseInt(v.String(), 10, 64); err == nil {
+		raw := v.Raw()
+		raw = raw[1 : len(raw)-1]
+		if v.tok().Flags&FlagEscaped == 0 {
+			if n, ok := smallInt(raw); ok {
+				return n, true
+			}
+			if n, err := strconv.ParseInt(view(raw), 10, 64); err == nil {
+				return n, true
+			}
+		} else if n, err := strconv.ParseInt(v.String(), 10, 64); err == nil {
 			return n, true
 		}
 	}
@@ -314,7 +328,7 @@ func (v Value) Float() (float64, bool) {
 	if v.Kind() != KindNumber {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(string(v.Raw()), 64)
+	f, err := strconv.ParseFloat(view(v.Raw()), 64)
 	return f, err == nil
 }
 
@@ -349,48 +363,91 @@ func unescape(dst, s []byte) ([]byte, bool) {
 			i++
 			continue
 		}
-		if i+1 >= len(s) {
+		b, n, next, ok := unescapeOne(s, i)
+		if !ok {
 			return dst, false
 		}
-		switch e := s[i+1]; e {
-		case '"', '\\', '/':
-			dst = append(dst, e)
-		case 'b':
-			dst = append(dst, '\b')
-		case 'f':
-			dst = append(dst, '\f')
-		case 'n':
-			dst = append(dst, '\n')
-		case 'r':
-			dst = append(dst, '\r')
-		case 't':
-			dst = append(dst, '\t')
-		case 'u':
-			r, ok := hex4(s, i+2)
-			if !ok {
-				return dst, false
-			}
-			i += 6
-			if r >= 0xd800 && r < 0xdc00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-				if r2, ok := hex4(s, i+2); ok && r2 >= 0xdc00 && r2 < 0xe000 {
-					dst = utf8.AppendRune(dst, 0x10000+(r-0xd800)<<10+(r2-0xdc00))
-					i += 6
-					continue
-				}
-			}
-			switch {
-			case r >= 0xd800 && r < 0xe000:
-				dst = append(dst, byte(0xe0|r>>12), byte(0x80|(r>>6)&0x3f), byte(0x80|r&0x3f))
-			default:
-				dst = utf8.AppendRune(dst, r)
-			}
-			continue
-		default:
-			return dst, false
-		}
-		i += 2
+		dst = append(dst, b[:n]...)
+		i = next
 	}
 	return dst, true
+}
+
+// unescapeOne decodes the escape at s[i] (a backslash): its n bytes of
+// output in b and the offset after it. The output comes back by value so
+// that a caller comparing it (unescapedEquals) allocates nothing.
+func unescapeOne(s []byte, i int) (b [4]byte, n, next int, ok bool) {
+	if i+1 >= len(s) {
+		return b, 0, i, false
+	}
+	switch e := s[i+1]; e {
+	case '"', '\\', '/':
+		b[0] = e
+	case 'b':
+		b[0] = '\b'
+	case 'f':
+		b[0] = '\f'
+	case 'n':
+		b[0] = '\n'
+	case 'r':
+		b[0] = '\r'
+	case 't':
+		b[0] = '\t'
+	case 'u':
+		r, ok := hex4(s, i+2)
+		if !ok {
+			return b, 0, i, false
+		}
+		i += 6
+		if r >= 0xd800 && r < 0xdc00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
+			if r2, ok := hex4(s, i+2); ok && r2 >= 0xdc00 && r2 < 0xe000 {
+				n = utf8.EncodeRune(b[:], 0x10000+(r-0xd800)<<10+(r2-0xdc00))
+				return b, n, i + 6, true
+			}
+		}
+		if r >= 0xd800 && r < 0xe000 {
+			// A lone surrogate: its WTF-8 bytes.
+			b[0], b[1], b[2] = byte(0xe0|r>>12), byte(0x80|(r>>6)&0x3f), byte(0x80|r&0x3f)
+			return b, 3, i, true
+		}
+		// Not `return b, utf8.EncodeRune(b[:], r), ...`: the order in
+		// which b and the call are evaluated is unspecified (TinyGo
+		// reads b first).
+		n = utf8.EncodeRune(b[:], r)
+		return b, n, i, true
+	default:
+		return b, 0, i, false
+	}
+	return b, 1, i + 2, true
+}
+
+// unescapedEquals reports whether the JSON string contents s, unescaped
+// as unescape does, equal key, without building the unescaped text.
+func unescapedEquals(s []byte, key string) bool {
+	k := 0
+	for i := 0; i < len(s); {
+		c := s[i]
+		if c != '\\' {
+			if k >= len(key) || key[k] != c {
+				return false
+			}
+			k++
+			i++
+			continue
+		}
+		b, n, next, ok := unescapeOne(s, i)
+		if !ok || len(key)-k < n {
+			return false
+		}
+		for j := 0; j < n; j++ {
+			if key[k+j] != b[j] {
+				return false
+			}
+		}
+		k += n
+		i = next
+	}
+	return k == len(key)
 }
 
 func hex4(s []byte, at int) (rune, bool) {
@@ -498,7 +555,7 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 			for j := int(ks.head[uint8(h)]) - 1; j >= 0; j = int(ks.next[j]) - 1 {
 				if ks.hash[j] == h && out[j].d == nil {
 					name := ks.names[j]
-					if int(kt.End-kt.Start) == len(name)+2 && string(d.Line[kt.Start+1:kt.End-1]) == name {
+					if int(kt.End-kt.Start) == len(name)+2 && view(d.Line[kt.Start+1:kt.End-1]) == name {
 						out[j] = Value{d: d, i: k + 1}
 						break
 					}
@@ -521,7 +578,7 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 // -1.
 func (ks *KeySet) find(h uint16, key []byte) int {
 	for j := int(ks.head[uint8(h)]) - 1; j >= 0; j = int(ks.next[j]) - 1 {
-		if ks.hash[j] == h && ks.names[j] == string(key) {
+		if ks.hash[j] == h && ks.names[j] == view(key) {
 			return j
 		}
 	}

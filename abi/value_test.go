@@ -204,6 +204,12 @@ func TestUnescapeMatchesTranscript(t *testing.T) {
 		if ok {
 			assert.Equal(t, want, got, "%q", c)
 		}
+		// The compare that Is and Get make on escaped strings agrees.
+		assert.Equal(t, ok, unescapedEquals([]byte(c), string(got)), "%q", c)
+		if ok && len(got) > 0 {
+			assert.False(t, unescapedEquals([]byte(c), string(got[:len(got)-1])), "%q shorter", c)
+			assert.False(t, unescapedEquals([]byte(c), string(got)+"x"), "%q longer", c)
+		}
 	}
 	// A provider's \udc80-\udcff are lone surrogates like any other (their
 	// WTF-8 bytes), not the raw bytes twasm's transcript encoding means by
@@ -235,6 +241,12 @@ func FuzzUnescape(f *testing.F) {
 		}
 		if ok && string(got) != string(want) {
 			t.Fatalf("%q: %q != %q", s, got, want)
+		}
+		if ok != unescapedEquals(s, string(got)) {
+			t.Fatalf("%q: unescapedEquals disagrees with Unescape (%q)", s, got)
+		}
+		if ok && len(got) > 0 && unescapedEquals(s, string(got[:len(got)-1])) {
+			t.Fatalf("%q: unescapedEquals matches a prefix", s)
 		}
 	})
 }
@@ -356,6 +368,17 @@ func TestKeyedTapes(t *testing.T) {
 }
 
 func TestIntFastPathMatchesStrconv(t *testing.T) {
+	// A string holding a number reads as the number, escaped or not.
+	for _, s := range []string{`"0"`, `"-12"`, `"+12"`, `"007"`, `"123456789012345678901"`, `"9223372036854775807"`, `"1.5"`, `""`, `"-"`, `"\u0031\u0032"`} {
+		d := doc(t, "["+s+"]")
+		v := d.Root().Index(0)
+		got, ok := v.Int()
+		want, err := strconv.ParseInt(v.String(), 10, 64)
+		assert.Equal(t, err == nil, ok, s)
+		if ok {
+			assert.Equal(t, want, got, s)
+		}
+	}
 	for _, s := range []string{"0", "-0", "7", "-42", "123456789012345678", "-999999999999999999",
 		"1234567890123456789", "9223372036854775807", "-9223372036854775808", "9223372036854775808",
 		"1.5", "2.0", "1e3", "-1E2", "0.0"} {
@@ -374,4 +397,25 @@ func TestIntFastPathMatchesStrconv(t *testing.T) {
 			assert.Equal(t, int64(f), got, s)
 		}
 	}
+}
+
+// TestLookupsDoNotAllocate keeps the compares that every plugin makes on
+// every line free of allocations (a TinyGo guest spends its time
+// allocating; these would be one per compare there, where Go's compiler
+// hides the copy of a string(b) compare). Go's testing.AllocsPerRun is
+// the closest native measure.
+func TestLookupsDoNotAllocate(t *testing.T) {
+	d := doc(t, `{"type":"assistant","n":"12","e":"caf\u00e9","arr":[1,true,null],"x":{"y":2.5}}`)
+	root := d.Root()
+	ks := NewKeySet("type", "n", "e", "x")
+	var out [4]Value
+	allocs := testing.AllocsPerRun(100, func() {
+		_ = root.Get("type").Is("assistant")
+		_ = root.Get("e").Is("café")
+		_, _ = root.Get("n").Int()
+		_, _ = root.Get("x").Get("y").Float()
+		_ = root.Get("arr").Index(2).IsNull()
+		root.Lookup(ks, out[:])
+	})
+	assert.Zero(t, allocs)
 }
