@@ -21,6 +21,12 @@
 // The capture owns the instance it takes from the plugin and ends it when
 // it finishes (a host instance goes back to its plugin's pool).
 //
+// A program records an agent's output with this package, through host or
+// with a native normalizer. twasm's public packages are transcript,
+// recorder, lifecycle, capture and host; a plugin author imports abi/sdk,
+// abi and golden; each plugins/<provider> package exports its normalizer.
+// Everything else in the module is internal (README, Layout).
+//
 // # Invariants
 //
 //   - Nothing is lost: every byte fed is in the raw capture (masked, when a

@@ -33,4 +33,11 @@
 //
 // The same check runs in the project's tests (natively and through wasm)
 // and in `twasm golden check`, which plugin authors run in their own CI.
+//
+// Plugin authors check their plugins with this package (golden/goldentest
+// runs it as Go subtests, twasm golden check from the command line).
+// twasm's public packages are transcript, recorder, lifecycle, capture and
+// host; a plugin author imports abi/sdk, abi and golden; each
+// plugins/<provider> package exports its normalizer. Everything else in the
+// module is internal (README, Layout).
 package golden

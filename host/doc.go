@@ -1,6 +1,17 @@
 // Package host runs twasm normalizer plugins: WebAssembly modules that
 // follow the contract of package abi, executed by wazero in a sandbox.
 //
+// A program that runs wasm plugins imports this package, and hands a plugin
+// to capture. The bundled plugins come from internal/bundled, which embeds
+// internal/bundled/wasm: build output of make, so a program built without
+// it gets none and New says so ([ErrNoBundledPlugins]); the alternative,
+// the native normalizers of plugins/<provider> run in process without the
+// sandbox, is in the README (Using twasm as a library). twasm's public
+// packages are transcript, recorder, lifecycle, capture and host; a plugin
+// author imports abi/sdk, abi and golden; each plugins/<provider> package
+// exports its normalizer. Everything else in the module is internal
+// (README, Layout).
+//
 // # Model
 //
 // A process makes one [Runtime] with [New] from an immutable [Config]. New

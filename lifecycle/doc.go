@@ -12,6 +12,12 @@
 //			})
 //		})
 //
+// This is where a program that records its own workflow starts. twasm's
+// public packages are transcript, recorder, lifecycle, capture and host; a
+// plugin author imports abi/sdk, abi and golden; each plugins/<provider>
+// package exports its normalizer. Everything else in the module is internal
+// (README, Layout).
+//
 // # Model
 //
 // A [Run] is one transcript file. Steps form a tree under it, started

@@ -2,6 +2,12 @@
 // files with one gap-free seq series per run, shared safely by goroutines
 // and by processes, plus a live feed of the events to subscribers.
 //
+// A program writes a transcript with this package, directly or through
+// lifecycle. twasm's public packages are transcript, recorder, lifecycle,
+// capture and host; a plugin author imports abi/sdk, abi and golden; each
+// plugins/<provider> package exports its normalizer. Everything else in the
+// module is internal (README, Layout).
+//
 // # Model
 //
 // A [Recorder] owns one run file, <root>/transcripts/<run-id>.jsonl

@@ -7,6 +7,12 @@
 // executable form. It imports only the standard library and does no I/O of
 // its own, so it can be reused anywhere (plugins, views, other tools).
 //
+// A program reads and validates a transcript with this package. twasm's
+// public packages are transcript, recorder, lifecycle, capture and host; a
+// plugin author imports abi/sdk, abi and golden; each plugins/<provider>
+// package exports its normalizer. Everything else in the module is internal
+// (README, Layout).
+//
 // # Model
 //
 // A transcript is one JSONL file per run. Every line is an [Event]: an

@@ -38,6 +38,21 @@
 // panic's text is lost. -panic=trap drops the message TinyGo would print
 // to stdout, which the sandbox discards anyway.
 //
+// This is what a plugin author depends on, with abi: both import only the
+// standard library, so a plugin's build compiles no host (wazero, cobra,
+// SQLite, OpenTelemetry); internal/testing/archtest keeps it so. The module
+// path github.com/twasm/twasm is not published: point a plugin's module at
+// a clone with
+//
+//	go mod edit -replace=github.com/twasm/twasm=../twasm
+//	go mod tidy
+//
+// (tidy once the code imports abi/sdk) or with go work init . ../twasm.
+// twasm's public packages are transcript, recorder, lifecycle, capture and
+// host; a plugin author imports abi/sdk, abi and golden; each
+// plugins/<provider> package exports its normalizer. Everything else in the
+// module is internal (README, Layout).
+//
 // # Strings: spans and literals
 //
 // A [Str] is what a record field holds. [Text] and [JSON] make one from a

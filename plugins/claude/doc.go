@@ -3,6 +3,14 @@
 // baseline run it directly through sdk.Driver); plugins/claude/wasm is the
 // two-line WebAssembly entry point.
 //
+// [Plugin] is the package's public face: the bundled wasm module is built
+// from it (plugins/claude/wasm), and a Go program can run it in process,
+// without the sandbox, with capture.NativePlugin (README, Using twasm as a
+// library). twasm's public packages are transcript, recorder, lifecycle,
+// capture and host; a plugin author imports abi/sdk, abi and golden; each
+// plugins/<provider> package exports its normalizer. Everything else in the
+// module is internal (README, Layout).
+//
 // # Formats
 //
 // The format is detected per line, so a stream may mix them:

@@ -17,6 +17,14 @@
 // whose first line is a banner, or a resumed session that appends in
 // another format, still normalizes every line it can.
 //
+// [Plugin] is the package's public face: the bundled wasm module is built
+// from it (plugins/codex/wasm), and a Go program can run it in process,
+// without the sandbox, with capture.NativePlugin (README, Using twasm as a
+// library). twasm's public packages are transcript, recorder, lifecycle,
+// capture and host; a plugin author imports abi/sdk, abi and golden; each
+// plugins/<provider> package exports its normalizer. Everything else in the
+// module is internal (README, Layout).
+//
 // # Decisions
 //
 // Messages. Every Codex item or response item is one provider message:

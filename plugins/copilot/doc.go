@@ -2,6 +2,14 @@
 // a plain Go package (tests, fuzzing and the native baseline run it through
 // sdk.Driver); plugins/copilot/wasm is the two-line WebAssembly entry point.
 //
+// [Plugin] is the package's public face: the bundled wasm module is built
+// from it (plugins/copilot/wasm), and a Go program can run it in process,
+// without the sandbox, with capture.NativePlugin (README, Using twasm as a
+// library). twasm's public packages are transcript, recorder, lifecycle,
+// capture and host; a plugin author imports abi/sdk, abi and golden; each
+// plugins/<provider> package exports its normalizer. Everything else in the
+// module is internal (README, Layout).
+//
 // # Formats
 //
 // Both formats are JSONL with the envelope {type, data, id, timestamp,

@@ -4,6 +4,14 @@
 // is the WebAssembly entry point. It uses no reflection, no encoding/json
 // and no fmt, so that it also builds with TinyGo.
 //
+// [Plugin] is the package's public face: the bundled wasm module is built
+// from it (plugins/openai/wasm), and a Go program can run it in process,
+// without the sandbox, with capture.NativePlugin (README, Using twasm as a
+// library). twasm's public packages are transcript, recorder, lifecycle,
+// capture and host; a plugin author imports abi/sdk, abi and golden; each
+// plugins/<provider> package exports its normalizer. Everything else in the
+// module is internal (README, Layout).
+//
 // # Formats
 //
 // Each payload says what it is, so the format is detected per payload
