@@ -47,7 +47,7 @@ func BenchmarkEcho(b *testing.B) {
 		bundled bool
 	}{{"wasm-bundled", true}, {"wasm-external", false}} {
 		b.Run(mode.name, func(b *testing.B) {
-			rt := newRuntime(b, testConfig())
+			rt := newRuntime(b, testOptions())
 			p := load(b, rt, "echo", mode.bundled)
 			in, err := p.NewInstance(ctx)
 			if err != nil {
@@ -94,7 +94,7 @@ func BenchmarkStartup(b *testing.B) {
 	wasm := plugin(b, "echo")
 	cache := b.TempDir()
 	ctx := context.Background()
-	cfg := testConfig().WithCacheDir(cache)
+	cfg := set(testOptions(), func(o *Options) { o.CacheDir = cache })
 	warm, err := New(ctx, cfg)
 	if err != nil {
 		b.Fatal(err)
@@ -118,7 +118,7 @@ func BenchmarkStartup(b *testing.B) {
 
 // BenchmarkInstantiate measures a new instance when the pool is empty.
 func BenchmarkInstantiate(b *testing.B) {
-	rt := newRuntime(b, testConfig().WithCacheDir(wasmbuild.TestCacheDir()+"/wazero"))
+	rt := newRuntime(b, set(testOptions(), func(o *Options) { o.CacheDir = wasmbuild.TestCacheDir() + "/wazero" }))
 	p := load(b, rt, "echo", true)
 	ctx := context.Background()
 	b.ResetTimer()

@@ -29,7 +29,7 @@ func recorded(t *testing.T, b []byte, m abi.Manifest) (Bundled, *atomic.Int32) {
 
 func echoManifest(t *testing.T, echo []byte) abi.Manifest {
 	t.Helper()
-	rt := newRuntime(t, testConfig().WithBundled(map[string][]byte{"echo.wasm": echo}))
+	rt := newRuntime(t, set(testOptions(), func(o *Options) { o.Bundled = bundledBytes(map[string][]byte{"echo.wasm": echo}) }))
 	list := rt.List(context.Background())
 	if len(list) != 1 || list[0].Err != nil {
 		t.Fatalf("list: %+v", list)
@@ -44,7 +44,7 @@ func TestBundledWithRecordedManifest(t *testing.T) {
 
 	t.Run("providers are mapped without reading the module", func(t *testing.T) {
 		b, reads := recorded(t, echo, want)
-		rt := newRuntime(t, testConfig().WithCacheDir(t.TempDir()).WithBundledPlugins(b))
+		rt := newRuntime(t, set(testOptions(), func(o *Options) { o.CacheDir = t.TempDir(); o.Bundled = []Bundled{b} }))
 		if n := reads.Load(); n != 0 {
 			t.Fatalf("New read the module %d times", n)
 		}
@@ -72,7 +72,7 @@ func TestBundledWithRecordedManifest(t *testing.T) {
 		other := want
 		other.Version = "9.9.9"
 		b, _ := recorded(t, echo, other)
-		rt := newRuntime(t, testConfig().WithBundledPlugins(b))
+		rt := newRuntime(t, set(testOptions(), func(o *Options) { o.Bundled = []Bundled{b} }))
 		_, err := rt.Lookup(ctx, "echo")
 		if err == nil || !strings.Contains(err.Error(), "the build recorded") || !strings.Contains(err.Error(), "rebuild twasm") {
 			t.Fatalf("got %v", err)
@@ -82,12 +82,12 @@ func TestBundledWithRecordedManifest(t *testing.T) {
 	t.Run("an unreadable module fails its lookup", func(t *testing.T) {
 		b, _ := recorded(t, echo, want)
 		b.Wasm = func() ([]byte, error) { return nil, errors.New("gone") }
-		rt := newRuntime(t, testConfig().WithBundledPlugins(b))
+		rt := newRuntime(t, set(testOptions(), func(o *Options) { o.Bundled = []Bundled{b} }))
 		if _, err := rt.Lookup(ctx, "echo"); err == nil || !strings.Contains(err.Error(), "gone") {
 			t.Fatalf("got %v", err)
 		}
 		b.Manifest = nil // without a record it is read at New and listed as failed
-		rt = newRuntime(t, testConfig().WithBundledPlugins(b))
+		rt = newRuntime(t, set(testOptions(), func(o *Options) { o.Bundled = []Bundled{b} }))
 		if l := rt.List(ctx); len(l) != 1 || l[0].Err == nil || !strings.Contains(l[0].Err.Error(), "gone") || !l[0].Bundled {
 			t.Fatalf("list: %+v", l)
 		}
@@ -98,7 +98,7 @@ func TestBundledWithRecordedManifest(t *testing.T) {
 		dir := t.TempDir()
 		writeFile(t, dir, "echo-copy.wasm", echo)
 		writeFile(t, dir, "echo-variant.wasm", variant(echo, "v")) // another file: the bundled one wins
-		rt := newRuntime(t, testConfig().WithBundledPlugins(b).WithPluginPath(dir))
+		rt := newRuntime(t, set(testOptions(), func(o *Options) { o.Bundled = []Bundled{b}; o.PluginPath = []string{dir} }))
 		p, err := rt.Lookup(ctx, "echo")
 		if err != nil || !p.Info().Bundled {
 			t.Fatalf("got %v", err)
@@ -116,7 +116,7 @@ func TestBundledWithRecordedManifest(t *testing.T) {
 func TestNewWithoutBinaryPlugins(t *testing.T) {
 	ctx := context.Background()
 	own, _ := binaryPlugins()
-	cfg := NewConfig().WithCacheDir("").WithPluginPath()
+	cfg := Options{NoDiskCache: true, PluginPath: []string{}}
 	rt, err := New(ctx, cfg)
 	if len(own) == 0 {
 		if !errors.Is(err, ErrNoBundledPlugins) {
@@ -131,7 +131,7 @@ func TestNewWithoutBinaryPlugins(t *testing.T) {
 		}
 		rt.Close(ctx)
 	}
-	rt, err = New(ctx, cfg.WithBundledPlugins())
+	rt, err = New(ctx, set(cfg, func(o *Options) { o.Bundled = []Bundled{} }))
 	if err != nil {
 		t.Fatalf("New with no bundled plugins asked for: %v", err)
 	}

@@ -4,7 +4,6 @@ import (
 	"cmp"
 	"fmt"
 	"log/slog"
-	"maps"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -15,26 +14,22 @@ import (
 	"github.com/twasm/twasm/internal/bundled"
 )
 
-// Defaults of a Config.
+// Defaults of Options.
 const (
 	DefaultMemoryLimit = 128 << 20
 	DefaultCallTimeout = 5 * time.Second
-	DefaultMaxFaults   = 5
-	DefaultLogRate     = 20
-	// StderrTail is how much of a plugin's stderr is kept, attached to
+	defaultMaxFaults   = 5
+	defaultLogRate     = 20
+	// stderrTail is how much of a plugin's stderr is kept, attached to
 	// the error of a fault: its first KiB (a runtime says there what went
 	// wrong) and its last bytes up to this total (where), with a marker
 	// where bytes were dropped.
-	StderrTail = 4 << 10
+	stderrTail = 4 << 10
 )
 
-// Config configures a Runtime. It is immutable: every With method returns
-// a modified copy and leaves the receiver unchanged, so a Config can be
-// shared and specialised freely. Like append, ignoring the result of a
-// With method is a bug.
-//
-// Setters never fail; New validates the whole Config once. The zero
-// Config is the default configuration (NewConfig returns it).
+// Options configure a Runtime; New takes them by value and validates them
+// once. The zero Options is the default configuration: every field left
+// zero takes the default its comment states.
 //
 // # Notes
 //
@@ -43,113 +38,79 @@ const (
 //     of input for every plugin, the plugins built into the binary, and
 //     external plugins from DefaultPluginPath.
 //   - Guests never get a file system, environment variables, arguments or
-//     a network, whatever the Config says: there is no setting for them.
-type Config struct {
-	cacheDir        string
-	cacheDirSet     bool
-	memoryLimit     uint64
-	callTimeout     time.Duration
-	maxFaults       int
-	poolSize        int
-	logRate         int
-	logger          *slog.Logger
-	pluginPath      []string
-	pluginPathSet   bool
-	bundled         []Bundled
-	bundledSet      bool
-	overrideBundled bool
-	workers         int
-	limitHint       string
-	memoryHint      string
-	stackTraces     bool
-	// initTimeout replaces InitTimeout (tests: a looping initializer
+//     a network, whatever the Options say: there is no setting for them.
+type Options struct {
+	// CacheDir is the directory of the compilation cache (compiled
+	// machine code, keyed by module hash, wazero version and CPU).
+	// "" is os.UserCacheDir()/twasm/wazero.
+	CacheDir string
+	// NoDiskCache turns the on-disk compilation cache off: every process
+	// then compiles every plugin.
+	NoDiskCache bool
+
+	// PluginPath is the directories searched for external plugins
+	// (*.wasm, not recursive), in order of precedence. nil is
+	// DefaultPluginPath(); an empty, non-nil slice loads no external
+	// plugin.
+	PluginPath []string
+	// Bundled is the plugins built into the binary. nil is the binary's
+	// own (package internal/bundled; New fails with ErrNoBundledPlugins
+	// when it has none); an empty, non-nil slice loads none. The module
+	// bytes are never modified.
+	Bundled []Bundled
+	// ExternalOverridesBundled lets an external plugin take over a
+	// provider that a bundled plugin also claims (the bundled plugin
+	// keeps its other providers). Without it the bundled plugin keeps the
+	// provider and a warning names the external file, so that dropping a
+	// file into the plugin directory never silently changes how a
+	// provider is normalized, nor stops it from working.
+	ExternalOverridesBundled bool
+
+	// MemoryLimit is the most linear memory one plugin instance may use,
+	// in bytes, rounded down to 64 KiB pages. A plugin that needs more
+	// traps (out of memory) and the call faults. 0 is DefaultMemoryLimit.
+	MemoryLimit uint64
+	// CallTimeout is how long one call into a plugin (begin, feed, end,
+	// and initialisation, which gets at least 30 s) may run before it is
+	// stopped and faulted (ErrTimeout), for an input of up to 1 MiB; a
+	// call gets as much again per MiB of its input, so honest work on a
+	// large line is not taken for a loop. Bundled plugins have it too. 0
+	// is DefaultCallTimeout.
+	CallTimeout time.Duration
+	// TimeoutHint and MemoryHint are what the error of a call stopped by
+	// the time limit and of one stopped by the memory limit say about
+	// raising them, e.g. "raise it with --plugin-timeout". "" says
+	// nothing.
+	TimeoutHint, MemoryHint string
+	// MaxFaults is after how many consecutive faults a plugin is
+	// disabled (ErrPluginDisabled). 0 is 5; a negative value never
+	// disables.
+	MaxFaults int
+
+	// PoolSize is how many idle initialized instances a plugin keeps for
+	// reuse. Instances in use are not counted: a pool never blocks. 0 is
+	// GOMAXPROCS.
+	PoolSize int
+	// CompilationWorkers is how many goroutines compile one plugin. 0 is
+	// GOMAXPROCS; compilation is only paid on the first run of a plugin,
+	// the cache serves the later ones.
+	CompilationWorkers int
+	// StackTraces keeps the DWARF debug information of modules, so that
+	// a plugin's trap carries a stack trace with source lines. It costs
+	// compilation time and memory for every plugin, for a message only a
+	// plugin's author reads.
+	StackTraces bool
+
+	// Logger receives plugin log messages and the host's own warnings.
+	// nil is slog.Default() at New.
+	Logger *slog.Logger
+	// LogRate is how many messages per second a plugin may send through
+	// the log import; the rest are dropped and counted. 0 is 20.
+	LogRate int
+
+	// initTimeout replaces initTimeout (tests: a looping initializer
 	// stopped in less than its 30 s).
 	initTimeout time.Duration
-}
-
-// NewConfig returns the default configuration.
-func NewConfig() Config { return Config{} }
-
-// WithCacheDir sets the directory of the compilation cache (compiled
-// machine code, keyed by module hash, wazero version and CPU). "" turns
-// the on-disk cache off: every process then compiles every plugin.
-func (c Config) WithCacheDir(dir string) Config {
-	c.cacheDir, c.cacheDirSet = dir, true
-	return c
-}
-
-// WithMemoryLimit sets the most linear memory one plugin instance may
-// use, in bytes, rounded down to 64 KiB pages. A plugin that needs more
-// traps (out of memory) and the call faults. 0 restores the default.
-func (c Config) WithMemoryLimit(bytes uint64) Config {
-	c.memoryLimit = bytes
-	return c
-}
-
-// WithCallTimeout sets how long one call into a plugin (begin, feed, end,
-// and initialisation, which gets at least InitTimeout) may run before it
-// is stopped and faulted (ErrTimeout), for an input of up to 1 MiB; a call
-// gets as much again per MiB of its input, so honest work on a large line
-// is not taken for a loop. Bundled plugins have it too. 0 restores the
-// default.
-func (c Config) WithCallTimeout(d time.Duration) Config {
-	c.callTimeout = d
-	return c
-}
-
-// WithLimitHints sets what the error of a call stopped by the time limit
-// (timeout) and of one stopped by the memory limit (memory) say about
-// raising them, e.g. "raise it with --plugin-timeout". "" says nothing.
-func (c Config) WithLimitHints(timeout, memory string) Config {
-	c.limitHint, c.memoryHint = timeout, memory
-	return c
-}
-
-// WithStackTraces keeps the DWARF debug information of modules, so that
-// a plugin's trap carries a stack trace with source lines. It is off by
-// default: it costs compilation time and memory for every plugin, for a
-// message only a plugin's author reads.
-func (c Config) WithStackTraces(on bool) Config {
-	c.stackTraces = on
-	return c
-}
-
-// WithMaxFaults sets after how many consecutive faults a plugin is
-// disabled. 0 restores the default; a negative value never disables.
-func (c Config) WithMaxFaults(n int) Config {
-	c.maxFaults = n
-	return c
-}
-
-// WithPoolSize sets how many idle initialized instances a plugin keeps
-// for reuse. Instances in use are not counted: a pool never blocks. 0
-// restores the default (GOMAXPROCS).
-func (c Config) WithPoolSize(n int) Config {
-	c.poolSize = n
-	return c
-}
-
-// WithLogRate sets how many messages per second a plugin may send through
-// the log import; the rest are dropped and counted. 0 restores the
-// default.
-func (c Config) WithLogRate(perSecond int) Config {
-	c.logRate = perSecond
-	return c
-}
-
-// WithLogger sets where plugin log messages and the host's own warnings
-// go. nil restores the default (slog.Default() at New).
-func (c Config) WithLogger(l *slog.Logger) Config {
-	c.logger = l
-	return c
-}
-
-// WithPluginPath sets the directories searched for external plugins
-// (*.wasm, not recursive), in order of precedence. With no argument no
-// external plugin is loaded. The default is DefaultPluginPath().
-func (c Config) WithPluginPath(dirs ...string) Config {
-	c.pluginPath, c.pluginPathSet = slices.Clone(dirs), true
-	return c
 }
 
 // Bundled is a plugin built into the binary.
@@ -169,32 +130,6 @@ type Bundled struct {
 	Size     int
 }
 
-// WithBundled sets the plugins built into the binary, by file name, with
-// no recorded manifests. The default is the binary's own (package
-// internal/bundled; New fails with ErrNoBundledPlugins when it has none);
-// nil loads none. The byte slices are not copied (and
-// are never modified).
-func (c Config) WithBundled(files map[string][]byte) Config {
-	names := slices.Sorted(maps.Keys(files))
-	ps := make([]Bundled, 0, len(names))
-	for _, name := range names {
-		b := files[name]
-		ps = append(ps, Bundled{File: name, Wasm: func() ([]byte, error) { return b, nil }})
-	}
-	return c.WithBundledPlugins(ps...)
-}
-
-// WithBundledPlugins sets the plugins built into the binary; none loads
-// none. The default is the binary's own (package internal/bundled); New
-// fails with ErrNoBundledPlugins when the binary has none.
-func (c Config) WithBundledPlugins(ps ...Bundled) Config {
-	c.bundled, c.bundledSet = slices.Clone(ps), true
-	if c.bundled == nil {
-		c.bundled = []Bundled{}
-	}
-	return c
-}
-
 // binaryPlugins are the plugins embedded in this binary, with the
 // manifests its build recorded.
 func binaryPlugins() ([]Bundled, error) {
@@ -211,30 +146,11 @@ func binaryPlugins() ([]Bundled, error) {
 	return out, err // in file name order, as bundled.Plugins returns them
 }
 
-// WithExternalOverridesBundled lets an external plugin take over a
-// provider that a bundled plugin also claims (the bundled plugin keeps its
-// other providers). Without it the bundled plugin keeps the provider and a
-// warning names the external file, so that dropping a file into the plugin
-// directory never silently changes how a provider is normalized, nor stops
-// it from working.
-func (c Config) WithExternalOverridesBundled(on bool) Config {
-	c.overrideBundled = on
-	return c
-}
-
-// WithCompilationWorkers sets how many goroutines compile one plugin.
-// 0 restores the default (GOMAXPROCS); compilation is only paid on the
-// first run of a plugin, the cache serves the later ones.
-func (c Config) WithCompilationWorkers(n int) Config {
-	c.workers = n
-	return c
-}
-
 // DefaultPluginPath returns the default plugin path: the directories of
 // the TWASM_PLUGIN_PATH environment variable (separated by
 // os.PathListSeparator), then os.UserConfigDir()/twasm/plugins. A command
-// line flag goes in front: cfg.WithPluginPath(append(flagDirs,
-// host.DefaultPluginPath()...)...).
+// line flag goes in front: Options{PluginPath: append(flagDirs,
+// host.DefaultPluginPath()...)}.
 func DefaultPluginPath() []string {
 	var dirs []string
 	for _, d := range filepath.SplitList(os.Getenv("TWASM_PLUGIN_PATH")) {
@@ -248,9 +164,9 @@ func DefaultPluginPath() []string {
 	return dirs
 }
 
-// DefaultCacheDir returns os.UserCacheDir()/twasm/wazero, or "" when
+// defaultCacheDir returns os.UserCacheDir()/twasm/wazero, or "" when
 // there is no user cache directory.
-func DefaultCacheDir() string {
+func defaultCacheDir() string {
 	dir, err := os.UserCacheDir()
 	if err != nil {
 		return ""
@@ -258,7 +174,7 @@ func DefaultCacheDir() string {
 	return filepath.Join(dir, "twasm", "wazero")
 }
 
-// settings is a validated Config with the defaults filled in.
+// settings is validated Options with the defaults filled in.
 type settings struct {
 	cacheDir        string
 	memoryPages     uint32
@@ -284,27 +200,30 @@ const pageSize = 64 << 10
 // maxPages is the most a 32-bit WebAssembly memory can have.
 const maxPages = 65536
 
-func (c Config) resolve() (settings, error) {
+func (o Options) resolve() (settings, error) {
 	s := settings{
-		cacheDir:        c.cacheDir,
-		callTimeout:     c.callTimeout,
-		maxFaults:       c.maxFaults,
-		poolSize:        c.poolSize,
-		logRate:         c.logRate,
-		logger:          c.logger,
-		pluginPath:      c.pluginPath,
-		bundled:         c.bundled,
-		overrideBundled: c.overrideBundled,
-		workers:         c.workers,
-		limitHint:       c.limitHint,
-		memoryHint:      c.memoryHint,
-		stackTraces:     c.stackTraces,
-		initTimeout:     cmp.Or(c.initTimeout, InitTimeout),
+		cacheDir:        o.CacheDir,
+		callTimeout:     o.CallTimeout,
+		maxFaults:       o.MaxFaults,
+		poolSize:        o.PoolSize,
+		logRate:         o.LogRate,
+		logger:          o.Logger,
+		pluginPath:      slices.Clone(o.PluginPath),
+		bundled:         slices.Clone(o.Bundled),
+		overrideBundled: o.ExternalOverridesBundled,
+		workers:         o.CompilationWorkers,
+		limitHint:       o.TimeoutHint,
+		memoryHint:      o.MemoryHint,
+		stackTraces:     o.StackTraces,
+		initTimeout:     cmp.Or(o.initTimeout, initTimeout),
 	}
-	if !c.cacheDirSet {
-		s.cacheDir = DefaultCacheDir()
+	switch {
+	case o.NoDiskCache:
+		s.cacheDir = ""
+	case s.cacheDir == "":
+		s.cacheDir = defaultCacheDir()
 	}
-	limit := c.memoryLimit
+	limit := o.MemoryLimit
 	if limit == 0 {
 		limit = DefaultMemoryLimit
 	}
@@ -324,7 +243,7 @@ func (c Config) resolve() (settings, error) {
 		return s, fmt.Errorf("host: negative call timeout %v", s.callTimeout)
 	}
 	if s.maxFaults == 0 {
-		s.maxFaults = DefaultMaxFaults
+		s.maxFaults = defaultMaxFaults
 	}
 	if s.poolSize == 0 {
 		s.poolSize = runtime.GOMAXPROCS(0)
@@ -333,7 +252,7 @@ func (c Config) resolve() (settings, error) {
 		return s, fmt.Errorf("host: negative pool size %d", s.poolSize)
 	}
 	if s.logRate == 0 {
-		s.logRate = DefaultLogRate
+		s.logRate = defaultLogRate
 	}
 	if s.logRate < 0 {
 		return s, fmt.Errorf("host: negative log rate %d", s.logRate)
@@ -341,10 +260,10 @@ func (c Config) resolve() (settings, error) {
 	if s.logger == nil {
 		s.logger = slog.Default()
 	}
-	if !c.pluginPathSet {
+	if o.PluginPath == nil {
 		s.pluginPath = DefaultPluginPath()
 	}
-	if !c.bundledSet {
+	if o.Bundled == nil {
 		s.bundled, s.bundledErr = binaryPlugins()
 		if len(s.bundled) == 0 {
 			return s, ErrNoBundledPlugins

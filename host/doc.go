@@ -14,7 +14,7 @@
 //
 // # Model
 //
-// A process makes one [Runtime] with [New] from an immutable [Config]. New
+// A process makes one [Runtime] with [New] from [Options]. New
 // loads the plugins built into the binary (bundled) and the external
 // plugins found on the plugin path ([DefaultPluginPath]: a flag's
 // directories, TWASM_PLUGIN_PATH, os.UserConfigDir()/twasm/plugins), and
@@ -24,7 +24,7 @@
 // [Instance], which implements normalize.Instance and serves one stream at
 // a time (Begin, Feed*, End) until it is closed back into the pool.
 //
-//	rt, err := host.New(ctx, host.NewConfig().WithPluginPath(append(flagDirs, host.DefaultPluginPath()...)...))
+//	rt, err := host.New(ctx, host.Options{PluginPath: append(flagDirs, host.DefaultPluginPath()...)})
 //	p, err := rt.Lookup(context.Background(), "claude")           // *UnknownProviderError, *ConflictError
 //	in, err := p.NewInstance(ctx)           // ErrPluginDisabled
 //	defer in.Close(ctx)
@@ -63,7 +63,7 @@
 //     make Lookup fail with both files named (*ConflictError). A bundled
 //     and an external plugin claiming it do not disable it: the bundled
 //     plugin keeps it and a warning names the external file, unless
-//     [Config.WithExternalOverridesBundled] is set (twasm's
+//     [Options].ExternalOverridesBundled is set (twasm's
 //     --plugin-override), in which case the external one wins: dropping a
 //     file in a directory must neither silently change how a provider is
 //     normalized nor stop it from working.
@@ -107,7 +107,7 @@
 //     every (ptr, len) it passes to the host is bounds-checked, and a bad
 //     one faults the call (ErrContract) rather than panicking the host;
 //   - use more than the memory limit (default 128 MiB per instance,
-//     [Config.WithMemoryLimit], twasm's --plugin-memory): the runtime
+//     [Options].MemoryLimit, twasm's --plugin-memory): the runtime
 //     refuses to grow memory beyond it and the plugin traps
 //     (ErrOutOfMemory). On Linux an instance's memory is one reserved
 //     MAP_NORESERVE mapping of the limit, grown in place and committed
@@ -121,9 +121,9 @@
 //     wazero validates the rewritten bytes as it would the original;
 //   - run longer than its time limit, whatever its instructions: every
 //     call, bundled plugins' too, gets the call timeout (default 5 s,
-//     [Config.WithCallTimeout], twasm's --plugin-timeout) once per MiB of
+//     [Options].CallTimeout, twasm's --plugin-timeout) once per MiB of
 //     its input, started, so a plugin working through an 8 MiB line is
-//     not taken for a loop; _initialize gets at least [InitTimeout]. The
+//     not taken for a loop; _initialize gets at least 30 s. The
 //     module is instrumented (internal/wasm/wasminterrupt; bundled modules by
 //     the build): an interrupt flag the host sets at the deadline or when
 //     the caller's context ends, read at yields to the host that come
@@ -139,7 +139,7 @@
 //     bound. A module the rewriter cannot instrument runs as it is, with
 //     wazero's context-based termination (about 3x slower), checked at
 //     every loop head and function entry. The time limit error says which
-//     limit was hit and how to raise it ([Config.WithLimitHints]);
+//     limit was hit and how to raise it ([Options].TimeoutHint);
 //   - pass its failure off as the user's: a proc_exit from a plugin, with
 //     any code (even the codes wazero itself uses for a cancelled or
 //     expired context), is a fault of the call (ErrTrap), not a
@@ -150,7 +150,7 @@
 //     and rate-limited per plugin; stderr keeps its first 1 KiB and last
 //     3 KiB;
 //   - see another stream: each stream runs on its own module;
-//   - fault forever: after [Config.WithMaxFaults] consecutive faults
+//   - fault forever: after [Options].MaxFaults consecutive faults
 //     (default 5) the plugin is disabled (ErrPluginDisabled);
 //   - cost every command its failure: a file that failed to load is
 //     skipped by later runs until it changes (see the failure cache
@@ -177,7 +177,7 @@
 //
 // # On-disk caches
 //
-// Two caches live under os.UserCacheDir()/twasm ([DefaultCacheDir]), in
+// Two caches live under os.UserCacheDir()/twasm (the default [Options].CacheDir), in
 // the user's own cache directory: nothing in them is trusted more than
 // the user's account, and an attacker who can write there can already
 // write the plugin directory.

@@ -10,7 +10,7 @@ import (
 
 func TestEchoStream(t *testing.T) {
 	for _, bundled := range []bool{true, false} {
-		rt := newRuntime(t, testConfig())
+		rt := newRuntime(t, testOptions())
 		p := load(t, rt, "echo", bundled)
 		if m := p.Manifest(); m.Name != "echo" || !slices.Equal(m.Providers, []string{"echo"}) {
 			t.Fatalf("manifest %+v", m)

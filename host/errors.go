@@ -29,16 +29,16 @@ var (
 	ErrContract = errors.New("contract violation")
 )
 
-// ErrNoBundledPlugins is returned by New when the Config asks for the
+// ErrNoBundledPlugins is returned by New when the Options ask for the
 // binary's own bundled plugins (the default) and the binary has none: it
 // was built without make (`go build`, `go install`, or a program that
 // depends on this module), so internal/bundled/wasm, which is build output,
 // held no module. Build with make, or set the bundled plugins explicitly
-// (WithBundledPlugins() with none runs external plugins only).
+// (Options.Bundled set to an empty slice runs external plugins only).
 var ErrNoBundledPlugins = errors.New("host: this binary was built without its bundled plugins " +
 	"(internal/bundled/wasm holds no .wasm module, it is build output): build it with `make` " +
 	"(or `make bin/twasm`) from the repository root; a library user who wants external plugins only " +
-	"sets host.NewConfig().WithBundledPlugins()")
+	"sets host.Options.Bundled to an empty slice")
 
 // ErrPluginDisabled is wrapped by the errors of a plugin disabled after
 // too many consecutive faults: NewInstance returns it, and the calls of
@@ -70,7 +70,7 @@ func (e *UnknownProviderError) Error() string {
 // ConflictError is returned by Lookup for a provider that two external
 // plugins claim: neither serves it until one is removed. (A bundled and an
 // external plugin do not conflict: the bundled one keeps the provider
-// unless Config.WithExternalOverridesBundled says otherwise.)
+// unless Options.ExternalOverridesBundled says otherwise.)
 type ConflictError struct {
 	Provider string
 	Paths    []string // the files claiming it, in load order

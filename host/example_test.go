@@ -16,7 +16,7 @@ import (
 // says so. It is compiled, not run: its output depends on the build.
 func ExampleNew() {
 	ctx := context.Background()
-	rt, err := host.New(ctx, host.NewConfig())
+	rt, err := host.New(ctx, host.Options{})
 	if errors.Is(err, host.ErrNoBundledPlugins) {
 		log.Fatal("build the bundled plugins with make first: ", err)
 	}

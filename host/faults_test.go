@@ -13,13 +13,12 @@ import (
 	"github.com/twasm/twasm/abi"
 )
 
-// faultConfig makes faults quick to provoke: a short timeout, a small
+// faultOptions makes faults quick to provoke: a short timeout, a small
 // memory limit, and no disabling.
-func faultConfig() Config {
-	return testConfig().
-		WithCallTimeout(2 * time.Second).
-		WithMemoryLimit(64 << 20).
-		WithMaxFaults(-1)
+func faultOptions() Options {
+	o := testOptions()
+	o.CallTimeout, o.MemoryLimit, o.MaxFaults = 2*time.Second, 64<<20, -1
+	return o
 }
 
 // begin starts a stream on a new instance of p, closed when the test
@@ -49,11 +48,11 @@ func TestFaultsAreContained(t *testing.T) {
 }
 
 func testFaultsAreContained(t *testing.T, wasm func(testing.TB, string) []byte) {
-	rt := newRuntime(t, faultConfig())
+	rt := newRuntime(t, faultOptions())
 	p := loadAs(t, rt, "misbehave", wasm)
 	// Growing memory to the limit takes seconds under the race detector:
 	// the memory bomb gets a runtime whose timeout cannot fire first.
-	patient := loadAs(t, newRuntime(t, faultConfig().WithCallTimeout(time.Minute)), "misbehave", wasm)
+	patient := loadAs(t, newRuntime(t, set(faultOptions(), func(o *Options) { o.CallTimeout = time.Minute })), "misbehave", wasm)
 	ctx := context.Background()
 
 	cases := []struct {
@@ -119,7 +118,7 @@ func testFaultsAreContained(t *testing.T, wasm func(testing.TB, string) []byte) 
 				if !strings.Contains(fe.Stderr, c.stderr) {
 					t.Errorf("stderr %q lacks %q", fe.Stderr, c.stderr)
 				}
-				if len(fe.Stderr) > StderrTail+64 {
+				if len(fe.Stderr) > stderrTail+64 {
 					t.Errorf("stderr of %d bytes", len(fe.Stderr))
 				}
 			}
@@ -140,7 +139,7 @@ func testFaultsAreContained(t *testing.T, wasm func(testing.TB, string) []byte) 
 }
 
 func TestBadBufferAddressFaults(t *testing.T) {
-	rt := newRuntime(t, faultConfig())
+	rt := newRuntime(t, faultOptions())
 	p := load(t, rt, "misbehave", false)
 	ctx := context.Background()
 	in := begin(t, p, abi.BeginOptions{})
@@ -154,7 +153,7 @@ func TestBadBufferAddressFaults(t *testing.T) {
 }
 
 func TestLongFailMessageIsCut(t *testing.T) {
-	rt := newRuntime(t, faultConfig())
+	rt := newRuntime(t, faultOptions())
 	p := load(t, rt, "misbehave", false)
 	ctx := context.Background()
 	in := begin(t, p, abi.BeginOptions{})
@@ -166,7 +165,7 @@ func TestLongFailMessageIsCut(t *testing.T) {
 }
 
 func TestSDKPanicIsFatalStatus(t *testing.T) {
-	rt := newRuntime(t, faultConfig())
+	rt := newRuntime(t, faultOptions())
 	p := load(t, rt, "panicky", false)
 	ctx := context.Background()
 	in := begin(t, p, abi.BeginOptions{})
@@ -188,7 +187,7 @@ func TestSDKPanicIsFatalStatus(t *testing.T) {
 
 func TestLogIsRateLimited(t *testing.T) {
 	h := &captureHandler{}
-	rt := newRuntime(t, faultConfig().WithLogger(slog.New(h)).WithLogRate(5))
+	rt := newRuntime(t, set(faultOptions(), func(o *Options) { o.Logger = slog.New(h); o.LogRate = 5 }))
 	p := load(t, rt, "misbehave", false)
 	ctx := context.Background()
 	in := begin(t, p, abi.BeginOptions{})
@@ -209,7 +208,7 @@ func TestLogIsRateLimited(t *testing.T) {
 
 func TestDisabledAfterConsecutiveFaults(t *testing.T) {
 	h := &captureHandler{}
-	rt := newRuntime(t, faultConfig().WithMaxFaults(3).WithLogger(slog.New(h)))
+	rt := newRuntime(t, set(faultOptions(), func(o *Options) { o.MaxFaults = 3; o.Logger = slog.New(h) }))
 	p := load(t, rt, "misbehave", false)
 	ctx := context.Background()
 	in := begin(t, p, abi.BeginOptions{})
@@ -238,7 +237,7 @@ func TestDisabledAfterConsecutiveFaults(t *testing.T) {
 }
 
 func TestCallerCancellationIsNotAFault(t *testing.T) {
-	rt := newRuntime(t, faultConfig().WithCallTimeout(time.Minute).WithMaxFaults(1))
+	rt := newRuntime(t, set(faultOptions(), func(o *Options) { o.CallTimeout = time.Minute; o.MaxFaults = 1 }))
 	p := load(t, rt, "misbehave", false)
 	in := begin(t, p, abi.BeginOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -262,7 +261,7 @@ func TestCallerCancellationIsNotAFault(t *testing.T) {
 // A misbehaving plugin does not disturb streams of a good one running at
 // the same time.
 func TestFaultsWhileOthersServe(t *testing.T) {
-	rt := newRuntime(t, faultConfig())
+	rt := newRuntime(t, faultOptions())
 	good := load(t, rt, "echo", false)
 	bad := load(t, rt, "misbehave", false)
 	ctx := context.Background()

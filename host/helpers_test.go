@@ -5,7 +5,9 @@ import (
 	"context"
 	"fmt"
 	"log/slog"
+	"maps"
 	"path/filepath"
+	"slices"
 	"sync"
 	"testing"
 
@@ -40,19 +42,37 @@ func plugin(t testing.TB, name string) []byte {
 	return b
 }
 
-// testConfig isolates a test from the machine's plugins and caches
+// testOptions isolates a test from the machine's plugins and caches
 // compiled code next to the test builds.
-func testConfig() Config {
-	return NewConfig().
-		WithBundled(nil).
-		WithPluginPath().
-		WithCacheDir(filepath.Join(wasmbuild.TestCacheDir(), "wazero")).
-		WithLogger(slog.New(slog.DiscardHandler))
+func testOptions() Options {
+	return Options{
+		Bundled:    []Bundled{},
+		PluginPath: []string{},
+		CacheDir:   filepath.Join(wasmbuild.TestCacheDir(), "wazero"),
+		Logger:     slog.New(slog.DiscardHandler),
+	}
 }
 
-func newRuntime(t testing.TB, cfg Config) *Runtime {
+// set returns o changed by f: a test's variant of a base.
+func set(o Options, f func(*Options)) Options {
+	f(&o)
+	return o
+}
+
+// bundledBytes makes bundled plugins of module bytes, by file name, with
+// no recorded manifests.
+func bundledBytes(files map[string][]byte) []Bundled {
+	ps := make([]Bundled, 0, len(files))
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		b := files[name]
+		ps = append(ps, Bundled{File: name, Wasm: func() ([]byte, error) { return b, nil }})
+	}
+	return ps
+}
+
+func newRuntime(t testing.TB, opts Options) *Runtime {
 	t.Helper()
-	rt, err := New(context.Background(), cfg)
+	rt, err := New(context.Background(), opts)
 	if err != nil {
 		t.Fatal(err)
 	}

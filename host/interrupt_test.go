@@ -72,7 +72,7 @@ func loadAs(t testing.TB, rt *Runtime, name string, wasm func(testing.TB, string
 }
 
 func TestExternalPluginsAreInstrumented(t *testing.T) {
-	rt := newRuntime(t, faultConfig())
+	rt := newRuntime(t, faultOptions())
 	cases := []struct {
 		name      string
 		wasm      []byte
@@ -115,7 +115,7 @@ func TestStoppedOnTime(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	for _, mode := range stopModes {
 		t.Run(mode.name, func(t *testing.T) {
-			rt := newRuntime(t, faultConfig().WithCallTimeout(timeout))
+			rt := newRuntime(t, set(faultOptions(), func(o *Options) { o.CallTimeout = timeout }))
 			p := loadAs(t, rt, "misbehave", mode.wasm)
 			for _, cmd := range []string{"spin", "sleep"} {
 				in := begin(t, p, abi.BeginOptions{})
@@ -144,7 +144,7 @@ func TestStoppedOnTime(t *testing.T) {
 func TestInitializerIsStopped(t *testing.T) {
 	for _, mode := range stopModes {
 		t.Run(mode.name, func(t *testing.T) {
-			rt := newRuntime(t, faultConfig())
+			rt := newRuntime(t, faultOptions())
 			src := Source{Path: "initloop.wasm"}
 			wrt, compiled, err := rt.compile(context.Background(), mode.wasm(t, "initloop"), src)
 			if err != nil {

@@ -14,7 +14,7 @@ func TestLazyLoading(t *testing.T) {
 	ctx := context.Background()
 	cache := t.TempDir()
 	bundled := map[string][]byte{"echo.wasm": plugin(t, "echo"), "panicky.wasm": plugin(t, "panicky")}
-	cfg := NewConfig().WithCacheDir(cache).WithPluginPath().WithBundled(bundled)
+	cfg := Options{CacheDir: cache, PluginPath: []string{}, Bundled: bundledBytes(bundled)}
 
 	cold := newRuntime(t, cfg)
 	if got := len(cold.loaded); got != 2 {

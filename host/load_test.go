@@ -130,7 +130,7 @@ func replace(fns []wfn, name string, with ...wfn) []wfn {
 }
 
 func TestLoadRefusesModulesOffContract(t *testing.T) {
-	rt := newRuntime(t, testConfig())
+	rt := newRuntime(t, testOptions())
 	ctx := context.Background()
 	cases := []struct {
 		name string
@@ -221,14 +221,14 @@ func TestParseManifest(t *testing.T) {
 
 func TestLoadFailsInInitialize(t *testing.T) {
 	b := wasmModule(nil, replace(goodExports(), abi.ExportInitialize, wfn{name: abi.ExportInitialize, trap: true}), true)
-	_, err := newRuntime(t, testConfig()).Load(context.Background(), b, Source{Path: "init.wasm"})
+	_, err := newRuntime(t, testOptions()).Load(context.Background(), b, Source{Path: "init.wasm"})
 	if err == nil || !strings.Contains(err.Error(), "host: load init.wasm: plugin trapped: _initialize: ") || !strings.Contains(err.Error(), "wasm error: unreachable") || !errors.Is(err, ErrTrap) {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestLoadRefusesBadStatusesAtHandshake(t *testing.T) {
-	rt := newRuntime(t, testConfig())
+	rt := newRuntime(t, testOptions())
 	for _, c := range []struct {
 		fns  []wfn
 		want string

@@ -15,7 +15,7 @@ func TestMemoryStaysFlat(t *testing.T) {
 	if testing.Short() {
 		t.Skip("long stream")
 	}
-	rt := newRuntime(t, testConfig())
+	rt := newRuntime(t, testOptions())
 	p := load(t, rt, "echo", true)
 	ctx := context.Background()
 	in, err := p.NewInstance(ctx)

@@ -233,12 +233,12 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 	return m, nil
 }
 
-// InitTimeout is the least time an external plugin's initialisation
+// initTimeout is the least time an external plugin's initialisation
 // (instantiation and _initialize, the Go or TinyGo runtime starting) is
 // given. It is not input processing, and on a loaded machine it can take
 // longer than a per-line call budget; an initialiser that never returns is
 // still stopped.
-const InitTimeout = 30 * time.Second
+const initTimeout = 30 * time.Second
 
 // initContext bounds the instantiation of a plugin in the sandboxed
 // runtime, where a start section would run; _initialize is then called
@@ -496,7 +496,7 @@ func (m *module) classify(ctx context.Context, fn string, err error) error {
 	return fmt.Errorf("%w: %s: %s", ErrTrap, fn, msg)
 }
 
-// memoryHint says how to raise the memory limit, when the Config says.
+// memoryHint says how to raise the memory limit, when the Options say.
 func (p *Plugin) memoryHint() string {
 	if h := p.rt.s.memoryHint; h != "" {
 		return "; " + h
@@ -516,7 +516,7 @@ func (m *module) outOfMemory() bool {
 	return m.mem != nil && uint64(m.mem.Size())+8<<20 >= limit
 }
 
-// tail keeps the first stderrHead and the last StderrTail-stderrHead
+// tail keeps the first stderrHead and the last stderrTail-stderrHead
 // bytes written to it: a Go runtime prints what went wrong first ("fatal
 // error: out of memory", "panic: ...") and then every goroutine's stack,
 // so the head says why and the tail says where.
@@ -538,7 +538,7 @@ func (t *tail) Write(b []byte) (int, error) {
 		t.head = append(t.head, b[:k]...)
 		b = b[k:]
 	}
-	const keep = StderrTail - stderrHead
+	const keep = stderrTail - stderrHead
 	if len(b) >= keep {
 		t.cut += int64(len(t.buf) + len(b) - keep)
 		t.buf = append(t.buf[:0], b[len(b)-keep:]...)

@@ -105,7 +105,7 @@ var castagnoli = crc32.MakeTable(crc32.Castagnoli)
 
 // overrideHint says how to let an external plugin take a provider from a
 // bundled one.
-const overrideHint = "to use the external plugin instead, pass --plugin-override (Config.WithExternalOverridesBundled)"
+const overrideHint = "to use the external plugin instead, pass --plugin-override (Options.ExternalOverridesBundled)"
 
 // contentKey identifies a plugin file cheaply: hardware crc32c runs at
 // memory speed, where sha256 of every bundled plugin would cost a large

@@ -43,9 +43,10 @@ func TestRegistry(t *testing.T) {
 	writeFile(t, dir1, "echo-copy.wasm", echo)
 
 	t.Run("lookup", func(t *testing.T) {
-		rt := newRuntime(t, testConfig().
-			WithBundled(map[string][]byte{"echo.wasm": echo}).
-			WithPluginPath(dir1, filepath.Join(dir1, "missing")))
+		rt := newRuntime(t, set(testOptions(), func(o *Options) {
+			o.Bundled = bundledBytes(map[string][]byte{"echo.wasm": echo})
+			o.PluginPath = []string{dir1, filepath.Join(dir1, "missing")}
+		}))
 		p, err := rt.Lookup(context.Background(), "echo")
 		if err != nil || !p.Info().Bundled {
 			t.Fatalf("echo: %v", err)
@@ -73,7 +74,7 @@ func TestRegistry(t *testing.T) {
 
 	t.Run("conflict between external plugins", func(t *testing.T) {
 		a := writeFile(t, dir2, "a.wasm", variant(echo, "a"))
-		rt := newRuntime(t, testConfig().WithPluginPath(dir2, dir1))
+		rt := newRuntime(t, set(testOptions(), func(o *Options) { o.PluginPath = []string{dir2, dir1} }))
 		_, err := rt.Lookup(context.Background(), "echo")
 		var ce *ConflictError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), filepath.Join(dir1, "echo-copy.wasm")) {
@@ -90,11 +91,14 @@ func TestRegistry(t *testing.T) {
 
 	t.Run("external against bundled", func(t *testing.T) {
 		ext := writeFile(t, t.TempDir(), "echo2.wasm", variant(echo, "ext"))
-		cfg := testConfig().WithBundled(map[string][]byte{"echo.wasm": echo}).WithPluginPath(filepath.Dir(ext))
+		cfg := set(testOptions(), func(o *Options) {
+			o.Bundled = bundledBytes(map[string][]byte{"echo.wasm": echo})
+			o.PluginPath = []string{filepath.Dir(ext)}
+		})
 		// Without the override the bundled plugin keeps working, and a
 		// warning names the external file and the way to choose it.
 		h := &captureHandler{}
-		rt := newRuntime(t, cfg.WithLogger(slogNew(h)))
+		rt := newRuntime(t, set(cfg, func(o *Options) { o.Logger = slogNew(h) }))
 		p, err := rt.Lookup(context.Background(), "echo")
 		if err != nil || !p.Info().Bundled {
 			t.Fatalf("without override: %v", err)
@@ -105,7 +109,7 @@ func TestRegistry(t *testing.T) {
 		if info := rt.List(ctx)[1]; info.Origin != ext || len(info.Problems) != 1 || !strings.Contains(info.Problems[0], "--plugin-override") {
 			t.Fatalf("external info: %+v", info)
 		}
-		rt = newRuntime(t, cfg.WithExternalOverridesBundled(true))
+		rt = newRuntime(t, set(cfg, func(o *Options) { o.ExternalOverridesBundled = true }))
 		p, err = rt.Lookup(context.Background(), "echo")
 		if err != nil || p.Info().Origin != ext {
 			t.Fatalf("with override: %v", err)
@@ -117,7 +121,7 @@ func TestRegistry(t *testing.T) {
 
 	t.Run("unreadable directory", func(t *testing.T) {
 		f := writeFile(t, t.TempDir(), "file", nil)
-		rt := newRuntime(t, testConfig().WithPluginPath(f))
+		rt := newRuntime(t, set(testOptions(), func(o *Options) { o.PluginPath = []string{f} }))
 		if l := rt.List(ctx); len(l) != 1 || l[0].Err == nil {
 			t.Fatalf("list: %+v", l)
 		}
@@ -139,39 +143,37 @@ func TestDefaultPluginPath(t *testing.T) {
 	if dir, err := os.UserConfigDir(); err == nil && got[len(got)-1] != filepath.Join(dir, "twasm", "plugins") {
 		t.Fatalf("got %q", got)
 	}
-	if d := DefaultCacheDir(); d != "" && !strings.HasSuffix(d, filepath.Join("twasm", "wazero")) {
+	if d := defaultCacheDir(); d != "" && !strings.HasSuffix(d, filepath.Join("twasm", "wazero")) {
 		t.Fatalf("cache dir %q", d)
 	}
 }
 
-func TestConfig(t *testing.T) {
-	base := NewConfig()
-	c := base.WithMemoryLimit(64 << 20).WithPluginPath("/x")
-	if base.memoryLimit != 0 || base.pluginPathSet {
-		t.Fatal("a With method modified its receiver")
-	}
+func TestOptions(t *testing.T) {
 	dirs := []string{"/a"}
-	c = c.WithPluginPath(dirs...)
+	s, err := Options{Bundled: []Bundled{}, PluginPath: dirs}.resolve()
 	dirs[0] = "/changed"
-	if c.pluginPath[0] != "/a" {
-		t.Fatal("WithPluginPath kept the caller's slice")
+	if err != nil || s.pluginPath[0] != "/a" {
+		t.Fatalf("New kept the caller's slice: %v, %v", s.pluginPath, err)
 	}
-	s, err := NewConfig().WithBundled(nil).WithPluginPath().resolve()
-	if err != nil || s.memoryPages != DefaultMemoryLimit/pageSize || s.callTimeout != DefaultCallTimeout || s.maxFaults != DefaultMaxFaults || s.poolSize < 1 {
+	if s, err := (Options{NoDiskCache: true, CacheDir: "/x", Bundled: []Bundled{}}).resolve(); err != nil || s.cacheDir != "" {
+		t.Fatalf("NoDiskCache: cache dir %q, %v", s.cacheDir, err)
+	}
+	s, err = Options{Bundled: []Bundled{}, PluginPath: []string{}}.resolve()
+	if err != nil || s.memoryPages != DefaultMemoryLimit/pageSize || s.callTimeout != DefaultCallTimeout || s.maxFaults != defaultMaxFaults || s.poolSize < 1 {
 		t.Fatalf("defaults: %+v, %v", s, err)
 	}
 	for _, c := range []struct {
-		cfg  Config
+		opts Options
 		want string
 	}{
-		{NewConfig().WithMemoryLimit(1 << 20), "below the 8 MiB"},
-		{NewConfig().WithMemoryLimit(8 << 30), "exceeds the 4 GiB"},
-		{NewConfig().WithCallTimeout(-time.Second), "negative call timeout"},
-		{NewConfig().WithPoolSize(-1), "negative pool size"},
-		{NewConfig().WithLogRate(-1), "negative log rate"},
-		{NewConfig().WithCompilationWorkers(-1), "negative compilation workers"},
+		{Options{MemoryLimit: 1 << 20}, "below the 8 MiB"},
+		{Options{MemoryLimit: 8 << 30}, "exceeds the 4 GiB"},
+		{Options{CallTimeout: -time.Second}, "negative call timeout"},
+		{Options{PoolSize: -1}, "negative pool size"},
+		{Options{LogRate: -1}, "negative log rate"},
+		{Options{CompilationWorkers: -1}, "negative compilation workers"},
 	} {
-		if _, err := New(context.Background(), c.cfg.WithBundled(nil).WithPluginPath()); err == nil || !strings.Contains(err.Error(), c.want) {
+		if _, err := New(context.Background(), set(c.opts, func(o *Options) { o.Bundled = []Bundled{}; o.PluginPath = []string{} })); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("got %v, want %q", err, c.want)
 		}
 	}
@@ -180,7 +182,7 @@ func TestConfig(t *testing.T) {
 func TestCacheDirFallsBackToMemory(t *testing.T) {
 	f := writeFile(t, t.TempDir(), "file", nil)
 	h := &captureHandler{}
-	rt := newRuntime(t, testConfig().WithCacheDir(filepath.Join(f, "sub")).WithLogger(slogNew(h)))
+	rt := newRuntime(t, set(testOptions(), func(o *Options) { o.CacheDir = filepath.Join(f, "sub"); o.Logger = slogNew(h) }))
 	if h.count("compilation cache unavailable") != 1 {
 		t.Fatalf("log: %q", h.msgs)
 	}
@@ -191,14 +193,14 @@ func TestCacheDirFallsBackToMemory(t *testing.T) {
 		t.Fatalf("got %v", err)
 	}
 	// No cache at all works too.
-	if _, err := newRuntime(t, testConfig().WithCacheDir("")).Load(context.Background(), tiny, Source{Path: "t"}); err == nil || !strings.Contains(err.Error(), "manifest") {
+	if _, err := newRuntime(t, set(testOptions(), func(o *Options) { o.NoDiskCache = true })).Load(context.Background(), tiny, Source{Path: "t"}); err == nil || !strings.Contains(err.Error(), "manifest") {
 		t.Fatalf("got %v", err)
 	}
 }
 
 func TestPoolAndClose(t *testing.T) {
 	ctx := context.Background()
-	rt := newRuntime(t, testConfig().WithPoolSize(1))
+	rt := newRuntime(t, set(testOptions(), func(o *Options) { o.PoolSize = 1 }))
 	p := load(t, rt, "echo", true)
 	a, _ := p.NewInstance(ctx)
 	b, _ := p.NewInstance(ctx)
@@ -228,7 +230,7 @@ func TestPoolAndClose(t *testing.T) {
 }
 
 func TestVerify(t *testing.T) {
-	rt := newRuntime(t, faultConfig())
+	rt := newRuntime(t, faultOptions())
 	ctx := context.Background()
 	r, err := rt.Verify(ctx, plugin(t, "echo"))
 	if err != nil || !r.OK() || r.ABIVersion != fmt.Sprintf("%d.%d", abi.Major, abi.Minor) || r.Manifest == nil || r.Manifest.Name != "echo" || r.Size == 0 || len(r.SHA256) != 64 {
@@ -275,9 +277,9 @@ func TestFailedLoadIsRemembered(t *testing.T) {
 	// The shared cache keeps compiled code (compiling a Go module anew
 	// for each runtime takes minutes under -race); the failure record
 	// this test makes is removed before and after.
-	cfg := testConfig().WithPluginPath(dir)
+	cfg := set(testOptions(), func(o *Options) { o.PluginPath = []string{dir} })
 	cfg.initTimeout = 300 * time.Millisecond
-	record := filepath.Join(cfg.cacheDir, "manifests", contentKey(plugin(t, "initloop"))+".failed.json")
+	record := filepath.Join(cfg.CacheDir, "manifests", contentKey(plugin(t, "initloop"))+".failed.json")
 	os.Remove(record)
 	t.Cleanup(func() { os.Remove(record) })
 	ctx := context.Background()
@@ -292,7 +294,7 @@ func TestFailedLoadIsRemembered(t *testing.T) {
 	rt.Close(ctx)
 
 	h := &captureHandler{}
-	rt = newRuntime(t, cfg.WithLogger(slogNew(h)))
+	rt = newRuntime(t, set(cfg, func(o *Options) { o.Logger = slogNew(h) }))
 	if l := rt.List(ctx); len(l) != 1 || !errors.Is(l[0].Err, ErrTimeout) {
 		t.Fatalf("first run: %+v", l)
 	}
@@ -305,7 +307,7 @@ func TestFailedLoadIsRemembered(t *testing.T) {
 	// the outcome and the one message say it was not run.
 	for range 2 {
 		h := &captureHandler{}
-		rt := newRuntime(t, cfg.WithLogger(slogNew(h)))
+		rt := newRuntime(t, set(cfg, func(o *Options) { o.Logger = slogNew(h) }))
 		var fb *FailedBeforeError
 		l := rt.List(ctx)
 		if len(l) != 1 || !errors.As(l[0].Err, &fb) || fb.Path != path || !strings.Contains(fb.Error(), "ran longer than") {
@@ -317,7 +319,7 @@ func TestFailedLoadIsRemembered(t *testing.T) {
 	}
 
 	// Higher limits, another chance.
-	raised := cfg.WithCallTimeout(2 * DefaultCallTimeout)
+	raised := set(cfg, func(o *Options) { o.CallTimeout = 2 * DefaultCallTimeout })
 	raised.initTimeout = 300 * time.Millisecond
 	if l := newRuntime(t, raised).List(ctx); len(l) != 1 || !errors.Is(l[0].Err, ErrTimeout) {
 		t.Fatalf("with a higher limit: %+v", l)

@@ -50,7 +50,7 @@ type Source struct {
 	Bundled bool
 }
 
-// New validates cfg, opens the compilation cache, and builds the plugin
+// New validates opts, opens the compilation cache, and builds the plugin
 // registry: the bundled plugins, then the external plugins on the plugin
 // path, with the providers each serves. It compiles only what it must: a
 // plugin whose manifest the build recorded (bundled) or the manifest cache
@@ -59,11 +59,11 @@ type Source struct {
 // run) and instantiated once now, in parallel, to read their manifest; an
 // external plugin that failed to load before and has not changed is
 // skipped. A plugin that fails to load does not fail New: List reports it with its
-// error and its providers stay unknown. New fails for an invalid Config,
-// with ErrNoBundledPlugins when the Config asks for the binary's own
-// bundled plugins and it has none, or when the runtimes cannot be created.
-func New(ctx context.Context, cfg Config) (*Runtime, error) {
-	s, err := cfg.resolve()
+// error and its providers stay unknown. New fails for invalid Options,
+// with ErrNoBundledPlugins when the Options ask for the binary's own
+// bundled plugins (the default) and it has none, or when the runtimes cannot be created.
+func New(ctx context.Context, opts Options) (*Runtime, error) {
+	s, err := opts.resolve()
 	if err != nil {
 		return nil, err
 	}

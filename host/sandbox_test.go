@@ -18,7 +18,7 @@ import (
 // are stopped.
 func TestStoppedWhateverTheInstructions(t *testing.T) {
 	const timeout = time.Second
-	cfg := faultConfig().WithCallTimeout(timeout).WithMemoryLimit(256 << 20)
+	cfg := set(faultOptions(), func(o *Options) { o.CallTimeout = timeout; o.MemoryLimit = 256 << 20 })
 	modes := append(stopModes[:len(stopModes):len(stopModes)], struct {
 		name string
 		wasm func(testing.TB, string) []byte
@@ -58,7 +58,7 @@ func TestStoppedWhateverTheInstructions(t *testing.T) {
 func TestInitializerFillIsStopped(t *testing.T) {
 	for _, mode := range stopModes {
 		t.Run(mode.name, func(t *testing.T) {
-			rt := newRuntime(t, faultConfig().WithMemoryLimit(256<<20))
+			rt := newRuntime(t, set(faultOptions(), func(o *Options) { o.MemoryLimit = 256 << 20 }))
 			src := Source{Path: "initfill.wasm"}
 			wrt, compiled, err := rt.compile(context.Background(), mode.wasm(t, "initfill"), src)
 			if err != nil {
@@ -84,7 +84,7 @@ func TestInitializerFillIsStopped(t *testing.T) {
 func TestProcExitIsAFault(t *testing.T) {
 	for _, mode := range stopModes {
 		t.Run(mode.name, func(t *testing.T) {
-			rt := newRuntime(t, faultConfig())
+			rt := newRuntime(t, faultOptions())
 			p := loadAs(t, rt, "misbehave", mode.wasm)
 			ctx := context.Background()
 			for _, code := range []string{"0", "1", "4294967295", "4026531839"} {
@@ -122,7 +122,10 @@ func TestProcExitIsAFault(t *testing.T) {
 // large input is not taken for a loop; the error names the limit and says
 // how to raise it.
 func TestTimeLimitScalesWithInput(t *testing.T) {
-	rt := newRuntime(t, faultConfig().WithCallTimeout(time.Second).WithLimitHints("raise it with --plugin-timeout", "raise it with --plugin-memory"))
+	rt := newRuntime(t, set(faultOptions(), func(o *Options) {
+		o.CallTimeout = time.Second
+		o.TimeoutHint, o.MemoryHint = "raise it with --plugin-timeout", "raise it with --plugin-memory"
+	}))
 	p := load(t, rt, "misbehave", false)
 	cases := []struct {
 		input int
@@ -138,7 +141,7 @@ func TestTimeLimitScalesWithInput(t *testing.T) {
 	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "time limit of 1s (1s per MiB of input); raise it with --plugin-timeout") {
 		t.Fatalf("%v", err)
 	}
-	patient := load(t, newRuntime(t, faultConfig().WithLimitHints("", "raise it with --plugin-memory")), "misbehave", false)
+	patient := load(t, newRuntime(t, set(faultOptions(), func(o *Options) { o.TimeoutHint, o.MemoryHint = "", "raise it with --plugin-memory" })), "misbehave", false)
 	in = begin(t, patient, abi.BeginOptions{})
 	_, err = in.Feed(context.Background(), batch(1, "bomb"))
 	if !errors.Is(err, ErrOutOfMemory) || !strings.Contains(err.Error(), "memory limit of 64 MiB") || !strings.Contains(err.Error(), "--plugin-memory") {

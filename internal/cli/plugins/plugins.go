@@ -134,7 +134,7 @@ func Verify(ctx context.Context, opts *VerifyOptions) error {
 	if err != nil {
 		return &cmdutil.InputError{Path: opts.File, Err: err}
 	}
-	rt, err := host.New(ctx, host.NewConfig().WithBundled(map[string][]byte{}).WithPluginPath().WithLogger(opts.F.Logger()))
+	rt, err := host.New(ctx, host.Options{Bundled: []host.Bundled{}, PluginPath: []string{}, Logger: opts.F.Logger()})
 	if err != nil {
 		return err
 	}

@@ -58,20 +58,20 @@ func Open(ctx context.Context, f *cmdutil.Factory, fl Flags) (*host.Runtime, err
 		return nil, err
 	}
 	timeout, memory := cmp.Or(fl.Timeout, conf.Timeout), cmp.Or(fl.Memory, conf.Memory)
-	cfg := host.NewConfig().
-		WithPluginPath(append(append([]string(nil), fl.PluginPath...), host.DefaultPluginPath()...)...).
-		WithLogger(f.Logger()).
-		WithCallTimeout(timeout).
-		WithMemoryLimit(uint64(memory)).
-		WithExternalOverridesBundled(fl.Override || conf.Override).
-		WithStackTraces(conf.StackTraces || f.Getenv != nil && f.Getenv(EnvStackTraces) != "").
-		WithLimitHints(
-			fmt.Sprintf("raise it with --plugin-timeout or %q in %s", "plugin_timeout", conf.path),
-			fmt.Sprintf("raise it with --plugin-memory or %q in %s", "plugin_memory", conf.path))
+	opts := host.Options{
+		PluginPath:               append(append([]string(nil), fl.PluginPath...), host.DefaultPluginPath()...),
+		Logger:                   f.Logger(),
+		CallTimeout:              timeout,
+		MemoryLimit:              uint64(memory),
+		ExternalOverridesBundled: fl.Override || conf.Override,
+		StackTraces:              conf.StackTraces || f.Getenv != nil && f.Getenv(EnvStackTraces) != "",
+		TimeoutHint:              fmt.Sprintf("raise it with --plugin-timeout or %q in %s", "plugin_timeout", conf.path),
+		MemoryHint:               fmt.Sprintf("raise it with --plugin-memory or %q in %s", "plugin_memory", conf.path),
+	}
 	if fl.Timeout < 0 {
 		return nil, cmdutil.FlagErrorf("--plugin-timeout must be positive")
 	}
-	rt, err := host.New(ctx, cfg)
+	rt, err := host.New(ctx, opts)
 	if err != nil {
 		return nil, fmt.Errorf("start the plugin host: %w", err)
 	}

@@ -18,8 +18,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 
 	"github.com/twasm/twasm/host"
@@ -57,8 +59,13 @@ func run(ctx context.Context, dir string) error {
 		}
 		files[filepath.Base(path)] = b
 	}
-	rt, err := host.New(ctx, host.NewConfig().WithCacheDir("").WithPluginPath().WithBundled(files).
-		WithLogger(slog.New(slog.NewTextHandler(io.Discard, nil))))
+	ps := make([]host.Bundled, 0, len(files))
+	for _, name := range slices.Sorted(maps.Keys(files)) {
+		b := files[name]
+		ps = append(ps, host.Bundled{File: name, Wasm: func() ([]byte, error) { return b, nil }})
+	}
+	rt, err := host.New(ctx, host.Options{NoDiskCache: true, PluginPath: []string{}, Bundled: ps,
+		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err
 	}

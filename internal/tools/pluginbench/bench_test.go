@@ -137,7 +137,7 @@ var (
 func wasmPlugin(b testing.TB, name string, sandboxed bool) *host.Plugin {
 	b.Helper()
 	hostOnce.Do(func() {
-		hostRT, hostErr = host.New(context.Background(), host.NewConfig().WithBundled(map[string][]byte{}).WithPluginPath())
+		hostRT, hostErr = host.New(context.Background(), host.Options{Bundled: []host.Bundled{}, PluginPath: []string{}})
 	})
 	if hostErr != nil {
 		b.Fatal(hostErr)
