@@ -126,7 +126,7 @@ func TestCapture(t *testing.T) {
 						require.NoError(t, a.Feed(ctx, []byte(c)))
 					}
 					require.NoError(t, a.FeedStderr([]byte(tc.stderr)))
-					res, err = a.Finish(ctx, transcript.Int(0))
+					res, err = a.Finish(ctx, new(0))
 					return err
 				})
 			})

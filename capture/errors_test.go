@@ -132,7 +132,7 @@ func TestMaskedTailWithoutNewline(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, a.Feed(ctx, []byte(`{"t":"text","v":"last sk-secret"}`)))
 		require.NoError(t, a.FeedStderr([]byte("no newline sk-secret")))
-		res, err := a.Finish(ctx, transcript.Int(1))
+		res, err := a.Finish(ctx, new(1))
 		require.NoError(t, err)
 		raw, err := os.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path)))
 		require.NoError(t, err)

@@ -29,8 +29,8 @@ func TestRun(t *testing.T) {
 	}{
 		{name: "ok", stdout: `{"t":"text","v":"hi"}` + "\n" + `{"t":"end"}` + "\n", status: "ok"},
 		{name: "no terminal event", stdout: `{"t":"text","v":"hi"}` + "\n", status: "incomplete", agentErr: true},
-		{name: "no terminal event, non-zero exit", stdout: `{"t":"text","v":"hi"}` + "\n", exit: transcript.Int(3), status: "error", agentErr: true},
-		{name: "terminal event over exit code", stdout: `{"t":"end"}` + "\n", exit: transcript.Int(1), status: "ok"},
+		{name: "no terminal event, non-zero exit", stdout: `{"t":"text","v":"hi"}` + "\n", exit: new(3), status: "error", agentErr: true},
+		{name: "terminal event over exit code", stdout: `{"t":"end"}` + "\n", exit: new(1), status: "ok"},
 		{name: "stderr kept", stdout: `{"t":"end"}` + "\n", stderr: "warning: x\n", status: "ok"},
 		{name: "silent lines", stdout: `{"t":"quiet"}` + "\n" + `{"t":"other"}` + "\n" + `{"t":"quiet"}` + "\n" + `{"t":"end"}` + "\n", status: "ok", silent: []int{1, 3}},
 	}

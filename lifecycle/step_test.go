@@ -614,7 +614,7 @@ func TestSubRunOpenFailure(t *testing.T) {
 	// The links name children whose files could not be created: the
 	// validator says so, and nothing else is wrong.
 	for _, is := range validate(t, store, id).Errors {
-		eq(t, transcript.CodeChildMissing, is.Code, is.String())
+		eq(t, "child_missing", is.Code, is.String())
 	}
 	parent := readEvents(t, store, id)
 	eq(t, transcript.StatusError, find(parent, transcript.StepCallWorkflowCompleted, "s.sub")[0].Step().Status)

@@ -93,7 +93,7 @@ func checkValidate(t testing.TB, path, runID string) {
 	rep := transcript.Validate(f, transcript.ValidateOptions{RunID: runID})
 	for _, is := range rep.Errors {
 		switch is.Code {
-		case transcript.CodeMissingRunStarted, transcript.CodeMissingPath, transcript.CodeStepUnclosed:
+		case "missing_run_started", "missing_path", "step_unclosed":
 		default:
 			t.Fatalf("validate: %s", is)
 		}

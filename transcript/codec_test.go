@@ -22,7 +22,7 @@ func fullEvents() []*Event {
 			Payload: &StepPayload{Name: "a", Kind: KindAgent, Status: StatusError, Error: "boom", Result: res}},
 		{Seq: 4, RunID: runA, Type: MessageAssistant, Path: "a", Timestamp: t0,
 			Payload: &MessagePayload{Role: "assistant", Model: "m", ID: "msg_1", StopReason: "end_turn", RawLine: 7,
-				Usage: &Usage{InputTokens: Int64(5), CacheReadTokens: Int64(1), CacheWriteTokens: Int64(2), OutputTokens: Int64(3), ReasoningTokens: Int64(1)},
+				Usage: &Usage{InputTokens: new(int64(5)), CacheReadTokens: new(int64(1)), CacheWriteTokens: new(int64(2)), OutputTokens: new(int64(3)), ReasoningTokens: new(int64(1))},
 				Blocks: []Block{
 					{Type: BlockThinking, Fidelity: FidelityAgentEmitted, Thinking: "hmm", Redacted: true},
 					{Type: BlockText, Fidelity: FidelityAgentEmitted, Text: "hi"},
@@ -42,7 +42,7 @@ func fullEvents() []*Event {
 				Kind: ToolExecute, Command: "ls", RawLine: 9}},
 		{Seq: 7, RunID: runA, Type: ToolResult, Path: "a", Timestamp: t0,
 			Payload: &ToolPayload{Name: "bash", CallID: "t1", Output: "", Error: "exit 1", Fidelity: FidelityRouter,
-				ExitCode: Int(1), Status: StatusError}},
+				ExitCode: new(1), Status: StatusError}},
 		{Seq: 8, RunID: runA, Type: RunCompleted, Timestamp: t0,
 			Payload: &StepPayload{Name: "wf", Kind: KindWorkflow, Status: StatusCancelled}},
 	}
@@ -283,7 +283,7 @@ func TestDecodeNullsAndDefaults(t *testing.T) {
 		t.Fatal("missing payload should decode as empty")
 	}
 	e, err = DecodeEvent([]byte(`{"type":"x.y"}`))
-	isErr(t, err, ErrUnknownEventType)
+	isErr(t, err, errAnyUnknownEventType)
 	if p, ok := e.Payload.(*RawPayload); !ok || p.JSON != nil {
 		t.Fatalf("payload %#v", e.Payload)
 	}
@@ -305,14 +305,14 @@ func TestIsWarning(t *testing.T) {
 }
 
 func TestVocabularies(t *testing.T) {
-	for _, et := range EventTypes {
+	for _, et := range eventTypes {
 		if !et.Valid() || et.PayloadKind() == PayloadUnknown {
 			t.Fatalf("%s", et)
 		}
 	}
 	eq(t, EventType("run.paused").Valid(), false, "unknown event")
 	eq(t, EventType("run.paused").PayloadKind(), PayloadUnknown, "unknown payload kind")
-	for _, bt := range BlockTypes {
+	for _, bt := range blockTypes {
 		eq(t, bt.Valid(), true, string(bt))
 	}
 	eq(t, BlockType("image").Valid(), false, "image")
@@ -321,7 +321,7 @@ func TestVocabularies(t *testing.T) {
 		"sp ace": false, StepKind(strings.Repeat("a", 65)): false} {
 		eq(t, k.Valid(), want, string(k))
 	}
-	eq(t, StepKind("mine").Builtin(), false, "custom not builtin")
+	eq(t, StepKind("mine").builtin(), false, "custom not builtin")
 	for k, want := range map[ToolKind]bool{"": true, ToolExecute: true, ToolRead: true, ToolEdit: true, ToolSearch: true,
 		ToolFetch: true, ToolThink: true, ToolOther: true, "x": false} {
 		eq(t, k.Valid(), want, string(k))
@@ -344,13 +344,12 @@ func TestUsage(t *testing.T) {
 	u := &Usage{}
 	eq(t, u.IsZero(), true, "empty usage")
 	u.Add(nil)
-	u.Add(&Usage{InputTokens: Int64(3), ReasoningTokens: Int64(1)})
-	u.Add(&Usage{InputTokens: Int64(4), OutputTokens: Int64(2), CacheReadTokens: Int64(1), CacheWriteTokens: Int64(1)})
+	u.Add(&Usage{InputTokens: new(int64(3)), ReasoningTokens: new(int64(1))})
+	u.Add(&Usage{InputTokens: new(int64(4)), OutputTokens: new(int64(2)), CacheReadTokens: new(int64(1)), CacheWriteTokens: new(int64(1))})
 	eq(t, *u.InputTokens, int64(7), "input")
 	eq(t, *u.OutputTokens, int64(2), "output")
 	eq(t, *u.ReasoningTokens, int64(1), "reasoning")
 	eq(t, u.IsZero(), false, "set")
-	eq(t, *Float(1.5), 1.5, "Float")
 }
 
 func TestUnquote(t *testing.T) {

@@ -7,23 +7,20 @@ import (
 	"time"
 )
 
-// Sentinels for decoding. Unknown types are warnings: the event is still
-// returned, with the type string intact.
-var (
-	ErrMalformed        = errors.New("malformed transcript line")
-	ErrUnknownEventType = errors.New("unknown event type")
-	ErrUnknownBlockType = errors.New("unknown block type")
-)
+// ErrMalformed is wrapped by the error for a line that is not a transcript
+// event.
+var ErrMalformed = errors.New("malformed transcript line")
 
-// UnknownEventTypeError reports an event type outside the vocabulary.
+// UnknownEventTypeError is a warning: the event's type is outside the
+// vocabulary. The event is still returned, with the type string intact
+// and its payload as a [*RawPayload].
 type UnknownEventTypeError struct{ Type string }
 
 func (e *UnknownEventTypeError) Error() string { return fmt.Sprintf("unknown event type %q", e.Type) }
 
-// Is makes errors.Is(err, ErrUnknownEventType) true.
-func (e *UnknownEventTypeError) Is(target error) bool { return target == ErrUnknownEventType }
-
-// UnknownBlockTypeError reports a block type outside the vocabulary.
+// UnknownBlockTypeError is a warning: a block's type is outside the
+// vocabulary. The event is still returned, with the block's type string
+// intact.
 type UnknownBlockTypeError struct {
 	Type  string
 	Index int // position of the block in its message
@@ -33,11 +30,9 @@ func (e *UnknownBlockTypeError) Error() string {
 	return fmt.Sprintf("unknown block type %q (block %d)", e.Type, e.Index)
 }
 
-// Is makes errors.Is(err, ErrUnknownBlockType) true.
-func (e *UnknownBlockTypeError) Is(target error) bool { return target == ErrUnknownBlockType }
-
 // IsWarning reports whether err (from [DecodeEvent]) only carries warnings
-// about unknown types, so that the returned event is usable.
+// about unknown types ([*UnknownEventTypeError], [*UnknownBlockTypeError]),
+// so that the returned event is usable.
 func IsWarning(err error) bool {
 	if err == nil {
 		return false
@@ -45,7 +40,7 @@ func IsWarning(err error) bool {
 	if errors.Is(err, ErrMalformed) {
 		return false
 	}
-	return errors.Is(err, ErrUnknownEventType) || errors.Is(err, ErrUnknownBlockType)
+	return errors.As(err, new(*UnknownEventTypeError)) || errors.As(err, new(*UnknownBlockTypeError))
 }
 
 func malformed(format string, args ...any) error {

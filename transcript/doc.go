@@ -41,9 +41,9 @@
 //     LF, so one event is always exactly one line.
 //   - Decoding is tolerant: an unknown event type or block type decodes
 //     with its type string intact and is reported with a typed error
-//     ([*UnknownEventTypeError], [*UnknownBlockTypeError], both matching
-//     [ErrUnknownEventType] / [ErrUnknownBlockType] under errors.Is) that a
-//     caller can treat as a warning; unknown fields are kept in Extra and
+//     ([*UnknownEventTypeError], [*UnknownBlockTypeError]; [IsWarning]
+//     tells them from a malformed line) that a caller can treat as a
+//     warning; unknown fields are kept in Extra and
 //     written back unchanged.
 //
 // # Reading and validating

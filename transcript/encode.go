@@ -250,7 +250,7 @@ func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
 	if p.CallID == "" {
 		return b, invalid("%s: empty call_id", t)
 	}
-	if !ValidToolStatus(p.Status) {
+	if !validToolStatus(p.Status) {
 		return b, invalid("%s: status %q is not ok, error, denied or cancelled", t, p.Status)
 	}
 	b = append(b, `{"name":`...)

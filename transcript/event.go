@@ -249,12 +249,3 @@ type Block struct {
 func TextBlock(s string) Block {
 	return Block{Type: BlockText, Fidelity: FidelityAgentEmitted, Text: s}
 }
-
-// Int returns a pointer to v, for optional integer fields.
-func Int(v int) *int { return &v }
-
-// Int64 returns a pointer to v, for Usage figures.
-func Int64(v int64) *int64 { return &v }
-
-// Float returns a pointer to v.
-func Float(v float64) *float64 { return &v }

@@ -115,9 +115,28 @@ func eq[T comparable](t testing.TB, got, want T, what string) {
 	}
 }
 
+// Markers a test table gives in place of a sentinel, to match a typed
+// error with errors.As.
+var (
+	errAnyUnknownEventType = errors.New("any *UnknownEventTypeError")
+	errAnyUnknownBlockType = errors.New("any *UnknownBlockTypeError")
+)
+
+// matches reports whether err matches target: a sentinel, or one of the
+// markers above.
+func matches(err, target error) bool {
+	switch target {
+	case errAnyUnknownEventType:
+		return errors.As(err, new(*UnknownEventTypeError))
+	case errAnyUnknownBlockType:
+		return errors.As(err, new(*UnknownBlockTypeError))
+	}
+	return errors.Is(err, target)
+}
+
 func isErr(t testing.TB, err, target error) {
 	t.Helper()
-	if !errors.Is(err, target) {
+	if !matches(err, target) {
 		t.Fatalf("error %v does not match %v", err, target)
 	}
 }

@@ -45,30 +45,16 @@ func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e
 // errors.As(err, &unknownTypeErr) see through the line number.
 func (e *LineError) Unwrap() error { return e.Err }
 
-// ReaderOption configures a [Reader].
-type ReaderOption func(*readerConfig)
-
-type readerConfig struct {
-	maxLine int
-	bufSize int
-}
-
-// WithMaxLineSize sets the longest line, in bytes and without its LF, that
-// the reader decodes. A longer line is reported as [ErrLineTooLong] and
-// skipped. n <= 0 restores [DefaultMaxLineSize].
-func WithMaxLineSize(n int) ReaderOption {
-	return func(c *readerConfig) {
-		if n <= 0 {
-			n = DefaultMaxLineSize
-		}
-		c.maxLine = n
-	}
-}
-
-// WithBufferSize sets the size of the read buffer (default 64 KiB, minimum
-// 16 bytes). Longer lines are still read, by accumulating chunks.
-func WithBufferSize(n int) ReaderOption {
-	return func(c *readerConfig) { c.bufSize = n }
+// ReaderOptions configures a [Reader]. The zero value is the default.
+type ReaderOptions struct {
+	// MaxLineSize is the longest line, in bytes and without its LF, that
+	// the reader decodes. A longer line is reported as [ErrLineTooLong]
+	// and skipped. 0 or less means [DefaultMaxLineSize].
+	MaxLineSize int
+	// BufferSize is the size of the read buffer: 0 means 64 KiB, and it
+	// is at least 16 bytes. Longer lines are still read, by accumulating
+	// chunks.
+	BufferSize int
 }
 
 // Reader reads a transcript line by line, tolerantly: a line that cannot be
@@ -115,16 +101,26 @@ type Reader struct {
 	done bool
 }
 
-// NewReader returns a Reader reading from rd.
-func NewReader(rd io.Reader, opts ...ReaderOption) *Reader {
-	c := readerConfig{maxLine: DefaultMaxLineSize, bufSize: defaultBufferSize}
-	for _, o := range opts {
-		o(&c)
+// NewReader returns a Reader reading from rd, configured by at most one
+// [ReaderOptions] (none: the defaults).
+func NewReader(rd io.Reader, opts ...ReaderOptions) *Reader {
+	var o ReaderOptions
+	switch len(opts) {
+	case 0:
+	case 1:
+		o = opts[0]
+	default:
+		panic(fmt.Sprintf("transcript: %d ReaderOptions given, at most one is allowed", len(opts)))
 	}
-	if c.bufSize < 16 {
-		c.bufSize = 16
+	maxLine, bufSize := o.MaxLineSize, o.BufferSize
+	if maxLine <= 0 {
+		maxLine = DefaultMaxLineSize
 	}
-	return &Reader{br: bufio.NewReaderSize(rd, c.bufSize), maxLine: c.maxLine}
+	if bufSize == 0 {
+		bufSize = defaultBufferSize
+	}
+	bufSize = max(bufSize, 16)
+	return &Reader{br: bufio.NewReaderSize(rd, bufSize), maxLine: maxLine}
 }
 
 // Next advances to the next non-blank line and reports whether there is
@@ -278,7 +274,8 @@ func (r *Reader) Err() error { return r.err }
 // ReadAll reads every line of rd. It returns the decoded events in file
 // order (events of unknown types included), every per-line problem and
 // warning as a [*LineError] in file order, and the fatal read error, if any.
-func ReadAll(rd io.Reader, opts ...ReaderOption) ([]*Event, []error, error) {
+// opts are as for [NewReader].
+func ReadAll(rd io.Reader, opts ...ReaderOptions) ([]*Event, []error, error) {
 	r := NewReader(rd, opts...)
 	var events []*Event
 	var problems []error

@@ -59,7 +59,7 @@ func TestReader(t *testing.T) {
 	tests := []struct {
 		name string
 		in   string
-		opts []ReaderOption
+		opts ReaderOptions
 		want []rec
 	}{
 		{name: "empty", in: "", want: nil},
@@ -77,29 +77,29 @@ func TestReader(t *testing.T) {
 		{name: "torn tail cut mid-JSON", in: good1 + good2[:len(good2)/2],
 			want: []rec{{line: 1, typ: "run.started"}, {line: 2, err: ErrTruncated, torn: true}}},
 		{name: "unknown event type", in: unknownType,
-			want: []rec{{line: 1, typ: "run.paused", warns: []error{ErrUnknownEventType}}}},
+			want: []rec{{line: 1, typ: "run.paused", warns: []error{errAnyUnknownEventType}}}},
 		{name: "unknown block types", in: unknownBlock,
-			want: []rec{{line: 1, typ: "message.assistant", warns: []error{ErrUnknownBlockType, ErrUnknownBlockType}}}},
+			want: []rec{{line: 1, typ: "message.assistant", warns: []error{errAnyUnknownBlockType, errAnyUnknownBlockType}}}},
 		{name: "unknown type on torn tail", in: strings.TrimSuffix(unknownType, "\n"),
-			want: []rec{{line: 1, typ: "run.paused", torn: true, warns: []error{ErrUnknownEventType, ErrTruncated}}}},
+			want: []rec{{line: 1, typ: "run.paused", torn: true, warns: []error{errAnyUnknownEventType, ErrTruncated}}}},
 		{name: "line too long is skipped", in: good1 + `{"x":"` + strings.Repeat("y", 500) + "\"}\n" + good2,
-			opts: []ReaderOption{WithMaxLineSize(len(good1))},
+			opts: ReaderOptions{MaxLineSize: len(good1)},
 			want: []rec{{line: 1, typ: "run.started"}, {line: 2, err: ErrLineTooLong}, {line: 3, typ: "message.assistant"}}},
 		{name: "line too long spanning buffers", in: good1 + strings.Repeat("z", 5000) + "\n" + good2,
-			opts: []ReaderOption{WithMaxLineSize(len(good1)), WithBufferSize(64)},
+			opts: ReaderOptions{MaxLineSize: len(good1), BufferSize: 64},
 			want: []rec{{line: 1, typ: "run.started"}, {line: 2, err: ErrLineTooLong}, {line: 3, typ: "message.assistant"}}},
 		{name: "too long torn tail", in: good1 + strings.Repeat("z", 5000),
-			opts: []ReaderOption{WithMaxLineSize(100), WithBufferSize(64)},
+			opts: ReaderOptions{MaxLineSize: 100, BufferSize: 64},
 			want: []rec{{line: 1, err: ErrLineTooLong}, {line: 2, err: ErrLineTooLong, torn: true}}},
 		{name: "tiny buffer accumulates lines", in: good1 + "\n" + good2 + good2[:10],
-			opts: []ReaderOption{WithBufferSize(1)},
+			opts: ReaderOptions{BufferSize: 1},
 			want: []rec{{line: 1, typ: "run.started"}, {line: 3, typ: "message.assistant"}, {line: 4, err: ErrMalformed, torn: true}}},
-		{name: "max line size reset to default", in: good1, opts: []ReaderOption{WithMaxLineSize(0)},
+		{name: "max line size reset to default", in: good1, opts: ReaderOptions{MaxLineSize: 0},
 			want: []rec{{line: 1, typ: "run.started"}}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got := collect(t, NewReader(strings.NewReader(tc.in), tc.opts...))
+			got := collect(t, NewReader(strings.NewReader(tc.in), tc.opts))
 			if len(got) != len(tc.want) {
 				t.Fatalf("got %d lines %+v, want %d", len(got), got, len(tc.want))
 			}
@@ -246,7 +246,7 @@ func TestReadAll(t *testing.T) {
 	eq(t, len(got), len(evs)+1, "events")
 	eq(t, len(problems), 3, "problems")
 	isErr(t, problems[0], ErrMalformed)
-	isErr(t, problems[1], ErrUnknownEventType)
+	isErr(t, problems[1], errAnyUnknownEventType)
 	isErr(t, problems[2], ErrTruncated)
 	var le *LineError
 	if !errors.As(problems[0], &le) || le.Line != len(evs)+1 {
@@ -320,7 +320,7 @@ func TestReaderSkipsTooLongLineWithoutStoringIt(t *testing.T) {
 	tail := jsonl(t, mk(1, runA, RunStarted, "", 0))
 	var before, after runtime.MemStats
 	runtime.ReadMemStats(&before)
-	r := NewReader(io.MultiReader(&endless{n: 64 << 20}, strings.NewReader("\n"), bytes.NewReader(tail)), WithMaxLineSize(1<<20))
+	r := NewReader(io.MultiReader(&endless{n: 64 << 20}, strings.NewReader("\n"), bytes.NewReader(tail)), ReaderOptions{MaxLineSize: 1 << 20})
 	if !r.Next() {
 		t.Fatal("no line")
 	}

@@ -25,16 +25,16 @@ func TestToolStatusVocabulary(t *testing.T) {
 		{ToolPayload{Status: "failed"}, ToolError},
 		{ToolPayload{Status: "declined", Error: "no"}, ToolDenied},
 		{ToolPayload{}, ToolOK},
-		{ToolPayload{ExitCode: Int(0)}, ToolOK},
-		{ToolPayload{ExitCode: Int(2)}, ToolError},
+		{ToolPayload{ExitCode: new(0)}, ToolOK},
+		{ToolPayload{ExitCode: new(2)}, ToolError},
 		{ToolPayload{Error: "boom"}, ToolError},
 		{ToolPayload{Status: "bogus"}, ToolOK},
 		{ToolPayload{Status: "bogus", Error: "x"}, ToolError},
 	} {
 		eq(t, ToolOutcome(&tc.p), tc.want, tc.p.Status+"/"+tc.p.Error)
 	}
-	eq(t, ValidToolStatus(""), true, "empty")
-	eq(t, ValidToolStatus("completed"), false, "an older word is not written")
+	eq(t, validToolStatus(""), true, "empty")
+	eq(t, validToolStatus("completed"), false, "an older word is not written")
 }
 
 // TestValidateToolStatus: writers emit the closed set only; an older
@@ -63,7 +63,7 @@ func TestValidateToolStatus(t *testing.T) {
 	}
 	rep := Validate(bytes.NewReader(with("failed")), ValidateOptions{RunID: runA})
 	eq(t, rep.OK(), true, "an older word is not an error")
-	eq(t, strings.Contains(strings.Join(codes(rep.Warnings), " "), CodeToolStatusLegacy), true, "it is a warning")
+	eq(t, strings.Contains(strings.Join(codes(rep.Warnings), " "), codeToolStatusLegacy), true, "it is a warning")
 	rep = Validate(bytes.NewReader(with("bogus")), ValidateOptions{RunID: runA})
-	eq(t, strings.Contains(strings.Join(codes(rep.Errors), " "), CodeInvalidEvent), true, "another word is an error")
+	eq(t, strings.Contains(strings.Join(codes(rep.Errors), " "), codeInvalidEvent), true, "another word is an error")
 }

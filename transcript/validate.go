@@ -10,61 +10,114 @@ import (
 	"strings"
 )
 
-// Issue codes of a validation [Report]. They are stable: a CLI prints them
-// and a JSON mode exposes them, so they are never renamed, only added.
+// The codes of [Issue], documented there.
 const (
 	// Line-level problems.
-	CodeMalformedLine = "malformed_line" // a line that is not a transcript event
-	CodeLineTooLong   = "line_too_long"  // a line over the reader's limit
-	CodeTornLine      = "torn_line"      // final line without LF (error when it did not decode, else warning)
-	CodeReadError     = "read_error"     // the input could not be read to its end
-	CodeInvalidEvent  = "invalid_event"  // a known event type whose content breaks the format rules
+	codeMalformedLine = "malformed_line"
+	codeLineTooLong   = "line_too_long"
+	codeTornLine      = "torn_line"
+	codeReadError     = "read_error"
+	codeInvalidEvent  = "invalid_event"
 
 	// Vocabulary (warnings: a newer writer may know more).
-	CodeUnknownEventType = "unknown_event_type"
-	CodeUnknownBlockType = "unknown_block_type"
-	CodeToolStatusLegacy = "tool_status_legacy" // a tool status word of older versions (completed, failed, declined...)
+	codeUnknownEventType = "unknown_event_type"
+	codeUnknownBlockType = "unknown_block_type"
+	codeToolStatusLegacy = "tool_status_legacy"
 
 	// Sequence numbers.
-	CodeSeqInvalid   = "seq_invalid"   // seq missing or 0
-	CodeSeqGap       = "seq_gap"       // seqs missing from 1..max
-	CodeSeqDuplicate = "seq_duplicate" // a seq already used by an earlier line
-	CodeSeqOrder     = "seq_order"     // a seq lower than one earlier in the file
+	codeSeqInvalid   = "seq_invalid"
+	codeSeqGap       = "seq_gap"
+	codeSeqDuplicate = "seq_duplicate"
+	codeSeqOrder     = "seq_order"
 
 	// Run identity.
-	CodeMissingRunID        = "missing_run_id"
-	CodeRunIDMismatch       = "run_id_mismatch"        // run_id differs from the expected run id
-	CodeRunIDFormat         = "run_id_format"          // run id is not a UUID v4 (warning)
-	CodeParentRunIDMismatch = "parent_run_id_mismatch" // parent_run_id differs from the first line's
-	CodeRunPathNotEmpty     = "run_path_not_empty"     // a run.* event with a non-empty path
-	CodeMissingRunStarted   = "missing_run_started"    // the first event is not run.started
-	CodeRunStartedNotFirst  = "run_started_not_first"  // run.started after the first event
-	CodeMissingSchema       = "missing_schema"         // run.started without schema
-	CodeUnknownSchema       = "unknown_schema"         // schema other than [Schema] (warning)
-	CodeRunCompletedNotLast = "run_completed_not_last" // run.completed followed by more events
-	CodeUnfinished          = "unfinished"             // no run.completed (warning)
-	CodeStepNotStarted      = "step_not_started"       // *.completed with no open *.started for (path, iteration)
-	CodeStepDuplicateStart  = "step_duplicate_start"   // *.started while the same (path, iteration) is open
-	CodeStepUnclosed        = "step_unclosed"          // *.started never completed (error when finished, else warning)
-	CodeToolResultNoCall    = "tool_result_without_call"
-	CodeToolResultDuplicate = "tool_result_duplicate" // a second result for a call id
-	CodeToolCallDuplicate   = "tool_call_duplicate"   // a call id reused while open (warning)
-	CodeMissingPath         = "missing_path"          // message.*/tool.* without path in a run with steps
-	CodeEventOutsideStep    = "event_outside_step"    // message.*/tool.* whose (path, iteration) is not an open step (warning)
-	CodeMissingChildRunID   = "missing_child_run_id"  // step.call_workflow.started without child_run_id (warning)
-	CodeInvalidChildRunID   = "invalid_child_run_id"  // child_run_id unusable as a file name
-	CodeChildRunIDMismatch  = "child_run_id_mismatch" // call_workflow.completed names another child than its start
-	CodeChildMissing        = "child_missing"         // the child's file is not beside the parent
-	CodeChildParentMismatch = "child_parent_mismatch" // the child's lines do not name this run as parent
-	CodeChildUnreadable     = "child_unreadable"      // the child's file could not be read
-	CodeParentMissing       = "parent_missing"        // the parent's file is not beside the child (warning)
-	CodeParentLinkMissing   = "parent_link_missing"   // the parent has no call_workflow step naming this run
-	CodeParentUnreadable    = "parent_unreadable"     // the parent's file could not be read
-	CodeIssuesOmitted       = "issues_omitted"        // more issues of one code than ValidateOptions.MaxIssuesPerCode
+	codeMissingRunID        = "missing_run_id"
+	codeRunIDMismatch       = "run_id_mismatch"
+	codeRunIDFormat         = "run_id_format"
+	codeParentRunIDMismatch = "parent_run_id_mismatch"
+	codeRunPathNotEmpty     = "run_path_not_empty"
+	codeMissingRunStarted   = "missing_run_started"
+	codeRunStartedNotFirst  = "run_started_not_first"
+	codeMissingSchema       = "missing_schema"
+	codeUnknownSchema       = "unknown_schema"
+	codeRunCompletedNotLast = "run_completed_not_last"
+	codeUnfinished          = "unfinished"
+	codeStepNotStarted      = "step_not_started"
+	codeStepDuplicateStart  = "step_duplicate_start"
+	codeStepUnclosed        = "step_unclosed"
+	codeToolResultNoCall    = "tool_result_without_call"
+	codeToolResultDuplicate = "tool_result_duplicate"
+	codeToolCallDuplicate   = "tool_call_duplicate"
+	codeMissingPath         = "missing_path"
+	codeEventOutsideStep    = "event_outside_step"
+	codeMissingChildRunID   = "missing_child_run_id"
+	codeInvalidChildRunID   = "invalid_child_run_id"
+	codeChildRunIDMismatch  = "child_run_id_mismatch"
+	codeChildMissing        = "child_missing"
+	codeChildParentMismatch = "child_parent_mismatch"
+	codeChildUnreadable     = "child_unreadable"
+	codeParentMissing       = "parent_missing"
+	codeParentLinkMissing   = "parent_link_missing"
+	codeParentUnreadable    = "parent_unreadable"
+	codeIssuesOmitted       = "issues_omitted"
 )
 
 // Issue is one finding of [Validate]. Line is 1-based; 0 means the issue is
-// about the file as a whole.
+// about the file as a whole. Code is stable (a CLI prints it and its JSON
+// mode exposes it): codes are never renamed, only added. They are:
+//
+// Line-level problems:
+//
+//   - malformed_line: a line that is not a transcript event
+//   - line_too_long: a line over the reader's limit
+//   - torn_line: final line without LF (error when it did not decode, else warning)
+//   - read_error: the input could not be read to its end
+//   - invalid_event: a known event type whose content breaks the format rules
+//
+// Vocabulary (warnings: a newer writer may know more):
+//
+//   - unknown_event_type: an event type this version does not know
+//   - unknown_block_type: a block type this version does not know
+//   - tool_status_legacy: a tool status word of older versions (completed, failed, declined...)
+//
+// Sequence numbers:
+//
+//   - seq_invalid: seq missing or 0
+//   - seq_gap: seqs missing from 1..max
+//   - seq_duplicate: a seq already used by an earlier line
+//   - seq_order: a seq lower than one earlier in the file
+//
+// The run: identity, bracket, steps, tool calls, parent and child links:
+//
+//   - missing_run_id: a line without run_id
+//   - run_id_mismatch: run_id differs from the expected run id
+//   - run_id_format: run id is not a UUID v4 (warning)
+//   - parent_run_id_mismatch: parent_run_id differs from the first line's
+//   - run_path_not_empty: a run.* event with a non-empty path
+//   - missing_run_started: the first event is not run.started
+//   - run_started_not_first: run.started after the first event
+//   - missing_schema: run.started without schema
+//   - unknown_schema: schema other than [Schema] (warning)
+//   - run_completed_not_last: run.completed followed by more events
+//   - unfinished: no run.completed (warning)
+//   - step_not_started: *.completed with no open *.started for (path, iteration)
+//   - step_duplicate_start: *.started while the same (path, iteration) is open
+//   - step_unclosed: *.started never completed (error when finished, else warning)
+//   - tool_result_without_call: a tool.result whose call id has no tool.call before it
+//   - tool_result_duplicate: a second result for a call id
+//   - tool_call_duplicate: a call id reused while open (warning)
+//   - missing_path: message.*/tool.* without path in a run with steps
+//   - event_outside_step: message.*/tool.* whose (path, iteration) is not an open step (warning)
+//   - missing_child_run_id: step.call_workflow.started without child_run_id (warning)
+//   - invalid_child_run_id: child_run_id unusable as a file name
+//   - child_run_id_mismatch: call_workflow.completed names another child than its start
+//   - child_missing: the child's file is not beside the parent
+//   - child_parent_mismatch: the child's lines do not name this run as parent
+//   - child_unreadable: the child's file could not be read
+//   - parent_missing: the parent's file is not beside the child (warning)
+//   - parent_link_missing: the parent has no call_workflow step naming this run
+//   - parent_unreadable: the parent's file could not be read
+//   - issues_omitted: more issues of one code than ValidateOptions.MaxIssuesPerCode
 type Issue struct {
 	Line int    `json:"line"`
 	Code string `json:"code"`
@@ -224,16 +277,16 @@ func Validate(r io.Reader, opts ValidateOptions) *Report {
 		childSeen:   map[string]bool{},
 		childLine:   map[string]int{},
 	}
-	if v.expectRunID && !IsUUIDv4(opts.RunID) {
-		v.warn(0, CodeRunIDFormat, "run id %q is not a UUID v4", opts.RunID)
+	if v.expectRunID && !isUUIDv4(opts.RunID) {
+		v.warn(0, codeRunIDFormat, "run id %q is not a UUID v4", opts.RunID)
 	}
-	rd := NewReader(r, WithMaxLineSize(opts.MaxLineSize))
+	rd := NewReader(r, ReaderOptions{MaxLineSize: opts.MaxLineSize})
 	for rd.Next() {
 		v.line(rd)
 	}
 	v.rep.Lines = rd.LineNumber()
 	if err := rd.Err(); err != nil {
-		v.errorf(0, CodeReadError, "%v", err)
+		v.errorf(0, codeReadError, "%v", err)
 	}
 	v.finish()
 	return v.rep
@@ -272,11 +325,11 @@ func (v *validator) line(rd *Reader) {
 	if err := rd.LineErr(); err != nil {
 		switch {
 		case errors.Is(err, ErrLineTooLong):
-			v.errorf(n, CodeLineTooLong, "%v", unwrapLine(err))
+			v.errorf(n, codeLineTooLong, "%v", unwrapLine(err))
 		case rd.Truncated():
-			v.errorf(n, CodeTornLine, "%v", unwrapLine(err))
+			v.errorf(n, codeTornLine, "%v", unwrapLine(err))
 		default:
-			v.errorf(n, CodeMalformedLine, "%v", unwrapLine(err))
+			v.errorf(n, codeMalformedLine, "%v", unwrapLine(err))
 		}
 		return
 	}
@@ -288,21 +341,21 @@ func (v *validator) line(rd *Reader) {
 		var ub *UnknownBlockTypeError
 		switch {
 		case errors.As(w, &ue):
-			v.warn(n, CodeUnknownEventType, "event type %q is not in the vocabulary", ue.Type)
+			v.warn(n, codeUnknownEventType, "event type %q is not in the vocabulary", ue.Type)
 		case errors.As(w, &ub):
 			known = false
-			v.warn(n, CodeUnknownBlockType, "%s: block %d has type %q, not in the vocabulary", ev.Type, ub.Index, ub.Type)
+			v.warn(n, codeUnknownBlockType, "%s: block %d has type %q, not in the vocabulary", ev.Type, ub.Index, ub.Type)
 		case errors.Is(w, ErrTruncated):
-			v.warn(n, CodeTornLine, "final line has no trailing LF: a writer was cut off")
+			v.warn(n, codeTornLine, "final line has no trailing LF: a writer was cut off")
 		}
 	}
 	if known {
 		check := ev
-		if tp := ev.Tool(); tp != nil && !ValidToolStatus(tp.Status) {
+		if tp := ev.Tool(); tp != nil && !validToolStatus(tp.Status) {
 			if st, ok := LegacyToolStatus(tp.Status); ok {
 				// A word of older versions: read as its closed-set
 				// equivalent, said as a warning.
-				v.warn(n, CodeToolStatusLegacy, "%s: status %q is a word of older versions; read as %q", ev.Type, tp.Status, st)
+				v.warn(n, codeToolStatusLegacy, "%s: status %q is a word of older versions; read as %q", ev.Type, tp.Status, st)
 				c, cp := *ev, *tp
 				cp.Status = st
 				c.Payload = &cp
@@ -310,7 +363,7 @@ func (v *validator) line(rd *Reader) {
 			}
 		}
 		if err := check.Validate(); err != nil {
-			v.errorf(n, CodeInvalidEvent, "%v", err)
+			v.errorf(n, codeInvalidEvent, "%v", err)
 		}
 	}
 	v.envelope(n, ev)
@@ -335,36 +388,36 @@ func (v *validator) envelope(n int, ev *Event) {
 	v.lastEvent, v.lastType = n, ev.Type
 	switch {
 	case ev.RunID == "":
-		v.errorf(n, CodeMissingRunID, "%s has no run_id", ev.Type)
+		v.errorf(n, codeMissingRunID, "%s has no run_id", ev.Type)
 	case v.rep.RunID == "":
 		v.rep.RunID = ev.RunID
-		if !IsUUIDv4(ev.RunID) {
-			v.warn(n, CodeRunIDFormat, "run id %q is not a UUID v4", ev.RunID)
+		if !isUUIDv4(ev.RunID) {
+			v.warn(n, codeRunIDFormat, "run id %q is not a UUID v4", ev.RunID)
 		}
 	case ev.RunID != v.rep.RunID:
 		if v.expectRunID {
-			v.errorf(n, CodeRunIDMismatch, "run_id %q, want %q (the file name)", ev.RunID, v.rep.RunID)
+			v.errorf(n, codeRunIDMismatch, "run_id %q, want %q (the file name)", ev.RunID, v.rep.RunID)
 		} else {
-			v.errorf(n, CodeRunIDMismatch, "run_id %q, want %q (the first line's)", ev.RunID, v.rep.RunID)
+			v.errorf(n, codeRunIDMismatch, "run_id %q, want %q (the first line's)", ev.RunID, v.rep.RunID)
 		}
 	}
 	if first {
 		v.rep.ParentRunID = ev.ParentRunID
 	} else if ev.ParentRunID != v.rep.ParentRunID {
-		v.errorf(n, CodeParentRunIDMismatch, "parent_run_id %q, but line %d has %q", ev.ParentRunID, v.firstEvent, v.rep.ParentRunID)
+		v.errorf(n, codeParentRunIDMismatch, "parent_run_id %q, but line %d has %q", ev.ParentRunID, v.firstEvent, v.rep.ParentRunID)
 	}
 	if strings.HasPrefix(string(ev.Type), "run.") && ev.Path != "" {
-		v.errorf(n, CodeRunPathNotEmpty, "%s has path %q; run events have none", ev.Type, ev.Path)
+		v.errorf(n, codeRunPathNotEmpty, "%s has path %q; run events have none", ev.Type, ev.Path)
 	}
 }
 
 func (v *validator) seq(n int, s uint64) {
 	if s == 0 {
-		v.errorf(n, CodeSeqInvalid, "seq is missing or 0; seqs start at 1")
+		v.errorf(n, codeSeqInvalid, "seq is missing or 0; seqs start at 1")
 		return
 	}
 	if prev, dup := v.seen[s]; dup {
-		v.errorf(n, CodeSeqDuplicate, "seq %d already used at line %d", s, prev)
+		v.errorf(n, codeSeqDuplicate, "seq %d already used at line %d", s, prev)
 		return
 	}
 	v.seen[s] = n
@@ -375,7 +428,7 @@ func (v *validator) seq(n int, s uint64) {
 		}
 		v.maxSeq, v.maxLine = s, n
 	default:
-		v.errorf(n, CodeSeqOrder, "seq %d after seq %d (line %d): not increasing in file order", s, v.maxSeq, v.maxLine)
+		v.errorf(n, codeSeqOrder, "seq %d after seq %d (line %d): not increasing in file order", s, v.maxSeq, v.maxLine)
 		v.late = append(v.late, s)
 	}
 }
@@ -384,22 +437,22 @@ func (v *validator) bracket(n int, ev *Event) {
 	switch ev.Type {
 	case RunStarted:
 		if n != v.firstEvent {
-			v.errorf(n, CodeRunStartedNotFirst, "run.started after the first event (line %d)", v.firstEvent)
+			v.errorf(n, codeRunStartedNotFirst, "run.started after the first event (line %d)", v.firstEvent)
 			return
 		}
 		p := ev.Step()
 		switch {
 		case p == nil || p.Schema == "":
-			v.errorf(n, CodeMissingSchema, "run.started has no schema; want %q", Schema)
+			v.errorf(n, codeMissingSchema, "run.started has no schema; want %q", Schema)
 		case p.Schema != Schema:
-			v.warn(n, CodeUnknownSchema, "schema %q, this reader knows %q", p.Schema, Schema)
+			v.warn(n, codeUnknownSchema, "schema %q, this reader knows %q", p.Schema, Schema)
 		}
 	case RunCompleted:
 		v.rep.Finished = true
 		v.completedLines = append(v.completedLines, n)
 	}
 	if n == v.firstEvent && ev.Type != RunStarted {
-		v.errorf(n, CodeMissingRunStarted, "first event is %s, want run.started", ev.Type)
+		v.errorf(n, codeMissingRunStarted, "first event is %s, want run.started", ev.Type)
 	}
 }
 
@@ -420,7 +473,7 @@ func (v *validator) pairing(n int, ev *Event) {
 	case StepCallWorkflowCompleted:
 		v.hasSteps = true
 		if start, ok := v.calls[key]; ok && ev.ChildRunID != "" && v.callChild[key] != "" && ev.ChildRunID != v.callChild[key] {
-			v.errorf(n, CodeChildRunIDMismatch, "child_run_id %q, but its start (line %d) has %q", ev.ChildRunID, start, v.callChild[key])
+			v.errorf(n, codeChildRunIDMismatch, "child_run_id %q, but its start (line %d) has %q", ev.ChildRunID, start, v.callChild[key])
 		}
 		v.close(v.calls, key, n, ev.Type)
 		delete(v.callChild, key)
@@ -429,7 +482,7 @@ func (v *validator) pairing(n int, ev *Event) {
 			v.noPath = append(v.noPath, n)
 		} else if _, open := v.steps[key]; !open {
 			if _, open := v.calls[key]; !open {
-				v.warn(n, CodeEventOutsideStep, "%s with path %q iteration %d, but no such step is running", ev.Type, ev.Path, ev.Iteration)
+				v.warn(n, codeEventOutsideStep, "%s with path %q iteration %d, but no such step is running", ev.Type, ev.Path, ev.Iteration)
 			}
 		}
 		if p := ev.Tool(); p != nil && p.CallID != "" {
@@ -440,14 +493,14 @@ func (v *validator) pairing(n int, ev *Event) {
 
 func (v *validator) open(m map[stepKey]int, key stepKey, n int, t EventType) {
 	if prev, ok := m[key]; ok {
-		v.errorf(n, CodeStepDuplicateStart, "%s for path %q iteration %d, already started at line %d", t, key.path, key.iter, prev)
+		v.errorf(n, codeStepDuplicateStart, "%s for path %q iteration %d, already started at line %d", t, key.path, key.iter, prev)
 	}
 	m[key] = n
 }
 
 func (v *validator) close(m map[stepKey]int, key stepKey, n int, t EventType) {
 	if _, ok := m[key]; !ok {
-		v.errorf(n, CodeStepNotStarted, "%s for path %q iteration %d, which was not started", t, key.path, key.iter)
+		v.errorf(n, codeStepNotStarted, "%s for path %q iteration %d, which was not started", t, key.path, key.iter)
 		return
 	}
 	delete(m, key)
@@ -458,7 +511,7 @@ func (v *validator) tool(n int, ev *Event, p *ToolPayload) {
 	open := v.tools[id]
 	if ev.Type == ToolCall {
 		if len(open) > 0 {
-			v.warn(n, CodeToolCallDuplicate, "call_id %q reused while the call at line %d has no result", id, open[0].Line)
+			v.warn(n, codeToolCallDuplicate, "call_id %q reused while the call at line %d has no result", id, open[0].Line)
 		}
 		c := &openCall{DanglingCall: DanglingCall{Line: n, CallID: id, Name: p.Name, Path: ev.Path, Iteration: ev.Iteration}}
 		v.tools[id] = append(open, c)
@@ -467,9 +520,9 @@ func (v *validator) tool(n int, ev *Event, p *ToolPayload) {
 	}
 	if len(open) == 0 {
 		if prev, ok := v.toolClosed[id]; ok {
-			v.errorf(n, CodeToolResultDuplicate, "second tool.result for call_id %q (first at line %d)", id, prev)
+			v.errorf(n, codeToolResultDuplicate, "second tool.result for call_id %q (first at line %d)", id, prev)
 		} else {
-			v.errorf(n, CodeToolResultNoCall, "tool.result for call_id %q with no earlier tool.call", id)
+			v.errorf(n, codeToolResultNoCall, "tool.result for call_id %q with no earlier tool.call", id)
 		}
 		return
 	}
@@ -486,19 +539,19 @@ func (v *validator) tool(n int, ev *Event, p *ToolPayload) {
 
 func (v *validator) child(n int, id string) {
 	if id == "" {
-		v.warn(n, CodeMissingChildRunID, "step.call_workflow.started has no child_run_id")
+		v.warn(n, codeMissingChildRunID, "step.call_workflow.started has no child_run_id")
 		return
 	}
 	if !validRunFileName(id) {
-		v.errorf(n, CodeInvalidChildRunID, "child_run_id %q cannot name a run file", id)
+		v.errorf(n, codeInvalidChildRunID, "child_run_id %q cannot name a run file", id)
 		return
 	}
 	if !v.childSeen[id] {
 		v.childSeen[id] = true
 		v.childLine[id] = n
 		v.rep.Children = append(v.rep.Children, id)
-		if !IsUUIDv4(id) {
-			v.warn(n, CodeRunIDFormat, "child run id %q is not a UUID v4", id)
+		if !isUUIDv4(id) {
+			v.warn(n, codeRunIDFormat, "child run id %q is not a UUID v4", id)
 		}
 	}
 }
@@ -513,11 +566,11 @@ func (v *validator) finish() {
 	v.seqGaps()
 	for i, n := range v.completedLines {
 		if n != v.lastEvent || i != len(v.completedLines)-1 {
-			v.errorf(n, CodeRunCompletedNotLast, "run.completed is followed by more events (last at line %d)", v.lastEvent)
+			v.errorf(n, codeRunCompletedNotLast, "run.completed is followed by more events (last at line %d)", v.lastEvent)
 		}
 	}
 	if !v.rep.Finished {
-		v.warn(0, CodeUnfinished, "no run.completed: the run is still going or its writer was stopped")
+		v.warn(0, codeUnfinished, "no run.completed: the run is still going or its writer was stopped")
 	}
 	unclosed := v.warn
 	if v.rep.Finished {
@@ -532,12 +585,12 @@ func (v *validator) finish() {
 		}
 		slices.Sort(lines)
 		for _, n := range lines {
-			unclosed(n, CodeStepUnclosed, "step %q iteration %d never completed", keys[n].path, keys[n].iter)
+			unclosed(n, codeStepUnclosed, "step %q iteration %d never completed", keys[n].path, keys[n].iter)
 		}
 	}
 	if v.hasSteps {
 		for _, n := range v.noPath {
-			v.errorf(n, CodeMissingPath, "event without path in a run with steps: it must carry its step's path")
+			v.errorf(n, codeMissingPath, "event without path in a run with steps: it must carry its step's path")
 		}
 	}
 	for _, c := range v.toolOrder {
@@ -556,7 +609,7 @@ func (v *validator) finish() {
 	}
 	slices.Sort(codes)
 	for _, c := range codes {
-		v.rep.Warnings = append(v.rep.Warnings, Issue{Code: CodeIssuesOmitted,
+		v.rep.Warnings = append(v.rep.Warnings, Issue{Code: codeIssuesOmitted,
 			Msg: fmt.Sprintf("%d more issues with code %s not listed", v.rep.Omitted[c], c)})
 	}
 }
@@ -585,10 +638,10 @@ func (v *validator) seqGaps() {
 
 func (v *validator) gap(line int, from, to uint64) {
 	if from == to {
-		v.errorf(line, CodeSeqGap, "seq %d is missing", from)
+		v.errorf(line, codeSeqGap, "seq %d is missing", from)
 		return
 	}
-	v.errorf(line, CodeSeqGap, "seqs %d..%d are missing", from, to)
+	v.errorf(line, codeSeqGap, "seqs %d..%d are missing", from, to)
 }
 
 // links checks both directions of the parent/child link against the
@@ -599,22 +652,22 @@ func (v *validator) links() {
 		name := path.Join(v.opts.Dir, id+".jsonl")
 		f, err := v.opts.FS.Open(name)
 		if errors.Is(err, fs.ErrNotExist) {
-			v.errorf(n, CodeChildMissing, "child run %s has no file %s", id, name)
+			v.errorf(n, codeChildMissing, "child run %s has no file %s", id, name)
 			continue
 		}
 		if err != nil {
-			v.errorf(n, CodeChildUnreadable, "child run %s: %v", id, err)
+			v.errorf(n, codeChildUnreadable, "child run %s: %v", id, err)
 			continue
 		}
 		bad, first, badVal, events, rerr := scanParent(f, v.rep.RunID, v.opts.MaxLineSize)
 		f.Close()
 		switch {
 		case rerr != nil:
-			v.errorf(n, CodeChildUnreadable, "child run %s: %v", id, rerr)
+			v.errorf(n, codeChildUnreadable, "child run %s: %v", id, rerr)
 		case events == 0:
-			v.errorf(n, CodeChildParentMismatch, "child run %s: its file has no events", id)
+			v.errorf(n, codeChildParentMismatch, "child run %s: its file has no events", id)
 		case bad > 0:
-			v.errorf(n, CodeChildParentMismatch, "child run %s: %d of %d lines have parent_run_id other than %q (first: line %d, %q)",
+			v.errorf(n, codeChildParentMismatch, "child run %s: %d of %d lines have parent_run_id other than %q (first: line %d, %q)",
 				id, bad, events, v.rep.RunID, first, badVal)
 		}
 	}
@@ -623,33 +676,33 @@ func (v *validator) links() {
 		return
 	}
 	if !validRunFileName(parent) {
-		v.errorf(v.firstEvent, CodeParentLinkMissing, "parent_run_id %q cannot name a run file", parent)
+		v.errorf(v.firstEvent, codeParentLinkMissing, "parent_run_id %q cannot name a run file", parent)
 		return
 	}
 	name := path.Join(v.opts.Dir, parent+".jsonl")
 	f, err := v.opts.FS.Open(name)
 	if errors.Is(err, fs.ErrNotExist) {
-		v.warn(v.firstEvent, CodeParentMissing, "parent run %s has no file %s", parent, name)
+		v.warn(v.firstEvent, codeParentMissing, "parent run %s has no file %s", parent, name)
 		return
 	}
 	if err != nil {
-		v.errorf(v.firstEvent, CodeParentUnreadable, "parent run %s: %v", parent, err)
+		v.errorf(v.firstEvent, codeParentUnreadable, "parent run %s: %v", parent, err)
 		return
 	}
 	defer f.Close()
 	found, err := scanChildLink(f, v.rep.RunID, v.opts.MaxLineSize)
 	switch {
 	case err != nil:
-		v.errorf(v.firstEvent, CodeParentUnreadable, "parent run %s: %v", parent, err)
+		v.errorf(v.firstEvent, codeParentUnreadable, "parent run %s: %v", parent, err)
 	case !found:
-		v.errorf(v.firstEvent, CodeParentLinkMissing, "parent run %s has no step.call_workflow.started with child_run_id %q", parent, v.rep.RunID)
+		v.errorf(v.firstEvent, codeParentLinkMissing, "parent run %s has no step.call_workflow.started with child_run_id %q", parent, v.rep.RunID)
 	}
 }
 
 // scanParent counts the events of a child file whose parent_run_id is not
 // want.
 func scanParent(r io.Reader, want string, maxLine int) (bad, firstBad int, badVal string, events int, err error) {
-	rd := NewReader(r, WithMaxLineSize(maxLine))
+	rd := NewReader(r, ReaderOptions{MaxLineSize: maxLine})
 	for rd.Next() {
 		ev := rd.Event()
 		if ev == nil {
@@ -669,7 +722,7 @@ func scanParent(r io.Reader, want string, maxLine int) (bad, firstBad int, badVa
 // scanChildLink reports whether a parent file has a
 // step.call_workflow.started naming child.
 func scanChildLink(r io.Reader, child string, maxLine int) (bool, error) {
-	rd := NewReader(r, WithMaxLineSize(maxLine))
+	rd := NewReader(r, ReaderOptions{MaxLineSize: maxLine})
 	for rd.Next() {
 		if ev := rd.Event(); ev != nil && ev.Type == StepCallWorkflowStarted && ev.ChildRunID == child {
 			return true, nil
@@ -678,9 +731,9 @@ func scanChildLink(r io.Reader, child string, maxLine int) (bool, error) {
 	return false, rd.Err()
 }
 
-// IsUUIDv4 reports whether s is a canonical lower- or upper-case UUID
+// isUUIDv4 reports whether s is a canonical lower- or upper-case UUID
 // version 4 (RFC 9562 variant), the form run ids take.
-func IsUUIDv4(s string) bool {
+func isUUIDv4(s string) bool {
 	if len(s) != 36 {
 		return false
 	}

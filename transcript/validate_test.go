@@ -110,7 +110,7 @@ func TestValidate(t *testing.T) {
 			check: func(t *testing.T, r *Report) {
 				var msgs []string
 				for _, i := range r.Errors {
-					if i.Code == CodeSeqGap {
+					if i.Code == codeSeqGap {
 						msgs = append(msgs, i.Msg)
 					}
 				}
@@ -137,7 +137,7 @@ func TestValidate(t *testing.T) {
 			}},
 		{name: "issues capped per code", in: raw(t, ok()), opts: ValidateOptions{RunID: runB, MaxIssuesPerCode: 2},
 			errs: []string{"run_id_mismatch@1", "run_id_mismatch@2"}, warns: []string{"issues_omitted@0"},
-			check: func(t *testing.T, r *Report) { eq(t, r.Omitted[CodeRunIDMismatch], 6, "omitted") }},
+			check: func(t *testing.T, r *Report) { eq(t, r.Omitted[codeRunIDMismatch], 6, "omitted") }},
 		{name: "missing run id", in: raw(t, mk(1, runA, RunStarted, "", 0),
 			`{"seq":2,"type":"run.completed","path":"","iteration":0,"timestamp":"2025-05-01T12:00:00.000Z","payload":{"name":"wf","kind":"workflow"}}`+"\n"),
 			errs: []string{"missing_run_id@2", "invalid_event@2"}},
@@ -362,7 +362,7 @@ func TestValidateFileErrors(t *testing.T) {
 	m["runs/"+runC+".jsonl"] = m["runs/"+runA+".jsonl"]
 	r, err := ValidateFile(m, "runs/"+runC+".jsonl", ValidateOptions{})
 	must(t, err)
-	eq(t, len(r.Errors) > 0 && r.Errors[0].Code == CodeRunIDMismatch, true, "mismatch reported")
+	eq(t, len(r.Errors) > 0 && r.Errors[0].Code == codeRunIDMismatch, true, "mismatch reported")
 }
 
 func TestReportJSON(t *testing.T) {
@@ -389,6 +389,6 @@ func TestIsUUIDv4(t *testing.T) {
 		"aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaa":  false,
 		"":                                     false,
 	} {
-		eq(t, IsUUIDv4(s), want, s)
+		eq(t, isUUIDv4(s), want, s)
 	}
 }

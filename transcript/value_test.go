@@ -18,8 +18,8 @@ func TestAppendValueMatchesEncodingJSON(t *testing.T) {
 		[]int{1, 2}, []string(nil), map[string]int{"b": 2, "a": 1}, map[string]int(nil),
 		inner{A: 1}, &inner{A: 2, B: &s}, []any{"a", 1, nil},
 		json.RawMessage(`{"k": [1, 2]}`),
-		AgentResult{Provider: "claude", Status: "ok", Usage: &Usage{InputTokens: Int64(10)}, CostUSD: Float(0.25),
-			Unmapped: map[string]int{"x": 1}, Dangling: []string{"t1"}, ExitCode: Int(0)},
+		AgentResult{Provider: "claude", Status: "ok", Usage: &Usage{InputTokens: new(int64(10))}, CostUSD: new(0.25),
+			Unmapped: map[string]int{"x": 1}, Dangling: []string{"t1"}, ExitCode: new(0)},
 	}
 	for _, v := range tests {
 		got, err := AppendValue(nil, v)

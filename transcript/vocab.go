@@ -22,8 +22,8 @@ const (
 	ToolResult                EventType = "tool.result"
 )
 
-// EventTypes lists the vocabulary in a stable order.
-var EventTypes = []EventType{
+// eventTypes lists the vocabulary in a stable order.
+var eventTypes = []EventType{
 	RunStarted, RunCompleted, StepStarted, StepCompleted,
 	StepCallWorkflowStarted, StepCallWorkflowCompleted,
 	MessageUser, MessageAssistant, ToolCall, ToolResult,
@@ -78,8 +78,8 @@ const (
 	BlockStream     BlockType = "stream"
 )
 
-// BlockTypes lists the vocabulary in a stable order.
-var BlockTypes = []BlockType{BlockText, BlockThinking, BlockToolUse, BlockToolResult, BlockCommand, BlockStream}
+// blockTypes lists the vocabulary in a stable order.
+var blockTypes = []BlockType{BlockText, BlockThinking, BlockToolUse, BlockToolResult, BlockCommand, BlockStream}
 
 // Valid reports whether b is in the closed vocabulary.
 func (b BlockType) Valid() bool {
@@ -125,8 +125,8 @@ const (
 	KindWorkflow StepKind = "workflow"
 )
 
-// Builtin reports whether k is one of the built-in kinds.
-func (k StepKind) Builtin() bool {
+// builtin reports whether k is one of the built-in kinds.
+func (k StepKind) builtin() bool {
 	switch k {
 	case KindAgent, KindCommand, KindOperation, KindTerminal, KindParallel,
 		KindForEach, KindWhile, KindCallWorkflow, KindCustom, KindWorkflow:
@@ -137,7 +137,7 @@ func (k StepKind) Builtin() bool {
 
 // Valid reports whether k is a built-in kind or a well-formed custom one.
 func (k StepKind) Valid() bool {
-	if k.Builtin() {
+	if k.builtin() {
 		return true
 	}
 	if k == "" || len(k) > 64 {
@@ -213,8 +213,8 @@ const (
 	ToolCancelled = "cancelled" // interrupted, timed out, or stopped before it finished
 )
 
-// ValidToolStatus reports whether s is empty or one of the tool statuses.
-func ValidToolStatus(s string) bool {
+// validToolStatus reports whether s is empty or one of the tool statuses.
+func validToolStatus(s string) bool {
 	switch s {
 	case "", ToolOK, ToolError, ToolDenied, ToolCancelled:
 		return true

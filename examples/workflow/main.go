@@ -159,7 +159,7 @@ func agentReview(ctx context.Context, s *lifecycle.Step, router *lifecycle.Route
 		Model:     "example-model",
 		Status:    transcript.StatusOK,
 		FinalText: answer,
-		Usage:     &transcript.Usage{InputTokens: transcript.Int64(120), OutputTokens: transcript.Int64(12)},
+		Usage:     &transcript.Usage{InputTokens: new(int64(120)), OutputTokens: new(int64(12))},
 	})
 }
 

@@ -87,7 +87,7 @@ func fixture(t *testing.T, dangling bool) Run {
 			transcript.Block{Type: transcript.BlockText, Fidelity: agent, Text: "Running the tests."},
 			transcript.Block{Type: transcript.BlockToolUse, Fidelity: agent, ToolName: "Bash", ToolID: "t1", ToolInput: json.RawMessage(`{"command":"go test ./..."}`)}),
 		tool(transcript.ToolCall, 3, &transcript.ToolPayload{Name: "Bash", CallID: "t1", Input: json.RawMessage(`{"command":"go test ./..."}`), Command: "go test ./..."}),
-		tool(transcript.ToolResult, 5, &transcript.ToolPayload{Name: "Bash", CallID: "t1", Output: "FAIL", Status: "error", Error: "exit status 1", ExitCode: transcript.Int(1)}),
+		tool(transcript.ToolResult, 5, &transcript.ToolPayload{Name: "Bash", CallID: "t1", Output: "FAIL", Status: "error", Error: "exit status 1", ExitCode: new(1)}),
 		{Type: transcript.StepCallWorkflowStarted, Path: "work.sub", ChildRunID: childID, Timestamp: at(6), Payload: &transcript.StepPayload{Name: "sub", Kind: transcript.KindCallWorkflow}},
 		{Type: transcript.StepCallWorkflowCompleted, Path: "work.sub", ChildRunID: childID, Timestamp: at(9), Payload: &transcript.StepPayload{Name: "sub", Kind: transcript.KindCallWorkflow, Status: "ok"}},
 		msg(transcript.MessageAssistant, 10, "assistant", transcript.Block{Type: transcript.BlockText, Fidelity: agent, Text: "Done."}),

@@ -492,7 +492,7 @@ func (a *assembler) apply(f *fields) {
 			return
 		}
 		if a.res.CostUSD == nil || f.str(abi.TMode) == abi.ModeSet {
-			a.res.CostUSD = transcript.Float(fl.Float)
+			a.res.CostUSD = new(fl.Float)
 		} else {
 			*a.res.CostUSD += fl.Float
 		}
@@ -943,7 +943,7 @@ func (a *assembler) toolResult(f *fields) {
 		p.Name = f.str(abi.TName)
 	}
 	if n, ok := f.int(abi.TExitCode); ok {
-		p.ExitCode = transcript.Int(int(n))
+		p.ExitCode = new(int(n))
 	}
 	p.Status = a.toolStatus(p, f.bool(abi.TIsError))
 	a.event(scope, transcript.ToolResult, a.timestamp(f), p)

@@ -77,7 +77,7 @@ func runValidate(opts *Options) error {
 			rep.Errors = append(rep.Errors, transcript.Issue{Code: "empty_file", Msg: "the file is empty: a transcript has at least run.started"})
 		}
 		for _, is := range rep.Errors {
-			if is.Code == transcript.CodeReadError {
+			if is.Code == "read_error" {
 				// The file opened but could not be read (a directory, an
 				// I/O error): bad input, not a broken transcript.
 				return &cmdutil.InputError{Path: ref.Path, Err: errors.New(is.Msg)}

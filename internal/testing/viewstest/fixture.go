@@ -165,16 +165,16 @@ func RootRun(t testing.TB) *Builder {
 	b.Add(Tool(transcript.ToolCall, "review", &transcript.ToolPayload{Name: "Bash", CallID: "c1", Kind: transcript.ToolExecute,
 		Command: "ls -la", Input: json.RawMessage(`{"command":"ls -la"}`)}))
 	b.Add(Tool(transcript.ToolResult, "review", &transcript.ToolPayload{Name: "Bash", CallID: "c1", Kind: transcript.ToolExecute,
-		Output: LongOutput, ExitCode: transcript.Int(0), Status: transcript.ToolOK}))
+		Output: LongOutput, ExitCode: new(0), Status: transcript.ToolOK}))
 	b.Add(Tool(transcript.ToolCall, "review", &transcript.ToolPayload{Name: "Read", CallID: "c2", Kind: transcript.ToolRead,
 		Input: json.RawMessage(`{"file_path":"/src/main.go"}`)}))
 	b.Unknown("agent.heartbeat", "review")
 	b.Raw(`this is not json`)
 	b.Add(Msg(transcript.MessageAssistant, "review", transcript.TextBlock("The diff looks fine.")))
 	b.Add(AgentDone(t, "review", &transcript.AgentResult{Provider: "claude", ProviderVersion: "2.0.1", Model: "claude-sonnet-4",
-		SessionID: "sess-1", Status: transcript.StatusOK, ExitCode: transcript.Int(0),
-		Usage:   &transcript.Usage{InputTokens: transcript.Int64(1000), OutputTokens: transcript.Int64(200), CacheReadTokens: transcript.Int64(800)},
-		CostUSD: transcript.Float(0.25), Unmapped: map[string]int{"system/hook_response": 2}, Dangling: []string{"c2"}}))
+		SessionID: "sess-1", Status: transcript.StatusOK, ExitCode: new(0),
+		Usage:   &transcript.Usage{InputTokens: new(int64(1000)), OutputTokens: new(int64(200)), CacheReadTokens: new(int64(800))},
+		CostUSD: new(0.25), Unmapped: map[string]int{"system/hook_response": 2}, Dangling: []string{"c2"}}))
 	b.Add(&transcript.Event{Type: transcript.StepCallWorkflowStarted, Path: "delegate", ChildRunID: Child,
 		Payload: &transcript.StepPayload{Name: "delegate", Kind: transcript.KindCallWorkflow}})
 	b.Add(&transcript.Event{Type: transcript.StepCallWorkflowCompleted, Path: "delegate", ChildRunID: Child,
@@ -192,9 +192,9 @@ func ChildRun(t testing.TB) *Builder {
 	b.Add(Msg(transcript.MessageAssistant, "search", transcript.Block{Type: transcript.BlockCommand,
 		Fidelity: transcript.FidelityAgentEmitted, Command: "grep -rn TODO .", ToolID: "c3"}))
 	b.Add(Tool(transcript.ToolCall, "search", &transcript.ToolPayload{Name: "shell", CallID: "c3", Kind: transcript.ToolExecute, Command: "grep -rn TODO ."}))
-	b.Add(Tool(transcript.ToolResult, "search", &transcript.ToolPayload{Name: "shell", CallID: "c3", ExitCode: transcript.Int(1), Error: "no matches"}))
+	b.Add(Tool(transcript.ToolResult, "search", &transcript.ToolPayload{Name: "shell", CallID: "c3", ExitCode: new(1), Error: "no matches"}))
 	b.Add(AgentDone(t, "search", &transcript.AgentResult{Provider: "codex", ProviderVersion: "0.50.0", Model: "gpt-5",
-		Status: transcript.StatusError, Usage: &transcript.Usage{InputTokens: transcript.Int64(50), OutputTokens: transcript.Int64(5)},
+		Status: transcript.StatusError, Usage: &transcript.Usage{InputTokens: new(int64(50)), OutputTokens: new(int64(5))},
 		Unmapped: map[string]int{"event_msg/token_count": 3}}))
 	b.Add(Completed("search-wf", transcript.StatusError, "search failed"))
 	return b
