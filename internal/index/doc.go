@@ -25,8 +25,10 @@
 //     stopped once the line ending there still holds the seq indexed;
 //     anything else (rewritten, shrunk, replaced), read again from the
 //     start. Only complete lines are indexed: a line being written is
-//     read next time. Each file is indexed in one transaction: a crash
-//     leaves the index as it was before the file.
+//     read next time. Files are indexed in transactions of up to
+//     32 MiB of transcript (a file is never split between two): a crash
+//     leaves the index as it was before the transaction, files and run
+//     rows together.
 //   - Memory does not grow with the archive: files are streamed line by
 //     line, each line decoded on its own, and SQLite's cache is bounded
 //     (16 MiB).

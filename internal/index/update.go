@@ -55,6 +55,8 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 	if err != nil {
 		return st, err
 	}
+	b := &batch{ix: ix}
+	defer b.rollback()
 	present := map[string]bool{}
 	for _, d := range ents {
 		name := d.Name()
@@ -67,19 +69,22 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		if err := ix.updateFile(ctx, filepath.Join(dir, name), id, known[id], &st); err != nil {
+		if err := ix.updateFile(ctx, b, filepath.Join(dir, name), id, known[id], &st); err != nil {
 			return st, err
 		}
 	}
 	for id := range known {
 		if !present[id] {
-			if err := ix.remove(ctx, id); err != nil {
+			if err := b.begin(ctx); err != nil {
+				return st, err
+			}
+			if err := removeTx(ctx, b.tx, id); err != nil {
 				return st, err
 			}
 			st.Removed++
 		}
 	}
-	return st, nil
+	return st, b.commit()
 }
 
 // UpdateRuns brings the given runs up to date (after a command wrote
@@ -90,17 +95,93 @@ func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error)
 	if err != nil {
 		return st, err
 	}
+	b := &batch{ix: ix}
+	defer b.rollback()
 	for _, id := range runIDs {
 		path := filepath.Join(ix.root, "transcripts", id+".jsonl")
 		if _, err := os.Stat(path); err != nil {
 			continue
 		}
 		st.Runs++
-		if err := ix.updateFile(ctx, path, id, known[id], &st); err != nil {
+		if err := ix.updateFile(ctx, b, path, id, known[id], &st); err != nil {
 			return st, err
 		}
 	}
-	return st, nil
+	return st, b.commit()
+}
+
+// batchBytes is how much transcript one transaction indexes at most
+// before it commits (a file is never split): few commits keep FTS5's
+// segments few and large (each commit flushes its pending terms into a
+// new segment that later merges rewrite), while a writer waiting on the
+// lock (busy timeout 10 s) waits one batch at most.
+const batchBytes = 32 << 20
+
+// batch is the open write transaction of an update, begun on the first
+// file that needs writing and committed every batchBytes, with the
+// statements every document uses prepared once.
+type batch struct {
+	ix        *Index
+	tx        *sql.Tx
+	doc, text *sql.Stmt
+	nextID    int64
+	bytes     int64
+}
+
+func (b *batch) begin(ctx context.Context) error {
+	if b.tx != nil {
+		return nil
+	}
+	tx, err := b.ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	b.tx, b.bytes = tx, 0
+	if err = tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM docs`).Scan(&b.nextID); err != nil {
+		b.rollback()
+		return fmt.Errorf("index: %w", err)
+	}
+	if b.doc, err = tx.PrepareContext(ctx, `INSERT INTO docs(id, run_id, seq, path, iteration, ts, kind, role, tool) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+		b.rollback()
+		return fmt.Errorf("index: %w", err)
+	}
+	if b.text, err = tx.PrepareContext(ctx, `INSERT INTO fts(rowid, text) VALUES(?, ?)`); err != nil {
+		b.rollback()
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
+}
+
+func (b *batch) closeStmts() {
+	for _, s := range []*sql.Stmt{b.doc, b.text} {
+		if s != nil {
+			s.Close()
+		}
+	}
+	b.doc, b.text = nil, nil
+}
+
+// commit commits the open transaction, if any.
+func (b *batch) commit() error {
+	if b.tx == nil {
+		return nil
+	}
+	b.closeStmts()
+	err := b.tx.Commit()
+	b.tx = nil
+	if err != nil {
+		return fmt.Errorf("index: commit: %w", err)
+	}
+	return nil
+}
+
+// rollback abandons the open transaction, if any.
+func (b *batch) rollback() {
+	if b.tx != nil {
+		b.closeStmts()
+		b.tx.Rollback()
+		b.tx = nil
+	}
 }
 
 func (ix *Index) files(ctx context.Context) (map[string]*fileRow, error) {
@@ -119,18 +200,6 @@ func (ix *Index) files(ctx context.Context) (map[string]*fileRow, error) {
 		m[id] = r
 	}
 	return m, rows.Err()
-}
-
-func (ix *Index) remove(ctx context.Context, id string) error {
-	tx, err := ix.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("index: %w", err)
-	}
-	defer tx.Rollback()
-	if err := removeTx(ctx, tx, id); err != nil {
-		return err
-	}
-	return tx.Commit()
 }
 
 func removeTx(ctx context.Context, tx *sql.Tx, id string) error {
@@ -173,7 +242,7 @@ func seqAt(f *os.File, off int64) uint64 {
 	return ev.Seq
 }
 
-func (ix *Index) updateFile(ctx context.Context, path, id string, row *fileRow, st *Stats) error {
+func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row *fileRow, st *Stats) error {
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
@@ -194,28 +263,22 @@ func (ix *Index) updateFile(ctx context.Context, path, id string, row *fileRow, 
 	if row != nil && size >= row.indexed && seqAt(f, row.indexed) == row.lastSeq {
 		from = row.indexed
 	}
-	tx, err := ix.db.BeginTx(ctx, nil)
-	if err != nil {
-		return fmt.Errorf("index: %w", err)
+	if err := b.begin(ctx); err != nil {
+		return err
 	}
-	defer tx.Rollback()
 	run := &runRow{id: id, providers: ",", models: ","}
 	if from == 0 {
 		if row != nil {
 			st.Reindexed++
-			if err := removeTx(ctx, tx, id); err != nil {
+			if err := removeTx(ctx, b.tx, id); err != nil {
 				return err
 			}
 		}
-	} else if err := run.load(ctx, tx); err != nil {
+	} else if err := run.load(ctx, b.tx); err != nil {
 		return err
 	}
 	st.Indexed++
-	w, err := newWriter(ctx, tx, run)
-	if err != nil {
-		return err
-	}
-	defer w.close()
+	w := &writer{batch: b, run: run}
 	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
 	if err != nil {
 		return err
@@ -224,11 +287,13 @@ func (ix *Index) updateFile(ctx context.Context, path, id string, row *fileRow, 
 	if end < size {
 		run.size = -1 // a partial last line: look again next time
 	}
-	if err := run.save(ctx, tx); err != nil {
+	if err := run.save(ctx, b.tx); err != nil {
 		return err
 	}
-	w.close()
-	return tx.Commit()
+	if b.bytes += end - from; b.bytes >= batchBytes {
+		return b.commit()
+	}
+	return nil
 }
 
 // runRow is a run's row in runs, updated as its events are read.
@@ -270,35 +335,10 @@ func addTo(list *string, v string) {
 	*list += v + ","
 }
 
-// writer inserts one file's documents inside a transaction.
+// writer inserts one file's documents into the batch.
 type writer struct {
-	run       *runRow
-	doc, text *sql.Stmt
-	nextID    int64
-}
-
-func newWriter(ctx context.Context, tx *sql.Tx, run *runRow) (*writer, error) {
-	w := &writer{run: run}
-	var err error
-	if err = tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM docs`).Scan(&w.nextID); err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	if w.doc, err = tx.PrepareContext(ctx, `INSERT INTO docs(id, run_id, seq, path, iteration, ts, kind, role, tool) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	if w.text, err = tx.PrepareContext(ctx, `INSERT INTO fts(rowid, text) VALUES(?, ?)`); err != nil {
-		w.doc.Close()
-		return nil, fmt.Errorf("index: %w", err)
-	}
-	return w, nil
-}
-
-func (w *writer) close() {
-	if w.doc != nil {
-		w.doc.Close()
-		w.text.Close()
-		w.doc, w.text = nil, nil
-	}
+	*batch
+	run *runRow
 }
 
 // read indexes every complete line of r (which starts at file offset
