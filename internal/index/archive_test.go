@@ -1,0 +1,576 @@
+package index
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+	"unicode"
+	"unicode/utf8"
+
+	"golang.org/x/text/unicode/norm"
+
+	"github.com/google/uuid"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/plugins/claude"
+	"github.com/twasm/twasm/plugins/codex"
+	"github.com/twasm/twasm/plugins/copilot"
+	"github.com/twasm/twasm/plugins/gemini"
+	"github.com/twasm/twasm/plugins/openai"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// The test archives are real transcripts: every input of
+// testdata/golden and testdata/captures recorded through the capture
+// pipeline with the native plugins (as `twasm import` records them),
+// then replicated with a fresh run id per copy and the copy's times
+// moved back by a day per round, until the archive has the size asked.
+
+// nativePlugins are the bundled plugins compiled in, found by any
+// provider name they accept.
+var nativePlugins = []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, openai.Plugin}
+
+func pluginFor(provider string) (sdk.Plugin, bool) {
+	for _, p := range nativePlugins {
+		for _, name := range p.Manifest.Providers {
+			if name == provider {
+				return p, true
+			}
+		}
+	}
+	return sdk.Plugin{}, false
+}
+
+// seedInput is one provider input of the project's testdata.
+type seedInput struct{ provider, path string }
+
+// seedInputs lists the inputs under testdata/golden/<provider>/ and
+// testdata/captures/<provider>/, with the provider a capture's
+// expectations name.
+func seedInputs(testdata string) ([]seedInput, error) {
+	var out []seedInput
+	for _, sub := range []string{"golden", "captures"} {
+		files, err := filepath.Glob(filepath.Join(testdata, sub, "*", "*"))
+		if err != nil {
+			return nil, err
+		}
+		for _, f := range files {
+			base := filepath.Base(f)
+			if strings.HasSuffix(base, ".golden.jsonl") || strings.HasSuffix(base, ".expect.json") ||
+				strings.HasSuffix(base, ".source.txt") || strings.HasSuffix(base, ".md") || strings.HasPrefix(base, ".") {
+				continue
+			}
+			provider := filepath.Base(filepath.Dir(f))
+			expect := filepath.Join(filepath.Dir(f), strings.TrimSuffix(base, filepath.Ext(base))+".expect.json")
+			if b, err := os.ReadFile(expect); err == nil {
+				var e struct {
+					Provider string `json:"provider"`
+				}
+				if json.Unmarshal(b, &e) == nil && e.Provider != "" {
+					provider = e.Provider
+				}
+			}
+			out = append(out, seedInput{provider, f})
+		}
+	}
+	if len(out) == 0 {
+		return nil, fmt.Errorf("no inputs under %s", testdata)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].path < out[j].path })
+	return out, nil
+}
+
+// recordSeed records every input into the storage root as one run each
+// (sub-agents become child runs, with transcripts of their own) and
+// returns the transcripts written.
+func recordSeed(ctx context.Context, testdata, root string) ([]string, error) {
+	inputs, err := seedInputs(testdata)
+	if err != nil {
+		return nil, err
+	}
+	store := recorder.NewStore(root)
+	clock := time.Date(2026, 3, 1, 9, 0, 0, 0, time.UTC)
+	for _, in := range inputs {
+		p, ok := pluginFor(in.provider)
+		if !ok {
+			return nil, fmt.Errorf("%s: no plugin for provider %q", in.path, in.provider)
+		}
+		f, err := os.Open(in.path)
+		if err != nil {
+			return nil, err
+		}
+		clock = clock.Add(time.Hour)
+		now := clock
+		opts := capture.Options{Provider: in.provider, Store: store, Plugin: capture.NativePlugin(p),
+			Now: func() time.Time { now = now.Add(time.Millisecond); return now }}
+		err = lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "import " + filepath.Base(in.path)}, func(ctx context.Context, r *lifecycle.Step) error {
+			return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+				_, err := capture.Run(ctx, s, capture.Source{Stdout: f}, opts)
+				return err
+			})
+		})
+		f.Close()
+		if err != nil && !capture.IsAgentError(err) {
+			return nil, fmt.Errorf("record %s: %w", in.path, err)
+		}
+	}
+	return filepath.Glob(filepath.Join(root, "transcripts", "*.jsonl"))
+}
+
+// replicate writes copies of the seed transcripts into root's
+// transcripts directory, round after round, until they hold at least
+// size bytes (one round at least), and returns their total size. A copy
+// gets a fresh run id (every occurrence of the seed's id replaced) and
+// its envelope timestamps moved back by a day per round.
+func replicate(seeds []string, root string, size int64) (int64, error) {
+	dir := filepath.Join(root, "transcripts")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return 0, err
+	}
+	type seed struct {
+		id    []byte
+		lines [][]byte
+	}
+	var ss []seed
+	for _, p := range seeds {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return 0, err
+		}
+		s := seed{id: []byte(strings.TrimSuffix(filepath.Base(p), ".jsonl"))}
+		for _, l := range bytes.SplitAfter(b, []byte("\n")) {
+			if len(l) > 0 {
+				s.lines = append(s.lines, l)
+			}
+		}
+		ss = append(ss, s)
+	}
+	var total int64
+	var buf bytes.Buffer
+	for round := 0; round == 0 || total < size; round++ {
+		shift := -time.Duration(round) * 24 * time.Hour
+		for _, s := range ss {
+			if round > 0 && total >= size {
+				break
+			}
+			id := []byte(uuid.NewString())
+			buf.Reset()
+			for _, l := range s.lines {
+				l = bytes.ReplaceAll(l, s.id, id)
+				buf.Write(shiftTimestamp(l, shift))
+			}
+			if err := os.WriteFile(filepath.Join(dir, string(id)+".jsonl"), buf.Bytes(), 0o600); err != nil {
+				return total, err
+			}
+			total += int64(buf.Len())
+		}
+	}
+	return total, nil
+}
+
+// shiftTimestamp moves the envelope timestamp of a transcript line (the
+// first "timestamp" key: the envelope's comes before its payload).
+func shiftTimestamp(line []byte, d time.Duration) []byte {
+	const key = `"timestamp":"`
+	i := bytes.Index(line, []byte(key))
+	if i < 0 || d == 0 {
+		return line
+	}
+	start := i + len(key)
+	end := bytes.IndexByte(line[start:], '"')
+	if end < 0 {
+		return line
+	}
+	t, err := time.Parse(time.RFC3339Nano, string(line[start:start+end]))
+	if err != nil {
+		return line
+	}
+	out := make([]byte, 0, len(line)+8)
+	out = append(out, line[:start]...)
+	out = t.Add(d).UTC().AppendFormat(out, "2006-01-02T15:04:05.000Z07:00")
+	return append(out, line[start+end:]...)
+}
+
+// buildArchive records the seed into a directory of its own under dir
+// and replicates it into dir (the storage root of the archive) up to
+// size bytes; it returns the archive's size.
+func buildArchive(ctx context.Context, dir string, size int64) (int64, error) {
+	seedRoot := filepath.Join(dir, "seed")
+	defer os.RemoveAll(seedRoot)
+	seeds, err := recordSeed(ctx, filepath.Join("..", "..", "testdata"), seedRoot)
+	if err != nil {
+		return 0, err
+	}
+	return replicate(seeds, dir, size)
+}
+
+// scanSearch answers q the way a tool without an index must: it reads
+// every transcript, decodes every line (transcript.NewReader), takes the
+// same documents the index takes, matches the query's words the way FTS5
+// does (unicode61 tokens, case and diacritics folded, a word matching
+// the tokens it starts, a quoted phrase matching consecutive tokens) and
+// applies the same filters. It returns every hit, unranked, with an
+// empty snippet.
+func scanSearch(root string, q Query) ([]Hit, error) {
+	all, err := scanSearchAll(root, []Query{q})
+	if err != nil {
+		return nil, err
+	}
+	return all[0], nil
+}
+
+// scanSearchAll is scanSearch for several queries in one pass over the
+// files (for the test; the benchmark asks one query a pass, as a user
+// does).
+func scanSearchAll(root string, qs []Query) ([][]Hit, error) {
+	terms := make([][]scanTerm, len(qs))
+	for i, q := range qs {
+		if q.Raw {
+			return nil, errors.New("scan: raw FTS5 expressions are not supported")
+		}
+		if terms[i] = scanTerms(q.Text); len(terms[i]) == 0 {
+			return nil, errors.New("empty query")
+		}
+	}
+	files, err := filepath.Glob(filepath.Join(root, "transcripts", "*.jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	out := make([][]Hit, len(qs))
+	for _, file := range files {
+		id := strings.TrimSuffix(filepath.Base(file), ".jsonl")
+		fileHits, run, err := scanFile(file, id, qs, terms)
+		if err != nil {
+			return nil, err
+		}
+		for i, q := range qs {
+			if len(fileHits[i]) == 0 || q.Run != "" && !hasPrefixFold(id, q.Run) || q.Status != "" && run.status != q.Status ||
+				q.Provider != "" && !strings.Contains(run.providers, ","+q.Provider+",") ||
+				q.Model != "" && !strings.Contains(strings.ToLower(run.models), ","+strings.ToLower(q.Model)) {
+				continue
+			}
+			for _, h := range fileHits[i] {
+				h.RunName, h.RunStatus, h.Providers = run.name, run.status, splitList(run.providers)
+				out[i] = append(out[i], h)
+			}
+		}
+	}
+	return out, nil
+}
+
+func hasPrefixFold(s, prefix string) bool {
+	return len(s) >= len(prefix) && strings.EqualFold(s[:len(prefix)], prefix)
+}
+
+// scanFile reads one transcript: each query's matching documents (before
+// the run-level filters) and the run's row.
+func scanFile(file, id string, qs []Query, terms [][]scanTerm) ([][]Hit, *runRow, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer f.Close()
+	run := &runRow{id: id, providers: ",", models: ",", status: "running"}
+	hits := make([][]Hit, len(qs))
+	r := transcript.NewReader(bufio.NewReaderSize(f, 256<<10))
+	for r.Next() {
+		ev := r.Event()
+		if ev == nil {
+			continue
+		}
+		ts := ev.Timestamp.UnixMilli()
+		if ev.Timestamp.IsZero() {
+			ts = 0
+		}
+		for _, d := range scanDocs(ev, run) {
+			var toks []string
+			for i, q := range qs {
+				if q.Kind != "" && d.kind != q.Kind || q.Role != "" && d.role != q.Role || q.Tool != "" && d.tool != q.Tool ||
+					!q.Since.IsZero() && ts < q.Since.UnixMilli() || !q.Until.IsZero() && ts >= q.Until.UnixMilli() {
+					continue
+				}
+				if toks == nil {
+					toks = tokens(d.text)
+				}
+				if !matchAll(toks, terms[i]) {
+					continue
+				}
+				h := Hit{RunID: id, Seq: ev.Seq, Path: ev.Path, Iteration: ev.Iteration, Kind: d.kind, Role: d.role, Tool: d.tool}
+				if ts != 0 {
+					h.Time = time.UnixMilli(ts).UTC()
+				}
+				hits[i] = append(hits[i], h)
+			}
+		}
+	}
+	return hits, run, r.Err()
+}
+
+type scanDoc struct{ kind, role, tool, text string }
+
+// scanDocs is what the index makes of an event, read from the decoded
+// transcript.Event (the index reads its own lean decoding): the
+// documents, and the run's figures.
+func scanDocs(ev *transcript.Event, r *runRow) []scanDoc {
+	var out []scanDoc
+	add := func(kind, role, tool, text string) {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return
+		}
+		if len(text) > maxDocText {
+			text = text[:maxDocText]
+		}
+		out = append(out, scanDoc{kind, role, tool, text})
+	}
+	switch ev.Type {
+	case transcript.RunStarted:
+		if p := ev.Step(); p != nil {
+			r.name = p.Name
+		}
+	case transcript.RunCompleted:
+		if p := ev.Step(); p != nil {
+			r.status = p.Status
+			if r.status == "" {
+				r.status = "running"
+			}
+			add("error", "", "", p.Error)
+		}
+	case transcript.StepCompleted:
+		p := ev.Step()
+		if p == nil {
+			break
+		}
+		if res, err := p.AgentResult(); err == nil && res != nil {
+			addTo(&r.providers, res.Provider)
+			addTo(&r.models, res.Model)
+			add("error", "", "", res.Error)
+		}
+		add("error", "", "", p.Error)
+	case transcript.MessageUser, transcript.MessageAssistant:
+		m := ev.Message()
+		if m == nil {
+			break
+		}
+		addTo(&r.models, m.Model)
+		for _, b := range m.Blocks {
+			switch b.Type {
+			case transcript.BlockText:
+				add(string(b.Type), m.Role, "", b.Text)
+			case transcript.BlockThinking:
+				add(string(b.Type), m.Role, "", b.Thinking)
+			case transcript.BlockCommand:
+				add(string(b.Type), m.Role, "", b.Command)
+			case transcript.BlockStream:
+				add(string(b.Type), m.Role, "", b.Chunk)
+			}
+		}
+	case transcript.ToolCall:
+		if t := ev.Tool(); t != nil {
+			text := t.Name
+			if t.Command != "" {
+				text += "\n" + t.Command
+			}
+			if len(t.Input) > 0 {
+				text += "\n" + string(t.Input)
+			}
+			add("tool_call", "tool", t.Name, text)
+		}
+	case transcript.ToolResult:
+		if t := ev.Tool(); t != nil {
+			text := t.Output
+			if t.Error != "" {
+				text += "\n" + t.Error
+			}
+			add("tool_result", "tool", t.Name, text)
+		}
+	}
+	return out
+}
+
+// scanTerm is a query word or phrase as tokens; prefix: the last token
+// matches the tokens it starts.
+type scanTerm struct {
+	toks   []string
+	prefix bool
+}
+
+// scanTerms splits a query as MatchExpr does.
+func scanTerms(text string) []scanTerm {
+	var out []scanTerm
+	rest := strings.TrimSpace(text)
+	for rest != "" {
+		var term string
+		phrase := rest[0] == '"'
+		if phrase {
+			if i := strings.IndexByte(rest[1:], '"'); i >= 0 {
+				term, rest = rest[1:1+i], rest[2+i:]
+			} else {
+				term, rest = rest[1:], ""
+			}
+		} else if i := strings.IndexAny(rest, " \t\n"); i >= 0 {
+			term, rest = rest[:i], rest[i+1:]
+		} else {
+			term, rest = rest, ""
+		}
+		rest = strings.TrimSpace(rest)
+		if term = strings.TrimSpace(term); term != "" {
+			out = append(out, scanTerm{tokens(term), !phrase})
+		}
+	}
+	return out
+}
+
+// tokens splits text as FTS5's unicode61 tokenizer with
+// remove_diacritics 2 does: runs of letters, numbers and private-use
+// characters, lower-cased, Latin diacritics removed.
+func tokens(s string) []string {
+	var out []string
+	var b strings.Builder
+	flush := func() {
+		if b.Len() > 0 {
+			out = append(out, b.String())
+			b.Reset()
+		}
+	}
+	for _, r := range s {
+		switch {
+		case r < utf8.RuneSelf:
+			if 'A' <= r && r <= 'Z' {
+				b.WriteRune(r + 'a' - 'A')
+			} else if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
+				b.WriteRune(r)
+			} else {
+				flush()
+			}
+		case unicode.Is(unicode.Mn, r):
+			// a diacritic on its own: removed
+		case unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r):
+			r = unicode.ToLower(r)
+			if 0xC0 <= r && r < 0x250 || 0x1E00 <= r && r < 0x1F00 {
+				if d := []rune(norm.NFD.String(string(r))); len(d) > 0 {
+					r = d[0]
+				}
+			}
+			b.WriteRune(r)
+		default:
+			flush()
+		}
+	}
+	flush()
+	return out
+}
+
+// matchAll reports whether every term is found in the document's tokens.
+func matchAll(doc []string, terms []scanTerm) bool {
+	for _, t := range terms {
+		if !matchTerm(doc, t) {
+			return false
+		}
+	}
+	return true
+}
+
+func matchTerm(doc []string, t scanTerm) bool {
+	n := len(t.toks)
+	if n == 0 {
+		return false
+	}
+	for i := 0; i+n <= len(doc); i++ {
+		ok := true
+		for j, tok := range t.toks {
+			if j == n-1 && t.prefix {
+				ok = strings.HasPrefix(doc[i+j], tok)
+			} else {
+				ok = doc[i+j] == tok
+			}
+			if !ok {
+				break
+			}
+		}
+		if ok {
+			return true
+		}
+	}
+	return false
+}
+
+// TestSearchAgreesWithScan checks the index against the scan the
+// benchmarks compare it with, on one copy of the seed: the same hits
+// for the same query and filters.
+func TestSearchAgreesWithScan(t *testing.T) {
+	if testing.Short() {
+		t.Skip("records every testdata input")
+	}
+	ctx := context.Background()
+	root := t.TempDir()
+	seeds, err := recordSeed(ctx, filepath.Join("..", "..", "testdata"), filepath.Join(t.TempDir(), "seed"))
+	require.NoError(t, err)
+	_, err = replicate(seeds, root, 1)
+	require.NoError(t, err)
+	ix, _ := openUpdated(t, root)
+	runs, err := ix.Runs(ctx)
+	require.NoError(t, err)
+	require.NotEmpty(t, runs)
+	some := runs[0]
+	for _, r := range runs {
+		if r.Events > some.Events {
+			some = r
+		}
+	}
+	queries := append(append([]Query(nil), benchQueries...), []Query{
+		{Text: "error"},
+		{Text: "file", Kind: "tool_call"},
+		{Text: "the", Role: "user"},
+		{Text: "test", Provider: "codex"},
+		{Text: "a", Model: "claude"},
+		{Text: "a", Run: some.RunID[:6]},
+		{Text: "a", Status: "error"},
+		{Text: "read", Tool: "Read"},
+		{Text: `"no such file"`},
+		{Text: "main.go"},
+		{Text: "hello.go", Role: "user"},
+		{Text: "the", Since: time.Date(2026, 3, 1, 0, 0, 0, 0, time.UTC), Until: time.Date(2026, 3, 3, 12, 0, 0, 0, time.UTC)},
+	}...)
+	want, err := scanSearchAll(root, queries)
+	require.NoError(t, err)
+	key := func(h Hit) string {
+		return fmt.Sprintf("%s %d %s %d %s %s %s %s %s %s %v", h.RunID, h.Seq, h.Path, h.Iteration, h.Kind, h.Role, h.Tool, h.Time, h.RunName, h.RunStatus, h.Providers)
+	}
+	for i, q := range queries {
+		t.Run(fmt.Sprintf("%+v", q), func(t *testing.T) {
+			q.Limit = 1 << 30
+			var g, w []string
+			for _, h := range search(t, ix, q) {
+				g = append(g, key(h))
+			}
+			for _, h := range want[i] {
+				w = append(w, key(h))
+			}
+			assert.ElementsMatch(t, w, g)
+			assert.NotEmpty(t, w, "a query that finds nothing checks little")
+		})
+	}
+}
+
+// benchQueries are what the search benchmarks ask, index and scan alike:
+// a rare word, two common words, and a common word under filters.
+var benchQueries = []Query{
+	{Text: "pytest"},
+	{Text: "permission denied"},
+	{Text: "test", Kind: "tool_result", Status: "ok"},
+}
