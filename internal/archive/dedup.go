@@ -1,7 +1,11 @@
 package archive
 
 import (
+	"encoding/json"
 	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -12,14 +16,47 @@ import (
 // not closed there (a message whose next block was still to come, a call
 // flushed as dangling at the end of the part), and emits it again once
 // the next line arrives: the filter keeps only what is new.
+//
+// For a document the agent rewrote in place (a Gemini CLI chat), the
+// whole new version is fed and the filter compares instead of counting
+// (rewrite): what an earlier part holds unchanged is dropped, a message
+// that gained blocks keeps only the new ones, and a message, call or
+// result whose content differs from what is archived is kept whole, in
+// its new version, and counted as changed.
 type archived struct {
 	calls   map[string]bool
 	results map[string]bool
 	blocks  map[string]int // message id -> blocks already written
+
+	rewrite bool
+	// sums are the content hashes of what is archived: of each call and
+	// result by call id, of each block of a message by message key.
+	callSum, resultSum map[string]string
+	blockSums          map[string][]string
+	cursor             map[string]int // message key -> blocks of it seen in this part
+	changed            []string       // what a rewrite changed, in order
 }
 
 func newArchived() *archived {
-	return &archived{calls: map[string]bool{}, results: map[string]bool{}, blocks: map[string]int{}}
+	return &archived{calls: map[string]bool{}, results: map[string]bool{}, blocks: map[string]int{},
+		callSum: map[string]string{}, resultSum: map[string]string{}, blockSums: map[string][]string{}, cursor: map[string]int{}}
+}
+
+func callSum(tp *transcript.ToolPayload) string {
+	return sum([]byte(tp.Name + "\x00" + string(tp.Input) + "\x00" + tp.Command))
+}
+
+func resultSum(tp *transcript.ToolPayload) string {
+	code := ""
+	if tp.ExitCode != nil {
+		code = strconv.Itoa(*tp.ExitCode)
+	}
+	return sum([]byte(tp.Output + "\x00" + tp.Error + "\x00" + tp.Status + "\x00" + code))
+}
+
+func blockSum(b transcript.Block) string {
+	j, _ := json.Marshal(b)
+	return sum(j)
 }
 
 // add reads the top-level events of a run transcript (its sub-agent runs
@@ -46,21 +83,115 @@ func (s *archived) note(ev *transcript.Event) {
 	case transcript.ToolCall:
 		if tp := ev.Tool(); tp != nil && tp.CallID != "" {
 			s.calls[tp.CallID] = true
+			s.callSum[tp.CallID] = callSum(tp)
 		}
 	case transcript.ToolResult:
 		if tp := ev.Tool(); tp != nil && tp.CallID != "" {
 			s.results[tp.CallID] = true
+			s.resultSum[tp.CallID] = resultSum(tp)
 		}
 	case transcript.MessageAssistant, transcript.MessageUser:
 		if m := ev.Message(); m != nil && m.ID != "" {
-			s.blocks[string(ev.Type)+"\x00"+m.ID] += len(m.Blocks)
+			key := string(ev.Type) + "\x00" + m.ID
+			if m.Extra[RevisedField] != nil {
+				// A new version of the message: it replaces the earlier.
+				s.blocks[key], s.blockSums[key] = 0, nil
+			}
+			s.blocks[key] += len(m.Blocks)
+			for _, b := range m.Blocks {
+				s.blockSums[key] = append(s.blockSums[key], blockSum(b))
+			}
 		}
 	}
+}
+
+// RevisedField marks a message of a rewritten document's part (true)
+// that replaces the message with the same id an earlier part holds: the
+// agent changed it in place. Both versions stay in the transcript.
+const RevisedField = "revised"
+
+// removed names the archived messages a rewritten version no longer
+// holds (their earlier parts keep them), once the version was fed.
+func (s *archived) removed() []string {
+	var out []string
+	for key := range s.blockSums {
+		if _, ok := s.cursor[key]; !ok {
+			_, id, _ := strings.Cut(key, "\x00")
+			out = append(out, "message "+id+" removed")
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// filterRewrite is filter for a rewritten document: it compares content.
+func (s *archived) filterRewrite(ev *transcript.Event) *transcript.Event {
+	switch ev.Type {
+	case transcript.ToolCall:
+		if tp := ev.Tool(); tp != nil && s.calls[tp.CallID] {
+			if s.callSum[tp.CallID] == callSum(tp) {
+				return nil
+			}
+			s.changed = append(s.changed, "call "+tp.CallID)
+		}
+	case transcript.ToolResult:
+		if tp := ev.Tool(); tp != nil && s.results[tp.CallID] {
+			if s.resultSum[tp.CallID] == resultSum(tp) {
+				return nil
+			}
+			s.changed = append(s.changed, "result of "+tp.CallID)
+		}
+	case transcript.MessageAssistant, transcript.MessageUser:
+		m := ev.Message()
+		if m == nil || m.ID == "" {
+			break
+		}
+		key := string(ev.Type) + "\x00" + m.ID
+		sums := s.blockSums[key]
+		cur := s.cursor[key]
+		s.cursor[key] = cur + len(m.Blocks)
+		if len(sums) == 0 {
+			break
+		}
+		same := 0
+		for i, b := range m.Blocks {
+			if cur+i >= len(sums) {
+				break
+			}
+			if blockSum(b) != sums[cur+i] {
+				// Changed: kept whole, in its new version, marked so
+				// that it replaces the earlier one for the next part.
+				s.changed = append(s.changed, "message "+m.ID)
+				cp := *m
+				cp.Extra = make(map[string]json.RawMessage, len(m.Extra)+1)
+				for k, v := range m.Extra {
+					cp.Extra[k] = v
+				}
+				cp.Extra[RevisedField] = json.RawMessage("true")
+				e := *ev
+				e.Payload = &cp
+				return &e
+			}
+			same++
+		}
+		if same == len(m.Blocks) {
+			return nil
+		}
+		cp := *m
+		cp.Blocks = m.Blocks[same:]
+		e := *ev
+		e.Payload = &cp
+		return &e
+	}
+	return ev
 }
 
 // filter drops a call or result already archived and the blocks of a
 // message already archived, keeping the message's new blocks.
 func (s *archived) filter(ev *transcript.Event) *transcript.Event {
+	if s.rewrite {
+		return s.filterRewrite(ev)
+	}
 	switch ev.Type {
 	case transcript.ToolCall:
 		if tp := ev.Tool(); tp != nil && s.calls[tp.CallID] {

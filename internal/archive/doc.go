@@ -10,13 +10,26 @@
 // A session is identified by content, not path: its Head is the sha256 of
 // its first complete lines (at least 64 bytes of them, so that a
 // pretty-printed document's "{" does not make all sessions alike), and a
-// run holds the session's first Offset bytes, whose sha256 it keeps. A file whose first Offset bytes hash to a run's is
-// that session: the same size means nothing is new (synced twice, or the
+// run holds the session's first Offset bytes, whose sha256 it keeps. A
+// file whose first Offset bytes hash to a run's is that session: the same size means nothing is new (synced twice, or the
 // same bytes found again at another path); a longer file has grown, and
-// only bytes [Offset, end) become a new part. A file that no longer
-// starts with what its run holds (rewritten) is archived as a new run,
-// and the outcome says so: whole documents that the agent rewrites in
-// place (Gemini CLI's session-*.json chats) get one run per version.
+// only bytes [Offset, end) become a new part.
+//
+// A whole JSON document that the agent rewrites in place at every turn
+// (Gemini CLI's session-*.json chats: it never grows by bytes) is the
+// same session when it has the same head at the same path and its run is
+// open: the new version is one more part of that run, read whole (not
+// replayed), with a raw capture of its own, so every version's bytes are
+// kept. A filter compares it with what the run holds, by the provider's
+// ids: what is unchanged is dropped, a message that gained blocks keeps
+// the new ones, and a message, call or result whose content differs is
+// kept whole in its new version (a message marked "revised": it replaces
+// the one with the same id for later comparisons), named in the part's
+// "source.changed" and in the outcome's reason (a rewrite that is not a
+// pure append), as is a message the new version no longer holds. Any
+// other file that no longer starts with what its run holds (a JSON Lines
+// log rewritten, whose lines have no ids to compare by) is archived as a
+// new run, and the outcome says so.
 //
 // Each part is one agent step of the run, at path "agent" with the part
 // number as iteration, written through package capture: its bytes extend

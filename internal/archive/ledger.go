@@ -310,6 +310,12 @@ type PartRef struct {
 	Redact bool   `json:"redact,omitempty"`
 	// Totals are the session's cumulative figures after this part.
 	Totals *Totals `json:"totals,omitempty"`
+	// Rewritten says the part is a new version of a document the agent
+	// rewrote in place (From is 0: the whole version was read); Changed
+	// names what it changed of the earlier parts (messages, calls,
+	// results), empty for a pure append.
+	Rewritten bool     `json:"rewritten,omitempty"`
+	Changed   []string `json:"changed,omitempty"`
 }
 
 // entryFromTranscript reads what a transcript says about its session; nil

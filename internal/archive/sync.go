@@ -214,6 +214,17 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 			}
 		}
 	}
+	// A whole JSON document that the agent rewrote in place (a Gemini CLI
+	// chat: every turn rewrites the file, so it never grows by bytes): the
+	// same session, by head and path, when its run is open. The new
+	// version becomes a part of that run; the filter keeps what is new
+	// and what changed.
+	rewrite := false
+	if match == nil && strings.EqualFold(filepath.Ext(path), ".json") {
+		if e := a.ledger.ByPath(path); e != nil && e.Head == head && !e.Closed && e.Provider == provider {
+			match, rewrite = e, true
+		}
+	}
 	seen := func(e *Entry) error {
 		if a.opts.DryRun || e.Path == path && e.Size == size && e.ModTime == mtime.UnixNano() {
 			return nil
@@ -224,7 +235,7 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 		}
 		return a.ledger.Put(e)
 	}
-	if match != nil && match.Offset == end {
+	if match != nil && !rewrite && match.Offset == end {
 		out.RunID = match.RunID
 		from := match.Path
 		if err := seen(match); err != nil {
@@ -243,6 +254,9 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 	}
 	out.Bytes = end
 	switch {
+	case rewrite:
+		out.Action, out.RunID, out.Part = ActionGrown, match.RunID, match.Parts
+		out.Reason = "the file was rewritten in place (it no longer starts with the bytes run " + match.RunID + " holds): its new version is one more part of the run, with a raw capture of its own"
 	case match == nil:
 		out.Action = ActionNew
 		if olds := a.ledger.ByPath(path); olds != nil && olds.Head == head {
@@ -257,7 +271,7 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 	if a.opts.DryRun {
 		return out
 	}
-	return a.writePart(ctx, out, f, provider, format, head, match, end, size, mtime, closeDue)
+	return a.writePart(ctx, out, f, provider, format, head, match, rewrite, end, size, mtime, closeDue)
 }
 
 // clock dates the brackets and the events without a time of their own:
@@ -328,7 +342,7 @@ func (p partResult) MarshalJSON() ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provider, format, head string, prev *Entry, end, size int64, mtime time.Time, closeDue bool) Outcome {
+func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provider, format, head string, prev *Entry, rewrite bool, end, size int64, mtime time.Time, closeDue bool) Outcome {
 	fail := func(err error) Outcome {
 		out.Action, out.Reason = ActionFailed, err.Error()
 		return out
@@ -342,6 +356,9 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	if prev != nil {
 		from = prev.Offset
 		redactOn = redactOn || prev.Redact
+	}
+	if rewrite {
+		from = 0 // the whole new version, nothing replayed
 	}
 	first := a.firstTime(f, from, end, mtime)
 	clk := &clock{t: first}
@@ -396,6 +413,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	}
 	out.Part = part
 	seen := newArchived()
+	seen.rewrite = rewrite
 	if prev != nil {
 		// What the session's earlier parts hold (of this run, or of the
 		// ended run this one continues).
@@ -410,7 +428,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		if masker != nil {
 			copts.Masker = masker
 		}
-		if prev != nil && !prev.Closed {
+		if prev != nil && !prev.Closed && !rewrite {
 			copts.ContinueRaw = prev.Raw
 		}
 		agent, err := capture.Start(ctx, s, copts)
@@ -434,7 +452,10 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		}
 		totals = totalsOf(res)
 		subtract(res, prevTotals)
-		src := PartRef{Path: e.Path, From: from, To: end, Redact: redactOn, Totals: totals}
+		if rewrite {
+			seen.changed = append(seen.changed, seen.removed()...)
+		}
+		src := PartRef{Path: e.Path, From: from, To: end, Redact: redactOn, Totals: totals, Rewritten: rewrite, Changed: seen.changed}
 		if src.SHA256, err = hashPrefix(f, end); err != nil {
 			return errors.Join(feedErr, err)
 		}
@@ -474,6 +495,14 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	if stepErr != nil && !capture.IsAgentError(stepErr) || endErr != nil {
 		return fail(errors.Join(stepErr, endErr))
 	}
+	if rewrite {
+		if n := len(seen.changed); n > 0 {
+			out.Reason += fmt.Sprintf("; %d earlier item(s) changed (%s): this part holds their new version, the earlier parts and raw captures keep the old one (raw %s and %s)",
+				n, strings.Join(seen.changed[:min(n, 5)], ", "), prev.Raw, rawPath(res))
+		} else {
+			out.Reason += "; only new messages (what the run holds is unchanged)"
+		}
+	}
 	if res.FailedLines > 0 {
 		out.Reason = strings.TrimPrefix(out.Reason+"; ", "; ") + fmt.Sprintf("%d line(s) lost to a plugin fault", res.FailedLines)
 	}
@@ -481,6 +510,13 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 }
 
 func path(f *os.File) string { return f.Name() }
+
+func rawPath(res *transcript.AgentResult) string {
+	if res.Raw == nil {
+		return ""
+	}
+	return res.Raw.Path
+}
 
 // firstTime is the earliest session time in the first MiB of [from, end),
 // else the file's mtime.

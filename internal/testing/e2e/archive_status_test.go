@@ -134,3 +134,81 @@ func TestSyncedSessionStatus(t *testing.T) {
 		t.Errorf("an ended run is still open: %s", out)
 	}
 }
+
+// geminiVersion rewrites a Gemini CLI chat file as Gemini does after its
+// first n messages: the same head (sessionId, projectHash), a new
+// lastUpdated, pretty-printed, no final newline.
+func geminiVersion(t *testing.T, raw []byte, n int, lastUpdated string) []byte {
+	t.Helper()
+	var c struct {
+		SessionID   string            `json:"sessionId"`
+		ProjectHash string            `json:"projectHash"`
+		StartTime   string            `json:"startTime"`
+		LastUpdated string            `json:"lastUpdated"`
+		Messages    []json.RawMessage `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &c); err != nil {
+		t.Fatal(err)
+	}
+	if n > len(c.Messages) {
+		t.Fatalf("%d messages, want %d", len(c.Messages), n)
+	}
+	c.Messages, c.LastUpdated = c.Messages[:n], lastUpdated
+	b, err := json.MarshalIndent(c, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Gemini CLI rewrites its chat file in place at every turn: each sync
+// finds the same session (head and path) and appends only what is new to
+// its one run.
+func TestSyncGeminiChatRewritten(t *testing.T) {
+	t.Parallel()
+	fixture := filepath.Join(root, "..", "shared", "fixtures", "gemini", "agentcmd_session_file_v0.11_read_file.json")
+	raw, err := os.ReadFile(fixture)
+	if err != nil {
+		t.Skipf("shared fixture not available: %v", err)
+	}
+	h := newFakeHome(t)
+	rel := ".gemini/tmp/cde6558/chats/session-2025-10-29T10-36-9c9a14e1.json"
+	h.put(rel, geminiVersion(t, raw, 2, "2025-10-29T10:36:30.748Z"), 2*time.Hour)
+	r := h.ok("sync", "--provider", "gemini")
+	runs := outcomes(r.out)["new"]
+	if len(runs) != 1 {
+		t.Fatalf("first sync: %v", r)
+	}
+	h.put(rel, geminiVersion(t, raw, 3, "2025-10-29T10:36:32.339Z"), time.Hour)
+	r = h.ok("sync", "--provider", "gemini", "--json")
+	var o struct {
+		Action string `json:"action"`
+		RunID  string `json:"run_id"`
+		Reason string `json:"reason"`
+	}
+	if err := json.Unmarshal([]byte(strings.Split(r.out, "\n")[0]), &o); err != nil || o.Action != "grown" || o.RunID != runs[0] || !strings.Contains(o.Reason, "rewritten in place") {
+		t.Fatalf("rewritten chat: %v (%v)", r, err)
+	}
+	if files, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl")); len(files) != 1 {
+		t.Errorf("%d runs, want the one run of the session", len(files))
+	}
+	evs := readRun(t, transcriptPath(h.stor, runs[0]))
+	ids := map[string]int{}
+	for _, ev := range evs {
+		if m := ev.Message(); m != nil && m.ID != "" {
+			ids[m.ID]++
+		}
+	}
+	if len(ids) != 3 {
+		t.Errorf("messages %v, want the chat's 3", ids)
+	}
+	for id, n := range ids {
+		if n != 1 {
+			t.Errorf("message %s archived %d times", id, n)
+		}
+	}
+	validate(t, transcriptPath(h.stor, runs[0]))
+	if r := h.ok("sync", "--provider", "gemini"); !strings.Contains(r.errOut, "0 new, 0 grown") {
+		t.Errorf("unchanged chat: %v", r)
+	}
+}
