@@ -177,13 +177,19 @@ func (s *archived) filterRewrite(ev *transcript.Event) *transcript.Event {
 		if same == len(m.Blocks) {
 			return nil
 		}
-		cp := *m
-		cp.Blocks = m.Blocks[same:]
-		e := *ev
-		e.Payload = &cp
-		return &e
+		return tail(ev, m, same)
 	}
 	return ev
+}
+
+// tail is ev with its message's blocks from n on (the earlier ones are
+// archived).
+func tail(ev *transcript.Event, m *transcript.MessagePayload, n int) *transcript.Event {
+	cp := *m
+	cp.Blocks = m.Blocks[n:]
+	e := *ev
+	e.Payload = &cp
+	return &e
 }
 
 // filter drops a call or result already archived and the blocks of a
@@ -213,11 +219,7 @@ func (s *archived) filter(ev *transcript.Event) *transcript.Event {
 		if n >= len(m.Blocks) {
 			return nil
 		}
-		cp := *m
-		cp.Blocks = m.Blocks[n:]
-		e := *ev
-		e.Payload = &cp
-		return &e
+		return tail(ev, m, n)
 	}
 	return ev
 }
