@@ -48,12 +48,14 @@
 //
 // # Reading and validating
 //
-// [Reader] streams a file line by line (lines up to [DefaultMaxLineSize]),
-// reporting malformed, too-long and torn lines as [*LineError] with their
-// line number and going on with the next line; [ReadAll] collects
-// everything. [Validate] and [ValidateFile] check a whole file against the
-// contract (seq order, run identity, run bracket, step and tool pairing,
-// parent/child links) and return a [Report] of issues with stable codes.
+// [Reader] streams a file line by line (lines up to [DefaultMaxLineSize]
+// unless [ReaderOptions] say otherwise), reporting malformed, too-long and
+// torn lines as [*LineError] with their line number and going on with the
+// next line; [ReadAll] collects everything. [ToolOutcome] reads a
+// tool.result's outcome in files of any version. [Validate] and
+// [ValidateFile] check a whole file against the contract (seq order, run
+// identity, run bracket, step and tool pairing, parent/child links) and
+// return a [Report] of [Issue]s with stable codes.
 //
 // # Ownership and concurrency
 //
