@@ -5,12 +5,14 @@ import (
 	"bytes"
 	"context"
 	"database/sql"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
 	"os"
 	"path/filepath"
 	"strings"
+	"time"
 
 	"github.com/twasm/twasm/transcript"
 )
@@ -338,7 +340,8 @@ func addTo(list *string, v string) {
 // writer inserts one file's documents into the batch.
 type writer struct {
 	*batch
-	run *runRow
+	run  *runRow
+	line line // the line being read, its blocks reused
 }
 
 // read indexes every complete line of r (which starts at file offset
@@ -373,12 +376,12 @@ func (w *writer) read(ctx context.Context, r io.Reader, base int64, st *Stats) (
 			st.Skipped++
 			continue
 		}
-		ev, derr := transcript.DecodeEvent(bytes.TrimRight(line, "\r\n"))
-		if ev == nil || derr != nil && !transcript.IsWarning(derr) {
+		ts, derr := decodeLine(bytes.TrimRight(line, "\r\n"), &w.line)
+		if derr != nil {
 			st.Skipped++
 			continue
 		}
-		if err := w.event(ctx, ev, st); err != nil {
+		if err := w.event(ctx, &w.line, ts, st); err != nil {
 			return off, err
 		}
 		if errors.Is(err, io.EOF) {
@@ -387,14 +390,14 @@ func (w *writer) read(ctx context.Context, r io.Reader, base int64, st *Stats) (
 	}
 }
 
-func (w *writer) event(ctx context.Context, ev *transcript.Event, st *Stats) error {
+func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) error {
 	r := w.run
 	r.events++
 	if ev.Seq > r.lastSeq {
 		r.lastSeq = ev.Seq
 	}
-	ts := ev.Timestamp.UnixMilli()
-	if ev.Timestamp.IsZero() {
+	ts := t.UnixMilli()
+	if t.IsZero() {
 		ts = 0
 	}
 	add := func(kind, role, tool, text string) error {
@@ -416,42 +419,27 @@ func (w *writer) event(ctx context.Context, ev *transcript.Event, st *Stats) err
 		st.Docs++
 		return nil
 	}
-	switch ev.Type {
+	p := &ev.Payload
+	switch transcript.EventType(ev.Type) {
 	case transcript.RunStarted:
-		if p := ev.Step(); p != nil {
-			r.name, r.parent, r.started = p.Name, ev.ParentRunID, ts
-		}
+		r.name, r.parent, r.started = p.Name, ev.ParentRunID, ts
 	case transcript.RunCompleted:
-		if p := ev.Step(); p != nil {
-			r.status, r.errText, r.ended = p.Status, p.Error, ts
-			return add("error", "", "", p.Error)
-		}
+		r.status, r.errText, r.ended = p.Status, p.Error, ts
+		return add("error", "", "", p.Error)
 	case transcript.StepCompleted:
-		p := ev.Step()
-		if p == nil {
-			break
-		}
 		r.steps++
-		if res, err := p.AgentResult(); err == nil && res != nil {
+		var res lineResult
+		if len(p.Result) > 0 && json.Unmarshal(p.Result, &res) == nil {
 			addTo(&r.providers, res.Provider)
 			addTo(&r.models, res.Model)
-			if res.Error != "" {
-				if err := add("error", "", "", res.Error); err != nil {
-					return err
-				}
+			if err := add("error", "", "", res.Error); err != nil {
+				return err
 			}
 		}
-		if p.Error != "" {
-			return add("error", "", "", p.Error)
-		}
+		return add("error", "", "", p.Error)
 	case transcript.MessageUser, transcript.MessageAssistant:
-		m := ev.Message()
-		if m == nil {
-			break
-		}
-		addTo(&r.models, m.Model)
-		role := m.Role
-		for _, b := range m.Blocks {
+		addTo(&r.models, p.Model)
+		for _, b := range p.Blocks {
 			var text string
 			switch b.Type {
 			case transcript.BlockText:
@@ -465,34 +453,26 @@ func (w *writer) event(ctx context.Context, ev *transcript.Event, st *Stats) err
 			default:
 				continue // tool_use and tool_result: indexed as tool.call and tool.result
 			}
-			if err := add(string(b.Type), role, "", text); err != nil {
+			if err := add(string(b.Type), p.Role, "", text); err != nil {
 				return err
 			}
 		}
 	case transcript.ToolCall:
-		t := ev.Tool()
-		if t == nil {
-			break
-		}
 		r.tools++
-		text := t.Name
-		if t.Command != "" {
-			text += "\n" + t.Command
+		text := p.Name
+		if p.Command != "" {
+			text += "\n" + p.Command
 		}
-		if len(t.Input) > 0 {
-			text += "\n" + string(t.Input)
+		if len(p.Input) > 0 {
+			text += "\n" + string(p.Input)
 		}
-		return add("tool_call", "tool", t.Name, text)
+		return add("tool_call", "tool", p.Name, text)
 	case transcript.ToolResult:
-		t := ev.Tool()
-		if t == nil {
-			break
+		text := p.Output
+		if p.Error != "" {
+			text += "\n" + p.Error
 		}
-		text := t.Output
-		if t.Error != "" {
-			text += "\n" + t.Error
-		}
-		return add("tool_result", "tool", t.Name, text)
+		return add("tool_result", "tool", p.Name, text)
 	}
 	return nil
 }
