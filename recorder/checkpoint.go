@@ -13,11 +13,11 @@ import (
 	"syscall"
 )
 
-// StateSuffix is appended to a transcript's path to name its checkpoint:
+// stateSuffix is appended to a transcript's path to name its checkpoint:
 // the run state (open steps and sub-run links, last seq) as of a line
 // boundary, so that reopening an unfinished run reads only what was
 // written after it instead of the whole file.
-const StateSuffix = ".state"
+const stateSuffix = ".state"
 
 // checkpointEvery is how many bytes a recorder appends between
 // checkpoints, so that a writer killed in a long step leaves at most this
@@ -45,7 +45,7 @@ func (r *Recorder) loadCheckpoint(size int64) {
 	cp, err := r.readCheckpoint(size)
 	if err != nil {
 		if !errors.Is(err, fs.ErrNotExist) {
-			r.log.Warn("recorder: ignoring the run's checkpoint, reading the whole transcript", "path", r.path+StateSuffix, "err", err)
+			r.log.Warn("recorder: ignoring the run's checkpoint, reading the whole transcript", "path", r.path+stateSuffix, "err", err)
 		}
 		return
 	}
@@ -54,7 +54,7 @@ func (r *Recorder) loadCheckpoint(size int64) {
 }
 
 func (r *Recorder) readCheckpoint(size int64) (*checkpoint, error) {
-	f, err := os.OpenFile(r.path+StateSuffix, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	f, err := os.OpenFile(r.path+stateSuffix, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
 		return nil, err
 	}
@@ -157,7 +157,7 @@ func lastIndexByte(ra io.ReaderAt, from, to int64, c byte, buf []byte) (int64, e
 // lock held, after refreshTail. Failures are logged: the checkpoint only
 // saves reading.
 func (r *Recorder) saveCheckpoint() {
-	side := r.path + StateSuffix
+	side := r.path + stateSuffix
 	if r.state.Finished {
 		if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.log.Warn("recorder: remove the checkpoint of a finished run", "path", side, "err", err)

@@ -13,14 +13,14 @@ import (
 // ErrInvalidRunID is matched (errors.Is) by every run id rejection.
 var ErrInvalidRunID = errors.New("invalid run id")
 
-// RunIDError says why a run id was rejected. ID is truncated and quoted
+// runIDError says why a run id was rejected. ID is truncated and quoted
 // when printed, so a hostile id cannot flood or forge log lines.
-type RunIDError struct {
+type runIDError struct {
 	ID     string
 	Reason string
 }
 
-func (e *RunIDError) Error() string {
+func (e *runIDError) Error() string {
 	id := e.ID
 	if len(id) > 64 {
 		id = id[:64] + "..."
@@ -29,7 +29,7 @@ func (e *RunIDError) Error() string {
 }
 
 // Is makes errors.Is(err, ErrInvalidRunID) true.
-func (e *RunIDError) Is(target error) bool { return target == ErrInvalidRunID }
+func (e *runIDError) Is(target error) bool { return target == ErrInvalidRunID }
 
 // NewRunID returns a fresh random run id (UUID v4, canonical lower case).
 func NewRunID() string { return uuid.NewString() }
@@ -40,7 +40,7 @@ func NewRunID() string { return uuid.NewString() }
 // separator, no "..", no NUL, no upper/lower-case alias of another run on
 // a case-insensitive file system, and exactly one spelling per run.
 func ValidRunID(id string) error {
-	bad := func(reason string) error { return &RunIDError{ID: id, Reason: reason} }
+	bad := func(reason string) error { return &runIDError{ID: id, Reason: reason} }
 	if len(id) != 36 {
 		return bad("not 36 characters (want a canonical UUID v4)")
 	}

@@ -234,7 +234,7 @@ func TestCheckpoint(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(r.Path() + StateSuffix); err != nil {
+	if _, err := os.Stat(r.Path() + stateSuffix); err != nil {
 		t.Fatal("no checkpoint after closing an unfinished run:", err)
 	}
 	// Overwrite the run id of line 2 in place with another run's.
@@ -261,7 +261,7 @@ func TestCheckpoint(t *testing.T) {
 	}
 	// A checkpoint whose line does not match: the whole file is read
 	// (and the planted line is found).
-	if err := os.WriteFile(r.Path()+StateSuffix, []byte(`{"run_id":"`+id+`","offset":5,"lines":1,"state":{"last_seq":1}}`), 0o600); err != nil {
+	if err := os.WriteFile(r.Path()+stateSuffix, []byte(`{"run_id":"`+id+`","offset":5,"lines":1,"state":{"last_seq":1}}`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
@@ -291,7 +291,7 @@ func TestCheckpointRemovedWhenFinished(t *testing.T) {
 	if err := r2.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := os.Stat(r.Path() + StateSuffix); !errors.Is(err, os.ErrNotExist) {
+	if _, err := os.Stat(r.Path() + stateSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("checkpoint of a finished run: %v", err)
 	}
 	if _, err := Open(ctx, r.Path()+"x", r.RunID(), WithoutCreate()); !errors.Is(err, os.ErrNotExist) {
@@ -393,7 +393,7 @@ func TestPeriodicCheckpoint(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
-	data, err := os.ReadFile(r.Path() + StateSuffix)
+	data, err := os.ReadFile(r.Path() + stateSuffix)
 	if err != nil {
 		t.Fatal("no checkpoint while writing:", err)
 	}
