@@ -129,6 +129,7 @@ func BenchmarkIndexBuild(b *testing.B) {
 	}
 	b.ReportMetric(float64(size)/(1<<20), "archive-MiB")
 	b.ReportMetric(float64(size)*float64(b.N)/b.Elapsed().Seconds()/1e6, "MB/s")
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N)*(1<<30)/float64(size), "s/GiB")
 	if cpu > 0 {
 		b.ReportMetric(float64(size)*float64(b.N)/cpu.Seconds()/1e6, "cpuMB/s")
 	}

@@ -128,6 +128,7 @@ type batch struct {
 	doc, text *sql.Stmt
 	nextID    int64
 	bytes     int64
+	br        *bufio.Reader // reused from file to file
 }
 
 func (b *batch) begin(ctx context.Context) error {
@@ -347,7 +348,12 @@ type writer struct {
 // read indexes every complete line of r (which starts at file offset
 // base) and returns the offset after the last complete line.
 func (w *writer) read(ctx context.Context, r io.Reader, base int64, st *Stats) (int64, error) {
-	br := bufio.NewReaderSize(r, 256<<10)
+	if w.br == nil {
+		w.br = bufio.NewReaderSize(r, 256<<10)
+	} else {
+		w.br.Reset(r)
+	}
+	br := w.br
 	off := base
 	var long []byte
 	for {
