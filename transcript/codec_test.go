@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"math/rand/v2"
 	"strings"
 	"testing"
 	"time"
@@ -462,4 +463,28 @@ func TestAppendCompactInput(t *testing.T) {
 	must(t, err)
 	eq(t, string(b), "\xed\xb2\x80", "AppendUnquotedJSON")
 	eq(t, StringEnd([]byte(`"a\"`), 0), -1, "StringEnd unterminated")
+}
+
+// TestAppendTimestamp: the hand-written timestamp encoder writes what
+// time.Time.AppendFormat(TimeLayout) writes, across the years a line can
+// hold and at the edges of days, leap years and milliseconds (truncated,
+// not rounded).
+func TestAppendTimestamp(t *testing.T) {
+	times := []time.Time{
+		time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(9999, 12, 31, 23, 59, 59, 999999999, time.UTC),
+		time.Date(2024, 2, 29, 12, 30, 45, 1e6-1, time.UTC),
+		time.Date(1970, 1, 1, 0, 0, 0, 0, time.UTC),
+		time.Date(2026, 11, 24, 19, 2, 3, 40e6, time.UTC),
+	}
+	rng := rand.New(rand.NewPCG(1, 2))
+	lo, hi := times[0].Unix(), times[1].Unix()
+	for range 10000 {
+		times = append(times, time.Unix(lo+rng.Int64N(hi-lo), rng.Int64N(1e9)).UTC())
+	}
+	for _, ts := range times {
+		if got, want := string(appendTimestamp(nil, ts)), ts.Format(TimeLayout); got != want {
+			t.Fatalf("%v: got %s, want %s", ts, got, want)
+		}
+	}
 }

@@ -81,8 +81,11 @@ const (
 // Borrows only carry out of a byte that already failed, so a word reports
 // plain exactly when every byte is.
 func plain8(s string, i int) bool {
-	w := uint64(s[i]) | uint64(s[i+1])<<8 | uint64(s[i+2])<<16 | uint64(s[i+3])<<24 |
-		uint64(s[i+4])<<32 | uint64(s[i+5])<<40 | uint64(s[i+6])<<48 | uint64(s[i+7])<<56
+	// One bounds check, so the compiler merges the byte loads into one
+	// 64-bit load (as in encoding/binary).
+	s = s[i : i+8]
+	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
+		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
 	quote, backslash := w^('"'*ones), w^('\\'*ones)
 	bad := w | (w-0x20*ones)&^w | (quote-ones)&^quote | (backslash-ones)&^backslash
 	return bad&highs == 0
