@@ -21,19 +21,42 @@
 //     a pooled buffer, so the expensive work runs in parallel across
 //     goroutines;
 //  2. in one critical section (the recorder's mutex, and inside it the
-//     advisory file lock flock(LOCK_EX)): fstat the file; if it grew
-//     beyond the end we last read or wrote, another writer appended, so
-//     read those lines forward (updating the run state) and repair a torn
-//     tail; refuse the append if the run has finished ([ErrRunFinished]);
-//     allocate the seqs; splice them into the lines; write all the lines
-//     with one write(2) on the O_APPEND descriptor; release the file lock;
+//     advisory file lock flock(LOCK_EX)): unless the recorder already
+//     holds the file lock (see "Lease" below), take it, fstat the file,
+//     and if it grew beyond the end we last read or wrote, another writer
+//     appended, so read those lines forward (updating the run state) and
+//     repair a torn tail; refuse the append if the run has finished
+//     ([ErrRunFinished]); allocate the seqs; splice them into the lines;
+//     write all the lines with one write(2) on the O_APPEND descriptor;
 //     publish the events to the subscribers (non-blocking, package
-//     fanout);
+//     fanout); keep the file lock as a lease or release it;
 //  3. fsync as the [FsyncPolicy] says, before returning (a batch is
-//     synced when any of its events asks for it).
+//     synced when any of its events asks for it); the file lock is
+//     released first, so other writers never wait for an fsync.
 //
-// A batch costs one round of system calls (flock, fstat, write, flock)
-// instead of one per event; a single event is a batch of one.
+// A single event is a batch of one; a batch costs one write(2).
+//
+// # Lease
+//
+// Invariant: while a recorder holds the file lock, no cooperating writer
+// appends, so the file ends exactly where its own last write ended and
+// its run state and last seq are the file's. A recorder therefore keeps
+// the lock between critical sections (a lease) and skips the flock and
+// fstat of the next ones: a stream of Records costs one write(2) each.
+// The lease ends, and the next critical section takes the lock and reads
+// what others appended as above, when the recorder has made no append
+// for 1 ms (a timer), before an fsync, on any error, at Close, and when
+// another writer waits: a recorder waiting for the lock sets a wait
+// signal (an OFD read lock on one byte at offset 2^62, which no data
+// lock and no flock meets), and the holder looks for it at the end of a
+// critical section at least every millisecond, releases the lock, and
+// lets the waiter take it before it takes it again (waiting for the
+// signal to go away, at most 50 ms; a waiter that did not come by then,
+// a stopped one, is not waited for again for a second). Waiters poll the
+// lock with a back-off capped at 1 ms. Where the system refuses OFD
+// locks the lease is off: every critical section takes and releases the
+// lock. A writer that takes the flock without setting the signal (a
+// tool other than this package) waits until the holder pauses for 1 ms.
 // [Recorder.RecordFunc] lets a caller decide what to write from the run
 // state inside the same critical section (end the run once, close the
 // steps still open).
@@ -69,7 +92,7 @@
 // called concurrently from Record callers. Close may race with Record:
 // Records that enter the critical section after Close fail with
 // [ErrClosed]. Waiting for the file lock held by another process polls
-// (backing off to 5 ms), bounded by the ctx of Record and by
+// (backing off to 1 ms), bounded by the ctx of Record and by
 // [WithLockTimeout] ([ErrLockTimeout]); after [WithLockWarnAfter] (3 s by
 // default) it logs a warning naming the holder (pid, command line, and
 // "stopped" for a process stopped by SIGSTOP or Ctrl-Z, from /proc/locks
@@ -103,7 +126,11 @@
 //   - Stopped or hung lock holder (SIGSTOP, Ctrl-Z, a debugger): other
 //     writers wait, and say on the log after a few seconds which process
 //     holds the lock; [WithLockTimeout] makes them fail instead. A
-//     holder outside this pid namespace is named "another process".
+//     holder outside this pid namespace is named "another process". A
+//     process stopped in a burst of appends holds its lease, so this is
+//     likelier than with a lock per append; the handling is the same. A
+//     stopped waiter keeps its wait signal: it costs a running holder
+//     at most 50 ms each second.
 //   - Concurrent process (another twasm step on the same run): it takes
 //     the same flock, so lines never interleave and seq stays gap-free;
 //     its events are not published to this process's subscribers. A

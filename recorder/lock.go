@@ -25,11 +25,16 @@ const DefaultLockWarnAfter = 3 * time.Second
 
 // lockFile takes the advisory lock shared with every other recorder (in
 // this or another process) appending to the same file. It polls (backing
-// off to a few milliseconds), so that ctx and the lock timeout bound the
+// off to a millisecond), so that ctx and the lock timeout bound the
 // wait, and after the warn delay it logs which process holds the lock: a
 // stopped or hung holder would otherwise block every writer without a
 // word.
 func (r *Recorder) lockFile(ctx context.Context) error {
+	if !r.yielded.IsZero() {
+		if err := r.letWaiterIn(ctx); err != nil {
+			return err
+		}
+	}
 	err := flock(r.fd, unix.LOCK_EX|unix.LOCK_NB)
 	if err == nil {
 		return nil
@@ -37,6 +42,10 @@ func (r *Recorder) lockFile(ctx context.Context) error {
 	if !errors.Is(err, unix.EWOULDBLOCK) {
 		return fmt.Errorf("recorder: lock %s: %w", r.path, err)
 	}
+	// Say that we wait, so that a holder keeping the lock between its
+	// appends (a lease, see lease.go) gives it up.
+	r.signalWait(true)
+	defer r.signalWait(false)
 	start := time.Now()
 	warnAt, timeout := r.opts.lockWarn, r.opts.lockTimeout
 	warned := false
@@ -68,7 +77,7 @@ func (r *Recorder) lockFile(ctx context.Context) error {
 			r.log.Warn("recorder: waiting for the transcript's lock held by another process (a stopped process holds it until it is continued or killed; --lock-timeout gives up instead)",
 				"path", r.path, "holder", r.lockHolder(), "waited", waited.Round(time.Millisecond).String())
 		}
-		wait = min(2*wait, 5*time.Millisecond)
+		wait = min(2*wait, maxLockPoll)
 		t.Reset(wait)
 	}
 }

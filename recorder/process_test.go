@@ -84,9 +84,95 @@ func TestChildProcess(t *testing.T) {
 			fmt.Fprintf(out, "%d\n", ev.Seq)
 			out.Flush()
 		}
+	case "interleave":
+		// Record back to back until this writer has seen its seq jump
+		// (another process appended in between) interleaveJumps times,
+		// or the other writer has finished; fail when a long run of
+		// events never lets the other one in.
+		name := os.Getenv(childName)
+		stop := path + ".done"
+		r, err := Open(ctx, path, runID, WithLogger(quietLog()), WithFsync(FsyncNever))
+		if err != nil {
+			t.Fatal(err)
+		}
+		var prev uint64
+		jumps, n := 0, 0
+		for jumps < interleaveJumps {
+			ev := assistantEvent(name)
+			if err := r.Record(ctx, ev); err != nil {
+				t.Fatal(err)
+			}
+			if prev != 0 && ev.Seq != prev+1 {
+				jumps++
+			}
+			prev = ev.Seq
+			if n++; n%64 == 0 {
+				if _, err := os.Stat(stop); err == nil {
+					break
+				}
+			}
+			if n == interleaveMax {
+				t.Fatalf("%s: %d events, and the other writer got in between only %d times", name, n, jumps)
+			}
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(stop, nil, 0o600); err != nil {
+			t.Fatal(err)
+		}
 	default:
 		t.Fatalf("unknown role %q", role)
 	}
+}
+
+// The interleave children: how many hand-overs each waits for, and how
+// many events one may write without that many (a writer that never gives
+// the lock up to a waiting one, which holds it between appends, fails).
+const (
+	childName       = "TWASM_RECORDER_NAME"
+	interleaveJumps = 20
+	interleaveMax   = 400_000
+)
+
+// TestTwoProcessesInterleave: two processes recording back to back into
+// one transcript, each keeping the lock between its appends while nobody
+// waits (the lease), hand the lock over to each other: both see the
+// other's lines between theirs many times, and the file holds whole lines
+// with seqs 1..N in file order, none twice.
+func TestTwoProcessesInterleave(t *testing.T) {
+	path := t.TempDir() + "/transcripts/run.jsonl"
+	id := NewRunID()
+	names := []string{"writer-a", "writer-b"}
+	cmds := make([]*exec.Cmd, len(names))
+	for i, name := range names {
+		cmds[i] = childCmd("interleave", path, id, childName+"="+name)
+		if err := cmds[i].Start(); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, c := range cmds {
+		if err := c.Wait(); err != nil {
+			t.Fatalf("child: %v", err)
+		}
+	}
+	evs := checkFile(t, path, id)
+	checkValidate(t, path, id)
+	switches, count := 0, map[string]int{}
+	for i, ev := range evs {
+		text := ev.Message().Blocks[0].Text
+		count[text]++
+		if i > 0 && text != evs[i-1].Message().Blocks[0].Text {
+			switches++
+		}
+	}
+	if count[names[0]] == 0 || count[names[1]] == 0 || count[names[0]]+count[names[1]] != len(evs) {
+		t.Fatalf("lines per writer %v of %d", count, len(evs))
+	}
+	if switches < interleaveJumps {
+		t.Fatalf("the writers took turns %d times, want at least %d", switches, interleaveJumps)
+	}
+	t.Logf("%d events %v, %d hand-overs", len(evs), count, switches)
 }
 
 func TestMultiProcess(t *testing.T) {

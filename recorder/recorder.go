@@ -163,6 +163,7 @@ type Recorder struct {
 	mu      sync.Mutex // the critical section: seq, write, publish
 	wf, rf  *os.File   // append-only writer; reader for recovery
 	fd      int        // wf's descriptor, for flock/fstat/write/ftruncate
+	rfd     int        // rf's descriptor, for the wait signal (lease.go)
 	buf     []byte     // the lines being written, reused
 	end     int64      // offset after the last complete line read or written
 	lines   int64      // complete lines before end
@@ -171,6 +172,14 @@ type Recorder struct {
 	repairs []Repair
 	closed  bool
 	closeEr error
+
+	// The lease (lease.go), all under mu: held says the file lock is
+	// kept between critical sections.
+	held, noLease, wanting, idleArmed bool
+	checked, lastUse                  time.Time // last look for waiters; last append
+	yielded                           time.Time // when the lock was given up to a waiter
+	ignoreWant                        time.Time // wait signals are ignored until then
+	idle                              *time.Timer
 
 	lastSeq atomic.Uint64
 
@@ -229,26 +238,31 @@ func Open(ctx context.Context, path, runID string, opts ...Option) (*Recorder, e
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("recorder: open %s for reading: %w", path, err), wf.Close())
 	}
-	r := &Recorder{path: path, runID: runID, opts: o, log: o.logger, wf: wf, rf: rf, fd: int(wf.Fd()), cpEvery: checkpointEvery}
+	r := &Recorder{path: path, runID: runID, opts: o, log: o.logger, wf: wf, rf: rf, fd: int(wf.Fd()), rfd: int(rf.Fd()), cpEvery: checkpointEvery}
 	r.batches.New = func() any { return &batch{} }
 	if err := r.checkFiles(); err != nil {
 		return nil, errors.Join(err, wf.Close(), rf.Close())
 	}
+	r.probeLease()
 	if err := r.lockFile(ctx); err != nil {
 		return nil, errors.Join(err, wf.Close(), rf.Close())
 	}
-	err = r.recover()
-	r.unlockFile()
-	if err != nil {
+	if err := r.recover(); err != nil {
+		r.unlockFile()
 		return nil, errors.Join(err, wf.Close(), rf.Close())
 	}
 	if o.fsync != FsyncNever && !o.noCreate {
 		// Make the directory entry of a new file durable too.
 		if err := syncDir(dir); err != nil {
+			r.unlockFile()
 			return nil, errors.Join(err, wf.Close(), rf.Close())
 		}
 	}
 	r.fan = fanout.New[transcript.Event](fanout.WithBufferSize(o.bufSize), fanout.WithLogger(o.logger))
+	// The first append usually follows at once: keep the lock as a lease.
+	r.mu.Lock()
+	r.endLocked(true)
+	r.mu.Unlock()
 	return r, nil
 }
 
@@ -474,11 +488,12 @@ type batch struct {
 // wrapping [ErrRunMismatch] and transcript.ErrInvalidEvent), a zero
 // timestamp is set to now, the masker runs, the event is validated and
 // encoded (errors wrap transcript.ErrInvalidEvent). Then, in one critical
-// section: the file lock is taken, what other writers appended is read,
-// an append to a finished run is refused ([ErrRunFinished]), the seq is
-// allocated, the line written with one write(2), the lock released and
-// the event published to subscribers. Finally it syncs as the policy
-// says. ev.Seq is set on success; Record may also have changed ev's run
+// section: the file lock is taken and what other writers appended is read
+// (unless the recorder holds the lock as a lease, see the package
+// documentation), an append to a finished run is refused
+// ([ErrRunFinished]), the seq is allocated, the line written with one
+// write(2) and the event published to subscribers. Finally it syncs as
+// the policy says. ev.Seq is set on success; Record may also have changed ev's run
 // id, timestamp and (through the masker) strings. A failed write leaves
 // the file as it was and consumes no seq.
 func (r *Recorder) Record(ctx context.Context, ev *transcript.Event) error {
@@ -486,10 +501,9 @@ func (r *Recorder) Record(ctx context.Context, ev *transcript.Event) error {
 	return r.RecordBatch(ctx, one[:])
 }
 
-// RecordBatch records evs as consecutive seqs in one critical section: one
-// lock, one read of what others appended, and one write(2) of all the
-// lines, so that events that are ready together (a step's normalized
-// records) cost one round of system calls instead of one each. Each event
+// RecordBatch records evs as consecutive seqs in one critical section: at
+// most one lock and one read of what others appended, and one write(2) of
+// all the lines. Each event
 // is prepared as by [Record]; an invalid event fails the whole batch
 // before anything is written, and so does run.completed anywhere but
 // last. A failed write leaves the file as it was (see the package
@@ -513,15 +527,13 @@ func (r *Recorder) RecordBatch(ctx context.Context, evs []*transcript.Event) err
 	if err := r.enter(ctx, typeOf(evs)); err != nil {
 		return err
 	}
-	err := r.refreshTail("before an append")
-	if err == nil {
-		err = r.appendLocked(evs, b)
-	}
-	r.unlockFile()
+	err := r.appendLocked(evs, b)
+	sync := err == nil && r.needSync(evs)
+	r.endLocked(err == nil && !sync)
 	if err != nil {
 		return err
 	}
-	return r.published(evs)
+	return r.published(evs, sync)
 }
 
 // RecordFunc runs decide inside the critical section with the run's
@@ -541,21 +553,18 @@ func (r *Recorder) RecordFunc(ctx context.Context, decide func(RunState) ([]*tra
 	if err := r.enter(ctx, "events"); err != nil {
 		return err
 	}
-	var evs []*transcript.Event
-	err := r.refreshTail("before an append")
-	if err == nil {
-		evs, err = decide(r.state.clone())
-	}
+	evs, err := decide(r.state.clone())
 	if err == nil && len(evs) > 0 {
 		if err = r.encode(b, evs); err == nil {
 			err = r.appendLocked(evs, b)
 		}
 	}
-	r.unlockFile()
+	sync := err == nil && r.needSync(evs)
+	r.endLocked(err == nil && !sync)
 	if err != nil || len(evs) == 0 {
 		return err
 	}
-	return r.published(evs)
+	return r.published(evs, sync)
 }
 
 // State returns the run's state as of this recorder's last critical
@@ -567,8 +576,9 @@ func (r *Recorder) State() RunState {
 	return r.state.clone()
 }
 
-// enter checks that the recorder is open and takes the file lock. Called
-// with mu held.
+// enter checks that the recorder is open, takes the file lock (unless it
+// holds it as a lease) and reads what other writers appended. Called with
+// mu held; the caller ends the critical section with endLocked.
 func (r *Recorder) enter(ctx context.Context, what transcript.EventType) error {
 	if r.closed {
 		return fmt.Errorf("recorder: record %s: %w", what, ErrClosed)
@@ -576,16 +586,30 @@ func (r *Recorder) enter(ctx context.Context, what transcript.EventType) error {
 	if err := ctx.Err(); err != nil { // cancelled while queued on mu
 		return fmt.Errorf("recorder: record %s: %w", what, err)
 	}
-	return r.lockFile(ctx)
+	return r.acquire(ctx, "before an append")
 }
 
-// published hands the written events to the subscribers and syncs as the
-// policy says. Called with mu held, after the file lock is released.
-func (r *Recorder) published(evs []*transcript.Event) error {
-	sync := r.opts.fsync == FsyncAlways
+// needSync says whether the policy asks for an fsync after evs.
+func (r *Recorder) needSync(evs []*transcript.Event) bool {
+	switch r.opts.fsync {
+	case FsyncAlways:
+		return true
+	case FsyncOnBoundary:
+		for _, ev := range evs {
+			if boundary(ev.Type) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// published hands the written events to the subscribers and syncs when
+// asked. Called with mu held; before an fsync the file lock is released,
+// so that other writers do not wait for it.
+func (r *Recorder) published(evs []*transcript.Event, sync bool) error {
 	for _, ev := range evs {
 		r.fan.Publish(*ev)
-		sync = sync || r.opts.fsync == FsyncOnBoundary && boundary(ev.Type)
 	}
 	if sync {
 		if err := r.wf.Sync(); err != nil {
@@ -805,15 +829,22 @@ func (r *Recorder) Close() error {
 		return r.closeEr
 	}
 	r.closed = true
+	if r.idle != nil {
+		r.idle.Stop()
+	}
 	var errs []error
 	ctx, cancel := context.WithTimeout(context.Background(), closeLockWait)
-	if err := r.lockFile(ctx); err == nil {
+	err := error(nil)
+	if !r.held {
+		err = r.lockFile(ctx)
+	}
+	if err == nil {
 		if err := r.refreshTail("at close"); err != nil {
 			errs = append(errs, err)
 		} else if r.cpEnd != r.end || r.state.Finished {
 			r.saveCheckpoint()
 		}
-		r.unlockFile()
+		r.release()
 	} else {
 		r.log.Info("recorder: no checkpoint written: the lock is busy", "path", r.path, "err", err)
 	}

@@ -207,10 +207,15 @@ func TestFileAndDirModes(t *testing.T) {
 	}
 }
 
+// appendRaw appends s as another cooperating writer would: under the
+// file lock (waiting for a recorder's lease to end).
 func appendRaw(t testing.TB, path, s string) {
 	t.Helper()
 	f, err := os.OpenFile(path, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
+		t.Fatal(err)
+	}
+	if err := unix.Flock(int(f.Fd()), unix.LOCK_EX); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := f.WriteString(s); err != nil {

@@ -408,3 +408,34 @@ func TestPeriodicCheckpoint(t *testing.T) {
 		t.Fatalf("reopened at seq %d, state %+v (checkpoint %s)", r2.LastSeq(), r2.State(), data)
 	}
 }
+
+// TestStaleWaitSignal: a waiter that set its wait signal and then stopped
+// (here: a descriptor holding the signal and never taking the lock) does
+// not stop a lease holder: it gives way once, waits a bounded time, then
+// goes on, and every append succeeds in order.
+func TestStaleWaitSignal(t *testing.T) {
+	r, _, id := openTemp(t, WithFsync(FsyncNever))
+	if r.noLease {
+		t.Skip("no OFD locks here")
+	}
+	f, err := os.Open(r.Path())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	if _, err := fcntlLock(int(f.Fd()), unix.F_OFD_SETLK, unix.F_RDLCK); err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	for i := 0; i < 2000; i++ {
+		if err := r.Record(ctx, assistantEvent("x")); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := r.Close(); err != nil {
+		t.Fatal(err)
+	}
+	if evs := checkFile(t, r.Path(), id); len(evs) != 2000 {
+		t.Fatalf("%d lines", len(evs))
+	}
+}
