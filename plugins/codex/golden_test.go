@@ -7,6 +7,7 @@ import (
 
 	"github.com/twasm/twasm/golden/goldentest"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/codex"
 )
 
@@ -22,4 +23,10 @@ func TestGolden(t *testing.T) {
 	goldentest.Test(t, goldenDir, "codex", func() (normalize.Instance, error) {
 		return normalize.NativeInstance(codex.Plugin), nil
 	}, *update)
+}
+
+// TestGoldenBatching runs the golden cases one line a call and in batches
+// of three, as a live agent's output arrives: the same transcripts.
+func TestGoldenBatching(t *testing.T) {
+	plugintest.CheckGoldenBatching(t, goldenDir, "codex", codex.Plugin)
 }

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twasm/twasm/golden/goldentest"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/copilot"
 )
 
@@ -21,4 +22,10 @@ func newNative() (normalize.Instance, error) { return normalize.NativeInstance(c
 // TestGolden runs every golden case natively; -update rewrites them.
 func TestGolden(t *testing.T) {
 	goldentest.Test(t, goldenDir, "copilot", newNative, *update)
+}
+
+// TestGoldenBatching runs the golden cases one line a call and in batches
+// of three, as a live agent's output arrives: the same transcripts.
+func TestGoldenBatching(t *testing.T) {
+	plugintest.CheckGoldenBatching(t, goldenDir, "copilot", copilot.Plugin)
 }

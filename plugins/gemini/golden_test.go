@@ -7,6 +7,7 @@ import (
 
 	"github.com/twasm/twasm/golden/goldentest"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/gemini"
 )
 
@@ -21,4 +22,10 @@ func newNative() (normalize.Instance, error) { return normalize.NativeInstance(g
 // TestGolden runs every golden case natively; -update rewrites them.
 func TestGolden(t *testing.T) {
 	goldentest.Test(t, goldenDir, "gemini", newNative, *update)
+}
+
+// TestGoldenBatching runs the golden cases one line a call and in batches
+// of three, as a live agent's output arrives: the same transcripts.
+func TestGoldenBatching(t *testing.T) {
+	plugintest.CheckGoldenBatching(t, goldenDir, "gemini", gemini.Plugin)
 }
