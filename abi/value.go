@@ -188,7 +188,17 @@ func (v Value) Iter() Iter {
 	return Iter{d: v.d, next: v.i + 1, end: int(v.d.Toks[v.i].Next), obj: k == KindObject}
 }
 
-// Iter walks a container. Use: for it := v.Iter(); it.Next(); { it.Key(); it.Value() }.
+// Iter walks a container. Use:
+//
+//	it := v.Iter()
+//	for it.Next() {
+//		it.Key(); it.Value()
+//	}
+//
+// rather than for it := v.Iter(); it.Next(); {...}: a variable declared in
+// a for statement is a new one on every iteration (Go 1.22), and TinyGo
+// allocates each one on the heap when its address is taken, as Next's
+// pointer receiver does.
 type Iter struct {
 	d         *Doc
 	next, end int

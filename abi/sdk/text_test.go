@@ -1,6 +1,8 @@
 package sdk
 
 import (
+	"unsafe"
+
 	"strings"
 	"testing"
 
@@ -36,10 +38,16 @@ func TestTypeName(t *testing.T) {
 }
 
 func TestName(t *testing.T) {
-	assert.Equal(t, "user", string(Name(field(t, `{"a":"user"}`))))
-	assert.Equal(t, "us\"er", string(Name(field(t, `{"a":"us\"er"}`))))
-	assert.Nil(t, Name(field(t, `{"a":1}`)))
-	assert.Nil(t, Name(field(t, `{}`)))
+	assert.Equal(t, "user", Name(field(t, `{"a":"user"}`)))
+	assert.Equal(t, "us\"er", Name(field(t, `{"a":"us\"er"}`)))
+	assert.Equal(t, "", Name(field(t, `{"a":1}`)))
+	assert.Equal(t, "", Name(field(t, `{}`)))
+	// In place: the name is the line's bytes, not a copy.
+	v := field(t, `{"a":"user"}`)
+	from, _ := v.Span()
+	assert.Same(t, &v.Doc().Line[from+1], unsafe.StringData(Name(v)))
+	m := map[string]int{"user": 1}
+	assert.Zero(t, testing.AllocsPerRun(10, func() { _ = m[Name(v)] + b2i(HasPrefix(v.Raw(), `"us`)) }))
 }
 
 func TestStringOfAndAppendText(t *testing.T) {
@@ -71,4 +79,11 @@ func TestUnmappedN(t *testing.T) {
 	assert.Equal(t, abi.OpUnmapped, recs[0].op)
 	assert.Equal(t, "non_json", recs[0].fields[abi.TNative].s)
 	assert.Equal(t, int64(3), recs[0].fields[abi.TCount].i)
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -172,7 +172,8 @@ func (n *normalizer) endPermissions(out *sdk.Out) {
 // without a result gets a denied one; in a result-only json output the
 // call is not in the input at all, and is reported from the denial.
 func (n *normalizer) denials(list abi.Value, out *sdk.Out) {
-	for it := list.Iter(); it.Next(); {
+	it := list.Iter()
+	for it.Next() {
 		d := it.Value()
 		id := d.Get("tool_use_id").String()
 		if id == "" {

@@ -1,8 +1,6 @@
 package claude
 
 import (
-	"strconv"
-
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -246,7 +244,8 @@ func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
 func (n *normalizer) value(v abi.Value, out *sdk.Out) {
 	if v.Kind() == abi.KindArray {
 		n.setFormat(fmtJSON, out)
-		for it := v.Iter(); it.Next(); {
+		it := v.Iter()
+		for it.Next() {
 			e := it.Value()
 			if e.Kind() != abi.KindObject {
 				out.Unmapped(sdk.S("non_object"))
@@ -261,7 +260,7 @@ func (n *normalizer) value(v abi.Value, out *sdk.Out) {
 
 func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 	t := n.get(v, kType)
-	switch string(sdk.Name(t)) {
+	switch sdk.Name(t) {
 	case "assistant":
 		n.claudeLine(v, out)
 		n.assistant(v, out)
@@ -487,8 +486,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 			if !n.sawMessages && !sdk.Text(text).IsEmpty() {
 				// --output-format json without --verbose: the answer
 				// is only here, and is still the assistant's message.
-				n.nextID++
-				key := sdk.S("r:" + strconv.Itoa(n.nextID))
+				key := sdk.S(n.newKey('r'))
 				out.Open(key, sdk.Message{Role: sdk.RoleAssistant, Model: n.resultModel})
 				out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)})
 				e := sdk.MessageEnd{}

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -41,6 +42,8 @@ type message struct {
 	spareText, spareThinking int
 	// windowed counts the entries of n.closedIDs naming this message.
 	windowed int
+	// scratch is the slot snapSlot returns for a counted (spare) block.
+	scratch slot
 }
 
 // keepClosed is how many closed messages keep their state. A message id
@@ -85,9 +88,12 @@ func (m *message) spare(typ string) *int {
 func (m *message) snapSlot(typ, toolID string) *slot {
 	if c := m.spare(typ); c != nil {
 		*c++
-		s := &slot{n: m.next, typ: typ, snap: true}
+		// Not kept: the caller only writes the block through it, so
+		// one scratch slot per message serves (an allocation saved on
+		// every text block).
+		m.scratch = slot{n: m.next, typ: typ, snap: true}
 		m.next++
-		return s
+		return &m.scratch
 	}
 	s := m.newSlot(typ, toolID)
 	m.setSnap(s)
@@ -193,7 +199,8 @@ func (u *usage) add(o usage) {
 	u.reasoning = u.reasoning.Plus(o.reasoning)
 }
 
-// msgFor returns the message with provider id (creating it), opening it
+// msgFor returns the message with provider id (creating it; id may
+// alias the line, and is copied when kept), opening it
 // and closing the scope's other open messages: a new message in a scope
 // means the previous one is complete. m is n.byID[id], looked up by the
 // caller (see idOf).
@@ -203,18 +210,21 @@ func (n *normalizer) msgFor(id string, m *message, scope string, out *sdk.Out) *
 		// stream cut at the start) belong to the next snapshot.
 		if c := n.current(scope); c != nil && c.id == "" && !c.closed {
 			m = c
-			m.id = id
-			n.byID[id] = m
+			m.id = strings.Clone(id)
+			n.byID[m.id] = m
 		}
 	}
 	if m == nil {
-		n.nextID++
-		m = &message{id: id, scope: scope}
+		m = &message{scope: scope}
 		if id != "" {
+			n.nextID++
+			// One allocation for the key and the id it ends with (id
+			// may alias the line: see idOf).
 			m.key = "m:" + id
-			n.byID[id] = m
+			m.id = m.key[2:]
+			n.byID[m.id] = m
 		} else {
-			m.key = "a:" + strconv.Itoa(n.nextID)
+			m.key = n.newKey('a')
 		}
 	}
 	for i := 0; i < len(n.open); i++ {
@@ -242,20 +252,20 @@ func (n *normalizer) msgFor(id string, m *message, scope string, out *sdk.Out) *
 
 // idOf returns a message id value as a string ("" when it is not a
 // string) and the message with that id (nil when none), in one map
-// lookup and without allocating when there is one.
+// lookup and without allocating. With no message the id aliases the line
+// (sdk.Name): msgFor copies it before keeping it.
 func (n *normalizer) idOf(id abi.Value) (string, *message) {
-	if id.Kind() != abi.KindString {
+	s := sdk.Name(id)
+	if s == "" && id.Escaped() {
+		s = id.String() // malformed escapes: kept verbatim, as String does
+	}
+	if s == "" {
 		return "", nil
 	}
-	if !id.Escaped() {
-		raw := id.Raw()
-		if m := n.byID[string(raw[1:len(raw)-1])]; m != nil {
-			return m.id, m
-		}
-		return string(raw[1 : len(raw)-1]), nil
+	if m := n.byID[s]; m != nil {
+		return m.id, m
 	}
-	s := id.String()
-	return s, n.byID[s]
+	return s, nil
 }
 
 // current returns the message being streamed in scope. The step's own
@@ -404,7 +414,8 @@ func (n *normalizer) assistantIn(v abi.Value, scope string, out *sdk.Out) {
 	id, known := n.idOf(f[kId])
 	m := n.msgFor(id, known, scope, out)
 	n.header(m, f[kModel], ts, out)
-	for it := content.Iter(); it.Next(); {
+	it := content.Iter()
+	for it.Next() {
 		n.snapshot(m, it.Value(), ts, out)
 	}
 	if content.Kind() == abi.KindString && !sdk.Text(content).IsEmpty() {
@@ -481,9 +492,9 @@ func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 		return
 	}
 	var s *slot
-	toolID := ""
+	toolID := "" // aliases the line until copied below
 	if typ == sdk.BlockToolUse || typ == sdk.BlockToolResult {
-		toolID = toolIDOf(b)
+		toolID = toolIDView(b)
 		if toolID != "" {
 			s = m.firstTool(typ, toolID)
 		}
@@ -502,7 +513,7 @@ func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 		return // written in an earlier part of a continued message
 	}
 	if s == nil {
-		s = m.snapSlot(typ, toolID)
+		s = m.snapSlot(typ, strings.Clone(toolID))
 	} else {
 		m.setSnap(s)
 	}
@@ -566,7 +577,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 // blockType maps an Anthropic content block type to the sdk's; "" when
 // unknown.
 func blockType(t abi.Value) string {
-	switch string(sdk.Name(t)) {
+	switch sdk.Name(t) {
 	case "text":
 		return sdk.BlockText
 	case "thinking", "redacted_thinking":
@@ -583,11 +594,16 @@ func blockType(t abi.Value) string {
 	return ""
 }
 
-func toolIDOf(b abi.Value) string {
+// toolIDOf is the tool call id of content block b.
+func toolIDOf(b abi.Value) string { return strings.Clone(toolIDView(b)) }
+
+// toolIDView is toolIDOf aliasing the line (sdk.View): valid during the
+// line only.
+func toolIDView(b abi.Value) string {
 	if id := b.Get("id"); id.Kind() == abi.KindString {
-		return id.String()
+		return sdk.View(id)
 	}
-	return b.Get("tool_use_id").String()
+	return sdk.View(b.Get("tool_use_id"))
 }
 
 func scopeStr(scope string) sdk.Str {
@@ -611,26 +627,20 @@ func (n *normalizer) userIn(v abi.Value, scope string, out *sdk.Out) {
 	if scope != "" && n.repeatsPrompt(scope, content) {
 		return
 	}
+	// key is the user message's, opened with its first text block; no
+	// closure over it (a closure and what it captures are allocations
+	// on every line inside WebAssembly).
 	key := ""
 	slot := 0
-	text := func(t abi.Value) {
-		if key == "" {
-			n.closeScopeMessages(scope, out)
-			n.nextID++
-			key = "u:" + strconv.Itoa(n.nextID)
-			out.Open(sdk.S(key), sdk.Message{Role: sdk.RoleUser, Scope: scopeStr(scope), Time: sdk.StringOf(ts)})
-		}
-		out.Block(sdk.S(key), slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
-		slot++
-	}
 	switch content.Kind() {
 	case abi.KindString:
-		text(content)
+		key = n.userText(key, slot, content, scope, ts, origin, out)
 	case abi.KindArray:
 		// tool_use_result describes the line's single tool result; with
 		// several results it cannot be attributed, so it is not used.
 		results := 0
-		for it := content.Iter(); it.Next(); {
+		it := content.Iter()
+		for it.Next() {
 			if it.Value().Get("type").Is("tool_result") {
 				results++
 			}
@@ -642,14 +652,16 @@ func (n *normalizer) userIn(v abi.Value, scope string, out *sdk.Out) {
 		if results != 1 {
 			tur = abi.Value{}
 		}
-		for it := content.Iter(); it.Next(); {
+		it = content.Iter()
+		for it.Next() {
 			b := it.Value()
 			bt := b.Get("type")
 			switch {
 			case bt.Is("tool_result"):
 				n.toolResult(b, tur, scope, ts, out)
 			case bt.Is("text"):
-				text(b.Get("text"))
+				key = n.userText(key, slot, b.Get("text"), scope, ts, origin, out)
+				slot++
 			default:
 				out.Unmapped(sdk.S("block/" + sdk.TypeName(bt)))
 			}
@@ -658,6 +670,37 @@ func (n *normalizer) userIn(v abi.Value, scope string, out *sdk.Out) {
 	if key != "" {
 		out.Close(sdk.S(key), sdk.MessageEnd{})
 	}
+}
+
+// userText writes text t as block slot of the user message key, opening
+// the message first when key is "" (the line's first text); it returns
+// the key.
+func (n *normalizer) userText(key string, slot int, t abi.Value, scope string, ts abi.Value, origin string, out *sdk.Out) string {
+	if key == "" {
+		n.closeScopeMessages(scope, out)
+		key = n.newKey('u')
+		out.Open(sdk.S(key), sdk.Message{Role: sdk.RoleUser, Scope: scopeStr(scope), Time: sdk.StringOf(ts)})
+	}
+	out.Block(sdk.S(key), slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
+	return key
+}
+
+// newKey returns a new synthetic message key, prefix ':' and a number
+// ("u:7"), as one allocation (strconv.Itoa and a concatenation are two).
+func (n *normalizer) newKey(prefix byte) string {
+	n.nextID++
+	var b [24]byte
+	i := len(b)
+	for v := n.nextID; ; v /= 10 {
+		i--
+		b[i] = byte('0' + v%10)
+		if v < 10 {
+			break
+		}
+	}
+	i -= 2
+	b[i], b[i+1] = prefix, ':'
+	return string(b[i:])
 }
 
 // origin tells the user's prompt from context the CLI injected.
@@ -686,7 +729,8 @@ func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
 	id, known := n.idOf(n.get(v, kId))
 	m := n.msgFor(id, known, "", out)
 	n.header(m, n.get(v, kModel), abi.Value{}, out)
-	for it := n.get(v, kContent).Iter(); it.Next(); {
+	it := n.get(v, kContent).Iter()
+	for it.Next() {
 		n.snapshot(m, it.Value(), abi.Value{}, out)
 	}
 	m.usage.merge(n.get(v, kUsage))

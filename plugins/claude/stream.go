@@ -9,7 +9,7 @@ import (
 // stream_event line (raw false) or on its own (raw true, the API's SSE).
 func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 	t := e.Get("type")
-	switch string(sdk.Name(t)) {
+	switch sdk.Name(t) {
 	case "message_start":
 		msg := e.Get("message")
 		id, known := n.idOf(n.get(msg, kId))
@@ -74,7 +74,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			// A delta with no content_block_start (a cut or glitched
 			// stream): the delta says what the block is.
 			typ := sdk.BlockText
-			switch string(sdk.Name(dt)) {
+			switch sdk.Name(dt) {
 			case "thinking_delta", "signature_delta":
 				typ = sdk.BlockThinking
 			case "input_json_delta":
@@ -85,7 +85,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		if s.snap || s.stopped {
 			return
 		}
-		switch string(sdk.Name(dt)) {
+		switch sdk.Name(dt) {
 		case "text_delta":
 			v := sdk.Text(d.Get("text"))
 			s.hasText = s.hasText || !v.IsEmpty()

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -117,7 +118,8 @@ const (
 // be attributed to this item).
 func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, out *sdk.Out) {
 	id := b.Get("tool_use_id")
-	idS := id.String()
+	// idS aliases the line: looked up, compared, copied where kept.
+	idS := sdk.View(id)
 	content := b.Get("content")
 	isErr := b.Get("is_error").Truthy()
 	r := sdk.ToolResult{CallID: sdk.Text(id), Output: outputOf(content), IsError: isErr, Scope: scopeStr(scope), Time: sdk.StringOf(ts)}
@@ -127,7 +129,7 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 		// that does not carry the sub-agent's messages): the result
 		// still gets its call (spec §6.12), named after what the result
 		// shows.
-		c = n.synthesize(idS, tur, scope, ts, out)
+		c = n.synthesize(strings.Clone(idS), tur, scope, ts, out)
 	}
 	if c != nil {
 		r.Name = sdk.S(c.name)
@@ -182,7 +184,7 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 		if isErr {
 			status, e = sdk.StatusError, errorText(r.Output, "the sub-agent failed")
 		}
-		n.closeScope(idS, status, e, out)
+		n.closeScope(strings.Clone(idS), status, e, out)
 	}
 	for i, t := range n.tasks {
 		if t.id == idS && !async {
@@ -278,7 +280,8 @@ func outputOf(v abi.Value) sdk.Str {
 	case abi.KindArray:
 		n, texts := 0, 0
 		var last abi.Value
-		for it := v.Iter(); it.Next(); {
+		it := v.Iter()
+		for it.Next() {
 			n++
 			e := it.Value()
 			if e.Get("type").Is("text") && e.Get("text").Kind() == abi.KindString {
@@ -293,7 +296,8 @@ func outputOf(v abi.Value) sdk.Str {
 			return sdk.Text(last)
 		case n == texts:
 			var b []byte
-			for it := v.Iter(); it.Next(); {
+			it := v.Iter()
+			for it.Next() {
 				if len(b) > 0 {
 					b = append(b, '\n')
 				}
@@ -330,7 +334,7 @@ func (n *normalizer) sidechain(v abi.Value, out *sdk.Out) string {
 	uuid := n.get(v, kUuid).String()
 	scope := ""
 	if p := n.get(v, kParentUuid); p.Kind() == abi.KindString {
-		scope = n.uuidScope[p.String()].scope
+		scope = n.uuidScope[sdk.View(p)].scope
 	}
 	if scope == "" {
 		// The first record of a sidechain is the sub-agent's prompt:
@@ -432,8 +436,7 @@ func (n *normalizer) openScope(scope, parent, name, desc, prompt string, ts abi.
 	}
 	out.ScopeOpen(sdk.S(scope), opt(parent), opt(name), opt(desc))
 	if prompt != "" {
-		n.nextID++
-		key := sdk.S("u:" + strconv.Itoa(n.nextID))
+		key := sdk.S(n.newKey('u'))
 		out.Open(key, sdk.Message{Role: sdk.RoleUser, Scope: sdk.S(scope), Time: sdk.StringOf(ts)})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(prompt), Origin: sdk.OriginPrompt})
 		out.Close(key, sdk.MessageEnd{})

@@ -444,7 +444,8 @@ func shellJoin(argv abi.Value) sdk.Str {
 		return sdk.Text(argv)
 	}
 	var b []byte
-	for it := argv.Iter(); it.Next(); {
+	it := argv.Iter()
+	for it.Next() {
 		if len(b) > 0 {
 			b = append(b, ' ')
 		}

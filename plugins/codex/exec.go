@@ -7,7 +7,7 @@ import (
 
 // exec reads one event of `codex exec --json`.
 func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
-	switch string(sdk.Name(typ)) {
+	switch sdk.Name(typ) {
 	case "thread.started":
 		// Item ids restart with every thread.
 		clear(n.items)
@@ -78,7 +78,7 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		// Builds before 0.44 named the field item_type.
 		t = item.Get("item_type")
 	}
-	switch string(sdk.Name(t)) {
+	switch sdk.Name(t) {
 	case "command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list", "collab_tool_call":
 		// An action item's started/updated line after its call was
 		// reported is progress the completed item repeats in full.
@@ -91,7 +91,7 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 			return
 		}
 	}
-	switch string(sdk.Name(t)) {
+	switch sdk.Name(t) {
 	case "agent_message", "assistant_message":
 		text := item.Get("text")
 		out.Open(key, sdk.Message{ID: key})
@@ -265,7 +265,8 @@ func mcpName(server, tool abi.Value) sdk.Str {
 // firstText returns the text of the first text content block of an MCP
 // result.
 func firstText(content abi.Value) sdk.Str {
-	for it := content.Iter(); it.Next(); {
+	it := content.Iter()
+	for it.Next() {
 		if t := it.Value().Get("text"); t.Kind() == abi.KindString {
 			return sdk.Text(t)
 		}

@@ -10,7 +10,7 @@ import (
 // a final event repeating the whole text, which replaces the deltas.
 func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	t := msg.Get("type")
-	switch string(sdk.Name(t)) {
+	switch sdk.Name(t) {
 	case "task_started":
 		if !n.startTurn(out) {
 			out.Ignored(sdk.Text(t))

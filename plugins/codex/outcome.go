@@ -23,7 +23,7 @@ const maxErrText = 2048
 // to the transcript's set; "" when the word says nothing about the outcome
 // (in_progress, missing).
 func nativeStatus(v abi.Value) string {
-	switch string(sdk.Name(v)) {
+	switch sdk.Name(v) {
 	case "completed", "success", "succeeded", "ok":
 		return toolOK
 	case "failed", "error", "errored":
@@ -192,7 +192,8 @@ func toolFailed(line []byte) bool {
 // exit code is kept when there is one such result.
 func classifyItems(items abi.Value, buf []byte) (outcome, []byte) {
 	buf = buf[:0]
-	for it := items.Iter(); it.Next(); {
+	it := items.Iter()
+	for it.Next() {
 		buf = sdk.AppendText(buf, it.Value().Get("text"))
 		buf = append(buf, '\n')
 	}

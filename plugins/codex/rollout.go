@@ -17,7 +17,7 @@ import (
 func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 	ts := sdk.Text(root.Get("timestamp"))
 	p := root.Get("payload")
-	switch string(sdk.Name(typ)) {
+	switch sdk.Name(typ) {
 	case "session_meta":
 		m := p
 		if inner := p.Get("meta"); inner.Kind() == abi.KindObject {
@@ -90,7 +90,7 @@ func (n *normalizer) systemPrompt(out *sdk.Out, v abi.Value, ts sdk.Str) {
 // isResponseItemType reports whether t is a response item type, for the
 // earliest rollouts that wrote items without an envelope.
 func isResponseItemType(t abi.Value) bool {
-	switch string(sdk.Name(t)) {
+	switch sdk.Name(t) {
 	case "message", "reasoning", "function_call", "function_call_output", "custom_tool_call", "custom_tool_call_output", "local_shell_call", "web_search_call":
 		return true
 	}
@@ -159,7 +159,7 @@ func (l *lazyMsg) close(out *sdk.Out, native string) {
 
 func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
-	switch string(sdk.Name(t)) {
+	switch sdk.Name(t) {
 	case "message":
 		n.messageItem(out, p, ts)
 	case "reasoning":
@@ -361,7 +361,7 @@ func (n *normalizer) noteEnd(p abi.Value) {
 		return
 	}
 	var e endInfo
-	switch string(sdk.Name(p.Get("type"))) {
+	switch sdk.Name(p.Get("type")) {
 	case "exec_command_end":
 		e.code = sdk.IntOf(p.Get("exit_code"))
 		e.status = nativeStatus(p.Get("status"))
@@ -403,11 +403,12 @@ func (n *normalizer) noteEnd(p abi.Value) {
 func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	role := p.Get("role")
 	l := lazyMsg{m: sdk.Message{ID: sdk.Text(p.Get("id")), Time: ts}}
-	switch string(sdk.Name(role)) {
+	switch sdk.Name(role) {
 	case "assistant":
 		l.m.Model = n.model
 		var last abi.Value
-		for it := p.Get("content").Iter(); it.Next(); {
+		it := p.Get("content").Iter()
+		for it.Next() {
 			text := it.Value().Get("text")
 			if text.Kind() != abi.KindString || n.seen(nsAssistant, text, true) {
 				continue
@@ -421,7 +422,8 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		}
 	case "user":
 		l.m.Role = sdk.RoleUser
-		for it := p.Get("content").Iter(); it.Next(); {
+		it := p.Get("content").Iter()
+		for it.Next() {
 			text := it.Value().Get("text")
 			if text.Kind() != abi.KindString {
 				continue
@@ -438,7 +440,8 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	default:
 		// developer and system messages: instructions, not the user.
 		l.m.Role = sdk.RoleUser
-		for it := p.Get("content").Iter(); it.Next(); {
+		it := p.Get("content").Iter()
+		for it.Next() {
 			if text := it.Value().Get("text"); text.Kind() == abi.KindString {
 				l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: sdk.OriginSystemPrompt})
 			}
@@ -453,7 +456,8 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	l := lazyMsg{m: sdk.Message{ID: sdk.Text(p.Get("id")), Model: n.model, Time: ts}}
 	found := false
-	for it := p.Get("summary").Iter(); it.Next(); {
+	it := p.Get("summary").Iter()
+	for it.Next() {
 		text := it.Value().Get("text")
 		if text.Kind() != abi.KindString {
 			continue
@@ -464,7 +468,8 @@ func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		}
 	}
 	if !found {
-		for it := p.Get("content").Iter(); it.Next(); {
+		it := p.Get("content").Iter()
+		for it.Next() {
 			text := it.Value().Get("text")
 			if text.Kind() != abi.KindString {
 				continue
@@ -485,7 +490,7 @@ func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 
 func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
-	switch string(sdk.Name(t)) {
+	switch sdk.Name(t) {
 	case "token_count":
 		// info is null on the first count of a session (rate limits
 		// only). total_token_usage is the process's running total,
@@ -562,7 +567,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// message's <proposed_plan>). An error item is an error the
 		// provider reported.
 		item := p.Get("item")
-		if it := string(sdk.Name(item.Get("type"))); it == "Error" || it == "error" {
+		if it := sdk.Name(item.Get("type")); it == "Error" || it == "error" {
 			reportError(out, item.Get("message"), "error")
 			return
 		}

@@ -405,7 +405,8 @@ func (n *normalizer) endSession(d abi.Value, out *sdk.Out) bool {
 	if cm := d.Get("currentModel"); cm.Kind() == abi.KindString && !cm.Is("") {
 		said = n.model(cm, true, out) || said
 	} else {
-		for it := d.Get("modelMetrics").Iter(); it.Next(); {
+		it := d.Get("modelMetrics").Iter()
+		for it.Next() {
 			said = n.modelName(it.Key(), out) || said
 			break
 		}

@@ -100,7 +100,8 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		// The same message again (a replayed or resumed log): it was
 		// written; only calls not seen yet are reported.
 		said := false
-		for it := d.Get("toolRequests").Iter(); it.Next(); {
+		it := d.Get("toolRequests").Iter()
+		for it.Next() {
 			tr := it.Value()
 			said = n.call(tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments"), ts, out) || said
 		}
@@ -129,7 +130,8 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		out.Final(sdk.Text(c), true)
 	}
 	slot := slotTools
-	for it := d.Get("toolRequests").Iter(); it.Next(); {
+	it := d.Get("toolRequests").Iter()
+	for it.Next() {
 		tr := it.Value()
 		id, name, args := tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments")
 		out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(name), ToolID: sdk.StringOf(id), ToolInput: input(args)})

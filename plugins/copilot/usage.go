@@ -71,7 +71,8 @@ func (t *usageTotals) call(d abi.Value, out *sdk.Out) bool {
 // whether it reported the usage.
 func (t *usageTotals) shutdown(metrics abi.Value, out *sdk.Out) bool {
 	seen := false
-	for it := metrics.Iter(); it.Next(); {
+	it := metrics.Iter()
+	for it.Next() {
 		f := figures(it.Value().Get("usage"))
 		if f.IsZero() {
 			continue

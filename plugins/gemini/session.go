@@ -24,12 +24,14 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 		out.Final(sdk.Text(r), true)
 	}
 	var u sdk.Usage
-	for it := models.Iter(); it.Next(); {
+	it := models.Iter()
+	for it.Next() {
 		u = addTokens(u, it.Value().Get("tokens"), "prompt", "candidates")
 	}
 	// The object is the CLI's summary of the whole run.
 	out.Usage(u, abi.ModeSet)
-	for it := v.Get("warnings").Iter(); it.Next(); {
+	it = v.Get("warnings").Iter()
+	for it.Next() {
 		out.Warn("gemini warning: " + it.Value().String())
 	}
 	if e := v.Get("error"); e.Exists() && !e.IsNull() {
@@ -65,7 +67,8 @@ func addTokens(u sdk.Usage, t abi.Value, in, outField string) sdk.Usage {
 func (n *normalizer) sessionFile(v abi.Value, out *sdk.Out) {
 	n.setFormat(fmtSession, out)
 	n.sessionMeta(v, out)
-	for it := v.Get("messages").Iter(); it.Next(); {
+	it := v.Get("messages").Iter()
+	for it.Next() {
 		m := it.Value()
 		if m.Kind() != abi.KindObject {
 			out.Unmapped(sdk.S("message/non_object"))
@@ -99,7 +102,8 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 				// JSONL session files append a record again when it
 				// changes (a tool call finished): only what is new, the
 				// results, is reported; the message was written.
-				for it := m.Get("toolCalls").Iter(); it.Next(); {
+				it := m.Get("toolCalls").Iter()
+				for it.Next() {
 					n.sessionCall(it.Value(), ts, out)
 				}
 				return
@@ -133,13 +137,15 @@ func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 	model := m.Get("model")
 	out.Open(k, sdk.Message{Role: sdk.RoleAssistant, ID: id, Model: sdk.StringOf(model), Time: ts})
 	n.model(model, out)
-	for it := m.Get("thoughts").Iter(); it.Next(); {
+	it := m.Get("thoughts").Iter()
+	for it.Next() {
 		th := it.Value()
 		out.Block(k, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: thoughtText(th)})
 	}
 	n.contentBlocks(k, m.Get("content"), "", out)
 	calls := m.Get("toolCalls")
-	for it := calls.Iter(); it.Next(); {
+	it = calls.Iter()
+	for it.Next() {
 		c := it.Value()
 		out.Block(k, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(c.Get("name")), ToolID: sdk.StringOf(c.Get("id")), ToolInput: input(c.Get("args"))})
 	}
@@ -158,7 +164,8 @@ func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 	out.Usage(u, abi.ModeAdd)
 	// The calls are reported while the message is open: the host writes
 	// them after it, as the model requested them.
-	for it := calls.Iter(); it.Next(); {
+	it = calls.Iter()
+	for it.Next() {
 		n.sessionCall(it.Value(), ts, out)
 	}
 	out.Close(k, sdk.MessageEnd{Usage: u})
@@ -170,7 +177,8 @@ func contentText(dst []byte, c abi.Value) []byte {
 	if c.Kind() == abi.KindString {
 		return sdk.AppendText(dst, c)
 	}
-	for it := c.Iter(); it.Next(); {
+	it := c.Iter()
+	for it.Next() {
 		p := it.Value()
 		if p.Kind() == abi.KindString {
 			dst = sdk.AppendText(dst, p)
@@ -255,7 +263,8 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 func functionOutput(res abi.Value) (output, errS sdk.Str) {
 	var parts []abi.Value
 	var errV abi.Value
-	for it := res.Iter(); it.Next(); {
+	it := res.Iter()
+	for it.Next() {
 		resp := it.Value().Path("functionResponse", "response")
 		if o := resp.Get("output"); o.Exists() && !o.IsNull() {
 			parts = append(parts, o)

@@ -306,7 +306,8 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	}
 	if u.IsZero() {
 		// Only the per-model figures: sum them.
-		for it := stats.Get("models").Iter(); it.Next(); {
+		it := stats.Get("models").Iter()
+		for it.Next() {
 			m := it.Value()
 			u.Input = u.Input.Plus(sdk.IntOf(m.Get("input_tokens")))
 			u.CacheRead = u.CacheRead.Plus(sdk.IntOf(m.Get("cached")))
@@ -326,7 +327,8 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 func mainModel(models abi.Value, field string) abi.Value {
 	var best abi.Value
 	var most int64 = -1
-	for it := models.Iter(); it.Next(); {
+	it := models.Iter()
+	for it.Next() {
 		m := it.Value()
 		if m.Path("roles", "main").Exists() {
 			return it.Key()
@@ -395,7 +397,8 @@ func (n *normalizer) contentBlocks(key sdk.Str, c abi.Value, origin string, out 
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: origin})
 		}
 	case abi.KindArray:
-		for it := c.Iter(); it.Next(); {
+		it := c.Iter()
+		for it.Next() {
 			p := it.Value()
 			switch {
 			case p.Kind() == abi.KindString:

@@ -361,7 +361,8 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 			}
 		case abi.KindArray:
 			// Content parts, from some compatible servers.
-			for pt := content.Iter(); pt.Next(); {
+			pt := content.Iter()
+			for pt.Next() {
 				if t := pt.Value().Get("text"); t.Kind() == abi.KindString {
 					out.Block(key, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t)})
 					slot++
@@ -376,7 +377,8 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 			}
 		}
 		var calls []abi.Value
-		for tc := msg.Get("tool_calls").Iter(); tc.Next(); {
+		tc := msg.Get("tool_calls").Iter()
+		for tc.Next() {
 			calls = append(calls, tc.Value())
 		}
 		if fc := msg.Get("function_call"); fc.Kind() == abi.KindObject {

@@ -197,7 +197,8 @@ func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
 // saved list of chunks or events).
 func (n *normalizer) value(v abi.Value, depth int, out *sdk.Out) {
 	if v.Kind() == abi.KindArray {
-		for it := v.Iter(); it.Next(); {
+		it := v.Iter()
+		for it.Next() {
 			if e := it.Value(); e.Kind() == abi.KindObject {
 				n.object(e, depth, out)
 			} else {
@@ -284,7 +285,8 @@ func isWrapper(v abi.Value) bool {
 
 // isChunk tells a chunk from a completion when "object" is missing.
 func isChunk(v abi.Value) bool {
-	for it := v.Get("choices").Iter(); it.Next(); {
+	it := v.Get("choices").Iter()
+	for it.Next() {
 		c := it.Value()
 		if c.Get("delta").Exists() {
 			return true
@@ -363,7 +365,8 @@ func commandOf(input abi.Value) sdk.Str {
 // that the shell would split.
 func shellJoin(argv abi.Value) sdk.Str {
 	var b []byte
-	for it := argv.Iter(); it.Next(); {
+	it := argv.Iter()
+	for it.Next() {
 		w := it.Value().String()
 		if len(b) > 0 {
 			b = append(b, ' ')

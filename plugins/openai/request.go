@@ -40,7 +40,8 @@ func (n *normalizer) promptContent(p *prompt, role string, c abi.Value, out *sdk
 		n.promptText(p, role, c, out)
 		return
 	}
-	for it := c.Iter(); it.Next(); {
+	it := c.Iter()
+	for it.Next() {
 		n.promptText(p, role, it.Value().Get("text"), out)
 	}
 }
@@ -62,7 +63,8 @@ func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
 	if in.Kind() == abi.KindString {
 		n.promptText(&p, "user", in, out)
 	}
-	for it := in.Iter(); it.Next(); {
+	it := in.Iter()
+	for it.Next() {
 		i := it.Value()
 		t := i.Get("type")
 		role := i.Get("role")
@@ -110,7 +112,8 @@ func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
 // tool messages that answer earlier calls.
 func (n *normalizer) chatRequest(v abi.Value, out *sdk.Out) {
 	var p prompt
-	for it := v.Get("messages").Iter(); it.Next(); {
+	it := v.Get("messages").Iter()
+	for it.Next() {
 		m := it.Value()
 		role := m.Get("role")
 		switch {
@@ -119,7 +122,8 @@ func (n *normalizer) chatRequest(v abi.Value, out *sdk.Out) {
 		case role.Is("system"), role.Is("developer"):
 			n.promptContent(&p, "system", m.Get("content"), out)
 		case role.Is("assistant"):
-			for tc := m.Get("tool_calls").Iter(); tc.Next(); {
+			tc := m.Get("tool_calls").Iter()
+			for tc.Next() {
 				c := tc.Value()
 				args := c.Path("function", "arguments")
 				input := sdk.JSON(args)
@@ -153,7 +157,8 @@ func (n *normalizer) toolOutput(id, o, status abi.Value, out *sdk.Out) {
 	case abi.KindArray:
 		var b []byte
 		texts := true
-		for it := o.Iter(); it.Next(); {
+		it := o.Iter()
+		for it.Next() {
 			t := it.Value().Get("text")
 			if t.Kind() != abi.KindString {
 				texts = false

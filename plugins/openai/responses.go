@@ -543,7 +543,8 @@ func objectOf(key string, v abi.Value) sdk.Str {
 func logsOf(outputs abi.Value) sdk.Str {
 	var b []byte
 	other := false
-	for it := outputs.Iter(); it.Next(); {
+	it := outputs.Iter()
+	for it.Next() {
 		o := it.Value()
 		if l := o.Get("logs"); l.Kind() == abi.KindString {
 			if len(b) > 0 {
@@ -574,7 +575,8 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 	if r.closed {
 		return // a repeated terminal event
 	}
-	for o := v.Get("output").Iter(); o.Next(); {
+	o := v.Get("output").Iter()
+	for o.Next() {
 		i := o.Value()
 		it := n.itemFor(i.Get("id").String(), i.Get("type").String(), out)
 		if it.r != r {
