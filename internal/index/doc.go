@@ -14,6 +14,13 @@
 // path, iteration, time, kind, role and tool name; its text (up to 1 MiB)
 // is in an FTS5 table.
 //
+// Beside the search documents, a derived table caches what a command
+// computes from each whole transcript (ls's listing line and stats'
+// counts: views.RunDigest, as JSON the command defines, see Derived),
+// keyed by the file's size and mtime and checked against the file on
+// every use like the documents, so `ls` and `stats --all` read only the
+// runs that changed and answer what reading every file answers.
+//
 // # Invariants
 //
 //   - The transcripts are the source of truth; the index is derived. Delete

@@ -7,9 +7,9 @@ import (
 	"time"
 )
 
-// RunSummary is one line of the run listing (twasm ls): a run with its
-// child runs folded in.
-type RunSummary struct {
+// RunHead is what a run says of itself: the head of its listing line
+// (RunSummary) and of its digest (RunDigest).
+type RunHead struct {
 	RunID       string `json:"run_id"`
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	Name        string `json:"name,omitempty"`
@@ -19,6 +19,17 @@ type RunSummary struct {
 	Error      string     `json:"error,omitempty"`
 	Started    *time.Time `json:"started,omitempty"`
 	DurationMS *int64     `json:"duration_ms,omitempty"`
+}
+
+func headOf(n *RunNode) RunHead {
+	return RunHead{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: n.Name, Status: n.Status, Open: n.Open,
+		Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
+}
+
+// RunSummary is one line of the run listing (twasm ls): a run with its
+// child runs folded in.
+type RunSummary struct {
+	RunHead
 	// Providers are the providers of the agent steps of the run and its
 	// child runs, sorted.
 	Providers []string `json:"providers"`
@@ -34,33 +45,45 @@ type RunSummary struct {
 
 // Summarize folds a run tree into its listing line.
 func Summarize(root *RunNode) RunSummary {
-	s := RunSummary{RunID: root.RunID, ParentRunID: root.ParentRunID, Name: root.Name, Status: root.Status, Open: root.Open,
-		Error: root.Error, Started: root.Started, DurationMS: root.DurationMS, Providers: []string{}, File: root.File}
+	s := newSummary(headOf(root), root.File)
 	for _, n := range root.Runs() {
 		if n != root {
 			s.ChildRuns++
 		}
 		s.Tools += n.Tools
 		n.Walk(func(st *StepNode, _ int) bool {
-			s.Steps++
+			sd := StepDigest{}
 			if a := st.Agent; a != nil {
-				if a.Provider != "" && !slices.Contains(s.Providers, a.Provider) {
-					s.Providers = append(s.Providers, a.Provider)
-				}
-				if a.CostUSD != nil {
-					sum := *a.CostUSD
-					if s.CostUSD != nil {
-						sum += *s.CostUSD
-					}
-					s.CostUSD = &sum
-				}
+				sd.Provider, sd.CostUSD = a.Provider, a.CostUSD
 			}
+			s.addStep(sd)
 			return true
 		})
 	}
-	slices.Sort(s.Providers)
+	s.finish()
 	return s
 }
+
+func newSummary(h RunHead, file string) RunSummary {
+	return RunSummary{RunHead: h, Providers: []string{}, File: file}
+}
+
+// addStep counts one step attempt in.
+func (s *RunSummary) addStep(st StepDigest) {
+	s.Steps++
+	if st.Provider != "" && !slices.Contains(s.Providers, st.Provider) {
+		s.Providers = append(s.Providers, st.Provider)
+	}
+	if st.CostUSD != nil {
+		sum := *st.CostUSD
+		if s.CostUSD != nil {
+			sum += *s.CostUSD
+		}
+		s.CostUSD = &sum
+	}
+}
+
+func (s *RunSummary) finish() { slices.Sort(s.Providers) }
 
 // SortNewestFirst orders summaries by start time, newest first; runs with
 // no start time last; ties by run id.

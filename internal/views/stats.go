@@ -59,65 +59,93 @@ func NewStats() *Stats {
 // false, so that a run named twice, or a child reached both through its
 // parent and directly, is counted once.
 func (s *Stats) Add(run *Run) bool {
-	if run.ID != "" {
-		if s.seen[run.ID] {
-			return false
-		}
-		s.seen[run.ID] = true
+	if run.ID != "" && s.seen[run.ID] {
+		return false
 	}
-	s.Runs++
-	s.Events += len(run.Events)
+	c := CountRun(run)
+	return s.addCounts(run.ID, &c)
+}
+
+// CountRun is what run adds to Stats.
+func CountRun(run *Run) RunCounts {
+	c := RunCounts{Events: len(run.Events), EventTypes: map[string]int{}, BlockTypes: map[string]int{},
+		Tools: map[string]int{}, Fidelity: map[string]int{}, ToolResults: map[string]int{}}
 	for _, p := range run.Problems {
 		var unknownEv *transcript.UnknownEventTypeError
 		var unknownBl *transcript.UnknownBlockTypeError
 		switch {
 		case errors.As(p, &unknownEv), errors.As(p, &unknownBl):
-			s.Unknown++
+			c.Unknown++
 		case errors.Is(p, transcript.ErrTruncated) && !errors.Is(p, transcript.ErrMalformed):
 			// A torn tail that still decoded is counted with its event.
 		default:
-			s.Malformed++
+			c.Malformed++
 		}
 	}
 	results := map[string]int{}
 	for _, ev := range run.Events {
 		if p := ev.Tool(); p != nil && ev.Type == transcript.ToolResult {
 			results[p.CallID]++
-			s.ToolResults[transcript.ToolOutcome(p)]++
+			c.ToolResults[transcript.ToolOutcome(p)]++
 		}
 	}
 	for _, ev := range run.Events {
-		s.EventTypes[string(ev.Type)]++
+		c.EventTypes[string(ev.Type)]++
 		switch p := ev.Payload.(type) {
 		case *transcript.MessagePayload:
 			for _, b := range p.Blocks {
-				s.BlockTypes[string(b.Type)]++
+				c.BlockTypes[string(b.Type)]++
 			}
 		case *transcript.ToolPayload:
 			if ev.Type != transcript.ToolCall {
 				continue
 			}
-			s.Tools[p.Name]++
-			s.Fidelity[string(p.Fidelity)]++
+			c.Tools[p.Name]++
+			c.Fidelity[string(p.Fidelity)]++
 			if results[p.CallID] > 0 {
 				results[p.CallID]--
 			} else {
-				s.Dangling++
+				c.Dangling++
 			}
 		case *transcript.StepPayload:
 			if ev.Type == transcript.StepCompleted && p.Kind == transcript.KindAgent {
-				s.addAgent(p)
+				if r, err := p.AgentResult(); err == nil && r != nil {
+					c.Agents = append(c.Agents, AgentCounts{Provider: r.Provider, ProviderVersion: r.ProviderVersion,
+						Usage: r.Usage, CostUSD: r.CostUSD, Unmapped: r.Unmapped})
+				}
 			}
 		}
+	}
+	return c
+}
+
+func (s *Stats) addCounts(id string, c *RunCounts) bool {
+	if id != "" {
+		if s.seen[id] {
+			return false
+		}
+		s.seen[id] = true
+	}
+	s.Runs++
+	s.Events += c.Events
+	s.Unknown += c.Unknown
+	s.Malformed += c.Malformed
+	s.Dangling += c.Dangling
+	for _, m := range []struct{ to, from map[string]int }{
+		{s.EventTypes, c.EventTypes}, {s.BlockTypes, c.BlockTypes}, {s.Tools, c.Tools},
+		{s.Fidelity, c.Fidelity}, {s.ToolResults, c.ToolResults},
+	} {
+		for k, v := range m.from {
+			m.to[k] += v
+		}
+	}
+	for i := range c.Agents {
+		s.addAgent(&c.Agents[i])
 	}
 	return true
 }
 
-func (s *Stats) addAgent(p *transcript.StepPayload) {
-	r, err := p.AgentResult()
-	if err != nil || r == nil {
-		return
-	}
+func (s *Stats) addAgent(r *AgentCounts) {
 	s.AgentSteps++
 	prov := cmp.Or(r.Provider, "unknown")
 	if !r.Usage.IsZero() {

@@ -1,7 +1,10 @@
 package ls
 
 import (
+	"context"
+	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"path/filepath"
 	"strconv"
@@ -19,7 +22,10 @@ type Options struct {
 	IO *iostreams.IOStreams
 	// List returns every run id in storage; Dir is where their
 	// transcripts are.
-	List     func() ([]string, error)
+	List func() ([]string, error)
+	// Digests gives the runs' digests from the index (nil, or an error:
+	// the transcripts are read instead, with the same result).
+	Digests  func(ctx context.Context, ids []string, w io.Writer) (map[string]*views.RunDigest, error)
 	Dir      func() string
 	Logger   func() *slog.Logger
 	Now      func() time.Time
@@ -33,7 +39,7 @@ type Options struct {
 
 // NewCmdLs returns the ls command.
 func NewCmdLs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, List: f.ListRuns, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now}
+	opts := &Options{IO: f.IOStreams, List: f.ListRuns, Digests: f.RunDigests, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now}
 	cmd := &cobra.Command{
 		Use:     "ls [flags]",
 		Aliases: []string{"list"},
@@ -73,7 +79,7 @@ RFC 3339) or an age (90m, 36h, 7d, 2w) meaning that long ago.`,
 			if runF != nil {
 				return runF(opts)
 			}
-			return runLs(opts)
+			return runLs(cmd.Context(), opts)
 		},
 	}
 	fl := cmd.Flags()
@@ -89,27 +95,16 @@ RFC 3339) or an age (90m, 36h, 7d, 2w) meaning that long ago.`,
 	return cmd
 }
 
-func runLs(opts *Options) error {
+func runLs(ctx context.Context, opts *Options) error {
 	ids, err := opts.List()
 	if err != nil {
 		return err
 	}
-	loader := views.Loader{Dir: opts.Dir()}
 	var rows []views.RunSummary
-	for _, id := range ids {
-		run, err := loader.Load(id)
-		if err != nil {
-			opts.Logger().Warn("run not listed", "run", id, "err", err)
-			continue
-		}
-		root := views.BuildRun(run)
-		if root.ParentRunID != "" && !opts.Children {
-			continue
-		}
-		s := views.Summarize(views.BuildTree(loader, run))
-		if opts.Filter.Match(s) {
-			rows = append(rows, s)
-		}
+	if digests := digestsOf(ctx, opts, ids); digests != nil {
+		rows = listDigests(opts, ids, digests)
+	} else {
+		rows = listScan(opts, ids)
 	}
 	views.SortNewestFirst(rows)
 	if opts.Limit > 0 && len(rows) > opts.Limit {
@@ -158,4 +153,62 @@ func runLs(opts *Options) error {
 		return nil
 	}
 	return t.Render()
+}
+
+// digestsOf returns the runs' digests from the index, nil when it cannot
+// be used (said in the log): the transcripts are read instead.
+func digestsOf(ctx context.Context, opts *Options, ids []string) map[string]*views.RunDigest {
+	if opts.Digests == nil {
+		return nil
+	}
+	d, err := opts.Digests(ctx, ids, opts.IO.ErrOut)
+	if err != nil {
+		opts.Logger().Warn("index not used: reading the transcripts", "err", err)
+		return nil
+	}
+	return d
+}
+
+// listDigests lists the runs from their digests: what listScan lists.
+func listDigests(opts *Options, ids []string, digests map[string]*views.RunDigest) []views.RunSummary {
+	lookup := func(id string) (*views.RunDigest, bool) { d, ok := digests[id]; return d, ok }
+	return list(opts, ids, func(id string) (string, func() views.RunSummary, error) {
+		d := digests[id]
+		if d.LoadErr != "" {
+			return "", nil, errors.New(d.LoadErr)
+		}
+		return d.ParentRunID, func() views.RunSummary { return views.SummarizeDigests(views.DigestTree(d, lookup)) }, nil
+	})
+}
+
+// listScan lists the runs by reading every transcript.
+func listScan(opts *Options, ids []string) []views.RunSummary {
+	loader := views.Loader{Dir: opts.Dir()}
+	return list(opts, ids, func(id string) (string, func() views.RunSummary, error) {
+		run, err := loader.Load(id)
+		if err != nil {
+			return "", nil, err
+		}
+		return views.BuildRun(run).ParentRunID, func() views.RunSummary { return views.Summarize(views.BuildTree(loader, run)) }, nil
+	})
+}
+
+// list is the listing of the runs that one reads: their parent run and
+// their listing line (made only for the runs listed).
+func list(opts *Options, ids []string, one func(id string) (parent string, summary func() views.RunSummary, err error)) []views.RunSummary {
+	var rows []views.RunSummary
+	for _, id := range ids {
+		parent, summary, err := one(id)
+		if err != nil {
+			opts.Logger().Warn("run not listed", "run", id, "err", err)
+			continue
+		}
+		if parent != "" && !opts.Children {
+			continue
+		}
+		if s := summary(); opts.Filter.Match(s) {
+			rows = append(rows, s)
+		}
+	}
+	return rows
 }

@@ -1,6 +1,7 @@
 package stats
 
 import (
+	"context"
 	"fmt"
 	"io"
 	"strings"
@@ -18,14 +19,17 @@ type Options struct {
 	Load func(arg string) (*views.RunNode, error)
 	// List returns every run id in storage, for --all.
 	List func() ([]string, error)
-	Runs []string
-	All  bool
-	JSON bool
+	// Digests gives the runs' digests from the index for --all (nil, or
+	// an error: the transcripts are read instead, with the same result).
+	Digests func(ctx context.Context, ids []string, w io.Writer) (map[string]*views.RunDigest, error)
+	Runs    []string
+	All     bool
+	JSON    bool
 }
 
 // NewCmdStats returns the stats command.
 func NewCmdStats(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Load: f.LoadTree, List: f.ListRuns}
+	opts := &Options{IO: f.IOStreams, Load: f.LoadTree, List: f.ListRuns, Digests: f.RunDigests}
 	cmd := &cobra.Command{
 		Use:   "stats RUN...|--all",
 		Short: "Count events, blocks, tools, usage, cost and format drift",
@@ -49,7 +53,7 @@ Each RUN counts with its child runs; a run reached twice counts once.
 			if runF != nil {
 				return runF(opts)
 			}
-			return runStats(opts)
+			return runStats(cmd.Context(), opts)
 		},
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "count every transcript in storage")
@@ -57,29 +61,67 @@ Each RUN counts with its child runs; a run reached twice counts once.
 	return cmd
 }
 
-func runStats(opts *Options) error {
+func runStats(ctx context.Context, opts *Options) error {
 	runs := opts.Runs
+	var st *views.Stats
 	if opts.All {
 		ids, err := opts.List()
 		if err != nil {
 			return &cmdutil.InputError{Err: fmt.Errorf("list transcripts: %w", err)}
 		}
 		runs = ids
+		st = statsOfDigests(ctx, opts, ids)
 	}
-	st := views.NewStats()
-	for _, arg := range runs {
-		root, err := opts.Load(arg)
-		if err != nil {
+	if st == nil {
+		var err error
+		if st, err = scanStats(opts, runs); err != nil {
 			return err
-		}
-		for _, n := range root.Runs() {
-			st.Add(n.Source())
 		}
 	}
 	if opts.JSON {
 		return cmdutil.WriteJSON(opts.IO.Out, st)
 	}
 	return printStats(opts.IO.Out, st)
+}
+
+// statsOfDigests counts every run from the index's digests, as scanStats
+// counts them from the files; nil when the index cannot be used or a run
+// needs the file's own error (unreadable, not a transcript).
+func statsOfDigests(ctx context.Context, opts *Options, ids []string) *views.Stats {
+	if opts.Digests == nil {
+		return nil
+	}
+	digests, err := opts.Digests(ctx, ids, opts.IO.ErrOut)
+	if err != nil {
+		return nil
+	}
+	lookup := func(id string) (*views.RunDigest, bool) { d, ok := digests[id]; return d, ok }
+	st := views.NewStats()
+	for _, id := range ids {
+		d := digests[id]
+		if d == nil || d.LoadErr != "" || d.NotTranscript != "" {
+			return nil
+		}
+		for _, n := range views.DigestTree(d, lookup) {
+			st.AddDigest(n)
+		}
+	}
+	return st
+}
+
+// scanStats counts the runs (and their child runs) by reading them.
+func scanStats(opts *Options, runs []string) (*views.Stats, error) {
+	st := views.NewStats()
+	for _, arg := range runs {
+		root, err := opts.Load(arg)
+		if err != nil {
+			return nil, err
+		}
+		for _, n := range root.Runs() {
+			st.Add(n.Source())
+		}
+	}
+	return st, nil
 }
 
 func printStats(w io.Writer, st *views.Stats) error {

@@ -1,11 +1,14 @@
 package stats
 
 import (
+	"context"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/iostreams"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/internal/views"
@@ -45,7 +48,7 @@ func TestRunStats(t *testing.T) {
 			env := cmdtest.New(t)
 			o := tc.opts
 			o.IO, o.Load, o.List = env.IO, env.F.LoadTree, env.F.ListRuns
-			if err := runStats(&o); err != nil {
+			if err := runStats(context.Background(), &o); err != nil {
 				t.Fatal(err)
 			}
 			for _, w := range tc.want {
@@ -56,7 +59,7 @@ func TestRunStats(t *testing.T) {
 		})
 	}
 	env := cmdtest.New(t)
-	if err := runStats(&Options{IO: env.IO, Load: env.F.LoadTree, List: env.F.ListRuns, All: true, JSON: true}); err != nil {
+	if err := runStats(context.Background(), &Options{IO: env.IO, Load: env.F.LoadTree, List: env.F.ListRuns, All: true, JSON: true}); err != nil {
 		t.Fatal(err)
 	}
 	var st views.Stats
@@ -64,11 +67,43 @@ func TestRunStats(t *testing.T) {
 		t.Fatalf("json: %v %+v", err, st)
 	}
 	env.F.StorageFlag = t.TempDir()
-	err := runStats(&Options{IO: env.IO, Load: env.F.LoadTree, List: env.F.ListRuns, All: true})
+	err := runStats(context.Background(), &Options{IO: env.IO, Load: env.F.LoadTree, List: env.F.ListRuns, All: true})
 	if cmdutil.ExitCode(err) != cmdutil.ExitUsage {
 		t.Fatalf("empty storage: %v", err)
 	}
-	if err := runStats(&Options{IO: env.IO, Load: env.F.LoadTree, Runs: []string{viewstest.Other}}); cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+	if err := runStats(context.Background(), &Options{IO: env.IO, Load: env.F.LoadTree, Runs: []string{viewstest.Other}}); cmdutil.ExitCode(err) != cmdutil.ExitUsage {
 		t.Fatalf("missing run: %v", err)
+	}
+}
+
+// stats --all counts the same from the index's digests as from the
+// transcripts, whatever the storage holds (a storage with a file that is
+// not a transcript gives the same error both ways).
+func TestIndexAndScanAgree(t *testing.T) {
+	for _, s := range viewstest.Storages() {
+		t.Run(s.Name, func(t *testing.T) {
+			root := t.TempDir()
+			s.Write(t, root)
+			env := cmdtest.New(t)
+			env.F.StorageFlag = root
+			run := func(json, digests bool) (string, error) {
+				ios, _, out, _ := iostreams.Test()
+				o := &Options{IO: ios, Load: env.F.LoadTree, List: env.F.ListRuns, All: true, JSON: json}
+				if digests {
+					o.Digests = env.F.RunDigests
+				}
+				err := runStats(context.Background(), o)
+				return out.String(), err
+			}
+			for _, stage := range []string{"first", "cached"} {
+				for _, js := range []bool{false, true} {
+					want, werr := run(js, false)
+					got, gerr := run(js, true)
+					if got != want || fmt.Sprint(gerr) != fmt.Sprint(werr) {
+						t.Errorf("%s (json %v): from the index %v\n%s\nfrom the transcripts %v\n%s", stage, js, gerr, got, werr, want)
+					}
+				}
+			}
+		})
 	}
 }

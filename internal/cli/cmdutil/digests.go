@@ -1,0 +1,90 @@
+package cmdutil
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"os"
+	"strconv"
+
+	"github.com/twasm/twasm/internal/cli/build"
+	"github.com/twasm/twasm/internal/index"
+	"github.com/twasm/twasm/internal/views"
+)
+
+// digestKind names the views.RunDigest data in the index: its version,
+// bumped whenever the digest or the views that make it change, and the
+// build (its version and the executable's size and time), so that a new
+// twasm reads every run once rather than trust what an older one derived.
+func digestKind() string {
+	k := "views.RunDigest/1/" + build.Version
+	if exe, err := os.Executable(); err == nil {
+		if st, err := os.Stat(exe); err == nil {
+			k += "/" + strconv.FormatInt(st.Size(), 10) + "-" + strconv.FormatInt(st.ModTime().UnixNano(), 10)
+		}
+	}
+	return k
+}
+
+// RunDigests returns the digest of each run id's transcript (ls and
+// stats), from the storage's index (<storage>/index.db) for the files
+// unchanged since it last read them; the others are read again and the
+// index updated. A missing index is built, a damaged one rebuilt, and
+// either is said on w. An index that cannot be used at all (a read-only
+// storage) is an error: the caller reads the files instead.
+func (f *Factory) RunDigests(ctx context.Context, ids []string, w io.Writer) (map[string]*views.RunDigest, error) {
+	root := f.StorageRoot()
+	kind := digestKind()
+	compute := func(path string) ([]byte, error) { return json.Marshal(views.DigestFile(path)) }
+	data, err := withIndex(ctx, root, len(ids) > 0, w, func(ix *index.Index) (map[string][]byte, error) {
+		data, _, err := ix.Derived(ctx, kind, ids, compute)
+		return data, err
+	})
+	if err != nil {
+		return nil, err
+	}
+	out := make(map[string]*views.RunDigest, len(data))
+	for id, b := range data {
+		d := &views.RunDigest{}
+		if json.Unmarshal(b, d) != nil {
+			d = views.DigestFile(f.TranscriptDir() + string(os.PathSeparator) + id + ".jsonl")
+		}
+		out[id] = d
+	}
+	return out, nil
+}
+
+// withIndex opens the storage's index and runs fn on it. A missing index
+// (when the storage has runs), one that is damaged or of another version,
+// and one found damaged while fn used it (deleted, rebuilt, fn run again)
+// are said on w.
+func withIndex[T any](ctx context.Context, root string, hasRuns bool, w io.Writer, fn func(*index.Index) (T, error)) (T, error) {
+	var zero T
+	_, statErr := os.Stat(index.File(root))
+	ix, why, err := index.Open(ctx, root)
+	if err != nil {
+		return zero, err
+	}
+	switch {
+	case why != "":
+		fmt.Fprintf(w, "twasm: index %s rebuilt from the transcripts (%s)\n", index.File(root), why)
+	case statErr != nil && hasRuns:
+		fmt.Fprintf(w, "twasm: index %s was missing: built from the transcripts\n", index.File(root))
+	}
+	v, err := fn(ix)
+	ix.Close()
+	if err == nil || !index.IsCorrupt(err) {
+		return v, err
+	}
+	// Damaged while in use: start again from the transcripts.
+	if err := index.Remove(root); err != nil {
+		return zero, err
+	}
+	fmt.Fprintf(w, "twasm: index %s rebuilt from the transcripts (%v)\n", index.File(root), err)
+	if ix, _, err = index.Open(ctx, root); err != nil {
+		return zero, err
+	}
+	defer ix.Close()
+	return fn(ix)
+}

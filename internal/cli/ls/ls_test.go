@@ -1,0 +1,133 @@
+package ls
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/index"
+	"github.com/twasm/twasm/internal/testing/viewstest"
+)
+
+// ls reads the runs two ways, from the index's digests and from the
+// transcripts, with the same output; the index is checked against the
+// files each time (a transcript changed behind its back is read again)
+// and rebuilt, said on stderr, when damaged.
+func TestIndexAndScanAgree(t *testing.T) {
+	variants := []struct {
+		name string
+		set  func(*Options)
+	}{
+		{"all", func(*Options) {}},
+		{"json", func(o *Options) { o.JSON = true }},
+		{"children json", func(o *Options) { o.Children, o.JSON = true, true }},
+		{"status ok", func(o *Options) { o.Filter.Status = "ok"; o.JSON = true }},
+		{"status incomplete", func(o *Options) { o.Filter.Status = "incomplete"; o.Children = true }},
+		{"provider codex", func(o *Options) { o.Filter.Provider = "codex"; o.Children = true; o.JSON = true }},
+		{"since, limit", func(o *Options) { o.Filter.Since = viewstest.T0.Add(30 * time.Minute); o.Limit = 3; o.JSON = true }},
+	}
+	for _, s := range viewstest.Storages() {
+		t.Run(s.Name, func(t *testing.T) {
+			root := t.TempDir()
+			s.Write(t, root)
+			ios, _, _, _ := iostreams.Test()
+			f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, StorageFlag: root}
+			run := func(v func(*Options), digests bool) (string, string) {
+				t.Helper()
+				ios, _, out, errOut := iostreams.Test()
+				o := &Options{IO: ios, List: f.ListRuns, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now}
+				if digests {
+					o.Digests = f.RunDigests
+				}
+				v(o)
+				if err := runLs(context.Background(), o); err != nil {
+					t.Fatal(err)
+				}
+				return out.String(), errOut.String()
+			}
+			check := func(stage string) {
+				t.Helper()
+				for _, v := range variants {
+					want, _ := run(v.set, false)
+					got, _ := run(v.set, true)
+					if got != want {
+						t.Errorf("%s, %s: from the index\n%s\nfrom the transcripts\n%s", stage, v.name, got, want)
+					}
+				}
+			}
+			check("first")
+			ids, err := f.ListRuns()
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The index path is taken (not a fallback to the scan).
+			if d, err := f.RunDigests(context.Background(), ids, io.Discard); err != nil || len(d) != len(ids) {
+				t.Fatalf("digests: %d of %d, %v", len(d), len(ids), err)
+			}
+			check("cached")
+			// A transcript changed behind the index's back: appended to,
+			// and rewritten with the same size.
+			if len(ids) > 0 {
+				p := filepath.Join(root, "transcripts", ids[0]+".jsonl")
+				b, err := os.ReadFile(p)
+				if err != nil {
+					t.Fatal(err)
+				}
+				later := time.Now().Add(time.Minute)
+				viewstest.WriteFile(t, p, append(append([]byte(nil), b...), []byte(`{"seq":999,"run_id":"`+ids[0]+`","type":"run.completed","path":"","iteration":0,"timestamp":"2025-05-01T13:00:00.000Z","payload":{"name":"x","kind":"workflow","status":"error","error":"ended behind its back"}}`+"\n")...))
+				if err := os.Chtimes(p, later, later); err != nil {
+					t.Fatal(err)
+				}
+				check("grown behind its back")
+			}
+			// Damaged: rebuilt and said so, same answer.
+			for _, sfx := range []string{"", "-wal", "-shm"} {
+				os.Remove(index.File(root) + sfx)
+			}
+			viewstest.WriteFile(t, index.File(root), bytes.Repeat([]byte("not sqlite "), 100))
+			_, errOut := run(variants[0].set, true)
+			if len(ids) > 0 && !strings.Contains(errOut, "rebuilt from the transcripts") {
+				t.Errorf("damaged index not reported: %q", errOut)
+			}
+			check("rebuilt")
+			// Missing: built and said so.
+			for _, sfx := range []string{"", "-wal", "-shm"} {
+				os.Remove(index.File(root) + sfx)
+			}
+			_, errOut = run(variants[0].set, true)
+			if len(ids) > 0 && !strings.Contains(errOut, "was missing") {
+				t.Errorf("missing index not reported: %q", errOut)
+			}
+		})
+	}
+}
+
+// An index that cannot be used (the storage is read-only) leaves ls
+// reading the transcripts.
+func TestIndexUnusable(t *testing.T) {
+	if os.Geteuid() == 0 {
+		t.Skip("root ignores file modes")
+	}
+	root := t.TempDir()
+	viewstest.WriteStore(t, root)
+	if err := os.Chmod(root, 0o500); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.Chmod(root, 0o700) })
+	ios, _, out, _ := iostreams.Test()
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, StorageFlag: root}
+	o := &Options{IO: ios, List: f.ListRuns, Digests: f.RunDigests, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now}
+	if err := runLs(context.Background(), o); err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(out.String(), viewstest.Root) {
+		t.Errorf("read-only storage: %q", out)
+	}
+}

@@ -1,0 +1,140 @@
+package views
+
+import (
+	"github.com/twasm/twasm/transcript"
+)
+
+// RunDigest is what the listing (ls) and the statistics (stats) need of
+// one transcript, without its events: a cache (the index's, see package
+// index) keeps it per file and gives it back while the file is unchanged,
+// so ls and stats over a large storage read only the runs that changed.
+// DigestRun makes it; SummarizeDigests and Stats.AddDigest use it exactly
+// as Summarize and Stats.Add use a read run (they are built on it), so
+// the answers are the same.
+type RunDigest struct {
+	// LoadErr is why the file could not be read (it is then not listed,
+	// and no child of another run); NotTranscript why it is not a
+	// transcript (stats refuses it).
+	LoadErr       string `json:"load_err,omitempty"`
+	NotTranscript string `json:"not_transcript,omitempty"`
+
+	RunHead
+	File  string `json:"file"`
+	Tools int    `json:"tools"`
+	// Steps are the run's step attempts in tree order (RunNode.Walk).
+	Steps []StepDigest `json:"steps,omitempty"`
+	// Counts is what the run adds to Stats.
+	Counts RunCounts `json:"counts"`
+}
+
+// StepDigest is one step attempt of a RunDigest.
+type StepDigest struct {
+	Provider string   `json:"provider,omitempty"`
+	CostUSD  *float64 `json:"cost_usd,omitempty"`
+	Child    string   `json:"child,omitempty"`
+}
+
+// RunCounts is what one run adds to Stats.
+type RunCounts struct {
+	Events      int            `json:"events"`
+	Malformed   int            `json:"malformed,omitempty"`
+	Unknown     int            `json:"unknown,omitempty"`
+	Dangling    int            `json:"dangling,omitempty"`
+	EventTypes  map[string]int `json:"event_types,omitempty"`
+	BlockTypes  map[string]int `json:"block_types,omitempty"`
+	Tools       map[string]int `json:"tools,omitempty"`
+	Fidelity    map[string]int `json:"fidelity,omitempty"`
+	ToolResults map[string]int `json:"tool_results,omitempty"`
+	// Agents are the agent steps' results, in file order.
+	Agents []AgentCounts `json:"agents,omitempty"`
+}
+
+// AgentCounts is what one agent step adds to Stats.
+type AgentCounts struct {
+	Provider        string            `json:"provider,omitempty"`
+	ProviderVersion string            `json:"provider_version,omitempty"`
+	Usage           *transcript.Usage `json:"usage,omitempty"`
+	CostUSD         *float64          `json:"cost_usd,omitempty"`
+	Unmapped        map[string]int    `json:"unmapped,omitempty"`
+}
+
+// DigestFile reads the transcript at path and digests it (a file that
+// cannot be read gives a digest that says why).
+func DigestFile(path string) *RunDigest {
+	run, err := LoadFile(path)
+	if err != nil {
+		return &RunDigest{LoadErr: err.Error(), File: path}
+	}
+	return DigestRun(run)
+}
+
+// DigestRun digests a run read in full.
+func DigestRun(run *Run) *RunDigest {
+	n := BuildRun(run)
+	d := &RunDigest{RunHead: headOf(n), File: n.File, Tools: n.Tools, Counts: CountRun(run)}
+	if err := CheckTranscript(run); err != nil {
+		d.NotTranscript = err.Error()
+	}
+	n.Walk(func(s *StepNode, _ int) bool {
+		sd := StepDigest{Child: s.ChildRunID}
+		if a := s.Agent; a != nil {
+			sd.Provider, sd.CostUSD = a.Provider, a.CostUSD
+		}
+		d.Steps = append(d.Steps, sd)
+		return true
+	})
+	return d
+}
+
+// DigestTree returns root's digest and those of the child runs it links
+// to, depth first, following the links as BuildTree does (a child seen
+// already, deeper than MaxDepth, or that cannot be read is left out).
+// lookup returns the digest of a run id's file, false when there is none.
+func DigestTree(root *RunDigest, lookup func(runID string) (*RunDigest, bool)) []*RunDigest {
+	seen := map[string]bool{}
+	var out []*RunDigest
+	var walk func(d *RunDigest, depth int)
+	walk = func(d *RunDigest, depth int) {
+		out = append(out, d)
+		seen[d.RunID] = true
+		for _, s := range d.Steps {
+			if s.Child == "" || seen[s.Child] || depth+1 >= MaxDepth {
+				continue
+			}
+			c, ok := lookup(s.Child)
+			if !ok || c.LoadErr != "" {
+				continue
+			}
+			walk(c, depth+1)
+		}
+	}
+	walk(root, 0)
+	return out
+}
+
+// SummarizeDigests folds a digest tree (DigestTree) into its listing line,
+// as Summarize folds a run tree.
+func SummarizeDigests(tree []*RunDigest) RunSummary {
+	root := tree[0]
+	s := newSummary(root.RunHead, root.File)
+	for i, d := range tree {
+		if i > 0 {
+			s.ChildRuns++
+		}
+		s.Tools += d.Tools
+		for _, st := range d.Steps {
+			s.addStep(st)
+		}
+	}
+	s.finish()
+	return s
+}
+
+// AddDigest counts a digested run in, as Add counts a read run: a run id
+// already counted is skipped and AddDigest reports false.
+func (s *Stats) AddDigest(d *RunDigest) bool {
+	if d.LoadErr != "" {
+		return false // nothing was read
+	}
+	return s.addCounts(d.RunID, &d.Counts)
+}
