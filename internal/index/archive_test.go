@@ -218,24 +218,14 @@ func buildArchive(ctx context.Context, dir string, size int64) (int64, error) {
 	return replicate(seeds, dir, size)
 }
 
-// scanSearch answers q the way a tool without an index must: it reads
-// every transcript, decodes every line (transcript.NewReader), takes the
-// same documents the index takes, matches the query's words the way FTS5
-// does (unicode61 tokens, case and diacritics folded, a word matching
-// the tokens it starts, a quoted phrase matching consecutive tokens) and
-// applies the same filters. It returns every hit, unranked, with an
-// empty snippet.
-func scanSearch(root string, q Query) ([]Hit, error) {
-	all, err := scanSearchAll(root, []Query{q})
-	if err != nil {
-		return nil, err
-	}
-	return all[0], nil
-}
-
-// scanSearchAll is scanSearch for several queries in one pass over the
-// files (for the test; the benchmark asks one query a pass, as a user
-// does).
+// scanSearchAll answers queries the way a tool without an index must:
+// it reads every transcript, decodes every line (transcript.NewReader),
+// takes the same documents the index takes, matches each query's words
+// the way FTS5 does (unicode61 tokens, case and diacritics folded, a
+// word matching the tokens it starts, a quoted phrase matching
+// consecutive tokens) and applies the same filters. It returns every
+// hit of each query, unranked, with an empty snippet. All the queries
+// are answered in one pass over the files.
 func scanSearchAll(root string, qs []Query) ([][]Hit, error) {
 	terms := make([][]scanTerm, len(qs))
 	for i, q := range qs {
@@ -286,6 +276,7 @@ func scanFile(file, id string, qs []Query, terms [][]scanTerm) ([][]Hit, *runRow
 	defer f.Close()
 	run := &runRow{id: id, providers: ",", models: ",", status: "running"}
 	hits := make([][]Hit, len(qs))
+	var buf []byte
 	r := transcript.NewReader(bufio.NewReaderSize(f, 256<<10))
 	for r.Next() {
 		ev := r.Event()
@@ -297,16 +288,17 @@ func scanFile(file, id string, qs []Query, terms [][]scanTerm) ([][]Hit, *runRow
 			ts = 0
 		}
 		for _, d := range scanDocs(ev, run) {
-			var toks []string
+			var folded []byte
 			for i, q := range qs {
 				if q.Kind != "" && d.kind != q.Kind || q.Role != "" && d.role != q.Role || q.Tool != "" && d.tool != q.Tool ||
 					!q.Since.IsZero() && ts < q.Since.UnixMilli() || !q.Until.IsZero() && ts >= q.Until.UnixMilli() {
 					continue
 				}
-				if toks == nil {
-					toks = tokens(d.text)
+				if folded == nil {
+					folded = fold(buf[:0], d.text)
+					buf = folded
 				}
-				if !matchAll(toks, terms[i]) {
+				if !matchAll(folded, terms[i]) {
 					continue
 				}
 				h := Hit{RunID: id, Seq: ev.Seq, Path: ev.Path, Iteration: ev.Iteration, Kind: d.kind, Role: d.role, Tool: d.tool}
@@ -402,10 +394,11 @@ func scanDocs(ev *transcript.Event, r *runRow) []scanDoc {
 	return out
 }
 
-// scanTerm is a query word or phrase as tokens; prefix: the last token
-// matches the tokens it starts.
+// scanTerm is a query word or phrase as its folded tokens, joined by
+// single spaces and preceded by one; prefix: the last token matches the
+// tokens it starts.
 type scanTerm struct {
-	toks   []string
+	text   string
 	prefix bool
 }
 
@@ -429,36 +422,29 @@ func scanTerms(text string) []scanTerm {
 		}
 		rest = strings.TrimSpace(rest)
 		if term = strings.TrimSpace(term); term != "" {
-			out = append(out, scanTerm{tokens(term), !phrase})
+			out = append(out, scanTerm{string(fold(nil, term)), !phrase})
 		}
 	}
 	return out
 }
 
-// tokens splits text as FTS5's unicode61 tokenizer with
-// remove_diacritics 2 does: runs of letters, numbers and private-use
-// characters, lower-cased, Latin diacritics removed.
-func tokens(s string) []string {
-	var out []string
-	var b strings.Builder
-	flush := func() {
-		if b.Len() > 0 {
-			out = append(out, b.String())
-			b.Reset()
-		}
-	}
+// fold appends s to dst the way FTS5's unicode61 tokenizer with
+// remove_diacritics 2 sees it: its tokens (runs of letters, numbers and
+// private-use characters), lower-cased, Latin diacritics removed, each
+// preceded by one space.
+func fold(dst []byte, s string) []byte {
+	in := false
 	for _, r := range s {
 		switch {
 		case r < utf8.RuneSelf:
 			if 'A' <= r && r <= 'Z' {
-				b.WriteRune(r + 'a' - 'A')
-			} else if 'a' <= r && r <= 'z' || '0' <= r && r <= '9' {
-				b.WriteRune(r)
-			} else {
-				flush()
+				r += 'a' - 'A'
+			} else if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
+				in = false
+				continue
 			}
 		case unicode.Is(unicode.Mn, r):
-			// a diacritic on its own: removed
+			continue // a diacritic on its own: removed
 		case unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r):
 			r = unicode.ToLower(r)
 			if 0xC0 <= r && r < 0x250 || 0x1E00 <= r && r < 0x1F00 {
@@ -466,17 +452,21 @@ func tokens(s string) []string {
 					r = d[0]
 				}
 			}
-			b.WriteRune(r)
 		default:
-			flush()
+			in = false
+			continue
 		}
+		if !in {
+			dst = append(dst, ' ')
+			in = true
+		}
+		dst = utf8.AppendRune(dst, r)
 	}
-	flush()
-	return out
+	return dst
 }
 
-// matchAll reports whether every term is found in the document's tokens.
-func matchAll(doc []string, terms []scanTerm) bool {
+// matchAll reports whether every term is found in the folded document.
+func matchAll(doc []byte, terms []scanTerm) bool {
 	for _, t := range terms {
 		if !matchTerm(doc, t) {
 			return false
@@ -485,28 +475,21 @@ func matchAll(doc []string, terms []scanTerm) bool {
 	return true
 }
 
-func matchTerm(doc []string, t scanTerm) bool {
-	n := len(t.toks)
-	if n == 0 {
+func matchTerm(doc []byte, t scanTerm) bool {
+	if t.text == "" {
 		return false
 	}
-	for i := 0; i+n <= len(doc); i++ {
-		ok := true
-		for j, tok := range t.toks {
-			if j == n-1 && t.prefix {
-				ok = strings.HasPrefix(doc[i+j], tok)
-			} else {
-				ok = doc[i+j] == tok
-			}
-			if !ok {
-				break
-			}
+	for rest := doc; ; {
+		i := bytes.Index(rest, []byte(t.text))
+		if i < 0 {
+			return false
 		}
-		if ok {
+		end := i + len(t.text)
+		if t.prefix || end == len(rest) || rest[end] == ' ' {
 			return true
 		}
+		rest = rest[i+1:]
 	}
-	return false
 }
 
 // TestSearchAgreesWithScan checks the index against the scan the

@@ -189,16 +189,21 @@ func BenchmarkSearchIndex(b *testing.B) {
 }
 
 // BenchmarkSearchScan answers the same queries by reading every
-// transcript (scanSearch: the hits TestSearchAgreesWithScan checks are
-// the index's).
+// transcript (scanSearchAll; TestSearchAgreesWithScan checks its hits are
+// the index's). One pass over the files answers all the queries: a scan
+// that asked one query a pass, as a user does, would be as many times
+// slower, so the ratio with the index is understated, not flattered.
 func BenchmarkSearchScan(b *testing.B) {
 	root, _ := benchArchive(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
-		for _, q := range benchQueries {
-			hits, err := scanSearch(root, q)
-			if err != nil || len(hits) == 0 {
-				b.Fatal(q, err, len(hits))
+		all, err := scanSearchAll(root, benchQueries)
+		if err != nil {
+			b.Fatal(err)
+		}
+		for j, hits := range all {
+			if len(hits) == 0 {
+				b.Fatal(benchQueries[j], "no hit")
 			}
 		}
 	}

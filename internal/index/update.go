@@ -246,6 +246,12 @@ func seqAt(f *os.File, off int64) uint64 {
 }
 
 func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row *fileRow, st *Stats) error {
+	if row != nil {
+		// The common case, every search: unchanged, known by a stat.
+		if info, err := os.Stat(path); err == nil && row.size == info.Size() && row.mtime == info.ModTime().UnixNano() {
+			return nil
+		}
+	}
 	f, err := os.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
