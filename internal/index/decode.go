@@ -40,6 +40,10 @@ type linePayload struct {
 	Input   json.RawMessage `json:"input"`
 	Output  string          `json:"output"`
 	Command string          `json:"command"`
+	Kind    string          `json:"kind"`
+	// Source is run.started's "source": the run archives an agent
+	// session (package archive).
+	Source json.RawMessage `json:"source"`
 }
 
 type lineBlock struct {
@@ -55,6 +59,7 @@ type lineResult struct {
 	Provider string `json:"provider"`
 	Model    string `json:"model"`
 	Error    string `json:"error"`
+	Status   string `json:"status"`
 }
 
 var errNoType = errors.New("missing type")

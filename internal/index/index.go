@@ -14,7 +14,7 @@ import (
 
 // schemaVersion changes whenever the tables or what goes into them change:
 // an index of another version is rebuilt.
-const schemaVersion = "1"
+const schemaVersion = "2"
 
 // File is the index's path under a storage root: beside the transcripts.
 func File(root string) string { return filepath.Join(root, "index.db") }
@@ -26,6 +26,10 @@ CREATE TABLE runs(
   name TEXT NOT NULL DEFAULT '',
   parent_run_id TEXT NOT NULL DEFAULT '',
   status TEXT NOT NULL DEFAULT 'running',
+  final TEXT NOT NULL DEFAULT '',
+  session INTEGER NOT NULL DEFAULT 0,
+  part_status TEXT NOT NULL DEFAULT '',
+  open_steps INTEGER NOT NULL DEFAULT 0,
   error TEXT NOT NULL DEFAULT '',
   started INTEGER NOT NULL DEFAULT 0,
   ended INTEGER NOT NULL DEFAULT 0,

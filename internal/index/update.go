@@ -3,6 +3,7 @@ package index
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/json"
@@ -313,11 +314,19 @@ type runRow struct {
 	steps, tools, events              int
 	size, mtime, indexed              int64
 	lastSeq                           uint64
+	// final is run.completed's status ("" while there is none). session
+	// marks an archived agent session, partStatus its latest part's
+	// status, openSteps the steps begun and not completed: status is
+	// final, else partStatus for a session with no step open, else
+	// "running" (the views' rule, views.RunNode.Open).
+	final, partStatus string
+	session           bool
+	openSteps         int
 }
 
 func (r *runRow) load(ctx context.Context, tx *sql.Tx) error {
-	err := tx.QueryRowContext(ctx, `SELECT name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, last_seq FROM runs WHERE run_id = ?`, r.id).
-		Scan(&r.name, &r.parent, &r.status, &r.errText, &r.started, &r.ended, &r.providers, &r.models, &r.steps, &r.tools, &r.events, &r.lastSeq)
+	err := tx.QueryRowContext(ctx, `SELECT name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, last_seq, final, session, part_status, open_steps FROM runs WHERE run_id = ?`, r.id).
+		Scan(&r.name, &r.parent, &r.status, &r.errText, &r.started, &r.ended, &r.providers, &r.models, &r.steps, &r.tools, &r.events, &r.lastSeq, &r.final, &r.session, &r.partStatus, &r.openSteps)
 	if err != nil {
 		return fmt.Errorf("index: load run %s: %w", r.id, err)
 	}
@@ -325,12 +334,17 @@ func (r *runRow) load(ctx context.Context, tx *sql.Tx) error {
 }
 
 func (r *runRow) save(ctx context.Context, tx *sql.Tx) error {
-	if r.status == "" {
+	switch {
+	case r.final != "":
+		r.status = r.final
+	case r.session && r.partStatus != "" && r.openSteps == 0:
+		r.status = r.partStatus
+	default:
 		r.status = "running"
 	}
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO runs(run_id, name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, size, mtime, indexed, last_seq)
-VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.id, r.name, r.parent, r.status, r.errText, r.started, r.ended, r.providers, r.models, r.steps, r.tools, r.events, r.size, r.mtime, r.indexed, r.lastSeq)
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO runs(run_id, name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, size, mtime, indexed, last_seq, final, session, part_status, open_steps)
+VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.id, r.name, r.parent, r.status, r.errText, r.started, r.ended, r.providers, r.models, r.steps, r.tools, r.events, r.size, r.mtime, r.indexed, r.lastSeq, r.final, r.session, r.partStatus, r.openSteps)
 	if err != nil {
 		return fmt.Errorf("index: save run %s: %w", r.id, err)
 	}
@@ -435,15 +449,24 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 	switch transcript.EventType(ev.Type) {
 	case transcript.RunStarted:
 		r.name, r.parent, r.started = p.Name, ev.ParentRunID, ts
+		r.session = len(p.Source) > 0 && string(p.Source) != "null"
 	case transcript.RunCompleted:
-		r.status, r.errText, r.ended = p.Status, p.Error, ts
+		r.final, r.errText, r.ended = cmp.Or(p.Status, transcript.StatusOK), p.Error, ts
 		return add("error", "", "", p.Error)
+	case transcript.StepStarted, transcript.StepCallWorkflowStarted:
+		r.openSteps++
+	case transcript.StepCallWorkflowCompleted:
+		r.openSteps = max(0, r.openSteps-1)
 	case transcript.StepCompleted:
 		r.steps++
+		r.openSteps = max(0, r.openSteps-1)
 		var res lineResult
 		if len(p.Result) > 0 && json.Unmarshal(p.Result, &res) == nil {
 			addTo(&r.providers, res.Provider)
 			addTo(&r.models, res.Model)
+			if p.Kind == string(transcript.KindAgent) && !strings.Contains(ev.Path, ".") {
+				r.partStatus = cmp.Or(res.Status, p.Status, transcript.StatusOK)
+			}
 			if err := add("error", "", "", res.Error); err != nil {
 				return err
 			}
