@@ -219,7 +219,7 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 		return
 	case sdk.HasPrefix(t, "data:"):
 		d := sdk.TrimSpace(t[5:])
-		if string(d) == "[DONE]" || len(d) == 0 {
+		if len(d) == len("[DONE]") && sdk.HasPrefix(d, "[DONE]") || len(d) == 0 {
 			out.Ignored(sdk.S("sse_framing"))
 			return
 		}

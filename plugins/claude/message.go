@@ -557,7 +557,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		// Server tools report failure as a content object of type
 		// "<tool>_result_error".
 		ct := content.Get("type").Raw()
-		isErr := b.Get("is_error").Truthy() || len(ct) > 7 && string(ct[len(ct)-7:]) == `_error"`
+		isErr := b.Get("is_error").Truthy() || len(ct) > 7 && sdk.HasPrefix(ct[len(ct)-7:], `_error"`)
 		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(s.toolID), ToolContent: outputOf(content), IsError: isErr})
 		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr, Scope: scopeStr(m.scope), Time: sdk.StringOf(ts)}
 		c := n.calls[s.toolID]
@@ -587,7 +587,7 @@ func blockType(t abi.Value) string {
 	}
 	if t.Kind() == abi.KindString {
 		raw := t.Raw()
-		if len(raw) > len(`"_tool_result"`) && string(raw[len(raw)-len(`_tool_result"`):]) == `_tool_result"` {
+		if len(raw) > len(`"_tool_result"`) && sdk.HasPrefix(raw[len(raw)-len(`_tool_result"`):], `_tool_result"`) {
 			return sdk.BlockToolResult
 		}
 	}

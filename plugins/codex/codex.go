@@ -489,7 +489,7 @@ func exitCodeInText(s []byte) sdk.Int {
 	for _, prefix := range [...]string{"Process exited with code ", "Exit code: "} {
 		for i := 0; i+len(prefix) <= len(s); i++ {
 			lineStart := i == 0 || s[i-1] == '\n' || i >= 2 && s[i-2] == '\\' && s[i-1] == 'n'
-			if lineStart && string(s[i:i+len(prefix)]) == prefix {
+			if lineStart && sdk.HasPrefix(s[i:], prefix) {
 				if v, ok := parseInt(s[i+len(prefix):]); ok {
 					return sdk.N(v)
 				}

@@ -240,7 +240,7 @@ func classifyItems(items abi.Value, buf []byte) (outcome, []byte) {
 // but its first lines are still searched (a bare "Exit code: N").
 func splitHeader(t []byte) (head, body []byte) {
 	for i := 0; i+7 <= len(t); i++ {
-		if (i == 0 || t[i-1] == '\n') && string(t[i:i+7]) == "Output:" && (i+7 == len(t) || t[i+7] == '\n' || t[i+7] == '\r') {
+		if (i == 0 || t[i-1] == '\n') && sdk.HasPrefix(t[i:], "Output:") && (i+7 == len(t) || t[i+7] == '\n' || t[i+7] == '\r') {
 			j := i + 7
 			if j < len(t) && t[j] == '\r' {
 				j++
@@ -267,7 +267,7 @@ func splitHeader(t []byte) (head, body []byte) {
 // codeAfter finds "<label>N" in t and returns N.
 func codeAfter(t []byte, label string) sdk.Int {
 	for i := 0; i+len(label) <= len(t); i++ {
-		if string(t[i:i+len(label)]) == label {
+		if sdk.HasPrefix(t[i:], label) {
 			return parseCode(t[i+len(label):])
 		}
 	}
@@ -305,7 +305,7 @@ func contains(b []byte, s string) bool { return index(b, s) >= 0 }
 // index is the offset of the first s in b, or -1.
 func index(b []byte, s string) int {
 	for i := 0; i+len(s) <= len(b); i++ {
-		if string(b[i:i+len(s)]) == s {
+		if sdk.HasPrefix(b[i:], s) {
 			return i
 		}
 	}

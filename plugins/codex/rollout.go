@@ -42,7 +42,7 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			out.Ignored(sdk.S("turn_context"))
 			return
 		}
-		if n.modelRaw != string(model.Raw()) {
+		if raw := model.Raw(); len(raw) != len(n.modelRaw) || !sdk.HasPrefix(raw, n.modelRaw) {
 			out.Meta(sdk.Meta{Model: sdk.Text(model), Override: n.modelRaw != ""})
 			n.modelRaw = string(model.Raw())
 			n.model = sdk.Text(model).Keep()
@@ -123,7 +123,7 @@ func isInjected(v abi.Value) bool {
 		}
 	}
 	for _, p := range injectedPrefixes {
-		if len(raw) >= len(p) && string(raw[:len(p)]) == p {
+		if sdk.HasPrefix(raw, p) {
 			return true
 		}
 	}

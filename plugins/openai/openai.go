@@ -165,7 +165,7 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 		return
 	case sdk.HasPrefix(t, "data:"):
 		d := sdk.TrimSpace(t[5:])
-		if string(d) == "[DONE]" {
+		if len(d) == len("[DONE]") && sdk.HasPrefix(d, "[DONE]") {
 			n.doneSeen = true
 			out.Ignored(sdk.S("sse_done"))
 			if n.chat != nil {

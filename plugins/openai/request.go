@@ -216,5 +216,5 @@ func errorText(e sdk.Str, def string) sdk.Str {
 }
 
 func hasSuffix(b []byte, s string) bool {
-	return len(b) >= len(s) && string(b[len(b)-len(s):]) == s
+	return len(b) >= len(s) && sdk.HasPrefix(b[len(b)-len(s):], s)
 }
