@@ -385,22 +385,31 @@ func (a *Agent) closeInstance() error {
 type sink struct {
 	mute   bool // replaying: drop everything
 	filter func(*transcript.Event) *transcript.Event
+	kept   []*transcript.Event // the events filter kept, reused
 	step   *lifecycle.Step
 	subs   map[string]*lifecycle.Run
 	names  map[string]bool
 }
 
-func (s *sink) Emit(ctx context.Context, scope string, ev *transcript.Event) error {
+// Emit writes the events of one plugin call that are ready together: the
+// step's own into the step, a sub-agent's into its child run, each in
+// one batch (one lock and one write, lifecycle.Step.RecordBatch).
+func (s *sink) Emit(ctx context.Context, scope string, evs []*transcript.Event) error {
 	if s.mute {
 		return nil
 	}
 	if scope == "" {
 		if s.filter != nil {
-			if ev = s.filter(ev); ev == nil {
-				return nil
+			kept := s.kept[:0]
+			for _, ev := range evs {
+				if ev = s.filter(ev); ev != nil {
+					kept = append(kept, ev)
+				}
 			}
+			s.kept, evs = kept, kept
+			defer clear(kept) // the events are not kept alive by the sink
 		}
-		return s.step.Record(ctx, ev)
+		return record(ctx, s.step, evs)
 	}
 	sub := s.subs[scope]
 	if sub == nil {
@@ -410,7 +419,16 @@ func (s *sink) Emit(ctx context.Context, scope string, ev *transcript.Event) err
 		}
 		sub = s.subs[scope]
 	}
-	return sub.Root().Record(ctx, ev)
+	return record(ctx, sub.Root(), evs)
+}
+
+// record writes evs into step: one event with Record, more with
+// RecordBatch (one lock and one write).
+func record(ctx context.Context, step *lifecycle.Step, evs []*transcript.Event) error {
+	if len(evs) == 1 {
+		return step.Record(ctx, evs[0])
+	}
+	return step.RecordBatch(ctx, evs)
 }
 
 func (s *sink) OpenScope(ctx context.Context, sc normalize.Scope) error {

@@ -199,3 +199,57 @@ func TestCapture(t *testing.T) {
 		})
 	}
 }
+
+// Options.Filter sees every event of the step, in order, also when the
+// events of one plugin call are written as one batch: what it drops is
+// not written, what it returns is.
+func TestCaptureFilterBatch(t *testing.T) {
+	ctx := context.Background()
+	store := recorder.NewStore(t.TempDir())
+	var seen []string
+	filter := func(ev *transcript.Event) *transcript.Event {
+		text := ev.Message().Blocks[0].Text
+		seen = append(seen, text)
+		switch text {
+		case "drop":
+			return nil
+		case "rewrite":
+			e := *ev
+			e.Payload = &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.Block{transcript.TextBlock("rewritten")}}
+			return &e
+		}
+		return ev
+	}
+	var lines []string
+	for _, v := range []string{"a", "drop", "b", "rewrite", "drop", "c"} {
+		lines = append(lines, `{"t":"text","v":"`+v+`"}`)
+	}
+	var runID string
+	err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "cap"}, func(ctx context.Context, r *lifecycle.Step) error {
+		runID = r.Run().RunID()
+		for i := range 2 { // twice: the sink's reused slice must not leak between calls
+			err := r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+				_, err := Run(ctx, s, Source{Stdout: strings.NewReader(strings.Join(lines, "\n") + "\n" + `{"t":"end"}` + "\n")},
+					Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin), Filter: filter})
+				return err
+			})
+			require.NoError(t, err, "step %d", i)
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	assert.Equal(t, []string{"a", "drop", "b", "rewrite", "drop", "c", "a", "drop", "b", "rewrite", "drop", "c"}, seen)
+	path, _ := store.TranscriptPath(runID)
+	var texts []string
+	var seqs []uint64
+	for _, ev := range readEvents(t, path) {
+		seqs = append(seqs, ev.Seq)
+		if m := ev.Message(); m != nil {
+			texts = append(texts, m.Blocks[0].Text)
+		}
+	}
+	assert.Equal(t, []string{"a", "b", "rewritten", "c", "a", "b", "rewritten", "c"}, texts)
+	for i, s := range seqs {
+		assert.Equal(t, uint64(i+1), s, "gap-free seqs in file order")
+	}
+}

@@ -112,7 +112,7 @@ func TestSinkDirect(t *testing.T) {
 		ev := &transcript.Event{Type: transcript.MessageAssistant, Payload: &transcript.MessagePayload{
 			Role: "assistant", Blocks: []transcript.Block{transcript.TextBlock("in a scope nobody opened")}}}
 		// A scope the assembler did not open is opened on first use.
-		require.NoError(t, k.Emit(ctx, "agent-x", ev))
+		require.NoError(t, k.Emit(ctx, "agent-x", []*transcript.Event{ev}))
 		require.Len(t, k.subs, 1)
 		require.NoError(t, k.OpenScope(ctx, normalize.Scope{ID: "agent-x"}), "opening twice is a no-op")
 		require.NoError(t, k.CloseScope(ctx, "unknown", "ok", ""), "closing an unknown scope is a no-op")

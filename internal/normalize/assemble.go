@@ -46,8 +46,12 @@ type assembler struct {
 
 	msgs  map[string]*message
 	queue []*item
-	tools map[toolKey]*toolState
-	calls []toolKey // in call order, for the dangling list
+	// batch gathers the consecutive events of one scope (batchScope)
+	// that flush hands to the sink in one Emit.
+	batch      []*transcript.Event
+	batchScope string
+	tools      map[toolKey]*toolState
+	calls      []toolKey // in call order, for the dangling list
 
 	scopes map[string]bool // open scopes
 
@@ -988,41 +992,72 @@ func (a *assembler) event(scope string, t transcript.EventType, ts time.Time, p 
 	a.enqueue(&item{kind: itemEvent, scope: scope, ev: &transcript.Event{Type: t, Timestamp: ts, Payload: p}})
 }
 
-// flush hands the ready head of the queue to the sink.
+// flush hands the ready head of the queue to the sink: up to the first
+// message still open, in order, the consecutive events of one scope in
+// one Emit (the records of one call are written together).
 func (a *assembler) flush(ctx context.Context) error {
 	n := 0
 	for ; n < len(a.queue); n++ {
 		it := a.queue[n]
+		if it.kind == itemMessage && !it.msg.closed {
+			break
+		}
+		if it.kind == itemOpen || it.kind == itemClose || len(a.batch) > 0 && it.scope != a.batchScope {
+			if err := a.emitBatch(ctx); err != nil {
+				a.dropQueue(n)
+				return err
+			}
+		}
 		var err error
 		switch it.kind {
 		case itemMessage:
-			if !it.msg.closed {
-				a.queue = append(a.queue[:0], a.queue[n:]...)
-				return nil
-			}
 			if ev := a.messageEvent(it.msg); ev != nil {
 				if it.scope == "" {
 					a.seen(ev, it.msg.lastLine)
 				}
-				err = a.sink.Emit(ctx, it.scope, ev)
+				a.batchScope = it.scope
+				a.batch = append(a.batch, ev)
 			}
 		case itemEvent:
 			if it.scope == "" {
 				a.seen(it.ev, 0)
 			}
-			err = a.sink.Emit(ctx, it.scope, it.ev)
+			a.batchScope = it.scope
+			a.batch = append(a.batch, it.ev)
 		case itemOpen:
 			err = a.sink.OpenScope(ctx, it.open)
 		case itemClose:
 			err = a.sink.CloseScope(ctx, it.scope, it.st, it.err)
 		}
 		if err != nil {
-			a.queue = append(a.queue[:0], a.queue[n+1:]...)
+			a.dropQueue(n + 1)
 			return fmt.Errorf("sink: %w", err)
 		}
 	}
-	a.queue = a.queue[:0]
+	err := a.emitBatch(ctx)
+	a.dropQueue(n)
+	return err
+}
+
+// emitBatch hands the events gathered by flush to the sink.
+func (a *assembler) emitBatch(ctx context.Context) error {
+	if len(a.batch) == 0 {
+		return nil
+	}
+	err := a.sink.Emit(ctx, a.batchScope, a.batch)
+	clear(a.batch)
+	a.batch = a.batch[:0]
+	if err != nil {
+		return fmt.Errorf("sink: %w", err)
+	}
 	return nil
+}
+
+// dropQueue removes the first n items of the queue.
+func (a *assembler) dropQueue(n int) {
+	m := copy(a.queue, a.queue[n:])
+	clear(a.queue[m:])
+	a.queue = a.queue[:m]
 }
 
 // seen notes the raw line of an answer (assistant message, tool call or

@@ -138,24 +138,29 @@ func nan() float64 { z := 0.0; return z / z }
 type checkSink struct {
 	Collector
 	t       testing.TB
-	failAt  int // Emit number (1-based) that returns errSink; 0 never
+	failAt  int // Emit call (1-based) that returns errSink; 0 never
 	emitted int
 }
 
 var errSink = errors.New("sink full")
 
-func (c *checkSink) Emit(ctx context.Context, scope string, ev *transcript.Event) error {
+func (c *checkSink) Emit(ctx context.Context, scope string, evs []*transcript.Event) error {
 	c.t.Helper()
 	c.emitted++
 	if c.failAt != 0 && c.emitted == c.failAt {
 		return errSink
 	}
-	e := *ev
-	e.RunID = "run"
-	if _, err := transcript.MarshalEvent(&e); err != nil {
-		c.t.Errorf("event %d does not marshal: %v", c.emitted, err)
+	if len(evs) == 0 {
+		c.t.Errorf("Emit %d: no events", c.emitted)
 	}
-	return c.Collector.Emit(ctx, scope, ev)
+	for _, ev := range evs {
+		e := *ev
+		e.RunID = "run"
+		if _, err := transcript.MarshalEvent(&e); err != nil {
+			c.t.Errorf("Emit %d: an event does not marshal: %v", c.emitted, err)
+		}
+	}
+	return c.Collector.Emit(ctx, scope, evs)
 }
 
 var epoch = time.Date(2020, 1, 2, 3, 4, 5, 0, time.UTC)

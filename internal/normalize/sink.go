@@ -20,8 +20,15 @@ type Scope struct {
 // Timestamp (the provider's when known, else the time of assembly); the
 // sink owns seq, run ids, path and iteration. Scope is "" for the step
 // itself.
+//
+// Emit gets the events that are ready together, in order: consecutive
+// events of one scope that the records of one plugin call completed, with
+// nothing (another scope's event, a scope opening or closing) between
+// them. A sink that writes a transcript writes them as one batch
+// (lifecycle.Step.RecordBatch: one lock and one write); a failed Emit
+// fails the stream. evs is reused after Emit returns; the events are not.
 type Sink interface {
-	Emit(ctx context.Context, scope string, ev *transcript.Event) error
+	Emit(ctx context.Context, scope string, evs []*transcript.Event) error
 	OpenScope(ctx context.Context, s Scope) error
 	CloseScope(ctx context.Context, scope, status, errText string) error
 }
@@ -44,9 +51,11 @@ type Collector struct {
 	Items []Collected
 }
 
-// Emit records ev.
-func (c *Collector) Emit(_ context.Context, scope string, ev *transcript.Event) error {
-	c.Items = append(c.Items, Collected{Scope: scope, Event: ev})
+// Emit records evs.
+func (c *Collector) Emit(_ context.Context, scope string, evs []*transcript.Event) error {
+	for _, ev := range evs {
+		c.Items = append(c.Items, Collected{Scope: scope, Event: ev})
+	}
 	return nil
 }
 

@@ -293,3 +293,54 @@ func TestStreamInstanceErrors(t *testing.T) {
 	assert.ErrorIs(t, fe, fe.Err)
 	assert.Equal(t, "plugin p faulted in feed: x", fe.Error())
 }
+
+// callLog is a Sink that notes each call it gets: the events of an Emit
+// by call id (or "msg"), scope openings and closings.
+type callLog struct{ calls []string }
+
+func (c *callLog) Emit(_ context.Context, scope string, evs []*transcript.Event) error {
+	ids := make([]string, len(evs))
+	for i, ev := range evs {
+		ids[i] = "msg"
+		if p := ev.Tool(); p != nil {
+			ids[i] = p.CallID
+		}
+	}
+	c.calls = append(c.calls, "emit "+scope+": "+strings.Join(ids, ","))
+	return nil
+}
+
+func (c *callLog) OpenScope(_ context.Context, s Scope) error {
+	c.calls = append(c.calls, "open "+s.ID)
+	return nil
+}
+
+func (c *callLog) CloseScope(_ context.Context, scope, _, _ string) error {
+	c.calls = append(c.calls, "close "+scope)
+	return nil
+}
+
+// The events one plugin call completes reach the sink in as few Emits as
+// the order allows: one per run of consecutive events of one scope, split
+// by scope changes, openings and closings, in the order they were
+// reported; an event held behind an open message goes with it.
+func TestEmitBatches(t *testing.T) {
+	raw := strings.Join([]string{
+		do(`{"op":"call","id":"a","name":"X"}`, `{"op":"call","id":"b","name":"X"}`),
+		do(`{"op":"scope_open","scope":"s1"}`, `{"op":"call","id":"c","name":"X","scope":"s1"}`, `{"op":"call","id":"d","name":"X","scope":"s1"}`),
+		do(`{"op":"call","id":"e","name":"X"}`, `{"op":"scope_close","scope":"s1"}`),
+		do(`{"op":"open","key":"m"}`, `{"op":"block","key":"m","type":"text","text":"hi"}`, `{"op":"call","id":"f","name":"X"}`),
+		do(`{"op":"call","id":"g","name":"X"}`),
+	}, "\n") + "\n"
+	var sink callLog
+	o := opts()
+	s, err := NewStream(context.Background(), NativeInstance(scriptPlugin()), &sink, o)
+	require.NoError(t, err)
+	require.NoError(t, s.Feed(context.Background(), []byte(raw)))
+	assert.Equal(t, []string{"emit : a,b", "open s1", "emit s1: c,d", "emit : e", "close s1"}, sink.calls,
+		"one call: the message holds f and g back")
+	require.NoError(t, s.Feed(context.Background(), []byte(do(`{"op":"close","key":"m"}`, `{"op":"call","id":"h","name":"X"}`)+"\n")))
+	_, err = s.Close(context.Background())
+	require.NoError(t, err)
+	assert.Equal(t, []string{"emit : msg,f,g,h"}, sink.calls[5:], "the closed message, what waited behind it and the next call's event")
+}

@@ -94,10 +94,12 @@ func awfCorpus(tb testing.TB) []byte {
 
 type countSink struct{ events, blocks int }
 
-func (s *countSink) Emit(_ context.Context, _ string, ev *transcript.Event) error {
-	s.events++
-	if m := ev.Message(); m != nil {
-		s.blocks += len(m.Blocks)
+func (s *countSink) Emit(_ context.Context, _ string, evs []*transcript.Event) error {
+	for _, ev := range evs {
+		s.events++
+		if m := ev.Message(); m != nil {
+			s.blocks += len(m.Blocks)
+		}
 	}
 	return nil
 }
