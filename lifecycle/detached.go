@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"slices"
 	"strings"
 
 	"github.com/twasm/twasm/recorder"
@@ -58,8 +57,9 @@ func Attach(ctx context.Context, store recorder.Store, runID string, opts RunOpt
 	if err := recorder.ValidRunID(runID); err != nil {
 		return nil, fmt.Errorf("lifecycle: attach: %w", err)
 	}
-	ropts := append(slices.Clone(opts.Recorder), recorder.WithoutCreate())
-	rec, err := store.Open(context.WithoutCancel(ctx), runID, ropts...)
+	ropts := opts.Recorder
+	ropts.MustExist = true
+	rec, err := store.Open(context.WithoutCancel(ctx), runID, ropts)
 	if err != nil {
 		return nil, fmt.Errorf("lifecycle: attach %s: %w", runID, err)
 	}

@@ -16,7 +16,7 @@ import (
 // as a `twasm record --run-id` killed mid-step does.
 func crashedStep(t *testing.T, store recorder.Store, id, parent, path string) {
 	t.Helper()
-	rec, err := store.Open(context.Background(), id, recorder.WithoutCreate())
+	rec, err := store.Open(context.Background(), id, recorder.Options{MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}

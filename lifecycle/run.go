@@ -29,9 +29,9 @@ type RunOptions struct {
 	// Producer overrides the producer written into run.started. The
 	// default is {"twasm", <version of this module in the build>}.
 	Producer transcript.Producer
-	// Recorder options are passed to the store when the run's file is
-	// opened; child runs (call_workflow, sub-runs) inherit them.
-	Recorder []recorder.Option
+	// Recorder configures the recorder of the run's file; child runs
+	// (call_workflow, sub-runs) inherit it.
+	Recorder recorder.Options
 	// Logger receives diagnostics that cannot be returned (a failed write
 	// of run.completed from End). Nil means slog.Default().
 	Logger *slog.Logger
@@ -117,7 +117,7 @@ func start(ctx context.Context, store recorder.Store, opts RunOptions, parentID 
 	}
 	// The bracket must be written even for a run that starts cancelled.
 	wctx := context.WithoutCancel(ctx)
-	rec, err := store.Open(wctx, id, opts.Recorder...)
+	rec, err := store.Open(wctx, id, opts.Recorder)
 	if err != nil {
 		return nil, fmt.Errorf("lifecycle: open run %s (%s): %w", id, opts.Name, err)
 	}
@@ -161,8 +161,8 @@ func closeErr(rec *recorder.Recorder) error {
 func (r *Run) RunID() string { return r.id }
 
 // Recorder returns the recorder writing the run's file: its path, its
-// state as last seen (after a failure, what the transcript holds), its
-// repairs, and a live subscription to the events this process writes
+// state as last seen (after a failure, what the transcript holds), and a
+// live subscription to the events this process writes
 // into the file (not those of its child runs), closed when the run ends
 // or detaches.
 func (r *Run) Recorder() *recorder.Recorder { return r.rec }

@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twasm/twasm/internal/oneopt"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -401,17 +402,11 @@ func (s *Step) SubRun(ctx context.Context, name string) (*Run, error) {
 }
 
 // configure returns the one StepOptions a step method was given, or the
-// defaults; more than one is a programming error.
+// defaults.
 func configure(opts []StepOptions) StepOptions {
-	switch len(opts) {
-	case 0:
-		return StepOptions{}
-	case 1:
-		o := opts[0]
-		o.Retries = max(o.Retries, 0)
-		return o
-	}
-	panic(fmt.Sprintf("lifecycle: %d StepOptions given, at most one is allowed", len(opts)))
+	o := oneopt.Get("lifecycle.Step", opts)
+	o.Retries = max(o.Retries, 0)
+	return o
 }
 
 func validKind(k transcript.StepKind) bool {

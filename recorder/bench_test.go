@@ -88,7 +88,7 @@ func BenchmarkBaselineMarshalWrite(b *testing.B) {
 
 func benchRecorder(b *testing.B, writers int, slow bool) {
 	st := NewStore(b.TempDir())
-	r, err := st.Open(context.Background(), NewRunID(), WithLogger(quietLog()))
+	r, err := st.Open(context.Background(), NewRunID(), Options{Logger: quietLog()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -97,7 +97,7 @@ func benchRecorder(b *testing.B, writers int, slow bool) {
 		// One subscriber draining slowly: it sleeps ~10µs per event (which
 		// the timer rounds up to far more), so it keeps its buffer full and
 		// the recorder keeps dropping for it.
-		sub := r.Subscribe(fanout.SubName("slow"))
+		sub := r.fan.Subscribe(fanout.SubName("slow"))
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -142,7 +142,7 @@ func benchRecorder(b *testing.B, writers int, slow bool) {
 		b.Fatal(err)
 	}
 	wg.Wait()
-	if st := r.Stats(); slow && st.Dropped > 0 {
+	if st := r.fan.Stats(); slow && st.Dropped > 0 {
 		b.ReportMetric(float64(st.Dropped)/float64(st.Published), "drop-ratio")
 	}
 }
@@ -171,7 +171,7 @@ func BenchmarkEncodeOnly(b *testing.B) {
 func BenchmarkRecorderBatch(b *testing.B) {
 	const size = 16
 	st := NewStore(b.TempDir())
-	r, err := st.Open(context.Background(), NewRunID(), WithLogger(quietLog()))
+	r, err := st.Open(context.Background(), NewRunID(), Options{Logger: quietLog()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -204,7 +204,7 @@ func BenchmarkRecorderBatch(b *testing.B) {
 	if err := r.Close(); err != nil {
 		b.Fatal(err)
 	}
-	if r.LastSeq() != uint64(n) {
-		b.Fatalf("last seq %d, want %d", r.LastSeq(), n)
+	if r.lastSeq.Load() != uint64(n) {
+		b.Fatalf("last seq %d, want %d", r.lastSeq.Load(), n)
 	}
 }

@@ -3,7 +3,9 @@
 // and by processes, plus a live feed of the events to subscribers.
 //
 // A program writes a transcript with this package, directly or through
-// lifecycle. twasm's public packages are transcript, recorder, lifecycle,
+// lifecycle: [Open] (or [Store.Open]) a run's file with [Options] (zero
+// value: the defaults), [Recorder.Record] events, [Recorder.Subscribe]
+// to see them live, [Recorder.Close]. twasm's public packages are transcript, recorder, lifecycle,
 // capture and host; a plugin author imports abi/sdk, abi and golden; each
 // plugins/<provider> package exports its normalizer. Everything else in the
 // module is internal (README, Layout).
@@ -17,7 +19,7 @@
 // consecutive lines:
 //
 //  1. outside any lock: fill in the run id and a missing timestamp, mask
-//     (opt-in [WithMask]), validate and encode each event with seq 0 into
+//     (opt-in [Options].Mask), validate and encode each event with seq 0 into
 //     a pooled buffer, so the expensive work runs in parallel across
 //     goroutines;
 //  2. in one critical section (the recorder's mutex, and inside it the
@@ -28,8 +30,9 @@
 //     repair a torn tail; refuse the append if the run has finished
 //     ([ErrRunFinished]); allocate the seqs; splice them into the lines;
 //     write all the lines with one write(2) on the O_APPEND descriptor;
-//     publish the events to the subscribers (non-blocking, package
-//     fanout); keep the file lock as a lease or release it;
+//     publish the events to the subscribers (non-blocking: a full feed
+//     drops the newest events, for that subscriber alone); keep the file
+//     lock as a lease or release it;
 //  3. fsync as the [FsyncPolicy] says, before returning (a batch is
 //     synced when any of its events asks for it); the file lock is
 //     released first, so other writers never wait for an fsync.
@@ -93,8 +96,8 @@
 // Records that enter the critical section after Close fail with
 // [ErrClosed]. Waiting for the file lock held by another process polls
 // (backing off to 1 ms), bounded by the ctx of Record and by
-// [WithLockTimeout] ([ErrLockTimeout]); after [WithLockWarnAfter] (3 s by
-// default) it logs a warning naming the holder (pid, command line, and
+// [Options].LockTimeout ([ErrLockTimeout]); after [Options].LockWarnAfter
+// (3 s by default) it logs a warning naming the holder (pid, command line, and
 // "stopped" for a process stopped by SIGSTOP or Ctrl-Z, from /proc/locks
 // and /proc/<pid>). Waiting behind another goroutine of the same recorder
 // is bounded by that goroutine's append. Several Recorders on the same
@@ -110,8 +113,8 @@
 //   - Hostile files in the storage directory (someone who can write
 //     there): a symlink at the transcript, sidecar or checkpoint path is
 //     refused (O_NOFOLLOW), a FIFO, socket or device is refused without
-//     blocking (O_NONBLOCK + regular-file check, also by every reader
-//     through [OpenRead]), a file or a line of another run is refused
+//     blocking (O_NONBLOCK + regular-file check, also by twasm's readers),
+//     a file or a line of another run is refused
 //     ([ErrRunMismatch]). The checkpoint is a cache, trusted only as far
 //     as it matches the transcript (run id, offset at a line boundary
 //     within the file, the seq of the line before it); one that does not
@@ -125,7 +128,7 @@
 //     usual.
 //   - Stopped or hung lock holder (SIGSTOP, Ctrl-Z, a debugger): other
 //     writers wait, and say on the log after a few seconds which process
-//     holds the lock; [WithLockTimeout] makes them fail instead. A
+//     holds the lock; [Options].LockTimeout makes them fail instead. A
 //     holder outside this pid namespace is named "another process". A
 //     process stopped in a burst of appends holds its lease, so this is
 //     likelier than with a lock per append; the handling is the same. A
@@ -141,18 +144,19 @@
 //     process kill whatever the policy. A line or batch being written may
 //     be torn (rare: only big, multi-page writes can be cut by a signal);
 //     the next open or append keeps its complete lines and moves the
-//     partial one to the sidecar. The checkpoint of a killed writer is
-//     older than the file, never wrong: the next opener reads from it. A power loss keeps what was
-//     fsynced: every event with [FsyncAlways], completed steps with
-//     [FsyncOnBoundary] (default), possibly nothing recent with
-//     [FsyncNever].
+//     partial one to the sidecar <path>.torn (and logs it). The checkpoint
+//     of a killed writer is older than the file, never wrong: the next
+//     opener reads from it. A power loss keeps what was fsynced: every
+//     event with [FsyncAlways], completed steps with [FsyncOnBoundary]
+//     (the default), possibly nothing recent with [FsyncNever].
 //   - Full disk or I/O error: Record returns the real error (ENOSPC,
 //     EIO), the partial lines are truncated away and no seq is consumed,
-//     so the series stays gap-free and the caller may retry. A failed fsync is reported with
-//     [ErrNotDurable] (the event is written and published). A repair that
+//     so the series stays gap-free and the caller may retry. A failed
+//     fsync is reported with [ErrNotDurable] (the event is written and published). A repair that
 //     cannot write the sidecar fails the append instead of discarding
 //     the torn bytes.
 //   - Hostile event content: the encoder escapes everything, so no string
-//     can break out of its line; masking of secrets is opt-in (package
-//     redact) and runs before anything is written.
+//     can break out of its line; masking of secrets is opt-in
+//     ([Options].Mask; twasm's --redact) and runs before anything is
+//     written.
 package recorder

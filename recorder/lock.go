@@ -15,13 +15,13 @@ import (
 )
 
 // ErrLockTimeout is wrapped when the file lock was not free within the
-// time set by [WithLockTimeout]. The error names the process holding it
+// time set by [Options].LockTimeout. The error names the process holding it
 // when the system says.
 var ErrLockTimeout = errors.New("timed out waiting for the transcript's lock")
 
-// DefaultLockWarnAfter is how long a writer waits for the file lock before
+// defaultLockWarnAfter is how long a writer waits for the file lock before
 // it says which process holds it.
-const DefaultLockWarnAfter = 3 * time.Second
+const defaultLockWarnAfter = 3 * time.Second
 
 // lockFile takes the advisory lock shared with every other recorder (in
 // this or another process) appending to the same file. It polls (backing

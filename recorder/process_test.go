@@ -46,7 +46,7 @@ func TestChildProcess(t *testing.T) {
 	switch role {
 	case "append":
 		n, _ := strconv.Atoi(os.Getenv(childCount))
-		r, err := Open(ctx, path, runID, WithLogger(quietLog()), WithFsync(FsyncNever))
+		r, err := Open(ctx, path, runID, Options{Logger: quietLog(), Fsync: FsyncNever})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -61,13 +61,13 @@ func TestChildProcess(t *testing.T) {
 	case "kill":
 		seed, _ := strconv.ParseUint(os.Getenv(childSeed), 10, 64)
 		rng := rand.New(rand.NewPCG(seed, 1))
-		r, err := Open(ctx, path, runID, WithLogger(quietLog()), WithFsync(FsyncAlways))
+		r, err := Open(ctx, path, runID, Options{Logger: quietLog(), Fsync: FsyncAlways})
 		if err != nil {
 			t.Fatal(err)
 		}
 		out := bufio.NewWriter(os.Stdout)
 		// Report what the open repaired, then every acknowledged seq.
-		fmt.Fprintf(out, "open %d %d\n", r.LastSeq(), len(r.Repairs()))
+		fmt.Fprintf(out, "open %d %d\n", r.lastSeq.Load(), len(r.repairsMade()))
 		out.Flush()
 		// Mostly small events; sometimes a big multi-page one, the only
 		// kind a signal can cut in the middle of its write(2).
@@ -91,7 +91,7 @@ func TestChildProcess(t *testing.T) {
 		// events never lets the other one in.
 		name := os.Getenv(childName)
 		stop := path + ".done"
-		r, err := Open(ctx, path, runID, WithLogger(quietLog()), WithFsync(FsyncNever))
+		r, err := Open(ctx, path, runID, Options{Logger: quietLog(), Fsync: FsyncNever})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -280,11 +280,11 @@ func TestKillAtRandomMoments(t *testing.T) {
 			tornLen = cut
 			plantedTorn++
 		}
-		r, err := Open(ctx, path, id, WithLogger(quietLog()))
+		r, err := Open(ctx, path, id, Options{Logger: quietLog()})
 		if err != nil {
 			t.Fatalf("round %d: reopen: %v", round, err)
 		}
-		reps := r.Repairs()
+		reps := r.repairsMade()
 		if tornLen > 0 && (len(reps) != 1 || reps[0].Bytes != tornLen) {
 			t.Fatalf("round %d: torn tail of %d bytes, repairs %+v", round, tornLen, reps)
 		}
@@ -292,8 +292,8 @@ func TestKillAtRandomMoments(t *testing.T) {
 			t.Fatalf("round %d: repair without a torn tail: %+v", round, reps)
 		}
 		evs := checkFile(t, path, id)
-		if r.LastSeq() != uint64(len(evs)) {
-			t.Fatalf("round %d: reopened at %d with %d lines", round, r.LastSeq(), len(evs))
+		if r.lastSeq.Load() != uint64(len(evs)) {
+			t.Fatalf("round %d: reopened at %d with %d lines", round, r.lastSeq.Load(), len(evs))
 		}
 		mu.Lock()
 		for _, s := range acked {

@@ -21,6 +21,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/twasm/twasm/internal/fanout"
+	"github.com/twasm/twasm/internal/oneopt"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -29,28 +31,16 @@ type FsyncPolicy int
 
 // The fsync policies.
 const (
+	// FsyncOnBoundary (the default, the zero value) syncs after
+	// step.completed, step.call_workflow.completed and run.completed,
+	// before Record returns: a finished step survives a power loss.
+	FsyncOnBoundary FsyncPolicy = iota
 	// FsyncNever leaves flushing to the operating system: a kill loses
 	// nothing (the page cache survives a process), a power loss may.
-	FsyncNever FsyncPolicy = iota
-	// FsyncOnBoundary (the default) syncs after step.completed,
-	// step.call_workflow.completed and run.completed, before Record
-	// returns: a finished step survives a power loss.
-	FsyncOnBoundary
+	FsyncNever
 	// FsyncAlways syncs after every event, before Record returns.
 	FsyncAlways
 )
-
-func (p FsyncPolicy) String() string {
-	switch p {
-	case FsyncNever:
-		return "never"
-	case FsyncOnBoundary:
-		return "on-boundary"
-	case FsyncAlways:
-		return "always"
-	}
-	return "FsyncPolicy(" + strconv.Itoa(int(p)) + ")"
-}
 
 // Masker rewrites secrets in an event before it is validated and written.
 // It is called outside the recorder's lock, possibly from several
@@ -69,51 +59,60 @@ type options struct {
 	lockWarn    time.Duration
 }
 
-// Option configures a [Recorder].
-type Option func(*options)
-
-// WithFsync sets the fsync policy (default [FsyncOnBoundary]).
-func WithFsync(p FsyncPolicy) Option { return func(o *options) { o.fsync = p } }
-
-// WithMask installs a masker (opt-in; see package redact).
-func WithMask(m Masker) Option { return func(o *options) { o.mask = m } }
-
-// WithBufferSize sets the default per-subscriber buffer of the fan-out
-// (default [fanout.DefaultBufferSize]).
-func WithBufferSize(n int) Option { return func(o *options) { o.bufSize = n } }
-
-// WithLogger sets the logger for repairs and drop warnings (default
-// slog.Default()); nil discards.
-func WithLogger(l *slog.Logger) Option {
-	return func(o *options) {
-		if l == nil {
-			l = slog.New(slog.DiscardHandler)
-		}
-		o.logger = l
-	}
+// Options configures a [Recorder]. The zero value is the default; [Open]
+// and [Store.Open] take at most one.
+type Options struct {
+	// Fsync says when the transcript is flushed to stable storage
+	// (default [FsyncOnBoundary]).
+	Fsync FsyncPolicy
+	// Mask, when set, rewrites secrets in every event before it is
+	// validated and written (opt-in; twasm's --redact installs its
+	// redactor here).
+	Mask Masker
+	// Logger receives repairs, lock waits and dropped live events. Nil
+	// means slog.Default(); a logger over slog.DiscardHandler discards.
+	Logger *slog.Logger
+	// Clock stamps the events that come without a timestamp. Nil means
+	// time.Now.
+	Clock func() time.Time
+	// MustExist makes Open fail (wrapping fs.ErrNotExist) instead of
+	// creating a transcript that does not exist: for continuing a run.
+	MustExist bool
+	// LockTimeout makes waiting for the file lock held by another process
+	// fail with [ErrLockTimeout] after it. 0 waits as long as the context
+	// allows.
+	LockTimeout time.Duration
+	// LockWarnAfter is how long a writer waits for the file lock before it
+	// logs which process holds it: 0 means 3 s, negative never.
+	LockWarnAfter time.Duration
+	// SubscriberBuffer is how many events each [Recorder.Subscribe] feed
+	// holds before it drops the newest: 0 means 256.
+	SubscriberBuffer int
 }
 
-// WithClock sets the clock that stamps events without a timestamp.
-func WithClock(now func() time.Time) Option {
-	return func(o *options) {
-		if now != nil {
-			o.now = now
-		}
+// resolve returns o with the defaults filled in.
+func (o Options) resolve() options {
+	r := options{
+		fsync: o.Fsync, mask: o.Mask, bufSize: o.SubscriberBuffer, logger: o.Logger, now: o.Clock,
+		noCreate: o.MustExist, lockTimeout: o.LockTimeout, lockWarn: o.LockWarnAfter,
 	}
+	if r.bufSize <= 0 {
+		r.bufSize = fanout.DefaultBufferSize
+	}
+	if r.logger == nil {
+		r.logger = slog.Default()
+	}
+	if r.now == nil {
+		r.now = time.Now
+	}
+	switch {
+	case r.lockWarn == 0:
+		r.lockWarn = defaultLockWarnAfter
+	case r.lockWarn < 0:
+		r.lockWarn = 0
+	}
+	return r
 }
-
-// WithoutCreate makes Open fail (wrapping fs.ErrNotExist) instead of
-// creating a transcript that does not exist: for continuing a run.
-func WithoutCreate() Option { return func(o *options) { o.noCreate = true } }
-
-// WithLockTimeout makes waiting for the file lock held by another process
-// fail with [ErrLockTimeout] after d (0, the default, waits as long as the
-// context allows).
-func WithLockTimeout(d time.Duration) Option { return func(o *options) { o.lockTimeout = d } }
-
-// WithLockWarnAfter sets how long a writer waits for the file lock before
-// it logs which process holds it (default [DefaultLockWarnAfter]; 0 never).
-func WithLockWarnAfter(d time.Duration) Option { return func(o *options) { o.lockWarn = d } }
 
 // Errors callers branch on.
 var (
@@ -127,18 +126,19 @@ var (
 	// the policy asked for failed, so it may not survive a power loss.
 	ErrNotDurable = errors.New("written but not synced")
 	// ErrNotRegular: the transcript path is not a regular file.
-	ErrNotRegular = errors.New("not a regular file")
+	ErrNotRegular = regfile.ErrNotRegular
 	// ErrRunFinished: the run's transcript already holds run.completed,
 	// after which nothing may be written.
 	ErrRunFinished = errors.New("run already finished")
 )
 
-// TornSuffix is appended to a transcript's path to name the sidecar file
+// tornSuffix is appended to a transcript's path to name the sidecar file
 // that receives torn tails moved out of the transcript.
-const TornSuffix = ".torn"
+const tornSuffix = ".torn"
 
-// Repair reports a torn tail moved out of the transcript into the sidecar.
-type Repair struct {
+// tornRepair reports a torn tail moved out of the transcript into the
+// sidecar.
+type tornRepair struct {
 	// Offset is where the torn bytes started in the transcript (the
 	// transcript was truncated to Offset).
 	Offset int64
@@ -169,7 +169,7 @@ type Recorder struct {
 	lines   int64      // complete lines before end
 	state   RunState   // the run as the file says up to end
 	cpEnd   int64      // end when the last checkpoint was written
-	repairs []Repair
+	repairs []tornRepair
 	closed  bool
 	closeEr error
 
@@ -197,22 +197,20 @@ type Recorder struct {
 const maxKeptBuf = 256 << 10
 
 // Open opens the transcript at path for runID, creating it (mode 0600,
-// parent directories 0700; see [WithoutCreate]) or continuing it: the run
-// state is recovered from the checkpoint beside the file and the lines
+// parent directories 0700; see [Options].MustExist) or continuing it: the
+// run state is recovered from the checkpoint beside the file and the lines
 // after it (the whole file when there is no usable checkpoint), and a torn
-// last line is moved to the sidecar and reported (see Repairs). ctx bounds
-// the wait for the file lock.
-func Open(ctx context.Context, path, runID string, opts ...Option) (*Recorder, error) {
+// last line is moved to the sidecar <path>.torn and logged. ctx bounds the
+// wait for the file lock. opts is at most one [Options] (none: the
+// defaults).
+func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("recorder: open %s: %w", path, err)
 	}
 	if err := ValidRunID(runID); err != nil {
 		return nil, fmt.Errorf("recorder: open %s: %w", path, err)
 	}
-	o := options{fsync: FsyncOnBoundary, bufSize: fanout.DefaultBufferSize, logger: slog.Default(), now: time.Now, lockWarn: DefaultLockWarnAfter}
-	for _, opt := range opts {
-		opt(&o)
-	}
+	o := oneopt.Get("recorder.Open", opts).resolve()
 	dir := filepath.Dir(path)
 	// O_NOFOLLOW: a symlink planted at the path cannot redirect the
 	// writes. O_NONBLOCK: a FIFO planted there cannot hang the open; it is
@@ -228,7 +226,7 @@ func Open(ctx context.Context, path, runID string, opts ...Option) (*Recorder, e
 	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.ELOOP) {
 		// ENXIO: a FIFO without a reader; ELOOP: a symlink. Name it.
 		if fi, lerr := os.Lstat(path); lerr == nil && !fi.Mode().IsRegular() {
-			err = fmt.Errorf("%w (%w)", notRegular(fi.Mode()), err)
+			err = fmt.Errorf("%w (%w)", regfile.NotRegular(fi.Mode()), err)
 		}
 	}
 	if err != nil {
@@ -286,7 +284,7 @@ func (r *Recorder) checkFiles() error {
 		return fmt.Errorf("recorder: open %s: %w", r.path, err)
 	}
 	if !wi.Mode().IsRegular() {
-		return fmt.Errorf("recorder: open %s: %w", r.path, notRegular(wi.Mode()))
+		return fmt.Errorf("recorder: open %s: %w", r.path, regfile.NotRegular(wi.Mode()))
 	}
 	ri, err := r.rf.Stat()
 	if err != nil {
@@ -367,8 +365,8 @@ func fstat(fd int, st *unix.Stat_t) error {
 // sidecar durable, and only then truncates the transcript: a crash in
 // between leaves the bytes in both places (a duplicate), never in neither.
 func (r *Recorder) repair(end, size int64, reason string) error {
-	rep := Repair{Offset: end, Bytes: int(size - end), Line: int(r.lines) + 1, Reason: reason}
-	side := r.path + TornSuffix
+	rep := tornRepair{Offset: end, Bytes: int(size - end), Line: int(r.lines) + 1, Reason: reason}
+	side := r.path + tornSuffix
 	if err := r.writeSidecar(side, rep); err != nil {
 		return fmt.Errorf("recorder: repair %s: %w", r.path, err)
 	}
@@ -390,7 +388,7 @@ func (r *Recorder) repair(end, size int64, reason string) error {
 // bytes base64-encoded (they may be any bytes, so base64 keeps them
 // exactly). It runs under the transcript's file lock, which every writer of
 // the sidecar holds, so sidecar lines do not interleave either.
-func (r *Recorder) writeSidecar(side string, rep Repair) error {
+func (r *Recorder) writeSidecar(side string, rep tornRepair) error {
 	sf, err := os.OpenFile(side, os.O_APPEND|os.O_CREATE|os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600)
 	if err != nil {
 		return err
@@ -773,16 +771,18 @@ func (r *Recorder) writeAll(b []byte) error {
 	return nil
 }
 
-// Subscribe returns a live feed of the events this recorder writes (not
-// those of other processes), in seq order, through a bounded buffer that
-// drops the newest events when full (see package fanout). Published events
-// share their payload with the caller of Record: treat them as read-only.
-func (r *Recorder) Subscribe(opts ...fanout.SubOption) *fanout.Subscription[transcript.Event] {
-	return r.fan.Subscribe(opts...)
+// Subscribe returns a live feed of the events this recorder writes from
+// now on (not those of other processes), in seq order, and stop, which
+// ends it. The feed holds [Options].SubscriberBuffer events; when the
+// reader falls that far behind, the newest events are dropped for it alone
+// (and the drops logged), so a slow reader never slows the writers. The
+// channel is closed, after the events already in it, by stop or by
+// [Recorder.Close]. The events share their payload with the caller of
+// Record: treat them as read-only.
+func (r *Recorder) Subscribe() (events <-chan transcript.Event, stop func()) {
+	sub := r.fan.Subscribe()
+	return sub.C(), sub.Close
 }
-
-// Stats returns the fan-out's delivery and drop counters.
-func (r *Recorder) Stats() fanout.Stats { return r.fan.Stats() }
 
 // Sync flushes the transcript to stable storage.
 func (r *Recorder) Sync() error {
@@ -797,12 +797,8 @@ func (r *Recorder) Sync() error {
 	return nil
 }
 
-// LastSeq returns the last seq this recorder wrote or found in the file.
-// Another process may have appended since.
-func (r *Recorder) LastSeq() uint64 { return r.lastSeq.Load() }
-
-// Repairs returns the torn tails repaired so far, oldest first.
-func (r *Recorder) Repairs() []Repair {
+// repairsMade returns the torn tails repaired so far, oldest first.
+func (r *Recorder) repairsMade() []tornRepair {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	return slices.Clone(r.repairs)

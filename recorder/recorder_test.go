@@ -20,11 +20,18 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-func openTemp(t *testing.T, opts ...Option) (*Recorder, Store, string) {
+func openTemp(t *testing.T, opts ...Options) (*Recorder, Store, string) {
 	t.Helper()
 	st := NewStore(t.TempDir())
 	id := NewRunID()
-	r, err := st.Open(context.Background(), id, append([]Option{WithLogger(quietLog())}, opts...)...)
+	var o Options
+	if len(opts) > 0 {
+		o = opts[0]
+	}
+	if o.Logger == nil {
+		o.Logger = quietLog()
+	}
+	r, err := st.Open(context.Background(), id, o)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -34,8 +41,8 @@ func openTemp(t *testing.T, opts ...Option) (*Recorder, Store, string) {
 
 func TestConcurrentGoroutines(t *testing.T) {
 	const goroutines, perG = 16, 5000
-	r, _, id := openTemp(t, WithFsync(FsyncNever))
-	sub := r.Subscribe(fanout.SubBufferSize(goroutines * perG))
+	r, _, id := openTemp(t, Options{Fsync: FsyncNever})
+	sub := r.fan.Subscribe(fanout.SubBufferSize(goroutines * perG))
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
 	for g := 0; g < goroutines; g++ {
@@ -59,8 +66,8 @@ func TestConcurrentGoroutines(t *testing.T) {
 		t.Fatal(err)
 	}
 	evs := checkFile(t, r.Path(), id)
-	if len(evs) != goroutines*perG || r.LastSeq() != goroutines*perG {
-		t.Fatalf("%d lines, last seq %d", len(evs), r.LastSeq())
+	if len(evs) != goroutines*perG || r.lastSeq.Load() != goroutines*perG {
+		t.Fatalf("%d lines, last seq %d", len(evs), r.lastSeq.Load())
 	}
 	// The subscriber (big enough never to drop) sees exactly file order.
 	var want uint64 = 1
@@ -79,8 +86,8 @@ func TestConcurrentGoroutines(t *testing.T) {
 // the producer hands the subscriber one token per ten events.
 func TestSlowSubscriber(t *testing.T) {
 	const n = 10000
-	r, _, id := openTemp(t, WithFsync(FsyncNever))
-	sub := r.Subscribe(fanout.SubName("slow"))
+	r, _, id := openTemp(t, Options{Fsync: FsyncNever})
+	sub := r.fan.Subscribe(fanout.SubName("slow"))
 	tokens := make(chan struct{}, n/10)
 	got := make(chan []uint64)
 	go func() {
@@ -106,7 +113,7 @@ func TestSlowSubscriber(t *testing.T) {
 		}
 	}
 	close(tokens)
-	st := r.Stats()
+	st := r.fan.Stats()
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
@@ -134,12 +141,12 @@ func TestReopenContinuesSeq(t *testing.T) {
 	id := NewRunID()
 	ctx := context.Background()
 	for round := 1; round <= 3; round++ {
-		r, err := st.Open(ctx, id, WithLogger(quietLog()))
+		r, err := st.Open(ctx, id, Options{Logger: quietLog()})
 		if err != nil {
 			t.Fatal(err)
 		}
-		if want := uint64((round - 1) * 5); r.LastSeq() != want {
-			t.Fatalf("round %d: reopened at seq %d, want %d", round, r.LastSeq(), want)
+		if want := uint64((round - 1) * 5); r.lastSeq.Load() != want {
+			t.Fatalf("round %d: reopened at seq %d, want %d", round, r.lastSeq.Load(), want)
 		}
 		for i := 0; i < 5; i++ {
 			ev := assistantEvent("x")
@@ -151,8 +158,8 @@ func TestReopenContinuesSeq(t *testing.T) {
 				t.Fatalf("assigned seq %d", ev.Seq)
 			}
 		}
-		if len(r.Repairs()) != 0 {
-			t.Fatalf("unexpected repairs %v", r.Repairs())
+		if len(r.repairsMade()) != 0 {
+			t.Fatalf("unexpected repairs %v", r.repairsMade())
 		}
 		if err := r.Close(); err != nil {
 			t.Fatal(err)
@@ -169,7 +176,7 @@ func TestFileAndDirModes(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "storage")
 	st := NewStore(root)
 	id := NewRunID()
-	r, err := st.Open(context.Background(), id, WithLogger(quietLog()))
+	r, err := st.Open(context.Background(), id, Options{Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -193,7 +200,7 @@ func TestFileAndDirModes(t *testing.T) {
 		{root, 0o700 | os.ModeDir},
 		{filepath.Join(root, "transcripts"), 0o700 | os.ModeDir},
 		{r.Path(), 0o600},
-		{r.Path() + TornSuffix, 0o600},
+		{r.Path() + tornSuffix, 0o600},
 		{filepath.Join(root, "raw"), 0o700 | os.ModeDir},
 		{raw, 0o700 | os.ModeDir},
 	} {
@@ -237,7 +244,7 @@ type sidecarRecord struct {
 
 func readSidecar(t testing.TB, path string) []sidecarRecord {
 	t.Helper()
-	data, err := os.ReadFile(path + TornSuffix)
+	data, err := os.ReadFile(path + tornSuffix)
 	if errors.Is(err, os.ErrNotExist) {
 		return nil
 	}
@@ -290,15 +297,15 @@ func TestTornTailRepairedAtOpen(t *testing.T) {
 			if err := os.WriteFile(path, []byte(tc.content), 0o600); err != nil {
 				t.Fatal(err)
 			}
-			r, err := Open(context.Background(), path, id, WithLogger(quietLog()))
+			r, err := Open(context.Background(), path, id, Options{Logger: quietLog()})
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer r.Close()
-			if r.LastSeq() != tc.wantSeq {
-				t.Fatalf("last seq %d, want %d", r.LastSeq(), tc.wantSeq)
+			if r.lastSeq.Load() != tc.wantSeq {
+				t.Fatalf("last seq %d, want %d", r.lastSeq.Load(), tc.wantSeq)
 			}
-			reps := r.Repairs()
+			reps := r.repairsMade()
 			side := readSidecar(t, path)
 			if tc.wantTorn == "" {
 				if len(reps) != 0 || side != nil {
@@ -317,8 +324,8 @@ func TestTornTailRepairedAtOpen(t *testing.T) {
 			if err := r.Record(context.Background(), assistantEvent("next")); err != nil {
 				t.Fatal(err)
 			}
-			if r.LastSeq() != tc.wantSeq+1 {
-				t.Fatalf("continued at %d", r.LastSeq())
+			if r.lastSeq.Load() != tc.wantSeq+1 {
+				t.Fatalf("continued at %d", r.lastSeq.Load())
 			}
 			after, _ := os.ReadFile(path)
 			kept := tc.content[:len(tc.content)-len(tc.wantTorn)]
@@ -342,17 +349,17 @@ func TestTornTailLeftByAnotherWriter(t *testing.T) {
 	}
 	appendRaw(t, r.Path(), `{"seq":4,"run_id":"`+id+`","type":"message.assis`)
 	// A second, sidecar-torn repair must still produce parseable lines.
-	if err := os.WriteFile(r.Path()+TornSuffix, []byte(`{"partial`), 0o600); err != nil {
+	if err := os.WriteFile(r.Path()+tornSuffix, []byte(`{"partial`), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	if err := r.Record(ctx, assistantEvent("b")); err != nil {
 		t.Fatal(err)
 	}
-	reps := r.Repairs()
+	reps := r.repairsMade()
 	if len(reps) != 1 || reps[0].Line != 4 || !strings.Contains(reps[0].Reason, "before an append") {
 		t.Fatalf("repairs %+v", reps)
 	}
-	data, _ := os.ReadFile(r.Path() + TornSuffix)
+	data, _ := os.ReadFile(r.Path() + tornSuffix)
 	lines := strings.Split(strings.TrimSuffix(string(data), "\n"), "\n")
 	if len(lines) != 2 || lines[0] != `{"partial` || !json.Valid([]byte(lines[1])) {
 		t.Fatalf("sidecar %q", data)
@@ -367,7 +374,7 @@ func TestTornTailLeftByAnotherWriter(t *testing.T) {
 // first; both keep one series.
 func TestAnotherWriterAppended(t *testing.T) {
 	r1, _, id := openTemp(t)
-	r2, err := Open(context.Background(), r1.Path(), id, WithLogger(quietLog()))
+	r2, err := Open(context.Background(), r1.Path(), id, Options{Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -434,8 +441,8 @@ func TestRecordErrors(t *testing.T) {
 	if err := r.Sync(); !errors.Is(err, ErrClosed) {
 		t.Fatalf("sync after close: %v", err)
 	}
-	if s := r.Subscribe(); s != nil {
-		if _, ok := <-s.C(); ok {
+	if evs, _ := r.Subscribe(); evs != nil {
+		if _, ok := <-evs; ok {
 			t.Fatal("subscription after close is open")
 		}
 	}
@@ -463,12 +470,13 @@ func (m *upperMasker) Mask(ev *transcript.Event) {
 
 func TestMaskHook(t *testing.T) {
 	m := &upperMasker{}
-	r, _, id := openTemp(t, WithMask(m), WithClock(fixedClock()))
-	sub := r.Subscribe()
+	r, _, id := openTemp(t, Options{Mask: m, Clock: fixedClock()})
+	sub, stop := r.Subscribe()
+	defer stop()
 	if err := r.Record(context.Background(), assistantEvent("my secret is here")); err != nil {
 		t.Fatal(err)
 	}
-	got := <-sub.C()
+	got := <-sub
 	if got.Message().Blocks[0].Text != "my [MASKED] is here" || !got.Timestamp.Equal(fixedClock()()) {
 		t.Fatalf("published %+v", got)
 	}
@@ -520,7 +528,7 @@ func TestRunIDValidation(t *testing.T) {
 			}
 			_, perr := st.TranscriptPath(tc.id)
 			_, derr := st.RawDir(tc.id)
-			_, oerr := st.Open(context.Background(), tc.id, WithLogger(quietLog()))
+			_, oerr := st.Open(context.Background(), tc.id, Options{Logger: quietLog()})
 			_, oerr2 := Open(context.Background(), filepath.Join(st.Root, "x.jsonl"), tc.id)
 			for _, e := range []error{err, perr, derr, oerr, oerr2} {
 				if !tc.ok && !errors.Is(e, ErrInvalidRunID) {
@@ -589,7 +597,7 @@ func TestOpenRejects(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			r, err := Open(tc.ctx, tc.path, id, WithLogger(quietLog()))
+			r, err := Open(tc.ctx, tc.path, id, Options{Logger: quietLog()})
 			if err == nil {
 				r.Close()
 				t.Fatal("opened")
@@ -673,21 +681,21 @@ func TestFailedWriteRollsBack(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			before := r.LastSeq()
+			before := r.lastSeq.Load()
 			r.writeHook, r.truncateHook = tc.write, tc.truncate
 			err := r.Record(ctx, assistantEvent("doomed"))
 			r.writeHook, r.truncateHook = nil, nil
 			if err == nil || tc.want != nil && !errors.Is(err, tc.want) {
 				t.Fatalf("error %v", err)
 			}
-			if r.LastSeq() != before {
+			if r.lastSeq.Load() != before {
 				t.Fatal("seq consumed by a failed write")
 			}
 			ev := assistantEvent("after")
 			if err := r.Record(ctx, ev); err != nil || ev.Seq != before+1 {
 				t.Fatalf("next record: %v seq %d", err, ev.Seq)
 			}
-			if got := len(r.Repairs()); got != tc.wantRepairs {
+			if got := len(r.repairsMade()); got != tc.wantRepairs {
 				t.Fatalf("repairs %d, want %d", got, tc.wantRepairs)
 			}
 			r.repairs = nil
@@ -704,7 +712,7 @@ func TestFailedWriteRollsBack(t *testing.T) {
 		return unix.Write(fd, b)
 	}
 	ev := assistantEvent("short")
-	before := r.LastSeq()
+	before := r.lastSeq.Load()
 	err := r.Record(ctx, ev)
 	r.writeHook = nil
 	if err != nil || ev.Seq != before+1 || calls != 2 {
@@ -722,7 +730,7 @@ func TestFailedWriteRollsBack(t *testing.T) {
 	}
 	err = r.Record(ctx, assistantEvent("full"))
 	r.writeHook = nil
-	if !errors.Is(err, syscall.ENOSPC) || r.LastSeq() != before+1 {
+	if !errors.Is(err, syscall.ENOSPC) || r.lastSeq.Load() != before+1 {
 		t.Fatalf("full disk after a short write: %v", err)
 	}
 	checkFile(t, r.Path(), id)
@@ -737,7 +745,7 @@ func TestRepairFailureKeepsBytes(t *testing.T) {
 		t.Fatal(err)
 	}
 	appendRaw(t, r.Path(), "torn")
-	if err := os.Mkdir(r.Path()+TornSuffix, 0o700); err != nil { // sidecar path unusable
+	if err := os.Mkdir(r.Path()+tornSuffix, 0o700); err != nil { // sidecar path unusable
 		t.Fatal(err)
 	}
 	if err := r.Record(ctx, assistantEvent("b")); err == nil {
@@ -747,16 +755,16 @@ func TestRepairFailureKeepsBytes(t *testing.T) {
 	if !bytes.HasSuffix(data, []byte("\ntorn")) {
 		t.Fatalf("torn bytes lost: %q", data)
 	}
-	os.Remove(r.Path() + TornSuffix)
-	if err := r.Record(ctx, assistantEvent("c")); err != nil || len(r.Repairs()) != 1 {
-		t.Fatalf("%v %v", err, r.Repairs())
+	os.Remove(r.Path() + tornSuffix)
+	if err := r.Record(ctx, assistantEvent("c")); err != nil || len(r.repairsMade()) != 1 {
+		t.Fatalf("%v %v", err, r.repairsMade())
 	}
 }
 
 func TestFsyncPolicies(t *testing.T) {
-	for _, p := range []FsyncPolicy{FsyncNever, FsyncOnBoundary, FsyncAlways} {
-		t.Run(p.String(), func(t *testing.T) {
-			r, _, id := openTemp(t, WithFsync(p), WithBufferSize(4))
+	for name, p := range map[string]FsyncPolicy{"never": FsyncNever, "on-boundary": FsyncOnBoundary, "always": FsyncAlways} {
+		t.Run(name, func(t *testing.T) {
+			r, _, id := openTemp(t, Options{Fsync: p, SubscriberBuffer: 4})
 			ctx := context.Background()
 			evs := []*transcript.Event{
 				{Type: transcript.StepStarted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: transcript.StepKind("agent")}},
@@ -777,23 +785,26 @@ func TestFsyncPolicies(t *testing.T) {
 			checkFile(t, r.Path(), id)
 		})
 	}
-	if s := FsyncPolicy(9).String(); s != "FsyncPolicy(9)" {
-		t.Fatal(s)
-	}
 }
 
 func TestAccessors(t *testing.T) {
-	r, st, id := openTemp(t, WithLogger(nil), WithClock(nil))
+	r, st, id := openTemp(t, Options{Clock: nil})
 	p, _ := st.TranscriptPath(id)
 	if r.RunID() != id || r.Path() != p {
 		t.Fatal("accessors")
 	}
-	s := r.Subscribe(fanout.SubName("n"))
+	evs, stop := r.Subscribe()
 	if err := r.Record(context.Background(), assistantEvent("x")); err != nil {
 		t.Fatal(err)
 	}
-	if st := r.Stats(); st.Subscribers != 1 || st.Published != 1 {
+	if ev := <-evs; ev.Seq != 1 {
+		t.Fatalf("live event %+v", ev)
+	}
+	if st := r.fan.Stats(); st.Subscribers != 1 || st.Published != 1 {
 		t.Fatalf("%+v", st)
 	}
-	s.Close()
+	stop()
+	if _, ok := <-evs; ok {
+		t.Fatal("the feed is open after stop")
+	}
 }

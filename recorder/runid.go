@@ -102,8 +102,9 @@ func (s Store) RawDir(runID string) (string, error) {
 	return dir, nil
 }
 
-// Open opens (creating or continuing) the transcript of runID.
-func (s Store) Open(ctx context.Context, runID string, opts ...Option) (*Recorder, error) {
+// Open opens (creating or continuing) the transcript of runID; see the
+// package-level [Open].
+func (s Store) Open(ctx context.Context, runID string, opts ...Options) (*Recorder, error) {
 	path, err := s.TranscriptPath(runID)
 	if err != nil {
 		return nil, err

@@ -39,7 +39,7 @@ func stepEvent(t transcript.EventType, path string, it int) *transcript.Event {
 func TestNothingAfterRunCompleted(t *testing.T) {
 	r1, _, id := openTemp(t)
 	ctx := context.Background()
-	r2, err := Open(ctx, r1.Path(), id, WithLogger(quietLog()))
+	r2, err := Open(ctx, r1.Path(), id, Options{Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -77,7 +77,7 @@ func TestEndOnceUnderLock(t *testing.T) {
 	var wg sync.WaitGroup
 	errs := make([]error, n)
 	for i := range n {
-		r, err := Open(ctx, r0.Path(), id, WithLogger(quietLog()))
+		r, err := Open(ctx, r0.Path(), id, Options{Logger: quietLog()})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -114,7 +114,7 @@ func TestEndOnceUnderLock(t *testing.T) {
 func TestStateTracksBrackets(t *testing.T) {
 	r1, _, id := openTemp(t)
 	ctx := context.Background()
-	r2, err := Open(ctx, r1.Path(), id, WithLogger(quietLog()))
+	r2, err := Open(ctx, r1.Path(), id, Options{Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -178,7 +178,7 @@ func TestStateTracksBrackets(t *testing.T) {
 func TestRecordBatch(t *testing.T) {
 	r, _, id := openTemp(t)
 	ctx := context.Background()
-	sub := r.Subscribe(fanout.SubBufferSize(64))
+	sub := r.fan.Subscribe(fanout.SubBufferSize(64))
 	writes := 0
 	r.writeHook = func(fd int, b []byte) (int, error) { writes++; return unix.Write(fd, b) }
 	evs := []*transcript.Event{stepEvent(transcript.RunStarted, "", 0), assistantEvent("a"), assistantEvent("b")}
@@ -198,8 +198,8 @@ func TestRecordBatch(t *testing.T) {
 			t.Fatalf("bad batch: %v", err)
 		}
 	}
-	if writes != 1 || r.LastSeq() != 3 {
-		t.Fatalf("a bad batch wrote: %d writes, seq %d", writes, r.LastSeq())
+	if writes != 1 || r.lastSeq.Load() != 3 {
+		t.Fatalf("a bad batch wrote: %d writes, seq %d", writes, r.lastSeq.Load())
 	}
 	if err := r.RecordBatch(ctx, nil); err != nil {
 		t.Fatal(err)
@@ -246,7 +246,7 @@ func TestCheckpoint(t *testing.T) {
 	if err := os.WriteFile(r.Path(), planted, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := Open(ctx, r.Path(), id, WithLogger(quietLog()))
+	r2, err := Open(ctx, r.Path(), id, Options{Logger: quietLog()})
 	if err != nil {
 		t.Fatalf("reopening read before the checkpoint: %v", err)
 	}
@@ -265,7 +265,7 @@ func TestCheckpoint(t *testing.T) {
 		t.Fatal(err)
 	}
 	var logs bytes.Buffer
-	_, err = Open(ctx, r.Path(), id, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))))
+	_, err = Open(ctx, r.Path(), id, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil))})
 	if !errors.Is(err, ErrRunMismatch) || !strings.Contains(logs.String(), "ignoring the run's checkpoint") {
 		t.Fatalf("stale checkpoint: %v\n%s", err, logs.String())
 	}
@@ -281,7 +281,7 @@ func TestCheckpointRemovedWhenFinished(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := Open(ctx, r.Path(), r.RunID(), WithLogger(quietLog()), WithoutCreate())
+	r2, err := Open(ctx, r.Path(), r.RunID(), Options{Logger: quietLog(), MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -294,7 +294,7 @@ func TestCheckpointRemovedWhenFinished(t *testing.T) {
 	if _, err := os.Stat(r.Path() + stateSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("checkpoint of a finished run: %v", err)
 	}
-	if _, err := Open(ctx, r.Path()+"x", r.RunID(), WithoutCreate()); !errors.Is(err, os.ErrNotExist) {
+	if _, err := Open(ctx, r.Path()+"x", r.RunID(), Options{MustExist: true}); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("WithoutCreate on a missing file: %v", err)
 	}
 }
@@ -304,7 +304,7 @@ func TestCheckpointRemovedWhenFinished(t *testing.T) {
 // it. The holder here is this process, through another descriptor.
 func TestLockHolderNamed(t *testing.T) {
 	var logs syncBuf
-	r, _, _ := openTemp(t, WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithLockWarnAfter(time.Millisecond), WithLockTimeout(200*time.Millisecond))
+	r, _, _ := openTemp(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), LockWarnAfter: time.Millisecond, LockTimeout: 200 * time.Millisecond})
 	f, err := os.OpenFile(r.Path(), os.O_RDONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -344,36 +344,14 @@ func (s *syncBuf) String() string {
 	return s.b.String()
 }
 
-// TestOpenReadRefusesFIFO: readers refuse a FIFO at a transcript path
-// without blocking, by name, through OpenRead and ReadFS.
-func TestOpenReadRefusesFIFO(t *testing.T) {
-	dir := t.TempDir()
-	fifo := dir + "/x.jsonl"
+// TestOpenRefusesFIFO: the writer refuses a FIFO at a transcript path
+// without blocking, and names it.
+func TestOpenRefusesFIFO(t *testing.T) {
+	fifo := t.TempDir() + "/x.jsonl"
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if _, err := OpenRead(fifo); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "named pipe") {
-		t.Fatalf("OpenRead: %v", err)
-	}
-	if _, err := ReadFS(dir).Open("x.jsonl"); !errors.Is(err, ErrNotRegular) {
-		t.Fatalf("ReadFS: %v", err)
-	}
-	if _, err := ReadFS(dir).Open("../x"); err == nil {
-		t.Fatal("ReadFS: an invalid name opened")
-	}
-	if _, err := OpenRead(dir); !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "directory") {
-		t.Fatalf("OpenRead dir: %v", err)
-	}
-	if err := os.WriteFile(dir+"/ok.jsonl", []byte("x\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	f, err := ReadFS(dir).Open("ok.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.Close()
-	// The writer names it too.
-	_, err = Open(context.Background(), fifo, NewRunID(), WithLogger(quietLog()))
+	_, err := Open(context.Background(), fifo, NewRunID(), Options{Logger: quietLog()})
 	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "named pipe") {
 		t.Fatalf("Open: %v", err)
 	}
@@ -399,13 +377,13 @@ func TestPeriodicCheckpoint(t *testing.T) {
 	}
 	// Without closing r (as if it were killed), another writer starts from
 	// that checkpoint and continues the series.
-	r2, err := Open(ctx, r.Path(), id, WithLogger(quietLog()))
+	r2, err := Open(ctx, r.Path(), id, Options{Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r2.Close()
-	if r2.LastSeq() != 41 || r2.State().Name != "run" {
-		t.Fatalf("reopened at seq %d, state %+v (checkpoint %s)", r2.LastSeq(), r2.State(), data)
+	if r2.lastSeq.Load() != 41 || r2.State().Name != "run" {
+		t.Fatalf("reopened at seq %d, state %+v (checkpoint %s)", r2.lastSeq.Load(), r2.State(), data)
 	}
 }
 
@@ -414,7 +392,7 @@ func TestPeriodicCheckpoint(t *testing.T) {
 // not stop a lease holder: it gives way once, waits a bounded time, then
 // goes on, and every append succeeds in order.
 func TestStaleWaitSignal(t *testing.T) {
-	r, _, id := openTemp(t, WithFsync(FsyncNever))
+	r, _, id := openTemp(t, Options{Fsync: FsyncNever})
 	if r.noLease {
 		t.Skip("no OFD locks here")
 	}

@@ -104,13 +104,14 @@ type Reader struct {
 // NewReader returns a Reader reading from rd, configured by at most one
 // [ReaderOptions] (none: the defaults).
 func NewReader(rd io.Reader, opts ...ReaderOptions) *Reader {
+	// As internal/oneopt.Get, which this package, importing only the
+	// standard library, does not use.
+	if len(opts) > 1 {
+		panic(fmt.Sprintf("transcript.NewReader: %d options values given, at most one is allowed", len(opts)))
+	}
 	var o ReaderOptions
-	switch len(opts) {
-	case 0:
-	case 1:
+	if len(opts) == 1 {
 		o = opts[0]
-	default:
-		panic(fmt.Sprintf("transcript: %d ReaderOptions given, at most one is allowed", len(opts)))
 	}
 	maxLine, bufSize := o.MaxLineSize, o.BufferSize
 	if maxLine <= 0 {

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"strings"
 
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -62,7 +62,7 @@ func blockSum(b transcript.Block) string {
 // add reads the top-level events of a run transcript (its sub-agent runs
 // are separate files and are not deduplicated).
 func (s *archived) add(root, runID string) error {
-	f, err := recorder.OpenRead(filepath.Join(root, "transcripts", runID+".jsonl"))
+	f, err := regfile.Open(filepath.Join(root, "transcripts", runID+".jsonl"))
 	if err != nil {
 		return err
 	}

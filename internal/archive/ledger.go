@@ -13,7 +13,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -321,7 +321,7 @@ type PartRef struct {
 // entryFromTranscript reads what a transcript says about its session; nil
 // when it is not a session run.
 func entryFromTranscript(path string) (*Entry, error) {
-	f, err := recorder.OpenRead(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
 	}

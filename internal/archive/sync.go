@@ -383,7 +383,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		}
 		run, err = lifecycle.Start(ctx, a.opts.Store, lifecycle.RunOptions{
 			Name: runName(provider, e.Path), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
-			Recorder: []recorder.Option{recorder.WithClock(clk.now), recorder.WithLogger(log), recorder.WithMask(sourceStamp{runID: e.RunID, src: b, next: recMask})},
+			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}},
 		})
 		if err != nil {
 			return fail(err)
@@ -396,10 +396,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		if err := a.ledger.Put(&e); err != nil {
 			return fail(err)
 		}
-		opts := []recorder.Option{recorder.WithClock(clk.now), recorder.WithLogger(log)}
-		if recMask != nil {
-			opts = append(opts, recorder.WithMask(recMask))
-		}
+		opts := recorder.Options{Clock: clk.now, Logger: log, Mask: recMask}
 		run, err = lifecycle.Attach(ctx, a.opts.Store, prev.RunID, lifecycle.RunOptions{Producer: a.opts.Producer, Logger: log, Recorder: opts})
 		if err != nil {
 			return fail(err)
@@ -583,7 +580,7 @@ func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why stri
 	// as cancelled, in the same critical section as run.completed.
 	err := lifecycle.EndDetached(ctx, a.opts.Store, e.RunID, runErr, lifecycle.EndOptions{CancelOpen: true, RunOptions: lifecycle.RunOptions{
 		Producer: a.opts.Producer, Logger: a.opts.Logger,
-		Recorder: []recorder.Option{recorder.WithClock(func() time.Time { return last }), recorder.WithLogger(a.opts.Logger)}}})
+		Recorder: recorder.Options{Clock: func() time.Time { return last }, Logger: a.opts.Logger}}})
 	if err != nil && !errors.Is(err, recorder.ErrRunFinished) {
 		out.Action, out.Reason = ActionFailed, "end run: "+err.Error()
 		return out

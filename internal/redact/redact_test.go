@@ -167,7 +167,7 @@ func TestWithRecorder(t *testing.T) {
 	red := New()
 	dir := t.TempDir()
 	st := recorder.NewStore(dir)
-	rec, err := st.Open(context.Background(), recorder.NewRunID(), recorder.WithMask(red))
+	rec, err := st.Open(context.Background(), recorder.NewRunID(), recorder.Options{Mask: red})
 	if err != nil {
 		t.Fatal(err)
 	}

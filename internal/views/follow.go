@@ -10,7 +10,7 @@ import (
 	"os"
 	"time"
 
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -169,7 +169,7 @@ func (f *Follower) open() error {
 		f.f = nil
 		f.reset(f.path + " was replaced")
 	}
-	file, err := recorder.OpenRead(f.path)
+	file, err := regfile.Open(f.path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return nil
 	}

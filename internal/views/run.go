@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -82,7 +83,7 @@ func (l Loader) Load(runID string) (*Run, error) {
 // planted in the storage) is refused without blocking
 // (recorder.ErrNotRegular).
 func LoadFile(path string) (*Run, error) {
-	f, err := recorder.OpenRead(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil, fmt.Errorf("%w: %w", ErrNoRun, err)

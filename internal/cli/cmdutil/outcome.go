@@ -14,7 +14,7 @@ import (
 	"strings"
 
 	"github.com/twasm/twasm/internal/detect"
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -150,7 +150,7 @@ func ReportStep(w io.Writer, prefix, storage, transcriptPath string, res *transc
 // sub-agents. It returns -1 when the file or the step cannot be read, so
 // that a caller never mistakes a read failure for an empty step.
 func stepEvents(transcriptPath, rawPath string) int {
-	f, err := recorder.OpenRead(transcriptPath)
+	f, err := regfile.Open(transcriptPath)
 	if err != nil {
 		return -1
 	}

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -104,7 +105,7 @@ func RunStart(path string) (t time.Time, ok bool) {
 // runHead is RunStart plus the parent run id its first event names (""
 // for a top-level run).
 func runHead(path string) (t time.Time, parent string, ok bool) {
-	fh, err := recorder.OpenRead(path)
+	fh, err := regfile.Open(path)
 	if err != nil {
 		return time.Time{}, "", false
 	}

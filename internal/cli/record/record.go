@@ -247,12 +247,12 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	}
 
 	policy, _ := fsyncPolicy(opts.Fsync)
-	recOpts := []recorder.Option{recorder.WithFsync(policy), recorder.WithLogger(f.Logger()), recorder.WithLockTimeout(opts.LockTimeout)}
+	recOpts := recorder.Options{Fsync: policy, Logger: f.Logger(), LockTimeout: opts.LockTimeout}
 	var masker capture.ByteMasker
 	if opts.Redact {
 		r := redact.New()
 		masker = r
-		recOpts = append(recOpts, recorder.WithMask(r))
+		recOpts.Mask = r
 	}
 	store := f.Store()
 	runOpts := lifecycle.RunOptions{Name: opts.Name, Producer: f.Producer(), Recorder: recOpts, Logger: f.Logger()}
@@ -263,11 +263,11 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	if opts.Live {
 		color := ios.ErrColorEnabled()
 		runOpts.Observe = func(rec *recorder.Recorder) {
-			sub := rec.Subscribe()
+			events, _ := rec.Subscribe() // the feed ends when the run's recorder closes
 			live.Add(1)
 			go func() {
 				defer live.Done()
-				for ev := range sub.C() {
+				for ev := range events {
 					fmt.Fprintln(ios.ErrOut, views.Compact(&ev, color))
 				}
 			}()

@@ -18,6 +18,7 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -147,7 +148,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	fh, err := recorder.OpenRead(ref.Path)
+	fh, err := regfile.Open(ref.Path)
 	if err != nil {
 		return cmdutil.PathInputError(ref.Path, err)
 	}
@@ -179,7 +180,7 @@ func Run(ctx context.Context, opts *Options) error {
 	newID := recorder.NewRunID()
 	runOpts := lifecycle.RunOptions{
 		Name: "renormalize " + origID, RunID: newID, Producer: f.Producer(), Logger: f.Logger(),
-		Recorder: []recorder.Option{recorder.WithLogger(f.Logger()), recorder.WithMask(fromField{runID: newID, from: origID})},
+		Recorder: recorder.Options{Logger: f.Logger(), Mask: fromField{runID: newID, from: origID}},
 	}
 	run, err := lifecycle.Start(ctx, rn.store, runOpts)
 	if err != nil {

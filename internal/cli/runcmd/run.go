@@ -128,7 +128,7 @@ const lockTimeoutHelp = "fail when another process holds the run's lock this lon
 func Begin(ctx context.Context, opts *BeginOptions) error {
 	store := opts.F.Store()
 	ro := lifecycle.RunOptions{Name: opts.Name, Producer: opts.F.Producer(), Logger: opts.F.Logger(),
-		Recorder: []recorder.Option{recorder.WithLogger(opts.F.Logger()), recorder.WithLockTimeout(opts.LockTimeout)}}
+		Recorder: recorder.Options{Logger: opts.F.Logger(), LockTimeout: opts.LockTimeout}}
 	var run *lifecycle.Run
 	var err error
 	if opts.Parent != "" {
@@ -157,7 +157,7 @@ func End(ctx context.Context, opts *EndOptions) error {
 	}
 	// The status is decided by the flags, not by a signal arriving now.
 	ro := lifecycle.RunOptions{Logger: opts.F.Logger(),
-		Recorder: []recorder.Option{recorder.WithLogger(opts.F.Logger()), recorder.WithLockTimeout(opts.LockTimeout)}}
+		Recorder: recorder.Options{Logger: opts.F.Logger(), LockTimeout: opts.LockTimeout}}
 	err := lifecycle.EndDetached(context.WithoutCancel(ctx), opts.F.Store(), opts.RunID, runErr, lifecycle.EndOptions{RunOptions: ro, CancelOpen: opts.CancelOpen})
 	if oe := (*lifecycle.OpenError)(nil); errors.As(err, &oe) {
 		return &cmdutil.InputError{Path: opts.RunID, Err: fmt.Errorf("%w; nothing was written. End them first (a record still running ends its own step), or pass --cancel-open to close them as cancelled", err)}

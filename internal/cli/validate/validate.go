@@ -9,7 +9,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/iostreams"
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -69,7 +69,7 @@ func runValidate(opts *Options) error {
 		if err != nil {
 			return err
 		}
-		rep, err := transcript.ValidateFile(recorder.ReadFS(ref.Dir), filepath.Base(ref.Path), transcript.ValidateOptions{})
+		rep, err := transcript.ValidateFile(regfile.FS(ref.Dir), filepath.Base(ref.Path), transcript.ValidateOptions{})
 		if err != nil {
 			return &cmdutil.InputError{Path: ref.Path, Err: unwrap(err)}
 		}
