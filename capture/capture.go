@@ -23,7 +23,11 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// Plugin is the normalizer a step runs (a host plugin or a native one).
+// Plugin is the normalizer a step runs: a *host.Plugin (sandboxed
+// WebAssembly) as it is, or a native one from [NativePlugin]. It is sealed:
+// NewInstance's result is of an internal type, so no package outside this
+// module implements it. A capture owns each instance it takes and closes it when
+// it finishes (a host instance goes back to its plugin's pool).
 type Plugin interface {
 	Identity() transcript.PluginRef
 	NewInstance(ctx context.Context) (normalize.Instance, error)

@@ -49,7 +49,7 @@ func BenchmarkEcho(b *testing.B) {
 		b.Run(mode.name, func(b *testing.B) {
 			rt := newRuntime(b, testOptions())
 			p := load(b, rt, "echo", mode.bundled)
-			in, err := p.NewInstance(ctx)
+			in, err := p.newInstance(ctx)
 			if err != nil {
 				b.Fatal(err)
 			}

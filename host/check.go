@@ -183,7 +183,7 @@ func checkVersion(v uint32) error {
 	major, minor := v>>16, v&0xffff
 	if major != abi.Major {
 		return fmt.Errorf("%w: it was built for ABI major version %d (version %d.%d); this host speaks %d",
-			ErrContract, major, major, minor, abi.Major)
+			errContract, major, major, minor, abi.Major)
 	}
 	return nil
 }

@@ -72,7 +72,7 @@ type Options struct {
 	MemoryLimit uint64
 	// CallTimeout is how long one call into a plugin (begin, feed, end,
 	// and initialisation, which gets at least 30 s) may run before it is
-	// stopped and faulted (ErrTimeout), for an input of up to 1 MiB; a
+	// stopped and faulted (timed out), for an input of up to 1 MiB; a
 	// call gets as much again per MiB of its input, so honest work on a
 	// large line is not taken for a loop. Bundled plugins have it too. 0
 	// is DefaultCallTimeout.

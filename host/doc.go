@@ -19,16 +19,17 @@
 // plugins found on the plugin path ([DefaultPluginPath]: a flag's
 // directories, TWASM_PLUGIN_PATH, os.UserConfigDir()/twasm/plugins), and
 // maps each provider name to the one [Plugin] that claims it
-// ([Runtime.Lookup]). A Plugin is a compiled module, its [abi.Manifest]
-// and a pool of initialized instances; [Plugin.NewInstance] hands out an
-// [Instance], which implements normalize.Instance and serves one stream at
-// a time (Begin, Feed*, End) until it is closed back into the pool.
+// ([Runtime.Lookup]); [Runtime.Load] loads a module from bytes. A Plugin
+// is a compiled module, its [abi.Manifest] and a pool of initialized
+// instances. A program hands the Plugin to package capture as it is (it is
+// a capture.Plugin): each capture takes an instance with
+// [Plugin.NewInstance], which serves one stream at a time (begin, feed*,
+// end, through internal/normalize), and closes it back into the pool.
 //
 //	rt, err := host.New(ctx, host.Options{PluginPath: append(flagDirs, host.DefaultPluginPath()...)})
-//	p, err := rt.Lookup(context.Background(), "claude")           // *UnknownProviderError, *ConflictError
-//	in, err := p.NewInstance(ctx)           // ErrPluginDisabled
-//	defer in.Close(ctx)
-//	res, err := normalize.Run(ctx, in, stdout, sink, opts)
+//	defer rt.Close(ctx)
+//	p, err := rt.Lookup(ctx, "claude") // *UnknownProviderError
+//	res, err := capture.Run(ctx, step, src, capture.Options{Provider: "claude", Store: store, Plugin: p})
 //
 // Loading a plugin: sha256 of the bytes; a structural check of the bytes
 // (package internal/wasm/wasmcheck); compile (wazero's compilation cache under
@@ -48,7 +49,7 @@
 // external plugin's manifest is cached by its content (crc32c and size)
 // after its first load; only a file seen for the first time is loaded at
 // New. An external plugin that fails to load is remembered too, by the
-// same key confirmed by its sha256 ([FailedBeforeError]): later runs skip
+// same key confirmed by its sha256: later runs skip
 // it with one warning saying why, until the file changes or the time or
 // memory limit is raised above the one it failed under.
 //
@@ -60,14 +61,14 @@
 //     version, a missing or mistyped export. The error names the import or
 //     export and what was expected.
 //   - A provider belongs to one plugin. Two external plugins claiming it
-//     make Lookup fail with both files named (*ConflictError). A bundled
+//     make Lookup fail with both files named. A bundled
 //     and an external plugin claiming it do not disable it: the bundled
 //     plugin keeps it and a warning names the external file, unless
 //     [Options].ExternalOverridesBundled is set (twasm's
 //     --plugin-override), in which case the external one wins: dropping a
 //     file in a directory must neither silently change how a provider is
 //     normalized nor stop it from working.
-//   - Records an Instance returns are well-formed (the host decodes every
+//   - Records an instance returns are well-formed (the host decodes every
 //     output chunk as it arrives and checks every span against the call's
 //     input), so the assembler can trust them.
 //   - A fault never takes the host down and never loses what came before
@@ -76,7 +77,7 @@
 //
 // # Concurrency
 //
-// [Runtime] and [Plugin] are safe for concurrent use. An [Instance] is
+// [Runtime] and [Plugin] are safe for concurrent use. An instance is
 // not: one goroutine at a time, like the WebAssembly module under it.
 // Instances never share a module, so streams are isolated from each other:
 // a module's memory holds one stream's state only, and Begin resets it
@@ -105,11 +106,11 @@
 //     refused at load; stdout is discarded;
 //   - read or write host memory: it sees only its own linear memory;
 //     every (ptr, len) it passes to the host is bounds-checked, and a bad
-//     one faults the call (ErrContract) rather than panicking the host;
+//     one faults the call (a contract violation) rather than panicking the host;
 //   - use more than the memory limit (default 128 MiB per instance,
 //     [Options].MemoryLimit, twasm's --plugin-memory): the runtime
 //     refuses to grow memory beyond it and the plugin traps
-//     (ErrOutOfMemory). On Linux an instance's memory is one reserved
+//     (out of memory). On Linux an instance's memory is one reserved
 //     MAP_NORESERVE mapping of the limit, grown in place and committed
 //     page by page as the guest touches it; a module closed at a deadline
 //     has its pages dropped at once and the mapping unmapped only when
@@ -142,10 +143,10 @@
 //     limit was hit and how to raise it ([Options].TimeoutHint);
 //   - pass its failure off as the user's: a proc_exit from a plugin, with
 //     any code (even the codes wazero itself uses for a cancelled or
-//     expired context), is a fault of the call (ErrTrap), not a
+//     expired context), is a fault of the call (a trap), not a
 //     cancellation; the lines it held are counted as lost and said;
 //   - flood the host: output above max(abi.MinOutputBytes,
-//     abi.MaxOutputFactor x input) per call faults (ErrLimit); a fail
+//     abi.MaxOutputFactor x input) per call faults (limit exceeded); a fail
 //     message is cut at abi.MaxFailBytes; log messages are cut at 1 KiB
 //     and rate-limited per plugin; stderr keeps its first 1 KiB and last
 //     3 KiB;
@@ -203,10 +204,11 @@
 //
 // What happens on each fault, for the call that faulted: the records
 // reported before it are returned with a *normalize.FaultError (Plugin,
-// Op, the cause, the captured stderr) wrapping one of [ErrTimeout],
-// [ErrOutOfMemory], [ErrTrap] (a wasm trap, an unrecovered Go panic, an
-// exit), [ErrFatalStatus] (StatusFatal, which the SDK returns for a
-// recovered panic), [ErrLimit] or [ErrContract]; the module is closed; a
+// Op, the cause, the captured stderr) wrapping one cause (timed out, out
+// of memory, trapped: a wasm trap, an unrecovered Go panic, an exit; a
+// fatal status, which the SDK returns for a recovered panic; a limit
+// exceeded; a contract violation), which the stream reports in the step
+// result's warnings, its lines counted as lost; the module is closed; a
 // feed immediately gets a fresh module and the stream's Begin is replayed,
 // so the next Feed works. StatusRejected is not a fault: the records and a
 // *normalize.RejectedError come back and the module is kept. A call

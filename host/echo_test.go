@@ -12,11 +12,11 @@ func TestEchoStream(t *testing.T) {
 	for _, bundled := range []bool{true, false} {
 		rt := newRuntime(t, testOptions())
 		p := load(t, rt, "echo", bundled)
-		if m := p.Manifest(); m.Name != "echo" || !slices.Equal(m.Providers, []string{"echo"}) {
+		if m := p.manifest; m.Name != "echo" || !slices.Equal(m.Providers, []string{"echo"}) {
 			t.Fatalf("manifest %+v", m)
 		}
 		ctx := context.Background()
-		in, err := p.NewInstance(ctx)
+		in, err := p.newInstance(ctx)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -8,25 +8,25 @@ import (
 	"github.com/twasm/twasm/internal/normalize"
 )
 
-// Causes of a fault. A *normalize.FaultError returned by an Instance wraps
-// exactly one of them, so callers can tell errors.Is(err, host.ErrTimeout)
-// from the rest; the message after it gives the detail.
+// Causes of a fault. A *normalize.FaultError returned by an instance wraps
+// exactly one of them (the stream reports the fault in the step result's
+// warnings, with its message); the message after it gives the detail.
 var (
-	// ErrTimeout: the call ran longer than the call timeout.
-	ErrTimeout = errors.New("call timed out")
-	// ErrOutOfMemory: the plugin hit the memory limit.
-	ErrOutOfMemory = errors.New("out of memory")
-	// ErrTrap: the plugin trapped or exited (an unrecovered panic in a Go
+	// errTimeout: the call ran longer than the call timeout.
+	errTimeout = errors.New("call timed out")
+	// errOutOfMemory: the plugin hit the memory limit.
+	errOutOfMemory = errors.New("out of memory")
+	// errTrap: the plugin trapped or exited (an unrecovered panic in a Go
 	// plugin exits).
-	ErrTrap = errors.New("plugin trapped")
-	// ErrFatalStatus: the plugin returned StatusFatal (the SDK does so
+	errTrap = errors.New("plugin trapped")
+	// errFatalStatus: the plugin returned StatusFatal (the SDK does so
 	// for a recovered panic).
-	ErrFatalStatus = errors.New("plugin reported a fatal error")
-	// ErrLimit: the plugin exceeded a limit of the contract (output size).
-	ErrLimit = errors.New("limit exceeded")
-	// ErrContract: the plugin broke the contract: a pointer or length
+	errFatalStatus = errors.New("plugin reported a fatal error")
+	// errLimit: the plugin exceeded a limit of the contract (output size).
+	errLimit = errors.New("limit exceeded")
+	// errContract: the plugin broke the contract: a pointer or length
 	// outside its memory, malformed records, an unknown status.
-	ErrContract = errors.New("contract violation")
+	errContract = errors.New("contract violation")
 )
 
 // ErrNoBundledPlugins is returned by New when the Options ask for the
@@ -41,17 +41,10 @@ var ErrNoBundledPlugins = errors.New("host: this binary was built without its bu
 	"sets host.Options.Bundled to an empty slice")
 
 // ErrPluginDisabled is wrapped by the errors of a plugin disabled after
-// too many consecutive faults: NewInstance returns it, and the calls of
-// instances already running return a *normalize.FaultError wrapping it.
-// It is normalize.ErrDisabled, so both names match.
+// too many consecutive faults: NewInstance (so capture.Start) returns it,
+// and the calls of instances already running fail with it (their lines
+// are counted as lost). It is normalize.ErrDisabled, so both names match.
 var ErrPluginDisabled = normalize.ErrDisabled
-
-// RejectedError is the error of a call that returned StatusRejected: the
-// records came back with it and the stream goes on.
-type RejectedError = normalize.RejectedError
-
-// FaultError is the error of a call that faulted; see normalize.
-type FaultError = normalize.FaultError
 
 // UnknownProviderError is returned by Lookup for a provider no plugin
 // serves.
@@ -67,16 +60,16 @@ func (e *UnknownProviderError) Error() string {
 	return fmt.Sprintf("host: no plugin serves provider %q; available: %s", e.Provider, strings.Join(e.Available, ", "))
 }
 
-// ConflictError is returned by Lookup for a provider that two external
+// conflictError is returned by Lookup for a provider that two external
 // plugins claim: neither serves it until one is removed. (A bundled and an
 // external plugin do not conflict: the bundled one keeps the provider
 // unless Options.ExternalOverridesBundled says otherwise.)
-type ConflictError struct {
+type conflictError struct {
 	Provider string
 	Paths    []string // the files claiming it, in load order
 }
 
-func (e *ConflictError) Error() string {
+func (e *conflictError) Error() string {
 	return fmt.Sprintf("host: provider %q is claimed by more than one plugin (%s); remove all but one from the plugin path, or name the one to use with --plugin",
 		e.Provider, strings.Join(e.Paths, " and "))
 }

@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/normalize"
 )
 
 // faultOptions makes faults quick to provoke: a short timeout, a small
@@ -23,10 +24,10 @@ func faultOptions() Options {
 
 // begin starts a stream on a new instance of p, closed when the test
 // ends.
-func begin(t *testing.T, p *Plugin, opts abi.BeginOptions) *Instance {
+func begin(t *testing.T, p *Plugin, opts abi.BeginOptions) *instance {
 	t.Helper()
 	ctx := context.Background()
-	in, err := p.NewInstance(ctx)
+	in, err := p.newInstance(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,25 +62,25 @@ func testFaultsAreContained(t *testing.T, wasm func(testing.TB, string) []byte) 
 		msg    string // in the error
 		stderr string // in the fault's stderr
 	}{
-		{cmd: "loop", cause: ErrTimeout, msg: "ran longer than its time limit of 2s"},
-		{cmd: "spin", cause: ErrTimeout, msg: "twasm_feed ran longer than its time limit of 2s"},
-		{cmd: "sleep", cause: ErrTimeout, msg: "ran longer than its time limit of 2s"},
-		{cmd: "bomb", cause: ErrOutOfMemory, msg: "memory limit of 64 MiB"},
-		{cmd: "trap", cause: ErrTrap, msg: "out of bounds memory access"},
+		{cmd: "loop", cause: errTimeout, msg: "ran longer than its time limit of 2s"},
+		{cmd: "spin", cause: errTimeout, msg: "twasm_feed ran longer than its time limit of 2s"},
+		{cmd: "sleep", cause: errTimeout, msg: "ran longer than its time limit of 2s"},
+		{cmd: "bomb", cause: errOutOfMemory, msg: "memory limit of 64 MiB"},
+		{cmd: "trap", cause: errTrap, msg: "out of bounds memory access"},
 		// An unrecovered Go panic prints its trace and aborts.
-		{cmd: "nilderef", cause: ErrTrap, msg: "unreachable", stderr: "nil pointer dereference"},
-		{cmd: "exit", cause: ErrTrap, msg: "exited (proc_exit) with code 3"},
-		{cmd: "fatal it broke", cause: ErrFatalStatus, msg: "it broke"},
-		{cmd: "status 7", cause: ErrContract, msg: "status 7"},
-		{cmd: "huge", cause: ErrLimit, msg: "exceeds the limit"},
-		{cmd: "flood 9", cause: ErrLimit, msg: "exceeds the limit of 8388608 bytes"},
-		{cmd: "oob", cause: ErrContract, msg: "output(ptr=0xffff0000, len=16) is outside"},
-		{cmd: "oobfail", cause: ErrContract, msg: "fail(ptr=0xffff0000"},
-		{cmd: "ooblog", cause: ErrContract, msg: "log(ptr=0xffff0000"},
-		{cmd: "raw \x07garbage", cause: ErrContract, msg: "malformed output"},
-		{cmd: "raw \x10\x05\x00\x00\x00\x09\x01\x09xyz", cause: ErrContract, msg: "malformed output"},
-		{cmd: "badspan", cause: ErrContract, msg: "outside the call's input"},
-		{cmd: "stderr about to fail\nfatal x", cause: ErrFatalStatus, stderr: "about to fail"},
+		{cmd: "nilderef", cause: errTrap, msg: "unreachable", stderr: "nil pointer dereference"},
+		{cmd: "exit", cause: errTrap, msg: "exited (proc_exit) with code 3"},
+		{cmd: "fatal it broke", cause: errFatalStatus, msg: "it broke"},
+		{cmd: "status 7", cause: errContract, msg: "status 7"},
+		{cmd: "huge", cause: errLimit, msg: "exceeds the limit"},
+		{cmd: "flood 9", cause: errLimit, msg: "exceeds the limit of 8388608 bytes"},
+		{cmd: "oob", cause: errContract, msg: "output(ptr=0xffff0000, len=16) is outside"},
+		{cmd: "oobfail", cause: errContract, msg: "fail(ptr=0xffff0000"},
+		{cmd: "ooblog", cause: errContract, msg: "log(ptr=0xffff0000"},
+		{cmd: "raw \x07garbage", cause: errContract, msg: "malformed output"},
+		{cmd: "raw \x10\x05\x00\x00\x00\x09\x01\x09xyz", cause: errContract, msg: "malformed output"},
+		{cmd: "badspan", cause: errContract, msg: "outside the call's input"},
+		{cmd: "stderr about to fail\nfatal x", cause: errFatalStatus, stderr: "about to fail"},
 		{cmd: "reject bad line", msg: "bad line"},
 	}
 	for _, c := range cases {
@@ -99,10 +100,10 @@ func testFaultsAreContained(t *testing.T, wasm func(testing.TB, string) []byte) 
 				// flood keeps the 1 MiB chunks that fit the limit.
 				t.Errorf("records: %q", got)
 			}
-			var fe *FaultError
+			var fe *normalize.FaultError
 			switch {
 			case c.cause == nil:
-				var re *RejectedError
+				var re *normalize.RejectedError
 				if !errors.As(err, &re) || !strings.Contains(re.Message, c.msg) {
 					t.Fatalf("want a RejectedError with %q, got %v", c.msg, err)
 				}
@@ -147,7 +148,7 @@ func TestBadBufferAddressFaults(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := in.Feed(ctx, batch(2, "emit x"))
-	if !errors.Is(err, ErrContract) || !strings.Contains(err.Error(), "twasm_buffer returned 0xffffff00") {
+	if !errors.Is(err, errContract) || !strings.Contains(err.Error(), "twasm_buffer returned 0xffffff00") {
 		t.Fatalf("got %v", err)
 	}
 }
@@ -158,7 +159,7 @@ func TestLongFailMessageIsCut(t *testing.T) {
 	ctx := context.Background()
 	in := begin(t, p, abi.BeginOptions{})
 	_, err := in.Feed(ctx, batch(1, "longfail"))
-	var re *RejectedError
+	var re *normalize.RejectedError
 	if !errors.As(err, &re) || len(re.Message) != abi.MaxFailBytes {
 		t.Fatalf("got %v", err)
 	}
@@ -171,7 +172,7 @@ func TestSDKPanicIsFatalStatus(t *testing.T) {
 	in := begin(t, p, abi.BeginOptions{})
 	b := batch(1, `{"text":"a"}`, `{"text":"panic"}`)
 	out, err := in.Feed(ctx, b)
-	if !errors.Is(err, ErrFatalStatus) || !strings.Contains(err.Error(), "plugin panic: panicky: asked to") {
+	if !errors.Is(err, errFatalStatus) || !strings.Contains(err.Error(), "plugin panic: panicky: asked to") {
 		t.Fatalf("got %v", err)
 	}
 	// The SDK drops the record in progress; the lines before stand.
@@ -220,8 +221,8 @@ func TestDisabledAfterConsecutiveFaults(t *testing.T) {
 		}
 	}
 	_, err := in.Feed(ctx, batch(1, "fatal 5"))
-	var fe *FaultError
-	if !errors.As(err, &fe) || !errors.Is(err, ErrPluginDisabled) || !errors.Is(err, ErrFatalStatus) {
+	var fe *normalize.FaultError
+	if !errors.As(err, &fe) || !errors.Is(err, ErrPluginDisabled) || !errors.Is(err, errFatalStatus) {
 		t.Fatalf("third consecutive fault: %v", err)
 	}
 	_, err = in.Feed(ctx, batch(1, "emit x"))
@@ -243,7 +244,7 @@ func TestCallerCancellationIsNotAFault(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
 	defer cancel()
 	_, err := in.Feed(ctx, batch(1, "loop"))
-	var fe *FaultError
+	var fe *normalize.FaultError
 	if !errors.Is(err, context.DeadlineExceeded) || errors.As(err, &fe) {
 		t.Fatalf("got %v", err)
 	}
@@ -271,7 +272,7 @@ func TestFaultsWhileOthersServe(t *testing.T) {
 		wg.Add(2)
 		go func() {
 			defer wg.Done()
-			in, err := good.NewInstance(ctx)
+			in, err := good.newInstance(ctx)
 			if err != nil {
 				errs <- err
 				return
@@ -298,7 +299,7 @@ func TestFaultsWhileOthersServe(t *testing.T) {
 		}()
 		go func() {
 			defer wg.Done()
-			in, err := bad.NewInstance(ctx)
+			in, err := bad.newInstance(ctx)
 			if err != nil {
 				errs <- err
 				return

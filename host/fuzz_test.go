@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/normalize"
 )
 
 // FuzzFeed throws arbitrary bytes at the plugin boundary from both sides:
@@ -23,12 +24,12 @@ func FuzzFeed(f *testing.F) {
 	echo := load(f, rt, "echo", false)
 	bad := load(f, rt, "misbehave", false)
 	ctx := context.Background()
-	ei, err := echo.NewInstance(ctx)
+	ei, err := echo.newInstance(ctx)
 	if err != nil {
 		f.Fatal(err)
 	}
 	f.Cleanup(func() { ei.Close(ctx) })
-	bi, err := bad.NewInstance(ctx)
+	bi, err := bad.newInstance(ctx)
 	if err != nil {
 		f.Fatal(err)
 	}
@@ -37,8 +38,8 @@ func FuzzFeed(f *testing.F) {
 	bi.Begin(ctx, abi.BeginOptions{Provider: "misbehave"})
 	f.Fuzz(func(t *testing.T, data []byte) {
 		out, err := ei.Feed(ctx, data)
-		var fe *FaultError
-		if err != nil && !errors.As(err, &fe) || errors.Is(err, ErrTimeout) {
+		var fe *normalize.FaultError
+		if err != nil && !errors.As(err, &fe) || errors.Is(err, errTimeout) {
 			t.Fatalf("echo: %v", err)
 		}
 		if err := checkRecords(out, len(data)); err != nil {

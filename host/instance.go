@@ -7,9 +7,10 @@ import (
 	"fmt"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/normalize"
 )
 
-// Instance runs one stream at a time through a plugin; it implements
+// instance runs one stream at a time through a plugin; it implements
 // normalize.Instance. It must not be used by more than one goroutine at a
 // time. Close returns it to its plugin's pool.
 //
@@ -17,20 +18,20 @@ import (
 //
 // When a call traps, times out, runs out of memory, returns StatusFatal or
 // breaks a limit, the call returns the records the plugin reported before
-// the fault and a *FaultError (wrapping one of ErrTimeout, ErrOutOfMemory,
-// ErrTrap, ErrFatalStatus, ErrLimit, ErrContract) with the plugin's
+// the fault and a *normalize.FaultError (wrapping one of errTimeout, errOutOfMemory,
+// errTrap, errFatalStatus, errLimit, errContract) with the plugin's
 // captured stderr. The module is discarded; a feed fault immediately
 // replaces it with a fresh one and begins the stream again with the same
 // options, so the caller just carries on. After too many consecutive
-// faults the plugin is disabled and every call fails with a FaultError
+// faults the plugin is disabled and every call fails with a *normalize.FaultError
 // wrapping ErrPluginDisabled.
 //
-// StatusRejected returns the records and a *RejectedError: nothing is
+// StatusRejected returns the records and a *normalize.RejectedError: nothing is
 // discarded.
 //
 // A call stopped because ctx ended returns an error wrapping ctx.Err()
 // (not a fault); the module is replaced on the next call.
-type Instance struct {
+type instance struct {
 	p      *Plugin
 	m      *module // nil after a fault, until the next call
 	opts   []byte  // begin options of the current stream, for restarts
@@ -41,7 +42,7 @@ type Instance struct {
 // Keys returns the object keys the plugin declared (abi.Manifest.Keys),
 // for the stream to mark in its tapes (normalize.KeyedInstance); nil when
 // it declared none.
-func (in *Instance) Keys() *abi.KeySet {
+func (in *instance) Keys() *abi.KeySet {
 	if in.keys == nil && len(in.p.manifest.Keys) > 0 && len(in.p.manifest.Keys) <= abi.MaxKeys {
 		in.keys = abi.NewKeySet(in.p.manifest.Keys...)
 	}
@@ -50,7 +51,7 @@ func (in *Instance) Keys() *abi.KeySet {
 
 // Begin starts a stream: it resets every piece of per-stream state in the
 // plugin.
-func (in *Instance) Begin(ctx context.Context, opts abi.BeginOptions) error {
+func (in *instance) Begin(ctx context.Context, opts abi.BeginOptions) error {
 	b, err := json.Marshal(opts)
 	if err != nil {
 		return fmt.Errorf("host: encode begin options: %w", err)
@@ -65,8 +66,8 @@ func (in *Instance) Begin(ctx context.Context, opts abi.BeginOptions) error {
 }
 
 // Feed sends one batch (abi batch layout) and returns the records the
-// plugin reported, valid until the next call on this Instance.
-func (in *Instance) Feed(ctx context.Context, batch []byte) ([]byte, error) {
+// plugin reported, valid until the next call on this instance.
+func (in *instance) Feed(ctx context.Context, batch []byte) ([]byte, error) {
 	if err := in.ready(ctx, "feed"); err != nil {
 		return nil, err
 	}
@@ -74,8 +75,8 @@ func (in *Instance) Feed(ctx context.Context, batch []byte) ([]byte, error) {
 }
 
 // End ends the stream and returns the records the plugin flushed, valid
-// until the next call on this Instance.
-func (in *Instance) End(ctx context.Context) ([]byte, error) {
+// until the next call on this instance.
+func (in *instance) End(ctx context.Context) ([]byte, error) {
 	if err := in.ready(ctx, "end"); err != nil {
 		return nil, err
 	}
@@ -85,8 +86,8 @@ func (in *Instance) End(ctx context.Context) ([]byte, error) {
 }
 
 // Close returns the instance to its plugin's pool (or discards it after a
-// fault). The Instance must not be used afterwards. Close is idempotent.
-func (in *Instance) Close(ctx context.Context) error {
+// fault). The instance must not be used afterwards. Close is idempotent.
+func (in *instance) Close(ctx context.Context) error {
 	if in.closed {
 		return nil
 	}
@@ -105,13 +106,13 @@ func (in *Instance) Close(ctx context.Context) error {
 // ready makes sure there is a module to call: after a fault (or a
 // cancelled call) it instantiates a fresh one and, in the middle of a
 // stream, begins the stream again.
-func (in *Instance) ready(ctx context.Context, op string) error {
+func (in *instance) ready(ctx context.Context, op string) error {
 	if in.closed {
 		return fmt.Errorf("host: plugin %s: %s on a closed instance", in.p.name(), op)
 	}
 	if in.p.disabled.Load() {
 		in.discard(ctx)
-		return &FaultError{Plugin: in.p.name(), Op: op, Err: in.p.disabledError()}
+		return &normalize.FaultError{Plugin: in.p.name(), Op: op, Err: in.p.disabledError()}
 	}
 	if in.m != nil {
 		return nil
@@ -128,7 +129,7 @@ func (in *Instance) ready(ctx context.Context, op string) error {
 
 // restart instantiates a fresh module and, mid-stream, begins again. On
 // failure nothing is kept and the cause is returned, not yet counted.
-func (in *Instance) restart(ctx context.Context, op string) (stderr string, cause error) {
+func (in *instance) restart(ctx context.Context, op string) (stderr string, cause error) {
 	m, err := in.p.instantiate(ctx)
 	if err != nil {
 		return m.stderr.String(), err
@@ -136,7 +137,7 @@ func (in *Instance) restart(ctx context.Context, op string) (stderr string, caus
 	if in.opts != nil && op != "begin" {
 		status, err := m.invoke(ctx, fnBegin, in.opts, true)
 		if err == nil && status != abi.StatusOK {
-			err = fmt.Errorf("%w: restarting the stream, %s returned status %d: %s", ErrFatalStatus, abi.ExportBegin, status, m.c.fail)
+			err = fmt.Errorf("%w: restarting the stream, %s returned status %d: %s", errFatalStatus, abi.ExportBegin, status, m.c.fail)
 		}
 		if err != nil {
 			stderr = m.stderr.String()
@@ -150,15 +151,15 @@ func (in *Instance) restart(ctx context.Context, op string) (stderr string, caus
 
 // report turns the cause of a failed call into the error returned: a
 // plain error for the caller's cancellation, else a counted
-// *FaultError. disabled reports that this fault disabled the plugin.
-func (in *Instance) report(op, stderr string, cause error) (err error, disabled bool) {
+// *normalize.FaultError. disabled reports that this fault disabled the plugin.
+func (in *instance) report(op, stderr string, cause error) (err error, disabled bool) {
 	var canceled errCanceled
 	if errors.As(cause, &canceled) {
 		// The caller gave up: not the plugin's fault, nothing to
 		// count; the next call starts a fresh module.
 		return fmt.Errorf("host: plugin %s: %s: %w", in.p.name(), op, canceled.err), false
 	}
-	fe := &FaultError{Plugin: in.p.name(), Op: op, Err: cause, Stderr: stderr}
+	fe := &normalize.FaultError{Plugin: in.p.name(), Op: op, Err: cause, Stderr: stderr}
 	if in.p.noteFault(cause) {
 		fe.Err = fmt.Errorf("%w (%w after %d consecutive faults)", cause, ErrPluginDisabled, in.p.rt.s.maxFaults)
 		return fe, true
@@ -166,8 +167,8 @@ func (in *Instance) report(op, stderr string, cause error) (err error, disabled 
 	return fe, false
 }
 
-// run calls fn and turns its status into the Instance's error contract.
-func (in *Instance) run(ctx context.Context, op string, fn int, input []byte) ([]byte, error) {
+// run calls fn and turns its status into the instance's error contract.
+func (in *instance) run(ctx context.Context, op string, fn int, input []byte) ([]byte, error) {
 	m := in.m
 	status, err := m.invoke(ctx, fn, input, true)
 	out := m.c.out
@@ -184,29 +185,29 @@ func (in *Instance) run(ctx context.Context, op string, fn int, input []byte) ([
 		return out, nil
 	case abi.StatusRejected:
 		in.p.noteOK()
-		return out, &RejectedError{Plugin: in.p.name(), Message: string(m.c.fail)}
+		return out, &normalize.RejectedError{Plugin: in.p.name(), Message: string(m.c.fail)}
 	case abi.StatusFatal:
 		msg := string(m.c.fail)
 		if msg == "" {
 			msg = "(no message)"
 		}
-		return out, in.fault(ctx, op, m, fmt.Errorf("%w: %s", ErrFatalStatus, msg))
+		return out, in.fault(ctx, op, m, fmt.Errorf("%w: %s", errFatalStatus, msg))
 	default:
-		return out, in.fault(ctx, op, m, fmt.Errorf("%w: %s returned status %d, which is not a status", ErrContract, fnNames[fn], status))
+		return out, in.fault(ctx, op, m, fmt.Errorf("%w: %s returned status %d, which is not a status", errContract, fnNames[fn], status))
 	}
 }
 
 // fault discards the module and reports the fault; for a feed it
 // restarts the stream on a fresh module at once, so that the caller just
 // goes on.
-func (in *Instance) fault(ctx context.Context, op string, m *module, cause error) error {
+func (in *instance) fault(ctx context.Context, op string, m *module, cause error) error {
 	stderr := m.stderr.String()
 	m.close(context.WithoutCancel(ctx))
 	if in.m == m {
 		in.m = nil
 	}
 	err, disabled := in.report(op, stderr, cause)
-	fe, isFault := err.(*FaultError)
+	fe, isFault := err.(*normalize.FaultError)
 	if disabled || !isFault || op != "feed" || in.opts == nil {
 		return err
 	}
@@ -220,7 +221,7 @@ func (in *Instance) fault(ctx context.Context, op string, m *module, cause error
 }
 
 // discard drops the module without returning it to the pool.
-func (in *Instance) discard(ctx context.Context) {
+func (in *instance) discard(ctx context.Context) {
 	if in.m != nil {
 		in.m.close(ctx)
 		in.m = nil

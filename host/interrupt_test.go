@@ -90,7 +90,7 @@ func TestExternalPluginsAreInstrumented(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			defer p.Close(context.Background())
+			defer p.close(context.Background())
 			if p.interrupt != c.interrupt || p.wrt != c.runtime {
 				t.Errorf("interrupt %v in runtime %p; want %v in %p", p.interrupt, p.wrt, c.interrupt, c.runtime)
 			}
@@ -122,7 +122,7 @@ func TestStoppedOnTime(t *testing.T) {
 				start := time.Now()
 				_, err := in.Feed(context.Background(), batch(1, cmd))
 				d := time.Since(start)
-				if !errors.Is(err, ErrTimeout) || d < timeout || d > timeout+2*time.Second {
+				if !errors.Is(err, errTimeout) || d < timeout || d > timeout+2*time.Second {
 					t.Errorf("%s: %v after %v", cmd, err, d)
 				}
 
@@ -130,7 +130,7 @@ func TestStoppedOnTime(t *testing.T) {
 				start = time.Now()
 				_, err = in.Feed(ctx, batch(2, cmd))
 				cancel()
-				if d := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, ErrTimeout) || d > timeout {
+				if d := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errTimeout) || d > timeout {
 					t.Errorf("%s, the caller's context ending: %v after %v", cmd, err, d)
 				}
 			}
@@ -151,7 +151,7 @@ func TestInitializerIsStopped(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := newPlugin(rt, wrt, compiled, src, "")
-			defer p.Close(context.Background())
+			defer p.close(context.Background())
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			start := time.Now()

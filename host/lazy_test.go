@@ -36,7 +36,7 @@ func TestLazyLoading(t *testing.T) {
 	if got := len(warm.loaded); got != 1 {
 		t.Fatalf("after one lookup %d plugins loaded, want 1", got)
 	}
-	if p.Info().SHA256 == "" || p.Manifest().Name != "echo" {
+	if p.Info().SHA256 == "" || p.manifest.Name != "echo" {
 		t.Fatalf("lazy plugin info %+v", p.Info())
 	}
 	if _, err := warm.Lookup(ctx, "nope"); err == nil {

@@ -222,7 +222,7 @@ func TestParseManifest(t *testing.T) {
 func TestLoadFailsInInitialize(t *testing.T) {
 	b := wasmModule(nil, replace(goodExports(), abi.ExportInitialize, wfn{name: abi.ExportInitialize, trap: true}), true)
 	_, err := newRuntime(t, testOptions()).Load(context.Background(), b, Source{Path: "init.wasm"})
-	if err == nil || !strings.Contains(err.Error(), "host: load init.wasm: plugin trapped: _initialize: ") || !strings.Contains(err.Error(), "wasm error: unreachable") || !errors.Is(err, ErrTrap) {
+	if err == nil || !strings.Contains(err.Error(), "host: load init.wasm: plugin trapped: _initialize: ") || !strings.Contains(err.Error(), "wasm error: unreachable") || !errors.Is(err, errTrap) {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -7,8 +7,8 @@ package host
 // returns 0 when the instance holds no module (before its first call,
 // after a fault until the next call, or after Close). Like the other
 // methods, it must not be called concurrently with a call on the same
-// Instance.
-func (in *Instance) MemorySize() uint32 {
+// instance.
+func (in *instance) MemorySize() uint32 {
 	if in == nil || in.m == nil || in.m.mem == nil {
 		return 0
 	}

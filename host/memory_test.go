@@ -18,7 +18,7 @@ func TestMemoryStaysFlat(t *testing.T) {
 	rt := newRuntime(t, testOptions())
 	p := load(t, rt, "echo", true)
 	ctx := context.Background()
-	in, err := p.NewInstance(ctx)
+	in, err := p.newInstance(ctx)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -82,7 +82,7 @@ func callOf(ctx context.Context) *call {
 	if c == nil {
 		// Only a module being instantiated by something else than
 		// this package could get here; refuse rather than guess.
-		panic(fmt.Errorf("%w: host function called outside a twasm call", ErrContract))
+		panic(fmt.Errorf("%w: host function called outside a twasm call", errContract))
 	}
 	return c
 }
@@ -92,7 +92,7 @@ func (c *call) read(mod api.Module, what string, ptr, n uint32) []byte {
 	b, ok := mod.Memory().Read(ptr, n)
 	if !ok {
 		c.abort(fmt.Errorf("%w: %s(ptr=%#x, len=%d) is outside the plugin's %d bytes of memory",
-			ErrContract, what, ptr, n, mod.Memory().Size()))
+			errContract, what, ptr, n, mod.Memory().Size()))
 	}
 	return b
 }
@@ -114,12 +114,12 @@ func hostOutput(ctx context.Context, mod api.Module, stack []uint64) {
 	// nothing.
 	if uint64(len(c.out))+uint64(n) > uint64(c.limit) {
 		c.abort(fmt.Errorf("%w: output of %d bytes exceeds the limit of %d bytes for this call",
-			ErrLimit, uint64(len(c.out))+uint64(n), c.limit))
+			errLimit, uint64(len(c.out))+uint64(n), c.limit))
 	}
 	chunk := c.read(mod, abi.ImportOutput, ptr, n)
 	if c.records {
 		if err := checkRecords(chunk, c.input); err != nil {
-			c.abort(fmt.Errorf("%w: malformed output at byte %d of the call: %v", ErrContract, len(c.out), err))
+			c.abort(fmt.Errorf("%w: malformed output at byte %d of the call: %v", errContract, len(c.out), err))
 		}
 	}
 	c.out = append(c.out, chunk...)
@@ -174,7 +174,7 @@ func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
 
 // checkRecords validates one output chunk: whole, well-formed records
 // whose spans lie inside the call's input. The assembler can then trust
-// what an Instance returns.
+// what an instance returns.
 func checkRecords(chunk []byte, input int) error {
 	d := abi.NewDecoder(chunk)
 	for {
@@ -342,7 +342,7 @@ func (p *Plugin) timeoutError(name string, limit time.Duration) error {
 		how = "; " + h
 	}
 	return fmt.Errorf("%w: %s ran longer than its time limit of %v (%v per MiB of input)%s",
-		ErrTimeout, name, limit, p.timeout, how)
+		errTimeout, name, limit, p.timeout, how)
 }
 
 // watchdog sets an instrumented module's interrupt flag when a call runs
@@ -418,7 +418,7 @@ func (m *module) handshake(ctx context.Context) (abi.Manifest, error) {
 	}
 	m.abiVersion = uint32(m.stack[0])
 	if err := checkVersion(m.abiVersion); err != nil {
-		return abi.Manifest{}, &ABIError{Path: m.p.src.Path, Problems: []string{strings.TrimPrefix(err.Error(), ErrContract.Error()+": ")}}
+		return abi.Manifest{}, &ABIError{Path: m.p.src.Path, Problems: []string{strings.TrimPrefix(err.Error(), errContract.Error()+": ")}}
 	}
 	status, err := m.invoke(ctx, fnManifest, nil, false)
 	if err != nil {
@@ -453,7 +453,7 @@ func (m *module) invoke(ctx context.Context, fn int, input []byte, records bool)
 		ptr := uint32(m.stack[0])
 		if !m.mem.Write(ptr, input) {
 			return 0, fmt.Errorf("%w: %s returned %#x, and %d bytes from there lie outside the plugin's %d bytes of memory",
-				ErrContract, abi.ExportBuffer, ptr, len(input), m.mem.Size())
+				errContract, abi.ExportBuffer, ptr, len(input), m.mem.Size())
 		}
 		m.stack[0] = uint64(len(input))
 	}
@@ -485,15 +485,15 @@ func (m *module) classify(ctx context.Context, fn string, err error) error {
 		// a cancelled or expired context, the plugin called proc_exit.
 		code := exit.ExitCode()
 		if m.outOfMemory() {
-			return fmt.Errorf("%w: %s exceeded the memory limit of %d MiB (exit code %d)%s", ErrOutOfMemory, fn, m.p.rt.s.memoryPages/16, code, m.p.memoryHint())
+			return fmt.Errorf("%w: %s exceeded the memory limit of %d MiB (exit code %d)%s", errOutOfMemory, fn, m.p.rt.s.memoryPages/16, code, m.p.memoryHint())
 		}
-		return fmt.Errorf("%w: %s exited (proc_exit) with code %d", ErrTrap, fn, code)
+		return fmt.Errorf("%w: %s exited (proc_exit) with code %d", errTrap, fn, code)
 	}
 	if m.outOfMemory() {
-		return fmt.Errorf("%w: %s exceeded the memory limit of %d MiB%s", ErrOutOfMemory, fn, m.p.rt.s.memoryPages/16, m.p.memoryHint())
+		return fmt.Errorf("%w: %s exceeded the memory limit of %d MiB%s", errOutOfMemory, fn, m.p.rt.s.memoryPages/16, m.p.memoryHint())
 	}
 	msg, _, _ := strings.Cut(err.Error(), "\n")
-	return fmt.Errorf("%w: %s: %s", ErrTrap, fn, msg)
+	return fmt.Errorf("%w: %s: %s", errTrap, fn, msg)
 }
 
 // memoryHint says how to raise the memory limit, when the Options say.

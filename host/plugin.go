@@ -17,6 +17,7 @@ import (
 	"github.com/twasm/twasm/internal/wasm/wasmcheck"
 	"github.com/twasm/twasm/internal/wasm/wasmdata"
 	"github.com/twasm/twasm/internal/wasm/wasminterrupt"
+	"github.com/twasm/twasm/transcript"
 )
 
 // Plugin is a loaded plugin: its compiled module, its manifest and a pool
@@ -70,12 +71,6 @@ func newPlugin(rt *Runtime, wrt wazero.Runtime, compiled wazero.CompiledModule, 
 	return p
 }
 
-// DataGap is the widest run of zeros written out to merge two data
-// segments (package wasmdata): it makes a Go module's 25,000 segments a
-// handful, for ~12% more module bytes. The build compacts bundled modules
-// with it, so the host finds nothing left to do on them.
-const DataGap = 64
-
 // compile compiles a plugin's module for the runtime it will run in and
 // returns both. The module is instrumented with an interrupt flag
 // (package wasminterrupt) and runs in the trusted runtime, its calls
@@ -95,7 +90,7 @@ func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero
 	// Go's linker writes tens of thousands of data segments, which wazero
 	// decodes and validates one by one on every load, cached or not
 	// (package wasmdata). A module Compact leaves alone is used as it is.
-	if compact, err := wasmdata.Compact(wasm, DataGap); err == nil {
+	if compact, err := wasmdata.Compact(wasm, wasmdata.Gap); err == nil {
 		wasm = compact
 	}
 	if src.Bundled && wasminterrupt.Instrumented(wasm) {
@@ -118,9 +113,6 @@ func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero
 	return rt.sandboxed, c, err
 }
 
-// Manifest returns the plugin's manifest. Its slices must not be modified.
-func (p *Plugin) Manifest() abi.Manifest { return p.manifest }
-
 // Info describes the plugin.
 func (p *Plugin) Info() PluginInfo {
 	m := p.manifest
@@ -136,10 +128,22 @@ func (p *Plugin) Info() PluginInfo {
 	return info
 }
 
+// Identity names the plugin in a step's result (transcript.AgentResult's
+// plugin): its manifest's name and version and its module's sha256.
+func (p *Plugin) Identity() transcript.PluginRef {
+	return transcript.PluginRef{Name: p.manifest.Name, Version: p.manifest.Version, SHA256: p.sha256}
+}
+
 // NewInstance returns an instance for one stream at a time, from the
-// pool when one is idle. The caller must Close it, which returns it to
-// the pool. A disabled plugin returns an error wrapping ErrPluginDisabled.
-func (p *Plugin) NewInstance(ctx context.Context) (*Instance, error) {
+// pool when one is idle; closing it returns it to the pool. A disabled
+// plugin returns an error wrapping ErrPluginDisabled. It is how package
+// capture, which owns the instances it takes, gets one: a program hands
+// the Plugin itself to capture.Options.Plugin.
+func (p *Plugin) NewInstance(ctx context.Context) (normalize.Instance, error) {
+	return p.newInstance(ctx)
+}
+
+func (p *Plugin) newInstance(ctx context.Context) (*instance, error) {
 	if p.disabled.Load() {
 		return nil, p.disabledError()
 	}
@@ -147,12 +151,13 @@ func (p *Plugin) NewInstance(ctx context.Context) (*Instance, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Instance{p: p, m: m}, nil
+	return &instance{p: p, m: m}, nil
 }
 
-// Close closes the idle instances and the compiled module. Instances in
-// use are closed when they are closed. Close is idempotent.
-func (p *Plugin) Close(ctx context.Context) error {
+// close closes the idle instances and the compiled module (Runtime.Close
+// closes every plugin). Instances in use are closed when they are closed.
+// close is idempotent.
+func (p *Plugin) close(ctx context.Context) error {
 	p.mu.Lock()
 	if p.closed {
 		p.mu.Unlock()
@@ -272,5 +277,5 @@ func (l *logLimiter) allow(now time.Time) (ok bool, dropped int) {
 	return true, dropped
 }
 
-// check that an Instance is what normalize runs.
-var _ normalize.Instance = (*Instance)(nil)
+// check that an instance is what normalize runs.
+var _ normalize.Instance = (*instance)(nil)

@@ -222,15 +222,15 @@ func (rt *Runtime) storeFailure(key string, wasm []byte, err error) {
 		CallTimeout: rt.s.callTimeout, MemoryPages: rt.s.memoryPages})
 }
 
-// FailedBeforeError is a plugin's error when it was skipped because the
+// failedBeforeError is a plugin's error when it was skipped because the
 // same file (same sha256) failed to load in an earlier run.
-type FailedBeforeError struct {
+type failedBeforeError struct {
 	Path  string
 	Cause string
 	When  time.Time
 }
 
-func (e *FailedBeforeError) Error() string {
+func (e *failedBeforeError) Error() string {
 	return fmt.Sprintf("host: %s skipped: it failed to load on %s (%s); it is tried again once the file changes or a limit is raised: fix or remove it",
 		e.Path, e.When.Format(time.RFC3339), e.Cause)
 }
@@ -326,7 +326,7 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 		}
 		seen[c.key] = c
 		if f, ok := rt.cachedFailure(c.key, c.wasm); ok {
-			err := &FailedBeforeError{Path: c.src.Path, Cause: f.Error, When: f.Time}
+			err := &failedBeforeError{Path: c.src.Path, Cause: f.Error, When: f.Time}
 			rt.s.logger.Warn("twasm host: plugin skipped", "err", err)
 			failed = append(failed, PluginInfo{Origin: c.src.Path, File: c.src.Path, SHA256: f.SHA256, Err: err})
 			continue
@@ -445,7 +445,7 @@ func (e *entry) failedInfo() PluginInfo {
 
 // Lookup returns the plugin serving provider, compiling and instantiating
 // it on first use. It returns an *UnknownProviderError listing the
-// available providers when no plugin serves it, and a *ConflictError
+// available providers when no plugin serves it, and a *conflictError
 // naming the files when more than one claims it.
 func (rt *Runtime) Lookup(ctx context.Context, provider string) (*Plugin, error) {
 	rt.mu.Lock()
@@ -453,7 +453,7 @@ func (rt *Runtime) Lookup(ctx context.Context, provider string) (*Plugin, error)
 	if !ok {
 		defer rt.mu.Unlock()
 		if paths, ok := rt.reg.conflicts[provider]; ok {
-			return nil, &ConflictError{Provider: provider, Paths: slices.Clone(paths)}
+			return nil, &conflictError{Provider: provider, Paths: slices.Clone(paths)}
 		}
 		avail := make([]string, 0, len(rt.reg.byProvider))
 		for prov := range rt.reg.byProvider {

@@ -76,7 +76,7 @@ func TestRegistry(t *testing.T) {
 		a := writeFile(t, dir2, "a.wasm", variant(echo, "a"))
 		rt := newRuntime(t, set(testOptions(), func(o *Options) { o.PluginPath = []string{dir2, dir1} }))
 		_, err := rt.Lookup(context.Background(), "echo")
-		var ce *ConflictError
+		var ce *conflictError
 		if !errors.As(err, &ce) || !strings.Contains(err.Error(), a) || !strings.Contains(err.Error(), filepath.Join(dir1, "echo-copy.wasm")) {
 			t.Fatalf("got %v", err)
 		}
@@ -202,13 +202,13 @@ func TestPoolAndClose(t *testing.T) {
 	ctx := context.Background()
 	rt := newRuntime(t, set(testOptions(), func(o *Options) { o.PoolSize = 1 }))
 	p := load(t, rt, "echo", true)
-	a, _ := p.NewInstance(ctx)
-	b, _ := p.NewInstance(ctx)
+	a, _ := p.newInstance(ctx)
+	b, _ := p.newInstance(ctx)
 	ma := a.m
 	a.Close(ctx)
 	a.Close(ctx) // idempotent
 	b.Close(ctx) // the pool is full: closed
-	c, _ := p.NewInstance(ctx)
+	c, _ := p.newInstance(ctx)
 	if c.m != ma {
 		t.Fatal("the idle instance was not reused")
 	}
@@ -217,7 +217,7 @@ func TestPoolAndClose(t *testing.T) {
 	}
 	rt.Close(ctx)
 	rt.Close(ctx)
-	if _, err := p.NewInstance(ctx); err == nil {
+	if _, err := p.newInstance(ctx); err == nil {
 		t.Fatal("NewInstance after Close")
 	}
 	if _, err := rt.Load(ctx, plugin(t, "echo"), Source{Path: "e"}); err == nil {
@@ -233,7 +233,7 @@ func TestVerify(t *testing.T) {
 	rt := newRuntime(t, faultOptions())
 	ctx := context.Background()
 	r, err := rt.Verify(ctx, plugin(t, "echo"))
-	if err != nil || !r.OK() || r.ABIVersion != fmt.Sprintf("%d.%d", abi.Major, abi.Minor) || r.Manifest == nil || r.Manifest.Name != "echo" || r.Size == 0 || len(r.SHA256) != 64 {
+	if err != nil || !(len(r.Problems) == 0) || r.ABIVersion != fmt.Sprintf("%d.%d", abi.Major, abi.Minor) || r.Manifest == nil || r.Manifest.Name != "echo" || r.Size == 0 || len(r.SHA256) != 64 {
 		t.Fatalf("echo: %+v %v", r, err)
 	}
 	if !slices.ContainsFunc(r.Exports, func(f Func) bool { return f.Name == abi.ExportFeed && f.Signature == "(i32) -> i32" }) ||
@@ -241,23 +241,23 @@ func TestVerify(t *testing.T) {
 		t.Fatalf("functions: %+v %+v", r.Exports, r.Imports)
 	}
 	r, _ = rt.Verify(ctx, plugin(t, "fsread"))
-	if r.OK() || !slices.ContainsFunc(r.Imports, func(f Func) bool { return f.Name == "path_open" && strings.Contains(f.Problem, "file system") }) {
+	if (len(r.Problems) == 0) || !slices.ContainsFunc(r.Imports, func(f Func) bool { return f.Name == "path_open" && strings.Contains(f.Problem, "file system") }) {
 		t.Fatalf("fsread: %+v", r)
 	}
 	r, _ = rt.Verify(ctx, plugin(t, "abiv2"))
-	if r.OK() || r.ABIVersion != "2.0" || !strings.Contains(r.Problems[0], "major version 2") {
+	if (len(r.Problems) == 0) || r.ABIVersion != "2.0" || !strings.Contains(r.Problems[0], "major version 2") {
 		t.Fatalf("abiv2: %+v", r)
 	}
 	r, _ = rt.Verify(ctx, []byte("junk"))
-	if r.OK() || !strings.Contains(r.Problems[0], "not a valid WebAssembly module") {
+	if (len(r.Problems) == 0) || !strings.Contains(r.Problems[0], "not a valid WebAssembly module") {
 		t.Fatalf("junk: %+v", r)
 	}
 	trap := wasmModule(nil, replace(goodExports(), abi.ExportInitialize, wfn{name: abi.ExportInitialize, trap: true}), true)
-	if r, _ = rt.Verify(ctx, trap); r.OK() || !strings.Contains(r.Problems[0], "instantiation failed") {
+	if r, _ = rt.Verify(ctx, trap); (len(r.Problems) == 0) || !strings.Contains(r.Problems[0], "instantiation failed") {
 		t.Fatalf("trap: %+v", r)
 	}
 	// A manifest-less module fails at the manifest.
-	if r, _ = rt.Verify(ctx, wasmModule(nil, goodExports(), true)); r.OK() || !strings.Contains(r.Problems[0], "manifest") {
+	if r, _ = rt.Verify(ctx, wasmModule(nil, goodExports(), true)); (len(r.Problems) == 0) || !strings.Contains(r.Problems[0], "manifest") {
 		t.Fatalf("no manifest: %+v", r)
 	}
 	cctx, cancel := context.WithCancel(ctx)
@@ -295,7 +295,7 @@ func TestFailedLoadIsRemembered(t *testing.T) {
 
 	h := &captureHandler{}
 	rt = newRuntime(t, set(cfg, func(o *Options) { o.Logger = slogNew(h) }))
-	if l := rt.List(ctx); len(l) != 1 || !errors.Is(l[0].Err, ErrTimeout) {
+	if l := rt.List(ctx); len(l) != 1 || !errors.Is(l[0].Err, errTimeout) {
 		t.Fatalf("first run: %+v", l)
 	}
 	if h.count("plugin not loaded") != 1 {
@@ -303,12 +303,12 @@ func TestFailedLoadIsRemembered(t *testing.T) {
 	}
 
 	// The next runs skip it without running it (a run would end in
-	// ErrTimeout again, not in FailedBeforeError). No timing is asserted:
+	// errTimeout again, not in failedBeforeError). No timing is asserted:
 	// the outcome and the one message say it was not run.
 	for range 2 {
 		h := &captureHandler{}
 		rt := newRuntime(t, set(cfg, func(o *Options) { o.Logger = slogNew(h) }))
-		var fb *FailedBeforeError
+		var fb *failedBeforeError
 		l := rt.List(ctx)
 		if len(l) != 1 || !errors.As(l[0].Err, &fb) || fb.Path != path || !strings.Contains(fb.Error(), "ran longer than") {
 			t.Fatalf("later run: %+v", l)
@@ -321,7 +321,7 @@ func TestFailedLoadIsRemembered(t *testing.T) {
 	// Higher limits, another chance.
 	raised := set(cfg, func(o *Options) { o.CallTimeout = 2 * DefaultCallTimeout })
 	raised.initTimeout = 300 * time.Millisecond
-	if l := newRuntime(t, raised).List(ctx); len(l) != 1 || !errors.Is(l[0].Err, ErrTimeout) {
+	if l := newRuntime(t, raised).List(ctx); len(l) != 1 || !errors.Is(l[0].Err, errTimeout) {
 		t.Fatalf("with a higher limit: %+v", l)
 	}
 

@@ -186,7 +186,7 @@ func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string
 	rt.mu.Lock()
 	defer rt.mu.Unlock()
 	if rt.closed {
-		p.Close(ctx)
+		p.close(ctx)
 		return nil, fmt.Errorf("host: load %s: runtime closed", src.Path)
 	}
 	rt.loaded = append(rt.loaded, p)
@@ -207,7 +207,7 @@ func (rt *Runtime) Close(ctx context.Context) error {
 	rt.loaded = nil
 	rt.mu.Unlock()
 	for _, p := range loaded {
-		p.Close(ctx)
+		p.close(ctx)
 	}
 	var first error
 	for _, r := range []wazero.Runtime{rt.sandboxed, rt.trusted} {

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/normalize"
 )
 
 // Every call is stopped within twice its time limit plus a second,
@@ -36,11 +37,11 @@ func TestStoppedWhateverTheInstructions(t *testing.T) {
 					start := time.Now()
 					_, err := in.Feed(context.Background(), batch(1, cmd))
 					d := time.Since(start)
-					var fe *FaultError
+					var fe *normalize.FaultError
 					if !errors.As(err, &fe) {
 						t.Fatalf("%v after %v", err, d)
 					}
-					if cmd != "recurse" && !errors.Is(err, ErrTimeout) {
+					if cmd != "recurse" && !errors.Is(err, errTimeout) {
 						t.Errorf("%v", err)
 					}
 					if d > 2*timeout+time.Second {
@@ -65,7 +66,7 @@ func TestInitializerFillIsStopped(t *testing.T) {
 				t.Fatal(err)
 			}
 			p := newPlugin(rt, wrt, compiled, src, "")
-			defer p.Close(context.Background())
+			defer p.close(context.Background())
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
 			start := time.Now()
@@ -91,8 +92,8 @@ func TestProcExitIsAFault(t *testing.T) {
 				in := begin(t, p, abi.BeginOptions{})
 				b := batch(1, "emit before", "procexit "+code)
 				out, err := in.Feed(ctx, b)
-				var fe *FaultError
-				if !errors.As(err, &fe) || !errors.Is(err, ErrTrap) || errors.Is(err, context.Canceled) ||
+				var fe *normalize.FaultError
+				if !errors.As(err, &fe) || !errors.Is(err, errTrap) || errors.Is(err, context.Canceled) ||
 					!strings.Contains(err.Error(), "proc_exit") {
 					t.Fatalf("proc_exit(%s): %v", code, err)
 				}
@@ -104,14 +105,14 @@ func TestProcExitIsAFault(t *testing.T) {
 					t.Errorf("proc_exit(%s): the stream did not go on: %v", code, err)
 				}
 			}
-			in, err := p.NewInstance(ctx)
+			in, err := p.newInstance(ctx)
 			if err != nil {
 				t.Fatal(err)
 			}
 			defer in.Close(ctx)
 			err = in.Begin(ctx, abi.BeginOptions{Format: "procexit"})
-			var fe *FaultError
-			if !errors.As(err, &fe) || !errors.Is(err, ErrTrap) || errors.Is(err, context.Canceled) {
+			var fe *normalize.FaultError
+			if !errors.As(err, &fe) || !errors.Is(err, errTrap) || errors.Is(err, context.Canceled) {
 				t.Fatalf("proc_exit in begin: %v", err)
 			}
 		})
@@ -138,13 +139,13 @@ func TestTimeLimitScalesWithInput(t *testing.T) {
 	}
 	in := begin(t, p, abi.BeginOptions{})
 	_, err := in.Feed(context.Background(), batch(1, "spin"))
-	if !errors.Is(err, ErrTimeout) || !strings.Contains(err.Error(), "time limit of 1s (1s per MiB of input); raise it with --plugin-timeout") {
+	if !errors.Is(err, errTimeout) || !strings.Contains(err.Error(), "time limit of 1s (1s per MiB of input); raise it with --plugin-timeout") {
 		t.Fatalf("%v", err)
 	}
 	patient := load(t, newRuntime(t, set(faultOptions(), func(o *Options) { o.TimeoutHint, o.MemoryHint = "", "raise it with --plugin-memory" })), "misbehave", false)
 	in = begin(t, patient, abi.BeginOptions{})
 	_, err = in.Feed(context.Background(), batch(1, "bomb"))
-	if !errors.Is(err, ErrOutOfMemory) || !strings.Contains(err.Error(), "memory limit of 64 MiB") || !strings.Contains(err.Error(), "--plugin-memory") {
+	if !errors.Is(err, errOutOfMemory) || !strings.Contains(err.Error(), "memory limit of 64 MiB") || !strings.Contains(err.Error(), "--plugin-memory") {
 		t.Fatalf("%v", err)
 	}
 }

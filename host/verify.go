@@ -22,14 +22,11 @@ type VerifyReport struct {
 	Imports    []Func
 	Exports    []Func
 	// Manifest is nil when it could not be read.
-	Manifest *Manifest
+	Manifest *abi.Manifest
 	// Problems lists every departure from the contract; none means the
 	// plugin loads and runs a stream.
 	Problems []string
 }
-
-// Manifest is the plugin's manifest (abi.Manifest).
-type Manifest = abi.Manifest
 
 // Func is an imported or exported function.
 type Func struct {
@@ -38,9 +35,6 @@ type Func struct {
 	Signature string // e.g. "(i32, i32) -> ()"
 	Problem   string // why the import is refused, if it is
 }
-
-// OK reports whether the module passed every check.
-func (r *VerifyReport) OK() bool { return len(r.Problems) == 0 }
 
 // Verify checks a module against the contract without registering it:
 // imports and exports with their signatures, the memory export, then (when
@@ -90,7 +84,7 @@ func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*VerifyReport, erro
 	p.rt = &Runtime{s: rt.s}
 	p.rt.s.maxFaults = -1
 	p.rt.s.poolSize = 1
-	defer p.Close(ctx)
+	defer p.close(ctx)
 	m, err := p.instantiate(ctx)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -115,7 +109,7 @@ func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*VerifyReport, erro
 	p.manifest = manifest
 
 	// An empty stream: begin, a batch of no lines, end.
-	in, err := p.NewInstance(ctx)
+	in, err := p.newInstance(ctx)
 	if err != nil {
 		r.Problems = append(r.Problems, err.Error())
 		return r, nil

@@ -109,8 +109,8 @@ func Run(ctx context.Context, opts *Options) error {
 		if err != nil {
 			return err
 		}
-		if provider == "" || !slices.Contains(p.Manifest().Providers, provider) {
-			provider = p.Manifest().Providers[0]
+		if provider == "" || !slices.Contains(p.Info().Manifest().Providers, provider) {
+			provider = p.Info().Manifest().Providers[0]
 		}
 		outs, err := golden.Check(ctx, dir, provider, func() (normalize.Instance, error) {
 			return plugload.NewInstance(ctx, p)

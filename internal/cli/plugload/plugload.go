@@ -17,7 +17,6 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/normalize"
-	"github.com/twasm/twasm/transcript"
 )
 
 // Flags are the plugin flags shared by commands.
@@ -120,9 +119,6 @@ func Resolve(ctx context.Context, rt *host.Runtime, fl Flags, provider string) (
 	return p, nil
 }
 
-// Capture adapts a host plugin to capture.Plugin.
-func Capture(p *host.Plugin) capture.Plugin { return capturePlugin{p: p} }
-
 // SignalGrace is how long plugins may go on normalizing after a signal
 // asked twasm to stop (CaptureUntil): time for an agent's last lines,
 // short enough that twasm ends within a second whatever a plugin does.
@@ -141,30 +137,35 @@ func CaptureUntil(p *host.Plugin, signaled context.Context) capture.Plugin {
 			cancel(fmt.Errorf("plugin calls stopped %v after the signal: %w", SignalGrace, context.Canceled))
 		})
 	})
-	return capturePlugin{p: p, stop: stop}
+	return stopPlugin{Plugin: p, stop: stop}
 }
 
-type capturePlugin struct {
-	p    *host.Plugin
-	stop context.Context // nil: calls stop with their own context only
+// stopPlugin is a host plugin whose instances' calls also stop when stop
+// ends.
+type stopPlugin struct {
+	*host.Plugin
+	stop context.Context
 }
 
-func (c capturePlugin) Identity() transcript.PluginRef {
-	info := c.p.Info()
-	return transcript.PluginRef{Name: info.Name, Version: info.Version, SHA256: info.SHA256}
-}
-
-func (c capturePlugin) NewInstance(ctx context.Context) (normalize.Instance, error) {
-	in, err := NewInstance(ctx, c.p)
-	if err != nil || c.stop == nil {
-		return in, err
+func (c stopPlugin) NewInstance(ctx context.Context) (normalize.Instance, error) {
+	in, err := c.Plugin.NewInstance(ctx)
+	if err != nil {
+		return nil, err
 	}
-	return stopper{in.(closer), c.stop}, nil
+	return stopper{in.(hostInstance), c.stop}, nil
+}
+
+// hostInstance is what a host plugin's instances are: keyed (the stream
+// marks the plugin's declared keys in its tapes) and closed with a
+// context (back to the pool).
+type hostInstance interface {
+	normalize.KeyedInstance
+	Close(ctx context.Context) error
 }
 
 // stopper runs every call of an instance under its own context and stop.
 type stopper struct {
-	closer
+	hostInstance
 	stop context.Context
 }
 
@@ -178,19 +179,19 @@ func (s stopper) with(ctx context.Context) (context.Context, func()) {
 func (s stopper) Begin(ctx context.Context, opts abi.BeginOptions) error {
 	ctx, done := s.with(ctx)
 	defer done()
-	return s.closer.Begin(ctx, opts)
+	return s.hostInstance.Begin(ctx, opts)
 }
 
 func (s stopper) Feed(ctx context.Context, batch []byte) ([]byte, error) {
 	ctx, done := s.with(ctx)
 	defer done()
-	return s.closer.Feed(ctx, batch)
+	return s.hostInstance.Feed(ctx, batch)
 }
 
 func (s stopper) End(ctx context.Context) ([]byte, error) {
 	ctx, done := s.with(ctx)
 	defer done()
-	return s.closer.End(ctx)
+	return s.hostInstance.End(ctx)
 }
 
 // NewInstance returns an instance of p that closes (back to the pool) with
@@ -200,9 +201,9 @@ func NewInstance(ctx context.Context, p *host.Plugin) (normalize.Instance, error
 	if err != nil {
 		return nil, err
 	}
-	return closer{in}, nil
+	return closer{in.(hostInstance)}, nil
 }
 
-type closer struct{ *host.Instance }
+type closer struct{ hostInstance }
 
-func (c closer) Close() error { return c.Instance.Close(context.Background()) }
+func (c closer) Close() error { return c.hostInstance.Close(context.Background()) }

@@ -465,7 +465,7 @@ func (rn *renormalizer) plugin(ctx context.Context, provider string) (capture.Pl
 	if err != nil {
 		return nil, err
 	}
-	p := capture.HostPlugin(hp)
+	var p capture.Plugin = hp
 	rn.plugins[provider] = p
 	return p, nil
 }

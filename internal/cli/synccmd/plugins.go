@@ -40,7 +40,7 @@ func (p *Plugins) Func() archive.PluginFunc {
 		if err != nil {
 			return nil, err
 		}
-		c := capture.HostPlugin(hp)
+		var c capture.Plugin = hp
 		p.cache[provider] = c
 		return c, nil
 	}

@@ -17,7 +17,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/internal/wasm/wasmdata"
 	"github.com/twasm/twasm/internal/wasm/wasminterrupt"
@@ -128,7 +127,7 @@ func ensureBundled(ctx context.Context) error {
 		if err != nil {
 			return err
 		}
-		if c, err := wasmdata.Compact(want, host.DataGap); err == nil {
+		if c, err := wasmdata.Compact(want, wasmdata.Gap); err == nil {
 			want = c
 		}
 		if c, err := wasminterrupt.Instrument(want); err == nil {

@@ -99,7 +99,7 @@ func run(ctx context.Context, dir string) error {
 // modules on every run), and returns the bytes to record. A module both
 // rewriters leave alone (already compacted and instrumented) is kept.
 func compact(path string, b []byte) ([]byte, error) {
-	c, err := wasmdata.Compact(b, host.DataGap)
+	c, err := wasmdata.Compact(b, wasmdata.Gap)
 	if err != nil {
 		c = b
 	}

@@ -11,7 +11,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/bundled"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/internal/wasm/wasmdata"
@@ -60,7 +59,7 @@ func TestRecord(t *testing.T) {
 		if len(onDisk) == len(echo) || r.Size != len(onDisk) {
 			t.Fatalf("module %d bytes, was %d, recorded %d: not compacted or not recorded as compacted", len(onDisk), len(echo), r.Size)
 		}
-		again, err := wasmdata.Compact(onDisk, host.DataGap)
+		again, err := wasmdata.Compact(onDisk, wasmdata.Gap)
 		if err != nil || len(again) != len(onDisk) {
 			t.Fatalf("a second compaction still changes it: %v", err)
 		}

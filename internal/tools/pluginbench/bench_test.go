@@ -134,6 +134,23 @@ var (
 	wasmToolchain wasmbuild.Toolchain
 )
 
+// wasmInstance is a host plugin's instance as the benchmarks use it.
+type wasmInstance interface {
+	normalize.KeyedInstance
+	Close(ctx context.Context) error
+	MemorySize() uint32
+}
+
+// newInstance takes an instance of p; the caller closes it.
+func newInstance(tb testing.TB, p *host.Plugin) wasmInstance {
+	tb.Helper()
+	in, err := p.NewInstance(context.Background())
+	if err != nil {
+		tb.Fatal(err)
+	}
+	return in.(wasmInstance)
+}
+
 // wasmPlugin builds (cached) and loads a plugin as bundled (trusted, no
 // timeout) or external (sandboxed, per-call timeout).
 func wasmPlugin(b testing.TB, name string, sandboxed bool) *host.Plugin {

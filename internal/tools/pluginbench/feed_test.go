@@ -75,10 +75,7 @@ func BenchmarkFeed(b *testing.B) {
 		}
 		b.Run(pl.name+"/native", func(b *testing.B) { feed(b, normalize.NativeInstance(pl.p)) })
 		b.Run(pl.name+"/wasm", func(b *testing.B) {
-			in, err := wasmPlugin(b, pl.name, false).NewInstance(context.Background())
-			if err != nil {
-				b.Fatal(err)
-			}
+			in := newInstance(b, wasmPlugin(b, pl.name, false))
 			defer in.Close(context.Background())
 			feed(b, in)
 		})

@@ -23,10 +23,7 @@ func BenchmarkMemory(b *testing.B) {
 	b.Run("claude/wasm", func(b *testing.B) {
 		p := wasmPlugin(b, "claude", false)
 		ctx := context.Background()
-		in, err := p.NewInstance(ctx)
-		if err != nil {
-			b.Fatal(err)
-		}
+		in := newInstance(b, p)
 		defer in.Close(ctx)
 		b.SetBytes(int64(len(data)))
 		b.ResetTimer()
@@ -103,10 +100,7 @@ func TestPluginMemoryFlat(t *testing.T) {
 			for _, b := range bs {
 				cycle += batchLines(b)
 			}
-			in, err := wasmPlugin(t, pl.name, false).NewInstance(ctx)
-			if err != nil {
-				t.Fatal(err)
-			}
+			in := newInstance(t, wasmPlugin(t, pl.name, false))
 			defer in.Close(ctx)
 			// check runs step until total lines or streams are done.
 			// The warm-up is the first tenth, and at least one whole
