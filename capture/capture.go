@@ -257,14 +257,14 @@ func (a *Agent) feed(ctx context.Context, p []byte) error {
 	return a.stream.Feed(ctx, p)
 }
 
-// ErrRead is wrapped when the reader given to ReadFrom fails (as opposed
-// to the capture or the sink), so a command can report unreadable input.
+// ErrRead is wrapped when the output [Run] reads fails (as opposed to the
+// capture or the sink), so a command can report unreadable input.
 var ErrRead = errors.New("read provider output")
 
-// ReadFrom feeds everything r yields until EOF. It stops when ctx is done
+// readFrom feeds everything r yields until EOF. It stops when ctx is done
 // (returning ctx's error); a failing read returns an error wrapping
 // ErrRead.
-func (a *Agent) ReadFrom(ctx context.Context, r io.Reader) error {
+func (a *Agent) readFrom(ctx context.Context, r io.Reader) error {
 	buf := make([]byte, 256<<10)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -317,9 +317,12 @@ func (a *Agent) FeedStderr(p []byte) error {
 	return err
 }
 
-// Finish ends the stream and the captures, and sets the step's result.
-// exitCode is the agent process's exit code, when there was a process.
-func (a *Agent) Finish(ctx context.Context, exitCode *int) (*transcript.AgentResult, error) {
+// Finish ends the stream and the captures, and sets the step's result,
+// which it returns with the raw lines the plugin said nothing about; the
+// result is nil only when Finish was called before. exitCode is the agent
+// process's exit code, when there was a process. The error is a failure
+// to capture; return [ResultError] of the result from the step function.
+func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 	if a.finished {
 		return nil, errors.New("capture: finished twice")
 	}
@@ -369,20 +372,14 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*transcript.AgentRes
 		res.Status = transcript.StatusIncomplete
 	}
 	errs = append(errs, a.step.SetResult(res))
-	return res, errors.Join(errs...)
+	out := &Result{AgentResult: res}
+	out.Silent, out.SilentLines = a.stream.Silent()
+	return out, errors.Join(errs...)
 }
 
 // closeInstance ends the instance the Agent made: a capture owns its
 // instance's life (a host instance goes back to its plugin's pool).
-func (a *Agent) closeInstance() error {
-	switch c := a.inst.(type) {
-	case interface{ Close(context.Context) error }:
-		return c.Close(context.Background())
-	case interface{ Close() error }:
-		return c.Close()
-	}
-	return nil
-}
+func (a *Agent) closeInstance() error { return normalize.Close(a.inst) }
 
 // sink writes the stream's events into the step, and sub-agent scopes into
 // child runs of the step.

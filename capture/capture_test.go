@@ -109,7 +109,7 @@ func TestCapture(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			ctx := context.Background()
 			store := recorder.NewStore(t.TempDir())
-			var res *transcript.AgentResult
+			var res *Result
 			var runID string
 			opts := Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin)}
 			if tc.masker != nil {

@@ -27,7 +27,7 @@ func TestContinueRawAndReplay(t *testing.T) {
 	part2 := `{"t":"text","v":"two sk-secret"}` + "\n" + `{"t":"end"}` + "\n"
 	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "session"})
 	require.NoError(t, err)
-	var first, second *transcript.AgentResult
+	var first, second *Result
 	require.NoError(t, run.StepAt(ctx, "agent", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 		a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin)})
 		require.NoError(t, err)

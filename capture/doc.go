@@ -14,12 +14,13 @@
 // and calls [Agent.Finish] with the exit code, as `twasm record -- CMD`
 // does. Either way the step function returns [ResultError] of the result
 // (Run does it for you): an agent that ended in error or incomplete fails
-// its step, the same way for every caller.
+// its step ([ErrAgent]), the same way for every caller.
 //
-// The normalizer is a [Plugin]: [HostPlugin] takes a plugin of package
-// host (sandboxed WebAssembly), [NativePlugin] an SDK plugin compiled in.
-// The capture owns the instance it takes from the plugin and ends it when
-// it finishes (a host instance goes back to its plugin's pool).
+// The normalizer is a [Plugin]: a *host.Plugin as it is (sandboxed
+// WebAssembly), or [NativePlugin] of an SDK plugin compiled in. The
+// capture owns the instance it takes from the plugin and closes it when
+// it finishes, or when Start fails after taking it (a host instance goes
+// back to its plugin's pool).
 //
 // A program records an agent's output with this package, through host or
 // with a native normalizer. twasm's public packages are transcript,
@@ -44,7 +45,7 @@
 //   - stderr is kept, never parsed as provider output.
 //   - The step's final status follows spec 6.7 (the process exit code is
 //     passed to the normalizer, see package normalize), and the raw lines
-//     the plugin said nothing about are reported ([Result], [Agent.Silent]).
+//     the plugin said nothing about are reported ([Result]).
 //   - Sub-agents become child runs of the step (lifecycle.Step.SubRun): a
 //     step.call_workflow.* pair with child_run_id in the parent and
 //     parent_run_id on every child line.

@@ -21,14 +21,13 @@ func ExampleStart() {
 		panic(err)
 	}
 	defer os.RemoveAll(dir)
-	f, err := os.Open("../examples/claude/stream-json.jsonl")
+	output, err := os.ReadFile("../examples/claude/stream-json.jsonl")
 	if err != nil {
 		panic(err)
 	}
-	defer f.Close()
 
 	store := recorder.NewStore(dir)
-	var res *transcript.AgentResult
+	var res *capture.Result
 	err = lifecycle.Do(context.Background(), store, lifecycle.RunOptions{Name: "fix"},
 		func(ctx context.Context, run *lifecycle.Step) error {
 			return run.Step(ctx, "claude", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
@@ -36,19 +35,19 @@ func ExampleStart() {
 				if err != nil {
 					return err
 				}
-				if err := a.ReadFrom(ctx, f); err != nil {
+				if err := a.Feed(ctx, output); err != nil { // as the agent writes it
 					return err
 				}
 				exit := 0
 				if res, err = a.Finish(ctx, &exit); err != nil {
 					return err
 				}
-				return capture.ResultError(res)
+				return capture.ResultError(res.AgentResult)
 			})
 		})
 	fmt.Println("error:", err)
-	fmt.Println("status:", res.Status, "provider:", res.Provider, "dangling:", len(res.Dangling))
+	fmt.Println("status:", res.Status, "provider:", res.Provider, "dangling:", len(res.Dangling), "silent:", res.Silent)
 	// Output:
 	// error: <nil>
-	// status: ok provider: claude dangling: 0
+	// status: ok provider: claude dangling: 0 silent: 0
 }

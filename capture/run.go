@@ -24,8 +24,9 @@ type Source struct {
 	ExitCode *int
 }
 
-// Result is what [Run] returns: the step's result, as written into the
-// transcript, and the raw lines the plugin said nothing about.
+// Result is what [Run] and [Agent.Finish] return: the step's result, as
+// written into the transcript, and the raw lines the plugin said nothing
+// about.
 type Result struct {
 	*transcript.AgentResult
 	// Silent counts the raw lines that produced no record and were neither
@@ -44,7 +45,7 @@ type Result struct {
 //
 // The error is a failure to capture (wrapping [ErrRead] when src.Stdout
 // failed, or ctx's error), or, when everything was captured but the agent
-// did not end ok, an [*AgentError]. Return it from the step function: the
+// did not end ok, an error matching [ErrAgent]. Return it from the step function: the
 // step and the run then record the agent's status, the same way for every
 // caller. The result is returned whenever the step got one, errors or
 // not.
@@ -56,17 +57,15 @@ func Run(ctx context.Context, step *lifecycle.Step, src Source, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	feedErr := a.ReadFrom(ctx, src.Stdout)
+	feedErr := a.readFrom(ctx, src.Stdout)
 	if feedErr == nil && src.Stderr != nil {
 		feedErr = a.copyStderr(src.Stderr)
 	}
-	res, err := a.Finish(context.WithoutCancel(ctx), src.ExitCode)
-	out := &Result{AgentResult: res}
-	out.Silent, out.SilentLines = a.Silent()
+	out, err := a.Finish(context.WithoutCancel(ctx), src.ExitCode)
 	if err := errors.Join(feedErr, err); err != nil {
 		return out, err
 	}
-	return out, ResultError(res)
+	return out, ResultError(out.AgentResult)
 }
 
 // copyStderr keeps r as the agent's stderr.
@@ -86,13 +85,4 @@ func (a *Agent) copyStderr(r io.Reader) error {
 			return fmt.Errorf("capture: read stderr: %w", err)
 		}
 	}
-}
-
-// Silent reports, after Finish, the raw lines the plugin said nothing
-// about (see [Result]).
-func (a *Agent) Silent() (n int, first []int) {
-	if !a.finished {
-		return 0, nil
-	}
-	return a.stream.Silent()
 }

@@ -6,33 +6,32 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// AgentError is the error an agent step ends with when its agent ended
-// in error or incomplete: the step failed, and the run records it, but
-// the capture itself worked. Commands that capture (record, import,
-// renormalize) return it from the step function, so that the same bytes
-// give the same step and run status whichever command read them, and
-// tell it from a failure to capture with [errors.As].
-type AgentError struct {
-	Result *transcript.AgentResult
-}
+// ErrAgent is matched (errors.Is) by the error an agent step ends with
+// when its agent ended in error or incomplete: the step failed, and the
+// run records it, but the capture itself worked. Commands that capture
+// (record, import, renormalize) return that error from the step function,
+// so that the same bytes give the same step and run status whichever
+// command read them, and tell it from a failure to capture with
+// errors.Is(err, ErrAgent). Its message is the agent's status and error,
+// e.g. "agent error: rate limited".
+var ErrAgent = errors.New("agent did not end ok")
 
-func (e *AgentError) Error() string {
-	if e.Result.Error != "" {
-		return "agent " + e.Result.Status + ": " + e.Result.Error
+type agentError struct{ res *transcript.AgentResult }
+
+func (e *agentError) Error() string {
+	if e.res.Error != "" {
+		return "agent " + e.res.Status + ": " + e.res.Error
 	}
-	return "agent " + e.Result.Status
+	return "agent " + e.res.Status
 }
 
-// ResultError returns nil when res is ok (or nil), else an *AgentError.
+func (e *agentError) Is(target error) bool { return target == ErrAgent }
+
+// ResultError returns nil when res is ok (or nil), else an error matching
+// [ErrAgent].
 func ResultError(res *transcript.AgentResult) error {
 	if res == nil || res.Status == transcript.StatusOK {
 		return nil
 	}
-	return &AgentError{Result: res}
-}
-
-// IsAgentError reports whether err is (or wraps) an *AgentError.
-func IsAgentError(err error) bool {
-	var e *AgentError
-	return errors.As(err, &e)
+	return &agentError{res: res}
 }

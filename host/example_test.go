@@ -29,7 +29,7 @@ func ExampleRuntime_Load() {
 	if err != nil {
 		log.Fatal(err)
 	}
-	rt, err := host.New(ctx, host.Options{Bundled: []host.Bundled{}, PluginPath: []string{}, NoDiskCache: true})
+	rt, err := host.New(ctx, host.Options{Bundled: []host.Bundled{}, PluginPath: []string{}})
 	if err != nil {
 		log.Fatal(err)
 	}

@@ -443,10 +443,11 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		if feedErr == nil {
 			feedErr = feedDated(ctx, agent, io.NewSectionReader(f, from, end-from), clk)
 		}
-		res, err = agent.Finish(context.WithoutCancel(ctx), nil)
-		if res == nil {
+		fin, err := agent.Finish(context.WithoutCancel(ctx), nil)
+		if fin == nil {
 			return errors.Join(feedErr, err)
 		}
+		res = fin.AgentResult
 		totals = totalsOf(res)
 		subtract(res, prevTotals)
 		if rewrite {
@@ -466,7 +467,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		return capture.ResultError(res)
 	})
 	var endErr error
-	if closeDue && end == size && (stepErr == nil || capture.IsAgentError(stepErr)) || ctx.Err() != nil {
+	if closeDue && end == size && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent)) || ctx.Err() != nil {
 		endErr = run.Finish(context.WithoutCancel(ctx), stepErr)
 		e.Closed = true
 	} else {
@@ -489,7 +490,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	for _, n := range res.Unmapped {
 		out.Unmapped += n
 	}
-	if stepErr != nil && !capture.IsAgentError(stepErr) || endErr != nil {
+	if stepErr != nil && !errors.Is(stepErr, capture.ErrAgent) || endErr != nil {
 		return fail(errors.Join(stepErr, endErr))
 	}
 	if rewrite {

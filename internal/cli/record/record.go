@@ -334,9 +334,10 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		if feedErr == nil || !errors.Is(feedErr, agentproc.ErrStart) {
 			exitCode = &procRes.ExitCode
 		}
-		res, err = agent.Finish(context.WithoutCancel(ctx), exitCode)
-		silent = &capture.Result{AgentResult: res}
-		silent.Silent, silent.SilentLines = agent.Silent()
+		silent, err = agent.Finish(context.WithoutCancel(ctx), exitCode)
+		if silent != nil {
+			res = silent.AgentResult
+		}
 		if err == nil && res != nil {
 			err = s.SetResult(cmdutil.WithInvocation(res, opts.Command, masker))
 		}
@@ -406,7 +407,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		}
 		return outcomeErr
 	}
-	if stepErr != nil && !capture.IsAgentError(stepErr) {
+	if stepErr != nil && !errors.Is(stepErr, capture.ErrAgent) {
 		return stepErr
 	}
 	return outcomeErr
@@ -426,7 +427,7 @@ func recordingFailure(stepErr, endErr error) error {
 		return nil
 	case isWriteFailure(stepErr):
 		return stepErr
-	case capture.IsAgentError(stepErr), errors.As(stepErr, &ie), errors.Is(stepErr, context.Canceled):
+	case errors.Is(stepErr, capture.ErrAgent), errors.As(stepErr, &ie), errors.Is(stepErr, context.Canceled):
 		return nil
 	}
 	return stepErr

@@ -420,7 +420,7 @@ func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin
 	if r != nil {
 		res = r.AgentResult
 	}
-	if err != nil && !capture.IsAgentError(err) {
+	if err != nil && !errors.Is(err, capture.ErrAgent) {
 		return res, err
 	}
 	changed := false
