@@ -12,12 +12,12 @@ import (
 	"github.com/twasm/twasm/internal/linediff"
 )
 
-// Diff returns a readable line diff of want and got, or "" when equal:
+// showDiff returns a readable line diff of want and got, or "" when equal:
 // "-N:" a line only in want, "+N:" a line only in got (cut to maxShown
 // bytes), and "~N/+M:" a changed JSON line followed by the fields that
 // differ, one per line as "path: want → got", so that a change in one
 // field of a 1 KB line shows as that field.
-func Diff(want, got []byte) string {
+func showDiff(want, got []byte) string {
 	if bytes.Equal(want, got) {
 		return ""
 	}

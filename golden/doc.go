@@ -27,12 +27,16 @@
 //     output, by check or by update, unless the case has a <case>.fault
 //     file saying why ([ErrFault]); a .fault file on a case without a fault
 //     is an error, so the allowance cannot outlive the fault.
-//   - [Diff] shows a changed JSON line as the fields that differ
-//     ("path: want → got"), and cuts other lines, so a one-field change in
-//     a 1 KB line reads as that field.
+//   - An [Outcome]'s Diff shows a changed JSON line as the fields that
+//     differ ("path: want → got"), and cuts other lines, so a one-field
+//     change in a 1 KB line reads as that field.
 //
-// The same check runs in the project's tests (natively and through wasm)
-// and in `twasm golden check`, which plugin authors run in their own CI.
+// [Check] runs every case of a directory through a capture.Plugin (a
+// *host.Plugin, sandboxed, or capture.NativePlugin of a plugin compiled
+// in) with [Options] (the provider name, and Update to rewrite the
+// expectations); [Normalize] renders one input. The same check runs in
+// the project's tests (natively and through wasm) and in `twasm golden
+// check`, which plugin authors run in their own CI.
 //
 // Plugin authors check their plugins with this package (golden/goldentest
 // runs it as Go subtests, twasm golden check from the command line).

@@ -12,42 +12,70 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/transcript"
 )
 
-// Suffix ends the name of an expectation file.
-const Suffix = ".golden.jsonl"
+// suffix ends the name of an expectation file.
+const suffix = ".golden.jsonl"
 
-// FaultSuffix ends the name of the file that allows a case's expectation
+// faultSuffix ends the name of the file that allows a case's expectation
 // to pin a plugin fault: <case>.fault, holding why (a case that tests how
 // a fault is reported). Without it a rendering in which lines were lost to
 // a plugin fault is never accepted as expected output.
-const FaultSuffix = ".fault"
+const faultSuffix = ".fault"
 
-// RunID is the run id events carry in a rendering.
-const RunID = "golden"
+// runID is the run id events carry in a rendering.
+const runID = "golden"
 
-// Epoch is the recording time used for events without a provider
+// epoch is the recording time used for events without a provider
 // timestamp.
-var Epoch = time.Unix(0, 0).UTC()
+var epoch = time.Unix(0, 0).UTC()
 
-// Normalize runs inst over raw and renders the result.
-func Normalize(ctx context.Context, inst normalize.Instance, provider string, raw []byte) ([]byte, error) {
+// Options configure a check. The zero Options checks, passing no provider
+// name to the plugin.
+type Options struct {
+	// Provider is the provider name the plugin is started with (as
+	// `twasm record --provider`), e.g. "claude".
+	Provider string
+	// Update rewrites the expectations that differ (or are missing)
+	// instead of reporting them; the diff of the golden files is then
+	// reviewed by hand. A rendering with a plugin fault is refused all
+	// the same (ErrFault).
+	Update bool
+	// BatchLines, when above 0, sends the plugin at most that many lines
+	// a call instead of full batches, as a live agent's output arrives: a
+	// plugin (or the SDK under it) that keeps a value of one call into the
+	// next reads another line's bytes there, and its rendering differs
+	// from the expectation.
+	BatchLines int
+}
+
+// Normalize runs raw through a fresh instance of p, as a capture would,
+// and returns its rendering (the form of a <case>.golden.jsonl file).
+// opts.Update is not used.
+func Normalize(ctx context.Context, p capture.Plugin, raw []byte, opts Options) ([]byte, error) {
+	inst, err := p.NewInstance(ctx)
+	if err != nil {
+		return nil, err
+	}
+	defer normalize.Close(inst)
 	var c normalize.Collector
 	res, err := normalize.Run(ctx, inst, bytes.NewReader(raw), &c, normalize.Options{
-		Provider: provider,
-		Now:      func() time.Time { return Epoch },
+		Provider:   opts.Provider,
+		Now:        func() time.Time { return epoch },
+		BatchLines: opts.BatchLines,
 	})
 	if err != nil {
 		return nil, err
 	}
-	return Render(c.Items, res)
+	return render(c.Items, res)
 }
 
-// Render turns what a Collector received and the step result into the
+// render turns what a Collector received and the step result into the
 // canonical form.
-func Render(items []normalize.Collected, res *transcript.AgentResult) ([]byte, error) {
+func render(items []normalize.Collected, res *transcript.AgentResult) ([]byte, error) {
 	var out bytes.Buffer
 	seq := map[string]uint64{}
 	for _, it := range items {
@@ -56,9 +84,9 @@ func Render(items []normalize.Collected, res *transcript.AgentResult) ([]byte, e
 			ev := *it.Event
 			seq[it.Scope]++
 			ev.Seq = seq[it.Scope]
-			ev.RunID = RunID
+			ev.RunID = runID
 			if it.Scope != "" {
-				ev.RunID = RunID + ":" + it.Scope
+				ev.RunID = runID + ":" + it.Scope
 			}
 			line, err := transcript.MarshalEvent(&ev)
 			if err != nil {
@@ -98,8 +126,8 @@ func writeJSON(out *bytes.Buffer, key string, v any) {
 	out.WriteString("}\n")
 }
 
-// Case is one golden case.
-type Case struct {
+// testCase is one golden case.
+type testCase struct {
 	Name   string // case name (file name without extension)
 	Input  string // path of the raw input
 	Golden string // path of the expectation
@@ -112,18 +140,18 @@ type Case struct {
 // must fail a check rather than pass it with nothing checked.
 var ErrNoCases = errors.New("no golden case")
 
-// Cases lists the cases of dir, sorted by name. Every regular file that is
+// listCases lists the cases of dir, sorted by name. Every regular file that is
 // not an expectation, a .fault file, a README or a dot file is an input.
 // A directory without any case is an error wrapping ErrNoCases that names
 // its subdirectories (the usual mistake is their parent). An expectation
 // or a .fault file without its input is an error too: it would never be
 // checked.
-func Cases(dir string) ([]Case, error) {
+func listCases(dir string) ([]testCase, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("golden cases: %w", err)
 	}
-	var cases []Case
+	var cases []testCase
 	var subdirs []string
 	extra := map[string]string{} // case name -> an expectation or .fault file
 	for _, e := range entries {
@@ -136,15 +164,15 @@ func Cases(dir string) ([]Case, error) {
 			continue
 		case strings.HasPrefix(name, ".") || strings.HasPrefix(strings.ToUpper(name), "README"):
 			continue
-		case strings.HasSuffix(name, Suffix):
-			extra[strings.TrimSuffix(name, Suffix)] = name
+		case strings.HasSuffix(name, suffix):
+			extra[strings.TrimSuffix(name, suffix)] = name
 			continue
-		case strings.HasSuffix(name, FaultSuffix):
-			extra[strings.TrimSuffix(name, FaultSuffix)] = name
+		case strings.HasSuffix(name, faultSuffix):
+			extra[strings.TrimSuffix(name, faultSuffix)] = name
 			continue
 		}
 		base := strings.TrimSuffix(name, filepath.Ext(name))
-		cases = append(cases, Case{Name: base, Input: filepath.Join(dir, name), Golden: filepath.Join(dir, base+Suffix)})
+		cases = append(cases, testCase{Name: base, Input: filepath.Join(dir, name), Golden: filepath.Join(dir, base+suffix)})
 	}
 	sort.Slice(cases, func(i, j int) bool { return cases[i].Name < cases[j].Name })
 	for i := 1; i < len(cases); i++ {
@@ -153,14 +181,14 @@ func Cases(dir string) ([]Case, error) {
 		}
 	}
 	for i := range cases {
-		f := filepath.Join(dir, cases[i].Name+FaultSuffix)
+		f := filepath.Join(dir, cases[i].Name+faultSuffix)
 		if _, err := os.Stat(f); err == nil {
 			cases[i].Fault = f
 		}
 		delete(extra, cases[i].Name)
 	}
 	if len(cases) == 0 {
-		hint := "want <case>.<ext> inputs beside their <case>" + Suffix
+		hint := "want <case>.<ext> inputs beside their <case>" + suffix
 		if len(subdirs) > 0 {
 			sort.Strings(subdirs)
 			hint = "it has subdirectories (" + strings.Join(subdirs, ", ") + "): name one of them"
@@ -180,7 +208,11 @@ func Cases(dir string) ([]Case, error) {
 
 // Outcome is the result of checking one case.
 type Outcome struct {
-	Case
+	// Name is the case's name: its input's file name without extension.
+	Name string
+	// Input and Golden are the paths of its raw input and of its
+	// expectation (<case>.golden.jsonl).
+	Input, Golden string
 	// Diff is empty when the rendering matches.
 	Diff string
 	// Updated is set when the expectation was (re)written.
@@ -193,9 +225,9 @@ type Outcome struct {
 // and the case has no .fault file allowing it, or has one and no fault.
 var ErrFault = errors.New("plugin fault")
 
-// Fault returns what a rendering says about plugin faults: the lines lost
-// and the fault warnings of its result line; "" when there were none.
-func Fault(rendering []byte) string {
+// faultOf returns what a rendering says about plugin faults: the lines
+// lost and the fault warnings of its result line; "" when there were none.
+func faultOf(rendering []byte) string {
 	lines := bytes.Split(bytes.TrimSpace(rendering), []byte("\n"))
 	var last struct {
 		Result *transcript.AgentResult `json:"result"`
@@ -217,11 +249,11 @@ func Fault(rendering []byte) string {
 
 // checkFault refuses a rendering with a plugin fault unless the case
 // allows one, and a .fault file on a case without a fault.
-func checkFault(c Case, rendering []byte) error {
-	fault := Fault(rendering)
+func checkFault(c testCase, rendering []byte) error {
+	fault := faultOf(rendering)
 	switch {
 	case fault != "" && c.Fault == "":
-		return fmt.Errorf("%w: %s; a golden may not pin a fault as expected output unless %s says why", ErrFault, fault, filepath.Base(c.Name+FaultSuffix))
+		return fmt.Errorf("%w: %s; a golden may not pin a fault as expected output unless %s says why", ErrFault, fault, filepath.Base(c.Name+faultSuffix))
 	case fault == "" && c.Fault != "":
 		return fmt.Errorf("%w: %s allows a fault but the case has none: remove it", ErrFault, c.Fault)
 	case c.Fault != "":
@@ -242,36 +274,31 @@ func (o Outcome) OK() bool { return o.Err == nil && (o.Diff == "" || o.Updated) 
 // ErrMissing is wrapped when a case has no expectation file.
 var ErrMissing = errors.New("no golden file (run with update to create it)")
 
-// Check runs every case of dir through a fresh instance from newInstance
-// and compares it with its expectation; with update it rewrites the
-// expectations that differ instead.
-func Check(ctx context.Context, dir, provider string, newInstance func() (normalize.Instance, error), update bool) ([]Outcome, error) {
-	cases, err := Cases(dir)
+// Check runs every case of dir through a fresh instance of p (a
+// *host.Plugin, or capture.NativePlugin of a plugin compiled in) and
+// compares its rendering with the case's expectation; with opts.Update it
+// rewrites the expectations that differ instead. The error is for dir
+// (no case: ErrNoCases); each case's own failure is in its Outcome.
+func Check(ctx context.Context, dir string, p capture.Plugin, opts Options) ([]Outcome, error) {
+	cases, err := listCases(dir)
 	if err != nil {
 		return nil, err
 	}
 	var outs []Outcome
 	for _, c := range cases {
-		o := Outcome{Case: c}
-		o.Diff, o.Updated, o.Err = checkCase(ctx, c, provider, newInstance, update)
+		o := Outcome{Name: c.Name, Input: c.Input, Golden: c.Golden}
+		o.Diff, o.Updated, o.Err = checkCase(ctx, c, p, opts)
 		outs = append(outs, o)
 	}
 	return outs, nil
 }
 
-func checkCase(ctx context.Context, c Case, provider string, newInstance func() (normalize.Instance, error), update bool) (string, bool, error) {
+func checkCase(ctx context.Context, c testCase, p capture.Plugin, opts Options) (string, bool, error) {
 	raw, err := os.ReadFile(c.Input)
 	if err != nil {
 		return "", false, err
 	}
-	inst, err := newInstance()
-	if err != nil {
-		return "", false, err
-	}
-	if closer, ok := inst.(interface{ Close() error }); ok {
-		defer closer.Close()
-	}
-	got, err := Normalize(ctx, inst, provider, raw)
+	got, err := Normalize(ctx, p, raw, opts)
 	if err != nil {
 		return "", false, err
 	}
@@ -288,15 +315,15 @@ func checkCase(ctx context.Context, c Case, provider string, newInstance func() 
 	if err == nil {
 		// An expectation pinning a fault the plugin no longer has is
 		// still a wrong golden: say so beside the diff.
-		if ferr := checkFault(c, want); ferr != nil && !update {
-			return Diff(want, got), false, ferr
+		if ferr := checkFault(c, want); ferr != nil && !opts.Update {
+			return showDiff(want, got), false, ferr
 		}
 	}
-	if update {
+	if opts.Update {
 		return "", true, os.WriteFile(c.Golden, got, 0o644)
 	}
 	if err != nil {
 		return "", false, fmt.Errorf("%s: %w", c.Golden, ErrMissing)
 	}
-	return Diff(want, got), false, nil
+	return showDiff(want, got), false, nil
 }

@@ -14,6 +14,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/transcript"
 )
@@ -48,8 +49,14 @@ func (textPlugin) End(out *sdk.Out) error {
 	return nil
 }
 
-func newInst() (normalize.Instance, error) {
-	return normalize.NativeInstance(sdk.Plugin{Manifest: abi.Manifest{Name: "text"}, New: func(abi.BeginOptions) sdk.Normalizer { return textPlugin{} }}), nil
+var textP = capture.NativePlugin(sdk.Plugin{Manifest: abi.Manifest{Name: "text"}, New: func(abi.BeginOptions) sdk.Normalizer { return textPlugin{} }})
+
+// noInstance is a plugin whose instances cannot be made.
+type noInstance struct{}
+
+func (noInstance) Identity() transcript.PluginRef { return transcript.PluginRef{Name: "none"} }
+func (noInstance) NewInstance(context.Context) (normalize.Instance, error) {
+	return nil, errors.New("no wasm")
 }
 
 func write(t *testing.T, dir, name, content string) {
@@ -58,7 +65,7 @@ func write(t *testing.T, dir, name, content string) {
 }
 
 func TestRender(t *testing.T) {
-	got, err := Normalize(context.Background(), mustInst(t), "prov", []byte(`{"text":"hi"}`+"\nbanner\n"+`{"text":"sub","scope":"s1"}`))
+	got, err := Normalize(context.Background(), textP, []byte(`{"text":"hi"}`+"\nbanner\n"+`{"text":"sub","scope":"s1"}`), Options{Provider: "prov"})
 	require.NoError(t, err)
 	lines := strings.Split(strings.TrimSuffix(string(got), "\n"), "\n")
 	require.Len(t, lines, 6, "the second call c1 is a duplicate")
@@ -79,26 +86,20 @@ func TestRender(t *testing.T) {
 	assert.Equal(t, map[string]int{"other": 1}, res.Result.Unmapped)
 
 	// An event that cannot be written is an error.
-	_, err = Render([]normalize.Collected{{Event: &transcript.Event{Type: "bogus"}}}, nil)
+	_, err = render([]normalize.Collected{{Event: &transcript.Event{Type: "bogus"}}}, nil)
 	assert.Error(t, err)
-	out, err := Render(nil, &transcript.AgentResult{Dangling: []string{}})
+	out, err := render(nil, &transcript.AgentResult{Dangling: []string{}})
 	require.NoError(t, err)
 	assert.NotContains(t, string(out), "dangling")
 }
 
-func mustInst(t *testing.T) normalize.Instance {
-	i, err := newInst()
-	require.NoError(t, err)
-	return i
-}
-
-func TestCases(t *testing.T) {
+func TestListCases(t *testing.T) {
 	dir := t.TempDir()
 	for _, n := range []string{"b.jsonl", "a.txt", "a.golden.jsonl", "README.md", "readme", ".hidden", "c.d.sse"} {
 		write(t, dir, n, "")
 	}
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
-	cases, err := Cases(dir)
+	cases, err := listCases(dir)
 	require.NoError(t, err)
 	var names []string
 	for _, c := range cases {
@@ -109,12 +110,12 @@ func TestCases(t *testing.T) {
 	assert.Equal(t, filepath.Join(dir, "a.golden.jsonl"), cases[0].Golden)
 
 	write(t, dir, "a.jsonl", "")
-	_, err = Cases(dir)
+	_, err = listCases(dir)
 	assert.ErrorContains(t, err, `two inputs named "a"`)
 
-	_, err = Cases(filepath.Join(dir, "missing"))
+	_, err = listCases(filepath.Join(dir, "missing"))
 	assert.Error(t, err)
-	_, err = Check(context.Background(), filepath.Join(dir, "missing"), "p", newInst, false)
+	_, err = Check(context.Background(), filepath.Join(dir, "missing"), textP, Options{Provider: "p"})
 	assert.Error(t, err)
 }
 
@@ -122,21 +123,21 @@ func TestCheck(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	write(t, dir, "one.jsonl", `{"text":"hi"}`+"\n")
-	outs, err := Check(ctx, dir, "p", newInst, false)
+	outs, err := Check(ctx, dir, textP, Options{Provider: "p"})
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
 	assert.ErrorIs(t, outs[0].Err, ErrMissing)
 	assert.False(t, outs[0].OK())
 
-	outs, err = Check(ctx, dir, "p", newInst, true)
+	outs, err = Check(ctx, dir, textP, Options{Provider: "p", Update: true})
 	require.NoError(t, err)
 	assert.True(t, outs[0].Updated)
 	assert.True(t, outs[0].OK())
-	want, err := os.ReadFile(filepath.Join(dir, "one"+Suffix))
+	want, err := os.ReadFile(filepath.Join(dir, "one"+suffix))
 	require.NoError(t, err)
 	assert.Contains(t, string(want), `"text":"hi"`)
 
-	outs, err = Check(ctx, dir, "p", newInst, false)
+	outs, err = Check(ctx, dir, textP, Options{Provider: "p"})
 	require.NoError(t, err)
 	assert.True(t, outs[0].OK())
 	assert.Empty(t, outs[0].Diff)
@@ -144,34 +145,34 @@ func TestCheck(t *testing.T) {
 
 	// A changed input shows a diff, and update rewrites it.
 	write(t, dir, "one.jsonl", `{"text":"bye"}`+"\n")
-	outs, _ = Check(ctx, dir, "p", newInst, false)
+	outs, _ = Check(ctx, dir, textP, Options{Provider: "p"})
 	assert.False(t, outs[0].OK())
 	assert.Contains(t, outs[0].Diff, "~1/+1: event message.assistant seq 1\n")
 	assert.Contains(t, outs[0].Diff, `event.payload.blocks[0].text: "hi" → "bye"`)
-	outs, _ = Check(ctx, dir, "p", newInst, true)
+	outs, _ = Check(ctx, dir, textP, Options{Provider: "p", Update: true})
 	assert.True(t, outs[0].Updated)
 
 	// Only a missing trailing newline differs: still a failure.
-	b, _ := os.ReadFile(filepath.Join(dir, "one"+Suffix))
-	write(t, dir, "one"+Suffix, strings.TrimSuffix(string(b), "\n"))
-	outs, _ = Check(ctx, dir, "p", newInst, false)
+	b, _ := os.ReadFile(filepath.Join(dir, "one"+suffix))
+	write(t, dir, "one"+suffix, strings.TrimSuffix(string(b), "\n"))
+	outs, _ = Check(ctx, dir, textP, Options{Provider: "p"})
 	assert.False(t, outs[0].OK(), "a trailing newline difference is a difference")
 	assert.NotEmpty(t, outs[0].Diff)
 
 	// An instance that cannot be made.
-	outs, _ = Check(ctx, dir, "p", func() (normalize.Instance, error) { return nil, errors.New("no wasm") }, false)
+	outs, _ = Check(ctx, dir, noInstance{}, Options{Provider: "p"})
 	assert.ErrorContains(t, outs[0].Err, "no wasm")
 }
 
 func TestDiff(t *testing.T) {
-	assert.Equal(t, "", Diff([]byte("a\nb\n"), []byte("a\nb\n")))
-	assert.Equal(t, "+2: x\n", Diff([]byte("a\nb\n"), []byte("a\nx\nb\n")))
-	assert.Equal(t, "-2: b\n", Diff([]byte("a\nb\nc\n"), []byte("a\nc\n")))
-	assert.Equal(t, "-2: b\n+2: y\n", Diff([]byte("a\nb\nc\n"), []byte("a\ny\nc\n")))
-	assert.Equal(t, "+1: a\n", Diff(nil, []byte("a\n")))
-	assert.Equal(t, "-1: a\n", Diff([]byte("a\n"), nil))
-	assert.NotEmpty(t, Diff([]byte("a\n"), []byte("a")), "trailing newline")
-	assert.NotEmpty(t, Diff([]byte("a"), []byte("a\n")), "trailing newline")
+	assert.Equal(t, "", showDiff([]byte("a\nb\n"), []byte("a\nb\n")))
+	assert.Equal(t, "+2: x\n", showDiff([]byte("a\nb\n"), []byte("a\nx\nb\n")))
+	assert.Equal(t, "-2: b\n", showDiff([]byte("a\nb\nc\n"), []byte("a\nc\n")))
+	assert.Equal(t, "-2: b\n+2: y\n", showDiff([]byte("a\nb\nc\n"), []byte("a\ny\nc\n")))
+	assert.Equal(t, "+1: a\n", showDiff(nil, []byte("a\n")))
+	assert.Equal(t, "-1: a\n", showDiff([]byte("a\n"), nil))
+	assert.NotEmpty(t, showDiff([]byte("a\n"), []byte("a")), "trailing newline")
+	assert.NotEmpty(t, showDiff([]byte("a"), []byte("a\n")), "trailing newline")
 
 	// Large inputs: first difference only.
 	var a, b strings.Builder
@@ -180,12 +181,12 @@ func TestDiff(t *testing.T) {
 		b.WriteString("same\n")
 	}
 	big := a.String()
-	d := Diff([]byte(big+"x\n"), []byte(big+"y\n"))
+	d := showDiff([]byte(big+"x\n"), []byte(big+"y\n"))
 	assert.Equal(t, "first difference at line 3001:\n-3001: x\n+3001: y\n", d)
-	d = Diff([]byte(big), []byte(big+"extra\n"))
+	d = showDiff([]byte(big), []byte(big+"extra\n"))
 	assert.Contains(t, d, "first difference at line 3001")
 	assert.Contains(t, d, "+3001: extra")
-	assert.NotEmpty(t, Diff([]byte(big), []byte(strings.TrimSuffix(big, "\n"))))
+	assert.NotEmpty(t, showDiff([]byte(big), []byte(strings.TrimSuffix(big, "\n"))))
 }
 
 // TestDiffFields: a changed field of a long JSON line shows as that field
@@ -194,7 +195,7 @@ func TestDiffFields(t *testing.T) {
 	long := strings.Repeat("x", 1000)
 	want := `{"event":{"seq":3,"type":"tool.result","payload":{"output":"` + long + `","exit_code":0,"status":"ok"}}}` + "\n"
 	got := `{"event":{"seq":3,"type":"tool.result","payload":{"output":"` + long + `","exit_code":1,"status":"error","error":"failed"}}}` + "\n"
-	d := Diff([]byte(want), []byte(got))
+	d := showDiff([]byte(want), []byte(got))
 	assert.Equal(t, "~1/+1: event tool.result seq 3\n"+
 		"    event.payload.error: (absent) → \"failed\"\n"+
 		"    event.payload.exit_code: 0 → 1\n"+
@@ -202,11 +203,11 @@ func TestDiffFields(t *testing.T) {
 	assert.NotContains(t, d, long)
 
 	// Lines that are not JSON, or only on one side, are cut.
-	d = Diff([]byte(long+"\n"), []byte("short\n"+long+"y\n"))
+	d = showDiff([]byte(long+"\n"), []byte("short\n"+long+"y\n"))
 	assert.Less(t, len(d), 500)
 	assert.Contains(t, d, "(1000 bytes)")
 	assert.Contains(t, d, "(1001 bytes)")
-	d = Diff([]byte(`{"a":[1,2]}`+"\n"), []byte(`{"a":[1]}`+"\n"))
+	d = showDiff([]byte(`{"a":[1,2]}`+"\n"), []byte(`{"a":[1]}`+"\n"))
 	assert.Equal(t, "~1/+1: a\n    a[1]: 2 → (absent)\n", d)
 }
 
@@ -220,15 +221,15 @@ func TestNoCases(t *testing.T) {
 		t.TempDir(): "want <case>.<ext> inputs",
 		parent:      "subdirectories (claude)",
 	} {
-		_, err := Check(ctx, dir, "p", newInst, false)
+		_, err := Check(ctx, dir, textP, Options{Provider: "p"})
 		assert.ErrorIs(t, err, ErrNoCases)
 		assert.ErrorContains(t, err, want)
 	}
 	orphan := t.TempDir()
 	write(t, orphan, "a.jsonl", "")
-	write(t, orphan, "gone"+Suffix, "")
-	_, err := Cases(orphan)
-	assert.ErrorContains(t, err, "gone"+Suffix+" in ")
+	write(t, orphan, "gone"+suffix, "")
+	_, err := listCases(orphan)
+	assert.ErrorContains(t, err, "gone"+suffix+" in ")
 }
 
 // TestFault: an expectation may pin a plugin fault only when the case's
@@ -237,32 +238,32 @@ func TestFault(t *testing.T) {
 	ctx := context.Background()
 	dir := t.TempDir()
 	write(t, dir, "f.jsonl", `{"text":"hi"}`+"\n"+`{"boom":1}`+"\n")
-	outs, err := Check(ctx, dir, "p", newInst, true)
+	outs, err := Check(ctx, dir, textP, Options{Provider: "p", Update: true})
 	require.NoError(t, err)
 	assert.ErrorIs(t, outs[0].Err, ErrFault)
 	assert.ErrorContains(t, outs[0].Err, "f.fault")
-	_, err = os.Stat(filepath.Join(dir, "f"+Suffix))
+	_, err = os.Stat(filepath.Join(dir, "f"+suffix))
 	assert.ErrorIs(t, err, os.ErrNotExist, "update wrote a golden pinning a fault")
 
-	write(t, dir, "f"+FaultSuffix, "  \n")
-	outs, _ = Check(ctx, dir, "p", newInst, true)
+	write(t, dir, "f"+faultSuffix, "  \n")
+	outs, _ = Check(ctx, dir, textP, Options{Provider: "p", Update: true})
 	assert.ErrorContains(t, outs[0].Err, "is empty")
 
-	write(t, dir, "f"+FaultSuffix, "tests how a fault is reported\n")
-	outs, _ = Check(ctx, dir, "p", newInst, true)
+	write(t, dir, "f"+faultSuffix, "tests how a fault is reported\n")
+	outs, _ = Check(ctx, dir, textP, Options{Provider: "p", Update: true})
 	require.NoError(t, outs[0].Err)
-	outs, _ = Check(ctx, dir, "p", newInst, false)
+	outs, _ = Check(ctx, dir, textP, Options{Provider: "p"})
 	assert.True(t, outs[0].OK())
-	b, _ := os.ReadFile(filepath.Join(dir, "f"+Suffix))
-	assert.Contains(t, Fault(b), "2 line(s) lost to a plugin fault")
+	b, _ := os.ReadFile(filepath.Join(dir, "f"+suffix))
+	assert.Contains(t, faultOf(b), "2 line(s) lost to a plugin fault")
 
 	// The fault is gone: the .fault file must go too, and a golden that
 	// still pins the fault is reported.
 	write(t, dir, "f.jsonl", `{"text":"hi"}`+"\n")
-	outs, _ = Check(ctx, dir, "p", newInst, false)
+	outs, _ = Check(ctx, dir, textP, Options{Provider: "p"})
 	assert.ErrorContains(t, outs[0].Err, "allows a fault but the case has none")
-	require.NoError(t, os.Remove(filepath.Join(dir, "f"+FaultSuffix)))
-	outs, _ = Check(ctx, dir, "p", newInst, false)
+	require.NoError(t, os.Remove(filepath.Join(dir, "f"+faultSuffix)))
+	outs, _ = Check(ctx, dir, textP, Options{Provider: "p"})
 	assert.ErrorIs(t, outs[0].Err, ErrFault)
 	assert.NotEmpty(t, outs[0].Diff)
 }

@@ -4,15 +4,16 @@ import (
 	"context"
 	"testing"
 
+	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/golden"
-	"github.com/twasm/twasm/internal/normalize"
 )
 
-// Test runs Check as subtests of t: one per case, failing with the diff.
-// Plugin tests declare their own -update flag and pass it in.
-func Test(t *testing.T, dir, provider string, newInstance func() (normalize.Instance, error), update bool) {
+// Test runs golden.Check of dir as subtests of t: one per case, failing
+// with the diff. A plugin's test declares its own -update flag and passes
+// it in opts.Update.
+func Test(t *testing.T, dir string, p capture.Plugin, opts golden.Options) {
 	t.Helper()
-	outs, err := golden.Check(context.Background(), dir, provider, newInstance, update)
+	outs, err := golden.Check(context.Background(), dir, p, opts)
 	if err != nil {
 		t.Fatal(err)
 	}

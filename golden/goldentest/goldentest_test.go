@@ -7,7 +7,8 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/golden"
 )
 
 type unmapAll struct{}
@@ -15,9 +16,7 @@ type unmapAll struct{}
 func (unmapAll) Line(_ *sdk.Line, out *sdk.Out) error { out.Unmapped(sdk.S("x")); return nil }
 func (unmapAll) End(*sdk.Out) error                   { return nil }
 
-func newInst() (normalize.Instance, error) {
-	return normalize.NativeInstance(sdk.Plugin{Manifest: abi.Manifest{Name: "u"}, New: func(abi.BeginOptions) sdk.Normalizer { return unmapAll{} }}), nil
-}
+var unmapAllPlugin = capture.NativePlugin(sdk.Plugin{Manifest: abi.Manifest{Name: "u"}, New: func(abi.BeginOptions) sdk.Normalizer { return unmapAll{} }})
 
 func TestGoldenSubtests(t *testing.T) {
 	dir := t.TempDir()
@@ -27,11 +26,11 @@ func TestGoldenSubtests(t *testing.T) {
 		}
 	}
 	// First run writes the expectations, the second checks them.
-	Test(t, dir, "p", newInst, true)
+	Test(t, dir, unmapAllPlugin, golden.Options{Provider: "p", Update: true})
 	for _, n := range []string{"a", "b"} {
 		if _, err := os.Stat(filepath.Join(dir, n+".golden.jsonl")); err != nil {
 			t.Fatalf("expectation %s not written: %v", n, err)
 		}
 	}
-	Test(t, dir, "p", newInst, false)
+	Test(t, dir, unmapAllPlugin, golden.Options{Provider: "p"})
 }

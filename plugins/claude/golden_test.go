@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/golden/goldentest"
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/claude"
 )
@@ -16,11 +17,9 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/claude/*.golden
 // goldenDir is shared with the wasm golden run, hence at the repo root.
 var goldenDir = filepath.Join("..", "..", "testdata", "golden", "claude")
 
-func newNative() (normalize.Instance, error) { return normalize.NativeInstance(claude.Plugin), nil }
-
 // TestGolden runs every golden case natively; -update rewrites them.
 func TestGolden(t *testing.T) {
-	goldentest.Test(t, goldenDir, "claude", newNative, *update)
+	goldentest.Test(t, goldenDir, capture.NativePlugin(claude.Plugin), golden.Options{Provider: "claude", Update: *update})
 }
 
 // TestGoldenBatching runs the golden cases one line a call and in batches

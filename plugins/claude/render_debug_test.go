@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/golden"
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/claude"
 )
 
@@ -19,7 +19,7 @@ func TestDebugRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := golden.Normalize(context.Background(), normalize.NativeInstance(claude.Plugin), "claude", raw)
+	got, err := golden.Normalize(context.Background(), capture.NativePlugin(claude.Plugin), raw, golden.Options{Provider: "claude"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/golden/goldentest"
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/codex"
 )
@@ -20,9 +21,7 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "codex")
 // TestGolden runs every golden case natively; `go test ./plugins/codex
 // -update` regenerates the expectations, whose diff is then reviewed.
 func TestGolden(t *testing.T) {
-	goldentest.Test(t, goldenDir, "codex", func() (normalize.Instance, error) {
-		return normalize.NativeInstance(codex.Plugin), nil
-	}, *update)
+	goldentest.Test(t, goldenDir, capture.NativePlugin(codex.Plugin), golden.Options{Provider: "codex", Update: *update})
 }
 
 // TestGoldenBatching runs the golden cases one line a call and in batches

@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/golden/goldentest"
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/copilot"
 )
@@ -17,11 +18,9 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/copilot/*.golde
 // check) reads the same cases.
 var goldenDir = filepath.Join("..", "..", "testdata", "golden", "copilot")
 
-func newNative() (normalize.Instance, error) { return normalize.NativeInstance(copilot.Plugin), nil }
-
 // TestGolden runs every golden case natively; -update rewrites them.
 func TestGolden(t *testing.T) {
-	goldentest.Test(t, goldenDir, "copilot", newNative, *update)
+	goldentest.Test(t, goldenDir, capture.NativePlugin(copilot.Plugin), golden.Options{Provider: "copilot", Update: *update})
 }
 
 // TestGoldenBatching runs the golden cases one line a call and in batches

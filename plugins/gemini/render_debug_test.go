@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/golden"
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/gemini"
 )
 
@@ -21,7 +21,7 @@ func TestDebugRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := golden.Normalize(context.Background(), normalize.NativeInstance(gemini.Plugin), "gemini", raw)
+	got, err := golden.Normalize(context.Background(), capture.NativePlugin(gemini.Plugin), raw, golden.Options{Provider: "gemini"})
 	if err != nil {
 		t.Fatal(err)
 	}

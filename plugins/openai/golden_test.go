@@ -5,8 +5,9 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/golden/goldentest"
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/openai"
 )
@@ -20,9 +21,7 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "openai")
 // TestGolden runs every golden case natively; -update rewrites the
 // expectations, whose diff is then reviewed line by line.
 func TestGolden(t *testing.T) {
-	goldentest.Test(t, goldenDir, "openai", func() (normalize.Instance, error) {
-		return normalize.NativeInstance(openai.Plugin), nil
-	}, *update)
+	goldentest.Test(t, goldenDir, capture.NativePlugin(openai.Plugin), golden.Options{Provider: "openai", Update: *update})
 }
 
 // TestGoldenBatching runs the golden cases one line a call and in batches

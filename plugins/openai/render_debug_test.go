@@ -5,8 +5,8 @@ import (
 	"os"
 	"testing"
 
+	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/golden"
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/plugins/openai"
 )
 
@@ -21,7 +21,7 @@ func TestDebugRender(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	got, err := golden.Normalize(context.Background(), normalize.NativeInstance(openai.Plugin), "openai", raw)
+	got, err := golden.Normalize(context.Background(), capture.NativePlugin(openai.Plugin), raw, golden.Options{Provider: "openai"})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -12,7 +12,6 @@ import (
 	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
-	"github.com/twasm/twasm/internal/normalize"
 )
 
 // Options are the flags and arguments.
@@ -112,9 +111,7 @@ func Run(ctx context.Context, opts *Options) error {
 		if provider == "" || !slices.Contains(p.Info().Manifest().Providers, provider) {
 			provider = p.Info().Manifest().Providers[0]
 		}
-		outs, err := golden.Check(ctx, dir, provider, func() (normalize.Instance, error) {
-			return plugload.NewInstance(ctx, p)
-		}, opts.Update)
+		outs, err := golden.Check(ctx, dir, p, golden.Options{Provider: provider, Update: opts.Update})
 		if err != nil {
 			return &cmdutil.InputError{Path: dir, Err: err}
 		}

@@ -193,17 +193,3 @@ func (s stopper) End(ctx context.Context) ([]byte, error) {
 	defer done()
 	return s.hostInstance.End(ctx)
 }
-
-// NewInstance returns an instance of p that closes (back to the pool) with
-// a plain Close().
-func NewInstance(ctx context.Context, p *host.Plugin) (normalize.Instance, error) {
-	in, err := p.NewInstance(ctx)
-	if err != nil {
-		return nil, err
-	}
-	return closer{in.(hostInstance)}, nil
-}
-
-type closer struct{ hostInstance }
-
-func (c closer) Close() error { return c.hostInstance.Close(context.Background()) }

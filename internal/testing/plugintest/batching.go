@@ -1,16 +1,13 @@
 package plugintest
 
 import (
-	"bytes"
 	"context"
-	"os"
 	"strconv"
 	"testing"
-	"time"
 
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/golden"
-	"github.com/twasm/twasm/internal/normalize"
 )
 
 // CheckGoldenBatching runs every golden case of dir natively with p as a
@@ -22,36 +19,18 @@ import (
 // line) reads another line's bytes there and shows here.
 func CheckGoldenBatching(t *testing.T, dir, provider string, p sdk.Plugin) {
 	t.Helper()
-	cases, err := golden.Cases(dir)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, c := range cases {
-		want, err := os.ReadFile(c.Golden)
+	for _, lines := range []int{1, 3} {
+		outs, err := golden.Check(context.Background(), dir, capture.NativePlugin(p), golden.Options{Provider: provider, BatchLines: lines})
 		if err != nil {
 			t.Fatal(err)
 		}
-		raw, err := os.ReadFile(c.Input)
-		if err != nil {
-			t.Fatal(err)
-		}
-		for _, lines := range []int{1, 3} {
-			t.Run(c.Name+"/batch"+strconv.Itoa(lines), func(t *testing.T) {
-				var col normalize.Collector
-				res, err := normalize.Run(context.Background(), normalize.NativeInstance(p), bytes.NewReader(raw), &col, normalize.Options{
-					Provider:   provider,
-					Now:        func() time.Time { return golden.Epoch },
-					BatchLines: lines,
-				})
-				if err != nil {
-					t.Fatal(err)
-				}
-				got, err := golden.Render(col.Items, res)
-				if err != nil {
-					t.Fatal(err)
-				}
-				if !bytes.Equal(want, got) {
-					t.Errorf("%d lines a call differ from %s:\n%s", lines, c.Golden, golden.Diff(want, got))
+		for _, o := range outs {
+			t.Run(o.Name+"/batch"+strconv.Itoa(lines), func(t *testing.T) {
+				switch {
+				case o.Err != nil:
+					t.Fatal(o.Err)
+				case o.Diff != "":
+					t.Errorf("%d lines a call differ from %s:\n%s", lines, o.Golden, o.Diff)
 				}
 			})
 		}
