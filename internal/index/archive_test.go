@@ -124,7 +124,7 @@ func recordSeed(ctx context.Context, testdata, root string) ([]string, error) {
 			})
 		})
 		f.Close()
-		if err != nil && !capture.IsAgentError(err) {
+		if err != nil && !errors.Is(err, capture.ErrAgent) {
 			return nil, fmt.Errorf("record %s: %w", in.path, err)
 		}
 	}
