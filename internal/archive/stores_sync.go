@@ -3,6 +3,9 @@ package archive
 import (
 	"context"
 	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
 	"time"
 )
 
@@ -56,6 +59,14 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 // agents deleted from stores that are still there.
 func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.Time, progress func(done, total int, o *Outcome)) Report {
 	stores, sessions := Scan(locs, since)
+	for i := range stores {
+		if !stores[i].Found {
+			if n := a.archivedFrom(stores[i].Dir); n > 0 {
+				stores[i].Problems = append(stores[i].Problems, fmt.Sprintf(
+					"the store %s is gone; the %d session(s) archived from it keep their runs as they are (an open run is not ended: the store may come back)", stores[i].Dir, n))
+			}
+		}
+	}
 	rep := Report{Stores: stores, Counts: map[string]int{}}
 	present := map[string]bool{}
 	for _, s := range sessions {
@@ -94,4 +105,15 @@ func (r *Report) add(o Outcome) {
 	if o.Action != ActionFailed {
 		r.Bytes += o.Bytes
 	}
+}
+
+// archivedFrom counts the sessions archived from files under dir.
+func (a *Archiver) archivedFrom(dir string) int {
+	n := 0
+	for _, e := range a.ledger.Entries() {
+		if strings.HasPrefix(e.Path, dir+string(filepath.Separator)) {
+			n++
+		}
+	}
+	return n
 }

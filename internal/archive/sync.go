@@ -501,6 +501,14 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 			out.Reason += "; only new messages (what the run holds is unchanged)"
 		}
 	}
+	if out.Unmapped > 0 {
+		kinds := make([]string, 0, len(res.Unmapped))
+		for k, n := range res.Unmapped {
+			kinds = append(kinds, fmt.Sprintf("%s %d", k, n))
+		}
+		slices.Sort(kinds)
+		out.Reason = strings.TrimPrefix(out.Reason+"; ", "; ") + fmt.Sprintf("%d line(s) the plugin could not map, kept in the raw capture (%s)", out.Unmapped, strings.Join(kinds, ", "))
+	}
 	if res.FailedLines > 0 {
 		out.Reason = strings.TrimPrefix(out.Reason+"; ", "; ") + fmt.Sprintf("%d line(s) lost to a plugin fault", res.FailedLines)
 	}
