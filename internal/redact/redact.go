@@ -28,20 +28,24 @@ type rule struct {
 // a key often follows an escaped newline).
 const boundary = `(^|[^A-Za-z0-9_]|\\[nrtbf"/])`
 
-var rules = []rule{
-	{kind: "private_key", re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
-	// A block cut off before its END line (a truncated output) still
-	// holds key material: mask what follows the header.
-	{kind: "private_key", re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[A-Za-z0-9+/=\s]|\\[nr])*`)},
-	{kind: "anthropic_api_key", re: regexp.MustCompile(boundary + `(sk-ant-[A-Za-z0-9_\-]{20,})`), group: 2},
-	{kind: "openai_api_key", re: regexp.MustCompile(boundary + `(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,})`), group: 2},
-	{kind: "github_pat", re: regexp.MustCompile(boundary + `(github_pat_[A-Za-z0-9_]{22,255})`), group: 2},
-	{kind: "github_token", re: regexp.MustCompile(boundary + `(gh[pousr]_[A-Za-z0-9]{36,255})`), group: 2},
-	{kind: "aws_access_key_id", re: regexp.MustCompile(boundary + `((?:AKIA|ASIA)[0-9A-Z]{16})\b`), group: 2},
-	{kind: "google_api_key", re: regexp.MustCompile(boundary + `(AIza[0-9A-Za-z_\-]{30,})`), group: 2},
-	{kind: "slack_token", re: regexp.MustCompile(boundary + `(xox[abposr]-[0-9A-Za-z\-]{10,})`), group: 2},
-	{kind: "bearer_token", re: regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)`), group: 2, plausible: tokenLike},
-}
+// rules are compiled on first use, not at start-up: compiling them took
+// about a millisecond of every twasm command, most of which never mask.
+var rules = sync.OnceValue(func() []rule {
+	return []rule{
+		{kind: "private_key", re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----[\s\S]*?-----END (?:[A-Z0-9]+ )*PRIVATE KEY-----`)},
+		// A block cut off before its END line (a truncated output) still
+		// holds key material: mask what follows the header.
+		{kind: "private_key", re: regexp.MustCompile(`-----BEGIN (?:[A-Z0-9]+ )*PRIVATE KEY-----(?:[A-Za-z0-9+/=\s]|\\[nr])*`)},
+		{kind: "anthropic_api_key", re: regexp.MustCompile(boundary + `(sk-ant-[A-Za-z0-9_\-]{20,})`), group: 2},
+		{kind: "openai_api_key", re: regexp.MustCompile(boundary + `(sk-(?:proj-|svcacct-|admin-)?[A-Za-z0-9_\-]{20,})`), group: 2},
+		{kind: "github_pat", re: regexp.MustCompile(boundary + `(github_pat_[A-Za-z0-9_]{22,255})`), group: 2},
+		{kind: "github_token", re: regexp.MustCompile(boundary + `(gh[pousr]_[A-Za-z0-9]{36,255})`), group: 2},
+		{kind: "aws_access_key_id", re: regexp.MustCompile(boundary + `((?:AKIA|ASIA)[0-9A-Z]{16})\b`), group: 2},
+		{kind: "google_api_key", re: regexp.MustCompile(boundary + `(AIza[0-9A-Za-z_\-]{30,})`), group: 2},
+		{kind: "slack_token", re: regexp.MustCompile(boundary + `(xox[abposr]-[0-9A-Za-z\-]{10,})`), group: 2},
+		{kind: "bearer_token", re: regexp.MustCompile(`(?i)(\bbearer\s+)([A-Za-z0-9\-._~+/]{8,}=*)`), group: 2, plausible: tokenLike},
+	}
+})
 
 // tokenLike reports whether a bearer credential looks generated: it has a
 // digit or a token punctuation character, which words do not.
@@ -83,7 +87,7 @@ func (r *Redactor) add(kind string, n int) {
 // when there is nothing to mask (the common case costs no copy).
 func (r *Redactor) MaskBytes(b []byte) []byte {
 	out := b
-	for _, ru := range rules {
+	for _, ru := range rules() {
 		if !ru.re.Match(out) {
 			continue
 		}
@@ -140,7 +144,7 @@ func (r *Redactor) maskJSON(raw json.RawMessage) json.RawMessage {
 
 // dry reports whether any rule matches the text (without counting).
 func (r *Redactor) dry(b []byte) bool {
-	for _, ru := range rules {
+	for _, ru := range rules() {
 		if ru.re.Match(b) {
 			return true
 		}
