@@ -361,7 +361,7 @@ func (v Value) IsNull() bool { return v.Kind() == KindNull }
 
 // unescape decodes JSON string contents as any JSON parser does: every
 // \uXXXX escape is the code point it names, a lone surrogate kept as its
-// WTF-8 bytes. It mirrors transcript.AppendUnquotedJSON without importing
+// WTF-8 bytes. It mirrors internal/jsonstr.AppendUnquotedJSON without importing
 // it, to keep plugin builds small. A provider's lone \udc80-\udcff is a
 // code point here, never the raw byte that twasm's transcript encoding
 // means by the same escape, so the two stay apart in the transcript.

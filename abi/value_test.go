@@ -10,7 +10,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
-	"github.com/twasm/twasm/transcript"
+	"github.com/twasm/twasm/internal/jsonstr"
 )
 
 func doc(t testing.TB, s string) *Doc {
@@ -187,7 +187,7 @@ func TestValueNumbers(t *testing.T) {
 }
 
 // TestUnescapeMatchesTranscript checks that Unescape decodes exactly as
-// the host decodes a provider's strings (transcript.AppendUnquotedJSON),
+// the host decodes a provider's strings (jsonstr.AppendUnquotedJSON),
 // including its treatment of surrogates, so spans resolved in a plugin and
 // in the host agree.
 func TestUnescapeMatchesTranscript(t *testing.T) {
@@ -199,7 +199,7 @@ func TestUnescapeMatchesTranscript(t *testing.T) {
 	}
 	for _, c := range cases {
 		got, ok := Unescape(nil, []byte(c))
-		want, err := transcript.AppendUnquotedJSON(nil, []byte(`"`+c+`"`))
+		want, err := jsonstr.AppendUnquotedJSON(nil, []byte(`"`+c+`"`))
 		assert.Equal(t, err == nil, ok, "%q", c)
 		if ok {
 			assert.Equal(t, want, got, "%q", c)
@@ -217,8 +217,8 @@ func TestUnescapeMatchesTranscript(t *testing.T) {
 	got, ok := Unescape(nil, []byte(`a\udcff\udc80`))
 	require.True(t, ok)
 	assert.Equal(t, []byte{'a', 0xed, 0xb3, 0xbf, 0xed, 0xb2, 0x80}, got)
-	assert.Equal(t, `"a\udced\udcb3\udcbf\udced\udcb2\udc80"`, string(transcript.AppendQuoted(nil, string(got))))
-	assert.Equal(t, `"a\udcff\udc80"`, string(transcript.AppendQuoted(nil, "a\xff\x80")))
+	assert.Equal(t, `"a\udced\udcb3\udcbf\udced\udcb2\udc80"`, string(jsonstr.AppendQuoted(nil, string(got))))
+	assert.Equal(t, `"a\udcff\udc80"`, string(jsonstr.AppendQuoted(nil, "a\xff\x80")))
 	// A valid pair is one rune.
 	got, _ = Unescape(nil, []byte(`\ud83d\ude00`))
 	assert.Equal(t, "😀", string(got))
@@ -235,7 +235,7 @@ func FuzzUnescape(f *testing.F) {
 	f.Fuzz(func(t *testing.T, s []byte) {
 		got, ok := Unescape(nil, s)
 		q := append(append([]byte{'"'}, s...), '"')
-		want, err := transcript.AppendUnquotedJSON(nil, q)
+		want, err := jsonstr.AppendUnquotedJSON(nil, q)
 		if ok != (err == nil) {
 			t.Fatalf("%q: ok %v, transcript err %v", s, ok, err)
 		}

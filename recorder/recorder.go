@@ -21,6 +21,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/twasm/twasm/internal/fanout"
+	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/internal/oneopt"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/transcript"
@@ -414,7 +415,7 @@ func (r *Recorder) writeSidecar(side string, rep tornRepair) error {
 		}
 	}
 	hdr := []byte(`{"run_id":`)
-	hdr = transcript.AppendQuoted(hdr, r.runID)
+	hdr = jsonstr.AppendQuoted(hdr, r.runID)
 	hdr = append(hdr, `,"offset":`...)
 	hdr = strconv.AppendInt(hdr, rep.Offset, 10)
 	hdr = append(hdr, `,"bytes":`...)
@@ -422,7 +423,7 @@ func (r *Recorder) writeSidecar(side string, rep tornRepair) error {
 	hdr = append(hdr, `,"line":`...)
 	hdr = strconv.AppendInt(hdr, int64(rep.Line), 10)
 	hdr = append(hdr, `,"reason":`...)
-	hdr = transcript.AppendQuoted(hdr, rep.Reason)
+	hdr = jsonstr.AppendQuoted(hdr, rep.Reason)
 	hdr = append(hdr, `,"repaired_at":"`...)
 	hdr = r.opts.now().UTC().AppendFormat(hdr, transcript.TimeLayout)
 	hdr = append(hdr, `","data_base64":"`...)

@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 	"unicode/utf8"
+
+	"github.com/twasm/twasm/internal/jsonstr"
 )
 
 // fullEvents sets every field of every payload family.
@@ -57,7 +59,7 @@ func TestEncodeDecodeRoundTrip(t *testing.T) {
 			if !json.Valid(b) || bytes.IndexByte(b, '\n') >= 0 {
 				t.Fatalf("line not one valid JSON object: %s", b)
 			}
-			must(t, e.Validate())
+			must(t, e.validate())
 			d, err := DecodeEvent(b)
 			must(t, err)
 			b2, err := MarshalEvent(d)
@@ -123,7 +125,7 @@ func TestHostileBytesRoundTrip(t *testing.T) {
 		e := mk(1, runA, MessageAssistant, "s", 0)
 		e.Message().Blocks = []Block{TextBlock(s)}
 		e.Message().Model = s
-		e.Extra = map[string]json.RawMessage{"x": json.RawMessage(AppendQuoted(nil, s))}
+		e.Extra = map[string]json.RawMessage{"x": json.RawMessage(jsonstr.AppendQuoted(nil, s))}
 		line := jsonl(t, e)
 		body := line[:len(line)-1]
 		if !json.Valid(body) || !utf8.Valid(line) || bytes.IndexByte(body, '\n') >= 0 || bytes.IndexByte(body, 0x1b) >= 0 {
@@ -136,7 +138,7 @@ func TestHostileBytesRoundTrip(t *testing.T) {
 		}
 		eq(t, evs[0].Message().Blocks[0].Text, s, "text")
 		eq(t, evs[0].Message().Model, s, "model")
-		x, err := Unquote(evs[0].Extra["x"])
+		x, err := jsonstr.Unquote(evs[0].Extra["x"])
 		must(t, err)
 		eq(t, x, s, "extra")
 	}
@@ -200,7 +202,7 @@ func TestEncodeRejects(t *testing.T) {
 			out, err := AppendEvent(dst, e)
 			isErr(t, err, ErrInvalidEvent)
 			bytesEq(t, out, []byte("prefix"), "dst after a rejected event")
-			isErr(t, e.Validate(), ErrInvalidEvent)
+			isErr(t, e.validate(), ErrInvalidEvent)
 		})
 	}
 }
@@ -222,7 +224,7 @@ func TestEncodeDefaults(t *testing.T) {
 	eq(t, string(b), `{"seq":3,"run_id":"r","type":"message.assistant","path":"","iteration":0,"timestamp":"1970-01-01T00:00:00.000Z","payload":{"role":"assistant","blocks":[`+
 		`{"type":"tool_result","fidelity":"router","tool_id":"","tool_content":""},{"type":"command","fidelity":"router","command":""},`+
 		`{"type":"stream","fidelity":"router","chunk":""},{"type":"thinking","fidelity":"router","thinking":""}]}}`, "required block fields")
-	eq(t, string(AppendUsage(nil, nil)), "{}", "nil usage")
+	eq(t, string(appendUsage(nil, nil)), "{}", "nil usage")
 }
 
 func TestDecodeMalformed(t *testing.T) {
@@ -374,9 +376,9 @@ func TestUnquote(t *testing.T) {
 		{in: `"end\`, bad: true},
 	}
 	for _, tc := range tests {
-		got, err := Unquote([]byte(tc.in))
+		got, err := jsonstr.Unquote([]byte(tc.in))
 		if tc.bad {
-			isErr(t, err, ErrBadJSON)
+			isErr(t, err, jsonstr.ErrBadJSON)
 			continue
 		}
 		must(t, err)
@@ -411,12 +413,12 @@ func TestAppendCompactJSON(t *testing.T) {
 		{in: `nulL`, bad: true},
 		{in: `1 2`, bad: true},
 		{in: `@`, bad: true},
-		{in: strings.Repeat("[", maxDepth+2), bad: true},
+		{in: strings.Repeat("[", jsonstr.MaxDepth+2), bad: true},
 	}
 	for _, tc := range tests {
-		got, err := AppendCompactJSON([]byte("p"), []byte(tc.in))
+		got, err := jsonstr.AppendCompactJSON([]byte("p"), []byte(tc.in))
 		if tc.bad {
-			isErr(t, err, ErrBadJSON)
+			isErr(t, err, jsonstr.ErrBadJSON)
 			bytesEq(t, got, []byte("p"), "dst on error")
 			continue
 		}
@@ -426,11 +428,11 @@ func TestAppendCompactJSON(t *testing.T) {
 			t.Fatalf("%q: output %q is not valid JSON", tc.in, got)
 		}
 	}
-	eq(t, StringEnd([]byte(`"a\"b" x`), 0), 6, "StringEnd")
+	eq(t, jsonstr.StringEnd([]byte(`"a\"b" x`), 0), 6, "StringEnd")
 
 	// A repeated key keeps the last member, as JSON parsers do: strict
 	// parsers refuse the line otherwise.
-	got, err := AppendCompactJSON(nil, []byte(`{"a":1,"b":2,"a":{"c":1,"c":2}}`))
+	got, err := jsonstr.AppendCompactJSON(nil, []byte(`{"a":1,"b":2,"a":{"c":1,"c":2}}`))
 	must(t, err)
 	eq(t, string(got), `{"b":2,"a":{"c":2}}`, "duplicate keys")
 }
@@ -450,19 +452,19 @@ func TestAppendCompactInput(t *testing.T) {
 		{`{}`, `{}`, 0},
 	}
 	for _, tc := range tests {
-		got, dups, err := AppendCompactInput(nil, []byte(tc.in))
+		got, dups, err := jsonstr.AppendCompactInput(nil, []byte(tc.in))
 		must(t, err)
 		eq(t, string(got), tc.want, tc.in)
 		eq(t, dups, tc.dups, tc.in+" duplicates")
 	}
 	// Decoded as a transcript, each is the text the provider meant.
-	s, err := Unquote([]byte(`"a\udced\udcb2\udc80b"`))
+	s, err := jsonstr.Unquote([]byte(`"a\udced\udcb2\udc80b"`))
 	must(t, err)
 	eq(t, s, "a\xed\xb2\x80b", "decoded")
-	b, err := AppendUnquotedJSON(nil, []byte(`"\udc80"`))
+	b, err := jsonstr.AppendUnquotedJSON(nil, []byte(`"\udc80"`))
 	must(t, err)
 	eq(t, string(b), "\xed\xb2\x80", "AppendUnquotedJSON")
-	eq(t, StringEnd([]byte(`"a\"`), 0), -1, "StringEnd unterminated")
+	eq(t, jsonstr.StringEnd([]byte(`"a\"`), 0), -1, "StringEnd unterminated")
 }
 
 // TestAppendTimestamp: the hand-written timestamp encoder writes what

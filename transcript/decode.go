@@ -5,6 +5,8 @@ import (
 	"errors"
 	"fmt"
 	"time"
+
+	"github.com/twasm/twasm/internal/jsonstr"
 )
 
 // ErrMalformed is wrapped by the error for a line that is not a transcript
@@ -156,7 +158,7 @@ func (d *decoder) str(key string, dst *string) {
 		d.fail(key, errors.New("not a string"))
 		return
 	}
-	s, err := Unquote(v)
+	s, err := jsonstr.Unquote(v)
 	if err != nil {
 		d.fail(key, err)
 		return

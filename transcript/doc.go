@@ -4,8 +4,10 @@
 // tolerant decoder.
 //
 // The format is specified in shared/spec/transcript.md; this package is its
-// executable form. It imports only the standard library and does no I/O of
-// its own, so it can be reused anywhere (plugins, views, other tools).
+// executable form. Beside the standard library it imports only two
+// internal helpers that import nothing else (its JSON string codec and the
+// reading of an optional options argument), and it does no I/O of its
+// own, so it can be reused anywhere (plugins, views, other tools).
 //
 // A program reads and validates a transcript with this package. twasm's
 // public packages are transcript, recorder, lifecycle, capture and host; a

@@ -7,6 +7,8 @@ import (
 	"sort"
 	"strconv"
 	"time"
+
+	"github.com/twasm/twasm/internal/jsonstr"
 )
 
 // ErrInvalidEvent is wrapped by every error that rejects an event a writer
@@ -21,9 +23,9 @@ func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidEvent, fmt.Sprintf(format, args...))
 }
 
-// Validate checks e against the vocabularies and the envelope rules without
+// validate checks e against the vocabularies and the envelope rules without
 // encoding it.
-func (e *Event) Validate() error {
+func (e *Event) validate() error {
 	_, err := AppendEvent(nil, e)
 	return err
 }
@@ -59,19 +61,19 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	b = append(b, `{"seq":`...)
 	b = strconv.AppendUint(b, e.Seq, 10)
 	b = append(b, `,"run_id":`...)
-	b = AppendQuoted(b, e.RunID)
+	b = jsonstr.AppendQuoted(b, e.RunID)
 	if e.ParentRunID != "" {
 		b = append(b, `,"parent_run_id":`...)
-		b = AppendQuoted(b, e.ParentRunID)
+		b = jsonstr.AppendQuoted(b, e.ParentRunID)
 	}
 	if e.ChildRunID != "" {
 		b = append(b, `,"child_run_id":`...)
-		b = AppendQuoted(b, e.ChildRunID)
+		b = jsonstr.AppendQuoted(b, e.ChildRunID)
 	}
 	b = append(b, `,"type":`...)
-	b = AppendQuoted(b, string(e.Type))
+	b = jsonstr.AppendQuoted(b, string(e.Type))
 	b = append(b, `,"path":`...)
-	b = AppendQuoted(b, e.Path)
+	b = jsonstr.AppendQuoted(b, e.Path)
 	b = append(b, `,"iteration":`...)
 	b = strconv.AppendInt(b, int64(e.Iteration), 10)
 	b = append(b, `,"timestamp":"`...)
@@ -147,9 +149,9 @@ func appendStep(b []byte, t EventType, p *StepPayload) ([]byte, error) {
 		return b, invalid("%s: status %q is not in the vocabulary", t, p.Status)
 	}
 	b = append(b, `{"name":`...)
-	b = AppendQuoted(b, p.Name)
+	b = jsonstr.AppendQuoted(b, p.Name)
 	b = append(b, `,"kind":`...)
-	b = AppendQuoted(b, string(p.Kind))
+	b = jsonstr.AppendQuoted(b, string(p.Kind))
 	b = appendStr(b, "status", p.Status)
 	b = appendStr(b, "error", p.Error)
 	var err error
@@ -162,7 +164,7 @@ func appendStep(b []byte, t EventType, p *StepPayload) ([]byte, error) {
 	b = appendStr(b, "schema", p.Schema)
 	if p.Producer != nil {
 		b = append(b, `,"producer":{"name":`...)
-		b = AppendQuoted(b, p.Producer.Name)
+		b = jsonstr.AppendQuoted(b, p.Producer.Name)
 		b = appendStr(b, "version", p.Producer.Version)
 		b = append(b, '}')
 	}
@@ -178,7 +180,7 @@ func appendStep(b []byte, t EventType, p *StepPayload) ([]byte, error) {
 
 func appendMessage(b []byte, t EventType, p *MessagePayload) ([]byte, error) {
 	b = append(b, `{"role":`...)
-	b = AppendQuoted(b, p.Role)
+	b = jsonstr.AppendQuoted(b, p.Role)
 	b = append(b, `,"blocks":[`...)
 	var err error
 	for i := range p.Blocks {
@@ -195,7 +197,7 @@ func appendMessage(b []byte, t EventType, p *MessagePayload) ([]byte, error) {
 	b = appendStr(b, "stop_reason", p.StopReason)
 	if !p.Usage.IsZero() {
 		b = append(b, `,"usage":`...)
-		b = AppendUsage(b, p.Usage)
+		b = appendUsage(b, p.Usage)
 	}
 	if p.RawLine > 0 {
 		b = append(b, `,"raw_line":`...)
@@ -218,15 +220,15 @@ func appendBlock(b []byte, t EventType, i int, k *Block) ([]byte, error) {
 		return b, invalid("%s: block %d: origin %q is not in the vocabulary", t, i, k.Origin)
 	}
 	b = append(b, `{"type":`...)
-	b = AppendQuoted(b, string(k.Type))
+	b = jsonstr.AppendQuoted(b, string(k.Type))
 	b = append(b, `,"fidelity":`...)
-	b = AppendQuoted(b, string(k.Fidelity))
+	b = jsonstr.AppendQuoted(b, string(k.Fidelity))
 	always := func(name, v string, required bool) {
 		if required || v != "" {
 			b = append(b, ',', '"')
 			b = append(b, name...)
 			b = append(b, '"', ':')
-			b = AppendQuoted(b, v)
+			b = jsonstr.AppendQuoted(b, v)
 		}
 	}
 	always("text", k.Text, k.Type == BlockText)
@@ -272,9 +274,9 @@ func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
 		return b, invalid("%s: status %q is not ok, error, denied or cancelled", t, p.Status)
 	}
 	b = append(b, `{"name":`...)
-	b = AppendQuoted(b, p.Name)
+	b = jsonstr.AppendQuoted(b, p.Name)
 	b = append(b, `,"call_id":`...)
-	b = AppendQuoted(b, p.CallID)
+	b = jsonstr.AppendQuoted(b, p.CallID)
 	var err error
 	if len(p.Input) > 0 {
 		b = append(b, `,"input":`...)
@@ -286,11 +288,11 @@ func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
 	}
 	if t == ToolResult || p.Output != "" {
 		b = append(b, `,"output":`...)
-		b = AppendQuoted(b, p.Output)
+		b = jsonstr.AppendQuoted(b, p.Output)
 	}
 	b = appendStr(b, "error", p.Error)
 	b = append(b, `,"fidelity":`...)
-	b = AppendQuoted(b, string(p.Fidelity))
+	b = jsonstr.AppendQuoted(b, string(p.Fidelity))
 	b = appendStr(b, "kind", string(p.Kind))
 	b = appendStr(b, "command", p.Command)
 	if p.ExitCode != nil {
@@ -308,8 +310,8 @@ func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// AppendUsage appends u as a JSON object with only the figures that are set.
-func AppendUsage(b []byte, u *Usage) []byte {
+// appendUsage appends u as a JSON object with only the figures that are set.
+func appendUsage(b []byte, u *Usage) []byte {
 	b = append(b, '{')
 	first := true
 	put := func(name string, v *int64) {
@@ -342,11 +344,11 @@ func appendStr(b []byte, name, v string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
-	return AppendQuoted(b, v)
+	return jsonstr.AppendQuoted(b, v)
 }
 
 func appendRaw(b, raw []byte, t EventType, field string) ([]byte, error) {
-	out, err := AppendCompactJSON(b, raw)
+	out, err := jsonstr.AppendCompactJSON(b, raw)
 	if err != nil {
 		return b, invalid("%s: field %s: %v", t, field, err)
 	}
@@ -365,9 +367,9 @@ func appendExtra(b []byte, extra map[string]json.RawMessage) ([]byte, error) {
 	var err error
 	for _, k := range keys {
 		b = append(b, ',')
-		b = AppendQuoted(b, k)
+		b = jsonstr.AppendQuoted(b, k)
 		b = append(b, ':')
-		if b, err = AppendCompactJSON(b, extra[k]); err != nil {
+		if b, err = jsonstr.AppendCompactJSON(b, extra[k]); err != nil {
 			return b, invalid("extra field %q: %v", k, err)
 		}
 	}

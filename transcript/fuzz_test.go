@@ -8,6 +8,8 @@ import (
 	"testing"
 	"testing/fstest"
 	"unicode/utf8"
+
+	"github.com/twasm/twasm/internal/jsonstr"
 )
 
 func fuzzSeeds(f *testing.F) [][]byte {
@@ -188,11 +190,11 @@ func FuzzQuoteRoundTrip(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, s []byte) {
-		q := AppendQuoted(nil, string(s))
+		q := jsonstr.AppendQuoted(nil, string(s))
 		if !json.Valid(q) || !utf8.Valid(q) || bytes.IndexByte(q, '\n') >= 0 {
-			t.Fatalf("AppendQuoted(%q) = %q is not a clean JSON string", s, q)
+			t.Fatalf("jsonstr.AppendQuoted(%q) = %q is not a clean JSON string", s, q)
 		}
-		back, err := AppendUnquoted(nil, q)
+		back, err := jsonstr.AppendUnquoted(nil, q)
 		if err != nil || !bytes.Equal(back, s) {
 			t.Fatalf("round trip of %q: %q, %v", s, back, err)
 		}
@@ -203,20 +205,20 @@ func FuzzQuoteRoundTrip(f *testing.F) {
 				t.Fatalf("encoding/json reads %q as %q, %v", q, std, err)
 			}
 		}
-		c, err := AppendCompactJSON(nil, s)
+		c, err := jsonstr.AppendCompactJSON(nil, s)
 		if err != nil {
-			if !errors.Is(err, ErrBadJSON) {
-				t.Fatalf("compact error %v does not wrap ErrBadJSON", err)
+			if !errors.Is(err, jsonstr.ErrBadJSON) {
+				t.Fatalf("compact error %v does not wrap jsonstr.ErrBadJSON", err)
 			}
-			if json.Valid(s) && bytes.Count(s, []byte("[")) < maxDepth && bytes.Count(s, []byte("{")) < maxDepth {
+			if json.Valid(s) && bytes.Count(s, []byte("[")) < jsonstr.MaxDepth && bytes.Count(s, []byte("{")) < jsonstr.MaxDepth {
 				t.Fatalf("valid JSON %q rejected: %v", s, err)
 			}
 			return
 		}
 		if !json.Valid(c) || !utf8.Valid(c) {
-			t.Fatalf("AppendCompactJSON(%q) = %q is not valid", s, c)
+			t.Fatalf("jsonstr.AppendCompactJSON(%q) = %q is not valid", s, c)
 		}
-		c2, err := AppendCompactJSON(nil, c)
+		c2, err := jsonstr.AppendCompactJSON(nil, c)
 		if err != nil || !bytes.Equal(c, c2) {
 			t.Fatalf("compact not idempotent: %q -> %q (%v)", c, c2, err)
 		}

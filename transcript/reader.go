@@ -6,6 +6,8 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"github.com/twasm/twasm/internal/oneopt"
 )
 
 // Errors reported per line by [Reader]. They arrive wrapped in a
@@ -104,15 +106,7 @@ type Reader struct {
 // NewReader returns a Reader reading from rd, configured by at most one
 // [ReaderOptions] (none: the defaults).
 func NewReader(rd io.Reader, opts ...ReaderOptions) *Reader {
-	// As internal/oneopt.Get, which this package, importing only the
-	// standard library, does not use.
-	if len(opts) > 1 {
-		panic(fmt.Sprintf("transcript.NewReader: %d options values given, at most one is allowed", len(opts)))
-	}
-	var o ReaderOptions
-	if len(opts) == 1 {
-		o = opts[0]
-	}
+	o := oneopt.Get("transcript.NewReader", opts)
 	maxLine, bufSize := o.MaxLineSize, o.BufferSize
 	if maxLine <= 0 {
 		maxLine = DefaultMaxLineSize

@@ -362,7 +362,7 @@ func (v *validator) line(rd *Reader) {
 				check = &c
 			}
 		}
-		if err := check.Validate(); err != nil {
+		if err := check.validate(); err != nil {
 			v.errorf(n, codeInvalidEvent, "%v", err)
 		}
 	}

@@ -8,16 +8,18 @@ import (
 	"sort"
 	"strconv"
 	"strings"
+
+	"github.com/twasm/twasm/internal/jsonstr"
 )
 
-// AppendValue appends v as JSON, following encoding/json's rules for the
+// marshalValue appends v as JSON, following encoding/json's rules for the
 // plain data types used in payloads (structs with json tags and omitempty,
 // pointers, slices, string-keyed maps in sorted key order, numbers, bools,
 // json.RawMessage and json.Marshaler values), except that strings are
-// encoded with [AppendQuoted]: invalid UTF-8 survives as \udcXX escapes
-// instead of becoming U+FFFD. Step results go through it so that a final
+// encoded with jsonstr.AppendQuoted: invalid UTF-8 survives as \udcXX
+// escapes instead of becoming U+FFFD. Step results go through it so that a final
 // answer keeps exactly the bytes its events keep.
-func AppendValue(dst []byte, v any) ([]byte, error) {
+func marshalValue(dst []byte, v any) ([]byte, error) {
 	return appendValue(dst, reflect.ValueOf(v), 0)
 }
 
@@ -32,7 +34,7 @@ func appendValue(b []byte, v reflect.Value, depth int) ([]byte, error) {
 		if v.Len() == 0 {
 			return append(b, "null"...), nil
 		}
-		return AppendCompactJSON(b, v.Bytes())
+		return jsonstr.AppendCompactJSON(b, v.Bytes())
 	}
 	switch v.Kind() {
 	case reflect.Pointer, reflect.Interface:
@@ -41,7 +43,7 @@ func appendValue(b []byte, v reflect.Value, depth int) ([]byte, error) {
 		}
 		return appendValue(b, v.Elem(), depth+1)
 	case reflect.String:
-		return AppendQuoted(b, v.String()), nil
+		return jsonstr.AppendQuoted(b, v.String()), nil
 	case reflect.Bool:
 		return strconv.AppendBool(b, v.Bool()), nil
 	case reflect.Int, reflect.Int8, reflect.Int16, reflect.Int32, reflect.Int64:
@@ -84,7 +86,7 @@ func appendValue(b []byte, v reflect.Value, depth int) ([]byte, error) {
 			if i > 0 {
 				b = append(b, ',')
 			}
-			b = AppendQuoted(b, k.String())
+			b = jsonstr.AppendQuoted(b, k.String())
 			b = append(b, ':')
 			if b, err = appendValue(b, v.MapIndex(k), depth+1); err != nil {
 				return b, err
@@ -122,7 +124,7 @@ func appendStruct(b []byte, v reflect.Value, depth int) ([]byte, error) {
 			b = append(b, ',')
 		}
 		first = false
-		b = AppendQuoted(b, name)
+		b = jsonstr.AppendQuoted(b, name)
 		b = append(b, ':')
 		if b, err = appendValue(b, fv, depth+1); err != nil {
 			return b, err
@@ -153,7 +155,8 @@ func isEmpty(v reflect.Value) bool {
 // MarshalJSON can encode it without recursing.
 type agentResult AgentResult
 
-// MarshalJSON encodes r losslessly (see [AppendValue]).
+// MarshalJSON encodes r losslessly: its strings as the transcript's lines
+// write them (invalid UTF-8 as \udcXX escapes, not U+FFFD).
 func (r AgentResult) MarshalJSON() ([]byte, error) {
-	return AppendValue(nil, agentResult(r))
+	return marshalValue(nil, agentResult(r))
 }

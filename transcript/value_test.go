@@ -5,6 +5,8 @@ import (
 	"errors"
 	"math"
 	"testing"
+
+	"github.com/twasm/twasm/internal/jsonstr"
 )
 
 func TestAppendValueMatchesEncodingJSON(t *testing.T) {
@@ -22,7 +24,7 @@ func TestAppendValueMatchesEncodingJSON(t *testing.T) {
 			Unmapped: map[string]int{"x": 1}, Dangling: []string{"t1"}, ExitCode: new(0)},
 	}
 	for _, v := range tests {
-		got, err := AppendValue(nil, v)
+		got, err := marshalValue(nil, v)
 		if err != nil {
 			t.Fatalf("%#v: %v", v, err)
 		}
@@ -64,7 +66,7 @@ func TestAgentResultKeepsInvalidUTF8(t *testing.T) {
 	if err := json.Unmarshal(raw, &m); err != nil {
 		t.Fatal(err)
 	}
-	got, err := Unquote(m["final_text"])
+	got, err := jsonstr.Unquote(m["final_text"])
 	if err != nil || got != r.FinalText {
 		t.Fatalf("final text %q (%v), want %q", got, err, r.FinalText)
 	}
@@ -72,7 +74,7 @@ func TestAgentResultKeepsInvalidUTF8(t *testing.T) {
 
 func TestAppendValueErrors(t *testing.T) {
 	for _, v := range []any{math.NaN(), map[int]int{1: 1}, make(chan int)} {
-		if _, err := AppendValue(nil, v); !errors.Is(err, ErrInvalidEvent) {
+		if _, err := marshalValue(nil, v); !errors.Is(err, ErrInvalidEvent) {
 			t.Fatalf("%#v: %v", v, err)
 		}
 	}
@@ -80,7 +82,7 @@ func TestAppendValueErrors(t *testing.T) {
 	for i := 0; i < 200; i++ {
 		deep = []any{deep}
 	}
-	if _, err := AppendValue(nil, deep); err == nil {
+	if _, err := marshalValue(nil, deep); err == nil {
 		t.Fatal("no error for a value nested too deep")
 	}
 }

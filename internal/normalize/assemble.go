@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -281,7 +282,7 @@ func (f *fields) bytes(t abi.Tag) ([]byte, bool, bool) {
 		raw := f.input[fl.Off : fl.Off+fl.N]
 		switch fl.Mode {
 		case abi.SpanString:
-			out, err := transcript.AppendUnquotedJSON(nil, raw)
+			out, err := jsonstr.AppendUnquotedJSON(nil, raw)
 			if err != nil {
 				return raw, false, true
 			}
@@ -293,7 +294,7 @@ func (f *fields) bytes(t abi.Tag) ([]byte, bool, bool) {
 			}
 			return out, true, true
 		case abi.SpanJSONString:
-			text, err := transcript.AppendUnquotedJSON(nil, raw)
+			text, err := jsonstr.AppendUnquotedJSON(nil, raw)
 			if err != nil {
 				return raw, false, true
 			}
@@ -316,10 +317,10 @@ func (f *fields) bytes(t abi.Tag) ([]byte, bool, bool) {
 	return nil, false, false
 }
 
-// compact re-encodes a provider's JSON value (transcript.AppendCompactInput)
+// compact re-encodes a provider's JSON value (jsonstr.AppendCompactInput)
 // and counts the duplicate keys it dropped.
 func (f *fields) compact(src []byte) ([]byte, error) {
-	out, dups, err := transcript.AppendCompactInput(nil, src)
+	out, dups, err := jsonstr.AppendCompactInput(nil, src)
 	f.dups += dups
 	return out, err
 }
@@ -353,7 +354,7 @@ func (f *fields) json(t abi.Tag) []byte {
 	if isJSON {
 		return b
 	}
-	return transcript.AppendQuoted(nil, string(b))
+	return jsonstr.AppendQuoted(nil, string(b))
 }
 
 func (f *fields) int(t abi.Tag) (int64, bool) {
@@ -1126,10 +1127,10 @@ func (a *assembler) toolInput(b *block) []byte {
 	if firstNonSpace(b.partial) == 0 {
 		return []byte("{}")
 	}
-	out, dups, err := transcript.AppendCompactInput(nil, b.partial)
+	out, dups, err := jsonstr.AppendCompactInput(nil, b.partial)
 	if err != nil {
 		a.warn("tool_use %s: streamed input is not JSON (%v); kept as a string", b.b.ToolID, err)
-		return transcript.AppendQuoted(nil, string(b.partial))
+		return jsonstr.AppendQuoted(nil, string(b.partial))
 	}
 	if dups > 0 {
 		a.duplicateKeys(dups)

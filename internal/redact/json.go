@@ -4,14 +4,14 @@ import (
 	"bytes"
 	"fmt"
 
-	"github.com/twasm/twasm/transcript"
+	"github.com/twasm/twasm/internal/jsonstr"
 )
 
 // maskValue re-encodes a JSON value with every string masked. Strings are
-// decoded with transcript.AppendUnquoted and re-encoded with AppendQuoted,
+// decoded with jsonstr.AppendUnquoted and re-encoded with AppendQuoted,
 // so nothing but the secrets changes meaning.
 func maskValue(r *Redactor, raw []byte) ([]byte, error) {
-	compact, err := transcript.AppendCompactJSON(nil, raw)
+	compact, err := jsonstr.AppendCompactJSON(nil, raw)
 	if err != nil {
 		return nil, err
 	}
@@ -23,15 +23,15 @@ func maskValue(r *Redactor, raw []byte) ([]byte, error) {
 			i++
 			continue
 		}
-		end := transcript.StringEnd(compact, i)
+		end := jsonstr.StringEnd(compact, i)
 		if end < 0 {
 			return nil, fmt.Errorf("unterminated string")
 		}
-		s, err := transcript.Unquote(compact[i:end])
+		s, err := jsonstr.Unquote(compact[i:end])
 		if err != nil {
 			return nil, err
 		}
-		out.Write(transcript.AppendQuoted(nil, r.MaskString(s)))
+		out.Write(jsonstr.AppendQuoted(nil, r.MaskString(s)))
 		i = end
 	}
 	return out.Bytes(), nil

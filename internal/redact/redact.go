@@ -7,6 +7,7 @@ import (
 	"regexp"
 	"sync"
 
+	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -137,7 +138,7 @@ func (r *Redactor) maskJSON(raw json.RawMessage) json.RawMessage {
 	out, err := maskValue(r, raw)
 	if err != nil {
 		// Not JSON: mask it as text and keep it as a string.
-		return transcript.AppendQuoted(nil, r.MaskString(string(raw)))
+		return jsonstr.AppendQuoted(nil, r.MaskString(string(raw)))
 	}
 	return out
 }

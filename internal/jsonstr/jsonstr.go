@@ -1,4 +1,10 @@
-package transcript
+// Package jsonstr is the JSON string and value codec of the transcript
+// format: string literals written losslessly for every byte string (an
+// invalid UTF-8 byte as a lone \udc80..\udcff escape, read back as the
+// same byte), their inverse, and compaction of embedded JSON values. The
+// transcript encoder and decoder, the recorder, the redactor and the
+// normalizer share it. It imports only the standard library.
+package jsonstr
 
 import (
 	"bytes"
@@ -8,7 +14,8 @@ import (
 	"unicode/utf8"
 )
 
-// ErrBadJSON is wrapped by the JSON helpers of this file on malformed input.
+// ErrBadJSON is wrapped by the JSON helpers of this package on malformed
+// input.
 var ErrBadJSON = errors.New("malformed JSON")
 
 const hexDigits = "0123456789abcdef"
@@ -238,8 +245,8 @@ func appendCompact(dst, src []byte, surrogateEscape bool) ([]byte, int, error) {
 	return out, p.dups, nil
 }
 
-// maxDepth bounds nesting so hostile input cannot exhaust the stack.
-const maxDepth = 10000
+// MaxDepth bounds nesting so hostile input cannot exhaust the stack.
+const MaxDepth = 10000
 
 type compactor struct {
 	src             []byte
@@ -269,7 +276,7 @@ func (p *compactor) errf(what string) error {
 }
 
 func (p *compactor) value(dst []byte, depth int) ([]byte, error) {
-	if depth > maxDepth {
+	if depth > MaxDepth {
 		return dst, p.errf("nesting too deep")
 	}
 	if p.i >= len(p.src) {
