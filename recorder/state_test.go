@@ -295,7 +295,7 @@ func TestCheckpointRemovedWhenFinished(t *testing.T) {
 		t.Fatalf("checkpoint of a finished run: %v", err)
 	}
 	if _, err := Open(ctx, r.Path()+"x", r.RunID(), Options{MustExist: true}); !errors.Is(err, os.ErrNotExist) {
-		t.Fatalf("WithoutCreate on a missing file: %v", err)
+		t.Fatalf("MustExist on a missing file: %v", err)
 	}
 }
 
