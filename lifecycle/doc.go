@@ -52,7 +52,7 @@
 // the end is decided inside the recorder's critical section
 // (recorder.Recorder.RecordFunc) against the run state of the whole file,
 // and the recorder refuses any append once run.completed is in the file
-// ([ErrRunFinished]). Ending a run whose file still has open steps or
+// ([recorder.ErrRunFinished]). Ending a run whose file still has open steps or
 // sub-run links writes their completions first, as cancelled, innermost
 // first, in the same critical section; [EndDetached] (`twasm run end`)
 // instead refuses with an [*OpenError] naming them unless

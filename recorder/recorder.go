@@ -503,7 +503,7 @@ func (r *Recorder) Record(ctx context.Context, ev *transcript.Event) error {
 // RecordBatch records evs as consecutive seqs in one critical section: at
 // most one lock and one read of what others appended, and one write(2) of
 // all the lines. Each event
-// is prepared as by [Record]; an invalid event fails the whole batch
+// is prepared as by [Recorder.Record]; an invalid event fails the whole batch
 // before anything is written, and so does run.completed anywhere but
 // last. A failed write leaves the file as it was (see the package
 // documentation for the one exception) and consumes no seq. The fsync
@@ -567,7 +567,7 @@ func (r *Recorder) RecordFunc(ctx context.Context, decide func(RunState) ([]*tra
 }
 
 // State returns the run's state as of this recorder's last critical
-// section; other processes may have appended since. [RecordFunc] sees the
+// section; other processes may have appended since. [Recorder.RecordFunc] sees the
 // current one.
 func (r *Recorder) State() RunState {
 	r.mu.Lock()
