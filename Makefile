@@ -104,9 +104,11 @@ bench: PLUGIN_BENCHTIME ?= 2x
 bench: HOST_BENCHTIME ?= 20x
 bench: MEMORY_LINES ?= 1000000
 bench: MEMORY_STREAMS ?= 10000
-# The archive benchmarks: a synthetic transcript archive indexed and
-# searched (internal/index), a store of Claude sessions synced again
-# unchanged (internal/archive).
+# The archive benchmarks: an archive of real transcripts (testdata inputs
+# recorded, then copied with fresh run ids up to INDEX_BYTES) indexed and
+# searched (internal/index), a store of SYNC_SESSIONS Claude sessions
+# synced again unchanged (internal/archive); generated in temporary
+# directories and deleted. A few minutes on 2 idle cores.
 bench: INDEX_BYTES ?= 1073741824
 bench: SYNC_SESSIONS ?= 10000
 bench: bin/twasm

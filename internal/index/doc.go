@@ -37,8 +37,11 @@
 //     leaves the index as it was before the transaction, files and run
 //     rows together.
 //   - Memory does not grow with the archive: files are streamed line by
-//     line, each line decoded on its own, and SQLite's cache is bounded
-//     (16 MiB).
+//     line, each line decoded on its own (one json.Unmarshal into the
+//     fields indexed: the same documents transcript.DecodeEvent would
+//     give, which a test checks), SQLite's cache is bounded (16 MiB) and
+//     so is FTS5's buffer of pending terms (its default, 1 MiB: larger
+//     ones cost more in page faults than they save in merges).
 //   - Several processes may use one index: SQLite's locks and WAL
 //     serialise writers (busy timeout 10 s).
 //

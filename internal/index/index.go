@@ -56,6 +56,9 @@ CREATE TABLE docs(
 );
 CREATE INDEX docs_run ON docs(run_id);
 CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+-- Merge segments 8 at a time, not 4: building a 1 GiB archive spent a
+-- quarter of its time in automerge; searches were no slower.
+INSERT INTO fts(fts, rank) VALUES('automerge', 8);
 `
 
 // Index is the search index of one storage root: a SQLite database built
