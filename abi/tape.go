@@ -80,9 +80,9 @@ const TokenSize = 16
 // when the line is not exactly one well-formed JSON value (trailing white
 // space allowed).
 //
-// Nesting is not limited: the builder keeps its open containers in a
-// slice, not on the call stack, so a line nested 100,000 levels deep is
-// indexed like any other (at 16 bytes a token, bounded by the line's
+// Nesting is not limited: the builder keeps its open containers in the
+// tape itself, not on the call stack, so a line nested 100,000 levels deep
+// is indexed like any other (at 16 bytes a token, bounded by the line's
 // length), inside a plugin too.
 func BuildTape(dst []Token, line []byte) ([]Token, bool) {
 	return BuildTapeKeys(dst, line, nil)
@@ -125,12 +125,15 @@ func skipWS(s []byte, i int) int {
 }
 
 // build indexes the value at s[i] and returns the offset after it. The
-// open containers are a stack of token indexes; each loop pass reads one
-// value, then closes every container that ends after it.
+// open containers are a stack linked through their tokens: until close
+// sets it, an open container's Next holds the token index + 1 of the
+// container around it (0: none), and top is the innermost one (-1: none).
+// Each loop pass reads one value, then closes every container that ends
+// after it. (The links take no memory of their own: a slice for the
+// stack was an allocation per line inside a TinyGo plugin.)
 func (b *tapeBuilder) build(i int) (int, bool) {
 	s := b.src
-	var room [32]int
-	open := room[:0]
+	top := -1
 	var ok bool
 	for {
 		// A value starts at s[i].
@@ -143,13 +146,12 @@ func (b *tapeBuilder) build(i int) (int, bool) {
 			if c == '[' {
 				kind, closer = KindArray, ']'
 			}
-			open = append(open, len(b.toks))
-			b.toks = append(b.toks, Token{Kind: kind, Start: uint32(i)})
+			b.toks = append(b.toks, Token{Kind: kind, Start: uint32(i), Next: uint32(top + 1)})
+			top = len(b.toks) - 1
 			i = skipWS(s, i+1)
 			if i < len(s) && s[i] == closer {
 				i++
-				b.close(open[len(open)-1], i)
-				open = open[:len(open)-1]
+				top = b.close(top, i)
 				break
 			}
 			if kind == KindObject {
@@ -187,10 +189,9 @@ func (b *tapeBuilder) build(i int) (int, bool) {
 		// A value ended at i: a comma starts the next member of the
 		// innermost container, a closer ends it.
 		for {
-			if len(open) == 0 {
+			if top < 0 {
 				return i, true
 			}
-			top := open[len(open)-1]
 			i = skipWS(s, i)
 			if i >= len(s) {
 				return i, false
@@ -209,16 +210,18 @@ func (b *tapeBuilder) build(i int) (int, bool) {
 				return i, false
 			}
 			i++
-			b.close(top, i)
-			open = open[:len(open)-1]
+			top = b.close(top, i)
 		}
 	}
 }
 
-// close ends the container whose token is at, at offset end.
-func (b *tapeBuilder) close(at, end int) {
+// close ends the open container whose token is at, at offset end, and
+// returns the container around it (-1: none).
+func (b *tapeBuilder) close(at, end int) int {
+	outer := int(b.toks[at].Next) - 1
 	b.toks[at].End = uint32(end)
 	b.toks[at].Next = uint32(len(b.toks) - b.base)
+	return outer
 }
 
 // key indexes the object key at s[i] and its colon, and returns the offset
