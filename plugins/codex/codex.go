@@ -80,6 +80,10 @@ type normalizer struct {
 	// (a rollout tool output) while the line that holds it is handled.
 	inner    []byte
 	innerDoc abi.Doc
+	// args and argsDoc hold a function call's arguments (a JSON string)
+	// while its command line is read and written (commandFromArgs).
+	args    []byte
+	argsDoc abi.Doc
 
 	// patches holds the changes (JSON) of legacy patch_apply_begin events
 	// by call id, for an end event that reports no output.
@@ -186,7 +190,20 @@ func (n *normalizer) setFormat(out *sdk.Out, f string) {
 // newKey returns a fresh message key for formats without message ids.
 func (n *normalizer) newKey() sdk.Str {
 	n.nkeys++
-	return sdk.S("m" + itoa(int64(n.nkeys)))
+	// "m" and the number in one allocation (a concatenation with itoa
+	// is two).
+	var b [24]byte
+	i := len(b)
+	for v := n.nkeys; ; v /= 10 {
+		i--
+		b[i] = byte('0' + v%10)
+		if v < 10 {
+			break
+		}
+	}
+	i--
+	b[i] = 'm'
+	return sdk.S(string(b[i:]))
 }
 
 // startTurn is called when a turn begins: when an earlier turn already
@@ -430,11 +447,20 @@ func object(ms ...member) sdk.Str {
 		b = append(b, m.v.Raw()...)
 	}
 	b = append(b, '}')
-	doc, ok := sdk.Parse(b)
-	if !ok {
-		return sdk.Str{}
-	}
-	return sdk.JSON(doc.Root())
+	// Members are JSON values of a parsed line and keys are plain, so b
+	// is one JSON object: one token indexes it, where sdk.Parse would
+	// index every value again (the host still validates it).
+	d := &objectDoc{}
+	d.tok[0] = abi.Token{Kind: abi.KindObject, End: uint32(len(b)), Next: 1}
+	d.doc = abi.Doc{Line: b, Toks: d.tok[:]}
+	return sdk.JSON(d.doc.Root())
+}
+
+// objectDoc is the document of an object, with its one token: one
+// allocation.
+type objectDoc struct {
+	doc abi.Doc
+	tok [1]abi.Token
 }
 
 // shellJoin renders an argv array as one shell command line for display,
@@ -449,7 +475,7 @@ func shellJoin(argv abi.Value) sdk.Str {
 		if len(b) > 0 {
 			b = append(b, ' ')
 		}
-		b = appendShellWord(b, it.Value().String())
+		b = appendShellWord(b, sdk.View(it.Value()))
 	}
 	return sdk.S(string(b))
 }

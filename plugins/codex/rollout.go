@@ -166,17 +166,17 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		n.reasoningItem(out, p, ts)
 	case "function_call":
 		name, args := p.Get("name"), p.Get("arguments")
-		kind := toolKind(name.String())
+		kind := toolKind(sdk.View(name))
 		var command sdk.Str
 		if kind == "execute" {
-			command = commandFromArgs(args)
+			command = n.commandFromArgs(args)
 		}
 		n.rolloutCall(out, p, ts, sdk.Text(name), kind, sdk.JSON(args), command)
 	case "custom_tool_call":
 		// Freeform tools (apply_patch): the input is text, kept as a
 		// string unless it happens to be JSON.
 		name, input := p.Get("name"), p.Get("input")
-		kind := toolKind(name.String())
+		kind := toolKind(sdk.View(name))
 		var command sdk.Str
 		if kind == "execute" {
 			command = sdk.Text(input)
@@ -223,15 +223,25 @@ func (n *normalizer) rolloutCall(out *sdk.Out, p abi.Value, ts, name sdk.Str, ki
 
 // commandFromArgs returns the command line of a shell function call:
 // "command" as argv (shell) or a string (shell_command), or "cmd"
-// (exec_command). The arguments arrive as a JSON string.
-func commandFromArgs(args abi.Value) sdk.Str {
+// (exec_command). The arguments arrive as a JSON string, decoded and
+// indexed into buffers reused from call to call: the command returned
+// must be written before the next call's (rolloutCall writes it at
+// once).
+func (n *normalizer) commandFromArgs(args abi.Value) sdk.Str {
 	root := args
 	if args.Kind() == abi.KindString {
-		doc, ok := sdk.Parse([]byte(args.String()))
+		raw := args.Raw()
+		var ok bool
+		n.args, ok = abi.Unescape(n.args[:0], raw[1:len(raw)-1])
 		if !ok {
+			n.args = append(n.args[:0], raw[1:len(raw)-1]...) // verbatim, as String keeps it
+		}
+		toks, isJSON := abi.BuildTape(n.argsDoc.Toks[:0], n.args)
+		n.argsDoc.Toks, n.argsDoc.Line = toks, n.args
+		if !isJSON {
 			return sdk.Str{}
 		}
-		root = doc.Root()
+		root = n.argsDoc.Root()
 	}
 	if c := root.Get("command"); c.Kind() == abi.KindArray {
 		return shellJoin(c)

@@ -3,6 +3,7 @@ package openai
 import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"strings"
 )
 
 // chatResp is one Chat Completions response being streamed: one message
@@ -55,7 +56,7 @@ func (m *chatMsg) alloc(s *int) int {
 // chatFor returns the response a chunk belongs to, closing the previous
 // one when a new response starts.
 func (n *normalizer) chatFor(v abi.Value, out *sdk.Out) *chatResp {
-	id := v.Get("id").String()
+	id := sdk.View(v.Get("id")) // aliases the line until copied below
 	if r := n.chat; r != nil {
 		// A chunk without id (Azure's prompt_filter_results chunk) or
 		// with the current id continues the response; so does a new id
@@ -66,7 +67,7 @@ func (n *normalizer) chatFor(v abi.Value, out *sdk.Out) *chatResp {
 		}
 		n.closeChat(r, out)
 	}
-	r := &chatResp{id: id, model: sdk.StringOf(v.Get("model")).Keep(), time: unixTime(v.Get("created"))}
+	r := &chatResp{id: strings.Clone(id), model: sdk.StringOf(v.Get("model")).Keep(), time: unixTime(v.Get("created"))}
 	n.chat = r
 	n.model(v.Get("model"), out)
 	return r
@@ -103,7 +104,8 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 	r := n.chatFor(v, out)
 	choices := v.Get("choices")
 	pos := int64(0)
-	for it := choices.Iter(); it.Next(); pos++ {
+	it := choices.Iter()
+	for ; it.Next(); pos++ {
 		c := it.Value()
 		idx, ok := c.Get("index").Int()
 		if !ok {
@@ -156,7 +158,8 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 		}
 	}
 	pos := int64(0)
-	for it := d.Get("tool_calls").Iter(); it.Next(); pos++ {
+	it := d.Get("tool_calls").Iter()
+	for ; it.Next(); pos++ {
 		n.toolFragment(r, m, it.Value(), pos, out)
 	}
 	if fc := d.Get("function_call"); fc.Kind() == abi.KindObject {
@@ -331,7 +334,8 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 	choices := v.Get("choices")
 	nchoices := choices.Len()
 	pos := int64(0)
-	for it := choices.Iter(); it.Next(); pos++ {
+	it := choices.Iter()
+	for ; it.Next(); pos++ {
 		c := it.Value()
 		idx, ok := c.Get("index").Int()
 		if !ok {

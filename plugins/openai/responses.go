@@ -3,6 +3,7 @@ package openai
 import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"strings"
 )
 
 // resp is one Responses API response: one assistant message whose blocks
@@ -57,7 +58,7 @@ type slot struct {
 // respFor returns the response object v names, opening its message; a new
 // response closes the previous one when it was cut short.
 func (n *normalizer) respFor(v abi.Value, out *sdk.Out) *resp {
-	id := v.Get("id").String()
+	id := sdk.View(v.Get("id")) // aliases the line until copied below
 	if id == "" && n.cur != nil {
 		return n.cur
 	}
@@ -70,6 +71,7 @@ func (n *normalizer) respFor(v abi.Value, out *sdk.Out) *resp {
 	if n.cur != nil {
 		n.closeResp(n.cur, out)
 	}
+	id = strings.Clone(id)
 	r := &resp{id: id, seq: len(n.resps), key: n.newKey("r"), time: unixTime(v.Get("created_at"))}
 	if id != "" {
 		n.resps[id] = r
@@ -92,15 +94,16 @@ func (n *normalizer) current(out *sdk.Out) *resp {
 }
 
 // itemFor returns the item with id (from an event's item_id or item.id).
+// id and typ may alias the line (sdk.View): they are copied when kept.
 func (n *normalizer) itemFor(id string, typ string, out *sdk.Out) *item {
 	if it := n.items[id]; it != nil && id != "" {
 		if it.typ == "" {
-			it.typ = typ
+			it.typ = strings.Clone(typ)
 		}
 		return it
 	}
 	r := n.current(out)
-	it := &item{id: id, typ: typ, r: r}
+	it := &item{id: strings.Clone(id), typ: strings.Clone(typ), r: r}
 	if id == "" {
 		it.id = "#" + itoa(int64(len(n.items)))
 	}
@@ -127,7 +130,7 @@ func (n *normalizer) slotFor(it *item, part int) *slot {
 
 // event handles one Responses API streaming event.
 func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
-	t := typ.String()
+	t := sdk.View(typ) // aliases the line: compared only
 	switch t {
 	case "response.created", "response.in_progress", "response.queued", "response.output_item.added",
 		"response.output_item.done", "response.content_part.added", "response.output_text.annotation.added",
@@ -150,46 +153,46 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 		n.itemAdded(v.Get("item"), out)
 	case "response.output_item.done":
 		i := v.Get("item")
-		it := n.itemFor(i.Get("id").String(), i.Get("type").String(), out)
+		it := n.itemFor(sdk.View(i.Get("id")), sdk.View(i.Get("type")), out)
 		n.snapItem(it, i, out)
 	case "response.output_text.delta", "response.refusal.delta":
-		it := n.itemFor(v.Get("item_id").String(), "message", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
 		n.deltaText(it, int(idx), sdk.FieldText, v.Get("delta"), out)
 	case "response.output_text.done":
-		it := n.itemFor(v.Get("item_id").String(), "message", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
 		n.snapText(it, int(idx), sdk.BlockText, v.Get("text"), out)
 	case "response.refusal.done":
-		it := n.itemFor(v.Get("item_id").String(), "message", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
 		n.snapText(it, int(idx), sdk.BlockText, v.Get("refusal"), out)
 	case "response.content_part.done":
-		it := n.itemFor(v.Get("item_id").String(), "message", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
 		n.snapPart(it, int(idx), v.Get("part"), out)
 	case "response.reasoning_summary_text.delta":
-		it := n.itemFor(v.Get("item_id").String(), "reasoning", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("summary_index").Int()
 		n.deltaText(it, partSummary+int(idx), sdk.FieldThinking, v.Get("delta"), out)
 	case "response.reasoning_summary_text.done":
-		it := n.itemFor(v.Get("item_id").String(), "reasoning", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("summary_index").Int()
 		n.snapText(it, partSummary+int(idx), sdk.BlockThinking, v.Get("text"), out)
 	case "response.reasoning_summary_part.done":
-		it := n.itemFor(v.Get("item_id").String(), "reasoning", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("summary_index").Int()
 		n.snapText(it, partSummary+int(idx), sdk.BlockThinking, v.Path("part", "text"), out)
 	case "response.reasoning_text.delta":
-		it := n.itemFor(v.Get("item_id").String(), "reasoning", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("content_index").Int()
 		n.deltaText(it, int(idx), sdk.FieldThinking, v.Get("delta"), out)
 	case "response.reasoning_text.done":
-		it := n.itemFor(v.Get("item_id").String(), "reasoning", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("content_index").Int()
 		n.snapText(it, int(idx), sdk.BlockThinking, v.Get("text"), out)
 	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
-		it := n.itemFor(v.Get("item_id").String(), "", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "", out)
 		d := v.Get("delta")
 		if it.argsDone || d.Kind() != abi.KindString || sdk.Text(d).IsEmpty() {
 			return
@@ -200,7 +203,7 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 		}
 		it.args = appendString(it.args, d)
 	case "response.function_call_arguments.done", "response.custom_tool_call_input.done":
-		it := n.itemFor(v.Get("item_id").String(), "", out)
+		it := n.itemFor(sdk.View(v.Get("item_id")), "", out)
 		args := v.Get("arguments")
 		if !args.Exists() {
 			args = v.Get("input")
@@ -241,7 +244,7 @@ func isProgress(typ abi.Value) bool {
 // itemAdded registers an item: a tool call's block gets its name and id
 // now, its input from the argument deltas.
 func (n *normalizer) itemAdded(i abi.Value, out *sdk.Out) {
-	it := n.itemFor(i.Get("id").String(), i.Get("type").String(), out)
+	it := n.itemFor(sdk.View(i.Get("id")), sdk.View(i.Get("type")), out)
 	if it.typ != "function_call" && it.typ != "custom_tool_call" {
 		return
 	}
@@ -323,20 +326,23 @@ func (n *normalizer) snapItem(it *item, i abi.Value, out *sdk.Out) {
 	switch {
 	case t.Is("message"):
 		idx := 0
-		for p := i.Get("content").Iter(); p.Next(); idx++ {
+		p := i.Get("content").Iter()
+		for ; p.Next(); idx++ {
 			n.snapPart(it, idx, p.Value(), out)
 		}
 	case t.Is("reasoning"):
 		found := false
 		idx := 0
-		for p := i.Get("summary").Iter(); p.Next(); idx++ {
+		p := i.Get("summary").Iter()
+		for ; p.Next(); idx++ {
 			if tx := p.Value().Get("text"); tx.Kind() == abi.KindString && !sdk.Text(tx).IsEmpty() {
 				n.snapText(it, partSummary+idx, sdk.BlockThinking, tx, out)
 				found = true
 			}
 		}
 		idx = 0
-		for p := i.Get("content").Iter(); p.Next(); idx++ {
+		p = i.Get("content").Iter()
+		for ; p.Next(); idx++ {
 			if tx := p.Value().Get("text"); tx.Kind() == abi.KindString && !sdk.Text(tx).IsEmpty() {
 				n.snapText(it, idx, sdk.BlockThinking, tx, out)
 				found = true
@@ -578,7 +584,7 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 	o := v.Get("output").Iter()
 	for o.Next() {
 		i := o.Value()
-		it := n.itemFor(i.Get("id").String(), i.Get("type").String(), out)
+		it := n.itemFor(sdk.View(i.Get("id")), sdk.View(i.Get("type")), out)
 		if it.r != r {
 			continue // an id reused across responses: already written
 		}
