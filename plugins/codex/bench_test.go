@@ -51,8 +51,8 @@ func BenchmarkCodexNative(b *testing.B) {
 
 type discard struct{}
 
-func (discard) Emit(context.Context, string, *transcript.Event) error { return nil }
-func (discard) OpenScope(context.Context, normalize.Scope) error      { return nil }
+func (discard) Emit(context.Context, string, []*transcript.Event) error { return nil }
+func (discard) OpenScope(context.Context, normalize.Scope) error        { return nil }
 func (discard) CloseScope(context.Context, string, string, string) error {
 	return nil
 }
