@@ -62,6 +62,35 @@
 // later panics with a clear message (the host then discards the instance).
 // Call [Str.Keep] to hold a value across lines.
 //
+// # What is valid until when
+//
+// Like bufio.Scanner's Bytes, what the SDK hands a normalizer aliases
+// the host's input, which the next call overwrites:
+//
+//   - [Line].Raw, every [abi.Value] of the line ([Line.JSON]), and the
+//     strings [Name] and [View] return are valid during the Line call
+//     only. Compare them, switch on them, look maps up with them
+//     (m[sdk.Name(v)]), write them into records at once; to keep one,
+//     copy it: v.String(), strings.Clone(s), or [Str.Keep] for a record
+//     field. Never store one in a field or as a map key (m[k] = x with an
+//     existing key replaces the stored key with k), never keep an
+//     abi.Value for a later line.
+//   - A [Str] span ([Text], [JSON], [StringOf]) is valid during its Line
+//     call; one written after the host's call returned panics with a
+//     clear message (a stale span is detected, never read from another
+//     line).
+//   - A document from [DocBuffer] is valid until the buffer starts the
+//     next one; a document from [Parse] as long as the bytes it indexes.
+//   - An [Out] writes every record into its buffer at once: a Str needs
+//     to be valid only until the Out method it is passed to returns.
+//
+// A normalizer's own state (ids, names, texts it joins) is Go strings
+// and byte slices it owns. The bundled plugins' golden cases run one
+// line a call and in batches of three (plugintest.CheckGoldenBatching):
+// a value kept past its call shows there. Copies are allocations, and
+// allocation is what a TinyGo plugin spends its time on, so copy only
+// what is kept.
+//
 // # Helpers
 //
 // [DocBuffer] reassembles a JSON document printed over several lines.
