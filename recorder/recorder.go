@@ -161,18 +161,19 @@ type Recorder struct {
 
 	batches sync.Pool // *batch: encoding buffers of RecordBatch
 
-	mu      sync.Mutex // the critical section: seq, write, publish
-	wf, rf  *os.File   // append-only writer; reader for recovery
-	fd      int        // wf's descriptor, for flock/fstat/write/ftruncate
-	rfd     int        // rf's descriptor, for the wait signal (lease.go)
-	buf     []byte     // the lines being written, reused
-	end     int64      // offset after the last complete line read or written
-	lines   int64      // complete lines before end
-	state   RunState   // the run as the file says up to end
-	cpEnd   int64      // end when the last checkpoint was written
-	repairs []tornRepair
-	closed  bool
-	closeEr error
+	mu       sync.Mutex // the critical section: seq, write, publish
+	wf, rf   *os.File   // append-only writer; reader for recovery
+	fd       int        // wf's descriptor, for flock/fstat/write/ftruncate
+	rfd      int        // rf's descriptor, for the wait signal (lease.go)
+	buf      []byte     // the lines being written, reused
+	end      int64      // offset after the last complete line read or written
+	lines    int64      // complete lines before end
+	state    RunState   // the run as the file says up to end
+	cpEnd    int64      // end when the last checkpoint was written
+	repairs  []tornRepair
+	closed   bool
+	closeEr  error
+	unsynced bool // this recorder wrote since its last successful fsync
 
 	// The lease (lease.go), all under mu: held says the file lock is
 	// kept between critical sections.
@@ -611,7 +612,9 @@ func (r *Recorder) published(evs []*transcript.Event, sync bool) error {
 		r.fan.Publish(*ev)
 	}
 	if sync {
-		if err := r.wf.Sync(); err != nil {
+		if err := r.wf.Sync(); err == nil {
+			r.unsynced = false
+		} else {
 			last := evs[len(evs)-1]
 			return fmt.Errorf("recorder: record %s seq %d: %w: %w", last.Type, last.Seq, ErrNotDurable, err)
 		}
@@ -744,6 +747,7 @@ func (r *Recorder) appendLocked(evs []*transcript.Event, b *batch) error {
 		}
 	}
 	last := first + uint64(len(evs)) - 1
+	r.unsynced = true
 	r.state.LastSeq = last
 	r.end += int64(len(r.buf))
 	r.lines += int64(len(evs))
@@ -795,6 +799,7 @@ func (r *Recorder) Sync() error {
 	if err := r.wf.Sync(); err != nil {
 		return fmt.Errorf("recorder: sync %s: %w", r.path, err)
 	}
+	r.unsynced = false
 	return nil
 }
 
@@ -816,7 +821,8 @@ func (r *Recorder) Path() string { return r.path }
 const closeLockWait = time.Second
 
 // Close writes the run's checkpoint (or removes it once the run has
-// finished), syncs (unless the policy is FsyncNever), closes the file and
+// finished), syncs what this recorder wrote since its last fsync (unless
+// the policy is FsyncNever), closes the file and
 // closes every subscription. It is idempotent: later calls return the
 // first result.
 func (r *Recorder) Close() error {
@@ -846,7 +852,7 @@ func (r *Recorder) Close() error {
 		r.log.Info("recorder: no checkpoint written: the lock is busy", "path", r.path, "err", err)
 	}
 	cancel()
-	if r.opts.fsync != FsyncNever {
+	if r.opts.fsync != FsyncNever && r.unsynced {
 		if err := r.wf.Sync(); err != nil {
 			errs = append(errs, fmt.Errorf("recorder: close %s: fsync: %w", r.path, err))
 		}

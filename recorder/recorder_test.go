@@ -761,7 +761,15 @@ func TestRepairFailureKeepsBytes(t *testing.T) {
 	}
 }
 
+// TestFsyncPolicies records a step under each policy and checks what is
+// left unsynced after each event (what Close still has to sync: nothing
+// after a boundary under on-boundary, nothing ever under always).
 func TestFsyncPolicies(t *testing.T) {
+	unsynced := map[FsyncPolicy][]bool{
+		FsyncNever:      {true, true, true},
+		FsyncOnBoundary: {true, true, false},
+		FsyncAlways:     {false, false, false},
+	}
 	for name, p := range map[string]FsyncPolicy{"never": FsyncNever, "on-boundary": FsyncOnBoundary, "always": FsyncAlways} {
 		t.Run(name, func(t *testing.T) {
 			r, _, id := openTemp(t, Options{Fsync: p, SubscriberBuffer: 4})
@@ -771,13 +779,16 @@ func TestFsyncPolicies(t *testing.T) {
 				assistantEvent("x"),
 				{Type: transcript.StepCompleted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: transcript.StepKind("agent"), Status: "ok"}},
 			}
-			for _, ev := range evs {
+			for i, ev := range evs {
 				if err := r.Record(ctx, ev); err != nil {
 					t.Fatal(err)
 				}
+				if got := r.unsynced; got != unsynced[p][i] {
+					t.Fatalf("after %s: unsynced %v, want %v", ev.Type, got, unsynced[p][i])
+				}
 			}
-			if err := r.Sync(); err != nil {
-				t.Fatal(err)
+			if err := r.Sync(); err != nil || r.unsynced {
+				t.Fatalf("sync: %v, unsynced %v", err, r.unsynced)
 			}
 			if err := r.Close(); err != nil {
 				t.Fatal(err)
