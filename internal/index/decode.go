@@ -20,6 +20,7 @@ import (
 type line struct {
 	Seq         uint64      `json:"seq"`
 	ParentRunID string      `json:"parent_run_id"`
+	ChildRunID  string      `json:"child_run_id"`
 	Type        string      `json:"type"`
 	Path        string      `json:"path"`
 	Iteration   int         `json:"iteration"`

@@ -36,6 +36,11 @@
 //     32 MiB of transcript (a file is never split between two): a crash
 //     leaves the index as it was before the transaction, files and run
 //     rows together.
+//   - UpdateRuns does the same for given runs and the child runs their
+//     lines link to (child_run_id, checked to be a run id before it
+//     becomes a path), so a command that wrote a run (record) pays for
+//     that run, not for the whole storage; other runs are checked by the
+//     next Update.
 //   - Memory does not grow with the archive: files are streamed line by
 //     line, each line decoded on its own (one json.Unmarshal into the
 //     fields indexed: the same documents transcript.DecodeEvent would

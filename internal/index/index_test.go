@@ -224,3 +224,43 @@ func TestMatchExpr(t *testing.T) {
 		assert.Equal(t, want, MatchExpr(in), in)
 	}
 }
+
+// TestUpdateRunsFollowsChildRuns: UpdateRuns indexes the runs it is given
+// and the child runs their lines link to, and no other run; a link that
+// is not a run id is not followed.
+func TestUpdateRunsFollowsChildRuns(t *testing.T) {
+	root := t.TempDir()
+	ctx := context.Background()
+	other := record(t, root, "unrelated prompt", "zebra", "Read", "cat", "out", false)
+	var parent string
+	err := lifecycle.Do(ctx, recorder.NewStore(root), lifecycle.RunOptions{Name: "parent"}, func(ctx context.Context, r *lifecycle.Step) error {
+		parent = r.Run().RunID()
+		return r.CallWorkflow(ctx, "sub-agent", func(ctx context.Context, s *lifecycle.Step) error {
+			return s.AssistantMessage(ctx, transcript.TextBlock("giraffe in the child"))
+		})
+	})
+	require.NoError(t, err)
+	// A hostile link in a line of the parent, to a transcript outside
+	// transcripts/: not followed.
+	outside, err := os.ReadFile(filepath.Join(root, "transcripts", other+".jsonl"))
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(filepath.Join(root, "y.jsonl"), outside, 0o600))
+	f, err := os.OpenFile(filepath.Join(root, "transcripts", parent+".jsonl"), os.O_APPEND|os.O_WRONLY, 0)
+	require.NoError(t, err)
+	_, err = f.WriteString(`{"seq":99,"run_id":"` + parent + `","child_run_id":"../y","type":"step.call_workflow.started","path":"evil","iteration":0,"timestamp":"2026-01-01T00:00:00.000Z","payload":{"name":"x","kind":"call_workflow"}}` + "\n")
+	require.NoError(t, err)
+	require.NoError(t, f.Close())
+
+	ix, _, err := Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	st, err := ix.UpdateRuns(ctx, []string{parent})
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.Runs, "the parent and its child")
+	assert.Len(t, search(t, ix, Query{Text: "giraffe", Limit: 10}), 1)
+	assert.Empty(t, search(t, ix, Query{Text: "zebra", Limit: 10}), "a run not linked is left to Update")
+	st, err = ix.Update(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 1, st.Indexed, "only %s was left", other)
+	assert.NotEmpty(t, search(t, ix, Query{Text: "zebra", Limit: 10}))
+}

@@ -12,9 +12,11 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
+	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -91,7 +93,10 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 }
 
 // UpdateRuns brings the given runs up to date (after a command wrote
-// them); it is Update limited to their files.
+// them), and the child runs that the lines it reads link to
+// (child_run_id: a sub-agent's run, written with its parent), and
+// theirs: it is Update limited to those files, so its cost does not grow
+// with the number of runs in storage.
 func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error) {
 	var st Stats
 	known, err := ix.files(ctx)
@@ -100,15 +105,25 @@ func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error)
 	}
 	b := &batch{ix: ix}
 	defer b.rollback()
-	for _, id := range runIDs {
+	seen := map[string]bool{}
+	queue := slices.Clone(runIDs)
+	for len(queue) > 0 {
+		id := queue[0]
+		queue = queue[1:]
+		if seen[id] || recorder.ValidRunID(id) != nil {
+			continue // a link read from a file is checked before it is a path
+		}
+		seen[id] = true
 		path := filepath.Join(ix.root, "transcripts", id+".jsonl")
 		if _, err := os.Stat(path); err != nil {
 			continue
 		}
 		st.Runs++
+		b.linked = b.linked[:0]
 		if err := ix.updateFile(ctx, b, path, id, known[id], &st); err != nil {
 			return st, err
 		}
+		queue = append(queue, b.linked...)
 	}
 	return st, b.commit()
 }
@@ -130,6 +145,7 @@ type batch struct {
 	nextID    int64
 	bytes     int64
 	br        *bufio.Reader // reused from file to file
+	linked    []string      // child run ids in the lines read (UpdateRuns)
 }
 
 func (b *batch) begin(ctx context.Context) error {
@@ -419,6 +435,9 @@ func (w *writer) read(ctx context.Context, r io.Reader, base int64, st *Stats) (
 func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) error {
 	r := w.run
 	r.events++
+	if ev.ChildRunID != "" {
+		w.linked = append(w.linked, ev.ChildRunID)
+	}
 	if ev.Seq > r.lastSeq {
 		r.lastSeq = ev.Seq
 	}

@@ -363,7 +363,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		endErr = run.Finish(ctx, runErr)
 	}
 	live.Wait()
-	if err := searchcmd.Refresh(context.WithoutCancel(ctx), f); err != nil {
+	if err := searchcmd.RefreshRuns(context.WithoutCancel(ctx), f, []string{run.RunID()}); err != nil {
 		f.Logger().Warn("search index not updated (twasm search rebuilds it)", "err", err)
 	}
 	if opts.OTLP {

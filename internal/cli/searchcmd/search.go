@@ -143,6 +143,21 @@ func Refresh(ctx context.Context, f *cmdutil.Factory) error {
 	return err
 }
 
+// RefreshRuns brings the given runs, and the child runs they link to, up
+// to date in the index after a command wrote them: unlike Refresh, its
+// cost does not grow with the number of runs in storage (other runs are
+// checked by the next search, ls or stats, as always). A failure is worth
+// a warning, never the command's failure.
+func RefreshRuns(ctx context.Context, f *cmdutil.Factory, runIDs []string) error {
+	ix, _, err := index.Open(ctx, f.StorageRoot())
+	if err != nil {
+		return err
+	}
+	defer ix.Close()
+	_, err = ix.UpdateRuns(ctx, runIDs)
+	return err
+}
+
 // Run searches.
 func Run(ctx context.Context, opts *Options) error {
 	ios := opts.F.IOStreams
