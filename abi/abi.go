@@ -57,7 +57,7 @@ const (
 // Host functions, in HostModule. All take (ptr, len) pairs into the
 // plugin's memory, which the host copies before returning.
 const (
-	// ImportOutput: (ptr i32, len i32). A chunk of records (records.go).
+	// ImportOutput: (ptr i32, len i32). A chunk of records (internal/wire).
 	// Chunks are concatenated; a record never spans two chunks.
 	ImportOutput = "output"
 	// ImportFail: (ptr i32, len i32). The error message of the current
@@ -167,3 +167,16 @@ type BeginOptions struct {
 	// Format is a format hint ("" = detect).
 	Format string `json:"format,omitempty"`
 }
+
+// Encoding modes of the usage and cost records.
+const (
+	ModeAdd = "add" // add to the step total (per-turn figures)
+	ModeSet = "set" // replace the step total (cumulative counters)
+)
+
+// Status levels of the status record, highest wins (spec section 6.7).
+const (
+	LevelExitCode = 1 // inferred from a process exit code
+	LevelError    = 2 // an error field or a non-fatal error line
+	LevelTerminal = 3 // the provider's terminal event
+)

@@ -77,77 +77,77 @@
 // # Output: records
 //
 // A plugin reports what it understood as records (layout and field
-// encoding in records.go), written through [ImportOutput] during feed and
+// encoding in internal/wire), written through [ImportOutput] during feed and
 // end calls. String fields are either literals or spans: byte ranges of
-// the call's input that the host copies, unescapes ([SpanString]) or
-// validates and compacts ([SpanJSON], [SpanJSONString]) natively. Spans
+// the call's input that the host copies, unescapes (SpanString) or
+// validates and compacts (SpanJSON, SpanJSONString) natively. Spans
 // keep large values (tool outputs, file contents) from being copied or
 // decoded inside the sandbox.
 //
 // Records, and what the host makes of them (a "scope" is a sub-agent; the
 // empty scope is the step itself):
 //
-//   - [OpLine] No: the records that follow come from raw line No. The host
+//   - OpLine No: the records that follow come from raw line No. The host
 //     stamps raw_line on the events they produce.
-//   - [OpMeta]: session id, model, provider version, format of the step.
+//   - OpMeta: session id, model, provider version, format of the step.
 //     The first value reported wins, unless Override is set. NoTerminal
 //     (ABI 1.3) says the format has no terminal event (a session log): the
 //     host then derives the status from what the stream held (below).
-//   - [OpMsgOpen] Key, Role (assistant|user), ID, Model, Scope, Time: opens
+//   - OpMsgOpen Key, Role (assistant|user), ID, Model, Scope, Time: opens
 //     a message. Opening an open Key again updates its empty fields (so a
 //     plugin may open on every line of a split message). The message takes
 //     its place in the output order when it is first opened: events
 //     reported later are held back until it is closed, so a message is
 //     always written before the tool calls it requested.
-//   - [OpBlock] Key, Slot, BlockType and block fields: sets the block at
+//   - OpBlock Key, Slot, BlockType and block fields: sets the block at
 //     Slot (0-based) of message Key, replacing what the slot held (so a
 //     repeated snapshot of the same block is written once); Slot -1
 //     appends. Blocks are written in slot order.
-//   - [OpAppend] Key, Slot, Field (the tag of TText, TThinking, TToolInput,
+//   - OpAppend Key, Slot, Field (the tag of TText, TThinking, TToolInput,
 //     TToolContent, TCommand or TChunk), Value: appends to that field of the
 //     block at Slot, creating a text or thinking block when the slot is
 //     empty. Deltas are joined by the host. Appended tool input is parsed
 //     as JSON when the message closes ("" is {}).
-//   - [OpMsgClose] Key, StopReason, Model, ID, usage: closes the message;
+//   - OpMsgClose Key, StopReason, Model, ID, usage: closes the message;
 //     the host writes message.assistant (or message.user) now. A message
 //     with no block and no usage is dropped. Messages still open at the
 //     end of the stream are closed by the host.
-//   - [OpToolCall] CallID, Name, Input, Kind, Command, Scope, Time:
+//   - OpToolCall CallID, Name, Input, Kind, Command, Scope, Time:
 //     tool.call. A second call with the same CallID is ignored.
-//   - [OpToolResult] CallID, Name, Output, Error, IsError, ExitCode,
+//   - OpToolResult CallID, Name, Output, Error, IsError, ExitCode,
 //     Status, Scope, Time: tool.result. A result whose call was never
 //     reported gets a call synthesized from it (and a warning); a second
 //     result for the same call is ignored with a warning. Calls with no
 //     result at the end are dangling: listed in the step result.
-//   - [OpUsage] usage fields, Mode (add|set), Scope: the step's token
+//   - OpUsage usage fields, Mode (add|set), Scope: the step's token
 //     totals; "set" for cumulative counters, so they are not double-added.
-//   - [OpCost] Cost (USD), Mode.
-//   - [OpStatus] Status (ok|error|incomplete), Error, Level: the highest
+//   - OpCost Cost (USD), Mode.
+//   - OpStatus Status (ok|error|incomplete), Error, Level: the highest
 //     level wins, a later report of the same level replaces an earlier
 //     one. An "error" report with Error text is also one of the step's
-//     errors (as [OpError]).
-//   - [OpError] Text, Code, Scope (ABI 1.3): an error the provider reported
+//     errors (as OpError).
+//   - OpError Text, Code, Scope (ABI 1.3): an error the provider reported
 //     (a non-fatal error event, a rate limit, an overloaded or auth error,
 //     an error item). The host lists it, in order, in the step result's
 //     "errors" ({message, code, raw_line}) and it counts as an error field
 //     for the status. Report every one: an error is never only counted in
 //     unmapped.
-//   - [OpIgnored] Native, Count (ABI 1.3): Count lines (default 1, ending
+//   - OpIgnored Native, Count (ABI 1.3): Count lines (default 1, ending
 //     at the current line) of a native type the plugin knows and
 //     deliberately ignores (a delta a later line repeats in full, a
 //     heartbeat, a "$set" patch, the inner lines of a document it
 //     reassembled). Spec 6.8: every raw line produces records, is declared
 //     ignored, or is counted unmapped; the host counts a line that got no
 //     record at all as unmapped "(no record)".
-//   - [OpFinal] Text, Override: the final answer text.
-//   - [OpUnmapped] Native, Count: a native line type the plugin did not
+//   - OpFinal Text, Override: the final answer text.
+//   - OpUnmapped Native, Count: a native line type the plugin did not
 //     map (the drift signal). The raw line stays in the raw capture.
-//   - [OpScopeOpen] Scope, ParentToolID, Name, Text: a sub-agent. Records
+//   - OpScopeOpen Scope, ParentToolID, Name, Text: a sub-agent. Records
 //     carrying this Scope are written to a child run linked to the step
 //     (step.call_workflow.* with child_run_id, parent_run_id on every child
-//     line). [OpScopeClose] Scope, Status, Error ends it; open scopes are
+//     line). OpScopeClose Scope, Status, Error ends it; open scopes are
 //     closed at the end of the stream.
-//   - [OpWarning] Text: a warning for the step result.
+//   - OpWarning Text: a warning for the step result.
 //
 // # Final status (spec 6.7)
 //
@@ -161,7 +161,7 @@
 //     unanswered prompt (a user prompt with no assistant message or tool
 //     call after it) or on a dangling tool call is "incomplete"; a
 //     non-zero exit code is "error"; anything else is "ok";
-//  3. else, an error field: any [OpError], or an [OpStatus] "error" at
+//  3. else, an error field: any OpError, or an OpStatus "error" at
 //     [LevelError], makes the step "error" (the last such text is its
 //     error);
 //  4. else, a non-zero process exit code (the host reports it at

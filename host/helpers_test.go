@@ -15,6 +15,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -106,7 +107,7 @@ func batch(first int, lines ...string) []byte {
 func texts(t testing.TB, records, input []byte) []string {
 	t.Helper()
 	var out []string
-	d := abi.NewDecoder(records)
+	d := wire.NewDecoder(records)
 	for {
 		r, err := d.Next()
 		if err != nil {
@@ -116,13 +117,13 @@ func texts(t testing.TB, records, input []byte) []string {
 			return out
 		}
 		switch r.Op {
-		case abi.OpWarning:
-			f, _ := r.Field(abi.TText)
+		case wire.OpWarning:
+			f, _ := r.Field(wire.TText)
 			out = append(out, "warning:"+short(f.Bytes))
-		case abi.OpBlock:
-			f, _ := r.Field(abi.TText)
+		case wire.OpBlock:
+			f, _ := r.Field(wire.TText)
 			v := f.Bytes
-			if f.Kind == abi.VSpan {
+			if f.Kind == wire.VSpan {
 				v = input[f.Off : f.Off+f.N]
 			}
 			out = append(out, "block:"+short(v))

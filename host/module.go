@@ -18,6 +18,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/wasm/wasminterrupt"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // module is one wazero instance of a plugin, with the host-side state of
@@ -176,7 +177,7 @@ func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
 // whose spans lie inside the call's input. The assembler can then trust
 // what an instance returns.
 func checkRecords(chunk []byte, input int) error {
-	d := abi.NewDecoder(chunk)
+	d := wire.NewDecoder(chunk)
 	for {
 		r, err := d.Next()
 		if err != nil {
@@ -186,7 +187,7 @@ func checkRecords(chunk []byte, input int) error {
 			return nil
 		}
 		for _, f := range r.Fields {
-			if f.Kind == abi.VSpan && (f.Off > input || f.N > input-f.Off) {
+			if f.Kind == wire.VSpan && (f.Off > input || f.N > input-f.Off) {
 				return fmt.Errorf("record op %d: span [%d, %d) outside the call's input of %d bytes", r.Op, f.Off, f.Off+f.N, input)
 			}
 		}

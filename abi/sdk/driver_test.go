@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // funcNorm is a Normalizer made of functions.
@@ -54,14 +55,14 @@ func batch(lines ...string) []byte {
 // rec is a decoded record with its fields resolved: spans are marked so
 // that a test can tell them from literals.
 type rec struct {
-	op     abi.Op
-	fields map[abi.Tag]val
+	op     wire.Op
+	fields map[wire.Tag]val
 }
 
 type val struct {
-	kind abi.VKind
+	kind wire.VKind
 	s    string // VStr, VJSON: the bytes; VSpan: the raw span bytes
-	mode abi.SpanMode
+	mode wire.SpanMode
 	i    int64
 	b    bool
 	f    float64
@@ -70,17 +71,17 @@ type val struct {
 func decode(t testing.TB, out, input []byte) []rec {
 	t.Helper()
 	var recs []rec
-	d := abi.NewDecoder(out)
+	d := wire.NewDecoder(out)
 	for {
 		r, err := d.Next()
 		require.NoError(t, err)
 		if r == nil {
 			return recs
 		}
-		x := rec{op: r.Op, fields: map[abi.Tag]val{}}
+		x := rec{op: r.Op, fields: map[wire.Tag]val{}}
 		for _, f := range r.Fields {
 			v := val{kind: f.Kind, mode: f.Mode, i: f.Int, b: f.Bool, f: f.Float, s: string(f.Bytes)}
-			if f.Kind == abi.VSpan {
+			if f.Kind == wire.VSpan {
 				require.LessOrEqual(t, f.Off+f.N, len(input), "span inside the input")
 				v.s = string(input[f.Off : f.Off+f.N])
 			}
@@ -90,8 +91,8 @@ func decode(t testing.TB, out, input []byte) []rec {
 	}
 }
 
-func ops(recs []rec) []abi.Op {
-	var o []abi.Op
+func ops(recs []rec) []wire.Op {
+	var o []wire.Op
 	for _, r := range recs {
 		o = append(o, r.op)
 	}
@@ -224,20 +225,20 @@ func TestFeedMultiLine(t *testing.T) {
 	require.Equal(t, abi.StatusOK, st, msg)
 	recs := decode(t, d.Output(), in)
 	// Each line's first record is preceded by its line number, once.
-	assert.Equal(t, []abi.Op{abi.OpLine, abi.OpFinal, abi.OpLine, abi.OpUnmapped, abi.OpLine, abi.OpFinal, abi.OpLine, abi.OpFinal}, ops(recs))
-	assert.Equal(t, int64(1), recs[0].fields[abi.TLine].i)
-	assert.Equal(t, int64(2), recs[2].fields[abi.TLine].i)
-	assert.Equal(t, int64(3), recs[4].fields[abi.TLine].i)
-	assert.Equal(t, val{kind: abi.VSpan, s: "one", mode: abi.SpanBytes}, recs[1].fields[abi.TText])
-	assert.Equal(t, val{kind: abi.VSpan, s: `tw\"o`, mode: abi.SpanString}, recs[5].fields[abi.TText])
-	assert.Equal(t, "banner", recs[3].fields[abi.TNative].s)
-	_, ok := recs[7].fields[abi.TText]
+	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpFinal, wire.OpLine, wire.OpUnmapped, wire.OpLine, wire.OpFinal, wire.OpLine, wire.OpFinal}, ops(recs))
+	assert.Equal(t, int64(1), recs[0].fields[wire.TLine].i)
+	assert.Equal(t, int64(2), recs[2].fields[wire.TLine].i)
+	assert.Equal(t, int64(3), recs[4].fields[wire.TLine].i)
+	assert.Equal(t, val{kind: wire.VSpan, s: "one", mode: wire.SpanBytes}, recs[1].fields[wire.TText])
+	assert.Equal(t, val{kind: wire.VSpan, s: `tw\"o`, mode: wire.SpanString}, recs[5].fields[wire.TText])
+	assert.Equal(t, "banner", recs[3].fields[wire.TNative].s)
+	_, ok := recs[7].fields[wire.TText]
 	assert.False(t, ok, "a missing value is an unset field")
 
 	st, _ = d.End()
 	require.Equal(t, abi.StatusOK, st)
 	recs = decode(t, d.Output(), nil)
-	assert.Equal(t, []abi.Op{abi.OpStatus}, ops(recs), "no line record at End")
+	assert.Equal(t, []wire.Op{wire.OpStatus}, ops(recs), "no line record at End")
 }
 
 // Every mode of span resolves to the same bytes whether the value is in
@@ -293,20 +294,20 @@ func TestSpansAndLiterals(t *testing.T) {
 	// What the host makes of each (mirrors normalize's resolution).
 	resolve := func(v val) (string, bool) {
 		switch v.kind {
-		case abi.VStr:
+		case wire.VStr:
 			return v.s, false
-		case abi.VJSON:
+		case wire.VJSON:
 			return compact(v.s)
-		case abi.VSpan:
+		case wire.VSpan:
 			switch v.mode {
-			case abi.SpanString:
+			case wire.SpanString:
 				if b, ok := abi.Unescape(nil, []byte(v.s)); ok {
 					return string(b), false
 				}
 				return v.s, false
-			case abi.SpanJSON:
+			case wire.SpanJSON:
 				return compact(v.s)
-			case abi.SpanJSONString:
+			case wire.SpanJSONString:
 				b, ok := abi.Unescape(nil, []byte(v.s))
 				if !ok {
 					return v.s, false
@@ -328,7 +329,7 @@ func TestSpansAndLiterals(t *testing.T) {
 		set    bool
 	}
 	get := func(r rec) result {
-		v, ok := r.fields[abi.TText]
+		v, ok := r.fields[wire.TText]
 		if !ok {
 			return result{}
 		}
@@ -340,21 +341,21 @@ func TestSpansAndLiterals(t *testing.T) {
 	// Final(literal); line 2 = OpLine, then per maker Warn, Final(kept).
 	k := 1
 	for range makers {
-		require.Equal(t, abi.OpWarning, recs[k].op)
+		require.Equal(t, wire.OpWarning, recs[k].op)
 		spans = append(spans, get(recs[k+1]))
 		lits = append(lits, get(recs[k+2]))
-		if v, ok := recs[k+2].fields[abi.TText]; ok {
-			assert.NotEqual(t, abi.VSpan, v.kind, "a parsed document's value is a literal")
+		if v, ok := recs[k+2].fields[wire.TText]; ok {
+			assert.NotEqual(t, wire.VSpan, v.kind, "a parsed document's value is a literal")
 		}
 		k += 3
 	}
-	require.Equal(t, abi.OpLine, recs[k].op)
+	require.Equal(t, wire.OpLine, recs[k].op)
 	k++
 	for range makers {
-		require.Equal(t, abi.OpWarning, recs[k].op)
+		require.Equal(t, wire.OpWarning, recs[k].op)
 		keeps = append(keeps, get(recs[k+1]))
-		if v, ok := recs[k+1].fields[abi.TText]; ok {
-			assert.NotEqual(t, abi.VSpan, v.kind, "a kept value is a literal")
+		if v, ok := recs[k+1].fields[wire.TText]; ok {
+			assert.NotEqual(t, wire.VSpan, v.kind, "a kept value is a literal")
 		}
 		k += 2
 	}
@@ -451,7 +452,7 @@ func TestStaleSpanPanicsToFatal(t *testing.T) {
 	assert.Contains(t, msg, "plugin panic")
 	assert.Contains(t, msg, "Keep()")
 	recs := decode(t, d.Output(), in)
-	assert.Equal(t, []abi.Op{abi.OpLine, abi.OpWarning}, ops(recs), "records before the panic stand, the half record is dropped")
+	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpWarning}, ops(recs), "records before the panic stand, the half record is dropped")
 	// The normalizer is gone: the host must begin again.
 	assert.Equal(t, abi.StatusFatal, first(d.Feed(in)))
 }
@@ -477,12 +478,12 @@ func TestPanicMidRecordKeepsOutputDecodable(t *testing.T) {
 	in := batch(`{"t":"y"}`)
 	st, _ := d.Feed(in)
 	require.Equal(t, abi.StatusFatal, st)
-	assert.Equal(t, []abi.Op{abi.OpLine, abi.OpWarning}, ops(decode(t, d.Output(), in)))
+	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpWarning}, ops(decode(t, d.Output(), in)))
 
 	// After a fresh Begin, End reports no stale line number.
 	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
 	require.Equal(t, abi.StatusOK, first(d.End()))
-	assert.Equal(t, []abi.Op{abi.OpWarning}, ops(decode(t, d.Output(), nil)))
+	assert.Equal(t, []wire.Op{wire.OpWarning}, ops(decode(t, d.Output(), nil)))
 }
 
 func TestRejectedKeepsEarlierRecords(t *testing.T) {
@@ -511,8 +512,8 @@ func TestRejectedKeepsEarlierRecords(t *testing.T) {
 	recs := decode(t, d.Output(), in)
 	var texts []string
 	for _, r := range recs {
-		if r.op == abi.OpWarning {
-			texts = append(texts, r.fields[abi.TText].s)
+		if r.op == wire.OpWarning {
+			texts = append(texts, r.fields[wire.TText].s)
 		}
 	}
 	assert.Equal(t, []string{"a", "bad1", "c", "bad2"}, texts)
@@ -522,7 +523,7 @@ func TestRejectedKeepsEarlierRecords(t *testing.T) {
 	st, msg = d.End()
 	assert.Equal(t, abi.StatusRejected, st)
 	assert.Equal(t, "end failed", msg)
-	assert.Equal(t, []abi.Op{abi.OpWarning}, ops(decode(t, d.Output(), nil)))
+	assert.Equal(t, []wire.Op{wire.OpWarning}, ops(decode(t, d.Output(), nil)))
 }
 
 func TestMalformedBatchIsFatal(t *testing.T) {
@@ -565,24 +566,24 @@ func TestOutEveryRecord(t *testing.T) {
 	st, msg := d.Feed(in)
 	require.Equal(t, abi.StatusOK, st, msg)
 	recs := decode(t, d.Output(), in)
-	assert.Equal(t, []abi.Op{abi.OpLine, abi.OpMeta, abi.OpMsgOpen, abi.OpMsgOpen, abi.OpBlock, abi.OpAppend, abi.OpMsgClose,
-		abi.OpToolCall, abi.OpToolResult, abi.OpUsage, abi.OpCost, abi.OpStatus, abi.OpFinal, abi.OpUnmapped,
-		abi.OpScopeOpen, abi.OpScopeClose, abi.OpWarning}, ops(recs))
-	assert.True(t, recs[1].fields[abi.TOverride].b)
-	assert.Equal(t, "assistant", recs[2].fields[abi.TRole].s)
-	assert.Equal(t, "user", recs[3].fields[abi.TRole].s)
-	assert.Equal(t, int64(-1), recs[4].fields[abi.TSlot].i)
-	assert.Equal(t, val{kind: abi.VSpan, s: `{"cmd":"ls"}`, mode: abi.SpanJSON}, recs[4].fields[abi.TToolInput])
-	assert.Equal(t, "prompt", recs[4].fields[abi.TOrigin].s)
-	assert.Equal(t, int64(abi.TText), recs[5].fields[abi.TField].i)
-	assert.Equal(t, int64(5), recs[6].fields[abi.TReasoningTokens].i)
-	assert.Equal(t, "execute", recs[7].fields[abi.TKind].s)
-	assert.Equal(t, int64(2), recs[8].fields[abi.TExitCode].i)
-	assert.Equal(t, "set", recs[9].fields[abi.TMode].s)
-	assert.Equal(t, 0.5, recs[10].fields[abi.TCost].f)
-	assert.Equal(t, int64(abi.LevelError), recs[11].fields[abi.TLevel].i)
-	assert.Equal(t, "(unknown)", recs[13].fields[abi.TNative].s)
-	_, hasErr := recs[15].fields[abi.TError]
+	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpMeta, wire.OpMsgOpen, wire.OpMsgOpen, wire.OpBlock, wire.OpAppend, wire.OpMsgClose,
+		wire.OpToolCall, wire.OpToolResult, wire.OpUsage, wire.OpCost, wire.OpStatus, wire.OpFinal, wire.OpUnmapped,
+		wire.OpScopeOpen, wire.OpScopeClose, wire.OpWarning}, ops(recs))
+	assert.True(t, recs[1].fields[wire.TOverride].b)
+	assert.Equal(t, "assistant", recs[2].fields[wire.TRole].s)
+	assert.Equal(t, "user", recs[3].fields[wire.TRole].s)
+	assert.Equal(t, int64(-1), recs[4].fields[wire.TSlot].i)
+	assert.Equal(t, val{kind: wire.VSpan, s: `{"cmd":"ls"}`, mode: wire.SpanJSON}, recs[4].fields[wire.TToolInput])
+	assert.Equal(t, "prompt", recs[4].fields[wire.TOrigin].s)
+	assert.Equal(t, int64(wire.TText), recs[5].fields[wire.TField].i)
+	assert.Equal(t, int64(5), recs[6].fields[wire.TReasoningTokens].i)
+	assert.Equal(t, "execute", recs[7].fields[wire.TKind].s)
+	assert.Equal(t, int64(2), recs[8].fields[wire.TExitCode].i)
+	assert.Equal(t, "set", recs[9].fields[wire.TMode].s)
+	assert.Equal(t, 0.5, recs[10].fields[wire.TCost].f)
+	assert.Equal(t, int64(abi.LevelError), recs[11].fields[wire.TLevel].i)
+	assert.Equal(t, "(unknown)", recs[13].fields[wire.TNative].s)
+	_, hasErr := recs[15].fields[wire.TError]
 	assert.False(t, hasErr)
 }
 

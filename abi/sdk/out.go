@@ -4,12 +4,13 @@ import (
 	"unsafe"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // Out is where a normalizer reports records. Its methods never fail: they
 // append to a buffer the SDK hands to the host when the call returns.
 type Out struct {
-	enc abi.Encoder
+	enc wire.Encoder
 	// base and limit delimit the host's input of the current call, so a
 	// span can be written as an offset into it.
 	base, limit uintptr
@@ -29,10 +30,10 @@ func (o *Out) reset(input []byte) {
 	o.lineNo, o.lineSent = 0, 0
 }
 
-func (o *Out) begin(op abi.Op) {
+func (o *Out) begin(op wire.Op) {
 	if o.lineNo != 0 && o.lineNo != o.lineSent {
-		o.enc.Begin(abi.OpLine)
-		o.enc.Int(abi.TLine, int64(o.lineNo))
+		o.enc.Begin(wire.OpLine)
+		o.enc.Int(wire.TLine, int64(o.lineNo))
 		o.enc.End()
 		o.lineSent = o.lineNo
 	}
@@ -42,15 +43,15 @@ func (o *Out) begin(op abi.Op) {
 // str takes s by pointer: a Str is six words, and Block alone writes
 // eight of them; copying each one costs more than the write in wasm. It
 // inlines, so that the many unset fields cost no call.
-func (o *Out) str(t abi.Tag, s *Str) {
+func (o *Out) str(t wire.Tag, s *Str) {
 	if s.set {
 		o.strSet(t, s)
 	}
 }
 
-func (o *Out) strSet(t abi.Tag, s *Str) {
+func (o *Out) strSet(t wire.Tag, s *Str) {
 	if s.doc == nil {
-		if s.mode == abi.SpanJSON {
+		if s.mode == wire.SpanJSON {
 			o.enc.JSON(t, []byte(s.lit))
 			return
 		}
@@ -68,15 +69,15 @@ func (o *Out) strSet(t abi.Tag, s *Str) {
 	// Not in the host's input (a document the plugin assembled): resolve
 	// here.
 	switch s.mode {
-	case abi.SpanJSON:
+	case wire.SpanJSON:
 		o.enc.JSON(t, raw)
-	case abi.SpanString:
+	case wire.SpanString:
 		b, ok := abi.Unescape(nil, raw)
 		if !ok {
 			b = raw
 		}
 		o.enc.Bytes(t, b)
-	case abi.SpanJSONString:
+	case wire.SpanJSONString:
 		if b, ok := abi.Unescape(nil, raw); ok {
 			if _, isJSON := abi.BuildTape(nil, b); isJSON {
 				o.enc.JSON(t, b)
@@ -91,31 +92,31 @@ func (o *Out) strSet(t abi.Tag, s *Str) {
 	}
 }
 
-func (o *Out) lit(t abi.Tag, s string) {
+func (o *Out) lit(t wire.Tag, s string) {
 	if s != "" {
 		o.enc.Str(t, s)
 	}
 }
 
 // flag writes a boolean field only when it is true.
-func (o *Out) flag(t abi.Tag, b bool) {
+func (o *Out) flag(t wire.Tag, b bool) {
 	if b {
 		o.enc.Bool(t, true)
 	}
 }
 
-func (o *Out) num(t abi.Tag, n Int) {
+func (o *Out) num(t wire.Tag, n Int) {
 	if n.set {
 		o.enc.Int(t, n.v)
 	}
 }
 
 func (o *Out) usage(u Usage) {
-	o.num(abi.TInputTokens, u.Input)
-	o.num(abi.TCacheReadTokens, u.CacheRead)
-	o.num(abi.TCacheWriteTokens, u.CacheWrite)
-	o.num(abi.TOutputTokens, u.Output)
-	o.num(abi.TReasoningTokens, u.Reasoning)
+	o.num(wire.TInputTokens, u.Input)
+	o.num(wire.TCacheReadTokens, u.CacheRead)
+	o.num(wire.TCacheWriteTokens, u.CacheWrite)
+	o.num(wire.TOutputTokens, u.Output)
+	o.num(wire.TReasoningTokens, u.Reasoning)
 }
 
 // Meta reports step metadata. The first value of each field wins unless
@@ -130,13 +131,13 @@ type Meta struct {
 
 // Meta reports session id, model, provider version or format.
 func (o *Out) Meta(m Meta) {
-	o.begin(abi.OpMeta)
-	o.str(abi.TSessionID, &m.SessionID)
-	o.str(abi.TModel, &m.Model)
-	o.str(abi.TProviderVersion, &m.ProviderVersion)
-	o.str(abi.TFormat, &m.Format)
-	o.flag(abi.TOverride, m.Override)
-	o.flag(abi.TNoTerminal, m.NoTerminal)
+	o.begin(wire.OpMeta)
+	o.str(wire.TSessionID, &m.SessionID)
+	o.str(wire.TModel, &m.Model)
+	o.str(wire.TProviderVersion, &m.ProviderVersion)
+	o.str(wire.TFormat, &m.Format)
+	o.flag(wire.TOverride, m.Override)
+	o.flag(wire.TNoTerminal, m.NoTerminal)
 	o.enc.End()
 }
 
@@ -151,17 +152,17 @@ type Message struct {
 // Open opens message key (or updates its empty header fields when it is
 // open already).
 func (o *Out) Open(key Str, m Message) {
-	o.begin(abi.OpMsgOpen)
-	o.str(abi.TKey, &key)
+	o.begin(wire.OpMsgOpen)
+	o.str(wire.TKey, &key)
 	role := m.Role
 	if role == "" {
 		role = RoleAssistant
 	}
-	o.enc.Str(abi.TRole, role)
-	o.str(abi.TID, &m.ID)
-	o.str(abi.TModel, &m.Model)
-	o.str(abi.TScope, &m.Scope)
-	o.str(abi.TTime, &m.Time)
+	o.enc.Str(wire.TRole, role)
+	o.str(wire.TID, &m.ID)
+	o.str(wire.TModel, &m.Model)
+	o.str(wire.TScope, &m.Scope)
+	o.str(wire.TTime, &m.Time)
 	o.enc.End()
 }
 
@@ -177,21 +178,21 @@ type Block struct {
 
 // Block sets the block at slot of message key (slot -1 appends).
 func (o *Out) Block(key Str, slot int, b Block) {
-	o.begin(abi.OpBlock)
-	o.str(abi.TKey, &key)
-	o.enc.Int(abi.TSlot, int64(slot))
-	o.enc.Str(abi.TBlockType, b.Type)
-	o.str(abi.TText, &b.Text)
-	o.str(abi.TThinking, &b.Thinking)
-	o.str(abi.TToolName, &b.ToolName)
-	o.str(abi.TToolID, &b.ToolID)
-	o.str(abi.TToolInput, &b.ToolInput)
-	o.str(abi.TToolContent, &b.ToolContent)
-	o.str(abi.TCommand, &b.Command)
-	o.str(abi.TChunk, &b.Chunk)
-	o.flag(abi.TRedacted, b.Redacted)
-	o.flag(abi.TIsError, b.IsError)
-	o.lit(abi.TOrigin, b.Origin)
+	o.begin(wire.OpBlock)
+	o.str(wire.TKey, &key)
+	o.enc.Int(wire.TSlot, int64(slot))
+	o.enc.Str(wire.TBlockType, b.Type)
+	o.str(wire.TText, &b.Text)
+	o.str(wire.TThinking, &b.Thinking)
+	o.str(wire.TToolName, &b.ToolName)
+	o.str(wire.TToolID, &b.ToolID)
+	o.str(wire.TToolInput, &b.ToolInput)
+	o.str(wire.TToolContent, &b.ToolContent)
+	o.str(wire.TCommand, &b.Command)
+	o.str(wire.TChunk, &b.Chunk)
+	o.flag(wire.TRedacted, b.Redacted)
+	o.flag(wire.TIsError, b.IsError)
+	o.lit(wire.TOrigin, b.Origin)
 	o.enc.End()
 }
 
@@ -200,11 +201,11 @@ func (o *Out) Append(key Str, slot int, field Field, s Str) {
 	if !s.set {
 		return
 	}
-	o.begin(abi.OpAppend)
-	o.str(abi.TKey, &key)
-	o.enc.Int(abi.TSlot, int64(slot))
-	o.enc.Int(abi.TField, int64(field))
-	o.str(abi.TValue, &s)
+	o.begin(wire.OpAppend)
+	o.str(wire.TKey, &key)
+	o.enc.Int(wire.TSlot, int64(slot))
+	o.enc.Int(wire.TField, int64(field))
+	o.str(wire.TValue, &s)
 	o.enc.End()
 }
 
@@ -216,11 +217,11 @@ type MessageEnd struct {
 
 // Close closes message key: the host writes it now.
 func (o *Out) Close(key Str, e MessageEnd) {
-	o.begin(abi.OpMsgClose)
-	o.str(abi.TKey, &key)
-	o.str(abi.TStopReason, &e.StopReason)
-	o.str(abi.TModel, &e.Model)
-	o.str(abi.TID, &e.ID)
+	o.begin(wire.OpMsgClose)
+	o.str(wire.TKey, &key)
+	o.str(wire.TStopReason, &e.StopReason)
+	o.str(wire.TModel, &e.Model)
+	o.str(wire.TID, &e.ID)
 	o.usage(e.Usage)
 	o.enc.End()
 }
@@ -236,14 +237,14 @@ type ToolCall struct {
 
 // ToolCall reports a tool.call.
 func (o *Out) ToolCall(c ToolCall) {
-	o.begin(abi.OpToolCall)
-	o.str(abi.TCallID, &c.CallID)
-	o.str(abi.TName, &c.Name)
-	o.str(abi.TInput, &c.Input)
-	o.lit(abi.TKind, c.Kind)
-	o.str(abi.TCommand, &c.Command)
-	o.str(abi.TScope, &c.Scope)
-	o.str(abi.TTime, &c.Time)
+	o.begin(wire.OpToolCall)
+	o.str(wire.TCallID, &c.CallID)
+	o.str(wire.TName, &c.Name)
+	o.str(wire.TInput, &c.Input)
+	o.lit(wire.TKind, c.Kind)
+	o.str(wire.TCommand, &c.Command)
+	o.str(wire.TScope, &c.Scope)
+	o.str(wire.TTime, &c.Time)
 	o.enc.End()
 }
 
@@ -258,16 +259,16 @@ type ToolResult struct {
 
 // ToolResult reports a tool.result.
 func (o *Out) ToolResult(r ToolResult) {
-	o.begin(abi.OpToolResult)
-	o.str(abi.TCallID, &r.CallID)
-	o.str(abi.TName, &r.Name)
-	o.str(abi.TOutput, &r.Output)
-	o.str(abi.TError, &r.Error)
-	o.flag(abi.TIsError, r.IsError)
-	o.num(abi.TExitCode, r.ExitCode)
-	o.str(abi.TStatus, &r.Status)
-	o.str(abi.TScope, &r.Scope)
-	o.str(abi.TTime, &r.Time)
+	o.begin(wire.OpToolResult)
+	o.str(wire.TCallID, &r.CallID)
+	o.str(wire.TName, &r.Name)
+	o.str(wire.TOutput, &r.Output)
+	o.str(wire.TError, &r.Error)
+	o.flag(wire.TIsError, r.IsError)
+	o.num(wire.TExitCode, r.ExitCode)
+	o.str(wire.TStatus, &r.Status)
+	o.str(wire.TScope, &r.Scope)
+	o.str(wire.TTime, &r.Time)
 	o.enc.End()
 }
 
@@ -277,35 +278,35 @@ func (o *Out) Usage(u Usage, mode string) {
 	if u.IsZero() {
 		return
 	}
-	o.begin(abi.OpUsage)
+	o.begin(wire.OpUsage)
 	o.usage(u)
-	o.lit(abi.TMode, mode)
+	o.lit(wire.TMode, mode)
 	o.enc.End()
 }
 
 // Cost reports a cost in USD (mode as for Usage).
 func (o *Out) Cost(usd float64, mode string) {
-	o.begin(abi.OpCost)
-	o.enc.Float(abi.TCost, usd)
-	o.lit(abi.TMode, mode)
+	o.begin(wire.OpCost)
+	o.enc.Float(wire.TCost, usd)
+	o.lit(wire.TMode, mode)
 	o.enc.End()
 }
 
 // Status reports the step status at a level (abi.LevelTerminal for the
 // provider's terminal event, abi.LevelError for error fields).
 func (o *Out) Status(status string, err Str, level int) {
-	o.begin(abi.OpStatus)
-	o.enc.Str(abi.TStatus, status)
-	o.str(abi.TError, &err)
-	o.enc.Int(abi.TLevel, int64(level))
+	o.begin(wire.OpStatus)
+	o.enc.Str(wire.TStatus, status)
+	o.str(wire.TError, &err)
+	o.enc.Int(wire.TLevel, int64(level))
 	o.enc.End()
 }
 
 // Final reports the final answer text.
 func (o *Out) Final(text Str, override bool) {
-	o.begin(abi.OpFinal)
-	o.str(abi.TText, &text)
-	o.flag(abi.TOverride, override)
+	o.begin(wire.OpFinal)
+	o.str(wire.TText, &text)
+	o.flag(wire.TOverride, override)
 	o.enc.End()
 }
 
@@ -319,12 +320,12 @@ func (o *Out) UnmappedN(native Str, n int) {
 	if n < 1 {
 		return
 	}
-	o.begin(abi.OpUnmapped)
+	o.begin(wire.OpUnmapped)
 	if !native.set {
 		native = S("(unknown)")
 	}
-	o.str(abi.TNative, &native)
-	o.enc.Int(abi.TCount, int64(n))
+	o.str(wire.TNative, &native)
+	o.enc.Int(wire.TCount, int64(n))
 	o.enc.End()
 }
 
@@ -341,12 +342,12 @@ func (o *Out) IgnoredN(native Str, n int) {
 	if n < 1 {
 		return
 	}
-	o.begin(abi.OpIgnored)
+	o.begin(wire.OpIgnored)
 	if !native.set {
 		native = S("(unknown)")
 	}
-	o.str(abi.TNative, &native)
-	o.enc.Int(abi.TCount, int64(n))
+	o.str(wire.TNative, &native)
+	o.enc.Int(wire.TCount, int64(n))
 	o.enc.End()
 }
 
@@ -368,39 +369,39 @@ type ProviderError struct {
 // "Final status"). It does not end the step: report the terminal event's
 // status with [Out.Status] as before.
 func (o *Out) Error(e ProviderError) {
-	o.begin(abi.OpError)
+	o.begin(wire.OpError)
 	if !e.Message.set {
 		e.Message = S("error")
 	}
-	o.str(abi.TText, &e.Message)
-	o.str(abi.TCode, &e.Code)
-	o.str(abi.TScope, &e.Scope)
+	o.str(wire.TText, &e.Message)
+	o.str(wire.TCode, &e.Code)
+	o.str(wire.TScope, &e.Scope)
 	o.enc.End()
 }
 
 // ScopeOpen opens a sub-agent scope, linked to the tool call that started
 // it.
 func (o *Out) ScopeOpen(scope, parentToolID, name, description Str) {
-	o.begin(abi.OpScopeOpen)
-	o.str(abi.TScope, &scope)
-	o.str(abi.TParentToolID, &parentToolID)
-	o.str(abi.TName, &name)
-	o.str(abi.TText, &description)
+	o.begin(wire.OpScopeOpen)
+	o.str(wire.TScope, &scope)
+	o.str(wire.TParentToolID, &parentToolID)
+	o.str(wire.TName, &name)
+	o.str(wire.TText, &description)
 	o.enc.End()
 }
 
 // ScopeClose ends a sub-agent scope.
 func (o *Out) ScopeClose(scope Str, status string, err Str) {
-	o.begin(abi.OpScopeClose)
-	o.str(abi.TScope, &scope)
-	o.lit(abi.TStatus, status)
-	o.str(abi.TError, &err)
+	o.begin(wire.OpScopeClose)
+	o.str(wire.TScope, &scope)
+	o.lit(wire.TStatus, status)
+	o.str(wire.TError, &err)
 	o.enc.End()
 }
 
 // Warn reports a warning for the step result.
 func (o *Out) Warn(msg string) {
-	o.begin(abi.OpWarning)
-	o.enc.Str(abi.TText, msg)
+	o.begin(wire.OpWarning)
+	o.enc.Str(wire.TText, msg)
 	o.enc.End()
 }

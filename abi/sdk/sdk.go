@@ -1,6 +1,9 @@
 package sdk
 
-import "github.com/twasm/twasm/abi"
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
+)
 
 // Version names this SDK in manifests.
 const Version = "twasm-go-sdk/1.0"
@@ -66,12 +69,12 @@ type Str struct {
 	from int32    // span: offsets into doc.Line (lines are < 2 GiB)
 	to   int32
 	gen  uint32 // span: doc.Gen when it was made
-	mode abi.SpanMode
+	mode wire.SpanMode
 	set  bool
 }
 
 // span is the Str of bytes [from, to) of v's document.
-func span(d *abi.Doc, from, to int, mode abi.SpanMode) Str {
+func span(d *abi.Doc, from, to int, mode wire.SpanMode) Str {
 	return Str{doc: d, from: int32(from), to: int32(to), gen: d.Gen, mode: mode, set: true}
 }
 
@@ -87,14 +90,14 @@ func Text(v abi.Value) Str {
 		return Str{}
 	case abi.KindString:
 		from, to := v.Span()
-		mode := abi.SpanBytes
+		mode := wire.SpanBytes
 		if v.Escaped() {
-			mode = abi.SpanString
+			mode = wire.SpanString
 		}
 		return span(v.Doc(), from+1, to-1, mode)
 	default:
 		from, to := v.Span()
-		return span(v.Doc(), from, to, abi.SpanBytes)
+		return span(v.Doc(), from, to, wire.SpanBytes)
 	}
 }
 
@@ -107,10 +110,10 @@ func JSON(v abi.Value) Str {
 		return Str{}
 	case abi.KindString:
 		from, to := v.Span()
-		return span(v.Doc(), from+1, to-1, abi.SpanJSONString)
+		return span(v.Doc(), from+1, to-1, wire.SpanJSONString)
 	default:
 		from, to := v.Span()
-		return span(v.Doc(), from, to, abi.SpanJSON)
+		return span(v.Doc(), from, to, wire.SpanJSON)
 	}
 }
 
@@ -129,7 +132,7 @@ func (s Str) String() string {
 		return s.lit
 	}
 	raw := s.raw()
-	if s.mode == abi.SpanString || s.mode == abi.SpanJSONString {
+	if s.mode == wire.SpanString || s.mode == wire.SpanJSONString {
 		if b, ok := abi.Unescape(nil, raw); ok {
 			return string(b)
 		}
@@ -143,12 +146,12 @@ func (s Str) Keep() Str {
 		return s
 	}
 	switch s.mode {
-	case abi.SpanJSON:
-		return Str{lit: string(s.raw()), mode: abi.SpanJSON, set: true}
-	case abi.SpanJSONString:
+	case wire.SpanJSON:
+		return Str{lit: string(s.raw()), mode: wire.SpanJSON, set: true}
+	case wire.SpanJSONString:
 		text := s.String()
 		if _, isJSON := abi.BuildTape(nil, []byte(text)); isJSON {
-			return Str{lit: text, mode: abi.SpanJSON, set: true}
+			return Str{lit: text, mode: wire.SpanJSON, set: true}
 		}
 		return Str{lit: text, set: true}
 	}
@@ -241,16 +244,16 @@ const (
 )
 
 // Field names a block field for Out.Append.
-type Field = abi.Tag
+type Field = wire.Tag
 
 // The appendable fields.
 const (
-	FieldText        Field = abi.TText
-	FieldThinking    Field = abi.TThinking
-	FieldToolInput   Field = abi.TToolInput
-	FieldToolContent Field = abi.TToolContent
-	FieldCommand     Field = abi.TCommand
-	FieldChunk       Field = abi.TChunk
+	FieldText        Field = wire.TText
+	FieldThinking    Field = wire.TThinking
+	FieldToolInput   Field = wire.TToolInput
+	FieldToolContent Field = wire.TToolContent
+	FieldCommand     Field = wire.TCommand
+	FieldChunk       Field = wire.TChunk
 )
 
 // quote appends s as a JSON string (for the manifest; no encoding/json).

@@ -10,6 +10,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // field returns member a of the one-object document doc.
@@ -76,9 +77,9 @@ func TestUnmappedN(t *testing.T) {
 	require.Equal(t, abi.StatusOK, st, msg)
 	recs := decode(t, d.Output(), nil)
 	require.Len(t, recs, 1)
-	assert.Equal(t, abi.OpUnmapped, recs[0].op)
-	assert.Equal(t, "non_json", recs[0].fields[abi.TNative].s)
-	assert.Equal(t, int64(3), recs[0].fields[abi.TCount].i)
+	assert.Equal(t, wire.OpUnmapped, recs[0].op)
+	assert.Equal(t, "non_json", recs[0].fields[wire.TNative].s)
+	assert.Equal(t, int64(3), recs[0].fields[wire.TCount].i)
 }
 
 func b2i(b bool) int {

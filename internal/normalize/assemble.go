@@ -11,6 +11,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/jsonstr"
+	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -36,7 +37,7 @@ type assembler struct {
 	level    int
 	lastErr  string // best error text below the terminal level
 	errLevel int    // level of lastErr
-	metaSet  map[abi.Tag]bool
+	metaSet  map[wire.Tag]bool
 	finalSet bool
 	warnN    int
 	// errDropped counts provider errors beyond maxErrors.
@@ -232,7 +233,7 @@ func newAssembler(sink Sink, provider string, now func() time.Time) *assembler {
 		sink:    sink,
 		now:     now,
 		res:     transcript.AgentResult{Provider: provider},
-		metaSet: map[abi.Tag]bool{},
+		metaSet: map[wire.Tag]bool{},
 		msgs:    map[string]*message{},
 		tools:   map[toolKey]*toolState{},
 		scopes:  map[string]bool{},
@@ -248,7 +249,7 @@ func (a *assembler) warn(format string, args ...any) {
 
 // fields resolves the fields of one record against the call's input.
 type fields struct {
-	rec   *abi.Record
+	rec   *wire.Record
 	input []byte
 	err   error
 	// dups counts object members dropped from the JSON values read
@@ -256,44 +257,44 @@ type fields struct {
 	dups int
 }
 
-func (f *fields) get(t abi.Tag) (abi.Field, bool) { return f.rec.Field(t) }
+func (f *fields) get(t wire.Tag) (wire.Field, bool) { return f.rec.Field(t) }
 
 // bytes returns a string field's bytes and whether it is JSON.
-func (f *fields) bytes(t abi.Tag) ([]byte, bool, bool) {
+func (f *fields) bytes(t wire.Tag) ([]byte, bool, bool) {
 	fl, ok := f.get(t)
 	if !ok {
 		return nil, false, false
 	}
 	switch fl.Kind {
-	case abi.VStr:
+	case wire.VStr:
 		return fl.Bytes, false, true
-	case abi.VJSON:
+	case wire.VJSON:
 		out, err := f.compact(fl.Bytes)
 		if err != nil {
 			// Not JSON after all: keep it as text rather than lose it.
 			return fl.Bytes, false, true
 		}
 		return out, true, true
-	case abi.VSpan:
+	case wire.VSpan:
 		if fl.Off < 0 || fl.N < 0 || fl.Off > len(f.input) || fl.N > len(f.input)-fl.Off {
 			f.fail(fmt.Errorf("%w: span [%d,+%d) outside the input of %d bytes", ErrBadOutput, fl.Off, fl.N, len(f.input)))
 			return nil, false, false
 		}
 		raw := f.input[fl.Off : fl.Off+fl.N]
 		switch fl.Mode {
-		case abi.SpanString:
+		case wire.SpanString:
 			out, err := jsonstr.AppendUnquotedJSON(nil, raw)
 			if err != nil {
 				return raw, false, true
 			}
 			return out, false, true
-		case abi.SpanJSON:
+		case wire.SpanJSON:
 			out, err := f.compact(raw)
 			if err != nil {
 				return raw, false, true
 			}
 			return out, true, true
-		case abi.SpanJSONString:
+		case wire.SpanJSONString:
 			text, err := jsonstr.AppendUnquotedJSON(nil, raw)
 			if err != nil {
 				return raw, false, true
@@ -307,11 +308,11 @@ func (f *fields) bytes(t abi.Tag) ([]byte, bool, bool) {
 		default:
 			return append([]byte(nil), raw...), false, true
 		}
-	case abi.VInt:
+	case wire.VInt:
 		return strconv.AppendInt(nil, fl.Int, 10), false, true
-	case abi.VFloat:
+	case wire.VFloat:
 		return strconv.AppendFloat(nil, fl.Float, 'g', -1, 64), false, true
-	case abi.VBool:
+	case wire.VBool:
 		return strconv.AppendBool(nil, fl.Bool), false, true
 	}
 	return nil, false, false
@@ -340,13 +341,13 @@ func (f *fields) fail(err error) {
 	}
 }
 
-func (f *fields) str(t abi.Tag) string {
+func (f *fields) str(t wire.Tag) string {
 	b, _, _ := f.bytes(t)
 	return string(b)
 }
 
 // json returns a JSON field as compact JSON; text becomes a JSON string.
-func (f *fields) json(t abi.Tag) []byte {
+func (f *fields) json(t wire.Tag) []byte {
 	b, isJSON, ok := f.bytes(t)
 	if !ok {
 		return nil
@@ -357,39 +358,39 @@ func (f *fields) json(t abi.Tag) []byte {
 	return jsonstr.AppendQuoted(nil, string(b))
 }
 
-func (f *fields) int(t abi.Tag) (int64, bool) {
+func (f *fields) int(t wire.Tag) (int64, bool) {
 	fl, ok := f.get(t)
 	if !ok {
 		return 0, false
 	}
 	switch fl.Kind {
-	case abi.VInt:
+	case wire.VInt:
 		return fl.Int, true
-	case abi.VFloat:
+	case wire.VFloat:
 		return int64(fl.Float), true
 	}
 	n, err := strconv.ParseInt(f.str(t), 10, 64)
 	return n, err == nil
 }
 
-func (f *fields) bool(t abi.Tag) bool {
+func (f *fields) bool(t wire.Tag) bool {
 	fl, ok := f.get(t)
-	return ok && fl.Kind == abi.VBool && fl.Bool
+	return ok && fl.Kind == wire.VBool && fl.Bool
 }
 
 func (f *fields) usage() *transcript.Usage {
 	u := &transcript.Usage{}
-	get := func(t abi.Tag) *int64 {
+	get := func(t wire.Tag) *int64 {
 		if n, ok := f.int(t); ok {
 			return &n
 		}
 		return nil
 	}
-	u.InputTokens = get(abi.TInputTokens)
-	u.CacheReadTokens = get(abi.TCacheReadTokens)
-	u.CacheWriteTokens = get(abi.TCacheWriteTokens)
-	u.OutputTokens = get(abi.TOutputTokens)
-	u.ReasoningTokens = get(abi.TReasoningTokens)
+	u.InputTokens = get(wire.TInputTokens)
+	u.CacheReadTokens = get(wire.TCacheReadTokens)
+	u.CacheWriteTokens = get(wire.TCacheWriteTokens)
+	u.OutputTokens = get(wire.TOutputTokens)
+	u.ReasoningTokens = get(wire.TReasoningTokens)
 	if u.IsZero() {
 		return nil
 	}
@@ -407,7 +408,7 @@ func (a *assembler) timestamp(f *fields) time.Time {
 // a transcript line can carry: its UTC year must be 0000..9999, which an
 // offset can push a parsable time out of.
 func providerTime(f *fields) (time.Time, bool) {
-	s := f.str(abi.TTime)
+	s := f.str(wire.TTime)
 	if s == "" {
 		return time.Time{}, false
 	}
@@ -424,7 +425,7 @@ func providerTime(f *fields) (time.Time, bool) {
 // records applies plugin output. input is the call's input (the batch),
 // against which spans are resolved.
 func (a *assembler) records(ctx context.Context, out, input []byte) error {
-	dec := abi.NewDecoder(out)
+	dec := wire.NewDecoder(out)
 	for {
 		rec, err := dec.Next()
 		if err != nil {
@@ -447,33 +448,33 @@ func (a *assembler) records(ctx context.Context, out, input []byte) error {
 
 func (a *assembler) apply(f *fields) {
 	switch f.rec.Op {
-	case abi.OpLine:
-		if n, ok := f.int(abi.TLine); ok {
+	case wire.OpLine:
+		if n, ok := f.int(wire.TLine); ok {
 			a.line = int(n)
 			a.acct.cover(a.line, 1)
 			a.expireIdle()
 		}
-	case abi.OpMeta:
-		if f.bool(abi.TNoTerminal) {
+	case wire.OpMeta:
+		if f.bool(wire.TNoTerminal) {
 			a.noTerminal = true
 		}
-		a.meta(f, abi.TSessionID, &a.res.SessionID)
-		a.meta(f, abi.TModel, &a.res.Model)
-		a.meta(f, abi.TProviderVersion, &a.res.ProviderVersion)
-		a.meta(f, abi.TFormat, &a.res.Format)
-	case abi.OpMsgOpen:
+		a.meta(f, wire.TSessionID, &a.res.SessionID)
+		a.meta(f, wire.TModel, &a.res.Model)
+		a.meta(f, wire.TProviderVersion, &a.res.ProviderVersion)
+		a.meta(f, wire.TFormat, &a.res.Format)
+	case wire.OpMsgOpen:
 		a.open(f)
-	case abi.OpBlock:
+	case wire.OpBlock:
 		a.setBlock(f)
-	case abi.OpAppend:
+	case wire.OpAppend:
 		a.appendBlock(f)
-	case abi.OpMsgClose:
+	case wire.OpMsgClose:
 		a.close(f)
-	case abi.OpToolCall:
+	case wire.OpToolCall:
 		a.toolCall(f)
-	case abi.OpToolResult:
+	case wire.OpToolResult:
 		a.toolResult(f)
-	case abi.OpUsage:
+	case wire.OpUsage:
 		u := f.usage()
 		if u == nil {
 			return
@@ -481,14 +482,14 @@ func (a *assembler) apply(f *fields) {
 		if a.res.Usage == nil {
 			a.res.Usage = &transcript.Usage{}
 		}
-		if f.str(abi.TMode) == abi.ModeSet {
+		if f.str(wire.TMode) == abi.ModeSet {
 			setUsage(a.res.Usage, u)
 		} else {
 			a.res.Usage.Add(u)
 		}
-	case abi.OpCost:
-		fl, ok := f.get(abi.TCost)
-		if !ok || fl.Kind != abi.VFloat {
+	case wire.OpCost:
+		fl, ok := f.get(wire.TCost)
+		if !ok || fl.Kind != wire.VFloat {
 			return
 		}
 		if math.IsNaN(fl.Float) || math.IsInf(fl.Float, 0) {
@@ -496,29 +497,29 @@ func (a *assembler) apply(f *fields) {
 			a.warn("plugin reported a non-finite cost (%v); ignored", fl.Float)
 			return
 		}
-		if a.res.CostUSD == nil || f.str(abi.TMode) == abi.ModeSet {
+		if a.res.CostUSD == nil || f.str(wire.TMode) == abi.ModeSet {
 			a.res.CostUSD = new(fl.Float)
 		} else {
 			*a.res.CostUSD += fl.Float
 		}
-	case abi.OpStatus:
+	case wire.OpStatus:
 		a.status(f)
-	case abi.OpFinal:
-		if _, ok := f.get(abi.TText); !ok {
+	case wire.OpFinal:
+		if _, ok := f.get(wire.TText); !ok {
 			// No text: nothing to report, and a later report must not
 			// be hidden by this one.
 			return
 		}
-		if !a.finalSet || f.bool(abi.TOverride) {
-			a.res.FinalText = f.str(abi.TText)
+		if !a.finalSet || f.bool(wire.TOverride) {
+			a.res.FinalText = f.str(wire.TText)
 			a.finalSet = true
 		}
-	case abi.OpUnmapped:
-		native := f.str(abi.TNative)
+	case wire.OpUnmapped:
+		native := f.str(wire.TNative)
 		if native == "" {
 			native = "(unknown)"
 		}
-		n, ok := f.int(abi.TCount)
+		n, ok := f.int(wire.TCount)
 		if !ok || n < 1 {
 			n = 1
 		}
@@ -527,49 +528,49 @@ func (a *assembler) apply(f *fields) {
 		}
 		a.res.Unmapped[native] += int(n)
 		a.acct.cover(a.coverLine(), int(min(n, math.MaxInt32)))
-	case abi.OpIgnored:
-		n, ok := f.int(abi.TCount)
+	case wire.OpIgnored:
+		n, ok := f.int(wire.TCount)
 		if !ok || n < 1 {
 			n = 1
 		}
 		a.acct.cover(a.coverLine(), int(min(n, math.MaxInt32)))
-	case abi.OpError:
-		msg := f.str(abi.TText)
+	case wire.OpError:
+		msg := f.str(wire.TText)
 		if msg == "" {
 			msg = "error"
 		}
-		a.providerError(msg, f.str(abi.TCode), f.str(abi.TScope))
-	case abi.OpScopeOpen:
-		id := f.str(abi.TScope)
+		a.providerError(msg, f.str(wire.TCode), f.str(wire.TScope))
+	case wire.OpScopeOpen:
+		id := f.str(wire.TScope)
 		if id == "" || a.scopes[id] {
 			return
 		}
 		a.scopes[id] = true
 		a.queue = append(a.queue, &item{kind: itemOpen, scope: id, open: Scope{
-			ID: id, ParentToolID: f.str(abi.TParentToolID), Name: f.str(abi.TName), Description: f.str(abi.TText),
+			ID: id, ParentToolID: f.str(wire.TParentToolID), Name: f.str(wire.TName), Description: f.str(wire.TText),
 		}})
-	case abi.OpScopeClose:
-		id := f.str(abi.TScope)
+	case wire.OpScopeClose:
+		id := f.str(wire.TScope)
 		if !a.scopes[id] {
 			return
 		}
 		delete(a.scopes, id)
-		st := f.str(abi.TStatus)
+		st := f.str(wire.TStatus)
 		if !transcript.ValidStatus(st) || st == "" {
 			st = transcript.StatusOK
 		}
-		a.queue = append(a.queue, &item{kind: itemClose, scope: id, st: st, err: f.str(abi.TError)})
-	case abi.OpWarning:
-		a.warn("%s", f.str(abi.TText))
+		a.queue = append(a.queue, &item{kind: itemClose, scope: id, st: st, err: f.str(wire.TError)})
+	case wire.OpWarning:
+		a.warn("%s", f.str(wire.TText))
 	}
 }
 
-func (a *assembler) meta(f *fields, t abi.Tag, dst *string) {
+func (a *assembler) meta(f *fields, t wire.Tag, dst *string) {
 	v := f.str(t)
 	if v == "" {
 		return
 	}
-	if !a.metaSet[t] || f.bool(abi.TOverride) {
+	if !a.metaSet[t] || f.bool(wire.TOverride) {
 		*dst = v
 		a.metaSet[t] = true
 	}
@@ -590,16 +591,16 @@ func setUsage(dst, src *transcript.Usage) {
 }
 
 func (a *assembler) status(f *fields) {
-	st := f.str(abi.TStatus)
+	st := f.str(wire.TStatus)
 	switch st {
 	case transcript.StatusOK, transcript.StatusError, transcript.StatusIncomplete:
 	default:
 		a.warn("plugin reported unknown status %q", st)
 		st = transcript.StatusError
 	}
-	lvl, _ := f.int(abi.TLevel)
+	lvl, _ := f.int(wire.TLevel)
 	level := int(lvl)
-	errText := f.str(abi.TError)
+	errText := f.str(wire.TError)
 	// The best error text below the terminal level is the one of the
 	// highest level; a later one of the same level replaces it.
 	if level < abi.LevelTerminal && errText != "" && level >= a.errLevel {
@@ -674,15 +675,15 @@ func (a *assembler) ensureScope(id string) {
 }
 
 func (a *assembler) open(f *fields) {
-	key := f.str(abi.TKey)
+	key := f.str(wire.TKey)
 	if m := a.msgs[key]; m != nil && !m.closed {
-		fill := func(dst *string, t abi.Tag) {
+		fill := func(dst *string, t wire.Tag) {
 			if *dst == "" {
 				*dst = f.str(t)
 			}
 		}
-		fill(&m.id, abi.TID)
-		fill(&m.model, abi.TModel)
+		fill(&m.id, wire.TID)
+		fill(&m.model, wire.TModel)
 		m.lastLine = a.line
 		if !m.tsSet {
 			if ts, ok := providerTime(f); ok {
@@ -691,7 +692,7 @@ func (a *assembler) open(f *fields) {
 		}
 		return
 	}
-	role := f.str(abi.TRole)
+	role := f.str(wire.TRole)
 	if role != "user" {
 		role = "assistant"
 	}
@@ -700,7 +701,7 @@ func (a *assembler) open(f *fields) {
 		ts = a.now()
 	}
 	m := &message{
-		key: key, role: role, id: f.str(abi.TID), model: f.str(abi.TModel), scope: f.str(abi.TScope),
+		key: key, role: role, id: f.str(wire.TID), model: f.str(wire.TModel), scope: f.str(wire.TScope),
 		ts: ts, tsSet: tsSet, rawLine: a.line, lastLine: a.line, blocks: map[int]*block{},
 	}
 	a.ensureScope(m.scope)
@@ -755,7 +756,7 @@ func (a *assembler) forceClose(m *message, why string) {
 
 // msg returns the open message key, opening one when the plugin forgot to.
 func (a *assembler) msg(f *fields) *message {
-	key := f.str(abi.TKey)
+	key := f.str(wire.TKey)
 	if m := a.msgs[key]; m != nil && !m.closed {
 		m.lastLine = a.line
 		return m
@@ -765,7 +766,7 @@ func (a *assembler) msg(f *fields) *message {
 }
 
 func (a *assembler) slot(f *fields, m *message) int {
-	n, ok := f.int(abi.TSlot)
+	n, ok := f.int(wire.TSlot)
 	if !ok || n < 0 {
 		s := m.next
 		m.next++
@@ -785,22 +786,22 @@ var blockTypes = map[string]transcript.BlockType{
 func (a *assembler) setBlock(f *fields) {
 	m := a.msg(f)
 	s := a.slot(f, m)
-	bt, ok := blockTypes[f.str(abi.TBlockType)]
+	bt, ok := blockTypes[f.str(wire.TBlockType)]
 	if !ok {
-		a.warn("plugin reported unknown block type %q; kept as text", f.str(abi.TBlockType))
+		a.warn("plugin reported unknown block type %q; kept as text", f.str(wire.TBlockType))
 		bt = transcript.BlockText
 	}
 	b := &block{b: transcript.Block{
 		Type: bt, Fidelity: transcript.FidelityAgentEmitted,
-		Text: f.str(abi.TText), Thinking: f.str(abi.TThinking),
-		ToolName: f.str(abi.TToolName), ToolID: f.str(abi.TToolID),
-		ToolContent: f.str(abi.TToolContent), Command: f.str(abi.TCommand), Chunk: f.str(abi.TChunk),
-		Redacted: f.bool(abi.TRedacted), IsError: f.bool(abi.TIsError),
+		Text: f.str(wire.TText), Thinking: f.str(wire.TThinking),
+		ToolName: f.str(wire.TToolName), ToolID: f.str(wire.TToolID),
+		ToolContent: f.str(wire.TToolContent), Command: f.str(wire.TCommand), Chunk: f.str(wire.TChunk),
+		Redacted: f.bool(wire.TRedacted), IsError: f.bool(wire.TIsError),
 	}}
-	if o := transcript.Origin(f.str(abi.TOrigin)); o.Valid() {
+	if o := transcript.Origin(f.str(wire.TOrigin)); o.Valid() {
 		b.b.Origin = o
 	}
-	if in := f.json(abi.TToolInput); in != nil {
+	if in := f.json(wire.TToolInput); in != nil {
 		b.input = in
 	}
 	m.blocks[s] = b
@@ -808,7 +809,7 @@ func (a *assembler) setBlock(f *fields) {
 
 func (a *assembler) appendBlock(f *fields) {
 	m := a.msg(f)
-	n, ok := f.int(abi.TSlot)
+	n, ok := f.int(wire.TSlot)
 	if !ok || n < 0 {
 		n = int64(m.next - 1)
 		if n < 0 {
@@ -819,63 +820,63 @@ func (a *assembler) appendBlock(f *fields) {
 	if s >= m.next {
 		m.next = s + 1
 	}
-	field, _ := f.int(abi.TField)
-	switch abi.Tag(field) {
-	case abi.TText, abi.TThinking, abi.TToolInput, abi.TToolContent, abi.TCommand, abi.TChunk:
+	field, _ := f.int(wire.TField)
+	switch wire.Tag(field) {
+	case wire.TText, wire.TThinking, wire.TToolInput, wire.TToolContent, wire.TCommand, wire.TChunk:
 	default:
 		// Checked before the slot is filled: no empty block is made up.
 		a.warn("plugin appended to field %d, which cannot be appended to", field)
 		return
 	}
-	val, _, _ := f.bytes(abi.TValue)
+	val, _, _ := f.bytes(wire.TValue)
 	b := m.blocks[s]
 	if b == nil {
 		bt := transcript.BlockText
-		switch abi.Tag(field) {
-		case abi.TThinking:
+		switch wire.Tag(field) {
+		case wire.TThinking:
 			bt = transcript.BlockThinking
-		case abi.TToolInput:
+		case wire.TToolInput:
 			bt = transcript.BlockToolUse
-		case abi.TToolContent:
+		case wire.TToolContent:
 			bt = transcript.BlockToolResult
-		case abi.TCommand:
+		case wire.TCommand:
 			bt = transcript.BlockCommand
-		case abi.TChunk:
+		case wire.TChunk:
 			bt = transcript.BlockStream
 		}
 		b = &block{b: transcript.Block{Type: bt, Fidelity: transcript.FidelityAgentEmitted}}
 		m.blocks[s] = b
 	}
-	switch abi.Tag(field) {
-	case abi.TText:
+	switch wire.Tag(field) {
+	case wire.TText:
 		b.b.Text += string(val)
-	case abi.TThinking:
+	case wire.TThinking:
 		b.b.Thinking += string(val)
-	case abi.TToolInput:
+	case wire.TToolInput:
 		b.partial = append(b.partial, val...)
 		b.appended = true
-	case abi.TToolContent:
+	case wire.TToolContent:
 		b.b.ToolContent += string(val)
-	case abi.TCommand:
+	case wire.TCommand:
 		b.b.Command += string(val)
-	case abi.TChunk:
+	case wire.TChunk:
 		b.b.Chunk += string(val)
 	}
 }
 
 func (a *assembler) close(f *fields) {
-	key := f.str(abi.TKey)
+	key := f.str(wire.TKey)
 	m := a.msgs[key]
 	if m == nil || m.closed {
 		return
 	}
-	if v := f.str(abi.TStopReason); v != "" {
+	if v := f.str(wire.TStopReason); v != "" {
 		m.stop = v
 	}
-	if v := f.str(abi.TModel); v != "" && m.model == "" {
+	if v := f.str(wire.TModel); v != "" && m.model == "" {
 		m.model = v
 	}
-	if v := f.str(abi.TID); v != "" && m.id == "" {
+	if v := f.str(wire.TID); v != "" && m.id == "" {
 		m.id = v
 	}
 	if u := f.usage(); u != nil {
@@ -886,33 +887,33 @@ func (a *assembler) close(f *fields) {
 }
 
 func (a *assembler) toolCall(f *fields) {
-	id := f.str(abi.TCallID)
+	id := f.str(wire.TCallID)
 	if id == "" {
-		a.warn("plugin reported a tool call without a call id (%s)", f.str(abi.TName))
+		a.warn("plugin reported a tool call without a call id (%s)", f.str(wire.TName))
 		return
 	}
-	scope := f.str(abi.TScope)
+	scope := f.str(wire.TScope)
 	k := toolKey{scope, id}
 	if a.tools[k] != nil {
 		return
 	}
-	kind := transcript.ToolKind(f.str(abi.TKind))
+	kind := transcript.ToolKind(f.str(wire.TKind))
 	if !kind.Valid() {
 		kind = transcript.ToolOther
 	}
-	st := &toolState{name: f.str(abi.TName), kind: string(kind), command: f.str(abi.TCommand)}
+	st := &toolState{name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}
 	if st.name == "" {
 		// Spec 6.12: a call has a name: the tool's kind when the plugin
 		// gives none (a call synthesized from its result, say), else
 		// "unknown".
 		st.name = "unknown"
-		if f.str(abi.TKind) != "" {
+		if f.str(wire.TKind) != "" {
 			st.name = string(kind)
 		}
 	}
 	a.tools[k] = st
 	a.calls = append(a.calls, k)
-	input := f.json(abi.TInput)
+	input := f.json(wire.TInput)
 	a.ensureScope(scope)
 	a.event(scope, transcript.ToolCall, a.timestamp(f), &transcript.ToolPayload{
 		Name: st.name, CallID: id, Input: input, Fidelity: transcript.FidelityAgentEmitted,
@@ -921,12 +922,12 @@ func (a *assembler) toolCall(f *fields) {
 }
 
 func (a *assembler) toolResult(f *fields) {
-	id := f.str(abi.TCallID)
+	id := f.str(wire.TCallID)
 	if id == "" {
 		a.warn("plugin reported a tool result without a call id")
 		return
 	}
-	scope := f.str(abi.TScope)
+	scope := f.str(wire.TScope)
 	k := toolKey{scope, id}
 	st := a.tools[k]
 	if st == nil {
@@ -940,17 +941,17 @@ func (a *assembler) toolResult(f *fields) {
 	}
 	st.resulted = true
 	p := &transcript.ToolPayload{
-		Name: st.name, CallID: id, Output: f.str(abi.TOutput), Error: f.str(abi.TError),
+		Name: st.name, CallID: id, Output: f.str(wire.TOutput), Error: f.str(wire.TError),
 		Fidelity: transcript.FidelityAgentEmitted, Kind: transcript.ToolKind(st.kind), Command: st.command,
-		Status: f.str(abi.TStatus), RawLine: a.line,
+		Status: f.str(wire.TStatus), RawLine: a.line,
 	}
 	if p.Name == "" {
-		p.Name = f.str(abi.TName)
+		p.Name = f.str(wire.TName)
 	}
-	if n, ok := f.int(abi.TExitCode); ok {
+	if n, ok := f.int(wire.TExitCode); ok {
 		p.ExitCode = new(int(n))
 	}
-	p.Status = a.toolStatus(p, f.bool(abi.TIsError))
+	p.Status = a.toolStatus(p, f.bool(wire.TIsError))
 	a.event(scope, transcript.ToolResult, a.timestamp(f), p)
 }
 

@@ -32,7 +32,7 @@
 //     as unmapped "oversized_line". A line the plugin reports nothing
 //     about (no record, not declared ignored, not counted unmapped) is
 //     reported by [Stream.Silent]. The raw bytes are the caller's to keep.
-//   - An error the provider reported (abi.OpError, or an error status) is
+//   - An error the provider reported (wire.OpError, or an error status) is
 //     in the result's Errors, never only counted.
 //   - Events are handed to the sink in a causal order: a message is emitted
 //     before any event reported after it was opened (so a message precedes

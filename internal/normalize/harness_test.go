@@ -13,6 +13,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -55,7 +56,7 @@ func (s *script) End(out *sdk.Out) error {
 
 var fieldNames = map[string]sdk.Field{
 	"text": sdk.FieldText, "thinking": sdk.FieldThinking, "tool_input": sdk.FieldToolInput,
-	"tool_content": sdk.FieldToolContent, "command": sdk.FieldCommand, "chunk": sdk.FieldChunk, "bogus": abi.TModel,
+	"tool_content": sdk.FieldToolContent, "command": sdk.FieldCommand, "chunk": sdk.FieldChunk, "bogus": wire.TModel,
 }
 
 func run(ops abi.Value, out *sdk.Out) error {

@@ -300,7 +300,7 @@ func (s *Stream) Close(ctx context.Context) (*transcript.AgentResult, error) {
 
 // Silent reports, after Close, the raw lines the plugin said nothing
 // about: no record came from them, and they were neither declared ignored
-// (abi.OpIgnored) nor counted unmapped. Spec 6.8 wants none; a plugin
+// (wire.OpIgnored) nor counted unmapped. Spec 6.8 wants none; a plugin
 // that leaves lines silent loses them without a drift signal. It returns
 // their number and the first few line numbers.
 //

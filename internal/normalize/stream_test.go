@@ -12,6 +12,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -273,9 +274,9 @@ func TestStreamInstanceErrors(t *testing.T) {
 	assert.Contains(t, res.Warnings[0], "bad plugin output")
 
 	// A span outside the input.
-	var e abi.Encoder
-	e.Begin(abi.OpWarning)
-	e.Span(abi.TText, 0, 1<<20, abi.SpanBytes)
+	var e wire.Encoder
+	e.Begin(wire.OpWarning)
+	e.Span(wire.TText, 0, 1<<20, wire.SpanBytes)
 	e.End()
 	inst = &scripted{feed: func([]byte) ([]byte, error) { return e.Buf, errors.New("plain error") }}
 	res, err = Run(ctx, inst, strings.NewReader("a\n"), sink, opts())

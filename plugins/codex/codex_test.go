@@ -7,6 +7,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // value indexes one JSON document for the helper tests.
@@ -114,17 +115,17 @@ func records(t *testing.T, lines ...string) []string {
 	return append(out, render(t, d.Output(), nil)...)
 }
 
-var opNames = map[abi.Op]string{abi.OpUsage: "usage", abi.OpStatus: "status", abi.OpFinal: "final", abi.OpUnmapped: "unmapped", abi.OpMeta: "meta", abi.OpError: "error"}
+var opNames = map[wire.Op]string{wire.OpUsage: "usage", wire.OpStatus: "status", wire.OpFinal: "final", wire.OpUnmapped: "unmapped", wire.OpMeta: "meta", wire.OpError: "error"}
 
-var tagNames = map[abi.Tag]string{
-	abi.TInputTokens: "in", abi.TCacheReadTokens: "cache_read", abi.TOutputTokens: "out", abi.TReasoningTokens: "reasoning",
-	abi.TMode: "mode", abi.TStatus: "status", abi.TLevel: "level", abi.TError: "error", abi.TText: "text", abi.TNative: "native", abi.TCode: "code",
-	abi.TSessionID: "session", abi.TModel: "model", abi.TFormat: "format", abi.TProviderVersion: "version",
+var tagNames = map[wire.Tag]string{
+	wire.TInputTokens: "in", wire.TCacheReadTokens: "cache_read", wire.TOutputTokens: "out", wire.TReasoningTokens: "reasoning",
+	wire.TMode: "mode", wire.TStatus: "status", wire.TLevel: "level", wire.TError: "error", wire.TText: "text", wire.TNative: "native", wire.TCode: "code",
+	wire.TSessionID: "session", wire.TModel: "model", wire.TFormat: "format", wire.TProviderVersion: "version",
 }
 
 func render(t *testing.T, out, input []byte) []string {
 	var lines []string
-	dec := abi.NewDecoder(out)
+	dec := wire.NewDecoder(out)
 	for {
 		rec, err := dec.Next()
 		if err != nil {
@@ -146,15 +147,15 @@ func render(t *testing.T, out, input []byte) []string {
 			}
 			b.WriteString(" " + tag + "=")
 			switch f.Kind {
-			case abi.VStr, abi.VJSON:
+			case wire.VStr, wire.VJSON:
 				b.Write(f.Bytes)
-			case abi.VSpan:
+			case wire.VSpan:
 				raw := input[f.Off : f.Off+f.N]
-				if f.Mode == abi.SpanString {
+				if f.Mode == wire.SpanString {
 					raw, _ = abi.Unescape(nil, raw)
 				}
 				b.Write(bytes.Clone(raw))
-			case abi.VInt:
+			case wire.VInt:
 				b.WriteString(itoa(f.Int))
 			}
 		}

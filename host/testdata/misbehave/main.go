@@ -46,6 +46,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/host/testdata/rawkit"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 var (
@@ -56,9 +57,9 @@ var (
 )
 
 func record(text []byte) []byte {
-	var e abi.Encoder
-	e.Begin(abi.OpWarning)
-	e.Bytes(abi.TText, text)
+	var e wire.Encoder
+	e.Begin(wire.OpWarning)
+	e.Bytes(wire.TText, text)
 	e.End()
 	return e.Buf
 }
@@ -147,9 +148,9 @@ func feed(batch []byte) uint32 {
 				rawkit.Output(chunk)
 			}
 		case "badspan":
-			var e abi.Encoder
-			e.Begin(abi.OpWarning)
-			e.Span(abi.TText, len(batch), 10, abi.SpanBytes)
+			var e wire.Encoder
+			e.Begin(wire.OpWarning)
+			e.Span(wire.TText, len(batch), 10, wire.SpanBytes)
 			e.End()
 			rawkit.Output(e.Buf)
 		case "log":

@@ -10,6 +10,7 @@ import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // GoldenInputs returns the raw inputs of the golden cases in dir (every
@@ -109,7 +110,7 @@ func Drive(tb testing.TB, d *sdk.Driver, provider string, bs [][]byte) {
 
 func checkRecords(tb testing.TB, out []byte, inputLen int) {
 	tb.Helper()
-	dec := abi.NewDecoder(out)
+	dec := wire.NewDecoder(out)
 	for {
 		rec, err := dec.Next()
 		if err != nil {
@@ -119,7 +120,7 @@ func checkRecords(tb testing.TB, out []byte, inputLen int) {
 			return
 		}
 		for _, f := range rec.Fields {
-			if f.Kind == abi.VSpan && f.Off+f.N > inputLen {
+			if f.Kind == wire.VSpan && f.Off+f.N > inputLen {
 				tb.Fatalf("op %d: span [%d,%d) beyond the input (%d bytes)", rec.Op, f.Off, f.Off+f.N, inputLen)
 			}
 		}

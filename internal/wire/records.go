@@ -1,4 +1,4 @@
-package abi
+package wire
 
 import (
 	"encoding/binary"
@@ -118,19 +118,6 @@ const (
 	// holds JSON (tool arguments sent as a string): unescape, then parse
 	// as SpanJSON; when it is not JSON the host keeps it as a string.
 	SpanJSONString SpanMode = 3
-)
-
-// Encoding modes of OpUsage and OpCost.
-const (
-	ModeAdd = "add" // add to the step total (per-turn figures)
-	ModeSet = "set" // replace the step total (cumulative counters)
-)
-
-// Status levels of OpStatus, highest wins (spec section 6.7).
-const (
-	LevelExitCode = 1 // inferred from a process exit code
-	LevelError    = 2 // an error field or a non-fatal error line
-	LevelTerminal = 3 // the provider's terminal event
 )
 
 // ErrBadRecord reports output that does not follow the record encoding.
