@@ -74,7 +74,9 @@
 //   - The agents' files are only ever opened read-only.
 //   - Only complete lines are read from a file that may still be written
 //     (a tail without LF waits for the next sync, unless the file has not
-//     changed for Options.Settle or Options.Whole says it is complete).
+//     changed for Options.Settle or Options.Whole says it is complete; a
+//     whole JSON document is read only once it has not changed for
+//     Options.Settle).
 //     Nothing between two syncs is lost: the next part starts at the
 //     previous part's Offset.
 //   - The transcripts are the truth: run.started's "source" (provider,

@@ -88,6 +88,10 @@ func TestGeminiChatRewrittenInPlace(t *testing.T) {
 	a := newArchiver(t, root, nil)
 
 	v1 := chat.version(t, 5, nil)
+	// Just written: a document is read only once it settles.
+	writeAged(t, src, v1, 0)
+	o0 := a.SyncFile(ctx, "gemini", src)
+	require.Equal(t, ActionPending, o0.Action, o0.Reason)
 	writeAged(t, src, v1, time.Hour)
 	o1 := a.SyncFile(ctx, "gemini", src)
 	require.Equal(t, ActionNew, o1.Action, o1.Reason)

@@ -167,6 +167,12 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 		return out
 	}
 	settled := a.opts.Whole || idle >= a.opts.Settle
+	if !settled && isDocument(path) {
+		// A whole JSON document is only read whole: its lines mean
+		// nothing before its closing brace is written.
+		out.Action, out.Reason = ActionPending, "a JSON document changed in the last "+a.opts.Settle.String()+": read once it settles"
+		return out
+	}
 	headLine, ok, err := readHead(f, size, settled)
 	if err != nil {
 		return fail(err)
@@ -220,7 +226,7 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 	// version becomes a part of that run; the filter keeps what is new
 	// and what changed.
 	rewrite := false
-	if match == nil && strings.EqualFold(filepath.Ext(path), ".json") {
+	if match == nil && isDocument(path) {
 		if e := a.ledger.ByPath(path); e != nil && e.Head == head && !e.Closed && e.Provider == provider {
 			match, rewrite = e, true
 		}
@@ -516,6 +522,10 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 }
 
 func path(f *os.File) string { return f.Name() }
+
+// isDocument reports whether the session file is one JSON document (a
+// Gemini CLI chat, rewritten whole at every turn) rather than JSON Lines.
+func isDocument(path string) bool { return strings.EqualFold(filepath.Ext(path), ".json") }
 
 func rawPath(res *transcript.AgentResult) string {
 	if res.Raw == nil {
