@@ -1,7 +1,3 @@
-// Package regfile opens the files of a twasm storage for reading the way
-// every reader should: without blocking on a FIFO planted at the path, and
-// refusing anything but a regular file with an error that says what it is.
-// The recorder's writer refuses the same files with the same error.
 package regfile
 
 import (
