@@ -41,8 +41,16 @@ func AppendBatchLine(dst []byte, no int, line []byte, toks []Token) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(line)))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(toks)))
 	dst = append(dst, line...)
-	for len(dst)%4 != 0 {
-		dst = append(dst, 0)
+	dst = append(dst, make([]byte, (4-len(dst)%4)%4)...)
+	return appendTokens(dst, toks, littleEndian)
+}
+
+// appendTokens appends toks in the batch's layout. inPlace (on a
+// little-endian machine) copies their memory at once: a Token is laid out
+// as in the batch, which BatchReader relies on to view them in place.
+func appendTokens(dst []byte, toks []Token, inPlace bool) []byte {
+	if inPlace && len(toks) > 0 {
+		return append(dst, unsafe.Slice((*byte)(unsafe.Pointer(&toks[0])), len(toks)*TokenSize)...)
 	}
 	for _, t := range toks {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(t.Kind)|uint32(t.Flags)<<8|uint32(t.Hash)<<16)

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -205,4 +206,18 @@ func TestBatchReader(t *testing.T) {
 		assert.False(t, ok)
 		assert.ErrorIs(t, r.Err(), ErrBadBatch)
 	}
+}
+
+// The in-place copy of tokens writes the bytes the portable encoding
+// writes: a Token's memory layout is the batch's (kind, flags and hash
+// in the first word included).
+func TestAppendTokensInPlace(t *testing.T) {
+	if !littleEndian {
+		t.Skip("big-endian: tokens are always encoded field by field")
+	}
+	line := []byte(`{"type":"a","n":[1,2.5,{"x\u0041":"y\"z"}],"ok":true,"no":false,"nil":null}`)
+	toks, ok := BuildTapeKeys(nil, line, NewKeySet("n", "type"))
+	require.True(t, ok)
+	assert.Equal(t, appendTokens(nil, toks, false), appendTokens(nil, toks, true))
+	assert.Equal(t, uintptr(TokenSize), unsafe.Sizeof(Token{}))
 }

@@ -1,7 +1,10 @@
 package abi
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -201,4 +204,44 @@ func mustInt(t *testing.T, v Value) int64 {
 	n, ok := v.Int()
 	require.True(t, ok)
 	return n
+}
+
+// BenchmarkBuildTape indexes the claude golden inputs, and the capture
+// the AWF baseline was measured on when ../shared has it (bytes per second
+// of lines).
+func BenchmarkBuildTape(b *testing.B) {
+	files, _ := filepath.Glob(filepath.Join("..", "testdata", "golden", "claude", "*.jsonl"))
+	b.Run("golden", func(b *testing.B) { benchTape(b, files) })
+	b.Run("awf", func(b *testing.B) {
+		benchTape(b, []string{filepath.Join("..", "..", "shared", "fixtures", "claude", "switchboard_stream_json_tool_vocabulary.jsonl")})
+	})
+}
+
+func benchTape(b *testing.B, files []string) {
+	var lines [][]byte
+	size := 0
+	for _, f := range files {
+		if strings.HasSuffix(f, ".golden.jsonl") {
+			continue
+		}
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			b.Skip(err)
+		}
+		for _, l := range bytes.Split(raw, []byte("\n")) {
+			lines = append(lines, l)
+			size += len(l) + 1
+		}
+	}
+	if len(lines) == 0 {
+		b.Skip("no input")
+	}
+	keys := NewKeySet("type", "message", "content", "text", "id", "name", "input", "role", "model", "usage")
+	b.SetBytes(int64(size))
+	var toks []Token
+	for b.Loop() {
+		for _, l := range lines {
+			toks, _ = BuildTapeKeys(toks[:0], l, keys)
+		}
+	}
 }
