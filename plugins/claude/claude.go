@@ -441,14 +441,11 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		n.closeScope(idS, status, errS, out)
 	case sub.Is("api_retry"):
 		n.apiRetry(v, out)
-	case sub.Is("status"), sub.Is("hook_started"), sub.Is("hook_response"), sub.Is("hook_progress"),
-		sub.Is("task_progress"), sub.Is("task_updated"), sub.Is("compact_boundary"),
-		sub.Is("turn_duration"), sub.Is("stop_hook_summary"), sub.Is("microcompact_boundary"),
-		sub.Is("local_command"):
+	case ignoredSystem(sdk.Name(sub)) != "":
 		// Progress pings, hook runs, bookkeeping and the session log's
 		// echo of a local slash command (/model, /mcp): no message, tool
 		// or usage content (hooks are not agent actions).
-		n.ignore("system/"+sdk.TypeName(sub), out)
+		n.ignore(ignoredSystem(sdk.Name(sub)), out)
 	default:
 		out.Unmapped(sdk.S("system/" + sdk.TypeName(sub)))
 	}
@@ -519,4 +516,35 @@ func (n *normalizer) apiError(v abi.Value, out *sdk.Out) {
 	}
 	n.errSeen = true
 	out.Status(sdk.StatusError, msg, abi.LevelTerminal)
+}
+
+// ignoredSystem is the native type of a system record subtype the plugin
+// ignores ("system/status"), "" for any other: constants, so that the
+// most frequent system records cost no concatenation.
+func ignoredSystem(sub string) string {
+	switch sub {
+	case "status":
+		return "system/status"
+	case "hook_started":
+		return "system/hook_started"
+	case "hook_response":
+		return "system/hook_response"
+	case "hook_progress":
+		return "system/hook_progress"
+	case "task_progress":
+		return "system/task_progress"
+	case "task_updated":
+		return "system/task_updated"
+	case "compact_boundary":
+		return "system/compact_boundary"
+	case "turn_duration":
+		return "system/turn_duration"
+	case "stop_hook_summary":
+		return "system/stop_hook_summary"
+	case "microcompact_boundary":
+		return "system/microcompact_boundary"
+	case "local_command":
+		return "system/local_command"
+	}
+	return ""
 }

@@ -3,6 +3,7 @@ package claude
 import (
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -238,7 +239,7 @@ func (n *normalizer) msgFor(id string, m *message, scope string, out *sdk.Out) *
 		// More of a message that was closed already: continue it under a
 		// new key so nothing already written is rewritten.
 		n.nextID++
-		m.key = "m:" + id + "#" + strconv.Itoa(n.nextID)
+		m.key = continuationKey(id, n.nextID)
 		m.closed = false
 		m.base = m.next
 		m.usage = usage{}
@@ -248,6 +249,27 @@ func (n *normalizer) msgFor(id string, m *message, scope string, out *sdk.Out) *
 		n.open = append(n.open, m)
 	}
 	return m
+}
+
+// continuationKey is "m:" + id + "#" + next in one allocation (the
+// concatenations and strconv.Itoa are four inside WebAssembly).
+func continuationKey(id string, next int) string {
+	var d [20]byte
+	i := len(d)
+	for v := next; ; v /= 10 {
+		i--
+		d[i] = byte('0' + v%10)
+		if v < 10 {
+			break
+		}
+	}
+	b := make([]byte, 0, 3+len(id)+len(d)-i)
+	b = append(b, 'm', ':')
+	b = append(b, id...)
+	b = append(b, '#')
+	b = append(b, d[i:]...)
+	// b is never written again: the string may share it.
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // idOf returns a message id value as a string ("" when it is not a
