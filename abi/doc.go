@@ -14,22 +14,29 @@
 //
 // # Life cycle
 //
+// The names, versions, statuses and limits below are constants of
+// internal/wire (contract.go), each documented with its value there: the
+// host module is "twasm_v1", the marker export "twasm_abi_v1", the other
+// exports "twasm_abi_version", "twasm_buffer", "twasm_manifest",
+// "twasm_begin", "twasm_feed" and "twasm_end", the host functions
+// "output", "fail" and "log".
+//
 // A plugin is a WASI reactor (Go: GOOS=wasip1 GOARCH=wasm go build
 // -buildmode=c-shared; TinyGo: -target=wasip1 -buildmode=c-shared). The
 // host, for each .wasm file:
 //
 //  1. compiles it (cached by content hash), checks that it exports
-//     [ExportMarker] and the functions below with their exact signatures,
-//     and that it imports nothing but [HostModule] functions and the
-//     [AllowedWASI] functions ([WASIAllowed] checks one): a plugin that wants a file system, a socket
+//     ExportMarker and the functions below with their exact signatures,
+//     and that it imports nothing but HostModule functions and the
+//     AllowedWASI functions (WASIAllowed checks one): a plugin that wants a file system, a socket
 //     or a host function that does not exist is refused here;
 //  2. instantiates it with no file system, no environment, no arguments,
 //     stdout discarded, stderr captured (bounded), real clocks, and a
-//     memory limit; runs [ExportInitialize];
-//  3. calls [ExportVersion]: a different [Major] is refused with a message
+//     memory limit; runs ExportInitialize;
+//  3. calls ExportVersion: a different Major is refused with a message
 //     that says which version the plugin was built for;
-//  4. calls [ExportManifest]: the plugin reports one JSON [Manifest]
-//     through [ImportOutput].
+//  4. calls ExportManifest: the plugin reports one JSON [Manifest]
+//     through ImportOutput.
 //
 // Then, for each stream (one agent step's raw output), on an instance of
 // its own that no other goroutine touches:
@@ -42,9 +49,9 @@
 // # Memory ownership
 //
 // The plugin owns all of its memory. Before a call that takes input, the
-// host calls [ExportBuffer] with the input size and writes the input at the
+// host calls ExportBuffer with the input size and writes the input at the
 // returned address; the plugin must not free or move that buffer until the
-// next [ExportBuffer] call. The plugin passes (ptr, len) pairs to host
+// next ExportBuffer call. The plugin passes (ptr, len) pairs to host
 // functions; the host copies them before returning and never keeps a
 // pointer into plugin memory. Out-of-bounds pointers or lengths fault the
 // call.
@@ -52,9 +59,9 @@
 // # Input: batches and tapes
 //
 // A feed's input is a batch of complete raw lines (layout in batch.go). The
-// host never splits a line and never sends more than [MaxBatchLines] lines
-// or [MaxBatchBytes] bytes in one call, except that a single line may be
-// larger (up to [MaxLineBytes]). With each line comes its tape: the host
+// host never splits a line and never sends more than MaxBatchLines lines
+// or MaxBatchBytes bytes in one call, except that a single line may be
+// larger (up to MaxLineBytes). With each line comes its tape: the host
 // has already parsed the line as JSON, natively, and hands the plugin a
 // structural index ([Token]: kind, byte span, index of the next sibling),
 // so the plugin navigates ([Doc], [Value]) instead of scanning bytes. A
@@ -77,7 +84,7 @@
 // # Output: records
 //
 // A plugin reports what it understood as records (layout and field
-// encoding in internal/wire), written through [ImportOutput] during feed and
+// encoding in internal/wire), written through ImportOutput during feed and
 // end calls. String fields are either literals or spans: byte ranges of
 // the call's input that the host copies, unescapes (SpanString) or
 // validates and compacts (SpanJSON, SpanJSONString) natively. Spans
@@ -175,9 +182,9 @@
 //
 // # Status codes and faults
 //
-// Every call but [ExportBuffer] and [ExportVersion] returns a [Status].
-// [StatusRejected] keeps the records reported so far and the stream goes
-// on; [StatusFatal], a trap, a timeout, running out of memory or exceeding
+// Every call but ExportBuffer and ExportVersion returns a Status.
+// StatusRejected keeps the records reported so far and the stream goes
+// on; StatusFatal, a trap, a timeout, running out of memory or exceeding
 // a limit discards the instance: the lines of that call are counted as
 // failed, the plugin's captured stderr is attached to the error, the stream
 // goes on with a fresh instance, and after repeated faults the plugin is

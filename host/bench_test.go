@@ -3,8 +3,10 @@ package host
 import (
 	"context"
 	"fmt"
-	"github.com/twasm/twasm/internal/testing/echoplugin"
 	"testing"
+
+	"github.com/twasm/twasm/internal/testing/echoplugin"
+	"github.com/twasm/twasm/internal/wire"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -74,7 +76,7 @@ func BenchmarkEcho(b *testing.B) {
 		for i := 0; i < b.N; i++ {
 			d.Begin([]byte(`{"provider":"echo"}`))
 			for _, bt := range batches {
-				if st, msg := d.Feed(bt); st != abi.StatusOK {
+				if st, msg := d.Feed(bt); st != wire.StatusOK {
 					b.Fatal(msg)
 				}
 				// The host copies the records out of the plugin; so

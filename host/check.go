@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // A signature is what the contract requires of a function.
@@ -29,20 +30,20 @@ var (
 		name string
 		sig  signature
 	}{
-		{abi.ExportInitialize, signature{nil, nil}},
-		{abi.ExportVersion, signature{nil, []api.ValueType{i32}}},
-		{abi.ExportBuffer, signature{[]api.ValueType{i32}, []api.ValueType{i32}}},
-		{abi.ExportManifest, signature{nil, []api.ValueType{i32}}},
-		{abi.ExportBegin, signature{[]api.ValueType{i32}, []api.ValueType{i32}}},
-		{abi.ExportFeed, signature{[]api.ValueType{i32}, []api.ValueType{i32}}},
-		{abi.ExportEnd, signature{nil, []api.ValueType{i32}}},
+		{wire.ExportInitialize, signature{nil, nil}},
+		{wire.ExportVersion, signature{nil, []api.ValueType{i32}}},
+		{wire.ExportBuffer, signature{[]api.ValueType{i32}, []api.ValueType{i32}}},
+		{wire.ExportManifest, signature{nil, []api.ValueType{i32}}},
+		{wire.ExportBegin, signature{[]api.ValueType{i32}, []api.ValueType{i32}}},
+		{wire.ExportFeed, signature{[]api.ValueType{i32}, []api.ValueType{i32}}},
+		{wire.ExportEnd, signature{nil, []api.ValueType{i32}}},
 	}
 
-	// hostFunctions are the functions of abi.HostModule.
+	// hostFunctions are the functions of wire.HostModule.
 	hostFunctions = map[string]signature{
-		abi.ImportOutput: {[]api.ValueType{i32, i32}, nil},
-		abi.ImportFail:   {[]api.ValueType{i32, i32}, nil},
-		abi.ImportLog:    {[]api.ValueType{i32, i32, i32}, nil},
+		wire.ImportOutput: {[]api.ValueType{i32, i32}, nil},
+		wire.ImportFail:   {[]api.ValueType{i32, i32}, nil},
+		wire.ImportLog:    {[]api.ValueType{i32, i32, i32}, nil},
 	}
 )
 
@@ -85,17 +86,17 @@ func checkModule(m wazero.CompiledModule) []string {
 	var problems []string
 	exports := m.ExportedFunctions()
 
-	if _, ok := exports[abi.ExportMarker]; !ok {
+	if _, ok := exports[wire.ExportMarker]; !ok {
 		if major, ok := otherMarker(exports); ok {
-			problems = append(problems, fmt.Sprintf("it was built for ABI major version %d (it exports twasm_abi_v%d); this host speaks %d", major, major, abi.Major))
+			problems = append(problems, fmt.Sprintf("it was built for ABI major version %d (it exports twasm_abi_v%d); this host speaks %d", major, major, wire.Major))
 		} else {
-			problems = append(problems, fmt.Sprintf("it does not export %s: it is not a twasm plugin, or it was built for another ABI version", abi.ExportMarker))
+			problems = append(problems, fmt.Sprintf("it does not export %s: it is not a twasm plugin, or it was built for another ABI version", wire.ExportMarker))
 		}
 	}
 	for _, e := range requiredExports {
 		d, ok := exports[e.name]
 		switch {
-		case !ok && e.name == abi.ExportInitialize:
+		case !ok && e.name == wire.ExportInitialize:
 			hint := ""
 			if _, ok := exports["_start"]; ok {
 				hint = " (it exports _start: it is a command, not a reactor)"
@@ -116,11 +117,11 @@ func checkModule(m wazero.CompiledModule) []string {
 	return append(problems, checkImports(m.ImportedFunctions())...)
 }
 
-// otherMarker finds a twasm_abi_vN export with N other than abi.Major.
+// otherMarker finds a twasm_abi_vN export with N other than wire.Major.
 func otherMarker(exports map[string]api.FunctionDefinition) (int, bool) {
 	for name := range exports {
 		if rest, ok := strings.CutPrefix(name, "twasm_abi_v"); ok {
-			if n, err := strconv.Atoi(rest); err == nil && n != abi.Major {
+			if n, err := strconv.Atoi(rest); err == nil && n != wire.Major {
 				return n, true
 			}
 		}
@@ -134,18 +135,18 @@ func checkImports(imports []api.FunctionDefinition) []string {
 	for _, d := range imports {
 		module, name, _ := d.Import()
 		switch {
-		case module == abi.HostModule:
+		case module == wire.HostModule:
 			want, ok := hostFunctions[name]
 			if !ok {
 				problems = append(problems, fmt.Sprintf("it imports %s.%s, which this host does not provide (it provides %s, %s and %s)",
-					module, name, abi.ImportOutput, abi.ImportFail, abi.ImportLog))
+					module, name, wire.ImportOutput, wire.ImportFail, wire.ImportLog))
 			} else if !want.matches(d) {
 				problems = append(problems, fmt.Sprintf("it imports %s.%s as %s; it should be %s",
 					module, name, formatSig(d.ParamTypes(), d.ResultTypes()), want))
 			}
-		case module == abi.WASIModule:
+		case module == wire.WASIModule:
 			switch {
-			case abi.WASIAllowed(name):
+			case wire.WASIAllowed(name):
 			case strings.HasPrefix(name, "path_") || fsFunctions[name]:
 				fsNames = append(fsNames, name)
 			case strings.HasPrefix(name, "sock_"):
@@ -154,26 +155,26 @@ func checkImports(imports []api.FunctionDefinition) []string {
 				otherWASI = append(otherWASI, name)
 			}
 		case strings.HasPrefix(module, "twasm_v"):
-			if n, err := strconv.Atoi(strings.TrimPrefix(module, "twasm_v")); err == nil && n != abi.Major {
+			if n, err := strconv.Atoi(strings.TrimPrefix(module, "twasm_v")); err == nil && n != wire.Major {
 				if !otherMajors[n] {
-					problems = append(problems, fmt.Sprintf("it was built for ABI major version %d (it imports %s.%s); this host speaks %d", n, module, name, abi.Major))
+					problems = append(problems, fmt.Sprintf("it was built for ABI major version %d (it imports %s.%s); this host speaks %d", n, module, name, wire.Major))
 				}
 				otherMajors[n] = true
 				continue
 			}
 			problems = append(problems, fmt.Sprintf("it imports %s.%s from module %q, which this host does not provide", module, name, module))
 		default:
-			problems = append(problems, fmt.Sprintf("it imports %s.%s from module %q, which this host does not provide (only %s and %s)", module, name, module, abi.HostModule, abi.WASIModule))
+			problems = append(problems, fmt.Sprintf("it imports %s.%s from module %q, which this host does not provide (only %s and %s)", module, name, module, wire.HostModule, wire.WASIModule))
 		}
 	}
 	if len(fsNames) > 0 {
-		problems = append(problems, fmt.Sprintf("it imports %s %s: it reaches the file system, which a plugin never gets", abi.WASIModule, strings.Join(fsNames, ", ")))
+		problems = append(problems, fmt.Sprintf("it imports %s %s: it reaches the file system, which a plugin never gets", wire.WASIModule, strings.Join(fsNames, ", ")))
 	}
 	if len(netNames) > 0 {
-		problems = append(problems, fmt.Sprintf("it imports %s %s: it reaches the network, which a plugin never gets", abi.WASIModule, strings.Join(netNames, ", ")))
+		problems = append(problems, fmt.Sprintf("it imports %s %s: it reaches the network, which a plugin never gets", wire.WASIModule, strings.Join(netNames, ", ")))
 	}
 	if len(otherWASI) > 0 {
-		problems = append(problems, fmt.Sprintf("it imports %s %s, which a plugin may not use", abi.WASIModule, strings.Join(otherWASI, ", ")))
+		problems = append(problems, fmt.Sprintf("it imports %s %s, which a plugin may not use", wire.WASIModule, strings.Join(otherWASI, ", ")))
 	}
 	return problems
 }
@@ -181,9 +182,9 @@ func checkImports(imports []api.FunctionDefinition) []string {
 // checkVersion checks the value of twasm_abi_version.
 func checkVersion(v uint32) error {
 	major, minor := v>>16, v&0xffff
-	if major != abi.Major {
+	if major != wire.Major {
 		return fmt.Errorf("%w: it was built for ABI major version %d (version %d.%d); this host speaks %d",
-			errContract, major, major, minor, abi.Major)
+			errContract, major, major, minor, wire.Major)
 	}
 	return nil
 }

@@ -35,7 +35,7 @@
 // (package internal/wasm/wasmcheck); compile (wazero's compilation cache under
 // os.UserCacheDir()/twasm/wazero makes every run after the first cheap);
 // check the exports and their exact signatures, the memory export, and
-// every import (only [abi.HostModule] functions and [abi.AllowedWASI]);
+// every import (only wire.HostModule functions and wire.AllowedWASI);
 // instantiate once; check twasm_abi_version; read and validate the
 // manifest. [Runtime.Verify] runs the same checks plus an empty stream and
 // reports every problem, for `twasm plugins verify`; [Runtime.List]
@@ -56,7 +56,7 @@
 // # Invariants
 //
 //   - A plugin that reaches past the contract is refused at load, before
-//     it runs: a WASI function outside [abi.AllowedWASI] (a file system, a
+//     it runs: a WASI function outside wire.AllowedWASI (a file system, a
 //     socket), a host function that does not exist, another ABI major
 //     version, a missing or mistyped export. The error names the import or
 //     export and what was expected.
@@ -145,9 +145,9 @@
 //     any code (even the codes wazero itself uses for a cancelled or
 //     expired context), is a fault of the call (a trap), not a
 //     cancellation; the lines it held are counted as lost and said;
-//   - flood the host: output above max(abi.MinOutputBytes,
-//     abi.MaxOutputFactor x input) per call faults (limit exceeded); a fail
-//     message is cut at abi.MaxFailBytes; log messages are cut at 1 KiB
+//   - flood the host: output above max(wire.MinOutputBytes,
+//     wire.MaxOutputFactor x input) per call faults (limit exceeded); a fail
+//     message is cut at wire.MaxFailBytes; log messages are cut at 1 KiB
 //     and rate-limited per plugin; stderr keeps its first 1 KiB and last
 //     3 KiB;
 //   - see another stream: each stream runs on its own module;

@@ -12,6 +12,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // faultOptions makes faults quick to provoke: a short timeout, a small
@@ -160,7 +161,7 @@ func TestLongFailMessageIsCut(t *testing.T) {
 	in := begin(t, p, abi.BeginOptions{})
 	_, err := in.Feed(ctx, batch(1, "longfail"))
 	var re *normalize.RejectedError
-	if !errors.As(err, &re) || len(re.Message) != abi.MaxFailBytes {
+	if !errors.As(err, &re) || len(re.Message) != wire.MaxFailBytes {
 		t.Fatalf("got %v", err)
 	}
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // instance runs one stream at a time through a plugin; it implements
@@ -136,8 +137,8 @@ func (in *instance) restart(ctx context.Context, op string) (stderr string, caus
 	}
 	if in.opts != nil && op != "begin" {
 		status, err := m.invoke(ctx, fnBegin, in.opts, true)
-		if err == nil && status != abi.StatusOK {
-			err = fmt.Errorf("%w: restarting the stream, %s returned status %d: %s", errFatalStatus, abi.ExportBegin, status, m.c.fail)
+		if err == nil && status != wire.StatusOK {
+			err = fmt.Errorf("%w: restarting the stream, %s returned status %d: %s", errFatalStatus, wire.ExportBegin, status, m.c.fail)
 		}
 		if err != nil {
 			stderr = m.stderr.String()
@@ -180,13 +181,13 @@ func (in *instance) run(ctx context.Context, op string, fn int, input []byte) ([
 		out = nil
 	}
 	switch status {
-	case abi.StatusOK:
+	case wire.StatusOK:
 		in.p.noteOK()
 		return out, nil
-	case abi.StatusRejected:
+	case wire.StatusRejected:
 		in.p.noteOK()
 		return out, &normalize.RejectedError{Plugin: in.p.name(), Message: string(m.c.fail)}
-	case abi.StatusFatal:
+	case wire.StatusFatal:
 		msg := string(m.c.fail)
 		if msg == "" {
 			msg = "(no message)"

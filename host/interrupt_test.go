@@ -16,6 +16,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/wasm/wasminterrupt"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // stopModes are the two ways an external plugin is stopped: the module
@@ -156,7 +157,7 @@ func TestInitializerIsStopped(t *testing.T) {
 			defer cancel()
 			start := time.Now()
 			_, err = p.instantiate(ctx)
-			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), abi.ExportInitialize) || time.Since(start) > 5*time.Second {
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), wire.ExportInitialize) || time.Since(start) > 5*time.Second {
 				t.Fatalf("got %v after %v", err, time.Since(start))
 			}
 		})

@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // wasm assembles a tiny module: every function returns 0 (or nothing).
@@ -111,9 +112,9 @@ func wasmModule(imports []wimport, exports []wfn, memory bool) []byte {
 // goodExports are the exports the contract requires.
 func goodExports() []wfn {
 	return []wfn{
-		{name: abi.ExportInitialize}, {name: abi.ExportMarker}, {name: abi.ExportVersion, results: 1, ret: abi.Major << 16},
-		{name: abi.ExportBuffer, params: 1, results: 1}, {name: abi.ExportManifest, results: 1}, {name: abi.ExportBegin, params: 1, results: 1},
-		{name: abi.ExportFeed, params: 1, results: 1}, {name: abi.ExportEnd, results: 1},
+		{name: wire.ExportInitialize}, {name: wire.ExportMarker}, {name: wire.ExportVersion, results: 1, ret: wire.Major << 16},
+		{name: wire.ExportBuffer, params: 1, results: 1}, {name: wire.ExportManifest, results: 1}, {name: wire.ExportBegin, params: 1, results: 1},
+		{name: wire.ExportFeed, params: 1, results: 1}, {name: wire.ExportEnd, results: 1},
 	}
 }
 
@@ -150,20 +151,20 @@ func TestLoadRefusesModulesOffContract(t *testing.T) {
 		{"empty module", func() []byte { return wasmModule(nil, nil, false) },
 			[]string{"does not export twasm_abi_v1", "does not export _initialize", "does not export twasm_feed, which should be (i32) -> i32", `does not export its memory as "memory"`}},
 		{"wrong signature", func() []byte {
-			return wasmModule(nil, replace(goodExports(), abi.ExportFeed, wfn{name: abi.ExportFeed, results: 1}), true)
+			return wasmModule(nil, replace(goodExports(), wire.ExportFeed, wfn{name: wire.ExportFeed, results: 1}), true)
 		}, []string{"twasm_feed should be (i32) -> i32, not () -> i32"}},
 		{"command module", func() []byte {
-			return wasmModule(nil, replace(goodExports(), abi.ExportInitialize, wfn{name: "_start"}), true)
+			return wasmModule(nil, replace(goodExports(), wire.ExportInitialize, wfn{name: "_start"}), true)
 		}, []string{"it exports _start: it is a command, not a reactor"}},
 		{"other marker", func() []byte {
-			return wasmModule(nil, replace(goodExports(), abi.ExportMarker, wfn{name: "twasm_abi_v3"}), true)
+			return wasmModule(nil, replace(goodExports(), wire.ExportMarker, wfn{name: "twasm_abi_v3"}), true)
 		}, []string{"built for ABI major version 3 (it exports twasm_abi_v3)"}},
 		{"imports", func() []byte {
 			return wasmModule([]wimport{
 				{"env", "foo", 0, 0},
-				{abi.HostModule, abi.ImportOutput, 1, 0},
-				{abi.WASIModule, "sock_accept", 3, 1},
-				{abi.WASIModule, "proc_raise", 1, 1},
+				{wire.HostModule, wire.ImportOutput, 1, 0},
+				{wire.WASIModule, "sock_accept", 3, 1},
+				{wire.WASIModule, "proc_raise", 1, 1},
 				{"twasm_vx", "y", 0, 0},
 			}, goodExports(), true)
 		}, []string{
@@ -220,7 +221,7 @@ func TestParseManifest(t *testing.T) {
 }
 
 func TestLoadFailsInInitialize(t *testing.T) {
-	b := wasmModule(nil, replace(goodExports(), abi.ExportInitialize, wfn{name: abi.ExportInitialize, trap: true}), true)
+	b := wasmModule(nil, replace(goodExports(), wire.ExportInitialize, wfn{name: wire.ExportInitialize, trap: true}), true)
 	_, err := newRuntime(t, testOptions()).Load(context.Background(), b, Source{Path: "init.wasm"})
 	if err == nil || !strings.Contains(err.Error(), "host: load init.wasm: plugin trapped: _initialize: ") || !strings.Contains(err.Error(), "wasm error: unreachable") || !errors.Is(err, errTrap) {
 		t.Fatalf("got %v", err)
@@ -233,9 +234,9 @@ func TestLoadRefusesBadStatusesAtHandshake(t *testing.T) {
 		fns  []wfn
 		want string
 	}{
-		{replace(goodExports(), abi.ExportManifest, wfn{name: abi.ExportManifest, results: 1, ret: 2}), "twasm_manifest returned status 2"},
-		{replace(goodExports(), abi.ExportVersion, wfn{name: abi.ExportVersion, results: 1, trap: true}), "twasm_abi_version: wasm error: unreachable"},
-		{replace(goodExports(), abi.ExportVersion, wfn{name: abi.ExportVersion, results: 1, ret: 2<<16 | 3}), "ABI major version 2 (version 2.3)"},
+		{replace(goodExports(), wire.ExportManifest, wfn{name: wire.ExportManifest, results: 1, ret: 2}), "twasm_manifest returned status 2"},
+		{replace(goodExports(), wire.ExportVersion, wfn{name: wire.ExportVersion, results: 1, trap: true}), "twasm_abi_version: wasm error: unreachable"},
+		{replace(goodExports(), wire.ExportVersion, wfn{name: wire.ExportVersion, results: 1, ret: 2<<16 | 3}), "ABI major version 2 (version 2.3)"},
 	} {
 		_, err := rt.Load(context.Background(), wasmModule(nil, c.fns, true), Source{Path: "h.wasm"})
 		if err == nil || !strings.Contains(err.Error(), c.want) {

@@ -48,7 +48,7 @@ const (
 	fnEnd
 )
 
-var fnNames = [...]string{fnBuffer: abi.ExportBuffer, fnManifest: abi.ExportManifest, fnBegin: abi.ExportBegin, fnFeed: abi.ExportFeed, fnEnd: abi.ExportEnd}
+var fnNames = [...]string{fnBuffer: wire.ExportBuffer, fnManifest: wire.ExportManifest, fnBegin: wire.ExportBegin, fnFeed: wire.ExportFeed, fnEnd: wire.ExportEnd}
 
 // call is the host-side state of one call into a module: the output
 // collected so far and the limits to check. The host functions find it in
@@ -117,7 +117,7 @@ func hostOutput(ctx context.Context, mod api.Module, stack []uint64) {
 		c.abort(fmt.Errorf("%w: output of %d bytes exceeds the limit of %d bytes for this call",
 			errLimit, uint64(len(c.out))+uint64(n), c.limit))
 	}
-	chunk := c.read(mod, abi.ImportOutput, ptr, n)
+	chunk := c.read(mod, wire.ImportOutput, ptr, n)
 	if c.records {
 		if err := checkRecords(chunk, c.input); err != nil {
 			c.abort(fmt.Errorf("%w: malformed output at byte %d of the call: %v", errContract, len(c.out), err))
@@ -132,19 +132,19 @@ func hostFail(ctx context.Context, mod api.Module, stack []uint64) {
 	ptr, n := api.DecodeU32(stack[0]), api.DecodeU32(stack[1])
 	// A long message is cut, not refused: the contract says so, and the
 	// message is for people.
-	keep := min(n, uint32(max(0, abi.MaxFailBytes-len(c.fail))))
-	b := c.read(mod, abi.ImportFail, ptr, keep)
+	keep := min(n, uint32(max(0, wire.MaxFailBytes-len(c.fail))))
+	b := c.read(mod, wire.ImportFail, ptr, keep)
 	if n > keep {
 		// Still check the whole range: a bad pointer is a fault
 		// whatever the length kept.
-		c.read(mod, abi.ImportFail, ptr, n)
+		c.read(mod, wire.ImportFail, ptr, n)
 	}
-	if len(c.fail) > 0 && len(b) > 0 && len(c.fail) < abi.MaxFailBytes {
+	if len(c.fail) > 0 && len(b) > 0 && len(c.fail) < wire.MaxFailBytes {
 		c.fail = append(c.fail, "; "...)
 	}
 	c.fail = append(c.fail, b...)
-	if len(c.fail) > abi.MaxFailBytes {
-		c.fail = c.fail[:abi.MaxFailBytes]
+	if len(c.fail) > wire.MaxFailBytes {
+		c.fail = c.fail[:wire.MaxFailBytes]
 	}
 }
 
@@ -156,7 +156,7 @@ func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
 	c.checkInterrupt()
 	level := slog.Level(int32(api.DecodeU32(stack[0])))
 	ptr, n := api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
-	b := c.read(mod, abi.ImportLog, ptr, n)
+	b := c.read(mod, wire.ImportLog, ptr, n)
 	p := c.m.p
 	ok, dropped := p.logs.allow(time.Now())
 	logger := p.rt.s.logger
@@ -199,7 +199,7 @@ func checkRecords(chunk []byte, input int) error {
 func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 	m := &module{p: p, stderr: &tail{}, stack: make([]uint64, 1)}
 	m.c.m = m
-	m.c.reset(false, 0, abi.MaxManifestBytes)
+	m.c.reset(false, 0, wire.MaxManifestBytes)
 	cfg := p.modCfg.WithStderr(m.stderr).WithNanosleep(m.sleep).WithRandSource(guestRand{m})
 	cctx, cancel := p.initContext(context.WithValue(ctx, callKey{}, &m.c))
 	mod, err := p.wrt.InstantiateModule(experimental.WithMemoryAllocator(cctx, p.rt.alloc), p.compiled, cfg)
@@ -209,14 +209,14 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 			mod.Close(ctx)
 		}
 		// m carries the stderr of the failed start.
-		return m, m.classify(ctx, abi.ExportInitialize, err)
+		return m, m.classify(ctx, wire.ExportInitialize, err)
 	}
 	m.mod = mod
 	m.mem = mod.Memory()
 	for i, name := range fnNames {
 		m.fns[i] = mod.ExportedFunction(name)
 	}
-	m.version = mod.ExportedFunction(abi.ExportVersion)
+	m.version = mod.ExportedFunction(wire.ExportVersion)
 	if p.interrupt {
 		flag, ok := mod.ExportedGlobal(wasminterrupt.Export).(api.MutableGlobal)
 		if !ok {
@@ -226,7 +226,7 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 		}
 		m.watch = &watchdog{flag: flag}
 	}
-	if err := m.call(ctx, mod.ExportedFunction(abi.ExportInitialize), abi.ExportInitialize, p.limit(0, p.rt.s.initTimeout)); err != nil {
+	if err := m.call(ctx, mod.ExportedFunction(wire.ExportInitialize), wire.ExportInitialize, p.limit(0, p.rt.s.initTimeout)); err != nil {
 		mod.Close(ctx)
 		m.mod = nil
 		return m, err
@@ -413,8 +413,8 @@ func (m *module) close(ctx context.Context) {
 
 // handshake checks the ABI version and reads the manifest.
 func (m *module) handshake(ctx context.Context) (abi.Manifest, error) {
-	m.c.reset(false, 0, abi.MaxManifestBytes)
-	if err := m.call(ctx, m.version, abi.ExportVersion, m.p.limit(0, 0)); err != nil {
+	m.c.reset(false, 0, wire.MaxManifestBytes)
+	if err := m.call(ctx, m.version, wire.ExportVersion, m.p.limit(0, 0)); err != nil {
 		return abi.Manifest{}, err
 	}
 	m.abiVersion = uint32(m.stack[0])
@@ -423,10 +423,10 @@ func (m *module) handshake(ctx context.Context) (abi.Manifest, error) {
 	}
 	status, err := m.invoke(ctx, fnManifest, nil, false)
 	if err != nil {
-		return abi.Manifest{}, fmt.Errorf("%s: %w", abi.ExportManifest, err)
+		return abi.Manifest{}, fmt.Errorf("%s: %w", wire.ExportManifest, err)
 	}
-	if status != abi.StatusOK {
-		return abi.Manifest{}, fmt.Errorf("%s returned status %d: %s", abi.ExportManifest, status, m.c.fail)
+	if status != wire.StatusOK {
+		return abi.Manifest{}, fmt.Errorf("%s returned status %d: %s", wire.ExportManifest, status, m.c.fail)
 	}
 	manifest, err := parseManifest(m.c.out)
 	if err != nil {
@@ -439,29 +439,29 @@ func (m *module) handshake(ctx context.Context) (abi.Manifest, error) {
 // plugin's buffer, calls fn and returns its status. The output is in
 // m.c.out. A non-nil error is a fault (or the caller's cancellation) and
 // the module must be discarded.
-func (m *module) invoke(ctx context.Context, fn int, input []byte, records bool) (abi.Status, error) {
-	limit := abi.MaxManifestBytes
+func (m *module) invoke(ctx context.Context, fn int, input []byte, records bool) (wire.Status, error) {
+	limit := wire.MaxManifestBytes
 	if records {
-		limit = max(abi.MinOutputBytes, abi.MaxOutputFactor*len(input))
+		limit = max(wire.MinOutputBytes, wire.MaxOutputFactor*len(input))
 	}
 	m.c.reset(records, len(input), limit)
 	deadline := m.p.limit(len(input), 0)
 	if fn == fnBegin || fn == fnFeed {
 		m.stack[0] = uint64(len(input))
-		if err := m.call(ctx, m.fns[fnBuffer], abi.ExportBuffer, deadline); err != nil {
+		if err := m.call(ctx, m.fns[fnBuffer], wire.ExportBuffer, deadline); err != nil {
 			return 0, err
 		}
 		ptr := uint32(m.stack[0])
 		if !m.mem.Write(ptr, input) {
 			return 0, fmt.Errorf("%w: %s returned %#x, and %d bytes from there lie outside the plugin's %d bytes of memory",
-				errContract, abi.ExportBuffer, ptr, len(input), m.mem.Size())
+				errContract, wire.ExportBuffer, ptr, len(input), m.mem.Size())
 		}
 		m.stack[0] = uint64(len(input))
 	}
 	if err := m.call(ctx, m.fns[fn], fnNames[fn], deadline); err != nil {
 		return 0, err
 	}
-	return abi.Status(uint32(m.stack[0])), nil
+	return wire.Status(uint32(m.stack[0])), nil
 }
 
 // errCanceled marks a call stopped because the caller's context ended:

@@ -11,7 +11,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // variant returns the module with a custom section appended: other bytes
@@ -233,11 +233,13 @@ func TestVerify(t *testing.T) {
 	rt := newRuntime(t, faultOptions())
 	ctx := context.Background()
 	r, err := rt.Verify(ctx, plugin(t, "echo"))
-	if err != nil || !(len(r.Problems) == 0) || r.ABIVersion != fmt.Sprintf("%d.%d", abi.Major, abi.Minor) || r.Manifest == nil || r.Manifest.Name != "echo" || r.Size == 0 || len(r.SHA256) != 64 {
+	if err != nil || !(len(r.Problems) == 0) || r.ABIVersion != fmt.Sprintf("%d.%d", wire.Major, wire.Minor) || r.Manifest == nil || r.Manifest.Name != "echo" || r.Size == 0 || len(r.SHA256) != 64 {
 		t.Fatalf("echo: %+v %v", r, err)
 	}
-	if !slices.ContainsFunc(r.Exports, func(f Func) bool { return f.Name == abi.ExportFeed && f.Signature == "(i32) -> i32" }) ||
-		!slices.ContainsFunc(r.Imports, func(f Func) bool { return f.Module == abi.HostModule && f.Name == abi.ImportOutput && f.Problem == "" }) {
+	if !slices.ContainsFunc(r.Exports, func(f Func) bool { return f.Name == wire.ExportFeed && f.Signature == "(i32) -> i32" }) ||
+		!slices.ContainsFunc(r.Imports, func(f Func) bool {
+			return f.Module == wire.HostModule && f.Name == wire.ImportOutput && f.Problem == ""
+		}) {
 		t.Fatalf("functions: %+v %+v", r.Exports, r.Imports)
 	}
 	r, _ = rt.Verify(ctx, plugin(t, "fsread"))
@@ -252,7 +254,7 @@ func TestVerify(t *testing.T) {
 	if (len(r.Problems) == 0) || !strings.Contains(r.Problems[0], "not a valid WebAssembly module") {
 		t.Fatalf("junk: %+v", r)
 	}
-	trap := wasmModule(nil, replace(goodExports(), abi.ExportInitialize, wfn{name: abi.ExportInitialize, trap: true}), true)
+	trap := wasmModule(nil, replace(goodExports(), wire.ExportInitialize, wfn{name: wire.ExportInitialize, trap: true}), true)
 	if r, _ = rt.Verify(ctx, trap); (len(r.Problems) == 0) || !strings.Contains(r.Problems[0], "instantiation failed") {
 		t.Fatalf("trap: %+v", r)
 	}

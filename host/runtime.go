@@ -14,6 +14,7 @@ import (
 	"github.com/tetratelabs/wazero/imports/wasi_snapshot_preview1"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // Runtime loads plugins and runs their instances. Make one per process
@@ -100,21 +101,21 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 
 // instantiateImports provides the WASI functions and the host module in r.
 // WASI is complete here, but a plugin importing anything outside
-// abi.AllowedWASI() is refused before it is instantiated, and no module is
+// wire.AllowedWASI() is refused before it is instantiated, and no module is
 // ever given a file system, so the rest is unreachable twice over.
 func instantiateImports(ctx context.Context, r wazero.Runtime) error {
 	if _, err := wasi_snapshot_preview1.Instantiate(ctx, r); err != nil {
 		return fmt.Errorf("host: instantiate WASI: %w", err)
 	}
-	b := r.NewHostModuleBuilder(abi.HostModule)
+	b := r.NewHostModuleBuilder(wire.HostModule)
 	for name, sig := range hostFunctions {
 		var fn api.GoModuleFunc
 		switch name {
-		case abi.ImportOutput:
+		case wire.ImportOutput:
 			fn = hostOutput
-		case abi.ImportFail:
+		case wire.ImportFail:
 			fn = hostFail
-		case abi.ImportLog:
+		case wire.ImportLog:
 			fn = hostLog
 		}
 		// GoModuleFunc, not the reflective WithFunc: about 15x cheaper
@@ -122,7 +123,7 @@ func instantiateImports(ctx context.Context, r wazero.Runtime) error {
 		b = b.NewFunctionBuilder().WithGoModuleFunction(fn, sig.params, sig.results).Export(name)
 	}
 	if _, err := b.Instantiate(ctx); err != nil {
-		return fmt.Errorf("host: instantiate %s: %w", abi.HostModule, err)
+		return fmt.Errorf("host: instantiate %s: %w", wire.HostModule, err)
 	}
 	return nil
 }

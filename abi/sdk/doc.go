@@ -32,7 +32,7 @@
 // (a plugin must not either); -no-debug leaves out DWARF, which the host
 // would otherwise read on every start. TinyGo has no recover on
 // WebAssembly: a panic is a trap whatever the flags, so where a Go build
-// reports "plugin panic: ..." as [abi.StatusFatal], a TinyGo build traps;
+// reports "plugin panic: ..." as a fatal status (StatusFatal), a TinyGo build traps;
 // the host treats both alike (instance discarded, the call's lines
 // counted as failed, the stream goes on with a fresh instance), only the
 // panic's text is lost. -panic=trap drops the message TinyGo would print

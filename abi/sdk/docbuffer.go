@@ -1,6 +1,9 @@
 package sdk
 
-import "github.com/twasm/twasm/abi"
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
+)
 
 // DocBuffer reassembles one JSON document that a provider printed over
 // several lines (a pretty-printed response, say): the host hands such a
@@ -43,12 +46,12 @@ func (b *DocBuffer) Continues(l *Line) bool {
 // open it returns nil and 0. Once they balance it returns the document,
 // or, when the text is not one JSON document, nil and the number of lines
 // dropped (this one included). A line that would make the text longer
-// than a line the host sends ([abi.MaxLineBytes]) drops the document with
+// than a line the host sends ([wire.MaxLineBytes]) drops the document with
 // that line. A returned document or a drop ends the reassembly.
 func (b *DocBuffer) Add(raw []byte) (doc *abi.Doc, dropped int) {
 	if !b.on {
 		b.start()
-	} else if len(b.buf)+len(raw) > abi.MaxLineBytes {
+	} else if len(b.buf)+len(raw) > wire.MaxLineBytes {
 		return nil, b.Drop() + 1
 	}
 	b.buf = append(b.buf, raw...)

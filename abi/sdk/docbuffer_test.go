@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // line makes a Line as the driver hands it over: indexed when it is JSON.
@@ -68,7 +69,7 @@ func TestDocBufferDrops(t *testing.T) {
 
 	// Past the size of a line the document and the line are dropped.
 	b.Add([]byte("["))
-	big := []byte(`  "` + strings.Repeat("x", abi.MaxLineBytes) + `"`)
+	big := []byte(`  "` + strings.Repeat("x", wire.MaxLineBytes) + `"`)
 	doc, dropped = b.Add(big)
 	assert.Nil(t, doc)
 	assert.Equal(t, 2, dropped)

@@ -6,6 +6,7 @@ import (
 	"strconv"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // Driver runs a Plugin over the wire format of the ABI: it is what the
@@ -75,11 +76,11 @@ func (d *Driver) Manifest() []byte {
 }
 
 // Begin starts a stream with the JSON begin options.
-func (d *Driver) Begin(options []byte) (abi.Status, string) {
+func (d *Driver) Begin(options []byte) (wire.Status, string) {
 	return d.result(d.begin(options))
 }
 
-func (d *Driver) begin(options []byte) (abi.Status, string) {
+func (d *Driver) begin(options []byte) (wire.Status, string) {
 	defer d.recover()
 	var opts abi.BeginOptions
 	if doc, ok := Parse(options); ok {
@@ -88,23 +89,23 @@ func (d *Driver) begin(options []byte) (abi.Status, string) {
 		opts.Format = root.Get("format").String()
 	}
 	if d.p.New == nil {
-		return abi.StatusFatal, "plugin registered no constructor"
+		return wire.StatusFatal, "plugin registered no constructor"
 	}
 	d.n = d.p.New(opts)
-	return abi.StatusOK, ""
+	return wire.StatusOK, ""
 }
 
 // Feed handles one batch. The records are in Output until the next call.
-func (d *Driver) Feed(batch []byte) (abi.Status, string) {
+func (d *Driver) Feed(batch []byte) (wire.Status, string) {
 	return d.result(d.feed(batch))
 }
 
-func (d *Driver) feed(batch []byte) (abi.Status, string) {
+func (d *Driver) feed(batch []byte) (wire.Status, string) {
 	d.out.reset(batch)
 	defer d.invalidate()
 	defer d.recover()
 	if d.n == nil {
-		return abi.StatusFatal, "feed before begin"
+		return wire.StatusFatal, "feed before begin"
 	}
 	var lineErrs []error
 	d.gen++
@@ -148,31 +149,31 @@ func (d *Driver) feed(batch []byte) (abi.Status, string) {
 	err := r.Err()
 	d.out.lineNo = 0
 	if err != nil {
-		return abi.StatusFatal, err.Error()
+		return wire.StatusFatal, err.Error()
 	}
 	if len(lineErrs) > 0 {
-		return abi.StatusRejected, errors.Join(lineErrs...).Error()
+		return wire.StatusRejected, errors.Join(lineErrs...).Error()
 	}
-	return abi.StatusOK, ""
+	return wire.StatusOK, ""
 }
 
 // End ends the stream. The records are in Output until the next call.
-func (d *Driver) End() (abi.Status, string) {
+func (d *Driver) End() (wire.Status, string) {
 	return d.result(d.end())
 }
 
-func (d *Driver) end() (abi.Status, string) {
+func (d *Driver) end() (wire.Status, string) {
 	d.out.reset(nil)
 	defer d.recover()
 	if d.n == nil {
-		return abi.StatusFatal, "end before begin"
+		return wire.StatusFatal, "end before begin"
 	}
 	n := d.n
 	d.n = nil
 	if err := n.End(&d.out); err != nil {
-		return abi.StatusRejected, err.Error()
+		return wire.StatusRejected, err.Error()
 	}
-	return abi.StatusOK, ""
+	return wire.StatusOK, ""
 }
 
 // Output returns the records of the last Feed or End call. It aliases the
@@ -203,9 +204,9 @@ func (d *Driver) recover() {
 }
 
 // result is a call's status, or StatusFatal when it panicked.
-func (d *Driver) result(status abi.Status, msg string) (abi.Status, string) {
+func (d *Driver) result(status wire.Status, msg string) (wire.Status, string) {
 	if d.panicked != "" {
-		status, msg = abi.StatusFatal, d.panicked
+		status, msg = wire.StatusFatal, d.panicked
 		d.panicked = ""
 	}
 	return status, msg

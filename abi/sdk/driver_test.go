@@ -150,9 +150,9 @@ func TestDeclaredKeys(t *testing.T) {
 	for _, toks := range [][]abi.Token{keyed, plain} {
 		b := abi.AppendBatchLine(abi.AppendBatchHeader(nil, 1), 1, line, toks)
 		st, msg := d.Begin([]byte(`{}`))
-		require.Equal(t, abi.StatusOK, st, msg)
+		require.Equal(t, wire.StatusOK, st, msg)
 		st, msg = d.Feed(b)
-		require.Equal(t, abi.StatusOK, st, msg)
+		require.Equal(t, wire.StatusOK, st, msg)
 	}
 	assert.Equal(t, []string{"t/i/o", "t/i/o"}, seen)
 
@@ -166,7 +166,7 @@ func TestBeginOptions(t *testing.T) {
 	d := NewDriver(p)
 	for _, in := range []string{`{"provider":"claude","format":"stream-json"}`, `{"provider":"a\"b"}`, ``, `garbage`, `{"provider":7}`} {
 		st, msg := d.Begin([]byte(in))
-		require.Equal(t, abi.StatusOK, st, msg)
+		require.Equal(t, wire.StatusOK, st, msg)
 	}
 	assert.Equal(t, []abi.BeginOptions{
 		{Provider: "claude", Format: "stream-json"},
@@ -176,29 +176,29 @@ func TestBeginOptions(t *testing.T) {
 	}, got)
 
 	st, msg := NewDriver(Plugin{}).Begin([]byte(`{}`))
-	assert.Equal(t, abi.StatusFatal, st)
+	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, "no constructor")
 
 	st, msg = NewDriver(Plugin{New: func(abi.BeginOptions) Normalizer { panic("ctor") }}).Begin([]byte(`{}`))
-	assert.Equal(t, abi.StatusFatal, st)
+	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, "ctor")
 }
 
 func TestCallsBeforeBegin(t *testing.T) {
 	d := NewDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} }))
 	st, msg := d.Feed(batch(`{}`))
-	assert.Equal(t, abi.StatusFatal, st)
+	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, "before begin")
 	st, msg = d.End()
-	assert.Equal(t, abi.StatusFatal, st)
+	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, "before begin")
 	// End ends the stream: a second End needs a new Begin.
-	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
-	require.Equal(t, abi.StatusOK, first(d.End()))
-	assert.Equal(t, abi.StatusFatal, first(d.End()))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, wire.StatusOK, first(d.End()))
+	assert.Equal(t, wire.StatusFatal, first(d.End()))
 }
 
-func first(s abi.Status, _ string) abi.Status { return s }
+func first(s wire.Status, _ string) wire.Status { return s }
 
 func TestFeedMultiLine(t *testing.T) {
 	p := plugin(func(abi.BeginOptions) *funcNorm {
@@ -219,10 +219,10 @@ func TestFeedMultiLine(t *testing.T) {
 		}
 	})
 	d := NewDriver(p)
-	require.Equal(t, abi.StatusOK, first(d.Begin([]byte(`{}`))))
+	require.Equal(t, wire.StatusOK, first(d.Begin([]byte(`{}`))))
 	in := batch(`{"t":"one"}`, `banner`, `{"t":"tw\"o"}`, `{"x":1}`)
 	st, msg := d.Feed(in)
-	require.Equal(t, abi.StatusOK, st, msg)
+	require.Equal(t, wire.StatusOK, st, msg)
 	recs := decode(t, d.Output(), in)
 	// Each line's first record is preceded by its line number, once.
 	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpFinal, wire.OpLine, wire.OpUnmapped, wire.OpLine, wire.OpFinal, wire.OpLine, wire.OpFinal}, ops(recs))
@@ -236,7 +236,7 @@ func TestFeedMultiLine(t *testing.T) {
 	assert.False(t, ok, "a missing value is an unset field")
 
 	st, _ = d.End()
-	require.Equal(t, abi.StatusOK, st)
+	require.Equal(t, wire.StatusOK, st)
 	recs = decode(t, d.Output(), nil)
 	assert.Equal(t, []wire.Op{wire.OpStatus}, ops(recs), "no line record at End")
 }
@@ -285,10 +285,10 @@ func TestSpansAndLiterals(t *testing.T) {
 		}
 	})
 	d := NewDriver(p)
-	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	in := batch(line, `{}`)
 	st, msg := d.Feed(in)
-	require.Equal(t, abi.StatusOK, st, msg)
+	require.Equal(t, wire.StatusOK, st, msg)
 	recs := decode(t, d.Output(), in)
 
 	// What the host makes of each (mirrors normalize's resolution).
@@ -443,18 +443,18 @@ func TestStaleSpanPanicsToFatal(t *testing.T) {
 		}
 	})
 	d := NewDriver(p)
-	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	st, msg := d.Feed(batch(`{"t":"x"}`))
-	require.Equal(t, abi.StatusOK, st, msg)
+	require.Equal(t, wire.StatusOK, st, msg)
 	in := batch(`{"t":"y"}`)
 	st, msg = d.Feed(in)
-	assert.Equal(t, abi.StatusFatal, st)
+	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, "plugin panic")
 	assert.Contains(t, msg, "Keep()")
 	recs := decode(t, d.Output(), in)
 	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpWarning}, ops(recs), "records before the panic stand, the half record is dropped")
 	// The normalizer is gone: the host must begin again.
-	assert.Equal(t, abi.StatusFatal, first(d.Feed(in)))
+	assert.Equal(t, wire.StatusFatal, first(d.Feed(in)))
 }
 
 func TestPanicMidRecordKeepsOutputDecodable(t *testing.T) {
@@ -474,15 +474,15 @@ func TestPanicMidRecordKeepsOutputDecodable(t *testing.T) {
 		}
 	})
 	d := NewDriver(p)
-	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	in := batch(`{"t":"y"}`)
 	st, _ := d.Feed(in)
-	require.Equal(t, abi.StatusFatal, st)
+	require.Equal(t, wire.StatusFatal, st)
 	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpWarning}, ops(decode(t, d.Output(), in)))
 
 	// After a fresh Begin, End reports no stale line number.
-	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
-	require.Equal(t, abi.StatusOK, first(d.End()))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, wire.StatusOK, first(d.End()))
 	assert.Equal(t, []wire.Op{wire.OpWarning}, ops(decode(t, d.Output(), nil)))
 }
 
@@ -503,10 +503,10 @@ func TestRejectedKeepsEarlierRecords(t *testing.T) {
 		}
 	})
 	d := NewDriver(p)
-	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	in := batch(`a`, `bad1`, `c`, `bad2`)
 	st, msg := d.Feed(in)
-	assert.Equal(t, abi.StatusRejected, st)
+	assert.Equal(t, wire.StatusRejected, st)
 	assert.Contains(t, msg, "line 2: cannot read bad1")
 	assert.Contains(t, msg, "line 4: cannot read bad2")
 	recs := decode(t, d.Output(), in)
@@ -519,18 +519,18 @@ func TestRejectedKeepsEarlierRecords(t *testing.T) {
 	assert.Equal(t, []string{"a", "bad1", "c", "bad2"}, texts)
 	// The stream goes on.
 	st, _ = d.Feed(batch(`d`))
-	assert.Equal(t, abi.StatusOK, st)
+	assert.Equal(t, wire.StatusOK, st)
 	st, msg = d.End()
-	assert.Equal(t, abi.StatusRejected, st)
+	assert.Equal(t, wire.StatusRejected, st)
 	assert.Equal(t, "end failed", msg)
 	assert.Equal(t, []wire.Op{wire.OpWarning}, ops(decode(t, d.Output(), nil)))
 }
 
 func TestMalformedBatchIsFatal(t *testing.T) {
 	d := NewDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} }))
-	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	st, msg := d.Feed([]byte{9, 0, 0, 0})
-	assert.Equal(t, abi.StatusFatal, st)
+	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, abi.ErrBadBatch.Error())
 }
 
@@ -561,10 +561,10 @@ func TestOutEveryRecord(t *testing.T) {
 		}}
 	})
 	d := NewDriver(p)
-	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	in := batch(`{"sid":"s1","in":{"cmd":"ls"}}`)
 	st, msg := d.Feed(in)
-	require.Equal(t, abi.StatusOK, st, msg)
+	require.Equal(t, wire.StatusOK, st, msg)
 	recs := decode(t, d.Output(), in)
 	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpMeta, wire.OpMsgOpen, wire.OpMsgOpen, wire.OpBlock, wire.OpAppend, wire.OpMsgClose,
 		wire.OpToolCall, wire.OpToolResult, wire.OpUsage, wire.OpCost, wire.OpStatus, wire.OpFinal, wire.OpUnmapped,
@@ -615,7 +615,7 @@ func TestEchoBuildsForWasm(t *testing.T) {
 	wasm, err := os.ReadFile(out)
 	require.NoError(t, err)
 	assert.Equal(t, []byte("\x00asm"), wasm[:4])
-	for _, name := range []string{abi.ExportMarker, abi.ExportVersion, abi.ExportBuffer, abi.ExportManifest, abi.ExportBegin, abi.ExportFeed, abi.ExportEnd, abi.HostModule} {
+	for _, name := range []string{wire.ExportMarker, wire.ExportVersion, wire.ExportBuffer, wire.ExportManifest, wire.ExportBegin, wire.ExportFeed, wire.ExportEnd, wire.HostModule} {
 		assert.Contains(t, string(wasm), name)
 	}
 }
@@ -676,15 +676,15 @@ func TestValueKeptAcrossCallsIsNeverAnotherLine(t *testing.T) {
 		}
 	})
 	d := NewDriver(p)
-	require.Equal(t, abi.StatusOK, first(d.Begin(nil)))
-	require.Equal(t, abi.StatusOK, first(d.Feed(batch(`{"t":"first"}`))))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
+	require.Equal(t, wire.StatusOK, first(d.Feed(batch(`{"t":"first"}`))))
 	st, msg := d.Feed(batch(`{"t":"second"}`))
-	if st == abi.StatusOK {
+	if st == wire.StatusOK {
 		require.Len(t, seen, 1)
 		assert.NotContains(t, seen[0], "second", "a value of call 1 read call 2's line")
 		return
 	}
-	assert.Equal(t, abi.StatusFatal, st)
+	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, "plugin panic")
 	assert.Empty(t, seen)
 }

@@ -5,7 +5,7 @@ package sdk
 import (
 	"unsafe"
 
-	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // input is the guest-owned buffer the host writes call inputs into.
@@ -30,10 +30,10 @@ func send(b []byte) {
 	}
 }
 
-func finish(status abi.Status, msg string) uint32 {
-	if status != abi.StatusOK && msg != "" {
-		if len(msg) > abi.MaxFailBytes {
-			msg = msg[:abi.MaxFailBytes]
+func finish(status wire.Status, msg string) uint32 {
+	if status != wire.StatusOK && msg != "" {
+		if len(msg) > wire.MaxFailBytes {
+			msg = msg[:wire.MaxFailBytes]
 		}
 		b := []byte(msg)
 		hostFail(ptrOf(b), uint32(len(b)))
@@ -45,7 +45,7 @@ func finish(status abi.Status, msg string) uint32 {
 func twasmABIv1() {}
 
 //go:wasmexport twasm_abi_version
-func twasmABIVersion() uint32 { return abi.Major<<16 | abi.Minor }
+func twasmABIVersion() uint32 { return wire.Major<<16 | wire.Minor }
 
 //go:wasmexport twasm_buffer
 func twasmBuffer(size uint32) uint32 {
@@ -68,19 +68,19 @@ func twasmBuffer(size uint32) uint32 {
 //go:wasmexport twasm_manifest
 func twasmManifest() uint32 {
 	if registered == nil {
-		return finish(abi.StatusFatal, "no plugin registered: call sdk.Register in init")
+		return finish(wire.StatusFatal, "no plugin registered: call sdk.Register in init")
 	}
 	send(registered.Manifest())
-	return finish(abi.StatusOK, "")
+	return finish(wire.StatusOK, "")
 }
 
 //go:wasmexport twasm_begin
 func twasmBegin(n uint32) uint32 {
 	if registered == nil {
-		return finish(abi.StatusFatal, "no plugin registered: call sdk.Register in init")
+		return finish(wire.StatusFatal, "no plugin registered: call sdk.Register in init")
 	}
 	if int(n) > len(input) {
-		return finish(abi.StatusFatal, "begin: length beyond the input buffer")
+		return finish(wire.StatusFatal, "begin: length beyond the input buffer")
 	}
 	return finish(registered.Begin(input[:n]))
 }
@@ -88,10 +88,10 @@ func twasmBegin(n uint32) uint32 {
 //go:wasmexport twasm_feed
 func twasmFeed(n uint32) uint32 {
 	if registered == nil {
-		return finish(abi.StatusFatal, "no plugin registered: call sdk.Register in init")
+		return finish(wire.StatusFatal, "no plugin registered: call sdk.Register in init")
 	}
 	if int(n) > len(input) {
-		return finish(abi.StatusFatal, "feed: length beyond the input buffer")
+		return finish(wire.StatusFatal, "feed: length beyond the input buffer")
 	}
 	status, msg := registered.Feed(input[:n])
 	send(registered.Output())
@@ -101,7 +101,7 @@ func twasmFeed(n uint32) uint32 {
 //go:wasmexport twasm_end
 func twasmEnd() uint32 {
 	if registered == nil {
-		return finish(abi.StatusFatal, "no plugin registered: call sdk.Register in init")
+		return finish(wire.StatusFatal, "no plugin registered: call sdk.Register in init")
 	}
 	status, msg := registered.End()
 	send(registered.Output())

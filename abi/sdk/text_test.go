@@ -72,9 +72,9 @@ func TestUnmappedN(t *testing.T) {
 		}}
 	}))
 	st, _ := d.Begin(nil)
-	require.Equal(t, abi.StatusOK, st)
+	require.Equal(t, wire.StatusOK, st)
 	st, msg := d.End()
-	require.Equal(t, abi.StatusOK, st, msg)
+	require.Equal(t, wire.StatusOK, st, msg)
 	recs := decode(t, d.Output(), nil)
 	require.Len(t, recs, 1)
 	assert.Equal(t, wire.OpUnmapped, recs[0].op)

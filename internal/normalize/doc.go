@@ -41,7 +41,7 @@
 //   - Every event the sink receives is valid for transcript.AppendEvent
 //     (the assembler maps out-of-vocabulary values and invalid JSON rather
 //     than passing them on).
-//   - Memory is bounded by the longest line (at most abi.MaxLineBytes is
+//   - Memory is bounded by the longest line (at most wire.MaxLineBytes is
 //     buffered; a longer line is skipped and counted) plus open messages,
 //     plus the line accounting (at most 65,536 pending line numbers) and
 //     at most 1,000 listed errors.

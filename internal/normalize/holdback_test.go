@@ -9,6 +9,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -69,7 +70,7 @@ func TestUnclosedMessageDoesNotHoldTheStream(t *testing.T) {
 		return c.Events(""), res, maxQueued
 	}
 	evs, res, maxQueued := run(0)
-	if maxQueued > maxHeld+abi.MaxBatchLines*2 {
+	if maxQueued > maxHeld+wire.MaxBatchLines*2 {
 		t.Fatalf("the assembler held back %d items", maxQueued)
 	}
 	// The first message is closed after idleLines lines without news and

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // Instance is one plugin instance serving one stream at a time.
@@ -106,17 +107,17 @@ func (n *native) End(ctx context.Context) ([]byte, error) {
 	return out, n.check("end", st, msg)
 }
 
-func (n *native) check(op string, st abi.Status, msg string) error {
+func (n *native) check(op string, st wire.Status, msg string) error {
 	switch st {
-	case abi.StatusOK:
+	case wire.StatusOK:
 		return nil
-	case abi.StatusRejected:
+	case wire.StatusRejected:
 		return &RejectedError{Plugin: n.name, Message: msg}
 	default:
 		fault := &FaultError{Plugin: n.name, Op: op, Err: errors.New(msg)}
 		if op != "end" && n.opts != nil {
 			// Like a wasm instance, start afresh so the stream goes on.
-			if st, msg := n.d.Begin(n.opts); st != abi.StatusOK {
+			if st, msg := n.d.Begin(n.opts); st != wire.StatusOK {
 				fault.Err = fmt.Errorf("%v; restart failed: %s", fault.Err, msg)
 			}
 		}

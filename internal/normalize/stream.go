@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -24,10 +25,10 @@ type Options struct {
 	// Logger receives warnings; nil discards them.
 	Logger *slog.Logger
 	// BatchLines and BatchBytes bound a batch (default and maximum:
-	// abi.MaxBatchLines, abi.MaxBatchBytes). One line per batch gives the
+	// wire.MaxBatchLines, wire.MaxBatchBytes). One line per batch gives the
 	// lowest latency; larger batches amortise the per-call cost.
 	BatchLines, BatchBytes int
-	// MaxLineBytes bounds a line (default and maximum abi.MaxLineBytes).
+	// MaxLineBytes bounds a line (default and maximum wire.MaxLineBytes).
 	MaxLineBytes int
 }
 
@@ -55,14 +56,14 @@ type Stream struct {
 
 // NewStream begins a stream on inst.
 func NewStream(ctx context.Context, inst Instance, sink Sink, opts Options) (*Stream, error) {
-	if opts.BatchLines <= 0 || opts.BatchLines > abi.MaxBatchLines {
-		opts.BatchLines = abi.MaxBatchLines
+	if opts.BatchLines <= 0 || opts.BatchLines > wire.MaxBatchLines {
+		opts.BatchLines = wire.MaxBatchLines
 	}
-	if opts.BatchBytes <= 0 || opts.BatchBytes > abi.MaxBatchBytes {
-		opts.BatchBytes = abi.MaxBatchBytes
+	if opts.BatchBytes <= 0 || opts.BatchBytes > wire.MaxBatchBytes {
+		opts.BatchBytes = wire.MaxBatchBytes
 	}
-	if opts.MaxLineBytes <= 0 || opts.MaxLineBytes > abi.MaxLineBytes {
-		opts.MaxLineBytes = abi.MaxLineBytes
+	if opts.MaxLineBytes <= 0 || opts.MaxLineBytes > wire.MaxLineBytes {
+		opts.MaxLineBytes = wire.MaxLineBytes
 	}
 	log := opts.Logger
 	if log == nil {

@@ -5,10 +5,10 @@ import (
 	"context"
 	"testing"
 
-	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/transcript"
 )
@@ -22,7 +22,7 @@ func BenchmarkCodexNative(b *testing.B) {
 	// case.
 	raw := plugintest.Corpus(seeds(b), 10<<20)
 	b.Run("plugin", func(b *testing.B) {
-		batches := plugintest.Batches(raw, abi.MaxBatchLines)
+		batches := plugintest.Batches(raw, wire.MaxBatchLines)
 		d := sdk.NewDriver(codex.Plugin)
 		b.SetBytes(int64(len(raw)))
 		b.ReportAllocs()
@@ -30,7 +30,7 @@ func BenchmarkCodexNative(b *testing.B) {
 		for b.Loop() {
 			d.Begin(nil)
 			for _, batch := range batches {
-				if st, msg := d.Feed(batch); st == abi.StatusFatal {
+				if st, msg := d.Feed(batch); st == wire.StatusFatal {
 					b.Fatal(msg)
 				}
 			}

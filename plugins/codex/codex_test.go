@@ -105,11 +105,11 @@ func records(t *testing.T, lines ...string) []string {
 		}
 		batch = abi.AppendBatchLine(batch, i+1, []byte(l), toks)
 	}
-	if st, msg := d.Feed(batch); st != abi.StatusOK {
+	if st, msg := d.Feed(batch); st != wire.StatusOK {
 		t.Fatalf("feed: %d %s", st, msg)
 	}
 	out := render(t, d.Output(), batch)
-	if st, msg := d.End(); st != abi.StatusOK {
+	if st, msg := d.End(); st != wire.StatusOK {
 		t.Fatalf("end: %d %s", st, msg)
 	}
 	return append(out, render(t, d.Output(), nil)...)

@@ -7,10 +7,10 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/plugins/gemini"
 )
 
@@ -82,19 +82,19 @@ func TestLargeAnswerKeepsResult(t *testing.T) {
 	raw.WriteString(`{"type":"result","status":"success","stats":{"input_tokens":10,"output_tokens":5000000}}` + "\n")
 
 	d := sdk.NewDriver(gemini.Plugin)
-	if st, msg := d.Begin([]byte(`{"provider":"gemini"}`)); st != abi.StatusOK {
+	if st, msg := d.Begin([]byte(`{"provider":"gemini"}`)); st != wire.StatusOK {
 		t.Fatalf("begin: %d %s", st, msg)
 	}
-	limit := func(in int) int { return max(abi.MinOutputBytes, abi.MaxOutputFactor*in) }
+	limit := func(in int) int { return max(wire.MinOutputBytes, wire.MaxOutputFactor*in) }
 	for i, b := range plugintest.Batches([]byte(raw.String()), 1) {
-		if st, msg := d.Feed(b); st != abi.StatusOK {
+		if st, msg := d.Feed(b); st != wire.StatusOK {
 			t.Fatalf("batch %d: status %d: %s", i+1, st, msg)
 		}
 		if n := len(d.Output()); n > limit(len(b)) {
 			t.Fatalf("batch %d: %d bytes of output, over the host's limit %d", i+1, n, limit(len(b)))
 		}
 	}
-	if st, msg := d.End(); st != abi.StatusOK {
+	if st, msg := d.End(); st != wire.StatusOK {
 		t.Fatalf("end: status %d: %s", st, msg)
 	}
 	if n := len(d.Output()); n > limit(0) {

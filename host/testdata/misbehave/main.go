@@ -122,10 +122,10 @@ func feed(batch []byte) uint32 {
 			}
 		case "fatal":
 			rawkit.Fail(string(arg))
-			status = uint32(abi.StatusFatal)
+			status = uint32(wire.StatusFatal)
 		case "reject":
 			rawkit.Fail(string(arg))
-			status = uint32(abi.StatusRejected)
+			status = uint32(wire.StatusRejected)
 		case "status":
 			n, _ := strconv.Atoi(string(arg))
 			status = uint32(n)
@@ -140,7 +140,7 @@ func feed(batch []byte) uint32 {
 			logRaw()
 		case "longfail":
 			rawkit.Fail(string(bytes.Repeat([]byte("x"), 1<<20)))
-			status = uint32(abi.StatusRejected)
+			status = uint32(wire.StatusRejected)
 		case "flood":
 			n, _ := strconv.Atoi(string(arg))
 			chunk := record(bytes.Repeat([]byte("y"), 1<<20-16))
@@ -167,7 +167,7 @@ func feed(batch []byte) uint32 {
 	})
 	if err != nil {
 		rawkit.Fail(err.Error())
-		return uint32(abi.StatusFatal)
+		return uint32(wire.StatusFatal)
 	}
 	return status
 }

@@ -6,12 +6,12 @@ package rawkit
 import (
 	"unsafe"
 
-	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // Hooks a test plugin may replace in init.
 var (
-	Version  uint32 = abi.Major<<16 | abi.Minor
+	Version  uint32 = wire.Major<<16 | wire.Minor
 	Manifest        = []byte(`{"name":"raw","version":"0.0.1","providers":["raw"],"formats":["jsonl"]}`)
 	// Feed handles the input of twasm_feed and returns a status.
 	Feed = func(batch []byte) uint32 { return 0 }

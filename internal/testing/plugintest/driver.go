@@ -56,7 +56,7 @@ func Corpus(inputs [][]byte, size int) []byte {
 // Batches cuts raw into driver batches of at most maxLines lines the way
 // the host does: blank lines are skipped, every other line is indexed
 // with abi.BuildTape (an empty tape when it is not JSON), and a batch
-// stays within abi.MaxBatchBytes. Unlike the host it does not escape raw
+// stays within wire.MaxBatchBytes. Unlike the host it does not escape raw
 // control bytes: the plugin sees such a line as not JSON.
 func Batches(raw []byte, maxLines int) [][]byte {
 	var out [][]byte
@@ -76,7 +76,7 @@ func Batches(raw []byte, maxLines int) [][]byte {
 		if !ok {
 			toks = nil
 		}
-		if n == maxLines || len(cur)+abi.BatchLineSize(len(line), len(toks)) > abi.MaxBatchBytes {
+		if n == maxLines || len(cur)+abi.BatchLineSize(len(line), len(toks)) > wire.MaxBatchBytes {
 			flush()
 		}
 		cur = abi.AppendBatchLine(cur, i+1, line, toks)
@@ -91,18 +91,18 @@ func Batches(raw []byte, maxLines int) [][]byte {
 // decode, or when a span points outside the call's input.
 func Drive(tb testing.TB, d *sdk.Driver, provider string, bs [][]byte) {
 	tb.Helper()
-	if st, msg := d.Begin([]byte(`{"provider":"` + provider + `"}`)); st != abi.StatusOK {
+	if st, msg := d.Begin([]byte(`{"provider":"` + provider + `"}`)); st != wire.StatusOK {
 		tb.Fatalf("begin: %d %s", st, msg)
 	}
 	for i, b := range bs {
 		st, msg := d.Feed(b)
-		if st == abi.StatusFatal {
+		if st == wire.StatusFatal {
 			tb.Fatalf("feed batch %d: fatal: %s", i+1, msg)
 		}
 		checkRecords(tb, d.Output(), len(b))
 	}
 	st, msg := d.End()
-	if st == abi.StatusFatal {
+	if st == wire.StatusFatal {
 		tb.Fatalf("end: fatal: %s", msg)
 	}
 	checkRecords(tb, d.Output(), 0)
@@ -138,7 +138,7 @@ func Fuzz(f *testing.F, p sdk.Plugin, opts normalize.Options, seeds [][]byte) {
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		CheckRun(t, p, raw, opts)
 		Drive(t, sdk.NewDriver(p), opts.Provider, Batches(raw, 1))
-		Drive(t, sdk.NewDriver(p), opts.Provider, Batches(raw, abi.MaxBatchLines))
+		Drive(t, sdk.NewDriver(p), opts.Provider, Batches(raw, wire.MaxBatchLines))
 	})
 }
 
@@ -146,7 +146,7 @@ func Fuzz(f *testing.F, p sdk.Plugin, opts normalize.Options, seeds [][]byte) {
 // batches are built beforehand) over inputs repeated to about 10 MB.
 func Benchmark(b *testing.B, p sdk.Plugin, provider string, inputs [][]byte) {
 	corpus := Corpus(inputs, 10<<20)
-	bs := Batches(corpus, abi.MaxBatchLines)
+	bs := Batches(corpus, wire.MaxBatchLines)
 	d := sdk.NewDriver(p)
 	b.SetBytes(int64(len(corpus)))
 	b.ReportAllocs()

@@ -9,6 +9,7 @@ import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // recorder is a testing.TB that records failures instead of failing.
@@ -75,7 +76,7 @@ func TestBatchesAndDrive(t *testing.T) {
 		t.Fatalf("%d batches, want one per non-blank line", len(bs))
 	}
 	Drive(t, sdk.NewDriver(echoPlugin), "echo", bs)
-	Drive(t, sdk.NewDriver(echoPlugin), "echo", Batches(Corpus([][]byte{[]byte(`{"text":"x"}`)}, 1000), abi.MaxBatchLines))
+	Drive(t, sdk.NewDriver(echoPlugin), "echo", Batches(Corpus([][]byte{[]byte(`{"text":"x"}`)}, 1000), wire.MaxBatchLines))
 }
 
 func TestCheckUnmapped(t *testing.T) {

@@ -7,6 +7,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // batches cuts data into the batches the host would send to a plugin
@@ -40,7 +41,7 @@ func batches(data []byte, keys *abi.KeySet) [][]byte {
 		}
 		cur = abi.AppendBatchLine(cur, no, line, toks)
 		n++
-		if n == abi.MaxBatchLines || len(cur) > abi.MaxBatchBytes {
+		if n == wire.MaxBatchLines || len(cur) > wire.MaxBatchBytes {
 			flush()
 		}
 	}

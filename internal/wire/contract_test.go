@@ -1,11 +1,11 @@
-package abi_test
+package wire_test
 
 import (
 	"testing"
 
 	"github.com/stretchr/testify/assert"
 
-	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 func TestWASIAllowList(t *testing.T) {
@@ -23,19 +23,19 @@ func TestWASIAllowList(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			assert.Equal(t, tt.want, abi.WASIAllowed(tt.name))
+			assert.Equal(t, tt.want, wire.WASIAllowed(tt.name))
 		})
 	}
 }
 
 // The list a caller gets is a copy: changing it cannot widen the sandbox.
 func TestAllowedWASIIsACopy(t *testing.T) {
-	names := abi.AllowedWASI()
+	names := wire.AllowedWASI()
 	assert.IsIncreasing(t, names)
 	for _, n := range names {
-		assert.True(t, abi.WASIAllowed(n), n)
+		assert.True(t, wire.WASIAllowed(n), n)
 	}
 	names[0] = "path_open"
-	assert.False(t, abi.WASIAllowed("path_open"))
-	assert.NotContains(t, abi.AllowedWASI(), "path_open")
+	assert.False(t, wire.WASIAllowed("path_open"))
+	assert.NotContains(t, wire.AllowedWASI(), "path_open")
 }

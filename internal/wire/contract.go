@@ -1,0 +1,133 @@
+package wire
+
+import "sort"
+
+// Version of the contract. A plugin whose major version differs from the
+// host's is refused at load; a newer minor version on either side is
+// compatible (fields and ops are only ever added).
+const (
+	Major = 1
+	// Minor 1: key tokens carry a hash (FlagHashed).
+	// Minor 2: a plugin may declare the object keys it reads
+	// (Manifest.Keys); the host marks them in its tapes (FlagKeyed).
+	// Minor 3: OpError (the step result's errors), OpIgnored (lines
+	// deliberately ignored, spec 6.8) and OpMeta's NoTerminal (a format
+	// without a terminal event: the host derives the status, spec 6.7).
+	Minor = 3
+)
+
+// HostModule is the import module of the host functions. It carries the
+// major version, so a plugin built for another major version fails to link
+// with a message naming the module it wanted.
+const HostModule = "twasm_v1"
+
+// WASIModule is the only other module a plugin may import from, and only
+// the functions in AllowedWASI.
+const WASIModule = "wasi_snapshot_preview1"
+
+// Exported functions of a plugin. All are namespaced so that they cannot
+// clash with a toolchain's own malloc/free exports.
+const (
+	// ExportInitialize is the reactor initializer the toolchain provides;
+	// the host runs it once per instance before anything else.
+	ExportInitialize = "_initialize"
+	// ExportMarker is never called: its presence identifies a twasm
+	// plugin of major version 1 before anything is instantiated.
+	ExportMarker = "twasm_abi_v1"
+	// ExportVersion: () -> i32, Major<<16 | Minor.
+	ExportVersion = "twasm_abi_version"
+	// ExportBuffer: (size i32) -> i32. Returns the address of a
+	// guest-owned buffer of at least size bytes, where the host writes
+	// the input of the next call. The buffer is reused; its address is
+	// valid until the next ExportBuffer call.
+	ExportBuffer = "twasm_buffer"
+	// ExportManifest: () -> i32 status. The plugin writes its manifest
+	// (JSON, see abi.Manifest) through the output import.
+	ExportManifest = "twasm_manifest"
+	// ExportBegin: (len i32) -> i32 status. The buffer holds the begin
+	// options (JSON, see abi.BeginOptions). Resets all per-stream state.
+	ExportBegin = "twasm_begin"
+	// ExportFeed: (len i32) -> i32 status. The buffer holds a batch (see
+	// abi/batch.go). The plugin reports records through the output import.
+	ExportFeed = "twasm_feed"
+	// ExportEnd: () -> i32 status. End of stream: flush pending records.
+	ExportEnd = "twasm_end"
+)
+
+// Host functions, in HostModule. All take (ptr, len) pairs into the
+// plugin's memory, which the host copies before returning.
+const (
+	// ImportOutput: (ptr i32, len i32). A chunk of records (internal/wire).
+	// Chunks are concatenated; a record never spans two chunks.
+	ImportOutput = "output"
+	// ImportFail: (ptr i32, len i32). The error message of the current
+	// call; the call then returns StatusRejected or StatusFatal.
+	ImportFail = "fail"
+	// ImportLog: (level i32, ptr i32, len i32). A debug message; the host
+	// rate-limits it. Level follows log/slog (-4 debug .. 8 error).
+	ImportLog = "log"
+)
+
+// Status is the result of every exported call but ExportBuffer and
+// ExportVersion.
+type Status uint32
+
+// The statuses.
+const (
+	// StatusOK: the call succeeded.
+	StatusOK Status = 0
+	// StatusRejected: the input was rejected (message via fail); the
+	// records reported before the failure stand and the stream goes on.
+	StatusRejected Status = 1
+	// StatusFatal: the plugin is in an undefined state (a recovered
+	// panic); the host discards the instance.
+	StatusFatal Status = 2
+)
+
+// allowedWASI lists the WASI functions a plugin may import: what the Go
+// and TinyGo runtimes need for memory, clocks, randomness, stdout/stderr
+// and exit. Anything else (files, sockets, environment) is refused at
+// load, before the plugin runs. It is unexported because the sandbox
+// trusts it: no package may widen it at run time. Read it through
+// WASIAllowed and AllowedWASI.
+var allowedWASI = map[string]bool{
+	"args_get": true, "args_sizes_get": true,
+	"environ_get": true, "environ_sizes_get": true,
+	"clock_res_get": true, "clock_time_get": true,
+	"fd_write": true, "fd_close": true, "fd_fdstat_get": true, "fd_fdstat_set_flags": true, "fd_prestat_get": true, "fd_prestat_dir_name": true,
+	"poll_oneoff": true, "proc_exit": true, "random_get": true, "sched_yield": true,
+}
+
+// WASIAllowed reports whether a plugin may import the WASI function name
+// (module WASIModule).
+func WASIAllowed(name string) bool { return allowedWASI[name] }
+
+// AllowedWASI returns the WASI functions a plugin may import, sorted. The
+// slice is a copy: changing it changes nothing the host checks.
+func AllowedWASI() []string {
+	names := make([]string, 0, len(allowedWASI))
+	for name := range allowedWASI {
+		names = append(names, name)
+	}
+	sort.Strings(names)
+	return names
+}
+
+// Limits the host enforces. A plugin that exceeds one is faulted for that
+// call (the instance is discarded) with a message naming the limit.
+const (
+	// MaxLineBytes: a longer raw line is not sent to the plugin: it is
+	// counted as unmapped "oversized_line" and kept in the raw capture.
+	MaxLineBytes = 32 << 20
+	// MaxBatchLines and MaxBatchBytes bound one feed call.
+	MaxBatchLines = 64
+	MaxBatchBytes = 1 << 20
+	// MaxOutputFactor and MinOutputBytes bound the output of one call:
+	// max(MinOutputBytes, MaxOutputFactor × input bytes).
+	MaxOutputFactor = 8
+	MinOutputBytes  = 8 << 20
+	// MaxFailBytes bounds a fail message; longer ones are cut.
+	MaxFailBytes = 4 << 10
+	// MaxManifestBytes bounds the manifest.
+	MaxManifestBytes = 64 << 10
+)
