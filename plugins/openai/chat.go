@@ -87,8 +87,9 @@ func (n *normalizer) chatMsg(r *chatResp, idx int64, out *sdk.Out) *chatMsg {
 	if m := r.byIndex[idx]; m != nil {
 		return m
 	}
-	m := &chatMsg{key: n.newKey("c"), index: idx, think: -1, text: -1, refusal: -1,
-		byIndex: map[int64]*chatCall{}, byID: map[string]*chatCall{}}
+	// The call maps are made with the first call: most messages have
+	// none, and a map is an allocation inside WebAssembly.
+	m := &chatMsg{key: n.newKey("c"), index: idx, think: -1, text: -1, refusal: -1}
 	if r.byIndex == nil {
 		r.byIndex = map[int64]*chatMsg{}
 	}
@@ -210,6 +211,9 @@ func (n *normalizer) fragment(m *chatMsg, c *chatCall, idx int64, id sdk.Str, fn
 		c = &chatCall{slot: m.nslots, index: idx, id: id.String(), name: name.String()}
 		m.nslots++
 		m.calls = append(m.calls, c)
+		if m.byIndex == nil {
+			m.byIndex, m.byID = map[int64]*chatCall{}, map[string]*chatCall{}
+		}
 		m.byIndex[idx] = c
 		if c.id != "" {
 			m.byID[c.id] = c
@@ -413,7 +417,7 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 		}
 		out.Close(key, e)
 		if fr := c.Get("finish_reason"); fr.Kind() == abi.KindString && !sdk.Text(fr).IsEmpty() {
-			n.finishReason(r, fr.String(), out)
+			n.finishReason(r, sdk.View(fr), out) // compared, copied by a concatenation
 		} else if !r.errored {
 			// A body is a whole response even without a finish_reason.
 			n.status(sdk.StatusOK, sdk.Str{}, out)
