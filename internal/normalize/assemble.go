@@ -47,11 +47,12 @@ type assembler struct {
 	atEnd bool // the records come from the plugin's end call
 
 	msgs  map[string]*message
-	queue []*item
+	queue []item // by value: an item is not allocated on its own
 	// batch gathers the consecutive events of one scope (batchScope)
 	// that flush hands to the sink in one Emit.
 	batch      []*transcript.Event
 	batchScope string
+	free       []*message // written messages, for reuse (newMessage)
 	tools      map[toolKey]*toolState
 	calls      []toolKey // in call order, for the dangling list
 
@@ -185,7 +186,7 @@ type item struct {
 	scope string
 	ev    *transcript.Event
 	msg   *message
-	open  Scope
+	open  *Scope
 	st    string
 	err   string
 }
@@ -546,7 +547,7 @@ func (a *assembler) apply(f *fields) {
 			return
 		}
 		a.scopes[id] = true
-		a.queue = append(a.queue, &item{kind: itemOpen, scope: id, open: Scope{
+		a.queue = append(a.queue, item{kind: itemOpen, scope: id, open: &Scope{
 			ID: id, ParentToolID: f.str(wire.TParentToolID), Name: f.str(wire.TName), Description: f.str(wire.TText),
 		}})
 	case wire.OpScopeClose:
@@ -559,7 +560,7 @@ func (a *assembler) apply(f *fields) {
 		if !transcript.ValidStatus(st) || st == "" {
 			st = transcript.StatusOK
 		}
-		a.queue = append(a.queue, &item{kind: itemClose, scope: id, st: st, err: f.str(wire.TError)})
+		a.queue = append(a.queue, item{kind: itemClose, scope: id, st: st, err: f.str(wire.TError)})
 	case wire.OpWarning:
 		a.warn("%s", f.str(wire.TText))
 	}
@@ -671,7 +672,7 @@ func (a *assembler) ensureScope(id string) {
 		return
 	}
 	a.scopes[id] = true
-	a.queue = append(a.queue, &item{kind: itemOpen, scope: id, open: Scope{ID: id, ParentToolID: id}})
+	a.queue = append(a.queue, item{kind: itemOpen, scope: id, open: &Scope{ID: id, ParentToolID: id}})
 }
 
 func (a *assembler) open(f *fields) {
@@ -700,18 +701,50 @@ func (a *assembler) open(f *fields) {
 	if !tsSet {
 		ts = a.now()
 	}
-	m := &message{
+	m := a.newMessage()
+	*m = message{
 		key: key, role: role, id: f.str(wire.TID), model: f.str(wire.TModel), scope: f.str(wire.TScope),
-		ts: ts, tsSet: tsSet, rawLine: a.line, lastLine: a.line, blocks: map[int]*block{},
+		ts: ts, tsSet: tsSet, rawLine: a.line, lastLine: a.line, blocks: m.blocks,
 	}
 	a.ensureScope(m.scope)
 	a.msgs[key] = m
-	a.enqueue(&item{kind: itemMessage, scope: m.scope, msg: m})
+	a.enqueue(item{kind: itemMessage, scope: m.scope, msg: m})
+}
+
+// maxFree bounds the messages kept for reuse, and maxFreeBlocks the
+// blocks of one.
+const (
+	maxFree       = 16
+	maxFreeBlocks = 64
+)
+
+// newMessage returns a message to fill: one written earlier, with its
+// emptied block map, or a new one.
+func (a *assembler) newMessage() *message {
+	if n := len(a.free); n > 0 {
+		m := a.free[n-1]
+		a.free = a.free[:n-1]
+		return m
+	}
+	return &message{blocks: map[int]*block{}}
+}
+
+// recycle keeps m, written (or dropped) by flush and reachable from
+// nowhere else (a closed message is out of msgs), for newMessage. Its
+// blocks were copied into the event.
+func (a *assembler) recycle(m *message) {
+	if len(a.free) == maxFree || len(m.blocks) > maxFreeBlocks {
+		return
+	}
+	blocks := m.blocks
+	clear(blocks)
+	*m = message{blocks: blocks}
+	a.free = append(a.free, m)
 }
 
 // enqueue adds an item behind the open messages, closing one that holds
 // back too much (see maxHeld).
-func (a *assembler) enqueue(it *item) {
+func (a *assembler) enqueue(it item) {
 	// Every open message is in the queue, ahead of this item.
 	var over []string
 	for key, m := range a.msgs {
@@ -991,7 +1024,7 @@ func (a *assembler) toolStatus(p *transcript.ToolPayload, isError bool) string {
 }
 
 func (a *assembler) event(scope string, t transcript.EventType, ts time.Time, p transcript.Payload) {
-	a.enqueue(&item{kind: itemEvent, scope: scope, ev: &transcript.Event{Type: t, Timestamp: ts, Payload: p}})
+	a.enqueue(item{kind: itemEvent, scope: scope, ev: &transcript.Event{Type: t, Timestamp: ts, Payload: p}})
 }
 
 // flush hands the ready head of the queue to the sink: up to the first
@@ -1000,7 +1033,7 @@ func (a *assembler) event(scope string, t transcript.EventType, ts time.Time, p 
 func (a *assembler) flush(ctx context.Context) error {
 	n := 0
 	for ; n < len(a.queue); n++ {
-		it := a.queue[n]
+		it := &a.queue[n]
 		if it.kind == itemMessage && !it.msg.closed {
 			break
 		}
@@ -1020,6 +1053,7 @@ func (a *assembler) flush(ctx context.Context) error {
 				a.batchScope = it.scope
 				a.batch = append(a.batch, ev)
 			}
+			a.recycle(it.msg)
 		case itemEvent:
 			if it.scope == "" {
 				a.seen(it.ev, 0)
@@ -1027,7 +1061,7 @@ func (a *assembler) flush(ctx context.Context) error {
 			a.batchScope = it.scope
 			a.batch = append(a.batch, it.ev)
 		case itemOpen:
-			err = a.sink.OpenScope(ctx, it.open)
+			err = a.sink.OpenScope(ctx, *it.open)
 		case itemClose:
 			err = a.sink.CloseScope(ctx, it.scope, it.st, it.err)
 		}
@@ -1165,7 +1199,7 @@ func (a *assembler) finish(ctx context.Context) (*transcript.AgentResult, error)
 		st = transcript.StatusIncomplete
 	}
 	for _, id := range open {
-		a.queue = append(a.queue, &item{kind: itemClose, scope: id, st: st})
+		a.queue = append(a.queue, item{kind: itemClose, scope: id, st: st})
 	}
 	a.scopes = map[string]bool{}
 	err := a.flush(ctx)
