@@ -58,7 +58,7 @@
 //
 // # Input: batches and tapes
 //
-// A feed's input is a batch of complete raw lines (layout in batch.go). The
+// A feed's input is a batch of complete raw lines (layout in internal/wire, batch.go). The
 // host never splits a line and never sends more than MaxBatchLines lines
 // or MaxBatchBytes bytes in one call, except that a single line may be
 // larger (up to MaxLineBytes). With each line comes its tape: the host

@@ -86,30 +86,3 @@ var (
 	fuzzKeys  = NewKeySet("a", "b", "type", "x", "d", "message", "ab", "ba")
 	fuzzOther = NewKeySet("type", "c", "d", "aa", "message", "q")
 )
-
-func FuzzDecodeBatch(f *testing.F) {
-	add := func(lines ...string) {
-		b := AppendBatchHeader(nil, len(lines))
-		for i, l := range lines {
-			toks, _ := BuildTape(nil, []byte(l))
-			b = AppendBatchLine(b, i+1, []byte(l), toks)
-		}
-		f.Add(b)
-	}
-	add(`{"a":[1,2]}`)
-	add(`x`, `{"type":"message","content":[{"text":"hi"}]}`, ``)
-	add()
-	f.Add([]byte{1, 0, 0, 0})
-	f.Fuzz(func(t *testing.T, buf []byte) {
-		for _, scratch := range [][]Token{nil, make([]Token, 0, 4)} {
-			_ = DecodeBatch(buf, scratch, func(bl BatchLine) error {
-				d := &Doc{Line: bl.Line, Toks: bl.Toks}
-				walk(d.Root(), 0)
-				for i := range bl.Toks {
-					walk(Value{d: d, i: i}, 64)
-				}
-				return nil
-			})
-		}
-	})
-}

@@ -92,11 +92,11 @@ func load(t testing.TB, rt *Runtime, name string, bundled bool) *Plugin {
 
 // batch encodes lines into a batch, with tapes, numbered from first.
 func batch(first int, lines ...string) []byte {
-	b := abi.AppendBatchHeader(nil, len(lines))
+	b := wire.AppendBatchHeader(nil, len(lines))
 	var toks []abi.Token
 	for i, l := range lines {
 		toks, _ = abi.BuildTape(toks[:0], []byte(l))
-		b = abi.AppendBatchLine(b, first+i, []byte(l), toks)
+		b = wire.AppendBatchLine(b, first+i, []byte(l), toks)
 	}
 	return b
 }

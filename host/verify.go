@@ -10,6 +10,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // VerifyReport is what Verify found out about a module.
@@ -120,7 +121,7 @@ func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*VerifyReport, erro
 		run func() error
 	}{
 		{"begin", func() error { return in.Begin(ctx, abi.BeginOptions{Provider: manifest.Providers[0]}) }},
-		{"feed", func() error { _, err := in.Feed(ctx, abi.AppendBatchHeader(nil, 0)); return err }},
+		{"feed", func() error { _, err := in.Feed(ctx, wire.AppendBatchHeader(nil, 0)); return err }},
 		{"end", func() error { _, err := in.End(ctx); return err }},
 	}
 	for _, s := range steps {

@@ -124,7 +124,7 @@ func (d *Driver) feed(batch []byte) (wire.Status, string) {
 	}
 	// The loop is here rather than in a callback: inside WebAssembly an
 	// indirect call per line costs more than the call to Next.
-	r := abi.NewBatchReader(batch, d.scratch[:0])
+	r := wire.NewBatchReader(batch, d.scratch[:0])
 	for {
 		bl, ok := r.Next()
 		if !ok {

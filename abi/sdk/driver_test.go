@@ -44,10 +44,10 @@ func plugin(n func(opts abi.BeginOptions) *funcNorm) Plugin {
 }
 
 func batch(lines ...string) []byte {
-	b := abi.AppendBatchHeader(nil, len(lines))
+	b := wire.AppendBatchHeader(nil, len(lines))
 	for i, l := range lines {
 		toks, _ := abi.BuildTape(nil, []byte(l))
-		b = abi.AppendBatchLine(b, i+1, []byte(l), toks)
+		b = wire.AppendBatchLine(b, i+1, []byte(l), toks)
 	}
 	return b
 }
@@ -148,7 +148,7 @@ func TestDeclaredKeys(t *testing.T) {
 	keyed, _ := abi.BuildTapeKeys(nil, line, ks)
 	plain, _ := abi.BuildTape(nil, line)
 	for _, toks := range [][]abi.Token{keyed, plain} {
-		b := abi.AppendBatchLine(abi.AppendBatchHeader(nil, 1), 1, line, toks)
+		b := wire.AppendBatchLine(wire.AppendBatchHeader(nil, 1), 1, line, toks)
 		st, msg := d.Begin([]byte(`{}`))
 		require.Equal(t, wire.StatusOK, st, msg)
 		st, msg = d.Feed(b)
@@ -531,7 +531,7 @@ func TestMalformedBatchIsFatal(t *testing.T) {
 	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	st, msg := d.Feed([]byte{9, 0, 0, 0})
 	assert.Equal(t, wire.StatusFatal, st)
-	assert.Contains(t, msg, abi.ErrBadBatch.Error())
+	assert.Contains(t, msg, wire.ErrBadBatch.Error())
 }
 
 func TestOutEveryRecord(t *testing.T) {

@@ -80,7 +80,7 @@ func NewStream(ctx context.Context, inst Instance, sink Sink, opts Options) (*St
 		}
 		s.fault(err, 0)
 	}
-	s.batch = abi.AppendBatchHeader(s.batch[:0], 0)
+	s.batch = wire.AppendBatchHeader(s.batch[:0], 0)
 	return s, nil
 }
 
@@ -179,7 +179,7 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 		}
 	}
 	s.toks = toks
-	if s.nlines > 0 && (s.nlines >= s.opts.BatchLines || len(s.batch)+abi.BatchLineSize(len(line), len(toks)) > s.opts.BatchBytes) {
+	if s.nlines > 0 && (s.nlines >= s.opts.BatchLines || len(s.batch)+wire.BatchLineSize(len(line), len(toks)) > s.opts.BatchBytes) {
 		if err := s.send(ctx); err != nil {
 			return err
 		}
@@ -189,7 +189,7 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 			return nil
 		}
 	}
-	s.batch = abi.AppendBatchLine(s.batch, s.lineNo, line, toks)
+	s.batch = wire.AppendBatchLine(s.batch, s.lineNo, line, toks)
 	if s.nlines == 0 {
 		s.batchFirst = s.lineNo
 	}
@@ -222,7 +222,7 @@ func (s *Stream) send(ctx context.Context) error {
 		}
 		s.fault(err, n)
 	}
-	s.batch = abi.AppendBatchHeader(s.batch[:0], 0)
+	s.batch = wire.AppendBatchHeader(s.batch[:0], 0)
 	s.nlines = 0
 	return nil
 }

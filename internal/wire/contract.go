@@ -48,7 +48,7 @@ const (
 	// options (JSON, see abi.BeginOptions). Resets all per-stream state.
 	ExportBegin = "twasm_begin"
 	// ExportFeed: (len i32) -> i32 status. The buffer holds a batch (see
-	// abi/batch.go). The plugin reports records through the output import.
+	// batch.go). The plugin reports records through the output import.
 	ExportFeed = "twasm_feed"
 	// ExportEnd: () -> i32 status. End of stream: flush pending records.
 	ExportEnd = "twasm_end"

@@ -97,13 +97,13 @@ func records(t *testing.T, lines ...string) []string {
 	t.Helper()
 	d := sdk.NewDriver(Plugin)
 	d.Begin(nil)
-	batch := abi.AppendBatchHeader(nil, len(lines))
+	batch := wire.AppendBatchHeader(nil, len(lines))
 	for i, l := range lines {
 		toks, ok := abi.BuildTape(nil, []byte(l))
 		if !ok {
 			toks = nil
 		}
-		batch = abi.AppendBatchLine(batch, i+1, []byte(l), toks)
+		batch = wire.AppendBatchLine(batch, i+1, []byte(l), toks)
 	}
 	if st, msg := d.Feed(batch); st != wire.StatusOK {
 		t.Fatalf("feed: %d %s", st, msg)

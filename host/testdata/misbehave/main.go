@@ -44,7 +44,6 @@ import (
 	"time"
 	"unsafe"
 
-	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/host/testdata/rawkit"
 	"github.com/twasm/twasm/internal/wire"
 )
@@ -66,7 +65,7 @@ func record(text []byte) []byte {
 
 func feed(batch []byte) uint32 {
 	status := uint32(0)
-	err := abi.DecodeBatch(batch, nil, func(l abi.BatchLine) error {
+	err := wire.DecodeBatch(batch, nil, func(l wire.BatchLine) error {
 		cmd, arg, _ := bytes.Cut(l.Line, []byte(" "))
 		switch string(cmd) {
 		case "emit":

@@ -156,8 +156,8 @@ func TestRuntimeImportsNoToolOrHelper(t *testing.T) {
 // TestPluginSDKDependsOnStdlibOnly keeps what a plugin author depends on
 // small: the SDK (abi/sdk) and every bundled plugin (plugins/<p> and its
 // wasm entry point) reach, outside the standard library, only abi, abi/sdk,
-// internal/wire (the contract's names and the record encoding the SDK
-// writes, standard library only) and plugins/..., for the host's platform
+// internal/wire (the contract's names, the batches the SDK reads and the
+// record encoding it writes; it imports abi only) and plugins/..., for the host's platform
 // and for wasip1. So a plugin's
 // build compiles neither wazero, cobra, SQLite nor OpenTelemetry, and
 // TinyGo can build it.

@@ -64,7 +64,7 @@ func Batches(raw []byte, maxLines int) [][]byte {
 	n := 0
 	flush := func() {
 		if n > 0 {
-			out = append(out, append(abi.AppendBatchHeader(nil, n), cur...))
+			out = append(out, append(wire.AppendBatchHeader(nil, n), cur...))
 		}
 		cur, n = nil, 0
 	}
@@ -76,10 +76,10 @@ func Batches(raw []byte, maxLines int) [][]byte {
 		if !ok {
 			toks = nil
 		}
-		if n == maxLines || len(cur)+abi.BatchLineSize(len(line), len(toks)) > wire.MaxBatchBytes {
+		if n == maxLines || len(cur)+wire.BatchLineSize(len(line), len(toks)) > wire.MaxBatchBytes {
 			flush()
 		}
-		cur = abi.AppendBatchLine(cur, i+1, line, toks)
+		cur = wire.AppendBatchLine(cur, i+1, line, toks)
 		n++
 	}
 	flush()

@@ -32,14 +32,14 @@ func batches(data []byte, keys *abi.KeySet) [][]byte {
 			continue
 		}
 		if n == 0 {
-			cur = abi.AppendBatchHeader(nil, 0)
+			cur = wire.AppendBatchHeader(nil, 0)
 		}
 		var ok bool
 		toks, ok = abi.BuildTapeKeys(toks[:0], line, keys)
 		if !ok {
 			toks = toks[:0]
 		}
-		cur = abi.AppendBatchLine(cur, no, line, toks)
+		cur = wire.AppendBatchLine(cur, no, line, toks)
 		n++
 		if n == wire.MaxBatchLines || len(cur) > wire.MaxBatchBytes {
 			flush()
