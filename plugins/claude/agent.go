@@ -31,12 +31,14 @@ func (n *normalizer) progress(v abi.Value, out *sdk.Out) {
 		n.ignore("progress/"+sdk.TypeName(dt), out)
 		return
 	}
-	parent := n.get(v, kParentToolUseIDCamel).String()
+	parent := n.scopeID(n.get(v, kParentToolUseIDCamel))
 	scope := parent
 	if scope == "" {
 		scope = "agent-" + agent.String()
 	}
-	n.openScope(scope, parent, "", "", prompt.String(), n.get(v, kTimestamp), out)
+	if _, seen := n.scopes[scope]; !seen {
+		n.openScope(scope, parent, "", "", prompt.String(), n.get(v, kTimestamp), out)
+	}
 	if msg.Kind() != abi.KindObject {
 		// A progress record with no message (an agent starting).
 		return

@@ -57,9 +57,10 @@ type normalizer struct {
 	cur    map[string]*message // message being streamed, per sub-agent scope
 	nextID int                 // synthetic key counter
 
-	calls     map[string]*call // tool calls by id
-	tasks     []*call          // Task/Agent calls without a result, oldest first
-	scopes    map[string]bool  // scope id -> open
+	calls     map[string]*call  // tool calls by id
+	tasks     []*call           // Task/Agent calls without a result, oldest first
+	scopes    map[string]bool   // scope id -> open
+	scopeIDs  map[string]string // scope ids of parent_tool_use_id values, copied once (scopeID)
 	uuidScope map[string]uuidEntry
 	lastSide  string
 
@@ -113,6 +114,7 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 		cur:       map[string]*message{},
 		calls:     map[string]*call{},
 		scopes:    map[string]bool{},
+		scopeIDs:  map[string]string{},
 		uuidScope: map[string]uuidEntry{},
 
 		scopePrompt:  map[string]string{},

@@ -316,7 +316,7 @@ func outputOf(v abi.Value) sdk.Str {
 // the step itself), opening it on first sight.
 func (n *normalizer) scopeOf(v abi.Value, out *sdk.Out) string {
 	if p := n.get(v, kParentToolUseId); p.Kind() == abi.KindString && !sdk.Text(p).IsEmpty() {
-		id := p.String()
+		id := n.scopeID(p)
 		if _, seen := n.scopes[id]; !seen {
 			name, desc := n.get(v, kSubagentType).String(), n.get(v, kTaskDescription).String()
 			n.openScope(id, id, name, desc, "", n.get(v, kTimestamp), out)
@@ -327,6 +327,23 @@ func (n *normalizer) scopeOf(v abi.Value, out *sdk.Out) string {
 		return ""
 	}
 	return n.sidechain(v, out)
+}
+
+// scopeID is v.String(), a sub-agent's scope id (its starting call's
+// id), copied once per scope: the lines of a sub-agent all name it, and
+// a copy per line is an allocation inside WebAssembly.
+func (n *normalizer) scopeID(v abi.Value) string {
+	if !v.Exists() {
+		return ""
+	}
+	if id, ok := n.scopeIDs[sdk.View(v)]; ok {
+		return id
+	}
+	id := v.String()
+	if id != "" {
+		n.scopeIDs[id] = id
+	}
+	return id
 }
 
 // sidechain finds the scope of a session-log sidechain record.
