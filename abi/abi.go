@@ -18,7 +18,7 @@ type Manifest struct {
 	SDK string `json:"sdk,omitempty"`
 	// Keys (ABI 1.2, optional) are the object keys the plugin reads, at
 	// most MaxKeys distinct names. The host then marks every unescaped
-	// key of its tapes with FlagKeyed: a declared key carries its 1-based
+	// key of its tapes with flagKeyed: a declared key carries its 1-based
 	// number in this list instead of a hash, so that the plugin matches it
 	// without hashing or comparing bytes (see Doc.Keys). A host that
 	// predates 1.2 ignores the field and sends hashed keys.

@@ -70,12 +70,12 @@
 // that reassembles such text can index it itself with [BuildTape]. SSE
 // lines ("data: {...}") are indexed past the prefix.
 //
-// Object keys come matched (ABI 1.1 and 1.2). An unescaped key carries
-// [FlagHashed] and its [KeyHash], so a lookup skips most keys on one
-// integer compare. A plugin that lists the keys it reads in
+// Object keys come matched (ABI 1.1 and 1.2). An unescaped key's token
+// carries the hashed flag (2) and a 16-bit hash of the key (tape.go), so
+// a lookup skips most keys on one integer compare. A plugin that lists the keys it reads in
 // [Manifest.Keys] (1.2) gets more: the host compares every key with that
-// list, natively, and a key found there carries [FlagKeyed] and its
-// number in the list instead of a hash (one not found carries both flags
+// list, natively, and a key found there carries the keyed flag (4) and
+// its number in the list instead of a hash (one not found carries both flags
 // and its hash). Inside the sandbox, [Value.Lookup] with the declared
 // [KeySet] then files each member by its number, and [Value.Get] compares
 // numbers: no hashing and no byte compares, which cost far more inside

@@ -74,7 +74,7 @@ func FuzzBuildTape(f *testing.F) {
 		checkKeyed(t, toks, keyed, line, fuzzKeys)
 		names := slices.Clone(fuzzKeys.Names())
 		for _, tok := range toks {
-			if tok.Flags&FlagHashed != 0 {
+			if tok.Flags&flagHashed != 0 {
 				names = append(names, string(line[tok.Start+1:tok.End-1]))
 			}
 		}

@@ -17,28 +17,28 @@ const (
 	KindNull
 )
 
-// FlagEscaped is set on a string token whose literal contains a backslash:
+// flagEscaped is set on a string token whose literal contains a backslash:
 // its contents must be unescaped before use.
-const FlagEscaped uint8 = 1
+const flagEscaped uint8 = 1
 
-// FlagHashed is set on an object key whose Hash is KeyHash of its text
+// flagHashed is set on an object key whose Hash is keyHash of its text
 // (ABI 1.1; a 1.0 host leaves it unset and Get compares bytes).
-const FlagHashed uint8 = 2
+const flagHashed uint8 = 2
 
-// FlagKeyed is set on an object key that the host compared with the keys
+// flagKeyed is set on an object key that the host compared with the keys
 // the plugin declared in its manifest (ABI 1.2, Manifest.Keys; only for a
-// plugin that declares keys). With FlagHashed too, the key is none of them
-// and Hash is KeyHash of its text; without it, the key is declared key
+// plugin that declares keys). With flagHashed too, the key is none of them
+// and Hash is keyHash of its text; without it, the key is declared key
 // number Hash (1-based, in the manifest's order) and Hash is that number,
 // not a hash. Escaped keys are never keyed (nor hashed).
-const FlagKeyed uint8 = 4
+const flagKeyed uint8 = 4
 
-// KeyHash is the 16-bit hash of an object key carried in its token. It
+// keyHash is the 16-bit hash of an object key carried in its token. It
 // looks at the length and three bytes only: it is a pre-filter that lets
 // Get skip most keys with one compare (a match is confirmed on the
 // bytes), and computing it must cost less than the compare it saves,
 // inside WebAssembly too, on every Get.
-func KeyHash(key string) uint16 {
+func keyHash(key string) uint16 {
 	n := len(key)
 	if n == 0 {
 		return 0
@@ -61,7 +61,7 @@ func keyHashBytes(key []byte) uint16 {
 type Token struct {
 	Kind  Kind
 	Flags uint8
-	// Hash is KeyHash of an object key's text, set (with FlagHashed) on
+	// Hash is keyHash of an object key's text, set (with flagHashed) on
 	// keys without escapes, so that Value.Get skips a non-matching key
 	// with one integer compare instead of a byte compare.
 	Hash  uint16
@@ -89,7 +89,7 @@ func BuildTape(dst []Token, line []byte) ([]Token, bool) {
 }
 
 // BuildTapeKeys is BuildTape that also marks the object keys found in keys
-// (the keys a plugin declared, see FlagKeyed), so that the plugin's Get and
+// (the keys a plugin declared, see flagKeyed), so that the plugin's Get and
 // Lookup match them by number instead of comparing bytes. A nil keys
 // builds the tape BuildTape builds.
 func BuildTapeKeys(dst []Token, line []byte, keys *KeySet) ([]Token, bool) {
@@ -236,14 +236,14 @@ func (b *tapeBuilder) key(i int) (int, bool) {
 	if !ok {
 		return i, false
 	}
-	if kt := &b.toks[keyAt]; kt.Flags&FlagEscaped == 0 {
+	if kt := &b.toks[keyAt]; kt.Flags&flagEscaped == 0 {
 		text := s[kt.Start+1 : kt.End-1]
 		kt.Hash = keyHashBytes(text)
-		kt.Flags |= FlagHashed
+		kt.Flags |= flagHashed
 		if b.keys != nil {
-			kt.Flags |= FlagKeyed
+			kt.Flags |= flagKeyed
 			if j := b.keys.find(kt.Hash, text); j >= 0 {
-				kt.Flags &^= FlagHashed
+				kt.Flags &^= flagHashed
 				kt.Hash = uint16(j + 1)
 			}
 		}
@@ -330,7 +330,7 @@ func (b *tapeBuilder) str(i int) (int, bool) {
 			b.toks = append(b.toks, Token{Kind: KindString, Flags: flags, Start: uint32(i), End: uint32(j + 1), Next: uint32(len(b.toks) + 1 - b.base)})
 			return j + 1, true
 		case '\\':
-			flags = FlagEscaped
+			flags = flagEscaped
 			if j+1 >= len(s) {
 				return i, false
 			}

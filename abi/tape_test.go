@@ -32,7 +32,7 @@ func checkInvariants(t testing.TB, line []byte, toks []Token) {
 		case KindString:
 			assert.Equal(t, byte('"'), raw[0])
 			assert.Equal(t, byte('"'), raw[len(raw)-1])
-			assert.Equal(t, strings.Contains(string(raw), `\`), tk.Flags&FlagEscaped != 0, "escape flag of %q", raw)
+			assert.Equal(t, strings.Contains(string(raw), `\`), tk.Flags&flagEscaped != 0, "escape flag of %q", raw)
 		case KindNumber, KindTrue, KindFalse, KindNull:
 			assert.Equal(t, uint32(i+1), tk.Next, "scalar Next")
 		}
@@ -180,9 +180,9 @@ func TestKeyHashOnKeys(t *testing.T) {
 	require.True(t, ok)
 	hashed := 0
 	for _, tk := range toks {
-		if tk.Flags&FlagHashed != 0 {
+		if tk.Flags&flagHashed != 0 {
 			hashed++
-			require.Equal(t, KeyHash(string(line[tk.Start+1:tk.End-1])), tk.Hash)
+			require.Equal(t, keyHash(string(line[tk.Start+1:tk.End-1])), tk.Hash)
 		}
 	}
 	require.Equal(t, 3, hashed, "every unescaped key, and only keys, carries its hash")
@@ -193,7 +193,7 @@ func TestKeyHashOnKeys(t *testing.T) {
 	require.False(t, doc.Root().Get("typo").Exists())
 	// A tape from a 1.0 host (no hashes) still navigates.
 	for i := range toks {
-		toks[i].Flags &^= FlagHashed
+		toks[i].Flags &^= flagHashed
 		toks[i].Hash = 0
 	}
 	require.True(t, doc.Root().Get("type").Is("a"))

@@ -14,7 +14,7 @@ import (
 type Doc struct {
 	Line []byte
 	Toks []Token
-	// Keys is the key set the tape's keyed tokens (FlagKeyed) are
+	// Keys is the key set the tape's keyed tokens (flagKeyed) are
 	// numbered in: the plugin's declared keys. The SDK sets it; with nil,
 	// keyed tokens are matched by their bytes.
 	Keys *KeySet
@@ -77,7 +77,7 @@ func (v Value) Raw() []byte {
 }
 
 // Escaped reports whether v is a string whose literal has escapes.
-func (v Value) Escaped() bool { return v.d != nil && v.tok().Flags&FlagEscaped != 0 }
+func (v Value) Escaped() bool { return v.d != nil && v.tok().Flags&flagEscaped != 0 }
 
 // Get returns the member named key of an object (the first one when keys
 // repeat: stopping early keeps lookups cheap), or a missing Value.
@@ -95,18 +95,18 @@ func (v Value) Get(key string) Value {
 	if end > len(toks) {
 		end = len(toks)
 	}
-	h := KeyHash(key)
+	h := keyHash(key)
 	dict := d.Keys
 	for k := i + 1; k+1 < end; {
 		kt := &toks[k]
 		// Keyed and hashed keys (the common cases) are skipped on one
 		// compare; bytes are compared only on a match or an escaped key.
-		switch kt.Flags & (FlagHashed | FlagKeyed) {
-		case FlagHashed | FlagKeyed, FlagHashed:
+		switch kt.Flags & (flagHashed | flagKeyed) {
+		case flagHashed | flagKeyed, flagHashed:
 			if kt.Hash == h && int(kt.End-kt.Start) == len(key)+2 && view(d.Line[kt.Start+1:kt.End-1]) == key {
 				return Value{d: d, i: k + 1}
 			}
-		case FlagKeyed:
+		case flagKeyed:
 			if j := int(kt.Hash) - 1; dict != nil && uint(j) < uint(len(dict.names)) {
 				if dict.hash[j] == h && sameString(dict.names[j], key) {
 					return Value{d: d, i: k + 1}
@@ -142,7 +142,7 @@ func keyEquals(lit []byte, flags uint8, key string) bool {
 	if len(lit) < 2 {
 		return false
 	}
-	if flags&FlagEscaped == 0 {
+	if flags&flagEscaped == 0 {
 		return len(lit) == len(key)+2 && view(lit[1:len(lit)-1]) == key
 	}
 	return unescapedEquals(lit[1:len(lit)-1], key)
@@ -246,7 +246,7 @@ func (v Value) Is(s string) bool {
 	if t.Kind != KindString {
 		return false
 	}
-	if t.Flags&FlagEscaped == 0 {
+	if t.Flags&flagEscaped == 0 {
 		// Inlined length check: most mismatches stop here without a call.
 		return int(t.End-t.Start) == len(s)+2 && view(v.d.Line[t.Start+1:t.End-1]) == s
 	}
@@ -263,7 +263,7 @@ func (v Value) String() string {
 	case KindString:
 		raw := v.Raw()
 		raw = raw[1 : len(raw)-1]
-		if v.tok().Flags&FlagEscaped == 0 {
+		if v.tok().Flags&flagEscaped == 0 {
 			return string(raw)
 		}
 		if s, ok := unescape(nil, raw); ok {
@@ -295,7 +295,7 @@ func (v Value) Int() (int64, bool) {
 	case KindString:
 		raw := v.Raw()
 		raw = raw[1 : len(raw)-1]
-		if v.tok().Flags&FlagEscaped == 0 {
+		if v.tok().Flags&flagEscaped == 0 {
 			if n, ok := smallInt(raw); ok {
 				return n, true
 			}
@@ -501,7 +501,7 @@ func NewKeySet(names ...string) *KeySet {
 	}
 	ks := &KeySet{names: names, hash: make([]uint16, len(names)), next: make([]uint8, len(names))}
 	for j := len(names) - 1; j >= 0; j-- {
-		h := KeyHash(names[j])
+		h := keyHash(names[j])
 		ks.hash[j] = h
 		ks.next[j] = ks.head[uint8(h)]
 		ks.head[uint8(h)] = uint8(j + 1)
@@ -541,16 +541,16 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 	dict := d.Keys
 	for k := i + 1; k+1 < end; {
 		kt := &toks[k]
-		switch f := kt.Flags & (FlagHashed | FlagKeyed); {
-		case f == FlagKeyed && ks == dict:
+		switch f := kt.Flags & (flagHashed | flagKeyed); {
+		case f == flagKeyed && ks == dict:
 			// The host found this key in the plugin's declared keys,
 			// which ks is: no hash, no compare.
 			if j := int(kt.Hash) - 1; uint(j) < uint(len(out)) && out[j].d == nil {
 				out[j] = Value{d: d, i: k + 1}
 			}
-		case f == FlagHashed|FlagKeyed && ks == dict:
+		case f == flagHashed|flagKeyed && ks == dict:
 			// Not a declared key, so not in ks.
-		case f == FlagKeyed && dict != nil && uint(int(kt.Hash)-1) < uint(len(dict.names)):
+		case f == flagKeyed && dict != nil && uint(int(kt.Hash)-1) < uint(len(dict.names)):
 			// A declared key, looked up in another set by its name.
 			name := dict.names[kt.Hash-1]
 			h := dict.hash[kt.Hash-1]
@@ -560,7 +560,7 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 					break
 				}
 			}
-		case f&FlagHashed != 0:
+		case f&flagHashed != 0:
 			h := kt.Hash
 			for j := int(ks.head[uint8(h)]) - 1; j >= 0; j = int(ks.next[j]) - 1 {
 				if ks.hash[j] == h && out[j].d == nil {

@@ -132,7 +132,7 @@ func TestValueIsAndStringWithEscapes(t *testing.T) {
 
 	// A forged string token whose escapes are invalid reads verbatim.
 	line := []byte(`"a\qb"`)
-	forged := &Doc{Line: line, Toks: []Token{{Kind: KindString, Flags: FlagEscaped, Start: 0, End: uint32(len(line)), Next: 1}}}
+	forged := &Doc{Line: line, Toks: []Token{{Kind: KindString, Flags: flagEscaped, Start: 0, End: uint32(len(line)), Next: 1}}}
 	assert.Equal(t, `a\qb`, forged.Root().String())
 	assert.False(t, forged.Root().Is(`a\qb`))
 }
@@ -320,7 +320,7 @@ func checkKeyed(t testing.TB, plain, keyed []Token, line []byte, dict *KeySet) {
 	}
 	for i, p := range plain {
 		k := keyed[i]
-		if p.Flags&FlagHashed == 0 {
+		if p.Flags&flagHashed == 0 {
 			if k != p {
 				t.Fatalf("%s: token %d: %+v, want %+v", line, i, k, p)
 			}
@@ -328,9 +328,9 @@ func checkKeyed(t testing.TB, plain, keyed []Token, line []byte, dict *KeySet) {
 		}
 		text := string(line[p.Start+1 : p.End-1])
 		j := slices.Index(dict.Names(), text)
-		want := Token{Kind: p.Kind, Flags: p.Flags | FlagKeyed, Hash: p.Hash, Start: p.Start, End: p.End, Next: p.Next}
+		want := Token{Kind: p.Kind, Flags: p.Flags | flagKeyed, Hash: p.Hash, Start: p.Start, End: p.End, Next: p.Next}
 		if j >= 0 {
-			want.Flags &^= FlagHashed
+			want.Flags &^= flagHashed
 			want.Hash = uint16(j + 1)
 		}
 		if k != want {

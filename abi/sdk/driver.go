@@ -37,10 +37,10 @@ type Driver struct {
 func NewDriver(p Plugin) *Driver { return &Driver{p: p} }
 
 // Manifest returns the plugin's manifest as JSON.
-func (d *Driver) Manifest() []byte {
+func (d *Driver) manifest() []byte {
 	m := d.p.Manifest
 	if m.SDK == "" {
-		m.SDK = Version
+		m.SDK = sdkVersion
 	}
 	b := []byte(`{"name":`)
 	b = quote(b, m.Name)

@@ -103,7 +103,7 @@ func TestManifest(t *testing.T) {
 	names := []string{"plain", `quo"te`, `back\slash`, "ctl\x00\x01\n\t\x1f", "unicode é 😀 \u2028", ""}
 	for _, name := range names {
 		p := Plugin{Manifest: abi.Manifest{Name: name, Version: name, Providers: []string{name, "x"}, Formats: nil, Description: name}}
-		b := NewDriver(p).Manifest()
+		b := NewDriver(p).manifest()
 		require.True(t, json.Valid(b), "%q: %s", name, b)
 		var m abi.Manifest
 		require.NoError(t, json.Unmarshal(b, &m))
@@ -112,9 +112,9 @@ func TestManifest(t *testing.T) {
 		assert.Equal(t, []string{name, "x"}, m.Providers)
 		assert.Equal(t, []string{}, m.Formats)
 		assert.Equal(t, name, m.Description)
-		assert.Equal(t, Version, m.SDK)
+		assert.Equal(t, sdkVersion, m.SDK)
 	}
-	b := NewDriver(Plugin{Manifest: abi.Manifest{Name: "n", SDK: "tinygo-sdk/2"}}).Manifest()
+	b := NewDriver(Plugin{Manifest: abi.Manifest{Name: "n", SDK: "tinygo-sdk/2"}}).manifest()
 	var m abi.Manifest
 	require.NoError(t, json.Unmarshal(b, &m))
 	assert.Equal(t, "tinygo-sdk/2", m.SDK)
@@ -139,7 +139,7 @@ func TestDeclaredKeys(t *testing.T) {
 	p.Keys = ks
 	d := NewDriver(p)
 	var m abi.Manifest
-	require.NoError(t, json.Unmarshal(d.Manifest(), &m))
+	require.NoError(t, json.Unmarshal(d.manifest(), &m))
 	assert.Equal(t, ks.Names(), m.Keys)
 
 	// A keyed tape (a 1.2 host) and a plain one (an older host) read the
@@ -156,7 +156,7 @@ func TestDeclaredKeys(t *testing.T) {
 	}
 	assert.Equal(t, []string{"t/i/o", "t/i/o"}, seen)
 
-	b := NewDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} })).Manifest()
+	b := NewDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} })).manifest()
 	assert.NotContains(t, string(b), "keys", "no keys declared, none listed")
 }
 

@@ -70,7 +70,7 @@ func twasmManifest() uint32 {
 	if registered == nil {
 		return finish(wire.StatusFatal, "no plugin registered: call sdk.Register in init")
 	}
-	send(registered.Manifest())
+	send(registered.manifest())
 	return finish(wire.StatusOK, "")
 }
 

@@ -5,8 +5,8 @@ import (
 	"github.com/twasm/twasm/internal/wire"
 )
 
-// Version names this SDK in manifests.
-const Version = "twasm-go-sdk/1.0"
+// sdkVersion names this SDK in manifests.
+const sdkVersion = "twasm-go-sdk/1.0"
 
 // Plugin is what a plugin registers: its manifest and a constructor of
 // per-stream normalizers.
