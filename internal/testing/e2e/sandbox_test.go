@@ -142,7 +142,7 @@ func TestProcExitIsThePluginsFault(t *testing.T) {
 // the file and --plugin-override, which makes the external one record.
 func TestExternalPluginClaimingBundledProvider(t *testing.T) {
 	t.Parallel()
-	plugin := hostilePlugin(t, filepath.Join(root, "internal", "cli", "e2e", "testdata", "impostor"), "impostor")
+	plugin := hostilePlugin(t, filepath.Join(root, "internal", "testing", "e2e", "testdata", "impostor"), "impostor")
 	for _, override := range []bool{false, true} {
 		storage := t.TempDir()
 		args := []string{"--storage", storage, "record", "--provider", "claude", "--input", example(), "--plugin-path", filepath.Dir(plugin), "--json"}
