@@ -1,7 +1,5 @@
 package abi
 
-import "bytes"
-
 // Kind is the JSON kind of a tape token.
 type Kind uint8
 
@@ -94,7 +92,9 @@ func BuildTape(dst []Token, line []byte) ([]Token, bool) {
 // builds the tape BuildTape builds.
 func BuildTapeKeys(dst []Token, line []byte, keys *KeySet) ([]Token, bool) {
 	i := skipWS(line, 0)
-	if bytes.HasPrefix(line[i:], []byte("data:")) {
+	// Not bytes.HasPrefix: bytes.Equal is string(a) == string(b), two
+	// copies per call inside a TinyGo plugin.
+	if len(line)-i >= len("data:") && view(line[i:i+len("data:")]) == "data:" {
 		i = skipWS(line, i+5)
 	}
 	if i >= len(line) || line[i] != '{' && line[i] != '[' {
@@ -263,16 +263,20 @@ func (b *tapeBuilder) lit(i int, word string, k Kind) (int, bool) {
 	return i + len(word), true
 }
 
+// digits returns the offset after the decimal digits at s[j:]. (A
+// function, not a closure in number: inside a TinyGo plugin a closure's
+// captures were an allocation per number.)
+func digits(s []byte, j int) int {
+	for j < len(s) && s[j] >= '0' && s[j] <= '9' {
+		j++
+	}
+	return j
+}
+
 // number scans a JSON number (RFC 8259 grammar: no leading zeros, digits
 // on both sides of the point, an optional exponent) and returns the
 // offset after it. Magnitude is not checked: 1e400 is valid JSON.
 func number(s []byte, i int) (int, bool) {
-	digits := func(j int) int {
-		for j < len(s) && s[j] >= '0' && s[j] <= '9' {
-			j++
-		}
-		return j
-	}
 	if s[i] == '-' {
 		i++
 	}
@@ -280,12 +284,12 @@ func number(s []byte, i int) (int, bool) {
 	case i < len(s) && s[i] == '0':
 		i++
 	case i < len(s) && s[i] >= '1' && s[i] <= '9':
-		i = digits(i + 1)
+		i = digits(s, i+1)
 	default:
 		return i, false
 	}
 	if i < len(s) && s[i] == '.' {
-		j := digits(i + 1)
+		j := digits(s, i+1)
 		if j == i+1 {
 			return i, false
 		}
@@ -296,7 +300,7 @@ func number(s []byte, i int) (int, bool) {
 		if i < len(s) && (s[i] == '+' || s[i] == '-') {
 			i++
 		}
-		j := digits(i)
+		j := digits(s, i)
 		if j == i {
 			return i, false
 		}
