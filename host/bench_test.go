@@ -9,7 +9,6 @@ import (
 	"github.com/twasm/twasm/internal/wire"
 
 	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
 )
 
@@ -33,7 +32,7 @@ var echoPlugin = echoplugin.Plugin
 
 // BenchmarkEcho runs the same stream through the echo plugin in wasm
 // (bundled: no timeout; external: with the per-call timeout) and natively
-// through sdk.Driver.
+// through sdk.Plugin.Driver.
 func BenchmarkEcho(b *testing.B) {
 	const lines, perBatch = 4096, 64
 	batches, raw := benchInput(lines, perBatch)
@@ -72,7 +71,7 @@ func BenchmarkEcho(b *testing.B) {
 		})
 	}
 	b.Run("native", func(b *testing.B) {
-		d := sdk.NewDriver(echoPlugin)
+		d := echoPlugin.Driver()
 		for i := 0; i < b.N; i++ {
 			d.Begin([]byte(`{"provider":"echo"}`))
 			for _, bt := range batches {

@@ -6,7 +6,7 @@
 //
 // A plugin is two packages: the normalizer, a plain Go package that also
 // builds and runs natively (tests, fuzzing, the performance baseline, via
-// [Driver]), and a two-line wasm entry point:
+// [Plugin.Driver]), and a two-line wasm entry point:
 //
 //	package main
 //

@@ -9,11 +9,11 @@ import (
 	"github.com/twasm/twasm/internal/wire"
 )
 
-// Driver runs a Plugin over the wire format of the ABI: it is what the
+// driver runs a Plugin over the wire format of the ABI: it is what the
 // wasm exports call, and what the host calls directly to run a plugin
 // natively (tests, fuzzing, the performance baseline). One Driver serves
 // one stream at a time and must not be shared between goroutines.
-type Driver struct {
+type driver struct {
 	p   Plugin
 	n   Normalizer
 	out Out
@@ -33,11 +33,16 @@ type Driver struct {
 	panicked string
 }
 
-// NewDriver returns a driver for p.
-func NewDriver(p Plugin) *Driver { return &Driver{p: p} }
+// Driver returns a fresh driver of p: what runs p in process over the
+// wire format of the ABI, for its wasm exports and for the host's native
+// path (capture.NativePlugin). Its type is internal to the module.
+func (p Plugin) Driver() wire.Driver { return newDriver(p) }
+
+// newDriver returns a driver for p.
+func newDriver(p Plugin) *driver { return &driver{p: p} }
 
 // Manifest returns the plugin's manifest as JSON.
-func (d *Driver) manifest() []byte {
+func (d *driver) manifest() []byte {
 	m := d.p.Manifest
 	if m.SDK == "" {
 		m.SDK = sdkVersion
@@ -76,11 +81,11 @@ func (d *Driver) manifest() []byte {
 }
 
 // Begin starts a stream with the JSON begin options.
-func (d *Driver) Begin(options []byte) (wire.Status, string) {
+func (d *driver) Begin(options []byte) (wire.Status, string) {
 	return d.result(d.begin(options))
 }
 
-func (d *Driver) begin(options []byte) (wire.Status, string) {
+func (d *driver) begin(options []byte) (wire.Status, string) {
 	defer d.recover()
 	var opts abi.BeginOptions
 	if doc, ok := Parse(options); ok {
@@ -96,11 +101,11 @@ func (d *Driver) begin(options []byte) (wire.Status, string) {
 }
 
 // Feed handles one batch. The records are in Output until the next call.
-func (d *Driver) Feed(batch []byte) (wire.Status, string) {
+func (d *driver) Feed(batch []byte) (wire.Status, string) {
 	return d.result(d.feed(batch))
 }
 
-func (d *Driver) feed(batch []byte) (wire.Status, string) {
+func (d *driver) feed(batch []byte) (wire.Status, string) {
 	d.out.reset(batch)
 	defer d.invalidate()
 	defer d.recover()
@@ -158,11 +163,11 @@ func (d *Driver) feed(batch []byte) (wire.Status, string) {
 }
 
 // End ends the stream. The records are in Output until the next call.
-func (d *Driver) End() (wire.Status, string) {
+func (d *driver) End() (wire.Status, string) {
 	return d.result(d.end())
 }
 
-func (d *Driver) end() (wire.Status, string) {
+func (d *driver) end() (wire.Status, string) {
 	d.out.reset(nil)
 	defer d.recover()
 	if d.n == nil {
@@ -178,11 +183,11 @@ func (d *Driver) end() (wire.Status, string) {
 
 // Output returns the records of the last Feed or End call. It aliases the
 // driver's buffer.
-func (d *Driver) Output() []byte { return d.out.enc.Buf }
+func (d *driver) Output() []byte { return d.out.enc.Buf }
 
 // invalidate makes spans of this call's documents unusable, so a plugin
 // that keeps one gets a clear panic instead of reading a reused buffer.
-func (d *Driver) invalidate() {
+func (d *driver) invalidate() {
 	for i := range d.docs {
 		d.docs[i].Line, d.docs[i].Toks = nil, nil
 	}
@@ -194,7 +199,7 @@ func (d *Driver) invalidate() {
 // garbage collector making progress inside the sandbox (see wasm.md).
 // TinyGo has no recover on WebAssembly: there a panic traps, and the host
 // handles the trap as it handles StatusFatal.
-func (d *Driver) recover() {
+func (d *driver) recover() {
 	if r := recover(); r != nil {
 		d.panicked = "plugin panic: " + panicText(r)
 		d.n = nil
@@ -204,7 +209,7 @@ func (d *Driver) recover() {
 }
 
 // result is a call's status, or StatusFatal when it panicked.
-func (d *Driver) result(status wire.Status, msg string) (wire.Status, string) {
+func (d *driver) result(status wire.Status, msg string) (wire.Status, string) {
 	if d.panicked != "" {
 		status, msg = wire.StatusFatal, d.panicked
 		d.panicked = ""

@@ -103,7 +103,7 @@ func TestManifest(t *testing.T) {
 	names := []string{"plain", `quo"te`, `back\slash`, "ctl\x00\x01\n\t\x1f", "unicode é 😀 \u2028", ""}
 	for _, name := range names {
 		p := Plugin{Manifest: abi.Manifest{Name: name, Version: name, Providers: []string{name, "x"}, Formats: nil, Description: name}}
-		b := NewDriver(p).manifest()
+		b := newDriver(p).manifest()
 		require.True(t, json.Valid(b), "%q: %s", name, b)
 		var m abi.Manifest
 		require.NoError(t, json.Unmarshal(b, &m))
@@ -114,7 +114,7 @@ func TestManifest(t *testing.T) {
 		assert.Equal(t, name, m.Description)
 		assert.Equal(t, sdkVersion, m.SDK)
 	}
-	b := NewDriver(Plugin{Manifest: abi.Manifest{Name: "n", SDK: "tinygo-sdk/2"}}).manifest()
+	b := newDriver(Plugin{Manifest: abi.Manifest{Name: "n", SDK: "tinygo-sdk/2"}}).manifest()
 	var m abi.Manifest
 	require.NoError(t, json.Unmarshal(b, &m))
 	assert.Equal(t, "tinygo-sdk/2", m.SDK)
@@ -137,7 +137,7 @@ func TestDeclaredKeys(t *testing.T) {
 		}}
 	})
 	p.Keys = ks
-	d := NewDriver(p)
+	d := newDriver(p)
 	var m abi.Manifest
 	require.NoError(t, json.Unmarshal(d.manifest(), &m))
 	assert.Equal(t, ks.Names(), m.Keys)
@@ -156,14 +156,14 @@ func TestDeclaredKeys(t *testing.T) {
 	}
 	assert.Equal(t, []string{"t/i/o", "t/i/o"}, seen)
 
-	b := NewDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} })).manifest()
+	b := newDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} })).manifest()
 	assert.NotContains(t, string(b), "keys", "no keys declared, none listed")
 }
 
 func TestBeginOptions(t *testing.T) {
 	var got []abi.BeginOptions
 	p := plugin(func(o abi.BeginOptions) *funcNorm { got = append(got, o); return &funcNorm{} })
-	d := NewDriver(p)
+	d := newDriver(p)
 	for _, in := range []string{`{"provider":"claude","format":"stream-json"}`, `{"provider":"a\"b"}`, ``, `garbage`, `{"provider":7}`} {
 		st, msg := d.Begin([]byte(in))
 		require.Equal(t, wire.StatusOK, st, msg)
@@ -175,17 +175,17 @@ func TestBeginOptions(t *testing.T) {
 		{Provider: "7"},
 	}, got)
 
-	st, msg := NewDriver(Plugin{}).Begin([]byte(`{}`))
+	st, msg := newDriver(Plugin{}).Begin([]byte(`{}`))
 	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, "no constructor")
 
-	st, msg = NewDriver(Plugin{New: func(abi.BeginOptions) Normalizer { panic("ctor") }}).Begin([]byte(`{}`))
+	st, msg = newDriver(Plugin{New: func(abi.BeginOptions) Normalizer { panic("ctor") }}).Begin([]byte(`{}`))
 	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, "ctor")
 }
 
 func TestCallsBeforeBegin(t *testing.T) {
-	d := NewDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} }))
+	d := newDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} }))
 	st, msg := d.Feed(batch(`{}`))
 	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, "before begin")
@@ -218,7 +218,7 @@ func TestFeedMultiLine(t *testing.T) {
 			},
 		}
 	})
-	d := NewDriver(p)
+	d := newDriver(p)
 	require.Equal(t, wire.StatusOK, first(d.Begin([]byte(`{}`))))
 	in := batch(`{"t":"one"}`, `banner`, `{"t":"tw\"o"}`, `{"x":1}`)
 	st, msg := d.Feed(in)
@@ -284,7 +284,7 @@ func TestSpansAndLiterals(t *testing.T) {
 			},
 		}
 	})
-	d := NewDriver(p)
+	d := newDriver(p)
 	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	in := batch(line, `{}`)
 	st, msg := d.Feed(in)
@@ -442,7 +442,7 @@ func TestStaleSpanPanicsToFatal(t *testing.T) {
 			},
 		}
 	})
-	d := NewDriver(p)
+	d := newDriver(p)
 	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	st, msg := d.Feed(batch(`{"t":"x"}`))
 	require.Equal(t, wire.StatusOK, st, msg)
@@ -473,7 +473,7 @@ func TestPanicMidRecordKeepsOutputDecodable(t *testing.T) {
 			},
 		}
 	})
-	d := NewDriver(p)
+	d := newDriver(p)
 	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	in := batch(`{"t":"y"}`)
 	st, _ := d.Feed(in)
@@ -502,7 +502,7 @@ func TestRejectedKeepsEarlierRecords(t *testing.T) {
 			},
 		}
 	})
-	d := NewDriver(p)
+	d := newDriver(p)
 	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	in := batch(`a`, `bad1`, `c`, `bad2`)
 	st, msg := d.Feed(in)
@@ -527,7 +527,7 @@ func TestRejectedKeepsEarlierRecords(t *testing.T) {
 }
 
 func TestMalformedBatchIsFatal(t *testing.T) {
-	d := NewDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} }))
+	d := newDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{} }))
 	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	st, msg := d.Feed([]byte{9, 0, 0, 0})
 	assert.Equal(t, wire.StatusFatal, st)
@@ -560,7 +560,7 @@ func TestOutEveryRecord(t *testing.T) {
 			return nil
 		}}
 	})
-	d := NewDriver(p)
+	d := newDriver(p)
 	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	in := batch(`{"sid":"s1","in":{"cmd":"ls"}}`)
 	st, msg := d.Feed(in)
@@ -675,7 +675,7 @@ func TestValueKeptAcrossCallsIsNeverAnotherLine(t *testing.T) {
 			},
 		}
 	})
-	d := NewDriver(p)
+	d := newDriver(p)
 	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
 	require.Equal(t, wire.StatusOK, first(d.Feed(batch(`{"t":"first"}`))))
 	st, msg := d.Feed(batch(`{"t":"second"}`))

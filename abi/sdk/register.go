@@ -4,7 +4,7 @@ package sdk
 // package state in the SDK: WebAssembly exports are plain functions, so
 // they can only reach the plugin through a package variable, set once in
 // init.
-var registered *Driver
+var registered *driver
 
 // Register makes p the plugin this module serves. Call it once, from the
 // wasm entry point's init function. Natively it only records p, which keeps
@@ -13,5 +13,5 @@ func Register(p Plugin) {
 	if registered != nil {
 		panic("twasm sdk: Register called twice")
 	}
-	registered = NewDriver(p)
+	registered = newDriver(p)
 }

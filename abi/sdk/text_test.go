@@ -64,7 +64,7 @@ func TestStringOfAndAppendText(t *testing.T) {
 }
 
 func TestUnmappedN(t *testing.T) {
-	d := NewDriver(plugin(func(abi.BeginOptions) *funcNorm {
+	d := newDriver(plugin(func(abi.BeginOptions) *funcNorm {
 		return &funcNorm{end: func(out *Out) error {
 			out.UnmappedN(S("non_json"), 3)
 			out.UnmappedN(S("never"), 0)

@@ -72,12 +72,12 @@ var ErrDisabled = errors.New("plugin disabled")
 // NativeInstance runs p in-process through the SDK's Driver: the same
 // records as the wasm build, without the sandbox.
 func NativeInstance(p sdk.Plugin) Instance {
-	return &native{name: p.Manifest.Name, d: sdk.NewDriver(p), keys: p.Keys}
+	return &native{name: p.Manifest.Name, d: p.Driver(), keys: p.Keys}
 }
 
 type native struct {
 	name string
-	d    *sdk.Driver
+	d    wire.Driver
 	opts []byte
 	keys *abi.KeySet
 }

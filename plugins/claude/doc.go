@@ -1,6 +1,6 @@
 // Package claude is the twasm normalizer for Claude Code and the Anthropic
 // Messages API. It is a plain Go package (tests, fuzzing and the native
-// baseline run it directly through sdk.Driver); plugins/claude/wasm is the
+// baseline run it directly through sdk.Plugin.Driver); plugins/claude/wasm is the
 // two-line WebAssembly entry point.
 //
 // [Plugin] is the package's public face: the bundled wasm module is built

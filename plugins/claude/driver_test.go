@@ -20,7 +20,7 @@ func FuzzClaude(f *testing.F) {
 	))
 }
 
-// BenchmarkClaudeNative measures the plugin alone through sdk.Driver over the
+// BenchmarkClaudeNative measures the plugin alone through sdk.Plugin.Driver over the
 // golden inputs repeated to about 10 MB.
 func BenchmarkClaudeNative(b *testing.B) {
 	plugintest.Benchmark(b, claude.Plugin, "claude", plugintest.GoldenInputs(b, goldenDir))

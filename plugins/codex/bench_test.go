@@ -7,7 +7,6 @@ import (
 	"context"
 	"testing"
 
-	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/internal/wire"
@@ -25,7 +24,7 @@ func BenchmarkCodexNative(b *testing.B) {
 	raw := plugintest.Corpus(seeds(b), 10<<20)
 	b.Run("plugin", func(b *testing.B) {
 		batches := plugintest.Batches(raw, wire.MaxBatchLines)
-		d := sdk.NewDriver(codex.Plugin)
+		d := codex.Plugin.Driver()
 		b.SetBytes(int64(len(raw)))
 		b.ReportAllocs()
 		b.ResetTimer()

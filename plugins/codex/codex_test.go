@@ -95,7 +95,7 @@ func TestIsInjected(t *testing.T) {
 // records of interest as "op field=value ..." strings.
 func records(t *testing.T, lines ...string) []string {
 	t.Helper()
-	d := sdk.NewDriver(Plugin)
+	d := Plugin.Driver()
 	d.Begin(nil)
 	batch := wire.AppendBatchHeader(nil, len(lines))
 	for i, l := range lines {

@@ -1,6 +1,6 @@
 // Package copilot is the twasm normalizer for the GitHub Copilot CLI. It is
 // a plain Go package (tests, fuzzing and the native baseline run it through
-// sdk.Driver); plugins/copilot/wasm is the two-line WebAssembly entry point.
+// sdk.Plugin.Driver); plugins/copilot/wasm is the two-line WebAssembly entry point.
 //
 // [Plugin] is the package's public face: the bundled wasm module is built
 // from it (plugins/copilot/wasm), and a Go program can run it in process,

@@ -24,7 +24,7 @@ func FuzzCopilot(f *testing.F) {
 	))
 }
 
-// BenchmarkCopilotNative measures the plugin alone through sdk.Driver over the
+// BenchmarkCopilotNative measures the plugin alone through sdk.Plugin.Driver over the
 // golden inputs repeated to about 10 MB.
 func BenchmarkCopilotNative(b *testing.B) {
 	plugintest.Benchmark(b, copilot.Plugin, "copilot", plugintest.GoldenInputs(b, goldenDir))

@@ -1,6 +1,6 @@
 // Package gemini is the twasm normalizer for the Google Gemini CLI. It is a
 // plain Go package (tests, fuzzing and the native baseline run it through
-// sdk.Driver); plugins/gemini/wasm is the two-line WebAssembly entry point.
+// sdk.Plugin.Driver); plugins/gemini/wasm is the two-line WebAssembly entry point.
 //
 // [Plugin] is the package's public face: the bundled wasm module is built
 // from it (plugins/gemini/wasm), and a Go program can run it in process,

@@ -9,7 +9,6 @@ import (
 	"testing"
 	"unicode/utf8"
 
-	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/internal/wire"
@@ -27,7 +26,7 @@ func FuzzGemini(f *testing.F) {
 	))
 }
 
-// BenchmarkGeminiNative measures the plugin alone through sdk.Driver over the
+// BenchmarkGeminiNative measures the plugin alone through sdk.Plugin.Driver over the
 // golden inputs repeated to about 10 MB.
 func BenchmarkGeminiNative(b *testing.B) {
 	plugintest.Benchmark(b, gemini.Plugin, "gemini", plugintest.GoldenInputs(b, goldenDir))
@@ -83,7 +82,7 @@ func TestLargeAnswerKeepsResult(t *testing.T) {
 	}
 	raw.WriteString(`{"type":"result","status":"success","stats":{"input_tokens":10,"output_tokens":5000000}}` + "\n")
 
-	d := sdk.NewDriver(gemini.Plugin)
+	d := gemini.Plugin.Driver()
 	if st, msg := d.Begin([]byte(`{"provider":"gemini"}`)); st != wire.StatusOK {
 		t.Fatalf("begin: %d %s", st, msg)
 	}

@@ -1,6 +1,6 @@
 // Package openai is the twasm normalizer for the OpenAI HTTP APIs (and
 // servers compatible with them). It is a plain Go package (tests, fuzzing
-// and the native baseline run it through sdk.Driver); plugins/openai/wasm
+// and the native baseline run it through sdk.Plugin.Driver); plugins/openai/wasm
 // is the WebAssembly entry point. It uses no reflection, no encoding/json
 // and no fmt, so that it also builds with TinyGo.
 //

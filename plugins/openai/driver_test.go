@@ -22,7 +22,7 @@ func FuzzOpenAI(f *testing.F) {
 	))
 }
 
-// BenchmarkOpenAINative measures the plugin alone through sdk.Driver over the
+// BenchmarkOpenAINative measures the plugin alone through sdk.Plugin.Driver over the
 // golden inputs repeated to about 10 MB.
 func BenchmarkOpenAINative(b *testing.B) {
 	plugintest.Benchmark(b, openai.Plugin, "openai", plugintest.GoldenInputs(b, goldenDir))

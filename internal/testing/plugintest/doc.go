@@ -1,6 +1,6 @@
 // Package plugintest is the test support the plugins share: it runs a
 // plugin natively, through normalize.Run as the host would (without
-// wasm), or through the bare sdk.Driver, and checks what every plugin
+// wasm), or through the bare sdk.Plugin.Driver, and checks what every plugin
 // must do whatever its provider.
 //
 //   - [Conformance] runs every real capture of ../shared/fixtures/<provider>/

@@ -89,7 +89,7 @@ func Batches(raw []byte, maxLines int) [][]byte {
 // Drive runs one stream of batches through d, begun for provider. It
 // fails the test when a call is fatal, when the records of a call do not
 // decode, or when a span points outside the call's input.
-func Drive(tb testing.TB, d *sdk.Driver, provider string, bs [][]byte) {
+func Drive(tb testing.TB, d wire.Driver, provider string, bs [][]byte) {
 	tb.Helper()
 	if st, msg := d.Begin([]byte(`{"provider":"` + provider + `"}`)); st != wire.StatusOK {
 		tb.Fatalf("begin: %d %s", st, msg)
@@ -137,17 +137,17 @@ func Fuzz(f *testing.F, p sdk.Plugin, opts normalize.Options, seeds [][]byte) {
 	}
 	f.Fuzz(func(t *testing.T, raw []byte) {
 		CheckRun(t, p, raw, opts)
-		Drive(t, sdk.NewDriver(p), opts.Provider, Batches(raw, 1))
-		Drive(t, sdk.NewDriver(p), opts.Provider, Batches(raw, wire.MaxBatchLines))
+		Drive(t, p.Driver(), opts.Provider, Batches(raw, 1))
+		Drive(t, p.Driver(), opts.Provider, Batches(raw, wire.MaxBatchLines))
 	})
 }
 
-// Benchmark measures p alone through sdk.Driver (no host assembly; the
+// Benchmark measures p alone through sdk.Plugin.Driver (no host assembly; the
 // batches are built beforehand) over inputs repeated to about 10 MB.
 func Benchmark(b *testing.B, p sdk.Plugin, provider string, inputs [][]byte) {
 	corpus := Corpus(inputs, 10<<20)
 	bs := Batches(corpus, wire.MaxBatchLines)
-	d := sdk.NewDriver(p)
+	d := p.Driver()
 	b.SetBytes(int64(len(corpus)))
 	b.ReportAllocs()
 	b.ResetTimer()

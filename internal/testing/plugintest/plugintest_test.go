@@ -75,8 +75,8 @@ func TestBatchesAndDrive(t *testing.T) {
 	if len(bs) != 3 {
 		t.Fatalf("%d batches, want one per non-blank line", len(bs))
 	}
-	Drive(t, sdk.NewDriver(echoPlugin), "echo", bs)
-	Drive(t, sdk.NewDriver(echoPlugin), "echo", Batches(Corpus([][]byte{[]byte(`{"text":"x"}`)}, 1000), wire.MaxBatchLines))
+	Drive(t, echoPlugin.Driver(), "echo", bs)
+	Drive(t, echoPlugin.Driver(), "echo", Batches(Corpus([][]byte{[]byte(`{"text":"x"}`)}, 1000), wire.MaxBatchLines))
 }
 
 func TestCheckUnmapped(t *testing.T) {
