@@ -68,7 +68,8 @@ type Options struct {
 	Filter func(ev *transcript.Event) *transcript.Event
 }
 
-// Agent captures one agent step.
+// Agent captures one agent step. Call Finish once, whatever went wrong
+// before: it closes the plugin instance and the capture files.
 type Agent struct {
 	opts   Options
 	step   *lifecycle.Step

@@ -20,7 +20,8 @@
 // WebAssembly), or [NativePlugin] of an SDK plugin compiled in. The
 // capture owns the instance it takes from the plugin and closes it when
 // it finishes, or when Start fails after taking it (a host instance goes
-// back to its plugin's pool).
+// back to its plugin's pool); so every Agent that Start returns must be
+// finished, whatever went wrong before (Run always finishes).
 //
 // A program records an agent's output with this package, through host or
 // with a native normalizer. twasm's public packages are transcript,
