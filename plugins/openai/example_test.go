@@ -1,0 +1,59 @@
+//go:build !wasip1
+
+package openai_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"log"
+	"os"
+
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/golden"
+	"github.com/twasm/twasm/plugins/openai"
+)
+
+// The normalizer compiled into a Go program (no sandbox), run over saved
+// output: each transcript event, each tool result's status, and the
+// step's result. twasm runs the same code as a wasm module.
+func Example() {
+	raw, err := os.ReadFile("../../testdata/golden/openai/chat_sse_tool_calls_parallel.sse")
+	if err != nil {
+		log.Fatal(err)
+	}
+	out, err := golden.Normalize(context.Background(), capture.NativePlugin(openai.Plugin), raw, golden.Options{Provider: "openai"})
+	if err != nil {
+		log.Fatal(err)
+	}
+	for _, line := range bytes.Split(bytes.TrimSpace(out), []byte("\n")) {
+		var l struct {
+			Event *struct {
+				Type    string
+				Payload struct {
+					CallID string `json:"call_id"`
+					Status string
+				}
+			}
+			Result *struct{ Status string }
+		}
+		if err := json.Unmarshal(line, &l); err != nil {
+			log.Fatal(err)
+		}
+		switch {
+		case l.Event != nil && l.Event.Type == "tool.result":
+			fmt.Println(l.Event.Type, l.Event.Payload.CallID, l.Event.Payload.Status)
+		case l.Event != nil:
+			fmt.Println(l.Event.Type)
+		case l.Result != nil:
+			fmt.Println("step", l.Result.Status)
+		}
+	}
+	// Output:
+	// message.assistant
+	// tool.call
+	// tool.call
+	// tool.call
+	// step ok
+}
