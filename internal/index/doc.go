@@ -44,9 +44,11 @@
 //   - Memory does not grow with the archive: files are streamed line by
 //     line, each line decoded on its own (one json.Unmarshal into the
 //     fields indexed: the same documents transcript.DecodeEvent would
-//     give, which a test checks), SQLite's cache is bounded (16 MiB) and
-//     so is FTS5's buffer of pending terms (its default, 1 MiB: larger
-//     ones cost more in page faults than they save in merges).
+//     give, which a test checks), SQLite's page cache is bounded (2 MiB:
+//     record refreshes the index in its own process, and 16 MiB doubled
+//     its peak RSS while building no faster) and so is FTS5's buffer of
+//     pending terms (its default, 1 MiB: larger ones cost more in page
+//     faults than they save in merges).
 //   - Several processes may use one index: SQLite's locks and WAL
 //     serialise writers (busy timeout 10 s).
 //
