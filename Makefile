@@ -75,7 +75,7 @@ $(MANIFESTS): $(WASM)
 
 bin/twasm: $(WASM) $(MANIFESTS) $(shell find . -name '*.go' -not -name '*_test.go' -not -path './plugins/*/wasm/*' 2>/dev/null) go.mod
 	@mkdir -p bin
-	$(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/twasm
+	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/twasm
 
 # The whole suite: unit, integration and process tests with the race
 # detector, then every bundled plugin's golden cases through the real wasm
