@@ -91,7 +91,10 @@ func TestEndToEnd(t *testing.T) {
 		{"unknown command", nil, []string{"frobnicate"}, 2, []string{""}, []string{"unknown command", "Available Commands:"}},
 		{"tools piped", env, []string{"tools", viewstest.Root}, 0, []string{"7\treview\tRead\tread\t\tdangling"}, []string{""}},
 		{"view", env, []string{"view", "--only", "thinking", viewstest.Root}, 0, []string{"<details><summary>Thinking</summary>"}, []string{""}},
-		{"stats all json", env, []string{"stats", "--all", "--json"}, 0, []string{`"runs":2`}, []string{""}},
+		// The store was written without twasm, so it has no index yet:
+		// the first command that reads across runs builds it and says so.
+		{"stats all json", env, []string{"stats", "--all", "--json"}, 0, []string{`"runs":2`}, []string{"was missing: built from the transcripts"}},
+		{"stats all json again", env, []string{"stats", "--all", "--json"}, 0, []string{`"runs":2`}, []string{""}},
 		{"tail", env, []string{"tail", "-n", "1", viewstest.Root}, 0, []string{"#13 run  run.completed  ok\n"}, nil},
 		{"completion", nil, []string{"completion", "bash"}, 0, []string{"bash completion"}, nil},
 	}
@@ -110,7 +113,7 @@ func TestEndToEnd(t *testing.T) {
 			}
 			check("stdout", r.out, tc.out)
 			check("stderr", r.errOut, tc.err)
-			if tc.name == "stats all json" && !json.Valid([]byte(r.out)) {
+			if strings.HasPrefix(tc.name, "stats all json") && !json.Valid([]byte(r.out)) {
 				t.Errorf("stdout is not JSON: %s", r.out)
 			}
 		})
