@@ -78,6 +78,14 @@ func Check(wasm []byte) error {
 		return &Error{0, "no WebAssembly magic number"}
 	}
 	r := &reader{b: wasm, pos: 8}
+	return r.sections("section", section)
+}
+
+// sections reads what is left of r as (id, size, body) sections, the
+// module's and the name section's subsections alike, and hands each body
+// to fn as a reader of its own (offsets still counted from the module's
+// start).
+func (r *reader) sections(what string, fn func(id byte, s *reader) error) error {
 	for r.pos < len(r.b) {
 		id, err := r.byte()
 		if err != nil {
@@ -87,12 +95,11 @@ func Check(wasm []byte) error {
 		if err != nil {
 			return err
 		}
-		body, err := r.take(uint64(size), "section")
+		body, err := r.take(uint64(size), what)
 		if err != nil {
 			return err
 		}
-		s := &reader{b: body, base: r.base + r.pos - len(body)}
-		if err := section(id, s); err != nil {
+		if err := fn(id, &reader{b: body, base: r.base + r.pos - len(body)}); err != nil {
 			return err
 		}
 	}
@@ -327,20 +334,8 @@ func (r *reader) constExpr() error {
 // names reads the name section's subsections, whose maps a decoder
 // allocates by their counts.
 func names(r *reader) error {
-	for r.pos < len(r.b) {
-		id, err := r.byte()
-		if err != nil {
-			return err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return err
-		}
-		body, err := r.take(uint64(size), "name subsection")
-		if err != nil {
-			return err
-		}
-		s := &reader{b: body, base: r.base + r.pos - len(body)}
+	return r.sections("name subsection", func(id byte, s *reader) error {
+		var err error
 		nameMap := func() error {
 			return s.vec(1<<32-1, "names", func() error {
 				if _, err := s.u32(); err != nil {
@@ -365,11 +360,8 @@ func names(r *reader) error {
 		default:
 			// Other subsections are skipped whole by decoders.
 		}
-		if err != nil {
-			return err
-		}
-	}
-	return nil
+		return err
+	})
 }
 
 // reader reads the binary format; every read is bounds-checked.
