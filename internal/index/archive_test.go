@@ -405,25 +405,8 @@ type scanTerm struct {
 // scanTerms splits a query as MatchExpr does.
 func scanTerms(text string) []scanTerm {
 	var out []scanTerm
-	rest := strings.TrimSpace(text)
-	for rest != "" {
-		var term string
-		phrase := rest[0] == '"'
-		if phrase {
-			if i := strings.IndexByte(rest[1:], '"'); i >= 0 {
-				term, rest = rest[1:1+i], rest[2+i:]
-			} else {
-				term, rest = rest[1:], ""
-			}
-		} else if i := strings.IndexAny(rest, " \t\n"); i >= 0 {
-			term, rest = rest[:i], rest[i+1:]
-		} else {
-			term, rest = rest, ""
-		}
-		rest = strings.TrimSpace(rest)
-		if term = strings.TrimSpace(term); term != "" {
-			out = append(out, scanTerm{string(fold(nil, term)), !phrase})
-		}
+	for _, t := range queryTerms(text) {
+		out = append(out, scanTerm{string(fold(nil, t.text)), !t.phrase})
 	}
 	return out
 }

@@ -43,6 +43,26 @@ type Hit struct {
 // is, all of them required. Nothing a user types is taken as FTS5 syntax.
 func MatchExpr(text string) string {
 	var terms []string
+	for _, t := range queryTerms(text) {
+		q := `"` + strings.ReplaceAll(t.text, `"`, `""`) + `"`
+		if !t.phrase {
+			q += "*"
+		}
+		terms = append(terms, q)
+	}
+	return strings.Join(terms, " ")
+}
+
+// queryTerm is one word or "quoted phrase" of what a user typed.
+type queryTerm struct {
+	text   string
+	phrase bool
+}
+
+// queryTerms splits what a user typed into words and "quoted phrases"
+// (an unclosed quote runs to the end), dropping empty ones.
+func queryTerms(text string) []queryTerm {
+	var out []queryTerm
 	rest := strings.TrimSpace(text)
 	for rest != "" {
 		var term string
@@ -60,14 +80,10 @@ func MatchExpr(text string) string {
 		}
 		rest = strings.TrimSpace(rest)
 		if term = strings.TrimSpace(term); term != "" {
-			q := `"` + strings.ReplaceAll(term, `"`, `""`) + `"`
-			if !phrase {
-				q += "*"
-			}
-			terms = append(terms, q)
+			out = append(out, queryTerm{term, phrase})
 		}
 	}
-	return strings.Join(terms, " ")
+	return out
 }
 
 // Search runs q and returns the hits, best first.
