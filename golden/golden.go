@@ -88,7 +88,7 @@ func render(items []normalize.Collected, res *transcript.AgentResult) ([]byte, e
 			if it.Scope != "" {
 				ev.RunID = runID + ":" + it.Scope
 			}
-			line, err := transcript.MarshalEvent(&ev)
+			line, err := transcript.AppendEvent(nil, &ev)
 			if err != nil {
 				return nil, fmt.Errorf("render event %d of scope %q: %w", ev.Seq, it.Scope, err)
 			}

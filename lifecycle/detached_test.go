@@ -156,7 +156,7 @@ func TestAttachErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	ev := &transcript.Event{Seq: 1, RunID: id, Type: transcript.MessageUser, Payload: &transcript.MessagePayload{Role: "user"}}
-	line, _ := transcript.MarshalEvent(ev)
+	line, _ := transcript.AppendEvent(nil, ev)
 	if err := os.WriteFile(path, append(line, '\n'), 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -126,7 +127,7 @@ func ValidStepPath(path string) error {
 	switch {
 	case path == "":
 		return fmt.Errorf("%w: empty step path", ErrInvalidName)
-	case !transcript.ValidPath(path):
+	case !vocab.Path(path):
 		return fmt.Errorf("%w: step path %q: want dot-separated names, none empty, without whitespace or control characters", ErrInvalidName, path)
 	case strings.ContainsAny(path, "/\\"):
 		return fmt.Errorf("%w: step path %q: '/' and '\\' are not allowed (the path names files); use '.' between names", ErrInvalidName, path)

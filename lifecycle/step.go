@@ -127,7 +127,7 @@ func (s *Step) Record(ctx context.Context, ev *transcript.Event) error {
 	if ev == nil {
 		return fmt.Errorf("lifecycle: step %s: nil event", s.path)
 	}
-	if ev.Type.PayloadKind() == transcript.PayloadStep {
+	if reserved(ev.Type) {
 		return fmt.Errorf("%w: %s", ErrReservedType, ev.Type)
 	}
 	e := *ev
@@ -153,7 +153,7 @@ func (s *Step) RecordBatch(ctx context.Context, evs []*transcript.Event) error {
 		if ev == nil {
 			return fmt.Errorf("lifecycle: step %s: nil event", s.path)
 		}
-		if ev.Type.PayloadKind() == transcript.PayloadStep {
+		if reserved(ev.Type) {
 			return fmt.Errorf("%w: %s", ErrReservedType, ev.Type)
 		}
 		copies[i] = *ev
@@ -552,4 +552,15 @@ func runFn(ctx context.Context, r *Run, fn StepFunc) (err error) {
 		return ferr
 	}
 	return err
+}
+
+// reserved reports whether t is a run.* or step.* type, which only this
+// package writes (spec section 4: they carry the step payload).
+func reserved(t transcript.EventType) bool {
+	switch t {
+	case transcript.RunStarted, transcript.RunCompleted, transcript.StepStarted, transcript.StepCompleted,
+		transcript.StepCallWorkflowStarted, transcript.StepCallWorkflowCompleted:
+		return true
+	}
+	return false
 }

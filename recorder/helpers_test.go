@@ -59,23 +59,24 @@ func checkFile(t testing.TB, path, runID string) []*transcript.Event {
 	var evs []*transcript.Event
 	rd := transcript.NewReader(bytes.NewReader(data))
 	for rd.Next() {
-		if err := rd.LineErr(); err != nil {
-			t.Fatalf("line %d: %v: %.120q", rd.LineNumber(), err, rd.Line())
-		}
-		if w := rd.Warnings(); len(w) > 0 {
-			t.Fatalf("line %d: %v", rd.LineNumber(), w)
+		n := len(evs) + 1
+		if p := rd.Problems(); len(p) > 0 {
+			t.Fatalf("event %d: %v: %.120q", n, p, rd.Line())
 		}
 		ev := rd.Event()
-		if want := uint64(len(evs) + 1); ev.Seq != want || rd.LineNumber() != len(evs)+1 {
-			t.Fatalf("line %d has seq %d, want %d", rd.LineNumber(), ev.Seq, want)
+		if want := uint64(n); ev.Seq != want {
+			t.Fatalf("event %d has seq %d, want %d", n, ev.Seq, want)
 		}
 		if ev.RunID != runID {
-			t.Fatalf("line %d has run id %q", rd.LineNumber(), ev.RunID)
+			t.Fatalf("event %d has run id %q", n, ev.RunID)
 		}
 		evs = append(evs, ev)
 	}
 	if err := rd.Err(); err != nil {
 		t.Fatal(err)
+	}
+	if lines := bytes.Count(data, []byte("\n")); lines != len(evs) {
+		t.Fatalf("%d lines for %d events: blank lines in the file", lines, len(evs))
 	}
 	return evs
 }

@@ -274,7 +274,7 @@ func TestKillAtRandomMoments(t *testing.T) {
 			// Plant a torn line: a prefix of a valid next line.
 			ev := assistantEvent(text200)
 			ev.RunID, ev.Seq = id, 1<<40
-			b, _ := transcript.MarshalEvent(ev)
+			b, _ := transcript.AppendEvent(nil, ev)
 			cut := 1 + rng.IntN(len(b)-1)
 			appendRaw(t, path, string(b[:cut]))
 			tornLen = cut

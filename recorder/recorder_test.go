@@ -267,7 +267,7 @@ func TestTornTailRepairedAtOpen(t *testing.T) {
 	good := func(seq int) string {
 		ev := assistantEvent("hello")
 		ev.RunID, ev.Seq, ev.Timestamp = id, uint64(seq), fixedClock()()
-		b, err := transcript.MarshalEvent(ev)
+		b, err := transcript.AppendEvent(nil, ev)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -578,7 +578,7 @@ func TestOpenRejects(t *testing.T) {
 	otherRun := filepath.Join(dir, "other.jsonl")
 	ev := assistantEvent("x")
 	ev.RunID, ev.Seq = NewRunID(), 1
-	line, _ := transcript.MarshalEvent(ev)
+	line, _ := transcript.AppendEvent(nil, ev)
 	os.WriteFile(otherRun, append(line, '\n'), 0o600)
 	fileAsDir := filepath.Join(target, "sub", "x.jsonl")
 	cancelled, cancel := context.WithCancel(ctx)

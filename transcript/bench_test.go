@@ -28,7 +28,7 @@ func BenchmarkAppendEvent(b *testing.B) {
 }
 
 func BenchmarkDecodeEvent(b *testing.B) {
-	line, err := MarshalEvent(benchEvent())
+	line, err := AppendEvent(nil, benchEvent())
 	if err != nil {
 		b.Fatal(err)
 	}

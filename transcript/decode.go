@@ -13,36 +13,22 @@ import (
 // event.
 var ErrMalformed = errors.New("malformed transcript line")
 
-// UnknownEventTypeError is a warning: the event's type is outside the
-// vocabulary. The event is still returned, with the type string intact
-// and its payload as a [*RawPayload].
-type UnknownEventTypeError struct{ Type string }
-
-func (e *UnknownEventTypeError) Error() string { return fmt.Sprintf("unknown event type %q", e.Type) }
-
-// UnknownBlockTypeError is a warning: a block's type is outside the
-// vocabulary. The event is still returned, with the block's type string
-// intact.
-type UnknownBlockTypeError struct {
-	Type  string
-	Index int // position of the block in its message
+// UnknownTypeError is a warning: an event's type, or the type of one of
+// its message's blocks, is outside the vocabulary. The event is still
+// returned, with the type string intact; an unknown event type's payload
+// is a [*RawPayload].
+type UnknownTypeError struct {
+	Type string
+	// Block is the position of the block in its message, or -1 when the
+	// event's own type is unknown.
+	Block int
 }
 
-func (e *UnknownBlockTypeError) Error() string {
-	return fmt.Sprintf("unknown block type %q (block %d)", e.Type, e.Index)
-}
-
-// IsWarning reports whether err (from [DecodeEvent]) only carries warnings
-// about unknown types ([*UnknownEventTypeError], [*UnknownBlockTypeError]),
-// so that the returned event is usable.
-func IsWarning(err error) bool {
-	if err == nil {
-		return false
+func (e *UnknownTypeError) Error() string {
+	if e.Block < 0 {
+		return fmt.Sprintf("unknown event type %q", e.Type)
 	}
-	if errors.Is(err, ErrMalformed) {
-		return false
-	}
-	return errors.As(err, new(*UnknownEventTypeError)) || errors.As(err, new(*UnknownBlockTypeError))
+	return fmt.Sprintf("unknown block type %q (block %d)", e.Type, e.Block)
 }
 
 func malformed(format string, args ...any) error {
@@ -54,9 +40,10 @@ func malformed(format string, args ...any) error {
 // On success it returns the event and a nil error. When the line is
 // well-formed but names an event or block type outside the vocabulary, it
 // returns the event (type strings intact, an unknown payload as
-// *RawPayload) and an error for which [IsWarning] is true. When the line is
-// not a transcript event it returns nil and an error wrapping
-// [ErrMalformed]. Unknown fields are kept in the Extra maps.
+// *RawPayload) and warnings: an error that is, or joins, [*UnknownTypeError]s.
+// When the line is not a transcript event it returns a nil event and an
+// error wrapping [ErrMalformed]: the event is nil exactly when the line
+// could not be decoded. Unknown fields are kept in the Extra maps.
 func DecodeEvent(line []byte) (*Event, error) {
 	var m map[string]json.RawMessage
 	if err := json.Unmarshal(line, &m); err != nil {
@@ -95,21 +82,21 @@ func DecodeEvent(line []byte) (*Event, error) {
 	}
 	e.Extra = d.rest()
 	var warn []error
-	switch e.Type.PayloadKind() {
-	case PayloadStep:
+	switch e.Type.payloadKind() {
+	case payloadStep:
 		p, err := decodeStep(payload)
 		if err != nil {
 			return nil, err
 		}
 		e.Payload = p
-	case PayloadMessage:
+	case payloadMessage:
 		p, w, err := decodeMessage(payload)
 		if err != nil {
 			return nil, err
 		}
 		e.Payload = p
 		warn = w
-	case PayloadTool:
+	case payloadTool:
 		p, err := decodeTool(payload)
 		if err != nil {
 			return nil, err
@@ -121,7 +108,7 @@ func DecodeEvent(line []byte) (*Event, error) {
 		} else {
 			e.Payload = &RawPayload{}
 		}
-		warn = append(warn, &UnknownEventTypeError{Type: typ})
+		warn = append(warn, &UnknownTypeError{Type: typ, Block: -1})
 	}
 	return e, errors.Join(warn...)
 }
@@ -276,7 +263,7 @@ func decodeMessage(raw json.RawMessage) (*MessagePayload, []error, error) {
 			return nil, nil, fmt.Errorf("block %d: %w", i, err)
 		}
 		if !b.Type.Valid() {
-			warn = append(warn, &UnknownBlockTypeError{Type: string(b.Type), Index: i})
+			warn = append(warn, &UnknownTypeError{Type: string(b.Type), Block: i})
 		}
 		p.Blocks = append(p.Blocks, b)
 	}

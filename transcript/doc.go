@@ -4,9 +4,11 @@
 // tolerant decoder.
 //
 // The format is specified in shared/spec/transcript.md; this package is its
-// executable form. Beside the standard library it imports only two
-// internal helpers that import nothing else (its JSON string codec and the
-// reading of an optional options argument), and it does no I/O of its
+// executable form. Beside the standard library it imports only three
+// internal helpers that import nothing else (its JSON string codec, the
+// reading of an optional options argument, and internal/vocab: the path
+// grammar, the step statuses and the older tool-status words, which
+// twasm's own writers share), and it does no I/O of its
 // own, so it can be reused anywhere (plugins, views, other tools).
 //
 // A program reads and validates a transcript with this package. twasm's
@@ -28,7 +30,7 @@
 // # Invariants
 //
 //   - Writers cannot emit a value outside the vocabularies: [AppendEvent]
-//     and [MarshalEvent] reject an event whose type, block types,
+//     rejects an event whose type, block types,
 //     fidelities, step kind or tool status are not valid, with an error
 //     wrapping [ErrInvalidEvent]. A tool.result's status is one of ok,
 //     error, denied, cancelled (spec section 4); files written before that
@@ -43,17 +45,16 @@
 //     LF, so one event is always exactly one line.
 //   - Decoding is tolerant: an unknown event type or block type decodes
 //     with its type string intact and is reported with a typed error
-//     ([*UnknownEventTypeError], [*UnknownBlockTypeError]; [IsWarning]
-//     tells them from a malformed line) that a caller can treat as a
-//     warning; unknown fields are kept in Extra and
-//     written back unchanged.
+//     ([*UnknownTypeError]) that a caller can treat as a warning (a
+//     malformed line gives no event at all); unknown fields are kept in
+//     Extra and written back unchanged.
 //
 // # Reading and validating
 //
 // [Reader] streams a file line by line (lines up to [DefaultMaxLineSize]
 // unless [ReaderOptions] say otherwise), reporting malformed, too-long and
 // torn lines as [*LineError] with their line number and going on with the
-// next line; [ReadAll] collects everything. [ToolOutcome] reads a
+// next line ([Reader.Problems]); [ReadAll] collects everything. [ToolOutcome] reads a
 // tool.result's outcome in files of any version. [Validate] and
 // [ValidateFile] check a whole file against the contract (seq order, run
 // identity, run bracket, step and tool pairing, parent/child links) and

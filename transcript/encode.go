@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/jsonstr"
+	"github.com/twasm/twasm/internal/vocab"
 )
 
 // ErrInvalidEvent is wrapped by every error that rejects an event a writer
@@ -30,10 +31,8 @@ func (e *Event) validate() error {
 	return err
 }
 
-// MarshalEvent returns e as one JSON line, without the trailing LF.
-func MarshalEvent(e *Event) ([]byte, error) { return AppendEvent(make([]byte, 0, 512), e) }
-
-// AppendEvent appends e as one JSON line (no trailing LF) to dst. It fails
+// AppendEvent appends e as one JSON line (no trailing LF) to dst;
+// AppendEvent(nil, e) encodes it on its own. It fails
 // with an error wrapping [ErrInvalidEvent] when e is not a valid event;
 // dst is then returned unchanged.
 func AppendEvent(dst []byte, e *Event) ([]byte, error) {
@@ -46,13 +45,13 @@ func AppendEvent(dst []byte, e *Event) ([]byte, error) {
 }
 
 func appendEvent(b []byte, e *Event) ([]byte, error) {
-	if !e.Type.Valid() {
+	if !e.Type.valid() {
 		return b, invalid("event type %q is not in the vocabulary", e.Type)
 	}
 	if e.RunID == "" {
 		return b, invalid("%s: empty run_id", e.Type)
 	}
-	if !ValidPath(e.Path) {
+	if !vocab.Path(e.Path) {
 		return b, invalid("%s: malformed path %q", e.Type, e.Path)
 	}
 	if e.Iteration < 0 {
@@ -90,20 +89,20 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	b = appendTimestamp(b, ts)
 	b = append(b, `","payload":`...)
 	var err error
-	switch e.Type.PayloadKind() {
-	case PayloadStep:
+	switch e.Type.payloadKind() {
+	case payloadStep:
 		p, ok := e.Payload.(*StepPayload)
 		if !ok || p == nil {
 			return b, invalid("%s needs a *StepPayload, got %T", e.Type, e.Payload)
 		}
 		b, err = appendStep(b, e.Type, p)
-	case PayloadMessage:
+	case payloadMessage:
 		p, ok := e.Payload.(*MessagePayload)
 		if !ok || p == nil {
 			return b, invalid("%s needs a *MessagePayload, got %T", e.Type, e.Payload)
 		}
 		b, err = appendMessage(b, e.Type, p)
-	case PayloadTool:
+	case payloadTool:
 		p, ok := e.Payload.(*ToolPayload)
 		if !ok || p == nil {
 			return b, invalid("%s needs a *ToolPayload, got %T", e.Type, e.Payload)
@@ -145,7 +144,7 @@ func appendStep(b []byte, t EventType, p *StepPayload) ([]byte, error) {
 	if p.Kind == "" && (t == StepStarted || t == StepCompleted) {
 		return b, invalid("%s: empty step kind", t)
 	}
-	if !ValidStatus(p.Status) {
+	if !vocab.Status(p.Status) {
 		return b, invalid("%s: status %q is not in the vocabulary", t, p.Status)
 	}
 	b = append(b, `{"name":`...)
@@ -213,10 +212,10 @@ func appendBlock(b []byte, t EventType, i int, k *Block) ([]byte, error) {
 	if !k.Type.Valid() {
 		return b, invalid("%s: block %d: type %q is not in the vocabulary", t, i, k.Type)
 	}
-	if !k.Fidelity.Valid() {
+	if !k.Fidelity.valid() {
 		return b, invalid("%s: block %d: fidelity %q is not in the vocabulary", t, i, k.Fidelity)
 	}
-	if !k.Origin.Valid() {
+	if !k.Origin.valid() {
 		return b, invalid("%s: block %d: origin %q is not in the vocabulary", t, i, k.Origin)
 	}
 	b = append(b, `{"type":`...)
@@ -261,7 +260,7 @@ func appendBlock(b []byte, t EventType, i int, k *Block) ([]byte, error) {
 }
 
 func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
-	if !p.Fidelity.Valid() {
+	if !p.Fidelity.valid() {
 		return b, invalid("%s: fidelity %q is not in the vocabulary", t, p.Fidelity)
 	}
 	if !p.Kind.Valid() {

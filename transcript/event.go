@@ -30,12 +30,12 @@ type Event struct {
 }
 
 // Payload is implemented by the payload types of this package.
-type Payload interface{ payloadKind() PayloadKind }
+type Payload interface{ payloadKind() payloadKind }
 
-func (*StepPayload) payloadKind() PayloadKind    { return PayloadStep }
-func (*MessagePayload) payloadKind() PayloadKind { return PayloadMessage }
-func (*ToolPayload) payloadKind() PayloadKind    { return PayloadTool }
-func (*RawPayload) payloadKind() PayloadKind     { return PayloadUnknown }
+func (*StepPayload) payloadKind() payloadKind    { return payloadStep }
+func (*MessagePayload) payloadKind() payloadKind { return payloadMessage }
+func (*ToolPayload) payloadKind() payloadKind    { return payloadTool }
+func (*RawPayload) payloadKind() payloadKind     { return payloadUnknown }
 
 // Step returns the step payload, or nil when the event carries another one.
 func (e *Event) Step() *StepPayload { p, _ := e.Payload.(*StepPayload); return p }

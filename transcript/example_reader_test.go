@@ -25,13 +25,16 @@ const killedRun = `{"seq":1,"run_id":"5b6f3c2e-8d1a-4f0b-9c7e-2a4d6e8f0a1b","typ
 func ExampleReader() {
 	r := transcript.NewReader(strings.NewReader(killedRun))
 	for r.Next() {
-		if err := r.LineErr(); err != nil {
-			fmt.Println("unreadable:", err)
-			continue
-		}
 		ev := r.Event()
-		for _, w := range r.Warnings() {
-			fmt.Println("warning:", w)
+		for _, p := range r.Problems() {
+			if ev == nil {
+				fmt.Println("unreadable:", p)
+			} else {
+				fmt.Println("warning:", p)
+			}
+		}
+		if ev == nil {
+			continue
 		}
 		if tp := ev.Tool(); tp != nil && ev.Type == transcript.ToolResult {
 			fmt.Println(ev.Seq, ev.Type, tp.Name, transcript.ToolOutcome(tp))

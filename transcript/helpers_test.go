@@ -22,8 +22,8 @@ var t0 = time.Date(2025, 5, 1, 12, 0, 0, 123e6, time.UTC)
 // mk builds a valid event of type t with a payload of the right family.
 func mk(seq uint64, run string, t EventType, path string, iter int) *Event {
 	e := &Event{Seq: seq, RunID: run, Type: t, Path: path, Iteration: iter, Timestamp: t0.Add(time.Duration(seq) * time.Second)}
-	switch t.PayloadKind() {
-	case PayloadStep:
+	switch t.payloadKind() {
+	case payloadStep:
 		p := &StepPayload{Name: path, Kind: KindAgent}
 		switch t {
 		case RunStarted:
@@ -36,13 +36,13 @@ func mk(seq uint64, run string, t EventType, path string, iter int) *Event {
 			p.Kind = KindCallWorkflow
 		}
 		e.Payload = p
-	case PayloadMessage:
+	case payloadMessage:
 		role := "assistant"
 		if t == MessageUser {
 			role = "user"
 		}
 		e.Payload = &MessagePayload{Role: role, Blocks: []Block{TextBlock("hello")}}
-	case PayloadTool:
+	case payloadTool:
 		e.Payload = &ToolPayload{Name: "bash", CallID: "call-1", Fidelity: FidelityAgentEmitted, Input: json.RawMessage(`{"cmd":"ls"}`)}
 	}
 	return e
@@ -118,18 +118,17 @@ func eq[T comparable](t testing.TB, got, want T, what string) {
 // Markers a test table gives in place of a sentinel, to match a typed
 // error with errors.As.
 var (
-	errAnyUnknownEventType = errors.New("any *UnknownEventTypeError")
-	errAnyUnknownBlockType = errors.New("any *UnknownBlockTypeError")
+	errAnyUnknownEventType = errors.New("any *UnknownTypeError of an event")
+	errAnyUnknownBlockType = errors.New("any *UnknownTypeError of a block")
 )
 
 // matches reports whether err matches target: a sentinel, or one of the
 // markers above.
 func matches(err, target error) bool {
 	switch target {
-	case errAnyUnknownEventType:
-		return errors.As(err, new(*UnknownEventTypeError))
-	case errAnyUnknownBlockType:
-		return errors.As(err, new(*UnknownBlockTypeError))
+	case errAnyUnknownEventType, errAnyUnknownBlockType:
+		var ut *UnknownTypeError
+		return errors.As(err, &ut) && (ut.Block < 0) == (target == errAnyUnknownEventType)
 	}
 	return errors.Is(err, target)
 }

@@ -65,12 +65,12 @@ type ReaderOptions struct {
 //
 //	r := transcript.NewReader(f)
 //	for r.Next() {
-//		if err := r.LineErr(); err != nil {
-//			// malformed, too long or torn line: r.Event() is nil
+//		for _, p := range r.Problems() { ... } // each a *LineError
+//		ev := r.Event() // nil: a malformed, too long or torn line
+//		if ev == nil {
 //			continue
 //		}
-//		ev := r.Event()
-//		for _, w := range r.Warnings() { ... } // unknown types, torn tail
+//		...
 //	}
 //	if err := r.Err(); err != nil { ... } // I/O failure
 //
@@ -159,7 +159,7 @@ func (r *Reader) decode() {
 	wrap := func(e error) error { return &LineError{Line: r.lineNo, Offset: r.offset, Err: e} }
 	switch {
 	case err == nil:
-	case IsWarning(err):
+	case ev != nil: // warnings only
 		for _, w := range unjoin(err) {
 			r.warns = append(r.warns, wrap(w))
 		}
@@ -232,35 +232,29 @@ func isBlank(b []byte) bool {
 }
 
 // Event returns the event decoded from the current line, or nil when the
-// line could not be decoded (see [Reader.LineErr]). An event whose type or
-// block types are unknown is returned, with warnings.
+// line could not be decoded (see [Reader.Problems]). An event whose type
+// or block types are unknown is returned, with warnings.
 func (r *Reader) Event() *Event { return r.ev }
 
 // Line returns the raw bytes of the current line without its LF; nil for a
 // line that was too long. The slice is valid until the next call to Next.
 func (r *Reader) Line() []byte { return r.line }
 
-// LineNumber returns the 1-based number of the current line.
-func (r *Reader) LineNumber() int { return r.lineNo }
-
-// Offset returns the byte offset at which the current line starts. For a
-// torn final line it is where a writer must truncate the file to repair it.
-func (r *Reader) Offset() int64 { return r.offset }
-
-// LineErr returns a [*LineError] when the current line could not be
-// decoded: it wraps [ErrMalformed] or [ErrLineTooLong], and also
-// [ErrTruncated] when the line is a torn tail. It is nil otherwise.
-func (r *Reader) LineErr() error { return r.lineErr }
-
-// Warnings returns the warnings about the current line, each a
-// [*LineError]: unknown event and block types ([*UnknownEventTypeError],
-// [*UnknownBlockTypeError]) and [ErrTruncated] for a torn tail that still
-// decoded. The slice is fresh for every line and may be kept.
-func (r *Reader) Warnings() []error { return r.warns }
-
-// Truncated reports whether the current line is the last one of the input
-// and lacks its trailing LF, whether or not it decoded.
-func (r *Reader) Truncated() bool { return r.torn }
+// Problems returns what is wrong with the current line, each a
+// [*LineError] carrying the line's number and byte offset. When the line
+// could not be decoded ([Reader.Event] is nil) it is one error wrapping
+// [ErrMalformed] or [ErrLineTooLong], and also [ErrTruncated] when the
+// line is a torn tail (its offset is where a writer must truncate the file
+// to repair it). Otherwise they are warnings: unknown event and block
+// types ([*UnknownTypeError]), and [ErrTruncated] for a torn tail that
+// still decoded. A clean line has none. The slice is fresh for every line
+// and may be kept.
+func (r *Reader) Problems() []error {
+	if r.lineErr != nil {
+		return []error{r.lineErr}
+	}
+	return r.warns
+}
 
 // Err returns the first read error other than io.EOF. It is sticky: once
 // set, Next returns false.
@@ -275,12 +269,10 @@ func ReadAll(rd io.Reader, opts ...ReaderOptions) ([]*Event, []error, error) {
 	var events []*Event
 	var problems []error
 	for r.Next() {
-		if err := r.LineErr(); err != nil {
-			problems = append(problems, err)
-			continue
+		problems = append(problems, r.Problems()...)
+		if ev := r.Event(); ev != nil {
+			events = append(events, ev)
 		}
-		events = append(events, r.Event())
-		problems = append(problems, r.Warnings()...)
 	}
 	return events, problems, r.Err()
 }

@@ -23,11 +23,11 @@ func collect(t *testing.T, r *Reader) []rec {
 	t.Helper()
 	var out []rec
 	for r.Next() {
-		x := rec{line: r.LineNumber(), torn: r.Truncated()}
-		if err := r.LineErr(); err != nil {
+		x := rec{line: r.lineNo, torn: r.torn}
+		if err := r.lineErr; err != nil {
 			var le *LineError
-			if !errors.As(err, &le) || le.Line != r.LineNumber() {
-				t.Fatalf("line error %v is not a *LineError for line %d", err, r.LineNumber())
+			if !errors.As(err, &le) || le.Line != r.lineNo {
+				t.Fatalf("line error %v is not a *LineError for line %d", err, r.lineNo)
 			}
 			if r.Event() != nil {
 				t.Fatalf("line %d: event and error both set", x.line)
@@ -36,10 +36,10 @@ func collect(t *testing.T, r *Reader) []rec {
 		} else {
 			x.typ = string(r.Event().Type)
 		}
-		for _, w := range r.Warnings() {
+		for _, w := range r.warns {
 			var le *LineError
-			if !errors.As(w, &le) || le.Line != r.LineNumber() {
-				t.Fatalf("warning %v is not a *LineError for line %d", w, r.LineNumber())
+			if !errors.As(w, &le) || le.Line != r.lineNo {
+				t.Fatalf("warning %v is not a *LineError for line %d", w, r.lineNo)
 			}
 			x.warns = append(x.warns, w)
 		}
@@ -131,9 +131,9 @@ func TestReaderUnknownTypesKeepTheirStrings(t *testing.T) {
 	if !r.Next() {
 		t.Fatal("no line")
 	}
-	var ue *UnknownEventTypeError
-	if !errors.As(r.Warnings()[0], &ue) || ue.Type != "run.paused" {
-		t.Fatalf("warning %v does not carry the type string", r.Warnings()[0])
+	var ue *UnknownTypeError
+	if !errors.As(r.Problems()[0], &ue) || ue.Type != "run.paused" || ue.Block != -1 {
+		t.Fatalf("warning %v does not carry the type string", r.Problems()[0])
 	}
 	raw, ok := r.Event().Payload.(*RawPayload)
 	if !ok || string(raw.JSON) != `{"why":1}` {
@@ -142,9 +142,9 @@ func TestReaderUnknownTypesKeepTheirStrings(t *testing.T) {
 	if !r.Next() {
 		t.Fatal("no second line")
 	}
-	var ub *UnknownBlockTypeError
-	if !errors.As(r.Warnings()[0], &ub) || ub.Type != "image" || ub.Index != 1 {
-		t.Fatalf("warning %v does not carry the block type", r.Warnings()[0])
+	var ub *UnknownTypeError
+	if !errors.As(r.Problems()[0], &ub) || ub.Type != "image" || ub.Block != 1 {
+		t.Fatalf("warning %v does not carry the block type", r.Problems()[0])
 	}
 	b := r.Event().Message().Blocks[1]
 	eq(t, string(b.Type), "image", "block type")
@@ -163,13 +163,13 @@ func TestReaderLineAndOffset(t *testing.T) {
 		t.Fatal("no line")
 	}
 	bytesEq(t, r.Line(), a[:len(a)-1], "line 1")
-	eq(t, r.Offset(), int64(0), "offset 1")
+	eq(t, r.offset, int64(0), "offset 1")
 	if !r.Next() {
 		t.Fatal("no line 3")
 	}
-	eq(t, r.LineNumber(), 3, "line number")
-	eq(t, r.Offset(), int64(len(a)+1), "offset of the torn line")
-	eq(t, r.Truncated(), true, "torn")
+	eq(t, r.lineNo, 3, "line number")
+	eq(t, r.offset, int64(len(a)+1), "offset of the torn line")
+	eq(t, r.torn, true, "torn")
 	bytesEq(t, r.Line(), b[:len(b)-1], "line 3")
 	if r.Next() {
 		t.Fatal("Next after the end")
@@ -177,7 +177,7 @@ func TestReaderLineAndOffset(t *testing.T) {
 	if r.Next() {
 		t.Fatal("Next after the end, twice")
 	}
-	if r.Event() != nil || r.Line() != nil || r.LineErr() != nil || r.Warnings() != nil {
+	if r.Event() != nil || r.Line() != nil || r.lineErr != nil || r.warns != nil {
 		t.Fatal("state not cleared at the end")
 	}
 }
@@ -256,8 +256,8 @@ func TestReadAll(t *testing.T) {
 		t.Fatalf("message %q lacks the line number", le.Error())
 	}
 	for i, e := range evs {
-		want, _ := MarshalEvent(e)
-		gotb, err := MarshalEvent(got[i])
+		want, _ := AppendEvent(nil, e)
+		gotb, err := AppendEvent(nil, got[i])
 		must(t, err)
 		bytesEq(t, gotb, want, "round trip")
 	}
@@ -283,10 +283,10 @@ func TestReaderHugeLine(t *testing.T) {
 	var n int
 	for r.Next() {
 		n++
-		if err := r.LineErr(); err != nil {
-			t.Fatalf("line %d: %v", r.LineNumber(), err)
+		if err := r.lineErr; err != nil {
+			t.Fatalf("line %d: %v", r.lineNo, err)
 		}
-		if r.LineNumber() == 2 {
+		if r.lineNo == 2 {
 			got := r.Event().Message().Blocks[0].Text
 			if len(got) != size || got != text {
 				t.Fatalf("huge text not read back intact (%d bytes)", len(got))
@@ -324,12 +324,12 @@ func TestReaderSkipsTooLongLineWithoutStoringIt(t *testing.T) {
 	if !r.Next() {
 		t.Fatal("no line")
 	}
-	isErr(t, r.LineErr(), ErrLineTooLong)
+	isErr(t, r.lineErr, ErrLineTooLong)
 	if r.Line() != nil {
 		t.Fatal("a too-long line must not be returned")
 	}
 	if !r.Next() || r.Event() == nil {
-		t.Fatalf("line after the long one not read: %v", r.LineErr())
+		t.Fatalf("line after the long one not read: %v", r.lineErr)
 	}
 	runtime.ReadMemStats(&after)
 	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 8<<20 {

@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/vocab"
 )
 
 func TestToolStatusVocabulary(t *testing.T) {
@@ -12,11 +14,11 @@ func TestToolStatusVocabulary(t *testing.T) {
 		"declined": ToolDenied, "rejected": ToolDenied, "denied": ToolDenied,
 		"interrupted": ToolCancelled, "canceled": ToolCancelled, "timed_out": ToolCancelled, "cancelled": ToolCancelled,
 	} {
-		got, ok := LegacyToolStatus(word)
+		got, ok := vocab.ToolStatus(word)
 		eq(t, ok, true, word)
 		eq(t, got, want, word)
 	}
-	_, ok := LegacyToolStatus("bogus")
+	_, ok := vocab.ToolStatus("bogus")
 	eq(t, ok, false, "bogus")
 	for _, tc := range []struct {
 		p    ToolPayload
@@ -41,7 +43,7 @@ func TestToolStatusVocabulary(t *testing.T) {
 // word in a file is a warning (read as its equivalent), another word an
 // error.
 func TestValidateToolStatus(t *testing.T) {
-	_, err := MarshalEvent(&Event{Seq: 1, RunID: runA, Type: ToolResult, Path: "a", Timestamp: mk(0, runA, RunStarted, "", 0).Timestamp,
+	_, err := AppendEvent(nil, &Event{Seq: 1, RunID: runA, Type: ToolResult, Path: "a", Timestamp: mk(0, runA, RunStarted, "", 0).Timestamp,
 		Payload: &ToolPayload{Name: "x", CallID: "c", Fidelity: FidelityAgentEmitted, Status: "completed"}})
 	if err == nil || !strings.Contains(err.Error(), `status "completed"`) {
 		t.Fatalf("writing an older word: %v", err)

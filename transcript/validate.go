@@ -8,6 +8,8 @@ import (
 	"path"
 	"slices"
 	"strings"
+
+	"github.com/twasm/twasm/internal/vocab"
 )
 
 // The codes of [Issue], documented there.
@@ -284,7 +286,7 @@ func Validate(r io.Reader, opts ValidateOptions) *Report {
 	for rd.Next() {
 		v.line(rd)
 	}
-	v.rep.Lines = rd.LineNumber()
+	v.rep.Lines = rd.lineNo
 	if err := rd.Err(); err != nil {
 		v.errorf(0, codeReadError, "%v", err)
 	}
@@ -321,12 +323,12 @@ func (v *validator) warn(line int, code, format string, args ...any) {
 }
 
 func (v *validator) line(rd *Reader) {
-	n := rd.LineNumber()
-	if err := rd.LineErr(); err != nil {
+	n := rd.lineNo
+	if err := rd.lineErr; err != nil {
 		switch {
 		case errors.Is(err, ErrLineTooLong):
 			v.errorf(n, codeLineTooLong, "%v", unwrapLine(err))
-		case rd.Truncated():
+		case rd.torn:
 			v.errorf(n, codeTornLine, "%v", unwrapLine(err))
 		default:
 			v.errorf(n, codeMalformedLine, "%v", unwrapLine(err))
@@ -335,16 +337,15 @@ func (v *validator) line(rd *Reader) {
 	}
 	ev := rd.Event()
 	v.rep.Events++
-	known := ev.Type.Valid()
-	for _, w := range rd.Warnings() {
-		var ue *UnknownEventTypeError
-		var ub *UnknownBlockTypeError
+	known := ev.Type.valid()
+	for _, w := range rd.warns {
+		var ut *UnknownTypeError
 		switch {
-		case errors.As(w, &ue):
-			v.warn(n, codeUnknownEventType, "event type %q is not in the vocabulary", ue.Type)
-		case errors.As(w, &ub):
+		case errors.As(w, &ut) && ut.Block < 0:
+			v.warn(n, codeUnknownEventType, "event type %q is not in the vocabulary", ut.Type)
+		case errors.As(w, &ut):
 			known = false
-			v.warn(n, codeUnknownBlockType, "%s: block %d has type %q, not in the vocabulary", ev.Type, ub.Index, ub.Type)
+			v.warn(n, codeUnknownBlockType, "%s: block %d has type %q, not in the vocabulary", ev.Type, ut.Block, ut.Type)
 		case errors.Is(w, ErrTruncated):
 			v.warn(n, codeTornLine, "final line has no trailing LF: a writer was cut off")
 		}
@@ -352,7 +353,7 @@ func (v *validator) line(rd *Reader) {
 	if known {
 		check := ev
 		if tp := ev.Tool(); tp != nil && !validToolStatus(tp.Status) {
-			if st, ok := LegacyToolStatus(tp.Status); ok {
+			if st, ok := vocab.ToolStatus(tp.Status); ok {
 				// A word of older versions: read as its closed-set
 				// equivalent, said as a warning.
 				v.warn(n, codeToolStatusLegacy, "%s: status %q is a word of older versions; read as %q", ev.Type, tp.Status, st)
@@ -711,7 +712,7 @@ func scanParent(r io.Reader, want string, maxLine int) (bad, firstBad int, badVa
 		events++
 		if ev.ParentRunID != want {
 			if bad == 0 {
-				firstBad, badVal = rd.LineNumber(), ev.ParentRunID
+				firstBad, badVal = rd.lineNo, ev.ParentRunID
 			}
 			bad++
 		}

@@ -52,7 +52,7 @@ func TestAgentResultKeepsInvalidUTF8(t *testing.T) {
 		t.Fatalf("invalid JSON %s", b)
 	}
 	ev := &Event{RunID: "r", Type: StepCompleted, Payload: &StepPayload{Name: "a", Kind: KindAgent, Result: b}}
-	line, err := MarshalEvent(ev)
+	line, err := AppendEvent(nil, ev)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,6 +1,6 @@
 package transcript
 
-import "strings"
+import "github.com/twasm/twasm/internal/vocab"
 
 // Schema is the value of run.started's "schema" field for this format.
 const Schema = "twasm.transcript/1"
@@ -29,8 +29,8 @@ var eventTypes = []EventType{
 	MessageUser, MessageAssistant, ToolCall, ToolResult,
 }
 
-// Valid reports whether t is in the closed vocabulary.
-func (t EventType) Valid() bool {
+// valid reports whether t is in the closed vocabulary.
+func (t EventType) valid() bool {
 	switch t {
 	case RunStarted, RunCompleted, StepStarted, StepCompleted,
 		StepCallWorkflowStarted, StepCallWorkflowCompleted,
@@ -40,29 +40,29 @@ func (t EventType) Valid() bool {
 	return false
 }
 
-// PayloadKind names the payload family an event type carries.
-type PayloadKind int
+// payloadKind names the payload family an event type carries.
+type payloadKind int
 
 // Payload families.
 const (
-	PayloadUnknown PayloadKind = iota
-	PayloadStep
-	PayloadMessage
-	PayloadTool
+	payloadUnknown payloadKind = iota
+	payloadStep
+	payloadMessage
+	payloadTool
 )
 
-// PayloadKind returns the payload family of t.
-func (t EventType) PayloadKind() PayloadKind {
+// payloadKind returns the payload family of t.
+func (t EventType) payloadKind() payloadKind {
 	switch t {
 	case RunStarted, RunCompleted, StepStarted, StepCompleted,
 		StepCallWorkflowStarted, StepCallWorkflowCompleted:
-		return PayloadStep
+		return payloadStep
 	case MessageUser, MessageAssistant:
-		return PayloadMessage
+		return payloadMessage
 	case ToolCall, ToolResult:
-		return PayloadTool
+		return payloadTool
 	}
-	return PayloadUnknown
+	return payloadUnknown
 }
 
 // BlockType is the closed vocabulary of content blocks (spec section 5).
@@ -102,8 +102,8 @@ const (
 	FidelityAgentEmitted Fidelity = "agent_emitted"
 )
 
-// Valid reports whether f is in the closed vocabulary.
-func (f Fidelity) Valid() bool { return f == FidelityRouter || f == FidelityAgentEmitted }
+// valid reports whether f is in the closed vocabulary.
+func (f Fidelity) valid() bool { return f == FidelityRouter || f == FidelityAgentEmitted }
 
 // StepKind is the kind of a step. The built-in kinds are listed below; a
 // custom kind is any other lower-case identifier (letters, digits, '_',
@@ -186,8 +186,8 @@ const (
 	OriginInjected     Origin = "injected_context"
 )
 
-// Valid reports whether o is empty or in the vocabulary.
-func (o Origin) Valid() bool {
+// valid reports whether o is empty or in the vocabulary.
+func (o Origin) valid() bool {
 	switch o {
 	case "", OriginPrompt, OriginSystemPrompt, OriginInjected:
 		return true
@@ -222,72 +222,17 @@ func validToolStatus(s string) bool {
 	return false
 }
 
-// LegacyToolStatus maps a tool status word that older writers (and
-// providers) used to the closed set: completed and success are ok, failed
-// is error, declined and rejected are denied, interrupted, aborted and
-// timed out are cancelled. ok is false for a word it does not know.
-func LegacyToolStatus(s string) (status string, ok bool) {
-	switch strings.ToLower(s) {
-	case "ok", "completed", "complete", "success", "succeeded", "successful", "done":
-		return ToolOK, true
-	case "error", "failed", "failure", "errored":
-		return ToolError, true
-	case "denied", "declined", "rejected", "refused", "forbidden":
-		return ToolDenied, true
-	case "cancelled", "canceled", "interrupted", "aborted", "timeout", "timed_out", "timedout", "killed", "stopped":
-		return ToolCancelled, true
-	}
-	return "", false
-}
-
 // ToolOutcome is the outcome of a tool.result in the closed set, for files
 // of any version: its status (an older word mapped), else error when it
 // carries an error, is marked an error or states a non-zero exit code,
 // else ok. A word no version used is read as error when the result says
 // something failed, else ok.
 func ToolOutcome(p *ToolPayload) string {
-	if st, ok := LegacyToolStatus(p.Status); ok {
+	if st, ok := vocab.ToolStatus(p.Status); ok {
 		return st
 	}
 	if p.Error != "" || p.ExitCode != nil && *p.ExitCode != 0 {
 		return ToolError
 	}
 	return ToolOK
-}
-
-// ValidStatus reports whether s is empty or a known status.
-func ValidStatus(s string) bool {
-	switch s {
-	case "", StatusOK, StatusError, StatusIncomplete, StatusCancelled:
-		return true
-	}
-	return false
-}
-
-// ValidPath reports whether p follows the path grammar: "" (run events) or
-// dot-separated segments ("review", "fanout.branch_a", "per_file.lint"),
-// each non-empty and free of whitespace and control characters. Loop and
-// retry indexes are not part of the path: they are the iteration field.
-func ValidPath(p string) bool {
-	if p == "" {
-		return true
-	}
-	// Byte by byte, without splitting: every event is checked on the
-	// recorder's hot path. Bytes of multi-byte runes are >= 0x80, so only
-	// ASCII spaces, controls and DEL are refused.
-	seg := 0
-	for i := 0; i < len(p); i++ {
-		switch c := p[i]; {
-		case c == '.':
-			if seg == 0 {
-				return false
-			}
-			seg = 0
-		case c <= ' ' || c == 0x7f:
-			return false
-		default:
-			seg++
-		}
-	}
-	return seg > 0
 }

@@ -32,7 +32,7 @@ func writeRun(t *testing.T, dir, id string, evs []*transcript.Event) string {
 	for i, ev := range evs {
 		ev.Seq = uint64(i + 1)
 		ev.RunID = id
-		line, err := transcript.MarshalEvent(ev)
+		line, err := transcript.AppendEvent(nil, ev)
 		if err != nil {
 			t.Fatal(err)
 		}

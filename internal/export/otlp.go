@@ -301,7 +301,7 @@ func scanRun(ctx context.Context, path string) (*runInfo, error) {
 			}
 			info.steps[start] = si
 		default:
-			if _, ok := open[k]; !ok && (ev.Type.PayloadKind() == transcript.PayloadMessage || ev.Type.PayloadKind() == transcript.PayloadTool) {
+			if _, ok := open[k]; !ok && (ev.Message() != nil || ev.Tool() != nil) {
 				info.agentLike = true
 			}
 		}

@@ -83,9 +83,9 @@ func eachEventStrict(ctx context.Context, path string, strict bool, fn func(*tra
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		if rd.LineErr() != nil || rd.Event() == nil {
+		if rd.Event() == nil {
 			if strict {
-				return fmt.Errorf("%s: %w: %v", path, ErrUndecodable, rd.LineErr())
+				return fmt.Errorf("%s: %w: %v", path, ErrUndecodable, rd.Problems()[0])
 			}
 			continue
 		}

@@ -255,8 +255,8 @@ func seqAt(f *os.File, off int64) uint64 {
 	} else if n < off {
 		return 0 // longer than the window
 	}
-	ev, err := transcript.DecodeEvent(line)
-	if ev == nil || err != nil && !transcript.IsWarning(err) {
+	ev, _ := transcript.DecodeEvent(line)
+	if ev == nil {
 		return 0
 	}
 	return ev.Seq

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/jsonstr"
+	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/transcript"
 )
@@ -557,7 +558,7 @@ func (a *assembler) apply(f *fields) {
 		}
 		delete(a.scopes, id)
 		st := f.str(wire.TStatus)
-		if !transcript.ValidStatus(st) || st == "" {
+		if !vocab.Status(st) || st == "" {
 			st = transcript.StatusOK
 		}
 		a.queue = append(a.queue, item{kind: itemClose, scope: id, st: st, err: f.str(wire.TError)})
@@ -831,7 +832,7 @@ func (a *assembler) setBlock(f *fields) {
 		ToolContent: f.str(wire.TToolContent), Command: f.str(wire.TCommand), Chunk: f.str(wire.TChunk),
 		Redacted: f.bool(wire.TRedacted), IsError: f.bool(wire.TIsError),
 	}}
-	if o := transcript.Origin(f.str(wire.TOrigin)); o.Valid() {
+	if o := transcript.Origin(f.str(wire.TOrigin)); o == transcript.OriginPrompt || o == transcript.OriginSystemPrompt || o == transcript.OriginInjected {
 		b.b.Origin = o
 	}
 	if in := f.json(wire.TToolInput); in != nil {
@@ -996,7 +997,7 @@ func (a *assembler) toolResult(f *fields) {
 // a status otherwise; an unknown word is read the same way, with a
 // warning. Anything but ok gets error text when it has none.
 func (a *assembler) toolStatus(p *transcript.ToolPayload, isError bool) string {
-	st, known := transcript.LegacyToolStatus(p.Status)
+	st, known := vocab.ToolStatus(p.Status)
 	if !known {
 		if p.Status != "" {
 			a.warn("tool result %s: status %q is not ok, error, denied or cancelled; read from its error and exit code", p.CallID, p.Status)

@@ -73,7 +73,7 @@ func FuzzStream(f *testing.F) {
 			if it.Event != nil {
 				e := *it.Event
 				e.RunID = "r"
-				if _, err := transcript.MarshalEvent(&e); err != nil {
+				if _, err := transcript.AppendEvent(nil, &e); err != nil {
 					t.Fatal(err)
 				}
 			}

@@ -157,7 +157,7 @@ func (c *checkSink) Emit(ctx context.Context, scope string, evs []*transcript.Ev
 	for _, ev := range evs {
 		e := *ev
 		e.RunID = "run"
-		if _, err := transcript.MarshalEvent(&e); err != nil {
+		if _, err := transcript.AppendEvent(nil, &e); err != nil {
 			c.t.Errorf("Emit %d: an event does not marshal: %v", c.emitted, err)
 		}
 	}
@@ -192,7 +192,7 @@ func render(t testing.TB, c *Collector) []string {
 		case it.Event != nil:
 			e := *it.Event
 			e.RunID = "run"
-			b, err := transcript.MarshalEvent(&e)
+			b, err := transcript.AppendEvent(nil, &e)
 			require.NoError(t, err)
 			out = append(out, it.Scope+"|"+string(b))
 		case it.Open != nil:

@@ -102,8 +102,8 @@ func TestUnclosedMessageDoesNotHoldTheStream(t *testing.T) {
 		t.Fatalf("batch of 1: %d events, default: %d", len(evs1), len(evs))
 	}
 	for i := range evs {
-		a, _ := transcript.MarshalEvent(withRun(evs[i]))
-		b, _ := transcript.MarshalEvent(withRun(evs1[i]))
+		a, _ := transcript.AppendEvent(nil, withRun(evs[i]))
+		b, _ := transcript.AppendEvent(nil, withRun(evs1[i]))
 		if string(a) != string(b) {
 			t.Fatalf("event %d differs:\n%s\n%s", i, a, b)
 		}

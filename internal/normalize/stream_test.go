@@ -33,7 +33,7 @@ func feedChunks(t testing.TB, o Options, chunks ...[]byte) (*checkSink, *transcr
 
 func snapshot(t testing.TB, c *checkSink, res *transcript.AgentResult) string {
 	r := *res
-	b, err := transcript.MarshalEvent(&transcript.Event{Type: transcript.StepCompleted, RunID: "r",
+	b, err := transcript.AppendEvent(nil, &transcript.Event{Type: transcript.StepCompleted, RunID: "r",
 		Payload: &transcript.StepPayload{Kind: transcript.StepKind("agent"), Result: mustJSON(t, r)}})
 	require.NoError(t, err)
 	return strings.Join(render(t, &c.Collector), "\n") + "\n" + string(b)

@@ -144,7 +144,7 @@ func TestMaskEvent(t *testing.T) {
 				line = tc.ev.Payload.(*transcript.RawPayload).JSON
 			} else {
 				var err error
-				if line, err = transcript.MarshalEvent(tc.ev); err != nil {
+				if line, err = transcript.AppendEvent(nil, tc.ev); err != nil {
 					t.Fatal(err)
 				}
 			}

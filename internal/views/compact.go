@@ -44,12 +44,13 @@ func stepLabel(path string, iter int) string {
 }
 
 func typeStyle(t transcript.EventType) string {
-	switch t.PayloadKind() {
-	case transcript.PayloadStep:
+	switch t {
+	case transcript.RunStarted, transcript.RunCompleted, transcript.StepStarted, transcript.StepCompleted,
+		transcript.StepCallWorkflowStarted, transcript.StepCallWorkflowCompleted:
 		return ansiBlue
-	case transcript.PayloadMessage:
+	case transcript.MessageUser, transcript.MessageAssistant:
 		return ansiCyan
-	case transcript.PayloadTool:
+	case transcript.ToolCall, transcript.ToolResult:
 		return ansiYellow
 	}
 	return ansiRed

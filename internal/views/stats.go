@@ -71,10 +71,8 @@ func CountRun(run *Run) RunCounts {
 	c := RunCounts{Events: len(run.Events), EventTypes: map[string]int{}, BlockTypes: map[string]int{},
 		Tools: map[string]int{}, Fidelity: map[string]int{}, ToolResults: map[string]int{}}
 	for _, p := range run.Problems {
-		var unknownEv *transcript.UnknownEventTypeError
-		var unknownBl *transcript.UnknownBlockTypeError
 		switch {
-		case errors.As(p, &unknownEv), errors.As(p, &unknownBl):
+		case errors.As(p, new(*transcript.UnknownTypeError)):
 			c.Unknown++
 		case errors.Is(p, transcript.ErrTruncated) && !errors.Is(p, transcript.ErrMalformed):
 			// A torn tail that still decoded is counted with its event.

@@ -11,6 +11,7 @@ import (
 	"strings"
 
 	"github.com/twasm/twasm/internal/linediff"
+	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -18,7 +19,7 @@ import (
 // denied, cancelled (or a word of older files that means one of them), or
 // any other word that is not ok.
 func Failed(status string) bool {
-	if st, ok := transcript.LegacyToolStatus(status); ok {
+	if st, ok := vocab.ToolStatus(status); ok {
 		return st != transcript.ToolOK
 	}
 	return status != ""

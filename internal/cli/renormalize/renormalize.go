@@ -303,7 +303,7 @@ func (rn *renormalizer) parse(events []*transcript.Event) ([]item, *transcript.E
 		case transcript.StepCallWorkflowCompleted:
 			continue
 		default:
-			if ev.Type.PayloadKind() == transcript.PayloadStep {
+			if ev.Step() != nil {
 				continue
 			}
 			if ev.Path == "" {

@@ -85,7 +85,7 @@ type printer struct {
 func (p *printer) handle(raw []byte) (bool, error) {
 	p.line++
 	ev, err := transcript.DecodeEvent(raw)
-	if err != nil && !transcript.IsWarning(err) {
+	if ev == nil {
 		p.log.Warn("tail: skipping a line that is not a transcript event", "line", p.line, "err", err)
 		return false, nil
 	}

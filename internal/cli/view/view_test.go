@@ -2,6 +2,7 @@ package view
 
 import (
 	"encoding/json"
+	"errors"
 	"strings"
 	"testing"
 
@@ -103,7 +104,7 @@ func TestRunViewJSONKeepsUnknownTypes(t *testing.T) {
 		t.Fatalf("json: %d events\n%s", len(lines), env.Out)
 	}
 	ev, err := transcript.DecodeEvent(lines[0])
-	if !transcript.IsWarning(err) || ev.Type != "agent.heartbeat" || ev.Seq != 8 {
+	if !errors.As(err, new(*transcript.UnknownTypeError)) || ev.Type != "agent.heartbeat" || ev.Seq != 8 {
 		t.Fatalf("unknown event: %+v %v", ev, err)
 	}
 }

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -339,7 +340,7 @@ func readRun(t *testing.T, path string) []*transcript.Event {
 		t.Fatal(err)
 	}
 	for _, p := range problems {
-		if !transcript.IsWarning(p) {
+		if !errors.As(p, new(*transcript.UnknownTypeError)) {
 			t.Fatalf("%s: %v", path, p)
 		}
 	}

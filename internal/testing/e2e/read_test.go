@@ -300,14 +300,12 @@ func messagesOf(t *testing.T, evs []*transcript.Event) []string {
 	t.Helper()
 	var out []string
 	for _, ev := range evs {
-		switch ev.Type.PayloadKind() {
-		case transcript.PayloadMessage, transcript.PayloadTool:
-		default:
+		if ev.Message() == nil && ev.Tool() == nil {
 			continue
 		}
 		e := *ev
 		e.Seq, e.RunID, e.ParentRunID, e.Timestamp = 1, "00000000-0000-4000-8000-000000000000", "", time.Unix(0, 0)
-		b, err := transcript.MarshalEvent(&e)
+		b, err := transcript.AppendEvent(nil, &e)
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -109,7 +109,7 @@ func CheckRun(t *testing.T, p sdk.Plugin, raw []byte, opts normalize.Options) {
 		ev := *it.Event
 		ev.Seq = uint64(i + 1)
 		ev.RunID = "6f1443c9-0000-4000-8000-000000000000"
-		if _, err := transcript.MarshalEvent(&ev); err != nil {
+		if _, err := transcript.AppendEvent(nil, &ev); err != nil {
 			t.Fatalf("event %d (%s) does not marshal: %v", i, ev.Type, err)
 		}
 	}

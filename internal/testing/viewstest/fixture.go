@@ -64,9 +64,9 @@ func (b *Builder) Bytes(t testing.TB) []byte {
 	var out []byte
 	for i, ev := range b.evs {
 		out = append(out, b.raw[i]...)
-		line, err := transcript.MarshalEvent(ev)
+		line, err := transcript.AppendEvent(nil, ev)
 		if err != nil {
-			t.Fatalf("MarshalEvent(seq %d %s): %v", ev.Seq, ev.Type, err)
+			t.Fatalf("AppendEvent(nil, seq %d %s): %v", ev.Seq, ev.Type, err)
 		}
 		out = append(append(out, line...), '\n')
 	}
@@ -88,7 +88,7 @@ func (b *Builder) Events() []*transcript.Event { return b.evs }
 // Line encodes the i-th event added (0-based) as a line with LF.
 func (b *Builder) Line(t testing.TB, i int) []byte {
 	t.Helper()
-	line, err := transcript.MarshalEvent(b.evs[i])
+	line, err := transcript.AppendEvent(nil, b.evs[i])
 	if err != nil {
 		t.Fatal(err)
 	}

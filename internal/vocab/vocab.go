@@ -1,0 +1,68 @@
+// Package vocab holds the format's word rules that twasm's own writers and
+// readers share but a library user has no call for: the step path
+// grammar, the set of step statuses, and the older tool-status words read
+// as the closed set. It imports only the standard library, so package
+// transcript builds on it.
+//
+// The words are those of transcript's StatusOK... and ToolOK...
+// constants; transcript's tests check that the two agree.
+package vocab
+
+import "strings"
+
+// Status reports whether s is empty or a step status: ok, error,
+// incomplete or cancelled.
+func Status(s string) bool {
+	switch s {
+	case "", "ok", "error", "incomplete", "cancelled":
+		return true
+	}
+	return false
+}
+
+// Path reports whether p follows the path grammar: "" (run events) or
+// dot-separated segments ("review", "fanout.branch_a", "per_file.lint"),
+// each non-empty and free of whitespace and control characters. Loop and
+// retry indexes are not part of the path: they are the iteration field.
+func Path(p string) bool {
+	if p == "" {
+		return true
+	}
+	// Byte by byte, without splitting: every event is checked on the
+	// recorder's hot path. Bytes of multi-byte runes are >= 0x80, so only
+	// ASCII spaces, controls and DEL are refused.
+	seg := 0
+	for i := 0; i < len(p); i++ {
+		switch c := p[i]; {
+		case c == '.':
+			if seg == 0 {
+				return false
+			}
+			seg = 0
+		case c <= ' ' || c == 0x7f:
+			return false
+		default:
+			seg++
+		}
+	}
+	return seg > 0
+}
+
+// ToolStatus maps a tool status word that older writers (and providers)
+// used to the closed set (ok, error, denied, cancelled): completed and
+// success are ok, failed is error, declined and rejected are denied,
+// interrupted, aborted and timed out are cancelled. ok is false for a
+// word it does not know.
+func ToolStatus(s string) (status string, ok bool) {
+	switch strings.ToLower(s) {
+	case "ok", "completed", "complete", "success", "succeeded", "successful", "done":
+		return "ok", true
+	case "error", "failed", "failure", "errored":
+		return "error", true
+	case "denied", "declined", "rejected", "refused", "forbidden":
+		return "denied", true
+	case "cancelled", "canceled", "interrupted", "aborted", "timeout", "timed_out", "timedout", "killed", "stopped":
+		return "cancelled", true
+	}
+	return "", false
+}
