@@ -8,8 +8,11 @@
 // when a buffer is full the value is dropped for that subscriber only
 // (drop-newest) and counted. A slow subscriber therefore never slows the
 // publisher or the other subscribers; it loses values instead, and the loss
-// is visible in [Fanout.Stats], [Subscription.Dropped] and a warning logged
-// at most once per second per subscriber while it keeps dropping.
+// is visible in [Fanout.Stats], [Subscription.Dropped] and the log: a
+// warning at most once per second per subscriber while it keeps dropping
+// (at most 64 drops after the second has passed: see below), and, when the
+// subscription closes, one more for the drops no warning has reported yet.
+// Every drop is reported by exactly one of them.
 //
 // # Ordering
 //
@@ -29,6 +32,15 @@
 // held for a few nanoseconds. With no subscriber Publish is one atomic load
 // and one atomic add, so it is safe to call inside a caller's critical
 // section.
+//
+// A subscriber whose buffer is full costs the least: the drop path takes
+// no lock (a full buffer is seen from the channel's length, which would
+// refuse the send as well) and does not read the clock on every drop,
+// which on a virtual machine cost more than the rest of a drop together
+// (about 200 ns of the recorder's 3 µs per event). After a warning, a
+// subscriber's next 63 drops read it, then every 64th: the warning rate
+// stays at most one a second, and a steady dropper's drop costs a few
+// atomic operations.
 //
 // # Closing
 //

@@ -2,10 +2,13 @@ package fanout
 
 import (
 	"bytes"
+	"context"
 	"log/slog"
 	"runtime"
+	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -183,6 +186,127 @@ func TestDropWarningRateLimited(t *testing.T) {
 		t.Fatalf("dropped %d", s.Dropped())
 	}
 }
+
+// TestDropPathReadsClockSparingly pins the cost bound of a drop: after a
+// warning a subscriber's drops read the clock clockStride-1 times, then once
+// every clockStride drops; the next warning still comes at most clockStride
+// drops after the interval has passed.
+func TestDropPathReadsClockSparingly(t *testing.T) {
+	var logs syncBuffer
+	f := New[int](WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithBufferSize(1))
+	clock, reads := time.Unix(1000, 0), 0
+	f.cfg.now = func() time.Time { reads++; return clock }
+	s := f.Subscribe()
+	defer f.Close()
+	f.Publish(0) // fills the buffer
+	const drops = 10000
+	for i := 0; i < drops; i++ {
+		f.Publish(i)
+	}
+	if max := clockStride + drops/clockStride; reads > max {
+		t.Fatalf("%d drops read the clock %d times, want at most %d", drops, reads, max)
+	}
+	if n := strings.Count(logs.String(), "dropping values"); n != 1 {
+		t.Fatalf("%d warnings within the interval, want 1\n%s", n, logs.String())
+	}
+	clock = clock.Add(warnInterval)
+	late := 0
+	for strings.Count(logs.String(), "dropping values") == 1 {
+		if late == clockStride {
+			t.Fatalf("no warning %d drops after the interval passed", late)
+		}
+		f.Publish(late)
+		late++
+	}
+	want := "dropped_since_last_warning=" + strconv.Itoa(drops-1+late) + " "
+	if out := logs.String(); !strings.Contains(out, want) {
+		t.Fatalf("log lacks %q:\n%s", want, out)
+	}
+	if s.Dropped() != uint64(drops+late) {
+		t.Fatalf("dropped %d, want %d", s.Dropped(), drops+late)
+	}
+}
+
+// TestCloseReportsUnreportedDrops: drops made since the last warning are
+// logged when the subscription closes, either way it closes, and once.
+func TestCloseReportsUnreportedDrops(t *testing.T) {
+	tests := []struct {
+		name  string
+		drops int // after the buffer is full
+		close func(*Fanout[int], *Subscription[int])
+		want  string // "" means no closing report
+	}{
+		{"subscription close", 6, func(_ *Fanout[int], s *Subscription[int]) { s.Close() }, "dropped_since_last_warning=5 dropped_total=6"},
+		{"fan-out close", 3, func(f *Fanout[int], _ *Subscription[int]) { f.Close() }, "dropped_since_last_warning=2 dropped_total=3"},
+		{"all reported", 1, func(_ *Fanout[int], s *Subscription[int]) { s.Close() }, ""},
+		{"no drops", 0, func(_ *Fanout[int], s *Subscription[int]) { s.Close() }, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			var logs syncBuffer
+			f := New[int](WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithBufferSize(1))
+			s := f.Subscribe(SubName("slow"))
+			for i := 0; i <= tc.drops; i++ {
+				f.Publish(i) // the first fills the buffer; the first drop warns
+			}
+			tc.close(f, s)
+			s.Close()
+			f.Close()
+			out := logs.String()
+			n := strings.Count(out, "subscriber closed")
+			switch {
+			case tc.want == "" && n != 0:
+				t.Fatalf("closing report with nothing to report:\n%s", out)
+			case tc.want != "" && (n != 1 || !strings.Contains(out, tc.want)):
+				t.Fatalf("want one closing report with %q:\n%s", tc.want, out)
+			}
+		})
+	}
+}
+
+// TestEveryDropReportedOnce: with publishers dropping concurrently and
+// warnings due at every clock read, the warnings and the closing reports
+// together count each drop exactly once.
+func TestEveryDropReportedOnce(t *testing.T) {
+	var reported atomic.Uint64
+	h := countingHandler{sum: &reported}
+	f := New[int](WithLogger(slog.New(h)), WithBufferSize(1))
+	var ns atomic.Int64
+	f.cfg.now = func() time.Time { return time.Unix(0, ns.Add(int64(warnInterval)/3)) }
+	subs := []*Subscription[int]{f.Subscribe(), f.Subscribe(SubBufferSize(8))}
+	var wg sync.WaitGroup
+	for p := 0; p < 4; p++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := 0; i < 2000; i++ {
+				f.Publish(i)
+			}
+		}()
+	}
+	subs[0].Close() // concurrently with the publishers
+	wg.Wait()
+	f.Close()
+	if got, want := reported.Load(), f.Stats().Dropped; got != want || want == 0 {
+		t.Fatalf("logs report %d drops, the counters %d", got, want)
+	}
+}
+
+// countingHandler sums the dropped_since_last_warning of every record.
+type countingHandler struct{ sum *atomic.Uint64 }
+
+func (countingHandler) Enabled(context.Context, slog.Level) bool { return true }
+func (h countingHandler) Handle(_ context.Context, r slog.Record) error {
+	r.Attrs(func(a slog.Attr) bool {
+		if a.Key == "dropped_since_last_warning" {
+			h.sum.Add(a.Value.Uint64())
+		}
+		return true
+	})
+	return nil
+}
+func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
+func (h countingHandler) WithGroup(string) slog.Handler      { return h }
 
 func TestDefaultLoggerIsUsable(t *testing.T) {
 	f := New[int](WithBufferSize(1))
