@@ -38,15 +38,16 @@
 //     rows together.
 //   - UpdateRuns does the same for given runs and the child runs their
 //     lines link to (child_run_id, checked to be a run id before it
-//     becomes a path), so a command that wrote a run (record) pays for
-//     that run, not for the whole storage; other runs are checked by the
-//     next Update.
+//     becomes a path), so a command that wrote a run pays for that run,
+//     not for the whole storage (record, only when it creates the index);
+//     other runs are checked by the next Update.
 //   - Memory does not grow with the archive: files are streamed line by
 //     line, each line decoded on its own (one json.Unmarshal into the
 //     fields indexed: the same documents transcript.DecodeEvent would
 //     give, which a test checks), SQLite's page cache is bounded (2 MiB:
-//     record refreshes the index in its own process, and 16 MiB doubled
-//     its peak RSS while building no faster) and so is FTS5's buffer of
+//     import, sync and the readers refresh the index in their own
+//     process, and 16 MiB doubled record's peak RSS while building no
+//     faster) and so is FTS5's buffer of
 //     pending terms (its default, 1 MiB: larger ones cost more in page
 //     faults than they save in merges).
 //   - Several processes may use one index: SQLite's locks and WAL

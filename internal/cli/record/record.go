@@ -23,6 +23,7 @@ import (
 	"github.com/twasm/twasm/internal/cli/plugload"
 	"github.com/twasm/twasm/internal/cli/searchcmd"
 	"github.com/twasm/twasm/internal/export"
+	"github.com/twasm/twasm/internal/index"
 	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/lifecycle"
@@ -363,8 +364,17 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		endErr = run.Finish(ctx, runErr)
 	}
 	live.Wait()
-	if err := searchcmd.RefreshRuns(context.WithoutCancel(ctx), f, []string{run.RunID()}); err != nil {
-		f.Logger().Warn("search index not updated (twasm search rebuilds it)", "err", err)
+	// The index is not brought up to date here: search, ls and stats
+	// check every transcript against it first and read the runs it lacks,
+	// so a record does not pay for SQLite (opening it, a transaction,
+	// a checkpoint: several fsyncs). Only a storage without an index gets
+	// one, so that the next ls does not report it missing as for a
+	// storage written without twasm (RATIONALE.md, "Who keeps the search
+	// index current?").
+	if _, err := os.Stat(index.File(f.StorageRoot())); errors.Is(err, fs.ErrNotExist) {
+		if err := searchcmd.RefreshRuns(context.WithoutCancel(ctx), f, []string{run.RunID()}); err != nil {
+			f.Logger().Warn("search index not created (twasm search builds it)", "err", err)
+		}
 	}
 	if opts.OTLP {
 		sendOTLP(context.WithoutCancel(ctx), opts, run.Recorder().Path(), attached)

@@ -1,6 +1,8 @@
 // Package searchcmd implements `twasm search` over the storage's index
 // (package internal/index), and Refresh, with which the commands that
-// write runs (record, import, sync) keep the index current.
+// archive runs (import, sync) keep the index current. record creates a
+// missing index with its run (RefreshRuns) and otherwise leaves the
+// index to its readers, which check every transcript against it.
 package searchcmd
 
 import (
@@ -144,10 +146,10 @@ func Refresh(ctx context.Context, f *cmdutil.Factory) error {
 }
 
 // RefreshRuns brings the given runs, and the child runs they link to, up
-// to date in the index after a command wrote them: unlike Refresh, its
-// cost does not grow with the number of runs in storage (other runs are
-// checked by the next search, ls or stats, as always). A failure is worth
-// a warning, never the command's failure.
+// to date in the index (creating it) after a command wrote them: unlike
+// Refresh, its cost does not grow with the number of runs in storage
+// (other runs are checked by the next search, ls or stats, as always). A
+// failure is worth a warning, never the command's failure.
 func RefreshRuns(ctx context.Context, f *cmdutil.Factory, runIDs []string) error {
 	ix, _, err := index.Open(ctx, f.StorageRoot())
 	if err != nil {
