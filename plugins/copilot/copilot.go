@@ -55,9 +55,11 @@ type normalizer struct {
 	open  []*message          // open messages, oldest first
 	nKeys int
 
-	// reasoning that arrived before the message it belongs to.
-	thinking    []byte
-	hasThinking bool
+	// reasoning that arrived before the message it belongs to, and the
+	// agent that reasoned.
+	thinking      []byte
+	hasThinking   bool
+	thinkingScope *agent
 
 	calls map[string]bool            // tool calls reported, by toolCallId
 	held  map[string]*sdk.ToolResult // results whose call was not reported yet
@@ -86,22 +88,35 @@ type normalizer struct {
 	// deltas are tool calls seen only as assistant.tool_call_delta so
 	// far, in arrival order: a stream cut there still records them.
 	deltas []*deltaCall
+
+	// Sub-agents. cur is the one the current line belongs to (nil: the
+	// main agent); agents are all of them by scope id, agentList in the
+	// order they started; callAgent is the sub-agent a call was made in;
+	// tasks are the calls that may start a sub-agent, until it starts.
+	cur       *agent
+	agents    map[string]*agent
+	agentList []*agent
+	callAgent map[string]*agent
+	tasks     map[string]*taskCall
 }
 
 // deltaCall is a tool call being streamed.
 type deltaCall struct {
 	id, name, ts string
 	input        []byte
+	scope        *agent
 }
 
 // message is an assistant message being built.
 type message struct {
 	key         string
 	hasThinking bool
+	scope       *agent // the sub-agent it belongs to; nil: the main agent
 }
 
 func newNormalizer() *normalizer {
-	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}, ids: map[string]bool{}, refused: map[string]*sdk.ToolResult{}, completed: map[string]bool{}}
+	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}, ids: map[string]bool{}, refused: map[string]*sdk.ToolResult{}, completed: map[string]bool{},
+		agents: map[string]*agent{}, callAgent: map[string]*agent{}, tasks: map[string]*taskCall{}}
 }
 
 // Line implements sdk.Normalizer.
@@ -139,27 +154,34 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	// Only the log's last event decides whether it ended with a
 	// shutdown (a resumed log goes on after one).
 	n.shutdown = false
-	n.event(v, t, v.Get("data"), sdk.StringOf(v.Get("timestamp")), out)
+	d := v.Get("data")
+	n.cur = nil
+	if !t.Is("subagent.started") {
+		n.cur = n.lineScope(v, d, out)
+	}
+	n.event(v, t, d, sdk.StringOf(v.Get("timestamp")), out)
 	return nil
 }
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
+	n.cur = nil
 	n.cutCalls(out)
 	for len(n.open) > 0 {
 		n.closeMsg(n.open[0], sdk.MessageEnd{}, out)
 	}
-	if n.hasThinking {
-		// Reasoning that no message followed: a message of its own.
-		key := sdk.S(n.newKey("r"))
-		out.Open(key, sdk.Message{Role: sdk.RoleAssistant})
-		out.Block(key, slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(string(n.thinking))})
-		out.Close(key, sdk.MessageEnd{})
-		n.hasThinking = false
+	n.flushThinking(out)
+	// A sub-agent still running when the stream ended has its prompt;
+	// the host ends its scope with the step.
+	for _, a := range n.agentList {
+		if a.open {
+			n.prompt(a, sdk.Str{}, out)
+		}
 	}
 	// Calls the permission check refused and that never completed.
 	for _, id := range n.refusedOrder {
 		if r := n.refused[id]; r != nil && !n.completed[id] {
+			r.Scope = scopeOf(n.callAgent[id])
 			out.ToolResult(*r)
 		}
 	}
@@ -282,6 +304,10 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 			// A routine shutdown with no totals and no new model.
 			out.Ignored(sdk.S(sdk.TypeName(t)))
 		}
+	case t.Is("subagent.started"):
+		n.subagentStarted(v, d, out)
+	case t.Is("subagent.completed"), t.Is("subagent.failed"):
+		n.subagentEnd(v, d, t.Is("subagent.failed"), out)
 	case t.Is("session.error"):
 		n.providerError(errorText(d.Get("message"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "copilot session error"), errorCode(d), out)
 	case t.Is("model.call_failure"):
@@ -289,14 +315,6 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		// reported, whether or not a retry followed.
 		n.model(d.Get("model"), false, out)
 		n.providerError(errorText(d.Get("errorMessage"), d.Get("errorType"), d.Get("statusCode"), d.Get("errorCode"), "model call failed"), errorCode(d), out)
-	case t.Is("subagent.failed"):
-		// The sub-agent's tool call fails with the same error; the
-		// failure is also an error the provider reported.
-		msg := sdk.StringOf(d.Get("error")).String()
-		if msg == "" {
-			msg = "sub-agent failed"
-		}
-		out.Error(sdk.ProviderError{Message: sdk.S("sub-agent " + sdk.StringOf(d.Get("agentName")).String() + " failed: " + msg)})
 	case t.Is("session.warning"):
 		w := sdk.StringOf(d.Get("message")).String()
 		if w == "" {
@@ -431,7 +449,7 @@ func (n *normalizer) endSession(d abi.Value, out *sdk.Out) bool {
 // step's errors with its code, an error field for the status.
 func (n *normalizer) providerError(msg string, code sdk.Str, out *sdk.Out) {
 	n.lastErr = msg
-	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: code})
+	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: code, Scope: scopeOf(n.cur)})
 }
 
 // errorCode is an error event's code: errorCode, else the HTTP status,

@@ -92,6 +92,25 @@
 // injected_context block. system.message is a message.user of its own
 // whose block has origin system_prompt. Attachments are not mapped.
 //
+// Sub-agents. A sub-agent (the task tool, a custom agent) writes its
+// events into the same log, interleaved with the main agent's and with
+// other sub-agents' running in parallel; each carries the envelope's
+// agentId (older builds: data.parentToolCallId), and the events of the
+// main agent have none. Each sub-agent is a scope of its own, so the host
+// writes it to a child run (spec §6.10): subagent.started opens it,
+// linked to its toolCallId (the call that started it), named by
+// agentName, described by the call's description argument; its messages,
+// tool calls and results go into it, a result always beside its call. Its
+// message.user is the prompt the parent gave it: its own user.message,
+// else (a sub-agent that failed before it ran) the call's prompt
+// argument. subagent.completed closes it ok (cancelled when marked
+// cancelled), subagent.failed with error and its error, which is also an
+// error the provider reported, listed with the sub-agent's scope. A
+// sub-agent still running when the stream ends is closed by the host with
+// the step. An event naming a sub-agent whose start the log does not hold
+// opens it then. A sub-agent's answer is its parent call's result, not
+// the step's final text, and its model does not name the step's.
+//
 // Metadata. session.start gives the session id (result.sessionId as a
 // fallback) and copilotVersion as the provider version. The model is the
 // latest session.model_change, session.auto_mode_resolved chosenModel or
@@ -156,8 +175,8 @@
 // decides the status at the end unless the log resumes). Everything else
 // the transcript has no place for
 // (session.mcp_server_status_changed, session.skills_loaded,
-// mcp.tools.list_changed, session.compaction_*, subagent.started and
-// completed, hooks, new types) is counted by type; text that is not JSON
+// mcp.tools.list_changed, session.compaction_*, subagent.selected,
+// hooks, new types) is counted by type; text that is not JSON
 // as "non_json"; a JSON value that is not an object as "non_object"; an
 // object without a type as "(no type)".
 //

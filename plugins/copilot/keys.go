@@ -7,10 +7,10 @@ import "github.com/twasm/twasm/abi"
 // the sandbox instead of comparing their bytes. A key missing here still
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"agentName", "arguments", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "copilotVersion",
-	"currentModel", "data", "deltaContent", "detailedContent", "encryptedContent", "ephemeral", "error",
+	"agentId", "agentName", "agent_type", "arguments", "cancelled", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "copilotVersion",
+	"currentModel", "data", "deltaContent", "description", "detailedContent", "encryptedContent", "ephemeral", "error",
 	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "feedback", "id", "inputDelta", "inputTokens", "kind",
-	"message", "messageId", "model", "modelMetrics", "name", "newModel", "outputTokens", "properties", "reason", "reasoningOpaque",
+	"message", "messageId", "model", "modelMetrics", "name", "newModel", "outputTokens", "parentToolCallId", "prompt", "properties", "reason", "reasoningOpaque",
 	"reasoningText", "reasoningTokens", "result", "selectedModel", "sessionId", "shutdownType", "statusCode",
 	"success", "timestamp", "tool", "toolCallId", "toolName", "toolRequests", "toolTelemetry", "transformedContent", "type", "usage",
 )

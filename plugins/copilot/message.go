@@ -16,7 +16,7 @@ func (n *normalizer) system(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		return
 	}
 	key := sdk.S(n.newKey("s"))
-	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: sdk.StringOf(v.Get("id")), Time: ts})
+	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
 	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: sdk.OriginSystemPrompt})
 	out.Close(key, sdk.MessageEnd{})
 }
@@ -29,8 +29,13 @@ func (n *normalizer) system(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 func (n *normalizer) user(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	c := d.Get("content")
 	tc := d.Get("transformedContent")
+	if a := n.cur; a != nil && !a.prompted {
+		// A sub-agent's own prompt: the task call's prompt is not
+		// written again.
+		a.prompted, a.prompt = true, ""
+	}
 	key := sdk.S(n.newKey("u"))
-	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: sdk.StringOf(v.Get("id")), Time: ts})
+	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
 	prompt := sdk.Block{Type: sdk.BlockText, Text: sdk.StringOf(c), Origin: sdk.OriginPrompt}
 	if tc.Kind() != abi.KindString || tc.Is("") {
 		if prompt.Text.IsSet() {
@@ -79,10 +84,14 @@ func (n *normalizer) msgFor(id abi.Value, ts sdk.Str, out *sdk.Out) *message {
 	if sid != "" && n.done[sid] {
 		return nil
 	}
-	m := &message{key: n.newKey("a")}
+	n.prompt(n.cur, ts, out)
+	if n.hasThinking && n.thinkingScope != n.cur {
+		n.flushThinking(out)
+	}
+	m := &message{key: n.newKey("a"), scope: n.cur}
 	n.msgs[sid] = m
 	n.open = append(n.open, m)
-	out.Open(sdk.S(m.key), sdk.Message{Role: sdk.RoleAssistant, ID: sdk.StringOf(id), Time: ts})
+	out.Open(sdk.S(m.key), sdk.Message{Role: sdk.RoleAssistant, ID: sdk.StringOf(id), Scope: scopeOf(m.scope), Time: ts})
 	if n.hasThinking {
 		out.Block(sdk.S(m.key), slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(string(n.thinking))})
 		m.hasThinking = true
@@ -113,7 +122,7 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	key := sdk.S(m.key)
 	model := sdk.StringOf(d.Get("model"))
 	out.Open(key, sdk.Message{Role: sdk.RoleAssistant, Model: model})
-	if !n.modelSent {
+	if !n.modelSent && m.scope == nil {
 		n.model(d.Get("model"), false, out)
 	}
 	rt := d.Get("reasoningText")
@@ -127,7 +136,11 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	c := d.Get("content")
 	if c.Kind() == abi.KindString && !c.Is("") {
 		out.Block(key, slotText, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c)})
-		out.Final(sdk.Text(c), true)
+		if m.scope == nil {
+			// A sub-agent's answer is its parent's tool result, not the
+			// step's answer.
+			out.Final(sdk.Text(c), true)
+		}
 	}
 	slot := slotTools
 	it := d.Get("toolRequests").Iter()
@@ -155,8 +168,7 @@ func (n *normalizer) reasoning(c abi.Value, delta bool, out *sdk.Out) bool {
 	if c.Kind() != abi.KindString {
 		return false
 	}
-	if len(n.open) > 0 {
-		m := n.open[len(n.open)-1]
+	if m := n.lastOpen(n.cur); m != nil {
 		key := sdk.S(m.key)
 		if delta {
 			out.Append(key, slotThinking, sdk.FieldThinking, sdk.Text(c))
@@ -166,12 +178,38 @@ func (n *normalizer) reasoning(c abi.Value, delta bool, out *sdk.Out) bool {
 		m.hasThinking = true
 		return true
 	}
+	if n.hasThinking && n.thinkingScope != n.cur {
+		n.flushThinking(out)
+	}
 	if !delta {
 		n.thinking = n.thinking[:0]
 	}
 	n.thinking = sdk.AppendText(n.thinking, c)
-	n.hasThinking = true
+	n.hasThinking, n.thinkingScope = true, n.cur
 	return false
+}
+
+// lastOpen is the newest open message of agent a (nil: the main agent).
+func (n *normalizer) lastOpen(a *agent) *message {
+	for i := len(n.open) - 1; i >= 0; i-- {
+		if n.open[i].scope == a {
+			return n.open[i]
+		}
+	}
+	return nil
+}
+
+// flushThinking writes reasoning that no message followed (the stream
+// ended, or another agent wrote next) as a message of its own.
+func (n *normalizer) flushThinking(out *sdk.Out) {
+	if !n.hasThinking {
+		return
+	}
+	key := sdk.S(n.newKey("r"))
+	out.Open(key, sdk.Message{Role: sdk.RoleAssistant, Scope: scopeOf(n.thinkingScope)})
+	out.Block(key, slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(string(n.thinking))})
+	out.Close(key, sdk.MessageEnd{})
+	n.thinking, n.hasThinking, n.thinkingScope = n.thinking[:0], false, nil
 }
 
 // closeMsg closes an open message.

@@ -30,13 +30,21 @@ func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) bo
 		return false
 	}
 	n.calls[sid] = true
+	if a := n.cur; a != nil {
+		n.prompt(a, ts, out)
+		n.callAgent[sid] = a
+	}
 	nm := name.String()
-	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(nm), Time: ts}
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(nm), Scope: scopeOf(n.cur), Time: ts}
 	if tc.Kind == "execute" {
 		tc.Command = command(args)
+	} else if args.Kind() == abi.KindObject || args.Kind() == abi.KindString {
+		// A call that may start a sub-agent (task, a custom agent).
+		n.noteTask(sid, args)
 	}
 	out.ToolCall(tc)
 	if r := n.held[sid]; r != nil {
+		r.Scope = tc.Scope
 		out.ToolResult(*r)
 		delete(n.held, sid)
 	}
@@ -122,6 +130,8 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	sid := id.String()
 	n.completed[sid] = true
 	if n.calls[sid] {
+		// The result goes where its call is, whichever agent reports it.
+		r.Scope = scopeOf(n.callAgent[sid])
 		out.ToolResult(r)
 		return
 	}
@@ -215,7 +225,7 @@ func (n *normalizer) toolDelta(d abi.Value, ts sdk.Str) {
 		}
 	}
 	if c == nil {
-		c = &deltaCall{id: sid, ts: ts.String()}
+		c = &deltaCall{id: sid, ts: ts.String(), scope: n.cur}
 		n.deltas = append(n.deltas, c)
 	}
 	if name := d.Get("toolName"); c.name == "" && name.Kind() == abi.KindString {
@@ -230,9 +240,14 @@ func (n *normalizer) toolDelta(d abi.Value, ts sdk.Str) {
 // message of its own) and a tool.call, which stays dangling. Its input is
 // the JSON streamed so far when complete, else that text as a string.
 func (n *normalizer) cutCalls(out *sdk.Out) {
-	var key sdk.Str
-	own := false
-	slot := slotTools
+	// The message each agent's cut calls go into.
+	type target struct {
+		scope *agent
+		key   sdk.Str
+		own   bool
+		slot  int
+	}
+	var targets []target
 	for _, c := range n.deltas {
 		if c.name == "" || n.calls[c.id] {
 			continue
@@ -254,18 +269,32 @@ func (n *normalizer) cutCalls(out *sdk.Out) {
 		case len(c.input) == 0:
 			in = sdk.S("{}")
 		}
-		if !key.IsSet() {
-			if len(n.open) > 0 {
-				key = sdk.S(n.open[len(n.open)-1].key)
-			} else {
-				key, own = sdk.S(n.newKey("a")), true
-				out.Open(key, sdk.Message{Role: sdk.RoleAssistant})
+		ti := -1
+		for i := range targets {
+			if targets[i].scope == c.scope {
+				ti = i
 			}
 		}
-		out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: in})
-		slot++
+		if ti < 0 {
+			t := target{scope: c.scope, slot: slotTools}
+			if m := n.lastOpen(c.scope); m != nil {
+				t.key = sdk.S(m.key)
+			} else {
+				n.prompt(c.scope, sdk.Str{}, out)
+				t.key, t.own = sdk.S(n.newKey("a")), true
+				out.Open(t.key, sdk.Message{Role: sdk.RoleAssistant, Scope: scopeOf(c.scope)})
+			}
+			targets = append(targets, t)
+			ti = len(targets) - 1
+		}
+		t := &targets[ti]
+		out.Block(t.key, t.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: in})
+		t.slot++
 		n.calls[c.id] = true
-		tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: in, Kind: kindOf(c.name)}
+		if c.scope != nil {
+			n.callAgent[c.id] = c.scope
+		}
+		tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: in, Kind: kindOf(c.name), Scope: scopeOf(c.scope)}
 		if c.ts != "" {
 			tc.Time = sdk.S(c.ts)
 		}
@@ -275,8 +304,10 @@ func (n *normalizer) cutCalls(out *sdk.Out) {
 		out.ToolCall(tc)
 		out.Warn("copilot: the stream was cut while tool call " + c.id + " (" + c.name + ") was streamed; recorded from its deltas")
 	}
-	if own {
-		out.Close(key, sdk.MessageEnd{})
+	for _, t := range targets {
+		if t.own {
+			out.Close(t.key, sdk.MessageEnd{})
+		}
 	}
 	n.deltas = nil
 }
