@@ -120,7 +120,11 @@ func (n *normalizer) subagentEnd(v, d abi.Value, failed bool, out *sdk.Out) {
 	}
 	status, e := sdk.StatusOK, sdk.Str{}
 	if failed {
-		msg := sdk.StringOf(d.Get("error")).String()
+		ev := d.Get("error")
+		if ev.Kind() == abi.KindObject {
+			ev = ev.Get("message") // {message, code} in some builds
+		}
+		msg := sdk.StringOf(ev).String()
 		if msg == "" {
 			msg = "sub-agent failed"
 		}
