@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/twasm/twasm/internal/fanout"
+	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -303,7 +304,7 @@ func TestCheckpointRemovedWhenFinished(t *testing.T) {
 // holds it after the warn delay, and with a lock timeout it fails naming
 // it. The holder here is this process, through another descriptor.
 func TestLockHolderNamed(t *testing.T) {
-	var logs syncBuf
+	var logs syncbuf.Buffer
 	r, _, _ := openTemp(t, Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), LockWarnAfter: time.Millisecond, LockTimeout: 200 * time.Millisecond})
 	f, err := os.OpenFile(r.Path(), os.O_RDONLY, 0)
 	if err != nil {
@@ -325,23 +326,6 @@ func TestLockHolderNamed(t *testing.T) {
 	if err := r.Record(context.Background(), assistantEvent("y")); err != nil {
 		t.Fatal(err)
 	}
-}
-
-type syncBuf struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuf) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuf) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // TestOpenRefusesFIFO: the writer refuses a FIFO at a transcript path

@@ -1,7 +1,6 @@
 package fanout
 
 import (
-	"bytes"
 	"context"
 	"log/slog"
 	"runtime"
@@ -13,6 +12,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/twasm/twasm/internal/testing/syncbuf"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -131,26 +132,8 @@ func TestBufferedValuesSurviveClose(t *testing.T) {
 	}
 }
 
-// syncBuffer is a concurrency-safe log sink.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
-}
-
 func TestDropWarningRateLimited(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	f := New[int](WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithBufferSize(1))
 	clock := time.Unix(1000, 0)
 	f.cfg.now = func() time.Time { return clock }
@@ -192,7 +175,7 @@ func TestDropWarningRateLimited(t *testing.T) {
 // every clockStride drops; the next warning still comes at most clockStride
 // drops after the interval has passed.
 func TestDropPathReadsClockSparingly(t *testing.T) {
-	var logs syncBuffer
+	var logs syncbuf.Buffer
 	f := New[int](WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithBufferSize(1))
 	clock, reads := time.Unix(1000, 0), 0
 	f.cfg.now = func() time.Time { reads++; return clock }
@@ -243,7 +226,7 @@ func TestCloseReportsUnreportedDrops(t *testing.T) {
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			var logs syncBuffer
+			var logs syncbuf.Buffer
 			f := New[int](WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithBufferSize(1))
 			s := f.Subscribe(SubName("slow"))
 			for i := 0; i <= tc.drops; i++ {

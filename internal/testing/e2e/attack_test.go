@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -313,7 +314,7 @@ func TestCtrlCDuringRecord(t *testing.T) {
 	cmd := exec.Command(binary, "--storage", storage, "record", "--provider", "claude", "-q", "--", fake)
 	cmd.Env = env(fakeEnv(fakeInput, example(), fakeHangAfter, "3", fakeReady, ready, fakeIntRest, "20000", fakeSigLog, siglog)...)
 	cmd.SysProcAttr = &syscall.SysProcAttr{Setpgid: true} // its own group, as a shell job
-	var out, errOut syncBuffer
+	var out, errOut syncbuf.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)

@@ -13,12 +13,12 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/internal/wasm/wasmdata"
 	"github.com/twasm/twasm/internal/wasm/wasminterrupt"
@@ -235,7 +235,7 @@ func (r result) String() string {
 // proc is a twasm process.
 type proc struct {
 	cmd         *exec.Cmd
-	out, errOut *syncBuffer
+	out, errOut *syncbuf.Buffer
 }
 
 // start starts twasm with args; stdin may be nil; extraEnv is added to
@@ -248,7 +248,7 @@ func start(t *testing.T, stdin []byte, extraEnv []string, args ...string) *proc 
 	if stdin != nil {
 		cmd.Stdin = bytes.NewReader(stdin)
 	}
-	p := &proc{cmd: cmd, out: &syncBuffer{}, errOut: &syncBuffer{}}
+	p := &proc{cmd: cmd, out: &syncbuf.Buffer{}, errOut: &syncbuf.Buffer{}}
 	cmd.Stdout, cmd.Stderr = p.out, p.errOut
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
@@ -301,24 +301,6 @@ func twasmOK(t *testing.T, args ...string) result {
 		t.Fatalf("twasm %v: %v", args, r)
 	}
 	return r
-}
-
-// syncBuffer is a bytes.Buffer safe for a writer and a concurrent reader.
-type syncBuffer struct {
-	mu sync.Mutex
-	b  bytes.Buffer
-}
-
-func (s *syncBuffer) Write(p []byte) (int, error) {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.Write(p)
-}
-
-func (s *syncBuffer) String() string {
-	s.mu.Lock()
-	defer s.mu.Unlock()
-	return s.b.String()
 }
 
 // transcriptPath is the file of run id in storage.

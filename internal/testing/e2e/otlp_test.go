@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -90,7 +91,7 @@ service:
 	if err := os.WriteFile(cfgPath, []byte(cfg), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	log := &syncBuffer{}
+	log := &syncbuf.Buffer{}
 	cmd := exec.Command(bin, "--config", cfgPath)
 	cmd.Stdout, cmd.Stderr = log, log
 	if err := cmd.Start(); err != nil {

@@ -11,6 +11,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -23,7 +24,7 @@ func openPTY(t *testing.T) (master, tty *os.File) {
 }
 
 // openPTYOutput is openPTY that also keeps what the terminal shows.
-func openPTYOutput(t *testing.T) (master, tty *os.File, shown *syncBuffer) {
+func openPTYOutput(t *testing.T) (master, tty *os.File, shown *syncbuf.Buffer) {
 	t.Helper()
 	fd, err := unix.Open("/dev/ptmx", unix.O_RDWR|unix.O_NOCTTY|unix.O_CLOEXEC, 0)
 	if err != nil {
@@ -44,7 +45,7 @@ func openPTYOutput(t *testing.T) (master, tty *os.File, shown *syncBuffer) {
 	}
 	t.Cleanup(func() { tty.Close() })
 	// Drain what the terminal shows, so that it never fills.
-	shown = &syncBuffer{}
+	shown = &syncbuf.Buffer{}
 	go func() {
 		buf := make([]byte, 4096)
 		for {
@@ -74,7 +75,7 @@ func startTTY(t *testing.T, tty *os.File, in, out, errOut bool, environ []string
 	cmd := exec.Command(binary, args...)
 	cmd.Env = environ
 	cmd.Dir = t.TempDir()
-	p := &proc{cmd: cmd, out: &syncBuffer{}, errOut: &syncBuffer{}}
+	p := &proc{cmd: cmd, out: &syncbuf.Buffer{}, errOut: &syncbuf.Buffer{}}
 	cmd.Stdout, cmd.Stderr = p.out, p.errOut
 	if in {
 		cmd.Stdin = tty
