@@ -543,8 +543,8 @@ func TestOutEveryRecord(t *testing.T) {
 			out.Open(key, Message{ID: S("id"), Time: S("2024-01-01T00:00:00Z")})
 			out.Open(key, Message{Role: RoleUser, Scope: S("sc")})
 			out.Block(key, -1, Block{Type: BlockToolUse, ToolName: S("Bash"), ToolID: S("t1"), ToolInput: JSON(v.Get("in")), Redacted: true, IsError: true, Origin: OriginPrompt})
-			out.Append(key, 0, FieldText, S("delta"))
-			out.Append(key, 0, FieldText, Str{}) // unset: nothing
+			out.Append(key, 0, BlockText, S("delta"))
+			out.Append(key, 0, BlockText, Str{}) // unset: nothing
 			out.Close(key, MessageEnd{StopReason: S("end"), Usage: Usage{Input: N(1), CacheRead: N(2), CacheWrite: N(3), Output: N(4), Reasoning: N(5)}})
 			out.ToolCall(ToolCall{CallID: S("t1"), Name: S("Bash"), Input: JSON(v.Get("in")), Kind: "execute", Command: S("ls")})
 			out.ToolResult(ToolResult{CallID: S("t1"), Output: S("out"), IsError: true, ExitCode: N(2), Status: S("failed")})

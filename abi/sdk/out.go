@@ -196,17 +196,43 @@ func (o *Out) Block(key Str, slot int, b Block) {
 	o.enc.End()
 }
 
-// Append appends s to field of the block at slot of message key.
-func (o *Out) Append(key Str, slot int, field Field, s Str) {
+// Append appends s to the block at slot of message key, to the one field
+// of its type that grows by deltas: the text of a BlockText block, the
+// thinking of BlockThinking, the input of BlockToolUse (JSON text, parsed
+// when the message closes), the content of BlockToolResult, the command
+// of BlockCommand, the chunk of BlockStream. An empty slot becomes a block
+// of that type (the host makes text and thinking blocks; see abi, OpAppend).
+// Another type is refused by the host with a warning.
+func (o *Out) Append(key Str, slot int, blockType string, s Str) {
 	if !s.set {
 		return
 	}
 	o.begin(wire.OpAppend)
 	o.str(wire.TKey, &key)
 	o.enc.Int(wire.TSlot, int64(slot))
-	o.enc.Int(wire.TField, int64(field))
+	o.enc.Int(wire.TField, int64(appendField(blockType)))
 	o.str(wire.TValue, &s)
 	o.enc.End()
+}
+
+// appendField is the field Append grows in a block of type t; 0, which
+// the host refuses, for a type without one.
+func appendField(t string) wire.Tag {
+	switch t {
+	case BlockText:
+		return wire.TText
+	case BlockThinking:
+		return wire.TThinking
+	case BlockToolUse:
+		return wire.TToolInput
+	case BlockToolResult:
+		return wire.TToolContent
+	case BlockCommand:
+		return wire.TCommand
+	case BlockStream:
+		return wire.TChunk
+	}
+	return 0
 }
 
 // MessageEnd is what closing a message may add.

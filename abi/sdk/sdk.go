@@ -243,19 +243,6 @@ const (
 	StatusIncomplete = "incomplete"
 )
 
-// Field names a block field for Out.Append.
-type Field = wire.Tag
-
-// The appendable fields.
-const (
-	FieldText        Field = wire.TText
-	FieldThinking    Field = wire.TThinking
-	FieldToolInput   Field = wire.TToolInput
-	FieldToolContent Field = wire.TToolContent
-	FieldCommand     Field = wire.TCommand
-	FieldChunk       Field = wire.TChunk
-)
-
 // quote appends s as a JSON string (for the manifest; no encoding/json).
 func quote(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"

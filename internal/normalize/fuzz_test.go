@@ -27,7 +27,7 @@ func (echoAll) Line(l *sdk.Line, out *sdk.Out) error {
 		key := sdk.S("k")
 		out.Open(key, sdk.Message{ID: sdk.Text(v), Time: sdk.Text(v), Scope: sdk.Text(v.Get("scope"))})
 		out.Block(key, n%4-1, sdk.Block{Type: v.Get("type").String(), Text: sdk.Text(v), ToolInput: sdk.JSON(v), Origin: v.Get("origin").String()})
-		out.Append(key, n%3-1, sdk.Field(n%8+8), sdk.Text(v))
+		out.Append(key, n%3-1, appendTypes[n%len(appendTypes)], sdk.Text(v))
 		out.ToolCall(sdk.ToolCall{CallID: sdk.Text(v.Get("id")), Name: sdk.Text(v), Input: sdk.JSON(v), Kind: v.String(), Time: sdk.Text(v), Scope: sdk.Text(v.Get("scope"))})
 		out.ToolResult(sdk.ToolResult{CallID: sdk.Text(v.Get("id")), Output: sdk.Text(v), ExitCode: sdk.IntOf(v), Status: sdk.Text(v)})
 		if n%5 == 0 {
@@ -48,6 +48,11 @@ func (echoAll) Line(l *sdk.Line, out *sdk.Out) error {
 }
 
 func (echoAll) End(*sdk.Out) error { return nil }
+
+// appendTypes are the block types echoAll appends to: every one with an
+// appendable field, and two the host refuses.
+var appendTypes = []string{sdk.BlockText, sdk.BlockThinking, sdk.BlockToolUse, sdk.BlockToolResult,
+	sdk.BlockCommand, sdk.BlockStream, "image", ""}
 
 func FuzzStream(f *testing.F) {
 	f.Add([]byte(`{"type":"text","id":"c1","scope":"s","x":[1,"2",{"open":"s2","close":"s2"}]}` + "\n" + "banner\r\n" + `[1e400,"\ud800",-0]`))

@@ -13,7 +13,6 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
-	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -54,9 +53,12 @@ func (s *script) End(out *sdk.Out) error {
 	return run(d.Root(), out)
 }
 
-var fieldNames = map[string]sdk.Field{
-	"text": sdk.FieldText, "thinking": sdk.FieldThinking, "tool_input": sdk.FieldToolInput,
-	"tool_content": sdk.FieldToolContent, "command": sdk.FieldCommand, "chunk": sdk.FieldChunk, "bogus": wire.TModel,
+// fieldNames maps a script's field to the block type whose field
+// Out.Append grows; "bogus" names none, so the SDK writes a field the host
+// refuses.
+var fieldNames = map[string]string{
+	"text": sdk.BlockText, "thinking": sdk.BlockThinking, "tool_input": sdk.BlockToolUse,
+	"tool_content": sdk.BlockToolResult, "command": sdk.BlockCommand, "chunk": sdk.BlockStream, "bogus": "bogus",
 }
 
 func run(ops abi.Value, out *sdk.Out) error {

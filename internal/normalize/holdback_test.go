@@ -23,7 +23,7 @@ func (forgetful) Line(l *sdk.Line, out *sdk.Out) error {
 	case root.Get("open").Exists():
 		k := sdk.S("m")
 		out.Open(k, sdk.Message{})
-		out.Append(k, 0, sdk.FieldText, sdk.Text(root.Get("open")))
+		out.Append(k, 0, sdk.BlockText, sdk.Text(root.Get("open")))
 	case root.Get("tool").Exists():
 		id := sdk.Text(root.Get("tool"))
 		out.ToolCall(sdk.ToolCall{CallID: id, Name: sdk.S("t")})

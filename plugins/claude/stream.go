@@ -89,11 +89,11 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		case "text_delta":
 			v := sdk.Text(d.Get("text"))
 			s.hasText = s.hasText || !v.IsEmpty()
-			out.Append(sdk.S(m.key), m.rel(s), sdk.FieldText, v)
+			out.Append(sdk.S(m.key), m.rel(s), sdk.BlockText, v)
 		case "thinking_delta":
 			v := sdk.Text(d.Get("thinking"))
 			s.hasText = s.hasText || !v.IsEmpty()
-			out.Append(sdk.S(m.key), m.rel(s), sdk.FieldThinking, v)
+			out.Append(sdk.S(m.key), m.rel(s), sdk.BlockThinking, v)
 		case "signature_delta":
 			s.hasSig = s.hasSig || !sdk.Text(d.Get("signature")).IsEmpty()
 			n.ignore("delta/signature_delta", out)

@@ -48,7 +48,7 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 	case "item.plan.delta":
 		key := sdk.Text(root.Get("item_id"))
 		out.Open(key, sdk.Message{ID: key})
-		out.Append(key, 0, sdk.FieldText, sdk.Text(root.Get("delta")))
+		out.Append(key, 0, sdk.BlockText, sdk.Text(root.Get("delta")))
 	default:
 		out.Unmapped(sdk.Text(typ))
 	}

@@ -18,13 +18,13 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 	case "session_configured":
 		out.Meta(sdk.Meta{SessionID: sdk.Text(msg.Get("session_id")), Model: sdk.Text(msg.Get("model"))})
 	case "agent_message_delta":
-		n.appendStream(out, &n.text, sdk.FieldText, sdk.Text(msg.Get("delta")))
+		n.appendStream(out, &n.text, sdk.BlockText, sdk.Text(msg.Get("delta")))
 	case "agent_message":
 		v := msg.Get("message")
 		n.finishStream(out, &n.text, sdk.BlockText, sdk.Text(v))
 		n.noteText(out, v)
 	case "agent_reasoning_delta":
-		n.appendStream(out, &n.think, sdk.FieldThinking, sdk.Text(msg.Get("delta")))
+		n.appendStream(out, &n.think, sdk.BlockThinking, sdk.Text(msg.Get("delta")))
 	case "agent_reasoning":
 		n.finishStream(out, &n.think, sdk.BlockThinking, sdk.Text(msg.Get("text")))
 	case "agent_reasoning_section_break", "exec_command_output_delta":
@@ -214,12 +214,12 @@ func mcpLegacyResult(callID sdk.Str, res abi.Value) sdk.ToolResult {
 
 // appendStream appends a delta to the streamed message s, opening it on
 // the first delta.
-func (n *normalizer) appendStream(out *sdk.Out, s *stream, f sdk.Field, v sdk.Str) {
+func (n *normalizer) appendStream(out *sdk.Out, s *stream, blockType string, v sdk.Str) {
 	if !s.open {
 		s.key, s.open = n.newKey(), true
 		out.Open(s.key, sdk.Message{})
 	}
-	out.Append(s.key, 0, f, v)
+	out.Append(s.key, 0, blockType, v)
 }
 
 // finishStream sets the whole text of the streamed message s (replacing

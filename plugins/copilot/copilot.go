@@ -266,7 +266,7 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("assistant.message_delta"):
 		// Deltas of a message already complete are previews of it.
 		if m := n.msgFor(d.Get("messageId"), ts, out); m != nil {
-			out.Append(sdk.S(m.key), slotText, sdk.FieldText, sdk.StringOf(d.Get("deltaContent")))
+			out.Append(sdk.S(m.key), slotText, sdk.BlockText, sdk.StringOf(d.Get("deltaContent")))
 		} else {
 			out.Ignored(sdk.S(sdk.TypeName(t)))
 		}

@@ -171,7 +171,7 @@ func (n *normalizer) reasoning(c abi.Value, delta bool, out *sdk.Out) bool {
 	if m := n.lastOpen(n.cur); m != nil {
 		key := sdk.S(m.key)
 		if delta {
-			out.Append(key, slotThinking, sdk.FieldThinking, sdk.Text(c))
+			out.Append(key, slotThinking, sdk.BlockThinking, sdk.Text(c))
 		} else {
 			out.Block(key, slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(c)})
 		}

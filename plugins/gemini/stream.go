@@ -84,7 +84,7 @@ func (n *normalizer) assistantText(v abi.Value, out *sdk.Out) {
 	}
 	key := sdk.S(n.cur)
 	if v.Get("delta").Truthy() {
-		out.Append(key, n.textSlot, sdk.FieldText, sdk.Text(c))
+		out.Append(key, n.textSlot, sdk.BlockText, sdk.Text(c))
 		n.keepText(c)
 		return
 	}
@@ -99,7 +99,7 @@ func (n *normalizer) assistantText(v abi.Value, out *sdk.Out) {
 		n.keepBytes(n.scratch)
 		return
 	}
-	out.Append(key, n.textSlot, sdk.FieldText, sdk.Text(c))
+	out.Append(key, n.textSlot, sdk.BlockText, sdk.Text(c))
 	n.keepBytes(n.scratch)
 }
 

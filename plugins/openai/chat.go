@@ -144,16 +144,16 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 		th = d.Get("reasoning")
 	}
 	if th.Kind() == abi.KindString && !sdk.Text(th).IsEmpty() {
-		out.Append(m.key, m.alloc(&m.think), sdk.FieldThinking, sdk.Text(th))
+		out.Append(m.key, m.alloc(&m.think), sdk.BlockThinking, sdk.Text(th))
 	}
 	if c := d.Get("content"); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
-		out.Append(m.key, m.alloc(&m.text), sdk.FieldText, sdk.Text(c))
+		out.Append(m.key, m.alloc(&m.text), sdk.BlockText, sdk.Text(c))
 		if m.index == 0 {
 			m.textBuf = appendString(m.textBuf, c)
 		}
 	}
 	if rf := d.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {
-		out.Append(m.key, m.alloc(&m.refusal), sdk.FieldText, sdk.Text(rf))
+		out.Append(m.key, m.alloc(&m.refusal), sdk.BlockText, sdk.Text(rf))
 		if m.index == 0 {
 			m.refBuf = appendString(m.refBuf, rf)
 		}
@@ -229,11 +229,11 @@ func (n *normalizer) fragment(m *chatMsg, c *chatCall, idx int64, id sdk.Str, fn
 		}
 	}
 	if a := fn.Get("arguments"); a.Kind() == abi.KindString && !sdk.Text(a).IsEmpty() {
-		out.Append(m.key, c.slot, sdk.FieldToolInput, sdk.Text(a))
+		out.Append(m.key, c.slot, sdk.BlockToolUse, sdk.Text(a))
 		c.args = appendString(c.args, a)
 	} else if a.Kind() == abi.KindObject {
 		// Some compatible servers send the arguments as an object.
-		out.Append(m.key, c.slot, sdk.FieldToolInput, sdk.Text(a))
+		out.Append(m.key, c.slot, sdk.BlockToolUse, sdk.Text(a))
 		c.args = append(c.args, a.Raw()...)
 	}
 }

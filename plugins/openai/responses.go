@@ -158,7 +158,7 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 	case "response.output_text.delta", "response.refusal.delta":
 		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
-		n.deltaText(it, int(idx), sdk.FieldText, v.Get("delta"), out)
+		n.deltaText(it, int(idx), sdk.BlockText, v.Get("delta"), out)
 	case "response.output_text.done":
 		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
@@ -174,7 +174,7 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 	case "response.reasoning_summary_text.delta":
 		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("summary_index").Int()
-		n.deltaText(it, partSummary+int(idx), sdk.FieldThinking, v.Get("delta"), out)
+		n.deltaText(it, partSummary+int(idx), sdk.BlockThinking, v.Get("delta"), out)
 	case "response.reasoning_summary_text.done":
 		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("summary_index").Int()
@@ -186,7 +186,7 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 	case "response.reasoning_text.delta":
 		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("content_index").Int()
-		n.deltaText(it, int(idx), sdk.FieldThinking, v.Get("delta"), out)
+		n.deltaText(it, int(idx), sdk.BlockThinking, v.Get("delta"), out)
 	case "response.reasoning_text.done":
 		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("content_index").Int()
@@ -199,7 +199,7 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 		}
 		s := n.slotFor(it, partTool)
 		if !s.done {
-			out.Append(it.r.key, s.n, sdk.FieldToolInput, sdk.Text(d))
+			out.Append(it.r.key, s.n, sdk.BlockToolUse, sdk.Text(d))
 		}
 		it.args = appendString(it.args, d)
 	case "response.function_call_arguments.done", "response.custom_tool_call_input.done":
@@ -264,7 +264,7 @@ func callIDOf(i abi.Value) string {
 }
 
 // deltaText appends a text or thinking delta to its block.
-func (n *normalizer) deltaText(it *item, part int, field sdk.Field, d abi.Value, out *sdk.Out) {
+func (n *normalizer) deltaText(it *item, part int, blockType string, d abi.Value, out *sdk.Out) {
 	if d.Kind() != abi.KindString || sdk.Text(d).IsEmpty() {
 		return
 	}
@@ -272,8 +272,8 @@ func (n *normalizer) deltaText(it *item, part int, field sdk.Field, d abi.Value,
 	if s.done {
 		return
 	}
-	out.Append(it.r.key, s.n, field, sdk.Text(d))
-	if field == sdk.FieldText {
+	out.Append(it.r.key, s.n, blockType, sdk.Text(d))
+	if blockType == sdk.BlockText {
 		s.text = true
 		s.buf = appendString(s.buf, d)
 	}
