@@ -43,7 +43,7 @@ func (n *testNormalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			// The plugin reports the sub-agent's prompt; the
 			// description only names the child run.
 			p := sdk.S("p" + strings.Repeat("x", l.No))
-			out.Open(p, sdk.Message{Role: sdk.RoleUser, Scope: sdk.S(id)})
+			out.Open(p, sdk.Message{User: true, Scope: sdk.S(id)})
 			out.Block(p, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S("list the files"), Origin: sdk.OriginPrompt})
 			out.Close(p, sdk.MessageEnd{})
 		}

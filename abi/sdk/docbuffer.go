@@ -38,7 +38,7 @@ func (b *DocBuffer) Active() bool { return b.on }
 // be the inside of a pretty-printed document. It is false when no
 // document is active.
 func (b *DocBuffer) Continues(l *Line) bool {
-	return b.on && !(l.IsJSON() && !indented(l.Raw))
+	return b.on && !(l.JSON().Exists() && !indented(l.Raw))
 }
 
 // Add appends the line raw (without its LF) to the document being

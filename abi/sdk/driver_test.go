@@ -204,7 +204,7 @@ func TestFeedMultiLine(t *testing.T) {
 	p := plugin(func(abi.BeginOptions) *funcNorm {
 		return &funcNorm{
 			line: func(l *Line, out *Out) error {
-				if !l.IsJSON() {
+				if !l.JSON().Exists() {
 					out.Unmapped(S("banner"))
 					return nil
 				}
@@ -541,7 +541,7 @@ func TestOutEveryRecord(t *testing.T) {
 			key := S("m")
 			out.Meta(Meta{SessionID: Text(v.Get("sid")), Model: S("mod"), Override: true})
 			out.Open(key, Message{ID: S("id"), Time: S("2024-01-01T00:00:00Z")})
-			out.Open(key, Message{Role: RoleUser, Scope: S("sc")})
+			out.Open(key, Message{User: true, Scope: S("sc")})
 			out.Block(key, -1, Block{Type: BlockToolUse, ToolName: S("Bash"), ToolID: S("t1"), ToolInput: JSON(v.Get("in")), Redacted: true, IsError: true, Origin: OriginPrompt})
 			out.Append(key, 0, BlockText, S("delta"))
 			out.Append(key, 0, BlockText, Str{}) // unset: nothing

@@ -28,7 +28,7 @@ func (shout) Line(l *sdk.Line, out *sdk.Out) error {
 		return nil
 	}
 	key := sdk.S("m")
-	out.Open(key, sdk.Message{Role: sdk.RoleAssistant})
+	out.Open(key, sdk.Message{})
 	out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(say)})
 	out.Close(key, sdk.MessageEnd{})
 	return nil

@@ -143,7 +143,7 @@ func (o *Out) Meta(m Meta) {
 
 // Message is the header of a message.
 type Message struct {
-	Role      string // RoleAssistant (default) or RoleUser
+	User      bool // a user message; an assistant message when false
 	ID, Model Str
 	Scope     Str // sub-agent scope; unset for the step itself
 	Time      Str // the provider's timestamp (RFC 3339), if any
@@ -154,9 +154,9 @@ type Message struct {
 func (o *Out) Open(key Str, m Message) {
 	o.begin(wire.OpMsgOpen)
 	o.str(wire.TKey, &key)
-	role := m.Role
-	if role == "" {
-		role = RoleAssistant
+	role := "assistant"
+	if m.User {
+		role = "user"
 	}
 	o.enc.Str(wire.TRole, role)
 	o.str(wire.TID, &m.ID)

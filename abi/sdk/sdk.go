@@ -47,9 +47,6 @@ type Line struct {
 // (missing otherwise).
 func (l *Line) JSON() abi.Value { return l.doc.Root() }
 
-// IsJSON reports whether the line is one JSON object or array.
-func (l *Line) IsJSON() bool { return l.doc != nil && len(l.doc.Toks) > 0 }
-
 // Parse indexes a JSON document the plugin assembled itself (a
 // pretty-printed object spread over lines, say). Strings made from it are
 // literals. ok is false when buf is not one JSON object or array.
@@ -221,7 +218,7 @@ func (u Usage) Plus(o Usage) Usage {
 	}
 }
 
-// Block types, roles and origins, as strings so that the SDK does not pull
+// Block types, origins and statuses, as strings so that the SDK does not pull
 // the transcript package into plugins.
 const (
 	BlockText       = "text"
@@ -230,9 +227,6 @@ const (
 	BlockToolResult = "tool_result"
 	BlockCommand    = "command"
 	BlockStream     = "stream"
-
-	RoleAssistant = "assistant"
-	RoleUser      = "user"
 
 	OriginPrompt       = "prompt"
 	OriginSystemPrompt = "system_prompt"

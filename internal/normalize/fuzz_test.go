@@ -15,7 +15,7 @@ import (
 type echoAll struct{}
 
 func (echoAll) Line(l *sdk.Line, out *sdk.Out) error {
-	if !l.IsJSON() {
+	if !l.JSON().Exists() {
 		out.Unmapped(sdk.S(string(l.Raw)))
 		out.Final(sdk.S(string(l.Raw)), true)
 		return nil

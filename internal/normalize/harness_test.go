@@ -31,7 +31,7 @@ func scriptPlugin() sdk.Plugin {
 }
 
 func (s *script) Line(l *sdk.Line, out *sdk.Out) error {
-	if !l.IsJSON() {
+	if !l.JSON().Exists() {
 		out.Unmapped(sdk.S("non-json"))
 		return nil
 	}
@@ -82,7 +82,7 @@ func run(ops abi.Value, out *sdk.Out) error {
 			out.Meta(sdk.Meta{SessionID: txt("sid"), Model: txt("model"), ProviderVersion: txt("pv"), Format: txt("format"), Override: op.Get("override").Truthy(),
 				NoTerminal: op.Get("noterm").Truthy()})
 		case "open":
-			out.Open(txt("key"), sdk.Message{Role: op.Get("role").String(), ID: txt("id"), Model: txt("model"), Scope: txt("scope"), Time: txt("time")})
+			out.Open(txt("key"), sdk.Message{User: op.Get("role").Is("user"), ID: txt("id"), Model: txt("model"), Scope: txt("scope"), Time: txt("time")})
 		case "block":
 			out.Block(txt("key"), slot, sdk.Block{Type: op.Get("type").String(), Text: txt("text"), Thinking: txt("thinking"),
 				ToolName: txt("tool_name"), ToolID: txt("tool_id"), ToolInput: sdk.JSON(op.Get("tool_input")),

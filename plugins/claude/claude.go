@@ -142,7 +142,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			return nil
 		}
 	}
-	if !l.IsJSON() {
+	if !l.JSON().Exists() {
 		n.text(l.Raw, out)
 		return nil
 	}
@@ -486,7 +486,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 				// --output-format json without --verbose: the answer
 				// is only here, and is still the assistant's message.
 				key := sdk.S(n.newKey('r'))
-				out.Open(key, sdk.Message{Role: sdk.RoleAssistant, Model: n.resultModel})
+				out.Open(key, sdk.Message{Model: n.resultModel})
 				out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)})
 				e := sdk.MessageEnd{}
 				if sr := n.get(v, kStopReason); sr.Kind() == abi.KindString {

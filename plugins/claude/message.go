@@ -315,7 +315,7 @@ func (n *normalizer) setCurrent(scope string, m *message) {
 // header opens (or updates) m with what a line says about it: the
 // message's model and the line's timestamp.
 func (n *normalizer) header(m *message, model abi.Value, ts abi.Value, out *sdk.Out) {
-	h := sdk.Message{Role: sdk.RoleAssistant, Model: sdk.Text(model), Time: sdk.StringOf(ts)}
+	h := sdk.Message{Model: sdk.Text(model), Time: sdk.StringOf(ts)}
 	if m.id != "" {
 		h.ID = sdk.S(m.id)
 	}
@@ -701,7 +701,7 @@ func (n *normalizer) userText(key string, slot int, t abi.Value, scope string, t
 	if key == "" {
 		n.closeScopeMessages(scope, out)
 		key = n.newKey('u')
-		out.Open(sdk.S(key), sdk.Message{Role: sdk.RoleUser, Scope: scopeStr(scope), Time: sdk.StringOf(ts)})
+		out.Open(sdk.S(key), sdk.Message{User: true, Scope: scopeStr(scope), Time: sdk.StringOf(ts)})
 	}
 	out.Block(sdk.S(key), slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
 	return key

@@ -454,7 +454,7 @@ func (n *normalizer) openScope(scope, parent, name, desc, prompt string, ts abi.
 	out.ScopeOpen(sdk.S(scope), opt(parent), opt(name), opt(desc))
 	if prompt != "" {
 		key := sdk.S(n.newKey('u'))
-		out.Open(key, sdk.Message{Role: sdk.RoleUser, Scope: sdk.S(scope), Time: sdk.StringOf(ts)})
+		out.Open(key, sdk.Message{User: true, Scope: sdk.S(scope), Time: sdk.StringOf(ts)})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(prompt), Origin: sdk.OriginPrompt})
 		out.Close(key, sdk.MessageEnd{})
 		n.scopePrompt[scope] = prompt

@@ -112,7 +112,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	// A raw control byte inside a string (a NUL from a tool's output has
 	// been seen in the wild) makes a line invalid JSON; the host escapes
 	// such bytes before it tapes the line, so that line arrives as JSON.
-	if !l.IsJSON() {
+	if !l.JSON().Exists() {
 		out.Unmapped(sdk.S("non-json"))
 		return nil
 	}
@@ -144,7 +144,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		// Legacy prompt echo: the user's prompt.
 		n.setFormat(out, FormatLegacy)
 		key := n.newKey()
-		out.Open(key, sdk.Message{Role: sdk.RoleUser})
+		out.Open(key, sdk.Message{User: true})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(root.Get("prompt")), Origin: sdk.OriginPrompt})
 		out.Close(key, sdk.MessageEnd{})
 	case root.Get("record_type").Exists():

@@ -58,7 +58,7 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 		// earlier conversation from here on, context it was given.
 		if v := p.Get("message"); v.Kind() == abi.KindString && len(v.Raw()) > 2 {
 			key := n.newKey()
-			out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: ts})
+			out.Open(key, sdk.Message{User: true, Time: ts})
 			out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: sdk.OriginInjected})
 			out.Close(key, sdk.MessageEnd{})
 		} else {
@@ -82,7 +82,7 @@ func (n *normalizer) systemPrompt(out *sdk.Out, v abi.Value, ts sdk.Str) {
 		return
 	}
 	key := n.newKey()
-	out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: ts})
+	out.Open(key, sdk.Message{User: true, Time: ts})
 	out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: sdk.OriginSystemPrompt})
 	out.Close(key, sdk.MessageEnd{})
 }
@@ -431,7 +431,7 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			n.noteText(out, last)
 		}
 	case "user":
-		l.m.Role = sdk.RoleUser
+		l.m.User = true
 		it := p.Get("content").Iter()
 		for it.Next() {
 			text := it.Value().Get("text")
@@ -449,7 +449,7 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		l.close(out, "response_item/message")
 	default:
 		// developer and system messages: instructions, not the user.
-		l.m.Role = sdk.RoleUser
+		l.m.User = true
 		it := p.Get("content").Iter()
 		for it.Next() {
 			if text := it.Value().Get("text"); text.Kind() == abi.KindString {
@@ -531,7 +531,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			return
 		}
 		key := n.newKey()
-		out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: ts})
+		out.Open(key, sdk.Message{User: true, Time: ts})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: origin})
 		out.Close(key, sdk.MessageEnd{})
 	case "agent_reasoning":

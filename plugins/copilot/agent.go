@@ -173,7 +173,7 @@ func (n *normalizer) prompt(a *agent, ts sdk.Str, out *sdk.Out) {
 		return
 	}
 	key := sdk.S(n.newKey("p"))
-	out.Open(key, sdk.Message{Role: sdk.RoleUser, Scope: sdk.S(a.id), Time: ts})
+	out.Open(key, sdk.Message{User: true, Scope: sdk.S(a.id), Time: ts})
 	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(a.prompt), Origin: sdk.OriginPrompt})
 	out.Close(key, sdk.MessageEnd{})
 	a.prompt = ""

@@ -121,7 +121,7 @@ func newNormalizer() *normalizer {
 
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
-	if !l.IsJSON() {
+	if !l.JSON().Exists() {
 		if len(sdk.TrimSpace(l.Raw)) > 0 {
 			out.Unmapped(sdk.S("non_json"))
 		}

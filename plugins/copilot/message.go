@@ -16,7 +16,7 @@ func (n *normalizer) system(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		return
 	}
 	key := sdk.S(n.newKey("s"))
-	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
+	out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
 	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: sdk.OriginSystemPrompt})
 	out.Close(key, sdk.MessageEnd{})
 }
@@ -35,7 +35,7 @@ func (n *normalizer) user(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		a.prompted, a.prompt = true, ""
 	}
 	key := sdk.S(n.newKey("u"))
-	out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
+	out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
 	prompt := sdk.Block{Type: sdk.BlockText, Text: sdk.StringOf(c), Origin: sdk.OriginPrompt}
 	if tc.Kind() != abi.KindString || tc.Is("") {
 		if prompt.Text.IsSet() {
@@ -91,7 +91,7 @@ func (n *normalizer) msgFor(id abi.Value, ts sdk.Str, out *sdk.Out) *message {
 	m := &message{key: n.newKey("a"), scope: n.cur}
 	n.msgs[sid] = m
 	n.open = append(n.open, m)
-	out.Open(sdk.S(m.key), sdk.Message{Role: sdk.RoleAssistant, ID: sdk.StringOf(id), Scope: scopeOf(m.scope), Time: ts})
+	out.Open(sdk.S(m.key), sdk.Message{ID: sdk.StringOf(id), Scope: scopeOf(m.scope), Time: ts})
 	if n.hasThinking {
 		out.Block(sdk.S(m.key), slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(string(n.thinking))})
 		m.hasThinking = true
@@ -121,7 +121,7 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	}
 	key := sdk.S(m.key)
 	model := sdk.StringOf(d.Get("model"))
-	out.Open(key, sdk.Message{Role: sdk.RoleAssistant, Model: model})
+	out.Open(key, sdk.Message{Model: model})
 	if !n.modelSent && m.scope == nil {
 		n.model(d.Get("model"), false, out)
 	}
@@ -206,7 +206,7 @@ func (n *normalizer) flushThinking(out *sdk.Out) {
 		return
 	}
 	key := sdk.S(n.newKey("r"))
-	out.Open(key, sdk.Message{Role: sdk.RoleAssistant, Scope: scopeOf(n.thinkingScope)})
+	out.Open(key, sdk.Message{Scope: scopeOf(n.thinkingScope)})
 	out.Block(key, slotThinking, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(string(n.thinking))})
 	out.Close(key, sdk.MessageEnd{})
 	n.thinking, n.hasThinking, n.thinkingScope = n.thinking[:0], false, nil

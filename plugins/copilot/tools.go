@@ -282,7 +282,7 @@ func (n *normalizer) cutCalls(out *sdk.Out) {
 			} else {
 				n.prompt(c.scope, sdk.Str{}, out)
 				t.key, t.own = sdk.S(n.newKey("a")), true
-				out.Open(t.key, sdk.Message{Role: sdk.RoleAssistant, Scope: scopeOf(c.scope)})
+				out.Open(t.key, sdk.Message{Scope: scopeOf(c.scope)})
 			}
 			targets = append(targets, t)
 			ti = len(targets) - 1

@@ -18,7 +18,7 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 		// The object holds no per-turn messages: the response is the
 		// one assistant message the transcript can show.
 		key := sdk.S(n.newKey("a"))
-		out.Open(key, sdk.Message{Role: sdk.RoleAssistant})
+		out.Open(key, sdk.Message{})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(r)})
 		out.Close(key, sdk.MessageEnd{})
 		out.Final(sdk.Text(r), true)
@@ -90,7 +90,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 	switch {
 	case t.Is("user"):
 		key := sdk.S(n.newKey("u"))
-		out.Open(key, sdk.Message{Role: sdk.RoleUser, ID: id, Time: ts})
+		out.Open(key, sdk.Message{User: true, ID: id, Time: ts})
 		n.contentBlocks(key, m.Get("content"), sdk.OriginPrompt, out)
 		out.Close(key, sdk.MessageEnd{})
 	case t.Is("gemini"):
@@ -135,7 +135,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 	k := sdk.S(n.newKey("g"))
 	model := m.Get("model")
-	out.Open(k, sdk.Message{Role: sdk.RoleAssistant, ID: id, Model: sdk.StringOf(model), Time: ts})
+	out.Open(k, sdk.Message{ID: id, Model: sdk.StringOf(model), Time: ts})
 	n.model(model, out)
 	it := m.Get("thoughts").Iter()
 	for it.Next() {

@@ -45,7 +45,7 @@ func (n *normalizer) streamEvent(v, t abi.Value, out *sdk.Out) {
 // userPrompt writes a message.user holding the prompt.
 func (n *normalizer) userPrompt(content, ts abi.Value, out *sdk.Out) {
 	key := sdk.S(n.newKey("u"))
-	out.Open(key, sdk.Message{Role: sdk.RoleUser, Time: sdk.StringOf(ts)})
+	out.Open(key, sdk.Message{User: true, Time: sdk.StringOf(ts)})
 	n.contentBlocks(key, content, sdk.OriginPrompt, out)
 	out.Close(key, sdk.MessageEnd{})
 }
@@ -58,7 +58,7 @@ func (n *normalizer) openMessage(ts abi.Value, out *sdk.Out) {
 	n.cur = n.newKey("a")
 	n.nextSlot, n.textSlot = 0, -1
 	n.text = n.text[:0]
-	out.Open(sdk.S(n.cur), sdk.Message{Role: sdk.RoleAssistant, Time: sdk.StringOf(ts)})
+	out.Open(sdk.S(n.cur), sdk.Message{Time: sdk.StringOf(ts)})
 }
 
 // assistantText joins the assistant's deltas into one text block.

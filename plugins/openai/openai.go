@@ -75,7 +75,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 			return nil
 		}
 	}
-	if !l.IsJSON() {
+	if !l.JSON().Exists() {
 		n.text(l.Raw, out)
 		return nil
 	}

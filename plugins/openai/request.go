@@ -28,7 +28,7 @@ func (n *normalizer) promptText(p *prompt, role string, v abi.Value, out *sdk.Ou
 	}
 	if !p.key.IsSet() {
 		p.key = n.newKey("u")
-		out.Open(p.key, sdk.Message{Role: sdk.RoleUser})
+		out.Open(p.key, sdk.Message{User: true})
 	}
 	out.Block(p.key, p.slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: origin})
 	p.slot++

@@ -28,7 +28,7 @@ func (r *recorder) Errorf(format string, a ...any) {
 type echo struct{ n int }
 
 func (e *echo) Line(l *sdk.Line, out *sdk.Out) error {
-	if !l.IsJSON() {
+	if !l.JSON().Exists() {
 		out.Unmapped(sdk.S("non_json"))
 		return nil
 	}
