@@ -283,8 +283,12 @@ func (n *normalizer) finishReason(r *chatResp, reason string, out *sdk.Out) {
 	}
 }
 
-// toolCall reports a tool.call once per call id.
-func (n *normalizer) toolCall(id, name string, input sdk.Str, root abi.Value, ts sdk.Str, out *sdk.Out) {
+// toolCall reports a tool.call once per call id. args is the call's
+// arguments as argsRoot reads them (an object, or a string holding one):
+// parsed only for an execute call reported here, since most calls are
+// seen again in later snapshots and only an execute call's command is
+// read from them.
+func (n *normalizer) toolCall(id, name string, input sdk.Str, args abi.Value, ts sdk.Str, out *sdk.Out) {
 	if id == "" || n.calls[id] {
 		return
 	}
@@ -292,7 +296,7 @@ func (n *normalizer) toolCall(id, name string, input sdk.Str, root abi.Value, ts
 	kind := toolKind(name)
 	tc := sdk.ToolCall{CallID: sdk.S(id), Name: opt(name), Input: input, Kind: kind, Time: ts}
 	if kind == "execute" {
-		tc.Command = commandOf(root)
+		tc.Command = commandOf(argsRoot(args))
 	}
 	out.ToolCall(tc)
 }
@@ -409,7 +413,7 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 			}
 			out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(name), ToolID: sdk.S(id), ToolInput: input})
 			slot++
-			n.toolCall(id, name, input, argsRoot(args), r.time, out)
+			n.toolCall(id, name, input, args, r.time, out)
 		}
 		e := sdk.MessageEnd{StopReason: sdk.StringOf(c.Get("finish_reason"))}
 		if nchoices == 1 {

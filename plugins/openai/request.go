@@ -87,7 +87,9 @@ func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
 			if sdk.Text(args).IsEmpty() {
 				input, _ = jsonInput(nil)
 			}
-			n.toolCall(callIDOf(i), i.Get("name").String(), input, argsRoot(args), sdk.Str{}, out)
+			if id := callIDView(i); id != "" && !n.calls[id] {
+				n.toolCall(callIDOf(i), i.Get("name").String(), input, args, sdk.Str{}, out)
+			}
 		case t.Kind() == abi.KindString && hasSuffix(t.Raw(), `_output"`):
 			n.toolOutput(i.Get("call_id"), i.Get("output"), i.Get("status"), out)
 		case t.Is("mcp_approval_response"):
@@ -130,7 +132,9 @@ func (n *normalizer) chatRequest(v abi.Value, out *sdk.Out) {
 				if sdk.Text(args).IsEmpty() {
 					input, _ = jsonInput(nil)
 				}
-				n.toolCall(c.Get("id").String(), c.Path("function", "name").String(), input, argsRoot(args), sdk.Str{}, out)
+				if id := sdk.View(c.Get("id")); id != "" && !n.calls[id] {
+					n.toolCall(c.Get("id").String(), c.Path("function", "name").String(), input, args, sdk.Str{}, out)
+				}
 			}
 		case role.Is("tool"):
 			n.toolOutput(m.Get("tool_call_id"), m.Get("content"), abi.Value{}, out)

@@ -128,70 +128,124 @@ func (n *normalizer) slotFor(it *item, part int) *slot {
 	return s
 }
 
+// Responses API streaming events the plugin knows, numbered so that one
+// map lookup replaces a chain of string compares (a switch on strings is
+// one runtime call per case inside a TinyGo plugin). evLifecycle marks
+// the events whose content is written from items and parts.
+const (
+	evCreated uint8 = iota + 1
+	evCompleted
+	evItemAdded
+	evItemDone
+	evTextDelta
+	evTextDone
+	evRefusalDone
+	evPartDone
+	evSummaryDelta
+	evSummaryDone
+	evSummaryPartDone
+	evReasoningDelta
+	evReasoningDone
+	evArgsDelta
+	evArgsDone
+	evAnnounce
+
+	evLifecycle uint8 = 0x80
+)
+
+// eventKinds is read-only after package initialization.
+var eventKinds = map[string]uint8{
+	"response.created":                       evCreated | evLifecycle,
+	"response.in_progress":                   evCreated | evLifecycle,
+	"response.queued":                        evCreated | evLifecycle,
+	"response.completed":                     evCompleted,
+	"response.failed":                        evCompleted,
+	"response.incomplete":                    evCompleted,
+	"response.output_item.added":             evItemAdded | evLifecycle,
+	"response.output_item.done":              evItemDone | evLifecycle,
+	"response.output_text.delta":             evTextDelta,
+	"response.refusal.delta":                 evTextDelta,
+	"response.output_text.done":              evTextDone | evLifecycle,
+	"response.refusal.done":                  evRefusalDone | evLifecycle,
+	"response.content_part.done":             evPartDone | evLifecycle,
+	"response.reasoning_summary_text.delta":  evSummaryDelta,
+	"response.reasoning_summary_text.done":   evSummaryDone | evLifecycle,
+	"response.reasoning_summary_part.done":   evSummaryPartDone | evLifecycle,
+	"response.reasoning_text.delta":          evReasoningDelta,
+	"response.reasoning_text.done":           evReasoningDone,
+	"response.function_call_arguments.delta": evArgsDelta,
+	"response.custom_tool_call_input.delta":  evArgsDelta,
+	"response.function_call_arguments.done":  evArgsDone,
+	"response.custom_tool_call_input.done":   evArgsDone,
+	"response.output_text.annotation.added":  evAnnounce | evLifecycle,
+	"response.content_part.added":            evAnnounce | evLifecycle,
+	"response.reasoning_summary_part.added":  evAnnounce | evLifecycle,
+}
+
 // event handles one Responses API streaming event.
 func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
-	t := sdk.View(typ) // aliases the line: compared only
-	switch t {
-	case "response.created", "response.in_progress", "response.queued", "response.output_item.added",
-		"response.output_item.done", "response.content_part.added", "response.output_text.annotation.added",
-		"response.reasoning_summary_part.added", "response.reasoning_summary_part.done", "response.content_part.done",
-		"response.output_text.done", "response.reasoning_summary_text.done", "response.refusal.done":
+	k := eventKinds[sdk.View(typ)] // sdk.View aliases the line: looked up only
+	progress := false
+	switch {
+	case k&evLifecycle != 0:
 		// Known lifecycle events: what they carry is written from the
 		// items and parts (each once), so the line itself may add
 		// nothing; declared so that it is accounted for (spec §6.8).
 		out.Ignored(sdk.Text(typ))
-	}
-	if isProgress(typ) {
+	case k == 0 && isProgress(typ):
+		// A hosted tool's progress (searching, interpreting, ...): its
+		// item arrives whole in output_item.done.
+		progress = true
 		out.Ignored(sdk.Text(typ))
 	}
-	switch t {
-	case "response.created", "response.in_progress", "response.queued":
+	switch k &^ evLifecycle {
+	case evCreated:
 		n.respFor(v.Get("response"), out)
-	case "response.completed", "response.failed", "response.incomplete":
+	case evCompleted:
 		n.responseObject(v.Get("response"), typ, out)
-	case "response.output_item.added":
+	case evItemAdded:
 		n.itemAdded(v.Get("item"), out)
-	case "response.output_item.done":
+	case evItemDone:
 		i := v.Get("item")
 		it := n.itemFor(sdk.View(i.Get("id")), sdk.View(i.Get("type")), out)
 		n.snapItem(it, i, out)
-	case "response.output_text.delta", "response.refusal.delta":
+	case evTextDelta:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
 		n.deltaText(it, int(idx), sdk.BlockText, v.Get("delta"), out)
-	case "response.output_text.done":
+	case evTextDone:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
 		n.snapText(it, int(idx), sdk.BlockText, v.Get("text"), out)
-	case "response.refusal.done":
+	case evRefusalDone:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
 		n.snapText(it, int(idx), sdk.BlockText, v.Get("refusal"), out)
-	case "response.content_part.done":
+	case evPartDone:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "message", out)
 		idx, _ := v.Get("content_index").Int()
 		n.snapPart(it, int(idx), v.Get("part"), out)
-	case "response.reasoning_summary_text.delta":
+	case evSummaryDelta:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("summary_index").Int()
 		n.deltaText(it, partSummary+int(idx), sdk.BlockThinking, v.Get("delta"), out)
-	case "response.reasoning_summary_text.done":
+	case evSummaryDone:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("summary_index").Int()
 		n.snapText(it, partSummary+int(idx), sdk.BlockThinking, v.Get("text"), out)
-	case "response.reasoning_summary_part.done":
+	case evSummaryPartDone:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("summary_index").Int()
 		n.snapText(it, partSummary+int(idx), sdk.BlockThinking, v.Path("part", "text"), out)
-	case "response.reasoning_text.delta":
+	case evReasoningDelta:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("content_index").Int()
 		n.deltaText(it, int(idx), sdk.BlockThinking, v.Get("delta"), out)
-	case "response.reasoning_text.done":
+	case evReasoningDone:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "reasoning", out)
 		idx, _ := v.Get("content_index").Int()
 		n.snapText(it, int(idx), sdk.BlockThinking, v.Get("text"), out)
-	case "response.function_call_arguments.delta", "response.custom_tool_call_input.delta":
+	case evArgsDelta:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "", out)
 		d := v.Get("delta")
 		if it.argsDone || d.Kind() != abi.KindString || sdk.Text(d).IsEmpty() {
@@ -202,7 +256,7 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 			out.Append(it.r.key, s.n, sdk.BlockToolUse, sdk.Text(d))
 		}
 		it.args = appendString(it.args, d)
-	case "response.function_call_arguments.done", "response.custom_tool_call_input.done":
+	case evArgsDone:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "", out)
 		args := v.Get("arguments")
 		if !args.Exists() {
@@ -212,18 +266,14 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 			return // the item's done event completes it
 		}
 		it.argsDone, it.args = true, nil
-		n.toolUse(it, sdk.JSON(args), argsRoot(args), out)
-	case "response.output_text.annotation.added", "response.content_part.added",
-		"response.reasoning_summary_part.added":
+		n.toolUse(it, sdk.JSON(args), args, out)
+	case evAnnounce:
 		// Annotations qualify text already delivered; empty parts are
 		// announced before their deltas.
 	default:
-		if isProgress(typ) {
-			// A hosted tool's progress (searching, interpreting, ...):
-			// its item arrives whole in output_item.done.
-			return
+		if !progress {
+			out.Unmapped(sdk.S(sdk.TypeName(typ)))
 		}
-		out.Unmapped(sdk.S(sdk.TypeName(typ)))
 	}
 }
 
@@ -261,6 +311,15 @@ func callIDOf(i abi.Value) string {
 		return c.String()
 	}
 	return i.Get("id").String()
+}
+
+// callIDView is callIDOf without the copy (sdk.View): valid during the
+// Line call only, for a lookup.
+func callIDView(i abi.Value) string {
+	if c := i.Get("call_id"); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
+		return sdk.View(c)
+	}
+	return sdk.View(i.Get("id"))
 }
 
 // deltaText appends a text or thinking delta to its block.
@@ -361,7 +420,7 @@ func (n *normalizer) snapItem(it *item, i abi.Value, out *sdk.Out) {
 		it.hasCall = true
 		it.callID, it.name = callIDOf(i), i.Get("name").String()
 		args := i.Get("arguments")
-		n.toolUse(it, sdk.JSON(args), argsRoot(args), out)
+		n.toolUse(it, sdk.JSON(args), args, out)
 	case t.Is("custom_tool_call"):
 		// Freeform tools: the input is text, kept as a string unless it
 		// is JSON.
@@ -379,10 +438,11 @@ func (n *normalizer) snapItem(it *item, i abi.Value, out *sdk.Out) {
 // deltas of a stream whose snapshot lost them).
 func (n *normalizer) hasParts(it *item) bool { return it.nparts > 0 }
 
-// toolUse sets an item's tool_use block and reports its tool.call.
-func (n *normalizer) toolUse(it *item, input sdk.Str, root abi.Value, out *sdk.Out) {
-	if !input.IsSet() || (input.IsEmpty() && !root.Exists()) {
-		input, root = jsonInput(nil)
+// toolUse sets an item's tool_use block and reports its tool.call; args
+// is as toolCall takes it.
+func (n *normalizer) toolUse(it *item, input sdk.Str, args abi.Value, out *sdk.Out) {
+	if !input.IsSet() || (input.IsEmpty() && !argsRoot(args).Exists()) {
+		input, args = jsonInput(nil)
 	}
 	s := n.slotFor(it, partTool)
 	if !s.done {
@@ -390,7 +450,7 @@ func (n *normalizer) toolUse(it *item, input sdk.Str, root abi.Value, out *sdk.O
 		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(it.name), ToolID: opt(it.callID), ToolInput: input})
 	}
 	it.args = nil
-	n.toolCall(it.callID, it.name, input, root, it.r.time, out)
+	n.toolCall(it.callID, it.name, input, args, it.r.time, out)
 }
 
 // hostedTool maps the built-in tool items. Those OpenAI runs itself
@@ -400,7 +460,7 @@ func (n *normalizer) toolUse(it *item, input sdk.Str, root abi.Value, out *sdk.O
 func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	var name, kind string
 	var input sdk.Str
-	var root abi.Value
+	var args abi.Value // as toolCall takes it
 	var command sdk.Str
 	server := true
 	switch {
@@ -418,7 +478,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 		if l := i.Get("server_label").String(); l != "" {
 			name = l + "." + name
 		}
-		input, root = sdk.JSON(i.Get("arguments")), argsRoot(i.Get("arguments"))
+		input, args = sdk.JSON(i.Get("arguments")), i.Get("arguments")
 		// A call waiting for the user's approval (spec §6.12): its
 		// outcome is the approved mcp_call, or the refusal in the next
 		// request's mcp_approval_response; dangling until then.
@@ -474,8 +534,10 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	if !n.calls[it.callID] && it.callID != "" {
 		n.calls[it.callID] = true
 		tc := sdk.ToolCall{CallID: sdk.S(it.callID), Name: opt(name), Input: input, Kind: kind, Command: command, Time: it.r.time}
-		if kind == "execute" && !command.IsSet() && root.Exists() {
-			tc.Command = commandOf(root)
+		if kind == "execute" && !command.IsSet() {
+			if root := argsRoot(args); root.Exists() {
+				tc.Command = commandOf(root)
+			}
 		}
 		out.ToolCall(tc)
 	}
