@@ -8,6 +8,8 @@ import (
 	"log/slog"
 	"strings"
 
+	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -27,7 +29,7 @@ var ErrNotARun = errors.New("not a run transcript")
 // before it could close them. It names each of them.
 type OpenError struct {
 	RunID string
-	Open  []recorder.Bracket
+	Open  []runstate.Bracket
 }
 
 func (e *OpenError) Error() string {
@@ -54,7 +56,7 @@ func (e *OpenError) Error() string {
 // file (see package recorder), and creates nothing: a run that does not
 // exist is an error matching fs.ErrNotExist.
 func Attach(ctx context.Context, store recorder.Store, runID string, opts RunOptions) (*Run, error) {
-	if err := recorder.ValidRunID(runID); err != nil {
+	if err := runid.Valid(runID); err != nil {
 		return nil, fmt.Errorf("lifecycle: attach: %w", err)
 	}
 	ropts := opts.Recorder
@@ -147,8 +149,8 @@ func BeginChild(ctx context.Context, store recorder.Store, parentID, path string
 		return nil, fmt.Errorf("%w: empty run name", ErrInvalidName)
 	}
 	if opts.RunID == "" {
-		opts.RunID = recorder.NewRunID()
-	} else if err := recorder.ValidRunID(opts.RunID); err != nil {
+		opts.RunID = runid.New()
+	} else if err := runid.Valid(opts.RunID); err != nil {
 		return nil, fmt.Errorf("lifecycle: begin child %q: %w", opts.Name, err)
 	}
 	parent, err := Attach(ctx, store, parentID, opts)
@@ -202,7 +204,7 @@ func EndDetached(ctx context.Context, store recorder.Store, runID string, runErr
 		// Sub-runs are separate files with their own locks: end them
 		// before taking this run's lock, never while holding it.
 		for _, b := range r.rec.State().Open {
-			if b.Type != transcript.StepCallWorkflowStarted || recorder.ValidRunID(b.ChildRunID) != nil {
+			if b.Type != transcript.StepCallWorkflowStarted || runid.Valid(b.ChildRunID) != nil {
 				continue
 			}
 			cerr := EndDetached(ctx, store, b.ChildRunID, fmt.Errorf("%w: the parent run %s was ended", context.Canceled, runID), opts)
@@ -222,7 +224,7 @@ func EndDetached(ctx context.Context, store recorder.Store, runID string, runErr
 		return errors.Join(append(errs, fmt.Errorf("lifecycle: end %s: parent: %w", runID, err))...)
 	}
 	status, text := outcome(runErr, ctx.Err())
-	lerr := p.rec.RecordFunc(context.WithoutCancel(ctx), func(st recorder.RunState) ([]*transcript.Event, error) {
+	lerr := p.rec.RecordFunc(context.WithoutCancel(ctx), func(st runstate.State) ([]*transcript.Event, error) {
 		if st.Finished {
 			return nil, fmt.Errorf("lifecycle: end %s: parent %s: %w", runID, r.parentID, recorder.ErrRunFinished)
 		}

@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -147,7 +148,7 @@ func TestAttachErrors(t *testing.T) {
 	if _, err := Attach(ctx, store, "../etc/passwd", RunOptions{}); !errors.Is(err, recorder.ErrInvalidRunID) {
 		t.Fatalf("bad id: %v", err)
 	}
-	id := recorder.NewRunID()
+	id := runid.New()
 	if _, err := Attach(ctx, store, id, RunOptions{}); err == nil {
 		t.Fatal("attach to a missing run succeeded")
 	}

@@ -8,6 +8,8 @@ import (
 	"runtime/debug"
 	"sync"
 
+	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -104,8 +106,8 @@ func start(ctx context.Context, store recorder.Store, opts RunOptions, parentID 
 	}
 	id := opts.RunID
 	if id == "" {
-		id = recorder.NewRunID()
-	} else if err := recorder.ValidRunID(id); err != nil {
+		id = runid.New()
+	} else if err := runid.Valid(id); err != nil {
 		return nil, fmt.Errorf("lifecycle: start run %q: %w", opts.Name, err)
 	}
 	if opts.Producer.Name == "" {
@@ -234,7 +236,7 @@ func (r *Run) finishWith(err, ctxErr error, cancelOpen bool) error {
 			},
 		}
 		var errs []error
-		rerr := r.rec.RecordFunc(context.Background(), func(st recorder.RunState) ([]*transcript.Event, error) {
+		rerr := r.rec.RecordFunc(context.Background(), func(st runstate.State) ([]*transcript.Event, error) {
 			if st.Finished {
 				return nil, fmt.Errorf("lifecycle: end run %s: %w (run.completed at seq %d)", r.id, recorder.ErrRunFinished, st.LastSeq)
 			}

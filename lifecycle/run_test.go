@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -101,7 +102,7 @@ func TestRunBracket(t *testing.T) {
 			if tc.ctx != nil {
 				ctx = tc.ctx()
 			}
-			id := recorder.NewRunID()
+			id := runid.New()
 			var err error
 			func() {
 				defer func() {
@@ -128,7 +129,7 @@ func TestRunBracket(t *testing.T) {
 func TestCancelledDuringIsCancelled(t *testing.T) {
 	store := newStore(t)
 	ctx, cancel := context.WithCancel(context.Background())
-	id := recorder.NewRunID()
+	id := runid.New()
 	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Step) error {
 		return r.Step(ctx, "wait", transcript.KindCommand, func(ctx context.Context, s *Step) error {
 			cancel()
@@ -145,7 +146,7 @@ func TestCancelledDuringIsCancelled(t *testing.T) {
 
 func TestGoexitStillCompletes(t *testing.T) {
 	store := newStore(t)
-	id := recorder.NewRunID()
+	id := runid.New()
 	var wg sync.WaitGroup
 	wg.Go(func() {
 		_ = Do(context.Background(), store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Step) error {

@@ -10,7 +10,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/oneopt"
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -382,7 +382,7 @@ func (s *Step) SubRun(ctx context.Context, name string) (*Run, error) {
 	node := &Step{
 		run: s.run, br: &bracket{}, name: name, path: joinPath(s.path, name),
 		kind: transcript.KindCallWorkflow, iteration: s.iteration, inLoop: s.inLoop,
-		childID: recorder.NewRunID(),
+		childID: runid.New(),
 	}
 	ev := &transcript.Event{
 		Type: transcript.StepCallWorkflowStarted, ChildRunID: node.childID, Path: node.path, Iteration: node.iteration,
@@ -439,7 +439,7 @@ func (s *Step) runChild(ctx context.Context, name string, kind transcript.StepKi
 			iteration: iteration, attempt: attempt, inLoop: s.inLoop,
 		}
 		if call {
-			child.childID = recorder.NewRunID()
+			child.childID = runid.New()
 		}
 		err := s.exec(ctx, child, fn)
 		if err == nil || attempt >= cfg.Retries || !shouldRetry(ctx, cfg, err) {

@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -19,7 +20,7 @@ import (
 func doRun(t *testing.T, body StepFunc) ([]*transcript.Event, error) {
 	t.Helper()
 	store := newStore(t)
-	id := recorder.NewRunID()
+	id := runid.New()
 	err := Do(context.Background(), store, RunOptions{Name: "wf", RunID: id}, body)
 	return readRun(t, store, id), err
 }
@@ -273,7 +274,7 @@ func TestLoopStopsOnError(t *testing.T) {
 
 func TestLoopCancelled(t *testing.T) {
 	store := newStore(t)
-	id := recorder.NewRunID()
+	id := runid.New()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Step) error {
@@ -293,7 +294,7 @@ func TestLoopCancelled(t *testing.T) {
 
 func TestRetryDelayCancelled(t *testing.T) {
 	store := newStore(t)
-	id := recorder.NewRunID()
+	id := runid.New()
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	err := Do(ctx, store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Step) error {
@@ -374,7 +375,7 @@ func TestParallel(t *testing.T) {
 	})
 	t.Run("panic in a branch is recorded and raised in the caller", func(t *testing.T) {
 		store := newStore(t)
-		id := recorder.NewRunID()
+		id := runid.New()
 		v := panics(t, func() {
 			_ = Do(context.Background(), store, RunOptions{Name: "wf", RunID: id}, func(ctx context.Context, r *Step) error {
 				return r.Parallel(ctx, "p", []Branch{
@@ -407,7 +408,7 @@ func TestParallel(t *testing.T) {
 
 func TestCallWorkflowDepth2(t *testing.T) {
 	store := newStore(t)
-	id := recorder.NewRunID()
+	id := runid.New()
 	var childID, grandID string
 	err := Do(context.Background(), store, RunOptions{Name: "parent", RunID: id}, func(ctx context.Context, r *Step) error {
 		return r.ForEach(ctx, "each", 2, func(ctx context.Context, i int, b *Step) error {
@@ -462,7 +463,7 @@ func TestCallWorkflowDepth2(t *testing.T) {
 func TestCallWorkflowFailures(t *testing.T) {
 	t.Run("child error", func(t *testing.T) {
 		store := newStore(t)
-		id := recorder.NewRunID()
+		id := runid.New()
 		var childID string
 		err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
 			return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Step) error {
@@ -481,7 +482,7 @@ func TestCallWorkflowFailures(t *testing.T) {
 	})
 	t.Run("child panic", func(t *testing.T) {
 		store := newStore(t)
-		id := recorder.NewRunID()
+		id := runid.New()
 		var childID string
 		panics(t, func() {
 			_ = Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
@@ -498,7 +499,7 @@ func TestCallWorkflowFailures(t *testing.T) {
 	})
 	t.Run("child goexit", func(t *testing.T) {
 		store := newStore(t)
-		id := recorder.NewRunID()
+		id := runid.New()
 		var childID string
 		var wg sync.WaitGroup
 		wg.Go(func() {
@@ -517,7 +518,7 @@ func TestCallWorkflowFailures(t *testing.T) {
 	})
 	t.Run("retried call makes a new child per attempt", func(t *testing.T) {
 		store := newStore(t)
-		id := recorder.NewRunID()
+		id := runid.New()
 		var ids []string
 		err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
 			return r.CallWorkflow(ctx, "c", func(ctx context.Context, child *Step) error {
@@ -543,7 +544,7 @@ func TestCallWorkflowFailures(t *testing.T) {
 
 func TestSubRun(t *testing.T) {
 	store := newStore(t)
-	id := recorder.NewRunID()
+	id := runid.New()
 	var ended, forgotten, failed *Run
 	err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
 		return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *Step) error {
@@ -596,7 +597,7 @@ func TestSubRunOpenFailure(t *testing.T) {
 	// A run id that the store accepts once: the child cannot be created
 	// where its parent's file is, so use a store whose directory vanishes.
 	store := newStore(t)
-	id := recorder.NewRunID()
+	id := runid.New()
 	err := Do(context.Background(), store, RunOptions{Name: "p", RunID: id}, func(ctx context.Context, r *Step) error {
 		return r.Step(ctx, "s", transcript.KindOperation, func(ctx context.Context, s *Step) error {
 			s.run.store = recorder.NewStore(strings.Repeat("x", 5000)) // a path too long to create

@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/fanout"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -67,7 +68,7 @@ func BenchmarkBaselineMarshalWrite(b *testing.B) {
 		b.Fatal(err)
 	}
 	defer f.Close()
-	id := NewRunID()
+	id := runid.New()
 	var seq uint64
 	n := 0
 	for b.Loop() {
@@ -88,7 +89,7 @@ func BenchmarkBaselineMarshalWrite(b *testing.B) {
 
 func benchRecorder(b *testing.B, writers int, slow bool) {
 	st := NewStore(b.TempDir())
-	r, err := st.Open(context.Background(), NewRunID(), Options{Logger: quietLog()})
+	r, err := st.Open(context.Background(), runid.New(), Options{Logger: quietLog()})
 	if err != nil {
 		b.Fatal(err)
 	}
@@ -155,7 +156,7 @@ func BenchmarkRecorder4Writers(b *testing.B)       { benchRecorder(b, 4, false) 
 // comparison with json.Marshal in the baseline.
 func BenchmarkEncodeOnly(b *testing.B) {
 	ev := assistantEvent(text200)
-	ev.RunID, ev.Timestamp = NewRunID(), time.Now()
+	ev.RunID, ev.Timestamp = runid.New(), time.Now()
 	buf := make([]byte, 0, 1024)
 	for b.Loop() {
 		var err error
@@ -171,7 +172,7 @@ func BenchmarkEncodeOnly(b *testing.B) {
 func BenchmarkRecorderBatch(b *testing.B) {
 	const size = 16
 	st := NewStore(b.TempDir())
-	r, err := st.Open(context.Background(), NewRunID(), Options{Logger: quietLog()})
+	r, err := st.Open(context.Background(), runid.New(), Options{Logger: quietLog()})
 	if err != nil {
 		b.Fatal(err)
 	}

@@ -11,6 +11,8 @@ import (
 	"io/fs"
 	"os"
 	"syscall"
+
+	"github.com/twasm/twasm/internal/runstate"
 )
 
 // stateSuffix is appended to a transcript's path to name its checkpoint:
@@ -29,10 +31,10 @@ const maxCheckpoint = 16 << 20
 
 // checkpoint is the content of the state file: one JSON object.
 type checkpoint struct {
-	RunID  string   `json:"run_id"`
-	Offset int64    `json:"offset"`
-	Lines  int64    `json:"lines"`
-	State  RunState `json:"state"`
+	RunID  string         `json:"run_id"`
+	Offset int64          `json:"offset"`
+	Lines  int64          `json:"lines"`
+	State  runstate.State `json:"state"`
 }
 
 // loadCheckpoint reads the state file and, when it matches the transcript

@@ -13,7 +13,8 @@
 // # Model
 //
 // A [Recorder] owns one run file, <root>/transcripts/<run-id>.jsonl
-// ([Store] lays the paths out; run ids are checked by [ValidRunID]). Each
+// ([Store] lays the paths out; a run id must be the canonical
+// spelling of a UUID v4, else [ErrInvalidRunID]). Each
 // [Recorder.Record] call turns one transcript.Event into one line, and
 // [Recorder.RecordBatch] a batch of events that are ready together into
 // consecutive lines:
@@ -67,7 +68,8 @@
 // # Run state and checkpoints
 //
 // The recorder keeps the run's state as the whole file says it, from every
-// writer ([RunState]: the first event, the run's name and parent, whether
+// writer (internal/runstate, which [Recorder.State] returns and
+// [Recorder.RecordFunc] hands to package lifecycle: the first event, the run's name and parent, whether
 // run.completed is in the file, the last seq, and the open brackets: every
 // step.started and step.call_workflow.started without its completion). It
 // updates it from its own appends, and from other writers' lines as it
@@ -91,7 +93,7 @@
 // goroutines at once, and the caller must not mutate an event during
 // Record. Record writes ev.Seq, may set ev.RunID and ev.Timestamp, and the
 // masker may rewrite strings in place. Subscribers receive shallow copies
-// that share payloads with the recorded event: read-only. A Masker is
+// that share payloads with the recorded event: read-only. [Options].Mask is
 // called concurrently from Record callers. Close may race with Record:
 // Records that enter the critical section after Close fail with
 // [ErrClosed]. Waiting for the file lock held by another process polls
@@ -106,7 +108,7 @@
 // # Threat model
 //
 //   - Hostile run id (from a CLI flag, a resume request, a file name):
-//     [ValidRunID] accepts only the canonical lower-case UUID v4 spelling,
+//     a run id is accepted only in the canonical lower-case UUID v4 spelling,
 //     so an id cannot contain "/", "..", NUL or an alias of another run;
 //     Store validates before building any path, and Open validates the id
 //     it writes into every line.

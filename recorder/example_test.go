@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -23,7 +24,7 @@ func ExampleStore_Open() {
 	defer os.RemoveAll(dir)
 	ctx := context.Background()
 	store := recorder.NewStore(dir)
-	id := recorder.NewRunID()
+	id := uuid.NewString() // a run id is a UUID v4, canonical lower case
 
 	for range 2 {
 		r, err := store.Open(ctx, id)

@@ -13,6 +13,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -142,7 +143,7 @@ const (
 // with seqs 1..N in file order, none twice.
 func TestTwoProcessesInterleave(t *testing.T) {
 	path := t.TempDir() + "/transcripts/run.jsonl"
-	id := NewRunID()
+	id := runid.New()
 	names := []string{"writer-a", "writer-b"}
 	cmds := make([]*exec.Cmd, len(names))
 	for i, name := range names {
@@ -178,7 +179,7 @@ func TestTwoProcessesInterleave(t *testing.T) {
 func TestMultiProcess(t *testing.T) {
 	const procs, perProc = 4, 2000
 	path := t.TempDir() + "/transcripts/run.jsonl"
-	id := NewRunID()
+	id := runid.New()
 	cmds := make([]*exec.Cmd, procs)
 	for i := range cmds {
 		cmds[i] = childCmd("append", path, id, childCount+"="+strconv.Itoa(perProc))
@@ -208,7 +209,7 @@ func TestKillAtRandomMoments(t *testing.T) {
 		rounds = 10
 	}
 	path := t.TempDir() + "/transcripts/run.jsonl"
-	id := NewRunID()
+	id := runid.New()
 	rng := rand.New(rand.NewPCG(uint64(os.Getpid()), 7))
 	ctx := context.Background()
 	var naturalTorn, plantedTorn int

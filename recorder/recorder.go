@@ -24,6 +24,8 @@ import (
 	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/internal/oneopt"
 	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -43,15 +45,9 @@ const (
 	FsyncAlways
 )
 
-// Masker rewrites secrets in an event before it is validated and written.
-// It is called outside the recorder's lock, possibly from several
-// goroutines at once, so it must be safe for concurrent use. It must not
-// change the run id.
-type Masker interface{ Mask(ev *transcript.Event) }
-
 type options struct {
 	fsync       FsyncPolicy
-	mask        Masker
+	mask        func(ev *transcript.Event)
 	bufSize     int
 	logger      *slog.Logger
 	now         func() time.Time
@@ -66,10 +62,12 @@ type Options struct {
 	// Fsync says when the transcript is flushed to stable storage
 	// (default [FsyncOnBoundary]).
 	Fsync FsyncPolicy
-	// Mask, when set, rewrites secrets in every event before it is
-	// validated and written (opt-in; twasm's --redact installs its
-	// redactor here).
-	Mask Masker
+	// Mask, when set, rewrites secrets in every event, in place, before
+	// it is validated and written (opt-in; twasm's --redact installs its
+	// redactor here). It is called outside the recorder's lock, possibly
+	// from several goroutines at once, so it must be safe for concurrent
+	// use. It must not change the run id.
+	Mask func(ev *transcript.Event)
 	// Logger receives repairs, lock waits and dropped live events. Nil
 	// means slog.Default(); a logger over slog.DiscardHandler discards.
 	Logger *slog.Logger
@@ -161,15 +159,15 @@ type Recorder struct {
 
 	batches sync.Pool // *batch: encoding buffers of RecordBatch
 
-	mu       sync.Mutex // the critical section: seq, write, publish
-	wf, rf   *os.File   // append-only writer; reader for recovery
-	fd       int        // wf's descriptor, for flock/fstat/write/ftruncate
-	rfd      int        // rf's descriptor, for the wait signal (lease.go)
-	buf      []byte     // the lines being written, reused
-	end      int64      // offset after the last complete line read or written
-	lines    int64      // complete lines before end
-	state    RunState   // the run as the file says up to end
-	cpEnd    int64      // end when the last checkpoint was written
+	mu       sync.Mutex     // the critical section: seq, write, publish
+	wf, rf   *os.File       // append-only writer; reader for recovery
+	fd       int            // wf's descriptor, for flock/fstat/write/ftruncate
+	rfd      int            // rf's descriptor, for the wait signal (lease.go)
+	buf      []byte         // the lines being written, reused
+	end      int64          // offset after the last complete line read or written
+	lines    int64          // complete lines before end
+	state    runstate.State // the run as the file says up to end
+	cpEnd    int64          // end when the last checkpoint was written
 	repairs  []tornRepair
 	closed   bool
 	closeEr  error
@@ -203,13 +201,15 @@ const maxKeptBuf = 256 << 10
 // run state is recovered from the checkpoint beside the file and the lines
 // after it (the whole file when there is no usable checkpoint), and a torn
 // last line is moved to the sidecar <path>.torn and logged. ctx bounds the
-// wait for the file lock. opts is at most one [Options] (none: the
+// wait for the file lock. runID is a UUID v4 in its canonical lower-case
+// spelling (github.com/google/uuid's NewString makes one), else the error
+// matches [ErrInvalidRunID]. opts is at most one [Options] (none: the
 // defaults).
 func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, error) {
 	if err := ctx.Err(); err != nil {
 		return nil, fmt.Errorf("recorder: open %s: %w", path, err)
 	}
-	if err := ValidRunID(runID); err != nil {
+	if err := runid.Valid(runID); err != nil {
 		return nil, fmt.Errorf("recorder: open %s: %w", path, err)
 	}
 	o := oneopt.Get("recorder.Open", opts).resolve()
@@ -329,9 +329,9 @@ func (r *Recorder) refreshTail(when string) error {
 	if st.Size < r.end {
 		r.log.Warn("recorder: the transcript shrank behind the lock (truncated by another program); reading it again from the start",
 			"path", r.path, "size", st.Size, "expected", r.end)
-		r.end, r.lines, r.state, r.cpEnd = 0, 0, RunState{}, 0
+		r.end, r.lines, r.state, r.cpEnd = 0, 0, runstate.State{}, 0
 	}
-	state := r.state.clone()
+	state := r.state.Clone()
 	sc := scanner{ra: r.rf, runID: r.runID, st: &state, lines: r.lines}
 	end, err := sc.scan(r.end, st.Size)
 	if err != nil {
@@ -541,8 +541,10 @@ func (r *Recorder) RecordBatch(ctx context.Context, evs []*transcript.Event) err
 // the events it returns as one batch, in the same critical section: a
 // decision that depends on the state (end the run once; close the steps
 // still open) cannot be raced by another writer. decide returning an
-// error or no events writes nothing; its error is returned as is.
-func (r *Recorder) RecordFunc(ctx context.Context, decide func(RunState) ([]*transcript.Event, error)) error {
+// error or no events writes nothing; its error is returned as is. The
+// state's type is internal: RecordFunc serves package lifecycle, which
+// ends runs with it.
+func (r *Recorder) RecordFunc(ctx context.Context, decide func(runstate.State) ([]*transcript.Event, error)) error {
 	if err := ctx.Err(); err != nil {
 		return fmt.Errorf("recorder: record: %w", err)
 	}
@@ -553,7 +555,7 @@ func (r *Recorder) RecordFunc(ctx context.Context, decide func(RunState) ([]*tra
 	if err := r.enter(ctx, "events"); err != nil {
 		return err
 	}
-	evs, err := decide(r.state.clone())
+	evs, err := decide(r.state.Clone())
 	if err == nil && len(evs) > 0 {
 		if err = r.encode(b, evs); err == nil {
 			err = r.appendLocked(evs, b)
@@ -569,11 +571,13 @@ func (r *Recorder) RecordFunc(ctx context.Context, decide func(RunState) ([]*tra
 
 // State returns the run's state as of this recorder's last critical
 // section; other processes may have appended since. [Recorder.RecordFunc] sees the
-// current one.
-func (r *Recorder) State() RunState {
+// current one. Its fields (the first event's type, the run's name and
+// parent, whether it finished, the last seq, the open steps and sub-run
+// links) can be read; its type is internal, as for RecordFunc.
+func (r *Recorder) State() runstate.State {
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	return r.state.clone()
+	return r.state.Clone()
 }
 
 // enter checks that the recorder is open, takes the file lock (unless it
@@ -670,7 +674,7 @@ func (r *Recorder) prepare(ev *transcript.Event) error {
 		ev.Timestamp = r.opts.now()
 	}
 	if r.opts.mask != nil {
-		r.opts.mask.Mask(ev)
+		r.opts.mask(ev)
 		if err := r.checkRun(ev); err != nil {
 			return fmt.Errorf("after masking: %w", err)
 		}
@@ -741,9 +745,9 @@ func (r *Recorder) appendLocked(evs []*transcript.Event, b *batch) error {
 	}
 	for i, ev := range evs {
 		ev.Seq = first + uint64(i)
-		if brackets(string(ev.Type)) {
-			h := headOf(ev)
-			r.state.apply(&h)
+		if runstate.Brackets(string(ev.Type)) {
+			h := runstate.HeadOf(ev)
+			r.state.Apply(&h)
 		}
 	}
 	last := first + uint64(len(evs)) - 1

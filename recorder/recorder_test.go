@@ -17,13 +17,14 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/twasm/twasm/internal/fanout"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
 func openTemp(t *testing.T, opts ...Options) (*Recorder, Store, string) {
 	t.Helper()
 	st := NewStore(t.TempDir())
-	id := NewRunID()
+	id := runid.New()
 	var o Options
 	if len(opts) > 0 {
 		o = opts[0]
@@ -138,7 +139,7 @@ func TestSlowSubscriber(t *testing.T) {
 
 func TestReopenContinuesSeq(t *testing.T) {
 	st := NewStore(t.TempDir())
-	id := NewRunID()
+	id := runid.New()
 	ctx := context.Background()
 	for round := 1; round <= 3; round++ {
 		r, err := st.Open(ctx, id, Options{Logger: quietLog()})
@@ -175,7 +176,7 @@ func TestReopenContinuesSeq(t *testing.T) {
 func TestFileAndDirModes(t *testing.T) {
 	root := filepath.Join(t.TempDir(), "storage")
 	st := NewStore(root)
-	id := NewRunID()
+	id := runid.New()
 	r, err := st.Open(context.Background(), id, Options{Logger: quietLog()})
 	if err != nil {
 		t.Fatal(err)
@@ -263,7 +264,7 @@ func readSidecar(t testing.TB, path string) []sidecarRecord {
 }
 
 func TestTornTailRepairedAtOpen(t *testing.T) {
-	id := NewRunID()
+	id := runid.New()
 	good := func(seq int) string {
 		ev := assistantEvent("hello")
 		ev.RunID, ev.Seq, ev.Timestamp = id, uint64(seq), fixedClock()()
@@ -401,7 +402,7 @@ func TestRecordErrors(t *testing.T) {
 	ctx := context.Background()
 	cancelled, cancel := context.WithCancel(ctx)
 	cancel()
-	other := NewRunID()
+	other := runid.New()
 	tests := []struct {
 		name string
 		ctx  context.Context
@@ -470,7 +471,7 @@ func (m *upperMasker) Mask(ev *transcript.Event) {
 
 func TestMaskHook(t *testing.T) {
 	m := &upperMasker{}
-	r, _, id := openTemp(t, Options{Mask: m, Clock: fixedClock()})
+	r, _, id := openTemp(t, Options{Mask: m.Mask, Clock: fixedClock()})
 	sub, stop := r.Subscribe()
 	defer stop()
 	if err := r.Record(context.Background(), assistantEvent("my secret is here")); err != nil {
@@ -491,14 +492,14 @@ func TestMaskHook(t *testing.T) {
 	if !bytes.Contains(data, []byte(`"timestamp":"2026-01-02T03:04:05.006Z"`)) {
 		t.Fatalf("clock not used: %s", data)
 	}
-	m.runID = NewRunID() // a masker must not change the run id
+	m.runID = runid.New() // a masker must not change the run id
 	if err := r.Record(context.Background(), assistantEvent("x")); !errors.Is(err, ErrRunMismatch) {
 		t.Fatalf("masker changed run id: %v", err)
 	}
 }
 
 func TestRunIDValidation(t *testing.T) {
-	valid := NewRunID()
+	valid := runid.New()
 	tests := []struct {
 		id string
 		ok bool
@@ -522,9 +523,9 @@ func TestRunIDValidation(t *testing.T) {
 	st := NewStore(t.TempDir())
 	for _, tc := range tests {
 		t.Run(strings.ReplaceAll(tc.id[:min(len(tc.id), 40)], "/", "_"), func(t *testing.T) {
-			err := ValidRunID(tc.id)
+			err := runid.Valid(tc.id)
 			if (err == nil) != tc.ok {
-				t.Fatalf("ValidRunID(%q) = %v", tc.id, err)
+				t.Fatalf("runid.Valid(%q) = %v", tc.id, err)
 			}
 			_, perr := st.TranscriptPath(tc.id)
 			_, derr := st.RawDir(tc.id)
@@ -556,14 +557,14 @@ func TestStorePaths(t *testing.T) {
 	if err != nil || p != "/data/transcripts/"+id+".jsonl" {
 		t.Fatalf("%q %v", p, err)
 	}
-	if a, b := NewRunID(), NewRunID(); a == b || ValidRunID(a) != nil {
+	if a, b := runid.New(), runid.New(); a == b || runid.Valid(a) != nil {
 		t.Fatalf("NewRunID: %q %q", a, b)
 	}
 }
 
 func TestOpenRejects(t *testing.T) {
 	dir := t.TempDir()
-	id := NewRunID()
+	id := runid.New()
 	ctx := context.Background()
 	target := filepath.Join(dir, "target")
 	os.WriteFile(target, nil, 0o600)
@@ -577,7 +578,7 @@ func TestOpenRejects(t *testing.T) {
 	}
 	otherRun := filepath.Join(dir, "other.jsonl")
 	ev := assistantEvent("x")
-	ev.RunID, ev.Seq = NewRunID(), 1
+	ev.RunID, ev.Seq = runid.New(), 1
 	line, _ := transcript.AppendEvent(nil, ev)
 	os.WriteFile(otherRun, append(line, '\n'), 0o600)
 	fileAsDir := filepath.Join(target, "sub", "x.jsonl")

@@ -15,6 +15,8 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/twasm/twasm/internal/fanout"
+	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/transcript"
 )
@@ -86,7 +88,7 @@ func TestEndOnceUnderLock(t *testing.T) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			errs[i] = r.RecordFunc(ctx, func(st RunState) ([]*transcript.Event, error) {
+			errs[i] = r.RecordFunc(ctx, func(st runstate.State) ([]*transcript.Event, error) {
 				if st.Finished {
 					return nil, ErrRunFinished
 				}
@@ -120,7 +122,7 @@ func TestStateTracksBrackets(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer r2.Close()
-	child := NewRunID()
+	child := runid.New()
 	link := &transcript.Event{Type: transcript.StepCallWorkflowStarted, Path: "sub", ChildRunID: child,
 		Payload: &transcript.StepPayload{Name: "sub", Kind: transcript.KindCallWorkflow}}
 	steps := []*transcript.Event{
@@ -141,8 +143,8 @@ func TestStateTracksBrackets(t *testing.T) {
 		}
 	}
 	// r1 reads r2's last line on its next critical section.
-	var got RunState
-	if err := r1.RecordFunc(ctx, func(st RunState) ([]*transcript.Event, error) { got = st; return nil, nil }); err != nil {
+	var got runstate.State
+	if err := r1.RecordFunc(ctx, func(st runstate.State) ([]*transcript.Event, error) { got = st; return nil, nil }); err != nil {
 		t.Fatal(err)
 	}
 	var open []string
@@ -157,7 +159,7 @@ func TestStateTracksBrackets(t *testing.T) {
 		t.Fatalf("link %+v", got.Open[2])
 	}
 	// Closing them all in one batch, with run.completed last.
-	err = r2.RecordFunc(ctx, func(st RunState) ([]*transcript.Event, error) {
+	err = r2.RecordFunc(ctx, func(st runstate.State) ([]*transcript.Event, error) {
 		var evs []*transcript.Event
 		for i := len(st.Open) - 1; i >= 0; i-- {
 			evs = append(evs, st.Open[i].Completion(transcript.StatusCancelled, "run ended"))
@@ -240,7 +242,7 @@ func TestCheckpoint(t *testing.T) {
 	}
 	// Overwrite the run id of line 2 in place with another run's.
 	data, _ := os.ReadFile(r.Path())
-	other := NewRunID()
+	other := runid.New()
 	nl := bytes.IndexByte(data, '\n')
 	i := nl + bytes.Index(data[nl:], []byte(id))
 	planted := append(bytes.Clone(data[:i]), append([]byte(other), data[i+len(id):]...)...)
@@ -335,7 +337,7 @@ func TestOpenRefusesFIFO(t *testing.T) {
 	if err := unix.Mkfifo(fifo, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	_, err := Open(context.Background(), fifo, NewRunID(), Options{Logger: quietLog()})
+	_, err := Open(context.Background(), fifo, runid.New(), Options{Logger: quietLog()})
 	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "named pipe") {
 		t.Fatalf("Open: %v", err)
 	}

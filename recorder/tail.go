@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+
+	"github.com/twasm/twasm/internal/runstate"
 )
 
 // Reads never go past the size the caller observed under the file lock, so
@@ -31,7 +33,7 @@ const maxFallbackLine = 64 << 20
 type scanner struct {
 	ra    io.ReaderAt
 	runID string
-	st    *RunState
+	st    *runstate.State
 	lines int64 // complete lines so far
 	buf   []byte
 }
@@ -141,11 +143,11 @@ func (sc *scanner) longLine(head []byte, start, lf int64) error {
 	return sc.apply(h, start)
 }
 
-func (sc *scanner) apply(h *lineHead, off int64) error {
+func (sc *scanner) apply(h *runstate.Head, off int64) error {
 	if h.RunID != sc.runID {
 		return fmt.Errorf("%w: the line at offset %d belongs to run %q, not %q", ErrRunMismatch, off, truncateID(h.RunID), sc.runID)
 	}
-	sc.st.apply(h)
+	sc.st.Apply(h)
 	return nil
 }
 
@@ -162,18 +164,18 @@ func trimCR(b []byte) []byte {
 // that ends in '}'; run and step lines and lines in any other layout are
 // decoded with encoding/json when they are not huge. ok is false for a
 // line without a seq (a foreign line, kept and skipped).
-func parseHead(head []byte, closed bool, full func() ([]byte, error), n int64) (*lineHead, bool, error) {
+func parseHead(head []byte, closed bool, full func() ([]byte, error), n int64) (*runstate.Head, bool, error) {
 	if closed {
 		if seq, runID, ok := parseCanonicalHead(head); ok {
-			if typ, ok := canonicalType(head); ok && !brackets(typ) {
-				return &lineHead{Seq: &seq, RunID: runID, Type: typ}, true, nil
+			if typ, ok := canonicalType(head); ok && !runstate.Brackets(typ) {
+				return &runstate.Head{Seq: &seq, RunID: runID, Type: typ}, true, nil
 			}
 		}
 	}
 	if n > maxFallbackLine {
 		if seq, runID, ok := parseCanonicalHead(head); ok && closed {
 			typ, _ := canonicalType(head)
-			return &lineHead{Seq: &seq, RunID: runID, Type: typ}, true, nil
+			return &runstate.Head{Seq: &seq, RunID: runID, Type: typ}, true, nil
 		}
 		return nil, false, nil
 	}
@@ -181,7 +183,7 @@ func parseHead(head []byte, closed bool, full func() ([]byte, error), n int64) (
 	if err != nil {
 		return nil, false, err
 	}
-	var h lineHead
+	var h runstate.Head
 	if json.Unmarshal(line, &h) != nil {
 		// The envelope is there but some field has an odd type: the seq,
 		// run id and type are what matter.
@@ -193,7 +195,7 @@ func parseHead(head []byte, closed bool, full func() ([]byte, error), n int64) (
 		if json.Unmarshal(line, &v) != nil {
 			return nil, false, nil
 		}
-		h = lineHead{Seq: v.Seq, RunID: v.RunID, Type: v.Type}
+		h = runstate.Head{Seq: v.Seq, RunID: v.RunID, Type: v.Type}
 	}
 	if h.Seq == nil {
 		return nil, false, nil

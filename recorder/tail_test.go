@@ -6,6 +6,8 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/runstate"
 )
 
 const scanID = "8f14e45f-ceea-467a-9575-3d8b4ee3a2b1"
@@ -14,8 +16,8 @@ func scanLine(seq int, typ string) string {
 	return `{"seq":` + strconv.Itoa(seq) + `,"run_id":"` + scanID + `","type":"` + typ + `","path":"a","iteration":0,"payload":{"name":"a","kind":"agent"}}` + "\n"
 }
 
-func scanBytes(data []byte, chunk int) (int64, RunState, int64, error) {
-	var st RunState
+func scanBytes(data []byte, chunk int) (int64, runstate.State, int64, error) {
+	var st runstate.State
 	sc := scanner{ra: bytes.NewReader(data), runID: scanID, st: &st}
 	if chunk > 0 {
 		sc.buf = make([]byte, chunk)
@@ -86,14 +88,14 @@ func (f *failingReaderAt) ReadAt(p []byte, off int64) (int, error) {
 
 func TestScanReadErrors(t *testing.T) {
 	for n := 0; n < 3; n++ {
-		var st RunState
+		var st runstate.State
 		sc := scanner{ra: &failingReaderAt{n: n}, runID: scanID, st: &st, buf: make([]byte, 4)}
 		if _, err := sc.scan(0, 10); err == nil {
 			t.Fatalf("n=%d: no error", n)
 		}
 	}
 	// The file shrank under the scan: a short read is an error.
-	var st RunState
+	var st runstate.State
 	sc := scanner{ra: bytes.NewReader([]byte("ab\n")), runID: scanID, st: &st}
 	if _, err := sc.scan(0, 10); err == nil {
 		t.Fatal("short read not reported")

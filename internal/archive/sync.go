@@ -17,6 +17,7 @@ import (
 
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/redact"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -301,7 +302,7 @@ func (c *clock) set(t time.Time) {
 type sourceStamp struct {
 	runID string
 	src   []byte
-	next  recorder.Masker
+	next  func(*transcript.Event)
 }
 
 func (m sourceStamp) Mask(ev *transcript.Event) {
@@ -316,7 +317,7 @@ func (m sourceStamp) Mask(ev *transcript.Event) {
 		}
 	}
 	if m.next != nil {
-		m.next.Mask(ev)
+		m.next(ev)
 	}
 }
 
@@ -370,15 +371,15 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	clk := &clock{t: first}
 	log := a.opts.Logger
 	var masker *redact.Redactor
-	var recMask recorder.Masker
+	var recMask func(*transcript.Event)
 	if redactOn {
 		masker = redact.New()
-		recMask = masker
+		recMask = masker.Mask
 	}
 	e := Entry{Head: head, Provider: provider, Path: path(f), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true}
 	var run *lifecycle.Run
 	if prev == nil || prev.Closed {
-		e.RunID = recorder.NewRunID()
+		e.RunID = runid.New()
 		src := SourceRef{Provider: provider, Path: e.Path, Head: head}
 		if prev != nil {
 			src.Continues = prev.RunID
@@ -389,7 +390,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		}
 		run, err = lifecycle.Start(ctx, a.opts.Store, lifecycle.RunOptions{
 			Name: runName(provider, e.Path), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
-			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}},
+			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}.Mask},
 		})
 		if err != nil {
 			return fail(err)

@@ -14,7 +14,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -87,7 +87,7 @@ func exportRunDir(ctx context.Context, dir string, run Run) (children []string, 
 		return nil, "", err
 	}
 	id = head.runID
-	if err := recorder.ValidRunID(id); err != nil {
+	if err := runid.Valid(id); err != nil {
 		return nil, "", fmt.Errorf("%s: run id %q cannot name a folder: %w", run.Path, id, err)
 	}
 	runsDir := filepath.Join(dir, "runs")

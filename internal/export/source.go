@@ -8,7 +8,7 @@ import (
 	"os"
 	"path/filepath"
 
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -32,7 +32,7 @@ type Run struct {
 // checking that the id read from a file is a canonical run id, so that it
 // cannot name a file outside dir.
 func (r Run) childPath(id string) (string, error) {
-	if err := recorder.ValidRunID(id); err != nil {
+	if err := runid.Valid(id); err != nil {
 		return "", fmt.Errorf("child run %q: %w", id, err)
 	}
 	return filepath.Join(r.Dir, id+".jsonl"), nil

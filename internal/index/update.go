@@ -16,7 +16,7 @@ import (
 	"strings"
 	"time"
 
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -110,7 +110,7 @@ func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error)
 	for len(queue) > 0 {
 		id := queue[0]
 		queue = queue[1:]
-		if seen[id] || recorder.ValidRunID(id) != nil {
+		if seen[id] || runid.Valid(id) != nil {
 			continue // a link read from a file is checked before it is a path
 		}
 		seen[id] = true

@@ -4,7 +4,7 @@
 //
 // A Redactor replaces each secret with "[REDACTED:<kind>]" and counts what
 // it masked by kind; it never keeps or logs the value. It is a
-// recorder.Masker (every string of an event: block texts, tool inputs
+// recorder.Options.Mask (Mask: every string of an event: block texts, tool inputs
 // inside their JSON, outputs, errors, unknown fields) and masks raw bytes
 // line by line (MaskBytes) for the raw capture.
 //

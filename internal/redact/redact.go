@@ -153,7 +153,7 @@ func (r *Redactor) dry(b []byte) bool {
 	return bytes.Contains(b, []byte(`\u`)) // escapes may hide a secret
 }
 
-// Mask masks every string of ev in place: it implements recorder.Masker.
+// Mask masks every string of ev in place: recorder.Options.Mask takes it.
 // A nil event is left alone.
 func (r *Redactor) Mask(ev *transcript.Event) {
 	if ev == nil {

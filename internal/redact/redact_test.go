@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -167,7 +168,7 @@ func TestWithRecorder(t *testing.T) {
 	red := New()
 	dir := t.TempDir()
 	st := recorder.NewStore(dir)
-	rec, err := st.Open(context.Background(), recorder.NewRunID(), recorder.Options{Mask: red})
+	rec, err := st.Open(context.Background(), runid.New(), recorder.Options{Mask: red.Mask})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 	"strings"
 
 	"github.com/twasm/twasm/internal/regfile"
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -63,7 +63,7 @@ type Loader struct {
 // after checking that runID is a canonical run id so that an id read from
 // a file cannot name anything outside the directory.
 func (l Loader) ChildPath(runID string) (string, error) {
-	if err := recorder.ValidRunID(runID); err != nil {
+	if err := runid.Valid(runID); err != nil {
 		return "", err
 	}
 	return filepath.Join(l.Dir, runID+".jsonl"), nil

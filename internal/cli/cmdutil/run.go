@@ -12,8 +12,8 @@ import (
 
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/views"
-	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -190,7 +190,7 @@ func (f *Factory) ResolveRun(arg string) (RunRef, error) {
 		var err error
 		if arg == LatestRun {
 			id, err = f.latestRun()
-		} else if recorder.ValidRunID(arg) != nil {
+		} else if runid.Valid(arg) != nil {
 			id, err = f.resolvePrefix(arg)
 		}
 		if err != nil {
@@ -264,7 +264,7 @@ func (f *Factory) ListRuns() ([]string, error) {
 	var ids []string
 	for _, e := range entries {
 		id, ok := strings.CutSuffix(e.Name(), ".jsonl")
-		if ok && !e.IsDir() && recorder.ValidRunID(id) == nil {
+		if ok && !e.IsDir() && runid.Valid(id) == nil {
 			ids = append(ids, id)
 		}
 	}

@@ -253,7 +253,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	if opts.Redact {
 		r := redact.New()
 		masker = r
-		recOpts.Mask = r
+		recOpts.Mask = r.Mask
 	}
 	store := f.Store()
 	runOpts := lifecycle.RunOptions{Name: opts.Name, Producer: f.Producer(), Recorder: recOpts, Logger: f.Logger()}

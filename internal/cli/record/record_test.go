@@ -16,9 +16,9 @@ import (
 	"github.com/twasm/twasm/internal/bundled"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
-	"github.com/twasm/twasm/recorder"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -106,7 +106,7 @@ func TestRunWithPluginFile(t *testing.T) {
 	assert.Equal(t, "claude", sum.Provider)
 	assert.Equal(t, 1, sum.Tools["Bash"], "%s\n%s", env.Out.String(), env.ErrOut.String())
 	assert.Equal(t, 1, sum.Redacted["anthropic_api_key"], "the key is in the raw line once: %s", env.Out.String())
-	assert.NoError(t, recorder.ValidRunID(sum.RunID))
+	assert.NoError(t, runid.Valid(sum.RunID))
 	live := env.ErrOut.String()
 	assert.Contains(t, live, "run.started", "the live view sees the first event")
 	assert.Contains(t, live, "run.completed")

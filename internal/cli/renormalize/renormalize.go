@@ -19,6 +19,7 @@ import (
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
 	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -177,10 +178,10 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	defer rn.rt.Close(context.WithoutCancel(ctx))
 
-	newID := recorder.NewRunID()
+	newID := runid.New()
 	runOpts := lifecycle.RunOptions{
 		Name: "renormalize " + origID, RunID: newID, Producer: f.Producer(), Logger: f.Logger(),
-		Recorder: recorder.Options{Logger: f.Logger(), Mask: fromField{runID: newID, from: origID}},
+		Recorder: recorder.Options{Logger: f.Logger(), Mask: fromField{runID: newID, from: origID}.Mask},
 	}
 	run, err := lifecycle.Start(ctx, rn.store, runOpts)
 	if err != nil {

@@ -9,7 +9,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -157,7 +157,7 @@ func TestRenormalizeRun(t *testing.T) {
 	// By run id, plain output: the new id on stdout.
 	r := twasmOK(t, "--storage", storage, "renormalize", id)
 	newID := strings.TrimSpace(r.out)
-	if newID == id || recorder.ValidRunID(newID) != nil {
+	if newID == id || runid.Valid(newID) != nil {
 		t.Fatalf("stdout %q", r.out)
 	}
 	validate(t, transcriptPath(storage, newID))

@@ -1,4 +1,10 @@
-package recorder
+// Package runstate is what a whole transcript says about its run: whether
+// it started with run.started and ended with run.completed, its last seq,
+// and the steps and sub-run links still open. Package recorder keeps it
+// current under the file lock and in its checkpoint, and hands it to
+// package lifecycle inside the critical section (Recorder.RecordFunc) so
+// that a run is ended once, with its open brackets closed or named.
+package runstate
 
 import (
 	"slices"
@@ -36,12 +42,12 @@ func (b Bracket) Completion(status, errText string) *transcript.Event {
 	}
 }
 
-// RunState is what the whole transcript says about its run, kept up to
+// State is what the whole transcript says about its run, kept up to
 // date by every critical section (this recorder's appends, and the lines
 // other writers appended, read since): whether it started with run.started
 // and has ended with run.completed, and which steps and sub-run links are
 // still open.
-type RunState struct {
+type State struct {
 	// First is the type of the first event of the file; "" when the file
 	// holds none.
 	First transcript.EventType `json:"first"`
@@ -56,14 +62,15 @@ type RunState struct {
 	Open []Bracket `json:"open,omitempty"`
 }
 
-func (s *RunState) clone() RunState {
+// Clone returns a copy of s that shares nothing with it.
+func (s *State) Clone() State {
 	c := *s
 	c.Open = slices.Clone(s.Open)
 	return c
 }
 
-// lineHead is the part of a transcript line the run state needs.
-type lineHead struct {
+// Head is the part of a transcript line the run state needs.
+type Head struct {
 	Seq         *uint64 `json:"seq"`
 	RunID       string  `json:"run_id"`
 	ParentRunID string  `json:"parent_run_id"`
@@ -78,10 +85,10 @@ type lineHead struct {
 	} `json:"payload"`
 }
 
-// headOf is the lineHead of an event this recorder writes.
-func headOf(ev *transcript.Event) lineHead {
+// HeadOf is the Head of an event the recorder writes.
+func HeadOf(ev *transcript.Event) Head {
 	seq := ev.Seq
-	h := lineHead{Seq: &seq, RunID: ev.RunID, ParentRunID: ev.ParentRunID, ChildRunID: ev.ChildRunID,
+	h := Head{Seq: &seq, RunID: ev.RunID, ParentRunID: ev.ParentRunID, ChildRunID: ev.ChildRunID,
 		Type: string(ev.Type), Path: ev.Path, Iteration: ev.Iteration}
 	if p := ev.Step(); p != nil {
 		h.Payload.Name, h.Payload.Kind, h.Payload.Attempt = p.Name, string(p.Kind), p.Attempt
@@ -89,8 +96,8 @@ func headOf(ev *transcript.Event) lineHead {
 	return h
 }
 
-// apply updates s with one line that carries a seq.
-func (s *RunState) apply(h *lineHead) {
+// Apply updates s with one line that carries a seq.
+func (s *State) Apply(h *Head) {
 	t := transcript.EventType(h.Type)
 	s.LastSeq = *h.Seq
 	if s.First == "" {
@@ -127,9 +134,9 @@ func (s *RunState) apply(h *lineHead) {
 	}
 }
 
-// brackets reports whether an event of type t changes the run state beyond
+// Brackets reports whether an event of type t changes the run state beyond
 // its seq, so that a line of another writer must be decoded.
-func brackets(t string) bool {
+func Brackets(t string) bool {
 	switch transcript.EventType(t) {
 	case transcript.RunStarted, transcript.RunCompleted, transcript.StepStarted, transcript.StepCompleted,
 		transcript.StepCallWorkflowStarted, transcript.StepCallWorkflowCompleted:
