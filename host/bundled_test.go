@@ -66,6 +66,9 @@ func TestBundledWithRecordedManifest(t *testing.T) {
 		if _, err := rt.Lookup(ctx, "echo"); err != nil || reads.Load() != 1 {
 			t.Fatalf("second lookup: %v, %d reads", err, reads.Load())
 		}
+		if rt.sandboxed != nil {
+			t.Fatal("the runtime for modules that cannot be instrumented was made, and none was loaded")
+		}
 	})
 
 	t.Run("a module whose manifest differs fails to load", func(t *testing.T) {

@@ -50,7 +50,7 @@ func newPlugin(rt *Runtime, wrt wazero.Runtime, compiled wazero.CompiledModule, 
 	// trusted runtime is instrumented (compile), one in the sandboxed
 	// runtime is stopped through its context.
 	p := &Plugin{rt: rt, wrt: wrt, compiled: compiled, src: src, sha256: sum,
-		timeout: rt.s.callTimeout, interrupt: wrt != rt.sandboxed}
+		timeout: rt.s.callTimeout, interrupt: wrt == rt.trusted}
 	p.logs.rate = rt.s.logRate
 	// No WithFS, WithEnv or WithArgs: a plugin has no file system, no
 	// environment and no arguments. Stdout stays io.Discard; stderr is
@@ -109,8 +109,12 @@ func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero
 	// The module compiled as it is gives wazero's own error, about the
 	// bytes the user has, if it is invalid.
 	rt.s.logger.Debug("twasm host: plugin runs with context-based timeouts (slower)", "path", src.Path, "reason", err)
-	c, err := rt.sandboxed.CompileModule(ctx, wasm)
-	return rt.sandboxed, c, err
+	sandboxed, err := rt.sandbox(ctx)
+	if err != nil {
+		return nil, nil, err
+	}
+	c, err := sandboxed.CompileModule(ctx, wasm)
+	return sandboxed, c, err
 }
 
 // Info describes the plugin.

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -22,15 +23,20 @@ import (
 // runtimes: one for the plugins instrumented with an interrupt flag (every
 // bundled one, and the external ones the rewriter accepts), and one with
 // context-based timeouts for the modules that cannot be instrumented
-// (RATIONALE.md, "How are plugins stopped on time?").
+// (RATIONALE.md, "How are plugins stopped on time?"), made when the first
+// such module is compiled: most processes load none.
 //
 // A Runtime is safe for concurrent use. The Plugins it returns are too;
 // the Instances are not (one goroutine at a time each).
 type Runtime struct {
 	s         settings
 	cache     wazero.CompilationCache
+	config    wazero.RuntimeConfig
 	trusted   wazero.Runtime // bundled plugins; external ones instrumented with an interrupt flag
-	sandboxed wazero.Runtime // external plugins that cannot be instrumented: WithCloseOnContextDone
+	// sandboxed runs the external plugins that cannot be instrumented
+	// (WithCloseOnContextDone); nil until the first needs it (sandbox).
+	sandboxMu sync.Mutex
+	sandboxed wazero.Runtime
 	// alloc backs instances' linear memories (nil: wazero's default).
 	alloc experimental.MemoryAllocator
 
@@ -83,20 +89,44 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 	}
 	// No debug information unless asked: it is parsed and kept for every
 	// module, for stack traces in trap messages only.
-	base := wazero.NewRuntimeConfig().
+	rt.config = wazero.NewRuntimeConfig().
 		WithMemoryLimitPages(s.memoryPages).
 		WithCompilationCache(rt.cache).
 		WithDebugInfoEnabled(s.stackTraces)
-	rt.trusted = wazero.NewRuntimeWithConfig(ctx, base)
-	rt.sandboxed = wazero.NewRuntimeWithConfig(ctx, base.WithCloseOnContextDone(true))
-	for _, r := range []wazero.Runtime{rt.trusted, rt.sandboxed} {
-		if err := instantiateImports(ctx, r); err != nil {
-			rt.Close(ctx)
-			return nil, err
-		}
+	rt.trusted = wazero.NewRuntimeWithConfig(ctx, rt.config)
+	if err := instantiateImports(ctx, rt.trusted); err != nil {
+		rt.Close(ctx)
+		return nil, err
 	}
 	rt.loadRegistry(ctx)
 	return rt, nil
+}
+
+// sandbox returns the runtime for modules that cannot be instrumented,
+// making it on first use. Its host modules cost about as much as the
+// trusted runtime's, which every process pays: a warm start's few
+// tenths of a millisecond saved for the common case.
+func (rt *Runtime) sandbox(ctx context.Context) (wazero.Runtime, error) {
+	rt.sandboxMu.Lock()
+	defer rt.sandboxMu.Unlock()
+	if rt.sandboxed != nil {
+		return rt.sandboxed, nil
+	}
+	rt.mu.Lock()
+	closed := rt.closed
+	rt.mu.Unlock()
+	if closed {
+		return nil, errors.New("host: runtime closed")
+	}
+	// Not bound to the caller's context: the runtime outlives the call.
+	bg := context.WithoutCancel(ctx)
+	r := wazero.NewRuntimeWithConfig(bg, rt.config.WithCloseOnContextDone(true))
+	if err := instantiateImports(bg, r); err != nil {
+		r.Close(bg)
+		return nil, err
+	}
+	rt.sandboxed = r
+	return r, nil
 }
 
 // instantiateImports provides the WASI functions and the host module in r.
@@ -211,7 +241,10 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		p.close(ctx)
 	}
 	var first error
-	for _, r := range []wazero.Runtime{rt.sandboxed, rt.trusted} {
+	rt.sandboxMu.Lock()
+	sandboxed := rt.sandboxed
+	rt.sandboxMu.Unlock()
+	for _, r := range []wazero.Runtime{sandboxed, rt.trusted} {
 		if r != nil {
 			if err := r.Close(ctx); err != nil && first == nil {
 				first = fmt.Errorf("host: close runtime: %w", err)
