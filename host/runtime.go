@@ -29,10 +29,10 @@ import (
 // A Runtime is safe for concurrent use. The Plugins it returns are too;
 // the Instances are not (one goroutine at a time each).
 type Runtime struct {
-	s         settings
-	cache     wazero.CompilationCache
-	config    wazero.RuntimeConfig
-	trusted   wazero.Runtime // bundled plugins; external ones instrumented with an interrupt flag
+	s       settings
+	cache   wazero.CompilationCache
+	config  wazero.RuntimeConfig
+	trusted wazero.Runtime // bundled plugins; external ones instrumented with an interrupt flag
 	// sandboxed runs the external plugins that cannot be instrumented
 	// (WithCloseOnContextDone); nil until the first needs it (sandbox).
 	sandboxMu sync.Mutex
