@@ -90,6 +90,8 @@
 // encoding and length limits as wazero (LEB128 of at most 5 bytes for 32-bit
 // values, 10 for 64-bit ones, block types as signed 33-bit LEB128), and
 // refuses every opcode, prefix, type and section it does not know rather
-// than guess its length. Validation (types, stack shapes, index ranges other
+// than guess its length. The primitives, the section framing and the
+// import section are read by internal/wasm/wasmbin, which wasmcheck reads
+// modules with too. Validation (types, stack shapes, index ranges other
 // than globals') is left to the engine, which compiles the output.
 package wasminterrupt

@@ -3,6 +3,8 @@ package wasminterrupt
 import (
 	"errors"
 	"fmt"
+
+	"github.com/twasm/twasm/internal/wasm/wasmbin"
 )
 
 // Export is the name under which the interrupt flag, a mutable i32 global,
@@ -62,6 +64,19 @@ type section struct {
 // package documentation). It returns an *Error wrapping ErrUnsupported or
 // ErrMalformed when it cannot; wasm is never modified.
 func Instrument(wasm []byte) ([]byte, error) {
+	out, err := instrument(wasm)
+	var e *wasmbin.Error
+	if errors.As(err, &e) { // a read failed
+		kind := ErrMalformed
+		if e.Unsupported {
+			kind = ErrUnsupported
+		}
+		return nil, &Error{e.Offset, e.Reason, kind}
+	}
+	return out, err
+}
+
+func instrument(wasm []byte) ([]byte, error) {
 	if len(wasm) < 8 || string(wasm[:4]) != "\x00asm" {
 		return nil, &Error{0, "no WebAssembly magic number", ErrMalformed}
 	}
@@ -74,7 +89,7 @@ func Instrument(wasm []byte) ([]byte, error) {
 	}
 	var m module
 	for _, s := range secs {
-		r := &reader{b: s.body, base: s.off}
+		r := &reader{wasmbin.Reader{B: s.body, Base: s.off}}
 		var err error
 		switch s.id {
 		case secType:
@@ -85,7 +100,7 @@ func Instrument(wasm []byte) ([]byte, error) {
 			err = m.funcs(r)
 		case secMemory:
 			var n uint32
-			n, err = r.u32()
+			n, err = r.U32()
 			m.memory = m.memory || n > 0
 		case secGlobal:
 			err = m.globals(r)
@@ -121,21 +136,21 @@ func Instrumented(wasm []byte) bool {
 		if s.id != secExport {
 			continue
 		}
-		r := &reader{b: s.body, base: s.off}
-		n, err := r.u32()
+		r := &reader{wasmbin.Reader{B: s.body, Base: s.off}}
+		n, err := r.U32()
 		if err != nil {
 			return false
 		}
 		for range n {
-			name, err := r.name()
+			name, err := r.Name()
 			if err != nil {
 				return false
 			}
-			kind, err := r.byte()
+			kind, err := r.Byte()
 			if err != nil {
 				return false
 			}
-			if _, err := r.u32(); err != nil {
+			if _, err := r.U32(); err != nil {
 				return false
 			}
 			if string(name) == Export {
@@ -149,21 +164,12 @@ func Instrumented(wasm []byte) bool {
 // splitSections cuts the module after its header into sections and checks
 // their order, which decides where new sections go.
 func splitSections(wasm []byte) ([]section, error) {
-	r := &reader{b: wasm, pos: 8}
+	r := &reader{wasmbin.Reader{B: wasm, Pos: 8}}
 	var secs []section
 	last := 0
-	for r.pos < len(r.b) {
-		start := r.pos
-		id, err := r.byte()
-		if err != nil {
-			return nil, err
-		}
-		size, err := r.u32()
-		if err != nil {
-			return nil, err
-		}
-		off := r.pos
-		body, err := r.take(int(size))
+	for r.Left() > 0 {
+		start := r.Offset()
+		id, body, err := r.Section("section")
 		if err != nil {
 			return nil, err
 		}
@@ -179,7 +185,7 @@ func splitSections(wasm []byte) ([]section, error) {
 			}
 			last = rank
 		}
-		secs = append(secs, section{id: id, body: body, off: off})
+		secs = append(secs, section{id: id, body: body.B, off: body.Base})
 	}
 	return secs, nil
 }
@@ -209,13 +215,13 @@ func (m *module) fuel() uint32 { return m.flag() + 1 }
 // recursion groups are unsupported), so that the charge function's type
 // index is the count of types.
 func (m *module) types(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
-	entries := r.pos
+	entries := r.Pos
 	for range n {
-		form, err := r.byte()
+		form, err := r.Byte()
 		if err != nil {
 			return err
 		}
@@ -223,25 +229,25 @@ func (m *module) types(r *reader) error {
 			return r.fail(ErrUnsupported, fmt.Sprintf("type form %#x (GC types)", form))
 		}
 		for range 2 { // parameters and results
-			k, err := r.u32()
+			k, err := r.U32()
 			if err != nil {
 				return err
 			}
 			for range k {
-				if err := r.valueType(); err != nil {
+				if err := r.ValueType(); err != nil {
 					return err
 				}
 			}
 		}
 	}
-	if err := r.end("type section"); err != nil {
+	if err := r.End("type section"); err != nil {
 		return err
 	}
 	if n == ^uint32(0) {
 		return r.fail(ErrUnsupported, "no room for another type")
 	}
 	m.ntypes = n
-	m.typeSec = append(appendU32(nil, n+1), r.b[entries:]...)
+	m.typeSec = append(appendU32(nil, n+1), r.B[entries:]...)
 	m.typeSec = append(m.typeSec, chargeType...)
 	return nil
 }
@@ -249,66 +255,50 @@ func (m *module) types(r *reader) error {
 // funcs reads the function section: the type index of each defined
 // function.
 func (m *module) funcs(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
-	entries := r.pos
+	entries := r.Pos
 	if err := r.skipU32s(uint64(n)); err != nil {
 		return err
 	}
-	if err := r.end("function section"); err != nil {
+	if err := r.End("function section"); err != nil {
 		return err
 	}
 	if uint64(m.importedFuncs)+uint64(n) >= 1<<31 {
 		return r.fail(ErrUnsupported, "no room for another function")
 	}
 	m.definedFuncs = n
-	m.funcSec = append(appendU32(nil, n+1), r.b[entries:]...)
+	m.funcSec = append(appendU32(nil, n+1), r.B[entries:]...)
 	m.funcSec = appendU32(m.funcSec, m.ntypes)
 	return nil
 }
 
 func (m *module) imports(r *reader) error {
-	n, err := r.u32()
+	err := r.Imports(1<<32-1, func(im wasmbin.Import) error {
+		switch im.Kind {
+		case wasmbin.ImportFunc:
+			m.importedFuncs++
+		case wasmbin.ImportTable, wasmbin.ImportMemory:
+			if im.Limits.Flag > 1 {
+				return &Error{im.Offset, fmt.Sprintf("limits flag %#x (shared or 64-bit memory)", im.Limits.Flag), ErrUnsupported}
+			}
+			m.memory = m.memory || im.Kind == wasmbin.ImportMemory
+		case wasmbin.ImportGlobal:
+			if im.Global.Mut > 1 {
+				return &Error{im.Offset, fmt.Sprintf("global mutability %#x", im.Global.Mut), ErrMalformed}
+			}
+			m.importedGlobals++
+		case wasmbin.ImportTag:
+			return &Error{im.Offset, "a tag import (exception handling)", ErrUnsupported}
+		}
+		return nil
+	})
 	if err != nil {
 		return err
 	}
-	for range n {
-		for range 2 { // module and field names
-			if _, err := r.name(); err != nil {
-				return err
-			}
-		}
-		kind, err := r.byte()
-		if err != nil {
-			return err
-		}
-		switch kind {
-		case 0: // function: type index
-			_, err = r.u32()
-			m.importedFuncs++
-		case 1: // table: reference type, limits
-			if err = r.refType(); err == nil {
-				err = r.limits()
-			}
-		case 2: // memory: limits
-			err = r.limits()
-			m.memory = true
-		case 3: // global: value type, mutability
-			if err = r.globalType(); err == nil {
-				m.importedGlobals++
-			}
-		case 4:
-			err = r.fail(ErrUnsupported, "a tag import (exception handling)")
-		default:
-			err = r.fail(ErrMalformed, fmt.Sprintf("import kind %#x", kind))
-		}
-		if err != nil {
-			return err
-		}
-	}
-	return r.end("import section")
+	return r.End("import section")
 }
 
 // Fuel is how many checks run between two yields to the host, where the
@@ -321,11 +311,11 @@ const Fuel = 1 << 16
 var newGlobals = []byte{0x7f, 0x01, 0x41, 0x00, 0x0b, 0x7f, 0x01, 0x41, 0x80, 0x80, 0x04, 0x0b}
 
 func (m *module) globals(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
-	entries := r.pos
+	entries := r.Pos
 	// The initialisers may read globals, but never the flag: the limit
 	// is the count of globals before it.
 	d := decoder{globals: m.importedGlobals + n}
@@ -337,50 +327,50 @@ func (m *module) globals(r *reader) error {
 			return err
 		}
 	}
-	if err := r.end("global section"); err != nil {
+	if err := r.End("global section"); err != nil {
 		return err
 	}
 	if m.importedGlobals+n > 1<<31 {
 		return r.fail(ErrUnsupported, "no room for two more globals")
 	}
 	m.definedGlobals = n
-	m.globalSec = append(appendU32(nil, n+2), r.b[entries:]...)
+	m.globalSec = append(appendU32(nil, n+2), r.B[entries:]...)
 	m.globalSec = append(m.globalSec, newGlobals...)
 	return nil
 }
 
 func (m *module) exports(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
-	entries := r.pos
+	entries := r.Pos
 	for range n {
-		name, err := r.name()
+		name, err := r.Name()
 		if err != nil {
 			return err
 		}
 		if string(name) == Export {
 			return r.fail(ErrUnsupported, "the module already exports "+Export)
 		}
-		kind, err := r.byte()
+		kind, err := r.Byte()
 		if err != nil {
 			return err
 		}
 		if kind > 3 {
 			return r.fail(ErrUnsupported, fmt.Sprintf("export kind %#x", kind))
 		}
-		if _, err := r.u32(); err != nil {
+		if _, err := r.U32(); err != nil {
 			return err
 		}
 	}
-	if err := r.end("export section"); err != nil {
+	if err := r.End("export section"); err != nil {
 		return err
 	}
 	if n == ^uint32(0) {
 		return r.fail(ErrUnsupported, "no room for another export")
 	}
-	m.exportSec = append(appendU32(nil, n+1), r.b[entries:]...)
+	m.exportSec = append(appendU32(nil, n+1), r.B[entries:]...)
 	m.exportSec = m.appendExport(m.exportSec)
 	return nil
 }
@@ -458,7 +448,7 @@ type insert struct {
 }
 
 func (m *module) code(r *reader) error {
-	n, err := r.u32()
+	n, err := r.U32()
 	if err != nil {
 		return err
 	}
@@ -466,29 +456,29 @@ func (m *module) code(r *reader) error {
 	// The charge function is the one added after every other.
 	charge := appendU32([]byte{0x10}, m.importedFuncs+m.definedFuncs)
 	charged := false
-	out := appendU32(make([]byte, 0, len(r.b)+len(r.b)/8), n)
+	out := appendU32(make([]byte, 0, len(r.B)+len(r.B)/8), n)
 	d := decoder{globals: m.flag()}
 	var ins []insert
 	for range n {
-		size, err := r.u32()
+		size, err := r.U32()
 		if err != nil {
 			return err
 		}
-		off := r.base + r.pos
-		body, err := r.take(int(size))
+		off := r.Offset()
+		body, err := r.Take(uint64(size), "function body")
 		if err != nil {
 			return err
 		}
-		br := &reader{b: body, base: off}
+		br := &reader{wasmbin.Reader{B: body, Base: off}}
 		if err := br.locals(); err != nil {
 			return err
 		}
-		entry := br.pos
+		entry := br.Pos
 		c, err := d.expr(br)
 		if err != nil {
 			return err
 		}
-		if err := br.end("function body"); err != nil {
+		if err := br.End("function body"); err != nil {
 			return err
 		}
 		// A function that calls no other runs at most its own size
@@ -524,7 +514,7 @@ func (m *module) code(r *reader) error {
 		}
 		out = append(out, body[prev:]...)
 	}
-	if err := r.end("code section"); err != nil {
+	if err := r.End("code section"); err != nil {
 		return err
 	}
 	if charged {
