@@ -98,6 +98,24 @@ func (r *Reader) U32() (uint32, error) {
 	return uint32(v), err
 }
 
+// S32 reads a signed LEB128 of at most 5 bytes holding an int32 (an
+// i32.const): the bits of its last byte beyond the 32 must repeat its
+// sign, as wazero requires.
+func (r *Reader) S32() (int32, error) {
+	v, last, n, err := r.LEB(5, "i32")
+	if err != nil {
+		return 0, err
+	}
+	if n == 5 {
+		if hi := last & 0x78; hi != 0 && hi != 0x78 {
+			return 0, r.Fail("i32 overflows")
+		}
+	} else if last&0x40 != 0 {
+		v |= ^uint64(0) << (7 * n)
+	}
+	return int32(v), nil
+}
+
 // Name reads a byte vector (a name, a data segment's bytes).
 func (r *Reader) Name() ([]byte, error) {
 	n, err := r.U32()
@@ -298,4 +316,25 @@ func (r *Reader) Imports(limit uint64, fn func(Import) error) error {
 		}
 	}
 	return nil
+}
+
+// AppendULEB appends v as an unsigned LEB128 in its shortest form.
+func AppendULEB(b []byte, v uint64) []byte {
+	for v >= 0x80 {
+		b = append(b, byte(v)|0x80)
+		v >>= 7
+	}
+	return append(b, byte(v))
+}
+
+// AppendSLEB appends v as a signed LEB128 in its shortest form.
+func AppendSLEB(b []byte, v int64) []byte {
+	for {
+		c := byte(v & 0x7f)
+		v >>= 7
+		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
+			return append(b, c)
+		}
+		b = append(b, c|0x80)
+	}
 }

@@ -5,6 +5,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"math/bits"
 	"reflect"
 	"strings"
 	"testing"
@@ -12,14 +13,7 @@ import (
 	"github.com/tetratelabs/wazero"
 )
 
-func leb(v uint64) []byte {
-	var b []byte
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
+func leb(v uint64) []byte { return AppendULEB(nil, v) }
 
 func str(s string) []byte { return append(leb(uint64(len(s))), s...) }
 
@@ -44,6 +38,13 @@ func TestPrimitives(t *testing.T) {
 		{"u32 overflows", []byte{0x80, 0x80, 0x80, 0x80, 0x10}, func(r *Reader) (any, error) { return r.U32() }, nil, "u32 overflows", false},
 		{"u32 too long", []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, func(r *Reader) (any, error) { return r.U32() }, nil, "longer than 5", false},
 		{"u32 cut", []byte{0x80}, func(r *Reader) (any, error) { return r.U32() }, nil, "unexpected end", false},
+		{"s32 -1", []byte{0x7f}, func(r *Reader) (any, error) { return r.S32() }, int32(-1), "", false},
+		{"s32 -123456", []byte{0xc0, 0xbb, 0x78}, func(r *Reader) (any, error) { return r.S32() }, int32(-123456), "", false},
+		{"s32 63", []byte{0x3f}, func(r *Reader) (any, error) { return r.S32() }, int32(63), "", false},
+		{"s32 min", []byte{0x80, 0x80, 0x80, 0x80, 0x78}, func(r *Reader) (any, error) { return r.S32() }, int32(-1 << 31), "", false},
+		{"s32 max", []byte{0xff, 0xff, 0xff, 0xff, 0x07}, func(r *Reader) (any, error) { return r.S32() }, int32(1<<31 - 1), "", false},
+		{"s32 overflows", []byte{0x80, 0x80, 0x80, 0x80, 0x08}, func(r *Reader) (any, error) { return r.S32() }, nil, "i32 overflows", false},
+		{"s32 too long", []byte{0x80, 0x80, 0x80, 0x80, 0x80, 0x00}, func(r *Reader) (any, error) { return r.S32() }, nil, "longer than 5", false},
 		{"name", cat(str("env"), []byte{9}), func(r *Reader) (any, error) { b, err := r.Name(); return string(b), err }, "env", "", false},
 		{"name past the end", []byte{5, 'a'}, func(r *Reader) (any, error) { return r.Name() }, nil, "4 past the end", false},
 		{"count", []byte{2, 0, 0}, func(r *Reader) (any, error) { return r.Count(2, "items") }, uint32(2), "", false},
@@ -77,6 +78,25 @@ func TestPrimitives(t *testing.T) {
 				t.Fatalf("offset %d outside the input (100..%d)", e.Offset, 100+len(c.in))
 			}
 		})
+	}
+}
+
+// TestAppendRoundTrip: what AppendULEB and AppendSLEB write, U32 and S32
+// read back, in as few bytes as the value needs.
+func TestAppendRoundTrip(t *testing.T) {
+	for _, v := range []uint32{0, 1, 127, 128, 300, 1<<21 - 1, 1 << 28, 1<<32 - 1} {
+		b := AppendULEB(nil, uint64(v))
+		r := &Reader{B: b}
+		if got, err := r.U32(); err != nil || got != v || r.Left() != 0 || len(b) != max(1, (bits.Len32(v)+6)/7) {
+			t.Errorf("u32 %d: % x read as %d, %v", v, b, got, err)
+		}
+	}
+	for _, v := range []int32{0, 1, -1, 63, 64, -64, -65, 1<<31 - 1, -1 << 31} {
+		b := AppendSLEB(nil, int64(v))
+		r := &Reader{B: b}
+		if got, err := r.S32(); err != nil || got != v || r.Left() != 0 {
+			t.Errorf("s32 %d: % x read as %d, %v", v, b, got, err)
+		}
 	}
 }
 

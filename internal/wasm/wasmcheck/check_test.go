@@ -9,16 +9,11 @@ import (
 	"testing"
 
 	"github.com/tetratelabs/wazero"
+
+	"github.com/twasm/twasm/internal/wasm/wasmbin"
 )
 
-func leb(v uint64) []byte {
-	var b []byte
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
+func leb(v uint64) []byte { return wasmbin.AppendULEB(nil, v) }
 
 func sec(id byte, body ...byte) []byte {
 	return append(append([]byte{id}, leb(uint64(len(body)))...), body...)

@@ -4,6 +4,8 @@ import (
 	"errors"
 	"fmt"
 	"slices"
+
+	"github.com/twasm/twasm/internal/wasm/wasmbin"
 )
 
 var (
@@ -41,20 +43,19 @@ func Compact(wasm []byte, maxGap int) ([]byte, error) {
 	}
 	var dataStart, dataEnd int // the whole data section, id and size included
 	var body []byte
-	for i := 8; i < len(wasm); {
-		id := wasm[i]
-		size, n, ok := uleb32(wasm[i+1:])
-		if !ok || uint64(len(wasm)-i-1-n) < uint64(size) {
-			return nil, fmt.Errorf("%w: section at %d", ErrMalformed, i)
+	r := wasmbin.Reader{B: wasm, Pos: 8}
+	for r.Left() > 0 {
+		start := r.Pos
+		id, sec, err := r.Section("section")
+		if err != nil {
+			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
 		}
-		end := i + 1 + n + int(size)
 		switch id {
 		case sectionDataCount:
 			return nil, fmt.Errorf("%w: data count section", ErrUnsupported)
 		case sectionData:
-			dataStart, dataEnd, body = i, end, wasm[i+1+n:end]
+			dataStart, dataEnd, body = start, r.Pos, sec.B
 		}
-		i = end
 	}
 	if body == nil {
 		return wasm, nil
@@ -68,51 +69,55 @@ func Compact(wasm []byte, maxGap int) ([]byte, error) {
 		return wasm, nil
 	}
 	var sec []byte
-	sec = appendULEB(sec, uint64(len(merged)))
+	sec = wasmbin.AppendULEB(sec, uint64(len(merged)))
 	for _, s := range merged {
 		sec = append(sec, 0x00, 0x41) // active, memory 0; i32.const
-		sec = appendSLEB(sec, int64(int32(s.off)))
+		sec = wasmbin.AppendSLEB(sec, int64(int32(s.off)))
 		sec = append(sec, 0x0b) // end
-		sec = appendULEB(sec, uint64(len(s.data)))
+		sec = wasmbin.AppendULEB(sec, uint64(len(s.data)))
 		sec = append(sec, s.data...)
 	}
 	out := make([]byte, 0, len(wasm)-(dataEnd-dataStart)+len(sec)+6)
 	out = append(out, wasm[:dataStart]...)
 	out = append(out, sectionData)
-	out = appendULEB(out, uint64(len(sec)))
+	out = wasmbin.AppendULEB(out, uint64(len(sec)))
 	out = append(out, sec...)
 	return append(out, wasm[dataEnd:]...), nil
 }
 
 // segments parses a data section's segments, sorted by offset.
 func segments(body []byte) ([]segment, error) {
-	count, n, ok := uleb32(body)
-	if !ok {
-		return nil, fmt.Errorf("%w: segment count", ErrMalformed)
+	r := wasmbin.Reader{B: body}
+	count, err := r.U32()
+	if err != nil {
+		return nil, fmt.Errorf("%w: segment count: %v", ErrMalformed, err)
 	}
-	p := body[n:]
 	// Every segment takes at least 4 bytes: this bounds a forged count.
-	segs := make([]segment, 0, min(uint64(count), uint64(len(p)/4)))
-	for i := uint32(0); i < count; i++ {
-		if len(p) < 2 {
-			return nil, fmt.Errorf("%w: segment %d", ErrMalformed, i)
+	segs := make([]segment, 0, min(uint64(count), uint64(r.Left()/4)))
+	for i := range count {
+		head, err := r.Take(2, "segment header")
+		if err != nil {
+			return nil, fmt.Errorf("%w: segment %d: %v", ErrMalformed, i, err)
 		}
-		if p[0] != 0x00 || p[1] != 0x41 {
+		if head[0] != 0x00 || head[1] != 0x41 {
 			// Passive, explicit memory index, or an offset that is not
 			// an i32.const.
 			return nil, fmt.Errorf("%w: segment %d is not active with a constant offset", ErrUnsupported, i)
 		}
-		off, k, ok := sleb32(p[2:])
-		p = p[2+k:]
-		if !ok || len(p) < 1 || p[0] != 0x0b {
-			return nil, fmt.Errorf("%w: segment %d offset", ErrUnsupported, i)
+		off, err := r.S32()
+		if err == nil {
+			if c, _ := r.Byte(); c != 0x0b {
+				err = errors.New("not a lone i32.const")
+			}
 		}
-		size, k, ok := uleb32(p[1:])
-		if !ok || uint64(len(p)-1-k) < uint64(size) {
-			return nil, fmt.Errorf("%w: segment %d size", ErrMalformed, i)
+		if err != nil {
+			return nil, fmt.Errorf("%w: segment %d offset: %v", ErrUnsupported, i, err)
 		}
-		data := p[1+k : 1+k+int(size)]
-		p = p[1+k+int(size):]
+		data, err := r.Name()
+		if err != nil {
+			return nil, fmt.Errorf("%w: segment %d size: %v", ErrMalformed, i, err)
+		}
+		size := uint32(len(data))
 		if uint64(uint32(off))+uint64(size) > maxImage {
 			// Out of bounds for any memory: instantiation fails either
 			// way; leave it to wazero to say so.
@@ -124,7 +129,7 @@ func segments(body []byte) ([]segment, error) {
 		}
 		segs = append(segs, segment{off: uint32(off), data: data})
 	}
-	if len(p) != 0 {
+	if r.Left() != 0 {
 		return nil, fmt.Errorf("%w: bytes after the last segment", ErrMalformed)
 	}
 	// Later segments overwrite earlier ones where they overlap; merging
@@ -160,48 +165,4 @@ func merge(segs []segment, maxGap int) []segment {
 		i = j
 	}
 	return out
-}
-
-func uleb32(b []byte) (v uint32, n int, ok bool) {
-	var x uint64
-	for i := 0; i < 5 && i < len(b); i++ {
-		x |= uint64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			return uint32(x), i + 1, x <= 0xffffffff
-		}
-	}
-	return 0, 0, false
-}
-
-func sleb32(b []byte) (v int32, n int, ok bool) {
-	var x int64
-	for i := 0; i < 5 && i < len(b); i++ {
-		x |= int64(b[i]&0x7f) << (7 * i)
-		if b[i] < 0x80 {
-			if shift := 7 * (i + 1); shift < 64 && b[i]&0x40 != 0 {
-				x |= -1 << shift
-			}
-			return int32(x), i + 1, x >= -1<<31 && x < 1<<31
-		}
-	}
-	return 0, 0, false
-}
-
-func appendULEB(b []byte, v uint64) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
-
-func appendSLEB(b []byte, v int64) []byte {
-	for {
-		c := byte(v & 0x7f)
-		v >>= 7
-		if (v == 0 && c&0x40 == 0) || (v == -1 && c&0x40 != 0) {
-			return append(b, c)
-		}
-		b = append(b, c|0x80)
-	}
 }

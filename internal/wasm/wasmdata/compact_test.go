@@ -12,6 +12,7 @@ import (
 	"github.com/tetratelabs/wazero"
 
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
+	"github.com/twasm/twasm/internal/wasm/wasmbin"
 )
 
 // module builds a module with one memory of pages pages and the given raw
@@ -24,7 +25,7 @@ func module(pages byte, data []byte, extra ...[]byte) []byte {
 	}
 	if data != nil {
 		b = append(b, sectionData)
-		b = appendULEB(b, uint64(len(data)))
+		b = wasmbin.AppendULEB(b, uint64(len(data)))
 		b = append(b, data...)
 	}
 	// A custom section after the data section must survive.
@@ -33,12 +34,12 @@ func module(pages byte, data []byte, extra ...[]byte) []byte {
 
 // active encodes active segments at the given offsets.
 func active(segs ...segment) []byte {
-	b := appendULEB(nil, uint64(len(segs)))
+	b := wasmbin.AppendULEB(nil, uint64(len(segs)))
 	for _, s := range segs {
 		b = append(b, 0, 0x41)
-		b = appendSLEB(b, int64(int32(s.off)))
+		b = wasmbin.AppendSLEB(b, int64(int32(s.off)))
 		b = append(b, 0x0b)
-		b = appendULEB(b, uint64(len(s.data)))
+		b = wasmbin.AppendULEB(b, uint64(len(s.data)))
 		b = append(b, s.data...)
 	}
 	return b
@@ -54,17 +55,7 @@ type cell struct {
 // non-zero bytes in address order (fresh memory is zero elsewhere).
 func image(t *testing.T, wasm []byte) []cell {
 	t.Helper()
-	var body []byte
-	for i := 8; i < len(wasm); {
-		size, n, ok := uleb32(wasm[i+1:])
-		if !ok {
-			t.Fatal("bad section")
-		}
-		if wasm[i] == sectionData {
-			body = wasm[i+1+n : i+1+n+int(size)]
-		}
-		i += 1 + n + int(size)
-	}
+	body := dataSection(t, wasm)
 	if body == nil {
 		return nil
 	}
@@ -83,17 +74,36 @@ func image(t *testing.T, wasm []byte) []cell {
 	return img
 }
 
+// dataSection is the body of wasm's data section (the last one, as
+// Compact takes it), nil without one.
+func dataSection(t *testing.T, wasm []byte) (body []byte) {
+	t.Helper()
+	r := wasmbin.Reader{B: wasm, Pos: 8}
+	for r.Left() > 0 {
+		id, sec, err := r.Section("section")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if id == sectionData {
+			body = sec.B
+		}
+	}
+	return body
+}
+
+// count is the number of segments in wasm's data section.
 func count(t *testing.T, wasm []byte) int {
 	t.Helper()
-	for i := 8; i < len(wasm); {
-		size, n, _ := uleb32(wasm[i+1:])
-		if wasm[i] == sectionData {
-			c, _, _ := uleb32(wasm[i+1+n:])
-			return int(c)
-		}
-		i += 1 + n + int(size)
+	body := dataSection(t, wasm)
+	if body == nil {
+		return 0
 	}
-	return 0
+	r := wasmbin.Reader{B: body}
+	n, err := r.U32()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return int(n)
 }
 
 func compiles(t *testing.T, wasm []byte) {

@@ -26,8 +26,8 @@
 // # Threat model
 //
 // The input is an untrusted module. Compact must not panic or allocate
-// without bound on any input: it reads through bounds-checked helpers and
-// refuses an image larger than a 32-bit memory. It does not validate the
+// without bound on any input: it reads through internal/wasm/wasmbin's
+// bounds-checked reader and refuses an image larger than a 32-bit memory. It does not validate the
 // module; wazero does that afterwards, on the rewritten bytes, and a
 // module that was invalid stays invalid (a malformed data section is
 // ErrMalformed, and the caller compiles the original to get wazero's

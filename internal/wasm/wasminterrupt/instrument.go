@@ -587,10 +587,4 @@ func appendSection(b []byte, id byte, body []byte) []byte {
 	return append(appendU32(append(b, id), uint32(len(body))), body...)
 }
 
-func appendU32(b []byte, v uint32) []byte {
-	for v >= 0x80 {
-		b = append(b, byte(v)|0x80)
-		v >>= 7
-	}
-	return append(b, byte(v))
-}
+func appendU32(b []byte, v uint32) []byte { return wasmbin.AppendULEB(b, uint64(v)) }
