@@ -91,6 +91,7 @@ func (r *Router) Call(ctx context.Context, step *Step, name string, input json.R
 
 	var (
 		out string
+		ran bool
 		err error
 	)
 	switch {
@@ -100,8 +101,9 @@ func (r *Router) Call(ctx context.Context, step *Step, name string, input json.R
 		err = inputErr
 	default:
 		out, err = r.invoke(ctx, step, name, callID, tool, input)
+		ran = true
 	}
-	rerr := r.result(ctx, step, name, callID, tool.kind, out, err)
+	rerr := r.result(ctx, step, name, callID, tool.kind, out, ran, err)
 	if err != nil {
 		err = fmt.Errorf("lifecycle: tool %s (call %s): %w", name, callID, err)
 	}
@@ -121,7 +123,7 @@ func (r *Router) invoke(ctx context.Context, step *Step, name, callID string, to
 		if pv != nil {
 			cause = panicErr(pv)
 		}
-		_ = r.result(ctx, step, name, callID, tool.kind, "", cause)
+		_ = r.result(ctx, step, name, callID, tool.kind, "", false, cause)
 		if pv != nil {
 			panic(pv)
 		}
@@ -131,10 +133,13 @@ func (r *Router) invoke(ctx context.Context, step *Step, name, callID string, to
 	return out, err
 }
 
-func (r *Router) result(ctx context.Context, step *Step, name, callID string, kind transcript.ToolKind, out string, err error) error {
+// result records a call's result; ran says the tool returned, so that
+// out, even empty, is its output (a call refused or that panicked has
+// none).
+func (r *Router) result(ctx context.Context, step *Step, name, callID string, kind transcript.ToolKind, out string, ran bool, err error) error {
 	status, text := outcome(err, ctx.Err())
 	res := &transcript.ToolPayload{
-		Name: name, CallID: callID, Output: out, Error: text,
+		Name: name, CallID: callID, Output: out, HasOutput: ran, Error: text,
 		Fidelity: transcript.FidelityRouter, Kind: kind, Status: status,
 	}
 	// A cancelled call still gets its result, or it would look dangling.

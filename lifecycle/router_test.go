@@ -22,6 +22,9 @@ func TestRouter(t *testing.T) {
 		<-ctx.Done()
 		return "", ctx.Err()
 	}))
+	noErr(t, rt.Register("quiet", transcript.ToolOther, func(context.Context, json.RawMessage) (string, error) {
+		return "", nil
+	}))
 	noErr(t, rt.Register("boom", transcript.ToolThink, func(context.Context, json.RawMessage) (string, error) {
 		panic("tool exploded")
 	}))
@@ -38,14 +41,16 @@ func TestRouter(t *testing.T) {
 		wantInput  string
 		wantText   string
 		wantKind   transcript.ToolKind
+		noOutput   bool // the result has no output (the tool did not return)
 	}{
 		{name: "ok", tool: "echo", input: `{"a": 1}`, wantOut: `{"a": 1}`, wantStatus: "ok", wantInput: `{"a":1}`, wantKind: transcript.ToolOther},
 		{name: "empty input", tool: "echo", wantOut: `{}`, wantStatus: "ok", wantInput: `{}`, wantKind: transcript.ToolOther},
 		{name: "tool error", tool: "fail", input: `{}`, wantOut: "partial", wantErr: toolErr, wantStatus: "error", wantInput: `{}`, wantText: "disk on fire", wantKind: transcript.ToolExecute},
-		{name: "unknown tool", tool: "nope", input: `{"x":true}`, wantErr: errUnknownTool, wantStatus: "error", wantInput: `{"x":true}`, wantText: "lifecycle: unknown tool: nope"},
-		{name: "input not JSON", tool: "echo", input: `ls -l`, wantErr: errors.New(""), wantStatus: "error", wantInput: `"ls -l"`, wantText: "input is not valid JSON", wantKind: transcript.ToolOther},
+		{name: "unknown tool", tool: "nope", input: `{"x":true}`, wantErr: errUnknownTool, wantStatus: "error", wantInput: `{"x":true}`, wantText: "lifecycle: unknown tool: nope", noOutput: true},
+		{name: "input not JSON", tool: "echo", input: `ls -l`, wantErr: errors.New(""), wantStatus: "error", wantInput: `"ls -l"`, wantText: "input is not valid JSON", wantKind: transcript.ToolOther, noOutput: true},
 		{name: "cancelled", tool: "wait", input: `{}`, cancel: true, wantErr: context.Canceled, wantStatus: "cancelled", wantInput: `{}`, wantText: "context canceled"},
-		{name: "panic", tool: "boom", input: `{}`, panics: true, wantStatus: "error", wantInput: `{}`, wantText: "panic: tool exploded", wantKind: transcript.ToolThink},
+		{name: "panic", tool: "boom", input: `{}`, panics: true, wantStatus: "error", wantInput: `{}`, wantText: "panic: tool exploded", wantKind: transcript.ToolThink, noOutput: true},
+		{name: "empty output", tool: "quiet", input: `{}`, wantStatus: "ok", wantInput: `{}`, wantKind: transcript.ToolOther},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,6 +107,7 @@ func TestRouter(t *testing.T) {
 			eq(t, tc.wantStatus, res.Tool().Status)
 			eq(t, tc.wantText, res.Tool().Error)
 			eq(t, tc.wantOut, res.Tool().Output)
+			eq(t, !tc.noOutput, res.Tool().HasOutput)
 		})
 	}
 }

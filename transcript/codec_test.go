@@ -207,6 +207,37 @@ func TestEncodeRejects(t *testing.T) {
 	}
 }
 
+// TestToolOutputPresence: a result the tool returned empty output for
+// keeps "output":"", one without output has none (spec section 4), and
+// reading a line tells them apart, so a rewrite keeps the difference.
+func TestToolOutputPresence(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		p    ToolPayload
+		want string
+	}{
+		{"none", ToolPayload{CallID: "c", Fidelity: FidelityRouter}, `{"name":"","call_id":"c","fidelity":"router"}`},
+		{"empty", ToolPayload{CallID: "c", HasOutput: true, Fidelity: FidelityRouter}, `{"name":"","call_id":"c","output":"","fidelity":"router"}`},
+		{"text", ToolPayload{CallID: "c", Output: "ok", Fidelity: FidelityRouter}, `{"name":"","call_id":"c","output":"ok","fidelity":"router"}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			p := tc.p
+			b, err := AppendEvent(nil, &Event{Seq: 1, RunID: "r", Type: ToolResult, Payload: &p})
+			must(t, err)
+			line := string(b)
+			i := strings.Index(line, `"payload":`)
+			eq(t, line[i+len(`"payload":`):len(line)-1], tc.want, "payload")
+			ev, err := DecodeEvent(b)
+			must(t, err)
+			got := ev.Tool()
+			eq(t, got.HasOutput, tc.p.HasOutput || tc.p.Output != "", "has output")
+			again, err := AppendEvent(nil, ev)
+			must(t, err)
+			eq(t, string(again), line, "round trip")
+		})
+	}
+}
+
 func TestEncodeDefaults(t *testing.T) {
 	e := &Event{Seq: 1, RunID: "r", Type: ToolCall, Timestamp: time.Date(2025, 1, 2, 3, 4, 5, 678901234, time.FixedZone("x", 3600)),
 		Payload: &ToolPayload{CallID: "c", Fidelity: FidelityRouter}}
@@ -216,7 +247,7 @@ func TestEncodeDefaults(t *testing.T) {
 	e = &Event{Seq: 2, RunID: "r", Type: ToolResult, Payload: &ToolPayload{CallID: "c", Fidelity: FidelityRouter}}
 	b, err = AppendEvent(nil, e)
 	must(t, err)
-	eq(t, string(b), `{"seq":2,"run_id":"r","type":"tool.result","path":"","iteration":0,"timestamp":"1970-01-01T00:00:00.000Z","payload":{"name":"","call_id":"c","output":"","fidelity":"router"}}`, "tool.result defaults")
+	eq(t, string(b), `{"seq":2,"run_id":"r","type":"tool.result","path":"","iteration":0,"timestamp":"1970-01-01T00:00:00.000Z","payload":{"name":"","call_id":"c","fidelity":"router"}}`, "tool.result defaults: no output")
 	e = &Event{Seq: 3, RunID: "r", Type: MessageAssistant, Payload: &MessagePayload{Role: "assistant", Usage: &Usage{}, Blocks: []Block{
 		{Type: BlockToolResult, Fidelity: FidelityRouter}, {Type: BlockCommand, Fidelity: FidelityRouter}, {Type: BlockStream, Fidelity: FidelityRouter}, {Type: BlockThinking, Fidelity: FidelityRouter}}}}
 	b, err = AppendEvent(nil, e)

@@ -136,21 +136,24 @@ func (d *decoder) fail(key string, err error) {
 	}
 }
 
-func (d *decoder) str(key string, dst *string) {
+// str reads a string member into dst; it reports whether the member is
+// there and a string.
+func (d *decoder) str(key string, dst *string) bool {
 	v, ok := d.take(key)
 	if !ok {
-		return
+		return false
 	}
 	if len(v) == 0 || v[0] != '"' {
 		d.fail(key, errors.New("not a string"))
-		return
+		return false
 	}
 	s, err := jsonstr.Unquote(v)
 	if err != nil {
 		d.fail(key, err)
-		return
+		return false
 	}
 	*dst = s
+	return true
 }
 
 func (d *decoder) any(key string, dst any) {
@@ -310,7 +313,7 @@ func decodeTool(raw json.RawMessage) (*ToolPayload, error) {
 	d.str("name", &p.Name)
 	d.str("call_id", &p.CallID)
 	d.raw("input", &p.Input)
-	d.str("output", &p.Output)
+	p.HasOutput = d.str("output", &p.Output)
 	d.str("error", &p.Error)
 	d.str("fidelity", &fid)
 	d.str("kind", &kind)

@@ -285,7 +285,7 @@ func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
 	} else if t == ToolCall {
 		b = append(b, `,"input":{}`...)
 	}
-	if t == ToolResult || p.Output != "" {
+	if p.Output != "" || p.HasOutput {
 		b = append(b, `,"output":`...)
 		b = jsonstr.AppendQuoted(b, p.Output)
 	}

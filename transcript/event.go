@@ -215,16 +215,21 @@ type ToolPayload struct {
 	// Input is the tool input (on tool.call): a JSON object when the
 	// provider gave JSON, even if the provider sent it as a string.
 	Input json.RawMessage
-	// Output is the tool output (on tool.result).
-	Output   string
-	Error    string
-	Fidelity Fidelity
-	Kind     ToolKind
-	Command  string
-	ExitCode *int
-	Status   string
-	RawLine  int
-	Extra    map[string]json.RawMessage
+	// Output is the tool output (on tool.result). HasOutput says the
+	// tool returned one, empty or not: without it an empty Output is no
+	// output at all, and the line leaves output out (spec section 4: a
+	// result the provider gave no output for has none, never a stand-in).
+	// Reading a line sets it when output is there.
+	Output    string
+	HasOutput bool
+	Error     string
+	Fidelity  Fidelity
+	Kind      ToolKind
+	Command   string
+	ExitCode  *int
+	Status    string
+	RawLine   int
+	Extra     map[string]json.RawMessage
 }
 
 // Block is one content block. Which fields are meaningful depends on Type.

@@ -274,7 +274,9 @@ func (o *Out) ToolCall(c ToolCall) {
 	o.enc.End()
 }
 
-// ToolResult is the outcome of a tool call.
+// ToolResult is the outcome of a tool call. Output is what the tool
+// returned: an unset Output (the provider gave none) leaves output out of
+// the tool.result, a set empty one is an empty output (spec 4).
 type ToolResult struct {
 	CallID, Name, Output, Error Str
 	IsError                     bool

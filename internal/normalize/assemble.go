@@ -982,6 +982,9 @@ func (a *assembler) toolResult(f *fields) {
 	if p.Name == "" {
 		p.Name = f.str(wire.TName)
 	}
+	// A result the plugin gave no output for has none (spec section 4);
+	// an output it set, empty or not, is what the tool returned.
+	_, p.HasOutput = f.get(wire.TOutput)
 	if n, ok := f.int(wire.TExitCode); ok {
 		p.ExitCode = new(int(n))
 	}

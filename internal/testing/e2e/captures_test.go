@@ -659,8 +659,10 @@ func checkTools(t *testing.T, want []expectTool, evs []*transcript.Event) {
 		if w.OutputContains != nil && !strings.Contains(res.Output, *w.OutputContains) {
 			check("output_contains", *w.OutputContains, res.Output)
 		}
-		if w.NoOutput != nil && *w.NoOutput && res.Output != "" {
-			check("no_output", "no output", res.Output)
+		if w.NoOutput != nil {
+			// Spec section 4: a result the provider gave no output for
+			// has no output field; "output":"" is an empty output.
+			check("no_output", *w.NoOutput, !res.HasOutput)
 		}
 	}
 }
