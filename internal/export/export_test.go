@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -379,4 +380,38 @@ func readLines(t *testing.T, p string) []map[string]any {
 		out = append(out, m)
 	}
 	return out
+}
+
+// TestHTMLTreeNestsSteps: the page's execution tree lists a step under
+// the step its path extends (the call_workflow step "work.sub" under
+// "work"), with the child run it calls under it, as `twasm tree` does.
+func TestHTMLTreeNestsSteps(t *testing.T) {
+	var buf bytes.Buffer
+	if err := ExportHTML(context.Background(), &buf, []Run{fixture(t, false)}, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	nav := page[strings.Index(page, `<nav id="tree"`):strings.Index(page, "</nav>")]
+	// The depth in <li> elements at which each link of the tree stands.
+	depth := map[string]int{}
+	d := 0
+	for _, tok := range regexp.MustCompile(`<li[ >]|</li>|<a href="#[^"]*">[^<]*</a>`).FindAllString(nav, -1) {
+		switch {
+		case strings.HasPrefix(tok, "<li"):
+			d++
+		case tok == "</li>":
+			d--
+		default:
+			depth[tok[strings.Index(tok, ">")+1:len(tok)-len("</a>")]] = d
+		}
+	}
+	if d != 0 {
+		t.Fatalf("unbalanced <li> in the tree:\n%s", nav)
+	}
+	want := map[string]int{"release": 1, "work": 2, "work.sub": 3, "sub": 4}
+	for name, wd := range want {
+		if depth[name] != wd {
+			t.Fatalf("%q at depth %d, want %d (all: %v)\n%s", name, depth[name], wd, depth, nav)
+		}
+	}
 }

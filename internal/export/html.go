@@ -9,6 +9,7 @@ import (
 	"html"
 	"io"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -37,9 +38,10 @@ const (
 )
 
 // ExportHTML writes one self-contained page for runs and the child runs
-// they link to: the execution tree, each step's dialog (thinking folded),
-// tool calls with their results beside them, commands as shell, edits and
-// patches as diffs, fidelity, usage and cost, errors and warnings, and a
+// they link to: the execution tree (steps nested by path, as twasm tree
+// shows them), each step's dialog (thinking folded), tool calls with
+// their results beside them, commands as shell, edits and patches as
+// diffs, fidelity, usage and cost, errors and warnings, and a
 // search box. It loads nothing: styles and script are inline and a
 // Content-Security-Policy forbids any request. It streams: a run's events
 // are read twice (the tree, then the page) and written as they come; a
@@ -91,6 +93,9 @@ type treeStep struct {
 	result             *transcript.AgentResult
 	child              *treeNode
 	started, completed time.Time
+	// steps are the steps nested under this one by path (a call_workflow
+	// step "work.sub" under "work"), as in the execution tree of views.
+	steps []*treeStep
 }
 
 func (h *htmlWriter) read(ctx context.Context, path string, fn func(*transcript.Event) error) error {
@@ -109,6 +114,7 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string
 	}
 	n := &treeNode{run: r, status: "running", calls: map[string]bool{}}
 	open := map[stepKey]*treeStep{}
+	var order []stepKey // the open steps' keys in start order, to find parents
 	// A throwaway redactor: the first pass only must not see secrets; the
 	// page's pass counts what it masks.
 	saved := h.opts.Redactor
@@ -145,14 +151,20 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string
 				s.child = &treeNode{id: ev.ChildRunID}
 				childIDs = append(childIDs, s)
 			}
+			if pk, ok := parentStep(open, order, ev.Path, ev.Iteration); ok {
+				open[pk].steps = append(open[pk].steps, s)
+			} else {
+				n.steps = append(n.steps, s)
+			}
 			open[k] = s
-			n.steps = append(n.steps, s)
+			order = append(order, k)
 		case transcript.StepCompleted, transcript.StepCallWorkflowCompleted:
 			s := open[k]
 			if s == nil {
 				return nil
 			}
 			delete(open, k)
+			order = slices.DeleteFunc(order, func(o stepKey) bool { return o == k })
 			s.completed = ev.Timestamp
 			if p := ev.Step(); p != nil {
 				s.status = orDefault(p.Status, transcript.StatusOK)
@@ -253,6 +265,29 @@ func (h *htmlWriter) head(title string, trees []*treeNode) {
 	h.p("</nav>\n<main>\n")
 }
 
+// treeSteps lists steps of run n, each with the steps nested under it
+// and the child run it calls.
+func (h *htmlWriter) treeSteps(n *treeNode, steps []*treeStep) {
+	if len(steps) == 0 {
+		return
+	}
+	h.p("<ul>")
+	for _, s := range steps {
+		h.p(`<li class="tstep"><a href="#%s">%s</a> <span class="dim">%s</span> %s`, anchor(n.id, s.seq), esc(s.path), esc(s.kind), badge(s.status))
+		if r := s.result; r != nil {
+			h.p(` <span class="dim">%s %s%s</span>`, esc(r.Provider), esc(r.Model), costText(r))
+		}
+		h.treeSteps(n, s.steps)
+		if s.child != nil {
+			h.p("<ul>")
+			h.treeItem(s.child)
+			h.p("</ul>")
+		}
+		h.p("</li>")
+	}
+	h.p("</ul>")
+}
+
 func (h *htmlWriter) treeItem(n *treeNode) {
 	h.p(`<li class="trun"><a href="#run-%s">%s</a> %s`, esc(n.id), esc(orDefault(n.name, n.id)), badge(n.status))
 	if n.open {
@@ -261,22 +296,7 @@ func (h *htmlWriter) treeItem(n *treeNode) {
 	if !n.started.IsZero() && !n.ended.IsZero() {
 		h.p(` <span class="dim">%s</span>`, esc(views.FormatDuration(n.ended.Sub(n.started).Milliseconds())))
 	}
-	if len(n.steps) > 0 {
-		h.p("<ul>")
-		for _, s := range n.steps {
-			h.p(`<li class="tstep"><a href="#%s">%s</a> <span class="dim">%s</span> %s`, anchor(n.id, s.seq), esc(s.path), esc(s.kind), badge(s.status))
-			if r := s.result; r != nil {
-				h.p(` <span class="dim">%s %s%s</span>`, esc(r.Provider), esc(r.Model), costText(r))
-			}
-			if s.child != nil {
-				h.p("<ul>")
-				h.treeItem(s.child)
-				h.p("</ul>")
-			}
-			h.p("</li>")
-		}
-		h.p("</ul>")
-	}
+	h.treeSteps(n, n.steps)
 	for _, m := range n.missing {
 		h.p(`<div class="warnbox">child run %s: no transcript</div>`, esc(m))
 	}

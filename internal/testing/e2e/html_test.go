@@ -127,6 +127,13 @@ func TestExportHTMLInBrowser(t *testing.T) {
 	}
 	runs := num(`document.querySelectorAll('#tree li.trun').length`)
 	steps := num(`document.querySelectorAll('#tree li.tstep').length`)
+	// The sub-agent's call_workflow step ("agent.<name>_<call id>") stands
+	// under the agent step whose path it extends, not beside it.
+	links := func(sel string) string {
+		return str(`[].map.call(document.querySelectorAll('` + sel + `'),function(a){return a.textContent}).join(' ')`)
+	}
+	nested := links(`#tree li.tstep > ul > li.tstep > a`)
+	topLevel := links(`#tree li.trun > ul > li.tstep > a`)
 	slotted := num(`document.querySelectorAll('.tool .slot .result').length`)
 	readResult := str(`(function(){var c=document.querySelector('[data-call$="-toolu_K1"]');if(!c)return '';var r=c.querySelector('.slot .result');return r?r.textContent:''})()`)
 	diffAdd := num(`document.querySelectorAll('pre.diff .da').length`)
@@ -148,6 +155,9 @@ func TestExportHTMLInBrowser(t *testing.T) {
 	}
 	if runs < 4 || steps < 3 {
 		t.Fatalf("execution tree: %d runs, %d steps; want the 3 runs and a sub-agent run", runs, steps)
+	}
+	if !strings.HasPrefix(nested, "agent.") || strings.Contains(topLevel, ".") {
+		t.Fatalf("steps under a step in the tree: %q, steps of a run: %q; want the sub-agent's call_workflow step under its agent step", nested, topLevel)
 	}
 	if slotted < 10 {
 		t.Fatalf("%d results stand beside their calls", slotted)
