@@ -34,7 +34,7 @@ func echoManifest(t *testing.T, echo []byte) abi.Manifest {
 	if len(list) != 1 || list[0].Err != nil {
 		t.Fatalf("list: %+v", list)
 	}
-	return list[0].Manifest()
+	return list[0].Manifest
 }
 
 func TestBundledWithRecordedManifest(t *testing.T) {

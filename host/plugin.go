@@ -121,8 +121,8 @@ func (rt *Runtime) compile(ctx context.Context, wasm []byte, src Source) (wazero
 func (p *Plugin) Info() PluginInfo {
 	m := p.manifest
 	info := PluginInfo{
-		Name: m.Name, Version: m.Version, Description: m.Description, SDK: m.SDK,
-		Providers: slices.Clone(m.Providers), Formats: slices.Clone(m.Formats),
+		Manifest: abi.Manifest{Name: m.Name, Version: m.Version, Description: m.Description, SDK: m.SDK,
+			Providers: slices.Clone(m.Providers), Formats: slices.Clone(m.Formats)},
 		SHA256: p.sha256, Origin: p.src.Path, File: p.src.Path,
 		Bundled: p.src.Bundled, Disabled: p.disabled.Load(),
 	}

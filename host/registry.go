@@ -24,8 +24,9 @@ import (
 
 // PluginInfo describes a plugin for `twasm plugins list`.
 type PluginInfo struct {
-	Name, Version, Description, SDK string
-	Providers, Formats              []string
+	// Manifest is the plugin's manifest (name, version, providers,
+	// formats...), its fields promoted; empty when Err is set.
+	abi.Manifest
 	// SHA256 is the hex sha256 of the module's bytes.
 	SHA256 string
 	// Origin is the file's path for an external plugin, "bundled" for one
@@ -42,12 +43,6 @@ type PluginInfo struct {
 	// Err is why the plugin could not be loaded; the manifest fields are
 	// then empty.
 	Err error
-}
-
-// Manifest returns the manifest fields of info.
-func (info PluginInfo) Manifest() abi.Manifest {
-	return abi.Manifest{Name: info.Name, Version: info.Version, Providers: slices.Clone(info.Providers),
-		Formats: slices.Clone(info.Formats), Description: info.Description, SDK: info.SDK}
 }
 
 // registry maps providers to the plugins found at New. Plugins are

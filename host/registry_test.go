@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/verify"
 	"github.com/twasm/twasm/internal/wire"
 )
 
@@ -236,14 +237,14 @@ func TestVerify(t *testing.T) {
 	if err != nil || !(len(r.Problems) == 0) || r.ABIVersion != fmt.Sprintf("%d.%d", wire.Major, wire.Minor) || r.Manifest == nil || r.Manifest.Name != "echo" || r.Size == 0 || len(r.SHA256) != 64 {
 		t.Fatalf("echo: %+v %v", r, err)
 	}
-	if !slices.ContainsFunc(r.Exports, func(f Func) bool { return f.Name == wire.ExportFeed && f.Signature == "(i32) -> i32" }) ||
-		!slices.ContainsFunc(r.Imports, func(f Func) bool {
+	if !slices.ContainsFunc(r.Exports, func(f verify.Func) bool { return f.Name == wire.ExportFeed && f.Signature == "(i32) -> i32" }) ||
+		!slices.ContainsFunc(r.Imports, func(f verify.Func) bool {
 			return f.Module == wire.HostModule && f.Name == wire.ImportOutput && f.Problem == ""
 		}) {
 		t.Fatalf("functions: %+v %+v", r.Exports, r.Imports)
 	}
 	r, _ = rt.Verify(ctx, plugin(t, "fsread"))
-	if (len(r.Problems) == 0) || !slices.ContainsFunc(r.Imports, func(f Func) bool { return f.Name == "path_open" && strings.Contains(f.Problem, "file system") }) {
+	if (len(r.Problems) == 0) || !slices.ContainsFunc(r.Imports, func(f verify.Func) bool { return f.Name == "path_open" && strings.Contains(f.Problem, "file system") }) {
 		t.Fatalf("fsread: %+v", r)
 	}
 	r, _ = rt.Verify(ctx, plugin(t, "abiv2"))

@@ -10,32 +10,9 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/verify"
 	"github.com/twasm/twasm/internal/wire"
 )
-
-// VerifyReport is what Verify found out about a module.
-type VerifyReport struct {
-	SHA256 string
-	Size   int
-	// ABIVersion is "major.minor" from twasm_abi_version, "" when the
-	// module was not instantiated.
-	ABIVersion string
-	Imports    []Func
-	Exports    []Func
-	// Manifest is nil when it could not be read.
-	Manifest *abi.Manifest
-	// Problems lists every departure from the contract; none means the
-	// plugin loads and runs a stream.
-	Problems []string
-}
-
-// Func is an imported or exported function.
-type Func struct {
-	Module    string // imports only
-	Name      string
-	Signature string // e.g. "(i32, i32) -> ()"
-	Problem   string // why the import is refused, if it is
-}
 
 // Verify checks a module against the contract without registering it:
 // imports and exports with their signatures, the memory export, then (when
@@ -43,11 +20,12 @@ type Func struct {
 // the manifest, and an empty stream (begin, feed of an empty batch, end).
 // It runs the module in the sandboxed runtime whatever its origin.
 //
-// Every problem is reported in the VerifyReport; the error is for the
-// check itself failing (a cancelled ctx, a closed Runtime).
-func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*VerifyReport, error) {
+// Every problem is reported in the report (its type is internal: it
+// serves `twasm plugins verify`); the error is for the check itself
+// failing (a cancelled ctx, a closed Runtime).
+func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*verify.Report, error) {
 	sum := sha256.Sum256(wasm)
-	r := &VerifyReport{SHA256: hex.EncodeToString(sum[:]), Size: len(wasm)}
+	r := &verify.Report{SHA256: hex.EncodeToString(sum[:]), Size: len(wasm)}
 	rt.mu.Lock()
 	closed := rt.closed
 	rt.mu.Unlock()
@@ -66,14 +44,14 @@ func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*VerifyReport, erro
 	defer compiled.Close(ctx)
 	for _, d := range compiled.ImportedFunctions() {
 		module, name, _ := d.Import()
-		f := Func{Module: module, Name: name, Signature: formatSig(d.ParamTypes(), d.ResultTypes())}
+		f := verify.Func{Module: module, Name: name, Signature: formatSig(d.ParamTypes(), d.ResultTypes())}
 		if p := checkImports([]api.FunctionDefinition{d}); len(p) > 0 {
 			f.Problem = p[0]
 		}
 		r.Imports = append(r.Imports, f)
 	}
 	for name, d := range compiled.ExportedFunctions() {
-		r.Exports = append(r.Exports, Func{Name: name, Signature: formatSig(d.ParamTypes(), d.ResultTypes())})
+		r.Exports = append(r.Exports, verify.Func{Name: name, Signature: formatSig(d.ParamTypes(), d.ResultTypes())})
 	}
 	sort.Slice(r.Exports, func(i, j int) bool { return r.Exports[i].Name < r.Exports[j].Name })
 	if r.Problems = checkModule(compiled); len(r.Problems) > 0 {

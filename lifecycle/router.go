@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -33,7 +34,7 @@ func (r *Router) Register(name string, kind transcript.ToolKind, fn func(ctx con
 	if name == "" {
 		return fmt.Errorf("%w: empty tool name", ErrInvalidName)
 	}
-	if !kind.Valid() {
+	if !vocab.ToolKind(string(kind)) {
 		return fmt.Errorf("lifecycle: register tool %s: tool kind %q is not in the vocabulary", name, kind)
 	}
 	if fn == nil {

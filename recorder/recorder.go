@@ -26,6 +26,7 @@ import (
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/runstate"
+	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -426,7 +427,7 @@ func (r *Recorder) writeSidecar(side string, rep tornRepair) error {
 	hdr = append(hdr, `,"reason":`...)
 	hdr = jsonstr.AppendQuoted(hdr, rep.Reason)
 	hdr = append(hdr, `,"repaired_at":"`...)
-	hdr = r.opts.now().UTC().AppendFormat(hdr, transcript.TimeLayout)
+	hdr = r.opts.now().UTC().AppendFormat(hdr, vocab.TimeLayout)
 	hdr = append(hdr, `","data_base64":"`...)
 	w.Write(hdr)
 	enc := base64.NewEncoder(base64.StdEncoding, w)

@@ -342,9 +342,9 @@ func TestVocabularies(t *testing.T) {
 	eq(t, EventType("run.paused").valid(), false, "unknown event")
 	eq(t, EventType("run.paused").payloadKind(), payloadUnknown, "unknown payload kind")
 	for _, bt := range blockTypes {
-		eq(t, bt.Valid(), true, string(bt))
+		eq(t, bt.valid(), true, string(bt))
 	}
-	eq(t, BlockType("image").Valid(), false, "image")
+	eq(t, BlockType("image").valid(), false, "image")
 	eq(t, FidelityRouter.valid() && FidelityAgentEmitted.valid() && !Fidelity("x").valid(), true, "fidelity")
 	for k, want := range map[StepKind]bool{KindAgent: true, KindWorkflow: true, "my_step-2.x": true, "": false, "Upper": false,
 		"sp ace": false, StepKind(strings.Repeat("a", 65)): false} {
@@ -353,7 +353,7 @@ func TestVocabularies(t *testing.T) {
 	eq(t, StepKind("mine").builtin(), false, "custom not builtin")
 	for k, want := range map[ToolKind]bool{"": true, ToolExecute: true, ToolRead: true, ToolEdit: true, ToolSearch: true,
 		ToolFetch: true, ToolThink: true, ToolOther: true, "x": false} {
-		eq(t, k.Valid(), want, string(k))
+		eq(t, k.valid(), want, string(k))
 	}
 	for o, want := range map[Origin]bool{"": true, OriginPrompt: true, OriginSystemPrompt: true, OriginInjected: true, "x": false} {
 		eq(t, o.valid(), want, string(o))
@@ -511,7 +511,7 @@ func TestAppendTimestamp(t *testing.T) {
 		times = append(times, time.Unix(lo+rng.Int64N(hi-lo), rng.Int64N(1e9)).UTC())
 	}
 	for _, ts := range times {
-		if got, want := string(appendTimestamp(nil, ts)), ts.Format(TimeLayout); got != want {
+		if got, want := string(appendTimestamp(nil, ts)), ts.Format(vocab.TimeLayout); got != want {
 			t.Fatalf("%v: got %s, want %s", ts, got, want)
 		}
 	}

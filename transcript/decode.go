@@ -265,7 +265,7 @@ func decodeMessage(raw json.RawMessage) (*MessagePayload, []error, error) {
 		if err != nil {
 			return nil, nil, fmt.Errorf("block %d: %w", i, err)
 		}
-		if !b.Type.Valid() {
+		if !b.Type.valid() {
 			warn = append(warn, &UnknownTypeError{Type: string(b.Type), Block: i})
 		}
 		p.Blocks = append(p.Blocks, b)

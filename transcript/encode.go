@@ -17,9 +17,6 @@ import (
 // fit the type, a malformed run id or path, or invalid embedded JSON.
 var ErrInvalidEvent = errors.New("invalid event")
 
-// TimeLayout is the timestamp layout: RFC 3339, UTC, milliseconds.
-const TimeLayout = "2006-01-02T15:04:05.000Z"
-
 func invalid(format string, args ...any) error {
 	return fmt.Errorf("%w: %s", ErrInvalidEvent, fmt.Sprintf(format, args...))
 }
@@ -119,7 +116,7 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendTimestamp appends ts (UTC, year 0..9999) as TimeLayout does,
+// appendTimestamp appends ts (UTC, year 0..9999) as vocab.TimeLayout does,
 // without the layout interpreter of time.Time.AppendFormat, which costs
 // more than the rest of a small event's encoding. Like AppendFormat, it
 // truncates to the millisecond.
@@ -209,7 +206,7 @@ func appendMessage(b []byte, t EventType, p *MessagePayload) ([]byte, error) {
 }
 
 func appendBlock(b []byte, t EventType, i int, k *Block) ([]byte, error) {
-	if !k.Type.Valid() {
+	if !k.Type.valid() {
 		return b, invalid("%s: block %d: type %q is not in the vocabulary", t, i, k.Type)
 	}
 	if !k.Fidelity.valid() {
@@ -263,7 +260,7 @@ func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
 	if !p.Fidelity.valid() {
 		return b, invalid("%s: fidelity %q is not in the vocabulary", t, p.Fidelity)
 	}
-	if !p.Kind.Valid() {
+	if !p.Kind.valid() {
 		return b, invalid("%s: tool kind %q is not in the vocabulary", t, p.Kind)
 	}
 	if p.CallID == "" {

@@ -81,14 +81,8 @@ const (
 // blockTypes lists the vocabulary in a stable order.
 var blockTypes = []BlockType{BlockText, BlockThinking, BlockToolUse, BlockToolResult, BlockCommand, BlockStream}
 
-// Valid reports whether b is in the closed vocabulary.
-func (b BlockType) Valid() bool {
-	switch b {
-	case BlockText, BlockThinking, BlockToolUse, BlockToolResult, BlockCommand, BlockStream:
-		return true
-	}
-	return false
-}
+// valid reports whether b is in the closed vocabulary.
+func (b BlockType) valid() bool { return vocab.BlockType(string(b)) }
 
 // Fidelity says where a block or tool event came from.
 type Fidelity string
@@ -165,14 +159,8 @@ const (
 	ToolOther   ToolKind = "other"
 )
 
-// Valid reports whether k is empty (unset) or in the vocabulary.
-func (k ToolKind) Valid() bool {
-	switch k {
-	case "", ToolExecute, ToolRead, ToolEdit, ToolSearch, ToolFetch, ToolThink, ToolOther:
-		return true
-	}
-	return false
-}
+// valid reports whether k is empty (unset) or in the vocabulary.
+func (k ToolKind) valid() bool { return vocab.ToolKind(string(k)) }
 
 // Origin distinguishes blocks of a message.user event: the user's prompt,
 // the system prompt, or context a tool injected (Codex

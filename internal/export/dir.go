@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -286,7 +287,7 @@ func (s *summary) toolLine(c *pendingCall, res *transcript.ToolPayload, resSeq u
 		s.byTool[t.Name] = st
 	}
 	m := map[string]any{"run_id": s.runID, "seq": c.seq, "path": c.path, "iteration": c.iteration, "call_id": t.CallID,
-		"name": t.Name, "fidelity": t.Fidelity, "started": c.at.UTC().Format(transcript.TimeLayout)}
+		"name": t.Name, "fidelity": t.Fidelity, "started": c.at.UTC().Format(vocab.TimeLayout)}
 	if t.Kind != "" {
 		m["kind"] = t.Kind
 	}
@@ -322,7 +323,7 @@ func (s *summary) toolLine(c *pendingCall, res *transcript.ToolPayload, resSeq u
 	default:
 		st.failed++
 	}
-	m["status"], m["result_seq"], m["ended"] = status, resSeq, resAt.UTC().Format(transcript.TimeLayout)
+	m["status"], m["result_seq"], m["ended"] = status, resSeq, resAt.UTC().Format(vocab.TimeLayout)
 	if !c.at.IsZero() && !resAt.IsZero() {
 		m["duration_ms"] = resAt.Sub(c.at).Milliseconds()
 	}

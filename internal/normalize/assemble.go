@@ -932,7 +932,7 @@ func (a *assembler) toolCall(f *fields) {
 		return
 	}
 	kind := transcript.ToolKind(f.str(wire.TKind))
-	if !kind.Valid() {
+	if !vocab.ToolKind(string(kind)) {
 		kind = transcript.ToolOther
 	}
 	st := &toolState{name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}

@@ -11,6 +11,7 @@ import (
 
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -146,7 +147,7 @@ func EventJSON(ev *transcript.Event) (json.RawMessage, error) {
 		m["child_run_id"] = ev.ChildRunID
 	}
 	if !ev.Timestamp.IsZero() {
-		m["timestamp"] = ev.Timestamp.UTC().Format(transcript.TimeLayout)
+		m["timestamp"] = ev.Timestamp.UTC().Format(vocab.TimeLayout)
 	}
 	if p, ok := ev.Payload.(*transcript.RawPayload); ok && len(p.JSON) > 0 {
 		m["payload"] = p.JSON

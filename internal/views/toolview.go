@@ -139,7 +139,7 @@ func (v *viewer) message(run *RunNode, ev *transcript.Event, p *transcript.Messa
 			parts = append(parts, func() { v.d.code("sh", "$ "+b.Command) })
 		case b.Type == transcript.BlockStream && dialog:
 			parts = append(parts, func() { v.d.para(b.Chunk) })
-		case !b.Type.Valid() && v.show(func(o Sections) bool { return o.Errors }):
+		case !vocab.BlockType(string(b.Type)) && v.show(func(o Sections) bool { return o.Errors }):
 			parts = append(parts, func() { v.d.para(v.d.strong("Unknown block") + " " + v.d.inline(string(b.Type))) })
 		}
 	}

@@ -1,14 +1,39 @@
 // Package vocab holds the format's word rules that twasm's own writers and
 // readers share but a library user has no call for: the step path
-// grammar, the set of step statuses, and the older tool-status words read
-// as the closed set. It imports only the standard library, so package
+// grammar, the timestamp layout, the sets of step statuses, block types
+// and tool kinds, and the older tool-status words read as the closed set. It imports only the standard library, so package
 // transcript builds on it.
 //
-// The words are those of transcript's StatusOK... and ToolOK...
-// constants; transcript's tests check that the two agree.
+// The words are those of transcript's constants (StatusOK..., ToolOK...,
+// BlockText..., ToolExecute...); transcript's tests check that the two
+// agree, and its unexported Valid checks call these.
 package vocab
 
 import "strings"
+
+// TimeLayout is the layout of every timestamp in a transcript: RFC 3339,
+// UTC, milliseconds.
+const TimeLayout = "2006-01-02T15:04:05.000Z"
+
+// BlockType reports whether s is one of the content block types (spec
+// section 5).
+func BlockType(s string) bool {
+	switch s {
+	case "text", "thinking", "tool_use", "tool_result", "command", "stream":
+		return true
+	}
+	return false
+}
+
+// ToolKind reports whether s is empty (unset) or one of the tool kinds of
+// the Agent Client Protocol.
+func ToolKind(s string) bool {
+	switch s {
+	case "", "execute", "read", "edit", "search", "fetch", "think", "other":
+		return true
+	}
+	return false
+}
 
 // Status reports whether s is empty or a step status: ok, error,
 // incomplete or cancelled.

@@ -108,8 +108,8 @@ func Run(ctx context.Context, opts *Options) error {
 		if err != nil {
 			return err
 		}
-		if provider == "" || !slices.Contains(p.Info().Manifest().Providers, provider) {
-			provider = p.Info().Manifest().Providers[0]
+		if provider == "" || !slices.Contains(p.Info().Manifest.Providers, provider) {
+			provider = p.Info().Manifest.Providers[0]
 		}
 		outs, err := golden.Check(ctx, dir, p, golden.Options{Provider: provider, Update: opts.Update})
 		if err != nil {

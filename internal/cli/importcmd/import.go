@@ -124,7 +124,7 @@ func Run(ctx context.Context, opts *Options) error {
 		if err != nil {
 			return err
 		}
-		provider = p.Info().Manifest().Providers[0]
+		provider = p.Info().Manifest.Providers[0]
 	}
 	var written []string
 	arc, _, err := archive.Open(archive.Options{

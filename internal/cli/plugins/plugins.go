@@ -13,6 +13,7 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/verify"
 )
 
 // ListOptions are the flags of plugins list.
@@ -175,14 +176,14 @@ func Verify(ctx context.Context, opts *VerifyOptions) error {
 	return nil
 }
 
-func verdict(rep *host.VerifyReport) string {
+func verdict(rep *verify.Report) string {
 	if len(rep.Problems) == 0 {
 		return "ok"
 	}
 	return fmt.Sprintf("%d problem(s)", len(rep.Problems))
 }
 
-// verifyJSONReport is host.VerifyReport with the snake_case keys every
+// verifyJSONReport is verify.Report with the snake_case keys every
 // --json of twasm uses.
 type verifyJSONReport struct {
 	SHA256     string        `json:"sha256"`
@@ -202,8 +203,8 @@ type funcJSON struct {
 	Problem   string `json:"problem,omitempty"`
 }
 
-func verifyJSON(rep *host.VerifyReport) verifyJSONReport {
-	funcs := func(fs []host.Func) []funcJSON {
+func verifyJSON(rep *verify.Report) verifyJSONReport {
+	funcs := func(fs []verify.Func) []funcJSON {
 		out := make([]funcJSON, 0, len(fs))
 		for _, f := range fs {
 			out = append(out, funcJSON(f))

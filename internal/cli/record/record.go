@@ -244,7 +244,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	}
 	provider := opts.Provider
 	if provider == "" {
-		provider = plugin.Info().Manifest().Providers[0]
+		provider = plugin.Info().Manifest.Providers[0]
 	}
 
 	policy, _ := fsyncPolicy(opts.Fsync)

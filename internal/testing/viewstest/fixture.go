@@ -9,6 +9,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -77,7 +78,7 @@ func (b *Builder) Bytes(t testing.TB) []byte {
 // taking the next seq.
 func (b *Builder) Unknown(typ, path string) *Builder {
 	b.seq++
-	ts := T0.Add(time.Duration(b.seq) * time.Second).Format(transcript.TimeLayout)
+	ts := T0.Add(time.Duration(b.seq) * time.Second).Format(vocab.TimeLayout)
 	return b.Raw(fmt.Sprintf(`{"seq":%d,"run_id":%q,"type":%q,"path":%q,"iteration":0,"timestamp":%q,"payload":{"beat":1}}`,
 		b.seq, b.RunID, typ, path, ts))
 }

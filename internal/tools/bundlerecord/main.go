@@ -81,7 +81,7 @@ func run(ctx context.Context, dir string) error {
 			errs = append(errs, fmt.Errorf("%s: %s", info.File, strings.Join(info.Problems, "; ")))
 			continue
 		}
-		out[info.File] = bundled.Recorded{SHA256: info.SHA256, Size: len(files[info.File]), Manifest: info.Manifest()}
+		out[info.File] = bundled.Recorded{SHA256: info.SHA256, Size: len(files[info.File]), Manifest: info.Manifest}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
