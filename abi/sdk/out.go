@@ -16,6 +16,11 @@ type Out struct {
 	base, limit uintptr
 	lineNo      int // line being handled; 0 at End
 	lineSent    int // last line number announced with OpLine
+	// text and toks are reused from field to field for a span the SDK
+	// resolves itself (one of a document the plugin assembled): the
+	// encoder copies what it is given, so nothing is allocated per field.
+	text []byte
+	toks []abi.Token
 }
 
 func (o *Out) reset(input []byte) {
@@ -72,14 +77,18 @@ func (o *Out) strSet(t wire.Tag, s *Str) {
 	case wire.SpanJSON:
 		o.enc.JSON(t, raw)
 	case wire.SpanString:
-		b, ok := abi.Unescape(nil, raw)
+		b, ok := abi.Unescape(o.text[:0], raw)
+		o.text = b
 		if !ok {
 			b = raw
 		}
 		o.enc.Bytes(t, b)
 	case wire.SpanJSONString:
-		if b, ok := abi.Unescape(nil, raw); ok {
-			if _, isJSON := abi.BuildTape(nil, b); isJSON {
+		b, ok := abi.Unescape(o.text[:0], raw)
+		o.text = b
+		if ok {
+			var isJSON bool
+			if o.toks, isJSON = abi.BuildTape(o.toks[:0], b); isJSON {
 				o.enc.JSON(t, b)
 				return
 			}

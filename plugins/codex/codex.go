@@ -43,6 +43,10 @@ type normalizer struct {
 	// were reported, so that item.started and item.completed of the
 	// same id give one message and one call.
 	items map[string]bool
+	// legacyCalls records the call ids of the legacy format whose
+	// message and tool call were reported (begin and approval request
+	// events of one call give one).
+	legacyCalls map[string]bool
 	// nkeys numbers the messages of formats without message ids.
 	nkeys int
 
@@ -342,18 +346,41 @@ func (n *normalizer) seen(ns byte, v abi.Value, item bool) bool {
 	return false
 }
 
+// appendTextOf appends what sdk.Text(v).String() is (the unescaped
+// contents of a string, the JSON text of another value, nothing when v is
+// missing or null) without the copy String makes.
+func appendTextOf(dst []byte, v abi.Value) []byte {
+	switch v.Kind() {
+	case abi.KindInvalid, abi.KindNull:
+		return dst
+	case abi.KindString:
+		return sdk.AppendText(dst, v)
+	}
+	return append(dst, v.Raw()...)
+}
+
+// opensObject reports whether the contents of string v begin with '{'
+// (an API's JSON error body sent as the message), without copying them.
+func opensObject(v abi.Value) bool {
+	raw := v.Raw()
+	if v.Kind() != abi.KindString || len(raw) < 3 {
+		return false
+	}
+	if raw[1] != '\\' {
+		return raw[1] == '{'
+	}
+	s := v.String() // an escape first: rare
+	return len(s) > 0 && s[0] == '{'
+}
+
 // errorText makes an error message readable: Codex sometimes sends the
 // API's JSON error body as the message string, and then the nested
 // message, type and status are what a user needs.
 func errorText(v abi.Value) sdk.Str {
-	if v.Kind() != abi.KindString {
+	if !opensObject(v) {
 		return sdk.Text(v)
 	}
-	s := v.String()
-	if len(s) == 0 || s[0] != '{' {
-		return sdk.Text(v)
-	}
-	doc, ok := sdk.Parse([]byte(s))
+	doc, ok := sdk.Parse([]byte(v.String()))
 	if !ok {
 		return sdk.Text(v)
 	}
@@ -393,14 +420,10 @@ func reportError(out *sdk.Out, msg abi.Value, def string) {
 // errorCode is the code of an error message that holds the API's JSON
 // error body: its error type (or code), else its HTTP status.
 func errorCode(v abi.Value) sdk.Str {
-	if v.Kind() != abi.KindString {
+	if !opensObject(v) {
 		return sdk.Str{}
 	}
-	s := v.String()
-	if len(s) == 0 || s[0] != '{' {
-		return sdk.Str{}
-	}
-	doc, ok := sdk.Parse([]byte(s))
+	doc, ok := sdk.Parse([]byte(v.String()))
 	if !ok {
 		return sdk.Str{}
 	}

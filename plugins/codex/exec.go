@@ -1,6 +1,8 @@
 package codex
 
 import (
+	"strings"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -11,6 +13,7 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 	case "thread.started":
 		// Item ids restart with every thread.
 		clear(n.items)
+		clear(n.legacyCalls)
 		out.Meta(sdk.Meta{SessionID: sdk.Text(root.Get("thread_id"))})
 	case "turn.started":
 		// The first turn of a stream changes nothing: a marker.
@@ -44,7 +47,9 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 		if callID.IsEmpty() {
 			callID = n.newKey()
 		}
-		n.toolItem(out, callID, sdk.S("request_user_input"), "other", object(member{"questions", root.Get("questions")}))
+		if n.first(callID) {
+			n.toolItem(out, callID, sdk.S("request_user_input"), "other", object(member{"questions", root.Get("questions")}))
+		}
 	case "item.plan.delta":
 		key := sdk.Text(root.Get("item_id"))
 		out.Open(key, sdk.Message{ID: key})
@@ -78,17 +83,32 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 		// Builds before 0.44 named the field item_type.
 		t = item.Get("item_type")
 	}
+	// fresh: an action item seen for the first time, whose message and
+	// call are reported now (once per item id).
+	fresh := false
 	switch sdk.Name(t) {
 	case "command_execution", "file_change", "mcp_tool_call", "web_search", "todo_list", "collab_tool_call":
-		// An action item's started/updated line after its call was
-		// reported is progress the completed item repeats in full.
-		if ph != phaseCompleted && n.items[key.String()] {
+		// Looked up by a view of the id (key.String() of a span would
+		// copy it on every line); copied only when new.
+		var k string
+		if id.Kind() == abi.KindString {
+			k = sdk.View(id)
+		} else {
+			k = key.String() // a literal (newKey): no copy
+		}
+		if n.items[k] {
+			// An action item's started/updated line after its call was
+			// reported is progress the completed item repeats in full.
 			if ph == phaseStarted {
 				out.Ignored(sdk.S("item.started"))
-			} else {
+				return
+			} else if ph == phaseUpdated {
 				out.Ignored(sdk.S("item.updated"))
+				return
 			}
-			return
+		} else {
+			n.items[strings.Clone(k)] = true
+			fresh = true
 		}
 	}
 	switch sdk.Name(t) {
@@ -121,10 +141,11 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 			out.Close(key, sdk.MessageEnd{})
 		}
 	case "command_execution":
-		n.command(out, ph, key, item)
+		n.command(out, fresh, ph, key, item)
 	case "file_change":
-		input := object(member{"changes", item.Get("changes")})
-		n.toolItem(out, key, sdk.S("file_change"), "edit", input)
+		if fresh {
+			n.toolItem(out, key, sdk.S("file_change"), "edit", object(member{"changes", item.Get("changes")}))
+		}
 		if ph == phaseCompleted {
 			// The outcome is the changes made (paths and kinds: this
 			// format has no diffs), never the status word.
@@ -132,39 +153,45 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 			if c := item.Get("changes"); c.Kind() == abi.KindArray && len(c.Raw()) > 2 {
 				r.Output = sdk.JSON(c)
 			}
-			settle(&r, outcome{status: nativeStatus(item.Get("status")), err: patchError(item.Get("status"))}, sdk.Str{})
+			settle(&r, outcome{status: nativeStatus(item.Get("status")), err: patchError(item.Get("status"))}, sdk.Str{}, nil)
 			out.ToolResult(r)
 		}
 	case "mcp_tool_call":
-		n.mcpItem(out, ph, key, item)
+		n.mcpItem(out, fresh, ph, key, item)
 	case "web_search":
-		input := object(member{"query", item.Get("query")}, member{"action", item.Get("action")})
-		n.toolItem(out, key, sdk.S("web_search"), "fetch", input)
+		if fresh {
+			input := object(member{"query", item.Get("query")}, member{"action", item.Get("action")})
+			n.toolItem(out, key, sdk.S("web_search"), "fetch", input)
+		}
 		if ph == phaseCompleted {
 			// The item states no results: no output (the query is the
 			// input, not what the search returned).
 			r := sdk.ToolResult{CallID: key}
-			settle(&r, outcome{status: nativeStatus(item.Get("status"))}, sdk.Str{})
+			settle(&r, outcome{status: nativeStatus(item.Get("status"))}, sdk.Str{}, nil)
 			out.ToolResult(r)
 		}
 	case "todo_list":
 		// The plan tool: the agent's own to-do list. Updates rewrite it;
 		// the completed item holds the final state.
-		n.toolItem(out, key, sdk.S("todo_list"), "think", object(member{"items", item.Get("items")}))
+		if fresh {
+			n.toolItem(out, key, sdk.S("todo_list"), "think", object(member{"items", item.Get("items")}))
+		}
 		if ph == phaseCompleted {
 			out.ToolResult(sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("items")), Status: sdk.S(toolOK)})
 		}
 	case "collab_tool_call":
-		name := sdk.Text(item.Get("tool"))
-		if name.IsEmpty() {
-			name = sdk.S("collab_tool_call")
+		if fresh {
+			name := sdk.Text(item.Get("tool"))
+			if name.IsEmpty() {
+				name = sdk.S("collab_tool_call")
+			}
+			input := object(member{"tool", item.Get("tool")}, member{"prompt", item.Get("prompt")},
+				member{"sender_thread_id", item.Get("sender_thread_id")}, member{"receiver_thread_ids", item.Get("receiver_thread_ids")})
+			n.toolItem(out, key, name, "other", input)
 		}
-		input := object(member{"tool", item.Get("tool")}, member{"prompt", item.Get("prompt")},
-			member{"sender_thread_id", item.Get("sender_thread_id")}, member{"receiver_thread_ids", item.Get("receiver_thread_ids")})
-		n.toolItem(out, key, name, "other", input)
 		if ph == phaseCompleted {
 			r := sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("agents_states"))}
-			settle(&r, outcome{status: nativeStatus(item.Get("status"))}, sdk.Str{})
+			settle(&r, outcome{status: nativeStatus(item.Get("status"))}, sdk.Str{}, nil)
 			out.ToolResult(r)
 		}
 	case "error":
@@ -179,6 +206,22 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 	}
 }
 
+// firstLegacy reports whether a legacy event's call id is seen for the
+// first time (legacyCalls is apart from items, as exec item ids are
+// another namespace), looking it up by a view and copying it only when
+// new. The id is what sdk.Text(id).String() is.
+func (n *normalizer) firstLegacy(id abi.Value) bool {
+	k := sdk.View(id)
+	if n.legacyCalls[k] {
+		return false
+	}
+	if n.legacyCalls == nil {
+		n.legacyCalls = map[string]bool{}
+	}
+	n.legacyCalls[strings.Clone(k)] = true
+	return true
+}
+
 // first reports whether item key is seen for the first time.
 func (n *normalizer) first(id sdk.Str) bool {
 	k := id.String()
@@ -189,21 +232,19 @@ func (n *normalizer) first(id sdk.Str) bool {
 	return true
 }
 
-// toolItem reports, the first time an action item is seen, its message
+// toolItem reports an action item seen for the first time: its message
 // (a tool_use block, the request inside the assistant's output) and its
 // tool call.
 func (n *normalizer) toolItem(out *sdk.Out, key, name sdk.Str, kind string, input sdk.Str) {
-	if n.first(key) {
-		toolUse(out, key, sdk.Message{ID: key}, sdk.ToolCall{CallID: key, Name: name, Input: input, Kind: kind})
-	}
+	toolUse(out, key, sdk.Message{ID: key}, sdk.ToolCall{CallID: key, Name: name, Input: input, Kind: kind})
 }
 
 // command reports a command_execution: the CLI ran a shell command for
 // the model, so it is a command block (not a model-authored tool_use)
 // paired with its tool call and result.
-func (n *normalizer) command(out *sdk.Out, ph phase, key sdk.Str, item abi.Value) {
+func (n *normalizer) command(out *sdk.Out, fresh bool, ph phase, key sdk.Str, item abi.Value) {
 	cmd := item.Get("command")
-	if n.first(key) {
+	if fresh {
 		out.Open(key, sdk.Message{ID: key})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockCommand, Command: sdk.Text(cmd), ToolID: key})
 		out.Close(key, sdk.MessageEnd{})
@@ -215,16 +256,19 @@ func (n *normalizer) command(out *sdk.Out, ph phase, key sdk.Str, item abi.Value
 	if ph != phaseCompleted {
 		return
 	}
-	r := sdk.ToolResult{CallID: key, Output: sdk.Text(item.Get("aggregated_output")), ExitCode: sdk.IntOf(item.Get("exit_code"))}
-	settleCommand(&r, item.Get("status"))
+	output := item.Get("aggregated_output")
+	r := sdk.ToolResult{CallID: key, Output: sdk.Text(output), ExitCode: sdk.IntOf(item.Get("exit_code"))}
+	n.scratch = appendTextOf(n.scratch[:0], output)
+	settleCommand(&r, item.Get("status"), n.scratch)
 	out.ToolResult(r)
 }
 
 // mcpItem reports an mcp_tool_call. A failed call may carry error:null
 // and the failure text in result.content; that text is then the error.
-func (n *normalizer) mcpItem(out *sdk.Out, ph phase, key sdk.Str, item abi.Value) {
-	name := mcpName(item.Get("server"), item.Get("tool"))
-	n.toolItem(out, key, name, "other", jsonInput(item.Get("arguments")))
+func (n *normalizer) mcpItem(out *sdk.Out, fresh bool, ph phase, key sdk.Str, item abi.Value) {
+	if fresh {
+		n.toolItem(out, key, mcpName(item.Get("server"), item.Get("tool")), "other", jsonInput(item.Get("arguments")))
+	}
 	if ph != phaseCompleted {
 		return
 	}
@@ -253,7 +297,7 @@ func (n *normalizer) mcpItem(out *sdk.Out, ph phase, key sdk.Str, item abi.Value
 			r.Error = sdk.S("MCP tool call failed")
 		}
 	}
-	settle(&r, outcome{status: st}, r.Output)
+	settle(&r, outcome{status: st}, r.Output, nil)
 	out.ToolResult(r)
 }
 

@@ -36,7 +36,7 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 		// §6.12): recorded now, dangling if no end follows; its begin
 		// event, if the user approves, adds nothing.
 		callID := sdk.Text(msg.Get("call_id"))
-		if !n.first(sdk.S("legacy:" + callID.String())) {
+		if !n.firstLegacy(msg.Get("call_id")) {
 			out.Ignored(sdk.Text(t))
 			return
 		}
@@ -51,13 +51,13 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 			Input: object(member{"command", argv}, member{"cwd", msg.Get("cwd")}),
 		})
 	case "exec_command_end":
-		r := sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: commandOutput(msg), ExitCode: sdk.IntOf(msg.Get("exit_code"))}
-		settleCommand(&r, msg.Get("status"))
+		r := sdk.ToolResult{CallID: sdk.Text(msg.Get("call_id")), Output: n.commandOutput(msg), ExitCode: sdk.IntOf(msg.Get("exit_code"))}
+		settleCommand(&r, msg.Get("status"), n.scratch)
 		out.ToolResult(r)
 	case "patch_apply_begin", "apply_patch_approval_request":
 		callID := sdk.Text(msg.Get("call_id"))
 		changes := msg.Get("changes")
-		if n.first(sdk.S("legacy:" + callID.String())) {
+		if n.firstLegacy(msg.Get("call_id")) {
 			n.toolMessage(out, callID, sdk.S("apply_patch"), "edit", object(member{"changes", changes}))
 		} else {
 			out.Ignored(sdk.Text(t))
@@ -94,7 +94,7 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 				r.Error = e
 			}
 		}
-		settle(&r, outcome{status: st, err: patchError(msg.Get("status"))}, r.Output)
+		settle(&r, outcome{status: st, err: patchError(msg.Get("status"))}, r.Output, nil)
 		out.ToolResult(r)
 	case "mcp_tool_call_begin":
 		inv := msg.Get("invocation")
@@ -169,23 +169,28 @@ func (n *normalizer) toolMessage(out *sdk.Out, callID, name sdk.Str, kind string
 }
 
 // commandOutput is what a command printed: the interleaved output when
-// the event has it, else stdout followed by stderr.
-func commandOutput(msg abi.Value) sdk.Str {
+// the event has it, else stdout followed by stderr. Its text is left in
+// n.scratch, for settleCommand.
+func (n *normalizer) commandOutput(msg abi.Value) sdk.Str {
 	if v := msg.Get("aggregated_output"); v.Kind() == abi.KindString {
+		n.scratch = appendTextOf(n.scratch[:0], v)
 		return sdk.Text(v)
 	}
 	stdout, stderr := msg.Get("stdout"), msg.Get("stderr")
 	if len(stderr.Raw()) <= 2 {
+		n.scratch = appendTextOf(n.scratch[:0], stdout)
 		return sdk.Text(stdout)
 	}
 	if len(stdout.Raw()) <= 2 {
+		n.scratch = appendTextOf(n.scratch[:0], stderr)
 		return sdk.Text(stderr)
 	}
-	a, b := stdout.String(), stderr.String()
-	if a[len(a)-1] != '\n' {
-		a += "\n"
+	b := appendTextOf(n.scratch[:0], stdout)
+	if b[len(b)-1] != '\n' {
+		b = append(b, '\n')
 	}
-	return sdk.S(a + b)
+	n.scratch = appendTextOf(b, stderr)
+	return sdk.S(string(n.scratch))
 }
 
 // mcpLegacyResult reads Rust's Result serialization: {"Ok":{content,
@@ -208,7 +213,7 @@ func mcpLegacyResult(callID sdk.Str, res abi.Value) sdk.ToolResult {
 			r.Output = sdk.JSON(res)
 		}
 	}
-	settle(&r, outcome{status: st, err: "MCP tool call failed"}, r.Output)
+	settle(&r, outcome{status: st, err: "MCP tool call failed"}, r.Output, nil)
 	return r
 }
 

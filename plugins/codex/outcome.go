@@ -45,8 +45,10 @@ type outcome struct {
 
 // settle writes o into r: the status, the exit code and, for anything
 // but ok, error text (o's, else a description of the exit code or the
-// status), so that no failed result is without its error.
-func settle(r *sdk.ToolResult, o outcome, out sdk.Str) {
+// status), so that no failed result is without its error. out is the
+// result's output; text, when not nil, is its text in a buffer the caller
+// already holds (it is otherwise copied from out, and only for an error).
+func settle(r *sdk.ToolResult, o outcome, out sdk.Str, text []byte) {
 	if _, ok := r.ExitCode.Value(); !ok {
 		r.ExitCode = o.code
 	}
@@ -67,7 +69,10 @@ func settle(r *sdk.ToolResult, o outcome, out sdk.Str) {
 	}
 	e := o.err
 	if e == "" {
-		output := out.String()
+		output := text
+		if output == nil {
+			output = []byte(out.String())
+		}
 		switch {
 		case st == toolError && hasCode && code != 0:
 			e = "exit code " + itoa(code)
@@ -86,21 +91,22 @@ func settle(r *sdk.ToolResult, o outcome, out sdk.Str) {
 }
 
 // settleCommand settles the result of a command the CLI ran, given the
-// status word of its item or end event: "completed" with a non-zero exit
-// code is still a failure, and the runtime's own failures (sandbox,
-// timeout, rejection) arrive as the output text.
-func settleCommand(r *sdk.ToolResult, status abi.Value) {
+// status word of its item or end event and the text of r.Output (in a
+// buffer of the normalizer's, not a copy per line): "completed" with a
+// non-zero exit code is still a failure, and the runtime's own failures
+// (sandbox, timeout, rejection) arrive as the output text.
+func settleCommand(r *sdk.ToolResult, status abi.Value, text []byte) {
 	st := nativeStatus(status)
 	if st == toolOK {
 		st = ""
 	}
 	oc := outcome{status: st}
 	if st == "" || st == toolError {
-		if c := classify([]byte(r.Output.String())); c.status != "" {
+		if c := classify(text); c.status != "" {
 			oc = c
 		}
 	}
-	settle(r, oc, r.Output)
+	settle(r, oc, r.Output, text)
 }
 
 // classify reads what Codex's textual tool output states about the
@@ -328,18 +334,17 @@ func clip(b []byte) string {
 	return string(b)
 }
 
-// firstLine is the first non-empty line of s, clipped, else def.
-func firstLine(s, def string) string {
-	if l := firstLineOf(trimLeft([]byte(s))); len(l) > 0 {
+// firstLine is the first non-empty line of b, clipped, else def.
+func firstLine(b []byte, def string) string {
+	if l := firstLineOf(trimLeft(b)); len(l) > 0 {
 		return clip(l)
 	}
 	return def
 }
 
-// lastLine is the last non-empty line of s, clipped to a few hundred
+// lastLine is the last non-empty line of b, clipped to a few hundred
 // bytes: where a failing command usually says why.
-func lastLine(s string) string {
-	b := []byte(s)
+func lastLine(b []byte) string {
 	for len(b) > 0 && (b[len(b)-1] == '\n' || b[len(b)-1] == '\r' || b[len(b)-1] == ' ' || b[len(b)-1] == '\t') {
 		b = b[:len(b)-1]
 	}

@@ -191,7 +191,7 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			// The item states no results: no output (the query is the
 			// call's input, not what the search returned).
 			r := sdk.ToolResult{CallID: callID, Time: ts}
-			settle(&r, outcome{status: st}, sdk.Str{})
+			settle(&r, outcome{status: st}, sdk.Str{}, nil)
 			out.ToolResult(r)
 		}
 	case "ghost_snapshot":
@@ -263,6 +263,7 @@ func (n *normalizer) toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
 	r := sdk.ToolResult{CallID: callID, Time: ts}
 	o := p.Get("output")
 	var oc outcome
+	var text []byte // r.Output's text, when the buffers hold it
 	switch o.Kind() {
 	case abi.KindString:
 		raw := o.Raw()
@@ -285,6 +286,7 @@ func (n *normalizer) toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
 		if !r.Output.IsSet() {
 			r.Output = sdk.Text(o)
 			oc = classify(n.inner)
+			text = n.inner
 		}
 	case abi.KindInvalid, abi.KindNull:
 	case abi.KindArray:
@@ -299,11 +301,15 @@ func (n *normalizer) toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
 	if s, ok := p.Get("success").Bool(); ok && !s && oc.status == "" {
 		oc.status = toolError
 	}
-	if e, ok := n.ends[callID.String()]; ok {
-		delete(n.ends, callID.String())
-		oc = e.refine(oc)
+	if len(n.ends) > 0 {
+		// Looked up by a view of the id (callID.String() would copy it).
+		k := sdk.View(p.Get("call_id"))
+		if e, ok := n.ends[k]; ok {
+			delete(n.ends, k)
+			oc = e.refine(oc)
+		}
 	}
-	settle(&r, oc, r.Output)
+	settle(&r, oc, r.Output, text)
 	return r
 }
 
@@ -380,7 +386,8 @@ func (n *normalizer) noteEnd(p abi.Value) {
 				e.status = toolError
 			}
 		}
-		e.err = firstLine(sdk.StringOf(p.Get("stderr")).String(), "")
+		n.scratch = sdk.AppendText(n.scratch[:0], p.Get("stderr")) // StringOf's text: a string's only
+		e.err = firstLine(n.scratch, "")
 	case "patch_apply_end":
 		e.status = nativeStatus(p.Get("status"))
 		if s, ok := p.Get("success").Bool(); ok && e.status == "" {
