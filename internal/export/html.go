@@ -151,7 +151,7 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string
 				s.child = &treeNode{id: ev.ChildRunID}
 				childIDs = append(childIDs, s)
 			}
-			if pk, ok := parentStep(open, order, ev.Path, ev.Iteration); ok {
+			if pk, ok := parentStep(order, ev.Path, ev.Iteration); ok {
 				open[pk].steps = append(open[pk].steps, s)
 			} else {
 				n.steps = append(n.steps, s)

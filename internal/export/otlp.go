@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strconv"
 	"time"
 
@@ -390,7 +391,7 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 	}
 	// parentOf returns the span context events of (path, iter) hang under.
 	parentOf := func(path string, iter int) (trace.SpanContext, *openStep) {
-		if k, ok := parentStep(steps, order, path, iter); ok {
+		if k, ok := parentStep(order, path, iter); ok {
 			return steps[k].sc, steps[k]
 		}
 		return runSC, nil
@@ -499,12 +500,9 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 				st.span.End(trace.WithTimestamp(ts))
 			}
 			delete(steps, k)
-			for i, o := range order {
-				if o == k {
-					order = append(order[:i], order[i+1:]...)
-					break
-				}
-			}
+			// Every entry: a step restarted while open is one step, and
+			// no key left here may name a closed one (parentOf).
+			order = slices.DeleteFunc(order, func(o stepKey) bool { return o == k })
 		case transcript.MessageUser, transcript.MessageAssistant, transcript.ToolCall, transcript.ToolResult:
 			k, st := stepOf(ev)
 			psc := runSC

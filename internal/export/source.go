@@ -9,6 +9,7 @@ import (
 	"path/filepath"
 
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -109,27 +110,11 @@ type stepKey struct {
 	iter int
 }
 
-// parentStep returns the open step whose path is the longest proper dot
-// prefix of path (the same rule as the execution tree), or nil.
-func parentStep[T any](open map[stepKey]T, order []stepKey, path string, iter int) (stepKey, bool) {
-	var best stepKey
-	found := false
-	for i := len(order) - 1; i >= 0; i-- {
-		k := order[i]
-		if len(path) <= len(k.path) || path[:len(k.path)] != k.path || path[len(k.path)] != '.' {
-			continue
-		}
-		if _, ok := open[k]; !ok {
-			continue
-		}
-		switch {
-		case !found, len(k.path) > len(best.path):
-			best, found = k, true
-		case len(k.path) == len(best.path) && k.iter == iter && best.iter != iter:
-			best = k
-		}
-	}
-	return best, found
+// parentStep returns, among the keys of the open steps (oldest first), the
+// one a step of (path, iter) nests under (views.ParentStep's rule, the
+// execution tree's).
+func parentStep(order []stepKey, path string, iter int) (stepKey, bool) {
+	return views.ParentStep(order, func(k stepKey) (string, int) { return k.path, k.iter }, path, iter)
 }
 
 // IsChild reports whether the transcript at r.Path belongs to a run begun

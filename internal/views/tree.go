@@ -159,7 +159,7 @@ func BuildRun(run *Run) *RunNode {
 			if p := ev.Step(); p != nil {
 				s.Name, s.Kind, s.Attempt = p.Name, string(p.Kind), p.Attempt
 			}
-			if parent := parentOf(order, open, ev.Path, ev.Iteration); parent != nil {
+			if parent, ok := ParentStep(order, nodeKey, ev.Path, ev.Iteration); ok {
 				parent.Steps = append(parent.Steps, s)
 			} else {
 				n.Steps = append(n.Steps, s)
@@ -217,25 +217,31 @@ func BuildRun(run *Run) *RunNode {
 // run stays open while the session may grow (see RunNode.Open).
 const SessionSourceField = "source"
 
-// parentOf returns the open step whose path is the longest proper dot
-// prefix of path, preferring the one with the same iteration: a loop's body
-// steps carry the loop index while the loop step carries its own scope's.
-func parentOf(order []*StepNode, open map[stepKey]*StepNode, path string, iter int) *StepNode {
-	var best *StepNode
-	for i := len(order) - 1; i >= 0; i-- {
-		o := order[i]
-		if !strings.HasPrefix(path, o.Path+".") {
+// ParentStep returns the element of open (the steps open at this point,
+// oldest first) that a step of (path, iter) starting now nests under: the
+// one whose path is the longest proper dot prefix of path; among those,
+// one with the same iteration (a loop's body steps carry the loop index
+// while the loop step carries its own scope's), the newest first. key
+// gives an element's path and iteration. The execution tree, the HTML
+// export's tree and the OTLP export's spans nest steps by this rule.
+func ParentStep[S any](open []S, key func(S) (path string, iter int), path string, iter int) (parent S, ok bool) {
+	bestLen, bestIter := -1, 0
+	for i := len(open) - 1; i >= 0; i-- {
+		p, it := key(open[i])
+		if len(path) <= len(p) || path[len(p)] != '.' || path[:len(p)] != p {
 			continue
 		}
 		switch {
-		case best == nil, len(o.Path) > len(best.Path):
-			best = o
-		case len(o.Path) == len(best.Path) && o.Iteration == iter && best.Iteration != iter:
-			best = o
+		case len(p) > bestLen:
+			parent, bestLen, bestIter = open[i], len(p), it
+		case len(p) == bestLen && it == iter && bestIter != iter:
+			parent, bestIter = open[i], it
 		}
 	}
-	return best
+	return parent, bestLen >= 0
 }
+
+func nodeKey(s *StepNode) (string, int) { return s.Path, s.Iteration }
 
 func completeStep(s *StepNode, ev *transcript.Event) {
 	s.events = append(s.events, ev)

@@ -208,3 +208,38 @@ func TestEventJSON(t *testing.T) {
 		t.Fatalf("line %s", line)
 	}
 }
+
+// TestParentStep: the rule by which steps nest (the tree, the HTML
+// export's tree, the OTLP spans).
+func TestParentStep(t *testing.T) {
+	type k struct {
+		path string
+		iter int
+		id   string
+	}
+	cases := []struct {
+		name string
+		open []k
+		path string
+		iter int
+		want string // id, "" for none
+	}{
+		{"nothing open", nil, "a.b", 0, ""},
+		{"a top-level step", []k{{"a", 0, "a"}}, "b", 0, ""},
+		{"the longest prefix", []k{{"a", 0, "a"}, {"a.b", 0, "ab"}}, "a.b.c", 0, "ab"},
+		{"a prefix at a dot only", []k{{"a", 0, "a"}, {"a.b", 0, "ab"}}, "a.bc", 0, "a"},
+		{"not the step itself", []k{{"a.b", 0, "ab"}}, "a.b", 0, ""},
+		{"a grandparent when the parent is closed", []k{{"a", 0, "a"}}, "a.b.c", 0, "a"},
+		{"the same iteration among equals", []k{{"loop", 2, "i2"}, {"loop", 0, "i0"}}, "loop.body", 2, "i2"},
+		{"else the newest", []k{{"loop", 1, "old"}, {"loop", 0, "new"}}, "loop.body", 5, "new"},
+		{"the newest of the same iteration", []k{{"a", 1, "old"}, {"a", 1, "new"}}, "a.b", 1, "new"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			got, ok := ParentStep(c.open, func(o k) (string, int) { return o.path, o.iter }, c.path, c.iter)
+			if ok != (c.want != "") || got.id != c.want {
+				t.Fatalf("ParentStep = %+v, %v; want %q", got, ok, c.want)
+			}
+		})
+	}
+}
