@@ -83,7 +83,7 @@ type Options struct {
 	// nothing.
 	TimeoutHint, MemoryHint string
 	// MaxFaults is after how many consecutive faults a plugin is
-	// disabled (ErrPluginDisabled). 0 is 5; a negative value never
+	// disabled (its calls then fail, saying so). 0 is 5; a negative value never
 	// disables.
 	MaxFaults int
 

@@ -152,7 +152,7 @@
 //     3 KiB;
 //   - see another stream: each stream runs on its own module;
 //   - fault forever: after [Options].MaxFaults consecutive faults
-//     (default 5) the plugin is disabled (ErrPluginDisabled);
+//     (default 5) the plugin is disabled: its calls fail with an error saying so;
 //   - cost every command its failure: a file that failed to load is
 //     skipped by later runs until it changes (see the failure cache
 //     below);

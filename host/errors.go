@@ -40,11 +40,11 @@ var ErrNoBundledPlugins = errors.New("host: this binary was built without its bu
 	"(or `make bin/twasm`) from the repository root; a library user who wants external plugins only " +
 	"sets host.Options.Bundled to an empty slice")
 
-// ErrPluginDisabled is wrapped by the errors of a plugin disabled after
+// errPluginDisabled is wrapped by the errors of a plugin disabled after
 // too many consecutive faults: NewInstance (so capture.Start) returns it,
 // and the calls of instances already running fail with it (their lines
 // are counted as lost). It is normalize.ErrDisabled, so both names match.
-var ErrPluginDisabled = normalize.ErrDisabled
+var errPluginDisabled = normalize.ErrDisabled
 
 // UnknownProviderError is returned by Lookup for a provider no plugin
 // serves.
@@ -74,13 +74,13 @@ func (e *conflictError) Error() string {
 		e.Provider, strings.Join(e.Paths, " and "))
 }
 
-// ABIError is returned by Load for a module that does not follow the
+// abiError is returned by Load for a module that does not follow the
 // contract: every problem found is listed.
-type ABIError struct {
+type abiError struct {
 	Path     string
 	Problems []string
 }
 
-func (e *ABIError) Error() string {
+func (e *abiError) Error() string {
 	return fmt.Sprintf("host: %s is not a usable twasm plugin: %s", e.Path, strings.Join(e.Problems, "; "))
 }

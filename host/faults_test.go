@@ -217,20 +217,20 @@ func TestDisabledAfterConsecutiveFaults(t *testing.T) {
 	// A success in between resets the count.
 	for _, cmd := range []string{"fatal 1", "fatal 2", "emit ok", "fatal 3", "fatal 4"} {
 		_, err := in.Feed(ctx, batch(1, cmd))
-		if errors.Is(err, ErrPluginDisabled) {
+		if errors.Is(err, errPluginDisabled) {
 			t.Fatalf("disabled too early, at %q", cmd)
 		}
 	}
 	_, err := in.Feed(ctx, batch(1, "fatal 5"))
 	var fe *normalize.FaultError
-	if !errors.As(err, &fe) || !errors.Is(err, ErrPluginDisabled) || !errors.Is(err, errFatalStatus) {
+	if !errors.As(err, &fe) || !errors.Is(err, errPluginDisabled) || !errors.Is(err, errFatalStatus) {
 		t.Fatalf("third consecutive fault: %v", err)
 	}
 	_, err = in.Feed(ctx, batch(1, "emit x"))
-	if !errors.As(err, &fe) || !errors.Is(err, ErrPluginDisabled) {
+	if !errors.As(err, &fe) || !errors.Is(err, errPluginDisabled) {
 		t.Fatalf("a call after disabling: %v", err)
 	}
-	if _, err := p.NewInstance(ctx); !errors.Is(err, ErrPluginDisabled) {
+	if _, err := p.NewInstance(ctx); !errors.Is(err, errPluginDisabled) {
 		t.Fatalf("NewInstance of a disabled plugin: %v", err)
 	}
 	if !p.Info().Disabled || h.count("plugin disabled") != 1 {

@@ -25,7 +25,7 @@ import (
 // replaces it with a fresh one and begins the stream again with the same
 // options, so the caller just carries on. After too many consecutive
 // faults the plugin is disabled and every call fails with a *normalize.FaultError
-// wrapping ErrPluginDisabled.
+// wrapping errPluginDisabled.
 //
 // StatusRejected returns the records and a *normalize.RejectedError: nothing is
 // discarded.
@@ -162,7 +162,7 @@ func (in *instance) report(op, stderr string, cause error) (err error, disabled 
 	}
 	fe := &normalize.FaultError{Plugin: in.p.name(), Op: op, Err: cause, Stderr: stderr}
 	if in.p.noteFault(cause) {
-		fe.Err = fmt.Errorf("%w (%w after %d consecutive faults)", cause, ErrPluginDisabled, in.p.rt.s.maxFaults)
+		fe.Err = fmt.Errorf("%w (%w after %d consecutive faults)", cause, errPluginDisabled, in.p.rt.s.maxFaults)
 		return fe, true
 	}
 	return fe, false

@@ -180,9 +180,9 @@ func TestLoadRefusesModulesOffContract(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
 			_, err := rt.Load(ctx, c.wasm(), Source{Path: "x.wasm"})
-			var ae *ABIError
+			var ae *abiError
 			if !errors.As(err, &ae) {
-				t.Fatalf("want an ABIError, got %v", err)
+				t.Fatalf("want an abiError, got %v", err)
 			}
 			for _, w := range c.want {
 				if !strings.Contains(err.Error(), w) {

@@ -419,7 +419,7 @@ func (m *module) handshake(ctx context.Context) (abi.Manifest, error) {
 	}
 	m.abiVersion = uint32(m.stack[0])
 	if err := checkVersion(m.abiVersion); err != nil {
-		return abi.Manifest{}, &ABIError{Path: m.p.src.Path, Problems: []string{strings.TrimPrefix(err.Error(), errContract.Error()+": ")}}
+		return abi.Manifest{}, &abiError{Path: m.p.src.Path, Problems: []string{strings.TrimPrefix(err.Error(), errContract.Error()+": ")}}
 	}
 	status, err := m.invoke(ctx, fnManifest, nil, false)
 	if err != nil {
@@ -430,7 +430,7 @@ func (m *module) handshake(ctx context.Context) (abi.Manifest, error) {
 	}
 	manifest, err := parseManifest(m.c.out)
 	if err != nil {
-		return manifest, &ABIError{Path: m.p.src.Path, Problems: []string{err.Error()}}
+		return manifest, &abiError{Path: m.p.src.Path, Problems: []string{err.Error()}}
 	}
 	return manifest, nil
 }

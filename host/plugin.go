@@ -139,8 +139,8 @@ func (p *Plugin) Identity() transcript.PluginRef {
 }
 
 // NewInstance returns an instance for one stream at a time, from the
-// pool when one is idle; closing it returns it to the pool. A disabled
-// plugin returns an error wrapping ErrPluginDisabled. It is how package
+// pool when one is idle; closing it returns it to the pool. A plugin
+// disabled after too many faults returns an error saying so. It is how package
 // capture, which owns the instances it takes, gets one: a program hands
 // the Plugin itself to capture.Options.Plugin.
 func (p *Plugin) NewInstance(ctx context.Context) (normalize.Instance, error) {
@@ -251,7 +251,7 @@ func (p *Plugin) drain() {
 
 func (p *Plugin) disabledError() error {
 	return fmt.Errorf("host: plugin %s (%s): %w after %d consecutive faults; fix or remove it",
-		p.name(), p.src.Path, ErrPluginDisabled, p.rt.s.maxFaults)
+		p.name(), p.src.Path, errPluginDisabled, p.rt.s.maxFaults)
 }
 
 // logLimiter lets through at most rate messages per second window and

@@ -162,7 +162,7 @@ func instantiateImports(ctx context.Context, r wazero.Runtime) error {
 // ABI version and reads its manifest. The plugin is not registered for
 // Lookup; the caller closes it (or lets Runtime.Close do it).
 //
-// A module that does not follow the contract gives an *ABIError listing
+// A module that does not follow the contract gives an error listing
 // every problem, each naming what is wrong and what is expected.
 func (rt *Runtime) Load(ctx context.Context, wasm []byte, src Source) (*Plugin, error) {
 	rt.mu.Lock()
@@ -185,11 +185,11 @@ func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string
 			// cancellation.
 			return nil, fmt.Errorf("host: load %s: %w", src.Path, cerr)
 		}
-		return nil, &ABIError{Path: src.Path, Problems: []string{"it is not a valid WebAssembly module: " + err.Error()}}
+		return nil, &abiError{Path: src.Path, Problems: []string{"it is not a valid WebAssembly module: " + err.Error()}}
 	}
 	if problems := checkModule(compiled); len(problems) > 0 {
 		compiled.Close(ctx)
-		return nil, &ABIError{Path: src.Path, Problems: problems}
+		return nil, &abiError{Path: src.Path, Problems: problems}
 	}
 	p := newPlugin(rt, wrt, compiled, src, sum)
 	m, err := p.instantiate(ctx)
@@ -201,7 +201,7 @@ func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string
 	if err != nil {
 		m.close(ctx)
 		compiled.Close(ctx)
-		if _, ok := err.(*ABIError); ok {
+		if _, ok := err.(*abiError); ok {
 			return nil, err
 		}
 		return nil, fmt.Errorf("host: load %s: %w", src.Path, err)

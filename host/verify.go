@@ -115,7 +115,7 @@ func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*verify.Report, err
 }
 
 func problemsOf(err error) []string {
-	if e, ok := err.(*ABIError); ok {
+	if e, ok := err.(*abiError); ok {
 		return e.Problems
 	}
 	return []string{err.Error()}

@@ -10,9 +10,9 @@ import (
 
 func TestToolStatusVocabulary(t *testing.T) {
 	for word, want := range map[string]string{
-		"ok": ToolOK, "completed": ToolOK, "success": ToolOK, "failed": ToolError, "error": ToolError,
-		"declined": ToolDenied, "rejected": ToolDenied, "denied": ToolDenied,
-		"interrupted": ToolCancelled, "canceled": ToolCancelled, "timed_out": ToolCancelled, "cancelled": ToolCancelled,
+		"ok": StatusOK, "completed": StatusOK, "success": StatusOK, "failed": StatusError, "error": StatusError,
+		"declined": StatusDenied, "rejected": StatusDenied, "denied": StatusDenied,
+		"interrupted": StatusCancelled, "canceled": StatusCancelled, "timed_out": StatusCancelled, "cancelled": StatusCancelled,
 	} {
 		got, ok := vocab.ToolStatus(word)
 		eq(t, ok, true, word)
@@ -24,14 +24,14 @@ func TestToolStatusVocabulary(t *testing.T) {
 		p    ToolPayload
 		want string
 	}{
-		{ToolPayload{Status: "failed"}, ToolError},
-		{ToolPayload{Status: "declined", Error: "no"}, ToolDenied},
-		{ToolPayload{}, ToolOK},
-		{ToolPayload{ExitCode: new(0)}, ToolOK},
-		{ToolPayload{ExitCode: new(2)}, ToolError},
-		{ToolPayload{Error: "boom"}, ToolError},
-		{ToolPayload{Status: "bogus"}, ToolOK},
-		{ToolPayload{Status: "bogus", Error: "x"}, ToolError},
+		{ToolPayload{Status: "failed"}, StatusError},
+		{ToolPayload{Status: "declined", Error: "no"}, StatusDenied},
+		{ToolPayload{}, StatusOK},
+		{ToolPayload{ExitCode: new(0)}, StatusOK},
+		{ToolPayload{ExitCode: new(2)}, StatusError},
+		{ToolPayload{Error: "boom"}, StatusError},
+		{ToolPayload{Status: "bogus"}, StatusOK},
+		{ToolPayload{Status: "bogus", Error: "x"}, StatusError},
 	} {
 		eq(t, ToolOutcome(&tc.p), tc.want, tc.p.Status+"/"+tc.p.Error)
 	}

@@ -183,28 +183,26 @@ func (o Origin) valid() bool {
 	return false
 }
 
-// Status values of run.completed, step.completed and agent results.
+// The statuses. Runs and steps (run.completed, step.completed, agent
+// results) end ok, error, incomplete (an agent step without a terminal
+// event) or cancelled. A tool.result's status is a closed set too, the
+// same words for the router seam and every plugin (spec section 4): ok
+// (it ran and succeeded), error (it ran and failed: a non-zero exit, a
+// tool error, a stated failure), denied (a permission rule or a person
+// refused it before it ran) or cancelled (interrupted, timed out, or
+// stopped before it finished); anything but ok carries error text.
 const (
 	StatusOK         = "ok"
 	StatusError      = "error"
-	StatusIncomplete = "incomplete"
+	StatusIncomplete = "incomplete" // runs and steps only
 	StatusCancelled  = "cancelled"
-)
-
-// Statuses of tool.result (spec section 4): a closed set, the same words
-// for the router seam and every plugin. Anything but ToolOK carries error
-// text.
-const (
-	ToolOK        = "ok"        // it ran and succeeded
-	ToolError     = "error"     // it ran and failed (non-zero exit, tool error, stated failure)
-	ToolDenied    = "denied"    // a permission rule or a person refused it before it ran
-	ToolCancelled = "cancelled" // interrupted, timed out, or stopped before it finished
+	StatusDenied     = "denied" // tool results only
 )
 
 // validToolStatus reports whether s is empty or one of the tool statuses.
 func validToolStatus(s string) bool {
 	switch s {
-	case "", ToolOK, ToolError, ToolDenied, ToolCancelled:
+	case "", StatusOK, StatusError, StatusDenied, StatusCancelled:
 		return true
 	}
 	return false
@@ -220,7 +218,7 @@ func ToolOutcome(p *ToolPayload) string {
 		return st
 	}
 	if p.Error != "" || p.ExitCode != nil && *p.ExitCode != 0 {
-		return ToolError
+		return StatusError
 	}
-	return ToolOK
+	return StatusOK
 }

@@ -1007,18 +1007,18 @@ func (a *assembler) toolStatus(p *transcript.ToolPayload, isError bool) string {
 		}
 		st = ""
 		if isError || p.Error != "" || p.ExitCode != nil && *p.ExitCode != 0 {
-			st = transcript.ToolError
+			st = transcript.StatusError
 		} else if p.Status != "" {
-			st = transcript.ToolOK
+			st = transcript.StatusOK
 		}
 	}
-	if st != "" && st != transcript.ToolOK && p.Error == "" {
+	if st != "" && st != transcript.StatusOK && p.Error == "" {
 		switch {
-		case st == transcript.ToolError && p.ExitCode != nil && *p.ExitCode != 0:
+		case st == transcript.StatusError && p.ExitCode != nil && *p.ExitCode != 0:
 			p.Error = "exit code " + strconv.Itoa(*p.ExitCode)
-		case st == transcript.ToolDenied:
+		case st == transcript.StatusDenied:
 			p.Error = "denied"
-		case st == transcript.ToolCancelled:
+		case st == transcript.StatusCancelled:
 			p.Error = "cancelled"
 		default:
 			p.Error = "failed"

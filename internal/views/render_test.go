@@ -98,7 +98,7 @@ func TestLedger(t *testing.T) {
 	// an orphan row.
 	b := viewstest.NewBuilder(viewstest.Root, "").Add(viewstest.Started("wf"))
 	for _, typ := range []transcript.EventType{transcript.ToolCall, transcript.ToolCall, transcript.ToolResult, transcript.ToolResult, transcript.ToolResult} {
-		b.Add(viewstest.Tool(typ, "", &transcript.ToolPayload{Name: "t", CallID: "same", Status: map[bool]string{true: transcript.ToolOK}[typ == transcript.ToolResult]}))
+		b.Add(viewstest.Tool(typ, "", &transcript.ToolPayload{Name: "t", CallID: "same", Status: map[bool]string{true: transcript.StatusOK}[typ == transcript.ToolResult]}))
 	}
 	b.Add(viewstest.Tool(transcript.ToolResult, "", &transcript.ToolPayload{Name: "x", CallID: "other"}))
 	dir := t.TempDir()

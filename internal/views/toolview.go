@@ -20,7 +20,7 @@ import (
 // any other word that is not ok.
 func Failed(status string) bool {
 	if st, ok := vocab.ToolStatus(status); ok {
-		return st != transcript.ToolOK
+		return st != transcript.StatusOK
 	}
 	return status != ""
 }

@@ -4,7 +4,7 @@
 // and tool kinds, and the older tool-status words read as the closed set. It imports only the standard library, so package
 // transcript builds on it.
 //
-// The words are those of transcript's constants (StatusOK..., ToolOK...,
+// The words are those of transcript's constants (StatusOK...,
 // BlockText..., ToolExecute...); transcript's tests check that the two
 // agree, and its unexported Valid checks call these.
 package vocab

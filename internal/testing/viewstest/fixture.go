@@ -166,7 +166,7 @@ func RootRun(t testing.TB) *Builder {
 	b.Add(Tool(transcript.ToolCall, "review", &transcript.ToolPayload{Name: "Bash", CallID: "c1", Kind: transcript.ToolExecute,
 		Command: "ls -la", Input: json.RawMessage(`{"command":"ls -la"}`)}))
 	b.Add(Tool(transcript.ToolResult, "review", &transcript.ToolPayload{Name: "Bash", CallID: "c1", Kind: transcript.ToolExecute,
-		Output: LongOutput, ExitCode: new(0), Status: transcript.ToolOK}))
+		Output: LongOutput, ExitCode: new(0), Status: transcript.StatusOK}))
 	b.Add(Tool(transcript.ToolCall, "review", &transcript.ToolPayload{Name: "Read", CallID: "c2", Kind: transcript.ToolRead,
 		Input: json.RawMessage(`{"file_path":"/src/main.go"}`)}))
 	b.Unknown("agent.heartbeat", "review")
