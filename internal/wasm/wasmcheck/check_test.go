@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/tetratelabs/wazero"
@@ -124,4 +125,65 @@ func FuzzCheck(f *testing.F) {
 			c.Close(ctx)
 		}
 	})
+}
+
+// TestCheckForms: every constant-expression opcode and element-segment
+// form is read to its end (a pre-filter need not validate, only know
+// where each item ends), and what it cannot read is refused with the
+// place and the reason.
+func TestCheckForms(t *testing.T) {
+	global := func(expr ...byte) []byte { return mod(sec(6, append([]byte{1, 0x7f, 0}, expr...)...)) }
+	elem := func(seg ...byte) []byte { return mod(sec(9, append([]byte{1}, seg...)...)) }
+	body := func(b []byte) []byte { return append(append([]byte{1}, leb(uint64(len(b)))...), b...) } // a code section of one body
+	cases := []struct {
+		name   string
+		wasm   []byte
+		reason string // "" when Check accepts
+	}{
+		{"i64.const", global(0x42, 0x80, 0x80, 0x01, 0x0b), ""},
+		{"f32.const", global(0x43, 0, 0, 0x80, 0x3f, 0x0b), ""},
+		{"f64.const", global(0x44, 0, 0, 0, 0, 0, 0, 0xf0, 0x3f, 0x0b), ""},
+		{"global.get", global(0x23, 0, 0x0b), ""},
+		{"ref.null", global(0xd0, 0x70, 0x0b), ""},
+		{"ref.func", global(0xd2, 3, 0x0b), ""},
+		{"extended constants", global(0x41, 1, 0x41, 2, 0x6a, 0x0b), ""},
+		{"v128.const", global(append(append([]byte{0xfd, 12}, make([]byte, 16)...), 0x0b)...), ""},
+		{"other 0xfd opcode", global(0xfd, 13, 0x0b), "opcode 0xfd 13 in a constant expression"},
+		{"other opcode", global(0x20, 0, 0x0b), "opcode 0x20 in a constant expression"},
+		{"cut f64", global(0x44, 0, 0), "a f64 of 8 bytes"},
+		{"element form 1 (passive, kind)", elem(1, 0, 1, 0), ""},
+		{"element form 2 (table, kind)", elem(2, 0, 0x41, 0, 0x0b, 0, 1, 0), ""},
+		{"element form 4 (expressions)", elem(4, 0x41, 0, 0x0b, 1, 0xd2, 0, 0x0b), ""},
+		{"element form 5 (passive, type, expressions)", elem(5, 0x70, 1, 0xd0, 0x70, 0x0b), ""},
+		{"element form 7 (declarative)", elem(7, 0x70, 0), ""},
+		{"element form 8", elem(8), "element segment form 8"},
+		{"data form 1 (passive)", mod(sec(11, 1, 1, 2, 'h', 'i')), ""},
+		{"data form 2 (memory index)", mod(sec(11, 1, 2, 0, 0x41, 0, 0x0b, 1, 'x')), ""},
+		{"data form 3", mod(sec(11, 1, 3)), "data segment form 3"},
+		{"tag section", mod(sec(13, 1, 0, 0)), ""},
+		{"start section", mod(sec(8, 0)), ""},
+		{"unknown section", mod(sec(14)), "unknown section id 14"},
+		{"type form", mod(sec(1, 1, 0x5f)), "type form 0x5f"},
+		{"function body too big", mod(sec(10, append([]byte{1}, leb(MaxFunctionBytes+1)...)...)), "more than 7654321"},
+		{"too many locals", mod(sec(10, body(append(append(append([]byte{2}, leb(MaxLocals)...), 0x7f), append(leb(1), 0x7f, 0x0b)...))...)), "more than 50000 locals"},
+		{"table of a typed reference", mod(sec(4, 1, 0x63, 0, 1)), "reference type 0x63"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			err := Check(c.wasm)
+			if c.reason == "" {
+				if err != nil {
+					t.Fatal(err)
+				}
+				return
+			}
+			var e *Error
+			if !errors.As(err, &e) || !strings.Contains(err.Error(), c.reason) || !strings.Contains(err.Error(), "(at byte ") {
+				t.Fatalf("Check = %v; want a refusal with %q", err, c.reason)
+			}
+			if e.Offset < 8 || e.Offset > len(c.wasm) {
+				t.Fatalf("offset %d outside the module's sections (8..%d)", e.Offset, len(c.wasm))
+			}
+		})
+	}
 }
