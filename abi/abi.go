@@ -17,16 +17,13 @@ type Manifest struct {
 	// SDK names the SDK and version that built the plugin.
 	SDK string `json:"sdk,omitempty"`
 	// Keys (ABI 1.2, optional) are the object keys the plugin reads, at
-	// most MaxKeys distinct names. The host then marks every unescaped
-	// key of its tapes with flagKeyed: a declared key carries its 1-based
+	// most 255 distinct names. The host then marks every unescaped
+	// key of its tapes as keyed: a declared key carries its 1-based
 	// number in this list instead of a hash, so that the plugin matches it
 	// without hashing or comparing bytes (see Doc.Keys). A host that
 	// predates 1.2 ignores the field and sends hashed keys.
 	Keys []string `json:"keys,omitempty"`
 }
-
-// MaxKeys bounds Manifest.Keys (and a KeySet).
-const MaxKeys = 255
 
 // BeginOptions are the per-stream options, JSON on the wire.
 type BeginOptions struct {
@@ -42,9 +39,9 @@ const (
 	ModeSet = "set" // replace the step total (cumulative counters)
 )
 
-// Status levels of the status record, highest wins (spec section 6.7).
+// Status levels of the status record, highest wins (spec section 6.7;
+// level 1 is the host's, for a process exit code).
 const (
-	LevelExitCode = 1 // inferred from a process exit code
 	LevelError    = 2 // an error field or a non-fatal error line
 	LevelTerminal = 3 // the provider's terminal event
 )

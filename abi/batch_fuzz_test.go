@@ -14,7 +14,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	add := func(lines ...string) {
 		b := wire.AppendBatchHeader(nil, len(lines))
 		for i, l := range lines {
-			toks, _ := abi.BuildTape(nil, []byte(l))
+			toks, _ := wire.BuildTape(nil, []byte(l))
 			b = wire.AppendBatchLine(b, i+1, []byte(l), toks)
 		}
 		f.Add(b)
@@ -24,7 +24,7 @@ func FuzzDecodeBatch(f *testing.F) {
 	add()
 	f.Add([]byte{1, 0, 0, 0})
 	f.Fuzz(func(t *testing.T, buf []byte) {
-		for _, scratch := range [][]abi.Token{nil, make([]abi.Token, 0, 4)} {
+		for _, scratch := range [][]wire.Token{nil, make([]wire.Token, 0, 4)} {
 			_ = wire.DecodeBatch(buf, scratch, func(bl wire.BatchLine) error {
 				d := &abi.Doc{Line: bl.Line, Toks: bl.Toks}
 				abi.Walk(d.Root(), 0)

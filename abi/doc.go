@@ -63,15 +63,16 @@
 // or MaxBatchBytes bytes in one call, except that a single line may be
 // larger (up to MaxLineBytes). With each line comes its tape: the host
 // has already parsed the line as JSON, natively, and hands the plugin a
-// structural index ([Token]: kind, byte span, index of the next sibling),
-// so the plugin navigates ([Doc], [Value]) instead of scanning bytes. A
-// line that is not one JSON object or array (a banner, a truncated last
-// line, pretty-printed JSON split over lines) has an empty tape; a plugin
-// that reassembles such text can index it itself with [BuildTape]. SSE
-// lines ("data: {...}") are indexed past the prefix.
+// structural index (a token per value: kind, byte span, index of the next
+// sibling; internal/wire, tape.go), so the plugin navigates ([Value])
+// instead of scanning bytes. A line that is not one JSON object or array
+// (a banner, a truncated last line, pretty-printed JSON split over lines)
+// has an empty tape; a plugin that reassembles such text indexes it
+// itself (sdk.Parse). SSE lines ("data: {...}") are indexed past the
+// prefix.
 //
 // Object keys come matched (ABI 1.1 and 1.2). An unescaped key's token
-// carries the hashed flag (2) and a 16-bit hash of the key (tape.go), so
+// carries the hashed flag (2) and a 16-bit hash of the key, so
 // a lookup skips most keys on one integer compare. A plugin that lists the keys it reads in
 // [Manifest.Keys] (1.2) gets more: the host compares every key with that
 // list, natively, and a key found there carries the keyed flag (4) and
@@ -174,8 +175,8 @@
 //  3. else, an error field: any OpError, or an OpStatus "error" at
 //     [LevelError], makes the step "error" (the last such text is its
 //     error);
-//  4. else, a non-zero process exit code (the host reports it at
-//     [LevelExitCode]) makes it "error";
+//  4. else, a non-zero process exit code (the host's own report, at
+//     level 1) makes it "error";
 //  5. else "incomplete": the stream stopped without a terminal event.
 //
 // So a plugin reports the terminal event where its format has one, every

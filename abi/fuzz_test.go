@@ -40,7 +40,7 @@ func FuzzBuildTape(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, line []byte) {
-		toks, ok := BuildTape(nil, line)
+		toks, ok := buildTape(nil, line)
 		if !ok {
 			if len(toks) != 0 {
 				t.Fatalf("not ok but %d tokens", len(toks))
@@ -67,7 +67,7 @@ func FuzzBuildTape(f *testing.F) {
 		}
 		// The same line keyed with a set: the same tape but for the key
 		// tokens, and the same members by every accessor.
-		keyed, ok := BuildTapeKeys(nil, line, fuzzKeys)
+		keyed, ok := buildTapeKeys(nil, line, fuzzKeys)
 		if !ok {
 			t.Fatalf("BuildTapeKeys rejected %q, BuildTape accepts it", line)
 		}

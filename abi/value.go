@@ -3,17 +3,20 @@ package abi
 import (
 	"math"
 	"strconv"
-	"unicode/utf8"
 	"unsafe"
+
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // Doc is a line and its tape. The zero Doc is "not JSON".
 //
 // A Doc aliases the line and tape it was made from: it is valid only as
-// long as they are (in a plugin, for the duration of one Line call).
+// long as they are (in a plugin, for the duration of one Line call). The
+// SDK makes Docs (each line's, sdk.Parse); a plugin reads one through
+// Root.
 type Doc struct {
 	Line []byte
-	Toks []Token
+	Toks []wire.Token
 	// Keys is the key set the tape's keyed tokens (flagKeyed) are
 	// numbered in: the plugin's declared keys. The SDK sets it; with nil,
 	// keyed tokens are matched by their bytes.
@@ -49,10 +52,10 @@ func (v Value) Kind() Kind {
 	if v.d == nil {
 		return KindInvalid
 	}
-	return v.d.Toks[v.i].Kind
+	return Kind(v.d.Toks[v.i].Kind)
 }
 
-func (v Value) tok() Token { return v.d.Toks[v.i] }
+func (v Value) tok() wire.Token { return v.d.Toks[v.i] }
 
 // Doc returns the document v belongs to.
 func (v Value) Doc() *Doc { return v.d }
@@ -88,7 +91,7 @@ func (v Value) Get(key string) Value {
 	}
 	toks := d.Toks
 	i := v.i
-	if uint(i) >= uint(len(toks)) || toks[i].Kind != KindObject {
+	if uint(i) >= uint(len(toks)) || toks[i].Kind != wire.KindObject {
 		return Value{}
 	}
 	end := int(toks[i].Next)
@@ -107,8 +110,8 @@ func (v Value) Get(key string) Value {
 				return Value{d: d, i: k + 1}
 			}
 		case flagKeyed:
-			if j := int(kt.Hash) - 1; dict != nil && uint(j) < uint(len(dict.names)) {
-				if dict.hash[j] == h && sameString(dict.names[j], key) {
+			if j := int(kt.Hash) - 1; dict != nil && uint(j) < uint(len(dict.w.Names)) {
+				if dict.w.Hash[j] == h && sameString(dict.w.Names[j], key) {
 					return Value{d: d, i: k + 1}
 				}
 			} else if keyEquals(d.Line[kt.Start:kt.End], kt.Flags, key) {
@@ -243,7 +246,7 @@ func (v Value) Is(s string) bool {
 		return false
 	}
 	t := &v.d.Toks[v.i]
-	if t.Kind != KindString {
+	if t.Kind != wire.KindString {
 		return false
 	}
 	if t.Flags&flagEscaped == 0 {
@@ -359,171 +362,25 @@ func (v Value) Truthy() bool { return v.Kind() == KindTrue }
 // IsNull reports whether v is JSON null.
 func (v Value) IsNull() bool { return v.Kind() == KindNull }
 
-// unescape decodes JSON string contents as any JSON parser does: every
-// \uXXXX escape is the code point it names, a lone surrogate kept as its
-// WTF-8 bytes. It mirrors internal/jsonstr.AppendUnquotedJSON without importing
-// it, to keep plugin builds small. A provider's lone \udc80-\udcff is a
-// code point here, never the raw byte that twasm's transcript encoding
-// means by the same escape, so the two stay apart in the transcript.
-func unescape(dst, s []byte) ([]byte, bool) {
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			dst = append(dst, c)
-			i++
-			continue
-		}
-		b, n, next, ok := unescapeOne(s, i)
-		if !ok {
-			return dst, false
-		}
-		dst = append(dst, b[:n]...)
-		i = next
-	}
-	return dst, true
-}
-
-// unescapeOne decodes the escape at s[i] (a backslash): its n bytes of
-// output in b and the offset after it. The output comes back by value so
-// that a caller comparing it (unescapedEquals) allocates nothing.
-func unescapeOne(s []byte, i int) (b [4]byte, n, next int, ok bool) {
-	if i+1 >= len(s) {
-		return b, 0, i, false
-	}
-	switch e := s[i+1]; e {
-	case '"', '\\', '/':
-		b[0] = e
-	case 'b':
-		b[0] = '\b'
-	case 'f':
-		b[0] = '\f'
-	case 'n':
-		b[0] = '\n'
-	case 'r':
-		b[0] = '\r'
-	case 't':
-		b[0] = '\t'
-	case 'u':
-		r, ok := hex4(s, i+2)
-		if !ok {
-			return b, 0, i, false
-		}
-		i += 6
-		if r >= 0xd800 && r < 0xdc00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-			if r2, ok := hex4(s, i+2); ok && r2 >= 0xdc00 && r2 < 0xe000 {
-				n = utf8.EncodeRune(b[:], 0x10000+(r-0xd800)<<10+(r2-0xdc00))
-				return b, n, i + 6, true
-			}
-		}
-		if r >= 0xd800 && r < 0xe000 {
-			// A lone surrogate: its WTF-8 bytes.
-			b[0], b[1], b[2] = byte(0xe0|r>>12), byte(0x80|(r>>6)&0x3f), byte(0x80|r&0x3f)
-			return b, 3, i, true
-		}
-		// Not `return b, utf8.EncodeRune(b[:], r), ...`: the order in
-		// which b and the call are evaluated is unspecified (TinyGo
-		// reads b first).
-		n = utf8.EncodeRune(b[:], r)
-		return b, n, i, true
-	default:
-		return b, 0, i, false
-	}
-	return b, 1, i + 2, true
-}
-
-// unescapedEquals reports whether the JSON string contents s, unescaped
-// as unescape does, equal key, without building the unescaped text.
-func unescapedEquals(s []byte, key string) bool {
-	k := 0
-	for i := 0; i < len(s); {
-		c := s[i]
-		if c != '\\' {
-			if k >= len(key) || key[k] != c {
-				return false
-			}
-			k++
-			i++
-			continue
-		}
-		b, n, next, ok := unescapeOne(s, i)
-		if !ok || len(key)-k < n {
-			return false
-		}
-		for j := 0; j < n; j++ {
-			if key[k+j] != b[j] {
-				return false
-			}
-		}
-		k += n
-		i = next
-	}
-	return k == len(key)
-}
-
-func hex4(s []byte, at int) (rune, bool) {
-	if at+4 > len(s) {
-		return 0, false
-	}
-	var r rune
-	for _, c := range s[at : at+4] {
-		switch {
-		case c >= '0' && c <= '9':
-			r = r<<4 | rune(c-'0')
-		case c >= 'a' && c <= 'f':
-			r = r<<4 | rune(c-'a'+10)
-		case c >= 'A' && c <= 'F':
-			r = r<<4 | rune(c-'A'+10)
-		default:
-			return 0, false
-		}
-	}
-	return r, true
-}
-
-// Unescape decodes the contents of a JSON string literal (without quotes),
-// as Value.String does. ok is false on a malformed escape.
-func Unescape(dst, contents []byte) (out []byte, ok bool) { return unescape(dst, contents) }
-
 // KeySet is a fixed list of object keys prepared for Lookup: their hashes
 // are computed once, and a table by hash finds the key a member may be in
 // one step, so one pass over an object answers every key of the set.
 type KeySet struct {
-	names []string
-	hash  []uint16
-	head  [256]uint8 // 1 + first index of a name whose hash has this low byte; 0: none
-	next  []uint8    // 1 + next index with the same low byte; 0: end
+	w wire.KeySet // the tables the host matches declared keys with
 }
 
-// NewKeySet prepares names (at most MaxKeys) for Lookup.
-func NewKeySet(names ...string) *KeySet {
-	if len(names) > MaxKeys {
-		panic("abi: NewKeySet: more than 255 names")
-	}
-	ks := &KeySet{names: names, hash: make([]uint16, len(names)), next: make([]uint8, len(names))}
-	for j := len(names) - 1; j >= 0; j-- {
-		h := keyHash(names[j])
-		ks.hash[j] = h
-		ks.next[j] = ks.head[uint8(h)]
-		ks.head[uint8(h)] = uint8(j + 1)
-	}
-	return ks
-}
-
-// Len returns the number of names in the set.
-func (ks *KeySet) Len() int { return len(ks.names) }
-
-// Name returns name i of the set.
-func (ks *KeySet) Name(i int) string { return ks.names[i] }
+// NewKeySet prepares names (at most 255) for Lookup.
+func NewKeySet(names ...string) *KeySet { return &KeySet{w: *wire.NewKeySet(names...)} }
 
 // Names returns the names of the set, in order. The slice must not be
 // modified.
-func (ks *KeySet) Names() []string { return ks.names }
+func (ks *KeySet) Names() []string { return ks.w.Names }
 
-// Lookup sets out[i] to v.Get(ks.Name(i)) for every name of the set (out
-// must have ks.Len() elements), in one pass over the object instead of one
+// Lookup sets out[i] to v.Get(ks.Names()[i]) for every name of the set
+// (out must have as many elements), in one pass over the object instead of one
 // per name. Members that are not objects leave out all missing.
 func (v Value) Lookup(ks *KeySet, out []Value) {
-	out = out[:len(ks.names)]
+	out = out[:len(ks.w.Names)]
 	clear(out)
 	d := v.d
 	if d == nil {
@@ -531,7 +388,7 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 	}
 	toks := d.Toks
 	i := v.i
-	if uint(i) >= uint(len(toks)) || toks[i].Kind != KindObject {
+	if uint(i) >= uint(len(toks)) || toks[i].Kind != wire.KindObject {
 		return
 	}
 	end := int(toks[i].Next)
@@ -550,21 +407,21 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 			}
 		case f == flagHashed|flagKeyed && ks == dict:
 			// Not a declared key, so not in ks.
-		case f == flagKeyed && dict != nil && uint(int(kt.Hash)-1) < uint(len(dict.names)):
+		case f == flagKeyed && dict != nil && uint(int(kt.Hash)-1) < uint(len(dict.w.Names)):
 			// A declared key, looked up in another set by its name.
-			name := dict.names[kt.Hash-1]
-			h := dict.hash[kt.Hash-1]
-			for j := int(ks.head[uint8(h)]) - 1; j >= 0; j = int(ks.next[j]) - 1 {
-				if ks.hash[j] == h && out[j].d == nil && sameString(ks.names[j], name) {
+			name := dict.w.Names[kt.Hash-1]
+			h := dict.w.Hash[kt.Hash-1]
+			for j := int(ks.w.Head[uint8(h)]) - 1; j >= 0; j = int(ks.w.Next[j]) - 1 {
+				if ks.w.Hash[j] == h && out[j].d == nil && sameString(ks.w.Names[j], name) {
 					out[j] = Value{d: d, i: k + 1}
 					break
 				}
 			}
 		case f&flagHashed != 0:
 			h := kt.Hash
-			for j := int(ks.head[uint8(h)]) - 1; j >= 0; j = int(ks.next[j]) - 1 {
-				if ks.hash[j] == h && out[j].d == nil {
-					name := ks.names[j]
+			for j := int(ks.w.Head[uint8(h)]) - 1; j >= 0; j = int(ks.w.Next[j]) - 1 {
+				if ks.w.Hash[j] == h && out[j].d == nil {
+					name := ks.w.Names[j]
 					if int(kt.End-kt.Start) == len(name)+2 && view(d.Line[kt.Start+1:kt.End-1]) == name {
 						out[j] = Value{d: d, i: k + 1}
 						break
@@ -573,7 +430,7 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 			}
 		default:
 			lit := d.Line[kt.Start:kt.End]
-			for j, name := range ks.names {
+			for j, name := range ks.w.Names {
 				if out[j].d == nil && keyEquals(lit, kt.Flags, name) {
 					out[j] = Value{d: d, i: k + 1}
 					break
@@ -582,15 +439,4 @@ func (v Value) Lookup(ks *KeySet, out []Value) {
 		}
 		k = int(toks[k+1].Next)
 	}
-}
-
-// find returns the index of the name whose text is key (with hash h), or
-// -1.
-func (ks *KeySet) find(h uint16, key []byte) int {
-	for j := int(ks.head[uint8(h)]) - 1; j >= 0; j = int(ks.next[j]) - 1 {
-		if ks.hash[j] == h && ks.names[j] == view(key) {
-			return j
-		}
-	}
-	return -1
 }

@@ -5,17 +5,14 @@ import (
 	"slices"
 	"strconv"
 	"testing"
-	"unicode/utf8"
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/twasm/twasm/internal/jsonstr"
 )
 
 func doc(t testing.TB, s string) *Doc {
 	t.Helper()
-	toks, ok := BuildTape(nil, []byte(s))
+	toks, ok := buildTape(nil, []byte(s))
 	require.True(t, ok, s)
 	return &Doc{Line: []byte(s), Toks: toks}
 }
@@ -132,7 +129,7 @@ func TestValueIsAndStringWithEscapes(t *testing.T) {
 
 	// A forged string token whose escapes are invalid reads verbatim.
 	line := []byte(`"a\qb"`)
-	forged := &Doc{Line: line, Toks: []Token{{Kind: KindString, Flags: flagEscaped, Start: 0, End: uint32(len(line)), Next: 1}}}
+	forged := &Doc{Line: line, Toks: []token{{Kind: uint8(KindString), Flags: flagEscaped, Start: 0, End: uint32(len(line)), Next: 1}}}
 	assert.Equal(t, `a\qb`, forged.Root().String())
 	assert.False(t, forged.Root().Is(`a\qb`))
 }
@@ -186,71 +183,6 @@ func TestValueNumbers(t *testing.T) {
 	assert.Equal(t, int64(math.MinInt64), n)
 }
 
-// TestUnescapeMatchesTranscript checks that Unescape decodes exactly as
-// the host decodes a provider's strings (jsonstr.AppendUnquotedJSON),
-// including its treatment of surrogates, so spans resolved in a plugin and
-// in the host agree.
-func TestUnescapeMatchesTranscript(t *testing.T) {
-	cases := []string{
-		``, `plain`, `a\"b`, `\\`, `\/\b\f\n\r\t`, `\u0041\u00e9\u20ac`, `\ud83d\ude00`, `\uD83D\uDE00`,
-		`\ud83d`, `\ud83dx`, `\ud83d\u0041`, `\ude00`, `\udc80`, `\udcff`, `\udc7f`, `\udd00`, `\udfff`,
-		`\ud83d\ud83d\ude00`, `\ud800\udc00`, `\udbff\udfff`, `x\u0000y`, "raw\xffbyte", `\`, `\x`, `\u12`, `\u12zz`,
-		`\ud83d\u12`, `abc\`, `\ud83d\`, `\ud83d\ude0`,
-	}
-	for _, c := range cases {
-		got, ok := Unescape(nil, []byte(c))
-		want, err := jsonstr.AppendUnquotedJSON(nil, []byte(`"`+c+`"`))
-		assert.Equal(t, err == nil, ok, "%q", c)
-		if ok {
-			assert.Equal(t, want, got, "%q", c)
-		}
-		// The compare that Is and Get make on escaped strings agrees.
-		assert.Equal(t, ok, unescapedEquals([]byte(c), string(got)), "%q", c)
-		if ok && len(got) > 0 {
-			assert.False(t, unescapedEquals([]byte(c), string(got[:len(got)-1])), "%q shorter", c)
-			assert.False(t, unescapedEquals([]byte(c), string(got)+"x"), "%q longer", c)
-		}
-	}
-	// A provider's \udc80-\udcff are lone surrogates like any other (their
-	// WTF-8 bytes), not the raw bytes twasm's transcript encoding means by
-	// them: written back, they stay distinct from a raw invalid byte.
-	got, ok := Unescape(nil, []byte(`a\udcff\udc80`))
-	require.True(t, ok)
-	assert.Equal(t, []byte{'a', 0xed, 0xb3, 0xbf, 0xed, 0xb2, 0x80}, got)
-	assert.Equal(t, `"a\udced\udcb3\udcbf\udced\udcb2\udc80"`, string(jsonstr.AppendQuoted(nil, string(got))))
-	assert.Equal(t, `"a\udcff\udc80"`, string(jsonstr.AppendQuoted(nil, "a\xff\x80")))
-	// A valid pair is one rune.
-	got, _ = Unescape(nil, []byte(`\ud83d\ude00`))
-	assert.Equal(t, "😀", string(got))
-	assert.True(t, utf8.Valid(got))
-	// dst is appended to.
-	got, _ = Unescape([]byte("x"), []byte(`y`))
-	assert.Equal(t, "xy", string(got))
-}
-
-func FuzzUnescape(f *testing.F) {
-	for _, s := range []string{`a\"b`, `\ud83d\ude00`, `\udcff`, `\ud83d`, `\u12`} {
-		f.Add([]byte(s))
-	}
-	f.Fuzz(func(t *testing.T, s []byte) {
-		got, ok := Unescape(nil, s)
-		q := append(append([]byte{'"'}, s...), '"')
-		want, err := jsonstr.AppendUnquotedJSON(nil, q)
-		if ok != (err == nil) {
-			t.Fatalf("%q: ok %v, transcript err %v", s, ok, err)
-		}
-		if ok && string(got) != string(want) {
-			t.Fatalf("%q: %q != %q", s, got, want)
-		}
-		if ok != unescapedEquals(s, string(got)) {
-			t.Fatalf("%q: unescapedEquals disagrees with Unescape (%q)", s, got)
-		}
-		if ok && len(got) > 0 && unescapedEquals(s, string(got[:len(got)-1])) {
-			t.Fatalf("%q: unescapedEquals matches a prefix", s)
-		}
-	})
-}
-
 func TestLookupMatchesGet(t *testing.T) {
 	// Many names, so that some share a table entry; an escaped key, a
 	// repeated key (the first wins, as for Get), nested objects.
@@ -265,19 +197,19 @@ func TestLookupMatchesGet(t *testing.T) {
 		`{"k0":0,"k1":1,"k2":2,"k3":3,"k4":4,"k5":5,"k6":6,"k7":7,"k8":8,"k9":9,"usage":{},"content":[]}`,
 	} {
 		d := doc(t, s)
-		got := make([]Value, ks.Len())
+		got := make([]Value, len(ks.w.Names))
 		d.Root().Lookup(ks, got)
 		for i, name := range names {
 			assert.Equal(t, d.Root().Get(name), got[i], "%s: %s", s, name)
 		}
-		inner := make([]Value, ks.Len())
+		inner := make([]Value, len(ks.w.Names))
 		d.Root().Get("message").Lookup(ks, inner)
 		for i, name := range names {
 			assert.Equal(t, d.Root().Get("message").Get(name), inner[i], "%s: message.%s", s, name)
 		}
 	}
 	var missing Value
-	got := make([]Value, ks.Len())
+	got := make([]Value, len(ks.w.Names))
 	missing.Lookup(ks, got)
 	for _, v := range got {
 		assert.False(t, v.Exists())
@@ -290,7 +222,7 @@ func TestLookupMatchesGet(t *testing.T) {
 func sameMembers(t testing.TB, plain, keyed *Doc, names []string, sets ...*KeySet) {
 	t.Helper()
 	for i, tok := range plain.Toks {
-		if tok.Kind != KindObject {
+		if Kind(tok.Kind) != KindObject {
 			continue
 		}
 		p, k := Value{d: plain, i: i}, Value{d: keyed, i: i}
@@ -300,11 +232,11 @@ func sameMembers(t testing.TB, plain, keyed *Doc, names []string, sets ...*KeySe
 			}
 		}
 		for _, ks := range sets {
-			got := make([]Value, ks.Len())
+			got := make([]Value, len(ks.w.Names))
 			k.Lookup(ks, got)
 			for j, v := range got {
-				if w := p.Get(ks.Name(j)); v.i != w.i || v.Exists() != w.Exists() {
-					t.Fatalf("%s: token %d: Lookup %q = %d, want %d", plain.Line, i, ks.Name(j), v.i, w.i)
+				if w := p.Get(ks.w.Names[j]); v.i != w.i || v.Exists() != w.Exists() {
+					t.Fatalf("%s: token %d: Lookup %q = %d, want %d", plain.Line, i, ks.w.Names[j], v.i, w.i)
 				}
 			}
 		}
@@ -313,7 +245,7 @@ func sameMembers(t testing.TB, plain, keyed *Doc, names []string, sets ...*KeySe
 
 // checkKeyed checks the key tokens of a tape built with dict against the
 // plain tape of the same line.
-func checkKeyed(t testing.TB, plain, keyed []Token, line []byte, dict *KeySet) {
+func checkKeyed(t testing.TB, plain, keyed []token, line []byte, dict *KeySet) {
 	t.Helper()
 	if len(plain) != len(keyed) {
 		t.Fatalf("%s: %d keyed tokens, %d plain", line, len(keyed), len(plain))
@@ -328,7 +260,7 @@ func checkKeyed(t testing.TB, plain, keyed []Token, line []byte, dict *KeySet) {
 		}
 		text := string(line[p.Start+1 : p.End-1])
 		j := slices.Index(dict.Names(), text)
-		want := Token{Kind: p.Kind, Flags: p.Flags | flagKeyed, Hash: p.Hash, Start: p.Start, End: p.End, Next: p.Next}
+		want := token{Kind: p.Kind, Flags: p.Flags | flagKeyed, Hash: p.Hash, Start: p.Start, End: p.End, Next: p.Next}
 		if j >= 0 {
 			want.Flags &^= flagHashed
 			want.Hash = uint16(j + 1)
@@ -352,9 +284,9 @@ func TestKeyedTapes(t *testing.T) {
 		`{"k0":0,"k1":1,"usage":{"id":2},"content":[{"type":"text"}],"id":3,"id":4}`,
 	} {
 		line := []byte(s)
-		plain, ok := BuildTape(nil, line)
+		plain, ok := buildTape(nil, line)
 		require.True(t, ok, s)
-		keyed, ok := BuildTapeKeys(nil, line, dict)
+		keyed, ok := buildTapeKeys(nil, line, dict)
 		require.True(t, ok, s)
 		checkKeyed(t, plain, keyed, line, dict)
 		pd := &Doc{Line: line, Toks: plain}

@@ -219,8 +219,8 @@ func parseManifest(b []byte) (abi.Manifest, error) {
 		}
 		seen[p] = true
 	}
-	if len(m.Keys) > abi.MaxKeys {
-		problems = append(problems, fmt.Sprintf("it declares %d keys, more than %d", len(m.Keys), abi.MaxKeys))
+	if len(m.Keys) > wire.MaxKeys {
+		problems = append(problems, fmt.Sprintf("it declares %d keys, more than %d", len(m.Keys), wire.MaxKeys))
 	}
 	if len(problems) > 0 {
 		return m, fmt.Errorf("manifest: %s", strings.Join(problems, "; "))

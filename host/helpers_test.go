@@ -13,7 +13,6 @@ import (
 
 	"go.uber.org/goleak"
 
-	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/internal/wire"
 )
@@ -93,9 +92,9 @@ func load(t testing.TB, rt *Runtime, name string, bundled bool) *Plugin {
 // batch encodes lines into a batch, with tapes, numbered from first.
 func batch(first int, lines ...string) []byte {
 	b := wire.AppendBatchHeader(nil, len(lines))
-	var toks []abi.Token
+	var toks []wire.Token
 	for i, l := range lines {
-		toks, _ = abi.BuildTape(toks[:0], []byte(l))
+		toks, _ = wire.BuildTape(toks[:0], []byte(l))
 		b = wire.AppendBatchLine(b, first+i, []byte(l), toks)
 	}
 	return b

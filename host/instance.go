@@ -37,15 +37,15 @@ type instance struct {
 	m      *module // nil after a fault, until the next call
 	opts   []byte  // begin options of the current stream, for restarts
 	closed bool
-	keys   *abi.KeySet
+	keys   *wire.KeySet
 }
 
 // Keys returns the object keys the plugin declared (abi.Manifest.Keys),
 // for the stream to mark in its tapes (normalize.KeyedInstance); nil when
 // it declared none.
-func (in *instance) Keys() *abi.KeySet {
-	if in.keys == nil && len(in.p.manifest.Keys) > 0 && len(in.p.manifest.Keys) <= abi.MaxKeys {
-		in.keys = abi.NewKeySet(in.p.manifest.Keys...)
+func (in *instance) Keys() *wire.KeySet {
+	if in.keys == nil && len(in.p.manifest.Keys) > 0 && len(in.p.manifest.Keys) <= wire.MaxKeys {
+		in.keys = wire.NewKeySet(in.p.manifest.Keys...)
 	}
 	return in.keys
 }

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/wire"
 )
 
@@ -210,7 +209,7 @@ func TestParseManifest(t *testing.T) {
 		{`{"name":"a","version":"1","providers":["a"]} {}`, "data after"},
 		{`[`, "not valid JSON"},
 		{`{"name":"a","version":"1","providers":["a"],"keys":["type","id"]}`, ""},
-		{`{"name":"a","version":"1","providers":["a"],"keys":[` + strings.Repeat(`"k",`, abi.MaxKeys) + `"k"]}`, "declares 256 keys"},
+		{`{"name":"a","version":"1","providers":["a"],"keys":[` + strings.Repeat(`"k",`, wire.MaxKeys) + `"k"]}`, "declares 256 keys"},
 	}
 	for _, c := range cases {
 		_, err := parseManifest([]byte(c.in))

@@ -20,7 +20,7 @@ import (
 // value longer. The zero DocBuffer is ready to use.
 type DocBuffer struct {
 	buf   []byte
-	toks  []abi.Token
+	toks  []wire.Token
 	doc   *abi.Doc // the last document handed out
 	lines int      // lines in buf
 	last  int      // lines of the last document handed out
@@ -109,7 +109,7 @@ func (b *DocBuffer) start() {
 
 // parse indexes the text; on success the reassembly ends.
 func (b *DocBuffer) parse() (*abi.Doc, bool) {
-	toks, ok := abi.BuildTape(b.toks[:0], b.buf)
+	toks, ok := wire.BuildTape(b.toks[:0], b.buf)
 	b.toks = toks
 	if !ok {
 		return nil, false

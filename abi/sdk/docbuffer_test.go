@@ -14,7 +14,7 @@ import (
 // line makes a Line as the driver hands it over: indexed when it is JSON.
 func line(raw string) *Line {
 	doc := &abi.Doc{Line: []byte(raw)}
-	if toks, ok := abi.BuildTape(nil, doc.Line); ok {
+	if toks, ok := wire.BuildTape(nil, doc.Line); ok {
 		doc.Toks = toks
 	}
 	return &Line{No: 1, Raw: doc.Line, doc: doc}

@@ -26,7 +26,7 @@ type driver struct {
 	gen  uint32
 	line Line
 	// scratch for tapes that cannot be viewed in place.
-	scratch []abi.Token
+	scratch []wire.Token
 	// panicked is what recover caught during the current call ("" when
 	// nothing): recover takes no pointers to the call's results, which
 	// would move them to the heap on every call under TinyGo.

@@ -46,7 +46,7 @@ func plugin(n func(opts abi.BeginOptions) *funcNorm) Plugin {
 func batch(lines ...string) []byte {
 	b := wire.AppendBatchHeader(nil, len(lines))
 	for i, l := range lines {
-		toks, _ := abi.BuildTape(nil, []byte(l))
+		toks, _ := wire.BuildTape(nil, []byte(l))
 		b = wire.AppendBatchLine(b, i+1, []byte(l), toks)
 	}
 	return b
@@ -130,7 +130,7 @@ func TestDeclaredKeys(t *testing.T) {
 			if root.Doc().Keys != ks {
 				t.Error("the line's document does not name the declared keys")
 			}
-			got := make([]abi.Value, ks.Len())
+			got := make([]abi.Value, len(ks.Names()))
 			root.Lookup(ks, got)
 			seen = append(seen, got[0].String()+"/"+root.Get("id").String()+"/"+root.Get("other").String())
 			return nil
@@ -145,9 +145,9 @@ func TestDeclaredKeys(t *testing.T) {
 	// A keyed tape (a 1.2 host) and a plain one (an older host) read the
 	// same.
 	line := []byte(`{"other":"o","id":"i","type":"t"}`)
-	keyed, _ := abi.BuildTapeKeys(nil, line, ks)
-	plain, _ := abi.BuildTape(nil, line)
-	for _, toks := range [][]abi.Token{keyed, plain} {
+	keyed, _ := wire.BuildTapeKeys(nil, line, wire.NewKeySet(ks.Names()...))
+	plain, _ := wire.BuildTape(nil, line)
+	for _, toks := range [][]wire.Token{keyed, plain} {
 		b := wire.AppendBatchLine(wire.AppendBatchHeader(nil, 1), 1, line, toks)
 		st, msg := d.Begin([]byte(`{}`))
 		require.Equal(t, wire.StatusOK, st, msg)
@@ -301,14 +301,14 @@ func TestSpansAndLiterals(t *testing.T) {
 		case wire.VSpan:
 			switch v.mode {
 			case wire.SpanString:
-				if b, ok := abi.Unescape(nil, []byte(v.s)); ok {
+				if b, ok := wire.Unescape(nil, []byte(v.s)); ok {
 					return string(b), false
 				}
 				return v.s, false
 			case wire.SpanJSON:
 				return compact(v.s)
 			case wire.SpanJSONString:
-				b, ok := abi.Unescape(nil, []byte(v.s))
+				b, ok := wire.Unescape(nil, []byte(v.s))
 				if !ok {
 					return v.s, false
 				}

@@ -3,7 +3,6 @@ package sdk
 import (
 	"unsafe"
 
-	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/wire"
 )
 
@@ -20,7 +19,7 @@ type Out struct {
 	// resolves itself (one of a document the plugin assembled): the
 	// encoder copies what it is given, so nothing is allocated per field.
 	text []byte
-	toks []abi.Token
+	toks []wire.Token
 }
 
 func (o *Out) reset(input []byte) {
@@ -77,18 +76,18 @@ func (o *Out) strSet(t wire.Tag, s *Str) {
 	case wire.SpanJSON:
 		o.enc.JSON(t, raw)
 	case wire.SpanString:
-		b, ok := abi.Unescape(o.text[:0], raw)
+		b, ok := wire.Unescape(o.text[:0], raw)
 		o.text = b
 		if !ok {
 			b = raw
 		}
 		o.enc.Bytes(t, b)
 	case wire.SpanJSONString:
-		b, ok := abi.Unescape(o.text[:0], raw)
+		b, ok := wire.Unescape(o.text[:0], raw)
 		o.text = b
 		if ok {
 			var isJSON bool
-			if o.toks, isJSON = abi.BuildTape(o.toks[:0], b); isJSON {
+			if o.toks, isJSON = wire.BuildTape(o.toks[:0], b); isJSON {
 				o.enc.JSON(t, b)
 				return
 			}

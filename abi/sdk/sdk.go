@@ -15,7 +15,7 @@ type Plugin struct {
 	// New returns a fresh normalizer for one stream.
 	New func(opts abi.BeginOptions) Normalizer
 	// Keys, optional, are the object keys the normalizer reads (at most
-	// abi.MaxKeys distinct names). They go into the manifest, the host
+	// 255 distinct names). They go into the manifest, the host
 	// marks them in every line's tape, and Value.Get and Value.Lookup
 	// then match them by number instead of by their bytes: with Lookup on
 	// this very set, a member costs one array store. Keys not listed
@@ -51,7 +51,7 @@ func (l *Line) JSON() abi.Value { return l.doc.Root() }
 // pretty-printed object spread over lines, say). Strings made from it are
 // literals. ok is false when buf is not one JSON object or array.
 func Parse(buf []byte) (doc *abi.Doc, ok bool) {
-	toks, ok := abi.BuildTape(nil, buf)
+	toks, ok := wire.BuildTape(nil, buf)
 	if !ok {
 		return nil, false
 	}
@@ -130,7 +130,7 @@ func (s Str) String() string {
 	}
 	raw := s.raw()
 	if s.mode == wire.SpanString || s.mode == wire.SpanJSONString {
-		if b, ok := abi.Unescape(nil, raw); ok {
+		if b, ok := wire.Unescape(nil, raw); ok {
 			return string(b)
 		}
 	}
@@ -147,7 +147,7 @@ func (s Str) Keep() Str {
 		return Str{lit: string(s.raw()), mode: wire.SpanJSON, set: true}
 	case wire.SpanJSONString:
 		text := s.String()
-		if _, isJSON := abi.BuildTape(nil, []byte(text)); isJSON {
+		if _, isJSON := wire.BuildTape(nil, []byte(text)); isJSON {
 			return Str{lit: text, mode: wire.SpanJSON, set: true}
 		}
 		return Str{lit: text, set: true}

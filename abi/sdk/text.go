@@ -4,6 +4,7 @@ import (
 	"unsafe"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // Small helpers that normalizers need on raw lines and string values,
@@ -67,7 +68,7 @@ func Name(v abi.Value) string {
 	if !v.Escaped() {
 		return view(raw)
 	}
-	b, ok := abi.Unescape(nil, raw)
+	b, ok := wire.Unescape(nil, raw)
 	if !ok {
 		return ""
 	}
@@ -112,7 +113,7 @@ func AppendText(dst []byte, v abi.Value) []byte {
 		return append(dst, raw...)
 	}
 	n := len(dst)
-	if out, ok := abi.Unescape(dst, raw); ok {
+	if out, ok := wire.Unescape(dst, raw); ok {
 		return out
 	}
 	return append(dst[:n], raw...)

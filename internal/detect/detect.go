@@ -8,6 +8,7 @@ import (
 	"strings"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // SampleLines is how many non-blank lines Detect looks at.
@@ -58,7 +59,7 @@ func Detect(sample []byte) (Result, error) {
 			if bytes.HasPrefix(line, []byte("event:")) {
 				continue
 			}
-			toks, ok := abi.BuildTape(nil, line)
+			toks, ok := wire.BuildTape(nil, line)
 			if !ok {
 				continue
 			}
@@ -93,7 +94,7 @@ func wholeDoc(b []byte) (*abi.Doc, bool) {
 	if b[0] != '{' && b[0] != '[' {
 		return nil, false
 	}
-	toks, ok := abi.BuildTape(nil, b)
+	toks, ok := wire.BuildTape(nil, b)
 	if !ok {
 		return nil, false
 	}

@@ -27,11 +27,11 @@ type Instance interface {
 
 // KeyedInstance is an Instance whose plugin declared the object keys it
 // reads (abi.Manifest.Keys, ABI 1.2): the stream marks them in the tapes
-// it sends (abi.BuildTapeKeys).
+// it sends (wire.BuildTapeKeys).
 type KeyedInstance interface {
 	Instance
 	// Keys returns the declared keys, nil for none.
-	Keys() *abi.KeySet
+	Keys() *wire.KeySet
 }
 
 // FaultError reports a plugin call that faulted: a trap, a timeout, running
@@ -72,18 +72,22 @@ var ErrDisabled = errors.New("plugin disabled")
 // NativeInstance runs p in-process through the SDK's Driver: the same
 // records as the wasm build, without the sandbox.
 func NativeInstance(p sdk.Plugin) Instance {
-	return &native{name: p.Manifest.Name, d: p.Driver(), keys: p.Keys}
+	n := &native{name: p.Manifest.Name, d: p.Driver()}
+	if p.Keys != nil {
+		n.keys = wire.NewKeySet(p.Keys.Names()...)
+	}
+	return n
 }
 
 type native struct {
 	name string
 	d    wire.Driver
 	opts []byte
-	keys *abi.KeySet
+	keys *wire.KeySet
 }
 
 // Keys implements KeyedInstance.
-func (n *native) Keys() *abi.KeySet { return n.keys }
+func (n *native) Keys() *wire.KeySet { return n.keys }
 
 func (n *native) Begin(ctx context.Context, opts abi.BeginOptions) error {
 	b, err := json.Marshal(opts)

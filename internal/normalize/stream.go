@@ -46,9 +46,9 @@ type Stream struct {
 	batch      []byte
 	nlines     int
 	batchFirst int // line number of the batch's first line
-	toks       []abi.Token
-	keys       *abi.KeySet // the plugin's declared keys, marked in tapes
-	fixed      []byte      // a line with raw control bytes escaped
+	toks       []wire.Token
+	keys       *wire.KeySet // the plugin's declared keys, marked in tapes
+	fixed      []byte       // a line with raw control bytes escaped
 
 	disabled bool
 	closed   bool
@@ -162,7 +162,7 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 		s.asm.res.FailedLines++
 		return nil
 	}
-	toks, ok := abi.BuildTapeKeys(s.toks[:0], line, s.keys)
+	toks, ok := wire.BuildTapeKeys(s.toks[:0], line, s.keys)
 	if !ok {
 		toks = toks[:0]
 		// Some CLIs write raw control bytes (a NUL from tool output)
@@ -171,7 +171,7 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 		// meant; the raw capture keeps the bytes as they came.
 		if fixed, changed := escapeRawControls(s.fixed[:0], line); changed {
 			s.fixed = fixed
-			if toks, ok = abi.BuildTapeKeys(toks[:0], fixed, s.keys); ok {
+			if toks, ok = wire.BuildTapeKeys(toks[:0], fixed, s.keys); ok {
 				line = fixed
 			} else {
 				toks = toks[:0]

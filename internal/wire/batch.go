@@ -4,8 +4,6 @@ import (
 	"encoding/binary"
 	"errors"
 	"unsafe"
-
-	"github.com/twasm/twasm/abi"
 )
 
 // A batch is the input of one feed call: one or more raw lines, each with
@@ -29,7 +27,7 @@ var ErrBadBatch = errors.New("malformed batch")
 type BatchLine struct {
 	No   int
 	Line []byte
-	Toks []abi.Token
+	Toks []Token
 }
 
 // AppendBatchHeader starts a batch of n lines.
@@ -38,7 +36,7 @@ func AppendBatchHeader(dst []byte, n int) []byte {
 }
 
 // AppendBatchLine appends one line and its tape to a batch.
-func AppendBatchLine(dst []byte, no int, line []byte, toks []abi.Token) []byte {
+func AppendBatchLine(dst []byte, no int, line []byte, toks []Token) []byte {
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(no))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(line)))
 	dst = binary.LittleEndian.AppendUint32(dst, uint32(len(toks)))
@@ -50,9 +48,9 @@ func AppendBatchLine(dst []byte, no int, line []byte, toks []abi.Token) []byte {
 // appendTokens appends toks in the batch's layout. inPlace (on a
 // little-endian machine) copies their memory at once: a Token is laid out
 // as in the batch, which BatchReader relies on to view them in place.
-func appendTokens(dst []byte, toks []abi.Token, inPlace bool) []byte {
+func appendTokens(dst []byte, toks []Token, inPlace bool) []byte {
 	if inPlace && len(toks) > 0 {
-		return append(dst, unsafe.Slice((*byte)(unsafe.Pointer(&toks[0])), len(toks)*abi.TokenSize)...)
+		return append(dst, unsafe.Slice((*byte)(unsafe.Pointer(&toks[0])), len(toks)*TokenSize)...)
 	}
 	for _, t := range toks {
 		dst = binary.LittleEndian.AppendUint32(dst, uint32(t.Kind)|uint32(t.Flags)<<8|uint32(t.Hash)<<16)
@@ -64,7 +62,7 @@ func appendTokens(dst []byte, toks []abi.Token, inPlace bool) []byte {
 }
 
 // BatchLineSize is the number of bytes AppendBatchLine adds.
-func BatchLineSize(lineLen, ntok int) int { return 12 + (lineLen+3)&^3 + ntok*abi.TokenSize }
+func BatchLineSize(lineLen, ntok int) int { return 12 + (lineLen+3)&^3 + ntok*TokenSize }
 
 // littleEndian is true when the machine's byte order matches the batch's,
 // so tokens can be viewed in place instead of copied.
@@ -73,7 +71,7 @@ var littleEndian = func() bool { x := uint16(1); return *(*byte)(unsafe.Pointer(
 // DecodeBatch calls fn for every line of a batch. The BatchLine aliases
 // buf. It checks every length and every token against the line, so a
 // reader can trust the tape it is handed.
-func DecodeBatch(buf []byte, scratch []abi.Token, fn func(BatchLine) error) error {
+func DecodeBatch(buf []byte, scratch []Token, fn func(BatchLine) error) error {
 	return decodeBatch(buf, scratch, fn, true)
 }
 
@@ -81,11 +79,11 @@ func DecodeBatch(buf []byte, scratch []abi.Token, fn func(BatchLine) error) erro
 // tapes (lengths are still checked): for a plugin, which trusts the host
 // that built them. Walking every token again inside the sandbox cost about
 // 5% of a plugin's time; a forged tape can at worst make the plugin panic.
-func DecodeBatchTrusted(buf []byte, scratch []abi.Token, fn func(BatchLine) error) error {
+func DecodeBatchTrusted(buf []byte, scratch []Token, fn func(BatchLine) error) error {
 	return decodeBatch(buf, scratch, fn, false)
 }
 
-func decodeBatch(buf []byte, scratch []abi.Token, fn func(BatchLine) error, check bool) error {
+func decodeBatch(buf []byte, scratch []Token, fn func(BatchLine) error, check bool) error {
 	r := BatchReader{buf: buf, scratch: scratch, check: check}
 	for {
 		bl, ok := r.Next()
@@ -104,7 +102,7 @@ func decodeBatch(buf []byte, scratch []abi.Token, fn func(BatchLine) error, chec
 // indirect call, which costs more than the call to Next.
 type BatchReader struct {
 	buf     []byte
-	scratch []abi.Token
+	scratch []Token
 	off     int // next line's offset; 0 before the header is read
 	left    int // lines still to read
 	check   bool
@@ -114,7 +112,7 @@ type BatchReader struct {
 // NewBatchReader returns a reader of buf that, like DecodeBatchTrusted,
 // checks lengths but not the tokens of each tape. scratch is reused for
 // tapes that cannot be viewed in place.
-func NewBatchReader(buf []byte, scratch []abi.Token) BatchReader {
+func NewBatchReader(buf []byte, scratch []Token) BatchReader {
 	return BatchReader{buf: buf, scratch: scratch}
 }
 
@@ -156,23 +154,23 @@ func (r *BatchReader) Next() (bl BatchLine, ok bool) {
 	}
 	line := buf[off : off+ll]
 	off += (ll + 3) &^ 3
-	if off > len(buf) || nt > (len(buf)-off)/abi.TokenSize || nt > maxViewTokens {
+	if off > len(buf) || nt > (len(buf)-off)/TokenSize || nt > maxViewTokens {
 		return r.fail()
 	}
-	raw := buf[off : off+nt*abi.TokenSize]
-	off += nt * abi.TokenSize
-	var toks []abi.Token
+	raw := buf[off : off+nt*TokenSize]
+	off += nt * TokenSize
+	var toks []Token
 	if nt > 0 {
 		if littleEndian && uintptr(unsafe.Pointer(&raw[0]))%4 == 0 {
 			// An array view rather than unsafe.Slice, whose overflow
 			// check is a call inside WebAssembly.
-			toks = (*[maxViewTokens]abi.Token)(unsafe.Pointer(&raw[0]))[:nt:nt]
+			toks = (*[maxViewTokens]Token)(unsafe.Pointer(&raw[0]))[:nt:nt]
 		} else {
 			scratch := r.scratch[:0]
 			for j := 0; j < nt; j++ {
-				w := raw[j*abi.TokenSize:]
+				w := raw[j*TokenSize:]
 				kf := binary.LittleEndian.Uint32(w)
-				scratch = append(scratch, abi.Token{Kind: abi.Kind(kf), Flags: uint8(kf >> 8), Hash: uint16(kf >> 16),
+				scratch = append(scratch, Token{Kind: uint8(kf), Flags: uint8(kf >> 8), Hash: uint16(kf >> 16),
 					Start: binary.LittleEndian.Uint32(w[4:]), End: binary.LittleEndian.Uint32(w[8:]), Next: binary.LittleEndian.Uint32(w[12:])})
 			}
 			r.scratch = scratch
@@ -201,12 +199,12 @@ func (r *BatchReader) Err() error { return r.err }
 // checkTape verifies that every token stays inside the line and every Next
 // moves forward inside the tape, so navigation cannot loop or read out of
 // bounds even on a forged tape.
-func checkTape(toks []abi.Token, lineLen int) bool {
+func checkTape(toks []Token, lineLen int) bool {
 	for i, t := range toks {
-		if t.Start > t.End || int(t.End) > lineLen || int(t.Next) <= i || int(t.Next) > len(toks) || t.Kind == abi.KindInvalid || t.Kind > abi.KindNull {
+		if t.Start > t.End || int(t.End) > lineLen || int(t.Next) <= i || int(t.Next) > len(toks) || t.Kind == KindInvalid || t.Kind > KindNull {
 			return false
 		}
-		if t.Kind == abi.KindString && t.End-t.Start < 2 {
+		if t.Kind == KindString && t.End-t.Start < 2 {
 			return false
 		}
 	}

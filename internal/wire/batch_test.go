@@ -8,8 +8,6 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
-
-	"github.com/twasm/twasm/abi"
 )
 
 type testLine struct {
@@ -21,7 +19,7 @@ func buildBatch(t testing.TB, lines []testLine) []byte {
 	t.Helper()
 	b := AppendBatchHeader(nil, len(lines))
 	for _, l := range lines {
-		toks, _ := abi.BuildTape(nil, []byte(l.line))
+		toks, _ := BuildTape(nil, []byte(l.line))
 		before := len(b)
 		b = AppendBatchLine(b, l.no, []byte(l.line), toks)
 		require.Equal(t, BatchLineSize(len(l.line), len(toks)), len(b)-before)
@@ -33,7 +31,7 @@ func decodeAll(buf []byte) ([]BatchLine, error) {
 	var out []BatchLine
 	err := DecodeBatch(buf, nil, func(bl BatchLine) error {
 		bl.Line = append([]byte(nil), bl.Line...)
-		bl.Toks = append([]abi.Token(nil), bl.Toks...)
+		bl.Toks = append([]Token(nil), bl.Toks...)
 		out = append(out, bl)
 		return nil
 	})
@@ -43,7 +41,7 @@ func decodeAll(buf []byte) ([]BatchLine, error) {
 func TestBatchWorkedExample(t *testing.T) {
 	// The example in batch.go's documentation.
 	want := "01000000070000000200000001000000" + "7b7d0000" + "01000000000000000200000001000000"
-	toks, ok := abi.BuildTape(nil, []byte(`{}`))
+	toks, ok := BuildTape(nil, []byte(`{}`))
 	require.True(t, ok)
 	b := AppendBatchLine(AppendBatchHeader(nil, 1), 7, []byte(`{}`), toks)
 	assert.Equal(t, want, hexs(b))
@@ -82,7 +80,7 @@ func TestBatchRoundTrip(t *testing.T) {
 		for i, l := range lines {
 			assert.Equal(t, l.no, got[i].No)
 			assert.Equal(t, l.line, string(got[i].Line))
-			want, _ := abi.BuildTape(nil, []byte(l.line))
+			want, _ := BuildTape(nil, []byte(l.line))
 			if len(want) == 0 {
 				assert.Empty(t, got[i].Toks)
 			} else {
@@ -142,7 +140,7 @@ func TestBatchMalformed(t *testing.T) {
 			return b
 		}),
 		"kind unknown": mut(func(b []byte) []byte {
-			le.PutUint32(b[28+16:], uint32(abi.KindNull)+1)
+			le.PutUint32(b[28+16:], uint32(KindNull)+1)
 			return b
 		}),
 		"short string": mut(func(b []byte) []byte {
@@ -153,8 +151,8 @@ func TestBatchMalformed(t *testing.T) {
 	// Sanity: the offsets above point where they should.
 	require.Equal(t, uint32(9), le.Uint32(good[8:]))
 	require.Equal(t, uint32(3), le.Uint32(good[12:]))
-	require.Equal(t, uint32(abi.KindObject), le.Uint32(good[28:]))
-	require.Equal(t, uint32(abi.KindString), le.Uint32(good[28+16:])&0xff, "a key token: kind in the low byte, flags and hash above")
+	require.Equal(t, uint32(KindObject), le.Uint32(good[28:]))
+	require.Equal(t, uint32(KindString), le.Uint32(good[28+16:])&0xff, "a key token: kind in the low byte, flags and hash above")
 	require.Equal(t, uint32(2), le.Uint32(good[76:]))
 	_, err := decodeAll(good)
 	require.NoError(t, err)
@@ -172,10 +170,10 @@ func TestBatchMalformed(t *testing.T) {
 }
 
 func TestCheckTape(t *testing.T) {
-	ok := []abi.Token{{Kind: abi.KindArray, Start: 0, End: 4, Next: 2}, {Kind: abi.KindString, Start: 1, End: 3, Next: 2}}
+	ok := []Token{{Kind: KindArray, Start: 0, End: 4, Next: 2}, {Kind: KindString, Start: 1, End: 3, Next: 2}}
 	assert.True(t, checkTape(ok, 4))
 	assert.False(t, checkTape(ok, 3), "end past the line")
-	self := []abi.Token{{Kind: abi.KindArray, Start: 0, End: 2, Next: 0}}
+	self := []Token{{Kind: KindArray, Start: 0, End: 2, Next: 0}}
 	assert.False(t, checkTape(self, 2), "Next pointing at itself would loop")
 }
 
@@ -218,8 +216,8 @@ func TestAppendTokensInPlace(t *testing.T) {
 		t.Skip("big-endian: tokens are always encoded field by field")
 	}
 	line := []byte(`{"type":"a","n":[1,2.5,{"x\u0041":"y\"z"}],"ok":true,"no":false,"nil":null}`)
-	toks, ok := abi.BuildTapeKeys(nil, line, abi.NewKeySet("n", "type"))
+	toks, ok := BuildTapeKeys(nil, line, NewKeySet("n", "type"))
 	require.True(t, ok)
 	assert.Equal(t, appendTokens(nil, toks, false), appendTokens(nil, toks, true))
-	assert.Equal(t, uintptr(abi.TokenSize), unsafe.Sizeof(abi.Token{}))
+	assert.Equal(t, uintptr(TokenSize), unsafe.Sizeof(Token{}))
 }

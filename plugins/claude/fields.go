@@ -207,7 +207,7 @@ func (c *fieldCache) reset() {
 	c.root, c.v[0], c.v[1] = c.sentinel, c.sentinel, c.sentinel
 }
 
-// get is v.Get(keys.Name(k)), from one pass over v shared by every key.
+// get is v.Get(keys.Names()[k]), from one pass over v shared by every key.
 // The line's object, the most asked, costs no call: get inlines. (A
 // missing v matches a slot only before its first use, when its members
 // are all missing too.)

@@ -22,12 +22,12 @@ func TestKeysCoverGets(t *testing.T) {
 
 // TestKeyNumbers checks that the k* constants name keys in order.
 func TestKeyNumbers(t *testing.T) {
-	if keys.Len() != nKeys {
-		t.Fatalf("keys has %d names, nKeys is %d", keys.Len(), nKeys)
+	if len(keys.Names()) != nKeys {
+		t.Fatalf("keys has %d names, nKeys is %d", len(keys.Names()), nKeys)
 	}
 	for k, name := range map[int]string{kType: "type", kErrors: "errors", kInputTokens: "input_tokens", kIsAsync: "isAsync"} {
-		if keys.Name(k) != name {
-			t.Errorf("key %d is %q, want %q", k, keys.Name(k), name)
+		if keys.Names()[k] != name {
+			t.Errorf("key %d is %q, want %q", k, keys.Names()[k], name)
 		}
 	}
 }

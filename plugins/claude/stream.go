@@ -102,15 +102,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			// stops.
 			n.ignore("delta/input_json_delta", out)
 			pj := d.Get("partial_json")
-			if pj.Kind() == abi.KindString {
-				raw := pj.Raw()
-				raw = raw[1 : len(raw)-1]
-				if pj.Escaped() {
-					s.input, _ = abi.Unescape(s.input, raw)
-				} else {
-					s.input = append(s.input, raw...)
-				}
-			}
+			s.input = sdk.AppendText(s.input, pj)
 		case "citations_delta":
 			// Citations annotate text already delivered.
 			n.ignore("delta/citations_delta", out)

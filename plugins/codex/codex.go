@@ -3,6 +3,7 @@ package codex
 import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // The formats the plugin reads, as reported in the step's metadata.
@@ -310,10 +311,8 @@ func (n *normalizer) hash(ns byte, v abi.Value) uint64 {
 	if v.Kind() == abi.KindString && len(raw) >= 2 {
 		raw = raw[1 : len(raw)-1]
 		if v.Escaped() {
-			if b, ok := abi.Unescape(n.scratch[:0], raw); ok {
-				n.scratch = b
-				raw = b
-			}
+			n.scratch = sdk.AppendText(n.scratch[:0], v)
+			raw = n.scratch
 		}
 	}
 	h := uint64(14695981039346656037)
@@ -474,7 +473,7 @@ func object(ms ...member) sdk.Str {
 	// is one JSON object: one token indexes it, where sdk.Parse would
 	// index every value again (the host still validates it).
 	d := &objectDoc{}
-	d.tok[0] = abi.Token{Kind: abi.KindObject, End: uint32(len(b)), Next: 1}
+	d.tok[0] = wire.Token{Kind: wire.KindObject, End: uint32(len(b)), Next: 1}
 	d.doc = abi.Doc{Line: b, Toks: d.tok[:]}
 	return sdk.JSON(d.doc.Root())
 }
@@ -483,7 +482,7 @@ func object(ms ...member) sdk.Str {
 // allocation.
 type objectDoc struct {
 	doc abi.Doc
-	tok [1]abi.Token
+	tok [1]wire.Token
 }
 
 // shellJoin renders an argv array as one shell command line for display,

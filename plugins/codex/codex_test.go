@@ -99,7 +99,7 @@ func records(t *testing.T, lines ...string) []string {
 	d.Begin(nil)
 	batch := wire.AppendBatchHeader(nil, len(lines))
 	for i, l := range lines {
-		toks, ok := abi.BuildTape(nil, []byte(l))
+		toks, ok := wire.BuildTape(nil, []byte(l))
 		if !ok {
 			toks = nil
 		}
@@ -152,7 +152,7 @@ func render(t *testing.T, out, input []byte) []string {
 			case wire.VSpan:
 				raw := input[f.Off : f.Off+f.N]
 				if f.Mode == wire.SpanString {
-					raw, _ = abi.Unescape(nil, raw)
+					raw, _ = wire.Unescape(nil, raw)
 				}
 				b.Write(bytes.Clone(raw))
 			case wire.VInt:

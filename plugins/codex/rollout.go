@@ -3,6 +3,7 @@ package codex
 import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // rollout reads one {timestamp,type,payload} record of a session file.
@@ -230,13 +231,8 @@ func (n *normalizer) rolloutCall(out *sdk.Out, p abi.Value, ts, name sdk.Str, ki
 func (n *normalizer) commandFromArgs(args abi.Value) sdk.Str {
 	root := args
 	if args.Kind() == abi.KindString {
-		raw := args.Raw()
-		var ok bool
-		n.args, ok = abi.Unescape(n.args[:0], raw[1:len(raw)-1])
-		if !ok {
-			n.args = append(n.args[:0], raw[1:len(raw)-1]...) // verbatim, as String keeps it
-		}
-		toks, isJSON := abi.BuildTape(n.argsDoc.Toks[:0], n.args)
+		n.args = sdk.AppendText(n.args[:0], args)
+		toks, isJSON := wire.BuildTape(n.argsDoc.Toks[:0], n.args)
 		n.argsDoc.Toks, n.argsDoc.Line = toks, n.args
 		if !isJSON {
 			return sdk.Str{}
@@ -266,16 +262,12 @@ func (n *normalizer) toolOutput(p abi.Value, ts sdk.Str) sdk.ToolResult {
 	var text []byte // r.Output's text, when the buffers hold it
 	switch o.Kind() {
 	case abi.KindString:
-		raw := o.Raw()
 		// Unescape into a buffer reused across lines (outputs are the
 		// bulk of a rollout), and index it when it holds JSON.
+		n.inner = sdk.AppendText(n.inner[:0], o)
 		var ok bool
-		n.inner, ok = abi.Unescape(n.inner[:0], raw[1:len(raw)-1])
-		if !ok {
-			n.inner = append(n.inner[:0], raw[1:len(raw)-1]...)
-		}
 		if t := trimLeft(n.inner); len(t) > 0 && t[0] == '{' {
-			if toks, isJSON := abi.BuildTape(n.innerDoc.Toks[:0], n.inner); isJSON {
+			if toks, isJSON := wire.BuildTape(n.innerDoc.Toks[:0], n.inner); isJSON {
 				n.innerDoc.Toks, n.innerDoc.Line = toks, n.inner
 				oc, ok = n.jsonOutput(&r, n.innerDoc.Root())
 				if !ok {

@@ -1,9 +1,10 @@
 package openai
 
 import (
+	"strings"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
-	"strings"
 )
 
 // chatResp is one Chat Completions response being streamed: one message
@@ -149,13 +150,13 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 	if c := d.Get("content"); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
 		out.Append(m.key, m.alloc(&m.text), sdk.BlockText, sdk.Text(c))
 		if m.index == 0 {
-			m.textBuf = appendString(m.textBuf, c)
+			m.textBuf = sdk.AppendText(m.textBuf, c)
 		}
 	}
 	if rf := d.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {
 		out.Append(m.key, m.alloc(&m.refusal), sdk.BlockText, sdk.Text(rf))
 		if m.index == 0 {
-			m.refBuf = appendString(m.refBuf, rf)
+			m.refBuf = sdk.AppendText(m.refBuf, rf)
 		}
 	}
 	pos := int64(0)
@@ -230,7 +231,7 @@ func (n *normalizer) fragment(m *chatMsg, c *chatCall, idx int64, id sdk.Str, fn
 	}
 	if a := fn.Get("arguments"); a.Kind() == abi.KindString && !sdk.Text(a).IsEmpty() {
 		out.Append(m.key, c.slot, sdk.BlockToolUse, sdk.Text(a))
-		c.args = appendString(c.args, a)
+		c.args = sdk.AppendText(c.args, a)
 	} else if a.Kind() == abi.KindObject {
 		// Some compatible servers send the arguments as an object.
 		out.Append(m.key, c.slot, sdk.BlockToolUse, sdk.Text(a))

@@ -423,35 +423,15 @@ func argsRoot(v abi.Value) abi.Value {
 		if len(raw) < 4 {
 			return abi.Value{}
 		}
-		var b []byte
+		b := raw[1 : len(raw)-1]
 		if v.Escaped() {
-			var ok bool
-			if b, ok = abi.Unescape(nil, raw[1:len(raw)-1]); !ok {
-				return abi.Value{}
-			}
-		} else {
-			b = raw[1 : len(raw)-1]
+			b = sdk.AppendText(nil, v)
 		}
 		if doc, ok := sdk.Parse(b); ok {
 			return doc.Root()
 		}
 	}
 	return abi.Value{}
-}
-
-// appendString appends the contents of a JSON string value, unescaped.
-func appendString(dst []byte, v abi.Value) []byte {
-	if v.Kind() != abi.KindString {
-		return dst
-	}
-	raw := v.Raw()
-	raw = raw[1 : len(raw)-1]
-	if v.Escaped() {
-		if out, ok := abi.Unescape(dst, raw); ok {
-			return out
-		}
-	}
-	return append(dst, raw...)
 }
 
 // usageOf reads a usage object of either API. input_tokens and

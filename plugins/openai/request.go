@@ -171,7 +171,7 @@ func (n *normalizer) toolOutput(id, o, status abi.Value, out *sdk.Out) {
 			if len(b) > 0 {
 				b = append(b, '\n')
 			}
-			b = appendString(b, t)
+			b = sdk.AppendText(b, t)
 		}
 		if texts {
 			r.Output = sdk.S(string(b))

@@ -1,9 +1,10 @@
 package openai
 
 import (
+	"strings"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
-	"strings"
 )
 
 // resp is one Responses API response: one assistant message whose blocks
@@ -255,7 +256,7 @@ func (n *normalizer) event(v, typ abi.Value, out *sdk.Out) {
 		if !s.done {
 			out.Append(it.r.key, s.n, sdk.BlockToolUse, sdk.Text(d))
 		}
-		it.args = appendString(it.args, d)
+		it.args = sdk.AppendText(it.args, d)
 	case evArgsDone:
 		it := n.itemFor(sdk.View(v.Get("item_id")), "", out)
 		args := v.Get("arguments")
@@ -334,7 +335,7 @@ func (n *normalizer) deltaText(it *item, part int, blockType string, d abi.Value
 	out.Append(it.r.key, s.n, blockType, sdk.Text(d))
 	if blockType == sdk.BlockText {
 		s.text = true
-		s.buf = appendString(s.buf, d)
+		s.buf = sdk.AppendText(s.buf, d)
 	}
 }
 
@@ -618,7 +619,7 @@ func logsOf(outputs abi.Value) sdk.Str {
 			if len(b) > 0 {
 				b = append(b, '\n')
 			}
-			b = appendString(b, l)
+			b = sdk.AppendText(b, l)
 		} else {
 			other = true
 		}

@@ -157,7 +157,7 @@ func TestRuntimeImportsNoToolOrHelper(t *testing.T) {
 // small: the SDK (abi/sdk) and every bundled plugin (plugins/<p> and its
 // wasm entry point) reach, outside the standard library, only abi, abi/sdk,
 // internal/wire (the contract's names, the batches the SDK reads and the
-// record encoding it writes; it imports abi only) and plugins/..., for the host's platform
+// record encoding it writes; it imports the standard library only) and plugins/..., for the host's platform
 // and for wasip1. So a plugin's
 // build compiles neither wazero, cobra, SQLite nor OpenTelemetry, and
 // TinyGo can build it.

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/wire"
@@ -55,7 +54,7 @@ func Corpus(inputs [][]byte, size int) []byte {
 
 // Batches cuts raw into driver batches of at most maxLines lines the way
 // the host does: blank lines are skipped, every other line is indexed
-// with abi.BuildTape (an empty tape when it is not JSON), and a batch
+// with wire.BuildTape (an empty tape when it is not JSON), and a batch
 // stays within wire.MaxBatchBytes. Unlike the host it does not escape raw
 // control bytes: the plugin sees such a line as not JSON.
 func Batches(raw []byte, maxLines int) [][]byte {
@@ -72,7 +71,7 @@ func Batches(raw []byte, maxLines int) [][]byte {
 		if len(bytes.TrimSpace(line)) == 0 {
 			continue
 		}
-		toks, ok := abi.BuildTape(nil, line)
+		toks, ok := wire.BuildTape(nil, line)
 		if !ok {
 			toks = nil
 		}

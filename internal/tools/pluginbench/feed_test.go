@@ -6,17 +6,18 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/wire"
 )
 
 // batches cuts data into the batches the host would send to a plugin
 // that declared keys.
-func batches(data []byte, keys *abi.KeySet) [][]byte {
+func batches(data []byte, keys *wire.KeySet) [][]byte {
 	var out [][]byte
 	var cur []byte
 	n := 0
-	var toks []abi.Token
+	var toks []wire.Token
 	no := 0
 	flush := func() {
 		if n == 0 {
@@ -35,7 +36,7 @@ func batches(data []byte, keys *abi.KeySet) [][]byte {
 			cur = wire.AppendBatchHeader(nil, 0)
 		}
 		var ok bool
-		toks, ok = abi.BuildTapeKeys(toks[:0], line, keys)
+		toks, ok = wire.BuildTapeKeys(toks[:0], line, keys)
 		if !ok {
 			toks = toks[:0]
 		}
@@ -54,7 +55,7 @@ func batches(data []byte, keys *abi.KeySet) [][]byte {
 func BenchmarkFeed(b *testing.B) {
 	for _, pl := range plugins {
 		data := corpus(b, goldenInputs(b, pl.name))
-		bs := batches(data, pl.p.Keys)
+		bs := batches(data, declared(pl.p))
 		feed := func(b *testing.B, inst normalize.Instance) {
 			b.SetBytes(int64(len(data)))
 			ctx := context.Background()
@@ -81,4 +82,13 @@ func BenchmarkFeed(b *testing.B) {
 			feed(b, in)
 		})
 	}
+}
+
+// declared is the key set the host marks in p's tapes, nil when p
+// declares no keys.
+func declared(p sdk.Plugin) *wire.KeySet {
+	if p.Keys == nil {
+		return nil
+	}
+	return wire.NewKeySet(p.Keys.Names()...)
 }

@@ -91,10 +91,10 @@ func TestPluginMemoryFlat(t *testing.T) {
 		t.Run(pl.name, func(t *testing.T) {
 			inputs := goldenInputs(t, pl.name)
 			// One copy of the inputs, fed over and over.
-			bs := batches(concat(t, inputs), pl.p.Keys)
+			bs := batches(concat(t, inputs), declared(pl.p))
 			perFile := make([][][]byte, 0, len(inputs))
 			for _, f := range inputs {
-				perFile = append(perFile, batches(concat(t, []string{f}), pl.p.Keys))
+				perFile = append(perFile, batches(concat(t, []string{f}), declared(pl.p)))
 			}
 			cycle := 0
 			for _, b := range bs {

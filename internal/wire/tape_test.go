@@ -1,4 +1,4 @@
-package abi
+package wire_test
 
 import (
 	"bytes"
@@ -10,36 +10,39 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
-// checkInvariants verifies the structural properties every tape BuildTape
+// checkInvariants verifies the structural properties every tape wire.BuildTape
 // returns must have, against the line it indexes.
-func checkInvariants(t testing.TB, line []byte, toks []Token) {
+func checkInvariants(t testing.TB, line []byte, toks []wire.Token) {
 	t.Helper()
 	require.NotEmpty(t, toks)
-	require.True(t, checkTape(toks, len(line)), "tape fails checkTape")
-	require.Contains(t, []Kind{KindObject, KindArray}, toks[0].Kind)
+	require.True(t, wire.CheckTape(toks, len(line)), "tape fails wire.CheckTape")
+	require.Contains(t, []uint8{wire.KindObject, wire.KindArray}, toks[0].Kind)
 	require.Equal(t, uint32(len(toks)), toks[0].Next, "root spans the whole tape")
 	for i, tk := range toks {
 		raw := line[tk.Start:tk.End]
 		switch tk.Kind {
-		case KindObject:
+		case wire.KindObject:
 			assert.Equal(t, byte('{'), raw[0])
 			assert.Equal(t, byte('}'), raw[len(raw)-1])
-		case KindArray:
+		case wire.KindArray:
 			assert.Equal(t, byte('['), raw[0])
 			assert.Equal(t, byte(']'), raw[len(raw)-1])
-		case KindString:
+		case wire.KindString:
 			assert.Equal(t, byte('"'), raw[0])
 			assert.Equal(t, byte('"'), raw[len(raw)-1])
-			assert.Equal(t, strings.Contains(string(raw), `\`), tk.Flags&flagEscaped != 0, "escape flag of %q", raw)
-		case KindNumber, KindTrue, KindFalse, KindNull:
+			assert.Equal(t, strings.Contains(string(raw), `\`), tk.Flags&wire.FlagEscaped != 0, "escape flag of %q", raw)
+		case wire.KindNumber, wire.KindTrue, wire.KindFalse, wire.KindNull:
 			assert.Equal(t, uint32(i+1), tk.Next, "scalar Next")
 		}
 		// Every token is valid JSON on its own.
 		assert.True(t, json.Valid(raw), "token %d %q", i, raw)
 		// Children lie inside their container.
-		if tk.Kind == KindObject || tk.Kind == KindArray {
+		if tk.Kind == wire.KindObject || tk.Kind == wire.KindArray {
 			for c := i + 1; c < int(tk.Next); c++ {
 				assert.GreaterOrEqual(t, toks[c].Start, tk.Start)
 				assert.LessOrEqual(t, toks[c].End, tk.End)
@@ -65,10 +68,10 @@ func TestBuildTapeAgreesWithEncodingJSON(t *testing.T) {
 	for _, c := range cases {
 		t.Run(c, func(t *testing.T) {
 			line := []byte(c)
-			toks, ok := BuildTape(nil, line)
+			toks, ok := wire.BuildTape(nil, line)
 			trimmed := strings.TrimSpace(c)
 			want := json.Valid(line) && (strings.HasPrefix(trimmed, "{") || strings.HasPrefix(trimmed, "["))
-			require.Equal(t, want, ok, "BuildTape(%q)", c)
+			require.Equal(t, want, ok, "wire.BuildTape(%q)", c)
 			if !ok {
 				assert.Empty(t, toks)
 				return
@@ -80,22 +83,22 @@ func TestBuildTapeAgreesWithEncodingJSON(t *testing.T) {
 
 func TestBuildTapeScalarsAndGarbage(t *testing.T) {
 	for _, c := range []string{`1`, `"s"`, `true`, `false`, `null`, `banner text`, `data: 1`, `data:`, `[DONE]`, `data: [DONE]`} {
-		toks, ok := BuildTape(nil, []byte(c))
+		toks, ok := wire.BuildTape(nil, []byte(c))
 		assert.False(t, ok, c)
 		assert.Empty(t, toks, c)
 	}
 }
 
 func TestBuildTapeKeepsDstOnFailure(t *testing.T) {
-	dst := []Token{{Kind: KindNull, Next: 1}}
-	out, ok := BuildTape(dst, []byte(`{"a":[1,2`))
+	dst := []wire.Token{{Kind: wire.KindNull, Next: 1}}
+	out, ok := wire.BuildTape(dst, []byte(`{"a":[1,2`))
 	assert.False(t, ok)
 	assert.Equal(t, dst, out)
 
-	out, ok = BuildTape(dst, []byte(`[1]`))
+	out, ok = wire.BuildTape(dst, []byte(`[1]`))
 	require.True(t, ok)
 	require.Len(t, out, 3)
-	assert.Equal(t, Token{Kind: KindNull, Next: 1}, out[0])
+	assert.Equal(t, wire.Token{Kind: wire.KindNull, Next: 1}, out[0])
 	// Next is relative to the line's own tape.
 	assert.Equal(t, uint32(2), out[1].Next)
 	assert.Equal(t, uint32(2), out[2].Next)
@@ -104,18 +107,18 @@ func TestBuildTapeKeepsDstOnFailure(t *testing.T) {
 func TestBuildTapeSSE(t *testing.T) {
 	for _, c := range []string{`data: {"a":1}`, `data:{"a":1}`, "  data:\t{\"a\":1}  "} {
 		line := []byte(c)
-		toks, ok := BuildTape(nil, line)
+		toks, ok := wire.BuildTape(nil, line)
 		require.True(t, ok, c)
 		checkInvariants(t, line, toks)
-		d := &Doc{Line: line, Toks: toks}
+		d := &abi.Doc{Line: line, Toks: toks}
 		assert.Equal(t, `{"a":1}`, string(d.Root().Raw()))
 		n, ok := d.Root().Get("a").Int()
 		assert.True(t, ok)
 		assert.Equal(t, int64(1), n)
 	}
-	_, ok := BuildTape(nil, []byte(`data: data: {}`))
+	_, ok := wire.BuildTape(nil, []byte(`data: data: {}`))
 	assert.False(t, ok)
-	_, ok = BuildTape(nil, []byte(`event: message`))
+	_, ok = wire.BuildTape(nil, []byte(`event: message`))
 	assert.False(t, ok)
 }
 
@@ -134,10 +137,10 @@ func TestBuildTapeEscapedQuotes(t *testing.T) {
 	}
 	for _, c := range cases {
 		line := []byte(c.line)
-		toks, ok := BuildTape(nil, line)
+		toks, ok := wire.BuildTape(nil, line)
 		require.True(t, ok, c.line)
 		checkInvariants(t, line, toks)
-		d := &Doc{Line: line, Toks: toks}
+		d := &abi.Doc{Line: line, Toks: toks}
 		assert.Equal(t, c.want, d.Root().Index(0).String(), c.line)
 		var v []any
 		require.NoError(t, json.Unmarshal(line, &v))
@@ -155,51 +158,51 @@ func TestBuildTapeDepth(t *testing.T) {
 	}
 	for _, n := range []int{1, 512, 513, 100_000, 1 << 20} {
 		line := nest(n, `"deep"`)
-		toks, ok := BuildTape(nil, line)
+		toks, ok := wire.BuildTape(nil, line)
 		require.True(t, ok, "%d nested arrays", n)
 		require.Len(t, toks, n+1)
-		require.True(t, checkTape(toks, len(line)))
-		d := &Doc{Line: line, Toks: toks}
+		require.True(t, wire.CheckTape(toks, len(line)))
+		d := &abi.Doc{Line: line, Toks: toks}
 		v := d.Root()
 		for range n {
 			v = v.Index(0)
 		}
 		assert.Equal(t, "deep", v.String())
-		_, ok = BuildTape(nil, nest(n, `"deep"`)[:len(line)-1])
+		_, ok = wire.BuildTape(nil, nest(n, `"deep"`)[:len(line)-1])
 		assert.False(t, ok, "%d nested arrays, one left open", n)
 	}
 	line := []byte(strings.Repeat(`{"a":`, 100_000) + `{"b":1,"c":[]}` + strings.Repeat("}", 100_000))
-	toks, ok := BuildTape(nil, line)
+	toks, ok := wire.BuildTape(nil, line)
 	require.True(t, ok)
-	require.True(t, checkTape(toks, len(line)))
+	require.True(t, wire.CheckTape(toks, len(line)))
 }
 
 func TestKeyHashOnKeys(t *testing.T) {
 	line := []byte(`{"type":"a","esc\u0061ped":1,"nested":{"type":2}}`)
-	toks, ok := BuildTape(nil, line)
+	toks, ok := wire.BuildTape(nil, line)
 	require.True(t, ok)
 	hashed := 0
 	for _, tk := range toks {
-		if tk.Flags&flagHashed != 0 {
+		if tk.Flags&wire.FlagHashed != 0 {
 			hashed++
-			require.Equal(t, keyHash(string(line[tk.Start+1:tk.End-1])), tk.Hash)
+			require.Equal(t, wire.KeyHash(string(line[tk.Start+1:tk.End-1])), tk.Hash)
 		}
 	}
 	require.Equal(t, 3, hashed, "every unescaped key, and only keys, carries its hash")
-	doc := &Doc{Line: line, Toks: toks}
+	doc := &abi.Doc{Line: line, Toks: toks}
 	require.True(t, doc.Root().Get("type").Is("a"))
 	require.Equal(t, int64(1), mustInt(t, doc.Root().Get("escaped")))
 	require.Equal(t, int64(2), mustInt(t, doc.Root().Path("nested", "type")))
 	require.False(t, doc.Root().Get("typo").Exists())
 	// A tape from a 1.0 host (no hashes) still navigates.
 	for i := range toks {
-		toks[i].Flags &^= flagHashed
+		toks[i].Flags &^= wire.FlagHashed
 		toks[i].Hash = 0
 	}
 	require.True(t, doc.Root().Get("type").Is("a"))
 }
 
-func mustInt(t *testing.T, v Value) int64 {
+func mustInt(t *testing.T, v abi.Value) int64 {
 	t.Helper()
 	n, ok := v.Int()
 	require.True(t, ok)
@@ -210,10 +213,10 @@ func mustInt(t *testing.T, v Value) int64 {
 // the AWF baseline was measured on when ../shared has it (bytes per second
 // of lines).
 func BenchmarkBuildTape(b *testing.B) {
-	files, _ := filepath.Glob(filepath.Join("..", "testdata", "golden", "claude", "*.jsonl"))
+	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", "claude", "*.jsonl"))
 	b.Run("golden", func(b *testing.B) { benchTape(b, files) })
 	b.Run("awf", func(b *testing.B) {
-		benchTape(b, []string{filepath.Join("..", "..", "shared", "fixtures", "claude", "switchboard_stream_json_tool_vocabulary.jsonl")})
+		benchTape(b, []string{filepath.Join("..", "..", "..", "shared", "fixtures", "claude", "switchboard_stream_json_tool_vocabulary.jsonl")})
 	})
 }
 
@@ -236,12 +239,12 @@ func benchTape(b *testing.B, files []string) {
 	if len(lines) == 0 {
 		b.Skip("no input")
 	}
-	keys := NewKeySet("type", "message", "content", "text", "id", "name", "input", "role", "model", "usage")
+	keys := wire.NewKeySet("type", "message", "content", "text", "id", "name", "input", "role", "model", "usage")
 	b.SetBytes(int64(size))
-	var toks []Token
+	var toks []wire.Token
 	for b.Loop() {
 		for _, l := range lines {
-			toks, _ = BuildTapeKeys(toks[:0], l, keys)
+			toks, _ = wire.BuildTapeKeys(toks[:0], l, keys)
 		}
 	}
 }
