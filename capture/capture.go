@@ -501,7 +501,9 @@ func (s *sink) closeAll(ctx context.Context) error {
 	return errors.Join(errs...)
 }
 
-// statusErr turns a sub-agent's status into the error lifecycle records.
+// statusErr turns a sub-agent's status into the error lifecycle records
+// its child run with: the status itself (error, incomplete or cancelled)
+// and the reason.
 func statusErr(status, errText string) error {
 	switch status {
 	case transcript.StatusOK:
@@ -510,11 +512,15 @@ func statusErr(status, errText string) error {
 		if errText == "" {
 			errText = "sub-agent output ended without a result"
 		}
-		return fmt.Errorf("incomplete: %s", errText)
+	case transcript.StatusCancelled:
+		if errText == "" {
+			errText = "sub-agent cancelled"
+		}
 	default:
 		if errText == "" {
 			errText = status
 		}
-		return errors.New(errText)
+		status = transcript.StatusError
 	}
+	return &ended{status: status, text: errText}
 }

@@ -13,8 +13,11 @@
 // [Agent.Feed] (and stderr to [Agent.FeedStderr]) inside a lifecycle step
 // and calls [Agent.Finish] with the exit code, as `twasm record -- CMD`
 // does. Either way the step function returns [ResultError] of the result
-// (Run does it for you): an agent that ended in error or incomplete fails
-// its step ([ErrAgent]), the same way for every caller.
+// (Run does it for you): an agent that ended in error or incomplete does
+// not succeed ([ErrAgent]), the same way for every caller, and its step
+// (and the run the error ends) records the agent's status: error, or
+// incomplete when it stopped without a terminal event (spec 6.7). A
+// sub-agent's child run ends with its own status the same way.
 //
 // The normalizer is a [Plugin]: a *host.Plugin as it is (sandboxed
 // WebAssembly), or [NativePlugin] of an SDK plugin compiled in. The

@@ -85,12 +85,24 @@ func TestCaptureMisuseAndFailures(t *testing.T) {
 	})
 }
 
+// TestStatusErr: a sub-agent's child run ends with the status the plugin
+// or the host gave its scope (lifecycle reads it from the error's Status
+// method), and with a reason.
 func TestStatusErr(t *testing.T) {
 	assert.NoError(t, statusErr(transcript.StatusOK, ""))
-	assert.ErrorContains(t, statusErr(transcript.StatusIncomplete, ""), "without a result")
-	assert.ErrorContains(t, statusErr(transcript.StatusIncomplete, "cut"), "incomplete: cut")
-	assert.EqualError(t, statusErr(transcript.StatusError, ""), "error")
-	assert.EqualError(t, statusErr(transcript.StatusError, "boom"), "boom")
+	for _, tc := range []struct{ status, text, wantStatus, wantText string }{
+		{transcript.StatusIncomplete, "", transcript.StatusIncomplete, "sub-agent output ended without a result"},
+		{transcript.StatusIncomplete, "cut", transcript.StatusIncomplete, "cut"},
+		{transcript.StatusCancelled, "", transcript.StatusCancelled, "sub-agent cancelled"},
+		{transcript.StatusError, "", transcript.StatusError, "error"},
+		{transcript.StatusError, "boom", transcript.StatusError, "boom"},
+	} {
+		err := statusErr(tc.status, tc.text)
+		assert.EqualError(t, err, tc.wantText)
+		var se interface{ Status() string }
+		require.ErrorAs(t, err, &se)
+		assert.Equal(t, tc.wantStatus, se.Status())
+	}
 }
 
 func TestUniqueNames(t *testing.T) {
@@ -107,6 +119,7 @@ func TestUniqueNames(t *testing.T) {
 
 func TestSinkDirect(t *testing.T) {
 	store := recorder.NewStore(t.TempDir())
+	var child string
 	err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
 		k := &sink{step: s, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}}
 		ev := &transcript.Event{Type: transcript.MessageAssistant, Payload: &transcript.MessagePayload{
@@ -117,11 +130,19 @@ func TestSinkDirect(t *testing.T) {
 		require.NoError(t, k.OpenScope(ctx, normalize.Scope{ID: "agent-x"}), "opening twice is a no-op")
 		require.NoError(t, k.CloseScope(ctx, "unknown", "ok", ""), "closing an unknown scope is a no-op")
 		// Scopes still open when the step ends are ended as incomplete.
+		child = k.subs["agent-x"].RunID()
 		require.NoError(t, k.closeAll(ctx))
 		require.Empty(t, k.subs)
 		return nil
 	})
 	require.NoError(t, err)
+	path, err := store.TranscriptPath(child)
+	require.NoError(t, err)
+	evs := readEvents(t, path)
+	end := evs[len(evs)-1]
+	require.Equal(t, transcript.RunCompleted, end.Type)
+	assert.Equal(t, transcript.StatusIncomplete, end.Step().Status)
+	assert.Equal(t, "sub-agent output ended without a result", end.Step().Error)
 }
 
 func TestMaskedTailWithoutNewline(t *testing.T) {

@@ -38,12 +38,14 @@ func TestRun(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			store := recorder.NewStore(t.TempDir())
 			var r *Result
+			var runID string
 			src := Source{Stdout: strings.NewReader(tc.stdout), ExitCode: tc.exit}
 			if tc.stderr != "" {
 				src.Stderr = strings.NewReader(tc.stderr)
 			}
 			err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
 				var err error
+				runID = s.Run().RunID()
 				r, err = Run(ctx, s, src, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin)})
 				if tc.agentErr {
 					require.ErrorIs(t, err, ErrAgent)
@@ -56,6 +58,16 @@ func TestRun(t *testing.T) {
 			assert.Equal(t, tc.agentErr, err != nil, "the step fails when the agent did: %v", err)
 			require.NotNil(t, r)
 			assert.Equal(t, tc.status, r.Status)
+			// The step, and the run it ends, record the agent's status
+			// (spec 6.7: without a terminal event it is incomplete, not
+			// failed).
+			path, err := store.TranscriptPath(runID)
+			require.NoError(t, err)
+			for _, ev := range readEvents(t, path) {
+				if ev.Type == transcript.StepCompleted || ev.Type == transcript.RunCompleted {
+					assert.Equal(t, tc.status, ev.Step().Status, "%s status", ev.Type)
+				}
+			}
 			assert.Equal(t, tc.exit, r.ExitCode)
 			assert.Equal(t, len(tc.silent), r.Silent)
 			assert.Equal(t, tc.silent, r.SilentLines)

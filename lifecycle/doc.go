@@ -42,7 +42,10 @@
 // every file (schema [transcript.Schema], producer "twasm" and its
 // version) and run.completed the last one, with status ok, error or
 // cancelled and the error text, whether the body returns, fails, is
-// cancelled, panics or calls runtime.Goexit. [Do] and the child runs of
+// cancelled, panics or calls runtime.Goexit. An error whose Status
+// method says incomplete or cancelled ends its step or run with that
+// status (capture's does for an agent that stopped without a terminal
+// event: incomplete, spec 6.7). [Do] and the child runs of
 // [Step.CallWorkflow] guarantee it; with [Start], defer [Run.End]. A
 // panic is recorded as "panic: <value>" and then continues. Ending is
 // idempotent. A cancelled context never prevents the bracket from being

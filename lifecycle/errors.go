@@ -97,20 +97,34 @@ func wrapStep(err error, path string, iteration, attempt int) error {
 	return &StepError{Path: path, Iteration: iteration, Attempt: attempt, Err: err}
 }
 
+// statusError is an error that states the status of what it ended: an
+// agent step whose agent stopped without a terminal event is incomplete,
+// not failed (spec 6.7), and capture's agent errors say so.
+type statusError interface {
+	error
+	Status() string
+}
+
 // outcome maps the error a run or step ended with to its recorded status
 // and error text. ctxErr is the error of the context the work ran under:
 // a failure while that context is done is a cancellation, whatever the
 // error says (a killed child process reports "signal: killed", not
-// context.Canceled).
+// context.Canceled). An error in the chain with a Status method naming
+// incomplete or cancelled records that status; anything else is error.
 func outcome(err, ctxErr error) (status, text string) {
 	switch {
 	case err == nil:
 		return transcript.StatusOK, ""
 	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctxErr != nil:
 		return transcript.StatusCancelled, err.Error()
-	default:
-		return transcript.StatusError, err.Error()
 	}
+	if se := statusError(nil); errors.As(err, &se) {
+		switch st := se.Status(); st {
+		case transcript.StatusIncomplete, transcript.StatusCancelled:
+			return st, err.Error()
+		}
+	}
+	return transcript.StatusError, err.Error()
 }
 
 // validName reports whether name can be one segment of a step path.

@@ -3,6 +3,7 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"runtime"
@@ -273,6 +274,12 @@ func TestOutcome(t *testing.T) {
 		{errors.New("x"), context.Canceled, transcript.StatusCancelled},
 		{context.DeadlineExceeded, nil, transcript.StatusCancelled},
 		{&StepError{Path: "a", Err: context.Canceled}, nil, transcript.StatusCancelled},
+		{&StepError{Path: "a", Err: testStatusErr(transcript.StatusIncomplete)}, nil, transcript.StatusIncomplete},
+		{fmt.Errorf("w: %w", testStatusErr(transcript.StatusCancelled)), nil, transcript.StatusCancelled},
+		{testStatusErr(transcript.StatusIncomplete), context.Canceled, transcript.StatusCancelled},
+		{testStatusErr(transcript.StatusError), nil, transcript.StatusError},
+		{testStatusErr("meh"), nil, transcript.StatusError},
+		{testStatusErr(transcript.StatusOK), nil, transcript.StatusError}, // an error is never ok
 	}
 	for _, tc := range tests {
 		status, _ := outcome(tc.err, tc.ctxErr)
@@ -296,3 +303,9 @@ func TestErrorTypes(t *testing.T) {
 	isNil(t, wrapStep(nil, "a", 0, 0))
 	notEmpty(t, moduleVersion())
 }
+
+// testStatusErr is an error stating the status of what it ended.
+type testStatusErr string
+
+func (e testStatusErr) Error() string  { return "ended " + string(e) }
+func (e testStatusErr) Status() string { return string(e) }

@@ -499,30 +499,35 @@ func agentEmitted(ev *transcript.Event) bool {
 }
 
 // statusError is a recorded outcome played back: its text is the
-// original error text, and it is a cancellation when the original was.
+// original error text, and its status the original's (lifecycle records
+// it: error, incomplete or cancelled).
 type statusError struct {
-	text      string
-	cancelled bool
+	text, status string
 }
 
 func (e *statusError) Error() string { return e.text }
 
-func (e *statusError) Is(target error) bool { return e.cancelled && target == context.Canceled }
+// Status is the original status (lifecycle reads it).
+func (e *statusError) Status() string { return e.status }
+
+func (e *statusError) Is(target error) bool {
+	return e.status == transcript.StatusCancelled && target == context.Canceled
+}
 
 func stepOutcome(status, text string) error {
 	switch status {
 	case transcript.StatusOK, "":
 		return nil
-	case transcript.StatusCancelled:
+	case transcript.StatusCancelled, transcript.StatusIncomplete:
 		if text == "" {
-			text = "cancelled"
+			text = status
 		}
-		return &statusError{text: text, cancelled: true}
+		return &statusError{text: text, status: status}
 	default:
 		if text == "" {
 			text = status
 		}
-		return &statusError{text: text}
+		return &statusError{text: text, status: transcript.StatusError}
 	}
 }
 
@@ -535,12 +540,16 @@ func runOutcome(end *transcript.Event, origID string) error {
 	return stepOutcome(p.Status, p.Error)
 }
 
+// statusOf is the status lifecycle records for err.
 func statusOf(err error) string {
 	switch {
 	case err == nil:
 		return transcript.StatusOK
 	case errors.Is(err, context.Canceled):
 		return transcript.StatusCancelled
+	}
+	if se := (interface{ Status() string })(nil); errors.As(err, &se) && se.Status() == transcript.StatusIncomplete {
+		return transcript.StatusIncomplete
 	}
 	return transcript.StatusError
 }

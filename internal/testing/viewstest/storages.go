@@ -66,11 +66,8 @@ func archivedRun(t testing.TB, id string, start time.Time, ended bool, statuses 
 		b.Add(Step(transcript.StepStarted, "agent", i, &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}))
 		b.Add(Msg(transcript.MessageUser, "agent", transcript.TextBlock(fmt.Sprintf("prompt %d", i))))
 		raw, _ := json.Marshal(&transcript.AgentResult{Provider: "claude", Status: st, CostUSD: new(0.1 * float64(i+1))})
-		stepStatus := transcript.StatusOK
-		if st != transcript.StatusOK {
-			stepStatus = transcript.StatusError
-		}
-		b.Add(Step(transcript.StepCompleted, "agent", i, &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent, Status: stepStatus, Result: raw}))
+		// The step records the agent's status, as capture writes it.
+		b.Add(Step(transcript.StepCompleted, "agent", i, &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent, Status: st, Result: raw}))
 	}
 	if ended {
 		b.Add(Completed("", transcript.StatusOK, ""))
