@@ -4,49 +4,23 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"log/slog"
 	"strings"
 
 	"github.com/twasm/twasm/internal/runid"
-	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
 
 // Runs driven from a shell script live across processes: `twasm run begin`
-// starts one and exits, each `twasm record --run-id` adds a step, and
-// `twasm run end` closes it. These functions are that life cycle: the
-// bracket is still written exactly once, by Begin/BeginChild and
-// EndDetached, and the recorder keeps one seq series across the processes.
+// starts one ([Start], [Run.Detach]) and exits, each `twasm record
+// --run-id` adds a step ([Attach], [Run.StepAt], [Run.Detach]), and
+// `twasm run end` closes it (internal/runctl, which also begins child
+// runs). The bracket is still written exactly once, and the recorder
+// keeps one seq series across the processes.
 
 // ErrNotARun is returned when a transcript does not start with run.started.
 var ErrNotARun = errors.New("not a run transcript")
-
-// OpenError refuses to end a run whose steps or sub-runs are still open
-// (their step.completed or step.call_workflow.completed is not in the
-// file): another process may still be recording them, or was killed
-// before it could close them. It names each of them.
-type OpenError struct {
-	RunID string
-	Open  []runstate.Bracket
-}
-
-func (e *OpenError) Error() string {
-	parts := make([]string, 0, len(e.Open))
-	for _, b := range e.Open {
-		it := ""
-		if b.Iteration != 0 {
-			it = fmt.Sprintf(" iteration %d", b.Iteration)
-		}
-		if b.Type == transcript.StepCallWorkflowStarted {
-			parts = append(parts, fmt.Sprintf("sub-run %s at %q%s (seq %d)", b.ChildRunID, b.Path, it, b.Seq))
-		} else {
-			parts = append(parts, fmt.Sprintf("step %q%s (seq %d)", b.Path, it, b.Seq))
-		}
-	}
-	return fmt.Sprintf("run %s still has %d open: %s", e.RunID, len(e.Open), strings.Join(parts, ", "))
-}
 
 // Attach opens an existing, unfinished run to record more of it, from this
 // or another process. It writes no run.started. End the attachment with
@@ -120,7 +94,7 @@ func (r *Run) Detach() error {
 // shell script gives them (`twasm record --path review.lint --iteration
 // 2`). It behaves as [Step.Step] otherwise.
 func (r *Run) StepAt(ctx context.Context, path string, iteration int, kind transcript.StepKind, fn StepFunc, opts ...StepOptions) error {
-	if err := ValidStepPath(path); err != nil {
+	if err := validStepPath(path); err != nil {
 		return err
 	}
 	if iteration < 0 {
@@ -134,108 +108,4 @@ func (r *Run) StepAt(ctx context.Context, path string, iteration int, kind trans
 	// tells them apart.
 	parent := &Step{run: r, path: dir, iteration: iteration, inLoop: true}
 	return parent.runChild(ctx, name, kind, false, configure(opts), fn)
-}
-
-// BeginChild starts a run linked to an existing, unfinished parent run:
-// the parent gets step.call_workflow.started at path (and iteration) with
-// the new run's id as child_run_id, and every line of the child carries
-// parent_run_id. [EndDetached] on the child writes the parent's
-// step.call_workflow.completed.
-func BeginChild(ctx context.Context, store recorder.Store, parentID, path string, iteration int, opts RunOptions) (*Run, error) {
-	if err := ValidStepPath(path); err != nil {
-		return nil, err
-	}
-	if opts.Name == "" {
-		return nil, fmt.Errorf("%w: empty run name", ErrInvalidName)
-	}
-	if opts.RunID == "" {
-		opts.RunID = runid.New()
-	} else if err := runid.Valid(opts.RunID); err != nil {
-		return nil, fmt.Errorf("lifecycle: begin child %q: %w", opts.Name, err)
-	}
-	parent, err := Attach(ctx, store, parentID, opts)
-	if err != nil {
-		return nil, err
-	}
-	name := path
-	if i := strings.LastIndexByte(path, '.'); i >= 0 {
-		name = path[i+1:]
-	}
-	link := &transcript.Event{
-		Type: transcript.StepCallWorkflowStarted, ChildRunID: opts.RunID, Path: path, Iteration: iteration,
-		Payload: &transcript.StepPayload{Name: name, Kind: transcript.KindCallWorkflow},
-	}
-	if err := parent.emit(context.WithoutCancel(ctx), link); err != nil {
-		return nil, errors.Join(err, parent.Detach())
-	}
-	if err := parent.Detach(); err != nil {
-		return nil, err
-	}
-	return start(ctx, store, opts, parentID)
-}
-
-// EndOptions configures [EndDetached].
-type EndOptions struct {
-	RunOptions
-	// CancelOpen closes the run's open steps and sub-runs first, as
-	// cancelled (each sub-run is ended in turn, with its own open steps
-	// and sub-runs), instead of refusing to end the run with an
-	// [*OpenError].
-	CancelOpen bool
-}
-
-// EndDetached writes run.completed for a run begun in another process
-// (status from runErr: nil ok, a context error cancelled, else error) and,
-// when it is a child, the parent's step.call_workflow.completed at the
-// path of the link BeginChild wrote. The decision is made under the
-// transcript's lock, against everything in the file: a run already
-// finished is refused ([recorder.ErrRunFinished]) so run.completed is written once
-// however many processes end the run at the same time, and a run with
-// open steps or sub-runs is refused with an [*OpenError] naming them
-// unless opts.CancelOpen closes them (cancelled) first, in the same
-// critical section as run.completed.
-func EndDetached(ctx context.Context, store recorder.Store, runID string, runErr error, opts EndOptions) error {
-	r, err := Attach(ctx, store, runID, opts.RunOptions)
-	if err != nil {
-		return err
-	}
-	var errs []error
-	if opts.CancelOpen {
-		// Sub-runs are separate files with their own locks: end them
-		// before taking this run's lock, never while holding it.
-		for _, b := range r.rec.State().Open {
-			if b.Type != transcript.StepCallWorkflowStarted || runid.Valid(b.ChildRunID) != nil {
-				continue
-			}
-			cerr := EndDetached(ctx, store, b.ChildRunID, fmt.Errorf("%w: the parent run %s was ended", context.Canceled, runID), opts)
-			if cerr != nil && !errors.Is(cerr, recorder.ErrRunFinished) && !errors.Is(cerr, fs.ErrNotExist) {
-				errs = append(errs, fmt.Errorf("lifecycle: end sub-run %s: %w", b.ChildRunID, cerr))
-			}
-		}
-	}
-	if err := r.finishWith(runErr, ctx.Err(), opts.CancelOpen); err != nil {
-		return errors.Join(append(errs, err)...)
-	}
-	if r.parentID == "" {
-		return errors.Join(errs...)
-	}
-	p, err := Attach(ctx, store, r.parentID, opts.RunOptions)
-	if err != nil {
-		return errors.Join(append(errs, fmt.Errorf("lifecycle: end %s: parent: %w", runID, err))...)
-	}
-	status, text := outcome(runErr, ctx.Err())
-	lerr := p.rec.RecordFunc(context.WithoutCancel(ctx), func(st runstate.State) ([]*transcript.Event, error) {
-		if st.Finished {
-			return nil, fmt.Errorf("lifecycle: end %s: parent %s: %w", runID, r.parentID, recorder.ErrRunFinished)
-		}
-		for _, b := range st.Open {
-			if b.Type == transcript.StepCallWorkflowStarted && b.ChildRunID == runID {
-				ev := b.Completion(status, text)
-				ev.ParentRunID = p.parentID
-				return []*transcript.Event{ev}, nil
-			}
-		}
-		return nil, nil // already linked back
-	})
-	return errors.Join(append(errs, lerr, p.Detach())...)
 }

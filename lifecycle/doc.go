@@ -57,12 +57,11 @@
 // and the recorder refuses any append once run.completed is in the file
 // ([recorder.ErrRunFinished]). Ending a run whose file still has open steps or
 // sub-run links writes their completions first, as cancelled, innermost
-// first, in the same critical section; [EndDetached] (`twasm run end`)
-// instead refuses with an [*OpenError] naming them unless
-// [EndOptions].CancelOpen is set, because another process may still be
-// recording them. With CancelOpen, open sub-runs are ended first (each
-// in its own file and lock, never while holding the parent's), then the
-// parent.
+// first, in the same critical section. (`twasm run end`, which ends a run
+// another process began, instead refuses with an error naming them unless
+// --cancel-open is given, because another process may still be recording
+// them; it is internal/runctl, built on this package's Attach and the same
+// critical section.)
 //
 // Step brackets nest inside it. Each step attempt writes step.started and
 // step.completed (step.call_workflow.* for call_workflow steps), also on
@@ -109,13 +108,16 @@
 //
 // # Runs across processes
 //
-// `twasm run begin`, `twasm record --run-id` and `twasm run end` are
-// [Start] + [Run.Detach], [Attach] + [Run.StepAt] + [Run.Detach], and
-// [EndDetached]; `twasm run begin --parent` is [BeginChild]. Attach creates nothing (a missing run matches
-// fs.ErrNotExist) and reads the run's name, parent and state from the
-// recorder's checkpoint and the lines after it, not from the whole file.
-// Step paths given from outside are checked by [ValidStepPath] before
-// anything is written.
+// `twasm run begin` and `twasm record --run-id` are [Start] +
+// [Run.Detach] and [Attach] + [Run.StepAt] + [Run.Detach]; a run begun
+// as the child of a run in another process (`twasm run begin --parent`)
+// is started with [RunOptions].ParentRunID once its parent holds the
+// link. Ending such a run, and writing that link, is internal/runctl's
+// (`twasm run end`, `twasm run begin --parent`). Attach creates nothing
+// (a missing run matches fs.ErrNotExist) and reads the run's name, parent
+// and state from the recorder's checkpoint and the lines after it, not
+// from the whole file. [Run.StepAt] checks a step path given from outside
+// before anything is written.
 //
 // # Child runs
 //

@@ -1,13 +1,11 @@
 package lifecycle
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"strings"
 
 	"github.com/twasm/twasm/internal/vocab"
-	"github.com/twasm/twasm/transcript"
 )
 
 // Sentinel errors. Every error this package returns for misuse wraps one of
@@ -97,54 +95,16 @@ func wrapStep(err error, path string, iteration, attempt int) error {
 	return &StepError{Path: path, Iteration: iteration, Attempt: attempt, Err: err}
 }
 
-// statusError is an error that states the status of what it ended: an
-// agent step whose agent stopped without a terminal event is incomplete,
-// not failed (spec 6.7), and capture's agent errors say so.
-type statusError interface {
-	error
-	Status() string
-}
-
-// outcome maps the error a run or step ended with to its recorded status
-// and error text. ctxErr is the error of the context the work ran under:
-// a failure while that context is done is a cancellation, whatever the
-// error says (a killed child process reports "signal: killed", not
-// context.Canceled). An error in the chain with a Status method naming
-// incomplete or cancelled records that status; anything else is error.
-func outcome(err, ctxErr error) (status, text string) {
-	switch {
-	case err == nil:
-		return transcript.StatusOK, ""
-	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctxErr != nil:
-		return transcript.StatusCancelled, err.Error()
-	}
-	if se := statusError(nil); errors.As(err, &se) {
-		switch st := se.Status(); st {
-		case transcript.StatusIncomplete, transcript.StatusCancelled:
-			return st, err.Error()
-		}
-	}
-	return transcript.StatusError, err.Error()
-}
-
 // validName reports whether name can be one segment of a step path.
 func validName(name string) bool {
-	return name != "" && !strings.Contains(name, ".") && ValidStepPath(name) == nil
+	return name != "" && !strings.Contains(name, ".") && validStepPath(name) == nil
 }
 
-// ValidStepPath checks a step path as given from outside (`twasm record
-// --path`, `twasm run begin --path`): dot-separated segments, none empty,
-// without whitespace, control characters or a file path separator ('/',
-// '\'), because a step's path also names its raw capture files. The
-// error wraps [ErrInvalidName] and says what is wrong.
-func ValidStepPath(path string) error {
-	switch {
-	case path == "":
-		return fmt.Errorf("%w: empty step path", ErrInvalidName)
-	case !vocab.Path(path):
-		return fmt.Errorf("%w: step path %q: want dot-separated names, none empty, without whitespace or control characters", ErrInvalidName, path)
-	case strings.ContainsAny(path, "/\\"):
-		return fmt.Errorf("%w: step path %q: '/' and '\\' are not allowed (the path names files); use '.' between names", ErrInvalidName, path)
+// validStepPath checks a step path as given from outside (see
+// vocab.StepPath); the error wraps [ErrInvalidName].
+func validStepPath(path string) error {
+	if why := vocab.StepPath(path); why != "" {
+		return fmt.Errorf("%w: %s", ErrInvalidName, why)
 	}
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 	"sync"
 
 	"github.com/google/uuid"
+	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
 )
@@ -138,7 +139,7 @@ func (r *Router) invoke(ctx context.Context, step *Step, name, callID string, to
 // out, even empty, is its output (a call refused or that panicked has
 // none).
 func (r *Router) result(ctx context.Context, step *Step, name, callID string, kind transcript.ToolKind, out string, ran bool, err error) error {
-	status, text := outcome(err, ctx.Err())
+	status, text := runstate.Outcome(err, ctx.Err())
 	res := &transcript.ToolPayload{
 		Name: name, CallID: callID, Output: out, HasOutput: ran, Error: text,
 		Fidelity: transcript.FidelityRouter, Kind: kind, Status: status,

@@ -28,6 +28,13 @@ type RunOptions struct {
 	Name string
 	// RunID is the run id (a UUID v4, validated). Empty means a new one.
 	RunID string
+	// ParentRunID makes the run a child of a run in another process
+	// (`twasm run begin --parent`): every line carries it as
+	// parent_run_id. The parent must already hold the
+	// step.call_workflow.started that names this run as its child, which
+	// twasm's command line writes first. A child run started in this
+	// process ([Step.CallWorkflow], [Step.SubRun]) is linked without it.
+	ParentRunID string
 	// Producer overrides the producer written into run.started. The
 	// default is {"twasm", <version of this module in the build>}.
 	Producer transcript.Producer
@@ -84,7 +91,7 @@ type Run struct {
 // cancelled run still leaves a bracketed file; ctx is otherwise only used
 // to tell cancellation from failure when the run ends.
 func Start(ctx context.Context, store recorder.Store, opts RunOptions) (*Run, error) {
-	return start(ctx, store, opts, "")
+	return start(ctx, store, opts, opts.ParentRunID)
 }
 
 // Do runs fn as a whole run: run.started is written before fn is called and
@@ -204,14 +211,12 @@ func (r *Run) Finish(ctx context.Context, err error) error {
 	return r.finish(err, ctx.Err())
 }
 
-func (r *Run) finish(err, ctxErr error) error { return r.finishWith(err, ctxErr, true) }
-
-// finishWith ends the run: forgotten sub-runs first, then, in one critical
+// finish ends the run: forgotten sub-runs first, then, in one critical
 // section of the recorder, the completions of the steps and sub-run links
-// still open in the file (cancelled) when cancelOpen is set, or a refusal
-// naming them, and run.completed. A run already finished (by another
-// process) is refused there too, so run.completed is written once.
-func (r *Run) finishWith(err, ctxErr error, cancelOpen bool) error {
+// still open in the file (cancelled) and run.completed. A run already
+// finished (by another process) is refused there, so run.completed is
+// written once.
+func (r *Run) finish(err, ctxErr error) error {
 	r.once.Do(func() {
 		// Forgotten sub-runs are ended first, so that every file the run
 		// created is complete when the run is.
@@ -223,37 +228,16 @@ func (r *Run) finishWith(err, ctxErr error, cancelOpen bool) error {
 		r.mu.Lock()
 		r.ended = true
 		r.mu.Unlock()
-		status, text := outcome(err, ctxErr)
-		end := &transcript.Event{
-			Type:        transcript.RunCompleted,
-			RunID:       r.id,
-			ParentRunID: r.parentID,
-			Payload: &transcript.StepPayload{
-				Name:   r.opts.Name,
-				Kind:   transcript.KindWorkflow,
-				Status: status,
-				Error:  text,
-			},
-		}
+		status, text := runstate.Outcome(err, ctxErr)
 		var errs []error
 		rerr := r.rec.RecordFunc(context.Background(), func(st runstate.State) ([]*transcript.Event, error) {
 			if st.Finished {
 				return nil, fmt.Errorf("lifecycle: end run %s: %w (run.completed at seq %d)", r.id, recorder.ErrRunFinished, st.LastSeq)
 			}
-			if len(st.Open) > 0 && !cancelOpen {
-				return nil, &OpenError{RunID: r.id, Open: st.Open}
-			}
-			evs := make([]*transcript.Event, 0, len(st.Open)+1)
-			for i := len(st.Open) - 1; i >= 0; i-- { // innermost first
-				ev := st.Open[i].Completion(transcript.StatusCancelled, "the run ended before this completed")
-				ev.ParentRunID = r.parentID
-				evs = append(evs, ev)
-			}
-			return append(evs, end), nil
+			return runstate.End(st, r.id, r.parentID, r.opts.Name, status, text, true)
 		})
 		if rerr != nil {
-			var oe *OpenError
-			if errors.As(rerr, &oe) || errors.Is(rerr, recorder.ErrRunFinished) {
+			if errors.Is(rerr, recorder.ErrRunFinished) {
 				errs = append(errs, rerr)
 			} else {
 				errs = append(errs, fmt.Errorf("lifecycle: write run.completed of %s: %w", r.id, rerr))
@@ -263,7 +247,7 @@ func (r *Run) finishWith(err, ctxErr error, cancelOpen bool) error {
 			errs = append(errs, fmt.Errorf("lifecycle: close run %s: %w", r.id, cerr))
 		}
 		r.finishErr = errors.Join(errs...)
-		if r.finishErr != nil && !errors.As(r.finishErr, new(*OpenError)) && !errors.Is(r.finishErr, recorder.ErrRunFinished) {
+		if r.finishErr != nil && !errors.Is(r.finishErr, recorder.ErrRunFinished) {
 			// Refusals are for the caller to report; failures may have
 			// no caller to see them (a deferred End).
 			r.log.Warn("lifecycle: end run", "err", r.finishErr)

@@ -11,6 +11,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -282,7 +283,7 @@ func TestOutcome(t *testing.T) {
 		{testStatusErr(transcript.StatusOK), nil, transcript.StatusError}, // an error is never ok
 	}
 	for _, tc := range tests {
-		status, _ := outcome(tc.err, tc.ctxErr)
+		status, _ := runstate.Outcome(tc.err, tc.ctxErr)
 		eq(t, tc.status, status, "%v / %v", tc.err, tc.ctxErr)
 	}
 }

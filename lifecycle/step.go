@@ -11,6 +11,7 @@ import (
 
 	"github.com/twasm/twasm/internal/oneopt"
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -517,7 +518,7 @@ func (c *Step) complete(ctx context.Context, typ transcript.EventType, err, ctxE
 	c.br.ended = true
 	result := c.br.result
 	c.br.mu.Unlock()
-	status, text := outcome(err, ctxErr)
+	status, text := runstate.Outcome(err, ctxErr)
 	ev := &transcript.Event{
 		Type: typ, ChildRunID: c.childID, Path: c.path, Iteration: c.iteration,
 		Payload: &transcript.StepPayload{

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"strings"
 	"sync"
@@ -640,4 +641,47 @@ func TestEndedStepRefusesEvents(t *testing.T) {
 	})
 	noErr(t, err)
 	hasLen(t, evs, 4)
+}
+
+// TestStepRecordBatch: a batch lands inside the step's bracket as
+// consecutive seqs, stamped with the step's path; reserved types and
+// ended steps are refused.
+func TestStepRecordBatch(t *testing.T) {
+	ctx := context.Background()
+	store := recorder.NewStore(t.TempDir())
+	var kept *Step
+	err := Do(ctx, store, RunOptions{Name: "batch"}, func(ctx context.Context, run *Step) error {
+		return run.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *Step) error {
+			kept = s
+			msg := func(text string) *transcript.Event {
+				return &transcript.Event{Type: transcript.MessageAssistant, Payload: &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.Block{transcript.TextBlock(text)}}}
+			}
+			evs := []*transcript.Event{msg("a"), msg("b"), msg("c")}
+			if err := s.RecordBatch(ctx, evs); err != nil {
+				return err
+			}
+			if evs[0].Seq != 0 || evs[0].Path != "" {
+				t.Error("the caller's events were modified")
+			}
+			if err := s.RecordBatch(ctx, []*transcript.Event{msg("d"), {Type: transcript.StepStarted}}); !errors.Is(err, ErrReservedType) {
+				t.Errorf("reserved type in a batch: %v", err)
+			}
+			return s.RecordBatch(ctx, nil)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := kept.RecordBatch(ctx, []*transcript.Event{{Type: transcript.MessageUser, Payload: &transcript.MessagePayload{Role: "user"}}}); !errors.Is(err, ErrEnded) {
+		t.Fatalf("batch after the step ended: %v", err)
+	}
+	dir, _ := os.ReadDir(store.Root + "/transcripts")
+	id := strings.TrimSuffix(dir[0].Name(), ".jsonl")
+	got := ""
+	for _, ev := range readEvents(t, store, id) {
+		got += fmt.Sprintf("%s@%s ", ev.Type, ev.Path)
+	}
+	if got != "run.started@ step.started@agent message.assistant@agent message.assistant@agent message.assistant@agent step.completed@agent run.completed@ " {
+		t.Fatalf("events: %s", got)
+	}
 }

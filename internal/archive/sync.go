@@ -17,6 +17,7 @@ import (
 
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/redact"
+	"github.com/twasm/twasm/internal/runctl"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
@@ -598,7 +599,7 @@ func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why stri
 	}
 	// A part killed mid-way may have left its step open: it is closed
 	// as cancelled, in the same critical section as run.completed.
-	err := lifecycle.EndDetached(ctx, a.opts.Store, e.RunID, runErr, lifecycle.EndOptions{CancelOpen: true, RunOptions: lifecycle.RunOptions{
+	err := runctl.End(ctx, a.opts.Store, e.RunID, runErr, runctl.EndOptions{CancelOpen: true, RunOptions: lifecycle.RunOptions{
 		Producer: a.opts.Producer, Logger: a.opts.Logger,
 		Recorder: recorder.Options{Clock: func() time.Time { return last }, Logger: a.opts.Logger}}})
 	if err != nil && !errors.Is(err, recorder.ErrRunFinished) {

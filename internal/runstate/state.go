@@ -7,7 +7,11 @@
 package runstate
 
 import (
+	"context"
+	"errors"
+	"fmt"
 	"slices"
+	"strings"
 
 	"github.com/twasm/twasm/transcript"
 )
@@ -143,4 +147,88 @@ func Brackets(t string) bool {
 		return true
 	}
 	return false
+}
+
+// OpenError refuses to end a run whose steps or sub-runs are still open
+// (their step.completed or step.call_workflow.completed is not in the
+// file): another process may still be recording them, or was killed
+// before it could close them. It names each of them.
+type OpenError struct {
+	RunID string
+	Open  []Bracket
+}
+
+func (e *OpenError) Error() string {
+	parts := make([]string, 0, len(e.Open))
+	for _, b := range e.Open {
+		it := ""
+		if b.Iteration != 0 {
+			it = fmt.Sprintf(" iteration %d", b.Iteration)
+		}
+		if b.Type == transcript.StepCallWorkflowStarted {
+			parts = append(parts, fmt.Sprintf("sub-run %s at %q%s (seq %d)", b.ChildRunID, b.Path, it, b.Seq))
+		} else {
+			parts = append(parts, fmt.Sprintf("step %q%s (seq %d)", b.Path, it, b.Seq))
+		}
+	}
+	return fmt.Sprintf("run %s still has %d open: %s", e.RunID, len(e.Open), strings.Join(parts, ", "))
+}
+
+// End returns the batch that ends a run whose file says st, to be written
+// in the critical section that read st (recorder.Recorder.RecordFunc):
+// the completions of the steps and sub-run links still open, innermost
+// first, as cancelled, then run.completed (named name, with status and
+// the error text), every one carrying parentID. With open brackets and cancelOpen unset it returns an
+// *OpenError naming them instead. The caller checks st.Finished first.
+func End(st State, runID, parentID, name, status, text string, cancelOpen bool) ([]*transcript.Event, error) {
+	if len(st.Open) > 0 && !cancelOpen {
+		return nil, &OpenError{RunID: runID, Open: st.Open}
+	}
+	evs := make([]*transcript.Event, 0, len(st.Open)+1)
+	for i := len(st.Open) - 1; i >= 0; i-- { // innermost first
+		ev := st.Open[i].Completion(transcript.StatusCancelled, "the run ended before this completed")
+		ev.ParentRunID = parentID
+		evs = append(evs, ev)
+	}
+	return append(evs, &transcript.Event{
+		Type:        transcript.RunCompleted,
+		RunID:       runID,
+		ParentRunID: parentID,
+		Payload: &transcript.StepPayload{
+			Name:   name,
+			Kind:   transcript.KindWorkflow,
+			Status: status,
+			Error:  text,
+		},
+	}), nil
+}
+
+// statusError is an error that states the status of what it ended: an
+// agent step whose agent stopped without a terminal event is incomplete,
+// not failed (spec 6.7), and capture's agent errors say so.
+type statusError interface {
+	error
+	Status() string
+}
+
+// Outcome maps the error a run or step ended with to its recorded status
+// and error text. ctxErr is the error of the context the work ran under:
+// a failure while that context is done is a cancellation, whatever the
+// error says (a killed child process reports "signal: killed", not
+// context.Canceled). An error in the chain with a Status method naming
+// incomplete or cancelled records that status; anything else is error.
+func Outcome(err, ctxErr error) (status, text string) {
+	switch {
+	case err == nil:
+		return transcript.StatusOK, ""
+	case errors.Is(err, context.Canceled), errors.Is(err, context.DeadlineExceeded), ctxErr != nil:
+		return transcript.StatusCancelled, err.Error()
+	}
+	if se := statusError(nil); errors.As(err, &se) {
+		switch st := se.Status(); st {
+		case transcript.StatusIncomplete, transcript.StatusCancelled:
+			return st, err.Error()
+		}
+	}
+	return transcript.StatusError, err.Error()
 }

@@ -9,7 +9,10 @@
 // agree, and its unexported Valid checks call these.
 package vocab
 
-import "strings"
+import (
+	"fmt"
+	"strings"
+)
 
 // TimeLayout is the layout of every timestamp in a transcript: RFC 3339,
 // UTC, milliseconds.
@@ -90,4 +93,21 @@ func ToolStatus(s string) (status string, ok bool) {
 		return "cancelled", true
 	}
 	return "", false
+}
+
+// StepPath says what is wrong with a step path given from outside
+// (`twasm record --path`, `twasm run begin --path`), "" when nothing is:
+// it must follow [Path] and not be empty, and it may hold no file path
+// separator ('/', '\'), because a step's path also names its raw capture
+// files.
+func StepPath(path string) string {
+	switch {
+	case path == "":
+		return "empty step path"
+	case !Path(path):
+		return fmt.Sprintf("step path %q: want dot-separated names, none empty, without whitespace or control characters", path)
+	case strings.ContainsAny(path, `/\`):
+		return fmt.Sprintf(`step path %q: '/' and '\' are not allowed (the path names files); use '.' between names`, path)
+	}
+	return ""
 }

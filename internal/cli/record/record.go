@@ -25,6 +25,7 @@ import (
 	"github.com/twasm/twasm/internal/export"
 	"github.com/twasm/twasm/internal/index"
 	"github.com/twasm/twasm/internal/redact"
+	"github.com/twasm/twasm/internal/runctl"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
@@ -116,7 +117,7 @@ kept either way.`,
 			}
 			// Checked before anything is written: a path that cannot
 			// name the step's raw capture must not leave a run behind.
-			if err := lifecycle.ValidStepPath(opts.Path); err != nil {
+			if err := runctl.ValidStepPath(opts.Path); err != nil {
 				return cmdutil.FlagErrorf("--path: %v", err)
 			}
 			if opts.Iter < 0 {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/export"
+	"github.com/twasm/twasm/internal/runctl"
+	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 )
@@ -77,7 +79,7 @@ func newCmdBegin(f *cmdutil.Factory, runF func(context.Context, *BeginOptions) e
 				return cmdutil.FlagErrorf("--iteration must not be negative")
 			}
 			if opts.Path != "" {
-				if err := lifecycle.ValidStepPath(opts.Path); err != nil {
+				if err := runctl.ValidStepPath(opts.Path); err != nil {
 					return cmdutil.FlagErrorf("--path: %v", err)
 				}
 			}
@@ -132,7 +134,7 @@ func Begin(ctx context.Context, opts *BeginOptions) error {
 	var run *lifecycle.Run
 	var err error
 	if opts.Parent != "" {
-		run, err = lifecycle.BeginChild(ctx, store, opts.Parent, opts.Path, opts.Iter, ro)
+		run, err = runctl.BeginChild(ctx, store, opts.Parent, opts.Path, opts.Iter, ro)
 	} else {
 		run, err = lifecycle.Start(ctx, store, ro)
 	}
@@ -158,8 +160,8 @@ func End(ctx context.Context, opts *EndOptions) error {
 	// The status is decided by the flags, not by a signal arriving now.
 	ro := lifecycle.RunOptions{Logger: opts.F.Logger(),
 		Recorder: recorder.Options{Logger: opts.F.Logger(), LockTimeout: opts.LockTimeout}}
-	err := lifecycle.EndDetached(context.WithoutCancel(ctx), opts.F.Store(), opts.RunID, runErr, lifecycle.EndOptions{RunOptions: ro, CancelOpen: opts.CancelOpen})
-	if oe := (*lifecycle.OpenError)(nil); errors.As(err, &oe) {
+	err := runctl.End(context.WithoutCancel(ctx), opts.F.Store(), opts.RunID, runErr, runctl.EndOptions{RunOptions: ro, CancelOpen: opts.CancelOpen})
+	if oe := (*runstate.OpenError)(nil); errors.As(err, &oe) {
 		return &cmdutil.InputError{Path: opts.RunID, Err: fmt.Errorf("%w; nothing was written. End them first (a record still running ends its own step), or pass --cancel-open to close them as cancelled", err)}
 	}
 	if err != nil || opts.ExportDir == "" {

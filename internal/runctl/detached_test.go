@@ -1,4 +1,4 @@
-package lifecycle
+package runctl
 
 import (
 	"context"
@@ -7,7 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -45,7 +45,7 @@ func TestDetachedRunAcrossAttachments(t *testing.T) {
 	store := recorder.NewStore(t.TempDir())
 
 	// `twasm run begin`
-	r, err := Start(ctx, store, RunOptions{Name: "script"})
+	r, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "script"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -59,14 +59,14 @@ func TestDetachedRunAcrossAttachments(t *testing.T) {
 
 	// Two `twasm record --run-id` invocations at explicit paths.
 	for i, path := range []string{"review", "per_file.lint"} {
-		a, err := Attach(ctx, store, id, RunOptions{})
+		a, err := lifecycle.Attach(ctx, store, id, lifecycle.RunOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
 		if name := a.Recorder().State().Name; name != "script" {
 			t.Fatalf("attached name %q", name)
 		}
-		err = a.StepAt(ctx, path, i, transcript.KindAgent, func(ctx context.Context, s *Step) error {
+		err = a.StepAt(ctx, path, i, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 			return s.AssistantMessage(ctx, transcript.TextBlock("hi from "+path))
 		})
 		if err != nil {
@@ -78,7 +78,7 @@ func TestDetachedRunAcrossAttachments(t *testing.T) {
 	}
 
 	// A child begun from the shell, under the parent's step "sub".
-	child, err := BeginChild(ctx, store, id, "fanout.sub", 1, RunOptions{Name: "child"})
+	child, err := BeginChild(ctx, store, id, "fanout.sub", 1, lifecycle.RunOptions{Name: "child"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -86,10 +86,10 @@ func TestDetachedRunAcrossAttachments(t *testing.T) {
 	if err := child.Detach(); err != nil {
 		t.Fatal(err)
 	}
-	if err := EndDetached(ctx, store, cid, errors.New("child broke"), EndOptions{}); err != nil {
+	if err := End(ctx, store, cid, errors.New("child broke"), EndOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	if err := EndDetached(ctx, store, id, nil, EndOptions{}); err != nil {
+	if err := End(ctx, store, id, nil, EndOptions{}); err != nil {
 		t.Fatal(err)
 	}
 
@@ -134,62 +134,29 @@ func TestDetachedRunAcrossAttachments(t *testing.T) {
 	}
 
 	// A finished run cannot be attached to or ended again.
-	if _, err := Attach(ctx, store, id, RunOptions{}); !errors.Is(err, recorder.ErrRunFinished) {
+	if _, err := lifecycle.Attach(ctx, store, id, lifecycle.RunOptions{}); !errors.Is(err, recorder.ErrRunFinished) {
 		t.Fatalf("attach finished: %v", err)
 	}
-	if err := EndDetached(ctx, store, id, nil, EndOptions{}); !errors.Is(err, recorder.ErrRunFinished) {
+	if err := End(ctx, store, id, nil, EndOptions{}); !errors.Is(err, recorder.ErrRunFinished) {
 		t.Fatalf("end finished: %v", err)
 	}
 }
 
-func TestAttachErrors(t *testing.T) {
+func TestBeginChildErrors(t *testing.T) {
 	ctx := context.Background()
 	store := recorder.NewStore(t.TempDir())
-	if _, err := Attach(ctx, store, "../etc/passwd", RunOptions{}); !errors.Is(err, recorder.ErrInvalidRunID) {
-		t.Fatalf("bad id: %v", err)
-	}
-	id := runid.New()
-	if _, err := Attach(ctx, store, id, RunOptions{}); err == nil {
-		t.Fatal("attach to a missing run succeeded")
-	}
-	path, _ := store.TranscriptPath(id)
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	ev := &transcript.Event{Seq: 1, RunID: id, Type: transcript.MessageUser, Payload: &transcript.MessagePayload{Role: "user"}}
-	line, _ := transcript.AppendEvent(nil, ev)
-	if err := os.WriteFile(path, append(line, '\n'), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Attach(ctx, store, id, RunOptions{}); !errors.Is(err, ErrNotARun) {
-		t.Fatalf("not a run: %v", err)
-	}
-	if err := os.WriteFile(path, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	if _, err := Attach(ctx, store, id, RunOptions{}); !errors.Is(err, ErrNotARun) {
-		t.Fatalf("empty: %v", err)
-	}
-	r, err := Start(ctx, store, RunOptions{Name: "x"})
+	r, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "x"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer r.End(nil)
-	for _, bad := range []string{"", "a..b", "a b"} {
-		if err := r.StepAt(ctx, bad, 0, transcript.KindAgent, nil); !errors.Is(err, ErrInvalidName) {
-			t.Fatalf("StepAt(%q): %v", bad, err)
-		}
-	}
-	if err := r.StepAt(ctx, "a", -1, transcript.KindAgent, nil); !errors.Is(err, ErrInvalidName) {
-		t.Fatalf("negative iteration: %v", err)
-	}
-	if _, err := BeginChild(ctx, store, r.RunID(), "", 0, RunOptions{Name: "c"}); !errors.Is(err, ErrInvalidName) {
+	if _, err := BeginChild(ctx, store, r.RunID(), "", 0, lifecycle.RunOptions{Name: "c"}); !errors.Is(err, lifecycle.ErrInvalidName) {
 		t.Fatalf("BeginChild empty path: %v", err)
 	}
-	if _, err := BeginChild(ctx, store, r.RunID(), "p", 0, RunOptions{}); !errors.Is(err, ErrInvalidName) {
+	if _, err := BeginChild(ctx, store, r.RunID(), "p", 0, lifecycle.RunOptions{}); !errors.Is(err, lifecycle.ErrInvalidName) {
 		t.Fatalf("BeginChild no name: %v", err)
 	}
-	if _, err := BeginChild(ctx, store, r.RunID(), "p", 0, RunOptions{Name: "c", RunID: "nope"}); !errors.Is(err, recorder.ErrInvalidRunID) {
+	if _, err := BeginChild(ctx, store, r.RunID(), "p", 0, lifecycle.RunOptions{Name: "c", RunID: "nope"}); !errors.Is(err, recorder.ErrInvalidRunID) {
 		t.Fatalf("BeginChild bad id: %v", err)
 	}
 }

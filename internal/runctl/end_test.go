@@ -1,13 +1,14 @@
-package lifecycle
+package runctl
 
 import (
 	"context"
 	"errors"
-	"os"
 	"strings"
 	"sync"
 	"testing"
 
+	"github.com/twasm/twasm/internal/runstate"
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -31,7 +32,7 @@ func crashedStep(t *testing.T, store recorder.Store, id, parent, path string) {
 
 func begin(t *testing.T, store recorder.Store, name string) string {
 	t.Helper()
-	r, err := Start(context.Background(), store, RunOptions{Name: name})
+	r, err := lifecycle.Start(context.Background(), store, lifecycle.RunOptions{Name: name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -61,15 +62,15 @@ func TestEndRefusesOpenSteps(t *testing.T) {
 	store := recorder.NewStore(t.TempDir())
 	id := begin(t, store, "script")
 	crashedStep(t, store, id, "", "plan")
-	err := EndDetached(ctx, store, id, nil, EndOptions{})
-	var oe *OpenError
+	err := End(ctx, store, id, nil, EndOptions{})
+	var oe *runstate.OpenError
 	if !errors.As(err, &oe) || len(oe.Open) != 1 || !strings.Contains(err.Error(), `step "plan" (seq 2)`) {
 		t.Fatalf("end with an open step: %v", err)
 	}
 	if got := types(readDetached(t, store, id)); got != "run.started@ step.started@plan" {
 		t.Fatalf("a refused end wrote: %s", got)
 	}
-	if err := EndDetached(ctx, store, id, nil, EndOptions{CancelOpen: true}); err != nil {
+	if err := End(ctx, store, id, nil, EndOptions{CancelOpen: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := types(readDetached(t, store, id)); got != "run.started@ step.started@plan step.completed@plan/cancelled run.completed@/ok" {
@@ -87,7 +88,7 @@ func TestEndRefusesOpenSubRun(t *testing.T) {
 	ctx := context.Background()
 	store := recorder.NewStore(t.TempDir())
 	id := begin(t, store, "release")
-	child, err := BeginChild(ctx, store, id, "fixes", 0, RunOptions{Name: "fixes"})
+	child, err := BeginChild(ctx, store, id, "fixes", 0, lifecycle.RunOptions{Name: "fixes"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -96,11 +97,11 @@ func TestEndRefusesOpenSubRun(t *testing.T) {
 		t.Fatal(err)
 	}
 	crashedStep(t, store, cid, id, "fix")
-	err = EndDetached(ctx, store, id, nil, EndOptions{})
-	if !errors.As(err, new(*OpenError)) || !strings.Contains(err.Error(), "sub-run "+cid+` at "fixes"`) {
+	err = End(ctx, store, id, nil, EndOptions{})
+	if !errors.As(err, new(*runstate.OpenError)) || !strings.Contains(err.Error(), "sub-run "+cid+` at "fixes"`) {
 		t.Fatalf("end with an open sub-run: %v", err)
 	}
-	if err := EndDetached(ctx, store, id, nil, EndOptions{CancelOpen: true}); err != nil {
+	if err := End(ctx, store, id, nil, EndOptions{CancelOpen: true}); err != nil {
 		t.Fatal(err)
 	}
 	if got := types(readDetached(t, store, cid)); got != "run.started@ step.started@fix step.completed@fix/cancelled run.completed@/cancelled" {
@@ -126,7 +127,7 @@ func TestConcurrentEnds(t *testing.T) {
 	errs := make([]error, 8)
 	for i := range errs {
 		wg.Add(1)
-		go func() { defer wg.Done(); errs[i] = EndDetached(ctx, store, id, nil, EndOptions{}) }()
+		go func() { defer wg.Done(); errs[i] = End(ctx, store, id, nil, EndOptions{}) }()
 	}
 	wg.Wait()
 	ok := 0
@@ -148,15 +149,15 @@ func TestAttachedRunEndedElsewhere(t *testing.T) {
 	ctx := context.Background()
 	store := recorder.NewStore(t.TempDir())
 	id := begin(t, store, "script")
-	a, err := Attach(ctx, store, id, RunOptions{})
+	a, err := lifecycle.Attach(ctx, store, id, lifecycle.RunOptions{})
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer a.Detach()
-	if err := EndDetached(ctx, store, id, nil, EndOptions{}); err != nil {
+	if err := End(ctx, store, id, nil, EndOptions{}); err != nil {
 		t.Fatal(err)
 	}
-	err = a.StepAt(ctx, "late", 0, transcript.KindAgent, func(ctx context.Context, s *Step) error { return nil })
+	err = a.StepAt(ctx, "late", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error { return nil })
 	if !errors.Is(err, recorder.ErrRunFinished) {
 		t.Fatalf("step on a run ended elsewhere: %v", err)
 	}
@@ -172,47 +173,8 @@ func TestValidStepPath(t *testing.T) {
 		}
 	}
 	for _, p := range []string{"", "a/b", `a\b`, "a..b", ".a", "a.", "a b", "a\x00"} {
-		if err := ValidStepPath(p); !errors.Is(err, ErrInvalidName) {
+		if err := ValidStepPath(p); !errors.Is(err, lifecycle.ErrInvalidName) {
 			t.Errorf("%q accepted", p)
 		}
-	}
-}
-
-// TestStepRecordBatch: a batch lands inside the step's bracket as
-// consecutive seqs, stamped with the step's path; reserved types and
-// ended steps are refused.
-func TestStepRecordBatch(t *testing.T) {
-	ctx := context.Background()
-	store := recorder.NewStore(t.TempDir())
-	var kept *Step
-	err := Do(ctx, store, RunOptions{Name: "batch"}, func(ctx context.Context, run *Step) error {
-		return run.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *Step) error {
-			kept = s
-			msg := func(text string) *transcript.Event {
-				return &transcript.Event{Type: transcript.MessageAssistant, Payload: &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.Block{transcript.TextBlock(text)}}}
-			}
-			evs := []*transcript.Event{msg("a"), msg("b"), msg("c")}
-			if err := s.RecordBatch(ctx, evs); err != nil {
-				return err
-			}
-			if evs[0].Seq != 0 || evs[0].Path != "" {
-				t.Error("the caller's events were modified")
-			}
-			if err := s.RecordBatch(ctx, []*transcript.Event{msg("d"), {Type: transcript.StepStarted}}); !errors.Is(err, ErrReservedType) {
-				t.Errorf("reserved type in a batch: %v", err)
-			}
-			return s.RecordBatch(ctx, nil)
-		})
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := kept.RecordBatch(ctx, []*transcript.Event{{Type: transcript.MessageUser, Payload: &transcript.MessagePayload{Role: "user"}}}); !errors.Is(err, ErrEnded) {
-		t.Fatalf("batch after the step ended: %v", err)
-	}
-	dir, _ := os.ReadDir(store.Root + "/transcripts")
-	id := strings.TrimSuffix(dir[0].Name(), ".jsonl")
-	if got := types(readDetached(t, store, id)); got != "run.started@ step.started@agent message.assistant@agent message.assistant@agent message.assistant@agent step.completed@agent/ok run.completed@/ok" {
-		t.Fatalf("events: %s", got)
 	}
 }
