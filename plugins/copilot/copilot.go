@@ -2,6 +2,7 @@ package copilot
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -70,8 +71,11 @@ type normalizer struct {
 	sawResult bool
 	lastErr   string
 
-	// ids are the envelope ids read so far: an id seen again is a replay.
-	ids map[string]bool
+	// ids and uuids are the envelope ids read so far: an id seen again
+	// is a replay. The CLI's ids are canonical UUIDs, kept as their 16
+	// bytes (no string allocated per line); any other id is kept as is.
+	ids   map[string]bool
+	uuids map[[16]byte]bool
 
 	// refused holds, per toolCallId, the result a permission.completed
 	// that refused the call implies; it is reported at the end unless the
@@ -115,7 +119,7 @@ type message struct {
 }
 
 func newNormalizer() *normalizer {
-	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}, ids: map[string]bool{}, refused: map[string]*sdk.ToolResult{}, completed: map[string]bool{},
+	return &normalizer{msgs: map[string]*message{}, done: map[string]bool{}, calls: map[string]bool{}, held: map[string]*sdk.ToolResult{}, ids: map[string]bool{}, uuids: map[[16]byte]bool{}, refused: map[string]*sdk.ToolResult{}, completed: map[string]bool{},
 		agents: map[string]*agent{}, callAgent: map[string]*agent{}, tasks: map[string]*taskCall{}}
 }
 
@@ -141,12 +145,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if id := v.Get("id"); id.Kind() == abi.KindString && !id.Is("") {
 		// An event whose id was already read is a replay of it (a log
 		// copied after itself): the same event, not a new one.
-		k := id.String()
-		if n.ids[k] {
+		if n.replayed(id) {
 			out.Ignored(sdk.S("(replayed event)"))
 			return nil
 		}
-		n.ids[k] = true
 	}
 	if v.Get("ephemeral").Truthy() || streamOnly(t) {
 		n.sawEphemeral = true
@@ -161,6 +163,57 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	}
 	n.event(v, t, d, sdk.StringOf(v.Get("timestamp")), out)
 	return nil
+}
+
+// replayed reports whether the envelope id was read before, and records
+// it. A canonical UUID (lower-case hex) is kept as its bytes; another id
+// (upper case, another shape) as its text, which never equals a
+// canonical UUID's, so the two sets never hold the same id.
+func (n *normalizer) replayed(id abi.Value) bool {
+	k := sdk.View(id) // aliases the line unless escaped: copied below if kept
+	if u, ok := uuidBytes(k); ok {
+		if n.uuids[u] {
+			return true
+		}
+		n.uuids[u] = true
+		return false
+	}
+	if n.ids[k] {
+		return true
+	}
+	n.ids[strings.Clone(k)] = true
+	return false
+}
+
+// uuidBytes parses a canonical UUID: 8-4-4-4-12 lower-case hex digits.
+func uuidBytes(s string) (u [16]byte, ok bool) {
+	if len(s) != 36 || s[8] != '-' || s[13] != '-' || s[18] != '-' || s[23] != '-' {
+		return u, false
+	}
+	j := 0
+	for i := 0; i < 36; i += 2 {
+		if i == 8 || i == 13 || i == 18 || i == 23 {
+			i++
+		}
+		hi, ok1 := lowerHex(s[i])
+		lo, ok2 := lowerHex(s[i+1])
+		if !ok1 || !ok2 {
+			return u, false
+		}
+		u[j] = hi<<4 | lo
+		j++
+	}
+	return u, j == 16
+}
+
+func lowerHex(c byte) (byte, bool) {
+	switch {
+	case c >= '0' && c <= '9':
+		return c - '0', true
+	case c >= 'a' && c <= 'f':
+		return c - 'a' + 10, true
+	}
+	return 0, false
 }
 
 // End implements sdk.Normalizer.
