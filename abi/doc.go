@@ -126,7 +126,8 @@
 //     Status, Scope, Time: tool.result. Output is what the tool
 //     returned: set it, even empty, when the provider gives one, and
 //     leave it out when the provider gives none (the line then has no
-//     output, spec 4). A result whose call was never
+//     output, spec 4; nor has a denied result with an empty output: it
+//     never ran). A result whose call was never
 //     reported gets a call synthesized from it (and a warning); a second
 //     result for the same call is ignored with a warning. Calls with no
 //     result at the end are dangling: listed in the step result.

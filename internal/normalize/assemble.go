@@ -989,6 +989,12 @@ func (a *assembler) toolResult(f *fields) {
 		p.ExitCode = new(int(n))
 	}
 	p.Status = a.toolStatus(p, f.bool(wire.TIsError))
+	if p.Status == transcript.StatusDenied && p.Output == "" {
+		// Refused before it ran: an empty output some providers state
+		// (Codex's aggregated_output "" of a declined command) is not
+		// one the tool returned.
+		p.HasOutput = false
+	}
 	a.event(scope, transcript.ToolResult, a.timestamp(f), p)
 }
 

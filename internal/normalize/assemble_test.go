@@ -459,3 +459,22 @@ func TestSynthesizedCallNamed(t *testing.T) {
 	assert.Equal(t, []string{"x unknown", "y read"}, got)
 	assert.Contains(t, strings.Join(res.Warnings, "\n"), `a call named "unknown" was synthesized`)
 }
+
+// TestToolResultOutputPresence: a result the plugin set an output for,
+// even empty, has one; a result without one, or refused before it ran
+// with an empty one, has none (spec section 4).
+func TestToolResultOutputPresence(t *testing.T) {
+	sink, _ := runScript(t,
+		do(`{"op":"call","id":"a","name":"Read"}`, `{"op":"result","id":"a","output":""}`),
+		do(`{"op":"call","id":"b","name":"Read"}`, `{"op":"result","id":"b","error":"boom","status":"error"}`),
+		do(`{"op":"call","id":"c","name":"Bash"}`, `{"op":"result","id":"c","output":"","error":"declined","status":"denied"}`),
+		do(`{"op":"call","id":"d","name":"Bash"}`, `{"op":"result","id":"d","output":"policy says no","error":"declined","status":"denied"}`),
+	)
+	has := map[string]bool{}
+	for _, e := range events(sink, "") {
+		if e.Type == transcript.ToolResult {
+			has[e.Tool().CallID] = e.Tool().HasOutput
+		}
+	}
+	assert.Equal(t, map[string]bool{"a": true, "b": false, "c": false, "d": true}, has)
+}
