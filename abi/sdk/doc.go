@@ -79,8 +79,9 @@
 //     call; one written after the host's call returned panics with a
 //     clear message (a stale span is detected, never read from another
 //     line).
-//   - A document from [DocBuffer] is valid until the buffer starts the
-//     next one; a document from [Parse] as long as the bytes it indexes.
+//   - A reassembled document ([Plugin].Reassemble) is valid until the
+//     next one starts; a document from [Parse] as long as the bytes it
+//     indexes.
 //   - An [Out] writes every record into its buffer at once: a Str needs
 //     to be valid only until the Out method it is passed to returns.
 //
@@ -93,16 +94,17 @@
 //
 // # Helpers
 //
-// [DocBuffer] reassembles a JSON document printed over several lines.
-// [TrimSpace], [HasPrefix], [Name], [TypeName], [StringOf] and
-// [AppendText] are the small line and value helpers normalizers share;
-// [Out.UnmappedN] counts several lines of one unmapped type at once.
+// [Plugin].Reassemble has the SDK reassemble JSON documents printed over
+// several lines and hand each over as one line. [TrimSpace], [HasPrefix],
+// [Name], [TypeName], [StringOf] and [AppendText] are the small line and
+// value helpers normalizers share; [Out.UnmappedN] counts several lines of
+// one unmapped type at once.
 //
 // # Accounting, errors and status (ABI 1.3)
 //
 // Every raw line must produce records, be declared ignored
-// ([Out.Ignored], [Out.IgnoredN] for the inner lines of a reassembled
-// document) or be counted unmapped ([Out.Unmapped]); the host counts a
+// ([Out.Ignored], [Out.IgnoredN] for several lines the plugin groups
+// itself; the SDK declares a reassembled document's lines) or be counted unmapped ([Out.Unmapped]); the host counts a
 // line that got none of these as unmapped "(no record)". Every error the
 // provider reports goes through [Out.Error] (it lands in the step result's
 // errors with its raw line), never only through Unmapped. A format without

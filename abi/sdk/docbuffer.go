@@ -5,20 +5,20 @@ import (
 	"github.com/twasm/twasm/internal/wire"
 )
 
-// DocBuffer reassembles one JSON document that a provider printed over
-// several lines (a pretty-printed response, say): the host hands such a
-// document over line by line, none of them JSON by itself. The plugin
-// starts a document with the line that opens it ([DocBuffer.Add] on a
-// non-JSON line whose first non-blank byte is '{' or '['), feeds the lines
-// that follow while [DocBuffer.Continues] says they belong to it, and
-// counts the lines of a document that did not parse as it sees fit.
+// docBuffer reassembles one JSON document that a provider printed over
+// several lines (a pretty-printed response, say), for a plugin that asks
+// for it (Plugin.Reassemble): the host hands such a document over line by
+// line, none of them JSON by itself. The driver starts a document with
+// the line that opens it (add on a non-JSON line whose first non-blank
+// byte is '{' or '['), and feeds the lines that follow while continues
+// says they belong to it.
 //
 // The brackets are counted outside strings across lines; once they
 // balance the text is indexed as [Parse] does. The buffers are reused
 // from one document to the next, so a document, and every span made from
-// it, is valid only until the next one starts: call [Str.Keep] to hold a
-// value longer. The zero DocBuffer is ready to use.
-type DocBuffer struct {
+// it, is valid only until the next one starts. The zero docBuffer is
+// ready to use.
+type docBuffer struct {
 	buf   []byte
 	toks  []wire.Token
 	doc   *abi.Doc // the last document handed out
@@ -30,29 +30,29 @@ type DocBuffer struct {
 	on    bool     // a document is being reassembled
 }
 
-// Active reports whether a document is being reassembled.
-func (b *DocBuffer) Active() bool { return b.on }
+// active reports whether a document is being reassembled.
+func (b *docBuffer) active() bool { return b.on }
 
-// Continues reports whether l can be the next line of the document being
+// continues reports whether l can be the next line of the document being
 // reassembled: any line but a JSON line that is not indented, which cannot
 // be the inside of a pretty-printed document. It is false when no
 // document is active.
-func (b *DocBuffer) Continues(l *Line) bool {
+func (b *docBuffer) continues(l *Line) bool {
 	return b.on && !(l.JSON().Exists() && !indented(l.Raw))
 }
 
-// Add appends the line raw (without its LF) to the document being
+// add appends the line raw (without its LF) to the document being
 // reassembled, starting one when none is active. While brackets are still
 // open it returns nil and 0. Once they balance it returns the document,
 // or, when the text is not one JSON document, nil and the number of lines
 // dropped (this one included). A line that would make the text longer
 // than a line the host sends ([wire.MaxLineBytes]) drops the document with
 // that line. A returned document or a drop ends the reassembly.
-func (b *DocBuffer) Add(raw []byte) (doc *abi.Doc, dropped int) {
+func (b *docBuffer) add(raw []byte) (doc *abi.Doc, dropped int) {
 	if !b.on {
 		b.start()
 	} else if len(b.buf)+len(raw) > wire.MaxLineBytes {
-		return nil, b.Drop() + 1
+		return nil, b.drop() + 1
 	}
 	b.buf = append(b.buf, raw...)
 	b.buf = append(b.buf, '\n')
@@ -64,38 +64,38 @@ func (b *DocBuffer) Add(raw []byte) (doc *abi.Doc, dropped int) {
 	if doc, ok := b.parse(); ok {
 		return doc, 0
 	}
-	return nil, b.Drop()
+	return nil, b.drop()
 }
 
-// End ends the reassembly at the end of the stream: the document when the
+// end ends the reassembly at the end of the stream: the document when the
 // text is one even though the brackets do not balance yet, otherwise nil
 // and the number of lines dropped. Nothing (nil, 0) when no document is
 // active.
-func (b *DocBuffer) End() (doc *abi.Doc, dropped int) {
+func (b *docBuffer) end() (doc *abi.Doc, dropped int) {
 	if !b.on {
 		return nil, 0
 	}
 	if doc, ok := b.parse(); ok {
 		return doc, 0
 	}
-	return nil, b.Drop()
+	return nil, b.drop()
 }
 
-// DocLines is the number of lines of the last document handed out: a
-// plugin declares the ones before the closing line, which produce no
-// record of their own, ignored (Out.IgnoredN), so that every raw line is
-// accounted for (spec 6.8).
-func (b *DocBuffer) DocLines() int { return b.last }
+// docLines is the number of lines of the last document handed out: a
+// driver declares them ignored (the lines before the closing one produce
+// no record of their own), so that every raw line is accounted for (spec
+// 6.8).
+func (b *docBuffer) docLines() int { return b.last }
 
-// Drop abandons the document being reassembled and returns how many lines
+// drop abandons the document being reassembled and returns how many lines
 // it held.
-func (b *DocBuffer) Drop() int {
+func (b *docBuffer) drop() int {
 	n := b.lines
 	b.buf, b.lines, b.on = b.buf[:0], 0, false
 	return n
 }
 
-func (b *DocBuffer) start() {
+func (b *docBuffer) start() {
 	if b.doc != nil {
 		// Spans of the previous document must not read the reused
 		// buffer: emitting one now panics as a span of an old line does.
@@ -108,7 +108,7 @@ func (b *DocBuffer) start() {
 }
 
 // parse indexes the text; on success the reassembly ends.
-func (b *DocBuffer) parse() (*abi.Doc, bool) {
+func (b *docBuffer) parse() (*abi.Doc, bool) {
 	toks, ok := wire.BuildTape(b.toks[:0], b.buf)
 	b.toks = toks
 	if !ok {
@@ -120,7 +120,7 @@ func (b *DocBuffer) parse() (*abi.Doc, bool) {
 }
 
 // scan tracks the bracket depth outside strings.
-func (b *DocBuffer) scan(raw []byte) {
+func (b *docBuffer) scan(raw []byte) {
 	for _, c := range raw {
 		if b.inStr {
 			switch {

@@ -31,6 +31,11 @@ type driver struct {
 	// nothing): recover takes no pointers to the call's results, which
 	// would move them to the heap on every call under TinyGo.
 	panicked string
+	// acc reassembles pretty-printed documents (Plugin.Reassemble), and
+	// docLine is the line it hands a completed one over as.
+	acc     docBuffer
+	docLine Line
+	lastNo  int // number of the last line fed
 }
 
 // Driver returns a fresh driver of p: what runs p in process over the
@@ -96,6 +101,7 @@ func (d *driver) begin(options []byte) (wire.Status, string) {
 	if d.p.New == nil {
 		return wire.StatusFatal, "plugin registered no constructor"
 	}
+	d.acc.drop()
 	d.n = d.p.New(opts)
 	return wire.StatusOK, ""
 }
@@ -147,7 +153,12 @@ func (d *driver) feed(batch []byte) (wire.Status, string) {
 		}
 		d.line = Line{No: bl.No, Raw: bl.Line, doc: doc}
 		d.out.lineNo = bl.No
-		if err := d.n.Line(&d.line, &d.out); err != nil {
+		d.lastNo = bl.No
+		var err error
+		if !d.p.Reassemble || !d.reassemble(&d.line, &err) {
+			err = d.n.Line(&d.line, &d.out)
+		}
+		if err != nil {
 			lineErrs = append(lineErrs, &lineError{no: bl.No, err: err})
 		}
 	}
@@ -175,8 +186,24 @@ func (d *driver) end() (wire.Status, string) {
 	}
 	n := d.n
 	d.n = nil
+	var errs []error
+	if d.p.Reassemble {
+		// A document still open: whole if its text is one even though
+		// its brackets do not balance.
+		if doc, dropped := d.acc.end(); doc != nil {
+			d.docLine = Line{No: d.lastNo, Raw: doc.Line, doc: doc}
+			if err := n.Line(&d.docLine, &d.out); err != nil {
+				errs = append(errs, err)
+			}
+		} else {
+			d.out.UnmappedN(S(nonJSON), dropped)
+		}
+	}
 	if err := n.End(&d.out); err != nil {
-		return wire.StatusRejected, err.Error()
+		errs = append(errs, err)
+	}
+	if len(errs) > 0 {
+		return wire.StatusRejected, errors.Join(errs...).Error()
 	}
 	return wire.StatusOK, ""
 }
@@ -184,6 +211,51 @@ func (d *driver) end() (wire.Status, string) {
 // Output returns the records of the last Feed or End call. It aliases the
 // driver's buffer.
 func (d *driver) Output() []byte { return d.out.enc.Buf }
+
+// The native types the SDK declares the lines of a reassembled document
+// with (Plugin.Reassemble).
+const (
+	nonJSON      = "non_json"      // lines of a document that did not parse
+	jsonDocument = "json_document" // lines of one that did, accounted for by it
+)
+
+// reassemble hands l to the document being reassembled when l belongs to
+// one, or opens one, and reports whether it did; a completed document
+// goes to the normalizer as one line (its error in *err). A line that
+// cannot continue the document drops it (its lines counted unmapped) and
+// is handled as any other.
+func (d *driver) reassemble(l *Line, err *error) bool {
+	if d.acc.active() {
+		if d.acc.continues(l) {
+			*err = d.addLine(l)
+			return true
+		}
+		d.out.UnmappedN(S(nonJSON), d.acc.drop())
+	}
+	if len(l.doc.Toks) > 0 {
+		return false
+	}
+	if t := TrimSpace(l.Raw); len(t) == 0 || t[0] != '{' && t[0] != '[' {
+		return false
+	}
+	*err = d.addLine(l)
+	return true
+}
+
+// addLine adds l to the document being reassembled (starting one), and
+// hands the document to the normalizer once it is complete.
+func (d *driver) addLine(l *Line) error {
+	doc, dropped := d.acc.add(l.Raw)
+	var err error
+	if doc != nil {
+		// Every line of the document is accounted for by it.
+		d.out.IgnoredN(S(jsonDocument), d.acc.docLines())
+		d.docLine = Line{No: l.No, Raw: doc.Line, doc: doc}
+		err = d.n.Line(&d.docLine, &d.out)
+	}
+	d.out.UnmappedN(S(nonJSON), dropped)
+	return err
+}
 
 // invalidate makes spans of this call's documents unusable, so a plugin
 // that keeps one gets a clear panic instead of reading a reused buffer.
@@ -193,6 +265,7 @@ func (d *driver) invalidate() {
 	}
 	d.docs = d.docs[:0]
 	d.line = Line{}
+	d.docLine = Line{}
 }
 
 // recover notes a panic for result; it also yields, which keeps Go's

@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -687,4 +688,59 @@ func TestValueKeptAcrossCallsIsNeverAnotherLine(t *testing.T) {
 	assert.Equal(t, wire.StatusFatal, st)
 	assert.Contains(t, msg, "plugin panic")
 	assert.Empty(t, seen)
+}
+
+// TestReassemble: a plugin that asks for it gets a pretty-printed document
+// as one line, its lines declared ignored; the lines of one that never
+// parses are counted unmapped, and a document open at the end of the
+// stream reaches Line before End.
+func TestReassemble(t *testing.T) {
+	var seen []string
+	p := plugin(func(abi.BeginOptions) *funcNorm {
+		return &funcNorm{
+			line: func(l *Line, out *Out) error {
+				seen = append(seen, strconv.Itoa(l.No)+":"+l.JSON().Get("a").String())
+				return nil
+			},
+			end: func(out *Out) error { seen = append(seen, "end"); return nil },
+		}
+	})
+	p.Reassemble = true
+	d := newDriver(p)
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
+	in := batch("{", `  "a": "x"`, "}", "[", `{"a":"y"}`, "{", `  "a": 1`)
+	st, msg := d.Feed(in)
+	require.Equal(t, wire.StatusOK, st, msg)
+	recs := decode(t, d.Output(), in)
+	// "{" and its lines make one document (lines 1-3); "[" (4) is dropped
+	// by the unindented JSON line 5, which is a line of its own; "{" (6)
+	// stays open.
+	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpIgnored, wire.OpLine, wire.OpUnmapped}, ops(recs))
+	assert.Equal(t, int64(3), recs[1].fields[wire.TCount].i)
+	assert.Equal(t, "json_document", recs[1].fields[wire.TNative].s)
+	assert.Equal(t, int64(1), recs[3].fields[wire.TCount].i)
+	assert.Equal(t, "non_json", recs[3].fields[wire.TNative].s)
+	assert.Equal(t, []string{"3:x", "5:y"}, seen)
+
+	// At the end, the open document's text is not one: its two lines are
+	// unmapped, then End runs.
+	st, msg = d.End()
+	require.Equal(t, wire.StatusOK, st, msg)
+	recs = decode(t, d.Output(), nil)
+	assert.Equal(t, []wire.Op{wire.OpUnmapped}, ops(recs))
+	assert.Equal(t, int64(2), recs[0].fields[wire.TCount].i)
+	assert.Equal(t, []string{"3:x", "5:y", "end"}, seen)
+
+	// A new stream starts with nothing open; an indented JSON line is a
+	// line of its own.
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
+	seen = nil
+	in = batch("{", `  {"a": "z"}`)
+	st, msg = d.Feed(in)
+	require.Equal(t, wire.StatusOK, st, msg)
+	assert.Empty(t, seen, "inside an open document, an indented JSON line continues it")
+	in = batch(`{"a":"w"}`, `  {"a": "z"}`)
+	st, msg = d.Feed(in)
+	require.Equal(t, wire.StatusOK, st, msg)
+	assert.Equal(t, []string{"1:w", "2:z"}, seen)
 }

@@ -372,7 +372,7 @@ func (o *Out) UnmappedN(native Str, n int) {
 func (o *Out) Ignored(native Str) { o.IgnoredN(native, 1) }
 
 // IgnoredN declares n lines ending at the current one ignored in one
-// record (the inner lines of a document reassembled with [DocBuffer],
+// record (the inner lines of a document the plugin reassembled itself,
 // say); nothing when n < 1.
 func (o *Out) IgnoredN(native Str, n int) {
 	if n < 1 {

@@ -21,6 +21,19 @@ type Plugin struct {
 	// this very set, a member costs one array store. Keys not listed
 	// still work, at the usual cost.
 	Keys *abi.KeySet
+	// Reassemble, optional, has the SDK reassemble JSON documents printed
+	// over several lines (a pretty-printed response): a line that is not
+	// JSON and whose first non-blank byte is '{' or '[' starts one, and
+	// the lines that follow are added until its brackets balance outside
+	// strings, or until an unindented JSON line, which cannot be the
+	// inside of one, arrives. A document that parses reaches Line as one
+	// line (its Raw the document's text, its No the closing line's, or 0
+	// at the end of the stream), its lines declared ignored
+	// ("json_document"); the lines of one that does not are counted
+	// unmapped ("non_json"). The document, and every span made from it,
+	// is valid until the next one starts: call [Str.Keep] to hold a value
+	// longer.
+	Reassemble bool
 }
 
 // Normalizer turns one stream of raw provider output into records.

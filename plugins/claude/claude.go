@@ -14,8 +14,9 @@ var Plugin = sdk.Plugin{
 		Formats:     formatNames[1:],
 		Description: "Claude Code stream-json, json and session logs; Anthropic Messages API responses and SSE",
 	},
-	New:  func(opts abi.BeginOptions) sdk.Normalizer { return newNormalizer(opts) },
-	Keys: keys,
+	New:        func(opts abi.BeginOptions) sdk.Normalizer { return newNormalizer(opts) },
+	Keys:       keys,
+	Reassemble: true, // the verbose --output-format json, pretty-printed
 }
 
 // format is a stream's format: a number, since the normalizer compares
@@ -104,8 +105,6 @@ type normalizer struct {
 	sseStop     string // stop reason of the SSE stream's last message
 
 	fields fieldCache
-
-	acc sdk.DocBuffer // pretty-printed JSON being reassembled
 }
 
 func newNormalizer(abi.BeginOptions) *normalizer {
@@ -133,15 +132,6 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	n.fields.reset()
-	if n.acc.Active() {
-		if !n.acc.Continues(l) {
-			// Whatever was accumulated was not a document.
-			out.UnmappedN(sdk.S("non_json"), n.acc.Drop())
-		} else {
-			n.accumulate(l.Raw, out)
-			return nil
-		}
-	}
 	if !l.JSON().Exists() {
 		n.text(l.Raw, out)
 		return nil
@@ -156,11 +146,6 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
 	n.fields.reset()
-	if doc, dropped := n.acc.End(); doc != nil {
-		n.value(doc.Root(), out)
-	} else {
-		out.UnmappedN(sdk.S("non_json"), dropped)
-	}
 	// Close what is still open, oldest first, so tool calls built from
 	// deltas are reported and per-message usage is counted.
 	for len(n.open) > 0 {
@@ -213,9 +198,6 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 	switch {
 	case len(t) == 0:
 		return // blank lines separate SSE events; they carry nothing
-	case t[0] == '{' || t[0] == '[':
-		n.accumulate(raw, out)
-		return
 	case sdk.HasPrefix(t, "event:") || sdk.HasPrefix(t, "id:") || sdk.HasPrefix(t, "retry:") || t[0] == ':':
 		out.Ignored(sdk.S("sse_framing"))
 		return
@@ -227,18 +209,6 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 		}
 	}
 	out.Unmapped(sdk.S("non_json"))
-}
-
-// accumulate adds a line to the pretty-printed document being
-// reassembled (starting one) and handles the document once it is complete.
-func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
-	doc, dropped := n.acc.Add(raw)
-	if doc != nil {
-		// Every line of the document is accounted for by it.
-		out.IgnoredN(sdk.S("json_document"), n.acc.DocLines())
-		n.value(doc.Root(), out)
-	}
-	out.UnmappedN(sdk.S("non_json"), dropped)
 }
 
 // value handles one JSON document: an object, or an array of them (the

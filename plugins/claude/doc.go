@@ -33,7 +33,7 @@
 //     pretty-printed) and anthropic-sse: the streaming payloads, with
 //     event:/data: framing or one payload per line.
 //
-// Pretty-printed JSON is reassembled with sdk.DocBuffer: a non-JSON line
+// Pretty-printed JSON is reassembled by the SDK (sdk.Plugin.Reassemble): a non-JSON line
 // that opens an object or array starts an accumulation that ends when the
 // brackets balance (the text is then indexed) or when an unindented JSON
 // line arrives (the accumulated lines are then counted as "non_json").

@@ -25,7 +25,7 @@
 //     variant of newer builds (a header record, then one message record
 //     per line) is read record by record.
 //
-// Pretty-printed JSON is reassembled with sdk.DocBuffer: a non-JSON line
+// Pretty-printed JSON is reassembled by the SDK (sdk.Plugin.Reassemble): a non-JSON line
 // that opens an object or array starts an accumulation that ends when the
 // brackets balance (the text is then indexed) or when an unindented JSON
 // line arrives (the accumulated lines are then counted as "non_json"). Events

@@ -16,7 +16,8 @@ var Plugin = sdk.Plugin{
 		Formats:     []string{fmtStream, fmtJSON, fmtSession},
 		Description: "Gemini CLI --output-format stream-json and json, and on-disk session files",
 	},
-	New: func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+	New:        func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+	Reassemble: true, // --output-format json is pretty-printed
 }
 
 // Format names, as reported in OpMeta and the manifest.
@@ -58,23 +59,12 @@ type normalizer struct {
 
 	lastErr   string // message of the last error event
 	sawResult bool
-
-	acc sdk.DocBuffer // pretty-printed JSON being reassembled
 }
 
 func newNormalizer() *normalizer { return &normalizer{textSlot: -1} }
 
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
-	if n.acc.Active() {
-		if !n.acc.Continues(l) {
-			// What was accumulated was not a document.
-			out.UnmappedN(sdk.S("non_json"), n.acc.Drop())
-		} else {
-			n.accumulate(l.Raw, out)
-			return nil
-		}
-	}
 	if !l.JSON().Exists() {
 		n.textLine(l.Raw, out)
 		return nil
@@ -85,11 +75,6 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
-	if doc, dropped := n.acc.End(); doc != nil {
-		n.document(doc.Root(), out)
-	} else {
-		out.UnmappedN(sdk.S("non_json"), dropped)
-	}
 	n.closeMessage(out)
 	switch n.format {
 	case fmtStream:
@@ -158,25 +143,11 @@ func (n *normalizer) textLine(raw []byte, out *sdk.Out) {
 	switch {
 	case len(t) == 0:
 		return
-	case t[0] == '{' || t[0] == '[':
-		n.accumulate(raw, out)
 	case sdk.HasPrefix(t, deprecationPrefix):
 		out.Unmapped(sdk.S("deprecation_notice"))
 	default:
 		out.Unmapped(sdk.S("non_json"))
 	}
-}
-
-// accumulate adds a line to the pretty-printed document being
-// reassembled (starting one) and handles the document once it is complete.
-func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
-	doc, dropped := n.acc.Add(raw)
-	if doc != nil {
-		// Every line of the document is accounted for by it.
-		out.IgnoredN(sdk.S("json_document"), n.acc.DocLines())
-		n.document(doc.Root(), out)
-	}
-	out.UnmappedN(sdk.S("non_json"), dropped)
 }
 
 // newKey returns a fresh message key.

@@ -19,7 +19,7 @@
 //
 //   - chat-completion: a chat.completion body, on one line or
 //     pretty-printed over many (reassembled until its brackets balance,
-//     with sdk.DocBuffer, then indexed; lines that never make a document are
+//     by the SDK, sdk.Plugin.Reassemble, then indexed; lines that never make a document are
 //     counted as "non_json").
 //   - chat-sse: chat.completion.chunk payloads, with data: framing or one
 //     per line.

@@ -23,7 +23,8 @@ var Plugin = sdk.Plugin{
 		Formats:     []string{FormatChat, FormatChatSSE, FormatResponses, FormatResponsesSSE},
 		Description: "OpenAI Chat Completions and Responses API: response bodies and SSE streams (and compatible servers)",
 	},
-	New: func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+	New:        func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+	Reassemble: true, // a chat.completion body, pretty-printed
 }
 
 // maxNest bounds how deep request/response wrappers ({"response":
@@ -49,8 +50,6 @@ type normalizer struct {
 	calls   map[string]bool // call ids whose tool.call was reported
 	results map[string]bool // call ids whose tool.result was reported
 	prompts map[uint64]bool // hashes of request-side texts already reported
-
-	acc sdk.DocBuffer // pretty-printed JSON being reassembled
 }
 
 func newNormalizer() *normalizer {
@@ -66,15 +65,6 @@ func newNormalizer() *normalizer {
 
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
-	if n.acc.Active() {
-		if !n.acc.Continues(l) {
-			// What was accumulated was not a document.
-			out.UnmappedN(sdk.S("non_json"), n.acc.Drop())
-		} else {
-			n.accumulate(l.Raw, out)
-			return nil
-		}
-	}
 	if !l.JSON().Exists() {
 		n.text(l.Raw, out)
 		return nil
@@ -85,11 +75,6 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
-	if doc, dropped := n.acc.End(); doc != nil {
-		n.value(doc.Root(), 0, out)
-	} else {
-		out.UnmappedN(sdk.S("non_json"), dropped)
-	}
 	if n.chat != nil {
 		n.closeChat(n.chat, out)
 	}
@@ -156,9 +141,6 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 	switch {
 	case len(t) == 0:
 		return
-	case t[0] == '{' || t[0] == '[':
-		n.accumulate(raw, out)
-		return
 	case sdk.HasPrefix(t, "event:") || sdk.HasPrefix(t, "id:") || sdk.HasPrefix(t, "retry:") || t[0] == ':':
 		// SSE framing: the payload's own type says what it is.
 		out.Ignored(sdk.S("sse_framing"))
@@ -179,18 +161,6 @@ func (n *normalizer) text(raw []byte, out *sdk.Out) {
 		}
 	}
 	out.Unmapped(sdk.S("non_json"))
-}
-
-// accumulate adds a line to the pretty-printed document being
-// reassembled (starting one) and handles the document once it is complete.
-func (n *normalizer) accumulate(raw []byte, out *sdk.Out) {
-	doc, dropped := n.acc.Add(raw)
-	if doc != nil {
-		// Every line of the document is accounted for by it.
-		out.IgnoredN(sdk.S("json_document"), n.acc.DocLines())
-		n.value(doc.Root(), 0, out)
-	}
-	out.UnmappedN(sdk.S("non_json"), dropped)
 }
 
 // value handles one JSON document: an object, or an array of them (a
