@@ -25,7 +25,7 @@
 //   - A rendering in which lines were lost to a plugin fault (the result's
 //     failed_lines, "line(s) lost" warnings) is never accepted as expected
 //     output, by check or by update, unless the case has a <case>.fault
-//     file saying why ([ErrFault]); a .fault file on a case without a fault
+//     file saying why; a .fault file on a case without a fault
 //     is an error, so the allowance cannot outlive the fault.
 //   - An [Outcome]'s Diff shows a changed JSON line as the fields that
 //     differ ("path: want → got"), and cuts other lines, so a one-field

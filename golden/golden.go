@@ -42,7 +42,7 @@ type Options struct {
 	// Update rewrites the expectations that differ (or are missing)
 	// instead of reporting them; the diff of the golden files is then
 	// reviewed by hand. A rendering with a plugin fault is refused all
-	// the same (ErrFault).
+	// the same (errFault).
 	Update bool
 	// BatchLines, when above 0, sends the plugin at most that many lines
 	// a call instead of full batches, as a live agent's output arrives: a
@@ -221,9 +221,9 @@ type Outcome struct {
 	Err error
 }
 
-// ErrFault is wrapped when a rendering holds a plugin fault (lines lost)
+// errFault is wrapped when a rendering holds a plugin fault (lines lost)
 // and the case has no .fault file allowing it, or has one and no fault.
-var ErrFault = errors.New("plugin fault")
+var errFault = errors.New("plugin fault")
 
 // faultOf returns what a rendering says about plugin faults: the lines
 // lost and the fault warnings of its result line; "" when there were none.
@@ -253,16 +253,16 @@ func checkFault(c testCase, rendering []byte) error {
 	fault := faultOf(rendering)
 	switch {
 	case fault != "" && c.Fault == "":
-		return fmt.Errorf("%w: %s; a golden may not pin a fault as expected output unless %s says why", ErrFault, fault, filepath.Base(c.Name+faultSuffix))
+		return fmt.Errorf("%w: %s; a golden may not pin a fault as expected output unless %s says why", errFault, fault, filepath.Base(c.Name+faultSuffix))
 	case fault == "" && c.Fault != "":
-		return fmt.Errorf("%w: %s allows a fault but the case has none: remove it", ErrFault, c.Fault)
+		return fmt.Errorf("%w: %s allows a fault but the case has none: remove it", errFault, c.Fault)
 	case c.Fault != "":
 		why, err := os.ReadFile(c.Fault)
 		if err != nil {
 			return err
 		}
 		if len(bytes.TrimSpace(why)) == 0 {
-			return fmt.Errorf("%w: %s is empty: say why the case expects a fault", ErrFault, c.Fault)
+			return fmt.Errorf("%w: %s is empty: say why the case expects a fault", errFault, c.Fault)
 		}
 	}
 	return nil
@@ -271,8 +271,8 @@ func checkFault(c testCase, rendering []byte) error {
 // OK reports whether the case passed.
 func (o Outcome) OK() bool { return o.Err == nil && (o.Diff == "" || o.Updated) }
 
-// ErrMissing is wrapped when a case has no expectation file.
-var ErrMissing = errors.New("no golden file (run with update to create it)")
+// errMissing is wrapped when a case has no expectation file.
+var errMissing = errors.New("no golden file (run with update to create it)")
 
 // Check runs every case of dir through a fresh instance of p (a
 // *host.Plugin, or capture.NativePlugin of a plugin compiled in) and
@@ -323,7 +323,7 @@ func checkCase(ctx context.Context, c testCase, p capture.Plugin, opts Options) 
 		return "", true, os.WriteFile(c.Golden, got, 0o644)
 	}
 	if err != nil {
-		return "", false, fmt.Errorf("%s: %w", c.Golden, ErrMissing)
+		return "", false, fmt.Errorf("%s: %w", c.Golden, errMissing)
 	}
 	return showDiff(want, got), false, nil
 }

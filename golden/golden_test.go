@@ -126,7 +126,7 @@ func TestCheck(t *testing.T) {
 	outs, err := Check(ctx, dir, textP, Options{Provider: "p"})
 	require.NoError(t, err)
 	require.Len(t, outs, 1)
-	assert.ErrorIs(t, outs[0].Err, ErrMissing)
+	assert.ErrorIs(t, outs[0].Err, errMissing)
 	assert.False(t, outs[0].OK())
 
 	outs, err = Check(ctx, dir, textP, Options{Provider: "p", Update: true})
@@ -240,7 +240,7 @@ func TestFault(t *testing.T) {
 	write(t, dir, "f.jsonl", `{"text":"hi"}`+"\n"+`{"boom":1}`+"\n")
 	outs, err := Check(ctx, dir, textP, Options{Provider: "p", Update: true})
 	require.NoError(t, err)
-	assert.ErrorIs(t, outs[0].Err, ErrFault)
+	assert.ErrorIs(t, outs[0].Err, errFault)
 	assert.ErrorContains(t, outs[0].Err, "f.fault")
 	_, err = os.Stat(filepath.Join(dir, "f"+suffix))
 	assert.ErrorIs(t, err, os.ErrNotExist, "update wrote a golden pinning a fault")
@@ -264,6 +264,6 @@ func TestFault(t *testing.T) {
 	assert.ErrorContains(t, outs[0].Err, "allows a fault but the case has none")
 	require.NoError(t, os.Remove(filepath.Join(dir, "f"+faultSuffix)))
 	outs, _ = Check(ctx, dir, textP, Options{Provider: "p"})
-	assert.ErrorIs(t, outs[0].Err, ErrFault)
+	assert.ErrorIs(t, outs[0].Err, errFault)
 	assert.NotEmpty(t, outs[0].Diff)
 }

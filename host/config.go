@@ -12,14 +12,13 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/bundled"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // Defaults of Options.
 const (
-	DefaultMemoryLimit = 128 << 20
-	DefaultCallTimeout = 5 * time.Second
-	defaultMaxFaults   = 5
-	defaultLogRate     = 20
+	defaultMaxFaults = 5
+	defaultLogRate   = 20
 	// stderrTail is how much of a plugin's stderr is kept, attached to
 	// the error of a fault: its first KiB (a runtime says there what went
 	// wrong) and its last bytes up to this total (where), with a marker
@@ -68,14 +67,14 @@ type Options struct {
 
 	// MemoryLimit is the most linear memory one plugin instance may use,
 	// in bytes, rounded down to 64 KiB pages. A plugin that needs more
-	// traps (out of memory) and the call faults. 0 is DefaultMemoryLimit.
+	// traps (out of memory) and the call faults. 0 is 128 MiB (wire.DefaultMemoryLimit).
 	MemoryLimit uint64
 	// CallTimeout is how long one call into a plugin (begin, feed, end,
 	// and initialisation, which gets at least 30 s) may run before it is
 	// stopped and faulted (timed out), for an input of up to 1 MiB; a
 	// call gets as much again per MiB of its input, so honest work on a
 	// large line is not taken for a loop. Bundled plugins have it too. 0
-	// is DefaultCallTimeout.
+	// is 5 s (wire.DefaultCallTimeout).
 	CallTimeout time.Duration
 	// TimeoutHint and MemoryHint are what the error of a call stopped by
 	// the time limit and of one stopped by the memory limit say about
@@ -225,7 +224,7 @@ func (o Options) resolve() (settings, error) {
 	}
 	limit := o.MemoryLimit
 	if limit == 0 {
-		limit = DefaultMemoryLimit
+		limit = wire.DefaultMemoryLimit
 	}
 	// A Go guest needs about 3.3 MiB after initialization (wasm.md).
 	if limit < 8<<20 {
@@ -237,7 +236,7 @@ func (o Options) resolve() (settings, error) {
 		s.memoryPages = uint32(pages)
 	}
 	if s.callTimeout == 0 {
-		s.callTimeout = DefaultCallTimeout
+		s.callTimeout = wire.DefaultCallTimeout
 	}
 	if s.callTimeout < 0 {
 		return s, fmt.Errorf("host: negative call timeout %v", s.callTimeout)

@@ -160,7 +160,7 @@ func TestOptions(t *testing.T) {
 		t.Fatalf("NoDiskCache: cache dir %q, %v", s.cacheDir, err)
 	}
 	s, err = Options{Bundled: []Bundled{}, PluginPath: []string{}}.resolve()
-	if err != nil || s.memoryPages != DefaultMemoryLimit/pageSize || s.callTimeout != DefaultCallTimeout || s.maxFaults != defaultMaxFaults || s.poolSize < 1 {
+	if err != nil || s.memoryPages != wire.DefaultMemoryLimit/pageSize || s.callTimeout != wire.DefaultCallTimeout || s.maxFaults != defaultMaxFaults || s.poolSize < 1 {
 		t.Fatalf("defaults: %+v, %v", s, err)
 	}
 	for _, c := range []struct {
@@ -322,7 +322,7 @@ func TestFailedLoadIsRemembered(t *testing.T) {
 	}
 
 	// Higher limits, another chance.
-	raised := set(cfg, func(o *Options) { o.CallTimeout = 2 * DefaultCallTimeout })
+	raised := set(cfg, func(o *Options) { o.CallTimeout = 2 * wire.DefaultCallTimeout })
 	raised.initTimeout = 300 * time.Millisecond
 	if l := newRuntime(t, raised).List(ctx); len(l) != 1 || !errors.Is(l[0].Err, errTimeout) {
 		t.Fatalf("with a higher limit: %+v", l)

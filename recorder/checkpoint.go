@@ -12,6 +12,7 @@ import (
 	"os"
 	"syscall"
 
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runstate"
 )
 
@@ -66,7 +67,7 @@ func (r *Recorder) readCheckpoint(size int64) (*checkpoint, error) {
 		return nil, err
 	}
 	if !fi.Mode().IsRegular() {
-		return nil, fmt.Errorf("%w (%s)", ErrNotRegular, fi.Mode().Type())
+		return nil, fmt.Errorf("%w (%s)", regfile.ErrNotRegular, fi.Mode().Type())
 	}
 	data, err := io.ReadAll(io.LimitReader(f, maxCheckpoint+1))
 	if err != nil {

@@ -125,8 +125,6 @@ var (
 	// ErrNotDurable: the event was written (and published) but the fsync
 	// the policy asked for failed, so it may not survive a power loss.
 	ErrNotDurable = errors.New("written but not synced")
-	// ErrNotRegular: the transcript path is not a regular file.
-	ErrNotRegular = regfile.ErrNotRegular
 	// ErrRunFinished: the run's transcript already holds run.completed,
 	// after which nothing may be written.
 	ErrRunFinished = errors.New("run already finished")
@@ -402,7 +400,7 @@ func (r *Recorder) writeSidecar(side string, rep tornRepair) error {
 		return err
 	}
 	if !fi.Mode().IsRegular() {
-		return fmt.Errorf("%s: %w", side, ErrNotRegular)
+		return fmt.Errorf("%s: %w", side, regfile.ErrNotRegular)
 	}
 	w := bufio.NewWriterSize(sf, 64<<10)
 	if n := fi.Size(); n > 0 {
@@ -792,20 +790,6 @@ func (r *Recorder) writeAll(b []byte) error {
 func (r *Recorder) Subscribe() (events <-chan transcript.Event, stop func()) {
 	sub := r.fan.Subscribe()
 	return sub.C(), sub.Close
-}
-
-// Sync flushes the transcript to stable storage.
-func (r *Recorder) Sync() error {
-	r.mu.Lock()
-	defer r.mu.Unlock()
-	if r.closed {
-		return fmt.Errorf("recorder: sync %s: %w", r.path, ErrClosed)
-	}
-	if err := r.wf.Sync(); err != nil {
-		return fmt.Errorf("recorder: sync %s: %w", r.path, err)
-	}
-	r.unsynced = false
-	return nil
 }
 
 // repairsMade returns the torn tails repaired so far, oldest first.

@@ -439,9 +439,6 @@ func TestRecordErrors(t *testing.T) {
 	if err := r.Record(ctx, assistantEvent("late")); !errors.Is(err, ErrClosed) {
 		t.Fatalf("record after close: %v", err)
 	}
-	if err := r.Sync(); !errors.Is(err, ErrClosed) {
-		t.Fatalf("sync after close: %v", err)
-	}
 	if evs, _ := r.Subscribe(); evs != nil {
 		if _, ok := <-evs; ok {
 			t.Fatal("subscription after close is open")
@@ -787,9 +784,6 @@ func TestFsyncPolicies(t *testing.T) {
 				if got := r.unsynced; got != unsynced[p][i] {
 					t.Fatalf("after %s: unsynced %v, want %v", ev.Type, got, unsynced[p][i])
 				}
-			}
-			if err := r.Sync(); err != nil || r.unsynced {
-				t.Fatalf("sync: %v, unsynced %v", err, r.unsynced)
 			}
 			if err := r.Close(); err != nil {
 				t.Fatal(err)

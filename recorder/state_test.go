@@ -15,6 +15,7 @@ import (
 	"golang.org/x/sys/unix"
 
 	"github.com/twasm/twasm/internal/fanout"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/internal/testing/syncbuf"
@@ -338,7 +339,7 @@ func TestOpenRefusesFIFO(t *testing.T) {
 		t.Fatal(err)
 	}
 	_, err := Open(context.Background(), fifo, runid.New(), Options{Logger: quietLog()})
-	if !errors.Is(err, ErrNotRegular) || !strings.Contains(err.Error(), "named pipe") {
+	if !errors.Is(err, regfile.ErrNotRegular) || !strings.Contains(err.Error(), "named pipe") {
 		t.Fatalf("Open: %v", err)
 	}
 }

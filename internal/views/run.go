@@ -82,7 +82,7 @@ func (l Loader) Load(runID string) (*Run, error) {
 // LoadFile reads the transcript at path. A missing file matches
 // [ErrNoRun] and fs.ErrNotExist; anything but a regular file (a FIFO
 // planted in the storage) is refused without blocking
-// (recorder.ErrNotRegular).
+// (regfile.ErrNotRegular).
 func LoadFile(path string) (*Run, error) {
 	f, err := regfile.Open(path)
 	if err != nil {

@@ -1,6 +1,9 @@
 package wire
 
-import "sort"
+import (
+	"sort"
+	"time"
+)
 
 // Version of the contract. A plugin whose major version differs from the
 // host's is refused at load; a newer minor version on either side is
@@ -130,4 +133,11 @@ const (
 	MaxFailBytes = 4 << 10
 	// MaxManifestBytes bounds the manifest.
 	MaxManifestBytes = 64 << 10
+	// DefaultMemoryLimit is an instance's memory limit unless the user
+	// raises it (host.Options.MemoryLimit, twasm's --plugin-memory).
+	DefaultMemoryLimit = 128 << 20
+	// DefaultCallTimeout is a call's time limit per MiB of its input,
+	// started, unless the user raises it (host.Options.CallTimeout,
+	// twasm's --plugin-timeout).
+	DefaultCallTimeout = 5 * time.Second
 )

@@ -17,6 +17,7 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // Flags are the plugin flags shared by commands.
@@ -43,8 +44,8 @@ func (fl *Flags) Register(cmd *cobra.Command, withPlugin bool) {
 	if withPlugin {
 		cmd.Flags().StringVar(&fl.Plugin, "plugin", "", "plugin to use: a .wasm file or the name of a loaded plugin")
 	}
-	cmd.Flags().DurationVar(&fl.Timeout, "plugin-timeout", 0, fmt.Sprintf("time a plugin call may take per MiB of input (default %v, or %q in %s)", host.DefaultCallTimeout, "plugin_timeout", ConfigFileHelp))
-	cmd.Flags().Var(&fl.Memory, "plugin-memory", fmt.Sprintf("memory one plugin instance may use, e.g. 512MiB (default %dMiB, or %q in %s)", host.DefaultMemoryLimit>>20, "plugin_memory", ConfigFileHelp))
+	cmd.Flags().DurationVar(&fl.Timeout, "plugin-timeout", 0, fmt.Sprintf("time a plugin call may take per MiB of input (default %v, or %q in %s)", wire.DefaultCallTimeout, "plugin_timeout", ConfigFileHelp))
+	cmd.Flags().Var(&fl.Memory, "plugin-memory", fmt.Sprintf("memory one plugin instance may use, e.g. 512MiB (default %dMiB, or %q in %s)", wire.DefaultMemoryLimit>>20, "plugin_memory", ConfigFileHelp))
 	cmd.Flags().BoolVar(&fl.Override, "plugin-override", false, "let external plugins serve providers a bundled plugin serves (default: the bundled one, with a warning)")
 }
 

@@ -25,6 +25,7 @@ import (
 	"github.com/twasm/twasm/internal/export"
 	"github.com/twasm/twasm/internal/index"
 	"github.com/twasm/twasm/internal/redact"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runctl"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/lifecycle"
@@ -289,7 +290,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: errors.New("the run has finished (its transcript ends with run.completed): nothing may be added; begin a new run")}
 		case errors.Is(err, fs.ErrNotExist):
 			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: fmt.Errorf("no such run in %s", store.Root)}
-		case errors.Is(err, lifecycle.ErrNotARun), errors.Is(err, recorder.ErrNotRegular), errors.Is(err, recorder.ErrRunMismatch):
+		case errors.Is(err, lifecycle.ErrNotARun), errors.Is(err, regfile.ErrNotRegular), errors.Is(err, recorder.ErrRunMismatch):
 			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: err}
 		}
 	} else {
