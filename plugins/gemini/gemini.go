@@ -172,7 +172,7 @@ func (n *normalizer) model(v abi.Value, out *sdk.Out) {
 	if v.Kind() != abi.KindString || sdk.Text(v).IsEmpty() {
 		return
 	}
-	alias := isAlias(v.String())
+	alias := isAlias(sdk.View(v)) // compared only
 	switch {
 	case !n.modelSent:
 		out.Meta(sdk.Meta{Model: sdk.Text(v)})
@@ -189,4 +189,4 @@ func isRecordType(t abi.Value) bool {
 	return t.Is("user") || t.Is("gemini") || t.Is("info") || t.Is("error") || t.Is("warning")
 }
 
-func isAlias(m string) bool { return m == "auto" || sdk.HasPrefix([]byte(m), "auto-") }
+func isAlias(m string) bool { return m == "auto" || len(m) >= 5 && m[:5] == "auto-" }

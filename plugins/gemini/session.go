@@ -98,7 +98,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 			if n.records == nil {
 				n.records = map[string]bool{}
 			}
-			if n.records[rid.String()] {
+			if n.records[sdk.View(rid)] { // a view: copied below when kept
 				// JSONL session files append a record again when it
 				// changes (a tool call finished): only what is new, the
 				// results, is reported; the message was written.
@@ -220,7 +220,7 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 	}
 	call(id, c.Get("name"), c.Get("args"), t, out) // the host ignores a call id it has seen
 
-	if n.resulted[id.String()] {
+	if n.resulted[sdk.View(id)] { // a view: copied below when kept
 		return
 	}
 	st := c.Get("status")

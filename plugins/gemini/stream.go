@@ -217,7 +217,7 @@ func input(args abi.Value) sdk.Str {
 
 // call reports a tool.call (stream-json tool_use, session toolCalls).
 func call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
-	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(name.String()), Time: ts}
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(sdk.View(name)), Time: ts}
 	if tc.Kind == "execute" {
 		tc.Command = sdk.StringOf(args.Get("command"))
 	}
