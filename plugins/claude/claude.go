@@ -287,7 +287,9 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		n.controlResponse(v, out)
 		return
 	case "control_cancel_request", "keep_alive":
-		n.ignore(sdk.TypeName(t), out)
+		// sdk.Name(t) is the case's literal, written at once: no copy
+		// (sdk.TypeName's) is needed.
+		n.ignore(sdk.Name(t), out)
 		return
 	case "rate_limit_event":
 		n.claudeLine(v, out)
@@ -299,7 +301,7 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		// user record when it is sent).
 		n.setFormat(fmtSessionLog, out)
 		n.meta(v, out)
-		n.ignore(sdk.TypeName(t), out)
+		n.ignore(sdk.Name(t), out) // the case's literal, written at once
 		return
 	case "attachment":
 		n.setFormat(fmtSessionLog, out)
