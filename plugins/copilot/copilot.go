@@ -314,6 +314,8 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		}
 	case t.Is("system.message"):
 		n.system(v, d, ts, out)
+	case t.Is("system.notification"):
+		n.notification(v, d, ts, out)
 	case t.Is("user.message"):
 		n.user(v, d, ts, out)
 	case t.Is("assistant.message_delta"):

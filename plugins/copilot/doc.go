@@ -90,7 +90,10 @@
 // repeated and the injected text is not taken for the user's; when the
 // prompt is not found inside it, transformedContent is one
 // injected_context block. system.message is a message.user of its own
-// whose block has origin system_prompt. Attachments are not mapped.
+// whose block has origin system_prompt; system.notification (a
+// background agent or shell finished) one whose block is
+// injected_context: the CLI gave it to the model, the user did not
+// write it. Attachments are not mapped.
 //
 // Sub-agents. A sub-agent (the task tool, a custom agent) writes its
 // events into the same log, interleaved with the main agent's and with

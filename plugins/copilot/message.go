@@ -21,6 +21,22 @@ func (n *normalizer) system(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	out.Close(key, sdk.MessageEnd{})
 }
 
+// notification writes a system.notification (a background agent or
+// shell finished, an instruction file was found): text the CLI puts in
+// front of the model, as a message.user whose one block is injected
+// context, never the user's prompt.
+func (n *normalizer) notification(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
+	c := d.Get("content")
+	if c.Kind() != abi.KindString || c.Is("") {
+		out.Ignored(sdk.S("system.notification")) // nothing the model saw
+		return
+	}
+	key := sdk.S(n.newKey("n"))
+	out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
+	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: sdk.OriginInjected})
+	out.Close(key, sdk.MessageEnd{})
+}
+
 // user writes the prompt. transformedContent is the prompt as the model
 // received it: wrapped in context the CLI injected (<current_datetime>,
 // <system_reminder>, ...). What surrounds the prompt there becomes
