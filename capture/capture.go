@@ -33,13 +33,6 @@ type Plugin interface {
 	NewInstance(ctx context.Context) (normalize.Instance, error)
 }
 
-// ByteMasker masks secrets in a line of raw bytes and counts what it masked
-// by kind (the shipped redactor implements it).
-type ByteMasker interface {
-	MaskBytes(line []byte) []byte
-	Counts() map[string]int
-}
-
 // Options configure an Agent.
 type Options struct {
 	// Provider and Format are passed to the plugin.
@@ -48,8 +41,14 @@ type Options struct {
 	Store recorder.Store
 	// Plugin normalizes the stream.
 	Plugin Plugin
-	// Masker, when set, masks every line before it is written anywhere.
-	Masker ByteMasker
+	// Mask, when set, masks secrets in every line (a whole line, its LF
+	// included) before it is written anywhere: the raw capture, the stderr
+	// capture, and what the plugin reads. It returns the masked line.
+	Mask func(line []byte) []byte
+	// Masked, when set with Mask, says how many secrets Mask has masked so
+	// far, by kind; the step result's redacted counts are its answer when
+	// the step finishes.
+	Masked func() map[string]int
 	// Logger receives diagnostics; nil discards them.
 	Logger *slog.Logger
 	// Now is the clock for events without a provider timestamp.
@@ -161,10 +160,10 @@ func (a *Agent) continueRaw(dir, runID, rel string) error {
 
 // Replay feeds r to the plugin only, to rebuild the state an earlier step
 // left it in (calls waiting for their results, an open message): what it
-// emits is dropped and nothing is written to the raw capture. masker, when
+// emits is dropped and nothing is written to the raw capture. mask, when
 // set, masks the lines as they were masked the first time. Replay is
 // called before the first Feed.
-func (a *Agent) Replay(ctx context.Context, r io.Reader, masker ByteMasker) error {
+func (a *Agent) Replay(ctx context.Context, r io.Reader, mask func(line []byte) []byte) error {
 	if a.finished || a.fed {
 		return errors.New("capture: replay after feed")
 	}
@@ -178,16 +177,16 @@ func (a *Agent) Replay(ctx context.Context, r io.Reader, masker ByteMasker) erro
 		}
 		n, err := r.Read(buf)
 		p := buf[:n]
-		if masker != nil {
+		if mask != nil {
 			pend = append(pend, p...)
 			i := bytes.LastIndexByte(pend, '\n')
 			p = nil
 			if i >= 0 {
-				p = masker.MaskBytes(pend[:i+1])
+				p = mask(pend[:i+1])
 				pend = append(pend[:0], pend[i+1:]...)
 			}
 			if err == io.EOF && len(pend) > 0 {
-				p = append(p, masker.MaskBytes(pend)...)
+				p = append(p, mask(pend)...)
 			}
 		}
 		if len(p) > 0 {
@@ -222,7 +221,7 @@ func (a *Agent) Feed(ctx context.Context, p []byte) error {
 	if a.finished {
 		return errors.New("capture: feed after finish")
 	}
-	if a.opts.Masker == nil {
+	if a.opts.Mask == nil {
 		return a.feed(ctx, p)
 	}
 	// Mask whole lines only: a secret cut by a read boundary must still
@@ -238,7 +237,7 @@ func (a *Agent) Feed(ctx context.Context, p []byte) error {
 			a.pending = append(a.pending, line...)
 			line = a.pending
 		}
-		if err := a.feed(ctx, a.opts.Masker.MaskBytes(line)); err != nil {
+		if err := a.feed(ctx, a.opts.Mask(line)); err != nil {
 			return err
 		}
 		a.pending = a.pending[:0]
@@ -305,13 +304,13 @@ func (a *Agent) FeedStderr(p []byte) error {
 		}
 		a.errFile = f
 	}
-	if a.opts.Masker != nil {
+	if a.opts.Mask != nil {
 		a.errPend = append(a.errPend, p...)
 		i := bytes.LastIndexByte(a.errPend, '\n')
 		if i < 0 {
 			return nil
 		}
-		p = a.opts.Masker.MaskBytes(a.errPend[:i+1])
+		p = a.opts.Mask(a.errPend[:i+1])
 		defer func() { a.errPend = append(a.errPend[:0], a.errPend[i+1:]...) }()
 	}
 	_, err := a.errFile.Write(p)
@@ -329,7 +328,7 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 	}
 	var errs []error
 	if len(a.pending) > 0 {
-		errs = append(errs, a.feed(ctx, a.opts.Masker.MaskBytes(a.pending)))
+		errs = append(errs, a.feed(ctx, a.opts.Mask(a.pending)))
 		a.pending = nil
 	}
 	a.finished = true
@@ -349,8 +348,8 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 	a.errMu.Lock()
 	hadStderr := a.errFile != nil
 	if hadStderr {
-		if len(a.errPend) > 0 && a.opts.Masker != nil {
-			_, werr := a.errFile.Write(a.opts.Masker.MaskBytes(a.errPend))
+		if len(a.errPend) > 0 && a.opts.Mask != nil {
+			_, werr := a.errFile.Write(a.opts.Mask(a.errPend))
 			errs = append(errs, werr)
 		}
 		errs = append(errs, a.errFile.Close())
@@ -366,8 +365,8 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 	if hadStderr {
 		res.Raw.Stderr = a.errRel
 	}
-	if a.opts.Masker != nil {
-		res.Redacted = a.opts.Masker.Counts()
+	if a.opts.Mask != nil && a.opts.Masked != nil {
+		res.Redacted = a.opts.Masked()
 	}
 	if res.Status == "" {
 		res.Status = transcript.StatusIncomplete

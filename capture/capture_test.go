@@ -113,7 +113,7 @@ func TestCapture(t *testing.T) {
 			var runID string
 			opts := Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin)}
 			if tc.masker != nil {
-				opts.Masker = tc.masker
+				opts.Mask, opts.Masked = tc.masker.MaskBytes, tc.masker.Counts
 			}
 			err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "cap"}, func(ctx context.Context, r *lifecycle.Step) error {
 				runID = r.Run().RunID()

@@ -36,9 +36,10 @@ func TestContinueRawAndReplay(t *testing.T) {
 		return err
 	}))
 	require.NoError(t, run.StepAt(ctx, "agent", 1, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin), ContinueRaw: first.Raw.Path, Masker: &upperMasker{}})
+		m := &upperMasker{}
+		a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin), ContinueRaw: first.Raw.Path, Mask: m.MaskBytes, Masked: m.Counts})
 		require.NoError(t, err)
-		require.NoError(t, a.Replay(ctx, strings.NewReader(part1), &upperMasker{}))
+		require.NoError(t, a.Replay(ctx, strings.NewReader(part1), (&upperMasker{}).MaskBytes))
 		require.NoError(t, a.Feed(ctx, []byte(part2)))
 		require.Error(t, a.Replay(ctx, strings.NewReader(part1), nil), "replay after feed")
 		second, err = a.Finish(ctx, nil)

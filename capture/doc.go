@@ -34,10 +34,10 @@
 //
 // # Invariants
 //
-//   - Nothing is lost: every byte fed is in the raw capture (masked, when a
-//     masker is set) whether or not the plugin understood it; a transcript
+//   - Nothing is lost: every byte fed is in the raw capture (masked, when
+//     [Options].Mask is set) whether or not the plugin understood it; a transcript
 //     can be rebuilt from it later (renormalize).
-//   - With a masker, no unmasked byte reaches the disk: raw capture,
+//   - With a Mask, no unmasked byte reaches the disk: raw capture,
 //     stderr capture and events all see masked lines only. Masking works
 //     on whole lines so a secret split across reads is still found.
 //   - A session that grew is archived as a further step of the same run

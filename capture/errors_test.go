@@ -149,7 +149,7 @@ func TestMaskedTailWithoutNewline(t *testing.T) {
 	store := recorder.NewStore(t.TempDir())
 	m := &upperMasker{}
 	err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
-		a, err := Start(ctx, s, Options{Store: store, Plugin: NativePlugin(testPlugin), Masker: m})
+		a, err := Start(ctx, s, Options{Store: store, Plugin: NativePlugin(testPlugin), Mask: m.MaskBytes, Masked: m.Counts})
 		require.NoError(t, err)
 		require.NoError(t, a.Feed(ctx, []byte(`{"t":"text","v":"last sk-secret"}`)))
 		require.NoError(t, a.FeedStderr([]byte("no newline sk-secret")))

@@ -799,9 +799,6 @@ func (r *Recorder) repairsMade() []tornRepair {
 	return slices.Clone(r.repairs)
 }
 
-// RunID returns the run id.
-func (r *Recorder) RunID() string { return r.runID }
-
 // Path returns the transcript path.
 func (r *Recorder) Path() string { return r.path }
 

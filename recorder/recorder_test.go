@@ -796,7 +796,7 @@ func TestFsyncPolicies(t *testing.T) {
 func TestAccessors(t *testing.T) {
 	r, st, id := openTemp(t, Options{Clock: nil})
 	p, _ := st.TranscriptPath(id)
-	if r.RunID() != id || r.Path() != p {
+	if r.runID != id || r.Path() != p {
 		t.Fatal("accessors")
 	}
 	evs, stop := r.Subscribe()

@@ -285,7 +285,7 @@ func TestCheckpointRemovedWhenFinished(t *testing.T) {
 	if err := r.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r2, err := Open(ctx, r.Path(), r.RunID(), Options{Logger: quietLog(), MustExist: true})
+	r2, err := Open(ctx, r.Path(), r.runID, Options{Logger: quietLog(), MustExist: true})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -298,7 +298,7 @@ func TestCheckpointRemovedWhenFinished(t *testing.T) {
 	if _, err := os.Stat(r.Path() + stateSuffix); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("checkpoint of a finished run: %v", err)
 	}
-	if _, err := Open(ctx, r.Path()+"x", r.RunID(), Options{MustExist: true}); !errors.Is(err, os.ErrNotExist) {
+	if _, err := Open(ctx, r.Path()+"x", r.runID, Options{MustExist: true}); !errors.Is(err, os.ErrNotExist) {
 		t.Fatalf("MustExist on a missing file: %v", err)
 	}
 }

@@ -431,7 +431,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	stepErr := run.StepAt(ctx, "agent", part, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 		copts := capture.Options{Provider: provider, Format: format, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter}
 		if masker != nil {
-			copts.Masker = masker
+			copts.Mask, copts.Masked = masker.MaskBytes, masker.Counts
 		}
 		if prev != nil && !prev.Closed && !rewrite {
 			copts.ContinueRaw = prev.Raw
@@ -442,9 +442,9 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		}
 		var feedErr error
 		if from > 0 {
-			var rm capture.ByteMasker
+			var rm func([]byte) []byte
 			if redactOn {
-				rm = redact.New()
+				rm = redact.New().MaskBytes
 			}
 			feedErr = agent.Replay(ctx, io.NewSectionReader(f, 0, from), rm)
 		}

@@ -251,11 +251,12 @@ func Run(ctx context.Context, opts *Options) (err error) {
 
 	policy, _ := fsyncPolicy(opts.Fsync)
 	recOpts := recorder.Options{Fsync: policy, Logger: f.Logger(), LockTimeout: opts.LockTimeout}
-	var masker capture.ByteMasker
+	var masker cmdutil.ByteMasker // nil unless --redact
+	var red *redact.Redactor
 	if opts.Redact {
-		r := redact.New()
-		masker = r
-		recOpts.Mask = r.Mask
+		red = redact.New()
+		masker = red
+		recOpts.Mask = red.Mask
 	}
 	store := f.Store()
 	runOpts := lifecycle.RunOptions{Name: opts.Name, Producer: f.Producer(), Recorder: recOpts, Logger: f.Logger()}
@@ -314,7 +315,10 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		// after the signal (plugload.SignalGrace).
 		copts := capture.Options{
 			Provider: provider, Format: opts.Format, Store: store,
-			Plugin: plugload.CaptureUntil(plugin, ctx), Masker: masker, Logger: f.Logger(),
+			Plugin: plugload.CaptureUntil(plugin, ctx), Logger: f.Logger(),
+		}
+		if red != nil {
+			copts.Mask, copts.Masked = red.MaskBytes, red.Counts
 		}
 		if len(opts.Command) == 0 {
 			// Saved output: the pipeline import and renormalize use too.
