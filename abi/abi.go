@@ -32,16 +32,3 @@ type BeginOptions struct {
 	// Format is a format hint ("" = detect).
 	Format string `json:"format,omitempty"`
 }
-
-// Encoding modes of the usage and cost records.
-const (
-	ModeAdd = "add" // add to the step total (per-turn figures)
-	ModeSet = "set" // replace the step total (cumulative counters)
-)
-
-// Status levels of the status record, highest wins (spec section 6.7;
-// level 1 is the host's, for a process exit code).
-const (
-	LevelError    = 2 // an error field or a non-fatal error line
-	LevelTerminal = 3 // the provider's terminal event
-)

@@ -134,7 +134,9 @@
 //   - OpUsage usage fields, Mode (add|set), Scope: the step's token
 //     totals; "set" for cumulative counters, so they are not double-added.
 //   - OpCost Cost (USD), Mode.
-//   - OpStatus Status (ok|error|incomplete), Error, Level: the highest
+//   - OpStatus Status (ok|error|incomplete), Error, Level (2: an error
+//     field or a non-fatal error line; 3: the provider's terminal event;
+//     1 is the host's, for a process exit code): the highest
 //     level wins, a later report of the same level replaces an earlier
 //     one. An "error" report with Error text is also one of the step's
 //     errors (as OpError).
@@ -166,7 +168,7 @@
 // The host settles the step's status at the end of the stream, in this
 // order:
 //
-//  1. a [LevelTerminal] report (the provider's terminal event) decides;
+//  1. a terminal report (level 3: the provider's terminal event) decides;
 //  2. else, for a format marked NoTerminal (session logs): a provider
 //     error (an error field, below) after the last answer (an assistant
 //     message or a tool result) is "error"; a stream that ends on an
@@ -174,7 +176,7 @@
 //     call after it) or on a dangling tool call is "incomplete"; a
 //     non-zero exit code is "error"; anything else is "ok";
 //  3. else, an error field: any OpError, or an OpStatus "error" at
-//     [LevelError], makes the step "error" (the last such text is its
+//     level 2, makes the step "error" (the last such text is its
 //     error);
 //  4. else, a non-zero process exit code (the host's own report, at
 //     level 1) makes it "error";

@@ -52,7 +52,7 @@ func (n *testNormalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(root.Get("v"))})
 		out.Close(k, sdk.MessageEnd{})
 	case t.Is("end"):
-		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	case t.Is("quiet"):
 		// Says nothing: a silent line (spec 6.8).
 	default:

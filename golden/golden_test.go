@@ -45,7 +45,7 @@ func (textPlugin) Line(l *sdk.Line, out *sdk.Out) error {
 }
 
 func (textPlugin) End(out *sdk.Out) error {
-	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	return nil
 }
 

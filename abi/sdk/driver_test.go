@@ -214,7 +214,7 @@ func TestFeedMultiLine(t *testing.T) {
 				return nil
 			},
 			end: func(out *Out) error {
-				out.Status(StatusOK, Str{}, abi.LevelTerminal)
+				out.Status(StatusOK, Str{}, LevelTerminal)
 				return nil
 			},
 		}
@@ -549,10 +549,10 @@ func TestOutEveryRecord(t *testing.T) {
 			out.Close(key, MessageEnd{StopReason: S("end"), Usage: Usage{Input: N(1), CacheRead: N(2), CacheWrite: N(3), Output: N(4), Reasoning: N(5)}})
 			out.ToolCall(ToolCall{CallID: S("t1"), Name: S("Bash"), Input: JSON(v.Get("in")), Kind: "execute", Command: S("ls")})
 			out.ToolResult(ToolResult{CallID: S("t1"), Output: S("out"), IsError: true, ExitCode: N(2), Status: S("failed")})
-			out.Usage(Usage{}, abi.ModeAdd) // zero: nothing
-			out.Usage(Usage{Input: N(7)}, abi.ModeSet)
-			out.Cost(0.5, abi.ModeAdd)
-			out.Status(StatusError, S("boom"), abi.LevelError)
+			out.Usage(Usage{}, ModeAdd) // zero: nothing
+			out.Usage(Usage{Input: N(7)}, ModeSet)
+			out.Cost(0.5, ModeAdd)
+			out.Status(StatusError, S("boom"), LevelError)
 			out.Final(S("fin"), false)
 			out.Unmapped(Str{})
 			out.ScopeOpen(S("sc"), S("t1"), S("agent"), S("desc"))
@@ -582,7 +582,7 @@ func TestOutEveryRecord(t *testing.T) {
 	assert.Equal(t, int64(2), recs[8].fields[wire.TExitCode].i)
 	assert.Equal(t, "set", recs[9].fields[wire.TMode].s)
 	assert.Equal(t, 0.5, recs[10].fields[wire.TCost].f)
-	assert.Equal(t, int64(abi.LevelError), recs[11].fields[wire.TLevel].i)
+	assert.Equal(t, int64(LevelError), recs[11].fields[wire.TLevel].i)
 	assert.Equal(t, "(unknown)", recs[13].fields[wire.TNative].s)
 	_, hasErr := recs[15].fields[wire.TError]
 	assert.False(t, hasErr)

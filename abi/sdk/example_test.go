@@ -35,7 +35,7 @@ func (shout) Line(l *sdk.Line, out *sdk.Out) error {
 }
 
 func (shout) End(out *sdk.Out) error {
-	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	return nil
 }
 

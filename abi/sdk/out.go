@@ -308,8 +308,8 @@ func (o *Out) ToolResult(r ToolResult) {
 	o.enc.End()
 }
 
-// Usage reports token figures for the step: mode abi.ModeAdd adds them to
-// the total, abi.ModeSet replaces it (cumulative counters).
+// Usage reports token figures for the step: mode ModeAdd adds them to
+// the total, ModeSet replaces it (cumulative counters).
 func (o *Out) Usage(u Usage, mode string) {
 	if u.IsZero() {
 		return
@@ -328,8 +328,8 @@ func (o *Out) Cost(usd float64, mode string) {
 	o.enc.End()
 }
 
-// Status reports the step status at a level (abi.LevelTerminal for the
-// provider's terminal event, abi.LevelError for error fields).
+// Status reports the step status at a level (LevelTerminal for the
+// provider's terminal event, LevelError for error fields).
 func (o *Out) Status(status string, err Str, level int) {
 	o.begin(wire.OpStatus)
 	o.enc.Str(wire.TStatus, status)

@@ -250,6 +250,18 @@ const (
 	StatusIncomplete = "incomplete"
 )
 
+// Modes of Out.Usage and Out.Cost.
+const (
+	ModeAdd = wire.ModeAdd // add to the step total (per-turn figures)
+	ModeSet = wire.ModeSet // replace the step total (cumulative counters)
+)
+
+// Levels of Out.Status, highest wins (spec section 6.7).
+const (
+	LevelError    = wire.LevelError    // an error field or a non-fatal error line
+	LevelTerminal = wire.LevelTerminal // the provider's terminal event
+)
+
 // quote appends s as a JSON string (for the manifest; no encoding/json).
 func quote(dst []byte, s string) []byte {
 	const hex = "0123456789abcdef"

@@ -9,7 +9,6 @@ import (
 	"strconv"
 	"time"
 
-	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/internal/wire"
@@ -484,7 +483,7 @@ func (a *assembler) apply(f *fields) {
 		if a.res.Usage == nil {
 			a.res.Usage = &transcript.Usage{}
 		}
-		if f.str(wire.TMode) == abi.ModeSet {
+		if f.str(wire.TMode) == wire.ModeSet {
 			setUsage(a.res.Usage, u)
 		} else {
 			a.res.Usage.Add(u)
@@ -499,7 +498,7 @@ func (a *assembler) apply(f *fields) {
 			a.warn("plugin reported a non-finite cost (%v); ignored", fl.Float)
 			return
 		}
-		if a.res.CostUSD == nil || f.str(wire.TMode) == abi.ModeSet {
+		if a.res.CostUSD == nil || f.str(wire.TMode) == wire.ModeSet {
 			a.res.CostUSD = new(fl.Float)
 		} else {
 			*a.res.CostUSD += fl.Float
@@ -605,24 +604,24 @@ func (a *assembler) status(f *fields) {
 	errText := f.str(wire.TError)
 	// The best error text below the terminal level is the one of the
 	// highest level; a later one of the same level replaces it.
-	if level < abi.LevelTerminal && errText != "" && level >= a.errLevel {
+	if level < wire.LevelTerminal && errText != "" && level >= a.errLevel {
 		a.lastErr, a.errLevel = errText, level
 	}
 	// An error the provider reported is one of the step's errors and an
 	// error field for the status, whatever level the plugin gave it (the
 	// terminal event's own error included).
-	if st == transcript.StatusError && level >= abi.LevelError {
+	if st == transcript.StatusError && level >= wire.LevelError {
 		text := errText
-		if text == "" && level < abi.LevelTerminal {
+		if text == "" && level < wire.LevelTerminal {
 			text = "error"
 		}
-		if text != "" && (level < abi.LevelTerminal || !a.listed(text)) {
+		if text != "" && (level < wire.LevelTerminal || !a.listed(text)) {
 			a.providerError(text, "", "")
 		}
 	}
 	if level >= a.level {
 		a.level = level
-		if level >= abi.LevelTerminal {
+		if level >= wire.LevelTerminal {
 			a.res.Status = st
 			a.res.Error = errText
 		}
@@ -1205,7 +1204,7 @@ func (a *assembler) finish(ctx context.Context) (*transcript.AgentResult, error)
 	}
 	sort.Strings(open)
 	st := a.res.Status
-	if a.level < abi.LevelTerminal {
+	if a.level < wire.LevelTerminal {
 		st = transcript.StatusIncomplete
 	}
 	for _, id := range open {
@@ -1222,7 +1221,7 @@ func (a *assembler) finish(ctx context.Context) (*transcript.AgentResult, error)
 			a.res.Dangling = append(a.res.Dangling, id)
 		}
 	}
-	if a.level < abi.LevelTerminal {
+	if a.level < wire.LevelTerminal {
 		a.res.Status, a.res.Error = a.derivedStatus()
 	}
 	a.silentN, a.silentFirst = a.acct.finish()

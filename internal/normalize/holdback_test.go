@@ -32,7 +32,7 @@ func (forgetful) Line(l *sdk.Line, out *sdk.Out) error {
 	return nil
 }
 func (forgetful) End(out *sdk.Out) error {
-	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	return nil
 }
 

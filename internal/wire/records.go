@@ -378,3 +378,16 @@ func (d *Decoder) Next() (*Record, error) {
 	}
 	return &d.rec, nil
 }
+
+// Modes of the usage and cost records (TMode).
+const (
+	ModeAdd = "add" // add to the step total (per-turn figures)
+	ModeSet = "set" // replace the step total (cumulative counters)
+)
+
+// Levels of the status record (TLevel), highest wins (spec section 6.7).
+const (
+	LevelExitCode = 1 // the host's, inferred from a process exit code
+	LevelError    = 2 // an error field or a non-fatal error line
+	LevelTerminal = 3 // the provider's terminal event
+)

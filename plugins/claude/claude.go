@@ -159,7 +159,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 		n.closeScope(sc, sdk.StatusOK, sdk.Str{}, out)
 	}
 	if !n.pending.zero() {
-		out.Usage(n.pending.sdk(), abi.ModeAdd)
+		out.Usage(n.pending.sdk(), sdk.ModeAdd)
 	}
 	if !n.sawResult {
 		switch n.format {
@@ -448,9 +448,9 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 				e = sdk.Text(n.get(v, kSubtype))
 			}
 		}
-		out.Status(sdk.StatusError, e, abi.LevelTerminal)
+		out.Status(sdk.StatusError, e, sdk.LevelTerminal)
 	} else {
-		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 		if text.Exists() && !text.IsNull() {
 			// A later cycle's answer (background agents) supersedes.
 			out.Final(sdk.Text(text), true)
@@ -472,12 +472,12 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	var u usage
 	u.merge(n.get(v, kUsage))
 	if !u.zero() {
-		out.Usage(u.sdk(), abi.ModeAdd)
+		out.Usage(u.sdk(), sdk.ModeAdd)
 	}
 	// Each result covers the messages of its cycle.
 	n.pending = usage{}
 	if c, ok := n.get(v, kTotalCostUsd).Float(); ok {
-		out.Cost(c, abi.ModeSet)
+		out.Cost(c, sdk.ModeSet)
 	}
 }
 
@@ -489,7 +489,7 @@ func (n *normalizer) apiError(v abi.Value, out *sdk.Out) {
 		msg = sdk.Text(e.Get("type"))
 	}
 	n.errSeen = true
-	out.Status(sdk.StatusError, msg, abi.LevelTerminal)
+	out.Status(sdk.StatusError, msg, sdk.LevelTerminal)
 }
 
 // ignoredSystem is the native type of a system record subtype the plugin

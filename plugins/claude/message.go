@@ -775,10 +775,10 @@ func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
 func (n *normalizer) apiStatus(stop string, out *sdk.Out) {
 	switch stop {
 	case "max_tokens", "model_context_window_exceeded":
-		out.Status(sdk.StatusIncomplete, sdk.S("output cut at the limit (stop_reason "+stop+")"), abi.LevelTerminal)
+		out.Status(sdk.StatusIncomplete, sdk.S("output cut at the limit (stop_reason "+stop+")"), sdk.LevelTerminal)
 	case "refusal":
-		out.Status(sdk.StatusError, sdk.S("refusal: the provider stopped the output (stop_reason refusal)"), abi.LevelTerminal)
+		out.Status(sdk.StatusError, sdk.S("refusal: the provider stopped the output (stop_reason refusal)"), sdk.LevelTerminal)
 	default:
-		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	}
 }

@@ -147,10 +147,10 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			msg = sdk.Text(e.Path("error", "type"))
 		}
 		n.errSeen = true
-		level := abi.LevelError
+		level := sdk.LevelError
 		if raw {
 			// For the bare API an error event ends the stream.
-			level = abi.LevelTerminal
+			level = sdk.LevelTerminal
 		}
 		out.Status(sdk.StatusError, msg, level)
 	default:

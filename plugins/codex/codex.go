@@ -219,7 +219,7 @@ func (n *normalizer) newKey() sdk.Str {
 func (n *normalizer) startTurn(out *sdk.Out) bool {
 	n.turnErr = ""
 	if n.terminal || n.format == FormatRollout {
-		out.Status(sdk.StatusIncomplete, sdk.S("a new turn started and did not finish"), abi.LevelTerminal)
+		out.Status(sdk.StatusIncomplete, sdk.S("a new turn started and did not finish"), sdk.LevelTerminal)
 		n.terminal = false
 		return true
 	}
@@ -227,7 +227,7 @@ func (n *normalizer) startTurn(out *sdk.Out) bool {
 }
 
 func (n *normalizer) finish(out *sdk.Out, status string, err sdk.Str) {
-	out.Status(status, err, abi.LevelTerminal)
+	out.Status(status, err, sdk.LevelTerminal)
 	n.terminal = true
 }
 

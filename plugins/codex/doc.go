@@ -88,10 +88,10 @@
 // earlier counts (a second process: `codex exec resume`, a resumed
 // session appended to the same rollout), starts a new segment, and the
 // step's usage is the sum of every segment's last total, reported with
-// abi.ModeSet. A repeated snapshot changes nothing; a token_count with
+// sdk.ModeSet. A repeated snapshot changes nothing; a token_count with
 // only last_token_usage adds it. Every figure stated is kept, 0 included
 // (cache_write_input_tokens). The old legacy token_count is per response
-// (abi.ModeAdd).
+// (sdk.ModeAdd).
 //
 // Status and errors. turn.completed, turn.failed, task_complete,
 // turn_aborted and the legacy error event are terminal. An error event

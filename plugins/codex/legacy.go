@@ -118,7 +118,7 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 			return
 		}
 		// Older builds: the usage of one model response.
-		out.Usage(execUsage(msg), abi.ModeAdd)
+		out.Usage(execUsage(msg), sdk.ModeAdd)
 	case "task_complete":
 		n.closeStream(out, &n.think)
 		n.closeStream(out, &n.text)

@@ -78,6 +78,6 @@ func (c *counter) total(out *sdk.Out, total, last abi.Value) bool {
 	default:
 		return false
 	}
-	out.Usage(c.closed.Plus(c.current), abi.ModeSet)
+	out.Usage(c.closed.Plus(c.current), sdk.ModeSet)
 	return true
 }

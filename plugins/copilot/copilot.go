@@ -264,7 +264,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 	n.usage.end(out)
 	if !n.sawResult && n.shutdown && n.shutdownErr != "" {
 		// The session ended in a crash: the log's terminal event.
-		out.Status(sdk.StatusError, sdk.S(n.shutdownErr), abi.LevelTerminal)
+		out.Status(sdk.StatusError, sdk.S(n.shutdownErr), sdk.LevelTerminal)
 	}
 	return nil
 }
@@ -454,13 +454,13 @@ func (n *normalizer) result(d, v abi.Value, out *sdk.Out) {
 	}
 	switch {
 	case ok && code == 0:
-		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	case n.lastErr != "":
-		out.Status(sdk.StatusError, sdk.S(n.lastErr), abi.LevelTerminal)
+		out.Status(sdk.StatusError, sdk.S(n.lastErr), sdk.LevelTerminal)
 	case ok:
-		out.Status(sdk.StatusError, sdk.S("copilot exited with code "+strconv.FormatInt(code, 10)), abi.LevelTerminal)
+		out.Status(sdk.StatusError, sdk.S("copilot exited with code "+strconv.FormatInt(code, 10)), sdk.LevelTerminal)
 	default:
-		out.Status(sdk.StatusError, sdk.S("copilot result without exitCode"), abi.LevelTerminal)
+		out.Status(sdk.StatusError, sdk.S("copilot result without exitCode"), sdk.LevelTerminal)
 	}
 }
 

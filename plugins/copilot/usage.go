@@ -63,7 +63,7 @@ func (t *usageTotals) call(d abi.Value, out *sdk.Out) bool {
 	}
 	t.any = true
 	t.calls = t.calls.Plus(f)
-	out.Usage(t.total(), abi.ModeSet)
+	out.Usage(t.total(), sdk.ModeSet)
 	return true
 }
 
@@ -92,7 +92,7 @@ func (t *usageTotals) shutdown(metrics abi.Value, out *sdk.Out) bool {
 	t.calls = sdk.Usage{}
 	t.any = t.any || seen || !t.orphans.IsZero()
 	if t.any {
-		out.Usage(t.total(), abi.ModeSet)
+		out.Usage(t.total(), sdk.ModeSet)
 	}
 	return t.any
 }
@@ -137,6 +137,6 @@ func (t *usageTotals) messageOutput(n sdk.Int) { t.messages = t.messages.Plus(n)
 // end reports the fallback: the sum of per-message output tokens.
 func (t *usageTotals) end(out *sdk.Out) {
 	if !t.any {
-		out.Usage(sdk.Usage{Output: t.messages}, abi.ModeSet)
+		out.Usage(sdk.Usage{Output: t.messages}, sdk.ModeSet)
 	}
 }

@@ -81,7 +81,7 @@
 // no error object: the step is an error, because that is what the CLI said
 // (and what its exit code says), but the streamed answer is kept as the
 // final text and a warning notes it. error events are non-fatal: severity
-// "error" is reported at abi.LevelError (a later result decides the step),
+// "error" is reported at sdk.LevelError (a later result decides the step),
 // severity "warning" becomes a warning. A stream with no result is
 // incomplete. The json object is terminal: ok, or error with its error
 // object. A session file has no terminal record by design (it is the whole

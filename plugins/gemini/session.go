@@ -29,16 +29,16 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 		u = addTokens(u, it.Value().Get("tokens"), "prompt", "candidates")
 	}
 	// The object is the CLI's summary of the whole run.
-	out.Usage(u, abi.ModeSet)
+	out.Usage(u, sdk.ModeSet)
 	it = v.Get("warnings").Iter()
 	for it.Next() {
 		out.Warn("gemini warning: " + it.Value().String())
 	}
 	if e := v.Get("error"); e.Exists() && !e.IsNull() {
-		out.Status(sdk.StatusError, errText(e), abi.LevelTerminal)
+		out.Status(sdk.StatusError, errText(e), sdk.LevelTerminal)
 		return
 	}
-	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 }
 
 // addTokens adds a Gemini token object to u. in names the total-prompt
@@ -117,7 +117,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 			e = sdk.S("gemini session error")
 		}
 		n.lastErr = m.Get("content").String()
-		out.Status(sdk.StatusError, e, abi.LevelError)
+		out.Status(sdk.StatusError, e, sdk.LevelError)
 	case t.Is("warning"):
 		out.Warn("gemini warning: " + m.Get("content").String())
 	case t.Is("info"):
@@ -161,7 +161,7 @@ func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 	var u sdk.Usage
 	u = addTokens(u, m.Get("tokens"), "input", "output")
 	// Each record is one API response: its tokens add to the step.
-	out.Usage(u, abi.ModeAdd)
+	out.Usage(u, sdk.ModeAdd)
 	// The calls are reported while the message is open: the host writes
 	// them after it, as the model requested them.
 	it = calls.Iter()

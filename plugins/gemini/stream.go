@@ -269,7 +269,7 @@ func (n *normalizer) errorEvent(v abi.Value, out *sdk.Out) {
 	if e.IsEmpty() {
 		e = sdk.S("gemini error event")
 	}
-	out.Status(sdk.StatusError, e, abi.LevelError)
+	out.Status(sdk.StatusError, e, sdk.LevelError)
 }
 
 // result handles the terminal event.
@@ -277,7 +277,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	n.sawResult = true
 	st := v.Get("status")
 	if st.Is("success") {
-		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	} else {
 		e := errText(v.Get("error"))
 		switch {
@@ -292,7 +292,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 		default:
 			e = sdk.S("gemini result without status")
 		}
-		out.Status(sdk.StatusError, e, abi.LevelTerminal)
+		out.Status(sdk.StatusError, e, sdk.LevelTerminal)
 		if len(n.answer) > 0 {
 			out.Warn("gemini reported an error after the answer was streamed; the answer is kept as the final text")
 		}
@@ -314,7 +314,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 			u.Output = u.Output.Plus(sdk.IntOf(m.Get("output_tokens")))
 		}
 	}
-	out.Usage(u, abi.ModeSet)
+	out.Usage(u, sdk.ModeSet)
 	if n.modelAlias || !n.modelSent {
 		n.model(mainModel(stats.Get("models"), "input_tokens"), out)
 	}

@@ -328,7 +328,7 @@ func (n *normalizer) closeChat(r *chatResp, out *sdk.Out) {
 			out.Final(sdk.S(string(m.refBuf)), true)
 		}
 	}
-	out.Usage(r.usage, abi.ModeAdd)
+	out.Usage(r.usage, sdk.ModeAdd)
 }
 
 // completion handles a whole chat.completion body.
@@ -431,5 +431,5 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 	if nchoices == 0 && !v.Get("error").Exists() {
 		n.status(sdk.StatusOK, sdk.Str{}, out)
 	}
-	out.Usage(u, abi.ModeAdd)
+	out.Usage(u, sdk.ModeAdd)
 }

@@ -90,7 +90,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 		// [DONE] is the server's own end-of-stream marker: a chat
 		// stream whose chunks carried no finish_reason (some compatible
 		// servers) still ended normally.
-		out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	}
 	return nil
 }
@@ -288,7 +288,7 @@ func (n *normalizer) apiError(e abi.Value, out *sdk.Out) {
 // status reports a terminal status.
 func (n *normalizer) status(st string, err sdk.Str, out *sdk.Out) {
 	n.terminal = true
-	out.Status(st, err, abi.LevelTerminal)
+	out.Status(st, err, sdk.LevelTerminal)
 }
 
 // toolKind maps a tool name to the transcript's tool kind where the name

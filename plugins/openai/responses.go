@@ -493,7 +493,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 			if msg.IsEmpty() {
 				msg = sdk.Text(e)
 			}
-			out.Status(sdk.StatusError, msg, abi.LevelError)
+			out.Status(sdk.StatusError, msg, sdk.LevelError)
 		}
 		return true
 	case t.Is("image_generation_call"):
@@ -734,6 +734,6 @@ func (n *normalizer) closeRespWith(r *resp, e sdk.MessageEnd, out *sdk.Out) {
 	out.Close(r.key, e)
 	if !r.counted {
 		r.counted = true
-		out.Usage(e.Usage, abi.ModeAdd)
+		out.Usage(e.Usage, sdk.ModeAdd)
 	}
 }

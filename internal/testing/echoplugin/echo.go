@@ -27,6 +27,6 @@ func (echo) Line(l *sdk.Line, out *sdk.Out) error {
 }
 
 func (echo) End(out *sdk.Out) error {
-	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	return nil
 }

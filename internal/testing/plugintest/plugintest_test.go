@@ -44,7 +44,7 @@ func (e *echo) Line(l *sdk.Line, out *sdk.Out) error {
 }
 
 func (e *echo) End(out *sdk.Out) error {
-	out.Status(sdk.StatusOK, sdk.Str{}, abi.LevelTerminal)
+	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	return nil
 }
 
