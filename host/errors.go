@@ -53,6 +53,7 @@ type UnknownProviderError struct {
 	Available []string // sorted
 }
 
+// Error names the provider and the ones the runtime serves.
 func (e *UnknownProviderError) Error() string {
 	if len(e.Available) == 0 {
 		return fmt.Sprintf("host: no plugin serves provider %q (no plugin is loaded)", e.Provider)

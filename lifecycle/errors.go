@@ -45,6 +45,8 @@ type StepError struct {
 	Err       error
 }
 
+// Error names the step (path, and iteration and attempt when not 0) and
+// the error it failed with.
 func (e *StepError) Error() string {
 	s := fmt.Sprintf("step %s", e.Path)
 	if e.Iteration != 0 || e.Attempt != 0 {
@@ -57,6 +59,7 @@ func (e *StepError) Error() string {
 	return s + ": " + e.Err.Error()
 }
 
+// Unwrap returns the error the step failed with.
 func (e *StepError) Unwrap() error { return e.Err }
 
 // PanicError carries a panic across goroutines: a panicking parallel
@@ -68,6 +71,7 @@ type PanicError struct {
 	Stack []byte // stack of the goroutine that panicked
 }
 
+// Error is "panic: " and the panic value.
 func (e *PanicError) Error() string { return fmt.Sprintf("panic: %v", e.Value) }
 
 // Unwrap returns the panic value when it is an error.

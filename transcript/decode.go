@@ -24,6 +24,7 @@ type UnknownTypeError struct {
 	Block int
 }
 
+// Error says which type is unknown, and for a block, which block.
 func (e *UnknownTypeError) Error() string {
 	if e.Block < 0 {
 		return fmt.Sprintf("unknown event type %q", e.Type)

@@ -41,6 +41,7 @@ type LineError struct {
 	Err    error
 }
 
+// Error prefixes the problem with its line number.
 func (e *LineError) Error() string { return fmt.Sprintf("line %d: %v", e.Line, e.Err) }
 
 // Unwrap returns the underlying error, so errors.Is(err, ErrMalformed) and

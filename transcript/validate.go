@@ -126,6 +126,8 @@ type Issue struct {
 	Msg  string `json:"msg"`
 }
 
+// String renders the issue as "line N: code: message" (without the line
+// part for an issue about the whole file).
 func (i Issue) String() string {
 	if i.Line == 0 {
 		return fmt.Sprintf("%s: %s", i.Code, i.Msg)
