@@ -312,10 +312,8 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		if !n.model(d.Get("model"), false, out) {
 			out.Ignored(sdk.S(sdk.TypeName(t)))
 		}
-	case t.Is("system.message"):
-		n.system(v, d, ts, out)
-	case t.Is("system.notification"):
-		n.notification(v, d, ts, out)
+	case t.Is("system.message"), t.Is("system.notification"):
+		n.system(v, t, d, ts, out)
 	case t.Is("user.message"):
 		n.user(v, d, ts, out)
 	case t.Is("assistant.message_delta"):

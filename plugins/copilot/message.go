@@ -7,33 +7,25 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 )
 
-// system writes the system prompt as a message.user of its own whose one
-// block has origin system_prompt.
-func (n *normalizer) system(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
+// system writes a system.message, the system prompt, as a message.user
+// of its own whose one block has origin system_prompt; and a
+// system.notification (a background agent or shell finished, an
+// instruction file was found), text the CLI puts in front of the model,
+// as one whose block is injected context, never the user's prompt. One
+// with no content is declared ignored: the model saw nothing.
+func (n *normalizer) system(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	c := d.Get("content")
 	if c.Kind() != abi.KindString || c.Is("") {
-		out.Ignored(sdk.S("system.message")) // no prompt to record
+		out.Ignored(sdk.S(sdk.TypeName(t)))
 		return
+	}
+	origin := sdk.OriginSystemPrompt
+	if t.Is("system.notification") {
+		origin = sdk.OriginInjected
 	}
 	key := sdk.S(n.newKey("s"))
 	out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
-	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: sdk.OriginSystemPrompt})
-	out.Close(key, sdk.MessageEnd{})
-}
-
-// notification writes a system.notification (a background agent or
-// shell finished, an instruction file was found): text the CLI puts in
-// front of the model, as a message.user whose one block is injected
-// context, never the user's prompt.
-func (n *normalizer) notification(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
-	c := d.Get("content")
-	if c.Kind() != abi.KindString || c.Is("") {
-		out.Ignored(sdk.S("system.notification")) // nothing the model saw
-		return
-	}
-	key := sdk.S(n.newKey("n"))
-	out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
-	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: sdk.OriginInjected})
+	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: origin})
 	out.Close(key, sdk.MessageEnd{})
 }
 
