@@ -116,7 +116,7 @@ func (o Options) resolve() options {
 
 // Errors callers branch on.
 var (
-	// ErrClosed is returned by Record and Sync after Close.
+	// ErrClosed is returned by Record, RecordBatch and RecordFunc after Close.
 	ErrClosed = errors.New("recorder closed")
 	// ErrRunMismatch: an event, or the file being opened, belongs to
 	// another run. For an event it comes together with
