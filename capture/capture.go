@@ -18,6 +18,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -100,7 +101,7 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	runID := step.Run().RunID()
-	dir, err := opts.Store.RawDir(runID)
+	dir, err := rawDir(opts.Store, runID)
 	if err != nil {
 		return nil, fmt.Errorf("capture: raw dir: %w", err)
 	}
@@ -294,7 +295,7 @@ func (a *Agent) FeedStderr(p []byte) error {
 		return nil
 	}
 	if a.errFile == nil {
-		dir, err := a.opts.Store.RawDir(a.step.Run().RunID())
+		dir, err := rawDir(a.opts.Store, a.step.Run().RunID())
 		if err != nil {
 			return err
 		}
@@ -522,4 +523,18 @@ func statusErr(status, errText string) error {
 		status = transcript.StatusError
 	}
 	return &ended{status: status, text: errText}
+}
+
+// rawDir returns the directory of a run's raw captures,
+// <root>/raw/<run-id>/ (recorder.Store's layout), after validating the
+// run id, creating it (and its parents) with mode 0700.
+func rawDir(store recorder.Store, runID string) (string, error) {
+	if err := runid.Valid(runID); err != nil {
+		return "", fmt.Errorf("recorder: raw dir: %w", err)
+	}
+	dir := filepath.Join(store.Root, "raw", runID)
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		return "", fmt.Errorf("recorder: raw dir: %w", err)
+	}
+	return dir, nil
 }

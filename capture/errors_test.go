@@ -188,3 +188,23 @@ func TestReadFrom(t *testing.T) {
 	})
 	require.NoError(t, err)
 }
+
+// TestRawDir: a run's raw captures go to <root>/raw/<run-id>/, created
+// 0700 with its parents; an id that is not a canonical UUID v4 never
+// becomes a path.
+func TestRawDir(t *testing.T) {
+	store := recorder.NewStore(filepath.Join(t.TempDir(), "storage"))
+	id := "8f14e45f-ceea-467a-9575-3d8b4ee3a2b1"
+	dir, err := rawDir(store, id)
+	require.NoError(t, err)
+	assert.Equal(t, filepath.Join(store.Root, "raw", id), dir)
+	for _, p := range []string{filepath.Join(store.Root, "raw"), dir} {
+		fi, err := os.Stat(p)
+		require.NoError(t, err)
+		assert.Equal(t, 0o700|os.ModeDir, fi.Mode(), p)
+	}
+	for _, bad := range []string{"", "../etc", "8F14E45F-CEEA-467A-9575-3D8B4EE3A2B1"} {
+		_, err := rawDir(store, bad)
+		assert.ErrorIs(t, err, recorder.ErrInvalidRunID, bad)
+	}
+}

@@ -190,10 +190,6 @@ func TestFileAndDirModes(t *testing.T) {
 	if err := r.Record(context.Background(), assistantEvent("again")); err != nil {
 		t.Fatal(err)
 	}
-	raw, err := st.RawDir(id)
-	if err != nil {
-		t.Fatal(err)
-	}
 	for _, c := range []struct {
 		path string
 		mode os.FileMode
@@ -202,8 +198,6 @@ func TestFileAndDirModes(t *testing.T) {
 		{filepath.Join(root, "transcripts"), 0o700 | os.ModeDir},
 		{r.Path(), 0o600},
 		{r.Path() + tornSuffix, 0o600},
-		{filepath.Join(root, "raw"), 0o700 | os.ModeDir},
-		{raw, 0o700 | os.ModeDir},
 	} {
 		fi, err := os.Stat(c.path)
 		if err != nil {
@@ -525,10 +519,9 @@ func TestRunIDValidation(t *testing.T) {
 				t.Fatalf("runid.Valid(%q) = %v", tc.id, err)
 			}
 			_, perr := st.TranscriptPath(tc.id)
-			_, derr := st.RawDir(tc.id)
 			_, oerr := st.Open(context.Background(), tc.id, Options{Logger: quietLog()})
 			_, oerr2 := Open(context.Background(), filepath.Join(st.Root, "x.jsonl"), tc.id)
-			for _, e := range []error{err, perr, derr, oerr, oerr2} {
+			for _, e := range []error{err, perr, oerr, oerr2} {
 				if !tc.ok && !errors.Is(e, ErrInvalidRunID) {
 					t.Fatalf("want ErrInvalidRunID, got %v", e)
 				}

@@ -3,7 +3,6 @@ package recorder
 import (
 	"context"
 	"fmt"
-	"os"
 	"path/filepath"
 
 	"github.com/twasm/twasm/internal/runid"
@@ -16,7 +15,7 @@ var ErrInvalidRunID = runid.ErrInvalid
 // Store lays out run files under one storage root:
 //
 //	<Root>/transcripts/<run-id>.jsonl   the transcript
-//	<Root>/raw/<run-id>/                raw provider captures
+//	<Root>/raw/<run-id>/                raw provider captures (package capture writes them)
 //
 // A Store is a value with no state of its own; it is safe for concurrent
 // use.
@@ -32,19 +31,6 @@ func (s Store) TranscriptPath(runID string) (string, error) {
 		return "", fmt.Errorf("recorder: transcript path: %w", err)
 	}
 	return filepath.Join(s.Root, "transcripts", runID+".jsonl"), nil
-}
-
-// RawDir returns the directory for a run's raw captures, creating it (and
-// its parents) with mode 0700.
-func (s Store) RawDir(runID string) (string, error) {
-	if err := runid.Valid(runID); err != nil {
-		return "", fmt.Errorf("recorder: raw dir: %w", err)
-	}
-	dir := filepath.Join(s.Root, "raw", runID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
-		return "", fmt.Errorf("recorder: raw dir: %w", err)
-	}
-	return dir, nil
 }
 
 // Open opens (creating or continuing) the transcript of runID; see the
