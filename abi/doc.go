@@ -6,8 +6,10 @@
 // abi/sdk) both implement it, and nothing else needs to be read to write a
 // plugin in another language.
 //
-// A plugin author reads this package's values (through abi/sdk); it imports
-// only the standard library. twasm's public packages are transcript,
+// A plugin author reads this package's values (through abi/sdk) and
+// writes records through abi/sdk; the tapes behind the values and the
+// record encoding are internal/wire's, the only package it imports beyond
+// the standard library. twasm's public packages are transcript,
 // recorder, lifecycle, capture and host; a plugin author imports abi/sdk,
 // abi and golden; each plugins/<provider> package exports its normalizer.
 // Everything else in the module is internal (README, Layout).

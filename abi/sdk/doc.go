@@ -39,7 +39,8 @@
 // to stdout, which the sandbox discards anyway.
 //
 // This is what a plugin author depends on, with abi: both import only the
-// standard library, so a plugin's build compiles no host (wazero, cobra,
+// standard library and internal/wire (the tapes and the record encoding),
+// so a plugin's build compiles no host (wazero, cobra,
 // SQLite, OpenTelemetry); internal/testing/archtest keeps it so. The module
 // path github.com/twasm/twasm is not published: point a plugin's module at
 // a clone with
