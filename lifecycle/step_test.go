@@ -177,7 +177,7 @@ func TestPathIteration(t *testing.T) {
 func TestStepKindsAndResults(t *testing.T) {
 	kinds := []transcript.StepKind{
 		transcript.KindAgent, transcript.KindCommand, transcript.KindOperation, transcript.KindTerminal,
-		transcript.KindCustom, "webhook", "my-plugin.step",
+		"custom", "webhook", "my-plugin.step",
 	}
 	evs, err := doRun(t, func(ctx context.Context, r *Step) error {
 		for i, k := range kinds {

@@ -114,7 +114,6 @@ const (
 	KindForEach      StepKind = "for_each"
 	KindWhile        StepKind = "while"
 	KindCallWorkflow StepKind = "call_workflow"
-	KindCustom       StepKind = "custom"
 	// KindWorkflow is the kind carried by run.* events.
 	KindWorkflow StepKind = "workflow"
 )
@@ -123,7 +122,7 @@ const (
 func (k StepKind) builtin() bool {
 	switch k {
 	case KindAgent, KindCommand, KindOperation, KindTerminal, KindParallel,
-		KindForEach, KindWhile, KindCallWorkflow, KindCustom, KindWorkflow:
+		KindForEach, KindWhile, KindCallWorkflow, KindWorkflow:
 		return true
 	}
 	return false
