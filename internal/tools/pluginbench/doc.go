@@ -12,4 +12,8 @@
 // instance's linear memory stops growing: many lines in one stream, then
 // many streams on one instance (TWASM_MEMORY_LINES and
 // TWASM_MEMORY_STREAMS set the counts; `make bench` raises them).
+//
+// TestAllocsPerLine, a profiling aid skipped unless TWASM_ALLOCS names a
+// plugin, counts a TinyGo guest's allocations per line by calling site
+// (a wazero listener on runtime.alloc): where a plugin's guest time goes.
 package pluginbench

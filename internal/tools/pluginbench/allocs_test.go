@@ -1,0 +1,114 @@
+package pluginbench
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/tetratelabs/wazero/api"
+	"github.com/tetratelabs/wazero/experimental"
+	"github.com/twasm/twasm/host"
+	"github.com/twasm/twasm/internal/normalize"
+)
+
+// TestAllocsPerLine is a profiling aid, skipped unless TWASM_ALLOCS names
+// a plugin: it feeds the plugin's golden inputs (after one warm-up pass)
+// through its wasm module, with a wazero listener on the guest's
+// runtime.alloc (TinyGo's allocator; standard Go's guest has no such
+// function and counts nothing), and prints the allocations per line by
+// calling site: the innermost frames outside the runtime
+// (TWASM_ALLOCS_DEPTH of them, default 3), with the runtime function
+// that allocated ("[runtime.stringConcat]") when it is not alloc itself.
+// Allocation is what a TinyGo guest spends its time on, so these counts
+// say where a plugin's guest time goes. It asserts nothing.
+//
+//	TWASM_ALLOCS=codex go test -run TestAllocsPerLine -v ./internal/tools/pluginbench
+func TestAllocsPerLine(t *testing.T) {
+	name := os.Getenv("TWASM_ALLOCS")
+	if name == "" {
+		t.Skip("TWASM_ALLOCS names the plugin to profile")
+	}
+	depth := 3
+	if d := os.Getenv("TWASM_ALLOCS_DEPTH"); d != "" {
+		if _, err := fmt.Sscan(d, &depth); err != nil || depth < 1 {
+			t.Fatalf("TWASM_ALLOCS_DEPTH=%q: want a positive count", d)
+		}
+	}
+	counts, sizes := map[string]int{}, map[string]int{}
+	total := 0
+	record := func(_ context.Context, _ api.Module, _ api.FunctionDefinition, params []uint64, si experimental.StackIterator) {
+		var frames []string
+		inner := ""
+		for si.Next() {
+			fn := si.Function().Definition().DebugName()
+			if len(frames) == 0 && strings.Contains(fn, "runtime.") {
+				if !strings.HasSuffix(fn, "runtime.alloc") {
+					inner = strings.TrimPrefix(fn, "main.")
+				}
+				continue
+			}
+			frames = append(frames, strings.ReplaceAll(strings.ReplaceAll(fn, "github.com/twasm/twasm/", ""), "main.", ""))
+			if len(frames) == depth {
+				break
+			}
+		}
+		k := strings.Join(frames, " < ")
+		if inner != "" {
+			k = "[" + inner + "] " + k
+		}
+		counts[k]++
+		sizes[k] += int(uint32(params[0]))
+		total++
+	}
+	factory := experimental.FunctionListenerFactoryFunc(func(def api.FunctionDefinition) experimental.FunctionListener {
+		if strings.HasSuffix(def.DebugName(), "runtime.alloc") {
+			return experimental.FunctionListenerFunc(record)
+		}
+		return nil
+	})
+	// The listener is set at compilation: a runtime of its own, without
+	// the compilation cache (a cached module would come without it).
+	ctx := experimental.WithFunctionListenerFactory(context.Background(), factory)
+	rt, err := host.New(ctx, host.Options{Bundled: []host.Bundled{}, PluginPath: []string{}, NoDiskCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rt.Close(ctx)
+	wasm := toolchain(t).ForTest(t, filepath.Join("..", "..", "..", "plugins", name, "wasm"))
+	p, err := rt.Load(ctx, wasm, host.Source{Path: name + "-allocs.wasm", Bundled: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	data := concat(t, goldenInputs(t, name))
+	in, err := p.NewInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var sink countSink
+	for pass := 0; pass < 2; pass++ { // the first pass warms up
+		clear(counts)
+		clear(sizes)
+		total = 0
+		if _, err := normalize.Run(ctx, in, bytes.NewReader(data), &sink, normalize.Options{Provider: name}); err != nil {
+			t.Fatal(err)
+		}
+	}
+	lines := bytes.Count(data, []byte("\n"))
+	keys := make([]string, 0, len(counts))
+	for k := range counts {
+		keys = append(keys, k)
+	}
+	sort.Slice(keys, func(i, j int) bool { return counts[keys[i]] > counts[keys[j]] })
+	fmt.Printf("%s: %d lines, %d allocations (%.2f per line)\n", name, lines, total, float64(total)/float64(lines))
+	for i, k := range keys {
+		if i == 40 {
+			break
+		}
+		fmt.Printf("%8.3f/line %6d B/alloc  %s\n", float64(counts[k])/float64(lines), sizes[k]/counts[k], k)
+	}
+}
