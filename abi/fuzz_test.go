@@ -18,7 +18,7 @@ func walk(v Value, depth int) int {
 	_, _ = v.Float()
 	_, _ = v.Bool()
 	_ = v.Is("x")
-	_ = v.IsNull()
+	_ = v.Kind() == KindNull
 	_ = v.Escaped()
 	_ = v.Get("type")
 	_ = v.Path("a", "b")

@@ -359,9 +359,6 @@ func (v Value) Bool() (value, ok bool) {
 // Truthy reports whether v is true.
 func (v Value) Truthy() bool { return v.Kind() == KindTrue }
 
-// IsNull reports whether v is JSON null.
-func (v Value) IsNull() bool { return v.Kind() == KindNull }
-
 // KeySet is a fixed list of object keys prepared for Lookup: their hashes
 // are computed once, and a table by hash finds the key a member may be in
 // one step, so one pass over an object answers every key of the set.

@@ -48,8 +48,8 @@ func TestValueNavigation(t *testing.T) {
 	assert.Equal(t, `"x"`, string(d.Line[from:to]))
 
 	assert.Equal(t, "e", r.Get(`esc"key`).String(), "escaped key")
-	assert.True(t, r.Get("n").IsNull())
-	assert.False(t, r.Get("t").IsNull())
+	assert.True(t, r.Get("n").Kind() == KindNull)
+	assert.False(t, r.Get("t").Kind() == KindNull)
 	b, ok := r.Get("t").Bool()
 	assert.True(t, b && ok)
 	b, ok = r.Get("f").Bool()
@@ -101,7 +101,7 @@ func TestValueMissingChain(t *testing.T) {
 	assert.False(t, ok)
 	_, ok = v.Bool()
 	assert.False(t, ok)
-	assert.False(t, v.IsNull())
+	assert.False(t, v.Kind() == KindNull)
 	assert.False(t, v.Is(""))
 	assert.False(t, v.Escaped())
 	assert.Equal(t, 0, v.Len())
@@ -346,7 +346,7 @@ func TestLookupsDoNotAllocate(t *testing.T) {
 		_ = root.Get("e").Is("café")
 		_, _ = root.Get("n").Int()
 		_, _ = root.Get("x").Get("y").Float()
-		_ = root.Get("arr").Index(2).IsNull()
+		_ = root.Get("arr").Index(2).Kind() == KindNull
 		root.Lookup(ks, out[:])
 	})
 	assert.Zero(t, allocs)

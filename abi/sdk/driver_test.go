@@ -421,8 +421,9 @@ func TestStrHelpers(t *testing.T) {
 	assert.Equal(t, int64(3), n)
 	n, _ = N(2).Plus(N(3)).Value()
 	assert.Equal(t, int64(5), n)
-	assert.True(t, Usage{}.IsZero())
-	assert.False(t, Usage{Reasoning: N(0)}.IsZero())
+	assert.True(t, Usage{}.isZero())
+	assert.False(t, Usage{Reasoning: N(0)}.isZero())
+	assert.True(t, Usage{Input: IntOf(abi.Value{})} == Usage{}, "an unset figure is the zero Int")
 	sum := Usage{Input: N(1), CacheWrite: N(0)}.Plus(Usage{Input: N(2), Output: N(4)})
 	assert.Equal(t, Usage{Input: N(3), CacheWrite: N(0), Output: N(4)}, sum, "a stated 0 stays stated; unset stays unset")
 }

@@ -311,7 +311,7 @@ func (o *Out) ToolResult(r ToolResult) {
 // Usage reports token figures for the step: mode ModeAdd adds them to
 // the total, ModeSet replaces it (cumulative counters).
 func (o *Out) Usage(u Usage, mode string) {
-	if u.IsZero() {
+	if u.isZero() {
 		return
 	}
 	o.begin(wire.OpUsage)

@@ -206,6 +206,7 @@ func (i Int) Plus(o Int) Int {
 }
 
 // Usage is a token count; unset figures are left out, never taken as 0.
+// The zero Usage states no figure (compare with Usage{}).
 type Usage struct {
 	Input      Int // every input token, cached or not
 	CacheRead  Int
@@ -214,8 +215,9 @@ type Usage struct {
 	Reasoning  Int
 }
 
-// IsZero reports whether no figure is set.
-func (u Usage) IsZero() bool {
+// isZero reports whether no figure is set (u == Usage{}: an unset Int is
+// always the zero Int).
+func (u Usage) isZero() bool {
 	return !u.Input.set && !u.CacheRead.set && !u.CacheWrite.set && !u.Output.set && !u.Reasoning.set
 }
 

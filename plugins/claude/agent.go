@@ -234,7 +234,7 @@ func (n *normalizer) apiRetry(v abi.Value, out *sdk.Out) {
 		msg += " with status " + strconv.FormatInt(st, 10)
 		code = sdk.S(strconv.FormatInt(st, 10))
 	}
-	if e := n.get(v, kError); e.Exists() && !e.IsNull() {
+	if e := n.get(v, kError); e.Exists() && e.Kind() != abi.KindNull {
 		msg += ": " + sdk.Text(e).String()
 	}
 	if a, ok := n.get(v, kAttempt).Int(); ok {

@@ -451,7 +451,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 		out.Status(sdk.StatusError, e, sdk.LevelTerminal)
 	} else {
 		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
-		if text.Exists() && !text.IsNull() {
+		if text.Exists() && text.Kind() != abi.KindNull {
 			// A later cycle's answer (background agents) supersedes.
 			out.Final(sdk.Text(text), true)
 			if !n.sawMessages && !sdk.Text(text).IsEmpty() {

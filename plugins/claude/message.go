@@ -178,7 +178,7 @@ func (u *usage) merge(v abi.Value) {
 func isSet(i sdk.Int) bool { _, ok := i.Value(); return ok }
 
 func (u usage) zero() bool {
-	return u.sdk().IsZero()
+	return u.sdk() == sdk.Usage{}
 }
 
 // sdk converts to the transcript's figures: input is every input token.

@@ -610,7 +610,7 @@ func toolKind(name string) string {
 // jsonInput returns v as a tool input, unset when the provider sent none
 // (missing or null), so the host records an empty object.
 func jsonInput(v abi.Value) sdk.Str {
-	if v.IsNull() {
+	if v.Kind() == abi.KindNull {
 		return sdk.Str{}
 	}
 	return sdk.JSON(v)

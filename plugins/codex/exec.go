@@ -276,7 +276,7 @@ func (n *normalizer) mcpItem(out *sdk.Out, fresh bool, ph phase, key sdk.Str, it
 	r := sdk.ToolResult{CallID: key}
 	if c := res.Get("content"); c.Exists() {
 		r.Output = sdk.JSON(c)
-	} else if res.Exists() && !res.IsNull() {
+	} else if res.Exists() && res.Kind() != abi.KindNull {
 		r.Output = sdk.JSON(res)
 	}
 	r.Error = sdk.Text(item.Path("error", "message"))

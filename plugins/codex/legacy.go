@@ -112,7 +112,7 @@ func (n *normalizer) legacy(out *sdk.Out, msg abi.Value) {
 			// Newer builds: a running total.
 			// A null info (rate limits only) or a repeated total
 			// says nothing new.
-			if info.IsNull() || !n.usage.total(out, info.Get("total_token_usage"), info.Get("last_token_usage")) {
+			if info.Kind() == abi.KindNull || !n.usage.total(out, info.Get("total_token_usage"), info.Get("last_token_usage")) {
 				out.Ignored(sdk.Text(t))
 			}
 			return

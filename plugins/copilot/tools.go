@@ -11,7 +11,7 @@ import (
 // input is a tool's arguments as JSON: an object stays one, a string
 // holding JSON becomes that JSON (sdk.JSON), a missing value is {}.
 func input(args abi.Value) sdk.Str {
-	if !args.Exists() || args.IsNull() {
+	if !args.Exists() || args.Kind() == abi.KindNull {
 		return sdk.S("{}")
 	}
 	return sdk.JSON(args)
@@ -94,7 +94,7 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 	e := d.Get("error")
 	ok, known := d.Get("success").Bool()
 	if !known {
-		ok = !e.Exists() || e.IsNull()
+		ok = !e.Exists() || e.Kind() == abi.KindNull
 	}
 	// The shell tools report success even when the command failed; the
 	// exit code is the output's last line.

@@ -58,7 +58,7 @@ func (t *usageTotals) total() sdk.Usage {
 // the usage (not for an event with no figures).
 func (t *usageTotals) call(d abi.Value, out *sdk.Out) bool {
 	f := figures(d)
-	if f.IsZero() {
+	if f == (sdk.Usage{}) {
 		return false
 	}
 	t.any = true
@@ -74,7 +74,7 @@ func (t *usageTotals) shutdown(metrics abi.Value, out *sdk.Out) bool {
 	it := metrics.Iter()
 	for it.Next() {
 		f := figures(it.Value().Get("usage"))
-		if f.IsZero() {
+		if f == (sdk.Usage{}) {
 			continue
 		}
 		seen = true
@@ -90,7 +90,7 @@ func (t *usageTotals) shutdown(metrics abi.Value, out *sdk.Out) bool {
 		t.orphans = t.orphans.Plus(t.calls)
 	}
 	t.calls = sdk.Usage{}
-	t.any = t.any || seen || !t.orphans.IsZero()
+	t.any = t.any || seen || t.orphans != sdk.Usage{}
 	if t.any {
 		out.Usage(t.total(), sdk.ModeSet)
 	}

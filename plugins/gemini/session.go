@@ -34,7 +34,7 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 	for it.Next() {
 		out.Warn("gemini warning: " + it.Value().String())
 	}
-	if e := v.Get("error"); e.Exists() && !e.IsNull() {
+	if e := v.Get("error"); e.Exists() && e.Kind() != abi.KindNull {
 		out.Status(sdk.StatusError, errText(e), sdk.LevelTerminal)
 		return
 	}
@@ -266,10 +266,10 @@ func functionOutput(res abi.Value) (output, errS sdk.Str) {
 	it := res.Iter()
 	for it.Next() {
 		resp := it.Value().Path("functionResponse", "response")
-		if o := resp.Get("output"); o.Exists() && !o.IsNull() {
+		if o := resp.Get("output"); o.Exists() && o.Kind() != abi.KindNull {
 			parts = append(parts, o)
 		}
-		if e := resp.Get("error"); e.Exists() && !e.IsNull() && !errV.Exists() {
+		if e := resp.Get("error"); e.Exists() && e.Kind() != abi.KindNull && !errV.Exists() {
 			errV = e
 		}
 	}

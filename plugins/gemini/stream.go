@@ -65,7 +65,7 @@ func (n *normalizer) openMessage(ts abi.Value, out *sdk.Out) {
 func (n *normalizer) assistantText(v abi.Value, out *sdk.Out) {
 	c := v.Get("content")
 	if c.Kind() != abi.KindString {
-		if c.Exists() && !c.IsNull() {
+		if c.Exists() && c.Kind() != abi.KindNull {
 			out.Unmapped(sdk.S("message/non_string_content"))
 		}
 		return
@@ -209,7 +209,7 @@ func errorText(e sdk.Str, def string) sdk.Str {
 
 // input is a tool's arguments as JSON, {} when missing.
 func input(args abi.Value) sdk.Str {
-	if !args.Exists() || args.IsNull() {
+	if !args.Exists() || args.Kind() == abi.KindNull {
 		return sdk.S("{}")
 	}
 	return sdk.JSON(args)
@@ -304,7 +304,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 		CacheRead: sdk.IntOf(stats.Get("cached")),
 		Output:    sdk.IntOf(stats.Get("output_tokens")),
 	}
-	if u.IsZero() {
+	if u == (sdk.Usage{}) {
 		// Only the per-model figures: sum them.
 		it := stats.Get("models").Iter()
 		for it.Next() {

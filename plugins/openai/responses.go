@@ -488,7 +488,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 		// OpenAI listing an MCP server's tools for the model: not an
 		// action of the agent. A listing that failed is an error the
 		// provider reported.
-		if e := i.Get("error"); e.Exists() && !e.IsNull() {
+		if e := i.Get("error"); e.Exists() && e.Kind() != abi.KindNull {
 			msg := sdk.Text(e.Get("message"))
 			if msg.IsEmpty() {
 				msg = sdk.Text(e)
@@ -587,7 +587,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 
 // jsonOrUnset is v as JSON, unset when missing or null (not stated).
 func jsonOrUnset(v abi.Value) sdk.Str {
-	if v.IsNull() {
+	if v.Kind() == abi.KindNull {
 		return sdk.Str{}
 	}
 	return sdk.JSON(v)
