@@ -17,6 +17,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twasm/twasm/internal/durable"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
@@ -90,10 +91,28 @@ type Agent struct {
 
 	finished bool
 	fed      bool
+
+	// dir is the run's raw dir. syncDir fsyncs a directory, nil when the
+	// run's recorder never fsyncs (recorder.FsyncNever); newEntry says
+	// a file was created in dir (under errMu), whose entry Finish makes
+	// durable before the step's result names it.
+	dir      string
+	syncDir  func(dir string) error
+	newEntry bool
 }
 
 // Start begins capturing into step.
 func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, error) {
+	var syncDir func(string) error
+	if rec := step.Run().Recorder(); rec == nil || rec.Fsync() != recorder.FsyncNever {
+		syncDir = durable.SyncDir
+	}
+	return start(ctx, step, opts, syncDir)
+}
+
+// start is Start with the directory fsync to use (nil: none), which tests
+// watch.
+func start(ctx context.Context, step *lifecycle.Step, opts Options, syncDir func(string) error) (*Agent, error) {
 	if opts.Plugin == nil {
 		return nil, errors.New("capture: no plugin")
 	}
@@ -101,12 +120,12 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	runID := step.Run().RunID()
-	dir, err := rawDir(opts.Store, runID)
+	dir, err := rawDir(opts.Store, runID, syncDir)
 	if err != nil {
 		return nil, fmt.Errorf("capture: raw dir: %w", err)
 	}
 	base := rawBase(step)
-	a := &Agent{opts: opts, step: step, rawHash: sha256.New()}
+	a := &Agent{opts: opts, step: step, rawHash: sha256.New(), dir: dir, syncDir: syncDir}
 	if opts.ContinueRaw != "" {
 		if err := a.continueRaw(dir, runID, opts.ContinueRaw); err != nil {
 			return nil, err
@@ -117,6 +136,7 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 			return nil, fmt.Errorf("capture: raw capture: %w", err)
 		}
 		a.rawRel = filepath.ToSlash(filepath.Join("raw", runID, base+".raw"))
+		a.newEntry = true
 	}
 	a.errRel = filepath.ToSlash(filepath.Join("raw", runID, base+".stderr"))
 	a.inst, err = opts.Plugin.NewInstance(ctx)
@@ -295,15 +315,11 @@ func (a *Agent) FeedStderr(p []byte) error {
 		return nil
 	}
 	if a.errFile == nil {
-		dir, err := rawDir(a.opts.Store, a.step.Run().RunID())
-		if err != nil {
-			return err
-		}
-		f, err := os.OpenFile(filepath.Join(dir, filepath.Base(a.errRel)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		f, err := os.OpenFile(filepath.Join(a.dir, filepath.Base(a.errRel)), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {
 			return fmt.Errorf("capture: stderr capture: %w", err)
 		}
-		a.errFile = f
+		a.errFile, a.newEntry = f, true
 	}
 	if a.opts.Mask != nil {
 		a.errPend = append(a.errPend, p...)
@@ -342,8 +358,14 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 		errs = append(errs, fmt.Errorf("capture: close plugin instance: %w", err))
 	}
 	errs = append(errs, a.sink.closeAll(ctx))
-	if err := a.raw.Sync(); err != nil {
-		errs = append(errs, fmt.Errorf("capture: sync raw capture: %w", err))
+	// The captures and their entries in the raw dir are durable before
+	// the step's result names them (unless the recorder never fsyncs):
+	// a transcript that survives a crash never names a lost file.
+	doSync := a.syncDir != nil
+	if doSync {
+		if err := a.raw.Sync(); err != nil {
+			errs = append(errs, fmt.Errorf("capture: sync raw capture: %w", err))
+		}
 	}
 	errs = append(errs, a.raw.Close())
 	a.errMu.Lock()
@@ -353,7 +375,17 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 			_, werr := a.errFile.Write(a.opts.Mask(a.errPend))
 			errs = append(errs, werr)
 		}
+		if doSync {
+			if err := a.errFile.Sync(); err != nil {
+				errs = append(errs, fmt.Errorf("capture: sync stderr capture: %w", err))
+			}
+		}
 		errs = append(errs, a.errFile.Close())
+	}
+	if doSync && a.newEntry {
+		if err := a.syncDir(a.dir); err != nil {
+			errs = append(errs, fmt.Errorf("capture: %w", err))
+		}
 	}
 	a.errMu.Unlock()
 	if res == nil {
@@ -527,13 +559,14 @@ func statusErr(status, errText string) error {
 
 // rawDir returns the directory of a run's raw captures,
 // <root>/raw/<run-id>/ (recorder.Store's layout), after validating the
-// run id, creating it (and its parents) with mode 0700.
-func rawDir(store recorder.Store, runID string) (string, error) {
+// run id, creating it (and its parents) with mode 0700; syncDir, when not
+// nil, makes the entry of each directory created durable in its parent.
+func rawDir(store recorder.Store, runID string, syncDir func(string) error) (string, error) {
 	if err := runid.Valid(runID); err != nil {
 		return "", fmt.Errorf("recorder: raw dir: %w", err)
 	}
 	dir := filepath.Join(store.Root, "raw", runID)
-	if err := os.MkdirAll(dir, 0o700); err != nil {
+	if err := durable.MkdirAll(dir, 0o700, syncDir); err != nil {
 		return "", fmt.Errorf("recorder: raw dir: %w", err)
 	}
 	return dir, nil

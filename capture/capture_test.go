@@ -253,3 +253,79 @@ func TestCaptureFilterBatch(t *testing.T) {
 		assert.Equal(t, uint64(i+1), s, "gap-free seqs in file order")
 	}
 }
+
+// TestCaptureMakesRawEntriesDurable: a transcript that survives a crash
+// never names a raw capture whose directory entry was lost. Each directory
+// the capture creates is synced in its parent when it is created, and the
+// run's raw dir is synced once per step that created a file in it, before
+// the step's completion (which names the file) is written; with the
+// recorder's FsyncNever nothing is synced.
+func TestCaptureMakesRawEntriesDurable(t *testing.T) {
+	for name, policy := range map[string]recorder.FsyncPolicy{"boundary": recorder.FsyncOnBoundary, "always": recorder.FsyncAlways, "never": recorder.FsyncNever} {
+		t.Run(name, func(t *testing.T) {
+			ctx := context.Background()
+			store := recorder.NewStore(t.TempDir())
+			var synced []string
+			var runID string
+			step := func(ctx context.Context, r *lifecycle.Step, name, stderr string) error {
+				return r.Step(ctx, name, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+					a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin)})
+					if err != nil {
+						return err
+					}
+					// Watch the real syncs from here on.
+					syncDir := a.syncDir
+					if policy == recorder.FsyncNever {
+						assert.Nil(t, syncDir, "FsyncNever: no fsync")
+					} else {
+						require.NotNil(t, syncDir)
+					}
+					a.syncDir = func(dir string) error {
+						rel, err := filepath.Rel(store.Root, dir)
+						require.NoError(t, err)
+						synced = append(synced, name+":"+filepath.ToSlash(rel))
+						tr, err := os.ReadFile(filepath.Join(store.Root, "transcripts", runID+".jsonl"))
+						require.NoError(t, err)
+						assert.NotContains(t, string(tr), `"step_path":"`+name+`","type":"step.completed"`, "synced after the step's completion")
+						assert.NotContains(t, string(tr), a.rawRel, "the raw file is named before its entry is durable")
+						return syncDir(dir)
+					}
+					if syncDir == nil {
+						a.syncDir = nil
+					}
+					require.NoError(t, a.Feed(ctx, []byte(`{"t":"text","v":"hi"}`+"\n"+`{"t":"end"}`+"\n")))
+					require.NoError(t, a.FeedStderr([]byte(stderr)))
+					_, err = a.Finish(ctx, new(0))
+					return err
+				})
+			}
+			err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "cap", Recorder: recorder.Options{Fsync: policy}}, func(ctx context.Context, r *lifecycle.Step) error {
+				runID = r.Run().RunID()
+				// The directories a fresh storage lacks: synced in their parents.
+				var created []string
+				dir, err := rawDir(store, runID, func(dir string) error {
+					rel, err := filepath.Rel(store.Root, dir)
+					require.NoError(t, err)
+					created = append(created, filepath.ToSlash(rel))
+					return nil
+				})
+				require.NoError(t, err)
+				assert.Equal(t, []string{".", "raw"}, created, "raw/ in the root, <run-id>/ in raw/")
+				require.NoError(t, os.Remove(dir))
+				require.NoError(t, os.Remove(filepath.Dir(dir)))
+				if err := step(ctx, r, "one", ""); err != nil {
+					return err
+				}
+				return step(ctx, r, "two", "warning\n")
+			})
+			require.NoError(t, err)
+			if policy == recorder.FsyncNever {
+				assert.Empty(t, synced)
+				return
+			}
+			// One sync of the run's raw dir per step that created files in
+			// it (a raw capture, and a stderr capture too in "two").
+			assert.Equal(t, []string{"one:raw/" + runID, "two:raw/" + runID}, synced)
+		})
+	}
+}

@@ -46,6 +46,13 @@
 //     first feeds the part already archived to the plugin with its output
 //     dropped, so a call from the earlier part pairs with its result in
 //     the new one. Replay writes nothing, neither events nor raw bytes.
+//   - A transcript that survives a crash names no lost capture: unless
+//     the run's recorder never fsyncs (recorder.FsyncNever), the raw and
+//     stderr captures are fsynced, and so are their entries (the run's
+//     raw dir once per step that created a file in it, and the parent of
+//     each directory created, once), before the step's completion, which
+//     names them, is written; with FsyncNever flushing is left to the
+//     system.
 //   - stderr is kept, never parsed as provider output.
 //   - The step's final status follows spec 6.7 (the process exit code is
 //     passed to the normalizer, see package normalize), and the raw lines

@@ -195,7 +195,7 @@ func TestReadFrom(t *testing.T) {
 func TestRawDir(t *testing.T) {
 	store := recorder.NewStore(filepath.Join(t.TempDir(), "storage"))
 	id := "8f14e45f-ceea-467a-9575-3d8b4ee3a2b1"
-	dir, err := rawDir(store, id)
+	dir, err := rawDir(store, id, nil)
 	require.NoError(t, err)
 	assert.Equal(t, filepath.Join(store.Root, "raw", id), dir)
 	for _, p := range []string{filepath.Join(store.Root, "raw"), dir} {
@@ -204,7 +204,7 @@ func TestRawDir(t *testing.T) {
 		assert.Equal(t, 0o700|os.ModeDir, fi.Mode(), p)
 	}
 	for _, bad := range []string{"", "../etc", "8F14E45F-CEEA-467A-9575-3D8B4EE3A2B1"} {
-		_, err := rawDir(store, bad)
+		_, err := rawDir(store, bad, nil)
 		assert.ErrorIs(t, err, recorder.ErrInvalidRunID, bad)
 	}
 }

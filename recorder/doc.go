@@ -150,7 +150,13 @@
 //     of a killed writer is older than the file, never wrong: the next
 //     opener reads from it. A power loss keeps what was fsynced: every
 //     event with [FsyncAlways], completed steps with [FsyncOnBoundary]
-//     (the default), possibly nothing recent with [FsyncNever].
+//     (the default), possibly nothing recent with [FsyncNever]. Unless
+//     the policy is FsyncNever, Open makes the new file's entry durable
+//     (an fsync of its directory) and the entry of every directory it
+//     creates (an fsync of the parent, once per directory created), and
+//     package capture does the same for the raw captures a step names
+//     ([Recorder.Fsync]) before the step's completion is written: a
+//     transcript that survives a power loss never names a lost file.
 //   - Full disk or I/O error: Record returns the real error (ENOSPC,
 //     EIO), the partial lines are truncated away and no seq is consumed,
 //     so the series stays gap-free and the caller may retry. A failed

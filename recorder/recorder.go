@@ -20,6 +20,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
+	"github.com/twasm/twasm/internal/durable"
 	"github.com/twasm/twasm/internal/fanout"
 	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/internal/oneopt"
@@ -218,7 +219,13 @@ func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, 
 	// then rejected as not regular (the flag is harmless on regular files).
 	flags := os.O_APPEND | os.O_WRONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
 	if !o.noCreate {
-		if err := os.MkdirAll(dir, 0o700); err != nil {
+		// A directory created here is made durable in its parent, as the
+		// file's own entry is below (internal/durable).
+		var sync func(string) error
+		if o.fsync != FsyncNever {
+			sync = durable.SyncDir
+		}
+		if err := durable.MkdirAll(dir, 0o700, sync); err != nil {
 			return nil, fmt.Errorf("recorder: open %s: %w", path, err)
 		}
 		flags |= os.O_CREATE
@@ -252,9 +259,9 @@ func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, 
 	}
 	if o.fsync != FsyncNever && !o.noCreate {
 		// Make the directory entry of a new file durable too.
-		if err := syncDir(dir); err != nil {
+		if err := durable.SyncDir(dir); err != nil {
 			r.unlockFile()
-			return nil, errors.Join(err, wf.Close(), rf.Close())
+			return nil, errors.Join(fmt.Errorf("recorder: %w", err), wf.Close(), rf.Close())
 		}
 	}
 	r.fan = fanout.New[transcript.Event](fanout.WithBufferSize(o.bufSize), fanout.WithLogger(o.logger))
@@ -293,21 +300,6 @@ func (r *Recorder) checkFiles() error {
 	}
 	if !os.SameFile(wi, ri) {
 		return fmt.Errorf("recorder: open %s: the path was replaced while opening", r.path)
-	}
-	return nil
-}
-
-func syncDir(dir string) error {
-	d, err := os.Open(dir)
-	if err != nil {
-		return fmt.Errorf("recorder: sync dir %s: %w", dir, err)
-	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
-		err = cerr
-	}
-	if err != nil {
-		return fmt.Errorf("recorder: sync dir %s: %w", dir, err)
 	}
 	return nil
 }
@@ -798,6 +790,10 @@ func (r *Recorder) repairsMade() []tornRepair {
 	defer r.mu.Unlock()
 	return slices.Clone(r.repairs)
 }
+
+// Fsync returns the recorder's fsync policy, which a writer of files the
+// transcript names (package capture's raw captures) follows too.
+func (r *Recorder) Fsync() FsyncPolicy { return r.opts.fsync }
 
 // Path returns the transcript path.
 func (r *Recorder) Path() string { return r.path }

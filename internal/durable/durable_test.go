@@ -1,0 +1,65 @@
+package durable
+
+import (
+	"errors"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+func TestMkdirAllSyncsTheParentOfEveryDirectoryItCreates(t *testing.T) {
+	root := t.TempDir()
+	tests := []struct {
+		name     string
+		existing string // made before, without syncs
+		dir      string
+		want     []string // the directories synced, in order
+	}{
+		{"all new", "", "a/b/c", []string{".", "a", "a/b"}},
+		{"parent exists", "a/b", "a/b/c", []string{"a/b"}},
+		{"all exist", "a/b/c", "a/b/c", nil},
+		{"two new under an existing one", "a", "a/b/c", []string{"a", "a/b"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			base := filepath.Join(root, tt.name)
+			require.NoError(t, os.Mkdir(base, 0o700))
+			if tt.existing != "" {
+				require.NoError(t, os.MkdirAll(filepath.Join(base, tt.existing), 0o700))
+			}
+			var synced []string
+			sync := func(dir string) error {
+				rel, err := filepath.Rel(base, dir)
+				require.NoError(t, err)
+				synced = append(synced, rel)
+				return SyncDir(dir) // the real fsync: the directory must exist
+			}
+			require.NoError(t, MkdirAll(filepath.Join(base, tt.dir), 0o700, sync))
+			fi, err := os.Stat(filepath.Join(base, tt.dir))
+			require.NoError(t, err)
+			require.True(t, fi.IsDir())
+			require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
+			require.Equal(t, tt.want, synced)
+		})
+	}
+}
+
+func TestMkdirAllWithoutSyncAndErrors(t *testing.T) {
+	root := t.TempDir()
+	require.NoError(t, MkdirAll(filepath.Join(root, "x/y"), 0o700, nil))
+	require.DirExists(t, filepath.Join(root, "x/y"))
+
+	file := filepath.Join(root, "file")
+	require.NoError(t, os.WriteFile(file, nil, 0o600))
+	require.Error(t, MkdirAll(file, 0o700, nil), "a file where the directory goes")
+	require.Error(t, MkdirAll(filepath.Join(file, "sub"), 0o700, nil), "a file where a parent goes")
+
+	boom := errors.New("boom")
+	err := MkdirAll(filepath.Join(root, "z"), 0o700, func(string) error { return boom })
+	require.ErrorIs(t, err, boom, "a failed fsync is reported")
+
+	require.Error(t, SyncDir(filepath.Join(root, "missing")))
+	require.NoError(t, SyncDir(root))
+}
