@@ -2,8 +2,10 @@ package host
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"testing"
+	"time"
 
 	"github.com/twasm/twasm/internal/testing/echoplugin"
 	"github.com/twasm/twasm/internal/wire"
@@ -129,5 +131,46 @@ func BenchmarkInstantiate(b *testing.B) {
 			b.Fatal(err)
 		}
 		m.close(ctx)
+	}
+}
+
+// BenchmarkStopLatency measures how late a call is stopped past its time
+// limit (host doc: within a few milliseconds of the deadline plus the
+// longest single instruction or host call), for guests that spin, fill
+// 64 MiB of memory a pass, or loop on empty outputs, in both ways an
+// external plugin is stopped. Tests assert that a guest is stopped, and
+// with which error; how soon is this benchmark's to say.
+func BenchmarkStopLatency(b *testing.B) {
+	const timeout = 20 * time.Millisecond
+	ctx := context.Background()
+	for _, mode := range stopModes {
+		for _, cmd := range []string{"spin", "fill", "outloop"} {
+			b.Run(mode.name+"/"+cmd, func(b *testing.B) {
+				rt := newRuntime(b, set(faultOptions(), func(o *Options) { o.CallTimeout = timeout; o.MemoryLimit = 256 << 20 }))
+				p := loadAs(b, rt, "misbehave", mode.wasm)
+				var late, worst time.Duration
+				for i := 0; i < b.N; i++ {
+					in, err := p.newInstance(ctx)
+					if err != nil {
+						b.Fatal(err)
+					}
+					if err := in.Begin(ctx, abi.BeginOptions{}); err != nil {
+						b.Fatal(err)
+					}
+					start := time.Now()
+					_, err = in.Feed(ctx, batch(1, cmd))
+					d := time.Since(start) - timeout
+					in.Close(ctx)
+					if !errors.Is(err, errTimeout) {
+						b.Fatalf("%s: %v", cmd, err)
+					}
+					late += d
+					worst = max(worst, d)
+				}
+				b.ReportMetric(float64(late.Microseconds())/1e3/float64(b.N), "ms-late/op")
+				b.ReportMetric(float64(worst.Microseconds())/1e3, "ms-late-max")
+				b.ReportMetric(0, "ns/op")
+			})
+		}
 	}
 }

