@@ -131,7 +131,10 @@ func (n *normalizer) model(v abi.Value, out *sdk.Out) {
 
 func (n *normalizer) newKey(prefix string) sdk.Str {
 	n.nkeys++
-	return sdk.S(prefix + itoa(int64(n.nkeys)))
+	// One allocation (the string): prefix + itoa made three.
+	var buf [32]byte
+	b := append(buf[:0], prefix...)
+	return sdk.S(string(pad(b, int64(n.nkeys), 1)))
 }
 
 // text handles a line that is not JSON: SSE framing, the [DONE] marker,

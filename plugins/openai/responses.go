@@ -99,18 +99,57 @@ func (n *normalizer) current(out *sdk.Out) *resp {
 func (n *normalizer) itemFor(id string, typ string, out *sdk.Out) *item {
 	if it := n.items[id]; it != nil && id != "" {
 		if it.typ == "" {
-			it.typ = strings.Clone(typ)
+			it.typ = itemType(typ)
 		}
 		return it
 	}
 	r := n.current(out)
-	it := &item{id: strings.Clone(id), typ: strings.Clone(typ), r: r}
+	it := &item{id: strings.Clone(id), typ: itemType(typ), r: r}
 	if id == "" {
 		it.id = "#" + itoa(int64(len(n.items)))
 	}
 	n.items[it.id] = it
 	r.items = append(r.items, it)
 	return it
+}
+
+// itemType returns an output item's type to keep: the literal for the
+// types the API documents (no copy), a copy of any other (t may alias
+// the line).
+func itemType(t string) string {
+	switch t {
+	case "message":
+		return "message"
+	case "reasoning":
+		return "reasoning"
+	case "function_call":
+		return "function_call"
+	case "custom_tool_call":
+		return "custom_tool_call"
+	case "web_search_call":
+		return "web_search_call"
+	case "file_search_call":
+		return "file_search_call"
+	case "code_interpreter_call":
+		return "code_interpreter_call"
+	case "mcp_call":
+		return "mcp_call"
+	case "mcp_approval_request":
+		return "mcp_approval_request"
+	case "mcp_list_tools":
+		return "mcp_list_tools"
+	case "image_generation_call":
+		return "image_generation_call"
+	case "local_shell_call":
+		return "local_shell_call"
+	case "shell_call":
+		return "shell_call"
+	case "apply_patch_call":
+		return "apply_patch_call"
+	case "computer_call":
+		return "computer_call"
+	}
+	return strings.Clone(t)
 }
 
 // slotFor returns the block of (item, part), allocating the next slot of
