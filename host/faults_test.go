@@ -7,6 +7,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -191,6 +192,10 @@ func TestLogIsRateLimited(t *testing.T) {
 	h := &captureHandler{}
 	rt := newRuntime(t, set(faultOptions(), func(o *Options) { o.Logger = slog.New(h); o.LogRate = 5 }))
 	p := load(t, rt, "misbehave", false)
+	// The limiter's clock moves only when the test says, so no load on
+	// the machine splits the first burst across two windows.
+	var clock atomic.Int64
+	p.logs.now = func() time.Time { return time.Unix(0, clock.Load()) }
 	ctx := context.Background()
 	in := begin(t, p, abi.BeginOptions{})
 	if _, err := in.Feed(ctx, batch(1, "log 100")); err != nil {
@@ -199,8 +204,15 @@ func TestLogIsRateLimited(t *testing.T) {
 	if n := h.count("message "); n != 5 {
 		t.Fatalf("%d messages logged, want 5", n)
 	}
-	time.Sleep(1100 * time.Millisecond)
+	clock.Add(int64(999 * time.Millisecond))
 	if _, err := in.Feed(ctx, batch(2, "log 1")); err != nil {
+		t.Fatal(err)
+	}
+	if n := h.count("message "); n != 5 || h.count("dropped") != 0 {
+		t.Fatalf("within the window: %q", h.msgs)
+	}
+	clock.Add(int64(time.Millisecond))
+	if _, err := in.Feed(ctx, batch(3, "log 1")); err != nil {
 		t.Fatal(err)
 	}
 	if h.count("dropped") != 1 || h.count("message ") != 6 {

@@ -158,7 +158,7 @@ func hostLog(ctx context.Context, mod api.Module, stack []uint64) {
 	ptr, n := api.DecodeU32(stack[1]), api.DecodeU32(stack[2])
 	b := c.read(mod, wire.ImportLog, ptr, n)
 	p := c.m.p
-	ok, dropped := p.logs.allow(time.Now())
+	ok, dropped := p.logs.allow()
 	logger := p.rt.s.logger
 	if dropped > 0 {
 		logger.Warn("twasm host: plugin log messages dropped (rate limit)", "plugin", p.name(), "dropped", dropped)

@@ -51,7 +51,7 @@ func newPlugin(rt *Runtime, wrt wazero.Runtime, compiled wazero.CompiledModule, 
 	// runtime is stopped through its context.
 	p := &Plugin{rt: rt, wrt: wrt, compiled: compiled, src: src, sha256: sum,
 		timeout: rt.s.callTimeout, interrupt: wrt == rt.trusted}
-	p.logs.rate = rt.s.logRate
+	p.logs.rate, p.logs.now = rt.s.logRate, time.Now
 	// No WithFS, WithEnv or WithArgs: a plugin has no file system, no
 	// environment and no arguments. Stdout stays io.Discard; stderr is
 	// set per instance. Real clocks: wazero's default fake clock keeps
@@ -258,6 +258,7 @@ func (p *Plugin) disabledError() error {
 // counts the rest, so a plugin cannot flood the host's log.
 type logLimiter struct {
 	rate    int
+	now     func() time.Time // time.Now; tests move a clock of their own
 	mu      sync.Mutex
 	window  time.Time
 	n       int
@@ -266,9 +267,10 @@ type logLimiter struct {
 
 // allow reports whether a message may be logged now, and how many were
 // dropped in the window that just ended (to be reported once).
-func (l *logLimiter) allow(now time.Time) (ok bool, dropped int) {
+func (l *logLimiter) allow() (ok bool, dropped int) {
 	l.mu.Lock()
 	defer l.mu.Unlock()
+	now := l.now()
 	if now.Sub(l.window) >= time.Second {
 		dropped = l.dropped
 		l.window, l.n, l.dropped = now, 0, 0
