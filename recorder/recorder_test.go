@@ -807,3 +807,25 @@ func TestAccessors(t *testing.T) {
 		t.Fatal("the feed is open after stop")
 	}
 }
+
+// Fsync reports the policy the recorder was opened with (the default is
+// FsyncOnBoundary), which package capture follows for the raw captures.
+func TestFsyncReportsThePolicy(t *testing.T) {
+	for _, tt := range []struct {
+		opts Options
+		want FsyncPolicy
+	}{
+		{Options{}, FsyncOnBoundary},
+		{Options{Fsync: FsyncNever}, FsyncNever},
+		{Options{Fsync: FsyncAlways}, FsyncAlways},
+	} {
+		r, st, _ := openTemp(t, tt.opts)
+		if got := r.Fsync(); got != tt.want {
+			t.Errorf("Fsync() = %v, want %v", got, tt.want)
+		}
+		// Open made transcripts/ itself, and its entry in the root.
+		if fi, err := os.Stat(filepath.Join(st.Root, "transcripts")); err != nil || fi.Mode().Perm() != 0o700 {
+			t.Errorf("transcripts dir: %v, %v", fi, err)
+		}
+	}
+}
