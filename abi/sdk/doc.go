@@ -20,7 +20,7 @@
 //
 // built with TinyGo or with standard Go, naming the entry point's package:
 //
-//	tinygo build -target=wasip1 -buildmode=c-shared -opt=2 -scheduler=none -no-debug -panic=trap -o p.wasm ./wasm
+//	tinygo build -target=wasip1 -buildmode=c-shared -opt=2 -scheduler=none -no-debug -panic=trap [-tags=twasm.boundarygc] -o p.wasm ./wasm
 //	GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared -trimpath -o p.wasm ./wasm
 //
 // Registration happens in init because a reactor's main is never run.
@@ -37,6 +37,14 @@
 // counted as failed, the stream goes on with a fresh instance), only the
 // panic's text is lost. -panic=trap drops the message TinyGo would print
 // to stdout, which the sandbox discards anyway.
+//
+// -tags=twasm.boundarygc, with the TinyGo runtime .ci/install-tinygo
+// patches, collects garbage only at the end of each export, where no Go
+// frame holds a pointer the globals do not; the runtime then scans no
+// stack and the compiler keeps no shadow stack of pointers, which made the
+// bundled plugins about 1.7x faster (opt-in for now; RATIONALE.md). With a
+// stock TinyGo leave the tag out: the runtime ignores it and the SDK would
+// collect at every call's end.
 //
 // This is what a plugin author depends on, with abi: both import only the
 // standard library and internal/wire (the tapes and the record encoding),

@@ -38,6 +38,7 @@ func finish(status wire.Status, msg string) uint32 {
 		b := []byte(msg)
 		hostFail(ptrOf(b), uint32(len(b)))
 	}
+	collect()
 	return uint32(status)
 }
 
