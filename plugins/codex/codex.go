@@ -48,6 +48,11 @@ type normalizer struct {
 	// message and tool call were reported (begin and approval request
 	// events of one call give one).
 	legacyCalls map[string]bool
+	// agents indexes by thread id the sub-agents a collab_tool_call
+	// spawned (agentList, in order). Never assigned to by a view of the
+	// line: a map assignment stores the key it is given.
+	agents    map[string]int
+	agentList []subAgent
 	// nkeys numbers the messages of formats without message ids; keys
 	// holds the keys from number keysFrom on (keyEnds delimit them),
 	// written by fillKeys into keyBuf.

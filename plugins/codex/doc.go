@@ -77,6 +77,20 @@
 // call with error:null reports the text of its result content as the
 // error; an MCP error that says it timed out is cancelled.
 //
+// Sub-agents (spec §6.10). exec-json streams only the parent thread: a
+// collab_tool_call (spawn_agent, wait, send_input, close_agent) is a tool
+// call, and each sub-agent thread a spawn_agent names
+// (receiver_thread_ids) is a scope linked to that call, whose child run
+// holds the spawn's prompt (message.user), the final message a later
+// call reports for it (agents_states[thread].message) and its status:
+// completed ok, errored or not_found error, shutdown or interrupted
+// cancelled. The sub-agent's own messages and tool calls are in its own
+// thread, not in this stream. A sub-agent first seen in a call's
+// agents_states (spawned before a resumed stream) opens there, unnamed;
+// one whose outcome never came is closed incomplete when the turn ends.
+// Rollouts are not followed yet: a sub-agent writes a rollout of its
+// own, the parent's spawn_agent function_call is a tool call like any,
+// and its collab_* event messages are counted unmapped.//
 // Model. exec-json names none; the legacy config echo and
 // session_configured do; a rollout's turn_context states each turn's
 // model, and the step's model is the latest (a /model switch mid-session

@@ -14,6 +14,8 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 		// Item ids restart with every thread.
 		clear(n.items)
 		clear(n.legacyCalls)
+		clear(n.agents)
+		n.agentList = n.agentList[:0]
 		out.Meta(sdk.Meta{SessionID: sdk.Text(root.Get("thread_id"))})
 	case "turn.started":
 		// The first turn of a stream changes nothing: a marker.
@@ -24,8 +26,10 @@ func (n *normalizer) exec(out *sdk.Out, root, typ abi.Value) {
 		// The usage is the thread's running total, not this turn's:
 		// replace, never add, and sum across a restart.
 		n.usage.total(out, root.Get("usage"), abi.Value{})
+		n.closeAgents(out)
 		n.finish(out, sdk.StatusOK, sdk.Str{})
 	case "turn.failed":
+		n.closeAgents(out)
 		n.finish(out, sdk.StatusError, strOr(errorText(root.Path("error", "message")), "turn failed"))
 	case "error":
 		// Top-level errors are not fatal by themselves ("Reconnecting...
@@ -193,6 +197,7 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 			r := sdk.ToolResult{CallID: key, Output: sdk.JSON(item.Get("agents_states"))}
 			settle(&r, outcome{status: nativeStatus(item.Get("status"))}, sdk.Str{}, nil)
 			out.ToolResult(r)
+			n.collab(out, key, item)
 		}
 	case "error":
 		// A non-fatal error item (a warning the CLI surfaces).
