@@ -21,13 +21,12 @@ BENCHCOUNT ?= 5
 #   -no-debug         no DWARF: smaller modules, faster compilation-cache loads
 #   -panic=trap       a panic traps without printing (TinyGo has no recover on
 #                     wasm: the host discards the instance either way)
-# Not yet in the default: -tags=twasm.boundarygc collects garbage only between
-# calls, with no stack scan and so no shadow stack of pointers (about 1.7x faster
-# plugins; .ci/install-tinygo patches the runtime for it; RATIONALE.md says why it
-# waits): make TINYGO_FLAGS='-opt=2 -scheduler=none -no-debug -panic=trap -tags=twasm.boundarygc'
+#   -tags=twasm.boundarygc  collect garbage only between calls, with no stack
+#                     scan and so no shadow stack of pointers: about 1.7x faster
+#                     plugins (.ci/install-tinygo patches the runtime; RATIONALE.md)
 WASM_TOOLCHAIN ?= tinygo
 TINYGO       ?= $(shell .ci/install-tinygo --path)
-TINYGO_FLAGS ?= -opt=2 -scheduler=none -no-debug -panic=trap
+TINYGO_FLAGS ?= -opt=2 -scheduler=none -no-debug -panic=trap -tags=twasm.boundarygc
 # Tests and benchmarks that build plugins themselves (internal/tools/wasmbuild)
 # use the same compiler and flags.
 export WASM_TOOLCHAIN TINYGO TINYGO_FLAGS

@@ -42,7 +42,7 @@
 // patches, collects garbage only at the end of each export, where no Go
 // frame holds a pointer the globals do not; the runtime then scans no
 // stack and the compiler keeps no shadow stack of pointers, which made the
-// bundled plugins about 1.7x faster (opt-in for now; RATIONALE.md). With a
+// bundled plugins about 1.7x faster (RATIONALE.md). With a
 // stock TinyGo leave the tag out: the runtime ignores it and the SDK would
 // collect at every call's end.
 //
