@@ -44,7 +44,9 @@
 // stack and the compiler keeps no shadow stack of pointers, which made the
 // bundled plugins about 1.7x faster (RATIONALE.md). With a
 // stock TinyGo leave the tag out: the runtime ignores it and the SDK would
-// collect at every call's end.
+// collect at every call's end. Under the tag a plugin must never call
+// runtime.GC itself: the runtime scans no stack, so a collection inside a
+// call would free what only that call's frames hold.
 //
 // This is what a plugin author depends on, with abi: both import only the
 // standard library and internal/wire (the tapes and the record encoding),
