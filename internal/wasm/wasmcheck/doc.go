@@ -1,0 +1,35 @@
+// Package wasmcheck checks the structure of an untrusted WebAssembly
+// module before a full decoder (wazero's) sees it.
+//
+// # Model
+//
+// wazero's decoder reserves memory for what a module claims before it
+// reads it: a slice for every element segment an element section counts, a
+// buffer of a custom section's declared size, the locals a function
+// declares. A 23-byte file whose element section claims 2^32-1 segments
+// made it ask for hundreds of GiB, and the Go runtime aborted the process
+// ("fatal error: runtime: out of memory"), which no recover can catch.
+// [Check] walks the module's sections, and inside them every vector whose
+// count or length a decoder would allocate for, and refuses a module whose
+// claims do not fit in the bytes that follow them or break the limits
+// below, before wazero allocates anything.
+//
+// # Invariants
+//
+//   - Check never panics and allocates nothing proportional to a claim,
+//     only to the number of sections.
+//   - A module Check accepts makes every count a decoder allocates for at
+//     most the bytes that hold its items (each item takes at least one
+//     byte) and at most the limits below, so what wazero reserves is
+//     bounded by a small multiple of the file's size.
+//   - Check is a structural pre-filter, not a validator: it accepts
+//     modules wazero will refuse, and refuses what it cannot read (an
+//     unknown section, element or data form, constant-expression opcode).
+//
+// The module is read with internal/wasm/wasmbin, as wasminterrupt reads
+// it.
+//
+// The limits are those of the JavaScript engines' WebAssembly embeddings
+// (V8, SpiderMonkey), or lower where they are absurdly high for a plugin;
+// real modules, Go's and TinyGo's included, are far below them.
+package wasmcheck
