@@ -4,8 +4,9 @@ import (
 	"bytes"
 	"errors"
 	"fmt"
-	"strconv"
 	"unicode/utf8"
+
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // ErrBadJSON is wrapped by the JSON helpers of this package on malformed
@@ -117,55 +118,37 @@ func appendUnquoted(dst, quoted []byte, surrogateEscape bool) ([]byte, error) {
 			continue
 		}
 		dst = append(dst, s[start:i]...)
-		if i+1 >= len(s) {
-			return dst, fmt.Errorf("%w: string ends inside an escape", ErrBadJSON)
-		}
-		switch e := s[i+1]; e {
-		case '"', '\\', '/':
-			dst = append(dst, e)
-			i += 2
-		case 'b':
-			dst = append(dst, '\b')
-			i += 2
-		case 'f':
-			dst = append(dst, '\f')
-			i += 2
-		case 'n':
-			dst = append(dst, '\n')
-			i += 2
-		case 'r':
-			dst = append(dst, '\r')
-			i += 2
-		case 't':
-			dst = append(dst, '\t')
-			i += 2
-		case 'u':
-			r, ok := hex4(s, i+2)
-			if !ok {
-				return dst, fmt.Errorf("%w: bad \\u escape", ErrBadJSON)
-			}
-			i += 6
-			switch {
-			case r >= 0xd800 && r < 0xdc00:
-				if r2, ok := hex4(s, i+2); ok && i+1 < len(s) && s[i] == '\\' && s[i+1] == 'u' && r2 >= 0xdc00 && r2 < 0xe000 {
-					dst = utf8.AppendRune(dst, 0x10000+(r-0xd800)<<10+(r2-0xdc00))
-					i += 6
-				} else {
-					dst = appendWTF8(dst, r)
-				}
-			case surrogateEscape && r >= 0xdc80 && r <= 0xdcff:
+		if surrogateEscape && i+1 < len(s) && s[i+1] == 'u' {
+			if r, ok := wire.Hex4(s, i+2); ok && r >= 0xdc80 && r <= 0xdcff {
+				// twasm's encoding of the raw byte 0x80..0xff (a low
+				// surrogate can never begin a pair).
 				dst = append(dst, byte(r-0xdc00))
-			case r >= 0xdc00 && r < 0xe000:
-				dst = appendWTF8(dst, r)
-			default:
-				dst = utf8.AppendRune(dst, r)
+				i += 6
+				start = i
+				continue
 			}
-		default:
-			return dst, fmt.Errorf("%w: bad escape \\%c", ErrBadJSON, e)
 		}
+		b, n, next, ok := wire.UnescapeOne(s, i)
+		if !ok {
+			return dst, escapeError(s, i)
+		}
+		dst = append(dst, b[:n]...)
+		i = next
 		start = i
 	}
 	return append(dst, s[start:]...), nil
+}
+
+// escapeError says what is wrong with the escape at s[i], which
+// wire.UnescapeOne refused.
+func escapeError(s []byte, i int) error {
+	switch {
+	case i+1 >= len(s):
+		return fmt.Errorf("%w: string ends inside an escape", ErrBadJSON)
+	case s[i+1] == 'u':
+		return fmt.Errorf("%w: bad \\u escape", ErrBadJSON)
+	}
+	return fmt.Errorf("%w: bad escape \\%c", ErrBadJSON, s[i+1])
 }
 
 // AppendUnquotedJSON appends the bytes a JSON string literal written by
@@ -185,22 +168,6 @@ func AppendUnquotedJSON(dst, quoted []byte) ([]byte, error) {
 func Unquote(quoted []byte) (string, error) {
 	b, err := AppendUnquoted(nil, quoted)
 	return string(b), err
-}
-
-func hex4(s []byte, at int) (rune, bool) {
-	if at+4 > len(s) {
-		return 0, false
-	}
-	v, err := strconv.ParseUint(string(s[at:at+4]), 16, 32)
-	if err != nil {
-		return 0, false
-	}
-	return rune(v), true
-}
-
-// appendWTF8 encodes a surrogate code point as three bytes, as WTF-8 does.
-func appendWTF8(dst []byte, r rune) []byte {
-	return append(dst, byte(0xe0|r>>12), byte(0x80|(r>>6)&0x3f), byte(0x80|r&0x3f))
 }
 
 // AppendCompactJSON appends src, which must be one JSON value, to dst in

@@ -338,7 +338,7 @@ func (b *tapeBuilder) str(i int) (int, bool) {
 			case '"', '\\', '/', 'b', 'f', 'n', 'r', 't':
 				j += 2
 			case 'u':
-				if _, ok := hex4(s, j+2); !ok {
+				if _, ok := Hex4(s, j+2); !ok {
 					return i, false
 				}
 				j += 6

@@ -4,8 +4,8 @@ import "unicode/utf8"
 
 // Unescape decodes JSON string contents (without the quotes) as any JSON parser does: every
 // \uXXXX escape is the code point it names, a lone surrogate kept as its
-// WTF-8 bytes. It mirrors internal/jsonstr.AppendUnquotedJSON without importing
-// it, to keep plugin builds small. A provider's lone \udc80-\udcff is a
+// WTF-8 bytes. internal/jsonstr decodes escapes with UnescapeOne too, so
+// the host and the plugins read a JSON escape one way. A provider's lone \udc80-\udcff is a
 // code point here, never the raw byte that twasm's transcript encoding
 // means by the same escape, so the two stay apart in the transcript.
 func Unescape(dst, s []byte) ([]byte, bool) {
@@ -16,7 +16,7 @@ func Unescape(dst, s []byte) ([]byte, bool) {
 			i++
 			continue
 		}
-		b, n, next, ok := unescapeOne(s, i)
+		b, n, next, ok := UnescapeOne(s, i)
 		if !ok {
 			return dst, false
 		}
@@ -26,10 +26,10 @@ func Unescape(dst, s []byte) ([]byte, bool) {
 	return dst, true
 }
 
-// unescapeOne decodes the escape at s[i] (a backslash): its n bytes of
+// UnescapeOne decodes the escape at s[i] (a backslash): its n bytes of
 // output in b and the offset after it. The output comes back by value so
 // that a caller comparing it (UnescapedEquals) allocates nothing.
-func unescapeOne(s []byte, i int) (b [4]byte, n, next int, ok bool) {
+func UnescapeOne(s []byte, i int) (b [4]byte, n, next int, ok bool) {
 	if i+1 >= len(s) {
 		return b, 0, i, false
 	}
@@ -47,13 +47,13 @@ func unescapeOne(s []byte, i int) (b [4]byte, n, next int, ok bool) {
 	case 't':
 		b[0] = '\t'
 	case 'u':
-		r, ok := hex4(s, i+2)
+		r, ok := Hex4(s, i+2)
 		if !ok {
 			return b, 0, i, false
 		}
 		i += 6
 		if r >= 0xd800 && r < 0xdc00 && i+6 <= len(s) && s[i] == '\\' && s[i+1] == 'u' {
-			if r2, ok := hex4(s, i+2); ok && r2 >= 0xdc00 && r2 < 0xe000 {
+			if r2, ok := Hex4(s, i+2); ok && r2 >= 0xdc00 && r2 < 0xe000 {
 				n = utf8.EncodeRune(b[:], 0x10000+(r-0xd800)<<10+(r2-0xdc00))
 				return b, n, i + 6, true
 			}
@@ -88,7 +88,7 @@ func UnescapedEquals(s []byte, key string) bool {
 			i++
 			continue
 		}
-		b, n, next, ok := unescapeOne(s, i)
+		b, n, next, ok := UnescapeOne(s, i)
 		if !ok || len(key)-k < n {
 			return false
 		}
@@ -103,7 +103,8 @@ func UnescapedEquals(s []byte, key string) bool {
 	return k == len(key)
 }
 
-func hex4(s []byte, at int) (rune, bool) {
+// Hex4 reads the four hex digits of a \u escape at s[at:].
+func Hex4(s []byte, at int) (rune, bool) {
 	if at+4 > len(s) {
 		return 0, false
 	}

@@ -1,4 +1,4 @@
-package wire
+package wire_test
 
 import (
 	"testing"
@@ -8,6 +8,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/internal/jsonstr"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // TestUnescapeMatchesTranscript checks that Unescape decodes exactly as
@@ -22,33 +23,33 @@ func TestUnescapeMatchesTranscript(t *testing.T) {
 		`\ud83d\u12`, `abc\`, `\ud83d\`, `\ud83d\ude0`,
 	}
 	for _, c := range cases {
-		got, ok := Unescape(nil, []byte(c))
+		got, ok := wire.Unescape(nil, []byte(c))
 		want, err := jsonstr.AppendUnquotedJSON(nil, []byte(`"`+c+`"`))
 		assert.Equal(t, err == nil, ok, "%q", c)
 		if ok {
 			assert.Equal(t, want, got, "%q", c)
 		}
 		// The compare that abi.Value.Is and Get make on escaped strings agrees.
-		assert.Equal(t, ok, UnescapedEquals([]byte(c), string(got)), "%q", c)
+		assert.Equal(t, ok, wire.UnescapedEquals([]byte(c), string(got)), "%q", c)
 		if ok && len(got) > 0 {
-			assert.False(t, UnescapedEquals([]byte(c), string(got[:len(got)-1])), "%q shorter", c)
-			assert.False(t, UnescapedEquals([]byte(c), string(got)+"x"), "%q longer", c)
+			assert.False(t, wire.UnescapedEquals([]byte(c), string(got[:len(got)-1])), "%q shorter", c)
+			assert.False(t, wire.UnescapedEquals([]byte(c), string(got)+"x"), "%q longer", c)
 		}
 	}
 	// A provider's \udc80-\udcff are lone surrogates like any other (their
 	// WTF-8 bytes), not the raw bytes twasm's transcript encoding means by
 	// them: written back, they stay distinct from a raw invalid byte.
-	got, ok := Unescape(nil, []byte(`a\udcff\udc80`))
+	got, ok := wire.Unescape(nil, []byte(`a\udcff\udc80`))
 	require.True(t, ok)
 	assert.Equal(t, []byte{'a', 0xed, 0xb3, 0xbf, 0xed, 0xb2, 0x80}, got)
 	assert.Equal(t, `"a\udced\udcb3\udcbf\udced\udcb2\udc80"`, string(jsonstr.AppendQuoted(nil, string(got))))
 	assert.Equal(t, `"a\udcff\udc80"`, string(jsonstr.AppendQuoted(nil, "a\xff\x80")))
 	// A valid pair is one rune.
-	got, _ = Unescape(nil, []byte(`\ud83d\ude00`))
+	got, _ = wire.Unescape(nil, []byte(`\ud83d\ude00`))
 	assert.Equal(t, "😀", string(got))
 	assert.True(t, utf8.Valid(got))
 	// dst is appended to.
-	got, _ = Unescape([]byte("x"), []byte(`y`))
+	got, _ = wire.Unescape([]byte("x"), []byte(`y`))
 	assert.Equal(t, "xy", string(got))
 }
 
@@ -57,7 +58,7 @@ func FuzzUnescape(f *testing.F) {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, s []byte) {
-		got, ok := Unescape(nil, s)
+		got, ok := wire.Unescape(nil, s)
 		q := append(append([]byte{'"'}, s...), '"')
 		want, err := jsonstr.AppendUnquotedJSON(nil, q)
 		if ok != (err == nil) {
@@ -66,10 +67,10 @@ func FuzzUnescape(f *testing.F) {
 		if ok && string(got) != string(want) {
 			t.Fatalf("%q: %q != %q", s, got, want)
 		}
-		if ok != UnescapedEquals(s, string(got)) {
+		if ok != wire.UnescapedEquals(s, string(got)) {
 			t.Fatalf("%q: UnescapedEquals disagrees with Unescape (%q)", s, got)
 		}
-		if ok && len(got) > 0 && UnescapedEquals(s, string(got[:len(got)-1])) {
+		if ok && len(got) > 0 && wire.UnescapedEquals(s, string(got[:len(got)-1])) {
 			t.Fatalf("%q: UnescapedEquals matches a prefix", s)
 		}
 	})
