@@ -115,6 +115,7 @@ bench: MEMORY_STREAMS ?= 10000
 bench: INDEX_BYTES ?= 1073741824
 bench: SYNC_SESSIONS ?= 10000
 bench: bin/twasm
+	@sync # write back the build's dirty pages before anything is timed
 	@{ echo "loadavg before the benchmarks: $$(cat /proc/loadavg 2>/dev/null)"; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(RECORDER_BENCHTIME) ./recorder/; \
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(HOST_BENCHTIME) ./host/; \

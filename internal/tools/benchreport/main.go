@@ -166,7 +166,7 @@ func writeReport(w io.Writer, res *Results, m *Measurements, tables []Table, inf
 		"A goal on a ratio compares with the baseline of the same row; \"report\" rows carry no goal.")
 	fmt.Fprintln(w, "- Throughput ratios prefer cpuMB/s where both sides report it (see each value's unit); wall-clock MB/s rows are shown beside them.")
 	fmt.Fprintf(w, "- Command-level figures (start-up, RSS) were measured by benchreport running `twasm` as a child process, %d warm-cache runs "+
-		"interleaved with `twasm --version`, %d empty-cache runs, and one record of a %s generated input.\n",
+		"interleaved with `twasm --version` (after a sync(2) that writes back what the benchmarks before left dirty), %d empty-cache runs, and one record of a %s generated input.\n",
 		m.WarmRuns, m.ColdRuns, format(float64(info.RSSBytes), "bytes"))
 	fmt.Fprintln(w)
 
