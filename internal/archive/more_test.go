@@ -25,6 +25,22 @@ func golden(t *testing.T, provider, name string) []byte {
 	return b
 }
 
+// syncedSession archives the claude golden session log name as a new
+// run into a fresh archive: the set-up of the tests below. It returns the
+// archive's root, the session file, its bytes, the archiver and the
+// outcome of the sync.
+func syncedSession(t *testing.T, name string) (root, src string, session []byte, a *Archiver, o Outcome) {
+	t.Helper()
+	root = t.TempDir()
+	session = golden(t, "claude", name)
+	src = filepath.Join(t.TempDir(), "s.jsonl")
+	writeAged(t, src, session, time.Hour)
+	a = newArchiver(t, root, nil)
+	o = a.SyncFile(context.Background(), "claude", src)
+	require.Equal(t, ActionNew, o.Action, o.Reason)
+	return root, src, session, a, o
+}
+
 func TestBusyErrorAndConfigPath(t *testing.T) {
 	e := &BusyError{PID: "42"}
 	assert.Contains(t, e.Error(), "(pid 42)")
@@ -73,14 +89,7 @@ func TestWalkProblems(t *testing.T) {
 // pending entry (a sync killed between its two writes) is settled from
 // its transcript, or dropped when its run was never begun.
 func TestLedgerRebuildAndPending(t *testing.T) {
-	ctx := context.Background()
-	root := t.TempDir()
-	session := golden(t, "claude", "session_log.jsonl")
-	src := filepath.Join(t.TempDir(), "s.jsonl")
-	writeAged(t, src, session, time.Hour)
-	a := newArchiver(t, root, nil)
-	o := a.SyncFile(ctx, "claude", src)
-	require.Equal(t, ActionNew, o.Action, o.Reason)
+	root, src, session, a, o := syncedSession(t, "session_log.jsonl")
 	require.NoError(t, a.Close())
 
 	// Damaged: rebuilt, and the file is still known.
@@ -121,12 +130,7 @@ func TestLedgerRebuildAndPending(t *testing.T) {
 // reason.
 func TestDryRunAndFailures(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	session := golden(t, "claude", "session_log.jsonl")
-	src := filepath.Join(t.TempDir(), "s.jsonl")
-	writeAged(t, src, session, time.Hour)
-	a := newArchiver(t, root, nil)
-	require.Equal(t, ActionNew, a.SyncFile(ctx, "claude", src).Action)
+	root, src, _, a, _ := syncedSession(t, "session_log.jsonl")
 	require.NoError(t, a.Close())
 
 	dry := newArchiver(t, root, func(o *Options) { o.DryRun = true; o.CloseIdle = 0 })
@@ -158,13 +162,7 @@ func TestDryRunAndFailures(t *testing.T) {
 // run's status and error are the last part's.
 func TestClosedStatus(t *testing.T) {
 	ctx := context.Background()
-	root := t.TempDir()
-	session := golden(t, "claude", "session_log_rejected_and_interrupted.jsonl")
-	src := filepath.Join(t.TempDir(), "s.jsonl")
-	writeAged(t, src, session, time.Hour)
-	a := newArchiver(t, root, nil)
-	o := a.SyncFile(ctx, "claude", src)
-	require.Equal(t, ActionNew, o.Action, o.Reason)
+	root, src, _, a, o := syncedSession(t, "session_log_rejected_and_interrupted.jsonl")
 	require.NoError(t, os.Remove(src))
 	outs := a.CloseGone(ctx, func(string) bool { return false }, []string{filepath.Dir(src)})
 	require.Len(t, outs, 1)
