@@ -74,6 +74,21 @@
 // record whose id was seen only adds the tool results it now has; their
 // {"$set": {...}} metadata patches (lastUpdated, summary) are ignored.
 //
+// Sub-agents (spec §6.10). The CLI runs a sub-agent as one tool call of
+// the parent: delegate_to_agent {agent_name, objective, ...} (builds of
+// early 2026), or a tool named after the agent (codebase_investigator).
+// Its own turns are in neither the stream nor the session file, so its
+// child run holds what the call states: the scope opens at the call,
+// linked to it and named after the agent, with the objective (else its
+// first other text input, else its inputs as JSON) as its message.user;
+// the call's result closes it, its text after "Result:" as the child's
+// answer, and its status: the call's when the call failed (denied counts
+// as cancelled: it never ran), else the "Termination Reason:" the output
+// states (GOAL ok; ABORTED, TIMEOUT cancelled; ERROR, MAX_TURNS and any
+// other reason error). A call that never got a result leaves its scope
+// incomplete at the end of the input. The parent keeps the call and its
+// result as for any tool.
+//
 // Status. result is the terminal event: status "success" is ok, anything
 // else an error whose text is error.message, else the message of the last
 // error event, else "gemini result status <s>". Gemini 0.44 often ends a

@@ -57,6 +57,9 @@ type normalizer struct {
 	records  map[string]bool
 	resulted map[string]bool
 
+	// sub-agents started by a call, in the order they started.
+	agents []subAgent
+
 	lastErr   string // message of the last error event
 	sawResult bool
 }
@@ -86,6 +89,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 	case fmtSession:
 		n.endSession(out)
 	}
+	n.endAgents(out)
 	return nil
 }
 

@@ -219,6 +219,7 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 		t = msgTime
 	}
 	call(id, c.Get("name"), c.Get("args"), t, out) // the host ignores a call id it has seen
+	n.startAgent(id, c.Get("name"), c.Get("args"), t, out)
 
 	if n.resulted[sdk.View(id)] { // a view: copied below when kept
 		return
@@ -255,6 +256,7 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 	}
 	n.resulted[id.String()] = true
 	out.ToolResult(r)
+	n.endAgent(r, out)
 }
 
 // functionOutput reads the tool's return value from result[] parts:

@@ -163,6 +163,7 @@ func (n *normalizer) toolUse(v abi.Value, out *sdk.Out) {
 		return
 	}
 	call(id, name, params, sdk.StringOf(ts), out)
+	n.startAgent(id, name, params, sdk.StringOf(ts), out)
 }
 
 // The tool result statuses (spec §4), the same words in every plugin.
@@ -254,6 +255,7 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 		r.Status = sdk.S(toolOK)
 	}
 	out.ToolResult(r)
+	n.endAgent(r, out)
 }
 
 // errorEvent handles a non-fatal error event: the step goes on, but the

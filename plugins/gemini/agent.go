@@ -1,0 +1,153 @@
+package gemini
+
+import (
+	"strings"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Sub-agents (spec §6.10). The Gemini CLI runs a sub-agent
+// (codebase_investigator, ...) as one tool call of the parent:
+// delegate_to_agent {agent_name, <the agent's inputs>}, or a tool named
+// after the agent. Its own turns are in neither the stream nor the session
+// file; the call states what the parent gave it and what it returned:
+// "Subagent '<name>' finished.\nTermination Reason: GOAL\nResult:\n..."
+// (the display string says the same over more lines). So the call opens a
+// scope, whose child run holds the input as its message.user, the result
+// as its answer, and the termination reason as its status.
+
+// agentName is the sub-agent a call runs, unset for any other call.
+func agentName(name, args abi.Value) sdk.Str {
+	switch sdk.Name(name) {
+	case "delegate_to_agent":
+		if a := sdk.StringOf(args.Get("agent_name")); !a.IsEmpty() {
+			return a
+		}
+		return sdk.Text(name)
+	case "codebase_investigator":
+		return sdk.Text(name)
+	}
+	return sdk.Str{}
+}
+
+// agentPrompt is what the parent asked of the sub-agent: its objective,
+// else the first other text input, else its inputs as JSON.
+func agentPrompt(args abi.Value) sdk.Str {
+	if o := sdk.StringOf(args.Get("objective")); !o.IsEmpty() {
+		return o
+	}
+	it := args.Iter()
+	for it.Next() {
+		if k, v := it.Key(), it.Value(); !k.Is("agent_name") && v.Kind() == abi.KindString && !v.Is("") {
+			return sdk.Text(v)
+		}
+	}
+	if args.Kind() == abi.KindObject && args.Len() > 0 {
+		return sdk.JSON(args)
+	}
+	return sdk.Str{}
+}
+
+// startAgent opens the scope of the sub-agent call id runs, if it runs
+// one, once, with the parent's prompt as its first message.
+func (n *normalizer) startAgent(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
+	agent := agentName(name, args)
+	if agent.IsEmpty() {
+		return
+	}
+	if n.agent(sdk.View(id)) >= 0 {
+		return // a JSONL session record written again
+	}
+	n.agents = append(n.agents, subAgent{id: id.String(), open: true})
+	scope := sdk.Text(id)
+	out.ScopeOpen(scope, scope, agent, sdk.Str{})
+	if p := agentPrompt(args); !p.IsEmpty() {
+		key := sdk.S(n.newKey("a"))
+		out.Open(key, sdk.Message{ID: key, User: true, Scope: scope, Time: ts})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: p, Origin: sdk.OriginPrompt})
+		out.Close(key, sdk.MessageEnd{})
+	}
+}
+
+// endAgent closes the scope of the sub-agent call r answers, if one is
+// open: the result it returned becomes its answer, and its status is the
+// call's when the call failed, else its termination reason's.
+func (n *normalizer) endAgent(r sdk.ToolResult, out *sdk.Out) {
+	i := n.agent(r.CallID.String())
+	if i < 0 || !n.agents[i].open {
+		return
+	}
+	n.agents[i].open = false
+	reason, result := agentOutcome(r.Output.String())
+	if result != "" {
+		key := sdk.S(n.newKey("a"))
+		out.Open(key, sdk.Message{ID: key, Scope: r.CallID, Time: r.Time})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(result)})
+		out.Close(key, sdk.MessageEnd{})
+	}
+	status, errText := sdk.StatusOK, sdk.Str{}
+	switch {
+	case r.IsError:
+		status, errText = r.Status.String(), r.Error
+		if status == toolDenied {
+			status = toolCancelled // refused before it ran
+		}
+	case reason == "" || reason == "GOAL":
+	case reason == "ABORTED" || reason == "TIMEOUT" || reason == "CANCELLED":
+		status, errText = toolCancelled, sdk.S("sub-agent terminated: "+reason)
+	default: // ERROR, MAX_TURNS, ERROR_NO_COMPLETE_TASK_CALL
+		status, errText = sdk.StatusError, sdk.S("sub-agent terminated: "+reason)
+	}
+	out.ScopeClose(r.CallID, status, errText)
+}
+
+// agentOutcome reads a sub-agent call's output: the termination reason
+// after "Termination Reason:" and the result after the "Result:" line
+// that follows it; both "" when the output states none.
+func agentOutcome(s string) (reason, result string) {
+	const reasonTag, resultTag = "Termination Reason:", "Result:"
+	i := strings.Index(s, reasonTag)
+	if i < 0 {
+		return "", ""
+	}
+	s = strings.TrimLeft(s[i+len(reasonTag):], " \t\r\n")
+	j := 0
+	for j < len(s) && (s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 'a' && s[j] <= 'z' || s[j] == '_') {
+		j++
+	}
+	reason, s = strings.ToUpper(s[:j]), s[j:]
+	if k := strings.Index(s, resultTag); k >= 0 {
+		result = strings.TrimSpace(s[k+len(resultTag):])
+	}
+	return reason, result
+}
+
+// endAgents closes, at the end of the input, the scopes of the sub-agents
+// whose call never got a result: incomplete, never ok.
+func (n *normalizer) endAgents(out *sdk.Out) {
+	for i := range n.agents {
+		if a := &n.agents[i]; a.open {
+			a.open = false
+			out.ScopeClose(sdk.S(a.id), sdk.StatusIncomplete, sdk.S("the input ended before the sub-agent's result was reported"))
+		}
+	}
+}
+
+// subAgent is a sub-agent's scope: the id of the call that runs it, and
+// whether the scope is still open.
+type subAgent struct {
+	id   string
+	open bool
+}
+
+// agent is the index in agents of the sub-agent call id runs, -1 when
+// none (a session has few: a linear search).
+func (n *normalizer) agent(id string) int {
+	for i := range n.agents {
+		if n.agents[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
