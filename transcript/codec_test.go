@@ -3,6 +3,7 @@ package transcript
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"math/rand/v2"
 	"strings"
 	"testing"
@@ -510,9 +511,61 @@ func TestAppendTimestamp(t *testing.T) {
 	for range 10000 {
 		times = append(times, time.Unix(lo+rng.Int64N(hi-lo), rng.Int64N(1e9)).UTC())
 	}
+	// Both sides of every day boundary (and so of every month and year)
+	// of the leap-year cycle's edge cases, and the first and last
+	// millisecond of a second.
+	for _, y := range []int{0, 1, 4, 99, 100, 399, 400, 1600, 1899, 1900, 1969, 1970, 1999, 2000, 2024, 2100, 2400, 9999} {
+		for d := time.Date(y, 1, 1, 0, 0, 0, 0, time.UTC); d.Year() == y; d = d.AddDate(0, 0, 1) {
+			times = append(times, d, d.Add(-time.Nanosecond), d.Add(999*time.Millisecond))
+		}
+	}
 	for _, ts := range times {
-		if got, want := string(appendTimestamp(nil, ts)), ts.Format(vocab.TimeLayout); got != want {
+		if ts.Year() < 0 {
+			continue // the nanosecond before year 0
+		}
+		want := ts.UTC().Format(vocab.TimeLayout)
+		if got := string(appendTimestamp(nil, ts.Unix(), ts.Nanosecond())); got != want {
 			t.Fatalf("%v: got %s, want %s", ts, got, want)
+		}
+	}
+}
+
+// TestEncodeTimestampZones: a timestamp is written in UTC whatever its
+// location, and the years outside 0000..9999 are refused at their exact
+// edges, in every zone.
+func TestEncodeTimestampZones(t *testing.T) {
+	zones := []*time.Location{time.UTC, time.Local, time.FixedZone("east", 14*3600), time.FixedZone("west", -12*3600-30*60)}
+	for _, name := range []string{"America/New_York", "Asia/Kolkata", "Australia/Lord_Howe"} {
+		if loc, err := time.LoadLocation(name); err == nil {
+			zones = append(zones, loc)
+		}
+	}
+	first := time.Date(0, 1, 1, 0, 0, 0, 0, time.UTC)
+	end := time.Date(10000, 1, 1, 0, 0, 0, 0, time.UTC)
+	for _, loc := range zones {
+		for _, c := range []struct {
+			ts time.Time
+			ok bool
+		}{
+			{first, true}, {first.Add(-time.Nanosecond), false},
+			{end.Add(-time.Nanosecond), true}, {end, false},
+			{time.Date(2026, 3, 29, 1, 30, 0, 123456789, time.UTC), true},
+			{time.Date(2024, 12, 31, 23, 59, 59, 999e6, time.UTC), true},
+		} {
+			e := &Event{Type: RunStarted, RunID: "r", Timestamp: c.ts.In(loc),
+				Payload: &StepPayload{Name: "n", Kind: KindOperation}}
+			line, err := AppendEvent(nil, e)
+			if !c.ok {
+				if !errors.Is(err, ErrInvalidEvent) {
+					t.Fatalf("%v in %s: got %v, want ErrInvalidEvent", c.ts, loc, err)
+				}
+				continue
+			}
+			must(t, err)
+			want := `"timestamp":"` + c.ts.UTC().Format(vocab.TimeLayout) + `"`
+			if !bytes.Contains(line, []byte(want)) {
+				t.Fatalf("%v in %s: %s lacks %s", c.ts, loc, line, want)
+			}
 		}
 	}
 }

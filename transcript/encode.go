@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"sort"
 	"strconv"
-	"time"
 
 	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/internal/vocab"
@@ -67,23 +66,23 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 		b = jsonstr.AppendQuoted(b, e.ChildRunID)
 	}
 	b = append(b, `,"type":`...)
-	b = jsonstr.AppendQuoted(b, string(e.Type))
+	b = appendWord(b, string(e.Type))
 	b = append(b, `,"path":`...)
 	b = jsonstr.AppendQuoted(b, e.Path)
 	b = append(b, `,"iteration":`...)
 	b = strconv.AppendInt(b, int64(e.Iteration), 10)
 	b = append(b, `,"timestamp":"`...)
-	ts := e.Timestamp
-	if ts.IsZero() {
-		ts = time.Unix(0, 0)
+	var sec int64 // the zero Time is written as the Unix epoch
+	var nsec int
+	if ts := e.Timestamp; !ts.IsZero() {
+		sec, nsec = ts.Unix(), ts.Nanosecond()
 	}
-	ts = ts.UTC()
 	// RFC 3339 has four-digit years only; outside them the line would not
 	// read back.
-	if y := ts.Year(); y < 0 || y > 9999 {
-		return b, invalid("%s: timestamp year %d is outside 0000..9999", e.Type, y)
+	if sec < minTimestamp || sec >= maxTimestamp {
+		return b, invalid("%s: timestamp year %d is outside 0000..9999", e.Type, e.Timestamp.UTC().Year())
 	}
-	b = appendTimestamp(b, ts)
+	b = appendTimestamp(b, sec, nsec)
 	b = append(b, `","payload":`...)
 	var err error
 	switch e.Type.payloadKind() {
@@ -116,23 +115,61 @@ func appendEvent(b []byte, e *Event) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendTimestamp appends ts (UTC, year 0..9999) as vocab.TimeLayout does,
-// without the layout interpreter of time.Time.AppendFormat, which costs
-// more than the rest of a small event's encoding. Like AppendFormat, it
-// truncates to the millisecond.
-func appendTimestamp(b []byte, ts time.Time) []byte {
-	year, month, day := ts.Date()
-	hour, minute, sec := ts.Clock()
-	ms := ts.Nanosecond() / 1e6
-	return append(b,
-		byte('0'+year/1000), byte('0'+year/100%10), byte('0'+year/10%10), byte('0'+year%10), '-',
-		byte('0'+int(month)/10), byte('0'+int(month)%10), '-',
-		byte('0'+day/10), byte('0'+day%10), 'T',
-		byte('0'+hour/10), byte('0'+hour%10), ':',
-		byte('0'+minute/10), byte('0'+minute%10), ':',
-		byte('0'+sec/10), byte('0'+sec%10), '.',
-		byte('0'+ms/100), byte('0'+ms/10%10), byte('0'+ms%10), 'Z')
+// The Unix times of 0000-01-01T00:00:00Z and 10000-01-01T00:00:00Z: a
+// timestamp is in [minTimestamp, maxTimestamp). minTimestamp is a whole
+// number of days before the epoch (719528).
+const (
+	minTimestamp = -62167219200
+	maxTimestamp = 253402300800
+)
+
+// appendTimestamp appends the UTC time sec (Unix seconds in
+// [minTimestamp, maxTimestamp)) and nsec (nanoseconds, 0..999999999) as
+// vocab.TimeLayout does, truncated to the millisecond as
+// time.Time.AppendFormat does. It works from the seconds alone, with the
+// civil-from-days algorithm of Howard Hinnant's "chrono-Compatible
+// Low-Level Date Algorithms", rather than time.Time's Date, Clock and
+// layout interpreter, which cost more than the rest of a small event's
+// encoding.
+func appendTimestamp(b []byte, sec int64, nsec int) []byte {
+	// 32-bit unsigned arithmetic throughout: every quantity fits, and
+	// divisions by constants become cheap multiplications.
+	s := uint64(sec - minTimestamp)
+	day, rem := uint32(s/86400), uint32(s%86400)
+	// Days since -0400-03-01: 400 years (146097 days) before 0000-03-01,
+	// which is day 60 of year 0 (a leap year), so the count is never
+	// negative. A year counted from March ends with the leap day.
+	z := day + 146097 - 60
+	era := z / 146097
+	doe := z - era*146097                                  // day of the era, 0..146096
+	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365 // year of the era, 0..399
+	doy := doe - (365*yoe + yoe/4 - yoe/100)               // day of the March-based year, 0..365
+	mp := (5*doy + 2) / 153                                // month from March, 0..11
+	dd := doy - (153*mp+2)/5 + 1
+	year, month := yoe+era*400-400, mp+3 // era >= 1
+	if mp >= 10 {
+		year, month = year+1, mp-9
+	}
+	ms := uint32(nsec) / 1e6
+	b = append(b, digits2[year/100*2], digits2[year/100*2+1], digits2[year%100*2], digits2[year%100*2+1], '-')
+	b = append(b, digits2[month*2], digits2[month*2+1], '-', digits2[dd*2], digits2[dd*2+1], 'T')
+	hour, minute, second := rem/3600, rem/60%60, rem%60
+	b = append(b, digits2[hour*2], digits2[hour*2+1], ':', digits2[minute*2], digits2[minute*2+1], ':',
+		digits2[second*2], digits2[second*2+1], '.')
+	return append(b, byte('0'+ms/100), digits2[ms%100*2], digits2[ms%100*2+1], 'Z')
 }
+
+// digits2 holds the two decimal digits of 0..99 at [2n, 2n+2).
+const digits2 = "00010203040506070809" +
+	"10111213141516171819" +
+	"20212223242526272829" +
+	"30313233343536373839" +
+	"40414243444546474849" +
+	"50515253545556575859" +
+	"60616263646566676869" +
+	"70717273747576777879" +
+	"80818283848586878889" +
+	"90919293949596979899"
 
 func appendStep(b []byte, t EventType, p *StepPayload) ([]byte, error) {
 	if p.Kind != "" && !p.Kind.Valid() {
@@ -216,24 +253,25 @@ func appendBlock(b []byte, t EventType, i int, k *Block) ([]byte, error) {
 		return b, invalid("%s: block %d: origin %q is not in the vocabulary", t, i, k.Origin)
 	}
 	b = append(b, `{"type":`...)
-	b = jsonstr.AppendQuoted(b, string(k.Type))
+	b = appendWord(b, string(k.Type))
 	b = append(b, `,"fidelity":`...)
-	b = jsonstr.AppendQuoted(b, string(k.Fidelity))
-	always := func(name, v string, required bool) {
-		if required || v != "" {
+	b = appendWord(b, string(k.Fidelity))
+	always := func(b []byte, name, v string, required bool) []byte {
+		if required {
 			b = append(b, ',', '"')
 			b = append(b, name...)
 			b = append(b, '"', ':')
-			b = jsonstr.AppendQuoted(b, v)
+			return jsonstr.AppendQuoted(b, v)
 		}
+		return appendStr(b, name, v)
 	}
-	always("text", k.Text, k.Type == BlockText)
-	always("thinking", k.Thinking, k.Type == BlockThinking)
+	b = always(b, "text", k.Text, k.Type == BlockText)
+	b = always(b, "thinking", k.Thinking, k.Type == BlockThinking)
 	if k.Redacted {
 		b = append(b, `,"redacted":true`...)
 	}
-	always("tool_name", k.ToolName, k.Type == BlockToolUse)
-	always("tool_id", k.ToolID, k.Type == BlockToolUse || k.Type == BlockToolResult)
+	b = always(b, "tool_name", k.ToolName, k.Type == BlockToolUse)
+	b = always(b, "tool_id", k.ToolID, k.Type == BlockToolUse || k.Type == BlockToolResult)
 	var err error
 	if len(k.ToolInput) > 0 {
 		b = append(b, `,"tool_input":`...)
@@ -243,13 +281,13 @@ func appendBlock(b []byte, t EventType, i int, k *Block) ([]byte, error) {
 	} else if k.Type == BlockToolUse {
 		b = append(b, `,"tool_input":{}`...)
 	}
-	always("tool_content", k.ToolContent, k.Type == BlockToolResult)
+	b = always(b, "tool_content", k.ToolContent, k.Type == BlockToolResult)
 	if k.IsError {
 		b = append(b, `,"is_error":true`...)
 	}
-	always("command", k.Command, k.Type == BlockCommand)
-	always("chunk", k.Chunk, k.Type == BlockStream)
-	always("origin", string(k.Origin), false)
+	b = always(b, "command", k.Command, k.Type == BlockCommand)
+	b = always(b, "chunk", k.Chunk, k.Type == BlockStream)
+	b = appendStr(b, "origin", string(k.Origin))
 	if b, err = appendExtra(b, k.Extra); err != nil {
 		return b, err
 	}
@@ -288,7 +326,7 @@ func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
 	}
 	b = appendStr(b, "error", p.Error)
 	b = append(b, `,"fidelity":`...)
-	b = jsonstr.AppendQuoted(b, string(p.Fidelity))
+	b = appendWord(b, string(p.Fidelity))
 	b = appendStr(b, "kind", string(p.Kind))
 	b = appendStr(b, "command", p.Command)
 	if p.ExitCode != nil {
@@ -331,6 +369,15 @@ func appendUsage(b []byte, u *Usage) []byte {
 		put("reasoning_tokens", u.ReasoningTokens)
 	}
 	return append(b, '}')
+}
+
+// appendWord appends a word of a closed vocabulary that the caller has
+// checked (an event or block type, a fidelity) as a JSON string: every
+// such word is plain ASCII, which needs no escaping.
+func appendWord(b []byte, w string) []byte {
+	b = append(b, '"')
+	b = append(b, w...)
+	return append(b, '"')
 }
 
 func appendStr(b []byte, name, v string) []byte {

@@ -23,74 +23,143 @@ const hexDigits = "0123456789abcdef"
 // [AppendUnquoted] turns back into the same byte. HTML characters are not
 // escaped. The result never contains a raw line break.
 func AppendQuoted(dst []byte, s string) []byte {
+	// Most strings are plain ASCII throughout: find where the first byte
+	// that needs a look is, and copy everything before it at once.
+	i := plainPrefix(s, 0)
 	dst = append(dst, '"')
-	start := 0
-	for i := 0; i < len(s); {
-		// Skip eight plain ASCII bytes at a time: most text is.
-		for i+8 <= len(s) && plain8(s, i) {
-			i += 8
+	if i == len(s) {
+		dst = append(dst, s...)
+		return append(dst, '"')
+	}
+	return appendQuotedRest(dst, s, i)
+}
+
+// appendQuotedRest appends the rest of AppendQuoted's literal of s, whose
+// bytes before i are plain ASCII, after the opening quote.
+func appendQuotedRest(dst []byte, s string, i int) []byte {
+	start := 0 // s[start:i] is still to be copied as it is
+	for {
+		// Up to the next byte to escape, text is copied as it is when it
+		// is valid UTF-8 (checked at once), else rune by rune.
+		j, high := escapeAt(s, i)
+		if high && !utf8.ValidString(s[i:j]) {
+			dst = append(dst, s[start:i]...)
+			dst = appendRunes(dst, s[i:j])
+			start = j
 		}
-		if i >= len(s) {
+		if j == len(s) {
 			break
 		}
+		dst = append(dst, s[start:j]...)
+		switch c := s[j]; c {
+		case '"', '\\':
+			dst = append(dst, '\\', c)
+		case '\n':
+			dst = append(dst, '\\', 'n')
+		case '\r':
+			dst = append(dst, '\\', 'r')
+		case '\t':
+			dst = append(dst, '\\', 't')
+		default:
+			dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
+		}
+		i = j + 1
+		start = i
+	}
+	dst = append(dst, s[start:]...)
+	return append(dst, '"')
+}
+
+// appendRunes appends s, which holds no byte below 0x20, '"' or '\\',
+// with each byte of an invalid UTF-8 sequence as \udc80..\udcff.
+func appendRunes(dst []byte, s string) []byte {
+	start := 0
+	for i := 0; i < len(s); {
 		c := s[i]
 		if c < utf8.RuneSelf {
-			if c >= 0x20 && c != '"' && c != '\\' {
-				i++
-				continue
-			}
-			dst = append(dst, s[start:i]...)
-			switch c {
-			case '"', '\\':
-				dst = append(dst, '\\', c)
-			case '\n':
-				dst = append(dst, '\\', 'n')
-			case '\r':
-				dst = append(dst, '\\', 'r')
-			case '\t':
-				dst = append(dst, '\\', 't')
-			default:
-				dst = append(dst, '\\', 'u', '0', '0', hexDigits[c>>4], hexDigits[c&0xf])
-			}
 			i++
-			start = i
 			continue
 		}
 		r, size := utf8.DecodeRuneInString(s[i:])
 		if r == utf8.RuneError && size == 1 {
 			dst = append(dst, s[start:i]...)
 			dst = append(dst, '\\', 'u', 'd', 'c', hexDigits[c>>4], hexDigits[c&0xf])
-			i++
-			start = i
-			continue
+			start = i + 1
 		}
 		i += size
 	}
-	dst = append(dst, s[start:]...)
-	return append(dst, '"')
+	return append(dst, s[start:]...)
 }
 
-// Word masks for plain8.
+// Word masks for plainPrefix.
 const (
 	ones  = 0x0101010101010101
 	highs = 0x8080808080808080
 )
 
-// plain8 reports whether s[i:i+8] is eight bytes that AppendQuoted copies
-// as they are: ASCII from 0x20, neither '"' nor '\\'. A byte b is below
-// 0x20 when b-0x20 borrows into its high bit while b's own is clear; a
-// byte equal to q becomes 0 after xor with q, and 0-1 borrows likewise.
-// Borrows only carry out of a byte that already failed, so a word reports
-// plain exactly when every byte is.
-func plain8(s string, i int) bool {
+// plainPrefix returns the offset of the first byte at or after i that
+// AppendQuoted does not copy as it is (anything but ASCII from 0x20 other
+// than '"' and '\\'), or len(s). It looks at eight bytes at a time: a
+// byte b is below 0x20 when b-0x20 borrows into its high bit while b's
+// own is clear; a byte equal to q becomes 0 after xor with q, and 0-1
+// borrows likewise. Borrows only carry out of a byte that already
+// failed, so a word is plain exactly when every byte is.
+func plainPrefix(s string, i int) int {
+	for ; i+16 <= len(s); i += 16 {
+		if !plainWord(load64(s, i)) || !plainWord(load64(s, i+8)) {
+			break
+		}
+	}
+	for ; i+8 <= len(s); i += 8 {
+		if !plainWord(load64(s, i)) {
+			break
+		}
+	}
+	for ; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= utf8.RuneSelf || c == '"' || c == '\\' {
+			break
+		}
+	}
+	return i
+}
+
+// escapeAt returns the offset of the first byte at or after i that
+// AppendQuoted escapes ('"', '\\', below 0x20), or len(s), and whether a
+// byte of s[i:] before it is not ASCII. It looks at eight bytes at a time
+// as plainPrefix does, without the test for the high bit.
+func escapeAt(s string, i int) (int, bool) {
+	var high uint64
+	for ; i+8 <= len(s); i += 8 {
+		w := load64(s, i)
+		quote, backslash := w^('"'*ones), w^('\\'*ones)
+		if ((w-0x20*ones)&^w|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs != 0 {
+			break
+		}
+		high |= w
+	}
+	for ; i < len(s); i++ {
+		c := s[i]
+		if c < 0x20 || c == '"' || c == '\\' {
+			break
+		}
+		high |= uint64(c)
+	}
+	return i, high&highs != 0
+}
+
+// load64 returns s[i:i+8] as a little-endian word.
+func load64(s string, i int) uint64 {
 	// One bounds check, so the compiler merges the byte loads into one
 	// 64-bit load (as in encoding/binary).
-	s = s[i : i+8]
-	w := uint64(s[0]) | uint64(s[1])<<8 | uint64(s[2])<<16 | uint64(s[3])<<24 |
-		uint64(s[4])<<32 | uint64(s[5])<<40 | uint64(s[6])<<48 | uint64(s[7])<<56
+	b := s[i : i+8]
+	return uint64(b[0]) | uint64(b[1])<<8 | uint64(b[2])<<16 | uint64(b[3])<<24 |
+		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
+}
+
+// plainWord reports whether all eight bytes of w are plain (see plainPrefix).
+func plainWord(w uint64) bool {
 	quote, backslash := w^('"'*ones), w^('\\'*ones)
-	bad := w | (w-0x20*ones)&^w | (quote-ones)&^quote | (backslash-ones)&^backslash
-	return bad&highs == 0
+	return (w|(w-0x20*ones)&^w|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs == 0
 }
 
 // AppendUnquoted appends the bytes a JSON string literal denotes to dst.

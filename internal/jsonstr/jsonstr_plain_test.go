@@ -1,27 +1,133 @@
 package jsonstr
 
-import "testing"
+import (
+	"bytes"
+	"strings"
+	"testing"
+	"unicode/utf8"
+)
 
-// TestPlain8 checks the word-at-a-time test against the byte test for
-// every byte value at every position, alone and next to every other.
-func TestPlain8(t *testing.T) {
-	plain := func(c byte) bool { return c >= 0x20 && c < 0x80 && c != '"' && c != '\\' }
-	buf := []byte("abcdefgh")
-	for pos := 0; pos < 8; pos++ {
-		for c := 0; c < 256; c++ {
-			b := []byte("abcdefgh")
-			b[pos] = byte(c)
-			if got := plain8(string(b), 0); got != plain(byte(c)) {
-				t.Fatalf("plain8(%q) = %v", b, got)
-			}
-			for c2 := 0; c2 < 256; c2 += 3 {
-				copy(buf, "abcdefgh")
-				buf[pos], buf[(pos+1)%8] = byte(c), byte(c2)
-				want := plain(byte(c)) && plain(byte(c2))
-				if got := plain8(string(buf), 0); got != want {
-					t.Fatalf("plain8(%q) = %v", buf, got)
+// plainByte is the byte-at-a-time definition plainPrefix implements.
+func plainByte(c byte) bool { return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' }
+
+// TestPlainPrefix checks the word-at-a-time scan against the byte test for
+// every byte value at every position of strings shorter and longer than a
+// word, alone and next to every other value, and from every start.
+func TestPlainPrefix(t *testing.T) {
+	want := func(s string, i int) int {
+		for i < len(s) && plainByte(s[i]) {
+			i++
+		}
+		return i
+	}
+	base := "abcdefghijklmnopqrstu" // 21 bytes: two words and a tail
+	for n := 0; n <= len(base); n++ {
+		for pos := 0; pos < n; pos++ {
+			for c := 0; c < 256; c++ {
+				b := []byte(base[:n])
+				b[pos] = byte(c)
+				for c2 := 0; c2 < 256; c2 += 7 {
+					b[(pos+1)%n] = byte(c2)
+					for from := 0; from <= n; from += 3 {
+						if got, w := plainPrefix(string(b), from), want(string(b), from); got != w {
+							t.Fatalf("plainPrefix(%q, %d) = %d, want %d", b, from, got, w)
+						}
+					}
 				}
 			}
 		}
+	}
+}
+
+// quoteReference is AppendQuoted's contract written byte by byte, with no
+// fast path: the fast paths must give exactly its bytes.
+func quoteReference(s string) []byte {
+	var b bytes.Buffer
+	b.WriteByte('"')
+	for i := 0; i < len(s); {
+		c := s[i]
+		switch {
+		case c == '"' || c == '\\':
+			b.WriteByte('\\')
+			b.WriteByte(c)
+		case c == '\n':
+			b.WriteString(`\n`)
+		case c == '\r':
+			b.WriteString(`\r`)
+		case c == '\t':
+			b.WriteString(`\t`)
+		case c < 0x20:
+			b.WriteString(`\u00`)
+			b.WriteByte(hexDigits[c>>4])
+			b.WriteByte(hexDigits[c&0xf])
+		case c < utf8.RuneSelf:
+			b.WriteByte(c)
+		default:
+			r, size := utf8.DecodeRuneInString(s[i:])
+			if r == utf8.RuneError && size == 1 {
+				b.WriteString(`\udc`)
+				b.WriteByte(hexDigits[c>>4])
+				b.WriteByte(hexDigits[c&0xf])
+			} else {
+				b.WriteString(s[i : i+size])
+			}
+			i += size
+			continue
+		}
+		i++
+	}
+	b.WriteByte('"')
+	return b.Bytes()
+}
+
+func TestAppendQuotedMatchesReference(t *testing.T) {
+	long := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 5)
+	cases := []string{
+		"", "a", "plain ascii words", long,
+		`"`, `\`, "\n", "\x00", "\x1f", "\x7f", " ", "~",
+		long + `"` + long, long + "\n", "\t" + long, long[:7] + "\\" + long[:9],
+		"héllo wörld", "日本語のテキスト", "😀 emoji 😀", long + "é" + long,
+		"\xff", "\xed\xa0\x80", "a\xffb\x80c", long[:13] + "\xc3", "\xc3(",
+		"mixed\x01é\"\\\xfe" + long,
+	}
+	for _, s := range cases {
+		for _, prefix := range []string{"", "x", "0123456"} {
+			dst := []byte(prefix)
+			got := AppendQuoted(dst, s)
+			want := append([]byte(prefix), quoteReference(s)...)
+			if !bytes.Equal(got, want) {
+				t.Errorf("AppendQuoted(%q, %q) = %q, want %q", prefix, s, got, want)
+			}
+		}
+	}
+}
+
+func FuzzAppendQuoted(f *testing.F) {
+	for _, s := range []string{"", "plain", "nul\x00", "\x1b[31m", "\xff\xfe", "\xed\xa0\x80", `\udc80`, "😀", "0123456\"89abcdef"} {
+		f.Add(s)
+	}
+	f.Fuzz(func(t *testing.T, s string) {
+		if got, want := AppendQuoted(nil, s), quoteReference(s); !bytes.Equal(got, want) {
+			t.Fatalf("AppendQuoted(%q) = %q, want %q", s, got, want)
+		}
+	})
+}
+
+func BenchmarkAppendQuoted(b *testing.B) {
+	long := strings.Repeat("The quick brown fox jumps over the lazy dog. ", 5)[:200]
+	for _, c := range []struct{ name, s string }{
+		{"ascii200", long},
+		{"runid", "0b6f6a43-8d0f-4c36-9f0e-4c1b3a7f6f2e"},
+		{"short", "assistant"},
+		{"utf8", strings.Repeat("Grüße, 世界! ", 12)},
+		{"escapes", strings.Repeat("line \"one\"\n\tline two\\ ", 8)},
+	} {
+		b.Run(c.name, func(b *testing.B) {
+			buf := make([]byte, 0, 1024)
+			b.SetBytes(int64(len(c.s)))
+			for b.Loop() {
+				buf = AppendQuoted(buf[:0], c.s)
+			}
+		})
 	}
 }
