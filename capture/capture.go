@@ -92,40 +92,36 @@ type Agent struct {
 	finished bool
 	fed      bool
 
-	// dir is the run's raw dir. syncDir fsyncs a directory, nil when the
-	// run's recorder never fsyncs (recorder.FsyncNever); newEntry says
-	// a file was created in dir (under errMu), whose entry Finish makes
-	// durable before the step's result names it.
+	// dir is the run's raw dir. dirs (under errMu) are the directory
+	// entries the step's result relies on (a new capture's in dir, dir's
+	// in raw/), which Finish makes durable after the captures themselves
+	// and before the result names them; its Fsync is nil when the run's
+	// recorder never fsyncs (recorder.FsyncNever). fileSync, when set
+	// (tests), replaces a capture's fsync.
 	dir      string
-	syncDir  func(dir string) error
-	newEntry bool
+	dirs     durable.Dirs
+	fileSync func(f *os.File) error
 }
 
 // Start begins capturing into step.
 func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, error) {
-	var syncDir func(string) error
-	if rec := step.Run().Recorder(); rec == nil || rec.Fsync() != recorder.FsyncNever {
-		syncDir = durable.SyncDir
-	}
-	return start(ctx, step, opts, syncDir)
-}
-
-// start is Start with the directory fsync to use (nil: none), which tests
-// watch.
-func start(ctx context.Context, step *lifecycle.Step, opts Options, syncDir func(string) error) (*Agent, error) {
 	if opts.Plugin == nil {
 		return nil, errors.New("capture: no plugin")
+	}
+	var dirs durable.Dirs
+	if rec := step.Run().Recorder(); rec == nil || rec.Fsync() != recorder.FsyncNever {
+		dirs.Fsync = durable.SyncDir
 	}
 	if opts.Logger == nil {
 		opts.Logger = slog.New(slog.DiscardHandler)
 	}
 	runID := step.Run().RunID()
-	dir, err := rawDir(opts.Store, runID, syncDir)
+	dir, err := rawDir(opts.Store, runID, dirs.Fsync)
 	if err != nil {
 		return nil, fmt.Errorf("capture: raw dir: %w", err)
 	}
 	base := rawBase(step)
-	a := &Agent{opts: opts, step: step, rawHash: sha256.New(), dir: dir, syncDir: syncDir}
+	a := &Agent{opts: opts, step: step, rawHash: sha256.New(), dir: dir, dirs: dirs}
 	if opts.ContinueRaw != "" {
 		if err := a.continueRaw(dir, runID, opts.ContinueRaw); err != nil {
 			return nil, err
@@ -136,7 +132,7 @@ func start(ctx context.Context, step *lifecycle.Step, opts Options, syncDir func
 			return nil, fmt.Errorf("capture: raw capture: %w", err)
 		}
 		a.rawRel = filepath.ToSlash(filepath.Join("raw", runID, base+".raw"))
-		a.newEntry = true
+		a.newEntry()
 	}
 	a.errRel = filepath.ToSlash(filepath.Join("raw", runID, base+".stderr"))
 	a.inst, err = opts.Plugin.NewInstance(ctx)
@@ -319,7 +315,8 @@ func (a *Agent) FeedStderr(p []byte) error {
 		if err != nil {
 			return fmt.Errorf("capture: stderr capture: %w", err)
 		}
-		a.errFile, a.newEntry = f, true
+		a.errFile = f
+		a.newEntry()
 	}
 	if a.opts.Mask != nil {
 		a.errPend = append(a.errPend, p...)
@@ -358,12 +355,13 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 		errs = append(errs, fmt.Errorf("capture: close plugin instance: %w", err))
 	}
 	errs = append(errs, a.sink.closeAll(ctx))
-	// The captures and their entries in the raw dir are durable before
-	// the step's result names them (unless the recorder never fsyncs):
-	// a transcript that survives a crash never names a lost file.
-	doSync := a.syncDir != nil
+	// The captures and their entries are durable before the step's
+	// result names them (unless the recorder never fsyncs): a transcript
+	// that survives a crash never names a lost file. The files first,
+	// then the directories (internal/durable says why).
+	doSync := a.dirs.Fsync != nil
 	if doSync {
-		if err := a.raw.Sync(); err != nil {
+		if err := a.sync(a.raw); err != nil {
 			errs = append(errs, fmt.Errorf("capture: sync raw capture: %w", err))
 		}
 	}
@@ -376,14 +374,14 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 			errs = append(errs, werr)
 		}
 		if doSync {
-			if err := a.errFile.Sync(); err != nil {
+			if err := a.sync(a.errFile); err != nil {
 				errs = append(errs, fmt.Errorf("capture: sync stderr capture: %w", err))
 			}
 		}
 		errs = append(errs, a.errFile.Close())
 	}
-	if doSync && a.newEntry {
-		if err := a.syncDir(a.dir); err != nil {
+	if doSync {
+		if err := a.dirs.Sync(); err != nil {
 			errs = append(errs, fmt.Errorf("capture: %w", err))
 		}
 	}
@@ -408,6 +406,24 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 	out := &Result{AgentResult: res}
 	out.Silent, out.SilentLines = a.stream.Silent()
 	return out, errors.Join(errs...)
+}
+
+// newEntry notes that a capture file was created in the run's raw dir:
+// the step's result relies on its entry there, and on the raw dir's entry
+// in raw/, whoever created the raw dir (this step, an earlier one, another
+// process that may not have synced it yet). Finish syncs both. Called
+// from Start, or with errMu held.
+func (a *Agent) newEntry() {
+	a.dirs.Add(filepath.Dir(a.dir))
+	a.dirs.Add(a.dir)
+}
+
+// sync fsyncs a capture file.
+func (a *Agent) sync(f *os.File) error {
+	if a.fileSync != nil {
+		return a.fileSync(f)
+	}
+	return f.Sync()
 }
 
 // closeInstance ends the instance the Agent made: a capture owns its
@@ -559,15 +575,24 @@ func statusErr(status, errText string) error {
 
 // rawDir returns the directory of a run's raw captures,
 // <root>/raw/<run-id>/ (recorder.Store's layout), after validating the
-// run id, creating it (and its parents) with mode 0700; syncDir, when not
-// nil, makes the entry of each directory created durable in its parent.
+// run id, creating it (and its parents) with mode 0700. raw/ and its
+// parents, which every run shares, are made durable in their parents as
+// they are created (syncDir, when not nil); the run's own directory is
+// not: the step that creates a capture in it syncs its entry in raw/
+// before naming the capture (Finish).
 func rawDir(store recorder.Store, runID string, syncDir func(string) error) (string, error) {
 	if err := runid.Valid(runID); err != nil {
 		return "", fmt.Errorf("recorder: raw dir: %w", err)
 	}
-	dir := filepath.Join(store.Root, "raw", runID)
-	if err := durable.MkdirAll(dir, 0o700, syncDir); err != nil {
+	raw := filepath.Join(store.Root, "raw")
+	if err := durable.MkdirAll(raw, 0o700, syncDir); err != nil {
 		return "", fmt.Errorf("recorder: raw dir: %w", err)
+	}
+	dir := filepath.Join(raw, runID)
+	if err := os.Mkdir(dir, 0o700); err != nil {
+		if fi, serr := os.Stat(dir); serr != nil || !fi.IsDir() {
+			return "", fmt.Errorf("recorder: raw dir: %w", err)
+		}
 	}
 	return dir, nil
 }

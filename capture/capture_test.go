@@ -7,6 +7,7 @@ import (
 	"encoding/hex"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -254,12 +255,12 @@ func TestCaptureFilterBatch(t *testing.T) {
 	}
 }
 
-// TestCaptureMakesRawEntriesDurable: a transcript that survives a crash
-// never names a raw capture whose directory entry was lost. Each directory
-// the capture creates is synced in its parent when it is created, and the
-// run's raw dir is synced once per step that created a file in it, before
-// the step's completion (which names the file) is written; with the
-// recorder's FsyncNever nothing is synced.
+// TestCaptureMakesRawEntriesDurable watches the real fsyncs of two
+// steps' captures under each policy: unless the recorder never fsyncs,
+// Finish syncs the capture files first, then the entries the step's
+// result relies on (the captures' in raw/<run>/, and that one's in raw/,
+// whoever created it), all before the step's completion, which names
+// them, is written.
 func TestCaptureMakesRawEntriesDurable(t *testing.T) {
 	for name, policy := range map[string]recorder.FsyncPolicy{"boundary": recorder.FsyncOnBoundary, "always": recorder.FsyncAlways, "never": recorder.FsyncNever} {
 		t.Run(name, func(t *testing.T) {
@@ -274,24 +275,25 @@ func TestCaptureMakesRawEntriesDurable(t *testing.T) {
 						return err
 					}
 					// Watch the real syncs from here on.
-					syncDir := a.syncDir
-					if policy == recorder.FsyncNever {
-						assert.Nil(t, syncDir, "FsyncNever: no fsync")
-					} else {
-						require.NotNil(t, syncDir)
-					}
-					a.syncDir = func(dir string) error {
-						rel, err := filepath.Rel(store.Root, dir)
+					watch := func(what, path string) {
+						rel, err := filepath.Rel(store.Root, path)
 						require.NoError(t, err)
-						synced = append(synced, name+":"+filepath.ToSlash(rel))
+						synced = append(synced, name+":"+what+":"+filepath.ToSlash(rel))
 						tr, err := os.ReadFile(filepath.Join(store.Root, "transcripts", runID+".jsonl"))
 						require.NoError(t, err)
 						assert.NotContains(t, string(tr), `"step_path":"`+name+`","type":"step.completed"`, "synced after the step's completion")
-						assert.NotContains(t, string(tr), a.rawRel, "the raw file is named before its entry is durable")
-						return syncDir(dir)
+						assert.NotContains(t, string(tr), a.rawRel, "the raw file is named before it is durable")
 					}
-					if syncDir == nil {
-						a.syncDir = nil
+					a.fileSync = func(f *os.File) error {
+						watch("file", f.Name())
+						return f.Sync()
+					}
+					if fsync := a.dirs.Fsync; fsync != nil {
+						assert.NotEqual(t, recorder.FsyncNever, policy)
+						a.dirs.Fsync = func(dir string) error {
+							watch("dir", dir)
+							return fsync(dir)
+						}
 					}
 					require.NoError(t, a.Feed(ctx, []byte(`{"t":"text","v":"hi"}`+"\n"+`{"t":"end"}`+"\n")))
 					require.NoError(t, a.FeedStderr([]byte(stderr)))
@@ -301,7 +303,9 @@ func TestCaptureMakesRawEntriesDurable(t *testing.T) {
 			}
 			err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "cap", Recorder: recorder.Options{Fsync: policy}}, func(ctx context.Context, r *lifecycle.Step) error {
 				runID = r.Run().RunID()
-				// The directories a fresh storage lacks: synced in their parents.
+				// The directories a fresh storage lacks: raw/, shared
+				// by every run, is synced in the root at once; the run's
+				// raw dir is the step's to sync.
 				var created []string
 				dir, err := rawDir(store, runID, func(dir string) error {
 					rel, err := filepath.Rel(store.Root, dir)
@@ -310,7 +314,7 @@ func TestCaptureMakesRawEntriesDurable(t *testing.T) {
 					return nil
 				})
 				require.NoError(t, err)
-				assert.Equal(t, []string{".", "raw"}, created, "raw/ in the root, <run-id>/ in raw/")
+				assert.Equal(t, []string{"."}, created, "raw/ in the root")
 				require.NoError(t, os.Remove(dir))
 				require.NoError(t, os.Remove(filepath.Dir(dir)))
 				if err := step(ctx, r, "one", ""); err != nil {
@@ -323,9 +327,18 @@ func TestCaptureMakesRawEntriesDurable(t *testing.T) {
 				assert.Empty(t, synced)
 				return
 			}
-			// One sync of the run's raw dir per step that created files in
-			// it (a raw capture, and a stderr capture too in "two").
-			assert.Equal(t, []string{"one:raw/" + runID, "two:raw/" + runID}, synced)
+			raw := "raw/" + runID
+			entries := func(step string) []string {
+				return []string{step + ":dir:raw", step + ":dir:" + raw}
+			}
+			want := append([]string{"one:file:" + raw + "/one.0.0.*.raw"}, entries("one")...)
+			want = append(want, "two:file:"+raw+"/two.0.0.*.raw", "two:file:"+raw+"/two.0.0.*.stderr")
+			want = append(want, entries("two")...)
+			rnd := regexp.MustCompile(`\.[0-9a-f]{8}\.`)
+			for i := range synced {
+				synced[i] = rnd.ReplaceAllString(synced[i], ".*.")
+			}
+			assert.Equal(t, want, synced)
 		})
 	}
 }

@@ -47,11 +47,14 @@
 //     dropped, so a call from the earlier part pairs with its result in
 //     the new one. Replay writes nothing, neither events nor raw bytes.
 //   - A transcript that survives a crash names no lost capture: unless
-//     the run's recorder never fsyncs (recorder.FsyncNever), the raw and
-//     stderr captures are fsynced, and so are their entries (the run's
-//     raw dir once per step that created a file in it, and the parent of
-//     each directory created, once), before the step's completion, which
-//     names them, is written; with FsyncNever flushing is left to the
+//     the run's recorder never fsyncs (recorder.FsyncNever), raw/ (and
+//     each parent created) is synced in its parent when it is made, and
+//     Finish fsyncs the raw and stderr captures and then the entries they
+//     rely on (the run's raw dir when a step created a file in it, and
+//     the raw dir's entry in raw/, whoever made it) before the step's
+//     completion, which names them, is written. Files first: on ext4 the
+//     directories' fsyncs then find their changes committed and cost
+//     little (internal/durable). With FsyncNever flushing is left to the
 //     system.
 //   - stderr is kept, never parsed as provider output.
 //   - The step's final status follows spec 6.7 (the process exit code is

@@ -35,8 +35,10 @@
 //     drops the newest events, for that subscriber alone); keep the file
 //     lock as a lease or release it;
 //  3. fsync as the [FsyncPolicy] says, before returning (a batch is
-//     synced when any of its events asks for it); the file lock is
-//     released first, so other writers never wait for an fsync.
+//     synced when any of its events asks for it; the first fsync also
+//     syncs the file's entry in its directory, see the threat model); the
+//     file lock is released first, so other writers never wait for an
+//     fsync.
 //
 // A single event is a batch of one; a batch costs one write(2).
 //
@@ -151,12 +153,18 @@
 //     opener reads from it. A power loss keeps what was fsynced: every
 //     event with [FsyncAlways], completed steps with [FsyncOnBoundary]
 //     (the default), possibly nothing recent with [FsyncNever]. Unless
-//     the policy is FsyncNever, Open makes the new file's entry durable
-//     (an fsync of its directory) and the entry of every directory it
-//     creates (an fsync of the parent, once per directory created), and
-//     package capture does the same for the raw captures a step names
-//     ([Recorder.Fsync]) before the step's completion is written: a
-//     transcript that survives a power loss never names a lost file.
+//     the policy is FsyncNever, nothing is promised before the entries it
+//     relies on are durable: Open makes each directory it creates durable
+//     in its parent at once (an fsync of the parent, once per directory
+//     created), and the file's own entry, whoever created the file, with
+//     the file's first fsync (an fsync of its directory right after it,
+//     before Record or Close returns; after the file's, so that on ext4
+//     it finds its change already committed and costs little); package
+//     capture makes the raw captures a step names durable, entries
+//     included ([Recorder.Fsync]), before the step's completion is
+//     written: a transcript that survives a power loss never names a lost
+//     file. A torn tail's sidecar is fsynced, with its entry, before the
+//     transcript is truncated, whatever the policy.
 //   - Full disk or I/O error: Record returns the real error (ENOSPC,
 //     EIO), the partial lines are truncated away and no seq is consumed,
 //     so the series stays gap-free and the caller may retry. A failed

@@ -172,6 +172,10 @@ type Recorder struct {
 	closed   bool
 	closeEr  error
 	unsynced bool // this recorder wrote since its last successful fsync
+	// dirs are the directory entries the file relies on that this
+	// recorder has not made durable yet: synced right after the file's
+	// first fsync (syncFile), so that no promise rests on them.
+	dirs durable.Dirs
 
 	// The lease (lease.go), all under mu: held says the file lock is
 	// kept between critical sections.
@@ -190,6 +194,7 @@ type Recorder struct {
 	// truncate system calls.
 	writeHook    func(fd int, b []byte) (int, error)
 	truncateHook func(fd int, size int64) error
+	fileSyncHook func() error // instead of wf.Sync, to watch the fsyncs
 }
 
 // maxKeptBuf bounds the buffers kept for reuse, so one huge event does not
@@ -218,18 +223,22 @@ func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, 
 	// writes. O_NONBLOCK: a FIFO planted there cannot hang the open; it is
 	// then rejected as not regular (the flag is harmless on regular files).
 	flags := os.O_APPEND | os.O_WRONLY | syscall.O_NOFOLLOW | syscall.O_NONBLOCK
+	var dirs durable.Dirs
+	if o.fsync != FsyncNever {
+		dirs.Fsync = durable.SyncDir
+	}
 	if !o.noCreate {
-		// A directory created here is made durable in its parent, as the
-		// file's own entry is below (internal/durable).
-		var sync func(string) error
-		if o.fsync != FsyncNever {
-			sync = durable.SyncDir
-		}
-		if err := durable.MkdirAll(dir, 0o700, sync); err != nil {
+		// A directory created here (shared by every run) is made durable
+		// in its parent at once (internal/durable).
+		if err := durable.MkdirAll(dir, 0o700, dirs.Fsync); err != nil {
 			return nil, fmt.Errorf("recorder: open %s: %w", path, err)
 		}
 		flags |= os.O_CREATE
 	}
+	// The file's entry is made durable with its first fsync, not now (see
+	// syncFile), whoever created it: another process may not have synced
+	// it yet, or been killed before it did.
+	dirs.Add(dir)
 	wf, err := os.OpenFile(path, flags, 0o600)
 	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.ELOOP) {
 		// ENXIO: a FIFO without a reader; ELOOP: a symlink. Name it.
@@ -244,7 +253,7 @@ func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, 
 	if err != nil {
 		return nil, errors.Join(fmt.Errorf("recorder: open %s for reading: %w", path, err), wf.Close())
 	}
-	r := &Recorder{path: path, runID: runID, opts: o, log: o.logger, wf: wf, rf: rf, fd: int(wf.Fd()), rfd: int(rf.Fd()), cpEvery: checkpointEvery}
+	r := &Recorder{path: path, runID: runID, opts: o, log: o.logger, wf: wf, rf: rf, fd: int(wf.Fd()), rfd: int(rf.Fd()), cpEvery: checkpointEvery, dirs: dirs}
 	r.batches.New = func() any { return &batch{} }
 	if err := r.checkFiles(); err != nil {
 		return nil, errors.Join(err, wf.Close(), rf.Close())
@@ -256,13 +265,6 @@ func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, 
 	if err := r.recover(); err != nil {
 		r.unlockFile()
 		return nil, errors.Join(err, wf.Close(), rf.Close())
-	}
-	if o.fsync != FsyncNever && !o.noCreate {
-		// Make the directory entry of a new file durable too.
-		if err := durable.SyncDir(dir); err != nil {
-			r.unlockFile()
-			return nil, errors.Join(fmt.Errorf("recorder: %w", err), wf.Close(), rf.Close())
-		}
 	}
 	r.fan = fanout.New[transcript.Event](fanout.WithBufferSize(o.bufSize), fanout.WithLogger(o.logger))
 	// The first append usually follows at once: keep the lock as a lease.
@@ -367,8 +369,8 @@ func (r *Recorder) repair(end, size int64, reason string) error {
 		return fmt.Errorf("recorder: repair %s: truncate to %d: %w", r.path, end, err)
 	}
 	if r.opts.fsync != FsyncNever {
-		if err := r.wf.Sync(); err != nil {
-			return fmt.Errorf("recorder: repair %s: fsync: %w", r.path, err)
+		if err := r.syncFile(); err != nil {
+			return fmt.Errorf("recorder: repair %s: %w", r.path, err)
 		}
 	}
 	r.repairs = append(r.repairs, rep)
@@ -431,9 +433,13 @@ func (r *Recorder) writeSidecar(side string, rep tornRepair) error {
 	if err := w.Flush(); err != nil {
 		return err
 	}
-	// Always synced, whatever the policy: the transcript is truncated
-	// next, and the sidecar is then the only copy.
-	return sf.Sync()
+	// Always synced, whatever the policy, and its entry too (a new file,
+	// or one whose creator may have been killed before it synced): the
+	// transcript is truncated next, and the sidecar is then the only copy.
+	if err := sf.Sync(); err != nil {
+		return err
+	}
+	return durable.SyncDir(filepath.Dir(side))
 }
 
 func (r *Recorder) truncate(size int64) error {
@@ -607,13 +613,33 @@ func (r *Recorder) published(evs []*transcript.Event, sync bool) error {
 		r.fan.Publish(*ev)
 	}
 	if sync {
-		if err := r.wf.Sync(); err == nil {
-			r.unsynced = false
-		} else {
+		if err := r.syncFile(); err != nil {
 			last := evs[len(evs)-1]
 			return fmt.Errorf("recorder: record %s seq %d: %w: %w", last.Type, last.Seq, ErrNotDurable, err)
 		}
 	}
+	return nil
+}
+
+// syncFile fsyncs the transcript and then, the first time, its entry in
+// its directory (r.dirs): before the caller is told that anything is
+// durable, the file's entry is. File first: a journalling file system
+// (ext4) commits every metadata change made so far with the file's fsync,
+// so the directory's fsync that follows finds nothing left to commit and
+// costs a cache flush; in the other order it would commit on its own. Called with mu held
+// (or from Open's recovery, before anyone else holds the recorder).
+func (r *Recorder) syncFile() error {
+	sync := r.wf.Sync
+	if r.fileSyncHook != nil {
+		sync = r.fileSyncHook
+	}
+	if err := sync(); err != nil {
+		return fmt.Errorf("fsync: %w", err)
+	}
+	if err := r.dirs.Sync(); err != nil {
+		return err // still unsynced: Close tries again
+	}
+	r.unsynced = false
 	return nil
 }
 
@@ -835,8 +861,8 @@ func (r *Recorder) Close() error {
 	}
 	cancel()
 	if r.opts.fsync != FsyncNever && r.unsynced {
-		if err := r.wf.Sync(); err != nil {
-			errs = append(errs, fmt.Errorf("recorder: close %s: fsync: %w", r.path, err))
+		if err := r.syncFile(); err != nil {
+			errs = append(errs, fmt.Errorf("recorder: close %s: %w", r.path, err))
 		}
 	}
 	if err := r.wf.Close(); err != nil {

@@ -6,14 +6,60 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 )
+
+// Dirs is the set of directories holding entries that a writer's next
+// promise relies on and that it has not made durable yet. A writer adds
+// them ([Dirs.Add]) as it creates or finds the entries and calls
+// [Dirs.Sync] before the promise: right after the fsync of the file
+// itself, before returning to its caller or writing the line that names
+// the file. The zero value never syncs and records nothing.
+type Dirs struct {
+	// Fsync makes one directory's entries durable: [SyncDir], or nil for
+	// no fsync at all (the recorder's FsyncNever). Tests wrap it to watch.
+	Fsync func(dir string) error
+	dirs  []string
+}
+
+// Add records that dir holds a new entry. Without Fsync it does nothing.
+func (d *Dirs) Add(dir string) {
+	if d.Fsync == nil {
+		return
+	}
+	dir = filepath.Clean(dir)
+	if !slices.Contains(d.dirs, dir) {
+		d.dirs = append(d.dirs, dir)
+	}
+}
+
+// Pending returns the directories not synced yet, in the order added.
+func (d *Dirs) Pending() []string { return slices.Clone(d.dirs) }
+
+// Sync fsyncs every pending directory, in the order added, and forgets
+// each one synced; after a failure the rest stay pending, so the next
+// Sync tries them again. On ext4 (and other journalling file systems)
+// a directory whose change an earlier fsync already committed costs
+// little, which is why callers sync the file first.
+func (d *Dirs) Sync() error {
+	for len(d.dirs) > 0 {
+		if err := d.Fsync(d.dirs[0]); err != nil {
+			return err
+		}
+		d.dirs = d.dirs[1:]
+	}
+	d.dirs = nil
+	return nil
+}
 
 // MkdirAll creates dir and its missing parents with perm, like
 // os.MkdirAll, and when sync is not nil calls it on the parent of every
 // directory it created, outermost first, so each new entry is durable
 // when MkdirAll returns. A directory that already existed costs nothing.
 // A directory created concurrently by someone else is not synced here:
-// its creator does it.
+// its creator does it. It is for directories that many writers share
+// (a storage's root, transcripts/, raw/), which none of them could tell
+// is durable if its creator deferred the fsync; they are made once.
 func MkdirAll(dir string, perm fs.FileMode, sync func(dir string) error) error {
 	dir = filepath.Clean(dir)
 	if fi, err := os.Stat(dir); err == nil {

@@ -9,6 +9,18 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// watch returns Dirs whose Fsync logs each directory (relative to base)
+// and makes the real fsync, and the log.
+func watch(t *testing.T, base string) (*Dirs, *[]string) {
+	var synced []string
+	return &Dirs{Fsync: func(dir string) error {
+		rel, err := filepath.Rel(base, dir)
+		require.NoError(t, err)
+		synced = append(synced, rel)
+		return SyncDir(dir) // the real fsync: the directory must exist
+	}}, &synced
+}
+
 func TestMkdirAllSyncsTheParentOfEveryDirectoryItCreates(t *testing.T) {
 	root := t.TempDir()
 	tests := []struct {
@@ -29,24 +41,53 @@ func TestMkdirAllSyncsTheParentOfEveryDirectoryItCreates(t *testing.T) {
 			if tt.existing != "" {
 				require.NoError(t, os.MkdirAll(filepath.Join(base, tt.existing), 0o700))
 			}
-			var synced []string
-			sync := func(dir string) error {
-				rel, err := filepath.Rel(base, dir)
-				require.NoError(t, err)
-				synced = append(synced, rel)
-				return SyncDir(dir) // the real fsync: the directory must exist
-			}
-			require.NoError(t, MkdirAll(filepath.Join(base, tt.dir), 0o700, sync))
+			d, synced := watch(t, base)
+			require.NoError(t, MkdirAll(filepath.Join(base, tt.dir), 0o700, d.Fsync))
 			fi, err := os.Stat(filepath.Join(base, tt.dir))
 			require.NoError(t, err)
 			require.True(t, fi.IsDir())
 			require.Equal(t, os.FileMode(0o700), fi.Mode().Perm())
-			require.Equal(t, tt.want, synced)
+			require.Equal(t, tt.want, *synced)
 		})
 	}
 }
 
-func TestMkdirAllWithoutSyncAndErrors(t *testing.T) {
+func TestDirs(t *testing.T) {
+	root := t.TempDir()
+	for _, d := range []string{"a", "b"} {
+		require.NoError(t, os.Mkdir(filepath.Join(root, d), 0o700))
+	}
+	var never Dirs // no Fsync: records nothing
+	never.Add(root)
+	require.Empty(t, never.Pending())
+	require.NoError(t, never.Sync())
+
+	d, synced := watch(t, root)
+	d.Add(filepath.Join(root, "a"))
+	d.Add(filepath.Join(root, "b/"))
+	d.Add(filepath.Join(root, "a")) // once
+	require.Equal(t, []string{filepath.Join(root, "a"), filepath.Join(root, "b")}, d.Pending())
+
+	// A failure keeps what is not synced yet, for the next Sync.
+	boom := errors.New("boom")
+	real := d.Fsync
+	fail := filepath.Join(root, "b")
+	d.Fsync = func(dir string) error {
+		if dir == fail {
+			return boom
+		}
+		return real(dir)
+	}
+	require.ErrorIs(t, d.Sync(), boom)
+	require.Equal(t, []string{"a"}, *synced)
+	require.Equal(t, []string{filepath.Join(root, "b")}, d.Pending())
+	fail = ""
+	require.NoError(t, d.Sync())
+	require.Equal(t, []string{"a", "b"}, *synced)
+	require.Empty(t, d.Pending())
+}
+
+func TestMkdirAllErrors(t *testing.T) {
 	root := t.TempDir()
 	require.NoError(t, MkdirAll(filepath.Join(root, "x/y"), 0o700, nil))
 	require.DirExists(t, filepath.Join(root, "x/y"))
