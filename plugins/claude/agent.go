@@ -246,6 +246,46 @@ func (n *normalizer) apiRetry(v abi.Value, out *sdk.Out) {
 	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: code})
 }
 
+// apiErrorRecord handles system/api_error (session logs of 2.1.1xx
+// builds): a failed API request the CLI retries, with the API's error
+// (error{status, error{error{type, message}}, type}) and the attempt
+// (retryAttempt of maxRetries). Like api_retry, it is an error the
+// provider reported, even when a retry then succeeds.
+func (n *normalizer) apiErrorRecord(v abi.Value, out *sdk.Out) {
+	e := n.get(v, kError)
+	msg := "API request failed"
+	var code sdk.Str
+	st, hasStatus := e.Get("status").Int()
+	if hasStatus {
+		msg += " with status " + strconv.FormatInt(st, 10)
+		code = sdk.S(strconv.FormatInt(st, 10))
+	}
+	inner := e.Path("error", "error")
+	if !inner.Exists() {
+		inner = e.Get("error")
+	}
+	t := sdk.StringOf(inner.Get("type"))
+	if t.IsEmpty() {
+		t = sdk.StringOf(e.Get("type"))
+	}
+	if !t.IsEmpty() {
+		msg += ": " + t.String()
+		code = t
+	}
+	if m := sdk.StringOf(inner.Get("message")); !m.IsEmpty() {
+		msg += ": " + m.String()
+	} else if m := sdk.StringOf(e.Get("message")); !m.IsEmpty() {
+		msg += ": " + m.String()
+	}
+	if a, ok := n.get(v, kRetryAttempt).Int(); ok {
+		msg += "; retry " + strconv.FormatInt(a, 10)
+		if m, ok := n.get(v, kMaxRetriesCamel).Int(); ok {
+			msg += " of " + strconv.FormatInt(m, 10)
+		}
+	}
+	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: code})
+}
+
 // ignore accounts for a line of a type the plugin knows and deliberately
 // does not map (spec §6.8): it carries nothing the transcript has a
 // place for.

@@ -295,10 +295,12 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		n.claudeLine(v, out)
 		n.rateLimit(v, out)
 		return
-	case "summary", "file-history-snapshot", "queue-operation", "last-prompt", "ai-title", "custom-title", "tag":
+	case "summary", "file-history-snapshot", "queue-operation", "last-prompt", "ai-title", "custom-title", "tag",
+		"permission-mode", "mode", "agent-name", "worktree-state", "atis-latch":
 		// Session-log bookkeeping: titles, the undo index of edited
 		// files, the prompt queue (a queued prompt is written again as a
-		// user record when it is sent).
+		// user record when it is sent), the session's settings as they
+		// change (permission mode, mode, the agent's name, the worktree).
 		n.setFormat(fmtSessionLog, out)
 		n.meta(v, out)
 		n.ignore(sdk.Name(t), out) // the case's literal, written at once
@@ -415,6 +417,8 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		n.closeScope(idS, status, errS, out)
 	case sub.Is("api_retry"):
 		n.apiRetry(v, out)
+	case sub.Is("api_error"):
+		n.apiErrorRecord(v, out)
 	case ignoredSystem(sdk.Name(sub)) != "":
 		// Progress pings, hook runs, bookkeeping and the session log's
 		// echo of a local slash command (/model, /mcp): no message, tool
@@ -513,6 +517,8 @@ func ignoredSystem(sub string) string {
 		return "system/compact_boundary"
 	case "turn_duration":
 		return "system/turn_duration"
+	case "away_summary":
+		return "system/away_summary"
 	case "stop_hook_summary":
 		return "system/stop_hook_summary"
 	case "microcompact_boundary":

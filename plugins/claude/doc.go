@@ -50,7 +50,9 @@
 // rate_limit, ... as its code; an error object's message) or
 // isApiErrorMessage (session logs: "API Error: 529 ... overloaded"), with
 // apiErrorStatus as the code when stated; system/api_retry (a failed
-// request the CLI retries, even when a retry then succeeds); a
+// request the CLI retries, even when a retry then succeeds) and its
+// session-log twin system/api_error of 2.1.1xx builds (the API's status,
+// error type and message, and the attempt); a
 // rate_limit_event whose status is "rejected". The CLI's synthetic message
 // about an API error is written before its error, so the error is the
 // last word of that line. A stream with no result reports no terminal
@@ -168,7 +170,9 @@
 // than can_use_tool and control_response lines that answer nothing
 // pending, control_cancel_request, keep_alive; session-log bookkeeping
 // (summary, file-history-snapshot, queue-operation, last-prompt,
-// ai-title, custom-title, tag); progress records other than
+// ai-title, custom-title, tag, and the settings records permission-mode,
+// mode, agent-name, worktree-state, atis-latch); system/away_summary (the
+// CLI's note that the user was away); progress records other than
 // agent_progress (hook, bash, MCP and search progress of a tool whose
 // result follows). Everything else unknown is counted by native type:
 // "system/<subtype>" for unknown subtypes; "attachment" (it may carry

@@ -92,6 +92,8 @@ var keys = abi.NewKeySet(
 	"rateLimitType",
 	"resetsAt",
 	"apiErrorStatus",
+	"retryAttempt",
+	"maxRetries",
 )
 
 // Indexes into keys.
@@ -178,6 +180,8 @@ const (
 	kRateLimitType
 	kResetsAt
 	kApiErrorStatus
+	kRetryAttempt
+	kMaxRetriesCamel
 
 	nKeys
 )
