@@ -51,18 +51,23 @@
 // fstat of the next ones: a stream of Records costs one write(2) each.
 // The lease ends, and the next critical section takes the lock and reads
 // what others appended as above, when the recorder has made no append
-// for 1 ms (a timer), before an fsync, on any error, at Close, and when
-// another writer waits: a recorder waiting for the lock sets a wait
-// signal (an OFD read lock on one byte at offset 2^62, which no data
-// lock and no flock meets), and the holder looks for it at the end of a
-// critical section at least every millisecond, releases the lock, and
+// for 1 to 2 ms (an idle timer ticks every millisecond while the lease is
+// held and ends it at a tick that finds no append since the one before;
+// a tick that finds one re-arms without taking the recorder's mutex, so
+// appends never wait for it and read no clock for it), before an fsync,
+// on any error, at Close, and when another writer waits: a recorder
+// waiting for the lock sets a wait signal (an OFD read lock on one byte
+// at offset 2^62, which no data lock and no flock meets), and the holder
+// looks for it at the end of the first critical section after each tick
+// (about every millisecond while it appends), releases the lock, and
 // lets the waiter take it before it takes it again (waiting for the
 // signal to go away, at most 50 ms; a waiter that did not come by then,
 // a stopped one, is not waited for again for a second). Waiters poll the
 // lock with a back-off capped at 1 ms. Where the system refuses OFD
 // locks the lease is off: every critical section takes and releases the
 // lock. A writer that takes the flock without setting the signal (a
-// tool other than this package) waits until the holder pauses for 1 ms.
+// tool other than this package) waits until the holder pauses for 1 to
+// 2 ms.
 // [Recorder.RecordFunc] lets a caller decide what to write from the run
 // state inside the same critical section (end the run once, close the
 // steps still open).

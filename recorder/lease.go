@@ -18,14 +18,19 @@ import (
 //
 // The lease ends (the lock is released, and the next critical section
 // takes it again and reads what others appended, as before):
-//   - when the recorder has made no append for leaseIdle (a timer);
+//   - when the recorder has made no append for a while: an idle timer
+//     ticks every leaseIdle while the lease is held and ends it at the
+//     first tick that finds no append since the one before (so after
+//     leaseIdle to 2*leaseIdle without an append). A tick that finds
+//     appends takes no lock: it re-arms itself, so a stream of appends
+//     never waits for the timer, and no append reads the clock for it;
 //   - when another writer is waiting: a waiting recorder sets its wait
 //     signal (an OFD read lock on one byte far beyond any file end,
 //     wantOffset; OFD locks and flock do not interact), and the holder
-//     looks for it at the end of a critical section at least every
-//     leaseCheck. It then releases the lock and, before it takes it
-//     again, lets the waiter in (waits, up to yieldWait, for the signal to
-//     go away);
+//     looks for it at the end of the first critical section after each
+//     tick, so about every leaseIdle while it appends. It then releases
+//     the lock and, before it takes it again, lets the waiter in (waits,
+//     up to yieldWait, for the signal to go away);
 //   - before an fsync, on any error, and at Close.
 //
 // A stopped waiter keeps its signal; a holder that waited yieldWait for it
@@ -34,10 +39,9 @@ import (
 // available (the system refuses OFD locks), the recorder takes and
 // releases the lock in every critical section, as without a lease.
 const (
-	leaseIdle  = time.Millisecond
-	leaseCheck = time.Millisecond
-	yieldWait  = 50 * time.Millisecond
-	staleWant  = time.Second
+	leaseIdle = time.Millisecond
+	yieldWait = 50 * time.Millisecond
+	staleWant = time.Second
 	// maxLockPoll caps the back-off of a writer polling for the lock.
 	maxLockPoll = time.Millisecond
 	// wantOffset is the byte whose OFD read lock says "a writer is waiting
@@ -121,25 +125,28 @@ func (r *Recorder) endLocked(keep bool) {
 		r.release()
 		return
 	}
-	now := time.Now()
 	if !r.held {
-		r.held, r.checked = true, now
-	} else if now.Sub(r.checked) >= leaseCheck {
-		r.checked = now
-		if r.othersWaiting(now) {
+		r.held = true
+	} else if r.lookDue.Load() {
+		r.lookDue.Store(false)
+		if now := time.Now(); r.othersWaiting(now) {
 			r.release()
 			r.yielded = now
 			return
 		}
 	}
-	r.lastUse = now
 	if !r.idleArmed {
+		// The first tick comes leaseIdle after this append.
 		r.idleArmed = true
+		r.used.Store(false)
+		r.lookDue.Store(false)
 		if r.idle == nil {
-			r.idle = time.AfterFunc(leaseIdle, r.idleRelease)
+			r.idle = time.AfterFunc(leaseIdle, r.idleTick)
 		} else {
 			r.idle.Reset(leaseIdle)
 		}
+	} else if !r.used.Load() {
+		r.used.Store(true)
 	}
 }
 
@@ -150,20 +157,30 @@ func (r *Recorder) release() {
 	r.unlockFile()
 }
 
-// idleRelease is the idle timer: it ends a lease unused for leaseIdle.
-func (r *Recorder) idleRelease() {
+// idleTick is the idle timer, armed while the lease may be held: a tick
+// that finds an append since the last one re-arms it (without the lock,
+// so that it never makes an append wait) and asks the next critical
+// section to look for waiters; one that finds none ends the lease. Only
+// the tick touches the timer while it is armed (idleArmed), except Close,
+// which stops it: a tick racing with Close re-arms it once more, and the
+// next finds the recorder closed.
+func (r *Recorder) idleTick() {
+	if r.used.Swap(false) {
+		r.lookDue.Store(true)
+		r.idle.Reset(leaseIdle)
+		return
+	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	if r.used.Swap(false) && !r.closed { // an append came in meanwhile
+		r.lookDue.Store(true)
+		r.idle.Reset(leaseIdle)
+		return
+	}
 	r.idleArmed = false
-	if !r.held {
-		return
+	if r.held {
+		r.release()
 	}
-	if d := time.Since(r.lastUse); d < leaseIdle {
-		r.idleArmed = true
-		r.idle.Reset(leaseIdle - d)
-		return
-	}
-	r.release()
 }
 
 // letWaiterIn runs before taking the lock again after giving it up to a

@@ -177,13 +177,17 @@ type Recorder struct {
 	// first fsync (syncFile), so that no promise rests on them.
 	dirs durable.Dirs
 
-	// The lease (lease.go), all under mu: held says the file lock is
-	// kept between critical sections.
+	// The lease (lease.go), under mu: held says the file lock is kept
+	// between critical sections.
 	held, noLease, wanting, idleArmed bool
-	checked, lastUse                  time.Time // last look for waiters; last append
 	yielded                           time.Time // when the lock was given up to a waiter
 	ignoreWant                        time.Time // wait signals are ignored until then
 	idle                              *time.Timer
+	// Shared by the critical sections and the idle timer's tick, which
+	// takes no lock while appends keep coming: used says an append kept
+	// the lease since the last tick, lookDue that a tick asks the next
+	// critical section to look for waiters.
+	used, lookDue atomic.Bool
 
 	lastSeq atomic.Uint64
 
@@ -691,7 +695,12 @@ func (r *Recorder) prepare(ev *transcript.Event) error {
 		ev.Timestamp = r.opts.now()
 	}
 	if r.opts.mask != nil {
-		r.opts.mask(ev)
+		// The masker gets a copy: a function value could keep what it
+		// is given, so handing it ev itself would make every caller's
+		// event escape to the heap, masking or not.
+		m := *ev
+		r.opts.mask(&m)
+		*ev = m
 		if err := r.checkRun(ev); err != nil {
 			return fmt.Errorf("after masking: %w", err)
 		}

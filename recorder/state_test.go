@@ -380,17 +380,7 @@ func TestPeriodicCheckpoint(t *testing.T) {
 // goes on, and every append succeeds in order.
 func TestStaleWaitSignal(t *testing.T) {
 	r, _, id := openTemp(t, Options{Fsync: FsyncNever})
-	if r.noLease {
-		t.Skip("no OFD locks here")
-	}
-	f, err := os.Open(r.Path())
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	if _, err := fcntlLock(int(f.Fd()), unix.F_OFD_SETLK, unix.F_RDLCK); err != nil {
-		t.Fatal(err)
-	}
+	setStaleWaitSignal(t, r)
 	ctx := context.Background()
 	for i := 0; i < 2000; i++ {
 		if err := r.Record(ctx, assistantEvent("x")); err != nil {
