@@ -100,6 +100,15 @@ type Options struct {
 	// plugin's author reads.
 	StackTraces bool
 
+	// Preload names the providers the program is about to look up. New
+	// fails as Lookup would when one has no plugin, or more than one
+	// (*UnknownProviderError, or an error naming the files), and starts
+	// loading their plugins in the background, so that compiling and
+	// instantiating (most of a warm start) overlap the program's own
+	// work; Lookup waits for that load, or returns its error. nil
+	// preloads nothing.
+	Preload []string
+
 	// Logger receives plugin log messages and the host's own warnings.
 	// nil is slog.Default() at New.
 	Logger *slog.Logger
@@ -191,6 +200,7 @@ type settings struct {
 	memoryHint      string
 	stackTraces     bool
 	initTimeout     time.Duration
+	preload         []string
 }
 
 // pageSize is the WebAssembly page size.
@@ -215,6 +225,7 @@ func (o Options) resolve() (settings, error) {
 		memoryHint:      o.MemoryHint,
 		stackTraces:     o.StackTraces,
 		initTimeout:     cmp.Or(o.initTimeout, initTimeout),
+		preload:         slices.Clone(o.Preload),
 	}
 	switch {
 	case o.NoDiskCache:

@@ -42,7 +42,10 @@
 // describes every plugin found, loaded or not.
 //
 // New loads no plugin it can avoid: it maps providers from manifests it
-// already knows and a plugin is loaded on its first Lookup. A bundled
+// already knows and a plugin is loaded on its first Lookup, or in the
+// background from New on for the providers of [Options].Preload (New
+// fails at once for one no plugin serves), so that a program's own start
+// overlaps the load and its Lookup waits for what is left. A bundled
 // plugin's manifest and sha256 are recorded by the build ([Bundled]; the
 // module must report that manifest when it loads), so even an empty
 // compilation cache costs one compilation, of the plugin in use. An

@@ -198,6 +198,11 @@ func checkRecords(chunk []byte, input int) error {
 // module returned holds only the captured stderr.
 func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 	m := &module{p: p, stderr: &tail{}, stack: make([]uint64, 1)}
+	if p.wrt == p.rt.trusted {
+		if err := p.rt.trustedImports(ctx); err != nil {
+			return m, err
+		}
+	}
 	m.c.m = m
 	m.c.reset(false, 0, wire.MaxManifestBytes)
 	cfg := p.modCfg.WithStderr(m.stderr).WithNanosleep(m.sleep).WithRandSource(guestRand{m})

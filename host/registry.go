@@ -15,6 +15,7 @@ import (
 	"sort"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"time"
 
 	"hash/crc32"
@@ -85,9 +86,16 @@ func (c *candidate) bytes() ([]byte, error) {
 type entry struct {
 	c        *candidate
 	manifest manifestRecord
-	once     sync.Once
-	p        *Plugin
-	err      error
+	// claimed is set by the one goroutine that loads the plugin; done
+	// is closed when it has, p and err then being its result.
+	claimed atomic.Bool
+	done    chan struct{}
+	p       *Plugin
+	err     error
+}
+
+func newEntry(c *candidate, m manifestRecord) *entry {
+	return &entry{c: c, manifest: m, done: make(chan struct{})}
 }
 
 // manifestRecord is what the manifest cache keeps per plugin file.
@@ -232,28 +240,41 @@ func (e *failedBeforeError) Error() string {
 
 // loadEntry compiles and instantiates the entry's plugin once. An
 // external plugin that fails is remembered in the cache, unless the
-// caller's context ended (not the plugin's fault).
+// caller's context ended (not the plugin's fault). A caller that finds
+// the load under way (a preload, another Lookup) waits for it, or for
+// its own context.
 func (rt *Runtime) loadEntry(ctx context.Context, e *entry) (*Plugin, error) {
-	e.once.Do(func() {
-		wasm, err := e.c.bytes()
-		if err != nil {
-			e.err = err
-			return
+	if !e.claimed.CompareAndSwap(false, true) {
+		select {
+		case <-e.done:
+		case <-ctx.Done():
+			select {
+			case <-e.done:
+			default:
+				return nil, fmt.Errorf("host: waiting for %s to load: %w", e.c.src.Path, ctx.Err())
+			}
 		}
-		if r := e.c.recorded; r != nil {
-			// The build hashed these bytes; they are in the binary.
-			e.p, e.err = rt.load(ctx, wasm, e.c.src, r.SHA256, &r.Manifest)
-			return
-		}
-		e.p, e.err = rt.Load(ctx, wasm, e.c.src)
-		switch {
-		case e.err == nil:
-			e.manifest = manifestRecord{SHA256: e.p.sha256, Manifest: e.p.manifest}
-			rt.storeManifest(e.c.key, e.manifest)
-		case ctx.Err() == nil && !e.c.src.Bundled:
-			rt.storeFailure(e.c.key, wasm, e.err)
-		}
-	})
+		return e.p, e.err
+	}
+	defer close(e.done)
+	wasm, err := e.c.bytes()
+	if err != nil {
+		e.err = err
+		return nil, err
+	}
+	if r := e.c.recorded; r != nil {
+		// The build hashed these bytes; they are in the binary.
+		e.p, e.err = rt.load(ctx, wasm, e.c.src, r.SHA256, &r.Manifest)
+		return e.p, e.err
+	}
+	e.p, e.err = rt.Load(ctx, wasm, e.c.src)
+	switch {
+	case e.err == nil:
+		e.manifest = manifestRecord{SHA256: e.p.sha256, Manifest: e.p.manifest}
+		rt.storeManifest(e.c.key, e.manifest)
+	case ctx.Err() == nil && !e.c.src.Bundled:
+		rt.storeFailure(e.c.key, wasm, e.err)
+	}
 	return e.p, e.err
 }
 
@@ -311,7 +332,7 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 	for _, c := range cands {
 		if c.recorded != nil {
 			bySize[c.size] = append(bySize[c.size], c)
-			ents = append(ents, &entry{c: c, manifest: *c.recorded})
+			ents = append(ents, newEntry(c, *c.recorded))
 			continue
 		}
 		c.key = contentKey(c.wasm)
@@ -326,11 +347,8 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 			failed = append(failed, PluginInfo{Origin: c.src.Path, File: c.src.Path, SHA256: f.SHA256, Err: err})
 			continue
 		}
-		e := &entry{c: c}
-		if m, ok := rt.cachedManifest(c.key); ok {
-			e.manifest = m
-		}
-		ents = append(ents, e)
+		m, _ := rt.cachedManifest(c.key)
+		ents = append(ents, newEntry(c, m))
 	}
 
 	// Load the plugins seen for the first time, in parallel: compilation
@@ -443,26 +461,34 @@ func (e *entry) failedInfo() PluginInfo {
 // available providers when no plugin serves it, and a *conflictError
 // naming the files when more than one claims it.
 func (rt *Runtime) Lookup(ctx context.Context, provider string) (*Plugin, error) {
-	rt.mu.Lock()
-	e, ok := rt.reg.byProvider[provider]
-	if !ok {
-		defer rt.mu.Unlock()
-		if paths, ok := rt.reg.conflicts[provider]; ok {
-			return nil, &conflictError{Provider: provider, Paths: slices.Clone(paths)}
-		}
-		avail := make([]string, 0, len(rt.reg.byProvider))
-		for prov := range rt.reg.byProvider {
-			avail = append(avail, prov)
-		}
-		sort.Strings(avail)
-		return nil, &UnknownProviderError{Provider: provider, Available: avail}
+	e, err := rt.entryFor(provider)
+	if err != nil {
+		return nil, err
 	}
-	rt.mu.Unlock()
 	p, err := rt.loadEntry(ctx, e)
 	if err != nil {
 		return nil, fmt.Errorf("host: plugin for %q (%s): %w", provider, e.c.src.Path, err)
 	}
 	return p, nil
+}
+
+// entryFor returns the entry serving provider, or Lookup's error when
+// none or more than one does.
+func (rt *Runtime) entryFor(provider string) (*entry, error) {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	if e, ok := rt.reg.byProvider[provider]; ok {
+		return e, nil
+	}
+	if paths, ok := rt.reg.conflicts[provider]; ok {
+		return nil, &conflictError{Provider: provider, Paths: slices.Clone(paths)}
+	}
+	avail := make([]string, 0, len(rt.reg.byProvider))
+	for prov := range rt.reg.byProvider {
+		avail = append(avail, prov)
+	}
+	sort.Strings(avail)
+	return nil, &UnknownProviderError{Provider: provider, Available: avail}
 }
 
 // List describes every plugin found at New, bundled first then in

@@ -39,6 +39,14 @@ type Runtime struct {
 	sandboxed wazero.Runtime
 	// alloc backs instances' linear memories (nil: wazero's default).
 	alloc experimental.MemoryAllocator
+	// imports instantiates the WASI and host modules in trusted, once,
+	// before its first instance (trustedImports).
+	imports    sync.Once
+	importsErr error
+	// preloads are the loads Options.Preload started; Close cancels and
+	// waits for them.
+	preloads      sync.WaitGroup
+	cancelPreload context.CancelFunc
 
 	mu     sync.Mutex
 	closed bool
@@ -94,12 +102,54 @@ func New(ctx context.Context, opts Options) (*Runtime, error) {
 		WithCompilationCache(rt.cache).
 		WithDebugInfoEnabled(s.stackTraces)
 	rt.trusted = wazero.NewRuntimeWithConfig(ctx, rt.config)
-	if err := instantiateImports(ctx, rt.trusted); err != nil {
+	rt.loadRegistry(ctx)
+	if err := rt.preload(ctx, s.preload); err != nil {
 		rt.Close(ctx)
 		return nil, err
 	}
-	rt.loadRegistry(ctx)
+	// After the preloads started: the host modules are instantiated
+	// while they compile.
+	if err := rt.trustedImports(ctx); err != nil {
+		rt.Close(ctx)
+		return nil, err
+	}
 	return rt, nil
+}
+
+// preload starts loading the plugins of providers in the background,
+// after checking that each is served by one plugin (Options.Preload).
+// The loads are not bound to ctx, which may end when New returns; Close
+// stops them.
+func (rt *Runtime) preload(ctx context.Context, providers []string) error {
+	var ents []*entry
+	for _, prov := range providers {
+		e, err := rt.entryFor(prov)
+		if err != nil {
+			return err
+		}
+		if !slices.Contains(ents, e) {
+			ents = append(ents, e)
+		}
+	}
+	if len(ents) == 0 {
+		return nil
+	}
+	bg, cancel := context.WithCancel(context.WithoutCancel(ctx))
+	rt.cancelPreload = cancel
+	for _, e := range ents {
+		rt.preloads.Go(func() { _, _ = rt.loadEntry(bg, e) })
+	}
+	return nil
+}
+
+// trustedImports instantiates the WASI and host modules in the trusted
+// runtime on first use: New calls it once the preloads have started, and
+// the first instance waits for it.
+func (rt *Runtime) trustedImports(ctx context.Context) error {
+	rt.imports.Do(func() {
+		rt.importsErr = instantiateImports(context.WithoutCancel(ctx), rt.trusted)
+	})
+	return rt.importsErr
 }
 
 // sandbox returns the runtime for modules that cannot be instrumented,
@@ -234,6 +284,14 @@ func (rt *Runtime) Close(ctx context.Context) error {
 		return nil
 	}
 	rt.closed = true
+	rt.mu.Unlock()
+	// A preload still loading is stopped; one that finishes now sees the
+	// runtime closed and closes its plugin.
+	if rt.cancelPreload != nil {
+		rt.cancelPreload()
+	}
+	rt.preloads.Wait()
+	rt.mu.Lock()
 	loaded := rt.loaded
 	rt.loaded = nil
 	rt.mu.Unlock()

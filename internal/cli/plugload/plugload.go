@@ -51,8 +51,10 @@ func (fl *Flags) Register(cmd *cobra.Command, withPlugin bool) {
 
 // Open starts the plugin host with the bundled plugins and the plugin
 // path, and the limits of the flags, else of the config file. The caller
-// closes it.
-func Open(ctx context.Context, f *cmdutil.Factory, fl Flags) (*host.Runtime, error) {
+// closes it. The plugins of preload start loading in the background
+// (host.Options.Preload): a provider no plugin serves is a usage error
+// here, as in Resolve, which then waits for the load.
+func Open(ctx context.Context, f *cmdutil.Factory, fl Flags, preload ...string) (*host.Runtime, error) {
 	conf, err := LoadConfig(f)
 	if err != nil {
 		return nil, err
@@ -67,12 +69,16 @@ func Open(ctx context.Context, f *cmdutil.Factory, fl Flags) (*host.Runtime, err
 		StackTraces:              conf.StackTraces || f.Getenv != nil && f.Getenv(EnvStackTraces) != "",
 		TimeoutHint:              fmt.Sprintf("raise it with --plugin-timeout or %q in %s", "plugin_timeout", conf.path),
 		MemoryHint:               fmt.Sprintf("raise it with --plugin-memory or %q in %s", "plugin_memory", conf.path),
+		Preload:                  preload,
 	}
 	if fl.Timeout < 0 {
 		return nil, cmdutil.FlagErrorf("--plugin-timeout must be positive")
 	}
 	rt, err := host.New(ctx, opts)
 	if err != nil {
+		if unknown := (*host.UnknownProviderError)(nil); errors.As(err, &unknown) {
+			return nil, cmdutil.FlagErrorf("%v", err)
+		}
 		return nil, fmt.Errorf("start the plugin host: %w", err)
 	}
 	return rt, nil

@@ -17,6 +17,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/agentproc"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/exportcmd"
@@ -235,18 +236,31 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		}
 	}
 
-	rt, err := plugload.Open(ctx, f, opts.Plugins)
+	// The provider's plugin compiles and instantiates in the background
+	// (most of a warm start) while the run and the step begin; the step
+	// waits for it before it reads anything. A provider no plugin serves
+	// is refused here, before a run is written. A --plugin is loaded
+	// first: a file that does not load is bad input, and nothing is
+	// written for it (RATIONALE.md, "Why does record begin the run while
+	// its plugin loads?").
+	var preload []string
+	if opts.Plugins.Plugin == "" {
+		preload = []string{opts.Provider}
+	}
+	rt, err := plugload.Open(ctx, f, opts.Plugins, preload...)
 	if err != nil {
 		return err
 	}
 	defer rt.Close(context.WithoutCancel(ctx))
-	plugin, err := plugload.Resolve(ctx, rt, opts.Plugins, opts.Provider)
-	if err != nil {
-		return err
-	}
+	var plugin *host.Plugin
 	provider := opts.Provider
-	if provider == "" {
-		provider = plugin.Info().Manifest.Providers[0]
+	if opts.Plugins.Plugin != "" {
+		if plugin, err = plugload.Resolve(ctx, rt, opts.Plugins, opts.Provider); err != nil {
+			return err
+		}
+		if provider == "" {
+			provider = plugin.Info().Manifest.Providers[0]
+		}
 	}
 
 	policy, _ := fsyncPolicy(opts.Fsync)
@@ -308,6 +322,13 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		if opts.Prompt != "" || opts.System != "" {
 			if err := s.UserMessage(ctx, opts.Prompt, opts.System); err != nil {
 				return err
+			}
+		}
+		plugin := plugin
+		if plugin == nil {
+			var err error
+			if plugin, err = plugload.Resolve(ctx, rt, opts.Plugins, provider); err != nil {
+				return fmt.Errorf("%w: %w", errPluginLoad, err)
 			}
 		}
 		// A signal leaves the agent's output to be recorded, but a plugin
@@ -408,6 +429,14 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		return &cmdutil.InputError{Err: stepErr}
 	}
 	if failed != nil {
+		if errors.Is(stepErr, errPluginLoad) && endErr == nil {
+			what := "no input was read"
+			if len(opts.Command) > 0 {
+				what = "the agent was not started"
+			}
+			fmt.Fprintf(ios.ErrOut, "twasm: the step is recorded as failed in %s: its plugin did not load, so %s\n", run.Recorder().Path(), what)
+			return failed
+		}
 		reportFailure(ios.ErrOut, run, attached, isWriteFailure(stepErr), res)
 		return failed
 	}
@@ -428,6 +457,10 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	}
 	return outcomeErr
 }
+
+// errPluginLoad marks a step that failed because its plugin, loading
+// while the run began, did not load: nothing was read for it.
+var errPluginLoad = errors.New("the plugin did not load")
 
 // recordingFailure is the error of a recording that failed part way (a
 // full disk, an I/O error, a run ended by another process meanwhile), or

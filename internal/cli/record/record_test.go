@@ -4,8 +4,11 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
+	"hash/crc32"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -19,6 +22,8 @@ import (
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/transcript"
 )
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
@@ -129,4 +134,110 @@ func TestRunWithPluginFile(t *testing.T) {
 func TestRedactedSummary(t *testing.T) {
 	assert.Equal(t, "nothing matched a secret pattern", cmdutil.RedactedSummary(nil))
 	assert.Equal(t, "3 value(s): bearer_token 1, github_token 2", cmdutil.RedactedSummary(map[string]int{"github_token": 2, "bearer_token": 1}))
+}
+
+// TestPluginLoadOrder checks what record writes when the provider's
+// plugin is not there or does not load. A provider no plugin serves is a
+// usage error before any run is written. A plugin that fails once the
+// run has begun (it loads alongside the run's start; here an external
+// module routed by a forged manifest record, which exports nothing)
+// leaves the run with its step failed, saying why, and nothing read; the
+// host remembers the failure, so the next record is refused before a run
+// is written.
+func TestPluginLoadOrder(t *testing.T) {
+	if len(bundled.Files()) == 0 {
+		t.Skip("no bundled plugins (run make plugins): the host refuses to start")
+	}
+	cache, config, plugins := t.TempDir(), t.TempDir(), t.TempDir()
+	t.Setenv("XDG_CACHE_HOME", cache)
+	t.Setenv("XDG_CONFIG_HOME", config)
+	t.Setenv("TWASM_PLUGIN_PATH", "")
+	// An empty module: it compiles, and fails the host's checks.
+	module := []byte("\x00asm\x01\x00\x00\x00")
+	require.NoError(t, os.WriteFile(filepath.Join(plugins, "forged.wasm"), module, 0o600))
+	key := fmt.Sprintf("%08x-%d", crc32.Checksum(module, crc32.MakeTable(crc32.Castagnoli)), len(module))
+	manifests := filepath.Join(cache, "twasm", "wazero", "manifests")
+	forge := func(t *testing.T) {
+		forged := `{"sha256":"` + strings.Repeat("0", 64) + `","manifest":{"name":"forged","version":"1","providers":["forged"]}}`
+		require.NoError(t, os.MkdirAll(manifests, 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(manifests, key+".json"), []byte(forged), 0o600))
+		require.NoError(t, os.RemoveAll(filepath.Join(manifests, key+".failed.json")))
+	}
+	input := filepath.Join(t.TempDir(), "in.jsonl")
+	require.NoError(t, os.WriteFile(input, []byte(`{"type":"result"}`+"\n"), 0o600))
+
+	tests := []struct {
+		name     string
+		provider string
+		runID    bool // append to a run begun before
+		again    bool // a record failed on the plugin before
+		wantErr  string
+		flagErr  bool // a usage error, exit 2
+		written  bool // a step is written, and fails
+	}{
+		{name: "unknown provider", provider: "nope", wantErr: `no plugin serves provider "nope"`, flagErr: true},
+		{name: "plugin fails to load", provider: "forged", wantErr: "the plugin did not load", written: true},
+		{name: "plugin fails to load, attached", provider: "forged", runID: true, wantErr: "the plugin did not load", written: true},
+		{name: "plugin failed before", provider: "forged", again: true, wantErr: `no plugin serves provider "forged"`, flagErr: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			forge(t)
+			env := cmdtest.New(t)
+			opts := &Options{F: env.F, Plugins: plugload.Flags{PluginPath: []string{plugins}}, Provider: tc.provider, Input: input, Path: "agent", Fsync: "never"}
+			if tc.again {
+				require.ErrorContains(t, Run(context.Background(), opts), "the plugin did not load")
+			}
+			if tc.runID {
+				run, err := lifecycle.Start(context.Background(), env.F.Store(), lifecycle.RunOptions{Name: "begun"})
+				require.NoError(t, err)
+				opts.RunID = run.RunID()
+				require.NoError(t, run.Detach())
+			}
+			before, err := filepath.Glob(filepath.Join(env.Dir, "*.jsonl"))
+			require.NoError(t, err)
+			env.ErrOut.Reset()
+			err = Run(context.Background(), opts)
+			require.ErrorContains(t, err, tc.wantErr)
+			var fe *cmdutil.FlagError
+			assert.Equal(t, tc.flagErr, errors.As(err, &fe), "usage error: %v", err)
+			after, err := filepath.Glob(filepath.Join(env.Dir, "*.jsonl"))
+			require.NoError(t, err)
+			if !tc.written {
+				assert.Equal(t, before, after, "no run is written")
+				return
+			}
+			assert.Contains(t, env.ErrOut.String(), "its plugin did not load, so no input was read")
+			path := filepath.Join(env.Dir, opts.RunID+".jsonl")
+			if !tc.runID {
+				require.Len(t, after, len(before)+1)
+				for _, p := range after {
+					if !slices.Contains(before, p) {
+						path = p
+					}
+				}
+			}
+			f, err := os.Open(path)
+			require.NoError(t, err)
+			defer f.Close()
+			statuses := map[transcript.EventType]string{}
+			r := transcript.NewReader(f)
+			for r.Next() {
+				ev := r.Event()
+				if sp := ev.Step(); sp != nil && sp.Status != "" {
+					statuses[ev.Type] = sp.Status
+					if ev.Type == transcript.StepCompleted {
+						assert.Contains(t, sp.Error, "is not a usable twasm plugin", "the step says why")
+					}
+				}
+			}
+			require.NoError(t, r.Err())
+			assert.Equal(t, "error", statuses[transcript.StepCompleted], "%s", path)
+			if !tc.runID {
+				assert.Equal(t, "error", statuses[transcript.RunCompleted])
+			}
+			raw, _ := filepath.Glob(filepath.Join(env.Storage, "raw", strings.TrimSuffix(filepath.Base(path), ".jsonl"), "*"))
+			assert.Empty(t, raw, "no raw capture: nothing was read")
+		})
+	}
 }
