@@ -2,7 +2,6 @@ package abi
 
 import (
 	"math"
-	"strconv"
 	"unsafe"
 
 	"github.com/twasm/twasm/internal/wire"
@@ -286,35 +285,32 @@ func (v Value) Int() (int64, bool) {
 		if n, ok := smallInt(raw); ok {
 			return n, true
 		}
-		if n, err := strconv.ParseInt(view(raw), 10, 64); err == nil {
+		if n, ok := wire.ParseInt(raw); ok {
 			return n, true
 		}
 		// Converting an out-of-range float to int64 is
 		// platform-dependent in Go (it wraps natively, saturates in
 		// WebAssembly): check the range first.
-		if f, err := strconv.ParseFloat(view(raw), 64); err == nil && f >= -0x1p63 && f < 0x1p63 && f == math.Trunc(f) {
+		if f, ok := wire.ParseFloat(raw); ok && f >= -0x1p63 && f < 0x1p63 && f == math.Trunc(f) {
 			return int64(f), true
 		}
 	case KindString:
 		raw := v.Raw()
 		raw = raw[1 : len(raw)-1]
-		if v.tok().Flags&flagEscaped == 0 {
-			if n, ok := smallInt(raw); ok {
-				return n, true
-			}
-			if n, err := strconv.ParseInt(view(raw), 10, 64); err == nil {
-				return n, true
-			}
-		} else if n, err := strconv.ParseInt(v.String(), 10, 64); err == nil {
+		if v.tok().Flags&flagEscaped != 0 {
+			s := v.String()
+			raw = unsafe.Slice(unsafe.StringData(s), len(s))
+		} else if n, ok := smallInt(raw); ok {
 			return n, true
 		}
+		return wire.ParseInt(raw)
 	}
 	return 0, false
 }
 
 // smallInt parses an optional minus and 1 to 18 decimal digits (no
-// overflow possible), the common token count or exit code, without the
-// four calls strconv.ParseInt costs inside WebAssembly.
+// overflow possible), the common token count or exit code, inline: no
+// call inside WebAssembly.
 func smallInt(b []byte) (int64, bool) {
 	neg := len(b) > 0 && b[0] == '-'
 	if neg {
@@ -341,8 +337,7 @@ func (v Value) Float() (float64, bool) {
 	if v.Kind() != KindNumber {
 		return 0, false
 	}
-	f, err := strconv.ParseFloat(view(v.Raw()), 64)
-	return f, err == nil
+	return wire.ParseFloat(v.Raw())
 }
 
 // Bool returns v's value when it is true or false.

@@ -1,7 +1,6 @@
 package claude
 
 import (
-	"strconv"
 	"strings"
 
 	"github.com/twasm/twasm/abi"
@@ -266,7 +265,9 @@ func (n *normalizer) synthesize(id string, tur abi.Value, scope string, ts abi.V
 	c := n.noteCall(id, name, abi.Value{})
 	c.reported = true
 	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: emptyObject(), Kind: kind, Scope: scopeStr(scope), Time: sdk.StringOf(ts)})
-	out.Warn("claude: tool result " + id + " has no tool call in the input; a tool.call named " + strconv.Quote(name) + " was synthesized from the result")
+	// name is one of the words above: quoted as strconv.Quote would,
+	// without linking it.
+	out.Warn("claude: tool result " + id + " has no tool call in the input; a tool.call named \"" + name + "\" was synthesized from the result")
 	return c
 }
 

@@ -6,6 +6,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // input is a tool's arguments as JSON: an object stays one, a string
@@ -162,8 +163,7 @@ func shellExit(out string) (int64, bool) {
 	if i < 0 {
 		return 0, false
 	}
-	code, err := strconv.ParseInt(strings.TrimSuffix(line[i+len("exit code "):], ">"), 10, 64)
-	return code, err == nil
+	return wire.ParseInt([]byte(strings.TrimSuffix(line[i+len("exit code "):], ">")))
 }
 
 // lastOutputLine is the last non-empty line of a shell output before its
