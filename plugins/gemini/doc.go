@@ -72,7 +72,15 @@
 // calls saved while still scheduled, executing or awaiting approval have
 // no result. JSONL session files append a record again when it changes: a
 // record whose id was seen only adds the tool results it now has; their
-// {"$set": {...}} metadata patches (lastUpdated, summary) are ignored.
+// {"$set": {...}} patches (lastUpdated, summary) are ignored, except for
+// the messages one lists that no record carried (the CLI's session
+// context, in 0.46); the patch a /rewind writes re-lists messages seen,
+// and its {"$rewindTo": id} marker is a warning (the CLI drops that
+// message and the ones after it from the history it sends the model; the
+// transcript keeps them). A user record or a message written again is
+// reported once. A second header naming the same session is ignored;
+// one naming another session (two sessions in one file) is a warning,
+// and its records are read into the same step.
 //
 // Sub-agents (spec §6.10). The CLI runs a sub-agent as one tool call of
 // the parent: delegate_to_agent {agent_name, objective, ...} (builds of
@@ -137,7 +145,10 @@
 // User messages. The prompt (stream-json user message, session user
 // record) is a message.user with origin "prompt"; a part holding the files
 // the CLI inlined for @path references ("--- Content from referenced files
-// ---") has origin "injected_context".
+// ---") or the CLI's "<session_context>" (the date, the OS, the
+// workspace's files) has origin "injected_context". A functionResponse
+// part (0.46 JSONL files write each tool's result again as a user record
+// sent back to the model) is a tool_result block, never the prompt.
 //
 // Thinking. stream-json never carries thoughts. Session-file thoughts
 // become thinking blocks "subject\ndescription", before the message's text

@@ -38,6 +38,7 @@ type normalizer struct {
 	format string
 
 	sessionSent bool
+	sessionID   string // the JSONL header's, to tell a second session's header
 	modelSent   bool
 	modelAlias  bool // the model sent is an alias ("auto", "auto-gemini-3")
 
@@ -128,12 +129,21 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 	case v.Get("sessionId").Exists():
 		// The header record of a JSONL session file.
 		n.setFormat(fmtSession, out)
-		n.sessionMeta(v, out)
+		n.header(v, out)
 	case v.Get("$set").Exists():
-		// A JSONL session file's metadata patch ({"$set":{"lastUpdated":
-		// ...}}): bookkeeping, ignored (spec §6.8).
+		// A JSONL session file's patch ({"$set":{"lastUpdated": ...}}):
+		// bookkeeping, except for messages it lists that no record
+		// carried (the CLI's session context).
 		n.setFormat(fmtSession, out)
-		out.Ignored(sdk.S("$set"))
+		if !n.setMessages(v.Get("$set").Get("messages"), out) {
+			out.Ignored(sdk.S("$set"))
+		}
+	case v.Get("$rewindTo").Exists():
+		// The user rewound the conversation (/rewind) to a message: the
+		// CLI drops it and what followed from the history it sends the
+		// model; the transcript keeps them, and says so.
+		n.setFormat(fmtSession, out)
+		out.Warn("gemini session rewound to message " + sdk.TypeName(v.Get("$rewindTo")) + ": that message and the ones after it were dropped from the conversation the model sees (they stay in this transcript)")
 	default:
 		out.Unmapped(sdk.S("(no type)"))
 	}

@@ -82,6 +82,41 @@ func (n *normalizer) sessionMeta(v abi.Value, out *sdk.Out) {
 	n.session(v.Get("sessionId"), out)
 }
 
+// header handles the header record of a JSONL session file. A second
+// one (two sessions written to one file, as concurrent runs whose ids
+// share a prefix were seen to do) reports nothing new: declared ignored
+// when it names the same session, a warning when another.
+func (n *normalizer) header(v abi.Value, out *sdk.Out) {
+	id := v.Get("sessionId")
+	switch {
+	case !n.sessionSent:
+		n.sessionMeta(v, out)
+		n.sessionID = id.String()
+	case n.sessionID != "" && !id.Is(n.sessionID):
+		out.Warn("gemini session file holds a second session, " + sdk.TypeName(id) + ": its records are read as part of session " + n.sessionID)
+	default:
+		n.sessionID = id.String()
+		out.Ignored(sdk.S("session_header"))
+	}
+}
+
+// setMessages reports the messages a $set patch lists that no record
+// reported (their ids were not seen), and whether there were any. The
+// patch after a rewind lists the messages kept, all seen already.
+func (n *normalizer) setMessages(msgs abi.Value, out *sdk.Out) bool {
+	reported := false
+	it := msgs.Iter()
+	for it.Next() {
+		m := it.Value()
+		if id := m.Get("id"); m.Kind() != abi.KindObject || id.Kind() == abi.KindString && n.records[sdk.View(id)] {
+			continue
+		}
+		n.sessionRecord(m, out)
+		reported = true
+	}
+	return reported
+}
+
 // sessionRecord handles one message record of a session file.
 func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 	t := m.Get("type")
@@ -89,6 +124,17 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 	id := sdk.StringOf(m.Get("id"))
 	switch {
 	case t.Is("user"):
+		if rid := m.Get("id"); rid.Kind() == abi.KindString && !rid.Is("") {
+			if n.records[sdk.View(rid)] {
+				// Written again (a JSONL patch listing it): reported.
+				out.Ignored(sdk.S("message/user"))
+				return
+			}
+			if n.records == nil {
+				n.records = map[string]bool{}
+			}
+			n.records[rid.String()] = true
+		}
 		key := sdk.S(n.newKey("u"))
 		out.Open(key, sdk.Message{User: true, ID: id, Time: ts})
 		n.contentBlocks(key, m.Get("content"), sdk.OriginPrompt, out)

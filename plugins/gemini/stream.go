@@ -412,11 +412,17 @@ func (n *normalizer) contentBlocks(key sdk.Str, c abi.Value, origin string, out 
 					continue
 				}
 				o := origin
-				if o == sdk.OriginPrompt && sdk.HasPrefix(txt.Raw()[1:], referencedFiles) {
-					// @file contents the CLI appended to the prompt.
+				if o == sdk.OriginPrompt && (sdk.HasPrefix(txt.Raw()[1:], referencedFiles) || sdk.HasPrefix(txt.Raw()[1:], sessionContext)) {
+					// @file contents the CLI appended to the prompt, or
+					// the session context it opens a chat with.
 					o = sdk.OriginInjected
 				}
 				out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt), Origin: o})
+			case p.Get("functionResponse").Kind() == abi.KindObject:
+				// A tool's result sent back to the model (JSONL session
+				// files write it as a user record): a tool_result, never
+				// the user's prompt.
+				out.Block(key, -1, functionResponse(p.Get("functionResponse")))
 			default:
 				// Inline data, file references: not text; keep their JSON
 				// so nothing the user sent is lost.
@@ -429,9 +435,28 @@ func (n *normalizer) contentBlocks(key sdk.Str, c abi.Value, origin string, out 
 	}
 }
 
+// functionResponse is the tool_result block of a functionResponse part
+// {id, name, response{output | error}}.
+func functionResponse(fr abi.Value) sdk.Block {
+	b := sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.StringOf(fr.Get("id"))}
+	resp := fr.Get("response")
+	if e := resp.Get("error"); e.Exists() && e.Kind() != abi.KindNull {
+		b.ToolContent, b.IsError = errText(e), true
+	} else if o := resp.Get("output"); o.Exists() && o.Kind() != abi.KindNull {
+		b.ToolContent = sdk.Text(o)
+	} else {
+		b.ToolContent = sdk.JSON(resp)
+	}
+	return b
+}
+
 // referencedFiles starts the part in which the CLI inlines the files a
 // prompt references with @path.
 const referencedFiles = "--- Content from referenced files ---"
+
+// sessionContext starts the context the CLI opens a chat with (the date,
+// the OS, the workspace's files), written as the first user message.
+const sessionContext = "<session_context>"
 
 // kindOf maps a Gemini CLI tool name to the transcript's tool kind.
 // update_topic and write_todos record the agent's plan, not an action on
