@@ -474,11 +474,16 @@ func (r *Recorder) write(b []byte) (int, error) {
 // seqZero is how AppendEvent starts a line whose seq is 0: Record encodes
 // outside the lock with seq 0 and splices the real seq in under the lock,
 // so the expensive encoding runs in parallel and the critical section is
-// a copy and a write.
+// a splice and a write.
 var seqZero = []byte(`{"seq":0,`)
 
-// batch holds a batch of events encoded with seq 0: line i is
-// buf[offs[i]:offs[i+1]], without its LF.
+// seqRoom is the room a batch keeps before its first line, so that a
+// single line's seq (up to 20 digits where seqZero has one) is written in
+// place, without copying the line.
+const seqRoom = 19
+
+// batch holds a batch of events encoded with seq 0, after seqRoom bytes
+// of room: line i, its LF included, is buf[offs[i]:offs[i+1]].
 type batch struct {
 	buf  []byte
 	offs []int
@@ -662,7 +667,7 @@ func typeOf(evs []*transcript.Event) transcript.EventType {
 
 // encode prepares and encodes evs with seq 0 into b.
 func (r *Recorder) encode(b *batch, evs []*transcript.Event) error {
-	b.buf, b.offs = b.buf[:0], append(b.offs[:0], 0)
+	b.buf, b.offs = append(b.buf[:0], make([]byte, seqRoom)...), append(b.offs[:0], seqRoom)
 	for i, ev := range evs {
 		if ev == nil {
 			return fmt.Errorf("recorder: record: %w: nil event", transcript.ErrInvalidEvent)
@@ -678,6 +683,7 @@ func (r *Recorder) encode(b *batch, evs []*transcript.Event) error {
 		if b.buf, err = transcript.AppendEvent(b.buf, ev); err != nil {
 			return fmt.Errorf("recorder: record %s: %w", ev.Type, err)
 		}
+		b.buf = append(b.buf, '\n')
 		b.offs = append(b.offs, len(b.buf))
 	}
 	return nil
@@ -729,33 +735,16 @@ func (r *Recorder) appendLocked(evs []*transcript.Event, b *batch) error {
 			typeOf(evs), ErrRunFinished, r.runID, r.state.LastSeq)
 	}
 	first := r.lastSeq.Load() + 1
-	r.buf = r.buf[:0]
-	for i, ev := range evs {
-		line := b.buf[b.offs[i]:b.offs[i+1]]
-		seq := first + uint64(i)
-		if rest, ok := bytes.CutPrefix(line, seqZero); ok {
-			r.buf = append(r.buf, `{"seq":`...)
-			r.buf = strconv.AppendUint(r.buf, seq, 10)
-			r.buf = append(r.buf, ',')
-			r.buf = append(r.buf, rest...)
-		} else {
-			// The encoder's layout changed: encode again with the seq.
-			ev.Seq = seq
-			var err error
-			if r.buf, err = transcript.AppendEvent(r.buf, ev); err != nil {
-				ev.Seq = 0
-				return fmt.Errorf("recorder: record %s: %w", ev.Type, err)
-			}
-			ev.Seq = 0
-		}
-		r.buf = append(r.buf, '\n')
-	}
+	out, err := r.splice(evs, b, first)
 	defer func() {
 		if cap(r.buf) > maxKeptBuf {
 			r.buf = nil
 		}
 	}()
-	if err := r.writeAll(r.buf); err != nil {
+	if err != nil {
+		return err
+	}
+	if err := r.writeAll(out); err != nil {
 		// Undo a partial write so the file keeps only complete lines and
 		// no seq is consumed. If even that fails, the next append reads
 		// the partial lines: complete ones count as written, a partial
@@ -779,13 +768,49 @@ func (r *Recorder) appendLocked(evs []*transcript.Event, b *batch) error {
 	last := first + uint64(len(evs)) - 1
 	r.unsynced = true
 	r.state.LastSeq = last
-	r.end += int64(len(r.buf))
+	r.end += int64(len(out))
 	r.lines += int64(len(evs))
 	r.lastSeq.Store(last)
 	if r.end-r.cpEnd >= r.cpEvery {
 		r.saveCheckpoint()
 	}
 	return nil
+}
+
+// splice returns the lines of b with their seqs, from first, as one
+// buffer to write. A single line's seq goes in place, into the room
+// before it; a batch is copied into r.buf.
+func (r *Recorder) splice(evs []*transcript.Event, b *batch, first uint64) ([]byte, error) {
+	if len(evs) == 1 && bytes.HasPrefix(b.buf[b.offs[0]:], seqZero) {
+		var pre [len(`{"seq":,`) + 20]byte
+		p := append(pre[:0], `{"seq":`...)
+		p = strconv.AppendUint(p, first, 10)
+		p = append(p, ',')
+		start := b.offs[0] + len(seqZero) - len(p)
+		copy(b.buf[start:], p)
+		return b.buf[start:b.offs[1]], nil
+	}
+	r.buf = r.buf[:0]
+	for i, ev := range evs {
+		line := b.buf[b.offs[i]:b.offs[i+1]]
+		if rest, ok := bytes.CutPrefix(line, seqZero); ok {
+			r.buf = append(r.buf, `{"seq":`...)
+			r.buf = strconv.AppendUint(r.buf, first+uint64(i), 10)
+			r.buf = append(r.buf, ',')
+			r.buf = append(r.buf, rest...)
+			continue
+		}
+		// The encoder's layout changed: encode again with the seq.
+		ev.Seq = first + uint64(i)
+		var err error
+		r.buf, err = transcript.AppendEvent(r.buf, ev)
+		ev.Seq = 0
+		if err != nil {
+			return nil, fmt.Errorf("recorder: record %s: %w", ev.Type, err)
+		}
+		r.buf = append(r.buf, '\n')
+	}
+	return r.buf, nil
 }
 
 // writeAll writes b with one write(2). When the kernel takes only part of
