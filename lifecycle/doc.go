@@ -31,10 +31,11 @@
 // that are ready together, written with one lock and one write). Step
 // kinds are the built-in ones of [transcript.StepKind] (a terminal step
 // is a step of kind [transcript.KindTerminal]) or any custom kind that
-// passes its Valid. Retries, a retry delay, a called workflow's name and
-// fail-fast parallel branches are set with [StepOptions], the last
-// argument of the methods that start a step; the zero value is the
-// default.
+// passes its Valid. Retries, a retry delay, a called workflow's name,
+// fail-fast parallel branches and ending the run with the step (one
+// write and one fsync for the step's completion and run.completed) are
+// set with [StepOptions], the last argument of the methods that start a
+// step; the zero value is the default.
 //
 // # Invariants
 //
@@ -50,6 +51,13 @@
 // panic is recorded as "panic: <value>" and then continues. Ending is
 // idempotent. A cancelled context never prevents the bracket from being
 // written: bracket events are recorded with context.WithoutCancel.
+//
+// A step with [StepOptions].EndRun ends the run when its last attempt
+// returns: its completion and run.completed are one batch, written as
+// [Run.Finish] with the step's error would write them (the run's status
+// and text, whatever is still open closed first), and a later Finish or
+// End writes nothing; a step that panics or calls runtime.Goexit ends as
+// without it.
 //
 // run.completed is written once and nothing follows it, across processes:
 // the end is decided inside the recorder's critical section

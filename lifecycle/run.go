@@ -217,7 +217,17 @@ func (r *Run) Finish(ctx context.Context, err error) error {
 // finished (by another process) is refused there, so run.completed is
 // written once.
 func (r *Run) finish(err, ctxErr error) error {
+	_, ferr := r.end(err, ctxErr, nil)
+	return ferr
+}
+
+// end is finish, with, when not nil, the completion of the step the run
+// ends with ([StepOptions].EndRun) written first in the same batch.
+// ended says whether this call ended the run (and wrote with, or failed
+// to); a run ended before writes nothing more.
+func (r *Run) end(err, ctxErr error, with *transcript.Event) (ended bool, _ error) {
 	r.once.Do(func() {
+		ended = true
 		// Forgotten sub-runs are ended first, so that every file the run
 		// created is complete when the run is.
 		for _, c := range r.takeSubRuns() {
@@ -234,7 +244,15 @@ func (r *Run) finish(err, ctxErr error) error {
 			if st.Finished {
 				return nil, fmt.Errorf("lifecycle: end run %s: %w (run.completed at seq %d)", r.id, recorder.ErrRunFinished, st.LastSeq)
 			}
-			return runstate.End(st, r.id, r.parentID, r.opts.Name, status, text, true)
+			var evs []*transcript.Event
+			if with != nil {
+				with.RunID, with.ParentRunID = r.id, r.parentID
+				h := runstate.HeadOf(with)
+				st.Apply(&h) // its bracket is closed, not cancelled
+				evs = append(evs, with)
+			}
+			end, err := runstate.End(st, r.id, r.parentID, r.opts.Name, status, text, true)
+			return append(evs, end...), err
 		})
 		if rerr != nil {
 			if errors.Is(rerr, recorder.ErrRunFinished) {
@@ -256,7 +274,7 @@ func (r *Run) finish(err, ctxErr error) error {
 			r.onFinish(r, err, ctxErr)
 		}
 	})
-	return r.finishErr
+	return ended, r.finishErr
 }
 
 // emit records ev in the run's file, stamping the run's ids. It refuses

@@ -55,6 +55,16 @@ type StepOptions struct {
 	// branches as soon as one branch fails. Without it every branch runs
 	// to its end.
 	FailFast bool
+	// EndRun ends the run with the step, for a run whose last act is this
+	// step (`twasm record`): when its last attempt returns, its completion
+	// and run.completed are written in one batch, so one write and, under
+	// recorder.FsyncOnBoundary, one fsync instead of two. run.completed
+	// gets the status and text [Run.Finish] would give the error the step
+	// method returns, under the step's context; whatever else is still
+	// open in the run is ended first, as Finish does. A later Finish or
+	// End writes nothing and returns the same result. A step that panics
+	// or calls runtime.Goexit ends as usual; the run ends with [Run.End].
+	EndRun bool
 }
 
 // Step is one attempt of one step (or, for loops, the loop step seen at
@@ -442,8 +452,9 @@ func (s *Step) runChild(ctx context.Context, name string, kind transcript.StepKi
 		if call {
 			child.childID = runid.New()
 		}
-		err := s.exec(ctx, child, fn)
-		if err == nil || attempt >= cfg.Retries || !shouldRetry(ctx, cfg, err) {
+		last := func(err error) bool { return err == nil || attempt >= cfg.Retries || !shouldRetry(ctx, cfg, err) }
+		err := s.exec(ctx, child, fn, cfg.EndRun, last)
+		if last(err) {
 			return err
 		}
 		if cfg.RetryDelay > 0 {
@@ -466,8 +477,11 @@ func shouldRetry(ctx context.Context, c StepOptions, err error) bool {
 }
 
 // exec writes c's start through s (so that it is refused when s has
-// ended), runs fn and writes c's completion, whatever fn does.
-func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc) (err error) {
+// ended), runs fn and writes c's completion, whatever fn does. With
+// endRun, when fn returns an error for which last holds (no attempt
+// follows), the completion is written with run.completed
+// ([StepOptions].EndRun).
+func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc, endRun bool, last func(error) bool) (err error) {
 	started, completed := transcript.StepStarted, transcript.StepCompleted
 	if c.childID != "" {
 		started, completed = transcript.StepCallWorkflowStarted, transcript.StepCallWorkflowCompleted
@@ -502,7 +516,23 @@ func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc) (err error) {
 		err = fn(ctx, c)
 	}
 	returned = true
-	cerr := c.complete(ctx, completed, err, ctx.Err())
+	var cerr error
+	if endRun && last(err) {
+		ctxErr := ctx.Err()
+		werr := wrapStep(err, c.path, c.iteration, c.attempt)
+		ev := c.completion(completed, err, ctxErr)
+		if ended, ferr := c.run.end(werr, ctxErr, ev); ended {
+			if ferr != nil { // also what Finish returns from now on
+				return errors.Join(werr, ferr)
+			}
+			return werr
+		}
+		// The run had ended already: write the completion alone, which
+		// is refused as it would be without EndRun.
+		cerr = c.emitCompletion(ctx, ev)
+	} else {
+		cerr = c.complete(ctx, completed, err, ctx.Err())
+	}
 	err = wrapStep(err, c.path, c.iteration, c.attempt)
 	if cerr != nil {
 		return errors.Join(err, cerr)
@@ -514,18 +544,26 @@ func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc) (err error) {
 // if the parent has ended meanwhile (a step leaked into a goroutine):
 // a start without its completion would be worse than a late completion.
 func (c *Step) complete(ctx context.Context, typ transcript.EventType, err, ctxErr error) error {
+	return c.emitCompletion(ctx, c.completion(typ, err, ctxErr))
+}
+
+// completion ends c's bracket and returns its completion event.
+func (c *Step) completion(typ transcript.EventType, err, ctxErr error) *transcript.Event {
 	c.br.mu.Lock()
 	c.br.ended = true
 	result := c.br.result
 	c.br.mu.Unlock()
 	status, text := runstate.Outcome(err, ctxErr)
-	ev := &transcript.Event{
+	return &transcript.Event{
 		Type: typ, ChildRunID: c.childID, Path: c.path, Iteration: c.iteration,
 		Payload: &transcript.StepPayload{
 			Name: c.name, Kind: c.kind, Status: status, Error: text,
 			Result: result, Attempt: c.attempt,
 		},
 	}
+}
+
+func (c *Step) emitCompletion(ctx context.Context, ev *transcript.Event) error {
 	if rerr := c.run.emit(context.WithoutCancel(ctx), ev); rerr != nil {
 		return fmt.Errorf("lifecycle: complete step %s: %w", c.path, rerr)
 	}

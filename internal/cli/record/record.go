@@ -382,13 +382,14 @@ func Run(ctx context.Context, opts *Options) (err error) {
 			return ctx.Err()
 		}
 		return capture.ResultError(res)
-	})
+	}, lifecycle.StepOptions{EndRun: !attached}) // a run of its own ends with its step: one write and fsync for both
 	runErr := stepErr
 	var endErr error
 	if attached {
 		endErr = run.Detach()
 	} else {
-		endErr = run.Finish(ctx, runErr)
+		endErr = run.Finish(ctx, runErr) // the end's result: written with the step
+		stepErr = stepOwn(stepErr, endErr)
 	}
 	live.Wait()
 	// The index is not brought up to date here: search, ls and stats
@@ -466,6 +467,29 @@ var errPluginLoad = errors.New("the plugin did not load")
 // full disk, an I/O error, a run ended by another process meanwhile), or
 // nil: the agent's own status, an interruption and bad input are not
 // failures of the recording.
+// stepOwn returns the step's error without the end's failure, which
+// StepAt joins to it when the step's completion and run.completed were one
+// write (lifecycle.StepOptions.EndRun): the two are reported apart.
+func stepOwn(stepErr, endErr error) error {
+	j, ok := stepErr.(interface{ Unwrap() []error })
+	if endErr == nil || !ok {
+		return stepErr
+	}
+	var own []error
+	for _, e := range j.Unwrap() {
+		if e != endErr {
+			own = append(own, e)
+		}
+	}
+	if len(own) == len(j.Unwrap()) {
+		return stepErr
+	}
+	if len(own) == 1 {
+		return own[0]
+	}
+	return errors.Join(own...)
+}
+
 func recordingFailure(stepErr, endErr error) error {
 	if endErr != nil {
 		return errors.Join(stepErr, endErr)

@@ -241,3 +241,27 @@ func TestPluginLoadOrder(t *testing.T) {
 		})
 	}
 }
+
+// TestStepOwn: the end's failure, which StepAt joins to the step's error
+// when the step's completion and run.completed are one write, is taken
+// out of it, so that the two are reported apart; anything else is kept.
+func TestStepOwn(t *testing.T) {
+	step := errors.New("step")
+	end := errors.Join(errors.New("no space left on device"))
+	other := errors.Join(errors.New("other"))
+	for _, tt := range []struct {
+		name          string
+		stepErr, want error
+		endErr        error
+	}{
+		{"no end failure", step, step, nil},
+		{"both", errors.Join(step, end), step, end},
+		{"the end's alone", errors.Join(end), nil, end},
+		{"not joined", step, step, end},
+		{"another join", other, other, end},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, stepOwn(tt.stepErr, tt.endErr))
+		})
+	}
+}
