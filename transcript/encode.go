@@ -258,10 +258,7 @@ func appendBlock(b []byte, t EventType, i int, k *Block) ([]byte, error) {
 	b = appendWord(b, string(k.Fidelity))
 	always := func(b []byte, name, v string, required bool) []byte {
 		if required {
-			b = append(b, ',', '"')
-			b = append(b, name...)
-			b = append(b, '"', ':')
-			return jsonstr.AppendQuoted(b, v)
+			return appendMember(b, name, v)
 		}
 		return appendStr(b, name, v)
 	}
@@ -380,10 +377,20 @@ func appendWord(b []byte, w string) []byte {
 	return append(b, '"')
 }
 
+// appendStr appends the member name: v unless v is empty. It is small
+// enough to be inlined, so the many empty optional fields cost no call.
 func appendStr(b []byte, name, v string) []byte {
 	if v == "" {
 		return b
 	}
+	return appendMember(b, name, v)
+}
+
+// appendMember appends the member name: v. It is not inlined, which
+// keeps appendStr small enough to be.
+//
+//go:noinline
+func appendMember(b []byte, name, v string) []byte {
 	b = append(b, ',', '"')
 	b = append(b, name...)
 	b = append(b, '"', ':')
@@ -398,10 +405,16 @@ func appendRaw(b, raw []byte, t EventType, field string) ([]byte, error) {
 	return out, nil
 }
 
+// appendExtra appends the members of extra, sorted by name. Small enough
+// to be inlined, it costs no call when there are none, as usual.
 func appendExtra(b []byte, extra map[string]json.RawMessage) ([]byte, error) {
 	if len(extra) == 0 {
 		return b, nil
 	}
+	return appendExtraSorted(b, extra)
+}
+
+func appendExtraSorted(b []byte, extra map[string]json.RawMessage) ([]byte, error) {
 	keys := make([]string, 0, len(extra))
 	for k := range extra {
 		keys = append(keys, k)
