@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"bytes"
 	"strings"
 
 	"github.com/twasm/twasm/abi"
@@ -17,18 +18,31 @@ import (
 // scope, whose child run holds the input as its message.user, the result
 // as its answer, and the termination reason as its status.
 
-// agentName is the sub-agent a call runs, unset for any other call.
-func agentName(name, args abi.Value) sdk.Str {
+// agentName is the sub-agent a call runs, unset for any other call:
+// delegate_to_agent's agent_name, a built-in agent's tool
+// (codebase_investigator, generalist), or any tool whose result (known
+// at the call in a session file) is a sub-agent's report.
+func agentName(name, args, output abi.Value) sdk.Str {
 	switch sdk.Name(name) {
 	case "delegate_to_agent":
 		if a := sdk.StringOf(args.Get("agent_name")); !a.IsEmpty() {
 			return a
 		}
 		return sdk.Text(name)
-	case "codebase_investigator":
+	case "codebase_investigator", "generalist":
+		return sdk.Text(name)
+	}
+	if output.Kind() == abi.KindString && agentReport(output.Raw()) {
 		return sdk.Text(name)
 	}
 	return sdk.Str{}
+}
+
+// agentReport reports whether a tool's output (its raw JSON string) is a
+// sub-agent's report: "... finished.\nTermination Reason: <REASON>".
+func agentReport(raw []byte) bool {
+	i := bytes.Index(raw, []byte("Termination Reason:"))
+	return i > 0 && bytes.Contains(raw[:i], []byte("finished"))
 }
 
 // agentPrompt is what the parent asked of the sub-agent: its objective,
@@ -50,9 +64,10 @@ func agentPrompt(args abi.Value) sdk.Str {
 }
 
 // startAgent opens the scope of the sub-agent call id runs, if it runs
-// one, once, with the parent's prompt as its first message.
-func (n *normalizer) startAgent(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
-	agent := agentName(name, args)
+// one, once, with the parent's prompt as its first message. output is
+// the call's result when it is known at the call (session files).
+func (n *normalizer) startAgent(id, name, args, output abi.Value, ts sdk.Str, out *sdk.Out) {
+	agent := agentName(name, args, output)
 	if agent.IsEmpty() {
 		return
 	}

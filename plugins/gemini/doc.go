@@ -84,7 +84,9 @@
 //
 // Sub-agents (spec §6.10). The CLI runs a sub-agent as one tool call of
 // the parent: delegate_to_agent {agent_name, objective, ...} (builds of
-// early 2026), or a tool named after the agent (codebase_investigator).
+// early 2026), or a tool named after the agent (codebase_investigator,
+// generalist, or any tool whose result, known at the call in a session
+// file, is a sub-agent's report "... finished.\nTermination Reason:").
 // Its own turns are in neither the stream nor the session file, so its
 // child run holds what the call states: the scope opens at the call,
 // linked to it and named after the agent, with the objective (else its
@@ -145,8 +147,9 @@
 // User messages. The prompt (stream-json user message, session user
 // record) is a message.user with origin "prompt"; a part holding the files
 // the CLI inlined for @path references ("--- Content from referenced files
-// ---") or the CLI's "<session_context>" (the date, the OS, the
-// workspace's files) has origin "injected_context". A functionResponse
+// ---"), the CLI's "<session_context>" (the date, the OS, the
+// workspace's files) or its "<system_note>" on an agent the user picked
+// (@generalist) has origin "injected_context". A functionResponse
 // part (0.46 JSONL files write each tool's result again as a user record
 // sent back to the model) is a tool_result block, never the prompt.
 //

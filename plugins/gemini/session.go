@@ -265,7 +265,7 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 		t = msgTime
 	}
 	call(id, c.Get("name"), c.Get("args"), t, out) // the host ignores a call id it has seen
-	n.startAgent(id, c.Get("name"), c.Get("args"), t, out)
+	n.startAgent(id, c.Get("name"), c.Get("args"), c.Get("result").Index(0).Path("functionResponse", "response", "output"), t, out)
 
 	if n.resulted[sdk.View(id)] { // a view: copied below when kept
 		return

@@ -163,7 +163,7 @@ func (n *normalizer) toolUse(v abi.Value, out *sdk.Out) {
 		return
 	}
 	call(id, name, params, sdk.StringOf(ts), out)
-	n.startAgent(id, name, params, sdk.StringOf(ts), out)
+	n.startAgent(id, name, params, abi.Value{}, sdk.StringOf(ts), out)
 }
 
 // The tool result statuses (spec §4), the same words in every plugin.
@@ -412,9 +412,10 @@ func (n *normalizer) contentBlocks(key sdk.Str, c abi.Value, origin string, out 
 					continue
 				}
 				o := origin
-				if o == sdk.OriginPrompt && (sdk.HasPrefix(txt.Raw()[1:], referencedFiles) || sdk.HasPrefix(txt.Raw()[1:], sessionContext)) {
-					// @file contents the CLI appended to the prompt, or
-					// the session context it opens a chat with.
+				if o == sdk.OriginPrompt && injected(txt.Raw()[1:]) {
+					// @file contents the CLI appended to the prompt, the
+					// session context it opens a chat with, or its note
+					// on the agent the user picked.
 					o = sdk.OriginInjected
 				}
 				out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt), Origin: o})
@@ -457,6 +458,27 @@ const referencedFiles = "--- Content from referenced files ---"
 // sessionContext starts the context the CLI opens a chat with (the date,
 // the OS, the workspace's files), written as the first user message.
 const sessionContext = "<session_context>"
+
+// systemNote starts the part the CLI adds to a prompt that names an
+// agent (@generalist): "The user has explicitly selected the following
+// agent(s)...".
+const systemNote = "<system_note>"
+
+// injected reports whether a prompt part (its raw JSON string, after the
+// quote) is context the CLI wrote: it starts, after blank lines, with
+// one of the CLI's markers.
+func injected(raw []byte) bool {
+	for {
+		switch {
+		case len(raw) > 0 && raw[0] == ' ':
+			raw = raw[1:]
+		case len(raw) >= 2 && raw[0] == '\\' && (raw[1] == 'n' || raw[1] == 'r' || raw[1] == 't'):
+			raw = raw[2:]
+		default:
+			return sdk.HasPrefix(raw, referencedFiles) || sdk.HasPrefix(raw, sessionContext) || sdk.HasPrefix(raw, systemNote)
+		}
+	}
+}
 
 // kindOf maps a Gemini CLI tool name to the transcript's tool kind.
 // update_topic and write_todos record the agent's plan, not an action on
