@@ -162,7 +162,9 @@ func lastIndexByte(ra io.ReaderAt, from, to int64, c byte, buf []byte) (int64, e
 func (r *Recorder) saveCheckpoint() {
 	side := r.path + stateSuffix
 	if r.state.Finished {
-		if err := os.Remove(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		// unlink(2) alone: os.Remove tries rmdir(2) too when it fails,
+		// and the checkpoint is usually not there.
+		if err := syscall.Unlink(side); err != nil && !errors.Is(err, fs.ErrNotExist) {
 			r.log.Warn("recorder: remove the checkpoint of a finished run", "path", side, "err", err)
 		}
 		r.cpEnd = r.end

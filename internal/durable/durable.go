@@ -7,6 +7,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"syscall"
 )
 
 // Dirs is the set of directories holding entries that a writer's next
@@ -104,17 +105,32 @@ func MkdirAll(dir string, perm fs.FileMode, sync func(dir string) error) error {
 }
 
 // SyncDir fsyncs directory dir, making the entries added to it durable.
+// It opens, syncs and closes the directory with the bare system calls:
+// through os.Open a directory is registered with the runtime's poller
+// first (fcntl and epoll_ctl, five calls more than the three it needs).
 func SyncDir(dir string) error {
-	d, err := os.Open(dir)
+	fd, err := ignoringEINTR(func() (int, error) {
+		return syscall.Open(dir, syscall.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	})
 	if err != nil {
-		return fmt.Errorf("sync dir %s: %w", dir, err)
+		return fmt.Errorf("sync dir %s: %w", dir, &fs.PathError{Op: "open", Path: dir, Err: err})
 	}
-	err = d.Sync()
-	if cerr := d.Close(); err == nil {
+	_, err = ignoringEINTR(func() (int, error) { return 0, syscall.Fsync(fd) })
+	if cerr := syscall.Close(fd); err == nil && cerr != nil {
 		err = cerr
 	}
 	if err != nil {
 		return fmt.Errorf("sync dir %s: %w", dir, err)
 	}
 	return nil
+}
+
+// ignoringEINTR retries fn while it is interrupted by a signal.
+func ignoringEINTR(fn func() (int, error)) (int, error) {
+	for {
+		n, err := fn()
+		if err != syscall.EINTR {
+			return n, err
+		}
+	}
 }
