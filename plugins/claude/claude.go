@@ -500,31 +500,20 @@ func (n *normalizer) apiError(v abi.Value, out *sdk.Out) {
 // ignores ("system/status"), "" for any other: constants, so that the
 // most frequent system records cost no concatenation.
 func ignoredSystem(sub string) string {
-	switch sub {
-	case "status":
-		return "system/status"
-	case "hook_started":
-		return "system/hook_started"
-	case "hook_response":
-		return "system/hook_response"
-	case "hook_progress":
-		return "system/hook_progress"
-	case "task_progress":
-		return "system/task_progress"
-	case "task_updated":
-		return "system/task_updated"
-	case "compact_boundary":
-		return "system/compact_boundary"
-	case "turn_duration":
-		return "system/turn_duration"
-	case "away_summary":
-		return "system/away_summary"
-	case "stop_hook_summary":
-		return "system/stop_hook_summary"
-	case "microcompact_boundary":
-		return "system/microcompact_boundary"
-	case "local_command":
-		return "system/local_command"
+	for _, t := range &ignoredSystems {
+		if t[len("system/"):] == sub {
+			return t
+		}
 	}
 	return ""
+}
+
+// ignoredSystems is ignoredSystem's table. A loop over a table is a few
+// hundred bytes of module where a switch of string cases is, under TinyGo
+// -opt=2, a byte-by-byte compare of every literal (2 KB), and each byte of
+// code costs the host time to validate at every start.
+var ignoredSystems = [...]string{
+	"system/status", "system/hook_started", "system/hook_response", "system/hook_progress",
+	"system/task_progress", "system/task_updated", "system/compact_boundary", "system/turn_duration",
+	"system/away_summary", "system/stop_hook_summary", "system/microcompact_boundary", "system/local_command",
 }

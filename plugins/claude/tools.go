@@ -87,21 +87,23 @@ func (n *normalizer) toolCall(m *message, s *slot, input, ts abi.Value, out *sdk
 // kindOf maps a Claude Code tool name to the transcript's tool kind (see
 // the package documentation for the reasons).
 func kindOf(name string) string {
-	switch name {
-	case "Bash", "bash_code_execution", "code_execution":
-		return "execute"
-	case "Read", "NotebookRead", "LS":
-		return "read"
-	case "Edit", "Write", "MultiEdit", "NotebookEdit", "text_editor_code_execution":
-		return "edit"
-	case "Grep", "Glob", "ToolSearch", "tool_search_tool_regex", "tool_search_tool_bm25":
-		return "search"
-	case "WebFetch", "WebSearch", "web_search", "web_fetch":
-		return "fetch"
-	case "TodoWrite", "TaskCreate", "TaskUpdate", "TaskList", "TaskGet", "EnterPlanMode", "ExitPlanMode":
-		return "think"
+	for _, t := range &toolKinds {
+		if t.name == name {
+			return t.kind
+		}
 	}
 	return "other"
+}
+
+// toolKinds is kindOf's table (a table, not a switch: see ignoredSystems).
+var toolKinds = [...]struct{ name, kind string }{
+	{"Bash", "execute"}, {"bash_code_execution", "execute"}, {"code_execution", "execute"}, {"Read", "read"},
+	{"NotebookRead", "read"}, {"LS", "read"}, {"Edit", "edit"}, {"Write", "edit"}, {"MultiEdit", "edit"},
+	{"NotebookEdit", "edit"}, {"text_editor_code_execution", "edit"}, {"Grep", "search"}, {"Glob", "search"},
+	{"ToolSearch", "search"}, {"tool_search_tool_regex", "search"}, {"tool_search_tool_bm25", "search"},
+	{"WebFetch", "fetch"}, {"WebSearch", "fetch"}, {"web_search", "fetch"}, {"web_fetch", "fetch"},
+	{"TodoWrite", "think"}, {"TaskCreate", "think"}, {"TaskUpdate", "think"}, {"TaskList", "think"},
+	{"TaskGet", "think"}, {"EnterPlanMode", "think"}, {"ExitPlanMode", "think"},
 }
 
 // The tool result statuses (spec §4), the same words in every plugin.

@@ -131,7 +131,15 @@ func agentOutcome(s string) (reason, result string) {
 	for j < len(s) && (s[j] >= 'A' && s[j] <= 'Z' || s[j] >= 'a' && s[j] <= 'z' || s[j] == '_') {
 		j++
 	}
-	reason, s = strings.ToUpper(s[:j]), s[j:]
+	// The reason is ASCII letters: upper-cased here, as strings.ToUpper
+	// would, without linking Unicode's case tables (7 KB of the module).
+	up := []byte(s[:j])
+	for k, c := range up {
+		if c >= 'a' && c <= 'z' {
+			up[k] = c - 'a' + 'A'
+		}
+	}
+	reason, s = string(up), s[j:]
 	if k := strings.Index(s, resultTag); k >= 0 {
 		result = strings.TrimSpace(s[k+len(resultTag):])
 	}
