@@ -140,11 +140,7 @@ func (r *Recorder) endLocked(keep bool) {
 		r.idleArmed = true
 		r.used.Store(false)
 		r.lookDue.Store(false)
-		if r.idle == nil {
-			r.idle = time.AfterFunc(leaseIdle, r.idleTick)
-		} else {
-			r.idle.Reset(leaseIdle)
-		}
+		r.idle.Reset(leaseIdle)
 	} else if !r.used.Load() {
 		r.used.Store(true)
 	}
@@ -155,6 +151,14 @@ func (r *Recorder) endLocked(keep bool) {
 func (r *Recorder) release() {
 	r.held = false
 	r.unlockFile()
+}
+
+// newIdleTimer makes the lease's idle timer, stopped. Open makes it before
+// anything can arm it, so that r.idle never changes and the tick reads it
+// without the lock.
+func (r *Recorder) newIdleTimer() {
+	r.idle = time.AfterFunc(time.Hour, r.idleTick)
+	r.idle.Stop()
 }
 
 // idleTick is the idle timer, armed while the lease may be held: a tick

@@ -180,9 +180,9 @@ type Recorder struct {
 	// The lease (lease.go), under mu: held says the file lock is kept
 	// between critical sections.
 	held, noLease, wanting, idleArmed bool
-	yielded                           time.Time // when the lock was given up to a waiter
-	ignoreWant                        time.Time // wait signals are ignored until then
-	idle                              *time.Timer
+	yielded                           time.Time   // when the lock was given up to a waiter
+	ignoreWant                        time.Time   // wait signals are ignored until then
+	idle                              *time.Timer // set by Open, never changed
 	// Shared by the critical sections and the idle timer's tick, which
 	// takes no lock while appends keep coming: used says an append kept
 	// the lease since the last tick, lookDue that a tick asks the next
@@ -259,6 +259,7 @@ func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, 
 	}
 	r := &Recorder{path: path, runID: runID, opts: o, log: o.logger, wf: wf, rf: rf, fd: int(wf.Fd()), rfd: int(rf.Fd()), cpEvery: checkpointEvery, dirs: dirs}
 	r.batches.New = func() any { return &batch{} }
+	r.newIdleTimer()
 	if err := r.checkFiles(); err != nil {
 		return nil, errors.Join(err, wf.Close(), rf.Close())
 	}
@@ -874,9 +875,7 @@ func (r *Recorder) Close() error {
 		return r.closeEr
 	}
 	r.closed = true
-	if r.idle != nil {
-		r.idle.Stop()
-	}
+	r.idle.Stop()
 	var errs []error
 	ctx, cancel := context.WithTimeout(context.Background(), closeLockWait)
 	err := error(nil)
