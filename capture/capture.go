@@ -137,7 +137,7 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 	a.errRel = filepath.ToSlash(filepath.Join("raw", runID, base+".stderr"))
 	a.inst, err = opts.Plugin.NewInstance(ctx)
 	if err != nil {
-		a.raw.Close()
+		a.dropRaw()
 		return nil, fmt.Errorf("capture: plugin %s: %w", opts.Plugin.Identity().Name, err)
 	}
 	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter}
@@ -145,11 +145,21 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		Provider: opts.Provider, Format: opts.Format, Now: opts.Now, Logger: opts.Logger,
 	})
 	if err != nil {
-		a.raw.Close()
+		a.dropRaw()
 		a.closeInstance()
 		return nil, fmt.Errorf("capture: %w", err)
 	}
 	return a, nil
+}
+
+// dropRaw closes the raw capture of a Start that failed before reading
+// anything, and removes it when Start created it: an empty file no step
+// refers to (a continued capture is left as it was).
+func (a *Agent) dropRaw() {
+	a.raw.Close()
+	if a.opts.ContinueRaw == "" {
+		os.Remove(a.raw.Name())
+	}
 }
 
 // continueRaw opens an existing raw capture of run runID for appending and

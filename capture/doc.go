@@ -24,7 +24,10 @@
 // capture owns the instance it takes from the plugin and closes it when
 // it finishes, or when Start fails after taking it (a host instance goes
 // back to its plugin's pool); so every Agent that Start returns must be
-// finished, whatever went wrong before (Run always finishes).
+// finished, whatever went wrong before (Run always finishes). Start opens
+// the raw capture before it asks the plugin for an instance; when it
+// fails after that, it removes the empty raw file it created, which no
+// step refers to.
 //
 // A program records an agent's output with this package, through host or
 // with a native normalizer. twasm's public packages are transcript,

@@ -42,11 +42,15 @@ func TestCaptureMisuseAndFailures(t *testing.T) {
 		assert.ErrorContains(t, err, "no plugin")
 	})
 	t.Run("instance fails", func(t *testing.T) {
+		var raw string
 		err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
+			raw = filepath.Join(store.Root, "raw", s.Run().RunID())
 			_, err := Start(ctx, s, Options{Store: store, Plugin: failingPlugin{}})
 			return err
 		})
 		assert.ErrorContains(t, err, "no instance today")
+		left, _ := os.ReadDir(raw)
+		assert.Empty(t, left, "no empty raw capture is left behind")
 	})
 	t.Run("feed and finish after finish", func(t *testing.T) {
 		err := inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {

@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -18,6 +19,7 @@ import (
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/wire"
+	"github.com/twasm/twasm/transcript"
 )
 
 // Flags are the plugin flags shared by commands.
@@ -138,24 +140,52 @@ const SignalGrace = 500 * time.Millisecond
 // up until its own time limit. The lines it had are counted as lost and
 // said; the raw capture keeps them.
 func CaptureUntil(p *host.Plugin, signaled context.Context) capture.Plugin {
+	c := CaptureLoading(func(context.Context) (*host.Plugin, error) { return p, nil }, "", signaled).(stopPlugin)
+	c.loaded.Store(p)
+	return c
+}
+
+// CaptureLoading is CaptureUntil of a plugin that may still be loading
+// (host.Options.Preload): load returns it, waiting for it, when the
+// capture first needs it (its first instance, once the raw capture is
+// open), so that the load overlaps the capture's start. A plugin that
+// does not load fails the capture's Start with load's error; name stands
+// for its identity until it has loaded.
+func CaptureLoading(load func(context.Context) (*host.Plugin, error), name string, signaled context.Context) capture.Plugin {
 	stop, cancel := context.WithCancelCause(context.Background())
 	context.AfterFunc(signaled, func() {
 		time.AfterFunc(SignalGrace, func() {
 			cancel(fmt.Errorf("plugin calls stopped %v after the signal: %w", SignalGrace, context.Canceled))
 		})
 	})
-	return stopPlugin{Plugin: p, stop: stop}
+	return stopPlugin{load: load, name: name, stop: stop, loaded: new(atomic.Pointer[host.Plugin])}
 }
 
-// stopPlugin is a host plugin whose instances' calls also stop when stop
-// ends.
+// stopPlugin is a host plugin, loaded when first needed, whose instances'
+// calls also stop when stop ends.
 type stopPlugin struct {
-	*host.Plugin
+	load func(context.Context) (*host.Plugin, error)
+	name string
 	stop context.Context
+	// loaded is the plugin once load returned it: Identity never waits
+	// for a load (a capture asks for it after a failed Start too).
+	loaded *atomic.Pointer[host.Plugin]
+}
+
+func (c stopPlugin) Identity() transcript.PluginRef {
+	if p := c.loaded.Load(); p != nil {
+		return p.Identity()
+	}
+	return transcript.PluginRef{Name: c.name}
 }
 
 func (c stopPlugin) NewInstance(ctx context.Context) (normalize.Instance, error) {
-	in, err := c.Plugin.NewInstance(ctx)
+	p, err := c.load(ctx)
+	if err != nil {
+		return nil, err
+	}
+	c.loaded.Store(p)
+	in, err := p.NewInstance(ctx)
 	if err != nil {
 		return nil, err
 	}

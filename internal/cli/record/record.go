@@ -324,19 +324,24 @@ func Run(ctx context.Context, opts *Options) (err error) {
 				return err
 			}
 		}
-		plugin := plugin
-		if plugin == nil {
-			var err error
-			if plugin, err = plugload.Resolve(ctx, rt, opts.Plugins, provider); err != nil {
-				return fmt.Errorf("%w: %w", errPluginLoad, err)
-			}
-		}
 		// A signal leaves the agent's output to be recorded, but a plugin
 		// busy with it must not hold twasm up: its calls stop shortly
-		// after the signal (plugload.SignalGrace).
+		// after the signal (plugload.SignalGrace). A preloaded plugin is
+		// waited for once the raw capture is open, before anything is
+		// read or the agent starts.
+		cplugin := plugload.CaptureUntil(plugin, ctx)
+		if plugin == nil {
+			cplugin = plugload.CaptureLoading(func(ctx context.Context) (*host.Plugin, error) {
+				p, err := plugload.Resolve(ctx, rt, opts.Plugins, provider)
+				if err != nil {
+					return nil, fmt.Errorf("%w: %w", errPluginLoad, err)
+				}
+				return p, nil
+			}, provider, ctx)
+		}
 		copts := capture.Options{
 			Provider: provider, Format: opts.Format, Store: store,
-			Plugin: plugload.CaptureUntil(plugin, ctx), Logger: f.Logger(),
+			Plugin: cplugin, Logger: f.Logger(),
 		}
 		if red != nil {
 			copts.Mask, copts.Masked = red.MaskBytes, red.Counts

@@ -109,6 +109,10 @@ func TestRunWithPluginFile(t *testing.T) {
 	require.NoError(t, json.Unmarshal(env.Out.Bytes(), &sum), env.Out.String())
 	assert.Equal(t, "ok", sum.Status)
 	assert.Equal(t, "claude", sum.Provider)
+	if assert.NotNil(t, sum.Plugin, "the step names its plugin") {
+		assert.Equal(t, "claude", sum.Plugin.Name)
+		assert.Len(t, sum.Plugin.SHA256, 64, "the loaded module's sha256, whether preloaded or a --plugin file")
+	}
 	assert.Equal(t, 1, sum.Tools["Bash"], "%s\n%s", env.Out.String(), env.ErrOut.String())
 	assert.Equal(t, 1, sum.Redacted["anthropic_api_key"], "the key is in the raw line once: %s", env.Out.String())
 	assert.NoError(t, runid.Valid(sum.RunID))
