@@ -101,6 +101,20 @@ type Agent struct {
 	dir      string
 	dirs     durable.Dirs
 	fileSync func(f *os.File) error
+
+	// lastChunk says the next feed holds the last bytes of a file read
+	// by Run; early is the sync of the raw capture started after writing
+	// them (startEarlySync).
+	lastChunk bool
+	early     *earlySync
+}
+
+// earlySync is a sync of the raw capture (and of the entries the step
+// relies on so far) running while the plugin normalizes the last bytes.
+type earlySync struct {
+	done chan struct{}
+	n    int64 // the raw bytes written when it started
+	err  error
 }
 
 // Start begins capturing into step.
@@ -281,7 +295,48 @@ func (a *Agent) feed(ctx context.Context, p []byte) error {
 	}
 	a.rawHash.Write(p)
 	a.rawN += int64(len(p))
+	if a.lastChunk {
+		a.lastChunk = false
+		a.startEarlySync()
+	}
 	return a.stream.Feed(ctx, p)
+}
+
+// startEarlySync starts syncing the raw capture, and then the directory
+// entries the step relies on so far, while the plugin normalizes the
+// bytes just written, the last of a file Run reads: that sync is off the
+// critical path, and Finish only waits for it, and syncs again what was
+// written since (a file that grew, a stderr capture). Without fsync
+// (recorder.FsyncNever) it does nothing.
+func (a *Agent) startEarlySync() {
+	if a.dirs.Fsync == nil || a.early != nil {
+		return
+	}
+	s := &earlySync{done: make(chan struct{}), n: a.rawN}
+	a.early = s
+	f := a.raw
+	go func() {
+		defer close(s.done)
+		if s.err = a.sync(f); s.err != nil {
+			return
+		}
+		a.errMu.Lock()
+		defer a.errMu.Unlock()
+		s.err = a.dirs.Sync()
+	}()
+}
+
+// syncRaw makes the raw capture durable: it waits for the early sync, if
+// one ran, and syncs the file again unless that one covered every byte.
+func (a *Agent) syncRaw() error {
+	if s := a.early; s != nil {
+		<-s.done
+		a.early = nil
+		if s.err == nil && s.n == a.rawN {
+			return nil
+		}
+	}
+	return a.sync(a.raw)
 }
 
 // ErrRead is wrapped when the output [Run] reads fails (as opposed to the
@@ -292,6 +347,18 @@ var ErrRead = errors.New("read provider output")
 // (returning ctx's error); a failing read returns an error wrapping
 // ErrRead.
 func (a *Agent) readFrom(ctx context.Context, r io.Reader) error {
+	// The bytes a regular file holds still: the read that ends them is
+	// the last (unless the file grows), so the raw capture can be synced
+	// while the plugin normalizes it (startEarlySync). Not with a Mask:
+	// masked lines are written one by one, the last one at Finish.
+	left := int64(-1)
+	if f, ok := r.(*os.File); ok && a.opts.Mask == nil {
+		if fi, err := f.Stat(); err == nil && fi.Mode().IsRegular() {
+			if off, err := f.Seek(0, io.SeekCurrent); err == nil {
+				left = fi.Size() - off
+			}
+		}
+	}
 	buf := make([]byte, 256<<10)
 	for {
 		if err := ctx.Err(); err != nil {
@@ -299,6 +366,10 @@ func (a *Agent) readFrom(ctx context.Context, r io.Reader) error {
 		}
 		n, err := r.Read(buf)
 		if n > 0 {
+			if left >= 0 {
+				left -= int64(n)
+				a.lastChunk = left <= 0
+			}
 			if ferr := a.Feed(ctx, buf[:n]); ferr != nil {
 				return ferr
 			}
@@ -371,7 +442,7 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 	// then the directories (internal/durable says why).
 	doSync := a.dirs.Fsync != nil
 	if doSync {
-		if err := a.sync(a.raw); err != nil {
+		if err := a.syncRaw(); err != nil {
 			errs = append(errs, fmt.Errorf("capture: sync raw capture: %w", err))
 		}
 	}

@@ -342,3 +342,77 @@ func TestCaptureMakesRawEntriesDurable(t *testing.T) {
 		})
 	}
 }
+
+// TestEarlyRawSync: reading a regular file, the raw capture is synced
+// (and the entries it relies on) as soon as the file's last bytes are
+// written, while the plugin normalizes them; Finish waits for that sync
+// and syncs again only what was written since. A pipe, a masked capture
+// and FsyncNever start none.
+func TestEarlyRawSync(t *testing.T) {
+	const input = `{"t":"text","v":"hi"}` + "\n" + `{"t":"end"}` + "\n"
+	tests := []struct {
+		name     string
+		pipe     bool
+		mask     bool
+		more     string // fed after the file, before Finish
+		policy   recorder.FsyncPolicy
+		early    bool
+		rawSyncs int
+		dirSyncs int
+	}{
+		{"file", false, false, "", recorder.FsyncOnBoundary, true, 1, 2},
+		{"file, then more", false, false, `{"t":"text","v":"more"}` + "\n", recorder.FsyncOnBoundary, true, 2, 2},
+		{"pipe", true, false, "", recorder.FsyncOnBoundary, false, 1, 2},
+		{"masked", false, true, "", recorder.FsyncOnBoundary, false, 1, 2},
+		{"never", false, false, "", recorder.FsyncNever, false, 0, 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			ctx := context.Background()
+			store := recorder.NewStore(t.TempDir())
+			path := filepath.Join(t.TempDir(), "in.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(input), 0o600))
+			var src *os.File
+			if tt.pipe {
+				r, w, err := os.Pipe()
+				require.NoError(t, err)
+				go func() { _, _ = w.WriteString(input); w.Close() }()
+				src = r
+			} else {
+				f, err := os.Open(path)
+				require.NoError(t, err)
+				src = f
+			}
+			defer src.Close()
+			var rawSyncs, dirSyncs int
+			err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "cap", Recorder: recorder.Options{Fsync: tt.policy}}, func(ctx context.Context, r *lifecycle.Step) error {
+				return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+					opts := Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin)}
+					if tt.mask {
+						opts.Mask = func(b []byte) []byte { return b }
+					}
+					a, err := Start(ctx, s, opts)
+					if err != nil {
+						return err
+					}
+					a.fileSync = func(f *os.File) error { rawSyncs++; return f.Sync() }
+					if fsync := a.dirs.Fsync; fsync != nil {
+						a.dirs.Fsync = func(dir string) error { dirSyncs++; return fsync(dir) }
+					}
+					require.NoError(t, a.readFrom(ctx, src))
+					assert.Equal(t, tt.early, a.early != nil, "early sync started")
+					if tt.more != "" {
+						require.NoError(t, a.Feed(ctx, []byte(tt.more)))
+					}
+					res, err := a.Finish(ctx, nil)
+					require.NoError(t, err)
+					assert.Equal(t, int64(len(input)+len(tt.more)), res.Raw.Bytes)
+					return nil
+				})
+			})
+			require.NoError(t, err)
+			assert.Equal(t, tt.rawSyncs, rawSyncs, "raw capture syncs")
+			assert.Equal(t, tt.dirSyncs, dirSyncs, "directory syncs")
+		})
+	}
+}

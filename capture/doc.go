@@ -57,8 +57,11 @@
 //     the raw dir's entry in raw/, whoever made it) before the step's
 //     completion, which names them, is written. Files first: on ext4 the
 //     directories' fsyncs then find their changes committed and cost
-//     little (internal/durable). With FsyncNever flushing is left to the
-//     system.
+//     little (internal/durable). When [Run] reads a regular file, that
+//     sync starts as soon as the file's last bytes are in the raw capture,
+//     in a goroutine, while the plugin normalizes them; Finish waits for
+//     it and syncs again what was written since. With FsyncNever flushing
+//     is left to the system.
 //   - stderr is kept, never parsed as provider output.
 //   - The step's final status follows spec 6.7 (the process exit code is
 //     passed to the normalizer, see package normalize), and the raw lines
