@@ -382,14 +382,36 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		n.result(d, v, out)
 	case t.Is("permission.completed"):
 		n.permission(d, ts, out)
+	case t.Is("session.compaction_complete"):
+		n.compaction(v, d, ts, out)
+	case t.Is("session.info"):
+		// The CLI's notices to the user; a rewind changes what the
+		// model sees from then on, and the transcript says so.
+		if d.Get("infoType").Is("rewind") {
+			out.Warn("copilot: " + strOr(d.Get("message"), "the conversation was rewound") +
+				" (the shutdown's token totals may leave out the requests the rewind dropped)")
+		} else {
+			out.Ignored(sdk.S(sdk.TypeName(t)))
+		}
+	case t.Is("session.task_complete"):
+		// Autopilot's end: it repeats the task_complete call's summary,
+		// and says whether the task succeeded.
+		if d.Get("success").Kind() == abi.KindFalse {
+			n.providerError("copilot task not completed: "+strOr(d.Get("summary"), "success false"), sdk.S("task_complete"), out)
+		} else {
+			out.Ignored(sdk.S(sdk.TypeName(t)))
+		}
 	case t.Is("assistant.turn_start"), t.Is("assistant.turn_end"),
 		t.Is("tool.execution_partial_result"), t.Is("session.idle"), t.Is("permission.requested"),
-		t.Is("session.permissions_changed"), t.Is("session.usage_checkpoint"):
+		t.Is("session.permissions_changed"), t.Is("session.usage_checkpoint"),
+		t.Is("session.mode_changed"), t.Is("session.compaction_start"):
 		// Lifecycle markers, previews of what a later event carries
 		// whole (toolRequests, execution_complete), the permission
 		// prompt of a call already recorded (it stays dangling until it
-		// completes), permission mode changes and usage checkpoints the
-		// shutdown totals repeat: nothing to record.
+		// completes), permission and mode changes (interactive,
+		// autopilot), usage checkpoints the shutdown totals repeat, the
+		// start of a compaction (its end carries the summary): nothing
+		// to record.
 		out.Ignored(sdk.S(sdk.TypeName(t)))
 	default:
 		out.Unmapped(sdk.S(sdk.TypeName(t)))
@@ -503,6 +525,15 @@ func (n *normalizer) endSession(d abi.Value, out *sdk.Out) bool {
 func (n *normalizer) providerError(msg string, code sdk.Str, out *sdk.Out) {
 	n.lastErr = msg
 	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: code, Scope: scopeOf(n.cur)})
+}
+
+// strOr is the text of v (a string's contents, another value's JSON),
+// or def when v is missing, null or "".
+func strOr(v abi.Value, def string) string {
+	if t := sdk.Text(v); !t.IsEmpty() {
+		return t.String()
+	}
+	return def
 }
 
 // errorCode is an error event's code: errorCode, else the HTTP status,

@@ -153,7 +153,15 @@
 // the type). Deltas (message, reasoning, tool call) exist on stdout only,
 // so a stream holding them is json even without the ephemeral flag.
 // session.warning is a warning of the step; abort leaves what was in
-// flight unanswered or dangling.
+// flight unanswered or dangling. A session.task_complete (autopilot's
+// end) with success false is an error the provider reported; with
+// success true it repeats the task_complete call's summary (ignored).
+// A session.info of infoType rewind is a warning (the model sees the
+// conversation from the rewound point on, and the shutdown's totals may
+// leave out the requests it dropped, as a real log shows); other
+// session.info notices are ignored. A session.compaction_complete's
+// summaryContent, which replaces the conversation the model sees, is
+// injected context of a message.user; a failed compaction is a warning.
 //
 // Final text. The content of the last assistant.message with content.
 //
@@ -163,7 +171,8 @@
 // output), session.idle, permission.requested (the call is already
 // recorded and stays dangling until it completes), permission.completed
 // (see Tools), session.permissions_changed, session.usage_checkpoint,
-// abort, replayed events. So are the lines that repeat what an earlier
+// session.mode_changed, session.compaction_start, abort, replayed
+// events. So are the lines that repeat what an earlier
 // line reported or that a later record carries (spec §6.8): a
 // tool.execution_start of a call the assistant message's toolRequests
 // reported, an assistant.message replayed with no new call, a
@@ -178,7 +187,7 @@
 // decides the status at the end unless the log resumes). Everything else
 // the transcript has no place for
 // (session.mcp_server_status_changed, session.skills_loaded,
-// mcp.tools.list_changed, session.compaction_*, subagent.selected,
+// mcp.tools.list_changed, subagent.selected,
 // hooks, new types) is counted by type; text that is not JSON
 // as "non_json"; a JSON value that is not an object as "non_object"; an
 // object without a type as "(no type)".

@@ -23,10 +23,33 @@ func (n *normalizer) system(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	if t.Is("system.notification") {
 		origin = sdk.OriginInjected
 	}
+	n.contextMessage(v, c, origin, ts, out)
+}
+
+// contextMessage writes text the CLI gave the model (a system prompt, a
+// notification, a compaction's summary) as a message.user of one block
+// with its origin, in the current agent's scope.
+func (n *normalizer) contextMessage(v, text abi.Value, origin string, ts sdk.Str, out *sdk.Out) {
 	key := sdk.S(n.newKey("s"))
 	out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
-	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c), Origin: origin})
+	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: origin})
 	out.Close(key, sdk.MessageEnd{})
+}
+
+// compaction writes a finished compaction's summary (summaryContent),
+// which replaces the conversation the model sees from then on, as
+// injected context of a message.user (never the user's prompt); a
+// failed one is a warning.
+func (n *normalizer) compaction(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
+	c := d.Get("summaryContent")
+	switch {
+	case d.Get("success").Kind() == abi.KindFalse:
+		out.Warn("copilot: compaction failed: " + strOr(d.Get("error"), "no reason given"))
+	case c.Kind() != abi.KindString || c.Is(""):
+		out.Ignored(sdk.S("session.compaction_complete"))
+	default:
+		n.contextMessage(v, c, sdk.OriginInjected, ts, out)
+	}
 }
 
 // user writes the prompt. transformedContent is the prompt as the model
