@@ -99,14 +99,12 @@ const (
 
 // plainPrefix returns the offset of the first byte at or after i that
 // AppendQuoted does not copy as it is (anything but ASCII from 0x20 other
-// than '"' and '\\'), or len(s). It looks at eight bytes at a time: a
-// byte b is below 0x20 when b-0x20 borrows into its high bit while b's
-// own is clear; a byte equal to q becomes 0 after xor with q, and 0-1
-// borrows likewise. Borrows only carry out of a byte that already
-// failed, so a word is plain exactly when every byte is.
+// than '"' and '\\'), or len(s). It looks at a word of eight bytes at a
+// time (see escapes), and at four words per step while they are plain.
 func plainPrefix(s string, i int) int {
-	for ; i+16 <= len(s); i += 16 {
-		if !plainWord(load64(s, i)) || !plainWord(load64(s, i+8)) {
+	for ; i+32 <= len(s); i += 32 {
+		w0, w1, w2, w3 := load64(s, i), load64(s, i+8), load64(s, i+16), load64(s, i+24)
+		if (w0|w1|w2|w3|escapes(w0)|escapes(w1)|escapes(w2)|escapes(w3))&highs != 0 {
 			break
 		}
 	}
@@ -131,8 +129,7 @@ func escapeAt(s string, i int) (int, bool) {
 	var high uint64
 	for ; i+8 <= len(s); i += 8 {
 		w := load64(s, i)
-		quote, backslash := w^('"'*ones), w^('\\'*ones)
-		if ((w-0x20*ones)&^w|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs != 0 {
+		if escapes(w)&highs != 0 {
 			break
 		}
 		high |= w
@@ -156,10 +153,20 @@ func load64(s string, i int) uint64 {
 		uint64(b[4])<<32 | uint64(b[5])<<40 | uint64(b[6])<<48 | uint64(b[7])<<56
 }
 
-// plainWord reports whether all eight bytes of w are plain (see plainPrefix).
-func plainWord(w uint64) bool {
-	quote, backslash := w^('"'*ones), w^('\\'*ones)
-	return (w|(w-0x20*ones)&^w|(quote-ones)&^quote|(backslash-ones)&^backslash)&highs == 0
+// plainWord reports whether all eight bytes of w are plain (see
+// plainPrefix).
+func plainWord(w uint64) bool { return (w|escapes(w))&highs == 0 }
+
+// escapes flags, in the high bit of each byte of w, the bytes AppendQuoted
+// escapes (below 0x20, '"', '\\'), if none of the bytes before it is
+// flagged: a byte b below 0x80 is below 0x20 when b-0x20 borrows into its
+// high bit, and equal to q when b^q is 0, so that b^q-1 borrows likewise.
+// A byte from 0x80 has its high bit set in all three, and is never
+// flagged (&^w; b^q keeps b's high bit). A borrow only carries out of a
+// byte that is flagged, so no byte is flagged before the first that
+// should be, and a word has a flag exactly when one of its bytes should.
+func escapes(w uint64) uint64 {
+	return ((w - 0x20*ones) | ((w ^ '"'*ones) - ones) | ((w ^ '\\'*ones) - ones)) &^ w
 }
 
 // AppendUnquoted appends the bytes a JSON string literal denotes to dst.

@@ -10,9 +10,10 @@ import (
 // plainByte is the byte-at-a-time definition plainPrefix implements.
 func plainByte(c byte) bool { return c >= 0x20 && c < utf8.RuneSelf && c != '"' && c != '\\' }
 
-// TestPlainPrefix checks the word-at-a-time scan against the byte test for
-// every byte value at every position of strings shorter and longer than a
-// word, alone and next to every other value, and from every start.
+// TestPlainPrefix checks the word-at-a-time scans (plainPrefix and
+// escapeAt) against the byte tests for every byte value at every position
+// of strings shorter and longer than a step, alone and next to every
+// other value, and from every start.
 func TestPlainPrefix(t *testing.T) {
 	want := func(s string, i int) int {
 		for i < len(s) && plainByte(s[i]) {
@@ -20,17 +21,30 @@ func TestPlainPrefix(t *testing.T) {
 		}
 		return i
 	}
-	base := "abcdefghijklmnopqrstu" // 21 bytes: two words and a tail
-	for n := 0; n <= len(base); n++ {
+	wantEscape := func(s string, i int) (int, bool) {
+		high := false
+		for ; i < len(s) && s[i] >= 0x20 && s[i] != '"' && s[i] != '\\'; i++ {
+			high = high || s[i] >= utf8.RuneSelf
+		}
+		return i, high
+	}
+	base := "abcdefghijklmnopqrstuvwxyz0123456789ABCDEFG" // 43 bytes: a step of four words, a word and a tail
+	// Lengths around one word and one step, and every start that matters
+	// (the beginning, just after it, mid-way, the end).
+	for _, n := range []int{0, 1, 7, 8, 9, 15, 16, 17, 31, 32, 33, 40, len(base)} {
 		for pos := 0; pos < n; pos++ {
 			for c := 0; c < 256; c++ {
 				b := []byte(base[:n])
 				b[pos] = byte(c)
-				for c2 := 0; c2 < 256; c2 += 7 {
+				for c2 := 0; c2 < 256; c2 += 17 {
 					b[(pos+1)%n] = byte(c2)
-					for from := 0; from <= n; from += 3 {
+					for _, from := range []int{0, 1, n / 2, n} {
 						if got, w := plainPrefix(string(b), from), want(string(b), from); got != w {
 							t.Fatalf("plainPrefix(%q, %d) = %d, want %d", b, from, got, w)
+						}
+						got, high := escapeAt(string(b), from)
+						if w, wHigh := wantEscape(string(b), from); got != w || high != wHigh {
+							t.Fatalf("escapeAt(%q, %d) = %d, %v, want %d, %v", b, from, got, high, w, wHigh)
 						}
 					}
 				}
