@@ -3,8 +3,10 @@ package lifecycle
 import (
 	"context"
 	"errors"
+	"strings"
 	"testing"
 
+	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -193,4 +195,31 @@ func TestEndRunPanic(t *testing.T) {
 	st, text := runStatus(evs)
 	eq(t, transcript.StatusError, st)
 	eq(t, "panic: boom", text)
+}
+
+// TestEndRunCompletionFails: a step's completion that cannot be written
+// (here the recorder's masker breaks it) does not keep the run from
+// ending: the run ends without it, the step closed as cancelled, as
+// Finish after the failed completion does without EndRun.
+func TestEndRunCompletionFails(t *testing.T) {
+	record := func(endRun bool) ([]endLine, error) {
+		store := newStore(t)
+		ctx := context.Background()
+		mask := func(ev *transcript.Event) {
+			if ev.Type == transcript.StepCompleted && ev.Step().Status == transcript.StatusOK {
+				ev.RunID = "not-this-run"
+			}
+		}
+		run, err := Start(ctx, store, RunOptions{Name: "w", Recorder: recorder.Options{Mask: mask}})
+		noErr(t, err)
+		stepErr := run.StepAt(ctx, "agent", 0, transcript.KindAgent, func(context.Context, *Step) error { return nil }, StepOptions{EndRun: endRun})
+		errIs(t, stepErr, recorder.ErrRunMismatch)
+		noErr(t, run.Finish(ctx, nil), "the run ends")
+		return endLines(readRun(t, store, run.RunID())), stepErr
+	}
+	want, _ := record(false)
+	got, err := record(true)
+	eq(t, want, got)
+	isTrue(t, strings.Contains(err.Error(), "complete step agent"), "%v", err)
+	eq(t, transcript.StatusCancelled, got[len(got)-2].Status)
 }

@@ -217,15 +217,16 @@ func (r *Run) Finish(ctx context.Context, err error) error {
 // finished (by another process) is refused there, so run.completed is
 // written once.
 func (r *Run) finish(err, ctxErr error) error {
-	_, ferr := r.end(err, ctxErr, nil)
+	_, _, ferr := r.end(err, ctxErr, nil)
 	return ferr
 }
 
 // end is finish, with, when not nil, the completion of the step the run
 // ends with ([StepOptions].EndRun) written first in the same batch.
 // ended says whether this call ended the run (and wrote with, or failed
-// to); a run ended before writes nothing more.
-func (r *Run) end(err, ctxErr error, with *transcript.Event) (ended bool, _ error) {
+// to: withErr); a run ended before writes nothing more. The error is the
+// end's, which Finish returns from then on.
+func (r *Run) end(err, ctxErr error, with *transcript.Event) (ended bool, withErr, _ error) {
 	r.once.Do(func() {
 		ended = true
 		// Forgotten sub-runs are ended first, so that every file the run
@@ -240,20 +241,31 @@ func (r *Run) end(err, ctxErr error, with *transcript.Event) (ended bool, _ erro
 		r.mu.Unlock()
 		status, text := runstate.Outcome(err, ctxErr)
 		var errs []error
-		rerr := r.rec.RecordFunc(context.Background(), func(st runstate.State) ([]*transcript.Event, error) {
-			if st.Finished {
-				return nil, fmt.Errorf("lifecycle: end run %s: %w (run.completed at seq %d)", r.id, recorder.ErrRunFinished, st.LastSeq)
+		decide := func(with *transcript.Event) func(st runstate.State) ([]*transcript.Event, error) {
+			return func(st runstate.State) ([]*transcript.Event, error) {
+				if st.Finished {
+					return nil, fmt.Errorf("lifecycle: end run %s: %w (run.completed at seq %d)", r.id, recorder.ErrRunFinished, st.LastSeq)
+				}
+				var evs []*transcript.Event
+				if with != nil {
+					with.RunID, with.ParentRunID = r.id, r.parentID
+					h := runstate.HeadOf(with)
+					st.Apply(&h) // its bracket is closed, not cancelled
+					evs = append(evs, with)
+				}
+				end, err := runstate.End(st, r.id, r.parentID, r.opts.Name, status, text, true)
+				return append(evs, end...), err
 			}
-			var evs []*transcript.Event
-			if with != nil {
-				with.RunID, with.ParentRunID = r.id, r.parentID
-				h := runstate.HeadOf(with)
-				st.Apply(&h) // its bracket is closed, not cancelled
-				evs = append(evs, with)
-			}
-			end, err := runstate.End(st, r.id, r.parentID, r.opts.Name, status, text, true)
-			return append(evs, end...), err
-		})
+		}
+		rerr := r.rec.RecordFunc(context.Background(), decide(with))
+		if rerr != nil && with != nil && !errors.Is(rerr, recorder.ErrRunFinished) {
+			// The step's completion could not be written (an invalid
+			// result, a full disk): the run is still ended without it, as
+			// Finish after a failed completion would (the step is closed
+			// as cancelled).
+			withErr = fmt.Errorf("lifecycle: complete step %s: %w", with.Path, rerr)
+			rerr = r.rec.RecordFunc(context.Background(), decide(nil))
+		}
 		if rerr != nil {
 			if errors.Is(rerr, recorder.ErrRunFinished) {
 				errs = append(errs, rerr)
@@ -274,7 +286,7 @@ func (r *Run) end(err, ctxErr error, with *transcript.Event) (ended bool, _ erro
 			r.onFinish(r, err, ctxErr)
 		}
 	})
-	return ended, r.finishErr
+	return ended, withErr, r.finishErr
 }
 
 // emit records ev in the run's file, stamping the run's ids. It refuses

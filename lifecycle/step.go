@@ -62,8 +62,11 @@ type StepOptions struct {
 	// gets the status and text [Run.Finish] would give the error the step
 	// method returns, under the step's context; whatever else is still
 	// open in the run is ended first, as Finish does. A later Finish or
-	// End writes nothing and returns the same result. A step that panics
-	// or calls runtime.Goexit ends as usual; the run ends with [Run.End].
+	// End writes nothing and returns the same result. A completion that
+	// cannot be written (a full disk) does not keep the run from ending:
+	// run.completed is then written alone, the step closed as cancelled,
+	// as Finish would. A step that panics or calls runtime.Goexit ends as
+	// usual; the run ends with [Run.End].
 	EndRun bool
 }
 
@@ -521,9 +524,9 @@ func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc, endRun bool, last
 		ctxErr := ctx.Err()
 		werr := wrapStep(err, c.path, c.iteration, c.attempt)
 		ev := c.completion(completed, err, ctxErr)
-		if ended, ferr := c.run.end(werr, ctxErr, ev); ended {
-			if ferr != nil { // also what Finish returns from now on
-				return errors.Join(werr, ferr)
+		if ended, compErr, ferr := c.run.end(werr, ctxErr, ev); ended {
+			if compErr != nil || ferr != nil { // ferr: also what Finish returns from now on
+				return errors.Join(werr, compErr, ferr)
 			}
 			return werr
 		}
