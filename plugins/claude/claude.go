@@ -308,7 +308,7 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 	case "attachment":
 		n.setFormat(fmtSessionLog, out)
 		n.meta(v, out)
-		out.Unmapped(sdk.Text(t))
+		n.attachment(v, t, out)
 		return
 	}
 	if t.Kind() == abi.KindString {

@@ -117,9 +117,10 @@
 // redacted_thinking is a redacted thinking block.
 //
 // User messages. A user prompt is a message.user with origin "prompt".
-// isMeta, isSynthetic and isCompactSummary records, and the CLI's echoes
-// of local commands (<command-name>, <local-command-stdout>), have origin
-// "injected_context". A user line holding only tool results produces no
+// isMeta, isSynthetic and isCompactSummary records, the CLI's echoes
+// of local commands (<command-name>, <local-command-stdout>), its
+// interruption marker and its notices that a background task ended
+// (<task-notification>), have origin "injected_context". A user line holding only tool results produces no
 // message.user.
 //
 // Sub-agents. A line with a non-null parent_tool_use_id belongs to the
@@ -175,8 +176,12 @@
 // CLI's note that the user was away); progress records other than
 // agent_progress (hook, bash, MCP and search progress of a tool whose
 // result follows). Everything else unknown is counted by native type:
-// "system/<subtype>" for unknown subtypes; "attachment" (it may carry
-// a queued prompt, not mapped yet); "stream_event/<t>" for unknown
+// "system/<subtype>" for unknown subtypes; "attachment" (context the
+// CLI adds: tool and skill listings, reminders, diagnostics, hook
+// output), except a queued_command attachment, the input queued while the
+// agent worked, for which the CLI writes no user record: commandMode
+// "prompt" is the user's prompt (a message.user), "task-notification"
+// (a background task ended) injected context; "stream_event/<t>" for unknown
 // stream payloads; "block/<t>" for unknown content blocks; "non_json" for
 // text that is not JSON. SSE framing (event:, id:, retry:, comments,
 // data: [DONE]), ping, stream deltas whose content is written when their

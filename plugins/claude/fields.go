@@ -94,6 +94,8 @@ var keys = abi.NewKeySet(
 	"apiErrorStatus",
 	"retryAttempt",
 	"maxRetries",
+	"attachment",
+	"commandMode",
 )
 
 // Indexes into keys.
@@ -182,6 +184,8 @@ const (
 	kApiErrorStatus
 	kRetryAttempt
 	kMaxRetriesCamel
+	kAttachment
+	kCommandMode
 
 	nKeys
 )

@@ -694,6 +694,31 @@ func (n *normalizer) userIn(v abi.Value, scope string, out *sdk.Out) {
 	}
 }
 
+// attachment handles a session log's attachment record. A
+// queued_command is input queued while the agent worked, which the CLI
+// hands to the model as this attachment, writing no user record for it
+// (the queue-operation that enqueued it is bookkeeping): a prompt the
+// user typed (commandMode "prompt") is the user's message.user; the
+// CLI's own (commandMode "task-notification": a background task ended)
+// is injected context of one. Other attachments (context the CLI adds:
+// tool and skill listings, reminders, diagnostics, hook output) are
+// counted unmapped.
+func (n *normalizer) attachment(v, t abi.Value, out *sdk.Out) {
+	a := n.get(v, kAttachment)
+	p := a.Get("prompt")
+	if !a.Get("type").Is("queued_command") || p.Kind() != abi.KindString || p.Is("") {
+		out.Unmapped(sdk.Text(t))
+		return
+	}
+	origin := sdk.OriginPrompt
+	if m := a.Get("commandMode"); m.Exists() && !m.Is("prompt") || sdk.HasPrefix(p.Raw(), `"<task-notification>`) {
+		origin = sdk.OriginInjected
+	}
+	scope := n.scopeOf(v, out)
+	key := n.userText("", 0, p, scope, n.get(v, kTimestamp), origin, out)
+	out.Close(sdk.S(key), sdk.MessageEnd{})
+}
+
 // userText writes text t as block slot of the user message key, opening
 // the message first when key is "" (the line's first text); it returns
 // the key.
@@ -737,9 +762,10 @@ func (n *normalizer) origin(v, content abi.Value) string {
 	if t.Kind() == abi.KindString {
 		raw := t.Raw()
 		if sdk.HasPrefix(raw, `"<command-name>`) || sdk.HasPrefix(raw, `"<local-command-`) || sdk.HasPrefix(raw, `"<command-message>`) ||
-			sdk.HasPrefix(raw, `"[Request interrupted by user`) {
-			// The CLI's echo of a local command, and its marker of an
-			// interruption: not words the user typed.
+			sdk.HasPrefix(raw, `"[Request interrupted by user`) || sdk.HasPrefix(raw, `"<task-notification>`) {
+			// The CLI's echo of a local command, its marker of an
+			// interruption, its notice that a background task (an agent,
+			// a shell) ended: not words the user typed.
 			return sdk.OriginInjected
 		}
 	}
