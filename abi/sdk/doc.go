@@ -128,6 +128,9 @@
 // A Normalizer is used by one goroutine at a time; the host gives every
 // stream its own instance.
 //
-// The SDK uses no reflection and no encoding/json, so that it stays small,
-// fast inside WebAssembly and buildable with TinyGo.
+// The SDK uses no reflection, no encoding/json and no strconv parser (abi's
+// values parse numbers with internal/wire's), so that it stays small, fast
+// inside WebAssembly and buildable with TinyGo: every KB of a module is
+// time the host spends validating it at every start (RATIONALE.md, "What
+// keeps the plugin modules small?").
 package sdk

@@ -621,21 +621,24 @@ func itoa(v int64) string {
 
 // toolKind maps a Codex tool name to an Agent Client Protocol kind.
 func toolKind(name string) string {
-	switch name {
-	case "shell", "exec_command", "shell_command", "container.exec", "local_shell", "exec", "unified_exec", "write_stdin":
-		return "execute"
-	case "apply_patch":
-		return "edit"
-	case "update_plan":
-		return "think"
-	case "view_image", "read_file":
-		return "read"
-	case "web_search", "web_fetch":
-		return "fetch"
-	case "grep_files", "list_dir", "file_search", "search":
-		return "search"
+	for _, t := range &toolKinds {
+		if t.name == name {
+			return t.kind
+		}
 	}
 	return "other"
+}
+
+// toolKinds is toolKind's table. A loop over a table is a few hundred bytes of
+// module where a switch of string cases is, under TinyGo -opt=2, a
+// byte-by-byte compare of every literal (2-3 KB), and each byte of code
+// costs the host time to validate at every start.
+var toolKinds = [...]struct{ name, kind string }{
+	{"shell", "execute"}, {"exec_command", "execute"}, {"shell_command", "execute"},
+	{"container.exec", "execute"}, {"local_shell", "execute"}, {"exec", "execute"}, {"unified_exec", "execute"},
+	{"write_stdin", "execute"}, {"apply_patch", "edit"}, {"update_plan", "think"}, {"view_image", "read"},
+	{"read_file", "read"}, {"web_search", "fetch"}, {"web_fetch", "fetch"}, {"grep_files", "search"},
+	{"list_dir", "search"}, {"file_search", "search"}, {"search", "search"},
 }
 
 // jsonInput returns v as a tool input, unset when the provider sent none

@@ -23,17 +23,23 @@ const maxErrText = 2048
 // to the transcript's set; "" when the word says nothing about the outcome
 // (in_progress, missing).
 func nativeStatus(v abi.Value) string {
-	switch sdk.Name(v) {
-	case "completed", "success", "succeeded", "ok":
-		return toolOK
-	case "failed", "error", "errored":
-		return toolError
-	case "declined", "rejected", "denied":
-		return toolDenied
-	case "cancelled", "canceled", "aborted", "interrupted", "timed_out":
-		return toolCancelled
+	name := sdk.Name(v)
+	for _, t := range &nativeStatuses {
+		if t.word == name {
+			return t.status
+		}
 	}
 	return ""
+}
+
+// nativeStatuses is nativeStatus's table (a table, not a switch: see
+// toolKinds).
+var nativeStatuses = [...]struct{ word, status string }{
+	{"completed", toolOK}, {"success", toolOK}, {"succeeded", toolOK}, {"ok", toolOK},
+	{"failed", toolError}, {"error", toolError}, {"errored", toolError},
+	{"declined", toolDenied}, {"rejected", toolDenied}, {"denied", toolDenied},
+	{"cancelled", toolCancelled}, {"canceled", toolCancelled}, {"aborted", toolCancelled},
+	{"interrupted", toolCancelled}, {"timed_out", toolCancelled},
 }
 
 // outcome is what a tool's output says about how the call ended.

@@ -383,19 +383,24 @@ func (n *normalizer) permission(d abi.Value, ts sdk.Str, out *sdk.Out) {
 // kindOf maps a Copilot CLI tool name to the transcript's tool kind.
 // report_intent and the todo tools record the agent's plan, hence "think".
 func kindOf(name string) string {
-	switch name {
-	case "bash", "shell", "powershell", "read_bash", "write_bash", "stop_bash", "local_shell":
-		return "execute"
-	case "view", "read", "read_file", "ls", "list_dir":
-		return "read"
-	case "edit", "create", "str_replace", "str_replace_editor", "write", "apply_patch":
-		return "edit"
-	case "grep", "glob", "search", "rg":
-		return "search"
-	case "web_fetch", "fetch", "web_search":
-		return "fetch"
-	case "report_intent", "think", "update_todo", "todo_write":
-		return "think"
+	for _, t := range &toolKinds {
+		if t.name == name {
+			return t.kind
+		}
 	}
 	return "other"
+}
+
+// toolKinds is kindOf's table. A loop over a table is a few hundred bytes of
+// module where a switch of string cases is, under TinyGo -opt=2, a
+// byte-by-byte compare of every literal (2-3 KB), and each byte of code
+// costs the host time to validate at every start.
+var toolKinds = [...]struct{ name, kind string }{
+	{"bash", "execute"}, {"shell", "execute"}, {"powershell", "execute"}, {"read_bash", "execute"},
+	{"write_bash", "execute"}, {"stop_bash", "execute"}, {"local_shell", "execute"}, {"view", "read"},
+	{"read", "read"}, {"read_file", "read"}, {"ls", "read"}, {"list_dir", "read"}, {"edit", "edit"},
+	{"create", "edit"}, {"str_replace", "edit"}, {"str_replace_editor", "edit"}, {"write", "edit"},
+	{"apply_patch", "edit"}, {"grep", "search"}, {"glob", "search"}, {"search", "search"}, {"rg", "search"},
+	{"web_fetch", "fetch"}, {"fetch", "fetch"}, {"web_search", "fetch"}, {"report_intent", "think"},
+	{"think", "think"}, {"update_todo", "think"}, {"todo_write", "think"},
 }

@@ -484,19 +484,22 @@ func injected(raw []byte) bool {
 // update_topic and write_todos record the agent's plan, not an action on
 // the world, hence "think".
 func kindOf(name string) string {
-	switch name {
-	case "run_shell_command", "shell":
-		return "execute"
-	case "read_file", "read_many_files", "list_directory", "ls":
-		return "read"
-	case "write_file", "replace", "edit", "smart_edit":
-		return "edit"
-	case "glob", "search_file_content", "grep", "grep_search", "ripgrep":
-		return "search"
-	case "web_fetch", "google_web_search", "web_search":
-		return "fetch"
-	case "update_topic", "write_todos", "save_memory":
-		return "think"
+	for _, t := range &toolKinds {
+		if t.name == name {
+			return t.kind
+		}
 	}
 	return "other"
+}
+
+// toolKinds is kindOf's table. A loop over a table is a few hundred bytes of
+// module where a switch of string cases is, under TinyGo -opt=2, a
+// byte-by-byte compare of every literal (2-3 KB), and each byte of code
+// costs the host time to validate at every start.
+var toolKinds = [...]struct{ name, kind string }{
+	{"run_shell_command", "execute"}, {"shell", "execute"}, {"read_file", "read"}, {"read_many_files", "read"},
+	{"list_directory", "read"}, {"ls", "read"}, {"write_file", "edit"}, {"replace", "edit"}, {"edit", "edit"},
+	{"smart_edit", "edit"}, {"glob", "search"}, {"search_file_content", "search"}, {"grep", "search"},
+	{"grep_search", "search"}, {"ripgrep", "search"}, {"web_fetch", "fetch"}, {"google_web_search", "fetch"},
+	{"web_search", "fetch"}, {"update_topic", "think"}, {"write_todos", "think"}, {"save_memory", "think"},
 }
