@@ -35,8 +35,8 @@
 //     drops the newest events, for that subscriber alone); keep the file
 //     lock as a lease or release it;
 //  3. fsync as the [FsyncPolicy] says, before returning (a batch is
-//     synced when any of its events asks for it; the first fsync also
-//     syncs the file's entry in its directory, see the threat model); the
+//     synced when any of its events asks for it; the file's entry in its
+//     directory is durable by the first one, see the threat model); the
 //     file lock is released first, so other writers never wait for an
 //     fsync.
 //
@@ -161,10 +161,12 @@
 //     the policy is FsyncNever, nothing is promised before the entries it
 //     relies on are durable: Open makes each directory it creates durable
 //     in its parent at once (an fsync of the parent, once per directory
-//     created), and the file's own entry, whoever created the file, with
-//     the file's first fsync (an fsync of its directory right after it,
-//     before Record or Close returns; after the file's, so that on ext4
-//     it finds its change already committed and costs little); package
+//     created), and the file's own entry, whoever created the file, by
+//     the file's first fsync: Open starts an fsync of its directory in
+//     the background (a run's first promise, its first step's end, comes
+//     later and so finds it done), and the first fsync that makes a
+//     promise syncs the directory itself, right after the file, when that
+//     one has not succeeded by then, before Record or Close returns; package
 //     capture makes the raw captures a step names durable, entries
 //     included ([Recorder.Fsync]), before the step's completion is
 //     written: a transcript that survives a power loss never names a lost

@@ -6,65 +6,112 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
+	"github.com/twasm/twasm/internal/durable"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
-// watchSyncs makes r log every fsync it makes, file or directory, as
-// "file" or "dir:<path relative to root>", and still make it.
-func watchSyncs(t *testing.T, r *Recorder, root string) *[]string {
+// syncLog records the real fsyncs a recorder makes, file or directory, as
+// "file" or "dir:<path relative to root>"; the directory syncs may come
+// from the background one.
+type syncLog struct {
+	mu   sync.Mutex
+	root string
+	log  []string
+	// block, when set, holds the first directory sync until it is closed;
+	// fail makes the first one fail.
+	block chan struct{}
+	fail  bool
+	calls int
+}
+
+func (l *syncLog) add(s string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.log = append(l.log, s)
+}
+
+// since returns the syncs logged from n on, and the new length.
+func (l *syncLog) since(n int) ([]string, int) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return slices.Clone(l.log[n:]), len(l.log)
+}
+
+func (l *syncLog) dirSync(dir string) error {
+	l.mu.Lock()
+	l.calls++
+	first := l.calls == 1
+	l.mu.Unlock()
+	if first && l.block != nil {
+		<-l.block
+	}
+	if first && l.fail {
+		return errors.New("boom")
+	}
+	rel, err := filepath.Rel(l.root, dir)
+	if err != nil {
+		return err
+	}
+	l.add("dir:" + filepath.ToSlash(rel))
+	return durable.SyncDir(dir)
+}
+
+// openWatched opens a run in st with the policy, its fsyncs logged.
+func openWatched(t *testing.T, st Store, id string, o Options, l *syncLog) *Recorder {
 	t.Helper()
-	var log []string
+	o.Logger = quietLog()
+	ro := o.resolve()
+	ro.dirSync = l.dirSync
+	path, err := st.TranscriptPath(id)
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := open(context.Background(), path, id, ro)
+	if err != nil {
+		t.Fatal(err)
+	}
 	r.fileSyncHook = func() error {
-		log = append(log, "file")
+		l.add("file")
 		return r.wf.Sync()
 	}
-	if fsync := r.dirs.Fsync; fsync != nil {
-		r.dirs.Fsync = func(dir string) error {
-			rel, err := filepath.Rel(root, dir)
-			if err != nil {
-				t.Fatal(err)
-			}
-			log = append(log, "dir:"+filepath.ToSlash(rel))
-			return fsync(dir)
-		}
-	}
-	return &log
+	return r
 }
 
 // TestSyncOrder watches the real fsyncs of a run under each policy, on a
-// fresh storage (whose transcripts/ is created) and on one that exists:
-// Open syncs nothing; the first fsync that makes a promise (the first
-// boundary, every event under always, Close of unsynced lines) syncs the
-// file first and then its entry in transcripts/, whoever created it,
-// before Record returns; later ones sync the file alone; FsyncNever syncs
-// nothing.
+// fresh storage (whose transcripts/ is created) and on one that exists,
+// with the background sync of the file's entry done by the first
+// promise: Open starts that sync (of transcripts/, whoever created the
+// file); the first fsync that makes a promise (the first boundary, every
+// event under always, Close of unsynced lines) syncs the file alone;
+// FsyncNever syncs nothing.
 func TestSyncOrder(t *testing.T) {
 	started := &transcript.Event{Type: transcript.StepStarted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: transcript.KindAgent}}
 	completed := &transcript.Event{Type: transcript.StepCompleted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: transcript.KindAgent, Status: "ok"}}
-	dirs := []string{"dir:transcripts"}
+	entry := []string{"dir:transcripts"}
 	tests := []struct {
 		name   string
 		policy FsyncPolicy
 		fresh  bool // a storage Open creates, else one with transcripts/
 		cont   bool // continue a run another recorder created (MustExist)
 		evs    []*transcript.Event
-		want   [][]string // the syncs each Record made; the last row is Close's
+		want   [][]string // the syncs Open made, each Record, then Close
 	}{
 		{"boundary", FsyncOnBoundary, false, false, []*transcript.Event{started, assistantEvent("x"), completed, started, completed},
-			[][]string{nil, nil, append([]string{"file"}, dirs...), nil, {"file"}, nil}},
+			[][]string{entry, nil, nil, {"file"}, nil, {"file"}, nil}},
 		{"boundary fresh storage", FsyncOnBoundary, true, false, []*transcript.Event{started, completed},
-			[][]string{nil, append([]string{"file"}, dirs...), nil}},
+			[][]string{{"dir:..", "dir:.", "dir:transcripts"}, nil, {"file"}, nil}},
 		{"boundary, continued run", FsyncOnBoundary, false, true, []*transcript.Event{started, completed},
-			[][]string{nil, append([]string{"file"}, dirs...), nil}},
+			[][]string{entry, nil, {"file"}, nil}},
 		{"boundary, closed unsynced", FsyncOnBoundary, false, false, []*transcript.Event{started},
-			[][]string{nil, append([]string{"file"}, dirs...)}},
+			[][]string{entry, nil, {"file"}}},
 		{"always", FsyncAlways, false, false, []*transcript.Event{started, assistantEvent("x"), completed},
-			[][]string{append([]string{"file"}, dirs...), {"file"}, {"file"}, nil}},
+			[][]string{entry, {"file"}, {"file"}, {"file"}, nil}},
 		{"never", FsyncNever, true, false, []*transcript.Event{started, completed},
-			[][]string{nil, nil, nil}},
+			[][]string{nil, nil, nil, nil}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -77,7 +124,7 @@ func TestSyncOrder(t *testing.T) {
 				t.Fatal(err)
 			}
 			id := runid.New()
-			opts := Options{Fsync: tt.policy, Logger: quietLog()}
+			opts := Options{Fsync: tt.policy}
 			if tt.cont {
 				first, err := st.Open(context.Background(), id, Options{Fsync: FsyncNever, Logger: quietLog()})
 				if err != nil {
@@ -88,75 +135,113 @@ func TestSyncOrder(t *testing.T) {
 				}
 				opts.MustExist = true
 			}
-			r, err := st.Open(context.Background(), id, opts)
-			if err != nil {
-				t.Fatal(err)
+			l := &syncLog{root: root}
+			r := openWatched(t, st, id, opts, l)
+			if r.dirBG != nil {
+				<-r.dirBG.done // the entry's background sync, done before the first promise
 			}
-			log := watchSyncs(t, r, root)
-			var got [][]string
+			row, n := l.since(0)
+			got := [][]string{row}
 			for _, ev := range tt.evs {
 				ev := *ev
-				n := len(*log)
 				if err := r.Record(context.Background(), &ev); err != nil {
 					t.Fatal(err)
 				}
-				got = append(got, slices.Clone((*log)[n:]))
-				if pend := r.dirs.Pending(); (*log)[n:] != nil && len(pend) > 0 {
-					t.Fatalf("after %s: entries %v still not durable", ev.Type, pend)
-				}
+				row, n = l.since(n)
+				got = append(got, row)
 			}
-			n := len(*log)
 			if err := r.Close(); err != nil {
 				t.Fatal(err)
 			}
-			got = append(got, slices.Clone((*log)[n:]))
+			row, _ = l.since(n)
+			got = append(got, row)
 			for i := range got {
 				if len(got[i]) == 0 {
 					got[i] = nil
 				}
 			}
 			if !slices.EqualFunc(got, tt.want, slices.Equal) {
-				t.Fatalf("syncs per call:\n got %q\nwant %q", got, tt.want)
+				t.Fatalf("syncs by Open, each Record, Close:\n got %q\nwant %q", got, tt.want)
 			}
 		})
 	}
 }
 
-// TestDirSyncFailure: a directory entry that cannot be synced makes the
-// promise fail with ErrNotDurable (the line is written), and stays
-// pending: the next fsync, or Close, tries it again.
-func TestDirSyncFailure(t *testing.T) {
-	st := NewStore(t.TempDir())
-	if err := os.Mkdir(filepath.Join(st.Root, "transcripts"), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	r, err := st.Open(context.Background(), runid.New(), Options{Logger: quietLog()})
-	if err != nil {
-		t.Fatal(err)
-	}
-	log := watchSyncs(t, r, st.Root)
-	boom := errors.New("boom")
-	watched := r.dirs.Fsync
-	fail := true
-	r.dirs.Fsync = func(dir string) error {
-		if fail {
-			return boom
-		}
-		return watched(dir)
-	}
+// TestEntrySyncFallback: when the background sync of the file's entry
+// has not succeeded by the first promise (still under way, or failed),
+// the promise syncs the entry itself, after the file; a directory sync
+// that fails then makes the promise fail with ErrNotDurable (the line is
+// written) and stays pending: the next fsync, or Close, tries it again.
+func TestEntrySyncFallback(t *testing.T) {
 	completed := &transcript.Event{Type: transcript.StepCompleted, Path: "a", Payload: &transcript.StepPayload{Name: "a", Kind: transcript.KindAgent, Status: "ok"}}
-	err = r.Record(context.Background(), completed)
-	if !errors.Is(err, ErrNotDurable) || !errors.Is(err, boom) {
-		t.Fatalf("got %v, want ErrNotDurable and boom", err)
+	for _, tt := range []struct {
+		name  string
+		block bool
+		fail  bool
+	}{
+		{"under way", true, false},
+		{"failed", false, true},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			st := NewStore(t.TempDir())
+			if err := os.Mkdir(filepath.Join(st.Root, "transcripts"), 0o700); err != nil {
+				t.Fatal(err)
+			}
+			l := &syncLog{root: st.Root, fail: tt.fail}
+			if tt.block {
+				l.block = make(chan struct{})
+			}
+			r := openWatched(t, st, runid.New(), Options{}, l)
+			if tt.fail {
+				<-r.dirBG.done
+			}
+			ev := *completed
+			if err := r.Record(context.Background(), &ev); err != nil {
+				t.Fatal(err)
+			}
+			if got, _ := l.since(0); !slices.Equal(got, []string{"file", "dir:transcripts"}) {
+				t.Fatalf("syncs %q", got)
+			}
+			if tt.block {
+				close(l.block)
+			}
+			if err := r.Close(); err != nil {
+				t.Fatal(err)
+			}
+		})
 	}
-	if len(r.dirs.Pending()) != 1 || !r.unsynced {
-		t.Fatalf("pending %v, unsynced %v", r.dirs.Pending(), r.unsynced)
-	}
-	fail = false
-	if err := r.Close(); err != nil {
-		t.Fatal(err)
-	}
-	if want := []string{"file", "file", "dir:transcripts"}; !slices.Equal(*log, want) {
-		t.Fatalf("syncs %q, want %q", *log, want)
-	}
+
+	t.Run("the promise's own sync fails", func(t *testing.T) {
+		st := NewStore(t.TempDir())
+		if err := os.Mkdir(filepath.Join(st.Root, "transcripts"), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		l := &syncLog{root: st.Root, fail: true}
+		r := openWatched(t, st, runid.New(), Options{}, l)
+		<-r.dirBG.done // failed
+		boom := errors.New("boom")
+		fail := true
+		watched := r.dirs.Fsync
+		r.dirs.Fsync = func(dir string) error {
+			if fail {
+				return boom
+			}
+			return watched(dir)
+		}
+		ev := *completed
+		err := r.Record(context.Background(), &ev)
+		if !errors.Is(err, ErrNotDurable) || !errors.Is(err, boom) {
+			t.Fatalf("got %v, want ErrNotDurable and boom", err)
+		}
+		if len(r.dirs.Pending()) != 1 || !r.unsynced {
+			t.Fatalf("pending %v, unsynced %v", r.dirs.Pending(), r.unsynced)
+		}
+		fail = false
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got, _ := l.since(0); !slices.Equal(got, []string{"file", "file", "dir:transcripts"}) {
+			t.Fatalf("syncs %q", got)
+		}
+	})
 }

@@ -56,6 +56,8 @@ type options struct {
 	noCreate    bool
 	lockTimeout time.Duration
 	lockWarn    time.Duration
+	// dirSync, when set (tests), replaces durable.SyncDir.
+	dirSync func(dir string) error
 }
 
 // Options configures a [Recorder]. The zero value is the default; [Open]
@@ -175,7 +177,8 @@ type Recorder struct {
 	// dirs are the directory entries the file relies on that this
 	// recorder has not made durable yet: synced right after the file's
 	// first fsync (syncFile), so that no promise rests on them.
-	dirs durable.Dirs
+	dirs  durable.Dirs
+	dirBG *dirSync // the entry's background sync (startDirSync)
 
 	// The lease (lease.go), under mu: held says the file lock is kept
 	// between critical sections.
@@ -221,7 +224,11 @@ func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, 
 	if err := runid.Valid(runID); err != nil {
 		return nil, fmt.Errorf("recorder: open %s: %w", path, err)
 	}
-	o := oneopt.Get("recorder.Open", opts).resolve()
+	return open(ctx, path, runID, oneopt.Get("recorder.Open", opts).resolve())
+}
+
+// open is Open with resolved options.
+func open(ctx context.Context, path, runID string, o options) (*Recorder, error) {
 	dir := filepath.Dir(path)
 	// O_NOFOLLOW: a symlink planted at the path cannot redirect the
 	// writes. O_NONBLOCK: a FIFO planted there cannot hang the open; it is
@@ -230,6 +237,9 @@ func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, 
 	var dirs durable.Dirs
 	if o.fsync != FsyncNever {
 		dirs.Fsync = durable.SyncDir
+		if o.dirSync != nil {
+			dirs.Fsync = o.dirSync
+		}
 	}
 	if !o.noCreate {
 		// A directory created here (shared by every run) is made durable
@@ -239,9 +249,10 @@ func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, 
 		}
 		flags |= os.O_CREATE
 	}
-	// The file's entry is made durable with its first fsync, not now (see
+	// The file's entry must be durable by the file's first fsync (see
 	// syncFile), whoever created it: another process may not have synced
-	// it yet, or been killed before it did.
+	// it yet, or been killed before it did. Its sync starts at the end of
+	// Open, in the background.
 	dirs.Add(dir)
 	wf, err := os.OpenFile(path, flags, 0o600)
 	if errors.Is(err, syscall.ENXIO) || errors.Is(err, syscall.ELOOP) {
@@ -272,6 +283,7 @@ func Open(ctx context.Context, path, runID string, opts ...Options) (*Recorder, 
 		return nil, errors.Join(err, wf.Close(), rf.Close())
 	}
 	r.fan = fanout.New[transcript.Event](fanout.WithBufferSize(o.bufSize), fanout.WithLogger(o.logger))
+	r.startDirSync(dir)
 	// The first append usually follows at once: keep the lock as a lease.
 	r.mu.Lock()
 	r.endLocked(true)
@@ -631,8 +643,33 @@ func (r *Recorder) published(evs []*transcript.Event, sync bool) error {
 	return nil
 }
 
+// startDirSync syncs dir, which holds the file's entry, in the
+// background: a run's first promise (its first step's end) usually comes
+// much later, and the sync then costs it nothing. syncFile takes it into
+// account only once it has succeeded; Close waits for it.
+func (r *Recorder) startDirSync(dir string) {
+	fsync := r.dirs.Fsync
+	if fsync == nil {
+		return
+	}
+	bg := &dirSync{dir: dir, done: make(chan struct{})}
+	r.dirBG = bg
+	go func() {
+		defer close(bg.done)
+		bg.err = fsync(dir)
+	}()
+}
+
+// dirSync is the background sync of the directory of the file's entry.
+type dirSync struct {
+	dir  string
+	done chan struct{}
+	err  error
+}
+
 // syncFile fsyncs the transcript and then, the first time, its entry in
-// its directory (r.dirs): before the caller is told that anything is
+// its directory (r.dirs), unless the background sync (startDirSync) has
+// made it durable already: before the caller is told that anything is
 // durable, the file's entry is. File first: a journalling file system
 // (ext4) commits every metadata change made so far with the file's fsync,
 // so the directory's fsync that follows finds nothing left to commit and
@@ -645,6 +682,15 @@ func (r *Recorder) syncFile() error {
 	}
 	if err := sync(); err != nil {
 		return fmt.Errorf("fsync: %w", err)
+	}
+	if bg := r.dirBG; bg != nil {
+		select {
+		case <-bg.done:
+			if bg.err == nil {
+				r.dirs.Drop(bg.dir)
+			}
+		default: // still under way: sync the entry here
+		}
 	}
 	if err := r.dirs.Sync(); err != nil {
 		return err // still unsynced: Close tries again
@@ -897,6 +943,9 @@ func (r *Recorder) Close() error {
 		if err := r.syncFile(); err != nil {
 			errs = append(errs, fmt.Errorf("recorder: close %s: %w", r.path, err))
 		}
+	}
+	if r.dirBG != nil {
+		<-r.dirBG.done // nothing outlives the recorder
 	}
 	if err := r.wf.Close(); err != nil {
 		errs = append(errs, fmt.Errorf("recorder: close %s: %w", r.path, err))

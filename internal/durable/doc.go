@@ -18,6 +18,10 @@
 //     system (ext4) the file's fsync commits every metadata change made
 //     before it, so the directory fsyncs that follow cost a cache flush,
 //     where each one made before would be a journal commit of its own.
+//     A writer with time to spare may sync an entry earlier, in the
+//     background (the recorder syncs its transcript's from Open on, while
+//     the run's first step works), and drop it from its Dirs once that
+//     sync has succeeded; the promise never waits for it.
 //     A writer syncs the entries its promise relies on whoever made them
 //     (another process may not have synced them yet, or been killed
 //     before it did), except those an earlier promise already relied on.

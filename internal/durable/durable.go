@@ -34,6 +34,12 @@ func (d *Dirs) Add(dir string) {
 	}
 }
 
+// Drop forgets dir: its entries were made durable another way.
+func (d *Dirs) Drop(dir string) {
+	dir = filepath.Clean(dir)
+	d.dirs = slices.DeleteFunc(d.dirs, func(p string) bool { return p == dir })
+}
+
 // Pending returns the directories not synced yet, in the order added.
 func (d *Dirs) Pending() []string { return slices.Clone(d.dirs) }
 

@@ -108,10 +108,10 @@ func fsyncs(lines []syscallLine) []string {
 // policy (issue 12): the raw capture and its directory entries are
 // durable before the write of the step's completion, which names it; the
 // step's completion and run.completed are one write and one fsync; the
-// transcript's entry is synced right after the transcript's first fsync
-// (before twasm returns: nothing is promised before it); directories that
-// every run shares are synced in their parents when they are made; and
-// --fsync never syncs nothing.
+// transcript's entry is synced (in the background from the open on, and
+// by the first promise if that has not succeeded); directories that every
+// run shares are synced in their parents when they are made; and --fsync
+// never syncs nothing.
 func TestRecordFsyncOrder(t *testing.T) {
 	t.Parallel()
 	const (
@@ -138,8 +138,8 @@ func TestRecordFsyncOrder(t *testing.T) {
 		policy string
 		want   []string // the fsyncs, in order
 	}{
-		{"boundary", false, "boundary", []string{raw, "raw", "raw/RUN", transcript, "transcripts"}},
-		{"boundary, new storage", true, "boundary", []string{"..", ".", ".", raw, "raw", "raw/RUN", transcript, "transcripts"}},
+		{"boundary", false, "boundary", []string{raw, "raw", "raw/RUN", transcript}},
+		{"boundary, new storage", true, "boundary", []string{"..", ".", ".", raw, "raw", "raw/RUN", transcript}},
 		{"always", false, "always", nil},
 		{"never", false, "never", nil},
 	} {
@@ -152,6 +152,21 @@ func TestRecordFsyncOrder(t *testing.T) {
 			lines := traceRecord(t, storage, "--fsync", tt.policy)
 			end := checkEnd(t, lines)
 			got := fsyncs(lines)
+			// The transcript's entry: synced in the background from the
+			// open on, and again by the first promise when that sync had
+			// not succeeded by then; compared apart, as its place among
+			// the others depends on the scheduler.
+			entry := 0
+			got = slices.DeleteFunc(got, func(p string) bool {
+				if p == "transcripts" {
+					entry++
+					return true
+				}
+				return false
+			})
+			if tt.policy != "never" && (entry < 1 || entry > 2) {
+				t.Fatalf("transcripts/ synced %d times: %+v", entry, lines)
+			}
 			switch tt.policy {
 			case "never":
 				if len(got) > 0 {
@@ -160,25 +175,24 @@ func TestRecordFsyncOrder(t *testing.T) {
 				return
 			case "always":
 				// Every write of the transcript is synced before the
-				// next one; its entry right after the first sync.
-				pending := false
-				var syncs []string
+				// next one; its entry is synced before the second write.
+				pending, writes, entrySynced := false, 0, false
 				for _, l := range lines {
 					switch {
 					case l.call == "write" && l.path == transcript:
-						if pending {
-							t.Fatalf("a write of the transcript before the last was synced: %+v", lines)
+						if pending || writes == 1 && !entrySynced {
+							t.Fatalf("a write of the transcript before the last, or its entry, was synced: %+v", lines)
 						}
 						pending = true
+						writes++
 					case l.call != "write" && l.path == transcript:
 						pending = false
-						syncs = append(syncs, l.path)
 					case l.call != "write" && l.path == "transcripts":
-						syncs = append(syncs, l.path)
+						entrySynced = true
 					}
 				}
-				if pending || len(syncs) < 3 || syncs[0] != transcript || syncs[1] != "transcripts" || slices.Contains(syncs[2:], "transcripts") {
-					t.Fatalf("transcript syncs %q", syncs)
+				if pending || writes < 3 {
+					t.Fatalf("%d writes of the transcript, the last one synced: %v", writes, !pending)
 				}
 			default:
 				if !slices.Equal(got, tt.want) {
