@@ -76,10 +76,14 @@
 // code_interpreter_call → execute, mcp_call → other (named
 // "<server_label>.<name>"), local_shell_call and shell_call → execute,
 // apply_patch_call → edit, computer_call and image_generation_call →
-// other. Those OpenAI runs itself carry their outcome, reported as a
-// tool_result block and a tool.result when the item is finished; the
-// others, and every function call, get their result only from the next
-// request's input: a call whose result is not in the data is dangling,
+// other, tool_search_call → search, program (programmatic tool calling)
+// → execute. Those OpenAI runs itself carry their outcome, reported as a
+// tool_result block and a tool.result when the item is finished, or
+// answer it with an output item of the same response (shell_call_output
+// of the shell tool in OpenAI's container, tool_search_output, whose
+// server-run form names no call id and answers the latest search,
+// program_output); the others, and every function call, get their
+// result only from the next request's input: a call whose result is not in the data is dangling,
 // which the host reports (the caller runs tools between requests), not an
 // error. An mcp_approval_request (an MCP call waiting for the user's
 // approval) is a tool.call named like mcp_call, dangling until its
@@ -92,7 +96,14 @@
 //
 // Result statuses are the spec's words: completed (or none) is ok,
 // failed (or an item carrying an error) is error, incomplete is
-// cancelled; anything not ok carries error text.
+// cancelled; anything not ok carries error text. A shell_call_output
+// (an output item, or the caller's input item) is read per command
+// {stdout, stderr, outcome}: its output is their stdout and stderr, a
+// timeout outcome makes it cancelled, a non-zero exit code an error
+// ("exit code N: <last line>", the first failing command's code). The
+// shell and apply_patch deltas that the done items repeat
+// are declared ignored; a compaction item (encrypted context) is
+// ignored.
 //
 // # Status
 //

@@ -49,6 +49,7 @@ type normalizer struct {
 	parts   map[partKey]*slot
 	calls   map[string]bool // call ids whose tool.call was reported
 	results map[string]bool // call ids whose tool.result was reported
+	search  string          // the latest tool_search call, for a server-run output naming none
 	prompts map[uint64]bool // hashes of request-side texts already reported
 }
 

@@ -90,6 +90,15 @@ func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
 			if id := callIDView(i); id != "" && !n.calls[id] {
 				n.toolCall(callIDOf(i), i.Get("name").String(), input, args, sdk.Str{}, out)
 			}
+		case t.Is("shell_call_output"):
+			// The shell tool run by the caller: exit codes and timeouts
+			// decide its status.
+			if id := i.Get("call_id"); id.Kind() == abi.KindString && !id.Is("") && !n.results[sdk.View(id)] {
+				n.results[id.String()] = true
+				r := shellResult(i.Get("output"), i.Get("status"))
+				r.CallID, r.Name = sdk.Text(id), sdk.S("shell")
+				out.ToolResult(r)
+			}
 		case t.Kind() == abi.KindString && hasSuffix(t.Raw(), `_output"`):
 			n.toolOutput(i.Get("call_id"), i.Get("output"), i.Get("status"), out)
 		case t.Is("mcp_approval_response"):

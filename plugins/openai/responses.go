@@ -133,6 +133,7 @@ var itemTypes = [...]string{
 	"message", "reasoning", "function_call", "custom_tool_call", "web_search_call",
 	"file_search_call", "code_interpreter_call", "mcp_call", "mcp_approval_request", "mcp_list_tools",
 	"image_generation_call", "local_shell_call", "shell_call", "apply_patch_call", "computer_call",
+	"shell_call_output", "tool_search_call", "tool_search_output", "program", "program_output",
 }
 
 // slotFor returns the block of (item, part), allocating the next slot of
@@ -306,6 +307,9 @@ func isProgress(typ abi.Value) bool {
 	for _, p := range [...]string{
 		`"response.web_search_call.`, `"response.file_search_call.`, `"response.code_interpreter_call`,
 		`"response.mcp_call`, `"response.mcp_list_tools.`, `"response.image_generation_call.`,
+		// The shell tool's command and output, and apply_patch's diff,
+		// streamed: the done items carry them whole.
+		`"response.shell_call_command.`, `"response.shell_call_output_content.`, `"response.apply_patch_call_operation_diff.`,
 	} {
 		if sdk.HasPrefix(raw, p) {
 			return true
@@ -450,11 +454,127 @@ func (n *normalizer) snapItem(it *item, i abi.Value, out *sdk.Out) {
 		it.hasCall = true
 		it.callID, it.name = callIDOf(i), i.Get("name").String()
 		n.toolUse(it, sdk.JSON(i.Get("input")), abi.Value{}, out)
+	case t.Is("shell_call_output"), t.Is("tool_search_output"), t.Is("program_output"):
+		n.outputItem(it, i, t, out)
+	case t.Is("compaction"):
+		// The context compacted into encrypted content: nothing readable.
 	default:
 		if !n.hostedTool(it, i, t, out) {
 			out.Unmapped(sdk.S("item/" + sdk.TypeName(t)))
 		}
 	}
+}
+
+// outputItem reports the result a response's own output item carries
+// for a call of the same response: a shell_call_output (the shell tool
+// run in OpenAI's container), a tool_search_output, a program_output
+// (programmatic tool calling). A server-run tool search names no call
+// id: its output answers the latest search without a result.
+func (n *normalizer) outputItem(it *item, i, t abi.Value, out *sdk.Out) {
+	id := ""
+	if c := i.Get("call_id"); c.Kind() == abi.KindString {
+		id = sdk.View(c)
+	}
+	if id == "" && t.Is("tool_search_output") {
+		id = n.search
+	}
+	if id == "" || n.results[id] {
+		return
+	}
+	callID := strings.Clone(id)
+	n.results[callID] = true
+	var r sdk.ToolResult
+	switch {
+	case t.Is("shell_call_output"):
+		r = shellResult(i.Get("output"), i.Get("status"))
+		r.Name = sdk.S("shell")
+	case t.Is("tool_search_output"):
+		r = sdk.ToolResult{Name: sdk.S("tool_search"), Output: jsonOrUnset(i.Get("tools")), Status: sdk.S(toolStatus(i.Get("status"), false))}
+	default:
+		r = sdk.ToolResult{Name: sdk.S("program"), Output: sdk.StringOf(i.Get("result")), Status: sdk.S(toolStatus(i.Get("status"), false))}
+	}
+	if st := r.Status.String(); st != toolOK && r.Error.IsEmpty() {
+		r.IsError, r.Error = st == toolError, sdk.S("the tool call is "+sdk.TypeName(i.Get("status")))
+	}
+	r.CallID, r.Time = sdk.S(callID), it.r.time
+	rs := n.slotFor(it, partResult)
+	if !rs.done {
+		rs.done = true
+		content := r.Output
+		if !content.IsSet() {
+			content = r.Error
+		}
+		out.Block(it.r.key, rs.n, sdk.Block{Type: sdk.BlockToolResult, ToolID: r.CallID, ToolContent: content, IsError: r.IsError})
+	}
+	out.ToolResult(r)
+}
+
+// shellResult reads a shell tool's output, one entry per command
+// {stdout, stderr, outcome: {type: exit, exit_code} | {type: timeout}}:
+// the output is every command's stdout and stderr; a command that timed
+// out makes the call cancelled, a non-zero exit code an error stating
+// it (the first non-zero code is the call's; else the last).
+func shellResult(o, status abi.Value) sdk.ToolResult {
+	r := sdk.ToolResult{Status: sdk.S(toolStatus(status, false))}
+	if o.Kind() != abi.KindArray {
+		r.Output = jsonOrUnset(o)
+		return r
+	}
+	var b []byte
+	var failed abi.Value // the entry that failed or timed out first
+	var code sdk.Int
+	timedOut := false
+	it := o.Iter()
+	for it.Next() {
+		e := it.Value()
+		for _, f := range [...]string{"stdout", "stderr"} {
+			if v := e.Get(f); v.Kind() == abi.KindString && !v.Is("") {
+				if len(b) > 0 && b[len(b)-1] != '\n' {
+					b = append(b, '\n')
+				}
+				b = sdk.AppendText(b, v)
+			}
+		}
+		oc := e.Get("outcome")
+		switch {
+		case oc.Get("type").Is("timeout"):
+			if !failed.Exists() {
+				failed, timedOut = e, true
+			}
+		case oc.Get("exit_code").Exists():
+			c := sdk.IntOf(oc.Get("exit_code"))
+			if ec, ok := oc.Get("exit_code").Int(); ok && ec != 0 && !failed.Exists() {
+				failed, code = e, c
+			} else if !failed.Exists() {
+				code = c
+			}
+		}
+	}
+	r.Output, r.ExitCode = sdk.S(string(b)), code
+	switch {
+	case timedOut:
+		// The exit codes stated are of the commands before it.
+		r.Status, r.IsError, r.Error, r.ExitCode = sdk.S(toolCancelled), false, sdk.S("the command timed out"), sdk.Int{}
+	case failed.Exists():
+		ec, _ := failed.Path("outcome", "exit_code").Int()
+		msg := "exit code " + itoa(ec)
+		if l := lastLine(failed.Get("stderr")); l != "" {
+			msg += ": " + l
+		} else if l := lastLine(failed.Get("stdout")); l != "" {
+			msg += ": " + l
+		}
+		r.Status, r.IsError, r.Error = sdk.S(toolError), true, sdk.S(msg)
+	}
+	return r
+}
+
+// lastLine is the last non-blank line of string v.
+func lastLine(v abi.Value) string {
+	s := strings.TrimRight(v.String(), " \t\r\n")
+	if i := strings.LastIndexByte(s, '\n'); i >= 0 {
+		s = s[i+1:]
+	}
+	return s
 }
 
 // hasParts reports whether an item already has blocks (built from
@@ -536,11 +656,24 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	case t.Is("computer_call"):
 		name, kind, server = "computer", "other", false
 		input = sdk.JSON(i.Get("action"))
+	case t.Is("tool_search_call"):
+		// The model searching the tools it may load: its outcome is a
+		// tool_search_output item (this response's when OpenAI runs it).
+		name, kind, server = "tool_search", "search", false
+		input = jsonOrUnset(i.Get("arguments"))
+	case t.Is("program"):
+		// Programmatic tool calling: code OpenAI runs, which calls the
+		// caller's tools; its outcome is a program_output item.
+		name, kind, server = "program", "execute", false
+		input = objectOf("code", i.Get("code"))
 	default:
 		return false
 	}
 	it.hasCall = true
 	it.callID, it.name = callIDOf(i), name
+	if t.Is("tool_search_call") {
+		n.search = it.callID
+	}
 	if a := i.Get("approval_request_id").String(); a != "" && n.calls[a] {
 		// The approved execution of a call already reported as waiting
 		// for approval: its outcome is that call's result.
