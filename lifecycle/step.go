@@ -60,8 +60,9 @@ type StepOptions struct {
 	// and run.completed are written in one batch, so one write and, under
 	// recorder.FsyncOnBoundary, one fsync instead of two. run.completed
 	// gets the status and text [Run.Finish] would give the error the step
-	// method returns, under the step's context; whatever else is still
-	// open in the run is ended first, as Finish does. A later Finish or
+	// method returns, under the step's context; as Finish does, sub-runs
+	// still open are ended first, and steps still open are closed as
+	// cancelled in the same batch. A later Finish or
 	// End writes nothing and returns the same result. A completion that
 	// cannot be written (a full disk) does not keep the run from ending:
 	// run.completed is then written alone, the step closed as cancelled,
