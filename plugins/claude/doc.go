@@ -67,7 +67,11 @@
 //
 // Usage. Every assistant message carries its own usage (input_tokens is
 // input + cache_creation + cache_read; the last figure reported for a
-// message wins, since message_delta counters are cumulative). The step's
+// message wins, since message_delta counters are cumulative). A message
+// whose request made several model calls (a server-side compaction
+// before the answer) lists them in usage.iterations and states only the
+// last at the top: its usage is the sum of the iterations (a result
+// line's iterations are its last message's and are not read). The step's
 // usage is the sum of the result lines' usage (each result covers its own
 // cycle); messages closed after the last result (a cut stream, a session
 // log, an API response) are added at the end. Sub-agent messages are not

@@ -96,6 +96,7 @@ var keys = abi.NewKeySet(
 	"maxRetries",
 	"attachment",
 	"commandMode",
+	"iterations",
 )
 
 // Indexes into keys.
@@ -186,6 +187,7 @@ const (
 	kMaxRetriesCamel
 	kAttachment
 	kCommandMode
+	kIterations
 
 	nKeys
 )

@@ -175,6 +175,31 @@ func (u *usage) merge(v abi.Value) {
 	set(&u.reasoning, f[4].Get("thinking_tokens"))
 }
 
+// mergeMessage merges a message's usage. A request that made several
+// model calls (a server-side compaction before the answer: iterations
+// [{type compaction}, {type message}]) states the last call's figures at
+// the top and each call's in usage.iterations: the message's usage is
+// then their sum, every token the request consumed (spec §4). A single
+// iteration repeats the top-level figures. (A result line's iterations
+// are its last message's, beside the run's totals: result does not read
+// them.)
+func (u *usage) mergeMessage(v abi.Value) {
+	u.merge(v)
+	its := v.Get("iterations")
+	if its.Kind() != abi.KindArray || its.Len() < 2 {
+		return
+	}
+	var sum usage
+	it := its.Iter()
+	for it.Next() {
+		var one usage
+		one.merge(it.Value())
+		one.reasoning = sdk.Int{}
+		sum.add(one)
+	}
+	u.in, u.cacheWrite, u.cacheRead, u.out = sum.in, sum.cacheWrite, sum.cacheRead, sum.out
+}
+
 func isSet(i sdk.Int) bool { _, ok := i.Value(); return ok }
 
 func (u usage) zero() bool {
@@ -444,7 +469,7 @@ func (n *normalizer) assistantIn(v abi.Value, scope string, out *sdk.Out) {
 		s := m.snapSlot(sdk.BlockText, "")
 		out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockText, Text: sdk.Text(content)})
 	}
-	m.usage.merge(usageV)
+	m.usage.mergeMessage(usageV)
 	if stop.Kind() == abi.KindString && !stop.Is(m.stop) {
 		m.stop = stop.String()
 	}
@@ -781,7 +806,7 @@ func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
 	for it.Next() {
 		n.snapshot(m, it.Value(), abi.Value{}, out)
 	}
-	m.usage.merge(n.get(v, kUsage))
+	m.usage.mergeMessage(n.get(v, kUsage))
 	if sr := n.get(v, kStopReason); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 		m.stop = sr.String()
 	}

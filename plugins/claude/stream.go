@@ -16,7 +16,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		m := n.msgFor(id, known, scope, out)
 		n.setCurrent(scope, m)
 		n.header(m, n.get(msg, kModel), abi.Value{}, out)
-		m.usage.merge(n.get(msg, kUsage))
+		m.usage.mergeMessage(n.get(msg, kUsage))
 	case "content_block_start":
 		m := n.streaming(scope, out)
 		cb := e.Get("content_block")
@@ -128,7 +128,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		if sr := e.Path("delta", "stop_reason"); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 			m.stop = sr.String()
 		}
-		m.usage.merge(e.Get("usage"))
+		m.usage.mergeMessage(e.Get("usage"))
 	case "message_stop":
 		if m := n.current(scope); m != nil {
 			if raw {
