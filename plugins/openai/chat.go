@@ -118,6 +118,11 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 		if !d.Exists() {
 			d = c.Get("message")
 		}
+		if !d.Exists() {
+			// A legacy Completions chunk (text_completion): the choice's
+			// text is the delta.
+			d = c
+		}
 		n.delta(r, m, d, out)
 		if fr := c.Get("finish_reason"); fr.Kind() == abi.KindString && !sdk.Text(fr).IsEmpty() {
 			m.finish = fr.String()
@@ -147,7 +152,11 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 	if th.Kind() == abi.KindString && !sdk.Text(th).IsEmpty() {
 		out.Append(m.key, m.alloc(&m.think), sdk.BlockThinking, sdk.Text(th))
 	}
-	if c := d.Get("content"); c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
+	c := d.Get("content")
+	if c.Kind() != abi.KindString {
+		c = d.Get("text") // a legacy Completions choice
+	}
+	if c.Kind() == abi.KindString && !sdk.Text(c).IsEmpty() {
 		out.Append(m.key, m.alloc(&m.text), sdk.BlockText, sdk.Text(c))
 		if m.index == 0 {
 			m.textBuf = sdk.AppendText(m.textBuf, c)

@@ -42,7 +42,9 @@
 // Chat Completions: one message per choice of a response; the content
 // deltas are appended to one text block, reasoning_content / reasoning
 // (compatible servers) to a thinking block before it, refusal to a text
-// block of its own (a refusal is what the model said). Tool call
+// block of its own (a refusal is what the model said). The legacy
+// Completions API (object text_completion) is read the same way, each
+// choice's text being the delta of its content. Tool call
 // fragments are joined by index: id and name come from the first
 // fragment, the arguments are appended to the block's tool input (parsed
 // by the host when the message closes, "" being {}) and joined inside the
