@@ -230,12 +230,19 @@ func (n *normalizer) fragment(m *chatMsg, c *chatCall, idx int64, id sdk.Str, fn
 		}
 		out.Block(m.key, c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(c.name), ToolID: opt(c.id)})
 	} else {
+		said := false
 		if c.id == "" && !id.IsEmpty() {
-			c.id, c.late = id.String(), true
+			c.id, c.late, said = id.String(), true, true
 			m.byID[c.id] = c
 		}
 		if c.name == "" && name.Kind() == abi.KindString && !sdk.Text(name).IsEmpty() {
-			c.name, c.late = name.String(), true
+			c.name, c.late, said = name.String(), true, true
+		}
+		if a := fn.Get("arguments"); !said && (a.Kind() != abi.KindString || sdk.Text(a).IsEmpty()) && a.Kind() != abi.KindObject {
+			// A fragment that adds nothing to its call (Qwen repeats
+			// the call with "" arguments and id): declared, so the
+			// chunk is accounted for (spec §6.8).
+			out.Ignored(sdk.S("tool_call_fragment"))
 		}
 	}
 	if a := fn.Get("arguments"); a.Kind() == abi.KindString && !sdk.Text(a).IsEmpty() {

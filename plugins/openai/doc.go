@@ -49,7 +49,9 @@
 // fragment, the arguments are appended to the block's tool input (parsed
 // by the host when the message closes, "" being {}) and joined inside the
 // plugin as well, since the tool.call needs the whole value. A server that
-// sends no call id gets "<response id>#<choice>.<n>". A message closes at
+// sends no call id gets "<response id>#<choice>.<n>". A fragment that
+// adds nothing to its call (Qwen repeats one with "" arguments) is
+// declared ignored. A message closes at
 // the usage-only chunk, [DONE], the next response or the end; usage
 // belongs to the message only when the response has one choice (it is
 // per response), and is added to the step once per response.
@@ -79,7 +81,8 @@
 // "<server_label>.<name>"), local_shell_call and shell_call → execute,
 // apply_patch_call → edit, computer_call and image_generation_call →
 // other, tool_search_call → search, program (programmatic tool calling)
-// → execute. Those OpenAI runs itself carry their outcome, reported as a
+// → execute, xAI's x_search_call → search (named after the search it
+// ran, run by the server, no output). Those OpenAI runs itself carry their outcome, reported as a
 // tool_result block and a tool.result when the item is finished, or
 // answer it with an output item of the same response (shell_call_output
 // of the shell tool in OpenAI's container, tool_search_output, whose

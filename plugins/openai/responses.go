@@ -133,7 +133,7 @@ var itemTypes = [...]string{
 	"message", "reasoning", "function_call", "custom_tool_call", "web_search_call",
 	"file_search_call", "code_interpreter_call", "mcp_call", "mcp_approval_request", "mcp_list_tools",
 	"image_generation_call", "local_shell_call", "shell_call", "apply_patch_call", "computer_call",
-	"shell_call_output", "tool_search_call", "tool_search_output", "program", "program_output",
+	"shell_call_output", "tool_search_call", "tool_search_output", "program", "program_output", "x_search_call",
 }
 
 // slotFor returns the block of (item, part), allocating the next slot of
@@ -656,6 +656,14 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	case t.Is("computer_call"):
 		name, kind, server = "computer", "other", false
 		input = sdk.JSON(i.Get("action"))
+	case t.Is("x_search_call"):
+		// xAI's Responses API searching X: run by the server, like
+		// web_search_call; the item names the search it ran.
+		name, kind = "x_search", "search"
+		if nm := i.Get("name").String(); nm != "" {
+			name = nm
+		}
+		input = jsonOrUnset(i.Get("arguments"))
 	case t.Is("tool_search_call"):
 		// The model searching the tools it may load: its outcome is a
 		// tool_search_output item (this response's when OpenAI runs it).
