@@ -153,6 +153,23 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 		out.Append(m.key, m.alloc(&m.think), sdk.BlockThinking, sdk.Text(th))
 	}
 	c := d.Get("content")
+	if c.Kind() == abi.KindArray {
+		// Content parts (Mistral): thinking and text pieces, in order.
+		pt := c.Iter()
+		for pt.Next() {
+			p := pt.Value()
+			if th := thinkingOf(p); th.IsSet() {
+				if !th.IsEmpty() {
+					out.Append(m.key, m.alloc(&m.think), sdk.BlockThinking, th)
+				}
+			} else if t := p.Get("text"); t.Kind() == abi.KindString && !sdk.Text(t).IsEmpty() {
+				out.Append(m.key, m.alloc(&m.text), sdk.BlockText, sdk.Text(t))
+				if m.index == 0 {
+					m.textBuf = sdk.AppendText(m.textBuf, t)
+				}
+			}
+		}
+	}
 	if c.Kind() != abi.KindString {
 		c = d.Get("text") // a legacy Completions choice
 	}
@@ -177,6 +194,33 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 		// The pre-tools function_call: one call per choice, no id.
 		n.fragment(m, m.callAt(-1, ""), -1, sdk.Str{}, fc, out)
 	}
+}
+
+// thinkingOf is the text of a thinking content part (Mistral's
+// {type: thinking, thinking: "..." | [{type: text, text}]}), unset for
+// any other part.
+func thinkingOf(p abi.Value) sdk.Str {
+	if !p.Get("type").Is("thinking") {
+		return sdk.Str{}
+	}
+	th := p.Get("thinking")
+	if th.Kind() != abi.KindArray {
+		if t := sdk.StringOf(th); t.IsSet() {
+			return t
+		}
+		return sdk.S("")
+	}
+	if th.Len() == 1 {
+		if t := sdk.StringOf(th.Index(0).Get("text")); t.IsSet() {
+			return t
+		}
+	}
+	var b []byte
+	it := th.Iter()
+	for it.Next() {
+		b = sdk.AppendText(b, it.Value().Get("text"))
+	}
+	return sdk.S(string(b))
 }
 
 // callAt finds the call a fragment continues: by index, else by id,
@@ -389,12 +433,20 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 				}
 			}
 		case abi.KindArray:
-			// Content parts, from some compatible servers.
+			// Content parts, from some compatible servers: text, and
+			// Mistral's thinking parts.
 			pt := content.Iter()
 			for pt.Next() {
-				if t := pt.Value().Get("text"); t.Kind() == abi.KindString {
+				p := pt.Value()
+				if th := thinkingOf(p); th.IsSet() {
+					out.Block(key, slot, sdk.Block{Type: sdk.BlockThinking, Thinking: th})
+					slot++
+				} else if t := p.Get("text"); t.Kind() == abi.KindString {
 					out.Block(key, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t)})
 					slot++
+					if idx == 0 {
+						out.Final(sdk.Text(t), true)
+					}
 				}
 			}
 		}

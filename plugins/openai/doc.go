@@ -42,7 +42,10 @@
 // Chat Completions: one message per choice of a response; the content
 // deltas are appended to one text block, reasoning_content / reasoning
 // (compatible servers) to a thinking block before it, refusal to a text
-// block of its own (a refusal is what the model said). The legacy
+// block of its own (a refusal is what the model said). Content sent as a
+// list of parts (Mistral) is read part by part, in a response and in a
+// stream's deltas alike: text parts are text, thinking parts ({type
+// thinking, thinking: a string or text parts}) thinking. The legacy
 // Completions API (object text_completion) is read the same way, each
 // choice's text being the delta of its content. Tool call
 // fragments are joined by index: id and name come from the first
