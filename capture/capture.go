@@ -114,7 +114,11 @@ type Agent struct {
 type earlySync struct {
 	done chan struct{}
 	n    int64 // the raw bytes written when it started
-	err  error
+	// err is the raw capture's fsync failure, dirErr the entries'. Each
+	// is reported by Finish even when its own sync then succeeds: after a
+	// failed fsync the kernel may have dropped the dirty pages and tells
+	// it once, so a later fsync that succeeds proves nothing.
+	err, dirErr error
 }
 
 // Start begins capturing into step.
@@ -322,21 +326,27 @@ func (a *Agent) startEarlySync() {
 		}
 		a.errMu.Lock()
 		defer a.errMu.Unlock()
-		s.err = a.dirs.Sync()
+		s.dirErr = a.dirs.Sync()
 	}()
 }
 
 // syncRaw makes the raw capture durable: it waits for the early sync, if
 // one ran, and syncs the file again unless that one covered every byte.
-func (a *Agent) syncRaw() error {
+// A failure of the early sync is returned (dirErr: of the entries it
+// synced) even when the sync here succeeds (see earlySync).
+func (a *Agent) syncRaw() (err, dirErr error) {
 	if s := a.early; s != nil {
 		<-s.done
 		a.early = nil
 		if s.err == nil && s.n == a.rawN {
-			return nil
+			return nil, s.dirErr
 		}
+		if s.err != nil {
+			return errors.Join(s.err, a.sync(a.raw)), s.dirErr
+		}
+		return a.sync(a.raw), s.dirErr
 	}
-	return a.sync(a.raw)
+	return a.sync(a.raw), nil
 }
 
 // ErrRead is wrapped when the output [Run] reads fails (as opposed to the
@@ -441,8 +451,10 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 	// that survives a crash never names a lost file. The files first,
 	// then the directories (internal/durable says why).
 	doSync := a.dirs.Fsync != nil
+	var earlyDirErr error
 	if doSync {
-		if err := a.syncRaw(); err != nil {
+		var err error
+		if err, earlyDirErr = a.syncRaw(); err != nil {
 			errs = append(errs, fmt.Errorf("capture: sync raw capture: %w", err))
 		}
 	}
@@ -462,7 +474,7 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 		errs = append(errs, a.errFile.Close())
 	}
 	if doSync {
-		if err := a.dirs.Sync(); err != nil {
+		if err := errors.Join(earlyDirErr, a.dirs.Sync()); err != nil {
 			errs = append(errs, fmt.Errorf("capture: %w", err))
 		}
 	}

@@ -5,10 +5,12 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"errors"
 	"os"
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -413,6 +415,60 @@ func TestEarlyRawSync(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tt.rawSyncs, rawSyncs, "raw capture syncs")
 			assert.Equal(t, tt.dirSyncs, dirSyncs, "directory syncs")
+		})
+	}
+}
+
+// TestEarlyRawSyncFailureReported: a failed early sync (the raw capture's
+// fsync, or its entries') is the step's error even when Finish's own
+// sync then succeeds: after a failed fsync the kernel may have dropped
+// the dirty pages and reports the failure once, so a later fsync that
+// succeeds does not make the bytes durable.
+func TestEarlyRawSyncFailureReported(t *testing.T) {
+	const input = `{"t":"text","v":"hi"}` + "\n" + `{"t":"end"}` + "\n"
+	errEIO := errors.New("injected EIO")
+	for _, what := range []string{"file", "dir"} {
+		t.Run(what, func(t *testing.T) {
+			ctx := context.Background()
+			store := recorder.NewStore(t.TempDir())
+			path := filepath.Join(t.TempDir(), "in.jsonl")
+			require.NoError(t, os.WriteFile(path, []byte(input), 0o600))
+			src, err := os.Open(path)
+			require.NoError(t, err)
+			defer src.Close()
+			var finishErr error
+			_ = lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "cap"}, func(ctx context.Context, r *lifecycle.Step) error {
+				return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+					a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin)})
+					if err != nil {
+						return err
+					}
+					var fileFails, dirFails atomic.Int32
+					if what == "file" {
+						fileFails.Store(1)
+					} else {
+						dirFails.Store(1)
+					}
+					a.fileSync = func(f *os.File) error {
+						if fileFails.Add(-1) == 0 {
+							return errEIO
+						}
+						return f.Sync()
+					}
+					fsync := a.dirs.Fsync
+					a.dirs.Fsync = func(dir string) error {
+						if dirFails.Add(-1) == 0 {
+							return errEIO
+						}
+						return fsync(dir)
+					}
+					require.NoError(t, a.readFrom(ctx, src))
+					require.NotNil(t, a.early, "early sync started")
+					_, finishErr = a.Finish(ctx, nil)
+					return finishErr
+				})
+			})
+			require.ErrorIs(t, finishErr, errEIO, "the early sync's failure is reported")
 		})
 	}
 }

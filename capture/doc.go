@@ -60,7 +60,9 @@
 //     little (internal/durable). When [Run] reads a regular file, that
 //     sync starts as soon as the file's last bytes are in the raw capture,
 //     in a goroutine, while the plugin normalizes them; Finish waits for
-//     it and syncs again what was written since. With FsyncNever flushing
+//     it, syncs again what was written since, and reports its failure
+//     even when its own sync then succeeds (a failed fsync is reported
+//     only once). With FsyncNever flushing
 //     is left to the system.
 //   - stderr is kept, never parsed as provider output.
 //   - The step's final status follows spec 6.7 (the process exit code is
