@@ -166,7 +166,10 @@
 //     the background (a run's first promise, its first step's end, comes
 //     later and so finds it done), and the first fsync that makes a
 //     promise syncs the directory itself, right after the file, when that
-//     one has not succeeded by then, before Record or Close returns; package
+//     one has not succeeded by then, before Record or Close returns (a
+//     background sync that failed fails that promise with
+//     [ErrNotDurable], even when the entry's sync there succeeds: a
+//     failed fsync is reported only once); package
 //     capture makes the raw captures a step names durable, entries
 //     included ([Recorder.Fsync]), before the step's completion is
 //     written: a transcript that survives a power loss never names a lost

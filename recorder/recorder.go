@@ -645,8 +645,10 @@ func (r *Recorder) published(evs []*transcript.Event, sync bool) error {
 
 // startDirSync syncs dir, which holds the file's entry, in the
 // background: a run's first promise (its first step's end) usually comes
-// much later, and the sync then costs it nothing. syncFile takes it into
-// account only once it has succeeded; Close waits for it.
+// much later, and the sync then costs it nothing. syncFile relies on it
+// only once it has succeeded; a failed one is the first promise's error
+// (ErrNotDurable), even though that promise syncs the entry again. Close
+// waits for it.
 func (r *Recorder) startDirSync(dir string) {
 	fsync := r.dirs.Fsync
 	if fsync == nil {
@@ -665,6 +667,9 @@ type dirSync struct {
 	dir  string
 	done chan struct{}
 	err  error
+	// settled (under mu) says a promise has taken the sync into account
+	// (its success, or its failure reported) or synced the entry itself.
+	settled bool
 }
 
 // syncFile fsyncs the transcript and then, the first time, its entry in
@@ -683,17 +688,28 @@ func (r *Recorder) syncFile() error {
 	if err := sync(); err != nil {
 		return fmt.Errorf("fsync: %w", err)
 	}
-	if bg := r.dirBG; bg != nil {
+	var bgErr error
+	bg := r.dirBG
+	if bg != nil && !bg.settled {
 		select {
 		case <-bg.done:
+			bg.settled = true
 			if bg.err == nil {
 				r.dirs.Drop(bg.dir)
+			} else {
+				// Synced again below, but a failed fsync is reported once
+				// (the kernel may have dropped what it could not write),
+				// so a success now proves nothing: this promise fails.
+				bgErr = fmt.Errorf("background sync of the file's entry: %w", bg.err)
 			}
 		default: // still under way: sync the entry here
 		}
 	}
-	if err := r.dirs.Sync(); err != nil {
+	if err := errors.Join(bgErr, r.dirs.Sync()); err != nil {
 		return err // still unsynced: Close tries again
+	}
+	if bg != nil {
+		bg.settled = true // the entry is synced: its background sync no longer counts
 	}
 	r.unsynced = false
 	return nil
