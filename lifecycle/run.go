@@ -258,11 +258,12 @@ func (r *Run) end(err, ctxErr error, with *transcript.Event) (ended bool, withEr
 			}
 		}
 		rerr := r.rec.RecordFunc(context.Background(), decide(with))
-		if rerr != nil && with != nil && !errors.Is(rerr, recorder.ErrRunFinished) {
+		if rerr != nil && with != nil && !errors.Is(rerr, recorder.ErrRunFinished) && !errors.Is(rerr, recorder.ErrNotDurable) {
 			// The step's completion could not be written (an invalid
 			// result, a full disk): the run is still ended without it, as
 			// Finish after a failed completion would (the step is closed
-			// as cancelled).
+			// as cancelled). Not after ErrNotDurable: both lines are
+			// written, only their fsync failed, which is the end's error.
 			withErr = fmt.Errorf("lifecycle: complete step %s: %w", with.Path, rerr)
 			rerr = r.rec.RecordFunc(context.Background(), decide(nil))
 		}

@@ -66,7 +66,9 @@ type StepOptions struct {
 	// End writes nothing and returns the same result. A completion that
 	// cannot be written (a full disk) does not keep the run from ending:
 	// run.completed is then written alone, the step closed as cancelled,
-	// as Finish would. A step that panics or calls runtime.Goexit ends as
+	// as Finish would; one written whose fsync fails
+	// (recorder.ErrNotDurable) is the end's error, returned by the step
+	// and by Finish. A step that panics or calls runtime.Goexit ends as
 	// usual; the run ends with [Run.End].
 	EndRun bool
 }
