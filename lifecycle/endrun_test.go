@@ -223,3 +223,45 @@ func TestEndRunCompletionFails(t *testing.T) {
 	isTrue(t, strings.Contains(err.Error(), "complete step agent"), "%v", err)
 	eq(t, transcript.StatusCancelled, got[len(got)-2].Status)
 }
+
+// TestEndRunNoAttemptAfterTheEnd: once a step with EndRun has ended the
+// run, no attempt follows, whatever its RetryIf says of the error the
+// end returned: a completion that could not be written (here the masker
+// breaks it; a full disk in life) is the step's error, not the refusal
+// of an attempt that could not start.
+func TestEndRunNoAttemptAfterTheEnd(t *testing.T) {
+	for _, tt := range []struct {
+		name    string
+		fnErr   error
+		retryIf func(error) bool
+	}{
+		{"ok, any error retried", nil, nil},
+		{"error not retried, completion's failure retried", errors.New("fatal"), func(err error) bool { return errors.Is(err, recorder.ErrRunMismatch) }},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			store := newStore(t)
+			ctx := context.Background()
+			mask := func(ev *transcript.Event) {
+				if ev.Type == transcript.StepCompleted && ev.Step().Status != transcript.StatusCancelled {
+					ev.RunID = "not-this-run" // the step's own completion, not the end's
+				}
+			}
+			run, err := Start(ctx, store, RunOptions{Name: "w", Recorder: recorder.Options{Mask: mask}})
+			noErr(t, err)
+			calls := 0
+			stepErr := run.StepAt(ctx, "agent", 0, transcript.KindAgent, func(context.Context, *Step) error {
+				calls++
+				return tt.fnErr
+			}, StepOptions{EndRun: true, Retries: 2, RetryIf: tt.retryIf})
+			eq(t, 1, calls, "attempts")
+			errIs(t, stepErr, recorder.ErrRunMismatch)
+			if tt.fnErr != nil {
+				errIs(t, stepErr, tt.fnErr)
+			}
+			isTrue(t, !errors.Is(stepErr, ErrEnded), "%v", stepErr)
+			noErr(t, run.Finish(ctx, nil), "the run ended")
+			evs := readRun(t, store, run.RunID())
+			eq(t, transcript.RunCompleted, evs[len(evs)-1].Type)
+		})
+	}
+}

@@ -68,7 +68,8 @@ type StepOptions struct {
 	// run.completed is then written alone, the step closed as cancelled,
 	// as Finish would; one written whose fsync fails
 	// (recorder.ErrNotDurable) is the end's error, returned by the step
-	// and by Finish. A step that panics or calls runtime.Goexit ends as
+	// and by Finish. No attempt follows the end, whatever RetryIf says of
+	// the error it returned. A step that panics or calls runtime.Goexit ends as
 	// usual; the run ends with [Run.End].
 	EndRun bool
 }
@@ -459,8 +460,8 @@ func (s *Step) runChild(ctx context.Context, name string, kind transcript.StepKi
 			child.childID = runid.New()
 		}
 		last := func(err error) bool { return err == nil || attempt >= cfg.Retries || !shouldRetry(ctx, cfg, err) }
-		err := s.exec(ctx, child, fn, cfg.EndRun, last)
-		if last(err) {
+		ended, err := s.exec(ctx, child, fn, cfg.EndRun, last)
+		if ended || last(err) { // no attempt follows the run's end
 			return err
 		}
 		if cfg.RetryDelay > 0 {
@@ -486,8 +487,10 @@ func shouldRetry(ctx context.Context, c StepOptions, err error) bool {
 // ended), runs fn and writes c's completion, whatever fn does. With
 // endRun, when fn returns an error for which last holds (no attempt
 // follows), the completion is written with run.completed
-// ([StepOptions].EndRun).
-func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc, endRun bool, last func(error) bool) (err error) {
+// ([StepOptions].EndRun); endedRun then says so, and no attempt may
+// follow, whatever last says of the error the end returns. last sees
+// fn's error wrapped as exec returns it (wrapStep), as RetryIf always has.
+func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc, endRun bool, last func(error) bool) (endedRun bool, err error) {
 	started, completed := transcript.StepStarted, transcript.StepCompleted
 	if c.childID != "" {
 		started, completed = transcript.StepCallWorkflowStarted, transcript.StepCallWorkflowCompleted
@@ -497,7 +500,7 @@ func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc, endRun bool, last
 		Payload: &transcript.StepPayload{Name: c.name, Kind: c.kind, Attempt: c.attempt},
 	}
 	if err := s.emit(context.WithoutCancel(ctx), ev); err != nil {
-		return fmt.Errorf("lifecycle: start step %s: %w", c.path, err)
+		return false, fmt.Errorf("lifecycle: start step %s: %w", c.path, err)
 	}
 	returned := false
 	defer func() {
@@ -523,15 +526,14 @@ func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc, endRun bool, last
 	}
 	returned = true
 	var cerr error
-	if endRun && last(err) {
+	if werr := wrapStep(err, c.path, c.iteration, c.attempt); endRun && last(werr) {
 		ctxErr := ctx.Err()
-		werr := wrapStep(err, c.path, c.iteration, c.attempt)
 		ev := c.completion(completed, err, ctxErr)
 		if ended, compErr, ferr := c.run.end(werr, ctxErr, ev); ended {
 			if compErr != nil || ferr != nil { // ferr: also what Finish returns from now on
-				return errors.Join(werr, compErr, ferr)
+				return true, errors.Join(werr, compErr, ferr)
 			}
-			return werr
+			return true, werr
 		}
 		// The run had ended already: write the completion alone, which
 		// is refused as it would be without EndRun.
@@ -541,9 +543,9 @@ func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc, endRun bool, last
 	}
 	err = wrapStep(err, c.path, c.iteration, c.attempt)
 	if cerr != nil {
-		return errors.Join(err, cerr)
+		return false, errors.Join(err, cerr)
 	}
-	return err
+	return false, err
 }
 
 // complete ends c's bracket and writes its completion. It is written even
