@@ -21,7 +21,10 @@
 //     A writer with time to spare may sync an entry earlier, in the
 //     background (the recorder syncs its transcript's from Open on, while
 //     the run's first step works), and drop it from its Dirs once that
-//     sync has succeeded; the promise never waits for it.
+//     sync has succeeded; the promise never waits for it. An early sync
+//     that failed is the promise's error even when the promise's own
+//     sync of the entry succeeds: a failed fsync is reported once, so a
+//     later success proves nothing.
 //     A writer syncs the entries its promise relies on whoever made them
 //     (another process may not have synced them yet, or been killed
 //     before it did), except those an earlier promise already relied on.
