@@ -113,3 +113,33 @@ func TestPreloadStopped(t *testing.T) {
 		t.Fatal("Lookup after Close found a plugin")
 	}
 }
+
+// TestLookupCancelledThenServed: a Lookup whose context has ended fails,
+// and leaves the plugin to the next Lookup: the load it gave up is not
+// the plugin's failure, with a preload under way or without one.
+func TestLookupCancelledThenServed(t *testing.T) {
+	echo := plugin(t, "echo")
+	probe := newRuntime(t, testOptions())
+	manifest := load(t, probe, "echo", true).manifest
+	for _, preload := range [][]string{nil, {"echo"}} {
+		t.Run(strings.Join(append([]string{"preload"}, preload...), " "), func(t *testing.T) {
+			cfg := set(testOptions(), func(o *Options) {
+				o.Bundled = []Bundled{recordedBundle("echo.wasm", echo, manifest)}
+				o.Preload = preload
+			})
+			rt, err := New(context.Background(), cfg)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer rt.Close(context.Background())
+			ended, cancel := context.WithCancel(context.Background())
+			cancel()
+			if _, err := rt.Lookup(ended, "echo"); err != nil && !errors.Is(err, context.Canceled) {
+				t.Fatalf("Lookup with an ended context: %v", err)
+			}
+			if _, err := rt.Lookup(context.Background(), "echo"); err != nil {
+				t.Fatalf("Lookup after a cancelled one: %v", err)
+			}
+		})
+	}
+}

@@ -15,7 +15,6 @@ import (
 	"sort"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"time"
 
 	"hash/crc32"
@@ -86,16 +85,33 @@ func (c *candidate) bytes() ([]byte, error) {
 type entry struct {
 	c        *candidate
 	manifest manifestRecord
-	// claimed is set by the one goroutine that loads the plugin; done
-	// is closed when it has, p and err then being its result.
-	claimed atomic.Bool
-	done    chan struct{}
-	p       *Plugin
-	err     error
+	// mu guards the rest. cur is the load under way or done (nil before
+	// the first); one whose loader's context ended before it finished
+	// is not the plugin's result and is dropped, so the next caller
+	// loads again. p and err are the last load's result.
+	mu  sync.Mutex
+	cur *loadAttempt
+	p   *Plugin
+	err error
+}
+
+// loadAttempt is one load of an entry's plugin, by one goroutine.
+type loadAttempt struct {
+	done   chan struct{} // closed when the load has ended
+	p      *Plugin
+	err    error
+	gaveUp bool // the loader's context ended first: not the plugin's result
 }
 
 func newEntry(c *candidate, m manifestRecord) *entry {
-	return &entry{c: c, manifest: m, done: make(chan struct{})}
+	return &entry{c: c, manifest: m}
+}
+
+// result returns the last load's result.
+func (e *entry) result() (*Plugin, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.p, e.err
 }
 
 // manifestRecord is what the manifest cache keeps per plugin file.
@@ -240,42 +256,84 @@ func (e *failedBeforeError) Error() string {
 
 // loadEntry compiles and instantiates the entry's plugin once. An
 // external plugin that fails is remembered in the cache, unless the
-// caller's context ended (not the plugin's fault). A caller that finds
-// the load under way (a preload, another Lookup) waits for it, or for
-// its own context.
+// caller's context ended or the runtime was closed (not the plugin's
+// fault). A caller that finds the load under way (a preload, another
+// Lookup) waits for it, or for its own context; when the loader's
+// context ended first (a cancelled Lookup, a preload stopped by Close),
+// the caller loads the plugin itself.
 func (rt *Runtime) loadEntry(ctx context.Context, e *entry) (*Plugin, error) {
-	if !e.claimed.CompareAndSwap(false, true) {
+	for {
+		e.mu.Lock()
+		a := e.cur
+		mine := a == nil
+		if mine {
+			a = &loadAttempt{done: make(chan struct{})}
+			e.cur = a
+		}
+		e.mu.Unlock()
+		if mine {
+			return rt.runLoad(ctx, e, a)
+		}
 		select {
-		case <-e.done:
+		case <-a.done:
 		case <-ctx.Done():
 			select {
-			case <-e.done:
+			case <-a.done:
 			default:
 				return nil, fmt.Errorf("host: waiting for %s to load: %w", e.c.src.Path, ctx.Err())
 			}
 		}
-		return e.p, e.err
+		if !a.gaveUp {
+			return a.p, a.err
+		}
+		if err := ctx.Err(); err != nil {
+			return nil, fmt.Errorf("host: waiting for %s to load: %w", e.c.src.Path, err)
+		}
+		// The loader gave up: load it here (runLoad dropped its attempt).
 	}
-	defer close(e.done)
+}
+
+// runLoad is the load of attempt a, the entry's current one.
+func (rt *Runtime) runLoad(ctx context.Context, e *entry, a *loadAttempt) (*Plugin, error) {
+	defer close(a.done)
+	p, err := rt.loadOnce(ctx, e)
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	a.p, a.err = p, err
+	e.p, e.err = p, err
+	if err != nil && ctx.Err() != nil {
+		a.gaveUp = true
+		e.cur = nil
+	}
+	return p, err
+}
+
+// loadOnce compiles and instantiates the entry's plugin.
+func (rt *Runtime) loadOnce(ctx context.Context, e *entry) (*Plugin, error) {
 	wasm, err := e.c.bytes()
 	if err != nil {
-		e.err = err
 		return nil, err
 	}
 	if r := e.c.recorded; r != nil {
 		// The build hashed these bytes; they are in the binary.
-		e.p, e.err = rt.load(ctx, wasm, e.c.src, r.SHA256, &r.Manifest)
-		return e.p, e.err
+		return rt.load(ctx, wasm, e.c.src, r.SHA256, &r.Manifest)
 	}
-	e.p, e.err = rt.Load(ctx, wasm, e.c.src)
+	p, err := rt.Load(ctx, wasm, e.c.src)
 	switch {
-	case e.err == nil:
-		e.manifest = manifestRecord{SHA256: e.p.sha256, Manifest: e.p.manifest}
+	case err == nil:
+		e.manifest = manifestRecord{SHA256: p.sha256, Manifest: p.manifest}
 		rt.storeManifest(e.c.key, e.manifest)
-	case ctx.Err() == nil && !e.c.src.Bundled:
-		rt.storeFailure(e.c.key, wasm, e.err)
+	case ctx.Err() == nil && !e.c.src.Bundled && !rt.isClosed():
+		rt.storeFailure(e.c.key, wasm, err)
 	}
-	return e.p, e.err
+	return p, err
+}
+
+// isClosed says whether Close has begun.
+func (rt *Runtime) isClosed() bool {
+	rt.mu.Lock()
+	defer rt.mu.Unlock()
+	return rt.closed
 }
 
 // loadRegistry finds the bundled plugins, then the external ones in
@@ -373,8 +431,8 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 	owners := map[string][]*entry{}
 	var order []string
 	for _, e := range ents {
-		if e.err != nil {
-			rt.s.logger.Warn("twasm host: plugin not loaded", "path", e.c.src.Path, "err", e.err)
+		if _, err := e.result(); err != nil {
+			rt.s.logger.Warn("twasm host: plugin not loaded", "path", e.c.src.Path, "err", err)
 			failed = append(failed, e.failedInfo())
 			continue
 		}
@@ -449,7 +507,8 @@ func sameAs(sameKey *candidate, sameSize []*candidate, b []byte) *candidate {
 }
 
 func (e *entry) failedInfo() PluginInfo {
-	info := PluginInfo{SHA256: e.manifest.SHA256, Origin: e.c.src.Path, File: e.c.src.Path, Bundled: e.c.src.Bundled, Err: e.err}
+	_, err := e.result()
+	info := PluginInfo{SHA256: e.manifest.SHA256, Origin: e.c.src.Path, File: e.c.src.Path, Bundled: e.c.src.Bundled, Err: err}
 	if e.c.src.Bundled {
 		info.Origin = "bundled"
 	}
@@ -459,7 +518,9 @@ func (e *entry) failedInfo() PluginInfo {
 // Lookup returns the plugin serving provider, compiling and instantiating
 // it on first use. It returns an *UnknownProviderError listing the
 // available providers when no plugin serves it, and a *conflictError
-// naming the files when more than one claims it.
+// naming the files when more than one claims it. A Lookup whose ctx ends
+// first returns ctx's error and leaves the plugin to the next Lookup: the
+// load it gave up is not remembered as the plugin's failure.
 func (rt *Runtime) Lookup(ctx context.Context, provider string) (*Plugin, error) {
 	e, err := rt.entryFor(provider)
 	if err != nil {
@@ -502,7 +563,9 @@ func (rt *Runtime) List(ctx context.Context) []PluginInfo {
 	for _, e := range reg.entries {
 		p, err := rt.loadEntry(ctx, e)
 		if err != nil {
-			out = append(out, e.failedInfo())
+			info := e.failedInfo()
+			info.Err = err // this call's: the load may not have ended for it
+			out = append(out, info)
 			continue
 		}
 		info := p.Info()
