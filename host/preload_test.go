@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"errors"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -141,5 +143,34 @@ func TestLookupCancelledThenServed(t *testing.T) {
 				t.Fatalf("Lookup after a cancelled one: %v", err)
 			}
 		})
+	}
+}
+
+// TestLoadAfterCloseNotRemembered: an external plugin whose load fails
+// because the runtime was closed is not remembered as failed: the next
+// runtime loads it.
+func TestLoadAfterCloseNotRemembered(t *testing.T) {
+	ctx := context.Background()
+	dir := t.TempDir()
+	if err := os.WriteFile(filepath.Join(dir, "echo.wasm"), plugin(t, "echo"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	cfg := set(testOptions(), func(o *Options) {
+		o.PluginPath = []string{dir}
+		o.CacheDir = t.TempDir()
+	})
+	newRuntime(t, cfg) // the first sight loads it and caches its manifest
+	rt, err := New(ctx, cfg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := rt.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := rt.Lookup(ctx, "echo"); err == nil {
+		t.Fatal("Lookup after Close found a plugin")
+	}
+	if _, err := newRuntime(t, cfg).Lookup(ctx, "echo"); err != nil {
+		t.Fatalf("the next runtime: %v", err)
 	}
 }
