@@ -35,7 +35,7 @@ type Results struct {
 }
 
 // MemoryFlat is one "memory-flat PLUGIN WHAT COUNT WARM END" line: the
-// instance's wasm memory after the first tenth of COUNT lines or streams
+// instance's wasm memory after the first half of COUNT lines or streams
 // and at the end.
 type MemoryFlat struct {
 	Plugin, What string

@@ -176,12 +176,12 @@ func modulesTable(m *Measurements) Table {
 }
 
 // memoryFlatRows are TestPluginMemoryFlat's results: the memory at the
-// end against the memory after the first tenth of the work.
+// end against the memory after the first half of the work.
 func memoryFlatRows(res *Results) []Row {
 	var rows []Row
 	for _, f := range res.MemoryFlat {
 		rows = append(rows, Row{
-			Figure:   fmt.Sprintf("%s: wasm memory after %d %s on one instance vs after the warm-up (a tenth, at least one pass over the inputs)", f.Plugin, f.Count, f.What),
+			Figure:   fmt.Sprintf("%s: wasm memory after %d %s on one instance vs after the warm-up (half of them, at least one pass over the inputs)", f.Plugin, f.Count, f.What),
 			Value:    measured(Stat{Median: f.End, Min: f.End, Max: f.End, N: 1}, "bytes"),
 			Baseline: measured(Stat{Median: f.Warm, Min: f.Warm, Max: f.Warm, N: 1}, "bytes"),
 			Goal:     AtMostX(1.0),
