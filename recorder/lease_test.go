@@ -2,7 +2,9 @@ package recorder
 
 import (
 	"context"
+	"errors"
 	"os"
+	"runtime"
 	"sync"
 	"testing"
 	"time"
@@ -168,5 +170,46 @@ func setStaleWaitSignal(t *testing.T, r *Recorder) {
 	t.Cleanup(func() { f.Close() })
 	if _, err := fcntlLock(int(f.Fd()), unix.F_OFD_SETLK, unix.F_RDLCK); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// TestCloseRacesTheIdleTimer: Close while appends keep the lease and its
+// idle timer ticking, from other goroutines: Records after Close fail with
+// ErrClosed, and once Close returns the file lock is free (no tick holds
+// or releases it later: another descriptor takes it at once) and no
+// goroutine is left (goleak, in TestMain).
+func TestCloseRacesTheIdleTimer(t *testing.T) {
+	ctx := context.Background()
+	for range 40 {
+		r, _, _ := openTemp(t, Options{Fsync: FsyncNever})
+		var wg sync.WaitGroup
+		for range 2 {
+			wg.Go(func() {
+				for {
+					if err := r.Record(ctx, assistantEvent("x")); err != nil {
+						if !errors.Is(err, ErrClosed) {
+							t.Error(err)
+						}
+						return
+					}
+				}
+			})
+		}
+		// Let the appends run past a few ticks of the idle timer.
+		for r.lastSeq.Load() < 200 {
+			runtime.Gosched()
+		}
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		f, err := os.OpenFile(r.Path(), os.O_RDONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := unix.Flock(int(f.Fd()), unix.LOCK_EX|unix.LOCK_NB); err != nil {
+			t.Fatalf("the lock is still held after Close: %v", err)
+		}
+		f.Close()
+		wg.Wait()
 	}
 }
