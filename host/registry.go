@@ -310,6 +310,9 @@ func (rt *Runtime) runLoad(ctx context.Context, e *entry, a *loadAttempt) (*Plug
 
 // loadOnce compiles and instantiates the entry's plugin.
 func (rt *Runtime) loadOnce(ctx context.Context, e *entry) (*Plugin, error) {
+	if rt.isClosed() { // a Lookup after Close, or one whose preload Close stopped
+		return nil, fmt.Errorf("host: load %s: runtime closed", e.c.src.Path)
+	}
 	wasm, err := e.c.bytes()
 	if err != nil {
 		return nil, err
