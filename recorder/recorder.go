@@ -560,7 +560,9 @@ func (r *Recorder) RecordBatch(ctx context.Context, evs []*transcript.Event) err
 // the events it returns as one batch, in the same critical section: a
 // decision that depends on the state (end the run once; close the steps
 // still open) cannot be raced by another writer. decide returning an
-// error or no events writes nothing; its error is returned as is. The
+// error or no events writes nothing; its error is returned as is. A
+// decide that panics writes nothing either, and the file lock is
+// released before the panic goes on. The
 // state's type is internal: RecordFunc serves package lifecycle, which
 // ends runs with it.
 func (r *Recorder) RecordFunc(ctx context.Context, decide func(runstate.State) ([]*transcript.Event, error)) error {
@@ -574,7 +576,7 @@ func (r *Recorder) RecordFunc(ctx context.Context, decide func(runstate.State) (
 	if err := r.enter(ctx, "events"); err != nil {
 		return err
 	}
-	evs, err := decide(r.state.Clone())
+	evs, err := r.decideLocked(decide)
 	if err == nil && len(evs) > 0 {
 		if err = r.encode(b, evs); err == nil {
 			err = r.appendLocked(evs, b)
@@ -586,6 +588,22 @@ func (r *Recorder) RecordFunc(ctx context.Context, decide func(runstate.State) (
 		return err
 	}
 	return r.published(evs, sync)
+}
+
+// decideLocked runs RecordFunc's decide with the run's state. A decide
+// that panics ends the critical section (the file lock is released, not
+// kept as a lease, so other writers do not wait for it until Close)
+// before the panic goes on. Called with mu held.
+func (r *Recorder) decideLocked(decide func(runstate.State) ([]*transcript.Event, error)) (evs []*transcript.Event, err error) {
+	returned := false
+	defer func() {
+		if !returned {
+			r.endLocked(false)
+		}
+	}()
+	evs, err = decide(r.state.Clone())
+	returned = true
+	return evs, err
 }
 
 // State returns the run's state as of this recorder's last critical

@@ -18,6 +18,7 @@ import (
 
 	"github.com/twasm/twasm/internal/fanout"
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -827,5 +828,46 @@ func TestFsyncReportsThePolicy(t *testing.T) {
 		if fi, err := os.Stat(filepath.Join(st.Root, "transcripts")); err != nil || fi.Mode().Perm() != 0o700 {
 			t.Errorf("transcripts dir: %v, %v", fi, err)
 		}
+	}
+}
+
+// A RecordFunc whose decide panics ends its critical section: the file
+// lock it took is released (not kept until Close), so another writer of
+// the run appends, and so does the recorder itself afterwards.
+func TestRecordFuncPanicReleasesTheLock(t *testing.T) {
+	r, st, id := openTemp(t, Options{Fsync: FsyncNever})
+	// Without a lease the section takes the lock itself, as where the
+	// system refuses OFD locks: no idle timer would release it later.
+	r.mu.Lock()
+	r.release()
+	r.noLease = true
+	r.mu.Unlock()
+	func() {
+		defer func() {
+			if p := recover(); p != "decide failed" {
+				t.Fatalf("recovered %v, want the decide's panic", p)
+			}
+		}()
+		_ = r.RecordFunc(context.Background(), func(runstate.State) ([]*transcript.Event, error) {
+			panic("decide failed")
+		})
+	}()
+	other, err := st.Open(context.Background(), id, Options{Fsync: FsyncNever, Logger: quietLog(), LockTimeout: 5 * time.Second})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer other.Close()
+	if err := other.Record(context.Background(), assistantEvent(text200)); err != nil {
+		t.Fatalf("another writer: %v (the panicking section's lock must not be held)", err)
+	}
+	if err := other.Close(); err != nil {
+		t.Fatal(err)
+	}
+	ev := assistantEvent(text200)
+	if err := r.Record(context.Background(), ev); err != nil {
+		t.Fatal(err)
+	}
+	if ev.Seq != 2 {
+		t.Fatalf("seq %d after the other writer's line, want 2", ev.Seq)
 	}
 }
