@@ -144,6 +144,10 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		if err := a.continueRaw(dir, runID, opts.ContinueRaw); err != nil {
 			return nil, err
 		}
+		// The step that made the file may have run under FsyncNever, so
+		// its entries are synced before this step's completion names it
+		// (once committed, such a sync costs no journal commit).
+		a.newEntry()
 	} else {
 		a.raw, err = os.OpenFile(filepath.Join(dir, base+".raw"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 		if err != nil {

@@ -472,3 +472,45 @@ func TestEarlyRawSyncFailureReported(t *testing.T) {
 		})
 	}
 }
+
+// A continued raw capture's entries are synced before the step that
+// continues it completes: the step that made the file may have run under
+// FsyncNever (an earlier process of the same run), so nothing says they
+// are durable yet.
+func TestContinuedRawEntriesSynced(t *testing.T) {
+	ctx := context.Background()
+	store := recorder.NewStore(t.TempDir())
+	var rel string
+	var synced []string
+	err := lifecycle.Do(ctx, store, lifecycle.RunOptions{Name: "cap", Recorder: recorder.Options{Fsync: recorder.FsyncOnBoundary}}, func(ctx context.Context, r *lifecycle.Step) error {
+		for _, name := range []string{"one", "two"} {
+			err := r.Step(ctx, name, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+				a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin), ContinueRaw: rel})
+				if err != nil {
+					return err
+				}
+				if name == "two" {
+					fsync := a.dirs.Fsync
+					require.NotNil(t, fsync)
+					a.dirs.Fsync = func(dir string) error {
+						r, err := filepath.Rel(store.Root, dir)
+						require.NoError(t, err)
+						synced = append(synced, filepath.ToSlash(r))
+						return fsync(dir)
+					}
+				}
+				require.NoError(t, a.Feed(ctx, []byte(`{"t":"text","v":"hi"}`+"\n")))
+				rel = a.rawRel
+				_, err = a.Finish(ctx, new(0))
+				return err
+			})
+			if err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	require.NoError(t, err)
+	raw := filepath.ToSlash(filepath.Dir(filepath.FromSlash(rel)))
+	assert.ElementsMatch(t, []string{"raw", raw}, synced, "the continued file's entries")
+}

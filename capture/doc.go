@@ -53,8 +53,9 @@
 //     the run's recorder never fsyncs (recorder.FsyncNever), raw/ (and
 //     each parent created) is synced in its parent when it is made, and
 //     Finish fsyncs the raw and stderr captures and then the entries they
-//     rely on (the run's raw dir when a step created a file in it, and
-//     the raw dir's entry in raw/, whoever made it) before the step's
+//     rely on (the run's raw dir when a step created or continued a file
+//     in it, and the raw dir's entry in raw/, whoever made it; a
+//     continued file's step may have run under FsyncNever) before the step's
 //     completion, which names them, is written. Files first: on ext4 the
 //     directories' fsyncs then find their changes committed and cost
 //     little (internal/durable). When [Run] reads a regular file, that
