@@ -525,8 +525,9 @@ func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc, endRun bool, last
 		err = fn(ctx, c)
 	}
 	returned = true
+	werr := wrapStep(err, c.path, c.iteration, c.attempt)
 	var cerr error
-	if werr := wrapStep(err, c.path, c.iteration, c.attempt); endRun && last(werr) {
+	if endRun && last(werr) {
 		ctxErr := ctx.Err()
 		ev := c.completion(completed, err, ctxErr)
 		if ended, compErr, ferr := c.run.end(werr, ctxErr, ev); ended {
@@ -541,11 +542,10 @@ func (s *Step) exec(ctx context.Context, c *Step, fn StepFunc, endRun bool, last
 	} else {
 		cerr = c.complete(ctx, completed, err, ctx.Err())
 	}
-	err = wrapStep(err, c.path, c.iteration, c.attempt)
 	if cerr != nil {
-		return false, errors.Join(err, cerr)
+		return false, errors.Join(werr, cerr)
 	}
-	return false, err
+	return false, werr
 }
 
 // complete ends c's bracket and writes its completion. It is written even
