@@ -3,7 +3,6 @@ package recorder_test
 import (
 	"context"
 	"errors"
-	"os"
 	"testing"
 
 	"github.com/twasm/twasm/lifecycle"
@@ -43,15 +42,7 @@ func TestEndRunNotDurable(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	evs, bad, err := transcript.ReadAll(f)
-	if err != nil || len(bad) > 0 {
-		t.Fatal(err, bad)
-	}
+	evs := recorder.CheckFile(t, path, run.RunID())
 	var types []transcript.EventType
 	for _, ev := range evs {
 		types = append(types, ev.Type)

@@ -13,3 +13,8 @@ func FailFileSyncs(r *Recorder, n int, err error) {
 		return r.wf.Sync()
 	}
 }
+
+// CheckFile is checkFile for tests outside the package: it reads a
+// transcript and checks the recorder's invariants (LF at the end, every
+// line decoded without a problem, seqs 1..N, the run id on every line).
+var CheckFile = checkFile
