@@ -57,14 +57,17 @@ bin/wasm-$(OTHER_TOOLCHAIN)/%.wasm: $(WASM_SRC) $(TOOLCHAIN_STAMP) | $(call need
 	$(call wasm-build,$(OTHER_TOOLCHAIN),$@,$*)
 
 # The OpenTelemetry Collector the OTLP export tests send to (built from the
-# Go module proxy into .tools/otelcol; a no-op when built).
+# Go module proxy once per machine into ~/.cache/twasm/otelcol-*; a no-op
+# when built).
 otelcol:
-	@.ci/install-otelcol
+	@.ci/install-otelcol >/dev/null
 
 # What the tests use beyond Go: where it cannot be installed here, the
 # tests that need it skip and say why (CI installs it, and fails without).
+# The first run builds the Collector (about 3 minutes on 2 idle cores);
+# the script says so while it works.
 test-tools:
-	@.ci/install-otelcol || echo "make: the OpenTelemetry Collector could not be built: the OTLP export tests will be skipped" >&2
+	@.ci/install-otelcol >/dev/null || echo "make: the OpenTelemetry Collector could not be built: the OTLP export tests will be skipped" >&2
 
 # Installs TinyGo when it is missing; a fast no-op otherwise.
 tinygo:

@@ -21,7 +21,8 @@ import (
 )
 
 // The OTLP export is tested against a real OpenTelemetry Collector, built
-// by .ci/install-otelcol (make otelcol) with the collector builder
+// by .ci/install-otelcol (make otelcol) into the user's cache, once per
+// machine, with the collector builder
 // from the Go module proxy: OTLP receiver in, file exporter out. The test
 // records runs of every provider, exports them over HTTP and gRPC, and
 // checks the spans the collector wrote against the transcripts.
@@ -32,7 +33,13 @@ func otelcolBinary(t *testing.T) string {
 	t.Helper()
 	p := os.Getenv("TWASM_OTELCOL")
 	if p == "" {
-		p = filepath.Join(root, ".tools", "otelcol", "otelcol-twasm")
+		// The install script knows where it puts the collector (the
+		// user's cache, once per machine).
+		out, err := exec.Command(filepath.Join(root, ".ci", "install-otelcol"), "--path").Output()
+		if err != nil {
+			t.Fatalf(".ci/install-otelcol --path: %v", err)
+		}
+		p = strings.TrimSpace(string(out))
 	}
 	if _, err := os.Stat(p); err != nil {
 		msg := fmt.Sprintf("no OpenTelemetry Collector at %s: build it with .ci/install-otelcol (make otelcol)", p)
