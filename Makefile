@@ -24,9 +24,14 @@ BENCHCOUNT ?= 5
 #   -tags=twasm.boundarygc  collect garbage only between calls, with no stack
 #                     scan and so no shadow stack of pointers: about 1.7x faster
 #                     plugins (.ci/install-tinygo patches the runtime; RATIONALE.md)
+#   -interp-timeout=1h  TinyGo gives up evaluating package initializers at
+#                     build time after 3 minutes of wall time by default, which
+#                     a build on a heavily loaded machine reached (the abi
+#                     package at a load of 90 on 2 cores): a bound on a hang,
+#                     not on speed; the module is the same
 WASM_TOOLCHAIN ?= tinygo
 TINYGO       ?= $(shell .ci/install-tinygo --path)
-TINYGO_FLAGS ?= -opt=2 -scheduler=none -no-debug -panic=trap -tags=twasm.boundarygc
+TINYGO_FLAGS ?= -opt=2 -scheduler=none -no-debug -panic=trap -tags=twasm.boundarygc -interp-timeout=1h
 # Tests and benchmarks that build plugins themselves (internal/tools/wasmbuild)
 # use the same compiler and flags.
 export WASM_TOOLCHAIN TINYGO TINYGO_FLAGS

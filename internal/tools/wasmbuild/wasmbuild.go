@@ -27,7 +27,7 @@ type Toolchain struct {
 
 // DefaultTinyGoFlags are the flags the Makefile builds the bundled plugins
 // with (its TINYGO_FLAGS; see there for why each matters).
-const DefaultTinyGoFlags = "-opt=2 -scheduler=none -no-debug -panic=trap -tags=twasm.boundarygc"
+const DefaultTinyGoFlags = "-opt=2 -scheduler=none -no-debug -panic=trap -tags=twasm.boundarygc -interp-timeout=1h"
 
 // Name is "go" or "tinygo".
 func (tc Toolchain) Name() string {
