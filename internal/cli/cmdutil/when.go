@@ -8,13 +8,22 @@ import (
 )
 
 // ParseTime reads a --since/--until value of any command (ls, search,
-// sync): "" is no bound; a date, a
+// sync): "" is no bound; "today" or "yesterday" (the start of that local
+// day); a date (2026-08-01 or 20260801, the start of that local day), a
 // local date and time, RFC 3339, or an age before now (90m, 36h, 7d, 2w).
 func ParseTime(s string, now time.Time) (time.Time, error) {
 	if s == "" {
 		return time.Time{}, nil
 	}
-	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02"} {
+	switch strings.ToLower(s) {
+	case "today", "yesterday":
+		y, m, d := now.In(time.Local).Date()
+		if strings.EqualFold(s, "yesterday") {
+			d--
+		}
+		return time.Date(y, m, d, 0, 0, 0, 0, time.Local), nil
+	}
+	for _, layout := range []string{time.RFC3339Nano, "2006-01-02T15:04:05", "2006-01-02T15:04", "2006-01-02 15:04", "2006-01-02", "20060102"} {
 		if t, err := time.ParseInLocation(layout, s, time.Local); err == nil {
 			return t, nil
 		}
@@ -34,5 +43,5 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 	} else if d, err := time.ParseDuration(s); err == nil && d >= 0 {
 		return now.Add(-d), nil
 	}
-	return time.Time{}, fmt.Errorf("%q is neither a time (2026-11-20, 2026-11-20T15:04, RFC 3339) nor an age (90m, 36h, 7d, 2w)", s)
+	return time.Time{}, fmt.Errorf("%q is neither a time (today, yesterday, 2026-11-20, 20261120, 2026-11-20T15:04, RFC 3339) nor an age (90m, 36h, 7d, 2w)", s)
 }

@@ -58,8 +58,9 @@ one tab-separated line with the full id, an RFC 3339 start, the duration
 in milliseconds and the cost in dollars, in the column order:
 ID NAME STATUS STARTED DURATION PROVIDERS STEPS TOOLS COST
 
---since and --until take a time (2026-11-20, 2026-11-20T15:04,
-RFC 3339) or an age (90m, 36h, 7d, 2w) meaning that long ago.`,
+--since and --until take a time (today, yesterday, 2026-11-20, 20261120,
+2026-11-20T15:04, RFC 3339) or an age (90m, 36h, 7d, 2w) meaning that long
+ago.`,
 		Example: `  twasm ls
   twasm ls --provider claude --status error --since 7d
   twasm ls --name nightly --limit 5

@@ -93,7 +93,7 @@ session failed (the others are archived).`,
 	}
 	fl := cmd.Flags()
 	fl.StringSliceVar(&opts.Providers, "provider", nil, "only these providers (repeatable or comma-separated)")
-	fl.StringVar(&opts.Since, "since", "", "only session files modified since: a duration (7d, 12h) or a date (2026-11-01)")
+	fl.StringVar(&opts.Since, "since", "", "only session files modified since: an age (7d, 12h), a date (2026-11-01, 20261101) or today, yesterday")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "say what would be archived, write nothing")
 	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets (API keys, tokens, private keys) everywhere before writing")
 	fl.BoolVar(&opts.Watch, "watch", false, "keep syncing every --interval until interrupted")
