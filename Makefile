@@ -47,7 +47,7 @@ wasm-build = $(if $(filter tinygo,$(1)),$(TINYGO) build -target=wasip1 -buildmod
 # TinyGo is installed (or found installed) before the first TinyGo build.
 needs-tinygo = $(if $(filter tinygo,$(1)),tinygo)
 
-.PHONY: all plugins tinygo otelcol test-tools test test-go golden bench fuzz lint example clean
+.PHONY: all plugins tinygo otelcol test-tools test test-go golden bench fuzz lint example install uninstall clean
 
 all: bin/twasm
 
@@ -148,6 +148,19 @@ lint:
 	GOOS=wasip1 GOARCH=wasm $(GO) vet ./abi/... ./plugins/...
 	@command -v staticcheck >/dev/null 2>&1 || $(GO) install honnef.co/go/tools/cmd/staticcheck@v0.8.2
 	PATH="$$PATH:$$($(GO) env GOPATH)/bin" staticcheck ./...
+
+# Installs bin/twasm into BINDIR: /usr/local/bin for root, else
+# ~/.local/bin (on the PATH of a Debian or Ubuntu login once it exists);
+# says so when BINDIR is not on the PATH.
+BINDIR ?= $(if $(filter 0,$(shell id -u)),/usr/local/bin,$(HOME)/.local/bin)
+install: bin/twasm
+	@mkdir -p '$(BINDIR)'
+	install -m 0755 bin/twasm '$(BINDIR)/twasm'
+	@case ":$$PATH:" in *":$(BINDIR):"*) echo "twasm installed: $(BINDIR)/twasm";; \
+	  *) echo "twasm installed: $(BINDIR)/twasm; $(BINDIR) is not on your PATH: add it (export PATH=\"$(BINDIR):\$$PATH\") or run make install BINDIR=<a directory on it>";; esac
+
+uninstall:
+	rm -f '$(BINDIR)/twasm'
 
 # The README's first command: record a bundled example and show it.
 example: bin/twasm
