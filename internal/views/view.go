@@ -81,7 +81,14 @@ type ViewOptions struct {
 	// MaxOutput bounds shown tool outputs in bytes; 0 means
 	// DefaultMaxOutput, negative means no limit.
 	MaxOutput int
+	// Window, when set, keeps only the root run's events whose seq lies
+	// in [From, To]; each step says how many of its events it leaves out
+	// before and after.
+	Window *SeqWindow
 }
+
+// SeqWindow is a range of seqs of the root run (both ends included).
+type SeqWindow struct{ From, To uint64 }
 
 // StepPaths returns the full paths of every step of the tree, child runs
 // included, in tree order without repeats.
@@ -136,7 +143,7 @@ func WriteView(w io.Writer, root *RunNode, opts ViewOptions) error {
 	if opts.MaxOutput == 0 {
 		opts.MaxOutput = DefaultMaxOutput
 	}
-	v := &viewer{d: d, opts: opts, tools: map[*RunNode]*toolIndex{}}
+	v := &viewer{d: d, opts: opts, tools: map[*RunNode]*toolIndex{}, root: root}
 	v.header(root)
 	v.runBody(root, 2, opts.Path == "")
 	v.problems(root)
@@ -148,6 +155,41 @@ type viewer struct {
 	opts  ViewOptions
 	found bool
 	tools map[*RunNode]*toolIndex
+	root  *RunNode
+}
+
+// windowed returns the events of evs that the seq window keeps (all of
+// them outside the root run or without a window) and how many it leaves
+// out before and after.
+func (v *viewer) windowed(run *RunNode, evs []*transcript.Event) (kept []*transcript.Event, before, after int) {
+	w := v.opts.Window
+	if w == nil || run != v.root {
+		return evs, 0, 0
+	}
+	for _, ev := range evs {
+		_, lifecycle := ev.Payload.(*transcript.StepPayload)
+		switch {
+		case lifecycle:
+			kept = append(kept, ev) // not rendered as an event: not counted
+		case ev.Seq < w.From:
+			before++
+		case ev.Seq > w.To:
+			after++
+		default:
+			kept = append(kept, ev)
+		}
+	}
+	return kept, before, after
+}
+
+func (v *viewer) omitted(n int, where string) {
+	if n > 0 {
+		word := "events"
+		if n == 1 {
+			word = "event"
+		}
+		v.d.para(fmt.Sprintf("… %d %s %s of this step not shown", n, where, word))
+	}
 }
 
 func (v *viewer) show(s func(Sections) bool) bool { return v.opts.Only.all() || s(v.opts.Only) }
@@ -277,10 +319,12 @@ func (v *viewer) step(run *RunNode, s *StepNode, level int, all bool) {
 	if s.Error != "" && v.show(func(o Sections) bool { return o.Errors }) {
 		v.d.para(v.d.strong("Error:") + " " + v.d.inline(v.clip(s.Error)))
 	}
-	items := slices.Clone(s.events)
+	items, before, after := v.windowed(run, s.events)
+	v.omitted(before, "earlier")
 	for _, ev := range items {
 		v.event(run, ev)
 	}
+	v.omitted(after, "later")
 	for _, c := range s.Steps {
 		v.step(run, c, level+1, true)
 	}

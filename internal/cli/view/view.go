@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"fmt"
+	"slices"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -25,8 +26,11 @@ type Options struct {
 	MaxOutput int
 	JSON      bool
 	// Seq opens the run at one event (a search hit): that event, then the
-	// step it belongs to.
+	// events around it in the step it belongs to.
 	Seq uint64
+	// Context is how many events of the hit's step are shown before and
+	// after it; negative shows the whole step.
+	Context int
 }
 
 // NewCmdView returns the view command.
@@ -56,7 +60,9 @@ call_workflow step; --children link prints a pointer instead.
 or give a comma list); errors keeps failed, denied and cancelled tool calls
 and the footer of a step that is not ok. --path keeps one step or sub-run: its full dot path
 or anything below it ("review", "review.subagent"). --seq N opens the run
-at event N (a hit of "twasm search"): that event first, then its step.`,
+at event N (a hit of "twasm search"): that event first, then the events
+around it in its step (--context of them before and after, -1 for the
+whole step), then the commands that read on before and after.`,
 		Example: `  twasm view 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a > run.md
   twasm view --only dialog,thinking run.jsonl
   twasm view --only errors --format text run.jsonl
@@ -83,7 +89,8 @@ at event N (a hit of "twasm search"): that event first, then its step.`,
 	fl.StringVar(&opts.Format, "format", views.FormatMarkdown, "output format: md, text or json")
 	fl.StringVar(&opts.Children, "children", views.ChildrenInline, "child runs: inline or link")
 	fl.IntVar(&opts.MaxOutput, "max-output", views.DefaultMaxOutput, "bytes of tool output shown before truncating (-1: all)")
-	fl.Uint64Var(&opts.Seq, "seq", 0, "open the run at this event (a search hit): the event, then its step")
+	fl.Uint64Var(&opts.Seq, "seq", 0, "open the run at this event (a search hit): the event, then the events around it")
+	fl.IntVar(&opts.Context, "context", 10, "with --seq: events of its step shown before and after it (-1: the whole step)")
 	fl.BoolVar(&opts.JSON, "json", false, "print the selected events as transcript lines (JSON Lines; same as --format json)")
 	_ = cmd.RegisterFlagCompletionFunc("only", cobra.FixedCompletions(views.SectionNames, cobra.ShellCompDirectiveNoFileComp))
 	_ = cmd.RegisterFlagCompletionFunc("format", cobra.FixedCompletions([]string{"md", "text", "json"}, cobra.ShellCompDirectiveNoFileComp))
@@ -110,8 +117,9 @@ func runView(opts *Options) error {
 	if err != nil {
 		return err
 	}
+	var readOn []string
 	if opts.Seq > 0 {
-		if err := atSeq(opts, root, &vo); err != nil || opts.Format == "json" {
+		if readOn, err = atSeq(opts, root, &vo); err != nil || opts.Format == "json" {
 			return err
 		}
 	}
@@ -127,6 +135,11 @@ func runView(opts *Options) error {
 			return &cmdutil.FlagError{Err: err}
 		}
 		return err
+	}
+	for _, l := range readOn {
+		if _, err := fmt.Fprintln(opts.IO.Out, l); err != nil {
+			return err
+		}
 	}
 	return nil
 }
@@ -146,28 +159,59 @@ func writeEvents(opts *Options, evs []*transcript.Event) error {
 	return nil
 }
 
-// atSeq prints event opts.Seq of the run and narrows the view to the step
-// that holds it (a run-level event shows the whole run).
-func atSeq(opts *Options, root *views.RunNode, vo *views.ViewOptions) error {
+// atSeq prints event opts.Seq of the run, narrows the view to the step
+// that holds it (a run-level event shows the whole run) and to the
+// opts.Context events before and after it there, and returns the lines
+// that say how to read on.
+func atSeq(opts *Options, root *views.RunNode, vo *views.ViewOptions) ([]string, error) {
 	var hit *transcript.Event
+	var step []*transcript.Event // the events of the hit's step, in seq order
 	if src := root.Source(); src != nil {
 		for _, ev := range src.Events {
 			if ev.Seq == opts.Seq {
 				hit = ev
-				break
+			}
+		}
+		if hit != nil {
+			for _, ev := range src.Events {
+				if ev.Path == hit.Path {
+					step = append(step, ev)
+				}
 			}
 		}
 	}
 	if hit == nil {
-		return &cmdutil.InputError{Err: fmt.Errorf("--seq %d: run %s has no event with that seq", opts.Seq, root.RunID)}
+		return nil, &cmdutil.InputError{Err: fmt.Errorf("--seq %d: run %s has no event with that seq", opts.Seq, root.RunID)}
 	}
 	if opts.Format == "json" {
-		return writeEvents(opts, []*transcript.Event{hit})
+		return nil, writeEvents(opts, []*transcript.Event{hit})
 	}
-	fmt.Fprintf(opts.IO.Out, "> seq %d: %s\n\n", hit.Seq, views.Compact(hit, false))
+	if _, err := fmt.Fprintf(opts.IO.Out, "> seq %d: %s\n\n", hit.Seq, views.Compact(hit, false)); err != nil {
+		return nil, err
+	}
 	if opts.Path == "" && hit.Path != "" {
 		opts.Path = root.FullPath(hit.Path)
 		vo.Path = opts.Path
 	}
-	return nil
+	if opts.Context < 0 {
+		return nil, nil
+	}
+	slices.SortFunc(step, func(a, b *transcript.Event) int { return cmp.Compare(a.Seq, b.Seq) })
+	i := slices.Index(step, hit)
+	c, last := opts.Context, len(step)-1
+	vo.Window = &views.SeqWindow{From: step[max(0, i-c)].Seq, To: step[min(last, i+c)].Seq}
+	var readOn []string
+	more := func(label string, seq uint64) {
+		readOn = append(readOn, fmt.Sprintf("%s: twasm view %s --seq %d --context %d", label, root.RunID, seq, c))
+	}
+	if i-c > 0 {
+		more("earlier", step[max(0, i-2*c-1)].Seq)
+	}
+	if i+c < last {
+		more("later", step[min(last, i+2*c+1)].Seq)
+	}
+	if len(readOn) > 0 {
+		readOn = append(readOn, fmt.Sprintf("whole step: twasm view %s --seq %d --context -1", root.RunID, hit.Seq))
+	}
+	return readOn, nil
 }

@@ -3,6 +3,8 @@ package view
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
+	"path/filepath"
 	"strings"
 	"testing"
 
@@ -106,5 +108,59 @@ func TestRunViewJSONKeepsUnknownTypes(t *testing.T) {
 	ev, err := transcript.DecodeEvent(lines[0])
 	if !errors.As(err, new(*transcript.UnknownTypeError)) || ev.Type != "agent.heartbeat" || ev.Seq != 8 {
 		t.Fatalf("unknown event: %+v %v", ev, err)
+	}
+}
+
+// --seq opens a long step at the hit: the events around it, what is left
+// out said in place, and the commands that read on.
+func TestRunViewSeqWindow(t *testing.T) {
+	const runID = "eeeeeeee-eeee-4eee-8eee-eeeeeeeeeeee"
+	b := viewstest.NewBuilder(runID, "")
+	b.Add(viewstest.Started("long"))
+	b.Add(viewstest.Step(transcript.StepStarted, "chat", 0, &transcript.StepPayload{Name: "chat", Kind: transcript.KindAgent}))
+	for i := range 60 {
+		b.Add(viewstest.Msg(transcript.MessageAssistant, "chat", transcript.TextBlock(fmt.Sprintf("answer number %03d", i))))
+	}
+	b.Add(viewstest.Step(transcript.StepCompleted, "chat", 0, &transcript.StepPayload{Name: "chat", Kind: transcript.KindAgent, Status: transcript.StatusOK}))
+	b.Add(viewstest.Completed("long", transcript.StatusOK, ""))
+	file := filepath.Join(t.TempDir(), runID+".jsonl")
+	viewstest.WriteFile(t, file, b.Bytes(t))
+	// Seqs: 1 run.started, 2 step.started, 3..62 the answers 000..059.
+	hit := uint64(3 + 30)
+	tests := []struct {
+		name    string
+		context int
+		want    []string
+		lack    []string
+	}{
+		{"window", 3, []string{
+			"> seq 33: ", "answer number 027", "answer number 030", "answer number 033",
+			"… 27 earlier events of this step not shown", "… 26 later events of this step not shown",
+			"earlier: twasm view " + runID + " --seq 26 --context 3",
+			"later: twasm view " + runID + " --seq 40 --context 3",
+			"whole step: twasm view " + runID + " --seq 33 --context -1",
+		}, []string{"answer number 026", "answer number 034"}},
+		{"whole step", -1, []string{"answer number 000", "answer number 059"}, []string{"not shown", "later: "}},
+		{"window reaches the start", 40, []string{"answer number 000", "answer number 059"}, []string{"earlier: ", "later: ", "not shown"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := cmdtest.New(t)
+			o := Options{IO: env.IO, Load: env.F.LoadTree, Run: file, Format: "md", MaxOutput: 2000, Seq: hit, Context: tc.context}
+			if err := runView(&o); err != nil {
+				t.Fatal(err)
+			}
+			out := env.Out.String()
+			for _, w := range tc.want {
+				if !strings.Contains(out, w) {
+					t.Errorf("stdout lacks %q\n%s", w, out)
+				}
+			}
+			for _, w := range tc.lack {
+				if strings.Contains(out, w) {
+					t.Errorf("stdout has %q\n%s", w, out)
+				}
+			}
+		})
 	}
 }
