@@ -45,6 +45,11 @@ type MessagesOptions struct {
 	Path string
 	// Dangling is DanglingRefuse (the default) or DanglingNote.
 	Dangling string
+	// Injected keeps the text blocks of origin injected_context (the
+	// agent's notices, hook output, local command echoes) as user text;
+	// by default they are left out and counted, since they are noise to
+	// a conversation resumed elsewhere.
+	Injected bool
 }
 
 // MessagesReport says what the target could not hold, so that nothing is
@@ -89,7 +94,7 @@ func ExportMessages(ctx context.Context, w io.Writer, run Run, opts MessagesOpti
 	}
 	bw := bufio.NewWriter(w)
 	m := &msgWriter{w: bw, format: opts.Format, rep: &MessagesReport{LeftOut: map[string]int{}},
-		pending: map[string]string{}, known: map[string]bool{}, dangling: opts.Dangling}
+		pending: map[string]string{}, known: map[string]bool{}, dangling: opts.Dangling, injected: opts.Injected}
 	if _, err := bw.WriteString(`{"messages":[`); err != nil {
 		return nil, err
 	}
@@ -136,11 +141,12 @@ func ExportMessages(ctx context.Context, w io.Writer, run Run, opts MessagesOpti
 }
 
 type msgWriter struct {
-	w      *bufio.Writer
-	format string
-	rep    *MessagesReport
-	n      int
-	system []string
+	w        *bufio.Writer
+	format   string
+	injected bool
+	rep      *MessagesReport
+	n        int
+	system   []string
 	// pending maps the ids of calls the conversation has made and not yet
 	// answered to their names.
 	pending map[string]string
@@ -294,6 +300,10 @@ func (m *msgWriter) user(ev *transcript.Event) error {
 		case transcript.BlockText:
 			if b.Origin == transcript.OriginSystemPrompt {
 				m.system = append(m.system, b.Text)
+				continue
+			}
+			if b.Origin == transcript.OriginInjected && !m.injected {
+				m.rep.LeftOut["injected context (--injected keeps it)"]++
 				continue
 			}
 			texts = append(texts, b.Text)

@@ -20,6 +20,7 @@ type MessagesOptions struct {
 	Path     string
 	Dangling string
 	Output   string
+	Injected bool
 }
 
 func newCmdMessages(f *cmdutil.Factory, runF func(context.Context, *MessagesOptions) error) *cobra.Command {
@@ -42,7 +43,10 @@ is written (exit 1): a tool result whose call the conversation never made,
 a conversation that goes on while calls await results, calls left without
 results (--dangling note answers each with a note saying no result was
 recorded). Content a target has no field for (thinking without a
-signature, raw output streams) is left out and counted on stderr.`,
+signature, raw output streams) is left out and counted on stderr. So is
+injected context (the agent's notices, hook output, local command echoes
+such as "Caveat: ..." or "<command-name>/clear"), which is noise to a
+resumed conversation: --injected keeps it as user text.`,
 		Example: `  twasm export messages --format anthropic latest > messages.json
   twasm export messages --format openai --path fix --dangling note RUN`,
 		Args: cmdutil.ExactArgs(1, "RUN"),
@@ -69,6 +73,7 @@ signature, raw output streams) is left out and counted on stderr.`,
 	fl.StringVar(&opts.Path, "path", "", "only the step at this path (and the steps inside it)")
 	fl.StringVar(&opts.Dangling, "dangling", export.DanglingRefuse, "calls without results: refuse, or note (answer each with a note)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write to this file instead of stdout")
+	fl.BoolVar(&opts.Injected, "injected", false, "keep injected context (agent notices, hook output, command echoes) as user text")
 	return cmd
 }
 
@@ -82,7 +87,7 @@ func runMessages(ctx context.Context, f *cmdutil.Factory, opts *MessagesOptions)
 	var rep *export.MessagesReport
 	err = writeWhole(f.IOStreams.Out, opts.Output, func(w io.Writer) error {
 		var err error
-		rep, err = export.ExportMessages(ctx, w, targets[0], export.MessagesOptions{Format: opts.Format, Path: opts.Path, Dangling: opts.Dangling})
+		rep, err = export.ExportMessages(ctx, w, targets[0], export.MessagesOptions{Format: opts.Format, Path: opts.Path, Dangling: opts.Dangling, Injected: opts.Injected})
 		if err != nil && !export.IsRefused(err) {
 			return cmdutil.PathInputError(targets[0].Path, err)
 		}
