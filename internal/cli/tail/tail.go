@@ -1,12 +1,15 @@
 package tail
 
 import (
+	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"log/slog"
 	"os"
+	"strings"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -77,6 +80,10 @@ type printer struct {
 	lastSeq uint64
 	skipTo  uint64 // after a reset: events up to this seq were printed
 	done    bool
+	// session is the source an archived agent session names in its
+	// run.started (sync, import): such a run grows only when sync finds
+	// more of the session.
+	session, runID string
 	// held collects the initial lines when -n limits them.
 	held  [][]byte
 	limit int
@@ -96,6 +103,15 @@ func (p *printer) handle(raw []byte) (bool, error) {
 		p.skipTo = 0
 	}
 	p.lastSeq = max(p.lastSeq, ev.Seq)
+	if ev.Type == transcript.RunStarted {
+		if sp := ev.Step(); sp != nil && sp.Extra[views.SessionSourceField] != nil {
+			// {"provider": ..., "path": ..., "head": ...}
+			var src struct{ Provider, Path string }
+			_ = json.Unmarshal(sp.Extra[views.SessionSourceField], &src)
+			p.session = strings.TrimSpace(cmp.Or(src.Provider, "an agent") + " " + src.Path)
+			p.runID = ev.RunID
+		}
+	}
 	if ev.Type == transcript.RunCompleted {
 		p.done = true
 	}
@@ -172,6 +188,9 @@ func runTail(ctx context.Context, opts *Options) error {
 			log.Warn("tail: the last line is incomplete (no LF yet) and is not shown", "bytes", n)
 		}
 		return nil
+	}
+	if p.session != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "twasm: %s is an archived session (%s): it grows when `twasm sync` (or sync --watch) finds more of it; following until then (Ctrl-C to stop)\n", p.runID, p.session)
 	}
 	return fw.Run(ctx, p.handle)
 }

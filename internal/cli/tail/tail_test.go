@@ -2,6 +2,7 @@ package tail
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"os"
 	"path/filepath"
@@ -191,5 +192,38 @@ func TestRunTailFollowCancelled(t *testing.T) {
 	err := runTail(ctx, o)
 	if !errors.Is(err, context.Canceled) || cmdutil.ExitCode(err) != cmdutil.ExitCancelled {
 		t.Fatalf("err = %v", err)
+	}
+}
+
+// tail -f of an archived session that is open (no run.completed: the
+// session may grow) says what it waits for: more of the session found by
+// sync; a run being recorded says nothing of the kind.
+func TestRunTailFollowArchivedSession(t *testing.T) {
+	const id = "bbbbbbbb-bbbb-4bbb-8bbb-bbbbbbbbbbbb"
+	for _, archived := range []bool{true, false} {
+		t.Run(map[bool]string{true: "archived", false: "recorded"}[archived], func(t *testing.T) {
+			env := cmdtest.New(t)
+			started := viewstest.Started("claude session")
+			if archived {
+				started.Payload.(*transcript.StepPayload).Extra = map[string]json.RawMessage{
+					"source": json.RawMessage(`{"provider":"claude","path":"/home/me/.claude/projects/p/a.jsonl","head":"abc"}`)}
+			}
+			b := viewstest.NewBuilder(id, "").Add(started).
+				Add(viewstest.Step(transcript.StepStarted, "part-1", 0, &transcript.StepPayload{Name: "part-1", Kind: transcript.KindAgent})).
+				Add(viewstest.Step(transcript.StepCompleted, "part-1", 0, &transcript.StepPayload{Name: "part-1", Kind: transcript.KindAgent, Status: transcript.StatusOK}))
+			p := filepath.Join(t.TempDir(), id+".jsonl")
+			viewstest.WriteFile(t, p, b.Bytes(t))
+			o := opts(env, p)
+			o.Follow = true
+			ctx, cancel := context.WithCancel(context.Background())
+			cancel() // the note comes before the follow waits
+			if err := runTail(ctx, o); !errors.Is(err, context.Canceled) {
+				t.Fatalf("err = %v", err)
+			}
+			note := "twasm: " + id + " is an archived session (claude /home/me/.claude/projects/p/a.jsonl): it grows when `twasm sync`"
+			if got := strings.Contains(env.ErrOut.String(), note); got != archived {
+				t.Fatalf("note shown %v, want %v: %q", got, archived, env.ErrOut)
+			}
+		})
 	}
 }
