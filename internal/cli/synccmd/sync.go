@@ -156,8 +156,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	plugins := &Plugins{F: opts.F, Flags: opts.Plugins}
 	defer plugins.Close(context.WithoutCancel(ctx))
-	for {
-		err := round(ctx, opts, locs, plugins)
+	for pass := 0; ; pass++ {
+		err := round(ctx, opts, locs, plugins, pass == 0)
 		if opts.Watch && ctx.Err() != nil {
 			// Ctrl-C is how a watch ends; every part written is whole.
 			return nil
@@ -178,7 +178,10 @@ func Run(ctx context.Context, opts *Options) error {
 
 var errFailed = errors.New("some sessions could not be archived")
 
-func round(ctx context.Context, opts *Options, locs []archive.Location, plugins *Plugins) error {
+// round syncs once. The first round of a watch, or a single sync, shows
+// the progress of a long scan; a later round of a watch prints only what
+// it changed, and its summary when it changed something.
+func round(ctx context.Context, opts *Options, locs []archive.Location, plugins *Plugins, first bool) error {
 	f := opts.F
 	ios := f.IOStreams
 	since, _ := cmdutil.ParseTime(opts.Since, time.Now())
@@ -210,7 +213,12 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	if rebuilt != "" && rebuilt != "no ledger yet" {
 		fmt.Fprintf(ios.ErrOut, "twasm: sync ledger rebuilt from the transcripts (%s)\n", rebuilt)
 	}
-	bar := newProgress(ios.ErrOut, isTerminal(ios.ErrOut))
+	var bar *progress
+	if first {
+		bar = newProgress(ios.ErrOut, isTerminal(ios.ErrOut))
+	} else {
+		bar = newProgress(io.Discard, false)
+	}
 	rep := a.SyncStores(ctx, locs, since, func(done, total int, o *archive.Outcome) {
 		printOutcome(ios.Out, o, opts.JSON)
 		bar.update(done, total)

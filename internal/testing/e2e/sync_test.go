@@ -386,3 +386,47 @@ func TestSyncWatch(t *testing.T) {
 	files, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
 	validate(t, files...)
 }
+
+// A pass of --watch that changes nothing prints nothing: the progress of
+// a long scan is shown in the first pass only, and a later pass that
+// archives something says so once, in its summary (issue #30: the same
+// progress lines every pass, about 1,200 lines an hour).
+func TestSyncWatchQuietWhenNothingChanged(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	session := string(readFile(t, golden("claude", "session_log.jsonl")))
+	const id = "7f3e9a10-0000-4000-8000-00000000bb01"
+	const n = 24 // progress is shown for 20 sessions or more
+	for i := range n {
+		h.put(fmt.Sprintf(".claude/projects/p/s%02d.jsonl", i), []byte(strings.ReplaceAll(session, id, fmt.Sprintf("7f3e9a10-0000-4000-8000-0000000000%02d", i))), time.Hour)
+	}
+	p := start(t, nil, h.env, "--storage", h.stor, "sync", "--watch", "--interval", "50ms")
+	count := func(action string) int { return strings.Count(p.out.String(), action+"\t") }
+	waitFor(t, "the first sessions archived", time.Minute, func() bool { return count("new") == n })
+	first := p.errOut.String()
+	if !strings.Contains(first, fmt.Sprintf("sync: %d/%d sessions", n, n)) {
+		t.Errorf("the first pass shows no progress:\n%s", first)
+	}
+	// Passes with nothing new may run now (every 50 ms); then one finds
+	// a new session among more than 20, which showed progress before.
+	h.put(".claude/projects/p/late.jsonl", []byte(strings.ReplaceAll(session, id, "7f3e9a10-0000-4000-8000-0000000000ff")), time.Hour)
+	waitFor(t, "the late session archived", time.Minute, func() bool { return count("new") == n+1 })
+	waitFor(t, "its summary", time.Minute, func() bool { return strings.Contains(strings.TrimPrefix(p.errOut.String(), first), "1 new,") })
+	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
+		t.Fatal(err)
+	}
+	r := p.wait(t, time.Minute)
+	if r.code != 0 {
+		t.Fatalf("watch interrupted: %v", r)
+	}
+	later := strings.TrimPrefix(r.errOut, first)
+	if strings.Contains(later, "sessions\n") {
+		t.Errorf("a later pass printed progress:\n%s", later)
+	}
+	if c := strings.Count(later, "1 new,"); c != 1 {
+		t.Errorf("the pass that archived the late session said so %d times:\n%s", c, later)
+	}
+	if strings.Contains(later, "0 new, 0 grown") {
+		t.Errorf("a pass that changed nothing printed a summary:\n%s", later)
+	}
+}
