@@ -109,7 +109,11 @@
 // several lines and hand each over as one line. [TrimSpace], [HasPrefix],
 // [Name], [TypeName], [StringOf] and [AppendText] are the small line and
 // value helpers normalizers share; [Out.UnmappedN] counts several lines of
-// one unmapped type at once.
+// one unmapped type at once. [StatedExitCode], [SplitOutputHeader] and
+// [HeaderExitCode] read the exit code a tool's output text states (the
+// last line that starts with a label, or the header above "Output:"), so
+// that every plugin makes a result whose text states a non-zero code an
+// error with that exit_code (spec §4) by the same reading.
 //
 // # Accounting, errors and status (ABI 1.3)
 //

@@ -118,3 +118,77 @@ func AppendText(dst []byte, v abi.Value) []byte {
 	}
 	return append(dst[:n], raw...)
 }
+
+// StatedExitCode returns the exit code a tool's output text states on a
+// line of its own that begins with label ("Exit Code: 1" in Gemini's
+// shell output, "Exit code: 1" and "Process exited with code 1" in
+// Codex's): the number after the label on the last such line of t (the
+// runner writes its own line after whatever the command printed), unset
+// when no line states one. A line that begins with the label but holds
+// no number ("Exit Code: (none)") states none.
+func StatedExitCode(t []byte, label string) Int {
+	var code Int
+	for i := 0; i+len(label) <= len(t); i++ {
+		if (i == 0 || t[i-1] == '\n') && HasPrefix(t[i:], label) {
+			if v, ok := wire.ParseInt(numPrefix(t[i+len(label):])); ok {
+				code = N(v)
+			}
+		}
+	}
+	return code
+}
+
+// numPrefix is the optional sign and the digits b starts with.
+func numPrefix(b []byte) []byte {
+	i := 0
+	if i < len(b) && b[i] == '-' {
+		i++
+	}
+	for i < len(b) && i < 19 && b[i] >= '0' && b[i] <= '9' {
+		i++
+	}
+	return b[:i]
+}
+
+// SplitOutputHeader splits a tool's textual output at its "Output:" line,
+// the form Codex's shell tools write (and OpenAI's Responses API carries
+// in request logs): the header holds the runner's metadata lines ("Exit
+// code: 1", "Wall time: ...", "Process exited with code 1"), the body
+// what the command printed. An output without that line is all body, but
+// its first four lines are still the header (a bare "Exit code: N").
+func SplitOutputHeader(t []byte) (head, body []byte) {
+	for i := 0; i+7 <= len(t); i++ {
+		if (i == 0 || t[i-1] == '\n') && HasPrefix(t[i:], "Output:") && (i+7 == len(t) || t[i+7] == '\n' || t[i+7] == '\r') {
+			j := i + 7
+			if j < len(t) && t[j] == '\r' {
+				j++
+			}
+			if j < len(t) && t[j] == '\n' {
+				j++
+			}
+			return t[:i], t[j:]
+		}
+	}
+	n := 0
+	for i := 0; i < len(t) && n < 4; i++ {
+		if t[i] == '\n' {
+			n++
+			if n == 4 {
+				return t[:i], t
+			}
+		}
+	}
+	return t, t
+}
+
+// HeaderExitCode is the exit code an output header (SplitOutputHeader)
+// states: "Exit code: N", else "Process exited with code N"; unset when
+// it states none. Only the header is read, so a command that prints
+// "Exit code: 3" itself is not misread.
+func HeaderExitCode(head []byte) Int {
+	code := StatedExitCode(head, "Exit code: ")
+	if _, ok := code.Value(); !ok {
+		code = StatedExitCode(head, "Process exited with code ")
+	}
+	return code
+}

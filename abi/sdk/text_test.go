@@ -3,6 +3,7 @@ package sdk
 import (
 	"unsafe"
 
+	"strconv"
 	"strings"
 	"testing"
 
@@ -87,4 +88,74 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+func TestStatedExitCode(t *testing.T) {
+	unset := Int{}
+	for _, tc := range []struct {
+		name, text, label string
+		want              Int
+	}{
+		{"gemini trailer", "Command: false\nDirectory: (root)\nOutput: (empty)\nError: (none)\nExit Code: 1\nSignal: 0", "Exit Code: ", N(1)},
+		{"the runner's line wins over the command's", "Output: Exit Code: 9\nExit Code: 3\nstep 2\nError: (none)\nExit Code: 0\nSignal: (none)", "Exit Code: ", N(0)},
+		{"first line", "Exit Code: 127", "Exit Code: ", N(127)},
+		{"negative", "Exit Code: -1\n", "Exit Code: ", N(-1)},
+		{"trailing text", "Process exited with code 2 after 3s\n", "Process exited with code ", N(2)},
+		{"not at a line start", "the Exit Code: 1 was printed", "Exit Code: ", unset},
+		{"no number", "Exit Code: (none)\n", "Exit Code: ", unset},
+		{"no number after a number", "Exit Code: 4\nExit Code: (none)", "Exit Code: ", N(4)},
+		{"empty", "", "Exit Code: ", unset},
+		{"label only", "Exit Code: ", "Exit Code: ", unset},
+		{"overflow", "Exit Code: 99999999999999999999999", "Exit Code: ", unset},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, StatedExitCode([]byte(tc.text), tc.label))
+		})
+	}
+}
+
+func TestHeaderExitCode(t *testing.T) {
+	for _, tc := range []struct {
+		name, text string
+		want       Int
+		body       string
+	}{
+		{"codex freeform", "Exit code: 1\nWall time: 0.2 seconds\nOutput:\nFAIL\n", N(1), "FAIL\n"},
+		{"unified exec", "Chunk ID: a\nWall time: 1.0 seconds\nProcess exited with code 2\nOutput:\nboom", N(2), "boom"},
+		{"a code the command printed", "Exit code: 0\nWall time: 0.1 seconds\nOutput:\nExit code: 7\n", N(0), "Exit code: 7\n"},
+		{"CRLF", "Exit code: 5\r\nOutput:\r\nx", N(5), "x"},
+		{"no Output line: first four lines", "a\nb\nc\nd\nExit code: 1\n", Int{}, "a\nb\nc\nd\nExit code: 1\n"},
+		{"bare", "Exit code: 3", N(3), "Exit code: 3"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			head, body := SplitOutputHeader([]byte(tc.text))
+			assert.Equal(t, tc.want, HeaderExitCode(head))
+			assert.Equal(t, tc.body, string(body))
+		})
+	}
+}
+
+// FuzzStatedExitCode: any text, any label: no panic, and a code found is
+// on a line that starts with the label.
+func FuzzStatedExitCode(f *testing.F) {
+	f.Add([]byte("Output: x\nExit Code: 1\nSignal: 0"), "Exit Code: ")
+	f.Add([]byte("Exit code: -3\nOutput:\nExit code: 4"), "Exit code: ")
+	f.Add([]byte("\n\n"), "")
+	f.Fuzz(func(t *testing.T, text []byte, label string) {
+		code := StatedExitCode(text, label)
+		if v, ok := code.Value(); ok {
+			line := label + strconv.FormatInt(v, 10)
+			if !strings.HasPrefix(string(text), line) && !strings.Contains(string(text), "\n"+line) && v >= 0 {
+				// A leading zero or a "-0" is the same number written otherwise.
+				if !strings.Contains(string(text), label) {
+					t.Fatalf("code %d found in %q without the label %q", v, text, label)
+				}
+			}
+		}
+		head, body := SplitOutputHeader(text)
+		if len(head) > len(text) || len(body) > len(text) {
+			t.Fatalf("split longer than the text")
+		}
+		HeaderExitCode(head)
+	})
 }

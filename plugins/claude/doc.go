@@ -91,7 +91,8 @@
 // come from tool_result items of user lines and from *_tool_result blocks
 // of server tools. Their status is one of the spec's four words: "ok";
 // "error" (is_error; the exit code is read from the CLI's "Exit code N"
-// text); "denied" (the CLI's texts for a refusal by the user or a
+// text, and a Bash result not marked is_error whose text states a
+// non-zero one is an error too); "denied" (the CLI's texts for a refusal by the user or a
 // permission rule: "The user doesn't want to proceed...", "Claude
 // requested permissions...", toolUseResult "User rejected tool use"; a
 // call the SDK's can_use_tool callback denied, or that was asked about

@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"strconv"
 	"strings"
 
 	"github.com/twasm/twasm/abi"
@@ -166,6 +167,17 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 			r.Status = sdk.S(toolCancelled)
 		}
 		r.Error = errorText(r.Error, "the tool reported an error")
+	}
+	if !isErr && c != nil && c.name == "Bash" {
+		// The CLI marks a failed command is_error; should a result not
+		// be marked, the exit code its text states still decides.
+		if code, ok := exitCodeOf(content).Value(); ok {
+			r.ExitCode = sdk.N(code)
+			if code != 0 {
+				r.IsError, r.Status = true, sdk.S(toolError)
+				r.Error = sdk.S("exit code " + strconv.FormatInt(code, 10))
+			}
+		}
 	}
 	if len(n.permAsk) > 0 || len(n.permDeny) > 0 {
 		delete(n.permAsk, idS)

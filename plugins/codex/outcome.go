@@ -162,16 +162,12 @@ func classify(t []byte) outcome {
 		sdk.HasPrefix(t, "err: ") || toolFailed(first):
 		return outcome{status: toolError, err: clip(t)}
 	}
-	head, body := splitHeader(t)
+	head, body := sdk.SplitOutputHeader(t)
+	o.code = sdk.HeaderExitCode(head)
 	for rest := head; len(rest) > 0; {
 		line := firstLineOf(rest)
 		rest = rest[min(len(line)+1, len(rest)):]
-		switch {
-		case sdk.HasPrefix(line, "Exit code: "):
-			o.code = parseCode(line[len("Exit code: "):])
-		case sdk.HasPrefix(line, "Process exited with code "):
-			o.code = parseCode(line[len("Process exited with code "):])
-		case sdk.HasPrefix(line, "aborted by user"):
+		if sdk.HasPrefix(line, "aborted by user") {
 			return outcome{status: toolCancelled, code: o.code, err: "aborted by user"}
 		}
 	}
@@ -245,35 +241,6 @@ func classifyItems(items abi.Value, buf []byte) (outcome, []byte) {
 		o.code = sdk.N(codes[0])
 	}
 	return o, buf
-}
-
-// splitHeader splits a textual output at its "Output:" line: the header
-// holds Codex's metadata lines. An output without that line is all body,
-// but its first lines are still searched (a bare "Exit code: N").
-func splitHeader(t []byte) (head, body []byte) {
-	for i := 0; i+7 <= len(t); i++ {
-		if (i == 0 || t[i-1] == '\n') && sdk.HasPrefix(t[i:], "Output:") && (i+7 == len(t) || t[i+7] == '\n' || t[i+7] == '\r') {
-			j := i + 7
-			if j < len(t) && t[j] == '\r' {
-				j++
-			}
-			if j < len(t) && t[j] == '\n' {
-				j++
-			}
-			return t[:i], t[j:]
-		}
-	}
-	// No "Output:" line: only metadata-looking first lines count.
-	n := 0
-	for i := 0; i < len(t) && n < 4; i++ {
-		if t[i] == '\n' {
-			n++
-			if n == 4 {
-				return t[:i], t
-			}
-		}
-	}
-	return t, t
 }
 
 // codeAfter finds "<label>N" in t and returns N.

@@ -68,7 +68,12 @@
 // save_memory → think (they record the agent's plan, not an action);
 // everything else (MCP tools) → other. A call without a result stays
 // dangling. Session files carry the real return value
-// (functionResponse.response.output, or .error), with the same statuses;
+// (functionResponse.response.output, or .error), with the same statuses,
+// except that a shell call (run_shell_command) whose output or error
+// states "Exit Code: N" on a line of its own (the CLI's trailer, after
+// the command's output: the last such line) has that exit code, and a
+// non-zero one makes a call the CLI marked "success" an error, "exit
+// code N: <the Error: line, else the output's last line>" (spec §4);
 // calls saved while still scheduled, executing or awaiting approval have
 // no result. JSONL session files append a record again when it changes: a
 // record whose id was seen only adds the tool results it now has; their

@@ -1,6 +1,8 @@
 package gemini
 
 import (
+	"strconv"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -287,6 +289,9 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 		// No functionResponse: the display string is all there is.
 		r.Output = sdk.StringOf(c.Get("resultDisplay"))
 	}
+	if kindOf(sdk.View(c.Get("name"))) == "execute" {
+		shellExit(&r)
+	}
 	if r.IsError {
 		if r.Error.IsEmpty() {
 			r.Error = sdk.StringOf(c.Get("resultDisplay"))
@@ -345,4 +350,86 @@ func functionOutput(res abi.Value) (output, errS sdk.Str) {
 // its status (NoTerminal).
 func (n *normalizer) endSession(out *sdk.Out) {
 	n.final(true, out)
+}
+
+// exitLabel starts the line on which the CLI's shell tool states the
+// command's exit code, after its output ("Command: ...\nDirectory:
+// ...\nOutput: ...\nError: (none)\nExit Code: 1\nSignal: 0\n...").
+const exitLabel = "Exit Code: "
+
+// shellExit reads the exit code a shell call's output (or error) states:
+// it is the result's exit code, and a non-zero one makes a call the CLI
+// marked "success" an error, "exit code N: <the output's last line>"
+// (spec §4: the CLI reports success for a command that ran, whatever it
+// returned).
+func shellExit(r *sdk.ToolResult) {
+	text := []byte(r.Output.String())
+	code := sdk.StatedExitCode(text, exitLabel)
+	if _, ok := code.Value(); !ok && !r.Error.IsEmpty() {
+		text = []byte(r.Error.String())
+		code = sdk.StatedExitCode(text, exitLabel)
+	}
+	v, ok := code.Value()
+	if !ok {
+		return
+	}
+	r.ExitCode = code
+	if v == 0 || r.IsError {
+		return
+	}
+	r.IsError, r.Status = true, sdk.S(toolError)
+	msg := "exit code " + strconv.FormatInt(v, 10)
+	if l := shellReason(text); l != "" {
+		msg += ": " + l
+	}
+	r.Error = sdk.S(msg)
+}
+
+// shellReason is the line of a shell output that most likely says why
+// the command failed: the CLI's "Error:" line when it holds one, else the
+// last line of the command's output before the CLI's trailer, clipped.
+func shellReason(t []byte) string {
+	end := len(t)
+	for i := len(t) - len(exitLabel); i >= 0; i-- {
+		if (i == 0 || t[i-1] == '\n') && sdk.HasPrefix(t[i:], exitLabel) {
+			end = i
+			break
+		}
+	}
+	var last []byte
+	for rest := t[:end]; len(rest) > 0; {
+		j := 0
+		for j < len(rest) && rest[j] != '\n' {
+			j++
+		}
+		line := sdk.TrimSpace(rest[:j])
+		rest = rest[min(j+1, len(rest)):]
+		switch {
+		case sdk.HasPrefix(line, "Error: "):
+			if e := sdk.TrimSpace(line[len("Error: "):]); len(e) > 0 && string(e) != "(none)" {
+				return clip(e)
+			}
+		case sdk.HasPrefix(line, "Output: "):
+			if o := sdk.TrimSpace(line[len("Output: "):]); len(o) > 0 && string(o) != "(empty)" {
+				last = o
+			}
+		case sdk.HasPrefix(line, "Command: "), sdk.HasPrefix(line, "Directory: "):
+			// The CLI's header: what ran, not why it failed.
+		case len(line) > 0:
+			last = line
+		}
+	}
+	return clip(last)
+}
+
+// clip is b as a string of at most 300 bytes, cut on a UTF-8 boundary.
+func clip(b []byte) string {
+	if len(b) > 300 {
+		n := 300
+		for n > 0 && b[n]&0xC0 == 0x80 {
+			n--
+		}
+		b = b[:n]
+	}
+	return string(b)
 }

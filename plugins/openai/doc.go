@@ -108,7 +108,12 @@
 // (an output item, or the caller's input item) is read per command
 // {stdout, stderr, outcome}: its output is their stdout and stderr, a
 // timeout outcome makes it cancelled, a non-zero exit code an error
-// ("exit code N: <last line>", the first failing command's code). The
+// ("exit code N: <last line>", the first failing command's code). A
+// function's output that states an exit code (Codex's shell functions:
+// "Exit code: N" or "Process exited with code N" above "Output:", or the
+// JSON {output, metadata: {exit_code}}) carries it, and a non-zero one
+// makes a completed result an error (sdk.SplitOutputHeader,
+// sdk.HeaderExitCode, as the codex plugin reads it). The
 // shell and apply_patch deltas that the done items repeat
 // are declared ignored; a compaction item (encrypted context) is
 // ignored.

@@ -195,7 +195,33 @@ func (n *normalizer) toolOutput(id, o, status abi.Value, out *sdk.Out) {
 		r.IsError = st == toolError
 		r.Error = sdk.S("the tool call is " + sdk.TypeName(status))
 	}
+	if o.Kind() == abi.KindString {
+		statedExit(&r, o)
+	}
 	out.ToolResult(r)
+}
+
+// statedExit reads the exit code a shell tool's output states (the
+// caller ran the command; Codex's shell functions write "Exit code: N" or
+// "Process exited with code N" above "Output:", or the JSON {output,
+// metadata: {exit_code}}): it is the result's exit code, and a non-zero
+// one makes a result the item calls completed an error (spec §4).
+func statedExit(r *sdk.ToolResult, o abi.Value) {
+	text := sdk.AppendText(nil, o)
+	head, _ := sdk.SplitOutputHeader(text)
+	code := sdk.HeaderExitCode(head)
+	if _, ok := code.Value(); !ok {
+		code = sdk.IntOf(argsRoot(o).Path("metadata", "exit_code"))
+	}
+	v, ok := code.Value()
+	if !ok {
+		return
+	}
+	r.ExitCode = code
+	if v != 0 && !r.IsError && r.Status.String() == toolOK {
+		r.IsError, r.Status = true, sdk.S(toolError)
+		r.Error = sdk.S("exit code " + itoa(v))
+	}
 }
 
 // The tool result statuses (spec §4), the same words in every plugin.
