@@ -19,11 +19,10 @@ const keepProgress = 1024
 // bash, MCP and search progress) report live progress of a tool whose
 // result the log records anyway.
 func (n *normalizer) progress(v abi.Value, out *sdk.Out) {
-	// A tool is running: the step's message that asked for it is
-	// complete (a session log writes every block of a message before its
-	// tools run), so it is written now rather than left open while the
-	// tool, or a sub-agent, reports progress.
-	n.closeScopeMessages("", out)
+	// A progress record does not close the step's open message: Claude
+	// runs a tool as soon as its tool_use block is complete, so the
+	// message's later blocks (another tool_use, with the usage of the
+	// whole message) may follow its tools' progress (see idleClose).
 	data := n.get(v, kData)
 	f := n.members(data)
 	dt, msg, prompt, agent := f[kType], f[kMessage], f[kPrompt], f[kAgentId]

@@ -57,6 +57,7 @@ type normalizer struct {
 	curTop *message            // message being streamed in the step's own scope
 	cur    map[string]*message // message being streamed, per sub-agent scope
 	nextID int                 // synthetic key counter
+	line   int                 // number of the line being handled (see closeIdle)
 
 	calls     map[string]*call  // tool calls by id
 	tasks     []*call           // Task/Agent calls without a result, oldest first
@@ -132,6 +133,10 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 // Line implements sdk.Normalizer.
 func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	n.fields.reset()
+	n.line++
+	if len(n.open) > 0 {
+		n.closeIdle(out)
+	}
 	if !l.JSON().Exists() {
 		n.text(l.Raw, out)
 		return nil

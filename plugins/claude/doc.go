@@ -65,9 +65,24 @@
 // has no result record by design: it is reported NoTerminal and the host
 // settles it by the session rule of spec §6.7, as for every plugin.
 //
+// Messages. The lines of one message (one per content block, sharing
+// message.id) may have other lines between them: a hook's progress, the
+// result of a tool the message already asked for (Claude runs a tool as
+// soon as its block is complete), a sub-agent's first records. A message
+// stays open until its scope's next message, a prompt, a result or the
+// end, so it is one message.assistant with each block once, written
+// before the tool calls and results it holds back (the host queues them
+// behind it). So that a message nothing more comes to does not hold back
+// the stream, it is closed once idleClose lines (48; real logs have at
+// most a dozen between two lines of a message) passed without one about
+// it; a line of it that comes after that continues it under a new key.
+//
 // Usage. Every assistant message carries its own usage (input_tokens is
 // input + cache_creation + cache_read; the last figure reported for a
-// message wins, since message_delta counters are cumulative). A message
+// message wins, since message_delta counters are cumulative and a
+// session log repeats the message's figures, growing, on its lines; a
+// continued message adds to the step what its later figures add to the
+// ones written with it). A message
 // whose request made several model calls (a server-side compaction
 // before the answer) lists them in usage.iterations and states only the
 // last at the top: its usage is the sum of the iterations (a result

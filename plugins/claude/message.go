@@ -19,10 +19,13 @@ type message struct {
 	usage   usage
 	stop    string
 	slots   []*slot
-	next    int           // number of the next slot (slots may hold fewer)
-	base    int           // first slot of the current key (continuations restart at 0)
-	counted bool          // usage already added to the step
-	idx     map[int]*slot // stream index -> slot; nil until a block is streamed
+	next    int   // number of the next slot (slots may hold fewer)
+	base    int   // first slot of the current key (continuations restart at 0)
+	counted usage // the usage already added to the step (see close)
+	// last is the number of the latest line about the message (see
+	// closeIdle).
+	last int
+	idx  map[int]*slot // stream index -> slot; nil until a block is streamed
 	// finished counts the leading slots that are all stopped (finish
 	// has run on them), so close does not walk them again.
 	finished int
@@ -217,6 +220,20 @@ func (u usage) sdk() sdk.Usage {
 	}
 }
 
+// minus returns what u states beyond o, figure by figure: a figure u
+// does not state stays unset.
+func (u usage) minus(o usage) usage {
+	sub := func(a, b sdk.Int) sdk.Int {
+		x, ok := a.Value()
+		if !ok {
+			return sdk.Int{}
+		}
+		y, _ := b.Value()
+		return sdk.N(x - y)
+	}
+	return usage{sub(u.in, o.in), sub(u.cacheWrite, o.cacheWrite), sub(u.cacheRead, o.cacheRead), sub(u.out, o.out), sub(u.reasoning, o.reasoning)}
+}
+
 func (u *usage) add(o usage) {
 	u.in = u.in.Plus(o.in)
 	u.cacheWrite = u.cacheWrite.Plus(o.cacheWrite)
@@ -261,18 +278,21 @@ func (n *normalizer) msgFor(id string, m *message, scope string, out *sdk.Out) *
 		}
 	}
 	if m.closed {
-		// More of a message that was closed already: continue it under a
-		// new key so nothing already written is rewritten.
+		// More of a message that was closed already (it came back after
+		// idleClose lines, or after its window): continue it under a new
+		// key so nothing already written is rewritten. Its usage is kept:
+		// a later figure is the whole message's, not the continuation's
+		// (see close).
 		n.nextID++
 		m.key = continuationKey(id, n.nextID)
 		m.closed = false
 		m.base = m.next
-		m.usage = usage{}
 	}
 	if !m.isOpen {
 		m.isOpen = true
 		n.open = append(n.open, m)
 	}
+	m.last = n.line
 	return m
 }
 
@@ -319,10 +339,14 @@ func (n *normalizer) idOf(id abi.Value) (string, *message) {
 // scope, nearly every line's, is a field rather than a map entry:
 // hashing a string is a loop over its bytes inside WebAssembly.
 func (n *normalizer) current(scope string) *message {
-	if scope == "" {
-		return n.curTop
+	m := n.curTop
+	if scope != "" {
+		m = n.cur[scope]
 	}
-	return n.cur[scope]
+	if m != nil {
+		m.last = n.line // a stream event about it
+	}
+	return m
 }
 
 // setCurrent sets (m nil: clears) the message being streamed in scope.
@@ -366,13 +390,16 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 	if m.stop != "" {
 		e.StopReason = sdk.S(m.stop)
 	}
-	if !m.counted {
+	if m.base == 0 {
 		e.Usage = m.usage.sdk()
-		if m.scope == "" {
-			n.pending.add(m.usage)
-		}
-		m.counted = true
 	}
+	if m.scope == "" {
+		// The last figure reported for the message wins (spec §6.6):
+		// a continuation adds to the step what its later figures add to
+		// the ones counted when the message was first written.
+		n.pending.add(m.usage.minus(m.counted))
+	}
+	m.counted = m.usage
 	out.Close(sdk.S(m.key), e)
 	m.closed, m.isOpen = true, false
 	if m.id != "" {
@@ -393,6 +420,32 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 	}
 	if n.current(m.scope) == m {
 		n.setCurrent(m.scope, nil)
+	}
+}
+
+// idleClose is how many lines may pass without one about an open
+// message before the plugin closes it. Claude writes one message as
+// several lines (one per content block, sharing message.id), and between
+// them whatever happened meanwhile: a hook's progress, the result of a
+// tool the message already asked for, a sub-agent's first messages. Only
+// the message's next line, the next message in its scope, a prompt, a
+// result or the end says it is complete, so until then it stays open
+// (the host holds back the events reported after it, so its tool calls
+// and results still follow it). A message that long passed without a
+// line is complete: it is closed so that it does not hold back the rest
+// of the stream (the host would close it itself after its own idle
+// limit, 64 lines, with a warning). Real logs have at most a dozen
+// lines between two lines of one message.
+const idleClose = 48
+
+// closeIdle closes, before line n.line is handled, the open messages
+// that more than idleClose lines have passed since a line about them.
+func (n *normalizer) closeIdle(out *sdk.Out) {
+	for i := 0; i < len(n.open); i++ {
+		if n.line-n.open[i].last-1 > idleClose {
+			n.close(n.open[i], out)
+			i--
+		}
 	}
 }
 

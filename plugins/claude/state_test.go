@@ -4,6 +4,7 @@ package claude
 
 import (
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -227,6 +228,84 @@ func TestStateWindow(t *testing.T) {
 			if len(got.byID) > keepClosed+1 || len(got.calls) > keepDone+1 || len(got.uuidScope) > keepUUIDs {
 				t.Errorf("kept %d messages, %d calls, %d sidechain uuids; want at most %d, %d, %d",
 					len(got.byID), len(got.calls), len(got.uuidScope), keepClosed+1, keepDone+1, keepUUIDs)
+			}
+		})
+	}
+}
+
+// TestInterleavedMessage feeds one assistant message written as several
+// session-log lines with other lines between them (hook progress, the
+// results of the tools it already asked for) and checks spec §6.1 and
+// §6.6: one message.assistant holding each block once, whose usage, and
+// the step's, is the message's last figure. Past idleClose lines without
+// a line of it the message is closed; a line that comes back after that
+// is a continuation, and the step still counts the message's last figure
+// once.
+func TestInterleavedMessage(t *testing.T) {
+	line := func(block string, out int64) string {
+		return `{"type":"assistant","sessionId":"s","uuid":"x","message":{"id":"msg_I","role":"assistant","model":"m","content":[` + block +
+			`],"usage":{"input_tokens":1,"cache_creation_input_tokens":10,"cache_read_input_tokens":100,"output_tokens":` + fmt.Sprint(out) + `}}}`
+	}
+	progress := `{"type":"progress","sessionId":"s","data":{"type":"hook_progress","hookEvent":"PreToolUse"},"parentToolUseID":"t1","toolUseID":"t1"}`
+	result := `{"type":"user","sessionId":"s","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"t1","content":"ok"}]}}`
+	between := func(n int) []string {
+		l := []string{progress, result}
+		for len(l) < n {
+			l = append(l, progress)
+		}
+		return l
+	}
+	tests := []struct {
+		name     string
+		between  []string
+		messages int // message.assistant events written for msg_I
+		usage    int64
+	}{
+		{"progress and a tool result between", between(3), 1, 212},
+		{"just under the idle limit", between(idleClose), 1, 212},
+		{"past the idle limit: continued, counted once", between(idleClose + 1), 2, 212},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := []string{
+				line(`{"type":"text","text":"looking"}`, 64),
+				line(`{"type":"tool_use","id":"t1","name":"Bash","input":{"command":"ls"}}`, 64),
+			}
+			lines = append(lines, tt.between...)
+			lines = append(lines, line(`{"type":"tool_use","id":"t2","name":"Glob","input":{"pattern":"*"}}`, tt.usage))
+			out, _ := runState(t, strings.Join(lines, "\n")+"\n")
+			var msgs []*transcript.MessagePayload
+			var order []string
+			for _, it := range out.Sink.Items {
+				ev := it.Event
+				order = append(order, string(ev.Type))
+				if ev.Type == transcript.MessageAssistant {
+					msgs = append(msgs, ev.Message())
+				}
+			}
+			if len(msgs) != tt.messages {
+				t.Fatalf("%d message.assistant events, want %d: %v", len(msgs), tt.messages, order)
+			}
+			var blocks []string
+			for _, m := range msgs {
+				for _, b := range m.Blocks {
+					blocks = append(blocks, string(b.Type))
+				}
+			}
+			if want := []string{"text", "tool_use", "tool_use"}; !slices.Equal(blocks, want) {
+				t.Errorf("blocks %v, want %v (each once)", blocks, want)
+			}
+			if tt.messages == 1 {
+				if u := msgs[0].Usage; u == nil || u.OutputTokens == nil || *u.OutputTokens != tt.usage {
+					t.Errorf("message usage %+v, want output %d (the last figure)", u, tt.usage)
+				}
+				// Its tool calls and results follow it.
+				if order[0] != string(transcript.MessageAssistant) {
+					t.Errorf("events %v: the message is not first", order)
+				}
+			}
+			if u := out.Result.Usage; u == nil || u.OutputTokens == nil || *u.OutputTokens != tt.usage || *u.InputTokens != 111 {
+				t.Errorf("step usage %+v, want output %d and input 111 (the message's last figure, once)", u, tt.usage)
 			}
 		})
 	}

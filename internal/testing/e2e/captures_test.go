@@ -125,6 +125,7 @@ type expectations struct {
 	UnmappedMax        *int             `json:"unmapped_max"`
 	Format             *string          `json:"format"`
 	ErrorContains      *string          `json:"error_contains"`
+	MessagesOnce       *bool            `json:"messages_once"`
 }
 
 type expectTool struct {
@@ -533,6 +534,9 @@ func checkExpectations(t *testing.T, exp *expectations, r *capturedRun) {
 	if exp.Children != nil {
 		checkChildren(t, *exp.Children, r.children)
 	}
+	if exp.MessagesOnce != nil && *exp.MessagesOnce {
+		checkMessagesOnce(t, r)
+	}
 	if exp.UnmappedMax != nil {
 		total := 0
 		for _, n := range res.Unmapped {
@@ -701,6 +705,24 @@ func checkChildren(t *testing.T, want []expectChild, children []*capturedRun) {
 				t.Errorf("children[%d] (%s).status: expected %q, got %q", i, name, *w.Status, got)
 			}
 		}
+	}
+}
+
+// checkMessagesOnce checks spec §6.1 in the run and in every child: a
+// provider message is one message.assistant, however its raw lines were
+// interleaved with others.
+func checkMessagesOnce(t *testing.T, r *capturedRun) {
+	t.Helper()
+	seen := map[string]int{}
+	for _, ev := range ofType(r.events, transcript.MessageAssistant) {
+		if id := ev.Message().ID; id != "" {
+			if seen[id]++; seen[id] == 2 {
+				t.Errorf("messages_once: message %s is written as more than one message.assistant (%s)", id, filepath.Base(r.file))
+			}
+		}
+	}
+	for _, c := range r.children {
+		checkMessagesOnce(t, c)
 	}
 }
 
