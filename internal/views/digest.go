@@ -47,6 +47,9 @@ type RunCounts struct {
 	ToolResults map[string]int `json:"tool_results,omitempty"`
 	// Agents are the agent steps' results, in file order.
 	Agents []AgentCounts `json:"agents,omitempty"`
+	// SubRunUsage is the usage of a run with no agent step result (a
+	// sub-agent's run), from its messages (RunUsage); nil otherwise.
+	SubRunUsage *transcript.Usage `json:"sub_run_usage,omitempty"`
 }
 
 // AgentCounts is what one agent step adds to Stats.

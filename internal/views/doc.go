@@ -44,6 +44,12 @@
 //     from everything shown (StripEscapes), never left as "[31m".
 //   - --only errors keeps failed, denied and cancelled calls (Failed) and
 //     the footer of a step that is not ok.
+//   - A run's header counts its own tool calls and, when it has sub-runs
+//     (sub-agents), theirs apart and the two together, and the same for
+//     tokens (RunNode.Usage, SubRuns, Totals). A sub-agent's run has no
+//     agent step: its usage is its messages' (RunUsage), which is not in
+//     the usage of the step that started it (spec §6.10); stats counts
+//     it apart (Stats.SubRunUsage).
 //
 // Kept from twasm's own view rather than the others: markdown that is
 // safe to paste (fences longer than any backtick run in the text), the

@@ -26,6 +26,12 @@ type Stats struct {
 	Unknown     int                          `json:"unknown_types"`
 	AgentSteps  int                          `json:"agent_steps"`
 	Usage       map[string]*transcript.Usage `json:"usage"`
+	// SubRunUsage sums the usage of the runs that have no agent step of
+	// their own (sub-agents' runs: a provider's sub-agent messages are
+	// not in the step that started them), from their messages. It is not
+	// in Usage, whose figures are the agent steps'; the two together are
+	// every token counted.
+	SubRunUsage *transcript.Usage `json:"sub_run_usage,omitempty"`
 	// Cost sums cost_usd per provider; only providers that state a cost
 	// appear. CostUSD is their total.
 	Cost    map[string]float64 `json:"cost_usd_by_provider"`
@@ -114,6 +120,9 @@ func CountRun(run *Run) RunCounts {
 			}
 		}
 	}
+	if len(c.Agents) == 0 {
+		c.SubRunUsage = RunUsage(run)
+	}
 	return c
 }
 
@@ -139,6 +148,12 @@ func (s *Stats) addCounts(id string, c *RunCounts) bool {
 	}
 	for i := range c.Agents {
 		s.addAgent(&c.Agents[i])
+	}
+	if !c.SubRunUsage.IsZero() {
+		if s.SubRunUsage == nil {
+			s.SubRunUsage = &transcript.Usage{}
+		}
+		s.SubRunUsage.Add(c.SubRunUsage)
 	}
 	return true
 }

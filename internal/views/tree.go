@@ -41,6 +41,12 @@ type RunNode struct {
 	Events     int        `json:"events"`
 	Tools      int        `json:"tools"`
 	Dangling   int        `json:"dangling"`
+	// Usage is the run's own token usage (RunUsage): its sub-runs' is in
+	// SubRuns, and the two together in Totals.
+	Usage *transcript.Usage `json:"usage,omitempty"`
+	// SubRuns sums the linked child runs (BuildTree), theirs included;
+	// nil when the run has none.
+	SubRuns *Totals `json:"sub_runs,omitempty"`
 	// Problems are the reader's per-line problems (malformed lines,
 	// unknown types, a torn tail).
 	Problems []string    `json:"problems,omitempty"`
@@ -53,6 +59,43 @@ type RunNode struct {
 	// scope is the FullPath of the call_workflow step this run hangs
 	// under, "" for the root.
 	scope string
+}
+
+// Totals are tool calls and token usage summed over runs.
+type Totals struct {
+	Runs  int               `json:"runs"`
+	Tools int               `json:"tools"`
+	Usage *transcript.Usage `json:"usage,omitempty"`
+}
+
+// add adds the run n and its sub-runs to t.
+func (t *Totals) add(n *RunNode) {
+	t.Runs++
+	t.Tools += n.Tools
+	t.addUsage(n.Usage)
+	if s := n.SubRuns; s != nil {
+		t.Runs += s.Runs
+		t.Tools += s.Tools
+		t.addUsage(s.Usage)
+	}
+}
+
+func (t *Totals) addUsage(u *transcript.Usage) {
+	if u.IsZero() {
+		return
+	}
+	if t.Usage == nil {
+		t.Usage = &transcript.Usage{}
+	}
+	t.Usage.Add(u)
+}
+
+// Totals returns the run and its sub-runs together (Runs counts the run
+// itself too).
+func (n *RunNode) Totals() Totals {
+	var t Totals
+	t.add(n)
+	return t
 }
 
 // AgentSummary is what an agent step's result says, for the tree.
@@ -204,12 +247,46 @@ func BuildRun(run *Run) *RunNode {
 			}
 		}
 	}
+	n.Usage = RunUsage(run)
 	n.DurationMS = durationMS(n.Started, n.Completed)
 	if !n.Finished && archived && len(open) == 0 && lastPart != nil {
 		n.Open = true
 		n.Status = cmp.Or(lastPart.Agent.Status, lastPart.Status)
 	}
 	return n
+}
+
+// RunUsage is the token usage of the run itself, not of its sub-runs:
+// the sum of its agent steps' results, or, in a run with no agent step
+// result (a sub-agent's run: the provider's sub-agent messages are not in
+// the step that started it, spec §6.10), the sum of its assistant
+// messages' usage. nil when no figure is stated.
+func RunUsage(run *Run) *transcript.Usage {
+	var steps, msgs transcript.Usage
+	agent := false
+	for _, ev := range run.Events {
+		switch ev.Type {
+		case transcript.StepCompleted:
+			if p := ev.Step(); p != nil && p.Kind == transcript.KindAgent {
+				if r, err := p.AgentResult(); err == nil && r != nil {
+					agent = true
+					steps.Add(r.Usage)
+				}
+			}
+		case transcript.MessageAssistant:
+			if p := ev.Message(); p != nil {
+				msgs.Add(p.Usage)
+			}
+		}
+	}
+	u := &msgs
+	if agent {
+		u = &steps
+	}
+	if u.IsZero() {
+		return nil
+	}
+	return u
 }
 
 // SessionSourceField is the run.started payload field with which an
@@ -321,6 +398,10 @@ func buildTree(l Loader, run *Run, scope string, seen map[string]bool, depth int
 				s.ChildError = err.Error()
 			default:
 				s.Child = buildTree(l, child, s.FullPath, seen, depth+1)
+				if n.SubRuns == nil {
+					n.SubRuns = &Totals{}
+				}
+				n.SubRuns.add(s.Child)
 			}
 		}
 		return true

@@ -217,7 +217,10 @@ func (v *viewer) header(n *RunNode) {
 	if n.Producer != "" {
 		pairs = append(pairs, [2]string{"Producer", n.Producer})
 	}
-	pairs = append(pairs, [2]string{"Events", strconv.Itoa(n.Events)}, [2]string{"Tool calls", strconv.Itoa(n.Tools)})
+	pairs = append(pairs, [2]string{"Events", strconv.Itoa(n.Events)}, [2]string{"Tool calls", toolCalls(n)})
+	if u := tokens(n); u != "" {
+		pairs = append(pairs, [2]string{"Tokens", u})
+	}
 	v.d.kv(pairs)
 	for _, r := range n.Runs() {
 		r.Walk(func(s *StepNode, _ int) bool {
@@ -241,6 +244,37 @@ func (v *viewer) header(n *RunNode) {
 		})
 	}
 	v.d.para("")
+}
+
+// toolCalls is the run's own tool calls and, when it has sub-runs that
+// made some, theirs apart and the two together.
+func toolCalls(n *RunNode) string {
+	s := strconv.Itoa(n.Tools)
+	if n.SubRuns != nil && n.SubRuns.Tools > 0 {
+		s += fmt.Sprintf(" (sub-runs %d, in all %d)", n.SubRuns.Tools, n.Tools+n.SubRuns.Tools)
+	}
+	return s
+}
+
+// tokens is the run's token usage with, when it has sub-runs that used
+// some, theirs apart and the two together. A run without sub-runs whose
+// agent steps are listed below (each with its usage) has no such line.
+func tokens(n *RunNode) string {
+	own := usageString(n.Usage)
+	if n.SubRuns == nil || n.SubRuns.Usage.IsZero() {
+		agents := false
+		n.Walk(func(s *StepNode, _ int) bool {
+			agents = agents || s.Agent != nil
+			return !agents
+		})
+		if agents {
+			return ""
+		}
+		return own
+	}
+	all := n.Totals()
+	return fmt.Sprintf("this run: %s; sub-runs (%d): %s; in all: %s",
+		cmp.Or(own, "none"), n.SubRuns.Runs, usageString(n.SubRuns.Usage), usageString(all.Usage))
 }
 
 func usageString(u *transcript.Usage) string {

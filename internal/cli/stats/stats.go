@@ -144,7 +144,7 @@ func printStats(w io.Writer, st *views.Stats) error {
 	section("tools by name", st.Tools)
 	section("tools by fidelity", st.Fidelity)
 	section("tool results by outcome", st.ToolResults)
-	if len(st.Usage) > 0 || len(st.Cost) > 0 {
+	if len(st.Usage) > 0 || len(st.Cost) > 0 || st.SubRunUsage != nil {
 		p("\nusage and cost by provider\n")
 		seen := map[string]bool{}
 		for _, prov := range sortedKeys(st.Usage, st.Cost) {
@@ -157,6 +157,11 @@ func printStats(w io.Writer, st *views.Stats) error {
 				line += fmt.Sprintf("  $%.4f", c)
 			}
 			p("%s\n", strings.TrimRight(line, " "))
+		}
+		if st.SubRunUsage != nil {
+			// Sub-agents' runs have no agent step: their tokens are in
+			// their messages, and counted apart.
+			p("  %s %s\n", views.Clip("sub-runs", 16), usageLine(st.SubRunUsage))
 		}
 		if len(st.Cost) > 0 {
 			p("  total cost $%.4f\n", st.CostUSD)

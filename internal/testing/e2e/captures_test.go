@@ -14,6 +14,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -141,10 +142,11 @@ type expectTool struct {
 }
 
 type expectChild struct {
-	NameContains   *string `json:"name_contains"`
-	PromptContains *string `json:"prompt_contains"`
-	Tools          *int    `json:"tools"`
-	Status         *string `json:"status"`
+	NameContains   *string          `json:"name_contains"`
+	PromptContains *string          `json:"prompt_contains"`
+	Tools          *int             `json:"tools"`
+	Status         *string          `json:"status"`
+	Usage          map[string]int64 `json:"usage"`
 }
 
 func readExpectations(t *testing.T, path string) *expectations {
@@ -694,6 +696,14 @@ func checkChildren(t *testing.T, want []expectChild, children []*capturedRun) {
 		if w.Tools != nil {
 			if n := len(ofType(c.events, transcript.ToolCall)); n != *w.Tools {
 				t.Errorf("children[%d] (%s).tools: expected %d tool.call events, got %d", i, name, *w.Tools, n)
+			}
+		}
+		for _, k := range sortedKeys(w.Usage) {
+			// The sub-run's usage as the views show it (twasm tree, view,
+			// stats): the sum of its messages' usage.
+			got := usageField(views.BuildRun(&views.Run{Events: c.events}).Usage, k)
+			if got == nil || *got != w.Usage[k] {
+				t.Errorf("children[%d] (%s).usage.%s: expected %d, got %v", i, name, k, w.Usage[k], show(got))
 			}
 		}
 		if w.Status != nil {
