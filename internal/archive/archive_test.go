@@ -5,6 +5,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"testing"
@@ -20,6 +21,7 @@ import (
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
+	"github.com/twasm/twasm/plugins/pi"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -30,14 +32,19 @@ const fixtures = "../../../shared/fixtures"
 
 func fixture(t testing.TB, rel string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(filepath.Join(fixtures, rel))
+	path := filepath.Join(fixtures, rel)
+	if strings.HasPrefix(rel, "testdata/") {
+		// The project's own captures (testdata/captures/<provider>/).
+		path = filepath.Join("..", "..", rel)
+	}
+	b, err := os.ReadFile(path)
 	if err != nil {
 		t.Skipf("fixture %s not available: %v", rel, err)
 	}
 	return b
 }
 
-var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin}
+var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin}
 
 func newArchiver(t *testing.T, root string, mod func(*Options)) *Archiver {
 	t.Helper()
@@ -109,9 +116,37 @@ func TestGrownSessionEqualsWhole(t *testing.T) {
 		{"codex", "codex/agentcmd_rollout_v0.40_vscode_session.jsonl"},
 		{"codex", "codex/switchboard_rollout_v0.143_apply_patch.jsonl"},
 		{"copilot", "copilot/lantern_events_v1.0.78_tool_errors.jsonl"},
+		{"pi", "testdata/captures/pi/irrlicht_session_v3_bash_exit_code_1.jsonl"},
+		{"pi", "testdata/captures/pi/irrlicht_session_v3_user_bash.jsonl"},
 	} {
 		t.Run(filepath.Base(tc.fixture), func(t *testing.T) { grownEqualsWhole(t, tc.provider, tc.fixture) })
 	}
+}
+
+// A Pi session whose user went back in the tree between two syncs: the
+// part that holds the entry leaving the branch says so (the plugin sees
+// the part before it replayed), and the part before does not.
+func TestGrownPiSessionBranch(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "testdata/captures/pi/irrlicht_session_v3_branch_rewind.jsonl")
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	root, home := t.TempDir(), t.TempDir()
+	a := newArchiver(t, root, nil)
+	path := filepath.Join(home, "s.jsonl")
+	// Line 8 is the prompt "three", whose parent is the answer "one".
+	writeAged(t, path, bytes.Join(lines[:7], nil), time.Hour)
+	o1 := a.SyncFile(ctx, "pi", path)
+	require.Equal(t, ActionNew, o1.Action, o1.Reason)
+	writeAged(t, path, data, time.Hour-time.Minute)
+	o2 := a.SyncFile(ctx, "pi", path)
+	require.Equal(t, ActionGrown, o2.Action, o2.Reason)
+	run := readRun(t, root, o1.RunID)
+	require.Len(t, run.parts, 2)
+	branch := func(ws []string) bool {
+		return slices.ContainsFunc(ws, func(w string) bool { return strings.HasPrefix(w, "branch: entry 369bacbb goes on from entry e7360d4c") })
+	}
+	assert.False(t, branch(run.parts[0].Warnings), "part 1: %q", run.parts[0].Warnings)
+	assert.True(t, branch(run.parts[1].Warnings), "part 2: %q", run.parts[1].Warnings)
 }
 
 func grownEqualsWhole(t *testing.T, provider, fix string) {

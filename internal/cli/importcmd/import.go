@@ -44,8 +44,9 @@ file's bytes as the raw capture. Native session logs are read as they are:
 Claude Code projects (~/.claude/projects/*/*.jsonl), Codex sessions
 (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl), Gemini CLI chats
 (~/.gemini/tmp/*/chats/*.json), Copilot session state
-(~/.copilot/session-state/*/events.jsonl), and saved outputs of every
-provider.
+(~/.copilot/session-state/*/events.jsonl), Pi sessions
+(~/.pi/agent/sessions/*/*.jsonl, also OMP's and OpenClaw's), and saved
+outputs of every provider.
 
 With --provider auto, twasm looks at the start of each file and picks the
 provider and format when the evidence is unambiguous; otherwise it says

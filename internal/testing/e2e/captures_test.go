@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"reflect"
@@ -127,6 +128,8 @@ type expectations struct {
 	Format             *string          `json:"format"`
 	ErrorContains      *string          `json:"error_contains"`
 	MessagesOnce       *bool            `json:"messages_once"`
+	CostUSD            *float64         `json:"cost_usd"`
+	WarningsContains   []string         `json:"warnings_contains"`
 }
 
 type expectTool struct {
@@ -499,6 +502,18 @@ func checkExpectations(t *testing.T, exp *expectations, r *capturedRun) {
 		got := usageField(res.Usage, k)
 		if got == nil || *got != want {
 			fail("usage."+k, want, got)
+		}
+	}
+	if exp.CostUSD != nil {
+		// The provider's figures are binary floats summed in some order:
+		// equal to a millionth of a cent.
+		if res.CostUSD == nil || math.Abs(*res.CostUSD-*exp.CostUSD) > 1e-8 {
+			fail("cost_usd", *exp.CostUSD, res.CostUSD)
+		}
+	}
+	for _, s := range exp.WarningsContains {
+		if !slices.ContainsFunc(res.Warnings, func(w string) bool { return strings.Contains(w, s) }) {
+			fail("warnings_contains", s, res.Warnings)
 		}
 	}
 	if exp.Tools != nil {

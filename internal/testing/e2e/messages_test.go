@@ -30,6 +30,7 @@ var messagesCases = []struct {
 	{"gemini", "testdata/golden/gemini/stream_parallel_tools.jsonl", false},
 	{"copilot", "testdata/golden/copilot/json_tools_out_of_order.jsonl", false},
 	{"openai", "testdata/golden/openai/chat_sse_tool_calls_parallel.sse", true},
+	{"pi", "testdata/golden/pi/session_fork_branch_summary.jsonl", false},
 }
 
 func TestExportMessagesAcceptedBySDKs(t *testing.T) {

@@ -255,6 +255,7 @@ var otlpCases = []struct{ provider, file string }{
 	{"copilot", "testdata/golden/copilot/json_tools_out_of_order.jsonl"},
 	{"openai", "testdata/golden/openai/chat_sse_tool_calls_parallel.sse"},
 	{"openai", "testdata/golden/openai/responses_stream_multistep.jsonl"},
+	{"pi", "testdata/golden/pi/session_subagent.jsonl"},
 }
 
 func TestOTLPExportToCollector(t *testing.T) {

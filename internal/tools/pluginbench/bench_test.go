@@ -21,6 +21,7 @@ import (
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/openai"
+	"github.com/twasm/twasm/plugins/pi"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -37,6 +38,7 @@ var plugins = []struct {
 	{"copilot", copilot.Plugin},
 	{"gemini", gemini.Plugin},
 	{"openai", openai.Plugin},
+	{"pi", pi.Plugin},
 }
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,
