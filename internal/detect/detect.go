@@ -150,6 +150,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "chat-sse", "OpenAI chat.completion.chunk events"}, true
 	case strings.HasPrefix(typ, "response.") && root.Get("sequence_number").Exists():
 		return vote{"openai", "responses-sse", "OpenAI Responses API stream events (" + typ + ")"}, true
+	case piEvent(root, typ):
+		return vote{"pi", "json", "Pi coding agent --mode json events (" + typ + ")"}, true
+	case piEntry(root, typ):
+		return vote{"pi", "session", "a Pi coding agent session file (" + typ + ")"}, true
 	case typ == "message_start" || typ == "content_block_delta" || typ == "content_block_start":
 		return vote{"anthropic", "anthropic-sse", "Anthropic Messages API stream events (" + typ + ")"}, true
 	case strings.HasPrefix(typ, "thread.") || strings.HasPrefix(typ, "turn.") || strings.HasPrefix(typ, "item."):
@@ -172,4 +176,34 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
 	}
 	return vote{}, false
+}
+
+// piEntry recognises a line of a Pi session file (pi-mono, OMP, OpenClaw):
+// the header (type session with a cwd), a message entry (its message has
+// a role: a Gemini CLI stream-json message has the role at the top), or
+// an entry of the tree (id and parentId).
+func piEntry(root abi.Value, typ string) bool {
+	switch {
+	case typ == "session":
+		return root.Get("cwd").Exists() || root.Get("version").Exists()
+	case typ == "message":
+		return root.Get("message").Get("role").Exists()
+	}
+	return has(root, "id", "parentId", "timestamp") && !root.Get("data").Exists() &&
+		(typ == "model_change" || typ == "thinking_level_change" || typ == "compaction" || typ == "branch_summary" ||
+			typ == "custom" || typ == "custom_message" || typ == "label" || typ == "session_info")
+}
+
+// piEvent recognises an event of Pi's --mode json: its lifecycle events,
+// and message events whose message has a role and none of the type or id
+// an Anthropic message_start carries.
+func piEvent(root abi.Value, typ string) bool {
+	switch typ {
+	case "agent_start", "agent_end", "turn_start", "tool_execution_start", "tool_execution_update", "tool_execution_end":
+		return true
+	case "message_start", "message_update", "message_end", "turn_end":
+		m := root.Get("message")
+		return m.Get("role").Exists() && !m.Get("type").Exists() && !m.Get("id").Exists()
+	}
+	return false
 }

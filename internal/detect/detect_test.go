@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 )
 
@@ -28,6 +29,10 @@ func TestDetect(t *testing.T) {
 		{"openai responses sse", "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{}}\n", "openai", "responses-sse", nil},
 		{"anthropic sse", `{"type":"message_start","message":{"id":"msg_1"}}`, "anthropic", "anthropic-sse", nil},
 		{"anthropic response", `{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude"}`, "anthropic", "anthropic-messages", nil},
+		{"pi session", `{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}` + "\n" + `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`, "pi", "session", nil},
+		{"pi entries without the header", `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}` + "\n" + `{"type":"model_change","id":"b1b2c3d4","parentId":"a1b2c3d4","timestamp":"t","provider":"openai","modelId":"gpt-5"}`, "pi", "session", nil},
+		{"pi v1 message", `{"type":"message","timestamp":"2025-12-08T22:41:05.306Z","message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1765233665292}}`, "pi", "session", nil},
+		{"pi json mode", `{"type":"agent_start"}` + "\n" + `{"type":"message_end","message":{"role":"user","content":"hi"}}`, "pi", "json", nil},
 		{"empty", "  \n", "", "", ErrUnknown},
 		{"banner only", "Reading additional input from stdin...\nnot json\n", "", "", ErrUnknown},
 		{"mixed", `{"type":"thread.started","thread_id":"t"}` + "\n" + `{"type":"init","timestamp":"x","session_id":"s"}`, "", "", ErrAmbiguous},
@@ -46,6 +51,36 @@ func TestDetect(t *testing.T) {
 			}
 			if got.Provider != tc.provider || got.Format != tc.format || got.Reason == "" {
 				t.Fatalf("got %+v, want %s/%s", got, tc.provider, tc.format)
+			}
+		})
+	}
+}
+
+// TestDetectPi: every Pi capture and golden input is detected as pi (a
+// Pi message entry, type "message" with a timestamp, was taken for Gemini
+// CLI stream-json).
+func TestDetectPi(t *testing.T) {
+	var files []string
+	for _, dir := range []string{"captures", "golden"} {
+		fs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, "pi", "*.jsonl"))
+		for _, f := range fs {
+			if !strings.HasSuffix(f, ".golden.jsonl") {
+				files = append(files, f)
+			}
+		}
+	}
+	if len(files) == 0 {
+		t.Fatal("no Pi captures or golden inputs")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			b, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, err := Detect(b)
+			if err != nil || got.Provider != "pi" {
+				t.Fatalf("got %+v, %v; want pi", got, err)
 			}
 		})
 	}
