@@ -38,9 +38,10 @@ const (
 type normalizer struct {
 	hint string // the format the host was told, if one of ours
 
-	sawEntry  bool // a session entry or header (a session file)
-	sawEvent  bool // an agent event of --mode json
-	sessionID string
+	sawEntry  bool   // a session entry or header (a session file)
+	sawEvent  bool   // an agent event of --mode json
+	sessionID string // the first header's, the step's
+	current   string // the last header's
 	// started is the header's timestamp; parent the session it was
 	// forked from; copied counts the entries dated before the header
 	// (copied from that parent) until the first that is not (-1 once
@@ -148,16 +149,20 @@ func (n *normalizer) header(v abi.Value, out *sdk.Out) {
 	n.sawEntry = true
 	said := false
 	id := sdk.View(v.Get("id"))
-	if n.sessionID != "" && id != n.sessionID {
-		out.Warn("a second session header (" + clip(id) + ") follows session " + n.sessionID + ": its entries are read into the same step")
-		said = true
-	}
-	if n.sessionID == "" && id != "" {
-		n.sessionID = strings.Clone(id)
+	switch {
+	case n.sessionID == "" && id != "":
+		n.sessionID, n.current = strings.Clone(id), strings.Clone(id)
 		out.Meta(sdk.Meta{SessionID: sdk.S(n.sessionID)})
 		said = true
+	case n.sessionID != "" && id != n.current:
+		// Another session's entries make a tree of their own (the same
+		// header again is a file copied after itself: its entries are
+		// replays).
+		out.Warn("a second session header (" + clip(id) + ") follows session " + n.current + ": its entries are read into the same step")
+		n.current = strings.Clone(id)
+		n.tree.reset()
+		said = true
 	}
-	n.tree.reset()
 	n.started = strings.Clone(sdk.View(v.Get("timestamp")))
 	// v1 headers name the model the session started with.
 	if m := v.Get("modelId"); m.Kind() == abi.KindString && !m.Is("") {
