@@ -46,9 +46,11 @@ type Stream struct {
 	batch      []byte
 	nlines     int
 	batchFirst int // line number of the batch's first line
+	batchLast  int // and of its last
 	toks       []wire.Token
 	keys       *wire.KeySet // the plugin's declared keys, marked in tapes
 	fixed      []byte       // a line with raw control bytes escaped
+	one        []byte       // a batch of one line, sent again after a fault
 
 	disabled bool
 	closed   bool
@@ -190,6 +192,7 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 		}
 	}
 	s.batch = wire.AppendBatchLine(s.batch, s.lineNo, line, toks)
+	s.batchLast = s.lineNo
 	if s.nlines == 0 {
 		s.batchFirst = s.lineNo
 	}
@@ -198,32 +201,74 @@ func (s *Stream) line(ctx context.Context, line []byte) error {
 	return nil
 }
 
-// send feeds the current batch to the plugin.
+// send feeds the current batch to the plugin. When a batch of several
+// lines faults, its lines are sent again one at a time on the fresh
+// instance the fault left (see [Instance]): one bad line loses itself, not
+// the lines batched with it, as when lines arrive one by one.
 func (s *Stream) send(ctx context.Context) error {
 	if s.nlines == 0 {
 		return nil
 	}
 	// Patch the count into the header written when the batch started.
 	s.batch[0], s.batch[1], s.batch[2], s.batch[3] = byte(s.nlines), byte(s.nlines>>8), byte(s.nlines>>16), byte(s.nlines>>24)
-	n := s.nlines
+	n, first := s.nlines, s.batchFirst
+	s.nlines = 0
+	defer func() { s.batch = wire.AppendBatchHeader(s.batch[:0], 0) }()
 	out, err := s.inst.Feed(ctx, s.batch)
-	if aerr := s.asm.records(ctx, out, s.batch); aerr != nil {
+	var fault *FaultError
+	if n > 1 && errors.As(err, &fault) && !errors.Is(err, ErrDisabled) && ctx.Err() == nil {
+		// The records the batch reported before the fault are dropped:
+		// its lines are all sent again.
+		s.asm.warn("plugin %s faulted in a batch of %d lines (%d to %d): each line sent again on its own", fault.Plugin, n, first, s.batchLast)
+		s.log.Warn("plugin fault in a batch: sending its lines one at a time", "plugin", fault.Plugin, "lines", n, "err", fault.Err)
+		return s.resend(ctx)
+	}
+	return s.result(ctx, out, err, s.batch, n, func() { s.asm.acct.coverAll(first) })
+}
+
+// resend sends the lines of the current batch one at a time.
+func (s *Stream) resend(ctx context.Context) error {
+	r := wire.NewBatchReader(s.batch, nil)
+	for {
+		bl, ok := r.Next()
+		if !ok {
+			if err := r.Err(); err != nil {
+				return fmt.Errorf("normalize: resend a batch: %w", err)
+			}
+			return nil
+		}
+		if s.disabled {
+			s.asm.res.FailedLines++
+			s.asm.acct.cover(bl.No, 1)
+			continue
+		}
+		s.one = wire.AppendBatchLine(wire.AppendBatchHeader(s.one[:0], 1), bl.No, bl.Line, bl.Toks)
+		out, err := s.inst.Feed(ctx, s.one)
+		if err := s.result(ctx, out, err, s.one, 1, func() { s.asm.acct.cover(bl.No, 1) }); err != nil {
+			return err
+		}
+	}
+}
+
+// result applies the outcome of a feed call of n lines: its records,
+// then its fault, if any. cover accounts for the call's lines when they
+// are lost.
+func (s *Stream) result(ctx context.Context, out []byte, err error, input []byte, n int, cover func()) error {
+	if aerr := s.asm.records(ctx, out, input); aerr != nil {
 		if !errors.Is(aerr, ErrBadOutput) {
 			return aerr
 		}
 		s.asm.res.FailedLines += n
-		s.asm.acct.coverAll(s.batchFirst) // counted as failed, not as silent
+		cover() // counted as failed, not as silent
 		s.asm.warn("%v", aerr)
 	}
 	if err != nil {
 		var rejected *RejectedError
 		if !errors.As(err, &rejected) {
-			s.asm.acct.coverAll(s.batchFirst)
+			cover()
 		}
 		s.fault(err, n)
 	}
-	s.batch = wire.AppendBatchHeader(s.batch[:0], 0)
-	s.nlines = 0
 	return nil
 }
 

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -142,18 +143,69 @@ func (b *boom) Line(l *sdk.Line, out *sdk.Out) error {
 	return b.script.Line(l, out)
 }
 
+// A fault loses the line that caused it, not the lines batched with it:
+// those are sent again one at a time on the fresh instance the fault
+// left, so the step records what it records when lines arrive one by one.
 func TestStreamPluginFault(t *testing.T) {
-	raw := do(`{"op":"warn","text":"one"}`) + "\n" + do(`{"op":"warn","text":"two"}`) + "\n" + "boom\n" + do(`{"op":"warn","text":"four"}`) + "\n" + do(`{"op":"warn","text":"five"}`) + "\n"
-	o := opts()
-	o.BatchLines = 2
-	_, res := runRaw(t, panicky(), o, raw)
-	assert.Equal(t, 2, res.FailedLines, "the lines of the faulted batch")
-	require.Len(t, res.Warnings, 5)
-	assert.Equal(t, []string{"one", "two", "half"}, res.Warnings[:3], "records before the fault stand")
-	assert.Contains(t, res.Warnings[3], "2 line(s) lost")
-	assert.Contains(t, res.Warnings[3], "boom")
-	assert.Equal(t, "five", res.Warnings[4], "the stream goes on with a fresh instance")
-	assert.Equal(t, 5, res.Lines)
+	warn := func(s string) string { return do(`{"op":"warn","text":"` + s + `"}`) }
+	for _, tc := range []struct {
+		name  string
+		batch int
+		lines []string // "boom" faults, others warn their text
+	}{
+		{"one line per batch", 1, []string{"one", "two", "boom", "four", "five"}},
+		{"batches of two", 2, []string{"one", "two", "boom", "four", "five"}},
+		{"fault first in a full batch", 64, append([]string{"boom"}, seq("l", 63)...)},
+		{"fault mid batch", 64, append(append(seq("a", 10), "boom"), seq("b", 53)...)},
+		{"fault last in a batch", 64, append(seq("a", 63), "boom")},
+		{"two faults in a batch", 64, append(append(append(seq("a", 5), "boom"), seq("b", 5)...), "boom", "c")},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var raw strings.Builder
+			var want []string
+			booms := 0
+			for _, l := range tc.lines {
+				if l == "boom" {
+					raw.WriteString("boom\n")
+					want = append(want, "half")
+					booms++
+					continue
+				}
+				raw.WriteString(warn(l) + "\n")
+				want = append(want, l)
+			}
+			o := opts()
+			o.BatchLines = tc.batch
+			_, res := runRaw(t, panicky(), o, raw.String())
+			assert.Equal(t, booms, res.FailedLines, "only the faulting lines are lost")
+			assert.Equal(t, len(tc.lines), res.Lines)
+			var got, lost []string
+			for _, w := range res.Warnings {
+				switch {
+				case strings.Contains(w, "line(s) lost"):
+					lost = append(lost, w)
+				case strings.Contains(w, "each line sent again"):
+				default:
+					got = append(got, w)
+				}
+			}
+			assert.Equal(t, want, got, "every other line's records, in order")
+			require.Len(t, lost, booms)
+			for _, w := range lost {
+				assert.Contains(t, w, "1 line(s) lost")
+				assert.Contains(t, w, "boom", "the reason")
+			}
+			assert.NotEqual(t, transcript.StatusOK, res.Status)
+		})
+	}
+}
+
+func seq(prefix string, n int) []string {
+	s := make([]string, n)
+	for i := range s {
+		s[i] = prefix + strconv.Itoa(i+1)
+	}
+	return s
 }
 
 // Lines lost to a plugin fault make the step an error even when the

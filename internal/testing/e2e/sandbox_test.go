@@ -1,8 +1,11 @@
 package e2e
 
 import (
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -135,6 +138,52 @@ func TestProcExitIsThePluginsFault(t *testing.T) {
 		t.Errorf("step %q, failed lines %d, warnings %q", step.Status, res.FailedLines, res.Warnings)
 	}
 	validate(t, file)
+}
+
+// A plugin fault with --input, whose lines reach the plugin in batches of
+// up to 64, loses the line that faulted and no other: the lines batched
+// with it are sent again one at a time, as when lines arrive one by one,
+// and the lost line is counted and said with the plugin's reason.
+func TestRecordInputFaultLosesOneLine(t *testing.T) {
+	t.Parallel()
+	plugin := hostilePlugin(t, filepath.Join(root, "host", "testdata", "misbehave"), "misbehave")
+	for _, at := range []int{1, 20, 64} {
+		t.Run(strconv.Itoa(at), func(t *testing.T) {
+			t.Parallel()
+			var in strings.Builder
+			var want []string
+			for i := 1; i <= 64; i++ {
+				if i == at {
+					in.WriteString("fatal line " + strconv.Itoa(i) + " is bad\n")
+					continue
+				}
+				fmt.Fprintf(&in, "emit line %d\n", i)
+				want = append(want, "line "+strconv.Itoa(i))
+			}
+			input := filepath.Join(t.TempDir(), "run.log")
+			if err := os.WriteFile(input, []byte(in.String()), 0o644); err != nil {
+				t.Fatal(err)
+			}
+			storage := t.TempDir()
+			r := twasm(t, "--storage", storage, "record", "--provider", "misbehave", "--input", input,
+				"--plugin-path", filepath.Dir(plugin))
+			file := transcriptPath(storage, onlyRun(t, storage))
+			_, res := agentResult(t, readRun(t, file))
+			var got []string
+			for _, w := range res.Warnings {
+				if strings.HasPrefix(w, "line ") {
+					got = append(got, w)
+				}
+			}
+			if res.FailedLines != 1 || !slices.Equal(got, want) {
+				t.Errorf("failed lines %d (want 1); records of %d innocent lines (want 63); exit %d\nwarnings %q", res.FailedLines, len(got), r.code, res.Warnings)
+			}
+			if all := strings.Join(res.Warnings, "\n"); !strings.Contains(all, "1 line(s) lost") || !strings.Contains(all, "line "+strconv.Itoa(at)+" is bad") {
+				t.Errorf("the lost line and its reason are not said: %q", res.Warnings)
+			}
+			validate(t, file)
+		})
+	}
 }
 
 // An external plugin claiming a provider a bundled plugin serves does not
