@@ -73,6 +73,12 @@ func Clip(s string, n int) string {
 	return string(r[:max(n-1, 0)]) + "…"
 }
 
+// OneLine is text from a transcript made safe to print as one line of a
+// terminal: whitespace runs fold to one space, terminal escape sequences
+// (colours, OSC 8 hyperlinks, title changes) and control characters are
+// dropped.
+func OneLine(s string) string { return oneLine(s) }
+
 // oneLine folds whitespace runs to one space and drops terminal escape
 // sequences and control characters.
 func oneLine(s string) string {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/index"
+	"github.com/twasm/twasm/internal/views"
 )
 
 // Options are the search flags.
@@ -155,6 +156,9 @@ func RefreshRuns(ctx context.Context, f *cmdutil.Factory, runIDs []string) error
 	return err
 }
 
+// markOpen and markClose mark a match in a snippet until it is printed.
+const markOpen, markClose = "\ue000", "\ue001"
+
 // Run searches.
 func Run(ctx context.Context, opts *Options) error {
 	ios := opts.F.IOStreams
@@ -170,9 +174,14 @@ func Run(ctx context.Context, opts *Options) error {
 	if q.Limit == 0 {
 		q.Limit = 1 << 30
 	}
-	color := ios.ColorEnabled() && !opts.JSON
-	if color {
-		q.MarkOpen, q.MarkClose = "\x1b[1;33m", "\x1b[0m"
+	// Text output marks matches with two private-use runes, which survive
+	// views.OneLine; the snippet's own escapes do not.
+	open, close := "«", "»"
+	if ios.ColorEnabled() {
+		open, close = "\x1b[1;33m", "\x1b[0m"
+	}
+	if !opts.JSON {
+		q.MarkOpen, q.MarkClose = markOpen, markClose
 	}
 	hits, err := ix.Search(ctx, q)
 	if err != nil {
@@ -203,7 +212,11 @@ func Run(ctx context.Context, opts *Options) error {
 		if path == "" {
 			path = "(run)"
 		}
-		fmt.Fprintf(ios.Out, "%s  %s  %s  seq %d  %s  %s\n    %s\n", h.RunID[:min(8, len(h.RunID))], when, path, h.Seq, what, h.RunName, h.Snippet)
+		// Every field but the time comes from transcript content: none
+		// may drive the terminal (views.OneLine, as every view does).
+		snippet := strings.NewReplacer(markOpen, open, markClose, close).Replace(views.OneLine(h.Snippet))
+		fmt.Fprintf(ios.Out, "%s  %s  %s  seq %d  %s  %s\n    %s\n", views.OneLine(h.RunID[:min(8, len(h.RunID))]), when,
+			views.OneLine(path), h.Seq, views.OneLine(what), views.OneLine(h.RunName), snippet)
 	}
 	if len(hits) == 0 {
 		fmt.Fprintln(ios.ErrOut, "no match")
