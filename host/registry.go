@@ -536,6 +536,13 @@ func (rt *Runtime) Lookup(ctx context.Context, provider string) (*Plugin, error)
 	return p, nil
 }
 
+// Serves reports whether a plugin serves provider, without loading it:
+// nil, or the *UnknownProviderError (or conflict) Lookup would return.
+func (rt *Runtime) Serves(provider string) error {
+	_, err := rt.entryFor(provider)
+	return err
+}
+
 // entryFor returns the entry serving provider, or Lookup's error when
 // none or more than one does.
 func (rt *Runtime) entryFor(provider string) (*entry, error) {

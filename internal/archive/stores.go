@@ -85,6 +85,11 @@ func LoadConfig(path string, required bool) (*Config, error) {
 		if s.Provider == "" || s.Dir == "" {
 			return nil, fmt.Errorf("sync config %s: store %d needs provider and dir", path, i+1)
 		}
+		if s.Dir != "~" && !strings.HasPrefix(s.Dir, "~/") && !filepath.IsAbs(s.Dir) {
+			// Relative to what? The directory sync happens to run in
+			// would make the store come and go.
+			return nil, fmt.Errorf("sync config %s: store %d: dir %q is relative: give an absolute path or one under ~/", path, i+1, s.Dir)
+		}
 		if _, err := globRegexp(cmp.Or(s.Pattern, "**/*.jsonl")); err != nil {
 			return nil, fmt.Errorf("sync config %s: store %d: %w", path, i+1, err)
 		}

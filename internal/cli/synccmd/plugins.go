@@ -46,6 +46,25 @@ func (p *Plugins) Func() archive.PluginFunc {
 	}
 }
 
+// Serves reports whether a plugin serves provider, starting the host if
+// need be but loading no plugin; with --plugin every provider is served by
+// the plugin named.
+func (p *Plugins) Serves(ctx context.Context, provider string) error {
+	if p.Flags.Plugin != "" {
+		return nil
+	}
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rt == nil {
+		rt, err := plugload.Open(ctx, p.F, p.Flags)
+		if err != nil {
+			return err
+		}
+		p.rt, p.cache = rt, map[string]capture.Plugin{}
+	}
+	return p.rt.Serves(provider)
+}
+
 // Close stops the plugin host.
 func (p *Plugins) Close(ctx context.Context) {
 	if p.rt != nil {

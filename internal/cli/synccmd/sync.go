@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
@@ -111,10 +112,7 @@ func Locations(f *cmdutil.Factory, config string, providers []string) ([]archive
 	if f.Getenv == nil {
 		env = os.Getenv
 	}
-	path, required := config, config != ""
-	if path == "" {
-		path = archive.ConfigPath(env)
-	}
+	path, required := configPath(f, config)
 	cfg, err := archive.LoadConfig(path, required)
 	if err != nil {
 		return nil, &cmdutil.InputError{Err: err}
@@ -148,6 +146,38 @@ func Locations(f *cmdutil.Factory, config string, providers []string) ([]archive
 	return out, nil
 }
 
+// configPath is the sync config file: the one given, which must exist,
+// else the default, which may not.
+func configPath(f *cmdutil.Factory, config string) (path string, required bool) {
+	if config != "" {
+		return config, true
+	}
+	env := archive.Env(f.Getenv)
+	if f.Getenv == nil {
+		env = os.Getenv
+	}
+	return archive.ConfigPath(env), false
+}
+
+// checkConfigProviders refuses a store of the config file whose provider
+// no plugin serves: its files would be found and never archived.
+func checkConfigProviders(ctx context.Context, f *cmdutil.Factory, config string, locs []archive.Location, plugins *Plugins) error {
+	for _, l := range locs {
+		if l.From != "config" {
+			continue
+		}
+		if err := plugins.Serves(ctx, l.Provider); err != nil {
+			var unknown *host.UnknownProviderError
+			if errors.As(err, &unknown) {
+				path, _ := configPath(f, config)
+				return &cmdutil.InputError{Err: fmt.Errorf("sync config %s: store %q (%s): %w", path, l.Name, l.Dir, err)}
+			}
+			return err
+		}
+	}
+	return nil
+}
+
 // Run syncs once, or until interrupted with --watch.
 func Run(ctx context.Context, opts *Options) error {
 	locs, err := Locations(opts.F, opts.Config, opts.Providers)
@@ -156,6 +186,9 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	plugins := &Plugins{F: opts.F, Flags: opts.Plugins}
 	defer plugins.Close(context.WithoutCancel(ctx))
+	if err := checkConfigProviders(ctx, opts.F, opts.Config, locs, plugins); err != nil {
+		return err
+	}
 	for pass := 0; ; pass++ {
 		err := round(ctx, opts, locs, plugins, pass == 0)
 		if opts.Watch && ctx.Err() != nil {
