@@ -239,10 +239,10 @@ func (o Options) resolve() (settings, error) {
 	}
 	// A Go guest needs about 3.3 MiB after initialization (wasm.md).
 	if limit < 8<<20 {
-		return s, fmt.Errorf("host: memory limit %d bytes is below the 8 MiB a plugin needs to start", limit)
+		return s, fmt.Errorf("host: %w: %d bytes is below the 8 MiB a plugin needs to start", ErrMemoryLimit, limit)
 	}
 	if pages := limit / pageSize; pages > maxPages {
-		return s, fmt.Errorf("host: memory limit %d bytes exceeds the 4 GiB of a 32-bit wasm memory", limit)
+		return s, fmt.Errorf("host: %w: %d bytes exceeds the 4 GiB of a 32-bit wasm memory", ErrMemoryLimit, limit)
 	} else {
 		s.memoryPages = uint32(pages)
 	}

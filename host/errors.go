@@ -46,8 +46,12 @@ var ErrNoBundledPlugins = errors.New("host: this binary was built without its bu
 // are counted as lost). It is normalize.ErrDisabled, so both names match.
 var errPluginDisabled = normalize.ErrDisabled
 
-// UnknownProviderError is returned by Lookup for a provider no plugin
-// serves.
+// ErrMemoryLimit is wrapped by New's error when Options.MemoryLimit is
+// out of range: the caller names where the value came from.
+var ErrMemoryLimit = errors.New("memory limit out of range")
+
+// UnknownProviderError is returned by Lookup when no plugin serves the
+// provider.
 type UnknownProviderError struct {
 	Provider  string
 	Available []string // sorted

@@ -81,6 +81,13 @@ func Open(ctx context.Context, f *cmdutil.Factory, fl Flags, preload ...string) 
 		if unknown := (*host.UnknownProviderError)(nil); errors.As(err, &unknown) {
 			return nil, cmdutil.FlagErrorf("%v", err)
 		}
+		if errors.Is(err, host.ErrMemoryLimit) {
+			// Say where the value came from: the flag, else the file.
+			if fl.Memory != 0 {
+				return nil, cmdutil.FlagErrorf("--plugin-memory %s: %v", fl.Memory.String(), err)
+			}
+			return nil, &cmdutil.InputError{Path: conf.path, Err: fmt.Errorf("config file: plugin_memory %q: %w", conf.Memory.String(), err)}
+		}
 		return nil, fmt.Errorf("start the plugin host: %w", err)
 	}
 	return rt, nil
