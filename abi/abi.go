@@ -23,6 +23,96 @@ type Manifest struct {
 	// without hashing or comparing bytes (see Doc.Keys). A host that
 	// predates 1.2 ignores the field and sends hashed keys.
 	Keys []string `json:"keys,omitempty"`
+	// Stores (ABI 1.4, optional) are the agent's native session stores
+	// the plugin reads: `twasm sync` and `twasm doctor` look in every
+	// store every loaded plugin declares, bundled or dropped in. A host
+	// that predates 1.4 ignores the field.
+	Stores []Store `json:"stores,omitempty"`
+	// SourceFacts (ABI 1.4, optional) asks for a facts line at the start
+	// of every stream the host reads from a store: the first line handed
+	// to the plugin is then a [SourceFacts] object saying where the bytes
+	// come from. A plugin that does not ask never sees one.
+	SourceFacts bool `json:"source_facts,omitempty"`
+}
+
+// Store is one native session store of an agent (ABI 1.4): where the
+// agent keeps its sessions, which files are sessions, and how long the
+// agent keeps them. Every path is data the host checks: a store lies in
+// the user's home directory or under a directory an environment variable
+// names, never elsewhere.
+type Store struct {
+	// Name says which store it is, for people ("Claude Code projects").
+	Name string `json:"name"`
+	// Provider is the provider its sessions are normalized as; empty:
+	// the plugin's first provider. It must be one of the plugin's.
+	Provider string `json:"provider,omitempty"`
+	// Kind is the kind of source: "file" (the default: one session per
+	// file, JSON Lines the agent appends to, or, for a .json file, one
+	// JSON document it rewrites whole).
+	Kind string `json:"kind,omitempty"`
+	// Roots are the candidates for the agent's data directory, in
+	// order: the first that applies is the store's root (an override
+	// environment variable first, then the defaults per OS).
+	Roots []Root `json:"roots"`
+	// UnlessEnv: when this environment variable is set, the store is not
+	// looked at (an older layout the variable replaced).
+	UnlessEnv string `json:"unless_env,omitempty"`
+	// Dir is the sessions' directory, relative to the root ("" : the
+	// root itself).
+	Dir string `json:"dir,omitempty"`
+	// Pattern is a glob over slash-separated paths relative to Dir that
+	// matches the session files: "*" and "?" stay within one name, "**/"
+	// crosses any number of directories, "[...]" is a class and
+	// "{a,b}" alternatives.
+	Pattern string `json:"pattern"`
+	// Session says how one session is told from another: "content" (the
+	// default: by the bytes it starts with, wherever they are found).
+	Session string `json:"session,omitempty"`
+	// RetentionDays is how long the agent keeps a session before
+	// deleting it (0: it does not, as far as known). RetentionFile and
+	// RetentionKey name a JSON settings file (relative to the root) and
+	// the top-level key in it where the user changed that number.
+	RetentionDays int    `json:"retention_days,omitempty"`
+	RetentionFile string `json:"retention_file,omitempty"`
+	RetentionKey  string `json:"retention_key,omitempty"`
+}
+
+// Root is one candidate for a store's root directory (ABI 1.4).
+type Root struct {
+	// Env names an environment variable: the root applies when it is
+	// set and not empty, and is its value joined with Path.
+	Env string `json:"env,omitempty"`
+	// Path is, with Env, relative to the variable's value; without it, a
+	// path in the home directory written "~/..." (or "~").
+	Path string `json:"path,omitempty"`
+	// OS restricts the root to one GOOS ("linux", "darwin", "windows");
+	// empty: every OS.
+	OS string `json:"os,omitempty"`
+}
+
+// SourceFactsType is the value of the "$twasm" member that marks a
+// facts line (ABI 1.4).
+const SourceFactsType = "source"
+
+// SourceFacts is the facts line the host hands a plugin that asked for
+// it ([Manifest.SourceFacts]) before the bytes of a store's session
+// (ABI 1.4): one JSON object on one line,
+//
+//	{"$twasm":"source","store":"Claude Code projects","path":"-home-me-proj/1f3e.jsonl","name":"1f3e.jsonl","size":5120,"mtime":"2026-11-02T10:04:05.123Z"}
+//
+// Path is relative to the store's directory (slash-separated), Name its
+// last element, Size and MTime the file's when it was read. The line is
+// part of the stream: it is kept in the raw capture, so renormalize hands
+// the plugin the same input, and the plugin accounts for it like any
+// line (records, or OpIgnored). A stream that continues a session (a
+// session that grew) gets a new facts line before the new bytes.
+type SourceFacts struct {
+	Type  string `json:"$twasm"`
+	Store string `json:"store,omitempty"`
+	Path  string `json:"path"`
+	Name  string `json:"name"`
+	Size  int64  `json:"size"`
+	MTime string `json:"mtime"`
 }
 
 // BeginOptions are the per-stream options, JSON on the wire.

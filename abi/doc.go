@@ -84,6 +84,32 @@
 // numbers: no hashing and no byte compares, which cost far more inside
 // WebAssembly than natively.
 //
+// # Stores (ABI 1.4)
+//
+// A plugin for an agent that keeps its history on disk declares where, in
+// [Manifest.Stores]: each [Store] names the agent's data directory as a
+// list of [Root] candidates (an override environment variable, then the
+// defaults per OS, "~/..." in the home directory), the sessions'
+// directory below it, a glob of session files, the kind of source ("file":
+// one session per file), how sessions are told apart ("content": by the
+// bytes they start with) and the agent's retention (a number of days,
+// and the settings file and key where the user changes it). `twasm sync`
+// and `twasm doctor` read every store every loaded plugin declares,
+// bundled or dropped into a plugin directory, with no rebuild and no
+// configuration. The declaration is data the host checks, never trusts:
+// a root outside the home directory or a variable's directory, a path
+// with "..", a provider the plugin does not serve refuse the manifest.
+// A kind the host does not know (a newer plugin's) is listed as
+// unusable, not read.
+//
+// A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
+// the host then hands it, as the first line of a stream it reads from a
+// store, a [SourceFacts] object ({"$twasm":"source", ...}: the path
+// relative to the store, the file's name, size and modification time),
+// for the agents that keep the session id, the working directory or the
+// only time there is in the path. A plugin that does not ask never sees
+// one; a 1.3 plugin never asks.
+//
 // # Output: records
 //
 // A plugin reports what it understood as records (layout and field

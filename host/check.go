@@ -222,10 +222,104 @@ func parseManifest(b []byte) (abi.Manifest, error) {
 	if len(m.Keys) > wire.MaxKeys {
 		problems = append(problems, fmt.Sprintf("it declares %d keys, more than %d", len(m.Keys), wire.MaxKeys))
 	}
+	if len(m.Stores) > MaxStores {
+		problems = append(problems, fmt.Sprintf("it declares %d stores, more than %d", len(m.Stores), MaxStores))
+	}
+	for i, st := range m.Stores {
+		for _, p := range checkStore(st, seen) {
+			problems = append(problems, fmt.Sprintf("store %d (%q): %s", i+1, st.Name, p))
+		}
+	}
 	if len(problems) > 0 {
 		return m, fmt.Errorf("manifest: %s", strings.Join(problems, "; "))
 	}
 	return m, nil
+}
+
+// MaxStores bounds the stores one manifest declares.
+const MaxStores = 64
+
+// checkStore checks a declared store (ABI 1.4), untrusted input: every
+// path it names must stay in the home directory or under the directory
+// an environment variable names (no absolute path, no ".."), every
+// variable name must be one, and its provider must be the plugin's. A
+// kind this host does not know is not a problem here (a newer plugin's):
+// sync reports the store as unsupported.
+func checkStore(st abi.Store, providers map[string]bool) []string {
+	var problems []string
+	if !validName(st.Name) {
+		problems = append(problems, "name is empty or not printable")
+	}
+	if st.Provider != "" && !providers[st.Provider] {
+		problems = append(problems, fmt.Sprintf("provider %q is not one of the plugin's", st.Provider))
+	}
+	if len(st.Roots) == 0 {
+		problems = append(problems, "it lists no root")
+	}
+	for _, r := range st.Roots {
+		switch {
+		case r.Env != "" && !validEnvName(r.Env):
+			problems = append(problems, fmt.Sprintf("root env %q is not a variable name", r.Env))
+		case r.Env != "" && r.Path != "" && !relPath(r.Path):
+			problems = append(problems, fmt.Sprintf("root path %q under $%s is not a relative path without ..", r.Path, r.Env))
+		case r.Env == "" && r.Path != "~" && !(strings.HasPrefix(r.Path, "~/") && relPath(r.Path[2:])):
+			problems = append(problems, fmt.Sprintf("root path %q is neither ~ nor ~/ followed by a relative path without .. (use env for anything else)", r.Path))
+		}
+		if r.OS != "" && !validEnvName(r.OS) {
+			problems = append(problems, fmt.Sprintf("root os %q is not a GOOS", r.OS))
+		}
+	}
+	if st.UnlessEnv != "" && !validEnvName(st.UnlessEnv) {
+		problems = append(problems, fmt.Sprintf("unless_env %q is not a variable name", st.UnlessEnv))
+	}
+	if st.Dir != "" && !relPath(st.Dir) {
+		problems = append(problems, fmt.Sprintf("dir %q is not a relative path without ..", st.Dir))
+	}
+	if st.Pattern == "" || !relPath(strings.NewReplacer("*", "x", "?", "x").Replace(st.Pattern)) {
+		problems = append(problems, fmt.Sprintf("pattern %q is empty, absolute or holds ..", st.Pattern))
+	}
+	if st.RetentionDays < 0 {
+		problems = append(problems, "retention_days is negative")
+	}
+	if st.RetentionFile != "" && !relPath(st.RetentionFile) {
+		problems = append(problems, fmt.Sprintf("retention_file %q is not a relative path without ..", st.RetentionFile))
+	}
+	return problems
+}
+
+// relPath reports whether p is a relative slash-separated path that stays
+// below where it starts: not absolute, no "..", no "." or empty element,
+// no backslash or volume name, no control character.
+func relPath(p string) bool {
+	if p == "" || len(p) > 1024 || strings.ContainsAny(p, "\\:") {
+		return false
+	}
+	for _, el := range strings.Split(p, "/") {
+		if el == "" || el == "." || el == ".." {
+			return false
+		}
+		for _, r := range el {
+			if !unicode.IsPrint(r) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// validEnvName reports whether s is an environment variable name
+// (letters, digits and _, not starting with a digit) of at most 128 bytes.
+func validEnvName(s string) bool {
+	if s == "" || len(s) > 128 || s[0] >= '0' && s[0] <= '9' {
+		return false
+	}
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if !(c == '_' || c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9') {
+			return false
+		}
+	}
+	return true
 }
 
 func validName(s string) bool {

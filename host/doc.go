@@ -39,7 +39,10 @@
 // instantiate once; check twasm_abi_version; read and validate the
 // manifest. [Runtime.Verify] runs the same checks plus an empty stream and
 // reports every problem, for `twasm plugins verify`; [Runtime.List]
-// describes every plugin found, loaded or not.
+// describes every plugin found, loaded or not; [Runtime.Stores] lists the
+// native session stores the plugins declare (ABI 1.4), for `twasm sync`
+// and `twasm doctor`, from the manifests New already knows, compiling
+// nothing.
 //
 // New loads no plugin it can avoid: it maps providers from manifests it
 // already knows and a plugin is loaded on its first Lookup, or in the
@@ -165,13 +168,30 @@
 //     skipped by later runs until it changes (see the failure cache
 //     below);
 //   - take a provider from a bundled plugin unless the user says so
-//     (--plugin-override).
+//     (--plugin-override);
+//   - make twasm read files outside the agent stores it is allowed: the
+//     stores a manifest declares (ABI 1.4, [Runtime.Stores]) are
+//     untrusted input, checked at load (checkStore): every root is the
+//     home directory ("~/...") or the directory an environment variable
+//     names, every directory, pattern and settings file below it is a
+//     relative path with no "..", no absolute path or volume, and a
+//     store's provider is one the plugin serves (a store whose provider
+//     another plugin won is not listed). A manifest that breaks one of
+//     these is refused. The stores are read by package archive, read-only,
+//     regular files only (symbolic links are not followed), and their bytes
+//     reach only this plugin's sandbox and the user's own archive.
 //
 // It can:
 //   - produce wrong but well-formed records: the host checks form, not
 //     meaning (the assembler maps out-of-vocabulary values);
 //   - burn CPU up to its time limit on every call, and memory up to the
 //     limit on every instance;
+//   - declare a store anywhere in the user's home directory (or under a
+//     variable's directory) and so have the files matching its pattern
+//     archived into the user's storage as its sessions: a dropped-in
+//     plugin is trusted to name its agent's store as the user is trusted
+//     to choose the plugins they install (twasm doctor lists every store
+//     and the plugin that declared it);
 //   - read the clocks and random numbers (real ones: Go's garbage
 //     collector needs a real clock, see RATIONALE.md), and write to its
 //     stderr, which ends up in fault messages and must be treated as

@@ -195,6 +195,11 @@ func TestLoadRefusesModulesOffContract(t *testing.T) {
 	}
 }
 
+// store is a manifest of providers a and b declaring one store.
+func store(fields string) string {
+	return `{"name":"a","version":"1","providers":["a","b"],"stores":[{` + fields + `}]}`
+}
+
 func TestParseManifest(t *testing.T) {
 	cases := []struct {
 		in, err string
@@ -210,6 +215,29 @@ func TestParseManifest(t *testing.T) {
 		{`[`, "not valid JSON"},
 		{`{"name":"a","version":"1","providers":["a"],"keys":["type","id"]}`, ""},
 		{`{"name":"a","version":"1","providers":["a"],"keys":[` + strings.Repeat(`"k",`, wire.MaxKeys) + `"k"]}`, "declares 256 keys"},
+		// Declared stores (ABI 1.4) are untrusted: paths stay under the
+		// home directory or an environment variable's directory.
+		{store(`"name":"s","roots":[{"env":"A_HOME"},{"env":"XDG_DATA_HOME","path":"a/b"},{"path":"~/.a","os":"darwin"},{"path":"~"}],"dir":"x/y","pattern":"**/*.{json,jsonl}","retention_days":30,"retention_file":"s.json","retention_key":"k"`), ""},
+		{store(`"name":"s","provider":"b","kind":"sqlite-of-the-future","roots":[{"path":"~/.a"}],"pattern":"*"`), ""},
+		{store(`"name":"s","provider":"c","roots":[{"path":"~/.a"}],"pattern":"*"`), `provider "c" is not one of the plugin's`},
+		{store(`"name":"","roots":[{"path":"~/.a"}],"pattern":"*"`), "name is empty"},
+		{store(`"name":"s","roots":[],"pattern":"*"`), "lists no root"},
+		{store(`"name":"s","roots":[{"path":"/etc"}],"pattern":"*"`), `root path "/etc" is neither`},
+		{store(`"name":"s","roots":[{"path":".a"}],"pattern":"*"`), `root path ".a" is neither`},
+		{store(`"name":"s","roots":[{"path":"~/../x"}],"pattern":"*"`), `root path "~/../x" is neither`},
+		{store(`"name":"s","roots":[{"env":"A","path":"../x"}],"pattern":"*"`), `root path "../x" under $A`},
+		{store(`"name":"s","roots":[{"env":"A","path":"/x"}],"pattern":"*"`), `root path "/x" under $A`},
+		{store(`"name":"s","roots":[{"env":"A-B"}],"pattern":"*"`), `root env "A-B" is not a variable name`},
+		{store(`"name":"s","roots":[{"env":"A","os":"li nux"}],"pattern":"*"`), `root os "li nux"`},
+		{store(`"name":"s","roots":[{"env":"A"}],"unless_env":"$B","pattern":"*"`), `unless_env "$B"`},
+		{store(`"name":"s","roots":[{"env":"A"}],"dir":"a/../../b","pattern":"*"`), `dir "a/../../b"`},
+		{store(`"name":"s","roots":[{"env":"A"}],"dir":"C:\\x","pattern":"*"`), `dir "C:\\x"`},
+		{store(`"name":"s","roots":[{"env":"A"}],"pattern":""`), `pattern "" is empty`},
+		{store(`"name":"s","roots":[{"env":"A"}],"pattern":"../*"`), `pattern "../*"`},
+		{store(`"name":"s","roots":[{"env":"A"}],"pattern":"/etc/*"`), `pattern "/etc/*"`},
+		{store(`"name":"s","roots":[{"env":"A"}],"pattern":"*","retention_days":-1`), "retention_days is negative"},
+		{store(`"name":"s","roots":[{"env":"A"}],"pattern":"*","retention_file":"../settings.json"`), `retention_file "../settings.json"`},
+		{`{"name":"a","version":"1","providers":["a"],"stores":[` + strings.Repeat(`{"name":"s","roots":[{"env":"A"}],"pattern":"*"},`, MaxStores) + `{"name":"s","roots":[{"env":"A"}],"pattern":"*"}]}`, "declares 65 stores"},
 	}
 	for _, c := range cases {
 		_, err := parseManifest([]byte(c.in))

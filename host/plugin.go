@@ -122,7 +122,8 @@ func (p *Plugin) Info() PluginInfo {
 	m := p.manifest
 	info := PluginInfo{
 		Manifest: abi.Manifest{Name: m.Name, Version: m.Version, Description: m.Description, SDK: m.SDK,
-			Providers: slices.Clone(m.Providers), Formats: slices.Clone(m.Formats)},
+			Providers: slices.Clone(m.Providers), Formats: slices.Clone(m.Formats),
+			Stores: cloneStores(m.Stores), SourceFacts: m.SourceFacts},
 		SHA256: p.sha256, Origin: p.src.Path, File: p.src.Path,
 		Bundled: p.src.Bundled, Disabled: p.disabled.Load(),
 	}
@@ -130,6 +131,18 @@ func (p *Plugin) Info() PluginInfo {
 		info.Origin = "bundled"
 	}
 	return info
+}
+
+// cloneStores copies declared stores, roots included.
+func cloneStores(in []abi.Store) []abi.Store {
+	if in == nil {
+		return nil
+	}
+	out := slices.Clone(in)
+	for i := range out {
+		out[i].Roots = slices.Clone(out[i].Roots)
+	}
+	return out
 }
 
 // Identity names the plugin in a step's result (transcript.AgentResult's

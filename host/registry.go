@@ -2,6 +2,7 @@ package host
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -20,6 +21,7 @@ import (
 	"hash/crc32"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // PluginInfo describes a plugin for `twasm plugins list`.
@@ -118,6 +120,11 @@ func (e *entry) result() (*Plugin, error) {
 type manifestRecord struct {
 	SHA256   string       `json:"sha256"`
 	Manifest abi.Manifest `json:"manifest"`
+	// HostMinor is the ABI minor version of the host that wrote the
+	// record: a record an older host wrote may lack manifest fields it
+	// did not know (a 1.3 host drops a 1.4 plugin's stores), so it is
+	// read again.
+	HostMinor int `json:"host_minor,omitempty"`
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -151,7 +158,7 @@ func (rt *Runtime) cachedManifest(key string) (manifestRecord, bool) {
 		return manifestRecord{}, false
 	}
 	var m manifestRecord
-	if json.Unmarshal(b, &m) != nil || len(m.SHA256) != 64 || m.Manifest.Name == "" || len(m.Manifest.Providers) == 0 {
+	if json.Unmarshal(b, &m) != nil || len(m.SHA256) != 64 || m.Manifest.Name == "" || len(m.Manifest.Providers) == 0 || m.HostMinor < wire.Minor {
 		return manifestRecord{}, false
 	}
 	return m, true
@@ -324,7 +331,7 @@ func (rt *Runtime) loadOnce(ctx context.Context, e *entry) (*Plugin, error) {
 	p, err := rt.Load(ctx, wasm, e.c.src)
 	switch {
 	case err == nil:
-		e.manifest = manifestRecord{SHA256: p.sha256, Manifest: p.manifest}
+		e.manifest = manifestRecord{SHA256: p.sha256, Manifest: p.manifest, HostMinor: wire.Minor}
 		rt.storeManifest(e.c.key, e.manifest)
 	case ctx.Err() == nil && !e.c.src.Bundled && !rt.isClosed():
 		rt.storeFailure(e.c.key, wasm, err)
@@ -583,4 +590,47 @@ func (rt *Runtime) List(ctx context.Context) []PluginInfo {
 		out = append(out, info)
 	}
 	return append(out, reg.failed...)
+}
+
+// DeclaredStore is a native session store a plugin declares in its
+// manifest (ABI 1.4), with the provider it is read as and the plugin
+// that serves it.
+type DeclaredStore struct {
+	abi.Store
+	// Provider is the store's provider: its own, else the plugin's first.
+	Provider string
+	// Plugin is the plugin's name; Origin "bundled" or its file's path.
+	Plugin string
+	Origin string
+	// SourceFacts is the plugin's Manifest.SourceFacts.
+	SourceFacts bool
+}
+
+// Stores returns the stores every plugin found at New declares, bundled
+// first then in plugin-path order, each with the provider it is read as.
+// It loads no plugin: manifests come from the build's record for a
+// bundled plugin and from the manifest cache (or the load at New) for an
+// external one. A store whose provider the plugin does not serve (another
+// plugin won it) is left out: its sessions would be read by another
+// plugin than the one that declared them.
+func (rt *Runtime) Stores() []DeclaredStore {
+	rt.mu.Lock()
+	reg := rt.reg
+	rt.mu.Unlock()
+	var out []DeclaredStore
+	for _, e := range reg.entries {
+		m := e.manifest.Manifest
+		origin := e.c.src.Path
+		if e.c.src.Bundled {
+			origin = "bundled"
+		}
+		for _, st := range cloneStores(m.Stores) {
+			prov := cmp.Or(st.Provider, m.Providers[0])
+			if reg.byProvider[prov] != e {
+				continue
+			}
+			out = append(out, DeclaredStore{Store: st, Provider: prov, Plugin: m.Name, Origin: origin, SourceFacts: m.SourceFacts})
+		}
+	}
+	return out
 }

@@ -80,9 +80,70 @@ func (d *driver) manifest() []byte {
 		b = append(b, `,"description":`...)
 		b = quote(b, m.Description)
 	}
+	if len(m.Stores) > 0 {
+		b = appendStores(b, m.Stores)
+	}
+	if m.SourceFacts {
+		b = append(b, `,"source_facts":true`...)
+	}
 	b = append(b, `,"sdk":`...)
 	b = quote(b, m.SDK)
 	return append(b, '}')
+}
+
+// appendStores writes the manifest's "stores" member (ABI 1.4) by hand,
+// as the rest of the manifest: encoding/json would weigh on every module.
+func appendStores(b []byte, stores []abi.Store) []byte {
+	str := func(first bool, name, v string) bool {
+		if v == "" {
+			return first
+		}
+		if !first {
+			b = append(b, ',')
+		}
+		b = append(b, '"')
+		b = append(b, name...) // a member name of this package: no escape
+		b = append(b, `":`...)
+		b = quote(b, v)
+		return false
+	}
+	b = append(b, `,"stores":[`...)
+	for i, s := range stores {
+		if i > 0 {
+			b = append(b, ',')
+		}
+		b = append(b, '{')
+		first := str(true, "name", s.Name)
+		first = str(first, "provider", s.Provider)
+		first = str(first, "kind", s.Kind)
+		if !first {
+			b = append(b, ',')
+		}
+		b = append(b, `"roots":[`...)
+		for j, r := range s.Roots {
+			if j > 0 {
+				b = append(b, ',')
+			}
+			b = append(b, '{')
+			f := str(true, "env", r.Env)
+			f = str(f, "path", r.Path)
+			str(f, "os", r.OS)
+			b = append(b, '}')
+		}
+		b = append(b, ']')
+		str(false, "unless_env", s.UnlessEnv)
+		str(false, "dir", s.Dir)
+		str(false, "pattern", s.Pattern)
+		str(false, "session", s.Session)
+		if s.RetentionDays != 0 {
+			b = append(b, `,"retention_days":`...)
+			b = strconv.AppendInt(b, int64(s.RetentionDays), 10)
+		}
+		str(false, "retention_file", s.RetentionFile)
+		str(false, "retention_key", s.RetentionKey)
+		b = append(b, '}')
+	}
+	return append(b, ']')
 }
 
 // Begin starts a stream with the JSON begin options.

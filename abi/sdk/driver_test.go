@@ -122,6 +122,46 @@ func TestManifest(t *testing.T) {
 	assert.NotContains(t, string(b), "description")
 }
 
+// TestManifestStores: the stores a plugin declares (ABI 1.4) reach the
+// manifest whole, every field and every odd character, and a plugin that
+// declares none writes no member.
+func TestManifestStores(t *testing.T) {
+	cases := []struct {
+		name   string
+		stores []abi.Store
+		facts  bool
+	}{
+		{name: "none"},
+		{name: "facts only", facts: true},
+		{name: "full", facts: true, stores: []abi.Store{{
+			Name: `Odd "store" \ é`, Provider: "p2", Kind: "file",
+			Roots:     []abi.Root{{Env: "ODD_HOME"}, {Env: "XDG_DATA_HOME", Path: "odd"}, {Path: "~/.odd", OS: "linux"}, {Path: "~/Library/Odd", OS: "darwin"}},
+			UnlessEnv: "NEW_ODD", Dir: "sessions", Pattern: "**/*.{json,jsonl}", Session: "content",
+			RetentionDays: 30, RetentionFile: "settings.json", RetentionKey: "cleanupPeriodDays",
+		}, {Name: "minimal", Roots: []abi.Root{{Path: "~"}}, Pattern: "*.jsonl"}, {Name: "no roots", Pattern: "x"}}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p := Plugin{Manifest: abi.Manifest{Name: "n", Version: "1", Providers: []string{"p1", "p2"}, Stores: c.stores, SourceFacts: c.facts}}
+			b := newDriver(p).manifest()
+			require.True(t, json.Valid(b), "%s", b)
+			var m abi.Manifest
+			require.NoError(t, json.Unmarshal(b, &m))
+			want := c.stores
+			for i := range want {
+				if want[i].Roots == nil {
+					want[i].Roots = []abi.Root{} // written as []
+				}
+			}
+			assert.Equal(t, want, m.Stores)
+			assert.Equal(t, c.facts, m.SourceFacts)
+			if c.stores == nil {
+				assert.NotContains(t, string(b), "stores")
+			}
+		})
+	}
+}
+
 func TestDeclaredKeys(t *testing.T) {
 	ks := abi.NewKeySet("type", `quo"te`, "id")
 	var seen []string

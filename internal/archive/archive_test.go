@@ -6,7 +6,6 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
-	"sort"
 	"strings"
 	"testing"
 	"time"
@@ -15,6 +14,7 @@ import (
 	"github.com/stretchr/testify/require"
 	"go.uber.org/goleak"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/plugins/claude"
@@ -333,59 +333,181 @@ func TestRedactAndDeletedSource(t *testing.T) {
 	assert.Empty(t, a.CloseGone(ctx, func(string) bool { return false }, []string{filepath.Join(home, "other")}))
 }
 
+// bundledDeclared are the stores the bundled plugins declare, in the
+// host's order.
+func bundledDeclared() []Declared {
+	var out []Declared
+	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin} {
+		out = append(out, DeclaredOf(p.Manifest)...)
+	}
+	return out
+}
+
+// TestDiscover: the stores sync reads come from the plugins' manifests
+// (the four bundled agents' at their defaults and under their override
+// variables), then the config file's.
 func TestDiscover(t *testing.T) {
 	home := t.TempDir()
 	env := func(m map[string]string) Env { return func(k string) string { return m[k] } }
-	locs := Discover(env(map[string]string{"HOME": home}), nil)
-	var dirs []string
-	for _, l := range locs {
-		dirs = append(dirs, l.Dir)
-	}
-	sort.Strings(dirs)
-	assert.Contains(t, dirs, filepath.Join(home, ".claude", "projects"))
-	assert.Contains(t, dirs, filepath.Join(home, ".codex", "sessions"))
-	assert.Contains(t, dirs, filepath.Join(home, ".gemini", "tmp"))
-	assert.Contains(t, dirs, filepath.Join(home, ".copilot", "session-state"))
-
-	locs = Discover(env(map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp"}),
-		&Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}})
-	got := map[string]string{}
-	for _, l := range locs {
-		got[l.Name] = l.Dir
-	}
-	assert.Equal(t, "/x/claude/projects", got["Claude Code projects"])
-	assert.Equal(t, "/x/codex/sessions", got["Codex sessions"])
-	assert.Equal(t, "/x/g/.gemini/tmp", got["Gemini CLI chats"])
-	assert.Equal(t, "/x/cp/session-state", got["Copilot CLI session state"])
-	assert.Equal(t, filepath.Join(home, "old"), got["claude (config)"])
-
-	for _, tc := range []struct {
-		match func(string) bool
-		rel   string
-		want  bool
+	tests := []struct {
+		name string
+		env  map[string]string
+		cfg  *Config
+		want map[string]string // store name -> dir
+		from map[string]string
 	}{
-		{rollout, "2025/10/01/rollout-2025-10-01T10-00-00-abc.jsonl", true},
-		{rollout, "2025/10/01/other.jsonl", false},
-		{geminiChat, "abc/chats/session-2025-10-01T10-00-abcd1234.json", true},
-		{geminiChat, "abc/logs.json", false},
-		{copilotEvents, "id/events.jsonl", true},
-		{copilotEvents, "id/sub/events.jsonl", false},
+		{name: "defaults", env: map[string]string{"HOME": home}, want: map[string]string{
+			"Claude Code projects":      filepath.Join(home, ".claude", "projects"),
+			"Codex sessions":            filepath.Join(home, ".codex", "sessions"),
+			"Codex archived sessions":   filepath.Join(home, ".codex", "archived_sessions"),
+			"Gemini CLI chats":          filepath.Join(home, ".gemini", "tmp"),
+			"Copilot CLI session state": filepath.Join(home, ".copilot", "session-state"),
+		}, from: map[string]string{"Claude Code projects": "default"}},
+		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state"},
+			cfg: &Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}},
+			want: map[string]string{
+				"Claude Code projects":      "/x/claude/projects",
+				"Codex sessions":            "/x/codex/sessions",
+				"Codex archived sessions":   "/x/codex/archived_sessions",
+				"Gemini CLI chats":          "/x/g/.gemini/tmp",
+				"Copilot CLI session state": "/x/cp/session-state",
+				"claude (config)":           filepath.Join(home, "old"),
+			}, from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "claude (config)": "config"}},
+		{name: "copilot before 1.0", env: map[string]string{"HOME": home, "XDG_STATE_HOME": "/x/state"}, want: map[string]string{
+			"Claude Code projects":                   filepath.Join(home, ".claude", "projects"),
+			"Codex sessions":                         filepath.Join(home, ".codex", "sessions"),
+			"Codex archived sessions":                filepath.Join(home, ".codex", "archived_sessions"),
+			"Gemini CLI chats":                       filepath.Join(home, ".gemini", "tmp"),
+			"Copilot CLI session state":              filepath.Join(home, ".copilot", "session-state"),
+			"Copilot CLI session state (before 1.0)": "/x/state/.copilot/session-state",
+		}, from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, from := map[string]string{}, map[string]string{}
+			for _, l := range Discover(env(tt.env), "linux", bundledDeclared(), tt.cfg) {
+				got[l.Name], from[l.Name] = l.Dir, l.From
+				assert.Empty(t, l.Unusable, l.Name)
+				assert.NotNil(t, l.Match, l.Name)
+			}
+			assert.Equal(t, tt.want, got)
+			for k, v := range tt.from {
+				assert.Equal(t, v, from[k], k)
+			}
+		})
+	}
+
+	// The patterns the bundled plugins declare match what the agents write.
+	locs := map[string]Location{}
+	for _, l := range Discover(env(map[string]string{"HOME": home}), "linux", bundledDeclared(), nil) {
+		locs[l.Name] = l
+	}
+	for _, tc := range []struct {
+		store, rel string
+		want       bool
+	}{
+		{"Claude Code projects", "-home-me-proj/1f3e.jsonl", true},
+		{"Claude Code projects", "-home-me-proj/1f3e/subagents/agent-a1.jsonl", true},
+		{"Claude Code projects", "-home-me-proj/notes.txt", false},
+		{"Codex sessions", "2025/10/01/rollout-2025-10-01T10-00-00-abc.jsonl", true},
+		{"Codex sessions", "2025/10/01/other.jsonl", false},
+		{"Gemini CLI chats", "abc/chats/session-2025-10-01T10-00-abcd1234.json", true},
+		{"Gemini CLI chats", "abc/chats/session-2025-10-01T10-00-abcd1234.jsonl", true},
+		{"Gemini CLI chats", "abc/chats/session-x.jsonx", false},
+		{"Gemini CLI chats", "abc/logs.json", false},
+		{"Gemini CLI chats", "abc/def/chats/session-x.json", false},
+		{"Copilot CLI session state", "id/events.jsonl", true},
+		{"Copilot CLI session state", "id/sub/events.jsonl", false},
 	} {
-		assert.Equal(t, tc.want, tc.match(tc.rel), tc.rel)
+		assert.Equal(t, tc.want, locs[tc.store].Match(tc.rel), "%s: %s", tc.store, tc.rel)
 	}
 	re, err := globRegexp("**/*.jsonl")
 	require.NoError(t, err)
 	assert.True(t, re.MatchString("a.jsonl"))
 	assert.True(t, re.MatchString("x/y/a.jsonl"))
-	_, err = globRegexp("[abc")
-	assert.Error(t, err)
+	for _, bad := range []string{"[abc", "{a,b", "{a,*}"} {
+		_, err = globRegexp(bad)
+		assert.Error(t, err, bad)
+	}
+}
+
+// TestDiscoverDeclared: a declared store's root is the first that applies
+// (its variable set, its OS), UnlessEnv hides it, a kind or a pattern this
+// twasm cannot read is listed as unusable, and a retention setting is
+// read from the agent's own settings file.
+func TestDiscoverDeclared(t *testing.T) {
+	home := t.TempDir()
+	require.NoError(t, os.MkdirAll(filepath.Join(home, ".m"), 0o700))
+	require.NoError(t, os.WriteFile(filepath.Join(home, ".m", "s.json"), []byte(`{"keepDays": 7}`), 0o600))
+	roots := []abi.Root{{Env: "M_HOME"}, {Path: "~/Library/M", OS: "darwin"}, {Path: "~/.m"}}
+	decl := []Declared{
+		{Store: abi.Store{Name: "a", Roots: roots, Dir: "s", Pattern: "*.jsonl", RetentionDays: 30, RetentionFile: "s.json", RetentionKey: "keepDays"}, Provider: "m", Plugin: "mp"},
+		{Store: abi.Store{Name: "b", Roots: []abi.Root{{Env: "M_OLD"}}, Pattern: "*.jsonl"}, Provider: "m"},
+		{Store: abi.Store{Name: "c", Roots: roots, UnlessEnv: "M_NEW", Pattern: "*.jsonl"}, Provider: "m"},
+		{Store: abi.Store{Name: "d", Roots: roots, Kind: "hologram", Pattern: "*"}, Provider: "m", Plugin: "mp"},
+		{Store: abi.Store{Name: "e", Roots: roots, Pattern: "[x"}, Provider: "m", Plugin: "mp"},
+	}
+	env := func(m map[string]string) Env { return func(k string) string { return m[k] } }
+	type loc struct {
+		dir, from, unusable string
+		days                int
+	}
+	tests := []struct {
+		name string
+		goos string
+		env  map[string]string
+		want map[string]loc
+	}{
+		{"linux", "linux", map[string]string{"HOME": home}, map[string]loc{
+			"a": {filepath.Join(home, ".m", "s"), "default", "", 7},
+			"c": {filepath.Join(home, ".m"), "default", "", 0},
+			"d": {filepath.Join(home, ".m"), "default", `store kind "hologram" is not one this twasm reads (plugin mp): upgrade twasm`, 0},
+			"e": {filepath.Join(home, ".m"), "default", `plugin mp: pattern "[x": unclosed [`, 0},
+		}},
+		{"darwin", "darwin", map[string]string{"HOME": home, "M_NEW": "1", "M_OLD": "/o"}, map[string]loc{
+			"a": {filepath.Join(home, "Library", "M", "s"), "default", "", 30},
+			"b": {"/o", "$M_OLD", "", 0},
+			"d": {filepath.Join(home, "Library", "M"), "default", `store kind "hologram" is not one this twasm reads (plugin mp): upgrade twasm`, 0},
+			"e": {filepath.Join(home, "Library", "M"), "default", `plugin mp: pattern "[x": unclosed [`, 0},
+		}},
+		{"env", "darwin", map[string]string{"HOME": home, "M_HOME": "/mh"}, map[string]loc{
+			"a": {"/mh/s", "$M_HOME", "", 30},
+			"c": {"/mh", "$M_HOME", "", 0},
+			"d": {"/mh", "$M_HOME", `store kind "hologram" is not one this twasm reads (plugin mp): upgrade twasm`, 0},
+			"e": {"/mh", "$M_HOME", `plugin mp: pattern "[x": unclosed [`, 0},
+		}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got := map[string]loc{}
+			for _, l := range Discover(env(tt.env), tt.goos, decl, nil) {
+				got[l.Name] = loc{l.Dir, l.From, l.Unusable, l.RetentionDays}
+			}
+			assert.Equal(t, tt.want, got)
+		})
+	}
+	// An unusable store is reported, not walked.
+	stores, sessions := Scan(Discover(env(map[string]string{"HOME": home}), "linux", decl[3:4], nil), time.Time{})
+	require.Len(t, stores, 1)
+	assert.False(t, stores[0].Found)
+	assert.Equal(t, []string{stores[0].Unusable}, stores[0].Problems)
+	assert.Empty(t, sessions)
 }
 
 func TestRetention(t *testing.T) {
 	dir := t.TempDir()
-	assert.Equal(t, 30, claudeRetention(dir))
-	require.NoError(t, os.WriteFile(filepath.Join(dir, "settings.json"), []byte(`{"cleanupPeriodDays": 7}`), 0o600))
-	assert.Equal(t, 7, claudeRetention(dir))
+	path := filepath.Join(dir, "settings.json")
+	assert.Equal(t, 30, retentionSetting(path, "cleanupPeriodDays", 30), "no file: the default")
+	for _, tc := range []struct {
+		body string
+		want int
+	}{
+		{`{"cleanupPeriodDays": 7}`, 7}, {`{"cleanupPeriodDays": 0}`, 0}, {`{"cleanupPeriodDays": -1}`, 30},
+		{`{"cleanupPeriodDays": "7"}`, 7}, {`{"other": 7}`, 30}, {`not json`, 30}, {`{"cleanupPeriodDays": 1.5}`, 30},
+	} {
+		require.NoError(t, os.WriteFile(path, []byte(tc.body), 0o600))
+		assert.Equal(t, tc.want, retentionSetting(path, "cleanupPeriodDays", 30), tc.body)
+	}
 }
 
 func TestLockExcludes(t *testing.T) {
@@ -489,7 +611,7 @@ func TestSyncStoresAndConfig(t *testing.T) {
 		assert.Error(t, err, bad)
 	}
 	env := func(k string) string { return map[string]string{"HOME": home}[k] }
-	locs := Discover(env, cfg)
+	locs := Discover(env, "linux", bundledDeclared(), cfg)
 
 	dry := newArchiver(t, root, func(o *Options) { o.DryRun = true })
 	var calls int

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -39,8 +40,9 @@ func BenchmarkSyncUnchanged(b *testing.B) {
 		}
 		return ""
 	}
+	locs := Discover(env, runtime.GOOS, DeclaredOf(claude.Plugin.Manifest), nil)
 	var loc Location
-	for _, l := range Discover(env, nil) {
+	for _, l := range locs {
 		if l.Provider == "claude" {
 			loc = l
 		}
@@ -78,7 +80,7 @@ func BenchmarkSyncUnchanged(b *testing.B) {
 		b.Fatal(err)
 	}
 	ctx := context.Background()
-	rep := a.SyncStores(ctx, Discover(env, nil), time.Time{}, nil)
+	rep := a.SyncStores(ctx, locs, time.Time{}, nil)
 	a.Close()
 	if rep.Counts[ActionNew] != n {
 		b.Fatalf("setup: %v", rep.Counts)
@@ -101,7 +103,7 @@ func BenchmarkSyncUnchanged(b *testing.B) {
 		if err != nil {
 			b.Fatal(err)
 		}
-		rep := a.SyncStores(ctx, Discover(env, nil), time.Time{}, nil)
+		rep := a.SyncStores(ctx, locs, time.Time{}, nil)
 		a.Close()
 		lock.Release()
 		if rep.Counts[ActionUnchanged] != n {

@@ -1,9 +1,21 @@
 // Package archive archives agents' native session logs into twasm runs:
-// it finds the stores (Claude Code projects, Codex sessions, Gemini CLI
-// chats, Copilot CLI session state, and stores named in a config file),
-// and turns each session file into one run, growing the run as the
-// session grows. `twasm sync`, `twasm doctor` and `twasm import` are its
-// command-line faces.
+// it finds the stores, and turns each session file into one run, growing
+// the run as the session grows. `twasm sync`, `twasm doctor` and `twasm
+// import` are its command-line faces.
+//
+// # Stores
+//
+// The stores are those the plugins declare in their manifests (ABI 1.4,
+// abi.Store; the host lists them, [Declared]), bundled or dropped in: the
+// bundled plugins declare Claude Code's projects, Codex's sessions,
+// Gemini CLI's chats and Copilot CLI's session state, and nothing here
+// names an agent. [Discover] resolves each for the OS and the
+// environment (the first root that applies: an override variable, then
+// the defaults), reads the agent's retention setting where one is
+// declared, and adds the stores of the sync config file (sync.json: extra
+// directories no plugin knows). A store of a kind this package does not
+// read, or with a pattern that does not parse, is listed as unusable and
+// not walked.
 //
 // # Model
 //
@@ -95,7 +107,9 @@
 //
 // # Threat model
 //
-// Session files are untrusted input: they reach the transcript only
+// A store's declaration is untrusted input (the host checks its paths
+// stay under the home directory or a variable's directory, with no ".."):
+// this package only walks it and opens regular files in it read-only. Session files are untrusted input: they reach the transcript only
 // through the sandboxed plugin; this package reads bytes, hashes them and
 // scans them for timestamps, nothing more. Paths in the ledger or in a
 // transcript's "source" are only compared and stat'ed, never opened for

@@ -58,11 +58,14 @@ func TestBusyErrorAndConfigPath(t *testing.T) {
 	assert.Equal(t, "/abs", expandHome("/abs", "/h"))
 }
 
+// jsonlFiles matches every .jsonl file.
+func jsonlFiles(rel string) bool { return strings.HasSuffix(rel, ".jsonl") }
+
 // Walk reports what it cannot read and goes on; a store that is a file
 // or missing is an error of its own.
 func TestWalkProblems(t *testing.T) {
 	dir := t.TempDir()
-	loc := &Location{Provider: "claude", Dir: dir, Match: suffix(".jsonl")}
+	loc := &Location{Provider: "claude", Dir: dir, Match: jsonlFiles}
 	writeAged(t, filepath.Join(dir, "a", "s1.jsonl"), []byte("{}\n"), time.Hour)
 	writeAged(t, filepath.Join(dir, "b", "s2.jsonl"), []byte("{}\n"), time.Hour)
 	writeAged(t, filepath.Join(dir, "b", "notes.txt"), []byte("x\n"), time.Hour)
@@ -79,9 +82,9 @@ func TestWalkProblems(t *testing.T) {
 		assert.Len(t, sessions, 1)
 		assert.NotEmpty(t, problems, "an unreadable directory is reported")
 	}
-	_, _, err = Walk(&Location{Dir: filepath.Join(dir, "a", "s1.jsonl"), Match: suffix(".jsonl")})
+	_, _, err = Walk(&Location{Dir: filepath.Join(dir, "a", "s1.jsonl"), Match: jsonlFiles})
 	assert.ErrorContains(t, err, "not a directory")
-	_, _, err = Walk(&Location{Dir: filepath.Join(dir, "gone"), Match: suffix(".jsonl")})
+	_, _, err = Walk(&Location{Dir: filepath.Join(dir, "gone"), Match: jsonlFiles})
 	assert.ErrorIs(t, err, ErrStoreMissing)
 }
 

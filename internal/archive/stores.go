@@ -13,14 +13,21 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twasm/twasm/abi"
 )
 
 // Location is one native session store of an agent.
 type Location struct {
-	// Provider is the plugin's provider name (claude, codex, gemini, copilot).
+	// Provider is the provider its sessions are normalized as.
 	Provider string `json:"provider"`
+	// Plugin is the plugin that declared the store ("" for the config
+	// file's).
+	Plugin string `json:"plugin,omitempty"`
 	// Name says which store it is ("Claude Code projects").
 	Name string `json:"name"`
+	// Kind is the kind of source ("file").
+	Kind string `json:"kind"`
 	// Dir is the directory walked.
 	Dir string `json:"dir"`
 	// Match decides which files under Dir are sessions (a path relative
@@ -32,8 +39,25 @@ type Location struct {
 	// variable, or the config file.
 	From string `json:"from"`
 	// RetentionDays is how long the agent keeps a session before
-	// deleting it, when it does (0: it does not, as far as known).
-	RetentionDays int `json:"retention_days,omitempty"`
+	// deleting it, when it does (0: it does not, as far as known);
+	// RetentionKey the setting that changes it, when there is one.
+	RetentionDays int    `json:"retention_days,omitempty"`
+	RetentionKey  string `json:"retention_key,omitempty"`
+	// SourceFacts says the plugin asked for a facts line before each
+	// session's bytes (abi.SourceFacts).
+	SourceFacts bool `json:"source_facts,omitempty"`
+	// Unusable says why this twasm cannot read the store (a kind it does
+	// not know, a pattern that does not parse); it is listed, not walked.
+	Unusable string `json:"unusable,omitempty"`
+}
+
+// Declared is a store a plugin declares in its manifest (abi.Store), with
+// the provider it is read as and the plugin's name.
+type Declared struct {
+	abi.Store
+	Provider    string
+	Plugin      string
+	SourceFacts bool
 }
 
 // Env reads the environment (tests pass a map).
@@ -97,47 +121,89 @@ func LoadConfig(path string, required bool) (*Config, error) {
 	return &c, nil
 }
 
-// Discover lists the native session stores of every bundled provider (the
-// paths and overrides of ../shared/research/providers.md) plus the
-// config's. Stores that do not exist are listed too: doctor says so.
-func Discover(env Env, cfg *Config) []Location {
+// DeclaredOf returns the stores a plugin's manifest declares, each with
+// its provider (its own, else the plugin's first).
+func DeclaredOf(m abi.Manifest) []Declared {
+	var out []Declared
+	for _, st := range m.Stores {
+		prov := st.Provider
+		if prov == "" && len(m.Providers) > 0 {
+			prov = m.Providers[0]
+		}
+		out = append(out, Declared{Store: st, Provider: prov, Plugin: m.Name, SourceFacts: m.SourceFacts})
+	}
+	return out
+}
+
+// KindFile is the kind of a store whose sessions are files (JSON Lines
+// appended to, or a .json document rewritten whole), the default.
+const KindFile = "file"
+
+// Discover lists the native session stores the plugins declare (the
+// declared order), resolved for goos and the environment, then the
+// config's. Stores that do not exist are listed too: doctor says so. A
+// declared store none of whose roots applies (its variable unset, another
+// OS) or whose UnlessEnv is set is not listed.
+func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location {
 	home := env("HOME")
 	var locs []Location
-	dir := func(envName, def string) (string, string) {
-		if v := env(envName); v != "" {
-			return v, "$" + envName
+	for _, d := range declared {
+		if d.UnlessEnv != "" && env(d.UnlessEnv) != "" {
+			continue
 		}
-		return def, "default"
-	}
-	claude, from := dir("CLAUDE_CONFIG_DIR", filepath.Join(home, ".claude"))
-	locs = append(locs, Location{Provider: "claude", Name: "Claude Code projects", Dir: filepath.Join(claude, "projects"),
-		Pattern: "**/*.jsonl", Match: suffix(".jsonl"), From: from, RetentionDays: claudeRetention(claude)})
-	codex, from := dir("CODEX_HOME", filepath.Join(home, ".codex"))
-	locs = append(locs,
-		Location{Provider: "codex", Name: "Codex sessions", Dir: filepath.Join(codex, "sessions"), Pattern: "**/rollout-*.jsonl", Match: rollout, From: from},
-		Location{Provider: "codex", Name: "Codex archived sessions", Dir: filepath.Join(codex, "archived_sessions"), Pattern: "**/rollout-*.jsonl", Match: rollout, From: from})
-	gemini, from := filepath.Join(home, ".gemini"), "default"
-	if v := env("GEMINI_CLI_HOME"); v != "" {
-		gemini, from = filepath.Join(v, ".gemini"), "$GEMINI_CLI_HOME"
-	}
-	locs = append(locs, Location{Provider: "gemini", Name: "Gemini CLI chats", Dir: filepath.Join(gemini, "tmp"),
-		Pattern: "*/chats/session-*.json[l]", Match: geminiChat, From: from})
-	copilot, from := dir("COPILOT_HOME", filepath.Join(home, ".copilot"))
-	locs = append(locs, Location{Provider: "copilot", Name: "Copilot CLI session state", Dir: filepath.Join(copilot, "session-state"),
-		Pattern: "*/events.jsonl", Match: copilotEvents, From: from})
-	if x := env("XDG_STATE_HOME"); x != "" && env("COPILOT_HOME") == "" {
-		locs = append(locs, Location{Provider: "copilot", Name: "Copilot CLI session state (before 1.0)", Dir: filepath.Join(x, ".copilot", "session-state"),
-			Pattern: "*/events.jsonl", Match: copilotEvents, From: "$XDG_STATE_HOME"})
+		root, from, ok := resolveRoot(env, goos, home, d.Roots)
+		if !ok {
+			continue
+		}
+		loc := Location{Provider: d.Provider, Plugin: d.Plugin, Name: d.Name, Kind: cmp.Or(d.Kind, KindFile),
+			Dir: filepath.Join(root, filepath.FromSlash(d.Dir)), Pattern: d.Pattern, From: from,
+			RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts}
+		if d.RetentionFile != "" && d.RetentionKey != "" {
+			loc.RetentionDays = retentionSetting(filepath.Join(root, filepath.FromSlash(d.RetentionFile)), d.RetentionKey, d.RetentionDays)
+		}
+		re, err := globRegexp(d.Pattern)
+		switch {
+		case loc.Kind != KindFile:
+			loc.Unusable = fmt.Sprintf("store kind %q is not one this twasm reads (plugin %s): upgrade twasm", loc.Kind, d.Plugin)
+		case err != nil:
+			loc.Unusable = fmt.Sprintf("plugin %s: %v", d.Plugin, err)
+		default:
+			loc.Match = re.MatchString
+		}
+		locs = append(locs, loc)
 	}
 	if cfg != nil {
 		for _, s := range cfg.Stores {
 			pat := cmp.Or(s.Pattern, "**/*.jsonl")
 			re, _ := globRegexp(pat)
-			locs = append(locs, Location{Provider: s.Provider, Name: cmp.Or(s.Name, s.Provider+" (config)"), Dir: expandHome(s.Dir, home),
+			locs = append(locs, Location{Provider: s.Provider, Name: cmp.Or(s.Name, s.Provider+" (config)"), Kind: KindFile, Dir: expandHome(s.Dir, home),
 				Pattern: pat, Match: re.MatchString, From: "config"})
 		}
 	}
 	return locs
+}
+
+// resolveRoot returns the first root that applies: on goos (or every
+// OS), its variable set (or none named). from says which ("$VAR" or
+// "default").
+func resolveRoot(env Env, goos, home string, roots []abi.Root) (dir, from string, ok bool) {
+	for _, r := range roots {
+		if r.OS != "" && r.OS != goos {
+			continue
+		}
+		if r.Env != "" {
+			v := env(r.Env)
+			if v == "" {
+				continue
+			}
+			return filepath.Join(v, filepath.FromSlash(r.Path)), "$" + r.Env, true
+		}
+		if home == "" {
+			continue
+		}
+		return expandHome(r.Path, home), "default", true
+	}
+	return "", "", false
 }
 
 func expandHome(p, home string) string {
@@ -150,46 +216,26 @@ func expandHome(p, home string) string {
 	return p
 }
 
-func suffix(s string) func(string) bool {
-	return func(rel string) bool { return strings.HasSuffix(rel, s) }
-}
-
-func rollout(rel string) bool {
-	b := filepath.Base(rel)
-	return strings.HasPrefix(b, "rollout-") && strings.HasSuffix(b, ".jsonl")
-}
-
-func geminiChat(rel string) bool {
-	parts := strings.Split(rel, "/")
-	if len(parts) != 3 || parts[1] != "chats" || !strings.HasPrefix(parts[2], "session-") {
-		return false
-	}
-	return strings.HasSuffix(parts[2], ".json") || strings.HasSuffix(parts[2], ".jsonl")
-}
-
-func copilotEvents(rel string) bool {
-	parts := strings.Split(rel, "/")
-	return len(parts) == 2 && parts[1] == "events.jsonl"
-}
-
-// claudeRetention reads cleanupPeriodDays from Claude Code's settings
-// (default 30 days).
-func claudeRetention(dir string) int {
-	b, err := os.ReadFile(filepath.Join(dir, "settings.json"))
+// retentionSetting reads the top-level number key of the JSON settings
+// file at path (Claude Code's cleanupPeriodDays), else def.
+func retentionSetting(path, key string, def int) int {
+	b, err := os.ReadFile(path)
 	if err != nil {
-		return 30
+		return def
 	}
-	var s struct {
-		CleanupPeriodDays *json.Number `json:"cleanupPeriodDays"`
+	var s map[string]json.RawMessage
+	if json.Unmarshal(b, &s) != nil || s[key] == nil {
+		return def
 	}
-	if json.Unmarshal(b, &s) != nil || s.CleanupPeriodDays == nil {
-		return 30
+	var n json.Number
+	if json.Unmarshal(s[key], &n) != nil {
+		return def
 	}
-	n, err := strconv.Atoi(s.CleanupPeriodDays.String())
-	if err != nil || n < 0 {
-		return 30
+	v, err := strconv.Atoi(n.String())
+	if err != nil || v < 0 {
+		return def
 	}
-	return n
+	return v
 }
 
 // globRegexp turns a glob ("**/" any directories, "*" and "?" within one
@@ -213,6 +259,20 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 				return nil, fmt.Errorf("pattern %q: unclosed [", glob)
 			}
 			b.WriteString(glob[i : i+j+1])
+			i += j
+		case c == '{':
+			j := strings.IndexByte(glob[i:], '}')
+			if j < 0 {
+				return nil, fmt.Errorf("pattern %q: unclosed {", glob)
+			}
+			alts := strings.Split(glob[i+1:i+j], ",")
+			for k, a := range alts {
+				if strings.ContainsAny(a, "*?[{/") {
+					return nil, fmt.Errorf("pattern %q: {...} holds plain names only", glob)
+				}
+				alts[k] = regexp.QuoteMeta(a)
+			}
+			b.WriteString("(?:" + strings.Join(alts, "|") + ")")
 			i += j
 		default:
 			b.WriteString(regexp.QuoteMeta(string(c)))

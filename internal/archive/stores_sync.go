@@ -34,6 +34,11 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 	for i := range locs {
 		loc := &locs[i]
 		sr := StoreReport{Location: *loc}
+		if loc.Unusable != "" {
+			sr.Problems = []string{loc.Unusable}
+			stores = append(stores, sr)
+			continue
+		}
 		sessions, problems, err := Walk(loc)
 		sr.Problems = problems
 		switch {

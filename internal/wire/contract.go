@@ -16,7 +16,10 @@ const (
 	// Minor 3: OpError (the step result's errors), OpIgnored (lines
 	// deliberately ignored, spec 6.8) and OpMeta's NoTerminal (a format
 	// without a terminal event: the host derives the status, spec 6.7).
-	Minor = 3
+	// Minor 4: a plugin may declare the native session stores it reads
+	// (Manifest.Stores: sync and doctor look there) and ask for a facts
+	// line at the start of a store's stream (Manifest.SourceFacts).
+	Minor = 4
 )
 
 // HostModule is the import module of the host functions. It carries the

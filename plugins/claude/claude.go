@@ -13,6 +13,11 @@ var Plugin = sdk.Plugin{
 		Providers:   []string{"claude", "anthropic"},
 		Formats:     formatNames[1:],
 		Description: "Claude Code stream-json, json and session logs; Anthropic Messages API responses and SSE",
+		// Claude Code deletes a session log after cleanupPeriodDays
+		// (settings.json, default 30).
+		Stores: []abi.Store{{Name: "Claude Code projects", Provider: "claude",
+			Roots: []abi.Root{{Env: "CLAUDE_CONFIG_DIR"}, {Path: "~/.claude"}}, Dir: "projects", Pattern: "**/*.jsonl",
+			RetentionDays: 30, RetentionFile: "settings.json", RetentionKey: "cleanupPeriodDays"}},
 	},
 	New:        func(opts abi.BeginOptions) sdk.Normalizer { return newNormalizer(opts) },
 	Keys:       keys,

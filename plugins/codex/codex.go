@@ -13,6 +13,9 @@ const (
 	FormatRollout = "rollout"
 )
 
+// codexHome is where Codex CLI keeps its data.
+var codexHome = []abi.Root{{Env: "CODEX_HOME"}, {Path: "~/.codex"}}
+
 // Plugin is the Codex normalizer.
 var Plugin = sdk.Plugin{
 	Manifest: abi.Manifest{
@@ -21,6 +24,10 @@ var Plugin = sdk.Plugin{
 		Providers:   []string{"codex"},
 		Formats:     []string{FormatExec, FormatLegacy, FormatRollout},
 		Description: "OpenAI Codex CLI: exec --json events, the legacy {id,msg} stream and rollout session files",
+		Stores: []abi.Store{
+			{Name: "Codex sessions", Roots: codexHome, Dir: "sessions", Pattern: "**/rollout-*.jsonl"},
+			{Name: "Codex archived sessions", Roots: codexHome, Dir: "archived_sessions", Pattern: "**/rollout-*.jsonl"},
+		},
 	},
 	New:  func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
 	Keys: keys,

@@ -16,6 +16,13 @@ var Plugin = sdk.Plugin{
 		Providers:   []string{"copilot"},
 		Formats:     []string{fmtJSON, fmtEvents},
 		Description: "GitHub Copilot CLI --output-format json and events.jsonl session logs",
+		Stores: []abi.Store{
+			{Name: "Copilot CLI session state", Roots: []abi.Root{{Env: "COPILOT_HOME"}, {Path: "~/.copilot"}}, Dir: "session-state", Pattern: "*/events.jsonl"},
+			// Before 1.0 the CLI kept its state under $XDG_STATE_HOME
+			// (COPILOT_HOME, when set, replaces both).
+			{Name: "Copilot CLI session state (before 1.0)", Roots: []abi.Root{{Env: "XDG_STATE_HOME", Path: ".copilot"}}, UnlessEnv: "COPILOT_HOME",
+				Dir: "session-state", Pattern: "*/events.jsonl"},
+		},
 	},
 	New: func(opts abi.BeginOptions) sdk.Normalizer {
 		n := newNormalizer()

@@ -15,6 +15,10 @@ var Plugin = sdk.Plugin{
 		Providers:   []string{"gemini"},
 		Formats:     []string{fmtStream, fmtJSON, fmtSession},
 		Description: "Gemini CLI --output-format stream-json and json, and on-disk session files",
+		// A chat is one JSON document rewritten at every turn (older
+		// builds) or JSON Lines (newer ones).
+		Stores: []abi.Store{{Name: "Gemini CLI chats",
+			Roots: []abi.Root{{Env: "GEMINI_CLI_HOME", Path: ".gemini"}, {Path: "~/.gemini"}}, Dir: "tmp", Pattern: "*/chats/session-*.{json,jsonl}"}},
 	},
 	New:        func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
 	Reassemble: true, // --output-format json is pretty-printed

@@ -17,6 +17,8 @@ var (
 	Feed = func(batch []byte) uint32 { return 0 }
 	// Begin handles the options of twasm_begin and returns a status.
 	Begin = func(opts []byte) uint32 { return 0 }
+	// End handles twasm_end and returns a status.
+	End = func() uint32 { return 0 }
 	// BufferAddr, when set, replaces the address twasm_buffer returns.
 	BufferAddr func(size uint32) (uint32, bool)
 )
@@ -87,4 +89,4 @@ func begin(n uint32) uint32 { return Begin(input[:n]) }
 func feed(n uint32) uint32 { return Feed(input[:n]) }
 
 //go:wasmexport twasm_end
-func end() uint32 { return 0 }
+func end() uint32 { return End() }

@@ -12,11 +12,13 @@ import (
 
 	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/plugload"
 )
 
 // DoctorOptions are the doctor flags.
 type DoctorOptions struct {
 	F         *cmdutil.Factory
+	Plugins   plugload.Flags
 	Config    string
 	Providers []string
 	JSON      bool
@@ -48,8 +50,9 @@ func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *DoctorOptions)
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the session stores, what is not archived yet, and the agents' retention",
-		Long: `Doctor lists the native session stores twasm syncs (found or not, where
-from), how many sessions each holds, how many are archived and how many
+		Long: `Doctor lists the native session stores twasm syncs (those every plugin
+declares, bundled or dropped in, and those of the sync config file; found
+or not, where from), how many sessions each holds, how many are archived and how many
 are not yet (new, or grown since the last sync), and warns where an
 agent's retention will delete sessions that are not archived: Claude Code
 deletes session logs after cleanupPeriodDays (default 30, in its
@@ -70,13 +73,20 @@ failed.`,
 	cmd.Flags().StringVar(&opts.Config, "config", "", "sync config file (default $XDG_CONFIG_HOME/twasm/sync.json)")
 	cmd.Flags().StringSliceVar(&opts.Providers, "provider", nil, "only these providers")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the stores and checks as one JSON object")
+	opts.Plugins.Register(cmd, false)
 	return cmd
 }
 
 // Doctor runs the checks.
 func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	f := opts.F
-	locs, err := Locations(f, opts.Config, opts.Providers)
+	plugins := &Plugins{F: f, Flags: opts.Plugins}
+	defer plugins.Close(context.WithoutCancel(ctx))
+	declared, err := plugins.Declared(ctx)
+	if err != nil {
+		return err
+	}
+	locs, err := Locations(f, declared, opts.Config, opts.Providers)
 	if err != nil {
 		return err
 	}
@@ -130,7 +140,11 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 			checks = append(checks, Check{"ok", h.Name, fmt.Sprintf("all %d session(s) archived", h.Sessions)})
 		}
 		if h.RetentionDays > 0 {
-			checks = append(checks, Check{"warn", h.Name, fmt.Sprintf("the agent deletes sessions after %d days (cleanupPeriodDays): sync at least that often (`twasm sync --watch`, or a cron job)", h.RetentionDays)})
+			setting := ""
+			if h.RetentionKey != "" {
+				setting = " (" + h.RetentionKey + ")"
+			}
+			checks = append(checks, Check{"warn", h.Name, fmt.Sprintf("the agent deletes sessions after %d days%s: sync at least that often (`twasm sync --watch`, or a cron job)", h.RetentionDays, setting)})
 		}
 		for _, p := range h.Problems {
 			checks = append(checks, Check{"warn", h.Name, p})

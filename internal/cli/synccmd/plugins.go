@@ -29,12 +29,8 @@ func (p *Plugins) Func() archive.PluginFunc {
 		if c := p.cache[provider]; c != nil {
 			return c, nil
 		}
-		if p.rt == nil {
-			rt, err := plugload.Open(ctx, p.F, p.Flags)
-			if err != nil {
-				return nil, err
-			}
-			p.rt, p.cache = rt, map[string]capture.Plugin{}
+		if err := p.open(ctx); err != nil {
+			return nil, err
 		}
 		hp, err := plugload.Resolve(ctx, p.rt, p.Flags, provider)
 		if err != nil {
@@ -55,14 +51,39 @@ func (p *Plugins) Serves(ctx context.Context, provider string) error {
 	}
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.rt == nil {
-		rt, err := plugload.Open(ctx, p.F, p.Flags)
-		if err != nil {
-			return err
-		}
-		p.rt, p.cache = rt, map[string]capture.Plugin{}
+	if err := p.open(ctx); err != nil {
+		return err
 	}
 	return p.rt.Serves(provider)
+}
+
+// Declared returns the stores every loaded plugin declares (bundled, then
+// external in plugin-path order), starting the plugin host: it reads
+// manifests, it compiles no plugin whose manifest is known.
+func (p *Plugins) Declared(ctx context.Context) ([]archive.Declared, error) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if err := p.open(ctx); err != nil {
+		return nil, err
+	}
+	var out []archive.Declared
+	for _, s := range p.rt.Stores() {
+		out = append(out, archive.Declared{Store: s.Store, Provider: s.Provider, Plugin: s.Plugin, SourceFacts: s.SourceFacts})
+	}
+	return out, nil
+}
+
+// open starts the plugin host once; p.mu is held.
+func (p *Plugins) open(ctx context.Context) error {
+	if p.rt != nil {
+		return nil
+	}
+	rt, err := plugload.Open(ctx, p.F, p.Flags)
+	if err != nil {
+		return err
+	}
+	p.rt, p.cache = rt, map[string]capture.Plugin{}
+	return nil
 }
 
 // Close stops the plugin host.

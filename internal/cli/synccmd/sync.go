@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"sort"
 	"strings"
 	"time"
@@ -44,16 +45,17 @@ func NewCmdSync(f *cmdutil.Factory, runF func(context.Context, *Options) error) 
 	cmd := &cobra.Command{
 		Use:   "sync [--provider P]... [--since WHEN] [--dry-run] [--watch]",
 		Short: "Archive every agent's native session logs before the agent deletes them",
-		Long: `Sync finds the session stores of every bundled provider and archives what is
-new in them, one run per session:
+		Long: `Sync finds the native session stores every plugin declares, bundled or
+dropped into a plugin directory (` + "`twasm doctor`" + ` lists them), and archives what
+is new in them, one run per session. The bundled plugins read:
 
   claude   $CLAUDE_CONFIG_DIR or ~/.claude: projects/**/*.jsonl
   codex    $CODEX_HOME or ~/.codex: sessions/ and archived_sessions/ (rollout-*.jsonl)
-  gemini   $GEMINI_CLI_HOME/.gemini or ~/.gemini: tmp/*/chats/session-*.json[l]
+  gemini   $GEMINI_CLI_HOME/.gemini or ~/.gemini: tmp/*/chats/session-*.{json,jsonl}
   copilot  $COPILOT_HOME or ~/.copilot (before 1.0: $XDG_STATE_HOME/.copilot): session-state/*/events.jsonl
 
 plus the stores of the config file (--config, default
-$XDG_CONFIG_HOME/twasm/sync.json):
+$XDG_CONFIG_HOME/twasm/sync.json), for directories no plugin knows:
 
   {"stores": [{"provider": "claude", "dir": "/mnt/old-home/.claude/projects", "pattern": "**/*.jsonl"}]}
 
@@ -106,8 +108,9 @@ session failed (the others are archived).`,
 	return cmd
 }
 
-// Locations are the stores sync and doctor look at.
-func Locations(f *cmdutil.Factory, config string, providers []string) ([]archive.Location, error) {
+// Locations are the stores sync and doctor look at: those the plugins
+// declare, then the config file's.
+func Locations(f *cmdutil.Factory, declared []archive.Declared, config string, providers []string) ([]archive.Location, error) {
 	env := archive.Env(f.Getenv)
 	if f.Getenv == nil {
 		env = os.Getenv
@@ -117,7 +120,7 @@ func Locations(f *cmdutil.Factory, config string, providers []string) ([]archive
 	if err != nil {
 		return nil, &cmdutil.InputError{Err: err}
 	}
-	locs := archive.Discover(env, cfg)
+	locs := archive.Discover(env, runtime.GOOS, declared, cfg)
 	if len(providers) == 0 {
 		return locs, nil
 	}
@@ -180,12 +183,16 @@ func checkConfigProviders(ctx context.Context, f *cmdutil.Factory, config string
 
 // Run syncs once, or until interrupted with --watch.
 func Run(ctx context.Context, opts *Options) error {
-	locs, err := Locations(opts.F, opts.Config, opts.Providers)
+	plugins := &Plugins{F: opts.F, Flags: opts.Plugins}
+	defer plugins.Close(context.WithoutCancel(ctx))
+	declared, err := plugins.Declared(ctx)
 	if err != nil {
 		return err
 	}
-	plugins := &Plugins{F: opts.F, Flags: opts.Plugins}
-	defer plugins.Close(context.WithoutCancel(ctx))
+	locs, err := Locations(opts.F, declared, opts.Config, opts.Providers)
+	if err != nil {
+		return err
+	}
 	if err := checkConfigProviders(ctx, opts.F, opts.Config, locs, plugins); err != nil {
 		return err
 	}

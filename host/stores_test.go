@@ -1,0 +1,127 @@
+package host
+
+import (
+	"context"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// TestDeclaredStores: the stores plugins declare in their manifests (ABI
+// 1.4) are listed by Runtime.Stores without compiling a plugin whose
+// manifest is known (recorded by the build for a bundled plugin, cached
+// for an external one), with the provider each is read as; a store whose
+// provider another plugin won is left out.
+func TestDeclaredStores(t *testing.T) {
+	madeup := plugin(t, "madeup")
+	old := plugin(t, "abiv13")
+	want := DeclaredStore{Store: abi.Store{Name: "Madeup sessions", Roots: []abi.Root{{Env: "MADEUP_HOME"}, {Path: "~/.madeup"}},
+		Dir: "sessions", Pattern: "*/*.log.jsonl", RetentionDays: 14}, Provider: "madeup", Plugin: "madeup"}
+
+	t.Run("external", func(t *testing.T) {
+		dir := t.TempDir()
+		path := writeFile(t, dir, "madeup.wasm", madeup)
+		writeFile(t, dir, "old.wasm", old)
+		for i := range 2 { // the second New reads the manifest cache
+			rt := newRuntime(t, set(testOptions(), func(o *Options) { o.PluginPath = []string{dir} }))
+			w := want
+			w.Origin = path
+			if got := rt.Stores(); !slices.EqualFunc(got, []DeclaredStore{w}, storeEqual) {
+				t.Fatalf("run %d: %+v", i, got)
+			}
+		}
+	})
+
+	t.Run("bundled, recorded", func(t *testing.T) {
+		m := abi.Manifest{Name: "madeup", Version: "0.0.1", Providers: []string{"madeup"}, Stores: []abi.Store{want.Store}}
+		// A recorded manifest with a record that does not match the bytes
+		// would fail at load: listing the stores must not load it.
+		rt := newRuntime(t, set(testOptions(), func(o *Options) {
+			o.Bundled = []Bundled{{File: "madeup.wasm", Manifest: &m, SHA256: strings.Repeat("0", 64), Size: len(madeup),
+				Wasm: func() ([]byte, error) { t.Error("the module was read"); return madeup, nil }}}
+		}))
+		w := want
+		w.Origin = "bundled"
+		if got := rt.Stores(); !slices.EqualFunc(got, []DeclaredStore{w}, storeEqual) {
+			t.Fatalf("%+v", got)
+		}
+	})
+
+	t.Run("provider won by another plugin", func(t *testing.T) {
+		dir := t.TempDir()
+		writeFile(t, dir, "madeup.wasm", madeup)
+		m := abi.Manifest{Name: "other", Version: "1", Providers: []string{"madeup"}}
+		rt := newRuntime(t, set(testOptions(), func(o *Options) {
+			o.Bundled = []Bundled{{File: "other.wasm", Manifest: &m, SHA256: strings.Repeat("0", 64), Size: 1, Wasm: func() ([]byte, error) { return nil, os.ErrNotExist }}}
+			o.PluginPath = []string{dir}
+		}))
+		if got := rt.Stores(); len(got) != 0 {
+			t.Fatalf("the external plugin's store is listed though the bundled plugin keeps its provider: %+v", got)
+		}
+	})
+}
+
+func storeEqual(a, b DeclaredStore) bool {
+	return a.Name == b.Name && a.Provider == b.Provider && a.Plugin == b.Plugin && a.Origin == b.Origin && a.Dir == b.Dir &&
+		a.Pattern == b.Pattern && a.RetentionDays == b.RetentionDays && slices.Equal(a.Roots, b.Roots) && a.SourceFacts == b.SourceFacts
+}
+
+// TestManifestCacheOfAnOlderHost: a manifest cached by a host older than
+// this ABI minor (one that did not know the stores, and dropped them) is
+// not trusted: the plugin is loaded again and its stores are listed.
+func TestManifestCacheOfAnOlderHost(t *testing.T) {
+	madeup := plugin(t, "madeup")
+	dir := t.TempDir()
+	writeFile(t, dir, "madeup.wasm", madeup)
+	opts := set(testOptions(), func(o *Options) { o.PluginPath = []string{dir} })
+	newRuntime(t, opts) // caches the manifest (compiled code is shared with the other tests)
+	files := []string{filepath.Join(opts.CacheDir, "manifests", contentKey(madeup)+".json")}
+	b, err := os.ReadFile(files[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	// What a 1.3 host wrote: no stores, no host_minor.
+	older := strings.Replace(string(b), `"stores":`, `"dropped":`, 1)
+	older = strings.Replace(older, `,"host_minor":4`, ``, 1)
+	if older == string(b) || strings.Contains(older, "host_minor") {
+		t.Fatalf("cached record: %s", b)
+	}
+	if err := os.WriteFile(files[0], []byte(older), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if got := newRuntime(t, opts).Stores(); len(got) != 1 {
+		t.Fatalf("stores after an older host's cache: %+v", got)
+	}
+}
+
+// TestABI13PluginWorks: a plugin built for ABI 1.3 (its version, its
+// manifest's shape) loads in this host, declares no store and normalizes
+// as it did.
+func TestABI13PluginWorks(t *testing.T) {
+	rt := newRuntime(t, testOptions())
+	p := load(t, rt, "abiv13", false)
+	if m := p.manifest; m.Name != "old" || len(m.Stores) != 0 || m.SourceFacts {
+		t.Fatalf("manifest %+v", m)
+	}
+	ctx := context.Background()
+	in, err := p.newInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer in.Close(ctx)
+	if err := in.Begin(ctx, abi.BeginOptions{Provider: "old"}); err != nil {
+		t.Fatal(err)
+	}
+	b := batch(1, `{"text":"hello"}`)
+	out, err := in.Feed(ctx, b)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got := texts(t, out, b); !slices.Contains(got, `block:{\"text\":\"hello\"}`) {
+		t.Fatalf("feed records %q", got)
+	}
+}

@@ -1,0 +1,69 @@
+package archive
+
+import (
+	"fmt"
+	"os"
+	pathpkg "path"
+	"strings"
+	"testing"
+)
+
+// storeTable is the README's table of the stores the bundled plugins
+// declare: one row per store, the default location first, then what
+// overrides it.
+func storeTable(decl []Declared) string {
+	var b strings.Builder
+	b.WriteString("| provider | store | sessions (default) | directory instead, when set | agent deletes after |\n|---|---|---|---|---|\n")
+	for _, d := range decl {
+		var def string
+		var overrides []string
+		for _, r := range d.Roots {
+			switch {
+			case r.Env != "":
+				overrides = append(overrides, "`"+pathpkg.Join("$"+r.Env, r.Path, d.Dir)+"/`")
+			case def == "" && r.OS == "":
+				def = r.Path
+			case r.OS != "":
+				overrides = append(overrides, fmt.Sprintf("`%s/` (%s)", pathpkg.Join(r.Path, d.Dir), r.OS))
+			}
+		}
+		where := "`" + pathpkg.Join(def, d.Dir, d.Pattern) + "`"
+		if def == "" {
+			where = "`" + d.Pattern + "` (no default)"
+		}
+		if d.UnlessEnv != "" {
+			overrides = append(overrides, "not read when `$"+d.UnlessEnv+"` is set")
+		}
+		ret := "-"
+		if d.RetentionDays > 0 {
+			ret = fmt.Sprintf("%d days", d.RetentionDays)
+			if d.RetentionKey != "" {
+				ret += fmt.Sprintf(" (`%s` in `%s`)", d.RetentionKey, d.RetentionFile)
+			}
+		}
+		fmt.Fprintf(&b, "| %s | %s | %s | %s | %s |\n", d.Provider, d.Name, where, strings.Join(overrides, ", "), ret)
+	}
+	return b.String()
+}
+
+// TestReadmeStoreTable: the README's table of stores is the bundled
+// plugins' declarations (one source of truth: their manifests).
+func TestReadmeStoreTable(t *testing.T) {
+	b, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Skip(err)
+	}
+	want := storeTable(bundledDeclared())
+	head := want[:strings.IndexByte(want, '\n')+1]
+	i := strings.Index(string(b), head)
+	if i < 0 {
+		t.Fatalf("README.md has no table of stores; it should read:\n%s", want)
+	}
+	got := string(b[i:])
+	if j := strings.Index(got, "\n\n"); j >= 0 {
+		got = got[:j+1]
+	}
+	if got != want {
+		t.Errorf("README.md's table of stores differs from the plugins' manifests; it should read:\n%s\ngot:\n%s", want, got)
+	}
+}
