@@ -9,6 +9,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -54,6 +55,16 @@ type Entry struct {
 	Status  string    `json:"status,omitempty"`
 	// Totals are the session's cumulative figures after the last part.
 	Totals *Totals `json:"totals,omitempty"`
+	// Facts are the facts lines (abi.SourceFacts) the run's raw capture
+	// holds, each with the offset of the bytes it introduced: a part that
+	// replays the earlier ones feeds them where they were.
+	Facts []FactsAt `json:"facts,omitempty"`
+}
+
+// FactsAt is a facts line fed before the source's bytes from At on.
+type FactsAt struct {
+	At   int64  `json:"at"`
+	Line string `json:"line"`
 }
 
 // Ledger is the sync state: every session run by id, found by content
@@ -316,6 +327,17 @@ type PartRef struct {
 	// results), empty for a pure append.
 	Rewritten bool     `json:"rewritten,omitempty"`
 	Changed   []string `json:"changed,omitempty"`
+	// Facts is the facts line (abi.SourceFacts) fed before the part's
+	// bytes, when the plugin asked for one.
+	Facts json.RawMessage `json:"facts,omitempty"`
+}
+
+// factsBytes is a part's facts line as fed (nil: none).
+func factsBytes(f json.RawMessage) []byte {
+	if len(f) == 0 {
+		return nil
+	}
+	return append(slices.Clone([]byte(f)), '\n')
 }
 
 // entryFromTranscript reads what a transcript says about its session; nil
@@ -363,6 +385,7 @@ func entryFromTranscript(path string) (*Entry, error) {
 				continue
 			}
 			e.Parts++
+			e.Facts = nextFacts(e.Facts, res.Source.Rewritten, res.Source.From, factsBytes(res.Source.Facts))
 			e.Offset, e.SHA256, e.Redact, e.Status, e.Totals = res.Source.To, res.Source.SHA256, res.Source.Redact, res.Status, res.Source.Totals
 			if res.Raw != nil {
 				e.Raw = res.Raw.Path

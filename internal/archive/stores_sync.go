@@ -81,7 +81,7 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 		if ctx.Err() != nil {
 			break
 		}
-		o := a.SyncFile(ctx, s.Loc.Provider, s.Path)
+		o := a.SyncSession(ctx, s)
 		rep.add(o)
 		if progress != nil {
 			progress(i+1, len(sessions), &o)

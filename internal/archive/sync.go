@@ -15,6 +15,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/runctl"
@@ -141,6 +142,18 @@ func (a *Archiver) SyncFile(ctx context.Context, provider, path string) Outcome 
 
 // SyncFileAs is SyncFile with a format hint for the plugin ("": detect).
 func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string) Outcome {
+	return a.syncFile(ctx, provider, format, path, nil)
+}
+
+// SyncSession archives what is new in a session found in a store: as
+// SyncFile, and when the store's plugin asked for the facts of its
+// source (abi.SourceFacts), with a facts line before the bytes of each
+// part.
+func (a *Archiver) SyncSession(ctx context.Context, s Session) Outcome {
+	return a.syncFile(ctx, s.Loc.Provider, "", s.Path, s.Loc)
+}
+
+func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, loc *Location) Outcome {
 	out := Outcome{Path: path, Provider: provider, DryRun: a.opts.DryRun}
 	fail := func(err error) Outcome {
 		out.Action, out.Reason = ActionFailed, err.Error()
@@ -279,7 +292,11 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 	if a.opts.DryRun {
 		return out
 	}
-	return a.writePart(ctx, out, f, provider, format, head, match, rewrite, end, size, mtime, closeDue)
+	var facts []byte
+	if loc != nil && loc.SourceFacts {
+		facts = factsLine(loc, path, size, mtime)
+	}
+	return a.writePart(ctx, out, f, provider, format, head, match, rewrite, end, size, mtime, closeDue, facts)
 }
 
 // clock dates the brackets and the events without a time of their own:
@@ -350,7 +367,7 @@ func (p partResult) MarshalJSON() ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provider, format, head string, prev *Entry, rewrite bool, end, size int64, mtime time.Time, closeDue bool) Outcome {
+func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provider, format, head string, prev *Entry, rewrite bool, end, size int64, mtime time.Time, closeDue bool, facts []byte) Outcome {
 	fail := func(err error) Outcome {
 		out.Action, out.Reason = ActionFailed, err.Error()
 		return out
@@ -446,7 +463,10 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 			if redactOn {
 				rm = redact.New().MaskBytes
 			}
-			feedErr = agent.Replay(ctx, io.NewSectionReader(f, 0, from), rm)
+			feedErr = agent.Replay(ctx, replayed(f, from, prev.Facts), rm)
+		}
+		if feedErr == nil && facts != nil {
+			feedErr = agent.Feed(ctx, facts)
 		}
 		if feedErr == nil {
 			feedErr = feedDated(ctx, agent, io.NewSectionReader(f, from, end-from), clk)
@@ -462,6 +482,9 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 			seen.changed = append(seen.changed, seen.removed()...)
 		}
 		src := PartRef{Path: e.Path, From: from, To: end, Redact: redactOn, Totals: totals, Rewritten: rewrite, Changed: seen.changed}
+		if facts != nil {
+			src.Facts = json.RawMessage(bytes.TrimSuffix(facts, []byte("\n")))
+		}
 		if src.SHA256, err = hashPrefix(f, end); err != nil {
 			return errors.Join(feedErr, err)
 		}
@@ -488,6 +511,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		return fail(errors.Join(stepErr, endErr))
 	}
 	e.Offset, e.Parts, e.Raw, e.Last, e.Status, e.Totals, e.Pending = end, part+1, res.Raw.Path, clk.now(), res.Status, totals, false
+	e.Facts = nextFacts(e.Facts, prev == nil || prev.Closed || rewrite, from, facts)
 	if end < size {
 		e.Size = -1
 	}
@@ -524,6 +548,49 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 }
 
 func path(f *os.File) string { return f.Name() }
+
+// factsLine is the facts line (abi.SourceFacts) of a session file of
+// loc, as read: its path relative to the store, its name, size and
+// modification time.
+func factsLine(loc *Location, p string, size int64, mtime time.Time) []byte {
+	rel, err := filepath.Rel(loc.Dir, p)
+	if err != nil {
+		rel = filepath.Base(p)
+	}
+	b, _ := json.Marshal(abi.SourceFacts{Type: abi.SourceFactsType, Store: loc.Name, Path: filepath.ToSlash(rel),
+		Name: filepath.Base(p), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano)})
+	return append(b, '\n')
+}
+
+// replayed is what the run's raw capture holds of the file's first from
+// bytes: those bytes, with the facts line of each earlier part before the
+// bytes it introduced, so that the plugin's state after the replay is the
+// one renormalize reaches by reading the raw capture.
+func replayed(f *os.File, from int64, facts []FactsAt) io.Reader {
+	var rs []io.Reader
+	pos := int64(0)
+	for _, fa := range facts {
+		if fa.At >= from || fa.At < pos {
+			continue
+		}
+		rs = append(rs, io.NewSectionReader(f, pos, fa.At-pos), strings.NewReader(fa.Line+"\n"))
+		pos = fa.At
+	}
+	return io.MultiReader(append(rs, io.NewSectionReader(f, pos, from-pos))...)
+}
+
+// nextFacts is the facts lines of the run's raw capture after a part
+// from offset from, introduced by facts (nil: none): a new run or a new
+// version of a rewritten document starts a new raw capture.
+func nextFacts(cur []FactsAt, fresh bool, from int64, facts []byte) []FactsAt {
+	if fresh {
+		cur = nil
+	}
+	if facts == nil {
+		return cur
+	}
+	return append(slices.Clone(cur), FactsAt{At: from, Line: string(bytes.TrimSuffix(facts, []byte("\n")))})
+}
 
 // isDocument reports whether the session file is one JSON document (a
 // Gemini CLI chat, rewritten whole at every turn) rather than JSON Lines.
