@@ -16,6 +16,7 @@ type chatResp struct {
 	msgs    []*chatMsg // in order of first appearance
 	byIndex map[int64]*chatMsg
 	usage   sdk.Usage
+	cost    statedCost
 	errored bool // a choice ended in content_filter
 	closed  bool
 }
@@ -133,6 +134,7 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 		// The last report wins: a server that repeats usage on every
 		// chunk sends running totals.
 		r.usage = usageOf(u)
+		r.cost = costOf(u)
 	}
 	if e := v.Get("error"); e.Kind() == abi.KindObject {
 		n.apiError(e, out)
@@ -389,6 +391,7 @@ func (n *normalizer) closeChat(r *chatResp, out *sdk.Out) {
 		}
 	}
 	out.Usage(r.usage, sdk.ModeAdd)
+	r.cost.report(out)
 }
 
 // completion handles a whole chat.completion body.
@@ -500,4 +503,5 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 		n.status(sdk.StatusOK, sdk.Str{}, out)
 	}
 	out.Usage(u, sdk.ModeAdd)
+	costOf(v.Get("usage")).report(out)
 }

@@ -156,6 +156,12 @@
 // The last usage a chat stream reports wins (servers that repeat it send
 // running totals); the step adds each response's usage once.
 //
+// Cost. A cost the provider states in usage (OpenRouter's usage.cost, in
+// USD, in Chat and Responses bodies and streams) is kept, a stated 0
+// included (spec §6.6): each response's cost (the chat stream's last
+// report, as for its usage) adds to the step's cost_usd. Nothing is priced
+// here; OpenAI itself states no cost.
+//
 // # Unmapped
 //
 // Counted by native type: "non_json" for text that is not JSON (a

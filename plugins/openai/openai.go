@@ -434,6 +434,28 @@ func usageOf(u abi.Value) sdk.Usage {
 	return s
 }
 
+// statedCost is the cost in USD a usage object states.
+type statedCost struct {
+	usd float64
+	set bool
+}
+
+// costOf reads the cost a usage object states: OpenRouter's usage.cost
+// (Chat and Responses, streamed or not), in USD, a stated 0 included.
+func costOf(u abi.Value) statedCost {
+	c, ok := u.Get("cost").Float()
+	return statedCost{usd: c, set: ok}
+}
+
+// report adds a stated cost to the step's: each response's cost is its
+// own, so they add up (spec §6.6: a figure the provider states, 0
+// included, is kept).
+func (c statedCost) report(out *sdk.Out) {
+	if c.set {
+		out.Cost(c.usd, sdk.ModeAdd)
+	}
+}
+
 // unixTime renders seconds since the epoch as RFC 3339 (UTC), without
 // the time package's formatting machinery.
 func unixTime(v abi.Value) sdk.Str {

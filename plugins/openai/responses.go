@@ -829,6 +829,7 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 	reason := v.Path("incomplete_details", "reason")
 	u := usageOf(v.Get("usage"))
 	n.closeRespWith(r, sdk.MessageEnd{StopReason: sdk.StringOf(reason), Usage: u}, out)
+	costOf(v.Get("usage")).report(out)
 	switch {
 	case st.Is("completed") || !st.Exists() && ev.Is("response.completed"):
 		n.status(sdk.StatusOK, sdk.Str{}, out)

@@ -130,6 +130,7 @@ type expectations struct {
 	MessagesOnce       *bool            `json:"messages_once"`
 	CostUSD            *float64         `json:"cost_usd"`
 	WarningsContains   []string         `json:"warnings_contains"`
+	PromptsOnce        []string         `json:"prompts_once"`
 }
 
 type expectTool struct {
@@ -533,6 +534,12 @@ func checkExpectations(t *testing.T, exp *expectations, r *capturedRun) {
 			t.Errorf("texts_once: %q appears %d times in the assistant's text blocks, expected once", s, n)
 		}
 	}
+	prompts := promptTexts(r.events)
+	for _, s := range exp.PromptsOnce {
+		if n := strings.Count(prompts, s); n != 1 {
+			t.Errorf("prompts_once: %q appears %d times in the user's prompts (message.user text blocks of origin prompt), expected once", s, n)
+		}
+	}
 	if exp.UserPromptContains != nil && !strings.Contains(userTexts(r.events), *exp.UserPromptContains) {
 		fail("user_prompt_contains", *exp.UserPromptContains, userTexts(r.events))
 	}
@@ -759,6 +766,21 @@ func assistantTexts(evs []*transcript.Event) string {
 // userTexts joins the text blocks of the run's user messages.
 func userTexts(evs []*transcript.Event) string {
 	return blockTexts(evs, transcript.MessageUser)
+}
+
+// promptTexts is the text of the user's prompts: message.user text
+// blocks of origin prompt (or none), injected context left out.
+func promptTexts(evs []*transcript.Event) string {
+	var sb strings.Builder
+	for _, ev := range ofType(evs, transcript.MessageUser) {
+		for _, b := range ev.Message().Blocks {
+			if b.Type == transcript.BlockText && (b.Origin == transcript.OriginPrompt || b.Origin == "") {
+				sb.WriteString(b.Text)
+				sb.WriteString("\n\x00\n")
+			}
+		}
+	}
+	return sb.String()
 }
 
 func blockTexts(evs []*transcript.Event, typ transcript.EventType) string {
