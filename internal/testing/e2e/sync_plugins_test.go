@@ -79,7 +79,8 @@ func TestSyncDroppedInPlugin(t *testing.T) {
 		Stores []struct {
 			Name, Provider, Plugin, Dir, From string
 			Found                             bool
-			Sessions, NotArchived             int `json:"not_archived"`
+			Sessions                          int
+			NotArchived                       int `json:"not_archived"`
 			RetentionDays                     int `json:"retention_days"`
 		}
 	}
