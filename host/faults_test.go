@@ -16,13 +16,23 @@ import (
 	"github.com/twasm/twasm/internal/wire"
 )
 
-// faultOptions makes faults quick to provoke: a short timeout, a small
-// memory limit, and no disabling.
+// faultOptions makes faults quick to provoke: a small memory limit and no
+// disabling. Its time limit only bounds a hang (hangBound): a test whose
+// fault is the time limit sets a short one (quickLimit) for a guest that
+// never returns, so that no other fault or result races the clock.
 func faultOptions() Options {
 	o := testOptions()
-	o.CallTimeout, o.MemoryLimit, o.MaxFaults = 2*time.Second, 64<<20, -1
+	o.CallTimeout, o.MemoryLimit, o.MaxFaults = hangBound, 64<<20, -1
 	return o
 }
+
+// quickLimit is the time limit of the tests that provoke it, with guests
+// that loop, spin or sleep forever: it is reached first by construction,
+// however busy the machine.
+const quickLimit = 2 * time.Second
+
+// quick is faultOptions with the time limit quickLimit.
+func quick(o *Options) { o.CallTimeout = quickLimit }
 
 // begin starts a stream on a new instance of p, closed when the test
 // ends.
@@ -51,11 +61,12 @@ func TestFaultsAreContained(t *testing.T) {
 }
 
 func testFaultsAreContained(t *testing.T, wasm func(testing.TB, string) []byte) {
-	rt := newRuntime(t, faultOptions())
-	p := loadAs(t, rt, "misbehave", wasm)
-	// Growing memory to the limit takes seconds under the race detector:
-	// the memory bomb gets a runtime whose timeout cannot fire first.
-	patient := loadAs(t, newRuntime(t, set(faultOptions(), func(o *Options) { o.CallTimeout = time.Minute })), "misbehave", wasm)
+	// Only the faults that are the time limit run under a short one: every
+	// other fault (growing memory to its limit, writing 9 MiB of output)
+	// takes seconds under the race detector on a busy machine, and its
+	// runtime's time limit only bounds a hang, so it cannot fire first.
+	short := loadAs(t, newRuntime(t, set(faultOptions(), quick)), "misbehave", wasm)
+	patient := loadAs(t, newRuntime(t, faultOptions()), "misbehave", wasm)
 	ctx := context.Background()
 
 	cases := []struct {
@@ -87,9 +98,9 @@ func testFaultsAreContained(t *testing.T, wasm func(testing.TB, string) []byte) 
 	}
 	for _, c := range cases {
 		t.Run(strings.Fields(c.cmd)[0], func(t *testing.T) {
-			p := p
-			if c.cmd == "bomb" {
-				p = patient
+			p := patient
+			if errors.Is(c.cause, errTimeout) {
+				p = short
 			}
 			in := begin(t, p, abi.BeginOptions{Provider: "misbehave"})
 			// Records reported before the fault, in the same call, are kept.
@@ -251,7 +262,7 @@ func TestDisabledAfterConsecutiveFaults(t *testing.T) {
 }
 
 func TestCallerCancellationIsNotAFault(t *testing.T) {
-	rt := newRuntime(t, set(faultOptions(), func(o *Options) { o.CallTimeout = time.Minute; o.MaxFaults = 1 }))
+	rt := newRuntime(t, set(faultOptions(), func(o *Options) { o.MaxFaults = 1 }))
 	p := load(t, rt, "misbehave", false)
 	in := begin(t, p, abi.BeginOptions{})
 	ctx, cancel := context.WithTimeout(context.Background(), 200*time.Millisecond)
@@ -275,8 +286,12 @@ func TestCallerCancellationIsNotAFault(t *testing.T) {
 // A misbehaving plugin does not disturb streams of a good one running at
 // the same time.
 func TestFaultsWhileOthersServe(t *testing.T) {
-	rt := newRuntime(t, faultOptions())
+	rt := newRuntime(t, set(faultOptions(), quick))
+	// The good plugin's calls only bound a hang: the bad one's loops hold
+	// the cores for their time limit, which a good call descheduled meanwhile
+	// must not race.
 	good := load(t, rt, "echo", false)
+	good.timeout = hangBound
 	bad := load(t, rt, "misbehave", false)
 	ctx := context.Background()
 	var wg sync.WaitGroup

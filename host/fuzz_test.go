@@ -19,7 +19,7 @@ func FuzzFeed(f *testing.F) {
 	f.Add([]byte{16, 5, 0, 0, 0, 9, 1, 3, 'a', 'b', 'c'})
 	f.Add([]byte{255, 255, 255, 255})
 	f.Add([]byte{})
-	rt := newRuntime(f, faultOptions())
+	rt := newRuntime(f, set(faultOptions(), quick))
 	// External: a hang would be a timeout, reported, not a stuck fuzzer.
 	echo := load(f, rt, "echo", false)
 	bad := load(f, rt, "misbehave", false)

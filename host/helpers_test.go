@@ -45,6 +45,12 @@ func returns(t *testing.T, what string, call func() error) error {
 	}
 }
 
+// hangBound is the call time limit of a test whose fault or result is not
+// the time limit: far beyond what any call that ends takes under the race
+// detector on a busy machine, it only stops a guest that would never
+// return.
+const hangBound = 10 * time.Minute
+
 var (
 	wasmMu    sync.Mutex
 	wasmCache = map[string][]byte{}
