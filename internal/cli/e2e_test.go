@@ -1,6 +1,7 @@
 package cli
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"encoding/json"
@@ -126,7 +127,8 @@ func TestEndToEndTailFollow(t *testing.T) {
 	dir := t.TempDir()
 	p := filepath.Join(dir, viewstest.Child+".jsonl")
 	b := viewstest.ChildRun(t)
-	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	// Bounds a tail that never exits, however busy the machine.
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, "tail", "-f", "--interval", "10ms", p)
 	var out, errOut bytes.Buffer
@@ -156,18 +158,42 @@ func TestEndToEndTailFollow(t *testing.T) {
 		t.Fatalf("%d lines:\n%s", n, out.String())
 	}
 
-	cmd = exec.CommandContext(ctx, binary, "tail", "-f", filepath.Join(dir, viewstest.Other+".jsonl"))
-	cmd.Stderr = &errOut
+	// SIGINT once tail says it waits for the file: it then handles the
+	// signal (a signal sent earlier, while the process starts, kills it).
+	cmd = exec.CommandContext(ctx, binary, "-v", "tail", "-f", filepath.Join(dir, viewstest.Other+".jsonl"))
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	time.Sleep(200 * time.Millisecond)
+	waiting, drained := make(chan struct{}), make(chan string)
+	go func() {
+		var all strings.Builder
+		seen := false
+		sc := bufio.NewScanner(stderr)
+		for sc.Scan() {
+			all.WriteString(sc.Text() + "\n")
+			if !seen && strings.Contains(sc.Text(), "waiting for the transcript to appear") {
+				seen = true
+				close(waiting)
+			}
+		}
+		drained <- all.String()
+	}()
+	select {
+	case <-waiting:
+	case all := <-drained:
+		t.Fatalf("tail -f ended before it waited: %v\nstderr: %s", cmd.Wait(), all)
+	}
 	if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
+	all := <-drained
 	err = cmd.Wait()
 	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 130 {
-		t.Fatalf("after SIGINT: %v", err)
+		t.Fatalf("after SIGINT: %v\nstderr: %s", err, all)
 	}
 }
 
