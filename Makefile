@@ -47,7 +47,7 @@ wasm-build = $(if $(filter tinygo,$(1)),$(TINYGO) build -target=wasip1 -buildmod
 # TinyGo is installed (or found installed) before the first TinyGo build.
 needs-tinygo = $(if $(filter tinygo,$(1)),tinygo)
 
-.PHONY: all plugins tinygo otelcol test-tools test test-go golden bench fuzz lint example install uninstall clean
+.PHONY: all plugins tinygo otelcol test-tools test test-busy test-go golden bench fuzz lint example install uninstall clean
 
 all: bin/twasm
 
@@ -94,6 +94,13 @@ bin/twasm: $(WASM) $(MANIFESTS) $(shell find . -name '*.go' -not -name '*_test.g
 test: bin/twasm test-tools
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) --no-print-directory golden
+
+# The suite (or PKGS) with -race while BURNERS CPU-bound processes compete
+# for the cores (default 20: a load like the one that made tests racing a
+# time limit fail in CI), RUNS times, each test COUNT times, only tests
+# matching RUN if given. Finds a test that depends on the machine's speed.
+test-busy: bin/twasm test-tools
+	BURNERS='$(or $(BURNERS),20)' RUNS='$(or $(RUNS),1)' COUNT='$(or $(COUNT),1)' RUN='$(RUN)' PKGS='$(or $(PKGS),./...)' .ci/test-busy
 
 # Every plugin's golden cases, through the bundled modules and through the
 # same plugins built with the other toolchain (loaded as external plugins):
