@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"testing"
+	"time"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -97,4 +98,25 @@ func instantiate(t testing.TB, m []byte) api.Module {
 		t.Fatal(err)
 	}
 	return mod
+}
+
+// stops returns the error of a guest call that the test has told to stop,
+// received from done. A guest never stopped fails the test when the test
+// nears its own deadline (go test -timeout), after two minutes at most: a
+// bound on a hang, never on how soon a guest stops.
+func stops(t *testing.T, what string, done <-chan error) error {
+	t.Helper()
+	bound := 2 * time.Minute
+	if dl, ok := t.Deadline(); ok {
+		bound = min(bound, time.Until(dl)-5*time.Second)
+	}
+	timer := time.NewTimer(bound)
+	defer timer.Stop()
+	select {
+	case err := <-done:
+		return err
+	case <-timer.C:
+		t.Fatalf("the flag was not seen: %s still runs %v later", what, bound) // the goroutine leaks
+		return nil
+	}
 }
