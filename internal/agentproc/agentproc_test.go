@@ -6,6 +6,7 @@ import (
 	"errors"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"sync"
@@ -50,7 +51,15 @@ func helper(mode string) {
 			os.Exit(2)
 		}
 		os.Stdout.WriteString(strconv.Itoa(gc.Process.Pid) + "\n")
-		os.Exit(0)
+		// Exit once the test has read that line (it creates the gate),
+		// so that no load on the machine leaves it unread when reading
+		// stops WaitDelay after the exit.
+		for deadline := time.Now().Add(2 * time.Minute); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			if _, err := os.Stat(os.Getenv("AGENTPROC_GATE")); err == nil {
+				os.Exit(0)
+			}
+		}
+		os.Exit(4)
 	case "flood":
 		for i := 0; i < 100000; i++ {
 			os.Stdout.WriteString(strings.Repeat("x", 100) + "\n")
@@ -152,7 +161,17 @@ func TestRunGrandchildHoldsPipes(t *testing.T) {
 		t.Skip("no sleep command:", err)
 	}
 	var c collector
+	gate := filepath.Join(t.TempDir(), "gate")
 	o := c.opts(self(t, "grandchild"))
+	o.Env = append(o.Env, "AGENTPROC_GATE="+gate)
+	inner := o.Stdout
+	o.Stdout = func(p []byte) error {
+		err := inner(p)
+		if bytes.Contains(p, []byte("\n")) {
+			_ = os.WriteFile(gate, nil, 0o600)
+		}
+		return err
+	}
 	o.WaitDelay = 50 * time.Millisecond
 	res, err := Run(context.Background(), o)
 	require.NoError(t, err)
