@@ -69,13 +69,16 @@ func (r *Recorder) lockFile(ctx context.Context) error {
 			return fmt.Errorf("recorder: lock %s: %w", r.path, err)
 		}
 		waited := time.Since(start)
-		if timeout > 0 && waited >= timeout {
-			return fmt.Errorf("recorder: %s: %w after %s: held by %s", r.path, ErrLockTimeout, timeout, r.lockHolder())
-		}
+		// The warning first: a writer that waited past LockWarnAfter has
+		// said so even when the same poll finds the timeout passed (a
+		// writer descheduled that long on a busy machine).
 		if !warned && warnAt > 0 && waited >= warnAt {
 			warned = true
 			r.log.Warn("recorder: waiting for the transcript's lock held by another process (a stopped process holds it until it is continued or killed; --lock-timeout gives up instead)",
 				"path", r.path, "holder", r.lockHolder(), "waited", waited.Round(time.Millisecond).String())
+		}
+		if timeout > 0 && waited >= timeout {
+			return fmt.Errorf("recorder: %s: %w after %s: held by %s", r.path, ErrLockTimeout, timeout, r.lockHolder())
 		}
 		wait = min(2*wait, maxLockPoll)
 		t.Reset(wait)
