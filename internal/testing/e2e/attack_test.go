@@ -11,7 +11,6 @@ import (
 	"sync"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/transcript"
@@ -35,7 +34,7 @@ func recordHeld(t *testing.T, storage, id string) (rec *proc, gate, file string)
 	rec = start(t, nil, fakeEnv(fakeInput, example(), fakeGateAfter, "3", fakeGate, gate),
 		"--storage", storage, "record", "--run-id", id, "--path", "plan", "--provider", "claude", "-q", "--", fake)
 	file = transcriptPath(storage, id)
-	waitFor(t, "the record's step to start", 30*time.Second, func() bool {
+	waitFor(t, "the record's step to start", hangBound, func() bool {
 		b, _ := os.ReadFile(file)
 		return bytes.Contains(b, []byte(`"step.started"`))
 	})
@@ -63,7 +62,7 @@ func TestRunEndWhileRecording(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	if r := rec.wait(t, time.Minute); r.code != 0 {
+	if r := rec.wait(t, hangBound); r.code != 0 {
 		t.Fatalf("record: %v", r)
 	}
 
@@ -113,7 +112,7 @@ func TestRunEndCancelOpen(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := rec.wait(t, time.Minute)
+	r := rec.wait(t, hangBound)
 	if r.code == 0 || !strings.Contains(r.errOut, "finished") {
 		t.Errorf("record into a run ended under it: %v", r)
 	}
@@ -140,7 +139,7 @@ func TestStoppedLockHolder(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = holder.Process.Kill(); _ = holder.Wait() })
-	waitFor(t, "the lock holder", 30*time.Second, func() bool { _, err := os.Stat(ready); return err == nil })
+	waitFor(t, "the lock holder", hangBound, func() bool { _, err := os.Stat(ready); return err == nil })
 	if err := holder.Process.Signal(syscall.SIGSTOP); err != nil {
 		t.Fatal(err)
 	}
@@ -151,11 +150,11 @@ func TestStoppedLockHolder(t *testing.T) {
 		t.Fatalf("run end --lock-timeout: %v", r)
 	}
 	end := start(t, nil, nil, "--storage", storage, "run", "end", id)
-	waitFor(t, "run end to name the stopped holder", time.Minute, func() bool {
+	waitFor(t, "run end to name the stopped holder", hangBound, func() bool {
 		return strings.Contains(end.errOut.String(), pid) && strings.Contains(end.errOut.String(), "stopped")
 	})
 	_ = holder.Process.Kill()
-	if r := end.wait(t, time.Minute); r.code != 0 {
+	if r := end.wait(t, hangBound); r.code != 0 {
 		t.Fatalf("run end once the holder is gone: %v", r)
 	}
 	runEnd(t, readRun(t, transcriptPath(storage, id)))
@@ -223,7 +222,7 @@ func TestFIFOInStorage(t *testing.T) {
 		{"validate", id},
 		{"stats", "--all"},
 	} {
-		r := start(t, nil, nil, append([]string{"--storage", storage}, args...)...).wait(t, time.Minute)
+		r := start(t, nil, nil, append([]string{"--storage", storage}, args...)...).wait(t, hangBound)
 		if args[len(args)-1] == "latest" {
 			// The FIFO is not a run to choose from; nothing else is.
 			if r.code == 0 {
@@ -326,11 +325,11 @@ func TestCtrlCDuringRecord(t *testing.T) {
 			_ = cmd.Wait()
 		}
 	})
-	waitFor(t, "the fake agent to be ready", 30*time.Second, func() bool { _, err := os.Stat(ready); return err == nil })
+	waitFor(t, "the fake agent to be ready", hangBound, func() bool { _, err := os.Stat(ready); return err == nil })
 	if err := syscall.Kill(-cmd.Process.Pid, syscall.SIGINT); err != nil { // what the terminal does
 		t.Fatal(err)
 	}
-	r := p.wait(t, time.Minute)
+	r := p.wait(t, hangBound)
 	if r.code != 130 {
 		t.Fatalf("exit %d, want 130\n%v", r.code, r)
 	}
@@ -377,7 +376,7 @@ func TestAgentLeavesAProcessHoldingItsOutput(t *testing.T) {
 			}
 		}
 	})
-	r := p.wait(t, time.Minute)
+	r := p.wait(t, hangBound)
 	if r.code != 0 || !strings.Contains(r.errOut, "kept its output open") {
 		t.Fatalf("record with an orphan holding the pipes: %v", r)
 	}

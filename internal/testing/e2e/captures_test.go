@@ -13,7 +13,6 @@ import (
 	"sort"
 	"strings"
 	"testing"
-	"time"
 
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/transcript"
@@ -318,7 +317,7 @@ func importCapture(t *testing.T, provider, input string) *capturedRun {
 func liveCapture(t *testing.T, provider, input string) *capturedRun {
 	t.Helper()
 	storage := t.TempDir()
-	r := start(t, nil, fakeEnv(fakeInput, input, fakeDelay, "1ms"), "--storage", storage, "record", "--provider", provider, "--json", "--", fake).wait(t, 2*time.Minute)
+	r := start(t, nil, fakeEnv(fakeInput, input, fakeDelay, "1ms"), "--storage", storage, "record", "--provider", provider, "--json", "--", fake).wait(t, hangBound)
 	if r.code != 0 && r.code != 1 {
 		t.Fatalf("twasm record -- (fake agent replaying %s): %v", input, r)
 	}

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestColdCacheCompilesOnlyThePluginInUse records with an empty cache:
@@ -29,7 +28,7 @@ func TestColdCacheCompilesOnlyThePluginInUse(t *testing.T) {
 		t.Helper()
 		p := start(t, nil, []string{"XDG_CACHE_HOME=" + cacheHome},
 			"--storage", t.TempDir(), "record", "--provider", "claude", "--input", example(), "--quiet")
-		if r := p.wait(t, 2*time.Minute); r.code != 0 {
+		if r := p.wait(t, hangBound); r.code != 0 {
 			t.Fatalf("record: %v", r)
 		}
 	}

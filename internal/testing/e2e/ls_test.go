@@ -146,7 +146,7 @@ func TestStorageRoot(t *testing.T) {
 	t.Parallel()
 	data := t.TempDir()
 	xdg := []string{"XDG_DATA_HOME=" + data}
-	r := start(t, nil, xdg, "record", "--provider", "claude", "--input", example()).wait(t, time.Minute)
+	r := start(t, nil, xdg, "record", "--provider", "claude", "--input", example()).wait(t, hangBound)
 	if r.code != 0 {
 		t.Fatal(r)
 	}
@@ -155,10 +155,10 @@ func TestStorageRoot(t *testing.T) {
 		t.Fatalf("%d transcripts under $XDG_DATA_HOME/twasm", len(m))
 	}
 	// start runs every process in a new temporary working directory.
-	if r := start(t, nil, xdg, "ls").wait(t, time.Minute); r.code != 0 || !strings.Contains(r.out, strings.TrimSuffix(filepath.Base(m[0]), ".jsonl")) {
+	if r := start(t, nil, xdg, "ls").wait(t, hangBound); r.code != 0 || !strings.Contains(r.out, strings.TrimSuffix(filepath.Base(m[0]), ".jsonl")) {
 		t.Errorf("ls from elsewhere: %v", r)
 	}
-	if r := start(t, nil, append(xdg, "TWASM_STORAGE="+filepath.Join(data, "other")), "ls").wait(t, time.Minute); r.code != 2 {
+	if r := start(t, nil, append(xdg, "TWASM_STORAGE="+filepath.Join(data, "other")), "ls").wait(t, hangBound); r.code != 2 {
 		t.Errorf("$TWASM_STORAGE is not honoured: %v", r)
 	}
 

@@ -290,7 +290,7 @@ func (p *proc) wait(t *testing.T, timeout time.Duration) result {
 // twasm runs twasm to the end.
 func twasm(t *testing.T, args ...string) result {
 	t.Helper()
-	return start(t, nil, nil, args...).wait(t, time.Minute)
+	return start(t, nil, nil, args...).wait(t, hangBound)
 }
 
 // twasmOK runs twasm and fails the test unless it exits 0.
@@ -410,6 +410,12 @@ func golden(provider, name string) string {
 
 // example is the bundled Claude Code example stream.
 func example() string { return filepath.Join(root, "examples", "claude", "stream-json.jsonl") }
+
+// hangBound is how long a test waits for an event (a process to end, a
+// line to appear) before it fails: it only bounds a hang, far above what
+// the event takes however busy the machine, and far below a plugin time
+// limit of an hour that a test shows a signal beat.
+const hangBound = 5 * time.Minute
 
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {

@@ -5,7 +5,6 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestRecordSaysWhatWentWrong: after every record, one stderr line says
@@ -89,7 +88,7 @@ func TestRecordSaysWhatWentWrong(t *testing.T) {
 	t.Run("wrapped agent exits 0", func(t *testing.T) {
 		t.Parallel()
 		storage := t.TempDir()
-		r := start(t, nil, fakeEnv(fakeInput, text), "--storage", storage, "record", "--provider", "claude", "--", fake).wait(t, time.Minute)
+		r := start(t, nil, fakeEnv(fakeInput, text), "--storage", storage, "record", "--provider", "claude", "--", fake).wait(t, hangBound)
 		if r.code != 1 || !strings.Contains(r.errOut, "twasm: the claude plugin understood none") {
 			t.Fatalf("want exit 1 and the reason: %v", r)
 		}
@@ -97,7 +96,7 @@ func TestRecordSaysWhatWentWrong(t *testing.T) {
 	t.Run("wrapped agent fails", func(t *testing.T) {
 		t.Parallel()
 		storage := t.TempDir()
-		r := start(t, nil, fakeEnv(fakeInput, text, fakeExit, "4"), "--storage", storage, "record", "--provider", "claude", "--", fake).wait(t, time.Minute)
+		r := start(t, nil, fakeEnv(fakeInput, text, fakeExit, "4"), "--storage", storage, "record", "--provider", "claude", "--", fake).wait(t, hangBound)
 		if r.code != 4 || !strings.Contains(r.errOut, "understood none") {
 			t.Fatalf("want the agent's exit code and the reason: %v", r)
 		}

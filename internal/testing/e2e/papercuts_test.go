@@ -10,7 +10,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // TestRecordQuietKeepsStderr: -q hides the agent's stdout, never its
@@ -19,7 +18,7 @@ func TestRecordQuietKeepsStderr(t *testing.T) {
 	t.Parallel()
 	storage := t.TempDir()
 	const marker = "fake-agent: auth failed, run login"
-	r := start(t, nil, fakeEnv(fakeInput, example(), fakeStderr, marker), "--storage", storage, "record", "-q", "--provider", "claude", "--", fake).wait(t, time.Minute)
+	r := start(t, nil, fakeEnv(fakeInput, example(), fakeStderr, marker), "--storage", storage, "record", "-q", "--provider", "claude", "--", fake).wait(t, hangBound)
 	if r.code != 0 || r.out != "" || !strings.Contains(r.errOut, marker) {
 		t.Fatalf("want no stdout and the agent's stderr: %v", r)
 	}
@@ -32,7 +31,7 @@ func TestRecordInvocation(t *testing.T) {
 	storage := t.TempDir()
 	p := start(t, nil, fakeEnv(fakeInput, example()), "--storage", storage, "record", "--provider", "claude", "--", fake, "-p", "fix the tests")
 	wd := p.cmd.Dir
-	if r := p.wait(t, time.Minute); r.code != 0 {
+	if r := p.wait(t, hangBound); r.code != 0 {
 		t.Fatal(r)
 	}
 	evs := readRun(t, transcriptPath(storage, onlyRun(t, storage)))
@@ -74,13 +73,13 @@ func TestLiveColour(t *testing.T) {
 			t.Parallel()
 			_, tty, shown := openPTYOutput(t)
 			p := startTTY(t, tty, false, tc.out, tc.errOut, environ, "--storage", t.TempDir(), "record", "--live", "--provider", "claude", "--input", example())
-			r := p.wait(t, time.Minute)
+			r := p.wait(t, hangBound)
 			if r.code != 0 {
 				t.Fatal(r)
 			}
 			var live string
 			if tc.errOut {
-				waitFor(t, "the live lines on the terminal", 30*time.Second, func() bool { return strings.Contains(shown.String(), "run.completed") })
+				waitFor(t, "the live lines on the terminal", hangBound, func() bool { return strings.Contains(shown.String(), "run.completed") })
 				live = shown.String()
 			} else {
 				live = r.errOut

@@ -7,7 +7,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 
@@ -123,7 +122,7 @@ func TestRecordFromTerminal(t *testing.T) {
 			storage := t.TempDir()
 			master, tty := openPTY(t)
 			p := startOnTTY(t, tty, "--storage", storage, "record", "--provider", "claude")
-			waitFor(t, "the notice on stderr", 30*time.Second, func() bool { return strings.Contains(p.errOut.String(), "Ctrl-D") })
+			waitFor(t, "the notice on stderr", hangBound, func() bool { return strings.Contains(p.errOut.String(), "Ctrl-D") })
 			if !strings.Contains(p.errOut.String(), "reading") || !strings.Contains(p.errOut.String(), "Ctrl-C") {
 				t.Errorf("notice: %s", p.errOut)
 			}
@@ -134,7 +133,7 @@ func TestRecordFromTerminal(t *testing.T) {
 			if _, err := master.Write(keys); err != nil {
 				t.Fatal(err)
 			}
-			r := p.wait(t, time.Minute)
+			r := p.wait(t, hangBound)
 			if r.code != code {
 				t.Fatalf("exit %d, want %d: %v", r.code, code, r)
 			}

@@ -48,7 +48,7 @@ func recordAll(t *testing.T, storage, provider string, inputs []string, extra ..
 			sem <- struct{}{}
 			defer func() { <-sem }()
 			args := append([]string{"--storage", storage, "record", "--provider", provider, "--json", "--input", in}, extra...)
-			r := start(t, nil, nil, args...).wait(t, time.Minute)
+			r := start(t, nil, nil, args...).wait(t, hangBound)
 			if r.code != 0 {
 				t.Errorf("record %s: %v", filepath.Base(in), r)
 				return
@@ -137,7 +137,7 @@ func TestReadCommandsOnRecordedGolden(t *testing.T) {
 							if asJSON {
 								args = append(args, "--json")
 							}
-							r := start(t, nil, nil, append(args, id)...).wait(t, time.Minute)
+							r := start(t, nil, nil, append(args, id)...).wait(t, hangBound)
 							name := filepath.Base(inputs[i])
 							switch {
 							case r.code != 0:

@@ -11,7 +11,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"github.com/twasm/twasm/transcript"
 )
@@ -44,7 +43,7 @@ func TestRecordLive(t *testing.T) {
 		"--storage", storage, "record", "--provider", "claude", "--live", "--", fake)
 
 	var file string
-	waitFor(t, "a tool.call in the transcript while the agent runs", 30*time.Second, func() bool {
+	waitFor(t, "a tool.call in the transcript while the agent runs", hangBound, func() bool {
 		m, _ := filepath.Glob(filepath.Join(storage, "transcripts", "*.jsonl"))
 		if len(m) != 1 {
 			return false
@@ -60,7 +59,7 @@ func TestRecordLive(t *testing.T) {
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	r := p.wait(t, time.Minute)
+	r := p.wait(t, hangBound)
 	if r.code != 3 {
 		t.Fatalf("exit %d, want the agent's 3\n%v", r.code, r)
 	}
@@ -116,7 +115,7 @@ func TestRecordAgentKilled(t *testing.T) {
 	p := start(t, nil, fakeEnv(fakeInput, example(), fakeHangAfter, "3", fakeReady, ready),
 		"--storage", storage, "record", "--provider", "claude", "-q", "--", fake)
 	var pid int
-	waitFor(t, "the fake agent to be ready", 30*time.Second, func() bool {
+	waitFor(t, "the fake agent to be ready", hangBound, func() bool {
 		b, err := os.ReadFile(ready)
 		pid, _ = strconv.Atoi(string(b))
 		return err == nil && pid > 0
@@ -124,7 +123,7 @@ func TestRecordAgentKilled(t *testing.T) {
 	if err := syscall.Kill(pid, syscall.SIGKILL); err != nil {
 		t.Fatal(err)
 	}
-	r := p.wait(t, time.Minute)
+	r := p.wait(t, hangBound)
 	if r.code != 128+int(syscall.SIGKILL) {
 		t.Fatalf("exit %d, want 137\n%v", r.code, r)
 	}
@@ -151,14 +150,14 @@ func TestRecordInterrupt(t *testing.T) {
 	ready := filepath.Join(t.TempDir(), "ready")
 	p := start(t, nil, fakeEnv(fakeInput, example(), fakeHangAfter, "4", fakeReady, ready, fakeTrapInt, "1"),
 		"--storage", storage, "record", "--provider", "claude", "--", fake)
-	waitFor(t, "the fake agent to be ready", 30*time.Second, func() bool {
+	waitFor(t, "the fake agent to be ready", hangBound, func() bool {
 		_, err := os.Stat(ready)
 		return err == nil
 	})
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	r := p.wait(t, time.Minute)
+	r := p.wait(t, hangBound)
 	if r.code != 130 {
 		t.Fatalf("exit %d, want 130\n%v", r.code, r)
 	}
@@ -236,7 +235,7 @@ func TestRecordInputs(t *testing.T) {
 			default:
 				stdin = in
 			}
-			r := start(t, stdin, nil, args...).wait(t, time.Minute)
+			r := start(t, stdin, nil, args...).wait(t, hangBound)
 			if r.code != 0 {
 				t.Fatal(r)
 			}
@@ -284,7 +283,7 @@ func TestRecordRedact(t *testing.T) {
 		t.Fatal("the key was not planted")
 	}
 	storage := t.TempDir()
-	r := start(t, in, nil, "--storage", storage, "record", "--provider", "claude", "--redact", "--json").wait(t, time.Minute)
+	r := start(t, in, nil, "--storage", storage, "record", "--provider", "claude", "--redact", "--json").wait(t, hangBound)
 	if r.code != 0 {
 		t.Fatal(r)
 	}

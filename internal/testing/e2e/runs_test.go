@@ -7,7 +7,6 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
 	"github.com/twasm/twasm/transcript"
 )
@@ -125,17 +124,17 @@ func TestTailFollowsRecord(t *testing.T) {
 	tail := start(t, nil, nil, "--storage", storage, "tail", "-f", "--interval", "10ms", id)
 	rec := start(t, nil, fakeEnv(fakeInput, example(), fakeDelay, "20ms"),
 		"--storage", storage, "record", "--run-id", id, "--provider", "claude", "-q", "--", fake)
-	waitFor(t, "tail to show a tool call while record runs", 30*time.Second, func() bool {
+	waitFor(t, "tail to show a tool call while record runs", hangBound, func() bool {
 		return strings.Contains(tail.out.String(), "tool.call")
 	})
-	if r := rec.wait(t, time.Minute); r.code != 0 {
+	if r := rec.wait(t, hangBound); r.code != 0 {
 		t.Fatalf("record: %v", r)
 	}
 	if strings.Contains(tail.out.String(), "run.completed") {
 		t.Fatal("tail -f saw run.completed before run end")
 	}
 	twasmOK(t, "--storage", storage, "run", "end", id)
-	r := tail.wait(t, 30*time.Second)
+	r := tail.wait(t, hangBound)
 	if r.code != 0 {
 		t.Fatalf("tail -f: %v", r)
 	}

@@ -29,9 +29,10 @@ func hostilePlugin(t *testing.T, dir, name string) string {
 	return path
 }
 
-// A signal ends twasm at once while a plugin is busy in a feed call whose
-// every loop pass is one memory.fill of 64 MiB (its time limit is a
-// minute): exit 130, the run closed as cancelled, the transcript valid.
+// A signal ends twasm while a plugin is busy in a feed call whose every
+// loop pass is one memory.fill of 64 MiB (its time limit is an hour, so
+// that twasm ending at all says the signal stopped it): exit 130, the run
+// closed as cancelled, the transcript valid.
 func TestSignalStopsBusyPlugin(t *testing.T) {
 	t.Parallel()
 	plugin := hostilePlugin(t, filepath.Join(root, "host", "testdata", "misbehave"), "misbehave")
@@ -39,8 +40,8 @@ func TestSignalStopsBusyPlugin(t *testing.T) {
 		t.Run(sig.String(), func(t *testing.T) {
 			storage := t.TempDir()
 			p := start(t, []byte("emit before\nfill\n"), nil, "--storage", storage, "record", "--provider", "misbehave",
-				"--plugin-path", filepath.Dir(plugin), "--plugin-timeout", "1m", "--plugin-memory", "256MiB")
-			waitFor(t, "the run to begin", time.Minute, func() bool {
+				"--plugin-path", filepath.Dir(plugin), "--plugin-timeout", "1h", "--plugin-memory", "256MiB")
+			waitFor(t, "the run to begin", hangBound, func() bool {
 				m, _ := filepath.Glob(filepath.Join(storage, "transcripts", "*.jsonl"))
 				return len(m) == 1
 			})
@@ -49,14 +50,11 @@ func TestSignalStopsBusyPlugin(t *testing.T) {
 			if err := p.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
 			}
-			// The plugin's limit is a minute: ending well before says
-			// the signal stopped it.
-			r := p.wait(t, 30*time.Second)
-			d := time.Since(sent)
-			if d > 10*time.Second {
-				t.Errorf("twasm ended %v after the signal", d)
-			}
-			t.Logf("twasm ended %v after %v", d, sig)
+			// The plugin's limit is an hour: ending at all (the wait only
+			// bounds a hang, at hangBound) says the signal stopped it. How soon is for
+			// the log, not asserted.
+			r := p.wait(t, hangBound)
+			t.Logf("twasm ended %v after %v", time.Since(sent), sig)
 			if r.code != 130 {
 				t.Fatalf("exit %d, want 130\n%v", r.code, r)
 			}
@@ -72,8 +70,8 @@ func TestSignalStopsBusyPlugin(t *testing.T) {
 
 // A file in the user's plugin directory whose initializer loops over
 // memory.fill of 64 MiB costs `twasm record --provider claude` nothing
-// once interrupted: SIGINT ends twasm at once (the initializer's limit is
-// 30 s).
+// once interrupted: SIGINT ends twasm (the initializer's limit is an hour,
+// so that twasm ending at all says the signal stopped it).
 func TestSignalStopsHostileInitializer(t *testing.T) {
 	t.Parallel()
 	plugin := hostilePlugin(t, filepath.Join(root, "host", "testdata", "initfill"), "initfill")
@@ -86,10 +84,10 @@ func TestSignalStopsHostileInitializer(t *testing.T) {
 	}
 	storage, cache := t.TempDir(), t.TempDir()
 	p := start(t, nil, []string{"XDG_CONFIG_HOME=" + config, "XDG_CACHE_HOME=" + cache},
-		"--storage", storage, "record", "--provider", "claude", "--input", example(), "--plugin-memory", "256MiB")
+		"--storage", storage, "record", "--provider", "claude", "--input", example(), "--plugin-timeout", "1h", "--plugin-memory", "256MiB")
 	// Only the new file is compiled at start (bundled plugins' manifests
 	// are recorded): once its code is in the cache, it is initialising.
-	waitFor(t, "the plugin to be compiled", 2*time.Minute, func() bool {
+	waitFor(t, "the plugin to be compiled", hangBound, func() bool {
 		n := 0
 		_ = filepath.WalkDir(filepath.Join(cache, "twasm", "wazero"), func(_ string, d os.DirEntry, err error) error {
 			if err == nil && !d.IsDir() {
@@ -104,12 +102,8 @@ func TestSignalStopsHostileInitializer(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	r := p.wait(t, time.Minute)
-	d := time.Since(sent)
-	if d > 10*time.Second {
-		t.Errorf("twasm ended %v after the signal", d)
-	}
-	t.Logf("twasm ended %v after SIGINT", d)
+	r := p.wait(t, hangBound)
+	t.Logf("twasm ended %v after SIGINT", time.Since(sent))
 	if r.code != 130 {
 		t.Fatalf("exit %d, want 130\n%v", r.code, r)
 	}
@@ -123,7 +117,7 @@ func TestProcExitIsThePluginsFault(t *testing.T) {
 	plugin := hostilePlugin(t, filepath.Join(root, "host", "testdata", "misbehave"), "misbehave")
 	storage := t.TempDir()
 	r := start(t, []byte("emit before\nprocexit 4294967295\n"), nil, "--storage", storage, "record", "--provider", "misbehave",
-		"--plugin-path", filepath.Dir(plugin)).wait(t, time.Minute)
+		"--plugin-path", filepath.Dir(plugin)).wait(t, hangBound)
 	if r.code == 130 || strings.Contains(r.errOut, "interrupted") {
 		t.Fatalf("taken for an interrupt: %v", r)
 	}
@@ -215,7 +209,8 @@ func TestExternalPluginClaimingBundledProvider(t *testing.T) {
 }
 
 // The same with an agent: SIGINT reaches the agent, which ends, and the
-// plugin busy with its output is stopped at once, not at its limit.
+// plugin busy with its output is stopped by it, not at its limit (an
+// hour).
 func TestSignalStopsBusyPluginWithAgent(t *testing.T) {
 	t.Parallel()
 	plugin := hostilePlugin(t, filepath.Join(root, "host", "testdata", "misbehave"), "misbehave")
@@ -227,8 +222,8 @@ func TestSignalStopsBusyPluginWithAgent(t *testing.T) {
 	ready := filepath.Join(t.TempDir(), "ready")
 	p := start(t, nil, fakeEnv(fakeInput, input, fakeHangAfter, "2", fakeReady, ready, fakeTrapInt, "1"),
 		"--storage", storage, "record", "--provider", "misbehave", "--plugin-path", filepath.Dir(plugin),
-		"--plugin-timeout", "1m", "--plugin-memory", "256MiB", "--", fake)
-	waitFor(t, "the fake agent to be ready", time.Minute, func() bool {
+		"--plugin-timeout", "1h", "--plugin-memory", "256MiB", "--", fake)
+	waitFor(t, "the fake agent to be ready", hangBound, func() bool {
 		_, err := os.Stat(ready)
 		return err == nil
 	})
@@ -237,12 +232,8 @@ func TestSignalStopsBusyPluginWithAgent(t *testing.T) {
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
 	}
-	r := p.wait(t, 30*time.Second)
-	d := time.Since(sent)
-	if d > 10*time.Second {
-		t.Errorf("twasm ended %v after the signal", d)
-	}
-	t.Logf("twasm ended %v after SIGINT", d)
+	r := p.wait(t, hangBound)
+	t.Logf("twasm ended %v after SIGINT", time.Since(sent))
 	if r.code != 130 {
 		t.Fatalf("exit %d, want 130\n%v", r.code, r)
 	}

@@ -132,11 +132,11 @@ func TestSyncBadInputReported(t *testing.T) {
 		t.Errorf("concurrent sync: %v", r)
 	}
 	p := start(t, nil, h.env, "--storage", h.stor, "sync", "--wait")
-	waitFor(t, "the second sync to say it waits", time.Minute, func() bool {
+	waitFor(t, "the second sync to say it waits", hangBound, func() bool {
 		return strings.Contains(p.errOut.String(), "waiting for another sync")
 	})
 	lock.Release()
-	if r := p.wait(t, time.Minute); r.code != 0 {
+	if r := p.wait(t, hangBound); r.code != 0 {
 		t.Errorf("sync --wait: %v", r)
 	}
 }

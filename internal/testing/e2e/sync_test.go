@@ -372,15 +372,15 @@ func TestSyncWatch(t *testing.T) {
 	h.put(".claude/projects/p/a.jsonl", session, time.Hour)
 	p := start(t, nil, h.env, "--storage", h.stor, "sync", "--watch", "--interval", "100ms")
 	count := func(action string) int { return strings.Count(p.out.String(), action+"\t") }
-	waitFor(t, "the first session archived", time.Minute, func() bool { return count("new") == 1 })
+	waitFor(t, "the first session archived", hangBound, func() bool { return count("new") == 1 })
 	h.put(".claude/projects/p/b.jsonl", bytes.Join(lines[:len(lines)/2], nil), time.Hour)
-	waitFor(t, "a new session archived", time.Minute, func() bool { return count("new") == 2 })
+	waitFor(t, "a new session archived", hangBound, func() bool { return count("new") == 2 })
 	h.put(".claude/projects/p/b.jsonl", other, 50*time.Minute)
-	waitFor(t, "the grown session archived", time.Minute, func() bool { return count("grown") == 1 })
+	waitFor(t, "the grown session archived", hangBound, func() bool { return count("grown") == 1 })
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	r := p.wait(t, time.Minute)
+	r := p.wait(t, hangBound)
 	if r.code != 0 {
 		t.Errorf("watch interrupted: %v", r)
 	}
