@@ -22,6 +22,8 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/wire"
+	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/wasm/wasmcheck"
 )
 
 // PluginInfo describes a plugin for `twasm plugins list`.
@@ -153,7 +155,7 @@ func (rt *Runtime) cachedManifest(key string) (manifestRecord, bool) {
 	if dir == "" {
 		return manifestRecord{}, false
 	}
-	b, err := os.ReadFile(filepath.Join(dir, key+".json"))
+	b, err := regfile.ReadFile(filepath.Join(dir, key+".json"), regfile.MaxConfig)
 	if err != nil {
 		return manifestRecord{}, false
 	}
@@ -222,7 +224,7 @@ func (rt *Runtime) cachedFailure(key string, wasm []byte) (failureRecord, bool) 
 	if path == "" {
 		return failureRecord{}, false
 	}
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path, regfile.MaxConfig)
 	if err != nil {
 		return failureRecord{}, false
 	}
@@ -383,7 +385,7 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 			if abs, err := filepath.Abs(path); err == nil {
 				path = abs
 			}
-			b, err := os.ReadFile(path)
+			b, err := regfile.ReadFile(path, wasmcheck.MaxModuleBytes)
 			if err != nil {
 				failed = append(failed, PluginInfo{Origin: path, File: path, Err: fmt.Errorf("host: read plugin: %w", err)})
 				continue

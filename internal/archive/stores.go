@@ -15,6 +15,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/regfile"
 )
 
 // Location is one native session store of an agent.
@@ -94,7 +95,7 @@ func ConfigPath(env Env) string {
 // LoadConfig reads a config file; a missing file is an empty config unless
 // required (given explicitly).
 func LoadConfig(path string, required bool) (*Config, error) {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path, regfile.MaxConfig)
 	if errors.Is(err, fs.ErrNotExist) && !required {
 		return &Config{}, nil
 	}
@@ -219,7 +220,7 @@ func expandHome(p, home string) string {
 // retentionSetting reads the top-level number key of the JSON settings
 // file at path (Claude Code's cleanupPeriodDays), else def.
 func retentionSetting(path, key string, def int) int {
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path, regfile.MaxConfig)
 	if err != nil {
 		return def
 	}

@@ -3,6 +3,7 @@ package regfile
 import (
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -38,8 +39,16 @@ func Open(path string) (*os.File, error) {
 // NotRegular is the [ErrNotRegular] error for a file of mode m, naming
 // what the file is.
 func NotRegular(m fs.FileMode) error {
+	return fmt.Errorf("%w: it is %s", ErrNotRegular, Kind(m))
+}
+
+// Kind names what a file of mode m is, for messages: "a regular file",
+// "a directory", "a named pipe (FIFO)", "a device", ...
+func Kind(m fs.FileMode) string {
 	kind := "a " + m.Type().String()
 	switch {
+	case m.IsRegular():
+		kind = "a regular file"
 	case m.IsDir():
 		kind = "a directory"
 	case m&fs.ModeNamedPipe != 0:
@@ -51,7 +60,7 @@ func NotRegular(m fs.FileMode) error {
 	case m&fs.ModeSymlink != 0:
 		kind = "a symbolic link"
 	}
-	return fmt.Errorf("%w: it is %s", ErrNotRegular, kind)
+	return kind
 }
 
 // FS is an fs.FS over a directory whose files are opened with [Open]: a
@@ -74,3 +83,34 @@ func (d FS) Open(name string) (fs.File, error) {
 	}
 	return f, nil
 }
+
+// ErrTooLarge is wrapped when a file given to [ReadFile] holds more than
+// its limit.
+var ErrTooLarge = errors.New("file too large")
+
+// ReadFile reads a small file named by the user or found in a directory
+// (a config file, a plugin module, a cache record) the way [Open] opens
+// one: a FIFO, a device (a link to /dev/zero) or a directory at the path
+// is refused at once, naming what it is, instead of blocking or reading
+// forever, and a regular file of more than limit bytes is refused with
+// [ErrTooLarge] instead of being read into memory.
+func ReadFile(path string, limit int64) ([]byte, error) {
+	f, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	b, err := io.ReadAll(io.LimitReader(f, limit+1))
+	if err != nil {
+		return nil, err
+	}
+	if int64(len(b)) > limit {
+		return nil, &fs.PathError{Op: "read", Path: path, Err: fmt.Errorf("%w: more than %d bytes", ErrTooLarge, limit)}
+	}
+	return b, nil
+}
+
+// MaxConfig is the limit on a config file or cache record read with
+// [ReadFile] (config.json, sync.json, a manifest cache record): far more
+// than any real one holds.
+const MaxConfig = 1 << 20

@@ -38,3 +38,47 @@ func TestRefusesFIFO(t *testing.T) {
 	}
 	f.Close()
 }
+
+// TestReadFile: ReadFile refuses a FIFO, a link to a device and a
+// directory at once, naming what each is, refuses a file over its limit,
+// and reads a regular file (through a link too).
+func TestReadFile(t *testing.T) {
+	dir := t.TempDir()
+	fifo, zero, reg, link := dir+"/fifo", dir+"/zero", dir+"/reg", dir+"/link"
+	if err := unix.Mkfifo(fifo, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink("/dev/zero", zero); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(reg, []byte("0123456789"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(reg, link); err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range []struct {
+		path  string
+		limit int64
+		want  string // "" when it reads
+		is    error
+	}{
+		{fifo, 100, "named pipe", ErrNotRegular},
+		{zero, 100, "device", ErrNotRegular},
+		{dir, 100, "directory", ErrNotRegular},
+		{reg, 9, "more than 9 bytes", ErrTooLarge},
+		{reg, 10, "", nil},
+		{link, 10, "", nil},
+	} {
+		b, err := ReadFile(c.path, c.limit)
+		if c.want == "" {
+			if err != nil || string(b) != "0123456789" {
+				t.Errorf("%s: %q %v", c.path, b, err)
+			}
+			continue
+		}
+		if !errors.Is(err, c.is) || !strings.Contains(err.Error(), c.want) || !strings.Contains(err.Error(), c.path) {
+			t.Errorf("%s: %v", c.path, err)
+		}
+	}
+}

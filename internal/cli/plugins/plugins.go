@@ -3,7 +3,6 @@ package plugins
 import (
 	"context"
 	"fmt"
-	"os"
 	"strings"
 	"text/tabwriter"
 
@@ -13,7 +12,9 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/verify"
+	"github.com/twasm/twasm/internal/wasm/wasmcheck"
 )
 
 // ListOptions are the flags of plugins list.
@@ -131,7 +132,7 @@ func short(sum string) string {
 
 // Verify checks one plugin file; exit 1 when it has problems.
 func Verify(ctx context.Context, opts *VerifyOptions) error {
-	b, err := os.ReadFile(opts.File)
+	b, err := regfile.ReadFile(opts.File, wasmcheck.MaxModuleBytes)
 	if err != nil {
 		return &cmdutil.InputError{Path: opts.File, Err: err}
 	}

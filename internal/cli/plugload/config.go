@@ -5,13 +5,13 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"os"
 	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/regfile"
 )
 
 // ConfigFileHelp says where the config file is, for help texts.
@@ -69,7 +69,7 @@ func LoadConfig(f *cmdutil.Factory) (Config, error) {
 		return c, nil
 	}
 	c.path = path
-	b, err := os.ReadFile(path)
+	b, err := regfile.ReadFile(path, regfile.MaxConfig)
 	if errors.Is(err, fs.ErrNotExist) {
 		return c, nil
 	}

@@ -5,7 +5,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
@@ -18,6 +17,8 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/wasm/wasmcheck"
 	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/transcript"
 )
@@ -104,7 +105,7 @@ func IsFile(v string) bool {
 func Resolve(ctx context.Context, rt *host.Runtime, fl Flags, provider string) (*host.Plugin, error) {
 	if fl.Plugin != "" {
 		if IsFile(fl.Plugin) {
-			b, err := os.ReadFile(fl.Plugin)
+			b, err := regfile.ReadFile(fl.Plugin, wasmcheck.MaxModuleBytes)
 			if err != nil {
 				return nil, cmdutil.PathInputError(fl.Plugin, err)
 			}
