@@ -14,6 +14,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
@@ -127,6 +128,11 @@ func exportRunDir(ctx context.Context, dir string, run Run) (children []string, 
 		return nil, "", err
 	}
 	final := filepath.Join(runsDir, id)
+	// Only a run folder is replaced: anything else at its name (a file,
+	// a device, a named pipe, a link) is not the export's to remove.
+	if fi, err := os.Lstat(final); err == nil && !fi.IsDir() {
+		return nil, "", fmt.Errorf("%s is %s, not a run folder: it is left alone and the run is not exported", final, regfile.Kind(fi.Mode()))
+	}
 	if err := os.RemoveAll(final); err != nil {
 		return nil, "", err
 	}
@@ -137,7 +143,7 @@ func exportRunDir(ctx context.Context, dir string, run Run) (children []string, 
 }
 
 func copyFile(src, dst string) error {
-	in, err := os.Open(src)
+	in, err := regfile.Open(src)
 	if err != nil {
 		return err
 	}
