@@ -20,6 +20,7 @@ import (
 	"github.com/twasm/twasm/internal/durable"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -83,6 +84,9 @@ type Agent struct {
 	rawHash hash.Hash
 	rawN    int64
 	pending []byte // masked mode: an incomplete line
+	// lineLen is how many bytes were fed since the last line end: more
+	// than MaxLineBytes stops the capture (ErrNoLineEnd).
+	lineLen int64
 
 	errMu   sync.Mutex
 	errFile *os.File
@@ -270,6 +274,16 @@ func (a *Agent) Feed(ctx context.Context, p []byte) error {
 	if a.finished {
 		return errors.New("capture: feed after finish")
 	}
+	if i := bytes.LastIndexByte(p, '\n'); i >= 0 {
+		a.lineLen = int64(len(p) - i - 1)
+	} else {
+		a.lineLen += int64(len(p))
+	}
+	if a.lineLen > MaxLineBytes {
+		// An input that never yields a line (/dev/zero, a binary
+		// stream) would fill the disk with raw capture: stop at the bound.
+		return fmt.Errorf("%w: no line end in the last %d bytes (twasm reads JSON Lines; a line may hold %d bytes): reading stopped", ErrNoLineEnd, a.lineLen, MaxLineBytes)
+	}
 	if a.opts.Mask == nil {
 		return a.feed(ctx, p)
 	}
@@ -352,6 +366,17 @@ func (a *Agent) syncRaw() (err, dirErr error) {
 	}
 	return a.sync(a.raw), nil
 }
+
+// MaxLineBytes bounds a line of provider output: a line of more than
+// wire.MaxLineBytes is kept in the raw capture but not normalized; one of
+// more than MaxLineBytes (twice that) stops the capture with
+// [ErrNoLineEnd], so that an input that never yields a line end (a
+// device, a binary stream) ends instead of filling the disk.
+const MaxLineBytes = 2 * wire.MaxLineBytes
+
+// ErrNoLineEnd is wrapped when the provider output goes on for more than
+// [MaxLineBytes] without a line end.
+var ErrNoLineEnd = errors.New("not line-oriented output")
 
 // ErrRead is wrapped when the output [Run] reads fails (as opposed to the
 // capture or the sink), so a command can report unreadable input.

@@ -18,6 +18,7 @@ import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/redact"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runctl"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
@@ -159,7 +160,7 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		out.Action, out.Reason = ActionFailed, err.Error()
 		return out
 	}
-	f, err := os.Open(path)
+	f, err := regfile.Open(path) // a named pipe must not block the sync
 	if err != nil {
 		return fail(err)
 	}
@@ -167,9 +168,6 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 	st, err := f.Stat()
 	if err != nil {
 		return fail(err)
-	}
-	if !st.Mode().IsRegular() {
-		return fail(errors.New("not a regular file"))
 	}
 	size, mtime := st.Size(), st.ModTime()
 	idle := a.opts.Now().Sub(mtime)

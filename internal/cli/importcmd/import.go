@@ -6,7 +6,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -17,6 +16,7 @@ import (
 	"github.com/twasm/twasm/internal/cli/plugload"
 	"github.com/twasm/twasm/internal/cli/searchcmd"
 	"github.com/twasm/twasm/internal/detect"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -197,19 +197,16 @@ func Run(ctx context.Context, opts *Options) error {
 func importFile(ctx context.Context, arc *archive.Archiver, opts *Options, im *Imported) {
 	file := im.File
 	fail := func(err error) { im.Error = err.Error() }
-	if st, err := os.Stat(file); err != nil {
+	// A named pipe, a device or a directory is refused before anything
+	// is read, without blocking in open (the storage lock is held).
+	fh, err := regfile.Open(file)
+	if err != nil {
 		fail(err)
 		return
-	} else if st.IsDir() {
-		fail(errors.New("is a directory"))
-		return
 	}
-	if im.Provider == "auto" {
-		fh, err := os.Open(file)
-		if err != nil {
-			fail(err)
-			return
-		}
+	if im.Provider != "auto" {
+		fh.Close()
+	} else {
 		sample := make([]byte, 256<<10)
 		n, err := io.ReadFull(fh, sample)
 		fh.Close()

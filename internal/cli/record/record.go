@@ -223,15 +223,15 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		case "", "-":
 			input = cmdutil.StdinInput(ctx, ios)
 		default:
-			file, err := os.Open(opts.Input)
+			// Refuse what cannot be read before a run is written for it:
+			// a directory, a device (/dev/zero never ends), a named pipe
+			// (open would block; a stream goes to stdin, where a line
+			// longer than capture.MaxLineBytes ends the reading).
+			file, err := regfile.Open(opts.Input)
 			if err != nil {
 				return cmdutil.PathInputError(opts.Input, err)
 			}
 			defer file.Close()
-			// Refuse what cannot be read before a run is written for it.
-			if st, err := file.Stat(); err == nil && st.IsDir() {
-				return &cmdutil.InputError{Path: opts.Input, Err: errors.New("is a directory")}
-			}
 			input = file
 		}
 	}
@@ -673,7 +673,7 @@ func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.
 // countTools counts tool.call events by name in the run file (this
 // process's step and any other: the file is the truth).
 func countTools(path string, into map[string]int) error {
-	f, err := os.Open(path)
+	f, err := regfile.Open(path)
 	if err != nil {
 		return err
 	}
