@@ -160,6 +160,9 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		out.Action, out.Reason = ActionFailed, err.Error()
 		return out
 	}
+	if newOwnStorage(a.opts.Store.Root).contains(path) {
+		return fail(fmt.Errorf("%s is in twasm's own storage %s: a transcript or capture of twasm, not an agent's session", path, a.opts.Store.Root))
+	}
 	f, err := regfile.Open(path) // a named pipe must not block the sync
 	if err != nil {
 		return fail(err)
