@@ -21,9 +21,9 @@ import (
 	"hash/crc32"
 
 	"github.com/twasm/twasm/abi"
-	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/wasm/wasmcheck"
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // PluginInfo describes a plugin for `twasm plugins list`.
