@@ -47,7 +47,7 @@ wasm-build = $(if $(filter tinygo,$(1)),$(TINYGO) build -target=wasip1 -buildmod
 # TinyGo is installed (or found installed) before the first TinyGo build.
 needs-tinygo = $(if $(filter tinygo,$(1)),tinygo)
 
-.PHONY: all plugins tinygo otelcol test-tools test test-busy test-go golden bench fuzz lint example install uninstall clean
+.PHONY: all plugins tinygo otelcol test-tools test test-busy test-go golden bench fuzz lint example install uninstall clean redact-rules
 
 all: bin/twasm
 
@@ -168,6 +168,12 @@ install: bin/twasm
 
 uninstall:
 	rm -f '$(BINDIR)/twasm'
+
+# Regenerates internal/redact/gitleaks_rules.go from gitleaks' default rule
+# set, at the version internal/tools/genredact/go.mod names (its own module:
+# twasm does not link gitleaks).
+redact-rules:
+	cd internal/tools/genredact && $(GO) run . -o ../../redact/gitleaks_rules.go
 
 # The README's first command: record a bundled example and show it.
 example: bin/twasm

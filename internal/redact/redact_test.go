@@ -29,7 +29,7 @@ var (
 	google     = "AI" + "za" + "SyA1234567890abcdefghijklmnopqrstu"
 	slack      = "xo" + "xb-" + "1234567890-0987654321-" + alnum40[:24]
 	jwt        = "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.dozjgNryP4J3jVmNHl0w5N_XgL0n3I9PlFUP0THsR8U"
-	pemKey     = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEowIBAAKCAQEA\nabc+/=\n-----END RSA " + "PRIVATE KEY-----"
+	pemKey     = "-----BEGIN RSA " + "PRIVATE KEY-----\nMIIEowIBAAKCAQEA" + alnum40 + alnum40 + "\nabc+/=\n-----END RSA " + "PRIVATE KEY-----"
 )
 
 func TestMaskString(t *testing.T) {
