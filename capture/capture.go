@@ -48,6 +48,14 @@ type Options struct {
 	// included) before it is written anywhere: the raw capture, the stderr
 	// capture, and what the plugin reads. It returns the masked line.
 	Mask func(line []byte) []byte
+	// Split, when set with Mask, masks the raw capture instead of Mask,
+	// also finding the secrets that streaming split across lines
+	// (redact.Stream): each line as it came goes through it, and the raw
+	// capture gets the masked lines it returns, in order; Finish writes
+	// what it still holds. The plugin reads the lines Mask masked as they
+	// come (the events it makes hold the joined text, which the
+	// recorder's mask sees whole).
+	Split LineSplitMasker
 	// Masked, when set with Mask, says how many secrets Mask has masked so
 	// far, by kind; the step result's redacted counts are its answer when
 	// the step finishes.
@@ -68,6 +76,15 @@ type Options struct {
 	// drop it. An archive uses it to leave out what an earlier part of
 	// the same session already holds.
 	Filter func(ev *transcript.Event) *transcript.Event
+}
+
+// LineSplitMasker masks secrets split across lines (redact.Stream).
+type LineSplitMasker interface {
+	// Push takes the next line as it came and returns the masked lines
+	// ready to be written, oldest first.
+	Push(line []byte) [][]byte
+	// Flush returns every line still held.
+	Flush() [][]byte
 }
 
 // Agent captures one agent step. Call Finish once, whatever went wrong
@@ -300,7 +317,7 @@ func (a *Agent) Feed(ctx context.Context, p []byte) error {
 			a.pending = append(a.pending, line...)
 			line = a.pending
 		}
-		if err := a.feed(ctx, a.opts.Mask(line)); err != nil {
+		if err := a.feedLine(ctx, line); err != nil {
 			return err
 		}
 		a.pending = a.pending[:0]
@@ -309,19 +326,43 @@ func (a *Agent) Feed(ctx context.Context, p []byte) error {
 	return nil
 }
 
+// feedLine masks one whole line and feeds it: the plugin reads it
+// masked by Mask, the raw capture gets it through Split when set.
+func (a *Agent) feedLine(ctx context.Context, line []byte) error {
+	masked := a.opts.Mask(line)
+	if a.opts.Split == nil {
+		return a.feed(ctx, masked)
+	}
+	a.fed = true
+	for _, l := range a.opts.Split.Push(bytes.Clone(line)) {
+		if err := a.writeRaw(l); err != nil {
+			return err
+		}
+	}
+	return a.stream.Feed(ctx, masked)
+}
+
 func (a *Agent) feed(ctx context.Context, p []byte) error {
 	a.fed = true
+	if err := a.writeRaw(p); err != nil {
+		return err
+	}
+	if a.lastChunk {
+		a.lastChunk = false
+		a.startEarlySync()
+	}
+	return a.stream.Feed(ctx, p)
+}
+
+// writeRaw appends p to the raw capture.
+func (a *Agent) writeRaw(p []byte) error {
 	if _, err := a.raw.Write(p); err != nil {
 		// Without the raw capture nothing could be rebuilt: stop.
 		return fmt.Errorf("capture: write raw capture: %w", err)
 	}
 	a.rawHash.Write(p)
 	a.rawN += int64(len(p))
-	if a.lastChunk {
-		a.lastChunk = false
-		a.startEarlySync()
-	}
-	return a.stream.Feed(ctx, p)
+	return nil
 }
 
 // startEarlySync starts syncing the raw capture, and then the directory
@@ -462,8 +503,16 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 	}
 	var errs []error
 	if len(a.pending) > 0 {
-		errs = append(errs, a.feed(ctx, a.opts.Mask(a.pending)))
+		errs = append(errs, a.feedLine(ctx, a.pending))
 		a.pending = nil
+	}
+	if a.opts.Split != nil && a.opts.Mask != nil {
+		for _, l := range a.opts.Split.Flush() {
+			if err := a.writeRaw(l); err != nil {
+				errs = append(errs, err)
+				break
+			}
+		}
 	}
 	a.finished = true
 	if exitCode != nil {

@@ -449,7 +449,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	stepErr := run.StepAt(ctx, "agent", part, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 		copts := capture.Options{Provider: provider, Format: format, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter}
 		if masker != nil {
-			copts.Mask, copts.Masked = masker.MaskBytes, masker.Counts
+			copts.Mask, copts.Masked, copts.Split = masker.MaskBytes, masker.Counts, redact.NewStream()
 		}
 		if prev != nil && !prev.Closed && !rewrite {
 			copts.ContinueRaw = prev.Raw

@@ -20,6 +20,7 @@ import (
 	validateCmd "github.com/twasm/twasm/internal/cli/validate"
 	versionCmd "github.com/twasm/twasm/internal/cli/version"
 	viewCmd "github.com/twasm/twasm/internal/cli/view"
+	"github.com/twasm/twasm/internal/redact"
 )
 
 // addCommands registers every subcommand; a new command is one line here.
@@ -43,4 +44,5 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(syncCmd.NewCmdDoctor(f, nil))
 	root.AddCommand(exportCmd.NewCmdExport(f))
 	root.AddCommand(searchCmd.NewCmdSearch(f, nil))
+	root.AddCommand(&cobra.Command{Use: "redact", Short: "What --redact masks, and what it does not", Long: redact.Help})
 }

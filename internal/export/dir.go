@@ -104,16 +104,43 @@ func exportRunDir(ctx context.Context, dir string, run Run) (children []string, 
 	if err := os.Mkdir(filepath.Join(tmp, "logs"), 0o700); err != nil {
 		return nil, "", err
 	}
-	if err := copyFile(run.Path, filepath.Join(tmp, "events.jsonl")); err != nil {
-		return nil, "", err
+	// events.jsonl is the transcript byte for byte; masked (--redact),
+	// it is each event as masked, encoded again.
+	var events *os.File
+	var ew *bufio.Writer
+	if run.Mask == nil {
+		if err := copyFile(run.Path, filepath.Join(tmp, "events.jsonl")); err != nil {
+			return nil, "", err
+		}
+	} else {
+		if events, err = os.OpenFile(filepath.Join(tmp, "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600); err != nil {
+			return nil, "", err
+		}
+		defer events.Close()
+		ew = bufio.NewWriter(events)
 	}
 	s, err := newSummary(tmp)
 	if err != nil {
 		return nil, "", err
 	}
-	err = eachEvent(ctx, run.Path, s.event)
+	var line []byte
+	err = runEvents(ctx, run, func(ev *transcript.Event) error {
+		if ew != nil {
+			var err error
+			if line, err = transcript.AppendEvent(line[:0], ev); err != nil {
+				return fmt.Errorf("seq %d: encode masked event: %w", ev.Seq, err)
+			}
+			if _, err := ew.Write(append(line, '\n')); err != nil {
+				return err
+			}
+		}
+		return s.event(ev)
+	})
 	if cerr := s.close(); err == nil {
 		err = cerr
+	}
+	if ew != nil && err == nil {
+		err = errors.Join(ew.Flush(), events.Close())
 	}
 	if err != nil {
 		return nil, "", err

@@ -99,7 +99,7 @@ func ExportMessages(ctx context.Context, w io.Writer, run Run, opts MessagesOpti
 		return nil, err
 	}
 	found := opts.Path == ""
-	err := eachEvent(ctx, run.Path, func(ev *transcript.Event) error {
+	err := runEvents(ctx, run, func(ev *transcript.Event) error {
 		if opts.Path != "" {
 			if ev.Path != opts.Path && !strings.HasPrefix(ev.Path, opts.Path+".") {
 				return nil

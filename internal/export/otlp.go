@@ -269,10 +269,10 @@ type runInfo struct {
 	completed bool
 }
 
-func scanRun(ctx context.Context, path string) (*runInfo, error) {
+func scanRun(ctx context.Context, run Run) (*runInfo, error) {
 	info := &runInfo{steps: map[uint64]*stepInfo{}}
 	open := map[stepKey]uint64{}
-	err := eachEvent(ctx, path, func(ev *transcript.Event) error {
+	err := runEvents(ctx, run, func(ev *transcript.Event) error {
 		k := stepKey{ev.Path, ev.Iteration}
 		switch ev.Type {
 		case transcript.RunStarted:
@@ -356,7 +356,7 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 	if depth > MaxDepth {
 		return fmt.Errorf("%s: child runs nested deeper than %d", run.Path, MaxDepth)
 	}
-	info, err := scanRun(ctx, run.Path)
+	info, err := scanRun(ctx, run)
 	if err != nil {
 		return err
 	}
@@ -408,7 +408,7 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 		delete(tools, id)
 	}
 
-	err = eachEvent(ctx, run.Path, func(ev *transcript.Event) error {
+	err = runEvents(ctx, run, func(ev *transcript.Event) error {
 		if runID == "" {
 			runID = ev.RunID
 			runSC = scFor(traceID, spanIDOf(runID, "run"))

@@ -27,6 +27,10 @@ var ErrNotTranscript = errors.New("not a twasm transcript")
 type Run struct {
 	Path string
 	Dir  string
+	// Mask, when set, masks every event read for an export before it is
+	// used (redact.Redactor.Mask, `--redact`); the run's linked child
+	// runs are read with it too.
+	Mask func(*transcript.Event)
 }
 
 // childPath returns the transcript path of a linked child run, after
@@ -45,7 +49,7 @@ func (r Run) child(id string) (Run, error) {
 	if err != nil {
 		return Run{}, err
 	}
-	return Run{Path: p, Dir: r.Dir}, nil
+	return Run{Path: p, Dir: r.Dir, Mask: r.Mask}, nil
 }
 
 // eachEvent streams the decodable events of the transcript at path to fn,
@@ -55,6 +59,19 @@ func (r Run) child(id string) (Run, error) {
 // before it is opened, so a FIFO cannot block an export.
 func eachEvent(ctx context.Context, path string, fn func(*transcript.Event) error) error {
 	return eachEventStrict(ctx, path, false, fn)
+}
+
+// runEvents streams the events of run to fn as eachEventStrict does,
+// each masked first when the run says so. A masked read is strict: a
+// line that cannot be decoded cannot be checked either.
+func runEvents(ctx context.Context, run Run, fn func(*transcript.Event) error) error {
+	if run.Mask == nil {
+		return eachEvent(ctx, run.Path, fn)
+	}
+	return eachEventStrict(ctx, run.Path, true, func(ev *transcript.Event) error {
+		run.Mask(ev)
+		return fn(ev)
+	})
 }
 
 // ErrUndecodable is matched by the error of a strict read (an export that

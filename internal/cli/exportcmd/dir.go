@@ -12,9 +12,10 @@ import (
 
 // DirOptions are the inputs of `export dir`.
 type DirOptions struct {
-	Dir  string
-	Runs []string
-	All  bool
+	Dir    string
+	Runs   []string
+	All    bool
+	Redact bool
 }
 
 func newCmdDir(f *cmdutil.Factory, runF func(context.Context, *DirOptions) error) *cobra.Command {
@@ -57,6 +58,7 @@ absent, and exporting a run again replaces its folder. 'twasm run end
 		},
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "export every run in storage that is not a child of another run (children go with their parents)")
+	addRedactFlag(cmd, &opts.Redact, "every file written (events.jsonl is then the masked events, encoded again)")
 	return cmd
 }
 
@@ -65,6 +67,7 @@ func runDir(ctx context.Context, f *cmdutil.Factory, opts *DirOptions) error {
 	if err != nil {
 		return err
 	}
+	red := masked(targets, opts.Redact)
 	for _, t := range targets {
 		rep, err := export.ExportDir(ctx, opts.Dir, t)
 		if err != nil {
@@ -74,5 +77,6 @@ func runDir(ctx context.Context, f *cmdutil.Factory, opts *DirOptions) error {
 			fmt.Fprintln(f.IOStreams.Out, r)
 		}
 	}
+	reportRedacted(f, red)
 	return nil
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/export"
+	"github.com/twasm/twasm/internal/redact"
 )
 
 // NewCmdExport returns the export command family: `twasm export FORMAT
@@ -34,9 +35,10 @@ memory, and runs recorded by older versions export too.
 
 // OTLPCmdOptions are the inputs of `export otlp`.
 type OTLPCmdOptions struct {
-	OTLP OTLPOptions
-	Runs []string
-	All  bool
+	OTLP   OTLPOptions
+	Runs   []string
+	All    bool
+	Redact bool
 }
 
 func newCmdOTLP(f *cmdutil.Factory, runF func(context.Context, *OTLPCmdOptions) error) *cobra.Command {
@@ -80,6 +82,7 @@ the resource. The command fails if any span did not reach the collector.`,
 		},
 	}
 	AddOTLPFlags(cmd, &opts.OTLP, "")
+	addRedactFlag(cmd, &opts.Redact, "the spans")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "export every run in storage that is not a child of another run (children go with their parents)")
 	return cmd
 }
@@ -118,6 +121,7 @@ func runOTLP(ctx context.Context, f *cmdutil.Factory, opts *OTLPCmdOptions) erro
 	if err != nil {
 		return err
 	}
+	red := masked(targets, opts.Redact)
 	p, err := NewPipeline(ctx, &opts.OTLP, f.Getenv)
 	if err != nil {
 		return err
@@ -140,5 +144,32 @@ func runOTLP(ctx context.Context, f *cmdutil.Factory, opts *OTLPCmdOptions) erro
 		return fmt.Errorf("%w (%d of %d spans sent)", cerr, sent, spans)
 	}
 	fmt.Fprintf(f.IOStreams.ErrOut, "otlp: %d spans of %d runs sent\n", sent, runs)
+	reportRedacted(f, red)
 	return nil
+}
+
+// addRedactFlag binds --redact, which every export takes: what it masks
+// is what `record --redact` masks (redact.Help).
+func addRedactFlag(cmd *cobra.Command, on *bool, what string) {
+	cmd.Flags().BoolVar(on, "redact", false, "mask secrets in "+what+" (what is and is not masked: twasm help redact); a line that cannot be read fails the export")
+}
+
+// masked makes every target (and the child runs read through it) masked
+// by one redactor when on, which it returns.
+func masked(targets []export.Run, on bool) *redact.Redactor {
+	if !on {
+		return nil
+	}
+	r := redact.New()
+	for i := range targets {
+		targets[i].Mask = r.Mask
+	}
+	return r
+}
+
+// reportRedacted says on stderr what a --redact export masked.
+func reportRedacted(f *cmdutil.Factory, r *redact.Redactor) {
+	if r != nil {
+		fmt.Fprintf(f.IOStreams.ErrOut, "redacted: %s\n", cmdutil.RedactedSummary(r.Counts()))
+	}
 }

@@ -37,8 +37,8 @@ usage and cost, errors and warnings, and a search box. Long outputs are
 folded, and each block is cut at --max-output bytes (the transcript keeps
 everything), so a run of 10,000 events stays quick to open.
 
---redact masks API keys, tokens and private keys in everything the page
-shows and says how many of which kind it masked. It fails closed: a line
+--redact masks secrets (what is and is not masked: twasm help redact) in
+everything the page shows and says how many of which kind it masked. It fails closed: a line
 that cannot be decoded cannot be checked, and then no page is written.`,
 		Example: `  twasm export html latest -o run.html
   twasm export html --redact RUN1 RUN2 > runs.html`,
@@ -55,7 +55,7 @@ that cannot be decoded cannot be checked, and then no page is written.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVarP(&opts.Output, "output", "o", "", "write to this file instead of stdout")
-	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets in the page; no page is written if any line cannot be checked")
+	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets in the page (what is and is not masked: twasm help redact); no page is written if any line cannot be checked")
 	fl.IntVar(&opts.MaxOutput, "max-output", 64<<10, "bytes of one output or input block shown (the rest is left out with a note)")
 	fl.StringVar(&opts.Title, "title", "", "the page's title (default: the first run's name)")
 	return cmd

@@ -21,6 +21,7 @@ type MessagesOptions struct {
 	Dangling string
 	Output   string
 	Injected bool
+	Redact   bool
 }
 
 func newCmdMessages(f *cmdutil.Factory, runF func(context.Context, *MessagesOptions) error) *cobra.Command {
@@ -74,6 +75,7 @@ resumed conversation: --injected keeps it as user text.`,
 	fl.StringVar(&opts.Dangling, "dangling", export.DanglingRefuse, "calls without results: refuse, or note (answer each with a note)")
 	fl.StringVarP(&opts.Output, "output", "o", "", "write to this file instead of stdout")
 	fl.BoolVar(&opts.Injected, "injected", false, "keep injected context (agent notices, hook output, command echoes) as user text")
+	addRedactFlag(cmd, &opts.Redact, "the messages")
 	return cmd
 }
 
@@ -82,6 +84,7 @@ func runMessages(ctx context.Context, f *cmdutil.Factory, opts *MessagesOptions)
 	if err != nil {
 		return err
 	}
+	red := masked(targets, opts.Redact)
 	// The list is shown only when whole: a refused conversation writes
 	// nothing.
 	var rep *export.MessagesReport
@@ -97,6 +100,7 @@ func runMessages(ctx context.Context, f *cmdutil.Factory, opts *MessagesOptions)
 		return err
 	}
 	reportLeftOut(f.IOStreams.ErrOut, rep)
+	reportRedacted(f, red)
 	return nil
 }
 

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/twasm/twasm/internal/redact"
 	"io"
 	"strings"
 
@@ -79,7 +80,7 @@ which the plugin understood no line makes import exit 1.`,
 	cmd.Flags().StringVar(&opts.Provider, "provider", "", "provider of the files, or auto to detect it per file")
 	cmd.Flags().StringVar(&opts.Format, "format", "", "format hint for the plugin (default: detect)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object per imported file")
-	cmd.Flags().BoolVar(&opts.Redact, "redact", false, "mask secrets (API keys, tokens, private keys) everywhere before writing")
+	cmd.Flags().BoolVar(&opts.Redact, "redact", false, redact.FlagUsage)
 	opts.Plugins.Register(cmd, true)
 	return cmd
 }

@@ -145,7 +145,7 @@ kept either way.`,
 	fl.IntVar(&opts.Iter, "iteration", 0, "step iteration (loop index)")
 	fl.StringVar(&opts.Prompt, "prompt", "", "the prompt given to the agent (recorded as message.user)")
 	fl.StringVar(&opts.System, "system-prompt", "", "the system prompt given to the agent")
-	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets (API keys, tokens, private keys) everywhere before writing")
+	fl.BoolVar(&opts.Redact, "redact", false, redact.FlagUsage)
 	fl.BoolVar(&opts.Live, "live", false, "print one line per event on stderr as it is recorded")
 	fl.BoolVar(&opts.JSON, "json", false, "print a summary object on stdout")
 	fl.BoolVar(&opts.OTLP, "otlp", false, "once recorded, send the step (and the run, when this record ends it) to an OpenTelemetry collector, as 'twasm export otlp' does")
@@ -344,7 +344,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 			Plugin: cplugin, Logger: f.Logger(),
 		}
 		if red != nil {
-			copts.Mask, copts.Masked = red.MaskBytes, red.Counts
+			copts.Mask, copts.Masked, copts.Split = red.MaskBytes, red.Counts, redact.NewStream()
 		}
 		if len(opts.Command) == 0 {
 			// Saved output: the pipeline import and renormalize use too.

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/twasm/twasm/internal/redact"
 	"os"
 	"path/filepath"
 	"strings"
@@ -32,6 +33,7 @@ type Options struct {
 	Plugins plugload.Flags
 	Run     string
 	JSON    bool
+	Redact  bool
 }
 
 // NewCmdRenormalize returns the renormalize command; runF replaces the run
@@ -78,6 +80,7 @@ each step's old and new status and unmapped counts.`,
 		},
 	}
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print a summary object on stdout")
+	cmd.Flags().BoolVar(&opts.Redact, "redact", false, redact.FlagUsage)
 	opts.Plugins.Register(cmd, true)
 	return cmd
 }
@@ -137,6 +140,7 @@ type renormalizer struct {
 	plugins  map[string]capture.Plugin
 	sum      Summary
 	problems int
+	red      *redact.Redactor // --redact
 }
 
 // Run renormalizes.
@@ -161,6 +165,11 @@ func Run(ctx context.Context, opts *Options) error {
 	origID := events[0].RunID
 
 	rn := &renormalizer{opts: opts, store: f.Store(), plugins: map[string]capture.Plugin{}}
+	var mask func(*transcript.Event)
+	if opts.Redact {
+		rn.red = redact.New()
+		mask = rn.red.Mask
+	}
 	// Raw paths in a result are relative to the storage root the run was
 	// recorded in: the parent of its transcripts directory.
 	rn.rawRoot = f.StorageRoot()
@@ -178,7 +187,7 @@ func Run(ctx context.Context, opts *Options) error {
 	newID := runid.New()
 	runOpts := lifecycle.RunOptions{
 		Name: "renormalize " + origID, RunID: newID, Producer: f.Producer(), Logger: f.Logger(),
-		Recorder: recorder.Options{Logger: f.Logger(), Mask: fromField{runID: newID, from: origID}.Mask},
+		Recorder: recorder.Options{Logger: f.Logger(), Mask: fromField{runID: newID, from: origID, next: mask}.Mask},
 	}
 	run, err := lifecycle.Start(ctx, rn.store, runOpts)
 	if err != nil {
@@ -413,7 +422,11 @@ func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin
 	}
 	// The pipeline record --input and import use: the same bytes give
 	// the same transcript.
-	r, err := capture.Run(ctx, s, src, capture.Options{Provider: orig.Provider, Store: rn.store, Plugin: plugin, Logger: rn.opts.F.Logger()})
+	copts := capture.Options{Provider: orig.Provider, Store: rn.store, Plugin: plugin, Logger: rn.opts.F.Logger()}
+	if rn.red != nil {
+		copts.Mask, copts.Masked, copts.Split = rn.red.MaskBytes, rn.red.Counts, redact.NewStream()
+	}
+	r, err := capture.Run(ctx, s, src, copts)
 	var res *transcript.AgentResult
 	if r != nil {
 		res = r.AgentResult
@@ -422,7 +435,7 @@ func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin
 		return res, err
 	}
 	changed := false
-	if len(orig.Redacted) > 0 {
+	if len(orig.Redacted) > 0 && rn.red == nil {
 		// The raw capture was masked when recorded: keep the counts.
 		res.Redacted, changed = orig.Redacted, true
 	}
@@ -567,10 +580,16 @@ func isWriteErr(err error) bool {
 
 // fromField stamps the original run id into the new run's run.started.
 // It is installed as the recorder's masker, the one hook that sees every
-// event before it is written.
-type fromField struct{ runID, from string }
+// event before it is written; next (--redact) masks every event after it.
+type fromField struct {
+	runID, from string
+	next        func(*transcript.Event)
+}
 
 func (m fromField) Mask(ev *transcript.Event) {
+	if m.next != nil {
+		defer m.next(ev)
+	}
 	if ev.Type != transcript.RunStarted || ev.RunID != m.runID {
 		return
 	}

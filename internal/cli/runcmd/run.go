@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"github.com/twasm/twasm/internal/redact"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -24,6 +25,7 @@ type BeginOptions struct {
 	Path        string
 	Iter        int
 	LockTimeout time.Duration
+	Redact      bool
 }
 
 // EndOptions are the flags of run end.
@@ -37,6 +39,8 @@ type EndOptions struct {
 	// ExportDir, when set, receives the run folder (export dir) once the
 	// run has ended.
 	ExportDir string
+	// Redact masks secrets in what is written: the error, the run folder.
+	Redact bool
 }
 
 // NewCmdRun returns the run command group.
@@ -94,6 +98,7 @@ func newCmdBegin(f *cmdutil.Factory, runF func(context.Context, *BeginOptions) e
 	cmd.Flags().StringVar(&opts.Path, "path", "", "the parent's step path that calls the sub-run")
 	cmd.Flags().IntVar(&opts.Iter, "iteration", 0, "the iteration of that step")
 	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, lockTimeoutHelp)
+	cmd.Flags().BoolVar(&opts.Redact, "redact", false, redact.FlagUsage)
 	_ = cmd.RegisterFlagCompletionFunc("parent", f.CompleteRuns)
 	return cmd
 }
@@ -121,6 +126,7 @@ func newCmdEnd(f *cmdutil.Factory, runF func(context.Context, *EndOptions) error
 	cmd.Flags().BoolVar(&opts.CancelOpen, "cancel-open", false, "close the run's open steps and sub-runs as cancelled first, instead of refusing to end it")
 	cmd.Flags().DurationVar(&opts.LockTimeout, "lock-timeout", 0, lockTimeoutHelp)
 	cmd.Flags().StringVar(&opts.ExportDir, "export-dir", "", "once ended, write the run folder (as 'twasm export dir') into this directory")
+	cmd.Flags().BoolVar(&opts.Redact, "redact", false, redact.FlagUsage+"; the run folder is masked too")
 	return cmd
 }
 
@@ -131,6 +137,9 @@ func Begin(ctx context.Context, opts *BeginOptions) error {
 	store := opts.F.Store()
 	ro := lifecycle.RunOptions{Name: opts.Name, Producer: opts.F.Producer(), Logger: opts.F.Logger(),
 		Recorder: recorder.Options{Logger: opts.F.Logger(), LockTimeout: opts.LockTimeout}}
+	if opts.Redact {
+		ro.Recorder.Mask = redact.New().Mask
+	}
 	var run *lifecycle.Run
 	var err error
 	if opts.Parent != "" {
@@ -160,6 +169,11 @@ func End(ctx context.Context, opts *EndOptions) error {
 	// The status is decided by the flags, not by a signal arriving now.
 	ro := lifecycle.RunOptions{Logger: opts.F.Logger(),
 		Recorder: recorder.Options{Logger: opts.F.Logger(), LockTimeout: opts.LockTimeout}}
+	var red *redact.Redactor
+	if opts.Redact {
+		red = redact.New()
+		ro.Recorder.Mask = red.Mask
+	}
 	err := runctl.End(context.WithoutCancel(ctx), opts.F.Store(), opts.RunID, runErr, runctl.EndOptions{RunOptions: ro, CancelOpen: opts.CancelOpen})
 	if oe := (*runstate.OpenError)(nil); errors.As(err, &oe) {
 		return &cmdutil.InputError{Path: opts.RunID, Err: fmt.Errorf("%w; nothing was written. End them first (a record still running ends its own step), or pass --cancel-open to close them as cancelled", err)}
@@ -171,7 +185,11 @@ func End(ctx context.Context, opts *EndOptions) error {
 	if err != nil {
 		return err
 	}
-	rep, err := export.ExportDir(ctx, opts.ExportDir, export.Run{Path: ref.Path, Dir: ref.Dir})
+	target := export.Run{Path: ref.Path, Dir: ref.Dir}
+	if red != nil {
+		target.Mask = red.Mask
+	}
+	rep, err := export.ExportDir(ctx, opts.ExportDir, target)
 	if err != nil {
 		return fmt.Errorf("run %s ended, but its run folder was not written: %w", opts.RunID, err)
 	}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/twasm/twasm/internal/redact"
 	"io"
 	"os"
 	"runtime"
@@ -98,7 +99,7 @@ session failed (the others are archived).`,
 	fl.StringSliceVar(&opts.Providers, "provider", nil, "only these providers (repeatable or comma-separated)")
 	fl.StringVar(&opts.Since, "since", "", "only session files modified since: an age (7d, 12h), a date (2026-11-01, 20261101) or today, yesterday")
 	fl.BoolVar(&opts.DryRun, "dry-run", false, "say what would be archived, write nothing")
-	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets (API keys, tokens, private keys) everywhere before writing")
+	fl.BoolVar(&opts.Redact, "redact", false, redact.FlagUsage)
 	fl.BoolVar(&opts.Watch, "watch", false, "keep syncing every --interval until interrupted")
 	fl.DurationVar(&opts.Interval, "interval", 30*time.Second, "how often --watch looks for changes")
 	fl.StringVar(&opts.Config, "config", "", "sync config file (default $XDG_CONFIG_HOME/twasm/sync.json)")

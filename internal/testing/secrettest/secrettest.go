@@ -59,7 +59,12 @@ func (s Secret) Probes() []string {
 			continue
 		}
 		for i := 0; i+10 <= len(l); i++ {
-			out = append(out, l[i:i+10])
+			// A window of lower-case letters and underscores is a fixed
+			// prefix ("github_pat"), not key material: it is also the
+			// name of a kind the counts say.
+			if w := l[i : i+10]; strings.Trim(w, "abcdefghijklmnopqrstuvwxyz_") != "" {
+				out = append(out, w)
+			}
 		}
 	}
 	return out
