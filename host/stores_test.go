@@ -121,7 +121,7 @@ func TestABI13PluginWorks(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if got := texts(t, out, b); !slices.Contains(got, `block:{\"text\":\"hello\"}`) {
+	if got := texts(t, out, b); !slices.Contains(got, `block:{"text":"hello"}`) {
 		t.Fatalf("feed records %q", got)
 	}
 }

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -22,6 +23,7 @@ import (
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
+	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
@@ -162,7 +164,9 @@ func TestPluginLoadOrder(t *testing.T) {
 	key := fmt.Sprintf("%08x-%d", crc32.Checksum(module, crc32.MakeTable(crc32.Castagnoli)), len(module))
 	manifests := filepath.Join(cache, "twasm", "wazero", "manifests")
 	forge := func(t *testing.T) {
-		forged := `{"sha256":"` + strings.Repeat("0", 64) + `","manifest":{"name":"forged","version":"1","providers":["forged"]}}`
+		// Written as this host writes its records (host_minor: a record of
+		// an older host is not trusted and the module is read again).
+		forged := `{"sha256":"` + strings.Repeat("0", 64) + `","manifest":{"name":"forged","version":"1","providers":["forged"]},"host_minor":` + strconv.Itoa(wire.Minor) + `}`
 		require.NoError(t, os.MkdirAll(manifests, 0o700))
 		require.NoError(t, os.WriteFile(filepath.Join(manifests, key+".json"), []byte(forged), 0o600))
 		require.NoError(t, os.RemoveAll(filepath.Join(manifests, key+".failed.json")))
