@@ -337,7 +337,7 @@ func TestRedactAndDeletedSource(t *testing.T) {
 // host's order.
 func bundledDeclared() []Declared {
 	var out []Declared
-	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin} {
+	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin} {
 		out = append(out, DeclaredOf(p.Manifest)...)
 	}
 	return out
@@ -362,8 +362,11 @@ func TestDiscover(t *testing.T) {
 			"Codex archived sessions":   filepath.Join(home, ".codex", "archived_sessions"),
 			"Gemini CLI chats":          filepath.Join(home, ".gemini", "tmp"),
 			"Copilot CLI session state": filepath.Join(home, ".copilot", "session-state"),
+			"Pi sessions":               filepath.Join(home, ".pi", "agent", "sessions"),
+			"OMP sessions":              filepath.Join(home, ".omp", "agent", "sessions"),
+			"OpenClaw sessions":         filepath.Join(home, ".openclaw", "agents"),
 		}, from: map[string]string{"Claude Code projects": "default"}},
-		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state"},
+		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi"},
 			cfg: &Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}},
 			want: map[string]string{
 				"Claude Code projects":      "/x/claude/projects",
@@ -371,8 +374,11 @@ func TestDiscover(t *testing.T) {
 				"Codex archived sessions":   "/x/codex/archived_sessions",
 				"Gemini CLI chats":          "/x/g/.gemini/tmp",
 				"Copilot CLI session state": "/x/cp/session-state",
+				"Pi sessions":               "/x/pi/sessions",
+				"OMP sessions":              filepath.Join(home, ".omp", "agent", "sessions"),
+				"OpenClaw sessions":         filepath.Join(home, ".openclaw", "agents"),
 				"claude (config)":           filepath.Join(home, "old"),
-			}, from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "claude (config)": "config"}},
+			}, from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "claude (config)": "config"}},
 		{name: "copilot before 1.0", env: map[string]string{"HOME": home, "XDG_STATE_HOME": "/x/state"}, want: map[string]string{
 			"Claude Code projects":                   filepath.Join(home, ".claude", "projects"),
 			"Codex sessions":                         filepath.Join(home, ".codex", "sessions"),
@@ -380,6 +386,9 @@ func TestDiscover(t *testing.T) {
 			"Gemini CLI chats":                       filepath.Join(home, ".gemini", "tmp"),
 			"Copilot CLI session state":              filepath.Join(home, ".copilot", "session-state"),
 			"Copilot CLI session state (before 1.0)": "/x/state/.copilot/session-state",
+			"Pi sessions":                            filepath.Join(home, ".pi", "agent", "sessions"),
+			"OMP sessions":                           filepath.Join(home, ".omp", "agent", "sessions"),
+			"OpenClaw sessions":                      filepath.Join(home, ".openclaw", "agents"),
 		}, from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},
 	}
 	for _, tt := range tests {
@@ -418,6 +427,11 @@ func TestDiscover(t *testing.T) {
 		{"Gemini CLI chats", "abc/def/chats/session-x.json", false},
 		{"Copilot CLI session state", "id/events.jsonl", true},
 		{"Copilot CLI session state", "id/sub/events.jsonl", false},
+		{"Pi sessions", "--home-me-proj--/2026-01-05T10-00-00-000Z_0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a.jsonl", true},
+		{"Pi sessions", "--home-me-proj--/notes.md", false},
+		{"OMP sessions", "--home-me-proj--/2026-01-05T10-00-00-000Z_0b6e8c0e.jsonl", true},
+		{"OpenClaw sessions", "main/sessions/0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a.jsonl", true},
+		{"OpenClaw sessions", "main/0b6e8c0e.jsonl", false},
 	} {
 		assert.Equal(t, tc.want, locs[tc.store].Match(tc.rel), "%s: %s", tc.store, tc.rel)
 	}

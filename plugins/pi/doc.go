@@ -82,7 +82,7 @@
 // warning as the parent's turns repeated as context. The parent is another
 // file, hence another run: a plugin has no way to link two runs, so the
 // link is the warning's (the host could resolve it once stores declare
-// their sessions; see Store below). A sub-agent whose conversation the
+// their sessions; see "Store" below). A sub-agent whose conversation the
 // session holds is a child run (spec §6.10): Pi's subagent extension keeps
 // each agent it ran in its tool result's details.results[] ({agent, task,
 // exitCode, messages, stopReason, errorMessage}); each is a scope linked
@@ -160,8 +160,8 @@
 // same layout under ~/.omp/agent/sessions/ and its sub-agents as
 // <session>/<agent>.jsonl beside <session>.jsonl; OpenClaw under
 // ~/.openclaw/agents/*/sessions/*.jsonl. Pi keeps sessions until the user
-// deletes them (no retention). [Store] holds these facts for the store
-// declarations of issue #23 (the manifest does not carry them yet).
+// deletes them (no retention). The manifest declares these three stores
+// (abi.Store), so sync and doctor find them without a sync.json entry.
 //
 // The package uses no reflection and no goroutines; it builds for wasip1
 // with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key

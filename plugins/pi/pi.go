@@ -16,6 +16,13 @@ var Plugin = sdk.Plugin{
 		Providers:   []string{"pi"},
 		Formats:     []string{fmtSession, fmtJSON},
 		Description: "Pi coding agent (pi-mono; OMP, OpenClaw) session files and --mode json",
+		// Pi, OMP and OpenClaw keep sessions until the user deletes them
+		// (no retention); doc.go, "Store".
+		Stores: []abi.Store{
+			{Name: "Pi sessions", Roots: []abi.Root{{Env: "PI_CODING_AGENT_DIR"}, {Path: "~/.pi/agent"}}, Dir: "sessions", Pattern: "*/*.jsonl"},
+			{Name: "OMP sessions", Roots: []abi.Root{{Path: "~/.omp/agent"}}, Dir: "sessions", Pattern: "*/*.jsonl"},
+			{Name: "OpenClaw sessions", Roots: []abi.Root{{Path: "~/.openclaw"}}, Dir: "agents", Pattern: "*/sessions/*.jsonl"},
+		},
 	},
 	New: func(opts abi.BeginOptions) sdk.Normalizer {
 		n := &normalizer{}
