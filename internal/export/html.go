@@ -3,6 +3,8 @@ package export
 import (
 	"bufio"
 	"context"
+	"crypto/sha256"
+	"encoding/base64"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -42,8 +44,9 @@ const (
 // shows them), each step's dialog (thinking folded), tool calls with
 // their results beside them, commands as shell, edits and patches as
 // diffs, fidelity, usage and cost, errors and warnings, and a
-// search box. It loads nothing: styles and script are inline and a
-// Content-Security-Policy forbids any request. It streams: a run's events
+// search box. It loads nothing: styles and script are inline, and a
+// Content-Security-Policy forbids any request and allows only those two,
+// by their hashes (pageCSP). It streams: a run's events
 // are read twice (the tree, then the page) and written as they come; a
 // result is written where it comes and moved beside its call by the page's
 // script, so memory holds no run.
@@ -217,7 +220,23 @@ type htmlWriter struct {
 
 func (h *htmlWriter) p(format string, args ...any) { fmt.Fprintf(h.w, format, args...) }
 
-func esc(s string) string { return html.EscapeString(s) }
+// esc makes transcript text inert on the page: terminal escapes removed,
+// control and bidirectional formatting characters shown as such
+// (views.StripEscapes), then HTML-escaped. Every text the page shows goes
+// through it.
+func esc(s string) string { return html.EscapeString(views.StripEscapes(s)) }
+
+// pageCSP is the page's Content-Security-Policy: nothing may be fetched,
+// and the only style and script allowed are the page's own, by their
+// hashes: no 'unsafe-inline', so markup that escaped the escaping could
+// still run nothing.
+func pageCSP() string {
+	hash := func(s string) string {
+		sum := sha256.Sum256([]byte(s))
+		return "'sha256-" + base64.StdEncoding.EncodeToString(sum[:]) + "'"
+	}
+	return "default-src 'none'; style-src " + hash(pageCSS) + "; script-src " + hash(pageJS) + "; img-src data:; base-uri 'none'; form-action 'none'"
+}
 
 func statusClass(s string) string {
 	switch s {
@@ -251,12 +270,12 @@ func anchor(runID string, seq uint64) string { return "e-" + runID + "-" + strco
 func (h *htmlWriter) head(title string, trees []*treeNode) {
 	h.p(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
-<meta http-equiv="Content-Security-Policy" content="default-src 'none'; style-src 'unsafe-inline'; script-src 'unsafe-inline'; img-src data:">
+<meta http-equiv="Content-Security-Policy" content="%s">
 <meta name="viewport" content="width=device-width, initial-scale=1">
 <title>%s · twasm</title>
 <style>%s</style></head><body>
 <header><h1>%s</h1><input id="q" type="search" placeholder="Search this page" aria-label="Search this page"><span id="hits"></span></header>
-<nav id="tree" aria-label="Execution tree"><h2>Execution tree</h2>`, esc(title), pageCSS, esc(title))
+<nav id="tree" aria-label="Execution tree"><h2>Execution tree</h2>`, pageCSP(), esc(title), pageCSS, esc(title))
 	for _, t := range trees {
 		h.p("<ul>")
 		h.treeItem(t)
@@ -319,7 +338,7 @@ func costText(r *transcript.AgentResult) string {
 
 // block writes a preformatted block, folded when long, cut at MaxOutput.
 func (h *htmlWriter) block(summary, class, text string, open bool) {
-	text = views.StripEscapes(text)
+	text = views.StripEscapes(text) // before cutting: what is shown is measured
 	note := ""
 	if len(text) > h.opts.MaxOutput {
 		cut := h.opts.MaxOutput
@@ -477,7 +496,7 @@ func (h *htmlWriter) message(n *treeNode, ev *transcript.Event) {
 			case transcript.OriginInjected:
 				h.p(`<details class="inj"><summary>Injected context %s</summary><div class="text">%s</div></details>`, fidelity(b.Fidelity), esc(b.Text))
 			default:
-				h.p(`<div class="text">%s %s</div>`, fidelity(b.Fidelity), esc(views.StripEscapes(b.Text)))
+				h.p(`<div class="text">%s %s</div>`, fidelity(b.Fidelity), esc(b.Text))
 			}
 		case transcript.BlockThinking:
 			if b.Redacted {
@@ -561,7 +580,7 @@ func (h *htmlWriter) toolResult(n *treeNode, ev *transcript.Event) {
 	}
 	h.p("</div>")
 	if t.Error != "" {
-		h.p(`<div class="errbox">%s</div>`, esc(views.StripEscapes(t.Error)))
+		h.p(`<div class="errbox">%s</div>`, esc(t.Error))
 	}
 	if t.Output != "" {
 		h.block("Output", "out", t.Output, false)

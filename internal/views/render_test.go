@@ -76,7 +76,7 @@ func TestFormatHelpers(t *testing.T) {
 	eq(t, fence("a ```` b"), "`````", "fence")
 	eq(t, (&mdWriter{}).inline("`x`"), "`` `x` ``", "inline with backticks")
 	eq(t, (&mdWriter{}).inline(""), "", "empty inline")
-	eq(t, sanitize("a\x1bb\nc\x00d\x1b[2Je"), "a\ncde", "sanitize: ESC b is a sequence, NUL a control byte")
+	eq(t, sanitize("a\x1bb\nc\x00d\x1b[2Je"), "a\nc\u2400de", "sanitize: ESC b is a sequence, NUL a control byte shown")
 	eq(t, timeString(nil), "", "nil time")
 }
 
@@ -259,6 +259,11 @@ func TestStripEscapes(t *testing.T) {
 		"cut\x1b[31":                               "cut",
 		"bad\x1b[3\nnext":                          "bad\nnext",
 		"esc at end\x1b":                           "esc at end",
+		"bell\x07 back\x08 del\x7f":                "bell\u2407 back\u2408 del\u2421",
+		"tab\tline\ncr\r":                          "tab\tline\ncr\r",
+		"if admin \u202e} \u2066x\u2069":           "if admin [U+202E]} [U+2066]x[U+2069]",
+		"rlm\u200f alm\u061c c1\u0085":             "rlm[U+200F] alm[U+061C] c1[U+0085]",
+		"caf\u00e9 \u00a9 \u2014 \u20ac":           "caf\u00e9 \u00a9 \u2014 \u20ac",
 	} {
 		eq(t, StripEscapes(in), want, in)
 	}

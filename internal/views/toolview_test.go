@@ -85,13 +85,15 @@ func TestFailed(t *testing.T) {
 // sequence is left, the result is stripped already, and tool inputs of
 // any shape render without panicking.
 func FuzzStripEscapes(f *testing.F) {
-	for _, s := range []string{"\x1b[31mred\x1b[0m", "\x1b]0;t\x07x", "\x1bP\x1b\\", "\u009b1m", "plain", "\x1b", "*** Begin Patch\n*** Update File: a\n@@\n-x\n+y"} {
+	for _, s := range []string{"\x1b[31mred\x1b[0m", "\x1b]0;t\x07x", "\x1bP\x1b\\", "\u009b1m", "plain", "\x1b", "\u202eevil\u202c\x07", "*** Begin Patch\n*** Update File: a\n@@\n-x\n+y"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		out := StripEscapes(s)
-		if strings.ContainsAny(out, "\x1b\u009b\u009d\u0090\u0098\u009e\u009f") {
-			t.Fatalf("%q left %q", s, out)
+		for _, r := range out {
+			if (r < 0x20 && r != '\t' && r != '\n' && r != '\r') || (r >= 0x7f && r <= 0x9f) || isBidi(r) {
+				t.Fatalf("%q left %q (%U)", s, out, r)
+			}
 		}
 		if StripEscapes(out) != out {
 			t.Fatalf("not idempotent on %q", s)

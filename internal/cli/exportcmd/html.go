@@ -28,7 +28,10 @@ func newCmdHTML(f *cmdutil.Factory, runF func(context.Context, *HTMLOptions) err
 		Short: "Write runs as one self-contained page to share",
 		Long: `Write runs, with the child runs they link to, as one HTML file that opens
 offline in any browser: no script, style or font is fetched, and the page's
-Content-Security-Policy forbids every request.
+Content-Security-Policy forbids every request and allows only the page's
+own script and style (by their hashes, no 'unsafe-inline'). Transcript text
+is always escaped; terminal escapes are removed and control and
+bidirectional formatting characters are shown, never obeyed.
 
 The page shows the execution tree across sub-runs, each step's dialog with
 thinking folded, tool calls with their results beside them, commands as

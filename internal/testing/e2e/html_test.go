@@ -65,60 +65,9 @@ func TestExportHTMLInBrowser(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "run.html")
 	twasmOK(t, "--storage", storage, "export", "html", "-o", page, tools, thinking, failed)
 
-	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
-	defer cancel()
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true))
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	defer acancel()
-	bctx, bcancel := chromedp.NewContext(actx)
-	defer bcancel()
-
-	var mu sync.Mutex
-	var requests, problems []string
-	if err := chromedp.Listen(bctx, func(ev any) {
-		mu.Lock()
-		defer mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			requests = append(requests, e.Request.URL)
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == "error" || e.Type == "warning" || e.Type == "assert" {
-				problems = append(problems, "console "+string(e.Type))
-			}
-		case *runtime.EventExceptionThrown:
-			problems = append(problems, "exception: "+e.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				problems = append(problems, "log: "+e.Entry.Text)
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	do := func(a chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if _, err := chromedp.Run(bctx, a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	num := func(expr string) int {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Evaluate[int](expr))
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		return v
-	}
-	str := func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		return v
-	}
+	b := openBrowser(t, exe)
+	do, num, str := b.do, b.num, b.str
+	bctx := b.ctx
 	do(chromedp.Navigate("file://" + page))
 	do(chromedp.WaitReady("#hits"))
 	title, err := chromedp.Run(bctx, chromedp.Title())
@@ -177,16 +126,7 @@ func TestExportHTMLInBrowser(t *testing.T) {
 	if matching == 0 || !strings.Contains(hits, "matching") {
 		t.Fatalf("search for Grep: %d events shown, hits %q", matching, hits)
 	}
-	mu.Lock()
-	defer mu.Unlock()
-	for _, u := range requests {
-		if !strings.HasPrefix(u, "file://"+page) && !strings.HasPrefix(u, "data:") && u != "about:blank" {
-			t.Fatalf("the page made a request: %s (all: %v)", u, requests)
-		}
-	}
-	if len(problems) > 0 {
-		t.Fatalf("console errors: %v", problems)
-	}
+	b.check(t, page)
 }
 
 func TestExportHTMLRedacts(t *testing.T) {
@@ -229,4 +169,166 @@ func TestExportHTMLRedacts(t *testing.T) {
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatal("a failed redacted export left a page")
 	}
+}
+
+// browser is a headless Chromium with a page's requests and problems
+// (console errors and warnings, exceptions, error log entries) recorded.
+type browser struct {
+	ctx      context.Context
+	mu       sync.Mutex
+	requests []string
+	problems []string
+	do       func(chromedp.Action[chromedp.Void])
+	num      func(string) int
+	str      func(string) string
+}
+
+func openBrowser(t *testing.T, exe string) *browser {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 90*time.Second)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	b := &browser{ctx: bctx}
+	if err := chromedp.Listen(bctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			b.requests = append(b.requests, e.Request.URL)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == "error" || e.Type == "warning" || e.Type == "assert" {
+				b.problems = append(b.problems, "console "+string(e.Type))
+			}
+		case *runtime.EventExceptionThrown:
+			b.problems = append(b.problems, "exception: "+e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				b.problems = append(b.problems, "log: "+e.Entry.Text)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	b.do = func(a chromedp.Action[chromedp.Void]) {
+		t.Helper()
+		if _, err := chromedp.Run(bctx, a); err != nil {
+			t.Fatal(err)
+		}
+	}
+	b.num = func(expr string) int {
+		t.Helper()
+		v, err := chromedp.Run(bctx, chromedp.Evaluate[int](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return v
+	}
+	b.str = func(expr string) string {
+		t.Helper()
+		v, err := chromedp.Run(bctx, chromedp.Evaluate[string](expr))
+		if err != nil {
+			t.Fatalf("%s: %v", expr, err)
+		}
+		return v
+	}
+	return b
+}
+
+// check fails the test if the page made a request or had a problem.
+func (b *browser) check(t *testing.T, page string) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, u := range b.requests {
+		if !strings.HasPrefix(u, "file://"+page) && !strings.HasPrefix(u, "data:") && u != "about:blank" {
+			t.Fatalf("the page made a request: %s (all: %v)", u, b.requests)
+		}
+	}
+	if len(b.problems) > 0 {
+		t.Fatalf("console errors: %v", b.problems)
+	}
+}
+
+// TestExportHTMLHostileInBrowser: a transcript whose prompt, messages,
+// tool names, inputs, file names and outputs carry script tags, event
+// handlers, javascript: links, SVG, terminal escapes and bidirectional
+// overrides executes nothing in the page, shows the controls instead of
+// obeying them, and the page's policy allows no inline script but its
+// own.
+func TestExportHTMLHostileInBrowser(t *testing.T) {
+	exe := chromium(t)
+	storage := t.TempDir()
+	payloads := []string{
+		`<script>window.pwned="script"</script>`,
+		`<img src=x onerror="window.pwned='onerror'">`,
+		`<svg onload="window.pwned='svg'"><script>window.pwned='svg2'</script></svg>`,
+		`<a href="javascript:window.pwned='link'" id="jslink">click</a>`,
+		`"><iframe srcdoc="<script>parent.pwned='iframe'</script>">`,
+		"\x1b]8;;javascript:window.pwned='osc8'\x1b\\osc link\x1b]8;;\x1b\\ \x1b[31mred\x1b[0m",
+		"if (isAdmin) \u202e } \u2066 { begin admin only \u2069",
+	}
+	hostile := strings.Join(payloads, " ")
+	str := func(s string) string { b, _ := json.Marshal(s); return string(b) }
+	lines := []string{
+		`{"type":"system","subtype":"init","cwd":"/work/x","session_id":"h1","tools":["Bash"],"model":"claude-sonnet-4-5","uuid":"u0"}`,
+		`{"type":"assistant","message":{"model":"claude-sonnet-4-5","id":"msg_H1","type":"message","role":"assistant","content":[{"type":"text","text":` + str(hostile) + `},{"type":"tool_use","id":"toolu_H1","name":` + str(payloads[2]) + `,"input":{"file_path":` + str("/work/"+payloads[1]+"\u202egpj.exe") + `}},{"type":"tool_use","id":"toolu_H2","name":"Bash","input":{"command":` + str("echo "+hostile) + `}}],"stop_reason":"tool_use","usage":{"input_tokens":1,"output_tokens":1}},"session_id":"h1","uuid":"a1"}`,
+		`{"type":"user","message":{"role":"user","content":[{"tool_use_id":"toolu_H1","type":"tool_result","content":` + str(hostile) + `,"is_error":true},{"tool_use_id":"toolu_H2","type":"tool_result","content":` + str(hostile) + `}]},"session_id":"h1","uuid":"u1"}`,
+		`{"type":"result","subtype":"success","is_error":false,"duration_ms":10,"num_turns":1,"result":` + str(hostile) + `,"session_id":"h1","total_cost_usd":0.001,"usage":{"input_tokens":1,"output_tokens":1},"uuid":"r1"}`,
+	}
+	in := filepath.Join(t.TempDir(), "hostile.jsonl")
+	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	id := recordRun(t, storage, "claude", in, "--prompt", hostile)
+	page := filepath.Join(t.TempDir(), "hostile.html")
+	twasmOK(t, "--storage", storage, "export", "html", "-o", page, id)
+	raw, err := os.ReadFile(page)
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(raw)
+	if strings.Contains(text, "unsafe-inline") {
+		t.Fatal("the page's Content-Security-Policy allows inline script or style")
+	}
+	for _, c := range []string{"\x1b", "\u202e", "\u2066", "\u2069", "\u009d"} {
+		if strings.Contains(text, c) {
+			t.Fatalf("the page keeps the control %q", c)
+		}
+	}
+
+	b := openBrowser(t, exe)
+	b.do(chromedp.Navigate("file://" + page))
+	b.do(chromedp.WaitReady("#hits"))
+	// The page's own script ran (it moves each result beside its call)...
+	if n := b.num(`document.querySelectorAll('.tool .slot .result').length`); n < 2 {
+		t.Fatalf("the page's script did not run: %d results beside their calls", n)
+	}
+	// ...and nothing from the transcript did, nor became markup.
+	for _, probe := range []string{
+		`typeof window.pwned === 'undefined' ? '' : String(window.pwned)`,
+		`document.querySelectorAll('main script, main img, main svg, main iframe, #jslink').length ? 'markup' : ''`,
+		`[].filter.call(document.querySelectorAll('a[href]'), function(a){return !/^#/.test(a.getAttribute('href'))}).map(function(a){return a.href}).join(' ')`,
+	} {
+		if got := b.str(probe); got != "" {
+			t.Fatalf("%s: %q", probe, got)
+		}
+	}
+	shown := b.str(`document.querySelector('main').textContent`)
+	for _, want := range []string{`<script>window.pwned="script"</script>`, "[U+202E]", "[U+2066]", "osc link", "red"} {
+		if !strings.Contains(shown, want) {
+			t.Fatalf("the page does not show %q as text", want)
+		}
+	}
+	// Clicking every link and summary runs nothing either.
+	b.str(`(function(){document.querySelectorAll('summary, a').forEach(function(e){e.click()});return ''})()`)
+	if got := b.str(`typeof window.pwned === 'undefined' ? '' : String(window.pwned)`); got != "" {
+		t.Fatalf("a click ran transcript code: %q", got)
+	}
+	b.check(t, page)
 }
