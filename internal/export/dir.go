@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"net/url"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -16,6 +17,7 @@ import (
 
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
 )
@@ -708,13 +710,31 @@ func oneLine(s string, n int) string {
 	return clipRunes(s, n)
 }
 
-// mdText makes provider text safe inside a markdown block quote: it cannot
-// open a heading or a fence of the summary's own structure.
+// mdQuote writes provider text as a markdown block quote that it cannot
+// leave: no line opens a heading or a fence of the summary's own
+// structure, and the text is inert (mdInline).
 func mdQuote(w io.Writer, text string) {
 	for _, line := range strings.Split(strings.TrimRight(text, "\n"), "\n") {
-		fmt.Fprintf(w, "> %s\n", strings.ReplaceAll(line, "\x1b", "\\x1b"))
+		fmt.Fprintf(w, "> %s\n", mdInline(line))
 	}
 }
+
+// mdInline makes transcript text inert in markdown, whatever renders it:
+// terminal escapes removed and control and bidirectional formatting
+// characters shown (views.StripEscapes); "<" and ">" written as entities,
+// so no raw HTML and no autolink (<javascript:...>) is made; "[" and "]"
+// escaped, so no link, image or link definition is made; and a backslash
+// escaped, so that it cannot undo the escapes after it. The text reads the
+// same once rendered.
+func mdInline(s string) string {
+	s = views.StripEscapes(s)
+	if !strings.ContainsAny(s, "<>[]\\") {
+		return s
+	}
+	return mdEscaper.Replace(s)
+}
+
+var mdEscaper = strings.NewReplacer(`\`, `\\`, "<", "&lt;", ">", "&gt;", "[", `\[`, "]", `\]`)
 
 func fmtTime(t time.Time) string {
 	if t.IsZero() {
@@ -726,7 +746,7 @@ func fmtTime(t time.Time) string {
 func (s *summary) markdown(w io.Writer, dir string) {
 	fmt.Fprintf(w, "# Run Transcript\n\n")
 	fmt.Fprintf(w, "Run `%s`%s. This file summarises; the full record is [events.jsonl](events.jsonl) (cited below by `seq`), with every tool call in [logs/tools.jsonl](logs/tools.jsonl) and every error in [logs/errors.jsonl](logs/errors.jsonl).\n\n",
-		s.runID, map[bool]string{true: ": " + s.name, false: ""}[s.name != ""])
+		s.runID, map[bool]string{true: ": " + mdInline(oneLine(s.name, 300)), false: ""}[s.name != ""])
 
 	fmt.Fprintf(w, "## Metadata\n\n")
 	status := s.status
@@ -735,7 +755,9 @@ func (s *summary) markdown(w io.Writer, dir string) {
 	} else if !s.finished {
 		status = "running (no run.completed yet)"
 	}
-	rows := [][2]string{{"Run id", "`" + s.runID + "`"}, {"Name", s.name}, {"Status", status}, {"Started", fmtTime(s.started)}}
+	// Each row's value is markdown: text from the transcript goes
+	// through mdCell, links twasm makes are kept.
+	rows := [][2]string{{"Run id", mdCode(s.runID)}, {"Name", mdCell(s.name)}, {"Status", status}, {"Started", fmtTime(s.started)}}
 	if s.finished {
 		rows = append(rows, [2]string{"Completed", fmtTime(s.completed)})
 		if !s.started.IsZero() {
@@ -743,13 +765,13 @@ func (s *summary) markdown(w io.Writer, dir string) {
 		}
 	}
 	if s.errText != "" {
-		rows = append(rows, [2]string{"Error", oneLine(s.errText, 300)})
+		rows = append(rows, [2]string{"Error", mdCell(oneLine(s.errText, 300))})
 	}
 	if s.parent != "" {
-		rows = append(rows, [2]string{"Parent run", fmt.Sprintf("[`%s`](../%s/transcript.md)", s.parent, s.parent)})
+		rows = append(rows, [2]string{"Parent run", fmt.Sprintf("[%s](../%s/transcript.md)", mdCode(s.parent), url.PathEscape(s.parent))})
 	}
 	if s.producer != "" {
-		rows = append(rows, [2]string{"Recorded by", s.producer})
+		rows = append(rows, [2]string{"Recorded by", mdCell(s.producer)})
 	}
 	var providers []string
 	for _, st := range s.steps {
@@ -758,7 +780,7 @@ func (s *summary) markdown(w io.Writer, dir string) {
 		}
 	}
 	if len(providers) > 0 {
-		rows = append(rows, [2]string{"Providers", strings.Join(providers, ", ")})
+		rows = append(rows, [2]string{"Providers", mdCell(strings.Join(providers, ", "))})
 	}
 	if len(s.models) > 0 {
 		ms := make([]string, 0, len(s.models))
@@ -766,7 +788,7 @@ func (s *summary) markdown(w io.Writer, dir string) {
 			ms = append(ms, m)
 		}
 		sort.Strings(ms)
-		rows = append(rows, [2]string{"Models", strings.Join(ms, ", ")})
+		rows = append(rows, [2]string{"Models", mdCell(strings.Join(ms, ", "))})
 	}
 	if !s.usage.IsZero() {
 		rows = append(rows, [2]string{"Usage", usageText(&s.usage)})
@@ -777,7 +799,7 @@ func (s *summary) markdown(w io.Writer, dir string) {
 	rows = append(rows, [2]string{"Events", fmt.Sprint(s.events)})
 	fmt.Fprintf(w, "| | |\n|---|---|\n")
 	for _, r := range rows {
-		fmt.Fprintf(w, "| %s | %s |\n", r[0], mdCell(r[1]))
+		fmt.Fprintf(w, "| %s | %s |\n", r[0], r[1])
 	}
 	if len(s.steps) > 0 {
 		fmt.Fprintf(w, "\n| Step | Kind | Status | Provider | Model | Exit |\n|---|---|---|---|---|---|\n")
@@ -793,8 +815,9 @@ func (s *summary) markdown(w io.Writer, dir string) {
 			if st.iteration != 0 {
 				name += fmt.Sprintf("[%d]", st.iteration)
 			}
+			name = mdCell(name)
 			if st.child != "" {
-				name += fmt.Sprintf(" → [child run](../%s/transcript.md)", st.child)
+				name += fmt.Sprintf(" → [child run](../%s/transcript.md)", url.PathEscape(st.child))
 				if _, err := os.Stat(filepath.Join(dir, st.child+".jsonl")); err != nil {
 					name += " (transcript missing)"
 				}
@@ -803,7 +826,7 @@ func (s *summary) markdown(w io.Writer, dir string) {
 			if st.result != nil && st.result.Status != "" {
 				status = st.result.Status
 			}
-			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", mdCell(name), st.kind, status, prov, mdCell(model), exit)
+			fmt.Fprintf(w, "| %s | %s | %s | %s | %s | %s |\n", name, mdCell(st.kind), mdCell(status), mdCell(prov), mdCell(model), exit)
 		}
 	}
 
@@ -871,7 +894,7 @@ func (s *summary) markdown(w io.Writer, dir string) {
 	for _, n := range s.notes {
 		fmt.Fprintf(w, "- seq %d%s:\n", n.seq, pathSuffix(n.path))
 		for _, line := range strings.Split(n.text, "\n") {
-			fmt.Fprintf(w, "  %s\n", line)
+			fmt.Fprintf(w, "  %s\n", mdInline(line))
 		}
 	}
 	if s.moreNotes > 0 {
@@ -888,7 +911,7 @@ func (s *summary) markdown(w io.Writer, dir string) {
 		if d.status != "" {
 			st = " — last change " + d.status
 		}
-		fmt.Fprintf(w, "- `%s` (%s; seq %d)%s\n", strings.ReplaceAll(p, "`", "'"), strings.Join(d.ops, ", "), d.seq, st)
+		fmt.Fprintf(w, "- %s (%s; seq %d)%s\n", mdCode(p), mdCell(strings.Join(d.ops, ", ")), d.seq, mdCell(st))
 	}
 	if s.moreDeliv > 0 {
 		fmt.Fprintf(w, "- … and %d more files (logs/tools.jsonl lists every edit)\n", s.moreDeliv)
@@ -932,9 +955,20 @@ func firstParagraph(s string) string {
 	return s
 }
 
+// mdCode writes text as an inline code span, which markdown never
+// renders as markup: backticks in it become quotes, so it cannot end the
+// span, and it is shown safe (views.StripEscapes) and on one line.
+func mdCode(s string) string {
+	s = strings.ReplaceAll(views.StripEscapes(s), "`", "'")
+	s = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ", "|", `\|`).Replace(s)
+	return "`" + s + "`"
+}
+
+// mdCell makes text one inert cell of a markdown table (mdInline, with
+// "|" escaped and line ends as spaces).
 func mdCell(s string) string {
-	s = strings.ReplaceAll(s, "|", `\|`)
-	return strings.ReplaceAll(s, "\n", " ")
+	s = strings.ReplaceAll(mdInline(s), "|", `\|`)
+	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
 func usageText(u *transcript.Usage) string {

@@ -469,3 +469,71 @@ func TestMessagesInjectedContext(t *testing.T) {
 		}
 	}
 }
+
+// TestExportDirMarkdownInert: transcript text in transcript.md makes no
+// markup whatever renders it: no raw HTML, no link or image of its own
+// (javascript: or any other), no terminal escape or bidirectional
+// override; twasm's own links are kept, and the text still reads as it
+// was written.
+func TestExportDirMarkdownInert(t *testing.T) {
+	hostile := []string{
+		`<script>alert(1)</script>`,
+		`<img src=x onerror=alert(2)>`,
+		`[click me](javascript:alert(3))`,
+		`![pixel](https://evil.example/p.png)`,
+		`<javascript:alert(4)>`,
+		`\[escaped\](javascript:alert(5))`,
+		"[ref]: javascript:alert(6)",
+		"\x1b]8;;javascript:alert(7)\x1b\\osc\x1b]8;;\x1b\\ \x1b[31mred\x1b[0m",
+		"admin \u202e } \u2066 x \u2069",
+		"| cell | break |",
+	}
+	text := strings.Join(hostile, "\n")
+	one := strings.Join(hostile, " ")
+	agent := transcript.FidelityAgentEmitted
+	dir := t.TempDir()
+	p := writeRun(t, dir, rootID, []*transcript.Event{
+		{Type: transcript.RunStarted, Timestamp: at(0), Payload: &transcript.StepPayload{Name: one, Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"}},
+		{Type: transcript.StepStarted, Path: "work", Timestamp: at(1), Payload: &transcript.StepPayload{Name: "work", Kind: transcript.KindAgent}},
+		{Type: transcript.MessageUser, Path: "work", Timestamp: at(1), Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.Block{
+			{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: text, Origin: transcript.OriginSystemPrompt},
+			{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: text, Origin: transcript.OriginPrompt}}}},
+		{Type: transcript.MessageAssistant, Path: "work", Timestamp: at(2), Payload: &transcript.MessagePayload{Role: "assistant", Model: one, Blocks: []transcript.Block{
+			{Type: transcript.BlockText, Fidelity: agent, Text: text},
+			{Type: transcript.BlockToolUse, Fidelity: agent, ToolName: one, ToolID: "t1", ToolInput: json.RawMessage(`{}`)}}}},
+		{Type: transcript.ToolCall, Path: "work", Timestamp: at(2), Payload: &transcript.ToolPayload{Name: one, CallID: "t1", Fidelity: agent, Kind: transcript.ToolKind("edit"), Input: json.RawMessage(`{"file_path":` + jsonString("/w/"+one) + `}`)}},
+		{Type: transcript.ToolResult, Path: "work", Timestamp: at(3), Payload: &transcript.ToolPayload{Name: one, CallID: "t1", Fidelity: agent, Status: "error", Error: text}},
+		{Type: transcript.StepCompleted, Path: "work", Timestamp: at(4), Payload: &transcript.StepPayload{Name: "work", Kind: transcript.KindAgent, Status: "error", Error: text}},
+		{Type: transcript.RunCompleted, Timestamp: at(5), Payload: &transcript.StepPayload{Name: one, Kind: transcript.KindWorkflow, Status: "error", Error: text}},
+	})
+	out := t.TempDir()
+	if _, err := ExportDir(context.Background(), out, Run{Path: p, Dir: dir}); err != nil {
+		t.Fatal(err)
+	}
+	md, err := os.ReadFile(filepath.Join(out, "runs", rootID, "transcript.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	s := string(md)
+	// Inside a code span nothing is markup: look outside them.
+	prose := regexp.MustCompile("`[^`\n]*`").ReplaceAllString(s, "")
+	if strings.ContainsAny(prose, "<") || strings.ContainsAny(s, "\x1b\u202e\u2066\u2069") {
+		t.Fatalf("transcript.md keeps raw HTML or a control:\n%s", s)
+	}
+	// Every link or image is one twasm made: an unescaped "](" follows
+	// only its own targets.
+	links := regexp.MustCompile(`(^|[^\\])\]\(([^)]*)\)`).FindAllStringSubmatch(prose, -1)
+	for _, m := range links {
+		if !regexp.MustCompile(`^(events\.jsonl|logs/(tools|errors)\.jsonl|\.\./[0-9a-f-]+/transcript\.md)$`).MatchString(m[2]) {
+			t.Fatalf("transcript.md links to %q:\n%s", m[2], s)
+		}
+	}
+	if regexp.MustCompile(`(?m)^\s*\[[^\]]*\]:`).MatchString(prose) {
+		t.Fatalf("transcript.md holds a link definition:\n%s", s)
+	}
+	for _, want := range []string{`&lt;script&gt;alert(1)&lt;/script&gt;`, `\[click me\](javascript:alert(3))`, `\\\[escaped\\\]`, "[U+202E]", "osc", "red"} {
+		if !strings.Contains(s, want) {
+			t.Fatalf("transcript.md does not show %q as text:\n%s", want, s)
+		}
+	}
+}
