@@ -140,3 +140,36 @@ func ignoringEINTR(fn func() (int, error)) (int, error) {
 		}
 	}
 }
+
+// WriteFile replaces the file at path with data durably: it writes a
+// temporary file beside it, syncs it, renames it over path and syncs the
+// directory, so that a crash at any moment leaves the old content or the
+// new one, never a part, and a reader never sees half a file. The
+// directory must exist.
+func WriteFile(path string, data []byte, perm fs.FileMode) (err error) {
+	dir := filepath.Dir(path)
+	tmp, err := os.CreateTemp(dir, "."+filepath.Base(path)+".*.tmp")
+	if err != nil {
+		return err
+	}
+	defer func() {
+		if err != nil {
+			os.Remove(tmp.Name())
+		}
+	}()
+	if err := tmp.Chmod(perm); err != nil {
+		tmp.Close()
+		return err
+	}
+	if _, err := tmp.Write(data); err != nil {
+		tmp.Close()
+		return err
+	}
+	if err := errors.Join(tmp.Sync(), tmp.Close()); err != nil {
+		return err
+	}
+	if err := os.Rename(tmp.Name(), path); err != nil {
+		return err
+	}
+	return SyncDir(dir)
+}

@@ -107,3 +107,26 @@ func TestMkdirAllErrors(t *testing.T) {
 	require.Error(t, SyncDir(filepath.Join(root, "missing")))
 	require.NoError(t, SyncDir(root))
 }
+
+func TestWriteFile(t *testing.T) {
+	dir := t.TempDir()
+	p := filepath.Join(dir, "state.json")
+	for _, content := range []string{"first\n", "second, longer\n", ""} {
+		if err := WriteFile(p, []byte(content), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		got, err := os.ReadFile(p)
+		if err != nil || string(got) != content {
+			t.Fatalf("got %q, %v; want %q", got, err, content)
+		}
+		if st, _ := os.Stat(p); st.Mode().Perm() != 0o600 {
+			t.Fatalf("mode %v", st.Mode())
+		}
+	}
+	if ents, _ := os.ReadDir(dir); len(ents) != 1 {
+		t.Fatalf("temporary files left: %v", ents)
+	}
+	if err := WriteFile(filepath.Join(dir, "no", "such"), nil, 0o600); err == nil {
+		t.Fatal("a missing directory was not an error")
+	}
+}

@@ -537,3 +537,30 @@ func TestExportDirMarkdownInert(t *testing.T) {
 		}
 	}
 }
+
+// An agent step with only the default name ("agent", as record and sync
+// name it) is named after its agent; a step with a name of its own keeps
+// it.
+func TestOTLPAgentSpanNames(t *testing.T) {
+	for _, c := range []struct{ step, provider, want string }{
+		{"agent", "codex", "invoke_agent codex"},
+		{"agent", "", "invoke_agent agent"},
+		{"review", "claude", "invoke_agent review"},
+	} {
+		res, _ := json.Marshal(transcript.AgentResult{Provider: c.provider, Status: "ok"})
+		p := writeRun(t, t.TempDir(), rootID, []*transcript.Event{
+			{Type: transcript.RunStarted, Timestamp: at(0), Payload: &transcript.StepPayload{Name: "demo", Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"}},
+			{Type: transcript.StepStarted, Path: c.step, Timestamp: at(1), Payload: &transcript.StepPayload{Name: c.step, Kind: transcript.KindAgent}},
+			{Type: transcript.StepCompleted, Path: c.step, Timestamp: at(2), Payload: &transcript.StepPayload{Name: c.step, Kind: transcript.KindAgent, Status: "ok", Result: res}},
+			{Type: transcript.RunCompleted, Timestamp: at(3), Payload: &transcript.StepPayload{Name: "demo", Kind: transcript.KindWorkflow, Status: "ok"}},
+		})
+		m := byName(exportSpans(t, Run{Path: p, Dir: filepath.Dir(p)}, OTLPOptions{}))
+		s, ok := m[c.want]
+		if !ok {
+			t.Fatalf("step %q of %q: no span %q in %v", c.step, c.provider, c.want, m)
+		}
+		if v, _ := attr(s, "gen_ai.agent.name"); "invoke_agent "+v != c.want {
+			t.Fatalf("gen_ai.agent.name %q, want it to match the span name %q", v, c.want)
+		}
+	}
+}

@@ -34,6 +34,12 @@ type OTLPOptions struct {
 	// the range. Child runs linked from inside the range are exported
 	// whole.
 	FromSeq, ToSeq uint64
+	// RunSpanSent says the root run's span went out in an earlier export
+	// of the same run (export otlp --new sends a run that was open then
+	// with its span, marked unfinished): it is not sent again when the
+	// range holds run.completed, so the collector never gets one span id
+	// twice.
+	RunSpanSent bool
 }
 
 // OTLPStats counts what an export produced.
@@ -430,7 +436,7 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 			for id, t := range tools {
 				endTool(id, t, ts, true)
 			}
-			if runSpan == nil && !emitRunSpan && inRange(ev.Seq) {
+			if runSpan == nil && !emitRunSpan && inRange(ev.Seq) && !(limited && x.opts.RunSpanSent) {
 				// A ranged export (record --otlp into a run begun by
 				// another process) that ended the run writes the run's
 				// span now, from its recorded start.
@@ -614,6 +620,13 @@ func stepSpanName(ev *transcript.Event, si *stepInfo) (string, trace.SpanKind, [
 	}
 	attrs = append(attrs, attribute.String("twasm.step.kind", kind))
 	if kind == string(transcript.KindAgent) {
+		// A step named only by the generic default ("agent": record and
+		// sync name their step so) is named after the agent that ran
+		// it, its provider's name ("invoke_agent claude"), so that the
+		// spans of different agents differ.
+		if r := si.result; r != nil && r.Provider != "" && (name == "" || name == defaultAgentStep) {
+			name = r.Provider
+		}
 		attrs = append(attrs, attribute.String(attrOperation, "invoke_agent"), attribute.String(attrAgentName, name))
 		if r := si.result; r != nil {
 			attrs = appendProvider(attrs, r.Provider, r.Model)
@@ -625,6 +638,10 @@ func stepSpanName(ev *transcript.Event, si *stepInfo) (string, trace.SpanKind, [
 	}
 	return kind + " " + name, trace.SpanKindInternal, attrs
 }
+
+// defaultAgentStep is the name record and sync give an agent step when
+// nothing names it.
+const defaultAgentStep = "agent"
 
 func appendProvider(attrs []attribute.KeyValue, provider, model string) []attribute.KeyValue {
 	if provider != "" {

@@ -39,6 +39,9 @@ type OTLPCmdOptions struct {
 	Runs   []string
 	All    bool
 	Redact bool
+	// New sends only what an earlier --new export to the same endpoint
+	// did not (otlpState).
+	New bool
 }
 
 func newCmdOTLP(f *cmdutil.Factory, runF func(context.Context, *OTLPCmdOptions) error) *cobra.Command {
@@ -67,9 +70,21 @@ OTEL_INSTRUMENTATION_GENAI_CAPTURE_MESSAGE_CONTENT=true.
 
 The standard OTEL_EXPORTER_OTLP_* variables configure the endpoint,
 headers, TLS and timeout; OTEL_SERVICE_NAME and OTEL_RESOURCE_ATTRIBUTES
-the resource. The command fails if any span did not reach the collector.`,
+the resource. With none set, spans go to a local Collector's plaintext
+port: http://localhost:4318 (http/protobuf) or http://localhost:4317 (grpc).
+The command fails if any span did not reach the collector, saying how many
+did.
+
+--new sends only what was not sent yet: twasm keeps, per endpoint and run,
+how far an earlier --new export got (<storage>/exports/otlp.json), and
+sends the rest of each run up to its last completed step; a run still
+recording or an archived session that may grow is finished by a later
+export (its run span, sent the first time, is marked unfinished), and an
+export that failed in part is sent again, with the same span ids, by the
+next. Run it from cron or a timer after sync.`,
 		Example: `  OTEL_EXPORTER_OTLP_ENDPOINT=http://collector:4318 twasm export otlp latest
-  twasm export otlp --protocol grpc --endpoint http://localhost:4317 --all`,
+  twasm export otlp --protocol grpc --endpoint http://localhost:4317 --all
+  twasm sync && twasm export otlp --all --new`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Runs = args
 			if opts.All == (len(args) > 0) {
@@ -84,6 +99,7 @@ the resource. The command fails if any span did not reach the collector.`,
 	AddOTLPFlags(cmd, &opts.OTLP, "")
 	addRedactFlag(cmd, &opts.Redact, "the spans")
 	cmd.Flags().BoolVar(&opts.All, "all", false, "export every run in storage that is not a child of another run (children go with their parents)")
+	cmd.Flags().BoolVar(&opts.New, "new", false, "send only what an earlier --new export to this endpoint did not")
 	return cmd
 }
 
@@ -122,14 +138,44 @@ func runOTLP(ctx context.Context, f *cmdutil.Factory, opts *OTLPCmdOptions) erro
 		return err
 	}
 	red := masked(targets, opts.Redact)
-	p, err := NewPipeline(ctx, &opts.OTLP, f.Getenv)
+	p, err := NewPipeline(ctx, &opts.OTLP, f.Getenv, f.Logger())
 	if err != nil {
 		return err
 	}
-	var runs, spans int
+	var state *otlpState
+	var sentTo map[string]uint64 // with --new: this endpoint's cursors
+	statePath := otlpStateFile(f.StorageRoot())
+	if opts.New {
+		if state, err = loadOTLPState(statePath); err != nil {
+			_, _ = p.Close(context.WithoutCancel(ctx))
+			return err
+		}
+		if sentTo = state.Endpoints[p.Endpoint()]; sentTo == nil {
+			sentTo = map[string]uint64{}
+			state.Endpoints[p.Endpoint()] = sentTo
+		}
+	}
+	var runs, spans, unchanged int
 	var exportErr error
+	advanced := map[string]uint64{}
 	for _, t := range targets {
-		st, err := p.Export(ctx, t, 0)
+		var rng export.OTLPOptions
+		if opts.New {
+			id, settled, _, err := export.Settled(ctx, t)
+			if err != nil {
+				exportErr = cmdutil.PathInputError(t.Path, err)
+				break
+			}
+			if settled <= sentTo[id] {
+				unchanged++
+				continue
+			}
+			// The first export of a run sends its span (marked
+			// unfinished while the run is open); later ones never again.
+			rng = export.OTLPOptions{FromSeq: sentTo[id] + 1, ToSeq: settled, RunSpanSent: sentTo[id] > 0}
+			advanced[id] = settled
+		}
+		st, err := p.Export(ctx, t, rng)
 		runs, spans = runs+st.Runs, spans+st.Spans
 		if err != nil {
 			exportErr = cmdutil.PathInputError(t.Path, err)
@@ -143,7 +189,19 @@ func runOTLP(ctx context.Context, f *cmdutil.Factory, opts *OTLPCmdOptions) erro
 	if cerr != nil {
 		return fmt.Errorf("%w (%d of %d spans sent)", cerr, sent, spans)
 	}
-	fmt.Fprintf(f.IOStreams.ErrOut, "otlp: %d spans of %d runs sent\n", sent, runs)
+	if opts.New {
+		for id, seq := range advanced {
+			sentTo[id] = seq
+		}
+		if err := state.save(statePath); err != nil {
+			return fmt.Errorf("otlp: %d spans sent, but what was sent could not be kept (the next --new export sends them again): %w", sent, err)
+		}
+	}
+	msg := fmt.Sprintf("otlp: %d spans of %d runs sent to %s", sent, runs, p.Endpoint())
+	if opts.New {
+		msg += fmt.Sprintf("; %d runs had nothing new", unchanged)
+	}
+	fmt.Fprintln(f.IOStreams.ErrOut, msg)
 	reportRedacted(f, red)
 	return nil
 }

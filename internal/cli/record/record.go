@@ -640,9 +640,9 @@ func sendOTLP(ctx context.Context, opts *Options, path string, attached bool) {
 		}
 		from = seq
 	}
-	p, err := exportcmd.NewPipeline(ctx, &opts.OTLPFlags, f.Getenv)
+	p, err := exportcmd.NewPipeline(ctx, &opts.OTLPFlags, f.Getenv, f.Logger())
 	if err == nil {
-		_, err = p.Export(ctx, export.Run{Path: path, Dir: filepath.Dir(path)}, from)
+		_, err = p.Export(ctx, export.Run{Path: path, Dir: filepath.Dir(path)}, export.OTLPOptions{FromSeq: from})
 		if _, cerr := p.Close(ctx); err == nil {
 			err = cerr
 		}

@@ -314,6 +314,20 @@ func TestOTLPExportFailsWithoutCollector(t *testing.T) {
 	if r.code == 0 || !strings.Contains(r.errOut, "otlp export") {
 		t.Fatalf("an export nobody received must fail and say so: %v", r)
 	}
+	// Once: the OpenTelemetry SDK's own report goes to the debug log.
+	if n := strings.Count(r.errOut, "connection refused"); n != 1 {
+		t.Fatalf("the failure is said %d times, want once:\n%s", n, r.errOut)
+	}
+	r = twasm(t, "--storage", storage, "--verbose", "export", "otlp", "--endpoint", fmt.Sprintf("http://127.0.0.1:%d", port), "latest")
+	if !strings.Contains(r.errOut, "opentelemetry sdk") {
+		t.Fatalf("--verbose does not show what the SDK said:\n%s", r.errOut)
+	}
+	// A malformed endpoint in the environment is named, never replaced by
+	// the default.
+	r = start(t, nil, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=localhost:4318"}, "--storage", storage, "export", "otlp", "latest").wait(t, hangBound)
+	if r.code != 2 || !strings.Contains(r.errOut, "$OTEL_EXPORTER_OTLP_ENDPOINT") {
+		t.Fatalf("malformed endpoint: %v", r)
+	}
 	r = twasm(t, "--storage", storage, "export", "otlp", "--protocol", "http/json", "latest")
 	if r.code != 2 || !strings.Contains(r.errOut, "not supported") {
 		t.Fatalf("unsupported protocol: %v", r)
