@@ -13,6 +13,10 @@ type RunHead struct {
 	RunID       string `json:"run_id"`
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	Name        string `json:"name,omitempty"`
+	// Title is the run's first prompt on one line (RunNode.Title), and
+	// AutoName says Name is one twasm made up (RunNode.AutoName).
+	Title       string `json:"title,omitempty"`
+	AutoName    bool   `json:"auto_name,omitempty"`
 	Status      string `json:"status"`
 	// Open marks an archived session that may still grow (RunNode.Open).
 	Open       bool       `json:"open,omitempty"`
@@ -22,7 +26,7 @@ type RunHead struct {
 }
 
 func headOf(n *RunNode) RunHead {
-	return RunHead{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: n.Name, Status: n.Status, Open: n.Open,
+	return RunHead{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: n.Name, Title: n.Title, AutoName: n.AutoName, Status: n.Status, Open: n.Open,
 		Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
 }
 
@@ -108,7 +112,8 @@ func SortNewestFirst(ss []RunSummary) {
 type RunFilter struct {
 	Provider string
 	Status   string
-	// Name matches a case-insensitive substring of the run's name.
+	// Name matches a case-insensitive substring of the run's name or
+	// title.
 	Name         string
 	Since, Until time.Time
 }
@@ -121,7 +126,7 @@ func (f RunFilter) Match(s RunSummary) bool {
 	if f.Status != "" && s.Status != f.Status {
 		return false
 	}
-	if f.Name != "" && !containsFold(s.Name, f.Name) {
+	if f.Name != "" && !containsFold(s.Name, f.Name) && !containsFold(s.Title, f.Name) {
 		return false
 	}
 	if !f.Since.IsZero() && (s.Started == nil || s.Started.Before(f.Since)) {

@@ -22,6 +22,13 @@ type RunNode struct {
 	ParentRunID string `json:"parent_run_id,omitempty"`
 	File        string `json:"file,omitempty"`
 	Name        string `json:"name,omitempty"`
+	// Title is what a person remembers the run by: its first prompt, on
+	// one line and cut to TitleRunes (Title); "" when it has none.
+	Title string `json:"title,omitempty"`
+	// AutoName says Name is one twasm made up (an archived session's
+	// "<provider> session <id>", record's "record <provider>"), not one a
+	// person gave: DisplayName prefers the Title then.
+	AutoName bool `json:"auto_name,omitempty"`
 	// Status is run.completed's status; "running" while there is none,
 	// except for an archived session (see Open).
 	Status string `json:"status"`
@@ -244,9 +251,13 @@ func BuildRun(run *Run) *RunNode {
 				if s != nil {
 					s.Messages++
 				}
+				if n.Title == "" && ev.Type == transcript.MessageUser {
+					n.Title = promptTitle(ev)
+				}
 			}
 		}
 	}
+	n.AutoName = archived || n.Name == "" || isRecordDefaultName(n.Name)
 	n.Usage = RunUsage(run)
 	n.DurationMS = durationMS(n.Started, n.Completed)
 	if !n.Finished && archived && len(open) == 0 && lastPart != nil {

@@ -30,8 +30,8 @@ func (t *treeWriter) line(prefix, s string) {
 // run prints a run's line after first and its steps after prefix.
 func (t *treeWriter) run(n *RunNode, first, prefix string) {
 	parts := []string{paint(t.color, ansiBold, "run "+oneLine(n.RunID))}
-	if n.Name != "" {
-		parts = append(parts, oneLine(n.Name))
+	if name := DisplayName(headOf(n)); name != ShortID(n.RunID) {
+		parts = append(parts, Clip(name, TitleRunes))
 	}
 	parts = append(parts, paint(t.color, statusStyle(n.Status), n.Status))
 	if n.Open {

@@ -195,8 +195,11 @@ func (v *viewer) omitted(n int, where string) {
 func (v *viewer) show(s func(Sections) bool) bool { return v.opts.Only.all() || s(v.opts.Only) }
 
 func (v *viewer) header(n *RunNode) {
-	v.d.heading(1, "Run "+cmp.Or(n.Name, ShortID(n.RunID)))
+	v.d.heading(1, "Run "+v.clip(DisplayName(headOf(n))))
 	pairs := [][2]string{{"Run id", v.d.inline(n.RunID)}}
+	if n.Name != "" && DisplayName(headOf(n)) != n.Name {
+		pairs = append(pairs, [2]string{"Name", v.d.inline(n.Name)})
+	}
 	if n.ParentRunID != "" {
 		pairs = append(pairs, [2]string{"Parent run", v.d.inline(n.ParentRunID)})
 	}

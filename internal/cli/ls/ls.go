@@ -52,6 +52,10 @@ sub-workflows) are listed only with --children. An archived agent session
 part's (ok, error or incomplete, judged from the session log), marked
 "(open)" on a terminal and "open": true in --json.
 
+NAME is the name given to the run (record --name); a run without one (an
+archived session, a record without --name) is named by its first prompt,
+and --json has both ("name", "title").
+
 On a terminal the id is cut to 8 characters, enough for any RUN argument
 (every command takes a unique prefix of a run id); in a pipe each run is
 one tab-separated line with the full id, an RFC 3339 start, the duration
@@ -86,7 +90,7 @@ ago.`,
 	fl := cmd.Flags()
 	fl.StringVar(&opts.Filter.Provider, "provider", "", "only runs with an agent step of this provider")
 	fl.StringVar(&opts.Filter.Status, "status", "", "only runs with this status (ok, error, incomplete, cancelled, running)")
-	fl.StringVar(&opts.Filter.Name, "name", "", "only runs whose name contains this (case-insensitive)")
+	fl.StringVar(&opts.Filter.Name, "name", "", "only runs whose name or first prompt contains this (case-insensitive)")
 	fl.StringVar(&opts.Since, "since", "", "only runs started at or after this time or age")
 	fl.StringVar(&opts.Until, "until", "", "only runs started before this time or age")
 	fl.IntVarP(&opts.Limit, "limit", "n", 0, "show at most this many runs (0: all)")
@@ -139,9 +143,9 @@ func runLs(ctx context.Context, opts *Options) error {
 				cost = fmt.Sprintf("$%.4f", *r.CostUSD)
 			}
 		}
-		name := r.Name
+		name := views.DisplayName(r.RunHead)
 		if tty {
-			name = views.Clip(name, 40)
+			name = views.Clip(name, 48)
 		}
 		status := r.Status
 		if tty && r.Open {

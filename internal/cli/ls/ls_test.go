@@ -3,6 +3,7 @@ package ls
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"io"
 	"os"
 	"path/filepath"
@@ -14,6 +15,8 @@ import (
 	"github.com/twasm/twasm/internal/cli/iostreams"
 	"github.com/twasm/twasm/internal/index"
 	"github.com/twasm/twasm/internal/testing/viewstest"
+	"github.com/twasm/twasm/internal/views"
+	"github.com/twasm/twasm/transcript"
 )
 
 // ls reads the runs two ways, from the index's digests and from the
@@ -128,5 +131,43 @@ func TestIndexUnusable(t *testing.T) {
 	}
 	if !strings.Contains(out.String(), viewstest.Root) {
 		t.Errorf("read-only storage: %q", out)
+	}
+}
+
+// A synced session is listed by its first prompt, which --name also
+// matches; --json keeps the made-up name beside the title.
+func TestListsByFirstPrompt(t *testing.T) {
+	root := t.TempDir()
+	b := viewstest.NewBuilder(viewstest.RunID(7), "")
+	ev := viewstest.Started("claude session 5b1c2d3e")
+	ev.Step().Extra = map[string]json.RawMessage{views.SessionSourceField: json.RawMessage(`{"provider":"claude"}`)}
+	b.Add(ev)
+	b.Add(viewstest.Msg(transcript.MessageUser, "", transcript.TextBlock("make the login page load faster")))
+	if err := os.MkdirAll(filepath.Join(root, "transcripts"), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	viewstest.WriteFile(t, filepath.Join(root, "transcripts", b.RunID+".jsonl"), b.Bytes(t))
+	ios, _, _, _ := iostreams.Test()
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, StorageFlag: root}
+	run := func(set func(*Options)) string {
+		t.Helper()
+		ios, _, out, _ := iostreams.Test()
+		o := &Options{IO: ios, List: f.ListRuns, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now, Digests: f.RunDigests}
+		set(o)
+		if err := runLs(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		return out.String()
+	}
+	if got := run(func(*Options) {}); !strings.Contains(got, "\tmake the login page load faster\t") {
+		t.Fatalf("not listed by its prompt:\n%s", got)
+	}
+	if got := run(func(o *Options) { o.Filter.Name = "LOGIN page" }); !strings.Contains(got, b.RunID) {
+		t.Fatalf("--name does not match the prompt:\n%q", got)
+	}
+	got := run(func(o *Options) { o.JSON = true })
+	var row struct{ Name, Title string }
+	if err := json.Unmarshal([]byte(got), &row); err != nil || row.Name != "claude session 5b1c2d3e" || row.Title != "make the login page load faster" {
+		t.Fatalf("--json: %q (%v)", got, err)
 	}
 }
