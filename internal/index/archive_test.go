@@ -7,6 +7,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"os"
 	"path/filepath"
 	"sort"
@@ -249,13 +250,19 @@ func scanSearchAll(root string, qs []Query) ([][]Hit, error) {
 			return nil, err
 		}
 		for i, q := range qs {
-			if len(fileHits[i]) == 0 || q.Run != "" && !hasPrefixFold(id, q.Run) || q.Status != "" && run.status != q.Status ||
+			if len(fileHits[i]) == 0 || q.Run != "" && !hasPrefixFold(id, q.Run) ||
 				q.Provider != "" && !strings.Contains(run.providers, ","+q.Provider+",") ||
 				q.Model != "" && !strings.Contains(strings.ToLower(run.models), ","+strings.ToLower(q.Model)) {
 				continue
 			}
 			for _, h := range fileHits[i] {
 				h.RunName, h.RunStatus, h.Providers = run.name, run.status, splitList(run.providers)
+				if h.Status == "" { // a hit without an outcome of its own has its run's
+					h.Status = run.status
+				}
+				if q.Status != "" && h.Status != q.Status {
+					continue
+				}
 				out[i] = append(out[i], h)
 			}
 		}
@@ -276,6 +283,13 @@ func scanFile(file, id string, qs []Query, terms [][]scanTerm) ([][]Hit, *runRow
 	}
 	defer f.Close()
 	run := &runRow{id: id, providers: ",", models: ",", status: "running"}
+	outcomes, err := scanOutcomes(f)
+	if err != nil {
+		return nil, nil, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return nil, nil, err
+	}
 	hits := make([][]Hit, len(qs))
 	var buf []byte
 	r := transcript.NewReader(bufio.NewReaderSize(f, 256<<10))
@@ -288,7 +302,7 @@ func scanFile(file, id string, qs []Query, terms [][]scanTerm) ([][]Hit, *runRow
 		if ev.Timestamp.IsZero() {
 			ts = 0
 		}
-		for _, d := range scanDocs(ev, run) {
+		for _, d := range scanDocs(ev, run, outcomes) {
 			var folded []byte
 			for i, q := range qs {
 				if q.Kind != "" && d.kind != q.Kind || q.Role != "" && d.role != q.Role || q.Tool != "" && d.tool != q.Tool ||
@@ -302,7 +316,7 @@ func scanFile(file, id string, qs []Query, terms [][]scanTerm) ([][]Hit, *runRow
 				if !matchAll(folded, terms[i]) {
 					continue
 				}
-				h := Hit{RunID: id, Seq: ev.Seq, Path: ev.Path, Iteration: ev.Iteration, Kind: d.kind, Role: d.role, Tool: d.tool}
+				h := Hit{RunID: id, Seq: ev.Seq, Path: ev.Path, Iteration: ev.Iteration, Kind: d.kind, Role: d.role, Tool: d.tool, Status: d.status}
 				if ts != 0 {
 					h.Time = time.UnixMilli(ts).UTC()
 				}
@@ -313,13 +327,39 @@ func scanFile(file, id string, qs []Query, terms [][]scanTerm) ([][]Hit, *runRow
 	return hits, run, r.Err()
 }
 
-type scanDoc struct{ kind, role, tool, text string }
+type scanDoc struct{ kind, role, tool, status, text string }
+
+// scanOutcomes reads a transcript's tool results: each call id's outcome.
+func scanOutcomes(f io.Reader) (map[string]string, error) {
+	out := map[string]string{}
+	r := transcript.NewReader(bufio.NewReaderSize(f, 256<<10))
+	for r.Next() {
+		if ev := r.Event(); ev != nil && ev.Type == transcript.ToolResult {
+			if t := ev.Tool(); t != nil {
+				out[t.CallID] = toolOutcome(t)
+			}
+		}
+	}
+	return out, r.Err()
+}
+
+func toolOutcome(t *transcript.ToolPayload) string {
+	switch {
+	case t.Status != "":
+		return t.Status
+	case t.Error != "":
+		return transcript.StatusError
+	}
+	return transcript.StatusOK
+}
 
 // scanDocs is what the index makes of an event, read from the decoded
 // transcript.Event (the index reads its own lean decoding): the
-// documents, and the run's figures.
-func scanDocs(ev *transcript.Event, r *runRow) []scanDoc {
+// documents, with their own outcomes (outcomes: by call id), and the
+// run's figures.
+func scanDocs(ev *transcript.Event, r *runRow, outcomes map[string]string) []scanDoc {
 	var out []scanDoc
+	status := ""
 	add := func(kind, role, tool, text string) {
 		text = strings.TrimSpace(text)
 		if text == "" {
@@ -328,7 +368,11 @@ func scanDocs(ev *transcript.Event, r *runRow) []scanDoc {
 		if len(text) > maxDocText {
 			text = text[:maxDocText]
 		}
-		out = append(out, scanDoc{kind, role, tool, text})
+		st := status
+		if kind == "error" {
+			st = transcript.StatusError
+		}
+		out = append(out, scanDoc{kind, role, tool, st, text})
 	}
 	switch ev.Type {
 	case transcript.RunStarted:
@@ -381,6 +425,7 @@ func scanDocs(ev *transcript.Event, r *runRow) []scanDoc {
 			if len(t.Input) > 0 {
 				text += "\n" + string(t.Input)
 			}
+			status = outcomes[t.CallID]
 			add("tool_call", "tool", t.Name, text)
 		}
 	case transcript.ToolResult:
@@ -389,6 +434,7 @@ func scanDocs(ev *transcript.Event, r *runRow) []scanDoc {
 			if t.Error != "" {
 				text += "\n" + t.Error
 			}
+			status = toolOutcome(t)
 			add("tool_result", "tool", t.Name, text)
 		}
 	}
@@ -507,6 +553,8 @@ func TestSearchAgreesWithScan(t *testing.T) {
 		{Text: "a", Model: "claude"},
 		{Text: "a", Run: some.RunID[:6]},
 		{Text: "a", Status: "error"},
+		{Text: "test", Kind: "tool_call", Status: "error"},
+		{Text: "test", Status: "ok"},
 		{Text: "read", Tool: "Read"},
 		{Text: `"no such file"`},
 		{Text: "main.go"},
@@ -516,11 +564,11 @@ func TestSearchAgreesWithScan(t *testing.T) {
 	want, err := scanSearchAll(root, queries)
 	require.NoError(t, err)
 	key := func(h Hit) string {
-		return fmt.Sprintf("%s %d %s %d %s %s %s %s %s %s %v", h.RunID, h.Seq, h.Path, h.Iteration, h.Kind, h.Role, h.Tool, h.Time, h.RunName, h.RunStatus, h.Providers)
+		return fmt.Sprintf("%s %d %s %d %s %s %s %s %s %s %s %v", h.RunID, h.Seq, h.Path, h.Iteration, h.Kind, h.Role, h.Tool, h.Time, h.RunName, h.RunStatus, h.Status, h.Providers)
 	}
 	for i, q := range queries {
 		t.Run(fmt.Sprintf("%+v", q), func(t *testing.T) {
-			q.Limit = 1 << 30
+			q.Limit, q.Every = 1<<30, true
 			var g, w []string
 			for _, h := range search(t, ix, q) {
 				g = append(g, key(h))

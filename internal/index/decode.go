@@ -42,6 +42,7 @@ type linePayload struct {
 	Output  string          `json:"output"`
 	Command string          `json:"command"`
 	Kind    string          `json:"kind"`
+	CallID  string          `json:"call_id"`
 	// Source is run.started's "source": the run archives an agent
 	// session (package archive).
 	Source json.RawMessage `json:"source"`
@@ -53,6 +54,7 @@ type lineBlock struct {
 	Thinking string               `json:"thinking"`
 	Command  string               `json:"command"`
 	Chunk    string               `json:"chunk"`
+	Origin   string               `json:"origin"`
 }
 
 // lineResult is what the index reads of an agent step's result.

@@ -52,9 +52,17 @@ CREATE TABLE docs(
   ts INTEGER NOT NULL,
   kind TEXT NOT NULL,
   role TEXT NOT NULL,
-  tool TEXT NOT NULL
+  tool TEXT NOT NULL,
+  -- origin: a user text block's origin ('' for a prompt; injected_context,
+  -- system_prompt), ranked below what a person or the model wrote.
+  origin TEXT NOT NULL DEFAULT '',
+  -- status: the document's own outcome where it has one: a tool call's
+  -- and its result's (ok, error, denied, cancelled), error for an error.
+  status TEXT NOT NULL DEFAULT '',
+  call_id TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX docs_run ON docs(run_id);
+CREATE INDEX docs_call ON docs(run_id, call_id) WHERE call_id != '';
 CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
 -- Merge segments 8 at a time, not 4: building a 1 GiB archive spent a
 -- quarter of its time in automerge; searches were no slower.

@@ -264,3 +264,81 @@ func TestUpdateRunsFollowsChildRuns(t *testing.T) {
 	assert.Equal(t, 1, st.Indexed, "only %s was left", other)
 	assert.NotEmpty(t, search(t, ix, Query{Text: "zebra", Limit: 10}))
 }
+
+// recordSteps writes a run whose agent step fn fills, and returns its id.
+func recordSteps(t testing.TB, root string, fn func(ctx context.Context, s *lifecycle.Step) error) string {
+	t.Helper()
+	var id string
+	err := lifecycle.Do(context.Background(), recorder.NewStore(root), lifecycle.RunOptions{Name: "test"}, func(ctx context.Context, r *lifecycle.Step) error {
+		id = r.Run().RunID()
+		return r.Step(ctx, "agent", transcript.KindAgent, fn)
+	})
+	require.NoError(t, err)
+	return id
+}
+
+func bashCall(ctx context.Context, s *lifecycle.Step, id, command, output, status string) error {
+	in, _ := json.Marshal(map[string]string{"command": command})
+	if err := s.Record(ctx, &transcript.Event{Type: transcript.ToolCall, Payload: &transcript.ToolPayload{Name: "Bash", CallID: id, Input: in, Command: command, Fidelity: transcript.FidelityAgentEmitted}}); err != nil {
+		return err
+	}
+	return s.Record(ctx, &transcript.Event{Type: transcript.ToolResult, Payload: &transcript.ToolPayload{Name: "Bash", CallID: id, Output: output, Status: status, Fidelity: transcript.FidelityAgentEmitted}})
+}
+
+// --status is a tool call's own outcome (the README's `search --tool Bash
+// --status error pytest`), injected text ranks below real text and is
+// folded when it repeats, and filters alone list what they select.
+func TestSearchOutcomesInjectedAndFilters(t *testing.T) {
+	root := t.TempDir()
+	const boiler = "When a command fails with permission denied, never retry it with sudo."
+	var boilerRuns []string
+	for i := range 4 {
+		boilerRuns = append(boilerRuns, recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+			if err := s.UserMessage(ctx, "task "+string(rune('a'+i)), boiler); err != nil {
+				return err
+			}
+			return bashCall(ctx, s, "c1", "pytest -q", "1 passed", "ok")
+		}))
+	}
+	failed := recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+		if err := s.UserMessage(ctx, "run the tests", ""); err != nil {
+			return err
+		}
+		if err := bashCall(ctx, s, "c1", "pytest tests/test_io.py", "open /srv/data: permission denied", "error"); err != nil {
+			return err
+		}
+		return bashCall(ctx, s, "c2", "ls /srv", "data", "ok")
+	})
+	ix, _ := openUpdated(t, root)
+
+	// The failed call is found by its outcome though its run ended ok.
+	hits := search(t, ix, Query{Text: "pytest", Tool: "Bash", Status: "error"})
+	require.NotEmpty(t, hits)
+	for _, h := range hits {
+		assert.Equal(t, failed, h.RunID)
+		assert.Equal(t, "error", h.Status)
+		assert.Equal(t, "ok", h.RunStatus)
+	}
+	assert.Equal(t, "tool_call", hits[0].Kind)
+	// The four passing calls are one hit, folded, or four with Every.
+	ok := search(t, ix, Query{Text: "pytest", Tool: "Bash", Status: "ok"})
+	require.Len(t, ok, 1)
+	assert.Equal(t, 3, ok[0].Also)
+	assert.Len(t, search(t, ix, Query{Text: "pytest", Tool: "Bash", Status: "ok", Every: true}), 4)
+	// Filters without words: every failed call, newest first.
+	hits = search(t, ix, Query{Kind: "tool_call", Status: "error"})
+	require.Len(t, hits, 1)
+	assert.Contains(t, hits[0].Snippet, "pytest tests/test_io.py")
+
+	// Real text first; the instructions repeated in four sessions once.
+	hits = search(t, ix, Query{Text: "permission denied"})
+	require.Len(t, hits, 2, "%+v", hits)
+	assert.Equal(t, failed, hits[0].RunID)
+	assert.False(t, hits[0].Injected)
+	assert.True(t, hits[1].Injected)
+	assert.Equal(t, 3, hits[1].Also)
+	assert.Contains(t, boilerRuns, hits[1].RunID)
+
+	_, err := ix.Search(context.Background(), Query{})
+	assert.ErrorContains(t, err, "empty query")
+}

@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"strings"
@@ -14,10 +15,14 @@ type Query struct {
 	// Raw passes Text to SQLite FTS5 as a query expression (AND, OR,
 	// NOT, NEAR, prefix*) instead of quoting each word.
 	Raw bool
-	// Filters: empty means any.
+	// Filters: empty means any. Status is a hit's own outcome where it
+	// has one (a tool call's or result's: ok, error, denied, cancelled;
+	// error for an error), else its run's status.
 	Provider, Model, Status, Run, Tool, Kind, Role string
 	Since, Until                                   time.Time
 	Limit                                          int
+	// Every returns every hit, none folded into another (Hit.Also).
+	Every bool
 	// Mark is put around every match in the snippet ("" gives «»).
 	MarkOpen, MarkClose string
 }
@@ -35,7 +40,24 @@ type Hit struct {
 	Role      string    `json:"role,omitempty"`
 	Tool      string    `json:"tool,omitempty"`
 	Providers []string  `json:"providers,omitempty"`
-	Snippet   string    `json:"snippet"`
+	// Status is the hit's own outcome (a tool call's or result's), or
+	// its run's status.
+	Status string `json:"status,omitempty"`
+	// Injected marks text the agent's tooling put in the conversation
+	// (injected context, a system prompt), ranked below the rest.
+	Injected bool   `json:"injected,omitempty"`
+	Snippet  string `json:"snippet"`
+	// Also counts the hits folded into this one: the same kind of
+	// document with the same snippet in other places (the same injected
+	// instructions in every session), the best ranked of which stands
+	// for all.
+	Also int `json:"also,omitempty"`
+}
+
+// HasFilter reports whether q has a filter besides its words.
+func (q Query) HasFilter() bool {
+	return q.Provider != "" || q.Model != "" || q.Status != "" || q.Run != "" || q.Tool != "" || q.Kind != "" || q.Role != "" ||
+		!q.Since.IsZero() || !q.Until.IsZero()
 }
 
 // MatchExpr turns words into an FTS5 expression: each word matches the
@@ -86,21 +108,39 @@ func queryTerms(text string) []queryTerm {
 	return out
 }
 
-// Search runs q and returns the hits, best first.
+// Search runs q and returns the hits, best first: what a person or the
+// model wrote before what the agent's tooling injected, then by
+// relevance, then newest first. Hits of the same kind with the same
+// snippet are folded into the first (Hit.Also), so that text repeated in
+// every session does not fill the list. A query with no words and a
+// filter lists the filtered documents, newest first.
 func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	expr := q.Text
 	if !q.Raw {
 		expr = MatchExpr(q.Text)
 	}
-	if strings.TrimSpace(expr) == "" {
-		return nil, fmt.Errorf("empty query")
+	words := strings.TrimSpace(expr) != ""
+	if !words && !q.HasFilter() {
+		return nil, fmt.Errorf("empty query: give words to find or a filter")
 	}
 	open, close := q.MarkOpen, q.MarkClose
 	if open == "" && close == "" {
 		open, close = "«", "»"
 	}
-	where := []string{"fts MATCH ?"}
-	args := []any{open, close, expr}
+	var where []string
+	var args []any
+	snippet := `substr(fts.text, 1, 160)`
+	order := `injected, d.ts DESC, d.id DESC`
+	if words {
+		snippet = `snippet(fts, 0, ?, ?, '…', 24)`
+		args = append(args, open, close)
+		where = append(where, "fts MATCH ?")
+		order = `injected, fts.rank, d.ts DESC`
+	}
+	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`
+	if words {
+		args = append(args, expr)
+	}
 	eq := func(col, v string) {
 		if v != "" {
 			where = append(where, col+" = ?")
@@ -110,7 +150,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	eq("d.tool", q.Tool)
 	eq("d.kind", q.Kind)
 	eq("d.role", q.Role)
-	eq("r.status", q.Status)
+	eq(status, q.Status)
 	if q.Run != "" {
 		where = append(where, "d.run_id LIKE ?")
 		args = append(args, strings.ReplaceAll(q.Run, "%", "")+"%")
@@ -135,12 +175,18 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if limit <= 0 {
 		limit = 20
 	}
-	args = append(args, limit)
-	sqlq := `SELECT d.run_id, r.name, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers,
-  snippet(fts, 0, ?, ?, '…', 24)
+	// Folding may merge many rows into one: read more than are shown,
+	// within a bound.
+	if q.Every {
+		args = append(args, limit)
+	} else {
+		args = append(args, min(limit*8, limit+2000))
+	}
+	sqlq := `SELECT d.run_id, r.name, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
+  d.origin IN ('injected_context', 'system_prompt') AS injected, ` + snippet + `
 FROM fts JOIN docs d ON d.id = fts.rowid JOIN runs r ON r.run_id = d.run_id
-WHERE ` + strings.Join(where, " AND ") + `
-ORDER BY fts.rank, d.ts DESC LIMIT ?`
+WHERE ` + cmp.Or(strings.Join(where, " AND "), "1") + `
+ORDER BY ` + order + ` LIMIT ?`
 	rows, err := ix.db.QueryContext(ctx, sqlq, args...)
 	if err != nil {
 		if strings.Contains(err.Error(), "fts5: syntax error") || strings.Contains(err.Error(), "no such column") {
@@ -150,12 +196,22 @@ ORDER BY fts.rank, d.ts DESC LIMIT ?`
 	}
 	defer rows.Close()
 	var hits []Hit
+	first := map[string]int{} // kind and snippet → index in hits
 	for rows.Next() {
 		var h Hit
 		var ts int64
 		var providers string
-		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Snippet); err != nil {
+		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &h.Snippet); err != nil {
 			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		h.Snippet = strings.Join(strings.Fields(h.Snippet), " ")
+		key := h.Kind + "\x00" + h.Snippet
+		if i, ok := first[key]; ok && !q.Every {
+			hits[i].Also++
+			continue
+		}
+		if len(hits) == limit {
+			continue // only folding into the hits shown from here on
 		}
 		if ts != 0 {
 			h.Time = time.UnixMilli(ts).UTC()
@@ -165,7 +221,7 @@ ORDER BY fts.rank, d.ts DESC LIMIT ?`
 				h.Providers = append(h.Providers, p)
 			}
 		}
-		h.Snippet = strings.Join(strings.Fields(h.Snippet), " ")
+		first[key] = len(hits)
 		hits = append(hits, h)
 	}
 	return hits, rows.Err()

@@ -142,6 +142,7 @@ type batch struct {
 	ix        *Index
 	tx        *sql.Tx
 	doc, text *sql.Stmt
+	outcome   *sql.Stmt // sets a tool call's status when its result comes
 	nextID    int64
 	bytes     int64
 	br        *bufio.Reader // reused from file to file
@@ -161,7 +162,11 @@ func (b *batch) begin(ctx context.Context) error {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
 	}
-	if b.doc, err = tx.PrepareContext(ctx, `INSERT INTO docs(id, run_id, seq, path, iteration, ts, kind, role, tool) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+	if b.doc, err = tx.PrepareContext(ctx, `INSERT INTO docs(id, run_id, seq, path, iteration, ts, kind, role, tool, origin, status, call_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+		b.rollback()
+		return fmt.Errorf("index: %w", err)
+	}
+	if b.outcome, err = tx.PrepareContext(ctx, `UPDATE docs SET status = ? WHERE run_id = ? AND call_id = ? AND kind = 'tool_call'`); err != nil {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
 	}
@@ -173,12 +178,12 @@ func (b *batch) begin(ctx context.Context) error {
 }
 
 func (b *batch) closeStmts() {
-	for _, s := range []*sql.Stmt{b.doc, b.text} {
+	for _, s := range []*sql.Stmt{b.doc, b.text, b.outcome} {
 		if s != nil {
 			s.Close()
 		}
 	}
-	b.doc, b.text = nil, nil
+	b.doc, b.text, b.outcome = nil, nil, nil
 }
 
 // commit commits the open transaction, if any.
@@ -445,7 +450,9 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 	if t.IsZero() {
 		ts = 0
 	}
-	add := func(kind, role, tool, text string) error {
+	// doc is what a document is besides its text.
+	type doc struct{ kind, role, tool, origin, status, callID string }
+	addDoc := func(d doc, text string) error {
 		text = strings.TrimSpace(text)
 		if text == "" {
 			return nil
@@ -455,7 +462,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 		}
 		id := w.nextID
 		w.nextID++
-		if _, err := w.doc.ExecContext(ctx, id, r.id, ev.Seq, ev.Path, ev.Iteration, ts, kind, role, tool); err != nil {
+		if _, err := w.doc.ExecContext(ctx, id, r.id, ev.Seq, ev.Path, ev.Iteration, ts, d.kind, d.role, d.tool, d.origin, d.status, d.callID); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 		if _, err := w.text.ExecContext(ctx, id, text); err != nil {
@@ -463,6 +470,13 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 		}
 		st.Docs++
 		return nil
+	}
+	add := func(kind, role, tool, text string) error {
+		d := doc{kind: kind, role: role, tool: tool}
+		if kind == "error" {
+			d.status = transcript.StatusError
+		}
+		return addDoc(d, text)
 	}
 	p := &ev.Payload
 	switch transcript.EventType(ev.Type) {
@@ -507,7 +521,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 			default:
 				continue // tool_use and tool_result: indexed as tool.call and tool.result
 			}
-			if err := add(string(b.Type), p.Role, "", text); err != nil {
+			if err := addDoc(doc{kind: string(b.Type), role: p.Role, origin: b.Origin}, text); err != nil {
 				return err
 			}
 		}
@@ -520,13 +534,27 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 		if len(p.Input) > 0 {
 			text += "\n" + string(p.Input)
 		}
-		return add("tool_call", "tool", p.Name, text)
+		return addDoc(doc{kind: "tool_call", role: "tool", tool: p.Name, callID: p.CallID}, text)
 	case transcript.ToolResult:
 		text := p.Output
 		if p.Error != "" {
 			text += "\n" + p.Error
 		}
-		return add("tool_result", "tool", p.Name, text)
+		status := p.Status
+		if status == "" {
+			status = transcript.StatusOK
+			if p.Error != "" {
+				status = transcript.StatusError
+			}
+		}
+		// The call takes its result's outcome, so that a search of
+		// failed calls finds the call (its command, its input) too.
+		if p.CallID != "" {
+			if _, err := w.outcome.ExecContext(ctx, status, r.id, p.CallID); err != nil {
+				return fmt.Errorf("index: %w", err)
+			}
+		}
+		return addDoc(doc{kind: "tool_result", role: "tool", tool: p.Name, status: status, callID: p.CallID}, text)
 	}
 	return nil
 }

@@ -44,16 +44,24 @@ one hit per line.
 The index (<storage>/index.db, SQLite) is built from the transcripts and
 checked against them before every search: a run added, grown or changed is
 read again, and a deleted or damaged index is rebuilt (and said so).
-Filters: --provider, --model, --status (of the run: ok, error, cancelled,
-running), --since/--until (of the event), --run (an id or its start),
---tool (tool name), --type (text, thinking, command, stream, tool_call,
-tool_result, error), --role (user, assistant, tool). Exit 1 when nothing
-matches, as grep does.`,
+Filters: --provider, --model, --status (a hit's own outcome where it has
+one: a tool call's and its result's, ok, error, denied or cancelled; else
+its run's status: ok, error, incomplete, cancelled, running), --since/--until
+(of the event), --run (an id or its start), --tool (tool name), --type
+(text, thinking, command, stream, tool_call, tool_result, error), --role
+(user, assistant, tool). Filters alone, with no words, list what they
+select, newest first.
+
+What a person or the model wrote ranks above what the agent's tooling
+injected (injected context, system prompts: marked "injected"); a snippet
+found again in other places (the same instructions in every session) is
+shown once, with how many more there are. Exit 1 when nothing matches, as
+grep does.`,
 		Example: `  twasm search "permission denied"
   twasm search --tool Bash --status error pytest
+  twasm search --tool Bash --status error --since yesterday
   twasm search --provider codex --since 7d apply_patch src/main.go
   twasm search --json --type thinking migration | jq .run_id`,
-		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Query.Text = strings.Join(args, " ")
 			now := time.Now()
@@ -67,6 +75,9 @@ matches, as grep does.`,
 			if opts.Query.Limit < 0 {
 				return cmdutil.FlagErrorf("--limit must not be negative")
 			}
+			if len(args) == 0 && !opts.Query.HasFilter() {
+				return cmdutil.FlagErrorf("give words to find, a filter, or both")
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -77,7 +88,7 @@ matches, as grep does.`,
 	q := &opts.Query
 	fl.StringVar(&q.Provider, "provider", "", "only runs with an agent step of this provider")
 	fl.StringVar(&q.Model, "model", "", "only runs that used this model (or a name starting with it)")
-	fl.StringVar(&q.Status, "status", "", "only runs with this status: ok, error, cancelled, running")
+	fl.StringVar(&q.Status, "status", "", "only hits with this outcome: a tool call's or result's own (ok, error, denied, cancelled), else its run's (ok, error, incomplete, cancelled, running)")
 	fl.StringVar(&opts.Since, "since", "", "only events at or after: an age (7d, 12h), a date (2026-11-20, 20261120) or today, yesterday")
 	fl.StringVar(&opts.Until, "until", "", "only events before: an age (7d, 12h), a date (2026-11-20, 20261120) or today, yesterday")
 	fl.StringVar(&q.Run, "run", "", "only this run (an id or the start of one)")
@@ -185,7 +196,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	hits, err := ix.Search(ctx, q)
 	if err != nil {
-		if strings.HasPrefix(err.Error(), "query ") || err.Error() == "empty query" {
+		if strings.HasPrefix(err.Error(), "query ") || strings.HasPrefix(err.Error(), "empty query") {
 			return &cmdutil.FlagError{Err: err}
 		}
 		return err
@@ -208,6 +219,14 @@ func Run(ctx context.Context, opts *Options) error {
 		} else if h.Role != "" {
 			what = h.Role + " " + what
 		}
+		if h.Injected {
+			what += " (injected)"
+		}
+		if h.Kind == "tool_call" || h.Kind == "tool_result" {
+			if h.Status != "" && h.Status != h.RunStatus || h.Status == "error" {
+				what += " " + h.Status
+			}
+		}
 		path := h.Path
 		if path == "" {
 			path = "(run)"
@@ -217,6 +236,9 @@ func Run(ctx context.Context, opts *Options) error {
 		snippet := strings.NewReplacer(markOpen, open, markClose, close).Replace(views.OneLine(h.Snippet))
 		fmt.Fprintf(ios.Out, "%s  %s  %s  seq %d  %s  %s\n    %s\n", views.OneLine(h.RunID[:min(8, len(h.RunID))]), when,
 			views.OneLine(path), h.Seq, views.OneLine(what), views.OneLine(h.RunName), snippet)
+		if h.Also > 0 {
+			fmt.Fprintf(ios.Out, "    (and %d more with the same text)\n", h.Also)
+		}
 	}
 	if len(hits) == 0 {
 		fmt.Fprintln(ios.ErrOut, "no match")
