@@ -10,7 +10,6 @@ import (
 	"net/url"
 	"os"
 	"path/filepath"
-	"regexp"
 	"sort"
 	"strings"
 	"time"
@@ -387,81 +386,23 @@ func (s *summary) toolLine(c *pendingCall, res *transcript.ToolPayload, resSeq u
 	return s.writeJSON(s.tw, m)
 }
 
-var (
-	patchFile = regexp.MustCompile(`(?m)^\*\*\* (Add|Update|Delete) File: (.+)$`)
-	diffFile  = regexp.MustCompile(`(?m)^\+\+\+ b/(.+)$`)
-)
-
 // noteDeliverables records the files an edit call writes.
 func (s *summary) noteDeliverables(seq uint64, t *transcript.ToolPayload) {
-	add := func(path, op string) {
-		path = strings.TrimSpace(path)
-		if path == "" {
-			return
-		}
-		d := s.deliv[path]
+	for _, f := range views.ToolFiles(t) {
+		d := s.deliv[f.Path]
 		if d == nil {
 			if len(s.deliv) >= maxDeliverables {
 				s.moreDeliv++
-				return
+				continue
 			}
-			d = &deliverable{path: path}
-			s.deliv[path] = d
-			s.delivOrder = append(s.delivOrder, path)
+			d = &deliverable{path: f.Path}
+			s.deliv[f.Path] = d
+			s.delivOrder = append(s.delivOrder, f.Path)
 		}
-		if len(d.ops) == 0 || d.ops[len(d.ops)-1] != op {
-			d.ops = append(d.ops, op)
+		if len(d.ops) == 0 || d.ops[len(d.ops)-1] != f.Op {
+			d.ops = append(d.ops, f.Op)
 		}
 		d.seq = seq
-	}
-	var in map[string]json.RawMessage
-	_ = json.Unmarshal(t.Input, &in)
-	str := func(k string) string {
-		var v string
-		_ = json.Unmarshal(in[k], &v)
-		return v
-	}
-	op := strings.ToLower(t.Name)
-	for _, k := range []string{"file_path", "notebook_path", "path", "filename", "target_file"} {
-		if p := str(k); p != "" && (t.Kind == transcript.ToolEdit || strings.Contains(op, "write") || strings.Contains(op, "edit")) {
-			add(p, op)
-		}
-	}
-	if ch, ok := in["changes"]; ok {
-		var list []struct {
-			Path string `json:"path"`
-			Kind any    `json:"kind"`
-		}
-		if json.Unmarshal(ch, &list) == nil {
-			for _, c := range list {
-				k := "change"
-				if ks, ok := c.Kind.(string); ok {
-					k = ks
-				} else if km, ok := c.Kind.(map[string]any); ok {
-					if tt, ok := km["type"].(string); ok {
-						k = tt
-					}
-				}
-				add(c.Path, k)
-			}
-		} else {
-			var byPath map[string]json.RawMessage
-			if json.Unmarshal(ch, &byPath) == nil {
-				for p := range byPath {
-					add(p, "change")
-				}
-			}
-		}
-	}
-	text := string(t.Input) + "\n" + t.Command
-	if strings.Contains(text, "*** Begin Patch") || strings.Contains(text, `*** Begin Patch`) {
-		unq := strings.ReplaceAll(text, `\n`, "\n")
-		for _, m := range patchFile.FindAllStringSubmatch(unq, -1) {
-			add(strings.Trim(m[2], `"\`), strings.ToLower(m[1]))
-		}
-	}
-	for _, m := range diffFile.FindAllStringSubmatch(strings.ReplaceAll(text, `\n`, "\n"), -1) {
-		add(m[1], "diff")
 	}
 }
 

@@ -564,3 +564,51 @@ func TestOTLPAgentSpanNames(t *testing.T) {
 		}
 	}
 }
+
+// The page says each thing once: an agent step at "agent" is headed
+// "agent", not "agent agent agent"; fidelity is stated for the run and
+// marked only on what differs; a turn holding only tool calls (shown at
+// the calls) makes no empty bar; a time shows its date the first time and
+// when the date changes.
+func TestHTMLWithoutNoise(t *testing.T) {
+	agent := transcript.FidelityAgentEmitted
+	day2 := t0.Add(26 * time.Hour)
+	p := writeRun(t, t.TempDir(), rootID, []*transcript.Event{
+		{Type: transcript.RunStarted, Timestamp: at(0), Payload: &transcript.StepPayload{Name: "demo", Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"}},
+		{Type: transcript.StepStarted, Path: "agent", Timestamp: at(1), Payload: &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}},
+		{Type: transcript.MessageUser, Path: "agent", Timestamp: at(1), Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.Block{
+			{Type: transcript.BlockText, Fidelity: agent, Text: "list the files", Origin: transcript.OriginPrompt}}}},
+		{Type: transcript.MessageAssistant, Path: "agent", Timestamp: at(2), Payload: &transcript.MessagePayload{Role: "assistant", StopReason: "tool_use", Blocks: []transcript.Block{
+			{Type: transcript.BlockToolUse, Fidelity: agent, ToolName: "Bash", ToolID: "t1", ToolInput: json.RawMessage(`{"command":"ls"}`)}}}},
+		{Type: transcript.ToolCall, Path: "agent", Timestamp: at(2), Payload: &transcript.ToolPayload{Name: "Bash", CallID: "t1", Fidelity: agent, Command: "ls"}},
+		{Type: transcript.ToolResult, Path: "agent", Timestamp: at(3), Payload: &transcript.ToolPayload{Name: "Bash", CallID: "t1", Fidelity: agent, Output: "a.txt", Status: "ok"}},
+		{Type: transcript.MessageAssistant, Path: "agent", Timestamp: day2, Payload: &transcript.MessagePayload{Role: "assistant", Blocks: []transcript.Block{
+			{Type: transcript.BlockText, Fidelity: agent, Text: "one file"},
+			{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: "as the API saw it"}}}},
+		{Type: transcript.StepCompleted, Path: "agent", Timestamp: day2, Payload: &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent, Status: "ok"}},
+		{Type: transcript.RunCompleted, Timestamp: day2, Payload: &transcript.StepPayload{Name: "demo", Kind: transcript.KindWorkflow, Status: "ok"}},
+	})
+	var buf bytes.Buffer
+	if err := ExportHTML(context.Background(), &buf, []Run{{Path: p, Dir: filepath.Dir(p)}}, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	h3 := regexp.MustCompile(`<h3>(.*?)</h3>`).FindStringSubmatch(page)
+	if h3 == nil || strings.Count(regexp.MustCompile(`<[^>]*>`).ReplaceAllString(h3[1], ""), "agent") != 1 {
+		t.Fatalf("step header %q: want 'agent' once", h3)
+	}
+	if n := strings.Count(page, `class="fid `); n != 1 {
+		t.Fatalf("%d fidelity badges, want 1 (the one block that differs)", n)
+	}
+	if !strings.Contains(page, "fidelity agent_emitted") {
+		t.Fatal("the run's fidelity is not stated")
+	}
+	if n := strings.Count(page, `class="msg `); n != 2 {
+		t.Fatalf("%d message bars, want 2 (the prompt and the answer; the tool-only turn is shown at its call)", n)
+	}
+	for _, want := range []string{">2025-03-01 12:00:01</time>", ">12:00:02</time>", ">2025-03-02 14:00:00</time>"} {
+		if !strings.Contains(page, want) {
+			t.Fatalf("no %q in the page's times", want)
+		}
+	}
+}

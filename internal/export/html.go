@@ -87,6 +87,10 @@ type treeNode struct {
 	steps    []*treeStep
 	calls    map[string]bool // call ids that have a tool.call event
 	missing  []string        // linked child runs with no transcript
+	// fidelity is the fidelity most of the run's blocks and tool events
+	// have: stated once for the run, and a badge only on what differs.
+	fidelity  transcript.Fidelity
+	fidelityN map[transcript.Fidelity]int
 }
 
 type treeStep struct {
@@ -115,7 +119,7 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string
 	if depth > MaxDepth {
 		return nil, fmt.Errorf("%s: child runs nested deeper than %d", r.Path, MaxDepth)
 	}
-	n := &treeNode{run: r, status: "running", calls: map[string]bool{}}
+	n := &treeNode{run: r, status: "running", calls: map[string]bool{}, fidelityN: map[transcript.Fidelity]int{}}
 	open := map[stepKey]*treeStep{}
 	var order []stepKey // the open steps' keys in start order, to find parents
 	// A throwaway redactor: the first pass only must not see secrets; the
@@ -181,12 +185,24 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string
 		case transcript.ToolCall:
 			if t := ev.Tool(); t != nil {
 				n.calls[t.CallID] = true
+				n.fidelityN[t.Fidelity]++
+			}
+		case transcript.MessageUser, transcript.MessageAssistant:
+			if m := ev.Message(); m != nil {
+				for _, b := range m.Blocks {
+					n.fidelityN[b.Fidelity]++
+				}
 			}
 		}
 		return nil
 	})
 	if err != nil {
 		return nil, err
+	}
+	for f, c := range n.fidelityN {
+		if f != "" && (c > n.fidelityN[n.fidelity] || c == n.fidelityN[n.fidelity] && f < n.fidelity) {
+			n.fidelity = f
+		}
 	}
 	if st, ok := sess.sessionStatus(); ok && n.ended.IsZero() {
 		n.status, n.open = st, true
@@ -216,6 +232,10 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string
 type htmlWriter struct {
 	w    *bufio.Writer
 	opts HTMLOptions
+	// fid is the fidelity of the run being written (treeNode.fidelity);
+	// lastDay the date of the last time shown (when).
+	fid     transcript.Fidelity
+	lastDay string
 }
 
 func (h *htmlWriter) p(format string, args ...any) { fmt.Fprintf(h.w, format, args...) }
@@ -254,8 +274,10 @@ func badge(s string) string {
 	return `<span class="st ` + statusClass(s) + `">` + esc(s) + `</span>`
 }
 
-func fidelity(f transcript.Fidelity) string {
-	if f == "" {
+// fidelity is a block's fidelity badge, shown only where it differs
+// from the run's own (stated once in the run's header).
+func (h *htmlWriter) fidelity(f transcript.Fidelity) string {
+	if f == "" || f == h.fid {
 		return ""
 	}
 	label := "agent"
@@ -387,11 +409,19 @@ func diffHTML(text string) string {
 	return b.String()
 }
 
-func when(t time.Time) string {
+// when shows a time in UTC: with its date the first time and whenever
+// the date changed since the last time shown, else HH:MM:SS.
+func (h *htmlWriter) when(t time.Time) string {
 	if t.IsZero() {
 		return ""
 	}
-	return `<time datetime="` + t.UTC().Format(time.RFC3339Nano) + `">` + t.UTC().Format("15:04:05") + `</time>`
+	t = t.UTC()
+	shown := t.Format("15:04:05")
+	if day := t.Format("2006-01-02"); day != h.lastDay {
+		h.lastDay = day
+		shown = day + " " + shown
+	}
+	return `<time datetime="` + t.Format(time.RFC3339Nano) + `">` + shown + `</time>`
 }
 
 // run writes a run's section; child runs are written inside the step
@@ -404,7 +434,16 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 	if n.open {
 		h.p(" · open: an archived session that may still grow; its status is its latest part's")
 	}
+	if n.fidelity != "" {
+		h.p(" · fidelity %s", esc(string(n.fidelity)))
+		if len(n.fidelityN) > 1 {
+			h.p(" (other fidelities marked where they occur)")
+		}
+	}
 	h.p("</div>\n")
+	saved := h.fid
+	h.fid = n.fidelity
+	defer func() { h.fid = saved }()
 	children := map[uint64]*treeNode{}
 	for _, s := range n.steps {
 		if s.child != nil {
@@ -431,7 +470,16 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 			if p != nil {
 				name, kind = p.Name, string(p.Kind)
 			}
-			h.p(`<section class="step" id="%s"><h3>%s <span class="dim">%s</span> %s %s</h3>`, anchor(n.id, ev.Seq), esc(ev.Path), esc(kind), esc(name), when(ev.Timestamp))
+			// The kind and the name only where they say more than the
+			// path (an agent step at "agent" is not "agent agent agent").
+			last := ev.Path[strings.LastIndexByte(ev.Path, '.')+1:]
+			if kind == last {
+				kind = ""
+			}
+			if name == last || name == kind {
+				name = ""
+			}
+			h.p(`<section class="step" id="%s"><h3>%s <span class="dim">%s</span> %s %s</h3>`, anchor(n.id, ev.Seq), esc(ev.Path), esc(kind), esc(name), h.when(ev.Timestamp))
 			stack = append(stack, stepKey{ev.Path, ev.Iteration})
 			if c := children[ev.Seq]; c != nil {
 				if err := h.run(ctx, c, depth+1); err != nil {
@@ -479,7 +527,18 @@ func (h *htmlWriter) message(n *treeNode, ev *transcript.Event) {
 	if ev.Type == transcript.MessageUser {
 		role = "user"
 	}
-	h.p(`<div class="msg %s ev" id="%s"><div class="who">%s %s`, role, anchor(n.id, ev.Seq), role, when(ev.Timestamp))
+	// A turn holding only tool calls, each shown at its tool.call with
+	// its result, has nothing of its own to show: no empty bar.
+	visible := m.StopReason != "" && m.StopReason != "tool_use"
+	for _, b := range m.Blocks {
+		if (b.Type != transcript.BlockToolUse && b.Type != transcript.BlockCommand) || !n.calls[b.ToolID] {
+			visible = true
+		}
+	}
+	if !visible {
+		return
+	}
+	h.p(`<div class="msg %s ev" id="%s"><div class="who">%s %s`, role, anchor(n.id, ev.Seq), role, h.when(ev.Timestamp))
 	if m.Model != "" {
 		h.p(` <span class="dim">%s</span>`, esc(m.Model))
 	}
@@ -492,11 +551,11 @@ func (h *htmlWriter) message(n *treeNode, ev *transcript.Event) {
 		case transcript.BlockText:
 			switch b.Origin {
 			case transcript.OriginSystemPrompt:
-				h.p(`<details class="sys"><summary>System prompt %s</summary><div class="text">%s</div></details>`, fidelity(b.Fidelity), esc(b.Text))
+				h.p(`<details class="sys"><summary>System prompt %s</summary><div class="text">%s</div></details>`, h.fidelity(b.Fidelity), esc(b.Text))
 			case transcript.OriginInjected:
-				h.p(`<details class="inj"><summary>Injected context %s</summary><div class="text">%s</div></details>`, fidelity(b.Fidelity), esc(b.Text))
+				h.p(`<details class="inj"><summary>Injected context %s</summary><div class="text">%s</div></details>`, h.fidelity(b.Fidelity), esc(b.Text))
 			default:
-				h.p(`<div class="text">%s %s</div>`, fidelity(b.Fidelity), esc(b.Text))
+				h.p(`<div class="text">%s %s</div>`, h.fidelity(b.Fidelity), esc(b.Text))
 			}
 		case transcript.BlockThinking:
 			if b.Redacted {
@@ -508,7 +567,7 @@ func (h *htmlWriter) message(n *treeNode, ev *transcript.Event) {
 			if n.calls[b.ToolID] {
 				continue // shown once, at its tool.call, with its result
 			}
-			h.p(`<div class="tool"><div class="th">requested <b>%s</b> <code>%s</code> %s</div>`, esc(b.ToolName), esc(b.ToolID), fidelity(b.Fidelity))
+			h.p(`<div class="tool"><div class="th">requested <b>%s</b> <code>%s</code> %s</div>`, esc(b.ToolName), esc(b.ToolID), h.fidelity(b.Fidelity))
 			h.input(b.ToolName, "", b.ToolInput)
 			h.p("</div>")
 		case transcript.BlockCommand:
@@ -549,11 +608,11 @@ func (h *htmlWriter) toolCall(n *treeNode, ev *transcript.Event) {
 		return
 	}
 	id := "call-" + n.id + "-" + t.CallID
-	h.p(`<div class="tool ev" id="%s" data-call="%s"><div class="th">%s <b>%s</b>`, anchor(n.id, ev.Seq), esc(id), when(ev.Timestamp), esc(orDefault(t.Name, "tool")))
+	h.p(`<div class="tool ev" id="%s" data-call="%s"><div class="th">%s <b>%s</b>`, anchor(n.id, ev.Seq), esc(id), h.when(ev.Timestamp), esc(orDefault(t.Name, "tool")))
 	if t.Kind != "" {
 		h.p(` <span class="dim">%s</span>`, esc(string(t.Kind)))
 	}
-	h.p(` <code>%s</code> %s</div>`, esc(t.CallID), fidelity(t.Fidelity))
+	h.p(` <code>%s</code> %s</div>`, esc(t.CallID), h.fidelity(t.Fidelity))
 	h.input(t.Name, t.Command, t.Input)
 	h.p(`<div class="slot" data-slot="%s"><div class="pending">no result recorded (yet)</div></div></div>`+"\n", esc(id))
 }
@@ -571,7 +630,7 @@ func (h *htmlWriter) toolResult(n *treeNode, ev *transcript.Event) {
 		}
 	}
 	id := "call-" + n.id + "-" + t.CallID
-	h.p(`<div class="result ev" id="%s" data-for="%s"><div class="th">result %s %s`, anchor(n.id, ev.Seq), esc(id), badge(status), when(ev.Timestamp))
+	h.p(`<div class="result ev" id="%s" data-for="%s"><div class="th">result %s %s`, anchor(n.id, ev.Seq), esc(id), badge(status), h.when(ev.Timestamp))
 	if !n.calls[t.CallID] {
 		h.p(` of <b>%s</b> <code>%s</code> (its call is not in the transcript)`, esc(t.Name), esc(t.CallID))
 	}
@@ -601,7 +660,7 @@ func (h *htmlWriter) stepFooter(ev *transcript.Event) {
 			status = r.Status
 		}
 	}
-	h.p(`<footer class="stepfoot"><div>step %s %s`, badge(status), when(ev.Timestamp))
+	h.p(`<footer class="stepfoot"><div>step %s %s`, badge(status), h.when(ev.Timestamp))
 	if r != nil {
 		if r.ExitCode != nil {
 			h.p(` · exit %d`, *r.ExitCode)

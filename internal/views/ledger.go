@@ -11,18 +11,20 @@ import (
 type ToolRow struct {
 	RunID string `json:"run_id"`
 	// Path is the step's full path from the root run.
-	Path       string `json:"path"`
-	Iteration  int    `json:"iteration"`
-	Seq        uint64 `json:"seq"`
-	Name       string `json:"name"`
-	Kind       string `json:"kind,omitempty"`
-	Command    string `json:"command,omitempty"`
-	Status     string `json:"status"`
-	ExitCode   *int   `json:"exit_code,omitempty"`
-	DurationMS *int64 `json:"duration_ms,omitempty"`
-	Fidelity   string `json:"fidelity,omitempty"`
-	CallID     string `json:"call_id"`
-	Error      string `json:"error,omitempty"`
+	Path      string `json:"path"`
+	Iteration int    `json:"iteration"`
+	Seq       uint64 `json:"seq"`
+	Name      string `json:"name"`
+	Kind      string `json:"kind,omitempty"`
+	Command   string `json:"command,omitempty"`
+	// Files are the files the call writes (ToolFiles).
+	Files      []FileChange `json:"files,omitempty"`
+	Status     string       `json:"status"`
+	ExitCode   *int         `json:"exit_code,omitempty"`
+	DurationMS *int64       `json:"duration_ms,omitempty"`
+	Fidelity   string       `json:"fidelity,omitempty"`
+	CallID     string       `json:"call_id"`
+	Error      string       `json:"error,omitempty"`
 	// Dangling marks a call that never got a result; Orphan a result
 	// whose call is not in the transcript.
 	Dangling bool `json:"dangling,omitempty"`
@@ -61,7 +63,7 @@ func runLedger(n *RunNode) []ToolRow {
 			start = append(start, ev)
 			rows = append(rows, ToolRow{RunID: n.RunID, Path: n.FullPath(ev.Path), Iteration: ev.Iteration,
 				Seq: ev.Seq, Name: p.Name, Kind: string(p.Kind), Command: p.Command, Status: StatusDangling,
-				Fidelity: string(p.Fidelity), CallID: p.CallID, Dangling: true, ExitCode: p.ExitCode})
+				Fidelity: string(p.Fidelity), CallID: p.CallID, Dangling: true, ExitCode: p.ExitCode, Files: ToolFiles(p)})
 		case transcript.ToolResult:
 			q := open[p.CallID]
 			if len(q) == 0 {

@@ -1,9 +1,12 @@
 package views
 
 import (
+	"bytes"
 	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/transcript"
@@ -53,4 +56,37 @@ func TestDisplayName(t *testing.T) {
 			}
 		})
 	}
+}
+
+// The view of a saved log recorded later says which times are the
+// recording's and which the log's, dates a time when the day changes, and
+// heads an agent step at "agent" once.
+func TestViewTimesAndHeaders(t *testing.T) {
+	logDay := time.Date(2026, 2, 1, 10, 0, 0, 0, time.UTC)
+	b := viewstest.NewBuilder(viewstest.RunID(2), "")
+	st := viewstest.Started("record claude")
+	st.Timestamp = time.Date(2026, 11, 29, 6, 0, 0, 0, time.UTC)
+	b.Add(st)
+	b.Add(viewstest.Step(transcript.StepStarted, "agent", 0, &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}))
+	for i, at := range []time.Time{logDay, logDay.Add(time.Minute), logDay.Add(25 * time.Hour)} {
+		m := viewstest.Msg(transcript.MessageUser, "agent", transcript.TextBlock(fmt.Sprintf("prompt %d", i)))
+		m.Timestamp = at
+		b.Add(m)
+	}
+	done := viewstest.AgentDone(t, "agent", &transcript.AgentResult{Provider: "claude", Status: "ok"})
+	done.Timestamp = st.Timestamp.Add(time.Second)
+	b.Add(done)
+	end := viewstest.Completed("record claude", "ok", "")
+	end.Timestamp = done.Timestamp
+	b.Add(end)
+	dir := t.TempDir()
+	writeRun(t, dir, b)
+	var buf bytes.Buffer
+	if err := WriteView(&buf, loadTree(t, dir, b.RunID), ViewOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	out := buf.String()
+	contains(t, out, "| Recorded | 2026-11-29 06:00:00.000Z |", "| Session | 2026-02-01 10:00:00.000Z to 2026-02-02 11:00:00.000Z",
+		"2026-02-01 10:00:00", "· 10:01:00", "2026-02-02 11:00:00", "## agent · ok")
+	lacks(t, out, "agent · agent", "| Started |")
 }

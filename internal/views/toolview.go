@@ -87,13 +87,20 @@ func (v *viewer) event(run *RunNode, ev *transcript.Event) {
 	}
 }
 
-// when is the time of an event for a reader: HH:MM:SS in UTC (the header
-// gives the date).
-func when(ev *transcript.Event) string {
+// when is the time of an event for a reader, in UTC: its date and time
+// the first time and whenever the date changed since the last time shown
+// (a saved log recorded today holds other days' times, and a session
+// resumed later spans days), else HH:MM:SS.
+func (v *viewer) when(ev *transcript.Event) string {
 	if ev == nil || ev.Timestamp.IsZero() {
 		return ""
 	}
-	return ev.Timestamp.UTC().Format("15:04:05")
+	t := ev.Timestamp.UTC()
+	if day := t.Format("2006-01-02"); day != v.lastDay {
+		v.lastDay = day
+		return t.Format("2006-01-02 15:04:05")
+	}
+	return t.Format("15:04:05")
 }
 
 func (v *viewer) message(run *RunNode, ev *transcript.Event, p *transcript.MessagePayload) {
@@ -153,7 +160,7 @@ func (v *viewer) message(run *RunNode, ev *transcript.Event, p *transcript.Messa
 			who += " (" + v.d.inline(p.Model) + ")"
 		}
 	}
-	if t := when(ev); t != "" {
+	if t := v.when(ev); t != "" {
 		who += " · " + t
 	}
 	v.d.para(who)
@@ -180,7 +187,7 @@ func (v *viewer) toolCall(call *transcript.Event, p *transcript.ToolPayload, res
 		return
 	}
 	head := []string{}
-	if t := when(cmpEvent(call, res)); t != "" {
+	if t := v.when(cmpEvent(call, res)); t != "" {
 		head = append(head, t)
 	}
 	name := v.d.strong("Tool") + " " + v.d.inline(p.Name)

@@ -59,6 +59,9 @@ type RunNode struct {
 	Problems []string    `json:"problems,omitempty"`
 	Steps    []*StepNode `json:"steps"`
 
+	// contentFrom and contentTo are the earliest and latest times of
+	// the run's messages and tool events (ContentSpan).
+	contentFrom, contentTo time.Time
 	// events are the run's events that belong to no step (run.* events and
 	// messages or tools of a run without steps), in file order.
 	events []*transcript.Event
@@ -178,6 +181,17 @@ func BuildRun(run *Run) *RunNode {
 		if n.ParentRunID == "" {
 			n.ParentRunID = ev.ParentRunID
 		}
+		switch ev.Type {
+		case transcript.MessageUser, transcript.MessageAssistant, transcript.ToolCall, transcript.ToolResult:
+			if t := ev.Timestamp; !t.IsZero() {
+				if n.contentFrom.IsZero() || t.Before(n.contentFrom) {
+					n.contentFrom = t
+				}
+				if t.After(n.contentTo) {
+					n.contentTo = t
+				}
+			}
+		}
 		key := stepKey{ev.Path, ev.Iteration}
 		switch ev.Type {
 		case transcript.RunStarted:
@@ -265,6 +279,27 @@ func BuildRun(run *Run) *RunNode {
 		n.Status = cmp.Or(lastPart.Agent.Status, lastPart.Status)
 	}
 	return n
+}
+
+// ContentSpan returns the earliest and latest times of the run's messages
+// and tool events (ok: it has one).
+func (n *RunNode) ContentSpan() (from, to time.Time, ok bool) {
+	return n.contentFrom, n.contentTo, !n.contentFrom.IsZero()
+}
+
+// recordedLater reports whether the run's events lie outside the run's
+// own times by more than a minute: a saved log recorded (record --input)
+// after it was written, whose events keep the times the log gives.
+func (n *RunNode) recordedLater(from, to time.Time) bool {
+	if n.Started == nil {
+		return false
+	}
+	if from.Before(n.Started.Add(-time.Minute)) {
+		return true
+	}
+	// A run still open (an archived session that grows) has events
+	// after its start by nature.
+	return n.Completed != nil && to.After(n.Completed.Add(time.Minute))
 }
 
 // RunUsage is the token usage of the run itself, not of its sub-runs:

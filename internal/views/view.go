@@ -156,6 +156,8 @@ type viewer struct {
 	found bool
 	tools map[*RunNode]*toolIndex
 	root  *RunNode
+	// lastDay is the date of the last time shown (when).
+	lastDay string
 }
 
 // windowed returns the events of evs that the seq window keeps (all of
@@ -212,7 +214,14 @@ func (v *viewer) header(n *RunNode) {
 	}
 	pairs = append(pairs, [2]string{"Status", status})
 	if n.Started != nil {
-		pairs = append(pairs, [2]string{"Started", timeString(n.Started)})
+		if from, to, ok := n.ContentSpan(); ok && n.recordedLater(from, to) {
+			// A saved log recorded later: the run's times are the
+			// recording's, its events' the log's.
+			pairs = append(pairs, [2]string{"Recorded", timeString(n.Started)},
+				[2]string{"Session", timeString(&from) + " to " + timeString(&to) + " (the times the log gives its events)"})
+		} else {
+			pairs = append(pairs, [2]string{"Started", timeString(n.Started)})
+		}
 	}
 	if n.DurationMS != nil {
 		pairs = append(pairs, [2]string{"Duration", FormatDuration(*n.DurationMS)})
@@ -344,7 +353,15 @@ func (v *viewer) step(run *RunNode, s *StepNode, level int, all bool) {
 	if s.Iteration != 0 {
 		title[0] += fmt.Sprintf(" [%d]", s.Iteration)
 	}
-	title = append(title, s.Kind)
+	// The kind and the name only when they say more than the path (an
+	// agent step at path "agent" is not "agent · agent").
+	last := s.FullPath[strings.LastIndexByte(s.FullPath, '.')+1:]
+	if s.Kind != last {
+		title = append(title, s.Kind)
+	}
+	if s.Name != "" && s.Name != last && s.Name != s.Kind {
+		title = append(title, s.Name)
+	}
 	if s.Attempt > 0 {
 		title = append(title, fmt.Sprintf("attempt %d", s.Attempt))
 	}

@@ -281,6 +281,10 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	if opts.Live {
 		color := ios.ErrColorEnabled()
 		runOpts.Observe = func(rec *recorder.Recorder) {
+			// The run id first, while the agent runs, so that another
+			// terminal can follow or open it now, not after the end.
+			id := strings.TrimSuffix(filepath.Base(rec.Path()), ".jsonl")
+			fmt.Fprintf(ios.ErrOut, "twasm: recording run %s (twasm tail -f %s follows it from elsewhere)\n", id, views.ShortID(id))
 			events, _ := rec.Subscribe() // the feed ends when the run's recorder closes
 			live.Add(1)
 			go func() {

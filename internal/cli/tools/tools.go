@@ -2,6 +2,7 @@ package tools
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
@@ -24,16 +25,18 @@ func NewCmdTools(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 		Use:   "tools RUN",
 		Short: "List the tool calls of a run and its child runs",
 		Long: `List every tool call (tool.call paired with its tool.result by call id) of a
-run and of its child runs: name, kind, command, status, exit code, duration
-(call to result), fidelity, call id and step path. A call without a result
-has status "dangling".
+run and of its child runs: name, kind, command (for a call that writes
+files, the files and how: "update src/main.go"), status, exit code,
+duration (call to result), fidelity, call id and step path. A call without
+a result has status "dangling".
 
 On a terminal this is an aligned table; in a pipe it is tab-separated with
 no header, one call per line, in the column order:
 SEQ PATH NAME KIND COMMAND STATUS EXIT DURATION FIDELITY CALL_ID
 
---json prints one object per call (JSON Lines); exit_code is absent when
-the provider stated none.`,
+--json prints one object per call (JSON Lines), with "files" ({path, op})
+for a call that writes files; exit_code is absent when the provider stated
+none.`,
 		Example: `  twasm tools 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a
   twasm tools run.jsonl | awk -F'\t' '$6 == "dangling"'
   twasm tools --json run.jsonl | jq -c 'select(.exit_code != null and .exit_code != 0)'`,
@@ -75,6 +78,14 @@ func runTools(opts *Options) error {
 			}
 		}
 		cmdText := r.Command
+		if cmdText == "" && len(r.Files) > 0 {
+			// An edit's "command" is the files it writes.
+			var files []string
+			for _, f := range r.Files {
+				files = append(files, f.Op+" "+f.Path)
+			}
+			cmdText = strings.Join(files, ", ")
+		}
 		if tty {
 			cmdText = views.Clip(cmdText, 60)
 		}

@@ -56,6 +56,11 @@ func TestRecordLive(t *testing.T) {
 	if bytes.Contains(b, []byte(`"run.completed"`)) || bytes.Contains(b, []byte(`"step.completed"`)) {
 		t.Fatalf("the step ended before the agent did:\n%s", b)
 	}
+	// The run id is said while the agent runs, not only at the end.
+	id := strings.TrimSuffix(filepath.Base(file), ".jsonl")
+	if !strings.Contains(p.errOut.String(), "recording run "+id) {
+		t.Errorf("--live did not say the run id while the agent runs: %s", p.errOut.String())
+	}
 	if err := os.WriteFile(gate, nil, 0o600); err != nil {
 		t.Fatal(err)
 	}

@@ -85,7 +85,7 @@ func TestViewReadsLikeAConversation(t *testing.T) {
 	storage, id := viewRun(t)
 	out := twasmOK(t, "--storage", storage, "view", "--max-output", "500", id).out
 	for _, want := range []string{
-		"**User** · 10:00:02", "**Assistant** (`m1`) · 10:00:03",
+		"**User** · 2026-01-02 10:00:02", "**Assistant** (`m1`) · 10:00:03", // the date with the first time
 		"10:00:04 · **Tool** `Edit` (edit) · ok · 1.0s · `id c1`",
 		"```diff\n--- a/src/main.go\n+++ b/src/main.go\n@@ -1,3 +1,3 @@\n a\n-b\n+B\n c\n```",
 		"```diff\n--- a/src/x.go\n+++ b/src/x.go\n@@ @@\n-foo\n+bar\n--- /dev/null\n+++ b/src/new.txt\n@@ new file @@\n+hello\n```",
