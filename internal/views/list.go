@@ -15,9 +15,9 @@ type RunHead struct {
 	Name        string `json:"name,omitempty"`
 	// Title is the run's first prompt on one line (RunNode.Title), and
 	// AutoName says Name is one twasm made up (RunNode.AutoName).
-	Title       string `json:"title,omitempty"`
-	AutoName    bool   `json:"auto_name,omitempty"`
-	Status      string `json:"status"`
+	Title    string `json:"title,omitempty"`
+	AutoName bool   `json:"auto_name,omitempty"`
+	Status   string `json:"status"`
 	// Open marks an archived session that may still grow (RunNode.Open).
 	Open       bool       `json:"open,omitempty"`
 	Error      string     `json:"error,omitempty"`
