@@ -9,7 +9,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/internal/fanout"
+	"github.com/twasm/twasm/fanout"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )

@@ -16,7 +16,7 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/twasm/twasm/internal/fanout"
+	"github.com/twasm/twasm/fanout"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/runstate"
 	"github.com/twasm/twasm/transcript"

@@ -196,3 +196,24 @@ func TestPluginSDKDependsOnStdlibOnly(t *testing.T) {
 		}
 	}
 }
+
+// TestFanoutDependsOnStdlibOnly: fanout, the live feed the recorder's
+// subscriptions are built on, is public so that a program can fan out
+// events from elsewhere (a web page's live view, a second recorder); it
+// imports the standard library only, so that using it pulls in nothing
+// of twasm's.
+func TestFanoutDependsOnStdlibOnly(t *testing.T) {
+	pkgs := imports(t, build.Default)
+	pkg := module + "/fanout"
+	if _, ok := pkgs[pkg]; !ok {
+		t.Fatalf("no package %s: the walk is stale or the package moved (README, Layout)", pkg)
+	}
+	walk(pkgs, pkg, func(dep, via string) bool {
+		first, _, _ := strings.Cut(dep, "/")
+		if strings.Contains(first, ".") {
+			t.Errorf("%s depends on %s (through %s); fanout imports the standard library only", pkg, dep, via)
+			return false
+		}
+		return true
+	})
+}

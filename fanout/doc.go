@@ -1,6 +1,11 @@
 // Package fanout delivers values from one or more publishers to any number
 // of subscribers through bounded per-subscriber buffers.
 //
+// The recorder's live feeds (recorder.Recorder.Subscribe) are built on it;
+// a program that feeds events from elsewhere (a web page's live view, a
+// second recorder, a bridge from another process) uses it directly. It
+// imports the standard library only.
+//
 // # Model
 //
 // Every [Subscription] owns a buffered channel (default 256 values). [Fanout.Publish]
