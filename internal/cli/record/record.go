@@ -85,7 +85,7 @@ on stderr (end it with Ctrl-D, cancel with Ctrl-C).
 The run gets a run bracket and one agent step (path "agent", or --path).
 The raw bytes are kept beside the transcript. Input is JSON Lines: a line
 of more than 32 MiB is kept in the raw capture but not normalized (counted
-as lost), and output that goes on for 64 MiB without a line end (a binary
+unmapped as "oversized_line"), and output that goes on for 64 MiB without a line end (a binary
 stream, /dev/zero) stops the recording with a message saying so; --input
 and import take regular files only (a FIFO or a device is refused). With --run-id the step is
 appended to a run begun with "twasm run begin"; several records may append
