@@ -202,7 +202,7 @@ func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	st, err = ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Reindexed)
-	assert.Len(t, search(t, ix, Query{Text: "albatross"}), 4)
+	assert.Len(t, search(t, ix, Query{Text: "albatross", Every: true}), 4)
 
 	// Removed: it leaves the index.
 	require.NoError(t, os.Remove(path))
