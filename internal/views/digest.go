@@ -36,6 +36,8 @@ type StepDigest struct {
 
 // RunCounts is what one run adds to Stats.
 type RunCounts struct {
+	// Child says the run is a child run (a sub-agent's, a sub-workflow's).
+	Child       bool           `json:"child,omitempty"`
 	Events      int            `json:"events"`
 	Malformed   int            `json:"malformed,omitempty"`
 	Unknown     int            `json:"unknown,omitempty"`

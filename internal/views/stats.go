@@ -11,7 +11,10 @@ import (
 // Stats aggregates transcripts: what they contain, what they cost, and
 // what their plugins could not map.
 type Stats struct {
+	// Runs counts every run, child runs included; SubRuns the child runs
+	// among them (ls lists Runs - SubRuns).
 	Runs       int            `json:"runs"`
+	SubRuns    int            `json:"sub_runs"`
 	Events     int            `json:"events"`
 	EventTypes map[string]int `json:"event_types"`
 	BlockTypes map[string]int `json:"block_types"`
@@ -94,6 +97,9 @@ func CountRun(run *Run) RunCounts {
 		}
 	}
 	for _, ev := range run.Events {
+		if ev.ParentRunID != "" {
+			c.Child = true
+		}
 		c.EventTypes[string(ev.Type)]++
 		switch p := ev.Payload.(type) {
 		case *transcript.MessagePayload:
@@ -134,6 +140,9 @@ func (s *Stats) addCounts(id string, c *RunCounts) bool {
 		s.seen[id] = true
 	}
 	s.Runs++
+	if c.Child {
+		s.SubRuns++
+	}
 	s.Events += c.Events
 	s.Unknown += c.Unknown
 	s.Malformed += c.Malformed

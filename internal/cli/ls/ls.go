@@ -2,6 +2,7 @@ package ls
 
 import (
 	"context"
+	"math"
 	"errors"
 	"fmt"
 	"io"
@@ -138,10 +139,7 @@ func runLs(ctx context.Context, opts *Options) error {
 			}
 		}
 		if r.CostUSD != nil {
-			cost = strconv.FormatFloat(*r.CostUSD, 'f', -1, 64)
-			if tty {
-				cost = fmt.Sprintf("$%.4f", *r.CostUSD)
-			}
+			cost = costString(*r.CostUSD, tty)
 		}
 		name := views.DisplayName(r.RunHead)
 		if tty {
@@ -216,4 +214,14 @@ func list(opts *Options, ids []string, one func(id string) (parent string, summa
 		}
 	}
 	return rows
+}
+
+// costString is a cost in dollars as ls prints it: "$0.0862" on a
+// terminal; in a pipe the number to the micro-dollar, without the float
+// noise of a sum (0.08619, not 0.08618999999999999).
+func costString(usd float64, tty bool) string {
+	if tty {
+		return fmt.Sprintf("$%.4f", usd)
+	}
+	return strconv.FormatFloat(math.Round(usd*1e6)/1e6, 'f', -1, 64)
 }

@@ -171,3 +171,21 @@ func TestListsByFirstPrompt(t *testing.T) {
 		t.Fatalf("--json: %q (%v)", got, err)
 	}
 }
+
+func TestCostString(t *testing.T) {
+	for _, c := range []struct {
+		usd  float64
+		tty  bool
+		want string
+	}{
+		{0.01 + 0.02 + 0.05609 + 0.0001, false, "0.08619"},
+		{0.1 + 0.2, false, "0.3"},
+		{0, false, "0"},
+		{1.23456789, false, "1.234568"},
+		{0.08619, true, "$0.0862"},
+	} {
+		if got := costString(c.usd, c.tty); got != c.want {
+			t.Errorf("costString(%v, %v) = %q, want %q", c.usd, c.tty, got, c.want)
+		}
+	}
+}

@@ -126,7 +126,12 @@ func scanStats(opts *Options, runs []string) (*views.Stats, error) {
 
 func printStats(w io.Writer, st *views.Stats) error {
 	p := func(format string, args ...any) { fmt.Fprintf(w, format, args...) }
-	p("runs %d, events %d, agent steps %d\n", st.Runs, st.Events, st.AgentSteps)
+	runs := fmt.Sprintf("runs %d", st.Runs)
+	if st.SubRuns > 0 {
+		// ls lists the top-level runs: say what the difference is.
+		runs = fmt.Sprintf("runs %d (%d top-level, %d sub-runs)", st.Runs, st.Runs-st.SubRuns, st.SubRuns)
+	}
+	p("%s, events %d, agent steps %d\n", runs, st.Events, st.AgentSteps)
 	if st.Malformed+st.Unknown+st.Dangling > 0 {
 		p("malformed lines %d, unknown types %d, dangling calls %d\n", st.Malformed, st.Unknown, st.Dangling)
 	}
