@@ -48,8 +48,14 @@ type Store struct {
 	Provider string `json:"provider,omitempty"`
 	// Kind is the kind of source: "file" (the default: one session per
 	// file, JSON Lines the agent appends to, or, for a .json file, one
-	// JSON document it rewrites whole).
+	// JSON document it rewrites whole), or "sqlite" (a SQLite database
+	// holding many sessions: Pattern matches the database file, SQLite
+	// says what to read of it).
 	Kind string `json:"kind,omitempty"`
+	// SQLite (ABI 1.4, with Kind "sqlite") declares, as data, the
+	// read-only queries that list the database's sessions and read the
+	// rows of one.
+	SQLite *SQLiteSource `json:"sqlite,omitempty"`
 	// Roots are the candidates for the agent's data directory, in
 	// order: the first that applies is the store's root (an override
 	// environment variable first, then the defaults per OS).
@@ -75,6 +81,94 @@ type Store struct {
 	RetentionDays int    `json:"retention_days,omitempty"`
 	RetentionFile string `json:"retention_file,omitempty"`
 	RetentionKey  string `json:"retention_key,omitempty"`
+}
+
+// StoreKindSQLite is the kind of a store that is a SQLite database of
+// many sessions ([Store.SQLite]).
+const StoreKindSQLite = "sqlite"
+
+// SQLiteSource is what the host reads of a SQLite store (ABI 1.4). Every
+// query is one read-only SELECT (or WITH ... SELECT): the host refuses a
+// declaration with more than one statement, ATTACH, DETACH, PRAGMA,
+// VACUUM, load_extension or a statement that writes, and runs the
+// queries on a read-only connection with query_only on, in one read
+// transaction, under a time limit.
+//
+// One session is one run. Sessions lists them: each row's "key" column
+// (text) names a session and its "cursor" column (an integer that grows
+// whenever anything of the session changes: a max(time_updated) or
+// max(seq) over its rows) says whether it changed since the last sync.
+// For a session whose cursor moved, each of Tables is run in order with
+// the parameters :session (the key) and :since (the cursor the previous
+// sync read up to; 0 the first time), and each row becomes one [Row]
+// line handed to the plugin after a [SourceFacts] line. A query selects
+// the rows changed at or after :since (>=: a row written in the same
+// tick as the previous cursor is read again, never lost): a row changed
+// in place comes again, as a newer version with the same key, and the
+// plugin replaces what it held under that key.
+type SQLiteSource struct {
+	// Sessions lists the sessions: columns "key" and "cursor".
+	Sessions string `json:"sessions"`
+	// Tables are read per session, in order.
+	Tables []SQLiteTable `json:"tables"`
+}
+
+// SQLiteTable is one query of a session's rows (ABI 1.4).
+type SQLiteTable struct {
+	// Table names the rows in their [Row] line ("part").
+	Table string `json:"table"`
+	// Query selects the session's rows changed at or after :since, in
+	// the order they are handed over.
+	Query string `json:"query"`
+	// Key and Version name the columns that identify a row and order its
+	// versions (an integer).
+	Key     string `json:"key"`
+	Version string `json:"version"`
+	// Time, optional, names an integer column of milliseconds since
+	// 1970 that dates the row: the host dates the run and its parts by
+	// it (the plugin dates its events itself).
+	Time string `json:"time,omitempty"`
+	// JSON names the text columns that hold JSON: their value is inlined
+	// as JSON in the row (so the tape indexes it); one that does not
+	// parse stays a string.
+	JSON []string `json:"json,omitempty"`
+}
+
+// RowType is the value of the "$twasm" member that marks a row line of a
+// SQLite store (ABI 1.4).
+const RowType = "row"
+
+// Row is one row of a SQLite store as the host hands it to the plugin
+// (ABI 1.4): one JSON object on one line,
+//
+//	{"$twasm":"row","table":"part","key":"prt_01","version":1767312000123,"row":{"id":"prt_01","data":{"type":"text","text":"hi"}}}
+//
+// Row holds the columns by name: integers and reals as JSON numbers,
+// text as strings, a JSON column ([SQLiteTable.JSON]) inlined, NULL as
+// null, a blob as a base64 string. A session's stream starts with a
+// [SourceFacts] line naming the database; each later sync of the session
+// hands a new facts line and the rows changed since. The lines are the
+// run's raw capture: renormalize rebuilds the run from them after the
+// database is gone.
+type Row struct {
+	Type    string  `json:"$twasm"`
+	Table   string  `json:"table"`
+	Key     string  `json:"key"`
+	Version int64   `json:"version"`
+	Row     RawJSON `json:"row"`
+}
+
+// RawJSON is JSON text kept as it is (encoding/json's RawMessage,
+// without the import, so that a plugin built with this package does not
+// link encoding/json).
+type RawJSON []byte
+
+// MarshalJSON returns r itself ("null" when empty).
+func (r RawJSON) MarshalJSON() ([]byte, error) {
+	if len(r) == 0 {
+		return []byte("null"), nil
+	}
+	return r, nil
 }
 
 // Root is one candidate for a store's root directory (ABI 1.4).
@@ -106,6 +200,15 @@ const SourceFactsType = "source"
 // the plugin the same input, and the plugin accounts for it like any
 // line (records, or OpIgnored). A stream that continues a session (a
 // session that grew) gets a new facts line before the new bytes.
+//
+// For a SQLite store, Path and Name are the database file's, and the line
+// also names the session (its key), the cursors the rows that follow were
+// read between (Since, exclusive of nothing: rows changed at or after it,
+// up to Cursor), the database's user_version and schema_version, and the
+// sha256 of the declared queries (QuerySHA256), so that what the raw
+// capture holds says where it came from after the database is gone:
+//
+//	{"$twasm":"source","store":"OpenCode","path":"opencode.db","name":"opencode.db","size":4096,"mtime":"...","session":"ses_1","since":0,"cursor":1767312000123,"user_version":0,"schema_version":12,"query_sha256":"..."}
 type SourceFacts struct {
 	Type  string `json:"$twasm"`
 	Store string `json:"store,omitempty"`
@@ -113,6 +216,13 @@ type SourceFacts struct {
 	Name  string `json:"name"`
 	Size  int64  `json:"size"`
 	MTime string `json:"mtime"`
+	// SQLite stores only.
+	Session       string `json:"session,omitempty"`
+	Since         *int64 `json:"since,omitempty"`
+	Cursor        *int64 `json:"cursor,omitempty"`
+	UserVersion   *int64 `json:"user_version,omitempty"`
+	SchemaVersion *int64 `json:"schema_version,omitempty"`
+	QuerySHA256   string `json:"query_sha256,omitempty"`
 }
 
 // BeginOptions are the per-stream options, JSON on the wire.

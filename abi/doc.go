@@ -102,6 +102,17 @@
 // A kind the host does not know (a newer plugin's) is listed as
 // unusable, not read.
 //
+// A store of kind "sqlite" ([StoreKindSQLite]) is a database of many
+// sessions: the plugin declares, as data ([SQLiteSource]), a read-only
+// query that lists the sessions with a cursor and the queries that read
+// one session's rows changed since a cursor. The host runs them on a
+// read-only connection, one session per run, and hands the plugin a
+// [SourceFacts] line naming the database and the session, then one [Row]
+// line per row ({"$twasm":"row","table":...,"key":...,"version":...,
+// "row":{...}}, JSON text columns inlined). A later sync hands the rows
+// changed since, a row changed in place again with the same key: the
+// plugin replaces what it held under that key.
+//
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a
 // store, a [SourceFacts] object ({"$twasm":"source", ...}: the path

@@ -13,6 +13,7 @@ import (
 	"github.com/tetratelabs/wazero/api"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/sqlguard"
 	"github.com/twasm/twasm/internal/wire"
 )
 
@@ -283,6 +284,40 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 	}
 	if st.RetentionFile != "" && !relPath(st.RetentionFile) {
 		problems = append(problems, fmt.Sprintf("retention_file %q is not a relative path without ..", st.RetentionFile))
+	}
+	return append(problems, checkSQLite(st)...)
+}
+
+// MaxSQLiteTables bounds the row queries of one SQLite store.
+const MaxSQLiteTables = 16
+
+// checkSQLite checks a SQLite store's queries (ABI 1.4): each one
+// read-only SELECT (sqlguard), the columns named; a "sqlite" store
+// without them, or queries on a store of another kind, are refused.
+func checkSQLite(st abi.Store) []string {
+	q := st.SQLite
+	switch {
+	case st.Kind == abi.StoreKindSQLite && q == nil:
+		return []string{"a sqlite store declares no sqlite queries"}
+	case q == nil:
+		return nil
+	case st.Kind != abi.StoreKindSQLite:
+		return []string{fmt.Sprintf("sqlite queries on a store of kind %q", st.Kind)}
+	}
+	var problems []string
+	if err := sqlguard.Check(q.Sessions); err != nil {
+		problems = append(problems, fmt.Sprintf("sessions query: %v", err))
+	}
+	if len(q.Tables) == 0 || len(q.Tables) > MaxSQLiteTables {
+		problems = append(problems, fmt.Sprintf("it declares %d row queries (1 to %d)", len(q.Tables), MaxSQLiteTables))
+	}
+	for i, t := range q.Tables {
+		if err := sqlguard.Check(t.Query); err != nil {
+			problems = append(problems, fmt.Sprintf("row query %d: %v", i+1, err))
+		}
+		if !validName(t.Table) || t.Key == "" || t.Version == "" {
+			problems = append(problems, fmt.Sprintf("row query %d needs table, key and version", i+1))
+		}
 	}
 	return problems
 }

@@ -237,6 +237,14 @@ func TestParseManifest(t *testing.T) {
 		{store(`"name":"s","roots":[{"env":"A"}],"pattern":"/etc/*"`), `pattern "/etc/*"`},
 		{store(`"name":"s","roots":[{"env":"A"}],"pattern":"*","retention_days":-1`), "retention_days is negative"},
 		{store(`"name":"s","roots":[{"env":"A"}],"pattern":"*","retention_file":"../settings.json"`), `retention_file "../settings.json"`},
+		// A SQLite store's queries (ABI 1.4) are one read-only SELECT each.
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT id AS key, t AS cursor FROM s","tables":[{"table":"p","key":"id","version":"t","json":["data"],"query":"SELECT * FROM p WHERE sid = :session AND t >= :since"}]}`), ""},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db"`), "declares no sqlite queries"},
+		{store(`"name":"s","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1 AS key, 1 AS cursor","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}]}`), `sqlite queries on a store of kind ""`},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1; ATTACH 'x' AS y","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}]}`), "sessions query: not one read-only SELECT"},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"PRAGMA writable_schema=1"}]}`), "row query 1: not one read-only SELECT"},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","query":"SELECT 1"}]}`), "row query 1 needs table, key and version"},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[]}`), "declares 0 row queries"},
 		{`{"name":"a","version":"1","providers":["a"],"stores":[` + strings.Repeat(`{"name":"s","roots":[{"env":"A"}],"pattern":"*"},`, MaxStores) + `{"name":"s","roots":[{"env":"A"}],"pattern":"*"}]}`, "declares 65 stores"},
 	}
 	for _, c := range cases {

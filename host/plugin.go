@@ -141,6 +141,14 @@ func cloneStores(in []abi.Store) []abi.Store {
 	out := slices.Clone(in)
 	for i := range out {
 		out[i].Roots = slices.Clone(out[i].Roots)
+		if q := out[i].SQLite; q != nil {
+			cp := *q
+			cp.Tables = slices.Clone(q.Tables)
+			for j := range cp.Tables {
+				cp.Tables[j].JSON = slices.Clone(cp.Tables[j].JSON)
+			}
+			out[i].SQLite = &cp
+		}
 	}
 	return out
 }

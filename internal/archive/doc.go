@@ -17,6 +17,39 @@
 // read, or with a pattern that does not parse, is listed as unusable and
 // not walked.
 //
+// # SQLite stores
+//
+// A store of kind "sqlite" (abi.SQLiteSource) is a database of many
+// sessions: Walk finds the database file, [Archiver.SyncDatabase] reads
+// it. One session is one run, known by the path "<database>#<key>" (the
+// ledger's Path; its Offset is the session's cursor, its Head the hash of
+// provider and key). In one read transaction, the sessions query lists
+// every session with its cursor; a session whose cursor equals its run's
+// is unchanged and nothing more is read of it (a second sync with nothing
+// changed archives nothing). For one whose cursor moved, the row queries
+// read the rows changed at or after the previous cursor, and the part fed
+// to the plugin is a facts line (database, session, cursors, user and
+// schema version, the queries' hash) and one abi.Row line per row: that
+// is also the part's raw capture, so renormalize needs no database. The
+// run's raw capture so far is replayed first (output dropped), and since
+// a row changed in place comes again as a newer version, the filter works
+// as for a rewritten document (what is unchanged is dropped, a message,
+// call or result that changed is kept in its new version, "revised").
+// A session the database no longer lists ends its run as a deleted file
+// does, once the listing was whole.
+//
+// The database is never written, locked against the agent or added to:
+// the queries are checked (package sqlguard) and run on a read-only
+// connection with query_only on, under Options.SQLiteLimit. With the
+// agent's write-ahead log present, the connection is mode=ro (a WAL
+// reader blocks no writer; it notes its read mark in the agent's -shm, as
+// every reader does). With no log, journal or -shm present (the agent is
+// not running), mode=ro would create -wal and -shm and leave them, so the
+// database is opened immutable and checked after every read (size, mtime,
+// header with its change counter, no log or journal appeared): a database
+// that changed is not archived from that read (pending, read again next
+// sync). [ExpandDatabases] lists the sessions for doctor the same way.
+//
 // # Model
 //
 // A session is identified by content, not path: its Head is the sha256 of

@@ -47,6 +47,9 @@ type Location struct {
 	// SourceFacts says the plugin asked for a facts line before each
 	// session's bytes (abi.SourceFacts).
 	SourceFacts bool `json:"source_facts,omitempty"`
+	// SQLite is what to read of a store of kind "sqlite" (the database
+	// files Match finds): the plugin's declared queries.
+	SQLite *abi.SQLiteSource `json:"-"`
 	// Unusable says why this twasm cannot read the store (a kind it does
 	// not know, a pattern that does not parse); it is listed, not walked.
 	Unusable string `json:"unusable,omitempty"`
@@ -158,13 +161,15 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 		}
 		loc := Location{Provider: d.Provider, Plugin: d.Plugin, Name: d.Name, Kind: cmp.Or(d.Kind, KindFile),
 			Dir: filepath.Join(root, filepath.FromSlash(d.Dir)), Pattern: d.Pattern, From: from,
-			RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts}
+			RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite}
 		if d.RetentionFile != "" && d.RetentionKey != "" {
 			loc.RetentionDays = retentionSetting(filepath.Join(root, filepath.FromSlash(d.RetentionFile)), d.RetentionKey, d.RetentionDays)
 		}
 		re, err := globRegexp(d.Pattern)
 		switch {
-		case loc.Kind != KindFile:
+		case loc.Kind == abi.StoreKindSQLite && d.SQLite == nil:
+			loc.Unusable = fmt.Sprintf("plugin %s: a sqlite store without queries", d.Plugin)
+		case loc.Kind != KindFile && loc.Kind != abi.StoreKindSQLite:
 			loc.Unusable = fmt.Sprintf("store kind %q is not one this twasm reads (plugin %s): upgrade twasm", loc.Kind, d.Plugin)
 		case err != nil:
 			loc.Unusable = fmt.Sprintf("plugin %s: %v", d.Plugin, err)

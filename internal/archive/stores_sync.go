@@ -7,6 +7,8 @@ import (
 	"path/filepath"
 	"strings"
 	"time"
+
+	"github.com/twasm/twasm/abi"
 )
 
 // StoreReport is one store as a sync or doctor found it.
@@ -81,6 +83,28 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	for i, s := range sessions {
 		if ctx.Err() != nil {
 			break
+		}
+		if s.Loc.Kind == abi.StoreKindSQLite {
+			outs, paths, complete := a.SyncDatabase(ctx, s)
+			for _, p := range paths {
+				present[p] = true
+			}
+			if !complete {
+				// A listing cut short: no session of this database is
+				// taken for deleted.
+				for _, e := range a.ledger.Entries() {
+					if strings.HasPrefix(e.Path, s.Path+"#") {
+						present[e.Path] = true
+					}
+				}
+			}
+			for _, o := range outs {
+				rep.add(o)
+				if progress != nil {
+					progress(i+1, len(sessions), &o)
+				}
+			}
+			continue
 		}
 		o := a.SyncSession(ctx, s)
 		rep.add(o)

@@ -91,6 +91,11 @@ type Options struct {
 	Now func() time.Time
 	// Written is called with every run a part or a close was written to.
 	Written func(runID string)
+	// SQLiteLimit bounds the reading of one SQLite store's database
+	// (default DefaultSQLiteLimit); sqliteAfterRead runs after each
+	// session's rows are read, inside the read transaction (tests).
+	SQLiteLimit     time.Duration
+	sqliteAfterRead func()
 }
 
 // Archiver archives session files into runs. The caller holds the

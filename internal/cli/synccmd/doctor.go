@@ -110,6 +110,7 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	}
 	stores, sessions := archive.Scan(locs, time.Time{})
 	sessions = archive.WithoutStorage(f.StorageRoot(), stores, sessions)
+	stores, sessions = archive.ExpandDatabases(ctx, stores, sessions)
 	health := make([]StoreHealth, len(stores))
 	for i := range stores {
 		health[i].StoreReport = stores[i]

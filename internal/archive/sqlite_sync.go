@@ -1,0 +1,370 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/redact"
+	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// DefaultSQLiteLimit bounds the reading of one SQLite store's database
+// when Options.SQLiteLimit is zero.
+const DefaultSQLiteLimit = 10 * time.Minute
+
+// dbSessionPath is the path a session of a SQLite store goes by, in the
+// ledger, the outcomes and run.started's "source": the database's path,
+// "#", the session's key.
+func dbSessionPath(db, key string) string { return db + "#" + key }
+
+// dbSessionHead is the content identity of a SQLite session: its
+// provider and key.
+func dbSessionHead(provider, key string) string {
+	return sum([]byte("sqlite\x00" + provider + "\x00" + key))
+}
+
+// SyncDatabase archives what changed in every session of a SQLite
+// store's database (abi.SQLiteSource), one run per session: it lists the
+// sessions with their cursors in one read transaction and, for each whose
+// cursor moved since the last sync, reads the rows changed at or after
+// the previous cursor and archives them as one more part of the
+// session's run. paths are the sessions found (dbSessionPath); complete
+// says the listing was whole (else no run of this database may be taken
+// for deleted).
+func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome, paths []string, complete bool) {
+	loc := s.Loc
+	failDB := func(err error) ([]Outcome, []string, bool) {
+		return []Outcome{{Path: s.Path, Provider: loc.Provider, Action: ActionFailed, Reason: err.Error(), DryRun: a.opts.DryRun}}, nil, false
+	}
+	if newOwnStorage(a.opts.Store.Root).contains(s.Path) {
+		return failDB(fmt.Errorf("%s is in twasm's own storage %s: not an agent's database", s.Path, a.opts.Store.Root))
+	}
+	limit := a.opts.SQLiteLimit
+	if limit <= 0 {
+		limit = DefaultSQLiteLimit
+	}
+	dctx, cancel := context.WithTimeout(ctx, limit)
+	defer cancel()
+	db, err := openSQLite(dctx, s.Path, loc.SQLite)
+	if err != nil {
+		return failDB(err)
+	}
+	defer db.Close()
+	db.afterRead = a.opts.sqliteAfterRead
+	list, err := db.sessions(dctx, loc.SQLite)
+	if err == nil {
+		err = db.verify()
+	}
+	if err != nil {
+		return failDB(fmt.Errorf("%s: %w", s.Path, err))
+	}
+	complete = true
+	for i, ds := range list {
+		vp := dbSessionPath(s.Path, ds.Key)
+		paths = append(paths, vp)
+		if ctx.Err() != nil {
+			complete = false
+			continue
+		}
+		out := Outcome{Path: vp, Provider: loc.Provider, DryRun: a.opts.DryRun}
+		prev := a.ledger.ByPath(vp)
+		if prev != nil && prev.Parts > 0 && prev.Offset == ds.Cursor {
+			out.Action, out.RunID, out.Reason = ActionUnchanged, prev.RunID, "unchanged since the last sync"
+			outs = append(outs, out)
+			continue
+		}
+		since := int64(0)
+		if prev != nil && prev.Parts > 0 {
+			since = prev.Offset
+		} else {
+			prev = nil
+		}
+		rows, n, first, last, err := db.rowsOf(dctx, loc.SQLite, ds.Key, since)
+		if errors.Is(err, ErrDatabaseChanged) {
+			// Nothing more is read of this snapshot: the rest waits
+			// for the next sync, which reads the agent's log.
+			for _, rest := range list[i:] {
+				outs = append(outs, Outcome{Path: dbSessionPath(s.Path, rest.Key), Provider: loc.Provider, Action: ActionPending, DryRun: a.opts.DryRun,
+					Reason: "the database changed while it was read without locks: read again next sync"})
+			}
+			for _, rest := range list[i+1:] {
+				paths = append(paths, dbSessionPath(s.Path, rest.Key))
+			}
+			return outs, paths, complete
+		}
+		if err != nil {
+			out.Action, out.Reason = ActionFailed, err.Error()
+			outs = append(outs, out)
+			continue
+		}
+		if n == 0 {
+			out.Action, out.Reason = ActionUnchanged, "its cursor moved, but no row changed"
+			if prev != nil {
+				out.RunID = prev.RunID
+				if !a.opts.DryRun {
+					e := *prev
+					e.Offset = ds.Cursor
+					if err := a.ledger.Put(&e); err != nil {
+						out.Action, out.Reason = ActionFailed, err.Error()
+					}
+				}
+			}
+			outs = append(outs, out)
+			continue
+		}
+		out.Bytes = int64(len(rows))
+		switch {
+		case prev == nil:
+			out.Action = ActionNew
+		case prev.Closed:
+			out.Action, out.Reason = ActionContinued, "run "+prev.RunID+" had ended"
+		default:
+			out.Action, out.RunID, out.Part = ActionGrown, prev.RunID, prev.Parts
+		}
+		if a.opts.DryRun {
+			outs = append(outs, out)
+			continue
+		}
+		facts := db.factsLine(loc, ds, since)
+		if first.IsZero() {
+			first, last = time.Unix(0, db.before.mtime).UTC(), time.Unix(0, db.before.mtime).UTC()
+		}
+		outs = append(outs, a.writeRowsPart(ctx, out, loc, ds, prev, since, append(facts, rows...), first, last))
+	}
+	return outs, paths, complete
+}
+
+// factsLine is the facts line (abi.SourceFacts) before a SQLite
+// session's rows.
+func (d *sqliteDB) factsLine(loc *Location, ds dbSession, since int64) []byte {
+	rel, err := filepath.Rel(loc.Dir, d.path)
+	if err != nil {
+		rel = filepath.Base(d.path)
+	}
+	cur := ds.Cursor
+	b, _ := json.Marshal(abi.SourceFacts{Type: abi.SourceFactsType, Store: loc.Name, Path: filepath.ToSlash(rel), Name: filepath.Base(d.path),
+		Size: d.before.size, MTime: time.Unix(0, d.before.mtime).UTC().Format(time.RFC3339Nano),
+		Session: ds.Key, Since: &since, Cursor: &cur, UserVersion: &d.userVersion, SchemaVersion: &d.schemaVersion, QuerySHA256: d.querySum})
+	return append(b, '\n')
+}
+
+// writeRowsPart archives one part of a SQLite session: the run's raw
+// capture so far is replayed into the plugin (output dropped), then the
+// facts line and the rows changed since are fed; since a row may come
+// again as a newer version, the filter compares with what the run holds
+// by the provider's ids (as for a rewritten document): what is unchanged
+// is dropped, what changed is kept in its new version.
+func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location, ds dbSession, prev *Entry, since int64, input []byte, first, last time.Time) Outcome {
+	fail := func(err error) Outcome {
+		out.Action, out.Reason = ActionFailed, err.Error()
+		return out
+	}
+	provider := loc.Provider
+	plugin, err := a.opts.Plugin(ctx, provider)
+	if err != nil {
+		return fail(err)
+	}
+	redactOn := a.opts.Redact || prev != nil && prev.Redact
+	clk := &clock{t: first}
+	log := a.opts.Logger
+	var masker *redact.Redactor
+	var recMask func(*transcript.Event)
+	if redactOn {
+		masker = redact.New()
+		recMask = masker.Mask
+	}
+	head := dbSessionHead(provider, ds.Key)
+	e := Entry{Head: head, Provider: provider, Path: out.Path, Size: -1, Redact: redactOn, Pending: true}
+	var run *lifecycle.Run
+	if prev == nil || prev.Closed {
+		e.RunID = runid.New()
+		src := SourceRef{Provider: provider, Path: e.Path, Head: head}
+		if prev != nil {
+			src.Continues = prev.RunID
+		}
+		b, _ := json.Marshal(src)
+		if err := a.ledger.Put(&e); err != nil {
+			return fail(err)
+		}
+		run, err = lifecycle.Start(ctx, a.opts.Store, lifecycle.RunOptions{
+			Name: provider + " session " + ds.Key, RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
+			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}.Mask},
+		})
+		if err != nil {
+			return fail(err)
+		}
+		e.First = first
+		out.RunID = e.RunID
+	} else {
+		e = *prev
+		e.Pending, e.Redact = true, redactOn
+		if err := a.ledger.Put(&e); err != nil {
+			return fail(err)
+		}
+		run, err = lifecycle.Attach(ctx, a.opts.Store, prev.RunID, lifecycle.RunOptions{Producer: a.opts.Producer, Logger: log,
+			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: recMask}})
+		if err != nil {
+			return fail(err)
+		}
+	}
+	part := 0
+	var prevTotals *Totals
+	if prev != nil && !prev.Closed {
+		part, prevTotals = prev.Parts, prev.Totals
+	}
+	out.Part = part
+	seen := newArchived()
+	seen.rewrite = true
+	if prev != nil {
+		if err := seen.add(a.opts.Store.Root, prev.RunID); err != nil {
+			return fail(errors.Join(err, run.Detach()))
+		}
+	}
+	var res *transcript.AgentResult
+	var totals *Totals
+	stepErr := run.StepAt(ctx, "agent", part, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		copts := capture.Options{Provider: provider, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter}
+		if masker != nil {
+			copts.Mask, copts.Masked, copts.Split = masker.MaskBytes, masker.Counts, redact.NewStream()
+		}
+		if prev != nil && !prev.Closed {
+			copts.ContinueRaw = prev.Raw
+		}
+		agent, err := capture.Start(ctx, s, copts)
+		if err != nil {
+			return err
+		}
+		var feedErr error
+		if prev != nil && prev.Raw != "" {
+			// The raw capture holds what was fed (masked as it was):
+			// the plugin's state after it is the one renormalize
+			// reaches.
+			f, err := regfile.Open(filepath.Join(a.opts.Store.Root, filepath.FromSlash(prev.Raw)))
+			if err != nil {
+				feedErr = err
+			} else {
+				feedErr = agent.Replay(ctx, f, nil)
+				f.Close()
+			}
+		}
+		if feedErr == nil {
+			feedErr = agent.Feed(ctx, input)
+		}
+		clk.set(last)
+		fin, err := agent.Finish(context.WithoutCancel(ctx), nil)
+		if fin == nil {
+			return errors.Join(feedErr, err)
+		}
+		res = fin.AgentResult
+		totals = totalsOf(res)
+		subtract(res, prevTotals)
+		facts, _, _ := bytes.Cut(input, []byte("\n"))
+		src := PartRef{Path: e.Path, From: since, To: ds.Cursor, SHA256: sum(input), Redact: redactOn, Totals: totals,
+			Changed: seen.changed, Facts: json.RawMessage(facts)}
+		if serr := s.SetResult(partResult{res: res, src: src}); serr != nil {
+			return errors.Join(feedErr, err, serr)
+		}
+		if feedErr != nil || err != nil {
+			return errors.Join(feedErr, err)
+		}
+		return capture.ResultError(res)
+	})
+	// A session of a database stays open: it ends when the agent deletes
+	// it (CloseGone).
+	var endErr error
+	if ctx.Err() != nil {
+		endErr = run.Finish(context.WithoutCancel(ctx), stepErr)
+		e.Closed = true
+	} else {
+		endErr = run.Detach()
+	}
+	if a.opts.Written != nil {
+		a.opts.Written(e.RunID)
+	}
+	if res == nil {
+		return fail(errors.Join(stepErr, endErr))
+	}
+	e.Offset, e.Parts, e.Raw, e.Last, e.Status, e.Totals, e.Pending = ds.Cursor, part+1, rawPath(res), clk.now(), res.Status, totals, false
+	e.SHA256 = sum(input)
+	if err := a.ledger.Put(&e); err != nil {
+		return fail(err)
+	}
+	out.Status, out.Result = res.Status, res
+	for _, n := range res.Unmapped {
+		out.Unmapped += n
+	}
+	if stepErr != nil && !errors.Is(stepErr, capture.ErrAgent) || endErr != nil {
+		return fail(errors.Join(stepErr, endErr))
+	}
+	if n := len(seen.changed); n > 0 {
+		out.Reason = fmt.Sprintf("%d earlier item(s) changed in place (%s): this part holds their new version", n, strings.Join(seen.changed[:min(n, 5)], ", "))
+	}
+	if out.Unmapped > 0 {
+		out.Reason = strings.TrimPrefix(out.Reason+"; ", "; ") + fmt.Sprintf("%d line(s) the plugin could not map, kept in the raw capture", out.Unmapped)
+	}
+	if res.FailedLines > 0 {
+		out.Reason = strings.TrimPrefix(out.Reason+"; ", "; ") + fmt.Sprintf("%d line(s) lost to a plugin fault", res.FailedLines)
+	}
+	return out
+}
+
+// ExpandDatabases replaces each SQLite database among sessions by the
+// sessions it lists, read-only (what doctor counts): Path is a session's
+// dbSessionPath and Size its cursor, so that a ledger entry whose Offset
+// reached Size holds all of it. The stores' session counts follow; a
+// database that cannot be read is a problem of its store.
+func ExpandDatabases(ctx context.Context, stores []StoreReport, sessions []Session) ([]StoreReport, []Session) {
+	byDir := map[string]int{}
+	for i := range stores {
+		byDir[stores[i].Dir] = i
+	}
+	var out []Session
+	for _, s := range sessions {
+		if s.Loc.Kind != abi.StoreKindSQLite {
+			out = append(out, s)
+			continue
+		}
+		i, ok := byDir[s.Loc.Dir]
+		list, err := listDatabase(ctx, s)
+		if ok {
+			stores[i].Sessions += len(list) - 1
+			if err != nil {
+				stores[i].Problems = append(stores[i].Problems, err.Error())
+			}
+		}
+		for _, ds := range list {
+			out = append(out, Session{Loc: s.Loc, Path: dbSessionPath(s.Path, ds.Key), Size: ds.Cursor, ModTime: s.ModTime})
+		}
+	}
+	return stores, out
+}
+
+func listDatabase(ctx context.Context, s Session) ([]dbSession, error) {
+	dctx, cancel := context.WithTimeout(ctx, DefaultSQLiteLimit)
+	defer cancel()
+	db, err := openSQLite(dctx, s.Path, s.Loc.SQLite)
+	if err != nil {
+		return nil, err
+	}
+	defer db.Close()
+	list, err := db.sessions(dctx, s.Loc.SQLite)
+	if err == nil {
+		err = db.verify()
+	}
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", s.Path, err)
+	}
+	return list, nil
+}

@@ -1,0 +1,290 @@
+package archive
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/transcript"
+)
+
+// rowNorm is a plugin for row lines: each "part" row is a message with
+// the row's key as id and its data.text as text (a row that comes again
+// sets its message again); facts lines are ignored.
+type rowNorm struct{}
+
+func (rowNorm) Line(l *sdk.Line, out *sdk.Out) error {
+	v := l.JSON()
+	switch {
+	case v.Get("$twasm").Is(abi.SourceFactsType):
+		out.Ignored(sdk.S("twasm_source"))
+	case v.Get("$twasm").Is(abi.RowType) && v.Get("table").Is("part"):
+		key := sdk.Text(v.Get("key")).Keep()
+		out.Open(key, sdk.Message{ID: key})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v.Get("row").Get("data").Get("text"))})
+		out.Close(key, sdk.MessageEnd{})
+	default:
+		out.Unmapped(sdk.S("other"))
+	}
+	return nil
+}
+
+func (rowNorm) End(*sdk.Out) error { return nil }
+
+var testSQLite = &abi.SQLiteSource{
+	Sessions: "SELECT s.id AS key, max(s.time_updated, coalesce((SELECT max(time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS cursor FROM session s ORDER BY s.id",
+	Tables: []abi.SQLiteTable{{Table: "part", Key: "id", Version: "time_updated", Time: "time_created", JSON: []string{"data"},
+		Query: "SELECT id, session_id, time_created, time_updated, data FROM part WHERE session_id = :session AND time_updated >= :since ORDER BY time_created, id"}},
+}
+
+// sqliteSetup is a plugin for rows declaring a SQLite store at ~/.q/q.db,
+// a storage root, a home directory and the database's path.
+func sqliteSetup(t *testing.T) (p sdk.Plugin, root, home, dbPath string) {
+	p = sdk.Plugin{Manifest: abi.Manifest{Name: "q", Version: "1", Providers: []string{"q"}},
+		New: func(abi.BeginOptions) sdk.Normalizer { return rowNorm{} }}
+	p.Manifest.Stores = []abi.Store{{Name: "Q", Kind: abi.StoreKindSQLite, Roots: []abi.Root{{Path: "~/.q"}}, Pattern: "q.db", SQLite: testSQLite}}
+	root, home = t.TempDir(), t.TempDir()
+	return p, root, home, filepath.Join(home, ".q", "q.db")
+}
+
+// agentDB is an agent's database: a connection of its own, in WAL mode.
+type agentDB struct {
+	t  *testing.T
+	db *sql.DB
+	ms int64
+}
+
+func openAgentDB(t *testing.T, path string) *agentDB {
+	t.Helper()
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	// busy_timeout 0: a writer that had to wait for a lock fails at once.
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(0)")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	a := &agentDB{t: t, db: db, ms: 1767312000000}
+	a.exec("CREATE TABLE IF NOT EXISTS session (id text PRIMARY KEY, time_created integer NOT NULL, time_updated integer NOT NULL)")
+	a.exec("CREATE TABLE IF NOT EXISTS part (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL)")
+	return a
+}
+
+func (a *agentDB) exec(q string, args ...any) {
+	a.t.Helper()
+	_, err := a.db.Exec(q, args...)
+	require.NoError(a.t, err)
+}
+
+func (a *agentDB) part(session, id, text string) {
+	a.ms += 1000
+	a.exec("INSERT INTO session VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated", session, a.ms, a.ms)
+	a.exec("INSERT INTO part VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated, data = excluded.data",
+		id, session, a.ms, a.ms, fmt.Sprintf(`{"type":"text","text":%q}`, text))
+}
+
+// snapshot is every file of dir, by name, with its sha256.
+func snapshot(t *testing.T, dir string) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	es, err := os.ReadDir(dir)
+	require.NoError(t, err)
+	for _, e := range es {
+		b, err := os.ReadFile(filepath.Join(dir, e.Name()))
+		require.NoError(t, err)
+		s := sha256.Sum256(b)
+		out[e.Name()] = hex.EncodeToString(s[:])
+	}
+	return out
+}
+
+// TestSyncSQLite: a SQLite store (ABI 1.4) is read read-only, one run per
+// session; a second sync with nothing changed archives nothing; a new row
+// and a row updated in place add one part holding only what is new or
+// changed; the agent writing while twasm reads is never blocked; the
+// database's directory is byte-identical after every sync, whether the
+// agent has the database open (its WAL there: read mode=ro) or not (no
+// WAL: read immutable, no -wal or -shm created); renormalize's input,
+// the raw capture, holds the facts and the rows.
+func TestSyncSQLite(t *testing.T) {
+	ctx := context.Background()
+	for _, open := range []bool{true, false} {
+		t.Run(map[bool]string{true: "agent running", false: "agent closed"}[open], func(t *testing.T) {
+			p, root, home, dbPath := sqliteSetup(t)
+			agent := openAgentDB(t, dbPath)
+			agent.part("ses_1", "prt_1", "hello")
+			agent.part("ses_1", "prt_2", "working")
+			agent.part("ses_2", "prt_3", "other session")
+			blocked, writes := 0, 0
+			a := newArchiver(t, root, func(o *Options) {
+				o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+				if open {
+					// The agent writes while twasm holds its read
+					// transaction: busy_timeout 0 fails if it waits.
+					o.sqliteAfterRead = func() {
+						if _, err := agent.db.Exec("UPDATE session SET time_created = time_created + 1 WHERE id = 'ses_2'"); err != nil {
+							blocked++
+						}
+						writes++
+					}
+				}
+			})
+			if !open {
+				require.NoError(t, agent.db.Close())
+				_, err := os.Stat(dbPath + "-wal")
+				require.ErrorIs(t, err, os.ErrNotExist, "SQLite removes the WAL when the last connection closes")
+			}
+			locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+			require.Len(t, locs, 1)
+			sync := func() map[string]string {
+				t.Helper()
+				before := snapshot(t, filepath.Dir(dbPath))
+				rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+				after := snapshot(t, filepath.Dir(dbPath))
+				if open {
+					// The agent wrote meanwhile (its log and index
+					// change, and a reader's mark is in the index): the
+					// database file itself and the listing are the same.
+					require.Equal(t, before["q.db"], after["q.db"])
+					require.Equal(t, keysOf(before), keysOf(after), "no file added")
+				} else {
+					require.Equal(t, before, after, "the agent's files are unchanged, none added")
+				}
+				got := map[string]string{}
+				for _, o := range rep.Outcomes {
+					require.NotEqual(t, ActionFailed, o.Action, o.Reason)
+					got[o.Path[strings.LastIndexByte(o.Path, '#')+1:]] = o.Action
+				}
+				return got
+			}
+			first := sync()
+			assert.Equal(t, ActionNew, first["ses_1"])
+			assert.Equal(t, ActionNew, first["ses_2"])
+			second := sync()
+			for k, v := range second {
+				assert.Equal(t, ActionUnchanged, v, k)
+			}
+			// What doctor counts: the database's sessions, each held
+			// whole by its run.
+			stores, sessions := Scan(locs, time.Time{})
+			stores, sessions = ExpandDatabases(ctx, stores, sessions)
+			require.Len(t, stores, 1)
+			assert.Equal(t, 2, stores[0].Sessions)
+			require.Len(t, sessions, 2)
+			for _, s := range sessions {
+				e := a.ledger.ByPath(s.Path)
+				require.NotNil(t, e, s.Path)
+				assert.GreaterOrEqual(t, e.Offset, s.Size, s.Path)
+			}
+			if !open {
+				ms := agent.ms
+				agent = openAgentDB(t, dbPath)
+				agent.ms = ms
+			}
+			agent.part("ses_1", "prt_2", "done") // updated in place
+			agent.part("ses_1", "prt_4", "new part")
+			if !open {
+				require.NoError(t, agent.db.Close())
+			}
+			third := sync()
+			assert.Equal(t, ActionGrown, third["ses_1"])
+			assert.Equal(t, ActionUnchanged, third["ses_2"])
+			assert.Zero(t, blocked, "the agent waited for a lock twasm held")
+			if open {
+				assert.Positive(t, writes)
+			}
+
+			// The run of ses_1: three messages, then the new version of
+			// prt_2 and prt_4 only; its raw capture holds two facts
+			// lines and the rows.
+			e := a.ledger.ByPath(dbSessionPath(dbPath, "ses_1"))
+			require.NotNil(t, e)
+			assert.Equal(t, 2, e.Parts)
+			var texts []string
+			f, err := os.Open(filepath.Join(root, "transcripts", e.RunID+".jsonl"))
+			require.NoError(t, err)
+			defer f.Close()
+			r := transcript.NewReader(f)
+			for r.Next() {
+				if m := r.Event().Message(); m != nil {
+					for _, b := range m.Blocks {
+						texts = append(texts, m.ID+"="+b.Text)
+					}
+				}
+			}
+			require.NoError(t, r.Err())
+			assert.Equal(t, []string{"prt_1=hello", "prt_2=working", "prt_2=done", "prt_4=new part"}, texts)
+			raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(e.Raw)))
+			require.NoError(t, err)
+			lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
+			require.Len(t, lines, 6)
+			assert.Contains(t, lines[0], `"session":"ses_1","since":0,`)
+			assert.Contains(t, lines[1], `{"$twasm":"row","table":"part","key":"prt_1",`)
+			assert.Contains(t, lines[1], `"data":{"type":"text","text":"hello"}`)
+			assert.Contains(t, lines[3], `"$twasm":"source"`)
+			var keys []string
+			for _, l := range lines[4:] {
+				keys = append(keys, l[strings.Index(l, `"key":`):strings.Index(l, `,"version"`)])
+			}
+			sort.Strings(keys)
+			assert.Equal(t, []string{`"key":"prt_2"`, `"key":"prt_4"`}, keys)
+		})
+	}
+}
+
+func keysOf(m map[string]string) []string {
+	var out []string
+	for k := range m {
+		out = append(out, k)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// TestSyncSQLiteChangedWhileRead: a database read without locks (the
+// agent had it closed) that the agent changes while twasm reads it is
+// not archived from that read: its sessions are pending, and the next
+// sync archives them.
+func TestSyncSQLiteChangedWhileRead(t *testing.T) {
+	ctx := context.Background()
+	p, root, home, dbPath := sqliteSetup(t)
+	agent := openAgentDB(t, dbPath)
+	agent.part("ses_1", "prt_1", "hello")
+	require.NoError(t, agent.db.Close())
+	changes := 1
+	a := newArchiver(t, root, func(o *Options) {
+		o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+		o.sqliteAfterRead = func() {
+			if changes == 0 {
+				return
+			}
+			changes--
+			ag := openAgentDB(t, dbPath)
+			ag.ms = 1767312100000
+			ag.part("ses_1", "prt_2", "written while twasm read")
+			require.NoError(t, ag.db.Close())
+		}
+	})
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+	rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+	require.Len(t, rep.Outcomes, 1)
+	assert.Equal(t, ActionPending, rep.Outcomes[0].Action, rep.Outcomes[0].Reason)
+	rep = a.SyncStores(ctx, locs, time.Time{}, nil)
+	require.Len(t, rep.Outcomes, 1)
+	assert.Equal(t, ActionNew, rep.Outcomes[0].Action, rep.Outcomes[0].Reason)
+	e := a.ledger.ByPath(dbSessionPath(dbPath, "ses_1"))
+	require.NotNil(t, e)
+	assert.Equal(t, int64(1767312101000), e.Offset, "the cursor of the second read")
+}
