@@ -21,6 +21,7 @@ import (
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
+	"github.com/twasm/twasm/plugins/opencode"
 	"github.com/twasm/twasm/plugins/pi"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -44,7 +45,7 @@ func fixture(t testing.TB, rel string) []byte {
 	return b
 }
 
-var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin}
+var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin, "opencode": opencode.Plugin}
 
 func newArchiver(t *testing.T, root string, mod func(*Options)) *Archiver {
 	t.Helper()
@@ -337,7 +338,7 @@ func TestRedactAndDeletedSource(t *testing.T) {
 // host's order.
 func bundledDeclared() []Declared {
 	var out []Declared
-	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin} {
+	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin, opencode.Plugin} {
 		out = append(out, DeclaredOf(p.Manifest)...)
 	}
 	return out
@@ -365,8 +366,9 @@ func TestDiscover(t *testing.T) {
 			"Pi sessions":               filepath.Join(home, ".pi", "agent", "sessions"),
 			"OMP sessions":              filepath.Join(home, ".omp", "agent", "sessions"),
 			"OpenClaw sessions":         filepath.Join(home, ".openclaw", "agents"),
-		}, from: map[string]string{"Claude Code projects": "default"}},
-		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi"},
+			"OpenCode":                  filepath.Join(home, ".local", "share", "opencode"),
+		}, from: map[string]string{"Claude Code projects": "default", "OpenCode": "default"}},
+		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi", "XDG_DATA_HOME": "/x/data"},
 			cfg: &Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}},
 			want: map[string]string{
 				"Claude Code projects":      "/x/claude/projects",
@@ -377,8 +379,9 @@ func TestDiscover(t *testing.T) {
 				"Pi sessions":               "/x/pi/sessions",
 				"OMP sessions":              filepath.Join(home, ".omp", "agent", "sessions"),
 				"OpenClaw sessions":         filepath.Join(home, ".openclaw", "agents"),
+				"OpenCode":                  "/x/data/opencode",
 				"claude (config)":           filepath.Join(home, "old"),
-			}, from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "claude (config)": "config"}},
+			}, from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "OpenCode": "$XDG_DATA_HOME", "claude (config)": "config"}},
 		{name: "copilot before 1.0", env: map[string]string{"HOME": home, "XDG_STATE_HOME": "/x/state"}, want: map[string]string{
 			"Claude Code projects":                   filepath.Join(home, ".claude", "projects"),
 			"Codex sessions":                         filepath.Join(home, ".codex", "sessions"),
@@ -389,6 +392,7 @@ func TestDiscover(t *testing.T) {
 			"Pi sessions":                            filepath.Join(home, ".pi", "agent", "sessions"),
 			"OMP sessions":                           filepath.Join(home, ".omp", "agent", "sessions"),
 			"OpenClaw sessions":                      filepath.Join(home, ".openclaw", "agents"),
+			"OpenCode":                               filepath.Join(home, ".local", "share", "opencode"),
 		}, from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},
 	}
 	for _, tt := range tests {

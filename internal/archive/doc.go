@@ -8,8 +8,9 @@
 // The stores are those the plugins declare in their manifests (ABI 1.4,
 // abi.Store; the host lists them, [Declared]), bundled or dropped in: the
 // bundled plugins declare Claude Code's projects, Codex's sessions,
-// Gemini CLI's chats and Copilot CLI's session state, and nothing here
-// names an agent. [Discover] resolves each for the OS and the
+// Gemini CLI's chats, Copilot CLI's session state, Pi's (and OMP's and
+// OpenClaw's) sessions and OpenCode's database, and nothing here names an
+// agent. [Discover] resolves each for the OS and the
 // environment (the first root that applies: an override variable, then
 // the defaults), reads the agent's retention setting where one is
 // declared, and adds the stores of the sync config file (sync.json: extra

@@ -154,6 +154,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"pi", "json", "Pi coding agent --mode json events (" + typ + ")"}, true
 	case piEntry(root, typ):
 		return vote{"pi", "session", "a Pi coding agent session file (" + typ + ")"}, true
+	case root.Get("$twasm").Is("row") && (root.Get("table").Is("part") || root.Get("table").Is("session")):
+		return vote{"opencode", "rows", "OpenCode database rows as twasm reads them (" + root.Get("table").String() + ")"}, true
+	case root.Get("part").Kind() == abi.KindObject && root.Get("sessionID").Exists() && (typ == "step_start" || typ == "step_finish" || typ == "text" || typ == "tool_use" || typ == "reasoning"):
+		return vote{"opencode", "json", "opencode run --format json events (" + typ + ")"}, true
 	case typ == "message_start" || typ == "content_block_delta" || typ == "content_block_start":
 		return vote{"anthropic", "anthropic-sse", "Anthropic Messages API stream events (" + typ + ")"}, true
 	case strings.HasPrefix(typ, "thread.") || strings.HasPrefix(typ, "turn.") || strings.HasPrefix(typ, "item."):

@@ -32,6 +32,8 @@ func TestDetect(t *testing.T) {
 		{"pi session", `{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}` + "\n" + `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`, "pi", "session", nil},
 		{"pi entries without the header", `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}` + "\n" + `{"type":"model_change","id":"b1b2c3d4","parentId":"a1b2c3d4","timestamp":"t","provider":"openai","modelId":"gpt-5"}`, "pi", "session", nil},
 		{"pi v1 message", `{"type":"message","timestamp":"2025-12-08T22:41:05.306Z","message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1765233665292}}`, "pi", "session", nil},
+		{"opencode rows", `{"$twasm":"source","store":"OpenCode","path":"opencode.db","name":"opencode.db","size":1,"mtime":"t","session":"ses_1"}` + "\n" + `{"$twasm":"row","table":"part","key":"prt_1","version":1,"row":{"message_id":"msg_1","message":{"role":"user"},"id":"prt_1","data":{"type":"text","text":"hi"}}}`, "opencode", "rows", nil},
+		{"opencode run json", `{"type":"step_start","timestamp":1786618464127,"sessionID":"ses_1","part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_1","type":"step-start"}}` + "\n" + `{"type":"text","timestamp":1786618467248,"sessionID":"ses_1","part":{"id":"prt_2","messageID":"msg_1","type":"text","text":"DONE"}}`, "opencode", "json", nil},
 		{"pi json mode", `{"type":"agent_start"}` + "\n" + `{"type":"message_end","message":{"role":"user","content":"hi"}}`, "pi", "json", nil},
 		{"empty", "  \n", "", "", ErrUnknown},
 		{"banner only", "Reading additional input from stdin...\nnot json\n", "", "", ErrUnknown},
@@ -56,33 +58,36 @@ func TestDetect(t *testing.T) {
 	}
 }
 
-// TestDetectPi: every Pi capture and golden input is detected as pi (a
-// Pi message entry, type "message" with a timestamp, was taken for Gemini
-// CLI stream-json).
-func TestDetectPi(t *testing.T) {
-	var files []string
-	for _, dir := range []string{"captures", "golden"} {
-		fs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, "pi", "*.jsonl"))
-		for _, f := range fs {
-			if !strings.HasSuffix(f, ".golden.jsonl") {
-				files = append(files, f)
+// TestDetectCaptures: every capture and golden input of Pi and OpenCode
+// is detected as its provider (a Pi message entry, type "message" with a
+// timestamp, was taken for Gemini CLI stream-json; OpenCode's tool_use
+// event with a timestamp would be).
+func TestDetectCaptures(t *testing.T) {
+	for _, provider := range []string{"pi", "opencode"} {
+		var files []string
+		for _, dir := range []string{"captures", "golden"} {
+			fs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.jsonl"))
+			for _, f := range fs {
+				if !strings.HasSuffix(f, ".golden.jsonl") {
+					files = append(files, f)
+				}
 			}
 		}
-	}
-	if len(files) == 0 {
-		t.Fatal("no Pi captures or golden inputs")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			got, err := Detect(b)
-			if err != nil || got.Provider != "pi" {
-				t.Fatalf("got %+v, %v; want pi", got, err)
-			}
-		})
+		if len(files) == 0 {
+			t.Fatalf("no %s captures or golden inputs", provider)
+		}
+		for _, f := range files {
+			t.Run(provider+"/"+filepath.Base(f), func(t *testing.T) {
+				b, err := os.ReadFile(f)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got, err := Detect(b)
+				if err != nil || got.Provider != provider {
+					t.Fatalf("got %+v, %v; want %s", got, err, provider)
+				}
+			})
+		}
 	}
 }
 

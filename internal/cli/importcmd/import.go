@@ -47,7 +47,9 @@ Claude Code projects (~/.claude/projects/*/*.jsonl), Codex sessions
 (~/.gemini/tmp/*/chats/*.json), Copilot session state
 (~/.copilot/session-state/*/events.jsonl), Pi sessions
 (~/.pi/agent/sessions/*/*.jsonl, also OMP's and OpenClaw's), and saved
-outputs of every provider.
+outputs of every provider (opencode run --format json too). OpenCode's
+database (~/.local/share/opencode/opencode.db) is not a file of sessions:
+"twasm sync" reads it, one run per session.
 
 With --provider auto, twasm looks at the start of each file and picks the
 provider and format when the evidence is unambiguous; otherwise it says

@@ -21,6 +21,7 @@ import (
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/openai"
+	"github.com/twasm/twasm/plugins/opencode"
 	"github.com/twasm/twasm/plugins/pi"
 	"github.com/twasm/twasm/transcript"
 )
@@ -39,6 +40,7 @@ var plugins = []struct {
 	{"gemini", gemini.Plugin},
 	{"openai", openai.Plugin},
 	{"pi", pi.Plugin},
+	{"opencode", opencode.Plugin},
 }
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,

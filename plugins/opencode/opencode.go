@@ -1,0 +1,498 @@
+package opencode
+
+import (
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Plugin is the OpenCode normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "opencode",
+		Version:     "0.1.0",
+		Providers:   []string{"opencode"},
+		Formats:     []string{fmtRows, fmtJSON},
+		Description: "OpenCode (and Kilo CLI) sessions from its SQLite store, and opencode run --format json",
+		Stores: []abi.Store{{
+			Name: "OpenCode", Kind: abi.StoreKindSQLite,
+			// OpenCode keeps its data in $XDG_DATA_HOME/opencode, else
+			// ~/.local/share/opencode, on every OS (xdg-basedir); a
+			// release channel other than latest has a database of its
+			// own (opencode-beta.db). Sessions are kept until deleted.
+			Roots:   []abi.Root{{Env: "XDG_DATA_HOME", Path: "opencode"}, {Path: "~/.local/share/opencode"}},
+			Pattern: "opencode*.db",
+			SQLite:  Queries,
+		}},
+	},
+	New: func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{msgs: map[string]*message{}} },
+}
+
+// Queries are what the host reads of OpenCode's database (drizzle
+// schema: session, message and part, each row's data a JSON column).
+// A session's cursor is the latest time_updated of its row, its messages
+// and its parts; its rows are the session row and, per message in
+// order, the message joined with each of its parts (a message without
+// parts once), so that the rows of one message come together.
+var Queries = &abi.SQLiteSource{
+	Sessions: `SELECT s.id AS key, max(s.time_updated,
+  coalesce((SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), 0),
+  coalesce((SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS cursor
+FROM session s ORDER BY s.time_created, s.id`,
+	Tables: []abi.SQLiteTable{
+		{Table: "session", Key: "id", Version: "time_updated", Time: "time_created",
+			JSON:  []string{"summary_diffs", "revert", "permission", "goal", "model"},
+			Query: `SELECT * FROM session WHERE id = :session AND time_updated >= :since`},
+		{Table: "part", Key: "key", Version: "version", Time: "message_time_created",
+			JSON: []string{"message", "data"},
+			Query: `SELECT coalesce(p.id, m.id) AS key, max(m.time_updated, coalesce(p.time_updated, 0)) AS version,
+  m.id AS message_id, m.time_created AS message_time_created, m.time_updated AS message_time_updated, m.data AS message,
+  p.id AS id, p.time_created AS time_created, p.time_updated AS time_updated, p.data AS data
+FROM message m LEFT JOIN part p ON p.message_id = m.id
+WHERE m.session_id = :session AND (m.time_updated >= :since OR p.time_updated >= :since)
+ORDER BY m.time_created, m.id, p.id`},
+	},
+}
+
+// Format names, as reported in OpMeta and the manifest.
+const (
+	fmtRows = "rows" // the host's row lines of the SQLite store
+	fmtJSON = "json" // opencode run --format json
+)
+
+// part is what the normalizer keeps of one part (everything a Go value:
+// spans die with their line).
+type part struct {
+	id, typ      string
+	text         string // text, reasoning; a file's or subtask's description
+	synthetic    bool
+	tool, callID string
+	status       string  // pending, running, completed, error
+	input        sdk.Str // the JSON input (kept)
+	command      string  // bash: the command line
+	output       string
+	errText      string
+	exit         sdk.Int
+	start, end   string // RFC 3339
+	tokens       sdk.Usage
+	cost         float64
+	hasCost      bool
+	reason       string // step-finish
+}
+
+// message is what the normalizer keeps of one message.
+type message struct {
+	id       string
+	user     bool
+	model    string
+	created  string // RFC 3339
+	finish   string
+	errName  string
+	errText  string
+	tokens   sdk.Usage // the message's own (when it has no step-finish)
+	parts    map[string]*part
+	open     bool
+	reported map[string]bool // errors reported (message, retry parts)
+}
+
+type normalizer struct {
+	format  string
+	meta    bool
+	msgs    map[string]*message
+	current *message
+	// steps holds every step-finish's tokens and cost by part id, for
+	// the session's totals.
+	steps map[string]*part
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	v := l.JSON()
+	if v.Kind() != abi.KindObject {
+		if len(sdk.TrimSpace(l.Raw)) > 0 {
+			out.Unmapped(sdk.S("non_json"))
+		}
+		return nil
+	}
+	switch {
+	case v.Get("$twasm").Is(abi.SourceFactsType):
+		n.setFormat(out, fmtRows, "")
+		out.Ignored(sdk.S("twasm_source"))
+	case v.Get("$twasm").Is(abi.RowType):
+		n.setFormat(out, fmtRows, "")
+		n.row(v, out)
+	case v.Get("part").Kind() == abi.KindObject && v.Get("type").Kind() == abi.KindString:
+		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
+		p := v.Get("part")
+		n.part(p.Get("messageID").String(), p.Get("id").String(), p, abi.Value{}, millis(v.Get("timestamp")), out)
+	case v.Get("type").Is("error"):
+		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
+		e := v.Get("error")
+		msg := errMessage(e)
+		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.Text(e.Get("name"))})
+	default:
+		out.Unmapped(sdk.S(nativeType(v)))
+	}
+	return nil
+}
+
+func nativeType(v abi.Value) string {
+	if t := v.Get("$twasm"); t.Kind() == abi.KindString {
+		return "$twasm:" + t.String()
+	}
+	if t := v.Get("type"); t.Kind() == abi.KindString {
+		return t.String()
+	}
+	return "object"
+}
+
+func (n *normalizer) setFormat(out *sdk.Out, f, session string) {
+	if n.meta {
+		return
+	}
+	n.meta, n.format = true, f
+	m := sdk.Meta{Format: sdk.S(f)}
+	if session != "" {
+		m.SessionID = sdk.S(session)
+	}
+	// The store is a session log: no terminal event.
+	m.NoTerminal = f == fmtRows
+	out.Meta(m)
+}
+
+// row handles one row line of the SQLite store.
+func (n *normalizer) row(v abi.Value, out *sdk.Out) {
+	r := v.Get("row")
+	switch v.Get("table").String() {
+	case "session":
+		out.Meta(sdk.Meta{SessionID: sdk.Text(r.Get("id")), ProviderVersion: sdk.Text(r.Get("version"))})
+		if p := r.Get("parent_id"); p.Kind() == abi.KindString && p.String() != "" {
+			out.Warn("a sub-agent session of " + p.String() + " (its own run; the parent's task call holds its result)")
+		}
+	case "part":
+		msgID := r.Get("message_id").String()
+		if msgID == "" {
+			out.Unmapped(sdk.S("part_without_message"))
+			return
+		}
+		// data and message hold neither their ids nor the session's:
+		// those are columns.
+		n.part(msgID, r.Get("id").String(), r.Get("data"), r.Get("message"), millis(r.Get("message_time_created")), out)
+	default:
+		out.Unmapped(sdk.S("row:" + v.Get("table").String()))
+	}
+}
+
+// millis is an integer of milliseconds since 1970 as RFC 3339 ("" when
+// there is none).
+func millis(v abi.Value) string {
+	ms, ok := v.Int()
+	if !ok || ms <= 0 {
+		return ""
+	}
+	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+}
+
+// part handles part partID of message msgID (p may be missing: a message
+// without parts), with the message's info when the source has it.
+func (n *normalizer) part(msgID, partID string, p, info abi.Value, created string, out *sdk.Out) {
+	m := n.msgs[msgID]
+	if m == nil {
+		m = &message{id: msgID, parts: map[string]*part{}, reported: map[string]bool{}, created: created}
+		n.msgs[msgID] = m
+	}
+	if n.current != nil && n.current != m {
+		n.close(n.current, out)
+	}
+	n.current = m
+	if info.Kind() == abi.KindObject {
+		n.info(m, info, out)
+	}
+	var changed *part
+	if p.Kind() == abi.KindObject {
+		changed = n.keep(m, partID, p)
+	}
+	// Every row opens its message (opening an open message only fills
+	// its empty header fields): each row has its record.
+	out.Open(sdk.S(m.id), sdk.Message{User: m.user, ID: sdk.S(m.id), Model: opt(m.model), Time: opt(m.created)})
+	if !m.open {
+		// Opened again in this stream (a later sync brought rows of a
+		// message closed before): all of its blocks, in their slots.
+		m.open = true
+		for i, q := range m.sorted() {
+			n.block(m, i, q, out)
+		}
+	} else if changed != nil {
+		for i, q := range m.sorted() {
+			if q == changed {
+				n.block(m, i, q, out)
+			}
+		}
+	}
+	if changed != nil {
+		n.effects(m, changed, out)
+	}
+}
+
+// info keeps a message's info (the message row's data).
+func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
+	m.user = info.Get("role").Is("user")
+	if id := info.Get("modelID"); id.Kind() == abi.KindString {
+		m.model = id.String()
+	} else if mm := info.Get("model"); mm.Kind() == abi.KindObject {
+		m.model = mm.Get("modelID").String()
+	}
+	if c := millis(info.Get("time").Get("created")); c != "" {
+		m.created = c
+	}
+	if f := info.Get("finish"); f.Kind() == abi.KindString {
+		m.finish = f.String()
+	}
+	if t := info.Get("tokens"); t.Kind() == abi.KindObject {
+		m.tokens = usage(t)
+	}
+	if e := info.Get("error"); e.Kind() == abi.KindObject && !m.reported["message"] {
+		m.reported["message"] = true
+		m.errName, m.errText = e.Get("name").String(), errMessage(e)
+		out.Error(sdk.ProviderError{Message: sdk.S(m.errText), Code: sdk.S(m.errName)})
+	}
+}
+
+// errMessage is an OpenCode error's text: data.message, else its name.
+func errMessage(e abi.Value) string {
+	if msg := e.Get("data").Get("message"); msg.Kind() == abi.KindString && msg.String() != "" {
+		return msg.String()
+	}
+	if msg := e.Get("message"); msg.Kind() == abi.KindString && msg.String() != "" {
+		return msg.String()
+	}
+	if name := e.Get("name"); name.Kind() == abi.KindString {
+		return name.String()
+	}
+	return "error"
+}
+
+// usage reads OpenCode's tokens {input, output, reasoning, cache{read,
+// write}}: its input leaves the cached tokens out, twasm's counts every
+// input token.
+func usage(t abi.Value) sdk.Usage {
+	in, out := sdk.IntOf(t.Get("input")), sdk.IntOf(t.Get("output"))
+	cr, cw := sdk.IntOf(t.Path("cache", "read")), sdk.IntOf(t.Path("cache", "write"))
+	return sdk.Usage{Input: in.Plus(cr).Plus(cw), Output: out, Reasoning: sdk.IntOf(t.Get("reasoning")), CacheRead: cr, CacheWrite: cw}
+}
+
+// keep stores a part (replacing what the message held under its id).
+func (n *normalizer) keep(m *message, id string, p abi.Value) *part {
+	if id == "" {
+		id = "#" + strconv.Itoa(len(m.parts))
+	}
+	q := &part{id: id, typ: p.Get("type").String(), synthetic: p.Get("synthetic").Truthy()}
+	switch q.typ {
+	case "text", "reasoning":
+		q.text = p.Get("text").String()
+	case "tool":
+		st := p.Get("state")
+		q.tool, q.callID, q.status = p.Get("tool").String(), p.Get("callID").String(), st.Get("status").String()
+		if in := st.Get("input"); in.Kind() == abi.KindObject {
+			q.input = sdk.JSON(in).Keep()
+			q.command = in.Get("command").String()
+		}
+		q.output = st.Get("output").String()
+		q.errText = st.Get("error").String()
+		q.exit = sdk.IntOf(st.Get("metadata").Get("exit"))
+		q.start, q.end = millis(st.Path("time", "start")), millis(st.Path("time", "end"))
+	case "step-finish":
+		q.reason = p.Get("reason").String()
+		q.tokens = usage(p.Get("tokens"))
+		q.cost, q.hasCost = p.Get("cost").Float()
+	case "file":
+		q.text = "[file " + p.Get("filename").String() + " " + p.Get("mime").String() + "]"
+	case "subtask":
+		q.text = "[subtask " + p.Get("agent").String() + ": " + p.Get("description").String() + "]\n" + p.Get("prompt").String()
+	case "retry":
+		q.errText = errMessage(p.Get("error"))
+		q.reason = p.Get("error").Get("name").String()
+		q.exit = sdk.IntOf(p.Get("attempt"))
+	}
+	m.parts[id] = q
+	return q
+}
+
+func (m *message) sorted() []*part {
+	out := make([]*part, 0, len(m.parts))
+	for _, q := range m.parts {
+		out = append(out, q)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].id < out[j].id })
+	return out
+}
+
+// block sets the block a part makes at slot i of its message (a part
+// that makes none leaves its slot empty).
+func (n *normalizer) block(m *message, i int, q *part, out *sdk.Out) {
+	key := sdk.S(m.id)
+	switch q.typ {
+	case "text":
+		b := sdk.Block{Type: sdk.BlockText, Text: sdk.S(q.text)}
+		if m.user {
+			b.Origin = sdk.OriginPrompt
+			if q.synthetic {
+				b.Origin = sdk.OriginInjected
+			}
+		}
+		out.Block(key, i, b)
+	case "reasoning":
+		out.Block(key, i, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(q.text)})
+	case "file", "subtask":
+		b := sdk.Block{Type: sdk.BlockText, Text: sdk.S(q.text)}
+		if m.user {
+			b.Origin = sdk.OriginInjected
+		}
+		out.Block(key, i, b)
+	case "tool":
+		if q.status == "pending" {
+			return // its input is not known yet
+		}
+		out.Block(key, i, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(q.tool), ToolID: sdk.S(q.callID), ToolInput: jsonOr(q.input)})
+	}
+}
+
+// jsonOr is a kept JSON input, or {} when there is none.
+func jsonOr(s sdk.Str) sdk.Str {
+	if !s.IsSet() {
+		return emptyObject()
+	}
+	return s
+}
+
+func emptyObject() sdk.Str {
+	doc, _ := sdk.Parse([]byte("{}"))
+	return sdk.JSON(doc.Root()).Keep()
+}
+
+// effects reports what a part means beyond its block: calls and results,
+// usage and cost, retries and compactions.
+func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
+	switch q.typ {
+	case "tool":
+		if q.status == "pending" || q.callID == "" {
+			return
+		}
+		kind, cmd := toolKind(q)
+		out.ToolCall(sdk.ToolCall{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Input: jsonOr(q.input), Kind: kind, Command: cmd, Time: opt(q.start)})
+		switch q.status {
+		case "completed":
+			// A command that exited non-zero is an error (the host
+			// reads it from the exit code).
+			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Output: sdk.S(q.output), ExitCode: q.exit, Time: opt(q.end)})
+		case "error":
+			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, ExitCode: q.exit, Time: opt(q.end)})
+		}
+	case "step-finish":
+		if n.steps == nil {
+			n.steps = map[string]*part{}
+		}
+		n.steps[q.id] = q
+		var total sdk.Usage
+		cost, costs := 0.0, 0
+		ids := make([]string, 0, len(n.steps))
+		for id := range n.steps {
+			ids = append(ids, id)
+		}
+		sort.Strings(ids)
+		for _, id := range ids {
+			s := n.steps[id]
+			total = total.Plus(s.tokens)
+			if s.hasCost {
+				cost += s.cost
+				costs++
+			}
+		}
+		out.Usage(total, "set")
+		if costs > 0 {
+			out.Cost(cost, "set")
+		}
+	case "retry":
+		if !m.reported[q.id] {
+			m.reported[q.id] = true
+			out.Error(sdk.ProviderError{Message: sdk.S(q.errText), Code: sdk.S(q.reason)})
+			out.Warn("the provider call was retried (attempt " + intString(q.exit) + "): " + q.errText)
+		}
+	case "compaction":
+		if !m.reported[q.id] {
+			m.reported[q.id] = true
+			out.Warn("the session was compacted here: the model saw a summary of what came before")
+		}
+	}
+}
+
+// opt is s as a string field, unset when empty.
+func opt(s string) sdk.Str {
+	if s == "" {
+		return sdk.Str{}
+	}
+	return sdk.S(s)
+}
+
+func intString(i sdk.Int) string {
+	v, ok := i.Value()
+	if !ok {
+		return "?"
+	}
+	return strconv.FormatInt(v, 10)
+}
+
+// toolKind classifies OpenCode's built-in tools.
+func toolKind(q *part) (string, sdk.Str) {
+	switch strings.ToLower(q.tool) {
+	case "bash":
+		if q.command != "" {
+			return "execute", sdk.S(q.command)
+		}
+		return "execute", sdk.Str{}
+	case "read", "list":
+		return "read", sdk.Str{}
+	case "edit", "write", "patch", "multiedit", "apply_patch":
+		return "edit", sdk.Str{}
+	case "grep", "glob", "codesearch":
+		return "search", sdk.Str{}
+	case "webfetch", "websearch":
+		return "fetch", sdk.Str{}
+	case "todowrite", "todoread":
+		return "think", sdk.Str{}
+	}
+	return "other", sdk.Str{}
+}
+
+// close closes a message: its usage is its steps' (else its own).
+func (n *normalizer) close(m *message, out *sdk.Out) {
+	if !m.open {
+		return
+	}
+	m.open = false
+	var u sdk.Usage
+	steps := 0
+	for _, q := range m.parts {
+		if q.typ == "step-finish" {
+			u = u.Plus(q.tokens)
+			steps++
+		}
+	}
+	if steps == 0 && !m.user {
+		u = m.tokens
+	}
+	out.Close(sdk.S(m.id), sdk.MessageEnd{StopReason: sdk.S(m.finish), Usage: u})
+}
+
+// End implements sdk.Normalizer.
+func (n *normalizer) End(out *sdk.Out) error {
+	if n.current != nil {
+		n.close(n.current, out)
+		n.current = nil
+	}
+	return nil
+}

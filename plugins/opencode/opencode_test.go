@@ -1,0 +1,158 @@
+//go:build !wasip1
+
+package opencode_test
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/opencode"
+	"github.com/twasm/twasm/transcript"
+)
+
+// row is one row line of the part query as the host hands it: the
+// message's info and one part's data (neither holds its ids).
+func row(msg, role, part string, data string) string {
+	info := fmt.Sprintf(`{"role":%q,"time":{"created":1762077600000},"modelID":"m1","providerID":"p"}`, role)
+	if data == "" {
+		data = "null"
+	}
+	return fmt.Sprintf(`{"$twasm":"row","table":"part","key":%q,"version":1,"row":{"message_id":%q,"message_time_created":1762077600000,"message":%s,"id":%q,"data":%s}}`,
+		part, msg, info, part, data)
+}
+
+// silent counts the lines of raw the plugin said nothing about.
+func silent(t *testing.T, raw []byte) (int, []int) {
+	t.Helper()
+	ctx := context.Background()
+	s, err := normalize.NewStream(ctx, normalize.NativeInstance(opencode.Plugin), &normalize.Collector{}, normalize.Options{Provider: "opencode"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := s.Feed(ctx, raw); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := s.Close(ctx); err != nil {
+		t.Fatal(err)
+	}
+	return s.Silent()
+}
+
+// TestParts: what each shape of part makes, from the host's row lines.
+func TestParts(t *testing.T) {
+	facts := `{"$twasm":"source","store":"OpenCode","path":"opencode.db","name":"opencode.db","size":1,"mtime":"2026-01-01T00:00:00Z","session":"ses_1"}`
+	for _, tc := range []struct {
+		name  string
+		lines []string
+		check func(t *testing.T, o *plugintest.Outcome)
+	}{
+		{"a pending tool is no call yet",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"pending","input":{},"raw":""}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if len(o.Calls()) != 0 {
+					t.Errorf("calls %v, want none", o.Calls())
+				}
+			}},
+		{"a running tool is a call without a result yet",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"running","input":{"command":"ls"}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if !o.Calls()["c1"] || len(o.Result.Dangling) != 1 {
+					t.Errorf("calls %v dangling %v, want c1 dangling", o.Calls(), o.Result.Dangling)
+				}
+			}},
+		{"a part sent again replaces what its message held",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"text","text":"Lis"}`),
+				row("msg_1", "assistant", "prt_2", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"running","input":{"command":"ls"}}}`),
+				facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"text","text":"Listing:"}`),
+				row("msg_1", "assistant", "prt_2", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"completed","input":{"command":"ls"},"output":"a\n","metadata":{"exit":0}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), []string{"Listing:"}, false)
+				if strings.Contains(strings.Join(o.Texts(nil), "|"), "Lis|") {
+					t.Errorf("the old text is kept: %q", o.Texts(nil))
+				}
+				if len(o.Result.Dangling) != 0 {
+					t.Errorf("dangling %v", o.Result.Dangling)
+				}
+			}},
+		{"usage is the sum of the steps, a stated cost of 0 is kept",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"step-finish","reason":"stop","cost":0,"tokens":{"input":10,"output":2,"reasoning":1,"cache":{"read":100,"write":5}}}`),
+				row("msg_2", "assistant", "prt_2", `{"type":"step-finish","reason":"stop","cost":0,"tokens":{"input":20,"output":3,"reasoning":0,"cache":{"read":0,"write":0}}}`),
+				row("msg_2", "assistant", "prt_2", `{"type":"step-finish","reason":"stop","cost":0,"tokens":{"input":20,"output":3,"reasoning":0,"cache":{"read":0,"write":0}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				u := o.Result.Usage
+				if u == nil || *u.InputTokens != 135 || *u.OutputTokens != 5 || *u.CacheReadTokens != 100 || *u.CacheWriteTokens != 5 || *u.ReasoningTokens != 1 {
+					b, _ := json.Marshal(u)
+					t.Errorf("usage %s, want input 135 (10+100+5+20) output 5, a step sent twice counted once", b)
+				}
+				if o.Result.CostUSD == nil || *o.Result.CostUSD != 0 {
+					t.Errorf("cost %v, want a stated 0", o.Result.CostUSD)
+				}
+			}},
+		{"every row is accounted for, parts without a block included",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"step-start","snapshot":"a"}`),
+				row("msg_1", "assistant", "prt_2", `{"type":"snapshot","snapshot":"a"}`),
+				row("msg_1", "assistant", "prt_3", `{"type":"patch","hash":"a","files":["x.go"]}`),
+				row("msg_1", "assistant", "prt_4", `{"type":"agent","name":"general"}`),
+				row("msg_1", "assistant", "prt_5", `{"type":"compaction","auto":true}`),
+				row("msg_2", "assistant", "", ""),
+				`{"$twasm":"row","table":"todo","key":"1","version":1,"row":{}}`,
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if len(o.Result.Unmapped) != 1 || o.Result.Unmapped["row:todo"] != 1 {
+					t.Errorf("unmapped %v, want only the todo row", o.Result.Unmapped)
+				}
+				if !strings.Contains(strings.Join(o.Result.Warnings, "\n"), "compacted") {
+					t.Errorf("warnings %q, want the compaction", o.Result.Warnings)
+				}
+			}},
+		{"a sub-agent session says whose it is; a provider error ends it in error",
+			[]string{facts,
+				`{"$twasm":"row","table":"session","key":"ses_2","version":1,"row":{"id":"ses_2","parent_id":"ses_1","version":"1.2.0"}}`,
+				row("msg_1", "user", "prt_1", `{"type":"text","text":"go"}`),
+				strings.Replace(row("msg_2", "assistant", "", ""), `"providerID":"p"`, `"providerID":"p","error":{"name":"APIError","data":{"message":"Overloaded","statusCode":529}}`, 1),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if o.Result.Status != transcript.StatusError || o.Result.Error != "Overloaded" {
+					t.Errorf("status %s %q, want error Overloaded", o.Result.Status, o.Result.Error)
+				}
+				if !strings.Contains(strings.Join(o.Result.Warnings, "\n"), "sub-agent session of ses_1") {
+					t.Errorf("warnings %q", o.Result.Warnings)
+				}
+			}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := plugintest.Run(t, opencode.Plugin, []byte(strings.Join(tc.lines, "\n")+"\n"), normalize.Options{Provider: "opencode"})
+			if o.Result.FailedLines != 0 {
+				t.Fatalf("failed lines %d", o.Result.FailedLines)
+			}
+			tc.check(t, o)
+			if n, first := silent(t, []byte(strings.Join(tc.lines, "\n")+"\n")); n != 0 {
+				t.Errorf("%d line(s) without a record (spec 6.8): %v", n, first)
+			}
+		})
+	}
+}
+
+// TestEveryLineAccounted: every line of every golden input gets a record,
+// is declared ignored or is counted unmapped (spec 6.8), and none is
+// unmapped.
+func TestEveryLineAccounted(t *testing.T) {
+	for _, raw := range seeds(t) {
+		if n, first := silent(t, raw); n != 0 {
+			t.Errorf("%d silent line(s): %v", n, first)
+		}
+		o := plugintest.Run(t, opencode.Plugin, raw, normalize.Options{Provider: "opencode"})
+		if len(o.Result.Unmapped) != 0 {
+			t.Errorf("unmapped %v", o.Result.Unmapped)
+		}
+	}
+}
