@@ -141,6 +141,37 @@ func appendStores(b []byte, stores []abi.Store) []byte {
 		}
 		str(false, "retention_file", s.RetentionFile)
 		str(false, "retention_key", s.RetentionKey)
+		if q := s.SQLite; q != nil {
+			b = append(b, `,"sqlite":{"sessions":`...)
+			b = quote(b, q.Sessions)
+			b = append(b, `,"tables":[`...)
+			for j, t := range q.Tables {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = append(b, `{"table":`...)
+				b = quote(b, t.Table)
+				b = append(b, `,"query":`...)
+				b = quote(b, t.Query)
+				b = append(b, `,"key":`...)
+				b = quote(b, t.Key)
+				b = append(b, `,"version":`...)
+				b = quote(b, t.Version)
+				str(false, "time", t.Time)
+				if len(t.JSON) > 0 {
+					b = append(b, `,"json":[`...)
+					for k, c := range t.JSON {
+						if k > 0 {
+							b = append(b, ',')
+						}
+						b = quote(b, c)
+					}
+					b = append(b, ']')
+				}
+				b = append(b, '}')
+			}
+			b = append(b, "]}"...)
+		}
 		b = append(b, '}')
 	}
 	return append(b, ']')

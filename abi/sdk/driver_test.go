@@ -139,6 +139,13 @@ func TestManifestStores(t *testing.T) {
 			UnlessEnv: "NEW_ODD", Dir: "sessions", Pattern: "**/*.{json,jsonl}", Session: "content",
 			RetentionDays: 30, RetentionFile: "settings.json", RetentionKey: "cleanupPeriodDays",
 		}, {Name: "minimal", Roots: []abi.Root{{Path: "~"}}, Pattern: "*.jsonl"}, {Name: "no roots", Pattern: "x"}}},
+		{name: "sqlite", stores: []abi.Store{{
+			Name: "db", Kind: abi.StoreKindSQLite, Roots: []abi.Root{{Path: "~/.db"}}, Pattern: "a*.db",
+			SQLite: &abi.SQLiteSource{Sessions: "SELECT id AS key, t AS cursor FROM s -- \"odd\"\n", Tables: []abi.SQLiteTable{
+				{Table: "s", Query: "SELECT * FROM s WHERE id = :session", Key: "id", Version: "t"},
+				{Table: "p", Query: "SELECT * FROM p WHERE 'é' <> :since", Key: "id", Version: "v", Time: "c", JSON: []string{"data", "m"}},
+			}},
+		}}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
