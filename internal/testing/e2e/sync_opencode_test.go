@@ -1,0 +1,220 @@
+package e2e
+
+import (
+	"database/sql"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	_ "modernc.org/sqlite"
+)
+
+// openCodeDB is an OpenCode database as OpenCode writes it (its schema,
+// WAL mode), written by the test as the agent.
+type openCodeDB struct {
+	t    *testing.T
+	path string
+	db   *sql.DB
+}
+
+func openOpenCodeDB(t *testing.T, path string) *openCodeDB {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return &openCodeDB{t: t, path: path, db: db}
+}
+
+func (o *openCodeDB) exec(q string, args ...any) {
+	o.t.Helper()
+	if _, err := o.db.Exec(q, args...); err != nil {
+		o.t.Fatalf("%s: %v", q, err)
+	}
+}
+
+func (o *openCodeDB) session(id, parent string, t int64) {
+	var p any
+	if parent != "" {
+		p = parent
+	}
+	o.exec("INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated) VALUES (?, 'prj', ?, 'calm-river', '/home/me/proj', 'A task', '1.2.15', ?, ?)", id, p, t, t)
+}
+
+func (o *openCodeDB) message(id, session, role string, t int64, extra string) {
+	data := fmt.Sprintf(`{"role":%q,"time":{"created":%d},"modelID":"claude-sonnet-4-5","providerID":"anthropic"%s}`, role, t, extra)
+	o.exec("INSERT INTO message VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated, data = excluded.data", id, session, t, t, data)
+}
+
+// part writes a part, or rewrites it in place (OpenCode's updatePart).
+func (o *openCodeDB) part(id, msg, session string, created, updated int64, data string) {
+	o.exec("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated, data = excluded.data", id, msg, session, created, updated, data)
+}
+
+// TestSyncOpenCode: a home with OpenCode's database at its default place
+// (OpenCode's schema, in WAL mode, the agent not running): doctor lists
+// the store and its three sessions, sync archives each as a run, a
+// second sync archives nothing, a new message and a tool part updated in
+// place (running, then completed) add one part to that session's run
+// only, holding what is new; the database's directory is byte-identical
+// before and after every sync (no -wal or -shm left behind); renormalize
+// rebuilds the run from its raw capture after the database is gone.
+func TestSyncOpenCode(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	dbDir := filepath.Join(h.dir, ".local", "share", "opencode")
+	oc := openOpenCodeDB(t, filepath.Join(dbDir, "opencode.db"))
+	schema, err := os.ReadFile(filepath.Join(root, "plugins", "opencode", "testdata", "schema.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	oc.exec(string(schema))
+	oc.exec("INSERT INTO project VALUES ('prj')")
+	const T = 1762077600000
+	oc.session("ses_1", "", T)
+	oc.message("msg_1", "ses_1", "user", T, "")
+	oc.part("prt_1a", "msg_1", "ses_1", T, T, `{"type":"text","text":"List the files."}`)
+	oc.message("msg_2", "ses_1", "assistant", T+1000, "")
+	oc.part("prt_2a", "msg_2", "ses_1", T+1000, T+1000, `{"type":"step-start"}`)
+	oc.part("prt_2b", "msg_2", "ses_1", T+1100, T+1100, `{"type":"text","text":"Listing them."}`)
+	oc.part("prt_2c", "msg_2", "ses_1", T+1200, T+1300, `{"type":"tool","tool":"bash","callID":"call_ls","state":{"status":"running","input":{"command":"ls"},"time":{"start":1762077601200}}}`)
+	oc.session("ses_2", "", T+5000)
+	oc.message("msg_3", "ses_2", "user", T+5000, "")
+	oc.part("prt_3a", "msg_3", "ses_2", T+5000, T+5000, `{"type":"text","text":"Another session, its own content."}`)
+	oc.session("ses_3", "ses_1", T+6000)
+	oc.message("msg_4", "ses_3", "user", T+6000, "")
+	oc.part("prt_4a", "msg_4", "ses_3", T+6000, T+6000, `{"type":"text","text":"A sub-agent's task.","synthetic":true}`)
+	if err := oc.db.Close(); err != nil { // the agent exits: SQLite removes its log
+		t.Fatal(err)
+	}
+
+	sync := func() result {
+		t.Helper()
+		before := hashTree(t, dbDir)
+		r := h.ok("sync")
+		if after := hashTree(t, dbDir); !mapsEqual(before, after) {
+			t.Fatalf("sync changed the agent's files:\nbefore %v\nafter  %v", before, after)
+		}
+		return r
+	}
+	r := h.ok("doctor", "--json")
+	var doc struct {
+		Stores []struct {
+			Name, Provider, Plugin, Kind, Dir string
+			Found                             bool
+			Sessions                          int
+			NotArchived                       int `json:"not_archived"`
+		}
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, r.out)
+	}
+	found := false
+	for _, s := range doc.Stores {
+		if s.Name == "OpenCode" {
+			found = true
+			if !s.Found || s.Sessions != 3 || s.NotArchived != 3 || s.Kind != "sqlite" || s.Plugin != "opencode" || s.Dir != dbDir {
+				t.Errorf("doctor's OpenCode store: %+v", s)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("doctor does not list OpenCode's store:\n%s", r.out)
+	}
+
+	r = sync()
+	got := outcomes(r.out)
+	if len(got["new"]) != 3 {
+		t.Fatalf("first sync: %v", r)
+	}
+	var files []string
+	for _, id := range got["new"] {
+		files = append(files, transcriptPath(h.stor, id))
+	}
+	validate(t, files...)
+	run1 := ""
+	for _, id := range got["new"] {
+		if b := string(readFile(t, transcriptPath(h.stor, id))); strings.Contains(b, "List the files.") {
+			run1 = id
+			if !strings.Contains(b, `"call_id":"call_ls"`) || strings.Contains(b, `"type":"tool.result"`) {
+				t.Errorf("run of ses_1: want the running call without a result:\n%s", b)
+			}
+		}
+	}
+	if run1 == "" {
+		t.Fatal("no run holds ses_1's prompt")
+	}
+	if r = sync(); len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
+		t.Errorf("second sync: %v", r)
+	}
+	r = h.ok("doctor", "--json")
+	if !strings.Contains(r.out, `"name":"OpenCode"`) || !strings.Contains(r.out, `"archived":3`) {
+		t.Errorf("doctor after sync: %s", r.out)
+	}
+
+	// OpenCode runs again: the tool completes in place, a new message.
+	oc = openOpenCodeDB(t, oc.path)
+	oc.part("prt_2c", "msg_2", "ses_1", T+1200, T+9000, `{"type":"tool","tool":"bash","callID":"call_ls","state":{"status":"completed","input":{"command":"ls"},"output":"go.mod\nmain.go\n","metadata":{"exit":0},"time":{"start":1762077601200,"end":1762077609000}}}`)
+	oc.message("msg_5", "ses_1", "assistant", T+9100, `,"finish":"stop"`)
+	oc.part("prt_5a", "msg_5", "ses_1", T+9100, T+9100, `{"type":"text","text":"Two files: go.mod and main.go."}`)
+	oc.part("prt_5b", "msg_5", "ses_1", T+9200, T+9200, `{"type":"step-finish","reason":"stop","cost":0,"tokens":{"input":10,"output":8,"reasoning":0,"cache":{"read":100,"write":0}}}`)
+	if err := oc.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r = sync()
+	got = outcomes(r.out)
+	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != run1 {
+		t.Fatalf("third sync: want run %s grown, nothing else: %v", run1, r)
+	}
+	tr := transcriptPath(h.stor, run1)
+	validate(t, tr)
+	b := string(readFile(t, tr))
+	for _, want := range []string{`"output":"go.mod\nmain.go\n"`, "Two files: go.mod and main.go."} {
+		if !strings.Contains(b, want) {
+			t.Errorf("run %s lacks %q", run1, want)
+		}
+	}
+	if n := strings.Count(b, `"type":"tool.call"`); n != 1 {
+		t.Errorf("%d tool.call lines, want the call once", n)
+	}
+	if n := strings.Count(b, "List the files."); n != 1 {
+		t.Errorf("the prompt is archived %d times", n)
+	}
+	if r = sync(); len(outcomes(r.out)) != 0 {
+		t.Errorf("fourth sync: %v", r)
+	}
+
+	// The database gone, the run is rebuilt from its raw capture.
+	if err := os.RemoveAll(dbDir); err != nil {
+		t.Fatal(err)
+	}
+	r = h.ok("renormalize", run1)
+	re := transcriptPath(h.stor, strings.TrimSpace(r.out))
+	validate(t, re)
+	rb := string(readFile(t, re))
+	for _, want := range []string{"List the files.", `"output":"go.mod\nmain.go\n"`, "Two files: go.mod and main.go."} {
+		if !strings.Contains(rb, want) {
+			t.Errorf("the renormalized run lacks %q: %v", want, r)
+		}
+	}
+}
+
+func mapsEqual(a, b map[string]string) bool {
+	if len(a) != len(b) {
+		return false
+	}
+	for k, v := range a {
+		if b[k] != v {
+			return false
+		}
+	}
+	return true
+}
