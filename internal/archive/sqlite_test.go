@@ -288,3 +288,21 @@ func TestSyncSQLiteChangedWhileRead(t *testing.T) {
 	require.NotNil(t, e)
 	assert.Equal(t, int64(1767312101000), e.Offset, "the cursor of the second read")
 }
+
+// TestSyncSQLiteSince: sync --since looks at a database whatever its
+// file's mtime (its latest writes may be in its log).
+func TestSyncSQLiteSince(t *testing.T) {
+	p, root, home, dbPath := sqliteSetup(t)
+	agent := openAgentDB(t, dbPath)
+	agent.part("ses_1", "prt_1", "hello")
+	require.NoError(t, agent.db.Close())
+	old := time.Now().Add(-48 * time.Hour)
+	require.NoError(t, os.Chtimes(dbPath, old, old))
+	a := newArchiver(t, root, func(o *Options) {
+		o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+	})
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+	rep := a.SyncStores(context.Background(), locs, time.Now().Add(-time.Hour), nil)
+	require.Len(t, rep.Outcomes, 1)
+	assert.Equal(t, ActionNew, rep.Outcomes[0].Action, rep.Outcomes[0].Reason)
+}

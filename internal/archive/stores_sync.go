@@ -52,7 +52,10 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 		}
 		sr.Sessions = len(sessions)
 		for _, s := range sessions {
-			if since.IsZero() || !s.ModTime.Before(since) {
+			// A database's sessions are each dated by their cursor, not
+			// by the file's mtime (a WAL database's file is older than
+			// its latest writes): it is always looked at.
+			if since.IsZero() || !s.ModTime.Before(since) || loc.Kind == abi.StoreKindSQLite {
 				all = append(all, s)
 			}
 		}
