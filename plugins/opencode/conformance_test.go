@@ -1,0 +1,114 @@
+//go:build !wasip1
+
+package opencode_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"testing"
+
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/opencode"
+)
+
+// TestConformance runs every golden input through the plugin and checks
+// it against facts read from the raw input apart from the plugin (with
+// encoding/json), the last version of each part by its id: every tool
+// part past pending a tool.call, every assistant text in an assistant
+// block, the step's tokens and cost the sums of the step-finish parts'.
+func TestConformance(t *testing.T) {
+	for _, raw := range seeds(t) {
+		o := plugintest.Run(t, opencode.Plugin, raw, normalize.Options{Provider: "opencode"})
+		fx := openCodeFacts(raw)
+		o.CheckCalls(t, fx.calls)
+		plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
+		var in, out int64
+		if u := o.Result.Usage; u != nil {
+			in, out = *u.InputTokens, *u.OutputTokens
+		}
+		if in != fx.input || out != fx.output {
+			t.Errorf("usage: input %d output %d, the steps state %d and %d", in, out, fx.input, fx.output)
+		}
+		if o.Result.CostUSD == nil || math.Abs(*o.Result.CostUSD-fx.cost) > 1e-12 {
+			t.Errorf("cost %v, the steps state %v", o.Result.CostUSD, fx.cost)
+		}
+	}
+}
+
+type facts struct {
+	calls, texts  []string
+	input, output int64
+	cost          float64
+}
+
+type ocPart struct {
+	Type   string `json:"type"`
+	Text   string `json:"text"`
+	CallID string `json:"callID"`
+	State  struct {
+		Status string `json:"status"`
+	} `json:"state"`
+	Cost   float64 `json:"cost"`
+	Tokens struct {
+		Input, Output int64
+		Cache         struct{ Read, Write int64 }
+	} `json:"tokens"`
+}
+
+func openCodeFacts(raw []byte) facts {
+	parts := map[string]ocPart{}
+	user := map[string]bool{}
+	var order []string
+	for _, l := range bytes.Split(raw, []byte("\n")) {
+		var e struct {
+			Twasm string `json:"$twasm"`
+			Table string `json:"table"`
+			Row   struct {
+				ID        string                `json:"id"`
+				MessageID string                `json:"message_id"`
+				Message   struct{ Role string } `json:"message"`
+				Data      json.RawMessage       `json:"data"`
+			} `json:"row"`
+			Part json.RawMessage `json:"part"`
+		}
+		if json.Unmarshal(l, &e) != nil {
+			continue
+		}
+		id, data := e.Row.ID, e.Row.Data
+		if e.Twasm == "" {
+			var p struct{ ID string }
+			_ = json.Unmarshal(e.Part, &p)
+			id, data = p.ID, e.Part
+		}
+		var p ocPart
+		if id == "" || json.Unmarshal(data, &p) != nil {
+			continue
+		}
+		if _, ok := parts[id]; !ok {
+			order = append(order, id)
+		}
+		parts[id] = p
+		user[id] = e.Row.Message.Role == "user"
+	}
+	var fx facts
+	for _, id := range order {
+		p := parts[id]
+		switch p.Type {
+		case "text":
+			if !user[id] {
+				fx.texts = append(fx.texts, p.Text)
+			}
+		case "tool":
+			if p.State.Status != "pending" {
+				fx.calls = append(fx.calls, p.CallID)
+			}
+		case "step-finish":
+			fx.input += p.Tokens.Input + p.Tokens.Cache.Read + p.Tokens.Cache.Write
+			fx.output += p.Tokens.Output
+			fx.cost += p.Cost
+		}
+	}
+	return fx
+}
