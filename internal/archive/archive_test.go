@@ -367,6 +367,7 @@ func TestDiscover(t *testing.T) {
 			"OMP sessions":              filepath.Join(home, ".omp", "agent", "sessions"),
 			"OpenClaw sessions":         filepath.Join(home, ".openclaw", "agents"),
 			"OpenCode":                  filepath.Join(home, ".local", "share", "opencode"),
+			"Kilo CLI":                  filepath.Join(home, ".local", "share", "kilo"),
 		}, from: map[string]string{"Claude Code projects": "default", "OpenCode": "default"}},
 		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi", "XDG_DATA_HOME": "/x/data"},
 			cfg: &Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}},
@@ -380,6 +381,7 @@ func TestDiscover(t *testing.T) {
 				"OMP sessions":              filepath.Join(home, ".omp", "agent", "sessions"),
 				"OpenClaw sessions":         filepath.Join(home, ".openclaw", "agents"),
 				"OpenCode":                  "/x/data/opencode",
+				"Kilo CLI":                  "/x/data/kilo",
 				"claude (config)":           filepath.Join(home, "old"),
 			}, from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "OpenCode": "$XDG_DATA_HOME", "claude (config)": "config"}},
 		{name: "copilot before 1.0", env: map[string]string{"HOME": home, "XDG_STATE_HOME": "/x/state"}, want: map[string]string{
@@ -393,6 +395,7 @@ func TestDiscover(t *testing.T) {
 			"OMP sessions":                           filepath.Join(home, ".omp", "agent", "sessions"),
 			"OpenClaw sessions":                      filepath.Join(home, ".openclaw", "agents"),
 			"OpenCode":                               filepath.Join(home, ".local", "share", "opencode"),
+			"Kilo CLI":                               filepath.Join(home, ".local", "share", "kilo"),
 		}, from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},
 	}
 	for _, tt := range tests {

@@ -1,6 +1,8 @@
 // Package opencode is the normalizer of OpenCode (sst/opencode, now
-// anomalyco/opencode) and of Kilo CLI, which keeps the same schema. It
-// reads two formats:
+// anomalyco/opencode) and of Kilo CLI (provider "kilo"), which keeps the
+// same schema in $XDG_DATA_HOME/kilo/kilo.db (kilo-<channel>.db, or an
+// opencode-<channel>.db an older build left there; the KILO_DB override
+// names a file and is not followed). It reads two formats:
 //
 //   - "rows": OpenCode's SQLite store (opencode.db, $XDG_DATA_HOME/opencode
 //     or ~/.local/share/opencode on every OS; opencode-<channel>.db for a

@@ -15,7 +15,7 @@ var Plugin = sdk.Plugin{
 	Manifest: abi.Manifest{
 		Name:        "opencode",
 		Version:     "0.1.0",
-		Providers:   []string{"opencode"},
+		Providers:   []string{"opencode", "kilo"},
 		Formats:     []string{fmtRows, fmtJSON},
 		Description: "OpenCode (and Kilo CLI) sessions from its SQLite store, and opencode run --format json",
 		Stores: []abi.Store{{
@@ -26,6 +26,14 @@ var Plugin = sdk.Plugin{
 			// own (opencode-beta.db). Sessions are kept until deleted.
 			Roots:   []abi.Root{{Env: "XDG_DATA_HOME", Path: "opencode"}, {Path: "~/.local/share/opencode"}},
 			Pattern: "opencode*.db",
+			SQLite:  Queries,
+		}, {
+			// Kilo CLI, an OpenCode fork: the same schema in
+			// $XDG_DATA_HOME/kilo/kilo.db (kilo-<channel>.db, or the
+			// opencode-<channel>.db an older build left there).
+			Name: "Kilo CLI", Provider: "kilo", Kind: abi.StoreKindSQLite,
+			Roots:   []abi.Root{{Env: "XDG_DATA_HOME", Path: "kilo"}, {Path: "~/.local/share/kilo"}},
+			Pattern: "{kilo,opencode}*.db",
 			SQLite:  Queries,
 		}},
 	},
