@@ -32,14 +32,9 @@ var ErrDatabaseChanged = errors.New("the database changed while it was read with
 // and header (which holds SQLite's change counter), and whether a
 // write-ahead log or rollback journal is beside it.
 type dbState struct {
-	size, mtime   int64
-	header        [100]byte
-	wal, journal  bool
-	walSize       int64
-	walMTime      int64
-	shm           bool
-	headerWAL     bool // the header says WAL mode
-	headerReadErr error
+	size, mtime       int64
+	header            [100]byte
+	wal, journal, shm bool
 }
 
 func stateOf(path string) (dbState, error) {
@@ -60,10 +55,8 @@ func stateOf(path string) (dbState, error) {
 	if _, err := io.ReadFull(f, s.header[:]); err != nil && s.size > 0 {
 		return s, fmt.Errorf("%s: read header: %w", path, err)
 	}
-	s.headerWAL = s.header[18] == 2 && s.header[19] == 2
-	if st, err := os.Stat(path + "-wal"); err == nil {
-		s.wal, s.walSize, s.walMTime = true, st.Size(), st.ModTime().UnixNano()
-	}
+	_, err = os.Stat(path + "-wal")
+	s.wal = err == nil
 	_, err = os.Stat(path + "-journal")
 	s.journal = err == nil
 	_, err = os.Stat(path + "-shm")
