@@ -2,6 +2,7 @@ package archive
 
 import (
 	"context"
+	"database/sql"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/plugins/claude"
+	"github.com/twasm/twasm/plugins/opencode"
 	"github.com/twasm/twasm/recorder"
 )
 
@@ -33,7 +35,7 @@ func BenchmarkSyncUnchanged(b *testing.B) {
 	if err != nil {
 		b.Skip(err)
 	}
-	home, root := b.TempDir(), b.TempDir()
+	home := b.TempDir()
 	env := func(k string) string {
 		if k == "HOME" {
 			return home
@@ -61,6 +63,16 @@ func BenchmarkSyncUnchanged(b *testing.B) {
 			b.Fatal(err)
 		}
 	}
+	plugin := func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(claude.Plugin), nil }
+	benchResync(b, locs, plugin, n)
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/sync")
+	b.ReportMetric(float64(n), "sessions")
+}
+
+// benchResync archives every session of locs once (n of them), then
+// measures syncs that find nothing new.
+func benchResync(b *testing.B, locs []Location, plugin PluginFunc, n int) {
+	root := b.TempDir()
 	// The first sync writes n runs, each with several fsyncs (ledger,
 	// raw capture, transcript): minutes on a slow disk. It writes into a
 	// storage on /dev/shm (a tmpfs: fsync is free) when there is one,
@@ -74,7 +86,6 @@ func BenchmarkSyncUnchanged(b *testing.B) {
 			b.Cleanup(func() { os.RemoveAll(shm) }) // when setting up failed
 		}
 	}
-	plugin := func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(claude.Plugin), nil }
 	a, _, err := Open(Options{Store: recorder.NewStore(first), CloseIdle: -1, Plugin: plugin})
 	if err != nil {
 		b.Fatal(err)
@@ -110,6 +121,72 @@ func BenchmarkSyncUnchanged(b *testing.B) {
 			b.Fatalf("%v", rep.Counts)
 		}
 	}
+}
+
+// BenchmarkSyncUnchangedSQLite is BenchmarkSyncUnchanged for OpenCode's
+// database: TWASM_BENCH_SESSIONS (default 10,000) sessions of a user
+// prompt and an answer with a text, a tool and a step-finish part, in
+// one opencode.db at its default place (OpenCode's schema), all archived
+// already. A sync opens the database, lists the sessions with their
+// cursors and reads no session's rows.
+func BenchmarkSyncUnchangedSQLite(b *testing.B) {
+	n := 10000
+	if v, err := strconv.Atoi(os.Getenv("TWASM_BENCH_SESSIONS")); err == nil && v > 0 {
+		n = v
+	}
+	schema, err := os.ReadFile("../../plugins/opencode/testdata/schema.sql")
+	if err != nil {
+		b.Skip(err)
+	}
+	home := b.TempDir()
+	env := func(k string) string {
+		if k == "HOME" {
+			return home
+		}
+		return ""
+	}
+	locs := Discover(env, runtime.GOOS, DeclaredOf(opencode.Plugin.Manifest), nil)
+	dbPath := filepath.Join(locs[0].Dir, "opencode.db")
+	if err := os.MkdirAll(locs[0].Dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=journal_mode(WAL)")
+	if err != nil {
+		b.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	tx, err := db.Begin()
+	if err != nil {
+		b.Fatal(err)
+	}
+	exec := func(q string, args ...any) {
+		if _, err := tx.Exec(q, args...); err != nil {
+			b.Fatal(err)
+		}
+	}
+	exec(string(schema))
+	exec("INSERT INTO project VALUES ('prj')")
+	for i := 0; i < n; i++ {
+		t := int64(1762077600000 + i*10000)
+		s, m1, m2 := fmt.Sprintf("ses_%06d", i), fmt.Sprintf("msg_%06da", i), fmt.Sprintf("msg_%06db", i)
+		exec("INSERT INTO session (id, project_id, slug, directory, title, version, time_created, time_updated) VALUES (?, 'prj', 's', '/p', 't', '1.2.15', ?, ?)", s, t, t)
+		exec("INSERT INTO message VALUES (?, ?, ?, ?, ?)", m1, s, t, t, `{"role":"user","time":{"created":1762077600000}}`)
+		exec("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", m1+"1", m1, s, t, t, fmt.Sprintf(`{"type":"text","text":"bench session %d: list the files"}`, i))
+		exec("INSERT INTO message VALUES (?, ?, ?, ?, ?)", m2, s, t+1, t+5, `{"role":"assistant","time":{"created":1762077600001},"modelID":"m","providerID":"p","finish":"stop"}`)
+		exec("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", m2+"1", m2, s, t+1, t+1, `{"type":"text","text":"Listing them."}`)
+		exec("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", m2+"2", m2, s, t+2, t+3, `{"type":"tool","tool":"bash","callID":"c","state":{"status":"completed","input":{"command":"ls"},"output":"a\nb\n","metadata":{"exit":0}}}`)
+		exec("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?)", m2+"3", m2, s, t+4, t+5, `{"type":"step-finish","reason":"stop","cost":0.001,"tokens":{"input":10,"output":5,"reasoning":0,"cache":{"read":100,"write":0}}}`)
+	}
+	if err := tx.Commit(); err != nil {
+		b.Fatal(err)
+	}
+	if err := db.Close(); err != nil {
+		b.Fatal(err)
+	}
+	plugin := func(context.Context, string) (capture.Plugin, error) {
+		return capture.NativePlugin(opencode.Plugin), nil
+	}
+	benchResync(b, locs, plugin, n)
 	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/sync")
 	b.ReportMetric(float64(n), "sessions")
 }

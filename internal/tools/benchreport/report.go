@@ -373,6 +373,10 @@ func archiveTable(res *Results) Table {
 	if s, ok := res.Stat("BenchmarkSyncUnchanged", "sessions"); ok {
 		sync.Note = fmt.Sprintf("%.0f Claude Code sessions", s.Median)
 	}
+	sqlSync := valueRow(res, "Sync of an unchanged SQLite store (OpenCode)", "BenchmarkSyncUnchangedSQLite", []string{"s/sync"}, AtMost(1, "s/sync"))
+	if s, ok := res.Stat("BenchmarkSyncUnchangedSQLite", "sessions"); ok {
+		sqlSync.Note = fmt.Sprintf("%.0f sessions in one opencode.db", s.Median)
+	}
 	return Table{
 		Title: "Archive: search index and sync",
 		Intro: "`internal/index` benchmarks on an archive of real transcripts: every input of testdata/golden and testdata/captures recorded " +
@@ -392,6 +396,8 @@ func archiveTable(res *Results) Table {
 			benchRow(res, "Search from the index vs scanning the JSONL", "BenchmarkSearchIndex", "BenchmarkSearchScan", []string{"searches/s"}, AtLeastX(50)),
 			valueRow(res, "Index check when nothing changed (every search starts with it)", "BenchmarkIndexUnchanged", []string{"ns/op"}, Goal{}),
 			sync,
+			sqlSync,
+			benchRow(res, "the same vs as many unchanged JSONL sessions", "BenchmarkSyncUnchangedSQLite", "BenchmarkSyncUnchanged", []string{"s/sync"}, AtMostX(2)),
 		},
 	}
 }
