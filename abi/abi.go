@@ -97,7 +97,11 @@ const StoreKindSQLite = "sqlite"
 // One session is one run. Sessions lists them: each row's "key" column
 // (text) names a session and its "cursor" column (an integer that grows
 // whenever anything of the session changes: a max(time_updated) or
-// max(seq) over its rows) says whether it changed since the last sync.
+// max(seq) over its rows) says whether it changed since the last sync. An
+// optional "parent" column names the session a sub-agent session was
+// started from (NULL or empty: none): its run is then a child run of the
+// parent's, linked by a step.call_workflow at path "subagent" of the
+// parent run (the parent listed first: list sessions by creation).
 // For a session whose cursor moved, each of Tables is run in order with
 // the parameters :session (the key) and :since (the cursor the previous
 // sync read up to; 0 the first time), and each row becomes one [Row]

@@ -37,7 +37,10 @@
 // as for a rewritten document (what is unchanged is dropped, a message,
 // call or result that changed is kept in its new version, "revised").
 // A session the database no longer lists ends its run as a deleted file
-// does, once the listing was whole.
+// does, once the listing was whole. A session the listing names a parent
+// of (a sub-agent's) starts its run as a child run of the parent
+// session's open run (runctl.BeginChild: a step.call_workflow at path
+// "subagent" in the parent, parent_run_id on every line of the child).
 //
 // The database is never written, locked against the agent or added to:
 // the queries are checked (package sqlguard) and run on a read-only

@@ -197,6 +197,8 @@ func (d *sqliteDB) verify() error {
 type dbSession struct {
 	Key    string
 	Cursor int64
+	// Parent is the session this one is a sub-agent of ("" none).
+	Parent string
 }
 
 // sessions runs the sessions query.
@@ -210,7 +212,7 @@ func (d *sqliteDB) sessions(ctx context.Context, src *abi.SQLiteSource) ([]dbSes
 	if err != nil {
 		return nil, err
 	}
-	ki, ci := slices.Index(cols, "key"), slices.Index(cols, "cursor")
+	ki, ci, pi := slices.Index(cols, "key"), slices.Index(cols, "cursor"), slices.Index(cols, "parent")
 	if ki < 0 || ci < 0 {
 		return nil, fmt.Errorf("sessions query: its columns are %v: it needs key and cursor", cols)
 	}
@@ -231,7 +233,11 @@ func (d *sqliteDB) sessions(ctx context.Context, src *abi.SQLiteSource) ([]dbSes
 		}
 		seen[key] = true
 		cur, _ := intOf(vals[ci])
-		out = append(out, dbSession{Key: key, Cursor: cur})
+		ds := dbSession{Key: key, Cursor: cur}
+		if pi >= 0 {
+			ds.Parent, _ = keyString(vals[pi])
+		}
+		out = append(out, ds)
 	}
 	return out, rows.Err()
 }

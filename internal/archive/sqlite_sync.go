@@ -14,6 +14,7 @@ import (
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runctl"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
@@ -71,7 +72,16 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 		return failDB(fmt.Errorf("%s: %w", s.Path, err))
 	}
 	complete = true
+	children := map[string]int{} // parent key -> sub-agent sessions listed so far
 	for i, ds := range list {
+		var link *childLink
+		if ds.Parent != "" {
+			link = &childLink{iteration: children[ds.Parent]}
+			children[ds.Parent]++
+			if pe := a.ledger.ByPath(dbSessionPath(s.Path, ds.Parent)); pe != nil && !pe.Closed && pe.Parts > 0 {
+				link.parentRunID = pe.RunID
+			}
+		}
 		vp := dbSessionPath(s.Path, ds.Key)
 		paths = append(paths, vp)
 		if ctx.Err() != nil {
@@ -141,7 +151,7 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 		if first.IsZero() {
 			first, last = time.Unix(0, db.before.mtime).UTC(), time.Unix(0, db.before.mtime).UTC()
 		}
-		outs = append(outs, a.writeRowsPart(ctx, out, loc, ds, prev, since, append(facts, rows...), first, last))
+		outs = append(outs, a.writeRowsPart(ctx, out, loc, ds, prev, since, append(facts, rows...), first, last, link))
 	}
 	return outs, paths, complete
 }
@@ -166,7 +176,18 @@ func (d *sqliteDB) factsLine(loc *Location, ds dbSession, since int64) []byte {
 // again as a newer version, the filter compares with what the run holds
 // by the provider's ids (as for a rewritten document): what is unchanged
 // is dropped, what changed is kept in its new version.
-func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location, ds dbSession, prev *Entry, since int64, input []byte, first, last time.Time) Outcome {
+// childLink links a sub-agent session's new run to its parent session's
+// open run (parentRunID "": the parent has none, the run stands alone).
+type childLink struct {
+	parentRunID string
+	iteration   int
+}
+
+// SubagentPath is the step path, in a parent session's run, of the link
+// to a sub-agent session's run.
+const SubagentPath = "subagent"
+
+func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location, ds dbSession, prev *Entry, since int64, input []byte, first, last time.Time, link *childLink) Outcome {
 	fail := func(err error) Outcome {
 		out.Action, out.Reason = ActionFailed, err.Error()
 		return out
@@ -198,10 +219,16 @@ func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location
 		if err := a.ledger.Put(&e); err != nil {
 			return fail(err)
 		}
-		run, err = lifecycle.Start(ctx, a.opts.Store, lifecycle.RunOptions{
+		ropts := lifecycle.RunOptions{
 			Name: provider + " session " + ds.Key, RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
 			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}.Mask},
-		})
+		}
+		if link != nil && link.parentRunID != "" && prev == nil {
+			// A sub-agent session: a child run of its parent's.
+			run, err = runctl.BeginChild(ctx, a.opts.Store, link.parentRunID, SubagentPath, link.iteration, ropts)
+		} else {
+			run, err = lifecycle.Start(ctx, a.opts.Store, ropts)
+		}
 		if err != nil {
 			return fail(err)
 		}

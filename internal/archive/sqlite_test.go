@@ -77,7 +77,7 @@ func openAgentDB(t *testing.T, path string) *agentDB {
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
 	a := &agentDB{t: t, db: db, ms: 1767312000000}
-	a.exec("CREATE TABLE IF NOT EXISTS session (id text PRIMARY KEY, time_created integer NOT NULL, time_updated integer NOT NULL)")
+	a.exec("CREATE TABLE IF NOT EXISTS session (id text PRIMARY KEY, time_created integer NOT NULL, time_updated integer NOT NULL, parent_id text)")
 	a.exec("CREATE TABLE IF NOT EXISTS part (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL)")
 	return a
 }
@@ -90,7 +90,7 @@ func (a *agentDB) exec(q string, args ...any) {
 
 func (a *agentDB) part(session, id, text string) {
 	a.ms += 1000
-	a.exec("INSERT INTO session VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated", session, a.ms, a.ms)
+	a.exec("INSERT INTO session (id, time_created, time_updated) VALUES (?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated", session, a.ms, a.ms)
 	a.exec("INSERT INTO part VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated, data = excluded.data",
 		id, session, a.ms, a.ms, fmt.Sprintf(`{"type":"text","text":%q}`, text))
 }
@@ -305,4 +305,64 @@ func TestSyncSQLiteSince(t *testing.T) {
 	rep := a.SyncStores(context.Background(), locs, time.Now().Add(-time.Hour), nil)
 	require.Len(t, rep.Outcomes, 1)
 	assert.Equal(t, ActionNew, rep.Outcomes[0].Action, rep.Outcomes[0].Reason)
+}
+
+// TestSyncSQLiteSubagent: a session the sessions query names a parent
+// of is archived as a child run of the parent session's run, linked by a
+// step.call_workflow at path "subagent"; both transcripts validate, and
+// stay valid when the parent and the child grow in later syncs.
+func TestSyncSQLiteSubagent(t *testing.T) {
+	ctx := context.Background()
+	p, root, home, dbPath := sqliteSetup(t)
+	src := *testSQLite
+	src.Sessions = "SELECT s.id AS key, max(s.time_updated, coalesce((SELECT max(time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS cursor, s.parent_id AS parent FROM session s ORDER BY s.time_created, s.id"
+	p.Manifest.Stores[0].SQLite = &src
+	agent := openAgentDB(t, dbPath)
+	agent.part("ses_1", "prt_1", "parent starts")
+	agent.part("ses_2", "prt_2", "the sub-agent works")
+	agent.exec("UPDATE session SET parent_id = 'ses_1' WHERE id = 'ses_2'")
+	a := newArchiver(t, root, func(o *Options) {
+		o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+	})
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+	check := func(wantParts int) {
+		t.Helper()
+		parent, child := a.ledger.ByPath(dbSessionPath(dbPath, "ses_1")), a.ledger.ByPath(dbSessionPath(dbPath, "ses_2"))
+		require.NotNil(t, parent)
+		require.NotNil(t, child)
+		assert.Equal(t, wantParts, parent.Parts)
+		fsys := os.DirFS(filepath.Join(root, "transcripts"))
+		for _, id := range []string{parent.RunID, child.RunID} {
+			rep, err := transcript.ValidateFile(fsys, id+".jsonl", transcript.ValidateOptions{})
+			require.NoError(t, err)
+			assert.True(t, rep.OK(), "%s: %+v", id, rep.Errors)
+			if id == parent.RunID {
+				assert.Equal(t, []string{child.RunID}, rep.Children)
+			} else {
+				assert.Equal(t, parent.RunID, rep.ParentRunID)
+			}
+		}
+	}
+	for _, o := range a.SyncStores(ctx, locs, time.Time{}, nil).Outcomes {
+		require.Equal(t, ActionNew, o.Action, o.Reason)
+	}
+	check(1)
+	agent.part("ses_1", "prt_3", "parent goes on")
+	agent.part("ses_2", "prt_4", "the sub-agent goes on")
+	for _, o := range a.SyncStores(ctx, locs, time.Time{}, nil).Outcomes {
+		require.Equal(t, ActionGrown, o.Action, o.Reason)
+	}
+	check(2)
+	// The agent deletes the sub-agent session: its run ends, and the
+	// parent's link is completed.
+	agent.exec("DELETE FROM part WHERE session_id = 'ses_2'")
+	agent.exec("DELETE FROM session WHERE id = 'ses_2'")
+	rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+	require.Len(t, rep.Outcomes, 2, "%+v", rep.Outcomes)
+	assert.Equal(t, ActionUnchanged, rep.Outcomes[0].Action)
+	assert.Equal(t, ActionClosed, rep.Outcomes[1].Action)
+	check(2)
+	b, err := os.ReadFile(filepath.Join(root, "transcripts", a.ledger.ByPath(dbSessionPath(dbPath, "ses_1")).RunID+".jsonl"))
+	require.NoError(t, err)
+	assert.Contains(t, string(b), `"type":"step.call_workflow.completed"`)
 }

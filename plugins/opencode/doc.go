@@ -35,9 +35,11 @@
 // retry also a warning, a compaction part a warning. The store is a
 // session log (no terminal event): the host derives the status.
 //
-// A sub-agent session (parent_id set) is a run of its own, whose warning
-// names its parent; the parent's task call holds the sub-agent's result.
-// Linking it as a child run of that call, the event table of newer
-// versions and the legacy JSON file tree (storage/session, message, part)
-// are not read yet.
+// A sub-agent session (parent_id set) is a child run of its parent
+// session's run (the host links them, abi.SQLiteSource's "parent"
+// column), whose warning names its parent; the parent's task call holds
+// the sub-agent's result. The link is to the parent run, not yet to the
+// task call that started it. The event table of newer versions and the
+// legacy JSON file tree (storage/session, message, part) are not read
+// yet.
 package opencode

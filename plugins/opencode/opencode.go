@@ -43,13 +43,15 @@ var Plugin = sdk.Plugin{
 // Queries are what the host reads of OpenCode's database (drizzle
 // schema: session, message and part, each row's data a JSON column).
 // A session's cursor is the latest time_updated of its row, its messages
-// and its parts; its rows are the session row and, per message in
+// and its parts, its parent the session a sub-agent's was started from
+// (the host links their runs); its rows are the session row and, per message in
 // order, the message joined with each of its parts (a message without
 // parts once), so that the rows of one message come together.
 var Queries = &abi.SQLiteSource{
 	Sessions: `SELECT s.id AS key, max(s.time_updated,
   coalesce((SELECT max(m.time_updated) FROM message m WHERE m.session_id = s.id), 0),
-  coalesce((SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS cursor
+  coalesce((SELECT max(p.time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS cursor,
+  s.parent_id AS parent
 FROM session s ORDER BY s.time_created, s.id`,
 	Tables: []abi.SQLiteTable{
 		{Table: "session", Key: "id", Version: "time_updated", Time: "time_created",
@@ -179,7 +181,7 @@ func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 	case "session":
 		out.Meta(sdk.Meta{SessionID: sdk.Text(r.Get("id")), ProviderVersion: sdk.Text(r.Get("version"))})
 		if p := r.Get("parent_id"); p.Kind() == abi.KindString && p.String() != "" {
-			out.Warn("a sub-agent session of " + p.String() + " (its own run; the parent's task call holds its result)")
+			out.Warn("a sub-agent session of " + p.String() + " (a child run of its run; the parent's task call holds the sub-agent's result)")
 		}
 	case "part":
 		msgID := r.Get("message_id").String()

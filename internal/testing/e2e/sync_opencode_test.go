@@ -64,7 +64,8 @@ func (o *openCodeDB) part(id, msg, session string, created, updated int64, data 
 // the store and its three sessions, sync archives each as a run, a
 // second sync archives nothing, a new message and a tool part updated in
 // place (running, then completed) add one part to that session's run
-// only, holding what is new; the database's directory is byte-identical
+// only, holding what is new; the sub-agent session's run is a child of its
+// parent's; the database's directory is byte-identical
 // before and after every sync (no -wal or -shm left behind); renormalize
 // rebuilds the run from its raw capture after the database is gone.
 func TestSyncOpenCode(t *testing.T) {
@@ -151,6 +152,17 @@ func TestSyncOpenCode(t *testing.T) {
 	}
 	if run1 == "" {
 		t.Fatal("no run holds ses_1's prompt")
+	}
+	// ses_3, a sub-agent of ses_1: a child run of ses_1's run.
+	for _, id := range got["new"] {
+		if b := string(readFile(t, transcriptPath(h.stor, id))); strings.Contains(b, "A sub-agent's task.") {
+			if !strings.Contains(b, `"parent_run_id":"`+run1+`"`) {
+				t.Errorf("the sub-agent session's run is not a child of %s", run1)
+			}
+			if !strings.Contains(string(readFile(t, transcriptPath(h.stor, run1))), `"child_run_id":"`+id+`"`) {
+				t.Errorf("run %s does not link the sub-agent's run %s", run1, id)
+			}
+		}
 	}
 	if r = sync(); len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
 		t.Errorf("second sync: %v", r)
