@@ -63,7 +63,9 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 		return failDB(err)
 	}
 	defer db.Close()
-	db.afterRead = a.opts.sqliteAfterRead
+	if hook := a.opts.sqliteAfterRead; hook != nil {
+		db.afterRead = func() { hook(dctx) }
+	}
 	list, err := db.sessions(dctx, loc.SQLite)
 	if err == nil {
 		err = db.verify()
@@ -102,12 +104,19 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 			prev = nil
 		}
 		rows, n, first, last, err := db.rowsOf(dctx, loc.SQLite, ds.Key, since)
-		if errors.Is(err, ErrDatabaseChanged) {
+		why := ""
+		switch {
+		case errors.Is(err, ErrDatabaseChanged):
+			why = "the database changed while it was read without locks: read again next sync"
+		case err != nil && dctx.Err() != nil && ctx.Err() == nil:
+			why = fmt.Sprintf("the time limit for reading the database (%s) was reached: read next sync", limit)
+		}
+		if why != "" {
 			// Nothing more is read of this snapshot: the rest waits
-			// for the next sync, which reads the agent's log.
+			// for the next sync (which reads the agent's log, or goes
+			// on where this one stopped).
 			for _, rest := range list[i:] {
-				outs = append(outs, Outcome{Path: dbSessionPath(s.Path, rest.Key), Provider: loc.Provider, Action: ActionPending, DryRun: a.opts.DryRun,
-					Reason: "the database changed while it was read without locks: read again next sync"})
+				outs = append(outs, Outcome{Path: dbSessionPath(s.Path, rest.Key), Provider: loc.Provider, Action: ActionPending, DryRun: a.opts.DryRun, Reason: why})
 			}
 			for _, rest := range list[i+1:] {
 				paths = append(paths, dbSessionPath(s.Path, rest.Key))

@@ -133,7 +133,7 @@ func TestSyncSQLite(t *testing.T) {
 				if open {
 					// The agent writes while twasm holds its read
 					// transaction: busy_timeout 0 fails if it waits.
-					o.sqliteAfterRead = func() {
+					o.sqliteAfterRead = func(context.Context) {
 						if _, err := agent.db.Exec("UPDATE session SET time_created = time_created + 1 WHERE id = 'ses_2'"); err != nil {
 							blocked++
 						}
@@ -266,7 +266,7 @@ func TestSyncSQLiteChangedWhileRead(t *testing.T) {
 	changes := 1
 	a := newArchiver(t, root, func(o *Options) {
 		o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
-		o.sqliteAfterRead = func() {
+		o.sqliteAfterRead = func(context.Context) {
 			if changes == 0 {
 				return
 			}
@@ -365,4 +365,38 @@ func TestSyncSQLiteSubagent(t *testing.T) {
 	b, err := os.ReadFile(filepath.Join(root, "transcripts", a.ledger.ByPath(dbSessionPath(dbPath, "ses_1")).RunID+".jsonl"))
 	require.NoError(t, err)
 	assert.Contains(t, string(b), `"type":"step.call_workflow.completed"`)
+}
+
+// TestSyncSQLiteTimeLimit: the sessions left when the time limit for
+// reading a database is reached are pending, not failed, and the next
+// sync archives them. The limit is reached by construction: the hook
+// after the first session's rows waits for it.
+func TestSyncSQLiteTimeLimit(t *testing.T) {
+	ctx := context.Background()
+	p, root, home, dbPath := sqliteSetup(t)
+	agent := openAgentDB(t, dbPath)
+	agent.part("ses_1", "prt_1", "first")
+	agent.part("ses_2", "prt_2", "second")
+	require.NoError(t, agent.db.Close())
+	wait := true
+	a := newArchiver(t, root, func(o *Options) {
+		o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+		o.SQLiteLimit = 100 * time.Millisecond
+		o.sqliteAfterRead = func(ctx context.Context) {
+			if wait {
+				wait = false
+				<-ctx.Done()
+			}
+		}
+	})
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+	rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+	require.Len(t, rep.Outcomes, 2)
+	assert.Equal(t, ActionNew, rep.Outcomes[0].Action, rep.Outcomes[0].Reason)
+	assert.Equal(t, ActionPending, rep.Outcomes[1].Action)
+	assert.Contains(t, rep.Outcomes[1].Reason, "time limit")
+	rep = a.SyncStores(ctx, locs, time.Time{}, nil)
+	require.Len(t, rep.Outcomes, 2)
+	assert.Equal(t, ActionUnchanged, rep.Outcomes[0].Action)
+	assert.Equal(t, ActionNew, rep.Outcomes[1].Action, rep.Outcomes[1].Reason)
 }

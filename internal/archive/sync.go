@@ -93,9 +93,10 @@ type Options struct {
 	Written func(runID string)
 	// SQLiteLimit bounds the reading of one SQLite store's database
 	// (default DefaultSQLiteLimit); sqliteAfterRead runs after each
-	// session's rows are read, inside the read transaction (tests).
+	// session's rows are read, inside the read transaction, with the
+	// reading's context (tests).
 	SQLiteLimit     time.Duration
-	sqliteAfterRead func()
+	sqliteAfterRead func(context.Context)
 }
 
 // Archiver archives session files into runs. The caller holds the
