@@ -75,14 +75,26 @@
 // non-zero one makes a call the CLI marked "success" an error, "exit
 // code N: <the Error: line, else the output's last line>" (spec §4);
 // calls saved while still scheduled, executing or awaiting approval have
-// no result. JSONL session files append a record again when it changes: a
-// record whose id was seen only adds the tool results it now has; their
-// {"$set": {...}} patches (lastUpdated, summary) are ignored, except for
-// the messages one lists that no record carried (the CLI's session
-// context, in 0.46); the patch a /rewind writes re-lists messages seen,
-// and its {"$rewindTo": id} marker is a warning (the CLI drops that
-// message and the ones after it from the history it sends the model; the
-// transcript keeps them). A user record or a message written again is
+// no result. JSONL session files append a record again when it
+// changes: a record whose id was seen only adds the tool results it now
+// has; their {"$set": {...}} patches (lastUpdated, summary, sessionId)
+// are ignored, except for the history one sets (messages): the history
+// the CLI sends the model from then on, written when it rewrites it (the
+// session's start, a /rewind, a /compress or an automatic compression).
+// A rewrite is not conversation: a message whose id was seen is not
+// reported again, nor is a copy under a new id of a message reported (a
+// compression keeps the recent turns so: the same type and text, and
+// every call or call result in it reported). The rest is history the CLI
+// wrote (its <session_context>, a compression's <state_snapshot> summary
+// and its canned reply "Got it. Thanks for the additional context!"):
+// one message.user of injected context holds it, never a prompt or an
+// assistant message, and when turns were recorded before, a warning says
+// the model's view was rewritten (the turns it replaced stay in the
+// transcript). A /rewind's {"$rewindTo": id} marker is a warning (the
+// CLI drops that message and the ones after it from the history it
+// sends the model; the transcript keeps them); another "$" patch this
+// plugin does not know is counted unmapped by its name ("$patch"), never
+// read as conversation. A user record or a message written again is
 // reported once. A second header naming the same session is ignored;
 // one naming another session (two sessions in one file) is a warning,
 // and its records are read into the same step.

@@ -61,6 +61,13 @@ type normalizer struct {
 	// that records appended again (JSONL) add only what is new.
 	records  map[string]bool
 	resulted map[string]bool
+	// called holds the call ids of session files; sayings what each
+	// user and gemini record said (a hash of its type and text) and
+	// turns how many there were: a history rewrite ($set messages)
+	// repeats none of them.
+	called  map[string]bool
+	sayings map[uint64]bool
+	turns   int
 
 	// sub-agents started by a call, in the order they started.
 	agents []subAgent
@@ -136,10 +143,9 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 		n.header(v, out)
 	case v.Get("$set").Exists():
 		// A JSONL session file's patch ({"$set":{"lastUpdated": ...}}):
-		// bookkeeping, except for messages it lists that no record
-		// carried (the CLI's session context).
+		// bookkeeping, except for the history it may set (messages).
 		n.setFormat(fmtSession, out)
-		if !n.setMessages(v.Get("$set").Get("messages"), out) {
+		if !n.setMessages(v.Get("$set"), out) {
 			out.Ignored(sdk.S("$set"))
 		}
 	case v.Get("$rewindTo").Exists():
@@ -149,8 +155,24 @@ func (n *normalizer) document(v abi.Value, out *sdk.Out) {
 		n.setFormat(fmtSession, out)
 		out.Warn("gemini session rewound to message " + sdk.TypeName(v.Get("$rewindTo")) + ": that message and the ones after it were dropped from the conversation the model sees (they stay in this transcript)")
 	default:
+		if k := firstKey(v); len(k) > 1 && k[0] == '$' {
+			// Another patch of a JSONL session file: one this plugin
+			// does not know, counted by its name and never read as
+			// conversation.
+			out.Unmapped(sdk.S(clip([]byte(k))))
+			return
+		}
 		out.Unmapped(sdk.S("(no type)"))
 	}
+}
+
+// firstKey is the first key of an object, "" when it has none.
+func firstKey(v abi.Value) string {
+	it := v.Iter()
+	if !it.Next() {
+		return ""
+	}
+	return it.Key().String()
 }
 
 // textLine handles a line that is not JSON: the start of a pretty-printed

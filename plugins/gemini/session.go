@@ -102,21 +102,111 @@ func (n *normalizer) header(v abi.Value, out *sdk.Out) {
 	}
 }
 
-// setMessages reports the messages a $set patch lists that no record
-// reported (their ids were not seen), and whether there were any. The
-// patch after a rewind lists the messages kept, all seen already.
-func (n *normalizer) setMessages(msgs abi.Value, out *sdk.Out) bool {
-	reported := false
+// setMessages handles the messages of a $set patch: the history the CLI
+// will send the model from now on, written when it rewrites that history
+// (the session's start, a /rewind, a /compress or an automatic
+// compression, a rolled-back turn). A rewrite is not conversation: a
+// message whose id was seen is not reported again, nor is a copy of a
+// message already reported (a compression keeps the recent turns under
+// new ids: the same type and text, and calls that were reported). The
+// others are history the CLI wrote itself (its session context, a
+// compression's summary and its canned reply to it): one message.user of
+// injected context holds them, and when the conversation had turns
+// before, a warning says that the model's view was rewritten. It reports
+// whether the patch wrote anything.
+func (n *normalizer) setMessages(v abi.Value, out *sdk.Out) bool {
+	msgs := v.Get("messages")
+	if msgs.Kind() != abi.KindArray {
+		return false
+	}
+	var key sdk.Str
+	listed, added := 0, 0
 	it := msgs.Iter()
 	for it.Next() {
 		m := it.Value()
-		if id := m.Get("id"); m.Kind() != abi.KindObject || id.Kind() == abi.KindString && n.records[sdk.View(id)] {
+		if m.Kind() != abi.KindObject {
 			continue
 		}
-		n.sessionRecord(m, out)
-		reported = true
+		listed++
+		id := m.Get("id")
+		if id.Kind() == abi.KindString && n.records[sdk.View(id)] {
+			continue
+		}
+		t := m.Get("type")
+		if !t.Is("user") && !t.Is("gemini") || n.copied(m, t) {
+			// A notice (info, error, warning) is the CLI's, not the
+			// model's history; a copy was reported as its original.
+			n.seen(id)
+			continue
+		}
+		n.seen(id)
+		if !key.IsSet() {
+			key = sdk.S(n.newKey("u"))
+			out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(id), Time: sdk.StringOf(m.Get("timestamp"))})
+		}
+		n.contentBlocks(key, m.Get("content"), sdk.OriginInjected, out)
+		added++
 	}
-	return reported
+	if !key.IsSet() {
+		return false
+	}
+	out.Close(key, sdk.MessageEnd{})
+	if n.turns > 0 {
+		out.Warn("gemini session history rewritten (compressed by /compress or automatically): the model now sees " +
+			strconv.Itoa(listed) + " messages, " + strconv.Itoa(added) + " of them written by the CLI in place of earlier turns (recorded as injected context); " +
+			"the turns it replaced stay in this transcript")
+	}
+	return true
+}
+
+// seen notes a message id as reported.
+func (n *normalizer) seen(id abi.Value) {
+	if id.Kind() != abi.KindString || id.Is("") {
+		return
+	}
+	if n.records == nil {
+		n.records = map[string]bool{}
+	}
+	n.records[id.String()] = true
+}
+
+// said notes what a reported user or gemini record says, for copied.
+func (n *normalizer) said(m, t abi.Value) {
+	if n.sayings == nil {
+		n.sayings = map[uint64]bool{}
+	}
+	n.sayings[n.saying(m, t)] = true
+}
+
+// saying is a 64-bit FNV-1a hash of a record's type and text: what it
+// says, kept small (a session's text is not held twice).
+func (n *normalizer) saying(m, t abi.Value) uint64 {
+	n.scratch = append(append(n.scratch[:0], t.String()...), 0)
+	n.scratch = contentText(n.scratch, m.Get("content"))
+	h := uint64(14695981039346656037)
+	for _, c := range n.scratch {
+		h = (h ^ uint64(c)) * 1099511628211
+	}
+	return h
+}
+
+// copied reports whether a message of a history rewrite repeats one
+// already reported: of the same type, with the same text, and every call
+// or call result it holds reported (a call's id is known).
+func (n *normalizer) copied(m, t abi.Value) bool {
+	if !n.sayings[n.saying(m, t)] {
+		return false
+	}
+	it := m.Get("content").Iter()
+	for it.Next() {
+		p := it.Value()
+		for _, f := range [...]string{"functionCall", "functionResponse"} {
+			if id := p.Path(f, "id"); id.Exists() && !n.called[sdk.View(id)] {
+				return false
+			}
+		}
+	}
+	return true
 }
 
 // sessionRecord handles one message record of a session file.
@@ -137,6 +227,8 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 			}
 			n.records[rid.String()] = true
 		}
+		n.said(m, t)
+		n.turns++
 		key := sdk.S(n.newKey("u"))
 		out.Open(key, sdk.Message{User: true, ID: id, Time: ts})
 		n.contentBlocks(key, m.Get("content"), sdk.OriginPrompt, out)
@@ -158,6 +250,8 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 			}
 			n.records[rid.String()] = true
 		}
+		n.said(m, t)
+		n.turns++
 		n.geminiRecord(m, id, ts, out)
 	case t.Is("error"):
 		e := sdk.Text(m.Get("content"))
@@ -267,6 +361,12 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 		t = msgTime
 	}
 	call(id, c.Get("name"), c.Get("args"), t, out) // the host ignores a call id it has seen
+	if !n.called[sdk.View(id)] {
+		if n.called == nil {
+			n.called = map[string]bool{}
+		}
+		n.called[id.String()] = true
+	}
 	n.startAgent(id, c.Get("name"), c.Get("args"), c.Get("result").Index(0).Path("functionResponse", "response", "output"), t, out)
 
 	if n.resulted[sdk.View(id)] { // a view: copied below when kept
