@@ -23,7 +23,9 @@
 //     counted as "non_json").
 //   - chat-sse: chat.completion.chunk payloads, with data: framing or one
 //     per line.
-//   - responses: a Responses API response object.
+//   - responses: a Responses API response object, or the body of
+//     /responses/compact (object response.compaction: its output items
+//     and usage; ok, since the API returns it whole on success).
 //   - responses-sse: Responses API events (response.*, error), with
 //     event:/data: framing or one payload per line.
 //
@@ -115,8 +117,13 @@
 // makes a completed result an error (sdk.SplitOutputHeader,
 // sdk.HeaderExitCode, as the codex plugin reads it). The
 // shell and apply_patch deltas that the done items repeat
-// are declared ignored; a compaction item (encrypted context) is
-// ignored.
+// are declared ignored. A compaction item (the conversation compacted
+// into encrypted content, by server-side compaction or in the body of
+// /responses/compact) has nothing readable: it is a warning that the
+// model no longer sees what it replaced. A message of another role than
+// the assistant's in the output (an input item a /responses/compact body
+// keeps beside its compaction item) is context the model continues from,
+// a message.user of injected context, never the model's text.
 //
 // # Status
 //
@@ -168,7 +175,11 @@
 // banner, a truncated line, a pretty-printed document that never
 // closed), the event type for unknown Responses events, "item/<type>"
 // for unknown output items, "content/<type>" for unknown content parts,
-// "object/<object>" or the type for other payloads. Hosted tools'
+// "object/<object>" or the type for other payloads. What a payload holds
+// that the plugin knows is kept beside the count: the known items, parts
+// and usage of a response with unknown ones, and of an object of the API
+// it does not know (a newer endpoint's body with output items or usage),
+// so that an object of the API is never taken for another provider's. Hosted tools'
 // progress events (response.web_search_call.searching, ...), the
 // lifecycle events (created, in_progress, output_item.added/.done,
 // content_part.added/.done, the text and summary .done events, whose

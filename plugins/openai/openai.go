@@ -220,6 +220,22 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 	case v.Get("output").Kind() == abi.KindArray && v.Get("status").Exists():
 		n.setFormat(FormatResponses, out)
 		n.responseObject(v, abi.Value{}, out)
+	case obj.Is("response.compaction"):
+		// A /responses/compact body: the conversation compacted into an
+		// encrypted item (with the input items kept), and the call's
+		// usage. It is returned whole when the call succeeded.
+		n.setFormat(FormatResponses, out)
+		n.responseObject(v, abi.Value{}, out)
+	case obj.Kind() == abi.KindString && (v.Get("output").Kind() == abi.KindArray || v.Get("usage").Kind() == abi.KindObject):
+		// An object of the API this plugin does not know yet (a newer
+		// endpoint's body): counted by its object, and what it holds
+		// that the plugin knows (output items, usage) is kept, so the
+		// body is never taken for another provider's (spec §6.8).
+		out.Unmapped(sdk.S("object/" + sdk.TypeName(obj)))
+		if v.Get("output").Kind() == abi.KindArray || v.Path("usage", "input_tokens").Exists() {
+			n.setFormat(FormatResponses, out)
+		}
+		n.responseObject(v, abi.Value{}, out)
 	case depth < maxNest && isWrapper(v):
 		// A request/response log record or a Batch API line: the
 		// request first, since it holds the results of the calls the

@@ -31,6 +31,7 @@ type item struct {
 	hasCall  bool   // a tool item
 	nparts   int    // blocks allocated to the item
 	argsDone bool
+	noted    bool // a compaction or an input item kept: reported once
 }
 
 // partKey names a block: an item's content part, summary part (offset
@@ -410,6 +411,8 @@ func (n *normalizer) snapPart(it *item, idx int, p abi.Value, out *sdk.Out) {
 func (n *normalizer) snapItem(it *item, i abi.Value, out *sdk.Out) {
 	t := i.Get("type")
 	switch {
+	case t.Is("message") && i.Get("role").Kind() == abi.KindString && !i.Get("role").Is("assistant"):
+		n.keptItem(it, i, out)
 	case t.Is("message"):
 		idx := 0
 		p := i.Get("content").Iter()
@@ -456,12 +459,50 @@ func (n *normalizer) snapItem(it *item, i abi.Value, out *sdk.Out) {
 		n.toolUse(it, sdk.JSON(i.Get("input")), abi.Value{}, out)
 	case t.Is("shell_call_output"), t.Is("tool_search_output"), t.Is("program_output"):
 		n.outputItem(it, i, t, out)
-	case t.Is("compaction"):
-		// The context compacted into encrypted content: nothing readable.
+	case t.Is("compaction"), t.Is("compaction_summary"):
+		// The context compacted into encrypted content: nothing
+		// readable, but the model no longer sees what it replaced.
+		if !it.noted {
+			it.noted = true
+			out.Warn("openai compaction: the conversation before it was replaced by an encrypted compaction item in the model's context; the transcript keeps what it replaced")
+		}
 	default:
 		if !n.hostedTool(it, i, t, out) {
 			out.Unmapped(sdk.S("item/" + sdk.TypeName(t)))
 		}
+	}
+}
+
+// keptItem reports a message of another role than the assistant's in a
+// response's output: an input item a /responses/compact body keeps beside
+// its compaction item. It is context the model continues from, not what
+// the model said: a message.user of injected context, once.
+func (n *normalizer) keptItem(it *item, i abi.Value, out *sdk.Out) {
+	if it.noted {
+		return
+	}
+	it.noted = true
+	var key sdk.Str
+	c := i.Get("content")
+	text := func(v abi.Value) {
+		if v.Kind() != abi.KindString || sdk.Text(v).IsEmpty() {
+			return
+		}
+		if !key.IsSet() {
+			key = n.newKey("k")
+			out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(i.Get("id")), Time: it.r.time})
+		}
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: sdk.OriginInjected})
+	}
+	if c.Kind() == abi.KindString {
+		text(c)
+	}
+	p := c.Iter()
+	for p.Next() {
+		text(p.Value().Get("text"))
+	}
+	if key.IsSet() {
+		out.Close(key, sdk.MessageEnd{})
 	}
 }
 
@@ -831,7 +872,7 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 	n.closeRespWith(r, sdk.MessageEnd{StopReason: sdk.StringOf(reason), Usage: u}, out)
 	costOf(v.Get("usage")).report(out)
 	switch {
-	case st.Is("completed") || !st.Exists() && ev.Is("response.completed"):
+	case st.Is("completed") || !st.Exists() && (ev.Is("response.completed") || v.Get("object").Is("response.compaction")):
 		n.status(sdk.StatusOK, sdk.Str{}, out)
 	case st.Is("failed") || !st.Exists() && ev.Is("response.failed"):
 		e := v.Get("error")
