@@ -202,7 +202,11 @@
 // agent worked, for which the CLI writes no user record: commandMode
 // "prompt" is the user's prompt (a message.user), "task-notification"
 // (a background task ended) injected context; "stream_event/<t>" for unknown
-// stream payloads; "block/<t>" for unknown content blocks; "non_json" for
+// stream payloads; "block/<t>" for unknown content blocks, and for each
+// delta of one streamed (whatever the delta's type: a text_delta of an
+// unknown block is not the model's text; the message keeps its other
+// blocks and its usage, spec §6.8); "delta/<t>" for unknown deltas of a
+// known block; "non_json" for
 // text that is not JSON. SSE framing (event:, id:, retry:, comments,
 // data: [DONE]), ping, stream deltas whose content is written when their
 // block or message closes (input_json_delta, signature_delta,

@@ -26,6 +26,10 @@ type message struct {
 	// closeIdle).
 	last int
 	idx  map[int]*slot // stream index -> slot; nil until a block is streamed
+	// unknown names the streamed blocks of a type this plugin does not
+	// know, by stream index ("block/<type>"): their deltas are counted
+	// under it, never taken for text.
+	unknown map[int]string
 	// finished counts the leading slots that are all stopped (finish
 	// has run on them), so close does not walk them again.
 	finished int

@@ -21,11 +21,16 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		m := n.streaming(scope, out)
 		cb := e.Get("content_block")
 		typ := blockType(cb.Get("type"))
+		idx, _ := e.Get("index").Int()
 		if typ == "" {
-			out.Unmapped(sdk.S("block/" + sdk.TypeName(cb.Get("type"))))
+			name := "block/" + sdk.TypeName(cb.Get("type"))
+			out.Unmapped(sdk.S(name))
+			if m.unknown == nil {
+				m.unknown = map[int]string{}
+			}
+			m.unknown[int(idx)] = name
 			return
 		}
-		idx, _ := e.Get("index").Int()
 		s := n.startSlot(m, int(idx), typ, cb)
 		if s.snap {
 			return // a snapshot wrote this block before its deltas
@@ -70,6 +75,12 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		d := e.Get("delta")
 		dt := d.Get("type")
 		s := m.idx[int(idx)]
+		if name, ok := m.unknown[int(idx)]; ok && s == nil {
+			// A delta of a block this plugin does not know: whatever it
+			// carries (even a text_delta) is not the model's text.
+			out.Unmapped(sdk.S(name))
+			return
+		}
 		if s == nil {
 			// A delta with no content_block_start (a cut or glitched
 			// stream): the delta says what the block is.
