@@ -132,6 +132,11 @@ func classifyDoc(root abi.Value) (vote, bool) {
 			return vote{"openai", "chat-completion", "an OpenAI Chat Completions response"}, true
 		case root.Get("object").Is("response"):
 			return vote{"openai", "responses", "an OpenAI Responses API response"}, true
+		case strings.HasPrefix(root.Get("object").String(), "response.") && (root.Get("output").Kind() == abi.KindArray || root.Get("usage").Kind() == abi.KindObject):
+			// Another object of the Responses API (the /responses/compact
+			// body, response.compaction): its output items and usage are
+			// a response's.
+			return vote{"openai", "responses", "an OpenAI Responses API object (" + root.Get("object").String() + ")"}, true
 		case root.Get("type").Is("message") && root.Get("role").Is("assistant") && root.Get("content").Kind() == abi.KindArray:
 			return vote{"anthropic", "anthropic-messages", "an Anthropic Messages API response"}, true
 		}

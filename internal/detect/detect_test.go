@@ -26,6 +26,7 @@ func TestDetect(t *testing.T) {
 		{"copilot", `{"type":"session.start","data":{"sessionId":"s"},"id":"1","timestamp":"t","parentId":null}`, "copilot", "events-jsonl", nil},
 		{"openai chat", `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`, "openai", "chat-completion", nil},
 		{"openai sse", "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[]}\n\ndata: [DONE]\n", "openai", "chat-sse", nil},
+		{"openai responses compact body", "{\n  \"id\": \"resp_1\",\n  \"object\": \"response.compaction\",\n  \"output\": [{\"type\": \"compaction\", \"encrypted_content\": \"x\"}],\n  \"usage\": {\"input_tokens\": 1, \"output_tokens\": 1}\n}\n", "openai", "responses", nil},
 		{"openai responses sse", "event: response.created\ndata: {\"type\":\"response.created\",\"sequence_number\":0,\"response\":{}}\n", "openai", "responses-sse", nil},
 		{"anthropic sse", `{"type":"message_start","message":{"id":"msg_1"}}`, "anthropic", "anthropic-sse", nil},
 		{"anthropic response", `{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude"}`, "anthropic", "anthropic-messages", nil},

@@ -45,11 +45,14 @@ type Outcome struct {
 // understood) and the transcript file that holds the step (to count the
 // events the plugin produced in it).
 //
-// The plugin understood nothing when every non-blank line was counted
-// unmapped or lost to a fault, or when the step holds nothing from the
-// plugin: no assistant message, tool event or sub-agent, no session, model,
-// usage or final answer, and no terminal status. The second half catches
-// lines a plugin skipped without counting them.
+// The plugin understood nothing when the step holds nothing from it (no
+// assistant message, tool event or sub-agent, no session, model, usage or
+// final answer) and either no terminal status or every non-blank line
+// counted unmapped or lost to a fault. The content decides before the
+// counts: unmapped counts native types, several of which one line may
+// hold (a body of the provider's API with an item type the plugin does
+// not know is understood by what it recorded, spec §6.8). An empty
+// step catches lines a plugin skipped without counting them.
 func StepOutcome(storage, transcriptPath string, res *transcript.AgentResult) Outcome {
 	var o Outcome
 	unmapped := 0
@@ -63,13 +66,21 @@ func StepOutcome(storage, transcriptPath string, res *transcript.AgentResult) Ou
 		// non-blank, which can only make the plugin look less lost.
 		lines = res.Lines
 	}
+	// Unmapped counts native types, not lines: one line may count
+	// several (a response with two unknown items), so lines minus
+	// unmapped undercounts what was mapped. What the plugin recorded
+	// from the step decides, then: content (a session, model, usage,
+	// answer, call or event) shows a line was understood whatever was
+	// counted beside it; a status alone only when some line was not
+	// counted unmapped.
 	mapped := lines-unmapped-res.FailedLines > 0
-	produced := res.Status != transcript.StatusIncomplete || res.SessionID != "" || res.Model != "" ||
-		res.Usage != nil || res.FinalText != "" || len(res.Dangling) > 0
-	if mapped && !produced && res.Raw != nil {
-		produced = stepEvents(transcriptPath, res.Raw.Path) != 0
+	content := res.SessionID != "" || res.Model != "" || res.Usage != nil || res.FinalText != "" || len(res.Dangling) > 0
+	if !content && res.Raw != nil && lines > 0 {
+		// An unreadable transcript (-1) tells nothing: the counts decide.
+		ev := stepEvents(transcriptPath, res.Raw.Path)
+		content = ev > 0 || ev < 0 && mapped
 	}
-	o.Understood = mapped && produced
+	o.Understood = content || mapped && res.Status != transcript.StatusIncomplete
 
 	if !o.Understood {
 		what := fmt.Sprintf("the %s plugin understood none of the %d line(s)", res.Provider, lines)

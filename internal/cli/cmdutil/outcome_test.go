@@ -27,6 +27,7 @@ func TestStepOutcome(t *testing.T) {
 	}
 	five := raw("five.raw", "{}\n\n{}\n  \n{}\n{}\n{}")
 	ten := raw("ten.raw", strings.Repeat("{}\n", 10))
+	one := raw("one.raw", "{}\n")
 	const run = "aaaaaaaa-aaaa-4aaa-8aaa-aaaaaaaaaaaa"
 	line := func(seq int, typ, payload string) string {
 		return `{"seq":` + strconv.Itoa(seq) + `,"run_id":"` + run + `","type":"` + typ + `","path":"agent","iteration":0,"timestamp":"2026-01-01T00:00:00.000Z","payload":` + payload + "}\n"
@@ -62,6 +63,16 @@ func TestStepOutcome(t *testing.T) {
 			false, []string{"the p plugin recorded nothing from the 5 line(s)"}},
 		{"only tool events", fullStep, transcript.AgentResult{Provider: "p", Status: "incomplete", Raw: five},
 			true, []string{"status incomplete: the output ended without the provider's final event"}},
+		// Unmapped counts native types, several a line: a body of the
+		// provider's API with parts the plugin does not know is understood
+		// by what it recorded (spec §6.8), never refused.
+		{"unknown parts beside usage", "", transcript.AgentResult{Provider: "p", Status: "ok", Raw: one, Usage: &transcript.Usage{InputTokens: new(int64(3))},
+			Unmapped: map[string]int{"object/response.preview": 1, "item/hologram_call": 1}},
+			true, []string{"2 unmapped line(s)"}},
+		{"unknown parts beside events", fullStep, transcript.AgentResult{Provider: "p", Status: "incomplete", Raw: five, Unmapped: map[string]int{"block/x": 6}},
+			true, []string{"status incomplete", "6 unmapped line(s)"}},
+		{"every line unmapped, a status", "", transcript.AgentResult{Provider: "p", Status: "ok", Raw: five, Unmapped: map[string]int{"x": 5}},
+			false, []string{"the p plugin understood none of the 5 line(s)"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

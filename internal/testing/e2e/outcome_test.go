@@ -49,6 +49,15 @@ func TestRecordSaysWhatWentWrong(t *testing.T) {
 			want: []string{"tool call(s) without a result"}, notWants: []string{"understood"}},
 		{name: "unmapped", args: []string{"--provider", "codex", "--input", golden("codex", "exec_unknown_and_garbage.jsonl")},
 			want: []string{"unmapped line(s) ("}, notWants: []string{"understood"}},
+		// An object of the provider's API the plugin does not know, or
+		// one holding parts it does not know, is counted and what it
+		// knows kept (spec §6.8): never refused as another provider's.
+		{name: "responses compact body", args: []string{"--provider", "openai", "--input", golden("openai", "responses_compact_body.json")},
+			silent: true},
+		{name: "unknown object and item", args: []string{"--provider", "openai", "--input", golden("openai", "responses_unknown_object_and_item.jsonl")},
+			want: []string{"3 unmapped line(s) (", "object/response.preview 1", "item/hologram_call 1"}, notWants: []string{"understood", "looks wrong"}},
+		{name: "anthropic unknown block", args: []string{"--provider", "anthropic", "--input", golden("claude", "anthropic_response_unknown_block.json")},
+			want: []string{"1 unmapped line(s) (block/storyboard 1)"}, notWants: []string{"understood", "looks wrong"}},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
