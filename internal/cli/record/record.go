@@ -200,6 +200,12 @@ type Summary struct {
 	// none); SilentFirst lists the first few.
 	SilentLines int   `json:"silent_lines,omitempty"`
 	SilentFirst []int `json:"silent_first,omitempty"`
+	// SubRunUsage and SubRunTools sum the runs the step's sub-agents
+	// wrote (its linked child runs, theirs included), as view and stats
+	// show them: Usage is the step's own (a sub-agent's messages are not
+	// in the step that started it), Tools counts this run's calls only.
+	SubRunUsage *transcript.Usage `json:"sub_run_usage,omitempty"`
+	SubRunTools int               `json:"sub_run_tools,omitempty"`
 }
 
 // ExitError carries the agent's exit code out of the command.
@@ -675,7 +681,56 @@ func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.
 	if err := countTools(run.Recorder().Path(), s.Tools); err != nil {
 		return err
 	}
+	if t, err := subRuns(run.Recorder().Path(), path); err != nil {
+		return err
+	} else if t != nil {
+		s.SubRunUsage, s.SubRunTools = t.Usage, t.Tools
+	}
 	return cmdutil.WriteJSON(w, s)
+}
+
+// subRuns sums the child runs linked from the last agent step at path in
+// the run file (the one this record wrote), theirs included; nil when it
+// has none.
+func subRuns(runFile, path string) (*views.Totals, error) {
+	run, err := views.LoadFile(runFile)
+	if err != nil {
+		return nil, err
+	}
+	tree := views.BuildTree(views.Loader{Dir: filepath.Dir(runFile)}, run)
+	var step *views.StepNode
+	tree.Walk(func(s *views.StepNode, _ int) bool {
+		if s.Path == path && s.Kind == string(transcript.KindAgent) {
+			step = s
+		}
+		return true
+	})
+	if step == nil {
+		return nil, nil
+	}
+	var t *views.Totals
+	var walk func([]*views.StepNode)
+	walk = func(ss []*views.StepNode) {
+		for _, s := range ss {
+			if s.Child != nil {
+				c := s.Child.Totals()
+				if t == nil {
+					t = &views.Totals{}
+				}
+				t.Runs += c.Runs
+				t.Tools += c.Tools
+				if !c.Usage.IsZero() {
+					if t.Usage == nil {
+						t.Usage = &transcript.Usage{}
+					}
+					t.Usage.Add(c.Usage)
+				}
+			}
+			walk(s.Steps)
+		}
+	}
+	walk(step.Steps)
+	return t, nil
 }
 
 // countTools counts tool.call events by name in the run file (this

@@ -273,3 +273,49 @@ func TestStepOwn(t *testing.T) {
 		})
 	}
 }
+
+// TestSummarySubRuns: --json states the usage and tool calls of the runs
+// the step's sub-agents wrote, as view and stats do; usage stays the
+// step's own (a sub-agent's messages are not in the step that started
+// it).
+func TestSummarySubRuns(t *testing.T) {
+	if _, ok := bundled.Files()["claude.wasm"]; !ok {
+		t.Skip("no bundled claude plugin (run make plugins)")
+	}
+	tests := []struct {
+		name      string
+		input     string
+		own, sub  *transcript.Usage
+		subTools  int
+		ownTools  map[string]int
+		noSubRuns bool
+	}{
+		// The sidechain's two messages (700 + 10, 720 + 8 tokens) and its
+		// one call are the Task's child run.
+		{name: "sidechain", input: filepath.Join("testdata", "golden", "claude", "session_log_sidechain.jsonl"),
+			own:      &transcript.Usage{InputTokens: new(int64(16109)), CacheReadTokens: new(int64(16100)), CacheWriteTokens: new(int64(0)), OutputTokens: new(int64(39))},
+			sub:      &transcript.Usage{InputTokens: new(int64(1420)), CacheReadTokens: new(int64(0)), CacheWriteTokens: new(int64(0)), OutputTokens: new(int64(18))},
+			subTools: 1, ownTools: map[string]int{"Task": 1}},
+		{name: "no sub-agent", input: filepath.Join("examples", "claude", "stream-json.jsonl"), noSubRuns: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := cmdtest.New(t)
+			opts := &Options{F: env.F, Provider: "claude", Input: filepath.Join("..", "..", "..", tc.input),
+				Path: "agent", JSON: true, Fsync: "never"}
+			require.NoError(t, Run(context.Background(), opts))
+			var sum Summary
+			require.NoError(t, json.Unmarshal(env.Out.Bytes(), &sum), env.Out.String())
+			if tc.noSubRuns {
+				assert.Nil(t, sum.SubRunUsage, env.Out.String())
+				assert.Zero(t, sum.SubRunTools, env.Out.String())
+				assert.NotContains(t, env.Out.String(), "sub_run")
+				return
+			}
+			assert.Equal(t, tc.own, sum.Usage, env.Out.String())
+			assert.Equal(t, tc.sub, sum.SubRunUsage, env.Out.String())
+			assert.Equal(t, tc.subTools, sum.SubRunTools, env.Out.String())
+			assert.Equal(t, tc.ownTools, sum.Tools, env.Out.String())
+		})
+	}
+}
