@@ -178,8 +178,10 @@
 // "object/<object>" or the type for other payloads. What a payload holds
 // that the plugin knows is kept beside the count: the known items, parts
 // and usage of a response with unknown ones, and of an object of the API
-// it does not know (a newer endpoint's body with output items or usage),
-// so that an object of the API is never taken for another provider's. Hosted tools'
+// it does not know: one with output items, or a response.* object, is
+// read as a response; any other with usage adds its usage to the step
+// (no message is made up for it). An object of the API is never taken
+// for another provider's. Hosted tools'
 // progress events (response.web_search_call.searching, ...), the
 // lifecycle events (created, in_progress, output_item.added/.done,
 // content_part.added/.done, the text and summary .done events, whose

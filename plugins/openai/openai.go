@@ -232,10 +232,15 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 		// that the plugin knows (output items, usage) is kept, so the
 		// body is never taken for another provider's (spec §6.8).
 		out.Unmapped(sdk.S("object/" + sdk.TypeName(obj)))
-		if v.Get("output").Kind() == abi.KindArray || v.Path("usage", "input_tokens").Exists() {
+		if v.Get("output").Kind() == abi.KindArray || sdk.HasPrefix(obj.Raw(), `"response.`) {
 			n.setFormat(FormatResponses, out)
+			n.responseObject(v, abi.Value{}, out)
+			return
 		}
-		n.responseObject(v, abi.Value{}, out)
+		// No output: the call's usage is all it says (no message is
+		// made up for it).
+		out.Usage(usageOf(v.Get("usage")), sdk.ModeAdd)
+		costOf(v.Get("usage")).report(out)
 	case depth < maxNest && isWrapper(v):
 		// A request/response log record or a Batch API line: the
 		// request first, since it holds the results of the calls the

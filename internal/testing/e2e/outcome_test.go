@@ -55,7 +55,7 @@ func TestRecordSaysWhatWentWrong(t *testing.T) {
 		{name: "responses compact body", args: []string{"--provider", "openai", "--input", golden("openai", "responses_compact_body.json")},
 			silent: true},
 		{name: "unknown object and item", args: []string{"--provider", "openai", "--input", golden("openai", "responses_unknown_object_and_item.jsonl")},
-			want: []string{"3 unmapped line(s) (", "object/response.preview 1", "item/hologram_call 1"}, notWants: []string{"understood", "looks wrong"}},
+			want: []string{"4 unmapped line(s) (", "object/response.preview 1", "item/hologram_call 1", "object/list 1"}, notWants: []string{"understood", "looks wrong"}},
 		{name: "anthropic unknown block", args: []string{"--provider", "anthropic", "--input", golden("claude", "anthropic_response_unknown_block.json")},
 			want: []string{"1 unmapped line(s) (block/storyboard 1)"}, notWants: []string{"understood", "looks wrong"}},
 	}
