@@ -94,6 +94,14 @@
 // either; they carry their usage on their own messages. total_cost_usd is
 // cumulative over the process, so it is reported in "set" mode.
 //
+// Compaction. A compaction content block (server-side compaction: the
+// API summarized the conversation before answering, streamed as
+// compaction_delta) is not the model's answer: its summary, which the
+// model sees in place of what came before it, is a message.user of
+// injected context beside the response (written when the block stops,
+// once: a later snapshot of the message repeats it), with a warning that
+// the conversation was replaced by a summary in the model's context.
+//
 // Tools. Every tool_use and server_tool_use becomes a tool.call (kind:
 // Bash → execute with its command; Read, NotebookRead, LS → read; Edit,
 // Write, MultiEdit, NotebookEdit → edit; Grep, Glob, ToolSearch → search;

@@ -30,6 +30,11 @@ type message struct {
 	// know, by stream index ("block/<type>"): their deltas are counted
 	// under it, never taken for text.
 	unknown map[int]string
+	// compact holds the summary of each streamed compaction block, by
+	// stream index, until the block stops; compactions counts those
+	// written, which a snapshot of the message repeats.
+	compact     map[int][]byte
+	compactions int
 	// finished counts the leading slots that are all stopped (finish
 	// has run on them), so close does not walk them again.
 	finished int
@@ -386,6 +391,18 @@ func (n *normalizer) header(m *message, model abi.Value, ts abi.Value, out *sdk.
 
 // close finishes m's blocks and writes it.
 func (n *normalizer) close(m *message, out *sdk.Out) {
+	for len(m.compact) > 0 {
+		// A compaction block cut before its stop, lowest index first.
+		idx := -1
+		for i := range m.compact {
+			if idx < 0 || i < idx {
+				idx = i
+			}
+		}
+		n.compaction(m, sdk.S(string(m.compact[idx])), out)
+		m.compactions++
+		delete(m.compact, idx)
+	}
 	for _, s := range m.slots[m.finished:] {
 		n.finish(m, s, out)
 	}
@@ -591,6 +608,15 @@ func (n *normalizer) lineError(v, e, content abi.Value, scope string, out *sdk.O
 func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 	bt := b.Get("type")
 	typ := blockType(bt)
+	if bt.Is("compaction") {
+		if m.compactions > 0 {
+			m.compactions-- // written from its deltas
+			n.ignore("block/compaction", out)
+			return
+		}
+		n.compaction(m, sdk.Text(b.Get("content")), out)
+		return
+	}
 	if typ == "" {
 		out.Unmapped(sdk.S("block/" + sdk.TypeName(bt)))
 		return
@@ -622,6 +648,21 @@ func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 		m.setSnap(s)
 	}
 	n.writeBlock(m, s, b, ts, out)
+}
+
+// compaction writes the summary of a compaction block (server-side
+// compaction: the API summarized the conversation before answering, and
+// the model sees the summary in place of what came before it): context
+// the model continues from, a message.user of injected context beside
+// the response, never the model's text; and a warning that says so.
+func (n *normalizer) compaction(m *message, summary sdk.Str, out *sdk.Out) {
+	if !summary.IsEmpty() {
+		key := sdk.S(n.newKey('c'))
+		out.Open(key, sdk.Message{User: true, Scope: scopeStr(m.scope)})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: summary, Origin: sdk.OriginInjected})
+		out.Close(key, sdk.MessageEnd{})
+	}
+	out.Warn("anthropic compaction: the conversation before this response was replaced by a summary in the model's context (recorded as injected context); the transcript keeps what it replaced")
 }
 
 // writeBlock writes complete block b into slot s and reports what it

@@ -22,6 +22,16 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		cb := e.Get("content_block")
 		typ := blockType(cb.Get("type"))
 		idx, _ := e.Get("index").Int()
+		if cb.Get("type").Is("compaction") {
+			// Its summary streams as compaction_delta: written when
+			// the block stops.
+			if m.compact == nil {
+				m.compact = map[int][]byte{}
+			}
+			m.compact[int(idx)] = sdk.AppendText(nil, cb.Get("content"))
+			n.ignore("block/compaction", out)
+			return
+		}
 		if typ == "" {
 			name := "block/" + sdk.TypeName(cb.Get("type"))
 			out.Unmapped(sdk.S(name))
@@ -75,6 +85,15 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		d := e.Get("delta")
 		dt := d.Get("type")
 		s := m.idx[int(idx)]
+		if b, ok := m.compact[int(idx)]; ok && s == nil {
+			if dt := d.Get("type"); dt.Is("compaction_delta") {
+				m.compact[int(idx)] = sdk.AppendText(b, d.Get("content"))
+				n.ignore("delta/compaction_delta", out)
+			} else {
+				out.Unmapped(sdk.S("delta/" + sdk.TypeName(dt)))
+			}
+			return
+		}
 		if name, ok := m.unknown[int(idx)]; ok && s == nil {
 			// A delta of a block this plugin does not know: whatever it
 			// carries (even a text_delta) is not the model's text.
@@ -129,6 +148,12 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			return
 		}
 		idx, _ := e.Get("index").Int()
+		if b, ok := m.compact[int(idx)]; ok {
+			n.compaction(m, sdk.S(string(b)), out)
+			m.compactions++
+			delete(m.compact, int(idx))
+			return
+		}
 		if s := m.idx[int(idx)]; s != nil {
 			n.finish(m, s, out)
 		}
