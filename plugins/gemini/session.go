@@ -145,6 +145,7 @@ func (n *normalizer) setMessages(v abi.Value, out *sdk.Out) bool {
 			out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(id), Time: sdk.StringOf(m.Get("timestamp"))})
 		}
 		n.contentBlocks(key, m.Get("content"), sdk.OriginInjected, out)
+		n.said(m, t) // a later rewrite that keeps it under a new id repeats it
 		added++
 	}
 	if !key.IsSet() {
