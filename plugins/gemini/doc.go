@@ -89,8 +89,9 @@
 // and its canned reply "Got it. Thanks for the additional context!"):
 // one message.user of injected context holds it, never a prompt or an
 // assistant message, and when turns were recorded before, a warning says
-// the model's view was rewritten (the turns it replaced stay in the
-// transcript). A /rewind's {"$rewindTo": id} marker is a warning (the
+// the model's view was rewritten: compressed when it keeps turns under
+// new ids or writes a summary (the turns it replaced stay in the
+// transcript), else rewritten (a resumed session's new context). A /rewind's {"$rewindTo": id} marker is a warning (the
 // CLI drops that message and the ones after it from the history it
 // sends the model; the transcript keeps them); another "$" patch this
 // plugin does not know is counted unmapped by its name ("$patch"), never

@@ -120,7 +120,8 @@ func (n *normalizer) setMessages(v abi.Value, out *sdk.Out) bool {
 		return false
 	}
 	var key sdk.Str
-	listed, added := 0, 0
+	listed, added, copies := 0, 0, 0
+	summary := false
 	it := msgs.Iter()
 	for it.Next() {
 		m := it.Value()
@@ -133,12 +134,19 @@ func (n *normalizer) setMessages(v abi.Value, out *sdk.Out) bool {
 			continue
 		}
 		t := m.Get("type")
-		if !t.Is("user") && !t.Is("gemini") || n.copied(m, t) {
+		if !t.Is("user") && !t.Is("gemini") {
 			// A notice (info, error, warning) is the CLI's, not the
-			// model's history; a copy was reported as its original.
+			// model's history.
 			n.seen(id)
 			continue
 		}
+		if n.copied(m, t) {
+			// A turn kept under a new id: reported as its original.
+			n.seen(id)
+			copies++
+			continue
+		}
+		summary = summary || t.Is("user") && compressed(m.Get("content"))
 		n.seen(id)
 		if !key.IsSet() {
 			key = sdk.S(n.newKey("u"))
@@ -152,13 +160,41 @@ func (n *normalizer) setMessages(v abi.Value, out *sdk.Out) bool {
 		return false
 	}
 	out.Close(key, sdk.MessageEnd{})
-	if n.turns > 0 {
-		out.Warn("gemini session history rewritten (compressed by /compress or automatically): the model now sees " +
-			strconv.Itoa(listed) + " messages, " + strconv.Itoa(added) + " of them written by the CLI in place of earlier turns (recorded as injected context); " +
+	switch {
+	case n.turns == 0:
+		// The history a session starts with: nothing is replaced.
+	case summary || copies > 0:
+		out.Warn("gemini session history compressed (/compress or automatically): the model now sees " +
+			strconv.Itoa(listed) + " messages, " + strconv.Itoa(added) + " of them written by the CLI in place of earlier turns (a summary, recorded as injected context); " +
 			"the turns it replaced stay in this transcript")
+	default:
+		out.Warn("gemini session history rewritten: the model now sees " + strconv.Itoa(listed) + " messages, " +
+			strconv.Itoa(added) + " of them written by the CLI (recorded as injected context)")
 	}
 	return true
 }
+
+// compressed reports whether a user message's content opens with the
+// summary a compression writes (<state_snapshot>, after a <scratchpad>
+// in some builds).
+func compressed(c abi.Value) bool {
+	if c.Kind() == abi.KindString {
+		return opens(c.Raw()[1:], stateSnapshot, scratchpad)
+	}
+	it := c.Iter()
+	for it.Next() {
+		if t := it.Value().Get("text"); t.Kind() == abi.KindString && opens(t.Raw()[1:], stateSnapshot, scratchpad) {
+			return true
+		}
+	}
+	return false
+}
+
+// stateSnapshot and scratchpad open the summary a compression writes.
+const (
+	stateSnapshot = "<state_snapshot>"
+	scratchpad    = "<scratchpad>"
+)
 
 // seen notes a message id as reported.
 func (n *normalizer) seen(id abi.Value) {

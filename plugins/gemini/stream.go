@@ -468,6 +468,12 @@ const systemNote = "<system_note>"
 // quote) is context the CLI wrote: it starts, after blank lines, with
 // one of the CLI's markers.
 func injected(raw []byte) bool {
+	return opens(raw, referencedFiles, sessionContext, systemNote)
+}
+
+// opens reports whether a JSON string's raw text (after the quote)
+// starts, after blank lines, with one of markers.
+func opens(raw []byte, markers ...string) bool {
 	for {
 		switch {
 		case len(raw) > 0 && raw[0] == ' ':
@@ -475,7 +481,12 @@ func injected(raw []byte) bool {
 		case len(raw) >= 2 && raw[0] == '\\' && (raw[1] == 'n' || raw[1] == 'r' || raw[1] == 't'):
 			raw = raw[2:]
 		default:
-			return sdk.HasPrefix(raw, referencedFiles) || sdk.HasPrefix(raw, sessionContext) || sdk.HasPrefix(raw, systemNote)
+			for _, m := range markers {
+				if sdk.HasPrefix(raw, m) {
+					return true
+				}
+			}
+			return false
 		}
 	}
 }
