@@ -41,6 +41,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			m.unknown[int(idx)] = name
 			return
 		}
+		delete(m.unknown, int(idx)) // a continued message reusing the index
 		s := n.startSlot(m, int(idx), typ, cb)
 		if s.snap {
 			return // a snapshot wrote this block before its deltas
@@ -86,7 +87,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		dt := d.Get("type")
 		s := m.idx[int(idx)]
 		if b, ok := m.compact[int(idx)]; ok && s == nil {
-			if dt := d.Get("type"); dt.Is("compaction_delta") {
+			if dt.Is("compaction_delta") {
 				m.compact[int(idx)] = sdk.AppendText(b, d.Get("content"))
 				n.ignore("delta/compaction_delta", out)
 			} else {
