@@ -91,6 +91,9 @@ func readRun(t *testing.T, root, runID string) runView {
 			if ev.Path == "agent" {
 				r, err := ev.Step().AgentResult()
 				require.NoError(t, err)
+				if r == nil {
+					continue // a step without a result (cancelled) holds no part
+				}
 				v.parts = append(v.parts, r)
 				if r.Usage != nil && r.Usage.OutputTokens != nil {
 					v.output += *r.Usage.OutputTokens

@@ -35,6 +35,47 @@ type archived struct {
 	blockSums          map[string][]string
 	cursor             map[string]int // message key -> blocks of it seen in this part
 	changed            []string       // what a rewrite changed, in order
+
+	// skip are the messages without an id that the steps after the last
+	// completed part hold (steps of a part that a killed sync or import
+	// left open, closed as cancelled), in order, by messageSum: the part
+	// that archives the same bytes again starts with them and leaves
+	// them out, as the ids do for everything else. pending collects them
+	// while the run is read. mask masks a message as the run's were
+	// (--redact) before it is compared.
+	skip, pending []string
+	mask          func(*transcript.Event)
+}
+
+// messageSum is the content of a message without an id: its type, role
+// and blocks.
+func messageSum(ev *transcript.Event, m *transcript.MessagePayload) string {
+	j, _ := json.Marshal(m.Blocks)
+	return sum([]byte(string(ev.Type) + "\x00" + m.Role + "\x00" + string(j)))
+}
+
+// skipped reports whether ev, a message without an id, is the next one
+// an interrupted step holds; the first that is not ends the skipping.
+func (s *archived) skipped(ev *transcript.Event, m *transcript.MessagePayload) bool {
+	if len(s.skip) == 0 {
+		return false
+	}
+	cmp := m
+	if s.mask != nil {
+		var cp transcript.MessagePayload
+		if b, err := json.Marshal(m); err == nil && json.Unmarshal(b, &cp) == nil {
+			e := *ev
+			e.Payload = &cp
+			s.mask(&e)
+			cmp = &cp
+		}
+	}
+	if messageSum(ev, cmp) == s.skip[0] {
+		s.skip = s.skip[1:]
+		return true
+	}
+	s.skip = nil
+	return false
 }
 
 func newArchived() *archived {
@@ -74,7 +115,18 @@ func (s *archived) add(root, runID string) error {
 			continue
 		}
 		s.note(ev)
+		switch ev.Type {
+		case transcript.StepCompleted:
+			if p := ev.Step(); p != nil && p.Status != transcript.StatusCancelled {
+				s.pending = s.pending[:0] // a completed part holds them
+			}
+		case transcript.MessageUser, transcript.MessageAssistant:
+			if m := ev.Message(); m != nil && m.ID == "" {
+				s.pending = append(s.pending, messageSum(ev, m))
+			}
+		}
 	}
+	s.skip = slices.Clone(s.pending)
 	return r.Err()
 }
 
@@ -195,6 +247,11 @@ func tail(ev *transcript.Event, m *transcript.MessagePayload, n int) *transcript
 // filter drops a call or result already archived and the blocks of a
 // message already archived, keeping the message's new blocks.
 func (s *archived) filter(ev *transcript.Event) *transcript.Event {
+	if ev.Type == transcript.MessageUser || ev.Type == transcript.MessageAssistant {
+		if m := ev.Message(); m != nil && m.ID == "" && s.skipped(ev, m) {
+			return nil
+		}
+	}
 	if s.rewrite {
 		return s.filterRewrite(ev)
 	}

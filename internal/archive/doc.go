@@ -134,13 +134,54 @@
 //     The ledger (<storage>/archive/ledger.jsonl) is a cache of them for
 //     speed: an unchanged file is recognised by path, size and mtime
 //     without being read. A missing or unreadable ledger is rebuilt from
-//     the transcripts. An entry is written (pending) before its part and
-//     again after; a pending entry found on load is settled from the
-//     transcript, so a sync killed between the two archives nothing
-//     twice.
+//     the transcripts. An entry is written (pending, with what the part
+//     is to do: Resume) before its part and again after; a pending entry
+//     found on load is settled from the transcript, so a sync killed
+//     between the two archives nothing twice.
+//   - A session is archived once, however a sync or import is killed
+//     (see Interrupted archives below).
 //   - One sync or import at a time per storage root: an flock on
 //     <storage>/archive/sync.lock ([AcquireLock]); the other waits or
 //     says which process is running.
+//
+// # Interrupted archives
+//
+// A sync or import killed while it writes a part (kill -9, a crash, a
+// power loss) leaves a run whose part never completed: run.started with
+// no part at all, or a step.started with some of the part's events and
+// no step.completed, and a raw capture extended by some of the part's
+// bytes. The ledger finds it on load ([Ledger.Interrupted]: a pending
+// entry whose transcript has a step open or no part, or that was to end
+// its run and did not; with a rebuilt ledger, any unfinished session
+// run with a step open or no part), and doctor reports it. The next sync
+// or import settles it first, under the archive lock ([Archiver.Recover],
+// which every Sync call runs before anything else): it closes what the
+// part left open (sub-runs ended, steps completed) as cancelled, with an
+// error that says so; cuts the raw capture back to the size and sha256
+// the last completed part's result gives (what no completed part holds
+// was never archived); and continues the session in the same run, from
+// the last completed part's offset (0 when there is none), as the
+// killed command would have (read whole or up to its last complete line,
+// the run ended after the part or left open: the pending entry's Resume,
+// else the settling command's own options). The new part leaves out what
+// the cancelled step holds: calls, results and messages by the
+// provider's ids, as for any part, and the messages without an id by
+// content, in order, from the first (the part reads the same bytes from
+// the same offset, so it emits them first). So the session stays one
+// run, every message in it once, the raw capture holds each byte once,
+// and no step is left open: ls, the index, stats and search count the
+// session once, and a run is never shown "running". A run that holds no
+// part and whose session cannot be read again (deleted, rewritten, or
+// archived in another run) is ended as cancelled, saying why; it holds
+// no session, so the session is archived afresh when it is seen again.
+// An interrupted run that cannot be settled (its raw capture does not
+// start with what its last part holds) gets nothing more until it is:
+// every part for it fails with [ErrInterrupted], naming it.
+//
+// The sub-runs of a cancelled step (a sub-agent's messages) are ended as
+// cancelled and kept; the new part's sub-runs hold the sub-agents again,
+// whole, so a sub-agent whose archive was interrupted is held twice, in
+// the cancelled sub-run and the new one.
 //
 // # Threat model
 //

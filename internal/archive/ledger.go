@@ -48,8 +48,11 @@ type Entry struct {
 	// continue in a new run.
 	Closed bool `json:"closed,omitempty"`
 	// Pending marks an entry written before its run's step was: on load
-	// it is checked against the transcript.
+	// it is checked against the transcript. Resume says what that part
+	// was to do, so that a part interrupted by a kill is continued as its
+	// command would have (see recover.go).
 	Pending bool      `json:"pending,omitempty"`
+	Resume  *Resume   `json:"resume,omitempty"`
 	First   time.Time `json:"first,omitzero"`
 	Last    time.Time `json:"last,omitzero"`
 	Status  string    `json:"status,omitempty"`
@@ -59,6 +62,18 @@ type Entry struct {
 	// holds, each with the offset of the bytes it introduced: a part that
 	// replays the earlier ones feeds them where they were.
 	Facts []FactsAt `json:"facts,omitempty"`
+}
+
+// Resume is what a part being written was to do: read the file whole or
+// up to its last complete line, end the run after it, with which format
+// hint, and for a store that asked for facts lines, which store.
+type Resume struct {
+	Format string `json:"format,omitempty"`
+	Whole  bool   `json:"whole,omitempty"`
+	End    bool   `json:"end,omitempty"`
+	Store  string `json:"store,omitempty"`
+	Dir    string `json:"dir,omitempty"`
+	Facts  bool   `json:"facts,omitempty"`
 }
 
 // FactsAt is a facts line fed before the source's bytes from At on.
@@ -78,6 +93,25 @@ type Ledger struct {
 	byPath map[string]*Entry
 	lines  int
 	f      *os.File
+	// interrupted are the runs whose archive a killed sync or import
+	// left unfinished, found on load: by run id.
+	interrupted map[string]Interrupted
+}
+
+// Interrupted is a run whose archive was interrupted: a part begun and
+// never completed (its step still open, or the run begun with no part
+// at all), or a run that was to end after its part and did not.
+type Interrupted struct {
+	// Entry is what the run's completed parts hold (Parts 0: none).
+	Entry Entry
+	// Open are the step brackets the transcript leaves open, Resume
+	// what the interrupted part was to do (nil: not known, the ledger
+	// was rebuilt), RawBytes and RawSHA256 what the last completed part
+	// says the raw capture holds.
+	Open      []string
+	Resume    *Resume
+	RawBytes  int64
+	RawSHA256 string
 }
 
 // LedgerFile is the ledger's path under the storage root.
@@ -122,13 +156,18 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 	}
 	for _, e := range l.runs {
 		if e.Pending {
-			if ne, err := entryFromTranscript(filepath.Join(tdir, e.RunID+".jsonl")); err == nil && ne != nil {
-				ne.Path, ne.Size, ne.ModTime, ne.Redact = e.Path, e.Size, e.ModTime, e.Redact
-				ne.Size = -1 // unknown how much of the file: look again
-				*e = *ne
-			} else {
-				delete(l.runs, e.RunID) // the run was never begun
+			ne, info, err := readTranscript(filepath.Join(tdir, e.RunID+".jsonl"))
+			if err != nil || ne == nil || ne.Parts == 0 && info.finished {
+				delete(l.runs, e.RunID) // the run was never begun (or holds nothing and ended)
+				continue
 			}
+			ne.Path, ne.Size, ne.ModTime, ne.Redact = e.Path, e.Size, e.ModTime, e.Redact || ne.Redact
+			ne.Size = -1 // unknown how much of the file: look again
+			if info.interrupted(ne, e.Resume) {
+				ne.Resume = e.Resume
+				l.noteInterrupted(ne, info, e.Resume)
+			}
+			*e = *ne
 		}
 	}
 	l.reindex()
@@ -164,6 +203,9 @@ func (l *Ledger) reindex() {
 }
 
 func (l *Ledger) index(e *Entry) {
+	if e.Closed && e.Parts == 0 {
+		return // an interrupted run ended with nothing archived: it holds no session
+	}
 	l.byHead[e.Head] = append(l.byHead[e.Head], e)
 	if cur := l.byPath[e.Path]; cur == nil || !e.Closed || cur.Closed {
 		l.byPath[e.Path] = e
@@ -283,12 +325,17 @@ func (l *Ledger) rebuild(tdir string) error {
 		if !strings.HasSuffix(d.Name(), ".jsonl") {
 			continue
 		}
-		e, err := entryFromTranscript(filepath.Join(tdir, d.Name()))
-		if err != nil || e == nil {
+		e, info, err := readTranscript(filepath.Join(tdir, d.Name()))
+		if err != nil || e == nil || e.Parts == 0 && info.finished {
 			continue
 		}
 		e.Size = -1
 		l.runs[e.RunID] = e
+		if info.interrupted(e, nil) {
+			// What the part was to do is lost with the ledger: the
+			// command that settles it continues it as it does its own.
+			l.noteInterrupted(e, info, nil)
+		}
 	}
 	return nil
 }
@@ -340,16 +387,75 @@ func factsBytes(f json.RawMessage) []byte {
 	return append(slices.Clone([]byte(f)), '\n')
 }
 
-// entryFromTranscript reads what a transcript says about its session; nil
-// when it is not a session run.
-func entryFromTranscript(path string) (*Entry, error) {
+// transcriptInfo is what readTranscript found of a session run beyond
+// its entry: whether it ended, the step brackets left open, and the raw
+// capture its last completed part names.
+type transcriptInfo struct {
+	finished  bool
+	open      []string
+	rawBytes  int64
+	rawSHA256 string
+}
+
+// interrupted reports whether a run's archive was left unfinished: a
+// step still open, no part at all, or a run that was to end after its
+// part and did not.
+func (t transcriptInfo) interrupted(e *Entry, resume *Resume) bool {
+	if t.finished {
+		return false
+	}
+	return len(t.open) > 0 || e.Parts == 0 || resume != nil && resume.End
+}
+
+// noteInterrupted notes e's run as interrupted. The entry stays pending
+// until the run is settled: a compaction keeps it so, should this
+// process die before it settles it.
+func (l *Ledger) noteInterrupted(e *Entry, info transcriptInfo, resume *Resume) {
+	e.Pending = true
+	if l.interrupted == nil {
+		l.interrupted = map[string]Interrupted{}
+	}
+	l.interrupted[e.RunID] = Interrupted{Entry: *e, Open: info.open, Resume: resume, RawBytes: info.rawBytes, RawSHA256: info.rawSHA256}
+}
+
+// Interrupted returns the runs whose archive a killed sync or import
+// left unfinished, as found when the ledger was opened and not settled
+// since, by run id.
+func (l *Ledger) Interrupted() []Interrupted {
+	out := make([]Interrupted, 0, len(l.interrupted))
+	for _, it := range l.interrupted {
+		out = append(out, it)
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].Entry.RunID < out[j].Entry.RunID })
+	return out
+}
+
+func (l *Ledger) isInterrupted(runID string) bool {
+	_, ok := l.interrupted[runID]
+	return ok
+}
+
+// settled forgets an interrupted run once it is settled.
+func (l *Ledger) settled(runID string) { delete(l.interrupted, runID) }
+
+// readTranscript reads what a transcript says about its session (nil
+// when it is not a session run) and what else the recovery of an
+// interrupted archive needs: the entry holds the completed parts only.
+func readTranscript(path string) (*Entry, transcriptInfo, error) {
+	var info transcriptInfo
 	f, err := regfile.Open(path)
 	if err != nil {
-		return nil, err
+		return nil, info, err
 	}
 	defer f.Close()
 	r := transcript.NewReader(f)
 	var e *Entry
+	type key struct {
+		path string
+		iter int
+	}
+	open := map[key]int{}
+	var order []key
 	for r.Next() {
 		ev := r.Event()
 		if ev == nil {
@@ -358,20 +464,31 @@ func entryFromTranscript(path string) (*Entry, error) {
 		if e == nil {
 			p := ev.Step()
 			if ev.Type != transcript.RunStarted || p == nil || p.Extra[SourceField] == nil {
-				return nil, nil
+				return nil, info, nil
 			}
 			var src SourceRef
 			if json.Unmarshal(p.Extra[SourceField], &src) != nil {
-				return nil, nil
+				return nil, info, nil
 			}
 			e = &Entry{RunID: ev.RunID, Provider: src.Provider, Head: src.Head, Path: src.Path, First: ev.Timestamp}
 			continue
 		}
 		e.Last = ev.Timestamp
+		k := key{ev.Path, ev.Iteration}
 		switch ev.Type {
 		case transcript.RunCompleted:
-			e.Closed = true
+			e.Closed, info.finished = true, true
+		case transcript.StepStarted, transcript.StepCallWorkflowStarted:
+			open[k]++
+			order = append(order, k)
+		case transcript.StepCallWorkflowCompleted:
+			if open[k] > 0 {
+				open[k]--
+			}
 		case transcript.StepCompleted:
+			if open[k] > 0 {
+				open[k]--
+			}
 			p := ev.Step()
 			if p == nil || len(p.Result) == 0 {
 				continue
@@ -388,15 +505,23 @@ func entryFromTranscript(path string) (*Entry, error) {
 			e.Facts = nextFacts(e.Facts, res.Source.Rewritten, res.Source.From, factsBytes(res.Source.Facts))
 			e.Offset, e.SHA256, e.Redact, e.Status, e.Totals = res.Source.To, res.Source.SHA256, res.Source.Redact, res.Status, res.Source.Totals
 			if res.Raw != nil {
-				e.Raw = res.Raw.Path
+				e.Raw, info.rawBytes, info.rawSHA256 = res.Raw.Path, res.Raw.Bytes, res.Raw.SHA256
 			}
 		}
 	}
 	if e == nil {
-		return nil, r.Err()
+		return nil, info, r.Err()
+	}
+	for _, k := range order {
+		if open[k] > 0 {
+			open[k]--
+			info.open = append(info.open, fmt.Sprintf("%s#%d", k.path, k.iter))
+		}
 	}
 	if e.Parts == 0 {
-		return nil, nil // begun, nothing archived: not a session run yet
+		// Begun, nothing archived: the session's first bytes are
+		// still to come (a part from offset 0).
+		e.SHA256 = sum(nil)
 	}
-	return e, nil
+	return e, info, nil
 }

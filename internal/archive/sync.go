@@ -104,6 +104,9 @@ type Options struct {
 type Archiver struct {
 	opts   Options
 	ledger *Ledger
+	// recovered is set once the interrupted archives found on load are
+	// settled (Recover).
+	recovered bool
 }
 
 // Open loads the ledger (rebuilt from the transcripts when needed; the
@@ -166,6 +169,7 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		out.Action, out.Reason = ActionFailed, err.Error()
 		return out
 	}
+	a.recoverFirst(ctx)
 	if newOwnStorage(a.opts.Store.Root).contains(path) {
 		return fail(fmt.Errorf("%s is in twasm's own storage %s: a transcript or capture of twasm, not an agent's session", path, a.opts.Store.Root))
 	}
@@ -300,10 +304,12 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		return out
 	}
 	var facts []byte
+	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size}
 	if loc != nil && loc.SourceFacts {
 		facts = factsLine(loc, path, size, mtime)
+		rs.Store, rs.Dir, rs.Facts = loc.Name, loc.Dir, true
 	}
-	return a.writePart(ctx, out, f, provider, format, head, match, rewrite, end, size, mtime, closeDue, facts)
+	return a.writePart(ctx, out, f, provider, head, match, rewrite, end, size, mtime, closeDue, facts, rs)
 }
 
 // clock dates the brackets and the events without a time of their own:
@@ -374,10 +380,14 @@ func (p partResult) MarshalJSON() ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provider, format, head string, prev *Entry, rewrite bool, end, size int64, mtime time.Time, closeDue bool, facts []byte) Outcome {
+func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provider, head string, prev *Entry, rewrite bool, end, size int64, mtime time.Time, closeDue bool, facts []byte, rs *Resume) Outcome {
+	format := rs.Format
 	fail := func(err error) Outcome {
 		out.Action, out.Reason = ActionFailed, err.Error()
 		return out
+	}
+	if prev != nil && a.ledger.isInterrupted(prev.RunID) {
+		return fail(fmt.Errorf("run %s: %w", prev.RunID, ErrInterrupted))
 	}
 	plugin, err := a.opts.Plugin(ctx, provider)
 	if err != nil {
@@ -401,7 +411,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		masker = redact.New()
 		recMask = masker.Mask
 	}
-	e := Entry{Head: head, Provider: provider, Path: path(f), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true}
+	e := Entry{Head: head, Provider: provider, Path: path(f), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true, Resume: rs}
 	var run *lifecycle.Run
 	if prev == nil || prev.Closed {
 		e.RunID = runid.New()
@@ -424,7 +434,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		out.RunID = e.RunID
 	} else {
 		e = *prev
-		e.Pending, e.Redact = true, redactOn
+		e.Pending, e.Redact, e.Resume = true, redactOn, rs
 		if err := a.ledger.Put(&e); err != nil {
 			return fail(err)
 		}
@@ -443,6 +453,9 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	out.Part = part
 	seen := newArchived()
 	seen.rewrite = rewrite
+	if redactOn {
+		seen.mask = redact.New().Mask
+	}
 	if prev != nil {
 		// What the session's earlier parts hold (of this run, or of the
 		// ended run this one continues).
@@ -518,6 +531,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		return fail(errors.Join(stepErr, endErr))
 	}
 	e.Offset, e.Parts, e.Raw, e.Last, e.Status, e.Totals, e.Pending = end, part+1, res.Raw.Path, clk.now(), res.Status, totals, false
+	e.Resume = nil
 	e.Facts = nextFacts(e.Facts, prev == nil || prev.Closed || rewrite, from, facts)
 	if end < size {
 		e.Size = -1

@@ -147,6 +147,15 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer arc.Close()
+	var failed, notUnderstood []string
+	for _, o := range arc.Recover(ctx) { // what a killed sync or import left unfinished
+		if o.Action == archive.ActionFailed {
+			failed = append(failed, o.Path)
+			fmt.Fprintf(ios.ErrOut, "twasm: %s: %s\n", o.Path, o.Reason)
+			continue
+		}
+		fmt.Fprintf(ios.ErrOut, "twasm: %s: %s %s: %s\n", o.Path, o.Action, o.RunID, o.Reason)
+	}
 	if opts.Indexed != nil {
 		defer func() {
 			if len(written) > 0 {
@@ -156,7 +165,6 @@ func Run(ctx context.Context, opts *Options) error {
 			}
 		}()
 	}
-	var failed, notUnderstood []string
 	for _, file := range opts.Files {
 		if ctx.Err() != nil {
 			return ctx.Err()

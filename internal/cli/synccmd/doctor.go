@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"strings"
 	"text/tabwriter"
 	"time"
 
@@ -106,6 +107,15 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 			checks = append(checks, Check{"warn", "sync ledger", "nothing synced yet into " + f.StorageRoot() + ": run `twasm sync`"})
 		default:
 			checks = append(checks, Check{"warn", "sync ledger", "rebuilt from the transcripts: " + rebuilt})
+		}
+		for _, it := range a.Ledger().Interrupted() {
+			what := "no part completed"
+			if len(it.Open) > 0 {
+				what = "step " + strings.Join(it.Open, ", ") + " never completed"
+			} else if it.Entry.Parts > 0 {
+				what = "the run was not ended"
+			}
+			checks = append(checks, Check{"warn", "sync ledger", fmt.Sprintf("the archive of %s in run %s was interrupted (a sync or import was killed: %s); it holds %d of its bytes: the next `twasm sync` or `twasm import` settles it", it.Entry.Path, it.Entry.RunID, what, it.Entry.Offset)})
 		}
 	}
 	stores, sessions := archive.Scan(locs, time.Time{})

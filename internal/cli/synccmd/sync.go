@@ -254,6 +254,10 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	if rebuilt != "" && rebuilt != "no ledger yet" {
 		fmt.Fprintf(ios.ErrOut, "twasm: sync ledger rebuilt from the transcripts (%s)\n", rebuilt)
 	}
+	settled := a.Recover(ctx) // what a killed sync or import left unfinished
+	for i := range settled {
+		printOutcome(ios.Out, &settled[i], opts.JSON)
+	}
 	var bar *progress
 	if first {
 		bar = newProgress(ios.ErrOut, isTerminal(ios.ErrOut))
@@ -280,8 +284,15 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
-	if rep.Counts[archive.ActionFailed] > 0 {
-		return fmt.Errorf("%w: %d failed", errFailed, rep.Counts[archive.ActionFailed])
+	nfailed := rep.Counts[archive.ActionFailed]
+	for _, o := range settled {
+		if o.Action == archive.ActionFailed {
+			fmt.Fprintf(ios.ErrOut, "twasm: %s: %s\n", o.Path, o.Reason)
+			nfailed++
+		}
+	}
+	if nfailed > 0 {
+		return fmt.Errorf("%w: %d failed", errFailed, nfailed)
 	}
 	return nil
 }

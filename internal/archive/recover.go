@@ -1,0 +1,340 @@
+package archive
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"time"
+
+	"github.com/twasm/twasm/internal/runctl"
+	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runstate"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
+)
+
+// ActionSettled is the outcome of an interrupted archive that was settled
+// with nothing more to archive: what the killed part left open is closed
+// as cancelled (and the run ended, when it held no part and its session
+// could not be read again).
+const ActionSettled = "settled"
+
+// ErrInterrupted is wrapped when a session's run holds an interrupted
+// archive that could not be settled: nothing is added to it until it is.
+var ErrInterrupted = errors.New("interrupted archive not settled")
+
+// Recover settles the archives a killed sync or import left unfinished
+// (found when the ledger was opened, [Ledger.Interrupted]), under the
+// archive lock the caller holds, and returns what it did, one Outcome per
+// run. Each is settled once: the steps and sub-runs the killed part left
+// open are closed as cancelled, saying so; the run's raw capture is cut
+// back to what its last completed part holds; and the session is
+// continued from there as the killed command would have (read whole or
+// up to its last complete line, the run ended after the part or left
+// open), in the same run, the new part leaving out what the cancelled
+// step holds. A run that holds no completed part and whose session
+// cannot be continued is ended as cancelled. Every Sync call settles
+// them first; Recover lets the caller report them. A dry run settles
+// nothing.
+func (a *Archiver) Recover(ctx context.Context) []Outcome {
+	if a.recovered || a.opts.DryRun {
+		return nil
+	}
+	a.recovered = true
+	var outs []Outcome
+	for _, it := range a.ledger.Interrupted() {
+		outs = append(outs, a.recoverRun(ctx, it))
+	}
+	return outs
+}
+
+// recoverFirst settles the interrupted archives before anything else is
+// archived, for a caller that did not call Recover: the outcomes are
+// logged.
+func (a *Archiver) recoverFirst(ctx context.Context) {
+	if a.recovered || a.opts.DryRun {
+		return
+	}
+	for _, o := range a.Recover(ctx) {
+		a.opts.Logger.Warn("archive: settled an interrupted archive", "run_id", o.RunID, "path", o.Path, "action", o.Action, "reason", o.Reason)
+	}
+}
+
+func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
+	e := it.Entry
+	out := Outcome{Path: e.Path, Provider: e.Provider, RunID: e.RunID}
+	fail := func(err error) Outcome {
+		out.Action, out.Reason = ActionFailed, fmt.Sprintf("run %s: %v: %v", e.RunID, ErrInterrupted, err)
+		return out
+	}
+	cancelled, err := a.closeOpen(ctx, it)
+	if err != nil {
+		return fail(err)
+	}
+	var notes []string
+	what := "its archive was interrupted (a sync or import was killed before the part it was writing completed)"
+	if len(cancelled) > 0 {
+		what = fmt.Sprintf("its archive was interrupted (a sync or import was killed while it wrote %s): closed as cancelled", strings.Join(cancelled, ", "))
+	}
+	notes = append(notes, what)
+	cut, err := a.cutRaw(it)
+	if err != nil {
+		return fail(err)
+	}
+	if cut != "" {
+		notes = append(notes, cut)
+	}
+	e.Pending, e.Resume = false, nil
+	if err := a.ledger.Put(&e); err != nil {
+		return fail(err)
+	}
+	a.ledger.settled(e.RunID)
+	if a.opts.Written != nil && len(cancelled) > 0 {
+		a.opts.Written(e.RunID)
+	}
+
+	// Continue the session as the killed command would have.
+	b := *a
+	rs := it.Resume
+	if rs == nil {
+		rs = &Resume{Whole: a.opts.Whole, End: a.opts.CloseIdle == 0}
+	}
+	b.opts.Whole = rs.Whole
+	b.opts.CloseIdle, b.opts.CloseWrittenOnly = -1, false
+	if rs.End {
+		b.opts.CloseIdle, b.opts.CloseWrittenOnly = 0, true
+	}
+	var loc *Location
+	if rs.Facts {
+		loc = &Location{Provider: e.Provider, Name: rs.Store, Dir: rs.Dir, Kind: "file", SourceFacts: true}
+	}
+	o := Outcome{Action: ActionSettled}
+	if _, serr := os.Lstat(e.Path); serr == nil {
+		o = b.syncFile(ctx, e.Provider, rs.Format, e.Path, loc)
+	} else {
+		notes = append(notes, "its session file "+e.Path+" is gone")
+	}
+	cur := a.ledger.runs[e.RunID]
+	switch {
+	case cur == nil:
+		return fail(errors.New("the ledger lost the run"))
+	case cur.Parts == 0 && !cur.Closed:
+		// Nothing archived in it and the session not continued (gone,
+		// rewritten, no complete line, failed): it is ended, holding
+		// nothing, and the session is archived afresh when seen again.
+		why := "nothing of the session was archived in it and it could not be continued"
+		if o.Reason != "" && o.RunID != e.RunID {
+			why += " (" + o.Action + ": " + o.Reason + ")"
+		}
+		if err := b.endCancelled(ctx, cur, why); err != nil {
+			return fail(err)
+		}
+		notes = append(notes, "ended as cancelled: "+why)
+		if o.RunID != "" && o.RunID != e.RunID {
+			// The session went to another run: report both.
+			out.Reason = strings.Join(notes, "; ")
+			out.Action = ActionClosed
+			a.opts.Logger.Info("archive: settled", "run_id", e.RunID, "continued_in", o.RunID)
+			return out
+		}
+		out.Action, out.Reason = ActionClosed, strings.Join(notes, "; ")
+		return out
+	case rs.End && !cur.Closed:
+		c := *cur
+		co := b.closeRun(ctx, Outcome{Path: e.Path, Provider: e.Provider}, &c, "the import was to end it")
+		if co.Action == ActionFailed {
+			return fail(errors.New(co.Reason))
+		}
+		notes = append(notes, "ended as the import that was killed would have")
+	}
+	if e.Parts == 0 && o.RunID == e.RunID && o.Action == ActionGrown {
+		o.Action = ActionNew // its first part: what a sync never killed says
+		a.dropUnreferencedRaw(e.RunID, a.ledger.runs[e.RunID].Raw)
+	}
+	if o.Action == ActionUnchanged || o.Action == ActionPending || o.Action == "" {
+		o.Action = ActionSettled
+	}
+	o.Path, o.Provider, o.RunID = e.Path, e.Provider, e.RunID
+	note := "run " + e.RunID + ": " + strings.Join(notes, "; ")
+	if o.Action == ActionNew || o.Action == ActionGrown {
+		note += "; this part archives the session from byte " + fmt.Sprint(e.Offset) + " again, leaving out what the cancelled step holds"
+	}
+	if o.Reason == "" || o.Reason == "nothing new" || strings.HasPrefix(o.Reason, "unchanged") {
+		o.Reason = note
+	} else {
+		o.Reason = note + "; " + o.Reason
+	}
+	return o
+}
+
+// closeOpen closes what the killed part left open in the run, as
+// cancelled, innermost first: its sub-runs (ended, with their own open
+// steps) and its steps. It names what it closed.
+func (a *Archiver) closeOpen(ctx context.Context, it Interrupted) ([]string, error) {
+	e := it.Entry
+	ropts := a.settleOptions(e)
+	r, err := lifecycle.Attach(ctx, a.opts.Store, e.RunID, ropts)
+	if errors.Is(err, recorder.ErrRunFinished) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var subs []string
+	for _, b := range r.Recorder().State().Open {
+		if b.Type == transcript.StepCallWorkflowStarted && runid.Valid(b.ChildRunID) == nil {
+			subs = append(subs, b.ChildRunID)
+		}
+	}
+	var closed []string
+	if len(subs) > 0 {
+		if err := r.Detach(); err != nil {
+			return nil, err
+		}
+		for _, id := range subs {
+			cause := fmt.Errorf("%w: the archive of its parent run %s was interrupted", context.Canceled, e.RunID)
+			err := runctl.End(ctx, a.opts.Store, id, cause, runctl.EndOptions{CancelOpen: true, RunOptions: ropts})
+			if err != nil && !errors.Is(err, recorder.ErrRunFinished) && !errors.Is(err, fs.ErrNotExist) {
+				return nil, fmt.Errorf("end sub-run %s: %w", id, err)
+			}
+			closed = append(closed, "sub-run "+id)
+		}
+		if r, err = lifecycle.Attach(ctx, a.opts.Store, e.RunID, ropts); err != nil {
+			if errors.Is(err, recorder.ErrRunFinished) {
+				return closed, nil
+			}
+			return nil, err
+		}
+	}
+	text := fmt.Sprintf("interrupted: the twasm sync or import that wrote this step was killed before it completed; settled by twasm (pid %d), which archives the session's bytes from offset %d again in the next step, leaving out what this one holds", os.Getpid(), e.Offset)
+	err = r.Recorder().RecordFunc(context.WithoutCancel(ctx), func(st runstate.State) ([]*transcript.Event, error) {
+		if st.Finished {
+			return nil, nil
+		}
+		var evs []*transcript.Event
+		for i := len(st.Open) - 1; i >= 0; i-- {
+			b := st.Open[i]
+			ev := b.Completion(transcript.StatusCancelled, text)
+			ev.ParentRunID = st.ParentRunID
+			evs = append(evs, ev)
+			if b.Type == transcript.StepStarted {
+				closed = append(closed, fmt.Sprintf("step %s#%d (seq %d)", b.Path, b.Iteration, b.Seq))
+			}
+		}
+		return evs, nil
+	})
+	return closed, errors.Join(err, r.Detach())
+}
+
+// settleOptions dates what settling writes at the run's last event: the
+// run carries the session's times.
+func (a *Archiver) settleOptions(e Entry) lifecycle.RunOptions {
+	last := e.Last
+	if last.IsZero() {
+		last = e.First
+	}
+	if last.IsZero() {
+		last = a.opts.Now().UTC()
+	}
+	return lifecycle.RunOptions{Producer: a.opts.Producer, Logger: a.opts.Logger,
+		Recorder: recorder.Options{Clock: func() time.Time { return last }, Logger: a.opts.Logger}}
+}
+
+// endCancelled ends a run that holds no part of its session, as
+// cancelled, and records it closed.
+func (a *Archiver) endCancelled(ctx context.Context, e *Entry, why string) error {
+	cause := fmt.Errorf("%w: archive interrupted: %s", context.Canceled, why)
+	err := runctl.End(ctx, a.opts.Store, e.RunID, cause, runctl.EndOptions{CancelOpen: true, RunOptions: a.settleOptions(*e)})
+	if err != nil && !errors.Is(err, recorder.ErrRunFinished) {
+		return fmt.Errorf("end run: %w", err)
+	}
+	if a.opts.Written != nil {
+		a.opts.Written(e.RunID)
+	}
+	c := *e
+	c.Closed, c.Pending, c.Resume = true, false, nil
+	return a.ledger.Put(&c)
+}
+
+// rawCapture resolves a raw capture path of run runID ("raw/<run>/<name>")
+// under the storage root; anything else is refused.
+func (a *Archiver) rawCapture(runID, rel string) (string, error) {
+	name := filepath.Base(filepath.FromSlash(rel))
+	if want := filepath.ToSlash(filepath.Join("raw", runID, name)); filepath.ToSlash(rel) != want || name == "." || name == ".." {
+		return "", fmt.Errorf("raw capture %q is not one of run %s", rel, runID)
+	}
+	return filepath.Join(a.opts.Store.Root, "raw", runID, name), nil
+}
+
+// cutRaw cuts the run's raw capture, which the killed part was
+// extending, back to what its last completed part holds (its size and
+// sha256 are in that part's result), so that the next part extends it
+// from there: a raw capture holds every byte of its session once.
+func (a *Archiver) cutRaw(it Interrupted) (string, error) {
+	e := it.Entry
+	if e.Parts == 0 || e.Raw == "" || it.RawSHA256 == "" {
+		return "", nil
+	}
+	p, err := a.rawCapture(e.RunID, e.Raw)
+	if err != nil {
+		return "", err
+	}
+	f, err := os.OpenFile(p, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	if err != nil {
+		return "", fmt.Errorf("raw capture: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return "", fmt.Errorf("raw capture: %w", err)
+	}
+	if !st.Mode().IsRegular() {
+		return "", fmt.Errorf("raw capture %s is not a regular file", e.Raw)
+	}
+	if st.Size() <= it.RawBytes {
+		return "", nil
+	}
+	h := sha256.New()
+	if _, err := io.Copy(h, io.NewSectionReader(f, 0, it.RawBytes)); err != nil {
+		return "", fmt.Errorf("raw capture: %w", err)
+	}
+	if hex.EncodeToString(h.Sum(nil)) != it.RawSHA256 {
+		return "", fmt.Errorf("raw capture %s does not start with the %d bytes its last part holds (sha256 differs): left as it is", e.Raw, it.RawBytes)
+	}
+	if err := f.Truncate(it.RawBytes); err != nil {
+		return "", fmt.Errorf("raw capture: %w", err)
+	}
+	if err := f.Sync(); err != nil {
+		return "", fmt.Errorf("raw capture: %w", err)
+	}
+	return fmt.Sprintf("its raw capture %s was cut back from %d to the %d bytes its last completed part holds", e.Raw, st.Size(), it.RawBytes), nil
+}
+
+// dropUnreferencedRaw removes the raw captures of a run that held no
+// part when it was settled, once its first part is written: the killed
+// parts' captures, which no step refers to (keep is the one that does).
+func (a *Archiver) dropUnreferencedRaw(runID, keep string) {
+	dir := filepath.Join(a.opts.Store.Root, "raw", runID)
+	ents, err := os.ReadDir(dir)
+	if err != nil {
+		return
+	}
+	for _, d := range ents {
+		rel := filepath.ToSlash(filepath.Join("raw", runID, d.Name()))
+		if rel == keep || !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".raw") {
+			continue
+		}
+		if err := os.Remove(filepath.Join(dir, d.Name())); err != nil {
+			a.opts.Logger.Warn("archive: remove the raw capture of an interrupted part", "path", rel, "err", err)
+		}
+	}
+}

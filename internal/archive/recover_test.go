@@ -1,0 +1,320 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// storageState is what a storage root holds: every file's bytes, by path
+// relative to the root.
+type storageState map[string][]byte
+
+func snapshot(t *testing.T, root string) storageState {
+	t.Helper()
+	st := storageState{}
+	require.NoError(t, filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		rel, _ := filepath.Rel(root, p)
+		st[rel] = b
+		return err
+	}))
+	return st
+}
+
+func (st storageState) restore(t *testing.T, root string) {
+	t.Helper()
+	for rel, b := range st {
+		p := filepath.Join(root, rel)
+		require.NoError(t, os.MkdirAll(filepath.Dir(p), 0o700))
+		require.NoError(t, os.WriteFile(p, b, 0o600))
+	}
+}
+
+// killedAt is the storage a sync or import killed while it wrote the
+// last part leaves: after is the storage once that part completed,
+// before the storage before it began. The run's transcript keeps its
+// first lines lines (a torn half line after them when torn), the raw
+// capture the part was extending keeps rawKeep of the bytes the part
+// added, the ledger its pending entry (its last line, the entry written
+// after the part, is dropped), and the recorder's checkpoint is the one
+// from before the part.
+func killedAt(t *testing.T, before, after storageState, runID string, lines int, torn bool, rawKeep float64) storageState {
+	t.Helper()
+	st := storageState{}
+	for rel, b := range before {
+		st[rel] = b
+	}
+	tr := filepath.Join("transcripts", runID+".jsonl")
+	for rel, b := range after {
+		switch {
+		case rel == tr:
+			ls := bytes.SplitAfter(b, []byte("\n"))
+			if lines == 0 {
+				delete(st, rel)
+				continue
+			}
+			cut := bytes.Join(ls[:lines], nil)
+			if torn && lines < len(ls) {
+				cut = append(cut, ls[lines][:len(ls[lines])/2]...)
+			}
+			st[rel] = cut
+		case rel == filepath.Join("archive", "ledger.jsonl"):
+			ls := bytes.SplitAfter(bytes.TrimSuffix(b, []byte("\n")), []byte("\n"))
+			st[rel] = append(bytes.Join(ls[:len(ls)-1], nil), '\n')
+		case strings.HasPrefix(rel, filepath.Join("raw", runID)+string(filepath.Separator)):
+			old := before[rel]
+			n := len(old) + int(float64(len(b)-len(old))*rawKeep)
+			st[rel] = b[:n]
+		case strings.HasSuffix(rel, ".state"):
+			// the checkpoint as it was before the part (or none)
+		default:
+			if _, ok := st[rel]; !ok {
+				st[rel] = b
+			}
+		}
+	}
+	return st
+}
+
+// messages lists a run's messages as what they say (type, role, id,
+// blocks), sorted: a multiset to compare with a run never interrupted.
+func messages(t *testing.T, evs []*transcript.Event) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range evs {
+		if m := ev.Message(); m != nil {
+			b, err := json.Marshal(m.Blocks)
+			require.NoError(t, err)
+			out = append(out, string(ev.Type)+" "+m.Role+" "+m.ID+" "+string(b))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+func validRun(t *testing.T, root, runID string) {
+	t.Helper()
+	rep, err := transcript.ValidateFile(os.DirFS(filepath.Join(root, "transcripts")), runID+".jsonl", transcript.ValidateOptions{})
+	require.NoError(t, err)
+	require.True(t, rep.OK(), "run %s: %+v", runID, rep.Errors)
+}
+
+// sessionRuns lists the session runs of a storage root (run.started with
+// a "source"), by id.
+func sessionRuns(t *testing.T, root string) []string {
+	t.Helper()
+	ents, err := os.ReadDir(filepath.Join(root, "transcripts"))
+	require.NoError(t, err)
+	var ids []string
+	for _, d := range ents {
+		if !strings.HasSuffix(d.Name(), ".jsonl") {
+			continue
+		}
+		id := strings.TrimSuffix(d.Name(), ".jsonl")
+		if v := readRun(t, root, id); len(v.events) > 0 && v.events[0].Step().Extra[SourceField] != nil {
+			ids = append(ids, id)
+		}
+	}
+	return ids
+}
+
+// TestRecoverInterruptedPart: a sync or import killed at any line of the
+// part it was writing (its first part, or a later one), with any share
+// of the part's bytes in the raw capture, is settled by the next one:
+// the session is still one run, holding every message, call and result
+// once, as a run never interrupted holds them, with the same raw
+// capture; no step is left open; the transcript is valid; and the ledger
+// says the whole file is archived. Before the fix the next sync archived
+// the session again as a new run (a first part) or opened the same step
+// again (a later part).
+func TestRecoverInterruptedPart(t *testing.T) {
+	for _, tc := range []struct {
+		name, provider, fixture string
+		split                   int // lines in the first part; 0: the first part is killed
+		imp, redact             bool
+	}{
+		{name: "claude first part", provider: "claude", fixture: "claude/agentcmd_session_log_ansi_tool_error.jsonl"},
+		{name: "claude second part", provider: "claude", fixture: "claude/agentcmd_session_log_ansi_tool_error.jsonl", split: 30},
+		{name: "claude second part redacted", provider: "claude", fixture: "claude/agentcmd_session_log_ansi_tool_error.jsonl", split: 30, redact: true},
+		{name: "codex second part", provider: "codex", fixture: "codex/agentcmd_rollout_v0.40_vscode_session.jsonl", split: 90},
+		{name: "codex import", provider: "codex", fixture: "codex/agentcmd_rollout_v0.40_vscode_session.jsonl", imp: true},
+		{name: "claude import", provider: "claude", fixture: "claude/agentcmd_session_log_ansi_tool_error.jsonl", imp: true},
+	} {
+		t.Run(tc.name, func(t *testing.T) { recoverInterrupted(t, tc.provider, tc.fixture, tc.split, tc.imp, tc.redact) })
+	}
+}
+
+func recoverInterrupted(t *testing.T, provider, fix string, split int, imp, redactOn bool) {
+	ctx := context.Background()
+	data := fixture(t, fix)
+	lines := bytes.SplitAfter(data, []byte("\n"))
+	home := t.TempDir()
+	path := filepath.Join(home, "s.jsonl")
+	mod := func(o *Options) {
+		o.Redact = redactOn
+		if imp {
+			o.Whole, o.CloseIdle, o.CloseWrittenOnly = true, 0, true
+		}
+	}
+
+	// The storage before and after the part that is killed.
+	root := t.TempDir()
+	a := newArchiver(t, root, mod)
+	if split > 0 {
+		writeAged(t, path, bytes.Join(lines[:split], nil), time.Hour)
+		o := a.SyncFile(ctx, provider, path)
+		require.Equal(t, ActionNew, o.Action, o.Reason)
+	}
+	before := snapshot(t, root)
+	writeAged(t, path, data, time.Hour-time.Minute)
+	o := a.SyncFile(ctx, provider, path)
+	require.NotEqual(t, ActionFailed, o.Action, o.Reason)
+	runID := o.RunID
+	require.NoError(t, a.Close())
+	after := snapshot(t, root)
+	clean := readRun(t, root, runID)
+	cleanRaw := clean.parts[len(clean.parts)-1].Raw
+	trLines := bytes.SplitAfter(after[filepath.Join("transcripts", runID+".jsonl")], []byte("\n"))
+	trLines = trLines[:len(trLines)-1]
+	// The part's lines: from its step.started (or run.started) to the
+	// line before its step.completed.
+	first := 0
+	if split > 0 {
+		first = bytes.Count(before[filepath.Join("transcripts", runID+".jsonl")], []byte("\n"))
+	}
+	last := len(trLines) - 1
+	for last > 0 && !bytes.Contains(trLines[last], []byte(`"step.completed"`)) {
+		last--
+	}
+	require.Greater(t, last, first)
+
+	// Kill points: lines of the part up to its step.completed, and for
+	// an import the line before run.completed too. Every line would take
+	// minutes: about 24 points (8 redacted) spread over the part, its ends always
+	// among them.
+	n := 24
+	if redactOn {
+		n = 8 // masking is slow: fewer points
+	}
+	stride := max(1, (len(trLines)-first)/n)
+	points := 0
+	for k := first; k < len(trLines); k++ {
+		if (k-first)%stride != 0 && k > first+1 && k < last-1 && k != last && k != len(trLines)-1 {
+			continue
+		}
+		for _, torn := range []bool{false, true} {
+			if torn && (k/stride)%3 != 0 {
+				continue
+			}
+			points++
+			name := strings.NewReplacer(" ", "_").Replace(strings.Join([]string{"line", itoa(k), map[bool]string{true: "torn"}[torn]}, "_"))
+			t.Run(name, func(t *testing.T) {
+				r := t.TempDir()
+				killedAt(t, before, after, runID, k, torn, min(1, float64(k-first)/float64(last-first))).restore(t, r)
+				b := newArchiver(t, r, mod)
+				outs := b.Recover(ctx)
+				o := b.SyncFile(ctx, provider, path)
+				require.NotEqual(t, ActionFailed, o.Action, "%s (recovered: %+v)", o.Reason, outs)
+
+				runs := sessionRuns(t, r)
+				require.Len(t, runs, 1, "one run for the session (recovered: %+v)", outs)
+				id := runs[0]
+				if k > 0 {
+					assert.Equal(t, runID, id, "the interrupted run continues")
+				}
+				validRun(t, r, id)
+				got := readRun(t, r, id)
+				assert.Equal(t, messages(t, clean.events), messages(t, got.events), "every message once")
+				assert.Equal(t, clean.calls, got.calls)
+				assert.Equal(t, clean.results, got.results)
+				assert.Equal(t, clean.output, got.output, "tokens counted once")
+				lastPart := got.parts[len(got.parts)-1]
+				require.NotNil(t, lastPart.Raw)
+				raw, err := os.ReadFile(filepath.Join(r, lastPart.Raw.Path))
+				require.NoError(t, err)
+				assert.Equal(t, after[cleanRaw.Path], raw, "the raw capture holds the session once")
+				assert.Equal(t, cleanRaw.SHA256, lastPart.Raw.SHA256)
+				ents, _ := os.ReadDir(filepath.Join(r, "raw", id))
+				assert.Len(t, ents, 1, "no raw capture of a killed part is left")
+				finished := got.events[len(got.events)-1].Type == transcript.RunCompleted
+				assert.Equal(t, imp, finished, "ended as the command that was killed would have")
+				open := 0
+				for _, ev := range got.events {
+					switch ev.Type {
+					case transcript.StepStarted:
+						open++
+					case transcript.StepCompleted:
+						open--
+					}
+				}
+				assert.Zero(t, open, "no step left open")
+				require.NoError(t, b.Close())
+
+				// The ledger says it all: nothing interrupted, the whole
+				// file archived, and another sync finds nothing new.
+				c := newArchiver(t, r, mod)
+				assert.Empty(t, c.Ledger().Interrupted())
+				e := c.Ledger().ByPath(path)
+				require.NotNil(t, e)
+				assert.Equal(t, int64(len(data)), e.Offset)
+				o = c.SyncFile(ctx, provider, path)
+				assert.Equal(t, ActionUnchanged, o.Action, o.Reason)
+				assert.Equal(t, []string{id}, sessionRuns(t, r))
+			})
+		}
+	}
+	t.Logf("%d kill points", points)
+}
+
+func itoa(n int) string {
+	b, _ := json.Marshal(n)
+	return string(b)
+}
+
+// TestInterruptedSeenByDoctor: a read-only ledger (doctor, a dry run)
+// reports an interrupted archive and settles nothing; the session is not
+// counted as archived.
+func TestInterruptedSeenReadOnly(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "claude/agentcmd_session_log_ansi_tool_error.jsonl")
+	root, home := t.TempDir(), t.TempDir()
+	path := filepath.Join(home, "s.jsonl")
+	a := newArchiver(t, root, nil)
+	before := snapshot(t, root)
+	writeAged(t, path, data, time.Hour)
+	o := a.SyncFile(ctx, "claude", path)
+	require.Equal(t, ActionNew, o.Action, o.Reason)
+	require.NoError(t, a.Close())
+	after := snapshot(t, root)
+	r := t.TempDir()
+	killedAt(t, before, after, o.RunID, 6, false, 0.5).restore(t, r)
+	want := snapshot(t, r)
+
+	d := newArchiver(t, r, func(o *Options) { o.DryRun = true })
+	it := d.Ledger().Interrupted()
+	require.Len(t, it, 1)
+	assert.Equal(t, o.RunID, it[0].Entry.RunID)
+	assert.NotEmpty(t, it[0].Open, "the open step is named")
+	assert.Empty(t, d.Recover(ctx))
+	e := d.Ledger().ByPath(path)
+	assert.True(t, e == nil || e.Offset < int64(len(data)), "not archived: %+v", e)
+	require.NoError(t, d.Close())
+	assert.Equal(t, want, snapshot(t, r), "a dry run writes nothing")
+	assert.True(t, slices.Equal(sessionRuns(t, r), []string{o.RunID}))
+}

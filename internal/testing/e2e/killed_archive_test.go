@@ -1,0 +1,340 @@
+package e2e
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// bigClaudeSession is a Claude Code session log of turns turns (a
+// prompt, a tool call, its result and an answer each; every fifth prompt
+// is "continue", so that equal messages without an id occur), named by
+// tag, large enough that archiving it takes thousands of transcript
+// lines.
+func bigClaudeSession(tag string, turns int) []byte {
+	var b bytes.Buffer
+	sid := "5e55104e-0000-4000-8000-0000000000" + fmt.Sprintf("%02d", len(tag))
+	prev := any(nil)
+	ts := func(i int) string {
+		return time.Date(2025, 10, 26, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000Z")
+	}
+	line := func(v map[string]any) {
+		v["isSidechain"], v["userType"], v["cwd"], v["sessionId"], v["version"] = false, "external", "/w", sid, "2.0.27"
+		j, _ := json.Marshal(v)
+		b.Write(j)
+		b.WriteByte('\n')
+	}
+	for i := range turns {
+		prompt := fmt.Sprintf("%s prompt %d: run the command", tag, i)
+		if i%5 == 4 {
+			prompt = "continue"
+		}
+		id := fmt.Sprintf("%s-%d", tag, i)
+		line(map[string]any{"parentUuid": prev, "type": "user", "uuid": "u-" + id, "timestamp": ts(4 * i),
+			"message": map[string]any{"role": "user", "content": prompt}})
+		line(map[string]any{"parentUuid": "u-" + id, "type": "assistant", "uuid": "a-" + id, "timestamp": ts(4*i + 1),
+			"message": map[string]any{"id": "msg_a" + id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+				"content":     []any{map[string]any{"type": "tool_use", "id": "toolu_" + id, "name": "Bash", "input": map[string]any{"command": "echo " + id}}},
+				"stop_reason": "tool_use", "usage": map[string]any{"input_tokens": 10, "output_tokens": 5}}})
+		line(map[string]any{"parentUuid": "a-" + id, "type": "user", "uuid": "r-" + id, "timestamp": ts(4*i + 2),
+			"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_" + id, "content": id}}}})
+		line(map[string]any{"parentUuid": "r-" + id, "type": "assistant", "uuid": "b-" + id, "timestamp": ts(4*i + 3),
+			"message": map[string]any{"id": "msg_b" + id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
+				"content":     []any{map[string]any{"type": "text", "text": "done " + id}},
+				"stop_reason": "end_turn", "usage": map[string]any{"input_tokens": 12, "output_tokens": 3}}})
+		prev = "b-" + id
+	}
+	return b.Bytes()
+}
+
+// archivedSessions reads every transcript of a storage root: per session
+// source path, its runs and their messages (type, role, id, blocks),
+// sorted; and every run's last part's raw capture.
+type archivedRun struct {
+	id       string
+	messages []string
+	raw      *transcript.RawRef
+	finished bool
+}
+
+func archivedSessions(t *testing.T, stor string) map[string][]archivedRun {
+	t.Helper()
+	out := map[string][]archivedRun{}
+	paths, _ := filepath.Glob(filepath.Join(stor, "transcripts", "*.jsonl"))
+	for _, p := range paths {
+		f, err := os.Open(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		evs, _, err := transcript.ReadAll(f)
+		f.Close()
+		if err != nil || len(evs) == 0 {
+			t.Fatalf("%s: %v", p, err)
+		}
+		sp := evs[0].Step()
+		if sp == nil || sp.Extra["source"] == nil {
+			continue
+		}
+		var src struct {
+			Path string `json:"path"`
+		}
+		if err := json.Unmarshal(sp.Extra["source"], &src); err != nil {
+			t.Fatal(err)
+		}
+		r := archivedRun{id: evs[0].RunID}
+		for _, ev := range evs {
+			if m := ev.Message(); m != nil {
+				b, _ := json.Marshal(m.Blocks)
+				r.messages = append(r.messages, string(ev.Type)+" "+m.Role+" "+m.ID+" "+string(b))
+			}
+			if ev.Type == transcript.StepCompleted {
+				if res, err := ev.Step().AgentResult(); err == nil && res != nil && res.Raw != nil {
+					r.raw = res.Raw
+				}
+			}
+			r.finished = r.finished || ev.Type == transcript.RunCompleted
+		}
+		sort.Strings(r.messages)
+		out[filepath.Base(src.Path)] = append(out[filepath.Base(src.Path)], r)
+	}
+	return out
+}
+
+// lineWatch counts the lines of the transcript of a session as they are
+// written, reading only what is new.
+type lineWatch struct {
+	stor, name string
+	file       string
+	off        int64
+	lines      int
+}
+
+func (w *lineWatch) count() int {
+	if w.file == "" {
+		paths, _ := filepath.Glob(filepath.Join(w.stor, "transcripts", "*.jsonl"))
+		for _, p := range paths {
+			f, err := os.Open(p)
+			if err != nil {
+				continue
+			}
+			first, _ := bufio.NewReader(f).ReadString('\n')
+			f.Close()
+			if strings.Contains(first, `"name":"claude session `+w.name+`"`) {
+				w.file = p
+			}
+		}
+		if w.file == "" {
+			return 0
+		}
+	}
+	f, err := os.Open(w.file)
+	if err != nil {
+		return w.lines
+	}
+	defer f.Close()
+	buf := make([]byte, 1<<20)
+	for {
+		n, _ := f.ReadAt(buf, w.off)
+		if n == 0 {
+			return w.lines
+		}
+		w.lines += bytes.Count(buf[:n], []byte("\n"))
+		w.off += int64(n)
+	}
+}
+
+// unfinishedPart reports whether a killed command left the transcript at
+// path with a part begun and not completed (its last line neither a
+// step's nor the run's completion).
+func unfinishedPart(t *testing.T, path string) bool {
+	t.Helper()
+	if path == "" {
+		return false
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	evs, _, err := transcript.ReadAll(f)
+	if err != nil || len(evs) == 0 {
+		return false
+	}
+	last := evs[len(evs)-1].Type
+	return last != transcript.StepCompleted && last != transcript.RunCompleted
+}
+
+// TestKilledArchiveSettled: `twasm sync` and `twasm import` killed with
+// SIGKILL at many points while they archive a session (a first part, or
+// a part of a session that grew), each kill sent once the transcript
+// holds a given number of lines of it, and then run again: every session
+// is one run, holding every message once (as a sync or import never
+// killed holds them), with its raw capture holding the session once; ls
+// lists no run as running, doctor says every session is archived and
+// nothing is interrupted (and, before the second run, that the archive
+// was interrupted), and every transcript is valid. Before the fix the
+// next run archived the session again (a second run, the first left
+// "running") or opened the open step again (an invalid transcript).
+func TestKilledArchiveSettled(t *testing.T) {
+	big := bigClaudeSession("big", 3000) // 15,003 transcript lines
+	grown := bigClaudeSession("big", 3600)
+	small := bigClaudeSession("small", 20)
+	type step struct {
+		cmd  string // sync or import
+		big  []byte // the big session's bytes at this step
+		kill bool
+	}
+	for _, tc := range []struct {
+		name  string
+		steps []step
+		// at are the line counts of the big session's transcript at
+		// which the kill is sent (counted from the lines it held before
+		// the killed command).
+		at []int
+	}{
+		{"sync", []step{{"sync", big, true}}, []int{1, 2, 40, 3000, 9000, 14900}},
+		{"sync of a grown session", []step{{"sync", big, false}, {"sync", grown, true}}, []int{1, 30, 1500, 2900}},
+		{"import", []step{{"import", big, true}}, []int{1, 2, 500, 7000, 14900}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			setup := func(h *fakeHome, b []byte) []string {
+				var files []string
+				if tc.steps[0].cmd == "import" {
+					files = append(files, h.put("saved/a-small.jsonl", small, time.Hour), h.put("saved/big.jsonl", b, time.Hour))
+				} else {
+					h.put(".claude/projects/-w/a-small.jsonl", small, time.Hour)
+					h.put(".claude/projects/-w/big.jsonl", b, time.Hour)
+				}
+				return files
+			}
+			args := func(cmd string, files []string) []string {
+				if cmd == "import" {
+					return append([]string{"import", "--provider", "claude"}, files...)
+				}
+				return []string{"sync"}
+			}
+			// What a run never killed archives.
+			ref := newFakeHome(t)
+			var files []string
+			for _, s := range tc.steps {
+				files = setup(ref, s.big)
+				ref.ok(args(s.cmd, files)...)
+			}
+			want := archivedSessions(t, ref.stor)
+			if len(want) != 2 || len(want["big.jsonl"]) != 1 {
+				t.Fatalf("reference: %v", want)
+			}
+
+			landed := 0
+			for _, at := range tc.at {
+				t.Run(fmt.Sprintf("at_line_%d", at), func(t *testing.T) {
+					h := newFakeHome(t)
+					w := &lineWatch{stor: h.stor, name: "big"}
+					var files []string
+					for _, s := range tc.steps {
+						files = setup(h, s.big)
+						if !s.kill {
+							h.ok(args(s.cmd, files)...)
+							continue
+						}
+						base := w.count()
+						p := start(t, nil, h.env, append([]string{"--storage", h.stor}, args(s.cmd, files)...)...)
+						exited := make(chan struct{})
+						go func() { _ = p.cmd.Wait(); close(exited) }()
+						deadline := time.Now().Add(hangBound)
+					watch:
+						for w.count() < base+at {
+							select {
+							case <-exited:
+								break watch // it ended first: nothing to kill
+							default:
+							}
+							if time.Now().After(deadline) {
+								t.Fatalf("the transcript never reached %d lines: %d", base+at, w.count())
+							}
+							time.Sleep(time.Millisecond)
+						}
+						_ = p.cmd.Process.Signal(syscall.SIGKILL)
+						<-exited
+						if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
+							landed++
+							t.Logf("killed at %d lines of the part", w.count()-base)
+							d := h.run("doctor", "--json")
+							if unfinishedPart(t, w.file) && !strings.Contains(d.out, "was interrupted") {
+								t.Errorf("doctor does not say the archive was interrupted: %s", d.out)
+							}
+						} else {
+							t.Logf("ended before the kill (exit %d)", p.cmd.ProcessState.ExitCode())
+						}
+					}
+					last := tc.steps[len(tc.steps)-1]
+					r := h.ok(args(last.cmd, files)...)
+					t.Logf("settled: %s%s", r.out, r.errOut)
+					again := h.ok(args(last.cmd, files)...)
+					if last.cmd == "sync" && strings.TrimSpace(again.out) != "" {
+						t.Errorf("a second sync still changed something: %s", again.out)
+					}
+
+					got := archivedSessions(t, h.stor)
+					for name, runs := range want {
+						if len(got[name]) != len(runs) {
+							var desc []string
+							for _, r := range got[name] {
+								desc = append(desc, fmt.Sprintf("%s (%d messages, ended %v)", r.id, len(r.messages), r.finished))
+							}
+							t.Fatalf("%s: %d run(s), want %d (one per session): %s", name, len(got[name]), len(runs), strings.Join(desc, ", "))
+						}
+						g, wr := got[name][0], runs[0]
+						if strings.Join(g.messages, "\n") != strings.Join(wr.messages, "\n") {
+							t.Errorf("%s: %d messages, want %d as a run never killed holds them (each once)", name, len(g.messages), len(wr.messages))
+						}
+						if g.raw == nil || g.raw.SHA256 != wr.raw.SHA256 || g.raw.Bytes != wr.raw.Bytes {
+							t.Errorf("%s: raw capture %+v, want %+v", name, g.raw, wr.raw)
+						}
+						if ents, _ := os.ReadDir(filepath.Join(h.stor, "raw", g.id)); len(ents) != 1 {
+							t.Errorf("%s: %d raw captures, want 1", name, len(ents))
+						}
+						if g.finished != wr.finished {
+							t.Errorf("%s: ended %v, want %v", name, g.finished, wr.finished)
+						}
+					}
+					ls := h.ok("ls", "--json")
+					for _, l := range strings.Split(strings.TrimSpace(ls.out), "\n") {
+						var row struct {
+							RunID  string `json:"run_id"`
+							Status string `json:"status"`
+						}
+						if err := json.Unmarshal([]byte(l), &row); err != nil {
+							t.Fatalf("ls: %v: %s", err, l)
+						}
+						if row.Status == "running" {
+							t.Errorf("ls lists run %s as running", row.RunID)
+						}
+					}
+					d := h.ok("doctor", "--json")
+					if strings.Contains(d.out, "interrupted") {
+						t.Errorf("doctor still sees an interrupted archive: %s", d.out)
+					}
+					if last.cmd == "sync" && !strings.Contains(d.out, `"not_archived":0`) {
+						t.Errorf("doctor: sessions not archived: %s", d.out)
+					}
+					paths, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
+					if v := h.run(append([]string{"validate"}, paths...)...); v.code != 0 {
+						t.Errorf("validate: %v", v)
+					}
+				})
+			}
+			t.Logf("%d of %d kills landed before the command ended", landed, len(tc.at))
+		})
+	}
+}
