@@ -26,7 +26,12 @@
 //   - The transcripts are the source of truth; the index is derived. Delete
 //     index.db and the next Update builds it again. An index that is not a
 //     database, is damaged or has another schema is deleted and rebuilt,
-//     and Open says why.
+//     and Open says why. Whose file index.db is is decided before
+//     anything writes to it: a link (symbolic or hard) at index.db or at
+//     its -wal or -shm, or a database holding other tables (read
+//     read-only, as an immutable file), is not the index: the link is
+//     replaced and the file it names left as it is (SQLite's first write,
+//     the journal mode, would otherwise change another database).
 //   - Update checks every transcript against what the index saw: size and
 //     mtime equal, skipped; grown, read from the offset where indexing
 //     stopped once the line ending there still holds the seq indexed;

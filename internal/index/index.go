@@ -5,9 +5,11 @@ import (
 	"database/sql"
 	"errors"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
+	"syscall"
 
 	_ "modernc.org/sqlite" // pure-Go SQLite with FTS5: twasm stays one static binary
 )
@@ -85,6 +87,22 @@ func Open(ctx context.Context, root string) (ix *Index, rebuilt string, err erro
 		return nil, "", fmt.Errorf("index: %w", err)
 	}
 	path := File(root)
+	// Whose file it is is decided before anything writes to it: SQLite's
+	// first write (the journal mode) would change another database that
+	// index.db links to.
+	why, err := notOurs(ctx, path)
+	if err != nil {
+		return nil, "", err
+	}
+	if why != "" {
+		if err := Remove(root); err != nil {
+			return nil, "", err
+		}
+		if ix, err = open(ctx, path, root); err != nil {
+			return nil, "", err
+		}
+		return ix, why, nil
+	}
 	_, statErr := os.Stat(path)
 	ix, err = open(ctx, path, root)
 	if err == nil {
@@ -104,9 +122,61 @@ func Open(ctx context.Context, root string) (ix *Index, rebuilt string, err erro
 	return ix, reason, nil
 }
 
+// notOurs says why the file at path cannot be this storage's index,
+// found without writing to it: a link (symbolic or hard: another file
+// shares its bytes) or not a regular file, at index.db or at its -wal or
+// -shm, or a database with tables and no index schema (read read-only,
+// as an immutable file). "" when it may be the index (missing, empty,
+// or with the index's schema, or content only in its WAL yet).
+func notOurs(ctx context.Context, path string) (string, error) {
+	for _, suffix := range []string{"", "-wal", "-shm"} {
+		p := path + suffix
+		st, err := os.Lstat(p)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return "", fmt.Errorf("index: %w", err)
+		}
+		name := filepath.Base(p)
+		switch {
+		case st.Mode()&fs.ModeSymlink != 0:
+			target, _ := os.Readlink(p)
+			return fmt.Sprintf("%s was a symbolic link to %s, not this storage's index: the link is replaced, the file it names left as it is", name, target), nil
+		case !st.Mode().IsRegular():
+			return fmt.Sprintf("%s was not a regular file (%s), not this storage's index", name, st.Mode().Type()), nil
+		}
+		if sys, ok := st.Sys().(*syscall.Stat_t); ok && sys.Nlink > 1 {
+			return fmt.Sprintf("%s had %d hard links (another file shares its bytes), not this storage's index: it is replaced, the other names left as they are", name, sys.Nlink), nil
+		}
+	}
+	st, err := os.Stat(path)
+	if err != nil || st.Size() == 0 {
+		return "", nil
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?mode=ro&immutable=1")
+	if err != nil {
+		return "", fmt.Errorf("index: %w", err)
+	}
+	defer db.Close()
+	var tables int
+	if err := db.QueryRowContext(ctx, `SELECT count(*) FROM sqlite_master WHERE type = 'table'`).Scan(&tables); err != nil {
+		return "index.db is not a database this twasm can read: " + err.Error(), nil
+	}
+	if tables == 0 {
+		return "", nil
+	}
+	var v string
+	if err := db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil {
+		return "index.db is a database whose index tables missing (" + err.Error() + "): not this storage's index", nil
+	}
+	return "", nil
+}
+
 func open(ctx context.Context, path, root string) (*Index, error) {
-	// Create the file 0600 before SQLite does (it would use the umask).
-	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE, 0o600); err == nil {
+	// Create the file 0600 before SQLite does (it would use the umask),
+	// never through a link.
+	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600); err == nil {
 		f.Close()
 	}
 	dsn := "file:" + path + "?_pragma=busy_timeout(10000)&_pragma=journal_mode(WAL)&_pragma=synchronous(NORMAL)&_pragma=cache_size(-2000)&_txlock=immediate"
