@@ -72,8 +72,11 @@ log (ok, error or incomplete), shown as open. It is ended when the agent
 deleted the file.
 
 The changes are printed on stdout (action, run id, provider, file; --json:
-one object per line), progress and the summary on stderr. Exit 1 when a
-session failed (the others are archived).`,
+one object per line), progress and the summary on stderr. A file its
+plugin understood no line of (another provider's session in a store, or
+no session at all) is said on stderr, as record and import say it: the
+provider looks wrong, and what detection says. Exit 1 when a session
+failed or was not understood (the others are archived).`,
 		Example: `  twasm sync
   twasm sync --provider claude --since 7d --dry-run
   twasm sync --watch --interval 1m
@@ -254,9 +257,17 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	if rebuilt != "" && rebuilt != "no ledger yet" {
 		fmt.Fprintf(ios.ErrOut, "twasm: sync ledger rebuilt from the transcripts (%s)\n", rebuilt)
 	}
+	var notUnderstood []string
+	understood := func(o *archive.Outcome) {
+		if msg := notUnderstoodPart(f, o); msg != "" {
+			fmt.Fprintf(ios.ErrOut, "twasm: %s: %s\n", o.Path, msg)
+			notUnderstood = append(notUnderstood, o.Path)
+		}
+	}
 	settled := a.Recover(ctx) // what a killed sync or import left unfinished
 	for i := range settled {
 		printOutcome(ios.Out, &settled[i], opts.JSON)
+		understood(&settled[i])
 	}
 	var bar *progress
 	if first {
@@ -266,6 +277,7 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	}
 	rep := a.SyncStores(ctx, locs, since, func(done, total int, o *archive.Outcome) {
 		printOutcome(ios.Out, o, opts.JSON)
+		understood(o)
 		bar.update(done, total)
 	})
 	bar.done()
@@ -294,7 +306,30 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	if nfailed > 0 {
 		return fmt.Errorf("%w: %d failed", errFailed, nfailed)
 	}
+	if len(notUnderstood) > 0 {
+		return fmt.Errorf("%w: %w: %s", errFailed, cmdutil.ErrNotUnderstood, strings.Join(notUnderstood, ", "))
+	}
 	return nil
+}
+
+// notUnderstoodPart says, for a part just written, that its plugin
+// understood none of its lines (a file of another provider in a store,
+// or not an agent's session at all): the run holds nothing but its raw
+// capture, and the provider looks wrong (what detection says, as record
+// and import say it). "" when the part was understood.
+func notUnderstoodPart(f *cmdutil.Factory, o *archive.Outcome) string {
+	if o.Result == nil || o.RunID == "" {
+		return ""
+	}
+	tpath, err := f.Store().TranscriptPath(o.RunID)
+	if err != nil {
+		return ""
+	}
+	so := cmdutil.StepOutcome(f.StorageRoot(), tpath, o.Result)
+	if so.Understood || len(so.Problems) == 0 {
+		return ""
+	}
+	return fmt.Sprintf("%s; archived as run %s (status %s), which holds nothing of it but its raw capture", so.Problems[0], o.RunID, o.Result.Status)
 }
 
 func changed(rep archive.Report) bool {
