@@ -174,6 +174,8 @@
 // part and whose session cannot be read again (deleted, rewritten, or
 // archived in another run) is ended as cancelled, saying why; it holds
 // no session, so the session is archived afresh when it is seen again.
+// One whose continuation failed (a plugin that did not load) is left
+// open, its steps closed, for the next sync or import to continue.
 // An interrupted run that cannot be settled (its raw capture does not
 // start with what its last part holds) gets nothing more until it is:
 // every part for it fails with [ErrInterrupted], naming it.

@@ -127,6 +127,14 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	switch {
 	case cur == nil:
 		return fail(errors.New("the ledger lost the run"))
+	case cur.Parts == 0 && !cur.Closed && o.Action == ActionFailed:
+		// Not continued for now (a plugin that failed to load, a read
+		// error): its steps are closed, and the next sync or import
+		// continues it in the same run, as the match by head at offset 0
+		// finds it.
+		notes = append(notes, "not continued: "+o.Reason+"; the next sync or import continues it")
+		out.Action, out.Reason = ActionFailed, "run "+e.RunID+": "+strings.Join(notes, "; ")
+		return out
 	case cur.Parts == 0 && !cur.Closed:
 		// Nothing archived in it and the session not continued (gone,
 		// rewritten, no complete line, failed): it is ended, holding

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
 	"slices"
@@ -15,6 +16,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -317,4 +319,45 @@ func TestInterruptedSeenReadOnly(t *testing.T) {
 	require.NoError(t, d.Close())
 	assert.Equal(t, want, snapshot(t, r), "a dry run writes nothing")
 	assert.True(t, slices.Equal(sessionRuns(t, r), []string{o.RunID}))
+}
+
+// TestRecoverRetriesAfterFailure: an interrupted first part whose
+// continuation fails (the plugin does not load) is not ended: its step is
+// closed as cancelled, the failure says the next sync continues it, and
+// the next sync does, in the same run, with every message once.
+func TestRecoverRetriesAfterFailure(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "codex/agentcmd_rollout_v0.40_vscode_session.jsonl")
+	root, home := t.TempDir(), t.TempDir()
+	path := filepath.Join(home, "s.jsonl")
+	a := newArchiver(t, root, nil)
+	before := snapshot(t, root)
+	writeAged(t, path, data, time.Hour)
+	o := a.SyncFile(ctx, "codex", path)
+	require.Equal(t, ActionNew, o.Action, o.Reason)
+	require.NoError(t, a.Close())
+	after := snapshot(t, root)
+	clean := readRun(t, root, o.RunID)
+	r := t.TempDir()
+	killedAt(t, before, after, o.RunID, 40, false, 0.3).restore(t, r)
+
+	broken := newArchiver(t, r, func(opts *Options) {
+		opts.Plugin = func(context.Context, string) (capture.Plugin, error) { return nil, errors.New("plugin gone") }
+	})
+	outs := broken.Recover(ctx)
+	require.Len(t, outs, 1)
+	assert.Equal(t, ActionFailed, outs[0].Action)
+	assert.Contains(t, outs[0].Reason, "the next sync or import continues it")
+	require.NoError(t, broken.Close())
+	validRun(t, r, o.RunID)
+	assert.NotEqual(t, transcript.RunCompleted, readRun(t, r, o.RunID).events[len(readRun(t, r, o.RunID).events)-1].Type, "not ended")
+
+	b := newArchiver(t, r, nil)
+	assert.Empty(t, b.Recover(ctx), "settled already")
+	o2 := b.SyncFile(ctx, "codex", path)
+	require.Equal(t, o.RunID, o2.RunID, "%s: %s", o2.Action, o2.Reason)
+	assert.Equal(t, []string{o.RunID}, sessionRuns(t, r))
+	got := readRun(t, r, o.RunID)
+	assert.Equal(t, messages(t, clean.events), messages(t, got.events))
+	validRun(t, r, o.RunID)
 }
