@@ -175,7 +175,12 @@
 // archived in another run) is ended as cancelled, saying why; it holds
 // no session, so the session is archived afresh when it is seen again.
 // One whose continuation failed (a plugin that did not load) is left
-// open, its steps closed, for the next sync or import to continue.
+// open, its steps closed, for the next sync or import to continue. The
+// runs an older twasm left interrupted and dropped from its ledger
+// (archiving the session again in another run) are looked for once per
+// storage (archive/orphans-checked marks it done; only the first line of
+// a run the ledger does not know is read) and settled the same way:
+// they are ended as cancelled, naming the run that holds the session.
 // An interrupted run that cannot be settled (its raw capture does not
 // start with what its last part holds) gets nothing more until it is:
 // every part for it fails with [ErrInterrupted], naming it.

@@ -6,6 +6,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -170,6 +171,17 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 			*e = *ne
 		}
 	}
+	// The runs an older twasm left interrupted and dropped from its
+	// ledger: looked for once per storage (the marker says it was done).
+	marker := filepath.Join(filepath.Dir(l.path), orphansMarker)
+	_, merr := os.Stat(marker)
+	scan := rebuilt == "" && errors.Is(merr, fs.ErrNotExist)
+	found := 0
+	if scan {
+		if found, err = l.findOrphans(tdir); err != nil {
+			return nil, "", err
+		}
+	}
 	l.reindex()
 	if readOnly {
 		return l, rebuilt, nil
@@ -177,9 +189,14 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 	if err := os.MkdirAll(filepath.Dir(l.path), 0o700); err != nil {
 		return nil, "", fmt.Errorf("ledger: %w", err)
 	}
-	if rebuilt != "" || l.lines > 2*len(l.runs)+64 {
+	if found > 0 || rebuilt != "" || l.lines > 2*len(l.runs)+64 {
 		if err := l.compact(); err != nil {
 			return nil, "", err
+		}
+	}
+	if scan || rebuilt != "" {
+		if err := os.WriteFile(marker, []byte("looked for runs an older twasm left interrupted outside the ledger\n"), 0o600); err != nil {
+			return nil, "", fmt.Errorf("ledger: %w", err)
 		}
 	}
 	l.f, err = os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
@@ -187,6 +204,71 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		return nil, "", fmt.Errorf("ledger: %w", err)
 	}
 	return l, rebuilt, nil
+}
+
+// orphansMarker is the file (beside the ledger) that says the storage
+// was searched once for session runs an older twasm left interrupted and
+// dropped from its ledger (findOrphans).
+const orphansMarker = "orphans-checked"
+
+// findOrphans adds the session runs of tdir that the ledger does not
+// know and that are interrupted (unfinished, with a step open or no part):
+// an older twasm dropped the pending entry of a run killed in its first
+// part and archived the session again, leaving the run listed "running"
+// for ever. They are settled as any interrupted run (Recover): most hold
+// a session another run holds whole, and are ended as cancelled. Only
+// the first line of a run the ledger knows nothing of is read, unless it
+// is a session run.
+func (l *Ledger) findOrphans(tdir string) (int, error) {
+	ents, err := os.ReadDir(tdir)
+	if errors.Is(err, fs.ErrNotExist) {
+		return 0, nil
+	}
+	if err != nil {
+		return 0, fmt.Errorf("ledger: %w", err)
+	}
+	found := 0
+	for _, d := range ents {
+		id, ok := strings.CutSuffix(d.Name(), ".jsonl")
+		if !ok || l.runs[id] != nil || !d.Type().IsRegular() {
+			continue
+		}
+		p := filepath.Join(tdir, d.Name())
+		if !sessionRun(p) {
+			continue
+		}
+		e, info, err := readTranscript(p)
+		if err != nil || e == nil || e.Parts == 0 && info.finished || !info.interrupted(e, nil) {
+			continue
+		}
+		e.Size = -1
+		l.runs[e.RunID] = e
+		l.noteInterrupted(e, info, nil)
+		found++
+	}
+	return found, nil
+}
+
+// sessionRun reports whether the transcript at p starts with the
+// run.started of an archived session (one with a "source"), reading its
+// first line only.
+func sessionRun(p string) bool {
+	f, err := regfile.Open(p)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	line, err := bufio.NewReaderSize(io.LimitReader(f, 1<<20), 64<<10).ReadSlice('\n')
+	if err != nil && len(line) == 0 {
+		return false
+	}
+	var head struct {
+		Type    string `json:"type"`
+		Payload struct {
+			Source json.RawMessage `json:"source"`
+		} `json:"payload"`
+	}
+	return json.Unmarshal(line, &head) == nil && head.Type == string(transcript.RunStarted) && len(head.Payload.Source) > 0
 }
 
 func (l *Ledger) reindex() {

@@ -140,7 +140,10 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 		// rewritten, no complete line, failed): it is ended, holding
 		// nothing, and the session is archived afresh when seen again.
 		why := "nothing of the session was archived in it and it could not be continued"
-		if o.Reason != "" && o.RunID != e.RunID {
+		switch {
+		case o.RunID != "" && o.RunID != e.RunID:
+			why += ": the session is archived in run " + o.RunID
+		case o.Reason != "":
 			why += " (" + o.Action + ": " + o.Reason + ")"
 		}
 		if err := b.endCancelled(ctx, cur, why); err != nil {

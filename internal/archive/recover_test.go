@@ -361,3 +361,64 @@ func TestRecoverRetriesAfterFailure(t *testing.T) {
 	assert.Equal(t, messages(t, clean.events), messages(t, got.events))
 	validRun(t, r, o.RunID)
 }
+
+// TestLegacyOrphanEnded: a run that an older twasm left interrupted in
+// its first part and dropped from its ledger, archiving the session again
+// in another run, is found once per storage and ended as cancelled,
+// saying which run holds the session: no run is left "running". The run
+// holding the session is untouched, and the search is not repeated.
+func TestLegacyOrphanEnded(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "claude/agentcmd_session_log_ansi_tool_error.jsonl")
+	home := t.TempDir()
+	path := filepath.Join(home, "s.jsonl")
+	writeAged(t, path, data, time.Hour)
+
+	// The orphan: a first part killed after 12 lines.
+	orphanRoot := t.TempDir()
+	a := newArchiver(t, orphanRoot, nil)
+	before := snapshot(t, orphanRoot)
+	o := a.SyncFile(ctx, "claude", path)
+	require.NoError(t, a.Close())
+	orphan := killedAt(t, before, snapshot(t, orphanRoot), o.RunID, 12, false, 0.2)
+
+	// The storage the older twasm left: the session archived whole in a
+	// run of its own, the orphan beside it, not in the ledger.
+	r := t.TempDir()
+	b := newArchiver(t, r, nil)
+	whole := b.SyncFile(ctx, "claude", path)
+	require.Equal(t, ActionNew, whole.Action)
+	require.NoError(t, b.Close())
+	for rel, content := range orphan {
+		if strings.HasPrefix(rel, "transcripts") || strings.HasPrefix(rel, "raw") {
+			storageState{rel: content}.restore(t, r)
+		}
+	}
+	require.NoError(t, os.Remove(filepath.Join(r, "archive", orphansMarker)))
+	wholeBefore := snapshot(t, r)[filepath.Join("transcripts", whole.RunID+".jsonl")]
+
+	c := newArchiver(t, r, nil)
+	outs := c.Recover(ctx)
+	require.Len(t, outs, 1, "%+v", outs)
+	assert.Equal(t, o.RunID, outs[0].RunID)
+	assert.Equal(t, ActionClosed, outs[0].Action, outs[0].Reason)
+	assert.Contains(t, outs[0].Reason, whole.RunID, "names the run that holds the session")
+	require.NoError(t, c.Close())
+	validRun(t, r, o.RunID)
+	evs := readRun(t, r, o.RunID).events
+	last := evs[len(evs)-1]
+	require.Equal(t, transcript.RunCompleted, last.Type)
+	assert.Equal(t, transcript.StatusCancelled, last.Step().Status)
+	assert.Equal(t, wholeBefore, snapshot(t, r)[filepath.Join("transcripts", whole.RunID+".jsonl")])
+
+	// Once per storage: another orphan put there later is not looked for.
+	for rel, content := range orphan {
+		if strings.HasPrefix(rel, "transcripts") {
+			storageState{strings.Replace(rel, o.RunID, "00000000-0000-4000-8000-000000000001", 1): content}.restore(t, r)
+		}
+	}
+	d := newArchiver(t, r, nil)
+	assert.Empty(t, d.Ledger().Interrupted())
+	o2 := d.SyncFile(ctx, "claude", path)
+	assert.Equal(t, ActionUnchanged, o2.Action, o2.Reason)
+}
