@@ -101,6 +101,15 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	if a.opts.Written != nil && len(cancelled) > 0 {
 		a.opts.Written(e.RunID)
 	}
+	if isDBSession(&e) {
+		// A session of a SQLite store: the ledger's offset is the cursor
+		// of its last completed part, and the next read of the database
+		// continues the run from there (from the start when it has no
+		// part), rows changed since filtered against what the run holds.
+		notes = append(notes, "the next read of its database continues it from its last completed part")
+		out.Action, out.Reason = ActionSettled, "run "+e.RunID+": "+strings.Join(notes, "; ")
+		return out
+	}
 
 	// Continue the session as the killed command would have.
 	b := *a

@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"slices"
@@ -421,4 +422,69 @@ func TestLegacyOrphanEnded(t *testing.T) {
 	assert.Empty(t, d.Ledger().Interrupted())
 	o2 := d.SyncFile(ctx, "claude", path)
 	assert.Equal(t, ActionUnchanged, o2.Action, o2.Reason)
+}
+
+// TestRecoverInterruptedSQLitePart: a sync killed while it wrote a part of
+// a SQLite store's session (its first part, or a later one) is settled by
+// the next sync: the open step closed as cancelled, the raw capture cut
+// back, and the run continued by the next read of the database from the
+// cursor of its last completed part; one run for the session, holding
+// every message as a sync never killed does, and a valid transcript.
+func TestRecoverInterruptedSQLitePart(t *testing.T) {
+	ctx := context.Background()
+	for _, later := range []bool{false, true} {
+		t.Run(map[bool]string{false: "first part", true: "later part"}[later], func(t *testing.T) {
+			p, _, home, dbPath := sqliteSetup(t)
+			agent := openAgentDB(t, dbPath)
+			for i := range 6 {
+				agent.part("ses_1", fmt.Sprintf("prt_%d", i), fmt.Sprintf("text %d", i))
+			}
+			locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+			plugin := func(o *Options) {
+				o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+			}
+			syncAt := func(root string) []Outcome {
+				a := newArchiver(t, root, plugin)
+				defer a.Close()
+				return a.SyncStores(ctx, locs, time.Time{}, nil).Outcomes
+			}
+			grow := func() {
+				agent.part("ses_1", "prt_2", "text 2, edited")
+				for i := 6; i < 10; i++ {
+					agent.part("ses_1", fmt.Sprintf("prt_%d", i), fmt.Sprintf("text %d", i))
+				}
+			}
+			// The storage before and after the part that is killed, and
+			// what a sync never killed archives.
+			root := t.TempDir()
+			if later {
+				syncAt(root)
+				grow()
+			}
+			before := snapshot(t, root)
+			outs := syncAt(root)
+			require.Len(t, outs, 1)
+			runID := outs[0].RunID
+			after := snapshot(t, root)
+			clean := messages(t, readRun(t, root, runID).events)
+			lines := bytes.Count(after[filepath.Join("transcripts", runID+".jsonl")], []byte("\n"))
+			first := bytes.Count(before[filepath.Join("transcripts", runID+".jsonl")], []byte("\n"))
+			for k := first + 1; k < lines; k++ {
+				r := t.TempDir()
+				killedAt(t, before, after, runID, k, false, 0.5).restore(t, r)
+				outs := syncAt(r)
+				require.NotEmpty(t, outs, "kill at line %d", k)
+				for _, o := range outs {
+					require.NotEqual(t, ActionFailed, o.Action, "kill at line %d: %s", k, o.Reason)
+				}
+				require.Equal(t, []string{runID}, sessionRuns(t, r), "kill at line %d: one run for the session", k)
+				validRun(t, r, runID)
+				assert.Equal(t, clean, messages(t, readRun(t, r, runID).events), "kill at line %d: every message as a sync never killed", k)
+				// And nothing more the next time.
+				for _, o := range syncAt(r) {
+					assert.Equal(t, ActionUnchanged, o.Action, "kill at line %d: %s", k, o.Reason)
+				}
+			}
+		})
+	}
 }

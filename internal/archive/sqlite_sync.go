@@ -30,6 +30,13 @@ const DefaultSQLiteLimit = 10 * time.Minute
 // "#", the session's key.
 func dbSessionPath(db, key string) string { return db + "#" + key }
 
+// isDBSession reports whether e archives a session of a SQLite store
+// (its path is dbSessionPath's, its head dbSessionHead's), not a file.
+func isDBSession(e *Entry) bool {
+	i := strings.LastIndexByte(e.Path, '#')
+	return i > 0 && e.Head == dbSessionHead(e.Provider, e.Path[i+1:])
+}
+
 // dbSessionHead is the content identity of a SQLite session: its
 // provider and key.
 func dbSessionHead(provider, key string) string {
@@ -52,6 +59,7 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 	if newOwnStorage(a.opts.Store.Root).contains(s.Path) {
 		return failDB(fmt.Errorf("%s is in twasm's own storage %s: not an agent's database", s.Path, a.opts.Store.Root))
 	}
+	a.recoverFirst(ctx) // a part a killed sync left open is settled before the database is read
 	limit := a.opts.SQLiteLimit
 	if limit <= 0 {
 		limit = DefaultSQLiteLimit
@@ -98,9 +106,14 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 			continue
 		}
 		since := int64(0)
-		if prev != nil && prev.Parts > 0 {
+		switch {
+		case prev != nil && prev.Parts > 0:
 			since = prev.Offset
-		} else {
+		case prev != nil && !prev.Closed && prev.RunID != "" && !prev.Pending:
+			// A run whose first part a killed sync left unfinished,
+			// settled (Recover): it goes on in the same run, from the
+			// start.
+		default:
 			prev = nil
 		}
 		rows, n, first, last, err := db.rowsOf(dctx, loc.SQLite, ds.Key, since)

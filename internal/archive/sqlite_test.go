@@ -96,7 +96,7 @@ func (a *agentDB) part(session, id, text string) {
 }
 
 // snapshot is every file of dir, by name, with its sha256.
-func snapshot(t *testing.T, dir string) map[string]string {
+func dirSnapshot(t *testing.T, dir string) map[string]string {
 	t.Helper()
 	out := map[string]string{}
 	es, err := os.ReadDir(dir)
@@ -150,9 +150,9 @@ func TestSyncSQLite(t *testing.T) {
 			require.Len(t, locs, 1)
 			sync := func() map[string]string {
 				t.Helper()
-				before := snapshot(t, filepath.Dir(dbPath))
+				before := dirSnapshot(t, filepath.Dir(dbPath))
 				rep := a.SyncStores(ctx, locs, time.Time{}, nil)
-				after := snapshot(t, filepath.Dir(dbPath))
+				after := dirSnapshot(t, filepath.Dir(dbPath))
 				if open {
 					// The agent wrote meanwhile (its log and index
 					// change, and a reader's mark is in the index): the
