@@ -2,6 +2,7 @@ package capture
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"crypto/rand"
 	"crypto/sha256"
@@ -657,7 +658,13 @@ func (s *sink) OpenScope(ctx context.Context, sc normalize.Scope) error {
 		return nil
 	}
 	name := s.uniqueName(sc)
-	sub, err := s.step.SubRun(ctx, name)
+	// People read the sub-agent's description (else its name), not the
+	// path segment made of it and its tool call id.
+	title := strings.Join(strings.Fields(cmp.Or(sc.Description, sc.Name)), " ")
+	if r := []rune(title); len(r) > 200 {
+		title = string(r[:199]) + "…"
+	}
+	sub, err := s.step.SubRun(ctx, name, lifecycle.SubRunOptions{Title: title})
 	if err != nil {
 		return fmt.Errorf("capture: sub-agent %s: %w", sc.ID, err)
 	}

@@ -189,7 +189,7 @@ func TestCapture(t *testing.T) {
 						sawDesc = sawDesc || m.Blocks[0].Text == "look around"
 					}
 					if ev.Type == transcript.RunStarted {
-						assert.Contains(t, ev.Step().Name, "look_around", "the description names the child run")
+						assert.Equal(t, "look around", ev.Step().Name, "the description, as written, names the child run")
 					}
 				}
 				assert.True(t, sawPrompt && sawInside)

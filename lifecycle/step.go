@@ -393,23 +393,30 @@ func (s *Step) CallWorkflow(ctx context.Context, name string, fn StepFunc, opts 
 // [Run.End] or [Run.Finish], before this step returns so that the link
 // lies inside the step; a child still open when this run ends is ended
 // then, with the error "lifecycle: parent run ended before the sub-run".
-func (s *Step) SubRun(ctx context.Context, name string) (*Run, error) {
+// [SubRunOptions.Title], when given, is the name people read for the link
+// step and the child run (a sub-agent's description); name stays the path
+// segment.
+func (s *Step) SubRun(ctx context.Context, name string, opts ...SubRunOptions) (*Run, error) {
 	if !validName(name) {
 		return nil, fmt.Errorf("%w: sub-run name %q must be one non-empty path segment (no '.', no whitespace)", ErrInvalidName, name)
 	}
+	title := oneopt.Get("lifecycle.Step.SubRun", opts).Title
+	if title == "" {
+		title = name
+	}
 	node := &Step{
-		run: s.run, br: &bracket{}, name: name, path: joinPath(s.path, name),
+		run: s.run, br: &bracket{}, name: title, path: joinPath(s.path, name),
 		kind: transcript.KindCallWorkflow, iteration: s.iteration, inLoop: s.inLoop,
 		childID: runid.New(),
 	}
 	ev := &transcript.Event{
 		Type: transcript.StepCallWorkflowStarted, ChildRunID: node.childID, Path: node.path, Iteration: node.iteration,
-		Payload: &transcript.StepPayload{Name: name, Kind: node.kind},
+		Payload: &transcript.StepPayload{Name: title, Kind: node.kind},
 	}
 	if err := s.emit(context.WithoutCancel(ctx), ev); err != nil {
 		return nil, fmt.Errorf("lifecycle: start sub-run %s: %w", node.path, err)
 	}
-	child, err := s.run.child(ctx, name, node.childID)
+	child, err := s.run.child(ctx, title, node.childID)
 	if err != nil {
 		return nil, errors.Join(err, node.complete(ctx, transcript.StepCallWorkflowCompleted, err, nil))
 	}
@@ -417,6 +424,13 @@ func (s *Step) SubRun(ctx context.Context, name string) (*Run, error) {
 		return nil, errors.Join(err, child.finish(err, nil))
 	}
 	return child, nil
+}
+
+// SubRunOptions are the options of [Step.SubRun].
+type SubRunOptions struct {
+	// Title names the link step and the child run for people (one line,
+	// any characters); empty: the path segment.
+	Title string
 }
 
 // configure returns the one StepOptions a step method was given, or the

@@ -685,3 +685,41 @@ func TestStepRecordBatch(t *testing.T) {
 		t.Fatalf("events: %s", got)
 	}
 }
+
+// A sub-run's title names the link step and the child run for people;
+// the path keeps the segment.
+func TestSubRunTitle(t *testing.T) {
+	ctx := context.Background()
+	store := recorder.NewStore(t.TempDir())
+	var childID, parentID string
+	err := Do(ctx, store, RunOptions{Name: "parent"}, func(ctx context.Context, r *Step) error {
+		parentID = r.Run().RunID()
+		return r.Step(ctx, "agent", transcript.KindAgent, func(ctx context.Context, s *Step) error {
+			sub, err := s.SubRun(ctx, "Explore_code_toolu_1", SubRunOptions{Title: "Explore the code"})
+			if err != nil {
+				return err
+			}
+			childID = sub.RunID()
+			return sub.Finish(ctx, nil)
+		})
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	parent, child := readRun(t, store, parentID), readRun(t, store, childID)
+	if got := child[0].Step().Name; got != "Explore the code" {
+		t.Fatalf("child run name %q", got)
+	}
+	links := 0
+	for _, ev := range parent {
+		if ev.Type == transcript.StepCallWorkflowStarted || ev.Type == transcript.StepCallWorkflowCompleted {
+			links++
+			if ev.Path != "agent.Explore_code_toolu_1" || ev.Step().Name != "Explore the code" {
+				t.Fatalf("link %s at %q named %q", ev.Type, ev.Path, ev.Step().Name)
+			}
+		}
+	}
+	if links != 2 {
+		t.Fatalf("%d link events", links)
+	}
+}

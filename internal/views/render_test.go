@@ -165,7 +165,7 @@ func TestWriteView(t *testing.T) {
 			"_Output truncated: 2000 of 4000 bytes shown",
 			"**Unknown event** `agent.heartbeat` at seq 8",
 			"## delegate · call_workflow · error · 1.0s", "**Error:** `search failed`",
-			"### Sub-run " + viewstest.Child + " · error", "#### delegate.search · agent · ok · 4.0s",
+			"### Sub-run search-wf · " + viewstest.Child[:8] + " · error", "#### delegate.search · agent · ok · 4.0s",
 			"**Tool** `shell` (execute) · error · exit 1", "**Error:** `no matches`",
 			"## Problems", "malformed transcript line", "tool call `Read` `c2` at seq 7 never got a result",
 		}, nil},

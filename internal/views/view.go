@@ -385,7 +385,11 @@ func (v *viewer) step(run *RunNode, s *StepNode, level int, all bool) {
 	v.footer(run, s)
 	switch {
 	case s.Child != nil && v.opts.Children == ChildrenInline:
-		v.d.heading(level+1, "Sub-run "+s.Child.RunID+" · "+s.Child.Status)
+		title := "Sub-run " + s.Child.RunID
+		if name := DisplayName(headOf(s.Child)); name != ShortID(s.Child.RunID) {
+			title = "Sub-run " + v.clip(name) + " · " + ShortID(s.Child.RunID)
+		}
+		v.d.heading(level+1, title+" · "+s.Child.Status)
 		v.runBody(s.Child, level+2, true)
 	case s.Child != nil:
 		v.d.para(fmt.Sprintf("Sub-run %s (%s): %s", v.d.inline(s.Child.RunID), s.Child.Status, v.d.inline(s.Child.File)))
