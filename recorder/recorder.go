@@ -20,8 +20,8 @@ import (
 
 	"golang.org/x/sys/unix"
 
-	"github.com/twasm/twasm/internal/durable"
 	"github.com/twasm/twasm/fanout"
+	"github.com/twasm/twasm/internal/durable"
 	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/internal/oneopt"
 	"github.com/twasm/twasm/internal/regfile"

@@ -2,11 +2,11 @@ package ls
 
 import (
 	"context"
-	"math"
 	"errors"
 	"fmt"
 	"io"
 	"log/slog"
+	"math"
 	"path/filepath"
 	"strconv"
 	"strings"
