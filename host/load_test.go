@@ -237,6 +237,13 @@ func TestParseManifest(t *testing.T) {
 		{store(`"name":"s","roots":[{"env":"A"}],"pattern":"/etc/*"`), `pattern "/etc/*"`},
 		{store(`"name":"s","roots":[{"env":"A"}],"pattern":"*","retention_days":-1`), "retention_days is negative"},
 		{store(`"name":"s","roots":[{"env":"A"}],"pattern":"*","retention_file":"../settings.json"`), `retention_file "../settings.json"`},
+		// A folder store (ABI 1.4) lists the files of a session folder,
+		// relative paths that stay in it.
+		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":["api_conversation_history.json","events/*.jsonl"]`), ""},
+		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*"`), "a folder store lists no files"},
+		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":["../x.json"]`), `files glob "../x.json"`},
+		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":["/etc/passwd"]`), `files glob "/etc/passwd"`},
+		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":[""]`), `files glob ""`},
 		{`{"name":"a","version":"1","providers":["a"],"stores":[` + strings.Repeat(`{"name":"s","roots":[{"env":"A"}],"pattern":"*"},`, MaxStores) + `{"name":"s","roots":[{"env":"A"}],"pattern":"*"}]}`, "declares 65 stores"},
 	}
 	for _, c := range cases {

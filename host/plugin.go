@@ -141,6 +141,7 @@ func cloneStores(in []abi.Store) []abi.Store {
 	out := slices.Clone(in)
 	for i := range out {
 		out[i].Roots = slices.Clone(out[i].Roots)
+		out[i].Files = slices.Clone(out[i].Files)
 	}
 	return out
 }

@@ -59,6 +59,9 @@ type Entry struct {
 	// holds, each with the offset of the bytes it introduced: a part that
 	// replays the earlier ones feeds them where they were.
 	Facts []FactsAt `json:"facts,omitempty"`
+	// Files is, for a session folder, what the run holds of each of its
+	// files (FileState).
+	Files []FileState `json:"files,omitempty"`
 }
 
 // FactsAt is a facts line fed before the source's bytes from At on.
@@ -330,6 +333,10 @@ type PartRef struct {
 	// Facts is the facts line (abi.SourceFacts) fed before the part's
 	// bytes, when the plugin asked for one.
 	Facts json.RawMessage `json:"facts,omitempty"`
+	// Files is, for a session folder, what the run holds of each of its
+	// files after this part; From and To are then offsets in the stream
+	// of its parts (the bytes the plugin read, file lines included).
+	Files []FileState `json:"files,omitempty"`
 }
 
 // factsBytes is a part's facts line as fed (nil: none).
@@ -387,6 +394,7 @@ func entryFromTranscript(path string) (*Entry, error) {
 			e.Parts++
 			e.Facts = nextFacts(e.Facts, res.Source.Rewritten, res.Source.From, factsBytes(res.Source.Facts))
 			e.Offset, e.SHA256, e.Redact, e.Status, e.Totals = res.Source.To, res.Source.SHA256, res.Source.Redact, res.Status, res.Source.Totals
+			e.Files = res.Source.Files
 			if res.Raw != nil {
 				e.Raw = res.Raw.Path
 			}
