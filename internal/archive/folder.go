@@ -295,6 +295,14 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	reason := out.Reason
 	out = a.writePart(ctx, out, folderSource{dir: dir, stream: body, states: states, prevLast: prevLast},
 		provider, "", head, prev, false, end, end, mtime, closeDue)
+	if e := a.ledger.ByPath(dir); e != nil && out.Action != ActionFailed && (e.Size != size || e.ModTime != mtime.UnixNano()) {
+		// The folder as seen (Archived): its files' total size and
+		// latest mtime, not the stream's.
+		e.Size, e.ModTime = size, mtime.UnixNano()
+		if err := a.ledger.Put(e); err != nil {
+			return fail(err)
+		}
+	}
 	if reason != "" && out.Action != ActionFailed && !strings.HasPrefix(out.Reason, reason) {
 		out.Reason = strings.TrimPrefix(reason+"; "+out.Reason, "; ")
 		out.Reason = strings.TrimSuffix(out.Reason, "; ")
@@ -484,4 +492,18 @@ func epochTimes(b []byte) []time.Time {
 			out = append(out, time.UnixMilli(ms).UTC())
 		}
 	}
+}
+
+// Archived reports whether the ledger holds all of a session found in a
+// store (doctor): a file up to its size, a folder as it was last seen
+// (its files' total size and latest mtime).
+func Archived(l *Ledger, s Session) bool {
+	e := l.ByPath(s.Path)
+	if e == nil {
+		return false
+	}
+	if s.Loc != nil && s.Loc.Kind == KindFolder {
+		return e.Size == s.Size && e.ModTime == s.ModTime.UnixNano()
+	}
+	return e.Offset >= s.Size
 }

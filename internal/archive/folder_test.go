@@ -174,12 +174,19 @@ func TestFolderSession(t *testing.T) {
 
 	o = sync(ActionUnchanged)
 	assert.Equal(t, runID, o.RunID)
+	_, found := Scan(locs, time.Time{})
+	require.Len(t, found, 1)
+	assert.True(t, Archived(a.Ledger(), found[0]), "doctor: the folder is archived")
 
 	// A turn: the document rewritten whole with one more element, the
 	// JSON Lines file grown.
 	writeAged(t, filepath.Join(task, "history.json"), docOf("one", "two", "three"), 30*time.Minute)
 	writeAged(t, filepath.Join(task, "events.jsonl"), []byte(`{"text":"e1"}`+"\n"+`{"text":"partial"}`+"\n"+`{"text":"e2"}`+"\n"), 30*time.Minute)
+	_, found = Scan(locs, time.Time{})
+	assert.False(t, Archived(a.Ledger(), found[0]), "doctor: a turn not synced yet")
 	o = sync(ActionGrown)
+	_, found = Scan(locs, time.Time{})
+	assert.True(t, Archived(a.Ledger(), found[0]), "doctor: the turn is archived")
 	assert.Equal(t, runID, o.RunID)
 	assert.Equal(t, []string{"one", "two", "e1", "three", "partial", "e2"}, messageTexts(t, root, runID),
 		"the second part holds only the new element and the new line")
