@@ -31,6 +31,7 @@ var messagesCases = []struct {
 	{"copilot", "testdata/golden/copilot/json_tools_out_of_order.jsonl", false},
 	{"openai", "testdata/golden/openai/chat_sse_tool_calls_parallel.sse", true},
 	{"pi", "testdata/golden/pi/session_fork_branch_summary.jsonl", false},
+	{"cline", "testdata/golden/cline/task_native_tools.jsonl", false},
 }
 
 func TestExportMessagesAcceptedBySDKs(t *testing.T) {

@@ -256,6 +256,7 @@ var otlpCases = []struct{ provider, file string }{
 	{"openai", "testdata/golden/openai/chat_sse_tool_calls_parallel.sse"},
 	{"openai", "testdata/golden/openai/responses_stream_multistep.jsonl"},
 	{"pi", "testdata/golden/pi/session_subagent.jsonl"},
+	{"cline", "testdata/golden/cline/task_native_tools.jsonl"},
 }
 
 func TestOTLPExportToCollector(t *testing.T) {
