@@ -255,9 +255,9 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 			return out
 		}
 		out.RunID, out.Action, out.Reason = prev.RunID, ActionUnchanged, "nothing new"
-		if !a.opts.DryRun && !slices.Equal(prev.Files, states) {
+		if !a.opts.DryRun && (!slices.Equal(prev.Files, states) || prev.Path != dir) {
 			e := *prev
-			e.Files, e.Size, e.ModTime = states, size, mtime.UnixNano()
+			e.Files, e.Size, e.ModTime, e.Path = states, size, mtime.UnixNano(), dir
 			if err := a.ledger.Put(&e); err != nil {
 				return fail(err)
 			}
@@ -295,10 +295,11 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	reason := out.Reason
 	out = a.writePart(ctx, out, folderSource{dir: dir, stream: body, states: states, prevLast: prevLast},
 		provider, "", head, prev, false, end, end, mtime, closeDue)
-	if e := a.ledger.ByPath(dir); e != nil && out.Action != ActionFailed && (e.Size != size || e.ModTime != mtime.UnixNano()) {
-		// The folder as seen (Archived): its files' total size and
-		// latest mtime, not the stream's.
-		e.Size, e.ModTime = size, mtime.UnixNano()
+	if e := a.folderEntry(head, out.RunID); e != nil && out.Action != ActionFailed && (e.Size != size || e.ModTime != mtime.UnixNano() || e.Path != dir) {
+		// The folder as seen (Archived), where it is now (a store
+		// that moved): its files' total size and latest mtime, not the
+		// stream's.
+		e.Size, e.ModTime, e.Path = size, mtime.UnixNano(), dir
 		if err := a.ledger.Put(e); err != nil {
 			return fail(err)
 		}
@@ -308,6 +309,17 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 		out.Reason = strings.TrimSuffix(out.Reason, "; ")
 	}
 	return out
+}
+
+// folderEntry is the ledger entry of run runID of the session folder
+// whose identity is head.
+func (a *Archiver) folderEntry(head, runID string) *Entry {
+	for _, e := range a.ledger.ByHead(head) {
+		if e.RunID == runID {
+			return &e
+		}
+	}
+	return nil
 }
 
 // readFolderFile reads what is new in one file of a session folder

@@ -282,3 +282,46 @@ func TestFolderPending(t *testing.T) {
 	assert.Empty(t, seen.streams)
 	seen.mu.Unlock()
 }
+
+// TestFolderStoreMoved: a session folder is its path relative to the
+// store: the same store found at another place (a home directory copied
+// to a new machine) holds the same sessions, and a turn added there
+// grows the same run.
+func TestFolderStoreMoved(t *testing.T) {
+	ctx := context.Background()
+	seen := &factsSeen{}
+	p := sdk.Plugin{Manifest: abi.Manifest{Name: "fo", Version: "1", Providers: []string{"fo"}},
+		New: func(abi.BeginOptions) sdk.Normalizer {
+			seen.mu.Lock()
+			seen.streams = append(seen.streams, nil)
+			seen.mu.Unlock()
+			return &folderNorm{seen: seen, docs: map[string][]string{}}
+		}}
+	p.Manifest.Stores = []abi.Store{{Name: "Fo tasks", Kind: KindFolder, Roots: []abi.Root{{Env: "FO_HOME"}}, Dir: "tasks",
+		Pattern: "*", Files: []string{"history.json"}}}
+	root := t.TempDir()
+	a := newArchiver(t, root, func(o *Options) {
+		o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+	})
+	locsAt := func(dir string) []Location {
+		return Discover(func(k string) string { return map[string]string{"FO_HOME": dir}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+	}
+	old, moved := t.TempDir(), t.TempDir()
+	writeAged(t, filepath.Join(old, "tasks", "t1", "history.json"), docOf("one"), time.Hour)
+	rep := a.SyncStores(ctx, locsAt(old), time.Time{}, nil)
+	require.Equal(t, 1, rep.Counts[ActionNew], "%+v", rep.Outcomes)
+	runID := rep.Outcomes[0].RunID
+
+	writeAged(t, filepath.Join(moved, "tasks", "t1", "history.json"), docOf("one"), time.Hour)
+	rep = a.SyncStores(ctx, locsAt(moved), time.Time{}, nil)
+	require.Equal(t, 1, rep.Counts[ActionUnchanged], "%+v", rep.Outcomes)
+	assert.Equal(t, runID, rep.Outcomes[0].RunID)
+	writeAged(t, filepath.Join(moved, "tasks", "t1", "history.json"), docOf("one", "two"), 30*time.Minute)
+	rep = a.SyncStores(ctx, locsAt(moved), time.Time{}, nil)
+	require.Equal(t, 1, rep.Counts[ActionGrown], "%+v", rep.Outcomes)
+	assert.Equal(t, runID, rep.Outcomes[0].RunID)
+	assert.Equal(t, []string{"one", "two"}, messageTexts(t, root, runID))
+	e := a.Ledger().ByPath(filepath.Join(moved, "tasks", "t1"))
+	require.NotNil(t, e, "the ledger follows the folder to where it is now")
+	assert.Equal(t, runID, e.RunID)
+}
