@@ -121,6 +121,8 @@ type normalizer struct {
 	// the conversation that comes after them in the stream, so that the
 	// status rule sees them after the last answer.
 	deferred []uiError
+	// parent is the task this one is a sub-task of (Roo Code).
+	parent string
 }
 
 type uiError struct{ msg, code string }
@@ -173,8 +175,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case kindMetadata:
 		// files_in_context, model_usage, environment_history; Roo's
 		// history item repeats the UI's totals: what the step holds
-		// comes from the conversation and the UI's requests.
-		out.Ignored(sdk.S("task_metadata"))
+		// comes from the conversation and the UI's requests. What it
+		// adds is the task's parent: a sub-task started by new_task.
+		if !n.parentTask(v, out) {
+			out.Ignored(sdk.S("task_metadata"))
+		}
 	default:
 		out.Unmapped(sdk.S("(unknown file)"))
 	}
@@ -199,6 +204,19 @@ func (n *normalizer) twasm(v, t abi.Value, out *sdk.Out) {
 	default:
 		out.Unmapped(sdk.S("twasm_" + sdk.TypeName(t)))
 	}
+}
+
+// parentTask says, once, that the task is a sub-task (Roo Code's
+// history_item.json names its parentTaskId): its parent's run holds the
+// new_task call that started it, in a run of its own.
+func (n *normalizer) parentTask(v abi.Value, out *sdk.Out) bool {
+	p := v.Get("parentTaskId")
+	if p.Kind() != abi.KindString || p.Is("") || n.parent != "" {
+		return false
+	}
+	n.parent = p.String()
+	out.Warn("a sub-task of task " + clip(n.parent) + " (started by its new_task call): that task's run holds the call")
+	return true
 }
 
 // detectKind tells a file read without its file line by its shape: the

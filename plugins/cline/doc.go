@@ -58,7 +58,10 @@
 //     warning; say completion_result the final text. The rest is the
 //     screen's copy of the conversation.
 //   - task_metadata.json (files in context, models used) and Roo's
-//     history_item.json (the UI's totals again) are declared ignored.
+//     history_item.json (the UI's totals again) are declared ignored,
+//     except the parentTaskId of a Roo sub-task (started by its parent's
+//     new_task call), said once in a warning: the sub-task is a run of
+//     its own, not yet linked to its parent's.
 //
 // A file read alone (import of api_conversation_history.json or
 // ui_messages.json) is told by its shape. A task has no terminal event:
