@@ -2,6 +2,7 @@ package e2e
 
 import (
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -49,7 +50,8 @@ func clineTask(t *testing.T) (ui, api []json.RawMessage) {
 // sync archives nothing; a turn added (Cline rewrites both arrays whole)
 // adds one part to the same run holding only the new turn's messages,
 // calls and results; doctor then says archived; the task folder's bytes
-// are the same before and after every command.
+// are the same before and after every command; once the agent deleted the
+// task, renormalize rebuilds the same run from the raw capture.
 func TestSyncClineTask(t *testing.T) {
 	t.Parallel()
 	h := newFakeHome(t)
@@ -132,7 +134,29 @@ func TestSyncClineTask(t *testing.T) {
 		t.Errorf("doctor after sync: %+v", s)
 	}
 
-	path := transcriptPath(h.stor, runID)
+	checkClineRun(t, transcriptPath(h.stor, runID))
+
+	// The agent deleted the task: renormalize rebuilds the run from its
+	// raw capture alone, part by part as sync wrote it (each part read
+	// the whole raw capture before, so every call came twice).
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	r := h.ok("renormalize", "--json", runID)
+	var sum struct {
+		Transcript string `json:"transcript"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &sum); err != nil || sum.Transcript == "" {
+		t.Fatalf("renormalize --json: %v\n%v", err, r)
+	}
+	checkClineRun(t, sum.Transcript)
+}
+
+// checkClineRun checks the run of the task of TestSyncClineTask: two
+// parts, five responses, five calls each with one result, the requests'
+// output tokens once.
+func checkClineRun(t *testing.T, path string) {
+	t.Helper()
 	validate(t, path)
 	calls, results, responses := map[string]int{}, map[string]int{}, 0
 	var parts []*transcript.AgentResult
@@ -151,7 +175,7 @@ func TestSyncClineTask(t *testing.T) {
 		}
 	}
 	if len(parts) != 2 || responses != 5 || len(calls) != 5 {
-		t.Fatalf("run %s: %d parts, %d responses, %d calls (want 2, 5, 5)", runID, len(parts), responses, len(calls))
+		t.Fatalf("run %s: %d parts, %d responses, %d calls (want 2, 5, 5)", path, len(parts), responses, len(calls))
 	}
 	for id, n := range calls {
 		if n != 1 || results[id] != 1 {
