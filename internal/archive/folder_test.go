@@ -325,3 +325,50 @@ func TestFolderStoreMoved(t *testing.T) {
 	require.NotNil(t, e, "the ledger follows the folder to where it is now")
 	assert.Equal(t, runID, e.RunID)
 }
+
+// TestFolderRedact: a session folder synced with --redact: no secret
+// reaches the raw capture or the transcript, and a turn added after the
+// first sync still adds only the new message (the plugin reads the masked
+// raw capture first, and compares the new version, masked the same way,
+// with it).
+func TestFolderRedact(t *testing.T) {
+	ctx := context.Background()
+	seen := &factsSeen{}
+	p := sdk.Plugin{Manifest: abi.Manifest{Name: "fo", Version: "1", Providers: []string{"fo"}},
+		New: func(abi.BeginOptions) sdk.Normalizer {
+			seen.mu.Lock()
+			seen.streams = append(seen.streams, nil)
+			seen.mu.Unlock()
+			return &folderNorm{seen: seen, docs: map[string][]string{}}
+		}}
+	p.Manifest.Stores = []abi.Store{{Name: "Fo tasks", Kind: KindFolder, Roots: []abi.Root{{Path: "~/.fo"}}, Dir: "tasks",
+		Pattern: "*", Files: []string{"history.json"}}}
+	root, home := t.TempDir(), t.TempDir()
+	a := newArchiver(t, root, func(o *Options) {
+		o.Redact = true
+		o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+	})
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+	secret := "sk-ant-api03-" + strings.Repeat("B", 90)
+	doc := filepath.Join(home, ".fo", "tasks", "t1", "history.json")
+	writeAged(t, doc, docOf("use the key "+secret, "two"), time.Hour)
+	rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+	require.Equal(t, 1, rep.Counts[ActionNew], "%+v", rep.Outcomes)
+	runID := rep.Outcomes[0].RunID
+	writeAged(t, doc, docOf("use the key "+secret, "two", "three"), 30*time.Minute)
+	rep = a.SyncStores(ctx, locs, time.Time{}, nil)
+	require.Equal(t, 1, rep.Counts[ActionGrown], "%+v", rep.Outcomes)
+	texts := messageTexts(t, root, runID)
+	require.Len(t, texts, 3, "%q", texts)
+	assert.Equal(t, []string{"two", "three"}, texts[1:])
+	assert.NotContains(t, texts[0], secret)
+	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		if d.Type().IsRegular() {
+			b, err := os.ReadFile(p)
+			require.NoError(t, err)
+			assert.NotContains(t, string(b), secret, p)
+		}
+		return nil
+	}))
+}
