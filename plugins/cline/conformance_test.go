@@ -120,12 +120,13 @@ func clineFacts(raw []byte) facts {
 	}
 	for _, m := range ui {
 		var e struct{ Say, Text string }
-		if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" {
+		if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" {
 			continue
 		}
 		var r struct {
 			TokensIn, TokensOut, CacheWrites, CacheReads *int64
 			Cost                                         *float64
+			APIProtocol                                  string
 		}
 		if json.Unmarshal([]byte(e.Text), &r) != nil {
 			continue
@@ -136,7 +137,11 @@ func clineFacts(raw []byte) facts {
 			}
 			return *p
 		}
-		fx.input += get(r.TokensIn) + get(r.CacheWrites) + get(r.CacheReads)
+		if r.APIProtocol == "openai" {
+			fx.input += get(r.TokensIn) // the whole prompt, over the OpenAI protocol
+		} else {
+			fx.input += get(r.TokensIn) + get(r.CacheWrites) + get(r.CacheReads)
+		}
 		fx.output += get(r.TokensOut)
 		if r.Cost != nil {
 			fx.cost += *r.Cost

@@ -52,7 +52,10 @@
 //     counted once, when it holds them: input_tokens is tokensIn +
 //     cacheWrites + cacheReads (Cline keeps the three disjoint: its SDK's
 //     message translator subtracts the cache reads and writes from the
-//     provider's input before writing tokensIn); a request that failed
+//     provider's input before writing tokensIn), except when Roo Code
+//     states apiProtocol "openai" (tokensIn is then the whole prompt, the
+//     cache included); older versions wrote the figures in a separate
+//     say api_req_finished, read the same way; a request that failed
 //     while streaming is a provider error. say error, ask api_req_failed
 //     and ask mistake_limit_reached are provider errors; say error_retry a
 //     warning; say completion_result the final text. The rest is the

@@ -39,7 +39,9 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			continue
 		}
 		switch {
-		case m.Get("say").Is("api_req_started"):
+		case m.Get("say").Is("api_req_started"), m.Get("say").Is("api_req_finished"):
+			// Older versions wrote a request's figures in a separate
+			// api_req_finished after it.
 			records += n.apiRequest(m, i, out)
 		case m.Get("say").Is("error"), m.Get("ask").Is("api_req_failed"), m.Get("ask").Is("mistake_limit_reached"):
 			code := strings.Clone(sdk.Name(m.Get("say")) + sdk.Name(m.Get("ask"))) // kept: not a view of the line
@@ -98,10 +100,16 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, out *sdk.Out) int {
 	n.counted[idx] = true
 	records := 0
 	var u sdk.Usage
-	if inOK || cwOK || crOK {
+	switch {
+	case info.Get("apiProtocol").Is("openai") && inOK:
+		// Roo Code (and its forks) state apiProtocol: over the OpenAI
+		// protocol tokensIn is the whole prompt, the cache included.
+		u.Input = sdk.N(in)
+	case inOK || cwOK || crOK:
 		// Cline keeps tokensIn, cacheWrites and cacheReads disjoint
 		// (its message translator subtracts the cache from the
-		// provider's input): every input token is their sum.
+		// provider's input), as Roo does over the Anthropic protocol:
+		// every input token is their sum.
 		u.Input = sdk.N(in + cw + cr)
 	}
 	if crOK {
