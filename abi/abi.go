@@ -143,9 +143,12 @@ const SourceFileType = "file"
 // with a new file line: a plugin that keeps what it reported of the
 // earlier version reports only what changed (an agent's messages without
 // ids: by index and content). Path is relative to the session directory
-// (slash-separated), Size and MTime the file's when it was read. A file
-// that is not yet one complete JSON document, or that has no line end at
-// all, is not handed until it is.
+// (slash-separated), Size and MTime the file's when it was read. A JSON
+// document is read once it has not changed for a while (the agent may be
+// writing it); one that is still not JSON then is handed as its lines
+// (Document false), for the plugin to count. JSON Lines are handed up to
+// their last complete line, the last one too once the file has not
+// changed for a while.
 //
 // The line is part of the stream: kept in the raw capture with the
 // content after it, so renormalize hands the plugin the same input, and
