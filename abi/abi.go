@@ -48,9 +48,11 @@ type Store struct {
 	Provider string `json:"provider,omitempty"`
 	// Kind is the kind of source: "file" (the default: one session per
 	// file, JSON Lines the agent appends to, or, for a .json file, one
-	// JSON document it rewrites whole), or "sqlite" (a SQLite database
-	// holding many sessions: Pattern matches the database file, SQLite
-	// says what to read of it).
+	// JSON document it rewrites whole), "folder" (one session per
+	// directory: Pattern matches the directories, Files the files of
+	// one that the plugin reads; see [SourceFile]), or "sqlite" (a SQLite
+	// database holding many sessions: Pattern matches the database file,
+	// SQLite says what to read of it).
 	Kind string `json:"kind,omitempty"`
 	// SQLite (ABI 1.4, with Kind "sqlite") declares, as data, the
 	// read-only queries that list the database's sessions and read the
@@ -69,8 +71,16 @@ type Store struct {
 	// Pattern is a glob over slash-separated paths relative to Dir that
 	// matches the session files: "*" and "?" stay within one name, "**/"
 	// crosses any number of directories, "[...]" is a class and
-	// "{a,b}" alternatives.
+	// "{a,b}" alternatives. For a "folder" store it matches the session
+	// directories.
 	Pattern string `json:"pattern"`
+	// Files (kind "folder") are globs, relative to a session directory,
+	// of the files of one session, in the order the plugin reads them:
+	// the files one glob matches come in name order before those of the
+	// next glob, each once. A file named *.json is one JSON document the
+	// agent rewrites whole; any other holds JSON Lines it appends to. A
+	// directory none of whose files match is not a session.
+	Files []string `json:"files,omitempty"`
 	// Session says how one session is told from another: "content" (the
 	// default: by the bytes it starts with, wherever they are found).
 	Session string `json:"session,omitempty"`
@@ -227,6 +237,45 @@ type SourceFacts struct {
 	UserVersion   *int64 `json:"user_version,omitempty"`
 	SchemaVersion *int64 `json:"schema_version,omitempty"`
 	QuerySHA256   string `json:"query_sha256,omitempty"`
+}
+
+// SourceFileType is the value of the "$twasm" member that marks a file
+// line (ABI 1.4).
+const SourceFileType = "file"
+
+// SourceFile is the line the host hands a plugin before each file of a
+// session read from a "folder" store ([Store.Files]): one JSON object on
+// one line,
+//
+//	{"$twasm":"file","path":"api_conversation_history.json","size":5120,"mtime":"2026-11-02T10:04:05.123Z","document":true}
+//
+// then the file's content: for a JSON document (Document), the document
+// compacted to one line; for JSON Lines, its complete lines as they are,
+// from byte From (0: the whole file; more: the file grew, and only its
+// new lines follow, after the earlier ones a previous stream of the same
+// session held). A JSON document the agent rewrote is handed again whole,
+// with a new file line: a plugin that keeps what it reported of the
+// earlier version reports only what changed (an agent's messages without
+// ids: by index and content). Path is relative to the session directory
+// (slash-separated), Size and MTime the file's when it was read. A JSON
+// document is read once it has not changed for a while (the agent may be
+// writing it); one that is still not JSON then is handed as its lines
+// (Document false), for the plugin to count. JSON Lines are handed up to
+// their last complete line, the last one too once the file has not
+// changed for a while.
+//
+// The line is part of the stream: kept in the raw capture with the
+// content after it, so renormalize hands the plugin the same input, and
+// the plugin accounts for it like any line (records, or OpIgnored). A
+// plugin of a folder store that asks for [Manifest.SourceFacts] gets the
+// facts line first, naming the session directory.
+type SourceFile struct {
+	Type     string `json:"$twasm"`
+	Path     string `json:"path"`
+	Size     int64  `json:"size"`
+	MTime    string `json:"mtime"`
+	From     int64  `json:"from,omitempty"`
+	Document bool   `json:"document,omitempty"`
 }
 
 // BeginOptions are the per-stream options, JSON on the wire.

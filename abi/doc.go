@@ -112,6 +112,18 @@
 // "row":{...}}, JSON text columns inlined). A later sync hands the rows
 // changed since, a row changed in place again with the same key: the
 // plugin replaces what it held under that key.
+// A "folder" store keeps one session per directory (Cline's and Roo
+// Code's task folders): Pattern matches the directories and
+// [Store.Files] lists, in order, the files of one session. The host
+// hands the plugin one stream per session: before each file a
+// [SourceFile] line ({"$twasm":"file", ...}: its path in the directory,
+// size and modification time), then its content, a JSON document
+// compacted to one line, JSON Lines as they are. When the session
+// changes, the next stream holds what changed: a JSON Lines file's new
+// lines, a JSON document rewritten whole again whole (the plugin, which
+// has read the earlier streams first, reports only what is new or
+// changed). The session is the directory, wherever its files' bytes
+// start.
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a

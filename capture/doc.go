@@ -49,6 +49,8 @@
 //     first feeds the part already archived to the plugin with its output
 //     dropped, so a call from the earlier part pairs with its result in
 //     the new one. Replay writes nothing, neither events nor raw bytes.
+//     [Run] does the same with [Source].Replay (renormalize rebuilding
+//     such a run part by part).
 //   - A transcript that survives a crash names no lost capture: unless
 //     the run's recorder never fsyncs (recorder.FsyncNever), raw/ (and
 //     each parent created) is synced in its parent when it is made, and

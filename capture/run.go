@@ -22,6 +22,10 @@ type Source struct {
 	// process: without a terminal event, a non-zero code makes the step
 	// "error" (spec 6.7).
 	ExitCode *int
+	// Replay, when set, is fed to the plugin before Stdout with its
+	// output dropped and nothing kept ([Agent.Replay]): what an earlier
+	// step read of the same session (an archived session's earlier parts).
+	Replay io.Reader
 }
 
 // Result is what [Run] and [Agent.Finish] return: the step's result, as
@@ -57,7 +61,13 @@ func Run(ctx context.Context, step *lifecycle.Step, src Source, opts Options) (*
 	if err != nil {
 		return nil, err
 	}
-	feedErr := a.readFrom(ctx, src.Stdout)
+	var feedErr error
+	if src.Replay != nil {
+		feedErr = a.Replay(ctx, src.Replay, nil)
+	}
+	if feedErr == nil {
+		feedErr = a.readFrom(ctx, src.Stdout)
+	}
 	if feedErr == nil && src.Stderr != nil {
 		feedErr = a.copyStderr(src.Stderr)
 	}

@@ -237,8 +237,12 @@ func parseManifest(b []byte) (abi.Manifest, error) {
 	return m, nil
 }
 
-// MaxStores bounds the stores one manifest declares.
-const MaxStores = 64
+// MaxStores bounds the stores one manifest declares, MaxStoreFiles the
+// files globs of one folder store.
+const (
+	MaxStores     = 64
+	MaxStoreFiles = 64
+)
 
 // checkStore checks a declared store (ABI 1.4), untrusted input: every
 // path it names must stay in the home directory or under the directory
@@ -278,6 +282,17 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 	}
 	if st.Pattern == "" || !relPath(strings.NewReplacer("*", "x", "?", "x").Replace(st.Pattern)) {
 		problems = append(problems, fmt.Sprintf("pattern %q is empty, absolute or holds ..", st.Pattern))
+	}
+	if len(st.Files) > MaxStoreFiles {
+		problems = append(problems, fmt.Sprintf("it lists %d files, more than %d", len(st.Files), MaxStoreFiles))
+	}
+	for _, g := range st.Files {
+		if !relPath(strings.NewReplacer("*", "x", "?", "x").Replace(g)) {
+			problems = append(problems, fmt.Sprintf("files glob %q is empty, absolute or holds ..", g))
+		}
+	}
+	if st.Kind == "folder" && len(st.Files) == 0 {
+		problems = append(problems, "a folder store lists no files")
 	}
 	if st.RetentionDays < 0 {
 		problems = append(problems, "retention_days is negative")

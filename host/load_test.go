@@ -245,6 +245,13 @@ func TestParseManifest(t *testing.T) {
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"PRAGMA writable_schema=1"}]}`), "row query 1: not one read-only SELECT"},
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","query":"SELECT 1"}]}`), "row query 1 needs table, key and version"},
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[]}`), "declares 0 row queries"},
+		// A folder store (ABI 1.4) lists the files of a session folder,
+		// relative paths that stay in it.
+		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":["api_conversation_history.json","events/*.jsonl"]`), ""},
+		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*"`), "a folder store lists no files"},
+		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":["../x.json"]`), `files glob "../x.json"`},
+		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":["/etc/passwd"]`), `files glob "/etc/passwd"`},
+		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":[""]`), `files glob ""`},
 		{`{"name":"a","version":"1","providers":["a"],"stores":[` + strings.Repeat(`{"name":"s","roots":[{"env":"A"}],"pattern":"*"},`, MaxStores) + `{"name":"s","roots":[{"env":"A"}],"pattern":"*"}]}`, "declares 65 stores"},
 	}
 	for _, c := range cases {

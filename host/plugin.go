@@ -141,6 +141,7 @@ func cloneStores(in []abi.Store) []abi.Store {
 	out := slices.Clone(in)
 	for i := range out {
 		out[i].Roots = slices.Clone(out[i].Roots)
+		out[i].Files = slices.Clone(out[i].Files)
 		if q := out[i].SQLite; q != nil {
 			cp := *q
 			cp.Tables = slices.Clone(q.Tables)

@@ -134,6 +134,16 @@ func appendStores(b []byte, stores []abi.Store) []byte {
 		str(false, "unless_env", s.UnlessEnv)
 		str(false, "dir", s.Dir)
 		str(false, "pattern", s.Pattern)
+		if len(s.Files) > 0 {
+			b = append(b, `,"files":[`...)
+			for j, f := range s.Files {
+				if j > 0 {
+					b = append(b, ',')
+				}
+				b = quote(b, f)
+			}
+			b = append(b, ']')
+		}
 		str(false, "session", s.Session)
 		if s.RetentionDays != 0 {
 			b = append(b, `,"retention_days":`...)

@@ -138,7 +138,8 @@ func TestManifestStores(t *testing.T) {
 			Roots:     []abi.Root{{Env: "ODD_HOME"}, {Env: "XDG_DATA_HOME", Path: "odd"}, {Path: "~/.odd", OS: "linux"}, {Path: "~/Library/Odd", OS: "darwin"}},
 			UnlessEnv: "NEW_ODD", Dir: "sessions", Pattern: "**/*.{json,jsonl}", Session: "content",
 			RetentionDays: 30, RetentionFile: "settings.json", RetentionKey: "cleanupPeriodDays",
-		}, {Name: "minimal", Roots: []abi.Root{{Path: "~"}}, Pattern: "*.jsonl"}, {Name: "no roots", Pattern: "x"}}},
+		}, {Name: "minimal", Roots: []abi.Root{{Path: "~"}}, Pattern: "*.jsonl"}, {Name: "no roots", Pattern: "x"},
+			{Name: "folder", Kind: "folder", Roots: []abi.Root{{Path: "~/.f"}}, Pattern: "*", Files: []string{"ui_messages.json", `odd "name".json`, "*.jsonl"}}}},
 		{name: "sqlite", stores: []abi.Store{{
 			Name: "db", Kind: abi.StoreKindSQLite, Roots: []abi.Root{{Path: "~/.db"}}, Pattern: "a*.db",
 			SQLite: &abi.SQLiteSource{Sessions: "SELECT id AS key, t AS cursor FROM s -- \"odd\"\n", Tables: []abi.SQLiteTable{

@@ -127,6 +127,10 @@ func JSON(v abi.Value) Str {
 	}
 }
 
+// RawJSON returns a literal JSON value the plugin built (a tool's input
+// assembled from text); the host checks that it is JSON.
+func RawJSON(s string) Str { return Str{lit: s, mode: wire.SpanJSON, set: true} }
+
 // IsSet reports whether s holds a value (possibly empty).
 func (s Str) IsSet() bool { return s.set }
 

@@ -192,3 +192,16 @@ func HeaderExitCode(head []byte) Int {
 	}
 	return code
 }
+
+// Clip bounds s to about max bytes for a warning, cut at a character
+// boundary, "..." marking the cut.
+func Clip(s string, max int) string {
+	if len(s) <= max {
+		return s
+	}
+	i := max
+	for i > 0 && s[i]&0xC0 == 0x80 {
+		i--
+	}
+	return s[:i] + "..."
+}

@@ -18,6 +18,7 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/plugins/claude"
+	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
@@ -45,7 +46,7 @@ func fixture(t testing.TB, rel string) []byte {
 	return b
 }
 
-var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin, "opencode": opencode.Plugin}
+var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin, "opencode": opencode.Plugin, "cline": cline.Plugin, "roo": cline.Plugin}
 
 func newArchiver(t *testing.T, root string, mod func(*Options)) *Archiver {
 	t.Helper()
@@ -341,7 +342,7 @@ func TestRedactAndDeletedSource(t *testing.T) {
 // host's order.
 func bundledDeclared() []Declared {
 	var out []Declared
-	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin, opencode.Plugin} {
+	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin} {
 		out = append(out, DeclaredOf(p.Manifest)...)
 	}
 	return out
@@ -353,6 +354,18 @@ func bundledDeclared() []Declared {
 func TestDiscover(t *testing.T) {
 	home := t.TempDir()
 	env := func(m map[string]string) Env { return func(k string) string { return m[k] } }
+	// Cline's and Roo Code's task folders: theirs (under data, which
+	// $CLINE_DATA_DIR replaces) and the VS Code extensions' per editor.
+	cline := func(data string, m map[string]string) map[string]string {
+		m["Cline tasks"] = filepath.Join(data, "tasks")
+		m["Cline sessions"] = filepath.Join(data, "sessions")
+		for _, app := range []string{"Code", "Cursor", "VSCodium", "Windsurf"} {
+			m["Cline tasks ("+app+")"] = filepath.Join(home, ".config", app, "User", "globalStorage", "saoudrizwan.claude-dev", "tasks")
+			m["Roo Code tasks ("+app+")"] = filepath.Join(home, ".config", app, "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks")
+		}
+		return m
+	}
+	defData := filepath.Join(home, ".cline", "data")
 	tests := []struct {
 		name string
 		env  map[string]string
@@ -360,7 +373,7 @@ func TestDiscover(t *testing.T) {
 		want map[string]string // store name -> dir
 		from map[string]string
 	}{
-		{name: "defaults", env: map[string]string{"HOME": home}, want: map[string]string{
+		{name: "defaults", env: map[string]string{"HOME": home}, want: cline(defData, map[string]string{
 			"Claude Code projects":      filepath.Join(home, ".claude", "projects"),
 			"Codex sessions":            filepath.Join(home, ".codex", "sessions"),
 			"Codex archived sessions":   filepath.Join(home, ".codex", "archived_sessions"),
@@ -371,10 +384,10 @@ func TestDiscover(t *testing.T) {
 			"OpenClaw sessions":         filepath.Join(home, ".openclaw", "agents"),
 			"OpenCode":                  filepath.Join(home, ".local", "share", "opencode"),
 			"Kilo CLI":                  filepath.Join(home, ".local", "share", "kilo"),
-		}, from: map[string]string{"Claude Code projects": "default", "OpenCode": "default"}},
-		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi", "XDG_DATA_HOME": "/x/data"},
+		}), from: map[string]string{"Claude Code projects": "default", "OpenCode": "default"}},
+		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi", "XDG_DATA_HOME": "/x/data", "CLINE_DATA_DIR": "/x/cline"},
 			cfg: &Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}},
-			want: map[string]string{
+			want: cline("/x/cline", map[string]string{
 				"Claude Code projects":      "/x/claude/projects",
 				"Codex sessions":            "/x/codex/sessions",
 				"Codex archived sessions":   "/x/codex/archived_sessions",
@@ -386,8 +399,8 @@ func TestDiscover(t *testing.T) {
 				"OpenCode":                  "/x/data/opencode",
 				"Kilo CLI":                  "/x/data/kilo",
 				"claude (config)":           filepath.Join(home, "old"),
-			}, from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "OpenCode": "$XDG_DATA_HOME", "claude (config)": "config"}},
-		{name: "copilot before 1.0", env: map[string]string{"HOME": home, "XDG_STATE_HOME": "/x/state"}, want: map[string]string{
+			}), from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "OpenCode": "$XDG_DATA_HOME", "Cline tasks": "$CLINE_DATA_DIR", "claude (config)": "config"}},
+		{name: "copilot before 1.0", env: map[string]string{"HOME": home, "XDG_STATE_HOME": "/x/state"}, want: cline(defData, map[string]string{
 			"Claude Code projects":                   filepath.Join(home, ".claude", "projects"),
 			"Codex sessions":                         filepath.Join(home, ".codex", "sessions"),
 			"Codex archived sessions":                filepath.Join(home, ".codex", "archived_sessions"),
@@ -399,7 +412,7 @@ func TestDiscover(t *testing.T) {
 			"OpenClaw sessions":                      filepath.Join(home, ".openclaw", "agents"),
 			"OpenCode":                               filepath.Join(home, ".local", "share", "opencode"),
 			"Kilo CLI":                               filepath.Join(home, ".local", "share", "kilo"),
-		}, from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},
+		}), from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -442,6 +455,11 @@ func TestDiscover(t *testing.T) {
 		{"OMP sessions", "--home-me-proj--/2026-01-05T10-00-00-000Z_0b6e8c0e.jsonl", true},
 		{"OpenClaw sessions", "main/sessions/0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a.jsonl", true},
 		{"OpenClaw sessions", "main/0b6e8c0e.jsonl", false},
+		// Folder stores: the pattern matches the task folders.
+		{"Cline tasks", "1767225600000", true},
+		{"Cline tasks", "1767225600000/ui_messages.json", false},
+		{"Cline tasks (Code)", "1767225600000", true},
+		{"Cline sessions", "sess_01", true},
 	} {
 		assert.Equal(t, tc.want, locs[tc.store].Match(tc.rel), "%s: %s", tc.store, tc.rel)
 	}

@@ -9,8 +9,10 @@
 // abi.Store; the host lists them, [Declared]), bundled or dropped in: the
 // bundled plugins declare Claude Code's projects, Codex's sessions,
 // Gemini CLI's chats, Copilot CLI's session state, Pi's (and OMP's and
-// OpenClaw's) sessions and OpenCode's database, and nothing here names an
-// agent. [Discover] resolves each for the OS and the
+// OpenClaw's) sessions, OpenCode's database and Cline's and Roo Code's
+// task folders, and nothing here names an agent. A store is of kind
+// "file" (a session per file), "folder" (a session per directory,
+// [KindFolder]) or "sqlite" (a database of sessions). [Discover] resolves each for the OS and the
 // environment (the first root that applies: an override variable, then
 // the defaults), reads the agent's retention setting where one is
 // declared, and adds the stores of the sync config file (sync.json: extra
@@ -80,6 +82,26 @@
 // log rewritten, whose lines have no ids to compare by) is archived as a
 // new run, and the outcome says so.
 //
+// A session of a "folder" store (abi.Store.Files: Cline's and Roo
+// Code's task folders) is a directory, identified by its path relative
+// to the store (a store that moved keeps its sessions), not by a head:
+// its run's ledger entry keeps, for each of its files, the size and
+// mtime last seen and how many of its bytes the run holds with their
+// hash (FileState; the part results' "source" keeps them too, so a
+// ledger rebuilt from the transcripts knows them). A part is a stream
+// of what changed (folderSource): each changed file after a line
+// naming it (abi.SourceFile), in the declared order, a JSON document
+// compacted to one line and read again whole when rewritten (a file
+// only touched is not), a JSON Lines file from where the run left it
+// (from 0 again, and said, when it no longer starts with those bytes).
+// A JSON document changed within Options.Settle makes the whole folder
+// wait. The stream extends the run's raw capture, and the plugin reads
+// the raw capture first (output dropped): a document the agent rewrote
+// whole, whose messages have no ids (Cline's arrays), is compared by
+// the plugin with the version it read before, by index and content, so
+// only what is new or changed is written; the raw capture then rebuilds
+// the run alone (renormalize). A folder deleted ends its run.
+//
 // Each part is one agent step of the run, at path "agent" with the part
 // number as iteration, written through package capture: its bytes extend
 // the run's one raw capture (capture.Options.ContinueRaw), and the part
@@ -120,7 +142,8 @@
 //
 // # Invariants
 //
-//   - The agents' files are only ever opened read-only.
+//   - The agents' files are only ever opened read-only, a session
+//     folder's files as a session file's.
 //   - Only complete lines are read from a file that may still be written
 //     (a tail without LF waits for the next sync, unless the file has not
 //     changed for Options.Settle or Options.Whole says it is complete; a

@@ -63,6 +63,9 @@ type Entry struct {
 	// holds, each with the offset of the bytes it introduced: a part that
 	// replays the earlier ones feeds them where they were.
 	Facts []FactsAt `json:"facts,omitempty"`
+	// Files is, for a session folder, what the run holds of each of its
+	// files (FileState).
+	Files []FileState `json:"files,omitempty"`
 }
 
 // Resume is what a part being written was to do: read the file whole or
@@ -459,6 +462,10 @@ type PartRef struct {
 	// Facts is the facts line (abi.SourceFacts) fed before the part's
 	// bytes, when the plugin asked for one.
 	Facts json.RawMessage `json:"facts,omitempty"`
+	// Files is, for a session folder, what the run holds of each of its
+	// files after this part; From and To are then offsets in the stream
+	// of its parts (the bytes the plugin read, file lines included).
+	Files []FileState `json:"files,omitempty"`
 }
 
 // factsBytes is a part's facts line as fed (nil: none).
@@ -586,6 +593,7 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 			e.Parts++
 			e.Facts = nextFacts(e.Facts, res.Source.Rewritten, res.Source.From, factsBytes(res.Source.Facts))
 			e.Offset, e.SHA256, e.Redact, e.Status, e.Totals = res.Source.To, res.Source.SHA256, res.Source.Redact, res.Status, res.Source.Totals
+			e.Files = res.Source.Files
 			if res.Raw != nil {
 				e.Raw, info.rawBytes, info.rawSHA256 = res.Raw.Path, res.Raw.Bytes, res.Raw.SHA256
 			}

@@ -2,6 +2,8 @@ package archive
 
 import (
 	"fmt"
+
+	"github.com/twasm/twasm/abi"
 	"os"
 	pathpkg "path"
 	"strings"
@@ -15,21 +17,29 @@ func storeTable(decl []Declared) string {
 	var b strings.Builder
 	b.WriteString("| provider | store | sessions (default) | directory instead, when set | agent deletes after |\n|---|---|---|---|---|\n")
 	for _, d := range decl {
-		var def string
-		var overrides []string
+		var defs, overrides []string
+		pattern, folder := d.Pattern, ""
+		if d.Kind == KindFolder {
+			folder = "/" // a folder per session
+		}
+		onOS := func(r abi.Root) string {
+			if r.OS == "" {
+				return ""
+			}
+			return " (" + r.OS + ")"
+		}
 		for _, r := range d.Roots {
 			switch {
 			case r.Env != "":
-				overrides = append(overrides, "`"+pathpkg.Join("$"+r.Env, r.Path, d.Dir)+"/`")
-			case def == "" && r.OS == "":
-				def = r.Path
-			case r.OS != "":
-				overrides = append(overrides, fmt.Sprintf("`%s/` (%s)", pathpkg.Join(r.Path, d.Dir), r.OS))
+				overrides = append(overrides, "`"+pathpkg.Join("$"+r.Env, r.Path, d.Dir)+"/`"+onOS(r))
+			case len(defs) == 0 || r.OS != "":
+				// The default, or the default on each OS.
+				defs = append(defs, "`"+pathpkg.Join(r.Path, d.Dir, pattern)+folder+"`"+onOS(r))
 			}
 		}
-		where := "`" + pathpkg.Join(def, d.Dir, d.Pattern) + "`"
-		if def == "" {
-			where = "`" + d.Pattern + "` (no default)"
+		where := strings.Join(defs, ", ")
+		if len(defs) == 0 {
+			where = "`" + pattern + folder + "` (no default)"
 		}
 		if d.UnlessEnv != "" {
 			overrides = append(overrides, "not read when `$"+d.UnlessEnv+"` is set")

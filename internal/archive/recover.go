@@ -101,12 +101,21 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	if a.opts.Written != nil && len(cancelled) > 0 {
 		a.opts.Written(e.RunID)
 	}
-	if isDBSession(&e) {
-		// A session of a SQLite store: the ledger's offset is the cursor
-		// of its last completed part, and the next read of the database
-		// continues the run from there (from the start when it has no
-		// part), rows changed since filtered against what the run holds.
-		notes = append(notes, "the next read of its database continues it from its last completed part")
+	if fi, err := os.Lstat(e.Path); isDBSession(&e) || err == nil && fi.IsDir() {
+		// A session of a SQLite store, or a session folder: the ledger
+		// entry holds where its last completed part left it (the cursor,
+		// what the run holds of each file), and the next read of the
+		// database or the folder continues the run from there (from the
+		// start when it has no part), what changed since filtered
+		// against what the run holds.
+		// The entry's size and mtime are those the killed part saw:
+		// forgotten, so that the next sync does not take the folder for
+		// unchanged.
+		e.Size, e.ModTime = -1, 0
+		if err := a.ledger.Put(&e); err != nil {
+			return fail(err)
+		}
+		notes = append(notes, "the next read of its database or folder continues it from its last completed part")
 		out.Action, out.Reason = ActionSettled, "run "+e.RunID+": "+strings.Join(notes, "; ")
 		return out
 	}

@@ -6,6 +6,8 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
 	"os"
 	"path/filepath"
 	"slices"
@@ -481,6 +483,79 @@ func TestRecoverInterruptedSQLitePart(t *testing.T) {
 				validRun(t, r, runID)
 				assert.Equal(t, clean, messages(t, readRun(t, r, runID).events), "kill at line %d: every message as a sync never killed", k)
 				// And nothing more the next time.
+				for _, o := range syncAt(r) {
+					assert.Equal(t, ActionUnchanged, o.Action, "kill at line %d: %s", k, o.Reason)
+				}
+			}
+		})
+	}
+}
+
+// TestRecoverInterruptedFolderPart: a sync killed while it wrote a part of
+// a session folder (its first part, or a later one) is settled by the next
+// sync, which continues the run from what its last completed part held of
+// each file: one run, every message as a sync never killed, valid.
+func TestRecoverInterruptedFolderPart(t *testing.T) {
+	ctx := context.Background()
+	for _, later := range []bool{false, true} {
+		t.Run(map[bool]string{false: "first part", true: "later part"}[later], func(t *testing.T) {
+			seen := &factsSeen{}
+			p := sdk.Plugin{Manifest: abi.Manifest{Name: "fo", Version: "1", Providers: []string{"fo"}},
+				New: func(abi.BeginOptions) sdk.Normalizer {
+					seen.mu.Lock()
+					seen.streams = append(seen.streams, nil)
+					seen.mu.Unlock()
+					return &folderNorm{seen: seen, docs: map[string][]string{}}
+				}}
+			p.Manifest.Stores = []abi.Store{{Name: "Fo tasks", Kind: KindFolder, Roots: []abi.Root{{Path: "~/.fo"}}, Dir: "tasks",
+				Pattern: "*", Files: []string{"history.json", "*.jsonl"}}}
+			home := t.TempDir()
+			task := filepath.Join(home, ".fo", "tasks", "1700000000000")
+			writeAged(t, filepath.Join(task, "history.json"), docOf("one", "two", "three"), time.Hour)
+			writeAged(t, filepath.Join(task, "events.jsonl"), []byte(`{"text":"e1"}`+"\n"+`{"text":"e2"}`+"\n"), time.Hour)
+			locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+			syncAt := func(root string) []Outcome {
+				a := newArchiver(t, root, func(o *Options) {
+					o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+				})
+				defer a.Close()
+				return a.SyncStores(ctx, locs, time.Time{}, nil).Outcomes
+			}
+			root := t.TempDir()
+			if later {
+				syncAt(root)
+				writeAged(t, filepath.Join(task, "history.json"), docOf("one", "two", "three", "four", "five"), 30*time.Minute)
+				writeAged(t, filepath.Join(task, "events.jsonl"), []byte(`{"text":"e1"}`+"\n"+`{"text":"e2"}`+"\n"+`{"text":"e3"}`+"\n"), 30*time.Minute)
+			}
+			before := snapshot(t, root)
+			outs := syncAt(root)
+			require.Len(t, outs, 1)
+			runID := outs[0].RunID
+			after := snapshot(t, root)
+			clean := messages(t, readRun(t, root, runID).events)
+			tr := filepath.Join("transcripts", runID+".jsonl")
+			lines := bytes.Count(after[tr], []byte("\n"))
+			for k := bytes.Count(before[tr], []byte("\n")) + 1; k < lines; k++ {
+				r := t.TempDir()
+				st := killedAt(t, before, after, runID, k, false, 0.5)
+				// A folder's part writes the ledger twice after it
+				// began (the part, then the folder as seen): a kill mid-
+				// part leaves it at the pending entry.
+				led := filepath.Join("archive", "ledger.jsonl")
+				ls := bytes.SplitAfter(after[led], []byte("\n"))
+				for n := len(ls) - 1; n >= 0; n-- {
+					if bytes.Contains(ls[n], []byte(`"pending":true`)) {
+						st[led] = bytes.Join(ls[:n+1], nil)
+						break
+					}
+				}
+				st.restore(t, r)
+				for _, o := range syncAt(r) {
+					require.NotEqual(t, ActionFailed, o.Action, "kill at line %d: %s", k, o.Reason)
+				}
+				require.Equal(t, []string{runID}, sessionRuns(t, r), "kill at line %d: one run for the session", k)
+				validRun(t, r, runID)
+				assert.Equal(t, clean, messages(t, readRun(t, r, runID).events), "kill at line %d: every message as a sync never killed", k)
 				for _, o := range syncAt(r) {
 					assert.Equal(t, ActionUnchanged, o.Action, "kill at line %d: %s", k, o.Reason)
 				}

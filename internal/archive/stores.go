@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"sort"
 	"strconv"
 	"strings"
@@ -27,7 +28,7 @@ type Location struct {
 	Plugin string `json:"plugin,omitempty"`
 	// Name says which store it is ("Claude Code projects").
 	Name string `json:"name"`
-	// Kind is the kind of source ("file").
+	// Kind is the kind of source ("file" or "folder").
 	Kind string `json:"kind"`
 	// Dir is the directory walked.
 	Dir string `json:"dir"`
@@ -36,6 +37,9 @@ type Location struct {
 	Match func(rel string) bool `json:"-"`
 	// Pattern describes Match for people (a glob).
 	Pattern string `json:"pattern"`
+	// Files (a folder store) are the globs of a session directory's
+	// files, in the order they are read (abi.Store.Files).
+	Files []string `json:"files,omitempty"`
 	// From says where Dir came from: the default, an environment
 	// variable, or the config file.
 	From string `json:"from"`
@@ -161,15 +165,18 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 		}
 		loc := Location{Provider: d.Provider, Plugin: d.Plugin, Name: d.Name, Kind: cmp.Or(d.Kind, KindFile),
 			Dir: filepath.Join(root, filepath.FromSlash(d.Dir)), Pattern: d.Pattern, From: from,
-			RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite}
+			RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite, Files: slices.Clone(d.Files)}
 		if d.RetentionFile != "" && d.RetentionKey != "" {
 			loc.RetentionDays = retentionSetting(filepath.Join(root, filepath.FromSlash(d.RetentionFile)), d.RetentionKey, d.RetentionDays)
 		}
 		re, err := globRegexp(d.Pattern)
+		if err == nil && loc.Kind == KindFolder {
+			err = checkFolderFiles(loc.Files)
+		}
 		switch {
 		case loc.Kind == abi.StoreKindSQLite && d.SQLite == nil:
 			loc.Unusable = fmt.Sprintf("plugin %s: a sqlite store without queries", d.Plugin)
-		case loc.Kind != KindFile && loc.Kind != abi.StoreKindSQLite:
+		case loc.Kind != KindFile && loc.Kind != KindFolder && loc.Kind != abi.StoreKindSQLite:
 			loc.Unusable = fmt.Sprintf("store kind %q is not one this twasm reads (plugin %s): upgrade twasm", loc.Kind, d.Plugin)
 		case err != nil:
 			loc.Unusable = fmt.Sprintf("plugin %s: %v", d.Plugin, err)
@@ -313,6 +320,9 @@ func Walk(loc *Location) (sessions []Session, problems []string, err error) {
 	}
 	if !st.IsDir() {
 		return nil, nil, fmt.Errorf("%s: not a directory", loc.Dir)
+	}
+	if loc.Kind == KindFolder {
+		return walkFolders(loc)
 	}
 	err = filepath.WalkDir(loc.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -160,6 +160,9 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 // source (abi.SourceFacts), with a facts line before the bytes of each
 // part.
 func (a *Archiver) SyncSession(ctx context.Context, s Session) Outcome {
+	if s.Loc != nil && s.Loc.Kind == KindFolder {
+		return a.syncFolder(ctx, s)
+	}
 	return a.syncFile(ctx, s.Loc.Provider, "", s.Path, s.Loc)
 }
 
@@ -309,7 +312,7 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		facts = factsLine(loc, path, size, mtime)
 		rs.Store, rs.Dir, rs.Facts = loc.Name, loc.Dir, true
 	}
-	return a.writePart(ctx, out, f, provider, head, match, rewrite, end, size, mtime, closeDue, facts, rs)
+	return a.writePart(ctx, out, fileSource{f: f, fl: facts}, provider, head, match, rewrite, end, size, mtime, closeDue, rs)
 }
 
 // clock dates the brackets and the events without a time of their own:
@@ -380,7 +383,57 @@ func (p partResult) MarshalJSON() ([]byte, error) {
 	return append(out, '}'), nil
 }
 
-func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provider, head string, prev *Entry, rewrite bool, end, size int64, mtime time.Time, closeDue bool, facts []byte, rs *Resume) Outcome {
+// partSource is what a part reads: bytes [from, end) of a session file
+// (fileSource), or the stream of what changed in a session folder
+// (folderSource).
+type partSource interface {
+	// name is the session's path, in the ledger and run.started.
+	name() string
+	// times are the earliest and latest session times of [from, end)
+	// (the file's: zero last; mtime when it holds none).
+	times(from, end int64, mtime time.Time) (first, last time.Time)
+	// replay is what the plugin read of the session before from, as the
+	// run's raw capture holds it, and the mask of a masked run's first
+	// reading (nil: none); a nil reader when there is nothing.
+	replay(root string, prev *Entry, from int64, masked bool) (io.ReadCloser, func([]byte) []byte, error)
+	// body is the part's bytes, facts is the facts line fed before them
+	// (nil: none).
+	body(from, end int64) io.Reader
+	facts() []byte
+	// hash is the sha256 the part's source reference keeps, files the
+	// state of each file of a folder (nil for a file).
+	hash(end int64) (string, error)
+	files() []FileState
+}
+
+// fileSource is a session file.
+type fileSource struct {
+	f  *os.File
+	fl []byte
+}
+
+func (s fileSource) name() string                   { return s.f.Name() }
+func (s fileSource) facts() []byte                  { return s.fl }
+func (s fileSource) files() []FileState             { return nil }
+func (s fileSource) body(from, end int64) io.Reader { return io.NewSectionReader(s.f, from, end-from) }
+func (s fileSource) hash(end int64) (string, error) { return hashPrefix(s.f, end) }
+
+func (s fileSource) times(from, end int64, mtime time.Time) (time.Time, time.Time) {
+	return firstTime(s.f, from, end, mtime), time.Time{}
+}
+
+func (s fileSource) replay(_ string, prev *Entry, from int64, masked bool) (io.ReadCloser, func([]byte) []byte, error) {
+	if from == 0 {
+		return nil, nil, nil
+	}
+	var rm func([]byte) []byte
+	if masked {
+		rm = redact.New().MaskBytes
+	}
+	return io.NopCloser(replayed(s.f, from, prev.Facts)), rm, nil
+}
+
+func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, provider, head string, prev *Entry, rewrite bool, end, size int64, mtime time.Time, closeDue bool, rs *Resume) Outcome {
 	format := rs.Format
 	fail := func(err error) Outcome {
 		out.Action, out.Reason = ActionFailed, err.Error()
@@ -389,6 +442,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	if prev != nil && a.ledger.isInterrupted(prev.RunID) {
 		return fail(fmt.Errorf("run %s: %w", prev.RunID, ErrInterrupted))
 	}
+	facts := ps.facts()
 	plugin, err := a.opts.Plugin(ctx, provider)
 	if err != nil {
 		return fail(err)
@@ -402,7 +456,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	if rewrite {
 		from = 0 // the whole new version, nothing replayed
 	}
-	first := a.firstTime(f, from, end, mtime)
+	first, last := ps.times(from, end, mtime)
 	clk := &clock{t: first}
 	log := a.opts.Logger
 	var masker *redact.Redactor
@@ -411,7 +465,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		masker = redact.New()
 		recMask = masker.Mask
 	}
-	e := Entry{Head: head, Provider: provider, Path: path(f), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true, Resume: rs}
+	e := Entry{Head: head, Provider: provider, Path: ps.name(), Size: size, ModTime: mtime.UnixNano(), Redact: redactOn, Pending: true, Resume: rs}
 	var run *lifecycle.Run
 	if prev == nil || prev.Closed {
 		e.RunID = runid.New()
@@ -478,18 +532,20 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 			return err
 		}
 		var feedErr error
-		if from > 0 {
+		if prev != nil {
+			var r io.ReadCloser
 			var rm func([]byte) []byte
-			if redactOn {
-				rm = redact.New().MaskBytes
+			if r, rm, feedErr = ps.replay(a.opts.Store.Root, prev, from, redactOn); r != nil && feedErr == nil {
+				feedErr = agent.Replay(ctx, r, rm)
+				r.Close()
 			}
-			feedErr = agent.Replay(ctx, replayed(f, from, prev.Facts), rm)
 		}
 		if feedErr == nil && facts != nil {
 			feedErr = agent.Feed(ctx, facts)
 		}
 		if feedErr == nil {
-			feedErr = feedDated(ctx, agent, io.NewSectionReader(f, from, end-from), clk)
+			feedErr = feedDated(ctx, agent, ps.body(from, end), clk)
+			clk.set(last)
 		}
 		fin, err := agent.Finish(context.WithoutCancel(ctx), nil)
 		if fin == nil {
@@ -501,11 +557,11 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 		if rewrite {
 			seen.changed = append(seen.changed, seen.removed()...)
 		}
-		src := PartRef{Path: e.Path, From: from, To: end, Redact: redactOn, Totals: totals, Rewritten: rewrite, Changed: seen.changed}
+		src := PartRef{Path: e.Path, From: from, To: end, Redact: redactOn, Totals: totals, Rewritten: rewrite, Changed: seen.changed, Files: ps.files()}
 		if facts != nil {
 			src.Facts = json.RawMessage(bytes.TrimSuffix(facts, []byte("\n")))
 		}
-		if src.SHA256, err = hashPrefix(f, end); err != nil {
+		if src.SHA256, err = ps.hash(end); err != nil {
 			return errors.Join(feedErr, err)
 		}
 		e.SHA256 = src.SHA256
@@ -533,6 +589,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	e.Offset, e.Parts, e.Raw, e.Last, e.Status, e.Totals, e.Pending = end, part+1, res.Raw.Path, clk.now(), res.Status, totals, false
 	e.Resume = nil
 	e.Facts = nextFacts(e.Facts, prev == nil || prev.Closed || rewrite, from, facts)
+	e.Files = ps.files()
 	if end < size {
 		e.Size = -1
 	}
@@ -567,8 +624,6 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, f *os.File, provi
 	}
 	return out
 }
-
-func path(f *os.File) string { return f.Name() }
 
 // factsLine is the facts line (abi.SourceFacts) of a session file of
 // loc, as read: its path relative to the store, its name, size and
@@ -626,7 +681,7 @@ func rawPath(res *transcript.AgentResult) string {
 
 // firstTime is the earliest session time in the first MiB of [from, end),
 // else the file's mtime.
-func (a *Archiver) firstTime(f *os.File, from, end int64, mtime time.Time) time.Time {
+func firstTime(f *os.File, from, end int64, mtime time.Time) time.Time {
 	b := make([]byte, min(end-from, 1<<20))
 	n, _ := f.ReadAt(b, from)
 	first, _ := timestamps(b[:n], time.Time{}, time.Time{})

@@ -47,6 +47,12 @@ func Detect(sample []byte) (Result, error) {
 		}
 	}
 	if len(votes) == 0 {
+		// A Cline task's document too long for the sample to hold whole.
+		if v, ok := clinePrefix(trimmed); ok {
+			votes = append(votes, v)
+		}
+	}
+	if len(votes) == 0 {
 		n := 0
 		for _, line := range bytes.Split(sample, []byte("\n")) {
 			line = bytes.TrimSpace(line)
@@ -119,6 +125,9 @@ func classifyDoc(root abi.Value) (vote, bool) {
 		first := root.Index(0)
 		if first.Get("type").Is("system") || first.Get("type").Is("assistant") || first.Get("type").Is("result") {
 			return vote{"claude", "json", "a JSON array of Claude Code stream records (--output-format json with --verbose)"}, true
+		}
+		if v, ok := clineDoc(root); ok {
+			return v, true
 		}
 	case abi.KindObject:
 		switch {
@@ -215,4 +224,41 @@ func piEvent(root abi.Value, typ string) bool {
 		return m.Get("role").Exists() && !m.Get("type").Exists() && !m.Get("id").Exists()
 	}
 	return false
+}
+
+// clineDoc recognises a Cline (or Roo Code) task's documents: the
+// conversation (api_conversation_history.json: Anthropic messages with
+// Cline's ts or modelInfo, or the task in <task> tags) and the UI's
+// messages (ui_messages.json: {ts, type: say|ask, say|ask}).
+func clineDoc(root abi.Value) (vote, bool) {
+	first := root.Index(0)
+	if first.Get("ts").Exists() && (first.Get("type").Is("say") && first.Get("say").Exists() || first.Get("type").Is("ask") && first.Get("ask").Exists()) {
+		return vote{"cline", "task", "a Cline task's UI messages (ui_messages.json: ts, type say/ask)"}, true
+	}
+	if !first.Get("role").Is("user") || !first.Get("content").Exists() {
+		return vote{}, false
+	}
+	for i := 0; i < root.Len() && i < 4; i++ {
+		m := root.Index(i)
+		if m.Get("modelInfo").Exists() || m.Get("ts").Kind() == abi.KindNumber {
+			return vote{"cline", "task", "a Cline task's conversation (api_conversation_history.json: messages with ts or modelInfo)"}, true
+		}
+	}
+	if t := first.Get("content").Index(0).Get("text"); t.Kind() == abi.KindString && strings.HasPrefix(t.String(), "<task>") {
+		return vote{"cline", "task", "a Cline task's conversation (api_conversation_history.json: the task in <task> tags)"}, true
+	}
+	return vote{}, false
+}
+
+// clinePrefix recognises the start of a Cline task's document that the
+// sample cuts: Cline writes both arrays compact, the conversation
+// starting with the task, the UI's messages with a ts and a say or ask.
+func clinePrefix(b []byte) (vote, bool) {
+	switch {
+	case bytes.HasPrefix(b, []byte(`[{"role":"user","content":[{"type":"text","text":"<task>`)):
+		return vote{"cline", "task", "the start of a Cline task's conversation (api_conversation_history.json, the task in <task> tags)"}, true
+	case bytes.HasPrefix(b, []byte(`[{"ts":`)) && bytes.Contains(b[:min(len(b), 200)], []byte(`,"type":"say","say":"`)):
+		return vote{"cline", "task", "the start of a Cline task's UI messages (ui_messages.json)"}, true
+	}
+	return vote{}, false
 }

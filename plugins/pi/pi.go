@@ -312,14 +312,4 @@ func (n *normalizer) copiedEnd(out *sdk.Out) {
 }
 
 // clip bounds a value quoted in a warning.
-func clip(s string) string {
-	const max = 200
-	if len(s) <= max {
-		return s
-	}
-	i := max
-	for i > 0 && s[i]&0xC0 == 0x80 {
-		i--
-	}
-	return s[:i] + "..."
-}
+func clip(s string) string { return sdk.Clip(s, 200) }

@@ -5,7 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"github.com/twasm/twasm/internal/redact"
+	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -14,8 +14,10 @@ import (
 
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/host"
+	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
@@ -53,7 +55,11 @@ Every agent step (a step.completed whose result names a provider and a raw
 capture) is recorded anew at the same path and iteration: the prompt
 (message.user written by twasm, fidelity router) is kept as it was, and
 everything parsed from the agent's output comes from the plugin again;
-the captured stderr and the exit code are carried over. Other steps are
+the captured stderr and the exit code are carried over. The parts of an
+archived session (twasm sync: one step per part, one raw capture they all
+extend) are rebuilt as sync wrote them: each part's plugin reads the
+earlier parts first, output dropped, then its own bytes, and the part
+keeps its own share of the session's tokens and cost. Other steps are
 copied with their kind, status, error and result, and the events recorded
 in them. The new run ends with the original run's status; its run.started
 is named "renormalize <RUN>" and carries the original id in
@@ -133,6 +139,10 @@ type item struct {
 }
 
 type renormalizer struct {
+	// parts are the raw captures earlier agent steps of the run read,
+	// by their path: an archived session's parts extend one raw capture,
+	// each step holding its first Bytes (rebuilt part by part).
+	parts    map[string]rawPart
 	opts     *Options
 	store    recorder.Store
 	rawRoot  string
@@ -164,7 +174,7 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	origID := events[0].RunID
 
-	rn := &renormalizer{opts: opts, store: f.Store(), plugins: map[string]capture.Plugin{}}
+	rn := &renormalizer{opts: opts, store: f.Store(), plugins: map[string]capture.Plugin{}, parts: map[string]rawPart{}}
 	var mask func(*transcript.Event)
 	if opts.Redact {
 		rn.red = redact.New()
@@ -404,14 +414,46 @@ func (rn *renormalizer) replay(ctx context.Context, run *lifecycle.Run, n *node)
 	return err
 }
 
-// recapture runs the plugin over the raw capture into s.
+// rawPart is how much of a raw capture an earlier step read, and the new
+// run's raw capture that holds it.
+type rawPart struct {
+	bytes  int64
+	newRaw string
+	totals *archive.Totals // the session's figures after the step
+}
+
+// recapture runs the plugin over the raw capture into s. A step whose
+// raw capture an earlier step of the run read the start of (an archived
+// session's next part) is rebuilt as sync wrote it: the plugin reads
+// that start first, output dropped, then the step's own bytes, which
+// extend the new run's raw capture of the earlier step, through the
+// filter that leaves out what the earlier parts hold.
 func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin capture.Plugin, raw string, orig *transcript.AgentResult) (*transcript.AgentResult, error) {
 	f, err := os.Open(raw)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	src := capture.Source{Stdout: f, ExitCode: orig.ExitCode}
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	end := orig.Raw.Bytes
+	if end <= 0 || end > st.Size() {
+		end = st.Size()
+	}
+	src := capture.Source{Stdout: io.NewSectionReader(f, 0, end), ExitCode: orig.ExitCode}
+	prev, cont := rn.parts[orig.Raw.Path]
+	var filter func(*transcript.Event) *transcript.Event
+	if cont && prev.bytes > 0 && prev.bytes <= end {
+		src.Replay = io.NewSectionReader(f, 0, prev.bytes)
+		src.Stdout = io.NewSectionReader(f, prev.bytes, end-prev.bytes)
+		if filter, err = archive.PartFilter(rn.store.Root, s.Run().RunID()); err != nil {
+			return nil, err
+		}
+	} else {
+		prev = rawPart{}
+	}
 	if orig.Raw.Stderr != "" {
 		if p, err := rn.rawFile(orig.Raw.Stderr); err == nil {
 			if ef, err := os.Open(p); err == nil {
@@ -422,7 +464,8 @@ func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin
 	}
 	// The pipeline record --input and import use: the same bytes give
 	// the same transcript.
-	copts := capture.Options{Provider: orig.Provider, Store: rn.store, Plugin: plugin, Logger: rn.opts.F.Logger()}
+	copts := capture.Options{Provider: orig.Provider, Store: rn.store, Plugin: plugin, Logger: rn.opts.F.Logger(),
+		ContinueRaw: prev.newRaw, Filter: filter}
 	if rn.red != nil {
 		copts.Mask, copts.Masked, copts.Split = rn.red.MaskBytes, rn.red.Counts, redact.NewStream()
 	}
@@ -430,11 +473,14 @@ func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin
 	var res *transcript.AgentResult
 	if r != nil {
 		res = r.AgentResult
+		if res != nil && res.Raw != nil {
+			rn.parts[orig.Raw.Path] = rawPart{bytes: end, newRaw: res.Raw.Path, totals: archive.PartShare(res, prev.totals)}
+		}
 	}
 	if err != nil && !errors.Is(err, capture.ErrAgent) {
 		return res, err
 	}
-	changed := false
+	changed := prev.totals != nil // the part's share, as sync wrote it
 	if len(orig.Redacted) > 0 && rn.red == nil {
 		// The raw capture was masked when recorded: keep the counts.
 		res.Redacted, changed = orig.Redacted, true

@@ -131,7 +131,7 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	}
 	for _, s := range sessions {
 		h := &health[idx[s.Loc.Dir]]
-		if a != nil && archived(a.Ledger(), s) {
+		if a != nil && archive.Archived(a.Ledger(), s) {
 			h.Archived++
 			continue
 		}
@@ -181,10 +181,6 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 }
 
 // archived reports whether the ledger holds every byte of s.
-func archived(l *archive.Ledger, s archive.Session) bool {
-	e := l.ByPath(s.Path)
-	return e != nil && e.Offset >= s.Size
-}
 
 func printDoctor(w io.Writer, root string, health []StoreHealth, checks []Check) {
 	fmt.Fprintf(w, "storage: %s\n\n", root)

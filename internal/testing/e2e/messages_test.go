@@ -32,6 +32,7 @@ var messagesCases = []struct {
 	{"openai", "testdata/golden/openai/chat_sse_tool_calls_parallel.sse", true},
 	{"pi", "testdata/golden/pi/session_fork_branch_summary.jsonl", false},
 	{"opencode", "testdata/golden/opencode/json_run_tool_error.jsonl", false},
+	{"cline", "testdata/golden/cline/task_native_tools.jsonl", false},
 }
 
 func TestExportMessagesAcceptedBySDKs(t *testing.T) {

@@ -257,6 +257,7 @@ var otlpCases = []struct{ provider, file string }{
 	{"openai", "testdata/golden/openai/responses_stream_multistep.jsonl"},
 	{"pi", "testdata/golden/pi/session_subagent.jsonl"},
 	{"opencode", "testdata/golden/opencode/rows_session_tools_errors.jsonl"},
+	{"cline", "testdata/golden/cline/task_native_tools.jsonl"},
 }
 
 func TestOTLPExportToCollector(t *testing.T) {

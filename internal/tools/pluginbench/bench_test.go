@@ -17,6 +17,7 @@ import (
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/plugins/claude"
+	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
@@ -41,6 +42,7 @@ var plugins = []struct {
 	{"openai", openai.Plugin},
 	{"pi", pi.Plugin},
 	{"opencode", opencode.Plugin},
+	{"cline", cline.Plugin},
 }
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,

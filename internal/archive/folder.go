@@ -1,0 +1,522 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"regexp"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/regfile"
+)
+
+// KindFolder is the kind of a store whose sessions are directories
+// (abi.Store.Files lists the files of one).
+const KindFolder = "folder"
+
+// FileState is what a session folder's run holds of one of its files.
+type FileState struct {
+	// Path is the file's path in the folder, slash-separated.
+	Path string `json:"path"`
+	// Size and ModTime are the file's as last seen: a file whose size and
+	// mtime did not change is not read again.
+	Size    int64 `json:"size"`
+	ModTime int64 `json:"mtime_ns"`
+	// Offset is how many of its bytes the run holds (a JSON document:
+	// its whole last version), SHA256 the hash of those bytes.
+	Offset int64  `json:"offset"`
+	SHA256 string `json:"sha256"`
+}
+
+// folderFile is one file of a session folder, as listed.
+type folderFile struct {
+	rel, abs string
+	size     int64
+	mtime    time.Time
+	doc      bool
+}
+
+// checkFolderFiles checks a folder store's files globs.
+func checkFolderFiles(globs []string) error {
+	if len(globs) == 0 {
+		return errors.New("a folder store lists no files")
+	}
+	for _, g := range globs {
+		if _, err := globRegexp(g); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// folderFiles lists the files of a session folder that the globs match,
+// in the globs' order, each glob's in name order, each file once. A
+// file that vanishes meanwhile is left out.
+func folderFiles(dir string, globs []string) ([]folderFile, error) {
+	res := make([]*regexp.Regexp, len(globs))
+	for i, g := range globs {
+		re, err := globRegexp(g)
+		if err != nil {
+			return nil, err
+		}
+		res[i] = re
+	}
+	byGlob := make([][]folderFile, len(globs))
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p == dir {
+				return err
+			}
+			return nil
+		}
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		rel, rerr := filepath.Rel(dir, p)
+		if rerr != nil {
+			return nil
+		}
+		rel = filepath.ToSlash(rel)
+		for i, re := range res {
+			if !re.MatchString(rel) {
+				continue
+			}
+			info, ierr := d.Info()
+			if ierr != nil {
+				return nil // vanished meanwhile
+			}
+			byGlob[i] = append(byGlob[i], folderFile{rel: rel, abs: p, size: info.Size(), mtime: info.ModTime(), doc: isDocument(p)})
+			break
+		}
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	var out []folderFile
+	for _, fs := range byGlob {
+		slices.SortFunc(fs, func(a, b folderFile) int { return strings.Compare(a.rel, b.rel) })
+		out = append(out, fs...)
+	}
+	return out, nil
+}
+
+// walkFolders lists the session folders of a folder store (Walk, once
+// the store is found to be a directory): the
+// directories Match accepts that hold at least one of the session's
+// files (not looked into further), sorted by path, each with the sum of
+// its files' sizes and their latest mtime.
+func walkFolders(loc *Location) (sessions []Session, problems []string, err error) {
+	err = filepath.WalkDir(loc.Dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			if p != loc.Dir {
+				problems = append(problems, err.Error())
+				return nil
+			}
+			return err
+		}
+		if !d.IsDir() || p == loc.Dir {
+			return nil
+		}
+		rel, rerr := filepath.Rel(loc.Dir, p)
+		if rerr != nil || !loc.Match(filepath.ToSlash(rel)) {
+			return nil
+		}
+		files, ferr := folderFiles(p, loc.Files)
+		if ferr != nil {
+			problems = append(problems, ferr.Error())
+			return filepath.SkipDir
+		}
+		if len(files) == 0 {
+			return filepath.SkipDir
+		}
+		s := Session{Loc: loc, Path: p}
+		for _, f := range files {
+			s.Size += f.size
+			if f.mtime.After(s.ModTime) {
+				s.ModTime = f.mtime
+			}
+		}
+		sessions = append(sessions, s)
+		return filepath.SkipDir
+	})
+	if err != nil {
+		if errors.Is(err, fs.ErrNotExist) {
+			return nil, problems, fmt.Errorf("%s: %w", loc.Dir, ErrStoreMissing)
+		}
+		return nil, problems, err
+	}
+	slices.SortFunc(sessions, func(a, b Session) int { return strings.Compare(a.Path, b.Path) })
+	return sessions, problems, nil
+}
+
+// folderHead is a session folder's identity: its provider and its path
+// relative to the store, whatever its files hold (the store may move:
+// the same folder in it is the same session).
+func folderHead(provider, rel string) string {
+	return sum([]byte("twasm folder\x00" + provider + "\x00" + rel))
+}
+
+// maxDocument bounds a JSON document of a session folder read whole.
+const maxDocument = capture.MaxLineBytes
+
+// syncFolder archives what changed in a session folder: a stream of the
+// files that changed (abi.SourceFile), each introduced by its file line,
+// a JSON document compacted to one line and read again whole, JSON Lines
+// from where the run's last part left them. The stream extends the run's
+// raw capture; the plugin reads the raw capture first (output dropped),
+// so it knows what it reported of the documents' earlier versions.
+func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
+	loc, dir, provider := s.Loc, s.Path, s.Loc.Provider
+	out := Outcome{Path: dir, Provider: provider, DryRun: a.opts.DryRun}
+	fail := func(err error) Outcome {
+		out.Action, out.Reason = ActionFailed, err.Error()
+		return out
+	}
+	if newOwnStorage(a.opts.Store.Root).contains(dir) {
+		return fail(fmt.Errorf("%s is in twasm's own storage %s: not an agent's session", dir, a.opts.Store.Root))
+	}
+	a.recoverFirst(ctx) // a part a killed sync left open is settled before the folder is read
+	rel, err := filepath.Rel(loc.Dir, dir)
+	if err != nil {
+		return fail(err)
+	}
+	rel = filepath.ToSlash(rel)
+	head := folderHead(provider, rel)
+	files, err := folderFiles(dir, loc.Files)
+	if err != nil {
+		return fail(err)
+	}
+	prev := a.ledger.ByPath(dir)
+	if prev == nil {
+		if es := a.ledger.ByHead(head); len(es) > 0 {
+			prev = &es[0] // the store moved: the same folder in it
+		}
+	}
+	held := map[string]FileState{}
+	if prev != nil {
+		for _, st := range prev.Files {
+			held[st.Path] = st
+		}
+	}
+	now := a.opts.Now()
+	var stream bytes.Buffer
+	var states []FileState
+	var size int64
+	var mtime time.Time
+	var notes []string
+	newBytes := false
+	for _, f := range files {
+		if err := ctx.Err(); err != nil {
+			return fail(err)
+		}
+		size += f.size
+		if f.mtime.After(mtime) {
+			mtime = f.mtime
+		}
+		st, had := held[f.rel]
+		if had && st.Size == f.size && st.ModTime == f.mtime.UnixNano() {
+			states = append(states, st)
+			continue
+		}
+		settled := a.opts.Whole || now.Sub(f.mtime) >= a.opts.Settle
+		if f.doc && !settled {
+			// A whole JSON document is only read whole: its bytes mean
+			// nothing before its closing bracket is written. The other
+			// files wait with it, so that a part holds one turn whole.
+			out.Action, out.Reason = ActionPending, f.rel+" changed in the last "+a.opts.Settle.String()+": read once it settles"
+			return out
+		}
+		ns, chunk, note, err := readFolderFile(f, st, had, settled)
+		if err != nil {
+			return fail(fmt.Errorf("%s: %w", f.abs, err))
+		}
+		if note != "" {
+			notes = append(notes, note)
+		}
+		states = append(states, ns)
+		if len(chunk) > 0 {
+			stream.Write(chunk)
+			newBytes = true
+		}
+	}
+	if !newBytes {
+		if prev == nil {
+			out.Action, out.Reason = ActionPending, "no complete line yet"
+			return out
+		}
+		out.RunID, out.Action, out.Reason = prev.RunID, ActionUnchanged, "nothing new"
+		if !a.opts.DryRun && (!slices.Equal(prev.Files, states) || prev.Path != dir) {
+			e := *prev
+			e.Files, e.Size, e.ModTime, e.Path = states, size, mtime.UnixNano(), dir
+			if err := a.ledger.Put(&e); err != nil {
+				return fail(err)
+			}
+		}
+		return out
+	}
+	body := stream.Bytes()
+	if loc.SourceFacts {
+		fl, _ := json.Marshal(abi.SourceFacts{Type: abi.SourceFactsType, Store: loc.Name, Path: rel,
+			Name: filepath.Base(dir), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano)})
+		body = append(append(fl, '\n'), body...)
+	}
+	from := int64(0)
+	var prevLast time.Time
+	if prev != nil {
+		from, prevLast = prev.Offset, prev.Last
+	}
+	end := from + int64(len(body))
+	out.Bytes = int64(len(body))
+	switch {
+	case prev == nil:
+		out.Action = ActionNew
+	case prev.Closed:
+		out.Action, out.Reason = ActionContinued, "run "+prev.RunID+" had ended"
+	default:
+		out.Action, out.RunID, out.Part = ActionGrown, prev.RunID, prev.Parts
+	}
+	if len(notes) > 0 {
+		out.Reason = strings.TrimPrefix(out.Reason+"; "+strings.Join(notes, "; "), "; ")
+	}
+	if a.opts.DryRun {
+		return out
+	}
+	closeDue := a.opts.CloseIdle >= 0 && now.Sub(mtime) >= a.opts.CloseIdle
+	reason := out.Reason
+	out = a.writePart(ctx, out, folderSource{dir: dir, stream: body, states: states, prevLast: prevLast},
+		provider, head, prev, false, end, end, mtime, closeDue, &Resume{Whole: true, End: closeDue})
+	if e := a.folderEntry(head, out.RunID); e != nil && out.Action != ActionFailed && (e.Size != size || e.ModTime != mtime.UnixNano() || e.Path != dir) {
+		// The folder as seen (Archived), where it is now (a store
+		// that moved): its files' total size and latest mtime, not the
+		// stream's.
+		e.Size, e.ModTime, e.Path = size, mtime.UnixNano(), dir
+		if err := a.ledger.Put(e); err != nil {
+			return fail(err)
+		}
+	}
+	if reason != "" && out.Action != ActionFailed && !strings.HasPrefix(out.Reason, reason) {
+		out.Reason = strings.TrimPrefix(reason+"; "+out.Reason, "; ")
+		out.Reason = strings.TrimSuffix(out.Reason, "; ")
+	}
+	return out
+}
+
+// folderEntry is the ledger entry of run runID of the session folder
+// whose identity is head.
+func (a *Archiver) folderEntry(head, runID string) *Entry {
+	for _, e := range a.ledger.ByHead(head) {
+		if e.RunID == runID {
+			return &e
+		}
+	}
+	return nil
+}
+
+// readFolderFile reads what is new in one file of a session folder
+// since st (had: the run holds some of it): its new state, and the
+// chunk to hand the plugin (nil: nothing new), its file line first. A
+// note says what a person must know (a file rewritten, a document that
+// is not JSON).
+func readFolderFile(f folderFile, st FileState, had, settled bool) (FileState, []byte, string, error) {
+	fh, err := regfile.Open(f.abs)
+	if err != nil {
+		return st, nil, "", err
+	}
+	defer fh.Close()
+	info, err := fh.Stat()
+	if err != nil {
+		return st, nil, "", err
+	}
+	size, mtime := info.Size(), info.ModTime()
+	ns := FileState{Path: f.rel, Size: size, ModTime: mtime.UnixNano()}
+	line := abi.SourceFile{Type: abi.SourceFileType, Path: f.rel, Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano)}
+	if f.doc {
+		if size > maxDocument {
+			return st, nil, "", fmt.Errorf("a JSON document of %d bytes, more than %d", size, maxDocument)
+		}
+		b, err := io.ReadAll(io.LimitReader(fh, maxDocument+1))
+		if err != nil {
+			return st, nil, "", err
+		}
+		ns.Size, ns.Offset, ns.SHA256 = int64(len(b)), int64(len(b)), sum(b)
+		if had && st.SHA256 == ns.SHA256 {
+			return ns, nil, "", nil // touched, not changed
+		}
+		var c bytes.Buffer
+		c.Grow(len(b))
+		note := ""
+		if json.Compact(&c, b) == nil {
+			line.Document = true
+		} else {
+			// Not one JSON document: handed as its lines, for the plugin
+			// to count.
+			c.Reset()
+			c.Write(b)
+			note = f.rel + " is not one JSON document: handed as it is"
+		}
+		if c.Len() == 0 || c.Bytes()[c.Len()-1] != '\n' {
+			c.WriteByte('\n')
+		}
+		return ns, append(fileLine(line), c.Bytes()...), note, nil
+	}
+	from, note := int64(0), ""
+	if had && st.Offset > 0 {
+		if st.Offset <= size {
+			h, err := hashPrefix(fh, st.Offset)
+			if err != nil {
+				return st, nil, "", err
+			}
+			if h == st.SHA256 {
+				from = st.Offset
+			}
+		}
+		if from == 0 {
+			note = f.rel + " was rewritten (it no longer starts with what the run holds): handed again whole"
+		}
+	}
+	end := size
+	if !settled {
+		if end, err = completeEnd(fh, size); err != nil {
+			return st, nil, "", err
+		}
+	}
+	if end <= from {
+		if had {
+			st.Size, st.ModTime = -1, ns.ModTime // a partial line: look again
+			return st, nil, "", nil
+		}
+		ns.Size = -1
+		return ns, nil, "", nil
+	}
+	b := make([]byte, end-from)
+	if _, err := fh.ReadAt(b, from); err != nil && !errors.Is(err, io.EOF) {
+		return st, nil, "", err
+	}
+	if b[len(b)-1] != '\n' {
+		b = append(b, '\n') // a settled file's last line without LF
+	}
+	if ns.SHA256, err = hashPrefix(fh, end); err != nil {
+		return st, nil, "", err
+	}
+	ns.Offset = end
+	if end < size {
+		ns.Size = -1
+	}
+	line.From = from
+	return ns, append(fileLine(line), b...), note, nil
+}
+
+func fileLine(l abi.SourceFile) []byte {
+	b, _ := json.Marshal(l)
+	return append(b, '\n')
+}
+
+// folderSource is the stream of what changed in a session folder.
+type folderSource struct {
+	dir      string
+	stream   []byte
+	states   []FileState
+	prevLast time.Time
+}
+
+func (s folderSource) name() string               { return s.dir }
+func (s folderSource) facts() []byte              { return nil } // in the body
+func (s folderSource) files() []FileState         { return s.states }
+func (s folderSource) body(_, _ int64) io.Reader  { return bytes.NewReader(s.stream) }
+func (s folderSource) hash(int64) (string, error) { return sum(s.stream), nil }
+
+// times are the session times the stream holds (RFC 3339 under the
+// keys timestamps knows, and epoch milliseconds under "ts"): the first
+// is the earliest after the previous part's last, as a rewritten
+// document holds its earlier turns again.
+func (s folderSource) times(_, _ int64, mtime time.Time) (time.Time, time.Time) {
+	var all []time.Time
+	f, l := timestamps(s.stream, time.Time{}, time.Time{})
+	if !f.IsZero() {
+		all = append(all, f, l)
+	}
+	all = append(all, epochTimes(s.stream)...)
+	var first, last, firstNew time.Time
+	for _, t := range all {
+		if first.IsZero() || t.Before(first) {
+			first = t
+		}
+		if t.After(last) {
+			last = t
+		}
+		if t.After(s.prevLast) && (firstNew.IsZero() || t.Before(firstNew)) {
+			firstNew = t
+		}
+	}
+	if !firstNew.IsZero() && !s.prevLast.IsZero() {
+		first = firstNew
+	}
+	if first.IsZero() {
+		return mtime.UTC(), time.Time{}
+	}
+	return first, last
+}
+
+// replay is the run's raw capture: every stream the plugin read of the
+// session before, as it read it (masked already in a masked run).
+func (s folderSource) replay(root string, prev *Entry, _ int64, _ bool) (io.ReadCloser, func([]byte) []byte, error) {
+	if prev == nil || prev.Raw == "" {
+		return nil, nil, nil
+	}
+	f, err := regfile.Open(filepath.Join(root, filepath.FromSlash(prev.Raw)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("replay the session's raw capture: %w", err)
+	}
+	return f, nil, nil
+}
+
+var tsKey = []byte(`"ts":`)
+
+// epochTimes finds the epoch milliseconds (13 digits, as Cline's "ts")
+// under a "ts" key in b: a byte scan, as timestamps.
+func epochTimes(b []byte) []time.Time {
+	var out []time.Time
+	for {
+		i := bytes.Index(b, tsKey)
+		if i < 0 {
+			return out
+		}
+		b = b[i+len(tsKey):]
+		j := 0
+		for j < len(b) && b[j] >= '0' && b[j] <= '9' {
+			j++
+		}
+		if j != 13 {
+			continue
+		}
+		ms, err := strconv.ParseInt(string(b[:j]), 10, 64)
+		if err == nil {
+			out = append(out, time.UnixMilli(ms).UTC())
+		}
+	}
+}
+
+// Archived reports whether the ledger holds all of a session found in a
+// store (doctor): a file up to its size, a folder as it was last seen
+// (its files' total size and latest mtime).
+func Archived(l *Ledger, s Session) bool {
+	e := l.ByPath(s.Path)
+	if e == nil {
+		return false
+	}
+	if s.Loc != nil && s.Loc.Kind == KindFolder {
+		return e.Size == s.Size && e.ModTime == s.ModTime.UnixNano()
+	}
+	return e.Offset >= s.Size
+}

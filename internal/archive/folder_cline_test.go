@@ -1,0 +1,135 @@
+package archive
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/capture"
+	goldenpkg "github.com/twasm/twasm/golden"
+	"github.com/twasm/twasm/plugins/cline"
+	"github.com/twasm/twasm/transcript"
+)
+
+// clineDocs are the ui_messages and api_conversation_history documents
+// of the golden case task_native_tools (a task of five requests).
+func clineDocs(t *testing.T) (ui, api []json.RawMessage) {
+	t.Helper()
+	b := fixture(t, "testdata/golden/cline/task_native_tools.jsonl")
+	lines := strings.Split(string(b), "\n")
+	for i, l := range lines {
+		var f abi.SourceFile
+		if json.Unmarshal([]byte(l), &f) != nil || f.Type != abi.SourceFileType || i+1 >= len(lines) {
+			continue
+		}
+		switch f.Path {
+		case "ui_messages.json":
+			require.NoError(t, json.Unmarshal([]byte(lines[i+1]), &ui))
+		case "api_conversation_history.json":
+			require.NoError(t, json.Unmarshal([]byte(lines[i+1]), &api))
+		}
+	}
+	require.NotEmpty(t, ui)
+	require.NotEmpty(t, api)
+	return ui, api
+}
+
+// TestClineTaskFolder: a Cline task folder in its default store, synced
+// with the cline plugin as Cline writes it: both arrays rewritten whole
+// at every turn, without ids. A second sync archives nothing; a turn
+// added archives only the new messages, calls and results, and the
+// parts' usage and cost add up to the task's (each request once, the
+// one that completed between the syncs included); the raw capture read
+// whole writes the same events; the store's bytes never change.
+func TestClineTaskFolder(t *testing.T) {
+	ctx := context.Background()
+	ui, api := clineDocs(t)
+	root, home := t.TempDir(), t.TempDir()
+	a := newArchiver(t, root, nil)
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(cline.Plugin.Manifest), nil)
+	var loc []Location
+	for _, l := range locs {
+		if l.Name == "Cline tasks" {
+			loc = append(loc, l)
+		}
+	}
+	require.Len(t, loc, 1)
+	task := filepath.Join(home, ".cline", "data", "tasks", "1767225600000")
+	write := func(ui, api []json.RawMessage, age time.Duration) {
+		u, err := json.Marshal(ui)
+		require.NoError(t, err)
+		p, err := json.Marshal(api)
+		require.NoError(t, err)
+		writeAged(t, filepath.Join(task, "ui_messages.json"), u, age)
+		writeAged(t, filepath.Join(task, "api_conversation_history.json"), p, age)
+	}
+	sync := func(want string) Outcome {
+		t.Helper()
+		before := hashTree(t, task)
+		rep := a.SyncStores(ctx, loc, time.Time{}, nil)
+		require.Equal(t, before, hashTree(t, task), "the task folder's bytes are unchanged")
+		require.Len(t, rep.Outcomes, 1)
+		require.Equal(t, want, rep.Outcomes[0].Action, "%+v", rep.Outcomes[0])
+		return rep.Outcomes[0]
+	}
+	// The first turns: the third request still running (its
+	// api_req_started without figures yet).
+	first := slices.Clone(ui[:9])
+	first[8] = json.RawMessage(`{"ts":1767225611200,"type":"say","say":"api_req_started","text":"{\"request\":\"...\"}"}`)
+	write(first, api[:5], time.Hour)
+	runID := sync(ActionNew).RunID
+	sync(ActionUnchanged)
+	write(ui, api, 30*time.Minute)
+	_, found := Scan(loc, time.Time{})
+	require.Len(t, found, 1)
+	assert.False(t, Archived(a.Ledger(), found[0]), "a turn not yet synced")
+	sync(ActionGrown)
+	sync(ActionUnchanged)
+	_, found = Scan(loc, time.Time{})
+	assert.True(t, Archived(a.Ledger(), found[0]), "doctor: the task is archived")
+
+	v := readRun(t, root, runID)
+	require.Len(t, v.parts, 2)
+	for id, n := range v.calls {
+		assert.Equal(t, 1, n, "call %s once", id)
+		assert.Equal(t, 1, v.results[id], "result of %s once", id)
+	}
+	assert.Len(t, v.calls, 5)
+	var msgs int
+	for _, ev := range v.events {
+		if ev.Type == transcript.MessageAssistant {
+			msgs++
+		}
+	}
+	assert.Equal(t, 5, msgs, "each response once")
+	assert.Equal(t, int64(260), v.output, "each request's output tokens once")
+	var cost float64
+	for _, p := range v.parts {
+		if p.CostUSD != nil {
+			cost += *p.CostUSD
+		}
+	}
+	assert.InDelta(t, 0.0448, cost, 1e-9)
+	assert.Equal(t, "1767225600000", v.parts[0].SessionID)
+
+	// The raw capture alone (renormalize's input) writes the same
+	// calls, results and responses.
+	e := a.Ledger().ByPath(task)
+	require.NotNil(t, e)
+	raw, err := os.ReadFile(filepath.Join(root, e.Raw))
+	require.NoError(t, err)
+	out, err := goldenpkg.Normalize(ctx, capture.NativePlugin(cline.Plugin), raw, goldenpkg.Options{Provider: "cline"})
+	require.NoError(t, err)
+	assert.Equal(t, 5, strings.Count(string(out), `"type":"tool.call"`))
+	assert.Equal(t, 5, strings.Count(string(out), `"type":"tool.result"`))
+	assert.Equal(t, 5, strings.Count(string(out), `"type":"message.assistant"`))
+}

@@ -1,0 +1,194 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// clineTask returns the ui_messages and api_conversation_history
+// documents of the golden task_native_tools (a Cline task of five
+// requests), as the host handed them to the plugin.
+func clineTask(t *testing.T) (ui, api []json.RawMessage) {
+	t.Helper()
+	lines := strings.Split(string(readFile(t, golden("cline", "task_native_tools.jsonl"))), "\n")
+	for i := 0; i+1 < len(lines); i++ {
+		var f struct {
+			Type string `json:"$twasm"`
+			Path string `json:"path"`
+		}
+		if json.Unmarshal([]byte(lines[i]), &f) != nil || f.Type != "file" {
+			continue
+		}
+		var doc *[]json.RawMessage
+		switch f.Path {
+		case "ui_messages.json":
+			doc = &ui
+		case "api_conversation_history.json":
+			doc = &api
+		default:
+			continue
+		}
+		if err := json.Unmarshal([]byte(lines[i+1]), doc); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if len(ui) < 10 || len(api) < 10 {
+		t.Fatalf("task_native_tools: %d UI messages, %d messages", len(ui), len(api))
+	}
+	return ui, api
+}
+
+// TestSyncClineTask: a home directory with a Cline task folder in its
+// default store (~/.cline/data/tasks/<id>/). `twasm doctor` lists the
+// store with the task not archived; `twasm sync` archives it; a second
+// sync archives nothing; a turn added (Cline rewrites both arrays whole)
+// adds one part to the same run holding only the new turn's messages,
+// calls and results; doctor then says archived; the task folder's bytes
+// are the same before and after every command; once the agent deleted the
+// task, renormalize rebuilds the same run from the raw capture.
+func TestSyncClineTask(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	ui, api := clineTask(t)
+	task := filepath.Join(".cline", "data", "tasks", "1767225600000")
+	write := func(ui, api []json.RawMessage, age time.Duration) {
+		u, _ := json.Marshal(ui)
+		a, _ := json.Marshal(api)
+		h.put(filepath.Join(task, "ui_messages.json"), u, age)
+		h.put(filepath.Join(task, "api_conversation_history.json"), a, age)
+		h.put(filepath.Join(task, "task_metadata.json"), []byte(`{"files_in_context":[],"model_usage":[]}`), age)
+	}
+	dir := filepath.Join(h.dir, task)
+	unchanged := func(what string, cmd func()) {
+		t.Helper()
+		before := hashTree(t, dir)
+		cmd()
+		after := hashTree(t, dir)
+		if len(after) != len(before) {
+			t.Fatalf("%s: %d files before, %d after", what, len(before), len(after))
+		}
+		for p, s := range before {
+			if after[p] != s {
+				t.Errorf("%s changed %s: %s -> %s", what, p, s, after[p])
+			}
+		}
+	}
+	type store struct {
+		Name, Provider, Dir string
+		Found               bool
+		Sessions, Archived  int
+		NotArchived         int `json:"not_archived"`
+	}
+	doctor := func() store {
+		t.Helper()
+		var doc struct{ Stores []store }
+		var r result
+		unchanged("doctor", func() { r = h.ok("doctor", "--json") })
+		if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+			t.Fatalf("doctor --json: %v\n%s", err, r.out)
+		}
+		for _, s := range doc.Stores {
+			if s.Name == "Cline tasks" {
+				return s
+			}
+		}
+		t.Fatalf("doctor does not list the Cline tasks store:\n%s", r.out)
+		return store{}
+	}
+	sync := func() map[string][]string {
+		t.Helper()
+		var r result
+		unchanged("sync", func() { r = h.ok("sync") })
+		return outcomes(r.out)
+	}
+
+	write(ui[:7], api[:5], time.Hour)
+	if s := doctor(); !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "cline" || s.Dir != filepath.Join(h.dir, ".cline", "data", "tasks") {
+		t.Fatalf("doctor before sync: %+v", s)
+	}
+	got := sync()
+	if len(got["new"]) != 1 {
+		t.Fatalf("first sync: %v", got)
+	}
+	runID := got["new"][0]
+	if got := sync(); len(got) != 0 {
+		t.Fatalf("second sync with nothing new: %v", got)
+	}
+
+	// A turn: Cline rewrites both arrays whole.
+	write(ui, api, 30*time.Minute)
+	got = sync()
+	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != runID {
+		t.Fatalf("sync after a turn: %v", got)
+	}
+	if got := sync(); len(got) != 0 {
+		t.Fatalf("sync with nothing new: %v", got)
+	}
+	if s := doctor(); s.Archived != 1 || s.NotArchived != 0 {
+		t.Errorf("doctor after sync: %+v", s)
+	}
+
+	checkClineRun(t, transcriptPath(h.stor, runID))
+
+	// The agent deleted the task: renormalize rebuilds the run from its
+	// raw capture alone, part by part as sync wrote it (each part read
+	// the whole raw capture before, so every call came twice).
+	if err := os.RemoveAll(dir); err != nil {
+		t.Fatal(err)
+	}
+	r := h.ok("renormalize", "--json", runID)
+	var sum struct {
+		Transcript string `json:"transcript"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &sum); err != nil || sum.Transcript == "" {
+		t.Fatalf("renormalize --json: %v\n%v", err, r)
+	}
+	checkClineRun(t, sum.Transcript)
+}
+
+// checkClineRun checks the run of the task of TestSyncClineTask: two
+// parts, five responses, five calls each with one result, the requests'
+// output tokens once.
+func checkClineRun(t *testing.T, path string) {
+	t.Helper()
+	validate(t, path)
+	calls, results, responses := map[string]int{}, map[string]int{}, 0
+	var parts []*transcript.AgentResult
+	for _, ev := range readRun(t, path) {
+		switch ev.Type {
+		case transcript.ToolCall:
+			calls[ev.Tool().CallID]++
+		case transcript.ToolResult:
+			results[ev.Tool().CallID]++
+		case transcript.MessageAssistant:
+			responses++
+		case transcript.StepCompleted:
+			if r, err := ev.Step().AgentResult(); err == nil && r != nil {
+				parts = append(parts, r)
+			}
+		}
+	}
+	if len(parts) != 2 || responses != 5 || len(calls) != 5 {
+		t.Fatalf("run %s: %d parts, %d responses, %d calls (want 2, 5, 5)", path, len(parts), responses, len(calls))
+	}
+	for id, n := range calls {
+		if n != 1 || results[id] != 1 {
+			t.Errorf("call %s: %d calls, %d results (want one each)", id, n, results[id])
+		}
+	}
+	var out int64
+	for _, p := range parts {
+		if p.Usage != nil && p.Usage.OutputTokens != nil {
+			out += *p.Usage.OutputTokens
+		}
+	}
+	if out != 260 {
+		t.Errorf("output tokens over the parts: %d, the task's requests state 260", out)
+	}
+}

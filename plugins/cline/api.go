@@ -1,0 +1,374 @@
+package cline
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// apiHistory maps a version of the conversation (an Anthropic
+// MessageParam[] with Cline's ts, modelInfo and metrics): what is new or
+// changed since the version read before, each message in order.
+func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
+	hashes, todo := diff(msgs, n.api, "api_conversation_history", true, out)
+	n.api = hashes
+	if len(todo) == 0 {
+		out.Ignored(sdk.S("api_conversation_history (unchanged)"))
+		return
+	}
+	for _, i := range todo {
+		m := msgs.Index(i)
+		if m.Kind() != abi.KindObject {
+			out.Warn("api_conversation_history: message " + strconv.Itoa(i) + " is not an object")
+			continue
+		}
+		key := "m" + strconv.Itoa(i)
+		if v := n.versions[i]; v > 0 {
+			key += "." + strconv.Itoa(v)
+		}
+		n.versions[i]++
+		switch sdk.Name(m.Get("role")) {
+		case "assistant":
+			n.assistant(m, i, sdk.S(key), out)
+		case "user":
+			n.user(m, i, sdk.S(key), out)
+		default:
+			out.Warn("api_conversation_history: message " + strconv.Itoa(i) + " has role " + sdk.TypeName(m.Get("role")) + ", not mapped")
+		}
+	}
+	n.settle(out)
+}
+
+// settle reports, after the conversation, what the UI said happened
+// after its last message: the completion Cline showed for an
+// attempt_completion call still waiting (the call ran: it presents the
+// result), and the errors the task ended on.
+func (n *normalizer) settle(out *sdk.Out) {
+	if n.completion != "" {
+		for i, p := range n.pending {
+			if p.name == "attempt_completion" {
+				n.pending = append(n.pending[:i:i], n.pending[i+1:]...)
+				out.ToolResult(sdk.ToolResult{CallID: sdk.S(p.id), Name: sdk.S(p.name), Output: sdk.S(n.completion), Time: sdk.S(n.completionTime)})
+				n.completed, n.completion = p.id, ""
+				break
+			}
+		}
+	}
+	for _, e := range n.deferred {
+		out.Error(sdk.ProviderError{Message: sdk.S(e.msg), Code: sdk.S(e.code)})
+	}
+	n.deferred = n.deferred[:0]
+}
+
+// assistant writes a model response: its text, thinking and tool calls
+// (native tool_use blocks, or the XML tool tags older Cline wrote in
+// the text).
+func (n *normalizer) assistant(m abi.Value, idx int, key sdk.Str, out *sdk.Out) {
+	// A call still waiting for its result when the model answers again
+	// never got one: it stays dangling.
+	n.pending = n.pending[:0]
+	ts := msTime(m.Get("ts"))
+	model := sdk.StringOf(m.Get("modelInfo").Get("modelId"))
+	out.Open(key, sdk.Message{Model: model, Time: ts})
+	type call struct {
+		id, name string
+		input    sdk.Str
+		command  sdk.Str
+	}
+	var calls []call
+	addCall := func(id, name string, input, command sdk.Str) {
+		calls = append(calls, call{id, name, input, command})
+		n.pending = append(n.pending, pendingCall{id: id, name: name})
+	}
+	xml := 0
+	content := m.Get("content")
+	if content.Kind() == abi.KindString {
+		n.assistantText(content, idx, key, &xml, addCall, out)
+	}
+	for it := content.Iter(); content.Kind() == abi.KindArray && it.Next(); {
+		p := it.Value()
+		switch sdk.Name(p.Get("type")) {
+		case "text":
+			n.assistantText(p.Get("text"), idx, key, &xml, addCall, out)
+		case "thinking":
+			t := p.Get("thinking")
+			redacted := (t.Kind() != abi.KindString || t.Is("")) && p.Get("signature").Exists()
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.StringOf(t), Redacted: redacted})
+		case "redacted_thinking":
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
+		case "tool_use":
+			id, name, input := p.Get("id").String(), p.Get("name").String(), p.Get("input")
+			if id == "" {
+				id = "cline-" + strconv.Itoa(idx) + "-" + strconv.Itoa(len(calls))
+			}
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: sdk.JSON(input)})
+			addCall(id, name, sdk.JSON(input), sdk.StringOf(input.Get("command")))
+		default:
+			// An image or a block type of a later version: the raw
+			// capture keeps it.
+			out.Warn("api_conversation_history: message " + strconv.Itoa(idx) + ": a content block of type " + sdk.TypeName(p.Get("type")) + " is not mapped")
+		}
+	}
+	out.Close(key, sdk.MessageEnd{})
+	if model.IsSet() && !model.IsEmpty() {
+		if mm := model.String(); mm != n.model {
+			n.model = mm
+			out.Meta(sdk.Meta{Model: sdk.S(mm), Override: true})
+		}
+	}
+	for _, c := range calls {
+		kind := kindOf(c.name)
+		tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: c.input, Kind: kind, Time: ts}
+		if kind == "execute" {
+			tc.Command = c.command
+		}
+		out.ToolCall(tc)
+	}
+}
+
+// assistantText writes a text of the model's: as it is, or, where it
+// holds XML tool tags (Cline before native tool calls), the text around
+// them and a tool_use block for each.
+func (n *normalizer) assistantText(t abi.Value, idx int, key sdk.Str, xml *int, addCall func(id, name string, input, command sdk.Str), out *sdk.Out) {
+	if t.Kind() != abi.KindString {
+		return
+	}
+	s := t.String()
+	uses := xmlToolUses(s)
+	if len(uses) == 0 {
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t)})
+		return
+	}
+	pos := 0
+	for _, u := range uses {
+		if before := strings.TrimSpace(s[pos:u.start]); before != "" {
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(before)})
+		}
+		id := "cline-" + strconv.Itoa(idx) + "-x" + strconv.Itoa(*xml)
+		*xml++
+		input := sdk.RawJSON(u.inputJSON())
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(u.name), ToolID: sdk.S(id), ToolInput: input})
+		cmd := sdk.Str{}
+		if c, ok := u.param("command"); ok {
+			cmd = sdk.S(c)
+		}
+		addCall(id, u.name, input, cmd)
+		pos = u.end
+	}
+	if after := strings.TrimSpace(s[pos:]); after != "" {
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(after)})
+	}
+}
+
+// user writes a user turn: the prompt or the user's feedback, Cline's
+// own notices and environment details (injected context), and the tool
+// results it carries (as tool_result blocks, or as text "[tool for
+// 'x'] Result: ..." in Cline's older turns).
+func (n *normalizer) user(m abi.Value, idx int, key sdk.Str, out *sdk.Out) {
+	ts := msTime(m.Get("ts"))
+	opened := false
+	text := func(s sdk.Str, raw string) {
+		if !opened {
+			opened = true
+			out.Open(key, sdk.Message{User: true, Time: ts})
+		}
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: s, Origin: originOf(raw, idx)})
+	}
+	content := m.Get("content")
+	if content.Kind() == abi.KindString {
+		s := content.String()
+		name, body, ok := parseTextResult(s)
+		if !ok || !n.textResult(name, body, ts, out) {
+			text(sdk.Text(content), s)
+		}
+	}
+	nblocks := 0
+	if content.Kind() == abi.KindArray {
+		nblocks = content.Len()
+	}
+	for i := 0; i < nblocks; i++ {
+		p := content.Index(i)
+		switch sdk.Name(p.Get("type")) {
+		case "text":
+			t := p.Get("text")
+			s := t.String()
+			name, body, ok := parseTextResult(s)
+			if ok && strings.TrimSpace(body) == "" && i+1 < nblocks {
+				// Older Cline wrote the header and the output as two
+				// blocks: "[list_files for '.'] Result:", then the
+				// output.
+				next := content.Index(i + 1)
+				if next.Get("type").Is("text") {
+					ns := next.Get("text").String()
+					if _, _, isHead := parseTextResult(ns); !isHead && originOf(ns, idx) == sdk.OriginPrompt {
+						body = ns
+						i++
+					}
+				}
+			}
+			if !ok || !n.textResult(name, body, ts, out) {
+				if ok {
+					s = body // feedback on a completion: the user's words
+				}
+				text(sdk.Text(t), s)
+			}
+		case "tool_result":
+			n.blockResult(p, ts, out)
+		case "image", "document":
+			// The transcript has no block for them; the raw capture
+			// keeps them.
+		default:
+			out.Warn("api_conversation_history: message " + strconv.Itoa(idx) + ": a content block of type " + sdk.TypeName(p.Get("type")) + " is not mapped")
+		}
+	}
+	if opened {
+		out.Close(key, sdk.MessageEnd{})
+	}
+}
+
+// originOf says what a user text is: the prompt (the task, the user's
+// feedback), or context Cline put in the turn itself.
+func originOf(s string, idx int) string {
+	t := strings.TrimSpace(s)
+	switch {
+	case strings.HasPrefix(t, "<environment_details>"),
+		strings.HasPrefix(t, "# task_progress"),
+		strings.HasPrefix(t, "[TASK RESUMPTION]"),
+		strings.HasPrefix(t, "[ERROR]"),
+		strings.HasPrefix(t, "[NOTE]"),
+		strings.HasPrefix(t, "[Continue assisting"),
+		strings.HasPrefix(t, "<explicit_instructions"),
+		strings.HasPrefix(t, "The user has accepted the condensed conversation summary"),
+		strings.HasPrefix(t, "This session is being continued from a previous conversation"):
+		return sdk.OriginInjected
+	}
+	return sdk.OriginPrompt
+}
+
+// textResult reports a tool result Cline wrote as a user text ("[name
+// for 'x'] Result:" then the output), paired with the oldest call of
+// that name still waiting. False for the user's reply to a completion
+// whose call is answered already (by the completion Cline showed): that
+// is the user's text.
+func (n *normalizer) textResult(name, body string, ts sdk.Str, out *sdk.Out) bool {
+	id := ""
+	for i, p := range n.pending {
+		if p.name == name {
+			id = p.id
+			n.pending = append(n.pending[:i:i], n.pending[i+1:]...)
+			break
+		}
+	}
+	if id == "" {
+		if name == "attempt_completion" && n.completed != "" {
+			n.completed = ""
+			return false
+		}
+		// No call of that name waits (a result of a call the
+		// conversation no longer holds): the host synthesizes one.
+		id = "cline-result-" + name + "-" + strconv.Itoa(len(n.api))
+	}
+	n.result(id, name, body, false, ts, out)
+	return true
+}
+
+// blockResult reports a tool_result block.
+func (n *normalizer) blockResult(p abi.Value, ts sdk.Str, out *sdk.Out) {
+	id := p.Get("tool_use_id").String()
+	name := ""
+	for i, c := range n.pending {
+		if c.id == id {
+			name = c.name
+			n.pending = append(n.pending[:i:i], n.pending[i+1:]...)
+			break
+		}
+	}
+	var body strings.Builder
+	c := p.Get("content")
+	switch c.Kind() {
+	case abi.KindString:
+		body.WriteString(c.String())
+	case abi.KindArray:
+		for it := c.Iter(); it.Next(); {
+			if t := it.Value().Get("text"); t.Kind() == abi.KindString {
+				if body.Len() > 0 {
+					body.WriteByte('\n')
+				}
+				body.WriteString(t.String())
+			}
+		}
+	}
+	n.result(id, name, body.String(), p.Get("is_error").Truthy(), ts, out)
+}
+
+// result reports a tool result: an error when Cline says the tool
+// failed, denied when the user refused it.
+func (n *normalizer) result(id, name, body string, isErr bool, ts sdk.Str, out *sdk.Out) {
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name), Output: sdk.S(body), Time: ts, IsError: isErr}
+	t := strings.TrimSpace(body)
+	switch {
+	case strings.HasPrefix(t, "The tool execution failed with the following error:"):
+		r.IsError = true
+		msg := t
+		if i := strings.Index(t, "<error>"); i >= 0 {
+			msg = t[i+len("<error>"):]
+			if j := strings.Index(msg, "</error>"); j >= 0 {
+				msg = msg[:j]
+			}
+		}
+		r.Error = sdk.S(strings.TrimSpace(msg))
+	case strings.HasPrefix(t, "The user denied this operation"):
+		r.Status = sdk.S("denied")
+	case isErr:
+		r.Error = sdk.S(clip(t))
+	}
+	out.ToolResult(r)
+}
+
+// parseTextResult splits "[name for 'x'] Result:\nbody" (or "[name]
+// Result:") into the tool's name and its output.
+func parseTextResult(s string) (name, body string, ok bool) {
+	if !strings.HasPrefix(s, "[") {
+		return "", "", false
+	}
+	nl := strings.IndexByte(s, '\n')
+	head := s
+	if nl >= 0 {
+		head = s[:nl]
+	}
+	i := strings.Index(head, "] Result:")
+	if i < 0 {
+		return "", "", false
+	}
+	name = head[1:i]
+	if j := strings.Index(name, " for "); j >= 0 {
+		name = name[:j]
+	}
+	if name == "" || strings.ContainsAny(name, " \t'\"[") {
+		return "", "", false
+	}
+	body = strings.TrimPrefix(s[i+len("] Result:"):], "\n")
+	if nl < 0 {
+		body = strings.TrimSpace(head[i+len("] Result:"):])
+	}
+	return name, body, true
+}
+
+// kindOf classifies Cline's and Roo's tools.
+func kindOf(name string) string {
+	switch name {
+	case "execute_command":
+		return "execute"
+	case "read_file", "list_files", "list_code_definition_names", "access_mcp_resource", "load_mcp_documentation", "fetch_instructions":
+		return "read"
+	case "write_to_file", "replace_in_file", "apply_diff", "insert_content", "search_and_replace", "new_rule", "apply_patch":
+		return "edit"
+	case "search_files", "codebase_search":
+		return "search"
+	case "web_fetch", "web_search", "browser_action":
+		return "fetch"
+	}
+	return "other"
+}

@@ -1,0 +1,316 @@
+package cline
+
+import (
+	"hash/fnv"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Plugin is the Cline (and Roo Code) task folder normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "cline",
+		Version:     "0.1.0",
+		Providers:   []string{"cline", "roo"},
+		Formats:     []string{fmtTask},
+		Description: "Cline and Roo Code task folders (api_conversation_history.json, ui_messages.json)",
+		SourceFacts: true,
+		// Cline and Roo keep a task until the user deletes it (no
+		// retention); doc.go, "Stores".
+		Stores: stores,
+	},
+	New:  func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
+	Keys: keys,
+}
+
+// fmtTask is the format of a task folder's stream (and of its files read
+// alone).
+const fmtTask = "task"
+
+// The files of a task folder, as the stores declare them.
+const (
+	fileAPI      = "api_conversation_history.json"
+	fileUI       = "ui_messages.json"
+	fileMetadata = "task_metadata.json"
+	fileHistory  = "history_item.json" // Roo Code
+)
+
+// taskFiles are the files of a task folder the plugin reads, in order:
+// the UI's messages (the usage, the errors Cline showed, the completion),
+// then the conversation, then the metadata. The UI comes first so that
+// what it says happened after the conversation's last message (the
+// completion shown, the error the task ended on) is reported after it.
+// The newer sessions folder keeps the conversation as
+// <id>.messages.json.
+var taskFiles = []string{fileUI, fileAPI, "*.messages.json", fileMetadata, fileHistory}
+
+// vscodeStores are the stores of a VS Code extension's task folders
+// (extension id ext) in the global storage of VS Code and the forks its
+// users run it in: one store per editor, each with its tasks.
+func vscodeStores(name, ext, provider string) []abi.Store {
+	var out []abi.Store
+	for _, app := range []string{"Code", "Cursor", "VSCodium", "Windsurf"} {
+		rel := app + "/User/globalStorage/" + ext
+		out = append(out, abi.Store{Name: name + " (" + app + ")", Provider: provider, Kind: "folder",
+			Roots: []abi.Root{{Path: "~/.config/" + rel, OS: "linux"}, {Path: "~/Library/Application Support/" + rel, OS: "darwin"}, {Env: "APPDATA", Path: rel, OS: "windows"}},
+			Dir:   "tasks", Pattern: "*", Files: taskFiles})
+	}
+	return out
+}
+
+// stores are the task folders of Cline (its CLI and, since 2026, its
+// extension keep them under ~/.cline/data; older extensions under the
+// editor's global storage) and Roo Code.
+var stores = append(append([]abi.Store{
+	{Name: "Cline tasks", Kind: "folder", Roots: []abi.Root{{Env: "CLINE_DATA_DIR"}, {Env: "CLINE_DIR", Path: "data"}, {Path: "~/.cline/data"}},
+		Dir: "tasks", Pattern: "*", Files: taskFiles},
+	{Name: "Cline sessions", Kind: "folder", Roots: []abi.Root{{Env: "CLINE_SESSION_DATA_DIR"}, {Env: "CLINE_DATA_DIR", Path: "sessions"}, {Env: "CLINE_DIR", Path: "data/sessions"}, {Path: "~/.cline/data/sessions"}},
+		Pattern: "*", Files: []string{"*.messages.json"}},
+}, vscodeStores("Cline tasks", "saoudrizwan.claude-dev", "cline")...), vscodeStores("Roo Code tasks", "rooveterinaryinc.roo-cline", "roo")...)
+
+// Kinds of file in a task folder.
+const (
+	kindUnknown = iota
+	kindAPI
+	kindUI
+	kindMetadata
+	kindOther
+)
+
+// fileKind is the kind of a task folder's file by its name.
+func fileKind(path string) int {
+	name := path[strings.LastIndexByte(path, '/')+1:]
+	switch {
+	case name == fileAPI:
+		return kindAPI
+	case name == fileUI || strings.HasSuffix(name, ".ui_messages.json"):
+		return kindUI
+	case strings.HasSuffix(name, ".messages.json"):
+		return kindAPI
+	case name == fileMetadata || name == fileHistory:
+		return kindMetadata
+	}
+	return kindOther
+}
+
+// normalizer is the per-stream state. Everything kept across lines is a
+// Go string or a number: spans die with their line.
+type normalizer struct {
+	file     string // the current file's path ("" before a file line)
+	kind     int    // its kind
+	sawTask  bool   // something of a task was read
+	taskID   string // the session: the folder's name
+	api, ui  []uint64
+	versions map[int]int // api index -> versions written
+	counted  map[int]bool
+	// pending are the calls of the last assistant message not yet
+	// answered, in order.
+	pending []pendingCall
+	// sawUsage: an api_req_started stated figures.
+	sawUsage bool
+	model    string
+	// completion is the text of the completion the UI showed last, when
+	// nothing but the user's turn followed it (at completionTime);
+	// completed the attempt_completion call it answered.
+	completion, completionTime, completed string
+	// deferred are the errors the UI's messages end on: reported after
+	// the conversation that comes after them in the stream, so that the
+	// status rule sees them after the last answer.
+	deferred []uiError
+	// parent is the task this one is a sub-task of (Roo Code).
+	parent string
+}
+
+type uiError struct{ msg, code string }
+
+type pendingCall struct{ id, name string }
+
+func newNormalizer() *normalizer {
+	return &normalizer{versions: map[int]int{}, counted: map[int]bool{}}
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	v := l.JSON()
+	if !v.Exists() {
+		if len(sdk.TrimSpace(l.Raw)) > 0 {
+			out.Unmapped(sdk.S("non_json"))
+		}
+		return nil
+	}
+	if v.Kind() == abi.KindObject {
+		if t := v.Get("$twasm"); t.Exists() {
+			n.twasm(v, t, out)
+			return nil
+		}
+	}
+	kind := n.kind
+	if kind == kindUnknown || kind == kindOther {
+		kind = detectKind(v)
+	}
+	switch kind {
+	case kindAPI:
+		msgs := v
+		if v.Kind() == abi.KindObject {
+			// The newer sessions folder: {"messages": [...], ...}.
+			msgs = v.Get("messages")
+		}
+		if msgs.Kind() != abi.KindArray {
+			out.Unmapped(sdk.S("api_conversation_history/(not an array)"))
+			return nil
+		}
+		n.sawTask = true
+		n.apiHistory(msgs, out)
+	case kindUI:
+		if v.Kind() != abi.KindArray {
+			out.Unmapped(sdk.S("ui_messages/(not an array)"))
+			return nil
+		}
+		n.sawTask = true
+		n.uiMessages(v, out)
+	case kindMetadata:
+		// files_in_context, model_usage, environment_history; Roo's
+		// history item repeats the UI's totals: what the step holds
+		// comes from the conversation and the UI's requests. What it
+		// adds is the task's parent: a sub-task started by new_task.
+		if !n.parentTask(v, out) {
+			out.Ignored(sdk.S("task_metadata"))
+		}
+	default:
+		out.Unmapped(sdk.S("(unknown file)"))
+	}
+	return nil
+}
+
+// twasm handles the host's lines: the facts of the folder (its name is
+// the task id), and the file line before each file.
+func (n *normalizer) twasm(v, t abi.Value, out *sdk.Out) {
+	switch {
+	case t.Is(abi.SourceFileType):
+		n.file = v.Get("path").String()
+		n.kind = fileKind(n.file)
+		out.Ignored(sdk.S("twasm_file"))
+	case t.Is(abi.SourceFactsType):
+		if id := v.Get("name").String(); id != "" && n.taskID == "" {
+			n.taskID = id
+			out.Meta(sdk.Meta{SessionID: sdk.S(id)})
+			return
+		}
+		out.Ignored(sdk.S("twasm_source"))
+	default:
+		out.Unmapped(sdk.S("twasm_" + sdk.TypeName(t)))
+	}
+}
+
+// parentTask says, once, that the task is a sub-task (Roo Code's
+// history_item.json names its parentTaskId): its parent's run holds the
+// new_task call that started it, in a run of its own.
+func (n *normalizer) parentTask(v abi.Value, out *sdk.Out) bool {
+	p := v.Get("parentTaskId")
+	if p.Kind() != abi.KindString || p.Is("") || n.parent != "" {
+		return false
+	}
+	n.parent = p.String()
+	out.Warn("a sub-task of task " + clip(n.parent) + " (started by its new_task call): that task's run holds the call")
+	return true
+}
+
+// detectKind tells a file read without its file line by its shape: the
+// conversation's messages have a role, the UI's a type ask or say.
+func detectKind(v abi.Value) int {
+	if v.Kind() == abi.KindObject {
+		if v.Get("messages").Kind() == abi.KindArray {
+			return kindAPI
+		}
+		if v.Get("files_in_context").Exists() || v.Get("model_usage").Exists() {
+			return kindMetadata
+		}
+		return kindOther
+	}
+	if v.Kind() != abi.KindArray || v.Len() == 0 {
+		return kindOther
+	}
+	first := v.Index(0)
+	switch {
+	case first.Get("role").Kind() == abi.KindString:
+		return kindAPI
+	case first.Get("type").Is("say") || first.Get("type").Is("ask"):
+		return kindUI
+	}
+	return kindOther
+}
+
+// hashOf is the content hash of an element of a document, to tell an
+// element read before from a new or changed one (Cline's messages have
+// no ids: index and content are all there is).
+func hashOf(v abi.Value) uint64 {
+	h := fnv.New64a()
+	h.Write(v.Raw())
+	return h.Sum64()
+}
+
+// diff compares the elements of a document's new version with the hashes
+// of the last one read: it returns the new hashes and the indices of
+// what is new or changed, and warns of what changed in place (when
+// warnChanged: the UI's messages change as requests complete) or went.
+func diff(doc abi.Value, old []uint64, file string, warnChanged bool, out *sdk.Out) (hashes []uint64, todo []int) {
+	changed := 0
+	for i, it := 0, doc.Iter(); it.Next(); i++ {
+		h := hashOf(it.Value())
+		hashes = append(hashes, h)
+		if i < len(old) {
+			if old[i] == h {
+				continue
+			}
+			changed++
+		}
+		todo = append(todo, i)
+	}
+	if changed > 0 && warnChanged {
+		out.Warn(file + ": " + strconv.Itoa(changed) + " element(s) read before changed in place: their new version is written after the earlier one, which the transcript keeps")
+	}
+	if len(hashes) < len(old) {
+		out.Warn(file + ": the new version holds " + strconv.Itoa(len(hashes)) + " elements, fewer than the " + strconv.Itoa(len(old)) + " read before: the transcript keeps the ones it no longer holds")
+	}
+	return hashes, todo
+}
+
+// End implements sdk.Normalizer.
+func (n *normalizer) End(out *sdk.Out) error {
+	n.settle(out)
+	if !n.sawTask {
+		return nil
+	}
+	// A task has no terminal event (the user may resume it): the host
+	// settles the status by the session rule (spec §6.7).
+	out.Meta(sdk.Meta{Format: sdk.S(fmtTask), NoTerminal: true})
+	return nil
+}
+
+// msTime is an epoch-milliseconds "ts" as RFC 3339 (unset when v is not
+// one).
+func msTime(v abi.Value) sdk.Str {
+	ms, ok := v.Int()
+	if !ok || ms <= 0 {
+		if f, okf := v.Float(); okf && f > 0 {
+			ms, ok = int64(f), true
+		} else if s := v.String(); v.Kind() == abi.KindString && s != "" {
+			// Some tools write "ts" as a string of digits.
+			p, err := strconv.ParseInt(s, 10, 64)
+			if err != nil || p <= 0 {
+				return sdk.Str{}
+			}
+			ms, ok = p, true
+		} else {
+			return sdk.Str{}
+		}
+	}
+	return sdk.S(time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+}
+
+// clip bounds a value quoted in a warning.
+func clip(s string) string { return sdk.Clip(s, 200) }

@@ -1,0 +1,152 @@
+//go:build !wasip1
+
+package cline_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"math"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/cline"
+)
+
+// TestConformance runs every golden input (and real capture) through the
+// plugin and checks it against facts read from the raw input apart from
+// the plugin (with encoding/json, from the last version of each
+// document): no line lost to a fault, every native tool_use a tool.call,
+// and the step's tokens and cost the sums of the UI's requests, each
+// once.
+func TestConformance(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(captureDir, "*.jsonl"))
+	golden, _ := filepath.Glob(filepath.Join(goldenDir, "*.jsonl"))
+	for _, g := range golden {
+		if !strings.HasSuffix(g, ".golden.jsonl") {
+			files = append(files, g)
+		}
+	}
+	if len(files) == 0 {
+		t.Fatal("no inputs")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := plugintest.Run(t, cline.Plugin, raw, normalize.Options{Provider: "cline"})
+			if o.Result.FailedLines != 0 {
+				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
+			}
+			fx := clineFacts(raw)
+			o.CheckCalls(t, fx.calls)
+			var in, out int64
+			if u := o.Result.Usage; u != nil {
+				if u.InputTokens != nil {
+					in = *u.InputTokens
+				}
+				if u.OutputTokens != nil {
+					out = *u.OutputTokens
+				}
+			}
+			if in != fx.input || out != fx.output {
+				t.Errorf("usage: input %d output %d, the requests state %d and %d", in, out, fx.input, fx.output)
+			}
+			if fx.costs > 0 && (o.Result.CostUSD == nil || math.Abs(*o.Result.CostUSD-fx.cost) > 1e-9) {
+				t.Errorf("cost %v, the requests state %v", o.Result.CostUSD, fx.cost)
+			}
+			if strings.HasPrefix(f, captureDir) && len(o.Result.Unmapped) > 0 {
+				t.Errorf("unmapped in a real capture: %v", o.Result.Unmapped)
+			}
+		})
+	}
+}
+
+type facts struct {
+	calls         []string
+	input, output int64
+	cost          float64
+	costs         int
+}
+
+// clineFacts reads the last version of the conversation and of the UI's
+// messages in a stream.
+func clineFacts(raw []byte) facts {
+	var api, ui []json.RawMessage
+	kind := ""
+	for _, l := range bytes.Split(raw, []byte("\n")) {
+		var f struct {
+			Type string `json:"$twasm"`
+			Path string `json:"path"`
+		}
+		if json.Unmarshal(l, &f) == nil && f.Type != "" {
+			kind = filepath.Base(f.Path)
+			continue
+		}
+		var doc []json.RawMessage
+		if json.Unmarshal(l, &doc) != nil {
+			var obj struct{ Messages []json.RawMessage }
+			if json.Unmarshal(l, &obj) == nil && obj.Messages != nil {
+				api = obj.Messages
+			}
+			continue
+		}
+		switch {
+		case kind == "ui_messages.json":
+			ui = doc
+		case kind == "api_conversation_history.json" || kind == "" && bytes.Contains(l, []byte(`"role"`)):
+			api = doc
+		}
+	}
+	var fx facts
+	for _, m := range api {
+		var msg struct {
+			Role    string
+			Content json.RawMessage
+		}
+		_ = json.Unmarshal(m, &msg)
+		var parts []struct{ Type, ID string }
+		_ = json.Unmarshal(msg.Content, &parts)
+		for _, p := range parts {
+			if msg.Role == "assistant" && p.Type == "tool_use" && p.ID != "" {
+				fx.calls = append(fx.calls, p.ID)
+			}
+		}
+	}
+	for _, m := range ui {
+		var e struct{ Say, Text string }
+		if json.Unmarshal(m, &e) != nil || e.Say != "api_req_started" && e.Say != "api_req_finished" {
+			continue
+		}
+		var r struct {
+			TokensIn, TokensOut, CacheWrites, CacheReads *int64
+			Cost                                         *float64
+			APIProtocol                                  string
+		}
+		if json.Unmarshal([]byte(e.Text), &r) != nil {
+			continue
+		}
+		get := func(p *int64) int64 {
+			if p == nil {
+				return 0
+			}
+			return *p
+		}
+		if r.APIProtocol == "openai" {
+			fx.input += get(r.TokensIn) // the whole prompt, over the OpenAI protocol
+		} else {
+			fx.input += get(r.TokensIn) + get(r.CacheWrites) + get(r.CacheReads)
+		}
+		fx.output += get(r.TokensOut)
+		if r.Cost != nil {
+			fx.cost += *r.Cost
+			fx.costs++
+		}
+	}
+	return fx
+}

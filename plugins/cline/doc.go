@@ -1,0 +1,98 @@
+// Package cline is the twasm normalizer for Cline's task folders, and
+// for Roo Code's, which share their shape. It is a plain Go package
+// (tests, fuzzing and the native baseline run it through
+// sdk.Plugin.Driver); plugins/cline/wasm is the two-line WebAssembly
+// entry point. [Plugin] is the package's public face, as for every
+// plugins/<provider> package.
+//
+// # Stores
+//
+// A task is a folder, so the manifest declares folder stores (ABI 1.4,
+// abi.Store kind "folder"): Cline's ~/.cline/data/tasks/<id>/ (the CLI,
+// and the extension since it moved there; $CLINE_DATA_DIR, else
+// $CLINE_DIR/data), the VS Code extension's global storage
+// (saoudrizwan.claude-dev/tasks/<id>/ under VS Code, Cursor, VSCodium and
+// Windsurf, per OS), the newer ~/.cline/data/sessions/<id>/ with
+// <id>.messages.json ($CLINE_SESSION_DATA_DIR), and Roo Code's
+// rooveterinaryinc.roo-cline/tasks/<id>/. No retention: a task is kept
+// until the user deletes it. The host reads a folder's files in the
+// declared order (ui_messages.json, api_conversation_history.json or
+// <id>.messages.json, task_metadata.json, Roo's history_item.json),
+// each after a file line (abi.SourceFile), each JSON document compacted
+// to one line; the facts line names the folder, whose name is the task
+// id (the session id).
+//
+// # Format "task"
+//
+//   - api_conversation_history.json: the conversation as the model saw
+//     it, an Anthropic MessageParam[] with Cline's ts (epoch ms, newer
+//     versions), modelInfo {modelId, providerId, mode} and metrics.
+//     Assistant content: text, thinking (a signature without text is
+//     redacted), redacted_thinking, tool_use (native tool calls); before
+//     native tool calls, the tools were XML tags in the text
+//     (<read_file><path>x</path></read_file>), each of a known tool at
+//     the start of a line a call with the parameters as a JSON object of
+//     strings and the id cline-<message>-x<n>. User content: the task and
+//     the user's feedback (prompts), Cline's environment details and
+//     notices (injected context), and the tool results: text "[name for
+//     'x'] Result:" then the output (in one block, or, in older versions,
+//     the output in the next block), paired with the oldest call of that
+//     name still waiting, or tool_result blocks (newer versions and the
+//     sessions folder's {messages: [...]}) by id. A result "The tool
+//     execution failed with the following error: <error>...</error>" is
+//     an error with that text; "The user denied this operation" is
+//     denied. The metrics are not read: their "cached" is the cache
+//     writes in one sample and not said anywhere, while the UI's figures
+//     are named.
+//   - ui_messages.json: ClineMessage[] {ts, type ask|say, ask|say, text,
+//     partial}. say api_req_started's text is a JSON object that Cline
+//     completes when the request ends: {tokensIn, tokensOut, cacheWrites,
+//     cacheReads, cost, cancelReason, streamingFailedMessage}. Its figures
+//     are the step's usage and its stated cost (0 included), each request
+//     counted once, when it holds them: input_tokens is tokensIn +
+//     cacheWrites + cacheReads (Cline keeps the three disjoint: its SDK's
+//     message translator subtracts the cache reads and writes from the
+//     provider's input before writing tokensIn), except when Roo Code
+//     states apiProtocol "openai" (tokensIn is then the whole prompt, the
+//     cache included); older versions wrote the figures in a separate
+//     say api_req_finished, read the same way; a request that failed
+//     while streaming is a provider error. say error, ask api_req_failed
+//     and ask mistake_limit_reached are provider errors; say error_retry a
+//     warning; say completion_result the final text. The rest is the
+//     screen's copy of the conversation.
+//   - task_metadata.json (files in context, models used) and Roo's
+//     history_item.json (the UI's totals again) are declared ignored,
+//     except the parentTaskId of a Roo sub-task (started by its parent's
+//     new_task call), said once in a warning: the sub-task is a run of
+//     its own, not yet linked to its parent's.
+//
+// A file read alone (import of api_conversation_history.json or
+// ui_messages.json) is told by its shape. A task has no terminal event:
+// NoTerminal, and the host settles the status by the session rule (spec
+// §6.7).
+//
+// # Decisions
+//
+// Rewritten documents. Cline rewrites both arrays whole at every turn,
+// and their elements have no ids. The plugin keeps a content hash of
+// each element of the last version of each file it read, and maps only
+// the elements whose index is new or whose content changed (a message
+// changed in place is written again, in its new version, with a
+// warning; a shorter array is said in a warning). The host hands it the
+// run's raw capture first when a task grew, so a sync writes only the new
+// turn, and the raw capture alone, read whole, gives the same transcript
+// (renormalize). An api_req_started element is counted once, when it
+// first holds figures: Cline writes it when the request starts and again
+// when it ends.
+//
+// Order. The UI's messages come first in the stream, so what they say
+// happened after the conversation's last message is reported after the
+// conversation: an error the UI's messages end on (after the last request
+// or answer) is held back and reported after the conversation, so the
+// session rule sees it after the last answer (status error); the errors
+// before it are reported in place and do not decide the status. A
+// completion the UI showed for the conversation's last attempt_completion
+// call is that call's result (the tool ran: it presents the result);
+// the user's reply to it, "[attempt_completion] Result: ... <feedback>",
+// is then the user's prompt.
+package cline

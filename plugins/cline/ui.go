@@ -1,0 +1,151 @@
+package cline
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// uiMessages reads a version of the UI's messages (ClineMessage[]): the
+// usage and cost of each API request (say api_req_started, whose text is
+// a JSON object Cline completes once the request is done), the errors
+// Cline showed, and the final answer. The rest repeats the conversation
+// for the screen.
+func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
+	hashes, todo := diff(msgs, n.ui, "ui_messages", false, out)
+	n.ui = hashes
+	// The tail: the elements after the last request or answer of the
+	// model. An error there is what the task ended on; a completion
+	// there is the answer of the last attempt_completion call.
+	tail := len(hashes)
+	for i := len(hashes) - 1; i >= 0; i-- {
+		m := msgs.Index(i)
+		if m.Get("say").Is("api_req_started") || m.Get("say").Is("text") || m.Get("say").Is("tool") ||
+			m.Get("say").Is("command") || m.Get("say").Is("reasoning") || m.Get("say").Is("completion_result") {
+			tail = i + 1
+			if m.Get("say").Is("completion_result") {
+				tail = i
+			}
+			break
+		}
+	}
+	records := 0
+	n.completion, n.completionTime = "", ""
+	for _, i := range todo {
+		m := msgs.Index(i)
+		if m.Kind() != abi.KindObject {
+			continue
+		}
+		switch {
+		case m.Get("say").Is("api_req_started"), m.Get("say").Is("api_req_finished"):
+			// Older versions wrote a request's figures in a separate
+			// api_req_finished after it.
+			records += n.apiRequest(m, i, out)
+		case m.Get("say").Is("error"), m.Get("ask").Is("api_req_failed"), m.Get("ask").Is("mistake_limit_reached"):
+			code := strings.Clone(sdk.Name(m.Get("say")) + sdk.Name(m.Get("ask"))) // kept: not a view of the line
+			msg := m.Get("text").String()
+			if msg == "" {
+				msg = code
+			}
+			if i >= tail {
+				n.deferred = append(n.deferred, uiError{msg: msg, code: code})
+			} else {
+				out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(code)})
+			}
+			records++
+		case m.Get("say").Is("error_retry"):
+			out.Warn("the API request failed and was retried: " + clip(m.Get("text").String()))
+			records++
+		case m.Get("say").Is("completion_result"):
+			if t := m.Get("text"); t.Kind() == abi.KindString && !t.Is("") {
+				out.Final(sdk.Text(t), true)
+				records++
+				if i >= tail {
+					n.completion, n.completionTime = t.String(), msTime(m.Get("ts")).String()
+				}
+			}
+		}
+	}
+	if records == 0 {
+		// What changed is the screen's copy of the conversation (text,
+		// reasoning, tool and command echoes, checkpoints).
+		out.Ignored(sdk.S("ui_messages"))
+	}
+}
+
+// apiRequest reports the figures of one API request once Cline wrote
+// them (tokensIn, tokensOut, cacheWrites, cacheReads, cost: the cost
+// Cline states, 0 included), and the request's failure. An element read
+// again, changed or not, is counted once.
+func (n *normalizer) apiRequest(m abi.Value, idx int, out *sdk.Out) int {
+	if n.counted[idx] {
+		return 0
+	}
+	doc, ok := sdk.Parse([]byte(m.Get("text").String()))
+	if !ok {
+		return 0
+	}
+	info := doc.Root()
+	in, inOK := info.Get("tokensIn").Int()
+	outT, outOK := info.Get("tokensOut").Int()
+	cw, cwOK := info.Get("cacheWrites").Int()
+	cr, crOK := info.Get("cacheReads").Int()
+	cost := info.Get("cost")
+	reason := info.Get("cancelReason")
+	if !inOK && !outOK && cost.Kind() != abi.KindNumber && !reason.Exists() {
+		return 0 // still running: its figures come with a later version
+	}
+	n.counted[idx] = true
+	records := 0
+	var u sdk.Usage
+	switch {
+	case info.Get("apiProtocol").Is("openai") && inOK:
+		// Roo Code (and its forks) state apiProtocol: over the OpenAI
+		// protocol tokensIn is the whole prompt, the cache included.
+		u.Input = sdk.N(in)
+	case inOK || cwOK || crOK:
+		// Cline keeps tokensIn, cacheWrites and cacheReads disjoint
+		// (its message translator subtracts the cache from the
+		// provider's input), as Roo does over the Anthropic protocol:
+		// every input token is their sum.
+		u.Input = sdk.N(in + cw + cr)
+	}
+	if crOK {
+		u.CacheRead = sdk.N(cr)
+	}
+	if cwOK {
+		u.CacheWrite = sdk.N(cw)
+	}
+	if outOK {
+		u.Output = sdk.N(outT)
+	}
+	if inOK || outOK || cwOK || crOK {
+		out.Usage(u, sdk.ModeAdd)
+		n.sawUsage = true
+		records++
+	}
+	if cost.Kind() == abi.KindNumber {
+		if f, ok := cost.Float(); ok {
+			out.Cost(f, sdk.ModeAdd)
+			records++
+		}
+	}
+	switch {
+	case reason.Is("streaming_failed"):
+		msg := info.Get("streamingFailedMessage").String()
+		if msg == "" {
+			msg = "the API request failed while streaming"
+		}
+		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("streaming_failed")})
+		records++
+	case reason.Is("user_cancelled"):
+		out.Warn("API request " + strconv.Itoa(idx) + " of ui_messages was cancelled by the user")
+		records++
+	case reason.Exists():
+		out.Warn("API request " + strconv.Itoa(idx) + " of ui_messages ended: " + clip(reason.String()))
+		records++
+	}
+	return records
+}
