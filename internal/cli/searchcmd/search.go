@@ -55,8 +55,8 @@ select, newest first.
 What a person or the model wrote ranks above what the agent's tooling
 injected (injected context, system prompts: marked "injected"); a snippet
 found again in other places (the same instructions in every session) is
-shown once, with how many more there are. Exit 1 when nothing matches, as
-grep does.`,
+shown once, with how many more there are (--every lists each). Exit 1 when
+nothing matches, as grep does.`,
 		Example: `  twasm search "permission denied"
   twasm search --tool Bash --status error pytest
   twasm search --tool Bash --status error --since yesterday
@@ -97,6 +97,7 @@ grep does.`,
 	fl.StringVar(&q.Role, "role", "", "only this role: user, assistant, tool")
 	fl.IntVar(&q.Limit, "limit", 20, "at most this many hits (0: no limit)")
 	fl.BoolVar(&q.Raw, "fts", false, "QUERY is an SQLite FTS5 expression")
+	fl.BoolVar(&q.Every, "every", false, "list every hit, none folded into another with the same text")
 	fl.BoolVar(&opts.JSON, "json", false, "one JSON object per hit")
 	return cmd
 }

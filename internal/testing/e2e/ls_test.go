@@ -190,7 +190,7 @@ func TestReadersSeeRecordedRuns(t *testing.T) {
 	}
 	searchRuns := func(query string) []string {
 		t.Helper()
-		r := twasmOK(t, "--storage", storage, "search", "--json", query)
+		r := twasmOK(t, "--storage", storage, "search", "--json", "--every", query)
 		quiet(r, "search "+query)
 		var ids []string
 		for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
