@@ -54,7 +54,7 @@ func TestRunView(t *testing.T) {
 		lack []string
 	}{
 		{"markdown", Options{Format: "md", MaxOutput: 2000}, 0,
-			[]string{"# Run review-wf", "<details><summary>Thinking</summary>", "### Sub-run " + viewstest.Child}, nil},
+			[]string{"# Run review-wf", "<details><summary>Thinking</summary>", "### Sub-run search-wf · " + viewstest.Child[:8]}, nil},
 		{"text dialog", Options{Format: "text", Only: []string{"dialog"}, MaxOutput: 2000}, 0,
 			[]string{"Review the diff in ./src"}, []string{"Tool result", "<details>"}},
 		{"max output zero", Options{Format: "md", MaxOutput: 0}, 0, []string{"_Output truncated: 1 of 4000 bytes"}, nil},
