@@ -30,6 +30,8 @@ CREATE TABLE runs(
   status TEXT NOT NULL DEFAULT 'running',
   final TEXT NOT NULL DEFAULT '',
   session INTEGER NOT NULL DEFAULT 0,
+  -- title: the run's first prompt on one line (views.RunNode.Title).
+  title TEXT NOT NULL DEFAULT '',
   part_status TEXT NOT NULL DEFAULT '',
   open_steps INTEGER NOT NULL DEFAULT 0,
   error TEXT NOT NULL DEFAULT '',

@@ -83,6 +83,7 @@ func TestSearch(t *testing.T) {
 		assert.NotZero(t, h.Seq)
 		assert.False(t, h.Time.IsZero())
 		assert.Contains(t, h.Snippet, "«zebra»")
+		assert.Equal(t, "fix the flaky test", h.RunTitle, "the run's first prompt")
 	}
 	cases := []struct {
 		name string

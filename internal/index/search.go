@@ -31,6 +31,11 @@ type Query struct {
 type Hit struct {
 	RunID     string    `json:"run_id"`
 	RunName   string    `json:"run_name"`
+	// RunTitle is the run's first prompt (views.RunNode.Title), and
+	// RunSession marks an archived agent session, whose name twasm made
+	// up: together they say what to call the run (views.DisplayName).
+	RunTitle   string `json:"run_title,omitempty"`
+	RunSession bool   `json:"run_session,omitempty"`
 	RunStatus string    `json:"run_status"`
 	Seq       uint64    `json:"seq"`
 	Path      string    `json:"path"`
@@ -182,7 +187,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	} else {
 		args = append(args, min(limit*8, limit+2000))
 	}
-	sqlq := `SELECT d.run_id, r.name, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
+	sqlq := `SELECT d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
   d.origin IN ('injected_context', 'system_prompt') AS injected, ` + snippet + `
 FROM fts JOIN docs d ON d.id = fts.rowid JOIN runs r ON r.run_id = d.run_id
 WHERE ` + cmp.Or(strings.Join(where, " AND "), "1") + `
@@ -201,7 +206,7 @@ ORDER BY ` + order + ` LIMIT ?`
 		var h Hit
 		var ts int64
 		var providers string
-		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &h.Snippet); err != nil {
+		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &h.Snippet); err != nil {
 			return nil, fmt.Errorf("index: search: %w", err)
 		}
 		h.Snippet = strings.Join(strings.Fields(h.Snippet), " ")

@@ -343,11 +343,13 @@ type runRow struct {
 	final, partStatus string
 	session           bool
 	openSteps         int
+	// title is the run's first prompt (promptTitle).
+	title string
 }
 
 func (r *runRow) load(ctx context.Context, tx *sql.Tx) error {
-	err := tx.QueryRowContext(ctx, `SELECT name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, last_seq, final, session, part_status, open_steps FROM runs WHERE run_id = ?`, r.id).
-		Scan(&r.name, &r.parent, &r.status, &r.errText, &r.started, &r.ended, &r.providers, &r.models, &r.steps, &r.tools, &r.events, &r.lastSeq, &r.final, &r.session, &r.partStatus, &r.openSteps)
+	err := tx.QueryRowContext(ctx, `SELECT name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, last_seq, final, session, part_status, open_steps, title FROM runs WHERE run_id = ?`, r.id).
+		Scan(&r.name, &r.parent, &r.status, &r.errText, &r.started, &r.ended, &r.providers, &r.models, &r.steps, &r.tools, &r.events, &r.lastSeq, &r.final, &r.session, &r.partStatus, &r.openSteps, &r.title)
 	if err != nil {
 		return fmt.Errorf("index: load run %s: %w", r.id, err)
 	}
@@ -363,9 +365,9 @@ func (r *runRow) save(ctx context.Context, tx *sql.Tx) error {
 	default:
 		r.status = "running"
 	}
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO runs(run_id, name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, size, mtime, indexed, last_seq, final, session, part_status, open_steps)
-VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.id, r.name, r.parent, r.status, r.errText, r.started, r.ended, r.providers, r.models, r.steps, r.tools, r.events, r.size, r.mtime, r.indexed, r.lastSeq, r.final, r.session, r.partStatus, r.openSteps)
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO runs(run_id, name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, size, mtime, indexed, last_seq, final, session, part_status, open_steps, title)
+VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.id, r.name, r.parent, r.status, r.errText, r.started, r.ended, r.providers, r.models, r.steps, r.tools, r.events, r.size, r.mtime, r.indexed, r.lastSeq, r.final, r.session, r.partStatus, r.openSteps, r.title)
 	if err != nil {
 		return fmt.Errorf("index: save run %s: %w", r.id, err)
 	}
@@ -524,6 +526,10 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 			if err := addDoc(doc{kind: string(b.Type), role: p.Role, origin: b.Origin}, text); err != nil {
 				return err
 			}
+			if r.title == "" && transcript.EventType(ev.Type) == transcript.MessageUser && b.Type == transcript.BlockText &&
+				(b.Origin == "" || b.Origin == string(transcript.OriginPrompt)) {
+				r.title = promptTitle(text)
+			}
 		}
 	case transcript.ToolCall:
 		r.tools++
@@ -557,4 +563,14 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 		return addDoc(doc{kind: "tool_result", role: "tool", tool: p.Name, status: status, callID: p.CallID}, text)
 	}
 	return nil
+}
+
+// promptTitle is a run's title from its first prompt, as the views make
+// it (views.RunNode.Title): on one line, at most 100 runes.
+func promptTitle(text string) string {
+	t := []rune(strings.Join(strings.Fields(text), " "))
+	if len(t) > 100 {
+		return string(t[:99]) + "…"
+	}
+	return string(t)
 }

@@ -29,9 +29,9 @@ func promptTitle(ev *transcript.Event) string {
 	return Clip(strings.Join(parts, " "), TitleRunes)
 }
 
-// isRecordDefaultName reports whether name is the one `twasm record`
+// IsRecordDefaultName reports whether name is the one `twasm record`
 // gives a run it was not told a name for: "record <provider>".
-func isRecordDefaultName(name string) bool {
+func IsRecordDefaultName(name string) bool {
 	p, ok := strings.CutPrefix(name, "record ")
 	return ok && p != "" && !strings.ContainsAny(p, " \t")
 }

@@ -271,7 +271,7 @@ func BuildRun(run *Run) *RunNode {
 			}
 		}
 	}
-	n.AutoName = archived || n.Name == "" || isRecordDefaultName(n.Name)
+	n.AutoName = archived || n.Name == "" || IsRecordDefaultName(n.Name)
 	n.Usage = RunUsage(run)
 	n.DurationMS = durationMS(n.Started, n.Completed)
 	if !n.Finished && archived && len(open) == 0 && lastPart != nil {

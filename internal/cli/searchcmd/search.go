@@ -236,7 +236,7 @@ func Run(ctx context.Context, opts *Options) error {
 		// may drive the terminal (views.OneLine, as every view does).
 		snippet := strings.NewReplacer(markOpen, open, markClose, close).Replace(views.OneLine(h.Snippet))
 		fmt.Fprintf(ios.Out, "%s  %s  %s  seq %d  %s  %s\n    %s\n", views.OneLine(h.RunID[:min(8, len(h.RunID))]), when,
-			views.OneLine(path), h.Seq, views.OneLine(what), views.OneLine(h.RunName), snippet)
+			views.OneLine(path), h.Seq, views.OneLine(what), views.Clip(runName(h), 60), snippet)
 		if h.Also > 0 {
 			fmt.Fprintf(ios.Out, "    (and %d more with the same text)\n", h.Also)
 		}
@@ -251,4 +251,11 @@ func Run(ctx context.Context, opts *Options) error {
 		fmt.Fprintf(ios.ErrOut, "%d hit(s); open one with: twasm view RUN --seq N\n", len(hits))
 	}
 	return nil
+}
+
+// runName is what a hit's run is called, as ls calls it: its first
+// prompt where twasm made its name up (views.DisplayName).
+func runName(h index.Hit) string {
+	return views.DisplayName(views.RunHead{RunID: h.RunID, Name: h.RunName, Title: h.RunTitle,
+		AutoName: h.RunSession || h.RunName == "" || views.IsRecordDefaultName(h.RunName)})
 }
