@@ -29,22 +29,22 @@ type Query struct {
 
 // Hit is one matching document.
 type Hit struct {
-	RunID     string    `json:"run_id"`
-	RunName   string    `json:"run_name"`
+	RunID   string `json:"run_id"`
+	RunName string `json:"run_name"`
 	// RunTitle is the run's first prompt (views.RunNode.Title), and
 	// RunSession marks an archived agent session, whose name twasm made
 	// up: together they say what to call the run (views.DisplayName).
-	RunTitle   string `json:"run_title,omitempty"`
-	RunSession bool   `json:"run_session,omitempty"`
-	RunStatus string    `json:"run_status"`
-	Seq       uint64    `json:"seq"`
-	Path      string    `json:"path"`
-	Iteration int       `json:"iteration"`
-	Time      time.Time `json:"time,omitzero"`
-	Kind      string    `json:"kind"`
-	Role      string    `json:"role,omitempty"`
-	Tool      string    `json:"tool,omitempty"`
-	Providers []string  `json:"providers,omitempty"`
+	RunTitle   string    `json:"run_title,omitempty"`
+	RunSession bool      `json:"run_session,omitempty"`
+	RunStatus  string    `json:"run_status"`
+	Seq        uint64    `json:"seq"`
+	Path       string    `json:"path"`
+	Iteration  int       `json:"iteration"`
+	Time       time.Time `json:"time,omitzero"`
+	Kind       string    `json:"kind"`
+	Role       string    `json:"role,omitempty"`
+	Tool       string    `json:"tool,omitempty"`
+	Providers  []string  `json:"providers,omitempty"`
 	// Status is the hit's own outcome (a tool call's or result's), or
 	// its run's status.
 	Status string `json:"status,omitempty"`
