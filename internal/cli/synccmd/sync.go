@@ -281,6 +281,7 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		bar.update(done, total)
 	})
 	bar.done()
+	rep = withSettled(rep, settled)
 	if opts.Indexed != nil && len(written) > 0 {
 		if err := opts.Indexed(context.WithoutCancel(ctx), written); err != nil {
 			fmt.Fprintf(ios.ErrOut, "twasm: search index: %v\n", err)
@@ -296,13 +297,9 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	if ctx.Err() != nil {
 		return ctx.Err()
 	}
+	// rep counts the settled outcomes (withSettled), failures included;
+	// the summary, always written when one failed, names them.
 	nfailed := rep.Counts[archive.ActionFailed]
-	for _, o := range settled {
-		if o.Action == archive.ActionFailed {
-			fmt.Fprintf(ios.ErrOut, "twasm: %s: %s\n", o.Path, o.Reason)
-			nfailed++
-		}
-	}
 	if nfailed > 0 {
 		return fmt.Errorf("%w: %d failed", errFailed, nfailed)
 	}
@@ -366,6 +363,33 @@ func dash(s string) string {
 
 // summary says on stderr what the round did, the stores it could not
 // find and every failure with its reason.
+// withSettled counts in rep what Recover did before the stores were
+// read: a session whose killed part it continued is new or grown there,
+// and the same session, unchanged when the stores were read after it, is
+// not counted unchanged too. The summary then says what this sync did.
+func withSettled(rep archive.Report, settled []archive.Outcome) archive.Report {
+	if len(settled) == 0 {
+		return rep
+	}
+	counts := make(map[string]int, len(rep.Counts)+1)
+	for k, v := range rep.Counts {
+		counts[k] = v
+	}
+	for _, s := range settled {
+		counts[s.Action]++
+		rep.Bytes += s.Bytes
+		for _, o := range rep.Outcomes {
+			if o.Path == s.Path && o.Action == archive.ActionUnchanged && counts[archive.ActionUnchanged] > 0 {
+				counts[archive.ActionUnchanged]--
+				break
+			}
+		}
+	}
+	rep.Counts = counts
+	rep.Outcomes = append(append([]archive.Outcome(nil), settled...), rep.Outcomes...)
+	return rep
+}
+
 func summary(w io.Writer, rep archive.Report, opts *Options) {
 	found := 0
 	for _, s := range rep.Stores {
@@ -381,9 +405,13 @@ func summary(w io.Writer, rep archive.Report, opts *Options) {
 		verb = "sync (dry run, nothing written)"
 	}
 	c := rep.Counts
-	fmt.Fprintf(w, "%s: %d store(s) found of %d; %d new, %d grown, %d continued, %d unchanged, %d closed, %d pending, %d failed; %s archived\n",
+	settled := ""
+	if n := c[archive.ActionSettled]; n > 0 {
+		settled = fmt.Sprintf(", %d settled", n)
+	}
+	fmt.Fprintf(w, "%s: %d store(s) found of %d; %d new, %d grown, %d continued, %d unchanged, %d closed%s, %d pending, %d failed; %s archived\n",
 		verb, found, len(rep.Stores), c[archive.ActionNew], c[archive.ActionGrown], c[archive.ActionContinued], c[archive.ActionUnchanged],
-		c[archive.ActionClosed], c[archive.ActionPending], c[archive.ActionFailed], humanBytes(rep.Bytes))
+		c[archive.ActionClosed], settled, c[archive.ActionPending], c[archive.ActionFailed], humanBytes(rep.Bytes))
 	for _, o := range rep.Outcomes {
 		if o.Action == archive.ActionFailed {
 			fmt.Fprintf(w, "failed: %s: %s\n", o.Path, o.Reason)

@@ -7,7 +7,9 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"regexp"
 	"sort"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -280,6 +282,29 @@ func TestKilledArchiveSettled(t *testing.T) {
 					last := tc.steps[len(tc.steps)-1]
 					r := h.ok(args(last.cmd, files)...)
 					t.Logf("settled: %s%s", r.out, r.errOut)
+					if last.cmd == "sync" {
+						// The summary counts what the sync did, the
+						// settled session included: as many new, grown,
+						// closed and settled as outcome lines say.
+						did := 0
+						for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+							if a, _, _ := strings.Cut(l, "\t"); a == "new" || a == "grown" || a == "closed" || a == "settled" || a == "continued" {
+								did++
+							}
+						}
+						m := regexp.MustCompile(`(\d+) new, (\d+) grown, (\d+) continued, \d+ unchanged, (\d+) closed(?:, (\d+) settled)?`).FindStringSubmatch(r.errOut)
+						if m == nil {
+							t.Fatalf("no summary: %s", r.errOut)
+						}
+						sum := 0
+						for _, n := range m[1:] {
+							v, _ := strconv.Atoi(n)
+							sum += v
+						}
+						if sum != did {
+							t.Errorf("the summary counts %d changes where sync printed %d:\n%s%s", sum, did, r.out, r.errOut)
+						}
+					}
 					again := h.ok(args(last.cmd, files)...)
 					if last.cmd == "sync" && strings.TrimSpace(again.out) != "" {
 						t.Errorf("a second sync still changed something: %s", again.out)
