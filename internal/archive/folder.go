@@ -278,14 +278,7 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	}
 	end := from + int64(len(body))
 	out.Bytes = int64(len(body))
-	switch {
-	case prev == nil:
-		out.Action = ActionNew
-	case prev.Closed:
-		out.Action, out.Reason = ActionContinued, "run "+prev.RunID+" had ended"
-	default:
-		out.Action, out.RunID, out.Part = ActionGrown, prev.RunID, prev.Parts
-	}
+	out.partAction(prev)
 	if len(notes) > 0 {
 		out.Reason = strings.TrimPrefix(out.Reason+"; "+strings.Join(notes, "; "), "; ")
 	}
@@ -519,4 +512,18 @@ func Archived(l *Ledger, s Session) bool {
 		return e.Size == s.Size && e.ModTime == s.ModTime.UnixNano()
 	}
 	return e.Offset >= s.Size
+}
+
+// partAction sets what a part of a session archived as prev (nil: none)
+// is: a new run, one more run after an ended one, or one more part of the
+// open run.
+func (out *Outcome) partAction(prev *Entry) {
+	switch {
+	case prev == nil:
+		out.Action = ActionNew
+	case prev.Closed:
+		out.Action, out.Reason = ActionContinued, "run "+prev.RunID+" had ended"
+	default:
+		out.Action, out.RunID, out.Part = ActionGrown, prev.RunID, prev.Parts
+	}
 }

@@ -157,14 +157,7 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 			continue
 		}
 		out.Bytes = int64(len(rows))
-		switch {
-		case prev == nil:
-			out.Action = ActionNew
-		case prev.Closed:
-			out.Action, out.Reason = ActionContinued, "run "+prev.RunID+" had ended"
-		default:
-			out.Action, out.RunID, out.Part = ActionGrown, prev.RunID, prev.Parts
-		}
+		out.partAction(prev)
 		if a.opts.DryRun {
 			outs = append(outs, out)
 			continue

@@ -29,6 +29,13 @@ func promptTitle(ev *transcript.Event) string {
 	return Clip(strings.Join(parts, " "), TitleRunes)
 }
 
+// IsAutoName reports whether a run's name is one twasm made up, not one a
+// person gave: every archived session's ("<provider> session <id>"), none
+// at all, or record's default (IsRecordDefaultName).
+func IsAutoName(name string, archived bool) bool {
+	return archived || name == "" || IsRecordDefaultName(name)
+}
+
 // IsRecordDefaultName reports whether name is the one `twasm record`
 // gives a run it was not told a name for: "record <provider>".
 func IsRecordDefaultName(name string) bool {

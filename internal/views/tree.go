@@ -271,7 +271,7 @@ func BuildRun(run *Run) *RunNode {
 			}
 		}
 	}
-	n.AutoName = archived || n.Name == "" || IsRecordDefaultName(n.Name)
+	n.AutoName = IsAutoName(n.Name, archived)
 	n.Usage = RunUsage(run)
 	n.DurationMS = durationMS(n.Started, n.Completed)
 	if !n.Finished && archived && len(open) == 0 && lastPart != nil {

@@ -257,5 +257,5 @@ func Run(ctx context.Context, opts *Options) error {
 // prompt where twasm made its name up (views.DisplayName).
 func runName(h index.Hit) string {
 	return views.DisplayName(views.RunHead{RunID: h.RunID, Name: h.RunName, Title: h.RunTitle,
-		AutoName: h.RunSession || h.RunName == "" || views.IsRecordDefaultName(h.RunName)})
+		AutoName: views.IsAutoName(h.RunName, h.RunSession)})
 }
