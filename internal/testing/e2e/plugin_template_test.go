@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 	"time"
@@ -68,8 +69,8 @@ func TestPluginTemplate(t *testing.T) {
 		}
 	}
 	out = run("make", "golden", "TWASM="+binary)
-	if n := strings.Count(out, "golden: 3 passed, 0 failed"); n != 2 {
-		t.Errorf("make golden: want the 3 cases passed by both modules:\n%s", out)
+	if n := len(regexp.MustCompile(`golden: [1-9][0-9]* passed, 0 failed`).FindAllString(out, -1)); n != 2 {
+		t.Errorf("make golden: want every case passed by both modules:\n%s", out)
 	}
 	wasm := readFile(t, filepath.Join(dir, "myagent.wasm"))
 
