@@ -34,14 +34,16 @@
 // [Check] runs every case of a directory through a capture.Plugin (a
 // *host.Plugin, sandboxed, or capture.NativePlugin of a plugin compiled
 // in) with [Options] (the provider name, and Update to rewrite the
-// expectations); [Normalize] renders one input. The same check runs in
+// expectations); [Normalize] renders one input; [Cases] lists a
+// directory's cases by the rules Check follows. The same check runs in
 // the project's tests (natively and through wasm) and in `twasm golden
 // check`, which plugin authors run in their own CI.
 //
 // Plugin authors check their plugins with this package (golden/goldentest
 // runs it as Go subtests, twasm golden check from the command line).
 // twasm's public packages are transcript, recorder, lifecycle, capture and
-// host; a plugin author imports abi/sdk, abi and golden; each
-// plugins/<provider> package exports its normalizer. Everything else in the
+// host; a plugin author imports abi/sdk, abi, golden and, in tests,
+// abi/sdk/sdktest; each plugins/<provider> package exports its
+// normalizer. Everything else in the
 // module is internal (README, Layout).
 package golden

@@ -126,8 +126,8 @@ func writeJSON(out *bytes.Buffer, key string, v any) {
 	out.WriteString("}\n")
 }
 
-// testCase is one golden case.
-type testCase struct {
+// Case is one golden case of a directory, as [Cases] lists it.
+type Case struct {
 	Name   string // case name (file name without extension)
 	Input  string // path of the raw input
 	Golden string // path of the expectation
@@ -140,18 +140,18 @@ type testCase struct {
 // must fail a check rather than pass it with nothing checked.
 var ErrNoCases = errors.New("no golden case")
 
-// listCases lists the cases of dir, sorted by name. Every regular file that is
+// Cases lists the cases of dir, sorted by name, as [Check] runs them. Every regular file that is
 // not an expectation, a .fault file, a README or a dot file is an input.
 // A directory without any case is an error wrapping ErrNoCases that names
 // its subdirectories (the usual mistake is their parent). An expectation
 // or a .fault file without its input is an error too: it would never be
 // checked.
-func listCases(dir string) ([]testCase, error) {
+func Cases(dir string) ([]Case, error) {
 	entries, err := os.ReadDir(dir)
 	if err != nil {
 		return nil, fmt.Errorf("golden cases: %w", err)
 	}
-	var cases []testCase
+	var cases []Case
 	var subdirs []string
 	extra := map[string]string{} // case name -> an expectation or .fault file
 	for _, e := range entries {
@@ -172,7 +172,7 @@ func listCases(dir string) ([]testCase, error) {
 			continue
 		}
 		base := strings.TrimSuffix(name, filepath.Ext(name))
-		cases = append(cases, testCase{Name: base, Input: filepath.Join(dir, name), Golden: filepath.Join(dir, base+suffix)})
+		cases = append(cases, Case{Name: base, Input: filepath.Join(dir, name), Golden: filepath.Join(dir, base+suffix)})
 	}
 	sort.Slice(cases, func(i, j int) bool { return cases[i].Name < cases[j].Name })
 	for i := 1; i < len(cases); i++ {
@@ -249,7 +249,7 @@ func faultOf(rendering []byte) string {
 
 // checkFault refuses a rendering with a plugin fault unless the case
 // allows one, and a .fault file on a case without a fault.
-func checkFault(c testCase, rendering []byte) error {
+func checkFault(c Case, rendering []byte) error {
 	fault := faultOf(rendering)
 	switch {
 	case fault != "" && c.Fault == "":
@@ -280,7 +280,7 @@ var errMissing = errors.New("no golden file (run with update to create it)")
 // rewrites the expectations that differ instead. The error is for dir
 // (no case: ErrNoCases); each case's own failure is in its Outcome.
 func Check(ctx context.Context, dir string, p capture.Plugin, opts Options) ([]Outcome, error) {
-	cases, err := listCases(dir)
+	cases, err := Cases(dir)
 	if err != nil {
 		return nil, err
 	}
@@ -293,7 +293,7 @@ func Check(ctx context.Context, dir string, p capture.Plugin, opts Options) ([]O
 	return outs, nil
 }
 
-func checkCase(ctx context.Context, c testCase, p capture.Plugin, opts Options) (string, bool, error) {
+func checkCase(ctx context.Context, c Case, p capture.Plugin, opts Options) (string, bool, error) {
 	raw, err := os.ReadFile(c.Input)
 	if err != nil {
 		return "", false, err

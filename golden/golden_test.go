@@ -99,7 +99,7 @@ func TestListCases(t *testing.T) {
 		write(t, dir, n, "")
 	}
 	require.NoError(t, os.Mkdir(filepath.Join(dir, "sub"), 0o755))
-	cases, err := listCases(dir)
+	cases, err := Cases(dir)
 	require.NoError(t, err)
 	var names []string
 	for _, c := range cases {
@@ -110,10 +110,10 @@ func TestListCases(t *testing.T) {
 	assert.Equal(t, filepath.Join(dir, "a.golden.jsonl"), cases[0].Golden)
 
 	write(t, dir, "a.jsonl", "")
-	_, err = listCases(dir)
+	_, err = Cases(dir)
 	assert.ErrorContains(t, err, `two inputs named "a"`)
 
-	_, err = listCases(filepath.Join(dir, "missing"))
+	_, err = Cases(filepath.Join(dir, "missing"))
 	assert.Error(t, err)
 	_, err = Check(context.Background(), filepath.Join(dir, "missing"), textP, Options{Provider: "p"})
 	assert.Error(t, err)
@@ -228,7 +228,7 @@ func TestNoCases(t *testing.T) {
 	orphan := t.TempDir()
 	write(t, orphan, "a.jsonl", "")
 	write(t, orphan, "gone"+suffix, "")
-	_, err := listCases(orphan)
+	_, err := Cases(orphan)
 	assert.ErrorContains(t, err, "gone"+suffix+" in ")
 }
 

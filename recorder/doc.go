@@ -6,8 +6,9 @@
 // lifecycle: [Open] (or [Store.Open]) a run's file with [Options] (zero
 // value: the defaults), [Recorder.Record] events, [Recorder.Subscribe]
 // to see them live, [Recorder.Close]. twasm's public packages are transcript, recorder, lifecycle,
-// capture and host; a plugin author imports abi/sdk, abi and golden; each
-// plugins/<provider> package exports its normalizer. Everything else in the
+// capture and host; a plugin author imports abi/sdk, abi, golden and, in tests,
+// abi/sdk/sdktest; each plugins/<provider> package exports its
+// normalizer. Everything else in the
 // module is internal (README, Layout).
 //
 // # Model

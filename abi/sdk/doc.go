@@ -60,8 +60,9 @@
 //
 // (tidy once the code imports abi/sdk) or with go work init . ../twasm.
 // twasm's public packages are transcript, recorder, lifecycle, capture and
-// host; a plugin author imports abi/sdk, abi and golden; each
-// plugins/<provider> package exports its normalizer. Everything else in the
+// host; a plugin author imports abi/sdk, abi, golden and, in tests,
+// abi/sdk/sdktest; each plugins/<provider> package exports its
+// normalizer. Everything else in the
 // module is internal (README, Layout).
 //
 // # Strings: spans and literals
@@ -97,9 +98,9 @@
 //     to be valid only until the Out method it is passed to returns.
 //
 // A normalizer's own state (ids, names, texts it joins) is Go strings
-// and byte slices it owns. The bundled plugins' golden cases run one
-// line a call and in batches of three (plugintest.CheckGoldenBatching):
-// a value kept past its call shows there. Copies are allocations, and
+// and byte slices it owns. sdktest.Test runs a plugin's golden cases
+// and captures one line a call and in batches of three: a value kept
+// past its call shows there. Copies are allocations, and
 // allocation is what a TinyGo plugin spends its time on, so copy only
 // what is kept.
 //

@@ -1,6 +1,7 @@
 package wire
 
 import (
+	"bytes"
 	"encoding/binary"
 	"errors"
 	"unsafe"
@@ -209,4 +210,38 @@ func checkTape(toks []Token, lineLen int) bool {
 		}
 	}
 	return true
+}
+
+// Batches cuts raw into batches of at most maxLines lines the way the
+// host does: blank lines are skipped, every other line is indexed with
+// [BuildTape] (an empty tape when it is not JSON), and a batch stays
+// within [MaxBatchBytes]. Unlike the host it does not escape raw control
+// bytes: the plugin sees such a line as not JSON. Tests and benchmarks
+// feed a plugin's driver with it.
+func Batches(raw []byte, maxLines int) [][]byte {
+	var out [][]byte
+	var cur []byte
+	n := 0
+	flush := func() {
+		if n > 0 {
+			out = append(out, append(AppendBatchHeader(nil, n), cur...))
+		}
+		cur, n = nil, 0
+	}
+	for i, line := range bytes.Split(raw, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		toks, ok := BuildTape(nil, line)
+		if !ok {
+			toks = nil
+		}
+		if n == maxLines || len(cur)+BatchLineSize(len(line), len(toks)) > MaxBatchBytes {
+			flush()
+		}
+		cur = AppendBatchLine(cur, i+1, line, toks)
+		n++
+	}
+	flush()
+	return out
 }

@@ -221,3 +221,30 @@ func TestAppendTokensInPlace(t *testing.T) {
 	assert.Equal(t, appendTokens(nil, toks, false), appendTokens(nil, toks, true))
 	assert.Equal(t, uintptr(TokenSize), unsafe.Sizeof(Token{}))
 }
+
+// TestBatches: blank lines are skipped and the others keep their line
+// numbers, at most maxLines a batch, with a tape for a JSON line and none
+// for another.
+func TestBatches(t *testing.T) {
+	raw := []byte(`{"text":"hello"}` + "\n\n  \nbanner\n" + `{"text":"bye"}` + "\n")
+	tests := []struct {
+		max     int
+		batches int
+	}{{1, 3}, {2, 2}, {MaxBatchLines, 1}}
+	for _, tt := range tests {
+		bs := Batches(raw, tt.max)
+		require.Len(t, bs, tt.batches, "max %d", tt.max)
+		var got []BatchLine
+		for _, b := range bs {
+			lines, err := decodeAll(b)
+			require.NoError(t, err)
+			assert.LessOrEqual(t, len(lines), tt.max)
+			got = append(got, lines...)
+		}
+		require.Len(t, got, 3)
+		assert.Equal(t, []int{1, 4, 5}, []int{got[0].No, got[1].No, got[2].No})
+		assert.NotEmpty(t, got[0].Toks)
+		assert.Empty(t, got[1].Toks, "a line that is not JSON has no tape")
+	}
+	assert.Empty(t, Batches(nil, 1))
+}

@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/claude"
 )
@@ -17,11 +16,11 @@ import (
 // unmapped beyond the checked-in expectation (testdata/conformance).
 func TestConformance(t *testing.T) {
 	plugintest.Conformance{
-		Plugin:  claude.Plugin,
-		Options: normalize.Options{Provider: "claude"},
-		Dirs:    []string{"claude", "anthropic"},
-		Skip:    func(name string) bool { return strings.HasSuffix(name, ".stderr.txt") },
-		Facts:   func(_ *testing.T, raw []byte) ([]string, []string) { return rawFacts(raw) },
+		Plugin:   claude.Plugin,
+		Provider: "claude",
+		Dirs:     []string{"claude", "anthropic"},
+		Skip:     func(name string) bool { return strings.HasSuffix(name, ".stderr.txt") },
+		Facts:    func(_ *testing.T, raw []byte) ([]string, []string) { return rawFacts(raw) },
 	}.Test(t)
 }
 

@@ -6,24 +6,25 @@ import (
 	"maps"
 	"testing"
 
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/claude"
 )
 
 // FuzzClaude: arbitrary bytes never make the plugin fault, through the host
-// pipeline or the bare driver (plugintest.Fuzz).
+// pipeline or the bare driver (sdktest.Fuzz).
 func FuzzClaude(f *testing.F) {
-	plugintest.Fuzz(f, claude.Plugin, normalize.Options{Provider: "claude"}, append(plugintest.GoldenInputs(f, goldenDir),
+	sdktest.Fuzz(f, claude.Plugin, sdktest.Options{Provider: "claude", Golden: goldenDir},
 		[]byte("{\n  \"type\": \"result\"\n"),
 		[]byte(`{"type":"stream_event","event":{"type":"content_block_delta","index":-1,"delta":{"type":"input_json_delta","partial_json":"\u0000"}}}`),
-	))
+	)
 }
 
 // BenchmarkClaudeNative measures the plugin alone through sdk.Plugin.Driver over the
 // golden inputs repeated to about 10 MB.
 func BenchmarkClaudeNative(b *testing.B) {
-	plugintest.Benchmark(b, claude.Plugin, "claude", plugintest.GoldenInputs(b, goldenDir))
+	sdktest.Benchmark(b, claude.Plugin, sdktest.Options{Provider: "claude", Golden: goldenDir})
 }
 
 // TestOutcomes pins the step-level decisions on small inline streams.

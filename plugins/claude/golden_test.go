@@ -7,10 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/twasm/twasm/capture"
-	"github.com/twasm/twasm/golden"
-	"github.com/twasm/twasm/golden/goldentest"
-	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/plugins/claude"
 )
 
@@ -19,13 +16,11 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/claude/*.golden
 // goldenDir is shared with the wasm golden run, hence at the repo root.
 var goldenDir = filepath.Join("..", "..", "testdata", "golden", "claude")
 
-// TestGolden runs every golden case natively; -update rewrites them.
+// TestGolden checks the plugin over its golden cases (sdktest.Test): each
+// rendering is its golden file (-update rewrites them), no line is lost
+// to a fault or left unaccounted for (spec §6.8), every event is a valid
+// transcript line, and one line a call or three give the same rendering
+// as full batches, as a live agent's output arrives.
 func TestGolden(t *testing.T) {
-	goldentest.Test(t, goldenDir, capture.NativePlugin(claude.Plugin), golden.Options{Provider: "claude", Update: *update})
-}
-
-// TestGoldenBatching runs the golden cases one line a call and in batches
-// of three, as a live agent's output arrives: the same transcripts.
-func TestGoldenBatching(t *testing.T) {
-	plugintest.CheckGoldenBatching(t, goldenDir, "claude", claude.Plugin)
+	sdktest.Test(t, claude.Plugin, sdktest.Options{Provider: "claude", Golden: goldenDir, Update: *update})
 }

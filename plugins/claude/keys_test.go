@@ -6,13 +6,13 @@ import (
 	"slices"
 	"testing"
 
-	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 )
 
 // TestKeysCoverGets checks that every key the normalizer names in a Get or
 // Path call, or looks up with usageKeys, is declared in keys.
 func TestKeysCoverGets(t *testing.T) {
-	plugintest.CheckKeysCoverGets(t, keys)
+	sdktest.CheckKeys(t, keys)
 	for _, k := range usageKeys.Names() {
 		if !slices.Contains(keys.Names(), k) {
 			t.Errorf("usage key %q is not declared in keys", k)

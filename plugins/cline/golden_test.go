@@ -7,10 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/twasm/twasm/capture"
-	"github.com/twasm/twasm/golden"
-	"github.com/twasm/twasm/golden/goldentest"
-	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/plugins/cline"
 )
 
@@ -20,13 +17,13 @@ var update = flag.Bool("update", false, "rewrite testdata/golden/cline/*.golden.
 // check) reads the same cases.
 var goldenDir = filepath.Join("..", "..", "testdata", "golden", "cline")
 
-// TestGolden runs every golden case natively; -update rewrites them.
+// TestGolden checks the plugin over its golden cases (sdktest.Test): each
+// rendering is its golden file (-update rewrites them), no line is lost
+// to a fault or left unaccounted for (spec §6.8), every event is a valid
+// transcript line, and one line a call or three give the same rendering
+// as full batches, as a live agent's output arrives; so do the real
+// captures, and checkFacts checks each run against what its raw input
+// states.
 func TestGolden(t *testing.T) {
-	goldentest.Test(t, goldenDir, capture.NativePlugin(cline.Plugin), golden.Options{Provider: "cline", Update: *update})
-}
-
-// TestGoldenBatching runs the golden cases one line a call and in batches
-// of three: the same transcripts.
-func TestGoldenBatching(t *testing.T) {
-	plugintest.CheckGoldenBatching(t, goldenDir, "cline", cline.Plugin)
+	sdktest.Test(t, cline.Plugin, sdktest.Options{Provider: "cline", Golden: goldenDir, Captures: captures(t), Update: *update, Check: checkFacts})
 }

@@ -5,11 +5,12 @@ package codex_test
 import (
 	"bytes"
 	"context"
+	"os"
 	"testing"
 
+	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/internal/normalize"
-	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/transcript"
 )
@@ -18,36 +19,45 @@ import (
 // beforehand, as the host hands them over) and the native pipeline's
 // (tapes, batches, plugin and event assembly).
 func BenchmarkCodexNative(b *testing.B) {
-	// The golden inputs and captures (every format and quirk) repeated
-	// to about 10 MB, so the figure is a mix rather than one format's best
-	// case.
-	raw := plugintest.Corpus(seeds(b), 10<<20)
-	b.Run("plugin", func(b *testing.B) {
-		batches := plugintest.Batches(raw, wire.MaxBatchLines)
-		d := codex.Plugin.Driver()
-		b.SetBytes(int64(len(raw)))
-		b.ReportAllocs()
-		b.ResetTimer()
-		for b.Loop() {
-			d.Begin(nil)
-			for _, batch := range batches {
-				if st, msg := d.Feed(batch); st == wire.StatusFatal {
-					b.Fatal(msg)
-				}
-			}
-			d.End()
-		}
-	})
+	opts := sdktest.Options{Provider: "codex", Golden: goldenDir, Captures: captures(b)}
+	b.Run("plugin", func(b *testing.B) { sdktest.Benchmark(b, codex.Plugin, opts) })
 	b.Run("pipeline", func(b *testing.B) {
-		b.SetBytes(int64(len(raw)))
-		b.ReportAllocs()
-		for b.Loop() {
-			if _, err := normalize.Run(context.Background(), normalize.NativeInstance(codex.Plugin), bytes.NewReader(raw), discard{},
-				normalize.Options{Provider: "codex"}); err != nil {
+		var inputs [][]byte
+		for _, f := range inputFiles(b, opts) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
 				b.Fatal(err)
 			}
+			inputs = append(inputs, raw)
+		}
+		size := 0
+		for _, in := range inputs {
+			size += len(in)
+		}
+		b.SetBytes(int64(size))
+		b.ReportAllocs()
+		for b.Loop() {
+			for _, raw := range inputs {
+				if _, err := normalize.Run(context.Background(), normalize.NativeInstance(codex.Plugin), bytes.NewReader(raw), discard{},
+					normalize.Options{Provider: "codex"}); err != nil {
+					b.Fatal(err)
+				}
+			}
 		}
 	})
+}
+
+// inputFiles are the golden inputs and captures of opts.
+func inputFiles(tb testing.TB, opts sdktest.Options) []string {
+	cases, err := golden.Cases(opts.Golden)
+	if err != nil {
+		tb.Fatal(err)
+	}
+	var files []string
+	for _, c := range cases {
+		files = append(files, c.Input)
+	}
+	return append(files, opts.Captures...)
 }
 
 type discard struct{}

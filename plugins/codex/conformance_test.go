@@ -9,9 +9,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/codex"
 )
@@ -28,9 +26,9 @@ var fixtureDir = filepath.Join("..", "..", "..", "shared", "fixtures", "codex")
 // beyond the fixture's expectation file (testdata/conformance).
 func TestConformance(t *testing.T) {
 	plugintest.Conformance{
-		Plugin:  codex.Plugin,
-		Options: normalize.Options{Provider: "codex", Now: func() time.Time { return time.Unix(0, 0) }},
-		Skip:    func(name string) bool { return !strings.HasSuffix(name, ".jsonl") },
+		Plugin:   codex.Plugin,
+		Provider: "codex",
+		Skip:     func(name string) bool { return !strings.HasSuffix(name, ".jsonl") },
 		Facts: func(t *testing.T, raw []byte) ([]string, []string) {
 			f := scanFixture(t, raw)
 			return f.calls, f.texts

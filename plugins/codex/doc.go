@@ -21,8 +21,9 @@
 // from it (plugins/codex/wasm), and a Go program can run it in process,
 // without the sandbox, with capture.NativePlugin (README, Using twasm as a
 // library). twasm's public packages are transcript, recorder, lifecycle,
-// capture and host; a plugin author imports abi/sdk, abi and golden; each
-// plugins/<provider> package exports its normalizer. Everything else in the
+// capture and host; a plugin author imports abi/sdk, abi, golden and, in tests,
+// abi/sdk/sdktest; each plugins/<provider> package exports its
+// normalizer. Everything else in the
 // module is internal (README, Layout).
 //
 // # Decisions

@@ -7,7 +7,6 @@ import (
 	"encoding/json"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/copilot"
 )
@@ -20,7 +19,7 @@ import (
 func TestConformance(t *testing.T) {
 	plugintest.Conformance{
 		Plugin:   copilot.Plugin,
-		Options:  normalize.Options{Provider: "copilot"},
+		Provider: "copilot",
 		Facts:    func(_ *testing.T, raw []byte) ([]string, []string) { return copilotFacts(raw) },
 		Messages: plugintest.Assistant,
 	}.Test(t)

@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/copilot"
@@ -15,19 +16,19 @@ import (
 )
 
 // FuzzCopilot: arbitrary bytes never make the plugin fault, through the host
-// pipeline or the bare driver (plugintest.Fuzz).
+// pipeline or the bare driver (sdktest.Fuzz).
 func FuzzCopilot(f *testing.F) {
-	plugintest.Fuzz(f, copilot.Plugin, normalize.Options{Provider: "copilot"}, append(plugintest.GoldenInputs(f, goldenDir),
+	sdktest.Fuzz(f, copilot.Plugin, sdktest.Options{Provider: "copilot", Golden: goldenDir},
 		[]byte(`{"type":"tool.execution_complete","data":{"toolCallId":"x","success":false,"error":"boom"}}`),
 		[]byte(`{"type":"assistant.message","data":{"messageId":1,"toolRequests":[{"toolCallId":"t","name":"bash","arguments":"{\"command\":"}]}}`),
 		[]byte(`{"type":"assistant.reasoning_delta","data":{"deltaContent":"\u0000"}}`+"\n"+`{"type":"session.shutdown","data":{"shutdownType":"error","modelMetrics":{"m":{"usage":{"inputTokens":"7"}}}}}`),
-	))
+	)
 }
 
 // BenchmarkCopilotNative measures the plugin alone through sdk.Plugin.Driver over the
 // golden inputs repeated to about 10 MB.
 func BenchmarkCopilotNative(b *testing.B) {
-	plugintest.Benchmark(b, copilot.Plugin, "copilot", plugintest.GoldenInputs(b, goldenDir))
+	sdktest.Benchmark(b, copilot.Plugin, sdktest.Options{Provider: "copilot", Golden: goldenDir})
 }
 
 // TestOutcomes pins step-level decisions on small inline streams.

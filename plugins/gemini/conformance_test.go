@@ -8,7 +8,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/gemini"
 )
@@ -21,7 +20,7 @@ import (
 func TestConformance(t *testing.T) {
 	plugintest.Conformance{
 		Plugin:   gemini.Plugin,
-		Options:  normalize.Options{Provider: "gemini"},
+		Provider: "gemini",
 		Facts:    func(_ *testing.T, raw []byte) ([]string, []string) { return geminiFacts(raw) },
 		Messages: plugintest.Assistant,
 	}.Test(t)

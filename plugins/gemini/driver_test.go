@@ -9,6 +9,7 @@ import (
 	"testing"
 	"unicode/utf8"
 
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/internal/wire"
@@ -16,20 +17,20 @@ import (
 )
 
 // FuzzGemini: arbitrary bytes never make the plugin fault, through the host
-// pipeline or the bare driver (plugintest.Fuzz).
+// pipeline or the bare driver (sdktest.Fuzz).
 func FuzzGemini(f *testing.F) {
-	plugintest.Fuzz(f, gemini.Plugin, normalize.Options{Provider: "gemini"}, append(plugintest.GoldenInputs(f, goldenDir),
+	sdktest.Fuzz(f, gemini.Plugin, sdktest.Options{Provider: "gemini", Golden: goldenDir},
 		[]byte("{\n  \"response\": \"x\",\n"),
 		[]byte(`{"type":"message","role":"assistant","content":"The --prompt (-p) flag has been deprecated","delta":true}`),
 		[]byte(`{"messages":[{"type":"gemini","toolCalls":[{"id":1,"args":"{"}],"thoughts":[7]}]}`),
 		[]byte(`{"type":"tool_result","tool_id":"x","status":"error","error":"boom"}`+"\n"+`{"type":"result","status":7}`),
-	))
+	)
 }
 
 // BenchmarkGeminiNative measures the plugin alone through sdk.Plugin.Driver over the
 // golden inputs repeated to about 10 MB.
 func BenchmarkGeminiNative(b *testing.B) {
-	plugintest.Benchmark(b, gemini.Plugin, "gemini", plugintest.GoldenInputs(b, goldenDir))
+	sdktest.Benchmark(b, gemini.Plugin, sdktest.Options{Provider: "gemini", Golden: goldenDir})
 }
 
 // TestOutcomes pins step-level decisions on small inline streams.
@@ -87,7 +88,7 @@ func TestLargeAnswerKeepsResult(t *testing.T) {
 		t.Fatalf("begin: %d %s", st, msg)
 	}
 	limit := func(in int) int { return max(wire.MinOutputBytes, wire.MaxOutputFactor*in) }
-	for i, b := range plugintest.Batches([]byte(raw.String()), 1) {
+	for i, b := range wire.Batches([]byte(raw.String()), 1) {
 		if st, msg := d.Feed(b); st != wire.StatusOK {
 			t.Fatalf("batch %d: status %d: %s", i+1, st, msg)
 		}

@@ -135,6 +135,13 @@ func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 		// chunk sends running totals.
 		r.usage = usageOf(u)
 		r.cost = costOf(u)
+		if choices.Kind() != abi.KindArray || choices.Len() > 0 {
+			// Reported when the response closes, by another line:
+			// declared, so a chunk that only repeats a finish_reason
+			// and states usage (OpenRouter) is accounted for (spec
+			// §6.8).
+			out.Ignored(sdk.S("chunk_usage"))
+		}
 	}
 	if e := v.Get("error"); e.Kind() == abi.KindObject {
 		n.apiError(e, out)

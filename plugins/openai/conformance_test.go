@@ -6,7 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/transcript"
@@ -19,9 +18,9 @@ import (
 // expectation (testdata/conformance).
 func TestConformance(t *testing.T) {
 	plugintest.Conformance{
-		Plugin:  openai.Plugin,
-		Options: normalize.Options{Provider: "openai"},
-		Skip:    func(name string) bool { return strings.HasSuffix(name, ".stderr.txt") },
+		Plugin:   openai.Plugin,
+		Provider: "openai",
+		Skip:     func(name string) bool { return strings.HasSuffix(name, ".stderr.txt") },
 		Facts: func(t *testing.T, raw []byte) ([]string, []string) {
 			ids, frags := rawFacts(raw)
 			t.Logf("%d tool calls, %d text pieces in the raw input", len(ids), len(frags))

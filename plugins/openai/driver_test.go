@@ -5,27 +5,27 @@ package openai_test
 import (
 	"maps"
 	"testing"
-	"time"
 
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/openai"
 )
 
 // FuzzOpenAI: arbitrary bytes never make the plugin fault, through the host
-// pipeline or the bare driver (plugintest.Fuzz).
+// pipeline or the bare driver (sdktest.Fuzz).
 func FuzzOpenAI(f *testing.F) {
-	plugintest.Fuzz(f, openai.Plugin, normalize.Options{Provider: "openai", Now: func() time.Time { return time.Unix(0, 0) }}, append(plugintest.GoldenInputs(f, goldenDir),
+	sdktest.Fuzz(f, openai.Plugin, sdktest.Options{Provider: "openai", Golden: goldenDir},
 		[]byte("{\n  \"object\": \"chat.completion\",\n"),
 		[]byte(`data: {"choices":[{"index":-1,"delta":{"tool_calls":[{"function":{"arguments":"\u0000"}},{"index":9e99}]}}]}`),
 		[]byte(`{"type":"response.function_call_arguments.delta","item_id":"","delta":"{"}`+"\n"+`{"type":"response.completed"}`),
-	))
+	)
 }
 
 // BenchmarkOpenAINative measures the plugin alone through sdk.Plugin.Driver over the
 // golden inputs repeated to about 10 MB.
 func BenchmarkOpenAINative(b *testing.B) {
-	plugintest.Benchmark(b, openai.Plugin, "openai", plugintest.GoldenInputs(b, goldenDir))
+	sdktest.Benchmark(b, openai.Plugin, sdktest.Options{Provider: "openai", Golden: goldenDir})
 }
 
 // TestOutcomes pins the step-level decisions on small inline streams.

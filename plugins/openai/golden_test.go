@@ -7,10 +7,7 @@ import (
 	"path/filepath"
 	"testing"
 
-	"github.com/twasm/twasm/capture"
-	"github.com/twasm/twasm/golden"
-	"github.com/twasm/twasm/golden/goldentest"
-	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/plugins/openai"
 )
 
@@ -20,14 +17,11 @@ var update = flag.Bool("update", false, "rewrite golden files")
 // (make golden) finds it too.
 var goldenDir = filepath.Join("..", "..", "testdata", "golden", "openai")
 
-// TestGolden runs every golden case natively; -update rewrites the
-// expectations, whose diff is then reviewed line by line.
+// TestGolden checks the plugin over its golden cases (sdktest.Test): each
+// rendering is its golden file (-update rewrites them), no line is lost
+// to a fault or left unaccounted for (spec §6.8), every event is a valid
+// transcript line, and one line a call or three give the same rendering
+// as full batches, as a live agent's output arrives.
 func TestGolden(t *testing.T) {
-	goldentest.Test(t, goldenDir, capture.NativePlugin(openai.Plugin), golden.Options{Provider: "openai", Update: *update})
-}
-
-// TestGoldenBatching runs the golden cases one line a call and in batches
-// of three, as a live agent's output arrives: the same transcripts.
-func TestGoldenBatching(t *testing.T) {
-	plugintest.CheckGoldenBatching(t, goldenDir, "openai", openai.Plugin)
+	sdktest.Test(t, openai.Plugin, sdktest.Options{Provider: "openai", Golden: goldenDir, Update: *update})
 }

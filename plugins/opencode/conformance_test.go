@@ -8,32 +8,30 @@ import (
 	"math"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/opencode"
 )
 
-// TestConformance runs every golden input through the plugin and checks
-// it against facts read from the raw input apart from the plugin (with
-// encoding/json), the last version of each part by its id: every tool
-// part past pending a tool.call, every assistant text in an assistant
-// block, the step's tokens and cost the sums of the step-finish parts'.
-func TestConformance(t *testing.T) {
-	for _, raw := range seeds(t) {
-		o := plugintest.Run(t, opencode.Plugin, raw, normalize.Options{Provider: "opencode"})
-		fx := openCodeFacts(raw)
-		o.CheckCalls(t, fx.calls)
-		plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
-		var in, out int64
-		if u := o.Result.Usage; u != nil {
-			in, out = *u.InputTokens, *u.OutputTokens
-		}
-		if in != fx.input || out != fx.output {
-			t.Errorf("usage: input %d output %d, the steps state %d and %d", in, out, fx.input, fx.output)
-		}
-		if o.Result.CostUSD == nil || math.Abs(*o.Result.CostUSD-fx.cost) > 1e-12 {
-			t.Errorf("cost %v, the steps state %v", o.Result.CostUSD, fx.cost)
-		}
+// checkFacts checks a golden input's run (TestGolden) against facts
+// read from the raw input apart from the plugin (with encoding/json), the
+// last version of each part by its id: every tool part past pending a
+// tool.call, every assistant text in an assistant block, the step's
+// tokens and cost the sums of the step-finish parts', and nothing
+// unmapped.
+func checkFacts(t *testing.T, r *sdktest.Result) {
+	o := plugintest.FromResult(r)
+	fx := openCodeFacts(r.Raw)
+	o.CheckCalls(t, fx.calls)
+	plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
+	in, out := o.Tokens()
+	if in != fx.input || out != fx.output {
+		t.Errorf("usage: input %d output %d, the steps state %d and %d", in, out, fx.input, fx.output)
+	}
+	if o.Result.CostUSD == nil || math.Abs(*o.Result.CostUSD-fx.cost) > 1e-12 {
+		t.Errorf("cost %v, the steps state %v", o.Result.CostUSD, fx.cost)
+	}
+	if len(o.Result.Unmapped) != 0 {
+		t.Errorf("unmapped %v", o.Result.Unmapped)
 	}
 }
 

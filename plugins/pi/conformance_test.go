@@ -5,65 +5,29 @@ package pi_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/pi"
 )
 
-// TestConformance runs every real capture of testdata/captures/pi and
-// every golden input through the plugin and checks it against facts read
-// from the raw input apart from the plugin (with encoding/json): no line
-// lost to a fault, every tool call a tool.call, every piece of model text
-// in an assistant block, the step's tokens and cost the sums of the
-// responses' own, and nothing unmapped in a real capture.
-func TestConformance(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(captureDir, "*.jsonl"))
-	golden, _ := filepath.Glob(filepath.Join(goldenDir, "*.jsonl"))
-	for _, g := range golden {
-		if !strings.HasSuffix(g, ".golden.jsonl") {
-			files = append(files, g)
-		}
+// checkFacts checks the run of a golden input or real capture
+// (TestGolden) against facts read from the raw input apart from the
+// plugin (with encoding/json): every tool call a tool.call, every piece
+// of model text in an assistant block, the step's tokens and cost the
+// sums of the responses' own. A real capture may leave nothing unmapped (sdktest: it has no
+// expectation file).
+func checkFacts(t *testing.T, r *sdktest.Result) {
+	o := plugintest.FromResult(r)
+	fx := piFacts(r.Raw)
+	o.CheckCalls(t, fx.calls)
+	plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
+	in, out := o.Tokens()
+	if in != fx.input || out != fx.output {
+		t.Errorf("usage: input %d output %d, the responses state %d and %d", in, out, fx.input, fx.output)
 	}
-	if len(files) == 0 {
-		t.Fatal("no captures")
-	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := plugintest.Run(t, pi.Plugin, raw, normalize.Options{Provider: "pi"})
-			if o.Result.FailedLines != 0 {
-				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
-			}
-			fx := piFacts(raw)
-			o.CheckCalls(t, fx.calls)
-			plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
-			var in, out int64
-			if u := o.Result.Usage; u != nil {
-				if u.InputTokens != nil {
-					in = *u.InputTokens
-				}
-				if u.OutputTokens != nil {
-					out = *u.OutputTokens
-				}
-			}
-			if in != fx.input || out != fx.output {
-				t.Errorf("usage: input %d output %d, the responses state %d and %d", in, out, fx.input, fx.output)
-			}
-			if fx.costs > 0 && (o.Result.CostUSD == nil || abs(*o.Result.CostUSD-fx.cost) > 1e-9) {
-				t.Errorf("cost %v, the responses state %v", show(o.Result.CostUSD), fx.cost)
-			}
-			if strings.HasPrefix(f, captureDir) && len(o.Result.Unmapped) > 0 {
-				t.Errorf("unmapped in a real capture: %v", o.Result.Unmapped)
-			}
-		})
+	if fx.costs > 0 && (o.Result.CostUSD == nil || abs(*o.Result.CostUSD-fx.cost) > 1e-9) {
+		t.Errorf("cost %v, the responses state %v", show(o.Result.CostUSD), fx.cost)
 	}
 }
 

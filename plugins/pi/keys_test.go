@@ -5,9 +5,9 @@ package pi
 import (
 	"testing"
 
-	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 )
 
 // TestKeysCoverGets checks that every key the normalizer names in a Get or
 // Path call is declared in keys.
-func TestKeysCoverGets(t *testing.T) { plugintest.CheckKeysCoverGets(t, keys) }
+func TestKeysCoverGets(t *testing.T) { sdktest.CheckKeys(t, keys) }

@@ -3,12 +3,17 @@ package archtest
 import (
 	"errors"
 	"fmt"
+	"go/ast"
 	"go/build"
+	"go/parser"
+	"go/token"
 	"io/fs"
 	"os"
 	"path"
 	"path/filepath"
+	"reflect"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 )
@@ -50,6 +55,7 @@ func TestRole(t *testing.T) {
 		{module + "/internal/testing/plugintest", "test helper"},
 		{module + "/internal/testing/e2e", "test helper"},
 		{module + "/golden/goldentest", "test helper"},
+		{module + "/abi/sdk/sdktest", "test helper"},
 		{"github.com/stretchr/testify", ""},
 	}
 	for _, tt := range tests {
@@ -216,4 +222,139 @@ func TestFanoutDependsOnStdlibOnly(t *testing.T) {
 		}
 		return true
 	})
+}
+
+// publicHelpers are the test helpers outside internal/: a plugin author's
+// own tests import them from another module.
+func publicHelpers(pkgs map[string][]string) []string {
+	var out []string
+	for pkg := range pkgs {
+		rel := strings.TrimPrefix(pkg, module+"/")
+		if role(pkg) == "test helper" && !strings.HasPrefix(rel, "internal/") {
+			out = append(out, pkg)
+		}
+	}
+	slices.Sort(out)
+	return out
+}
+
+// TestPublicHelpersStandAlone: a public test helper (abi/sdk/sdktest,
+// golden/goldentest) depends on no package of internal/testing or
+// internal/tools, directly or through another package, so that a plugin
+// author's test compiles nothing of this repository's own test support
+// (fixtures in ../shared, the e2e harness, build tools).
+func TestPublicHelpersStandAlone(t *testing.T) {
+	pkgs := imports(t, build.Default)
+	helpers := publicHelpers(pkgs)
+	if !slices.Contains(helpers, module+"/abi/sdk/sdktest") || !slices.Contains(helpers, module+"/golden/goldentest") {
+		t.Fatalf("public test helpers %v: the classification is stale (README, Layout)", helpers)
+	}
+	for _, pkg := range helpers {
+		walk(pkgs, pkg, func(dep, via string) bool {
+			rel := strings.TrimPrefix(dep, module+"/")
+			if strings.HasPrefix(rel, "internal/testing/") || strings.HasPrefix(rel, "internal/tools/") {
+				t.Errorf("public test helper %s depends on %s (through %s); README, Layout: a plugin author imports it from another module", pkg, dep, via)
+				return false
+			}
+			return true
+		})
+	}
+}
+
+// TestPublicHelpersNameNothingInternal: the exported API of a public test
+// helper (its exported functions' parameters and results, its exported
+// types, variables and constants) names no type of an internal package,
+// which another module could not name: an author calls it with values of
+// public packages only.
+func TestPublicHelpersNameNothingInternal(t *testing.T) {
+	for _, pkg := range publicHelpers(imports(t, build.Default)) {
+		dir := filepath.Join(root, filepath.FromSlash(strings.TrimPrefix(pkg, module+"/")))
+		bp, err := build.Default.ImportDir(dir, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, name := range bp.GoFiles {
+			f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+			if err != nil {
+				t.Fatal(err)
+			}
+			internal := map[string]string{} // local name -> import path
+			for _, imp := range f.Imports {
+				p, _ := strconv.Unquote(imp.Path.Value)
+				if !strings.Contains("/"+p+"/", "/internal/") {
+					continue
+				}
+				local := path.Base(p)
+				if imp.Name != nil {
+					local = imp.Name.Name
+				}
+				internal[local] = p
+			}
+			check := func(what string, n ast.Node) {
+				if n == nil || reflect.ValueOf(n).IsNil() {
+					return
+				}
+				ast.Inspect(n, func(n ast.Node) bool {
+					if sel, ok := n.(*ast.SelectorExpr); ok {
+						if x, ok := sel.X.(*ast.Ident); ok && internal[x.Name] != "" {
+							t.Errorf("%s/%s: %s names %s.%s, of internal %s: another module cannot use it", pkg, name, what, x.Name, sel.Sel.Name, internal[x.Name])
+						}
+					}
+					return true
+				})
+			}
+			for _, d := range f.Decls {
+				switch d := d.(type) {
+				case *ast.FuncDecl:
+					if d.Name.IsExported() && (d.Recv == nil || exportedRecv(d.Recv)) {
+						check("func "+d.Name.Name, d.Type)
+					}
+				case *ast.GenDecl:
+					for _, sp := range d.Specs {
+						switch sp := sp.(type) {
+						case *ast.TypeSpec:
+							if sp.Name.IsExported() {
+								check("type "+sp.Name.Name, exportedPart(sp.Type))
+							}
+						case *ast.ValueSpec:
+							for _, n := range sp.Names {
+								if n.IsExported() {
+									check(n.Name, sp.Type)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// exportedRecv reports whether a method's receiver type is exported.
+func exportedRecv(fl *ast.FieldList) bool {
+	for _, f := range fl.List {
+		e := f.Type
+		if st, ok := e.(*ast.StarExpr); ok {
+			e = st.X
+		}
+		if id, ok := e.(*ast.Ident); ok {
+			return id.IsExported()
+		}
+	}
+	return false
+}
+
+// exportedPart is a type with its struct's unexported fields left out.
+func exportedPart(e ast.Expr) ast.Expr {
+	st, ok := e.(*ast.StructType)
+	if !ok {
+		return e
+	}
+	out := &ast.StructType{Fields: &ast.FieldList{}}
+	for _, f := range st.Fields.List {
+		if len(f.Names) == 0 || slices.ContainsFunc(f.Names, func(n *ast.Ident) bool { return n.IsExported() }) {
+			out.Fields.List = append(out.Fields.List, f)
+		}
+	}
+	return out
 }

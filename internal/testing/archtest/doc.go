@@ -1,4 +1,4 @@
-// Package archtest holds no code: its tests keep two rules of the
+// Package archtest holds no code: its tests keep the rules of the
 // README's layout.
 //
 // A package's folder says its role: internal/tools/... are build tools
@@ -13,6 +13,11 @@
 // bundled plugins (plugins/<p>, plugins/<p>/wasm) reach only the standard
 // library, abi, abi/sdk and plugins/..., for the host's platform and for
 // wasip1.
+//
+// A public test helper (a test helper outside internal/: abi/sdk/sdktest,
+// golden/goldentest), which a plugin author imports from another module,
+// depends on nothing under internal/testing or internal/tools, and its
+// exported API names no type of an internal package.
 //
 // Imports are read with go/build by the test process itself, so go test's
 // cache sees a change in any file.

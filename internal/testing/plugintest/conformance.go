@@ -1,35 +1,21 @@
 package plugintest
 
 import (
-	"encoding/json"
-	"errors"
-	"io/fs"
 	"os"
 	"path/filepath"
-	"sort"
 	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk"
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/transcript"
 )
 
-// ExpectationDir is where a plugin's test keeps, per fixture, the native
-// types the plugin is expected to leave unmapped and why:
-// <fixture file>.unmapped.json, relative to the plugin's directory.
+// ExpectationDir is where a plugin's test keeps, per shared fixture, the
+// native types the plugin is expected to leave unmapped and why:
+// <fixture file>.unmapped.json (sdktest.Expectation), relative to the
+// plugin's directory.
 const ExpectationDir = "testdata/conformance"
-
-// Expectation is the content of an expectation file:
-//
-//	{"unmapped": {"<native>": count}, "reasons": {"<native>": "why"}}
-//
-// Counts are exact, so a list goes stale (and fails) when the plugin
-// starts mapping a type.
-type Expectation struct {
-	Unmapped map[string]int    `json:"unmapped"`
-	Reasons  map[string]string `json:"reasons"`
-}
 
 // SharedFixtures returns ../shared/fixtures next to the repository root
 // (the directory holding go.mod above the working directory), or "" when
@@ -86,58 +72,14 @@ func Fixtures(tb testing.TB, skip func(name string) bool, dirs ...string) []stri
 	return files
 }
 
-// CheckUnmapped compares the unmapped counts of a run over fixture with
-// its expectation file in [ExpectationDir] (none: nothing may be
-// unmapped). Every listed type must say why, must still be unmapped (a
-// type the plugin now maps is to be dropped from the list), and must be
-// counted exactly as often as listed; a type that is not listed must not
-// be unmapped at all.
-func CheckUnmapped(tb testing.TB, fixture string, got map[string]int) {
-	tb.Helper()
-	exp := filepath.Join(ExpectationDir, filepath.Base(fixture)+".unmapped.json")
-	var want Expectation
-	b, err := os.ReadFile(exp)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-	case err != nil:
-		tb.Fatal(err)
-	default:
-		if err := json.Unmarshal(b, &want); err != nil {
-			tb.Fatalf("%s: %v", exp, err)
-		}
-	}
-	for k := range want.Unmapped {
-		if strings.TrimSpace(want.Reasons[k]) == "" {
-			tb.Errorf("%s: unmapped %q has no reason", exp, k)
-		}
-	}
-	var unexpected []string
-	for k, n := range got {
-		if _, listed := want.Unmapped[k]; !listed {
-			unexpected = append(unexpected, k)
-		} else if n != want.Unmapped[k] {
-			tb.Errorf("%q unmapped %d times, %s says %d", k, n, exp, want.Unmapped[k])
-		}
-	}
-	sort.Strings(unexpected)
-	for _, k := range unexpected {
-		tb.Errorf("%q unmapped %d times without a reason in %s", k, got[k], exp)
-	}
-	for k := range want.Unmapped {
-		if got[k] == 0 {
-			tb.Errorf("%s lists %q as unmapped but the plugin now maps it: drop it", exp, k)
-		}
-	}
-}
-
 // Conformance describes a plugin's conformance test over the shared
 // captures of its provider.
 type Conformance struct {
 	Plugin sdk.Plugin
-	// Options are the run's options (Provider at least).
-	Options normalize.Options
+	// Provider is the provider name the plugin is begun with.
+	Provider string
 	// Dirs are the fixture directories under ../shared/fixtures
-	// (Options.Provider when empty).
+	// (Provider when empty).
 	Dirs []string
 	// Skip names the fixture files that are not captures, besides the
 	// provenance notes (*.source.txt) that are always left out.
@@ -155,33 +97,29 @@ type Conformance struct {
 	Check func(t *testing.T, o *Outcome)
 }
 
-// Test runs every capture through the plugin and checks the contract
-// that does not depend on hand-written expectations: no fault, every
-// tool call of the raw input is a tool.call, every piece of model text is
-// in a block, and nothing is unmapped beyond the fixture's expectation
-// file ([CheckUnmapped]).
+// Test runs every capture through sdktest.Test (no fault, every raw
+// line accounted for, nothing unmapped beyond the fixture's expectation
+// file in [ExpectationDir], valid events, the same transcript however the
+// input is cut into batches) and checks, against the facts Facts reads
+// from the raw capture, that every tool call of the raw input is a
+// tool.call and every piece of model text is in a block.
 func (c Conformance) Test(t *testing.T) {
 	dirs := c.Dirs
 	if len(dirs) == 0 {
-		dirs = []string{c.Options.Provider}
+		dirs = []string{c.Provider}
 	}
-	for _, f := range Fixtures(t, c.Skip, dirs...) {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := Run(t, c.Plugin, raw, c.Options)
-			if o.Result.FailedLines != 0 {
-				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
-			}
+	sdktest.Test(t, c.Plugin, sdktest.Options{
+		Provider: c.Provider,
+		Captures: Fixtures(t, c.Skip, dirs...),
+		Unmapped: ExpectationDir,
+		Check: func(t *testing.T, r *sdktest.Result) {
+			o := FromResult(r)
 			if c.Check != nil {
 				c.Check(t, o)
 			}
-			ids, frags := c.Facts(t, raw)
+			ids, frags := c.Facts(t, r.Raw)
 			o.CheckCalls(t, ids)
 			CheckTexts(t, o.Texts(c.Messages), frags, c.ExactText)
-			CheckUnmapped(t, f, o.Result.Unmapped)
-		})
-	}
+		},
+	})
 }

@@ -1,22 +1,21 @@
-// Package plugintest is the test support the plugins share: it runs a
-// plugin natively, through normalize.Run as the host would (without
-// wasm), or through the bare sdk.Plugin.Driver, and checks what every plugin
-// must do whatever its provider.
+// Package plugintest is the test support the bundled plugins share
+// beyond the public abi/sdk/sdktest (which runs the golden, conformance,
+// batching and fuzz checks every plugin runs, the bundled ones included):
+// what is specific to this repository or to its internals.
 //
 //   - [Conformance] runs every real capture of ../shared/fixtures/<provider>/
-//     (next to the repository root; the test skips when there is none): no
-//     fault, every tool call of the raw input is a tool.call, every piece
-//     of model text lands in a block, and what is unmapped matches the
-//     checked-in expectation file <fixture file>.unmapped.json. How to find
-//     the tool calls and the model text in the raw input is the provider's
-//     own logic and stays in the plugin's test ([Conformance.Facts]).
-//   - [CheckUnmapped] compares unmapped counts with an expectation file.
-//   - [Run] and [Outcome] run one input and collect tool.call ids and
-//     block texts; [CheckRun] is the fuzz body: no failed line, and every
-//     event marshals as a transcript line.
-//   - [GoldenInputs], [Batches], [Corpus] and [Drive] feed the driver as
-//     the host does; [Fuzz] and [Benchmark] are a plugin's fuzz test (the
-//     pipeline and the bare driver) and its native benchmark.
+//     (next to the repository root; the test skips when there is none)
+//     through sdktest.Test, with the expectation files of
+//     [ExpectationDir], and checks facts read from the raw capture apart
+//     from the plugin: every tool call of the raw input is a tool.call,
+//     every piece of model text lands in a block. How to find the tool
+//     calls and the model text is the provider's own logic and stays in
+//     the plugin's test ([Conformance.Facts]).
+//   - [Run] and [Outcome] run one input natively through
+//     normalize.Run with any normalize.Options and collect tool.call ids
+//     and block texts; [FromResult] makes an Outcome of an sdktest run;
+//     [CheckTexts] and [Outcome.CheckCalls] check them; [Docs] decodes a
+//     capture apart from the plugin.
 //
 // It is imported from tests only.
 package plugintest

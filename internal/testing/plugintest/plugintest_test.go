@@ -1,15 +1,14 @@
 package plugintest
 
 import (
+	"context"
 	"fmt"
-	"os"
-	"path/filepath"
 	"testing"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/normalize"
-	"github.com/twasm/twasm/internal/wire"
 )
 
 // recorder is a testing.TB that records failures instead of failing.
@@ -55,53 +54,28 @@ var echoPlugin = sdk.Plugin{
 
 const input = `{"text":"hello world","call":"c1"}` + "\n\nbanner\n" + `{"text":"bye"}` + "\n"
 
+// TestRunCollects: Run and FromResult (an sdktest run) collect the same
+// calls and texts, and the checks find what is missing.
 func TestRunCollects(t *testing.T) {
-	o := Run(t, echoPlugin, []byte(input), normalize.Options{Provider: "echo"})
-	if o.Result.FailedLines != 0 || o.Result.Unmapped["non_json"] != 1 {
-		t.Fatalf("result %+v", o.Result)
-	}
-	var r recorder
-	o.CheckCalls(&r, []string{"c1", "c2"})
-	CheckTexts(&r, o.Texts(Assistant), []string{"world", "bye"}, false)
-	CheckTexts(&r, o.Texts(nil), []string{"world", "bye"}, true)
-	if len(r.errs) != 2 {
-		t.Fatalf("want a missing call c2 and an inexact text, got %q", r.errs)
-	}
-	CheckRun(t, echoPlugin, []byte(input), normalize.Options{Provider: "echo"})
-}
-
-func TestBatchesAndDrive(t *testing.T) {
-	bs := Batches([]byte(input), 1)
-	if len(bs) != 3 {
-		t.Fatalf("%d batches, want one per non-blank line", len(bs))
-	}
-	Drive(t, echoPlugin.Driver(), "echo", bs)
-	Drive(t, echoPlugin.Driver(), "echo", Batches(Corpus([][]byte{[]byte(`{"text":"x"}`)}, 1000), wire.MaxBatchLines))
-}
-
-func TestCheckUnmapped(t *testing.T) {
-	t.Chdir(t.TempDir())
-	if err := os.MkdirAll(ExpectationDir, 0o755); err != nil {
+	r, err := sdktest.Run(context.Background(), echoPlugin, "echo", []byte(input))
+	if err != nil {
 		t.Fatal(err)
 	}
-	exp := `{"unmapped":{"a":1,"gone":2,"why":1},"reasons":{"a":"a reason","gone":"was unmapped","why":" "}}`
-	if err := os.WriteFile(filepath.Join(ExpectationDir, "f.jsonl.unmapped.json"), []byte(exp), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	var r recorder
-	CheckUnmapped(&r, "/elsewhere/f.jsonl", map[string]int{"a": 1, "why": 1})
-	if len(r.errs) != 2 {
-		t.Fatalf("want a missing reason and a listed type now mapped, got %q", r.errs)
-	}
-	r.errs = nil
-	CheckUnmapped(&r, "/elsewhere/f.jsonl", map[string]int{"a": 2, "gone": 2, "why": 1, "new": 1})
-	if len(r.errs) != 3 {
-		t.Fatalf("want a missing reason, a count and an unlisted type, got %q", r.errs)
-	}
-	r.errs = nil
-	CheckUnmapped(&r, "/elsewhere/none.jsonl", nil)
-	CheckUnmapped(&r, "/elsewhere/none.jsonl", map[string]int{"x": 1})
-	if len(r.errs) != 1 {
-		t.Fatalf("without a file nothing may be unmapped, got %q", r.errs)
+	for name, o := range map[string]*Outcome{
+		"Run":        Run(t, echoPlugin, []byte(input), normalize.Options{Provider: "echo"}),
+		"FromResult": FromResult(r),
+	} {
+		t.Run(name, func(t *testing.T) {
+			if o.Result.FailedLines != 0 || o.Result.Unmapped["non_json"] != 1 {
+				t.Fatalf("result %+v", o.Result)
+			}
+			var r recorder
+			o.CheckCalls(&r, []string{"c1", "c2"})
+			CheckTexts(&r, o.Texts(Assistant), []string{"world", "bye"}, false)
+			CheckTexts(&r, o.Texts(nil), []string{"world", "bye"}, true)
+			if len(r.errs) != 2 {
+				t.Fatalf("want a missing call c2 and an inexact text, got %q", r.errs)
+			}
+		})
 	}
 }

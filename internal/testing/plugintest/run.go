@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/transcript"
 )
@@ -28,6 +29,16 @@ func Run(tb testing.TB, p sdk.Plugin, raw []byte, opts normalize.Options) *Outco
 		tb.Fatal(err)
 	}
 	o.Result = res
+	return o
+}
+
+// FromResult is the Outcome of an sdktest run (its events in every
+// scope), for the checks of this package.
+func FromResult(r *sdktest.Result) *Outcome {
+	o := &Outcome{Result: r.Step}
+	for _, e := range r.Events {
+		o.Sink.Items = append(o.Sink.Items, normalize.Collected{Scope: e.Scope, Event: e.Event})
+	}
 	return o
 }
 
@@ -62,6 +73,20 @@ func (o *Outcome) Texts(keep func(*transcript.Event) bool) []string {
 	return texts
 }
 
+// Tokens returns the step's input and output tokens, 0 for a figure it
+// does not state.
+func (o *Outcome) Tokens() (in, out int64) {
+	if u := o.Result.Usage; u != nil {
+		if u.InputTokens != nil {
+			in = *u.InputTokens
+		}
+		if u.OutputTokens != nil {
+			out = *u.OutputTokens
+		}
+	}
+	return in, out
+}
+
 // Assistant accepts assistant messages (for [Outcome.Texts]).
 func Assistant(ev *transcript.Event) bool { return ev.Type == transcript.MessageAssistant }
 
@@ -88,29 +113,6 @@ func CheckTexts(tb testing.TB, texts, frags []string, exact bool) {
 	for _, fr := range frags {
 		if exact && !whole[fr] || !exact && !strings.Contains(all, fr) {
 			tb.Errorf("model text %.80q is in no block", fr)
-		}
-	}
-}
-
-// CheckRun is the body of a plugin's fuzz test: whatever the bytes, the
-// plugin never faults (a panic is a fatal status and counts the lines as
-// failed), and every event the host assembles from its records marshals
-// as a transcript line (with the run id and sequence the host would set).
-func CheckRun(t *testing.T, p sdk.Plugin, raw []byte, opts normalize.Options) {
-	t.Helper()
-	o := Run(t, p, raw, opts)
-	if o.Result.FailedLines != 0 {
-		t.Fatalf("%d failed lines: %q", o.Result.FailedLines, o.Result.Warnings)
-	}
-	for i, it := range o.Sink.Items {
-		if it.Event == nil {
-			continue
-		}
-		ev := *it.Event
-		ev.Seq = uint64(i + 1)
-		ev.RunID = "6f1443c9-0000-4000-8000-000000000000"
-		if _, err := transcript.AppendEvent(nil, &ev); err != nil {
-			t.Fatalf("event %d (%s) does not marshal: %v", i, ev.Type, err)
 		}
 	}
 }

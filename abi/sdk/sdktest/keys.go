@@ -1,4 +1,4 @@
-package plugintest
+package sdktest
 
 import (
 	"os"
@@ -16,11 +16,12 @@ var (
 	stringLit = regexp.MustCompile(`"([^"\\]*)"`)
 )
 
-// CheckKeysCoverGets checks that every key the plugin's non-test sources
-// in the working directory name in a Get or Path call is declared in keys
-// (sdk.Plugin.Keys): an undeclared key still works, but costs a byte
-// compare inside WebAssembly where a declared one costs a number compare.
-func CheckKeysCoverGets(tb testing.TB, keys *abi.KeySet) {
+// CheckKeys checks that every key the plugin's non-test sources in the
+// working directory (the package under test) name as a string literal in a
+// Get or Path call is declared in keys (sdk.Plugin.Keys): an undeclared
+// key still works, but costs a byte compare inside WebAssembly where a
+// declared one costs a number compare.
+func CheckKeys(tb testing.TB, keys *abi.KeySet) {
 	tb.Helper()
 	files, _ := filepath.Glob("*.go")
 	for _, f := range files {
