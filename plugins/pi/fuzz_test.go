@@ -3,9 +3,7 @@
 package pi_test
 
 import (
-	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/internal/normalize"
@@ -16,26 +14,9 @@ import (
 // captureDir holds the real Pi captures (testdata/captures/README.md).
 var captureDir = filepath.Join("..", "..", "testdata", "captures", "pi")
 
-// seeds are the golden inputs and the small real captures.
+// seeds are the golden inputs and the small captures.
 func seeds(t testing.TB) [][]byte {
-	var out [][]byte
-	for _, pattern := range []string{filepath.Join(goldenDir, "*.jsonl"), filepath.Join(captureDir, "*.jsonl")} {
-		files, _ := filepath.Glob(pattern)
-		for _, f := range files {
-			if strings.HasSuffix(f, ".golden.jsonl") {
-				continue
-			}
-			b, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			// Large seeds make the fuzzer spend its time minimizing them.
-			if len(b) <= 16<<10 {
-				out = append(out, b)
-			}
-		}
-	}
-	return out
+	return plugintest.Seeds(t, filepath.Join(goldenDir, "*.jsonl"), filepath.Join(captureDir, "*.jsonl"))
 }
 
 // FuzzPi: arbitrary bytes never make the plugin fault, through the host

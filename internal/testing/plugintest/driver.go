@@ -37,6 +37,31 @@ func GoldenInputs(tb testing.TB, dir string) [][]byte {
 	return out
 }
 
+// Seeds returns the fuzzing seeds of a plugin: the files the patterns
+// match (golden inputs, captures), the *.golden.jsonl expectations
+// excepted, of at most 16 KiB each (large seeds make the fuzzer spend its
+// time minimizing them).
+func Seeds(tb testing.TB, patterns ...string) [][]byte {
+	tb.Helper()
+	var out [][]byte
+	for _, pattern := range patterns {
+		files, _ := filepath.Glob(pattern)
+		for _, f := range files {
+			if strings.HasSuffix(f, ".golden.jsonl") {
+				continue
+			}
+			b, err := os.ReadFile(f)
+			if err != nil {
+				tb.Fatal(err)
+			}
+			if len(b) <= 16<<10 {
+				out = append(out, b)
+			}
+		}
+	}
+	return out
+}
+
 // Corpus repeats inputs, each ending with a line feed, to at least size
 // bytes (for benchmarks).
 func Corpus(inputs [][]byte, size int) []byte {
