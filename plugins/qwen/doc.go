@@ -140,10 +140,11 @@
 //
 // Qwen Code keeps one file per session under its runtime directory
 // ($QWEN_RUNTIME_DIR when set, else ~/.qwen; Storage.getRuntimeBaseDir) as
-// projects/<the project directory's path, sanitised into one
-// name>/chats/<session id>.jsonl: pattern "*/chats/*.jsonl" under
-// "projects". The older whole-document chats are
-// tmp/<project hash>/chats/session-*.json. Qwen Code keeps chats until the
+// projects/<the project directory's path, every character but a letter
+// or a digit replaced by ->/chats/<session id>.jsonl (sanitizeCwd; the
+// first JSONL builds wrote there too, under ~/.qwen): pattern
+// "*/chats/*.jsonl" under "projects". The older whole-document chats are
+// tmp/<sha256 of the project path>/chats/session-*.json. Qwen Code keeps chats until the
 // user deletes them (no retention). The manifest declares both stores
 // (abi.Store), so sync and doctor find them without a sync.json entry.
 //
