@@ -184,6 +184,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"copilot", "events-jsonl", "GitHub Copilot CLI events (" + typ + ")"}, true
 	case typ == "result" && root.Get("exitCode").Exists() && root.Get("sessionId").Exists():
 		return vote{"copilot", "json", "a GitHub Copilot CLI result line"}, true
+	case qwenRecord(root, typ):
+		return vote{"qwen", "session", "a Qwen Code chat record (" + typ + ")"}, true
 	case has(root, "parentUuid", "sessionId") || root.Get("isSidechain").Exists():
 		return vote{"claude", "session-log", "a Claude Code session log (parentUuid, sessionId)"}, true
 	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result" || typ == "stream_event") && root.Get("session_id").Exists():
@@ -194,6 +196,26 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
 	}
 	return vote{}, false
+}
+
+// qwenRecord recognises a record of a Qwen Code chat: Claude Code's
+// session-log envelope (uuid, parentUuid, sessionId), which it shares,
+// around Gemini's content: a message of parts, a tool_result record,
+// or a system record with its systemPayload (Claude Code's messages hold
+// content, its system records no payload).
+func qwenRecord(root abi.Value, typ string) bool {
+	if !root.Get("sessionId").Exists() || !root.Get("uuid").Exists() {
+		return false
+	}
+	switch typ {
+	case "user", "assistant":
+		return root.Get("message").Get("parts").Kind() == abi.KindArray
+	case "tool_result":
+		return root.Get("message").Get("parts").Kind() == abi.KindArray || root.Get("toolCallResult").Exists()
+	case "system":
+		return root.Get("systemPayload").Exists()
+	}
+	return false
 }
 
 // piEntry recognises a line of a Pi session file (pi-mono, OMP, OpenClaw):

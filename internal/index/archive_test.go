@@ -34,6 +34,7 @@ import (
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/plugins/opencode"
 	"github.com/twasm/twasm/plugins/pi"
+	"github.com/twasm/twasm/plugins/qwen"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
@@ -46,7 +47,7 @@ import (
 
 // nativePlugins are the bundled plugins compiled in, found by any
 // provider name they accept.
-var nativePlugins = []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, openai.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin}
+var nativePlugins = []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, openai.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin}
 
 func pluginFor(provider string) (sdk.Plugin, bool) {
 	for _, p := range nativePlugins {

@@ -181,4 +181,15 @@
 // (the CLI's notices, ignored) as "message/<type>"; text that is not JSON as
 // "non_json"; a JSON value that is not an object as "non_object"; the
 // deprecation notice as "deprecation_notice". Blank lines are not counted.
+//
+// # Shared with Qwen Code
+//
+// Qwen Code is a fork of the Gemini CLI: its chats hold the same parts
+// (functionCall, functionResponse, thought), its shell tool writes the
+// same trailer, its tools have the same names and statuses. What this
+// package knows of them is exported for plugins/qwen, not copied there:
+// [ToolKind], [ShellExit], [FailedStatus], [ErrText] and
+// [InjectedContext]; plugins/qwen reads Qwen Code's older
+// whole-document chats, the Gemini CLI's session file, with [Plugin]'s
+// normalizer.
 package gemini

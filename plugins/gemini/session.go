@@ -37,7 +37,7 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 		out.Warn("gemini warning: " + it.Value().String())
 	}
 	if e := v.Get("error"); e.Exists() && e.Kind() != abi.KindNull {
-		out.Status(sdk.StatusError, errText(e), sdk.LevelTerminal)
+		out.Status(sdk.StatusError, ErrText(e), sdk.LevelTerminal)
 		return
 	}
 	out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
@@ -426,8 +426,8 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 		// No functionResponse: the display string is all there is.
 		r.Output = sdk.StringOf(c.Get("resultDisplay"))
 	}
-	if kindOf(sdk.View(c.Get("name"))) == "execute" {
-		shellExit(&r)
+	if ToolKind(sdk.View(c.Get("name"))) == "execute" {
+		ShellExit(&r)
 	}
 	if r.IsError {
 		if r.Error.IsEmpty() {
@@ -436,7 +436,7 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 		if r.Error.IsEmpty() {
 			r.Error = r.Output
 		}
-		r.Status = sdk.S(failedStatus(st, r.Error))
+		r.Status = sdk.S(FailedStatus(st, r.Error))
 		r.Error = errorText(r.Error, "the tool call "+st.String())
 	}
 	if n.resulted == nil {
@@ -478,7 +478,7 @@ func functionOutput(res abi.Value) (output, errS sdk.Str) {
 		output = sdk.S(string(b))
 	}
 	if errV.Exists() {
-		errS = errText(errV)
+		errS = ErrText(errV)
 	}
 	return output, errS
 }
@@ -494,12 +494,12 @@ func (n *normalizer) endSession(out *sdk.Out) {
 // ...\nOutput: ...\nError: (none)\nExit Code: 1\nSignal: 0\n...").
 const exitLabel = "Exit Code: "
 
-// shellExit reads the exit code a shell call's output (or error) states:
+// ShellExit reads the exit code a shell call's output (or error) states:
 // it is the result's exit code, and a non-zero one makes a call the CLI
 // marked "success" an error, "exit code N: <the output's last line>"
 // (spec §4: the CLI reports success for a command that ran, whatever it
 // returned).
-func shellExit(r *sdk.ToolResult) {
+func ShellExit(r *sdk.ToolResult) {
 	text := []byte(r.Output.String())
 	code := sdk.StatedExitCode(text, exitLabel)
 	if _, ok := code.Value(); !ok && !r.Error.IsEmpty() {

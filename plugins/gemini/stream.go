@@ -174,10 +174,10 @@ const (
 	toolCancelled = "cancelled"
 )
 
-// failedStatus is the status of a call that did not succeed: cancelled
+// FailedStatus is the status of a call that did not succeed: cancelled
 // when the CLI stopped it, denied when the user refused it (the CLI's
 // "User did not allow tool call"), else error.
-func failedStatus(st abi.Value, e sdk.Str) string {
+func FailedStatus(st abi.Value, e sdk.Str) string {
 	if !st.Is("cancelled") && !st.Is("canceled") {
 		return toolError
 	}
@@ -218,7 +218,7 @@ func input(args abi.Value) sdk.Str {
 
 // call reports a tool.call (stream-json tool_use, session toolCalls).
 func call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) {
-	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(sdk.View(name)), Time: ts}
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: ToolKind(sdk.View(name)), Time: ts}
 	if tc.Kind == "execute" {
 		tc.Command = sdk.StringOf(args.Get("command"))
 	}
@@ -242,11 +242,11 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 		r.Status = sdk.S(toolOK)
 	default:
 		r.IsError = true
-		r.Error = errText(e)
+		r.Error = ErrText(e)
 		if r.Error.IsEmpty() {
 			r.Error = sdk.StringOf(st)
 		}
-		r.Status = sdk.S(failedStatus(st, r.Error))
+		r.Status = sdk.S(FailedStatus(st, r.Error))
 		r.Error = errorText(r.Error, "the tool call failed")
 	}
 	if !st.Exists() && !e.Exists() {
@@ -281,7 +281,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	if st.Is("success") {
 		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	} else {
-		e := errText(v.Get("error"))
+		e := ErrText(v.Get("error"))
 		switch {
 		case e.IsSet():
 		case n.lastErr != "":
@@ -372,9 +372,9 @@ func (n *normalizer) final(override bool, out *sdk.Out) {
 	}
 }
 
-// errText is the message of an error object (or its type), or the text of
+// ErrText is the message of an error object (or its type), or the text of
 // an error given as a string.
-func errText(e abi.Value) sdk.Str {
+func ErrText(e abi.Value) sdk.Str {
 	switch e.Kind() {
 	case abi.KindObject:
 		if m := sdk.StringOf(e.Get("message")); !m.IsEmpty() {
@@ -412,7 +412,7 @@ func (n *normalizer) contentBlocks(key sdk.Str, c abi.Value, origin string, out 
 					continue
 				}
 				o := origin
-				if o == sdk.OriginPrompt && injected(txt.Raw()[1:]) {
+				if o == sdk.OriginPrompt && InjectedContext(txt.Raw()[1:]) {
 					// @file contents the CLI appended to the prompt, the
 					// session context it opens a chat with, or its note
 					// on the agent the user picked.
@@ -442,7 +442,7 @@ func functionResponse(fr abi.Value) sdk.Block {
 	b := sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.StringOf(fr.Get("id"))}
 	resp := fr.Get("response")
 	if e := resp.Get("error"); e.Exists() && e.Kind() != abi.KindNull {
-		b.ToolContent, b.IsError = errText(e), true
+		b.ToolContent, b.IsError = ErrText(e), true
 	} else if o := resp.Get("output"); o.Exists() && o.Kind() != abi.KindNull {
 		b.ToolContent = sdk.Text(o)
 	} else {
@@ -464,10 +464,10 @@ const sessionContext = "<session_context>"
 // agent(s)...".
 const systemNote = "<system_note>"
 
-// injected reports whether a prompt part (its raw JSON string, after the
+// InjectedContext reports whether a prompt part (its raw JSON string, after the
 // quote) is context the CLI wrote: it starts, after blank lines, with
 // one of the CLI's markers.
-func injected(raw []byte) bool {
+func InjectedContext(raw []byte) bool {
 	return opens(raw, referencedFiles, sessionContext, systemNote)
 }
 
@@ -491,10 +491,10 @@ func opens(raw []byte, markers ...string) bool {
 	}
 }
 
-// kindOf maps a Gemini CLI tool name to the transcript's tool kind.
+// ToolKind maps a Gemini CLI tool name to the transcript's tool kind.
 // update_topic and write_todos record the agent's plan, not an action on
 // the world, hence "think".
-func kindOf(name string) string {
+func ToolKind(name string) string {
 	for _, t := range &toolKinds {
 		if t.name == name {
 			return t.kind
@@ -503,7 +503,7 @@ func kindOf(name string) string {
 	return "other"
 }
 
-// toolKinds is kindOf's table. A loop over a table is a few hundred bytes of
+// toolKinds is ToolKind's table. A loop over a table is a few hundred bytes of
 // module where a switch of string cases is, under TinyGo -opt=2, a
 // byte-by-byte compare of every literal (2-3 KB), and each byte of code
 // costs the host time to validate at every start.

@@ -46,7 +46,8 @@ Claude Code projects (~/.claude/projects/*/*.jsonl), Codex sessions
 (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl), Gemini CLI chats
 (~/.gemini/tmp/*/chats/*.json), Copilot session state
 (~/.copilot/session-state/*/events.jsonl), Pi sessions
-(~/.pi/agent/sessions/*/*.jsonl, also OMP's and OpenClaw's), a Cline or
+(~/.pi/agent/sessions/*/*.jsonl, also OMP's and OpenClaw's), Qwen Code
+chats (~/.qwen/projects/*/chats/*.jsonl), a Cline or
 Roo Code task's api_conversation_history.json or ui_messages.json (a
 whole task folder is read by twasm sync), and saved outputs of every
 provider (opencode run --format json too). OpenCode's database

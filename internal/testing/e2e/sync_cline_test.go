@@ -65,48 +65,15 @@ func TestSyncClineTask(t *testing.T) {
 		h.put(filepath.Join(task, "task_metadata.json"), []byte(`{"files_in_context":[],"model_usage":[]}`), age)
 	}
 	dir := filepath.Join(h.dir, task)
-	unchanged := func(what string, cmd func()) {
+	doctor := func() doctorStore {
 		t.Helper()
-		before := hashTree(t, dir)
-		cmd()
-		after := hashTree(t, dir)
-		if len(after) != len(before) {
-			t.Fatalf("%s: %d files before, %d after", what, len(before), len(after))
+		s, ok := h.doctorStores(dir)["Cline tasks"]
+		if !ok {
+			t.Fatal("doctor does not list the Cline tasks store")
 		}
-		for p, s := range before {
-			if after[p] != s {
-				t.Errorf("%s changed %s: %s -> %s", what, p, s, after[p])
-			}
-		}
+		return s
 	}
-	type store struct {
-		Name, Provider, Dir string
-		Found               bool
-		Sessions, Archived  int
-		NotArchived         int `json:"not_archived"`
-	}
-	doctor := func() store {
-		t.Helper()
-		var doc struct{ Stores []store }
-		var r result
-		unchanged("doctor", func() { r = h.ok("doctor", "--json") })
-		if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
-			t.Fatalf("doctor --json: %v\n%s", err, r.out)
-		}
-		for _, s := range doc.Stores {
-			if s.Name == "Cline tasks" {
-				return s
-			}
-		}
-		t.Fatalf("doctor does not list the Cline tasks store:\n%s", r.out)
-		return store{}
-	}
-	sync := func() map[string][]string {
-		t.Helper()
-		var r result
-		unchanged("sync", func() { r = h.ok("sync") })
-		return outcomes(r.out)
-	}
+	sync := func() map[string][]string { t.Helper(); return h.syncOutcomes(dir) }
 
 	write(ui[:7], api[:5], time.Hour)
 	if s := doctor(); !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "cline" || s.Dir != filepath.Join(h.dir, ".cline", "data", "tasks") {

@@ -48,6 +48,58 @@ func hashTree(t *testing.T, dir string) map[string]string {
 	return sums
 }
 
+// unchangedBy runs cmd and fails the test for every file under dir that
+// cmd added, removed or changed (its bytes, modification time or mode):
+// twasm reads an agent's store, it never writes there.
+func unchangedBy(t *testing.T, dir, what string, cmd func()) {
+	t.Helper()
+	before := hashTree(t, dir)
+	cmd()
+	after := hashTree(t, dir)
+	if len(after) != len(before) {
+		t.Fatalf("%s: %d files before, %d after", what, len(before), len(after))
+	}
+	for p, s := range before {
+		if after[p] != s {
+			t.Errorf("%s changed %s: %s -> %s", what, p, s, after[p])
+		}
+	}
+}
+
+// doctorStore is one store of `twasm doctor --json`.
+type doctorStore struct {
+	Name, Provider, Dir string
+	Found               bool
+	Sessions, Archived  int
+	NotArchived         int `json:"not_archived"`
+}
+
+// doctorStores runs `twasm doctor --json`, which must leave the agent's
+// files under dir as they were, and returns its stores by name.
+func (h *fakeHome) doctorStores(dir string) map[string]doctorStore {
+	h.t.Helper()
+	var r result
+	unchangedBy(h.t, dir, "doctor", func() { r = h.ok("doctor", "--json") })
+	var doc struct{ Stores []doctorStore }
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		h.t.Fatalf("doctor --json: %v\n%s", err, r.out)
+	}
+	m := map[string]doctorStore{}
+	for _, s := range doc.Stores {
+		m[s.Name] = s
+	}
+	return m
+}
+
+// syncOutcomes runs `twasm sync`, which must leave the agent's files
+// under dir as they were, and returns its outcomes (outcomes).
+func (h *fakeHome) syncOutcomes(dir string) map[string][]string {
+	h.t.Helper()
+	var r result
+	unchangedBy(h.t, dir, "sync", func() { r = h.ok("sync") })
+	return outcomes(r.out)
+}
+
 // TestSyncDroppedInPlugin: an external plugin for an agent twasm has never
 // heard of declares its store in its manifest (ABI 1.4); dropped into the
 // plugin directory, `twasm doctor` lists the store and `twasm sync`

@@ -24,6 +24,7 @@ import (
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/plugins/opencode"
 	"github.com/twasm/twasm/plugins/pi"
+	"github.com/twasm/twasm/plugins/qwen"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -43,6 +44,7 @@ var plugins = []struct {
 	{"pi", pi.Plugin},
 	{"opencode", opencode.Plugin},
 	{"cline", cline.Plugin},
+	{"qwen", qwen.Plugin},
 }
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,

@@ -1,0 +1,126 @@
+package e2e
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestSyncQwenChat: a home directory with a Qwen Code chat in its default
+// store (~/.qwen/projects/<cwd>/chats/<session>.jsonl) and an older
+// whole-document chat (~/.qwen/tmp/<hash>/chats/session-*.json).
+// `twasm doctor` lists both stores with their session not archived;
+// `twasm sync` archives both; a second sync archives nothing; the chat
+// grown by a turn adds one part to the same run holding only the new
+// records; doctor then says archived; the store's bytes are the same
+// before and after every command.
+func TestSyncQwenChat(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	chat := readFile(t, golden("qwen", "session_tools_errors.jsonl"))
+	lines := bytes.SplitAfter(chat, []byte("\n"))
+	rel := filepath.Join(".qwen", "projects", "-home-me-proj", "chats", "7f2c1e4a-0b3d-4c5e-9f61-2a8b3c4d5e6f.jsonl")
+	h.put(rel, bytes.Join(lines[:5], nil), time.Hour)
+	h.put(filepath.Join(".qwen", "tmp", "9d2f0c6d1a4b", "chats", "session-2025-09-10T08-15-3e1d2c4b.json"),
+		readFile(t, golden("qwen", "legacy_session_file.json")), 48*time.Hour)
+
+	store := filepath.Join(h.dir, ".qwen")
+	doctor := func() map[string]doctorStore { t.Helper(); return h.doctorStores(store) }
+	sync := func() map[string][]string { t.Helper(); return h.syncOutcomes(store) }
+
+	stores := doctor()
+	for name, dir := range map[string]string{
+		"Qwen Code chats":                filepath.Join(store, "projects"),
+		"Qwen Code chats (before JSONL)": filepath.Join(store, "tmp"),
+	} {
+		s := stores[name]
+		if !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "qwen" || s.Dir != dir {
+			t.Fatalf("doctor before sync, %s: %+v", name, s)
+		}
+	}
+	got := sync()
+	if len(got["new"]) != 2 || len(got) != 1 {
+		t.Fatalf("first sync: %v", got)
+	}
+	if got := sync(); len(got) != 0 {
+		t.Fatalf("second sync with nothing new: %v", got)
+	}
+
+	// The chat grows by the rest of the turn: one part more.
+	h.put(rel, chat, 30*time.Minute)
+	got = sync()
+	if len(got) != 1 || len(got["grown"]) != 1 {
+		t.Fatalf("sync after a turn: %v", got)
+	}
+	if got := sync(); len(got) != 0 {
+		t.Fatalf("sync with nothing new: %v", got)
+	}
+	for name, s := range doctor() {
+		if s.Provider == "qwen" && (s.Archived != 1 || s.NotArchived != 0) {
+			t.Errorf("doctor after sync, %s: %+v", name, s)
+		}
+	}
+	checkQwenChat(t, transcriptPath(h.stor, got0(t, got["grown"])))
+}
+
+func got0(t *testing.T, ids []string) string {
+	t.Helper()
+	if len(ids) == 0 {
+		t.Fatal("no run")
+	}
+	return ids[0]
+}
+
+// checkQwenChat checks the run of the chat of TestSyncQwenChat: two
+// parts, three responses, three calls each with one result (the failed
+// test run an error with exit code 1, the rm the user refused denied),
+// the responses' output tokens once.
+func checkQwenChat(t *testing.T, path string) {
+	t.Helper()
+	validate(t, path)
+	calls, results, responses := map[string]int{}, map[string]*transcript.ToolPayload{}, 0
+	var parts []*transcript.AgentResult
+	for _, ev := range readRun(t, path) {
+		switch ev.Type {
+		case transcript.ToolCall:
+			calls[ev.Tool().CallID]++
+		case transcript.ToolResult:
+			if results[ev.Tool().CallID] != nil {
+				t.Errorf("call %s: a second result", ev.Tool().CallID)
+			}
+			results[ev.Tool().CallID] = ev.Tool()
+		case transcript.MessageAssistant:
+			responses++
+		case transcript.StepCompleted:
+			if r, err := ev.Step().AgentResult(); err == nil && r != nil {
+				parts = append(parts, r)
+			}
+		}
+	}
+	if len(parts) != 2 || responses != 3 || len(calls) != 3 {
+		t.Fatalf("run %s: %d parts, %d responses, %d calls (want 2, 3, 3)", path, len(parts), responses, len(calls))
+	}
+	for id, n := range calls {
+		if n != 1 || results[id] == nil {
+			t.Errorf("call %s: %d calls, result %v (want one each)", id, n, results[id])
+		}
+	}
+	if r := results["call_1"]; r == nil || r.Status != "error" || r.ExitCode == nil || *r.ExitCode != 1 {
+		t.Errorf("the failed go test: %+v", r)
+	}
+	if r := results["call_3"]; r == nil || r.Status != "denied" {
+		t.Errorf("the refused rm: %+v", r)
+	}
+	var out int64
+	for _, p := range parts {
+		if p.Usage != nil && p.Usage.OutputTokens != nil {
+			out += *p.Usage.OutputTokens
+		}
+	}
+	if out != 212 {
+		t.Errorf("output tokens over the parts: %d, the responses state 212", out)
+	}
+}

@@ -1,0 +1,198 @@
+//go:build !wasip1
+
+package qwen_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/qwen"
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestConformance runs every capture of testdata/captures/qwen and every
+// JSONL golden input through the plugin and checks it against facts read
+// from the raw input apart from the plugin (with encoding/json): no line
+// lost to a fault, every functionCall a tool.call, every piece of model
+// text in an assistant block, every result the CLI or the tool marked
+// failed (an error response, a status other than success, a shell output
+// stating a non-zero exit code) not ok, the step's tokens the sums of the
+// responses' own, and nothing unmapped in a capture.
+func TestConformance(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(captureDir, "*.jsonl"))
+	golden, _ := filepath.Glob(filepath.Join(goldenDir, "*.jsonl"))
+	for _, g := range golden {
+		if !strings.HasSuffix(g, ".golden.jsonl") {
+			files = append(files, g)
+		}
+	}
+	if len(files) == 0 {
+		t.Fatal("no captures")
+	}
+	for _, f := range files {
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := plugintest.Run(t, qwen.Plugin, raw, normalize.Options{Provider: "qwen"})
+			if o.Result.FailedLines != 0 {
+				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
+			}
+			fx := qwenFacts(raw)
+			o.CheckCalls(t, fx.calls)
+			plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
+			for id, failed := range fx.failed {
+				st, ok := resultStatus(o, id)
+				switch {
+				case !ok:
+					t.Errorf("call %s: no tool.result", id)
+				case failed && st == "ok":
+					t.Errorf("call %s failed in the raw input, its tool.result says ok", id)
+				case !failed && st != "ok":
+					t.Errorf("call %s succeeded in the raw input, its tool.result says %s", id, st)
+				}
+			}
+			var in, out, cached int64
+			if u := o.Result.Usage; u != nil {
+				in, out, cached = deref(u.InputTokens), deref(u.OutputTokens), deref(u.CacheReadTokens)
+			}
+			if in != fx.input || out != fx.output || cached != fx.cached {
+				t.Errorf("usage: input %d output %d cache read %d, the responses state %d, %d and %d", in, out, cached, fx.input, fx.output, fx.cached)
+			}
+			if strings.HasPrefix(f, captureDir) && len(o.Result.Unmapped) > 0 {
+				t.Errorf("unmapped in a capture: %v", o.Result.Unmapped)
+			}
+		})
+	}
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// resultStatus is the status of call id's tool.result, in any scope.
+func resultStatus(o *plugintest.Outcome, id string) (string, bool) {
+	for _, it := range o.Sink.Items {
+		if it.Event == nil || it.Event.Type != transcript.ToolResult {
+			continue
+		}
+		if tp := it.Event.Tool(); tp != nil && tp.CallID == id {
+			return tp.Status, true
+		}
+	}
+	return "", false
+}
+
+// facts are what a chat states, read apart from the plugin.
+type facts struct {
+	calls, texts          []string
+	failed                map[string]bool // call id -> the call failed
+	input, output, cached int64
+}
+
+// qwenFacts reads the session's own records (a sidechain's usage stays
+// in its child run).
+func qwenFacts(raw []byte) facts {
+	fx := facts{failed: map[string]bool{}}
+	for _, l := range bytes.Split(raw, []byte("\n")) {
+		var r struct {
+			Type        string `json:"type"`
+			IsSidechain bool   `json:"isSidechain"`
+			Message     struct {
+				Parts []struct {
+					Text         *string `json:"text"`
+					Thought      bool    `json:"thought"`
+					FunctionCall *struct {
+						ID string `json:"id"`
+					} `json:"functionCall"`
+					FunctionResponse *struct {
+						ID       string `json:"id"`
+						Response struct {
+							Output json.RawMessage `json:"output"`
+							Error  json.RawMessage `json:"error"`
+						} `json:"response"`
+					} `json:"functionResponse"`
+				} `json:"parts"`
+			} `json:"message"`
+			ToolCallResult *struct {
+				Status string `json:"status"`
+			} `json:"toolCallResult"`
+			Usage *struct {
+				Prompt     *int64 `json:"promptTokenCount"`
+				Candidates *int64 `json:"candidatesTokenCount"`
+				Thoughts   *int64 `json:"thoughtsTokenCount"`
+				Cached     *int64 `json:"cachedContentTokenCount"`
+				Total      *int64 `json:"totalTokenCount"`
+				ToolUse    *int64 `json:"toolUsePromptTokenCount"`
+			} `json:"usageMetadata"`
+		}
+		if json.Unmarshal(l, &r) != nil {
+			continue
+		}
+		for _, p := range r.Message.Parts {
+			switch {
+			case r.Type == "assistant" && p.FunctionCall != nil && p.FunctionCall.ID != "":
+				fx.calls = append(fx.calls, p.FunctionCall.ID)
+			case r.Type == "assistant" && p.Text != nil && *p.Text != "":
+				fx.texts = append(fx.texts, *p.Text)
+			case p.FunctionResponse != nil && p.FunctionResponse.ID != "":
+				if _, seen := fx.failed[p.FunctionResponse.ID]; seen {
+					continue
+				}
+				resp := p.FunctionResponse.Response
+				failed := len(resp.Error) > 0 && string(resp.Error) != "null"
+				if tcr := r.ToolCallResult; tcr != nil && tcr.Status != "" && tcr.Status != "success" {
+					failed = true
+				}
+				var out string
+				if json.Unmarshal(resp.Output, &out) == nil && nonZeroExit(out) {
+					failed = true
+				}
+				fx.failed[p.FunctionResponse.ID] = failed
+			}
+		}
+		if u := r.Usage; u != nil && r.Type == "assistant" && !r.IsSidechain {
+			in := val(u.Prompt) + val(u.ToolUse)
+			fx.input += in
+			fx.cached += val(u.Cached)
+			fx.output += val(u.Candidates)
+			if th := val(u.Thoughts); th > 0 && u.Total != nil && *u.Total >= in+val(u.Candidates)+th {
+				fx.output += th
+			}
+		}
+	}
+	return fx
+}
+
+func val(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// nonZeroExit reports whether a shell output's "Exit Code: N" line (the
+// last) states a code other than 0, or the command timed out or was
+// cancelled.
+func nonZeroExit(out string) bool {
+	if strings.HasPrefix(out, "Command timed out after ") || strings.HasPrefix(out, "Command was cancelled by user") {
+		return true
+	}
+	code := ""
+	for _, line := range strings.Split(out, "\n") {
+		if c, ok := strings.CutPrefix(line, "Exit Code: "); ok {
+			code = strings.TrimSpace(c)
+		}
+	}
+	return code != "" && code != "0" && code != "(none)"
+}

@@ -1,0 +1,34 @@
+//go:build !wasip1
+
+package qwen_test
+
+import (
+	"path/filepath"
+	"testing"
+
+	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/plugins/qwen"
+)
+
+// captureDir holds the Qwen Code captures (testdata/captures/README.md).
+var captureDir = filepath.Join("..", "..", "testdata", "captures", "qwen")
+
+// captures are the Qwen Code captures of testdata/captures/qwen.
+func captures(tb testing.TB) []string {
+	files, err := filepath.Glob(filepath.Join(captureDir, "*.jsonl"))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no captures in %s: %v", captureDir, err)
+	}
+	return files
+}
+
+// FuzzQwen: arbitrary bytes never make the plugin fault, through the host
+// pipeline (raw control bytes inside strings arrive escaped) or the bare
+// driver (sdktest.Fuzz).
+func FuzzQwen(f *testing.F) {
+	sdktest.Fuzz(f, qwen.Plugin, sdktest.Options{Provider: "qwen", Golden: goldenDir, Captures: captures(f)},
+		[]byte(`{"uuid":"a","sessionId":"s","type":"tool_result","message":{"parts":[{"functionResponse":{"id":7,"response":{"error":{"message":null}}}}]},"toolCallResult":{"callId":"a\u0000","status":"cancelled"}}`),
+		[]byte(`{"uuid":"a","sessionId":"s","type":"assistant","isSidechain":true,"agentId":"x","message":{"parts":[{"functionCall":{"id":"c","name":"agent","args":[1]}}]},"usageMetadata":{"promptTokenCount":"9","thoughtsTokenCount":-1,"totalTokenCount":1e30}}`+"\n"+`{"uuid":"b","sessionId":"s","type":"tool_result","message":{"parts":[{"functionResponse":{"id":"c","name":"agent","response":{"output":"Exit Code: 99999999999999999999"}}}]},"toolCallResult":{"callId":"c","status":"success","resultDisplay":{"status":"failed","terminateReason":7}}}`),
+		[]byte(`{"messages":[1,{"type":"gemini","toolCalls":[{"id":"x"}]}]}`+"\n"+`{"uuid":"z","type":"user"}`),
+	)
+}

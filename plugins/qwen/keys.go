@@ -1,0 +1,18 @@
+package qwen
+
+import "github.com/twasm/twasm/abi"
+
+// keys are the object keys the normalizer reads (abi.Manifest.Keys): the
+// host marks them in every tape, so that Get matches them by number inside
+// the sandbox instead of comparing their bytes. A key missing here still
+// works, at the usual cost (the Gemini plugin that reads the older chats
+// reads its own); TestKeysCoverGets keeps the list complete.
+var keys = abi.NewKeySet(
+	"agentId", "agentName", "args", "cachedContentTokenCount", "callId", "candidatesTokenCount", "code", "command",
+	"compressedHistory", "description", "error", "error_type", "event.name", "functionCall", "functionResponse", "id",
+	"info", "isSidechain", "message", "messages", "model", "name", "newTokenCount", "originalTokenCount", "output",
+	"parentSessionId", "parts", "prompt", "promptTokenCount", "response", "result", "resultDisplay", "role", "sessionId",
+	"state", "status", "status_code", "subagent_type", "subtype", "summary", "systemPayload", "terminateReason", "text",
+	"thought", "thoughtsTokenCount", "timestamp", "toolCallResult", "toolUsePromptTokenCount", "totalTokenCount",
+	"truncatedCount", "type", "uiEvent", "usageMetadata", "uuid",
+)

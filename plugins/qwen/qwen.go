@@ -1,0 +1,212 @@
+package qwen
+
+import (
+	"strconv"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/plugins/gemini"
+)
+
+// Plugin is the Qwen Code normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "qwen",
+		Version:     "0.1.0",
+		Providers:   []string{"qwen"},
+		Formats:     []string{fmtSession, fmtLegacy},
+		Description: "Qwen Code chat records (~/.qwen/projects/*/chats/*.jsonl) and the older whole-document chats",
+		// Qwen Code keeps chats until the user deletes them (no
+		// retention); doc.go, "Store".
+		Stores: []abi.Store{
+			{Name: "Qwen Code chats", Roots: qwenRoots, Dir: "projects", Pattern: "*/chats/*.jsonl"},
+			{Name: "Qwen Code chats (before JSONL)", Roots: qwenRoots, Dir: "tmp", Pattern: "*/chats/session-*.json"},
+		},
+	},
+	New:        func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{opts: opts} },
+	Reassemble: true, // the older chats are pretty-printed documents
+	Keys:       keys,
+}
+
+// qwenRoots: Qwen Code's runtime directory is $QWEN_RUNTIME_DIR when set,
+// else ~/.qwen (Storage.getRuntimeBaseDir).
+var qwenRoots = []abi.Root{{Env: "QWEN_RUNTIME_DIR"}, {Path: "~/.qwen"}}
+
+// Format names, as reported in OpMeta and the manifest. fmtLegacy is the
+// Gemini plugin's name for the whole-document chat it reads.
+const (
+	fmtSession = "session"
+	fmtLegacy  = "session-file"
+)
+
+// normalizer is the per-stream state. Everything kept across lines is a Go
+// string, a bool or a number: spans die with their line.
+type normalizer struct {
+	opts abi.BeginOptions
+
+	// legacy reads an older whole-document chat: Gemini CLI's session
+	// document, which Qwen Code wrote before its JSONL records.
+	legacy sdk.Normalizer
+
+	sawRecord bool
+	sessionID string
+	model     string
+
+	records  map[string]bool   // record uuids read (a record read again is a replay)
+	calls    map[string]string // call id -> tool name
+	resulted map[string]bool   // call ids with a result
+	agents   map[string]bool   // sub-agent calls: true while the scope is open
+	agentIDs []string          // their call ids, in order
+	sides    map[string]bool   // sidechain agent ids with an open scope
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	if n.legacy != nil {
+		return n.legacy.Line(l, out)
+	}
+	v := l.JSON()
+	if !v.Exists() {
+		if len(sdk.TrimSpace(l.Raw)) > 0 {
+			out.Unmapped(sdk.S("non_json"))
+		}
+		return nil
+	}
+	if v.Kind() != abi.KindObject {
+		out.Unmapped(sdk.S("non_object"))
+		return nil
+	}
+	if !n.sawRecord && v.Get("messages").Kind() == abi.KindArray {
+		// An older chat, one document rewritten at every turn: the
+		// Gemini CLI's session file, read by the Gemini plugin.
+		n.legacy = gemini.Plugin.New(n.opts)
+		return n.legacy.Line(l, out)
+	}
+	t := v.Get("type")
+	if t.Kind() != abi.KindString {
+		out.Unmapped(sdk.S("(no type)"))
+		return nil
+	}
+	n.start(v, out)
+	if id := v.Get("uuid"); id.Kind() == abi.KindString && !id.Is("") {
+		if n.records[sdk.View(id)] {
+			// The same record again (a file copied after itself).
+			out.Ignored(sdk.S("(replayed record)"))
+			return nil
+		}
+		if n.records == nil {
+			n.records = map[string]bool{}
+		}
+		n.records[id.String()] = true
+	}
+	r := record{v: v, no: l.No, ts: sdk.StringOf(v.Get("timestamp")), scope: n.scope(v, out)}
+	switch sdk.Name(t) {
+	case "user":
+		n.user(r, out)
+	case "assistant":
+		n.assistant(r, out)
+	case "tool_result":
+		n.toolResult(r, out)
+	case "system":
+		n.system(r, out)
+	default:
+		out.Unmapped(sdk.S(sdk.TypeName(t)))
+	}
+	return nil
+}
+
+// record is one chat record and what every handler needs of it.
+type record struct {
+	v     abi.Value
+	no    int
+	ts    sdk.Str
+	scope sdk.Str // the sidechain sub-agent that wrote it, unset for the session
+}
+
+// key is the message key of a record: its uuid, else its line.
+func (r record) key() sdk.Str {
+	if id := sdk.StringOf(r.v.Get("uuid")); !id.IsEmpty() {
+		return id
+	}
+	return sdk.S("l" + strconv.Itoa(r.no))
+}
+
+// start reports, at the first record, the session id and the format: a
+// chat has no terminal record, the host settles its status by the
+// session rule of spec §6.7.
+func (n *normalizer) start(v abi.Value, out *sdk.Out) {
+	if n.sawRecord {
+		return
+	}
+	n.sawRecord = true
+	m := sdk.Meta{Format: sdk.S(fmtSession), NoTerminal: true}
+	if id := v.Get("sessionId"); id.Kind() == abi.KindString && !id.Is("") {
+		n.sessionID = id.String()
+		m.SessionID = sdk.S(n.sessionID)
+	}
+	out.Meta(m)
+}
+
+// scope is the scope of a record a sidechain sub-agent wrote
+// (isSidechain with its agentId), opened at its first record; unset for
+// the session's own records.
+func (n *normalizer) scope(v abi.Value, out *sdk.Out) sdk.Str {
+	id := v.Get("agentId")
+	if !v.Get("isSidechain").Truthy() || id.Kind() != abi.KindString || id.Is("") {
+		return sdk.Str{}
+	}
+	if !n.sides[sdk.View(id)] {
+		if n.sides == nil {
+			n.sides = map[string]bool{}
+		}
+		n.sides[id.String()] = true
+		name := sdk.StringOf(v.Get("agentName"))
+		if name.IsEmpty() {
+			name = sdk.Text(id)
+		}
+		out.ScopeOpen(sdk.Text(id), sdk.Str{}, name, sdk.Str{})
+	}
+	return sdk.Text(id)
+}
+
+// user handles a user record: the prompt (a mid-turn message the user
+// typed too), or, with another subtype (a notification, a cron prompt,
+// an agent's launch prompt), context the CLI sent the model in the
+// user's role. functionResponse parts are tool results.
+func (n *normalizer) user(r record, out *sdk.Out) {
+	origin := sdk.OriginPrompt
+	if st := r.v.Get("subtype"); st.Kind() == abi.KindString && !st.Is("mid_turn_user_message") {
+		origin = sdk.OriginInjected
+	}
+	opened, said := false, false
+	key := r.key()
+	it := r.v.Path("message", "parts").Iter()
+	for it.Next() {
+		p := it.Value()
+		if fr := p.Get("functionResponse"); fr.Kind() == abi.KindObject {
+			said = n.functionResponse(fr, abi.Value{}, r, out) || said
+			continue
+		}
+		txt := p.Get("text")
+		if txt.Kind() != abi.KindString || txt.Is("") {
+			// Inline data and file references: no text block holds
+			// them; the raw capture keeps them.
+			continue
+		}
+		if !opened {
+			out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(r.v.Get("uuid")), Scope: r.scope, Time: r.ts})
+			opened = true
+		}
+		o := origin
+		if o == sdk.OriginPrompt && gemini.InjectedContext(txt.Raw()[1:]) {
+			// @file contents the CLI added to the prompt.
+			o = sdk.OriginInjected
+		}
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt), Origin: o})
+	}
+	if opened {
+		out.Close(key, sdk.MessageEnd{})
+	} else if !said {
+		out.Ignored(sdk.S("user"))
+	}
+}
