@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"strconv"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -182,21 +183,13 @@ func printStats(w io.Writer, st *views.Stats) error {
 	return nil
 }
 
+// usageLine is u's figures as key=value, named as the transcript names
+// them (uncached_input_tokens=...; views.UsageFigures).
 func usageLine(u *transcript.Usage) string {
-	if u.IsZero() {
-		return ""
-	}
 	var parts []string
-	add := func(name string, v *int64) {
-		if v != nil {
-			parts = append(parts, fmt.Sprintf("%s=%d", name, *v))
-		}
+	for _, f := range views.UsageFigures(u) {
+		parts = append(parts, f.Key+"="+strconv.FormatInt(f.N, 10))
 	}
-	add("input", u.InputTokens)
-	add("cache_read", u.CacheReadTokens)
-	add("cache_write", u.CacheWriteTokens)
-	add("output", u.OutputTokens)
-	add("reasoning", u.ReasoningTokens)
 	return strings.Join(parts, " ")
 }
 
