@@ -314,6 +314,10 @@ func TestSummarySubRuns(t *testing.T) {
 			}
 			assert.Equal(t, tc.own, sum.Usage, env.Out.String())
 			assert.Equal(t, tc.sub, sum.SubRunUsage, env.Out.String())
+			all := &transcript.Usage{}
+			all.Add(tc.own)
+			all.Add(tc.sub)
+			assert.Equal(t, all, sum.UsageInAll, env.Out.String())
 			assert.Equal(t, tc.subTools, sum.SubRunTools, env.Out.String())
 			assert.Equal(t, tc.ownTools, sum.Tools, env.Out.String())
 		})
