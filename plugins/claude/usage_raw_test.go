@@ -78,6 +78,62 @@ func rawSessionUsage(t *testing.T, raw []byte) (in, write, write1h, read, out in
 	return in, write, write1h, read, out, len(order) > 0
 }
 
+// rawSubAgentUsage computes what a session log's sub-agents used from the
+// raw file: a sub-agent's assistant messages come as sidechain lines
+// (isSidechain) or inside agent_progress records (data.message, Claude
+// Code 2.1.x); each message counts once, by the last figure stated for
+// its id in its sub-agent. [in, write, read, out].
+func rawSubAgentUsage(t *testing.T, raw []byte) (sum [4]int64, any bool) {
+	t.Helper()
+	type usage struct {
+		Input         int64 `json:"input_tokens"`
+		CacheCreation int64 `json:"cache_creation_input_tokens"`
+		CacheRead     int64 `json:"cache_read_input_tokens"`
+		Output        int64 `json:"output_tokens"`
+	}
+	type message struct {
+		ID    string `json:"id"`
+		Usage *usage `json:"usage"`
+	}
+	last := map[[2]string]usage{}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var line struct {
+			Type        string  `json:"type"`
+			IsSidechain bool    `json:"isSidechain"`
+			Message     message `json:"message"`
+			Data        struct {
+				Type     string `json:"type"`
+				ParentID string `json:"parentToolUseID"`
+				Message  struct {
+					Type    string  `json:"type"`
+					Message message `json:"message"`
+				} `json:"message"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		switch {
+		case line.Type == "assistant" && line.IsSidechain && line.Message.Usage != nil && line.Message.ID != "":
+			last[[2]string{"sidechain", line.Message.ID}] = *line.Message.Usage
+		case line.Type == "progress" && line.Data.Type == "agent_progress" && line.Data.Message.Type == "assistant":
+			m := line.Data.Message.Message
+			if m.Usage != nil && m.ID != "" {
+				last[[2]string{line.Data.ParentID, m.ID}] = *m.Usage
+			}
+		}
+	}
+	for _, u := range last {
+		sum[0] += u.Input
+		sum[1] += u.CacheCreation
+		sum[2] += u.CacheRead
+		sum[3] += u.Output
+	}
+	return sum, len(last) > 0
+}
+
 // sessionLogs lists the Claude session logs among the real captures: the
 // project's and the shared fixtures (skipped where absent). A session log
 // has no result line: its usage is its messages'.
@@ -137,6 +193,20 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 			})
 			if err != nil {
 				t.Fatal(err)
+			}
+			// The sub-agents' messages are in their own scopes (child
+			// runs), each with its usage: a sub-run's usage is theirs.
+			var sub transcript.Usage
+			for _, it := range c.Items {
+				if it.Scope != "" && it.Event != nil && it.Event.Type == transcript.MessageAssistant {
+					sub.Add(it.Event.Message().Usage)
+				}
+			}
+			if want, ok := rawSubAgentUsage(t, raw); ok || !sub.IsZero() {
+				got := [4]int64{val(sub.UncachedInputTokens), val(sub.CacheWriteTokens), val(sub.CacheReadTokens), val(sub.OutputTokens)}
+				if got != want {
+					t.Errorf("sub-agents' usage (uncached, cache write, cache read, output):\n twasm %v\n raw   %v", got, want)
+				}
 			}
 			u := res.Usage
 			if !any {
