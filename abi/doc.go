@@ -184,6 +184,14 @@
 //     result at the end are dangling: listed in the step result.
 //   - OpUsage usage fields, Mode (add|set), Scope: the step's token
 //     totals; "set" for cumulative counters, so they are not double-added.
+//     The usage fields are InputTokens (every input token), CacheReadTokens,
+//     CacheWriteTokens, OutputTokens, ReasoningTokens and, since ABI 1.5,
+//     UncachedInputTokens (the input neither read from nor written to a
+//     cache), CacheWrite1hTokens (the one-hour part of the cache write) and
+//     TotalTokens (the total the provider states). The SDK derives the
+//     uncached input when a plugin leaves it out (sdk.Usage, sdk.Split);
+//     a reader of a plugin older than 1.5 derives it the same way
+//     (transcript.Usage.Uncached).
 //   - OpCost Cost (USD), Mode.
 //   - OpStatus Status (ok|error|incomplete), Error, Level (2: an error
 //     field or a non-fatal error line; 3: the provider's terminal event;

@@ -380,6 +380,21 @@ func TestUsage(t *testing.T) {
 	eq(t, *u.OutputTokens, int64(2), "output")
 	eq(t, *u.ReasoningTokens, int64(1), "reasoning")
 	eq(t, u.IsZero(), false, "set")
+	// The uncached input of the older shape is derived, so a sum over
+	// old and new transcripts counts both.
+	n, ok := u.Uncached()
+	eq(t, n, int64(5), "uncached derived")
+	eq(t, ok, true, "uncached known")
+	u.Add(&Usage{InputTokens: new(int64(10)), UncachedInputTokens: new(int64(4)), CacheReadTokens: new(int64(6))})
+	eq(t, *u.UncachedInputTokens, int64(9), "uncached of old and new")
+	eq(t, *u.InputTokens, int64(17), "input of old and new")
+	eq(t, u.Check(), error(nil), "sum agrees")
+	old := &Usage{InputTokens: new(int64(10)), CacheReadTokens: new(int64(5))}
+	eq(t, *old.Billed().UncachedInputTokens, int64(5), "billed")
+	eq(t, old.UncachedInputTokens == nil, true, "Billed leaves its receiver")
+	_, ok = (&Usage{OutputTokens: new(int64(1))}).Uncached()
+	eq(t, ok, false, "no input, no uncached")
+	eq(t, (&Usage{CacheWriteTokens: new(int64(1)), CacheWrite1hTokens: new(int64(2))}).Check() != nil, true, "1h above the write")
 }
 
 func TestUnquote(t *testing.T) {

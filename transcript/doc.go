@@ -48,6 +48,21 @@
 //     ([*UnknownTypeError]) that a caller can treat as a warning (a
 //     malformed line gives no event at all); unknown fields are kept in
 //     Extra and written back unchanged.
+//   - [Usage] has the same counters wherever it appears (spec §4):
+//     input_tokens is every input token, cached or not, and
+//     cache_read_tokens and cache_write_tokens are parts of it, as in the
+//     first version of the format, so an older reader stays right. Beside
+//     them, uncached_input_tokens (what the providers' consoles and ccusage
+//     call "input"), cache_write_1h_tokens (the one-hour part of the cache
+//     write, which Anthropic prices apart) and total_tokens (the total the
+//     provider states, kept as stated). For a file written before they
+//     existed, [Usage.Uncached] derives the uncached input from the other
+//     three, and [Usage.Add] does so before summing, so a total over old and
+//     new files counts every run's. Reports show uncached input, cache
+//     read, cache write and output as separate counters. [Validate] reports
+//     counters that disagree (usage_mismatch: the uncached input and the
+//     cache parts not adding up to input_tokens, a one-hour write above the
+//     write, a negative figure).
 //
 // # Reading and validating
 //

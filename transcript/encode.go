@@ -359,11 +359,9 @@ func appendUsage(b []byte, u *Usage) []byte {
 		b = strconv.AppendInt(b, *v, 10)
 	}
 	if u != nil {
-		put("input_tokens", u.InputTokens)
-		put("cache_read_tokens", u.CacheReadTokens)
-		put("cache_write_tokens", u.CacheWriteTokens)
-		put("output_tokens", u.OutputTokens)
-		put("reasoning_tokens", u.ReasoningTokens)
+		for i, f := range u.figures() {
+			put(usageNames[i], *f)
+		}
 	}
 	return append(b, '}')
 }

@@ -2,6 +2,7 @@ package transcript
 
 import (
 	"encoding/json"
+	"fmt"
 	"time"
 )
 
@@ -90,46 +91,200 @@ func (p *StepPayload) AgentResult() (*AgentResult, error) {
 
 // Usage is the provider-neutral token count. A figure the provider does not
 // state is nil (left out), never guessed as 0.
+//
+// The first five figures are those of the first version of the format
+// (spec §4): InputTokens counts every input token, cached or not, so a
+// reader that knows only them stays right. The others were added so the
+// figures read as the providers bill them (uncached input, cache read,
+// cache write, output as separate counters): UncachedInputTokens,
+// CacheWrite1hTokens and TotalTokens. An older transcript has none of
+// them; Uncached derives the uncached input from the other figures.
 type Usage struct {
 	// InputTokens is every input token consumed, cached or not.
 	InputTokens *int64 `json:"input_tokens,omitempty"`
+	// UncachedInputTokens is the part of InputTokens neither read from nor
+	// written to a cache: what the providers' consoles and ccusage call
+	// "input". InputTokens = UncachedInputTokens + CacheReadTokens +
+	// CacheWriteTokens.
+	UncachedInputTokens *int64 `json:"uncached_input_tokens,omitempty"`
 	// CacheReadTokens and CacheWriteTokens are the parts of InputTokens
 	// read from and written to a prompt cache.
 	CacheReadTokens  *int64 `json:"cache_read_tokens,omitempty"`
 	CacheWriteTokens *int64 `json:"cache_write_tokens,omitempty"`
+	// CacheWrite1hTokens is the part of CacheWriteTokens written at a
+	// one-hour lifetime (Anthropic prices it apart from the five-minute
+	// one, the rest of CacheWriteTokens).
+	CacheWrite1hTokens *int64 `json:"cache_write_1h_tokens,omitempty"`
 	// OutputTokens is every output token, reasoning included.
 	OutputTokens *int64 `json:"output_tokens,omitempty"`
 	// ReasoningTokens is the reasoning part of OutputTokens.
 	ReasoningTokens *int64 `json:"reasoning_tokens,omitempty"`
+	// TotalTokens is the total the provider states, as it states it
+	// (Codex, OpenAI, Gemini and Pi state one; what it counts is the
+	// provider's: it is kept, not checked against the other figures).
+	TotalTokens *int64 `json:"total_tokens,omitempty"`
 }
+
+// figures lists u's counters, in the order they are written.
+func (u *Usage) figures() [8]**int64 {
+	return [8]**int64{&u.InputTokens, &u.UncachedInputTokens, &u.CacheReadTokens, &u.CacheWriteTokens,
+		&u.CacheWrite1hTokens, &u.OutputTokens, &u.ReasoningTokens, &u.TotalTokens}
+}
+
+// usageNames are the JSON names of the counters, in figures' order.
+var usageNames = [8]string{"input_tokens", "uncached_input_tokens", "cache_read_tokens", "cache_write_tokens",
+	"cache_write_1h_tokens", "output_tokens", "reasoning_tokens", "total_tokens"}
 
 // IsZero reports whether no figure is set.
 func (u *Usage) IsZero() bool {
-	return u == nil || u.InputTokens == nil && u.CacheReadTokens == nil && u.CacheWriteTokens == nil &&
-		u.OutputTokens == nil && u.ReasoningTokens == nil
+	if u == nil {
+		return true
+	}
+	for _, f := range u.figures() {
+		if *f != nil {
+			return false
+		}
+	}
+	return true
 }
 
-// Add adds every figure of o that is set to u.
+// Add adds every figure of o that is set to u. The uncached input of
+// either that lacks it (an older transcript) is derived first (Uncached),
+// so a sum over old and new transcripts counts every run's in it.
 func (u *Usage) Add(o *Usage) {
 	if o == nil {
 		return
 	}
-	add := func(dst **int64, v *int64) {
+	if u.UncachedInputTokens == nil && u.InputTokens != nil {
+		n, _ := u.Uncached()
+		u.UncachedInputTokens = &n
+	}
+	o = o.Billed()
+	of := o.figures()
+	for i, dst := range u.figures() {
+		v := *of[i]
 		if v == nil {
-			return
+			continue
 		}
 		if *dst == nil {
 			n := *v
 			*dst = &n
-			return
+			continue
 		}
 		**dst += *v
 	}
-	add(&u.InputTokens, o.InputTokens)
-	add(&u.CacheReadTokens, o.CacheReadTokens)
-	add(&u.CacheWriteTokens, o.CacheWriteTokens)
-	add(&u.OutputTokens, o.OutputTokens)
-	add(&u.ReasoningTokens, o.ReasoningTokens)
+}
+
+// Set replaces every figure of u that o states (a figure o leaves out
+// stays as it was).
+func (u *Usage) Set(o *Usage) {
+	if o == nil {
+		return
+	}
+	of := o.figures()
+	for i, dst := range u.figures() {
+		if v := *of[i]; v != nil {
+			n := *v
+			*dst = &n
+		}
+	}
+}
+
+// Uncached is the uncached input: UncachedInputTokens where it is set,
+// else (a transcript written before it existed, or by an older plugin)
+// InputTokens less the cache read and write it states. ok is false when
+// neither is known.
+func (u *Usage) Uncached() (n int64, ok bool) {
+	if u == nil {
+		return 0, false
+	}
+	if u.UncachedInputTokens != nil {
+		return *u.UncachedInputTokens, true
+	}
+	if u.InputTokens == nil {
+		return 0, false
+	}
+	n = *u.InputTokens
+	if u.CacheReadTokens != nil {
+		n -= *u.CacheReadTokens
+	}
+	if u.CacheWriteTokens != nil {
+		n -= *u.CacheWriteTokens
+	}
+	return n, true
+}
+
+// Sub subtracts o's figures from u's where both state one (the uncached
+// input of either derived first, as Add does) and returns the JSON names
+// of the figures o has more of: those are left as they were, never made
+// negative.
+func (u *Usage) Sub(o *Usage) (odd []string) {
+	if o == nil {
+		return nil
+	}
+	if u.UncachedInputTokens == nil && u.InputTokens != nil {
+		n, _ := u.Uncached()
+		u.UncachedInputTokens = &n
+	}
+	of := o.Billed().figures()
+	for i, dst := range u.figures() {
+		v := *of[i]
+		if *dst == nil || v == nil {
+			continue
+		}
+		if **dst < *v {
+			odd = append(odd, usageNames[i])
+			continue
+		}
+		n := **dst - *v
+		*dst = &n
+	}
+	return odd
+}
+
+// Check reports whether u's counters agree (spec §4): none is negative,
+// the uncached input, cache read and cache write add up to the whole
+// input where the uncached input and the input are both stated, and the
+// one-hour cache write is a part of the cache write.
+func (u *Usage) Check() error {
+	if u == nil {
+		return nil
+	}
+	for i, f := range u.figures() {
+		if *f != nil && **f < 0 {
+			return fmt.Errorf("usage: %s is %d, below 0", usageNames[i], **f)
+		}
+	}
+	val := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	if u.InputTokens != nil && u.UncachedInputTokens != nil {
+		if sum := *u.UncachedInputTokens + val(u.CacheReadTokens) + val(u.CacheWriteTokens); sum != *u.InputTokens {
+			return fmt.Errorf("usage: uncached_input_tokens + cache_read_tokens + cache_write_tokens is %d, input_tokens %d", sum, *u.InputTokens)
+		}
+	}
+	if u.CacheWrite1hTokens != nil && *u.CacheWrite1hTokens > val(u.CacheWriteTokens) {
+		return fmt.Errorf("usage: cache_write_1h_tokens %d is above cache_write_tokens %d", *u.CacheWrite1hTokens, val(u.CacheWriteTokens))
+	}
+	return nil
+}
+
+// Billed is u with UncachedInputTokens derived (Uncached) where it is
+// missing: the shape a report shows. u is not changed.
+func (u *Usage) Billed() *Usage {
+	if u == nil {
+		return nil
+	}
+	c := *u
+	if c.UncachedInputTokens == nil {
+		if n, ok := u.Uncached(); ok {
+			c.UncachedInputTokens = &n
+		}
+	}
+	return &c
 }
 
 // RawRef says where the raw provider bytes of a step are kept.

@@ -146,3 +146,9 @@ func bytesEq(t testing.TB, got, want []byte, what string) {
 		t.Fatalf("%s:\n got %q\nwant %q", what, got, want)
 	}
 }
+
+// withUsage sets a message event's usage.
+func withUsage(e *Event, u Usage) *Event {
+	e.Message().Usage = &u
+	return e
+}

@@ -20,6 +20,7 @@ const (
 	codeTornLine      = "torn_line"
 	codeReadError     = "read_error"
 	codeInvalidEvent  = "invalid_event"
+	codeUsageMismatch = "usage_mismatch"
 
 	// Vocabulary (warnings: a newer writer may know more).
 	codeUnknownEventType = "unknown_event_type"
@@ -75,6 +76,9 @@ const (
 //   - torn_line: final line without LF (error when it did not decode, else warning)
 //   - read_error: the input could not be read to its end
 //   - invalid_event: a known event type whose content breaks the format rules
+//   - usage_mismatch: a usage whose counters disagree: a negative figure,
+//     uncached_input_tokens + cache_read_tokens + cache_write_tokens other
+//     than input_tokens, or cache_write_1h_tokens above cache_write_tokens
 //
 // Vocabulary (warnings: a newer writer may know more):
 //
@@ -368,11 +372,28 @@ func (v *validator) line(rd *Reader) {
 		if err := check.validate(); err != nil {
 			v.errorf(n, codeInvalidEvent, "%v", err)
 		}
+		v.usage(n, ev)
 	}
 	v.envelope(n, ev)
 	v.seq(n, ev.Seq)
 	v.bracket(n, ev)
 	v.pairing(n, ev)
+}
+
+// usage checks the counters of a message's or an agent step result's
+// usage against each other (spec §4).
+func (v *validator) usage(n int, ev *Event) {
+	var u *Usage
+	if m := ev.Message(); m != nil {
+		u = m.Usage
+	} else if s := ev.Step(); s != nil && ev.Type == StepCompleted {
+		if r, err := s.AgentResult(); err == nil && r != nil {
+			u = r.Usage
+		}
+	}
+	if err := u.Check(); err != nil {
+		v.errorf(n, codeUsageMismatch, "%s: %v", ev.Type, err)
+	}
 }
 
 func unwrapLine(err error) error {

@@ -141,6 +141,15 @@ func TestValidate(t *testing.T) {
 		{name: "missing run id", in: raw(t, mk(1, runA, RunStarted, "", 0),
 			`{"seq":2,"type":"run.completed","path":"","iteration":0,"timestamp":"2025-05-01T12:00:00.000Z","payload":{"name":"wf","kind":"workflow"}}`+"\n"),
 			errs: []string{"missing_run_id@2", "invalid_event@2"}},
+		{name: "usage counters that disagree", in: raw(t, bareRun(
+			withUsage(mk(0, runA, MessageAssistant, "", 0), Usage{InputTokens: new(int64(10)), UncachedInputTokens: new(int64(3)), CacheReadTokens: new(int64(5))}),
+			withUsage(mk(0, runA, MessageAssistant, "", 0), Usage{CacheWriteTokens: new(int64(2)), CacheWrite1hTokens: new(int64(3))}),
+			withUsage(mk(0, runA, MessageAssistant, "", 0), Usage{OutputTokens: new(int64(-1))}),
+			// Agreeing, and the older shape (no uncached figure): no issue.
+			withUsage(mk(0, runA, MessageAssistant, "", 0), Usage{InputTokens: new(int64(10)), UncachedInputTokens: new(int64(3)), CacheReadTokens: new(int64(5)), CacheWriteTokens: new(int64(2)), CacheWrite1hTokens: new(int64(2))}),
+			withUsage(mk(0, runA, MessageAssistant, "", 0), Usage{InputTokens: new(int64(10)), CacheReadTokens: new(int64(5))}),
+		)),
+			errs: []string{"usage_mismatch@2", "usage_mismatch@3", "usage_mismatch@4"}},
 		{name: "run id not a UUID", in: raw(t, seqRun("run-1", mk(0, "", RunStarted, "", 0), mk(0, "", RunCompleted, "", 0))),
 			warns: []string{"run_id_format@1"}},
 		{name: "expected run id not a UUID", in: raw(t, seqRun("run-1", mk(0, "", RunStarted, "", 0), mk(0, "", RunCompleted, "", 0))),

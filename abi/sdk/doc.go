@@ -116,6 +116,20 @@
 // that every plugin makes a result whose text states a non-zero code an
 // error with that exit_code (spec §4) by the same reading.
 //
+// # Token usage (ABI 1.5)
+//
+// [Usage] holds the figures a provider states, nothing guessed. A
+// provider that counts every input token and states the cached part
+// inside it (OpenAI, Codex, Gemini, Copilot) fills Input, CacheRead (and
+// CacheWrite where it has one); one that states the uncached input apart
+// from the cache read and write (Anthropic, Pi, OpenCode, Cline) builds
+// its usage with [Split]. The SDK derives the uncached input of a usage
+// that does not state it. Fill CacheWrite1h where the provider says how
+// much of the write has a one-hour lifetime, Reasoning where it reports
+// reasoning apart (it is a part of Output, which counts every output
+// token, thinking included), and Total with the total the provider
+// states.
+//
 // # Accounting, errors and status (ABI 1.3)
 //
 // Every raw line must produce records, be declared ignored

@@ -476,6 +476,30 @@ func TestStrHelpers(t *testing.T) {
 	assert.Equal(t, Usage{Input: N(3), CacheWrite: N(0), Output: N(4)}, sum, "a stated 0 stays stated; unset stays unset")
 }
 
+// TestUsageUncached: the uncached input a plugin does not state is
+// derived from the whole input and its cached parts; one Split states is
+// kept; parts above the whole leave it unknown.
+func TestUsageUncached(t *testing.T) {
+	tests := []struct {
+		name string
+		u    Usage
+		want Int
+	}{
+		{"derived from the whole input", Usage{Input: N(100), CacheRead: N(60), CacheWrite: N(30)}, N(10)},
+		{"no cache stated", Usage{Input: N(100)}, N(100)},
+		{"stated by Split", Split(N(7), N(60), N(30)), N(7)},
+		{"no input, no uncached", Usage{CacheRead: N(5), Output: N(3)}, Int{}},
+		{"parts above the whole", Usage{Input: N(10), CacheRead: N(60)}, Int{}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			assert.Equal(t, tt.want, tt.u.uncached())
+		})
+	}
+	s := Split(N(7), N(60), Int{})
+	assert.Equal(t, Usage{Input: N(67), Uncached: N(7), CacheRead: N(60)}, s, "Split: input is the sum of the stated parts")
+}
+
 func TestStaleSpanPanicsToFatal(t *testing.T) {
 	var held Str
 	p := plugin(func(abi.BeginOptions) *funcNorm {

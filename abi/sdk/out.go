@@ -125,6 +125,9 @@ func (o *Out) usage(u Usage) {
 	o.num(wire.TCacheWriteTokens, u.CacheWrite)
 	o.num(wire.TOutputTokens, u.Output)
 	o.num(wire.TReasoningTokens, u.Reasoning)
+	o.num(wire.TUncachedInputTokens, u.uncached())
+	o.num(wire.TCacheWrite1hTokens, u.CacheWrite1h)
+	o.num(wire.TTotalTokens, u.Total)
 }
 
 // Meta reports step metadata. The first value of each field wins unless

@@ -211,29 +211,66 @@ func (i Int) Plus(o Int) Int {
 
 // Usage is a token count; unset figures are left out, never taken as 0.
 // The zero Usage states no figure (compare with Usage{}).
+//
+// Fill what the provider states. A provider that counts every input token
+// (OpenAI, Codex, Gemini, Copilot) fills Input and the cached parts; one
+// that states the uncached input apart (Anthropic, Pi, OpenCode, Cline)
+// builds its figures with Split. Uncached left unset is derived when the
+// usage is reported: Input less CacheRead and CacheWrite (a provider with
+// no cache write, OpenAI's, states none).
 type Usage struct {
 	Input      Int // every input token, cached or not
-	CacheRead  Int
-	CacheWrite Int
+	CacheRead  Int // the part of Input read from a prompt cache
+	CacheWrite Int // the part of Input written to a prompt cache
 	Output     Int // every output token, reasoning included
-	Reasoning  Int
+	Reasoning  Int // the reasoning part of Output
+	// Uncached is the part of Input neither read from nor written to a
+	// cache (ABI 1.5): what the providers' consoles call "input".
+	Uncached Int
+	// CacheWrite1h is the part of CacheWrite written at a one-hour
+	// lifetime (ABI 1.5; Anthropic's cache_creation.ephemeral_1h_input_tokens).
+	CacheWrite1h Int
+	// Total is the total the provider states, as stated (ABI 1.5).
+	Total Int
+}
+
+// Split is the usage of a provider that states the uncached input apart
+// from the cache read and write: Input is their sum (set when any is),
+// Uncached the uncached figure as stated.
+func Split(uncached, cacheRead, cacheWrite Int) Usage {
+	return Usage{Input: uncached.Plus(cacheRead).Plus(cacheWrite), Uncached: uncached, CacheRead: cacheRead, CacheWrite: cacheWrite}
 }
 
 // isZero reports whether no figure is set (u == Usage{}: an unset Int is
 // always the zero Int).
-func (u Usage) isZero() bool {
-	return !u.Input.set && !u.CacheRead.set && !u.CacheWrite.set && !u.Output.set && !u.Reasoning.set
+func (u Usage) isZero() bool { return u == Usage{} }
+
+// uncached is Uncached, else derived from Input (see Usage).
+func (u Usage) uncached() Int {
+	if u.Uncached.set || !u.Input.set {
+		return u.Uncached
+	}
+	n := u.Input.v - u.CacheRead.v - u.CacheWrite.v
+	if n < 0 {
+		// Parts larger than the whole: the provider's figures do not
+		// say what was uncached.
+		return Int{}
+	}
+	return N(n)
 }
 
 // Plus returns the figure-by-figure sum of u and o; a figure is set when
 // either states it (a stated 0 stays a stated 0).
 func (u Usage) Plus(o Usage) Usage {
 	return Usage{
-		Input:      u.Input.Plus(o.Input),
-		CacheRead:  u.CacheRead.Plus(o.CacheRead),
-		CacheWrite: u.CacheWrite.Plus(o.CacheWrite),
-		Output:     u.Output.Plus(o.Output),
-		Reasoning:  u.Reasoning.Plus(o.Reasoning),
+		Input:        u.Input.Plus(o.Input),
+		CacheRead:    u.CacheRead.Plus(o.CacheRead),
+		CacheWrite:   u.CacheWrite.Plus(o.CacheWrite),
+		Output:       u.Output.Plus(o.Output),
+		Reasoning:    u.Reasoning.Plus(o.Reasoning),
+		Uncached:     u.Uncached.Plus(o.Uncached),
+		CacheWrite1h: u.CacheWrite1h.Plus(o.CacheWrite1h),
+		Total:        u.Total.Plus(o.Total),
 	}
 }
 

@@ -46,24 +46,9 @@ func subtract(r *transcript.AgentResult, prev *Totals) {
 		return
 	}
 	var odd []string
-	sub := func(name string, dst **int64, p *int64) {
-		if *dst == nil || p == nil {
-			return
-		}
-		if **dst < *p {
-			odd = append(odd, name)
-			return
-		}
-		v := **dst - *p
-		*dst = &v
-	}
 	if r.Usage != nil && prev.Usage != nil {
 		u := *r.Usage
-		sub("input_tokens", &u.InputTokens, prev.Usage.InputTokens)
-		sub("cache_read_tokens", &u.CacheReadTokens, prev.Usage.CacheReadTokens)
-		sub("cache_write_tokens", &u.CacheWriteTokens, prev.Usage.CacheWriteTokens)
-		sub("output_tokens", &u.OutputTokens, prev.Usage.OutputTokens)
-		sub("reasoning_tokens", &u.ReasoningTokens, prev.Usage.ReasoningTokens)
+		odd = append(odd, u.Sub(prev.Usage)...)
 		r.Usage = &u
 	}
 	if r.CostUSD != nil && prev.CostUSD != nil {

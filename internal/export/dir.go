@@ -912,17 +912,4 @@ func mdCell(s string) string {
 	return strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ").Replace(s)
 }
 
-func usageText(u *transcript.Usage) string {
-	var parts []string
-	add := func(name string, v *int64) {
-		if v != nil {
-			parts = append(parts, fmt.Sprintf("%d %s", *v, name))
-		}
-	}
-	add("input tokens", u.InputTokens)
-	add("cache read", u.CacheReadTokens)
-	add("cache write", u.CacheWriteTokens)
-	add("output tokens", u.OutputTokens)
-	add("reasoning", u.ReasoningTokens)
-	return strings.Join(parts, ", ")
-}
+func usageText(u *transcript.Usage) string { return views.UsageText(u, ", ") }

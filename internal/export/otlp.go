@@ -668,6 +668,10 @@ func usageAttrs(u *transcript.Usage) []attribute.KeyValue {
 	add(attrCacheRead, u.CacheReadTokens)
 	add(attrCacheWrite, u.CacheWriteTokens)
 	add("twasm.usage.reasoning_tokens", u.ReasoningTokens)
+	b := u.Billed()
+	add("twasm.usage.uncached_input_tokens", b.UncachedInputTokens)
+	add("twasm.usage.cache_write_1h_tokens", u.CacheWrite1hTokens)
+	add("twasm.usage.total_tokens", u.TotalTokens)
 	return attrs
 }
 

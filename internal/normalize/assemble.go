@@ -392,6 +392,9 @@ func (f *fields) usage() *transcript.Usage {
 	u.CacheWriteTokens = get(wire.TCacheWriteTokens)
 	u.OutputTokens = get(wire.TOutputTokens)
 	u.ReasoningTokens = get(wire.TReasoningTokens)
+	u.UncachedInputTokens = get(wire.TUncachedInputTokens)
+	u.CacheWrite1hTokens = get(wire.TCacheWrite1hTokens)
+	u.TotalTokens = get(wire.TTotalTokens)
 	if u.IsZero() {
 		return nil
 	}
@@ -484,7 +487,7 @@ func (a *assembler) apply(f *fields) {
 			a.res.Usage = &transcript.Usage{}
 		}
 		if f.str(wire.TMode) == wire.ModeSet {
-			setUsage(a.res.Usage, u)
+			a.res.Usage.Set(u)
 		} else {
 			a.res.Usage.Add(u)
 		}
@@ -575,20 +578,6 @@ func (a *assembler) meta(f *fields, t wire.Tag, dst *string) {
 		*dst = v
 		a.metaSet[t] = true
 	}
-}
-
-func setUsage(dst, src *transcript.Usage) {
-	set := func(d **int64, s *int64) {
-		if s != nil {
-			v := *s
-			*d = &v
-		}
-	}
-	set(&dst.InputTokens, src.InputTokens)
-	set(&dst.CacheReadTokens, src.CacheReadTokens)
-	set(&dst.CacheWriteTokens, src.CacheWriteTokens)
-	set(&dst.OutputTokens, src.OutputTokens)
-	set(&dst.ReasoningTokens, src.ReasoningTokens)
 }
 
 func (a *assembler) status(f *fields) {

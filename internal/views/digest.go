@@ -21,6 +21,8 @@ type RunDigest struct {
 	RunHead
 	File  string `json:"file"`
 	Tools int    `json:"tools"`
+	// Usage is the run's own token usage (RunNode.Usage).
+	Usage *transcript.Usage `json:"usage,omitempty"`
 	// Steps are the run's step attempts in tree order (RunNode.Walk).
 	Steps []StepDigest `json:"steps,omitempty"`
 	// Counts is what the run adds to Stats.
@@ -76,7 +78,7 @@ func DigestFile(path string) *RunDigest {
 // DigestRun digests a run read in full.
 func DigestRun(run *Run) *RunDigest {
 	n := BuildRun(run)
-	d := &RunDigest{RunHead: headOf(n), File: n.File, Tools: n.Tools, Counts: CountRun(run)}
+	d := &RunDigest{RunHead: headOf(n), File: n.File, Tools: n.Tools, Usage: n.Usage, Counts: CountRun(run)}
 	if err := CheckTranscript(run); err != nil {
 		d.NotTranscript = err.Error()
 	}
@@ -126,6 +128,7 @@ func SummarizeDigests(tree []*RunDigest) RunSummary {
 		if i > 0 {
 			s.ChildRuns++
 		}
+		s.addUsage(d.Usage, i > 0)
 		s.Tools += d.Tools
 		for _, st := range d.Steps {
 			s.addStep(st)

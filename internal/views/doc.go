@@ -49,7 +49,14 @@
 //     tokens (RunNode.Usage, SubRuns, Totals). A sub-agent's run has no
 //     agent step: its usage is its messages' (RunUsage), which is not in
 //     the usage of the step that started it (spec §6.10); stats counts
-//     it apart (Stats.SubRunUsage).
+//     it apart (Stats.SubRunUsage) and with the rest (UsageInAll), and
+//     the listing line has the run's own, its sub-runs' and the two
+//     together (RunSummary.Usage, SubRunUsage, UsageInAll).
+//   - Tokens are shown as the providers bill them (UsageFigures): uncached
+//     input, cache read, cache write, output, never an input that holds
+//     the cache.
+//   - A session is counted once: a run rebuilt by renormalize stands for
+//     the run it was rebuilt from (Superseded; RunNode.RenormalizedFrom).
 //
 // Kept from twasm's own view rather than the others: markdown that is
 // safe to paste (fences longer than any backtick run in the text), the

@@ -2,9 +2,12 @@ package views
 
 import (
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 	"unicode/utf8"
+
+	"github.com/twasm/twasm/transcript"
 )
 
 // ANSI styles, used only when the caller asks for color.
@@ -136,4 +139,51 @@ func timeString(t *time.Time) string {
 		return ""
 	}
 	return t.UTC().Format("2006-01-02 15:04:05.000Z")
+}
+
+// UsageFigure is one token counter as reports show it.
+type UsageFigure struct {
+	// Name is what a person reads: "uncached in", "cache read",
+	// "cache write", "cache write 1h", "out", "reasoning", "stated total".
+	Name string
+	// Key is the counter's JSON name in the transcript.
+	Key string
+	N   int64
+}
+
+// UsageFigures lists u's counters as the providers bill them: the
+// uncached input (derived for an older transcript, transcript.Usage.Uncached),
+// the cache read, the cache write (and its one-hour part), the output
+// (and its reasoning part), and the total the provider states. Every
+// report shows these, never an "input" that silently holds the cache:
+// the sum of every input token (input_tokens) is left to --json.
+func UsageFigures(u *transcript.Usage) []UsageFigure {
+	if u.IsZero() {
+		return nil
+	}
+	b := u.Billed()
+	var fs []UsageFigure
+	add := func(name, key string, p *int64) {
+		if p != nil {
+			fs = append(fs, UsageFigure{name, key, *p})
+		}
+	}
+	add("uncached in", "uncached_input_tokens", b.UncachedInputTokens)
+	add("cache read", "cache_read_tokens", b.CacheReadTokens)
+	add("cache write", "cache_write_tokens", b.CacheWriteTokens)
+	add("cache write 1h", "cache_write_1h_tokens", b.CacheWrite1hTokens)
+	add("out", "output_tokens", b.OutputTokens)
+	add("reasoning", "reasoning_tokens", b.ReasoningTokens)
+	add("stated total", "total_tokens", b.TotalTokens)
+	return fs
+}
+
+// UsageText is UsageFigures as "uncached in 54 / cache read 88231 / ...",
+// sep between the figures ("" for no usage).
+func UsageText(u *transcript.Usage, sep string) string {
+	var parts []string
+	for _, f := range UsageFigures(u) {
+		parts = append(parts, f.Name+" "+strconv.FormatInt(f.N, 10))
+	}
+	return strings.Join(parts, sep)
 }

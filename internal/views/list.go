@@ -5,6 +5,8 @@ import (
 	"slices"
 	"strings"
 	"time"
+
+	"github.com/twasm/twasm/transcript"
 )
 
 // RunHead is what a run says of itself: the head of its listing line
@@ -19,15 +21,18 @@ type RunHead struct {
 	AutoName bool   `json:"auto_name,omitempty"`
 	Status   string `json:"status"`
 	// Open marks an archived session that may still grow (RunNode.Open).
-	Open       bool       `json:"open,omitempty"`
-	Error      string     `json:"error,omitempty"`
-	Started    *time.Time `json:"started,omitempty"`
-	DurationMS *int64     `json:"duration_ms,omitempty"`
+	Open bool `json:"open,omitempty"`
+	// RenormalizedFrom is the run this one was rebuilt from
+	// (RunNode.RenormalizedFrom).
+	RenormalizedFrom string     `json:"renormalized_from,omitempty"`
+	Error            string     `json:"error,omitempty"`
+	Started          *time.Time `json:"started,omitempty"`
+	DurationMS       *int64     `json:"duration_ms,omitempty"`
 }
 
 func headOf(n *RunNode) RunHead {
 	return RunHead{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: n.Name, Title: n.Title, AutoName: n.AutoName, Status: n.Status, Open: n.Open,
-		Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
+		RenormalizedFrom: n.RenormalizedFrom, Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
 }
 
 // RunSummary is one line of the run listing (twasm ls): a run with its
@@ -44,7 +49,33 @@ type RunSummary struct {
 	ChildRuns int `json:"child_runs"`
 	// CostUSD sums the cost the providers stated; nil when none did.
 	CostUSD *float64 `json:"cost_usd,omitempty"`
-	File    string   `json:"file"`
+	// Usage is the run's own token usage (RunNode.Usage), SubRunUsage its
+	// child runs' (sub-agents), UsageInAll the two together; each nil
+	// when no figure is stated.
+	Usage       *transcript.Usage `json:"usage,omitempty"`
+	SubRunUsage *transcript.Usage `json:"sub_run_usage,omitempty"`
+	UsageInAll  *transcript.Usage `json:"usage_in_all,omitempty"`
+	File        string            `json:"file"`
+}
+
+// addUsage counts a run's own usage in: the root's as the run's, a child
+// run's as a sub-run's.
+func (s *RunSummary) addUsage(u *transcript.Usage, child bool) {
+	if u.IsZero() {
+		return
+	}
+	add := func(dst **transcript.Usage) {
+		if *dst == nil {
+			*dst = &transcript.Usage{}
+		}
+		(*dst).Add(u)
+	}
+	if child {
+		add(&s.SubRunUsage)
+	} else {
+		add(&s.Usage)
+	}
+	add(&s.UsageInAll)
 }
 
 // Summarize folds a run tree into its listing line.
@@ -54,6 +85,7 @@ func Summarize(root *RunNode) RunSummary {
 		if n != root {
 			s.ChildRuns++
 		}
+		s.addUsage(n.Usage, n != root)
 		s.Tools += n.Tools
 		n.Walk(func(st *StepNode, _ int) bool {
 			sd := StepDigest{}

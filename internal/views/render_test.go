@@ -157,7 +157,7 @@ func TestWriteView(t *testing.T) {
 	}{
 		{"all", ViewOptions{}, []string{
 			"# Run review-wf", "| Run id | `" + viewstest.Root + "` |", "| Status | ok |", "| Duration | 12.0s |",
-			"provider `claude 2.0.1`", "session `sess-1`", "$0.2500", "tokens in 1000 / cache read 800 / out 200",
+			"provider `claude 2.0.1`", "session `sess-1`", "$0.2500", "tokens uncached in 200 / cache read 800 / out 200",
 			"## review · agent · ok · 8.0s",
 			"<details><summary>System prompt</summary>", "You are a careful reviewer.", "Review the diff in ./src",
 			"<details><summary>Thinking</summary>", "I should list the files first.",

@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"errors"
 	"slices"
+	"time"
 
 	"github.com/twasm/twasm/transcript"
 )
@@ -13,8 +14,12 @@ import (
 type Stats struct {
 	// Runs counts every run, child runs included; SubRuns the child runs
 	// among them (ls lists Runs - SubRuns).
-	Runs       int            `json:"runs"`
-	SubRuns    int            `json:"sub_runs"`
+	Runs    int `json:"runs"`
+	SubRuns int `json:"sub_runs"`
+	// Superseded counts the runs left out because a rebuild by twasm
+	// renormalize stands for them (Superseded), their child runs
+	// included: a session is counted once.
+	Superseded int            `json:"superseded_runs,omitempty"`
 	Events     int            `json:"events"`
 	EventTypes map[string]int `json:"event_types"`
 	BlockTypes map[string]int `json:"block_types"`
@@ -35,6 +40,9 @@ type Stats struct {
 	// in Usage, whose figures are the agent steps'; the two together are
 	// every token counted.
 	SubRunUsage *transcript.Usage `json:"sub_run_usage,omitempty"`
+	// UsageInAll is Usage of every provider and SubRunUsage together:
+	// every token counted.
+	UsageInAll *transcript.Usage `json:"usage_in_all,omitempty"`
 	// Cost sums cost_usd per provider; only providers that state a cost
 	// appear. CostUSD is their total.
 	Cost    map[string]float64 `json:"cost_usd_by_provider"`
@@ -163,6 +171,7 @@ func (s *Stats) addCounts(id string, c *RunCounts) bool {
 			s.SubRunUsage = &transcript.Usage{}
 		}
 		s.SubRunUsage.Add(c.SubRunUsage)
+		s.addInAll(c.SubRunUsage)
 	}
 	return true
 }
@@ -177,6 +186,7 @@ func (s *Stats) addAgent(r *AgentCounts) {
 			s.Usage[prov] = u
 		}
 		u.Add(r.Usage)
+		s.addInAll(r.Usage)
 	}
 	if r.CostUSD != nil {
 		s.Cost[prov] += *r.CostUSD
@@ -208,5 +218,38 @@ func Sorted(m map[string]int) []Counted {
 		out = append(out, Counted{k, v})
 	}
 	slices.SortFunc(out, func(a, b Counted) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key)) })
+	return out
+}
+
+func (s *Stats) addInAll(u *transcript.Usage) {
+	if s.UsageInAll == nil {
+		s.UsageInAll = &transcript.Usage{}
+	}
+	s.UsageInAll.Add(u)
+}
+
+// Superseded returns the listed runs that a rebuild by twasm renormalize
+// stands for, so that a session is counted once: a run A rebuilt as B
+// (B.RenormalizedFrom is A) is superseded by B when both are listed,
+// unless A's file was written after B's (a sync kept archiving the
+// session into A after the rebuild): then B is superseded by A. Of a
+// chain of rebuilds only the newest stands. heads are the listed runs by
+// id; modTime is a run's file time.
+func Superseded(heads map[string]RunHead, modTime func(id string) time.Time) map[string]bool {
+	out := map[string]bool{}
+	for id, h := range heads {
+		from := h.RenormalizedFrom
+		if from == "" || from == id {
+			continue
+		}
+		if _, ok := heads[from]; !ok {
+			continue
+		}
+		if modTime(from).After(modTime(id)) {
+			out[id] = true
+		} else {
+			out[from] = true
+		}
+	}
 	return out
 }

@@ -50,7 +50,7 @@ func TestSubRunTotals(t *testing.T) {
 		allIn      int64
 	}{
 		{"a sub-agent file imported on its own", nil, "none", 400},
-		{"a session with its own usage", usage(1000, 20), "tokens in 1000 / out 20", 1400},
+		{"a session with its own usage", usage(1000, 20), "tokens uncached in 1000 / out 20", 1400},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -81,7 +81,7 @@ func TestSubRunTotals(t *testing.T) {
 				t.Fatal(err)
 			}
 			contains(t, buf.String(), "| Tool calls | 0 (sub-runs 3, in all 3) |",
-				"this run: "+tt.own+"; sub-runs (1): tokens in 400 / out 7; in all: tokens in ")
+				"this run: "+tt.own+"; sub-runs (1): tokens uncached in 400 / out 7; in all: tokens uncached in ")
 
 			st := NewStats()
 			for _, r := range n.Runs() {

@@ -2,6 +2,7 @@ package views
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"slices"
@@ -37,17 +38,20 @@ type RunNode struct {
 	// grow: its Status is the agent status of its latest part, which
 	// spec §7 judges from the log alone (ok, error or incomplete), not
 	// "running", since nothing may be running.
-	Open       bool       `json:"open,omitempty"`
-	Error      string     `json:"error,omitempty"`
-	Schema     string     `json:"schema,omitempty"`
-	Producer   string     `json:"producer,omitempty"`
-	Started    *time.Time `json:"started,omitempty"`
-	Completed  *time.Time `json:"completed,omitempty"`
-	DurationMS *int64     `json:"duration_ms,omitempty"`
-	Finished   bool       `json:"finished"`
-	Events     int        `json:"events"`
-	Tools      int        `json:"tools"`
-	Dangling   int        `json:"dangling"`
+	Open bool `json:"open,omitempty"`
+	// RenormalizedFrom is the run this one was rebuilt from by twasm
+	// renormalize (run.started's RenormalizedFromField); "" otherwise.
+	RenormalizedFrom string     `json:"renormalized_from,omitempty"`
+	Error            string     `json:"error,omitempty"`
+	Schema           string     `json:"schema,omitempty"`
+	Producer         string     `json:"producer,omitempty"`
+	Started          *time.Time `json:"started,omitempty"`
+	Completed        *time.Time `json:"completed,omitempty"`
+	DurationMS       *int64     `json:"duration_ms,omitempty"`
+	Finished         bool       `json:"finished"`
+	Events           int        `json:"events"`
+	Tools            int        `json:"tools"`
+	Dangling         int        `json:"dangling"`
 	// Usage is the run's own token usage (RunUsage): its sub-runs' is in
 	// SubRuns, and the two together in Totals.
 	Usage *transcript.Usage `json:"usage,omitempty"`
@@ -199,6 +203,9 @@ func BuildRun(run *Run) *RunNode {
 			if p := ev.Step(); p != nil {
 				n.Name, n.Schema = p.Name, p.Schema
 				archived = p.Extra[SessionSourceField] != nil
+				if b, ok := p.Extra[RenormalizedFromField]; ok {
+					_ = json.Unmarshal(b, &n.RenormalizedFrom)
+				}
 				if p.Producer != nil {
 					n.Producer = strings.TrimSpace(p.Producer.Name + " " + p.Producer.Version)
 				}
@@ -334,6 +341,10 @@ func RunUsage(run *Run) *transcript.Usage {
 	}
 	return u
 }
+
+// RenormalizedFromField is the run.started payload field with which a
+// run rebuilt by twasm renormalize names the run it was rebuilt from.
+const RenormalizedFromField = "renormalized_from"
 
 // SessionSourceField is the run.started payload field with which an
 // archived agent session (twasm sync, import) names its source: such a

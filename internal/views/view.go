@@ -293,18 +293,7 @@ func usageString(u *transcript.Usage) string {
 	if u.IsZero() {
 		return ""
 	}
-	var parts []string
-	add := func(name string, p *int64) {
-		if p != nil {
-			parts = append(parts, fmt.Sprintf("%s %d", name, *p))
-		}
-	}
-	add("in", u.InputTokens)
-	add("cache read", u.CacheReadTokens)
-	add("cache write", u.CacheWriteTokens)
-	add("out", u.OutputTokens)
-	add("reasoning", u.ReasoningTokens)
-	return "tokens " + strings.Join(parts, " / ")
+	return "tokens " + UsageText(u, " / ")
 }
 
 // runBody renders a run's own events and steps, merged in seq order. all

@@ -19,7 +19,10 @@ const (
 	// Minor 4: a plugin may declare the native session stores it reads
 	// (Manifest.Stores: sync and doctor look there) and ask for a facts
 	// line at the start of a store's stream (Manifest.SourceFacts).
-	Minor = 4
+	// Minor 5: usage carries the uncached input, the one-hour part of
+	// the cache write and the provider's stated total
+	// (TUncachedInputTokens, TCacheWrite1hTokens, TTotalTokens).
+	Minor = 5
 )
 
 // HostModule is the import module of the host functions. It carries the

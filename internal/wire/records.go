@@ -90,6 +90,11 @@ const (
 	TLine
 	TCode       // OpError: the provider's error code (ABI 1.3)
 	TNoTerminal // OpMeta: the format has no terminal event (ABI 1.3)
+	// Usage figures added in ABI 1.5: the uncached input, the one-hour
+	// part of the cache write, the total the provider states.
+	TUncachedInputTokens
+	TCacheWrite1hTokens
+	TTotalTokens
 	tagLimit
 )
 

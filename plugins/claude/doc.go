@@ -79,7 +79,9 @@
 // it; a line of it that comes after that continues it under a new key.
 //
 // Usage. Every assistant message carries its own usage (input_tokens is
-// input + cache_creation + cache_read; the last figure reported for a
+// input + cache_creation + cache_read, uncached_input_tokens Anthropic's
+// input_tokens as stated, cache_write_1h_tokens its
+// cache_creation.ephemeral_1h_input_tokens; the last figure reported for a
 // message wins, since message_delta counters are cumulative and a
 // session log repeats the message's figures, growing, on its lines; a
 // continued message adds to the step what its later figures add to the

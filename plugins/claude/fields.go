@@ -97,6 +97,8 @@ var keys = abi.NewKeySet(
 	"attachment",
 	"commandMode",
 	"iterations",
+	"cache_creation",
+	"ephemeral_1h_input_tokens",
 )
 
 // Indexes into keys.
@@ -188,6 +190,8 @@ const (
 	kAttachment
 	kCommandMode
 	kIterations
+	kCacheCreation
+	kEphemeral1hInputTokens
 
 	nKeys
 )

@@ -160,14 +160,16 @@ type slot struct {
 
 // usage keeps Anthropic's components, so that a later, partial report
 // (message_delta often carries output_tokens only) replaces only what it
-// states.
+// states. in is the uncached input, as Anthropic states input_tokens;
+// cacheWrite1h the one-hour part of cacheWrite
+// (cache_creation.ephemeral_1h_input_tokens).
 type usage struct {
-	in, cacheWrite, cacheRead, out, reasoning sdk.Int
+	in, cacheWrite, cacheRead, out, reasoning, cacheWrite1h sdk.Int
 }
 
 // usageKeys are the members merge reads, in one pass.
 var usageKeys = abi.NewKeySet("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-	"output_tokens", "output_tokens_details")
+	"output_tokens", "output_tokens_details", "cache_creation")
 
 func (u *usage) merge(v abi.Value) {
 	if v.Kind() != abi.KindObject {
@@ -178,13 +180,14 @@ func (u *usage) merge(v abi.Value) {
 			*dst = i
 		}
 	}
-	var f [5]abi.Value
+	var f [6]abi.Value
 	v.Lookup(usageKeys, f[:])
 	set(&u.in, f[0])
 	set(&u.cacheWrite, f[1])
 	set(&u.cacheRead, f[2])
 	set(&u.out, f[3])
 	set(&u.reasoning, f[4].Get("thinking_tokens"))
+	set(&u.cacheWrite1h, f[5].Get("ephemeral_1h_input_tokens"))
 }
 
 // mergeMessage merges a message's usage. A request that made several
@@ -209,7 +212,7 @@ func (u *usage) mergeMessage(v abi.Value) {
 		one.reasoning = sdk.Int{}
 		sum.add(one)
 	}
-	u.in, u.cacheWrite, u.cacheRead, u.out = sum.in, sum.cacheWrite, sum.cacheRead, sum.out
+	u.in, u.cacheWrite, u.cacheRead, u.out, u.cacheWrite1h = sum.in, sum.cacheWrite, sum.cacheRead, sum.out, sum.cacheWrite1h
 }
 
 func isSet(i sdk.Int) bool { _, ok := i.Value(); return ok }
@@ -218,37 +221,40 @@ func (u usage) zero() bool {
 	return u.sdk() == sdk.Usage{}
 }
 
-// sdk converts to the transcript's figures: input is every input token.
+// sdk converts to the transcript's figures: Anthropic states the
+// uncached input apart (sdk.Split).
 func (u usage) sdk() sdk.Usage {
-	return sdk.Usage{
-		Input:      u.in.Plus(u.cacheWrite).Plus(u.cacheRead),
-		CacheRead:  u.cacheRead,
-		CacheWrite: u.cacheWrite,
-		Output:     u.out,
-		Reasoning:  u.reasoning,
-	}
+	s := sdk.Split(u.in, u.cacheRead, u.cacheWrite)
+	s.CacheWrite1h, s.Output, s.Reasoning = u.cacheWrite1h, u.out, u.reasoning
+	return s
+}
+
+// figures lists u's counters, for minus and add.
+func (u *usage) figures() [6]*sdk.Int {
+	return [6]*sdk.Int{&u.in, &u.cacheWrite, &u.cacheRead, &u.out, &u.reasoning, &u.cacheWrite1h}
 }
 
 // minus returns what u states beyond o, figure by figure: a figure u
 // does not state stays unset.
 func (u usage) minus(o usage) usage {
-	sub := func(a, b sdk.Int) sdk.Int {
-		x, ok := a.Value()
+	var d usage
+	of, df := o.figures(), d.figures()
+	for i, f := range u.figures() {
+		x, ok := f.Value()
 		if !ok {
-			return sdk.Int{}
+			continue
 		}
-		y, _ := b.Value()
-		return sdk.N(x - y)
+		y, _ := of[i].Value()
+		*df[i] = sdk.N(x - y)
 	}
-	return usage{sub(u.in, o.in), sub(u.cacheWrite, o.cacheWrite), sub(u.cacheRead, o.cacheRead), sub(u.out, o.out), sub(u.reasoning, o.reasoning)}
+	return d
 }
 
 func (u *usage) add(o usage) {
-	u.in = u.in.Plus(o.in)
-	u.cacheWrite = u.cacheWrite.Plus(o.cacheWrite)
-	u.cacheRead = u.cacheRead.Plus(o.cacheRead)
-	u.out = u.out.Plus(o.out)
-	u.reasoning = u.reasoning.Plus(o.reasoning)
+	of := o.figures()
+	for i, f := range u.figures() {
+		*f = f.Plus(*of[i])
+	}
 }
 
 // msgFor returns the message with provider id (creating it; id may

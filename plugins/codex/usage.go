@@ -14,6 +14,7 @@ func execUsage(u abi.Value) sdk.Usage {
 		CacheWrite: sdk.IntOf(u.Get("cache_write_input_tokens")),
 		Output:     sdk.IntOf(u.Get("output_tokens")),
 		Reasoning:  sdk.IntOf(u.Get("reasoning_output_tokens")),
+		Total:      sdk.IntOf(u.Get("total_tokens")),
 	}
 }
 

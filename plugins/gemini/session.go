@@ -61,6 +61,7 @@ func addTokens(u sdk.Usage, t abi.Value, in, outField string) sdk.Usage {
 	u.CacheRead = u.CacheRead.Plus(sdk.IntOf(t.Get("cached")))
 	u.Output = u.Output.Plus(sdk.IntOf(t.Get(outField)).Plus(thoughts))
 	u.Reasoning = u.Reasoning.Plus(thoughts)
+	u.Total = u.Total.Plus(sdk.IntOf(t.Get("total")))
 	return u
 }
 

@@ -305,6 +305,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 		Input:     sdk.IntOf(stats.Get("input_tokens")),
 		CacheRead: sdk.IntOf(stats.Get("cached")),
 		Output:    sdk.IntOf(stats.Get("output_tokens")),
+		Total:     sdk.IntOf(stats.Get("total_tokens")),
 	}
 	if u == (sdk.Usage{}) {
 		// Only the per-model figures: sum them.
@@ -314,6 +315,7 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 			u.Input = u.Input.Plus(sdk.IntOf(m.Get("input_tokens")))
 			u.CacheRead = u.CacheRead.Plus(sdk.IntOf(m.Get("cached")))
 			u.Output = u.Output.Plus(sdk.IntOf(m.Get("output_tokens")))
+			u.Total = u.Total.Plus(sdk.IntOf(m.Get("total_tokens")))
 		}
 	}
 	out.Usage(u, sdk.ModeSet)

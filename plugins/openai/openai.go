@@ -442,6 +442,7 @@ func usageOf(u abi.Value) sdk.Usage {
 		s.CacheWrite = sdk.IntOf(u.Path("input_tokens_details", "cache_write_tokens"))
 		s.Output = sdk.IntOf(u.Get("output_tokens"))
 		s.Reasoning = sdk.IntOf(u.Path("output_tokens_details", "reasoning_tokens"))
+		s.Total = sdk.IntOf(u.Get("total_tokens"))
 		return s
 	}
 	s.Input = sdk.IntOf(u.Get("prompt_tokens"))
@@ -452,6 +453,7 @@ func usageOf(u abi.Value) sdk.Usage {
 	}
 	s.Output = sdk.IntOf(u.Get("completion_tokens"))
 	s.Reasoning = sdk.IntOf(u.Path("completion_tokens_details", "reasoning_tokens"))
+	s.Total = sdk.IntOf(u.Get("total_tokens"))
 	return s
 }
 

@@ -287,12 +287,12 @@ func errMessage(e abi.Value) string {
 }
 
 // usage reads OpenCode's tokens {input, output, reasoning, cache{read,
-// write}}: its input leaves the cached tokens out, twasm's counts every
-// input token.
+// write}, total}: its input leaves the cached tokens out (sdk.Split),
+// twasm's counts every input token.
 func usage(t abi.Value) sdk.Usage {
-	in, out := sdk.IntOf(t.Get("input")), sdk.IntOf(t.Get("output"))
-	cr, cw := sdk.IntOf(t.Path("cache", "read")), sdk.IntOf(t.Path("cache", "write"))
-	return sdk.Usage{Input: in.Plus(cr).Plus(cw), Output: out, Reasoning: sdk.IntOf(t.Get("reasoning")), CacheRead: cr, CacheWrite: cw}
+	u := sdk.Split(sdk.IntOf(t.Get("input")), sdk.IntOf(t.Path("cache", "read")), sdk.IntOf(t.Path("cache", "write")))
+	u.Output, u.Reasoning, u.Total = sdk.IntOf(t.Get("output")), sdk.IntOf(t.Get("reasoning")), sdk.IntOf(t.Get("total"))
+	return u
 }
 
 // keep stores a part (replacing what the message held under its id).

@@ -11,5 +11,5 @@ var keys = abi.NewKeySet(
 	"details", "errorMessage", "exitCode", "finalError", "firstKeptEntryId", "firstKeptEntryIndex", "id", "input", "isError", "message",
 	"messages", "model", "modelId", "name", "output", "parentId", "parentSession", "reasoning", "redacted", "result",
 	"results", "role", "stopReason", "success", "summary", "task", "text", "thinking", "thinkingSignature",
-	"timestamp", "tokensBefore", "toolCallId", "toolName", "total", "type", "usage",
+	"timestamp", "tokensBefore", "toolCallId", "toolName", "total", "totalTokens", "type", "usage",
 )

@@ -208,18 +208,20 @@ func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 }
 
 // usageOf reads Pi's usage: input is the input read neither from nor
-// written to a cache, so the transcript's input_tokens (every input
-// token) is input + cacheRead + cacheWrite.
+// written to a cache (sdk.Split), totalTokens the total Pi states.
 func usageOf(u abi.Value) sdk.Usage {
 	if u.Kind() != abi.KindObject {
 		return sdk.Usage{}
 	}
-	cr, cw := sdk.IntOf(u.Get("cacheRead")), sdk.IntOf(u.Get("cacheWrite"))
 	in := sdk.IntOf(u.Get("input"))
-	if _, ok := in.Value(); ok {
-		in = in.Plus(cr).Plus(cw)
+	if _, ok := in.Value(); !ok {
+		// Without input the whole input is unknown: only the parts.
+		return sdk.Usage{CacheRead: sdk.IntOf(u.Get("cacheRead")), CacheWrite: sdk.IntOf(u.Get("cacheWrite")),
+			Output: sdk.IntOf(u.Get("output")), Reasoning: sdk.IntOf(u.Get("reasoning")), Total: sdk.IntOf(u.Get("totalTokens"))}
 	}
-	return sdk.Usage{Input: in, CacheRead: cr, CacheWrite: cw, Output: sdk.IntOf(u.Get("output")), Reasoning: sdk.IntOf(u.Get("reasoning"))}
+	s := sdk.Split(in, sdk.IntOf(u.Get("cacheRead")), sdk.IntOf(u.Get("cacheWrite")))
+	s.Output, s.Reasoning, s.Total = sdk.IntOf(u.Get("output")), sdk.IntOf(u.Get("reasoning")), sdk.IntOf(u.Get("totalTokens"))
+	return s
 }
 
 // unrunCall is a call of a response that failed or was aborted: Pi never

@@ -55,7 +55,10 @@ part's (ok, error or incomplete, judged from the session log), marked
 
 NAME is the name given to the run (record --name); a run without one (an
 archived session, a record without --name) is named by its first prompt,
-and --json has both ("name", "title").
+and --json has both ("name", "title"). --json also states the run's own
+tokens ("usage"), its child runs' ("sub_run_usage") and the two together
+("usage_in_all"), and the run it was rebuilt from by renormalize
+("renormalized_from").
 
 On a terminal the id is cut to 8 characters, enough for any RUN argument
 (every command takes a unique prefix of a run id); in a pipe each run is

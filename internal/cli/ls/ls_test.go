@@ -189,3 +189,54 @@ func TestCostString(t *testing.T) {
 		}
 	}
 }
+
+// TestSubRunUsage: --json states a run's own tokens, its sub-runs' and
+// the two together, from the transcripts and from the index alike (ls
+// said nothing of tokens, so a session whose work is all in a sub-agent's
+// run read as using none).
+func TestSubRunUsage(t *testing.T) {
+	root := t.TempDir()
+	viewstest.WriteStore(t, root)
+	ios, _, _, _ := iostreams.Test()
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, StorageFlag: root}
+	for _, digests := range []bool{false, true} {
+		ios, _, out, _ := iostreams.Test()
+		o := &Options{IO: ios, List: f.ListRuns, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now, JSON: true}
+		if digests {
+			o.Digests = f.RunDigests
+		}
+		if err := runLs(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		var row struct {
+			RunID       string           `json:"run_id"`
+			Usage       map[string]int64 `json:"usage"`
+			SubRunUsage map[string]int64 `json:"sub_run_usage"`
+			UsageInAll  map[string]int64 `json:"usage_in_all"`
+		}
+		found := false
+		for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+			if err := json.Unmarshal([]byte(line), &row); err != nil {
+				t.Fatal(err)
+			}
+			if row.RunID != viewstest.Root {
+				continue
+			}
+			found = true
+			want := []struct {
+				name string
+				got  map[string]int64
+				in   int64
+				out  int64
+			}{{"usage", row.Usage, 200, 200}, {"sub_run_usage", row.SubRunUsage, 50, 5}, {"usage_in_all", row.UsageInAll, 250, 205}}
+			for _, w := range want {
+				if w.got["uncached_input_tokens"] != w.in || w.got["output_tokens"] != w.out {
+					t.Errorf("index %v: %s %v, want uncached input %d, output %d", digests, w.name, w.got, w.in, w.out)
+				}
+			}
+		}
+		if !found {
+			t.Fatalf("root not listed:\n%s", out)
+		}
+	}
+}

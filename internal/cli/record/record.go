@@ -206,6 +206,9 @@ type Summary struct {
 	// in the step that started it), Tools counts this run's calls only.
 	SubRunUsage *transcript.Usage `json:"sub_run_usage,omitempty"`
 	SubRunTools int               `json:"sub_run_tools,omitempty"`
+	// UsageInAll is Usage and SubRunUsage together, when the step has
+	// sub-runs that used some.
+	UsageInAll *transcript.Usage `json:"usage_in_all,omitempty"`
 }
 
 // ExitError carries the agent's exit code out of the command.
@@ -685,6 +688,11 @@ func printSummary(w io.Writer, run *lifecycle.Run, path string, res *transcript.
 		return err
 	} else if t != nil {
 		s.SubRunUsage, s.SubRunTools = t.Usage, t.Tools
+		if !t.Usage.IsZero() {
+			s.UsageInAll = &transcript.Usage{}
+			s.UsageInAll.Add(res.Usage)
+			s.UsageInAll.Add(t.Usage)
+		}
 	}
 	return cmdutil.WriteJSON(w, s)
 }

@@ -293,8 +293,8 @@ func TestSummarySubRuns(t *testing.T) {
 		// The sidechain's two messages (700 + 10, 720 + 8 tokens) and its
 		// one call are the Task's child run.
 		{name: "sidechain", input: filepath.Join("testdata", "golden", "claude", "session_log_sidechain.jsonl"),
-			own:      &transcript.Usage{InputTokens: new(int64(16109)), CacheReadTokens: new(int64(16100)), CacheWriteTokens: new(int64(0)), OutputTokens: new(int64(39))},
-			sub:      &transcript.Usage{InputTokens: new(int64(1420)), CacheReadTokens: new(int64(0)), CacheWriteTokens: new(int64(0)), OutputTokens: new(int64(18))},
+			own:      &transcript.Usage{InputTokens: new(int64(16109)), UncachedInputTokens: new(int64(9)), CacheReadTokens: new(int64(16100)), CacheWriteTokens: new(int64(0)), OutputTokens: new(int64(39))},
+			sub:      &transcript.Usage{InputTokens: new(int64(1420)), UncachedInputTokens: new(int64(1420)), CacheReadTokens: new(int64(0)), CacheWriteTokens: new(int64(0)), OutputTokens: new(int64(18))},
 			subTools: 1, ownTools: map[string]int{"Task": 1}},
 		{name: "no sub-agent", input: filepath.Join("examples", "claude", "stream-json.jsonl"), noSubRuns: true},
 	}
@@ -314,6 +314,10 @@ func TestSummarySubRuns(t *testing.T) {
 			}
 			assert.Equal(t, tc.own, sum.Usage, env.Out.String())
 			assert.Equal(t, tc.sub, sum.SubRunUsage, env.Out.String())
+			all := &transcript.Usage{}
+			all.Add(tc.own)
+			all.Add(tc.sub)
+			assert.Equal(t, all, sum.UsageInAll, env.Out.String())
 			assert.Equal(t, tc.subTools, sum.SubRunTools, env.Out.String())
 			assert.Equal(t, tc.ownTools, sum.Tools, env.Out.String())
 		})

@@ -20,6 +20,7 @@ import (
 	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -27,7 +28,7 @@ import (
 
 // FieldFrom is the extra field of the new run's run.started payload that
 // holds the original run id.
-const FieldFrom = "renormalized_from"
+const FieldFrom = views.RenormalizedFromField
 
 // Options are the flags and arguments.
 type Options struct {

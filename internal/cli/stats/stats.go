@@ -4,7 +4,10 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"os"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
@@ -40,7 +43,12 @@ plugin did not map, per provider and provider version. A growing drift
 count after a CLI upgrade means the plugin needs an update.
 
 Each RUN counts with its child runs; a run reached twice counts once.
---all counts every transcript in storage.`,
+--all counts every transcript in storage, each session once: a run that
+"twasm renormalize" rebuilt is left out (its rebuild counts), unless it
+was written to after the rebuild (then the rebuild is left out). The
+usage shows each provider's agent steps, the sub-runs' (sub-agents) apart,
+and every token together ("in all"); the figures are uncached input,
+cache read, cache write and output, as the providers bill them.`,
 		Example: `  twasm stats 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a
   twasm stats --all
   twasm stats --all --json | jq '.drift'`,
@@ -74,7 +82,7 @@ func runStats(ctx context.Context, opts *Options) error {
 	}
 	if st == nil {
 		var err error
-		if st, err = scanStats(opts, runs); err != nil {
+		if st, err = scanStats(opts, runs, opts.All); err != nil {
 			return err
 		}
 	}
@@ -96,29 +104,83 @@ func statsOfDigests(ctx context.Context, opts *Options, ids []string) *views.Sta
 		return nil
 	}
 	lookup := func(id string) (*views.RunDigest, bool) { d, ok := digests[id]; return d, ok }
-	st := views.NewStats()
+	heads := map[string]views.RunHead{}
 	for _, id := range ids {
 		d := digests[id]
 		if d == nil || d.LoadErr != "" || d.NotTranscript != "" {
 			return nil
 		}
-		for _, n := range views.DigestTree(d, lookup) {
-			st.AddDigest(n)
+		heads[id] = d.RunHead
+	}
+	skip := map[string]bool{}
+	for id := range views.Superseded(heads, fileTime(digests)) {
+		for _, n := range views.DigestTree(digests[id], lookup) {
+			skip[n.RunID] = true
+		}
+	}
+	st := views.NewStats()
+	st.Superseded = len(skip)
+	for _, id := range ids {
+		if skip[id] {
+			continue
+		}
+		for _, n := range views.DigestTree(digests[id], lookup) {
+			if !skip[n.RunID] {
+				st.AddDigest(n)
+			}
 		}
 	}
 	return st
 }
 
-// scanStats counts the runs (and their child runs) by reading them.
-func scanStats(opts *Options, runs []string) (*views.Stats, error) {
+// fileTime is a run's file modification time (the zero time when it
+// cannot be read), for views.Superseded.
+func fileTime(digests map[string]*views.RunDigest) func(id string) time.Time {
+	return func(id string) time.Time {
+		if d := digests[id]; d != nil {
+			if fi, err := os.Stat(d.File); err == nil {
+				return fi.ModTime()
+			}
+		}
+		return time.Time{}
+	}
+}
+
+// scanStats counts the runs (and their child runs) by reading them. With
+// all (every run in storage), a run a renormalized rebuild stands for is
+// left out, its child runs with it (views.Superseded), as statsOfDigests
+// does.
+func scanStats(opts *Options, runs []string, all bool) (*views.Stats, error) {
 	st := views.NewStats()
+	roots := make([]*views.RunNode, 0, len(runs))
+	heads := map[string]views.RunHead{}
+	digests := map[string]*views.RunDigest{}
 	for _, arg := range runs {
 		root, err := opts.Load(arg)
 		if err != nil {
 			return nil, err
 		}
+		roots = append(roots, root)
+		heads[root.RunID] = views.RunHead{RunID: root.RunID, RenormalizedFrom: root.RenormalizedFrom}
+		digests[root.RunID] = &views.RunDigest{File: root.File}
+	}
+	skip := map[string]bool{}
+	if all {
+		superseded := views.Superseded(heads, fileTime(digests))
+		for _, root := range roots {
+			if superseded[root.RunID] {
+				for _, n := range root.Runs() {
+					skip[n.RunID] = true
+				}
+			}
+		}
+	}
+	st.Superseded = len(skip)
+	for _, root := range roots {
 		for _, n := range root.Runs() {
-			st.Add(n.Source())
+			if !skip[n.RunID] {
+				st.Add(n.Source())
+			}
 		}
 	}
 	return st, nil
@@ -130,6 +192,9 @@ func printStats(w io.Writer, st *views.Stats) error {
 	if st.SubRuns > 0 {
 		// ls lists the top-level runs: say what the difference is.
 		runs = fmt.Sprintf("runs %d (%d top-level, %d sub-runs)", st.Runs, st.Runs-st.SubRuns, st.SubRuns)
+	}
+	if st.Superseded > 0 {
+		runs += fmt.Sprintf(" and %d left out: rebuilt by renormalize, each session counted once", st.Superseded)
 	}
 	p("%s, events %d, agent steps %d\n", runs, st.Events, st.AgentSteps)
 	if st.Malformed+st.Unknown+st.Dangling > 0 {
@@ -167,6 +232,7 @@ func printStats(w io.Writer, st *views.Stats) error {
 			// Sub-agents' runs have no agent step: their tokens are in
 			// their messages, and counted apart.
 			p("  %s %s\n", views.Clip("sub-runs", 16), usageLine(st.SubRunUsage))
+			p("  %s %s\n", views.Clip("in all", 16), usageLine(st.UsageInAll))
 		}
 		if len(st.Cost) > 0 {
 			p("  total cost $%.4f\n", st.CostUSD)
@@ -182,21 +248,13 @@ func printStats(w io.Writer, st *views.Stats) error {
 	return nil
 }
 
+// usageLine is u's figures as key=value, named as the transcript names
+// them (uncached_input_tokens=...; views.UsageFigures).
 func usageLine(u *transcript.Usage) string {
-	if u.IsZero() {
-		return ""
-	}
 	var parts []string
-	add := func(name string, v *int64) {
-		if v != nil {
-			parts = append(parts, fmt.Sprintf("%s=%d", name, *v))
-		}
+	for _, f := range views.UsageFigures(u) {
+		parts = append(parts, f.Key+"="+strconv.FormatInt(f.N, 10))
 	}
-	add("input", u.InputTokens)
-	add("cache_read", u.CacheReadTokens)
-	add("cache_write", u.CacheWriteTokens)
-	add("output", u.OutputTokens)
-	add("reasoning", u.ReasoningTokens)
 	return strings.Join(parts, " ")
 }
 

@@ -38,7 +38,7 @@ func TestRunStats(t *testing.T) {
 	}{
 		{"one run with its child", Options{Runs: []string{viewstest.Root}}, []string{
 			"runs 2 (1 top-level, 1 sub-runs), events 20, agent steps 2", "malformed lines 1, unknown types 1, dangling calls 1",
-			"  Bash                         1", "  claude input=1000 cache_read=800 output=200  $0.2500",
+			"  Bash                         1", "  claude uncached_input_tokens=200 cache_read_tokens=800 output_tokens=200  $0.2500",
 			"  total cost $0.2500", "  claude 2.0.1  system/hook_response  2", "  codex 0.50.0  event_msg/token_count  3"}},
 		{"all counts each run once", Options{All: true}, []string{"runs 2 (1 top-level, 1 sub-runs), events 20"}},
 		{"child only", Options{Runs: []string{viewstest.Child}}, []string{"runs 1 (0 top-level, 1 sub-runs), events 7", "  codex 0.50.0  event_msg/token_count  3"}},

@@ -1,0 +1,117 @@
+package stats
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/bundled"
+	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/cli/record"
+	"github.com/twasm/twasm/internal/cli/renormalize"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/views"
+)
+
+// TestRenormalizedCountedOnce: a session recorded and then rebuilt by
+// renormalize is counted once by stats --all, from the transcripts and
+// from the index (before, the original and its rebuild were both
+// counted: twice the runs, twice the tokens), and the one counted is the
+// rebuild, unless the original was written after it (a sync that went on
+// archiving into the original).
+func TestRenormalizedCountedOnce(t *testing.T) {
+	if _, ok := bundled.Files()["claude.wasm"]; !ok {
+		t.Skip("no bundled claude plugin (run make plugins)")
+	}
+	input := filepath.Join("..", "..", "..", "testdata", "golden", "claude", "session_log_sidechain.jsonl")
+	env := cmdtest.New(t)
+	env.F.StorageFlag = t.TempDir() // without the fixture's runs
+	ctx := context.Background()
+	if err := record.Run(ctx, &record.Options{F: env.F, Provider: "claude", Input: input, Path: "agent", Fsync: "never", JSON: true}); err != nil {
+		t.Fatal(err)
+	}
+	var sum record.Summary
+	if err := json.Unmarshal(env.Out.Bytes(), &sum); err != nil {
+		t.Fatal(err, env.Out.String())
+	}
+	orig := sum.RunID
+	stats := func(digests bool) views.Stats {
+		t.Helper()
+		ios, _, out, _ := iostreams.Test()
+		o := &Options{IO: ios, Load: env.F.LoadTree, List: env.F.ListRuns, All: true, JSON: true}
+		if digests {
+			o.Digests = env.F.RunDigests
+		}
+		if err := runStats(ctx, o); err != nil {
+			t.Fatal(err)
+		}
+		var st views.Stats
+		if err := json.Unmarshal(out.Bytes(), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	once := stats(false)
+	if once.Runs != 2 || once.SubRuns != 1 || once.UsageInAll == nil {
+		t.Fatalf("one recorded session with its sub-agent: %+v", once)
+	}
+	env.Out.Reset()
+	if err := renormalize.Run(ctx, &renormalize.Options{F: env.F, Run: orig}); err != nil {
+		t.Fatal(err)
+	}
+	rebuilt := strings.TrimSpace(env.Out.String())
+	file := func(id string) string { return filepath.Join(env.F.TranscriptDir(), id+".jsonl") }
+	for _, tc := range []struct {
+		name    string
+		touch   string // the file written last
+		counted string
+	}{
+		{"the rebuild stands for the original", rebuilt, rebuilt},
+		{"an original written after its rebuild stands", orig, orig},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			later := time.Now().Add(time.Hour)
+			if err := os.Chtimes(file(tc.touch), later, later); err != nil {
+				t.Fatal(err)
+			}
+			for _, digests := range []bool{false, true} {
+				st := stats(digests)
+				a, _ := json.Marshal(st.UsageInAll)
+				b, _ := json.Marshal(once.UsageInAll)
+				if st.Runs != once.Runs || st.SubRuns != once.SubRuns || !bytes.Equal(a, b) || st.Superseded != 2 {
+					t.Errorf("index %v: runs %d (%d sub-runs, %d left out), usage %s; want the session once: runs %d (%d), usage %s, 2 left out",
+						digests, st.Runs, st.SubRuns, st.Superseded, a, once.Runs, once.SubRuns, b)
+				}
+			}
+			ids, err := env.F.ListRuns()
+			if err != nil {
+				t.Fatal(err)
+			}
+			heads := map[string]views.RunHead{}
+			for _, id := range ids {
+				n, err := env.F.LoadTree(id)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if n.ParentRunID == "" {
+					heads[id] = views.RunHead{RunID: id, RenormalizedFrom: n.RenormalizedFrom}
+				}
+			}
+			sup := views.Superseded(heads, func(id string) time.Time {
+				fi, err := os.Stat(file(id))
+				if err != nil {
+					t.Fatal(err)
+				}
+				return fi.ModTime()
+			})
+			if len(sup) != 1 || sup[tc.counted] {
+				t.Errorf("superseded %v; %s should be counted", sup, tc.counted)
+			}
+		})
+	}
+}

@@ -1,0 +1,228 @@
+//go:build !wasip1
+
+package claude_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/plugins/claude"
+	"github.com/twasm/twasm/transcript"
+)
+
+// rawSessionUsage computes a session log's token figures from the raw
+// file, independently of the plugin: every main-thread assistant line
+// (not a sidechain) states its message's usage so far, so the last line
+// of each message.id holds the message's figures; the session's are
+// their sum. input is the uncached input as Anthropic states it.
+func rawSessionUsage(t *testing.T, raw []byte) (in, write, write1h, read, out int64, any bool) {
+	t.Helper()
+	type figures struct{ in, write, write1h, read, out int64 }
+	last := map[string]figures{}
+	write1h = -1 // stated by no message
+	var order []string
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var line struct {
+			Type        string `json:"type"`
+			IsSidechain bool   `json:"isSidechain"`
+			Message     struct {
+				ID    string `json:"id"`
+				Usage *struct {
+					Input         int64 `json:"input_tokens"`
+					CacheCreation int64 `json:"cache_creation_input_tokens"`
+					CacheRead     int64 `json:"cache_read_input_tokens"`
+					Output        int64 `json:"output_tokens"`
+					Split         *struct {
+						H1 int64 `json:"ephemeral_1h_input_tokens"`
+					} `json:"cache_creation"`
+				} `json:"usage"`
+			} `json:"message"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "assistant" || line.IsSidechain {
+			continue
+		}
+		u := line.Message.Usage
+		if u == nil || line.Message.ID == "" {
+			continue
+		}
+		if _, ok := last[line.Message.ID]; !ok {
+			order = append(order, line.Message.ID)
+		}
+		f := figures{u.Input, u.CacheCreation, -1, u.CacheRead, u.Output}
+		if u.Split != nil {
+			f.write1h = u.Split.H1
+		}
+		last[line.Message.ID] = f
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	for _, id := range order {
+		f := last[id]
+		in, write, read, out = in+f.in, write+f.write, read+f.read, out+f.out
+		if f.write1h >= 0 {
+			write1h = max(write1h, 0) + f.write1h
+		}
+	}
+	return in, write, write1h, read, out, len(order) > 0
+}
+
+// rawSubAgentUsage computes what a session log's sub-agents used from the
+// raw file: a sub-agent's assistant messages come as sidechain lines
+// (isSidechain) or inside agent_progress records (data.message, Claude
+// Code 2.1.x); each message counts once, by the last figure stated for
+// its id in its sub-agent. [in, write, read, out].
+func rawSubAgentUsage(t *testing.T, raw []byte) (sum [4]int64, any bool) {
+	t.Helper()
+	type usage struct {
+		Input         int64 `json:"input_tokens"`
+		CacheCreation int64 `json:"cache_creation_input_tokens"`
+		CacheRead     int64 `json:"cache_read_input_tokens"`
+		Output        int64 `json:"output_tokens"`
+	}
+	type message struct {
+		ID    string `json:"id"`
+		Usage *usage `json:"usage"`
+	}
+	last := map[[2]string]usage{}
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var line struct {
+			Type        string  `json:"type"`
+			IsSidechain bool    `json:"isSidechain"`
+			Message     message `json:"message"`
+			Data        struct {
+				Type     string `json:"type"`
+				ParentID string `json:"parentToolUseID"`
+				Message  struct {
+					Type    string  `json:"type"`
+					Message message `json:"message"`
+				} `json:"message"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(sc.Bytes(), &line) != nil {
+			continue
+		}
+		switch {
+		case line.Type == "assistant" && line.IsSidechain && line.Message.Usage != nil && line.Message.ID != "":
+			last[[2]string{"sidechain", line.Message.ID}] = *line.Message.Usage
+		case line.Type == "progress" && line.Data.Type == "agent_progress" && line.Data.Message.Type == "assistant":
+			m := line.Data.Message.Message
+			if m.Usage != nil && m.ID != "" {
+				last[[2]string{line.Data.ParentID, m.ID}] = *m.Usage
+			}
+		}
+	}
+	for _, u := range last {
+		sum[0] += u.Input
+		sum[1] += u.CacheCreation
+		sum[2] += u.CacheRead
+		sum[3] += u.Output
+	}
+	return sum, len(last) > 0
+}
+
+// sessionLogs lists the Claude session logs among the real captures: the
+// project's and the shared fixtures (skipped where absent). A session log
+// has no result line: its usage is its messages'.
+func sessionLogs(t *testing.T) []string {
+	t.Helper()
+	var files []string
+	for _, dir := range []string{
+		filepath.Join("..", "..", "testdata", "captures", "claude"),
+		filepath.Join("..", "..", "..", "shared", "fixtures", "claude"),
+	} {
+		m, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		for _, f := range m {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if bytes.Contains(raw, []byte(`"sessionId"`)) && !bytes.Contains(raw, []byte(`"type":"result"`)) {
+				files = append(files, f)
+			}
+		}
+	}
+	return files
+}
+
+func val(p *int64) int64 {
+	if p == nil {
+		return -1
+	}
+	return *p
+}
+
+// TestSessionUsageMatchesRaw compares the step usage the plugin reports
+// for every real Claude session log with the figures computed from the
+// raw file here: the last usage of each message.id, summed (a message
+// split over several lines, tool results between them, is counted by
+// its last line, as the log grows the figures).
+func TestSessionUsageMatchesRaw(t *testing.T) {
+	files := sessionLogs(t)
+	if len(files) == 0 {
+		t.Skip("no Claude session log captures")
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), ".jsonl"), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			in, write, write1h, read, out, any := rawSessionUsage(t, raw)
+			inst, err := capture.NativePlugin(claude.Plugin).NewInstance(context.Background())
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer normalize.Close(inst)
+			var c normalize.Collector
+			res, err := normalize.Run(context.Background(), inst, bytes.NewReader(raw), &c, normalize.Options{
+				Provider: "claude", Now: func() time.Time { return time.Unix(0, 0) },
+			})
+			if err != nil {
+				t.Fatal(err)
+			}
+			// The sub-agents' messages are in their own scopes (child
+			// runs), each with its usage: a sub-run's usage is theirs.
+			var sub transcript.Usage
+			for _, it := range c.Items {
+				if it.Scope != "" && it.Event != nil && it.Event.Type == transcript.MessageAssistant {
+					sub.Add(it.Event.Message().Usage)
+				}
+			}
+			if want, ok := rawSubAgentUsage(t, raw); ok || !sub.IsZero() {
+				got := [4]int64{val(sub.UncachedInputTokens), val(sub.CacheWriteTokens), val(sub.CacheReadTokens), val(sub.OutputTokens)}
+				if got != want {
+					t.Errorf("sub-agents' usage (uncached, cache write, cache read, output):\n twasm %v\n raw   %v", got, want)
+				}
+			}
+			u := res.Usage
+			if !any {
+				if !u.IsZero() {
+					t.Fatalf("the log states no usage, twasm reports %+v", u)
+				}
+				return
+			}
+			if u == nil {
+				u = &transcript.Usage{}
+			}
+			got := [...]int64{val(u.UncachedInputTokens), val(u.CacheWriteTokens), val(u.CacheWrite1hTokens), val(u.CacheReadTokens), val(u.OutputTokens), val(u.InputTokens)}
+			want := [...]int64{in, write, write1h, read, out, in + write + read}
+			if got != want {
+				t.Errorf("usage (uncached, cache write, of it 1h, cache read, output, all input):\n twasm %v\n raw   %v", got, want)
+			}
+		})
+	}
+}
