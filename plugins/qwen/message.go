@@ -103,6 +103,7 @@ func usageOf(m abi.Value) sdk.Usage {
 	u.CacheRead = sdk.IntOf(m.Get("cachedContentTokenCount"))
 	u.Reasoning = thoughts
 	u.Output = cand
+	u.Total = sdk.IntOf(m.Get("totalTokenCount")) // the provider's own, as stated
 	th, _ := thoughts.Value()
 	total, hasTotal := sdk.IntOf(m.Get("totalTokenCount")).Value()
 	in, _ := u.Input.Value()
