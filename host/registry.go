@@ -349,11 +349,23 @@ func (rt *Runtime) isClosed() bool {
 }
 
 // loadRegistry finds the bundled plugins, then the external ones in
-// plugin-path order, and maps their providers. Plugins whose manifest is
-// not cached yet are loaded now (in parallel); the others wait for use.
+// plugin-path order, and maps their providers, in four phases: find the
+// candidates, keep each distinct module once, load those whose manifest
+// is not cached yet (in parallel; the others wait for use), and map each
+// provider to the one plugin that serves it.
 func (rt *Runtime) loadRegistry(ctx context.Context) {
-	var cands []*candidate
-	var failed []PluginInfo
+	cands, failed := rt.candidates()
+	ents, failed := rt.distinct(cands, failed)
+	rt.loadNew(ctx, ents)
+	reg := rt.mapProviders(ents, failed)
+	rt.mu.Lock()
+	rt.reg = reg
+	rt.mu.Unlock()
+}
+
+// candidates lists the bundled plugins, then the .wasm files of each
+// directory of the plugin path in order; what cannot be read is failed.
+func (rt *Runtime) candidates() (cands []*candidate, failed []PluginInfo) {
 	if rt.s.bundledErr != nil {
 		rt.s.logger.Warn("twasm host: the build's record of bundled plugins is unreadable; they are loaded to learn their manifests", "err", rt.s.bundledErr)
 	}
@@ -393,9 +405,14 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 			cands = append(cands, &candidate{src: Source{Path: path}, wasm: b})
 		}
 	}
+	return cands, failed
+}
 
-	// The same bytes found twice (a directory on the path twice, a
-	// bundled plugin also installed) are one plugin: the first wins.
+// distinct makes an entry of each distinct module: the same bytes found
+// twice (a directory on the path twice, a bundled plugin also installed)
+// are one plugin, the first wins; a module that failed before with the
+// same bytes is failed again without being compiled.
+func (rt *Runtime) distinct(cands []*candidate, failed []PluginInfo) ([]*entry, []PluginInfo) {
 	seen := map[string]*candidate{}
 	bySize := map[int][]*candidate{} // recorded bundled plugins, not read yet
 	var ents []*entry
@@ -420,9 +437,12 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 		m, _ := rt.cachedManifest(c.key)
 		ents = append(ents, newEntry(c, m))
 	}
+	return ents, failed
+}
 
-	// Load the plugins seen for the first time, in parallel: compilation
-	// dominates a cold start.
+// loadNew loads the plugins seen for the first time (no cached
+// manifest), in parallel: compilation dominates a cold start.
+func (rt *Runtime) loadNew(ctx context.Context, ents []*entry) {
 	var wg sync.WaitGroup
 	sem := make(chan struct{}, max(1, rt.s.workers))
 	for _, e := range ents {
@@ -438,7 +458,13 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 		}()
 	}
 	wg.Wait()
+}
 
+// mapProviders maps each provider to the plugin that serves it: a
+// bundled plugin keeps a provider an external one claims unless the user
+// chose the external one; two plugins of the same standing claiming a
+// provider is a conflict, refused. Plugins that did not load are failed.
+func (rt *Runtime) mapProviders(ents []*entry, failed []PluginInfo) registry {
 	reg := registry{byProvider: map[string]*entry{}, conflicts: map[string][]string{}, problems: map[*entry][]string{}}
 	owners := map[string][]*entry{}
 	var order []string
@@ -498,9 +524,7 @@ func (rt *Runtime) loadRegistry(ctx context.Context) {
 		rt.s.logger.Warn("twasm host: provider claimed by more than one plugin; refused", "provider", prov, "paths", paths)
 	}
 	reg.failed = failed
-	rt.mu.Lock()
-	rt.reg = reg
-	rt.mu.Unlock()
+	return reg
 }
 
 // sameAs returns the plugin found before with exactly the bytes b: the

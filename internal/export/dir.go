@@ -16,6 +16,7 @@ import (
 
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runtree"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/internal/vocab"
 	"github.com/twasm/twasm/transcript"
@@ -37,6 +38,10 @@ const (
 type DirReport struct {
 	// Runs are the run folders written, root first.
 	Runs []string
+	// Skipped are the linked child runs not exported (runtree's rules: a
+	// missing file, a cycle, too deep, an invalid id, an unreadable
+	// file); the parent's transcript.md marks a missing one.
+	Skipped []*runtree.ChildError
 }
 
 // ExportDir writes the run folder of the original run-recording design for
@@ -50,38 +55,27 @@ type DirReport struct {
 // Each folder is written beside its final place and renamed into it, so a
 // folder is whole or absent; an existing folder of the same run is
 // replaced. Memory is bounded by open tool calls and the summary's bounds.
+// A child run that cannot be followed is left out and reported in
+// DirReport.Skipped; the rest of the tree is exported.
 func ExportDir(ctx context.Context, dir string, run Run) (*DirReport, error) {
 	rep := &DirReport{}
-	seen := map[string]bool{}
-	var walk func(r Run, depth int) error
-	walk = func(r Run, depth int) error {
-		if depth > MaxDepth {
-			return fmt.Errorf("%s: child runs nested deeper than %d", r.Path, MaxDepth)
-		}
+	_, err := runtree.Walk(ctx, run, func(ctx context.Context, r Run, _ int) (runtree.Visited[Run, struct{}], error) {
 		children, id, err := exportRunDir(ctx, dir, r)
 		if err != nil {
-			return err
+			return runtree.Visited[Run, struct{}]{}, err
 		}
-		seen[id] = true
 		rep.Runs = append(rep.Runs, filepath.Join(dir, "runs", id))
+		v := runtree.Visited[Run, struct{}]{ID: id}
 		for _, c := range children {
-			if seen[c] {
-				continue
-			}
-			cr, err := r.child(c)
-			if err != nil {
-				return err
-			}
-			if _, err := os.Stat(cr.Path); errors.Is(err, os.ErrNotExist) {
-				continue // named in transcript.md as missing
-			}
-			if err := walk(cr, depth+1); err != nil {
-				return err
-			}
+			v.Links = append(v.Links, link(r, c, func(_ struct{}, ce *runtree.ChildError) {
+				if ce != nil {
+					rep.Skipped = append(rep.Skipped, ce)
+				}
+			}))
 		}
-		return nil
-	}
-	return rep, walk(run, 0)
+		return v, nil
+	})
+	return rep, err
 }
 
 func exportRunDir(ctx context.Context, dir string, run Run) (children []string, id string, err error) {
@@ -759,7 +753,9 @@ func (s *summary) markdown(w io.Writer, dir string) {
 			name = mdCell(name)
 			if st.child != "" {
 				name += fmt.Sprintf(" → [child run](../%s/transcript.md)", url.PathEscape(st.child))
-				if _, err := os.Stat(filepath.Join(dir, st.child+".jsonl")); err != nil {
+				if p, err := runtree.Path(dir, st.child); err != nil {
+					name += " (invalid run id)"
+				} else if _, err := os.Stat(p); err != nil {
 					name += " (transcript missing)"
 				}
 			}

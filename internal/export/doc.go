@@ -5,7 +5,12 @@
 //
 // Model: an export walks a run's transcript file line by line, and the
 // child runs it links to (step.call_workflow.* with child_run_id) in the
-// same directory, depth-first, at most [MaxDepth] deep, each child once.
+// same directory, by runtree's rules (depth first, each child once, at
+// most runtree.MaxDepth deep): a child that cannot be followed (missing,
+// a cycle, too deep, an invalid id, not a transcript) is left out and
+// reported (DirReport.Skipped and OTLPStats.Skipped, a warning on the
+// page, an attribute on the linking step's span), and the rest of the
+// tree is exported.
 // Nothing holds a whole run: memory is bounded by what is open at one
 // point of the file (steps, tool calls awaiting their results), so a run
 // of any size exports in bounded memory. Runs written by older versions

@@ -6,17 +6,16 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"html"
 	"io"
-	"io/fs"
 	"slices"
 	"strconv"
 	"strings"
 	"time"
 
 	"github.com/twasm/twasm/internal/redact"
+	"github.com/twasm/twasm/internal/runtree"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/transcript"
 )
@@ -57,7 +56,7 @@ func ExportHTML(ctx context.Context, w io.Writer, runs []Run, opts HTMLOptions) 
 	h := &htmlWriter{w: bufio.NewWriterSize(w, 64<<10), opts: opts}
 	var trees []*treeNode
 	for _, r := range runs {
-		t, err := h.tree(ctx, r, 0, map[string]bool{})
+		t, err := runtree.Walk(ctx, r, h.tree)
 		if err != nil {
 			return err
 		}
@@ -86,7 +85,9 @@ type treeNode struct {
 	ended    time.Time
 	steps    []*treeStep
 	calls    map[string]bool // call ids that have a tool.call event
-	missing  []string        // linked child runs with no transcript
+	// skipped are the linked child runs not followed (runtree's rules),
+	// shown as warnings.
+	skipped []*runtree.ChildError
 	// fidelity is the fidelity most of the run's blocks and tool events
 	// have: stated once for the run, and a badge only on what differs.
 	fidelity  transcript.Fidelity
@@ -114,11 +115,9 @@ func (h *htmlWriter) read(ctx context.Context, path string, fn func(*transcript.
 	})
 }
 
-// tree reads a run for the execution tree (first pass).
-func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string]bool) (*treeNode, error) {
-	if depth > MaxDepth {
-		return nil, fmt.Errorf("%s: child runs nested deeper than %d", r.Path, MaxDepth)
-	}
+// tree reads a run for the execution tree (first pass), a visitor of
+// runtree.Walk: its child runs are linked to the steps that start them.
+func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Run, *treeNode], error) {
 	n := &treeNode{run: r, status: "running", calls: map[string]bool{}, fidelityN: map[transcript.Fidelity]int{}}
 	open := map[stepKey]*treeStep{}
 	var order []stepKey // the open steps' keys in start order, to find parents
@@ -197,7 +196,7 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string
 		return nil
 	})
 	if err != nil {
-		return nil, err
+		return runtree.Visited[Run, *treeNode]{}, err
 	}
 	for f, c := range n.fidelityN {
 		if f != "" && (c > n.fidelityN[n.fidelity] || c == n.fidelityN[n.fidelity] && f < n.fidelity) {
@@ -207,26 +206,16 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, depth int, seen map[string
 	if st, ok := sess.sessionStatus(); ok && n.ended.IsZero() {
 		n.status, n.open = st, true
 	}
-	seen[n.id] = true
+	v := runtree.Visited[Run, *treeNode]{ID: n.id, Node: n}
 	for _, s := range childIDs {
-		id := s.child.id
-		cr, err := r.child(id)
-		if err != nil || seen[id] {
-			s.child = nil
-			continue
-		}
-		c, err := h.tree(ctx, cr, depth+1, seen)
-		if err != nil {
-			if errors.Is(err, fs.ErrNotExist) {
-				n.missing = append(n.missing, id)
-				s.child = nil
-				continue
+		v.Links = append(v.Links, link(r, s.child.id, func(c *treeNode, ce *runtree.ChildError) {
+			s.child = c
+			if ce != nil {
+				n.skipped = append(n.skipped, ce)
 			}
-			return nil, err
-		}
-		s.child = c
+		}))
 	}
-	return n, nil
+	return v, nil
 }
 
 type htmlWriter struct {
@@ -338,8 +327,12 @@ func (h *htmlWriter) treeItem(n *treeNode) {
 		h.p(` <span class="dim">%s</span>`, esc(views.FormatDuration(n.ended.Sub(n.started).Milliseconds())))
 	}
 	h.treeSteps(n, n.steps)
-	for _, m := range n.missing {
-		h.p(`<div class="warnbox">child run %s: no transcript</div>`, esc(m))
+	for _, ce := range n.skipped {
+		why := ce.Error()
+		if ce.Reason == runtree.Missing {
+			why = "no transcript"
+		}
+		h.p(`<div class="warnbox">child run %s: %s</div>`, esc(ce.Child), esc(why))
 	}
 	h.p("</li>")
 }

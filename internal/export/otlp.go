@@ -17,6 +17,7 @@ import (
 	"go.opentelemetry.io/otel/trace"
 
 	"github.com/google/uuid"
+	"github.com/twasm/twasm/internal/runtree"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -46,6 +47,10 @@ type OTLPOptions struct {
 type OTLPStats struct {
 	Runs  int
 	Spans int
+	// Skipped are the linked child runs not exported (runtree's rules);
+	// the step that links each carries twasm.child.missing or
+	// twasm.child.error.
+	Skipped []*runtree.ChildError
 }
 
 // Attribute names used beside the GenAI semantic conventions. The gen_ai.*
@@ -167,11 +172,12 @@ func seqKey(seq uint64) string { return strconv.FormatUint(seq, 10) }
 // tool calls, not by the run's size. tp should use [IDGenerator]; the
 // caller flushes it (Shutdown or ForceFlush).
 func ExportOTLP(ctx context.Context, tp trace.TracerProvider, run Run, opts OTLPOptions) (OTLPStats, error) {
-	x := &otlpExport{tracer: tp.Tracer("github.com/twasm/twasm/internal/export"), opts: opts, seen: map[string]bool{}}
+	x := &otlpExport{tracer: tp.Tracer("github.com/twasm/twasm/internal/export"), opts: opts, tree: runtree.NewTracker()}
 	head, err := readHead(ctx, run.Path)
 	if err != nil {
 		return x.stats, err
 	}
+	x.tree.Visited(head.runID)
 	root, parent := x.locate(ctx, run, head)
 	err = x.exportRun(ctx, run, traceIDOf(root), parent, inherited{}, 0, true)
 	return x.stats, err
@@ -181,7 +187,9 @@ type otlpExport struct {
 	tracer trace.Tracer
 	opts   OTLPOptions
 	stats  OTLPStats
-	seen   map[string]bool
+	// tree is the walk of the run's child runs (runtree's rules; the
+	// children are exported in the middle of their parent's stream).
+	tree *runtree.Tracker
 }
 
 // runHead is what the first event of a transcript says.
@@ -217,7 +225,7 @@ func (x *otlpExport) locate(ctx context.Context, run Run, head runHead) (root st
 	}
 	child, id := head.runID, head.parent
 	first := true
-	for depth := 0; id != "" && depth < MaxDepth; depth++ {
+	for depth := 0; id != "" && depth < runtree.MaxDepth; depth++ {
 		root = id
 		p, err := run.childPath(id)
 		if err != nil {
@@ -359,9 +367,6 @@ func scFor(traceID trace.TraceID, sid trace.SpanID) trace.SpanContext {
 // run only).
 func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.TraceID, parent trace.SpanContext,
 	inh inherited, depth int, limited bool) error {
-	if depth > MaxDepth {
-		return fmt.Errorf("%s: child runs nested deeper than %d", run.Path, MaxDepth)
-	}
 	info, err := scanRun(ctx, run)
 	if err != nil {
 		return err
@@ -581,23 +586,38 @@ func (x *otlpExport) startRun(ctx context.Context, ev *transcript.Event, info *r
 	return x.start(ctx, parent, traceID, runSC.SpanID(), spanName, trace.SpanKindInternal, at, attrs...)
 }
 
+// exportChild exports child run id of a run at depth under its linking
+// step st; a child that cannot be followed is reported on st's span and in
+// the stats, and the export goes on.
 func (x *otlpExport) exportChild(ctx context.Context, run Run, id string, traceID trace.TraceID, st *openStep, depth int) error {
-	if x.seen[id] {
-		return fmt.Errorf("child run %s is linked twice (a cycle or a copy); exported once", id)
-	}
-	x.seen[id] = true
-	child, err := run.child(id)
-	if err != nil {
-		return err
-	}
-	err = x.exportRun(ctx, child, traceID, st.sc, st.inh, depth+1, false)
-	if errors.Is(err, fs.ErrNotExist) {
-		if st.span != nil {
-			st.span.SetAttributes(attribute.String("twasm.child.missing", id))
+	ce := x.tree.Check(id, depth)
+	var child Run
+	if ce == nil {
+		var err error
+		if child, err = run.child(id); err == nil {
+			_, err = readHead(ctx, child.Path)
 		}
-		return nil
+		if err != nil {
+			ce = runtree.Opened(id, err)
+		}
 	}
-	return err
+	if ce == nil {
+		x.tree.Visited(id)
+		err := x.exportRun(ctx, child, traceID, st.sc, st.inh, depth+1, false)
+		if !errors.Is(err, fs.ErrNotExist) || ctx.Err() != nil {
+			return err
+		}
+		ce = runtree.Opened(id, err)
+	}
+	x.stats.Skipped = append(x.stats.Skipped, ce)
+	if st.span != nil {
+		if ce.Reason == runtree.Missing {
+			st.span.SetAttributes(attribute.String("twasm.child.missing", id))
+		} else {
+			st.span.SetAttributes(attribute.String("twasm.child.error", ce.Error()))
+		}
+	}
+	return nil
 }
 
 func stepSpanName(ev *transcript.Event, si *stepInfo) (string, trace.SpanKind, []attribute.KeyValue) {

@@ -6,16 +6,11 @@ import (
 	"fmt"
 	"io/fs"
 	"os"
-	"path/filepath"
 
-	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runtree"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/transcript"
 )
-
-// MaxDepth bounds how deep linked child runs are followed, as the views do:
-// a corrupt or hostile set of files cannot make an export unbounded.
-const MaxDepth = 64
 
 // ErrNotTranscript is matched by the error for a file that holds no
 // transcript event at all (an empty file, or some other file named as a
@@ -35,12 +30,9 @@ type Run struct {
 
 // childPath returns the transcript path of a linked child run, after
 // checking that the id read from a file is a canonical run id, so that it
-// cannot name a file outside dir.
+// cannot name a file outside dir (runtree.Path).
 func (r Run) childPath(id string) (string, error) {
-	if err := runid.Valid(id); err != nil {
-		return "", fmt.Errorf("child run %q: %w", id, err)
-	}
-	return filepath.Join(r.Dir, id+".jsonl"), nil
+	return runtree.Path(r.Dir, id)
 }
 
 // child returns the Run of a linked child, in the same directory.
@@ -50,6 +42,24 @@ func (r Run) child(id string) (Run, error) {
 		return Run{}, err
 	}
 	return Run{Path: p, Dir: r.Dir, Mask: r.Mask}, nil
+}
+
+// link is r's link to child run id for runtree.Walk: opening it checks
+// that the child's file starts as a transcript (a missing file is
+// reported as missing, a file that is not a run as unreadable), so that
+// a child is either exported whole or reported.
+func link[N any](r Run, id string, attach func(N, *runtree.ChildError)) runtree.Link[Run, N] {
+	return runtree.Link[Run, N]{ID: id, Attach: attach,
+		Open: func(ctx context.Context) (Run, error) {
+			c, err := r.child(id)
+			if err != nil {
+				return Run{}, err
+			}
+			if _, err := readHead(ctx, c.Path); err != nil {
+				return Run{}, err
+			}
+			return c, nil
+		}}
 }
 
 // eachEvent streams the decodable events of the transcript at path to fn,

@@ -1,6 +1,11 @@
 package views
 
 import (
+	"context"
+	"errors"
+	"io/fs"
+
+	"github.com/twasm/twasm/internal/runtree"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -95,27 +100,35 @@ func DigestRun(run *Run) *RunDigest {
 
 // DigestTree returns root's digest and those of the child runs it links
 // to, depth first, following the links as BuildTree does (a child seen
-// already, deeper than MaxDepth, or that cannot be read is left out).
+// already, deeper than MaxDepth, or that cannot be read or is not a
+// transcript is left out).
 // lookup returns the digest of a run id's file, false when there is none.
 func DigestTree(root *RunDigest, lookup func(runID string) (*RunDigest, bool)) []*RunDigest {
-	seen := map[string]bool{}
 	var out []*RunDigest
-	var walk func(d *RunDigest, depth int)
-	walk = func(d *RunDigest, depth int) {
+	visit := func(_ context.Context, d *RunDigest, _ int) (runtree.Visited[*RunDigest, struct{}], error) {
 		out = append(out, d)
-		seen[d.RunID] = true
+		v := runtree.Visited[*RunDigest, struct{}]{ID: d.RunID}
 		for _, s := range d.Steps {
-			if s.Child == "" || seen[s.Child] || depth+1 >= MaxDepth {
+			if s.Child == "" {
 				continue
 			}
-			c, ok := lookup(s.Child)
-			if !ok || c.LoadErr != "" {
-				continue
-			}
-			walk(c, depth+1)
+			v.Links = append(v.Links, runtree.Link[*RunDigest, struct{}]{ID: s.Child,
+				Open: func(context.Context) (*RunDigest, error) {
+					c, ok := lookup(s.Child)
+					switch {
+					case !ok:
+						return nil, fs.ErrNotExist
+					case c.LoadErr != "":
+						return nil, errors.New(c.LoadErr)
+					case c.NotTranscript != "":
+						return nil, errors.New(c.NotTranscript)
+					}
+					return c, nil
+				}})
 		}
+		return v, nil
 	}
-	walk(root, 0)
+	_, _ = runtree.Walk(context.Background(), root, visit) // visit never fails
 	return out
 }
 

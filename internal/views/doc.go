@@ -5,6 +5,10 @@
 // commands themselves only parse flags and print, and so that other
 // commands (record --live) can reuse the same renderings.
 //
+// The execution tree ([BuildTree]) and the digests' tree ([DigestTree])
+// follow child runs by runtree's rules, as the exporters do: a link not
+// followed is named on its step (StepNode.ChildError).
+//
 // Everything here reads; nothing writes a transcript. Functions take their
 // input as values or readers and do no global state; the only I/O is
 // opening transcript files through a [Loader].

@@ -3,19 +3,17 @@ package views
 import (
 	"cmp"
 	"encoding/json"
-	"errors"
-	"fmt"
+	"context"
 	"slices"
 	"strings"
 	"time"
 
+	"github.com/twasm/twasm/internal/runtree"
 	"github.com/twasm/twasm/transcript"
 )
 
-// MaxDepth bounds how deep child runs are followed. Real workflows nest a
-// handful of levels; the bound exists so that a corrupt or hostile set of
-// files cannot make the tree unbounded even without a cycle.
-const MaxDepth = 64
+// MaxDepth bounds how deep child runs are followed (runtree.MaxDepth).
+const MaxDepth = runtree.MaxDepth
 
 // RunNode is one run of the execution tree.
 type RunNode struct {
@@ -422,47 +420,52 @@ func durationMS(a, b *time.Time) *int64 {
 }
 
 // BuildTree builds the tree of root and follows child_run_id links
-// recursively through l. A child that cannot be loaded, or that would close
-// a cycle, is left out with the reason in StepNode.ChildError, so that one
-// broken link still shows the rest of the tree.
+// recursively through l (runtree's rules). A child that cannot be loaded,
+// or that would close a cycle, is left out with the reason in
+// StepNode.ChildError, so that one broken link still shows the rest of the
+// tree.
 func BuildTree(l Loader, root *Run) *RunNode {
-	seen := map[string]bool{}
-	return buildTree(l, root, "", seen, 0)
-}
-
-func buildTree(l Loader, run *Run, scope string, seen map[string]bool, depth int) *RunNode {
-	n := BuildRun(run)
-	n.scope = scope
-	seen[run.ID] = true
-	n.Walk(func(s *StepNode, _ int) bool {
-		if scope != "" {
-			s.FullPath = scope + "." + s.Path
-		}
-		if s.ChildRunID == "" {
-			return true
-		}
-		switch {
-		case seen[s.ChildRunID]:
-			s.ChildError = fmt.Sprintf("cycle: run %s is already in the tree", s.ChildRunID)
-		case depth+1 >= MaxDepth:
-			s.ChildError = fmt.Sprintf("not followed: deeper than %d runs", MaxDepth)
-		default:
-			child, err := l.Load(s.ChildRunID)
-			switch {
-			case errors.Is(err, ErrNoRun):
-				s.ChildError = "no transcript file for child run " + s.ChildRunID
-			case err != nil:
-				s.ChildError = err.Error()
-			default:
-				s.Child = buildTree(l, child, s.FullPath, seen, depth+1)
-				if n.SubRuns == nil {
-					n.SubRuns = &Totals{}
-				}
-				n.SubRuns.add(s.Child)
+	type scoped struct {
+		run   *Run
+		scope string
+	}
+	visit := func(_ context.Context, sr scoped, _ int) (runtree.Visited[scoped, *RunNode], error) {
+		n := BuildRun(sr.run)
+		n.scope = sr.scope
+		v := runtree.Visited[scoped, *RunNode]{ID: sr.run.ID, Node: n}
+		n.Walk(func(s *StepNode, _ int) bool {
+			if sr.scope != "" {
+				s.FullPath = sr.scope + "." + s.Path
 			}
-		}
-		return true
-	})
+			if s.ChildRunID == "" {
+				return true
+			}
+			v.Links = append(v.Links, runtree.Link[scoped, *RunNode]{
+				ID: s.ChildRunID,
+				Open: func(context.Context) (scoped, error) {
+					child, err := l.Load(s.ChildRunID)
+					if err == nil {
+						err = CheckTranscript(child)
+					}
+					return scoped{child, s.FullPath}, err
+				},
+				Attach: func(child *RunNode, err *runtree.ChildError) {
+					if err != nil {
+						s.ChildError = err.Error()
+						return
+					}
+					s.Child = child
+					if n.SubRuns == nil {
+						n.SubRuns = &Totals{}
+					}
+					n.SubRuns.add(child)
+				},
+			})
+			return true
+		})
+		return v, nil
+	}
+	n, _ := runtree.Walk(context.Background(), scoped{run: root}, visit) // visit never fails
 	return n
 }
 

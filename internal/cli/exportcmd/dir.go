@@ -76,6 +76,7 @@ func runDir(ctx context.Context, f *cmdutil.Factory, opts *DirOptions) error {
 		for _, r := range rep.Runs {
 			fmt.Fprintln(f.IOStreams.Out, r)
 		}
+		cmdutil.WarnSkipped(f.IOStreams.ErrOut, t.Path, rep.Skipped)
 	}
 	reportRedacted(f, red)
 	return nil

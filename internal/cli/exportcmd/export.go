@@ -12,25 +12,32 @@ import (
 )
 
 // NewCmdExport returns the export command family: `twasm export FORMAT
-// RUN...`.
+// RUN...`, one subcommand per row of [formats] (cobra's help lists them).
 func NewCmdExport(f *cmdutil.Factory) *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "export FORMAT RUN...",
 		Short: "Write runs in the forms other tools read",
-		Long: `Write runs, with the child runs they link to, in the forms other tools read.
-Every export streams the transcript: a run of any size exports in bounded
-memory, and runs recorded by older versions export too.
-
-  otlp       OpenTelemetry spans (GenAI conventions) to an OTLP collector
-  messages   the conversation as an OpenAI or Anthropic message list
-  dir        run folders: events.jsonl, transcript.md, logs/tools.jsonl, logs/errors.jsonl
-  html       one self-contained page to share, with a search box`,
 	}
-	cmd.AddCommand(newCmdOTLP(f, nil))
-	cmd.AddCommand(newCmdMessages(f, nil))
-	cmd.AddCommand(newCmdDir(f, nil))
-	cmd.AddCommand(newCmdHTML(f, nil))
+	cmd.Long = `Write runs, with the child runs they link to, in the forms other tools read
+(the commands below, one per format). Every export streams the transcript: a
+run of any size exports in bounded memory, and runs recorded by older
+versions export too. A linked child run that cannot be followed (no file, a
+cycle, deeper than 64 runs) is left out with a warning, and the rest is
+exported.`
+	cmd.AddCommand(formats(f)...)
 	return cmd
+}
+
+// formats are export's formats, one row each (a subcommand whose Short
+// is its line in export's help): adding a format is its command, a
+// visitor of the run tree in internal/export, and a row here.
+func formats(f *cmdutil.Factory) []*cobra.Command {
+	return []*cobra.Command{
+		newCmdOTLP(f, nil),
+		newCmdMessages(f, nil),
+		newCmdDir(f, nil),
+		newCmdHTML(f, nil),
+	}
 }
 
 // OTLPCmdOptions are the inputs of `export otlp`.
@@ -177,6 +184,7 @@ func runOTLP(ctx context.Context, f *cmdutil.Factory, opts *OTLPCmdOptions) erro
 		}
 		st, err := p.Export(ctx, t, rng)
 		runs, spans = runs+st.Runs, spans+st.Spans
+		cmdutil.WarnSkipped(f.IOStreams.ErrOut, t.Path, st.Skipped)
 		if err != nil {
 			exportErr = cmdutil.PathInputError(t.Path, err)
 			break

@@ -221,8 +221,6 @@ func (e *ExitError) ExitStatus() int { return e.Code }
 
 // Run records.
 func Run(ctx context.Context, opts *Options) (err error) {
-	f := opts.F
-	ios := f.IOStreams
 	if len(opts.Command) == 0 {
 		// Reading a file: SIGINT cancels, and the run still ends
 		// (cancelled). With a child, agentproc forwards the signals.
@@ -230,67 +228,117 @@ func Run(ctx context.Context, opts *Options) (err error) {
 		ctx, stop = signal.NotifyContext(ctx, os.Interrupt, syscall.SIGTERM)
 		defer stop()
 	}
-	var input io.Reader
-	if len(opts.Command) == 0 {
-		switch opts.Input {
-		case "", "-":
-			input = cmdutil.StdinInput(ctx, ios)
-		default:
-			// Refuse what cannot be read before a run is written for it:
-			// a directory, a device (/dev/zero never ends), a named pipe
-			// (open would block; a stream goes to stdin, where a line
-			// longer than capture.MaxLineBytes ends the reading).
-			file, err := regfile.Open(opts.Input)
-			if err != nil {
-				return cmdutil.PathInputError(opts.Input, err)
-			}
-			defer file.Close()
-			input = file
-		}
+	r := &recording{opts: opts, f: opts.F}
+	closeInput, err := r.openInput(ctx)
+	if err != nil {
+		return err
 	}
+	defer closeInput()
+	if err := r.loadPlugin(ctx); err != nil {
+		return err
+	}
+	defer r.rt.Close(context.WithoutCancel(ctx))
+	if err := r.begin(ctx); err != nil {
+		return err
+	}
+	stepErr := r.run.StepAt(ctx, opts.Path, opts.Iter, transcript.KindAgent, r.capture,
+		lifecycle.StepOptions{EndRun: !r.attached}) // a run of its own ends with its step: one write and fsync for both
+	stepErr, endErr := r.end(ctx, stepErr)
+	return r.outcome(stepErr, endErr)
+}
 
-	// The provider's plugin compiles and instantiates in the background
-	// (most of a warm start) while the run and the step begin; the step
-	// waits for it before it reads anything. A provider no plugin serves
-	// is refused here, before a run is written. A --plugin is loaded
-	// first: a file that does not load is bad input, and nothing is
-	// written for it (RATIONALE.md, "Why does record begin the run while
-	// its plugin loads?").
+// recording is one record command's state, phase by phase: Run calls
+// openInput (resolve the input), loadPlugin, begin (begin or attach the
+// run), capture (the agent step), end (end or detach, index, OTLP) and
+// outcome (summarize and choose the exit code).
+type recording struct {
+	opts *Options
+	f    *cmdutil.Factory
+
+	input    io.Reader // saved output to read (no command)
+	rt       *host.Runtime
+	plugin   *host.Plugin // a --plugin, loaded before the run begins
+	provider string
+	red      *redact.Redactor // --redact
+	masker   cmdutil.ByteMasker
+	run      *lifecycle.Run
+	attached bool // --run-id: a step added to a run begun elsewhere
+	live     sync.WaitGroup
+
+	res     *transcript.AgentResult
+	silent  *capture.Result
+	procRes agentproc.Result
+}
+
+// openInput resolves what is read when no command is given: stdin, or a
+// file refused before a run is written for it if it cannot be read.
+func (r *recording) openInput(ctx context.Context) (closeFn func(), err error) {
+	opts := r.opts
+	if len(opts.Command) > 0 {
+		return func() {}, nil
+	}
+	switch opts.Input {
+	case "", "-":
+		r.input = cmdutil.StdinInput(ctx, r.f.IOStreams)
+		return func() {}, nil
+	}
+	// A directory, a device (/dev/zero never ends), a named pipe (open
+	// would block; a stream goes to stdin, where a line longer than
+	// capture.MaxLineBytes ends the reading) are refused.
+	file, err := regfile.Open(opts.Input)
+	if err != nil {
+		return nil, cmdutil.PathInputError(opts.Input, err)
+	}
+	r.input = file
+	return func() { file.Close() }, nil
+}
+
+// loadPlugin opens the plugin runtime. The provider's plugin compiles and
+// instantiates in the background (most of a warm start) while the run and
+// the step begin; the step waits for it before it reads anything. A
+// provider no plugin serves is refused here, before a run is written. A
+// --plugin is loaded first: a file that does not load is bad input, and
+// nothing is written for it (RATIONALE.md, "Why does record begin the run
+// while its plugin loads?").
+func (r *recording) loadPlugin(ctx context.Context) error {
+	opts := r.opts
 	var preload []string
 	if opts.Plugins.Plugin == "" {
 		preload = []string{opts.Provider}
 	}
-	rt, err := plugload.Open(ctx, f, opts.Plugins, preload...)
+	rt, err := plugload.Open(ctx, r.f, opts.Plugins, preload...)
 	if err != nil {
 		return err
 	}
-	defer rt.Close(context.WithoutCancel(ctx))
-	var plugin *host.Plugin
-	provider := opts.Provider
+	r.rt, r.provider = rt, opts.Provider
 	if opts.Plugins.Plugin != "" {
-		if plugin, err = plugload.Resolve(ctx, rt, opts.Plugins, opts.Provider); err != nil {
+		if r.plugin, err = plugload.Resolve(ctx, rt, opts.Plugins, opts.Provider); err != nil {
+			rt.Close(context.WithoutCancel(ctx))
 			return err
 		}
-		if provider == "" {
-			provider = plugin.Info().Manifest.Providers[0]
+		if r.provider == "" {
+			r.provider = r.plugin.Info().Manifest.Providers[0]
 		}
 	}
+	return nil
+}
 
+// begin starts the run, or attaches to the run --run-id names; a run that
+// cannot take a step is input the user must fix (exit 2).
+func (r *recording) begin(ctx context.Context) error {
+	opts, f, ios := r.opts, r.f, r.f.IOStreams
 	policy, _ := fsyncPolicy(opts.Fsync)
 	recOpts := recorder.Options{Fsync: policy, Logger: f.Logger(), LockTimeout: opts.LockTimeout}
-	var masker cmdutil.ByteMasker // nil unless --redact
-	var red *redact.Redactor
 	if opts.Redact {
-		red = redact.New()
-		masker = red
-		recOpts.Mask = red.Mask
+		r.red = redact.New()
+		r.masker = r.red
+		recOpts.Mask = r.red.Mask
 	}
 	store := f.Store()
 	runOpts := lifecycle.RunOptions{Name: opts.Name, Producer: f.Producer(), Recorder: recOpts, Logger: f.Logger()}
 	if runOpts.Name == "" {
-		runOpts.Name = "record " + provider
+		runOpts.Name = "record " + r.provider
 	}
-	var live sync.WaitGroup
 	if opts.Live {
 		color := ios.ErrColorEnabled()
 		runOpts.Observe = func(rec *recorder.Recorder) {
@@ -299,121 +347,124 @@ func Run(ctx context.Context, opts *Options) (err error) {
 			id := strings.TrimSuffix(filepath.Base(rec.Path()), ".jsonl")
 			fmt.Fprintf(ios.ErrOut, "twasm: recording run %s (twasm tail -f %s follows it from elsewhere)\n", id, views.ShortID(id))
 			events, _ := rec.Subscribe() // the feed ends when the run's recorder closes
-			live.Add(1)
+			r.live.Add(1)
 			go func() {
-				defer live.Done()
+				defer r.live.Done()
 				for ev := range events {
 					fmt.Fprintln(ios.ErrOut, views.Compact(&ev, color))
 				}
 			}()
 		}
 	}
-	var run *lifecycle.Run
-	attached := opts.RunID != ""
-	if attached {
-		run, err = lifecycle.Attach(ctx, store, opts.RunID, runOpts)
-		if errors.Is(err, recorder.ErrInvalidRunID) {
-			return cmdutil.FlagErrorf("--run-id: %v", err)
+	var err error
+	r.attached = opts.RunID != ""
+	if !r.attached {
+		r.run, err = lifecycle.Start(ctx, store, runOpts)
+		return err
+	}
+	r.run, err = lifecycle.Attach(ctx, store, opts.RunID, runOpts)
+	if errors.Is(err, recorder.ErrInvalidRunID) {
+		return cmdutil.FlagErrorf("--run-id: %v", err)
+	}
+	switch {
+	case errors.Is(err, recorder.ErrRunFinished):
+		return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: errors.New("the run has finished (its transcript ends with run.completed): nothing may be added; begin a new run")}
+	case errors.Is(err, fs.ErrNotExist):
+		return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: fmt.Errorf("no such run in %s", store.Root)}
+	case errors.Is(err, lifecycle.ErrNotARun), errors.Is(err, regfile.ErrNotRegular), errors.Is(err, recorder.ErrRunMismatch):
+		return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: err}
+	}
+	return err
+}
+
+// capture is the agent step: the prompt, then the agent's output (a
+// command run, or saved output read) through the one capture pipeline,
+// and the step's result.
+func (r *recording) capture(ctx context.Context, s *lifecycle.Step) error {
+	opts := r.opts
+	if opts.Prompt != "" || opts.System != "" {
+		if err := s.UserMessage(ctx, opts.Prompt, opts.System); err != nil {
+			return err
 		}
-		// A run that does not exist, is finished or is not a run is
-		// input the user must fix: exit 2, like any unreadable input.
-		switch {
-		case errors.Is(err, recorder.ErrRunFinished):
-			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: errors.New("the run has finished (its transcript ends with run.completed): nothing may be added; begin a new run")}
-		case errors.Is(err, fs.ErrNotExist):
-			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: fmt.Errorf("no such run in %s", store.Root)}
-		case errors.Is(err, lifecycle.ErrNotARun), errors.Is(err, regfile.ErrNotRegular), errors.Is(err, recorder.ErrRunMismatch):
-			return &cmdutil.InputError{Path: "--run-id " + opts.RunID, Err: err}
+	}
+	// A signal leaves the agent's output to be recorded, but a plugin
+	// busy with it must not hold twasm up: its calls stop shortly after
+	// the signal (plugload.SignalGrace). A preloaded plugin is waited for
+	// once the raw capture is open, before anything is read or the agent
+	// starts.
+	cplugin := plugload.CaptureUntil(r.plugin, ctx)
+	if r.plugin == nil {
+		cplugin = plugload.CaptureLoading(func(ctx context.Context) (*host.Plugin, error) {
+			p, err := plugload.Resolve(ctx, r.rt, opts.Plugins, r.provider)
+			if err != nil {
+				return nil, fmt.Errorf("%w: %w", errPluginLoad, err)
+			}
+			return p, nil
+		}, r.provider, ctx)
+	}
+	copts := capture.Options{
+		Provider: r.provider, Format: opts.Format, Store: r.f.Store(),
+		Plugin: cplugin, Logger: r.f.Logger(),
+	}
+	if r.red != nil {
+		copts.Mask, copts.Masked, copts.Split = r.red.MaskBytes, r.red.Counts, redact.NewStream()
+	}
+	if len(opts.Command) == 0 {
+		// Saved output: the pipeline import and renormalize use too.
+		res, err := capture.Run(ctx, s, capture.Source{Stdout: r.input}, copts)
+		if res != nil {
+			r.res, r.silent = res.AgentResult, res
 		}
-	} else {
-		run, err = lifecycle.Start(ctx, store, runOpts)
+		if errors.Is(err, capture.ErrRead) {
+			err = &cmdutil.InputError{Err: err}
+		}
+		return err
+	}
+	agent, err := capture.Start(ctx, s, copts)
+	if err != nil {
+		return err
+	}
+	var exitCode *int
+	var feedErr error
+	r.procRes, feedErr = runAgent(ctx, opts, agent)
+	if feedErr == nil || !errors.Is(feedErr, agentproc.ErrStart) {
+		exitCode = &r.procRes.ExitCode
+	}
+	r.silent, err = agent.Finish(context.WithoutCancel(ctx), exitCode)
+	if r.silent != nil {
+		r.res = r.silent.AgentResult
+	}
+	if err == nil && r.res != nil {
+		err = s.SetResult(cmdutil.WithInvocation(r.res, opts.Command, r.masker))
+	}
+	if feedErr != nil {
+		return errors.Join(feedErr, err)
 	}
 	if err != nil {
 		return err
 	}
+	if r.procRes.Signaled != nil {
+		return fmt.Errorf("interrupted by %v: %w", r.procRes.Signaled, context.Canceled)
+	}
+	if ctx.Err() != nil {
+		return ctx.Err()
+	}
+	return capture.ResultError(r.res)
+}
 
-	var res *transcript.AgentResult
-	var silent *capture.Result
-	var procRes agentproc.Result
-	stepErr := run.StepAt(ctx, opts.Path, opts.Iter, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		if opts.Prompt != "" || opts.System != "" {
-			if err := s.UserMessage(ctx, opts.Prompt, opts.System); err != nil {
-				return err
-			}
-		}
-		// A signal leaves the agent's output to be recorded, but a plugin
-		// busy with it must not hold twasm up: its calls stop shortly
-		// after the signal (plugload.SignalGrace). A preloaded plugin is
-		// waited for once the raw capture is open, before anything is
-		// read or the agent starts.
-		cplugin := plugload.CaptureUntil(plugin, ctx)
-		if plugin == nil {
-			cplugin = plugload.CaptureLoading(func(ctx context.Context) (*host.Plugin, error) {
-				p, err := plugload.Resolve(ctx, rt, opts.Plugins, provider)
-				if err != nil {
-					return nil, fmt.Errorf("%w: %w", errPluginLoad, err)
-				}
-				return p, nil
-			}, provider, ctx)
-		}
-		copts := capture.Options{
-			Provider: provider, Format: opts.Format, Store: store,
-			Plugin: cplugin, Logger: f.Logger(),
-		}
-		if red != nil {
-			copts.Mask, copts.Masked, copts.Split = red.MaskBytes, red.Counts, redact.NewStream()
-		}
-		if len(opts.Command) == 0 {
-			// Saved output: the pipeline import and renormalize use too.
-			r, err := capture.Run(ctx, s, capture.Source{Stdout: input}, copts)
-			if r != nil {
-				res, silent = r.AgentResult, r
-			}
-			if errors.Is(err, capture.ErrRead) {
-				err = &cmdutil.InputError{Err: err}
-			}
-			return err
-		}
-		agent, err := capture.Start(ctx, s, copts)
-		if err != nil {
-			return err
-		}
-		var exitCode *int
-		var feedErr error
-		procRes, feedErr = runAgent(ctx, opts, agent)
-		if feedErr == nil || !errors.Is(feedErr, agentproc.ErrStart) {
-			exitCode = &procRes.ExitCode
-		}
-		silent, err = agent.Finish(context.WithoutCancel(ctx), exitCode)
-		if silent != nil {
-			res = silent.AgentResult
-		}
-		if err == nil && res != nil {
-			err = s.SetResult(cmdutil.WithInvocation(res, opts.Command, masker))
-		}
-		if feedErr != nil {
-			return errors.Join(feedErr, err)
-		}
-		if err != nil {
-			return err
-		}
-		if procRes.Signaled != nil {
-			return fmt.Errorf("interrupted by %v: %w", procRes.Signaled, context.Canceled)
-		}
-		if ctx.Err() != nil {
-			return ctx.Err()
-		}
-		return capture.ResultError(res)
-	}, lifecycle.StepOptions{EndRun: !attached}) // a run of its own ends with its step: one write and fsync for both
-	runErr := stepErr
+// end ends the run (or detaches from a run begun elsewhere), waits for the
+// live feed, creates the search index where there is none, and sends the
+// run to OTLP when asked. It returns the step's own error and the end's.
+func (r *recording) end(ctx context.Context, stepErr error) (error, error) {
+	f := r.f
 	var endErr error
-	if attached {
-		endErr = run.Detach()
+	if r.attached {
+		endErr = r.run.Detach()
 	} else {
-		endErr = run.Finish(ctx, runErr) // the end's result: written with the step
+		endErr = r.run.Finish(ctx, stepErr) // the end's result: written with the step
 		stepErr = stepOwn(stepErr, endErr)
 	}
-	live.Wait()
+	r.live.Wait()
 	// The index is not brought up to date here: search, ls and stats
 	// check every transcript against it first and read the runs it lacks,
 	// so a record does not pay for SQLite (opening it, a transaction,
@@ -422,14 +473,21 @@ func Run(ctx context.Context, opts *Options) (err error) {
 	// storage written without twasm (RATIONALE.md, "Who keeps the search
 	// index current?").
 	if _, err := os.Stat(index.File(f.StorageRoot())); errors.Is(err, fs.ErrNotExist) {
-		if err := searchcmd.RefreshRuns(context.WithoutCancel(ctx), f, []string{run.RunID()}); err != nil {
+		if err := searchcmd.RefreshRuns(context.WithoutCancel(ctx), f, []string{r.run.RunID()}); err != nil {
 			f.Logger().Warn("search index not created (twasm search builds it)", "err", err)
 		}
 	}
-	if opts.OTLP {
-		sendOTLP(context.WithoutCancel(ctx), opts, run.Recorder().Path(), attached)
+	if r.opts.OTLP {
+		sendOTLP(context.WithoutCancel(ctx), r.opts, r.run.Recorder().Path(), r.attached)
 	}
+	return stepErr, endErr
+}
 
+// outcome says what was recorded and returns the command's error, which
+// chooses the exit code: bad input, a recording that failed, the agent's
+// interruption or exit code, the agent's own failure.
+func (r *recording) outcome(stepErr, endErr error) error {
+	opts, f, ios, run, res := r.opts, r.f, r.f.IOStreams, r.run, r.res
 	var outcomeErr error
 	failed := recordingFailure(stepErr, endErr)
 	if res != nil {
@@ -443,7 +501,7 @@ func Run(ctx context.Context, opts *Options) (err error) {
 			fmt.Fprintf(ios.ErrOut, "redacted: %s\n", cmdutil.RedactedSummary(res.Redacted))
 		}
 		if opts.JSON {
-			if err := printSummary(ios.Out, run, opts.Path, res, silent); err != nil {
+			if err := printSummary(ios.Out, run, opts.Path, res, r.silent); err != nil {
 				return err
 			}
 		}
@@ -460,18 +518,18 @@ func Run(ctx context.Context, opts *Options) (err error) {
 			fmt.Fprintf(ios.ErrOut, "twasm: the step is recorded as failed in %s: its plugin did not load, so %s\n", run.Recorder().Path(), what)
 			return failed
 		}
-		reportFailure(ios.ErrOut, run, attached, isWriteFailure(stepErr), res)
+		reportFailure(ios.ErrOut, run, r.attached, isWriteFailure(stepErr), res)
 		return failed
 	}
 	if len(opts.Command) > 0 && res != nil {
-		if sig, ok := procRes.Signaled.(syscall.Signal); ok {
+		if sig, ok := r.procRes.Signaled.(syscall.Signal); ok {
 			// The user stopped the agent: whatever it exited with (a
 			// SIGPIPE it would have got if twasm had stopped reading, its
 			// own code), twasm reports the interruption, as a shell does.
-			return &InterruptedError{Signal: sig, AgentExit: procRes.ExitCode}
+			return &InterruptedError{Signal: sig, AgentExit: r.procRes.ExitCode}
 		}
-		if procRes.ExitCode != 0 {
-			return &ExitError{Code: procRes.ExitCode}
+		if r.procRes.ExitCode != 0 {
+			return &ExitError{Code: r.procRes.ExitCode}
 		}
 		return outcomeErr
 	}

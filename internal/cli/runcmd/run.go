@@ -196,6 +196,7 @@ func End(ctx context.Context, opts *EndOptions) error {
 	for _, r := range rep.Runs {
 		fmt.Fprintln(opts.F.IOStreams.Out, r)
 	}
+	cmdutil.WarnSkipped(opts.F.IOStreams.ErrOut, ref.Path, rep.Skipped)
 	return nil
 }
 

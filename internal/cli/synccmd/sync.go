@@ -40,6 +40,10 @@ type Options struct {
 	Indexed func(ctx context.Context, runIDs []string) error
 }
 
+// storesHelpMark stands in sync's Long for the list of the bundled
+// plugins' stores (storesHelp).
+const storesHelpMark = "<stores>"
+
 // NewCmdSync returns the sync command.
 func NewCmdSync(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
 	opts := &Options{F: f, Indexed: func(ctx context.Context, ids []string) error { return searchcmd.Refresh(ctx, f) }}
@@ -50,11 +54,7 @@ func NewCmdSync(f *cmdutil.Factory, runF func(context.Context, *Options) error) 
 dropped into a plugin directory (` + "`twasm doctor`" + ` lists them), and archives what
 is new in them, one run per session. The bundled plugins read:
 
-  claude   $CLAUDE_CONFIG_DIR or ~/.claude: projects/**/*.jsonl
-  codex    $CODEX_HOME or ~/.codex: sessions/ and archived_sessions/ (rollout-*.jsonl)
-  gemini   $GEMINI_CLI_HOME/.gemini or ~/.gemini: tmp/*/chats/session-*.{json,jsonl}
-  copilot  $COPILOT_HOME or ~/.copilot (before 1.0: $XDG_STATE_HOME/.copilot): session-state/*/events.jsonl
-
+` + storesHelpMark + `
 plus the stores of the config file (--config, default
 $XDG_CONFIG_HOME/twasm/sync.json), for directories no plugin knows:
 
@@ -98,6 +98,13 @@ failed or was not understood (the others are archived).`,
 			return Run(cmd.Context(), opts)
 		},
 	}
+	// The list of stores is made when help is shown, not each time the
+	// command is built.
+	help := cmd.HelpFunc()
+	cmd.SetHelpFunc(func(c *cobra.Command, args []string) {
+		c.Long = strings.Replace(c.Long, storesHelpMark+"\n", storesHelp(runtime.GOOS), 1)
+		help(c, args)
+	})
 	fl := cmd.Flags()
 	fl.StringSliceVar(&opts.Providers, "provider", nil, "only these providers (repeatable or comma-separated)")
 	fl.StringVar(&opts.Since, "since", "", "only session files modified since: an age (7d, 12h), a date (2026-11-01, 20261101) or today, yesterday")

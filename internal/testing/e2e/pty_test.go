@@ -3,6 +3,7 @@ package e2e
 import (
 	"os"
 	"os/exec"
+	"slices"
 	"strconv"
 	"strings"
 	"syscall"
@@ -126,7 +127,9 @@ func TestRecordFromTerminal(t *testing.T) {
 			if !strings.Contains(p.errOut.String(), "reading") || !strings.Contains(p.errOut.String(), "Ctrl-C") {
 				t.Errorf("notice: %s", p.errOut)
 			}
-			keys, code := append(in, 4), 0
+			// A copy: the parallel subtests share in, and append could
+			// write into its spare capacity from both.
+			keys, code := append(slices.Clip(in), 4), 0
 			if key == "ctrl-c" {
 				keys, code = []byte{3}, 130
 			}

@@ -1,0 +1,114 @@
+package renormalize
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/cli/importcmd"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
+)
+
+// The flag layer.
+func TestNewCmdRenormalize(t *testing.T) {
+	tests := []struct {
+		argv    string
+		wantErr string
+		want    Options
+	}{
+		{argv: "abc", want: Options{Run: "abc"}},
+		{argv: "--json --redact abc", want: Options{Run: "abc", JSON: true, Redact: true}},
+		{argv: "", wantErr: "RUN"},
+		{argv: "a b", wantErr: "RUN"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.argv, func(t *testing.T) {
+			e := cmdtest.New(t)
+			var got *Options
+			err := cmdtest.Parse(NewCmdRenormalize(e.F, func(_ context.Context, o *Options) error { got = o; return nil }), tc.argv)
+			if tc.wantErr != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.wantErr) {
+					t.Fatalf("err = %v, want %q", err, tc.wantErr)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.Run != tc.want.Run || got.JSON != tc.want.JSON || got.Redact != tc.want.Redact {
+				t.Errorf("options %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// The run layer: an imported Claude session renormalized with the same
+// plugin gives a new run, named after the original, whose agent step has
+// the same status and unmapped counts; the original is unchanged.
+func TestRunRenormalize(t *testing.T) {
+	e := cmdtest.New(t)
+	src, err := os.ReadFile("../../../testdata/captures/claude/agentcmd_session_log_v2.0.26_plan_rejected.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), "s.jsonl")
+	if err := os.WriteFile(file, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	imp := importcmd.NewCmdImport(e.F, nil)
+	imp.SetArgs([]string{"--provider", "claude", "--json", file})
+	imp.SetErr(e.ErrOut)
+	if err := imp.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("import: %v\n%s", err, e.ErrOut)
+	}
+	orig := cmdtest.JSONLines[importcmd.Imported](t, e.Out.Bytes())[0]
+	before, err := os.ReadFile(orig.Transcript)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e.Out.Reset()
+	cmd := NewCmdRenormalize(e.F, nil)
+	cmd.SetArgs([]string{"--json", orig.RunID})
+	cmd.SetErr(e.ErrOut)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("renormalize: %v\n%s", err, e.ErrOut)
+	}
+	var sum Summary
+	if err := json.Unmarshal(e.Out.Bytes(), &sum); err != nil {
+		t.Fatalf("--json: %v\n%s", err, e.Out)
+	}
+	if sum.Original != orig.RunID || sum.New == "" || sum.New == orig.RunID || len(sum.Problems) != 0 {
+		t.Fatalf("summary %+v", sum)
+	}
+	agents := 0
+	for _, s := range sum.Steps {
+		if s.Renormalized {
+			agents++
+			if a, b := json.RawMessage(mustJSON(t, s.Old)), json.RawMessage(mustJSON(t, s.New)); string(a) != string(b) {
+				t.Errorf("step %s: old %s, new %s: the same plugin gave another outcome", s.Path, a, b)
+			}
+		}
+	}
+	if agents != 1 {
+		t.Errorf("%d agent steps renormalized, want 1: %+v", agents, sum.Steps)
+	}
+	tr, err := os.ReadFile(sum.Transcript)
+	if err != nil || !strings.Contains(string(tr), `"`+FieldFrom+`":"`+orig.RunID+`"`) {
+		t.Errorf("new transcript %s does not name its original (%v)", sum.Transcript, err)
+	}
+	if after, _ := os.ReadFile(orig.Transcript); string(after) != string(before) {
+		t.Error("renormalize changed the original transcript")
+	}
+}
+
+func mustJSON(t *testing.T, v any) []byte {
+	t.Helper()
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
