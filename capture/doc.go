@@ -43,6 +43,12 @@
 //   - With a Mask, no unmasked byte reaches the disk: raw capture,
 //     stderr capture and events all see masked lines only. Masking works
 //     on whole lines so a secret split across reads is still found.
+//   - The raw capture never lags the transcript: with [Options].Split
+//     (a secret split across streamed deltas) lines are held back only
+//     while a later one may join them, and the lines an event comes from
+//     are written before the event (the sink is a normalize.RawSink), so
+//     a capture killed at any point leaves a raw capture holding every
+//     line its transcript's events were made of.
 //   - A session that grew is archived as a further step of the same run
 //     ([Options.ContinueRaw]): the new bytes extend the run's existing raw
 //     capture, whose RawRef then covers the whole file, and [Agent.Replay]
