@@ -80,6 +80,13 @@ type Options struct {
 	// drop it. An archive uses it to leave out what an earlier part of
 	// the same session already holds.
 	Filter func(ev *transcript.Event) *transcript.Event
+	// Supersede maps a sub-agent's run name (the path segment its
+	// sub-run gets) to the id of a child run of an interrupted step that
+	// held the same sub-agent: the sub-run made for it now replaces that
+	// one (lifecycle.SubRunOptions.Supersedes), which holds the sub-agent
+	// too, so that readers across runs find it once. An archive that
+	// continues a session after a killed part sets it.
+	Supersede map[string]string
 }
 
 // LineSplitMasker masks secrets split across lines (redact.Stream).
@@ -193,7 +200,7 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		a.dropRaw()
 		return nil, fmt.Errorf("capture: plugin %s: %w", opts.Plugin.Identity().Name, err)
 	}
-	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter}
+	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter, supersede: opts.Supersede}
 	a.sink.raw = a.releaseRaw
 	a.stream, err = normalize.NewStream(ctx, a.inst, a.sink, normalize.Options{
 		Provider: opts.Provider, Format: opts.Format, Now: opts.Now, Logger: opts.Logger,
@@ -641,6 +648,8 @@ type sink struct {
 	step   *lifecycle.Step
 	subs   map[string]*lifecycle.Run
 	names  map[string]bool
+	// supersede: Options.Supersede.
+	supersede map[string]string
 }
 
 // Emit writes the events of one plugin call that are ready together: the
@@ -703,7 +712,7 @@ func (s *sink) OpenScope(ctx context.Context, sc normalize.Scope) error {
 	if r := []rune(title); len(r) > 200 {
 		title = string(r[:199]) + "…"
 	}
-	sub, err := s.step.SubRun(ctx, name, lifecycle.SubRunOptions{Title: title})
+	sub, err := s.step.SubRun(ctx, name, lifecycle.SubRunOptions{Title: title, Supersedes: s.supersede[name]})
 	if err != nil {
 		return fmt.Errorf("capture: sub-agent %s: %w", sc.ID, err)
 	}

@@ -79,7 +79,10 @@
 //     the plugin said nothing about are reported ([Result]).
 //   - Sub-agents become child runs of the step (lifecycle.Step.SubRun): a
 //     step.call_workflow.* pair with child_run_id in the parent and
-//     parent_run_id on every child line.
+//     parent_run_id on every child line. A sub-agent whose name
+//     [Options].Supersede maps to an earlier child run (of a step that
+//     was interrupted) gets a child run that supersedes it
+//     (lifecycle.SubRunOptions.Supersedes).
 //
 // # Concurrency
 //

@@ -46,6 +46,9 @@ type linePayload struct {
 	// Source is run.started's "source": the run archives an agent
 	// session (package archive).
 	Source json.RawMessage `json:"source"`
+	// Supersedes (a step.call_workflow.started's) names a run
+	// superseded by the link's child (lifecycle.SupersedesField).
+	Supersedes string `json:"supersedes"`
 }
 
 type lineBlock struct {

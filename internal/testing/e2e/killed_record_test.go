@@ -116,17 +116,8 @@ func TestKilledRecordRedactRaw(t *testing.T) {
 
 	// What the transcript acknowledged: every event and the raw line it
 	// names.
-	f, err := os.Open(tr)
-	if err != nil {
-		t.Fatal(err)
-	}
-	evs, _, err := transcript.ReadAll(f)
-	f.Close()
-	if err != nil {
-		t.Fatal(err)
-	}
 	maxLine := 0
-	for _, ev := range evs {
+	for _, ev := range readRun(t, tr) {
 		switch p := ev.Payload.(type) {
 		case *transcript.MessagePayload:
 			maxLine = max(maxLine, p.RawLine)
