@@ -453,6 +453,12 @@ type SubRunOptions struct {
 // naming the child run its child replaces ([SubRunOptions].Supersedes).
 const SupersedesField = "supersedes"
 
+// SupersededByField is the field of a run.completed payload naming the
+// run that holds again what the ended run holds (an interrupted archive
+// of a session that was archived whole in another run): readers that
+// count or search across runs leave the ended run out.
+const SupersededByField = "superseded_by"
+
 // configure returns the one StepOptions a step method was given, or the
 // defaults.
 func configure(opts []StepOptions) StepOptions {

@@ -214,7 +214,10 @@
 // step.call_workflow.started names it (lifecycle.SupersedesField; the
 // sub-runs are matched by name, capture.Options.Supersede). So each
 // sub-agent has one sub-run that is not superseded, and the index, which
-// leaves superseded runs out of searches, finds its messages once.
+// leaves superseded runs out of searches, finds its messages once. A run
+// ended because its session is archived in another run (the orphans
+// above) says so in its run.completed (lifecycle.SupersededByField),
+// and the index leaves it, and its sub-runs, out too.
 //
 // # Threat model
 //

@@ -428,6 +428,33 @@ func searchCounts(t *testing.T, root string, evs []*transcript.Event) map[string
 	return out
 }
 
+// searchRuns is, per run, how many hits search finds for the phrases of
+// evs in root's index.
+func searchRuns(t *testing.T, root string, evs []*transcript.Event) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	searchHits(t, root, evs, func(_ string, hits []index.Hit) {
+		for _, h := range hits {
+			out[h.RunID]++
+		}
+	})
+	return out
+}
+
+// wholeOnly is a copy of root's transcripts without run id's.
+func wholeOnly(t *testing.T, root, id string) string {
+	t.Helper()
+	cp := t.TempDir()
+	st := storageState{}
+	for rel, b := range snapshot(t, root) {
+		if strings.HasPrefix(rel, "transcripts") && !strings.Contains(rel, id) {
+			st[rel] = b
+		}
+	}
+	st.restore(t, cp)
+	return cp
+}
+
 func itoa(n int) string {
 	b, _ := json.Marshal(n)
 	return string(b)
@@ -554,6 +581,12 @@ func TestLegacyOrphanEnded(t *testing.T) {
 	require.Equal(t, transcript.RunCompleted, last.Type)
 	assert.Equal(t, transcript.StatusCancelled, last.Step().Status)
 	assert.Equal(t, wholeBefore, snapshot(t, r)[filepath.Join("transcripts", whole.RunID+".jsonl")])
+	assert.Contains(t, string(last.Step().Extra[lifecycle.SupersededByField]), whole.RunID, "its end names the run that supersedes it")
+	// Search finds what the orphan holds once, in the run that holds the
+	// session, as if there were no orphan; before, the orphan's messages
+	// were found a second time.
+	assert.Equal(t, searchCounts(t, wholeOnly(t, r, o.RunID), evs), searchCounts(t, r, evs), "each message found once")
+	assert.Empty(t, searchRuns(t, r, evs)[o.RunID], "nothing found in the superseded orphan")
 
 	// Once per storage: another orphan put there later is not looked for.
 	for rel, content := range orphan {

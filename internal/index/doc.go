@@ -18,7 +18,9 @@
 // out of searches with its sub-runs, so that each thing said is found
 // once: a sub-agent's run of an interrupted step archived again (the new
 // link's step.call_workflow.started names it,
-// lifecycle.SupersedesField). The runs stay (ls, view, tree show them
+// lifecycle.SupersedesField), an interrupted archive of a session
+// archived whole in another run (its run.completed names that run,
+// lifecycle.SupersededByField). The runs stay (ls, view, tree show them
 // as they are); the superseded table notes what each transcript said.
 //
 // Beside the search documents, a derived table caches what a command

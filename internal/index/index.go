@@ -68,8 +68,9 @@ CREATE TABLE docs(
 CREATE INDEX docs_run ON docs(run_id);
 CREATE INDEX docs_call ON docs(run_id, call_id) WHERE call_id != '';
 -- superseded: runs whose content another run holds again (a sub-agent's
--- run of an interrupted step archived again), as src's transcript says
--- (lifecycle.SupersedesField): search
+-- run of an interrupted step archived again, an interrupted archive of a
+-- session archived whole elsewhere), as src's transcript says
+-- (lifecycle.SupersedesField, lifecycle.SupersededByField): search
 -- leaves them and their sub-runs out.
 CREATE TABLE superseded(run_id TEXT NOT NULL, by_run TEXT NOT NULL, src TEXT NOT NULL);
 CREATE INDEX superseded_src ON superseded(src);

@@ -488,6 +488,9 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 		r.session = len(p.Source) > 0 && string(p.Source) != "null"
 	case transcript.RunCompleted:
 		r.final, r.errText, r.ended = cmp.Or(p.Status, transcript.StatusOK), p.Error, ts
+		if err := w.superseded(ctx, r.id, p.SupersededBy); err != nil {
+			return err
+		}
 		return add("error", "", "", p.Error)
 	case transcript.StepStarted, transcript.StepCallWorkflowStarted:
 		r.openSteps++

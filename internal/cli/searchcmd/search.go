@@ -58,7 +58,8 @@ found again in other places (the same instructions in every session) is
 shown once, with how many more there are (--every lists each). A run that
 another holds again is left out, with its sub-runs: the sub-agents' runs of
 an archive a killed sync or import left unfinished, which the next one
-archived again. Exit 1 when nothing matches, as grep does.`,
+archived again, and such an archive of a session that is archived whole in
+another run. Exit 1 when nothing matches, as grep does.`,
 		Example: `  twasm search "permission denied"
   twasm search --tool Bash --status error pytest
   twasm search --tool Bash --status error --since yesterday
