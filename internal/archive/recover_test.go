@@ -21,6 +21,7 @@ import (
 
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/index"
+	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
@@ -307,6 +308,8 @@ func recoverInterrupted(t *testing.T, provider, fix string, split int, imp, reda
 						all = append(all, readRun(t, root, id).events...)
 					}
 					assert.Equal(t, searchCounts(t, root, all), searchCounts(t, r, all), "search finds each message once")
+					assert.Equal(t, subRunUsage(t, root), subRunUsage(t, r), "stats count the sub-agents' tokens once")
+					assert.Equal(t, treeTotals(t, root, runID), treeTotals(t, r, id), "the run's totals (view, tree) count each sub-agent once")
 				}
 				require.NoError(t, b.Close())
 
@@ -439,6 +442,32 @@ func searchRuns(t *testing.T, root string, evs []*transcript.Event) map[string]i
 		}
 	})
 	return out
+}
+
+// subRunUsage is the usage stats count in the sub-agents' runs (and in
+// any run without an agent step result) of root, every run added in the
+// order of its file name.
+func subRunUsage(t *testing.T, root string) *transcript.Usage {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(root, "transcripts", "*.jsonl"))
+	require.NoError(t, err)
+	st := views.NewStats()
+	for _, p := range paths {
+		run, err := views.LoadFile(p)
+		require.NoError(t, err)
+		st.Add(run)
+	}
+	return st.SubRunUsage
+}
+
+// treeTotals are the totals of run id's tree (its sub-runs included), as
+// view and tree show them.
+func treeTotals(t *testing.T, root, id string) views.Totals {
+	t.Helper()
+	l := views.Loader{Dir: filepath.Join(root, "transcripts")}
+	run, err := l.Load(id)
+	require.NoError(t, err)
+	return views.BuildTree(l, run).Totals()
 }
 
 // wholeOnly is a copy of root's transcripts without run id's.
@@ -587,6 +616,7 @@ func TestLegacyOrphanEnded(t *testing.T) {
 	// were found a second time.
 	assert.Equal(t, searchCounts(t, wholeOnly(t, r, o.RunID), evs), searchCounts(t, r, evs), "each message found once")
 	assert.Empty(t, searchRuns(t, r, evs)[o.RunID], "nothing found in the superseded orphan")
+	assert.Equal(t, subRunUsage(t, wholeOnly(t, r, o.RunID)), subRunUsage(t, r), "stats count the orphan's tokens once")
 
 	// Once per storage: another orphan put there later is not looked for.
 	for rel, content := range orphan {

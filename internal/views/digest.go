@@ -52,6 +52,13 @@ type RunCounts struct {
 	// SubRunUsage is the usage of a run with no agent step result (a
 	// sub-agent's run), from its messages (RunUsage); nil otherwise.
 	SubRunUsage *transcript.Usage `json:"sub_run_usage,omitempty"`
+	// Supersedes are the child runs the run's links say a later child
+	// replaces (lifecycle.SupersedesField); SupersededBy the run its end
+	// says holds again what it holds (lifecycle.SupersededByField). The
+	// usage of a superseded run is not counted: its tokens are counted in
+	// the run that supersedes it.
+	Supersedes   []string `json:"supersedes,omitempty"`
+	SupersededBy string   `json:"superseded_by,omitempty"`
 }
 
 // AgentCounts is what one agent step adds to Stats.

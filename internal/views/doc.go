@@ -49,7 +49,10 @@
 //     tokens (RunNode.Usage, SubRuns, Totals). A sub-agent's run has no
 //     agent step: its usage is its messages' (RunUsage), which is not in
 //     the usage of the step that started it (spec §6.10); stats counts
-//     it apart (Stats.SubRunUsage).
+//     it apart (Stats.SubRunUsage), leaving out a run another supersedes
+//     (holding its messages again: the sub-agents of an interrupted
+//     archive, lifecycle.SupersedesField and SupersededByField), so
+//     that every token is counted once.
 //
 // Kept from twasm's own view rather than the others: markdown that is
 // safe to paste (fences longer than any backtick run in the text), the

@@ -18,7 +18,7 @@ import (
 // build (its version and the executable's size and time), so that a new
 // twasm reads every run once rather than trust what an older one derived.
 func digestKind() string {
-	k := "views.RunDigest/1/" + build.Version
+	k := "views.RunDigest/2/" + build.Version
 	if exe, err := os.Executable(); err == nil {
 		if st, err := os.Stat(exe); err == nil {
 			k += "/" + strconv.FormatInt(st.Size(), 10) + "-" + strconv.FormatInt(st.ModTime().UnixNano(), 10)
