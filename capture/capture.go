@@ -52,10 +52,13 @@ type Options struct {
 	// Split, when set with Mask, masks the raw capture instead of Mask,
 	// also finding the secrets that streaming split across lines
 	// (redact.Stream): each line as it came goes through it, and the raw
-	// capture gets the masked lines it returns, in order; Finish writes
-	// what it still holds. The plugin reads the lines Mask masked as they
-	// come (the events it makes hold the joined text, which the
-	// recorder's mask sees whole).
+	// capture gets the masked lines it returns, in order. It holds back
+	// only lines a later one may join; before an event (or a sub-agent's
+	// run) made of a held line is written, that line and those before it
+	// are released and written (Release), and Finish writes what it
+	// still holds: the raw capture never lags the transcript. The plugin
+	// reads the lines Mask masked as they come (the events it makes hold
+	// the joined text, which the recorder's mask sees whole).
 	Split LineSplitMasker
 	// Masked, when set with Mask, says how many secrets Mask has masked so
 	// far, by kind; the step result's redacted counts are its answer when
@@ -77,6 +80,13 @@ type Options struct {
 	// drop it. An archive uses it to leave out what an earlier part of
 	// the same session already holds.
 	Filter func(ev *transcript.Event) *transcript.Event
+	// Supersede maps a sub-agent's run name (the path segment its
+	// sub-run gets) to the id of a child run of an interrupted step that
+	// held the same sub-agent: the sub-run made for it now replaces that
+	// one (lifecycle.SubRunOptions.Supersedes), which holds the sub-agent
+	// too, so that readers across runs find it once. An archive that
+	// continues a session after a killed part sets it.
+	Supersede map[string]string
 }
 
 // LineSplitMasker masks secrets split across lines (redact.Stream).
@@ -84,6 +94,9 @@ type LineSplitMasker interface {
 	// Push takes the next line as it came and returns the masked lines
 	// ready to be written, oldest first.
 	Push(line []byte) [][]byte
+	// Release returns the oldest n lines held (all when it holds
+	// fewer), masked with what it knows now.
+	Release(n int) [][]byte
 	// Flush returns every line still held.
 	Flush() [][]byte
 }
@@ -102,6 +115,9 @@ type Agent struct {
 	rawHash hash.Hash
 	rawN    int64
 	pending []byte // masked mode: an incomplete line
+	// heldFrom is the stream's number of the oldest line Split holds
+	// back, held how many it holds (see releaseRaw).
+	heldFrom, held int
 	// lineLen is how many bytes were fed since the last line end: more
 	// than MaxLineBytes stops the capture (ErrNoLineEnd).
 	lineLen int64
@@ -184,7 +200,8 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		a.dropRaw()
 		return nil, fmt.Errorf("capture: plugin %s: %w", opts.Plugin.Identity().Name, err)
 	}
-	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter}
+	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter, supersede: opts.Supersede}
+	a.sink.raw = a.releaseRaw
 	a.stream, err = normalize.NewStream(ctx, a.inst, a.sink, normalize.Options{
 		Provider: opts.Provider, Format: opts.Format, Now: opts.Now, Logger: opts.Logger,
 	})
@@ -335,12 +352,35 @@ func (a *Agent) feedLine(ctx context.Context, line []byte) error {
 		return a.feed(ctx, masked)
 	}
 	a.fed = true
-	for _, l := range a.opts.Split.Push(bytes.Clone(line)) {
+	if a.held == 0 {
+		a.heldFrom = a.stream.Lines() + 1
+	}
+	a.held++
+	if err := a.writeHeld(a.opts.Split.Push(bytes.Clone(line))); err != nil {
+		return err
+	}
+	return a.stream.Feed(ctx, masked)
+}
+
+// writeHeld writes lines Split released, the oldest it held.
+func (a *Agent) writeHeld(lines [][]byte) error {
+	for _, l := range lines {
 		if err := a.writeRaw(l); err != nil {
 			return err
 		}
+		a.held--
+		a.heldFrom++
 	}
-	return a.stream.Feed(ctx, masked)
+	return nil
+}
+
+// releaseRaw writes the lines Split holds back up to the stream's line
+// upto, which an event about to be written comes from.
+func (a *Agent) releaseRaw(upto int) error {
+	if a.opts.Split == nil || a.held == 0 || upto < a.heldFrom {
+		return nil
+	}
+	return a.writeHeld(a.opts.Split.Release(min(upto-a.heldFrom+1, a.held)))
 }
 
 func (a *Agent) feed(ctx context.Context, p []byte) error {
@@ -508,12 +548,7 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 		a.pending = nil
 	}
 	if a.opts.Split != nil && a.opts.Mask != nil {
-		for _, l := range a.opts.Split.Flush() {
-			if err := a.writeRaw(l); err != nil {
-				errs = append(errs, err)
-				break
-			}
-		}
+		errs = append(errs, a.writeHeld(a.opts.Split.Flush()))
 	}
 	a.finished = true
 	if exitCode != nil {
@@ -605,12 +640,16 @@ func (a *Agent) closeInstance() error { return normalize.Close(a.inst) }
 // sink writes the stream's events into the step, and sub-agent scopes into
 // child runs of the step.
 type sink struct {
-	mute   bool // replaying: drop everything
+	mute bool // replaying: drop everything
+	// raw writes the raw lines held back up to a line (Agent.releaseRaw).
+	raw    func(upto int) error
 	filter func(*transcript.Event) *transcript.Event
 	kept   []*transcript.Event // the events filter kept, reused
 	step   *lifecycle.Step
 	subs   map[string]*lifecycle.Run
 	names  map[string]bool
+	// supersede: Options.Supersede.
+	supersede map[string]string
 }
 
 // Emit writes the events of one plugin call that are ready together: the
@@ -644,6 +683,15 @@ func (s *sink) Emit(ctx context.Context, scope string, evs []*transcript.Event) 
 	return record(ctx, sub.Root(), evs)
 }
 
+// RawLines writes the raw lines held back up to upto before what comes
+// from them is written (normalize.RawSink).
+func (s *sink) RawLines(_ context.Context, upto int) error {
+	if s.mute || s.raw == nil {
+		return nil
+	}
+	return s.raw(upto)
+}
+
 // record writes evs into step: one event with Record, more with
 // RecordBatch (one lock and one write).
 func record(ctx context.Context, step *lifecycle.Step, evs []*transcript.Event) error {
@@ -664,7 +712,7 @@ func (s *sink) OpenScope(ctx context.Context, sc normalize.Scope) error {
 	if r := []rune(title); len(r) > 200 {
 		title = string(r[:199]) + "…"
 	}
-	sub, err := s.step.SubRun(ctx, name, lifecycle.SubRunOptions{Title: title})
+	sub, err := s.step.SubRun(ctx, name, lifecycle.SubRunOptions{Title: title, Supersedes: s.supersede[name]})
 	if err != nil {
 		return fmt.Errorf("capture: sub-agent %s: %w", sc.ID, err)
 	}

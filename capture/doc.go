@@ -43,6 +43,12 @@
 //   - With a Mask, no unmasked byte reaches the disk: raw capture,
 //     stderr capture and events all see masked lines only. Masking works
 //     on whole lines so a secret split across reads is still found.
+//   - The raw capture never lags the transcript: with [Options].Split
+//     (a secret split across streamed deltas) lines are held back only
+//     while a later one may join them, and the lines an event comes from
+//     are written before the event (the sink is a normalize.RawSink), so
+//     a capture killed at any point leaves a raw capture holding every
+//     line its transcript's events were made of.
 //   - A session that grew is archived as a further step of the same run
 //     ([Options.ContinueRaw]): the new bytes extend the run's existing raw
 //     capture, whose RawRef then covers the whole file, and [Agent.Replay]
@@ -73,7 +79,10 @@
 //     the plugin said nothing about are reported ([Result]).
 //   - Sub-agents become child runs of the step (lifecycle.Step.SubRun): a
 //     step.call_workflow.* pair with child_run_id in the parent and
-//     parent_run_id on every child line.
+//     parent_run_id on every child line. A sub-agent whose name
+//     [Options].Supersede maps to an earlier child run (of a step that
+//     was interrupted) gets a child run that supersedes it
+//     (lifecycle.SubRunOptions.Supersedes).
 //
 // # Concurrency
 //

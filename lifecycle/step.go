@@ -400,7 +400,8 @@ func (s *Step) SubRun(ctx context.Context, name string, opts ...SubRunOptions) (
 	if !validName(name) {
 		return nil, fmt.Errorf("%w: sub-run name %q must be one non-empty path segment (no '.', no whitespace)", ErrInvalidName, name)
 	}
-	title := oneopt.Get("lifecycle.Step.SubRun", opts).Title
+	o := oneopt.Get("lifecycle.Step.SubRun", opts)
+	title := o.Title
 	if title == "" {
 		title = name
 	}
@@ -409,9 +410,17 @@ func (s *Step) SubRun(ctx context.Context, name string, opts ...SubRunOptions) (
 		kind: transcript.KindCallWorkflow, iteration: s.iteration, inLoop: s.inLoop,
 		childID: runid.New(),
 	}
+	pl := &transcript.StepPayload{Name: title, Kind: node.kind}
+	if o.Supersedes != "" {
+		if err := runid.Valid(o.Supersedes); err != nil {
+			return nil, fmt.Errorf("lifecycle: sub-run %s supersedes %q: %w", name, o.Supersedes, err)
+		}
+		b, _ := json.Marshal(o.Supersedes)
+		pl.Extra = map[string]json.RawMessage{SupersedesField: b}
+	}
 	ev := &transcript.Event{
 		Type: transcript.StepCallWorkflowStarted, ChildRunID: node.childID, Path: node.path, Iteration: node.iteration,
-		Payload: &transcript.StepPayload{Name: title, Kind: node.kind},
+		Payload: pl,
 	}
 	if err := s.emit(context.WithoutCancel(ctx), ev); err != nil {
 		return nil, fmt.Errorf("lifecycle: start sub-run %s: %w", node.path, err)
@@ -431,7 +440,24 @@ type SubRunOptions struct {
 	// Title names the link step and the child run for people (one line,
 	// any characters); empty: the path segment.
 	Title string
+	// Supersedes, when set, is the id of an earlier child run that this
+	// one replaces: it holds again what that one held (the sub-agent of
+	// a step that was interrupted and is archived again). The link's
+	// step.call_workflow.started says so ([SupersedesField]); readers
+	// that count or search across runs (the index) leave the superseded
+	// run out, which stays as it is.
+	Supersedes string
 }
+
+// SupersedesField is the field of a step.call_workflow.started payload
+// naming the child run its child replaces ([SubRunOptions].Supersedes).
+const SupersedesField = "supersedes"
+
+// SupersededByField is the field of a run.completed payload naming the
+// run that holds again what the ended run holds (an interrupted archive
+// of a session that was archived whole in another run): readers that
+// count or search across runs leave the ended run out.
+const SupersededByField = "superseded_by"
 
 // configure returns the one StepOptions a step method was given, or the
 // defaults.

@@ -2,12 +2,14 @@ package archive
 
 import (
 	"encoding/json"
+	"maps"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 
 	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -45,6 +47,12 @@ type archived struct {
 	// (--redact) before it is compared.
 	skip, pending []string
 	mask          func(*transcript.Event)
+	// subs are the sub-runs of those steps by name (the last segment of
+	// their path) and id: the part that archives the same bytes again
+	// makes each sub-agent's run again, whole, and its new sub-run
+	// supersedes the old one (capture.Options.Supersede). pendingSubs
+	// collects them while the run is read.
+	subs, pendingSubs map[string]string
 }
 
 // messageSum is the content of a message without an id: its type, role
@@ -119,6 +127,14 @@ func (s *archived) add(root, runID string) error {
 		case transcript.StepCompleted:
 			if p := ev.Step(); p != nil && p.Status != transcript.StatusCancelled {
 				s.pending = s.pending[:0] // a completed part holds them
+				clear(s.pendingSubs)
+			}
+		case transcript.StepCallWorkflowStarted:
+			if runid.Valid(ev.ChildRunID) == nil {
+				if s.pendingSubs == nil {
+					s.pendingSubs = map[string]string{}
+				}
+				s.pendingSubs[ev.Path[strings.LastIndexByte(ev.Path, '.')+1:]] = ev.ChildRunID
 			}
 		case transcript.MessageUser, transcript.MessageAssistant:
 			if m := ev.Message(); m != nil && m.ID == "" {
@@ -127,6 +143,9 @@ func (s *archived) add(root, runID string) error {
 		}
 	}
 	s.skip = slices.Clone(s.pending)
+	if len(s.pendingSubs) > 0 {
+		s.subs = maps.Clone(s.pendingSubs)
+	}
 	return r.Err()
 }
 

@@ -209,9 +209,15 @@
 // every part for it fails with [ErrInterrupted], naming it.
 //
 // The sub-runs of a cancelled step (a sub-agent's messages) are ended as
-// cancelled and kept; the new part's sub-runs hold the sub-agents again,
-// whole, so a sub-agent whose archive was interrupted is held twice, in
-// the cancelled sub-run and the new one.
+// cancelled and kept; the new part makes each sub-agent's run again,
+// whole, and that run supersedes the cancelled one: the new link's
+// step.call_workflow.started names it (lifecycle.SupersedesField; the
+// sub-runs are matched by name, capture.Options.Supersede). So each
+// sub-agent has one sub-run that is not superseded, and the index, which
+// leaves superseded runs out of searches, finds its messages once. A run
+// ended because its session is archived in another run (the orphans
+// above) says so in its run.completed (lifecycle.SupersededByField),
+// and the index leaves it, and its sub-runs, out too.
 //
 // # Threat model
 //

@@ -164,7 +164,11 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 		case o.Reason != "":
 			why += " (" + o.Action + ": " + o.Reason + ")"
 		}
-		if err := b.endCancelled(ctx, cur, why); err != nil {
+		by := ""
+		if o.RunID != "" && o.RunID != e.RunID {
+			by = o.RunID
+		}
+		if err := b.endCancelled(ctx, cur, why, by); err != nil {
 			return fail(err)
 		}
 		notes = append(notes, "ended as cancelled: "+why)
@@ -279,10 +283,13 @@ func (a *Archiver) settleOptions(e Entry) lifecycle.RunOptions {
 }
 
 // endCancelled ends a run that holds no part of its session, as
-// cancelled, and records it closed.
-func (a *Archiver) endCancelled(ctx context.Context, e *Entry, why string) error {
+// cancelled, and records it closed. by, when set, is the run that holds
+// the session: the run's end says it is superseded by it, so that the
+// index leaves out what it holds (a part of the session, which by holds
+// whole).
+func (a *Archiver) endCancelled(ctx context.Context, e *Entry, why, by string) error {
 	cause := fmt.Errorf("%w: archive interrupted: %s", context.Canceled, why)
-	err := runctl.End(ctx, a.opts.Store, e.RunID, cause, runctl.EndOptions{CancelOpen: true, RunOptions: a.settleOptions(*e)})
+	err := runctl.End(ctx, a.opts.Store, e.RunID, cause, runctl.EndOptions{CancelOpen: true, RunOptions: a.settleOptions(*e), SupersededBy: by})
 	if err != nil && !errors.Is(err, recorder.ErrRunFinished) {
 		return fmt.Errorf("end run: %w", err)
 	}

@@ -20,6 +20,9 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/index"
+	"github.com/twasm/twasm/internal/views"
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -66,8 +69,30 @@ func killedAt(t *testing.T, before, after storageState, runID string, lines int,
 		st[rel] = b
 	}
 	tr := filepath.Join("transcripts", runID+".jsonl")
+	// The sub-runs the kept lines link to: started (the link begun), and
+	// ended (the link completed).
+	started, ended := map[string]bool{}, map[string]bool{}
+	if lines > 0 {
+		for _, l := range bytes.SplitAfter(after[tr], []byte("\n"))[:lines] {
+			var ev struct {
+				Type  string `json:"type"`
+				Child string `json:"child_run_id"`
+			}
+			if json.Unmarshal(l, &ev) == nil && ev.Child != "" {
+				started[ev.Child] = started[ev.Child] || ev.Type == string(transcript.StepCallWorkflowStarted)
+				ended[ev.Child] = ended[ev.Child] || ev.Type == string(transcript.StepCallWorkflowCompleted)
+			}
+		}
+	}
 	for rel, b := range after {
+		child := strings.TrimSuffix(strings.TrimPrefix(rel, "transcripts"+string(filepath.Separator)), ".jsonl")
 		switch {
+		case rel != tr && strings.HasPrefix(rel, "transcripts") && before[rel] == nil && !started[child]:
+			// a sub-run of the part begun after the kill
+		case rel != tr && strings.HasPrefix(rel, "transcripts") && before[rel] == nil && !ended[child]:
+			// a sub-run of the part still being written: its first half
+			ls := bytes.SplitAfter(b, []byte("\n"))
+			st[rel] = bytes.Join(ls[:max(1, len(ls)/2)], nil)
 		case rel == tr:
 			ls := bytes.SplitAfter(b, []byte("\n"))
 			if lines == 0 {
@@ -160,6 +185,8 @@ func TestRecoverInterruptedPart(t *testing.T) {
 		{name: "codex second part", provider: "codex", fixture: "codex/agentcmd_rollout_v0.40_vscode_session.jsonl", split: 90},
 		{name: "codex import", provider: "codex", fixture: "codex/agentcmd_rollout_v0.40_vscode_session.jsonl", imp: true},
 		{name: "claude import", provider: "claude", fixture: "claude/agentcmd_session_log_ansi_tool_error.jsonl", imp: true},
+		{name: "claude sub-agents first part", provider: "claude", fixture: "testdata/captures/claude/spotter_session_log_v2.1.38_agent_progress.jsonl"},
+		{name: "claude sub-agents second part", provider: "claude", fixture: "testdata/captures/claude/spotter_session_log_v2.1.38_agent_progress.jsonl", split: 30},
 	} {
 		t.Run(tc.name, func(t *testing.T) { recoverInterrupted(t, tc.provider, tc.fixture, tc.split, tc.imp, tc.redact) })
 	}
@@ -269,6 +296,25 @@ func recoverInterrupted(t *testing.T, provider, fix string, split int, imp, reda
 					}
 				}
 				assert.Zero(t, open, "no step left open")
+				// Each sub-agent once: one sub-run of the run for each
+				// of a clean run, holding its messages, beside the
+				// superseded sub-runs of the cancelled step.
+				if subs := subRunMessages(t, root, clean.events); len(subs) > 0 {
+					assert.Equal(t, subs, subRunMessages(t, r, got.events), "one sub-run per sub-agent, its messages once")
+					// Search finds each message as often as in a run
+					// never killed.
+					var all []*transcript.Event
+					for _, id := range append(sessionRuns(t, root), linkedRuns(clean.events)...) {
+						all = append(all, readRun(t, root, id).events...)
+					}
+					assert.Equal(t, searchCounts(t, root, all), searchCounts(t, r, all), "search finds each message once")
+					assert.Equal(t, subRunUsage(t, root), subRunUsage(t, r), "stats count the sub-agents' tokens once")
+					assert.Equal(t, treeTotals(t, root, runID), treeTotals(t, r, id), "the run's totals (view, tree) count each sub-agent once")
+					fromFiles, fromDigests := listUsage(t, root, runID)
+					gotFiles, gotDigests := listUsage(t, r, id)
+					assert.Equal(t, fromFiles, gotFiles, "ls counts each sub-agent's tokens once")
+					assert.Equal(t, fromDigests, gotDigests, "ls from the index counts each sub-agent's tokens once")
+				}
 				require.NoError(t, b.Close())
 
 				// The ledger says it all: nothing interrupted, the whole
@@ -285,6 +331,179 @@ func recoverInterrupted(t *testing.T, provider, fix string, split int, imp, reda
 		}
 	}
 	t.Logf("%d kill points", points)
+}
+
+// subRunMessages lists the messages of each sub-run the events link to
+// and no later link supersedes (lifecycle.SupersedesField), one sorted
+// list per sub-run, the lists sorted; it fails when a superseded sub-run
+// is not ended.
+func subRunMessages(t *testing.T, root string, evs []*transcript.Event) []string {
+	t.Helper()
+	var links []string
+	gone := map[string]bool{}
+	for _, ev := range evs {
+		if ev.Type != transcript.StepCallWorkflowStarted || ev.ChildRunID == "" {
+			continue
+		}
+		links = append(links, ev.ChildRunID)
+		if raw := ev.Step().Extra[lifecycle.SupersedesField]; raw != nil {
+			var old string
+			require.NoError(t, json.Unmarshal(raw, &old))
+			gone[old] = true
+		}
+	}
+	var out []string
+	for _, id := range links {
+		if _, err := os.Stat(filepath.Join(root, "transcripts", id+".jsonl")); err != nil {
+			continue // linked, never written (the kill came first)
+		}
+		v := readRun(t, root, id)
+		if gone[id] {
+			require.Equal(t, transcript.RunCompleted, v.events[len(v.events)-1].Type, "superseded sub-run %s ended", id)
+			continue
+		}
+		out = append(out, strings.Join(messages(t, v.events), "\n"))
+	}
+	sort.Strings(out)
+	return out
+}
+
+// linkedRuns lists the child runs the events link to.
+func linkedRuns(evs []*transcript.Event) []string {
+	var out []string
+	for _, ev := range evs {
+		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
+			out = append(out, ev.ChildRunID)
+		}
+	}
+	return out
+}
+
+// searchPhrases are the search phrases of the messages in evs: the
+// first words of each text block.
+func searchPhrases(evs []*transcript.Event) []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, ev := range evs {
+		m := ev.Message()
+		if m == nil {
+			continue
+		}
+		for _, b := range m.Blocks {
+			w := strings.Fields(strings.Map(func(r rune) rune {
+				if r == '"' || r < ' ' {
+					return ' '
+				}
+				return r
+			}, b.Text))
+			if len(w) < 3 {
+				continue
+			}
+			p := `"` + strings.Join(w[:min(6, len(w))], " ") + `"`
+			if !seen[p] {
+				seen[p] = true
+				out = append(out, p)
+			}
+		}
+	}
+	return out
+}
+
+// searchHits runs the search of every phrase of evs over the index of
+// root (every hit, none folded) and calls f with each phrase's hits.
+func searchHits(t *testing.T, root string, evs []*transcript.Event, f func(phrase string, hits []index.Hit)) {
+	t.Helper()
+	ctx := context.Background()
+	ix, _, err := index.Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
+	for _, p := range searchPhrases(evs) {
+		hits, err := ix.Search(ctx, index.Query{Text: p, Every: true, Limit: 1000})
+		require.NoError(t, err)
+		f(p, hits)
+	}
+}
+
+// searchCounts is how many hits search finds for each phrase of evs in
+// root's index.
+func searchCounts(t *testing.T, root string, evs []*transcript.Event) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	searchHits(t, root, evs, func(p string, hits []index.Hit) { out[p] = len(hits) })
+	return out
+}
+
+// searchRuns is, per run, how many hits search finds for the phrases of
+// evs in root's index.
+func searchRuns(t *testing.T, root string, evs []*transcript.Event) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	searchHits(t, root, evs, func(_ string, hits []index.Hit) {
+		for _, h := range hits {
+			out[h.RunID]++
+		}
+	})
+	return out
+}
+
+// subRunUsage is the usage stats count in the sub-agents' runs (and in
+// any run without an agent step result) of root, every run added in the
+// order of its file name.
+func subRunUsage(t *testing.T, root string) *transcript.Usage {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(root, "transcripts", "*.jsonl"))
+	require.NoError(t, err)
+	st := views.NewStats()
+	for _, p := range paths {
+		run, err := views.LoadFile(p)
+		require.NoError(t, err)
+		st.Add(run)
+	}
+	return st.SubRunUsage
+}
+
+// treeTotals are the totals of run id's tree (its sub-runs included), as
+// view and tree show them.
+func treeTotals(t *testing.T, root, id string) views.Totals {
+	t.Helper()
+	l := views.Loader{Dir: filepath.Join(root, "transcripts")}
+	run, err := l.Load(id)
+	require.NoError(t, err)
+	return views.BuildTree(l, run).Totals()
+}
+
+// listUsage is the usage in all of run id's listing line (ls), made from
+// its run tree and from its files' digests (as the index keeps them).
+func listUsage(t *testing.T, root, id string) (fromTree, fromDigests *transcript.Usage) {
+	t.Helper()
+	l := views.Loader{Dir: filepath.Join(root, "transcripts")}
+	run, err := l.Load(id)
+	require.NoError(t, err)
+	lookup := func(runID string) (*views.RunDigest, bool) {
+		r, err := l.Load(runID)
+		if err != nil {
+			return nil, false
+		}
+		return views.DigestRun(r), true
+	}
+	return views.Summarize(views.BuildTree(l, run)).UsageInAll,
+		views.SummarizeDigests(views.DigestTree(views.DigestRun(run), lookup)).UsageInAll
+}
+
+// wholeOnly is a copy of root's transcripts without run id's.
+func wholeOnly(t *testing.T, root, id string) string {
+	t.Helper()
+	cp := t.TempDir()
+	st := storageState{}
+	for rel, b := range snapshot(t, root) {
+		if strings.HasPrefix(rel, "transcripts") && !strings.Contains(rel, id) {
+			st[rel] = b
+		}
+	}
+	st.restore(t, cp)
+	return cp
 }
 
 func itoa(n int) string {
@@ -413,6 +632,13 @@ func TestLegacyOrphanEnded(t *testing.T) {
 	require.Equal(t, transcript.RunCompleted, last.Type)
 	assert.Equal(t, transcript.StatusCancelled, last.Step().Status)
 	assert.Equal(t, wholeBefore, snapshot(t, r)[filepath.Join("transcripts", whole.RunID+".jsonl")])
+	assert.Contains(t, string(last.Step().Extra[lifecycle.SupersededByField]), whole.RunID, "its end names the run that supersedes it")
+	// Search finds what the orphan holds once, in the run that holds the
+	// session, as if there were no orphan; before, the orphan's messages
+	// were found a second time.
+	assert.Equal(t, searchCounts(t, wholeOnly(t, r, o.RunID), evs), searchCounts(t, r, evs), "each message found once")
+	assert.Empty(t, searchRuns(t, r, evs)[o.RunID], "nothing found in the superseded orphan")
+	assert.Equal(t, subRunUsage(t, wholeOnly(t, r, o.RunID)), subRunUsage(t, r), "stats count the orphan's tokens once")
 
 	// Once per storage: another orphan put there later is not looked for.
 	for rel, content := range orphan {

@@ -46,6 +46,11 @@ type linePayload struct {
 	// Source is run.started's "source": the run archives an agent
 	// session (package archive).
 	Source json.RawMessage `json:"source"`
+	// Supersedes (a step.call_workflow.started's) and SupersededBy (a
+	// run.completed's) name a run superseded by another
+	// (lifecycle.SupersedesField, lifecycle.SupersededByField).
+	Supersedes   string `json:"supersedes"`
+	SupersededBy string `json:"superseded_by"`
 }
 
 type lineBlock struct {

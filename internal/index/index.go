@@ -16,7 +16,7 @@ import (
 
 // schemaVersion changes whenever the tables or what goes into them change:
 // an index of another version is rebuilt.
-const schemaVersion = "4"
+const schemaVersion = "5"
 
 // File is the index's path under a storage root: beside the transcripts.
 func File(root string) string { return filepath.Join(root, "index.db") }
@@ -67,6 +67,13 @@ CREATE TABLE docs(
 );
 CREATE INDEX docs_run ON docs(run_id);
 CREATE INDEX docs_call ON docs(run_id, call_id) WHERE call_id != '';
+-- superseded: runs whose content another run holds again (a sub-agent's
+-- run of an interrupted step archived again, an interrupted archive of a
+-- session archived whole elsewhere), as src's transcript says
+-- (lifecycle.SupersedesField, lifecycle.SupersededByField): search
+-- leaves them and their sub-runs out.
+CREATE TABLE superseded(run_id TEXT NOT NULL, by_run TEXT NOT NULL, src TEXT NOT NULL);
+CREATE INDEX superseded_src ON superseded(src);
 CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
 -- Merge segments 8 at a time, not 4: building a 1 GiB archive spent a
 -- quarter of its time in automerge; searches were no slower.

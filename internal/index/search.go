@@ -115,7 +115,10 @@ func queryTerms(text string) []queryTerm {
 
 // Search runs q and returns the hits, best first: what a person or the
 // model wrote before what the agent's tooling injected, then by
-// relevance, then newest first. Hits of the same kind with the same
+// relevance, then newest first. A run superseded by another (which holds
+// what it holds again: lifecycle.SupersedesField,
+// lifecycle.SupersededByField) and its sub-runs are left out. Hits of
+// the same kind with the same
 // snippet are folded into the first (Hit.Also), so that text repeated in
 // every session does not fill the list. A query with no words and a
 // filter lists the filtered documents, newest first.
@@ -132,14 +135,18 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if open == "" && close == "" {
 		open, close = "«", "»"
 	}
-	var where []string
+	// A run another holds again (a superseded sub-agent's run, an
+	// interrupted archive of a session archived whole elsewhere) and its
+	// sub-runs are left out: each thing said is found once.
+	where := []string{`d.run_id NOT IN (WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
+  UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id) SELECT id FROM gone)`}
 	var args []any
 	snippet := `substr(fts.text, 1, 160)`
 	order := `injected, d.ts DESC, d.id DESC`
 	if words {
 		snippet = `snippet(fts, 0, ?, ?, '…', 24)`
 		args = append(args, open, close)
-		where = append(where, "fts MATCH ?")
+		where = append([]string{"fts MATCH ?"}, where...)
 		order = `injected, fts.rank, d.ts DESC`
 	}
 	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`

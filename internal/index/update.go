@@ -232,6 +232,7 @@ func removeTx(ctx context.Context, tx *sql.Tx, id string) error {
 		`DELETE FROM fts WHERE rowid IN (SELECT id FROM docs WHERE run_id = ?)`,
 		`DELETE FROM docs WHERE run_id = ?`,
 		`DELETE FROM runs WHERE run_id = ?`,
+		`DELETE FROM superseded WHERE src = ?`,
 	} {
 		if _, err := tx.ExecContext(ctx, q, id); err != nil {
 			return fmt.Errorf("index: remove %s: %w", id, err)
@@ -487,9 +488,17 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 		r.session = len(p.Source) > 0 && string(p.Source) != "null"
 	case transcript.RunCompleted:
 		r.final, r.errText, r.ended = cmp.Or(p.Status, transcript.StatusOK), p.Error, ts
+		if err := w.superseded(ctx, r.id, p.SupersededBy); err != nil {
+			return err
+		}
 		return add("error", "", "", p.Error)
 	case transcript.StepStarted, transcript.StepCallWorkflowStarted:
 		r.openSteps++
+		if p.Supersedes != "" {
+			if err := w.superseded(ctx, p.Supersedes, ev.ChildRunID); err != nil {
+				return err
+			}
+		}
 	case transcript.StepCallWorkflowCompleted:
 		r.openSteps = max(0, r.openSteps-1)
 	case transcript.StepCompleted:
@@ -567,6 +576,18 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 
 // promptTitle is a run's title from its first prompt, as the views make
 // it (views.RunNode.Title): on one line, at most 100 runes.
+// superseded notes that run is superseded by run by, as the transcript
+// being read says.
+func (w *writer) superseded(ctx context.Context, run, by string) error {
+	if by == "" || runid.Valid(run) != nil {
+		return nil
+	}
+	if _, err := w.tx.ExecContext(ctx, `INSERT INTO superseded(run_id, by_run, src) VALUES(?, ?, ?)`, run, by, w.run.id); err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
+}
+
 func promptTitle(text string) string {
 	t := []rune(strings.Join(strings.Fields(text), " "))
 	if len(t) > 100 {

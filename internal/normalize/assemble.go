@@ -189,6 +189,7 @@ type item struct {
 	open  *Scope
 	st    string
 	err   string
+	line  int // the raw line it came from (a message: see message.lastLine)
 }
 
 type message struct {
@@ -203,6 +204,8 @@ type message struct {
 	// lastLine is the raw line of the last record about the message;
 	// behind counts the events queued after it while it is open.
 	lastLine, behind int
+	// closeLine is the raw line that closed it.
+	closeLine int
 }
 
 // A message holds back every event reported after it until it is closed,
@@ -550,7 +553,7 @@ func (a *assembler) apply(f *fields) {
 			return
 		}
 		a.scopes[id] = true
-		a.queue = append(a.queue, item{kind: itemOpen, scope: id, open: &Scope{
+		a.queue = append(a.queue, item{kind: itemOpen, scope: id, line: a.line, open: &Scope{
 			ID: id, ParentToolID: f.str(wire.TParentToolID), Name: f.str(wire.TName), Description: f.str(wire.TText),
 		}})
 	case wire.OpScopeClose:
@@ -563,7 +566,7 @@ func (a *assembler) apply(f *fields) {
 		if !vocab.Status(st) || st == "" {
 			st = transcript.StatusOK
 		}
-		a.queue = append(a.queue, item{kind: itemClose, scope: id, st: st, err: f.str(wire.TError)})
+		a.queue = append(a.queue, item{kind: itemClose, scope: id, line: a.line, st: st, err: f.str(wire.TError)})
 	case wire.OpWarning:
 		a.warn("%s", f.str(wire.TText))
 	}
@@ -661,7 +664,7 @@ func (a *assembler) ensureScope(id string) {
 		return
 	}
 	a.scopes[id] = true
-	a.queue = append(a.queue, item{kind: itemOpen, scope: id, open: &Scope{ID: id, ParentToolID: id}})
+	a.queue = append(a.queue, item{kind: itemOpen, scope: id, line: a.line, open: &Scope{ID: id, ParentToolID: id}})
 }
 
 func (a *assembler) open(f *fields) {
@@ -748,6 +751,7 @@ func (a *assembler) enqueue(it item) {
 	for _, key := range over {
 		a.forceClose(a.msgs[key], fmt.Sprintf("%d events waited behind it", maxHeld))
 	}
+	it.line = a.line
 	a.queue = append(a.queue, it)
 }
 
@@ -770,6 +774,7 @@ func (a *assembler) expireIdle() {
 // key start a new message.
 func (a *assembler) forceClose(m *message, why string) {
 	m.closed = true
+	m.closeLine = a.line
 	if a.msgs[m.key] == m {
 		delete(a.msgs, m.key)
 	}
@@ -905,6 +910,7 @@ func (a *assembler) close(f *fields) {
 		m.usage = u
 	}
 	m.closed = true
+	m.closeLine = a.line
 	delete(a.msgs, key)
 }
 
@@ -1029,6 +1035,9 @@ func (a *assembler) event(scope string, t transcript.EventType, ts time.Time, p 
 // message still open, in order, the consecutive events of one scope in
 // one Emit (the records of one call are written together).
 func (a *assembler) flush(ctx context.Context) error {
+	if err := a.rawLines(ctx); err != nil {
+		return err
+	}
 	n := 0
 	for ; n < len(a.queue); n++ {
 		it := &a.queue[n]
@@ -1071,6 +1080,34 @@ func (a *assembler) flush(ctx context.Context) error {
 	err := a.emitBatch(ctx)
 	a.dropQueue(n)
 	return err
+}
+
+// rawLines tells a RawSink the last raw line that what flush is about to
+// hand it comes from.
+func (a *assembler) rawLines(ctx context.Context) error {
+	rs, ok := a.sink.(RawSink)
+	if !ok {
+		return nil
+	}
+	upto := 0
+	for i := range a.queue {
+		it := &a.queue[i]
+		line := it.line
+		if it.kind == itemMessage {
+			if !it.msg.closed {
+				break
+			}
+			line = max(it.msg.rawLine, it.msg.lastLine, it.msg.closeLine)
+		}
+		upto = max(upto, line)
+	}
+	if upto == 0 {
+		return nil
+	}
+	if err := rs.RawLines(ctx, upto); err != nil {
+		return fmt.Errorf("sink: %w", err)
+	}
+	return nil
 }
 
 // emitBatch hands the events gathered by flush to the sink.
@@ -1197,7 +1234,7 @@ func (a *assembler) finish(ctx context.Context) (*transcript.AgentResult, error)
 		st = transcript.StatusIncomplete
 	}
 	for _, id := range open {
-		a.queue = append(a.queue, item{kind: itemClose, scope: id, st: st})
+		a.queue = append(a.queue, item{kind: itemClose, scope: id, line: a.line, st: st})
 	}
 	a.scopes = map[string]bool{}
 	err := a.flush(ctx)

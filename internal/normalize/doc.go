@@ -38,6 +38,10 @@
 //     before any event reported after it was opened (so a message precedes
 //     the tool calls it requested); scope opening precedes the scope's
 //     events, which precede its closing.
+//   - A sink that holds raw lines back (a [RawSink]: a redacting raw
+//     capture) is told, before it is handed an event or a scope, the
+//     last raw line it comes from (a message: the line that closed it),
+//     so that it writes the raw lines first.
 //   - Every event the sink receives is valid for transcript.AppendEvent
 //     (the assembler maps out-of-vocabulary values and invalid JSON rather
 //     than passing them on).

@@ -33,6 +33,17 @@ type Sink interface {
 	CloseScope(ctx context.Context, scope, status, errText string) error
 }
 
+// A RawSink is a Sink that holds some of the raw lines back before it
+// writes them (a redacting raw capture: capture.Options.Split). Before it
+// is handed anything (Emit, OpenScope, CloseScope), RawLines gives it the
+// last raw line what it is handed comes from (lines are numbered from 1,
+// as the stream cut them), so that it writes the raw lines up to it
+// first: a raw capture never lags what the transcript holds.
+type RawSink interface {
+	Sink
+	RawLines(ctx context.Context, upto int) error
+}
+
 // Collected is one thing a Collector received, in order.
 type Collected struct {
 	Scope string

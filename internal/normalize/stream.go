@@ -137,6 +137,10 @@ func (s *Stream) Feed(ctx context.Context, p []byte) error {
 	return s.send(ctx)
 }
 
+// Lines is how many raw lines the stream has cut so far (the number of
+// the last one): a [RawSink] is told lines by these numbers.
+func (s *Stream) Lines() int { return s.lineNo }
+
 // oversized counts a line longer than MaxLineBytes, which is not sent to
 // the plugin. The lines before it are sent first, so that what the step
 // result reports does not depend on how the input was chunked.

@@ -26,9 +26,13 @@
 // next begin with "j-Tq7...". The plugin joins them (so the events, and
 // the transcript, are masked whole), but the raw capture holds the
 // lines. A [Stream] masks a raw capture: it joins the strings of its
-// lines by JSON path, looks for secrets across each join, and holds lines
-// back (up to 4096 lines or 16 MiB) until it knows what to cut from
-// each.
+// lines by JSON path, looks for secrets across each join, and holds back
+// only the lines a later delta may still join (the last 512 bytes of a
+// field that is streaming, and the lines after them; never more than
+// 4096 lines or 16 MiB) until it knows what to cut from each. The
+// capture releases held lines sooner when an event made of them is
+// written (package capture), so the raw capture never lags the
+// transcript, even when the process is killed.
 //
 // # Cost
 //

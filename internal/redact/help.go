@@ -26,14 +26,18 @@ Masked (by pattern):
   - in JSON, what the strings mean, not how they are written: \u escapes
     are decoded, and JSON held in a string (a tool's arguments) is opened
   - in a raw capture, a secret that streaming split across deltas of one
-    field ("sk-pro" then "j-Tq7..."), whose pieces are within 4096 lines
+    field ("sk-pro" then "j-Tq7..."), the deltas following one another
+    (the raw capture holds back the last 512 bytes of a streaming field
+    until the next delta says whether a secret goes on, and writes them
+    before any transcript event made of them)
 
 Not masked:
   - a secret of no known shape: a short or low-entropy password ("hunter2"),
     a passphrase of words, a value whose name does not say it is secret
   - an encoded secret (base64, hex, URL-encoded), or a streamed tool input
     whose \u escapes are cut between deltas
-  - in a raw capture, a secret split over more than 4096 lines (the
+  - in a raw capture, a secret split over more than 4096 lines, over
+    deltas 32 lines apart, or across the end of a message (the
     transcript, which holds the joined text, is masked)
   - run and step paths and run ids, which the format needs as they are
   - what is already stored: a run recorded without --redact keeps its

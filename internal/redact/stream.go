@@ -6,13 +6,18 @@ import (
 	"github.com/twasm/twasm/internal/jsonstr"
 )
 
-// Limits of a Stream: how many lines (and bytes) it holds back at most,
-// and how much text before a delta it looks at for a secret that the
-// delta ends.
+// Limits of a Stream: how many lines (and bytes) it holds back at most
+// (whatever may still join), and how much text before a delta it looks
+// at for a secret that the delta ends.
 const (
 	streamMaxLines = 4096
 	streamMaxBytes = 16 << 20
 	streamWindow   = 512
+	// streamGap is how many lines a field may go without a new string
+	// and still be taken as streaming: the deltas of one field follow
+	// one another (an SSE event is three lines), so a string nothing
+	// joined for that many lines is joined by nothing later.
+	streamGap = 32
 )
 
 // A Stream masks a raw capture: each line as [Redactor.MaskBytes] does,
@@ -26,14 +31,26 @@ const (
 // found across lines is cut out of every delta that holds part of it
 // and marked in the first; then the line is masked as MaskBytes masks it.
 // It counts nothing: what it masks is in the lines the plugin reads
-// (MaskBytes) and in the events, which are counted. A line goes out when it is streamMaxLines
-// lines (or streamMaxBytes) old, or at Flush; a secret split over more
-// lines than that is not found in the raw capture (the transcript, which
-// holds the joined text, is masked whatever the split).
+// (MaskBytes) and in the events, which are counted.
+//
+// It holds back only what a later delta may still join: a line goes out
+// (with the lines before it, in order) once each of its strings lies
+// more than streamWindow bytes before the end of its path's text (no
+// later secret can start in it: joins looks that far back) and in no
+// private key block still open, or its path got no string for streamGap
+// lines (the field is not streaming). So the raw capture lags by the last
+// streamWindow bytes of each streamed field and the lines after them,
+// never more than streamMaxLines lines (or streamMaxBytes), and Flush
+// (the end of a step) or Release (when what the lines hold is written
+// elsewhere: a transcript event made of them) sends them sooner. A
+// secret that streaming split over more than that, or across a line
+// released early, is not found whole in the raw capture (the transcript,
+// which holds the joined text, is masked whatever the split).
 //
 // A Stream is used by one goroutine at a time.
 type Stream struct {
 	r       *Redactor
+	lines   int // lines pushed
 	held    []*heldLine
 	bytes   int
 	streams map[string]*strm
@@ -58,6 +75,7 @@ type strm struct {
 	base int
 	hits []streamHit
 	open int // the frags of held lines
+	last int // the line that added the last string
 	// pem is where the last private key header began, while no END line
 	// followed it (else -1).
 	pem int
@@ -87,6 +105,7 @@ func NewStream() *Stream { return &Stream{r: New(), streams: map[string]*strm{}}
 // masked lines ready to be written, oldest first (none, while it holds
 // them back).
 func (s *Stream) Push(line []byte) [][]byte {
+	s.lines++
 	hl := &heldLine{b: line}
 	if at := jsonStart(line); at >= 0 {
 		if toks, ok := scanJSON(line, at, true); ok {
@@ -108,6 +127,7 @@ func (s *Stream) Push(line []byte) [][]byte {
 				f := &frag{tok: t, s: st, a: a, b: a + len(d)}
 				hl.frags = append(hl.frags, f)
 				st.open++
+				st.last = s.lines
 				st.joins(a)
 			}
 		}
@@ -115,20 +135,43 @@ func (s *Stream) Push(line []byte) [][]byte {
 	s.held = append(s.held, hl)
 	s.bytes += len(line)
 	var out [][]byte
-	for len(s.held) > streamMaxLines || s.bytes > streamMaxBytes && len(s.held) > 1 {
+	for len(s.held) > 0 && (s.settled(s.held[0]) || len(s.held) > streamMaxLines || s.bytes > streamMaxBytes && len(s.held) > 1) {
+		out = append(out, s.release())
+	}
+	return out
+}
+
+// settled reports whether no later delta can join a held line: each of
+// its strings ends more than streamWindow bytes before the end of its
+// path's text (joins looks back no further) and after the header of any
+// private key block still open there, or its path got no string for
+// streamGap lines.
+func (s *Stream) settled(hl *heldLine) bool {
+	for _, f := range hl.frags {
+		st := f.s
+		if s.lines-st.last < streamGap && (f.b > st.base+len(st.text)-streamWindow || st.pem >= 0 && st.pem < f.b) {
+			return false
+		}
+	}
+	return true
+}
+
+// Held is how many lines the Stream holds back.
+func (s *Stream) Held() int { return len(s.held) }
+
+// Release returns the oldest n lines held (all of them when it holds
+// fewer), masked with what is known now: their content is needed before
+// a later delta could tell whether it ends a secret they start.
+func (s *Stream) Release(n int) [][]byte {
+	var out [][]byte
+	for ; n > 0 && len(s.held) > 0; n-- {
 		out = append(out, s.release())
 	}
 	return out
 }
 
 // Flush returns every line still held.
-func (s *Stream) Flush() [][]byte {
-	var out [][]byte
-	for len(s.held) > 0 {
-		out = append(out, s.release())
-	}
-	return out
-}
+func (s *Stream) Flush() [][]byte { return s.Release(len(s.held)) }
 
 // joins looks for secrets whose match ends in the delta just added,
 // which starts at absolute offset a, with the text before it in view:

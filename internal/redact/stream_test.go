@@ -205,3 +205,56 @@ func TestMaskLineEscapes(t *testing.T) {
 		}
 	}
 }
+
+// TestStreamHoldsOnlyWhatMayJoin: a Stream holds back only the lines a
+// later delta may still join (the last streamWindow bytes of a streamed
+// field, and the lines after them), not thousands of lines: a line
+// without strings after settled ones goes out at once, a long stream
+// lags by its window, Release hands out the oldest lines at once, and a
+// secret split across deltas anywhere in the stream is still masked.
+// Before, every line waited until 4096 lines followed it.
+func TestStreamHoldsOnlyWhatMayJoin(t *testing.T) {
+	sec := secrettest.Secrets()[0]
+	for _, f := range deltaFormats {
+		t.Run(f.name, func(t *testing.T) {
+			text := strings.Repeat("word ", 400) + sec.Whole() + " " + strings.Repeat("more ", 400)
+			in := f.lines(split(text, 5))
+			st := NewStream()
+			var out []string
+			maxHeld := 0
+			for _, l := range in {
+				for _, o := range st.Push([]byte(l)) {
+					out = append(out, string(o))
+				}
+				maxHeld = max(maxHeld, st.Held())
+			}
+			// A delta holds 5 bytes of text: the window is about
+			// streamWindow/5 deltas, each of one to three lines.
+			if limit := 3*(streamWindow/5+2) + streamGap; maxHeld > limit {
+				t.Errorf("held up to %d lines, want at most %d (those within %d bytes of the field's end)", maxHeld, limit, streamWindow)
+			}
+			if len(out) < len(in)/2 {
+				t.Errorf("only %d of %d lines out before Flush", len(out), len(in))
+			}
+			held := st.Held()
+			if got := st.Release(1); len(got) != 1 || st.Held() != held-1 {
+				t.Errorf("Release(1) gave %d lines, %d held of %d", len(got), st.Held(), held)
+			} else {
+				out = append(out, string(got[0]))
+			}
+			for _, o := range st.Flush() {
+				out = append(out, string(o))
+			}
+			if len(out) != len(in) {
+				t.Fatalf("%d lines in, %d out", len(in), len(out))
+			}
+			if p := sec.Leak(f.text(t, out) + strings.Join(out, "")); p != "" {
+				t.Fatalf("%q left in the raw capture", p)
+			}
+		})
+	}
+	st := NewStream()
+	if got := st.Push([]byte("plain text, no JSON\n")); len(got) != 1 {
+		t.Errorf("a line nothing can join is held: %d out", len(got))
+	}
+}

@@ -2,6 +2,7 @@ package runctl
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -74,6 +75,10 @@ type EndOptions struct {
 	// and sub-runs), instead of refusing to end the run with a
 	// *runstate.OpenError.
 	CancelOpen bool
+	// SupersededBy, when set, names the run that holds again what this
+	// one holds: its run.completed says so (lifecycle.SupersededByField),
+	// and the index leaves the run, and its sub-runs, out of searches.
+	SupersededBy string
 }
 
 // End writes run.completed for a run begun in another process (status
@@ -98,7 +103,9 @@ func End(ctx context.Context, store recorder.Store, runID string, runErr error, 
 			if b.Type != transcript.StepCallWorkflowStarted || runid.Valid(b.ChildRunID) != nil {
 				continue
 			}
-			cerr := End(ctx, store, b.ChildRunID, fmt.Errorf("%w: the parent run %s was ended", context.Canceled, runID), opts)
+			copts := opts
+			copts.SupersededBy = ""
+			cerr := End(ctx, store, b.ChildRunID, fmt.Errorf("%w: the parent run %s was ended", context.Canceled, runID), copts)
 			if cerr != nil && !errors.Is(cerr, recorder.ErrRunFinished) && !errors.Is(cerr, fs.ErrNotExist) {
 				errs = append(errs, fmt.Errorf("lifecycle: end sub-run %s: %w", b.ChildRunID, cerr))
 			}
@@ -111,7 +118,12 @@ func End(ctx context.Context, store recorder.Store, runID string, runErr error, 
 			return nil, fmt.Errorf("lifecycle: end run %s: %w (run.completed at seq %d)", runID, recorder.ErrRunFinished, st.LastSeq)
 		}
 		parentID = st.ParentRunID
-		return runstate.End(st, runID, st.ParentRunID, st.Name, status, text, opts.CancelOpen)
+		evs, err := runstate.End(st, runID, st.ParentRunID, st.Name, status, text, opts.CancelOpen)
+		if err == nil && opts.SupersededBy != "" {
+			b, _ := json.Marshal(opts.SupersededBy)
+			evs[len(evs)-1].Payload.(*transcript.StepPayload).Extra = map[string]json.RawMessage{lifecycle.SupersededByField: b}
+		}
+		return evs, err
 	})
 	var endErr error
 	if rerr != nil {

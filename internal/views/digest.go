@@ -59,6 +59,13 @@ type RunCounts struct {
 	// SubRunUsage is the usage of a run with no agent step result (a
 	// sub-agent's run), from its messages (RunUsage); nil otherwise.
 	SubRunUsage *transcript.Usage `json:"sub_run_usage,omitempty"`
+	// Supersedes are the child runs the run's links say a later child
+	// replaces (lifecycle.SupersedesField); SupersededBy the run its end
+	// says holds again what it holds (lifecycle.SupersededByField). The
+	// usage of a superseded run is not counted: its tokens are counted in
+	// the run that supersedes it.
+	Supersedes   []string `json:"supersedes,omitempty"`
+	SupersededBy string   `json:"superseded_by,omitempty"`
 }
 
 // AgentCounts is what one agent step adds to Stats.
@@ -137,11 +144,22 @@ func DigestTree(root *RunDigest, lookup func(runID string) (*RunDigest, bool)) [
 func SummarizeDigests(tree []*RunDigest) RunSummary {
 	root := tree[0]
 	s := newSummary(root.RunHead, root.File)
-	for i, d := range tree {
+	gone := map[string]bool{} // as Summarize: superseded runs' usage left out
+	for _, d := range tree {
+		for _, g := range d.Counts.Supersedes {
+			gone[g] = true
+		}
+	}
+	for i, d := range tree { // depth first: a parent before its children
 		if i > 0 {
 			s.ChildRuns++
 		}
-		s.addUsage(d.Usage, i > 0)
+		if gone[d.ParentRunID] {
+			gone[d.RunID] = true
+		}
+		if !gone[d.RunID] {
+			s.addUsage(d.Usage, i > 0)
+		}
 		s.Tools += d.Tools
 		for _, st := range d.Steps {
 			s.addStep(st)

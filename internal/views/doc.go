@@ -55,7 +55,11 @@
 //     the usage of the step that started it (spec §6.10); stats counts
 //     it apart (Stats.SubRunUsage) and with the rest (UsageInAll), and
 //     the listing line has the run's own, its sub-runs' and the two
-//     together (RunSummary.Usage, SubRunUsage, UsageInAll).
+//     together (RunSummary.Usage, SubRunUsage, UsageInAll). A run another
+//     supersedes (holding its messages again: the sub-agents of an
+//     interrupted archive, lifecycle.SupersedesField and
+//     SupersededByField) is left out, so that every token is counted
+//     once.
 //   - Tokens are shown as the providers bill them (UsageFigures): uncached
 //     input, cache read, cache write, output, never an input that holds
 //     the cache.

@@ -78,14 +78,30 @@ func (s *RunSummary) addUsage(u *transcript.Usage, child bool) {
 	add(&s.UsageInAll)
 }
 
-// Summarize folds a run tree into its listing line.
+// Summarize folds a run tree into its listing line. The usage of a run
+// another supersedes, and of its own child runs, is not counted: the run
+// that supersedes it holds those tokens again.
 func Summarize(root *RunNode) RunSummary {
 	s := newSummary(headOf(root), root.File)
+	gone := map[string]bool{}
 	for _, n := range root.Runs() {
+		n.Walk(func(st *StepNode, _ int) bool {
+			if st.SupersededBy != "" && st.ChildRunID != "" {
+				gone[st.ChildRunID] = true
+			}
+			return true
+		})
+	}
+	for _, n := range root.Runs() { // depth first: a parent before its children
 		if n != root {
 			s.ChildRuns++
 		}
-		s.addUsage(n.Usage, n != root)
+		if gone[n.ParentRunID] {
+			gone[n.RunID] = true
+		}
+		if !gone[n.RunID] {
+			s.addUsage(n.Usage, n != root)
+		}
 		s.Tools += n.Tools
 		n.Walk(func(st *StepNode, _ int) bool {
 			sd := StepDigest{}

@@ -2,10 +2,13 @@ package views
 
 import (
 	"cmp"
+	"encoding/json"
 	"errors"
+	"fmt"
 	"slices"
 	"time"
 
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -38,7 +41,9 @@ type Stats struct {
 	// their own (sub-agents' runs: a provider's sub-agent messages are
 	// not in the step that started them), from their messages. It is not
 	// in Usage, whose figures are the agent steps'; the two together are
-	// every token counted.
+	// every token counted. A run superseded by another, which holds its
+	// messages again (RunCounts.Supersedes, RunCounts.SupersededBy), is
+	// left out, whatever the order the runs are added in.
 	SubRunUsage *transcript.Usage `json:"sub_run_usage,omitempty"`
 	// UsageInAll is Usage of every provider and SubRunUsage together:
 	// every token counted.
@@ -53,6 +58,13 @@ type Stats struct {
 
 	drift map[driftKey]int
 	seen  map[string]bool
+	// subUsage is each counted run's SubRunUsage, gone the runs found
+	// superseded: SubRunUsage is their sum without the superseded ones.
+	subUsage map[string]*transcript.Usage
+	gone     map[string]bool
+	// agentsUsage is every agent step's usage (Usage of every provider):
+	// UsageInAll is it and SubRunUsage together.
+	agentsUsage transcript.Usage
 }
 
 // DriftRow is one unmapped native type of one provider version.
@@ -69,7 +81,8 @@ type driftKey struct{ provider, version, native string }
 func NewStats() *Stats {
 	return &Stats{EventTypes: map[string]int{}, BlockTypes: map[string]int{}, Tools: map[string]int{}, ToolResults: map[string]int{},
 		Fidelity: map[string]int{}, Usage: map[string]*transcript.Usage{}, Cost: map[string]float64{},
-		Drift: []DriftRow{}, drift: map[driftKey]int{}, seen: map[string]bool{}}
+		Drift: []DriftRow{}, drift: map[driftKey]int{}, seen: map[string]bool{},
+		subUsage: map[string]*transcript.Usage{}, gone: map[string]bool{}}
 }
 
 // Add counts run in. A run id already counted is skipped and Add reports
@@ -126,6 +139,12 @@ func CountRun(run *Run) RunCounts {
 				c.Dangling++
 			}
 		case *transcript.StepPayload:
+			if old := runField(p, lifecycle.SupersedesField); ev.Type == transcript.StepCallWorkflowStarted && old != "" {
+				c.Supersedes = append(c.Supersedes, old)
+			}
+			if by := runField(p, lifecycle.SupersededByField); ev.Type == transcript.RunCompleted && by != "" {
+				c.SupersededBy = by
+			}
 			if ev.Type == transcript.StepCompleted && p.Kind == transcript.KindAgent {
 				if r, err := p.AgentResult(); err == nil && r != nil {
 					c.Agents = append(c.Agents, AgentCounts{Provider: r.Provider, ProviderVersion: r.ProviderVersion,
@@ -166,14 +185,62 @@ func (s *Stats) addCounts(id string, c *RunCounts) bool {
 	for i := range c.Agents {
 		s.addAgent(&c.Agents[i])
 	}
-	if !c.SubRunUsage.IsZero() {
-		if s.SubRunUsage == nil {
-			s.SubRunUsage = &transcript.Usage{}
-		}
-		s.SubRunUsage.Add(c.SubRunUsage)
-		s.addInAll(c.SubRunUsage)
-	}
+	s.addSubRunUsage(id, c)
+	s.sumInAll()
 	return true
+}
+
+// runField is the run id a step payload's field names
+// (lifecycle.SupersedesField, lifecycle.SupersededByField), or "".
+func runField(p *transcript.StepPayload, field string) string {
+	var id string
+	if raw := p.Extra[field]; raw != nil && json.Unmarshal(raw, &id) == nil {
+		return id
+	}
+	return ""
+}
+
+// addSubRunUsage counts a run's SubRunUsage, unless it is superseded,
+// and leaves out the usage of the runs c says are superseded, counted
+// before or after.
+func (s *Stats) addSubRunUsage(id string, c *RunCounts) {
+	gone := c.Supersedes
+	if c.SupersededBy != "" && id != "" {
+		gone = append(slices.Clone(gone), id)
+	}
+	recount := false // a run counted already is found superseded
+	for _, g := range gone {
+		if !s.gone[g] {
+			s.gone[g] = true
+			_, counted := s.subUsage[g]
+			recount = recount || counted
+		}
+	}
+	if !c.SubRunUsage.IsZero() {
+		if id == "" {
+			id = fmt.Sprintf("\x00%d", len(s.subUsage)) // a run without an id: counted on its own
+		}
+		s.subUsage[id] = c.SubRunUsage
+		if !recount && !s.gone[id] {
+			if s.SubRunUsage == nil {
+				s.SubRunUsage = &transcript.Usage{}
+			}
+			s.SubRunUsage.Add(c.SubRunUsage)
+		}
+	}
+	if !recount {
+		return
+	}
+	var u transcript.Usage
+	for rid, ru := range s.subUsage {
+		if !s.gone[rid] {
+			u.Add(ru)
+		}
+	}
+	s.SubRunUsage = nil
+	if !u.IsZero() {
+		s.SubRunUsage = &u
+	}
 }
 
 func (s *Stats) addAgent(r *AgentCounts) {
@@ -222,10 +289,20 @@ func Sorted(m map[string]int) []Counted {
 }
 
 func (s *Stats) addInAll(u *transcript.Usage) {
-	if s.UsageInAll == nil {
-		s.UsageInAll = &transcript.Usage{}
+	s.agentsUsage.Add(u)
+	s.sumInAll()
+}
+
+// sumInAll makes UsageInAll again from the agents' usage and SubRunUsage,
+// which a run found superseded can make smaller (addSubRunUsage).
+func (s *Stats) sumInAll() {
+	var u transcript.Usage
+	u.Add(&s.agentsUsage)
+	u.Add(s.SubRunUsage)
+	s.UsageInAll = nil
+	if !u.IsZero() {
+		s.UsageInAll = &u
 	}
-	s.UsageInAll.Add(u)
 }
 
 // Superseded returns the listed runs that a rebuild by twasm renormalize

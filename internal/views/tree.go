@@ -2,13 +2,14 @@ package views
 
 import (
 	"cmp"
-	"encoding/json"
 	"context"
+	"encoding/json"
 	"slices"
 	"strings"
 	"time"
 
 	"github.com/twasm/twasm/internal/runtree"
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -147,11 +148,17 @@ type StepNode struct {
 	ChildRunID string        `json:"child_run_id,omitempty"`
 	// Child is the linked child run; ChildError says why it is missing
 	// (no file, unreadable, a cycle, too deep).
-	Child      *RunNode    `json:"child,omitempty"`
-	ChildError string      `json:"child_error,omitempty"`
-	Steps      []*StepNode `json:"steps,omitempty"`
+	Child      *RunNode `json:"child,omitempty"`
+	ChildError string   `json:"child_error,omitempty"`
+	// SupersededBy is the child run of a later link of the run that holds
+	// again what Child holds (lifecycle.SupersedesField: the sub-agent of
+	// an interrupted archive, archived again): Child is not in the run's
+	// SubRuns totals, so that its tokens and calls are counted once.
+	SupersededBy string      `json:"superseded_by,omitempty"`
+	Steps        []*StepNode `json:"steps,omitempty"`
 
-	events []*transcript.Event
+	events     []*transcript.Event
+	supersedes string // the child run this link's child supersedes
 }
 
 // StatusRunning is shown for a run or step that has started and has no
@@ -227,6 +234,7 @@ func BuildRun(run *Run) *RunNode {
 				Status: StatusRunning, Started: timePtr(ev.Timestamp), ChildRunID: ev.ChildRunID}
 			if p := ev.Step(); p != nil {
 				s.Name, s.Kind, s.Attempt = p.Name, string(p.Kind), p.Attempt
+				s.supersedes = runField(p, lifecycle.SupersedesField)
 			}
 			if parent, ok := ParentStep(order, nodeKey, ev.Path, ev.Iteration); ok {
 				parent.Steps = append(parent.Steps, s)
@@ -433,6 +441,13 @@ func BuildTree(l Loader, root *Run) *RunNode {
 		n := BuildRun(sr.run)
 		n.scope = sr.scope
 		v := runtree.Visited[scoped, *RunNode]{ID: sr.run.ID, Node: n}
+		by := map[string]string{} // child run → the link's child that supersedes it
+		n.Walk(func(s *StepNode, _ int) bool {
+			if s.supersedes != "" && s.ChildRunID != "" {
+				by[s.supersedes] = s.ChildRunID
+			}
+			return true
+		})
 		n.Walk(func(s *StepNode, _ int) bool {
 			if sr.scope != "" {
 				s.FullPath = sr.scope + "." + s.Path
@@ -455,6 +470,9 @@ func BuildTree(l Loader, root *Run) *RunNode {
 						return
 					}
 					s.Child = child
+					if s.SupersededBy = by[s.ChildRunID]; s.SupersededBy != "" {
+						return // its tokens are held again by the run that supersedes it
+					}
 					if n.SubRuns == nil {
 						n.SubRuns = &Totals{}
 					}

@@ -55,8 +55,11 @@ select, newest first.
 What a person or the model wrote ranks above what the agent's tooling
 injected (injected context, system prompts: marked "injected"); a snippet
 found again in other places (the same instructions in every session) is
-shown once, with how many more there are (--every lists each). Exit 1 when
-nothing matches, as grep does.`,
+shown once, with how many more there are (--every lists each). A run that
+another holds again is left out, with its sub-runs: the sub-agents' runs of
+an archive a killed sync or import left unfinished, which the next one
+archived again, and such an archive of a session that is archived whole in
+another run. Exit 1 when nothing matches, as grep does.`,
 		Example: `  twasm search "permission denied"
   twasm search --tool Bash --status error pytest
   twasm search --tool Bash --status error --since yesterday

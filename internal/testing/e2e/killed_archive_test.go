@@ -15,6 +15,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -112,6 +113,97 @@ func archivedSessions(t *testing.T, stor string) map[string][]archivedRun {
 	return out
 }
 
+// subRuns lists the sub-runs of a storage root that no link supersedes
+// (lifecycle.SupersedesField), each as its sorted messages, sorted.
+func subRuns(t *testing.T, stor string) []string {
+	t.Helper()
+	paths, _ := filepath.Glob(filepath.Join(stor, "transcripts", "*.jsonl"))
+	gone := map[string]bool{}
+	subs := map[string][]string{}
+	for _, p := range paths {
+		evs := readRun(t, p)
+		if len(evs) == 0 {
+			t.Fatalf("%s: empty", p)
+		}
+		for _, ev := range evs {
+			if sp := ev.Step(); ev.Type == transcript.StepCallWorkflowStarted && sp != nil {
+				var old string
+				if raw := sp.Extra[lifecycle.SupersedesField]; raw != nil && json.Unmarshal(raw, &old) == nil {
+					gone[old] = true
+				}
+			}
+		}
+		if evs[0].ParentRunID == "" {
+			continue
+		}
+		var msgs []string
+		for _, ev := range evs {
+			if m := ev.Message(); m != nil {
+				b, _ := json.Marshal(m.Blocks)
+				msgs = append(msgs, string(ev.Type)+" "+m.Role+" "+m.ID+" "+string(b))
+			}
+		}
+		sort.Strings(msgs)
+		subs[evs[0].RunID] = msgs
+	}
+	var out []string
+	for id, msgs := range subs {
+		if !gone[id] {
+			out = append(out, strings.Join(msgs, "\n"))
+		}
+	}
+	sort.Strings(out)
+	return out
+}
+
+// subRunPhrases are search phrases of the sub-runs' messages: the first
+// words of each text block.
+func subRunPhrases(t *testing.T, stor string) []string {
+	t.Helper()
+	seen := map[string]bool{}
+	var out []string
+	for _, r := range subRuns(t, stor) {
+		for _, l := range strings.Split(r, "\n") {
+			_, blocks, _ := strings.Cut(l, " [")
+			var bs []transcript.Block
+			if json.Unmarshal([]byte("["+blocks), &bs) != nil {
+				continue
+			}
+			for _, b := range bs {
+				w := strings.Fields(strings.Map(func(r rune) rune {
+					if r == '"' || r < ' ' {
+						return ' '
+					}
+					return r
+				}, b.Text))
+				if len(w) < 4 {
+					continue
+				}
+				if p := strings.Join(w[:6], " "); len(w) >= 6 && !seen[p] && len(out) < 6 {
+					seen[p] = true
+					out = append(out, p)
+				}
+			}
+		}
+	}
+	return out
+}
+
+// searchCounts is how many hits twasm search finds (every hit, none
+// folded) for each phrase.
+func searchCounts(t *testing.T, h *fakeHome, phrases []string) map[string]int {
+	t.Helper()
+	out := map[string]int{}
+	for _, p := range phrases {
+		r := h.run("search", "--json", "--every", "--limit", "1000", `"`+p+`"`)
+		if r.code != 0 && r.code != 1 {
+			t.Fatalf("search: %v", r)
+		}
+		out[p] = strings.Count(r.out, "\n")
+	}
+	return out
+}
+
 // lineWatch counts the lines of the transcript of a session as they are
 // written, reading only what is new.
 type lineWatch struct {
@@ -191,6 +283,13 @@ func TestKilledArchiveSettled(t *testing.T) {
 	big := bigClaudeSession("big", 3000) // 15,003 transcript lines
 	grown := bigClaudeSession("big", 3600)
 	small := bigClaudeSession("small", 20)
+	// A session whose sub-agents (agent_progress records) come first: a
+	// kill in the lines after them leaves a step with sub-runs.
+	agents, err := os.ReadFile(filepath.Join(root, "testdata", "captures", "claude", "spotter_session_log_v2.1.38_agent_progress.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	withAgents := append(append([]byte(nil), agents...), big...)
 	type step struct {
 		cmd  string // sync or import
 		big  []byte // the big session's bytes at this step
@@ -207,6 +306,7 @@ func TestKilledArchiveSettled(t *testing.T) {
 		{"sync", []step{{"sync", big, true}}, []int{1, 2, 40, 3000, 9000, 14900}},
 		{"sync of a grown session", []step{{"sync", big, false}, {"sync", grown, true}}, []int{1, 30, 1500, 2900}},
 		{"import", []step{{"import", big, true}}, []int{1, 2, 500, 7000, 14900}},
+		{"sync of a session with sub-agents", []step{{"sync", withAgents, true}}, []int{400, 9000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			setup := func(h *fakeHome, b []byte) []string {
@@ -236,6 +336,9 @@ func TestKilledArchiveSettled(t *testing.T) {
 			if len(want) != 2 || len(want["big.jsonl"]) != 1 {
 				t.Fatalf("reference: %v", want)
 			}
+			wantSubs := subRuns(t, ref.stor)
+			phrases := subRunPhrases(t, ref.stor)
+			wantHits := searchCounts(t, ref, phrases)
 
 			landed := 0
 			for _, at := range tc.at {
@@ -332,6 +435,15 @@ func TestKilledArchiveSettled(t *testing.T) {
 						if g.finished != wr.finished {
 							t.Errorf("%s: ended %v, want %v", name, g.finished, wr.finished)
 						}
+					}
+					// Each sub-agent once: one sub-run not superseded
+					// per sub-agent of a sync never killed, and search
+					// finds its messages as often.
+					if got := subRuns(t, h.stor); strings.Join(got, "\n") != strings.Join(wantSubs, "\n") {
+						t.Errorf("%d sub-runs not superseded, want %d (one per sub-agent), with their messages as a sync never killed holds them", len(got), len(wantSubs))
+					}
+					if got := searchCounts(t, h, phrases); fmt.Sprint(got) != fmt.Sprint(wantHits) {
+						t.Errorf("search finds the sub-agents' messages %v times, want %v", got, wantHits)
 					}
 					ls := h.ok("ls", "--json")
 					for _, l := range strings.Split(strings.TrimSpace(ls.out), "\n") {
