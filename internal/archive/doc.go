@@ -9,8 +9,9 @@
 // abi.Store; the host lists them, [Declared]), bundled or dropped in: the
 // bundled plugins declare Claude Code's projects, Codex's sessions,
 // Gemini CLI's chats, Copilot CLI's session state, Pi's (and OMP's and
-// OpenClaw's) sessions, OpenCode's database and Cline's and Roo Code's
-// task folders, and nothing here names an agent. A store is of kind
+// OpenClaw's) sessions, OpenCode's database, Cline's and Roo Code's
+// task folders and Goose's sessions.db and older session files, and
+// nothing here names an agent. A store is of kind
 // "file" (a session per file), "folder" (a session per directory,
 // [KindFolder]) or "sqlite" (a database of sessions). [Discover] resolves each for the OS and the
 // environment (the first root that applies: an override variable, then

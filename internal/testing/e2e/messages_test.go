@@ -33,6 +33,7 @@ var messagesCases = []struct {
 	{"pi", "testdata/golden/pi/session_fork_branch_summary.jsonl", false},
 	{"opencode", "testdata/golden/opencode/json_run_tool_error.jsonl", false},
 	{"cline", "testdata/golden/cline/task_native_tools.jsonl", false},
+	{"goose", "testdata/golden/goose/rows_session_tools_errors.jsonl", false},
 }
 
 func TestExportMessagesAcceptedBySDKs(t *testing.T) {

@@ -258,6 +258,7 @@ var otlpCases = []struct{ provider, file string }{
 	{"pi", "testdata/golden/pi/session_subagent.jsonl"},
 	{"opencode", "testdata/golden/opencode/rows_session_tools_errors.jsonl"},
 	{"cline", "testdata/golden/cline/task_native_tools.jsonl"},
+	{"goose", "testdata/golden/goose/rows_session_tools_errors.jsonl"},
 }
 
 func TestOTLPExportToCollector(t *testing.T) {

@@ -21,6 +21,7 @@ import (
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
+	"github.com/twasm/twasm/plugins/goose"
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/plugins/opencode"
 	"github.com/twasm/twasm/plugins/pi"
@@ -43,6 +44,7 @@ var plugins = []struct {
 	{"pi", pi.Plugin},
 	{"opencode", opencode.Plugin},
 	{"cline", cline.Plugin},
+	{"goose", goose.Plugin},
 }
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,
