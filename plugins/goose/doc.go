@@ -16,9 +16,11 @@
 //     (<id>.jsonl in the same directory, named by the session's id): a
 //     metadata line (working_dir, description, the token counters), then
 //     one message a line, of the same shape as a message row's
-//     content.
+//     content (which a session file may hold as a string: the list
+//     encoded as JSON, or the text itself).
 //
-// A message ({role, created, content, metadata}) is one message; its
+// A message ({role, created, content, metadata}; created in seconds, or
+// milliseconds past 10^10 where a build wrote those) is one message; its
 // content items are its blocks, in their slots: text (in a user message
 // the prompt, or injected context when metadata.userVisible is false),
 // thinking, redactedThinking (a redacted thinking block), image (a text
@@ -28,7 +30,8 @@
 // tool_result block and a tool.result: {status: error} and a result the
 // tool marked isError are failures, never ok (its content is the text of
 // its MCP content list, {content, isError} or, before rmcp, the list
-// alone). toolConfirmationRequest and actionRequired (questions put to
+// alone). An error item (an error Goose showed in the conversation) is
+// a provider error. toolConfirmationRequest and actionRequired (questions put to
 // the user) and a thinking systemNotification are declared ignored; an
 // inline systemNotification and the older conversationCompacted are
 // warnings; other items are counted unmapped.

@@ -77,7 +77,8 @@ FROM sessions s ORDER BY s.created_at, s.id`,
 			Query: `SELECT coalesce(CAST(strftime('%s', updated_at) AS INTEGER), 0) AS version, * FROM sessions WHERE id = :session`},
 		{Table: "messages", Key: "key", Version: "id", Time: "time_ms",
 			JSON: []string{"content_json", "metadata_json"},
-			Query: `SELECT coalesce(message_id, 'row-' || id) AS key, created_timestamp * 1000 AS time_ms, *
+			Query: `SELECT coalesce(message_id, 'row-' || id) AS key,
+  CASE WHEN created_timestamp > 10000000000 THEN created_timestamp ELSE created_timestamp * 1000 END AS time_ms, *
 FROM messages WHERE session_id = :session AND id >= coalesce((SELECT max(a.id) FROM messages a
   WHERE a.session_id = :session AND a.role = 'assistant' AND a.id <= :since / 1000000000), 0)
 ORDER BY id`},
@@ -112,7 +113,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case v.Get("$twasm").Is(abi.RowType):
 		n.setFormat(out, fmtRows, "")
 		n.row(v, out)
-	case v.Get("role").Kind() == abi.KindString && v.Get("content").Kind() == abi.KindArray:
+	case v.Get("role").Kind() == abi.KindString && (v.Get("content").Kind() == abi.KindArray || v.Get("content").Kind() == abi.KindString):
 		n.setFormat(out, fmtSession, "")
 		n.seq++
 		id, key := "", "m"+strconv.Itoa(n.seq)
@@ -200,12 +201,16 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	}
 }
 
-// seconds is an integer of seconds since 1970 as RFC 3339 ("" when
-// there is none).
+// seconds is Goose's message time as RFC 3339 ("" when there is none):
+// seconds since 1970, or milliseconds where a build wrote those (a
+// figure past 10^10).
 func seconds(v abi.Value) string {
 	s, ok := v.Int()
 	if !ok || s <= 0 {
 		return ""
+	}
+	if s > 10_000_000_000 {
+		return time.UnixMilli(s).UTC().Format("2006-01-02T15:04:05.000Z")
 	}
 	return time.Unix(s, 0).UTC().Format("2006-01-02T15:04:05Z")
 }
@@ -230,7 +235,15 @@ func (n *normalizer) message(key, id, role string, content, metadata abi.Value, 
 	if metadata.Get("userVisible").Kind() == abi.KindFalse {
 		origin = sdk.OriginInjected
 	}
-	if content.Kind() != abi.KindArray {
+	if content.Kind() == abi.KindString {
+		// A session file may hold the content as a string: the list
+		// encoded as JSON, or the text itself.
+		if doc, ok := sdk.Parse([]byte(content.String())); ok && doc.Root().Kind() == abi.KindArray {
+			content = doc.Root()
+		} else {
+			out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(content.String()), Origin: map[bool]string{true: origin}[user]})
+		}
+	} else if content.Kind() != abi.KindArray {
 		out.Unmapped(sdk.S("content_not_list"))
 	}
 	it := content.Iter()
@@ -271,6 +284,13 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		} else {
 			out.Ignored(sdk.S("systemNotification:" + c.Get("notificationType").String()))
 		}
+	case "error":
+		// An error Goose showed in the conversation (a provider's).
+		msg := c.Get("message")
+		if msg.Kind() != abi.KindString {
+			msg = c.Get("error")
+		}
+		out.Error(sdk.ProviderError{Message: sdk.S(errText(msg))})
 	case "conversationCompacted":
 		out.Warn("the conversation was compacted here: the model saw a summary of what came before")
 	default:
