@@ -22,6 +22,7 @@ import (
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
+	"github.com/twasm/twasm/plugins/goose"
 	"github.com/twasm/twasm/plugins/opencode"
 	"github.com/twasm/twasm/plugins/pi"
 	"github.com/twasm/twasm/plugins/qwen"
@@ -47,7 +48,7 @@ func fixture(t testing.TB, rel string) []byte {
 	return b
 }
 
-var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin, "opencode": opencode.Plugin, "cline": cline.Plugin, "roo": cline.Plugin, "qwen": qwen.Plugin}
+var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin, "opencode": opencode.Plugin, "cline": cline.Plugin, "roo": cline.Plugin, "qwen": qwen.Plugin, "goose": goose.Plugin}
 
 func newArchiver(t *testing.T, root string, mod func(*Options)) *Archiver {
 	t.Helper()
@@ -343,7 +344,7 @@ func TestRedactAndDeletedSource(t *testing.T) {
 // host's order.
 func bundledDeclared() []Declared {
 	var out []Declared
-	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin} {
+	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin} {
 		out = append(out, DeclaredOf(p.Manifest)...)
 	}
 	return out
@@ -387,8 +388,10 @@ func TestDiscover(t *testing.T) {
 			"Kilo CLI":                       filepath.Join(home, ".local", "share", "kilo"),
 			"Qwen Code chats":                filepath.Join(home, ".qwen", "projects"),
 			"Qwen Code chats (before JSONL)": filepath.Join(home, ".qwen", "tmp"),
-		}), from: map[string]string{"Claude Code projects": "default", "OpenCode": "default", "Qwen Code chats": "default"}},
-		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi", "XDG_DATA_HOME": "/x/data", "CLINE_DATA_DIR": "/x/cline", "QWEN_RUNTIME_DIR": "/x/qwen"},
+			"Goose":                          filepath.Join(home, ".local", "share", "goose", "sessions"),
+			"Goose session files (before sessions.db)": filepath.Join(home, ".local", "share", "goose", "sessions"),
+		}), from: map[string]string{"Claude Code projects": "default", "OpenCode": "default", "Qwen Code chats": "default", "Goose": "default"}},
+		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi", "XDG_DATA_HOME": "/x/data", "CLINE_DATA_DIR": "/x/cline", "QWEN_RUNTIME_DIR": "/x/qwen", "GOOSE_PATH_ROOT": "/x/goose"},
 			cfg: &Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}},
 			want: cline("/x/cline", map[string]string{
 				"Claude Code projects":           "/x/claude/projects",
@@ -403,22 +406,26 @@ func TestDiscover(t *testing.T) {
 				"Kilo CLI":                       "/x/data/kilo",
 				"Qwen Code chats":                "/x/qwen/projects",
 				"Qwen Code chats (before JSONL)": "/x/qwen/tmp",
-				"claude (config)":                filepath.Join(home, "old"),
-			}), from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "OpenCode": "$XDG_DATA_HOME", "Cline tasks": "$CLINE_DATA_DIR", "Qwen Code chats": "$QWEN_RUNTIME_DIR", "claude (config)": "config"}},
+				"Goose":                          "/x/goose/data/sessions",
+				"Goose session files (before sessions.db)": "/x/goose/data/sessions",
+				"claude (config)":                          filepath.Join(home, "old"),
+			}), from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "OpenCode": "$XDG_DATA_HOME", "Cline tasks": "$CLINE_DATA_DIR", "Qwen Code chats": "$QWEN_RUNTIME_DIR", "Goose": "$GOOSE_PATH_ROOT", "claude (config)": "config"}},
 		{name: "copilot before 1.0", env: map[string]string{"HOME": home, "XDG_STATE_HOME": "/x/state"}, want: cline(defData, map[string]string{
-			"Claude Code projects":                   filepath.Join(home, ".claude", "projects"),
-			"Codex sessions":                         filepath.Join(home, ".codex", "sessions"),
-			"Codex archived sessions":                filepath.Join(home, ".codex", "archived_sessions"),
-			"Gemini CLI chats":                       filepath.Join(home, ".gemini", "tmp"),
-			"Copilot CLI session state":              filepath.Join(home, ".copilot", "session-state"),
-			"Copilot CLI session state (before 1.0)": "/x/state/.copilot/session-state",
-			"Pi sessions":                            filepath.Join(home, ".pi", "agent", "sessions"),
-			"OMP sessions":                           filepath.Join(home, ".omp", "agent", "sessions"),
-			"OpenClaw sessions":                      filepath.Join(home, ".openclaw", "agents"),
-			"OpenCode":                               filepath.Join(home, ".local", "share", "opencode"),
-			"Kilo CLI":                               filepath.Join(home, ".local", "share", "kilo"),
-			"Qwen Code chats":                        filepath.Join(home, ".qwen", "projects"),
-			"Qwen Code chats (before JSONL)":         filepath.Join(home, ".qwen", "tmp"),
+			"Claude Code projects":                     filepath.Join(home, ".claude", "projects"),
+			"Codex sessions":                           filepath.Join(home, ".codex", "sessions"),
+			"Codex archived sessions":                  filepath.Join(home, ".codex", "archived_sessions"),
+			"Gemini CLI chats":                         filepath.Join(home, ".gemini", "tmp"),
+			"Copilot CLI session state":                filepath.Join(home, ".copilot", "session-state"),
+			"Copilot CLI session state (before 1.0)":   "/x/state/.copilot/session-state",
+			"Pi sessions":                              filepath.Join(home, ".pi", "agent", "sessions"),
+			"OMP sessions":                             filepath.Join(home, ".omp", "agent", "sessions"),
+			"OpenClaw sessions":                        filepath.Join(home, ".openclaw", "agents"),
+			"OpenCode":                                 filepath.Join(home, ".local", "share", "opencode"),
+			"Kilo CLI":                                 filepath.Join(home, ".local", "share", "kilo"),
+			"Qwen Code chats":                          filepath.Join(home, ".qwen", "projects"),
+			"Qwen Code chats (before JSONL)":           filepath.Join(home, ".qwen", "tmp"),
+			"Goose":                                    filepath.Join(home, ".local", "share", "goose", "sessions"),
+			"Goose session files (before sessions.db)": filepath.Join(home, ".local", "share", "goose", "sessions"),
 		}), from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},
 	}
 	for _, tt := range tests {

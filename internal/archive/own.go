@@ -72,13 +72,13 @@ func WithoutStorage(root string, stores []StoreReport, sessions []Session) []Ses
 	kept := sessions[:0:0]
 	for _, s := range sessions {
 		if own.contains(s.Path) {
-			skipped[s.Loc.Dir]++
+			skipped[s.Loc.Key()]++
 			continue
 		}
 		kept = append(kept, s)
 	}
 	for i := range stores {
-		if n := skipped[stores[i].Dir]; n > 0 {
+		if n := skipped[stores[i].Key()]; n > 0 {
 			stores[i].Sessions -= n
 			stores[i].Problems = append(stores[i].Problems, fmt.Sprintf(
 				"the store contains twasm's own storage %s: its %d file(s) there are not sessions and are skipped", root, n))

@@ -368,9 +368,9 @@ func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location
 // reached Size holds all of it. The stores' session counts follow; a
 // database that cannot be read is a problem of its store.
 func ExpandDatabases(ctx context.Context, stores []StoreReport, sessions []Session) ([]StoreReport, []Session) {
-	byDir := map[string]int{}
+	byKey := map[string]int{}
 	for i := range stores {
-		byDir[stores[i].Dir] = i
+		byKey[stores[i].Key()] = i
 	}
 	var out []Session
 	for _, s := range sessions {
@@ -378,7 +378,7 @@ func ExpandDatabases(ctx context.Context, stores []StoreReport, sessions []Sessi
 			out = append(out, s)
 			continue
 		}
-		i, ok := byDir[s.Loc.Dir]
+		i, ok := byKey[s.Loc.Key()]
 		list, err := listDatabase(ctx, s)
 		if ok {
 			stores[i].Sessions += len(list) - 1

@@ -59,6 +59,10 @@ type Location struct {
 	Unusable string `json:"unusable,omitempty"`
 }
 
+// Key tells stores apart: by name and directory, since two stores may
+// share a directory (Goose's database and its older session files).
+func (l *Location) Key() string { return l.Name + "\x00" + l.Dir }
+
 // Declared is a store a plugin declares in its manifest (abi.Store), with
 // the provider it is read as and the plugin's name.
 type Declared struct {

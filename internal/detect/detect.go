@@ -168,6 +168,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"pi", "json", "Pi coding agent --mode json events (" + typ + ")"}, true
 	case piEntry(root, typ):
 		return vote{"pi", "session", "a Pi coding agent session file (" + typ + ")"}, true
+	case root.Get("$twasm").Is("row") && (root.Get("table").Is("messages") || root.Get("table").Is("sessions")):
+		return vote{"goose", "rows", "Goose sessions.db rows as twasm reads them (" + root.Get("table").String() + ")"}, true
+	case gooseLine(root, typ):
+		return vote{"goose", "session", "a Goose session file (before sessions.db)"}, true
 	case root.Get("$twasm").Is("row") && (root.Get("table").Is("part") || root.Get("table").Is("session")):
 		return vote{"opencode", "rows", "OpenCode database rows as twasm reads them (" + root.Get("table").String() + ")"}, true
 	case root.Get("part").Kind() == abi.KindObject && root.Get("sessionID").Exists() && (typ == "step_start" || typ == "step_finish" || typ == "text" || typ == "tool_use" || typ == "reasoning"):
@@ -216,6 +220,21 @@ func qwenRecord(root abi.Value, typ string) bool {
 		return root.Get("systemPayload").Exists()
 	}
 	return false
+}
+
+// gooseLine recognises a line of a Goose session file from before
+// sessions.db: the metadata line (working_dir with the session's
+// counters), or a message ({role, created, content}, no type, its
+// content a list of typed items).
+func gooseLine(root abi.Value, typ string) bool {
+	if typ != "" {
+		return false
+	}
+	if root.Get("working_dir").Exists() && (root.Get("message_count").Exists() || root.Get("description").Exists()) {
+		return true
+	}
+	return root.Get("role").Kind() == abi.KindString && root.Get("created").Kind() == abi.KindNumber &&
+		root.Get("content").Kind() == abi.KindArray && root.Get("content").Index(0).Get("type").Kind() == abi.KindString
 }
 
 // piEntry recognises a line of a Pi session file (pi-mono, OMP, OpenClaw):

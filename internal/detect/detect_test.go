@@ -17,6 +17,9 @@ func TestDetect(t *testing.T) {
 		{"claude session log", `{"parentUuid":null,"isSidechain":false,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}`, "claude", "session-log", nil},
 		{"qwen chat", `{"uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"t","type":"user","cwd":"/p","version":"0.18.2","message":{"role":"user","parts":[{"text":"hi"}]}}`, "qwen", "session", nil},
 		{"qwen chat from a telemetry record", `{"uuid":"u2","parentUuid":"u1","sessionId":"s","timestamp":"t","type":"system","subtype":"ui_telemetry","systemPayload":{"uiEvent":{"event.name":"qwen-code.api_response"}}}`, "qwen", "session", nil},
+		{"goose rows", `{"$twasm":"row","table":"messages","key":"m","version":1,"row":{"role":"user","content_json":[{"type":"text","text":"hi"}]}}`, "goose", "rows", nil},
+		{"goose session file", `{"working_dir":"/p","description":"d","message_count":1}` + "\n" + `{"role":"user","created":1735725600,"content":[{"type":"text","text":"hi"}]}`, "goose", "session", nil},
+		{"goose session file message", `{"id":null,"role":"assistant","created":1735725600,"content":[{"type":"toolRequest","id":"t","toolCall":{"status":"success","value":{"name":"shell","arguments":{}}}}]}`, "goose", "session", nil},
 		{"claude json array", `[{"type":"system","subtype":"init"},{"type":"result","subtype":"success"}]`, "claude", "json", nil},
 		{"claude json result", `{"type":"result","subtype":"success","is_error":false,"session_id":"s","result":"x"}`, "claude", "json", nil},
 		{"codex exec", `{"type":"thread.started","thread_id":"t"}` + "\n" + `{"type":"turn.started"}`, "codex", "exec-json", nil},
@@ -66,13 +69,14 @@ func TestDetect(t *testing.T) {
 }
 
 // TestDetectCaptures: every capture and golden input of Pi, OpenCode and
-// Qwen Code is detected as its provider (a Pi message entry, type
-// "message" with a timestamp, was taken for Gemini CLI stream-json;
+// Qwen Code and Goose is detected as its provider (a Pi message entry,
+// type "message" with a timestamp, was taken for Gemini CLI stream-json;
 // OpenCode's tool_use event with a timestamp would be; a Qwen Code record,
 // with Claude Code's uuid, parentUuid and sessionId, was taken for a
-// Claude Code session log).
+// Claude Code session log; Goose's rows and session files were not
+// recognised at all).
 func TestDetectCaptures(t *testing.T) {
-	for _, provider := range []string{"pi", "opencode", "qwen"} {
+	for _, provider := range []string{"pi", "opencode", "qwen", "goose"} {
 		var files []string
 		for _, dir := range []string{"captures", "golden"} {
 			fs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.jsonl"))

@@ -47,12 +47,14 @@ Claude Code projects (~/.claude/projects/*/*.jsonl), Codex sessions
 (~/.gemini/tmp/*/chats/*.json), Copilot session state
 (~/.copilot/session-state/*/events.jsonl), Pi sessions
 (~/.pi/agent/sessions/*/*.jsonl, also OMP's and OpenClaw's), Qwen Code
-chats (~/.qwen/projects/*/chats/*.jsonl), a Cline or
+chats (~/.qwen/projects/*/chats/*.jsonl), Goose's session files from
+before sessions.db (~/.local/share/goose/sessions/*.jsonl), a Cline or
 Roo Code task's api_conversation_history.json or ui_messages.json (a
 whole task folder is read by twasm sync), and saved outputs of every
 provider (opencode run --format json too). OpenCode's database
-(~/.local/share/opencode/opencode.db) is not a file of sessions: "twasm
-sync" reads it, one run per session.
+(~/.local/share/opencode/opencode.db) and Goose's
+(~/.local/share/goose/sessions/sessions.db) are not files of sessions:
+"twasm sync" reads them, one run per session.
 
 With --provider auto, twasm looks at the start of each file and picks the
 provider and format when the evidence is unambiguous; otherwise it says

@@ -127,10 +127,10 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	}
 	idx := map[string]int{}
 	for i := range stores {
-		idx[stores[i].Dir] = i
+		idx[stores[i].Key()] = i
 	}
 	for _, s := range sessions {
-		h := &health[idx[s.Loc.Dir]]
+		h := &health[idx[s.Loc.Key()]]
 		if a != nil && archive.Archived(a.Ledger(), s) {
 			h.Archived++
 			continue

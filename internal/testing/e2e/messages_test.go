@@ -34,6 +34,7 @@ var messagesCases = []struct {
 	{"opencode", "testdata/golden/opencode/json_run_tool_error.jsonl", false},
 	{"cline", "testdata/golden/cline/task_native_tools.jsonl", false},
 	{"qwen", "testdata/golden/qwen/session_tools_errors.jsonl", false},
+	{"goose", "testdata/golden/goose/rows_session_tools_errors.jsonl", false},
 }
 
 func TestExportMessagesAcceptedBySDKs(t *testing.T) {

@@ -259,6 +259,7 @@ var otlpCases = []struct{ provider, file string }{
 	{"opencode", "testdata/golden/opencode/rows_session_tools_errors.jsonl"},
 	{"cline", "testdata/golden/cline/task_native_tools.jsonl"},
 	{"qwen", "testdata/golden/qwen/session_subagents.jsonl"},
+	{"goose", "testdata/golden/goose/rows_session_tools_errors.jsonl"},
 }
 
 func TestOTLPExportToCollector(t *testing.T) {

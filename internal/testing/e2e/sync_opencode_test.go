@@ -12,15 +12,15 @@ import (
 	_ "modernc.org/sqlite"
 )
 
-// openCodeDB is an OpenCode database as OpenCode writes it (its schema,
-// WAL mode), written by the test as the agent.
-type openCodeDB struct {
+// agentDB is an agent's SQLite database as the agent writes it (WAL
+// mode, one connection), written by the test as the agent.
+type agentDB struct {
 	t    *testing.T
 	path string
 	db   *sql.DB
 }
 
-func openOpenCodeDB(t *testing.T, path string) *openCodeDB {
+func openAgentDB(t *testing.T, path string) *agentDB {
 	t.Helper()
 	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 		t.Fatal(err)
@@ -31,14 +31,23 @@ func openOpenCodeDB(t *testing.T, path string) *openCodeDB {
 	}
 	db.SetMaxOpenConns(1)
 	t.Cleanup(func() { db.Close() })
-	return &openCodeDB{t: t, path: path, db: db}
+	return &agentDB{t: t, path: path, db: db}
 }
 
-func (o *openCodeDB) exec(q string, args ...any) {
-	o.t.Helper()
-	if _, err := o.db.Exec(q, args...); err != nil {
-		o.t.Fatalf("%s: %v", q, err)
+func (a *agentDB) exec(q string, args ...any) {
+	a.t.Helper()
+	if _, err := a.db.Exec(q, args...); err != nil {
+		a.t.Fatalf("%s: %v", q, err)
 	}
+}
+
+// openCodeDB is an OpenCode database as OpenCode writes it (its schema,
+// WAL mode).
+type openCodeDB struct{ *agentDB }
+
+func openOpenCodeDB(t *testing.T, path string) *openCodeDB {
+	t.Helper()
+	return &openCodeDB{openAgentDB(t, path)}
 }
 
 func (o *openCodeDB) session(id, parent string, t int64) {

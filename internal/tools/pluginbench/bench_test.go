@@ -21,6 +21,7 @@ import (
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
+	"github.com/twasm/twasm/plugins/goose"
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/plugins/opencode"
 	"github.com/twasm/twasm/plugins/pi"
@@ -45,6 +46,7 @@ var plugins = []struct {
 	{"opencode", opencode.Plugin},
 	{"cline", cline.Plugin},
 	{"qwen", qwen.Plugin},
+	{"goose", goose.Plugin},
 }
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,

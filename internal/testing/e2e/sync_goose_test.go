@@ -1,0 +1,214 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// gooseDB is a Goose sessions.db as Goose writes it (its schema, WAL
+// mode), written by the test as the agent.
+type gooseDB struct{ *agentDB }
+
+func openGooseDB(t *testing.T, path string) *gooseDB {
+	t.Helper()
+	return &gooseDB{openAgentDB(t, path)}
+}
+
+// session creates a session (Goose's create_session), parent its parent
+// session ("" for none).
+func (g *gooseDB) session(id, parent, typ string) {
+	var p any
+	if parent != "" {
+		p = parent
+	}
+	g.exec(`INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at, extension_data, provider_name, model_config_json, parent_session_id)
+VALUES (?, 'fix the test', ?, '/home/me/proj', '2025-11-02 10:00:00', '2025-11-02 10:00:00', '{}', 'anthropic', '{"model_name":"claude-sonnet-4-5","context_limit":200000}', ?)`, id, typ, p)
+}
+
+// message adds a message (Goose's add_message: the row, then the
+// session's updated_at).
+func (g *gooseDB) message(session, id, role string, created int64, content string) {
+	g.exec(`INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) VALUES (?, ?, ?, ?, ?, '{"userVisible":true,"agentVisible":true}')`, id, session, role, content, created)
+	g.exec(`UPDATE sessions SET updated_at = datetime(?, 'unixepoch') WHERE id = ?`, created, session)
+}
+
+// usage sets the session's counters (Goose's update of the session's
+// metrics after a reply).
+func (g *gooseDB) usage(session string, in, out, cost float64) {
+	g.exec(`UPDATE sessions SET accumulated_input_tokens = ?, accumulated_output_tokens = ?, accumulated_total_tokens = ?, accumulated_cost = ? WHERE id = ?`, in, out, in+out, cost, session)
+}
+
+// TestSyncGoose: a home with Goose's sessions.db at its default place
+// (Goose's schema, in WAL mode, the agent not running) and a session file
+// of Goose before sessions.db beside it: doctor lists both stores, sync
+// archives each session as a run (a failed command a failed result, the
+// session's usage as Goose states it, the sub-agent session a child run
+// of its parent's), a second sync archives nothing, a new turn adds one
+// part to that session's run only (its tool's response with the request
+// it answers, the call once), and the store's directory is
+// byte-identical before and after every command (no -wal or -shm left
+// behind); renormalize rebuilds the run from its raw capture after the
+// database is gone.
+func TestSyncGoose(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	dir := filepath.Join(h.dir, ".local", "share", "goose", "sessions")
+	g := openGooseDB(t, filepath.Join(dir, "sessions.db"))
+	schema, err := os.ReadFile(filepath.Join(root, "plugins", "goose", "testdata", "schema.sql"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	g.exec(string(schema))
+	const T = 1762077600
+	g.session("20251102_1", "", "user")
+	g.message("20251102_1", "msg_1", "user", T, `[{"type":"text","text":"Run the tests."}]`)
+	g.message("20251102_1", "msg_2", "assistant", T+2, `[{"type":"toolRequest","id":"toolu_1","toolCall":{"status":"success","value":{"name":"developer__shell","arguments":{"command":"go test ./..."}}}}]`)
+	g.message("20251102_1", "msg_3", "user", T+8, `[{"type":"toolResponse","id":"toolu_1","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"FAIL\texample.com/proj"}],"isError":true}}}]`)
+	g.message("20251102_1", "msg_4", "assistant", T+10, `[{"type":"text","text":"The tests fail; looking at why."},{"type":"toolRequest","id":"toolu_2","toolCall":{"status":"success","value":{"name":"developer__shell","arguments":{"command":"cat parse.go"}}}}]`)
+	g.usage("20251102_1", 5000, 300, 0.021)
+	g.session("20251102_2", "20251102_1", "sub_agent")
+	g.message("20251102_2", "msg_s1", "user", T+20, `[{"type":"text","text":"A sub-agent's task."}]`)
+	if err := g.db.Close(); err != nil { // the agent exits: SQLite removes its log
+		t.Fatal(err)
+	}
+	h.put(filepath.Join(".local", "share", "goose", "sessions", "20250101_101500.jsonl"), []byte(
+		`{"working_dir":"/home/me/site","description":"Build the site","schedule_id":null,"message_count":2,"total_tokens":900,"input_tokens":800,"output_tokens":100}`+"\n"+
+			`{"id":null,"role":"user","created":1735725600,"content":[{"type":"text","text":"An older session's prompt."}]}`+"\n"+
+			`{"id":null,"role":"assistant","created":1735725602,"content":[{"type":"text","text":"An older session's answer."}]}`+"\n"), time.Hour)
+
+	// unchanged runs cmd and fails the test if the store's directory
+	// changed (bytes, modification time, mode, files added or removed).
+	unchanged := func(what string, cmd func()) {
+		t.Helper()
+		before := hashTree(t, dir)
+		cmd()
+		if after := hashTree(t, dir); !mapsEqual(before, after) {
+			t.Fatalf("%s changed the agent's files:\nbefore %v\nafter  %v", what, before, after)
+		}
+	}
+	sync := func() result {
+		t.Helper()
+		var r result
+		unchanged("sync", func() { r = h.ok("sync") })
+		return r
+	}
+	var r result
+	unchanged("doctor", func() { r = h.ok("doctor", "--json") })
+	var doc struct {
+		Stores []struct {
+			Name, Provider, Plugin, Kind, Dir string
+			Found                             bool
+			Sessions                          int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, r.out)
+	}
+	want := map[string]struct {
+		kind     string
+		sessions int
+	}{"Goose": {"sqlite", 2}, "Goose session files (before sessions.db)": {"", 1}}
+	seen := 0
+	for _, s := range doc.Stores {
+		w, ok := want[s.Name]
+		if !ok {
+			continue
+		}
+		seen++
+		if !s.Found || s.Sessions != w.sessions || s.Plugin != "goose" || s.Dir != dir || (w.kind != "" && s.Kind != w.kind) {
+			t.Errorf("doctor's %s store: %+v", s.Name, s)
+		}
+	}
+	if seen != 2 {
+		t.Fatalf("doctor lists %d of Goose's 2 stores:\n%s", seen, r.out)
+	}
+
+	r = sync()
+	got := outcomes(r.out)
+	if len(got["new"]) != 3 {
+		t.Fatalf("first sync: %v", r)
+	}
+	run1, sub, old := "", "", ""
+	for _, id := range got["new"] {
+		tr := transcriptPath(h.stor, id)
+		validate(t, tr)
+		switch b := string(readFile(t, tr)); {
+		case strings.Contains(b, "Run the tests."):
+			run1 = id
+			for _, want := range []string{`"call_id":"toolu_1"`, `"status":"error"`, `"input_tokens":5000`, `"output_tokens":300`, `"model":"claude-sonnet-4-5"`} {
+				if !strings.Contains(b, want) {
+					t.Errorf("run of 20251102_1 lacks %s:\n%s", want, b)
+				}
+			}
+		case strings.Contains(b, "A sub-agent's task."):
+			sub = id
+		case strings.Contains(b, "An older session's answer."):
+			old = id
+			if !strings.Contains(b, `"session_id":"20250101_101500"`) || !strings.Contains(b, `"input_tokens":800`) {
+				t.Errorf("run of the session file: want its id from its name and its usage:\n%s", b)
+			}
+		}
+	}
+	if run1 == "" || sub == "" || old == "" {
+		t.Fatalf("runs: session %q, sub-agent %q, session file %q: %v", run1, sub, old, r)
+	}
+	if !strings.Contains(string(readFile(t, transcriptPath(h.stor, sub))), `"parent_run_id":"`+run1+`"`) {
+		t.Errorf("the sub-agent session's run is not a child of %s", run1)
+	}
+	if r = sync(); len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
+		t.Errorf("second sync: %v", r)
+	}
+
+	// Goose runs again: the pending command's response, an answer, the
+	// session's counters.
+	g = openGooseDB(t, filepath.Join(dir, "sessions.db"))
+	g.message("20251102_1", "msg_5", "user", T+30, `[{"type":"toolResponse","id":"toolu_2","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"package parse"}],"isError":false}}}]`)
+	g.message("20251102_1", "msg_6", "assistant", T+32, `[{"type":"text","text":"Found it: an off-by-one."}]`)
+	g.usage("20251102_1", 9000, 450, 0.034)
+	if err := g.db.Close(); err != nil {
+		t.Fatal(err)
+	}
+	r = sync()
+	got = outcomes(r.out)
+	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != run1 {
+		t.Fatalf("third sync: want run %s grown, nothing else: %v", run1, r)
+	}
+	tr := transcriptPath(h.stor, run1)
+	validate(t, tr)
+	b := string(readFile(t, tr))
+	for _, want := range []string{`"output":"package parse"`, "Found it: an off-by-one.", `"input_tokens":9000`} {
+		if !strings.Contains(b, want) {
+			t.Errorf("run %s lacks %q", run1, want)
+		}
+	}
+	if strings.Contains(b, `"name":"unknown"`) {
+		t.Errorf("run %s has a result without its call:\n%s", run1, b)
+	}
+	if n := strings.Count(b, `"call_id":"toolu_2","input"`); n != 1 {
+		t.Errorf("%d tool.calls of toolu_2, want the call once", n)
+	}
+	if n := strings.Count(b, "Run the tests."); n != 1 {
+		t.Errorf("the prompt is archived %d times", n)
+	}
+	if r = sync(); len(outcomes(r.out)) != 0 {
+		t.Errorf("fourth sync: %v", r)
+	}
+
+	// The database gone, the run is rebuilt from its raw capture.
+	if err := os.Remove(filepath.Join(dir, "sessions.db")); err != nil {
+		t.Fatal(err)
+	}
+	r = h.ok("renormalize", run1)
+	re := transcriptPath(h.stor, strings.TrimSpace(r.out))
+	validate(t, re)
+	rb := string(readFile(t, re))
+	for _, want := range []string{"Run the tests.", `"output":"package parse"`, "Found it: an off-by-one."} {
+		if !strings.Contains(rb, want) {
+			t.Errorf("the renormalized run lacks %q: %v", want, r)
+		}
+	}
+}

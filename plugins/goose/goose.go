@@ -1,0 +1,434 @@
+package goose
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Format names, as reported in OpMeta and the manifest.
+const (
+	fmtRows    = "rows"    // the host's row lines of sessions.db
+	fmtSession = "session" // a session file of Goose before sessions.db
+)
+
+// roots are the candidates for Goose's sessions directory, in Goose's
+// order (config/paths.rs): $GOOSE_PATH_ROOT/data when set (Goose takes it
+// only when absolute), else etcetera's app strategy: Windows's roaming
+// application data, XDG elsewhere (macOS included).
+var roots = []abi.Root{
+	{Env: "GOOSE_PATH_ROOT", Path: "data/sessions"},
+	{Env: "APPDATA", Path: "Block/goose/data/sessions", OS: "windows"},
+	{Env: "XDG_DATA_HOME", Path: "goose/sessions"},
+	{Path: "~/.local/share/goose/sessions"},
+}
+
+// Plugin is the Goose normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "goose",
+		Version:     "0.1.0",
+		Providers:   []string{"goose"},
+		Formats:     []string{fmtRows, fmtSession},
+		Description: "Goose (block/goose) sessions from its sessions.db, and its session files before it",
+		SourceFacts: true,
+		Stores: []abi.Store{{
+			Name: "Goose", Kind: abi.StoreKindSQLite,
+			Roots: roots, Pattern: "sessions.db",
+			SQLite: Queries,
+		}, {
+			// Goose before sessions.db wrote one JSON Lines file per
+			// session in the same directory (a later Goose imports them
+			// into sessions.db, under the same ids: a session found in
+			// both is archived from each).
+			Name:  "Goose session files (before sessions.db)",
+			Roots: roots, Pattern: "*.jsonl",
+		}},
+	},
+	New: func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{names: map[string]string{}} },
+}
+
+// Queries are what the host reads of Goose's sessions.db (session_manager.rs:
+// sessions, and messages with their content_json and metadata_json).
+//
+// A session's cursor is its last message row's id times 10^9 plus its
+// updated_at (seconds) and accumulated token count, modulo 10^9: a new
+// or rewritten message (Goose's replace_conversation inserts the
+// conversation again, under new row ids) moves the first figure, a
+// change of the session's counters alone the second. A later sync reads
+// the messages from the last assistant message it read on (they come
+// again, under the same keys, and replace themselves): a tool's response
+// written since is read with the request it answers. The session row
+// comes whole each time (it holds the counters and the model). parent is
+// parent_session_id: a sub-agent's session is a child run of its
+// parent's.
+var Queries = &abi.SQLiteSource{
+	Sessions: `SELECT s.id AS key,
+  coalesce((SELECT max(m.id) FROM messages m WHERE m.session_id = s.id), 0) * 1000000000
+  + (coalesce(CAST(strftime('%s', s.updated_at) AS INTEGER), 0) + coalesce(s.accumulated_total_tokens, 0)) % 1000000000 AS cursor,
+  s.parent_session_id AS parent
+FROM sessions s ORDER BY s.created_at, s.id`,
+	Tables: []abi.SQLiteTable{
+		{Table: "sessions", Key: "id", Version: "version",
+			JSON:  []string{"extension_data", "recipe_json", "user_recipe_values_json", "model_config_json"},
+			Query: `SELECT coalesce(CAST(strftime('%s', updated_at) AS INTEGER), 0) AS version, * FROM sessions WHERE id = :session`},
+		{Table: "messages", Key: "key", Version: "id", Time: "time_ms",
+			JSON: []string{"content_json", "metadata_json"},
+			Query: `SELECT coalesce(message_id, 'row-' || id) AS key,
+  CASE WHEN created_timestamp > 10000000000 THEN created_timestamp ELSE created_timestamp * 1000 END AS time_ms, *
+FROM messages WHERE session_id = :session AND id >= coalesce((SELECT max(a.id) FROM messages a
+  WHERE a.session_id = :session AND a.role = 'assistant' AND a.id <= :since / 1000000000), 0)
+ORDER BY id`},
+	},
+}
+
+type normalizer struct {
+	meta  bool
+	model string
+	// names are the tools' names by request id (a response names only
+	// the request).
+	names map[string]string
+	seq   int // messages of a session file
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	v := l.JSON()
+	if v.Kind() != abi.KindObject {
+		if len(sdk.TrimSpace(l.Raw)) > 0 {
+			out.Unmapped(sdk.S("non_json"))
+		}
+		return nil
+	}
+	switch {
+	case v.Get("$twasm").Is(abi.SourceFactsType):
+		if !v.Get("table").Exists() && strings.HasSuffix(v.Get("name").String(), ".jsonl") {
+			// A session file: its name is the session's id.
+			n.setFormat(out, fmtSession, strings.TrimSuffix(v.Get("name").String(), ".jsonl"))
+		}
+		out.Ignored(sdk.S("twasm_source"))
+	case v.Get("$twasm").Is(abi.RowType):
+		n.setFormat(out, fmtRows, "")
+		n.row(v, out)
+	case v.Get("role").Kind() == abi.KindString && (v.Get("content").Kind() == abi.KindArray || v.Get("content").Kind() == abi.KindString):
+		n.setFormat(out, fmtSession, "")
+		n.seq++
+		id, key := "", "m"+strconv.Itoa(n.seq)
+		if v.Get("id").Kind() == abi.KindString && v.Get("id").String() != "" {
+			id, key = v.Get("id").String(), v.Get("id").String()
+		}
+		n.message(key, id, v.Get("role").String(), v.Get("content"), v.Get("metadata"), seconds(v.Get("created")), out)
+	case n.seq == 0 && (v.Get("working_dir").Exists() || v.Get("message_count").Exists()):
+		// A session file's first line: the session's metadata.
+		n.setFormat(out, fmtSession, "")
+		n.session(v, out)
+	default:
+		out.Unmapped(sdk.S(nativeType(v)))
+	}
+	return nil
+}
+
+func nativeType(v abi.Value) string {
+	if t := v.Get("$twasm"); t.Kind() == abi.KindString {
+		return "$twasm:" + t.String()
+	}
+	if t := v.Get("type"); t.Kind() == abi.KindString {
+		return t.String()
+	}
+	return "object"
+}
+
+func (n *normalizer) setFormat(out *sdk.Out, f, session string) {
+	if n.meta {
+		return
+	}
+	n.meta = true
+	m := sdk.Meta{Format: sdk.S(f), NoTerminal: true} // a session log
+	if session != "" {
+		m.SessionID = sdk.S(session)
+	}
+	out.Meta(m)
+}
+
+// row handles one row line of sessions.db.
+func (n *normalizer) row(v abi.Value, out *sdk.Out) {
+	r := v.Get("row")
+	switch v.Get("table").String() {
+	case "sessions":
+		out.Meta(sdk.Meta{SessionID: sdk.Text(r.Get("id"))})
+		n.session(r, out)
+	case "messages":
+		id := ""
+		if r.Get("message_id").Kind() == abi.KindString {
+			id = r.Get("message_id").String()
+		}
+		n.message(v.Get("key").String(), id, r.Get("role").String(), r.Get("content_json"), r.Get("metadata_json"), seconds(r.Get("created_timestamp")), out)
+	default:
+		out.Unmapped(sdk.S("row:" + v.Get("table").String()))
+	}
+}
+
+// session handles the session's record (a sessions row, or a session
+// file's first line): its model, its parent, its usage and cost.
+func (n *normalizer) session(r abi.Value, out *sdk.Out) {
+	if m := r.Get("model_config_json").Get("model_name"); m.Kind() == abi.KindString && m.String() != "" {
+		n.model = m.String()
+		out.Meta(sdk.Meta{Model: sdk.S(n.model)})
+	}
+	if p := r.Get("parent_session_id"); p.Kind() == abi.KindString && p.String() != "" {
+		out.Warn("a sub-agent session of " + p.String() + " (a child run of its run)")
+	}
+	// Goose's accumulated counters are the session's, over every call
+	// (the plain ones are the last call's, or the session's before
+	// Goose kept both): as Goose states them, its input counting cached
+	// tokens.
+	u := sdk.Usage{
+		Input: sdk.IntOf(r.Get("accumulated_input_tokens")), Output: sdk.IntOf(r.Get("accumulated_output_tokens")),
+		CacheRead: sdk.IntOf(r.Get("accumulated_cache_read_tokens")), CacheWrite: sdk.IntOf(r.Get("accumulated_cache_write_tokens")),
+		Total: sdk.IntOf(r.Get("accumulated_total_tokens")),
+	}
+	if _, ok := u.Input.Value(); !ok {
+		if _, ok := u.Output.Value(); !ok {
+			u = sdk.Usage{Input: sdk.IntOf(r.Get("input_tokens")), Output: sdk.IntOf(r.Get("output_tokens")),
+				CacheRead: sdk.IntOf(r.Get("cache_read_tokens")), CacheWrite: sdk.IntOf(r.Get("cache_write_tokens")),
+				Total: sdk.IntOf(r.Get("total_tokens"))}
+		}
+	}
+	out.Usage(u, sdk.ModeSet)
+	if c, ok := r.Get("accumulated_cost").Float(); ok {
+		out.Cost(c, sdk.ModeSet)
+	}
+}
+
+// seconds is Goose's message time as RFC 3339 ("" when there is none):
+// seconds since 1970, or milliseconds where a build wrote those (a
+// figure past 10^10).
+func seconds(v abi.Value) string {
+	s, ok := v.Int()
+	if !ok || s <= 0 {
+		return ""
+	}
+	if s > 10_000_000_000 {
+		return time.UnixMilli(s).UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	return time.Unix(s, 0).UTC().Format("2006-01-02T15:04:05Z")
+}
+
+// message handles one message: its content items are its blocks, in
+// their slots; tool requests are calls, tool responses their results.
+func (n *normalizer) message(key, id, role string, content, metadata abi.Value, created string, out *sdk.Out) {
+	user := role == "user"
+	if role != "user" && role != "assistant" {
+		out.Unmapped(sdk.S("role:" + role))
+		return
+	}
+	hdr := sdk.Message{User: user, ID: opt(id), Time: opt(created)}
+	if !user {
+		hdr.Model = opt(n.model)
+	}
+	k := sdk.S(key)
+	out.Open(k, hdr)
+	// A user text the user did not see (userVisible false) is Goose's
+	// own: context it added, not the prompt.
+	origin := sdk.OriginPrompt
+	if metadata.Get("userVisible").Kind() == abi.KindFalse {
+		origin = sdk.OriginInjected
+	}
+	if content.Kind() == abi.KindString {
+		// A session file may hold the content as a string: the list
+		// encoded as JSON, or the text itself.
+		if doc, ok := sdk.Parse([]byte(content.String())); ok && doc.Root().Kind() == abi.KindArray {
+			content = doc.Root()
+		} else {
+			out.Block(k, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(content.String()), Origin: map[bool]string{true: origin}[user]})
+		}
+	} else if content.Kind() != abi.KindArray {
+		out.Unmapped(sdk.S("content_not_list"))
+	}
+	it := content.Iter()
+	for i := 0; it.Next(); i++ {
+		n.item(k, i, user, origin, it.Value(), created, out)
+	}
+	out.Close(k, sdk.MessageEnd{})
+}
+
+// item handles content item c at slot i of message k.
+func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Value, created string, out *sdk.Out) {
+	orig := func(o string) string {
+		if user {
+			return o
+		}
+		return ""
+	}
+	switch typ := c.Get("type").String(); typ {
+	case "text":
+		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c.Get("text")), Origin: orig(origin)})
+	case "image":
+		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.S("[image " + c.Get("mimeType").String() + "]"), Origin: orig(sdk.OriginInjected)})
+	case "thinking":
+		out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(c.Get("thinking"))})
+	case "redactedThinking":
+		out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
+	case "toolRequest", "frontendToolRequest":
+		n.request(k, i, c, created, out)
+	case "toolResponse":
+		n.response(k, i, c, created, out)
+	case "toolConfirmationRequest", "actionRequired":
+		// A question put to the user (a tool to approve, an
+		// elicitation): its answer is in the tool's response.
+		out.Ignored(sdk.S(typ))
+	case "systemNotification":
+		if c.Get("notificationType").Is("inlineMessage") {
+			out.Warn("Goose: " + c.Get("msg").String())
+		} else {
+			out.Ignored(sdk.S("systemNotification:" + c.Get("notificationType").String()))
+		}
+	case "error":
+		// An error Goose showed in the conversation (a provider's).
+		msg := c.Get("message")
+		if msg.Kind() != abi.KindString {
+			msg = c.Get("error")
+		}
+		out.Error(sdk.ProviderError{Message: sdk.S(errText(msg))})
+	case "conversationCompacted":
+		out.Warn("the conversation was compacted here: the model saw a summary of what came before")
+	default:
+		out.Unmapped(sdk.S("content:" + typ))
+	}
+}
+
+// request handles a toolRequest (or a frontendToolRequest, a tool the
+// desktop app runs): a tool_use block and a tool.call. A call Goose could
+// not parse ({status: error}) is still a call: its response says what
+// became of it.
+func (n *normalizer) request(k sdk.Str, i int, c abi.Value, created string, out *sdk.Out) {
+	id := c.Get("id").String()
+	tc := c.Get("toolCall")
+	val := tc.Get("value")
+	name, input := val.Get("name").String(), val.Get("arguments")
+	if tc.Get("status").Is("error") || val.Kind() != abi.KindObject {
+		name = "invalid_tool_call"
+		out.Warn("Goose could not read a tool call the model made: " + errText(tc.Get("error")))
+	}
+	in := sdk.JSON(input)
+	if input.Kind() != abi.KindObject {
+		in = sdk.RawJSON("{}")
+	}
+	n.names[id] = name
+	out.Block(k, i, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
+	kind, cmd := toolKind(name, input)
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: opt(created)})
+}
+
+// response handles a toolResponse: a tool_result block and a
+// tool.result. {status: error} is a failure (the tool could not run, or
+// failed); a result the tool marked isError is one too.
+func (n *normalizer) response(k sdk.Str, i int, c abi.Value, created string, out *sdk.Out) {
+	id := c.Get("id").String()
+	tr := c.Get("toolResult")
+	res := sdk.ToolResult{CallID: sdk.S(id), Name: opt(n.names[id]), Time: opt(created)}
+	var text string
+	if tr.Get("status").Is("success") {
+		// The value is a CallToolResult {content, isError}; Goose before
+		// rmcp's wrote the content list alone.
+		val := tr.Get("value")
+		list := val
+		if val.Kind() == abi.KindObject {
+			list = val.Get("content")
+			res.IsError = val.Get("isError").Truthy()
+		}
+		text = contentText(list)
+		res.Output = sdk.S(text)
+	} else {
+		res.IsError = true
+		text = errText(tr.Get("error"))
+		res.Error = sdk.S(text)
+	}
+	out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
+	out.ToolResult(res)
+}
+
+// contentText joins the texts of an MCP content list (an image or
+// resource named by what it is).
+func contentText(list abi.Value) string {
+	var b strings.Builder
+	it := list.Iter()
+	for it.Next() {
+		c := it.Value()
+		if b.Len() > 0 {
+			b.WriteByte('\n')
+		}
+		switch c.Get("type").String() {
+		case "text":
+			b.WriteString(c.Get("text").String())
+		case "image":
+			b.WriteString("[image " + c.Get("mimeType").String() + "]")
+		case "resource":
+			if t := c.Get("resource").Get("text"); t.Kind() == abi.KindString {
+				b.WriteString(t.String())
+			} else {
+				b.WriteString("[resource " + c.Get("resource").Get("uri").String() + "]")
+			}
+		default:
+			b.WriteString("[" + c.Get("type").String() + "]")
+		}
+	}
+	return b.String()
+}
+
+// errText is a Goose error: a string (ToolError's text), else the JSON.
+func errText(e abi.Value) string {
+	if e.Kind() == abi.KindString && e.String() != "" {
+		return e.String()
+	}
+	if e.Exists() && e.Kind() != abi.KindNull {
+		return sdk.Text(e).String()
+	}
+	return "error"
+}
+
+// toolKind classifies Goose's tools (an extension's tool is named
+// extension__tool; the developer extension's shell and text_editor).
+func toolKind(name string, input abi.Value) (string, sdk.Str) {
+	base := strings.ToLower(name)
+	if i := strings.LastIndex(base, "__"); i >= 0 {
+		base = base[i+2:]
+	}
+	switch base {
+	case "shell", "bash":
+		if cmd := input.Get("command"); cmd.Kind() == abi.KindString {
+			return "execute", sdk.S(cmd.String())
+		}
+		return "execute", sdk.Str{}
+	case "text_editor":
+		if input.Get("command").Is("view") {
+			return "read", sdk.Str{}
+		}
+		return "edit", sdk.Str{}
+	case "read", "view", "list_resources", "read_resource":
+		return "read", sdk.Str{}
+	case "write", "edit", "str_replace":
+		return "edit", sdk.Str{}
+	case "glob", "grep", "rg", "tree", "search", "analyze":
+		return "search", sdk.Str{}
+	case "fetch", "web_search", "web_scrape":
+		return "fetch", sdk.Str{}
+	case "todo_write", "todo_read":
+		return "think", sdk.Str{}
+	}
+	return "other", sdk.Str{}
+}
+
+// opt is s as a string field, unset when empty.
+func opt(s string) sdk.Str {
+	if s == "" {
+		return sdk.Str{}
+	}
+	return sdk.S(s)
+}
+
+// End implements sdk.Normalizer.
+func (n *normalizer) End(out *sdk.Out) error { return nil }
