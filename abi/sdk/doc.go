@@ -135,7 +135,11 @@
 // Every raw line must produce records, be declared ignored
 // ([Out.Ignored], [Out.IgnoredN] for several lines the plugin groups
 // itself; the SDK declares a reassembled document's lines) or be counted unmapped ([Out.Unmapped]); the host counts a
-// line that got none of these as unmapped "(no record)". Every error the
+// line that got none of these as unmapped "(no record)". A count of n
+// lines covers the lines numbered up to the current one, and the host
+// never sends a blank line: a plugin grouping lines across a blank one
+// reports each run of consecutive lines with its own count, at its last
+// line (as the SDK does for a reassembled document). Every error the
 // provider reports goes through [Out.Error] (it lands in the step result's
 // errors with its raw line), never only through Unmapped. A format without
 // a terminal event (a session log) sets [Meta].NoTerminal and leaves the

@@ -18,16 +18,20 @@ import (
 // from one document to the next, so a document, and every span made from
 // it, is valid only until the next one starts. The zero docBuffer is
 // ready to use.
+//
+// It also keeps the numbers of the lines it was given, as runs of
+// consecutive numbers ([docBuffer.lineRuns]): the host never sends a blank
+// line, so a document's lines need not be consecutive, and the driver
+// accounts for them run by run, each against its own last line (spec 6.8).
 type docBuffer struct {
 	buf   []byte
 	toks  []wire.Token
-	doc   *abi.Doc // the last document handed out
-	lines int      // lines in buf
-	last  int      // lines of the last document handed out
-	depth int      // bracket depth outside strings
-	inStr bool     // inside a string at the end of buf
-	esc   bool     // after a backslash inside a string
-	on    bool     // a document is being reassembled
+	doc   *abi.Doc  // the last document handed out
+	runs  []lineRun // lines of the document being reassembled, or of the last one handed out or dropped
+	depth int       // bracket depth outside strings
+	inStr bool      // inside a string at the end of buf
+	esc   bool      // after a backslash inside a string
+	on    bool      // a document is being reassembled
 }
 
 // active reports whether a document is being reassembled.
@@ -41,58 +45,77 @@ func (b *docBuffer) continues(l *Line) bool {
 	return b.on && !(l.JSON().Exists() && !indented(l.Raw))
 }
 
-// add appends the line raw (without its LF) to the document being
+// lineRun is a run of consecutive raw line numbers, first to last.
+type lineRun struct{ first, last int }
+
+// add appends line no, raw (without its LF), to the document being
 // reassembled, starting one when none is active. While brackets are still
-// open it returns nil and 0. Once they balance it returns the document,
-// or, when the text is not one JSON document, nil and the number of lines
-// dropped (this one included). A line that would make the text longer
-// than a line the host sends ([wire.MaxLineBytes]) drops the document with
-// that line. A returned document or a drop ends the reassembly.
-func (b *docBuffer) add(raw []byte) (doc *abi.Doc, dropped int) {
+// open it returns nil and false. Once they balance it returns the
+// document, or, when the text is not one JSON document, nil and true: its
+// lines (this one included) are dropped. A line that would make the text
+// longer than a line the host sends ([wire.MaxLineBytes]) drops the
+// document with that line. A returned document or a drop ends the
+// reassembly; [docBuffer.lineRuns] then holds its lines.
+func (b *docBuffer) add(no int, raw []byte) (doc *abi.Doc, dropped bool) {
 	if !b.on {
 		b.start()
 	} else if len(b.buf)+len(raw) > wire.MaxLineBytes {
-		return nil, b.drop() + 1
+		b.note(no)
+		return nil, b.drop()
 	}
 	b.buf = append(b.buf, raw...)
 	b.buf = append(b.buf, '\n')
-	b.lines++
+	b.note(no)
 	b.scan(raw)
 	if b.depth > 0 || b.inStr {
-		return nil, 0
+		return nil, false
 	}
 	if doc, ok := b.parse(); ok {
-		return doc, 0
+		return doc, false
 	}
 	return nil, b.drop()
+}
+
+// note records line no as one of the document's.
+func (b *docBuffer) note(no int) {
+	if n := len(b.runs); n > 0 && b.runs[n-1].last+1 == no {
+		b.runs[n-1].last = no
+		return
+	}
+	b.runs = append(b.runs, lineRun{no, no})
 }
 
 // end ends the reassembly at the end of the stream: the document when the
 // text is one even though the brackets do not balance yet, otherwise nil
-// and the number of lines dropped. Nothing (nil, 0) when no document is
-// active.
-func (b *docBuffer) end() (doc *abi.Doc, dropped int) {
+// and whether lines were dropped. Nothing (nil, false) when no document
+// is active.
+func (b *docBuffer) end() (doc *abi.Doc, dropped bool) {
 	if !b.on {
-		return nil, 0
+		return nil, false
 	}
 	if doc, ok := b.parse(); ok {
-		return doc, 0
+		return doc, false
 	}
 	return nil, b.drop()
 }
 
-// docLines is the number of lines of the last document handed out: a
-// driver declares them ignored (the lines before the closing one produce
-// no record of their own), so that every raw line is accounted for (spec
-// 6.8).
-func (b *docBuffer) docLines() int { return b.last }
+// lineRuns are the lines of the last document handed out or dropped, in
+// runs of consecutive numbers, until the next one starts: a driver
+// declares them ignored (the lines before the closing one produce no
+// record of their own) or counts them unmapped, so that every raw line
+// is accounted for (spec 6.8).
+func (b *docBuffer) lineRuns() []lineRun { return b.runs }
 
-// drop abandons the document being reassembled and returns how many lines
-// it held.
-func (b *docBuffer) drop() int {
-	n := b.lines
-	b.buf, b.lines, b.on = b.buf[:0], 0, false
-	return n
+// drop abandons the document being reassembled and reports whether one
+// was ([docBuffer.lineRuns] holds its lines); with none it forgets the
+// lines of the last one.
+func (b *docBuffer) drop() bool {
+	if !b.on {
+		b.runs = b.runs[:0]
+		return false
+	}
+	b.buf, b.on = b.buf[:0], false
+	return true
 }
 
 func (b *docBuffer) start() {
@@ -102,7 +125,7 @@ func (b *docBuffer) start() {
 		b.doc.Line, b.doc.Toks = nil, nil
 		b.doc = nil
 	}
-	b.buf, b.lines = b.buf[:0], 0
+	b.buf, b.runs = b.buf[:0], b.runs[:0]
 	b.depth, b.inStr, b.esc = 0, false, false
 	b.on = true
 }
@@ -114,7 +137,7 @@ func (b *docBuffer) parse() (*abi.Doc, bool) {
 	if !ok {
 		return nil, false
 	}
-	b.on, b.last, b.lines = false, b.lines, 0
+	b.on = false
 	b.doc = &abi.Doc{Line: b.buf, Toks: toks}
 	return b.doc, true
 }

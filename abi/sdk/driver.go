@@ -293,12 +293,13 @@ func (d *driver) end() (wire.Status, string) {
 		// A document still open: whole if its text is one even though
 		// its brackets do not balance.
 		if doc, dropped := d.acc.end(); doc != nil {
+			d.account(S(jsonDocument), false)
 			d.docLine = Line{No: d.lastNo, Raw: doc.Line, doc: doc}
 			if err := n.Line(&d.docLine, &d.out); err != nil {
 				errs = append(errs, err)
 			}
-		} else {
-			d.out.UnmappedN(S(nonJSON), dropped)
+		} else if dropped {
+			d.account(S(nonJSON), true)
 		}
 	}
 	if err := n.End(&d.out); err != nil {
@@ -332,7 +333,9 @@ func (d *driver) reassemble(l *Line, err *error) bool {
 			*err = d.addLine(l)
 			return true
 		}
-		d.out.UnmappedN(S(nonJSON), d.acc.drop())
+		if d.acc.drop() {
+			d.account(S(nonJSON), true)
+		}
 	}
 	if len(l.doc.Toks) > 0 {
 		return false
@@ -347,16 +350,53 @@ func (d *driver) reassemble(l *Line, err *error) bool {
 // addLine adds l to the document being reassembled (starting one), and
 // hands the document to the normalizer once it is complete.
 func (d *driver) addLine(l *Line) error {
-	doc, dropped := d.acc.add(l.Raw)
-	var err error
-	if doc != nil {
-		// Every line of the document is accounted for by it.
-		d.out.IgnoredN(S(jsonDocument), d.acc.docLines())
-		d.docLine = Line{No: l.No, Raw: doc.Line, doc: doc}
-		err = d.n.Line(&d.docLine, &d.out)
+	doc, dropped := d.acc.add(l.No, l.Raw)
+	if dropped {
+		d.account(S(nonJSON), true)
 	}
-	d.out.UnmappedN(S(nonJSON), dropped)
-	return err
+	if doc == nil {
+		return nil
+	}
+	// Every line of the document is accounted for by it.
+	d.account(S(jsonDocument), false)
+	d.docLine = Line{No: l.No, Raw: doc.Line, doc: doc}
+	return d.n.Line(&d.docLine, &d.out)
+}
+
+// account reports the lines of the document the buffer just handed out
+// (declared ignored as native) or dropped (counted unmapped as native),
+// so that every raw line is accounted for (spec 6.8). A count of lines
+// covers the lines that end at the line it is reported at, and the host
+// never sends a blank line, nor a line that ended the document without
+// being one of its own: so each run of consecutive lines is reported at
+// its own last line. At the end of the stream (no current line) a count
+// covers the last lines not yet accounted for, which a document still
+// open holds: one record of them all.
+func (d *driver) account(native Str, unmapped bool) {
+	runs := d.acc.lineRuns()
+	cur := d.out.lineNo
+	if cur == 0 {
+		n := 0
+		for _, r := range runs {
+			n += r.last - r.first + 1
+		}
+		d.report(native, unmapped, n)
+		return
+	}
+	for _, r := range runs {
+		d.out.lineNo = r.last
+		d.report(native, unmapped, r.last-r.first+1)
+	}
+	d.out.lineNo = cur
+}
+
+// report counts n lines unmapped, or declares them ignored.
+func (d *driver) report(native Str, unmapped bool, n int) {
+	if unmapped {
+		d.out.UnmappedN(native, n)
+	} else {
+		d.out.IgnoredN(native, n)
+	}
 }
 
 // invalidate makes spans of this call's documents unusable, so a plugin

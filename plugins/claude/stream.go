@@ -114,17 +114,19 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			s = n.startSlot(m, int(idx), typ, abi.Value{})
 		}
 		if s.snap || s.stopped {
+			// The block came whole, or stopped: nothing to add.
+			n.ignore("delta/"+sdk.TypeName(dt), out)
 			return
 		}
 		switch sdk.Name(dt) {
 		case "text_delta":
 			v := sdk.Text(d.Get("text"))
 			s.hasText = s.hasText || !v.IsEmpty()
-			out.Append(sdk.S(m.key), m.rel(s), sdk.BlockText, v)
+			n.grow(m, s, sdk.BlockText, v, "delta/text_delta", out)
 		case "thinking_delta":
 			v := sdk.Text(d.Get("thinking"))
 			s.hasText = s.hasText || !v.IsEmpty()
-			out.Append(sdk.S(m.key), m.rel(s), sdk.BlockThinking, v)
+			n.grow(m, s, sdk.BlockThinking, v, "delta/thinking_delta", out)
 		case "signature_delta":
 			s.hasSig = s.hasSig || !sdk.Text(d.Get("signature")).IsEmpty()
 			n.ignore("delta/signature_delta", out)
@@ -172,6 +174,9 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 				n.sseStop = m.stop
 			}
 			n.close(m, out)
+		} else {
+			// No message to close (a cut or glitched stream).
+			n.ignore("stream_event/message_stop", out)
 		}
 		if raw {
 			n.sseStopped = true
@@ -302,4 +307,15 @@ func trimBlanks(b []byte) []byte {
 		b = b[:len(b)-1]
 	}
 	return b
+}
+
+// grow appends v to slot s of m; a delta without its text (a glitched
+// line) adds nothing and is declared ignored as native, so that the line
+// is still accounted for (spec §6.8).
+func (n *normalizer) grow(m *message, s *slot, blockType string, v sdk.Str, native string, out *sdk.Out) {
+	if !v.IsSet() {
+		n.ignore(native, out)
+		return
+	}
+	out.Append(sdk.S(m.key), m.rel(s), blockType, v)
 }

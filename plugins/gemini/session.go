@@ -280,6 +280,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 				// JSONL session files append a record again when it
 				// changes (a tool call finished): only what is new, the
 				// results, is reported; the message was written.
+				out.Ignored(sdk.S("message/gemini"))
 				it := m.Get("toolCalls").Iter()
 				for it.Next() {
 					n.sessionCall(it.Value(), ts, out)

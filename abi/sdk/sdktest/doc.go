@@ -28,8 +28,9 @@
 // [Options.Check]); and batching invariance (the same rendering whether
 // the input arrives in full batches, one line a call or three, as a live
 // agent's output does). [Fuzz] is a plugin's fuzz body: whatever the
-// bytes, no fault, valid events, and records that decode with spans
-// inside their input, through the pipeline and through the bare driver.
+// bytes, no fault, every raw line accounted for, valid events, and
+// records that decode with spans inside their input, through the
+// pipeline and through the bare driver.
 // [CheckKeys] checks that the keys a normalizer reads are declared, and
 // [Benchmark] measures the plugin alone. [Run] gives what the host made
 // of one input, for table tests of the author's own.

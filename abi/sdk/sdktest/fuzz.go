@@ -16,14 +16,12 @@ const maxSeed = 16 << 10
 
 // Fuzz is a plugin's fuzz test, seeded with the golden inputs and
 // captures opts names (those up to 16 KiB) and with seeds. Whatever the
-// bytes, the plugin never faults: through the host's pipeline, where every
-// event it assembles must be a valid transcript line, and through the
-// bare driver, one line a call and in full batches, where every record
-// must decode and every span must point inside the call's input. It
-// does not require every line accounted for (Test does, over the real
-// inputs): the SDK's reassembly of pretty-printed documents
-// (sdk.Plugin.Reassemble) still miscounts a document cut by a blank or a
-// foreign line, which arbitrary bytes hit at once.
+// bytes, the plugin never faults and accounts for every raw line (spec
+// §6.8: records, declared ignored or counted unmapped): through the
+// host's pipeline, where every event it assembles must be a valid
+// transcript line, and through the bare driver, one line a call and in
+// full batches, where every record must decode and every span must point
+// inside the call's input.
 //
 //	func FuzzMyAgent(f *testing.F) {
 //		sdktest.Fuzz(f, myagent.Plugin, opts, []byte(`{"type":"x"}`))
@@ -39,6 +37,9 @@ func Fuzz(f *testing.F, p sdk.Plugin, opts Options, seeds ...[]byte) {
 		}
 		if r.Step.FailedLines != 0 {
 			t.Fatalf("%d raw line(s) lost to a plugin fault: %q", r.Step.FailedLines, r.Step.Warnings)
+		}
+		if msg := r.silent(); msg != "" {
+			t.Fatal(msg)
 		}
 		checkEvents(t, r.Events)
 		drive(t, p.Driver(), opts.Provider, wire.Batches(raw, 1))

@@ -280,10 +280,18 @@ type silentLines struct {
 
 func recordCapture(t *testing.T, provider, input string) (*capturedRun, silentLines) {
 	t.Helper()
+	return recordInput(t, provider, input, 0)
+}
+
+// recordInput runs twasm record --json on input, which must exit with
+// code (1 when the plugin understood none of the lines, say), and reads
+// the transcript it wrote.
+func recordInput(t *testing.T, provider, input string, code int) (*capturedRun, silentLines) {
+	t.Helper()
 	storage := t.TempDir()
 	r := twasm(t, "--storage", storage, "record", "--provider", provider, "--input", input, "--json")
-	if r.code != 0 {
-		t.Fatalf("twasm record --provider %s --input %s: %v", provider, input, r)
+	if r.code != code {
+		t.Fatalf("twasm record --provider %s --input %s: want exit %d: %v", provider, input, code, r)
 	}
 	var s struct {
 		Transcript string `json:"transcript"`
