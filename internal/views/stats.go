@@ -253,7 +253,7 @@ func (s *Stats) addAgent(r *AgentCounts) {
 			s.Usage[prov] = u
 		}
 		u.Add(r.Usage)
-		s.addInAll(r.Usage)
+		s.agentsUsage.Add(r.Usage) // UsageInAll is summed once the run is counted (addCounts)
 	}
 	if r.CostUSD != nil {
 		s.Cost[prov] += *r.CostUSD
@@ -286,11 +286,6 @@ func Sorted(m map[string]int) []Counted {
 	}
 	slices.SortFunc(out, func(a, b Counted) int { return cmp.Or(cmp.Compare(b.Count, a.Count), cmp.Compare(a.Key, b.Key)) })
 	return out
-}
-
-func (s *Stats) addInAll(u *transcript.Usage) {
-	s.agentsUsage.Add(u)
-	s.sumInAll()
 }
 
 // sumInAll makes UsageInAll again from the agents' usage and SubRunUsage,
