@@ -17,7 +17,6 @@ func storeTable(decl []Declared) string {
 	var b strings.Builder
 	b.WriteString("| provider | store | sessions (default) | directory instead, when set | agent deletes after |\n|---|---|---|---|---|\n")
 	for _, d := range decl {
-		var defs, overrides []string
 		pattern, folder := d.Pattern, ""
 		if d.Kind == KindFolder {
 			folder = "/" // a folder per session
@@ -28,14 +27,13 @@ func storeTable(decl []Declared) string {
 			}
 			return " (" + r.OS + ")"
 		}
-		for _, r := range d.Roots {
-			switch {
-			case r.Env != "":
-				overrides = append(overrides, "`"+pathpkg.Join("$"+r.Env, r.Path, d.Dir)+"/`"+onOS(r))
-			case len(defs) == 0 || r.OS != "":
-				// The default, or the default on each OS.
-				defs = append(defs, "`"+pathpkg.Join(r.Path, d.Dir, pattern)+folder+"`"+onOS(r))
-			}
+		defaults, overriding := d.Places("")
+		var defs, overrides []string
+		for _, r := range overriding {
+			overrides = append(overrides, "`"+pathpkg.Join("$"+r.Env, r.Path, d.Dir)+"/`"+onOS(r))
+		}
+		for _, r := range defaults {
+			defs = append(defs, "`"+pathpkg.Join(r.Path, d.Dir, pattern)+folder+"`"+onOS(r))
 		}
 		where := strings.Join(defs, ", ")
 		if len(defs) == 0 {

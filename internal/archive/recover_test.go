@@ -188,7 +188,10 @@ func TestRecoverInterruptedPart(t *testing.T) {
 		{name: "claude sub-agents first part", provider: "claude", fixture: "testdata/captures/claude/spotter_session_log_v2.1.38_agent_progress.jsonl"},
 		{name: "claude sub-agents second part", provider: "claude", fixture: "testdata/captures/claude/spotter_session_log_v2.1.38_agent_progress.jsonl", split: 30},
 	} {
-		t.Run(tc.name, func(t *testing.T) { recoverInterrupted(t, tc.provider, tc.fixture, tc.split, tc.imp, tc.redact) })
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel() // each case has its own home and storages
+			recoverInterrupted(t, tc.provider, tc.fixture, tc.split, tc.imp, tc.redact)
+		})
 	}
 }
 
@@ -243,6 +246,25 @@ func recoverInterrupted(t *testing.T, provider, fix string, split int, imp, reda
 	n := 24
 	if redactOn {
 		n = 8 // masking is slow: fewer points
+	}
+	// What a run never killed shows, computed once for every kill point.
+	type subView struct {
+		subs                   []string
+		all                    []*transcript.Event
+		search                 map[string]int
+		usage                  *transcript.Usage
+		totals                 views.Totals
+		fromFiles, fromDigests *transcript.Usage
+	}
+	var want *subView
+	if subs := subRunMessages(t, root, clean.events); len(subs) > 0 {
+		var all []*transcript.Event
+		for _, id := range append(sessionRuns(t, root), linkedRuns(clean.events)...) {
+			all = append(all, readRun(t, root, id).events...)
+		}
+		want = &subView{subs: subs, search: searchCounts(t, root, all), usage: subRunUsage(t, root), totals: treeTotals(t, root, runID)}
+		want.fromFiles, want.fromDigests = listUsage(t, root, runID)
+		want.all = all
 	}
 	stride := max(1, (len(trLines)-first)/n)
 	points := 0
@@ -299,21 +321,16 @@ func recoverInterrupted(t *testing.T, provider, fix string, split int, imp, reda
 				// Each sub-agent once: one sub-run of the run for each
 				// of a clean run, holding its messages, beside the
 				// superseded sub-runs of the cancelled step.
-				if subs := subRunMessages(t, root, clean.events); len(subs) > 0 {
-					assert.Equal(t, subs, subRunMessages(t, r, got.events), "one sub-run per sub-agent, its messages once")
+				if want != nil {
+					assert.Equal(t, want.subs, subRunMessages(t, r, got.events), "one sub-run per sub-agent, its messages once")
 					// Search finds each message as often as in a run
 					// never killed.
-					var all []*transcript.Event
-					for _, id := range append(sessionRuns(t, root), linkedRuns(clean.events)...) {
-						all = append(all, readRun(t, root, id).events...)
-					}
-					assert.Equal(t, searchCounts(t, root, all), searchCounts(t, r, all), "search finds each message once")
-					assert.Equal(t, subRunUsage(t, root), subRunUsage(t, r), "stats count the sub-agents' tokens once")
-					assert.Equal(t, treeTotals(t, root, runID), treeTotals(t, r, id), "the run's totals (view, tree) count each sub-agent once")
-					fromFiles, fromDigests := listUsage(t, root, runID)
+					assert.Equal(t, want.search, searchCounts(t, r, want.all), "search finds each message once")
+					assert.Equal(t, want.usage, subRunUsage(t, r), "stats count the sub-agents' tokens once")
+					assert.Equal(t, want.totals, treeTotals(t, r, id), "the run's totals (view, tree) count each sub-agent once")
 					gotFiles, gotDigests := listUsage(t, r, id)
-					assert.Equal(t, fromFiles, gotFiles, "ls counts each sub-agent's tokens once")
-					assert.Equal(t, fromDigests, gotDigests, "ls from the index counts each sub-agent's tokens once")
+					assert.Equal(t, want.fromFiles, gotFiles, "ls counts each sub-agent's tokens once")
+					assert.Equal(t, want.fromDigests, gotDigests, "ls from the index counts each sub-agent's tokens once")
 				}
 				require.NoError(t, b.Close())
 

@@ -72,6 +72,35 @@ type Declared struct {
 	SourceFacts bool
 }
 
+// Places says where a declared store's directory is looked for on goos,
+// as Discover looks: the variables that override the default (each with
+// the path below it), and the default. On one OS there is at most one
+// default and only the variables tried before it; with goos "" (every OS)
+// the default is given once for every OS and once per OS that has its
+// own. Roots keep their OS so that a listing can say which applies where.
+// `sync --help` and the README's table of stores both list stores from it.
+func (d Declared) Places(goos string) (defaults, overrides []abi.Root) {
+	shadowed := func(r abi.Root) bool { // an earlier default wins where r applies
+		for _, def := range defaults {
+			if goos != "" || def.OS == "" || def.OS == r.OS {
+				return true
+			}
+		}
+		return false
+	}
+	for _, r := range d.Roots {
+		switch {
+		case goos != "" && r.OS != "" && r.OS != goos:
+		case shadowed(r):
+		case r.Env != "":
+			overrides = append(overrides, r)
+		default:
+			defaults = append(defaults, r)
+		}
+	}
+	return defaults, overrides
+}
+
 // Env reads the environment (tests pass a map).
 type Env func(string) string
 

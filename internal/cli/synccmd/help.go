@@ -30,17 +30,13 @@ func storesHelp(goos string) string {
 	}
 	var b strings.Builder
 	for _, d := range decl {
+		defaults, overrides := d.Places(goos)
 		var where []string
-		defaulted := false
-		for _, r := range d.Roots {
-			switch {
-			case r.OS != "" && r.OS != goos:
-			case r.Env != "":
-				where = append(where, "$"+pathpkg.Join(r.Env, r.Path))
-			case !defaulted:
-				where = append(where, r.Path)
-				defaulted = true
-			}
+		for _, r := range overrides {
+			where = append(where, "$"+pathpkg.Join(r.Env, r.Path))
+		}
+		for _, r := range defaults {
+			where = append(where, r.Path)
 		}
 		what := pathpkg.Join(d.Dir, d.Pattern)
 		if d.Kind == archive.KindFolder {

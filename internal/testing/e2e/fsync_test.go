@@ -46,7 +46,7 @@ func traceRecord(t *testing.T, storage string, args ...string) []syscallLine {
 	go func() { b, err = cmd.CombinedOutput(); close(done) }()
 	select {
 	case <-done:
-	case <-time.After(2 * time.Minute):
+	case <-time.After(hangBound):
 		_ = cmd.Process.Kill()
 		<-done
 		t.Fatal("strace twasm record did not end")

@@ -118,7 +118,7 @@ service:
 			t.Logf("collector log:\n%s", log)
 		}
 	})
-	deadline := time.Now().Add(30 * time.Second)
+	deadline := time.Now().Add(hangBound)
 	for _, port := range []int{gp, hp} {
 		for {
 			conn, err := net.DialTimeout("tcp", fmt.Sprintf("127.0.0.1:%d", port), time.Second)

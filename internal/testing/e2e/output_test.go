@@ -8,7 +8,6 @@ import (
 	"strings"
 	"syscall"
 	"testing"
-	"time"
 
 	"golang.org/x/sys/unix"
 )
@@ -194,7 +193,7 @@ func TestConfigNotRegular(t *testing.T) {
 				}
 				k.make(t, filepath.Join(cfg, "twasm", file))
 				all := append([]string{"--storage", t.TempDir()}, args...)
-				r := start(t, nil, []string{"XDG_CONFIG_HOME=" + cfg}, all...).wait(t, time.Minute)
+				r := start(t, nil, []string{"XDG_CONFIG_HOME=" + cfg}, all...).wait(t, hangBound)
 				if r.code == 0 || !strings.Contains(r.errOut, k.want) || !strings.Contains(r.errOut, file) {
 					t.Errorf("twasm %s with %s as %s: %v", strings.Join(args, " "), file, kind, r)
 				}

@@ -49,7 +49,7 @@ func (h *fakeHome) put(rel string, b []byte, age time.Duration) string {
 
 func (h *fakeHome) run(args ...string) result {
 	h.t.Helper()
-	return start(h.t, nil, h.env, append([]string{"--storage", h.stor}, args...)...).wait(h.t, 2*time.Minute)
+	return start(h.t, nil, h.env, append([]string{"--storage", h.stor}, args...)...).wait(h.t, hangBound)
 }
 
 func (h *fakeHome) ok(args ...string) result {
@@ -403,7 +403,7 @@ func TestSyncWatchQuietWhenNothingChanged(t *testing.T) {
 	}
 	p := start(t, nil, h.env, "--storage", h.stor, "sync", "--watch", "--interval", "50ms")
 	count := func(action string) int { return strings.Count(p.out.String(), action+"\t") }
-	waitFor(t, "the first sessions archived", time.Minute, func() bool { return count("new") == n })
+	waitFor(t, "the first sessions archived", hangBound, func() bool { return count("new") == n })
 	first := p.errOut.String()
 	if !strings.Contains(first, fmt.Sprintf("sync: %d/%d sessions", n, n)) {
 		t.Errorf("the first pass shows no progress:\n%s", first)
@@ -411,12 +411,12 @@ func TestSyncWatchQuietWhenNothingChanged(t *testing.T) {
 	// Passes with nothing new may run now (every 50 ms); then one finds
 	// a new session among more than 20, which showed progress before.
 	h.put(".claude/projects/p/late.jsonl", []byte(strings.ReplaceAll(session, id, "7f3e9a10-0000-4000-8000-0000000000ff")), time.Hour)
-	waitFor(t, "the late session archived", time.Minute, func() bool { return count("new") == n+1 })
-	waitFor(t, "its summary", time.Minute, func() bool { return strings.Contains(strings.TrimPrefix(p.errOut.String(), first), "1 new,") })
+	waitFor(t, "the late session archived", hangBound, func() bool { return count("new") == n+1 })
+	waitFor(t, "its summary", hangBound, func() bool { return strings.Contains(strings.TrimPrefix(p.errOut.String(), first), "1 new,") })
 	if err := p.cmd.Process.Signal(os.Interrupt); err != nil {
 		t.Fatal(err)
 	}
-	r := p.wait(t, time.Minute)
+	r := p.wait(t, hangBound)
 	if r.code != 0 {
 		t.Fatalf("watch interrupted: %v", r)
 	}
