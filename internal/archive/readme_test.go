@@ -18,9 +18,12 @@ func storeTable(decl []Declared) string {
 	b.WriteString("| provider | store | sessions (default) | directory instead, when set | agent deletes after |\n|---|---|---|---|---|\n")
 	for _, d := range decl {
 		var defs, overrides []string
-		pattern, folder := d.Pattern, ""
-		if d.Kind == KindFolder {
+		pattern, folder, tree := d.Pattern, "", ""
+		switch d.Kind {
+		case KindFolder:
 			folder = "/" // a folder per session
+		case KindTree:
+			tree = " and the files each names"
 		}
 		onOS := func(r abi.Root) string {
 			if r.OS == "" {
@@ -34,7 +37,7 @@ func storeTable(decl []Declared) string {
 				overrides = append(overrides, "`"+pathpkg.Join("$"+r.Env, r.Path, d.Dir)+"/`"+onOS(r))
 			case len(defs) == 0 || r.OS != "":
 				// The default, or the default on each OS.
-				defs = append(defs, "`"+pathpkg.Join(r.Path, d.Dir, pattern)+folder+"`"+onOS(r))
+				defs = append(defs, "`"+pathpkg.Join(r.Path, d.Dir, pattern)+folder+"`"+tree+onOS(r))
 			}
 		}
 		where := strings.Join(defs, ", ")
