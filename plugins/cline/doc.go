@@ -44,7 +44,12 @@
 //     sessions folder's {messages: [...]}) by id. A result "The tool
 //     execution failed with the following error: <error>...</error>" is
 //     an error with that text; "The user denied this operation" is
-//     denied. The metrics are not read: their "cached" is the cache
+//     denied. Cline runs one tool per message: the other calls of a
+//     message get a text "Tool [name] was not executed because a tool has
+//     already been used in this message..." (or "... was interrupted and
+//     not executed due to user rejecting a previous tool"), the result of
+//     the oldest call of that name still waiting, an error (the tool did
+//     not run), never the user's prompt. The metrics are not read: their "cached" is the cache
 //     writes in one sample and not said anywhere, while the UI's figures
 //     are named.
 //   - ui_messages.json: ClineMessage[] {ts, type ask|say, ask|say, text,
