@@ -7,7 +7,9 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	pathpkg "path"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -65,9 +67,86 @@ func treeKey(path string) (string, bool) {
 }
 
 // globFiles lists the regular files under root whose path relative to
-// root matches glob, in name order. Only the directory the glob's fixed
-// leading elements name is walked; one that does not exist holds none.
+// root matches glob, in name order. The glob is followed element by
+// element: a plain name is looked up, a pattern matched against its
+// directory's entries, so a session's files are found without walking
+// the store (a tree store's sessions each name theirs). A glob with
+// "**/" walks the directory its fixed leading elements name. A
+// directory that does not exist holds none; symbolic links are not
+// followed.
 func globFiles(root, glob string) ([]folderFile, error) {
+	if strings.Contains(glob, "**") {
+		return walkGlob(root, glob)
+	}
+	els := strings.Split(glob, "/")
+	res := make([]*regexp.Regexp, len(els))
+	for i, el := range els {
+		if strings.ContainsAny(el, "*?[{") {
+			re, err := globRegexp(el)
+			if err != nil {
+				return nil, err
+			}
+			res[i] = re
+		}
+	}
+	var out []folderFile
+	var expand func(dir, rel string, i int) error
+	expand = func(dir, rel string, i int) error {
+		last := i == len(els)-1
+		add := func(name string, fi fs.FileInfo) {
+			if last && fi.Mode().IsRegular() {
+				p := filepath.Join(dir, name)
+				out = append(out, folderFile{rel: pathpkg.Join(rel, name), abs: p, size: fi.Size(), mtime: fi.ModTime(), doc: isDocument(p)})
+			}
+		}
+		if res[i] == nil {
+			fi, err := os.Lstat(filepath.Join(dir, els[i]))
+			switch {
+			case err != nil:
+				return nil // absent (or vanished): none
+			case last:
+				add(els[i], fi)
+				return nil
+			case fi.IsDir():
+				return expand(filepath.Join(dir, els[i]), pathpkg.Join(rel, els[i]), i+1)
+			}
+			return nil
+		}
+		es, err := os.ReadDir(dir)
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) || i > 0 {
+				return nil
+			}
+			return err
+		}
+		for _, e := range es {
+			if !res[i].MatchString(e.Name()) {
+				continue
+			}
+			if !last {
+				if e.IsDir() {
+					if err := expand(filepath.Join(dir, e.Name()), pathpkg.Join(rel, e.Name()), i+1); err != nil {
+						return err
+					}
+				}
+				continue
+			}
+			if fi, err := e.Info(); err == nil {
+				add(e.Name(), fi)
+			}
+		}
+		return nil
+	}
+	if err := expand(root, "", 0); err != nil {
+		return nil, err
+	}
+	slices.SortFunc(out, func(a, b folderFile) int { return strings.Compare(a.rel, b.rel) })
+	return out, nil
+}
+
+// walkGlob is globFiles for a glob with "**/": only the directory the
+// glob's fixed leading elements name is walked.
+func walkGlob(root, glob string) ([]folderFile, error) {
 	re, err := globRegexp(glob)
 	if err != nil {
 		return nil, err

@@ -246,3 +246,53 @@ func TestOpenCodeTreeThenDatabase(t *testing.T) {
 	}
 	assert.Equal(t, 1, n, "the prompt once")
 }
+
+// TestTreeFiles: a tree session's files in the declared order (the
+// session's, then each message followed by its parts), each once, found
+// by name without walking the store; a folder's files the same way; a
+// "**/" glob walks.
+func TestTreeFiles(t *testing.T) {
+	root := t.TempDir()
+	for _, rel := range []string{
+		"session/p1/ses_a.json", "session/p2/ses_b.json",
+		"message/ses_a/msg_2.json", "message/ses_a/msg_1.json", "message/ses_a/notes.txt",
+		"part/msg_1/prt_2.json", "part/msg_1/prt_1.json", "part/msg_2/prt_3.json", "part/msg_9/prt_9.json",
+		"deep/x/y/z.jsonl",
+	} {
+		writeAged(t, filepath.Join(root, filepath.FromSlash(rel)), []byte("{}"), time.Hour)
+	}
+	require.NoError(t, os.Symlink(filepath.Join(root, "part", "msg_2"), filepath.Join(root, "part", "msg_link")))
+	names := func(fs []folderFile) []string {
+		var out []string
+		for _, f := range fs {
+			out = append(out, f.rel)
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name, key string
+		globs     []string
+		want      []string
+	}{
+		{"a session, its messages and their parts", "ses_a", []string{"session/*/{key}.json", "message/{key}/*.json", "part/{*}/*.json"},
+			[]string{"session/p1/ses_a.json", "message/ses_a/msg_1.json", "part/msg_1/prt_1.json", "part/msg_1/prt_2.json", "message/ses_a/msg_2.json", "part/msg_2/prt_3.json"}},
+		{"a session without messages", "ses_b", []string{"session/*/{key}.json", "message/{key}/*.json", "part/{*}/*.json"},
+			[]string{"session/p2/ses_b.json"}},
+		{"no such session", "ses_c", []string{"session/*/{key}.json", "message/{key}/*.json", "part/{*}/*.json"}, nil},
+		{"each file once, the first glob's", "ses_a", []string{"message/{key}/msg_1.json", "message/{key}/*.json"},
+			[]string{"message/ses_a/msg_1.json", "message/ses_a/msg_2.json"}},
+		{"a walk for **", "", []string{"deep/**/*.jsonl"}, []string{"deep/x/y/z.jsonl"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			fs, err := treeFiles(root, tc.key, tc.globs)
+			require.NoError(t, err)
+			assert.Equal(t, tc.want, names(fs))
+		})
+	}
+	heads, err := globFiles(root, "session/*/*.json")
+	require.NoError(t, err)
+	assert.Equal(t, []string{"session/p1/ses_a.json", "session/p2/ses_b.json"}, names(heads))
+	linked, err := globFiles(root, "part/*/*.json")
+	require.NoError(t, err)
+	assert.NotContains(t, names(linked), "part/msg_link/prt_3.json", "a symbolic link is not followed")
+}
