@@ -82,8 +82,18 @@ type Store struct {
 	// directory none of whose files match is not a session.
 	Files []string `json:"files,omitempty"`
 	// Session says how one session is told from another: "content" (the
-	// default: by the bytes it starts with, wherever they are found).
+	// default: by the bytes it starts with, wherever they are found). A
+	// "tree" store's sessions are known by their provider and key, the
+	// name of the session's first file without its extension, as a
+	// SQLite store's are by theirs: a session an agent keeps in both (the
+	// same key in its database and in its older file tree) is archived
+	// once.
 	Session string `json:"session,omitempty"`
+	// Parent (optional, kinds "folder" and "tree") says where a session
+	// names the session it was started from (a sub-agent's, a sub-task's):
+	// its run is then a child run of that session's, as for a SQLite
+	// store's "parent" column.
+	Parent *StoreParent `json:"parent,omitempty"`
 	// RetentionDays is how long the agent keeps a session before
 	// deleting it (0: it does not, as far as known). RetentionFile and
 	// RetentionKey name a JSON settings file (relative to the root) and
@@ -96,6 +106,32 @@ type Store struct {
 // StoreKindSQLite is the kind of a store that is a SQLite database of
 // many sessions ([Store.SQLite]).
 const StoreKindSQLite = "sqlite"
+
+// StoreKindTree is the kind of a store whose sessions are each spread
+// over a tree of files linked by name (OpenCode's older storage:
+// session/<project>/<id>.json, message/<id>/<message>.json,
+// part/<message>/<part>.json). Pattern matches the sessions' first files,
+// relative to Dir; a session's key is that file's name without its
+// extension. Files are globs relative to Dir (not to a session
+// directory), read in order as a folder store's are, in which "{key}"
+// stands for the session's key and "{*}", in a glob, for the name
+// without extension of each file the glob before it matched: the files
+// it matches for one come right after that file (a message, then its
+// parts). A key holding a glob character or a slash is not a session.
+const StoreKindTree = "tree"
+
+// StoreParent says where a session of a "folder" or "tree" store names
+// the session it was started from.
+type StoreParent struct {
+	// File is the session's file that names it: one of Files' globs
+	// (after "{key}" is replaced), a JSON document.
+	File string `json:"file"`
+	// Member is the top-level member of that document holding the
+	// parent's key (a string; empty or absent: no parent): the parent is
+	// the session of the same store with that key (a "folder" store: the
+	// directory of that name beside the session's).
+	Member string `json:"member"`
+}
 
 // SQLiteSource is what the host reads of a SQLite store (ABI 1.4). Every
 // query is one read-only SELECT (or WITH ... SELECT): the host refuses a

@@ -124,6 +124,16 @@
 // has read the earlier streams first, reports only what is new or
 // changed). The session is the directory, wherever its files' bytes
 // start.
+// A "tree" store ([StoreKindTree]: OpenCode's older file tree) spreads a
+// session over files linked by name: Pattern matches each session's
+// first file, whose name without extension is the session's key, and
+// Files, relative to the store, name the rest ("{key}" the key, "{*}"
+// each file the glob before matched); the plugin reads them as a
+// folder's. Its sessions are known by key, as a SQLite store's are: one
+// an agent keeps in both is archived once. A folder or tree store may
+// declare where a session names its parent ([Store.Parent], a member of
+// one of its JSON files): the host makes the session's run a child run
+// of its parent's.
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a

@@ -291,8 +291,18 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 			problems = append(problems, fmt.Sprintf("files glob %q is empty, absolute or holds ..", g))
 		}
 	}
-	if st.Kind == "folder" && len(st.Files) == 0 {
-		problems = append(problems, "a folder store lists no files")
+	if (st.Kind == "folder" || st.Kind == abi.StoreKindTree) && len(st.Files) == 0 {
+		problems = append(problems, fmt.Sprintf("a %s store lists no files", st.Kind))
+	}
+	if st.Parent != nil {
+		switch {
+		case st.Kind != "folder" && st.Kind != abi.StoreKindTree:
+			problems = append(problems, fmt.Sprintf("a parent on a store of kind %q (folder and tree only)", st.Kind))
+		case !slices.Contains(st.Files, st.Parent.File):
+			problems = append(problems, fmt.Sprintf("parent file %q is not one of the store's files", st.Parent.File))
+		case !validName(st.Parent.Member):
+			problems = append(problems, fmt.Sprintf("parent member %q is not a name", st.Parent.Member))
+		}
 	}
 	if st.RetentionDays < 0 {
 		problems = append(problems, "retention_days is negative")

@@ -145,6 +145,12 @@ func appendStores(b []byte, stores []abi.Store) []byte {
 			b = append(b, ']')
 		}
 		str(false, "session", s.Session)
+		if p := s.Parent; p != nil {
+			b = append(b, `,"parent":{`...)
+			f := str(true, "file", p.File)
+			str(f, "member", p.Member)
+			b = append(b, '}')
+		}
 		if s.RetentionDays != 0 {
 			b = append(b, `,"retention_days":`...)
 			b = strconv.AppendInt(b, int64(s.RetentionDays), 10)

@@ -139,7 +139,10 @@ func TestManifestStores(t *testing.T) {
 			UnlessEnv: "NEW_ODD", Dir: "sessions", Pattern: "**/*.{json,jsonl}", Session: "content",
 			RetentionDays: 30, RetentionFile: "settings.json", RetentionKey: "cleanupPeriodDays",
 		}, {Name: "minimal", Roots: []abi.Root{{Path: "~"}}, Pattern: "*.jsonl"}, {Name: "no roots", Pattern: "x"},
-			{Name: "folder", Kind: "folder", Roots: []abi.Root{{Path: "~/.f"}}, Pattern: "*", Files: []string{"ui_messages.json", `odd "name".json`, "*.jsonl"}}}},
+			{Name: "folder", Kind: "folder", Roots: []abi.Root{{Path: "~/.f"}}, Pattern: "*", Files: []string{"ui_messages.json", `odd "name".json`, "*.jsonl"},
+				Parent: &abi.StoreParent{File: "history_item.json", Member: `parent "Task" Id`}},
+			{Name: "tree", Kind: abi.StoreKindTree, Roots: []abi.Root{{Path: "~/.t"}}, Dir: "storage", Pattern: "session/*/*.json",
+				Files: []string{"session/*/{key}.json", "message/{key}/*.json", "part/{*}/*.json"}, Parent: &abi.StoreParent{File: "session/*/{key}.json", Member: "parentID"}}}},
 		{name: "sqlite", stores: []abi.Store{{
 			Name: "db", Kind: abi.StoreKindSQLite, Roots: []abi.Root{{Path: "~/.db"}}, Pattern: "a*.db",
 			SQLite: &abi.SQLiteSource{Sessions: "SELECT id AS key, t AS cursor FROM s -- \"odd\"\n", Tables: []abi.SQLiteTable{

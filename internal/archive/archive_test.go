@@ -48,7 +48,7 @@ func fixture(t testing.TB, rel string) []byte {
 	return b
 }
 
-var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin, "opencode": opencode.Plugin, "cline": cline.Plugin, "roo": cline.Plugin, "qwen": qwen.Plugin, "goose": goose.Plugin}
+var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin, "opencode": opencode.Plugin, "cline": cline.Plugin, "roo": cline.Plugin, "kilocode": cline.Plugin, "qwen": qwen.Plugin, "goose": goose.Plugin}
 
 func newArchiver(t *testing.T, root string, mod func(*Options)) *Archiver {
 	t.Helper()
@@ -364,6 +364,7 @@ func TestDiscover(t *testing.T) {
 		for _, app := range []string{"Code", "Cursor", "VSCodium", "Windsurf"} {
 			m["Cline tasks ("+app+")"] = filepath.Join(home, ".config", app, "User", "globalStorage", "saoudrizwan.claude-dev", "tasks")
 			m["Roo Code tasks ("+app+")"] = filepath.Join(home, ".config", app, "User", "globalStorage", "rooveterinaryinc.roo-cline", "tasks")
+			m["Kilo Code tasks ("+app+")"] = filepath.Join(home, ".config", app, "User", "globalStorage", "kilocode.kilo-code", "tasks")
 		}
 		return m
 	}
@@ -376,37 +377,39 @@ func TestDiscover(t *testing.T) {
 		from map[string]string
 	}{
 		{name: "defaults", env: map[string]string{"HOME": home}, want: cline(defData, map[string]string{
-			"Claude Code projects":           filepath.Join(home, ".claude", "projects"),
-			"Codex sessions":                 filepath.Join(home, ".codex", "sessions"),
-			"Codex archived sessions":        filepath.Join(home, ".codex", "archived_sessions"),
-			"Gemini CLI chats":               filepath.Join(home, ".gemini", "tmp"),
-			"Copilot CLI session state":      filepath.Join(home, ".copilot", "session-state"),
-			"Pi sessions":                    filepath.Join(home, ".pi", "agent", "sessions"),
-			"OMP sessions":                   filepath.Join(home, ".omp", "agent", "sessions"),
-			"OpenClaw sessions":              filepath.Join(home, ".openclaw", "agents"),
-			"OpenCode":                       filepath.Join(home, ".local", "share", "opencode"),
-			"Kilo CLI":                       filepath.Join(home, ".local", "share", "kilo"),
-			"Qwen Code chats":                filepath.Join(home, ".qwen", "projects"),
-			"Qwen Code chats (before JSONL)": filepath.Join(home, ".qwen", "tmp"),
-			"Goose":                          filepath.Join(home, ".local", "share", "goose", "sessions"),
+			"Claude Code projects":                     filepath.Join(home, ".claude", "projects"),
+			"Codex sessions":                           filepath.Join(home, ".codex", "sessions"),
+			"Codex archived sessions":                  filepath.Join(home, ".codex", "archived_sessions"),
+			"Gemini CLI chats":                         filepath.Join(home, ".gemini", "tmp"),
+			"Copilot CLI session state":                filepath.Join(home, ".copilot", "session-state"),
+			"Pi sessions":                              filepath.Join(home, ".pi", "agent", "sessions"),
+			"OMP sessions":                             filepath.Join(home, ".omp", "agent", "sessions"),
+			"OpenClaw sessions":                        filepath.Join(home, ".openclaw", "agents"),
+			"OpenCode":                                 filepath.Join(home, ".local", "share", "opencode"),
+			"OpenCode (older file tree)":               filepath.Join(home, ".local", "share", "opencode", "storage"),
+			"Kilo CLI":                                 filepath.Join(home, ".local", "share", "kilo"),
+			"Qwen Code chats":                          filepath.Join(home, ".qwen", "projects"),
+			"Qwen Code chats (before JSONL)":           filepath.Join(home, ".qwen", "tmp"),
+			"Goose":                                    filepath.Join(home, ".local", "share", "goose", "sessions"),
 			"Goose session files (before sessions.db)": filepath.Join(home, ".local", "share", "goose", "sessions"),
 		}), from: map[string]string{"Claude Code projects": "default", "OpenCode": "default", "Qwen Code chats": "default", "Goose": "default"}},
 		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi", "XDG_DATA_HOME": "/x/data", "CLINE_DATA_DIR": "/x/cline", "QWEN_RUNTIME_DIR": "/x/qwen", "GOOSE_PATH_ROOT": "/x/goose"},
 			cfg: &Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}},
 			want: cline("/x/cline", map[string]string{
-				"Claude Code projects":           "/x/claude/projects",
-				"Codex sessions":                 "/x/codex/sessions",
-				"Codex archived sessions":        "/x/codex/archived_sessions",
-				"Gemini CLI chats":               "/x/g/.gemini/tmp",
-				"Copilot CLI session state":      "/x/cp/session-state",
-				"Pi sessions":                    "/x/pi/sessions",
-				"OMP sessions":                   filepath.Join(home, ".omp", "agent", "sessions"),
-				"OpenClaw sessions":              filepath.Join(home, ".openclaw", "agents"),
-				"OpenCode":                       "/x/data/opencode",
-				"Kilo CLI":                       "/x/data/kilo",
-				"Qwen Code chats":                "/x/qwen/projects",
-				"Qwen Code chats (before JSONL)": "/x/qwen/tmp",
-				"Goose":                          "/x/goose/data/sessions",
+				"Claude Code projects":                     "/x/claude/projects",
+				"Codex sessions":                           "/x/codex/sessions",
+				"Codex archived sessions":                  "/x/codex/archived_sessions",
+				"Gemini CLI chats":                         "/x/g/.gemini/tmp",
+				"Copilot CLI session state":                "/x/cp/session-state",
+				"Pi sessions":                              "/x/pi/sessions",
+				"OMP sessions":                             filepath.Join(home, ".omp", "agent", "sessions"),
+				"OpenClaw sessions":                        filepath.Join(home, ".openclaw", "agents"),
+				"OpenCode":                                 "/x/data/opencode",
+				"OpenCode (older file tree)":               "/x/data/opencode/storage",
+				"Kilo CLI":                                 "/x/data/kilo",
+				"Qwen Code chats":                          "/x/qwen/projects",
+				"Qwen Code chats (before JSONL)":           "/x/qwen/tmp",
+				"Goose":                                    "/x/goose/data/sessions",
 				"Goose session files (before sessions.db)": "/x/goose/data/sessions",
 				"claude (config)":                          filepath.Join(home, "old"),
 			}), from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "OpenCode": "$XDG_DATA_HOME", "Cline tasks": "$CLINE_DATA_DIR", "Qwen Code chats": "$QWEN_RUNTIME_DIR", "Goose": "$GOOSE_PATH_ROOT", "claude (config)": "config"}},
@@ -421,6 +424,7 @@ func TestDiscover(t *testing.T) {
 			"OMP sessions":                             filepath.Join(home, ".omp", "agent", "sessions"),
 			"OpenClaw sessions":                        filepath.Join(home, ".openclaw", "agents"),
 			"OpenCode":                                 filepath.Join(home, ".local", "share", "opencode"),
+			"OpenCode (older file tree)":               filepath.Join(home, ".local", "share", "opencode", "storage"),
 			"Kilo CLI":                                 filepath.Join(home, ".local", "share", "kilo"),
 			"Qwen Code chats":                          filepath.Join(home, ".qwen", "projects"),
 			"Qwen Code chats (before JSONL)":           filepath.Join(home, ".qwen", "tmp"),

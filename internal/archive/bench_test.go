@@ -134,6 +134,20 @@ func BenchmarkSyncUnchangedSQLite(b *testing.B) {
 	if v, err := strconv.Atoi(os.Getenv("TWASM_BENCH_SESSIONS")); err == nil && v > 0 {
 		n = v
 	}
+	locs := openCodeBenchDB(b, n)
+	plugin := func(context.Context, string) (capture.Plugin, error) {
+		return capture.NativePlugin(opencode.Plugin), nil
+	}
+	benchResync(b, locs, plugin, n)
+	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/sync")
+	b.ReportMetric(float64(n), "sessions")
+}
+
+// openCodeBenchDB writes n sessions of a user prompt and an answer with
+// a text, a tool and a step-finish part into one opencode.db at its
+// default place in a temporary HOME (OpenCode's schema), and returns the
+// opencode plugin's stores there.
+func openCodeBenchDB(b *testing.B, n int) []Location {
 	schema, err := os.ReadFile("../../plugins/opencode/testdata/schema.sql")
 	if err != nil {
 		b.Skip(err)
@@ -183,10 +197,88 @@ func BenchmarkSyncUnchangedSQLite(b *testing.B) {
 	if err := db.Close(); err != nil {
 		b.Fatal(err)
 	}
+	return locs[:1] // the database alone
+}
+
+// firstSessions is how many sessions the first-sync benchmarks archive:
+// TWASM_BENCH_FIRST_SESSIONS, default 1,000 (a first sync writes a run
+// per session: a few fsyncs each).
+func firstSessions() int {
+	if v, err := strconv.Atoi(os.Getenv("TWASM_BENCH_FIRST_SESSIONS")); err == nil && v > 0 {
+		return v
+	}
+	return 1000
+}
+
+// BenchmarkSyncFirstSQLite is the first sync of OpenCode's database
+// (openCodeBenchDB, firstSessions sessions): every session read, as rows,
+// and archived as a run, into a storage of its own each round. Compared
+// with BenchmarkSyncFirstJSONL, the same conversations as JSONL files.
+func BenchmarkSyncFirstSQLite(b *testing.B) {
+	n := firstSessions()
+	benchFirst(b, openCodeBenchDB(b, n), n)
+}
+
+// BenchmarkSyncFirstJSONL is BenchmarkSyncFirstSQLite's conversations
+// as JSONL session files, one per session (the same parts as `opencode
+// run --format json` lines, read by the same plugin): the baseline of
+// the first sync of a SQLite store.
+func BenchmarkSyncFirstJSONL(b *testing.B) {
+	n := firstSessions()
+	dir := filepath.Join(b.TempDir(), "sessions")
+	if err := os.MkdirAll(dir, 0o700); err != nil {
+		b.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	for i := 0; i < n; i++ {
+		t := int64(1762077600000 + i*10000)
+		s, m1, m2 := fmt.Sprintf("ses_%06d", i), fmt.Sprintf("msg_%06da", i), fmt.Sprintf("msg_%06db", i)
+		line := func(typ string, ts int64, part string) string {
+			return fmt.Sprintf(`{"type":%q,"timestamp":%d,"sessionID":%q,"part":%s}`+"\n", typ, ts, s, part)
+		}
+		body := line("text", t, fmt.Sprintf(`{"id":%q,"messageID":%q,"sessionID":%q,"type":"text","text":"bench session %d: list the files"}`, m1+"1", m1, s, i)) +
+			line("text", t+1, fmt.Sprintf(`{"id":%q,"messageID":%q,"sessionID":%q,"type":"text","text":"Listing them."}`, m2+"1", m2, s)) +
+			line("tool_use", t+3, fmt.Sprintf(`{"id":%q,"messageID":%q,"sessionID":%q,"type":"tool","tool":"bash","callID":"c","state":{"status":"completed","input":{"command":"ls"},"output":"a\nb\n","metadata":{"exit":0}}}`, m2+"2", m2, s)) +
+			line("step_finish", t+5, fmt.Sprintf(`{"id":%q,"messageID":%q,"sessionID":%q,"type":"step-finish","reason":"stop","cost":0.001,"tokens":{"input":10,"output":5,"reasoning":0,"cache":{"read":100,"write":0}}}`, m2+"3", m2, s))
+		p := filepath.Join(dir, s+".jsonl")
+		if err := os.WriteFile(p, []byte(body), 0o600); err != nil {
+			b.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			b.Fatal(err)
+		}
+	}
+	re, err := globRegexp("*.jsonl")
+	if err != nil {
+		b.Fatal(err)
+	}
+	locs := []Location{{Provider: "opencode", Name: "OpenCode run --format json", Kind: KindFile, Dir: dir, Pattern: "*.jsonl", Match: re.MatchString}}
+	benchFirst(b, locs, n)
+}
+
+// benchFirst measures the first sync of locs (n sessions) into a new
+// storage each round, and reports its throughput.
+func benchFirst(b *testing.B, locs []Location, n int) {
 	plugin := func(context.Context, string) (capture.Plugin, error) {
 		return capture.NativePlugin(opencode.Plugin), nil
 	}
-	benchResync(b, locs, plugin, n)
-	b.ReportMetric(b.Elapsed().Seconds()/float64(b.N), "s/sync")
+	ctx := context.Background()
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		root := b.TempDir()
+		b.StartTimer()
+		a, _, err := Open(Options{Store: recorder.NewStore(root), CloseIdle: -1, Plugin: plugin})
+		if err != nil {
+			b.Fatal(err)
+		}
+		rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+		a.Close()
+		if rep.Counts[ActionNew] != n {
+			b.Fatalf("%v", rep.Counts)
+		}
+	}
+	sec := b.Elapsed().Seconds() / float64(b.N)
+	b.ReportMetric(float64(n)/sec, "sessions/s")
 	b.ReportMetric(float64(n), "sessions")
 }

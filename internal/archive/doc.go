@@ -9,11 +9,13 @@
 // abi.Store; the host lists them, [Declared]), bundled or dropped in: the
 // bundled plugins declare Claude Code's projects, Codex's sessions,
 // Gemini CLI's chats, Copilot CLI's session state, Pi's (and OMP's and
-// OpenClaw's) sessions, OpenCode's database, Cline's and Roo Code's
-// task folders, Qwen Code's chats, and Goose's sessions.db and older
-// session files, and nothing here names an agent. A store is of kind
-// "file" (a session per file), "folder" (a session per directory,
-// [KindFolder]) or "sqlite" (a database of sessions). [Discover] resolves each for the OS and the
+// OpenClaw's) sessions, OpenCode's database and older file tree,
+// Cline's, Roo Code's and Kilo Code's task folders, Qwen Code's chats,
+// and Goose's sessions.db and older session files, and nothing here
+// names an agent. A store is of kind "file" (a session per file),
+// "folder" (a session per directory, [KindFolder]), "tree" (a session
+// spread over files linked by name, [KindTree]) or "sqlite" (a database
+// of sessions). [Discover] resolves each for the OS and the
 // environment (the first root that applies: an override variable, then
 // the defaults), reads the agent's retention setting where one is
 // declared, and adds the stores of the sync config file (sync.json: extra
@@ -102,6 +104,27 @@
 // the plugin with the version it read before, by index and content, so
 // only what is new or changed is written; the raw capture then rebuilds
 // the run alone (renormalize). A folder deleted ends its run.
+//
+// A session of a "tree" store (abi.StoreKindTree: OpenCode's older
+// storage) is read the same way, its files listed by treeFiles: the
+// globs are relative to the store, "{key}" the session's key (its first
+// file's name without extension) and "{*}" each file the glob before
+// matched (a message's parts right after the message). Its identity is
+// its provider and key, the same as a SQLite store's session of that
+// key (sessionHead): a session the database holds too is archived from
+// the database only (the tree's outcome is "unchanged", naming it, and
+// doctor counts it archived), and a session archived from the tree
+// before the database held it goes on in the same run from the database
+// (treeRun: every row read, what the run holds filtered out; its ledger
+// entry moves to the database's path).
+//
+// A folder or tree store may say where a session names the session it
+// was started from (abi.Store.Parent: a member of one of its JSON
+// files, Roo Code's parentTaskId, OpenCode's parentID). A sync orders
+// the sessions so that a parent comes before the sessions it started
+// (parentsFirst), and a session's new run is then a child run of its
+// parent's open run (runctl.BeginChild at path "subagent", the next
+// iteration free there), as a SQLite store's "parent" column does.
 //
 // Each part is one agent step of the run, at path "agent" with the part
 // number as iteration, written through package capture: its bytes extend

@@ -9,7 +9,6 @@ import (
 	"io"
 	"io/fs"
 	"path/filepath"
-	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -60,55 +59,11 @@ func checkFolderFiles(globs []string) error {
 }
 
 // folderFiles lists the files of a session folder that the globs match,
-// in the globs' order, each glob's in name order, each file once. A
-// file that vanishes meanwhile is left out.
+// in the globs' order, each glob's in name order, each file once (a tree
+// session's listing, without placeholders). A file that vanishes
+// meanwhile is left out.
 func folderFiles(dir string, globs []string) ([]folderFile, error) {
-	res := make([]*regexp.Regexp, len(globs))
-	for i, g := range globs {
-		re, err := globRegexp(g)
-		if err != nil {
-			return nil, err
-		}
-		res[i] = re
-	}
-	byGlob := make([][]folderFile, len(globs))
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p == dir {
-				return err
-			}
-			return nil
-		}
-		if d.IsDir() || !d.Type().IsRegular() {
-			return nil
-		}
-		rel, rerr := filepath.Rel(dir, p)
-		if rerr != nil {
-			return nil
-		}
-		rel = filepath.ToSlash(rel)
-		for i, re := range res {
-			if !re.MatchString(rel) {
-				continue
-			}
-			info, ierr := d.Info()
-			if ierr != nil {
-				return nil // vanished meanwhile
-			}
-			byGlob[i] = append(byGlob[i], folderFile{rel: rel, abs: p, size: info.Size(), mtime: info.ModTime(), doc: isDocument(p)})
-			break
-		}
-		return nil
-	})
-	if err != nil {
-		return nil, err
-	}
-	var out []folderFile
-	for _, fs := range byGlob {
-		slices.SortFunc(fs, func(a, b folderFile) int { return strings.Compare(a.rel, b.rel) })
-		out = append(out, fs...)
-	}
-	return out, nil
+	return treeFiles(dir, "", globs)
 }
 
 // walkFolders lists the session folders of a folder store (Walk, once
@@ -192,15 +147,23 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 		return fail(err)
 	}
 	rel = filepath.ToSlash(rel)
-	head := folderHead(provider, rel)
-	files, err := folderFiles(dir, loc.Files)
+	head := sessionHead(loc, provider, rel)
+	prev := a.ledger.ByPath(dir)
+	if prev == nil && loc.Kind == KindTree {
+		if e := a.keyedElsewhere(head); e != nil {
+			// The agent keeps the session in its database too (OpenCode
+			// copied its older files there): archived from there, once.
+			out.RunID, out.Action, out.Reason = e.RunID, ActionUnchanged, "archived from "+e.Path
+			return out
+		}
+	}
+	files, err := sessionFiles(loc, dir)
 	if err != nil {
 		return fail(err)
 	}
-	prev := a.ledger.ByPath(dir)
 	if prev == nil {
 		if es := a.ledger.ByHead(head); len(es) > 0 {
-			prev = &es[0] // the store moved: the same folder in it
+			prev = &es[0] // the store moved: the same session in it
 		}
 	}
 	held := map[string]FileState{}
@@ -287,7 +250,11 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	}
 	closeDue := a.opts.CloseIdle >= 0 && now.Sub(mtime) >= a.opts.CloseIdle
 	reason := out.Reason
-	out = a.writePart(ctx, out, folderSource{dir: dir, stream: body, states: states, prevLast: prevLast},
+	var link *childLink
+	if prev == nil {
+		link = a.parentLink(loc, provider, dir)
+	}
+	out = a.writePart(ctx, out, folderSource{dir: dir, stream: body, states: states, prevLast: prevLast, link: link},
 		provider, head, prev, false, end, end, mtime, closeDue, &Resume{Whole: true, End: closeDue})
 	if e := a.folderEntry(head, out.RunID); e != nil && out.Action != ActionFailed && (e.Size != size || e.ModTime != mtime.UnixNano() || e.Path != dir) {
 		// The folder as seen (Archived), where it is now (a store
@@ -303,6 +270,22 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 		out.Reason = strings.TrimSuffix(out.Reason, "; ")
 	}
 	return out
+}
+
+// parentLink links the new run of the session at path to the open run of
+// the session it names as its parent (abi.Store.Parent), when that one
+// is archived: nil when there is none (the run stands alone).
+func (a *Archiver) parentLink(loc *Location, provider, path string) *childLink {
+	pk := parentKey(loc, path)
+	if pk == "" {
+		return nil
+	}
+	for _, e := range a.ledger.ByHead(parentHead(loc, provider, path, pk)) {
+		if !e.Closed && e.Parts > 0 && e.RunID != "" {
+			return &childLink{parentRunID: e.RunID, iteration: -1}
+		}
+	}
+	return nil
 }
 
 // folderEntry is the ledger entry of run runID of the session folder
@@ -421,7 +404,10 @@ type folderSource struct {
 	stream   []byte
 	states   []FileState
 	prevLast time.Time
+	link     *childLink
 }
+
+func (s folderSource) parent() *childLink { return s.link }
 
 func (s folderSource) name() string               { return s.dir }
 func (s folderSource) facts() []byte              { return nil } // in the body
@@ -505,10 +491,21 @@ func epochTimes(b []byte) []time.Time {
 // (its files' total size and latest mtime).
 func Archived(l *Ledger, s Session) bool {
 	e := l.ByPath(s.Path)
+	if e == nil && s.Loc != nil && s.Loc.Kind == KindTree {
+		// A tree session the agent keeps in its database too: archived
+		// from there.
+		if rel, err := filepath.Rel(s.Loc.Dir, s.Path); err == nil {
+			for _, o := range l.ByHead(sessionHead(s.Loc, s.Loc.Provider, filepath.ToSlash(rel))) {
+				if isDBSession(&o) {
+					return true
+				}
+			}
+		}
+	}
 	if e == nil {
 		return false
 	}
-	if s.Loc != nil && s.Loc.Kind == KindFolder {
+	if s.Loc != nil && s.Loc.manyFiles() {
 		return e.Size == s.Size && e.ModTime == s.ModTime.UnixNano()
 	}
 	return e.Offset >= s.Size

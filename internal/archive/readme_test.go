@@ -17,9 +17,12 @@ func storeTable(decl []Declared) string {
 	var b strings.Builder
 	b.WriteString("| provider | store | sessions (default) | directory instead, when set | agent deletes after |\n|---|---|---|---|---|\n")
 	for _, d := range decl {
-		pattern, folder := d.Pattern, ""
-		if d.Kind == KindFolder {
+		pattern, folder, tree := d.Pattern, "", ""
+		switch d.Kind {
+		case KindFolder:
 			folder = "/" // a folder per session
+		case KindTree:
+			tree = " and the files each names"
 		}
 		onOS := func(r abi.Root) string {
 			if r.OS == "" {
@@ -33,7 +36,7 @@ func storeTable(decl []Declared) string {
 			overrides = append(overrides, "`"+pathpkg.Join("$"+r.Env, r.Path, d.Dir)+"/`"+onOS(r))
 		}
 		for _, r := range defaults {
-			defs = append(defs, "`"+pathpkg.Join(r.Path, d.Dir, pattern)+folder+"`"+onOS(r))
+			defs = append(defs, "`"+pathpkg.Join(r.Path, d.Dir, pattern)+folder+"`"+tree+onOS(r))
 		}
 		where := strings.Join(defs, ", ")
 		if len(defs) == 0 {

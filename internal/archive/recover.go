@@ -101,8 +101,8 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	if a.opts.Written != nil && len(cancelled) > 0 {
 		a.opts.Written(e.RunID)
 	}
-	if fi, err := os.Lstat(e.Path); isDBSession(&e) || err == nil && fi.IsDir() {
-		// A session of a SQLite store, or a session folder: the ledger
+	if isDBSession(&e) || isTreeSession(&e) || statDir(e.Path) {
+		// A session of a SQLite store, a session folder or tree: the ledger
 		// entry holds where its last completed part left it (the cursor,
 		// what the run holds of each file), and the next read of the
 		// database or the folder continues the run from there (from the

@@ -100,13 +100,21 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 		}
 		out := Outcome{Path: vp, Provider: loc.Provider, DryRun: a.opts.DryRun}
 		prev := a.ledger.ByPath(vp)
-		if prev != nil && prev.Parts > 0 && prev.Offset == ds.Cursor {
+		fromTree := false
+		if prev == nil {
+			prev, fromTree = a.treeRun(loc.Provider, ds.Key)
+		}
+		if prev != nil && !fromTree && prev.Parts > 0 && prev.Offset == ds.Cursor {
 			out.Action, out.RunID, out.Reason = ActionUnchanged, prev.RunID, "unchanged since the last sync"
 			outs = append(outs, out)
 			continue
 		}
 		since := int64(0)
 		switch {
+		case fromTree:
+			// Archived from the agent's older file tree before its
+			// database held it: the run goes on from the database, every
+			// row read, what the run holds filtered out.
 		case prev != nil && prev.Parts > 0:
 			since = prev.Offset
 		case prev != nil && !prev.Closed && prev.RunID != "" && !prev.Pending:
@@ -169,6 +177,17 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 		outs = append(outs, a.writeRowsPart(ctx, out, loc, ds, prev, since, append(facts, rows...), first, last, link))
 	}
 	return outs, paths, complete
+}
+
+// treeRun is the open run of the session key archived from a tree store
+// (the agent's older file tree) that its database now holds too.
+func (a *Archiver) treeRun(provider, key string) (*Entry, bool) {
+	for _, e := range a.ledger.ByHead(dbSessionHead(provider, key)) {
+		if isTreeSession(&e) && !e.Closed && e.Parts > 0 {
+			return &e, true
+		}
+	}
+	return nil, false
 }
 
 // factsLine is the facts line (abi.SourceFacts) before a SQLite
@@ -252,6 +271,11 @@ func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location
 	} else {
 		e = *prev
 		e.Pending, e.Redact = true, redactOn
+		if isTreeSession(prev) {
+			// The session moves from the older file tree to the
+			// database: its tree files are no longer read.
+			e.Path, e.Files, e.Facts, e.Size, e.ModTime = out.Path, nil, nil, -1, 0
+		}
 		if err := a.ledger.Put(&e); err != nil {
 			return fail(err)
 		}

@@ -28,7 +28,7 @@ type Location struct {
 	Plugin string `json:"plugin,omitempty"`
 	// Name says which store it is ("Claude Code projects").
 	Name string `json:"name"`
-	// Kind is the kind of source ("file" or "folder").
+	// Kind is the kind of source ("file", "folder", "tree" or "sqlite").
 	Kind string `json:"kind"`
 	// Dir is the directory walked.
 	Dir string `json:"dir"`
@@ -54,6 +54,9 @@ type Location struct {
 	// SQLite is what to read of a store of kind "sqlite" (the database
 	// files Match finds): the plugin's declared queries.
 	SQLite *abi.SQLiteSource `json:"-"`
+	// Parent (a folder or tree store) says where a session names the
+	// session it was started from (abi.Store.Parent).
+	Parent *abi.StoreParent `json:"-"`
 	// Unusable says why this twasm cannot read the store (a kind it does
 	// not know, a pattern that does not parse); it is listed, not walked.
 	Unusable string `json:"unusable,omitempty"`
@@ -198,7 +201,7 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 		}
 		loc := Location{Provider: d.Provider, Plugin: d.Plugin, Name: d.Name, Kind: cmp.Or(d.Kind, KindFile),
 			Dir: filepath.Join(root, filepath.FromSlash(d.Dir)), Pattern: d.Pattern, From: from,
-			RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite, Files: slices.Clone(d.Files)}
+			RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite, Files: slices.Clone(d.Files), Parent: d.Parent}
 		if d.RetentionFile != "" && d.RetentionKey != "" {
 			loc.RetentionDays = retentionSetting(filepath.Join(root, filepath.FromSlash(d.RetentionFile)), d.RetentionKey, d.RetentionDays)
 		}
@@ -206,10 +209,13 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 		if err == nil && loc.Kind == KindFolder {
 			err = checkFolderFiles(loc.Files)
 		}
+		if err == nil && loc.Kind == KindTree {
+			err = checkTreeFiles(loc.Files)
+		}
 		switch {
 		case loc.Kind == abi.StoreKindSQLite && d.SQLite == nil:
 			loc.Unusable = fmt.Sprintf("plugin %s: a sqlite store without queries", d.Plugin)
-		case loc.Kind != KindFile && loc.Kind != KindFolder && loc.Kind != abi.StoreKindSQLite:
+		case loc.Kind != KindFile && loc.Kind != KindFolder && loc.Kind != KindTree && loc.Kind != abi.StoreKindSQLite:
 			loc.Unusable = fmt.Sprintf("store kind %q is not one this twasm reads (plugin %s): upgrade twasm", loc.Kind, d.Plugin)
 		case err != nil:
 			loc.Unusable = fmt.Sprintf("plugin %s: %v", d.Plugin, err)
@@ -354,8 +360,11 @@ func Walk(loc *Location) (sessions []Session, problems []string, err error) {
 	if !st.IsDir() {
 		return nil, nil, fmt.Errorf("%s: not a directory", loc.Dir)
 	}
-	if loc.Kind == KindFolder {
+	switch loc.Kind {
+	case KindFolder:
 		return walkFolders(loc)
+	case KindTree:
+		return walkTree(loc)
 	}
 	err = filepath.WalkDir(loc.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {

@@ -160,7 +160,7 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 // source (abi.SourceFacts), with a facts line before the bytes of each
 // part.
 func (a *Archiver) SyncSession(ctx context.Context, s Session) Outcome {
-	if s.Loc != nil && s.Loc.Kind == KindFolder {
+	if s.Loc != nil && s.Loc.manyFiles() {
 		return a.syncFolder(ctx, s)
 	}
 	return a.syncFile(ctx, s.Loc.Provider, "", s.Path, s.Loc)
@@ -404,6 +404,9 @@ type partSource interface {
 	// state of each file of a folder (nil for a file).
 	hash(end int64) (string, error)
 	files() []FileState
+	// parent links a new run to the run of the session this one was
+	// started from (nil: none).
+	parent() *childLink
 }
 
 // fileSource is a session file.
@@ -415,6 +418,7 @@ type fileSource struct {
 func (s fileSource) name() string                   { return s.f.Name() }
 func (s fileSource) facts() []byte                  { return s.fl }
 func (s fileSource) files() []FileState             { return nil }
+func (s fileSource) parent() *childLink             { return nil }
 func (s fileSource) body(from, end int64) io.Reader { return io.NewSectionReader(s.f, from, end-from) }
 func (s fileSource) hash(end int64) (string, error) { return hashPrefix(s.f, end) }
 
@@ -477,10 +481,16 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if err := a.ledger.Put(&e); err != nil {
 			return fail(err)
 		}
-		run, err = lifecycle.Start(ctx, a.opts.Store, lifecycle.RunOptions{
+		ropts := lifecycle.RunOptions{
 			Name: runName(provider, e.Path), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
 			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}.Mask},
-		})
+		}
+		if link := ps.parent(); link != nil && link.parentRunID != "" && prev == nil {
+			// A sub-agent's session: a child run of its parent's.
+			run, err = runctl.BeginChild(ctx, a.opts.Store, link.parentRunID, SubagentPath, link.iteration, ropts)
+		} else {
+			run, err = lifecycle.Start(ctx, a.opts.Store, ropts)
+		}
 		if err != nil {
 			return fail(err)
 		}

@@ -31,7 +31,9 @@ func ValidStepPath(path string) error {
 // the parent gets step.call_workflow.started at path (and iteration) with
 // the new run's id as child_run_id, and every line of the child carries
 // parent_run_id. [End] on the child writes the parent's
-// step.call_workflow.completed.
+// step.call_workflow.completed. A negative iteration is the next free
+// one at path: one more than the highest open there (0 when none), for a
+// caller that does not know how many children the parent has.
 func BeginChild(ctx context.Context, store recorder.Store, parentID, path string, iteration int, opts lifecycle.RunOptions) (*lifecycle.Run, error) {
 	if err := ValidStepPath(path); err != nil {
 		return nil, err
@@ -47,6 +49,14 @@ func BeginChild(ctx context.Context, store recorder.Store, parentID, path string
 	parent, err := lifecycle.Attach(ctx, store, parentID, opts)
 	if err != nil {
 		return nil, err
+	}
+	if iteration < 0 {
+		iteration = 0
+		for _, b := range parent.Recorder().State().Open {
+			if b.Path == path && b.Iteration >= iteration {
+				iteration = b.Iteration + 1
+			}
+		}
 	}
 	name := path
 	if i := strings.LastIndexByte(path, '.'); i >= 0 {

@@ -208,6 +208,11 @@ func (n *normalizer) user(m abi.Value, idx int, key sdk.Str, out *sdk.Out) {
 					}
 				}
 			}
+			if !ok {
+				if nname, nok := notExecuted(s); nok && n.notRun(nname, s, ts, out) {
+					continue
+				}
+			}
 			if !ok || !n.textResult(name, body, ts, out) {
 				if ok {
 					s = body // feedback on a completion: the user's words
@@ -238,6 +243,7 @@ func originOf(s string, idx int) string {
 		strings.HasPrefix(t, "[TASK RESUMPTION]"),
 		strings.HasPrefix(t, "[ERROR]"),
 		strings.HasPrefix(t, "[NOTE]"),
+		strings.HasPrefix(t, "Tool [") && strings.Contains(t, "not executed"),
 		strings.HasPrefix(t, "[Continue assisting"),
 		strings.HasPrefix(t, "<explicit_instructions"),
 		strings.HasPrefix(t, "The user has accepted the condensed conversation summary"),
@@ -272,6 +278,42 @@ func (n *normalizer) textResult(name, body string, ts sdk.Str, out *sdk.Out) boo
 	}
 	n.result(id, name, body, false, ts, out)
 	return true
+}
+
+// notExecuted reads Cline's notice that a call did not run, "Tool
+// [name] was not executed because a tool has already been used in this
+// message..." (it runs one tool per message: the other calls of the
+// message get this), or "... was interrupted and not executed due to user
+// rejecting a previous tool": the tool's name.
+func notExecuted(s string) (string, bool) {
+	t := strings.TrimSpace(s)
+	if !strings.HasPrefix(t, "Tool [") {
+		return "", false
+	}
+	i := strings.Index(t, "] was ")
+	if i < 0 || !strings.Contains(t[i:min(len(t), i+64)], "not executed") {
+		return "", false
+	}
+	name := t[len("Tool ["):i]
+	if name == "" || strings.ContainsAny(name, " \t'\"[]") {
+		return "", false
+	}
+	return name, true
+}
+
+// notRun reports, for the oldest call of that name still waiting, that
+// it did not run: an error result with Cline's notice (false when no
+// call of that name waits: the notice is then a text of the turn).
+func (n *normalizer) notRun(name, notice string, ts sdk.Str, out *sdk.Out) bool {
+	for i, p := range n.pending {
+		if p.name == name {
+			n.pending = append(n.pending[:i:i], n.pending[i+1:]...)
+			t := strings.TrimSpace(notice)
+			out.ToolResult(sdk.ToolResult{CallID: sdk.S(p.id), Name: sdk.S(name), Output: sdk.S(t), Error: sdk.S(clip(t)), IsError: true, Time: ts})
+			return true
+		}
+	}
+	return false
 }
 
 // blockResult reports a tool_result block.

@@ -15,9 +15,9 @@ var Plugin = sdk.Plugin{
 	Manifest: abi.Manifest{
 		Name:        "cline",
 		Version:     "0.1.0",
-		Providers:   []string{"cline", "roo"},
+		Providers:   []string{"cline", "roo", "kilocode"},
 		Formats:     []string{fmtTask},
-		Description: "Cline and Roo Code task folders (api_conversation_history.json, ui_messages.json)",
+		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json)",
 		SourceFacts: true,
 		// Cline and Roo keep a task until the user deletes it (no
 		// retention); doc.go, "Stores".
@@ -50,17 +50,24 @@ var taskFiles = []string{fileUI, fileAPI, "*.messages.json", fileMetadata, fileH
 
 // vscodeStores are the stores of a VS Code extension's task folders
 // (extension id ext) in the global storage of VS Code and the forks its
-// users run it in: one store per editor, each with its tasks.
-func vscodeStores(name, ext, provider string) []abi.Store {
+// users run it in: one store per editor, each with its tasks. parent
+// says where a sub-task names its parent task (nil: the extension has
+// none).
+func vscodeStores(name, ext, provider string, parent *abi.StoreParent) []abi.Store {
 	var out []abi.Store
 	for _, app := range []string{"Code", "Cursor", "VSCodium", "Windsurf"} {
 		rel := app + "/User/globalStorage/" + ext
 		out = append(out, abi.Store{Name: name + " (" + app + ")", Provider: provider, Kind: "folder",
 			Roots: []abi.Root{{Path: "~/.config/" + rel, OS: "linux"}, {Path: "~/Library/Application Support/" + rel, OS: "darwin"}, {Env: "APPDATA", Path: rel, OS: "windows"}},
-			Dir:   "tasks", Pattern: "*", Files: taskFiles})
+			Dir:   "tasks", Pattern: "*", Files: taskFiles, Parent: parent})
 	}
 	return out
 }
+
+// subTask is where Roo Code (and Kilo Code, its fork) names a sub-task's
+// parent: history_item.json's parentTaskId, the parent's folder name.
+// The host makes the sub-task's run a child run of its parent's.
+var subTask = &abi.StoreParent{File: fileHistory, Member: "parentTaskId"}
 
 // stores are the task folders of Cline (its CLI and, since 2026, its
 // extension keep them under ~/.cline/data; older extensions under the
@@ -70,7 +77,10 @@ var stores = append(append([]abi.Store{
 		Dir: "tasks", Pattern: "*", Files: taskFiles},
 	{Name: "Cline sessions", Kind: "folder", Roots: []abi.Root{{Env: "CLINE_SESSION_DATA_DIR"}, {Env: "CLINE_DATA_DIR", Path: "sessions"}, {Env: "CLINE_DIR", Path: "data/sessions"}, {Path: "~/.cline/data/sessions"}},
 		Pattern: "*", Files: []string{"*.messages.json"}},
-}, vscodeStores("Cline tasks", "saoudrizwan.claude-dev", "cline")...), vscodeStores("Roo Code tasks", "rooveterinaryinc.roo-cline", "roo")...)
+}, vscodeStores("Cline tasks", "saoudrizwan.claude-dev", "cline", nil)...), append(vscodeStores("Roo Code tasks", "rooveterinaryinc.roo-cline", "roo", subTask),
+	// Kilo Code's extension before its rewrite on Kilo CLI kept Roo
+	// Code's task folders (it is Roo's fork) under its own id.
+	vscodeStores("Kilo Code tasks", "kilocode.kilo-code", "kilocode", subTask)...)...)
 
 // Kinds of file in a task folder.
 const (
@@ -207,15 +217,16 @@ func (n *normalizer) twasm(v, t abi.Value, out *sdk.Out) {
 }
 
 // parentTask says, once, that the task is a sub-task (Roo Code's
-// history_item.json names its parentTaskId): its parent's run holds the
-// new_task call that started it, in a run of its own.
+// history_item.json names its parentTaskId): the host makes its run a
+// child run of its parent's (the store's abi.StoreParent), whose
+// new_task call started it.
 func (n *normalizer) parentTask(v abi.Value, out *sdk.Out) bool {
 	p := v.Get("parentTaskId")
 	if p.Kind() != abi.KindString || p.Is("") || n.parent != "" {
 		return false
 	}
 	n.parent = p.String()
-	out.Warn("a sub-task of task " + clip(n.parent) + " (started by its new_task call): that task's run holds the call")
+	out.Warn("a sub-task of task " + clip(n.parent) + " (a child run of its run, whose new_task call started it)")
 	return true
 }
 

@@ -13,8 +13,11 @@
 // $CLINE_DIR/data), the VS Code extension's global storage
 // (saoudrizwan.claude-dev/tasks/<id>/ under VS Code, Cursor, VSCodium and
 // Windsurf, per OS), the newer ~/.cline/data/sessions/<id>/ with
-// <id>.messages.json ($CLINE_SESSION_DATA_DIR), and Roo Code's
-// rooveterinaryinc.roo-cline/tasks/<id>/. No retention: a task is kept
+// <id>.messages.json ($CLINE_SESSION_DATA_DIR), Roo Code's
+// rooveterinaryinc.roo-cline/tasks/<id>/, and Kilo Code's
+// kilocode.kilo-code/tasks/<id>/ (provider "kilocode": its extension
+// before the rewrite on Kilo CLI, a fork of Roo Code keeping the same
+// folders; Kilo CLI's database is the opencode plugin's). No retention: a task is kept
 // until the user deletes it. The host reads a folder's files in the
 // declared order (ui_messages.json, api_conversation_history.json or
 // <id>.messages.json, task_metadata.json, Roo's history_item.json),
@@ -41,7 +44,12 @@
 //     sessions folder's {messages: [...]}) by id. A result "The tool
 //     execution failed with the following error: <error>...</error>" is
 //     an error with that text; "The user denied this operation" is
-//     denied. The metrics are not read: their "cached" is the cache
+//     denied. Cline runs one tool per message: the other calls of a
+//     message get a text "Tool [name] was not executed because a tool has
+//     already been used in this message..." (or "... was interrupted and
+//     not executed due to user rejecting a previous tool"), the result of
+//     the oldest call of that name still waiting, an error (the tool did
+//     not run), never the user's prompt. The metrics are not read: their "cached" is the cache
 //     writes in one sample and not said anywhere, while the UI's figures
 //     are named.
 //   - ui_messages.json: ClineMessage[] {ts, type ask|say, ask|say, text,
@@ -62,9 +70,11 @@
 //     screen's copy of the conversation.
 //   - task_metadata.json (files in context, models used) and Roo's
 //     history_item.json (the UI's totals again) are declared ignored,
-//     except the parentTaskId of a Roo sub-task (started by its parent's
-//     new_task call), said once in a warning: the sub-task is a run of
-//     its own, not yet linked to its parent's.
+//     except the parentTaskId of a Roo (or Kilo Code) sub-task, started
+//     by its parent's new_task call, said once in a warning. The stores
+//     declare it (abi.StoreParent: history_item.json's parentTaskId, the
+//     parent's folder name), so the host makes the sub-task's run a child
+//     run of its parent's (at path "subagent").
 //
 // A file read alone (import of api_conversation_history.json or
 // ui_messages.json) is told by its shape. A task has no terminal event:

@@ -6,6 +6,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
@@ -59,7 +60,40 @@ func openCodeFacts(raw []byte) facts {
 	parts := map[string]ocPart{}
 	user := map[string]bool{}
 	var order []string
+	roles := map[string]string{} // the older file tree: a message's role by its id
+	file := ""                   // the older file tree: the path of the document that follows
 	for _, l := range bytes.Split(raw, []byte("\n")) {
+		var doc struct {
+			Twasm     string `json:"$twasm"`
+			Path      string `json:"path"`
+			ID        string `json:"id"`
+			MessageID string `json:"messageID"`
+			Role      string `json:"role"`
+		}
+		if json.Unmarshal(l, &doc) != nil {
+			continue
+		}
+		if doc.Twasm == "file" {
+			file = doc.Path
+			continue
+		}
+		if f := file; f != "" {
+			file = ""
+			switch {
+			case strings.HasPrefix(f, "message/"):
+				roles[doc.ID] = doc.Role
+			case strings.HasPrefix(f, "part/"):
+				var p ocPart
+				if doc.ID != "" && json.Unmarshal(l, &p) == nil {
+					if _, ok := parts[doc.ID]; !ok {
+						order = append(order, doc.ID)
+					}
+					parts[doc.ID] = p
+					user[doc.ID] = roles[doc.MessageID] == "user"
+				}
+			}
+			continue
+		}
 		var e struct {
 			Twasm string `json:"$twasm"`
 			Table string `json:"table"`

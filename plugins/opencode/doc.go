@@ -2,7 +2,7 @@
 // anomalyco/opencode) and of Kilo CLI (provider "kilo"), which keeps the
 // same schema in $XDG_DATA_HOME/kilo/kilo.db (kilo-<channel>.db, or an
 // opencode-<channel>.db an older build left there; the KILO_DB override
-// names a file and is not followed). It reads two formats:
+// names a file and is not followed). It reads three formats:
 //
 //   - "rows": OpenCode's SQLite store (opencode.db, $XDG_DATA_HOME/opencode
 //     or ~/.local/share/opencode on every OS; opencode-<channel>.db for a
@@ -15,6 +15,22 @@
 //     the same id and replaces what the message held: the message is
 //     opened again with all of its blocks, in part-id order, and the
 //     archive keeps its new version.
+//   - "tree": OpenCode's older file tree (up to 1.1, in the storage
+//     directory beside opencode.db: session/<project>/<id>.json,
+//     message/<session>/<id>.json, part/<message>/<id>.json, one JSON
+//     document each), as the host reads it (abi.StoreKindTree: the
+//     session's info, then each message followed by its parts, each
+//     document after a file line naming it; a document rewritten in
+//     place comes again in the next stream). OpenCode 1.2's migration
+//     (storage/json-migration.ts) copies each file into its row (the ids
+//     out of the data into columns) and leaves the tree in place: the
+//     data is the same, and so is the code that reads it (a message
+//     document is the "message" column of a row without a part, a part
+//     document a row's "data"); TestTreeReadsAsRows holds the two
+//     equal. A session of the tree the database holds too is archived
+//     once, from the database (the tree store's sessions are known by
+//     their key, as the database's); the session's parentID makes a
+//     sub-agent's session a child run, as parent_id does.
 //   - "json": `opencode run --format json` (step_start, text, reasoning,
 //     tool_use, step_finish and error events, each holding one part).
 //
@@ -39,7 +55,20 @@
 // session's run (the host links them, abi.SQLiteSource's "parent"
 // column), whose warning names its parent; the parent's task call holds
 // the sub-agent's result. The link is to the parent run, not yet to the
-// task call that started it. The event table of newer versions and the
-// legacy JSON file tree (storage/session, message, part) are not read
-// yet.
+// task call that started it.
+//
+// The event table (event: id, aggregate_id, seq, type, data; with
+// event_sequence) is not read, by decision. In OpenCode's source
+// (src/sync/index.ts) every change to a session, message or part is a
+// sync event whose projector writes it into the session, message and
+// part tables, in the same transaction that would append the event row;
+// the event row is written only when the experimental workspaces flag is
+// on (to replay a session in another workspace), and is deleted with the
+// session. So the tables hold every event's outcome whether the table is
+// filled or not, and what the table adds is only the intermediate
+// versions of a row (a tool part pending, then running, before
+// completed), which the archive does not keep either (a part changed
+// between two syncs comes once, in its new version). Reading both would
+// archive each change twice; reading the events alone would miss every
+// session of a user without the flag.
 package opencode

@@ -16,8 +16,8 @@ var Plugin = sdk.Plugin{
 		Name:        "opencode",
 		Version:     "0.1.0",
 		Providers:   []string{"opencode", "kilo"},
-		Formats:     []string{fmtRows, fmtJSON},
-		Description: "OpenCode (and Kilo CLI) sessions from its SQLite store, and opencode run --format json",
+		Formats:     []string{fmtRows, fmtTree, fmtJSON},
+		Description: "OpenCode (and Kilo CLI) sessions from its SQLite store and its older file tree, and opencode run --format json",
 		Stores: []abi.Store{{
 			Name: "OpenCode", Kind: abi.StoreKindSQLite,
 			// OpenCode keeps its data in $XDG_DATA_HOME/opencode, else
@@ -27,6 +27,19 @@ var Plugin = sdk.Plugin{
 			Roots:   []abi.Root{{Env: "XDG_DATA_HOME", Path: "opencode"}, {Path: "~/.local/share/opencode"}},
 			Pattern: "opencode*.db",
 			SQLite:  Queries,
+		}, {
+			// The older file tree (up to 1.1, and left in place when
+			// 1.2 copied it into opencode.db): a session's info, its
+			// messages, and each message's parts, one JSON document
+			// each (storage/session/<project>/<id>.json,
+			// message/<session>/<id>.json, part/<message>/<id>.json). A
+			// session the database holds too is archived from there.
+			Name: "OpenCode (older file tree)", Kind: abi.StoreKindTree,
+			Roots:   []abi.Root{{Env: "XDG_DATA_HOME", Path: "opencode"}, {Path: "~/.local/share/opencode"}},
+			Dir:     "storage",
+			Pattern: "session/*/*.json",
+			Files:   TreeFiles,
+			Parent:  &abi.StoreParent{File: TreeFiles[0], Member: "parentID"},
 		}, {
 			// Kilo CLI, an OpenCode fork: the same schema in
 			// $XDG_DATA_HOME/kilo/kilo.db (kilo-<channel>.db, or the
@@ -68,10 +81,25 @@ ORDER BY m.time_created, m.id, p.id`},
 	},
 }
 
+// TreeFiles are the files of one session of the older file tree, in the
+// order the host hands them: the session's info, then each message
+// followed by its parts (abi.StoreKindTree).
+var TreeFiles = []string{"session/*/{key}.json", "message/{key}/*.json", "part/{*}/*.json"}
+
 // Format names, as reported in OpMeta and the manifest.
 const (
 	fmtRows = "rows" // the host's row lines of the SQLite store
+	fmtTree = "tree" // the host's file lines and documents of the older file tree
 	fmtJSON = "json" // opencode run --format json
+)
+
+// What a document of the older file tree is, by its path's first
+// element.
+const (
+	docNone = iota
+	docSession
+	docMessage
+	docPart
 )
 
 // part is what the normalizer keeps of one part (everything a Go value:
@@ -112,6 +140,7 @@ type message struct {
 type normalizer struct {
 	format  string
 	meta    bool
+	doc     int // the older file tree: what the document after a file line is
 	msgs    map[string]*message
 	current *message
 	// steps holds every step-finish's tokens and cost by part id, for
@@ -129,6 +158,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		return nil
 	}
 	switch {
+	case v.Get("$twasm").Is(abi.SourceFileType):
+		n.setFormat(out, fmtTree, "")
+		n.doc = treeDoc(v.Get("path").String())
+		out.Ignored(sdk.S("twasm_file"))
+	case n.doc != docNone:
+		n.treeDoc(v, out)
 	case v.Get("$twasm").Is(abi.SourceFactsType):
 		n.setFormat(out, fmtRows, "")
 		out.Ignored(sdk.S("twasm_source"))
@@ -169,8 +204,8 @@ func (n *normalizer) setFormat(out *sdk.Out, f, session string) {
 	if session != "" {
 		m.SessionID = sdk.S(session)
 	}
-	// The store is a session log: no terminal event.
-	m.NoTerminal = f == fmtRows
+	// The stores are session logs: no terminal event.
+	m.NoTerminal = f == fmtRows || f == fmtTree
 	out.Meta(m)
 }
 
@@ -179,10 +214,7 @@ func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 	r := v.Get("row")
 	switch v.Get("table").String() {
 	case "session":
-		out.Meta(sdk.Meta{SessionID: sdk.Text(r.Get("id")), ProviderVersion: sdk.Text(r.Get("version"))})
-		if p := r.Get("parent_id"); p.Kind() == abi.KindString && p.String() != "" {
-			out.Warn("a sub-agent session of " + p.String() + " (a child run of its run; the parent's task call holds the sub-agent's result)")
-		}
+		session(r, r.Get("parent_id"), out)
 	case "part":
 		msgID := r.Get("message_id").String()
 		if msgID == "" {
@@ -194,6 +226,57 @@ func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 		n.part(msgID, r.Get("id").String(), r.Get("data"), r.Get("message"), millis(r.Get("message_time_created")), out)
 	default:
 		out.Unmapped(sdk.S("row:" + v.Get("table").String()))
+	}
+}
+
+// session handles a session's info (a row of the database, or a
+// document of the older file tree, whose parent is parentID).
+func session(info, parent abi.Value, out *sdk.Out) {
+	out.Meta(sdk.Meta{SessionID: sdk.Text(info.Get("id")), ProviderVersion: sdk.Text(info.Get("version"))})
+	if parent.Kind() == abi.KindString && parent.String() != "" {
+		out.Warn("a sub-agent session of " + parent.String() + " (a child run of its run; the parent's task call holds the sub-agent's result)")
+	}
+}
+
+// treeDoc is what a document of the older file tree at path (relative
+// to the storage directory) is.
+func treeDoc(path string) int {
+	first, _, _ := strings.Cut(path, "/")
+	switch first {
+	case "session":
+		return docSession
+	case "message":
+		return docMessage
+	case "part":
+		return docPart
+	}
+	return docNone
+}
+
+// treeDoc handles a document of the older file tree: the same data as
+// the database's rows (OpenCode's migration copies each file into its
+// row, the ids out of the data into columns), read by the same code. A
+// message comes before its parts, each part names its message.
+func (n *normalizer) treeDoc(v abi.Value, out *sdk.Out) {
+	kind := n.doc
+	n.doc = docNone // one document per file line
+	switch kind {
+	case docSession:
+		session(v, v.Get("parentID"), out)
+	case docMessage:
+		id := v.Get("id").String()
+		if id == "" {
+			out.Unmapped(sdk.S("message_without_id"))
+			return
+		}
+		n.part(id, "", abi.Value{}, v, millis(v.Path("time", "created")), out)
+	case docPart:
+		msgID := v.Get("messageID").String()
+		if msgID == "" {
+			out.Unmapped(sdk.S("part_without_message"))
+			return
+		}
+		n.part(msgID, v.Get("id").String(), v, abi.Value{}, "", out)
 	}
 }
 

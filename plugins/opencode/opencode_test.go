@@ -6,6 +6,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
 
@@ -135,3 +138,52 @@ func TestParts(t *testing.T) {
 		})
 	}
 }
+
+// TestTreeReadsAsRows: the older file tree and the database hold the same
+// data (OpenCode's migration copies each file into its row, the ids into
+// columns), and the plugin reads both with the same code: each golden
+// case of the database's rows, written as the tree's files
+// (tree_<case>.jsonl), gives the same events and the same step result,
+// but for the raw line numbers, the format and the line count.
+func TestTreeReadsAsRows(t *testing.T) {
+	for _, c := range []string{"session_tools_errors", "part_updated_in_place"} {
+		t.Run(c, func(t *testing.T) {
+			run := func(name string) ([]string, transcript.AgentResult) {
+				raw, err := os.ReadFile(filepath.Join(goldenDir, name+".jsonl"))
+				if err != nil {
+					t.Fatal(err)
+				}
+				r, err := sdktest.Run(context.Background(), opencode.Plugin, "opencode", raw)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if r.SilentN != 0 {
+					t.Errorf("%s: silent lines %v", name, r.Silent)
+				}
+				var evs []string
+				for _, e := range r.Events {
+					b, err := json.Marshal(e.Event)
+					if err != nil {
+						t.Fatal(err)
+					}
+					evs = append(evs, rawLineRE.ReplaceAllString(string(b), ""))
+				}
+				res := *r.Step
+				res.Format, res.Lines, res.Raw = "", 0, nil
+				return evs, res
+			}
+			rowEvs, rowRes := run("rows_" + c)
+			treeEvs, treeRes := run("tree_" + c)
+			if strings.Join(rowEvs, "\n") != strings.Join(treeEvs, "\n") {
+				t.Errorf("events differ:\nrows:\n%s\ntree:\n%s", strings.Join(rowEvs, "\n"), strings.Join(treeEvs, "\n"))
+			}
+			rb, _ := json.Marshal(rowRes)
+			tb, _ := json.Marshal(treeRes)
+			if rawLineRE.ReplaceAllString(string(rb), "") != rawLineRE.ReplaceAllString(string(tb), "") {
+				t.Errorf("results differ:\nrows %s\ntree %s", rb, tb)
+			}
+		})
+	}
+}
+
+var rawLineRE = regexp.MustCompile(`"(raw_line|RawLine)":\d+`)

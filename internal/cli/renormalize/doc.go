@@ -3,4 +3,12 @@
 // new run, leaving the original untouched. An archived session's parts,
 // which extend one raw capture, are rebuilt part by part as sync wrote
 // them (archive.PartFilter, archive.PartShare).
+//
+// A synced session's run that is still open (no run.completed: its
+// session may grow) is rebuilt as it stands: the new run ends with the
+// status of its latest agent step (as renormalized), which is what the
+// open run states (spec §7 read from the log), and the summary says it
+// was open (Summary.Open); a later sync grows the original, not the
+// rebuild. Any other run without run.completed (still being recorded, or
+// its recording stopped) is rebuilt and ends in error, saying so.
 package renormalize

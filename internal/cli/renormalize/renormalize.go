@@ -104,6 +104,11 @@ type Summary struct {
 	// Problems lists agent steps that could not be renormalized (and were
 	// copied instead) and other trouble.
 	Problems []string `json:"problems,omitempty"`
+	// Open says the original is an archived session's run that is still
+	// open (its session may grow): the new run holds what it held so far,
+	// and ends with the status of its latest part, as the original's
+	// status is read while it is open.
+	Open bool `json:"open,omitempty"`
 }
 
 // StepSummary compares one step of the original with its new version.
@@ -188,6 +193,9 @@ func Run(ctx context.Context, opts *Options) error {
 		rn.rawRoot = filepath.Dir(abs)
 	}
 	top, runEnd := rn.parse(events)
+	// A synced session's run stays open while its session may grow: it
+	// has no run.completed, and its status is its latest part's.
+	rn.sum.Open = runEnd == nil && archivedSession(events[0])
 
 	rn.rt, err = plugload.Open(ctx, f, opts.Plugins)
 	if err != nil {
@@ -223,6 +231,9 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 	endErr := runOutcome(runEnd, origID)
+	if rn.sum.Open {
+		endErr = rn.openOutcome()
+	}
 	switch {
 	case ctx.Err() != nil:
 		endErr = ctx.Err()
@@ -245,6 +256,9 @@ func Run(ctx context.Context, opts *Options) error {
 	} else {
 		fmt.Fprintln(ios.Out, newID)
 		fmt.Fprintf(ios.ErrOut, "transcript: %s\n", run.Recorder().Path())
+		if rn.sum.Open {
+			fmt.Fprintf(ios.ErrOut, "twasm: run %s is still open (its session may grow): the new run holds what it holds so far and ends %s, its latest part's status; a later sync grows the original, not this one\n", origID, rn.sum.Status)
+		}
 		for _, s := range rn.sum.LeftOut {
 			fmt.Fprintf(ios.ErrOut, "left out: %s\n", s)
 		}
@@ -591,10 +605,38 @@ func stepOutcome(status, text string) error {
 // runOutcome is the error the new run ends with: the original's status.
 func runOutcome(end *transcript.Event, origID string) error {
 	if end == nil || end.Step() == nil {
-		return fmt.Errorf("the original run %s has no run.completed", origID)
+		return fmt.Errorf("the original run %s has not ended (no run.completed): it was still being recorded, or its recording was stopped", origID)
 	}
 	p := end.Step()
 	return stepOutcome(p.Status, p.Error)
+}
+
+// archivedSession reports whether a run.started is an archived
+// session's (it names its source).
+func archivedSession(start *transcript.Event) bool {
+	p := start.Step()
+	return p != nil && len(p.Extra[archive.SourceField]) > 0
+}
+
+// openOutcome is the error an open session's rebuild ends with: its
+// latest agent step's status (as renormalized, else as it was), which
+// is what the original's open run states (spec §7 read from the log).
+func (rn *renormalizer) openOutcome() error {
+	for i := len(rn.sum.Steps) - 1; i >= 0; i-- {
+		s := rn.sum.Steps[i]
+		if s.Kind != string(transcript.KindAgent) {
+			continue
+		}
+		st := s.New.AgentStatus
+		if st == "" {
+			st = s.Old.AgentStatus
+		}
+		if st == "" {
+			st = s.New.Status
+		}
+		return stepOutcome(st, "the session's latest part ended "+st)
+	}
+	return nil
 }
 
 // statusOf is the status lifecycle records for err.

@@ -8,8 +8,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/importcmd"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/plugins/claude"
 )
 
 // The flag layer.
@@ -111,4 +114,69 @@ func mustJSON(t *testing.T, v any) []byte {
 		t.Fatal(err)
 	}
 	return b
+}
+
+// TestRenormalizeOpenRun: the run of a synced session that may still
+// grow has no run.completed (archive: a session log's run stays open);
+// renormalize rebuilds it and ends the new run with the status of its
+// latest part, as the open run states it, saying it was open (before:
+// "error", the original "has no run.completed"). A run without
+// run.completed that is no archived session still ends in error, saying
+// why.
+func TestRenormalizeOpenRun(t *testing.T) {
+	for _, tc := range []struct {
+		name, capture, want string
+	}{
+		{"a session ending on an answer", "agentcmd_session_log_v2.0.26_plan_rejected.jsonl", "ok"},
+		{"a session ending on a provider error", "irrlicht_session_log_v2.1.143_api_error_rate_limit_retries.jsonl", "error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := cmdtest.New(t)
+			src, err := os.ReadFile(filepath.Join("..", "..", "..", "testdata", "captures", "claude", tc.capture))
+			if err != nil {
+				t.Skipf("capture: %v", err)
+			}
+			file := filepath.Join(t.TempDir(), "s.jsonl")
+			if err := os.WriteFile(file, src, 0o600); err != nil {
+				t.Fatal(err)
+			}
+			a, _, err := archive.Open(archive.Options{Store: e.F.Store(), CloseIdle: -1, Whole: true,
+				Plugin: func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(claude.Plugin), nil }})
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := a.SyncFile(context.Background(), "claude", file)
+			if err := a.Close(); err != nil {
+				t.Fatal(err)
+			}
+			if o.Action != archive.ActionNew || o.Status != tc.want {
+				t.Fatalf("sync: %+v", o)
+			}
+			cmd := NewCmdRenormalize(e.F, nil)
+			cmd.SetArgs([]string{"--json", o.RunID})
+			cmd.SetErr(e.ErrOut)
+			if err := cmd.ExecuteContext(context.Background()); err != nil {
+				t.Fatalf("renormalize: %v\n%s", err, e.ErrOut)
+			}
+			var sum Summary
+			if err := json.Unmarshal(e.Out.Bytes(), &sum); err != nil {
+				t.Fatalf("--json: %v\n%s", err, e.Out)
+			}
+			if !sum.Open || sum.Status != tc.want {
+				t.Errorf("summary: open %v, status %q; want open, %q", sum.Open, sum.Status, tc.want)
+			}
+			tr, err := os.ReadFile(sum.Transcript)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !strings.Contains(string(tr), `"type":"run.completed"`) || !strings.Contains(string(tr), `"status":"`+tc.want+`"`) || strings.Contains(string(tr), "no run.completed") {
+				t.Errorf("the new run does not end %s:\n%s", tc.want, lastLine(tr))
+			}
+		})
+	}
+}
+
+func lastLine(b []byte) string {
+	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
+	return lines[len(lines)-1]
 }

@@ -42,6 +42,9 @@ func storesHelp(goos string) string {
 		if d.Kind == archive.KindFolder {
 			what += "/ (a folder per session)"
 		}
+		if d.Kind == archive.KindTree {
+			what += " (a session's files linked by name)"
+		}
 		if d.Kind == abi.StoreKindSQLite {
 			what += " (SQLite)"
 		}

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	_ "modernc.org/sqlite"
 )
@@ -74,9 +75,14 @@ func (o *openCodeDB) part(id, msg, session string, created, updated int64, data 
 // second sync archives nothing, a new message and a tool part updated in
 // place (running, then completed) add one part to that session's run
 // only, holding what is new; the sub-agent session's run is a child of its
-// parent's; the database's directory is byte-identical
-// before and after every sync (no -wal or -shm left behind); renormalize
-// rebuilds the run from its raw capture after the database is gone.
+// parent's; the database's directory, the older file tree included, is
+// byte-identical before and after every sync (no -wal or -shm left
+// behind); renormalize rebuilds the run from its raw capture after the
+// database is gone. The older file tree beside the database (OpenCode's
+// storage/, which its 1.2 migration copied into the database and left):
+// doctor lists it with its sessions, a session in both is archived once,
+// from the database, and the tree's own sessions each as a run, its
+// sub-agent's a child run.
 func TestSyncOpenCode(t *testing.T) {
 	t.Parallel()
 	h := newFakeHome(t)
@@ -105,6 +111,19 @@ func TestSyncOpenCode(t *testing.T) {
 	if err := oc.db.Close(); err != nil { // the agent exits: SQLite removes its log
 		t.Fatal(err)
 	}
+	// The older file tree beside it: ses_1 as OpenCode 1.2's migration
+	// copied it into the database (and left it here), and two sessions
+	// only the tree holds, one a sub-agent's (parentID).
+	tree := func(rel, doc string) { h.put(".local/share/opencode/storage/"+rel, []byte(doc), time.Hour) }
+	tree("session/prj/ses_1.json", `{"id":"ses_1","slug":"calm-river","version":"1.2.15","projectID":"prj","directory":"/home/me/proj","title":"A task","time":{"created":1762077600000,"updated":1762077600000}}`)
+	tree("message/ses_1/msg_1.json", `{"id":"msg_1","sessionID":"ses_1","role":"user","time":{"created":1762077600000},"modelID":"claude-sonnet-4-5","providerID":"anthropic"}`)
+	tree("part/msg_1/prt_1a.json", `{"id":"prt_1a","messageID":"msg_1","sessionID":"ses_1","type":"text","text":"List the files."}`)
+	tree("session/prj/ses_0old.json", `{"id":"ses_0old","slug":"old-pond","version":"0.15.8","projectID":"prj","directory":"/home/me/proj","title":"An older task","time":{"created":1752077600000,"updated":1752077600000}}`)
+	tree("message/ses_0old/msg_o1.json", `{"id":"msg_o1","sessionID":"ses_0old","role":"user","time":{"created":1752077600000},"modelID":"claude-sonnet-4","providerID":"anthropic"}`)
+	tree("part/msg_o1/prt_o1a.json", `{"id":"prt_o1a","messageID":"msg_o1","sessionID":"ses_0old","type":"text","text":"An older session's prompt."}`)
+	tree("session/prj/ses_0oldsub.json", `{"id":"ses_0oldsub","slug":"old-pond","version":"0.15.8","projectID":"prj","directory":"/home/me/proj","parentID":"ses_0old","title":"A sub-agent","time":{"created":1752077601000,"updated":1752077601000}}`)
+	tree("message/ses_0oldsub/msg_s1.json", `{"id":"msg_s1","sessionID":"ses_0oldsub","role":"user","time":{"created":1752077601000},"modelID":"claude-sonnet-4","providerID":"anthropic"}`)
+	tree("part/msg_s1/prt_s1a.json", `{"id":"prt_s1a","messageID":"msg_s1","sessionID":"ses_0oldsub","type":"text","text":"An older sub-agent's task.","synthetic":true}`)
 
 	sync := func() result {
 		t.Helper()
@@ -127,23 +146,50 @@ func TestSyncOpenCode(t *testing.T) {
 	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
 		t.Fatalf("doctor --json: %v\n%s", err, r.out)
 	}
-	found := false
+	found := 0
 	for _, s := range doc.Stores {
-		if s.Name == "OpenCode" {
-			found = true
+		switch s.Name {
+		case "OpenCode":
+			found++
 			if !s.Found || s.Sessions != 3 || s.NotArchived != 3 || s.Kind != "sqlite" || s.Plugin != "opencode" || s.Dir != dbDir {
 				t.Errorf("doctor's OpenCode store: %+v", s)
 			}
+		case "OpenCode (older file tree)":
+			found++
+			if !s.Found || s.Sessions != 3 || s.NotArchived != 3 || s.Kind != "tree" || s.Plugin != "opencode" || s.Dir != filepath.Join(dbDir, "storage") {
+				t.Errorf("doctor's OpenCode tree store: %+v", s)
+			}
 		}
 	}
-	if !found {
-		t.Fatalf("doctor does not list OpenCode's store:\n%s", r.out)
+	if found != 2 {
+		t.Fatalf("doctor does not list OpenCode's two stores:\n%s", r.out)
 	}
 
 	r = sync()
 	got := outcomes(r.out)
-	if len(got["new"]) != 3 {
-		t.Fatalf("first sync: %v", r)
+	if len(got["new"]) != 5 {
+		t.Fatalf("first sync: want the database's 3 sessions and the tree's 2 others: %v", r)
+	}
+	// ses_1, in both stores, is archived once; the tree's sub-agent is a
+	// child run of its parent's.
+	var holding []string
+	oldRun := ""
+	for _, id := range got["new"] {
+		b := string(readFile(t, transcriptPath(h.stor, id)))
+		if strings.Contains(b, "List the files.") {
+			holding = append(holding, id)
+		}
+		if strings.Contains(b, "An older session's prompt.") {
+			oldRun = id
+		}
+	}
+	if len(holding) != 1 {
+		t.Errorf("ses_1's prompt is in %d runs, want 1", len(holding))
+	}
+	for _, id := range got["new"] {
+		if b := string(readFile(t, transcriptPath(h.stor, id))); strings.Contains(b, "An older sub-agent's task.") && (oldRun == "" || !strings.Contains(b, `"parent_run_id":"`+oldRun+`"`)) {
+			t.Errorf("the tree's sub-agent session's run %s is not a child of %q", id, oldRun)
+		}
 	}
 	var files []string
 	for _, id := range got["new"] {
@@ -179,6 +225,15 @@ func TestSyncOpenCode(t *testing.T) {
 	r = h.ok("doctor", "--json")
 	if !strings.Contains(r.out, `"name":"OpenCode"`) || !strings.Contains(r.out, `"archived":3`) {
 		t.Errorf("doctor after sync: %s", r.out)
+	}
+	doc.Stores = nil
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, r.out)
+	}
+	for _, s := range doc.Stores {
+		if strings.HasPrefix(s.Name, "OpenCode") && s.NotArchived != 0 {
+			t.Errorf("doctor after sync: %s has %d sessions not archived", s.Name, s.NotArchived)
+		}
 	}
 
 	// OpenCode runs again: the tool completes in place, a new message.
