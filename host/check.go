@@ -291,6 +291,12 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 			problems = append(problems, fmt.Sprintf("files glob %q is empty, absolute or holds ..", g))
 		}
 	}
+	if st.SubAgents != "" && (st.Kind != "" && st.Kind != "file" || !relPath(strings.NewReplacer("{stem}", "x", "*", "x", "?", "x").Replace(st.SubAgents))) {
+		problems = append(problems, fmt.Sprintf("sub_agents %q is not a relative glob without .. of a file store", st.SubAgents))
+	}
+	if c := st.SubAgentCall; c != nil && (st.SubAgents == "" || c.Key == "" || strings.Contains(c.File, "/") || !relPath(strings.ReplaceAll(c.File, "{stem}", "x"))) {
+		problems = append(problems, fmt.Sprintf("sub_agent_call %+v is not a file name beside the sub-agent's file and a key, with sub_agents", *c))
+	}
 	if st.Kind == "folder" && len(st.Files) == 0 {
 		problems = append(problems, "a folder store lists no files")
 	}

@@ -69,7 +69,7 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 // agents deleted from stores that are still there.
 func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.Time, progress func(done, total int, o *Outcome)) Report {
 	stores, sessions := Scan(locs, since)
-	sessions = WithoutStorage(a.opts.Store.Root, stores, sessions)
+	sessions = withSubAgents(WithoutStorage(a.opts.Store.Root, stores, sessions))
 	for i := range stores {
 		if !stores[i].Found {
 			if n := a.archivedFrom(stores[i].Dir); n > 0 {
