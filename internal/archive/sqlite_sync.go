@@ -240,6 +240,10 @@ func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location
 		}
 		if link != nil && link.parentRunID != "" && prev == nil {
 			// A sub-agent session: a child run of its parent's.
+			e.Parent = link.parentRunID
+			if err := a.ledger.Put(&e); err != nil {
+				return fail(err)
+			}
 			run, err = runctl.BeginChild(ctx, a.opts.Store, link.parentRunID, SubagentPath, link.iteration, ropts)
 		} else {
 			run, err = lifecycle.Start(ctx, a.opts.Store, ropts)
