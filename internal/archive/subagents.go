@@ -172,7 +172,7 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 	stem := stemOf(path)
 	l := &fileLink{Link: runctl.Link{ParentID: pe.RunID, Iteration: pe.Parts - 1, Title: stem}}
 	callID := sidecarString(filepath.Dir(path), stem, loc.SubAgentCall)
-	in, err := a.readSession(pe.RunID)
+	in, err := a.sessionLinksOf(pe)
 	if err != nil {
 		// The link is still made, at the latest part.
 		a.opts.Logger.Warn("sub-agent link: read the session's run", "run", pe.RunID, "err", err)
@@ -257,6 +257,25 @@ type callAt struct {
 type linkAt struct {
 	child, path, title string
 	iteration          int
+}
+
+// sessionLinksOf is readSession of the session's run, read once per
+// part of it: a session with many sub-agents' files is read once, not
+// once per file (the runs this sync links into it are not in it, and
+// carriedSubRun leaves them out anyway).
+func (a *Archiver) sessionLinksOf(pe *Entry) (sessionLinks, error) {
+	key := fmt.Sprintf("%s#%d", pe.RunID, pe.Parts)
+	if in, ok := a.sessions[key]; ok {
+		return in, nil
+	}
+	in, err := a.readSession(pe.RunID)
+	if err == nil {
+		if a.sessions == nil {
+			a.sessions = map[string]sessionLinks{}
+		}
+		a.sessions[key] = in
+	}
+	return in, err
 }
 
 // readSession reads a session's run for subAgentLink.

@@ -107,6 +107,9 @@ type Archiver struct {
 	// recovered is set once the interrupted archives found on load are
 	// settled (Recover).
 	recovered bool
+	// sessions caches what linking sub-agents' files reads of their
+	// session's run, by run and part count (sessionLinksOf).
+	sessions map[string]sessionLinks
 }
 
 // Open loads the ledger (rebuilt from the transcripts when needed; the
