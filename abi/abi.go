@@ -94,6 +94,24 @@ type Store struct {
 	// its run is then a child run of that session's, as for a SQLite
 	// store's "parent" column.
 	Parent *StoreParent `json:"parent,omitempty"`
+	// SubAgents (kind "file", optional) is a glob, relative to the
+	// directory of a session file, of the files in which the agent keeps
+	// that session's sub-agents' conversations, one file per sub-agent;
+	// "{stem}" in it stands for the session file's name without its
+	// extension (Claude Code: "{stem}/subagents/agent-*.jsonl"). Such a
+	// file is not a session of its own: its run is a child run of the
+	// session's, linked in the session's agent step (spec §6.10), so that
+	// its tokens and tool calls count once, in the session's totals. A
+	// host that does not read the field archives the files as sessions.
+	SubAgents string `json:"sub_agents,omitempty"`
+	// SubAgentCall (with SubAgents, optional) says where the host reads
+	// the id of the tool call that started a sub-agent, so that its run
+	// is linked at that call: a small JSON object beside the sub-agent's
+	// file, and the top-level key whose string value is the call's id
+	// (Claude Code 2.1.68 and later: {"file": "{stem}.meta.json", "key":
+	// "toolUseId"}, "{stem}" the sub-agent file's name without its
+	// extension).
+	SubAgentCall *SidecarKey `json:"sub_agent_call,omitempty"`
 	// RetentionDays is how long the agent keeps a session before
 	// deleting it (0: it does not, as far as known). RetentionFile and
 	// RetentionKey name a JSON settings file (relative to the root) and
@@ -101,6 +119,16 @@ type Store struct {
 	RetentionDays int    `json:"retention_days,omitempty"`
 	RetentionFile string `json:"retention_file,omitempty"`
 	RetentionKey  string `json:"retention_key,omitempty"`
+}
+
+// SidecarKey names one string member of a small JSON file beside a
+// store's file ([Store.SubAgentCall]): File is relative to that file's
+// directory, "{stem}" standing for the file's name without its
+// extension; Key is a top-level key of the object it holds. The host
+// reads at most 64 KiB of it.
+type SidecarKey struct {
+	File string `json:"file"`
+	Key  string `json:"key"`
 }
 
 // StoreKindSQLite is the kind of a store that is a SQLite database of

@@ -80,6 +80,10 @@ type Options struct {
 	// drop it. An archive uses it to leave out what an earlier part of
 	// the same session already holds.
 	Filter func(ev *transcript.Event) *transcript.Event
+	// SubAgentFilter is Filter for the events of the sub-agents' runs:
+	// a sub-agent still running when an earlier part was archived comes
+	// again in this one.
+	SubAgentFilter func(ev *transcript.Event) *transcript.Event
 	// Supersede maps a sub-agent's run name (the path segment its
 	// sub-run gets) to the id of a child run of an interrupted step that
 	// held the same sub-agent: the sub-run made for it now replaces that
@@ -200,7 +204,7 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		a.dropRaw()
 		return nil, fmt.Errorf("capture: plugin %s: %w", opts.Plugin.Identity().Name, err)
 	}
-	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter, supersede: opts.Supersede}
+	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter, subFilter: opts.SubAgentFilter, supersede: opts.Supersede}
 	a.sink.raw = a.releaseRaw
 	a.stream, err = normalize.NewStream(ctx, a.inst, a.sink, normalize.Options{
 		Provider: opts.Provider, Format: opts.Format, Now: opts.Now, Logger: opts.Logger,
@@ -642,12 +646,13 @@ func (a *Agent) closeInstance() error { return normalize.Close(a.inst) }
 type sink struct {
 	mute bool // replaying: drop everything
 	// raw writes the raw lines held back up to a line (Agent.releaseRaw).
-	raw    func(upto int) error
-	filter func(*transcript.Event) *transcript.Event
-	kept   []*transcript.Event // the events filter kept, reused
-	step   *lifecycle.Step
-	subs   map[string]*lifecycle.Run
-	names  map[string]bool
+	raw       func(upto int) error
+	filter    func(*transcript.Event) *transcript.Event
+	subFilter func(*transcript.Event) *transcript.Event
+	kept      []*transcript.Event // the events filter kept, reused
+	step      *lifecycle.Step
+	subs      map[string]*lifecycle.Run
+	names     map[string]bool
 	// supersede: Options.Supersede.
 	supersede map[string]string
 }
@@ -659,17 +664,24 @@ func (s *sink) Emit(ctx context.Context, scope string, evs []*transcript.Event) 
 	if s.mute {
 		return nil
 	}
-	if scope == "" {
-		if s.filter != nil {
-			kept := s.kept[:0]
-			for _, ev := range evs {
-				if ev = s.filter(ev); ev != nil {
-					kept = append(kept, ev)
-				}
+	filter := s.filter
+	if scope != "" {
+		filter = s.subFilter
+	}
+	if filter != nil {
+		kept := s.kept[:0]
+		for _, ev := range evs {
+			if ev = filter(ev); ev != nil {
+				kept = append(kept, ev)
 			}
-			s.kept, evs = kept, kept
-			defer clear(kept) // the events are not kept alive by the sink
 		}
+		s.kept, evs = kept, kept
+		defer clear(kept) // the events are not kept alive by the sink
+		if len(evs) == 0 {
+			return nil
+		}
+	}
+	if scope == "" {
 		return record(ctx, s.step, evs)
 	}
 	sub := s.subs[scope]

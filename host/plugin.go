@@ -142,6 +142,10 @@ func cloneStores(in []abi.Store) []abi.Store {
 	for i := range out {
 		out[i].Roots = slices.Clone(out[i].Roots)
 		out[i].Files = slices.Clone(out[i].Files)
+		if c := out[i].SubAgentCall; c != nil {
+			cp := *c
+			out[i].SubAgentCall = &cp
+		}
 		if q := out[i].SQLite; q != nil {
 			cp := *q
 			cp.Tables = slices.Clone(q.Tables)

@@ -151,6 +151,14 @@ func appendStores(b []byte, stores []abi.Store) []byte {
 			str(f, "member", p.Member)
 			b = append(b, '}')
 		}
+		str(false, "sub_agents", s.SubAgents)
+		if c := s.SubAgentCall; c != nil {
+			b = append(b, `,"sub_agent_call":{"file":`...)
+			b = quote(b, c.File)
+			b = append(b, `,"key":`...)
+			b = quote(b, c.Key)
+			b = append(b, '}')
+		}
 		if s.RetentionDays != 0 {
 			b = append(b, `,"retention_days":`...)
 			b = strconv.AppendInt(b, int64(s.RetentionDays), 10)

@@ -2,6 +2,8 @@ package archive
 
 import (
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"maps"
 	"path/filepath"
 	"slices"
@@ -29,6 +31,11 @@ type archived struct {
 	calls   map[string]bool
 	results map[string]bool
 	blocks  map[string]int // message id -> blocks already written
+	// usage is, by message key, the usage the archived versions of a
+	// message state together: a message that comes again with more
+	// blocks keeps only what its figures add (a sub-agent's run counts
+	// its messages' usage).
+	usage map[string]*transcript.Usage
 
 	rewrite bool
 	// sums are the content hashes of what is archived: of each call and
@@ -87,7 +94,7 @@ func (s *archived) skipped(ev *transcript.Event, m *transcript.MessagePayload) b
 }
 
 func newArchived() *archived {
-	return &archived{calls: map[string]bool{}, results: map[string]bool{}, blocks: map[string]int{},
+	return &archived{calls: map[string]bool{}, results: map[string]bool{}, blocks: map[string]int{}, usage: map[string]*transcript.Usage{},
 		callSum: map[string]string{}, resultSum: map[string]string{}, blockSums: map[string][]string{}, cursor: map[string]int{}}
 }
 
@@ -108,9 +115,97 @@ func blockSum(b transcript.Block) string {
 	return sum(j)
 }
 
-// add reads the top-level events of a run transcript (its sub-agent runs
-// are separate files and are not deduplicated).
+// add reads the events of a run transcript, and of the sub-agents' runs
+// its completed parts made: a sub-agent still running at a part's end
+// comes again in the next part, whose filter then keeps only what is new
+// of it. The runs of a cancelled part are not read (the part that
+// archives its bytes again makes them again, whole, superseding them),
+// nor a child run that is a session of its own (a sub-agent's file,
+// linked after the part that made it).
 func (s *archived) add(root, runID string) error {
+	var subs []string // the child runs of the step being read
+	err := s.read(root, runID, func(ev *transcript.Event) error {
+		switch ev.Type {
+		case transcript.StepCompleted:
+			if p := ev.Step(); p != nil && p.Status != transcript.StatusCancelled {
+				s.pending = s.pending[:0] // a completed part holds them
+				clear(s.pendingSubs)
+				for _, id := range subs {
+					if err := s.addSubRun(root, id, 0); err != nil {
+						return err
+					}
+				}
+			}
+			subs = subs[:0]
+		case transcript.StepCallWorkflowStarted:
+			if runid.Valid(ev.ChildRunID) == nil {
+				subs = append(subs, ev.ChildRunID)
+				if s.pendingSubs == nil {
+					s.pendingSubs = map[string]string{}
+				}
+				s.pendingSubs[ev.Path[strings.LastIndexByte(ev.Path, '.')+1:]] = ev.ChildRunID
+			}
+		case transcript.MessageUser, transcript.MessageAssistant:
+			if m := ev.Message(); m != nil && m.ID == "" {
+				s.pending = append(s.pending, messageSum(ev, m))
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return err
+	}
+	s.skip = slices.Clone(s.pending)
+	if len(s.pendingSubs) > 0 {
+		s.subs = maps.Clone(s.pendingSubs)
+	}
+	return nil
+}
+
+// maxSubRunDepth bounds how deep add follows sub-agents' runs.
+const maxSubRunDepth = 8
+
+// addSubRun notes what a sub-agent's run (and its own) holds, unless it
+// is a session of its own.
+func (s *archived) addSubRun(root, runID string, depth int) error {
+	if depth >= maxSubRunDepth {
+		return nil
+	}
+	first := true
+	var subs []string
+	err := s.read(root, runID, func(ev *transcript.Event) error {
+		if first {
+			first = false
+			if p := ev.Step(); ev.Type == transcript.RunStarted && p != nil && p.Extra[SourceField] != nil {
+				return errSessionRun
+			}
+		}
+		if ev.Type == transcript.StepCallWorkflowStarted && runid.Valid(ev.ChildRunID) == nil {
+			subs = append(subs, ev.ChildRunID)
+		}
+		return nil
+	})
+	switch {
+	case errors.Is(err, errSessionRun):
+		return nil
+	case errors.Is(err, fs.ErrNotExist):
+		return nil // a link whose run was never written: nothing to leave out
+	case err != nil:
+		return err
+	}
+	for _, id := range subs {
+		if err := s.addSubRun(root, id, depth+1); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// errSessionRun stops reading a child run that is a session of its own.
+var errSessionRun = errors.New("a session's run")
+
+// read notes every event of a run's transcript, calling each with it.
+func (s *archived) read(root, runID string, each func(*transcript.Event) error) error {
 	f, err := regfile.Open(filepath.Join(root, "transcripts", runID+".jsonl"))
 	if err != nil {
 		return err
@@ -122,29 +217,10 @@ func (s *archived) add(root, runID string) error {
 		if ev == nil {
 			continue
 		}
-		s.note(ev)
-		switch ev.Type {
-		case transcript.StepCompleted:
-			if p := ev.Step(); p != nil && p.Status != transcript.StatusCancelled {
-				s.pending = s.pending[:0] // a completed part holds them
-				clear(s.pendingSubs)
-			}
-		case transcript.StepCallWorkflowStarted:
-			if runid.Valid(ev.ChildRunID) == nil {
-				if s.pendingSubs == nil {
-					s.pendingSubs = map[string]string{}
-				}
-				s.pendingSubs[ev.Path[strings.LastIndexByte(ev.Path, '.')+1:]] = ev.ChildRunID
-			}
-		case transcript.MessageUser, transcript.MessageAssistant:
-			if m := ev.Message(); m != nil && m.ID == "" {
-				s.pending = append(s.pending, messageSum(ev, m))
-			}
+		if err := each(ev); err != nil {
+			return err
 		}
-	}
-	s.skip = slices.Clone(s.pending)
-	if len(s.pendingSubs) > 0 {
-		s.subs = maps.Clone(s.pendingSubs)
+		s.note(ev)
 	}
 	return r.Err()
 }
@@ -167,6 +243,13 @@ func (s *archived) note(ev *transcript.Event) {
 			if m.Extra[RevisedField] != nil {
 				// A new version of the message: it replaces the earlier.
 				s.blocks[key], s.blockSums[key] = 0, nil
+				delete(s.usage, key)
+			}
+			if !m.Usage.IsZero() {
+				if s.usage[key] == nil {
+					s.usage[key] = &transcript.Usage{}
+				}
+				s.usage[key].Add(m.Usage)
 			}
 			s.blocks[key] += len(m.Blocks)
 			for _, b := range m.Blocks {
@@ -284,18 +367,62 @@ func (s *archived) filter(ev *transcript.Event) *transcript.Event {
 			return nil
 		}
 	case transcript.MessageAssistant, transcript.MessageUser:
-		m := ev.Message()
-		if m == nil || m.ID == "" {
-			break
+		return s.filterMessage(ev)
+	}
+	return ev
+}
+
+// filterMessage drops a message whose blocks are archived, or keeps its
+// new blocks (by the provider's message id).
+func (s *archived) filterMessage(ev *transcript.Event) *transcript.Event {
+	m := ev.Message()
+	if m == nil || m.ID == "" {
+		return ev
+	}
+	n := s.blocks[string(ev.Type)+"\x00"+m.ID]
+	switch {
+	case n == 0:
+		return ev
+	case n >= len(m.Blocks):
+		return nil
+	}
+	return s.tail(ev, m, n)
+}
+
+// tail is ev with its message's blocks from n on, the earlier ones being
+// archived, and only what its usage adds to the archived versions'.
+func (s *archived) tail(ev *transcript.Event, m *transcript.MessagePayload, n int) *transcript.Event {
+	e := tail(ev, m, n)
+	if had := s.usage[string(ev.Type)+"\x00"+m.ID]; had != nil && m.Usage != nil {
+		u := *m.Usage
+		if len(u.Sub(had)) == 0 {
+			e.Message().Usage = &u
 		}
-		n := s.blocks[string(ev.Type)+"\x00"+m.ID]
-		if n == 0 {
-			break
-		}
-		if n >= len(m.Blocks) {
+	}
+	return e
+}
+
+// filterSubAgent is filter for the events of a sub-agent's run. A
+// sub-agent still running at an earlier part's end comes again in this
+// part, in a child run of its own: what the earlier part's run holds is
+// left out, the blocks and the usage of its messages and its calls
+// answered there; a call left without its result there is written
+// again, with its result (a run's results follow its calls).
+func (s *archived) filterSubAgent(ev *transcript.Event) *transcript.Event {
+	if s.rewrite {
+		return ev
+	}
+	switch ev.Type {
+	case transcript.ToolCall:
+		if tp := ev.Tool(); tp != nil && s.calls[tp.CallID] && s.results[tp.CallID] {
 			return nil
 		}
-		return tail(ev, m, n)
+	case transcript.ToolResult:
+		if tp := ev.Tool(); tp != nil && s.results[tp.CallID] {
+			return nil
+		}
+	case transcript.MessageAssistant, transcript.MessageUser:
+		return s.filterMessage(ev)
 	}
 	return ev
 }

@@ -144,6 +144,50 @@
 // their part, events without their own time at the latest session time
 // fed before them.
 //
+// # Sub-agents' files
+//
+// A file store may declare where an agent keeps its sub-agents'
+// conversations, one file per sub-agent, relative to a session file
+// (abi.Store.SubAgents; Claude Code:
+// "{stem}/subagents/**/agent-*.jsonl"). Such a file is not a session:
+// [withSubAgents] names its session (Session.Parent) and orders a sync
+// so that every session comes before its sub-agents' files (a session
+// --since leaves out is added for a sub-agent that changed). The first
+// part of a sub-agent file's run begins it as a child run of the
+// session's open run (runctl.BeginChildAt: a step.call_workflow in the
+// session's agent step, parent_run_id on every line of the child, as
+// spec §6.10 links a sub-agent), so that views, stats and ls count its
+// tokens and calls once, in the session's: at the tool call that
+// started it when the store's sidecar names the call
+// (abi.Store.SubAgentCall: its part's iteration, the call's description
+// naming the link); else, when the session's log carried the
+// sub-agent's conversation too (Claude Code before 2.1.68: agent_progress
+// records, of which the plugin made a child run of the part), at that
+// child run's part, superseding it (lifecycle.SupersedesField: the file
+// holds the whole conversation, the log's copy lacks its last answer); a
+// carried run is recognised by the call id in its link's path or by its
+// first message id in the file's first MiB; else at the session's latest
+// part. A sub-agent file whose session is not archived yet waits for it
+// (pending); one whose session is gone, or whose session's run has ended,
+// is a run of its own, and the outcome says so. Later parts grow the
+// child run as any session's. A sub-agent file an older twasm archived as
+// a session of its own (its ledger entry names no parent) is archived
+// again, whole, as a child run, and the old run is ended as superseded
+// by it (lifecycle.SupersededByField): stats and the index leave it out
+// (views.Superseded), so no token is counted twice; ls still lists it,
+// ended. A link to a sub-agent's run that is still open is not an
+// interrupted part ([Ledger.Interrupted] looks for open steps), and
+// settling an interrupted part of the session leaves such runs alone.
+//
+// A sub-agent still running when a part was archived comes again in the
+// next part (the plugin replays the earlier bytes and emits what it had
+// not closed), in a child run of that part: the filter leaves out what
+// the earlier parts' sub-agent runs hold (capture.Options.SubAgentFilter:
+// message blocks, and usage beyond what the archived versions of a
+// message state; calls answered there), so a sub-agent's tokens are
+// counted once; a call left unanswered at the boundary is written again
+// with its result, so each run stays valid.
+//
 // # Status of a session that may still grow
 //
 // A session log has no terminal event and its agent may resume it at any
@@ -249,7 +293,10 @@
 // stay under the home directory or a variable's directory, with no ".."):
 // this package only walks it and opens regular files in it read-only. Session files are untrusted input: they reach the transcript only
 // through the sandboxed plugin; this package reads bytes, hashes them and
-// scans them for timestamps, nothing more. Paths in the ledger or in a
+// scans them for timestamps and message ids, nothing more, except a
+// sub-agent's sidecar (abi.SidecarKey): at most 64 KiB of JSON, of which
+// one string is read and used only as a step path segment (sanitised to
+// the path grammar) and to find a tool call. Paths in the ledger or in a
 // transcript's "source" are only compared and stat'ed, never opened for
 // writing. A store directory may vanish while it is walked: it is
 // reported, and closes no run.

@@ -66,6 +66,9 @@ type Entry struct {
 	// Files is, for a session folder, what the run holds of each of its
 	// files (FileState).
 	Files []FileState `json:"files,omitempty"`
+	// Parent is the run a sub-agent file's run is a child run of (its
+	// session's: abi.Store.SubAgents).
+	Parent string `json:"parent_run_id,omitempty"`
 }
 
 // Resume is what a part being written was to do: read the file whole or
@@ -78,6 +81,9 @@ type Resume struct {
 	Store  string `json:"store,omitempty"`
 	Dir    string `json:"dir,omitempty"`
 	Facts  bool   `json:"facts,omitempty"`
+	// link, for the first part of a sub-agent file's run, is where the
+	// run is linked (not kept: once begun, the run names its parent).
+	link *fileLink
 }
 
 // FactsAt is a facts line fed before the source's bytes from At on.
@@ -375,6 +381,15 @@ func (l *Ledger) ByPath(path string) *Entry {
 	return nil
 }
 
+// byRun returns the entry of a run (nil: none).
+func (l *Ledger) byRun(runID string) *Entry {
+	if e := l.runs[runID]; e != nil {
+		cp := *e
+		return &cp
+	}
+	return nil
+}
+
 // ByHead returns the runs whose session starts with the line hashed to
 // head, longest first.
 func (l *Ledger) ByHead(head string) []Entry {
@@ -544,6 +559,7 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 		iter int
 	}
 	open := map[key]int{}
+	isStep := map[key]bool{}
 	var order []key
 	for r.Next() {
 		ev := r.Event()
@@ -559,7 +575,7 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 			if json.Unmarshal(p.Extra[SourceField], &src) != nil {
 				return nil, info, nil
 			}
-			e = &Entry{RunID: ev.RunID, Provider: src.Provider, Head: src.Head, Path: src.Path, First: ev.Timestamp}
+			e = &Entry{RunID: ev.RunID, Provider: src.Provider, Head: src.Head, Path: src.Path, First: ev.Timestamp, Parent: ev.ParentRunID}
 			continue
 		}
 		e.Last = ev.Timestamp
@@ -570,6 +586,9 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 		case transcript.StepStarted, transcript.StepCallWorkflowStarted:
 			open[k]++
 			order = append(order, k)
+			if ev.Type == transcript.StepStarted {
+				isStep[k] = true
+			}
 		case transcript.StepCallWorkflowCompleted:
 			if open[k] > 0 {
 				open[k]--
@@ -602,11 +621,18 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 	if e == nil {
 		return nil, info, r.Err()
 	}
+	steps := false // a step left open, not only a link to a child run
 	for _, k := range order {
 		if open[k] > 0 {
 			open[k]--
 			info.open = append(info.open, fmt.Sprintf("%s#%d", k.path, k.iter))
+			steps = steps || isStep[k]
 		}
+	}
+	if !steps {
+		// Only links to child runs that are still open (a sub-agent's
+		// session, which may grow): nothing a killed part left.
+		info.open = nil
 	}
 	if e.Parts == 0 {
 		// Begun, nothing archived: the session's first bytes are

@@ -137,7 +137,7 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	}
 	o := Outcome{Action: ActionSettled}
 	if _, serr := os.Lstat(e.Path); serr == nil {
-		o = b.syncFile(ctx, e.Provider, rs.Format, e.Path, loc)
+		o = b.syncFile(ctx, e.Provider, rs.Format, e.Path, loc, "")
 	} else {
 		notes = append(notes, "its session file "+e.Path+" is gone")
 	}
@@ -225,6 +225,9 @@ func (a *Archiver) closeOpen(ctx context.Context, it Interrupted) ([]string, err
 	var subs []string
 	for _, b := range r.Recorder().State().Open {
 		if b.Type == transcript.StepCallWorkflowStarted && runid.Valid(b.ChildRunID) == nil {
+			if c := a.ledger.byRun(b.ChildRunID); c != nil && c.Parent == e.RunID {
+				continue // a sub-agent file's run, archived on its own: not the killed part's
+			}
 			subs = append(subs, b.ChildRunID)
 		}
 	}
@@ -256,6 +259,11 @@ func (a *Archiver) closeOpen(ctx context.Context, it Interrupted) ([]string, err
 		var evs []*transcript.Event
 		for i := len(st.Open) - 1; i >= 0; i-- {
 			b := st.Open[i]
+			if b.Type == transcript.StepCallWorkflowStarted {
+				if c := a.ledger.byRun(b.ChildRunID); c != nil && c.Parent == e.RunID {
+					continue
+				}
+			}
 			ev := b.Completion(transcript.StatusCancelled, text)
 			ev.ParentRunID = st.ParentRunID
 			evs = append(evs, ev)

@@ -259,6 +259,10 @@ func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location
 		}
 		if link != nil && link.parentRunID != "" && prev == nil {
 			// A sub-agent session: a child run of its parent's.
+			e.Parent = link.parentRunID
+			if err := a.ledger.Put(&e); err != nil {
+				return fail(err)
+			}
 			run, err = runctl.BeginChild(ctx, a.opts.Store, link.parentRunID, SubagentPath, link.iteration, ropts)
 		} else {
 			run, err = lifecycle.Start(ctx, a.opts.Store, ropts)
@@ -301,7 +305,7 @@ func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location
 	var res *transcript.AgentResult
 	var totals *Totals
 	stepErr := run.StepAt(ctx, "agent", part, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		copts := capture.Options{Provider: provider, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter, Supersede: seen.subs}
+		copts := capture.Options{Provider: provider, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter, SubAgentFilter: seen.filterSubAgent, Supersede: seen.subs}
 		if masker != nil {
 			copts.Mask, copts.Masked, copts.Split = masker.MaskBytes, masker.Counts, redact.NewStream()
 		}

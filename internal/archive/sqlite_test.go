@@ -347,6 +347,17 @@ func TestSyncSQLiteSubagent(t *testing.T) {
 		require.Equal(t, ActionNew, o.Action, o.Reason)
 	}
 	check(1)
+	assert.Equal(t, a.ledger.ByPath(dbSessionPath(dbPath, "ses_1")).RunID, a.ledger.ByPath(dbSessionPath(dbPath, "ses_2")).Parent)
+	// A ledger rebuilt from the transcripts: the parent's link to the
+	// sub-agent's run, open while that session may grow, is not an
+	// interrupted part (it was, and settling it would have ended the
+	// sub-agent's run as cancelled).
+	require.NoError(t, a.Close())
+	require.NoError(t, os.Remove(LedgerFile(root)))
+	a = newArchiver(t, root, func(o *Options) {
+		o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+	})
+	assert.Empty(t, a.Ledger().Interrupted())
 	agent.part("ses_1", "prt_3", "parent goes on")
 	agent.part("ses_2", "prt_4", "the sub-agent goes on")
 	for _, o := range a.SyncStores(ctx, locs, time.Time{}, nil).Outcomes {

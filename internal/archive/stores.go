@@ -57,6 +57,15 @@ type Location struct {
 	// Parent (a folder or tree store) says where a session names the
 	// session it was started from (abi.Store.Parent).
 	Parent *abi.StoreParent `json:"-"`
+	// SubAgents (a file store) is the glob of a session's sub-agent
+	// files, relative to the session file's directory, "{stem}" its name
+	// without extension (abi.Store.SubAgents); subAgents is its regular
+	// expression, the stem captured.
+	SubAgents string         `json:"sub_agents,omitempty"`
+	subAgents *regexp.Regexp `json:"-"`
+	// SubAgentCall says where a sub-agent file's starting call is named
+	// (abi.Store.SubAgentCall).
+	SubAgentCall *abi.SidecarKey `json:"sub_agent_call,omitempty"`
 	// Unusable says why this twasm cannot read the store (a kind it does
 	// not know, a pattern that does not parse); it is listed, not walked.
 	Unusable string `json:"unusable,omitempty"`
@@ -212,6 +221,10 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 		if err == nil && loc.Kind == KindTree {
 			err = checkTreeFiles(loc.Files)
 		}
+		if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
+			loc.SubAgents, loc.SubAgentCall = d.SubAgents, d.SubAgentCall
+			loc.subAgents, err = subAgentRegexp(d.SubAgents)
+		}
 		switch {
 		case loc.Kind == abi.StoreKindSQLite && d.SQLite == nil:
 			loc.Unusable = fmt.Sprintf("plugin %s: a sqlite store without queries", d.Plugin)
@@ -293,8 +306,16 @@ func retentionSetting(path, key string, def int) int {
 // globRegexp turns a glob ("**/" any directories, "*" and "?" within one
 // name, "[...]" a class) into a regexp over slash-separated paths.
 func globRegexp(glob string) (*regexp.Regexp, error) {
+	body, err := globBody(glob)
+	if err != nil {
+		return nil, err
+	}
+	return regexp.Compile("^" + body + "$")
+}
+
+// globBody is the unanchored regular expression of a glob.
+func globBody(glob string) (string, error) {
 	var b strings.Builder
-	b.WriteString("^")
 	for i := 0; i < len(glob); i++ {
 		c := glob[i]
 		switch {
@@ -308,19 +329,19 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 		case c == '[':
 			j := strings.IndexByte(glob[i:], ']')
 			if j < 0 {
-				return nil, fmt.Errorf("pattern %q: unclosed [", glob)
+				return "", fmt.Errorf("pattern %q: unclosed [", glob)
 			}
 			b.WriteString(glob[i : i+j+1])
 			i += j
 		case c == '{':
 			j := strings.IndexByte(glob[i:], '}')
 			if j < 0 {
-				return nil, fmt.Errorf("pattern %q: unclosed {", glob)
+				return "", fmt.Errorf("pattern %q: unclosed {", glob)
 			}
 			alts := strings.Split(glob[i+1:i+j], ",")
 			for k, a := range alts {
 				if strings.ContainsAny(a, "*?[{/") {
-					return nil, fmt.Errorf("pattern %q: {...} holds plain names only", glob)
+					return "", fmt.Errorf("pattern %q: {...} holds plain names only", glob)
 				}
 				alts[k] = regexp.QuoteMeta(a)
 			}
@@ -330,8 +351,7 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 			b.WriteString(regexp.QuoteMeta(string(c)))
 		}
 	}
-	b.WriteString("$")
-	return regexp.Compile(b.String())
+	return b.String(), nil
 }
 
 // Session is one session file found in a store.
@@ -340,6 +360,9 @@ type Session struct {
 	Path    string
 	Size    int64
 	ModTime time.Time
+	// Parent, for a sub-agent's file (Location.SubAgents), is the
+	// session file whose sub-agent it is.
+	Parent string
 }
 
 // ErrStoreMissing is wrapped when a store directory does not exist.

@@ -68,8 +68,10 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 // calling progress after each file, then ends the runs of sessions the
 // agents deleted from stores that are still there.
 func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.Time, progress func(done, total int, o *Outcome)) Report {
+	a.sessions = nil // read again in each sync
+	defer func() { a.sessions = nil }()
 	stores, sessions := Scan(locs, since)
-	sessions = parentsFirst(WithoutStorage(a.opts.Store.Root, stores, sessions))
+	sessions = withSubAgents(parentsFirst(WithoutStorage(a.opts.Store.Root, stores, sessions)))
 	for i := range stores {
 		if !stores[i].Found {
 			if n := a.archivedFrom(stores[i].Dir); n > 0 {

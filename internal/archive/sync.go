@@ -107,6 +107,9 @@ type Archiver struct {
 	// recovered is set once the interrupted archives found on load are
 	// settled (Recover).
 	recovered bool
+	// sessions caches what linking sub-agents' files reads of their
+	// session's run, by run and part count (sessionLinksOf).
+	sessions map[string]sessionLinks
 }
 
 // Open loads the ledger (rebuilt from the transcripts when needed; the
@@ -152,7 +155,7 @@ func (a *Archiver) SyncFile(ctx context.Context, provider, path string) Outcome 
 
 // SyncFileAs is SyncFile with a format hint for the plugin ("": detect).
 func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string) Outcome {
-	return a.syncFile(ctx, provider, format, path, nil)
+	return a.syncFile(ctx, provider, format, path, nil, "")
 }
 
 // SyncSession archives what is new in a session found in a store: as
@@ -163,10 +166,12 @@ func (a *Archiver) SyncSession(ctx context.Context, s Session) Outcome {
 	if s.Loc != nil && s.Loc.manyFiles() {
 		return a.syncFolder(ctx, s)
 	}
-	return a.syncFile(ctx, s.Loc.Provider, "", s.Path, s.Loc)
+	return a.syncFile(ctx, s.Loc.Provider, "", s.Path, s.Loc, s.Parent)
 }
 
-func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, loc *Location) Outcome {
+// syncFile archives what is new in a session file; parent, when set, is
+// the session file whose sub-agent's file it is (Session.Parent).
+func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, loc *Location, parent string) Outcome {
 	out := Outcome{Path: path, Provider: provider, DryRun: a.opts.DryRun}
 	fail := func(err error) Outcome {
 		out.Action, out.Reason = ActionFailed, err.Error()
@@ -188,7 +193,18 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 	size, mtime := st.Size(), st.ModTime()
 	idle := a.opts.Now().Sub(mtime)
 	closeDue := a.opts.CloseIdle >= 0 && idle >= a.opts.CloseIdle
-	if e := a.ledger.ByPath(path); e != nil && e.Size == size && e.ModTime == mtime.UnixNano() {
+	// A sub-agent's file that an older twasm archived as a session of
+	// its own: it is archived again, whole, as a child run of its
+	// session's, and the old run is ended, superseded by it.
+	var legacy *Entry
+	if parent != "" {
+		if e := a.ledger.ByPath(path); e != nil && !e.Closed && e.Parent == "" && e.Parts > 0 && !e.Pending {
+			if pe := a.ledger.ByPath(parent); pe != nil && !pe.Closed && pe.Parts > 0 && !pe.Pending {
+				legacy = e
+			}
+		}
+	}
+	if e := a.ledger.ByPath(path); legacy == nil && e != nil && e.Size == size && e.ModTime == mtime.UnixNano() {
 		if !e.Closed && closeDue && !a.opts.CloseWrittenOnly {
 			return a.closeRun(ctx, out, e, "idle since "+mtime.UTC().Format(time.RFC3339))
 		}
@@ -220,7 +236,7 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 	var match *Entry
 	hashes := map[int64]string{}
 	for _, c := range a.ledger.ByHead(head) {
-		if c.Offset > end {
+		if c.Offset > end || legacy != nil {
 			continue
 		}
 		h, ok := hashes[c.Offset]
@@ -239,7 +255,7 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		// A head that grew (a file whose first lines were shorter than
 		// minHead when first synced): the file at the same path still
 		// starting with what its run holds is that session.
-		if e := a.ledger.ByPath(path); e != nil && e.Head != head && e.Offset <= end {
+		if e := a.ledger.ByPath(path); legacy == nil && e != nil && e.Head != head && e.Offset <= end {
 			h, err := hashPrefix(f, e.Offset)
 			if err != nil {
 				return fail(err)
@@ -303,11 +319,27 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 	default:
 		out.Action, out.RunID, out.Part, out.Bytes = ActionGrown, match.RunID, match.Parts, end-match.Offset
 	}
+	var link *fileLink
+	if parent != "" && (match == nil || match.Closed) {
+		l, wait, why := a.subAgentLink(loc, path, parent)
+		if wait {
+			out.Action, out.Reason = ActionPending, why
+			return out
+		}
+		link = l
+		switch {
+		case why != "":
+			out.Reason = joinReason(out.Reason, why)
+		case legacy != nil:
+			link.legacy = legacy.RunID
+			out.Reason = joinReason(out.Reason, "archived by an older twasm as run "+legacy.RunID+", a session of its own: archived again as a child run of its session's run, which supersedes it")
+		}
+	}
 	if a.opts.DryRun {
 		return out
 	}
 	var facts []byte
-	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size}
+	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link}
 	if loc != nil && loc.SourceFacts {
 		facts = factsLine(loc, path, size, mtime)
 		rs.Store, rs.Dir, rs.Facts = loc.Name, loc.Dir, true
@@ -485,8 +517,22 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 			Name: runName(provider, e.Path), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
 			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}.Mask},
 		}
-		if link := ps.parent(); link != nil && link.parentRunID != "" && prev == nil {
-			// A sub-agent's session: a child run of its parent's.
+		if l := rs.link; l != nil {
+			// A sub-agent's file: a child run of its session's run,
+			// linked in the agent step (spec §6.10).
+			e.Parent = l.ParentID
+			if err := a.ledger.Put(&e); err != nil {
+				return fail(err)
+			}
+			run, err = runctl.BeginChildAt(ctx, a.opts.Store, l.Link, ropts)
+		} else if link := ps.parent(); link != nil && link.parentRunID != "" && prev == nil {
+			// A sub-agent's session (a folder or tree store's): a child
+			// run of its parent's, named in the ledger as a sub-agent
+			// file's is.
+			e.Parent = link.parentRunID
+			if err := a.ledger.Put(&e); err != nil {
+				return fail(err)
+			}
 			run, err = runctl.BeginChild(ctx, a.opts.Store, link.parentRunID, SubagentPath, link.iteration, ropts)
 		} else {
 			run, err = lifecycle.Start(ctx, a.opts.Store, ropts)
@@ -530,7 +576,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	var res *transcript.AgentResult
 	var totals *Totals
 	stepErr := run.StepAt(ctx, "agent", part, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		copts := capture.Options{Provider: provider, Format: format, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter, Supersede: seen.subs}
+		copts := capture.Options{Provider: provider, Format: format, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter, SubAgentFilter: seen.filterSubAgent, Supersede: seen.subs}
 		if masker != nil {
 			copts.Mask, copts.Masked, copts.Split = masker.MaskBytes, masker.Counts, redact.NewStream()
 		}
@@ -605,6 +651,13 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	}
 	if err := a.ledger.Put(&e); err != nil {
 		return fail(err)
+	}
+	if l := rs.link; l != nil && l.legacy != "" && stepErr == nil {
+		if le := a.ledger.byRun(l.legacy); le != nil {
+			if err := a.endLegacy(ctx, le, e.RunID); err != nil {
+				return fail(fmt.Errorf("end run %s, which child run %s supersedes: %w", l.legacy, e.RunID, err))
+			}
+		}
 	}
 	out.Status, out.Result = res.Status, res
 	for _, n := range res.Unmapped {
@@ -790,4 +843,12 @@ func (a *Archiver) CloseGone(ctx context.Context, present func(string) bool, sto
 		outs = append(outs, a.closeRun(ctx, Outcome{Path: e.Path, Provider: e.Provider, DryRun: a.opts.DryRun}, &e, "the session file was deleted"))
 	}
 	return outs
+}
+
+// joinReason appends why to an outcome's reason.
+func joinReason(reason, why string) string {
+	if reason == "" {
+		return why
+	}
+	return reason + "; " + why
 }

@@ -35,6 +35,33 @@ func ValidStepPath(path string) error {
 // one at path: one more than the highest open there (0 when none), for a
 // caller that does not know how many children the parent has.
 func BeginChild(ctx context.Context, store recorder.Store, parentID, path string, iteration int, opts lifecycle.RunOptions) (*lifecycle.Run, error) {
+	return BeginChildAt(ctx, store, Link{ParentID: parentID, Path: path, Iteration: iteration}, opts)
+}
+
+// Link is where [BeginChildAt] links a child run in its parent.
+type Link struct {
+	// ParentID is the parent run; Path and Iteration the link step's.
+	ParentID  string
+	Path      string
+	Iteration int
+	// Title names the link step for people (empty: the path's last
+	// segment).
+	Title string
+	// Supersedes, when set, is an earlier child run of the parent that
+	// the new run holds again (lifecycle.SupersedesField): readers that
+	// count or search across runs leave that one out.
+	Supersedes string
+}
+
+// BeginChildAt is [BeginChild] with the link's title and the child run
+// it supersedes.
+func BeginChildAt(ctx context.Context, store recorder.Store, l Link, opts lifecycle.RunOptions) (*lifecycle.Run, error) {
+	parentID, path, iteration := l.ParentID, l.Path, l.Iteration
+	if l.Supersedes != "" {
+		if err := runid.Valid(l.Supersedes); err != nil {
+			return nil, fmt.Errorf("lifecycle: begin child %q superseding %q: %w", opts.Name, l.Supersedes, err)
+		}
+	}
 	if err := ValidStepPath(path); err != nil {
 		return nil, err
 	}
@@ -62,10 +89,17 @@ func BeginChild(ctx context.Context, store recorder.Store, parentID, path string
 	if i := strings.LastIndexByte(path, '.'); i >= 0 {
 		name = path[i+1:]
 	}
+	if l.Title != "" {
+		name = l.Title
+	}
 	link := &transcript.Event{
 		Type: transcript.StepCallWorkflowStarted, RunID: parentID, ParentRunID: parent.Recorder().State().ParentRunID,
 		ChildRunID: opts.RunID, Path: path, Iteration: iteration,
 		Payload: &transcript.StepPayload{Name: name, Kind: transcript.KindCallWorkflow},
+	}
+	if l.Supersedes != "" {
+		b, _ := json.Marshal(l.Supersedes)
+		link.Step().Extra = map[string]json.RawMessage{lifecycle.SupersedesField: b}
 	}
 	if err := parent.Recorder().Record(context.WithoutCancel(ctx), link); err != nil {
 		return nil, errors.Join(fmt.Errorf("lifecycle: record %s: %w", link.Type, err), parent.Detach())

@@ -64,7 +64,11 @@
 //     input, cache read, cache write, output, never an input that holds
 //     the cache.
 //   - A session is counted once: a run rebuilt by renormalize stands for
-//     the run it was rebuilt from (Superseded; RunNode.RenormalizedFrom).
+//     the run it was rebuilt from (Superseded; RunNode.RenormalizedFrom),
+//     and a run whose end names the run that holds it again stands for
+//     nothing (RunNode.SupersededBy: a sub-agent's file an older twasm
+//     archived as a session of its own, now a child run of its
+//     session's; an archive left interrupted).
 //
 // Kept from twasm's own view rather than the others: markdown that is
 // safe to paste (fences longer than any backtick run in the text), the

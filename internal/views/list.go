@@ -24,15 +24,18 @@ type RunHead struct {
 	Open bool `json:"open,omitempty"`
 	// RenormalizedFrom is the run this one was rebuilt from
 	// (RunNode.RenormalizedFrom).
-	RenormalizedFrom string     `json:"renormalized_from,omitempty"`
-	Error            string     `json:"error,omitempty"`
-	Started          *time.Time `json:"started,omitempty"`
-	DurationMS       *int64     `json:"duration_ms,omitempty"`
+	RenormalizedFrom string `json:"renormalized_from,omitempty"`
+	// SupersededBy is the run that holds again what this one holds
+	// (RunNode.SupersededBy).
+	SupersededBy string     `json:"superseded_by,omitempty"`
+	Error        string     `json:"error,omitempty"`
+	Started      *time.Time `json:"started,omitempty"`
+	DurationMS   *int64     `json:"duration_ms,omitempty"`
 }
 
 func headOf(n *RunNode) RunHead {
 	return RunHead{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: n.Name, Title: n.Title, AutoName: n.AutoName, Status: n.Status, Open: n.Open,
-		RenormalizedFrom: n.RenormalizedFrom, Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
+		RenormalizedFrom: n.RenormalizedFrom, SupersededBy: n.SupersededBy, Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
 }
 
 // RunSummary is one line of the run listing (twasm ls): a run with its

@@ -300,8 +300,9 @@ func (s *Stats) sumInAll() {
 	}
 }
 
-// Superseded returns the listed runs that a rebuild by twasm renormalize
-// stands for, so that a session is counted once: a run A rebuilt as B
+// Superseded returns the listed runs that another stands for, so that a
+// session is counted once: a run whose end names the run that holds it
+// again (RunHead.SupersededBy), and a run A rebuilt as B
 // (B.RenormalizedFrom is A) is superseded by B when both are listed,
 // unless A's file was written after B's (a sync kept archiving the
 // session into A after the rebuild): then B is superseded by A. Of a
@@ -310,6 +311,12 @@ func (s *Stats) sumInAll() {
 func Superseded(heads map[string]RunHead, modTime func(id string) time.Time) map[string]bool {
 	out := map[string]bool{}
 	for id, h := range heads {
+		if h.SupersededBy != "" && h.SupersededBy != id {
+			// Its end says another run holds what it holds (a
+			// sub-agent's file archived again as a child run).
+			out[id] = true
+			continue
+		}
 		from := h.RenormalizedFrom
 		if from == "" || from == id {
 			continue

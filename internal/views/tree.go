@@ -40,17 +40,22 @@ type RunNode struct {
 	Open bool `json:"open,omitempty"`
 	// RenormalizedFrom is the run this one was rebuilt from by twasm
 	// renormalize (run.started's RenormalizedFromField); "" otherwise.
-	RenormalizedFrom string     `json:"renormalized_from,omitempty"`
-	Error            string     `json:"error,omitempty"`
-	Schema           string     `json:"schema,omitempty"`
-	Producer         string     `json:"producer,omitempty"`
-	Started          *time.Time `json:"started,omitempty"`
-	Completed        *time.Time `json:"completed,omitempty"`
-	DurationMS       *int64     `json:"duration_ms,omitempty"`
-	Finished         bool       `json:"finished"`
-	Events           int        `json:"events"`
-	Tools            int        `json:"tools"`
-	Dangling         int        `json:"dangling"`
+	RenormalizedFrom string `json:"renormalized_from,omitempty"`
+	// SupersededBy is the run this one's end says holds again what it
+	// holds (run.completed's lifecycle.SupersededByField: a sub-agent's
+	// file an older twasm archived as a session of its own, an archive
+	// left interrupted); "" otherwise.
+	SupersededBy string     `json:"superseded_by,omitempty"`
+	Error        string     `json:"error,omitempty"`
+	Schema       string     `json:"schema,omitempty"`
+	Producer     string     `json:"producer,omitempty"`
+	Started      *time.Time `json:"started,omitempty"`
+	Completed    *time.Time `json:"completed,omitempty"`
+	DurationMS   *int64     `json:"duration_ms,omitempty"`
+	Finished     bool       `json:"finished"`
+	Events       int        `json:"events"`
+	Tools        int        `json:"tools"`
+	Dangling     int        `json:"dangling"`
 	// Usage is the run's own token usage (RunUsage): its sub-runs' is in
 	// SubRuns, and the two together in Totals.
 	Usage *transcript.Usage `json:"usage,omitempty"`
@@ -226,6 +231,9 @@ func BuildRun(run *Run) *RunNode {
 				n.Error = p.Error
 				if n.Name == "" {
 					n.Name = p.Name
+				}
+				if b, ok := p.Extra[lifecycle.SupersededByField]; ok {
+					_ = json.Unmarshal(b, &n.SupersededBy)
 				}
 			}
 			n.events = append(n.events, ev)

@@ -17,6 +17,12 @@ var Plugin = sdk.Plugin{
 		// (settings.json, default 30).
 		Stores: []abi.Store{{Name: "Claude Code projects", Provider: "claude",
 			Roots: []abi.Root{{Env: "CLAUDE_CONFIG_DIR"}, {Path: "~/.claude"}}, Dir: "projects", Pattern: "**/*.jsonl",
+			// A sub-agent's conversation (Task/Agent tool) is a file of
+			// its own in the directory named after the session
+			// (workflow-spawned agents one level deeper); from 2.1.68 a
+			// sidecar names the Task/Agent call that started it.
+			SubAgents:     "{stem}/subagents/**/agent-*.jsonl",
+			SubAgentCall:  &abi.SidecarKey{File: "{stem}.meta.json", Key: "toolUseId"},
 			RetentionDays: 30, RetentionFile: "settings.json", RetentionKey: "cleanupPeriodDays"}},
 	},
 	New:        func(opts abi.BeginOptions) sdk.Normalizer { return newNormalizer(opts) },

@@ -150,10 +150,15 @@
 // run's total). Its output_tokens are the model's candidates only: the
 // stream does not state thought tokens (total_tokens minus input and
 // output mixes them with tool-prompt tokens), so they are not guessed. The
-// json stats are summed over stats.models: prompt → input, cached →
-// cache_read, candidates + thoughts → output, thoughts → reasoning. A
-// session file's per-message tokens (input, cached, output + thoughts,
-// thoughts) are the message's usage and are added to the step. There is no
+// json stats are summed over stats.models: prompt + tool → input, cached
+// → cache_read, candidates + thoughts → output, thoughts → reasoning. A
+// session file's per-message tokens (input + tool, cached, output +
+// thoughts, thoughts) are the message's usage and are added to the step.
+// "tool" is the API's toolUsePromptTokenCount, the prompt of a tool the
+// model used (search grounding, code execution), which promptTokenCount
+// leaves out and Google bills as input (the API's total is prompt +
+// candidates + tool-use prompt + thoughts); the CLI writes it as "tool"
+// in its chats and stats, as Qwen Code's usageMetadata keeps it. There is no
 // cost anywhere.
 //
 // Model. init.model, which is often an alias ("auto", "auto-gemini-3"): a

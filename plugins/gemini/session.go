@@ -45,8 +45,12 @@ func (n *normalizer) jsonOutput(v abi.Value, out *sdk.Out) {
 
 // addTokens adds a Gemini token object to u. in names the total-prompt
 // field ("prompt" in json stats, "input" in session files, both counting
-// cached tokens), out the candidates field. Thoughts are output tokens
-// and the reasoning part of them.
+// cached tokens), out the candidates field. "tool" (the API's
+// toolUsePromptTokenCount: the prompt of a tool the model used, such as
+// search grounding or code execution, not in promptTokenCount; the API's
+// total is prompt + candidates + tool-use prompt + thoughts) is input,
+// billed as such. Thoughts are output tokens and the reasoning part of
+// them.
 func addTokens(u sdk.Usage, t abi.Value, in, outField string) sdk.Usage {
 	if t.Kind() != abi.KindObject {
 		return u
@@ -56,6 +60,7 @@ func addTokens(u sdk.Usage, t abi.Value, in, outField string) sdk.Usage {
 		// Without "prompt", "input" is the uncached part: add the cache.
 		input = sdk.IntOf(t.Get("input")).Plus(sdk.IntOf(t.Get("cached")))
 	}
+	input = input.Plus(sdk.IntOf(t.Get("tool")))
 	thoughts := sdk.IntOf(t.Get("thoughts"))
 	u.Input = u.Input.Plus(input)
 	u.CacheRead = u.CacheRead.Plus(sdk.IntOf(t.Get("cached")))

@@ -15,6 +15,7 @@ import (
 
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/transcript"
 )
@@ -35,7 +36,7 @@ type geminiMessage struct {
 // model response (a message with tokens, once per message id: a log
 // repeats a message it updates, and a /rewind's history patch repeats
 // earlier ones) counts once; its input counts the cache, and its
-// thoughts are billed as output.
+// thoughts are billed as output, its tool-use prompt ("tool") as input.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	var files []string
 	for _, dir := range []string{filepath.Join("..", "..", "testdata", "captures", "gemini"), filepath.Join("..", "..", "..", "shared", "fixtures", "gemini")} {
@@ -90,12 +91,17 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 					}
 				}
 			}
-			var want [5]int64 // all input, cache read, output (thoughts included), reasoning, stated total
+			var want [5]int64 // all input (the tool-use prompt's included), cache read, output (thoughts included), reasoning, stated total
 			for _, id := range order {
 				tk := byID[id]
-				for i, v := range []int64{tk.Input, tk.Cached, tk.Output + tk.Thoughts, tk.Thoughts, tk.Total} {
+				for i, v := range []int64{tk.Input + tk.Tool, tk.Cached, tk.Output + tk.Thoughts, tk.Thoughts, tk.Total} {
 					want[i] += v
 				}
+			}
+			// The API's total is prompt + candidates + tool-use prompt +
+			// thoughts: every token stated is in input or output.
+			if want[4] != 0 && want[0]+want[2] != want[4] {
+				t.Errorf("raw: input %d + output %d != stated total %d", want[0], want[2], want[4])
 			}
 			inst, err := capture.NativePlugin(gemini.Plugin).NewInstance(context.Background())
 			if err != nil {
@@ -128,6 +134,33 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 			got := [5]int64{val(u.InputTokens), val(u.CacheReadTokens), val(u.OutputTokens), val(u.ReasoningTokens), val(u.TotalTokens)}
 			if got != want || val(u.UncachedInputTokens) != want[0]-want[1] {
 				t.Errorf("usage (all input, cache read, output, reasoning, stated total):\n twasm %v (uncached %d)\n raw   %v", got, val(u.UncachedInputTokens), want)
+			}
+		})
+	}
+}
+
+// TestToolUsePromptTokens: the tool-use prompt's tokens ("tool", the
+// API's toolUsePromptTokenCount, outside promptTokenCount and inside the
+// stated total) are input, in a session file's message and in the json
+// output's stats, so that input and output add up to the total the CLI
+// states. No public capture has a non-zero one (the CLI's own tools run
+// apart from the chat's model calls); the lines are the CLI's formats.
+func TestToolUsePromptTokens(t *testing.T) {
+	for _, tc := range []struct{ name, in string }{
+		{"session log message", `{"sessionId":"s","projectHash":"p","startTime":"2026-01-01T00:00:00Z","kind":"main"}` + "\n" +
+			`{"id":"u1","timestamp":"2026-01-01T00:00:01Z","type":"user","content":[{"text":"find it"}]}` + "\n" +
+			`{"id":"m1","timestamp":"2026-01-01T00:00:02Z","type":"gemini","content":"found","tokens":{"input":100,"output":10,"cached":20,"thoughts":5,"tool":30,"total":145},"model":"gemini-2.5-pro"}` + "\n"},
+		{"json output stats", `{"response":"found","stats":{"models":{"gemini-2.5-pro":{"api":{"totalRequests":1},"tokens":{"input":80,"prompt":100,"candidates":10,"total":145,"cached":20,"thoughts":5,"tool":30}}}}}` + "\n"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res := plugintest.Run(t, gemini.Plugin, []byte(tc.in), normalize.Options{Provider: "gemini", Now: func() time.Time { return time.Unix(0, 0) }}).Result
+			u := res.Usage
+			if u == nil || u.InputTokens == nil || u.UncachedInputTokens == nil || u.OutputTokens == nil || u.TotalTokens == nil {
+				t.Fatalf("usage %+v", u)
+			}
+			if *u.InputTokens != 130 || *u.UncachedInputTokens != 110 || *u.OutputTokens != 15 || *u.TotalTokens != 145 {
+				t.Errorf("input %d uncached %d output %d total %d; want 130 (prompt 100 + tool-use prompt 30), 110, 15, 145",
+					*u.InputTokens, *u.UncachedInputTokens, *u.OutputTokens, *u.TotalTokens)
 			}
 		})
 	}

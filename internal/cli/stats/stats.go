@@ -161,7 +161,7 @@ func scanStats(opts *Options, runs []string, all bool) (*views.Stats, error) {
 			return nil, err
 		}
 		roots = append(roots, root)
-		heads[root.RunID] = views.RunHead{RunID: root.RunID, RenormalizedFrom: root.RenormalizedFrom}
+		heads[root.RunID] = views.RunHead{RunID: root.RunID, RenormalizedFrom: root.RenormalizedFrom, SupersededBy: root.SupersededBy}
 		digests[root.RunID] = &views.RunDigest{File: root.File}
 	}
 	skip := map[string]bool{}
@@ -194,7 +194,7 @@ func printStats(w io.Writer, st *views.Stats) error {
 		runs = fmt.Sprintf("runs %d (%d top-level, %d sub-runs)", st.Runs, st.Runs-st.SubRuns, st.SubRuns)
 	}
 	if st.Superseded > 0 {
-		runs += fmt.Sprintf(" and %d left out: rebuilt by renormalize, each session counted once", st.Superseded)
+		runs += fmt.Sprintf(" and %d left out: rebuilt by renormalize or archived again, each session counted once", st.Superseded)
 	}
 	p("%s, events %d, agent steps %d\n", runs, st.Events, st.AgentSteps)
 	if st.Malformed+st.Unknown+st.Dangling > 0 {

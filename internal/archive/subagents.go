@@ -1,0 +1,389 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runctl"
+	"github.com/twasm/twasm/transcript"
+)
+
+// subAgentRegexp is the regular expression of a store's sub-agent glob
+// (abi.Store.SubAgents), relative to a session file's directory: its
+// "{stem}" (at most one) is captured as one path segment.
+func subAgentRegexp(glob string) (*regexp.Regexp, error) {
+	parts := strings.Split(glob, "{stem}")
+	if len(parts) > 2 {
+		return nil, fmt.Errorf("sub_agents %q: {stem} more than once", glob)
+	}
+	var b strings.Builder
+	b.WriteString("^")
+	for i, p := range parts {
+		if i > 0 {
+			b.WriteString("([^/]+)")
+		}
+		body, err := globBody(p)
+		if err != nil {
+			return nil, fmt.Errorf("sub_agents: %w", err)
+		}
+		b.WriteString(body)
+	}
+	b.WriteString("$")
+	return regexp.Compile(b.String())
+}
+
+// stemOf is a file's name without its extension.
+func stemOf(path string) string {
+	b := filepath.Base(path)
+	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// withSubAgents names the session of every sub-agent file among sessions
+// (Session.Parent: a session file of the same store in an ancestor
+// directory, whose stem the store's SubAgents glob names) and orders
+// them so that every session comes before the sub-agent files: a
+// sub-agent's run is then begun after its session's, into which it is
+// linked. The parent is looked for on disk, so a session the sync leaves
+// out (--since) still names its sub-agents.
+func withSubAgents(sessions []Session) []Session {
+	var top, subs []Session
+	dirs := map[string][]string{} // directory -> its session files' names, read once
+	listed := map[string]bool{}
+	for _, s := range sessions {
+		listed[s.Path] = true
+	}
+	for _, s := range sessions {
+		if s.Loc == nil || s.Loc.subAgents == nil {
+			top = append(top, s)
+			continue
+		}
+		if s.Parent = parentSession(s.Loc, s.Path, dirs); s.Parent == "" {
+			top = append(top, s)
+			continue
+		}
+		subs = append(subs, s)
+		if !listed[s.Parent] {
+			// A session the sync left out (--since) whose sub-agent
+			// changed: it is looked at first, so that the sub-agent's
+			// run has its session's to be linked into.
+			if st, err := os.Stat(s.Parent); err == nil {
+				top = append(top, Session{Loc: s.Loc, Path: s.Parent, Size: st.Size(), ModTime: st.ModTime()})
+				listed[s.Parent] = true
+			}
+		}
+	}
+	return append(top, subs...)
+}
+
+// parentSession finds the session file path is a sub-agent file of, in
+// store loc ("": none).
+func parentSession(loc *Location, path string, dirs map[string][]string) string {
+	for d := filepath.Dir(path); d != loc.Dir && strings.HasPrefix(d, loc.Dir+string(filepath.Separator)) || d == loc.Dir; d = filepath.Dir(d) {
+		rel, err := filepath.Rel(d, path)
+		if err != nil {
+			return ""
+		}
+		m := loc.subAgents.FindStringSubmatch(filepath.ToSlash(rel))
+		if m != nil {
+			names, ok := dirs[d]
+			if !ok {
+				ents, _ := os.ReadDir(d)
+				for _, e := range ents {
+					if e.Type().IsRegular() {
+						names = append(names, e.Name())
+					}
+				}
+				dirs[d] = names
+			}
+			var found []string
+			for _, n := range names {
+				p := filepath.Join(d, n)
+				if p == path {
+					continue
+				}
+				r, err := filepath.Rel(loc.Dir, p)
+				if err != nil || loc.Match == nil || !loc.Match(filepath.ToSlash(r)) {
+					continue
+				}
+				if len(m) > 1 && stemOf(n) != m[1] {
+					continue
+				}
+				if len(m) == 1 && loc.subAgents.MatchString(n) {
+					continue // a sibling sub-agent file, not the session
+				}
+				found = append(found, p)
+			}
+			if len(found) == 1 {
+				return found[0]
+			}
+		}
+		if d == loc.Dir {
+			break
+		}
+	}
+	return ""
+}
+
+// fileLink is where a sub-agent file's new run is linked in its
+// session's run (runctl.Link), and the run an older twasm archived the
+// file in as a session of its own (legacy: ended, superseded by the new
+// child run).
+type fileLink struct {
+	runctl.Link
+	legacy string
+}
+
+// subAgentLink decides how the first part of a sub-agent file's run
+// (path, a sub-agent of session file parent, in store loc) is archived:
+// linked into the session's open run (link), waiting for the session to
+// be archived first (wait, with why), or standing alone because the
+// session's run cannot take it (why says so).
+//
+// The link is made at the tool call that started the sub-agent, as a
+// sub-agent the session's log carries is (spec §6.10): in the agent
+// step (part) holding the call, named by the call's description. The
+// call is the one the store's sidecar names (abi.Store.SubAgentCall);
+// else, when the session's log carried the sub-agent's conversation
+// too (Claude Code before 2.1.68: agent_progress records), the child run
+// that made of it, which the file's run, holding the whole conversation,
+// supersedes; else the session's latest part.
+func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileLink, wait bool, why string) {
+	pe := a.ledger.ByPath(parent)
+	switch {
+	case pe == nil || pe.Parts == 0 || pe.Pending:
+		if _, err := os.Lstat(parent); errors.Is(err, fs.ErrNotExist) {
+			return nil, false, "its session " + parent + " is gone: archived as a run of its own"
+		}
+		return nil, true, "a sub-agent of session " + parent + ", which is not archived yet: archived after it, as a child run of its run"
+	case pe.Closed:
+		return nil, false, "its session's run " + pe.RunID + " has ended: archived as a run of its own"
+	}
+	stem := stemOf(path)
+	l := &fileLink{Link: runctl.Link{ParentID: pe.RunID, Iteration: pe.Parts - 1, Title: stem}}
+	callID := sidecarString(filepath.Dir(path), stem, loc.SubAgentCall)
+	in, err := a.sessionLinksOf(pe)
+	if err != nil {
+		// The link is still made, at the latest part.
+		a.opts.Logger.Warn("sub-agent link: read the session's run", "run", pe.RunID, "err", err)
+	}
+	if c, ok := in.calls[callID]; ok && callID != "" {
+		l.Iteration = c.iteration
+		if c.description != "" {
+			l.Title = c.description
+		}
+	}
+	if carried, ok := a.carriedSubRun(in, path, callID); ok {
+		l.Supersedes, l.Iteration = carried.child, carried.iteration
+		if callID == "" && carried.title != "" {
+			l.Title = carried.title
+		}
+	}
+	seg := stem
+	if callID != "" {
+		seg += "_" + callID
+	}
+	l.Path = "agent." + pathSegment(seg)
+	return l, false, ""
+}
+
+// pathSegment makes s one segment of a step path (the path grammar's
+// characters, at most 80 bytes), as capture names a sub-agent's link.
+func pathSegment(s string) string {
+	s = strings.Map(func(r rune) rune {
+		if r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '_' || r == '-' {
+			return r
+		}
+		return '_'
+	}, s)
+	if len(s) > 80 {
+		s = s[:80]
+	}
+	if s == "" {
+		s = "subagent"
+	}
+	return s
+}
+
+// maxSidecar bounds what is read of a sidecar (abi.SidecarKey).
+const maxSidecar = 64 << 10
+
+// sidecarString reads the string member a store's sidecar declaration
+// names, beside a file of stem stem in dir ("" when the sidecar, the
+// member or the declaration is missing, or the file is not a small JSON
+// object).
+func sidecarString(dir, stem string, k *abi.SidecarKey) string {
+	if k == nil {
+		return ""
+	}
+	b, err := readHeadBytes(filepath.Join(dir, strings.ReplaceAll(k.File, "{stem}", stem)), maxSidecar+1)
+	if err != nil || len(b) > maxSidecar {
+		return ""
+	}
+	var obj map[string]json.RawMessage
+	if json.Unmarshal(b, &obj) != nil {
+		return ""
+	}
+	var v string
+	if json.Unmarshal(obj[k.Key], &v) != nil {
+		return ""
+	}
+	return v
+}
+
+// sessionLinks is what linking a sub-agent needs of its session's run:
+// its tool calls by id (the agent step's iteration, the input's
+// description) and the child runs its agent steps linked.
+type sessionLinks struct {
+	calls map[string]callAt
+	links []linkAt
+}
+
+type callAt struct {
+	iteration   int
+	description string
+}
+
+type linkAt struct {
+	child, path, title string
+	iteration          int
+}
+
+// sessionLinksOf is readSession of the session's run, read once per
+// part of it: a session with many sub-agents' files is read once, not
+// once per file (the runs this sync links into it are not in it, and
+// carriedSubRun leaves them out anyway).
+func (a *Archiver) sessionLinksOf(pe *Entry) (sessionLinks, error) {
+	key := fmt.Sprintf("%s#%d", pe.RunID, pe.Parts)
+	if in, ok := a.sessions[key]; ok {
+		return in, nil
+	}
+	in, err := a.readSession(pe.RunID)
+	if err == nil {
+		if a.sessions == nil {
+			a.sessions = map[string]sessionLinks{}
+		}
+		a.sessions[key] = in
+	}
+	return in, err
+}
+
+// readSession reads a session's run for subAgentLink.
+func (a *Archiver) readSession(runID string) (sessionLinks, error) {
+	in := sessionLinks{calls: map[string]callAt{}}
+	p, err := a.opts.Store.TranscriptPath(runID)
+	if err != nil {
+		return in, err
+	}
+	f, err := regfile.Open(p)
+	if err != nil {
+		return in, err
+	}
+	defer f.Close()
+	r := transcript.NewReader(f)
+	for r.Next() {
+		ev := r.Event()
+		switch {
+		case ev == nil:
+		case ev.Type == transcript.ToolCall && ev.Path == "agent":
+			if t := ev.Tool(); t != nil && t.CallID != "" {
+				var in2 struct {
+					Description string `json:"description"`
+				}
+				_ = json.Unmarshal(t.Input, &in2)
+				in.calls[t.CallID] = callAt{iteration: ev.Iteration, description: in2.Description}
+			}
+		case ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" && strings.HasPrefix(ev.Path, "agent."):
+			title := ""
+			if sp := ev.Step(); sp != nil {
+				title = sp.Name
+			}
+			in.links = append(in.links, linkAt{child: ev.ChildRunID, path: ev.Path, title: title, iteration: ev.Iteration})
+		}
+	}
+	return in, r.Err()
+}
+
+// carriedSubRun finds the child run of a session's run that holds a
+// sub-agent's conversation the session's own log carried: the one
+// linked at the sub-agent's call (callID) or whose first assistant
+// message id is in the sub-agent file's first MiB. A run of another
+// sub-agent file (linked by this package) is not one.
+func (a *Archiver) carriedSubRun(in sessionLinks, path, callID string) (linkAt, bool) {
+	var head []byte
+	for _, l := range in.links {
+		if c := a.ledger.byRun(l.child); c != nil {
+			continue // a sub-agent file's own run
+		}
+		if callID != "" && strings.HasSuffix(l.path, "_"+pathSegment(callID)) {
+			return l, true
+		}
+		id := a.firstMessageID(l.child)
+		if id == "" {
+			continue
+		}
+		if head == nil {
+			b, err := readHeadBytes(path, 1<<20)
+			if err != nil || len(b) == 0 {
+				return linkAt{}, false
+			}
+			head = b
+		}
+		if q, _ := json.Marshal(id); bytes.Contains(head, q) {
+			return l, true
+		}
+	}
+	return linkAt{}, false
+}
+
+// firstMessageID is the provider's id of a run's first assistant message
+// ("" when it has none).
+func (a *Archiver) firstMessageID(runID string) string {
+	p, err := a.opts.Store.TranscriptPath(runID)
+	if err != nil {
+		return ""
+	}
+	f, err := regfile.Open(p)
+	if err != nil {
+		return ""
+	}
+	defer f.Close()
+	r := transcript.NewReader(f)
+	for r.Next() {
+		ev := r.Event()
+		if ev == nil || ev.Type != transcript.MessageAssistant {
+			continue
+		}
+		if m := ev.Message(); m != nil && m.ID != "" {
+			return m.ID
+		}
+	}
+	return ""
+}
+
+// readHeadBytes reads up to n bytes of a file.
+func readHeadBytes(path string, n int64) ([]byte, error) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	return io.ReadAll(io.LimitReader(f, n))
+}
+
+// endLegacy ends the run an older twasm archived a sub-agent file in as
+// a session of its own, superseded by the child run that now holds it:
+// readers that count (ls, stats, usage) and search leave it out.
+func (a *Archiver) endLegacy(ctx context.Context, e *Entry, by string) error {
+	return a.endCancelled(ctx, e, "its sub-agent file is archived again as child run "+by+" of its session's run", by)
+}

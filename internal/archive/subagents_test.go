@@ -1,0 +1,405 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/internal/views"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/transcript"
+)
+
+// subAgentHome is a made-up home with a real Claude Code session
+// (2.1.39, which carries its sub-agent's conversation in agent_progress
+// records too) and the two sub-agent files Claude Code wrote beside it:
+// the Task call's and a compaction's.
+type subAgentHome struct {
+	home, session, sub, compact string
+	sessionBytes                []byte
+}
+
+func newSubAgentHome(t *testing.T) subAgentHome {
+	t.Helper()
+	session := fixture(t, "testdata/captures/claude/spotter_session_log_v2.1.39_interleaved_message.jsonl")
+	sub := fixture(t, "testdata/captures/claude/spotter_subagent_transcript_v2.1.39_websearch.jsonl")
+	compact := fixture(t, "testdata/captures/claude/spotter_subagent_compaction_v2.1.39.jsonl")
+	h := subAgentHome{home: t.TempDir(), sessionBytes: session}
+	dir := filepath.Join(h.home, ".claude", "projects", "-home-USER-projects-spotter")
+	id := "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+	h.session = filepath.Join(dir, id+".jsonl")
+	h.sub = filepath.Join(dir, id, "subagents", "agent-aac57f5.jsonl")
+	h.compact = filepath.Join(dir, id, "subagents", "agent-acompact-946d2b.jsonl")
+	writeAged(t, h.session, session, time.Hour)
+	writeAged(t, h.sub, sub, time.Hour)
+	writeAged(t, h.compact, compact, time.Hour)
+	return h
+}
+
+func (h subAgentHome) locs(t *testing.T, withSubAgents bool) []Location {
+	t.Helper()
+	env := func(k string) string { return map[string]string{"HOME": h.home}[k] }
+	var out []Location
+	for _, l := range Discover(env, "linux", bundledDeclared(), nil) {
+		if l.Provider != "claude" {
+			continue
+		}
+		if !withSubAgents { // as a twasm before sub-agent files were declared
+			l.SubAgents, l.subAgents, l.SubAgentCall = "", nil, nil
+		}
+		out = append(out, l)
+	}
+	require.Len(t, out, 1)
+	return out
+}
+
+// byPath is a sync's outcomes by file.
+func byPath(rep Report) map[string]Outcome {
+	out := map[string]Outcome{}
+	for _, o := range rep.Outcomes {
+		out[o.Path] = o
+	}
+	return out
+}
+
+// storageFigures are what ls and stats --all count over a storage, as
+// the commands do: the top-level runs (ls) and every token of them and
+// their child runs, leaving out the runs another stands for
+// (views.Superseded) with theirs.
+type storageFigures struct {
+	listed []string
+	all    transcript.Usage
+}
+
+func figures(t *testing.T, root string) storageFigures {
+	t.Helper()
+	paths, err := filepath.Glob(filepath.Join(root, "transcripts", "*.jsonl"))
+	require.NoError(t, err)
+	l := views.Loader{Dir: filepath.Join(root, "transcripts")}
+	var roots []*views.RunNode
+	heads := map[string]views.RunHead{}
+	var f storageFigures
+	for _, p := range paths {
+		run, err := views.LoadFile(p)
+		require.NoError(t, err)
+		if views.BuildRun(run).ParentRunID != "" {
+			continue
+		}
+		n := views.BuildTree(l, run)
+		roots = append(roots, n)
+		f.listed = append(f.listed, n.RunID)
+		heads[n.RunID] = views.RunHead{RunID: n.RunID, RenormalizedFrom: n.RenormalizedFrom, SupersededBy: n.SupersededBy}
+	}
+	gone := views.Superseded(heads, func(string) time.Time { return time.Time{} })
+	st := views.NewStats()
+	for _, r := range roots {
+		if gone[r.RunID] {
+			continue
+		}
+		for _, n := range r.Runs() {
+			st.Add(n.Source())
+		}
+	}
+	if st.UsageInAll != nil {
+		f.all = *st.UsageInAll
+	}
+	return f
+}
+
+// TestSyncSubAgentFiles: a Claude Code session's sub-agent files
+// (subagents/agent-*.jsonl) are child runs of the session's run, linked
+// in its agent step, whatever order the syncs find them in; their tokens
+// are counted once in the session's figures (the Task call's sub-agent
+// the log carried too, as agent_progress records, superseded by its
+// file's run, which holds the whole conversation), and ls lists one
+// session. Before, each file was a session of its own: ls listed three,
+// and the Task's sub-agent was counted twice.
+func TestSyncSubAgentFiles(t *testing.T) {
+	ctx := context.Background()
+	h := newSubAgentHome(t)
+	root := t.TempDir()
+	a := newArchiver(t, root, nil)
+	rep := a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil)
+	outs := byPath(rep)
+	require.Len(t, outs, 3)
+	for _, p := range []string{h.session, h.sub, h.compact} {
+		require.Equal(t, ActionNew, outs[p].Action, "%s: %s", p, outs[p].Reason)
+		validRun(t, root, outs[p].RunID)
+	}
+	parent := outs[h.session].RunID
+	pv := readRun(t, root, parent)
+	links := map[string]*transcript.Event{}
+	for _, ev := range pv.events {
+		if ev.Type == transcript.StepCallWorkflowStarted {
+			links[ev.ChildRunID] = ev
+		}
+	}
+	var carried string // the sub-agent run the session's log made of its agent_progress records
+	for id, ev := range links {
+		if id != outs[h.sub].RunID && id != outs[h.compact].RunID {
+			require.Empty(t, carried, "one sub-agent in the log")
+			carried = id
+			assert.Equal(t, "Check OTEL hex package versions", ev.Step().Name)
+		}
+	}
+	require.NotEmpty(t, carried)
+	for _, p := range []string{h.sub, h.compact} {
+		child := readRun(t, root, outs[p].RunID)
+		assert.Equal(t, parent, child.events[0].ParentRunID, "%s: a child run of the session's", p)
+		link := links[outs[p].RunID]
+		require.NotNil(t, link, "%s: linked in the session's run", p)
+		assert.Equal(t, 0, link.Iteration)
+	}
+	sub := links[outs[h.sub].RunID]
+	assert.Equal(t, "agent.agent-aac57f5", sub.Path)
+	assert.Equal(t, "Check OTEL hex package versions", sub.Step().Name, "named as the call's sub-agent")
+	var sup string
+	require.NoError(t, json.Unmarshal(sub.Step().Extra[lifecycle.SupersedesField], &sup))
+	assert.Equal(t, carried, sup, "the file's run supersedes the one made of agent_progress")
+	assert.Equal(t, "agent.agent-acompact-946d2b", links[outs[h.compact].RunID].Path)
+	assert.Nil(t, links[outs[h.compact].RunID].Step().Extra[lifecycle.SupersedesField])
+
+	// Every token once: the session's own, and each sub-agent file's
+	// (the raw files' figures, computed apart from twasm: the websearch
+	// agent's 3 messages and the compaction's one).
+	f := figures(t, root)
+	assert.Equal(t, []string{parent}, f.listed, "ls lists the session once")
+	session := int64(16790991)
+	subIn, compactIn := int64(2408+18814+29274), int64(3+121689+17842)
+	require.NotNil(t, f.all.InputTokens)
+	assert.Equal(t, session+subIn+compactIn, *f.all.InputTokens)
+	assert.Equal(t, int64(49467+7+8), *f.all.OutputTokens)
+	tot := treeTotals(t, root, parent)
+	assert.Equal(t, session+subIn+compactIn, *tot.Usage.InputTokens, "the session's tree totals")
+
+	// Nothing new: nothing archived again.
+	rep = a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil)
+	assert.Equal(t, 3, rep.Counts[ActionUnchanged], "%+v", rep.Outcomes)
+}
+
+// fresh is the figures of the same home synced whole, once, into a new
+// storage: what any order of syncs must end with.
+func (h subAgentHome) fresh(t *testing.T) storageFigures {
+	t.Helper()
+	root := t.TempDir()
+	a := newArchiver(t, root, nil)
+	a.SyncStores(context.Background(), h.locs(t, true), time.Time{}, nil)
+	require.NoError(t, a.Close())
+	return figures(t, root)
+}
+
+// linkedTo checks that the run of a sub-agent file is a child run of
+// parent, linked in it, and every run of the storage is valid.
+func linkedTo(t *testing.T, root, parent, child string) {
+	t.Helper()
+	assert.Equal(t, parent, readRun(t, root, child).events[0].ParentRunID)
+	n := 0
+	for _, ev := range readRun(t, root, parent).events {
+		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID == child {
+			n++
+		}
+	}
+	assert.Equal(t, 1, n, "one link to %s in %s", child, parent)
+	paths, err := filepath.Glob(filepath.Join(root, "transcripts", "*.jsonl"))
+	require.NoError(t, err)
+	for _, p := range paths {
+		validRun(t, root, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
+	}
+}
+
+// TestSyncSubAgentOrders: whatever the order the syncs find a session
+// and its sub-agents' files in, each sub-agent file ends a child run of
+// the session's run, counted once, as one sync of the whole home does:
+// a sub-agent found before its session (the session's last line not
+// written yet) waits for it; a session found again after it grew keeps
+// its sub-agents; a sub-agent file that grew grows its child run; a
+// session --since leaves out is archived first for its new sub-agent;
+// and the runs an older twasm made of the sub-agent files (sessions of
+// their own, a sub-agent counted twice) are superseded by child runs.
+func TestSyncSubAgentOrders(t *testing.T) {
+	ctx := context.Background()
+	h := newSubAgentHome(t)
+	want := h.fresh(t)
+	require.NotNil(t, want.all.InputTokens)
+	sub := fixture(t, "testdata/captures/claude/spotter_subagent_transcript_v2.1.39_websearch.jsonl")
+	lines := bytes.SplitAfter(h.sessionBytes, []byte("\n"))
+
+	for _, tc := range []struct {
+		name  string
+		steps []func(t *testing.T, h subAgentHome) // file changes, each followed by a sync
+		since time.Duration                        // the syncs' --since (0: none)
+		check func(t *testing.T, h subAgentHome, syncs []Report)
+	}{{
+		name: "sub-agent before its session",
+		steps: []func(t *testing.T, h subAgentHome){
+			func(t *testing.T, h subAgentHome) { writeAged(t, h.session, lines[0][:len(lines[0])-1], 0) }, // no complete line yet
+			func(t *testing.T, h subAgentHome) { writeAged(t, h.session, h.sessionBytes, time.Hour) },
+		},
+		check: func(t *testing.T, h subAgentHome, syncs []Report) {
+			first := byPath(syncs[0])
+			assert.Equal(t, ActionPending, first[h.session].Action)
+			assert.Equal(t, ActionPending, first[h.sub].Action)
+			assert.Contains(t, first[h.sub].Reason, "not archived yet")
+			assert.Empty(t, first[h.sub].RunID)
+		},
+	}, {
+		name: "session grows after its sub-agent",
+		steps: []func(t *testing.T, h subAgentHome){
+			func(t *testing.T, h subAgentHome) { writeAged(t, h.session, bytes.Join(lines[:120], nil), time.Hour) },
+			func(t *testing.T, h subAgentHome) { writeAged(t, h.session, h.sessionBytes, time.Hour) },
+		},
+		check: func(t *testing.T, h subAgentHome, syncs []Report) {
+			assert.Equal(t, ActionGrown, byPath(syncs[1])[h.session].Action)
+			assert.Equal(t, ActionUnchanged, byPath(syncs[1])[h.sub].Action)
+		},
+	}, {
+		name: "sub-agent file grows",
+		steps: []func(t *testing.T, h subAgentHome){
+			func(t *testing.T, h subAgentHome) {
+				writeAged(t, h.sub, bytes.Join(bytes.SplitAfter(sub, []byte("\n"))[:5], nil), time.Hour) // in its first message
+			},
+			func(t *testing.T, h subAgentHome) { writeAged(t, h.sub, sub, time.Hour) },
+		},
+		check: func(t *testing.T, h subAgentHome, syncs []Report) {
+			assert.Equal(t, ActionGrown, byPath(syncs[1])[h.sub].Action)
+		},
+	}, {
+		name:  "session left out by --since",
+		since: 24 * time.Hour,
+		steps: []func(t *testing.T, h subAgentHome){
+			func(t *testing.T, h subAgentHome) {
+				writeAged(t, h.session, h.sessionBytes, 40*24*time.Hour)
+				writeAged(t, h.sub, sub, time.Minute)
+			},
+		},
+		check: func(t *testing.T, h subAgentHome, syncs []Report) {
+			assert.Equal(t, ActionNew, byPath(syncs[0])[h.session].Action)
+		},
+	}} {
+		t.Run(tc.name, func(t *testing.T) {
+			h := newSubAgentHome(t)
+			root := t.TempDir()
+			var syncs []Report
+			for _, step := range tc.steps {
+				step(t, h)
+				a := newArchiver(t, root, nil)
+				var since time.Time
+				if tc.since > 0 {
+					since = time.Now().Add(-tc.since)
+				}
+				syncs = append(syncs, a.SyncStores(ctx, h.locs(t, true), since, nil))
+				require.NoError(t, a.Close())
+			}
+			tc.check(t, h, syncs)
+			got := figures(t, root)
+			assert.Len(t, got.listed, 1, "ls lists the session once")
+			assert.Equal(t, *want.all.InputTokens, *got.all.InputTokens)
+			assert.Equal(t, *want.all.OutputTokens, *got.all.OutputTokens)
+			a := newArchiver(t, root, nil)
+			last := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))
+			require.NoError(t, a.Close())
+			for _, p := range []string{h.sub, h.compact} {
+				linkedTo(t, root, last[h.session].RunID, last[p].RunID)
+			}
+		})
+	}
+
+	// An older twasm archived each sub-agent file as a session of its
+	// own: three sessions listed, the Task's sub-agent counted twice
+	// (its file's run and the run made of the log's agent_progress).
+	t.Run("archived by an older twasm", func(t *testing.T) {
+		h := newSubAgentHome(t)
+		root := t.TempDir()
+		a := newArchiver(t, root, nil)
+		old := byPath(a.SyncStores(ctx, h.locs(t, false), time.Time{}, nil))
+		require.NoError(t, a.Close())
+		before := figures(t, root)
+		assert.Len(t, before.listed, 3)
+		assert.Greater(t, *before.all.InputTokens, *want.all.InputTokens, "the sub-agent counted twice")
+
+		a = newArchiver(t, root, nil)
+		rep := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))
+		require.NoError(t, a.Close())
+		for _, p := range []string{h.sub, h.compact} {
+			assert.Equal(t, ActionNew, rep[p].Action, rep[p].Reason)
+			assert.Contains(t, rep[p].Reason, old[p].RunID, "says which run it supersedes")
+			linkedTo(t, root, old[h.session].RunID, rep[p].RunID)
+			evs := readRun(t, root, old[p].RunID).events
+			end := evs[len(evs)-1]
+			require.Equal(t, transcript.RunCompleted, end.Type)
+			assert.Contains(t, string(end.Step().Extra[lifecycle.SupersededByField]), rep[p].RunID)
+		}
+		after := figures(t, root)
+		assert.Len(t, after.listed, 3, "ls lists the old runs, ended, superseded by the child runs")
+		assert.Equal(t, *want.all.InputTokens, *after.all.InputTokens, "every token once")
+		assert.Equal(t, *want.all.OutputTokens, *after.all.OutputTokens)
+
+		// Once: a later sync, and one with the ledger rebuilt from the
+		// transcripts, archive nothing again.
+		for _, rebuild := range []bool{false, true} {
+			if rebuild {
+				require.NoError(t, os.Remove(LedgerFile(root)))
+			}
+			a = newArchiver(t, root, nil)
+			assert.Empty(t, a.Ledger().Interrupted(), "an open link to a sub-agent's run is not an interrupted part")
+			again := a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil)
+			require.NoError(t, a.Close())
+			assert.Equal(t, 3, again.Counts[ActionUnchanged], "%+v", again.Outcomes)
+		}
+	})
+}
+
+// TestSyncSubAgentSidecar: from Claude Code 2.1.68 the session's log no
+// longer carries its sub-agents' conversations (no agent_progress
+// records) and a sidecar beside each sub-agent's file names the Task call
+// that started it (agent-<id>.meta.json, toolUseId): the file's run is
+// linked at that call, in the part holding it, named by its description,
+// and superseding nothing. The session is the real 2.1.39 one without
+// its agent_progress records, as a later Claude Code writes it.
+func TestSyncSubAgentSidecar(t *testing.T) {
+	ctx := context.Background()
+	h := newSubAgentHome(t)
+	var kept [][]byte
+	for _, l := range bytes.SplitAfter(h.sessionBytes, []byte("\n")) {
+		if !bytes.Contains(l, []byte(`"type":"agent_progress"`)) {
+			kept = append(kept, l)
+		}
+	}
+	writeAged(t, h.session, bytes.Join(kept, nil), time.Hour)
+	writeAged(t, strings.TrimSuffix(h.sub, ".jsonl")+".meta.json",
+		[]byte(`{"agentType":"general-purpose","description":"Check OTEL hex package versions","toolUseId":"toolu_01Hf8v1Za7y4af8VUwSR4CXU"}`), time.Hour)
+	root := t.TempDir()
+	a := newArchiver(t, root, nil)
+	outs := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))
+	require.NoError(t, a.Close())
+	parent := outs[h.session].RunID
+	var links []*transcript.Event
+	for _, ev := range readRun(t, root, parent).events {
+		if ev.Type == transcript.StepCallWorkflowStarted {
+			links = append(links, ev)
+		}
+	}
+	require.Len(t, links, 2, "the two sub-agent files, nothing carried in the log")
+	var sub *transcript.Event
+	for _, l := range links {
+		if l.ChildRunID == outs[h.sub].RunID {
+			sub = l
+		}
+	}
+	require.NotNil(t, sub)
+	assert.Equal(t, "agent.agent-aac57f5_toolu_01Hf8v1Za7y4af8VUwSR4CXU", sub.Path, "linked at the call the sidecar names")
+	assert.Equal(t, "Check OTEL hex package versions", sub.Step().Name)
+	assert.Nil(t, sub.Step().Extra[lifecycle.SupersedesField])
+	linkedTo(t, root, parent, outs[h.sub].RunID)
+	f := figures(t, root)
+	assert.Len(t, f.listed, 1)
+	assert.Equal(t, int64(16790991+2408+18814+29274+3+121689+17842), *f.all.InputTokens, "the session's, the sub-agent's and the compaction's tokens, each once")
+}

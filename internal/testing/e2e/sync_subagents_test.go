@@ -1,0 +1,104 @@
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSyncClaudeSubAgents: `twasm sync` (the bundled wasm plugin) on a
+// home holding a real Claude Code session and the files Claude Code kept
+// its sub-agents' conversations in (subagents/agent-*.jsonl: a Task
+// call's sub-agent and a compaction) archives the files as child runs of
+// the session's run, linked in it: ls lists one session, and stats,
+// tree and view count every token and call once, the session's with its
+// sub-agents'. The figures are the raw files' own, computed apart from
+// twasm (the capture's expectations; the sub-agent files' messages by
+// message id). Before, ls listed three sessions, stats counted the Task's
+// sub-agent twice (its file's run and the run the session's
+// agent_progress records make), and the session's view gave its
+// sub-runs only the copy the log carried.
+func TestSyncClaudeSubAgents(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	caps := filepath.Join(root, "testdata", "captures", "claude")
+	dir := ".claude/projects/-home-USER-projects-spotter/"
+	id := "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
+	session := h.put(dir+id+".jsonl", readFile(t, filepath.Join(caps, "spotter_session_log_v2.1.39_interleaved_message.jsonl")), time.Hour)
+	sub := h.put(dir+id+"/subagents/agent-aac57f5.jsonl", readFile(t, filepath.Join(caps, "spotter_subagent_transcript_v2.1.39_websearch.jsonl")), time.Hour)
+	compact := h.put(dir+id+"/subagents/agent-acompact-946d2b.jsonl", readFile(t, filepath.Join(caps, "spotter_subagent_compaction_v2.1.39.jsonl")), time.Hour)
+
+	r := h.ok("sync")
+	runs := map[string]string{} // path -> run id
+	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) >= 4 && f[0] == "new" {
+			runs[f[3]] = f[1]
+		}
+	}
+	if len(runs) != 3 || runs[session] == "" || runs[sub] == "" || runs[compact] == "" {
+		t.Fatalf("sync: want the session and its two sub-agent files new: %v", r)
+	}
+
+	ls := strings.Split(strings.TrimSpace(h.ok("ls", "--json").out), "\n")
+	if len(ls) != 1 || !strings.Contains(ls[0], runs[session]) {
+		t.Errorf("ls: want the session alone, got %d lines:\n%s", len(ls), strings.Join(ls, "\n"))
+	}
+
+	// The session's own figures (the capture's expectations) and its
+	// sub-agent files' (3 and 1 messages).
+	wantIn := int64(16790991) + (2408 + 18814 + 29274) + (3 + 121689 + 17842)
+	wantOut := int64(49467) + 7 + 8
+	var st struct {
+		UsageInAll struct {
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+		} `json:"usage_in_all"`
+		SubRuns int `json:"sub_runs"`
+	}
+	if err := json.Unmarshal([]byte(h.ok("stats", "--all", "--json").out), &st); err != nil {
+		t.Fatal(err)
+	}
+	if st.UsageInAll.InputTokens != wantIn || st.UsageInAll.OutputTokens != wantOut {
+		t.Errorf("stats --all: usage in all input %d output %d, want %d and %d", st.UsageInAll.InputTokens, st.UsageInAll.OutputTokens, wantIn, wantOut)
+	}
+
+	type usage struct {
+		InputTokens int64 `json:"input_tokens"`
+	}
+	var tree struct {
+		Usage   usage `json:"usage"`
+		SubRuns struct {
+			Runs  int   `json:"runs"`
+			Tools int   `json:"tools"`
+			Usage usage `json:"usage"`
+		} `json:"sub_runs"`
+	}
+	tr := h.ok("tree", runs[session], "--json")
+	if err := json.Unmarshal([]byte(tr.out), &tree); err != nil {
+		t.Fatalf("tree --json: %v\n%s", err, tr.out)
+	}
+	if got := tree.Usage.InputTokens + tree.SubRuns.Usage.InputTokens; got != wantIn || tree.SubRuns.Tools != 12 {
+		t.Errorf("tree: input %d (own %d, sub-runs %d), sub-runs' calls %d; want %d and 12",
+			got, tree.Usage.InputTokens, tree.SubRuns.Usage.InputTokens, tree.SubRuns.Tools, wantIn)
+	}
+	// The Task's sub-agent made 12 calls (WebSearch), the compaction none.
+	if v := h.ok("view", runs[session]).out; !strings.Contains(v, "(sub-runs 12, in all ") {
+		t.Errorf("view: the tool calls line does not count the sub-agent's 12 calls:\n%s", headOf(v, 40))
+	}
+	for _, id := range runs {
+		h.ok("validate", id)
+	}
+	// Nothing new the second time.
+	if r := h.ok("sync"); len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
+		t.Errorf("second sync: %v", r)
+	}
+}
+
+// headOf is the first n lines of s.
+func headOf(s string, n int) string {
+	l := strings.SplitN(s, "\n", n+1)
+	return strings.Join(l[:min(n, len(l))], "\n")
+}

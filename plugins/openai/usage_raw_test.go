@@ -1,0 +1,174 @@
+//go:build !wasip1
+
+package openai_test
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/openai"
+	"github.com/twasm/twasm/transcript"
+)
+
+// rawUsage is an OpenAI usage object, Chat Completions' or the Responses
+// API's names.
+type rawUsage struct {
+	PromptTokens        *int64 `json:"prompt_tokens"`
+	CompletionTokens    *int64 `json:"completion_tokens"`
+	InputTokens         *int64 `json:"input_tokens"`
+	OutputTokens        *int64 `json:"output_tokens"`
+	TotalTokens         *int64 `json:"total_tokens"`
+	PromptCacheHit      *int64 `json:"prompt_cache_hit_tokens"`
+	PromptTokensDetails *struct {
+		CachedTokens *int64 `json:"cached_tokens"`
+	} `json:"prompt_tokens_details"`
+	InputTokensDetails *struct {
+		CachedTokens *int64 `json:"cached_tokens"`
+	} `json:"input_tokens_details"`
+	CompletionTokensDetails *struct {
+		ReasoningTokens *int64 `json:"reasoning_tokens"`
+	} `json:"completion_tokens_details"`
+	OutputTokensDetails *struct {
+		ReasoningTokens *int64 `json:"reasoning_tokens"`
+	} `json:"output_tokens_details"`
+}
+
+// figures are all input, cache read, output, reasoning and the stated
+// total.
+func (u rawUsage) figures() [5]int64 {
+	v := func(ps ...*int64) int64 {
+		for _, p := range ps {
+			if p != nil {
+				return *p
+			}
+		}
+		return 0
+	}
+	var cached, reasoning *int64
+	if d := u.PromptTokensDetails; d != nil {
+		cached = d.CachedTokens
+	}
+	if d := u.InputTokensDetails; d != nil && cached == nil {
+		cached = d.CachedTokens
+	}
+	if cached == nil {
+		cached = u.PromptCacheHit
+	}
+	if d := u.CompletionTokensDetails; d != nil {
+		reasoning = d.ReasoningTokens
+	}
+	if d := u.OutputTokensDetails; d != nil && reasoning == nil {
+		reasoning = d.ReasoningTokens
+	}
+	return [5]int64{v(u.PromptTokens, u.InputTokens), v(cached), v(u.CompletionTokens, u.OutputTokens), v(reasoning), v(u.TotalTokens)}
+}
+
+// TestUsageMatchesRaw compares the step usage the plugin reports for
+// every real OpenAI capture (a response object, an SSE or JSON Lines
+// stream, Chat Completions or Responses) with the figures computed from
+// the raw bytes here: every response states its usage (a chat
+// completion or chunk by its id, a Responses response by its id, in the
+// object or in a response.* event); a stream that states it more than
+// once sends running totals, so a response's last figures stand; the
+// responses' figures are summed. The input counts the cache read.
+func TestUsageMatchesRaw(t *testing.T) {
+	var files []string
+	for _, dir := range []string{filepath.Join("..", "..", "testdata", "captures", "openai"), filepath.Join("..", "..", "..", "shared", "fixtures", "openai")} {
+		for _, pat := range []string{"*.json", "*.jsonl", "*.sse"} {
+			m, _ := filepath.Glob(filepath.Join(dir, pat))
+			for _, f := range m {
+				if !strings.HasSuffix(f, ".expect.json") && !strings.HasSuffix(f, ".unmapped.json") {
+					files = append(files, f)
+				}
+			}
+		}
+	}
+	if len(files) == 0 {
+		t.Skip("no OpenAI captures")
+	}
+	for _, f := range files {
+		t.Run(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var docs [][]byte
+			if strings.HasSuffix(f, ".json") {
+				docs = append(docs, raw)
+			} else {
+				sc := bufio.NewScanner(bytes.NewReader(raw))
+				sc.Buffer(nil, 64<<20)
+				for sc.Scan() {
+					l := bytes.TrimSpace(sc.Bytes())
+					l = bytes.TrimSpace(bytes.TrimPrefix(l, []byte("data:")))
+					if len(l) > 0 && l[0] == '{' {
+						docs = append(docs, append([]byte(nil), l...))
+					}
+				}
+			}
+			last := map[string][5]int64{}
+			var order []string
+			note := func(id string, u *rawUsage) {
+				if u == nil {
+					return
+				}
+				if _, ok := last[id]; !ok {
+					order = append(order, id)
+				}
+				last[id] = u.figures()
+			}
+			for _, d := range docs {
+				var o struct {
+					ID       string          `json:"id"`
+					Object   string          `json:"object"`
+					Type     string          `json:"type"`
+					Usage    *rawUsage       `json:"usage"`
+					Response json.RawMessage `json:"response"`
+				}
+				if json.Unmarshal(d, &o) != nil {
+					continue
+				}
+				if strings.HasPrefix(o.Type, "response.") && len(o.Response) > 0 {
+					var r struct {
+						ID    string    `json:"id"`
+						Usage *rawUsage `json:"usage"`
+					}
+					if json.Unmarshal(o.Response, &r) == nil {
+						note("response "+r.ID, r.Usage)
+					}
+					continue
+				}
+				note(o.Object+" "+o.ID, o.Usage)
+			}
+			var want [5]int64
+			for _, id := range order {
+				for i, v := range last[id] {
+					want[i] += v
+				}
+			}
+			res := plugintest.Run(t, openai.Plugin, raw, normalize.Options{Provider: "openai", Now: func() time.Time { return time.Unix(0, 0) }}).Result
+			u := res.Usage
+			if u == nil {
+				u = &transcript.Usage{}
+			}
+			val := func(p *int64) int64 {
+				if p == nil {
+					return 0
+				}
+				return *p
+			}
+			got := [5]int64{val(u.InputTokens), val(u.CacheReadTokens), val(u.OutputTokens), val(u.ReasoningTokens), val(u.TotalTokens)}
+			if got != want || len(order) > 0 && val(u.UncachedInputTokens) != want[0]-want[1] {
+				t.Errorf("usage (all input, cache read, output, reasoning, stated total) of %d response(s):\n twasm %v (uncached %d)\n raw   %v", len(order), got, val(u.UncachedInputTokens), want)
+			}
+		})
+	}
+}
