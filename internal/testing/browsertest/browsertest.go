@@ -147,6 +147,24 @@ func (b *Browser) Check(t *testing.T, allowed ...string) {
 	}
 }
 
+// Until evaluates expr until it is true: a wait for what the page
+// shows, bounded only by the browser's context (a hang, never a
+// measure). An evaluation that fails while a page is being replaced is
+// tried again.
+func (b *Browser) Until(t testing.TB, expr string) {
+	t.Helper()
+	for {
+		ok, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		if b.Ctx.Err() != nil {
+			t.Fatalf("waiting for %s: %v (last error %v)", expr, b.Ctx.Err(), err)
+		}
+		_, _ = chromedp.Run(b.Ctx, chromedp.Sleep(50*time.Millisecond))
+	}
+}
+
 // Problems returns the problems reported so far.
 func (b *Browser) Problems() []string {
 	b.mu.Lock()
