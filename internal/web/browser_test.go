@@ -47,7 +47,8 @@ func TestServeInBrowser(t *testing.T) {
 	})
 	t.Run("keyboard", func(t *testing.T) {
 		b.Do(t, chromedp.Navigate(base+"/"))
-		b.Until(t, `document.querySelectorAll('#runs tr.run').length === 3`)
+		// The keys are the page's script's: sent once it is wired.
+		b.Until(t, `document.querySelectorAll('#runs tr.run').length === 3 && document.body.getAttribute('data-ready') === '1'`)
 		b.Do(t, chromedp.KeyEvent("j"))
 		b.Do(t, chromedp.KeyEvent("j"))
 		b.Until(t, `document.activeElement && document.activeElement.getAttribute('href') === '/s/`+hostileID+`'`)

@@ -69,6 +69,9 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, changed func() (
 	h.Set("Content-Type", "text/event-stream")
 	h.Set("Cache-Control", "no-store")
 	w.WriteHeader(http.StatusOK)
+	if r.Method == http.MethodHead {
+		return // the headers are the answer; a stream has no end to wait for
+	}
 	if _, err := fmt.Fprint(w, "retry: 1000\n\n"); err != nil {
 		return
 	}

@@ -76,6 +76,7 @@ func TestWhoMayAsk(t *testing.T) {
 		{"localhost", open, "GET", "localhost:8421", "/", nil, 200},
 		{"ipv6 loopback", open, "GET", "[::1]:8421", "/", nil, 200},
 		{"head", open, "HEAD", "127.0.0.1:8421", "/", nil, 200},
+		{"head of a stream", open, "HEAD", "127.0.0.1:8421", "/live/s/" + viewstest.Root, nil, 200}, // answered, not streamed
 		{"rebound name", open, "GET", "evil.example:8421", "/", nil, 403},
 		{"lan host", open, "GET", "192.168.1.2:8421", "/", nil, 403},
 		{"post", open, "POST", "127.0.0.1:8421", "/", nil, 405},

@@ -60,4 +60,6 @@
     links[i].focus();
     e.preventDefault();
   });
+  // Said once the keys and the live stream are wired (tests wait on it).
+  if (body) { body.setAttribute('data-ready', '1'); }
 })();
