@@ -219,6 +219,10 @@ func (s *Server) summaries(ctx context.Context, runs []index.ListedRun) map[stri
 	return out
 }
 
+// A search shows searchPageSize hits, more on request up to
+// maxSearchHits.
+const searchPageSize, maxSearchHits = 50, 800
+
 type searchPage struct {
 	Query  url.Values
 	Text   string
@@ -226,6 +230,7 @@ type searchPage struct {
 	Facets index.Facets
 	Error  string
 	Done   bool
+	More   string // the same search with more hits, "" when all are shown
 }
 
 // hit is a search hit as shown: its snippet cut into text and matches,
@@ -254,8 +259,11 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	page := searchPage{Query: q, Text: q.Get("q")}
 	page.Facets = s.facets(ctx, s.masker())
 	iq := index.Query{Text: q.Get("q"), Provider: q.Get("provider"), Model: q.Get("model"), Status: q.Get("status"),
-		Run: q.Get("run"), Tool: q.Get("tool"), Kind: q.Get("type"), Role: q.Get("role"), Limit: 50,
-		MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact}
+		Run: q.Get("run"), Tool: q.Get("tool"), Kind: q.Get("type"), Role: q.Get("role"), Limit: searchPageSize,
+		Every: q.Get("every") != "", MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact}
+	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 {
+		iq.Limit = min(n, maxSearchHits)
+	}
 	for _, f := range []struct {
 		name string
 		dst  *time.Time
@@ -289,6 +297,14 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 				Href:    "/s/" + h.RunID + "#seq-" + strconv.FormatUint(h.Seq, 10)})
 		}
 		page.Done = true
+		if len(hits) == iq.Limit && iq.Limit < maxSearchHits {
+			more := url.Values{}
+			for k, v := range q {
+				more[k] = v
+			}
+			more.Set("limit", strconv.Itoa(min(iq.Limit*2, maxSearchHits)))
+			page.More = "/search?" + more.Encode()
+		}
 	}
 	s.render(w, "search.html", page)
 }

@@ -296,8 +296,19 @@ func TestSearch(t *testing.T) {
 			}
 		})
 	}
-	if body := get(t, s, "/search?q=diff").Body.String(); !strings.Contains(body, "<mark>diff</mark>") {
-		t.Fatalf("the match is not marked:\n%s", body)
+	if body := get(t, s, "/search?q=diff").Body.String(); !strings.Contains(body, "<mark>diff</mark>") || strings.Contains(body, `id="morehits"`) {
+		t.Fatalf("the match is not marked, or more hits are offered than there are:\n%s", body)
+	}
+	// Text said again (the hostile run's prompt is its answer too) is
+	// shown once with how many more, unless every hit is asked for.
+	folded := get(t, s, "/search?q=isAdmin&type=text").Body.String()
+	every := get(t, s, "/search?q=isAdmin&type=text&every=1").Body.String()
+	if len(hitLink.FindAllString(folded, -1)) != 1 || !strings.Contains(folded, "and 1 more with the same text") || len(hitLink.FindAllString(every, -1)) != 2 {
+		t.Fatalf("folding: %d hits folded, %d every\n%s", len(hitLink.FindAllString(folded, -1)), len(hitLink.FindAllString(every, -1)), folded)
+	}
+	// limit=1: one hit and a link to more.
+	if body := get(t, s, "/search?q=diff&limit=1").Body.String(); len(hitLink.FindAllString(body, -1)) != 1 || !strings.Contains(body, `id="morehits" href="/search?limit=2&amp;q=diff"`) {
+		t.Fatalf("a search cut at its limit:\n%s", body)
 	}
 }
 
