@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"html"
 	"io"
 	"io/fs"
 	"net/http"
@@ -64,9 +65,13 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 	head := sessionHead{RunID: id, Parent: parentOf(path), Live: "/live/s/" + id + "?size=" + strconv.FormatInt(st.Size(), 10)}
 	m := s.masker()
 	run := export.Run{Path: path, Dir: s.transcripts()}
-	var b bytes.Buffer
+	// The page is streamed as it is rendered, so that a long run's first
+	// screen shows before its end is read: an error before the first
+	// byte is an error page, one after it ends the page with a note.
+	cw := &countingWriter{w: w}
+	w.Header().Set("Content-Type", "text/html; charset=utf-8")
 	var tmplErr error
-	err = export.ExportHTML(r.Context(), &b, []export.Run{run}, export.HTMLOptions{Redactor: m.r, Page: &export.HTMLPage{
+	err = export.ExportHTML(r.Context(), cw, []export.Run{run}, export.HTMLOptions{Redactor: m.r, Page: &export.HTMLPage{
 		Head: func(w io.Writer, title string) {
 			head.Title = title
 			tmplErr = errors.Join(tmplErr, s.tmpl.ExecuteTemplate(w, "session_head.html", head))
@@ -77,17 +82,35 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 		ChildURL: func(child string) string { return "/s/" + child },
 		RawURL:   func(run string, seq uint64) string { return "/raw/" + run + "/" + strconv.FormatUint(seq, 10) },
 	}})
-	if err = errors.Join(err, tmplErr); err != nil {
-		s.opts.Logger.Warn("session page", "run", id, "err", err)
-		code := http.StatusInternalServerError
-		if errors.Is(err, export.ErrNotTranscript) {
-			code = http.StatusNotFound
-		}
-		http.Error(w, "this run cannot be shown: "+m.text(err.Error()), code)
+	if err = errors.Join(err, tmplErr); err == nil {
 		return
 	}
-	w.Header().Set("Content-Type", "text/html; charset=utf-8")
-	_, _ = w.Write(b.Bytes())
+	if r.Context().Err() != nil {
+		return // the client left
+	}
+	s.opts.Logger.Warn("session page", "run", id, "err", err)
+	msg := "this run cannot be shown: " + views.StripEscapes(m.text(err.Error()))
+	if cw.n > 0 {
+		_, _ = io.WriteString(w, `<div class="errbox">`+html.EscapeString(msg)+`</div>`)
+		return
+	}
+	code := http.StatusInternalServerError
+	if errors.Is(err, export.ErrNotTranscript) {
+		code = http.StatusNotFound
+	}
+	http.Error(w, msg, code)
+}
+
+// countingWriter counts what was written through it.
+type countingWriter struct {
+	w io.Writer
+	n int64
+}
+
+func (c *countingWriter) Write(p []byte) (int, error) {
+	n, err := c.w.Write(p)
+	c.n += int64(n)
+	return n, err
 }
 
 // parentOf returns the parent run id the transcript's first line names
