@@ -12,6 +12,7 @@ import (
 	renormalizeCmd "github.com/twasm/twasm/internal/cli/renormalize"
 	runCmd "github.com/twasm/twasm/internal/cli/runcmd"
 	searchCmd "github.com/twasm/twasm/internal/cli/searchcmd"
+	serveCmd "github.com/twasm/twasm/internal/cli/servecmd"
 	statsCmd "github.com/twasm/twasm/internal/cli/stats"
 	syncCmd "github.com/twasm/twasm/internal/cli/synccmd"
 	tailCmd "github.com/twasm/twasm/internal/cli/tail"
@@ -44,5 +45,6 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(syncCmd.NewCmdDoctor(f, nil))
 	root.AddCommand(exportCmd.NewCmdExport(f))
 	root.AddCommand(searchCmd.NewCmdSearch(f, nil))
+	root.AddCommand(serveCmd.NewCmdServe(f, nil))
 	root.AddCommand(&cobra.Command{Use: "redact", Short: "What --redact masks, and what it does not", Long: redact.Help})
 }

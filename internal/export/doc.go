@@ -1,7 +1,12 @@
 // Package export writes transcripts in the forms other tools read:
 // OpenTelemetry spans ([ExportOTLP]), provider message lists
 // ([ExportMessages]), run folders ([ExportDir]) and one self-contained
-// page ([ExportHTML]).
+// page ([ExportHTML]). The HTML renderer also draws twasm serve's run
+// page (package web, [HTMLOptions.Page]): the same events, tree and
+// escaping; only the page's frame (styles and scripts linked, not
+// inline), the anchors (#seq-N: one run per page) and child runs (linked
+// to their own pages, not written inside their parent's) differ, so the
+// two pages never drift.
 //
 // Model: an export walks a run's transcript file line by line, and the
 // child runs it links to (step.call_workflow.* with child_run_id) in the

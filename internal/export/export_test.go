@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -15,6 +17,7 @@ import (
 	sdktrace "go.opentelemetry.io/otel/sdk/trace"
 	"go.opentelemetry.io/otel/sdk/trace/tracetest"
 
+	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -610,5 +613,41 @@ func TestHTMLWithoutNoise(t *testing.T) {
 		if !strings.Contains(page, want) {
 			t.Fatalf("no %q in the page's times", want)
 		}
+	}
+}
+
+// A redacted page (strict: a line that cannot be masked fails it) is
+// still written when the last line has no LF yet and does not decode: a
+// line being written, read live (twasm serve), or a killed writer's torn
+// tail; nothing of it is shown. A complete line that does not decode
+// still fails the page.
+func TestHTMLRedactedTornTail(t *testing.T) {
+	secret := "ghp_" + strings.Repeat("a1B2", 9)
+	p := writeRun(t, t.TempDir(), rootID, []*transcript.Event{
+		{Type: transcript.RunStarted, Timestamp: at(0), Payload: &transcript.StepPayload{Name: "demo", Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"}},
+		{Type: transcript.MessageUser, Path: "agent", Timestamp: at(1), Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.Block{
+			{Type: transcript.BlockText, Fidelity: transcript.FidelityAgentEmitted, Text: "use " + secret}}}},
+	})
+	appendTo := func(s string) {
+		f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer f.Close()
+		if _, err := f.WriteString(s); err != nil {
+			t.Fatal(err)
+		}
+	}
+	appendTo(`{"seq":3,"type":"message.assistant","payload":{"blocks":[{"type":"text","text":"` + secret)
+	var buf bytes.Buffer
+	if err := ExportHTML(context.Background(), &buf, []Run{{Path: p, Dir: filepath.Dir(p)}}, HTMLOptions{Redactor: redact.New()}); err != nil {
+		t.Fatalf("a line being written failed the page: %v", err)
+	}
+	if strings.Contains(buf.String(), secret) || !strings.Contains(buf.String(), "use ") {
+		t.Fatalf("the page:\n%s", buf.String())
+	}
+	appendTo("\n")
+	if err := ExportHTML(context.Background(), io.Discard, []Run{{Path: p, Dir: filepath.Dir(p)}}, HTMLOptions{Redactor: redact.New()}); !errors.Is(err, ErrUndecodable) {
+		t.Fatalf("a complete line that cannot be decoded: %v, want ErrUndecodable", err)
 	}
 }

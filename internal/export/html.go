@@ -30,6 +30,27 @@ type HTMLOptions struct {
 	MaxOutput int
 	// Title heads the page ("" names the first run).
 	Title string
+	// Page, when set, makes the page one served by twasm serve (package
+	// web) rather than a file to keep: see [HTMLPage].
+	Page *HTMLPage
+}
+
+// HTMLPage is what a served page changes of the rendering; the events,
+// the tree and the escaping are the same as the saved page's.
+type HTMLPage struct {
+	// Head writes the page up to and including <body> and the page's
+	// own header: the styles and scripts it links to (the server sends
+	// the Content-Security-Policy). title is unescaped.
+	Head func(w io.Writer, title string)
+	// Foot writes what closes the page after </main>.
+	Foot func(w io.Writer)
+	// ChildURL is the address of a linked child run's page: a child run
+	// is linked from the tree and from the step that started it, not
+	// written into its parent's page.
+	ChildURL func(runID string) string
+	// RawURL is the address of the line behind an event, linked from
+	// the event ("" leaves the link out).
+	RawURL func(runID string, seq uint64) string
 }
 
 // foldAt: blocks longer than this many lines or bytes are folded.
@@ -53,7 +74,7 @@ func ExportHTML(ctx context.Context, w io.Writer, runs []Run, opts HTMLOptions) 
 	if opts.MaxOutput <= 0 {
 		opts.MaxOutput = 64 << 10
 	}
-	h := &htmlWriter{w: bufio.NewWriterSize(w, 64<<10), opts: opts}
+	h := &htmlWriter{w: bufio.NewWriterSize(w, 64<<10), opts: opts, page: opts.Page}
 	var trees []*treeNode
 	for _, r := range runs {
 		t, err := runtree.Walk(ctx, r, h.tree)
@@ -221,6 +242,8 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Ru
 type htmlWriter struct {
 	w    *bufio.Writer
 	opts HTMLOptions
+	// page is opts.Page: nil for a saved page.
+	page *HTMLPage
 	// fid is the fidelity of the run being written (treeNode.fidelity);
 	// lastDay the date of the last time shown (when).
 	fid     transcript.Fidelity
@@ -259,6 +282,10 @@ func statusClass(s string) string {
 	return "bad"
 }
 
+// StatusClass is the class of a status's badge on the page (ok, run,
+// warn, bad), for pages that show statuses beside it (package web).
+func StatusClass(s string) string { return statusClass(s) }
+
 func badge(s string) string {
 	return `<span class="st ` + statusClass(s) + `">` + esc(s) + `</span>`
 }
@@ -278,8 +305,39 @@ func (h *htmlWriter) fidelity(f transcript.Fidelity) string {
 
 func anchor(runID string, seq uint64) string { return "e-" + runID + "-" + strconv.FormatUint(seq, 10) }
 
+// anchor is the id of an event's element: a saved page holds several
+// runs (e-RUN-SEQ), a served page one (seq-SEQ, so that a link can say
+// #seq-42).
+func (h *htmlWriter) anchor(runID string, seq uint64) string {
+	if h.page != nil {
+		return "seq-" + strconv.FormatUint(seq, 10)
+	}
+	return anchor(runID, seq)
+}
+
+// rawLink is a served page's link to the line behind an event.
+func (h *htmlWriter) rawLink(runID string, seq uint64) string {
+	if h.page == nil || h.page.RawURL == nil {
+		return ""
+	}
+	return ` <a class="raw" href="` + esc(h.page.RawURL(runID, seq)) + `" title="the transcript line and the provider's raw line">raw</a>`
+}
+
+// runHref is where the tree's entry for run n leads: its section on a
+// saved page, a child run's own page on a served one.
+func (h *htmlWriter) runHref(n *treeNode, child bool) string {
+	if child && h.page != nil && h.page.ChildURL != nil {
+		return h.page.ChildURL(n.id)
+	}
+	return "#run-" + n.id
+}
+
 func (h *htmlWriter) head(title string, trees []*treeNode) {
-	h.p(`<!DOCTYPE html>
+	if h.page != nil {
+		h.page.Head(h.w, title)
+		h.p(`<nav id="tree" aria-label="Execution tree"><h2>Execution tree</h2>`)
+	} else {
+		h.p(`<!DOCTYPE html>
 <html lang="en"><head><meta charset="utf-8">
 <meta http-equiv="Content-Security-Policy" content="%s">
 <meta name="viewport" content="width=device-width, initial-scale=1">
@@ -287,9 +345,10 @@ func (h *htmlWriter) head(title string, trees []*treeNode) {
 <style>%s</style></head><body>
 <header><h1>%s</h1><input id="q" type="search" placeholder="Search this page" aria-label="Search this page"><span id="hits"></span></header>
 <nav id="tree" aria-label="Execution tree"><h2>Execution tree</h2>`, pageCSP(), esc(title), pageCSS, esc(title))
+	}
 	for _, t := range trees {
 		h.p("<ul>")
-		h.treeItem(t)
+		h.treeItem(t, false)
 		h.p("</ul>")
 	}
 	h.p("</nav>\n<main>\n")
@@ -303,14 +362,14 @@ func (h *htmlWriter) treeSteps(n *treeNode, steps []*treeStep) {
 	}
 	h.p("<ul>")
 	for _, s := range steps {
-		h.p(`<li class="tstep"><a href="#%s">%s</a> <span class="dim">%s</span> %s`, anchor(n.id, s.seq), esc(s.path), esc(s.kind), badge(s.status))
+		h.p(`<li class="tstep"><a href="#%s">%s</a> <span class="dim">%s</span> %s`, h.anchor(n.id, s.seq), esc(s.path), esc(s.kind), badge(s.status))
 		if r := s.result; r != nil {
 			h.p(` <span class="dim">%s %s%s</span>`, esc(r.Provider), esc(r.Model), costText(r))
 		}
 		h.treeSteps(n, s.steps)
 		if s.child != nil {
 			h.p("<ul>")
-			h.treeItem(s.child)
+			h.treeItem(s.child, true)
 			h.p("</ul>")
 		}
 		h.p("</li>")
@@ -318,13 +377,17 @@ func (h *htmlWriter) treeSteps(n *treeNode, steps []*treeStep) {
 	h.p("</ul>")
 }
 
-func (h *htmlWriter) treeItem(n *treeNode) {
-	h.p(`<li class="trun"><a href="#run-%s">%s</a> %s`, esc(n.id), esc(orDefault(n.name, n.id)), badge(n.status))
+func (h *htmlWriter) treeItem(n *treeNode, child bool) {
+	h.p(`<li class="trun"><a href="%s">%s</a> %s`, esc(h.runHref(n, child)), esc(orDefault(n.name, n.id)), badge(n.status))
 	if n.open {
 		h.p(` <span class="dim">open</span>`)
 	}
 	if !n.started.IsZero() && !n.ended.IsZero() {
 		h.p(` <span class="dim">%s</span>`, esc(views.FormatDuration(n.ended.Sub(n.started).Milliseconds())))
+	}
+	if child && h.page != nil && h.page.ChildURL != nil {
+		h.p("</li>") // its steps are on its own page
+		return
 	}
 	h.treeSteps(n, n.steps)
 	for _, ce := range n.skipped {
@@ -472,10 +535,12 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 			if name == last || name == kind {
 				name = ""
 			}
-			h.p(`<section class="step" id="%s"><h3>%s <span class="dim">%s</span> %s %s</h3>`, anchor(n.id, ev.Seq), esc(ev.Path), esc(kind), esc(name), h.when(ev.Timestamp))
+			h.p(`<section class="step" id="%s"><h3>%s <span class="dim">%s</span> %s %s%s</h3>`, h.anchor(n.id, ev.Seq), esc(ev.Path), esc(kind), esc(name), h.when(ev.Timestamp), h.rawLink(n.id, ev.Seq))
 			stack = append(stack, stepKey{ev.Path, ev.Iteration})
 			if c := children[ev.Seq]; c != nil {
-				if err := h.run(ctx, c, depth+1); err != nil {
+				if h.page != nil && h.page.ChildURL != nil {
+					h.p(`<div class="subrun" id="child-%s">child run <a href="%s">%s</a> %s</div>`, esc(c.id), esc(h.page.ChildURL(c.id)), esc(orDefault(c.name, c.id)), badge(c.status))
+				} else if err := h.run(ctx, c, depth+1); err != nil {
 					return err
 				}
 			}
@@ -498,7 +563,7 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 			h.toolResult(n, ev)
 		default:
 			if _, ok := ev.Payload.(*transcript.RawPayload); ok {
-				h.p(`<div class="warnbox" id="%s">unknown event type %s</div>`, anchor(n.id, ev.Seq), esc(string(ev.Type)))
+				h.p(`<div class="warnbox" id="%s">unknown event type %s%s</div>`, h.anchor(n.id, ev.Seq), esc(string(ev.Type)), h.rawLink(n.id, ev.Seq))
 			}
 		}
 		return nil
@@ -531,7 +596,7 @@ func (h *htmlWriter) message(n *treeNode, ev *transcript.Event) {
 	if !visible {
 		return
 	}
-	h.p(`<div class="msg %s ev" id="%s"><div class="who">%s %s`, role, anchor(n.id, ev.Seq), role, h.when(ev.Timestamp))
+	h.p(`<div class="msg %s ev" id="%s"><div class="who">%s %s%s`, role, h.anchor(n.id, ev.Seq), role, h.when(ev.Timestamp), h.rawLink(n.id, ev.Seq))
 	if m.Model != "" {
 		h.p(` <span class="dim">%s</span>`, esc(m.Model))
 	}
@@ -601,11 +666,11 @@ func (h *htmlWriter) toolCall(n *treeNode, ev *transcript.Event) {
 		return
 	}
 	id := "call-" + n.id + "-" + t.CallID
-	h.p(`<div class="tool ev" id="%s" data-call="%s"><div class="th">%s <b>%s</b>`, anchor(n.id, ev.Seq), esc(id), h.when(ev.Timestamp), esc(orDefault(t.Name, "tool")))
+	h.p(`<div class="tool ev" id="%s" data-call="%s"><div class="th">%s <b>%s</b>`, h.anchor(n.id, ev.Seq), esc(id), h.when(ev.Timestamp), esc(orDefault(t.Name, "tool")))
 	if t.Kind != "" {
 		h.p(` <span class="dim">%s</span>`, esc(string(t.Kind)))
 	}
-	h.p(` <code>%s</code> %s</div>`, esc(t.CallID), h.fidelity(t.Fidelity))
+	h.p(` <code>%s</code> %s%s</div>`, esc(t.CallID), h.fidelity(t.Fidelity), h.rawLink(n.id, ev.Seq))
 	h.input(t.Name, t.Command, t.Input)
 	h.p(`<div class="slot" data-slot="%s"><div class="pending">no result recorded (yet)</div></div></div>`+"\n", esc(id))
 }
@@ -623,7 +688,7 @@ func (h *htmlWriter) toolResult(n *treeNode, ev *transcript.Event) {
 		}
 	}
 	id := "call-" + n.id + "-" + t.CallID
-	h.p(`<div class="result ev" id="%s" data-for="%s"><div class="th">result %s %s`, anchor(n.id, ev.Seq), esc(id), badge(status), h.when(ev.Timestamp))
+	h.p(`<div class="result ev" id="%s" data-for="%s"><div class="th">result %s %s%s`, h.anchor(n.id, ev.Seq), esc(id), badge(status), h.when(ev.Timestamp), h.rawLink(n.id, ev.Seq))
 	if !n.calls[t.CallID] {
 		h.p(` of <b>%s</b> <code>%s</code> (its call is not in the transcript)`, esc(t.Name), esc(t.CallID))
 	}
@@ -700,8 +765,21 @@ func (h *htmlWriter) stepFooter(ev *transcript.Event) {
 }
 
 func (h *htmlWriter) foot() {
+	if h.page != nil {
+		h.p("</main>\n")
+		h.page.Foot(h.w)
+		return
+	}
 	h.p("</main>\n<script>%s</script>\n</body></html>\n", pageJS)
 }
+
+// PageCSS and PageJS are the page's style and script: inline in a saved
+// page, files a served page links to (package web), so that both pages
+// look and behave the same.
+func PageCSS() string { return pageCSS }
+
+// PageJS: see PageCSS.
+func PageJS() string { return pageJS }
 
 const pageCSS = `
 :root{--fg:#1d1f23;--dim:#6a707a;--bg:#fff;--line:#e3e5e8;--ok:#1a7f37;--bad:#cf222e;--warn:#9a6700;--code:#f6f8fa}

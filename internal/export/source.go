@@ -90,8 +90,11 @@ func runEvents(ctx context.Context, run Run, fn func(*transcript.Event) error) e
 var ErrUndecodable = errors.New("a transcript line cannot be decoded")
 
 // eachEventStrict is eachEvent; with strict, a line that cannot be decoded
-// (malformed, too long, torn) stops the read with [ErrUndecodable] instead
-// of being skipped.
+// (malformed, too long) stops the read with [ErrUndecodable] instead of
+// being skipped. A final line with no LF that does not decode is skipped
+// even so: it is a line still being written (a run being recorded, read
+// live by twasm serve) or the torn tail of a killed writer, which the
+// recorder repairs; nothing of it is shown.
 func eachEventStrict(ctx context.Context, path string, strict bool, fn func(*transcript.Event) error) error {
 	st, err := os.Stat(path)
 	if err != nil {
@@ -112,7 +115,7 @@ func eachEventStrict(ctx context.Context, path string, strict bool, fn func(*tra
 			return err
 		}
 		if rd.Event() == nil {
-			if strict {
+			if strict && !tornTail(rd) {
 				return fmt.Errorf("%s: %w: %v", path, ErrUndecodable, rd.Problems()[0])
 			}
 			continue
@@ -129,6 +132,17 @@ func eachEventStrict(ctx context.Context, path string, strict bool, fn func(*tra
 		return fmt.Errorf("%s: %w (no event line)", path, ErrNotTranscript)
 	}
 	return nil
+}
+
+// tornTail reports whether the reader's current line is a final line
+// with no LF that did not decode.
+func tornTail(rd *transcript.Reader) bool {
+	for _, p := range rd.Problems() {
+		if errors.Is(p, transcript.ErrTruncated) {
+			return true
+		}
+	}
+	return false
 }
 
 // stepKey identifies one step attempt bracket of a run.

@@ -188,6 +188,36 @@ func BenchmarkSearchIndex(b *testing.B) {
 	b.ReportMetric(float64(b.N*len(benchQueries))/b.Elapsed().Seconds(), "searches/s")
 }
 
+// BenchmarkListPage is serve's listing: the first page of 50 runs
+// newest first, the same page filtered by provider, and the filters'
+// values (Facets), the check against the files included.
+func BenchmarkListPage(b *testing.B) {
+	root, _ := benchArchive(b)
+	ctx := context.Background()
+	ix, _, err := Open(ctx, root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	defer ix.Close()
+	if _, err := ix.Update(ctx); err != nil {
+		b.Fatal(err)
+	}
+	b.ResetTimer()
+	for i := 0; i < b.N; i++ {
+		if _, err := ix.Update(ctx); err != nil {
+			b.Fatal(err)
+		}
+		for _, q := range []ListQuery{{Limit: 50}, {Provider: "claude", Limit: 50}} {
+			if runs, _, err := ix.List(ctx, q); err != nil || len(runs) == 0 {
+				b.Fatal(q, err, len(runs))
+			}
+		}
+		if _, err := ix.Facets(ctx); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
 // BenchmarkSearchScan answers the same queries by reading every
 // transcript (scanSearchAll; TestSearchAgreesWithScan checks its hits are
 // the index's). One pass over the files answers all the queries: a scan

@@ -68,6 +68,8 @@ type lineResult struct {
 	Model    string `json:"model"`
 	Error    string `json:"error"`
 	Status   string `json:"status"`
+	Project  string `json:"project"`
+	Cwd      string `json:"cwd"`
 }
 
 var errNoType = errors.New("missing type")

@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -41,11 +42,21 @@ type derivedRow struct {
 // Entries of kind whose run is not in ids are dropped. compute gets the
 // file's path; a file that cannot be stat'ed is computed every time.
 func (ix *Index) Derived(ctx context.Context, kind string, ids []string, compute func(path string) ([]byte, error)) (map[string][]byte, DerivedStats, error) {
+	return ix.derived(ctx, kind, ids, compute, true)
+}
+
+// DerivedOf is Derived for some of the runs (a page of a listing): the
+// entries of other runs are kept.
+func (ix *Index) DerivedOf(ctx context.Context, kind string, ids []string, compute func(path string) ([]byte, error)) (map[string][]byte, DerivedStats, error) {
+	return ix.derived(ctx, kind, ids, compute, false)
+}
+
+func (ix *Index) derived(ctx context.Context, kind string, ids []string, compute func(path string) ([]byte, error), all bool) (map[string][]byte, DerivedStats, error) {
 	var st DerivedStats
 	if _, err := ix.db.ExecContext(ctx, derivedSchema); err != nil {
 		return nil, st, fmt.Errorf("index: %w", err)
 	}
-	known, err := ix.derivedRows(ctx, kind)
+	known, err := ix.derivedRows(ctx, kind, ids, all)
 	if err != nil {
 		return nil, st, err
 	}
@@ -84,7 +95,7 @@ func (ix *Index) Derived(ctx context.Context, kind string, ids []string, compute
 	}
 	var gone []string
 	for id := range known {
-		if !listed[id] {
+		if all && !listed[id] {
 			gone = append(gone, id)
 		}
 	}
@@ -113,8 +124,15 @@ func (ix *Index) Derived(ctx context.Context, kind string, ids []string, compute
 	return out, st, nil
 }
 
-func (ix *Index) derivedRows(ctx context.Context, kind string) (map[string]*derivedRow, error) {
-	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, size, mtime, data FROM derived WHERE kind = ?`, kind)
+// derivedRows reads the entries of kind: all of them, or those of ids.
+func (ix *Index) derivedRows(ctx context.Context, kind string, ids []string, all bool) (map[string]*derivedRow, error) {
+	q, args := `SELECT run_id, size, mtime, data FROM derived WHERE kind = ?`, []any{kind}
+	if !all {
+		q += ` AND run_id IN (SELECT value FROM json_each(?))`
+		b, _ := json.Marshal(ids)
+		args = append(args, string(b))
+	}
+	rows, err := ix.db.QueryContext(ctx, q, args...)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}

@@ -5,7 +5,9 @@
 //
 // # Model
 //
-// One row per run (name, status, times, providers, models, counts) and one
+// One row per run (name, status, times, providers, models, project,
+// counts), which List pages newest first by a key (start time, run id)
+// so that a listing never reads a transcript, and one
 // document per searchable piece of an event: each text, thinking, command
 // and stream block of a message (tool_use and tool_result blocks are left
 // to the tool events, so a call is found once), each tool.call (name,
@@ -28,7 +30,9 @@
 // counts: views.RunDigest, as JSON the command defines, see Derived),
 // keyed by the file's size and mtime and checked against the file on
 // every use like the documents, so `ls` and `stats --all` read only the
-// runs that changed and answer what reading every file answers.
+// runs that changed and answer what reading every file answers
+// (DerivedOf does it for some runs, a page of serve's listing, and keeps
+// the others' entries).
 //
 // # Invariants
 //

@@ -32,6 +32,9 @@ CREATE TABLE runs(
   session INTEGER NOT NULL DEFAULT 0,
   -- title: the run's first prompt on one line (views.RunNode.Title).
   title TEXT NOT NULL DEFAULT '',
+  -- project: the first agent step result's project, else its cwd
+  -- (spec: where the provider data or the session's location gives them).
+  project TEXT NOT NULL DEFAULT '',
   part_status TEXT NOT NULL DEFAULT '',
   open_steps INTEGER NOT NULL DEFAULT 0,
   error TEXT NOT NULL DEFAULT '',
@@ -66,6 +69,7 @@ CREATE TABLE docs(
   call_id TEXT NOT NULL DEFAULT ''
 );
 CREATE INDEX docs_run ON docs(run_id);
+CREATE INDEX runs_started ON runs(started DESC, run_id);
 CREATE INDEX docs_call ON docs(run_id, call_id) WHERE call_id != '';
 -- superseded: runs whose content another run holds again (a sub-agent's
 -- run of an interrupted step archived again, an interrupted archive of a

@@ -25,6 +25,9 @@ type Query struct {
 	Every bool
 	// Mark is put around every match in the snippet ("" gives «»).
 	MarkOpen, MarkClose string
+	// WithText fills Hit.Text with the document's whole indexed text (a
+	// reader that masks secrets masks it, not a snippet that may cut one).
+	WithText bool
 }
 
 // Hit is one matching document.
@@ -52,6 +55,8 @@ type Hit struct {
 	// (injected context, a system prompt), ranked below the rest.
 	Injected bool   `json:"injected,omitempty"`
 	Snippet  string `json:"snippet"`
+	// Text is the document's indexed text, with Query.WithText.
+	Text string `json:"-"`
 	// Also counts the hits folded into this one: the same kind of
 	// document with the same snippet in other places (the same injected
 	// instructions in every session), the best ranked of which stands
@@ -194,8 +199,12 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	} else {
 		args = append(args, min(limit*8, limit+2000))
 	}
+	text := `''`
+	if q.WithText {
+		text = `fts.text`
+	}
 	sqlq := `SELECT d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
-  d.origin IN ('injected_context', 'system_prompt') AS injected, ` + snippet + `
+  d.origin IN ('injected_context', 'system_prompt') AS injected, ` + snippet + `, ` + text + `
 FROM fts JOIN docs d ON d.id = fts.rowid JOIN runs r ON r.run_id = d.run_id
 WHERE ` + cmp.Or(strings.Join(where, " AND "), "1") + `
 ORDER BY ` + order + ` LIMIT ?`
@@ -213,7 +222,7 @@ ORDER BY ` + order + ` LIMIT ?`
 		var h Hit
 		var ts int64
 		var providers string
-		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &h.Snippet); err != nil {
+		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &h.Snippet, &h.Text); err != nil {
 			return nil, fmt.Errorf("index: search: %w", err)
 		}
 		h.Snippet = strings.Join(strings.Fields(h.Snippet), " ")

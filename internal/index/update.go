@@ -344,13 +344,14 @@ type runRow struct {
 	final, partStatus string
 	session           bool
 	openSteps         int
-	// title is the run's first prompt (promptTitle).
-	title string
+	// title is the run's first prompt (promptTitle); project the first
+	// agent step result's project, else its cwd.
+	title, project string
 }
 
 func (r *runRow) load(ctx context.Context, tx *sql.Tx) error {
-	err := tx.QueryRowContext(ctx, `SELECT name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, last_seq, final, session, part_status, open_steps, title FROM runs WHERE run_id = ?`, r.id).
-		Scan(&r.name, &r.parent, &r.status, &r.errText, &r.started, &r.ended, &r.providers, &r.models, &r.steps, &r.tools, &r.events, &r.lastSeq, &r.final, &r.session, &r.partStatus, &r.openSteps, &r.title)
+	err := tx.QueryRowContext(ctx, `SELECT name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, last_seq, final, session, part_status, open_steps, title, project FROM runs WHERE run_id = ?`, r.id).
+		Scan(&r.name, &r.parent, &r.status, &r.errText, &r.started, &r.ended, &r.providers, &r.models, &r.steps, &r.tools, &r.events, &r.lastSeq, &r.final, &r.session, &r.partStatus, &r.openSteps, &r.title, &r.project)
 	if err != nil {
 		return fmt.Errorf("index: load run %s: %w", r.id, err)
 	}
@@ -366,9 +367,9 @@ func (r *runRow) save(ctx context.Context, tx *sql.Tx) error {
 	default:
 		r.status = "running"
 	}
-	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO runs(run_id, name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, size, mtime, indexed, last_seq, final, session, part_status, open_steps, title)
-VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
-		r.id, r.name, r.parent, r.status, r.errText, r.started, r.ended, r.providers, r.models, r.steps, r.tools, r.events, r.size, r.mtime, r.indexed, r.lastSeq, r.final, r.session, r.partStatus, r.openSteps, r.title)
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO runs(run_id, name, parent_run_id, status, error, started, ended, providers, models, steps, tools, events, size, mtime, indexed, last_seq, final, session, part_status, open_steps, title, project)
+VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`,
+		r.id, r.name, r.parent, r.status, r.errText, r.started, r.ended, r.providers, r.models, r.steps, r.tools, r.events, r.size, r.mtime, r.indexed, r.lastSeq, r.final, r.session, r.partStatus, r.openSteps, r.title, r.project)
 	if err != nil {
 		return fmt.Errorf("index: save run %s: %w", r.id, err)
 	}
@@ -508,6 +509,9 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 		if len(p.Result) > 0 && json.Unmarshal(p.Result, &res) == nil {
 			addTo(&r.providers, res.Provider)
 			addTo(&r.models, res.Model)
+			if r.project == "" {
+				r.project = cmp.Or(res.Project, res.Cwd)
+			}
 			if p.Kind == string(transcript.KindAgent) && !strings.Contains(ev.Path, ".") {
 				r.partStatus = cmp.Or(res.Status, p.Status, transcript.StatusOK)
 			}

@@ -13,11 +13,11 @@ import (
 	"github.com/twasm/twasm/internal/views"
 )
 
-// digestKind names the views.RunDigest data in the index: its version,
+// DigestKind names the views.RunDigest data in the index: its version,
 // bumped whenever the digest or the views that make it change, and the
 // build (its version and the executable's size and time), so that a new
 // twasm reads every run once rather than trust what an older one derived.
-func digestKind() string {
+func DigestKind() string {
 	k := "views.RunDigest/2/" + build.Version
 	if exe, err := os.Executable(); err == nil {
 		if st, err := os.Stat(exe); err == nil {
@@ -35,7 +35,7 @@ func digestKind() string {
 // storage) is an error: the caller reads the files instead.
 func (f *Factory) RunDigests(ctx context.Context, ids []string, w io.Writer) (map[string]*views.RunDigest, error) {
 	root := f.StorageRoot()
-	kind := digestKind()
+	kind := DigestKind()
 	compute := func(path string) ([]byte, error) { return json.Marshal(views.DigestFile(path)) }
 	data, err := withIndex(ctx, root, len(ids) > 0, w, func(ix *index.Index) (map[string][]byte, error) {
 		data, _, err := ix.Derived(ctx, kind, ids, compute)

@@ -224,6 +224,37 @@ func TestFanoutDependsOnStdlibOnly(t *testing.T) {
 	})
 }
 
+// TestWebWritesNothing: the web app (internal/web, twasm serve) is
+// read-only by construction. It imports none of the packages that write
+// storage (the recorder, the lifecycle, the durable directory entries)
+// itself, and depends on none of those that run agents or plugins or
+// archive sessions (capture, archive, host, normalize, runctl) even
+// through another package (views reaches the recorder and the lifecycle
+// for their field names only). Its one write is the index, a cache of
+// the transcripts, as search's.
+func TestWebWritesNothing(t *testing.T) {
+	pkgs := imports(t, build.Default)
+	pkg := module + "/internal/web"
+	if _, ok := pkgs[pkg]; !ok {
+		t.Fatalf("no package %s: the walk is stale or the package moved (README, Layout)", pkg)
+	}
+	direct := []string{"recorder", "lifecycle", "internal/durable"}
+	anywhere := []string{"capture", "internal/archive", "host", "internal/runctl", "internal/normalize"}
+	for _, dep := range pkgs[pkg] {
+		if rel, ok := strings.CutPrefix(dep, module+"/"); ok && slices.Contains(direct, rel) {
+			t.Errorf("%s imports %s; the web app writes no storage (README, Layout)", pkg, dep)
+		}
+	}
+	walk(pkgs, pkg, func(dep, via string) bool {
+		rel, ok := strings.CutPrefix(dep, module+"/")
+		if ok && slices.Contains(anywhere, rel) {
+			t.Errorf("%s depends on %s (through %s); the web app runs no plugin and archives nothing (README, Layout)", pkg, dep, via)
+			return false
+		}
+		return true
+	})
+}
+
 // publicHelpers are the test helpers outside internal/: a plugin author's
 // own tests import them from another module.
 func publicHelpers(pkgs map[string][]string) []string {

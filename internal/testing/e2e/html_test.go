@@ -1,44 +1,21 @@
 package e2e
 
 import (
-	"context"
 	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
-	"sync"
 	"testing"
 	"time"
 
-	"github.com/chromedp/cdproto/log"
-	"github.com/chromedp/cdproto/network"
-	"github.com/chromedp/cdproto/runtime"
 	"github.com/chromedp/chromedp"
+	"github.com/twasm/twasm/internal/testing/browsertest"
 )
 
 // The HTML export is checked in a real headless Chromium (Debian's
 // package), driven over the DevTools protocol: what a person sees (the
 // tree, a tool call with its result beside it, a diff, a folded thinking
 // block, search), no console error, and no request leaving the page.
-
-func chromium(t *testing.T) string {
-	t.Helper()
-	for _, p := range []string{os.Getenv("TWASM_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
-		if p == "" {
-			continue
-		}
-		if _, err := exec.LookPath(p); err == nil {
-			return p
-		}
-	}
-	msg := "no Chromium: install Debian's chromium package (apt-get install chromium) to run the HTML export test"
-	if os.Getenv("CI") != "" {
-		t.Fatal(msg + "; CI must install it (.ci/run does)")
-	}
-	t.Skip(msg)
-	return ""
-}
 
 func recordRun(t *testing.T, storage, provider, file string, extra ...string) string {
 	t.Helper()
@@ -57,7 +34,7 @@ func recordRun(t *testing.T, storage, provider, file string, extra ...string) st
 }
 
 func TestExportHTMLInBrowser(t *testing.T) {
-	exe := chromium(t)
+	exe := browsertest.Chromium(t)
 	storage := t.TempDir()
 	tools := recordRun(t, storage, "claude", "testdata/golden/claude/stream_json_tool_kinds.jsonl", "--prompt", "tidy the demo files")
 	thinking := recordRun(t, storage, "claude", "testdata/golden/claude/session_log.jsonl")
@@ -65,9 +42,11 @@ func TestExportHTMLInBrowser(t *testing.T) {
 	page := filepath.Join(t.TempDir(), "run.html")
 	twasmOK(t, "--storage", storage, "export", "html", "-o", page, tools, thinking, failed)
 
-	b := openBrowser(t, exe)
-	do, num, str := b.do, b.num, b.str
-	bctx := b.ctx
+	b := browsertest.Open(t, exe, hangBound)
+	do := func(a chromedp.Action[chromedp.Void]) { b.Do(t, a) }
+	num := func(e string) int { return b.Num(t, e) }
+	str := func(e string) string { return b.Str(t, e) }
+	bctx := b.Ctx
 	do(chromedp.Navigate("file://" + page))
 	do(chromedp.WaitReady("#hits"))
 	title, err := chromedp.Run(bctx, chromedp.Title())
@@ -126,7 +105,7 @@ func TestExportHTMLInBrowser(t *testing.T) {
 	if matching == 0 || !strings.Contains(hits, "matching") {
 		t.Fatalf("search for Grep: %d events shown, hits %q", matching, hits)
 	}
-	b.check(t, page)
+	b.Check(t, "file://"+page)
 }
 
 func TestExportHTMLRedacts(t *testing.T) {
@@ -171,90 +150,6 @@ func TestExportHTMLRedacts(t *testing.T) {
 	}
 }
 
-// browser is a headless Chromium with a page's requests and problems
-// (console errors and warnings, exceptions, error log entries) recorded.
-type browser struct {
-	ctx      context.Context
-	mu       sync.Mutex
-	requests []string
-	problems []string
-	do       func(chromedp.Action[chromedp.Void])
-	num      func(string) int
-	str      func(string) string
-}
-
-func openBrowser(t *testing.T, exe string) *browser {
-	t.Helper()
-	ctx, cancel := context.WithTimeout(context.Background(), hangBound)
-	t.Cleanup(cancel)
-	opts := append(chromedp.DefaultExecAllocatorOptions[:],
-		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
-		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true))
-	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
-	t.Cleanup(acancel)
-	bctx, bcancel := chromedp.NewContext(actx)
-	t.Cleanup(bcancel)
-	b := &browser{ctx: bctx}
-	if err := chromedp.Listen(bctx, func(ev any) {
-		b.mu.Lock()
-		defer b.mu.Unlock()
-		switch e := ev.(type) {
-		case *network.EventRequestWillBeSent:
-			b.requests = append(b.requests, e.Request.URL)
-		case *runtime.EventConsoleAPICalled:
-			if e.Type == "error" || e.Type == "warning" || e.Type == "assert" {
-				b.problems = append(b.problems, "console "+string(e.Type))
-			}
-		case *runtime.EventExceptionThrown:
-			b.problems = append(b.problems, "exception: "+e.ExceptionDetails.Text)
-		case *log.EventEntryAdded:
-			if e.Entry.Level == log.EntryLevelError {
-				b.problems = append(b.problems, "log: "+e.Entry.Text)
-			}
-		}
-	}); err != nil {
-		t.Fatal(err)
-	}
-	b.do = func(a chromedp.Action[chromedp.Void]) {
-		t.Helper()
-		if _, err := chromedp.Run(bctx, a); err != nil {
-			t.Fatal(err)
-		}
-	}
-	b.num = func(expr string) int {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Evaluate[int](expr))
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		return v
-	}
-	b.str = func(expr string) string {
-		t.Helper()
-		v, err := chromedp.Run(bctx, chromedp.Evaluate[string](expr))
-		if err != nil {
-			t.Fatalf("%s: %v", expr, err)
-		}
-		return v
-	}
-	return b
-}
-
-// check fails the test if the page made a request or had a problem.
-func (b *browser) check(t *testing.T, page string) {
-	t.Helper()
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	for _, u := range b.requests {
-		if !strings.HasPrefix(u, "file://"+page) && !strings.HasPrefix(u, "data:") && u != "about:blank" {
-			t.Fatalf("the page made a request: %s (all: %v)", u, b.requests)
-		}
-	}
-	if len(b.problems) > 0 {
-		t.Fatalf("console errors: %v", b.problems)
-	}
-}
-
 // TestExportHTMLHostileInBrowser: a transcript whose prompt, messages,
 // tool names, inputs, file names and outputs carry script tags, event
 // handlers, javascript: links, SVG, terminal escapes and bidirectional
@@ -262,17 +157,9 @@ func (b *browser) check(t *testing.T, page string) {
 // obeying them, and the page's policy allows no inline script but its
 // own.
 func TestExportHTMLHostileInBrowser(t *testing.T) {
-	exe := chromium(t)
+	exe := browsertest.Chromium(t)
 	storage := t.TempDir()
-	payloads := []string{
-		`<script>window.pwned="script"</script>`,
-		`<img src=x onerror="window.pwned='onerror'">`,
-		`<svg onload="window.pwned='svg'"><script>window.pwned='svg2'</script></svg>`,
-		`<a href="javascript:window.pwned='link'" id="jslink">click</a>`,
-		`"><iframe srcdoc="<script>parent.pwned='iframe'</script>">`,
-		"\x1b]8;;javascript:window.pwned='osc8'\x1b\\osc link\x1b]8;;\x1b\\ \x1b[31mred\x1b[0m",
-		"if (isAdmin) \u202e } \u2066 { begin admin only \u2069",
-	}
+	payloads := browsertest.Payloads
 	hostile := strings.Join(payloads, " ")
 	str := func(s string) string { b, _ := json.Marshal(s); return string(b) }
 	lines := []string{
@@ -302,11 +189,11 @@ func TestExportHTMLHostileInBrowser(t *testing.T) {
 		}
 	}
 
-	b := openBrowser(t, exe)
-	b.do(chromedp.Navigate("file://" + page))
-	b.do(chromedp.WaitReady("#hits"))
+	b := browsertest.Open(t, exe, hangBound)
+	b.Do(t, chromedp.Navigate("file://"+page))
+	b.Do(t, chromedp.WaitReady("#hits"))
 	// The page's own script ran (it moves each result beside its call)...
-	if n := b.num(`document.querySelectorAll('.tool .slot .result').length`); n < 2 {
+	if n := b.Num(t, `document.querySelectorAll('.tool .slot .result').length`); n < 2 {
 		t.Fatalf("the page's script did not run: %d results beside their calls", n)
 	}
 	// ...and nothing from the transcript did, nor became markup.
@@ -315,20 +202,20 @@ func TestExportHTMLHostileInBrowser(t *testing.T) {
 		`document.querySelectorAll('main script, main img, main svg, main iframe, #jslink').length ? 'markup' : ''`,
 		`[].filter.call(document.querySelectorAll('a[href]'), function(a){return !/^#/.test(a.getAttribute('href'))}).map(function(a){return a.href}).join(' ')`,
 	} {
-		if got := b.str(probe); got != "" {
+		if got := b.Str(t, probe); got != "" {
 			t.Fatalf("%s: %q", probe, got)
 		}
 	}
-	shown := b.str(`document.querySelector('main').textContent`)
+	shown := b.Str(t, `document.querySelector('main').textContent`)
 	for _, want := range []string{`<script>window.pwned="script"</script>`, "[U+202E]", "[U+2066]", "osc link", "red"} {
 		if !strings.Contains(shown, want) {
 			t.Fatalf("the page does not show %q as text", want)
 		}
 	}
 	// Clicking every link and summary runs nothing either.
-	b.str(`(function(){document.querySelectorAll('summary, a').forEach(function(e){e.click()});return ''})()`)
-	if got := b.str(`typeof window.pwned === 'undefined' ? '' : String(window.pwned)`); got != "" {
+	b.Str(t, `(function(){document.querySelectorAll('summary, a').forEach(function(e){e.click()});return ''})()`)
+	if got := b.Str(t, `typeof window.pwned === 'undefined' ? '' : String(window.pwned)`); got != "" {
 		t.Fatalf("a click ran transcript code: %q", got)
 	}
-	b.check(t, page)
+	b.Check(t, "file://"+page)
 }

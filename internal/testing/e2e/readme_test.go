@@ -15,6 +15,9 @@ import (
 // is run, or listed here, or this test fails.
 var readmeSkips = map[string]string{
 	"twasm sync --watch --interval 1m": "runs until Ctrl-C: TestSyncWatch",
+	"twasm serve":                      "runs until Ctrl-C: internal/cli/servecmd TestRunServe, internal/web TestServeInBrowser",
+	"twasm serve --redact":             "runs until Ctrl-C: internal/web TestRedact",
+	"twasm serve --addr 0.0.0.0:8421":  "runs until Ctrl-C: internal/cli/servecmd TestRunServe (any address), internal/web TestWhoMayAsk",
 }
 
 // TestReadmeExamples runs the README's examples as written.

@@ -1,0 +1,3 @@
+// Package servecmd implements "twasm serve": the local web app over the
+// storage (package web).
+package servecmd

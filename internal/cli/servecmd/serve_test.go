@@ -1,0 +1,115 @@
+package servecmd
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"regexp"
+	"strings"
+	"testing"
+
+	"go.uber.org/goleak"
+
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/testing/viewstest"
+)
+
+func TestMain(m *testing.M) {
+	goleak.VerifyTestMain(m)
+}
+
+func TestNewCmdServe(t *testing.T) {
+	tests := []struct {
+		argv string
+		code int
+		want Options
+	}{
+		{"", 0, Options{Addr: DefaultAddr}},
+		{"--addr 127.0.0.1:0 --redact", 0, Options{Addr: "127.0.0.1:0", Redact: true}},
+		{"--addr 0.0.0.0:9000 --token abc", 0, Options{Addr: "0.0.0.0:9000", Token: "abc"}},
+		{"--addr nope", cmdutil.ExitUsage, Options{}},
+		{"extra", cmdutil.ExitFailure, Options{}}, // Main makes it a usage error (isUsage)
+	}
+	for _, tc := range tests {
+		t.Run(tc.argv, func(t *testing.T) {
+			env := cmdtest.New(t)
+			var got *Options
+			err := cmdtest.Parse(NewCmdServe(env.F, func(_ context.Context, o *Options) error { got = o; return nil }), tc.argv)
+			if cmdutil.ExitCode(err) != tc.code {
+				t.Fatalf("exit %d (%v), want %d", cmdutil.ExitCode(err), err, tc.code)
+			}
+			if tc.code != 0 {
+				return
+			}
+			if got.Addr != tc.want.Addr || got.Token != tc.want.Token || got.Redact != tc.want.Redact {
+				t.Fatalf("got %+v, want %+v", got, tc.want)
+			}
+		})
+	}
+}
+
+// TestRunServe serves the storage until the context ends: on loopback
+// without a token, elsewhere with one it generates and prints.
+func TestRunServe(t *testing.T) {
+	tests := []struct {
+		name      string
+		addr      string
+		wantToken bool
+	}{
+		{"loopback", "127.0.0.1:0", false},
+		{"any address", "0.0.0.0:0", true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			env := cmdtest.New(t)
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ready := make(chan string, 1)
+			done := make(chan error, 1)
+			go func() { done <- Run(ctx, &Options{F: env.F, Addr: tc.addr, Ready: func(a string) { ready <- a }}) }()
+			var addr string
+			select {
+			case addr = <-ready:
+			case err := <-done:
+				t.Fatalf("Run: %v", err)
+			}
+			port := addr[strings.LastIndexByte(addr, ':'):]
+			base := "http://127.0.0.1" + port
+			printed := env.Out.String()
+			token := regexp.MustCompile(`\?token=([0-9a-f]{32})`).FindStringSubmatch(printed)
+			if (token != nil) != tc.wantToken || !strings.Contains(printed, "twasm serve: http://") {
+				t.Fatalf("printed %q", printed)
+			}
+			get := func(path string, header string) (int, string) {
+				req, _ := http.NewRequestWithContext(ctx, http.MethodGet, base+path, nil)
+				if header != "" {
+					req.Header.Set("Authorization", header)
+				}
+				resp, err := http.DefaultClient.Do(req)
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer resp.Body.Close()
+				b, _ := io.ReadAll(resp.Body)
+				return resp.StatusCode, string(b)
+			}
+			auth := ""
+			if tc.wantToken {
+				if code, _ := get("/", ""); code != http.StatusUnauthorized {
+					t.Fatalf("without the token: %d", code)
+				}
+				auth = "Bearer " + token[1]
+			}
+			code, body := get("/", auth)
+			if code != 200 || !strings.Contains(body, `data-run="`+viewstest.Root+`"`) {
+				t.Fatalf("%d\n%s", code, body)
+			}
+			http.DefaultClient.CloseIdleConnections()
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatalf("Run after the context ended: %v", err)
+			}
+		})
+	}
+}

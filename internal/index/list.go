@@ -1,0 +1,190 @@
+package index
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"strconv"
+	"strings"
+	"time"
+)
+
+// ListQuery selects a page of runs from the index, newest first (by the
+// time the run started, then by run id), without reading a transcript:
+// 10,000 runs page as fast as 10.
+type ListQuery struct {
+	// Filters: empty means any. Provider and Model as Query's; Status is
+	// the run's status ("open" selects the open runs: archived sessions
+	// that may still grow); Project the run's project, exactly.
+	Provider, Model, Status, Project string
+	// Since and Until bound the run's start (Until excluded).
+	Since, Until time.Time
+	// Children lists child runs (sub-agents' runs) too.
+	Children bool
+	// After is the Cursor of the last run of the previous page ("": the
+	// first page).
+	After string
+	Limit int
+}
+
+// ListedRun is one run of a listing page.
+type ListedRun struct {
+	RunID   string
+	Name    string
+	Title   string
+	Parent  string
+	Status  string
+	Session bool
+	// Open marks an archived session that may still grow (no
+	// run.completed, no step open): views.RunNode.Open's rule.
+	Open      bool
+	Project   string
+	Started   time.Time
+	Ended     time.Time
+	Providers []string
+	Models    []string
+	Steps     int
+	Tools     int
+	// Errors counts the run's failed tool calls and its step and run
+	// errors (its documents whose own outcome is error; a call and its
+	// result count once).
+	Errors int
+	// Cursor is the key to pass as ListQuery.After for the next page.
+	Cursor string
+}
+
+// List returns one page of runs, newest first, and whether there are
+// more. The key is (started, run_id), so that a run added meanwhile does
+// not shift the next page.
+func (ix *Index) List(ctx context.Context, q ListQuery) ([]ListedRun, bool, error) {
+	where := []string{"1"}
+	var args []any
+	if !q.Children {
+		where = append(where, "parent_run_id = ''")
+	}
+	if q.Provider != "" {
+		where = append(where, `providers LIKE ? ESCAPE '\'`)
+		args = append(args, "%,"+likeEscape(q.Provider)+",%")
+	}
+	if q.Model != "" {
+		where = append(where, `models LIKE ? ESCAPE '\'`)
+		args = append(args, "%,"+likeEscape(q.Model)+"%")
+	}
+	switch q.Status {
+	case "":
+	case "open":
+		where = append(where, "session != 0 AND final = '' AND open_steps = 0")
+	default:
+		where = append(where, "status = ?")
+		args = append(args, q.Status)
+	}
+	if q.Project != "" {
+		where = append(where, "project = ?")
+		args = append(args, q.Project)
+	}
+	if !q.Since.IsZero() {
+		where = append(where, "started >= ?")
+		args = append(args, q.Since.UnixMilli())
+	}
+	if !q.Until.IsZero() {
+		where = append(where, "started < ?")
+		args = append(args, q.Until.UnixMilli())
+	}
+	if q.After != "" {
+		started, id, ok := strings.Cut(q.After, ".")
+		ms, err := strconv.ParseInt(started, 10, 64)
+		if !ok || err != nil {
+			return nil, false, fmt.Errorf("index: list: bad cursor %q", q.After)
+		}
+		where = append(where, "(started < ? OR started = ? AND run_id > ?)")
+		args = append(args, ms, ms, id)
+	}
+	limit := q.Limit
+	if limit <= 0 {
+		limit = 50
+	}
+	args = append(args, limit+1)
+	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, name, title, parent_run_id, status, session, final, open_steps, project, started, ended, providers, models, steps, tools,
+  (SELECT count(*) FROM docs d WHERE d.run_id = runs.run_id AND d.status = 'error' AND d.kind != 'tool_call')
+FROM runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started DESC, run_id LIMIT ?`, args...)
+	if err != nil {
+		return nil, false, fmt.Errorf("index: list: %w", err)
+	}
+	defer rows.Close()
+	var out []ListedRun
+	for rows.Next() {
+		var r ListedRun
+		var started, ended int64
+		var final, providers, models string
+		var openSteps int
+		if err := rows.Scan(&r.RunID, &r.Name, &r.Title, &r.Parent, &r.Status, &r.Session, &final, &openSteps, &r.Project, &started, &ended, &providers, &models, &r.Steps, &r.Tools, &r.Errors); err != nil {
+			return nil, false, fmt.Errorf("index: list: %w", err)
+		}
+		r.Open = r.Session && final == "" && openSteps == 0
+		if started != 0 {
+			r.Started = time.UnixMilli(started).UTC()
+		}
+		if ended != 0 {
+			r.Ended = time.UnixMilli(ended).UTC()
+		}
+		r.Providers, r.Models = splitList(providers), splitList(models)
+		r.Cursor = strconv.FormatInt(started, 10) + "." + r.RunID
+		out = append(out, r)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, false, fmt.Errorf("index: list: %w", err)
+	}
+	more := len(out) > limit
+	if more {
+		out = out[:limit]
+	}
+	return out, more, nil
+}
+
+// Facets are the values the listing's filters can take, each list
+// sorted.
+type Facets struct {
+	Providers, Models, Projects, Statuses []string
+}
+
+// Facets returns the distinct providers, models, projects and statuses
+// of the top-level runs.
+func (ix *Index) Facets(ctx context.Context) (Facets, error) {
+	var f Facets
+	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT providers, models, project, status FROM runs WHERE parent_run_id = ''`)
+	if err != nil {
+		return f, fmt.Errorf("index: %w", err)
+	}
+	defer rows.Close()
+	seen := map[string]bool{}
+	add := func(list *[]string, kind, v string) {
+		if v != "" && !seen[kind+v] {
+			seen[kind+v] = true
+			*list = append(*list, v)
+		}
+	}
+	for rows.Next() {
+		var providers, models, project, status string
+		if err := rows.Scan(&providers, &models, &project, &status); err != nil {
+			return f, fmt.Errorf("index: %w", err)
+		}
+		for _, p := range splitList(providers) {
+			add(&f.Providers, "p", p)
+		}
+		for _, m := range splitList(models) {
+			add(&f.Models, "m", m)
+		}
+		add(&f.Projects, "j", project)
+		add(&f.Statuses, "s", status)
+	}
+	for _, l := range []*[]string{&f.Providers, &f.Models, &f.Projects, &f.Statuses} {
+		slices.Sort(*l)
+	}
+	return f, rows.Err()
+}
+
+// likeEscape makes a value match as text in a LIKE pattern with
+// ESCAPE '\'.
+func likeEscape(s string) string {
+	return strings.NewReplacer(`\`, `\\`, "%", `\%`, "_", `\_`).Replace(s)
+}

@@ -1,0 +1,97 @@
+package index
+
+import (
+	"context"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/internal/testing/viewstest"
+	"github.com/twasm/twasm/transcript"
+)
+
+// DerivedOf computes and keeps the runs asked for, and leaves the other
+// runs' entries (a page of a listing is not the whole storage).
+func TestDerivedOf(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	viewstest.WriteStore(t, root)
+	ix, _, err := Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	compute := func(path string) ([]byte, error) { return []byte(filepath.Base(path)), nil }
+	_, st, err := ix.Derived(ctx, "k/1", []string{viewstest.Root, viewstest.Child}, compute)
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.Computed)
+	d, st, err := ix.DerivedOf(ctx, "k/1", []string{viewstest.Child}, compute)
+	require.NoError(t, err)
+	assert.Equal(t, DerivedStats{Cached: 1}, st)
+	assert.Equal(t, map[string][]byte{viewstest.Child: []byte(viewstest.Child + ".jsonl")}, d)
+	_, st, err = ix.Derived(ctx, "k/1", []string{viewstest.Root, viewstest.Child}, compute)
+	require.NoError(t, err)
+	assert.Equal(t, DerivedStats{Cached: 2}, st, "the root's entry was kept")
+}
+
+// List pages newest first by a key a run added meanwhile does not
+// shift, and takes a run's project from its first agent step result
+// (project, else cwd: what record adds).
+func TestListPages(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	dir := filepath.Join(root, "transcripts")
+	write := func(id string, at time.Time, result map[string]any) {
+		b := viewstest.NewBuilder(id, "")
+		b.Add(viewstest.Started("r"))
+		raw, _ := json.Marshal(result)
+		b.Add(viewstest.Step(transcript.StepCompleted, "agent", 0, &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent, Result: raw}))
+		for _, ev := range b.Events() {
+			ev.Timestamp = at
+		}
+		viewstest.WriteFile(t, filepath.Join(dir, id+".jsonl"), b.Bytes(t))
+	}
+	viewstest.WriteStore(t, root)
+	t0 := viewstest.T0.Add(time.Hour)
+	ids := []string{"10000000-0000-4000-8000-000000000001", "10000000-0000-4000-8000-000000000002", "10000000-0000-4000-8000-000000000003"}
+	write(ids[0], t0, map[string]any{"provider": "claude", "status": "ok", "cwd": "/home/me/a"})
+	write(ids[1], t0, map[string]any{"provider": "claude", "status": "ok", "project": "/home/me/b", "cwd": "/home/me/b/sub"})
+	write(ids[2], t0.Add(time.Minute), map[string]any{"provider": "claude", "status": "ok"})
+	ix, _, err := Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
+
+	var got []string
+	after := ""
+	for {
+		page, more, err := ix.List(ctx, ListQuery{After: after, Limit: 2})
+		require.NoError(t, err)
+		for _, r := range page {
+			got = append(got, r.RunID)
+		}
+		if !more {
+			break
+		}
+		after = page[len(page)-1].Cursor
+		if len(got) == 2 { // a run added between two pages, newer than all
+			write("10000000-0000-4000-8000-000000000009", t0.Add(time.Hour), map[string]any{"provider": "codex"})
+			_, err = ix.Update(ctx)
+			require.NoError(t, err)
+		}
+	}
+	assert.Equal(t, []string{ids[2], ids[0], ids[1], viewstest.Root}, got, "newest first, ties by id, each once")
+
+	f, err := ix.Facets(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, []string{"/home/me/a", "/home/me/b"}, f.Projects)
+	page, _, err := ix.List(ctx, ListQuery{Project: "/home/me/b"})
+	require.NoError(t, err)
+	require.Len(t, page, 1)
+	assert.Equal(t, ids[1], page[0].RunID)
+	_, _, err = ix.List(ctx, ListQuery{After: "nope"})
+	assert.Error(t, err)
+}

@@ -1,0 +1,173 @@
+package browsertest
+
+import (
+	"context"
+	"os"
+	"os/exec"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/chromedp/cdproto/log"
+	"github.com/chromedp/cdproto/network"
+	"github.com/chromedp/cdproto/runtime"
+	"github.com/chromedp/chromedp"
+)
+
+// Payloads are what a hostile transcript carries in every field a page
+// shows: markup that would run (setting window.pwned), links that would
+// run, terminal escapes (an OSC 8 link, colours) and bidirectional
+// controls. A page passes when window.pwned stays undefined and the text
+// is shown as text.
+var Payloads = []string{
+	`<script>window.pwned="script"</script>`,
+	`<img src=x onerror="window.pwned='onerror'">`,
+	`<svg onload="window.pwned='svg'"><script>window.pwned='svg2'</script></svg>`,
+	`<a href="javascript:window.pwned='link'" id="jslink">click</a>`,
+	`"><iframe srcdoc="<script>parent.pwned='iframe'</script>">`,
+	"\x1b]8;;javascript:window.pwned='osc8'\x1b\\osc link\x1b]8;;\x1b\\ \x1b[31mred\x1b[0m",
+	"if (isAdmin) \u202e } \u2066 { begin admin only \u2069",
+}
+
+// Chromium returns the browser's executable ($TWASM_CHROMIUM, else
+// Debian's), skipping the test when there is none, or failing it when
+// $CI is set (CI must install it: .ci/run does).
+func Chromium(t *testing.T) string {
+	t.Helper()
+	for _, p := range []string{os.Getenv("TWASM_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
+		if p == "" {
+			continue
+		}
+		if _, err := exec.LookPath(p); err == nil {
+			return p
+		}
+	}
+	msg := "no Chromium: install Debian's chromium package (apt-get install chromium) to run the browser tests"
+	if os.Getenv("CI") != "" {
+		t.Fatal(msg + "; CI must install it (.ci/run does)")
+	}
+	t.Skip(msg)
+	return ""
+}
+
+// Browser is a headless Chromium with a page's requests and problems
+// recorded.
+type Browser struct {
+	Ctx      context.Context
+	mu       sync.Mutex
+	requests []string
+	problems []string
+}
+
+// Do runs an action, failing t on an error (t is the test or subtest
+// running it: FailNow must be called from its own goroutine).
+func (b *Browser) Do(t testing.TB, a chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	if _, err := chromedp.Run(b.Ctx, a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// Num evaluates expr to a number, failing t on an error.
+func (b *Browser) Num(t testing.TB, expr string) int {
+	t.Helper()
+	v, err := chromedp.Run(b.Ctx, chromedp.Evaluate[int](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// Str evaluates expr to a string, failing t on an error.
+func (b *Browser) Str(t testing.TB, expr string) string {
+	t.Helper()
+	v, err := chromedp.Run(b.Ctx, chromedp.Evaluate[string](expr))
+	if err != nil {
+		t.Fatalf("%s: %v", expr, err)
+	}
+	return v
+}
+
+// Open starts a browser for the test (ended with it). timeout bounds the
+// whole test's browsing (a hang, never a measure).
+func Open(t *testing.T, exe string, timeout time.Duration) *Browser {
+	t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), timeout)
+	t.Cleanup(cancel)
+	opts := append(chromedp.DefaultExecAllocatorOptions[:],
+		chromedp.ExecPath(exe), chromedp.NoSandbox, chromedp.DisableGPU, chromedp.UserDataDir(t.TempDir()),
+		chromedp.Flag("disable-quic", true), chromedp.Flag("disable-component-update", true), chromedp.Flag("disable-sync", true))
+	actx, acancel := chromedp.NewExecAllocator(ctx, opts...)
+	t.Cleanup(acancel)
+	bctx, bcancel := chromedp.NewContext(actx)
+	t.Cleanup(bcancel)
+	b := &Browser{Ctx: bctx}
+	if err := chromedp.Listen(bctx, func(ev any) {
+		b.mu.Lock()
+		defer b.mu.Unlock()
+		switch e := ev.(type) {
+		case *network.EventRequestWillBeSent:
+			b.requests = append(b.requests, e.Request.URL)
+		case *runtime.EventConsoleAPICalled:
+			if e.Type == "error" || e.Type == "warning" || e.Type == "assert" {
+				b.problems = append(b.problems, "console "+string(e.Type))
+			}
+		case *runtime.EventExceptionThrown:
+			b.problems = append(b.problems, "exception: "+e.ExceptionDetails.Text)
+		case *log.EventEntryAdded:
+			if e.Entry.Level == log.EntryLevelError {
+				b.problems = append(b.problems, "log: "+e.Entry.Text)
+			}
+		}
+	}); err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Check fails the test if a page requested anything but addresses
+// starting with one of allowed (and data: and about:blank), or reported
+// a problem.
+func (b *Browser) Check(t *testing.T, allowed ...string) {
+	t.Helper()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	for _, u := range b.requests {
+		ok := strings.HasPrefix(u, "data:") || u == "about:blank"
+		for _, a := range allowed {
+			ok = ok || strings.HasPrefix(u, a)
+		}
+		if !ok {
+			t.Fatalf("the page made a request: %s (all: %v)", u, b.requests)
+		}
+	}
+	if len(b.problems) > 0 {
+		t.Fatalf("console errors: %v", b.problems)
+	}
+}
+
+// Until evaluates expr until it is true: a wait for what the page
+// shows, bounded only by the browser's context (a hang, never a
+// measure). An evaluation that fails while a page is being replaced is
+// tried again.
+func (b *Browser) Until(t testing.TB, expr string) {
+	t.Helper()
+	for {
+		ok, err := chromedp.Run(b.Ctx, chromedp.Evaluate[bool](expr))
+		if err == nil && ok {
+			return
+		}
+		if b.Ctx.Err() != nil {
+			t.Fatalf("waiting for %s: %v (last error %v)", expr, b.Ctx.Err(), err)
+		}
+		_, _ = chromedp.Run(b.Ctx, chromedp.Sleep(50*time.Millisecond))
+	}
+}
+
+// Problems returns the problems reported so far.
+func (b *Browser) Problems() []string {
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	return append([]string(nil), b.problems...)
+}
