@@ -34,23 +34,29 @@ func digestKind() string {
 // either is said on w. An index that cannot be used at all (a read-only
 // storage) is an error: the caller reads the files instead.
 func (f *Factory) RunDigests(ctx context.Context, ids []string, w io.Writer) (map[string]*views.RunDigest, error) {
-	root := f.StorageRoot()
-	kind := digestKind()
-	compute := func(path string) ([]byte, error) { return json.Marshal(views.DigestFile(path)) }
-	data, err := withIndex(ctx, root, len(ids) > 0, w, func(ix *index.Index) (map[string][]byte, error) {
+	return derivedOf(ctx, f, digestKind(), ids, w, views.DigestFile)
+}
+
+// derivedOf returns, for each run id, what fromFile derives from its
+// transcript, from the index's derived table of kind for the files
+// unchanged since (as JSON), else made again and stored; an entry that no
+// longer decodes is made from the file.
+func derivedOf[T any](ctx context.Context, f *Factory, kind string, ids []string, w io.Writer, fromFile func(path string) *T) (map[string]*T, error) {
+	compute := func(path string) ([]byte, error) { return json.Marshal(fromFile(path)) }
+	data, err := withIndex(ctx, f.StorageRoot(), len(ids) > 0, w, func(ix *index.Index) (map[string][]byte, error) {
 		data, _, err := ix.Derived(ctx, kind, ids, compute)
 		return data, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]*views.RunDigest, len(data))
+	out := make(map[string]*T, len(data))
 	for id, b := range data {
-		d := &views.RunDigest{}
-		if json.Unmarshal(b, d) != nil {
-			d = views.DigestFile(f.TranscriptDir() + string(os.PathSeparator) + id + ".jsonl")
+		v := new(T)
+		if json.Unmarshal(b, v) != nil {
+			v = fromFile(f.TranscriptDir() + string(os.PathSeparator) + id + ".jsonl")
 		}
-		out[id] = d
+		out[id] = v
 	}
 	return out, nil
 }
