@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/twasm/twasm/internal/cli/build"
 	"github.com/twasm/twasm/internal/index"
@@ -50,13 +52,30 @@ func derivedOf[T any](ctx context.Context, f *Factory, kind string, ids []string
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]*T, len(data))
-	for id, b := range data {
-		v := new(T)
-		if json.Unmarshal(b, v) != nil {
-			v = fromFile(f.TranscriptDir() + string(os.PathSeparator) + id + ".jsonl")
-		}
-		out[id] = v
+	// Decoding is most of the work once the index is warm: spread over
+	// the cores, each worker writing only its own slots.
+	ids = ids[:0:0]
+	for id := range data {
+		ids = append(ids, id)
+	}
+	vals := make([]*T, len(ids))
+	var wg sync.WaitGroup
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(ids)/256))
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(ids); i += workers {
+				v := new(T)
+				if json.Unmarshal(data[ids[i]], v) != nil {
+					v = fromFile(f.TranscriptDir() + string(os.PathSeparator) + ids[i] + ".jsonl")
+				}
+				vals[i] = v
+			}
+		})
+	}
+	wg.Wait()
+	out := make(map[string]*T, len(ids))
+	for i, id := range ids {
+		out[id] = vals[i]
 	}
 	return out, nil
 }
