@@ -302,6 +302,48 @@ func (t *Table) price(model string, u *transcript.Usage, oneRequest bool) (Price
 	return p, true
 }
 
+// Cost is money with its provenance (spec §4's cost): MicroUSD is an
+// integer of millionths of a dollar, USD the same as a decimal string;
+// Source says where it comes from (provider: stated by the provider,
+// priced: from the price table Prices, mixed: both, unknown: neither);
+// UnpricedModels are the models whose usage the table could not price:
+// their cost is unknown, not 0, and not in MicroUSD. TierUnknown counts
+// figures summed over several requests above a long-context threshold,
+// priced at the base rates.
+type Cost struct {
+	MicroUSD       int64    `json:"micro_usd"`
+	USD            string   `json:"usd"`
+	Source         string   `json:"source"`
+	Prices         string   `json:"prices,omitempty"`
+	UnpricedModels []string `json:"unpriced_models,omitempty"`
+	TierUnknown    int      `json:"tier_unknown,omitempty"`
+}
+
+// Sources of a Cost.
+const (
+	SourceProvider = "provider"
+	SourcePriced   = "priced"
+	SourceMixed    = "mixed"
+	SourceUnknown  = "unknown"
+)
+
+// Text is c as a listing prints it: "$1.0043" on a terminal, the exact
+// decimal in a pipe; "?" when nothing is known, "+?" after the known part
+// when some models are unpriced.
+func (c Cost) Text(tty bool) string {
+	if c.Source == SourceUnknown {
+		return "?"
+	}
+	s := FormatMicro(c.MicroUSD)
+	if tty {
+		s = fmt.Sprintf("$%.4f", float64(c.MicroUSD)/1e6)
+	}
+	if len(c.UnpricedModels) > 0 {
+		s += "+?"
+	}
+	return s
+}
+
 // Micro rounds pico-dollars to micro-dollars, half away from zero.
 func Micro(pico int64) int64 {
 	if pico < 0 {

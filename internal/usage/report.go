@@ -76,22 +76,8 @@ type Group struct {
 	models   map[string]*Group
 }
 
-// Cost is money with its provenance (spec §4's cost): MicroUSD is an
-// integer of millionths of a dollar, USD the same as a decimal string;
-// Source says where it comes from (provider: stated by the provider,
-// priced: from the price table Prices, mixed: both, unknown: neither);
-// UnpricedModels are the models whose usage the table could not price:
-// their cost is unknown, not 0, and not in MicroUSD. TierUnknown counts
-// figures summed over several requests above a long-context threshold,
-// priced at the base rates.
-type Cost struct {
-	MicroUSD       int64    `json:"micro_usd"`
-	USD            string   `json:"usd"`
-	Source         string   `json:"source"`
-	Prices         string   `json:"prices,omitempty"`
-	UnpricedModels []string `json:"unpriced_models,omitempty"`
-	TierUnknown    int      `json:"tier_unknown,omitempty"`
-}
+// Cost is money with its provenance (prices.Cost).
+type Cost = prices.Cost
 
 type costAcc struct {
 	micro                    int64
@@ -118,13 +104,13 @@ func (a *costAcc) cost(table string) Cost {
 	c := Cost{MicroUSD: a.micro, USD: prices.FormatMicro(a.micro), TierUnknown: a.tierUnknown}
 	switch {
 	case a.stated > 0 && a.priced > 0:
-		c.Source = "mixed"
+		c.Source = prices.SourceMixed
 	case a.stated > 0:
-		c.Source = "provider"
+		c.Source = prices.SourceProvider
 	case a.priced > 0:
-		c.Source = "priced"
+		c.Source = prices.SourcePriced
 	default:
-		c.Source = "unknown"
+		c.Source = prices.SourceUnknown
 	}
 	if a.priced > 0 {
 		c.Prices = table
@@ -228,47 +214,24 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 			rep.Superseded += len(tree)
 			continue
 		}
-		provider := ""
-		for _, l := range tree {
-			for _, r := range l.Rows {
-				provider = cmp.Or(provider, r.Provider)
+		rep.Superseded += eachRow(tree, func(session string, r *Row) {
+			at := time.Unix(r.At, 0)
+			switch {
+			case !opt.Since.IsZero() && at.Before(opt.Since.Truncate(Slot*time.Second)),
+				!opt.Until.IsZero() && !at.Before(opt.Until),
+				opt.Provider != "" && r.Provider != opt.Provider,
+				model != "" && !strings.Contains(strings.ToLower(r.Model), model):
+				return
 			}
-		}
-		gone := map[string]bool{}
-		for _, l := range tree {
-			for _, g := range l.Supersedes {
-				gone[g] = true
+			key, name := groupKey(opt.By, root, r, at.In(loc))
+			g := groups[key]
+			if g == nil {
+				g = &Group{Key: key, Name: name}
+				groups[key] = g
 			}
-		}
-		for _, l := range tree { // depth first: a parent before its children
-			if gone[l.ParentRunID] || l.SupersededBy != "" {
-				gone[l.RunID] = true
-			}
-			if gone[l.RunID] {
-				rep.Superseded++
-				continue
-			}
-			for i := range l.Rows {
-				r := l.Rows[i]
-				r.Provider = cmp.Or(r.Provider, provider) // a sub-agent's run is its session's agent's
-				at := time.Unix(r.At, 0)
-				switch {
-				case !opt.Since.IsZero() && at.Before(opt.Since.Truncate(Slot*time.Second)),
-					!opt.Until.IsZero() && !at.Before(opt.Until),
-					opt.Provider != "" && r.Provider != opt.Provider,
-					model != "" && !strings.Contains(strings.ToLower(r.Model), model):
-					continue
-				}
-				key, name := groupKey(opt.By, root, &r, at.In(loc))
-				g := groups[key]
-				if g == nil {
-					g = &Group{Key: key, Name: name}
-					groups[key] = g
-				}
-				g.add(root.RunID, &r, opt.Breakdown)
-				rep.Total.add(root.RunID, &r, opt.Breakdown)
-			}
-		}
+			g.add(session, r, opt.Breakdown)
+			rep.Total.add(session, r, opt.Breakdown)
+		})
 	}
 	for _, g := range groups {
 		g.finish(table)
@@ -300,6 +263,55 @@ func groupKey(by string, root *Ledger, r *Row, at time.Time) (key, name string) 
 		return cmp.Or(r.Provider, "(unknown)"), ""
 	}
 	return at.Format(time.DateOnly), ""
+}
+
+// eachRow calls fn with every row of a session's runs (tree: the root
+// first, depth first, as ledgerTree gives it) that is counted: a run
+// another supersedes, and its own child runs, are left out (their number
+// is returned); a row of a run that names no provider (a sub-agent's) is
+// given the session's.
+func eachRow(tree []*Ledger, fn func(session string, r *Row)) (superseded int) {
+	provider := ""
+	for _, l := range tree {
+		for _, r := range l.Rows {
+			provider = cmp.Or(provider, r.Provider)
+		}
+	}
+	gone := map[string]bool{}
+	for _, l := range tree {
+		for _, g := range l.Supersedes {
+			gone[g] = true
+		}
+	}
+	for _, l := range tree { // depth first: a parent before its children
+		if gone[l.ParentRunID] || l.SupersededBy != "" {
+			gone[l.RunID] = true
+		}
+		if gone[l.RunID] {
+			superseded++
+			continue
+		}
+		for i := range l.Rows {
+			r := l.Rows[i]
+			r.Provider = cmp.Or(r.Provider, provider)
+			fn(tree[0].RunID, &r)
+		}
+	}
+	return superseded
+}
+
+// TreeCost is what the run id and the child runs it links to cost, as a
+// report by session counts it; false when its ledger is missing, the run
+// could not be read or it has no usage.
+func TreeCost(id string, ledgers map[string]*Ledger, table string) (Cost, bool) {
+	root := ledgers[id]
+	if root == nil || root.LoadErr != "" {
+		return Cost{}, false
+	}
+	var acc costAcc
+	rows := 0
+	eachRow(ledgerTree(root, ledgers), func(_ string, r *Row) { acc.add(r); rows++ })
+	return acc.cost(table), rows > 0
 }
 
 // ledgerTree is root and the child runs it links to, depth first, each

@@ -2,6 +2,7 @@ package cmdutil
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -61,4 +62,39 @@ func (f *Factory) FileModTime(id string) (t0 time.Time) {
 		return fi.ModTime()
 	}
 	return t0
+}
+
+// UsageSource is how a command gets the price table and the runs' usage
+// ledgers: from the index (Ledgers), else from the files (Files). A nil
+// Prices asks for no cost.
+type UsageSource struct {
+	Prices  func() (*prices.Table, string, error)
+	Ledgers func(ctx context.Context, ids []string, tbl *prices.Table, w io.Writer) (map[string]*usage.Ledger, error)
+	Files   func(ids []string, tbl *prices.Table) map[string]*usage.Ledger
+}
+
+// UsageSource is the factory's: the table in force, the index, the files.
+func (f *Factory) UsageSource() UsageSource {
+	return UsageSource{Prices: f.Prices, Ledgers: f.UsageLedgers, Files: f.LedgersFromFiles}
+}
+
+// Load returns the table in force and the ledgers of ids, saying on w
+// why an installed table is not used; an index that cannot be used is
+// read around (the files).
+func (u UsageSource) Load(ctx context.Context, ids []string, w io.Writer) (*prices.Table, map[string]*usage.Ledger, error) {
+	tbl, note, err := u.Prices()
+	if err != nil {
+		return nil, nil, err
+	}
+	if note != "" {
+		fmt.Fprintf(w, "twasm: %s\n", note)
+	}
+	var ledgers map[string]*usage.Ledger
+	if u.Ledgers != nil {
+		ledgers, _ = u.Ledgers(ctx, ids, tbl, w)
+	}
+	if ledgers == nil {
+		ledgers = u.Files(ids, tbl)
+	}
+	return tbl, ledgers, nil
 }

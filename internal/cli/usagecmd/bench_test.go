@@ -103,9 +103,9 @@ func benchUsage(b *testing.B, index bool) {
 	run := func() {
 		ios, _, _, _ := iostreams.Test()
 		f.IOStreams = ios
-		o := &Options{IO: ios, List: f.ListRuns, Prices: f.Prices, Files: f.LedgersFromFiles, ModTime: f.FileModTime}
-		if index {
-			o.Ledgers = f.UsageLedgers
+		o := &Options{IO: ios, List: f.ListRuns, Usage: f.UsageSource(), ModTime: f.FileModTime}
+		if !index {
+			o.Usage.Ledgers = nil
 		}
 		o.Report.By = "day"
 		if err := runUsage(context.Background(), o); err != nil {

@@ -3,7 +3,6 @@ package usagecmd
 import (
 	"context"
 	"fmt"
-	"io"
 	"regexp"
 	"strconv"
 	"strings"
@@ -12,21 +11,18 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/iostreams"
-	"github.com/twasm/twasm/internal/prices"
 	"github.com/twasm/twasm/internal/usage"
 	"github.com/twasm/twasm/internal/views"
 )
 
 // Options are the inputs of runUsage.
 type Options struct {
-	IO     *iostreams.IOStreams
-	Now    func() time.Time
-	List   func() ([]string, error)
-	Prices func() (*prices.Table, string, error)
-	// Ledgers gives the runs' ledgers from the index (nil, or an error:
-	// Files reads the transcripts instead, with the same result).
-	Ledgers func(ctx context.Context, ids []string, tbl *prices.Table, w io.Writer) (map[string]*usage.Ledger, error)
-	Files   func(ids []string, tbl *prices.Table) map[string]*usage.Ledger
+	IO   *iostreams.IOStreams
+	Now  func() time.Time
+	List func() ([]string, error)
+	// Usage gives the price table and the runs' ledgers, from the index
+	// (or the transcripts when it cannot be used, with the same result).
+	Usage   cmdutil.UsageSource
 	ModTime func(id string) time.Time
 
 	Report       usage.Options
@@ -36,8 +32,7 @@ type Options struct {
 
 // NewCmdUsage returns the usage command.
 func NewCmdUsage(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Now: time.Now, List: f.ListRuns, Prices: f.Prices, Ledgers: f.UsageLedgers,
-		Files: f.LedgersFromFiles, ModTime: f.FileModTime}
+	opts := &Options{IO: f.IOStreams, Now: time.Now, List: f.ListRuns, Usage: f.UsageSource(), ModTime: f.FileModTime}
 	cmd := &cobra.Command{
 		Use:   "usage [flags]",
 		Short: "Tokens and cost by day, week, month, session, model or agent",
@@ -113,23 +108,13 @@ func parseWhen(opts *Options) error {
 }
 
 func runUsage(ctx context.Context, opts *Options) error {
-	tbl, note, err := opts.Prices()
-	if err != nil {
-		return err
-	}
-	if note != "" {
-		fmt.Fprintf(opts.IO.ErrOut, "twasm: %s\n", note)
-	}
 	ids, err := opts.List()
 	if err != nil {
 		return &cmdutil.InputError{Err: fmt.Errorf("list transcripts: %w", err)}
 	}
-	var ledgers map[string]*usage.Ledger
-	if opts.Ledgers != nil {
-		ledgers, _ = opts.Ledgers(ctx, ids, tbl, opts.IO.ErrOut)
-	}
-	if ledgers == nil {
-		ledgers = opts.Files(ids, tbl)
+	tbl, ledgers, err := opts.Usage.Load(ctx, ids, opts.IO.ErrOut)
+	if err != nil {
+		return err
 	}
 	rep, err := usage.Build(usage.Sources{IDs: ids, Ledgers: ledgers, ModTime: opts.ModTime}, tbl.Version(), opts.Report)
 	if err != nil {
@@ -152,7 +137,7 @@ func printReport(ios *iostreams.IOStreams, rep *usage.Report) error {
 		}
 		num := func(k string) string { return strconv.FormatInt(fig[k], 10) }
 		t.Row(label, strconv.Itoa(g.Sessions), num("uncached_input_tokens"), num("cache_read_tokens"), num("cache_write_tokens"),
-			num("output_tokens"), costText(g.Cost, tty), g.Cost.Source)
+			num("output_tokens"), g.Cost.Text(tty), g.Cost.Source)
 	}
 	for i := range rep.Groups {
 		g := &rep.Groups[i]
@@ -180,21 +165,4 @@ func printReport(ios *iostreams.IOStreams, rep *usage.Report) error {
 		fmt.Fprintf(w, "twasm: %d runs could not be read and are not counted\n", len(rep.Unreadable))
 	}
 	return nil
-}
-
-// costText is a cost as usage prints it: "$1.0043" on a terminal, the
-// exact decimal in a pipe; "?" where nothing is known, "+?" after a part
-// when some models are unpriced.
-func costText(c usage.Cost, tty bool) string {
-	if c.Source == "unknown" {
-		return "?"
-	}
-	s := prices.FormatMicro(c.MicroUSD)
-	if tty {
-		s = fmt.Sprintf("$%.4f", float64(c.MicroUSD)/1e6)
-	}
-	if len(c.UnpricedModels) > 0 {
-		s += "+?"
-	}
-	return s
 }

@@ -74,9 +74,9 @@ func TestRunUsage(t *testing.T) {
 		run := func(by string, js bool) string {
 			t.Helper()
 			ios, _, out, _ := iostreams.Test()
-			o := &Options{IO: ios, List: env.F.ListRuns, Prices: env.F.Prices, Files: env.F.LedgersFromFiles, ModTime: env.F.FileModTime, JSON: js}
-			if index {
-				o.Ledgers = env.F.UsageLedgers
+			o := &Options{IO: ios, List: env.F.ListRuns, Usage: env.F.UsageSource(), ModTime: env.F.FileModTime, JSON: js}
+			if !index {
+				o.Usage.Ledgers = nil
 			}
 			o.Report.By, o.Report.Breakdown = by, true
 			if err := runUsage(context.Background(), o); err != nil {
@@ -145,7 +145,7 @@ func TestPrices(t *testing.T) {
 	}
 	// usage now prices with it: the child's 50 and 5 tokens at $2 and $20: 100 + 100 = 200 µ$.
 	ios, _, uout, _ := iostreams.Test()
-	u := &Options{IO: ios, List: env.F.ListRuns, Prices: env.F.Prices, Ledgers: env.F.UsageLedgers, Files: env.F.LedgersFromFiles, ModTime: env.F.FileModTime, JSON: true}
+	u := &Options{IO: ios, List: env.F.ListRuns, Usage: env.F.UsageSource(), ModTime: env.F.FileModTime, JSON: true}
 	u.Report.By = "model"
 	if err := runUsage(context.Background(), u); err != nil {
 		t.Fatal(err)
