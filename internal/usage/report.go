@@ -314,6 +314,59 @@ func TreeCost(id string, ledgers map[string]*Ledger, table string) (Cost, bool) 
 	return acc.cost(table), rows > 0
 }
 
+// Costs is what the runs ids and the child runs they link to cost, each
+// run once however many of ids reach it, in all and per provider, as
+// TreeCost counts one run; runs with no ledger are left out.
+func Costs(ids []string, ledgers map[string]*Ledger, table string) (total Cost, byProvider map[string]Cost) {
+	var all costAcc
+	per := map[string]*costAcc{}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		root := ledgers[id]
+		if root == nil || root.LoadErr != "" || seen[id] {
+			continue
+		}
+		var tree []*Ledger
+		for _, l := range ledgerTree(root, ledgers) {
+			if !seen[l.RunID] {
+				seen[l.RunID] = true
+				tree = append(tree, l)
+			}
+		}
+		eachRow(tree, func(_ string, r *Row) {
+			all.add(r)
+			p := cmp.Or(r.Provider, "unknown")
+			if per[p] == nil {
+				per[p] = &costAcc{}
+			}
+			per[p].add(r)
+		})
+	}
+	byProvider = map[string]Cost{}
+	for p, a := range per {
+		byProvider[p] = a.cost(table)
+	}
+	return all.cost(table), byProvider
+}
+
+// HasModel reports whether a usage row of the run id or of a child run it
+// links to names a model containing model, case-insensitively.
+func HasModel(id string, ledgers map[string]*Ledger, model string) bool {
+	root := ledgers[id]
+	if root == nil || root.LoadErr != "" {
+		return false
+	}
+	model = strings.ToLower(model)
+	for _, l := range ledgerTree(root, ledgers) {
+		for _, r := range l.Rows {
+			if strings.Contains(strings.ToLower(r.Model), model) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
 // ledgerTree is root and the child runs it links to, depth first, each
 // once, as far as runtree.MaxDepth.
 func ledgerTree(root *Ledger, ledgers map[string]*Ledger) []*Ledger {
