@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
 	"regexp"
 	"strconv"
 	"strings"
@@ -193,6 +194,8 @@ func (r Rates) parse() (rates, error) {
 		var v int64
 		if v, err = ParseUSD(s); err != nil {
 			err = fmt.Errorf("%s rate: %w", name, err)
+		} else if v > maxRate {
+			err = fmt.Errorf("%s rate %s is above $1,000,000 per million tokens", name, s)
 		}
 		*dst = v
 	}
@@ -203,6 +206,9 @@ func (r Rates) parse() (rates, error) {
 	field("cache_write_1h", r.CacheWrite1h, &out.write1h, out.write5m, false)
 	return out, err
 }
+
+// maxRate bounds a rate: a million dollars per million tokens.
+const maxRate = 1_000_000 * 1_000_000
 
 // ParseUSD reads a non-negative decimal amount of dollars ("0.30", "15")
 // exactly as micro-dollars; more than six decimals is an error.
@@ -298,8 +304,30 @@ func (t *Table) price(model string, u *transcript.Usage, oneRequest bool) (Price
 			p.TierUnknown = true
 		}
 	}
-	p.Pico = uncached*r.input + read*r.read + (write-write1h)*r.write5m + write1h*r.write1h + out*r.output
+	if p.Pico, ok = sumProducts(uncached, r.input, read, r.read, write-write1h, r.write5m, write1h, r.write1h, out, r.output); !ok {
+		return Price{}, false // figures no request has (negative, or past $9.2M): not priced
+	}
 	return p, true
+}
+
+// sumProducts is a1*b1 + a2*b2 + ... of non-negative pairs; false when a
+// figure is negative or the sum does not fit an int64.
+func sumProducts(v ...int64) (int64, bool) {
+	var sum uint64
+	for i := 0; i+1 < len(v); i += 2 {
+		if v[i] < 0 || v[i+1] < 0 {
+			return 0, false
+		}
+		hi, lo := bits.Mul64(uint64(v[i]), uint64(v[i+1]))
+		if hi != 0 || lo > math.MaxInt64 {
+			return 0, false
+		}
+		sum += lo
+		if sum > math.MaxInt64 {
+			return 0, false
+		}
+	}
+	return int64(sum), true
 }
 
 // Cost is money with its provenance (spec §4's cost): MicroUSD is an

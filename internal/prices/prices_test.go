@@ -94,6 +94,12 @@ func TestPrice(t *testing.T) {
 			}
 		})
 	}
+	// figures no request has are not priced rather than wrapped around
+	for _, u := range []transcript.Usage{{OutputTokens: n(-1)}, {OutputTokens: n(1 << 62)}, {UncachedInputTokens: n(1 << 40), OutputTokens: n(1 << 40)}} {
+		if p, ok := tbl.PriceRequest("claude-opus-4-1", &u); ok {
+			t.Errorf("%+v priced %d", u, p.Pico)
+		}
+	}
 	for _, m := range []string{"gpt-9", "", "auto", "<synthetic>"} {
 		if _, ok := tbl.PriceRequest(m, &transcript.Usage{OutputTokens: n(1)}); ok {
 			t.Errorf("%q priced: a model the table lacks must not be", m)
@@ -145,6 +151,7 @@ func TestParse(t *testing.T) {
 		{"date", file("2026-1-1", goodModel), "date"},
 		{"no models", file("2026-01-01", ""), "no models"},
 		{"unknown field", file("2026-01-01", strings.Replace(goodModel, `"id"`, `"idd": 1, "id"`, 1)), "unknown field"},
+		{"rate too high", file("2026-01-01", strings.Replace(goodModel, `"1"`, `"1000001"`, 1)), "above"},
 		{"seven decimals", file("2026-01-01", strings.Replace(goodModel, `"1"`, `"0.0000001"`, 1)), "input rate"},
 		{"no output", file("2026-01-01", strings.Replace(goodModel, `, "output": "2"`, "", 1)), "no output rate"},
 		{"no source", file("2026-01-01", strings.Replace(goodModel, `"https://example.com/p"`, "", 1)), "no source"},
