@@ -23,6 +23,9 @@ const (
 	ByProvider = "provider" // the agent: claude, codex, gemini...
 )
 
+// noModel stands for the model of usage whose provider names none.
+const noModel = "(no model named)"
+
 // Groupings lists the valid Options.By values.
 var Groupings = []string{ByDay, ByWeek, ByMonth, BySession, ByModel, ByProvider}
 
@@ -96,7 +99,7 @@ func (a *costAcc) add(r *Row) {
 		if a.unpricedModels == nil {
 			a.unpricedModels = map[string]bool{}
 		}
-		a.unpricedModels[cmp.Or(r.Model, "(no model named)")] = true
+		a.unpricedModels[cmp.Or(r.Model, noModel)] = true
 	}
 }
 
@@ -139,10 +142,11 @@ func (g *Group) add(session string, r *Row, breakdown bool) {
 		if g.models == nil {
 			g.models = map[string]*Group{}
 		}
-		m := g.models[r.Model]
+		key := cmp.Or(r.Model, noModel)
+		m := g.models[key]
 		if m == nil {
-			m = &Group{Key: r.Model}
-			g.models[r.Model] = m
+			m = &Group{Key: key}
+			g.models[key] = m
 		}
 		m.add(session, r, false)
 	}
@@ -258,7 +262,7 @@ func groupKey(by string, root *Ledger, r *Row, at time.Time) (key, name string) 
 	case BySession:
 		return root.RunID, root.Name
 	case ByModel:
-		return cmp.Or(r.Model, "(no model named)"), ""
+		return cmp.Or(r.Model, noModel), ""
 	case ByProvider:
 		return cmp.Or(r.Provider, "(unknown)"), ""
 	}

@@ -146,6 +146,9 @@ func printReport(ios *iostreams.IOStreams, rep *usage.Report) error {
 			label = views.ShortID(g.Key) + " " + views.Clip(g.Name, 40)
 		}
 		row(label, g)
+		if rep.By == usage.ByModel {
+			continue // each group is one model already
+		}
 		for j := range g.Models {
 			row("  "+g.Models[j].Key, &g.Models[j])
 		}
