@@ -20,11 +20,10 @@ import (
 // (default 10,000; make bench sets it) sessions made by benchSession,
 // spread over a year, written once in a temporary directory.
 var (
-	benchOnce    sync.Once
-	benchRoot    string
-	benchN       int
-	benchErr     error
-	benchCleanup func()
+	benchOnce sync.Once
+	benchRoot string
+	benchN    int
+	benchErr  error
 )
 
 func benchSessions() int {
