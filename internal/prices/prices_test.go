@@ -61,6 +61,12 @@ func TestPrice(t *testing.T) {
 			micro: 189000, tier: 32000,
 		},
 		{
+			// input 300000 > 272000: 290000*10 + 10000*1 + 1000*45 = 2955000 µ$
+			name: "gpt-5.5 above 272K, as a captured Codex session names it", model: "gpt-5.5-2026-04-23",
+			u:     transcript.Usage{InputTokens: n(300000), CacheReadTokens: n(10000), OutputTokens: n(1000)},
+			micro: 2955000, tier: 272000,
+		},
+		{
 			// 1000*0.28 + 1000*0.028 + 1000*0.42 = 728 µ$
 			name: "deepseek cache hit", model: "deepseek-chat",
 			u:     transcript.Usage{UncachedInputTokens: n(1000), CacheReadTokens: n(1000), OutputTokens: n(1000)},
