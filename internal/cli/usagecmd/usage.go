@@ -27,6 +27,7 @@ type Options struct {
 
 	Report       usage.Options
 	Since, Until string
+	Timezone     string
 	JSON         bool
 }
 
@@ -38,7 +39,7 @@ func NewCmdUsage(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 		Short: "Tokens and cost by day, week, month, session, model or agent",
 		Long: `Sum the tokens of every archived session and what they cost, by day (the
 default), week (from Monday), month, session, model or provider (the agent),
-in the local time zone. The figures are as the providers bill them:
+in the local time zone (--timezone UTC cuts days as the consoles do). The figures are as the providers bill them:
 uncached input, cache read, cache write and output (reasoning included).
 
 A session is counted once: its sub-agents with it, a run rebuilt by
@@ -78,23 +79,44 @@ transcripts that changed since.`,
 	fl.StringVar(&opts.Since, "since", "", "only usage at or after this time or age")
 	fl.StringVar(&opts.Until, "until", "", "only usage before this time (a day: up to its end)")
 	fl.BoolVar(&opts.Report.Breakdown, "breakdown", false, "each group's figures per model")
+	fl.StringVar(&opts.Timezone, "timezone", "", "cut days in this time zone (UTC, Europe/Paris; default the local one)")
 	fl.BoolVar(&opts.JSON, "json", false, "print the report as one JSON object")
 	_ = cmd.RegisterFlagCompletionFunc("by", cobra.FixedCompletions(usage.Groupings, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
 }
 
-var dayOnly = regexp.MustCompile(`^(\d{8}|\d{4}-\d{2}-\d{2}|today|yesterday)$`)
+var (
+	dayOnly = regexp.MustCompile(`^(\d{8}|\d{4}-\d{2}-\d{2}|today|yesterday)$`)
+	// wallClock is a time with no zone of its own: read in --timezone.
+	wallClock = regexp.MustCompile(`^(\d{8}|\d{4}-\d{2}-\d{2}([T ]\d{2}:\d{2}(:\d{2})?)?|today|yesterday)$`)
+)
 
 // parseWhen reads --since and --until; a day given as --until includes
 // that day.
 func parseWhen(opts *Options) error {
 	var err error
+	if opts.Timezone != "" {
+		if opts.Report.Location, err = time.LoadLocation(opts.Timezone); err != nil {
+			return cmdutil.FlagErrorf("--timezone: %v", err)
+		}
+	}
 	now := opts.Now()
 	if opts.Report.Since, err = cmdutil.ParseTime(opts.Since, now); err != nil {
 		return cmdutil.FlagErrorf("--since: %v", err)
 	}
 	if opts.Report.Until, err = cmdutil.ParseTime(opts.Until, now); err != nil {
 		return cmdutil.FlagErrorf("--until: %v", err)
+	}
+	if loc := opts.Report.Location; loc != nil {
+		for _, w := range []struct {
+			flag string
+			t    *time.Time
+		}{{opts.Since, &opts.Report.Since}, {opts.Until, &opts.Report.Until}} {
+			if wallClock.MatchString(strings.ToLower(w.flag)) {
+				t := *w.t
+				*w.t = time.Date(t.Year(), t.Month(), t.Day(), t.Hour(), t.Minute(), t.Second(), t.Nanosecond(), loc)
+			}
+		}
 	}
 	if dayOnly.MatchString(strings.ToLower(opts.Until)) {
 		opts.Report.Until = opts.Report.Until.AddDate(0, 0, 1)

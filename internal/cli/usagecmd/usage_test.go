@@ -29,6 +29,8 @@ func TestNewCmdUsage(t *testing.T) {
 		{"--since yesterday --until today", 0, time.Date(2026, 8, 9, 0, 0, 0, 0, time.Local), time.Date(2026, 8, 11, 0, 0, 0, 0, time.Local), "day"},
 		{"--since 2026-08-01T10:00:00Z --until 2026-08-01T12:00:00+02:00", 0, time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC), time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC), "day"},
 		{"--since 7d", 0, now.Add(-7 * 24 * time.Hour), time.Time{}, "day"},
+		{"--timezone UTC --by week --since 20260801 --until 2026-08-01T12:00", 0, time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC), "week"},
+		{"--timezone Mars/Olympus", cmdutil.ExitUsage, time.Time{}, time.Time{}, ""},
 		{"--by hour", cmdutil.ExitUsage, time.Time{}, time.Time{}, ""},
 		{"--since soon", cmdutil.ExitUsage, time.Time{}, time.Time{}, ""},
 	}
@@ -43,10 +45,13 @@ func TestNewCmdUsage(t *testing.T) {
 		if tc.code != 0 {
 			continue
 		}
-		o := &Options{Now: func() time.Time { return now }, Since: field(tc.argv, "--since"), Until: field(tc.argv, "--until")}
+		o := &Options{Now: func() time.Time { return now }, Since: field(tc.argv, "--since"), Until: field(tc.argv, "--until"), Timezone: field(tc.argv, "--timezone")}
 		o.Report.By = tc.by
 		if err := parseWhen(o); err != nil {
 			t.Fatalf("%q: %v", tc.argv, err)
+		}
+		if tz := field(tc.argv, "--timezone"); tz != "" && (o.Report.Location == nil || o.Report.Location.String() != tz) {
+			t.Errorf("%q: location %v", tc.argv, o.Report.Location)
 		}
 		if !o.Report.Since.Equal(tc.since) || !o.Report.Until.Equal(tc.until) {
 			t.Errorf("%q: since %v until %v, want %v %v", tc.argv, o.Report.Since, o.Report.Until, tc.since, tc.until)
