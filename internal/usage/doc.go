@@ -6,8 +6,9 @@
 //
 // A Ledger is what one transcript adds: its head and links (parent,
 // child runs, what it supersedes, what it was rebuilt from) and its usage
-// in rows of a quarter-hour, a provider and a model, each priced when the
-// ledger is made (LedgerOf) with the price table in force
+// in rows of a quarter-hour, a provider and a model, and the cost of each
+// agent step (Ledger.Steps: what twasm view's footer shows), each priced
+// when the ledger is made (LedgerOf) with the price table in force
 // (internal/prices). The index keeps ledgers per transcript
 // (index.Derived, keyed by the table's digest too), so a report over a
 // large archive reads only what changed.

@@ -38,6 +38,17 @@ type Ledger struct {
 	// Prices is the version of the table the rows were priced with.
 	Prices string `json:"prices"`
 	Rows   []Row  `json:"rows,omitempty"`
+	// Steps is what each agent step costs, in file order.
+	Steps []StepCost `json:"steps,omitempty"`
+}
+
+// StepCost is the cost of one agent step attempt: Seq is its
+// step.started's seq (0 when it has none), the one StepNode.Seq holds.
+type StepCost struct {
+	Seq       uint64      `json:"seq"`
+	Path      string      `json:"path"`
+	Iteration int         `json:"iteration"`
+	Cost      prices.Cost `json:"cost"`
 }
 
 // Row is usage of one provider and model in one quarter-hour of one run,
@@ -102,6 +113,7 @@ func LedgerOf(run *views.Run, tbl *prices.Table) *Ledger {
 	})
 	var entries []entry
 	pending := map[stepKey][]*transcript.Event{}
+	started := map[stepKey]uint64{}
 	agent := false
 	for _, ev := range run.Events {
 		switch ev.Type {
@@ -110,6 +122,8 @@ func LedgerOf(run *views.Run, tbl *prices.Table) *Ledger {
 				k := stepKey{ev.Path, ev.Iteration}
 				pending[k] = append(pending[k], ev)
 			}
+		case transcript.StepStarted:
+			started[stepKey{ev.Path, ev.Iteration}] = ev.Seq
 		case transcript.StepCompleted:
 			p := ev.Step()
 			if p == nil || p.Kind != transcript.KindAgent {
@@ -121,8 +135,17 @@ func LedgerOf(run *views.Run, tbl *prices.Table) *Ledger {
 			}
 			agent = true
 			k := stepKey{ev.Path, ev.Iteration}
-			entries = append(entries, stepEntries(ev, r, pending[k])...)
+			step := stepEntries(ev, r, pending[k])
+			if stepRows := rows(step, tbl); len(stepRows) > 0 {
+				var acc costAcc
+				for i := range stepRows {
+					acc.add(&stepRows[i])
+				}
+				l.Steps = append(l.Steps, StepCost{Seq: started[k], Path: ev.Path, Iteration: ev.Iteration, Cost: acc.cost(l.Prices)})
+			}
+			entries = append(entries, step...)
 			delete(pending, k)
+			delete(started, k)
 		}
 	}
 	if !agent {

@@ -234,3 +234,28 @@ func js(t *testing.T, v any) string {
 	}
 	return string(b)
 }
+
+// Each agent step carries its cost: the Claude step's two requests
+// (39750 + 958500 µ$, priced), the Codex step's stated $0.50 (and its
+// rebuild's: a ledger is per transcript; reports count the session once), the
+// unknown model's step unknown; a sub-agent's run has no agent step.
+func TestStepCosts(t *testing.T) {
+	tbl := prices.Bundled()
+	dir, ids := store(t)
+	src := sources(t, dir, ids, tbl)
+	want := map[string]prices.Cost{ids[0]: {MicroUSD: 998250, Source: "priced"}, ids[2]: {MicroUSD: 500000, Source: "provider"}, ids[3]: {MicroUSD: 500000, Source: "provider"},
+		ids[4]: {MicroUSD: 0, Source: "unknown"}}
+	for _, id := range ids {
+		l := src.Ledgers[id]
+		w, ok := want[id]
+		if !ok {
+			if len(l.Steps) != 0 {
+				t.Errorf("%s: steps %+v", id, l.Steps)
+			}
+			continue
+		}
+		if len(l.Steps) != 1 || l.Steps[0].Seq != 2 || l.Steps[0].Path != "s" || l.Steps[0].Cost.MicroUSD != w.MicroUSD || l.Steps[0].Cost.Source != w.Source {
+			t.Errorf("%s: steps %+v, want one at seq 2 of %+v", id, l.Steps, w)
+		}
+	}
+}

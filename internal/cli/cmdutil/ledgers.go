@@ -42,7 +42,7 @@ func (f *Factory) Prices() (*prices.Table, string, error) {
 // used is an error, for the caller to read the files instead
 // (LedgersFromFiles).
 func (f *Factory) UsageLedgers(ctx context.Context, ids []string, tbl *prices.Table, w io.Writer) (map[string]*usage.Ledger, error) {
-	kind := "usage.Ledger/1/" + digestKind() + "/" + tbl.SHA256
+	kind := "usage.Ledger/2/" + digestKind() + "/" + tbl.SHA256
 	return derivedOf(ctx, f, kind, ids, w, func(path string) *usage.Ledger { return usage.LedgerFile(path, tbl) })
 }
 
