@@ -130,8 +130,14 @@ func runStats(ctx context.Context, opts *Options) error {
 				}
 			}
 		}
+		src := opts.Usage
+		if !opts.All {
+			// The index keeps the ledgers of the runs it is asked for and
+			// drops the others': a few runs are read from their files.
+			src.Ledgers = nil
+		}
 		var err error
-		if sel.table, sel.ledgers, err = opts.Usage.Load(ctx, ids, opts.IO.ErrOut); err != nil {
+		if sel.table, sel.ledgers, err = src.Load(ctx, ids, opts.IO.ErrOut); err != nil {
 			return err
 		}
 	}

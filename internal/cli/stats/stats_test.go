@@ -2,6 +2,7 @@ package stats
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"fmt"
 	"strings"
@@ -10,6 +11,7 @@ import (
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/index"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/internal/views"
@@ -188,5 +190,43 @@ func TestFiltersAndCost(t *testing.T) {
 	}
 	if err := cmdtest.Parse(NewCmdStats(env.F, func(*Options) error { return nil }), "--all --since soon"); cmdutil.ExitCode(err) != cmdutil.ExitUsage {
 		t.Errorf("--since soon: %v", err)
+	}
+}
+
+// stats of a few runs reads their ledgers from their files: the index
+// keeps the ledgers of the runs it is asked for and drops the others', so
+// asking it for one run made the next usage or ls read every transcript
+// again.
+func TestRunsLeaveTheIndexWhole(t *testing.T) {
+	env := cmdtest.New(t)
+	ids, err := env.F.ListRuns()
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if _, _, err := env.F.UsageSource().Load(ctx, ids, env.ErrOut); err != nil {
+		t.Fatal(err)
+	}
+	count := func() int {
+		db, err := sql.Open("sqlite", "file:"+index.File(env.Storage)+"?mode=ro")
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer db.Close()
+		var n int
+		if err := db.QueryRow(`SELECT count(*) FROM derived WHERE kind LIKE 'usage.Ledger/%'`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	if n := count(); n != len(ids) {
+		t.Fatalf("%d ledgers in the index, want %d", n, len(ids))
+	}
+	o := &Options{IO: env.IO, Load: env.F.LoadTree, List: env.F.ListRuns, Runs: []string{viewstest.Child}, Usage: env.F.UsageSource()}
+	if err := runStats(ctx, o); err != nil {
+		t.Fatal(err)
+	}
+	if n := count(); n != len(ids) {
+		t.Errorf("after stats of one run: %d ledgers in the index, want %d", n, len(ids))
 	}
 }
