@@ -281,14 +281,20 @@ func eachRow(tree []*Ledger, fn func(session string, r *Row)) (superseded int) {
 			provider = cmp.Or(provider, r.Provider)
 		}
 	}
-	gone := map[string]bool{}
+	var gone map[string]bool // made when a run supersedes another: seldom
 	for _, l := range tree {
 		for _, g := range l.Supersedes {
+			if gone == nil {
+				gone = map[string]bool{}
+			}
 			gone[g] = true
 		}
 	}
 	for _, l := range tree { // depth first: a parent before its children
 		if gone[l.ParentRunID] || l.SupersededBy != "" {
+			if gone == nil {
+				gone = map[string]bool{}
+			}
 			gone[l.RunID] = true
 		}
 		if gone[l.RunID] {
