@@ -54,6 +54,12 @@ func TestCommandLine(t *testing.T) {
 		// the first command that reads across runs builds it and says so.
 		{"stats all json", env, []string{"stats", "--all", "--json"}, 0, []string{`"runs":2`}, []string{"was missing: built from the transcripts"}},
 		{"stats all json again", env, []string{"stats", "--all", "--json"}, 0, []string{`"runs":2`}, []string{""}},
+		// usage prices the child's gpt-5 step (113 µ$) beside the $0.25
+		// Claude stated, from the index stats just built.
+		{"usage by provider", env, []string{"usage", "--by", "provider", "--json"}, 0,
+			[]string{`"key":"claude"`, `"micro_usd":250000,"usd":"0.25","source":"provider"`, `"total":{"key":"total","sessions":1`, `"micro_usd":250113,"usd":"0.250113","source":"mixed","prices":"twasm-bundled@`}, []string{""}},
+		{"usage by day since", env, []string{"usage", "--since", "20250501", "--until", "2025-05-01"}, 0, []string{"2025-05-01\t1\t", "total\t1\t"}, []string{""}},
+		{"prices", env, []string{"prices"}, 0, []string{"price table twasm-bundled@", "(bundled)", "gemini-2.5-pro"}, []string{""}},
 		{"tail", env, []string{"tail", "-n", "1", viewstest.Root}, 0, []string{"#13 run  run.completed  ok\n"}, nil},
 		{"completion", nil, []string{"completion", "bash"}, 0, []string{"bash completion"}, nil},
 	}

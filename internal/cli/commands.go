@@ -18,6 +18,7 @@ import (
 	tailCmd "github.com/twasm/twasm/internal/cli/tail"
 	toolsCmd "github.com/twasm/twasm/internal/cli/tools"
 	treeCmd "github.com/twasm/twasm/internal/cli/tree"
+	usageCmd "github.com/twasm/twasm/internal/cli/usagecmd"
 	validateCmd "github.com/twasm/twasm/internal/cli/validate"
 	versionCmd "github.com/twasm/twasm/internal/cli/version"
 	viewCmd "github.com/twasm/twasm/internal/cli/view"
@@ -34,6 +35,8 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(toolsCmd.NewCmdTools(f, nil))
 	root.AddCommand(tailCmd.NewCmdTail(f, nil))
 	root.AddCommand(statsCmd.NewCmdStats(f, nil))
+	root.AddCommand(usageCmd.NewCmdUsage(f, nil))
+	root.AddCommand(usageCmd.NewCmdPrices(f, nil))
 	root.AddCommand(versionCmd.NewCmdVersion(f, nil))
 	root.AddCommand(recordCmd.NewCmdRecord(f, nil))
 	root.AddCommand(importCmd.NewCmdImport(f, nil))

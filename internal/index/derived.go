@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
+	"sync"
 )
 
 // The derived table caches what a command computes from each whole
@@ -56,7 +58,26 @@ func (ix *Index) derived(ctx context.Context, kind string, ids []string, compute
 	if _, err := ix.db.ExecContext(ctx, derivedSchema); err != nil {
 		return nil, st, fmt.Errorf("index: %w", err)
 	}
+	// Stat every file on every core while the stored entries are read:
+	// with the index warm, these two are the work.
+	dir := filepath.Join(ix.root, "transcripts")
+	type statResult struct {
+		info os.FileInfo
+		err  error
+	}
+	stats := make([]statResult, len(ids))
+	var wg sync.WaitGroup
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(ids)/256))
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(ids); i += workers {
+				info, err := os.Stat(filepath.Join(dir, ids[i]+".jsonl"))
+				stats[i] = statResult{info, err}
+			}
+		})
+	}
 	known, err := ix.derivedRows(ctx, kind, ids, all)
+	wg.Wait()
 	if err != nil {
 		return nil, st, err
 	}
@@ -68,14 +89,13 @@ func (ix *Index) derived(ctx context.Context, kind string, ids []string, compute
 	var puts []put
 	out := make(map[string][]byte, len(ids))
 	listed := make(map[string]bool, len(ids))
-	dir := filepath.Join(ix.root, "transcripts")
-	for _, id := range ids {
+	for i, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return nil, st, err
 		}
 		listed[id] = true
 		path := filepath.Join(dir, id+".jsonl")
-		info, statErr := os.Stat(path)
+		info, statErr := stats[i].info, stats[i].err
 		if r := known[id]; r != nil && statErr == nil && r.size == info.Size() && r.mtime == info.ModTime().UnixNano() {
 			out[id] = r.data
 			st.Cached++

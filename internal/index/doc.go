@@ -27,10 +27,12 @@
 //
 // Beside the search documents, a derived table caches what a command
 // computes from each whole transcript (ls's listing line and stats'
-// counts: views.RunDigest, as JSON the command defines, see Derived),
+// counts: views.RunDigest; usage's priced ledgers: usage.Ledger, under a
+// kind naming the price table's digest; as JSON the command defines, see
+// Derived),
 // keyed by the file's size and mtime and checked against the file on
-// every use like the documents, so `ls` and `stats --all` read only the
-// runs that changed and answer what reading every file answers
+// every use like the documents, so `ls`, `stats --all` and `usage` read
+// only the runs that changed and answer what reading every file answers
 // (DerivedOf does it for some runs, a page of serve's listing, and keeps
 // the others' entries).
 //

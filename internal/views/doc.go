@@ -60,6 +60,11 @@
 //     interrupted archive, lifecycle.SupersedesField and
 //     SupersededByField) is left out, so that every token is counted
 //     once.
+//   - Money is never summed as a float: the stated costs (cost_usd) are
+//     summed in micro-dollars (RunSummary.CostUSD, Stats.Cost, CostUSD
+//     hold the rounded sum, for older readers), and the cost with its
+//     provenance (RunSummary.Cost, Stats.Priced: prices.Cost) is set by
+//     the commands from package usage, which prices the runs' ledgers.
 //   - Tokens are shown as the providers bill them (UsageFigures): uncached
 //     input, cache read, cache write, output, never an input that holds
 //     the cache.

@@ -6,6 +6,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/twasm/twasm/internal/prices"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -50,8 +51,16 @@ type RunSummary struct {
 	Steps     int `json:"steps"`
 	Tools     int `json:"tools"`
 	ChildRuns int `json:"child_runs"`
-	// CostUSD sums the cost the providers stated; nil when none did.
+	// CostUSD sums the cost the providers stated, to the micro-dollar (no
+	// float noise); nil when none did. Kept for the readers written before
+	// Cost.
 	CostUSD *float64 `json:"cost_usd,omitempty"`
+	// Cost is what the run and its child runs cost with its provenance:
+	// stated by the providers, priced from the price table, or unknown
+	// (package usage, TreeCost); nil when it has no usage or was not
+	// asked for.
+	Cost        *prices.Cost `json:"cost,omitempty"`
+	statedMicro int64
 	// Usage is the run's own token usage (RunNode.Usage), SubRunUsage its
 	// child runs' (sub-agents), UsageInAll the two together; each nil
 	// when no figure is stated.
@@ -130,11 +139,9 @@ func (s *RunSummary) addStep(st StepDigest) {
 		s.Providers = append(s.Providers, st.Provider)
 	}
 	if st.CostUSD != nil {
-		sum := *st.CostUSD
-		if s.CostUSD != nil {
-			sum += *s.CostUSD
-		}
-		s.CostUSD = &sum
+		s.statedMicro += prices.MicroOfUSD(*st.CostUSD)
+		usd := float64(s.statedMicro) / 1e6
+		s.CostUSD = &usd
 	}
 }
 

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/twasm/twasm/internal/prices"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
@@ -48,10 +49,17 @@ type Stats struct {
 	// UsageInAll is Usage of every provider and SubRunUsage together:
 	// every token counted.
 	UsageInAll *transcript.Usage `json:"usage_in_all,omitempty"`
-	// Cost sums cost_usd per provider; only providers that state a cost
-	// appear. CostUSD is their total.
+	// Cost sums cost_usd per provider, to the micro-dollar; only
+	// providers that state a cost appear. CostUSD is their total. Both are
+	// what the providers stated (kept for the readers written before
+	// Priced).
 	Cost    map[string]float64 `json:"cost_usd_by_provider"`
 	CostUSD float64            `json:"cost_usd"`
+	// Priced is the cost with its provenance (stated, priced from the
+	// price table, unknown for the models it lacks), in all and per
+	// provider (package usage); nil when not asked for.
+	Priced           *prices.Cost           `json:"cost,omitempty"`
+	PricedByProvider map[string]prices.Cost `json:"cost_by_provider,omitempty"`
 	// Drift lists the native line types plugins did not map, per provider
 	// and provider version: the first sign that a CLI changed its format.
 	Drift []DriftRow `json:"drift"`
@@ -65,6 +73,7 @@ type Stats struct {
 	// agentsUsage is every agent step's usage (Usage of every provider):
 	// UsageInAll is it and SubRunUsage together.
 	agentsUsage transcript.Usage
+	statedMicro map[string]int64
 }
 
 // DriftRow is one unmapped native type of one provider version.
@@ -82,7 +91,7 @@ func NewStats() *Stats {
 	return &Stats{EventTypes: map[string]int{}, BlockTypes: map[string]int{}, Tools: map[string]int{}, ToolResults: map[string]int{},
 		Fidelity: map[string]int{}, Usage: map[string]*transcript.Usage{}, Cost: map[string]float64{},
 		Drift: []DriftRow{}, drift: map[driftKey]int{}, seen: map[string]bool{},
-		subUsage: map[string]*transcript.Usage{}, gone: map[string]bool{}}
+		subUsage: map[string]*transcript.Usage{}, gone: map[string]bool{}, statedMicro: map[string]int64{}}
 }
 
 // Add counts run in. A run id already counted is skipped and Add reports
@@ -256,8 +265,11 @@ func (s *Stats) addAgent(r *AgentCounts) {
 		s.agentsUsage.Add(r.Usage) // UsageInAll is summed once the run is counted (addCounts)
 	}
 	if r.CostUSD != nil {
-		s.Cost[prov] += *r.CostUSD
-		s.CostUSD += *r.CostUSD
+		m := prices.MicroOfUSD(*r.CostUSD)
+		s.statedMicro[prov] += m
+		s.statedMicro[""] += m
+		s.Cost[prov] = float64(s.statedMicro[prov]) / 1e6
+		s.CostUSD = float64(s.statedMicro[""]) / 1e6
 	}
 	for native, n := range r.Unmapped {
 		s.drift[driftKey{prov, r.ProviderVersion, native}] += n

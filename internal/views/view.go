@@ -9,6 +9,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/twasm/twasm/internal/prices"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -85,6 +86,16 @@ type ViewOptions struct {
 	// in [From, To]; each step says how many of its events it leaves out
 	// before and after.
 	Window *SeqWindow
+	// StepCosts, when set, gives each agent step attempt's cost with its
+	// provenance (package usage), shown in the run's footer in place of
+	// the cost the provider stated alone.
+	StepCosts map[StepRef]prices.Cost
+}
+
+// StepRef names one step attempt: its run and its StepNode.Seq.
+type StepRef struct {
+	RunID string
+	Seq   uint64
 }
 
 // SeqWindow is a range of seqs of the root run (both ends included).
@@ -247,7 +258,9 @@ func (v *viewer) header(n *RunNode) {
 				if u := usageString(a.Usage); u != "" {
 					parts = append(parts, u)
 				}
-				if a.CostUSD != nil {
+				if c, ok := v.opts.StepCosts[StepRef{r.RunID, s.Seq}]; ok {
+					parts = append(parts, c.Text(true)+" "+c.Source)
+				} else if a.CostUSD != nil {
 					parts = append(parts, fmt.Sprintf("$%.4f", *a.CostUSD))
 				}
 				v.d.item(strings.Join(parts, ", "))

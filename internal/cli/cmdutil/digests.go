@@ -6,7 +6,9 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strconv"
+	"sync"
 
 	"github.com/twasm/twasm/internal/cli/build"
 	"github.com/twasm/twasm/internal/index"
@@ -34,23 +36,46 @@ func DigestKind() string {
 // either is said on w. An index that cannot be used at all (a read-only
 // storage) is an error: the caller reads the files instead.
 func (f *Factory) RunDigests(ctx context.Context, ids []string, w io.Writer) (map[string]*views.RunDigest, error) {
-	root := f.StorageRoot()
-	kind := DigestKind()
-	compute := func(path string) ([]byte, error) { return json.Marshal(views.DigestFile(path)) }
-	data, err := withIndex(ctx, root, len(ids) > 0, w, func(ix *index.Index) (map[string][]byte, error) {
+	return derivedOf(ctx, f, DigestKind(), ids, w, views.DigestFile)
+}
+
+// derivedOf returns, for each run id, what fromFile derives from its
+// transcript, from the index's derived table of kind for the files
+// unchanged since (as JSON), else made again and stored; an entry that no
+// longer decodes is made from the file.
+func derivedOf[T any](ctx context.Context, f *Factory, kind string, ids []string, w io.Writer, fromFile func(path string) *T) (map[string]*T, error) {
+	compute := func(path string) ([]byte, error) { return json.Marshal(fromFile(path)) }
+	data, err := withIndex(ctx, f.StorageRoot(), len(ids) > 0, w, func(ix *index.Index) (map[string][]byte, error) {
 		data, _, err := ix.Derived(ctx, kind, ids, compute)
 		return data, err
 	})
 	if err != nil {
 		return nil, err
 	}
-	out := make(map[string]*views.RunDigest, len(data))
-	for id, b := range data {
-		d := &views.RunDigest{}
-		if json.Unmarshal(b, d) != nil {
-			d = views.DigestFile(f.TranscriptDir() + string(os.PathSeparator) + id + ".jsonl")
-		}
-		out[id] = d
+	// Decoding is most of the work once the index is warm: spread over
+	// the cores, each worker writing only its own slots.
+	ids = ids[:0:0]
+	for id := range data {
+		ids = append(ids, id)
+	}
+	vals := make([]*T, len(ids))
+	var wg sync.WaitGroup
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(ids)/256))
+	for w := range workers {
+		wg.Go(func() {
+			for i := w; i < len(ids); i += workers {
+				v := new(T)
+				if json.Unmarshal(data[ids[i]], v) != nil {
+					v = fromFile(f.TranscriptDir() + string(os.PathSeparator) + ids[i] + ".jsonl")
+				}
+				vals[i] = v
+			}
+		})
+	}
+	wg.Wait()
+	out := make(map[string]*T, len(ids))
+	for i, id := range ids {
+		out[id] = vals[i]
 	}
 	return out, nil
 }

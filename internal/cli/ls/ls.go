@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/usage"
 	"github.com/twasm/twasm/internal/views"
 )
 
@@ -26,8 +27,12 @@ type Options struct {
 	List func() ([]string, error)
 	// Digests gives the runs' digests from the index (nil, or an error:
 	// the transcripts are read instead, with the same result).
-	Digests  func(ctx context.Context, ids []string, w io.Writer) (map[string]*views.RunDigest, error)
-	Dir      func() string
+	Digests func(ctx context.Context, ids []string, w io.Writer) (map[string]*views.RunDigest, error)
+	Dir     func() string
+	// Usage gives the price table and the runs' usage ledgers for the
+	// COST column and --json's "cost"; with no Usage.Prices no cost is
+	// computed.
+	Usage    cmdutil.UsageSource
 	Logger   func() *slog.Logger
 	Now      func() time.Time
 	Filter   views.RunFilter
@@ -40,14 +45,17 @@ type Options struct {
 
 // NewCmdLs returns the ls command.
 func NewCmdLs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, List: f.ListRuns, Digests: f.RunDigests, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now}
+	opts := &Options{IO: f.IOStreams, List: f.ListRuns, Digests: f.RunDigests, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now,
+		Usage: f.UsageSource()}
 	cmd := &cobra.Command{
 		Use:     "ls [flags]",
 		Aliases: []string{"list"},
 		Short:   "List the runs in storage, newest first",
 		Long: `List the runs in storage, newest first (by the time the run started): id,
 name, status, start, duration, providers, steps, tool calls and cost, each
-run counted with its child runs. Child runs themselves (sub-agents,
+run counted with its child runs. The cost is what the providers stated,
+else priced from the price table in force (twasm prices); "?" when no
+figure is known (a model the table lacks), "+?" after a part. Child runs themselves (sub-agents,
 sub-workflows) are listed only with --children. An archived agent session
 (twasm sync) stays open while it may grow: its status is its latest
 part's (ok, error or incomplete, judged from the session log), marked
@@ -57,8 +65,10 @@ NAME is the name given to the run (record --name); a run without one (an
 archived session, a record without --name) is named by its first prompt,
 and --json has both ("name", "title"). --json also states the run's own
 tokens ("usage"), its child runs' ("sub_run_usage") and the two together
-("usage_in_all"), and the run it was rebuilt from by renormalize
-("renormalized_from").
+("usage_in_all"), the cost with its provenance ("cost": micro_usd, usd,
+source provider|priced|mixed|unknown, the price table, unpriced_models;
+"cost_usd" is only what the providers stated), and the run it was
+rebuilt from by renormalize ("renormalized_from").
 
 On a terminal the id is cut to 8 characters, enough for any RUN argument
 (every command takes a unique prefix of a run id); in a pipe each run is
@@ -119,6 +129,9 @@ func runLs(ctx context.Context, opts *Options) error {
 	if opts.Limit > 0 && len(rows) > opts.Limit {
 		rows = rows[:opts.Limit]
 	}
+	if err := addCosts(ctx, opts, ids, rows); err != nil {
+		return err
+	}
 	if opts.JSON {
 		return cmdutil.WriteJSONLines(opts.IO.Out, rows)
 	}
@@ -141,7 +154,9 @@ func runLs(ctx context.Context, opts *Options) error {
 				dur = views.FormatDuration(*r.DurationMS)
 			}
 		}
-		if r.CostUSD != nil {
+		if r.Cost != nil {
+			cost = r.Cost.Text(tty)
+		} else if r.CostUSD != nil {
 			cost = costString(*r.CostUSD, tty)
 		}
 		name := views.DisplayName(r.RunHead)
@@ -217,6 +232,24 @@ func list(opts *Options, ids []string, one func(id string) (parent string, summa
 		}
 	}
 	return rows
+}
+
+// addCosts sets each row's Cost from the runs' usage ledgers (package
+// usage: what a report by session says of the run).
+func addCosts(ctx context.Context, opts *Options, ids []string, rows []views.RunSummary) error {
+	if opts.Usage.Prices == nil || len(rows) == 0 {
+		return nil
+	}
+	tbl, ledgers, err := opts.Usage.Load(ctx, ids, opts.IO.ErrOut)
+	if err != nil {
+		return err
+	}
+	for i := range rows {
+		if c, ok := usage.TreeCost(rows[i].RunID, ledgers, tbl.Version()); ok {
+			rows[i].Cost = &c
+		}
+	}
+	return nil
 }
 
 // costString is a cost in dollars as ls prints it: "$0.0862" on a

@@ -44,9 +44,11 @@ func TestIndexAndScanAgree(t *testing.T) {
 			run := func(v func(*Options), digests bool) (string, string) {
 				t.Helper()
 				ios, _, out, errOut := iostreams.Test()
-				o := &Options{IO: ios, List: f.ListRuns, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now}
+				o := &Options{IO: ios, List: f.ListRuns, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now, Usage: f.UsageSource()}
 				if digests {
 					o.Digests = f.RunDigests
+				} else {
+					o.Usage.Ledgers = nil // the ledgers read from the files too
 				}
 				v(o)
 				if err := runLs(context.Background(), o); err != nil {
@@ -237,6 +239,46 @@ func TestSubRunUsage(t *testing.T) {
 		}
 		if !found {
 			t.Fatalf("root not listed:\n%s", out)
+		}
+	}
+}
+
+// A run's cost has its provenance, in the COST column and --json: the
+// fixture's root run states $0.25 (its Claude step), its child run's
+// Codex step states none and is priced (gpt-5, 50 input and 5 output
+// tokens: 112.5 µ$, 113 rounded): 0.250113, mixed. cost_usd stays what
+// the providers stated.
+func TestCost(t *testing.T) {
+	root := t.TempDir()
+	viewstest.WriteStore(t, root)
+	ios, _, _, _ := iostreams.Test()
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, StorageFlag: root}
+	for _, js := range []bool{false, true} {
+		ios, _, out, _ := iostreams.Test()
+		o := &Options{IO: ios, List: f.ListRuns, Digests: f.RunDigests, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now, Usage: f.UsageSource(), JSON: js}
+		if err := runLs(context.Background(), o); err != nil {
+			t.Fatal(err)
+		}
+		if !js {
+			if !strings.Contains(out.String(), "\t0.250113\n") {
+				t.Errorf("ls:\n%s", out)
+			}
+			continue
+		}
+		var row struct {
+			CostUSD float64 `json:"cost_usd"`
+			Cost    struct {
+				MicroUSD int64  `json:"micro_usd"`
+				USD      string `json:"usd"`
+				Source   string `json:"source"`
+				Prices   string `json:"prices"`
+			} `json:"cost"`
+		}
+		if err := json.Unmarshal(out.Bytes(), &row); err != nil {
+			t.Fatal(err)
+		}
+		if row.CostUSD != 0.25 || row.Cost.MicroUSD != 250113 || row.Cost.USD != "0.250113" || row.Cost.Source != "mixed" || !strings.HasPrefix(row.Cost.Prices, "twasm-bundled@") {
+			t.Errorf("ls --json: %s", out)
 		}
 	}
 }

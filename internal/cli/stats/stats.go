@@ -12,6 +12,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/prices"
+	"github.com/twasm/twasm/internal/usage"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/transcript"
 )
@@ -25,14 +27,26 @@ type Options struct {
 	// Digests gives the runs' digests from the index for --all (nil, or
 	// an error: the transcripts are read instead, with the same result).
 	Digests func(ctx context.Context, ids []string, w io.Writer) (map[string]*views.RunDigest, error)
-	Runs    []string
-	All     bool
-	JSON    bool
+	// Usage gives the price table and the runs' usage ledgers, for the
+	// cost with its provenance and --model (nil Usage.Prices: neither).
+	Usage cmdutil.UsageSource
+	Now   func() time.Time
+	// Filter selects the sessions (top-level runs) counted, their child
+	// runs with them, as ls selects them; Model those with a model whose
+	// name contains it.
+	Filter       views.RunFilter
+	Model        string
+	Since, Until string
+	Runs         []string
+	All          bool
+	JSON         bool
 }
+
+func (o *Options) filtered() bool { return o.Filter != (views.RunFilter{}) || o.Model != "" }
 
 // NewCmdStats returns the stats command.
 func NewCmdStats(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Load: f.LoadTree, List: f.ListRuns, Digests: f.RunDigests}
+	opts := &Options{IO: f.IOStreams, Load: f.LoadTree, List: f.ListRuns, Digests: f.RunDigests, Usage: f.UsageSource(), Now: time.Now}
 	cmd := &cobra.Command{
 		Use:   "stats RUN...|--all",
 		Short: "Count events, blocks, tools, usage, cost and format drift",
@@ -48,7 +62,17 @@ Each RUN counts with its child runs; a run reached twice counts once.
 was written to after the rebuild (then the rebuild is left out). The
 usage shows each provider's agent steps, the sub-runs' (sub-agents) apart,
 and every token together ("in all"); the figures are uncached input,
-cache read, cache write and output, as the providers bill them.`,
+cache read, cache write and output, as the providers bill them.
+
+The cost says where it comes from, as in "twasm usage": stated by the
+provider, priced from the price table in force ("twasm prices"), or
+unknown for a model the table lacks (named; never counted as 0). --json's
+"cost" and "cost_by_provider" carry it in micro-dollars; "cost_usd" and
+"cost_usd_by_provider" are only what the providers stated.
+
+--provider, --since, --until and --model select sessions as ls selects
+runs (a session that started in the period counts whole, with its
+sub-agents; "twasm usage --since" counts usage by when it happened).`,
 		Example: `  twasm stats 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a
   twasm stats --all
   twasm stats --all --json | jq '.drift'`,
@@ -58,6 +82,13 @@ cache read, cache write and output, as the providers bill them.`,
 			if opts.All == (len(args) > 0) {
 				return cmdutil.FlagErrorf("give RUN arguments or --all, not both or neither")
 			}
+			var err error
+			if opts.Filter.Since, err = cmdutil.ParseTime(opts.Since, opts.Now()); err != nil {
+				return cmdutil.FlagErrorf("--since: %v", err)
+			}
+			if opts.Filter.Until, err = cmdutil.ParseTime(opts.Until, opts.Now()); err != nil {
+				return cmdutil.FlagErrorf("--until: %v", err)
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -66,24 +97,64 @@ cache read, cache write and output, as the providers bill them.`,
 	}
 	cmd.Flags().BoolVar(&opts.All, "all", false, "count every transcript in storage")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the statistics as JSON")
+	cmd.Flags().StringVar(&opts.Filter.Provider, "provider", "", "only sessions with an agent step of this provider")
+	cmd.Flags().StringVar(&opts.Model, "model", "", "only sessions that used a model whose name contains this")
+	cmd.Flags().StringVar(&opts.Since, "since", "", "only sessions started at or after this time or age")
+	cmd.Flags().StringVar(&opts.Until, "until", "", "only sessions started before this time or age")
 	return cmd
 }
 
 func runStats(ctx context.Context, opts *Options) error {
 	runs := opts.Runs
-	var st *views.Stats
+	var all []string
 	if opts.All {
 		ids, err := opts.List()
 		if err != nil {
 			return &cmdutil.InputError{Err: fmt.Errorf("list transcripts: %w", err)}
 		}
-		runs = ids
-		st = statsOfDigests(ctx, opts, ids)
+		runs, all = ids, ids
+	}
+	sel := &selection{opts: opts}
+	if opts.Usage.Prices != nil {
+		ids := all
+		if !opts.All {
+			// the runs named and their child runs
+			ids = nil
+			for _, arg := range runs {
+				root, err := opts.Load(arg)
+				if err != nil {
+					return err
+				}
+				for _, n := range root.Runs() {
+					ids = append(ids, n.RunID)
+				}
+			}
+		}
+		src := opts.Usage
+		if !opts.All {
+			// The index keeps the ledgers of the runs it is asked for and
+			// drops the others': a few runs are read from their files.
+			src.Ledgers = nil
+		}
+		var err error
+		if sel.table, sel.ledgers, err = src.Load(ctx, ids, opts.IO.ErrOut); err != nil {
+			return err
+		}
+	}
+	var st *views.Stats
+	if opts.All {
+		st = statsOfDigests(ctx, opts, all, sel)
 	}
 	if st == nil {
 		var err error
-		if st, err = scanStats(opts, runs, opts.All); err != nil {
+		if st, err = scanStats(opts, runs, opts.All, sel); err != nil {
 			return err
+		}
+	}
+	if sel.table != nil {
+		total, by := usage.Costs(sel.roots, sel.ledgers, sel.table.Version())
+		if len(by) > 0 {
+			st.Priced, st.PricedByProvider = &total, by
 		}
 	}
 	if opts.JSON {
@@ -92,10 +163,34 @@ func runStats(ctx context.Context, opts *Options) error {
 	return printStats(opts.IO.Out, st)
 }
 
+// selection is what stats counts: the sessions the filters select, and
+// the ledgers their cost and --model are read from.
+type selection struct {
+	opts    *Options
+	table   *prices.Table
+	ledgers map[string]*usage.Ledger
+	// roots are the runs counted with their child runs, for the cost.
+	roots []string
+}
+
+// keep reports whether a run (its listing line s) is counted: every run
+// without a filter; with one, a top-level run that passes it (its child
+// runs are counted through it).
+func (sel *selection) keep(s views.RunSummary) bool {
+	o := sel.opts
+	if !o.filtered() {
+		return true
+	}
+	if s.ParentRunID != "" && o.All || !o.Filter.Match(s) {
+		return false
+	}
+	return o.Model == "" || usage.HasModel(s.RunID, sel.ledgers, o.Model)
+}
+
 // statsOfDigests counts every run from the index's digests, as scanStats
 // counts them from the files; nil when the index cannot be used or a run
 // needs the file's own error (unreadable, not a transcript).
-func statsOfDigests(ctx context.Context, opts *Options, ids []string) *views.Stats {
+func statsOfDigests(ctx context.Context, opts *Options, ids []string, sel *selection) *views.Stats {
 	if opts.Digests == nil {
 		return nil
 	}
@@ -124,7 +219,12 @@ func statsOfDigests(ctx context.Context, opts *Options, ids []string) *views.Sta
 		if skip[id] {
 			continue
 		}
-		for _, n := range views.DigestTree(digests[id], lookup) {
+		tree := views.DigestTree(digests[id], lookup)
+		if !sel.keep(views.SummarizeDigests(tree)) {
+			continue
+		}
+		sel.roots = append(sel.roots, id)
+		for _, n := range tree {
 			if !skip[n.RunID] {
 				st.AddDigest(n)
 			}
@@ -150,7 +250,7 @@ func fileTime(digests map[string]*views.RunDigest) func(id string) time.Time {
 // all (every run in storage), a run a renormalized rebuild stands for is
 // left out, its child runs with it (views.Superseded), as statsOfDigests
 // does.
-func scanStats(opts *Options, runs []string, all bool) (*views.Stats, error) {
+func scanStats(opts *Options, runs []string, all bool, sel *selection) (*views.Stats, error) {
 	st := views.NewStats()
 	roots := make([]*views.RunNode, 0, len(runs))
 	heads := map[string]views.RunHead{}
@@ -176,7 +276,12 @@ func scanStats(opts *Options, runs []string, all bool) (*views.Stats, error) {
 		}
 	}
 	st.Superseded = len(skip)
+	sel.roots = sel.roots[:0]
 	for _, root := range roots {
+		if skip[root.RunID] || !sel.keep(views.Summarize(root)) {
+			continue
+		}
+		sel.roots = append(sel.roots, root.RunID)
 		for _, n := range root.Runs() {
 			if !skip[n.RunID] {
 				st.Add(n.Source())
@@ -214,7 +319,7 @@ func printStats(w io.Writer, st *views.Stats) error {
 	section("tools by name", st.Tools)
 	section("tools by fidelity", st.Fidelity)
 	section("tool results by outcome", st.ToolResults)
-	if len(st.Usage) > 0 || len(st.Cost) > 0 || st.SubRunUsage != nil {
+	if len(st.Usage) > 0 || len(st.Cost) > 0 || st.SubRunUsage != nil || st.Priced != nil {
 		p("\nusage and cost by provider\n")
 		seen := map[string]bool{}
 		for _, prov := range sortedKeys(st.Usage, st.Cost) {
@@ -223,7 +328,9 @@ func printStats(w io.Writer, st *views.Stats) error {
 			}
 			seen[prov] = true
 			line := "  " + views.Clip(prov, 16) + " " + usageLine(st.Usage[prov])
-			if c, ok := st.Cost[prov]; ok {
+			if c, ok := st.PricedByProvider[prov]; ok {
+				line += "  " + c.Text(true) + " " + c.Source
+			} else if c, ok := st.Cost[prov]; ok {
 				line += fmt.Sprintf("  $%.4f", c)
 			}
 			p("%s\n", strings.TrimRight(line, " "))
@@ -234,7 +341,17 @@ func printStats(w io.Writer, st *views.Stats) error {
 			p("  %s %s\n", views.Clip("sub-runs", 16), usageLine(st.SubRunUsage))
 			p("  %s %s\n", views.Clip("in all", 16), usageLine(st.UsageInAll))
 		}
-		if len(st.Cost) > 0 {
+		switch c := st.Priced; {
+		case c != nil:
+			p("  total cost %s (%s", c.Text(true), c.Source)
+			if c.Prices != "" {
+				p(", prices %s", c.Prices)
+			}
+			p(")\n")
+			if len(c.UnpricedModels) > 0 {
+				p("  cost unknown for %s (not in the price table, not stated by the provider)\n", strings.Join(c.UnpricedModels, ", "))
+			}
+		case len(st.Cost) > 0:
 			p("  total cost $%.4f\n", st.CostUSD)
 		}
 	}

@@ -10,6 +10,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/prices"
+	"github.com/twasm/twasm/internal/usage"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/transcript"
 )
@@ -31,11 +33,14 @@ type Options struct {
 	// Context is how many events of the hit's step are shown before and
 	// after it; negative shows the whole step.
 	Context int
+	// Prices gives the price table each agent step's cost is priced with
+	// (nil: the footer shows only the cost the provider stated).
+	Prices func() (*prices.Table, string, error)
 }
 
 // NewCmdView returns the view command.
 func NewCmdView(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Load: f.LoadTree}
+	opts := &Options{IO: f.IOStreams, Load: f.LoadTree, Prices: f.Prices}
 	cmd := &cobra.Command{
 		Use:   "view RUN",
 		Short: "Render a run as a readable transcript",
@@ -130,6 +135,9 @@ func runView(opts *Options) error {
 	if opts.Format == "json" {
 		return writeEvents(opts, views.SelectEvents(root, vo))
 	}
+	if vo.StepCosts, err = stepCosts(opts, root); err != nil {
+		return err
+	}
 	if err := views.WriteView(opts.IO.Out, root, vo); err != nil {
 		if errors.Is(err, views.ErrBadOption) {
 			return &cmdutil.FlagError{Err: err}
@@ -142,6 +150,29 @@ func runView(opts *Options) error {
 		}
 	}
 	return nil
+}
+
+// stepCosts prices every agent step of the tree as a usage report does
+// (usage.LedgerOf): the footer shows each step's cost and where it comes
+// from.
+func stepCosts(opts *Options, root *views.RunNode) (map[views.StepRef]prices.Cost, error) {
+	if opts.Prices == nil {
+		return nil, nil
+	}
+	tbl, note, err := opts.Prices()
+	if err != nil {
+		return nil, err
+	}
+	if note != "" {
+		fmt.Fprintf(opts.IO.ErrOut, "twasm: %s\n", note)
+	}
+	out := map[views.StepRef]prices.Cost{}
+	for _, n := range root.Runs() {
+		for _, s := range usage.LedgerOf(n.Source(), tbl).Steps {
+			out[views.StepRef{RunID: n.RunID, Seq: s.Seq}] = s.Cost
+		}
+	}
+	return out, nil
 }
 
 // writeEvents prints events as transcript lines (JSON Lines), so that

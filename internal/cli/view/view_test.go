@@ -164,3 +164,28 @@ func TestRunViewSeqWindow(t *testing.T) {
 		})
 	}
 }
+
+// The footer gives each agent step's cost and where it comes from: the
+// fixture's Claude step states $0.25 (provider), its sub-run's Codex step
+// is priced from the table (gpt-5: 50*1.25 + 5*10 = 112.5 µ$, $0.0001).
+// Without a table, the stated cost alone, as before.
+func TestRunViewStepCosts(t *testing.T) {
+	env := cmdtest.New(t)
+	o := &Options{IO: env.IO, Load: env.F.LoadTree, Run: viewstest.Root, Format: "md", MaxOutput: 2000, Prices: env.F.Prices}
+	if err := runView(o); err != nil {
+		t.Fatal(err)
+	}
+	for _, w := range []string{"out 200, $0.2500 provider", "$0.0001 priced"} {
+		if !strings.Contains(env.Out.String(), w) {
+			t.Errorf("stdout lacks %q:\n%s", w, env.Out)
+		}
+	}
+	env = cmdtest.New(t)
+	o = &Options{IO: env.IO, Load: env.F.LoadTree, Run: viewstest.Root, Format: "md", MaxOutput: 2000}
+	if err := runView(o); err != nil {
+		t.Fatal(err)
+	}
+	if s := env.Out.String(); !strings.Contains(s, "$0.2500") || strings.Contains(s, "priced") {
+		t.Errorf("without a table:\n%s", s)
+	}
+}

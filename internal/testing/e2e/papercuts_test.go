@@ -161,7 +161,7 @@ func TestJSONConvention(t *testing.T) {
 	snake := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
 	for _, args := range [][]string{
 		{"ls"}, {"tree", id}, {"view", id}, {"tools", id}, {"stats", id}, {"stats", "--all"}, {"validate", file, file},
-		{"version"}, {"plugins", "list"}, {"tail", id},
+		{"version"}, {"plugins", "list"}, {"tail", id}, {"usage"}, {"usage", "--by", "session", "--breakdown"}, {"prices"},
 		{"record", "--provider", "claude", "--input", example()},
 		{"import", "--provider", "claude", example()},
 	} {

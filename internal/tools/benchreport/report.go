@@ -377,6 +377,10 @@ func archiveTable(res *Results) Table {
 	if s, ok := res.Stat("BenchmarkSyncUnchangedSQLite", "sessions"); ok {
 		sqlSync.Note = fmt.Sprintf("%.0f sessions in one opencode.db", s.Median)
 	}
+	usageRow := valueRow(res, "twasm usage by day, from the index", "BenchmarkUsageIndex", []string{"ms/usage"}, AtMost(300, "ms/usage"))
+	if s, ok := res.Stat("BenchmarkUsageIndex", "sessions"); ok {
+		usageRow.Note = fmt.Sprintf("%.0f sessions, the index warm (every transcript stat'ed against it)", s.Median)
+	}
 	return Table{
 		Title: "Archive: search index and sync",
 		Intro: "`internal/index` benchmarks on an archive of real transcripts: every input of testdata/golden and testdata/captures recorded " +
@@ -388,7 +392,9 @@ func archiveTable(res *Results) Table {
 			"the words as FTS5 does (`TestSearchAgreesWithScan` checks both give the same hits); one pass of the scan answers all three queries, " +
 			"so a scan asked one query at a time, as a user asks, would be three times slower than the baseline shown: the ratio understates the index. `internal/archive`: a sync, as `twasm sync` runs it " +
 			"(lock, ledger, discovery in a temporary HOME, a check of every session), of a store whose sessions are all archived already; " +
-			"and the first sync, into an empty storage, of OpenCode's database against the same conversations as JSONL session files read by the same plugin.",
+			"and the first sync, into an empty storage, of OpenCode's database against the same conversations as JSONL session files read by the same plugin. " +
+			"`internal/cli/usagecmd`: `twasm usage` by day (the report printed) over a storage of generated Claude sessions (20 priced messages each, " +
+			"a sub-agent run in every tenth) spread over a year, from the index's usage ledgers and by reading every transcript.",
 		Rows: []Row{
 			build,
 			valueRow(res, "the same per CPU second of the child", "BenchmarkIndexBuild", []string{"cpuMB/s"}, Goal{}),
@@ -400,6 +406,9 @@ func archiveTable(res *Results) Table {
 			sqlSync,
 			benchRow(res, "the same vs as many unchanged JSONL sessions", "BenchmarkSyncUnchangedSQLite", "BenchmarkSyncUnchanged", []string{"s/sync"}, AtMostX(2)),
 			firstSync(res),
+			usageRow,
+			valueRow(res, "the same, CPU time of the process", "BenchmarkUsageIndex", []string{"cpu-ms/usage"}, Goal{}),
+			benchRow(res, "the same vs reading every transcript", "BenchmarkUsageIndex", "BenchmarkUsageScan", []string{"ms/usage"}, Goal{}),
 		},
 	}
 }

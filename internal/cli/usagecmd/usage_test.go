@@ -1,0 +1,162 @@
+package usagecmd
+
+import (
+	"context"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/testing/viewstest"
+	"github.com/twasm/twasm/internal/usage"
+)
+
+func TestNewCmdUsage(t *testing.T) {
+	now := time.Date(2026, 8, 10, 15, 0, 0, 0, time.Local)
+	tests := []struct {
+		argv         string
+		code         int
+		since, until time.Time
+		by           string
+	}{
+		{"", 0, time.Time{}, time.Time{}, "day"},
+		{"--by model --since 20260801 --until 20260801", 0, time.Date(2026, 8, 1, 0, 0, 0, 0, time.Local), time.Date(2026, 8, 2, 0, 0, 0, 0, time.Local), "model"},
+		{"--since yesterday --until today", 0, time.Date(2026, 8, 9, 0, 0, 0, 0, time.Local), time.Date(2026, 8, 11, 0, 0, 0, 0, time.Local), "day"},
+		{"--since 2026-08-01T10:00:00Z --until 2026-08-01T12:00:00+02:00", 0, time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC), time.Date(2026, 8, 1, 10, 0, 0, 0, time.UTC), "day"},
+		{"--since 7d", 0, now.Add(-7 * 24 * time.Hour), time.Time{}, "day"},
+		{"--timezone UTC --by week --since 20260801 --until 2026-08-01T12:00", 0, time.Date(2026, 8, 1, 0, 0, 0, 0, time.UTC), time.Date(2026, 8, 1, 12, 0, 0, 0, time.UTC), "week"},
+		{"--timezone Mars/Olympus", cmdutil.ExitUsage, time.Time{}, time.Time{}, ""},
+		{"--by hour", cmdutil.ExitUsage, time.Time{}, time.Time{}, ""},
+		{"--since soon", cmdutil.ExitUsage, time.Time{}, time.Time{}, ""},
+	}
+	for _, tc := range tests {
+		env := cmdtest.New(t)
+		err := cmdtest.Parse(NewCmdUsage(env.F, func(*Options) error { return nil }), tc.argv)
+		if cmdutil.ExitCode(err) != tc.code {
+			t.Errorf("%q: err = %v", tc.argv, err)
+		}
+	}
+	for _, tc := range tests {
+		if tc.code != 0 {
+			continue
+		}
+		o := &Options{Now: func() time.Time { return now }, Since: field(tc.argv, "--since"), Until: field(tc.argv, "--until"), Timezone: field(tc.argv, "--timezone")}
+		o.Report.By = tc.by
+		if err := parseWhen(o); err != nil {
+			t.Fatalf("%q: %v", tc.argv, err)
+		}
+		if tz := field(tc.argv, "--timezone"); tz != "" && (o.Report.Location == nil || o.Report.Location.String() != tz) {
+			t.Errorf("%q: location %v", tc.argv, o.Report.Location)
+		}
+		if !o.Report.Since.Equal(tc.since) || !o.Report.Until.Equal(tc.until) {
+			t.Errorf("%q: since %v until %v, want %v %v", tc.argv, o.Report.Since, o.Report.Until, tc.since, tc.until)
+		}
+	}
+}
+
+func field(argv, flag string) string {
+	f := strings.Fields(argv)
+	for i := range f {
+		if f[i] == flag && i+1 < len(f) {
+			return f[i+1]
+		}
+	}
+	return ""
+}
+
+// The fixture: the root run's Claude step states $0.25 (Claude's result
+// line), its child run's Codex step states none: gpt-5, 50 uncached input
+// and 5 output tokens, priced 50*1.25 + 5*10 = 112.5 µ$, 113 rounded.
+// From the index and from the files alike.
+func TestRunUsage(t *testing.T) {
+	for _, index := range []bool{true, false} {
+		env := cmdtest.New(t)
+		run := func(by string, js bool) string {
+			t.Helper()
+			ios, _, out, _ := iostreams.Test()
+			o := &Options{IO: ios, List: env.F.ListRuns, Usage: env.F.UsageSource(), ModTime: env.F.FileModTime, JSON: js}
+			if !index {
+				o.Usage.Ledgers = nil
+			}
+			o.Report.By, o.Report.Breakdown = by, true
+			if err := runUsage(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+			return out.String()
+		}
+		var rep usage.Report
+		if err := json.Unmarshal([]byte(run("provider", true)), &rep); err != nil {
+			t.Fatal(err)
+		}
+		if c := rep.Total.Cost; c.MicroUSD != 250113 || c.USD != "0.250113" || c.Source != "mixed" || rep.Total.Sessions != 1 {
+			t.Errorf("index %v: total %+v, sessions %d", index, c, rep.Total.Sessions)
+		}
+		want := map[string]usage.Cost{"claude": {MicroUSD: 250000, Source: "provider"}, "codex": {MicroUSD: 113, Source: "priced"}}
+		for _, g := range rep.Groups {
+			if w := want[g.Key]; g.Cost.MicroUSD != w.MicroUSD || g.Cost.Source != w.Source {
+				t.Errorf("index %v: %s %+v, want %+v", index, g.Key, g.Cost, w)
+			}
+		}
+		text := run("session", false)
+		for _, w := range []string{viewstest.Root, "\t0.250113\tmixed", "  gpt-5\t", "total\t1\t"} {
+			if !strings.Contains(text, w) {
+				t.Errorf("index %v: text lacks %q:\n%s", index, w, text)
+			}
+		}
+	}
+}
+
+func TestPrices(t *testing.T) {
+	env := cmdtest.New(t)
+	cfg := t.TempDir()
+	env.F.Getenv = func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return cfg
+		}
+		return ""
+	}
+	ios, _, out, errOut := iostreams.Test()
+	o := &PricesOptions{IO: ios, Prices: env.F.Prices, Path: env.F.PricesPath}
+	if err := runPrices(o); err != nil {
+		t.Fatal(err)
+	}
+	if s := out.String(); !strings.Contains(s, "price table twasm-bundled@") || !strings.Contains(s, "(bundled)") || !strings.Contains(s, "claude-sonnet-4-5") {
+		t.Fatalf("prices:\n%s", s)
+	}
+	file := filepath.Join(t.TempDir(), "p.json")
+	viewstest.WriteFile(t, file, []byte(`{"schema": "twasm.prices/1", "name": "mine", "date": "2999-01-01", "models": [
+		{"id": "gpt-5", "provider": "openai", "usd_per_mtok": {"input": "2", "output": "20"}, "sources": ["https://example.com"], "checked": "2999-01-01"}]}`))
+	bad := filepath.Join(t.TempDir(), "bad.json")
+	viewstest.WriteFile(t, bad, []byte(`{"schema": "twasm.prices/1", "name": "x", "date": "2999-01-01", "models": [{"id": "m"}]}`))
+	o.File = bad
+	if err := runUpdate(o); cmdutil.ExitCode(err) != cmdutil.ExitUsage {
+		t.Fatalf("a bad table: %v", err)
+	}
+	if _, err := os.Stat(filepath.Join(cfg, "twasm", "prices.json")); err == nil {
+		t.Fatal("a bad table was installed")
+	}
+	o.File = file
+	if err := runUpdate(o); err != nil {
+		t.Fatal(err)
+	}
+	out.Reset()
+	if err := runPrices(o); err != nil || !strings.Contains(out.String(), "price table mine@2999-01-01 ("+filepath.Join(cfg, "twasm", "prices.json")) {
+		t.Fatalf("after update: %v\n%s%s", err, out, errOut)
+	}
+	// usage now prices with it: the child's 50 and 5 tokens at $2 and $20: 100 + 100 = 200 µ$.
+	ios, _, uout, _ := iostreams.Test()
+	u := &Options{IO: ios, List: env.F.ListRuns, Usage: env.F.UsageSource(), ModTime: env.F.FileModTime, JSON: true}
+	u.Report.By = "model"
+	if err := runUsage(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	var rep usage.Report
+	if err := json.Unmarshal(uout.Bytes(), &rep); err != nil || rep.Prices != "mine@2999-01-01" || rep.Total.Cost.MicroUSD != 250200 {
+		t.Fatalf("usage after update: %v %s %+v", err, rep.Prices, rep.Total.Cost)
+	}
+}

@@ -1,0 +1,37 @@
+// Package prices is the price table twasm prices token usage with, and
+// the money type every report uses.
+//
+// # Model
+//
+// A Table lists models (an id, aliases, the provider) with their rates in
+// US dollars per million tokens, as decimal strings (input, output, cache
+// read, cache write at five minutes and at one hour), optional tiers by
+// the size of a request's input (long context: Claude Sonnet 4.5 above
+// 200K, Gemini 2.5 Pro above 200K, Qwen's steps), and per entry the
+// source URLs and the date they were checked. The bundled table
+// (prices.json, embedded) is the default; a newer file installed with
+// `twasm prices update FILE` (Install: validated, then written to the
+// user's config directory) replaces it whole. Nothing here touches the
+// network.
+//
+// # Invariants
+//
+//   - Money is integer: rates parse exactly into pico-dollars per token
+//     (six decimals of a dollar per million tokens; a rate with more is
+//     refused), a price is an exact integer of pico-dollars, and reports
+//     round to micro-dollars (Micro) once, at the end. No float is ever
+//     summed.
+//   - A model the table lacks is never priced 0: Price reports ok=false,
+//     and the caller names the model as unpriced.
+//   - A tier applies to one request: PriceRequest takes the usage of one
+//     API request (a message); the usage of many requests summed (a
+//     step's total) is priced at the base rates, and the result says the
+//     tier could not be known when the total is above a threshold.
+//   - A rate the table leaves out is charged as the documented fallback
+//     (cache read and five-minute write at the input rate, one-hour write
+//     at the five-minute write): never as free.
+//   - Model names match after normalization (Normalize): lower case, a
+//     "vendor/" prefix, a "[...]" suffix (Claude Code's "[1m]") and a date
+//     suffix (-20250929, -2025-08-07) removed; then the id or an alias
+//     equals it.
+package prices

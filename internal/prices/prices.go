@@ -1,0 +1,397 @@
+package prices
+
+import (
+	"bytes"
+	"crypto/sha256"
+	_ "embed"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"math/bits"
+	"regexp"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// Schema is the schema a price file names.
+const Schema = "twasm.prices/1"
+
+//go:embed prices.json
+var bundled []byte
+
+// Bundled returns the table compiled into twasm.
+func Bundled() *Table {
+	t, err := Parse(bundled)
+	if err != nil {
+		panic("prices: the bundled table does not parse: " + err.Error()) // a test checks it does
+	}
+	t.Origin = "bundled"
+	return t
+}
+
+// BundledJSON is the bundled table's file, as embedded.
+func BundledJSON() []byte { return bytes.Clone(bundled) }
+
+// Table is a price table.
+type Table struct {
+	Schema string  `json:"schema"`
+	Name   string  `json:"name"`
+	Date   string  `json:"date"`
+	Note   string  `json:"note,omitempty"`
+	Models []Model `json:"models"`
+
+	// Origin says where the table was read from: "bundled" or the path
+	// of the installed file (not in the file).
+	Origin string `json:"-"`
+	// SHA256 is the hex digest of the file's bytes (not in the file).
+	SHA256 string `json:"-"`
+
+	byName map[string]*Model
+}
+
+// Model is one model's prices.
+type Model struct {
+	ID       string   `json:"id"`
+	Aliases  []string `json:"aliases,omitempty"`
+	Provider string   `json:"provider"`
+	Rates    Rates    `json:"usd_per_mtok"`
+	Tiers    []Tier   `json:"tiers,omitempty"`
+	Sources  []string `json:"sources"`
+	Checked  string   `json:"checked"`
+	Note     string   `json:"note,omitempty"`
+
+	base  rates
+	tiers []tier
+}
+
+// Rates are US dollars per million tokens, as decimal strings ("0.30").
+type Rates struct {
+	Input        string `json:"input"`
+	Output       string `json:"output"`
+	CacheRead    string `json:"cache_read,omitempty"`
+	CacheWrite5m string `json:"cache_write_5m,omitempty"`
+	CacheWrite1h string `json:"cache_write_1h,omitempty"`
+}
+
+// Tier is the rates of a request whose whole input is above AboveInput
+// tokens.
+type Tier struct {
+	AboveInput int64 `json:"above_input_tokens"`
+	Rates      Rates `json:"usd_per_mtok"`
+}
+
+// rates are pico-dollars per token (= micro-dollars per million tokens).
+type rates struct{ input, output, read, write5m, write1h int64 }
+
+type tier struct {
+	above int64
+	r     rates
+}
+
+// Version names the table as a cost's provenance says it: name@date.
+func (t *Table) Version() string { return t.Name + "@" + t.Date }
+
+var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
+
+// Parse reads and checks a price file: its schema, a name and a date, and
+// for every model an id, a provider, input and output rates, rates that
+// parse exactly, tiers in increasing order, at least one source URL and
+// the date it was checked; no name (id or alias, normalized) twice.
+func Parse(data []byte) (*Table, error) {
+	t := &Table{}
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(t); err != nil {
+		return nil, fmt.Errorf("prices: %w", err)
+	}
+	if t.Schema != Schema {
+		return nil, fmt.Errorf("prices: schema %q, want %q", t.Schema, Schema)
+	}
+	if t.Name == "" {
+		return nil, errors.New("prices: no name")
+	}
+	if _, err := time.Parse(time.DateOnly, t.Date); err != nil || !dateRE.MatchString(t.Date) {
+		return nil, fmt.Errorf("prices: date %q is not YYYY-MM-DD", t.Date)
+	}
+	if len(t.Models) == 0 {
+		return nil, errors.New("prices: no models")
+	}
+	t.byName = map[string]*Model{}
+	for i := range t.Models {
+		m := &t.Models[i]
+		if err := m.check(); err != nil {
+			return nil, fmt.Errorf("prices: model %d (%q): %w", i+1, m.ID, err)
+		}
+		for _, n := range append([]string{m.ID}, m.Aliases...) {
+			k := Normalize(n)
+			if other, dup := t.byName[k]; dup {
+				return nil, fmt.Errorf("prices: %q names both %q and %q", n, other.ID, m.ID)
+			}
+			t.byName[k] = m
+		}
+	}
+	sum := sha256.Sum256(data)
+	t.SHA256 = hex.EncodeToString(sum[:])
+	return t, nil
+}
+
+func (m *Model) check() error {
+	if m.ID == "" {
+		return errors.New("no id")
+	}
+	if m.Provider == "" {
+		return errors.New("no provider")
+	}
+	if len(m.Sources) == 0 {
+		return errors.New("no source")
+	}
+	for _, s := range m.Sources {
+		if !strings.HasPrefix(s, "https://") {
+			return fmt.Errorf("source %q is not an https URL", s)
+		}
+	}
+	if !dateRE.MatchString(m.Checked) {
+		return fmt.Errorf("checked %q is not YYYY-MM-DD", m.Checked)
+	}
+	var err error
+	if m.base, err = m.Rates.parse(); err != nil {
+		return err
+	}
+	last := int64(0)
+	for _, t := range m.Tiers {
+		if t.AboveInput <= last {
+			return fmt.Errorf("tier above %d: tiers must rise, each above 0", t.AboveInput)
+		}
+		last = t.AboveInput
+		r, err := t.Rates.parse()
+		if err != nil {
+			return fmt.Errorf("tier above %d: %w", t.AboveInput, err)
+		}
+		m.tiers = append(m.tiers, tier{t.AboveInput, r})
+	}
+	return nil
+}
+
+func (r Rates) parse() (rates, error) {
+	var out rates
+	var err error
+	field := func(name, s string, dst *int64, fallback int64, required bool) {
+		if err != nil {
+			return
+		}
+		if s == "" {
+			if required {
+				err = fmt.Errorf("no %s rate", name)
+			}
+			*dst = fallback
+			return
+		}
+		var v int64
+		if v, err = ParseUSD(s); err != nil {
+			err = fmt.Errorf("%s rate: %w", name, err)
+		} else if v > maxRate {
+			err = fmt.Errorf("%s rate %s is above $1,000,000 per million tokens", name, s)
+		}
+		*dst = v
+	}
+	field("input", r.Input, &out.input, 0, true)
+	field("output", r.Output, &out.output, 0, true)
+	field("cache_read", r.CacheRead, &out.read, out.input, false)
+	field("cache_write_5m", r.CacheWrite5m, &out.write5m, out.input, false)
+	field("cache_write_1h", r.CacheWrite1h, &out.write1h, out.write5m, false)
+	return out, err
+}
+
+// maxRate bounds a rate: a million dollars per million tokens.
+const maxRate = 1_000_000 * 1_000_000
+
+// ParseUSD reads a non-negative decimal amount of dollars ("0.30", "15")
+// exactly as micro-dollars; more than six decimals is an error.
+func ParseUSD(s string) (int64, error) {
+	whole, frac, _ := strings.Cut(s, ".")
+	if whole == "" || len(frac) > 6 || strings.Trim(whole+frac, "0123456789") != "" {
+		return 0, fmt.Errorf("%q is not a decimal of at most 6 places", s)
+	}
+	w, err := strconv.ParseInt(whole, 10, 64)
+	if err != nil || w > math.MaxInt64/1_000_000-1 {
+		return 0, fmt.Errorf("%q is out of range", s)
+	}
+	f := int64(0)
+	if frac != "" {
+		f, _ = strconv.ParseInt(frac+strings.Repeat("0", 6-len(frac)), 10, 64)
+	}
+	return w*1e6 + f, nil
+}
+
+var dateSuffix = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`)
+
+// Normalize is the form model names are matched in: lower case, without
+// a "vendor/" prefix, a "[...]" suffix or a date suffix.
+func Normalize(name string) string {
+	n := strings.ToLower(strings.TrimSpace(name))
+	if i := strings.LastIndexByte(n, '/'); i >= 0 {
+		n = n[i+1:]
+	}
+	if i := strings.IndexByte(n, '['); i > 0 && strings.HasSuffix(n, "]") {
+		n = n[:i]
+	}
+	return dateSuffix.ReplaceAllString(n, "")
+}
+
+// Lookup returns the model entry a model name matches.
+func (t *Table) Lookup(model string) (*Model, bool) {
+	m, ok := t.byName[Normalize(model)]
+	return m, ok
+}
+
+// Price is what one usage costs.
+type Price struct {
+	// Pico is the cost in pico-dollars (10^-12 dollars): exact.
+	Pico int64
+	// Tier is the input threshold of the tier applied, 0 for the base
+	// rates.
+	Tier int64
+	// TierUnknown says the usage was of several requests whose total
+	// input is above the model's first tier: priced at the base rates,
+	// which may be below what was billed.
+	TierUnknown bool
+}
+
+// PriceRequest prices the usage of one API request of model; ok is false
+// when the table lacks the model.
+func (t *Table) PriceRequest(model string, u *transcript.Usage) (Price, bool) {
+	return t.price(model, u, true)
+}
+
+// PriceTotal prices usage summed over several requests of model (a
+// step's total): the base rates, TierUnknown when the total input is
+// above the model's first tier.
+func (t *Table) PriceTotal(model string, u *transcript.Usage) (Price, bool) {
+	return t.price(model, u, false)
+}
+
+func (t *Table) price(model string, u *transcript.Usage, oneRequest bool) (Price, bool) {
+	m, ok := t.Lookup(model)
+	if !ok {
+		return Price{}, false
+	}
+	b := u.Billed()
+	if b == nil {
+		return Price{}, true
+	}
+	v := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	uncached, read, write, write1h, out := v(b.UncachedInputTokens), v(b.CacheReadTokens), v(b.CacheWriteTokens), v(b.CacheWrite1hTokens), v(b.OutputTokens)
+	input := uncached + read + write
+	var p Price
+	r := m.base
+	for _, tr := range m.tiers {
+		if input <= tr.above {
+			break
+		}
+		if oneRequest {
+			r, p.Tier = tr.r, tr.above
+		} else {
+			p.TierUnknown = true
+		}
+	}
+	if p.Pico, ok = sumProducts(uncached, r.input, read, r.read, write-write1h, r.write5m, write1h, r.write1h, out, r.output); !ok {
+		return Price{}, false // figures no request has (negative, or past $9.2M): not priced
+	}
+	return p, true
+}
+
+// sumProducts is a1*b1 + a2*b2 + ... of non-negative pairs; false when a
+// figure is negative or the sum does not fit an int64.
+func sumProducts(v ...int64) (int64, bool) {
+	var sum uint64
+	for i := 0; i+1 < len(v); i += 2 {
+		if v[i] < 0 || v[i+1] < 0 {
+			return 0, false
+		}
+		hi, lo := bits.Mul64(uint64(v[i]), uint64(v[i+1]))
+		if hi != 0 || lo > math.MaxInt64 {
+			return 0, false
+		}
+		sum += lo
+		if sum > math.MaxInt64 {
+			return 0, false
+		}
+	}
+	return int64(sum), true
+}
+
+// Cost is money with its provenance (spec §4's cost): MicroUSD is an
+// integer of millionths of a dollar, USD the same as a decimal string;
+// Source says where it comes from (provider: stated by the provider,
+// priced: from the price table Prices, mixed: both, unknown: neither);
+// UnpricedModels are the models whose usage the table could not price:
+// their cost is unknown, not 0, and not in MicroUSD. TierUnknown counts
+// figures summed over several requests above a long-context threshold,
+// priced at the base rates.
+type Cost struct {
+	MicroUSD       int64    `json:"micro_usd"`
+	USD            string   `json:"usd"`
+	Source         string   `json:"source"`
+	Prices         string   `json:"prices,omitempty"`
+	UnpricedModels []string `json:"unpriced_models,omitempty"`
+	TierUnknown    int      `json:"tier_unknown,omitempty"`
+}
+
+// Sources of a Cost.
+const (
+	SourceProvider = "provider"
+	SourcePriced   = "priced"
+	SourceMixed    = "mixed"
+	SourceUnknown  = "unknown"
+)
+
+// Text is c as a listing prints it: "$1.0043" on a terminal, the exact
+// decimal in a pipe; "?" when nothing is known, "+?" after the known part
+// when some models are unpriced.
+func (c Cost) Text(tty bool) string {
+	if c.Source == SourceUnknown {
+		return "?"
+	}
+	s := FormatMicro(c.MicroUSD)
+	if tty {
+		s = fmt.Sprintf("$%.4f", float64(c.MicroUSD)/1e6)
+	}
+	if len(c.UnpricedModels) > 0 {
+		s += "+?"
+	}
+	return s
+}
+
+// Micro rounds pico-dollars to micro-dollars, half away from zero.
+func Micro(pico int64) int64 {
+	if pico < 0 {
+		return -Micro(-pico)
+	}
+	return (pico + 500_000) / 1_000_000
+}
+
+// MicroOfUSD is a stated dollar amount (a provider's cost_usd) in
+// micro-dollars, rounded to the nearest.
+func MicroOfUSD(usd float64) int64 { return int64(math.Round(usd * 1e6)) }
+
+// FormatMicro writes micro-dollars as a decimal number of dollars with
+// the zeros after the point trimmed ("0.08619", "12", "-0.5").
+func FormatMicro(micro int64) string {
+	sign := ""
+	if micro < 0 {
+		sign, micro = "-", -micro
+	}
+	s := fmt.Sprintf("%d.%06d", micro/1e6, micro%1e6)
+	s = strings.TrimRight(strings.TrimRight(s, "0"), ".")
+	return sign + s
+}

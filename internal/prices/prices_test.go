@@ -1,0 +1,222 @@
+package prices
+
+import (
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+func n(v int64) *int64 { return &v }
+
+// The expected figures are worked by hand from the bundled table's rates
+// (US dollars per million tokens = pico-dollars per token).
+func TestPrice(t *testing.T) {
+	tbl := Bundled()
+	cases := []struct {
+		name, model string
+		u           transcript.Usage
+		total       bool // PriceTotal (a step's sum) instead of PriceRequest
+		micro       int64
+		tier        int64
+		tierUnknown bool
+	}{
+		{
+			// 1000*3 + 20000*0.30 + 3000*3.75 (5m) + 2000*6 (1h) + 500*15 = 39750 µ$
+			name: "claude sonnet 4.5, dated id, both cache writes", model: "claude-sonnet-4-5-20250929",
+			u:     transcript.Usage{UncachedInputTokens: n(1000), CacheReadTokens: n(20000), CacheWriteTokens: n(5000), CacheWrite1hTokens: n(2000), OutputTokens: n(500)},
+			micro: 39750,
+		},
+		{
+			// input 210000 > 200000: 150000*6 + 60000*0.60 + 1000*22.50 = 958500 µ$
+			name: "claude sonnet 4.5, one request above 200K: long-context rates", model: "claude-sonnet-4-5",
+			u:     transcript.Usage{UncachedInputTokens: n(150000), CacheReadTokens: n(60000), OutputTokens: n(1000)},
+			micro: 958500, tier: 200000,
+		},
+		{
+			// the same as a step's total: base rates 150000*3 + 60000*0.30 + 1000*15 = 483000 µ$
+			name: "claude sonnet 4.5, a total above 200K: base rates, tier unknown", model: "claude-sonnet-4-5",
+			u:     transcript.Usage{UncachedInputTokens: n(150000), CacheReadTokens: n(60000), OutputTokens: n(1000)},
+			total: true, micro: 483000, tierUnknown: true,
+		},
+		{
+			// input_tokens 10000 holds the 8000 read (uncached derived: 2000):
+			// 2000*1.25 + 8000*0.125 + 300*10 = 6500 µ$; reasoning is in output
+			name: "gpt-5-codex with a vendor prefix, cache inside input", model: "openai/gpt-5-codex",
+			u:     transcript.Usage{InputTokens: n(10000), CacheReadTokens: n(8000), OutputTokens: n(300), ReasoningTokens: n(100)},
+			micro: 6500,
+		},
+		{
+			// 250000*2.50 + 2000*15 = 655000 µ$
+			name: "gemini 2.5 pro above 200K", model: "gemini-2.5-pro",
+			u:     transcript.Usage{UncachedInputTokens: n(250000), OutputTokens: n(2000)},
+			micro: 655000, tier: 200000,
+		},
+		{
+			// 100000*1.80 + 1000*9 = 189000 µ$ (the 32K step, not the 128K one)
+			name: "qwen3-coder-plus second step", model: "qwen3-coder-plus",
+			u:     transcript.Usage{UncachedInputTokens: n(100000), OutputTokens: n(1000)},
+			micro: 189000, tier: 32000,
+		},
+		{
+			// input 300000 > 272000: 290000*10 + 10000*1 + 1000*45 = 2955000 µ$
+			name: "gpt-5.5 above 272K, as a captured Codex session names it", model: "gpt-5.5-2026-04-23",
+			u:     transcript.Usage{InputTokens: n(300000), CacheReadTokens: n(10000), OutputTokens: n(1000)},
+			micro: 2955000, tier: 272000,
+		},
+		{
+			// 1000*0.28 + 1000*0.028 + 1000*0.42 = 728 µ$
+			name: "deepseek cache hit", model: "deepseek-chat",
+			u:     transcript.Usage{UncachedInputTokens: n(1000), CacheReadTokens: n(1000), OutputTokens: n(1000)},
+			micro: 728,
+		},
+		{
+			// 1*25 = 25 µ$: Claude Code's "[1m]" suffix names the same model
+			name: "opus 4.7 [1m]", model: "claude-opus-4-7[1m]",
+			u:     transcript.Usage{OutputTokens: n(1)},
+			micro: 25,
+		},
+		{
+			// 1 uncached token of haiku 4.5: 1 pico-dollar*10^6 = 1 µ$
+			name: "haiku alias with dots", model: "Claude-Haiku-4.5",
+			u:     transcript.Usage{UncachedInputTokens: n(1)},
+			micro: 1,
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			price := tbl.PriceRequest
+			if c.total {
+				price = tbl.PriceTotal
+			}
+			p, ok := price(c.model, &c.u)
+			if !ok {
+				t.Fatalf("%s not in the table", c.model)
+			}
+			if got := Micro(p.Pico); got != c.micro || p.Tier != c.tier || p.TierUnknown != c.tierUnknown {
+				t.Errorf("got %d µ$ tier %d unknown %v, want %d µ$ tier %d unknown %v", got, p.Tier, p.TierUnknown, c.micro, c.tier, c.tierUnknown)
+			}
+		})
+	}
+	// figures no request has are not priced rather than wrapped around
+	for _, u := range []transcript.Usage{{OutputTokens: n(-1)}, {OutputTokens: n(1 << 62)}, {UncachedInputTokens: n(1 << 40), OutputTokens: n(1 << 40)}} {
+		if p, ok := tbl.PriceRequest("claude-opus-4-1", &u); ok {
+			t.Errorf("%+v priced %d", u, p.Pico)
+		}
+	}
+	for _, m := range []string{"gpt-9", "", "auto", "<synthetic>"} {
+		if _, ok := tbl.PriceRequest(m, &transcript.Usage{OutputTokens: n(1)}); ok {
+			t.Errorf("%q priced: a model the table lacks must not be", m)
+		}
+	}
+}
+
+func TestMoney(t *testing.T) {
+	for _, c := range []struct {
+		pico, micro int64
+		text        string
+	}{
+		{0, 0, "0"}, {499_999, 0, "0"}, {500_000, 1, "0.000001"}, {1_499_999, 1, "0.000001"},
+		{86_190_000_000, 86190, "0.08619"}, {12_000_000_000_000, 12_000_000, "12"}, {-1_500_000, -2, "-0.000002"},
+	} {
+		if got := Micro(c.pico); got != c.micro {
+			t.Errorf("Micro(%d) = %d, want %d", c.pico, got, c.micro)
+		}
+		if got := FormatMicro(c.micro); got != c.text {
+			t.Errorf("FormatMicro(%d) = %q, want %q", c.micro, got, c.text)
+		}
+	}
+	if got := MicroOfUSD(0.08618999999999999); got != 86190 {
+		t.Errorf("MicroOfUSD = %d, want 86190", got)
+	}
+	for s, want := range map[string]int64{"0.30": 300_000, "15": 15_000_000, "0.000001": 1} {
+		if got, err := ParseUSD(s); err != nil || got != want {
+			t.Errorf("ParseUSD(%q) = %d, %v; want %d", s, got, err, want)
+		}
+	}
+	for _, s := range []string{"", "-1", "1e3", "0.0000001", ".5", "1.2.3", "x"} {
+		if _, err := ParseUSD(s); err == nil {
+			t.Errorf("ParseUSD(%q) accepted", s)
+		}
+	}
+}
+
+const goodModel = `{"id": "m", "provider": "p", "usd_per_mtok": {"input": "1", "output": "2"}, "sources": ["https://example.com/p"], "checked": "2026-01-01"}`
+
+func TestParse(t *testing.T) {
+	file := func(date, models string) string {
+		return `{"schema": "twasm.prices/1", "name": "t", "date": "` + date + `", "models": [` + models + `]}`
+	}
+	if _, err := Parse([]byte(file("2026-01-01", goodModel))); err != nil {
+		t.Fatalf("a good file refused: %v", err)
+	}
+	for _, c := range []struct{ name, data, want string }{
+		{"schema", strings.Replace(file("2026-01-01", goodModel), "prices/1", "prices/2", 1), "schema"},
+		{"date", file("2026-1-1", goodModel), "date"},
+		{"no models", file("2026-01-01", ""), "no models"},
+		{"unknown field", file("2026-01-01", strings.Replace(goodModel, `"id"`, `"idd": 1, "id"`, 1)), "unknown field"},
+		{"rate too high", file("2026-01-01", strings.Replace(goodModel, `"1"`, `"1000001"`, 1)), "above"},
+		{"seven decimals", file("2026-01-01", strings.Replace(goodModel, `"1"`, `"0.0000001"`, 1)), "input rate"},
+		{"no output", file("2026-01-01", strings.Replace(goodModel, `, "output": "2"`, "", 1)), "no output rate"},
+		{"no source", file("2026-01-01", strings.Replace(goodModel, `"https://example.com/p"`, "", 1)), "no source"},
+		{"http source", file("2026-01-01", strings.Replace(goodModel, "https:", "http:", 1)), "https"},
+		{"twice", file("2026-01-01", goodModel+","+strings.Replace(goodModel, `"id": "m"`, `"id": "x", "aliases": ["M-20250101"]`, 1)), "names both"},
+		{"tiers fall", file("2026-01-01", strings.Replace(goodModel, `"sources"`,
+			`"tiers": [{"above_input_tokens": 10, "usd_per_mtok": {"input": "1", "output": "2"}}, {"above_input_tokens": 5, "usd_per_mtok": {"input": "1", "output": "2"}}], "sources"`, 1)), "must rise"},
+	} {
+		if _, err := Parse([]byte(c.data)); err == nil || !strings.Contains(err.Error(), c.want) {
+			t.Errorf("%s: err %v, want one saying %q", c.name, err, c.want)
+		}
+	}
+}
+
+// Every model the bundled table prices has its sources and date, and
+// Bundled does not panic.
+func TestBundled(t *testing.T) {
+	b := Bundled()
+	if b.Origin != "bundled" || b.SHA256 == "" || len(b.Models) < 20 {
+		t.Fatalf("bundled table %+v", b)
+	}
+}
+
+func TestLoadInstall(t *testing.T) {
+	dir := t.TempDir()
+	path := filepath.Join(dir, "twasm", FileName)
+	tbl, note, err := Load(path)
+	if err != nil || tbl.Origin != "bundled" || note != "" {
+		t.Fatalf("no file: %v %q %v", tbl.Origin, note, err)
+	}
+	newer := `{"schema": "twasm.prices/1", "name": "mine", "date": "2999-01-01", "models": [` + goodModel + `]}`
+	if _, err := Install(path, []byte(`{"schema": "twasm.prices/1"}`)); err == nil {
+		t.Fatal("a bad file installed")
+	}
+	if _, err := os.Stat(path); err == nil {
+		t.Fatal("a refused file was written")
+	}
+	if _, err := Install(path, []byte(newer)); err != nil {
+		t.Fatal(err)
+	}
+	if st, err := os.Stat(path); err != nil || st.Mode().Perm() != 0o600 {
+		t.Fatalf("installed file: %v %v", st.Mode(), err)
+	}
+	tbl, note, err = Load(path)
+	if err != nil || tbl.Origin != path || tbl.Version() != "mine@2999-01-01" || note != "" {
+		t.Fatalf("installed newer: %s %q %v", tbl.Version(), note, err)
+	}
+	older := strings.Replace(newer, "2999-01-01", "2000-01-01", 1)
+	if _, err := Install(path, []byte(older)); err != nil {
+		t.Fatal(err)
+	}
+	tbl, note, err = Load(path)
+	if err != nil || tbl.Origin != "bundled" || !strings.Contains(note, "older than the bundled") {
+		t.Fatalf("installed older: %s %q %v", tbl.Origin, note, err)
+	}
+	if err := os.WriteFile(path, []byte("{"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if _, _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
+		t.Fatalf("a damaged installed file: %v", err)
+	}
+}

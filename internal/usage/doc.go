@@ -1,0 +1,39 @@
+// Package usage makes the usage reports (twasm usage; the web app calls
+// it too): tokens and cost by day, week, month, session, model or
+// provider, from each run's Ledger.
+//
+// # Model
+//
+// A Ledger is what one transcript adds: its head and links (parent,
+// child runs, what it supersedes, what it was rebuilt from) and its usage
+// in rows of a quarter-hour, a provider and a model, and the cost of each
+// agent step (Ledger.Steps: what twasm view's footer shows), each priced
+// when the ledger is made (LedgerOf) with the price table in force
+// (internal/prices). The index keeps ledgers per transcript
+// (index.Derived, keyed by the table's digest too), so a report over a
+// large archive reads only what changed.
+//
+// Build folds ledgers into a Report: each top-level run is a session,
+// its child runs (sub-agents) counted with it and given its provider; the
+// rows the filters select (time, provider, model) are added to their
+// group and to the total.
+//
+// # Invariants
+//
+//   - A session is counted once: a run a renormalize rebuild stands for
+//     (views.Superseded) is left out, and so is a run another supersedes
+//     and its own child runs, as stats and ls leave them out.
+//   - Every grouping counts the same rows, and each row's cost is rounded
+//     to micro-dollars before it is summed: the groups of any grouping
+//     add up to the same total, to the micro-dollar.
+//   - Cost has its provenance (Cost.Source): a cost the provider stated
+//     for a step stands for the step's figures (they are not priced
+//     again); other figures are priced from the table, per message where
+//     the messages' usage adds up to the step's (one request each, at its
+//     own long-context tier), else the step's total at the base rates
+//     (Cost.TierUnknown counts them when above a tier). A model the table
+//     lacks is named in Cost.UnpricedModels and adds nothing to MicroUSD:
+//     its cost is unknown, never 0.
+//   - Money is integer micro-dollars (Cost.MicroUSD), with its decimal
+//     text (Cost.USD); never a float.
+package usage

@@ -1,0 +1,402 @@
+package usage
+
+import (
+	"cmp"
+	"fmt"
+	"slices"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/internal/prices"
+	"github.com/twasm/twasm/internal/runtree"
+	"github.com/twasm/twasm/internal/views"
+	"github.com/twasm/twasm/transcript"
+)
+
+// Groupings a report is cut by.
+const (
+	ByDay      = "day"
+	ByWeek     = "week" // starting on Monday, named by that day
+	ByMonth    = "month"
+	BySession  = "session"
+	ByModel    = "model"
+	ByProvider = "provider" // the agent: claude, codex, gemini...
+)
+
+// noModel stands for the model of usage whose provider names none.
+const noModel = "(no model named)"
+
+// Groupings lists the valid Options.By values.
+var Groupings = []string{ByDay, ByWeek, ByMonth, BySession, ByModel, ByProvider}
+
+// Options say what a report counts and how it is cut; zero values select
+// everything.
+type Options struct {
+	By string
+	// Since and Until bound the usage's time (a row's quarter-hour):
+	// Since included, Until excluded.
+	Since, Until time.Time
+	// Provider selects one provider (agent); Model the models whose name
+	// contains it, case-insensitively ("sonnet", "gpt-5").
+	Provider, Model string
+	// Breakdown adds each group's figures per model.
+	Breakdown bool
+	// Location is the time zone days, weeks and months are cut in
+	// (time.Local when nil).
+	Location *time.Location
+}
+
+// Report is usage summed by group, with the total of every group: the
+// same rows are counted whatever the grouping, so totals agree across
+// groupings.
+type Report struct {
+	By     string  `json:"by"`
+	Groups []Group `json:"groups"`
+	Total  Group   `json:"total"`
+	// Prices names the price table the figures were priced with.
+	Prices string `json:"prices"`
+	// Superseded counts runs left out because another run holds their
+	// usage again (a renormalize rebuild, a sub-agent archived again), so
+	// that each session is counted once.
+	Superseded int `json:"superseded_runs,omitempty"`
+	// Unreadable lists the runs that could not be read.
+	Unreadable []string `json:"unreadable_runs,omitempty"`
+}
+
+// Group is the usage of one key (a day, a model, a session...).
+type Group struct {
+	Key string `json:"key"`
+	// Name is a session's name (BySession).
+	Name     string            `json:"name,omitempty"`
+	Sessions int               `json:"sessions"`
+	Requests int               `json:"requests"`
+	Usage    *transcript.Usage `json:"usage,omitempty"`
+	Cost     Cost              `json:"cost"`
+	Models   []Group           `json:"models,omitempty"`
+
+	sessions map[string]bool
+	acc      costAcc
+	models   map[string]*Group
+}
+
+// Cost is money with its provenance (prices.Cost).
+type Cost = prices.Cost
+
+type costAcc struct {
+	micro                    int64
+	priced, stated, unpriced int
+	tierUnknown              int
+	unpricedModels           map[string]bool
+}
+
+func (a *costAcc) add(r *Row) {
+	a.micro += prices.Micro(r.PricedPico) + r.StatedMicro
+	a.priced += r.Priced
+	a.stated += r.Stated
+	a.unpriced += r.Unpriced
+	a.tierUnknown += r.TierUnknown
+	if r.Unpriced > 0 {
+		if a.unpricedModels == nil {
+			a.unpricedModels = map[string]bool{}
+		}
+		a.unpricedModels[cmp.Or(r.Model, noModel)] = true
+	}
+}
+
+func (a *costAcc) cost(table string) Cost {
+	c := Cost{MicroUSD: a.micro, USD: prices.FormatMicro(a.micro), TierUnknown: a.tierUnknown}
+	switch {
+	case a.stated > 0 && a.priced > 0:
+		c.Source = prices.SourceMixed
+	case a.stated > 0:
+		c.Source = prices.SourceProvider
+	case a.priced > 0:
+		c.Source = prices.SourcePriced
+	default:
+		c.Source = prices.SourceUnknown
+	}
+	if a.priced > 0 {
+		c.Prices = table
+	}
+	for m := range a.unpricedModels {
+		c.UnpricedModels = append(c.UnpricedModels, m)
+	}
+	slices.Sort(c.UnpricedModels)
+	return c
+}
+
+func (g *Group) add(session string, r *Row, breakdown bool) {
+	if g.sessions == nil {
+		g.sessions = map[string]bool{}
+	}
+	g.sessions[session] = true
+	g.Requests += r.Requests
+	if r.Usage != nil {
+		if g.Usage == nil {
+			g.Usage = &transcript.Usage{}
+		}
+		g.Usage.Add(r.Usage)
+	}
+	g.acc.add(r)
+	if breakdown {
+		if g.models == nil {
+			g.models = map[string]*Group{}
+		}
+		key := cmp.Or(r.Model, noModel)
+		m := g.models[key]
+		if m == nil {
+			m = &Group{Key: key}
+			g.models[key] = m
+		}
+		m.add(session, r, false)
+	}
+}
+
+func (g *Group) finish(table string) {
+	g.Sessions = len(g.sessions)
+	g.Cost = g.acc.cost(table)
+	for _, m := range g.models {
+		m.finish(table)
+		g.Models = append(g.Models, *m)
+	}
+	byCost(g.Models)
+}
+
+func byCost(gs []Group) {
+	slices.SortFunc(gs, func(a, b Group) int {
+		return cmp.Or(cmp.Compare(b.Cost.MicroUSD, a.Cost.MicroUSD), cmp.Compare(b.Requests, a.Requests), cmp.Compare(a.Key, b.Key))
+	})
+}
+
+// Sources are the runs a report reads: their ledgers by run id, and each
+// run's file time (for views.Superseded).
+type Sources struct {
+	IDs     []string
+	Ledgers map[string]*Ledger
+	ModTime func(id string) time.Time
+}
+
+// Build makes the report. Each top-level run is a session, its child runs
+// (sub-agents) counted with it; a run a renormalize rebuild stands for is
+// left out (views.Superseded), and so is a run another supersedes (and its
+// own child runs), as stats and ls leave them out.
+func Build(src Sources, table string, opt Options) (*Report, error) {
+	if opt.By == "" {
+		opt.By = ByDay
+	}
+	if !slices.Contains(Groupings, opt.By) {
+		return nil, fmt.Errorf("no grouping %q (one of %s)", opt.By, strings.Join(Groupings, ", "))
+	}
+	loc := opt.Location
+	if loc == nil {
+		loc = time.Local
+	}
+	rep := &Report{By: opt.By, Prices: table, Groups: []Group{}}
+	heads := map[string]views.RunHead{}
+	for _, id := range src.IDs {
+		l := src.Ledgers[id]
+		if l == nil || l.LoadErr != "" {
+			rep.Unreadable = append(rep.Unreadable, id)
+			continue
+		}
+		heads[id] = views.RunHead{RunID: l.RunID, RenormalizedFrom: l.RenormalizedFrom}
+	}
+	modTime := src.ModTime
+	if modTime == nil {
+		modTime = func(string) time.Time { return time.Time{} }
+	}
+	rebuilt := views.Superseded(heads, modTime)
+	groups := map[string]*Group{}
+	model := strings.ToLower(opt.Model)
+	for _, id := range src.IDs {
+		root := src.Ledgers[id]
+		if root == nil || root.LoadErr != "" || root.ParentRunID != "" {
+			continue
+		}
+		tree := ledgerTree(root, src.Ledgers)
+		if rebuilt[id] {
+			rep.Superseded += len(tree)
+			continue
+		}
+		rep.Superseded += eachRow(tree, func(session string, r *Row) {
+			at := time.Unix(r.At, 0)
+			switch {
+			case !opt.Since.IsZero() && at.Before(opt.Since.Truncate(Slot*time.Second)),
+				!opt.Until.IsZero() && !at.Before(opt.Until),
+				opt.Provider != "" && r.Provider != opt.Provider,
+				model != "" && !strings.Contains(strings.ToLower(r.Model), model):
+				return
+			}
+			key, name := groupKey(opt.By, root, r, at.In(loc))
+			g := groups[key]
+			if g == nil {
+				g = &Group{Key: key, Name: name}
+				groups[key] = g
+			}
+			g.add(session, r, opt.Breakdown)
+			rep.Total.add(session, r, opt.Breakdown)
+		})
+	}
+	for _, g := range groups {
+		g.finish(table)
+		rep.Groups = append(rep.Groups, *g)
+	}
+	switch opt.By {
+	case ByDay, ByWeek, ByMonth:
+		slices.SortFunc(rep.Groups, func(a, b Group) int { return cmp.Compare(a.Key, b.Key) })
+	default:
+		byCost(rep.Groups)
+	}
+	rep.Total.Key = "total"
+	rep.Total.finish(table)
+	return rep, nil
+}
+
+func groupKey(by string, root *Ledger, r *Row, at time.Time) (key, name string) {
+	switch by {
+	case ByWeek:
+		d := at.AddDate(0, 0, -((int(at.Weekday()) + 6) % 7))
+		return d.Format(time.DateOnly), ""
+	case ByMonth:
+		return at.Format("2006-01"), ""
+	case BySession:
+		return root.RunID, root.Name
+	case ByModel:
+		return cmp.Or(r.Model, noModel), ""
+	case ByProvider:
+		return cmp.Or(r.Provider, "(unknown)"), ""
+	}
+	return at.Format(time.DateOnly), ""
+}
+
+// eachRow calls fn with every row of a session's runs (tree: the root
+// first, depth first, as ledgerTree gives it) that is counted: a run
+// another supersedes, and its own child runs, are left out (their number
+// is returned); a row of a run that names no provider (a sub-agent's) is
+// given the session's.
+func eachRow(tree []*Ledger, fn func(session string, r *Row)) (superseded int) {
+	provider := ""
+	for _, l := range tree {
+		for _, r := range l.Rows {
+			provider = cmp.Or(provider, r.Provider)
+		}
+	}
+	var gone map[string]bool // made when a run supersedes another: seldom
+	for _, l := range tree {
+		for _, g := range l.Supersedes {
+			if gone == nil {
+				gone = map[string]bool{}
+			}
+			gone[g] = true
+		}
+	}
+	for _, l := range tree { // depth first: a parent before its children
+		if gone[l.ParentRunID] || l.SupersededBy != "" {
+			if gone == nil {
+				gone = map[string]bool{}
+			}
+			gone[l.RunID] = true
+		}
+		if gone[l.RunID] {
+			superseded++
+			continue
+		}
+		for i := range l.Rows {
+			r := l.Rows[i]
+			r.Provider = cmp.Or(r.Provider, provider)
+			fn(tree[0].RunID, &r)
+		}
+	}
+	return superseded
+}
+
+// TreeCost is what the run id and the child runs it links to cost, as a
+// report by session counts it; false when its ledger is missing, the run
+// could not be read or it has no usage.
+func TreeCost(id string, ledgers map[string]*Ledger, table string) (Cost, bool) {
+	root := ledgers[id]
+	if root == nil || root.LoadErr != "" {
+		return Cost{}, false
+	}
+	var acc costAcc
+	rows := 0
+	eachRow(ledgerTree(root, ledgers), func(_ string, r *Row) { acc.add(r); rows++ })
+	return acc.cost(table), rows > 0
+}
+
+// Costs is what the runs ids and the child runs they link to cost, each
+// run once however many of ids reach it, in all and per provider, as
+// TreeCost counts one run; runs with no ledger are left out.
+func Costs(ids []string, ledgers map[string]*Ledger, table string) (total Cost, byProvider map[string]Cost) {
+	var all costAcc
+	per := map[string]*costAcc{}
+	seen := map[string]bool{}
+	for _, id := range ids {
+		root := ledgers[id]
+		if root == nil || root.LoadErr != "" || seen[id] {
+			continue
+		}
+		var tree []*Ledger
+		for _, l := range ledgerTree(root, ledgers) {
+			if !seen[l.RunID] {
+				seen[l.RunID] = true
+				tree = append(tree, l)
+			}
+		}
+		eachRow(tree, func(_ string, r *Row) {
+			all.add(r)
+			p := cmp.Or(r.Provider, "unknown")
+			if per[p] == nil {
+				per[p] = &costAcc{}
+			}
+			per[p].add(r)
+		})
+	}
+	byProvider = map[string]Cost{}
+	for p, a := range per {
+		byProvider[p] = a.cost(table)
+	}
+	return all.cost(table), byProvider
+}
+
+// HasModel reports whether a usage row of the run id or of a child run it
+// links to names a model containing model, case-insensitively.
+func HasModel(id string, ledgers map[string]*Ledger, model string) bool {
+	root := ledgers[id]
+	if root == nil || root.LoadErr != "" {
+		return false
+	}
+	model = strings.ToLower(model)
+	for _, l := range ledgerTree(root, ledgers) {
+		for _, r := range l.Rows {
+			if strings.Contains(strings.ToLower(r.Model), model) {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// ledgerTree is root and the child runs it links to, depth first, each
+// once, as far as runtree.MaxDepth.
+func ledgerTree(root *Ledger, ledgers map[string]*Ledger) []*Ledger {
+	out := []*Ledger{root}
+	seen := map[string]bool{root.RunID: true}
+	var walk func(l *Ledger, depth int)
+	walk = func(l *Ledger, depth int) {
+		if depth >= runtree.MaxDepth {
+			return
+		}
+		for _, id := range l.Children {
+			c := ledgers[id]
+			if seen[id] || c == nil || c.LoadErr != "" {
+				continue
+			}
+			seen[id] = true
+			out = append(out, c)
+			walk(c, depth+1)
+		}
+	}
+	walk(root, 0)
+	return out
+}
