@@ -10,8 +10,8 @@
 // bundled plugins declare Claude Code's projects, Codex's sessions,
 // Gemini CLI's chats, Copilot CLI's session state, Pi's (and OMP's and
 // OpenClaw's) sessions, OpenCode's database, Cline's and Roo Code's
-// task folders, Qwen Code's chats, and Goose's sessions.db and older
-// session files, and nothing here names an agent. A store is of kind
+// task folders, Qwen Code's chats, Goose's sessions.db and older
+// session files, and Amp's threads, and nothing here names an agent. A store is of kind
 // "file" (a session per file), "folder" (a session per directory,
 // [KindFolder]) or "sqlite" (a database of sessions). [Discover] resolves each for the OS and the
 // environment (the first root that applies: an override variable, then
