@@ -42,7 +42,7 @@ type normalizer struct {
 	threadID  string
 	model     string
 
-	messages map[string]bool   // message keys reported
+	messages map[string]uint64 // message key -> hash of the version reported
 	calls    map[string]string // call id -> tool name
 	resulted map[string]bool   // call ids with a result
 	agents   map[string]bool   // Task calls: true while the scope is open

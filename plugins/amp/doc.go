@@ -30,7 +30,10 @@
 // The host reassembles a pretty-printed document into one line; a file
 // rewritten in place is read again whole as a newer part of the same run
 // (internal/archive), and message keys are the messageIds, so the
-// messages a version repeats are the same messages. A thread has no
+// messages a version repeats are the same messages. Within one stream
+// (versions of a thread concatenated) a message is reported once: a later
+// version of it adds only the results and calls it holds now (a run that
+// ended since), never the message again. A thread has no
 // terminal record: it is reported with NoTerminal and the host settles its
 // status by the session rule of spec §6.7 (error when a provider error
 // came after the last answer, incomplete when it ends on a prompt without
@@ -58,14 +61,17 @@
 // call's command is input.cmd). A tool_result block is that call's
 // result, by run.status, as Amp's tool runner sets it: done is ok, with
 // the result as its output (a string as it is; an object's output, content
-// or diff string, else its JSON); a Bash result {output, exitCode} with a
+// or diff string, else its JSON; run.progress when there is no result);
+// a Bash result {output, exitCode} with a
 // non-zero exit code is an error ("exit code N"), as every shell result
 // in the transcript; error is an error with run.error.message;
 // cancelled is cancelled and rejected-by-user denied, with run.reason
 // when stated. A run still in-progress, queued or blocked-on-user when
 // the document was written has no result yet (a later version holds it;
 // at the end the host marks the call dangling); an unknown status is a
-// warning, never read as success. A second result for a call is not
+// warning, never read as success. A result in Anthropic's own shape
+// {tool_use_id, content, is_error} (a thread converted from another
+// agent) is ok, or an error when is_error. A second result for a call is not
 // reported again. Kinds: Bash execute; Read, list_directory,
 // get_diagnostics, read_mcp_resource, read_thread, todo_read read;
 // edit_file, create_file, undo_edit, format_file, apply_patch edit; Grep,

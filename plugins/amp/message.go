@@ -1,6 +1,7 @@
 package amp
 
 import (
+	"hash/fnv"
 	"strconv"
 	"strings"
 
@@ -16,14 +17,24 @@ func (n *normalizer) message(m abi.Value, idx int, thread abi.Value, out *sdk.Ou
 		return false
 	}
 	key := messageKey(m, idx)
-	if n.messages[key.String()] {
-		return false
+	sum := fnv.New64a()
+	sum.Write(m.Raw())
+	h, seen := n.messages[key.String()]
+	if seen && h == sum.Sum64() {
+		return false // the same message again
 	}
 	if n.messages == nil {
-		n.messages = map[string]bool{}
+		n.messages = map[string]uint64{}
 	}
-	n.messages[key.String()] = true
+	n.messages[key.String()] = sum.Sum64()
 	role := m.Get("role")
+	if seen {
+		// A later version of a message already reported (the thread
+		// rewritten, two versions in one stream): what it adds is the
+		// results and calls it holds now; the message is not reported
+		// twice.
+		return n.again(m, role, out)
+	}
 	switch {
 	case role.Is("user"):
 		return n.user(m, key, out)
@@ -35,6 +46,33 @@ func (n *normalizer) message(m abi.Value, idx int, thread abi.Value, out *sdk.Ou
 	}
 	out.Warn("amp message of role " + sdk.TypeName(role) + " not read")
 	return false
+}
+
+// again reads a later version of a message already reported: the tool
+// results of a user message (a run that ended since), the calls of an
+// assistant message and its failure.
+func (n *normalizer) again(m abi.Value, role abi.Value, out *sdk.Out) bool {
+	said := false
+	ts := msTime(m.Path("meta", "sentAt"))
+	if role.Is("assistant") {
+		if t := sdk.StringOf(m.Path("usage", "timestamp")); !t.IsEmpty() {
+			ts = t
+		}
+	}
+	it := m.Get("content").Iter()
+	for it.Next() {
+		b := it.Value()
+		switch t := b.Get("type"); {
+		case role.Is("user") && t.Is("tool_result"):
+			said = n.result(b, ts, out) || said
+		case role.Is("assistant") && t.Is("tool_use"):
+			if _, ok := n.calls[sdk.View(b.Get("id"))]; !ok {
+				n.call(b, ts, out)
+				said = true
+			}
+		}
+	}
+	return said
 }
 
 // user handles a user message: the prompt's text blocks and the tool

@@ -81,7 +81,23 @@ func (n *normalizer) result(b abi.Value, ts sdk.Str, out *sdk.Out) bool {
 	st := run.Get("status")
 	res := sdk.ToolResult{CallID: sdk.Text(id), Name: sdk.S(n.calls[sdk.View(id)]), Time: ts}
 	res.Output = resultText(run.Get("result"))
+	if !res.Output.IsSet() {
+		// A run that states only its progress (the last output it
+		// streamed).
+		res.Output = resultText(run.Get("progress"))
+	}
 	switch {
+	case !run.Exists() && b.Get("content").Exists():
+		// Anthropic's own shape {tool_use_id, content, is_error}, as
+		// a thread converted from another agent holds it.
+		res.Output = resultText(b.Get("content"))
+		res.Status = sdk.S(toolOK)
+		if b.Get("is_error").Truthy() {
+			res.IsError, res.Status, res.Error = true, sdk.S(toolError), res.Output
+			if res.Error.IsEmpty() {
+				res.Error = sdk.S("the tool call failed")
+			}
+		}
 	case st.Is("done"):
 		res.Status = sdk.S(toolOK)
 		{
