@@ -133,6 +133,8 @@ func classifyDoc(root abi.Value) (vote, bool) {
 		switch {
 		case has(root, "sessionId", "messages") && (root.Get("projectHash").Exists() || root.Get("startTime").Exists()):
 			return vote{"gemini", "session-file", "a Gemini CLI chat session file (sessionId, projectHash, messages)"}, true
+		case root.Get("messages").Kind() == abi.KindArray && (strings.HasPrefix(root.Get("id").String(), "T-") || has(root, "v", "created")):
+			return vote{"amp", "thread", "an Amp thread document (id T-…, messages)"}, true
 		case has(root, "session_id", "response", "stats"):
 			return vote{"gemini", "json", "Gemini CLI --output-format json (session_id, response, stats)"}, true
 		case root.Get("type").Is("result") && has(root, "session_id", "subtype"):

@@ -26,6 +26,7 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/plugins/amp"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/plugins/codex"
@@ -48,7 +49,7 @@ import (
 
 // nativePlugins are the bundled plugins compiled in, found by any
 // provider name they accept.
-var nativePlugins = []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, openai.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin}
+var nativePlugins = []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, openai.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin}
 
 func pluginFor(provider string) (sdk.Plugin, bool) {
 	for _, p := range nativePlugins {

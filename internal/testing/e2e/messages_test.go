@@ -35,6 +35,7 @@ var messagesCases = []struct {
 	{"cline", "testdata/golden/cline/task_native_tools.jsonl", false},
 	{"qwen", "testdata/golden/qwen/session_tools_errors.jsonl", false},
 	{"goose", "testdata/golden/goose/rows_session_tools_errors.jsonl", false},
+	{"amp", "testdata/golden/amp/thread_tools_failures.json", false},
 }
 
 func TestExportMessagesAcceptedBySDKs(t *testing.T) {

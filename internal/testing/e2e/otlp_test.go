@@ -260,6 +260,7 @@ var otlpCases = []struct{ provider, file string }{
 	{"cline", "testdata/golden/cline/task_native_tools.jsonl"},
 	{"qwen", "testdata/golden/qwen/session_subagents.jsonl"},
 	{"goose", "testdata/golden/goose/rows_session_tools_errors.jsonl"},
+	{"amp", "testdata/golden/amp/thread_task_summary_error.json"},
 }
 
 func TestOTLPExportToCollector(t *testing.T) {

@@ -56,6 +56,20 @@ func (o *Outcome) Calls() map[string]bool {
 	return calls
 }
 
+// ResultStatus returns the status of call id's first tool.result, in any
+// scope, and whether there is one.
+func (o *Outcome) ResultStatus(id string) (string, bool) {
+	for _, it := range o.Sink.Items {
+		if it.Event == nil || it.Event.Type != transcript.ToolResult {
+			continue
+		}
+		if tp := it.Event.Tool(); tp != nil && tp.CallID == id {
+			return tp.Status, true
+		}
+	}
+	return "", false
+}
+
 // Texts returns the Text and Thinking of every block of the messages keep
 // accepts (every message, in every scope, when keep is nil), in order.
 func (o *Outcome) Texts(keep func(*transcript.Event) bool) []string {

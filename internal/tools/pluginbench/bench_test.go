@@ -16,6 +16,7 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
+	"github.com/twasm/twasm/plugins/amp"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/plugins/codex"
@@ -46,6 +47,7 @@ var plugins = []struct {
 	{"opencode", opencode.Plugin},
 	{"cline", cline.Plugin},
 	{"qwen", qwen.Plugin},
+	{"amp", amp.Plugin},
 	{"goose", goose.Plugin},
 }
 

@@ -1,0 +1,119 @@
+package e2e
+
+import (
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestSyncAmpThread: a home directory with an Amp thread in its default
+// store (~/.local/share/amp/threads/T-<uuid>.json), a document Amp
+// rewrites whole at every turn. `twasm doctor` lists the store with its
+// thread not archived; `twasm sync` archives it; a second sync archives
+// nothing; the thread rewritten with two more turns adds one part to the
+// same run holding only the new messages; doctor then says archived.
+func TestSyncAmpThread(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	var doc map[string]any
+	if err := json.Unmarshal(readFile(t, golden("amp", "thread_tools_failures.json")), &doc); err != nil {
+		t.Fatal(err)
+	}
+	full, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	doc["messages"] = doc["messages"].([]any)[:3] // the first turn: the prompt, three calls, their results
+	first, err := json.MarshalIndent(doc, "", "  ")
+	if err != nil {
+		t.Fatal(err)
+	}
+	rel := filepath.Join(".local", "share", "amp", "threads", "T-5c1e0d1a-2b3c-4d5e-8f90-0a1b2c3d4e5f.json")
+	h.put(rel, first, time.Hour)
+
+	store := filepath.Join(h.dir, ".local", "share", "amp")
+	doctor := func() map[string]doctorStore { t.Helper(); return h.doctorStores(store) }
+	sync := func() map[string][]string { t.Helper(); return h.syncOutcomes(store) }
+
+	if s := doctor()["Amp threads"]; !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "amp" || s.Dir != filepath.Join(store, "threads") {
+		t.Fatalf("doctor before sync: %+v", s)
+	}
+	got := sync()
+	if len(got["new"]) != 1 || len(got) != 1 {
+		t.Fatalf("first sync: %v", got)
+	}
+	if got := sync(); len(got) != 0 {
+		t.Fatalf("second sync with nothing new: %v", got)
+	}
+
+	// Amp rewrites the thread with the next two turns: one part more.
+	h.put(rel, full, 30*time.Minute)
+	got = sync()
+	if len(got) != 1 || len(got["grown"]) != 1 {
+		t.Fatalf("sync after a rewrite: %v", got)
+	}
+	if got := sync(); len(got) != 0 {
+		t.Fatalf("sync with nothing new: %v", got)
+	}
+	if s := doctor()["Amp threads"]; s.Archived != 1 || s.NotArchived != 0 {
+		t.Errorf("doctor after sync: %+v", s)
+	}
+	checkAmpThread(t, transcriptPath(h.stor, got0(t, got["grown"])))
+}
+
+// checkAmpThread checks the run of the thread of TestSyncAmpThread: two
+// parts, three model calls, four tool calls each with one result (the
+// build that exited 1 an error with its exit code, the Read that failed
+// an error, the edit the user rejected denied, the cancelled test run
+// cancelled), the messages' output tokens once.
+func checkAmpThread(t *testing.T, path string) {
+	t.Helper()
+	validate(t, path)
+	calls, results, responses := map[string]int{}, map[string]*transcript.ToolPayload{}, 0
+	var parts []*transcript.AgentResult
+	for _, ev := range readRun(t, path) {
+		switch ev.Type {
+		case transcript.ToolCall:
+			calls[ev.Tool().CallID]++
+		case transcript.ToolResult:
+			if results[ev.Tool().CallID] != nil {
+				t.Errorf("call %s: a second result", ev.Tool().CallID)
+			}
+			results[ev.Tool().CallID] = ev.Tool()
+		case transcript.MessageAssistant:
+			responses++
+		case transcript.StepCompleted:
+			if r, err := ev.Step().AgentResult(); err == nil && r != nil {
+				parts = append(parts, r)
+			}
+		}
+	}
+	if len(parts) != 2 || responses != 3 || len(calls) != 4 {
+		t.Fatalf("run %s: %d parts, %d responses, %d calls (want 2, 3, 4)", path, len(parts), responses, len(calls))
+	}
+	for id, n := range calls {
+		if n != 1 || results[id] == nil {
+			t.Errorf("call %s: %d calls, result %v (want one each)", id, n, results[id])
+		}
+	}
+	for id, want := range map[string]string{"toolu_01": "error", "toolu_02": "error", "toolu_03": "denied", "toolu_04": "cancelled"} {
+		if r := results[id]; r == nil || r.Status != want {
+			t.Errorf("call %s: %+v, want status %s", id, r, want)
+		}
+	}
+	if r := results["toolu_01"]; r == nil || r.ExitCode == nil || *r.ExitCode != 1 {
+		t.Errorf("the failed build: %+v", r)
+	}
+	var out int64
+	for _, p := range parts {
+		if p.Usage != nil && p.Usage.OutputTokens != nil {
+			out += *p.Usage.OutputTokens
+		}
+	}
+	if out != 285 {
+		t.Errorf("output tokens over the parts: %d, the messages state 285", out)
+	}
+}

@@ -1,0 +1,150 @@
+package amp
+
+import (
+	"strconv"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Plugin is the Amp normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "amp",
+		Version:     "0.1.0",
+		Providers:   []string{"amp"},
+		Formats:     []string{fmtThread},
+		Description: "Amp thread documents (~/.local/share/amp/threads/T-*.json), rewritten whole at every turn",
+		// Amp keeps threads until the user deletes them; doc.go, "Store".
+		Stores: []abi.Store{
+			{Name: "Amp threads", Roots: ampRoots, Dir: "threads", Pattern: "T-*.json"},
+		},
+	},
+	New:        func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
+	Reassemble: true, // a thread may be pretty-printed
+	Keys:       keys,
+}
+
+// ampRoots: Amp's data directory is $XDG_DATA_HOME/amp when set, else
+// ~/.local/share/amp, on every OS (the CLI does not use the macOS or
+// Windows application-data folders).
+var ampRoots = []abi.Root{{Env: "XDG_DATA_HOME", Path: "amp"}, {Path: "~/.local/share/amp"}}
+
+// fmtThread is the format name reported in OpMeta and the manifest.
+const fmtThread = "thread"
+
+// normalizer is the per-stream state. A thread is one document; a
+// stream holding several (a file copied after itself) reports each
+// message and result once.
+type normalizer struct {
+	sawThread bool
+	threadID  string
+	model     string
+
+	messages map[string]uint64 // message key -> hash of the version reported
+	calls    map[string]string // call id -> tool name
+	resulted map[string]bool   // call ids with a result
+	agents   map[string]bool   // Task calls: true while the scope is open
+	agentIDs []string
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	v := l.JSON()
+	if !v.Exists() {
+		if len(sdk.TrimSpace(l.Raw)) > 0 {
+			out.Unmapped(sdk.S("non_json"))
+		}
+		return nil
+	}
+	if v.Kind() != abi.KindObject {
+		out.Unmapped(sdk.S("non_object"))
+		return nil
+	}
+	msgs := v.Get("messages")
+	if msgs.Kind() != abi.KindArray {
+		out.Unmapped(sdk.S("(no messages)"))
+		return nil
+	}
+	n.thread(v, out)
+	said := false
+	idx := 0
+	it := msgs.Iter()
+	for it.Next() {
+		said = n.message(it.Value(), idx, v, out) || said
+		idx++
+	}
+	if !said {
+		// A thread with no message yet, or the same document again.
+		out.Ignored(sdk.S("thread"))
+	}
+	return nil
+}
+
+// thread reports, at the first document, the thread id and the format.
+// A thread has no terminal record: the host settles its status by the
+// session rule of spec §6.7.
+func (n *normalizer) thread(v abi.Value, out *sdk.Out) {
+	id := v.Get("id")
+	if n.sawThread {
+		if id.Kind() == abi.KindString && n.threadID != "" && !id.Is(n.threadID) {
+			out.Warn("amp stream holds a second thread, " + sdk.TypeName(id) + ": its messages are read as part of thread " + n.threadID)
+		}
+		return
+	}
+	n.sawThread = true
+	m := sdk.Meta{Format: sdk.S(fmtThread), NoTerminal: true}
+	if id.Kind() == abi.KindString && !id.Is("") {
+		n.threadID = id.String()
+		m.SessionID = sdk.Text(id)
+	}
+	out.Meta(m)
+}
+
+// msTime is an epoch-milliseconds number as RFC 3339 (unset when v is
+// not a positive number).
+func msTime(v abi.Value) sdk.Str {
+	ms, ok := v.Int()
+	if !ok {
+		f, okf := v.Float()
+		if !okf || f <= 0 || f > 1e15 {
+			return sdk.Str{}
+		}
+		ms = int64(f)
+	}
+	if ms <= 0 || ms > 1e15 {
+		return sdk.Str{}
+	}
+	return sdk.S(time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+}
+
+// messageID is a message's messageId as text (unset when it has none):
+// the id the archive matches the messages of a rewritten thread by.
+func messageID(m abi.Value) sdk.Str {
+	if id, ok := m.Get("messageId").Int(); ok {
+		return sdk.S(strconv.FormatInt(id, 10))
+	}
+	return sdk.Str{}
+}
+
+// messageKey is a message's key: its messageId (a number Amp counts up
+// per thread), else its index in the document.
+func messageKey(m abi.Value, idx int) sdk.Str {
+	if id, ok := m.Get("messageId").Int(); ok {
+		return sdk.S("m" + strconv.FormatInt(id, 10))
+	}
+	return sdk.S("i" + strconv.Itoa(idx))
+}
+
+// End implements sdk.Normalizer: a Task call without a result leaves its
+// scope incomplete.
+func (n *normalizer) End(out *sdk.Out) error {
+	for _, id := range n.agentIDs {
+		if n.agents[id] {
+			n.agents[id] = false
+			out.ScopeClose(sdk.S(id), sdk.StatusIncomplete, sdk.S("the thread ended before the sub-agent's result was recorded"))
+		}
+	}
+	return nil
+}

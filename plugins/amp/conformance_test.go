@@ -1,0 +1,145 @@
+//go:build !wasip1
+
+package amp_test
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/amp"
+)
+
+// TestConformance runs every thread document among the golden inputs and
+// the captures (testdata/captures/amp, when there are any) through the
+// plugin and checks it against facts read from the raw document apart
+// from the plugin (with encoding/json): no line lost to a fault, every
+// tool_use a tool.call, every piece of model text in an assistant block,
+// every result whose run did not end done (or ended with a non-zero exit
+// code) not ok and every done one ok, and the step's tokens the sums of
+// the messages' own, an OpenAI model's cache creation read as uncached
+// input.
+func TestConformance(t *testing.T) {
+	files, _ := filepath.Glob(filepath.Join(goldenDir, "*.json"))
+	capt, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", "amp", "*.json"))
+	files = append(files, capt...)
+	if len(files) == 0 {
+		t.Fatal("no thread documents")
+	}
+	for _, f := range files {
+		if strings.HasSuffix(f, ".expect.json") {
+			continue
+		}
+		t.Run(filepath.Base(f), func(t *testing.T) {
+			raw, err := os.ReadFile(f)
+			if err != nil {
+				t.Fatal(err)
+			}
+			o := plugintest.Run(t, amp.Plugin, raw, normalize.Options{Provider: "amp"})
+			if o.Result.FailedLines != 0 {
+				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
+			}
+			fx := threadFacts(t, raw)
+			o.CheckCalls(t, fx.calls)
+			plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
+			for id, failed := range fx.failed {
+				st, ok := o.ResultStatus(id)
+				switch {
+				case !ok:
+					t.Errorf("call %s: no tool.result", id)
+				case failed && st == "ok":
+					t.Errorf("call %s failed in the raw input, its tool.result says ok", id)
+				case !failed && st != "ok":
+					t.Errorf("call %s succeeded in the raw input, its tool.result says %s", id, st)
+				}
+			}
+			var got [4]int64
+			if u := o.Result.Usage; u != nil {
+				got = [4]int64{deref(u.InputTokens), deref(u.OutputTokens), deref(u.CacheReadTokens), deref(u.CacheWriteTokens)}
+			}
+			if got != fx.usage {
+				t.Errorf("usage (input, output, cache read, cache write) %v, the thread states %v", got, fx.usage)
+			}
+		})
+	}
+}
+
+func deref(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
+}
+
+// facts are what a thread states, read apart from the plugin.
+type facts struct {
+	calls, texts []string
+	failed       map[string]bool // call id -> its run did not succeed
+	usage        [4]int64        // input, output, cache read, cache write
+}
+
+func threadFacts(t *testing.T, raw []byte) facts {
+	var th struct {
+		Messages []struct {
+			Role    string `json:"role"`
+			Content []struct {
+				Type      string `json:"type"`
+				ID        string `json:"id"`
+				Text      string `json:"text"`
+				ToolUseID string `json:"toolUseID"`
+				Run       struct {
+					Status string          `json:"status"`
+					Result json.RawMessage `json:"result"`
+				} `json:"run"`
+			} `json:"content"`
+			Usage *struct {
+				Model    string `json:"model"`
+				In       int64  `json:"inputTokens"`
+				Out      int64  `json:"outputTokens"`
+				Creation int64  `json:"cacheCreationInputTokens"`
+				Read     int64  `json:"cacheReadInputTokens"`
+			} `json:"usage"`
+		} `json:"messages"`
+	}
+	if err := json.Unmarshal(raw, &th); err != nil {
+		t.Fatalf("not a thread document: %v", err)
+	}
+	fx := facts{failed: map[string]bool{}}
+	for _, m := range th.Messages {
+		for _, c := range m.Content {
+			switch {
+			case m.Role == "assistant" && c.Type == "tool_use":
+				fx.calls = append(fx.calls, c.ID)
+			case m.Role == "assistant" && c.Type == "text" && c.Text != "":
+				fx.texts = append(fx.texts, c.Text)
+			case c.Type == "tool_result" && c.ToolUseID != "":
+				if _, seen := fx.failed[c.ToolUseID]; seen {
+					continue
+				}
+				switch c.Run.Status {
+				case "done":
+					var r struct {
+						ExitCode *int64 `json:"exitCode"`
+					}
+					_ = json.Unmarshal(c.Run.Result, &r) // a string result states no exit code
+					fx.failed[c.ToolUseID] = r.ExitCode != nil && *r.ExitCode != 0
+				case "error", "cancelled", "rejected-by-user":
+					fx.failed[c.ToolUseID] = true
+				}
+			}
+		}
+		if u := m.Usage; u != nil && m.Role == "assistant" {
+			fx.usage[0] += u.In + u.Creation + u.Read
+			fx.usage[1] += u.Out
+			fx.usage[2] += u.Read
+			if !strings.HasPrefix(u.Model, "gpt-") {
+				fx.usage[3] += u.Creation
+			}
+		}
+	}
+	return fx
+}

@@ -1,0 +1,124 @@
+// Package amp is the twasm normalizer for Amp (Sourcegraph's coding
+// agent, ampcode.com). It is a plain Go package (tests, fuzzing and the
+// native baseline run it through sdk.Plugin.Driver); plugins/amp/wasm is
+// the two-line WebAssembly entry point.
+//
+// [Plugin] is the package's public face: the bundled wasm module is built
+// from it (plugins/amp/wasm), and a Go program can run it in process,
+// without the sandbox, with capture.NativePlugin (README, Using twasm as a
+// library). twasm's public packages are transcript, recorder, lifecycle,
+// capture and host; a plugin author imports abi/sdk, abi and golden; each
+// plugins/<provider> package exports its normalizer. Everything else in the
+// module is internal (README, Layout).
+//
+// # Format
+//
+// A thread is one JSON document, T-<uuid>.json, which Amp rewrites whole
+// at every turn: {v, id, created (epoch ms), title?, env {initial {trees
+// [{displayName, uri}]}}, meta {traces}, usageLedger?, messages [...]}.
+// Each message is {role (user, assistant or info), messageId (a number
+// counted up per thread), content [...], meta? {sentAt (epoch ms)},
+// state? {type, stopReason, error}, usage?}. Content blocks are Anthropic's
+// shapes with Amp's own tool result: text, thinking, redacted_thinking,
+// tool_use {id, name, input}, and tool_result {toolUseID, run {status,
+// result, progress, error {message}, reason}}. The shape was read from the
+// readers of public peers (agentsview's internal/parser/amp.go, casr's Amp
+// provider, ccusage's apps/amp) and Amp's own bundled code where public
+// excerpts show it; no thread file under a licence that allows committing
+// it was found (testdata/captures has none for Amp).
+//
+// The host reassembles a pretty-printed document into one line; a file
+// rewritten in place is read again whole as a newer part of the same run
+// (internal/archive), and message keys are the messageIds, so the
+// messages a version repeats are the same messages. Within one stream
+// (versions of a thread concatenated) a message is reported once: a later
+// version of it adds only the results and calls it holds now (a run that
+// ended since), never the message again. A thread has no
+// terminal record: it is reported with NoTerminal and the host settles its
+// status by the session rule of spec §6.7 (error when a provider error
+// came after the last answer, incomplete when it ends on a prompt without
+// an answer or on a call without a result, else ok).
+//
+// # Decisions
+//
+// Messages. A user message is the prompt (its text blocks, origin
+// prompt; images are not mapped: no block holds them, the raw capture
+// keeps them) and the tool results sent back to the model; its time is
+// meta.sentAt. An info message holds Amp's own notes: a summary block
+// (the thread was compacted, or continues from another thread) is a
+// message.user of injected context; the others are not sent to the model
+// and are not reported. An assistant message is one model call: its
+// blocks in order, its time usage.timestamp (else meta.sentAt), its model
+// usage.model, its stop reason state.stopReason. A message whose state is
+// {type: "error"} is an error the provider reported (state.error.message),
+// so a thread whose last call failed is "error"; one whose state is
+// cancelled (the user stopped it) is a warning. The step's model is the
+// latest that answered. Message keys are "m<messageId>" (the index in
+// the array when there is none); a message of a role not known here is a
+// warning.
+//
+// Tools. A tool_use block is a tool.call (its id, name and input; a Bash
+// call's command is input.cmd). A tool_result block is that call's
+// result, by run.status, as Amp's tool runner sets it: done is ok, with
+// the result as its output (a string as it is; an object's output, content
+// or diff string, else its JSON; run.progress when there is no result);
+// a Bash result {output, exitCode} with a
+// non-zero exit code is an error ("exit code N"), as every shell result
+// in the transcript; error is an error with run.error.message;
+// cancelled is cancelled and rejected-by-user denied, with run.reason
+// when stated. A run still in-progress, queued or blocked-on-user when
+// the document was written has no result yet (a later version holds it;
+// at the end the host marks the call dangling); an unknown status is a
+// warning, never read as success. A result in Anthropic's own shape
+// {tool_use_id, content, is_error} (a thread converted from another
+// agent) is ok, or an error when is_error. A second result for a call is not
+// reported again. Kinds: Bash execute; Read, list_directory,
+// get_diagnostics, read_mcp_resource, read_thread, todo_read read;
+// edit_file, create_file, undo_edit, format_file, apply_patch edit; Grep,
+// glob, codebase_search_agent (finder), find_thread search;
+// read_web_page, web_search fetch; todo_write think; others (Task,
+// oracle, MCP tools) other.
+//
+// Sub-agents (spec §6.10). A Task call runs a sub-agent: {description,
+// prompt}. Its own turns are not in the parent thread, so its child run
+// holds what the call states: the scope opens at the call, linked to it,
+// named Task and described by the description, with the prompt as its
+// message.user; the result closes it, its text the child's answer and its
+// status the scope's (error, cancelled for a cancelled or rejected call).
+// A Task without a result when the input ends leaves its scope
+// incomplete. Threads Amp links to each other (handoff, fork) are files
+// of their own, each its own run; the link is not read.
+//
+// Usage. An assistant message's usage is that call's: inputTokens the
+// uncached prompt, cacheCreationInputTokens the part written to the
+// cache, cacheReadInputTokens the part read from it (totalInputTokens is
+// their sum, used only when none of them is stated), outputTokens the
+// output. Amp's quirk: for OpenAI models (gpt-*, o1/o3/o4…) it states
+// inputTokens 0 and files the whole uncached prompt under
+// cacheCreationInputTokens; OpenAI bills no cache write, so for those
+// models that figure is read as uncached input and no cache write is
+// reported (the input total is unchanged). The message carries its
+// figures and the step's are their sum ("add"). Amp's credits
+// (usage.credits, usageLedger) are not US dollars: no cost is reported.
+//
+// Unmapped. Text that is not JSON is counted as "non_json", a JSON value
+// that is not an object as "non_object", an object without a messages
+// array as "(no messages)". A document that reports nothing new (no
+// message yet, or the same messages again) is declared ignored.
+//
+// # Store
+//
+// Amp keeps its threads in its data directory, $XDG_DATA_HOME/amp when
+// set, else ~/.local/share/amp, on every OS (the CLI does not use the
+// macOS or Windows application-data folders; peers read the same path
+// everywhere), under threads/: pattern "T-*.json" under "threads". Before
+// the threads were moved there, the VS Code extension kept them in the
+// editor's globalStorage/sourcegraph.amp/threads3; that store is not
+// declared (a sync.json entry reads it). Amp keeps threads until the user
+// deletes them. The manifest declares the store (abi.Store), so sync and
+// doctor find it without a sync.json entry.
+//
+// The package uses no reflection and no goroutines; it builds for wasip1
+// with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key
+// it reads; TestKeysCoverGets keeps the list complete.
+package amp

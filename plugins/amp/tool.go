@@ -1,0 +1,207 @@
+package amp
+
+import (
+	"strconv"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Tool result statuses, as the transcript names them.
+const (
+	toolOK        = "ok"
+	toolError     = "error"
+	toolDenied    = "denied"
+	toolCancelled = "cancelled"
+)
+
+// call reports a tool_use block's tool.call; a Task call opens its
+// sub-agent's scope.
+func (n *normalizer) call(b abi.Value, ts sdk.Str, out *sdk.Out) {
+	id, name, args := b.Get("id"), b.Get("name"), b.Get("input")
+	if id.Kind() != abi.KindString || id.Is("") {
+		out.Warn("amp tool_use without id (" + sdk.TypeName(name) + "): no tool.call reported")
+		return
+	}
+	if _, ok := n.calls[sdk.View(id)]; ok {
+		return
+	}
+	if n.calls == nil {
+		n.calls = map[string]string{}
+	}
+	n.calls[id.String()] = name.String()
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(sdk.View(name)), Time: ts}
+	if tc.Kind == "execute" {
+		tc.Command = sdk.StringOf(args.Get("cmd"))
+		if tc.Command.IsEmpty() {
+			tc.Command = sdk.StringOf(args.Get("command"))
+		}
+	}
+	out.ToolCall(tc)
+	if name.Is("Task") {
+		n.startAgent(id, args, ts, out)
+	}
+}
+
+// kindOf is the transcript's kind of an Amp tool.
+func kindOf(name string) string {
+	switch name {
+	case "Bash", "shell_command":
+		return "execute"
+	case "Read", "read_file", "list_directory", "read_mcp_resource", "get_diagnostics", "read_thread", "todo_read":
+		return "read"
+	case "edit_file", "create_file", "undo_edit", "format_file", "apply_patch":
+		return "edit"
+	case "Grep", "grep", "glob", "codebase_search_agent", "finder", "find_thread":
+		return "search"
+	case "read_web_page", "web_search":
+		return "fetch"
+	case "todo_write":
+		return "think"
+	}
+	return "other"
+}
+
+// result reports a tool_result block: {toolUseID, run {status, result,
+// progress, error {message}, reason}}. It reports whether it said
+// anything.
+func (n *normalizer) result(b abi.Value, ts sdk.Str, out *sdk.Out) bool {
+	id := b.Get("toolUseID")
+	if id.Kind() != abi.KindString || id.Is("") {
+		id = b.Get("tool_use_id")
+	}
+	if id.Kind() != abi.KindString || id.Is("") {
+		out.Warn("amp tool_result without a call id: no tool.result reported")
+		return true
+	}
+	if n.resulted[sdk.View(id)] {
+		return false
+	}
+	run := b.Get("run")
+	st := run.Get("status")
+	res := sdk.ToolResult{CallID: sdk.Text(id), Name: sdk.S(n.calls[sdk.View(id)]), Time: ts}
+	res.Output = resultText(run.Get("result"))
+	if !res.Output.IsSet() {
+		// A run that states only its progress (the last output it
+		// streamed).
+		res.Output = resultText(run.Get("progress"))
+	}
+	switch {
+	case !run.Exists() && b.Get("content").Exists():
+		// Anthropic's own shape {tool_use_id, content, is_error}, as
+		// a thread converted from another agent holds it.
+		res.Output = resultText(b.Get("content"))
+		res.Status = sdk.S(toolOK)
+		if b.Get("is_error").Truthy() {
+			res.IsError, res.Status, res.Error = true, sdk.S(toolError), res.Output
+			if res.Error.IsEmpty() {
+				res.Error = sdk.S("the tool call failed")
+			}
+		}
+	case st.Is("done"):
+		res.Status = sdk.S(toolOK)
+		{
+			code := sdk.IntOf(run.Path("result", "exitCode"))
+			res.ExitCode = code
+			if c, ok := code.Value(); ok && c != 0 {
+				res.IsError, res.Status = true, sdk.S(toolError)
+				res.Error = sdk.S("exit code " + strconv.FormatInt(c, 10))
+			}
+		}
+	case st.Is("error"):
+		res.IsError, res.Status = true, sdk.S(toolError)
+		res.Error = errText(run.Get("error"))
+		if res.Error.IsEmpty() {
+			res.Error = sdk.S("the tool call failed")
+		}
+	case st.Is("cancelled"):
+		res.IsError, res.Status = true, sdk.S(toolCancelled)
+		res.Error = reason(run, "the tool call was cancelled")
+	case st.Is("rejected-by-user"):
+		res.IsError, res.Status = true, sdk.S(toolDenied)
+		res.Error = reason(run, "the user rejected the tool call")
+	case st.Is("in-progress"), st.Is("queued"), st.Is("blocked-on-user"), !st.Exists() && !res.Output.IsSet():
+		// Still running when the thread was written: the next version
+		// of the document holds its result.
+		return false
+	default:
+		out.Warn("amp tool run status " + sdk.TypeName(st) + " for call " + id.String() + ": not read as a result")
+		return true
+	}
+	if n.resulted == nil {
+		n.resulted = map[string]bool{}
+	}
+	n.resulted[id.String()] = true
+	out.ToolResult(res)
+	if n.agents[sdk.View(id)] {
+		n.endAgent(res, out)
+	}
+	return true
+}
+
+// reason is a cancelled or rejected run's reason, else def.
+func reason(run abi.Value, def string) sdk.Str {
+	if r := errText(run.Get("reason")); !r.IsEmpty() {
+		return r
+	}
+	return sdk.S(def)
+}
+
+// resultText is a run's result as text: a string as it is; an object's
+// output (Bash), content (Read) or diff (edit_file) when it holds one as
+// a string; else the value as JSON.
+func resultText(r abi.Value) sdk.Str {
+	switch r.Kind() {
+	case abi.KindString:
+		return sdk.Text(r)
+	case abi.KindObject:
+		for _, k := range [...]string{"output", "content", "diff"} {
+			if f := r.Get(k); f.Kind() == abi.KindString {
+				return sdk.Text(f)
+			}
+		}
+		return sdk.JSON(r)
+	case abi.KindArray:
+		return sdk.JSON(r)
+	}
+	return sdk.Str{}
+}
+
+// startAgent opens the scope of the sub-agent a Task call runs, with the
+// parent's prompt as its first message. Its own turns are not in the
+// parent thread: the scope holds what the call states.
+func (n *normalizer) startAgent(id, args abi.Value, ts sdk.Str, out *sdk.Out) {
+	if n.agents == nil {
+		n.agents = map[string]bool{}
+	}
+	n.agents[id.String()] = true
+	n.agentIDs = append(n.agentIDs, id.String())
+	scope := sdk.Text(id)
+	out.ScopeOpen(scope, scope, sdk.S("Task"), sdk.StringOf(args.Get("description")))
+	if p := sdk.StringOf(args.Get("prompt")); !p.IsEmpty() {
+		key := sdk.S("agent-" + id.String())
+		out.Open(key, sdk.Message{User: true, Scope: scope, Time: ts})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: p, Origin: sdk.OriginPrompt})
+		out.Close(key, sdk.MessageEnd{})
+	}
+}
+
+// endAgent closes the scope of the Task call res answers.
+func (n *normalizer) endAgent(res sdk.ToolResult, out *sdk.Out) {
+	id := res.CallID.String()
+	n.agents[id] = false
+	if !res.IsError && !res.Output.IsEmpty() {
+		key := sdk.S("agent-" + id + "-result")
+		out.Open(key, sdk.Message{Scope: res.CallID, Time: res.Time})
+		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: res.Output})
+		out.Close(key, sdk.MessageEnd{})
+	}
+	switch {
+	case !res.IsError:
+		out.ScopeClose(res.CallID, sdk.StatusOK, sdk.Str{})
+	case res.Status.String() == toolError:
+		out.ScopeClose(res.CallID, sdk.StatusError, res.Error)
+	default:
+		out.ScopeClose(res.CallID, toolCancelled, res.Error)
+	}
+}
