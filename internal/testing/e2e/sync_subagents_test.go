@@ -95,6 +95,76 @@ func TestSyncClaudeSubAgents(t *testing.T) {
 	if r := h.ok("sync"); len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
 		t.Errorf("second sync: %v", r)
 	}
+	renormalizeSubAgents(t, h, runs[session], tr.out)
+}
+
+// renormalizeSubAgents: renormalize of the session rebuilds its
+// sub-agent files' child runs too, each from its own raw capture, so
+// stats --all, the session's ls line and its tree count the same tokens
+// and calls before and after, once. Before, the rebuild left them out
+// ("left out: sub-run ... at agent.agent-..."): stats --all, ls and tree
+// counted only the log's agent_progress copy of the Task's sub-agent.
+func renormalizeSubAgents(t *testing.T, h *fakeHome, session, treeBefore string) {
+	t.Helper()
+	type totals struct {
+		UsageInAll json.RawMessage `json:"usage_in_all"`
+	}
+	stats := func() totals {
+		var st totals
+		if err := json.Unmarshal([]byte(h.ok("stats", "--all", "--json").out), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	lsLine := func(id string) totals {
+		for _, l := range strings.Split(strings.TrimSpace(h.ok("ls", "--json").out), "\n") {
+			var line struct {
+				RunID string `json:"run_id"`
+				totals
+			}
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatalf("ls --json: %v\n%s", err, l)
+			}
+			if line.RunID == id {
+				return line.totals
+			}
+		}
+		t.Fatalf("ls --json: no line for run %s", id)
+		return totals{}
+	}
+	treeTotals := func(out string) string {
+		var tr struct {
+			Usage   json.RawMessage `json:"usage"`
+			SubRuns json.RawMessage `json:"sub_runs"`
+		}
+		if err := json.Unmarshal([]byte(out), &tr); err != nil {
+			t.Fatalf("tree --json: %v\n%s", err, out)
+		}
+		return string(tr.Usage) + " " + string(tr.SubRuns)
+	}
+	statsBefore, lsBefore := stats(), lsLine(session)
+
+	r := h.ok("renormalize", "--json", session)
+	var sum struct {
+		New     string   `json:"new"`
+		LeftOut []string `json:"left_out"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &sum); err != nil || sum.New == "" {
+		t.Fatalf("renormalize --json: %v\n%v", err, r)
+	}
+	if len(sum.LeftOut) != 0 {
+		t.Errorf("renormalize left out %q", sum.LeftOut)
+	}
+	if after := stats(); string(after.UsageInAll) != string(statsBefore.UsageInAll) {
+		t.Errorf("stats --all usage in all: after renormalize %s, before %s", after.UsageInAll, statsBefore.UsageInAll)
+	}
+	if after := lsLine(sum.New); string(after.UsageInAll) != string(lsBefore.UsageInAll) {
+		t.Errorf("ls: the rebuild's usage in all %s, the session's %s", after.UsageInAll, lsBefore.UsageInAll)
+	}
+	if got, want := treeTotals(h.ok("tree", sum.New, "--json").out), treeTotals(treeBefore); got != want {
+		t.Errorf("tree: the rebuild's %s, the session's %s", got, want)
+	}
+	h.ok("validate", sum.New)
 }
 
 // headOf is the first n lines of s.
