@@ -1,6 +1,7 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
 	"path/filepath"
 	"strings"
@@ -22,13 +23,9 @@ import (
 // sub-runs only the copy the log carried.
 func TestSyncClaudeSubAgents(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	caps := filepath.Join(root, "testdata", "captures", "claude")
-	dir := ".claude/projects/-home-USER-projects-spotter/"
-	id := "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
-	session := h.put(dir+id+".jsonl", readFile(t, filepath.Join(caps, "spotter_session_log_v2.1.39_interleaved_message.jsonl")), time.Hour)
-	sub := h.put(dir+id+"/subagents/agent-aac57f5.jsonl", readFile(t, filepath.Join(caps, "spotter_subagent_transcript_v2.1.39_websearch.jsonl")), time.Hour)
-	compact := h.put(dir+id+"/subagents/agent-acompact-946d2b.jsonl", readFile(t, filepath.Join(caps, "spotter_subagent_compaction_v2.1.39.jsonl")), time.Hour)
+	h, session := spotterHome(t)
+	sub := h.put(spotterSubAgents+"agent-aac57f5.jsonl", readSpotter(t, "spotter_subagent_transcript_v2.1.39_websearch.jsonl"), time.Hour)
+	compact := h.put(spotterSubAgents+"agent-acompact-946d2b.jsonl", readSpotter(t, "spotter_subagent_compaction_v2.1.39.jsonl"), time.Hour)
 
 	r := h.ok("sync")
 	runs := map[string]string{} // path -> run id
@@ -167,8 +164,72 @@ func renormalizeSubAgents(t *testing.T, h *fakeHome, session, treeBefore string)
 	h.ok("validate", sum.New)
 }
 
+// spotterSubAgents is where spotter's session keeps its sub-agents'
+// files in a fake home (spotterHome).
+const spotterSubAgents = ".claude/projects/-home-USER-projects-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/"
+
+// spotterHome is a fake home holding spotter's real session log (of
+// which the capture's sub-agent files are), and the log's path.
+func spotterHome(t *testing.T) (*fakeHome, string) {
+	t.Helper()
+	h := newFakeHome(t)
+	return h, h.put(".claude/projects/-home-USER-projects-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+		readSpotter(t, "spotter_session_log_v2.1.39_interleaved_message.jsonl"), time.Hour)
+}
+
+// readSpotter reads one of the claude captures.
+func readSpotter(t *testing.T, name string) []byte {
+	t.Helper()
+	return readFile(t, filepath.Join(root, "testdata", "captures", "claude", name))
+}
+
 // headOf is the first n lines of s.
 func headOf(s string, n int) string {
 	l := strings.SplitN(s, "\n", n+1)
 	return strings.Join(l[:min(n, len(l))], "\n")
+}
+
+// TestSyncClaudeSubAgentGrownAfterRenormalize: a sub-agent's file that
+// grows after its session was renormalized is archived into the
+// original's tree (sync keeps archiving into the original), so stats
+// --all counts the original, the growth with it, as it does when the
+// session's own file grows: the original's tree was written after the
+// rebuild. Before, only the original run's own file was compared, so
+// the rebuild stood and the growth was counted nowhere.
+func TestSyncClaudeSubAgentGrownAfterRenormalize(t *testing.T) {
+	t.Parallel()
+	h, session := spotterHome(t)
+	whole := readSpotter(t, "spotter_subagent_transcript_v2.1.39_websearch.jsonl")
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	subPath := spotterSubAgents + "agent-aac57f5.jsonl"
+	h.put(subPath, bytes.Join(lines[:len(lines)/2], nil), 2*time.Hour)
+
+	r := h.ok("sync")
+	var sessionRun string
+	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		if f := strings.Split(l, "\t"); len(f) >= 4 && f[0] == "new" && f[3] == session {
+			sessionRun = f[1]
+		}
+	}
+	if sessionRun == "" {
+		t.Fatalf("sync: the session is not new: %v", r)
+	}
+	h.ok("renormalize", sessionRun)
+	h.put(subPath, whole, time.Hour)
+	if got := outcomes(h.ok("sync").out); len(got["grown"]) != 1 {
+		t.Fatalf("sync after the sub-agent's file grew: %v", got)
+	}
+	var st struct {
+		UsageInAll struct {
+			InputTokens int64 `json:"input_tokens"`
+		} `json:"usage_in_all"`
+	}
+	if err := json.Unmarshal([]byte(h.ok("stats", "--all", "--json").out), &st); err != nil {
+		t.Fatal(err)
+	}
+	// The session's own figures and the whole sub-agent file's (as in
+	// TestSyncClaudeSubAgents, without the compaction's file).
+	if want := int64(16790991) + (2408 + 18814 + 29274); st.UsageInAll.InputTokens != want {
+		t.Errorf("stats --all: input in all %d, want %d", st.UsageInAll.InputTokens, want)
+	}
 }
