@@ -3,6 +3,7 @@ package e2e
 import (
 	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -93,6 +94,21 @@ func TestSyncClaudeSubAgents(t *testing.T) {
 		t.Errorf("second sync: %v", r)
 	}
 	renormalizeSubAgents(t, h, runs[session], tr.out)
+
+	// A sub-agent's run that cannot be read is left out of a rebuild,
+	// and the summary says which and why; the rest is rebuilt.
+	if err := os.Remove(transcriptPath(h.stor, runs[compact])); err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		New     string   `json:"new"`
+		LeftOut []string `json:"left_out"`
+	}
+	if r := h.ok("renormalize", "--json", runs[session]); json.Unmarshal([]byte(r.out), &sum) != nil ||
+		len(sum.LeftOut) != 1 || !strings.Contains(sum.LeftOut[0], runs[compact]) || !strings.Contains(sum.LeftOut[0], "no such file") {
+		t.Errorf("renormalize without the compaction's run: left out %q, want it, unreadable\n%v", sum.LeftOut, r)
+	}
+	h.ok("validate", sum.New)
 }
 
 // renormalizeSubAgents: renormalize of the session rebuilds its
