@@ -316,10 +316,11 @@ func (s *Stats) sumInAll() {
 // session is counted once: a run whose end names the run that holds it
 // again (RunHead.SupersededBy), and a run A rebuilt as B
 // (B.RenormalizedFrom is A) is superseded by B when both are listed,
-// unless A's file was written after B's (a sync kept archiving the
-// session into A after the rebuild): then B is superseded by A. Of a
-// chain of rebuilds only the newest stands. heads are the listed runs by
-// id; modTime is a run's file time.
+// unless A's tree was written after B's (a sync kept archiving the
+// session into A, or into a sub-agent file's child run of A, after the
+// rebuild): then B is superseded by A. Of a chain of rebuilds only the
+// newest stands. heads are the listed runs by id; modTime is when a run's
+// tree was last written (its file's and its child runs' latest time).
 func Superseded(heads map[string]RunHead, modTime func(id string) time.Time) map[string]bool {
 	out := map[string]bool{}
 	for id, h := range heads {

@@ -2,13 +2,19 @@
 // transcript from its raw captures with the plugins twasm has now, into a
 // new run, leaving the original untouched. An archived session's parts,
 // which extend one raw capture, are rebuilt part by part as sync wrote
-// them (archive.PartFilter, archive.PartShare).
+// them (archive.PartFilter, archive.PartShare). A child run linked at an
+// agent step after it ended (a sub-agent's own file, archived by sync as a
+// child run of its session's) is rebuilt from its own transcript, as a new
+// child run linked in the new step, superseding the new capture's copy of
+// the sub-agent where the original link superseded the original's
+// (subRunLink, linkLog): a session and its rebuild count the same tokens.
 //
 // A synced session's run that is still open (no run.completed: its
 // session may grow) is rebuilt as it stands: the new run ends with the
 // status of its latest agent step (as renormalized), which is what the
 // open run states (spec §7 read from the log), and the summary says it
 // was open (Summary.Open); a later sync grows the original, not the
-// rebuild. Any other run without run.completed (still being recorded, or
-// its recording stopped) is rebuilt and ends in error, saying so.
+// rebuild. A sub-agent's child run still open is ended the same way. Any
+// other run without run.completed (still being recorded, or its
+// recording stopped) is rebuilt and ends in error, saying so.
 package renormalize

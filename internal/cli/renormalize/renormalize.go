@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 
 	"github.com/spf13/cobra"
 
@@ -66,10 +67,16 @@ in them. The new run ends with the original run's status; its run.started
 is named "renormalize <RUN>" and carries the original id in
 "` + FieldFrom + `".
 
-Not in this version: sub-runs begun with "twasm run begin --parent" (or any
-call_workflow child that is not a sub-agent of an agent step) are left out,
-and retry attempts are recorded as attempt 0. Sub-agents of an agent step
-are rebuilt, as new child runs, from the agent's raw capture.
+Sub-agents of an agent step are rebuilt, as new child runs, from the
+agent's raw capture. A child run linked at an agent step after the step
+ended (a sub-agent's own file, which sync archives as a child run of its
+session's run: path "<step>.<name>", the step's iteration) is rebuilt from
+its own transcript and raw captures, as a new child run linked in the new
+step; where its link superseded the sub-agent's copy the agent's capture
+made, the new link supersedes the new capture's, so every token counts
+once. Not in this version: other sub-runs (begun with "twasm run begin
+--parent" elsewhere) are left out, and retry attempts are recorded as
+attempt 0.
 
 The new run id is printed on stdout; with --json, a summary comparing
 each step's old and new status and unmapped counts.`,
@@ -113,6 +120,9 @@ type Summary struct {
 
 // StepSummary compares one step of the original with its new version.
 type StepSummary struct {
+	// SubRun is the original child run the step is of, for a step of a
+	// sub-run rebuilt with the run (empty: the run's own).
+	SubRun       string `json:"sub_run,omitempty"`
 	Path         string `json:"path"`
 	Iteration    int    `json:"iteration"`
 	Kind         string `json:"kind"`
@@ -136,6 +146,28 @@ type node struct {
 	attempt    int
 	items      []item
 	sum        *StepSummary
+	// subRuns are the child runs linked at this agent step after it
+	// ended (a sub-agent's own file, which sync archives as a child run
+	// of its session's run): each is rebuilt from its own transcript
+	// and raw captures, as a new child run linked in the new step.
+	subRuns []subRunLink
+}
+
+// subRunLink is a child run linked at an agent step, and where the
+// child run it supersedes (the sub-agent's copy the agent's own capture
+// made) was linked: the new link supersedes the child the new capture
+// makes there.
+type subRunLink struct {
+	ev         *transcript.Event
+	supersedes *linkKey
+}
+
+// linkKey is where a link is in its run: its path and iteration, and
+// how many links came before it there.
+type linkKey struct {
+	path      string
+	iteration int
+	ordinal   int
 }
 
 // item is either a child step or an event recorded in a step.
@@ -157,6 +189,15 @@ type renormalizer struct {
 	sum      Summary
 	problems int
 	red      *redact.Redactor // --redact
+	// dir holds the original run's transcript and its child runs'.
+	dir string
+	// links are the links the new runs wrote (linkLog, fed by the
+	// recorder's masker).
+	links *linkLog
+	// origOf is the original run each new child run rebuilds; rebuilt
+	// says which original runs are rebuilt already (a link met twice).
+	origOf  map[string]string
+	rebuilt map[string]bool
 }
 
 // Run renormalizes.
@@ -180,7 +221,8 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	origID := events[0].RunID
 
-	rn := &renormalizer{opts: opts, store: f.Store(), plugins: map[string]capture.Plugin{}, parts: map[string]rawPart{}}
+	rn := &renormalizer{opts: opts, store: f.Store(), plugins: map[string]capture.Plugin{}, parts: map[string]rawPart{},
+		dir: ref.Dir, links: &linkLog{}, origOf: map[string]string{}, rebuilt: map[string]bool{origID: true}}
 	var mask func(*transcript.Event)
 	if opts.Redact {
 		rn.red = redact.New()
@@ -206,39 +248,17 @@ func Run(ctx context.Context, opts *Options) error {
 	newID := runid.New()
 	runOpts := lifecycle.RunOptions{
 		Name: "renormalize " + origID, RunID: newID, Producer: f.Producer(), Logger: f.Logger(),
-		Recorder: recorder.Options{Logger: f.Logger(), Mask: fromField{runID: newID, from: origID, next: mask}.Mask},
+		Recorder: recorder.Options{Logger: f.Logger(), Mask: fromField{runID: newID, from: origID, links: rn.links, next: mask}.Mask},
 	}
 	run, err := lifecycle.Start(ctx, rn.store, runOpts)
 	if err != nil {
 		return err
 	}
 	rn.sum.Original, rn.sum.New, rn.sum.Transcript = origID, newID, run.Recorder().Path()
-	var replayErr error
-	for _, it := range top {
-		if ctx.Err() != nil {
-			break
-		}
-		if it.ev != nil {
-			if err := run.Root().Record(ctx, it.ev); err != nil {
-				replayErr = err
-				break
-			}
-			continue
-		}
-		if err := rn.replay(ctx, run, it.step); err != nil && isWriteErr(err) {
-			replayErr = err
-			break
-		}
-	}
-	endErr := runOutcome(runEnd, origID)
-	if rn.sum.Open {
-		endErr = rn.openOutcome()
-	}
-	switch {
-	case ctx.Err() != nil:
-		endErr = ctx.Err()
-	case replayErr != nil:
-		endErr = replayErr
+	replayErr := rn.replayTop(ctx, run, top)
+	endErr := endOutcome(ctx, runEnd, origID, replayErr)
+	if rn.sum.Open && ctx.Err() == nil && replayErr == nil {
+		endErr = rn.openOutcome("")
 	}
 	finErr := run.Finish(ctx, endErr)
 	rn.sum.Status = statusOf(endErr)
@@ -272,6 +292,38 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
+// replayTop records a run's top-level items in run; the error is a
+// failure to write.
+func (rn *renormalizer) replayTop(ctx context.Context, run *lifecycle.Run, top []item) error {
+	for _, it := range top {
+		if ctx.Err() != nil {
+			return nil
+		}
+		if it.ev != nil {
+			if err := run.Root().Record(ctx, it.ev); err != nil {
+				return err
+			}
+			continue
+		}
+		if err := rn.replay(ctx, run, it.step); err != nil && isWriteErr(err) {
+			return err
+		}
+	}
+	return nil
+}
+
+// endOutcome is the error a new run ends with: the original's status,
+// unless the rebuild was interrupted or failed to write.
+func endOutcome(ctx context.Context, runEnd *transcript.Event, origID string, replayErr error) error {
+	switch {
+	case ctx.Err() != nil:
+		return ctx.Err()
+	case replayErr != nil:
+		return replayErr
+	}
+	return runOutcome(runEnd, origID)
+}
+
 // parse builds the step tree of the original run: top-level items in file
 // order, each step with its child steps and events. It returns the
 // original's run.completed, or nil.
@@ -280,6 +332,9 @@ func (rn *renormalizer) parse(events []*transcript.Event) ([]item, *transcript.E
 	var open []*node // steps started and not completed, in start order
 	var runEnd *transcript.Event
 	key := func(ev *transcript.Event) string { return fmt.Sprintf("%s\x00%d", ev.Path, ev.Iteration) }
+	agents := map[string]*node{}     // the agent steps by path and iteration, the latest
+	captured := map[string]linkKey{} // the child runs agent steps' captures linked
+	ordinals := map[string]int{}     // links by path and iteration so far
 	// innermost returns the open step that contains an event at path:
 	// the latest started whose path is path itself (exact) or a proper
 	// prefix of it (parent).
@@ -306,6 +361,9 @@ func (rn *renormalizer) parse(events []*transcript.Event) ([]item, *transcript.E
 			if p := ev.Step(); p != nil {
 				n.kind, n.attempt = p.Kind, p.Attempt
 			}
+			if n.kind == transcript.KindAgent {
+				agents[key(ev)] = n
+			}
 			if parent := innermost(ev.Path, "", false); parent != nil {
 				parent.items = append(parent.items, item{step: n})
 			} else {
@@ -326,10 +384,27 @@ func (rn *renormalizer) parse(events []*transcript.Event) ([]item, *transcript.E
 				}
 			}
 		case transcript.StepCallWorkflowStarted:
+			at := linkKey{path: ev.Path, iteration: ev.Iteration, ordinal: ordinals[key(ev)]}
+			ordinals[key(ev)]++
 			// A sub-agent of an agent step is rebuilt by the capture;
-			// other links are left out in this version.
+			// a child run linked at an agent step after it ended (a
+			// sub-agent's own file) is rebuilt from its own
+			// transcript; other links are left out in this version.
 			if n := innermost(ev.Path, "", false); n != nil && n.kind == transcript.KindAgent {
+				captured[ev.ChildRunID] = at
 				continue
+			}
+			if i := strings.LastIndexByte(ev.Path, '.'); i > 0 && ev.ChildRunID != "" {
+				if n := agents[fmt.Sprintf("%s\x00%d", ev.Path[:i], ev.Iteration)]; n != nil && n.end != nil {
+					l := subRunLink{ev: ev}
+					if p := ev.Step(); p != nil {
+						if k, ok := captured[stepField(p, lifecycle.SupersedesField)]; ok {
+							l.supersedes = &k
+						}
+					}
+					n.subRuns = append(n.subRuns, l)
+					continue
+				}
 			}
 			rn.sum.LeftOut = append(rn.sum.LeftOut, fmt.Sprintf("sub-run %s at %s (iteration %d)", ev.ChildRunID, ev.Path, ev.Iteration))
 		case transcript.StepCallWorkflowCompleted:
@@ -355,7 +430,7 @@ func (rn *renormalizer) parse(events []*transcript.Event) ([]item, *transcript.E
 // replay records n (and its children) in run. An error is returned only
 // when writing failed; a step's own failure is recorded, not returned.
 func (rn *renormalizer) replay(ctx context.Context, run *lifecycle.Run, n *node) error {
-	sum := StepSummary{Path: n.start.Path, Iteration: n.start.Iteration, Kind: string(n.kind)}
+	sum := StepSummary{SubRun: rn.origOf[run.RunID()], Path: n.start.Path, Iteration: n.start.Iteration, Kind: string(n.kind)}
 	n.sum = &sum
 	var orig *transcript.AgentResult
 	var stepErr error
@@ -409,7 +484,7 @@ func (rn *renormalizer) replay(ctx context.Context, run *lifecycle.Run, n *node)
 					return err
 				}
 			}
-			return stepErr
+			return rn.rebuildSubRuns(ctx, s, n, stepErr)
 		}
 		res, err := rn.recapture(ctx, s, plugin, raw, orig)
 		newRes = res
@@ -417,9 +492,9 @@ func (rn *renormalizer) replay(ctx context.Context, run *lifecycle.Run, n *node)
 			return err
 		}
 		if errors.Is(stepErr, context.Canceled) {
-			return stepErr // interrupted then; keep it so
+			return rn.rebuildSubRuns(ctx, s, n, stepErr) // interrupted then; keep it so
 		}
-		return capture.ResultError(res)
+		return rn.rebuildSubRuns(ctx, s, n, capture.ResultError(res))
 	})
 	sum.New.Status = statusOf(err)
 	if newRes != nil {
@@ -427,6 +502,132 @@ func (rn *renormalizer) replay(ctx context.Context, run *lifecycle.Run, n *node)
 	}
 	rn.sum.Steps = append(rn.sum.Steps, sum)
 	return err
+}
+
+// rebuildSubRuns rebuilds the child runs linked at agent step n after it
+// ended (a sub-agent's own file), each as a new child run linked in the
+// new step s, from its own transcript and raw captures: the sub-agent's
+// tokens and calls stay in the rebuilt session's tree, counted once (the
+// new link supersedes the new capture's copy of the sub-agent where the
+// original's superseded the original capture's). It returns stepErr, the
+// step's own outcome, unless writing failed. A child run that cannot be
+// read is left out, said in the summary.
+func (rn *renormalizer) rebuildSubRuns(ctx context.Context, s *lifecycle.Step, n *node, stepErr error) error {
+	for _, l := range n.subRuns {
+		if ctx.Err() != nil {
+			break
+		}
+		if err := rn.rebuildSubRun(ctx, s, l); err != nil {
+			return err
+		}
+	}
+	return stepErr
+}
+
+// rebuildSubRun rebuilds one linked child run in s; the error is a
+// failure to write.
+func (rn *renormalizer) rebuildSubRun(ctx context.Context, s *lifecycle.Step, l subRunLink) error {
+	id := l.ev.ChildRunID
+	leftOut := func(why string) {
+		rn.sum.LeftOut = append(rn.sum.LeftOut, fmt.Sprintf("sub-run %s at %s (iteration %d): %s", id, l.ev.Path, l.ev.Iteration, why))
+	}
+	if rn.rebuilt[id] {
+		leftOut("linked twice")
+		return nil
+	}
+	rn.rebuilt[id] = true
+	events, err := rn.readRun(id)
+	if err != nil {
+		leftOut(err.Error())
+		return nil
+	}
+	top, end := rn.parse(events)
+	name := l.ev.Path[strings.LastIndexByte(l.ev.Path, '.')+1:]
+	o := lifecycle.SubRunOptions{}
+	if p := l.ev.Step(); p != nil {
+		o.Title = p.Name
+	}
+	if k := l.supersedes; k != nil {
+		o.Supersedes = rn.links.child(s.Run().RunID(), *k)
+	}
+	child, err := s.SubRun(ctx, name, o)
+	if err != nil {
+		return err
+	}
+	rn.origOf[child.RunID()] = id
+	replayErr := rn.replayTop(ctx, child, top)
+	endErr := endOutcome(ctx, end, id, replayErr)
+	if end == nil && archivedSession(events[0]) && ctx.Err() == nil && replayErr == nil {
+		// A sub-agent's file still open (its session may grow): as the
+		// session's own rebuild, it ends as its latest part did.
+		endErr = rn.openOutcome(id)
+	}
+	return errors.Join(replayErr, child.Finish(ctx, endErr))
+}
+
+// readRun reads an original child run's transcript, beside the run's.
+func (rn *renormalizer) readRun(id string) ([]*transcript.Event, error) {
+	if err := runid.Valid(id); err != nil {
+		return nil, err
+	}
+	fh, err := regfile.Open(filepath.Join(rn.dir, id+".jsonl"))
+	if err != nil {
+		return nil, err
+	}
+	defer fh.Close()
+	events, _, err := transcript.ReadAll(fh)
+	if err != nil {
+		return nil, err
+	}
+	if len(events) == 0 || events[0].Type != transcript.RunStarted {
+		return nil, errors.New("not a run transcript (no run.started first)")
+	}
+	return events, nil
+}
+
+// stepField is the string a step payload's extra field holds ("" when
+// none).
+func stepField(p *transcript.StepPayload, field string) string {
+	var v string
+	if raw := p.Extra[field]; raw != nil && json.Unmarshal(raw, &v) == nil {
+		return v
+	}
+	return ""
+}
+
+// linkLog is the links the new runs wrote, by run and place (linkKey),
+// as the recorder's masker sees them.
+type linkLog struct {
+	mu    sync.Mutex
+	links map[string][]string // run id, path, iteration -> child run ids in order
+}
+
+func linkLogKey(runID, path string, iteration int) string {
+	return fmt.Sprintf("%s\x00%s\x00%d", runID, path, iteration)
+}
+
+func (l *linkLog) note(ev *transcript.Event) {
+	if ev.Type != transcript.StepCallWorkflowStarted || ev.ChildRunID == "" {
+		return
+	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	if l.links == nil {
+		l.links = map[string][]string{}
+	}
+	k := linkLogKey(ev.RunID, ev.Path, ev.Iteration)
+	l.links[k] = append(l.links[k], ev.ChildRunID)
+}
+
+// child is the child run linked at k in run runID ("" when none is).
+func (l *linkLog) child(runID string, k linkKey) string {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	ids := l.links[linkLogKey(runID, k.path, k.iteration)]
+	if k.ordinal < len(ids) {
+		return ids[k.ordinal]
+	}
+	return ""
 }
 
 // rawPart is how much of a raw capture an earlier step read, and the new
@@ -621,10 +822,11 @@ func archivedSession(start *transcript.Event) bool {
 // openOutcome is the error an open session's rebuild ends with: its
 // latest agent step's status (as renormalized, else as it was), which
 // is what the original's open run states (spec §7 read from the log).
-func (rn *renormalizer) openOutcome() error {
+// subRun is the original child run whose steps count ("" the run's own).
+func (rn *renormalizer) openOutcome(subRun string) error {
 	for i := len(rn.sum.Steps) - 1; i >= 0; i-- {
 		s := rn.sum.Steps[i]
-		if s.Kind != string(transcript.KindAgent) {
+		if s.SubRun != subRun || s.Kind != string(transcript.KindAgent) {
 			continue
 		}
 		st := s.New.AgentStatus
@@ -669,15 +871,21 @@ func isWriteErr(err error) bool {
 
 // fromField stamps the original run id into the new run's run.started.
 // It is installed as the recorder's masker, the one hook that sees every
-// event before it is written; next (--redact) masks every event after it.
+// event before it is written (of the new run and its child runs), and
+// notes the links they write in links; next (--redact) masks every event
+// after it.
 type fromField struct {
 	runID, from string
+	links       *linkLog
 	next        func(*transcript.Event)
 }
 
 func (m fromField) Mask(ev *transcript.Event) {
 	if m.next != nil {
 		defer m.next(ev)
+	}
+	if m.links != nil {
+		m.links.note(ev)
 	}
 	if ev.Type != transcript.RunStarted || ev.RunID != m.runID {
 		return

@@ -22,8 +22,8 @@ import (
 // renormalize is counted once by stats --all, from the transcripts and
 // from the index (before, the original and its rebuild were both
 // counted: twice the runs, twice the tokens), and the one counted is the
-// rebuild, unless the original was written after it (a sync that went on
-// archiving into the original).
+// rebuild, unless the original or its sub-run was written after it (a
+// sync that went on archiving into the original).
 func TestRenormalizedCountedOnce(t *testing.T) {
 	if _, ok := bundled.Files()["claude.wasm"]; !ok {
 		t.Skip("no bundled claude plugin (run make plugins)")
@@ -66,12 +66,21 @@ func TestRenormalizedCountedOnce(t *testing.T) {
 	}
 	rebuilt := strings.TrimSpace(env.Out.String())
 	file := func(id string) string { return filepath.Join(env.F.TranscriptDir(), id+".jsonl") }
+	origTree, err := env.F.LoadTree(orig)
+	if err != nil {
+		t.Fatal(err)
+	}
+	origSub := origTree.Runs()[1].RunID // the original's sub-agent run
 	for _, tc := range []struct {
 		name    string
 		touch   string // the file written last
 		counted string
 	}{
 		{"the rebuild stands for the original", rebuilt, rebuilt},
+		// A sync that archived more into a sub-agent file's run of the
+		// session: before, the rebuild stood and the growth went
+		// uncounted.
+		{"an original whose sub-run was written after its rebuild stands", origSub, orig},
 		{"an original written after its rebuild stands", orig, orig},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -102,13 +111,17 @@ func TestRenormalizedCountedOnce(t *testing.T) {
 					heads[id] = views.RunHead{RunID: id, RenormalizedFrom: n.RenormalizedFrom}
 				}
 			}
-			sup := views.Superseded(heads, func(id string) time.Time {
-				fi, err := os.Stat(file(id))
+			sup := views.Superseded(heads, treeTime(func(id string) []string {
+				n, err := env.F.LoadTree(id)
 				if err != nil {
 					t.Fatal(err)
 				}
-				return fi.ModTime()
-			})
+				var files []string
+				for _, r := range n.Runs() {
+					files = append(files, r.File)
+				}
+				return files
+			}))
 			if len(sup) != 1 || sup[tc.counted] {
 				t.Errorf("superseded %v; %s should be counted", sup, tc.counted)
 			}

@@ -59,7 +59,8 @@ count after a CLI upgrade means the plugin needs an update.
 Each RUN counts with its child runs; a run reached twice counts once.
 --all counts every transcript in storage, each session once: a run that
 "twasm renormalize" rebuilt is left out (its rebuild counts), unless it
-was written to after the rebuild (then the rebuild is left out). The
+or one of its child runs was written to after the rebuild (then the
+rebuild is left out). The
 usage shows each provider's agent steps, the sub-runs' (sub-agents) apart,
 and every token together ("in all"); the figures are uncached input,
 cache read, cache write and output, as the providers bill them.
@@ -208,7 +209,14 @@ func statsOfDigests(ctx context.Context, opts *Options, ids []string, sel *selec
 		heads[id] = d.RunHead
 	}
 	skip := map[string]bool{}
-	for id := range views.Superseded(heads, fileTime(digests)) {
+	files := func(id string) []string {
+		var out []string
+		for _, n := range views.DigestTree(digests[id], lookup) {
+			out = append(out, n.File)
+		}
+		return out
+	}
+	for id := range views.Superseded(heads, treeTime(files)) {
 		for _, n := range views.DigestTree(digests[id], lookup) {
 			skip[n.RunID] = true
 		}
@@ -233,16 +241,20 @@ func statsOfDigests(ctx context.Context, opts *Options, ids []string, sel *selec
 	return st
 }
 
-// fileTime is a run's file modification time (the zero time when it
-// cannot be read), for views.Superseded.
-func fileTime(digests map[string]*views.RunDigest) func(id string) time.Time {
+// treeTime is the latest modification time of a run's file and its
+// child runs' (files gives them; the zero time when none can be read),
+// for views.Superseded: a sync that archived more into a session after
+// it was rebuilt may have written only to a child run of it (a sub-agent
+// file's run), not to the session's own file.
+func treeTime(files func(id string) []string) func(id string) time.Time {
 	return func(id string) time.Time {
-		if d := digests[id]; d != nil {
-			if fi, err := os.Stat(d.File); err == nil {
-				return fi.ModTime()
+		var t time.Time
+		for _, f := range files(id) {
+			if fi, err := os.Stat(f); err == nil && fi.ModTime().After(t) {
+				t = fi.ModTime()
 			}
 		}
-		return time.Time{}
+		return t
 	}
 }
 
@@ -254,7 +266,7 @@ func scanStats(opts *Options, runs []string, all bool, sel *selection) (*views.S
 	st := views.NewStats()
 	roots := make([]*views.RunNode, 0, len(runs))
 	heads := map[string]views.RunHead{}
-	digests := map[string]*views.RunDigest{}
+	trees := map[string][]string{} // a root's files and its child runs'
 	for _, arg := range runs {
 		root, err := opts.Load(arg)
 		if err != nil {
@@ -262,11 +274,13 @@ func scanStats(opts *Options, runs []string, all bool, sel *selection) (*views.S
 		}
 		roots = append(roots, root)
 		heads[root.RunID] = views.RunHead{RunID: root.RunID, RenormalizedFrom: root.RenormalizedFrom, SupersededBy: root.SupersededBy}
-		digests[root.RunID] = &views.RunDigest{File: root.File}
+		for _, n := range root.Runs() {
+			trees[root.RunID] = append(trees[root.RunID], n.File)
+		}
 	}
 	skip := map[string]bool{}
 	if all {
-		superseded := views.Superseded(heads, fileTime(digests))
+		superseded := views.Superseded(heads, treeTime(func(id string) []string { return trees[id] }))
 		for _, root := range roots {
 			if superseded[root.RunID] {
 				for _, n := range root.Runs() {

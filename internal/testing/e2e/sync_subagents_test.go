@@ -1,7 +1,9 @@
 package e2e
 
 import (
+	"bytes"
 	"encoding/json"
+	"os"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -22,13 +24,9 @@ import (
 // sub-runs only the copy the log carried.
 func TestSyncClaudeSubAgents(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	caps := filepath.Join(root, "testdata", "captures", "claude")
-	dir := ".claude/projects/-home-USER-projects-spotter/"
-	id := "ae4a77f8-aedd-4bc1-888f-c94edc91af04"
-	session := h.put(dir+id+".jsonl", readFile(t, filepath.Join(caps, "spotter_session_log_v2.1.39_interleaved_message.jsonl")), time.Hour)
-	sub := h.put(dir+id+"/subagents/agent-aac57f5.jsonl", readFile(t, filepath.Join(caps, "spotter_subagent_transcript_v2.1.39_websearch.jsonl")), time.Hour)
-	compact := h.put(dir+id+"/subagents/agent-acompact-946d2b.jsonl", readFile(t, filepath.Join(caps, "spotter_subagent_compaction_v2.1.39.jsonl")), time.Hour)
+	h, session := spotterHome(t)
+	sub := h.put(spotterSubAgents+"agent-aac57f5.jsonl", readSpotter(t, "spotter_subagent_transcript_v2.1.39_websearch.jsonl"), time.Hour)
+	compact := h.put(spotterSubAgents+"agent-acompact-946d2b.jsonl", readSpotter(t, "spotter_subagent_compaction_v2.1.39.jsonl"), time.Hour)
 
 	r := h.ok("sync")
 	runs := map[string]string{} // path -> run id
@@ -95,10 +93,159 @@ func TestSyncClaudeSubAgents(t *testing.T) {
 	if r := h.ok("sync"); len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
 		t.Errorf("second sync: %v", r)
 	}
+	renormalizeSubAgents(t, h, runs[session], tr.out)
+
+	// A sub-agent's run that cannot be read is left out of a rebuild,
+	// and the summary says which and why; the rest is rebuilt.
+	if err := os.Remove(transcriptPath(h.stor, runs[compact])); err != nil {
+		t.Fatal(err)
+	}
+	var sum struct {
+		New     string   `json:"new"`
+		LeftOut []string `json:"left_out"`
+	}
+	if r := h.ok("renormalize", "--json", runs[session]); json.Unmarshal([]byte(r.out), &sum) != nil ||
+		len(sum.LeftOut) != 1 || !strings.Contains(sum.LeftOut[0], runs[compact]) || !strings.Contains(sum.LeftOut[0], "no such file") {
+		t.Errorf("renormalize without the compaction's run: left out %q, want it, unreadable\n%v", sum.LeftOut, r)
+	}
+	h.ok("validate", sum.New)
+}
+
+// renormalizeSubAgents: renormalize of the session rebuilds its
+// sub-agent files' child runs too, each from its own raw capture, so
+// stats --all, the session's ls line and its tree count the same tokens
+// and calls before and after, once. Before, the rebuild left them out
+// ("left out: sub-run ... at agent.agent-..."): stats --all, ls and tree
+// counted only the log's agent_progress copy of the Task's sub-agent.
+func renormalizeSubAgents(t *testing.T, h *fakeHome, session, treeBefore string) {
+	t.Helper()
+	type totals struct {
+		UsageInAll json.RawMessage `json:"usage_in_all"`
+	}
+	stats := func() totals {
+		var st totals
+		if err := json.Unmarshal([]byte(h.ok("stats", "--all", "--json").out), &st); err != nil {
+			t.Fatal(err)
+		}
+		return st
+	}
+	lsLine := func(id string) totals {
+		for _, l := range strings.Split(strings.TrimSpace(h.ok("ls", "--json").out), "\n") {
+			var line struct {
+				RunID string `json:"run_id"`
+				totals
+			}
+			if err := json.Unmarshal([]byte(l), &line); err != nil {
+				t.Fatalf("ls --json: %v\n%s", err, l)
+			}
+			if line.RunID == id {
+				return line.totals
+			}
+		}
+		t.Fatalf("ls --json: no line for run %s", id)
+		return totals{}
+	}
+	treeTotals := func(out string) string {
+		var tr struct {
+			Usage   json.RawMessage `json:"usage"`
+			SubRuns json.RawMessage `json:"sub_runs"`
+		}
+		if err := json.Unmarshal([]byte(out), &tr); err != nil {
+			t.Fatalf("tree --json: %v\n%s", err, out)
+		}
+		return string(tr.Usage) + " " + string(tr.SubRuns)
+	}
+	statsBefore, lsBefore := stats(), lsLine(session)
+
+	r := h.ok("renormalize", "--json", session)
+	var sum struct {
+		New     string   `json:"new"`
+		LeftOut []string `json:"left_out"`
+	}
+	if err := json.Unmarshal([]byte(r.out), &sum); err != nil || sum.New == "" {
+		t.Fatalf("renormalize --json: %v\n%v", err, r)
+	}
+	if len(sum.LeftOut) != 0 {
+		t.Errorf("renormalize left out %q", sum.LeftOut)
+	}
+	if after := stats(); string(after.UsageInAll) != string(statsBefore.UsageInAll) {
+		t.Errorf("stats --all usage in all: after renormalize %s, before %s", after.UsageInAll, statsBefore.UsageInAll)
+	}
+	if after := lsLine(sum.New); string(after.UsageInAll) != string(lsBefore.UsageInAll) {
+		t.Errorf("ls: the rebuild's usage in all %s, the session's %s", after.UsageInAll, lsBefore.UsageInAll)
+	}
+	if got, want := treeTotals(h.ok("tree", sum.New, "--json").out), treeTotals(treeBefore); got != want {
+		t.Errorf("tree: the rebuild's %s, the session's %s", got, want)
+	}
+	h.ok("validate", sum.New)
+}
+
+// spotterSubAgents is where spotter's session keeps its sub-agents'
+// files in a fake home (spotterHome).
+const spotterSubAgents = ".claude/projects/-home-USER-projects-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/"
+
+// spotterHome is a fake home holding spotter's real session log (of
+// which the capture's sub-agent files are), and the log's path.
+func spotterHome(t *testing.T) (*fakeHome, string) {
+	t.Helper()
+	h := newFakeHome(t)
+	return h, h.put(".claude/projects/-home-USER-projects-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+		readSpotter(t, "spotter_session_log_v2.1.39_interleaved_message.jsonl"), time.Hour)
+}
+
+// readSpotter reads one of the claude captures.
+func readSpotter(t *testing.T, name string) []byte {
+	t.Helper()
+	return readFile(t, filepath.Join(root, "testdata", "captures", "claude", name))
 }
 
 // headOf is the first n lines of s.
 func headOf(s string, n int) string {
 	l := strings.SplitN(s, "\n", n+1)
 	return strings.Join(l[:min(n, len(l))], "\n")
+}
+
+// TestSyncClaudeSubAgentGrownAfterRenormalize: a sub-agent's file that
+// grows after its session was renormalized is archived into the
+// original's tree (sync keeps archiving into the original), so stats
+// --all counts the original, the growth with it, as it does when the
+// session's own file grows: the original's tree was written after the
+// rebuild. Before, only the original run's own file was compared, so
+// the rebuild stood and the growth was counted nowhere.
+func TestSyncClaudeSubAgentGrownAfterRenormalize(t *testing.T) {
+	t.Parallel()
+	h, session := spotterHome(t)
+	whole := readSpotter(t, "spotter_subagent_transcript_v2.1.39_websearch.jsonl")
+	lines := bytes.SplitAfter(whole, []byte("\n"))
+	subPath := spotterSubAgents + "agent-aac57f5.jsonl"
+	h.put(subPath, bytes.Join(lines[:len(lines)/2], nil), 2*time.Hour)
+
+	r := h.ok("sync")
+	var sessionRun string
+	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		if f := strings.Split(l, "\t"); len(f) >= 4 && f[0] == "new" && f[3] == session {
+			sessionRun = f[1]
+		}
+	}
+	if sessionRun == "" {
+		t.Fatalf("sync: the session is not new: %v", r)
+	}
+	h.ok("renormalize", sessionRun)
+	h.put(subPath, whole, time.Hour)
+	if got := outcomes(h.ok("sync").out); len(got["grown"]) != 1 {
+		t.Fatalf("sync after the sub-agent's file grew: %v", got)
+	}
+	var st struct {
+		UsageInAll struct {
+			InputTokens int64 `json:"input_tokens"`
+		} `json:"usage_in_all"`
+	}
+	if err := json.Unmarshal([]byte(h.ok("stats", "--all", "--json").out), &st); err != nil {
+		t.Fatal(err)
+	}
+	// The session's own figures and the whole sub-agent file's (as in
+	// TestSyncClaudeSubAgents, without the compaction's file).
+	if want := int64(16790991) + (2408 + 18814 + 29274); st.UsageInAll.InputTokens != want {
+		t.Errorf("stats --all: input in all %d, want %d", st.UsageInAll.InputTokens, want)
+	}
 }
