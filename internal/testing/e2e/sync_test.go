@@ -403,7 +403,12 @@ func TestSyncWatchQuietWhenNothingChanged(t *testing.T) {
 	}
 	p := start(t, nil, h.env, "--storage", h.stor, "sync", "--watch", "--interval", "50ms")
 	count := func(action string) int { return strings.Count(p.out.String(), action+"\t") }
-	waitFor(t, "the first sessions archived", hangBound, func() bool { return count("new") == n })
+	// The first pass is over when its summary is printed (after its
+	// last progress line, which may come after stdout lists every
+	// session: the two streams are written apart).
+	waitFor(t, "the first pass's summary", hangBound, func() bool {
+		return count("new") == n && strings.Contains(p.errOut.String(), fmt.Sprintf("%d new,", n))
+	})
 	first := p.errOut.String()
 	if !strings.Contains(first, fmt.Sprintf("sync: %d/%d sessions", n, n)) {
 		t.Errorf("the first pass shows no progress:\n%s", first)
