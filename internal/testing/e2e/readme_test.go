@@ -33,6 +33,8 @@ func TestReadmeExamples(t *testing.T) {
 	files := map[string]string{
 		"run.jsonl":  filepath.Join(root, "testdata/golden/codex/exec_command.jsonl"),
 		"plan.jsonl": example(),
+		// A price table to install: the bundled one, as a file.
+		"./prices.json": filepath.Join(root, "internal", "prices", "prices.json"),
 	}
 	proj := filepath.Join(fakeHome, ".claude", "projects", "-home-me-proj")
 	if err := os.MkdirAll(proj, 0o700); err != nil {
@@ -54,7 +56,9 @@ func TestReadmeExamples(t *testing.T) {
 	collector := startCollector(t)
 	agents := map[string]string{"claude": example(), "codex": files["run.jsonl"]}
 	vars := map[string]string{}
-	environ := []string{"HOME=" + fakeHome, "OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.http}
+	// Its own config directory: `twasm prices update` installs a table
+	// there, which the other tests' config must not see.
+	environ := []string{"HOME=" + fakeHome, "XDG_CONFIG_HOME=" + t.TempDir(), "OTEL_EXPORTER_OTLP_ENDPOINT=" + collector.http}
 
 	ran := 0
 	for _, line := range readmeCommands(string(readme)) {
