@@ -176,6 +176,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"goose", "session", "a Goose session file (before sessions.db)"}, true
 	case root.Get("$twasm").Is("row") && (root.Get("table").Is("part") || root.Get("table").Is("session")):
 		return vote{"opencode", "rows", "OpenCode database rows as twasm reads them (" + root.Get("table").String() + ")"}, true
+	case root.Get("$twasm").Is("file") && openCodeTreePath(root.Get("path").String()):
+		return vote{"opencode", "tree", "OpenCode's older file tree as twasm reads it (" + root.Get("path").String() + ")"}, true
 	case root.Get("part").Kind() == abi.KindObject && root.Get("sessionID").Exists() && (typ == "step_start" || typ == "step_finish" || typ == "text" || typ == "tool_use" || typ == "reasoning"):
 		return vote{"opencode", "json", "opencode run --format json events (" + typ + ")"}, true
 	case typ == "message_start" || typ == "content_block_delta" || typ == "content_block_start":
@@ -304,4 +306,23 @@ func clinePrefix(b []byte) (vote, bool) {
 		return vote{"cline", "task", "the start of a Cline task's UI messages (ui_messages.json)"}, true
 	}
 	return vote{}, false
+}
+
+// openCodeTreePath reports whether a file line's store-relative path is
+// one of OpenCode's older file tree: session/<project>/ses_*.json,
+// message/ses_*/msg_*.json or part/msg_*/prt_*.json.
+func openCodeTreePath(p string) bool {
+	parts := strings.Split(p, "/")
+	if len(parts) != 3 || !strings.HasSuffix(parts[2], ".json") {
+		return false
+	}
+	switch parts[0] {
+	case "session":
+		return strings.HasPrefix(parts[2], "ses_")
+	case "message":
+		return strings.HasPrefix(parts[1], "ses_") && strings.HasPrefix(parts[2], "msg_")
+	case "part":
+		return strings.HasPrefix(parts[1], "msg_") && strings.HasPrefix(parts[2], "prt_")
+	}
+	return false
 }

@@ -45,6 +45,8 @@ func TestDetect(t *testing.T) {
 		{"pi entries without the header", `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}` + "\n" + `{"type":"model_change","id":"b1b2c3d4","parentId":"a1b2c3d4","timestamp":"t","provider":"openai","modelId":"gpt-5"}`, "pi", "session", nil},
 		{"pi v1 message", `{"type":"message","timestamp":"2025-12-08T22:41:05.306Z","message":{"role":"user","content":[{"type":"text","text":"hi"}],"timestamp":1765233665292}}`, "pi", "session", nil},
 		{"opencode rows", `{"$twasm":"source","store":"OpenCode","path":"opencode.db","name":"opencode.db","size":1,"mtime":"t","session":"ses_1"}` + "\n" + `{"$twasm":"row","table":"part","key":"prt_1","version":1,"row":{"message_id":"msg_1","message":{"role":"user"},"id":"prt_1","data":{"type":"text","text":"hi"}}}`, "opencode", "rows", nil},
+		{"opencode tree", `{"$twasm":"file","path":"session/global/ses_1.json","size":2,"mtime":"t","document":true}` + "\n" + `{"id":"ses_1","projectID":"global"}`, "opencode", "tree", nil},
+		{"a folder's file line is not OpenCode's", `{"$twasm":"file","path":"tasks/1/ui_messages.json","size":2,"mtime":"t","document":true}`, "", "", ErrUnknown},
 		{"opencode run json", `{"type":"step_start","timestamp":1786618464127,"sessionID":"ses_1","part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_1","type":"step-start"}}` + "\n" + `{"type":"text","timestamp":1786618467248,"sessionID":"ses_1","part":{"id":"prt_2","messageID":"msg_1","type":"text","text":"DONE"}}`, "opencode", "json", nil},
 		{"pi json mode", `{"type":"agent_start"}` + "\n" + `{"type":"message_end","message":{"role":"user","content":"hi"}}`, "pi", "json", nil},
 		{"empty", "  \n", "", "", ErrUnknown},
