@@ -45,7 +45,7 @@ type Options struct {
 	// Poll is how often live pages look for growth (0: 250 ms).
 	Poll time.Duration
 	// Usage gives the usage page its ledgers (nil: the page says it has
-	// none).
+	// none: a 404).
 	Usage UsageSource
 	// PageSize is the listing's page (0: 50 runs).
 	PageSize int

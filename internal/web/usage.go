@@ -87,7 +87,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	page := usagePage{Query: q}
 	if s.opts.Usage == nil {
 		page.Error = "usage is not available from this server"
-		s.render(w, "usage.html", page)
+		s.renderStatus(w, http.StatusNotFound, "usage.html", page)
 		return
 	}
 	opt := usage.Options{Provider: q.Get("provider"), Model: q.Get("model"), Location: time.UTC}
@@ -100,8 +100,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		opt.Until = opt.Until.AddDate(0, 0, 1)
 	}
 	if page.Error != "" {
-		w.WriteHeader(http.StatusBadRequest)
-		s.render(w, "usage.html", page)
+		s.renderStatus(w, http.StatusBadRequest, "usage.html", page)
 		return
 	}
 	ctx := r.Context()
@@ -110,7 +109,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	if err != nil {
 		s.opts.Logger.Error("usage", "err", err)
 		page.Error = "usage could not be read"
-		s.render(w, "usage.html", page)
+		s.renderStatus(w, http.StatusInternalServerError, "usage.html", page)
 		return
 	}
 	m := s.masker()

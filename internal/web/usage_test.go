@@ -219,3 +219,31 @@ func barKeys(t *testing.T, body, by string) []string {
 	}
 	return out
 }
+
+// TestUsagePageRefuses: a bound that is not a day is a 400 naming it, a
+// source that fails a 500, a server given no source a 404, each an HTML
+// page saying why.
+func TestUsagePageRefuses(t *testing.T) {
+	root := store(t)
+	for _, tc := range []struct {
+		name, target string
+		opts         Options
+		code         int
+		want         string
+	}{
+		{"since not a day", "/usage?since=yesterday", Options{Usage: filesUsage(root)}, http.StatusBadRequest, "since: "},
+		{"until not a day", "/usage?until=2026-13-01", Options{Usage: filesUsage(root)}, http.StatusBadRequest, "until: "},
+		{"a source that fails", "/usage", Options{Usage: func(context.Context) (usage.Sources, string, error) {
+			return usage.Sources{}, "", os.ErrPermission
+		}}, http.StatusInternalServerError, "usage could not be read"},
+		{"no source", "/usage", Options{}, http.StatusNotFound, "usage is not available"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			w := get(t, newServer(t, root, tc.opts), tc.target)
+			if body := w.Body.String(); w.Code != tc.code || !strings.Contains(body, `<div class="errbox">`+tc.want) || strings.Contains(body, "<svg") ||
+				w.Header().Get("Content-Type") != "text/html; charset=utf-8" {
+				t.Fatalf("%d\n%s", w.Code, body)
+			}
+		})
+	}
+}
