@@ -35,6 +35,12 @@ const (
 	chartValueW = 140
 	chartRowH   = 22
 	chartBarH   = 16
+	// A chart by day: a column per day, days left to right.
+	chartColsW = 780 // the plot's width, unless the days need more
+	chartColsH = 160 // the tallest column
+	chartTop   = 22  // above the plot: the largest figure
+	chartFoot  = 18  // below it: the days' labels
+	chartLabel = 72  // the room a day's label needs
 )
 
 type usagePage struct {
@@ -53,6 +59,13 @@ type usageChart struct {
 	// Metric is what the bars measure: "cost" (micro-dollars) or, when
 	// no group has a known cost, "tokens".
 	Metric string
+	// Columns draws a column per group, left to right (by day), rather
+	// than a row per group.
+	Columns bool
+	// Top is the largest bar's figure, written above the columns.
+	Top string
+	// AxisY is where the columns stand.
+	AxisY  int
 	Width  int
 	Height int
 	Bars   []usageBar
@@ -61,12 +74,15 @@ type usageChart struct {
 }
 
 type usageBar struct {
-	Key, Value string
-	Y, TextY   int
-	Width      int
-	LabelX     int
-	BarX       int
-	ValueX     int
+	Key, Value    string
+	Y, TextY      int
+	Width, Height int
+	LabelX        int
+	BarX          int
+	ValueX        int
+	// ShowLabel says whether a column's label is written (every day's
+	// is in its title; the axis names as many as fit).
+	ShowLabel bool
 }
 
 // usageRow is one group's exact figures, as twasm usage prints them.
@@ -250,11 +266,14 @@ func chartOf(by, title string, rep *usage.Report, m masker) usageChart {
 		}
 		top = max(top, vals[i])
 	}
+	if by == usage.ByDay {
+		return columnsOf(c, vals, top)
+	}
 	c.Width = chartLabelW + chartBarW + chartValueW
 	c.Height = max(1, len(c.Rows)) * chartRowH
 	for i, row := range c.Rows {
 		b := usageBar{Key: row.Key, Y: i*chartRowH + (chartRowH-chartBarH)/2, TextY: i*chartRowH + chartRowH - 6,
-			LabelX: chartLabelW - 6, BarX: chartLabelW}
+			LabelX: chartLabelW - 6, BarX: chartLabelW, Height: chartBarH}
 		if top > 0 {
 			b.Width = max(1, int(vals[i]*chartBarW/top))
 		}
@@ -262,15 +281,45 @@ func chartOf(by, title string, rep *usage.Report, m masker) usageChart {
 			b.Width = 0
 		}
 		b.ValueX = chartLabelW + b.Width + 6
-		if c.Metric == "cost" {
-			b.Value = "$" + row.USD
-			if row.Source == "unknown" {
-				b.Value = "?"
-			}
-		} else {
-			b.Value = strconv.FormatInt(row.tokens(), 10) + " tokens"
+		b.Value = c.figure(row)
+		b.Key = views.Clip(b.Key, 30) // as much as the label's room holds
+		c.Bars = append(c.Bars, b)
+	}
+	return c
+}
+
+// figure is what a bar says of its group: its cost (usage's decimal
+// text, "?" when unknown) or its tokens.
+func (c *usageChart) figure(row usageRow) string {
+	if c.Metric == "tokens" {
+		return strconv.FormatInt(row.tokens(), 10) + " tokens"
+	}
+	if row.Source == "unknown" {
+		return "?"
+	}
+	return "$" + row.USD
+}
+
+// columnsOf lays out a chart by day as columns, scaled to the largest,
+// the day's label under as many as fit.
+func columnsOf(c usageChart, vals []int64, top int64) usageChart {
+	c.Columns = true
+	n := max(1, len(c.Rows))
+	step := min(64, max(4, chartColsW/n)) // a few days: no wall of colour
+	c.Width = max(chartColsW, n*step)
+	c.Height = chartTop + chartColsH + chartFoot
+	c.AxisY = chartTop + chartColsH
+	every := max(1, (chartLabel+step-1)/step)
+	for i, row := range c.Rows {
+		b := usageBar{Key: row.Key, Value: c.figure(row), BarX: i*step + step/8, Width: max(2, step*3/4), LabelX: i*step + step/2,
+			TextY: chartTop + chartColsH + chartFoot - 4, ShowLabel: i%every == 0}
+		if top > 0 && vals[i] > 0 {
+			b.Height = max(1, int(vals[i]*chartColsH/top))
 		}
-		b.Key = views.Clip(b.Key, 34)
+		b.Y = chartTop + chartColsH - b.Height
+		if vals[i] == top {
+			c.Top = "largest: " + b.Value + " (" + row.Key + ")"
+		}
 		c.Bars = append(c.Bars, b)
 	}
 	return c

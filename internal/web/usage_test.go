@@ -247,3 +247,41 @@ func TestUsagePageRefuses(t *testing.T) {
 		})
 	}
 }
+
+// TestChartColumns: a chart by day has a column per day however many,
+// the largest as tall as the plot and the others in proportion, the
+// labels no closer than a label's room, and the largest figure named.
+func TestChartColumns(t *testing.T) {
+	for _, days := range []int{1, 2, 31, 365} {
+		t.Run(strconv.Itoa(days), func(t *testing.T) {
+			rep := &usage.Report{By: usage.ByDay}
+			for i := range days {
+				micro := int64(i%7+1) * 1000
+				rep.Groups = append(rep.Groups, usage.Group{Key: time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC).AddDate(0, 0, i).Format(time.DateOnly),
+					Cost: usage.Cost{MicroUSD: micro, USD: prices.FormatMicro(micro), Source: prices.SourcePriced}})
+				rep.Total.Cost.MicroUSD += micro
+			}
+			c := chartOf(usage.ByDay, "By day", rep, masker{})
+			if !c.Columns || len(c.Bars) != days {
+				t.Fatalf("columns %v, %d bars for %d days", c.Columns, len(c.Bars), days)
+			}
+			top := int64(min(days, 7)) * 1000
+			labels, last := 0, -chartLabel
+			for i, b := range c.Bars {
+				micro := int64(i%7+1) * 1000
+				if want := max(1, int(micro*chartColsH/top)); b.Height != want || b.Y+b.Height != c.AxisY || b.BarX+b.Width > c.Width {
+					t.Fatalf("bar %d: height %d (want %d), y %d, x %d+%d in %d", i, b.Height, want, b.Y, b.BarX, b.Width, c.Width)
+				}
+				if b.ShowLabel {
+					if b.LabelX-last < chartLabel {
+						t.Fatalf("label %d at %d, the one before at %d", i, b.LabelX, last)
+					}
+					labels, last = labels+1, b.LabelX
+				}
+			}
+			if labels == 0 || !strings.Contains(c.Top, "$"+prices.FormatMicro(top)) {
+				t.Fatalf("%d labels, top %q", labels, c.Top)
+			}
+		})
+	}
+}
