@@ -124,7 +124,7 @@ func TestServeInBrowser(t *testing.T) {
 		if got := b.Str(t, `document.querySelector('#usage-project table').textContent`); !strings.Contains(got, `<script>window.pwned="script"</script>`) {
 			t.Fatalf("the hostile project is not shown as text: %q", got)
 		}
-		b.Str(t, `(function(){document.querySelector('#usageform input[name=provider]').value='codex';return ''})()`)
+		b.Str(t, `(function(){document.querySelector('#usageform select[name=provider]').value='codex';return ''})()`)
 		b.Do(t, chromedp.Click(`#usageform button[type=submit]`))
 		b.Until(t, `location.search.indexOf('provider=codex') >= 0 && document.readyState === 'complete' && document.querySelectorAll('#chart-provider g.bar').length === 1`)
 		if got := b.Str(t, `typeof window.pwned === 'undefined' ? '' : String(window.pwned)`); got != "" {

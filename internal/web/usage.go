@@ -45,6 +45,7 @@ const (
 
 type usagePage struct {
 	Query  url.Values
+	Facets index.Facets
 	Charts []usageChart
 	Prices string
 	// Unknown names the models whose cost is unknown (not in the price
@@ -100,7 +101,9 @@ type usageRow struct {
 // in UTC, as the app shows every time.
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
-	page := usagePage{Query: q}
+	ctx := r.Context()
+	s.update(ctx)
+	page := usagePage{Query: q, Facets: s.facets(ctx, s.masker())}
 	if s.opts.Usage == nil {
 		page.Error = "usage is not available from this server"
 		s.renderStatus(w, http.StatusNotFound, "usage.html", page)
@@ -119,8 +122,6 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		s.renderStatus(w, http.StatusBadRequest, "usage.html", page)
 		return
 	}
-	ctx := r.Context()
-	s.update(ctx)
 	src, table, err := s.opts.Usage(ctx)
 	if err != nil {
 		s.opts.Logger.Error("usage", "err", err)
