@@ -159,10 +159,12 @@ func (g *Group) finish(table string) {
 		m.finish(table)
 		g.Models = append(g.Models, *m)
 	}
-	byCost(g.Models)
+	ByCost(g.Models)
 }
 
-func byCost(gs []Group) {
+// ByCost orders groups by cost, then requests, most first, then by key:
+// the order of a report by session, model or provider.
+func ByCost(gs []Group) {
 	slices.SortFunc(gs, func(a, b Group) int {
 		return cmp.Or(cmp.Compare(b.Cost.MicroUSD, a.Cost.MicroUSD), cmp.Compare(b.Requests, a.Requests), cmp.Compare(a.Key, b.Key))
 	})
@@ -245,7 +247,7 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 	case ByDay, ByWeek, ByMonth:
 		slices.SortFunc(rep.Groups, func(a, b Group) int { return cmp.Compare(a.Key, b.Key) })
 	default:
-		byCost(rep.Groups)
+		ByCost(rep.Groups)
 	}
 	rep.Total.Key = "total"
 	rep.Total.finish(table)

@@ -16,13 +16,14 @@ import (
 
 // TestServeInBrowser drives a real Chromium through the app: the list,
 // a filter, keyboard navigation, a search and its hit opened at its
-// event, a sub-agent's run and back, a hostile run's page, and live
+// event, a sub-agent's run and back, a hostile run's page, the usage
+// page's charts (opened from the navigation, then filtered), and live
 // updates of a run's page and of the list; no page logs a problem or
 // asks anything of another origin.
 func TestServeInBrowser(t *testing.T) {
 	exe := browsertest.Chromium(t)
 	root := store(t)
-	s := newServer(t, root, Options{})
+	s := newServer(t, root, Options{Usage: filesUsage(root)})
 	base := serve(t, s)
 	b := browsertest.Open(t, exe, 5*time.Minute)
 	q := strconv.Quote
@@ -105,6 +106,29 @@ func TestServeInBrowser(t *testing.T) {
 			if !strings.Contains(shown, want) {
 				t.Fatalf("the page does not show %q as text", want)
 			}
+		}
+	})
+	t.Run("usage charts", func(t *testing.T) {
+		b.Do(t, chromedp.Navigate(base+"/"))
+		b.Until(t, `document.readyState === 'complete' && !!document.querySelector('nav.top a[href="/usage"]')`)
+		b.Do(t, chromedp.Click(`nav.top a[href="/usage"]`))
+		b.Until(t, `location.pathname === '/usage' && document.readyState === 'complete' && !!document.getElementById('chart-project')`)
+		// Two days of the fixture have usage; the bars are drawn (the CSS
+		// applies: a bar has a width and a fill).
+		if got := b.Str(t, `String(document.querySelectorAll('#chart-day g.bar').length)`); got != "2" {
+			t.Fatalf("%s day bars, want 2", got)
+		}
+		if got := b.Str(t, `(function(){var r=document.querySelector('#chart-day rect.barfill');return r.getBoundingClientRect().width > 0 && getComputedStyle(r).fill !== 'none' ? '' : 'not drawn'})()`); got != "" {
+			t.Fatal("the day chart's bar is " + got)
+		}
+		if got := b.Str(t, `document.querySelector('#usage-project table').textContent`); !strings.Contains(got, `<script>window.pwned="script"</script>`) {
+			t.Fatalf("the hostile project is not shown as text: %q", got)
+		}
+		b.Str(t, `(function(){document.querySelector('#usageform select[name=provider]').value='codex';return ''})()`)
+		b.Do(t, chromedp.Click(`#usageform button[type=submit]`))
+		b.Until(t, `location.search.indexOf('provider=codex') >= 0 && document.readyState === 'complete' && document.querySelectorAll('#chart-provider g.bar').length === 1`)
+		if got := b.Str(t, `typeof window.pwned === 'undefined' ? '' : String(window.pwned)`); got != "" {
+			t.Fatalf("the hostile project ran: %q", got)
 		}
 	})
 	t.Run("live run", func(t *testing.T) {

@@ -19,6 +19,18 @@
 //     the transcript line and the provider's raw line).
 //   - /search is twasm search with its filters; each hit links to its
 //     run's page at its event.
+//   - /usage is twasm usage as charts: usage.Build's reports by day,
+//     model and agent, and by project (for each project the index names
+//     a session's, usage.Build's total over that project's sessions, so
+//     the projects add up to the total), each an SVG bar chart drawn on
+//     the server (attributes and serve.css: no script, no inline style)
+//     over a table of the exact figures (cost as usage's decimal text,
+//     its source, the models of unknown cost named). Its filters are
+//     twasm usage's --since, --until (a day, included), --provider and
+//     --model as query parameters; days are cut in UTC, as the app shows
+//     every time. Options.Usage gives it the ledgers as twasm usage loads
+//     them (servecmd: the index, else the files); the page computes no
+//     figure of its own.
 //   - /live/list and /live/s/RUN are server-sent event streams telling an
 //     open page that what it shows grew (see live.go); the page fetches
 //     itself again.
@@ -57,7 +69,8 @@
 //     network put TLS in front.
 //   - --redact (Options.Redact) masks secrets in everything served: the
 //     run's page (redact.Redactor.Mask on every event, failing closed on
-//     a line it cannot decode), titles, names, projects, raw lines, and
+//     a line it cannot decode), titles, names, projects, the usage
+//     page's keys and model names, raw lines, and
 //     search hits, whose snippet is cut from the masked whole text (a
 //     snippet cut from the index could cut a secret so that no rule
 //     knows it).

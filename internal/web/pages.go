@@ -72,6 +72,11 @@ func (m masker) text(v string) string {
 // render executes a template into a buffer, then sends it: an error is a
 // whole error page, never half a page.
 func (s *Server) render(w http.ResponseWriter, name string, data any) {
+	s.renderStatus(w, http.StatusOK, name, data)
+}
+
+// renderStatus is render with a status other than 200.
+func (s *Server) renderStatus(w http.ResponseWriter, code int, name string, data any) {
 	var b bytes.Buffer
 	if err := s.tmpl.ExecuteTemplate(&b, name, data); err != nil {
 		s.opts.Logger.Error("render", "page", name, "err", err)
@@ -79,6 +84,7 @@ func (s *Server) render(w http.ResponseWriter, name string, data any) {
 		return
 	}
 	w.Header().Set("Content-Type", "text/html; charset=utf-8")
+	w.WriteHeader(code)
 	_, _ = w.Write(b.Bytes())
 }
 

@@ -44,6 +44,9 @@ type Options struct {
 	Redact bool
 	// Poll is how often live pages look for growth (0: 250 ms).
 	Poll time.Duration
+	// Usage gives the usage page its ledgers (nil: the page says it has
+	// none: a 404).
+	Usage UsageSource
 	// PageSize is the listing's page (0: 50 runs).
 	PageSize int
 	Logger   *slog.Logger
@@ -98,6 +101,7 @@ func (s *Server) routes() {
 	s.mux.HandleFunc("GET /s/{id}", s.session)
 	s.mux.HandleFunc("GET /raw/{id}/{seq}", s.raw)
 	s.mux.HandleFunc("GET /search", s.search)
+	s.mux.HandleFunc("GET /usage", s.usage)
 	s.mux.HandleFunc("GET /live/list", s.liveList)
 	s.mux.HandleFunc("GET /live/s/{id}", s.liveSession)
 	// A browser asks for an icon of a page that names none (the raw

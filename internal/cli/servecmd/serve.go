@@ -10,6 +10,7 @@ import (
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/searchcmd"
+	"github.com/twasm/twasm/internal/usage"
 	"github.com/twasm/twasm/internal/web"
 )
 
@@ -99,7 +100,8 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	defer ix.Close()
-	srv, err := web.New(web.Options{Root: f.StorageRoot(), Index: ix, DigestKind: cmdutil.DigestKind(), Token: token, Redact: opts.Redact, Logger: f.Logger()})
+	srv, err := web.New(web.Options{Root: f.StorageRoot(), Index: ix, DigestKind: cmdutil.DigestKind(), Token: token, Redact: opts.Redact, Logger: f.Logger(),
+		Usage: UsageSource(f, ios.ErrOut)})
 	if err != nil {
 		return err
 	}
@@ -113,6 +115,24 @@ func Run(ctx context.Context, opts *Options) error {
 		opts.Ready(ln.Addr().String())
 	}
 	return srv.Serve(ctx, ln)
+}
+
+// UsageSource gives the usage page what twasm usage reads: every run's
+// ledger, from the index (the transcripts when it cannot be used), priced
+// with the table in force.
+func UsageSource(f *cmdutil.Factory, w io.Writer) web.UsageSource {
+	src := f.UsageSource()
+	return func(ctx context.Context) (usage.Sources, string, error) {
+		ids, err := f.ListRuns()
+		if err != nil {
+			return usage.Sources{}, "", err
+		}
+		tbl, ledgers, err := src.Load(ctx, ids, w)
+		if err != nil {
+			return usage.Sources{}, "", err
+		}
+		return usage.Sources{IDs: ids, Ledgers: ledgers, ModTime: f.FileModTime}, tbl.Version(), nil
+	}
 }
 
 func printAddr(w io.Writer, addr, token string) {

@@ -5,14 +5,17 @@ import (
 	"io"
 	"net/http"
 	"regexp"
+	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"go.uber.org/goleak"
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/testing/viewstest"
+	"github.com/twasm/twasm/internal/usage"
 )
 
 func TestMain(m *testing.M) {
@@ -104,6 +107,22 @@ func TestRunServe(t *testing.T) {
 			code, body := get("/", auth)
 			if code != 200 || !strings.Contains(body, `data-run="`+viewstest.Root+`"`) {
 				t.Fatalf("%d\n%s", code, body)
+			}
+			// The usage page reads the ledgers as twasm usage does (the
+			// index): its total is usage.Build's.
+			src, table, err := UsageSource(env.F, io.Discard)(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep, err := usage.Build(src, table, usage.Options{Location: time.UTC})
+			if err != nil {
+				t.Fatal(err)
+			}
+			want := `<tfoot id="total-day"><tr><th>total</th><td class="n">` + strconv.Itoa(rep.Total.Sessions) + `</td>`
+			code, body = get("/usage", auth)
+			if code != 200 || rep.Total.Cost.USD == "" || !strings.Contains(body, want) ||
+				!strings.Contains(body, `<td class="n usd">`+rep.Total.Cost.USD+`</td><td class="src">`+rep.Total.Cost.Source+`</td><td></td></tr></tfoot>`) {
+				t.Fatalf("/usage: %d, want the total %s (%s)\n%s", code, rep.Total.Cost.USD, rep.Total.Cost.Source, body)
 			}
 			http.DefaultClient.CloseIdleConnections()
 			cancel()
