@@ -280,6 +280,7 @@ func unfinishedPart(t *testing.T, path string) bool {
 // next run archived the session again (a second run, the first left
 // "running") or opened the open step again (an invalid transcript).
 func TestKilledArchiveSettled(t *testing.T) {
+	t.Parallel()
 	big := bigClaudeSession("big", 3000) // 15,003 transcript lines
 	grown := bigClaudeSession("big", 3600)
 	small := bigClaudeSession("small", 20)
@@ -309,6 +310,11 @@ func TestKilledArchiveSettled(t *testing.T) {
 		{"sync of a session with sub-agents", []step{{"sync", withAgents, true}}, []int{400, 9000}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
+			// Each case has its own homes and storages; its kill points
+			// run one after the other. Each sync or import runs on one
+			// core, so the cases share the cores with each other and
+			// with the other tests.
+			t.Parallel()
 			setup := func(h *fakeHome, b []byte) []string {
 				var files []string
 				if tc.steps[0].cmd == "import" {
