@@ -5,8 +5,6 @@ import (
 	"path/filepath"
 	"testing"
 	"time"
-
-	"github.com/twasm/twasm/transcript"
 )
 
 // TestSyncAmpThread: a home directory with an Amp thread in its default
@@ -71,33 +69,10 @@ func TestSyncAmpThread(t *testing.T) {
 // cancelled), the messages' output tokens once.
 func checkAmpThread(t *testing.T, path string) {
 	t.Helper()
-	validate(t, path)
-	calls, results, responses := map[string]int{}, map[string]*transcript.ToolPayload{}, 0
-	var parts []*transcript.AgentResult
-	for _, ev := range readRun(t, path) {
-		switch ev.Type {
-		case transcript.ToolCall:
-			calls[ev.Tool().CallID]++
-		case transcript.ToolResult:
-			if results[ev.Tool().CallID] != nil {
-				t.Errorf("call %s: a second result", ev.Tool().CallID)
-			}
-			results[ev.Tool().CallID] = ev.Tool()
-		case transcript.MessageAssistant:
-			responses++
-		case transcript.StepCompleted:
-			if r, err := ev.Step().AgentResult(); err == nil && r != nil {
-				parts = append(parts, r)
-			}
-		}
-	}
-	if len(parts) != 2 || responses != 3 || len(calls) != 4 {
-		t.Fatalf("run %s: %d parts, %d responses, %d calls (want 2, 3, 4)", path, len(parts), responses, len(calls))
-	}
-	for id, n := range calls {
-		if n != 1 || results[id] == nil {
-			t.Errorf("call %s: %d calls, result %v (want one each)", id, n, results[id])
-		}
+	r := tallyRun(t, path)
+	results := r.results
+	if len(r.parts) != 2 || r.responses != 3 || len(r.calls) != 4 {
+		t.Fatalf("run %s: %d parts, %d responses, %d calls (want 2, 3, 4)", path, len(r.parts), r.responses, len(r.calls))
 	}
 	for id, want := range map[string]string{"toolu_01": "error", "toolu_02": "error", "toolu_03": "denied", "toolu_04": "cancelled"} {
 		if r := results[id]; r == nil || r.Status != want {
@@ -107,12 +82,7 @@ func checkAmpThread(t *testing.T, path string) {
 	if r := results["toolu_01"]; r == nil || r.ExitCode == nil || *r.ExitCode != 1 {
 		t.Errorf("the failed build: %+v", r)
 	}
-	var out int64
-	for _, p := range parts {
-		if p.Usage != nil && p.Usage.OutputTokens != nil {
-			out += *p.Usage.OutputTokens
-		}
-	}
+	out := r.output
 	if out != 285 {
 		t.Errorf("output tokens over the parts: %d, the messages state 285", out)
 	}

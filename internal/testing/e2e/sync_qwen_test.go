@@ -80,33 +80,10 @@ func got0(t *testing.T, ids []string) string {
 // the responses' output tokens once.
 func checkQwenChat(t *testing.T, path string) {
 	t.Helper()
-	validate(t, path)
-	calls, results, responses := map[string]int{}, map[string]*transcript.ToolPayload{}, 0
-	var parts []*transcript.AgentResult
-	for _, ev := range readRun(t, path) {
-		switch ev.Type {
-		case transcript.ToolCall:
-			calls[ev.Tool().CallID]++
-		case transcript.ToolResult:
-			if results[ev.Tool().CallID] != nil {
-				t.Errorf("call %s: a second result", ev.Tool().CallID)
-			}
-			results[ev.Tool().CallID] = ev.Tool()
-		case transcript.MessageAssistant:
-			responses++
-		case transcript.StepCompleted:
-			if r, err := ev.Step().AgentResult(); err == nil && r != nil {
-				parts = append(parts, r)
-			}
-		}
-	}
-	if len(parts) != 2 || responses != 3 || len(calls) != 3 {
-		t.Fatalf("run %s: %d parts, %d responses, %d calls (want 2, 3, 3)", path, len(parts), responses, len(calls))
-	}
-	for id, n := range calls {
-		if n != 1 || results[id] == nil {
-			t.Errorf("call %s: %d calls, result %v (want one each)", id, n, results[id])
-		}
+	r := tallyRun(t, path)
+	results := r.results
+	if len(r.parts) != 2 || r.responses != 3 || len(r.calls) != 3 {
+		t.Fatalf("run %s: %d parts, %d responses, %d calls (want 2, 3, 3)", path, len(r.parts), r.responses, len(r.calls))
 	}
 	if r := results["call_1"]; r == nil || r.Status != "error" || r.ExitCode == nil || *r.ExitCode != 1 {
 		t.Errorf("the failed go test: %+v", r)
@@ -114,13 +91,53 @@ func checkQwenChat(t *testing.T, path string) {
 	if r := results["call_3"]; r == nil || r.Status != "denied" {
 		t.Errorf("the refused rm: %+v", r)
 	}
-	var out int64
-	for _, p := range parts {
-		if p.Usage != nil && p.Usage.OutputTokens != nil {
-			out += *p.Usage.OutputTokens
-		}
-	}
+	out := r.output
 	if out != 212 {
 		t.Errorf("output tokens over the parts: %d, the responses state 212", out)
 	}
+}
+
+// runTally is what a synced session's run holds, counted for the sync
+// tests: calls by id, each call's one result, assistant messages, the
+// agent step results (one per part) and their output tokens.
+type runTally struct {
+	calls     map[string]int
+	results   map[string]*transcript.ToolPayload
+	responses int
+	parts     []*transcript.AgentResult
+	output    int64
+}
+
+// tallyRun validates the run at path and counts it; a second result for
+// a call, and a call without exactly one call and one result, fail t.
+func tallyRun(t *testing.T, path string) runTally {
+	t.Helper()
+	validate(t, path)
+	r := runTally{calls: map[string]int{}, results: map[string]*transcript.ToolPayload{}}
+	for _, ev := range readRun(t, path) {
+		switch ev.Type {
+		case transcript.ToolCall:
+			r.calls[ev.Tool().CallID]++
+		case transcript.ToolResult:
+			if r.results[ev.Tool().CallID] != nil {
+				t.Errorf("call %s: a second result", ev.Tool().CallID)
+			}
+			r.results[ev.Tool().CallID] = ev.Tool()
+		case transcript.MessageAssistant:
+			r.responses++
+		case transcript.StepCompleted:
+			if res, err := ev.Step().AgentResult(); err == nil && res != nil {
+				r.parts = append(r.parts, res)
+				if res.Usage != nil && res.Usage.OutputTokens != nil {
+					r.output += *res.Usage.OutputTokens
+				}
+			}
+		}
+	}
+	for id, n := range r.calls {
+		if n != 1 || r.results[id] == nil {
+			t.Errorf("call %s: %d calls, result %v (want one each)", id, n, r.results[id])
+		}
+	}
+	return r
 }
