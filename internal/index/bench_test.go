@@ -141,16 +141,8 @@ func BenchmarkIndexBuild(b *testing.B) {
 // BenchmarkIndexUnchanged is the check every search makes first: every
 // transcript stat'ed against the index, nothing to read.
 func BenchmarkIndexUnchanged(b *testing.B) {
-	root, _ := benchArchive(b)
 	ctx := context.Background()
-	ix, _, err := Open(ctx, root)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ix.Close()
-	if _, err := ix.Update(ctx); err != nil {
-		b.Fatal(err)
-	}
+	ix := openBenchIndex(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if st, err := ix.Update(ctx); err != nil || st.Indexed != 0 {
@@ -162,16 +154,8 @@ func BenchmarkIndexUnchanged(b *testing.B) {
 // BenchmarkSearchIndex answers benchQueries from the index, 20 hits each
 // as twasm search shows, the check against the files included.
 func BenchmarkSearchIndex(b *testing.B) {
-	root, _ := benchArchive(b)
 	ctx := context.Background()
-	ix, _, err := Open(ctx, root)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ix.Close()
-	if _, err := ix.Update(ctx); err != nil { // built here unless BenchmarkIndexBuild ran
-		b.Fatal(err)
-	}
+	ix := openBenchIndex(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := ix.Update(ctx); err != nil {
@@ -192,16 +176,8 @@ func BenchmarkSearchIndex(b *testing.B) {
 // newest first, the same page filtered by provider, and the filters'
 // values (Facets), the check against the files included.
 func BenchmarkListPage(b *testing.B) {
-	root, _ := benchArchive(b)
 	ctx := context.Background()
-	ix, _, err := Open(ctx, root)
-	if err != nil {
-		b.Fatal(err)
-	}
-	defer ix.Close()
-	if _, err := ix.Update(ctx); err != nil {
-		b.Fatal(err)
-	}
+	ix := openBenchIndex(b)
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		if _, err := ix.Update(ctx); err != nil {
@@ -254,4 +230,20 @@ func TestMain(m *testing.M) {
 		}
 	}
 	os.Exit(code)
+}
+
+// openBenchIndex opens the benchmark archive's index, up to date (built
+// here unless BenchmarkIndexBuild ran), closed when b ends.
+func openBenchIndex(b *testing.B) *Index {
+	root, _ := benchArchive(b)
+	ctx := context.Background()
+	ix, _, err := Open(ctx, root)
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.Cleanup(func() { ix.Close() })
+	if _, err := ix.Update(ctx); err != nil {
+		b.Fatal(err)
+	}
+	return ix
 }
