@@ -149,6 +149,16 @@ type batch struct {
 	linked    []string      // child run ids in the lines read (UpdateRuns)
 }
 
+// outcomeSQL gives a tool call its result's outcome. It runs once per
+// tool result, so it must find the call through docs_call: SQLite uses a
+// partial index only when the query's WHERE implies the index's, and
+// "call_id = ?" alone does not imply "call_id is not empty" (the
+// parameter could be empty), so without the last term the planner chose
+// docs_run and read every document of the run for every result,
+// quadratic in a run's length (a 15,000-line session spent 90% of its
+// first sync here).
+const outcomeSQL = `UPDATE docs SET status = ? WHERE run_id = ? AND call_id = ? AND call_id != '' AND kind = 'tool_call'`
+
 func (b *batch) begin(ctx context.Context) error {
 	if b.tx != nil {
 		return nil
@@ -166,7 +176,7 @@ func (b *batch) begin(ctx context.Context) error {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
 	}
-	if b.outcome, err = tx.PrepareContext(ctx, `UPDATE docs SET status = ? WHERE run_id = ? AND call_id = ? AND kind = 'tool_call'`); err != nil {
+	if b.outcome, err = tx.PrepareContext(ctx, outcomeSQL); err != nil {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
 	}

@@ -5,6 +5,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"regexp"
@@ -346,13 +347,38 @@ func TestKilledArchiveSettled(t *testing.T) {
 			phrases := subRunPhrases(t, ref.stor)
 			wantHits := searchCounts(t, ref, phrases)
 
+			// The steps before the killed one (the last) run once: each
+			// kill point starts from a copy of what they left, restored
+			// at the same paths (the ledger and the index name them).
+			var base *fakeHome
+			var baseHome, baseStor string
+			if len(tc.steps) > 1 {
+				base = newFakeHome(t)
+				for _, s := range tc.steps[:len(tc.steps)-1] {
+					if s.kill {
+						t.Fatal("only the last step of a case is killed")
+					}
+					base.ok(args(s.cmd, setup(base, s.big))...)
+				}
+				baseHome, baseStor = snapshotTree(t, base.dir), snapshotTree(t, base.stor)
+			}
+
 			landed := 0
 			for _, at := range tc.at {
 				t.Run(fmt.Sprintf("at_line_%d", at), func(t *testing.T) {
-					h := newFakeHome(t)
+					var h *fakeHome
+					if base == nil {
+						h = newFakeHome(t)
+					} else {
+						restoreTree(t, baseHome, base.dir)
+						restoreTree(t, baseStor, base.stor)
+						at := *base
+						at.t = t // the same home and storage, failing this test
+						h = &at
+					}
 					w := &lineWatch{stor: h.stor, name: "big"}
 					var files []string
-					for _, s := range tc.steps {
+					for _, s := range tc.steps[len(tc.steps)-1:] {
 						files = setup(h, s.big)
 						if !s.kill {
 							h.ok(args(s.cmd, files)...)
@@ -479,5 +505,80 @@ func TestKilledArchiveSettled(t *testing.T) {
 			}
 			t.Logf("%d of %d kills landed before the command ended", landed, len(tc.at))
 		})
+	}
+}
+
+// snapshotTree copies the tree at dir (directories, regular files with
+// their modes and modification times) into a new directory, for
+// restoreTree.
+func snapshotTree(t *testing.T, dir string) string {
+	t.Helper()
+	snap := filepath.Join(t.TempDir(), "snapshot")
+	copyTree(t, dir, snap)
+	return snap
+}
+
+// restoreTree makes dst what snap holds again: what is there is removed,
+// and snap's tree is copied in at the same path.
+func restoreTree(t *testing.T, snap, dst string) {
+	t.Helper()
+	if err := os.RemoveAll(dst); err != nil {
+		t.Fatal(err)
+	}
+	copyTree(t, snap, dst)
+}
+
+// copyTree copies src's directories and regular files to dst, keeping
+// modes and modification times (sync decides by a file's age; a
+// directory's time is set once its files are in).
+func copyTree(t *testing.T, src, dst string) {
+	t.Helper()
+	type dirTime struct {
+		path string
+		mod  time.Time
+	}
+	var dirs []dirTime
+	err := filepath.WalkDir(src, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		rel, err := filepath.Rel(src, p)
+		if err != nil {
+			return err
+		}
+		to := filepath.Join(dst, rel)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		switch {
+		case d.IsDir():
+			if err := os.MkdirAll(to, info.Mode().Perm()|0o700); err != nil {
+				return err
+			}
+			dirs = append(dirs, dirTime{to, info.ModTime()})
+		case d.Type().IsRegular():
+			b, err := os.ReadFile(p)
+			if err != nil {
+				return err
+			}
+			if err := os.WriteFile(to, b, info.Mode().Perm()); err != nil {
+				return err
+			}
+			if err := os.Chtimes(to, info.ModTime(), info.ModTime()); err != nil {
+				return err
+			}
+		default:
+			return fmt.Errorf("%s: not a directory or a regular file", p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i := len(dirs) - 1; i >= 0; i-- {
+		if err := os.Chtimes(dirs[i].path, dirs[i].mod, dirs[i].mod); err != nil {
+			t.Fatal(err)
+		}
 	}
 }

@@ -107,14 +107,15 @@ func TestRenormalizeGolden(t *testing.T) {
 	for provider, names := range cases {
 		t.Run(provider, func(t *testing.T) {
 			t.Parallel()
-			rec := recordedGolden(t, provider)
+			inputs := make([]string, len(names))
+			for i, name := range names {
+				inputs[i] = golden(provider, name)
+			}
+			recorded := t.TempDir()
+			ids := recordAll(t, recorded, provider, inputs)
 			storage := t.TempDir()
-			for _, name := range names {
-				i := slices.Index(rec.inputs, golden(provider, name))
-				if i < 0 {
-					t.Fatalf("no golden input %s", name)
-				}
-				checkRenormalized(t, storage, transcriptPath(rec.storage, rec.ids[i]))
+			for _, id := range ids {
+				checkRenormalized(t, storage, transcriptPath(recorded, id))
 			}
 		})
 	}
