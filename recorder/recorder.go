@@ -160,6 +160,10 @@ type Recorder struct {
 	fan         *fanout.Fanout[transcript.Event]
 
 	batches sync.Pool // *batch: encoding buffers of RecordBatch
+	// encSize is the size of the last batch encoded: the next batch's
+	// buffer starts at that size, not grown from nothing (one above
+	// maxKeptBuf is not kept, and grew again on every batch).
+	encSize atomic.Int64
 
 	mu       sync.Mutex     // the critical section: seq, write, publish
 	wf, rf   *os.File       // append-only writer; reader for recovery
@@ -733,10 +737,14 @@ func (r *Recorder) syncFile() error {
 	return nil
 }
 
+// putBatch keeps b for the next batch; a buffer above maxKeptBuf is let
+// go (the next encode starts at the size of this one), its line offsets
+// are kept.
 func (r *Recorder) putBatch(b *batch) {
-	if cap(b.buf) <= maxKeptBuf {
-		r.batches.Put(b)
+	if cap(b.buf) > maxKeptBuf {
+		b.buf = nil
 	}
+	r.batches.Put(b)
 }
 
 func typeOf(evs []*transcript.Event) transcript.EventType {
@@ -748,6 +756,10 @@ func typeOf(evs []*transcript.Event) transcript.EventType {
 
 // encode prepares and encodes evs with seq 0 into b.
 func (r *Recorder) encode(b *batch, evs []*transcript.Event) error {
+	if hint := int(r.encSize.Load()); cap(b.buf) < hint {
+		b.buf = make([]byte, 0, hint)
+	}
+	defer func() { r.encSize.Store(int64(len(b.buf))) }()
 	b.buf, b.offs = append(b.buf[:0], make([]byte, seqRoom)...), append(b.offs[:0], seqRoom)
 	for i, ev := range evs {
 		if ev == nil {
@@ -870,6 +882,13 @@ func (r *Recorder) splice(evs []*transcript.Event, b *batch, first uint64) ([]by
 		start := b.offs[0] + len(seqZero) - len(p)
 		copy(b.buf[start:], p)
 		return b.buf[start:b.offs[1]], nil
+	}
+	// Sized at once: a batch's seqs add at most 19 bytes a line to its
+	// lines. A buffer grown line by line copied the batch once per
+	// doubling, and one above maxKeptBuf, not kept, grew again from
+	// nothing on every batch.
+	if need := len(b.buf) - b.offs[0] + (seqRoom+1)*len(evs); cap(r.buf) < need {
+		r.buf = make([]byte, 0, need)
 	}
 	r.buf = r.buf[:0]
 	for i, ev := range evs {

@@ -394,3 +394,53 @@ func TestStaleWaitSignal(t *testing.T) {
 		t.Fatalf("%d lines", len(evs))
 	}
 }
+
+// A batch of large events is encoded and spliced without growing a
+// buffer line by line: the seqs' buffer is sized at once, the encoding
+// buffer starts at the size of the batch before, and the line offsets
+// are kept. All three grew from nothing (a copy per doubling), on every
+// batch once a batch was larger than the buffers kept for reuse: 36
+// allocations a batch of 16 events of 100 KiB, against 1 of 100 B. The
+// file holds every line, in order, whatever the sizes.
+func TestRecordBatchAllocationsFlatInSize(t *testing.T) {
+	ctx := context.Background()
+	allocs := map[int]float64{}
+	for _, size := range []int{100, 100 << 10} {
+		r, _, id := openTemp(t)
+		path := r.Path()
+		r.cpEvery = 1 << 40 // no checkpoint, whose writes count too
+		batch := func() []*transcript.Event {
+			evs := make([]*transcript.Event, 16)
+			for i := range evs {
+				evs[i] = assistantEvent(strings.Repeat("x", size))
+			}
+			return evs
+		}
+		// Warm: the pool and the hint hold buffers from a first batch.
+		if err := r.RecordBatch(ctx, batch()); err != nil {
+			t.Fatal(err)
+		}
+		evs := make([][]*transcript.Event, 12)
+		for i := range evs {
+			evs[i] = batch()
+		}
+		n := 0
+		allocs[size] = testing.AllocsPerRun(10, func() {
+			if err := r.RecordBatch(ctx, evs[n]); err != nil {
+				t.Fatal(err)
+			}
+			n++
+		})
+		if err := r.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if got := checkFile(t, path, id); len(got) != 16*12 {
+			t.Fatalf("%d-byte events: %d lines, want %d", size, len(got), 16*12)
+		}
+	}
+	// Above maxKeptBuf the two buffers are not kept: each is allocated
+	// once a batch, at its size.
+	if !raceEnabled && allocs[100<<10] > allocs[100]+2 {
+		t.Errorf("%v allocations a batch of 16 events of 100 KiB, %v of 100 B: more than the two buffers, each once", allocs[100<<10], allocs[100])
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"unicode/utf8"
+	"unsafe"
 
 	"github.com/twasm/twasm/internal/wire"
 )
@@ -291,6 +292,7 @@ type compactor struct {
 	surrogateEscape bool
 	dups            int
 	members         []member // of the objects being compacted, innermost last
+	scratch         []byte   // a string being re-encoded, unquoted (str)
 }
 
 // member is an object member written to dst: its key at [key, colon) and
@@ -510,11 +512,23 @@ func (p *compactor) str(dst []byte) ([]byte, error) {
 		dst = append(dst, raw...)
 		return append(dst, '"'), nil
 	}
-	s, err := appendUnquoted(nil, raw, p.surrogateEscape)
+	// Unquoted into one scratch buffer the compactor reuses for every
+	// string, and read from there as a string for the call only: a
+	// value's strings cost no allocation each, where they were unquoted
+	// into a buffer grown from nothing and copied again into a string.
+	if cap(p.scratch) < len(raw) {
+		p.scratch = make([]byte, 0, len(raw)) // never longer unquoted
+	}
+	s, err := appendUnquoted(p.scratch[:0], raw, p.surrogateEscape)
+	p.scratch = s
 	if err != nil {
 		return dst, err
 	}
-	return AppendQuoted(dst, string(s)), nil
+	var text string
+	if len(s) > 0 {
+		text = unsafe.String(unsafe.SliceData(s), len(s))
+	}
+	return AppendQuoted(dst, text), nil
 }
 
 // StringEnd returns the offset just past the closing quote of the JSON

@@ -8,6 +8,7 @@ import (
 	"sort"
 	"strconv"
 	"time"
+	"unsafe"
 
 	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/internal/vocab"
@@ -265,67 +266,80 @@ func (f *fields) get(t wire.Tag) (wire.Field, bool) { return f.rec.Field(t) }
 
 // bytes returns a string field's bytes and whether it is JSON.
 func (f *fields) bytes(t wire.Tag) ([]byte, bool, bool) {
+	b, isJSON, ok, _ := f.value(t)
+	return b, isJSON, ok
+}
+
+// value is bytes, and whether the bytes are a buffer of their own, made
+// for this call, which nothing else refers to (not the record's, not the
+// input's): str hands such a buffer over as the string without copying
+// it. A span is unquoted or compacted into a buffer of its size at once
+// (a string's unescaped form is never longer than its literal), not
+// grown from nothing: large values (tool outputs, file contents) were
+// copied once per doubling, then once more into the string.
+func (f *fields) value(t wire.Tag) (b []byte, isJSON, ok, own bool) {
 	fl, ok := f.get(t)
 	if !ok {
-		return nil, false, false
+		return nil, false, false, false
 	}
 	switch fl.Kind {
 	case wire.VStr:
-		return fl.Bytes, false, true
+		return fl.Bytes, false, true, false
 	case wire.VJSON:
 		out, err := f.compact(fl.Bytes)
 		if err != nil {
 			// Not JSON after all: keep it as text rather than lose it.
-			return fl.Bytes, false, true
+			return fl.Bytes, false, true, false
 		}
-		return out, true, true
+		return out, true, true, true
 	case wire.VSpan:
 		if fl.Off < 0 || fl.N < 0 || fl.Off > len(f.input) || fl.N > len(f.input)-fl.Off {
 			f.fail(fmt.Errorf("%w: span [%d,+%d) outside the input of %d bytes", ErrBadOutput, fl.Off, fl.N, len(f.input)))
-			return nil, false, false
+			return nil, false, false, false
 		}
 		raw := f.input[fl.Off : fl.Off+fl.N]
 		switch fl.Mode {
 		case wire.SpanString:
-			out, err := jsonstr.AppendUnquotedJSON(nil, raw)
+			out, err := jsonstr.AppendUnquotedJSON(make([]byte, 0, len(raw)), raw)
 			if err != nil {
-				return raw, false, true
+				return raw, false, true, false
 			}
-			return out, false, true
+			return out, false, true, true
 		case wire.SpanJSON:
 			out, err := f.compact(raw)
 			if err != nil {
-				return raw, false, true
+				return raw, false, true, false
 			}
-			return out, true, true
+			return out, true, true, true
 		case wire.SpanJSONString:
-			text, err := jsonstr.AppendUnquotedJSON(nil, raw)
+			text, err := jsonstr.AppendUnquotedJSON(make([]byte, 0, len(raw)), raw)
 			if err != nil {
-				return raw, false, true
+				return raw, false, true, false
 			}
 			if first := firstNonSpace(text); first == '{' || first == '[' {
 				if out, err := f.compact(text); err == nil {
-					return out, true, true
+					return out, true, true, true
 				}
 			}
-			return text, false, true
+			return text, false, true, true
 		default:
-			return append([]byte(nil), raw...), false, true
+			return append([]byte(nil), raw...), false, true, true
 		}
 	case wire.VInt:
-		return strconv.AppendInt(nil, fl.Int, 10), false, true
+		return strconv.AppendInt(nil, fl.Int, 10), false, true, true
 	case wire.VFloat:
-		return strconv.AppendFloat(nil, fl.Float, 'g', -1, 64), false, true
+		return strconv.AppendFloat(nil, fl.Float, 'g', -1, 64), false, true, true
 	case wire.VBool:
-		return strconv.AppendBool(nil, fl.Bool), false, true
+		return strconv.AppendBool(nil, fl.Bool), false, true, true
 	}
-	return nil, false, false
+	return nil, false, false, false
 }
 
 // compact re-encodes a provider's JSON value (jsonstr.AppendCompactInput)
-// and counts the duplicate keys it dropped.
+// into a buffer of src's size (compact JSON is rarely longer) and counts
+// the duplicate keys it dropped.
 func (f *fields) compact(src []byte) ([]byte, error) {
-	out, dups, err := jsonstr.AppendCompactInput(nil, src)
+	out, dups, err := jsonstr.AppendCompactInput(make([]byte, 0, len(src)), src)
 	f.dups += dups
 	return out, err
 }
@@ -345,9 +359,23 @@ func (f *fields) fail(err error) {
 	}
 }
 
+// str is a field as a string. A buffer value made for it becomes the
+// string as it is: it is never written again.
 func (f *fields) str(t wire.Tag) string {
-	b, _, _ := f.bytes(t)
+	b, _, _, own := f.value(t)
+	if own {
+		return view(b)
+	}
 	return string(b)
+}
+
+// view is b read as a string, without a copy: b must not change while
+// the string is in use.
+func view(b []byte) string {
+	if len(b) == 0 {
+		return ""
+	}
+	return unsafe.String(unsafe.SliceData(b), len(b))
 }
 
 // json returns a JSON field as compact JSON; text becomes a JSON string.
@@ -359,7 +387,9 @@ func (f *fields) json(t wire.Tag) []byte {
 	if isJSON {
 		return b
 	}
-	return jsonstr.AppendQuoted(nil, string(b))
+	// The text is read as a string where it is, for the call only (it
+	// is not kept), and quoted into a buffer of about its size.
+	return jsonstr.AppendQuoted(make([]byte, 0, len(b)+len(b)/16+2), view(b))
 }
 
 func (f *fields) int(t wire.Tag) (int64, bool) {

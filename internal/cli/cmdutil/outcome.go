@@ -92,7 +92,7 @@ func StepOutcome(storage, transcriptPath string, res *transcript.AgentResult) Ou
 		}
 		hint := "the provider looks wrong"
 		if raw.ok {
-			if d, err := detect.Detect(raw.sample); err == nil {
+			if d, err := detect.Detect(rawSample(storage, res)); err == nil {
 				if d.Provider == res.Provider {
 					hint = fmt.Sprintf("it looks like %s (%s), a format this plugin may not know yet", d.Provider, d.Reason)
 				} else {
@@ -200,18 +200,37 @@ func stepEvents(transcriptPath, rawPath string) int {
 type rawCount struct {
 	ok       bool
 	nonBlank int
-	sample   []byte
+}
+
+// rawPath is the raw capture's file, or "" when the step has none.
+func rawPath(storage string, res *transcript.AgentResult) string {
+	if res.Raw == nil || res.Raw.Path == "" {
+		return ""
+	}
+	if filepath.IsAbs(res.Raw.Path) {
+		return res.Raw.Path
+	}
+	return filepath.Join(storage, res.Raw.Path)
+}
+
+// rawSample is the start of the raw capture, for detection: read only
+// when the plugin understood nothing (every recording used to copy it).
+func rawSample(storage string, res *transcript.AgentResult) []byte {
+	f, err := os.Open(rawPath(storage, res))
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	b, _ := io.ReadAll(io.LimitReader(f, detectSample))
+	return b
 }
 
 // rawLines counts the raw capture's non-blank lines, as the normalizer
-// splits them, and keeps its start for detection.
+// splits them.
 func rawLines(storage string, res *transcript.AgentResult) rawCount {
-	if res.Raw == nil || res.Raw.Path == "" {
+	p := rawPath(storage, res)
+	if p == "" {
 		return rawCount{}
-	}
-	p := res.Raw.Path
-	if !filepath.IsAbs(p) {
-		p = filepath.Join(storage, p)
 	}
 	f, err := os.Open(p)
 	if err != nil {
@@ -223,9 +242,6 @@ func rawLines(storage string, res *transcript.AgentResult) rawCount {
 	blank := true
 	for {
 		chunk, err := r.ReadSlice('\n')
-		if len(c.sample) < detectSample {
-			c.sample = append(c.sample, chunk[:min(len(chunk), detectSample-len(c.sample))]...)
-		}
 		if blank && len(bytes.TrimSpace(chunk)) > 0 {
 			blank = false
 		}

@@ -224,3 +224,38 @@ func TestRunStartAndLatest(t *testing.T) {
 		t.Fatalf("hint: %v", err)
 	}
 }
+
+// The start of the raw capture is read for detection only when the plugin
+// understood nothing: an understood step of a large capture costs its
+// line count, no copy of its first 256 KiB (which every record and import
+// made, in a buffer grown from nothing). Detection still sees the start
+// when it runs.
+func TestStepOutcomeReadsTheSampleOnlyForDetection(t *testing.T) {
+	storage := t.TempDir()
+	example, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "claude", "stream-json.jsonl"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, n := range map[string]int{"small.raw": 1, "large.raw": 1 << 20 / len(example)} {
+		if err := os.WriteFile(filepath.Join(storage, name), bytes.Repeat(example, n), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	allocs := map[string]float64{}
+	for _, name := range []string{"small.raw", "large.raw"} {
+		res := &transcript.AgentResult{Provider: "p", Status: "ok", SessionID: "s", Raw: &transcript.RawRef{Path: name}}
+		if o := StepOutcome(storage, "", res); !o.Understood || len(o.Problems) != 0 {
+			t.Fatalf("%s: %+v", name, o)
+		}
+		allocs[name] = testing.AllocsPerRun(5, func() { StepOutcome(storage, "", res) })
+	}
+	if allocs["large.raw"] != allocs["small.raw"] {
+		t.Errorf("%v allocations for a 1 MB capture, %v for 1 KB: the capture's start is copied", allocs["large.raw"], allocs["small.raw"])
+	}
+	// Not understood: detection reads the start and names what it saw.
+	res := &transcript.AgentResult{Provider: "codex", Status: "incomplete", Raw: &transcript.RawRef{Path: "large.raw"}, Unmapped: map[string]int{"x": 1 << 20}}
+	o := StepOutcome(storage, "", res)
+	if o.Understood || len(o.Problems) == 0 || !strings.Contains(o.Problems[0], "detection says claude") {
+		t.Errorf("not understood: %+v", o)
+	}
+}

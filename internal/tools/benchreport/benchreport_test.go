@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"math"
 	"os"
 	"path/filepath"
@@ -196,7 +197,7 @@ func TestTablesWithNothingMeasured(t *testing.T) {
 	var b strings.Builder
 	writeReport(&b, res, &Measurements{}, tables, reportInfo{})
 	out := b.String()
-	for _, want := range []string{"## Recorder", "## Normalization", "## AWF bar", "## Start-up", "## Memory", "not measured", "[build failed]"} {
+	for _, want := range []string{"## Recorder", "## Normalization", "## AWF bar", "## Real session logs", "## Start-up", "## Memory", "not measured", "[build failed]"} {
 		if !strings.Contains(out, want) {
 			t.Errorf("report lacks %q", want)
 		}
@@ -345,6 +346,79 @@ func TestMissSaysByHowMuch(t *testing.T) {
 	} {
 		if got := tc.row.metCell(); got != tc.want {
 			t.Errorf("metCell = %q, want %q", got, tc.want)
+		}
+	}
+}
+
+// The real-log rows compare the median CPU of the records with the median
+// CPU of jq over the same file, against issue 31's 0.25x; a provider that
+// could not be measured says why.
+func TestRealLogTable(t *testing.T) {
+	runs := func(cpu ...float64) []run {
+		var rs []run
+		for _, c := range cpu {
+			rs = append(rs, run{CPU: c, Wall: c})
+		}
+		return rs
+	}
+	m := &Measurements{RealLogs: []RealLog{
+		{Provider: "claude", Files: 3, Bytes: 8e6, Record: runs(0.3, 0.1, 0.2), JQ: runs(0.4, 0.5, 0.6)},
+		{Provider: "codex", Files: 2, Bytes: 2e6, Record: runs(0.02, 0.03, 0.04), JQ: runs(0.2, 0.2, 0.2)},
+		{Provider: "copilot", Err: errors.New("jq is not installed")},
+	}}
+	tab := realLogTable(m)
+	if len(tab.Rows) != 6 {
+		t.Fatalf("%d rows", len(tab.Rows))
+	}
+	for _, tc := range []struct {
+		row          int
+		ratio        float64
+		met, perUnit string
+	}{
+		{0, 0.2 / 0.5, "no", "cpuMB/s"},
+		{2, 0.03 / 0.2, "yes", "cpuMB/s"},
+		{4, math.NaN(), "not measured", ""},
+	} {
+		r := tab.Rows[tc.row]
+		got, ok := r.Ratio()
+		if math.IsNaN(tc.ratio) {
+			if ok {
+				t.Errorf("%s: ratio %v, want none", r.Figure, got)
+			}
+		} else if !ok || math.Abs(got-tc.ratio) > 1e-9 {
+			t.Errorf("%s: ratio %v, want %v", r.Figure, got, tc.ratio)
+		}
+		if r.Met() != tc.met {
+			t.Errorf("%s: met %q, want %q", r.Figure, r.Met(), tc.met)
+		}
+		if per := tab.Rows[tc.row+1]; per.Value.Unit != tc.perUnit {
+			t.Errorf("%s: unit %q, want %q", per.Figure, per.Value.Unit, tc.perUnit)
+		}
+	}
+	if v := tab.Rows[1].Value.Stat.Median; math.Abs(v-8e6/0.2/1e6) > 1e-9 {
+		t.Errorf("claude cpuMB/s = %v, want 40", v)
+	}
+	if !strings.Contains(tab.Rows[4].Value.cell(), "jq is not installed") {
+		t.Errorf("copilot cell = %q", tab.Rows[4].Value.cell())
+	}
+	if tab := realLogTable(&Measurements{Skipped: "no -twasm binary given"}); len(tab.Rows) != 1 || tab.Rows[0].Met() != "not measured" {
+		t.Errorf("skipped: %+v", tab.Rows)
+	}
+}
+
+// realLogFiles finds the repository's captures (and the shared fixtures
+// where they are), JSON Lines only.
+func TestRealLogFiles(t *testing.T) {
+	root := filepath.Join("..", "..", "..")
+	for _, p := range realLogProviders {
+		files := realLogFiles(root, p)
+		if len(files) == 0 {
+			t.Errorf("%s: no real logs under %s", p, root)
+		}
+		for _, f := range files {
+			if !strings.HasSuffix(f, ".jsonl") {
+				t.Errorf("%s: %s is not JSON Lines", p, f)
+			}
 		}
 	}
 }

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"runtime"
 	"strings"
@@ -70,6 +71,9 @@ func run1(in, out, bin, method, example, golden, modules string, warmRuns, coldR
 		measureRSS(m, abs, golden, tmp, rssSize)
 		fmt.Fprintf(os.Stderr, "benchreport: whole record: 3 runs of %s\n", format(recordBytes, "bytes"))
 		measureRecord(m, abs, awfFile, golden, tmp, recordBytes, 3)
+		jq, _ := exec.LookPath("jq")
+		fmt.Fprintf(os.Stderr, "benchreport: real session logs: %d records and jq runs of each provider's\n", realLogRuns)
+		measureRealLogs(m, abs, jq, ".", tmp, realLogRuns)
 		if err := os.RemoveAll(tmp); err != nil {
 			fmt.Fprintln(os.Stderr, "benchreport:", err)
 		}
@@ -89,6 +93,10 @@ func run1(in, out, bin, method, example, golden, modules string, warmRuns, coldR
 	fmt.Fprintf(os.Stderr, "benchreport: wrote %s: %d goals met, %d not met, %d not measured\n", out, len(s.Met), len(s.NotMet), len(s.NotMeasured))
 	return nil
 }
+
+// realLogRuns is how many times each provider's real logs are recorded
+// (and read by jq).
+const realLogRuns = 5
 
 // recordBytes is the size of the whole-record corpus (issue #12: 200 MB).
 const recordBytes = 200e6

@@ -46,6 +46,10 @@ type Measurements struct {
 	Record       []run
 	RecordErr    error
 
+	// RealLogs are the real session logs of each provider recorded by
+	// the binary and read by jq in the same run.
+	RealLogs []RealLog
+
 	// Modules are the bundled modules' sizes in bytes, by file name, as
 	// the build embeds them.
 	Modules    map[string]int64
@@ -319,4 +323,71 @@ func moduleSizes(dir string) (map[string]int64, error) {
 		out[filepath.Base(n)] = st.Size()
 	}
 	return out, nil
+}
+
+// RealLog is one provider's real session logs recorded whole by the
+// binary and read by `jq -c .`, in the same run: the CPU (user+sys) of
+// each child, runs interleaved.
+type RealLog struct {
+	Provider string
+	Files    int   // real logs concatenated into the input
+	Bytes    int64 // its size
+	Record   []run // twasm record --fsync never, into a storage with an index
+	JQ       []run // jq -c . of the same file, output discarded
+	Err      error
+}
+
+// realLogProviders are the providers whose real session logs (the
+// repository's captures and the shared fixtures) are large enough for a
+// figure per CPU second: Gemini's are a few KiB, where start-up is all.
+var realLogProviders = []string{"claude", "codex", "copilot"}
+
+// realLogFiles lists a provider's real logs: every JSON Lines input of
+// testdata/captures/<provider> and ../shared/fixtures/<provider>, sorted.
+func realLogFiles(root, provider string) []string {
+	var out []string
+	for _, dir := range []string{filepath.Join(root, "testdata", "captures", provider), filepath.Join(root, "..", "shared", "fixtures", provider)} {
+		fs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
+		out = append(out, fs...)
+	}
+	sort.Strings(out)
+	return out
+}
+
+// measureRealLogs records each provider's real logs, concatenated once
+// (every line appears once, as in a real history: no session repeated),
+// runs times through the binary and through jq, interleaved. The storage
+// gets its search index from an uncounted first record, as a user's
+// storage has one: a record into a storage without one builds it.
+func measureRealLogs(m *Measurements, bin, jq, root, tmp string, runs int) {
+	for _, p := range realLogProviders {
+		rl := RealLog{Provider: p}
+		files := realLogFiles(root, p)
+		rl.Files = len(files)
+		in := filepath.Join(tmp, "real-"+p+".jsonl")
+		storage := filepath.Join(tmp, "storage-real-"+p)
+		rl.Bytes, rl.Err = bigInput(in, files, 1)
+		if rl.Err == nil && jq == "" {
+			rl.Err = errors.New("jq is not installed")
+		}
+		if rl.Err == nil {
+			env := childEnv(filepath.Join(tmp, "config"), filepath.Join(tmp, "cache-warm"))
+			record := []string{"--storage", storage, "record", "--provider", p, "--input", in, "--fsync", "never", "--quiet"}
+			_, rl.Err = runOnce(bin, env, record...)
+			for i := 0; i < runs && rl.Err == nil; i++ {
+				var r run
+				if r, rl.Err = runOnce(bin, env, record...); rl.Err != nil {
+					break
+				}
+				rl.Record = append(rl.Record, r)
+				if r, rl.Err = runOnce(jq, env, "-c", ".", in); rl.Err != nil {
+					break
+				}
+				rl.JQ = append(rl.JQ, r)
+			}
+		}
+		_ = os.RemoveAll(storage)
+		_ = os.Remove(in)
+		m.RealLogs = append(m.RealLogs, rl)
+	}
 }
