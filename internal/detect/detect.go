@@ -182,6 +182,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"opencode", "json", "opencode run --format json events (" + typ + ")"}, true
 	case typ == "message_start" || typ == "content_block_delta" || typ == "content_block_start":
 		return vote{"anthropic", "anthropic-sse", "Anthropic Messages API stream events (" + typ + ")"}, true
+	case kimiRecord(root, typ):
+		return vote{"kimi", "wire", "a Kimi Code wire.jsonl record (" + typ + ")"}, true
+	case root.Get("message").Get("type").Kind() == abi.KindString && has(root, "timestamp") && root.Get("message").Get("payload").Exists():
+		return vote{"kimi", "legacy-wire", "a Kimi CLI wire.jsonl record (" + root.Get("message").Get("type").String() + ")"}, true
 	case strings.HasPrefix(typ, "thread.") || strings.HasPrefix(typ, "turn.") || strings.HasPrefix(typ, "item."):
 		return vote{"codex", "exec-json", "codex exec --json events (" + typ + ")"}, true
 	case has(root, "id", "msg") && root.Get("msg").Get("type").Exists():
@@ -204,6 +208,20 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
 	}
 	return vote{}, false
+}
+
+// kimiRecord recognises a record of Kimi Code's wire.jsonl: its
+// metadata line, or a record of the types that carry a conversation
+// (turn.prompt and turn.ended are not Codex's turn.* events, which are
+// started, completed and failed).
+func kimiRecord(root abi.Value, typ string) bool {
+	switch typ {
+	case "metadata":
+		return root.Get("protocol_version").Exists()
+	case "turn.prompt", "turn.steer", "turn.ended", "turn.cancel", "context.append_loop_event", "context.append_message", "usage.record":
+		return true
+	}
+	return false
 }
 
 // qwenRecord recognises a record of a Qwen Code chat: Claude Code's

@@ -23,6 +23,7 @@ import (
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/goose"
+	"github.com/twasm/twasm/plugins/kimi"
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/plugins/opencode"
 	"github.com/twasm/twasm/plugins/pi"
@@ -48,6 +49,7 @@ var plugins = []struct {
 	{"cline", cline.Plugin},
 	{"qwen", qwen.Plugin},
 	{"amp", amp.Plugin},
+	{"kimi", kimi.Plugin},
 	{"goose", goose.Plugin},
 }
 
