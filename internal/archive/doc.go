@@ -150,7 +150,11 @@
 // A file store may declare where an agent keeps its sub-agents'
 // conversations, one file per sub-agent, relative to a session file
 // (abi.Store.SubAgents; Claude Code:
-// "{stem}/subagents/**/agent-*.jsonl"). Such a file is not a session:
+// "{stem}/subagents/**/agent-*.jsonl"), or beside it when the glob climbs
+// from the session file's directory (Kimi Code: "../agent-*/wire.jsonl",
+// each agent's journal in a directory of its own; the session file is
+// then the one file the store's pattern matches, and the glob does not,
+// as far below the directory the glob climbs to). Such a file is not a session:
 // [withSubAgents] names its session (Session.Parent) and orders a sync
 // so that every session comes before its sub-agents' files (a session
 // --since leaves out is added for a sub-agent that changed). The first

@@ -91,7 +91,11 @@
 // it incomplete. Their usage stays on their messages, not in the step's
 // totals. Kimi Code writes each sub-agent's journal to a file of its own
 // beside the main agent's (agents/agent-N/wire.jsonl): the store declares
-// them (see Store) and the host makes each a child run of the session's.
+// them (abi.Store.SubAgents "../agent-*/wire.jsonl") and the host makes
+// each a child run of the session's, linked at the session's latest part
+// (no file names the Agent call that started it; its result names the
+// agent, "agent_id: agent-0"). A sub-agent's own sub-agents are in the
+// same directory and are linked to the session too.
 //
 // Usage. Every figure as the agent states it: input_other (inputOther) is
 // the input neither read from nor written to the cache, input_cache_read

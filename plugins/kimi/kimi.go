@@ -21,7 +21,9 @@ var Plugin = sdk.Plugin{
 		// user deletes them (doc.go, "Store").
 		Stores: []abi.Store{
 			{Name: "Kimi Code sessions", Roots: []abi.Root{{Env: "KIMI_CODE_HOME"}, {Path: "~/.kimi-code"}}, Dir: "sessions",
-				Pattern: "*/*/agents/*/wire.jsonl"},
+				// Each agent's journal is a directory of its own: a
+				// sub-agent's (agent-N) is beside the main agent's.
+				Pattern: "*/*/agents/*/wire.jsonl", SubAgents: "../agent-*/wire.jsonl"},
 			{Name: "Kimi CLI sessions", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
 				Pattern: "*/*/wire.jsonl"},
 		},
