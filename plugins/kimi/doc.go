@@ -107,9 +107,11 @@
 // no step (a compaction's request) adds to the step alone. Neither agent
 // states a cost.
 //
-// Model and metadata. The model is the latest usage.record's (the model
-// the user chose, as the agent names it) or step.end's; the Kimi CLI's log
-// names none. The session id is the session's directory, from the facts
+// Model and metadata. The model is the latest llm.request's (the model
+// the request was sent to, as the provider names it: kimi-k2.7-code),
+// else, in builds that journal no request, the latest usage.record's
+// (the alias the user chose: moonshot-ai/kimi-k2.7-code) or step.end's;
+// the Kimi CLI's log names none. The session id is the session's directory, from the facts
 // line the host hands the plugin (Manifest.SourceFacts): the Kimi CLI's
 // <work dir hash>/<session>/wire.jsonl, Kimi Code's <work
 // dir>/<session>/agents/<agent>/wire.jsonl.

@@ -56,8 +56,9 @@ type normalizer struct {
 	agents   map[string]bool   // legacy sub-agent scopes (their Agent call's id): true while open
 	agentIDs []string
 
-	prompts []string // the prompts' texts whose copy in the model's context is still to come
-	looped  bool     // a loop step was read since the last prompt
+	prompts   []string // the prompts' texts whose copy in the model's context is still to come
+	looped    bool     // a loop step was read since the last prompt
+	requested bool     // an llm.request named the model
 }
 
 // step is the assistant message a scope has open: one model call.

@@ -21,6 +21,12 @@ func (n *normalizer) wire(typ string, v abi.Value, ts string, out *sdk.Out) {
 		n.appendMessage(v.Get("message"), ts, out)
 	case "usage.record":
 		n.usageRecord(v, out)
+	case "llm.request":
+		// The model the request was sent to (the provider's name for
+		// it; usage.record names the alias the user chose).
+		n.requested = true
+		n.setModel(v.Get("model"), out)
+		out.Ignored(sdk.S(typ))
 	case "turn.ended":
 		n.closeAll(out)
 		n.turnEnded(v, out)
@@ -29,7 +35,7 @@ func (n *normalizer) wire(typ string, v abi.Value, ts string, out *sdk.Out) {
 		out.Warn("kimi: the user cancelled the turn")
 	case "context.apply_compaction":
 		out.Warn("kimi: the context was compacted; the transcript keeps the turns it replaced")
-	case "config.update", "profile.bind", "llm.request", "llm.tools_snapshot", "tools.set_active_tools",
+	case "config.update", "profile.bind", "llm.tools_snapshot", "tools.set_active_tools",
 		"tools.reset_active_tools", "tools.register_user_tool", "tools.unregister_user_tool", "tools.update_store",
 		"permission.set_mode", "permission.record_approval_result", "interaction.request", "interaction.resolved",
 		"prompt.accepted", "plugin.session_start", "mcp.tools_discovered", "runtime.set_binding",
@@ -107,13 +113,15 @@ func (n *normalizer) loop(ev abi.Value, ts string, out *sdk.Out) {
 // that step's message; a request outside the loop (a compaction's)
 // counts for the step alone.
 func (n *normalizer) usageRecord(v abi.Value, out *sdk.Out) {
-	n.setModel(v.Get("model"), out)
+	if !n.requested {
+		n.setModel(v.Get("model"), out)
+	}
 	u, ok := usageOf(v.Get("usage"))
 	if s := n.steps[""]; s != nil && s.ended {
 		if ok {
 			s.usage, s.hasUsage = u, true
 		}
-		out.Open(sdk.S(s.key), sdk.Message{Model: sdk.StringOf(v.Get("model"))})
+		out.Open(sdk.S(s.key), sdk.Message{Model: opt(n.model)})
 		n.close("", out)
 		return
 	}
