@@ -32,6 +32,7 @@ import (
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
+	"github.com/twasm/twasm/plugins/droid"
 	"github.com/twasm/twasm/plugins/goose"
 	"github.com/twasm/twasm/plugins/kimi"
 	"github.com/twasm/twasm/plugins/openai"
@@ -50,7 +51,7 @@ import (
 
 // nativePlugins are the bundled plugins compiled in, found by any
 // provider name they accept.
-var nativePlugins = []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, openai.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin, kimi.Plugin}
+var nativePlugins = []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, openai.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin, kimi.Plugin, droid.Plugin}
 
 func pluginFor(provider string) (sdk.Plugin, bool) {
 	for _, p := range nativePlugins {

@@ -22,6 +22,7 @@ import (
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/gemini"
+	"github.com/twasm/twasm/plugins/droid"
 	"github.com/twasm/twasm/plugins/goose"
 	"github.com/twasm/twasm/plugins/kimi"
 	"github.com/twasm/twasm/plugins/openai"
@@ -50,6 +51,7 @@ var plugins = []struct {
 	{"qwen", qwen.Plugin},
 	{"amp", amp.Plugin},
 	{"kimi", kimi.Plugin},
+	{"droid", droid.Plugin},
 	{"goose", goose.Plugin},
 }
 
