@@ -89,7 +89,11 @@
 // started it and named after the subagent type; the call's result closes
 // it (ok, or error when the result is one), a call without a result leaves
 // it incomplete. Their usage stays on their messages, not in the step's
-// totals. Kimi Code writes each sub-agent's journal to a file of its own
+// totals. The Kimi CLI (1.x) also writes each sub-agent's records to
+// <session>/subagents/<agent id>/wire.jsonl (subagents/runner.py sends
+// every one of them to the session's wire as a SubagentEvent too): the
+// store's pattern does not reach them, so they are not read, and counted
+// once. Kimi Code writes each sub-agent's journal to a file of its own
 // beside the main agent's (agents/agent-N/wire.jsonl): the store declares
 // them (abi.Store.SubAgents "../agent-*/wire.jsonl") and the host makes
 // each a child run of the session's, linked at the session's latest part
