@@ -103,6 +103,12 @@ type Store struct {
 	// session's, linked in the session's agent step (spec §6.10), so that
 	// its tokens and tool calls count once, in the session's totals. A
 	// host that does not read the field archives the files as sessions.
+	// The glob may start with "../" segments: the sub-agents'
+	// files are then beside the session file's directory, not below it
+	// (Kimi Code: "../agent-*/wire.jsonl", each agent's journal in a
+	// directory of its own); the session file is then the one file in
+	// the directories as far below the common ancestor that the store's
+	// Pattern matches and the glob does not (SubAgentsGlob).
 	SubAgents string `json:"sub_agents,omitempty"`
 	// SubAgentCall (with SubAgents, optional) says where the host reads
 	// the id of the tool call that started a sub-agent, so that its run
@@ -119,6 +125,17 @@ type Store struct {
 	RetentionDays int    `json:"retention_days,omitempty"`
 	RetentionFile string `json:"retention_file,omitempty"`
 	RetentionKey  string `json:"retention_key,omitempty"`
+}
+
+// SubAgentsGlob splits a store's sub-agent glob (Store.SubAgents) into
+// how many directories it climbs from the session file's ("../" at its
+// start) and the glob below the directory it climbs to.
+func SubAgentsGlob(glob string) (up int, rest string) {
+	for len(glob) > 3 && glob[:3] == "../" {
+		up++
+		glob = glob[3:]
+	}
+	return up, glob
 }
 
 // SidecarKey names one string member of a small JSON file beside a

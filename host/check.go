@@ -304,8 +304,8 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 			problems = append(problems, fmt.Sprintf("parent member %q is not a name", st.Parent.Member))
 		}
 	}
-	if st.SubAgents != "" && (st.Kind != "" && st.Kind != "file" || !relPath(strings.NewReplacer("{stem}", "x", "*", "x", "?", "x").Replace(st.SubAgents))) {
-		problems = append(problems, fmt.Sprintf("sub_agents %q is not a relative glob without .. of a file store", st.SubAgents))
+	if _, glob := abi.SubAgentsGlob(st.SubAgents); st.SubAgents != "" && (st.Kind != "" && st.Kind != "file" || !relPath(strings.NewReplacer("{stem}", "x", "*", "x", "?", "x").Replace(glob))) {
+		problems = append(problems, fmt.Sprintf("sub_agents %q is not a relative glob of a file store, without .. but at its start", st.SubAgents))
 	}
 	if c := st.SubAgentCall; c != nil && (st.SubAgents == "" || c.Key == "" || strings.Contains(c.File, "/") || !relPath(strings.ReplaceAll(c.File, "{stem}", "x"))) {
 		problems = append(problems, fmt.Sprintf("sub_agent_call %+v is not a file name beside the sub-agent's file and a key, with sub_agents", *c))

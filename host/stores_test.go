@@ -127,3 +127,29 @@ func TestABI13PluginWorks(t *testing.T) {
 		t.Fatalf("feed records %q", got)
 	}
 }
+
+// TestCheckStoreSubAgents: a store's sub-agent glob is relative to the
+// session file's directory; it may climb from it by "../" at its start
+// (an agent that keeps each agent's journal in a directory of its own,
+// Kimi Code's), never elsewhere, and never out of nothing but climbs.
+func TestCheckStoreSubAgents(t *testing.T) {
+	for _, tc := range []struct {
+		glob string
+		ok   bool
+	}{
+		{"{stem}/subagents/**/agent-*.jsonl", true},
+		{"../agent-*/wire.jsonl", true},
+		{"../../x/{stem}.jsonl", true},
+		{"a/../b.jsonl", false},
+		{"../", false},
+		{"..", false},
+		{"/abs/*.jsonl", false},
+		{"./agent-*.jsonl", false},
+	} {
+		st := abi.Store{Name: "s", Roots: []abi.Root{{Path: "~/.s"}}, Pattern: "*/*.jsonl", SubAgents: tc.glob}
+		got := checkStore(st, map[string]bool{"s": true})
+		if (len(got) == 0) != tc.ok {
+			t.Errorf("sub_agents %q: problems %q, want ok %v", tc.glob, got, tc.ok)
+		}
+	}
+}

@@ -11,7 +11,9 @@
 // Gemini CLI's chats, Copilot CLI's session state, Pi's (and OMP's and
 // OpenClaw's) sessions, OpenCode's database and older file tree,
 // Cline's, Roo Code's and Kilo Code's task folders, Qwen Code's chats,
-// Goose's sessions.db and older session files, and Amp's threads, and
+// Goose's sessions.db and older session files, Amp's threads, Kimi
+// Code's and the Kimi CLI's wire logs, Factory Droid's sessions (with
+// their settings.json), and
 // nothing here names an agent. A store is of kind "file" (a session per file),
 // "folder" (a session per directory, [KindFolder]), "tree" (a session
 // spread over files linked by name, [KindTree]) or "sqlite" (a database
@@ -149,7 +151,11 @@
 // A file store may declare where an agent keeps its sub-agents'
 // conversations, one file per sub-agent, relative to a session file
 // (abi.Store.SubAgents; Claude Code:
-// "{stem}/subagents/**/agent-*.jsonl"). Such a file is not a session:
+// "{stem}/subagents/**/agent-*.jsonl"), or beside it when the glob climbs
+// from the session file's directory (Kimi Code: "../agent-*/wire.jsonl",
+// each agent's journal in a directory of its own; the session file is
+// then the one file the store's pattern matches, and the glob does not,
+// as far below the directory the glob climbs to). Such a file is not a session:
 // [withSubAgents] names its session (Session.Parent) and orders a sync
 // so that every session comes before its sub-agents' files (a session
 // --since leaves out is added for a sub-agent that changed). The first

@@ -60,9 +60,11 @@ type Location struct {
 	// SubAgents (a file store) is the glob of a session's sub-agent
 	// files, relative to the session file's directory, "{stem}" its name
 	// without extension (abi.Store.SubAgents); subAgents is its regular
-	// expression, the stem captured.
-	SubAgents string         `json:"sub_agents,omitempty"`
-	subAgents *regexp.Regexp `json:"-"`
+	// expression, the stem captured, below the directory subAgentsUp
+	// levels above the session file's (abi.SubAgentsGlob).
+	SubAgents   string         `json:"sub_agents,omitempty"`
+	subAgents   *regexp.Regexp `json:"-"`
+	subAgentsUp int
 	// SubAgentCall says where a sub-agent file's starting call is named
 	// (abi.Store.SubAgentCall).
 	SubAgentCall *abi.SidecarKey `json:"sub_agent_call,omitempty"`
@@ -223,7 +225,9 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 		}
 		if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
 			loc.SubAgents, loc.SubAgentCall = d.SubAgents, d.SubAgentCall
-			loc.subAgents, err = subAgentRegexp(d.SubAgents)
+			up, glob := abi.SubAgentsGlob(d.SubAgents)
+			loc.subAgentsUp = up
+			loc.subAgents, err = subAgentRegexp(glob)
 		}
 		switch {
 		case loc.Kind == abi.StoreKindSQLite && d.SQLite == nil:

@@ -51,7 +51,9 @@ func stemOf(path string) string {
 
 // withSubAgents names the session of every sub-agent file among sessions
 // (Session.Parent: a session file of the same store in an ancestor
-// directory, whose stem the store's SubAgents glob names) and orders
+// directory, whose stem the store's SubAgents glob names, or, for a glob
+// that climbs ("../"), in a directory as far below such an ancestor,
+// beside the sub-agents' own) and orders
 // them so that every session comes before the sub-agent files: a
 // sub-agent's run is then begun after its session's, into which it is
 // linked. The parent is looked for on disk, so a session the sync leaves
@@ -98,12 +100,7 @@ func parentSession(loc *Location, path string, dirs map[string][]string) string 
 		if m != nil {
 			names, ok := dirs[d]
 			if !ok {
-				ents, _ := os.ReadDir(d)
-				for _, e := range ents {
-					if e.Type().IsRegular() {
-						names = append(names, e.Name())
-					}
-				}
+				names = filesBelow(d, loc.subAgentsUp)
 				dirs[d] = names
 			}
 			var found []string
@@ -119,7 +116,7 @@ func parentSession(loc *Location, path string, dirs map[string][]string) string 
 				if len(m) > 1 && stemOf(n) != m[1] {
 					continue
 				}
-				if len(m) == 1 && loc.subAgents.MatchString(n) {
+				if len(m) == 1 && loc.subAgents.MatchString(filepath.ToSlash(n)) {
 					continue // a sibling sub-agent file, not the session
 				}
 				found = append(found, p)
@@ -133,6 +130,24 @@ func parentSession(loc *Location, path string, dirs map[string][]string) string 
 		}
 	}
 	return ""
+}
+
+// filesBelow lists the regular files depth directories below d (0: in
+// d), relative to d, in name order.
+func filesBelow(d string, depth int) []string {
+	ents, _ := os.ReadDir(d)
+	var names []string
+	for _, e := range ents {
+		switch {
+		case depth == 0 && e.Type().IsRegular():
+			names = append(names, e.Name())
+		case depth > 0 && e.IsDir():
+			for _, n := range filesBelow(filepath.Join(d, e.Name()), depth-1) {
+				names = append(names, filepath.Join(e.Name(), n))
+			}
+		}
+	}
+	return names
 }
 
 // fileLink is where a sub-agent file's new run is linked in its

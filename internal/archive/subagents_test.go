@@ -403,3 +403,50 @@ func TestSyncSubAgentSidecar(t *testing.T) {
 	assert.Len(t, f.listed, 1)
 	assert.Equal(t, int64(16790991+2408+18814+29274+3+121689+17842), *f.all.InputTokens, "the session's, the sub-agent's and the compaction's tokens, each once")
 }
+
+// TestSyncSubAgentSiblings: Kimi Code keeps each agent's journal in a
+// directory of its own (<session>/agents/main/wire.jsonl, a sub-agent's
+// in agents/agent-N/), so the store's sub-agent glob climbs
+// ("../agent-*/wire.jsonl"): the sub-agent's file is a child run of the
+// main agent's run, a session without sub-agents beside it stays alone,
+// and ls lists the two sessions. Before, the host refused a glob with
+// "..", and each agent's journal was a session of its own.
+func TestSyncSubAgentSiblings(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	sessions := filepath.Join(home, ".kimi-code", "sessions", "wd_project_ac3bb318f98e")
+	main := filepath.Join(sessions, "session_1bcbe023", "agents", "main", "wire.jsonl")
+	sub := filepath.Join(sessions, "session_1bcbe023", "agents", "agent-0", "wire.jsonl")
+	other := filepath.Join(sessions, "session_77aa0c11", "agents", "main", "wire.jsonl")
+	writeAged(t, main, fixture(t, "testdata/captures/kimi/as_code_tools_subagent_main.jsonl"), time.Hour)
+	writeAged(t, sub, fixture(t, "testdata/captures/kimi/as_code_subagent_agent0.jsonl"), time.Hour)
+	writeAged(t, filepath.Join(sessions, "session_1bcbe023", "agents", "main", "plans", "plan.md"), []byte("# a plan\n"), time.Hour)
+	writeAged(t, other, fixture(t, "testdata/captures/kimi/kimicode_sample_main.jsonl"), time.Hour)
+
+	env := func(k string) string { return map[string]string{"HOME": home}[k] }
+	var locs []Location
+	for _, l := range Discover(env, "linux", bundledDeclared(), nil) {
+		if l.Name == "Kimi Code sessions" {
+			locs = append(locs, l)
+		}
+	}
+	require.Len(t, locs, 1)
+	require.Empty(t, locs[0].Unusable)
+	root := t.TempDir()
+	a := newArchiver(t, root, nil)
+	outs := byPath(a.SyncStores(ctx, locs, time.Time{}, nil))
+	require.Len(t, outs, 3)
+	for _, p := range []string{main, sub, other} {
+		require.Equal(t, ActionNew, outs[p].Action, "%s: %s", p, outs[p].Reason)
+	}
+	linkedTo(t, root, outs[main].RunID, outs[sub].RunID)
+	assert.Empty(t, readRun(t, root, outs[other].RunID).events[0].ParentRunID)
+	f := figures(t, root)
+	assert.ElementsMatch(t, []string{outs[main].RunID, outs[other].RunID}, f.listed, "ls lists the two sessions")
+	// Every token once: the main journal's usage records, the
+	// sub-agent's and the other session's (the raw files' own figures).
+	require.NotNil(t, f.all.OutputTokens)
+	assert.Equal(t, int64(5515+330+5), *f.all.OutputTokens)
+	assert.Equal(t, int64(691678+41321+10), *f.all.InputTokens)
+	require.NoError(t, a.Close())
+}

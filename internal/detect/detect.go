@@ -166,6 +166,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "chat-sse", "OpenAI chat.completion.chunk events"}, true
 	case strings.HasPrefix(typ, "response.") && root.Get("sequence_number").Exists():
 		return vote{"openai", "responses-sse", "OpenAI Responses API stream events (" + typ + ")"}, true
+	case droidEntry(root, typ):
+		return vote{"droid", "session", "a Factory Droid session record (" + typ + ")"}, true
 	case piEvent(root, typ):
 		return vote{"pi", "json", "Pi coding agent --mode json events (" + typ + ")"}, true
 	case piEntry(root, typ):
@@ -182,6 +184,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"opencode", "json", "opencode run --format json events (" + typ + ")"}, true
 	case typ == "message_start" || typ == "content_block_delta" || typ == "content_block_start":
 		return vote{"anthropic", "anthropic-sse", "Anthropic Messages API stream events (" + typ + ")"}, true
+	case kimiRecord(root, typ):
+		return vote{"kimi", "wire", "a Kimi Code wire.jsonl record (" + typ + ")"}, true
+	case root.Get("message").Get("type").Kind() == abi.KindString && has(root, "timestamp") && root.Get("message").Get("payload").Exists():
+		return vote{"kimi", "legacy-wire", "a Kimi CLI wire.jsonl record (" + root.Get("message").Get("type").String() + ")"}, true
 	case strings.HasPrefix(typ, "thread.") || strings.HasPrefix(typ, "turn.") || strings.HasPrefix(typ, "item."):
 		return vote{"codex", "exec-json", "codex exec --json events (" + typ + ")"}, true
 	case has(root, "id", "msg") && root.Get("msg").Get("type").Exists():
@@ -198,12 +204,50 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"claude", "session-log", "a Claude Code session log (parentUuid, sessionId)"}, true
 	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result" || typ == "stream_event") && root.Get("session_id").Exists():
 		return vote{"claude", "stream-json", "Claude Code stream-json records (" + typ + ")"}, true
-	case (typ == "init" || typ == "message" || typ == "tool_use" || typ == "tool_result") && root.Get("timestamp").Exists():
+	case (typ == "init" || typ == "message" || typ == "tool_use" || typ == "tool_result") && root.Get("timestamp").Exists() && root.Get("message").Kind() != abi.KindObject:
 		return vote{"gemini", "stream-json", "Gemini CLI stream-json events (" + typ + ")"}, true
 	case sse && root.Get("choices").Exists():
 		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
 	}
 	return vote{}, false
+}
+
+// droidEntry recognises a line of a Factory Droid session: its
+// session_start, or a message whose content holds Anthropic's tool_use,
+// tool_result or thinking blocks and which has no timestamp of its own
+// (a Pi session's messages, which share the envelope, carry one, and
+// name their blocks toolCall and toolResult).
+func droidEntry(root abi.Value, typ string) bool {
+	switch typ {
+	case "session_start":
+		return root.Get("id").Exists()
+	case "message":
+		m := root.Get("message")
+		if !m.Get("role").Is("user") && !m.Get("role").Is("assistant") || m.Get("timestamp").Exists() {
+			return false
+		}
+		it := m.Get("content").Iter()
+		for it.Next() {
+			if t := it.Value().Get("type"); t.Is("tool_use") || t.Is("tool_result") || t.Is("thinking") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// kimiRecord recognises a record of Kimi Code's wire.jsonl: its
+// metadata line, or a record of the types that carry a conversation
+// (turn.prompt and turn.ended are not Codex's turn.* events, which are
+// started, completed and failed).
+func kimiRecord(root abi.Value, typ string) bool {
+	switch typ {
+	case "metadata":
+		return root.Get("protocol_version").Exists()
+	case "turn.prompt", "turn.steer", "turn.ended", "turn.cancel", "context.append_loop_event", "context.append_message", "usage.record":
+		return true
+	}
+	return false
 }
 
 // qwenRecord recognises a record of a Qwen Code chat: Claude Code's
@@ -250,7 +294,11 @@ func piEntry(root abi.Value, typ string) bool {
 	case typ == "session":
 		return root.Get("cwd").Exists() || root.Get("version").Exists()
 	case typ == "message":
-		return root.Get("message").Get("role").Exists()
+		// Pi's messages carry their own timestamp (or a role of Pi's
+		// own); a user's or assistant's message without one is Factory
+		// Droid's shape as much as Pi's, and votes for neither.
+		m := root.Get("message")
+		return m.Get("role").Exists() && (m.Get("timestamp").Exists() || !m.Get("role").Is("user") && !m.Get("role").Is("assistant"))
 	}
 	return has(root, "id", "parentId", "timestamp") && !root.Get("data").Exists() &&
 		(typ == "model_change" || typ == "thinking_level_change" || typ == "compaction" || typ == "branch_summary" ||

@@ -28,6 +28,10 @@ func TestDetect(t *testing.T) {
 		{"gemini stream", `{"type":"init","timestamp":"2025-01-01T00:00:00Z","session_id":"s","model":"m"}`, "gemini", "stream-json", nil},
 		{"gemini json pretty", "{\n  \"session_id\": \"s\",\n  \"response\": \"hi\",\n  \"stats\": {}\n}\n", "gemini", "json", nil},
 		{"amp thread", "{\n  \"v\": 3,\n  \"id\": \"T-5c1e0d1a-2b3c-4d5e-8f90-0a1b2c3d4e5f\",\n  \"created\": 1767261600000,\n  \"messages\": []\n}\n", "amp", "thread", nil},
+		{"droid session start", `{"type":"session_start","id":"s","title":"t","cwd":"/x","owner":"me","version":2}`, "droid", "session", nil},
+		{"droid message", `{"type":"message","id":"m1","parentId":"s","timestamp":"2026-01-01T10:00:00.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Execute","input":{}}]}}`, "droid", "session", nil},
+		{"kimi code wire", `{"type":"turn.prompt","input":[{"type":"text","text":"hi"}],"origin":"user","time":1767261601000}`, "kimi", "wire", nil},
+		{"kimi cli wire", `{"timestamp": 1767261600.0, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}`, "kimi", "legacy-wire", nil},
 		{"amp thread without v", `{"id":"T-1","messages":[{"role":"user","content":[]}]}`, "amp", "thread", nil},
 		{"gemini session", "{\n \"sessionId\": \"s\", \"projectHash\": \"h\", \"messages\": []\n}", "gemini", "session-file", nil},
 		{"copilot", `{"type":"session.start","data":{"sessionId":"s"},"id":"1","timestamp":"t","parentId":null}`, "copilot", "events-jsonl", nil},
@@ -80,7 +84,7 @@ func TestDetect(t *testing.T) {
 // Claude Code session log; Goose's rows and session files were not
 // recognised at all).
 func TestDetectCaptures(t *testing.T) {
-	for _, provider := range []string{"pi", "opencode", "qwen", "goose"} {
+	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid"} {
 		var files []string
 		for _, dir := range []string{"captures", "golden"} {
 			fs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.jsonl"))

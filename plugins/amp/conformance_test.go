@@ -46,17 +46,7 @@ func TestConformance(t *testing.T) {
 			fx := threadFacts(t, raw)
 			o.CheckCalls(t, fx.calls)
 			plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
-			for id, failed := range fx.failed {
-				st, ok := o.ResultStatus(id)
-				switch {
-				case !ok:
-					t.Errorf("call %s: no tool.result", id)
-				case failed && st == "ok":
-					t.Errorf("call %s failed in the raw input, its tool.result says ok", id)
-				case !failed && st != "ok":
-					t.Errorf("call %s succeeded in the raw input, its tool.result says %s", id, st)
-				}
-			}
+			o.CheckFailed(t, fx.failed)
 			var got [4]int64
 			if u := o.Result.Usage; u != nil {
 				got = [4]int64{deref(u.InputTokens), deref(u.OutputTokens), deref(u.CacheReadTokens), deref(u.CacheWriteTokens)}

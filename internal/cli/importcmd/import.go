@@ -47,7 +47,11 @@ Claude Code projects (~/.claude/projects/*/*.jsonl), Codex sessions
 (~/.gemini/tmp/*/chats/*.json), Copilot session state
 (~/.copilot/session-state/*/events.jsonl), Pi sessions
 (~/.pi/agent/sessions/*/*.jsonl, also OMP's and OpenClaw's), Qwen Code
-chats (~/.qwen/projects/*/chats/*.jsonl), Amp threads
+chats (~/.qwen/projects/*/chats/*.jsonl), Kimi Code and Kimi CLI wire
+logs (~/.kimi-code/sessions/*/*/agents/*/wire.jsonl,
+~/.kimi/sessions/*/*/wire.jsonl), Factory Droid sessions
+(~/.factory/sessions/*/*.jsonl; sync reads their settings.json usage
+too), Amp threads
 (~/.local/share/amp/threads/T-*.json), Goose's session files from
 before sessions.db (~/.local/share/goose/sessions/*.jsonl), a Cline or
 Roo Code task's api_conversation_history.json or ui_messages.json (a

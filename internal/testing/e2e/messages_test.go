@@ -36,6 +36,8 @@ var messagesCases = []struct {
 	{"qwen", "testdata/golden/qwen/session_tools_errors.jsonl", false},
 	{"goose", "testdata/golden/goose/rows_session_tools_errors.jsonl", false},
 	{"amp", "testdata/golden/amp/thread_tools_failures.json", false},
+	{"kimi", "testdata/golden/kimi/code_tools_failed_turn.jsonl", false},
+	{"droid", "testdata/golden/droid/session_settings_tools.jsonl", false},
 }
 
 func TestExportMessagesAcceptedBySDKs(t *testing.T) {

@@ -261,6 +261,8 @@ var otlpCases = []struct{ provider, file string }{
 	{"qwen", "testdata/golden/qwen/session_subagents.jsonl"},
 	{"goose", "testdata/golden/goose/rows_session_tools_errors.jsonl"},
 	{"amp", "testdata/golden/amp/thread_task_summary_error.json"},
+	{"kimi", "testdata/golden/kimi/legacy_subagent_denied.jsonl"},
+	{"droid", "testdata/golden/droid/session_settings_rewritten.jsonl"},
 }
 
 func TestOTLPExportToCollector(t *testing.T) {

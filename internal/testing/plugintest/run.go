@@ -115,6 +115,24 @@ func (o *Outcome) CheckCalls(tb testing.TB, ids []string) {
 	}
 }
 
+// CheckFailed checks each call of failed (call id -> whether the raw
+// input says it failed) against its tool.result: one there is, not ok
+// for a call that failed, ok for one that did not.
+func (o *Outcome) CheckFailed(tb testing.TB, failed map[string]bool) {
+	tb.Helper()
+	for id, bad := range failed {
+		st, ok := o.ResultStatus(id)
+		switch {
+		case !ok:
+			tb.Errorf("call %s: no tool.result", id)
+		case bad && st == "ok":
+			tb.Errorf("call %s failed in the raw input, its tool.result says ok", id)
+		case !bad && st != "ok":
+			tb.Errorf("call %s succeeded in the raw input, its tool.result says %s", id, st)
+		}
+	}
+}
+
 // CheckTexts fails for every fragment of model text that is in none of
 // texts: inside one when exact is false, the whole of one when it is true.
 func CheckTexts(tb testing.TB, texts, frags []string, exact bool) {

@@ -21,8 +21,10 @@ import (
 	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
+	"github.com/twasm/twasm/plugins/droid"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/goose"
+	"github.com/twasm/twasm/plugins/kimi"
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/plugins/opencode"
 	"github.com/twasm/twasm/plugins/pi"
@@ -48,6 +50,8 @@ var plugins = []struct {
 	{"cline", cline.Plugin},
 	{"qwen", qwen.Plugin},
 	{"amp", amp.Plugin},
+	{"kimi", kimi.Plugin},
+	{"droid", droid.Plugin},
 	{"goose", goose.Plugin},
 }
 

@@ -1,0 +1,124 @@
+package e2e
+
+import (
+	"bytes"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestSyncKimi: a home directory with a Kimi Code session in its default
+// store (~/.kimi-code/sessions/<work dir>/<session>/agents/main/wire.jsonl)
+// and a Kimi CLI session in the older one
+// (~/.kimi/sessions/<work dir hash>/<session>/wire.jsonl). `twasm doctor`
+// lists both stores with their session not archived; `twasm sync`
+// archives both, with the session id the path gives, and the Kimi Code
+// sub-agent's journal (agents/agent-0/wire.jsonl, beside the main
+// agent's) as a child run of the session's; a second sync archives
+// nothing; the Kimi Code journal grown by the rest of its turn adds one
+// part to the same run; doctor then says archived.
+func TestSyncKimi(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	journal := readFile(t, golden("kimi", "code_tools_failed_turn.jsonl"))
+	lines := bytes.SplitAfter(journal, []byte("\n"))
+	rel := filepath.Join(".kimi-code", "sessions", "wd_proj_3f2a1b0c9d8e", "session_5c1e0d1a", "agents", "main", "wire.jsonl")
+	h.put(rel, bytes.Join(lines[:13], nil), time.Hour) // up to the failed test run's result
+	sub := filepath.Join(filepath.Dir(filepath.Dir(rel)), "agent-0", "wire.jsonl")
+	h.put(sub, readFile(t, filepath.Join(root, "testdata", "captures", "kimi", "as_code_subagent_agent0.jsonl")), time.Hour)
+	h.put(filepath.Join(".kimi", "sessions", "0cc175b9c0f1b6a831c399e269772661", "9b2e7c4d-1f3a-4e5b-8c6d-7a8b9c0d1e2f", "wire.jsonl"),
+		readFile(t, golden("kimi", "legacy_subagent_denied.jsonl")), 48*time.Hour)
+
+	doctor := func() map[string]doctorStore { t.Helper(); return h.doctorStores(h.dir) }
+	sync := func() map[string][]string { t.Helper(); return h.syncOutcomes(h.dir) }
+	stores := doctor()
+	for name, dir := range map[string]string{
+		"Kimi Code sessions": filepath.Join(h.dir, ".kimi-code", "sessions"),
+		"Kimi CLI sessions":  filepath.Join(h.dir, ".kimi", "sessions"),
+	} {
+		s := stores[name]
+		if !s.Found || s.Sessions < 1 || s.NotArchived != s.Sessions || s.Provider != "kimi" || s.Dir != dir {
+			t.Fatalf("doctor before sync, %s: %+v", name, s)
+		}
+	}
+	got := sync()
+	if len(got["new"]) != 3 || len(got) != 1 {
+		t.Fatalf("first sync: %v", got)
+	}
+	first := got["new"]
+	var top []string
+	for _, id := range first {
+		if readRun(t, transcriptPath(h.stor, id))[0].ParentRunID == "" {
+			top = append(top, id)
+		}
+	}
+	if len(top) != 2 {
+		t.Fatalf("first sync: %d top-level runs of %v, want 2 (the sub-agent's journal a child run)", len(top), first)
+	}
+	if got := sync(); len(got) != 0 {
+		t.Fatalf("second sync with nothing new: %v", got)
+	}
+	h.put(rel, journal, 30*time.Minute)
+	got = sync()
+	if len(got) != 1 || len(got["grown"]) != 1 {
+		t.Fatalf("sync after the turn went on: %v", got)
+	}
+	for name, s := range doctor() {
+		if s.Provider == "kimi" && (s.Archived != s.Sessions || s.NotArchived != 0) {
+			t.Errorf("doctor after sync, %s: %+v", name, s)
+		}
+	}
+
+	// Kimi Code: two parts, the failed command an error with its exit
+	// code, the missing file an error, the turn's failure the status.
+	codeRun := transcriptPath(h.stor, got0(t, got["grown"]))
+	code := tallyRun(t, codeRun)
+	linked := 0
+	for _, ev := range readRun(t, codeRun) {
+		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
+			linked++
+			validate(t, transcriptPath(h.stor, ev.ChildRunID))
+		}
+	}
+	if linked != 1 {
+		t.Errorf("kimi code run: %d child runs linked, want the sub-agent's journal", linked)
+	}
+	if len(code.parts) != 2 || len(code.calls) != 2 || code.responses != 2 {
+		t.Fatalf("kimi code run: %d parts, %d calls, %d responses (want 2, 2, 2)", len(code.parts), len(code.calls), code.responses)
+	}
+	if r := code.results["tool_run"]; r == nil || r.Status != "error" || r.ExitCode == nil || *r.ExitCode != 1 {
+		t.Errorf("the failed test run: %+v", r)
+	}
+	if r := code.results["tool_read"]; r == nil || r.Status != "error" {
+		t.Errorf("the missing file's read: %+v", r)
+	}
+	last := code.parts[len(code.parts)-1]
+	if last.SessionID != "session_5c1e0d1a" || last.Status != "error" || code.output != 64 {
+		t.Errorf("kimi code run: session %q, status %q, output tokens %d (want session_5c1e0d1a, error, 64)", last.SessionID, last.Status, code.output)
+	}
+
+	// Kimi CLI: the sub-agent a child run, the rejected edit denied.
+	id := top[0]
+	if id == got0(t, got["grown"]) {
+		id = top[1]
+	}
+	cli := tallyRun(t, transcriptPath(h.stor, id))
+	if r := cli.results["StrReplaceFile:1"]; r == nil || r.Status != "denied" {
+		t.Errorf("the rejected edit: %+v", r)
+	}
+	if r := cli.results["Agent:0"]; r == nil || r.Status != "ok" {
+		t.Errorf("the sub-agent's call: %+v", r)
+	}
+	children := 0
+	for _, ev := range readRun(t, transcriptPath(h.stor, id)) {
+		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
+			children++
+			validate(t, transcriptPath(h.stor, ev.ChildRunID))
+		}
+	}
+	if p := cli.parts[0]; children != 1 || p.SessionID != "9b2e7c4d-1f3a-4e5b-8c6d-7a8b9c0d1e2f" || cli.output != 134 {
+		t.Errorf("kimi cli run: %d child runs, session %q, output %d (want 1, the directory's name, 134)", children, p.SessionID, cli.output)
+	}
+}

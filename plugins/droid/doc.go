@@ -1,0 +1,94 @@
+// Package droid is the twasm normalizer for Factory's Droid CLI. It is a
+// plain Go package (tests, fuzzing and the native baseline run it through
+// sdk.Plugin.Driver); plugins/droid/wasm is the two-line WebAssembly
+// entry point.
+//
+// [Plugin] is the package's public face: the bundled wasm module is built
+// from it (plugins/droid/wasm), and a Go program can run it in process,
+// without the sandbox, with capture.NativePlugin (README, Using twasm as a
+// library). twasm's public packages are transcript, recorder, lifecycle,
+// capture and host; a plugin author imports abi/sdk, abi and golden; each
+// plugins/<provider> package exports its normalizer. Everything else in the
+// module is internal (README, Layout).
+//
+// Droid is closed source: the format below is what its session files hold
+// as the public readers of them show it (Agent Sessions' and cass's
+// fixtures, ccusage's Droid adapter, the shapes peers document), not what
+// its code says; what no public file shows is said where it matters.
+//
+// # Format
+//
+// A session is a JSON Lines file, appended to: first
+// {"type": "session_start", id, title, sessionTitle, owner, version, cwd},
+// then {"type": "message", id, parentId, timestamp, message: {role,
+// content}} whose content is Anthropic's blocks (text, thinking, tool_use
+// {id, name, input}, tool_result {tool_use_id, content, is_error}). Beside
+// it, <id>.settings.json is one JSON document Droid rewrites: the model,
+// the provider it locked to, and tokenUsage {inputTokens, outputTokens,
+// cacheCreationTokens, cacheReadTokens, thinkingTokens, totalTokens}, the
+// session's totals so far. The messages state no usage of their own. The
+// host hands both (a tree store, below): a line {"$twasm": "file", path,
+// ...} before each file, the settings document compacted to one line,
+// handed again whole when Droid rewrote it. A file given alone (twasm
+// import of a session's JSONL) has no usage.
+//
+// A session log has no terminal record: the step is reported with
+// NoTerminal and the host settles its status by the session rule of spec
+// §6.7.
+//
+// # Decisions
+//
+// Messages. A user message's text blocks are its prompt; a text block
+// that is only a <system-reminder> is context the CLI added (injected); a
+// prompt that starts with one keeps it. An assistant message is one
+// message.assistant, its blocks in order (redacted thinking marked so),
+// each tool_use a tool.call; its line id is the message id, and a message
+// read again (a line id seen before) is not reported twice. Its model is
+// the settings' when the settings came before it.
+//
+// Tools. A tool_result is the call's result: its content (a string, or
+// the text of its blocks joined by newlines), an error when is_error says
+// so or when the output states a failed command ("Error: Command failed
+// (exit code: N)", Droid's Execute, which does not always set is_error),
+// that N its exit code. How Droid words a call the user refused is not
+// known from a public file: such a result is an error, never ok. Kinds:
+// Execute execute (the command from input.command), Read and LS read,
+// Create, Edit, MultiEdit and ApplyPatch edit, Grep and Glob search,
+// WebSearch and FetchUrl fetch, TodoWrite think, others (Task, MCP tools)
+// other.
+//
+// Usage. The settings' tokenUsage, set (not added: each version holds
+// every token before it) at each version that changed: inputTokens the
+// uncached input, cacheReadTokens and cacheCreationTokens the cache read
+// and write, outputTokens plus thinkingTokens every output token (Droid
+// counts thinking apart; ccusage prices their sum as output) with
+// thinkingTokens its reasoning part, totalTokens the total as stated.
+// Droid states no cost.
+//
+// Sub-agents. The Task tool runs a sub-agent in a session of its own (a
+// file whose title starts "# Task Tool Invocation"); no public file shows
+// where such a session names the one that started it, so it is archived
+// as a session of its own, and the parent keeps the Task call and its
+// result.
+//
+// Model and metadata. The session id is session_start's id; the model
+// the settings' model.
+//
+// Unmapped. Text that is not JSON is counted as "non_json", a JSON value
+// that is not an object as "non_object", an object without a type as
+// "(no type)", a record of an unknown type by its type, a message of an
+// unknown role as "message/<role>".
+//
+// # Store
+//
+// Droid keeps sessions under $DROID_SESSIONS_DIR, else ~/.factory/sessions,
+// as <the working directory, "/" turned into "-">/<session id>.jsonl with
+// <session id>.settings.json beside it, until the user deletes them. The
+// manifest declares them as a tree store (abi.StoreKindTree): each
+// session's key is its id, its files the JSONL and the settings document,
+// read together, so sync and doctor find them without a sync.json entry.
+//
+// The package uses no reflection and no goroutines; it builds for wasip1
+// with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key
+// it reads; TestKeysCoverGets keeps the list complete.
+package droid

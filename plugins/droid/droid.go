@@ -1,0 +1,366 @@
+package droid
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Plugin is the Factory Droid normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "droid",
+		Version:     "0.1.0",
+		Providers:   []string{"droid"},
+		Formats:     []string{fmtSession},
+		Description: "Factory Droid sessions (~/.factory/sessions/*/<id>.jsonl) with their <id>.settings.json usage",
+		// Droid keeps sessions until the user deletes them (doc.go,
+		// "Store"). A session is its JSONL and the settings document
+		// beside it, which holds its usage: a tree store, one session
+		// per key (the session id), its two files read together.
+		Stores: []abi.Store{{
+			Name: "Factory Droid sessions", Kind: abi.StoreKindTree,
+			Roots:   []abi.Root{{Env: "DROID_SESSIONS_DIR"}, {Path: "~/.factory/sessions"}},
+			Pattern: "*/*.jsonl",
+			Files:   []string{"*/{key}.jsonl", "*/{key}.settings.json"},
+		}},
+	},
+	New:  func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
+	Keys: keys,
+}
+
+// fmtSession is the format name reported in OpMeta and the manifest.
+const fmtSession = "session"
+
+// normalizer is the per-stream state. Everything kept across lines is a
+// Go string, a bool or a number: spans die with their line.
+type normalizer struct {
+	started  bool
+	model    string
+	file     string            // the file the host's last file line named
+	seen     map[string]bool   // message ids read (a line read again is a replay)
+	calls    map[string]string // call id -> tool name
+	resulted map[string]bool   // call ids with a result
+	usage    string            // the latest tokenUsage reported, as JSON (a settings document read again)
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	v := l.JSON()
+	if !v.Exists() {
+		if len(sdk.TrimSpace(l.Raw)) > 0 {
+			out.Unmapped(sdk.S("non_json"))
+		}
+		return nil
+	}
+	if v.Kind() != abi.KindObject {
+		out.Unmapped(sdk.S("non_object"))
+		return nil
+	}
+	if t := v.Get("$twasm"); t.Exists() {
+		n.twasm(v, t, out)
+		return nil
+	}
+	if strings.HasSuffix(n.file, ".settings.json") || !v.Get("type").Exists() && v.Get("tokenUsage").Exists() {
+		n.start(abi.Value{}, out)
+		n.settings(v, out)
+		return nil
+	}
+	t := v.Get("type")
+	switch {
+	case t.Is("session_start"):
+		n.start(v, out)
+	case t.Is("message"):
+		n.start(abi.Value{}, out)
+		n.message(v, l.No, out)
+	case t.Kind() != abi.KindString:
+		out.Unmapped(sdk.S("(no type)"))
+	default:
+		out.Unmapped(sdk.S(sdk.TypeName(t)))
+	}
+	return nil
+}
+
+// twasm handles the host's lines: the facts of the session, and the
+// line naming each of its files before the file's content.
+func (n *normalizer) twasm(v, t abi.Value, out *sdk.Out) {
+	switch {
+	case t.Is(abi.SourceFileType):
+		n.file = v.Get("path").String()
+		out.Ignored(sdk.S("$twasm/file"))
+	case t.Is(abi.SourceFactsType):
+		out.Ignored(sdk.S("$twasm/source"))
+	default:
+		out.Unmapped(sdk.S("$twasm/" + sdk.TypeName(t)))
+	}
+}
+
+// start reports, at the first record, the format (a session log: no
+// terminal record, the host settles the status by spec §6.7) and, from
+// session_start, the session id.
+func (n *normalizer) start(v abi.Value, out *sdk.Out) {
+	if n.started {
+		if v.Exists() {
+			out.Ignored(sdk.S("session_start"))
+		}
+		return
+	}
+	n.started = true
+	m := sdk.Meta{Format: sdk.S(fmtSession), NoTerminal: true}
+	if v.Exists() {
+		m.SessionID = sdk.StringOf(v.Get("id"))
+	}
+	out.Meta(m)
+}
+
+// settings reads the session's settings document: its model and its
+// usage, the session's totals so far (set, not added: each version
+// holds all the tokens before it).
+func (n *normalizer) settings(v abi.Value, out *sdk.Out) {
+	if m := v.Get("model"); m.Kind() == abi.KindString && !m.Is("") && !m.Is(n.model) {
+		out.Meta(sdk.Meta{Model: sdk.Text(m), Override: n.model != ""})
+		n.model = m.String()
+	}
+	tu := v.Get("tokenUsage")
+	if tu.Kind() != abi.KindObject {
+		out.Ignored(sdk.S("settings"))
+		return
+	}
+	raw := string(tu.Raw())
+	if raw == n.usage {
+		out.Ignored(sdk.S("settings"))
+		return
+	}
+	n.usage = raw
+	u := sdk.Split(sdk.IntOf(tu.Get("inputTokens")), sdk.IntOf(tu.Get("cacheReadTokens")), sdk.IntOf(tu.Get("cacheCreationTokens")))
+	// Droid counts thinking apart from the output (ccusage prices
+	// outputTokens + thinkingTokens as output): every output token is
+	// their sum, the thinking its reasoning part.
+	think := sdk.IntOf(tu.Get("thinkingTokens"))
+	u.Output = sdk.IntOf(tu.Get("outputTokens")).Plus(think)
+	u.Reasoning = think
+	u.Total = sdk.IntOf(tu.Get("totalTokens"))
+	out.Usage(u, sdk.ModeSet)
+}
+
+// message handles a message line: a user's (the prompt, tool results)
+// or the assistant's (text, thinking, tool calls), Anthropic content
+// blocks.
+func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
+	id := sdk.View(v.Get("id"))
+	if id != "" {
+		if n.seen[id] {
+			out.Ignored(sdk.S("message (replayed)"))
+			return
+		}
+		if n.seen == nil {
+			n.seen = map[string]bool{}
+		}
+		n.seen[strings.Clone(id)] = true
+	}
+	m := v.Get("message")
+	ts := sdk.StringOf(v.Get("timestamp"))
+	key := sdk.StringOf(v.Get("id"))
+	if key.IsEmpty() {
+		key = sdk.S("l" + strconv.Itoa(no))
+	}
+	content := m.Get("content")
+	if m.Get("role").Is("assistant") {
+		n.assistant(key, content, ts, out)
+		return
+	}
+	if !m.Get("role").Is("user") {
+		out.Unmapped(sdk.S("message/" + sdk.TypeName(m.Get("role"))))
+		return
+	}
+	said := false
+	opened := false
+	open := func() {
+		if !opened {
+			out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(v.Get("id")), Time: ts})
+			opened = true
+		}
+	}
+	if content.Kind() == abi.KindString && !content.Is("") {
+		open()
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(content), Origin: origin(content)})
+	}
+	it := content.Iter()
+	for it.Next() {
+		b := it.Value()
+		switch {
+		case b.Get("type").Is("text") && b.Get("text").Kind() == abi.KindString && !b.Get("text").Is(""):
+			open()
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(b.Get("text")), Origin: origin(b.Get("text"))})
+		case b.Get("type").Is("tool_result"):
+			n.result(b, ts, out)
+			said = true
+		}
+	}
+	if opened {
+		out.Close(key, sdk.MessageEnd{})
+	} else if !said {
+		out.Ignored(sdk.S("message/user"))
+	}
+}
+
+// origin is a user text's origin: a text that is only Droid's
+// <system-reminder> is context the CLI added, anything else the prompt.
+func origin(t abi.Value) string {
+	s := strings.TrimSpace(sdk.View(t))
+	if strings.HasPrefix(s, "<system-reminder>") && strings.HasSuffix(s, "</system-reminder>") {
+		return sdk.OriginInjected
+	}
+	return sdk.OriginPrompt
+}
+
+// assistant reports an assistant message: its blocks in order, each
+// tool_use a tool.call; the final answer is its text.
+func (n *normalizer) assistant(key sdk.Str, content abi.Value, ts sdk.Str, out *sdk.Out) {
+	out.Open(key, sdk.Message{ID: key, Model: opt(n.model), Time: ts})
+	var text []byte
+	it := content.Iter()
+	for it.Next() {
+		b := it.Value()
+		t := b.Get("type")
+		switch {
+		case t.Is("text"):
+			if b.Get("text").Is("") {
+				continue
+			}
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(b.Get("text"))})
+			if len(text) > 0 {
+				text = append(text, '\n')
+			}
+			text = sdk.AppendText(text, b.Get("text"))
+		case t.Is("thinking"):
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(b.Get("thinking"))})
+		case t.Is("redacted_thinking"):
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
+		case t.Is("tool_use"):
+			out.Block(key, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(b.Get("name")), ToolID: sdk.StringOf(b.Get("id")), ToolInput: input(b.Get("input"))})
+		}
+	}
+	it = content.Iter()
+	for it.Next() {
+		if b := it.Value(); b.Get("type").Is("tool_use") {
+			n.call(b, ts, out)
+		}
+	}
+	if content.Kind() == abi.KindString && !content.Is("") {
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(content)})
+		text = sdk.AppendText(text, content)
+	}
+	out.Close(key, sdk.MessageEnd{})
+	if len(text) > 0 {
+		out.Final(sdk.S(string(text)), true)
+	}
+}
+
+// call reports a tool_use block's tool.call.
+func (n *normalizer) call(b abi.Value, ts sdk.Str, out *sdk.Out) {
+	id, name := b.Get("id"), b.Get("name")
+	if id.Kind() != abi.KindString || id.Is("") {
+		out.Warn("droid tool_use without id (" + sdk.TypeName(name) + "): no tool.call reported")
+		return
+	}
+	if n.calls == nil {
+		n.calls = map[string]string{}
+	}
+	n.calls[id.String()] = name.String()
+	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(b.Get("input")), Kind: kindOf(sdk.View(name)), Time: ts}
+	if tc.Kind == "execute" {
+		tc.Command = sdk.StringOf(b.Path("input", "command"))
+	}
+	out.ToolCall(tc)
+}
+
+// result reports a tool_result block: its content (a string, or text
+// blocks joined), an error when is_error says so or the output states a
+// failed command ("Error: Command failed (exit code: N)", Droid's
+// Execute). How Droid words a call the user refused is not known from a
+// public file: such a result is an error, never ok.
+func (n *normalizer) result(b abi.Value, ts sdk.Str, out *sdk.Out) {
+	id := b.Get("tool_use_id")
+	if id.Kind() != abi.KindString || id.Is("") {
+		out.Warn("droid tool_result without tool_use_id: not reported")
+		return
+	}
+	if n.resulted[sdk.View(id)] {
+		return
+	}
+	if n.resulted == nil {
+		n.resulted = map[string]bool{}
+	}
+	n.resulted[id.String()] = true
+	r := sdk.ToolResult{CallID: sdk.Text(id), Name: opt(n.calls[sdk.View(id)]), Time: ts}
+	var text []byte
+	c := b.Get("content")
+	switch c.Kind() {
+	case abi.KindString:
+		r.Output = sdk.Text(c)
+		text = sdk.AppendText(nil, c)
+	case abi.KindArray:
+		it := c.Iter()
+		for it.Next() {
+			if t := it.Value().Get("text"); t.Kind() == abi.KindString {
+				if len(text) > 0 {
+					text = append(text, '\n')
+				}
+				text = sdk.AppendText(text, t)
+			}
+		}
+		r.Output = sdk.S(string(text))
+	}
+	status := "ok"
+	r.ExitCode = sdk.StatedExitCode(text, "Error: Command failed (exit code: ")
+	if code, ok := r.ExitCode.Value(); b.Get("is_error").Truthy() || ok && code != 0 {
+		status, r.IsError = "error", true
+		r.Error = r.Output
+		if r.Error.IsEmpty() {
+			r.Error = sdk.S("the tool reported an error")
+		}
+	}
+	r.Status = sdk.S(status)
+	out.ToolResult(r)
+}
+
+// kindOf is the transcript's kind of a Droid tool.
+func kindOf(name string) string {
+	switch name {
+	case "Execute", "Bash", "Shell":
+		return "execute"
+	case "Read", "LS", "ReadFile":
+		return "read"
+	case "Create", "Edit", "MultiEdit", "ApplyPatch", "Write":
+		return "edit"
+	case "Grep", "Glob", "Search":
+		return "search"
+	case "WebSearch", "FetchUrl", "FetchURL":
+		return "fetch"
+	case "TodoWrite":
+		return "think"
+	}
+	return "other"
+}
+
+// input is a tool input as JSON ("{}" when absent).
+func input(args abi.Value) sdk.Str {
+	if !args.Exists() || args.Kind() == abi.KindNull {
+		return sdk.RawJSON("{}")
+	}
+	return sdk.JSON(args)
+}
+
+// opt is s as a literal, unset when empty.
+func opt(s string) sdk.Str {
+	if s == "" {
+		return sdk.Str{}
+	}
+	return sdk.S(s)
+}
+
+// End implements sdk.Normalizer.
+func (n *normalizer) End(*sdk.Out) error { return nil }

@@ -1,0 +1,153 @@
+// Package kimi is the twasm normalizer for Moonshot AI's Kimi Code
+// (MoonshotAI/kimi-code) and the older Kimi CLI (MoonshotAI/kimi-cli). It
+// is a plain Go package (tests, fuzzing and the native baseline run it
+// through sdk.Plugin.Driver); plugins/kimi/wasm is the two-line
+// WebAssembly entry point.
+//
+// [Plugin] is the package's public face: the bundled wasm module is built
+// from it (plugins/kimi/wasm), and a Go program can run it in process,
+// without the sandbox, with capture.NativePlugin (README, Using twasm as a
+// library). twasm's public packages are transcript, recorder, lifecycle,
+// capture and host; a plugin author imports abi/sdk, abi and golden; each
+// plugins/<provider> package exports its normalizer. Everything else in the
+// module is internal (README, Layout).
+//
+// # Formats
+//
+// Both agents journal each agent's run to a wire.jsonl, appended to, whose
+// first line is {"type": "metadata", "protocol_version", ...}. The plugin
+// tells them apart by each line's shape.
+//
+//   - wire: Kimi Code's journal (agent-core-v2, protocol 1.1 to 1.5;
+//     docs/wire-manifest.d.ts lists the record types), one record per line
+//     {"type", ...payload, "time" (epoch milliseconds)}. turn.prompt and
+//     turn.steer {input: [parts], origin} are the user's prompts (origin
+//     "user", {kind: "user"} or none; any other origin, a skill, a hook's
+//     result, a task's or cron job's notice, is context the agent sent in
+//     the user's role). context.append_loop_event {event} carries the model
+//     calls: step.begin {uuid} opens one (the message id), content.part
+//     {part: {type: text|think}} adds a block, tool.call {toolCallId, name,
+//     args} a tool_use block and a tool.call, step.end {finishReason,
+//     usage, messageId} ends it; tool.result {toolCallId, result: {output
+//     (a string or parts), isError, note}} is a tool's result, which may
+//     come before or after its step's end. usage.record {model, usage} is
+//     one model request's usage, as the agent counts it for /usage.
+//     turn.ended {reason, error} ends a turn.
+//   - legacy-wire: the Kimi CLI's wire log (kimi_cli/wire/file.py), one
+//     record per line {"timestamp" (epoch seconds), "message": {"type",
+//     "payload"}}, type the wire message's class: TurnBegin and SteerInput
+//     {user_input: a string or parts}, StepBegin, ContentPart {type: text
+//     |think} (the model's output streamed in pieces), ToolCall {id,
+//     function: {name, arguments}} and ToolCallPart {arguments_part} (its
+//     arguments streamed), ToolResult {tool_call_id, return_value:
+//     {is_error, output, message}}, StatusUpdate {token_usage, message_id},
+//     StepRetry, StepInterrupted, SubagentEvent, TurnEnd, and the approval,
+//     hook and MCP bookkeeping.
+//
+// Neither has a terminal record: the step is reported with NoTerminal and
+// the host settles its status by the session rule of spec §6.7. The oldest
+// Kimi CLI builds kept only the model's context (<session>.jsonl, OpenAI
+// messages with _checkpoint and _usage marker lines): it is not read.
+//
+// # Decisions
+//
+// Messages. One model call is one message.assistant: in Kimi Code the
+// step between step.begin and step.end (its uuid the message id, the
+// provider's messageId when stated), in the Kimi CLI the parts between
+// StepBegin (or the prompt) and the StatusUpdate that states the call's
+// usage (its message_id the message id). Consecutive pieces of one type
+// (text, think) are one block, joined. A message closes at its usage, at
+// the next step or prompt, at the turn's end or at the end of the input.
+// context.append_message copies what the loop events already said into the
+// model's context: the user's prompt after its turn.prompt or turn.steer
+// (a message of the same text; a steer's comes once its turn ends) and an answer
+// after loop events are not reported again; a user message of another
+// origin is injected context; an assistant message or a tool result no
+// loop event stated (a build that journals only messages) is reported from
+// the message.
+//
+// Tools. A call is reported once, with its arguments as JSON (the Kimi
+// CLI's arguments string parsed, the streamed pieces joined first: its
+// tool.call is reported when its result arrives or its message closes).
+// A result with is_error or isError is an error, its text the tool's
+// message (the Kimi CLI's return_value.message, Kimi Code's note) else its
+// output; a result saying the user rejected the call ("The tool call is
+// rejected by the user", ToolRejectedError) is denied; the exit code of a
+// failed command is the one its message or output states ("Command failed
+// with exit code: N.", both agents' shell tools). Output is the
+// output string, or the text of its parts joined by newlines; an output
+// the tool states empty is kept empty. Kinds: Shell and Bash execute (the
+// command from args.command), ReadFile, Read, ReadMediaFile read,
+// WriteFile, StrReplaceFile, Write, Edit edit, Glob and Grep search,
+// SearchWeb, FetchURL, WebSearch, WebFetch fetch, Think, SetTodoList and
+// TodoWrite think, others (Agent, Task, MCP tools) other.
+//
+// Sub-agents (spec §6.10). The Kimi CLI nests a sub-agent's own wire
+// records in the session's log as SubagentEvent {parent_tool_call_id,
+// agent_id, subagent_type, event}: they go to a scope of their own, a
+// child run opened at the first of them, linked at the Agent call that
+// started it and named after the subagent type; the call's result closes
+// it (ok, or error when the result is one), a call without a result leaves
+// it incomplete. Their usage stays on their messages, not in the step's
+// totals. The Kimi CLI (1.x) also writes each sub-agent's records to
+// <session>/subagents/<agent id>/wire.jsonl (subagents/runner.py sends
+// every one of them to the session's wire as a SubagentEvent too): the
+// store's pattern does not reach them, so they are not read, and counted
+// once. Kimi Code writes each sub-agent's journal to a file of its own
+// beside the main agent's (agents/agent-N/wire.jsonl): the store declares
+// them (abi.Store.SubAgents "../agent-*/wire.jsonl") and the host makes
+// each a child run of the session's, linked at the session's latest part
+// (no file names the Agent call that started it; its result names the
+// agent, "agent_id: agent-0"). A sub-agent's own sub-agents are in the
+// same directory and are linked to the session too.
+//
+// Usage. Every figure as the agent states it: input_other (inputOther) is
+// the input neither read from nor written to the cache, input_cache_read
+// and input_cache_creation the cache read and write, output every output
+// token. Each model call's usage is its message's and adds to the step's:
+// the Kimi CLI's StatusUpdate after each step, Kimi Code's usage.record
+// after the step.end that states the same figures (counted once: the
+// record's when it follows, else step.end's). A usage.record that follows
+// no step (a compaction's request) adds to the step alone. Neither agent
+// states a cost.
+//
+// Model and metadata. The model is the latest llm.request's (the model
+// the request was sent to, as the provider names it: kimi-k2.7-code),
+// else, in builds that journal no request, the latest usage.record's
+// (the alias the user chose: moonshot-ai/kimi-k2.7-code) or step.end's;
+// the Kimi CLI's log names none. The session id is the session's directory, from the facts
+// line the host hands the plugin (Manifest.SourceFacts): the Kimi CLI's
+// <work dir hash>/<session>/wire.jsonl, Kimi Code's <work
+// dir>/<session>/agents/<agent>/wire.jsonl.
+//
+// Errors. A turn.ended that failed is an error the provider reported (its
+// error's message and code), so a session whose last turn failed is
+// "error" by the session rule; a step.end with finishReason "error" is one
+// too. A StepRetry (a model call retried after an API error, its
+// error_type and status_code) and a Notification of severity error are
+// errors the provider reported; a cancelled turn, an interrupted step and
+// a compaction are warnings.
+//
+// Unmapped. Text that is not JSON is counted as "non_json", a JSON value
+// that is not an object as "non_object", an object without a type as
+// "(no type)", a record of a type not known here by its type, a loop event
+// of an unknown type as "context.append_loop_event/<type>". The agents'
+// configuration and bookkeeping records are declared ignored.
+//
+// # Store
+//
+// Kimi Code keeps its sessions under $KIMI_CODE_HOME, else ~/.kimi-code
+// (bootstrap.ts), as sessions/<work dir>/<session>/agents/<agent
+// id>/wire.jsonl, the main agent's id "main", a sub-agent's "agent-N"
+// (agentLifecycleService.ts). The Kimi CLI kept them under
+// $KIMI_SHARE_DIR, else ~/.kimi (share.py), as sessions/<md5 of the work
+// directory>/<session>/wire.jsonl (metadata.py, session.py), with the
+// model's context.jsonl beside it (not read: the wire log holds the
+// conversation). Neither deletes sessions. The manifest declares both
+// stores (abi.Store), so sync and doctor find them without a sync.json
+// entry.
+//
+// The package uses no reflection and no goroutines; it builds for wasip1
+// with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key
+// it reads; TestKeysCoverGets keeps the list complete.
+package kimi

@@ -1,0 +1,16 @@
+package kimi
+
+import "github.com/twasm/twasm/abi"
+
+// keys are the object keys the normalizer reads (abi.Manifest.Keys): the
+// host marks them in every tape, so that Get matches them by number inside
+// the sandbox instead of comparing their bytes. TestKeysCoverGets keeps
+// the list complete.
+var keys = abi.NewKeySet(
+	"$twasm", "agent_id", "args", "arguments", "arguments_part", "body", "code", "command", "content", "error", "error_type",
+	"event", "finishReason", "function", "id", "input", "input_cache_creation", "input_cache_read", "input_other",
+	"inputCacheCreation", "inputCacheRead", "inputOther", "isError", "is_error", "kind", "message", "messageId",
+	"message_id", "model", "name", "note", "origin", "output", "parent_tool_call_id", "part", "path", "payload",
+	"reason", "result", "return_value", "role", "severity", "status_code", "subagent_type", "text", "think", "time",
+	"timestamp", "toolCallId", "toolCalls", "tool_call_id", "token_usage", "type", "usage", "user_input", "uuid",
+)

@@ -1,0 +1,480 @@
+package kimi
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Plugin is the Kimi Code and Kimi CLI normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "kimi",
+		Version:     "0.1.0",
+		Providers:   []string{"kimi"},
+		Formats:     []string{fmtWire, fmtLegacy},
+		Description: "Kimi Code wire.jsonl (~/.kimi-code/sessions/*/*/agents/*/wire.jsonl) and the older Kimi CLI's (~/.kimi/sessions/*/*/wire.jsonl)",
+		// Neither keeps a retention setting: sessions stay until the
+		// user deletes them (doc.go, "Store").
+		Stores: []abi.Store{
+			{Name: "Kimi Code sessions", Roots: []abi.Root{{Env: "KIMI_CODE_HOME"}, {Path: "~/.kimi-code"}}, Dir: "sessions",
+				// Each agent's journal is a directory of its own: a
+				// sub-agent's (agent-N) is beside the main agent's.
+				Pattern: "*/*/agents/*/wire.jsonl", SubAgents: "../agent-*/wire.jsonl"},
+			{Name: "Kimi CLI sessions", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
+				Pattern: "*/*/wire.jsonl"},
+		},
+		// The session id is only in the path (the session's directory).
+		SourceFacts: true,
+	},
+	New:  func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
+	Keys: keys,
+}
+
+// Format names, as reported in OpMeta and the manifest: fmtWire is Kimi
+// Code's journal ({"type": "turn.prompt", ..., "time"}), fmtLegacy the
+// Kimi CLI's wire log ({"timestamp", "message": {"type", "payload"}}).
+const (
+	fmtWire   = "wire"
+	fmtLegacy = "legacy-wire"
+)
+
+// normalizer is the per-stream state. Everything kept across lines is a
+// Go string, a bool or a number: spans die with their line.
+type normalizer struct {
+	started   bool
+	sessionID string
+	model     string
+	msgs      int // messages opened, for their keys
+
+	steps    map[string]*step  // the open assistant message per scope ("" the step itself)
+	calls    map[string]string // call id -> tool name
+	resulted map[string]bool   // call ids with a result
+	agents   map[string]bool   // legacy sub-agent scopes (their Agent call's id): true while open
+	agentIDs []string
+
+	prompts   []string // the prompts' texts whose copy in the model's context is still to come
+	looped    bool     // a loop step was read since the last prompt
+	requested bool     // an llm.request named the model
+}
+
+// step is the assistant message a scope has open: one model call.
+type step struct {
+	key      string
+	id       string
+	ts       string
+	next     int    // the next block slot
+	run      string // BlockText or BlockThinking while deltas go to slot runSlot
+	runSlot  int
+	calls    []call // calls of the message not reported yet (legacy: arguments may stream)
+	text     []byte // the message's text, for the final answer
+	ended    bool   // step.end read: closed at the usage.record that follows, or the next record
+	stop     string
+	usage    sdk.Usage
+	hasUsage bool
+}
+
+// call is a legacy tool call whose arguments may still grow.
+type call struct {
+	id, name, args, ts string
+	slot               int
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	v := l.JSON()
+	if !v.Exists() {
+		if len(sdk.TrimSpace(l.Raw)) > 0 {
+			out.Unmapped(sdk.S("non_json"))
+		}
+		return nil
+	}
+	if v.Kind() != abi.KindObject {
+		out.Unmapped(sdk.S("non_object"))
+		return nil
+	}
+	if t := v.Get("$twasm"); t.Kind() == abi.KindString {
+		n.facts(v, out)
+		return nil
+	}
+	if m := v.Get("message"); m.Kind() == abi.KindObject && m.Get("type").Kind() == abi.KindString && m.Get("payload").Exists() {
+		n.start(fmtLegacy, out)
+		n.legacy(sdk.Name(m.Get("type")), m.Get("payload"), secTime(v.Get("timestamp")), "", out)
+		return nil
+	}
+	t := v.Get("type")
+	if t.Kind() != abi.KindString {
+		out.Unmapped(sdk.S("(no type)"))
+		return nil
+	}
+	if t.Is("metadata") {
+		out.Ignored(sdk.S("metadata"))
+		return nil
+	}
+	n.start(fmtWire, out)
+	n.wire(sdk.Name(t), v, msTime(v.Get("time")), out)
+	return nil
+}
+
+// facts reads the host's facts line: the session is the directory the
+// wire file is in (Kimi CLI: <work dir hash>/<session>/wire.jsonl; Kimi
+// Code: <work dir>/<session>/agents/<agent>/wire.jsonl).
+func (n *normalizer) facts(v abi.Value, out *sdk.Out) {
+	if !v.Get("$twasm").Is(abi.SourceFactsType) {
+		out.Unmapped(sdk.S("$twasm/" + sdk.TypeName(v.Get("$twasm"))))
+		return
+	}
+	out.Ignored(sdk.S("$twasm/source"))
+	if n.sessionID != "" {
+		return
+	}
+	if parts := strings.Split(sdk.View(v.Get("path")), "/"); len(parts) >= 3 {
+		n.sessionID = strings.Clone(parts[1])
+	}
+}
+
+// start reports, at the first record, the format and the session id: a
+// wire log has no terminal record, the host settles the status by the
+// session rule of spec §6.7.
+func (n *normalizer) start(format string, out *sdk.Out) {
+	if n.started {
+		return
+	}
+	n.started = true
+	m := sdk.Meta{Format: sdk.S(format), NoTerminal: true}
+	if n.sessionID != "" {
+		m.SessionID = sdk.S(n.sessionID)
+	}
+	out.Meta(m)
+}
+
+// setModel reports the model of the step: the latest one that answered.
+func (n *normalizer) setModel(m abi.Value, out *sdk.Out) {
+	if m.Kind() != abi.KindString || m.Is("") || m.Is(n.model) {
+		return
+	}
+	out.Meta(sdk.Meta{Model: sdk.Text(m), Override: n.model != ""})
+	n.model = m.String()
+}
+
+// stepOf is scope's open message, opened (and keyed) when there is none.
+func (n *normalizer) stepOf(scope, id, ts string, out *sdk.Out) *step {
+	if s := n.steps[scope]; s != nil {
+		return s
+	}
+	if n.steps == nil {
+		n.steps = map[string]*step{}
+	}
+	n.msgs++
+	s := &step{key: "m" + strconv.Itoa(n.msgs), id: strings.Clone(id), ts: ts, run: "", runSlot: -1}
+	n.steps[strings.Clone(scope)] = s
+	out.Open(sdk.S(s.key), sdk.Message{ID: opt(id), Model: opt(n.model), Scope: opt(scope), Time: opt(ts)})
+	return s
+}
+
+// content appends a text or thinking delta to scope's open message: a
+// delta of the same type as the one before grows the same block.
+func (n *normalizer) content(scope, typ string, text sdk.Str, raw abi.Value, ts string, out *sdk.Out) {
+	if !text.IsSet() {
+		return
+	}
+	s := n.stepOf(scope, "", ts, out)
+	if s.run != typ {
+		s.run, s.runSlot = typ, s.next
+		s.next++
+	}
+	out.Append(sdk.S(s.key), s.runSlot, typ, text)
+	if typ == sdk.BlockText && scope == "" {
+		s.text = sdk.AppendText(s.text, raw)
+	}
+}
+
+// close closes scope's open message: its calls not yet reported first
+// (the host holds them until the message is written), then the message
+// with its usage; the step's final answer is its text.
+func (n *normalizer) close(scope string, out *sdk.Out) {
+	s := n.steps[scope]
+	if s == nil {
+		return
+	}
+	delete(n.steps, scope)
+	for _, c := range s.calls {
+		n.reportCall(c, scope, out)
+	}
+	end := sdk.MessageEnd{StopReason: opt(s.stop)}
+	if s.hasUsage {
+		end.Usage = s.usage
+		if scope == "" {
+			out.Usage(s.usage, sdk.ModeAdd)
+		}
+	}
+	out.Close(sdk.S(s.key), end)
+	if scope == "" && len(s.text) > 0 {
+		out.Final(sdk.S(string(s.text)), true)
+	}
+}
+
+// closeAll closes every open message, the step's last.
+func (n *normalizer) closeAll(out *sdk.Out) {
+	for scope := range n.steps {
+		if scope != "" {
+			n.close(scope, out)
+		}
+	}
+	n.close("", out)
+}
+
+// user reports a prompt (or context the agent sent in the user's role)
+// from its parts: a string, or a list of {type: text, text}.
+func (n *normalizer) user(input abi.Value, origin, scope, ts string, out *sdk.Out) bool {
+	key := ""
+	emit := func(t abi.Value) {
+		if key == "" {
+			n.msgs++
+			key = "u" + strconv.Itoa(n.msgs)
+			out.Open(sdk.S(key), sdk.Message{User: true, Scope: opt(scope), Time: opt(ts)})
+		}
+		out.Block(sdk.S(key), -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
+	}
+	switch input.Kind() {
+	case abi.KindString:
+		if !input.Is("") {
+			emit(input)
+		}
+	case abi.KindArray:
+		it := input.Iter()
+		for it.Next() {
+			if t := it.Value().Get("text"); t.Kind() == abi.KindString && !t.Is("") {
+				emit(t)
+			}
+		}
+	}
+	if key == "" {
+		return false
+	}
+	out.Close(sdk.S(key), sdk.MessageEnd{})
+	return true
+}
+
+// toolCall reports a call: its tool_use block now, its tool.call when
+// report is set (else at the message's close or its result, whichever
+// comes first: a legacy call's arguments may still stream).
+func (n *normalizer) toolCall(scope, id, name, args, ts string, report bool, out *sdk.Out) {
+	if id == "" {
+		out.Warn("kimi tool call without id (" + name + "): no tool.call reported")
+		return
+	}
+	s := n.stepOf(scope, "", ts, out)
+	s.run = ""
+	c := call{id: strings.Clone(id), name: strings.Clone(name), args: strings.Clone(args), ts: ts, slot: s.next}
+	s.next++
+	if n.calls == nil {
+		n.calls = map[string]string{}
+	}
+	n.calls[c.id] = c.name
+	out.Block(sdk.S(s.key), c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: inputOf(c.args)})
+	if report {
+		n.reportCall(c, scope, out)
+		return
+	}
+	s.calls = append(s.calls, c)
+}
+
+// growCall appends a streamed piece of arguments to scope's latest call
+// not yet reported, and sets its block again.
+func (n *normalizer) growCall(scope string, part abi.Value, out *sdk.Out) bool {
+	s := n.steps[scope]
+	if s == nil || len(s.calls) == 0 || part.Kind() != abi.KindString {
+		return false
+	}
+	c := &s.calls[len(s.calls)-1]
+	c.args = string(sdk.AppendText([]byte(c.args), part))
+	out.Block(sdk.S(s.key), c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: inputOf(c.args)})
+	return true
+}
+
+// flushCall reports call id's tool.call if its message still holds it.
+func (n *normalizer) flushCall(scope, id string, out *sdk.Out) {
+	s := n.steps[scope]
+	if s == nil {
+		return
+	}
+	for i, c := range s.calls {
+		if c.id == id {
+			s.calls = append(s.calls[:i], s.calls[i+1:]...)
+			n.reportCall(c, scope, out)
+			return
+		}
+	}
+}
+
+// reportCall reports c's tool.call.
+func (n *normalizer) reportCall(c call, scope string, out *sdk.Out) {
+	tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: inputOf(c.args), Kind: kindOf(c.name), Scope: opt(scope), Time: opt(c.ts)}
+	if tc.Kind == "execute" {
+		if doc, ok := sdk.Parse([]byte(c.args)); ok {
+			if cmd := doc.Root().Get("command"); cmd.Kind() == abi.KindString {
+				tc.Command = sdk.S(cmd.String())
+			}
+		}
+	}
+	out.ToolCall(tc)
+}
+
+// result reports a tool's result: its output (a string, or a list of
+// parts whose text is joined), an error when the tool says so (denied
+// when the user rejected the call), and, for a legacy Agent call, the end
+// of its sub-agent's scope.
+func (n *normalizer) result(scope, id string, output abi.Value, isError bool, msg abi.Value, ts string, out *sdk.Out) {
+	if id == "" {
+		out.Warn("kimi tool result without a call id: not reported")
+		return
+	}
+	n.flushCall(scope, id, out)
+	if n.resulted[id] {
+		out.Warn("kimi: a second result for call " + id + " not reported")
+		return
+	}
+	if n.resulted == nil {
+		n.resulted = map[string]bool{}
+	}
+	n.resulted[strings.Clone(id)] = true
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: opt(n.calls[id]), Scope: opt(scope), Time: opt(ts)}
+	switch output.Kind() {
+	case abi.KindString:
+		r.Output = sdk.Text(output)
+	case abi.KindArray:
+		r.Output = sdk.S(joinText(output))
+	}
+	status := "ok"
+	if isError {
+		status = "error"
+		r.IsError = true
+		r.Error = sdk.StringOf(msg)
+		if r.Error.IsEmpty() {
+			r.Error = r.Output
+		}
+		if r.Error.IsEmpty() {
+			r.Error = sdk.S("the tool reported an error")
+		}
+		if rejected(sdk.View(msg)) || output.Kind() == abi.KindString && rejected(sdk.View(output)) {
+			status = "denied"
+		}
+		// Both agents' shell tools end a failed command's message (and
+		// Kimi Code its output) with "Command failed with exit code: N.".
+		text := sdk.AppendText(nil, msg)
+		if output.Kind() == abi.KindString {
+			text = sdk.AppendText(append(text, '\n'), output)
+		}
+		r.ExitCode = sdk.StatedExitCode(text, "Command failed with exit code: ")
+	}
+	r.Status = sdk.S(status)
+	out.ToolResult(r)
+	if n.agents[id] {
+		n.agents[id] = false
+		st := sdk.StatusOK
+		if isError {
+			st = sdk.StatusError
+		}
+		n.close(id, out)
+		out.ScopeClose(sdk.S(id), st, r.Error)
+	}
+}
+
+// rejected says whether a tool error says the user refused the call
+// (ToolRejectedError: "The tool call is rejected by the user. ...").
+func rejected(s string) bool {
+	return strings.Contains(s, "rejected by the user") || strings.Contains(s, "Rejected by user")
+}
+
+// End implements sdk.Normalizer: open messages are closed, a sub-agent
+// whose Agent call got no result is left incomplete.
+func (n *normalizer) End(out *sdk.Out) error {
+	n.closeAll(out)
+	for _, id := range n.agentIDs {
+		if n.agents[id] {
+			n.agents[id] = false
+			out.ScopeClose(sdk.S(id), sdk.StatusIncomplete, sdk.S("the log ended before the sub-agent's result was recorded"))
+		}
+	}
+	return nil
+}
+
+// usageOf reads a token usage: the Kimi CLI's {input_other, output,
+// input_cache_read, input_cache_creation} or Kimi Code's {inputOther,
+// output, inputCacheRead, inputCacheCreation}. input_other is the input
+// neither read from nor written to the cache.
+func usageOf(u abi.Value) (sdk.Usage, bool) {
+	if u.Kind() != abi.KindObject {
+		return sdk.Usage{}, false
+	}
+	other, read, write := u.Get("input_other"), u.Get("input_cache_read"), u.Get("input_cache_creation")
+	if !other.Exists() && !read.Exists() && !write.Exists() {
+		other, read, write = u.Get("inputOther"), u.Get("inputCacheRead"), u.Get("inputCacheCreation")
+	}
+	us := sdk.Split(sdk.IntOf(other), sdk.IntOf(read), sdk.IntOf(write))
+	us.Output = sdk.IntOf(u.Get("output"))
+	return us, us != sdk.Usage{}
+}
+
+// kindOf is the transcript's kind of a Kimi tool (the Kimi CLI's names
+// and Kimi Code's).
+func kindOf(name string) string {
+	switch name {
+	case "Shell", "Bash", "PowerShell":
+		return "execute"
+	case "ReadFile", "Read", "ReadMediaFile", "LS", "ListDirectory":
+		return "read"
+	case "WriteFile", "StrReplaceFile", "Write", "Edit", "MultiEdit", "NotebookEdit":
+		return "edit"
+	case "Glob", "Grep":
+		return "search"
+	case "SearchWeb", "FetchURL", "WebSearch", "WebFetch":
+		return "fetch"
+	case "Think", "SetTodoList", "TodoWrite", "TodoRead":
+		return "think"
+	}
+	return "other"
+}
+
+// inputOf is a tool input: the JSON the arguments hold, {} when there
+// are none, else the text as a string.
+func inputOf(args string) sdk.Str {
+	if strings.TrimSpace(args) == "" || args == "null" {
+		return sdk.RawJSON("{}")
+	}
+	if _, ok := sdk.Parse([]byte(args)); ok {
+		return sdk.RawJSON(args)
+	}
+	return sdk.S(args)
+}
+
+// opt is s as a literal, unset when empty.
+func opt(s string) sdk.Str {
+	if s == "" {
+		return sdk.Str{}
+	}
+	return sdk.S(s)
+}
+
+// secTime is epoch seconds (the Kimi CLI's float timestamp) as RFC 3339
+// ("" when v is not a positive number of a plausible size).
+func secTime(v abi.Value) string {
+	f, ok := v.Float()
+	if !ok || f <= 0 || f > 1e11 {
+		return ""
+	}
+	return time.UnixMilli(int64(f * 1000)).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}
+
+// msTime is epoch milliseconds (Kimi Code's time) as RFC 3339.
+func msTime(v abi.Value) string {
+	f, ok := v.Float()
+	if !ok || f <= 0 || f > 1e14 {
+		return ""
+	}
+	return time.UnixMilli(int64(f)).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+}

@@ -1,0 +1,149 @@
+package kimi
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// legacy handles one Kimi CLI wire record, {timestamp, message: {type,
+// payload}}, of the session (scope "") or, inside a SubagentEvent, of a
+// sub-agent (scope: the id of the Agent call that started it).
+func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.Out) {
+	switch typ {
+	case "TurnBegin", "SteerInput":
+		n.closeAll(out)
+		if !n.user(p.Get("user_input"), sdk.OriginPrompt, scope, ts, out) {
+			out.Ignored(sdk.S(typ))
+		}
+	case "StepBegin":
+		n.close(scope, out)
+		out.Ignored(sdk.S(typ))
+	case "ContentPart":
+		n.legacyPart(p, ts, scope, out)
+	case "ToolCall":
+		fn := p.Get("function")
+		n.toolCall(scope, sdk.View(p.Get("id")), sdk.View(fn.Get("name")), argsText(fn.Get("arguments")), ts, false, out)
+	case "ToolCallPart":
+		if !n.growCall(scope, p.Get("arguments_part"), out) {
+			out.Ignored(sdk.S(typ))
+		}
+	case "ToolResult":
+		rv := p.Get("return_value")
+		n.result(scope, sdk.View(p.Get("tool_call_id")), rv.Get("output"), rv.Get("is_error").Truthy(), rv.Get("message"), ts, out)
+	case "StatusUpdate":
+		u, ok := usageOf(p.Get("token_usage"))
+		if !ok {
+			out.Ignored(sdk.S(typ)) // context size, plan mode, MCP status
+			return
+		}
+		// One step's usage, after its response: the message's.
+		s := n.stepOf(scope, "", ts, out)
+		s.usage, s.hasUsage = u, true
+		if id := p.Get("message_id"); id.Kind() == abi.KindString && s.id == "" {
+			s.id = id.String()
+			out.Open(sdk.S(s.key), sdk.Message{ID: sdk.Text(id)})
+		}
+		n.close(scope, out)
+	case "StepRetry":
+		msg := "step retried after " + sdk.View(p.Get("error_type"))
+		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.Text(p.Get("status_code")), Scope: opt(scope)})
+	case "StepInterrupted":
+		n.close(scope, out)
+		out.Warn("kimi: a step was interrupted")
+	case "Notification":
+		if p.Get("severity").Is("error") {
+			out.Error(sdk.ProviderError{Message: sdk.StringOf(p.Get("body")), Code: sdk.StringOf(p.Get("type")), Scope: opt(scope)})
+			return
+		}
+		out.Ignored(sdk.S(typ))
+	case "CompactionBegin", "CompactionEnd":
+		out.Warn("kimi: the context was compacted (" + typ + ")")
+	case "SubagentEvent":
+		n.subagent(p, ts, out)
+	case "TurnEnd":
+		n.closeAll(out)
+		out.Ignored(sdk.S(typ))
+	case "MCPLoadingBegin", "MCPLoadingEnd", "HookTriggered", "HookResolved", "ApprovalRequest",
+		"ApprovalResponse", "ApprovalRequestResolved", "QuestionRequest", "ToolCallRequest", "HookRequest",
+		"PlanDisplay", "BtwBegin", "BtwEnd":
+		// Turn bookkeeping, approvals (their outcome is the tool's
+		// result), hooks, side questions.
+		out.Ignored(sdk.S(typ))
+	default:
+		out.Unmapped(sdk.S(typ))
+	}
+}
+
+// legacyPart handles a ContentPart: text and think deltas (the model's
+// output streamed in pieces); media parts are not mapped.
+func (n *normalizer) legacyPart(p abi.Value, ts, scope string, out *sdk.Out) {
+	switch {
+	case p.Get("type").Is("text"):
+		n.content(scope, sdk.BlockText, sdk.Text(p.Get("text")), p.Get("text"), ts, out)
+	case p.Get("type").Is("think"):
+		n.content(scope, sdk.BlockThinking, sdk.Text(p.Get("think")), p.Get("think"), ts, out)
+	default:
+		out.Ignored(sdk.S("ContentPart/" + sdk.TypeName(p.Get("type"))))
+		return
+	}
+	if p.Get("type").Is("text") && !p.Get("text").Exists() || p.Get("type").Is("think") && !p.Get("think").Exists() {
+		out.Ignored(sdk.S("ContentPart"))
+	}
+}
+
+// subagent handles a SubagentEvent: a sub-agent's own record, nested in
+// the session's log, in a scope of its own opened at its first record and
+// linked at the Agent call that started it.
+func (n *normalizer) subagent(p abi.Value, ts string, out *sdk.Out) {
+	ev := p.Get("event")
+	scope := str(p.Get("parent_tool_call_id"))
+	if scope == "" {
+		scope = str(p.Get("agent_id"))
+	}
+	if scope == "" || ev.Kind() != abi.KindObject || ev.Get("type").Kind() != abi.KindString {
+		out.Unmapped(sdk.S("SubagentEvent"))
+		return
+	}
+	if _, seen := n.agents[scope]; !seen {
+		if n.agents == nil {
+			n.agents = map[string]bool{}
+		}
+		n.agents[scope] = true
+		n.agentIDs = append(n.agentIDs, scope)
+		name := sdk.StringOf(p.Get("subagent_type"))
+		if name.IsEmpty() {
+			name = sdk.StringOf(p.Get("agent_id"))
+		}
+		parent := sdk.Str{}
+		if p.Get("parent_tool_call_id").Kind() == abi.KindString {
+			parent = sdk.S(scope)
+		}
+		out.ScopeOpen(sdk.S(scope), parent, name, sdk.Str{})
+	}
+	if !n.agents[scope] {
+		// A record after the sub-agent's result: the scope is closed.
+		out.Ignored(sdk.S("SubagentEvent/late"))
+		return
+	}
+	n.legacy(sdk.Name(ev.Get("type")), ev.Get("payload"), ts, scope, out)
+}
+
+// argsText is a call's arguments as JSON text: a string as it is, an
+// object as its JSON, "" when absent or null.
+func argsText(v abi.Value) string {
+	switch v.Kind() {
+	case abi.KindString:
+		return v.String()
+	case abi.KindObject, abi.KindArray:
+		return string(v.Raw())
+	}
+	return ""
+}
+
+// str is v as a Go string it owns ("" when v is not a string).
+func str(v abi.Value) string {
+	if v.Kind() != abi.KindString {
+		return ""
+	}
+	return v.String()
+}
