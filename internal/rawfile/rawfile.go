@@ -458,3 +458,16 @@ func Cut(path string, n int64, sha string) (before int64, cut bool, err error) {
 	}
 	return before, true, f.Sync()
 }
+
+// OpenAll opens the raw capture at path for reading every raw byte
+// ([File.All]); closing the reader closes the file.
+func OpenAll(path string) (io.ReadCloser, error) {
+	r, err := Open(path)
+	if err != nil {
+		return nil, err
+	}
+	return struct {
+		io.Reader
+		io.Closer
+	}{r.All(), r}, nil
+}

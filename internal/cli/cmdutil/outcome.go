@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/twasm/twasm/internal/detect"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/transcript"
 )
@@ -213,7 +213,7 @@ func rawLines(storage string, res *transcript.AgentResult) rawCount {
 	if !filepath.IsAbs(p) {
 		p = filepath.Join(storage, p)
 	}
-	f, err := os.Open(p)
+	f, err := rawfile.OpenAll(p)
 	if err != nil {
 		return rawCount{}
 	}
