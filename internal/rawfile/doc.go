@@ -46,7 +46,8 @@
 //     (transcript.RawRef) are of the uncompressed bytes, whichever kind
 //     holds them.
 //
-// The zstd codec is github.com/klauspost/compress/zstd (pure Go, no cgo):
+// The zstd codec is github.com/klauspost/compress/zstd (pure Go, no cgo),
+// at its fastest level with its smaller tables (see encoder for why):
 // one encoder and one decoder per process, made on first use and used
 // only through EncodeAll and DecodeAll, which are safe for concurrent
 // use and keep no state between calls.
