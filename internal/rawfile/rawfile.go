@@ -211,15 +211,15 @@ func (r *File) Section(off, n int64) io.Reader {
 }
 
 type section struct {
-	r    *File
-	i    int    // next frame to decode
-	buf  []byte // decoded bytes not read yet
+	r   *File
+	i   int    // next frame to decode
+	buf []byte // decoded bytes not read yet
 	// cbuf and dbuf are reused for every frame: a frame's compressed
 	// bytes and its decoded bytes.
 	cbuf, dbuf []byte
-	pos  int64  // uncompressed offset of buf[0] (or of the next byte)
-	left int64
-	err  error
+	pos        int64 // uncompressed offset of buf[0] (or of the next byte)
+	left       int64
+	err        error
 }
 
 func (s *section) Read(p []byte) (int, error) {
