@@ -127,8 +127,10 @@ bench: MEMORY_STREAMS ?= 10000
 # searched (internal/index), a store of SYNC_SESSIONS Claude sessions
 # synced again unchanged (internal/archive), twasm usage by day over
 # SYNC_SESSIONS sessions from the index and from the files
-# (internal/cli/usagecmd); generated in temporary directories and
-# deleted. A few minutes on 2 idle cores.
+# (internal/cli/usagecmd), and the size of a storage against the logs
+# it archives (internal/archive BenchmarkStoreSize: the real captures of
+# four agents synced and indexed); generated in temporary directories
+# and deleted. A few minutes on 2 idle cores.
 bench: INDEX_BYTES ?= 1073741824
 bench: SYNC_SESSIONS ?= 10000
 bench: bin/twasm

@@ -20,6 +20,7 @@ import (
 
 	"github.com/twasm/twasm/internal/durable"
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/lifecycle"
@@ -114,7 +115,7 @@ type Agent struct {
 	inst   normalize.Instance
 	sink   *sink
 
-	raw     *os.File
+	raw     *rawfile.Writer
 	rawRel  string
 	rawHash hash.Hash
 	rawN    int64
@@ -191,11 +192,12 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		// (once committed, such a sync costs no journal commit).
 		a.newEntry()
 	} else {
-		a.raw, err = os.OpenFile(filepath.Join(dir, base+".raw"), os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+		name := base + ".raw" + rawfile.Ext
+		a.raw, err = rawfile.Create(filepath.Join(dir, name))
 		if err != nil {
 			return nil, fmt.Errorf("capture: raw capture: %w", err)
 		}
-		a.rawRel = filepath.ToSlash(filepath.Join("raw", runID, base+".raw"))
+		a.rawRel = filepath.ToSlash(filepath.Join("raw", runID, name))
 		a.newEntry()
 	}
 	a.errRel = filepath.ToSlash(filepath.Join("raw", runID, base+".stderr"))
@@ -223,30 +225,38 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 func (a *Agent) dropRaw() {
 	a.raw.Close()
 	if a.opts.ContinueRaw == "" {
-		os.Remove(a.raw.Name())
+		os.Remove(a.raw.File().Name())
 	}
 }
 
 // continueRaw opens an existing raw capture of run runID for appending and
-// hashes what it holds, so the step's RawRef covers the whole file. The
-// name must be a file directly in the run's raw dir: nothing outside it
-// is opened.
+// hashes the raw bytes it holds, so the step's RawRef covers the whole
+// capture. The name must be a file directly in the run's raw dir: nothing
+// outside it is opened. A capture stays of its kind (package rawfile): an
+// old plain one is extended plainly, a framed one by new frames; one that
+// ends in a damaged frame is refused (rawfile.ErrTorn, ErrCorrupt).
 func (a *Agent) continueRaw(dir, runID, rel string) error {
 	name := filepath.Base(filepath.FromSlash(rel))
 	want := filepath.ToSlash(filepath.Join("raw", runID, name))
 	if filepath.ToSlash(rel) != want {
 		return fmt.Errorf("capture: continue raw capture %q: not a raw capture of run %s", rel, runID)
 	}
-	f, err := os.OpenFile(filepath.Join(dir, name), os.O_RDWR|os.O_APPEND, 0)
+	path := filepath.Join(dir, name)
+	w, err := rawfile.Append(path)
 	if err != nil {
 		return fmt.Errorf("capture: continue raw capture: %w", err)
 	}
-	n, err := io.Copy(a.rawHash, f)
+	r, err := rawfile.Open(path)
+	var n int64
+	if err == nil {
+		n, err = io.Copy(a.rawHash, r.All())
+		r.Close()
+	}
 	if err != nil {
-		f.Close()
+		w.Close()
 		return fmt.Errorf("capture: continue raw capture: read %s: %w", rel, err)
 	}
-	a.raw, a.rawRel, a.rawN = f, want, n
+	a.raw, a.rawRel, a.rawN = w, want, n
 	return nil
 }
 
@@ -379,12 +389,24 @@ func (a *Agent) writeHeld(lines [][]byte) error {
 }
 
 // releaseRaw writes the lines Split holds back up to the stream's line
-// upto, which an event about to be written comes from.
+// upto, which an event about to be written comes from, and flushes the
+// raw capture: the file holds every raw byte before an event made of
+// them is written.
 func (a *Agent) releaseRaw(upto int) error {
-	if a.opts.Split == nil || a.held == 0 || upto < a.heldFrom {
-		return nil
+	if a.opts.Split != nil && a.held > 0 && upto >= a.heldFrom {
+		if err := a.writeHeld(a.opts.Split.Release(min(upto-a.heldFrom+1, a.held))); err != nil {
+			return err
+		}
 	}
-	return a.writeHeld(a.opts.Split.Release(min(upto-a.heldFrom+1, a.held)))
+	return a.flushRaw()
+}
+
+// flushRaw writes the raw bytes the capture's writer still holds (a frame).
+func (a *Agent) flushRaw() error {
+	if err := a.raw.Flush(); err != nil {
+		return fmt.Errorf("capture: write raw capture: %w", err)
+	}
+	return nil
 }
 
 func (a *Agent) feed(ctx context.Context, p []byte) error {
@@ -394,6 +416,9 @@ func (a *Agent) feed(ctx context.Context, p []byte) error {
 	}
 	if a.lastChunk {
 		a.lastChunk = false
+		if err := a.flushRaw(); err != nil {
+			return err
+		}
 		a.startEarlySync()
 	}
 	return a.stream.Feed(ctx, p)
@@ -422,7 +447,7 @@ func (a *Agent) startEarlySync() {
 	}
 	s := &earlySync{done: make(chan struct{}), n: a.rawN}
 	a.early = s
-	f := a.raw
+	f := a.raw.File()
 	go func() {
 		defer close(s.done)
 		if s.err = a.sync(f); s.err != nil {
@@ -446,11 +471,11 @@ func (a *Agent) syncRaw() (err, dirErr error) {
 			return nil, s.dirErr
 		}
 		if s.err != nil {
-			return errors.Join(s.err, a.sync(a.raw)), s.dirErr
+			return errors.Join(s.err, a.sync(a.raw.File())), s.dirErr
 		}
-		return a.sync(a.raw), s.dirErr
+		return a.sync(a.raw.File()), s.dirErr
 	}
-	return a.sync(a.raw), nil
+	return a.sync(a.raw.File()), nil
 }
 
 // MaxLineBytes bounds a line of provider output: a line of more than
@@ -554,6 +579,10 @@ func (a *Agent) Finish(ctx context.Context, exitCode *int) (*Result, error) {
 	if a.opts.Split != nil && a.opts.Mask != nil {
 		errs = append(errs, a.writeHeld(a.opts.Split.Flush()))
 	}
+	// Every raw byte is in the file before the sync below and before
+	// the result names it; the next step of the run (a session that
+	// grew) starts a frame of its own.
+	errs = append(errs, a.flushRaw())
 	a.finished = true
 	if exitCode != nil {
 		a.stream.ExitCode(*exitCode)

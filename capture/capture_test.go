@@ -19,6 +19,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -136,7 +137,7 @@ func TestCapture(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, tc.status, res.Status)
 			require.NotNil(t, res.Raw)
-			raw, err := os.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path)))
+			raw, err := rawfile.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path)))
 			require.NoError(t, err)
 			sum := sha256.Sum256(raw)
 			assert.Equal(t, hex.EncodeToString(sum[:]), res.Raw.SHA256)
@@ -333,8 +334,8 @@ func TestCaptureMakesRawEntriesDurable(t *testing.T) {
 			entries := func(step string) []string {
 				return []string{step + ":dir:raw", step + ":dir:" + raw}
 			}
-			want := append([]string{"one:file:" + raw + "/one.0.0.*.raw"}, entries("one")...)
-			want = append(want, "two:file:"+raw+"/two.0.0.*.raw", "two:file:"+raw+"/two.0.0.*.stderr")
+			want := append([]string{"one:file:" + raw + "/one.0.0.*.raw.zst"}, entries("one")...)
+			want = append(want, "two:file:"+raw+"/two.0.0.*.raw.zst", "two:file:"+raw+"/two.0.0.*.stderr")
 			want = append(want, entries("two")...)
 			rnd := regexp.MustCompile(`\.[0-9a-f]{8}\.`)
 			for i := range synced {

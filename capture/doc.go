@@ -40,6 +40,16 @@
 //   - Nothing is lost: every byte fed is in the raw capture (masked, when
 //     [Options].Mask is set) whether or not the plugin understood it; a transcript
 //     can be rebuilt from it later (renormalize).
+//   - A new raw capture is framed (package internal/rawfile: "*.raw.zst",
+//     independent zstd frames, written through rawfile.Writer); the raw
+//     bytes are flushed into the file as a frame before any event made
+//     of them is written (the sink's RawLines), before the early sync,
+//     and at Finish, so a step's bytes begin a frame of their own and a
+//     frame never holds two steps' bytes. A capture continued
+//     ([Options.ContinueRaw]) stays of its kind: an older twasm's plain
+//     "*.raw" grows plainly; one that ends in a frame cut short is
+//     refused (rawfile.ErrTorn). The step's RawRef states the raw bytes'
+//     size and sha256, whichever kind holds them.
 //   - With a Mask, no unmasked byte reaches the disk: raw capture,
 //     stderr capture and events all see masked lines only. Masking works
 //     on whole lines so a secret split across reads is still found.

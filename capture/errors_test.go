@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -159,7 +160,7 @@ func TestMaskedTailWithoutNewline(t *testing.T) {
 		require.NoError(t, a.FeedStderr([]byte("no newline sk-secret")))
 		res, err := a.Finish(ctx, new(1))
 		require.NoError(t, err)
-		raw, err := os.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path)))
+		raw, err := rawfile.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path)))
 		require.NoError(t, err)
 		assert.NotContains(t, string(raw), "sk-secret")
 		stderr, err := os.ReadFile(filepath.Join(store.Root, filepath.FromSlash(res.Raw.Stderr)))

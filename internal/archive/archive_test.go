@@ -17,6 +17,7 @@ import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/plugins/amp"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/cline"
@@ -129,7 +130,35 @@ func TestGrownSessionEqualsWhole(t *testing.T) {
 		{"pi", "testdata/captures/pi/irrlicht_session_v3_bash_exit_code_1.jsonl"},
 		{"pi", "testdata/captures/pi/irrlicht_session_v3_user_bash.jsonl"},
 	} {
-		t.Run(filepath.Base(tc.fixture), func(t *testing.T) { grownEqualsWhole(t, tc.provider, tc.fixture) })
+		t.Run(filepath.Base(tc.fixture), func(t *testing.T) { grownEqualsWhole(t, tc.provider, tc.fixture, false) })
+	}
+	// A session an older twasm archived, with a plain raw capture: the
+	// part it grew by extends that capture plainly.
+	t.Run("older plain raw capture", func(t *testing.T) {
+		grownEqualsWhole(t, "claude", "claude/agentcmd_session_log_ansi_tool_error.jsonl", true)
+	})
+}
+
+// asOlderStore turns the raw captures of a storage into what an older
+// twasm wrote: plain "*.raw" files, named so by the transcripts and the
+// ledger.
+func asOlderStore(t *testing.T, root string) {
+	t.Helper()
+	framed, err := filepath.Glob(filepath.Join(root, "raw", "*", "*.raw"+rawfile.Ext))
+	require.NoError(t, err)
+	require.NotEmpty(t, framed)
+	for _, p := range framed {
+		b, err := rawfile.ReadFile(p)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(strings.TrimSuffix(p, rawfile.Ext), b, 0o600))
+		require.NoError(t, os.Remove(p))
+	}
+	names, err := filepath.Glob(filepath.Join(root, "transcripts", "*.jsonl"))
+	require.NoError(t, err)
+	for _, p := range append(names, filepath.Join(root, "archive", "ledger.jsonl")) {
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		require.NoError(t, os.WriteFile(p, bytes.ReplaceAll(b, []byte(".raw"+rawfile.Ext+`"`), []byte(`.raw"`)), 0o600))
 	}
 }
 
@@ -159,7 +188,7 @@ func TestGrownPiSessionBranch(t *testing.T) {
 	assert.True(t, branch(run.parts[1].Warnings), "part 2: %q", run.parts[1].Warnings)
 }
 
-func grownEqualsWhole(t *testing.T, provider, fix string) {
+func grownEqualsWhole(t *testing.T, provider, fix string, older bool) {
 	ctx := context.Background()
 	data := fixture(t, fix)
 	lines := bytes.SplitAfter(data, []byte("\n"))
@@ -184,6 +213,10 @@ func grownEqualsWhole(t *testing.T, provider, fix string) {
 		writeAged(t, path, bytes.Join(lines[:cut], nil), time.Hour)
 		o1 := a.SyncFile(ctx, provider, path)
 		require.Equal(t, ActionNew, o1.Action, o1.Reason)
+		if older {
+			asOlderStore(t, root)
+			a = newArchiver(t, root, nil)
+		}
 		writeAged(t, path, data, time.Hour-time.Minute)
 		o2 := a.SyncFile(ctx, provider, path)
 		require.Equal(t, ActionGrown, o2.Action, o2.Reason)
@@ -195,10 +228,17 @@ func grownEqualsWhole(t *testing.T, provider, fix string) {
 		assert.Equal(t, whole.results, split.results, "cut at line %d", cut)
 		assert.Equal(t, whole.output, split.output, "cut at line %d: tokens counted once", cut)
 		assert.Equal(t, split.parts[0].Raw.Path, split.parts[1].Raw.Path, "one raw capture per session")
-		raw, err := os.ReadFile(filepath.Join(root, split.parts[1].Raw.Path))
+		raw, err := rawfile.ReadFile(filepath.Join(root, split.parts[1].Raw.Path))
 		require.NoError(t, err)
 		assert.Equal(t, data, raw)
 		assert.Equal(t, int64(len(data)), split.parts[1].Raw.Bytes)
+		if older {
+			onDisk, err := os.ReadFile(filepath.Join(root, split.parts[1].Raw.Path))
+			require.NoError(t, err)
+			assert.Equal(t, data, onDisk, "a plain capture is extended plainly")
+		} else {
+			assert.True(t, strings.HasSuffix(split.parts[1].Raw.Path, ".raw"+rawfile.Ext), split.parts[1].Raw.Path)
+		}
 		// Times are the session's, not the sync's.
 		year := whole.events[0].Timestamp.Year()
 		assert.Less(t, year, time.Now().Year()+1)
@@ -273,7 +313,7 @@ func TestPartialLastLine(t *testing.T) {
 	require.Equal(t, ActionGrown, o.Action, o.Reason)
 	assert.Equal(t, int64(len(data)-cut), o.Bytes)
 	v := readRun(t, root, o.RunID)
-	raw, err := os.ReadFile(filepath.Join(root, v.parts[1].Raw.Path))
+	raw, err := rawfile.ReadFile(filepath.Join(root, v.parts[1].Raw.Path))
 	require.NoError(t, err)
 	assert.Equal(t, data, raw)
 }
@@ -326,7 +366,7 @@ func TestRedactAndDeletedSource(t *testing.T) {
 	require.Equal(t, ActionNew, o.Action, o.Reason)
 	err := filepath.WalkDir(root, func(p string, d os.DirEntry, err error) error {
 		if err == nil && !d.IsDir() {
-			b, _ := os.ReadFile(p)
+			b, _ := rawfile.ReadFile(p) // a framed raw capture's raw bytes
 			assert.NotContains(t, string(b), secret, p)
 		}
 		return err

@@ -256,7 +256,8 @@
 // part left open (sub-runs ended, steps completed) as cancelled, with an
 // error that says so; cuts the raw capture back to the size and sha256
 // the last completed part's result gives (what no completed part holds
-// was never archived); and continues the session in the same run, from
+// was never archived; a framed capture at the frame boundary where that
+// part ended, a frame the kill cut short included: rawfile.Cut); and continues the session in the same run, from
 // the last completed part's offset (0 when there is none), as the
 // killed command would have (read whole or up to its last complete line,
 // the run ended after the part or left open: the pending entry's Resume,

@@ -17,6 +17,7 @@ import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/rawfile"
 )
 
 // factsSeen logs every raw line a factsNorm was fed, stream by stream.
@@ -86,7 +87,7 @@ func TestSourceFacts(t *testing.T) {
 
 			e := a.Ledger().ByPath(path)
 			require.NotNil(t, e)
-			raw, err := os.ReadFile(filepath.Join(root, e.Raw))
+			raw, err := rawfile.ReadFile(filepath.Join(root, e.Raw))
 			require.NoError(t, err)
 			rawLines := strings.SplitAfter(strings.TrimSuffix(string(raw), "\n"), "\n")
 			for i := range rawLines {

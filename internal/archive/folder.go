@@ -16,6 +16,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/regfile"
 )
 
@@ -453,7 +454,7 @@ func (s folderSource) replay(root string, prev *Entry, _ int64, _ bool) (io.Read
 	if prev == nil || prev.Raw == "" {
 		return nil, nil, nil
 	}
-	f, err := regfile.Open(filepath.Join(root, filepath.FromSlash(prev.Raw)))
+	f, err := rawfile.OpenAll(filepath.Join(root, filepath.FromSlash(prev.Raw)))
 	if err != nil {
 		return nil, nil, fmt.Errorf("replay the session's raw capture: %w", err)
 	}

@@ -16,6 +16,7 @@ import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/capture"
 	goldenpkg "github.com/twasm/twasm/golden"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/transcript"
 )
@@ -125,7 +126,7 @@ func TestClineTaskFolder(t *testing.T) {
 	// calls, results and responses.
 	e := a.Ledger().ByPath(task)
 	require.NotNil(t, e)
-	raw, err := os.ReadFile(filepath.Join(root, e.Raw))
+	raw, err := rawfile.ReadFile(filepath.Join(root, e.Raw))
 	require.NoError(t, err)
 	out, err := goldenpkg.Normalize(ctx, capture.NativePlugin(cline.Plugin), raw, goldenpkg.Options{Provider: "cline"})
 	require.NoError(t, err)

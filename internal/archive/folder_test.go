@@ -19,6 +19,7 @@ import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -205,7 +206,7 @@ func TestFolderSession(t *testing.T) {
 	// stream (replay, then the new bytes) is the raw capture.
 	e := a.Ledger().ByPath(task)
 	require.NotNil(t, e)
-	raw, err := os.ReadFile(filepath.Join(root, e.Raw))
+	raw, err := rawfile.ReadFile(filepath.Join(root, e.Raw))
 	require.NoError(t, err)
 	rawLines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
 	seen.mu.Lock()
@@ -365,7 +366,7 @@ func TestFolderRedact(t *testing.T) {
 	require.NoError(t, filepath.WalkDir(root, func(p string, d fs.DirEntry, err error) error {
 		require.NoError(t, err)
 		if d.Type().IsRegular() {
-			b, err := os.ReadFile(p)
+			b, err := rawfile.ReadFile(p) // a framed raw capture's raw bytes
 			require.NoError(t, err)
 			assert.NotContains(t, string(b), secret, p)
 		}

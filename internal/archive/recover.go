@@ -2,18 +2,15 @@ package archive
 
 import (
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
 	"strings"
-	"syscall"
 	"time"
 
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/runctl"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/runstate"
@@ -332,35 +329,17 @@ func (a *Archiver) cutRaw(it Interrupted) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	f, err := os.OpenFile(p, os.O_RDWR|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
+	before, cut, err := rawfile.Cut(p, it.RawBytes, it.RawSHA256)
 	if err != nil {
-		return "", fmt.Errorf("raw capture: %w", err)
+		return "", fmt.Errorf("raw capture %s: %w: left as it is", e.Raw, err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return "", fmt.Errorf("raw capture: %w", err)
-	}
-	if !st.Mode().IsRegular() {
-		return "", fmt.Errorf("raw capture %s is not a regular file", e.Raw)
-	}
-	if st.Size() <= it.RawBytes {
+	if !cut {
 		return "", nil
 	}
-	h := sha256.New()
-	if _, err := io.Copy(h, io.NewSectionReader(f, 0, it.RawBytes)); err != nil {
-		return "", fmt.Errorf("raw capture: %w", err)
+	if before == it.RawBytes {
+		return fmt.Sprintf("its raw capture %s, which ended in a frame cut short, was cut back to the %d bytes its last completed part holds", e.Raw, it.RawBytes), nil
 	}
-	if hex.EncodeToString(h.Sum(nil)) != it.RawSHA256 {
-		return "", fmt.Errorf("raw capture %s does not start with the %d bytes its last part holds (sha256 differs): left as it is", e.Raw, it.RawBytes)
-	}
-	if err := f.Truncate(it.RawBytes); err != nil {
-		return "", fmt.Errorf("raw capture: %w", err)
-	}
-	if err := f.Sync(); err != nil {
-		return "", fmt.Errorf("raw capture: %w", err)
-	}
-	return fmt.Sprintf("its raw capture %s was cut back from %d to the %d bytes its last completed part holds", e.Raw, st.Size(), it.RawBytes), nil
+	return fmt.Sprintf("its raw capture %s was cut back from %d to the %d bytes its last completed part holds", e.Raw, before, it.RawBytes), nil
 }
 
 // dropUnreferencedRaw removes the raw captures of a run that held no
@@ -374,7 +353,7 @@ func (a *Archiver) dropUnreferencedRaw(runID, keep string) {
 	}
 	for _, d := range ents {
 		rel := filepath.ToSlash(filepath.Join("raw", runID, d.Name()))
-		if rel == keep || !d.Type().IsRegular() || !strings.HasSuffix(d.Name(), ".raw") {
+		if rel == keep || !d.Type().IsRegular() || !strings.HasSuffix(strings.TrimSuffix(d.Name(), rawfile.Ext), ".raw") {
 			continue
 		}
 		if err := os.Remove(filepath.Join(dir, d.Name())); err != nil {

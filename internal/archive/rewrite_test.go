@@ -12,6 +12,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -177,7 +178,7 @@ func TestGeminiChatRewrittenInPlace(t *testing.T) {
 	// Every version's bytes are kept, each in its part's raw capture.
 	for i, want := range [][]byte{v1, v2, v3} {
 		require.NotNil(t, run.parts[i].Raw, "part %d", i)
-		got, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(run.parts[i].Raw.Path)))
+		got, err := rawfile.ReadFile(filepath.Join(root, filepath.FromSlash(run.parts[i].Raw.Path)))
 		require.NoError(t, err)
 		assert.True(t, bytes.Equal(want, got), "raw capture of part %d is not version %d", i, i+1)
 	}

@@ -12,8 +12,8 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/redact"
-	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runctl"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/lifecycle"
@@ -321,7 +321,7 @@ func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location
 			// The raw capture holds what was fed (masked as it was):
 			// the plugin's state after it is the one renormalize
 			// reaches.
-			f, err := regfile.Open(filepath.Join(a.opts.Store.Root, filepath.FromSlash(prev.Raw)))
+			f, err := rawfile.OpenAll(filepath.Join(a.opts.Store.Root, filepath.FromSlash(prev.Raw)))
 			if err != nil {
 				feedErr = err
 			} else {

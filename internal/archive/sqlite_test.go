@@ -19,6 +19,7 @@ import (
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -226,7 +227,7 @@ func TestSyncSQLite(t *testing.T) {
 			}
 			require.NoError(t, r.Err())
 			assert.Equal(t, []string{"prt_1=hello", "prt_2=working", "prt_2=done", "prt_4=new part"}, texts)
-			raw, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(e.Raw)))
+			raw, err := rawfile.ReadFile(filepath.Join(root, filepath.FromSlash(e.Raw)))
 			require.NoError(t, err)
 			lines := strings.Split(strings.TrimSuffix(string(raw), "\n"), "\n")
 			require.Len(t, lines, 6)

@@ -14,6 +14,7 @@ import (
 	"strconv"
 
 	"github.com/twasm/twasm/internal/export"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/transcript"
@@ -229,9 +230,10 @@ func rawLineOf(ev *transcript.Event) int {
 	return 0
 }
 
-// nthLine returns the n-th line (1-based) of the file at path.
+// nthLine returns the n-th line (1-based) of the raw capture at path
+// (plain or framed, package rawfile).
 func nthLine(path string, n int) (string, error) {
-	f, err := os.Open(path)
+	f, err := rawfile.OpenAll(path)
 	if err != nil {
 		return "", err
 	}
@@ -242,6 +244,9 @@ func nthLine(path string, n int) (string, error) {
 		if i == n {
 			return sc.Text(), nil
 		}
+	}
+	if err := sc.Err(); err != nil {
+		return "", err
 	}
 	return "", fs.ErrNotExist
 }

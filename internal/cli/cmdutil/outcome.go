@@ -8,12 +8,12 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"path/filepath"
 	"slices"
 	"strings"
 
 	"github.com/twasm/twasm/internal/detect"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/transcript"
 )
@@ -216,7 +216,7 @@ func rawPath(storage string, res *transcript.AgentResult) string {
 // rawSample is the start of the raw capture, for detection: read only
 // when the plugin understood nothing (every recording used to copy it).
 func rawSample(storage string, res *transcript.AgentResult) []byte {
-	f, err := os.Open(rawPath(storage, res))
+	f, err := rawfile.OpenAll(rawPath(storage, res))
 	if err != nil {
 		return nil
 	}
@@ -232,7 +232,7 @@ func rawLines(storage string, res *transcript.AgentResult) rawCount {
 	if p == "" {
 		return rawCount{}
 	}
-	f, err := os.Open(p)
+	f, err := rawfile.OpenAll(p)
 	if err != nil {
 		return rawCount{}
 	}

@@ -20,6 +20,7 @@ import (
 	"github.com/twasm/twasm/internal/bundled"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
@@ -128,7 +129,7 @@ func TestRunWithPluginFile(t *testing.T) {
 			if err != nil || d.IsDir() {
 				return err
 			}
-			b, err := os.ReadFile(p)
+			b, err := rawfile.ReadFile(p) // a framed raw capture's raw bytes
 			require.NoError(t, err)
 			assert.NotContains(t, string(b), key, p)
 			return nil

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"io"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,6 +17,7 @@ import (
 	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
@@ -645,25 +645,26 @@ type rawPart struct {
 // extend the new run's raw capture of the earlier step, through the
 // filter that leaves out what the earlier parts hold.
 func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin capture.Plugin, raw string, orig *transcript.AgentResult) (*transcript.AgentResult, error) {
-	f, err := os.Open(raw)
+	f, err := rawfile.Open(raw)
 	if err != nil {
 		return nil, err
 	}
 	defer f.Close()
-	st, err := f.Stat()
-	if err != nil {
-		return nil, err
-	}
+	// The step's own bytes: all its raw capture held when it completed
+	// (a later step of the run may have extended it). A capture that
+	// holds fewer whole bytes (a framed one damaged since) is read to
+	// its end, where the reader reports the damage: the step fails
+	// saying so, never rebuilt silently from less.
 	end := orig.Raw.Bytes
-	if end <= 0 || end > st.Size() {
-		end = st.Size()
+	if end <= 0 || end > f.Size() && f.Damage() == nil {
+		end = f.Size()
 	}
-	src := capture.Source{Stdout: io.NewSectionReader(f, 0, end), ExitCode: orig.ExitCode}
+	src := capture.Source{Stdout: f.Section(0, end), ExitCode: orig.ExitCode}
 	prev, cont := rn.parts[orig.Raw.Path]
 	var filter func(*transcript.Event) *transcript.Event
 	if cont && prev.bytes > 0 && prev.bytes <= end {
-		src.Replay = io.NewSectionReader(f, 0, prev.bytes)
-		src.Stdout = io.NewSectionReader(f, prev.bytes, end-prev.bytes)
+		src.Replay = f.Section(0, prev.bytes)
+		src.Stdout = f.Section(prev.bytes, end-prev.bytes)
 		if filter, err = archive.PartFilter(rn.store.Root, s.Run().RunID()); err != nil {
 			return nil, err
 		}

@@ -1,6 +1,7 @@
 package renormalize
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
@@ -11,6 +12,7 @@ import (
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/importcmd"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/plugins/claude"
 )
@@ -51,7 +53,19 @@ func TestNewCmdRenormalize(t *testing.T) {
 // The run layer: an imported Claude session renormalized with the same
 // plugin gives a new run, named after the original, whose agent step has
 // the same status and unmapped counts; the original is unchanged.
+// TestRunRenormalize rebuilds an imported run from its raw capture: a
+// framed one as twasm writes it now, a plain one as an older twasm wrote
+// it (the same transcript either way).
 func TestRunRenormalize(t *testing.T) {
+	for _, kind := range []string{"framed", "older plain", "torn"} {
+		t.Run(kind, func(t *testing.T) { testRunRenormalize(t, kind) })
+	}
+}
+
+// testRunRenormalize: kind "torn" is a framed capture whose last frame
+// was cut short since: the step is rebuilt in error, naming the damage,
+// never from fewer bytes as if they were all.
+func testRunRenormalize(t *testing.T, kind string) {
 	e := cmdtest.New(t)
 	src, err := os.ReadFile("../../../testdata/captures/claude/agentcmd_session_log_v2.0.26_plan_rejected.jsonl")
 	if err != nil {
@@ -68,6 +82,22 @@ func TestRunRenormalize(t *testing.T) {
 		t.Fatalf("import: %v\n%s", err, e.ErrOut)
 	}
 	orig := cmdtest.JSONLines[importcmd.Imported](t, e.Out.Bytes())[0]
+	switch kind {
+	case "older plain":
+		olderStore(t, filepath.Dir(filepath.Dir(orig.Transcript)), orig.Transcript)
+	case "torn":
+		framed, _ := filepath.Glob(filepath.Join(filepath.Dir(filepath.Dir(orig.Transcript)), "raw", "*", "*.raw"+rawfile.Ext))
+		if len(framed) != 1 {
+			t.Fatalf("framed captures %q", framed)
+		}
+		st, err := os.Stat(framed[0])
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.Truncate(framed[0], st.Size()-2); err != nil {
+			t.Fatal(err)
+		}
+	}
 	before, err := os.ReadFile(orig.Transcript)
 	if err != nil {
 		t.Fatal(err)
@@ -82,6 +112,13 @@ func TestRunRenormalize(t *testing.T) {
 	var sum Summary
 	if err := json.Unmarshal(e.Out.Bytes(), &sum); err != nil {
 		t.Fatalf("--json: %v\n%s", err, e.Out)
+	}
+	if kind == "torn" {
+		tr, _ := os.ReadFile(sum.Transcript)
+		if len(sum.Steps) != 1 || sum.Steps[0].New.Status != "error" || !strings.Contains(string(tr), "raw capture ends in a frame cut short") {
+			t.Fatalf("a torn raw capture: steps %+v, transcript:\n%s", sum.Steps, tr)
+		}
+		return
 	}
 	if sum.Original != orig.RunID || sum.New == "" || sum.New == orig.RunID || len(sum.Problems) != 0 {
 		t.Fatalf("summary %+v", sum)
@@ -104,6 +141,33 @@ func TestRunRenormalize(t *testing.T) {
 	}
 	if after, _ := os.ReadFile(orig.Transcript); string(after) != string(before) {
 		t.Error("renormalize changed the original transcript")
+	}
+}
+
+// olderStore turns the run's raw captures into what an older twasm
+// wrote: plain "*.raw" files, so named by its transcript.
+func olderStore(t *testing.T, root, transcriptPath string) {
+	t.Helper()
+	framed, _ := filepath.Glob(filepath.Join(root, "raw", "*", "*.raw"+rawfile.Ext))
+	if len(framed) == 0 {
+		t.Fatal("no framed raw capture")
+	}
+	for _, p := range framed {
+		b, err := rawfile.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(strings.TrimSuffix(p, rawfile.Ext), b, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		os.Remove(p)
+	}
+	b, err := os.ReadFile(transcriptPath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(transcriptPath, bytes.ReplaceAll(b, []byte(".raw"+rawfile.Ext+`"`), []byte(`.raw"`)), 0o600); err != nil {
+		t.Fatal(err)
 	}
 }
 

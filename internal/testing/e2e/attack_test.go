@@ -2,6 +2,8 @@ package e2e
 
 import (
 	"bytes"
+	"crypto/rand"
+	"encoding/base64"
 	"errors"
 	"os"
 	"os/exec"
@@ -12,6 +14,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/transcript"
 )
@@ -248,13 +251,28 @@ func TestFullDisk(t *testing.T) {
 		t.Skipf("cannot mount a tmpfs (%v): %s", err, out)
 	}
 	t.Cleanup(func() { _ = exec.Command("umount", "-l", mnt).Run() })
-	// About 1 MiB of a real stream: the raw capture alone fills the disk.
+	// About 1 MiB of a real stream, each line given a member of random
+	// text that no compression shrinks much: the raw capture alone fills
+	// the disk (framed and compressed, as a raw capture is).
 	ex, err := os.ReadFile(example())
 	if err != nil {
 		t.Fatal(err)
 	}
+	var in bytes.Buffer
+	pad := make([]byte, 1536)
+	for in.Len() < 1<<20 {
+		for _, l := range bytes.SplitAfter(ex, []byte("\n")) {
+			if len(l) < 2 || l[0] != '{' {
+				in.Write(l)
+				continue
+			}
+			_, _ = rand.Read(pad)
+			in.WriteString(`{"pad":"` + base64.StdEncoding.EncodeToString(pad) + `",`)
+			in.Write(l[1:])
+		}
+	}
 	big := filepath.Join(t.TempDir(), "big.jsonl")
-	if err := os.WriteFile(big, bytes.Repeat(ex, 1+(1<<20)/len(ex)), 0o600); err != nil {
+	if err := os.WriteFile(big, in.Bytes(), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	storage := filepath.Join(mnt, "storage")
@@ -347,7 +365,7 @@ func TestCtrlCDuringRecord(t *testing.T) {
 	if res.CostUSD == nil || res.Usage == nil {
 		t.Errorf("the result line printed after Ctrl-C was not normalized: %+v", res)
 	}
-	raw, _ := os.ReadFile(filepath.Join(storage, filepath.FromSlash(res.Raw.Path)))
+	raw, _ := rawfile.ReadFile(filepath.Join(storage, filepath.FromSlash(res.Raw.Path)))
 	if !bytes.Contains(raw, []byte(`"i":19999}`)) {
 		t.Error("the agent's output after the Ctrl-C was not read to the end")
 	}

@@ -24,7 +24,7 @@ var (
 	straceCall = regexp.MustCompile(`^\d+\s+(fsync|fdatasync|write)\(\d+<([^>]*)>(.*)$`)
 	eventType  = regexp.MustCompile(`\\"type\\":\\"([a-z_.]+)\\"`)
 	runIDRe    = regexp.MustCompile(`[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a-f]{12}`)
-	rawName    = regexp.MustCompile(`/[^/]+\.raw$`)
+	rawName    = regexp.MustCompile(`/[^/]+\.raw(\.zst)?$`)
 )
 
 // traceRecord runs `twasm record` of the bundled example under strace

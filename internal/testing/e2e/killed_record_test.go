@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/jsonstr"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/testing/secrettest"
 	"github.com/twasm/twasm/transcript"
 )
@@ -126,11 +128,18 @@ func TestKilledRecordRedactRaw(t *testing.T) {
 		}
 	}
 	runID := strings.TrimSuffix(filepath.Base(tr), ".jsonl")
-	raws, _ := filepath.Glob(filepath.Join(stor, "raw", runID, "*.raw"))
+	raws, _ := filepath.Glob(filepath.Join(stor, "raw", runID, "*.raw*"))
 	if len(raws) != 1 {
 		t.Fatalf("%d raw captures, want 1", len(raws))
 	}
-	raw, err := os.ReadFile(raws[0])
+	// The whole frames: a kill may cut the frame being written short,
+	// never one the transcript's events come from.
+	rf, err := rawfile.Open(raws[0])
+	if err != nil {
+		t.Fatal(err)
+	}
+	raw, err := io.ReadAll(rf.Section(0, rf.Size()))
+	rf.Close()
 	if err != nil {
 		t.Fatal(err)
 	}

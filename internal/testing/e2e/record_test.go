@@ -12,6 +12,7 @@ import (
 	"syscall"
 	"testing"
 
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -95,7 +96,7 @@ func TestRecordLive(t *testing.T) {
 	if err != nil || !strings.Contains(string(stderr), marker) {
 		t.Errorf("stderr capture %q, %v", stderr, err)
 	}
-	raw, err := os.ReadFile(filepath.Join(storage, filepath.FromSlash(res.Raw.Path)))
+	raw, err := rawfile.ReadFile(filepath.Join(storage, filepath.FromSlash(res.Raw.Path)))
 	if err != nil || !bytes.Equal(raw, in) {
 		t.Errorf("raw capture differs from the agent's stdout (%v)", err)
 	}
@@ -181,7 +182,7 @@ func TestRecordInterrupt(t *testing.T) {
 	if res.ExitCode == nil || *res.ExitCode != 130 {
 		t.Errorf("exit_code %v", res.ExitCode)
 	}
-	raw, _ := os.ReadFile(filepath.Join(storage, filepath.FromSlash(res.Raw.Path)))
+	raw, _ := rawfile.ReadFile(filepath.Join(storage, filepath.FromSlash(res.Raw.Path)))
 	if !bytes.Contains(raw, []byte("fake_interrupted")) {
 		t.Errorf("the line written after SIGINT is not in the raw capture")
 	}
@@ -303,7 +304,7 @@ func TestRecordRedact(t *testing.T) {
 		if err != nil || d.IsDir() {
 			return err
 		}
-		b, err := os.ReadFile(p)
+		b, err := rawfile.ReadFile(p) // a framed raw capture's raw bytes
 		if err != nil {
 			return err
 		}

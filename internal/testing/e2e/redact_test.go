@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/jsonstr"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/testing/secrettest"
 )
 
@@ -107,6 +108,20 @@ func assertTreeClean(t *testing.T, dir string) {
 			return err
 		}
 		assertNoSecret(t, p, b)
+		if rawfile.Framed(p) {
+			// A framed raw capture: its raw bytes, the whole frames (a
+			// killed writer may have cut the last one short).
+			r, err := rawfile.Open(p)
+			if err != nil {
+				return err
+			}
+			defer r.Close()
+			b, err := io.ReadAll(r.Section(0, r.Size()))
+			if err != nil {
+				return err
+			}
+			assertNoSecret(t, p+" (raw bytes)", b)
+		}
 		return nil
 	})
 	if err != nil {

@@ -422,3 +422,22 @@ func TestRealLogFiles(t *testing.T) {
 		}
 	}
 }
+
+// TestStoreSizeRows: BenchmarkStoreSize's sizes become the archive
+// table's rows, the whole storage's with its goal of at most the logs.
+func TestStoreSizeRows(t *testing.T) {
+	res, err := Parse(strings.NewReader("BenchmarkStoreSize-2 \t 1\t 6644831803 ns/op\t 0.6897 index/logs\t 12.30 logs-MiB\t 0.1816 raw/logs\t 1.525 store/logs\t 0.6466 transcripts/logs\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]Row{}
+	for _, r := range archiveTable(res).Rows {
+		got[r.Value.Unit] = r
+	}
+	if r := got["raw/logs"]; !r.Value.OK || r.Value.Stat.Median != 0.1816 || r.Met() != "—" {
+		t.Errorf("raw row %+v", r)
+	}
+	if r := got["store/logs"]; r.Value.Stat.Median != 1.525 || r.metCell() != "no, 52% over" || !strings.Contains(r.Note, "12.3 MiB") {
+		t.Errorf("store row %+v: %s", r, r.metCell())
+	}
+}
