@@ -16,7 +16,7 @@ import (
 
 // schemaVersion changes whenever the tables or what goes into them change:
 // an index of another version is rebuilt.
-const schemaVersion = "6"
+const schemaVersion = "7"
 
 // File is the index's path under a storage root: beside the transcripts.
 func File(root string) string { return filepath.Join(root, "index.db") }
@@ -70,6 +70,9 @@ CREATE TABLE docs(
 );
 CREATE INDEX docs_run ON docs(run_id);
 CREATE INDEX runs_started ON runs(started DESC, run_id);
+-- runs_partial: the runs whose last line was partial when read (size
+-- -1), checked on every update.
+CREATE INDEX runs_partial ON runs(size) WHERE size < 0;
 CREATE INDEX docs_call ON docs(run_id, call_id) WHERE call_id != '';
 -- superseded: runs whose content another run holds again (a sub-agent's
 -- run of an interrupted step archived again, an interrupted archive of a
@@ -78,6 +81,11 @@ CREATE INDEX docs_call ON docs(run_id, call_id) WHERE call_id != '';
 -- leaves them and their sub-runs out.
 CREATE TABLE superseded(run_id TEXT NOT NULL, by_run TEXT NOT NULL, src TEXT NOT NULL);
 CREATE INDEX superseded_src ON superseded(src);
+-- watch: the runs being written, as the change journal says (an open
+-- entry, by its nonce, without its close), and runs found new in a
+-- listing that no journal entry names (nonce 'list:' and the run id),
+-- until they finish or the journal names them: checked on every update.
+CREATE TABLE watch(nonce TEXT PRIMARY KEY, run_id TEXT NOT NULL);
 CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
 -- Merge segments 8 at a time, not 4: building a 1 GiB archive spent a
 -- quarter of its time in automerge; searches were no slower.

@@ -13,9 +13,11 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"time"
 
+	"github.com/twasm/twasm/internal/journal"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
@@ -36,6 +38,7 @@ type Stats struct {
 	Removed   int `json:"removed"`   // transcripts gone
 	Docs      int `json:"docs"`      // documents added
 	Skipped   int `json:"skipped"`   // lines that could not be read
+	Checked   int `json:"checked"`   // transcripts looked at
 }
 
 type fileRow struct {
@@ -43,53 +46,253 @@ type fileRow struct {
 	lastSeq              uint64
 }
 
-// Update brings the index up to date with the transcripts: a file whose
-// size and mtime are what the index saw is skipped; a grown file is read
-// from where the index stopped, after checking that the line there still
-// holds the seq it indexed; any other change (a file rewritten, shrunk or
-// replaced) is indexed again from the start. Transcripts that are gone
-// leave the index. Only complete lines are indexed.
-func (ix *Index) Update(ctx context.Context) (Stats, error) {
+// Update brings the index up to date with the transcripts, learning what
+// changed from the storage's change journal (internal/journal) rather
+// than checking every file: the runs whose writers the journal names
+// since the index last read it, the runs still being written (an open
+// entry without its close: checked every time until it comes), and,
+// when the transcripts directory's mtime moved, the files added or
+// removed (a listing, no stat). A journal that does not continue where
+// the index stopped (missing, truncated, rewritten, a line that does not
+// parse) or an index that never read it makes Update check every file,
+// as Check does. A file to check whose size and mtime are what the index
+// saw is skipped; a grown file is read from where the index stopped,
+// after checking that the line there still holds the seq it indexed;
+// any other change (a file rewritten, shrunk or replaced) is indexed
+// again from the start. Only complete lines are indexed.
+func (ix *Index) Update(ctx context.Context) (Stats, error) { return ix.update(ctx, false) }
+
+// Check is Update that checks every transcript against the index by
+// size and mtime, whatever the journal says: after something other than
+// twasm wrote to the storage (`twasm index --check`).
+func (ix *Index) Check(ctx context.Context) (Stats, error) { return ix.update(ctx, true) }
+
+// compactBytes is the journal size past which an update that read all of
+// it replaces it with an empty one.
+const compactBytes = 1 << 20
+
+// racyDir is how recent a directory mtime may be and still be trusted to
+// say that nothing was added since: file systems stamp times at a coarse
+// tick, so an entry added in the same tick as the mtime read would leave
+// it as it was (git's racy-clean problem). A more recent mtime is not
+// kept, and the next update lists the directory again.
+const racyDir = 2 * time.Second
+
+// listNonce prefixes the watch entry of a run found new in a listing
+// with no journal entry (a journal nonce is hex).
+const listNonce = "list:"
+
+func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 	var st Stats
 	dir := filepath.Join(ix.root, "transcripts")
-	ents, err := os.ReadDir(dir)
-	if err != nil && !errors.Is(err, os.ErrNotExist) {
-		return st, fmt.Errorf("index: %w", err)
-	}
-	known, err := ix.files(ctx)
+	pos, dirMtime, ok, err := ix.position(ctx)
 	if err != nil {
 		return st, err
 	}
+	// The journal first, then the files: a write not seen in the files
+	// has its journal entry at or after the end read here.
+	entries, end, cont, jerr := journal.Read(dir, pos)
+	if jerr != nil || !cont || !ok {
+		full = true
+	}
+	var dirInfo os.FileInfo
+	if di, err := os.Stat(dir); err == nil {
+		dirInfo = di
+	} else if !errors.Is(err, os.ErrNotExist) {
+		return st, fmt.Errorf("index: %w", err)
+	}
+	newMtime := int64(0)
+	if dirInfo != nil && time.Since(dirInfo.ModTime()) > racyDir {
+		newMtime = dirInfo.ModTime().UnixNano()
+	}
+	list := full || dirInfo == nil || dirMtime == 0 || dirInfo.ModTime().UnixNano() != dirMtime
 	b := &batch{ix: ix}
 	defer b.rollback()
-	present := map[string]bool{}
-	for _, d := range ents {
-		name := d.Name()
-		if !strings.HasSuffix(name, ".jsonl") || d.IsDir() {
-			continue
+	// The runs to check: those the journal names, those still being
+	// written, and (listing) the files added or removed.
+	check := map[string]bool{}
+	named := map[string]bool{}
+	for _, e := range entries {
+		check[e.RunID] = true
+		named[e.RunID] = true
+	}
+	var unjournaled []string // new in the listing, not named by the journal
+	watched, err := ix.watched(ctx)
+	if err != nil {
+		return st, err
+	}
+	for _, id := range watched {
+		check[id] = true
+	}
+	var known map[string]*fileRow
+	if list {
+		if known, err = ix.files(ctx, !full); err != nil {
+			return st, err
 		}
-		id := strings.TrimSuffix(name, ".jsonl")
-		present[id] = true
-		st.Runs++
+		ents, err := os.ReadDir(dir)
+		if err != nil && !errors.Is(err, os.ErrNotExist) {
+			return st, fmt.Errorf("index: %w", err)
+		}
+		present := map[string]bool{}
+		for _, d := range ents {
+			name := d.Name()
+			if !strings.HasSuffix(name, ".jsonl") || d.IsDir() {
+				continue
+			}
+			id := strings.TrimSuffix(name, ".jsonl")
+			present[id] = true
+			if _, seen := known[id]; full || !seen {
+				check[id] = true
+				if !seen && !named[id] {
+					unjournaled = append(unjournaled, id)
+				}
+			}
+		}
+		st.Runs = len(present)
+		for id := range known {
+			if !present[id] {
+				if err := b.begin(ctx); err != nil {
+					return st, err
+				}
+				if err := removeTx(ctx, b.tx, id); err != nil {
+					return st, err
+				}
+				delete(check, id)
+				st.Removed++
+			}
+		}
+	}
+	ids := make([]string, 0, len(check))
+	for id := range check {
+		ids = append(ids, id)
+	}
+	slices.Sort(ids)
+	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return st, err
 		}
-		if err := ix.updateFile(ctx, b, filepath.Join(dir, name), id, known[id], &st); err != nil {
+		if runid.Valid(id) != nil {
+			continue
+		}
+		row := known[id]
+		if !full {
+			if row, err = b.file(ctx, id); err != nil {
+				return st, err
+			}
+		}
+		if err := ix.updateFile(ctx, b, filepath.Join(dir, id+".jsonl"), id, row, &st); err != nil {
 			return st, err
 		}
 	}
-	for id := range known {
-		if !present[id] {
-			if err := b.begin(ctx); err != nil {
+	st.Checked = len(ids)
+	// The watch list and the position, with the last files' transaction.
+	if len(entries) > 0 || end != pos || newMtime != dirMtime || !ok || len(unjournaled) > 0 || len(watched) > 0 {
+		if err := b.begin(ctx); err != nil {
+			return st, err
+		}
+		exec := func(q string, args ...any) error {
+			if _, err := b.tx.ExecContext(ctx, q, args...); err != nil {
+				return fmt.Errorf("index: %w", err)
+			}
+			return nil
+		}
+		for _, e := range entries {
+			var err error
+			if e.Kind == journal.Close {
+				err = exec(`DELETE FROM watch WHERE nonce = ?`, e.Nonce)
+			} else {
+				err = exec(`INSERT OR REPLACE INTO watch(nonce, run_id) VALUES(?, ?)`, e.Nonce, e.RunID)
+			}
+			if err == nil {
+				err = exec(`DELETE FROM watch WHERE nonce = ?`, listNonce+e.RunID)
+			}
+			if err != nil {
 				return st, err
 			}
-			if err := removeTx(ctx, b.tx, id); err != nil {
+		}
+		for _, id := range unjournaled {
+			if err := exec(`INSERT OR REPLACE INTO watch(nonce, run_id) VALUES(?, ?)`, listNonce+id, id); err != nil {
 				return st, err
 			}
-			st.Removed++
+		}
+		if err := exec(`DELETE FROM watch WHERE nonce >= ? AND nonce < ? AND run_id IN (SELECT run_id FROM runs WHERE final != '')`, listNonce, listNonce+"\xff"); err != nil {
+			return st, err
+		}
+		if err := setPosition(ctx, b.tx, end, newMtime); err != nil {
+			return st, err
 		}
 	}
-	return st, b.commit()
+	if err := b.commit(); err != nil {
+		return st, err
+	}
+	if end.Off > compactBytes {
+		_, err := journal.Compact(dir, end, func() error {
+			_, err := ix.db.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES('journal_off', '0'), ('journal_tail', '')`)
+			return err
+		})
+		if err != nil {
+			return st, fmt.Errorf("index: %w", err)
+		}
+	}
+	return st, nil
+}
+
+// position is where the index stopped reading the journal and the
+// transcripts directory's mtime it last listed (0: list it); ok is false
+// when the index never read the journal.
+func (ix *Index) position(ctx context.Context) (pos journal.Pos, dirMtime int64, ok bool, err error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT key, value FROM meta WHERE key IN ('journal_off', 'journal_tail', 'dir_mtime')`)
+	if err != nil {
+		return pos, 0, false, fmt.Errorf("index: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var k, v string
+		if err := rows.Scan(&k, &v); err != nil {
+			return pos, 0, false, fmt.Errorf("index: %w", err)
+		}
+		switch k {
+		case "journal_off":
+			pos.Off, _ = strconv.ParseInt(v, 10, 64)
+			ok = true
+		case "journal_tail":
+			pos.Tail = v
+		case "dir_mtime":
+			dirMtime, _ = strconv.ParseInt(v, 10, 64)
+		}
+	}
+	return pos, dirMtime, ok, rows.Err()
+}
+
+func setPosition(ctx context.Context, tx *sql.Tx, pos journal.Pos, dirMtime int64) error {
+	_, err := tx.ExecContext(ctx, `INSERT OR REPLACE INTO meta(key, value) VALUES('journal_off', ?), ('journal_tail', ?), ('dir_mtime', ?)`,
+		strconv.FormatInt(pos.Off, 10), pos.Tail, strconv.FormatInt(dirMtime, 10))
+	if err != nil {
+		return fmt.Errorf("index: %w", err)
+	}
+	return nil
+}
+
+// watched lists the runs being written: those the journal says are (an
+// open entry without its close), those found new in a listing and not
+// finished (watched until they finish or the journal names them: a
+// writer that keeps no journal, an older twasm's record), and those whose
+// last line was partial when read (a writer is in the middle of it).
+func (ix *Index) watched(ctx context.Context) ([]string, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT run_id FROM watch UNION SELECT run_id FROM runs WHERE size < 0`)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var id string
+		if err := rows.Scan(&id); err != nil {
+			return nil, fmt.Errorf("index: %w", err)
+		}
+		out = append(out, id)
+	}
+	return out, rows.Err()
 }
 
 // UpdateRuns brings the given runs up to date (after a command wrote
@@ -99,7 +302,7 @@ func (ix *Index) Update(ctx context.Context) (Stats, error) {
 // with the number of runs in storage.
 func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error) {
 	var st Stats
-	known, err := ix.files(ctx)
+	known, err := ix.files(ctx, false)
 	if err != nil {
 		return st, err
 	}
@@ -209,8 +412,14 @@ func (b *batch) rollback() {
 	}
 }
 
-func (ix *Index) files(ctx context.Context) (map[string]*fileRow, error) {
-	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, size, mtime, indexed, last_seq FROM runs`)
+// files returns what the index saw of every transcript (idsOnly: only
+// which ones it knows, every row nil).
+func (ix *Index) files(ctx context.Context, idsOnly bool) (map[string]*fileRow, error) {
+	q := `SELECT run_id, size, mtime, indexed, last_seq FROM runs`
+	if idsOnly {
+		q = `SELECT run_id, 0, 0, 0, 0 FROM runs`
+	}
+	rows, err := ix.db.QueryContext(ctx, q)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
@@ -223,8 +432,33 @@ func (ix *Index) files(ctx context.Context) (map[string]*fileRow, error) {
 			return nil, fmt.Errorf("index: %w", err)
 		}
 		m[id] = r
+		if idsOnly {
+			m[id] = nil
+		}
 	}
 	return m, rows.Err()
+}
+
+// file returns what the index saw of one transcript (nil: nothing),
+// inside the batch's transaction when one is open (the database has one
+// connection).
+func (b *batch) file(ctx context.Context, id string) (*fileRow, error) {
+	q := `SELECT size, mtime, indexed, last_seq FROM runs WHERE run_id = ?`
+	var row *sql.Row
+	if b.tx != nil {
+		row = b.tx.QueryRowContext(ctx, q, id)
+	} else {
+		row = b.ix.db.QueryRowContext(ctx, q, id)
+	}
+	r := &fileRow{}
+	err := row.Scan(&r.size, &r.mtime, &r.indexed, &r.lastSeq)
+	if errors.Is(err, sql.ErrNoRows) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	return r, nil
 }
 
 func removeTx(ctx context.Context, tx *sql.Tx, id string) error {

@@ -42,8 +42,10 @@ the matches marked; open one with "twasm view RUN --seq N". --json prints
 one hit per line.
 
 The index (<storage>/index.db, SQLite) is built from the transcripts and
-checked against them before every search: a run added, grown or changed is
-read again, and a deleted or damaged index is rebuilt (and said so).
+brought up to date before every search from the change journal the writers
+keep: a run added, grown or changed is read again, and a deleted or damaged
+index is rebuilt (and said so). "twasm index --check" checks every file,
+after a tool other than twasm appended to a transcript.
 Filters: --provider, --model, --status (a hit's own outcome where it has
 one: a tool call's and its result's, ok, error, denied or cancelled; else
 its run's status: ok, error, incomplete, cancelled, running), --since/--until
