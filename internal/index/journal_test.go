@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/internal/journal"
+	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -268,4 +269,18 @@ func TestUpdateTranscriptsWithoutJournal(t *testing.T) {
 	require.NoError(t, err)
 	require.Len(t, runs, 2)
 	_ = a
+}
+
+// Building the index checks every file: no run is watched for it, not
+// even sessions that may grow (a rebuild must not leave every search a
+// stat per session).
+func TestBuildWatchesNothing(t *testing.T) {
+	root := t.TempDir()
+	viewstest.Storages()[2].Write(t, root) // synced sessions, open
+	ix, st := openUpdated(t, root)
+	require.NotZero(t, st.Indexed)
+	assert.Empty(t, watchRows(t, ix))
+	st, err := ix.Update(context.Background())
+	require.NoError(t, err)
+	assert.Zero(t, st.Checked)
 }

@@ -143,7 +143,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 			present[id] = true
 			if _, seen := known[id]; full || !seen {
 				check[id] = true
-				if !seen && !named[id] {
+				if !full && !seen && !named[id] {
 					unjournaled = append(unjournaled, id)
 				}
 			}
@@ -207,6 +207,14 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 				err = exec(`DELETE FROM watch WHERE nonce = ?`, listNonce+e.RunID)
 			}
 			if err != nil {
+				return st, err
+			}
+		}
+		if full {
+			// Every file was checked: a run found new in an earlier
+			// listing needs no watching for that (a rebuild watched
+			// every session otherwise).
+			if err := exec(`DELETE FROM watch WHERE nonce >= ? AND nonce < ?`, listNonce, listNonce+"\xff"); err != nil {
 				return st, err
 			}
 		}
