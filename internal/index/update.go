@@ -9,6 +9,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"io"
 	"os"
 	"path/filepath"
@@ -373,7 +374,7 @@ func (b *batch) begin(ctx context.Context) error {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
 	}
-	if b.doc, err = tx.PrepareContext(ctx, `INSERT INTO docs(id, run_id, seq, path, iteration, ts, kind, role, tool, origin, status, call_id) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
+	if b.doc, err = tx.PrepareContext(ctx, `INSERT INTO docs(id, run_id, seq, path, iteration, ts, kind, role, tool, origin, status, call_id, off, part, thash) VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)`); err != nil {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
 	}
@@ -664,6 +665,7 @@ func (w *writer) read(ctx context.Context, r io.Reader, base int64, st *Stats) (
 			line = append(long, chunk...)
 			long = long[:0]
 		}
+		start := off
 		off += int64(len(line))
 		if len(line) > maxLine || len(line) > 0 && line[0] == 0 {
 			st.Skipped++
@@ -674,7 +676,7 @@ func (w *writer) read(ctx context.Context, r io.Reader, base int64, st *Stats) (
 			st.Skipped++
 			continue
 		}
-		if err := w.event(ctx, &w.line, ts, st); err != nil {
+		if err := w.event(ctx, &w.line, ts, start, st); err != nil {
 			return off, err
 		}
 		if errors.Is(err, io.EOF) {
@@ -683,7 +685,95 @@ func (w *writer) read(ctx context.Context, r io.Reader, base int64, st *Stats) (
 	}
 }
 
-func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) error {
+// doc is one searchable piece of an event: what it is, and its text
+// (trimmed, at most maxDocText bytes).
+type doc struct{ kind, role, tool, origin, status, callID, text string }
+
+// docsOf returns the documents of a decoded line, in a fixed order: a
+// document is stored as its line's offset and its place in this list
+// (docs.part), and its text is found again by reading the line
+// (snippets are cut from the transcript: the index holds no copy).
+func docsOf(ev *line) []doc {
+	var out []doc
+	add := func(d doc, text string) {
+		text = strings.TrimSpace(text)
+		if text == "" {
+			return
+		}
+		if len(text) > maxDocText {
+			text = text[:maxDocText]
+		}
+		d.text = text
+		out = append(out, d)
+	}
+	errDoc := doc{kind: "error", status: transcript.StatusError}
+	p := &ev.Payload
+	switch transcript.EventType(ev.Type) {
+	case transcript.RunCompleted:
+		add(errDoc, p.Error)
+	case transcript.StepCompleted:
+		var res lineResult
+		if len(p.Result) > 0 && json.Unmarshal(p.Result, &res) == nil {
+			add(errDoc, res.Error)
+		}
+		add(errDoc, p.Error)
+	case transcript.MessageUser, transcript.MessageAssistant:
+		for _, b := range p.Blocks {
+			var text string
+			switch b.Type {
+			case transcript.BlockText:
+				text = b.Text
+			case transcript.BlockThinking:
+				text = b.Thinking
+			case transcript.BlockCommand:
+				text = b.Command
+			case transcript.BlockStream:
+				text = b.Chunk
+			default:
+				continue // tool_use and tool_result: indexed as tool.call and tool.result
+			}
+			add(doc{kind: string(b.Type), role: p.Role, origin: b.Origin}, text)
+		}
+	case transcript.ToolCall:
+		text := p.Name
+		if p.Command != "" {
+			text += "\n" + p.Command
+		}
+		if len(p.Input) > 0 {
+			text += "\n" + string(p.Input)
+		}
+		add(doc{kind: "tool_call", role: "tool", tool: p.Name, callID: p.CallID}, text)
+	case transcript.ToolResult:
+		text := p.Output
+		if p.Error != "" {
+			text += "\n" + p.Error
+		}
+		add(doc{kind: "tool_result", role: "tool", tool: p.Name, status: toolStatus(p), callID: p.CallID}, text)
+	}
+	return out
+}
+
+// textHash is what search folds documents by: FNV-1a of the text, as a
+// signed 64-bit integer (SQLite's).
+func textHash(text string) int64 {
+	h := fnv.New64a()
+	h.Write([]byte(text))
+	return int64(h.Sum64())
+}
+
+// toolStatus is a tool result's outcome: its status, else error when it
+// has an error, else ok.
+func toolStatus(p *linePayload) string {
+	switch {
+	case p.Status != "":
+		return p.Status
+	case p.Error != "":
+		return transcript.StatusError
+	}
+	return transcript.StatusOK
+}
+
+func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st *Stats) error {
 	r := w.run
 	r.events++
 	if ev.ChildRunID != "" {
@@ -696,34 +786,6 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 	if t.IsZero() {
 		ts = 0
 	}
-	// doc is what a document is besides its text.
-	type doc struct{ kind, role, tool, origin, status, callID string }
-	addDoc := func(d doc, text string) error {
-		text = strings.TrimSpace(text)
-		if text == "" {
-			return nil
-		}
-		if len(text) > maxDocText {
-			text = text[:maxDocText]
-		}
-		id := w.nextID
-		w.nextID++
-		if _, err := w.doc.ExecContext(ctx, id, r.id, ev.Seq, ev.Path, ev.Iteration, ts, d.kind, d.role, d.tool, d.origin, d.status, d.callID); err != nil {
-			return fmt.Errorf("index: %w", err)
-		}
-		if _, err := w.text.ExecContext(ctx, id, text); err != nil {
-			return fmt.Errorf("index: %w", err)
-		}
-		st.Docs++
-		return nil
-	}
-	add := func(kind, role, tool, text string) error {
-		d := doc{kind: kind, role: role, tool: tool}
-		if kind == "error" {
-			d.status = transcript.StatusError
-		}
-		return addDoc(d, text)
-	}
 	p := &ev.Payload
 	switch transcript.EventType(ev.Type) {
 	case transcript.RunStarted:
@@ -734,7 +796,6 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 		if err := w.superseded(ctx, r.id, p.SupersededBy); err != nil {
 			return err
 		}
-		return add("error", "", "", p.Error)
 	case transcript.StepStarted, transcript.StepCallWorkflowStarted:
 		r.openSteps++
 		if p.Supersedes != "" {
@@ -757,71 +818,38 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, st *Stats) er
 			if p.Kind == string(transcript.KindAgent) && !strings.Contains(ev.Path, ".") {
 				r.partStatus = cmp.Or(res.Status, p.Status, transcript.StatusOK)
 			}
-			if err := add("error", "", "", res.Error); err != nil {
-				return err
-			}
 		}
-		return add("error", "", "", p.Error)
 	case transcript.MessageUser, transcript.MessageAssistant:
 		addTo(&r.models, p.Model)
-		for _, b := range p.Blocks {
-			var text string
-			switch b.Type {
-			case transcript.BlockText:
-				text = b.Text
-			case transcript.BlockThinking:
-				text = b.Thinking
-			case transcript.BlockCommand:
-				text = b.Command
-			case transcript.BlockStream:
-				text = b.Chunk
-			default:
-				continue // tool_use and tool_result: indexed as tool.call and tool.result
-			}
-			if err := addDoc(doc{kind: string(b.Type), role: p.Role, origin: b.Origin}, text); err != nil {
-				return err
-			}
-			if r.title == "" && transcript.EventType(ev.Type) == transcript.MessageUser && b.Type == transcript.BlockText &&
-				(b.Origin == "" || b.Origin == string(transcript.OriginPrompt)) {
-				r.title = promptTitle(text)
-			}
-		}
 	case transcript.ToolCall:
 		r.tools++
-		text := p.Name
-		if p.Command != "" {
-			text += "\n" + p.Command
-		}
-		if len(p.Input) > 0 {
-			text += "\n" + string(p.Input)
-		}
-		return addDoc(doc{kind: "tool_call", role: "tool", tool: p.Name, callID: p.CallID}, text)
 	case transcript.ToolResult:
-		text := p.Output
-		if p.Error != "" {
-			text += "\n" + p.Error
-		}
-		status := p.Status
-		if status == "" {
-			status = transcript.StatusOK
-			if p.Error != "" {
-				status = transcript.StatusError
-			}
-		}
 		// The call takes its result's outcome, so that a search of
 		// failed calls finds the call (its command, its input) too.
 		if p.CallID != "" {
-			if _, err := w.outcome.ExecContext(ctx, status, r.id, p.CallID); err != nil {
+			if _, err := w.outcome.ExecContext(ctx, toolStatus(p), r.id, p.CallID); err != nil {
 				return fmt.Errorf("index: %w", err)
 			}
 		}
-		return addDoc(doc{kind: "tool_result", role: "tool", tool: p.Name, status: status, callID: p.CallID}, text)
+	}
+	for part, d := range docsOf(ev) {
+		if r.title == "" && transcript.EventType(ev.Type) == transcript.MessageUser && d.kind == string(transcript.BlockText) &&
+			(d.origin == "" || d.origin == string(transcript.OriginPrompt)) {
+			r.title = promptTitle(d.text)
+		}
+		id := w.nextID
+		w.nextID++
+		if _, err := w.doc.ExecContext(ctx, id, r.id, ev.Seq, ev.Path, ev.Iteration, ts, d.kind, d.role, d.tool, d.origin, d.status, d.callID, off, part, textHash(d.text)); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		if _, err := w.text.ExecContext(ctx, id, d.text); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		st.Docs++
 	}
 	return nil
 }
 
-// promptTitle is a run's title from its first prompt, as the views make
-// it (views.RunNode.Title): on one line, at most 100 runes.
 // superseded notes that run is superseded by run by, as the transcript
 // being read says.
 func (w *writer) superseded(ctx context.Context, run, by string) error {
@@ -834,6 +862,8 @@ func (w *writer) superseded(ctx context.Context, run, by string) error {
 	return nil
 }
 
+// promptTitle is a run's title from its first prompt, as the views make
+// it (views.RunNode.Title): on one line, at most 100 runes.
 func promptTitle(text string) string {
 	t := []rune(strings.Join(strings.Fields(text), " "))
 	if len(t) > 100 {

@@ -92,3 +92,29 @@ func TestCompactLosesNoEntry(t *testing.T) {
 	assert.Equal(t, writers*each, seen)
 	assert.NotZero(t, compacted)
 }
+
+// FuzzRead: any journal bytes and position read without a panic; what is
+// read from a position it does not continue is the whole journal's.
+func FuzzRead(f *testing.F) {
+	f.Add([]byte("o 6fa78c2d-79e5-4b11-a726-765c5d7bab69 26ebd2f41d74e84a\n"), int64(0), "")
+	f.Add([]byte("c 6fa78c2d-79e5-4b11-a726-765c5d7bab69 x\no 1"), int64(3), "c")
+	f.Fuzz(func(t *testing.T, data []byte, off int64, tail string) {
+		dir := t.TempDir()
+		if err := os.WriteFile(journal.Path(dir), data, 0o600); err != nil {
+			t.Fatal(err)
+		}
+		es, end, cont, err := journal.Read(dir, journal.Pos{Off: off, Tail: tail})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if end.Off > int64(len(data)) {
+			t.Fatalf("end %d past the journal's %d bytes", end.Off, len(data))
+		}
+		if !cont {
+			all, _, _, _ := journal.Read(dir, journal.Pos{})
+			if len(all) != len(es) {
+				t.Fatalf("not continued: %d entries, the whole journal has %d", len(es), len(all))
+			}
+		}
+	})
+}

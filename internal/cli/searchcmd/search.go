@@ -55,7 +55,7 @@ its run's status: ok, error, incomplete, cancelled, running), --since/--until
 select, newest first.
 
 What a person or the model wrote ranks above what the agent's tooling
-injected (injected context, system prompts: marked "injected"); a snippet
+injected (injected context, system prompts: marked "injected"); a text
 found again in other places (the same instructions in every session) is
 shown once, with how many more there are (--every lists each). A run that
 another holds again is left out, with its sub-runs: the sub-agents' runs of
