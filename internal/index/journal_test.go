@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"strings"
 	"sync"
 	"testing"
 
@@ -283,4 +284,24 @@ func TestBuildWatchesNothing(t *testing.T) {
 	st, err := ix.Update(context.Background())
 	require.NoError(t, err)
 	assert.Zero(t, st.Checked)
+}
+
+// The runs an update checks besides the journal's are found by index,
+// not by a scan of every run: the query plan reads runs_partial.
+func TestWatchedReadsNoEveryRun(t *testing.T) {
+	root := t.TempDir()
+	record(t, root, "one", "one", "Bash", "ls", "out", false)
+	ix, _ := openUpdated(t, root)
+	rows, err := ix.db.Query(`EXPLAIN QUERY PLAN ` + watchedQuery)
+	require.NoError(t, err)
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notused int
+		var detail string
+		require.NoError(t, rows.Scan(&id, &parent, &notused, &detail))
+		plan = append(plan, detail)
+		assert.NotRegexp(t, `^SCAN runs`, detail)
+	}
+	assert.Contains(t, strings.Join(plan, "\n"), "runs_partial")
 }

@@ -282,13 +282,17 @@ func setPosition(ctx context.Context, tx *sql.Tx, pos journal.Pos, dirMtime int6
 	return nil
 }
 
+// watchedQuery reads the watch list and the partial runs by index (a
+// UNION ordered its rows by scanning every run: 46 ms for 37,835).
+const watchedQuery = `SELECT run_id FROM watch UNION ALL SELECT run_id FROM runs INDEXED BY runs_partial WHERE size < 0`
+
 // watched lists the runs being written: those the journal says are (an
 // open entry without its close), those found new in a listing and not
 // finished (watched until they finish or the journal names them: a
 // writer that keeps no journal, an older twasm's record), and those whose
 // last line was partial when read (a writer is in the middle of it).
 func (ix *Index) watched(ctx context.Context) ([]string, error) {
-	rows, err := ix.db.QueryContext(ctx, `SELECT run_id FROM watch UNION SELECT run_id FROM runs WHERE size < 0`)
+	rows, err := ix.db.QueryContext(ctx, watchedQuery)
 	if err != nil {
 		return nil, fmt.Errorf("index: %w", err)
 	}
