@@ -123,10 +123,12 @@ func snippet(text string, terms []markTerm, open, close string) string {
 	var toks []tok
 	var arena []byte
 	folded := func(i int) []byte { return arena[toks[i].f0:toks[i].f1] }
-	// marked[i]: the token is in a match; termAt[i]: the term whose
-	// match starts there (-1: none), decided once the term's tokens are
-	// read.
-	var marked []bool
+	// spanEnd[i]: the last token of the longest match starting at i
+	// (-1: none); termAt[i]: the term whose match starts there (-1:
+	// none); both decided once the terms' tokens are read. Each match is
+	// marked on its own, as FTS5 marks each phrase it matched ("go
+	// test" gives «go» «test»), overlapping ones as one.
+	var spanEnd []int
 	var termAt []int
 	maxLen := 1
 	for _, t := range terms {
@@ -164,9 +166,7 @@ func snippet(text string, terms []markTerm, open, close string) string {
 				if termAt[i] < 0 {
 					termAt[i] = ti
 				}
-				for k := range n {
-					marked[i+k] = true
-				}
+				spanEnd[i] = max(spanEnd[i], i+n-1)
 			}
 		}
 	}
@@ -198,7 +198,7 @@ func snippet(text string, terms []markTerm, open, close string) string {
 		}
 		toks = append(toks, tok{start, end, len(arena), len(arena) + len(f)})
 		arena = append(arena, f...)
-		marked = append(marked, false)
+		spanEnd = append(spanEnd, -1)
 		termAt = append(termAt, -1)
 		if i := len(toks) - maxLen; i >= 0 {
 			decide(i)
@@ -212,8 +212,10 @@ func snippet(text string, terms []markTerm, open, close string) string {
 		}
 		score(true)
 	}
-	if best < 0 {
-		first = 0
+	if best < 0 || !done && len(toks) <= snippetTokens {
+		first = 0 // no match found, or the whole text fits
+	} else if !done {
+		first = min(first, len(toks)-snippetTokens) // a window full of tokens
 	}
 	last := min(len(toks), first+snippetTokens) - 1
 	if last < first {
@@ -233,12 +235,12 @@ func snippet(text string, terms []markTerm, open, close string) string {
 	}
 	pos := from
 	for i := first; i <= last; i++ {
-		if !marked[i] {
+		if spanEnd[i] < 0 {
 			continue
 		}
-		j := i
-		for j+1 <= last && marked[j+1] {
-			j++
+		j := min(spanEnd[i], last)
+		for k := i + 1; k <= j; k++ { // overlapping matches: one mark
+			j = max(j, min(spanEnd[k], last))
 		}
 		b.WriteString(text[pos:toks[i].start])
 		b.WriteString(open)

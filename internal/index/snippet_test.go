@@ -89,3 +89,13 @@ func FuzzSnippet(f *testing.F) {
 		}
 	})
 }
+
+func TestSnippetMarksEachMatch(t *testing.T) {
+	for _, tc := range []struct{ text, query, want string }{
+		{"Bash go test ./... Run tests", "go test", "Bash «go» «test» ./... Run «tests»"},
+		{"no such file", `"no such" "such file"`, "«no such file»"},
+		{"short: a b c d e f g h i j k l m n o p q r s t xylophone", "xylophone", "short: a b c d e f g h i j k l m n o p q r s t «xylophone»"},
+	} {
+		assert.Equal(t, tc.want, snippet(tc.text, markTerms(tc.query, false), "«", "»"), tc.query)
+	}
+}
