@@ -43,6 +43,14 @@
 //
 // A single event is a batch of one; a batch costs one write(2).
 //
+// A transcript in a storage (<root>/transcripts/<run-id>.jsonl) has its
+// writers noted in the storage's change journal (internal/journal),
+// which the search index reads instead of checking every file: Open
+// appends an open entry before the recorder's first write, Close a close
+// entry after its last. A journal that cannot be written is removed (the
+// index then checks every file) and logged, never the recording's
+// failure.
+//
 // # Lease
 //
 // Invariant: while a recorder holds the file lock, no cooperating writer

@@ -154,6 +154,7 @@ type tornRepair struct {
 // Recorder appends events to one run's transcript. See the package
 // documentation for the contract.
 type Recorder struct {
+	journal     *journalWriter // this writer's entries in the storage's change journal (nil: none)
 	path, runID string
 	opts        options
 	log         *slog.Logger
@@ -253,6 +254,11 @@ func open(ctx context.Context, path, runID string, o options) (*Recorder, error)
 		}
 		flags |= os.O_CREATE
 	}
+	// The storage's change journal hears of this writer before its first
+	// write and after its last (internal/journal), so that the search
+	// index reads what changed instead of checking every transcript.
+	jw := beginJournal(path, runID, o.logger)
+	fail := func(err error) (*Recorder, error) { jw.end(o.logger); return nil, err }
 	// The file's entry must be durable by the file's first fsync (see
 	// syncFile), whoever created it: another process may not have synced
 	// it yet, or been killed before it did. Its sync starts at the end of
@@ -266,25 +272,25 @@ func open(ctx context.Context, path, runID string, o options) (*Recorder, error)
 		}
 	}
 	if err != nil {
-		return nil, fmt.Errorf("recorder: open %s: %w", path, err)
+		return fail(fmt.Errorf("recorder: open %s: %w", path, err))
 	}
 	rf, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0)
 	if err != nil {
-		return nil, errors.Join(fmt.Errorf("recorder: open %s for reading: %w", path, err), wf.Close())
+		return fail(errors.Join(fmt.Errorf("recorder: open %s for reading: %w", path, err), wf.Close()))
 	}
-	r := &Recorder{path: path, runID: runID, opts: o, log: o.logger, wf: wf, rf: rf, fd: int(wf.Fd()), rfd: int(rf.Fd()), cpEvery: checkpointEvery, dirs: dirs}
+	r := &Recorder{journal: jw, path: path, runID: runID, opts: o, log: o.logger, wf: wf, rf: rf, fd: int(wf.Fd()), rfd: int(rf.Fd()), cpEvery: checkpointEvery, dirs: dirs}
 	r.batches.New = func() any { return &batch{} }
 	r.newIdleTimer()
 	if err := r.checkFiles(); err != nil {
-		return nil, errors.Join(err, wf.Close(), rf.Close())
+		return fail(errors.Join(err, wf.Close(), rf.Close()))
 	}
 	r.probeLease()
 	if err := r.lockFile(ctx); err != nil {
-		return nil, errors.Join(err, wf.Close(), rf.Close())
+		return fail(errors.Join(err, wf.Close(), rf.Close()))
 	}
 	if err := r.recover(); err != nil {
 		r.unlockFile()
-		return nil, errors.Join(err, wf.Close(), rf.Close())
+		return fail(errors.Join(err, wf.Close(), rf.Close()))
 	}
 	r.fan = fanout.New[transcript.Event](fanout.WithBufferSize(o.bufSize), fanout.WithLogger(o.logger))
 	r.startDirSync(dir)
@@ -1007,6 +1013,7 @@ func (r *Recorder) Close() error {
 		errs = append(errs, fmt.Errorf("recorder: close %s (reader): %w", r.path, err))
 	}
 	r.fan.Close()
+	r.journal.end(r.log)
 	r.closeEr = errors.Join(errs...)
 	return r.closeEr
 }

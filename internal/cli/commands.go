@@ -48,6 +48,7 @@ func addCommands(root *cobra.Command, f *cmdutil.Factory) {
 	root.AddCommand(syncCmd.NewCmdDoctor(f, nil))
 	root.AddCommand(exportCmd.NewCmdExport(f))
 	root.AddCommand(searchCmd.NewCmdSearch(f, nil))
+	root.AddCommand(searchCmd.NewCmdIndex(f, nil))
 	root.AddCommand(serveCmd.NewCmdServe(f, nil))
 	root.AddCommand(&cobra.Command{Use: "redact", Short: "What --redact masks, and what it does not", Long: redact.Help})
 }

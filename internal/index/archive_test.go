@@ -14,10 +14,6 @@ import (
 	"strings"
 	"testing"
 	"time"
-	"unicode"
-	"unicode/utf8"
-
-	"golang.org/x/text/unicode/norm"
 
 	"github.com/google/uuid"
 	"github.com/stretchr/testify/assert"
@@ -466,39 +462,12 @@ func scanTerms(text string) []scanTerm {
 }
 
 // fold appends s to dst the way FTS5's unicode61 tokenizer with
-// remove_diacritics 2 sees it: its tokens (runs of letters, numbers and
-// private-use characters), lower-cased, Latin diacritics removed, each
-// preceded by one space.
+// remove_diacritics 2 sees it (tokens): each folded token preceded by
+// one space.
 func fold(dst []byte, s string) []byte {
-	in := false
-	for _, r := range s {
-		switch {
-		case r < utf8.RuneSelf:
-			if 'A' <= r && r <= 'Z' {
-				r += 'a' - 'A'
-			} else if !('a' <= r && r <= 'z' || '0' <= r && r <= '9') {
-				in = false
-				continue
-			}
-		case unicode.Is(unicode.Mn, r):
-			continue // a diacritic on its own: removed
-		case unicode.IsLetter(r) || unicode.IsNumber(r) || unicode.Is(unicode.Co, r):
-			r = unicode.ToLower(r)
-			if 0xC0 <= r && r < 0x250 || 0x1E00 <= r && r < 0x1F00 {
-				if d := []rune(norm.NFD.String(string(r))); len(d) > 0 {
-					r = d[0]
-				}
-			}
-		default:
-			in = false
-			continue
-		}
-		if !in {
-			dst = append(dst, ' ')
-			in = true
-		}
-		dst = utf8.AppendRune(dst, r)
-	}
+	tokens(s, func(_, _ int, folded []byte) {
+		dst = append(append(dst, ' '), folded...)
+	})
 	return dst
 }
 

@@ -16,7 +16,7 @@ import (
 
 // schemaVersion changes whenever the tables or what goes into them change:
 // an index of another version is rebuilt.
-const schemaVersion = "6"
+const schemaVersion = "7"
 
 // File is the index's path under a storage root: beside the transcripts.
 func File(root string) string { return filepath.Join(root, "index.db") }
@@ -66,10 +66,21 @@ CREATE TABLE docs(
   -- status: the document's own outcome where it has one: a tool call's
   -- and its result's (ok, error, denied, cancelled), error for an error.
   status TEXT NOT NULL DEFAULT '',
-  call_id TEXT NOT NULL DEFAULT ''
+  call_id TEXT NOT NULL DEFAULT '',
+  -- off and part: where the text is, the index keeping no copy of it
+  -- (fts is contentless): the offset of the transcript line, and the
+  -- document's place among its line's documents (docsOf).
+  off INTEGER NOT NULL,
+  part INTEGER NOT NULL,
+  -- thash: a hash of the text (textHash), what search folds hits by
+  -- without reading them (the same instructions in every session).
+  thash INTEGER NOT NULL
 );
 CREATE INDEX docs_run ON docs(run_id);
 CREATE INDEX runs_started ON runs(started DESC, run_id);
+-- runs_partial: the runs whose last line was partial when read (size
+-- -1), checked on every update.
+CREATE INDEX runs_partial ON runs(size) WHERE size < 0;
 CREATE INDEX docs_call ON docs(run_id, call_id) WHERE call_id != '';
 -- superseded: runs whose content another run holds again (a sub-agent's
 -- run of an interrupted step archived again, an interrupted archive of a
@@ -78,7 +89,15 @@ CREATE INDEX docs_call ON docs(run_id, call_id) WHERE call_id != '';
 -- leaves them and their sub-runs out.
 CREATE TABLE superseded(run_id TEXT NOT NULL, by_run TEXT NOT NULL, src TEXT NOT NULL);
 CREATE INDEX superseded_src ON superseded(src);
-CREATE VIRTUAL TABLE fts USING fts5(text, tokenize = 'unicode61 remove_diacritics 2');
+-- watch: the runs being written, as the change journal says (an open
+-- entry, by its nonce, without its close), and runs found new in a
+-- listing that no journal entry names (nonce 'list:' and the run id),
+-- until they finish or the journal names them: checked on every update.
+CREATE TABLE watch(nonce TEXT PRIMARY KEY, run_id TEXT NOT NULL);
+-- fts holds the terms alone (content=''): a snippet and a hit's text are
+-- cut from the transcript line (docs.off, docs.part); contentless_delete
+-- lets a run read again leave it.
+CREATE VIRTUAL TABLE fts USING fts5(text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
 -- Merge segments 8 at a time, not 4: building a 1 GiB archive spent a
 -- quarter of its time in automerge; searches were no slower.
 INSERT INTO fts(fts, rank) VALUES('automerge', 8);

@@ -185,14 +185,16 @@ func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	path := filepath.Join(root, "transcripts", run.RunID()+".jsonl")
 	orig, err := os.ReadFile(path)
 	require.NoError(t, err)
-	// A line being written is not indexed until it is complete.
+	// Written behind the journal's back (no writer said so): Check
+	// looks at every file. A line being written is not indexed until it
+	// is complete.
 	extra := `{"seq":99,"run_id":"` + run.RunID() + `","type":"message.assistant","path":"x","iteration":0,"timestamp":"2026-01-01T00:00:00.000Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"third albatross"}]}}` + "\n"
 	require.NoError(t, os.WriteFile(path, append(append([]byte(nil), orig...), extra[:40]...), 0o600))
-	_, err = ix.Update(ctx)
+	_, err = ix.Check(ctx)
 	require.NoError(t, err)
 	assert.Len(t, search(t, ix, Query{Text: "albatross"}), 2)
 	require.NoError(t, os.WriteFile(path, append(append([]byte(nil), orig...), extra...), 0o600))
-	st, err = ix.Update(ctx)
+	st, err = ix.Check(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 0, st.Reindexed, "grown from the partial line on")
 	assert.Len(t, search(t, ix, Query{Text: "albatross"}), 3)
@@ -200,7 +202,7 @@ func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	// Rewritten behind its back (the line at the indexed offset no longer
 	// holds the seq indexed): read again from the start.
 	require.NoError(t, os.WriteFile(path, append(append([]byte(extra), orig...), extra...), 0o600))
-	st, err = ix.Update(ctx)
+	st, err = ix.Check(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Reindexed)
 	assert.Len(t, search(t, ix, Query{Text: "albatross", Every: true}), 4)

@@ -3,7 +3,10 @@ package index
 import (
 	"cmp"
 	"context"
+	"errors"
 	"fmt"
+	"io/fs"
+	"strconv"
 	"strings"
 	"time"
 )
@@ -58,7 +61,7 @@ type Hit struct {
 	// Text is the document's indexed text, with Query.WithText.
 	Text string `json:"-"`
 	// Also counts the hits folded into this one: the same kind of
-	// document with the same snippet in other places (the same injected
+	// document with the same text in other places (the same injected
 	// instructions in every session), the best ranked of which stands
 	// for all.
 	Also int `json:"also,omitempty"`
@@ -124,7 +127,7 @@ func queryTerms(text string) []queryTerm {
 // what it holds again: lifecycle.SupersedesField,
 // lifecycle.SupersededByField) and its sub-runs are left out. Hits of
 // the same kind with the same
-// snippet are folded into the first (Hit.Also), so that text repeated in
+// text are folded into the first (Hit.Also), so that text repeated in
 // every session does not fill the list. A query with no words and a
 // filter lists the filtered documents, newest first.
 func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
@@ -146,11 +149,10 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	where := []string{`d.run_id NOT IN (WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
   UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id) SELECT id FROM gone)`}
 	var args []any
-	snippet := `substr(fts.text, 1, 160)`
 	order := `injected, d.ts DESC, d.id DESC`
+	from := `docs d`
 	if words {
-		snippet = `snippet(fts, 0, ?, ?, '…', 24)`
-		args = append(args, open, close)
+		from = `fts JOIN docs d ON d.id = fts.rowid`
 		where = append([]string{"fts MATCH ?"}, where...)
 		order = `injected, fts.rank, d.ts DESC`
 	}
@@ -199,13 +201,9 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	} else {
 		args = append(args, min(limit*8, limit+2000))
 	}
-	text := `''`
-	if q.WithText {
-		text = `fts.text`
-	}
 	sqlq := `SELECT d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
-  d.origin IN ('injected_context', 'system_prompt') AS injected, ` + snippet + `, ` + text + `
-FROM fts JOIN docs d ON d.id = fts.rowid JOIN runs r ON r.run_id = d.run_id
+  d.origin IN ('injected_context', 'system_prompt') AS injected, d.off, d.part, d.thash
+FROM ` + from + ` JOIN runs r ON r.run_id = d.run_id
 WHERE ` + cmp.Or(strings.Join(where, " AND "), "1") + `
 ORDER BY ` + order + ` LIMIT ?`
 	rows, err := ix.db.QueryContext(ctx, sqlq, args...)
@@ -216,23 +214,43 @@ ORDER BY ` + order + ` LIMIT ?`
 		return nil, fmt.Errorf("index: search: %w", err)
 	}
 	defer rows.Close()
+	// Snippets and texts come from the transcripts (the index keeps no
+	// copy), marked as the query's words match.
+	var terms []markTerm
+	if words {
+		terms = markTerms(q.Text, q.Raw)
+	}
+	src := newLines(ix.root)
+	defer src.close()
 	var hits []Hit
-	first := map[string]int{} // kind and snippet → index in hits
+	first := map[string]int{} // kind and text → index in hits
 	for rows.Next() {
 		var h Hit
-		var ts int64
+		var ts, off, thash int64
+		var part int
 		var providers string
-		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &h.Snippet, &h.Text); err != nil {
+		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &off, &part, &thash); err != nil {
 			return nil, fmt.Errorf("index: search: %w", err)
 		}
-		h.Snippet = strings.Join(strings.Fields(h.Snippet), " ")
-		key := h.Kind + "\x00" + h.Snippet
+		key := h.Kind + "\x00" + strconv.FormatInt(thash, 10)
 		if i, ok := first[key]; ok && !q.Every {
 			hits[i].Also++
 			continue
 		}
 		if len(hits) == limit {
 			continue // only folding into the hits shown from here on
+		}
+		// Only a hit shown is read from its transcript.
+		d, err := src.doc(h.RunID, off, part, h.Seq)
+		if errors.Is(err, errMoved) || errors.Is(err, fs.ErrNotExist) {
+			continue // rewritten or removed since the index saw it: the next update reads it
+		}
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		h.Snippet = strings.Join(strings.Fields(snippet(d.text, terms, open, close)), " ")
+		if q.WithText {
+			h.Text = d.text
 		}
 		if ts != 0 {
 			h.Time = time.UnixMilli(ts).UTC()

@@ -19,8 +19,13 @@ var ErrNotRegular = errors.New("not a regular file")
 // refusing anything but a regular file with an error wrapping
 // [ErrNotRegular] that names what it is. Symbolic links are followed (a
 // reader may be given a link by its user); the writer refuses them.
-func Open(path string) (*os.File, error) {
-	f, err := os.OpenFile(path, os.O_RDONLY|syscall.O_NONBLOCK, 0)
+func Open(path string) (*os.File, error) { return OpenFile(path, os.O_RDONLY, 0) }
+
+// OpenFile is Open with other flags (O_NOFOLLOW to refuse a link, O_CREATE
+// with perm, a write mode): O_NONBLOCK is added, anything but a regular
+// file refused.
+func OpenFile(path string, flag int, perm fs.FileMode) (*os.File, error) {
+	f, err := os.OpenFile(path, flag|syscall.O_NONBLOCK, perm)
 	if err != nil {
 		return nil, err
 	}

@@ -42,8 +42,10 @@ the matches marked; open one with "twasm view RUN --seq N". --json prints
 one hit per line.
 
 The index (<storage>/index.db, SQLite) is built from the transcripts and
-checked against them before every search: a run added, grown or changed is
-read again, and a deleted or damaged index is rebuilt (and said so).
+brought up to date before every search from the change journal the writers
+keep: a run added, grown or changed is read again, and a deleted or damaged
+index is rebuilt (and said so). "twasm index --check" checks every file,
+after a tool other than twasm appended to a transcript.
 Filters: --provider, --model, --status (a hit's own outcome where it has
 one: a tool call's and its result's, ok, error, denied or cancelled; else
 its run's status: ok, error, incomplete, cancelled, running), --since/--until
@@ -53,7 +55,7 @@ its run's status: ok, error, incomplete, cancelled, running), --since/--until
 select, newest first.
 
 What a person or the model wrote ranks above what the agent's tooling
-injected (injected context, system prompts: marked "injected"); a snippet
+injected (injected context, system prompts: marked "injected"); a text
 found again in other places (the same instructions in every session) is
 shown once, with how many more there are (--every lists each). A run that
 another holds again is left out, with its sub-runs: the sub-agents' runs of

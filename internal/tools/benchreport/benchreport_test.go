@@ -441,3 +441,41 @@ func TestStoreSizeRows(t *testing.T) {
 		t.Errorf("store row %+v: %s", r, r.metCell())
 	}
 }
+
+// The search goals of #31 are read from the index benchmarks of one run:
+// the wall time per query, and its CPU against grep's over the same
+// transcripts.
+func TestSearchGoalRows(t *testing.T) {
+	out := `BenchmarkIndexBuild-2   1   9000000000 ns/op   1024 archive-MiB   12000 runs   0.21 index-x   14.0 cpu-s/GiB
+BenchmarkSearchIndex-2   1   100000000 ns/op   30.0 ms/query   12.0 cpu-ms/query   20 searches/s
+BenchmarkSearchGrep-2    1   900000000 ns/op   400 ms/query   300 cpu-ms/query   3 searches/s
+`
+	res, err := Parse(strings.NewReader(out))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]Row{}
+	for _, r := range archiveTable(res).Rows {
+		rows[r.Figure] = r
+	}
+	for figure, want := range map[string]string{
+		searchWall(res).Figure: "yes",
+		"Search CPU per query (its update included) vs `grep -rlF` of the same words over the transcripts (#31 goal 3)": "yes",
+		"Index build CPU time per GiB of transcript (#31 goal 4)":                                                       "yes",
+		indexSize(res).Figure: "—",
+	} {
+		r, ok := rows[figure]
+		if !ok {
+			t.Fatalf("no row %q", figure)
+		}
+		if got := r.Met(); got != want {
+			t.Errorf("%s: met %q, want %q (%+v)", figure, got, want, r)
+		}
+	}
+	if x, _ := rows["Search CPU per query (its update included) vs `grep -rlF` of the same words over the transcripts (#31 goal 3)"].Ratio(); x != 0.04 {
+		t.Errorf("ratio %v, want 0.04", x)
+	}
+	if n := searchWall(res).Note; n != "12000 runs" {
+		t.Errorf("note %q", n)
+	}
+}

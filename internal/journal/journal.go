@@ -1,0 +1,275 @@
+package journal
+
+import (
+	"bytes"
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"io"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"strings"
+	"syscall"
+
+	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runid"
+)
+
+// Name is the journal's file name in the transcripts directory.
+const Name = ".journal"
+
+// Path is the journal of a transcripts directory.
+func Path(dir string) string { return filepath.Join(dir, Name) }
+
+// DirOf returns the transcripts directory whose journal a transcript at
+// path writes to: its directory when the path is
+// <storage>/transcripts/<run-id>.jsonl, "" for any other path (a file a
+// library user keeps elsewhere has no index to tell).
+func DirOf(path string) string {
+	dir, base := filepath.Split(path)
+	dir = filepath.Clean(dir)
+	if filepath.Base(dir) != "transcripts" || !strings.HasSuffix(base, ".jsonl") || runid.Valid(strings.TrimSuffix(base, ".jsonl")) != nil {
+		return ""
+	}
+	return dir
+}
+
+// Entry kinds.
+const (
+	Open  = 'o' // a writer opened the run's transcript
+	Close = 'c' // that writer closed it
+)
+
+// Entry is one line of the journal.
+type Entry struct {
+	Kind  byte
+	RunID string
+	Nonce string
+}
+
+func (e Entry) line() string { return string(e.Kind) + " " + e.RunID + " " + e.Nonce + "\n" }
+
+// Writer is one writer's pair of entries for a run.
+type Writer struct {
+	dir, runID, nonce string
+}
+
+// Begin appends the open entry of a writer of runID's transcript in dir.
+// The error says why it could not (the journal is then removed, best
+// effort, so that readers check every file); the Writer is usable
+// either way.
+func Begin(dir, runID string) (*Writer, error) {
+	b := make([]byte, 8)
+	_, _ = rand.Read(b)
+	w := &Writer{dir: dir, runID: runID, nonce: hex.EncodeToString(b)}
+	return w, w.append(Open)
+}
+
+// End appends the writer's close entry; nil Writer: nothing.
+func (w *Writer) End() error {
+	if w == nil {
+		return nil
+	}
+	return w.append(Close)
+}
+
+func (w *Writer) append(kind byte) error {
+	err := appendLine(w.dir, Entry{kind, w.runID, w.nonce}.line())
+	if err != nil {
+		if rerr := os.Remove(Path(w.dir)); rerr != nil && !errors.Is(rerr, fs.ErrNotExist) {
+			err = errors.Join(err, fmt.Errorf("and could not remove it: %w", rerr))
+		}
+		return fmt.Errorf("journal %s: %w", Path(w.dir), err)
+	}
+	return nil
+}
+
+// appendLine writes line at the end of the journal with one write(2),
+// under a shared flock, into the file that is at the path once locked
+// (Compact may have replaced the one opened).
+func appendLine(dir, line string) error {
+	for range 8 {
+		f, err := openJournal(Path(dir), os.O_WRONLY|os.O_APPEND|os.O_CREATE)
+		if err != nil {
+			return err
+		}
+		fd := int(f.Fd())
+		if err := syscall.Flock(fd, syscall.LOCK_SH); err != nil {
+			f.Close()
+			return err
+		}
+		same, err := samePath(f, Path(dir))
+		if err != nil || !same {
+			f.Close()
+			if err != nil {
+				return err
+			}
+			continue
+		}
+		_, err = f.Write([]byte(line))
+		if cerr := f.Close(); err == nil {
+			err = cerr
+		}
+		return err
+	}
+	return errors.New("replaced again and again while appending")
+}
+
+// openJournal opens the journal without following a link or blocking on
+// a FIFO, and refuses anything but a regular file.
+func openJournal(path string, flag int) (*os.File, error) {
+	return regfile.OpenFile(path, flag|syscall.O_NOFOLLOW|syscall.O_CLOEXEC, 0o600)
+}
+
+// samePath reports whether f is the file at path.
+func samePath(f *os.File, path string) (bool, error) {
+	a, err := f.Stat()
+	if err != nil {
+		return false, err
+	}
+	b, err := os.Lstat(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return false, nil
+	}
+	if err != nil {
+		return false, err
+	}
+	return os.SameFile(a, b), nil
+}
+
+// Pos is where a reader stopped: the offset after the last complete line
+// it read, and that line (without its newline), which the journal must
+// still hold there for a read to continue from it.
+type Pos struct {
+	Off  int64
+	Tail string
+}
+
+// maxEntry bounds a line: longer ones do not parse.
+const maxEntry = 256
+
+// Read returns the entries after pos and the new position. cont is false
+// when the journal does not continue pos: it is missing (created empty
+// here, so that writers and readers meet in one file), shorter, holds
+// other bytes before pos, or a line that does not parse; the entries are
+// then those of the whole journal that parse, for the caller who checks
+// every file anyway to learn which runs are still being written. A
+// partial last line (being written) is left for the next read.
+func Read(dir string, pos Pos) (entries []Entry, end Pos, cont bool, err error) {
+	f, err := openJournal(Path(dir), os.O_RDONLY)
+	if errors.Is(err, fs.ErrNotExist) {
+		if f, err := openJournal(Path(dir), os.O_WRONLY|os.O_CREATE); err == nil {
+			f.Close()
+		}
+		return nil, Pos{}, false, nil
+	}
+	if err != nil {
+		return nil, Pos{}, false, fmt.Errorf("journal: %w", err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, Pos{}, false, fmt.Errorf("journal: %w", err)
+	}
+	from := int64(0)
+	cont = true
+	if pos.Off > 0 {
+		// The line that ended at pos, after a newline or at the start.
+		want := "\n" + pos.Tail + "\n"
+		start := pos.Off - int64(len(want))
+		if start == -1 {
+			want, start = want[1:], 0
+		}
+		b := make([]byte, len(want))
+		if start < 0 || st.Size() < pos.Off {
+			cont = false
+		} else if _, err := f.ReadAt(b, start); err != nil {
+			return nil, Pos{}, false, fmt.Errorf("journal: %w", err)
+		}
+		if cont = cont && string(b) == want; cont {
+			from = pos.Off
+		}
+	}
+	data, err := io.ReadAll(io.NewSectionReader(f, from, st.Size()-from))
+	if err != nil {
+		return nil, Pos{}, false, fmt.Errorf("journal: %w", err)
+	}
+	end = pos
+	if !cont {
+		end = Pos{}
+	}
+	for len(data) > 0 {
+		i := bytes.IndexByte(data, '\n')
+		if i < 0 {
+			break // being written: next time
+		}
+		line := string(data[:i])
+		data = data[i+1:]
+		end.Off += int64(i + 1)
+		end.Tail = line
+		e, ok := parse(line)
+		if !ok {
+			cont = false
+			continue
+		}
+		entries = append(entries, e)
+	}
+	if !cont && from > 0 {
+		// Not continued after all (a bad line after pos): the whole file.
+		all, end, _, err := Read(dir, Pos{})
+		return all, end, false, err
+	}
+	return entries, end, cont, nil
+}
+
+func parse(line string) (Entry, bool) {
+	if len(line) > maxEntry || len(line) < 3 || line[1] != ' ' || line[0] != Open && line[0] != Close {
+		return Entry{}, false
+	}
+	id, nonce, ok := strings.Cut(line[2:], " ")
+	if !ok || runid.Valid(id) != nil || nonce == "" || strings.ContainsAny(nonce, " \x00") {
+		return Entry{}, false
+	}
+	return Entry{Kind: line[0], RunID: id, Nonce: nonce}, true
+}
+
+// Compact replaces the journal with an empty one when nothing was
+// appended after end (its size is end.Off), calling commit first, under
+// the exclusive flock: commit records position zero where the reader
+// keeps it. A commit that lands without the replacement (a crash between
+// them) reads the old journal again from its start: the same entries,
+// applied again. It reports whether it replaced the journal; a busy lock
+// or a journal that grew is no error, only no compaction.
+func Compact(dir string, end Pos, commit func() error) (bool, error) {
+	f, err := openJournal(Path(dir), os.O_RDONLY)
+	if err != nil {
+		return false, fmt.Errorf("journal: %w", err)
+	}
+	defer f.Close()
+	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX|syscall.LOCK_NB); err != nil {
+		return false, nil
+	}
+	st, err := f.Stat()
+	if err != nil {
+		return false, fmt.Errorf("journal: %w", err)
+	}
+	if same, err := samePath(f, Path(dir)); err != nil || !same || st.Size() != end.Off {
+		return false, err
+	}
+	tmp, err := os.CreateTemp(dir, Name+".*")
+	if err != nil {
+		return false, fmt.Errorf("journal: %w", err)
+	}
+	tmp.Close()
+	if err := commit(); err != nil {
+		os.Remove(tmp.Name())
+		return false, err
+	}
+	if err := os.Rename(tmp.Name(), Path(dir)); err != nil {
+		os.Remove(tmp.Name())
+		return false, fmt.Errorf("journal: %w", err)
+	}
+	return true, nil
+}
