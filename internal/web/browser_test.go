@@ -40,7 +40,7 @@ func TestServeInBrowser(t *testing.T) {
 	})
 	t.Run("filter", func(t *testing.T) {
 		b.Str(t, `(function(){document.querySelector('#filters select[name=provider]').value='codex';return ''})()`)
-		b.Do(t, chromedp.Click(`#filters button[type=submit]`))
+		b.Click(t, `#filters button[type=submit]`)
 		b.Until(t, `location.search.indexOf('provider=codex') >= 0 && document.readyState === 'complete' && document.querySelectorAll('#runs tr.run').length === 1`)
 		if got := b.Str(t, `document.querySelector('#runs tr.run').dataset.run`); got != secretID {
 			t.Fatalf("filtered to %s", got)
@@ -59,15 +59,15 @@ func TestServeInBrowser(t *testing.T) {
 	t.Run("search and open a hit at its event", func(t *testing.T) {
 		b.Do(t, chromedp.Navigate(base+"/"))
 		b.Until(t, `document.readyState === 'complete' && !!document.querySelector('nav.top')`)
-		b.Do(t, chromedp.Click(`nav.top a[href="/search"]`))
+		b.Click(t, `nav.top a[href="/search"]`)
 		b.Until(t, `location.pathname === '/search' && !!document.getElementById('sq')`)
-		b.Do(t, chromedp.SendKeys(`#sq`, "diff\r"))
+		b.SendKeys(t, `#sq`, "diff\r")
 		b.Until(t, `document.querySelectorAll('#hits a.hitlink').length > 0`)
 		href := b.Str(t, `document.querySelector('#hits a.hitlink').getAttribute('href')`)
 		if href != "/s/"+viewstest.Root+"#seq-3" {
 			t.Fatalf("first hit %q", href)
 		}
-		b.Do(t, chromedp.Click(`#hits a.hitlink`))
+		b.Click(t, `#hits a.hitlink`)
 		b.Until(t, `location.pathname === '/s/`+viewstest.Root+`' && location.hash === '#seq-3' && document.readyState === 'complete' && !!document.getElementById('seq-3')`)
 		b.Until(t, `(function(){var r=document.getElementById('seq-3').getBoundingClientRect();return r.top >= 0 && r.top < innerHeight})()`)
 		if got := b.Str(t, `document.getElementById('seq-3').textContent`); !strings.Contains(got, "Review the diff") {
@@ -75,16 +75,16 @@ func TestServeInBrowser(t *testing.T) {
 		}
 	})
 	t.Run("sub-agent and back", func(t *testing.T) {
-		b.Do(t, chromedp.Click(`#child-`+viewstest.Child+` a`))
+		b.Click(t, `#child-`+viewstest.Child+` a`)
 		b.Until(t, `location.pathname === '/s/`+viewstest.Child+`' && document.readyState === 'complete' && !!document.getElementById('parent')`)
 		if got := b.Str(t, `document.querySelector('main').textContent`); !strings.Contains(got, "grep -rn TODO") {
 			t.Fatalf("the child's page: %q", got)
 		}
-		b.Do(t, chromedp.Click(`#parent`))
+		b.Click(t, `#parent`)
 		b.Until(t, `location.pathname === '/s/`+viewstest.Root+`' && location.hash === '#child-`+viewstest.Child+`' && !!document.getElementById('child-`+viewstest.Child+`')`)
 	})
 	t.Run("raw line", func(t *testing.T) {
-		b.Do(t, chromedp.Click(`#seq-3 a.raw`))
+		b.Click(t, `#seq-3 a.raw`)
 		b.Until(t, `location.pathname === '/raw/`+viewstest.Root+`/3' && document.body && document.body.textContent.indexOf('transcript line (seq 3)') >= 0`)
 	})
 	t.Run("hostile run executes nothing", func(t *testing.T) {
@@ -111,7 +111,7 @@ func TestServeInBrowser(t *testing.T) {
 	t.Run("usage charts", func(t *testing.T) {
 		b.Do(t, chromedp.Navigate(base+"/"))
 		b.Until(t, `document.readyState === 'complete' && !!document.querySelector('nav.top a[href="/usage"]')`)
-		b.Do(t, chromedp.Click(`nav.top a[href="/usage"]`))
+		b.Click(t, `nav.top a[href="/usage"]`)
 		b.Until(t, `location.pathname === '/usage' && document.readyState === 'complete' && !!document.getElementById('chart-project')`)
 		// Two days of the fixture have usage; the bars are drawn (the CSS
 		// applies: a bar has a width and a fill).
@@ -125,7 +125,7 @@ func TestServeInBrowser(t *testing.T) {
 			t.Fatalf("the hostile project is not shown as text: %q", got)
 		}
 		b.Str(t, `(function(){document.querySelector('#usageform select[name=provider]').value='codex';return ''})()`)
-		b.Do(t, chromedp.Click(`#usageform button[type=submit]`))
+		b.Click(t, `#usageform button[type=submit]`)
 		b.Until(t, `location.search.indexOf('provider=codex') >= 0 && document.readyState === 'complete' && document.querySelectorAll('#chart-provider g.bar').length === 1`)
 		if got := b.Str(t, `typeof window.pwned === 'undefined' ? '' : String(window.pwned)`); got != "" {
 			t.Fatalf("the hostile project ran: %q", got)

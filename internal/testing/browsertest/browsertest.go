@@ -69,6 +69,50 @@ func (b *Browser) Do(t testing.TB, a chromedp.Action[chromedp.Void]) {
 	}
 }
 
+// Click clicks the first node sel matches as a person would, with the
+// mouse at the node's place; SendKeys types keys into it. A page's script
+// or a live update may replace the node between the query that found it
+// and the click (CDP then answers that the node id is unknown, and
+// nothing was clicked or typed): the action is tried again on the page
+// as it is now, bounded only by the browser's context. Any other error
+// fails t.
+func (b *Browser) Click(t testing.TB, sel string) {
+	t.Helper()
+	b.retryStale(t, func() chromedp.Action[chromedp.Void] { return chromedp.Click(sel) })
+}
+
+// SendKeys types keys into the first node sel matches (see Click).
+func (b *Browser) SendKeys(t testing.TB, sel, keys string) {
+	t.Helper()
+	b.retryStale(t, func() chromedp.Action[chromedp.Void] { return chromedp.SendKeys(sel, keys) })
+}
+
+func (b *Browser) retryStale(t testing.TB, action func() chromedp.Action[chromedp.Void]) {
+	t.Helper()
+	for {
+		_, err := chromedp.Run(b.Ctx, action())
+		if err == nil {
+			return
+		}
+		if !staleNode(err) || b.Ctx.Err() != nil {
+			t.Fatal(err)
+		}
+		_, _ = chromedp.Run(b.Ctx, chromedp.Sleep(50*time.Millisecond))
+	}
+}
+
+// staleNode reports whether err is CDP's answer about a node that is no
+// longer in the document, which the action found before it was replaced.
+func staleNode(err error) bool {
+	msg := err.Error()
+	for _, s := range []string{"Could not find node with given id", "No node with given id found", "Node is detached from document", "Node with given id does not belong to the document"} {
+		if strings.Contains(msg, s) {
+			return true
+		}
+	}
+	return false
+}
+
 // Num evaluates expr to a number, failing t on an error.
 func (b *Browser) Num(t testing.TB, expr string) int {
 	t.Helper()
