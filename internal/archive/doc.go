@@ -208,6 +208,28 @@
 // after its run ended continues in a new run whose run.started "source"
 // names the old one ("continues").
 //
+// # Sessions in parallel
+//
+// SyncStores archives several sessions at once, on Options.Workers
+// goroutines (GOMAXPROCS by default), each with its own plugin instance.
+// Two sessions may touch the same run only when they have the same
+// content head (one session found at two paths, or grown between them),
+// the same path, a head the ledger knows for that path, or when one is a
+// sub-agent's file of the other; a SQLite, folder or tree store's
+// sessions are linked by key (a sub-agent's session, a tree session the
+// database holds). The sessions are cut into chains by those links
+// (chainsOf; each file's head is read once more for it, from the page
+// cache): a chain's sessions are archived one after the other in the
+// sync's order by one worker, different chains at once, touching
+// different runs and ledger entries (the ledger takes a lock). So,
+// whatever the workers' timing, a sync does what it would do on one
+// worker: the same runs, the same session archived once (the first found
+// is new, a later find grows it or is the same bytes), the outcomes
+// reported in the sessions' order as soon as every session before them
+// is done, and a ledger that a sync which wrote in parallel rewrites at
+// its end, one line per run by run id. A sync cancelled stops starting
+// sessions; the parts in flight are cancelled as a single part is.
+//
 // # Invariants
 //
 //   - The agents' files are only ever opened read-only, a session
