@@ -361,24 +361,32 @@ func (l *Ledger) rewrite() error {
 	return old.Close()
 }
 
-// Put records e (a new or changed entry) durably.
+// Put records e (a new or changed entry) durably. The line is written
+// under the ledger's lock and synced outside it, so that the other
+// workers of a sync read the ledger meanwhile (an fsync covers every
+// line written before it; the entry is the ledger's once it is durable).
 func (l *Ledger) Put(e *Entry) error {
-	l.mu.Lock()
-	defer l.mu.Unlock()
-	if l.f == nil {
-		return errors.New("ledger: opened read-only")
-	}
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
 	b = append(b, '\n')
-	if _, err := l.f.Write(b); err != nil {
+	l.mu.Lock()
+	f := l.f
+	if f == nil {
+		l.mu.Unlock()
+		return errors.New("ledger: opened read-only")
+	}
+	_, err = f.Write(b)
+	l.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	if err := l.f.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.lines++
 	old := l.runs[e.RunID]
 	cp := *e
