@@ -294,6 +294,11 @@
 // storage (archive/orphans-checked marks it done; only the first line of
 // a run the ledger does not know is read) and settled the same way:
 // they are ended as cancelled, naming the run that holds the session.
+// A run whose transcript a kill left without one complete line (created,
+// run.started not written: with workers, a kill timed on one session
+// lands where another's run is being begun) is forgotten with its
+// pending entry and its file removed when the ledger is opened
+// (removeUnbegun), so the session is archived afresh.
 // An interrupted run that cannot be settled (its raw capture does not
 // start with what its last part holds) gets nothing more until it is:
 // every part for it fails with [ErrInterrupted], naming it.

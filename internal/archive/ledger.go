@@ -169,9 +169,13 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 	}
 	for _, e := range l.runs {
 		if e.Pending {
-			ne, info, err := readTranscript(filepath.Join(tdir, e.RunID+".jsonl"))
+			tp := filepath.Join(tdir, e.RunID+".jsonl")
+			ne, info, err := readTranscript(tp)
 			if err != nil || ne == nil || ne.Parts == 0 && info.finished {
 				delete(l.runs, e.RunID) // the run was never begun (or holds nothing and ended)
+				if err == nil && ne == nil && !readOnly {
+					removeUnbegun(tp)
+				}
 				continue
 			}
 			ne.Path, ne.Size, ne.ModTime, ne.Redact = e.Path, e.Size, e.ModTime, e.Redact || ne.Redact
@@ -216,6 +220,23 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		return nil, "", fmt.Errorf("ledger: %w", err)
 	}
 	return l, rebuilt, nil
+}
+
+// removeUnbegun removes the transcript of a run a killed sync or import
+// created and never began: a file without one complete line (no
+// run.started), which holds nothing and would be read as a damaged
+// transcript. Anything else is left as it is.
+func removeUnbegun(path string) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	f.Close()
+	if err != nil || bytes.IndexByte(b, '\n') >= 0 || len(b) == 1<<20 {
+		return
+	}
+	_ = os.Remove(path)
 }
 
 // orphansMarker is the file (beside the ledger) that says the storage

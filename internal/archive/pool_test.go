@@ -180,3 +180,42 @@ func TestSyncParallelCancelled(t *testing.T) {
 	rep = b.SyncStores(context.Background(), locs, time.Time{}, nil)
 	assert.Equal(t, 5, rep.Counts[ActionUnchanged], "%v", rep.Outcomes)
 }
+
+// TestUnbegunTranscriptRemoved: a sync killed after a worker created a
+// run's transcript and before it wrote run.started (a pending ledger
+// entry, a file without a complete line) leaves nothing once the next
+// sync opens the ledger: the file is removed (it would read as a damaged
+// transcript), the session archived afresh; a dry run removes nothing,
+// and a transcript with a complete line is left as it is.
+func TestUnbegunTranscriptRemoved(t *testing.T) {
+	cases := []struct {
+		name    string
+		body    string
+		dryRun  bool
+		removed bool
+	}{
+		{"empty", "", false, true},
+		{"torn first line", `{"type":"run.sta`, false, true},
+		{"dry run", "", true, false},
+		{"a complete line", `{"type":"other"}` + "\n", false, false},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			l, _, err := OpenLedger(root, false)
+			require.NoError(t, err)
+			id := "0b0221db-831d-4246-9800-82ae8ca5c503"
+			require.NoError(t, l.Put(&Entry{RunID: id, Provider: "claude", Head: "h", Path: "/x/s.jsonl", Pending: true}))
+			require.NoError(t, l.Close())
+			tp := filepath.Join(root, "transcripts", id+".jsonl")
+			require.NoError(t, os.MkdirAll(filepath.Dir(tp), 0o700))
+			require.NoError(t, os.WriteFile(tp, []byte(tc.body), 0o600))
+			l, _, err = OpenLedger(root, tc.dryRun)
+			require.NoError(t, err)
+			defer l.Close()
+			assert.Nil(t, l.byRun(id), "the run was never begun")
+			_, err = os.Stat(tp)
+			assert.Equal(t, tc.removed, os.IsNotExist(err), "%v", err)
+		})
+	}
+}
