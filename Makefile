@@ -125,7 +125,9 @@ bench: MEMORY_STREAMS ?= 10000
 # The archive benchmarks: an archive of real transcripts (testdata inputs
 # recorded, then copied with fresh run ids up to INDEX_BYTES) indexed and
 # searched (internal/index), a store of SYNC_SESSIONS Claude sessions
-# synced again unchanged (internal/archive), twasm usage by day over
+# synced again unchanged and a home of HOME_SESSIONS sessions of several
+# agents made from the real captures synced by bin/twasm for the first
+# time against jq -c . over them (internal/archive), twasm usage by day over
 # SYNC_SESSIONS sessions from the index and from the files
 # (internal/cli/usagecmd), and the size of a storage against the logs
 # it archives (internal/archive BenchmarkStoreSize: the real captures of
@@ -133,6 +135,7 @@ bench: MEMORY_STREAMS ?= 10000
 # and deleted. A few minutes on 2 idle cores.
 bench: INDEX_BYTES ?= 1073741824
 bench: SYNC_SESSIONS ?= 10000
+bench: HOME_SESSIONS ?= 2000
 bench: bin/twasm
 	@sync # write back the build's dirty pages before anything is timed
 	@{ echo "loadavg before the benchmarks: $$(cat /proc/loadavg 2>/dev/null)"; \
@@ -141,11 +144,11 @@ bench: bin/twasm
 	  $(GO) test -run '^$$' -bench . -benchmem -count $(BENCHCOUNT) -benchtime $(PLUGIN_BENCHTIME) -timeout 90m ./internal/tools/pluginbench/; \
 	  TWASM_MEMORY_LINES=$(MEMORY_LINES) TWASM_MEMORY_STREAMS=$(MEMORY_STREAMS) $(GO) test -run '^TestPluginMemoryFlat$$' -count 1 -v -timeout 90m ./internal/tools/pluginbench/ \
 	    | grep -E 'memory-flat|grew|^(--- |ok|FAIL|PASS|panic)'; \
-	  TWASM_BENCH_ARCHIVE_BYTES=$(INDEX_BYTES) TWASM_BENCH_SESSIONS=$(SYNC_SESSIONS) $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime 1x -timeout 90m ./internal/index/ ./internal/archive/; \
+	  TWASM_BENCH_ARCHIVE_BYTES=$(INDEX_BYTES) TWASM_BENCH_SESSIONS=$(SYNC_SESSIONS) TWASM_BENCH_HOME_SESSIONS=$(HOME_SESSIONS) $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime 1x -timeout 90m ./internal/index/ ./internal/archive/; \
 	  TWASM_BENCH_SESSIONS=$(SYNC_SESSIONS) $(GO) test -run '^$$' -bench Usage -count 1 -benchtime 5x -timeout 30m ./internal/cli/usagecmd/; \
 	  echo "loadavg after the benchmarks: $$(cat /proc/loadavg 2>/dev/null)"; } 2>&1 | tee bench.out
 	$(GO) run ./internal/tools/benchreport -in bench.out -out BENCHMARKS.md -twasm bin/twasm \
-	  -method "go test -bench . -benchmem -count $(BENCHCOUNT); ./recorder -benchtime $(RECORDER_BENCHTIME), ./host -benchtime $(HOST_BENCHTIME), ./internal/tools/pluginbench -benchtime $(PLUGIN_BENCHTIME) (a pluginbench sample is that many passes over a 16 MiB corpus, after go test's uncounted one-pass run); TestPluginMemoryFlat with $(MEMORY_LINES) lines and $(MEMORY_STREAMS) streams per plugin; ./internal/index and ./internal/archive -benchtime 1x -count 1 on a $(INDEX_BYTES)-byte archive and $(SYNC_SESSIONS) sessions; ./internal/cli/usagecmd -benchtime 5x over $(SYNC_SESSIONS) sessions"
+	  -method "go test -bench . -benchmem -count $(BENCHCOUNT); ./recorder -benchtime $(RECORDER_BENCHTIME), ./host -benchtime $(HOST_BENCHTIME), ./internal/tools/pluginbench -benchtime $(PLUGIN_BENCHTIME) (a pluginbench sample is that many passes over a 16 MiB corpus, after go test's uncounted one-pass run); TestPluginMemoryFlat with $(MEMORY_LINES) lines and $(MEMORY_STREAMS) streams per plugin; ./internal/index and ./internal/archive -benchtime 1x -count 1 on a $(INDEX_BYTES)-byte archive, $(SYNC_SESSIONS) sessions and a home of $(HOME_SESSIONS); ./internal/cli/usagecmd -benchtime 5x over $(SYNC_SESSIONS) sessions"
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \

@@ -214,6 +214,28 @@
 // after its run ended continues in a new run whose run.started "source"
 // names the old one ("continues").
 //
+// # Sessions in parallel
+//
+// SyncStores archives several sessions at once, on Options.Workers
+// goroutines (GOMAXPROCS by default), each with its own plugin instance.
+// Two sessions may touch the same run only when they have the same
+// content head (one session found at two paths, or grown between them),
+// the same path, a head the ledger knows for that path, or when one is a
+// sub-agent's file of the other; a SQLite, folder or tree store's
+// sessions are linked by key (a sub-agent's session, a tree session the
+// database holds). The sessions are cut into chains by those links
+// (chainsOf; each file's head is read once more for it, from the page
+// cache): a chain's sessions are archived one after the other in the
+// sync's order by one worker, different chains at once, touching
+// different runs and ledger entries (the ledger takes a lock). So,
+// whatever the workers' timing, a sync does what it would do on one
+// worker: the same runs, the same session archived once (the first found
+// is new, a later find grows it or is the same bytes), the outcomes
+// reported in the sessions' order as soon as every session before them
+// is done, and a ledger that a sync which wrote in parallel rewrites at
+// its end, one line per run by run id. A sync cancelled stops starting
+// sessions; the parts in flight are cancelled as a single part is.
+//
 // # Invariants
 //
 //   - The agents' files are only ever opened read-only, a session
@@ -279,6 +301,11 @@
 // storage (archive/orphans-checked marks it done; only the first line of
 // a run the ledger does not know is read) and settled the same way:
 // they are ended as cancelled, naming the run that holds the session.
+// A run whose transcript a kill left without one complete line (created,
+// run.started not written: with workers, a kill timed on one session
+// lands where another's run is being begun) is forgotten with its
+// pending entry and its file removed when the ledger is opened
+// (removeUnbegun), so the session is archived afresh.
 // An interrupted run that cannot be settled (its raw capture does not
 // start with what its last part holds) gets nothing more until it is:
 // every part for it fails with [ErrInterrupted], naming it.

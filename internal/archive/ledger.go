@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twasm/twasm/internal/regfile"
@@ -95,8 +96,10 @@ type FactsAt struct {
 // Ledger is the sync state: every session run by id, found by content
 // (Head) and by source path. It is a cache of what the transcripts say
 // (run.started's "source" and each part's result): lost or damaged, it is
-// rebuilt from them.
+// rebuilt from them. Its methods may be called from several goroutines
+// (a sync archives sessions in parallel, each touching runs of its own).
 type Ledger struct {
+	mu     sync.Mutex
 	path   string
 	runs   map[string]*Entry
 	byHead map[string][]*Entry
@@ -166,9 +169,13 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 	}
 	for _, e := range l.runs {
 		if e.Pending {
-			ne, info, err := readTranscript(filepath.Join(tdir, e.RunID+".jsonl"))
+			tp := filepath.Join(tdir, e.RunID+".jsonl")
+			ne, info, err := readTranscript(tp)
 			if err != nil || ne == nil || ne.Parts == 0 && info.finished {
 				delete(l.runs, e.RunID) // the run was never begun (or holds nothing and ended)
+				if err == nil && ne == nil && !readOnly {
+					removeUnbegun(tp)
+				}
 				continue
 			}
 			ne.Path, ne.Size, ne.ModTime, ne.Redact = e.Path, e.Size, e.ModTime, e.Redact || ne.Redact
@@ -213,6 +220,23 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		return nil, "", fmt.Errorf("ledger: %w", err)
 	}
 	return l, rebuilt, nil
+}
+
+// removeUnbegun removes the transcript of a run a killed sync or import
+// created and never began: a file without one complete line (no
+// run.started), which holds nothing and would be read as a damaged
+// transcript. Anything else is left as it is.
+func removeUnbegun(path string) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return
+	}
+	b, err := io.ReadAll(io.LimitReader(f, 1<<20))
+	f.Close()
+	if err != nil || bytes.IndexByte(b, '\n') >= 0 || len(b) == 1<<20 {
+		return
+	}
+	_ = os.Remove(path)
 }
 
 // orphansMarker is the file (beside the ledger) that says the storage
@@ -335,37 +359,92 @@ func (l *Ledger) compact() error {
 	return nil
 }
 
-// Put records e (a new or changed entry) durably.
-func (l *Ledger) Put(e *Entry) error {
+// rewrite compacts the ledger (one line per run, by run id) and goes on
+// appending to the new file: after a sync whose workers appended their
+// lines in whatever order they finished, the ledger's lines are in an
+// order of their own.
+func (l *Ledger) rewrite() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.f == nil {
 		return errors.New("ledger: opened read-only")
 	}
+	if err := l.compact(); err != nil {
+		return err
+	}
+	old := l.f
+	f, err := os.OpenFile(l.path, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+	l.f = f
+	if err != nil {
+		l.f = nil // not the old file, replaced: Put fails from now on
+		return errors.Join(fmt.Errorf("ledger: %w", err), old.Close())
+	}
+	return old.Close()
+}
+
+// Put records e (a new or changed entry) durably. The line is written
+// under the ledger's lock and synced outside it, so that the other
+// workers of a sync read the ledger meanwhile (an fsync covers every
+// line written before it; the entry is the ledger's once it is durable).
+func (l *Ledger) Put(e *Entry) error {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
 	}
 	b = append(b, '\n')
-	if _, err := l.f.Write(b); err != nil {
+	l.mu.Lock()
+	f := l.f
+	if f == nil {
+		l.mu.Unlock()
+		return errors.New("ledger: opened read-only")
+	}
+	_, err = f.Write(b)
+	l.mu.Unlock()
+	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	if err := l.f.Sync(); err != nil {
+	if err := f.Sync(); err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	l.lines++
 	old := l.runs[e.RunID]
 	cp := *e
-	l.runs[e.RunID] = &cp
-	if old == nil || old.Head != e.Head || old.Path != e.Path || old.Closed != e.Closed {
+	switch {
+	case old == nil:
+		// A new run: indexed alone, as reindex would place it.
+		l.runs[e.RunID] = &cp
+		l.indexNew(&cp)
+	case old.Head != e.Head || old.Path != e.Path || old.Closed != e.Closed:
+		l.runs[e.RunID] = &cp
 		l.reindex()
-	} else {
+	default:
 		*old = cp
-		l.runs[e.RunID] = old
 	}
 	return nil
 }
 
+// indexNew indexes a run just added to runs where reindex would have put
+// it (by run id among the runs of its head; the path's run the open one,
+// the greatest id among equals), without going over every run.
+func (l *Ledger) indexNew(e *Entry) {
+	if e.Closed && e.Parts == 0 {
+		return
+	}
+	hs := l.byHead[e.Head]
+	i := sort.Search(len(hs), func(i int) bool { return hs[i].RunID > e.RunID })
+	l.byHead[e.Head] = slices.Insert(hs, i, e)
+	cur := l.byPath[e.Path]
+	if cur == nil || !e.Closed && cur.Closed || e.Closed == cur.Closed && e.RunID > cur.RunID {
+		l.byPath[e.Path] = e
+	}
+}
+
 // Close closes the ledger file.
 func (l *Ledger) Close() error {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if l.f == nil {
 		return nil
 	}
@@ -374,6 +453,8 @@ func (l *Ledger) Close() error {
 
 // ByPath returns the entry last synced from path (an open run first).
 func (l *Ledger) ByPath(path string) *Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if e := l.byPath[path]; e != nil {
 		cp := *e
 		return &cp
@@ -383,6 +464,8 @@ func (l *Ledger) ByPath(path string) *Entry {
 
 // byRun returns the entry of a run (nil: none).
 func (l *Ledger) byRun(runID string) *Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	if e := l.runs[runID]; e != nil {
 		cp := *e
 		return &cp
@@ -393,6 +476,8 @@ func (l *Ledger) byRun(runID string) *Entry {
 // ByHead returns the runs whose session starts with the line hashed to
 // head, longest first.
 func (l *Ledger) ByHead(head string) []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	var out []Entry
 	for _, e := range l.byHead[head] {
 		out = append(out, *e)
@@ -403,6 +488,8 @@ func (l *Ledger) ByHead(head string) []Entry {
 
 // Entries returns every entry, by run id.
 func (l *Ledger) Entries() []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	out := make([]Entry, 0, len(l.runs))
 	for _, e := range l.runs {
 		out = append(out, *e)
@@ -526,6 +613,8 @@ func (l *Ledger) noteInterrupted(e *Entry, info transcriptInfo, resume *Resume) 
 // left unfinished, as found when the ledger was opened and not settled
 // since, by run id.
 func (l *Ledger) Interrupted() []Interrupted {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	out := make([]Interrupted, 0, len(l.interrupted))
 	for _, it := range l.interrupted {
 		out = append(out, it)
@@ -535,12 +624,18 @@ func (l *Ledger) Interrupted() []Interrupted {
 }
 
 func (l *Ledger) isInterrupted(runID string) bool {
+	l.mu.Lock()
+	defer l.mu.Unlock()
 	_, ok := l.interrupted[runID]
 	return ok
 }
 
 // settled forgets an interrupted run once it is settled.
-func (l *Ledger) settled(runID string) { delete(l.interrupted, runID) }
+func (l *Ledger) settled(runID string) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	delete(l.interrupted, runID)
+}
 
 // readTranscript reads what a transcript says about its session (nil
 // when it is not a session run) and what else the recovery of an

@@ -65,8 +65,9 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 }
 
 // SyncStores archives what is new in every session of the locations,
-// calling progress after each file, then ends the runs of sessions the
-// agents deleted from stores that are still there.
+// several at once (Options.Workers; see chainsOf), calling progress with
+// each file's outcomes in the sessions' order, then ends the runs of
+// sessions the agents deleted from stores that are still there.
 func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.Time, progress func(done, total int, o *Outcome)) Report {
 	a.sessions = nil // read again in each sync
 	defer func() { a.sessions = nil }()
@@ -85,36 +86,37 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	for _, s := range sessions {
 		present[s.Path] = true
 	}
-	for i, s := range sessions {
-		if ctx.Err() != nil {
-			break
+	a.recoverFirst(ctx) // before any worker starts
+	wrote := 0
+	a.syncParallel(ctx, sessions, func(i int, r *sessionResult) {
+		s := sessions[i]
+		for _, p := range r.paths {
+			present[p] = true
 		}
-		if s.Loc.Kind == abi.StoreKindSQLite {
-			outs, paths, complete := a.SyncDatabase(ctx, s)
-			for _, p := range paths {
-				present[p] = true
-			}
-			if !complete {
-				// A listing cut short: no session of this database is
-				// taken for deleted.
-				for _, e := range a.ledger.Entries() {
-					if strings.HasPrefix(e.Path, s.Path+"#") {
-						present[e.Path] = true
-					}
+		if s.Loc.Kind == abi.StoreKindSQLite && !r.complete {
+			// A listing cut short: no session of this database is
+			// taken for deleted.
+			for _, e := range a.ledger.Entries() {
+				if strings.HasPrefix(e.Path, s.Path+"#") {
+					present[e.Path] = true
 				}
 			}
-			for _, o := range outs {
-				rep.add(o)
-				if progress != nil {
-					progress(i+1, len(sessions), &o)
-				}
-			}
-			continue
 		}
-		o := a.SyncSession(ctx, s)
-		rep.add(o)
-		if progress != nil {
-			progress(i+1, len(sessions), &o)
+		for _, o := range r.outs {
+			if o.Result != nil {
+				wrote++
+			}
+			rep.add(o)
+			if progress != nil {
+				progress(i+1, len(sessions), &o)
+			}
+		}
+	})
+	if wrote > 1 && a.workers() > 1 {
+		// The workers appended to the ledger as they finished: its
+		// lines are put in an order that does not depend on them.
+		if err := a.ledger.rewrite(); err != nil {
+			a.opts.Logger.Warn("archive: ledger not compacted", "err", err)
 		}
 	}
 	if ctx.Err() == nil && since.IsZero() {

@@ -280,6 +280,8 @@ type linkAt struct {
 // carriedSubRun leaves them out anyway).
 func (a *Archiver) sessionLinksOf(pe *Entry) (sessionLinks, error) {
 	key := fmt.Sprintf("%s#%d", pe.RunID, pe.Parts)
+	a.sessionsMu.Lock()
+	defer a.sessionsMu.Unlock()
 	if in, ok := a.sessions[key]; ok {
 		return in, nil
 	}

@@ -97,6 +97,9 @@ type Options struct {
 	// reading's context (tests).
 	SQLiteLimit     time.Duration
 	sqliteAfterRead func(context.Context)
+	// Workers is how many sessions SyncStores archives at once (0:
+	// GOMAXPROCS).
+	Workers int
 }
 
 // Archiver archives session files into runs. The caller holds the
@@ -108,8 +111,13 @@ type Archiver struct {
 	// settled (Recover).
 	recovered bool
 	// sessions caches what linking sub-agents' files reads of their
-	// session's run, by run and part count (sessionLinksOf).
-	sessions map[string]sessionLinks
+	// session's run, by run and part count (sessionLinksOf), under
+	// sessionsMu (a pointer: recover copies the Archiver).
+	sessions   map[string]sessionLinks
+	sessionsMu *sync.Mutex
+	// sessionHook, when set, runs on the worker before and after each
+	// session of SyncStores is archived, with its index (tests).
+	sessionHook func(i int, after bool)
 }
 
 // Open loads the ledger (rebuilt from the transcripts when needed; the
@@ -124,11 +132,20 @@ func Open(opts Options) (*Archiver, string, error) {
 	if opts.Settle == 0 {
 		opts.Settle = 10 * time.Second
 	}
+	if w := opts.Written; w != nil {
+		// Parts are written by several goroutines (SyncStores).
+		var mu sync.Mutex
+		opts.Written = func(runID string) {
+			mu.Lock()
+			defer mu.Unlock()
+			w(runID)
+		}
+	}
 	l, rebuilt, err := OpenLedger(opts.Store.Root, opts.DryRun)
 	if err != nil {
 		return nil, "", err
 	}
-	return &Archiver{opts: opts, ledger: l}, rebuilt, nil
+	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}}, rebuilt, nil
 }
 
 // Close closes the ledger.

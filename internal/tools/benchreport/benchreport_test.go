@@ -479,3 +479,43 @@ BenchmarkSearchGrep-2    1   900000000 ns/op   400 ms/query   300 cpu-ms/query  
 		t.Errorf("note %q", n)
 	}
 }
+
+// TestFirstSyncOfAHomeRows: the first sync of a home is judged against
+// jq over the same files by wall clock (goal ≤ 1x), its CPU time is
+// reported beside it, and its peak RSS against 64 MiB.
+func TestFirstSyncOfAHomeRows(t *testing.T) {
+	res, err := Parse(strings.NewReader(`pkg: github.com/twasm/twasm/internal/archive
+BenchmarkSyncFirstHome/twasm-2         	       1	15894384627 ns/op	         7.2 cpu-s	        58.72 home-MiB	        63.41 peak-RSS-MiB	       300.0 sessions	        16 wall-s
+BenchmarkSyncFirstHome/jq-2            	       1	6509729298 ns/op	         1.8 cpu-s	        58.72 home-MiB	        41.54 peak-RSS-MiB	       300.0 sessions	         8 wall-s
+`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	rows := map[string]Row{}
+	for _, r := range archiveTable(res).Rows {
+		rows[r.Figure] = r
+	}
+	cases := []struct {
+		figure, met string
+		ratio       float64
+	}{
+		{"First `twasm sync` of a home vs `jq -c .` over the same files, wall clock", "no", 2},
+		{"the same, CPU time (all threads) vs jq's", "—", 4},
+		{"Peak RSS of that first sync", "yes", 0},
+	}
+	for _, c := range cases {
+		r, ok := rows[c.figure]
+		if !ok {
+			t.Fatalf("no row %q", c.figure)
+		}
+		if got := r.Met(); got != c.met {
+			t.Errorf("%s: met %q, want %q", c.figure, got, c.met)
+		}
+		if x, ok := r.Ratio(); c.ratio != 0 && (!ok || math.Abs(x-c.ratio) > 1e-9) {
+			t.Errorf("%s: ratio %v %v, want %v", c.figure, x, ok, c.ratio)
+		}
+	}
+	if n := rows["First `twasm sync` of a home vs `jq -c .` over the same files, wall clock"].Note; !strings.Contains(n, "300 sessions, 59 MiB") {
+		t.Errorf("note %q", n)
+	}
+}

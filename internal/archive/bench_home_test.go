@@ -1,0 +1,210 @@
+package archive
+
+import (
+	"bytes"
+	"fmt"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+)
+
+// homeLayout places a session file of a provider in a home directory,
+// where the provider's bundled store declaration finds it.
+var homeLayout = map[string]func(i int) string{
+	"claude": func(i int) string { return fmt.Sprintf(".claude/projects/p%03d/s%05d.jsonl", i%50, i) },
+	"codex": func(i int) string {
+		return fmt.Sprintf(".codex/sessions/2026/01/%02d/rollout-2026-01-01T00-00-00-s%05d.jsonl", 1+i%28, i)
+	},
+	"copilot": func(i int) string { return fmt.Sprintf(".copilot/session-state/s%05d/events.jsonl", i) },
+	"gemini":  func(i int) string { return fmt.Sprintf(".gemini/tmp/p%03d/chats/session-s%05d.jsonl", i%50, i) },
+	"pi":      func(i int) string { return fmt.Sprintf(".pi/agent/sessions/p%03d/s%05d.jsonl", i%50, i) },
+	"qwen":    func(i int) string { return fmt.Sprintf(".qwen/projects/p%03d/chats/s%05d.jsonl", i%50, i) },
+}
+
+// benchCaptures lists the real session logs of testdata/captures that a
+// home's stores hold (JSON Lines session files of the providers of
+// homeLayout; Gemini CLI's stream output is not a session file).
+func benchCaptures(tb testing.TB) map[string][]string {
+	out := map[string][]string{}
+	for prov := range homeLayout {
+		files, _ := filepath.Glob(filepath.Join("../../testdata/captures", prov, "*.jsonl"))
+		for _, f := range files {
+			if prov == "gemini" && !strings.Contains(filepath.Base(f), "session_jsonl") {
+				continue
+			}
+			out[prov] = append(out[prov], f)
+		}
+	}
+	if len(out) == 0 {
+		tb.Skip("no captures in ../../testdata/captures")
+	}
+	return out
+}
+
+// benchHome writes a home directory of n session files made from the
+// real captures of several agents (benchCaptures, taken in turn), each
+// at its provider's place (homeLayout) and made a session of its own by
+// a member added to its first line ("twasm_bench_copy", which the
+// plugins ignore), an hour old. It returns the home, the files and
+// their total size.
+func benchHome(tb testing.TB, n int) (home string, files []string, size int64) {
+	caps := benchCaptures(tb)
+	var all [][2]string // provider, capture
+	for _, prov := range []string{"claude", "codex", "copilot", "gemini", "pi", "qwen"} {
+		for _, f := range caps[prov] {
+			all = append(all, [2]string{prov, f})
+		}
+	}
+	cache := map[string][]byte{}
+	home = tb.TempDir()
+	old := time.Now().Add(-time.Hour)
+	for i := 0; i < n; i++ {
+		c := all[i%len(all)]
+		b, ok := cache[c[1]]
+		if !ok {
+			var err error
+			if b, err = os.ReadFile(c[1]); err != nil {
+				tb.Fatal(err)
+			}
+			cache[c[1]] = b
+		}
+		mark := fmt.Sprintf(`"twasm_bench_copy":%d,`, i)
+		var body []byte
+		if j := bytes.IndexByte(b, '{'); j >= 0 && bytes.IndexByte(b[:j], '\n') < 0 {
+			body = append(append(append(body, b[:j+1]...), mark...), b[j+1:]...)
+		} else {
+			body = append([]byte(`{`+strings.TrimSuffix(mark, ",")+"}\n"), b...)
+		}
+		p := filepath.Join(home, homeLayout[c[0]](i))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.WriteFile(p, body, 0o600); err != nil {
+			tb.Fatal(err)
+		}
+		if err := os.Chtimes(p, old, old); err != nil {
+			tb.Fatal(err)
+		}
+		files = append(files, p)
+		size += int64(len(body))
+	}
+	return home, files, size
+}
+
+// homeSessions is how many sessions BenchmarkSyncFirstHome's home holds:
+// TWASM_BENCH_HOME_SESSIONS, default 2,000.
+func homeSessions() int {
+	if v, err := strconv.Atoi(os.Getenv("TWASM_BENCH_HOME_SESSIONS")); err == nil && v > 0 {
+		return v
+	}
+	return 2000
+}
+
+// BenchmarkSyncFirstHome is `twasm sync` (the built binary, bin/twasm or
+// TWASM_BIN, with its bundled wasm plugins) of a home it has never seen
+// (benchHome: homeSessions sessions of several agents made from the real
+// captures) into an empty storage on disk, the search index included,
+// against `jq -c .` over the same files, each as a child process: wall
+// and CPU seconds (rusage, all threads) and the sync's peak RSS. The
+// compilation cache is warmed first by a sync of another home of one
+// session per capture. Sub-benchmarks "twasm" and "jq" run in turn.
+func BenchmarkSyncFirstHome(b *testing.B) {
+	bin := os.Getenv("TWASM_BIN")
+	if bin == "" {
+		bin = "../../bin/twasm"
+	}
+	if _, err := os.Stat(bin); err != nil {
+		b.Skipf("%v (run make)", err)
+	}
+	jq, jqErr := exec.LookPath("jq")
+	n := homeSessions()
+	home, files, size := benchHome(b, n)
+	config, cache := b.TempDir(), b.TempDir()
+	env := func(home string) []string {
+		return []string{"PATH=" + os.Getenv("PATH"), "HOME=" + home, "XDG_CONFIG_HOME=" + config, "XDG_CACHE_HOME=" + cache, "TMPDIR=" + os.TempDir()}
+	}
+	caps := 0
+	for _, fs := range benchCaptures(b) {
+		caps += len(fs)
+	}
+	warm, _, _ := benchHome(b, caps)
+	if _, err := runChild(bin, env(warm), "--storage", b.TempDir(), "sync"); err != nil {
+		b.Fatal(err)
+	}
+	report := func(b *testing.B, runs []childRun) {
+		var wall, cpu, peak float64
+		for _, r := range runs {
+			wall += r.wall
+			cpu += r.cpu
+			peak = max(peak, r.maxRSS)
+		}
+		k := float64(len(runs))
+		b.ReportMetric(wall/k, "wall-s")
+		b.ReportMetric(cpu/k, "cpu-s")
+		b.ReportMetric(float64(size)/(1<<20), "home-MiB")
+		b.ReportMetric(float64(n), "sessions")
+		if peak > 0 {
+			b.ReportMetric(peak/(1<<20), "peak-RSS-MiB")
+		}
+	}
+	b.Run("twasm", func(b *testing.B) {
+		var runs []childRun
+		for i := 0; i < b.N; i++ {
+			b.StopTimer()
+			storage := filepath.Join(b.TempDir(), "storage")
+			b.StartTimer()
+			r, err := runChild(bin, env(home), "--storage", storage, "sync")
+			if err != nil {
+				b.Fatal(err)
+			}
+			runs = append(runs, r)
+		}
+		report(b, runs)
+	})
+	b.Run("jq", func(b *testing.B) {
+		if jqErr != nil {
+			b.Skip(jqErr)
+		}
+		var runs []childRun
+		for i := 0; i < b.N; i++ {
+			r, err := runChild(jq, env(home), append([]string{"-c", "."}, files...)...)
+			if err != nil {
+				b.Fatal(err)
+			}
+			runs = append(runs, r)
+		}
+		report(b, runs)
+	})
+}
+
+// childRun is a finished child process: wall and CPU seconds (user and
+// system, all its threads) and peak RSS in bytes.
+type childRun struct{ wall, cpu, maxRSS float64 }
+
+// runChild runs a command, its stdout discarded; a non-zero exit is an
+// error with the end of its stderr.
+func runChild(bin string, env []string, args ...string) (childRun, error) {
+	cmd := exec.Command(bin, args...)
+	cmd.Env = env
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	start := time.Now()
+	err := cmd.Run()
+	r := childRun{wall: time.Since(start).Seconds()}
+	if st := cmd.ProcessState; st != nil {
+		r.cpu = (st.UserTime() + st.SystemTime()).Seconds()
+		r.maxRSS = childMaxRSS(st)
+	}
+	if err != nil {
+		msg := stderr.String()
+		if len(msg) > 2000 {
+			msg = "…" + msg[len(msg)-2000:]
+		}
+		return r, fmt.Errorf("%s %s: %w: %s", filepath.Base(bin), strings.Join(args[:min(len(args), 4)], " "), err, msg)
+	}
+	return r, nil
+}

@@ -1,0 +1,194 @@
+package archive
+
+import (
+	"context"
+	"runtime"
+	"sync"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/regfile"
+)
+
+// A sync archives sessions in parallel, on Options.Workers goroutines.
+// Two sessions may touch the same run only when they have the same
+// content head (the same session found at two paths), the same path, or
+// when one is a sub-agent's file of the other; and a SQLite, folder or
+// tree store's sessions link to each other (a sub-agent's session, a
+// tree session the database holds). So the sessions are cut into chains
+// (chainsOf): the sessions of a chain are archived one after the other,
+// in the sync's order, by one worker; different chains touch different
+// runs and ledger entries and run at once. Whatever the workers' timing,
+// each chain does what a sync of its sessions alone, in order, would do,
+// and the outcomes are reported in the sync's order.
+
+// workers is how many sessions a sync archives at once.
+func (a *Archiver) workers() int {
+	if a.opts.Workers > 0 {
+		return a.opts.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// chainsOf cuts the sessions (in the sync's order) into chains of
+// indexes, each in that order, the chains ordered by their first
+// session.
+func (a *Archiver) chainsOf(sessions []Session) [][]int {
+	parent := make([]int, len(sessions))
+	for i := range parent {
+		parent[i] = i
+	}
+	find := func(i int) int {
+		for parent[i] != i {
+			parent[i] = parent[parent[i]]
+			i = parent[i]
+		}
+		return i
+	}
+	owner := map[string]int{}
+	join := func(i int, key string) {
+		if j, ok := owner[key]; ok {
+			ri, rj := find(i), find(j)
+			if ri != rj {
+				parent[max(ri, rj)] = min(ri, rj)
+			}
+			return
+		}
+		owner[key] = i
+	}
+	for i, s := range sessions {
+		if s.Loc == nil || s.Loc.Kind == abi.StoreKindSQLite || s.Loc.manyFiles() {
+			join(i, "stores linked by key")
+			continue
+		}
+		join(i, "path\x00"+s.Path)
+		if s.Parent != "" {
+			join(i, "path\x00"+s.Parent)
+		}
+		for _, h := range a.headsOf(s) {
+			join(i, "head\x00"+h)
+		}
+	}
+	byRoot := map[int]int{}
+	var chains [][]int
+	for i := range sessions {
+		r := find(i)
+		k, ok := byRoot[r]
+		if !ok {
+			k = len(chains)
+			byRoot[r] = k
+			chains = append(chains, nil)
+		}
+		chains[k] = append(chains[k], i)
+	}
+	return chains
+}
+
+// headsOf are the content heads by which a session file may be matched
+// to a run: its own (as syncFile reads it), and that of the run last
+// synced from its path (a head that grew is matched by path). None when
+// the file is unchanged since the last sync (size and mtime) or has no
+// complete line yet: it is then matched by path only.
+func (a *Archiver) headsOf(s Session) []string {
+	var heads []string
+	e := a.ledger.ByPath(s.Path)
+	if e != nil {
+		if e.Size == s.Size && e.ModTime == s.ModTime.UnixNano() {
+			return nil
+		}
+		heads = append(heads, e.Head)
+	}
+	f, err := regfile.Open(s.Path)
+	if err != nil {
+		return heads
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return heads
+	}
+	settled := a.opts.Whole || a.opts.Now().Sub(st.ModTime()) >= a.opts.Settle
+	if line, ok, err := readHead(f, st.Size(), settled); err == nil && ok {
+		heads = append(heads, sum(line))
+	}
+	return heads
+}
+
+// sessionResult is what archiving one session of a sync gave: its
+// outcomes, and for a database the session paths it listed (complete:
+// the listing was whole).
+type sessionResult struct {
+	outs     []Outcome
+	paths    []string
+	complete bool
+}
+
+// syncParallel archives the sessions on the archiver's workers, chain by
+// chain (chainsOf), and calls emit with each session's result in the
+// sessions' order, from one goroutine at a time, as soon as it and every
+// session before it are done. A session not begun when ctx is done has
+// no result. It returns once every worker has stopped.
+func (a *Archiver) syncParallel(ctx context.Context, sessions []Session, emit func(i int, r *sessionResult)) {
+	results := make([]sessionResult, len(sessions))
+	done := make([]bool, len(sessions))
+	var mu sync.Mutex // done, next, and emit
+	next := 0
+	finished := func(i int, r sessionResult) {
+		mu.Lock()
+		defer mu.Unlock()
+		results[i], done[i] = r, true
+		for next < len(results) && done[next] {
+			emit(next, &results[next])
+			next++
+		}
+	}
+	chains := a.chainsOf(sessions)
+	work := make(chan []int)
+	var wg sync.WaitGroup
+	for range min(a.workers(), len(chains)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for chain := range work {
+				for _, i := range chain {
+					if ctx.Err() != nil {
+						break
+					}
+					if a.sessionHook != nil {
+						a.sessionHook(i, false)
+					}
+					r := a.syncOne(ctx, sessions[i])
+					if a.sessionHook != nil {
+						a.sessionHook(i, true)
+					}
+					finished(i, r)
+				}
+			}
+		}()
+	}
+	for _, c := range chains {
+		if ctx.Err() != nil {
+			break
+		}
+		work <- c
+	}
+	close(work)
+	wg.Wait()
+	// Sessions after one that was never begun (ctx done): emitted in
+	// order, the gaps skipped.
+	mu.Lock()
+	defer mu.Unlock()
+	for ; next < len(results); next++ {
+		if done[next] {
+			emit(next, &results[next])
+		}
+	}
+}
+
+// syncOne archives one session of a sync.
+func (a *Archiver) syncOne(ctx context.Context, s Session) sessionResult {
+	if s.Loc != nil && s.Loc.Kind == abi.StoreKindSQLite {
+		outs, paths, complete := a.SyncDatabase(ctx, s)
+		return sessionResult{outs: outs, paths: paths, complete: complete}
+	}
+	return sessionResult{outs: []Outcome{a.SyncSession(ctx, s)}}
+}
