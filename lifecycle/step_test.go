@@ -4,7 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"os"
+	"path/filepath"
 	"runtime"
 	"strings"
 	"sync"
@@ -675,8 +675,11 @@ func TestStepRecordBatch(t *testing.T) {
 	if err := kept.RecordBatch(ctx, []*transcript.Event{{Type: transcript.MessageUser, Payload: &transcript.MessagePayload{Role: "user"}}}); !errors.Is(err, ErrEnded) {
 		t.Fatalf("batch after the step ended: %v", err)
 	}
-	dir, _ := os.ReadDir(store.Root + "/transcripts")
-	id := strings.TrimSuffix(dir[0].Name(), ".jsonl")
+	runs, _ := filepath.Glob(filepath.Join(store.Root, "transcripts", "*.jsonl"))
+	if len(runs) != 1 {
+		t.Fatalf("transcripts %v, want one", runs)
+	}
+	id := strings.TrimSuffix(filepath.Base(runs[0]), ".jsonl")
 	got := ""
 	for _, ev := range readEvents(t, store, id) {
 		got += fmt.Sprintf("%s@%s ", ev.Type, ev.Path)

@@ -6,6 +6,7 @@ require github.com/twasm/twasm v0.0.0
 
 require (
 	github.com/google/uuid v1.6.0 // indirect
+	github.com/klauspost/compress v1.20.4 // indirect
 	github.com/tetratelabs/wazero v1.12.0 // indirect
 	golang.org/x/sys v0.49.0 // indirect
 )
