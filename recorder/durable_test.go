@@ -22,11 +22,13 @@ type syncLog struct {
 	mu   sync.Mutex
 	root string
 	log  []string
-	// block, when set, holds the first directory sync until it is closed;
-	// fail makes the first one fail.
-	block chan struct{}
-	fail  bool
-	calls int
+	// block, when set, holds the first directory sync until it is closed
+	// (entered is closed when that sync is held); fail makes the first one
+	// fail.
+	block   chan struct{}
+	entered chan struct{}
+	fail    bool
+	calls   int
 }
 
 func (l *syncLog) add(s string) {
@@ -48,6 +50,7 @@ func (l *syncLog) dirSync(dir string) error {
 	first := l.calls == 1
 	l.mu.Unlock()
 	if first && l.block != nil {
+		close(l.entered)
 		<-l.block
 	}
 	if first && l.fail {
@@ -191,11 +194,17 @@ func TestEntrySyncFallback(t *testing.T) {
 			}
 			l := &syncLog{root: st.Root, fail: tt.fail}
 			if tt.block {
-				l.block = make(chan struct{})
+				l.block, l.entered = make(chan struct{}), make(chan struct{})
 			}
 			r := openWatched(t, st, runid.New(), Options{}, l)
 			if tt.fail {
 				<-r.dirBG.done
+			}
+			if tt.block {
+				// The background sync is the one held: wait until it is,
+				// or a slow start would let the promise's own sync be
+				// the first, held forever.
+				<-l.entered
 			}
 			ev := *completed
 			err := r.Record(context.Background(), &ev)
