@@ -35,11 +35,15 @@
 //   - A writer that cannot append removes the journal (best effort), so
 //     that the next reader checks every file rather than trust it.
 //   - Appends are single write(2) calls of a short line on an O_APPEND
-//     descriptor, under a shared flock; [Compact] takes the exclusive
-//     flock, replaces the journal with an empty one only when nothing was
-//     appended since the reader's position, and a writer that locked the
-//     replaced file writes again to the new one (it compares its file
-//     with the path's after locking).
+//     descriptor, under a shared flock of the transcripts directory (and
+//     of the file); [Compact] takes the directory's and the file's
+//     exclusive flocks without waiting (a busy lock means no compaction
+//     this time), and replaces the journal with an empty one only when
+//     it is not empty and nothing was appended since the reader's
+//     position. A writer therefore never finds the file it opened
+//     replaced by this version's compactor; it still compares its file
+//     with the path's after locking and writes again to the new one, for
+//     an older twasm's compactor, which locked only the file.
 //
 // # Threat model
 //

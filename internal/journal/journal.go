@@ -86,11 +86,20 @@ func (w *Writer) append(kind byte) error {
 	return nil
 }
 
-// appendLine writes line at the end of the journal with one write(2),
-// under a shared flock, into the file that is at the path once locked
-// (Compact may have replaced the one opened).
+// appendLine writes line at the end of the journal with one write(2).
+// It holds the directory's shared flock throughout, which [Compact] needs
+// exclusively to replace the journal, so the file it opens stays the one
+// at the path; it also takes the file's shared flock and checks that the
+// file is still at the path, which is what a compactor of an older twasm
+// (which locked the file only) needs, and writes again to the new file
+// when one replaced it.
 func appendLine(dir, line string) error {
-	for range 8 {
+	unlock, err := lockDir(dir, syscall.LOCK_SH)
+	if err != nil {
+		return err
+	}
+	defer unlock()
+	for range 64 {
 		f, err := openJournal(Path(dir), os.O_WRONLY|os.O_APPEND|os.O_CREATE)
 		if err != nil {
 			return err
@@ -116,6 +125,26 @@ func appendLine(dir, line string) error {
 	}
 	return errors.New("replaced again and again while appending")
 }
+
+// lockDir takes the flock how (LOCK_SH, LOCK_EX, with LOCK_NB or not) on
+// the directory dir and returns its release. A lock that LOCK_NB could
+// not take is errBusy.
+func lockDir(dir string, how int) (unlock func(), err error) {
+	d, err := os.OpenFile(dir, os.O_RDONLY|syscall.O_DIRECTORY|syscall.O_CLOEXEC, 0)
+	if err != nil {
+		return nil, err
+	}
+	if err := syscall.Flock(int(d.Fd()), how); err != nil {
+		d.Close()
+		if errors.Is(err, syscall.EWOULDBLOCK) {
+			return nil, errBusy
+		}
+		return nil, err
+	}
+	return func() { d.Close() }, nil
+}
+
+var errBusy = errors.New("journal busy")
 
 // openJournal opens the journal without following a link or blocking on
 // a FIFO, and refuses anything but a regular file.
@@ -240,9 +269,21 @@ func parse(line string) (Entry, bool) {
 // the exclusive flock: commit records position zero where the reader
 // keeps it. A commit that lands without the replacement (a crash between
 // them) reads the old journal again from its start: the same entries,
-// applied again. It reports whether it replaced the journal; a busy lock
-// or a journal that grew is no error, only no compaction.
+// applied again. It reports whether it replaced the journal; an empty
+// journal, a busy lock (a writer appending) or a journal that grew is no
+// error, only no compaction.
 func Compact(dir string, end Pos, commit func() error) (bool, error) {
+	if end.Off == 0 {
+		return false, nil // empty: nothing to compact
+	}
+	unlock, err := lockDir(dir, syscall.LOCK_EX|syscall.LOCK_NB)
+	if errors.Is(err, errBusy) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("journal: %w", err)
+	}
+	defer unlock()
 	f, err := openJournal(Path(dir), os.O_RDONLY)
 	if err != nil {
 		return false, fmt.Errorf("journal: %w", err)
