@@ -10,6 +10,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
 )
 
 // mainResult is what one in-process run of the command line left.
@@ -30,17 +31,6 @@ func runMain(t *testing.T, home string, args ...string) mainResult {
 	vars := map[string]string{"HOME": home}
 	code := Main(context.Background(), args, ios, func(k string) string { return vars[k] })
 	return mainResult{code, out.String(), errOut.String()}
-}
-
-// validJSONLines reports whether out is JSON Lines, what every --json
-// prints: one JSON value per line, at least one.
-func validJSONLines(out string) bool {
-	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
-		if !json.Valid([]byte(line)) {
-			return false
-		}
-	}
-	return out != ""
 }
 
 // TestReadCommandsOnGoldenRuns records every golden input of claude and
@@ -77,7 +67,7 @@ func TestReadCommandsOnGoldenRuns(t *testing.T) {
 			if len(ids) == 0 {
 				t.Fatalf("no golden inputs for %s", provider)
 			}
-			if r := runMain(t, home, append([]string{"validate", "--json"}, files...)...); r.code != 0 || !validJSONLines(r.out) {
+			if r := runMain(t, home, append([]string{"validate", "--json"}, files...)...); r.code != 0 || !cmdtest.IsJSONLines(r.out) {
 				t.Errorf("validate --json: %v", r)
 			}
 			if r := runMain(t, home, "--storage", storage, "stats", "--all", "--json"); r.code != 0 || !json.Valid([]byte(r.out)) {
@@ -109,7 +99,7 @@ func TestReadCommandsOnGoldenRuns(t *testing.T) {
 								t.Errorf("%s: %s: %v", name, strings.Join(args[2:], " "), r)
 							case strings.TrimSpace(r.out) == "" && cmd != "tools":
 								t.Errorf("%s: %s: empty stdout", name, strings.Join(args[2:], " "))
-							case asJSON && r.out != "" && !validJSONLines(r.out):
+							case asJSON && r.out != "" && !cmdtest.IsJSONLines(r.out):
 								t.Errorf("%s: %s: stdout is not JSON: %s", name, strings.Join(args[2:], " "), r.out)
 							}
 						}()

@@ -61,3 +61,14 @@ func JSONLines[T any](t testing.TB, out []byte) []T {
 	}
 	return items
 }
+
+// IsJSONLines reports whether out is JSON Lines, what every --json prints:
+// one JSON value per line, at least one.
+func IsJSONLines(out string) bool {
+	for _, line := range strings.Split(strings.TrimSuffix(out, "\n"), "\n") {
+		if !json.Valid([]byte(line)) {
+			return false
+		}
+	}
+	return out != ""
+}

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -18,6 +17,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/internal/wasm/wasmdata"
@@ -386,21 +386,9 @@ func validate(t *testing.T, files ...string) {
 	if r.code != 0 {
 		t.Fatalf("validate %v: %v", files, r)
 	}
-	if !validJSONLines(r.out) {
+	if !cmdtest.IsJSONLines(r.out) {
 		t.Fatalf("validate --json: not JSON Lines: %s", r.out)
 	}
-}
-
-// validJSONLines reports whether out is JSON Lines, what every --json
-// prints: one JSON value per line, at least one.
-func validJSONLines(out string) bool {
-	lines := strings.Split(strings.TrimSuffix(out, "\n"), "\n")
-	for _, line := range lines {
-		if !json.Valid([]byte(line)) {
-			return false
-		}
-	}
-	return out != ""
 }
 
 // golden returns the path of a golden input.
