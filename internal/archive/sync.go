@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -872,11 +873,17 @@ func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why stri
 // that is still there (the agent deleted the session: nothing more can
 // come). A store that vanished as a whole closes nothing.
 func (a *Archiver) CloseGone(ctx context.Context, present func(string) bool, storeDirs []string) []Outcome {
-	var outs []Outcome
-	for _, e := range a.ledger.Entries() {
-		if e.Closed || present(e.Path) {
-			continue
+	// The open runs whose file the sync did not find, by run id: the
+	// others are neither copied nor sorted.
+	var gone []Entry
+	a.ledger.each(func(e *Entry) {
+		if !e.Closed && !present(e.Path) {
+			gone = append(gone, *e)
 		}
+	})
+	sort.Slice(gone, func(i, j int) bool { return gone[i].RunID < gone[j].RunID })
+	var outs []Outcome
+	for _, e := range gone {
 		inStore := slices.ContainsFunc(storeDirs, func(d string) bool {
 			return strings.HasPrefix(e.Path, d+string(filepath.Separator))
 		})
