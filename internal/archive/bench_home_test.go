@@ -6,6 +6,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"testing"
@@ -112,6 +113,13 @@ func homeSessions() int {
 // and CPU seconds (rusage, all threads) and the sync's peak RSS. The
 // compilation cache is warmed first by a sync of another home of one
 // session per capture. Sub-benchmarks "twasm" and "jq" run in turn.
+//
+// Then #31 goal 5, a sync that finds nothing new, on the same home:
+// "resync" is `twasm sync` again into the storage the first sync filled
+// (made first, untimed, when "twasm" did not run), and "find" is `find
+// HOME -type f -printf '%s %T@\n'`, which reads the sizes and times of
+// the same files; each runs resyncRounds times per iteration, the two in
+// turn, and reports the median CPU seconds (rusage, all threads).
 func BenchmarkSyncFirstHome(b *testing.B) {
 	bin := os.Getenv("TWASM_BIN")
 	if bin == "" {
@@ -151,6 +159,7 @@ func BenchmarkSyncFirstHome(b *testing.B) {
 			b.ReportMetric(peak/(1<<20), "peak-RSS-MiB")
 		}
 	}
+	var synced string // a storage holding every session of home
 	b.Run("twasm", func(b *testing.B) {
 		var runs []childRun
 		for i := 0; i < b.N; i++ {
@@ -162,6 +171,7 @@ func BenchmarkSyncFirstHome(b *testing.B) {
 				b.Fatal(err)
 			}
 			runs = append(runs, r)
+			synced = storage
 		}
 		report(b, runs)
 	})
@@ -179,6 +189,67 @@ func BenchmarkSyncFirstHome(b *testing.B) {
 		}
 		report(b, runs)
 	})
+	// The re-sync and find run in turn, so that both see the same load.
+	var resync, find []childRun
+	again := func(b *testing.B) {
+		if resync != nil {
+			return
+		}
+		if synced == "" {
+			synced = filepath.Join(b.TempDir(), "storage")
+			if _, err := runChild(bin, env(home), "--storage", synced, "sync"); err != nil {
+				b.Fatal(err)
+			}
+		}
+		for i := 0; i < resyncRounds; i++ {
+			r, err := runChild(bin, env(home), "--storage", synced, "sync")
+			if err != nil {
+				b.Fatal(err)
+			}
+			resync = append(resync, r)
+			if r, err = runChild("find", env(home), home, "-type", "f", "-printf", `%s %T@\n`); err != nil {
+				b.Fatal(err)
+			}
+			find = append(find, r)
+		}
+	}
+	reportAgain := func(b *testing.B, runs []childRun) {
+		b.ReportMetric(medianOf(runs, func(r childRun) float64 { return r.cpu }), "cpu-s")
+		b.ReportMetric(medianOf(runs, func(r childRun) float64 { return r.wall }), "wall-s")
+		b.ReportMetric(float64(n), "sessions")
+	}
+	b.Run("resync", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			again(b)
+		}
+		reportAgain(b, resync)
+	})
+	b.Run("find", func(b *testing.B) {
+		for i := 0; i < b.N; i++ {
+			again(b)
+		}
+		reportAgain(b, find)
+	})
+}
+
+// resyncRounds is how many times BenchmarkSyncFirstHome's re-sync and
+// find run, in turn, for their medians.
+const resyncRounds = 5
+
+// medianOf is the median of a figure of runs.
+func medianOf(runs []childRun, f func(childRun) float64) float64 {
+	v := make([]float64, len(runs))
+	for i, r := range runs {
+		v[i] = f(r)
+	}
+	sort.Float64s(v)
+	if len(v) == 0 {
+		return 0
+	}
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // childRun is a finished child process: wall and CPU seconds (user and

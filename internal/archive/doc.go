@@ -252,7 +252,9 @@
 //     of the first To bytes, the session totals) say what a run holds.
 //     The ledger (<storage>/archive/ledger.jsonl) is a cache of them for
 //     speed: an unchanged file is recognised by path, size and mtime
-//     without being read. A missing or unreadable ledger is rebuilt from
+//     without being read, or even opened in a sync of the stores (the
+//     stat of the store's walk decides; a file that changes after the
+//     walk is seen by the next sync). A missing or unreadable ledger is rebuilt from
 //     the transcripts. An entry is written (pending, with what the part
 //     is to do: Resume) before its part and again after; a pending entry
 //     found on load is settled from the transcript, so a sync killed

@@ -139,7 +139,7 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 		out.Action, out.Reason = ActionFailed, err.Error()
 		return out
 	}
-	if newOwnStorage(a.opts.Store.Root).contains(dir) {
+	if a.own.contains(dir) {
 		return fail(fmt.Errorf("%s is in twasm's own storage %s: not an agent's session", dir, a.opts.Store.Root))
 	}
 	a.recoverFirst(ctx) // a part a killed sync left open is settled before the folder is read

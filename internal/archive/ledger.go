@@ -486,6 +486,16 @@ func (l *Ledger) ByHead(head string) []Entry {
 	return out
 }
 
+// each calls f with every entry, in no order, under the ledger's lock:
+// f reads the entry and calls no method of the ledger.
+func (l *Ledger) each(f func(e *Entry)) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	for _, e := range l.runs {
+		f(e)
+	}
+}
+
 // Entries returns every entry, by run id.
 func (l *Ledger) Entries() []Entry {
 	l.mu.Lock()

@@ -2,17 +2,25 @@ package archive
 
 import (
 	"fmt"
+	"io/fs"
+	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 )
 
 // ownStorage says whether a path lies in twasm's own storage root: its
 // transcripts, raw captures and ledger are never an agent's sessions,
 // even when a configured store contains them (a home directory, a backup
 // of one). Links are resolved on both sides, so a store that reaches the
-// storage through a link is caught too.
+// storage through a link is caught too. Each directory is resolved once
+// (one lstat of each directory not seen before, its parent's resolution
+// reused), so that a sync checking every session file pays for its
+// directories, not for every component of every path; it is safe for
+// concurrent use (a sync's workers share one).
 type ownStorage struct {
-	roots []string          // the root as given and resolved, cleaned
+	roots []string // the root as given and resolved, cleaned
+	mu    sync.Mutex
 	dirs  map[string]string // resolved directories, by directory
 }
 
@@ -51,23 +59,41 @@ func (o *ownStorage) contains(path string) bool {
 	if o.under(path) {
 		return true
 	}
-	dir := filepath.Dir(path)
-	r, ok := o.dirs[dir]
-	if !ok {
-		var err error
-		if r, err = filepath.EvalSymlinks(dir); err != nil {
-			r = dir
-		}
-		o.dirs[dir] = r
-	}
+	o.mu.Lock()
+	r := o.resolve(filepath.Dir(path))
+	o.mu.Unlock()
 	return o.under(filepath.Join(r, filepath.Base(path)))
+}
+
+// resolve is an absolute, clean directory with its links resolved: its
+// parent's resolution joined with its name, or, when that is a link,
+// the link resolved whole; a directory that cannot be resolved (it does
+// not exist) stays as its parent's resolution makes it. o.mu is held.
+func (o *ownStorage) resolve(dir string) string {
+	if r, ok := o.dirs[dir]; ok {
+		return r
+	}
+	r := dir
+	if parent := filepath.Dir(dir); parent != dir {
+		r = filepath.Join(o.resolve(parent), filepath.Base(dir))
+		if fi, err := os.Lstat(r); err == nil && fi.Mode()&fs.ModeSymlink != 0 {
+			if l, err := filepath.EvalSymlinks(r); err == nil {
+				r = l
+			}
+		}
+	}
+	o.dirs[dir] = r
+	return r
 }
 
 // WithoutStorage drops the session files found in twasm's own storage
 // root (a store that contains it would archive twasm's transcripts as
 // sessions, again at every sync) and says so in their store's report.
 func WithoutStorage(root string, stores []StoreReport, sessions []Session) []Session {
-	own := newOwnStorage(root)
+	return newOwnStorage(root).without(root, stores, sessions)
+}
+
+func (own *ownStorage) without(root string, stores []StoreReport, sessions []Session) []Session {
 	skipped := map[string]int{}
 	kept := sessions[:0:0]
 	for _, s := range sessions {

@@ -29,9 +29,16 @@ func parallelHome(t *testing.T) []Location {
 	other := fixture(t, "testdata/captures/claude/irrlicht_session_log_v2.1.143_api_error_rate_limit_retries.jsonl")
 	third := fixture(t, "testdata/captures/claude/irrlicht_session_log_v2.1.150_background_task_notification.jsonl")
 	half := s[:bytes.IndexByte(s[len(s)/2:], '\n')+len(s)/2+1]
+	return claudeHome(t, half, other, s, s, third)
+}
+
+// claudeHome writes a Claude Code store of the session files given, the
+// i-th at p<i>/s.jsonl, an hour old, and returns the store's locations.
+func claudeHome(t *testing.T, files ...[]byte) []Location {
+	t.Helper()
 	home := t.TempDir()
 	dir := filepath.Join(home, ".claude", "projects")
-	for i, b := range [][]byte{half, other, s, s, third} {
+	for i, b := range files {
 		writeAged(t, filepath.Join(dir, "p"+strconv.Itoa(i), "s.jsonl"), b, time.Hour)
 	}
 	env := func(k string) string { return map[string]string{"HOME": home}[k] }

@@ -134,7 +134,7 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	}
 	o := Outcome{Action: ActionSettled}
 	if _, serr := os.Lstat(e.Path); serr == nil {
-		o = b.syncFile(ctx, e.Provider, rs.Format, e.Path, loc, "")
+		o = b.syncFile(ctx, e.Provider, rs.Format, e.Path, loc, "", nil)
 	} else {
 		notes = append(notes, "its session file "+e.Path+" is gone")
 	}

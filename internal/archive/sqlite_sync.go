@@ -56,7 +56,7 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 	failDB := func(err error) ([]Outcome, []string, bool) {
 		return []Outcome{{Path: s.Path, Provider: loc.Provider, Action: ActionFailed, Reason: err.Error(), DryRun: a.opts.DryRun}}, nil, false
 	}
-	if newOwnStorage(a.opts.Store.Root).contains(s.Path) {
+	if a.own.contains(s.Path) {
 		return failDB(fmt.Errorf("%s is in twasm's own storage %s: not an agent's database", s.Path, a.opts.Store.Root))
 	}
 	a.recoverFirst(ctx) // a part a killed sync left open is settled before the database is read

@@ -72,7 +72,7 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	a.sessions = nil // read again in each sync
 	defer func() { a.sessions = nil }()
 	stores, sessions := Scan(locs, since)
-	sessions = withSubAgents(parentsFirst(WithoutStorage(a.opts.Store.Root, stores, sessions)))
+	sessions = withSubAgents(parentsFirst(a.own.without(a.opts.Store.Root, stores, sessions)))
 	for i := range stores {
 		if !stores[i].Found {
 			if n := a.archivedFrom(stores[i].Dir); n > 0 {
@@ -96,11 +96,11 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 		if s.Loc.Kind == abi.StoreKindSQLite && !r.complete {
 			// A listing cut short: no session of this database is
 			// taken for deleted.
-			for _, e := range a.ledger.Entries() {
+			a.ledger.each(func(e *Entry) {
 				if strings.HasPrefix(e.Path, s.Path+"#") {
 					present[e.Path] = true
 				}
-			}
+			})
 		}
 		for _, o := range r.outs {
 			if o.Result != nil {
@@ -147,10 +147,10 @@ func (r *Report) add(o Outcome) {
 // archivedFrom counts the sessions archived from files under dir.
 func (a *Archiver) archivedFrom(dir string) int {
 	n := 0
-	for _, e := range a.ledger.Entries() {
+	a.ledger.each(func(e *Entry) {
 		if strings.HasPrefix(e.Path, dir+string(filepath.Separator)) {
 			n++
 		}
-	}
+	})
 	return n
 }

@@ -11,6 +11,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sort"
 	"strings"
 	"sync"
 	"time"
@@ -115,6 +116,9 @@ type Archiver struct {
 	// sessionsMu (a pointer: recover copies the Archiver).
 	sessions   map[string]sessionLinks
 	sessionsMu *sync.Mutex
+	// own tells the files of the storage itself, its directories
+	// resolved once for the whole sync (shared by the workers).
+	own *ownStorage
 	// sessionHook, when set, runs on the worker before and after each
 	// session of SyncStores is archived, with its index (tests).
 	sessionHook func(i int, after bool)
@@ -145,7 +149,7 @@ func Open(opts Options) (*Archiver, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}}, rebuilt, nil
+	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, own: newOwnStorage(opts.Store.Root)}, rebuilt, nil
 }
 
 // Close closes the ledger.
@@ -172,7 +176,7 @@ func (a *Archiver) SyncFile(ctx context.Context, provider, path string) Outcome 
 
 // SyncFileAs is SyncFile with a format hint for the plugin ("": detect).
 func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string) Outcome {
-	return a.syncFile(ctx, provider, format, path, nil, "")
+	return a.syncFile(ctx, provider, format, path, nil, "", nil)
 }
 
 // SyncSession archives what is new in a session found in a store: as
@@ -183,20 +187,28 @@ func (a *Archiver) SyncSession(ctx context.Context, s Session) Outcome {
 	if s.Loc != nil && s.Loc.manyFiles() {
 		return a.syncFolder(ctx, s)
 	}
-	return a.syncFile(ctx, s.Loc.Provider, "", s.Path, s.Loc, s.Parent)
+	return a.syncFile(ctx, s.Loc.Provider, "", s.Path, s.Loc, s.Parent, &s)
 }
 
 // syncFile archives what is new in a session file; parent, when set, is
-// the session file whose sub-agent's file it is (Session.Parent).
-func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, loc *Location, parent string) Outcome {
+// the session file whose sub-agent's file it is (Session.Parent). walked,
+// when set, is the session as the store's walk found it: when its size
+// and mtime are those the ledger saw last, the file is not even opened
+// (a sync with nothing new costs a stat of each file, the walk's).
+func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, loc *Location, parent string, walked *Session) Outcome {
 	out := Outcome{Path: path, Provider: provider, DryRun: a.opts.DryRun}
 	fail := func(err error) Outcome {
 		out.Action, out.Reason = ActionFailed, err.Error()
 		return out
 	}
 	a.recoverFirst(ctx)
-	if newOwnStorage(a.opts.Store.Root).contains(path) {
+	if a.own.contains(path) {
 		return fail(fmt.Errorf("%s is in twasm's own storage %s: a transcript or capture of twasm, not an agent's session", path, a.opts.Store.Root))
+	}
+	if walked != nil && !walked.ModTime.IsZero() {
+		if o, ok := a.asSeen(ctx, out, path, parent, walked.Size, walked.ModTime); ok {
+			return o
+		}
 	}
 	f, err := regfile.Open(path) // a named pipe must not block the sync
 	if err != nil {
@@ -208,26 +220,12 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		return fail(err)
 	}
 	size, mtime := st.Size(), st.ModTime()
+	if o, ok := a.asSeen(ctx, out, path, parent, size, mtime); ok {
+		return o
+	}
 	idle := a.opts.Now().Sub(mtime)
 	closeDue := a.opts.CloseIdle >= 0 && idle >= a.opts.CloseIdle
-	// A sub-agent's file that an older twasm archived as a session of
-	// its own: it is archived again, whole, as a child run of its
-	// session's, and the old run is ended, superseded by it.
-	var legacy *Entry
-	if parent != "" {
-		if e := a.ledger.ByPath(path); e != nil && !e.Closed && e.Parent == "" && e.Parts > 0 && !e.Pending {
-			if pe := a.ledger.ByPath(parent); pe != nil && !pe.Closed && pe.Parts > 0 && !pe.Pending {
-				legacy = e
-			}
-		}
-	}
-	if e := a.ledger.ByPath(path); legacy == nil && e != nil && e.Size == size && e.ModTime == mtime.UnixNano() {
-		if !e.Closed && closeDue && !a.opts.CloseWrittenOnly {
-			return a.closeRun(ctx, out, e, "idle since "+mtime.UTC().Format(time.RFC3339))
-		}
-		out.Action, out.RunID, out.Reason = ActionUnchanged, e.RunID, "unchanged since the last sync"
-		return out
-	}
+	legacy := a.legacyOf(path, parent)
 	settled := a.opts.Whole || idle >= a.opts.Settle
 	if !settled && isDocument(path) {
 		// A whole JSON document is only read whole: its lines mean
@@ -362,6 +360,38 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		rs.Store, rs.Dir, rs.Facts = loc.Name, loc.Dir, true
 	}
 	return a.writePart(ctx, out, fileSource{f: f, fl: facts}, provider, head, match, rewrite, end, size, mtime, closeDue, rs)
+}
+
+// asSeen is the outcome of a session file of that size and mtime when
+// they are those its ledger entry saw last: unchanged, or its run ended
+// when idle long enough; ok is false when the file must be read.
+func (a *Archiver) asSeen(ctx context.Context, out Outcome, path, parent string, size int64, mtime time.Time) (_ Outcome, ok bool) {
+	e := a.ledger.ByPath(path)
+	if e == nil || e.Size != size || e.ModTime != mtime.UnixNano() || a.legacyOf(path, parent) != nil {
+		return out, false
+	}
+	closeDue := a.opts.CloseIdle >= 0 && a.opts.Now().Sub(mtime) >= a.opts.CloseIdle
+	if !e.Closed && closeDue && !a.opts.CloseWrittenOnly {
+		return a.closeRun(ctx, out, e, "idle since "+mtime.UTC().Format(time.RFC3339)), true
+	}
+	out.Action, out.RunID, out.Reason = ActionUnchanged, e.RunID, "unchanged since the last sync"
+	return out, true
+}
+
+// legacyOf is the run of a sub-agent's file (parent: its session file)
+// that an older twasm archived as a session of its own: it is archived
+// again, whole, as a child run of its session's, and the old run is
+// ended, superseded by it. nil when there is none.
+func (a *Archiver) legacyOf(path, parent string) *Entry {
+	if parent == "" {
+		return nil
+	}
+	if e := a.ledger.ByPath(path); e != nil && !e.Closed && e.Parent == "" && e.Parts > 0 && !e.Pending {
+		if pe := a.ledger.ByPath(parent); pe != nil && !pe.Closed && pe.Parts > 0 && !pe.Pending {
+			return e
+		}
+	}
+	return nil
 }
 
 // clock dates the brackets and the events without a time of their own:
@@ -843,11 +873,17 @@ func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why stri
 // that is still there (the agent deleted the session: nothing more can
 // come). A store that vanished as a whole closes nothing.
 func (a *Archiver) CloseGone(ctx context.Context, present func(string) bool, storeDirs []string) []Outcome {
-	var outs []Outcome
-	for _, e := range a.ledger.Entries() {
-		if e.Closed || present(e.Path) {
-			continue
+	// The open runs whose file the sync did not find, by run id: the
+	// others are neither copied nor sorted.
+	var gone []Entry
+	a.ledger.each(func(e *Entry) {
+		if !e.Closed && !present(e.Path) {
+			gone = append(gone, *e)
 		}
+	})
+	sort.Slice(gone, func(i, j int) bool { return gone[i].RunID < gone[j].RunID })
+	var outs []Outcome
+	for _, e := range gone {
 		inStore := slices.ContainsFunc(storeDirs, func(d string) bool {
 			return strings.HasPrefix(e.Path, d+string(filepath.Separator))
 		})
