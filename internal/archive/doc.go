@@ -69,7 +69,15 @@
 // run holds the session's first Offset bytes, whose sha256 it keeps. A
 // file whose first Offset bytes hash to a run's is that session: the same size means nothing is new (synced twice, or the
 // same bytes found again at another path); a longer file has grown, and
-// only bytes [Offset, end) become a new part.
+// only bytes [Offset, end) become a new part. The run's entry follows
+// the file it was last read from; the other files found holding the
+// start of the session (the file it grew from, a copy, a copy made
+// before it grew) are kept in the entry (Entry.Also, the last eight)
+// with their size, mtime and the bytes they hold, so that a later sync
+// finds each unchanged by a stat, or by the hash of those bytes when it
+// was touched, and never archives them again as a run of their own. A
+// shorter copy found only after the session grew past it (never read
+// at the length it has) is not recognized and makes a run of its own.
 //
 // A whole JSON document that the agent rewrites in place at every turn
 // (Gemini CLI's session-*.json chats: it never grows by bytes) is the

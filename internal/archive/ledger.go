@@ -70,6 +70,43 @@ type Entry struct {
 	// Parent is the run a sub-agent file's run is a child run of (its
 	// session's: abi.Store.SubAgents).
 	Parent string `json:"parent_run_id,omitempty"`
+	// Also are the other files found holding the start of the session
+	// (the file it was first synced from before it moved on, a copy of
+	// it, a copy made before it grew), most recent first, at most
+	// maxAlso: a file whose size and mtime are those seen, or that holds
+	// exactly the bytes noted, is already archived in this run.
+	Also []Seen `json:"also,omitempty"`
+}
+
+// Seen is a file found holding the first Offset bytes of a run's
+// session, whose hash is SHA256, with its size and mtime then.
+type Seen struct {
+	Path    string `json:"path"`
+	Size    int64  `json:"size"`
+	ModTime int64  `json:"mtime_ns"`
+	Offset  int64  `json:"offset"`
+	SHA256  string `json:"sha256"`
+}
+
+// maxAlso bounds Entry.Also.
+const maxAlso = 8
+
+// moveTo notes that the session is now read from path: the file it was
+// last read from, when another, becomes one of its copies (it holds the
+// bytes it held then), and path is no longer one.
+func (e *Entry) moveTo(path string, size, mtime int64) {
+	if e.Path != path && e.Path != "" && e.Size >= 0 {
+		also := []Seen{{Path: e.Path, Size: e.Size, ModTime: e.ModTime, Offset: e.Offset, SHA256: e.SHA256}}
+		for _, s := range e.Also {
+			if s.Path != path && s.Path != e.Path && len(also) < maxAlso {
+				also = append(also, s)
+			}
+		}
+		e.Also = also
+	} else if i := slices.IndexFunc(e.Also, func(s Seen) bool { return s.Path == path }); i >= 0 {
+		e.Also = slices.Delete(slices.Clone(e.Also), i, i+1)
+	}
+	e.Path, e.Size, e.ModTime = path, size, mtime
 }
 
 // Resume is what a part being written was to do: read the file whole or
@@ -104,6 +141,7 @@ type Ledger struct {
 	runs   map[string]*Entry
 	byHead map[string][]*Entry
 	byPath map[string]*Entry
+	byAlso map[string]*Entry // a copy's path -> its run (Entry.Also)
 	lines  int
 	f      *os.File
 	// interrupted are the runs whose archive a killed sync or import
@@ -307,6 +345,7 @@ func sessionRun(p string) bool {
 func (l *Ledger) reindex() {
 	l.byHead = map[string][]*Entry{}
 	l.byPath = map[string]*Entry{}
+	l.byAlso = map[string]*Entry{}
 	ids := make([]string, 0, len(l.runs))
 	for id := range l.runs {
 		ids = append(ids, id)
@@ -324,6 +363,9 @@ func (l *Ledger) index(e *Entry) {
 	l.byHead[e.Head] = append(l.byHead[e.Head], e)
 	if cur := l.byPath[e.Path]; cur == nil || !e.Closed || cur.Closed {
 		l.byPath[e.Path] = e
+	}
+	for _, s := range e.Also {
+		l.byAlso[s.Path] = e
 	}
 }
 
@@ -416,7 +458,7 @@ func (l *Ledger) Put(e *Entry) error {
 		// A new run: indexed alone, as reindex would place it.
 		l.runs[e.RunID] = &cp
 		l.indexNew(&cp)
-	case old.Head != e.Head || old.Path != e.Path || old.Closed != e.Closed:
+	case old.Head != e.Head || old.Path != e.Path || old.Closed != e.Closed || !slices.Equal(old.Also, e.Also):
 		l.runs[e.RunID] = &cp
 		l.reindex()
 	default:
@@ -439,6 +481,9 @@ func (l *Ledger) indexNew(e *Entry) {
 	if cur == nil || !e.Closed && cur.Closed || e.Closed == cur.Closed && e.RunID > cur.RunID {
 		l.byPath[e.Path] = e
 	}
+	for _, s := range e.Also {
+		l.byAlso[s.Path] = e
+	}
 }
 
 // Close closes the ledger file.
@@ -460,6 +505,25 @@ func (l *Ledger) ByPath(path string) *Entry {
 		return &cp
 	}
 	return nil
+}
+
+// Copy returns the run that path is a copy of (Entry.Also) and what
+// was seen of it; nil when it is none's, or when a run was last synced
+// from path (ByPath).
+func (l *Ledger) Copy(path string) (*Entry, Seen) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.byAlso[path]
+	if e == nil || l.byPath[path] != nil {
+		return nil, Seen{}
+	}
+	for _, s := range e.Also {
+		if s.Path == path {
+			cp := *e
+			return &cp, s
+		}
+	}
+	return nil, Seen{}
 }
 
 // byRun returns the entry of a run (nil: none).

@@ -96,6 +96,8 @@ func (a *Archiver) headsOf(s Session) []string {
 			return nil
 		}
 		heads = append(heads, e.Head)
+	} else if c, seen := a.ledger.Copy(s.Path); c != nil && s.Parent == "" && seen.Size == s.Size && seen.ModTime == s.ModTime.UnixNano() {
+		return nil
 	}
 	f, err := regfile.Open(s.Path)
 	if err != nil {

@@ -251,7 +251,38 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 	var match *Entry
 	hashes := map[int64]string{}
 	for _, c := range a.ledger.ByHead(head) {
-		if c.Offset > end || legacy != nil {
+		if legacy != nil {
+			continue
+		}
+		if c.Offset > end {
+			// A copy of the session made before it grew, found again
+			// (touched, or its size and mtime forgotten): the bytes
+			// are archived already.
+			for i, s := range c.Also {
+				if s.Offset != end || parent != "" {
+					continue
+				}
+				h, ok := hashes[end]
+				if !ok {
+					if h, err = hashPrefix(f, end); err != nil {
+						return fail(err)
+					}
+					hashes[end] = h
+				}
+				if h != s.SHA256 {
+					continue
+				}
+				if !a.opts.DryRun && end == size {
+					c.Also = slices.Clone(c.Also)
+					c.Also[i].Size, c.Also[i].ModTime = size, mtime.UnixNano()
+					if err := a.ledger.Put(&c); err != nil {
+						return fail(err)
+					}
+				}
+				out.Action, out.RunID = ActionUnchanged, c.RunID
+				out.Reason = "the same bytes are archived as the start of run " + c.RunID + " (from " + c.Path + ")"
+				return out
+			}
 			continue
 		}
 		h, ok := hashes[c.Offset]
@@ -295,7 +326,7 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		if a.opts.DryRun || e.Path == path && e.Size == size && e.ModTime == mtime.UnixNano() {
 			return nil
 		}
-		e.Path, e.Size, e.ModTime = path, size, mtime.UnixNano()
+		e.moveTo(path, size, mtime.UnixNano())
 		if end < size {
 			e.Size = -1 // a partial line is left: look again next time
 		}
@@ -367,6 +398,13 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 // when idle long enough; ok is false when the file must be read.
 func (a *Archiver) asSeen(ctx context.Context, out Outcome, path, parent string, size int64, mtime time.Time) (_ Outcome, ok bool) {
 	e := a.ledger.ByPath(path)
+	if e == nil && parent == "" {
+		if c, s := a.ledger.Copy(path); c != nil && s.Size == size && s.ModTime == mtime.UnixNano() {
+			out.Action, out.RunID = ActionUnchanged, c.RunID
+			out.Reason = "unchanged since the last sync: the same bytes are archived as the start of run " + c.RunID + " (from " + c.Path + ")"
+			return out, true
+		}
+	}
 	if e == nil || e.Size != size || e.ModTime != mtime.UnixNano() || a.legacyOf(path, parent) != nil {
 		return out, false
 	}
@@ -592,6 +630,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	} else {
 		e = *prev
 		e.Pending, e.Redact, e.Resume = true, redactOn, rs
+		e.moveTo(ps.name(), size, mtime.UnixNano())
 		if err := a.ledger.Put(&e); err != nil {
 			return fail(err)
 		}
