@@ -296,6 +296,9 @@ func (n *normalizer) result(k sdk.Str, i int, d abi.Value, created string, out *
 			res.Error = sdk.S(clip(t))
 		}
 	}
+	if !res.IsError {
+		res.Status = sdk.S("ok")
+	}
 	out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
 	out.ToolResult(res)
 }
@@ -358,6 +361,9 @@ func (n *normalizer) shell(k sdk.Str, i int, d abi.Value, created string, out *s
 		if code != 0 {
 			res.IsError, res.Error = true, sdk.S("exit code "+strconv.FormatInt(code, 10))
 		}
+	}
+	if !res.IsError {
+		res.Status = sdk.S("ok")
 	}
 	out.ToolResult(res)
 }
