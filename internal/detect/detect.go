@@ -172,6 +172,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"pi", "json", "Pi coding agent --mode json events (" + typ + ")"}, true
 	case piEntry(root, typ):
 		return vote{"pi", "session", "a Pi coding agent session file (" + typ + ")"}, true
+	case crushRow(root):
+		return vote{"crush", "rows", "Crush crush.db rows as twasm reads them (" + root.Get("table").String() + ")"}, true
 	case root.Get("$twasm").Is("row") && (root.Get("table").Is("messages") || root.Get("table").Is("sessions")):
 		return vote{"goose", "rows", "Goose sessions.db rows as twasm reads them (" + root.Get("table").String() + ")"}, true
 	case gooseLine(root, typ):
@@ -371,6 +373,23 @@ func openCodeTreePath(p string) bool {
 		return strings.HasPrefix(parts[1], "ses_") && strings.HasPrefix(parts[2], "msg_")
 	case "part":
 		return strings.HasPrefix(parts[1], "msg_") && strings.HasPrefix(parts[2], "prt_")
+	}
+	return false
+}
+
+// crushRow is a row of Crush's crush.db as the host hands it: a message
+// with its parts (Goose's have content_json), or a session with Crush's
+// prompt_tokens and completion_tokens (Goose's have accumulated_*).
+func crushRow(root abi.Value) bool {
+	if !root.Get("$twasm").Is("row") {
+		return false
+	}
+	r := root.Get("row")
+	switch {
+	case root.Get("table").Is("messages"):
+		return r.Get("parts").Exists() && !r.Get("content_json").Exists()
+	case root.Get("table").Is("sessions"):
+		return r.Get("prompt_tokens").Exists() && r.Get("completion_tokens").Exists() && !r.Get("accumulated_total_tokens").Exists()
 	}
 	return false
 }

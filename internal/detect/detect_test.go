@@ -17,6 +17,8 @@ func TestDetect(t *testing.T) {
 		{"claude session log", `{"parentUuid":null,"isSidechain":false,"sessionId":"s","type":"user","message":{"role":"user","content":"hi"}}`, "claude", "session-log", nil},
 		{"qwen chat", `{"uuid":"u1","parentUuid":null,"sessionId":"s","timestamp":"t","type":"user","cwd":"/p","version":"0.18.2","message":{"role":"user","parts":[{"text":"hi"}]}}`, "qwen", "session", nil},
 		{"qwen chat from a telemetry record", `{"uuid":"u2","parentUuid":"u1","sessionId":"s","timestamp":"t","type":"system","subtype":"ui_telemetry","systemPayload":{"uiEvent":{"event.name":"qwen-code.api_response"}}}`, "qwen", "session", nil},
+		{"crush message rows", `{"$twasm":"row","table":"messages","key":"m","version":1,"row":{"id":"m","role":"user","parts":[{"type":"text","data":{"text":"hi"}}]}}`, "crush", "rows", nil},
+		{"crush session rows", `{"$twasm":"source","store":"Crush","path":".crush/crush.db","name":"crush.db"}` + "\n" + `{"$twasm":"row","table":"sessions","key":"s","version":1,"row":{"id":"s","title":"t","prompt_tokens":1,"completion_tokens":2,"cost":0.1}}`, "crush", "rows", nil},
 		{"goose rows", `{"$twasm":"row","table":"messages","key":"m","version":1,"row":{"role":"user","content_json":[{"type":"text","text":"hi"}]}}`, "goose", "rows", nil},
 		{"goose session file", `{"working_dir":"/p","description":"d","message_count":1}` + "\n" + `{"role":"user","created":1735725600,"content":[{"type":"text","text":"hi"}]}`, "goose", "session", nil},
 		{"goose session file message", `{"id":null,"role":"assistant","created":1735725600,"content":[{"type":"toolRequest","id":"t","toolCall":{"status":"success","value":{"name":"shell","arguments":{}}}}]}`, "goose", "session", nil},
@@ -84,7 +86,7 @@ func TestDetect(t *testing.T) {
 // Claude Code session log; Goose's rows and session files were not
 // recognised at all).
 func TestDetectCaptures(t *testing.T) {
-	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid"} {
+	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush"} {
 		var files []string
 		for _, dir := range []string{"captures", "golden"} {
 			fs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.jsonl"))

@@ -245,6 +245,7 @@ func originOf(s string, idx int) string {
 		strings.HasPrefix(t, "[NOTE]"),
 		strings.HasPrefix(t, "Tool [") && strings.Contains(t, "not executed"),
 		strings.HasPrefix(t, "[Continue assisting"),
+		strings.HasPrefix(t, "[new_task completed] Result:"),
 		strings.HasPrefix(t, "<explicit_instructions"),
 		strings.HasPrefix(t, "The user has accepted the condensed conversation summary"),
 		strings.HasPrefix(t, "This session is being continued from a previous conversation"):
@@ -365,35 +366,55 @@ func (n *normalizer) result(id, name, body string, isErr bool, ts sdk.Str, out *
 		r.Status = sdk.S("denied")
 	case isErr:
 		r.Error = sdk.S(clip(t))
+	case name == "execute_command":
+		// Roo Code states the exit code above the output ("Command
+		// executed in terminal ... Exit code: 1\nOutput:\n..."); a
+		// non-zero one is an error (spec §4).
+		head, _ := sdk.SplitOutputHeader([]byte(t))
+		code := sdk.HeaderExitCode(head)
+		if v, ok := code.Value(); ok {
+			r.ExitCode = code
+			if v != 0 {
+				r.IsError = true
+				r.Error = sdk.S("exit code " + strconv.FormatInt(v, 10))
+			}
+		}
 	}
 	out.ToolResult(r)
 }
 
 // parseTextResult splits "[name for 'x'] Result:\nbody" (or "[name]
-// Result:") into the tool's name and its output.
+// Result:") into the tool's name and its output. The name is the tool's
+// (letters, digits, '_' and '-') up to a space or the bracket; what
+// follows it describes the call and may run over several lines (Roo
+// Code's "[new_task in Code mode: '<message>']", "[switch_mode to 'x'
+// because: y]", a multi-line command's "[execute_command for '...']"),
+// so the header ends at the first "] Result:". "[new_task completed]
+// Result:" is not a result: it is the sub-task's report, which Roo hands
+// its parent after the call's own result (originOf: injected context).
 func parseTextResult(s string) (name, body string, ok bool) {
 	if !strings.HasPrefix(s, "[") {
 		return "", "", false
 	}
-	nl := strings.IndexByte(s, '\n')
-	head := s
-	if nl >= 0 {
-		head = s[:nl]
+	n := 1
+	for n < len(s) && (s[n] >= 'a' && s[n] <= 'z' || s[n] >= 'A' && s[n] <= 'Z' || s[n] >= '0' && s[n] <= '9' || s[n] == '_' || s[n] == '-') {
+		n++
 	}
-	i := strings.Index(head, "] Result:")
+	if n == 1 || n == len(s) || (s[n] != ']' && s[n] != ' ') {
+		return "", "", false
+	}
+	name = s[1:n]
+	i := strings.Index(s[n:], "] Result:")
 	if i < 0 {
 		return "", "", false
 	}
-	name = head[1:i]
-	if j := strings.Index(name, " for "); j >= 0 {
-		name = name[:j]
-	}
-	if name == "" || strings.ContainsAny(name, " \t'\"[") {
+	i += n
+	if name == "new_task" && s[n:i] == " completed" {
 		return "", "", false
 	}
 	body = strings.TrimPrefix(s[i+len("] Result:"):], "\n")
-	if nl < 0 {
-		body = strings.TrimSpace(head[i+len("] Result:"):])
+	if strings.IndexByte(s[i:], '\n') < 0 {
+		body = strings.TrimSpace(s[i+len("] Result:"):])
 	}
 	return name, body, true
 }
@@ -405,8 +426,10 @@ func kindOf(name string) string {
 		return "execute"
 	case "read_file", "list_files", "list_code_definition_names", "access_mcp_resource", "load_mcp_documentation", "fetch_instructions":
 		return "read"
-	case "write_to_file", "replace_in_file", "apply_diff", "insert_content", "search_and_replace", "new_rule", "apply_patch":
+	case "write_to_file", "replace_in_file", "apply_diff", "insert_content", "search_and_replace", "search_replace", "edit_file", "new_rule", "apply_patch":
 		return "edit"
+	case "update_todo_list":
+		return "think"
 	case "search_files", "codebase_search":
 		return "search"
 	case "web_fetch", "web_search", "browser_action":

@@ -41,7 +41,15 @@
 //     'x'] Result:" then the output (in one block, or, in older versions,
 //     the output in the next block), paired with the oldest call of that
 //     name still waiting, or tool_result blocks (newer versions and the
-//     sessions folder's {messages: [...]}) by id. A result "The tool
+//     sessions folder's {messages: [...]}) by id. The header's name is
+//     the tool's, up to a space or the bracket; the rest may run over
+//     several lines up to "] Result:" (Roo Code's "[new_task in Code
+//     mode: '<message>']", "[switch_mode to 'x' because: y]", a
+//     multi-line command). "[new_task completed] Result: ..." is the
+//     sub-task's report that Roo hands its parent after the call's own
+//     result ("Successfully created new task..."): injected context. An
+//     execute_command output stating a non-zero "Exit code: N" above
+//     "Output:" (Roo Code) is an error with that exit code. A result "The tool
 //     execution failed with the following error: <error>...</error>" is
 //     an error with that text; "The user denied this operation" is
 //     denied. Cline runs one tool per message: the other calls of a
@@ -65,8 +73,9 @@
 //     cache included); older versions wrote the figures in a separate
 //     say api_req_finished, read the same way; a request that failed
 //     while streaming is a provider error. say error, ask api_req_failed
-//     and ask mistake_limit_reached are provider errors; say error_retry a
-//     warning; say completion_result the final text. The rest is the
+//     and ask mistake_limit_reached are provider errors; say error_retry and Roo's
+//     api_req_retry_delayed (the error, then the countdown) warnings, as
+//     Roo's condense_context_error; say completion_result the final text. The rest is the
 //     screen's copy of the conversation.
 //   - task_metadata.json (files in context, models used) and Roo's
 //     history_item.json (the UI's totals again) are declared ignored,

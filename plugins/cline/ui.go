@@ -55,8 +55,13 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 				out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(code)})
 			}
 			records++
-		case m.Get("say").Is("error_retry"):
+		case m.Get("say").Is("error_retry"), m.Get("say").Is("api_req_retry_delayed"):
+			// Roo Code's api_req_retry_delayed holds the error, then
+			// its countdown to the retry.
 			out.Warn("the API request failed and was retried: " + clip(m.Get("text").String()))
+			records++
+		case m.Get("say").Is("condense_context_error"):
+			out.Warn("Roo Code could not condense the context: " + clip(m.Get("text").String()))
 			records++
 		case m.Get("say").Is("completion_result"):
 			if t := m.Get("text"); t.Kind() == abi.KindString && !t.Is("") {

@@ -21,6 +21,7 @@ import (
 	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
+	"github.com/twasm/twasm/plugins/crush"
 	"github.com/twasm/twasm/plugins/droid"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/goose"
@@ -53,6 +54,7 @@ var plugins = []struct {
 	{"kimi", kimi.Plugin},
 	{"droid", droid.Plugin},
 	{"goose", goose.Plugin},
+	{"crush", crush.Plugin},
 }
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,

@@ -1,0 +1,155 @@
+package archive
+
+import (
+	"context"
+	"database/sql"
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/plugins/crush"
+	"github.com/twasm/twasm/transcript"
+)
+
+// crushDB is Crush's crush.db at path, made from its migrations' schema
+// (plugins/crush/testdata/schema.sql) with the pure-Go driver, in WAL
+// mode as Crush opens it.
+type crushDB struct {
+	t  *testing.T
+	db *sql.DB
+}
+
+func openCrushDB(t *testing.T, path string) *crushDB {
+	t.Helper()
+	schema, err := os.ReadFile(filepath.Join("..", "..", "plugins", "crush", "testdata", "schema.sql"))
+	require.NoError(t, err)
+	require.NoError(t, os.MkdirAll(filepath.Dir(path), 0o700))
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(0)")
+	require.NoError(t, err)
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	_, err = db.Exec(string(schema))
+	require.NoError(t, err)
+	return &crushDB{t: t, db: db}
+}
+
+func (c *crushDB) exec(q string, args ...any) {
+	c.t.Helper()
+	_, err := c.db.Exec(q, args...)
+	require.NoError(c.t, err)
+}
+
+// message writes a message as Crush's CreateMessage and UpdateMessage
+// do: the same id again rewrites its parts and updated_at in place.
+func (c *crushDB) message(id, session, role, parts string, created, updated int64) {
+	c.exec(`INSERT INTO messages (id, session_id, role, parts, model, provider, created_at, updated_at) VALUES (?, ?, ?, ?, 'gpt-5', 'openai', ?, ?)
+ON CONFLICT(id) DO UPDATE SET parts = excluded.parts, updated_at = excluded.updated_at`, id, session, role, parts, created, updated)
+	c.exec(`UPDATE sessions SET updated_at = max(updated_at, ?) WHERE id = ?`, updated, session)
+}
+
+// TestSyncCrush: Crush's store through the crush plugin and the host's
+// SQLite reader: a database at ~/.local/share/crush/.crush/crush.db with
+// a session and its sub-agent's session; the first sync archives both,
+// the sub-agent's a child run of its parent's; the parent's cost is its
+// own (Crush added the child's to it); a message Crush rewrites in place
+// in the same second as the last sync (its parts grew while it
+// streamed) and a tool message written then grow the parent's run only,
+// with the call once and its result; a sync with nothing new archives
+// nothing; the database and its log are byte-identical around every
+// sync, and no file is added beside them.
+func TestSyncCrush(t *testing.T) {
+	ctx := context.Background()
+	root, home := t.TempDir(), t.TempDir()
+	dbPath := filepath.Join(home, ".local", "share", "crush", ".crush", "crush.db")
+	agent := openCrushDB(t, dbPath)
+	const at = int64(1772359200)
+	child := "m-a1$$call_agent1"
+	agent.exec(`INSERT INTO sessions (id, title, cost, updated_at, created_at) VALUES ('ses_p', 'Fix the parser', 0.42, ?, ?)`, at, at)
+	agent.exec(`INSERT INTO sessions (id, parent_session_id, title, cost, updated_at, created_at) VALUES (?, 'ses_p', 'Find the test', 0.3, ?, ?)`, child, at+1, at+1)
+	agent.message("m-u1", "ses_p", "user", `[{"type":"text","data":{"text":"Fix the failing parser test"}}]`, at, at)
+	agent.message("m-a1", "ses_p", "assistant", `[{"type":"tool_call","data":{"id":"call_agent1","name":"agent","input":"{\"prompt\":\"Find the test\"}","finished":true}},{"type":"finish","data":{"reason":"tool_use","time":1772359201}}]`, at, at+1)
+	agent.message("c-u1", child, "user", `[{"type":"text","data":{"text":"Find the test"}}]`, at+1, at+1)
+	agent.message("c-a1", child, "assistant", `[{"type":"text","data":{"text":"TestParseEmpty fails."}},{"type":"finish","data":{"reason":"end_turn","time":1772359202}}]`, at+1, at+2)
+	agent.message("m-t1", "ses_p", "tool", `[{"type":"tool_result","data":{"tool_call_id":"call_agent1","name":"agent","content":"TestParseEmpty fails.","is_error":false}}]`, at+2, at+2)
+	agent.message("m-a2", "ses_p", "assistant", `[{"type":"text","data":{"text":"Running"}}]`, at+3, at+3)
+
+	a := newArchiver(t, root, nil)
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(crush.Plugin.Manifest), nil)
+	require.Len(t, locs, 1)
+	dir := filepath.Dir(dbPath)
+	sync := func() []Outcome {
+		t.Helper()
+		before := dirSnapshot(t, dir)
+		rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+		// The agent has the database open: a reader's mark is in the
+		// WAL index; the database, its log and the listing are the same.
+		after := dirSnapshot(t, dir)
+		assert.Equal(t, before["crush.db"], after["crush.db"])
+		assert.Equal(t, before["crush.db-wal"], after["crush.db-wal"])
+		assert.Equal(t, keysOf(before), keysOf(after), "no file added")
+		return rep.Outcomes
+	}
+	for _, o := range sync() {
+		require.Equal(t, ActionNew, o.Action, o.Reason)
+	}
+	parent, sub := a.ledger.ByPath(dbSessionPath(dbPath, "ses_p")), a.ledger.ByPath(dbSessionPath(dbPath, child))
+	require.NotNil(t, parent)
+	require.NotNil(t, sub)
+	assert.Equal(t, parent.RunID, sub.Parent)
+	read := func(runID string) string {
+		t.Helper()
+		fsys := os.DirFS(filepath.Join(root, "transcripts"))
+		rep, err := transcript.ValidateFile(fsys, runID+".jsonl", transcript.ValidateOptions{})
+		require.NoError(t, err)
+		assert.True(t, rep.OK(), "%s: %+v", runID, rep.Errors)
+		b, err := os.ReadFile(filepath.Join(root, "transcripts", runID+".jsonl"))
+		require.NoError(t, err)
+		return string(b)
+	}
+	costs := func(runID string) []float64 {
+		var out []float64
+		for _, l := range strings.Split(read(runID), "\n") {
+			var e struct {
+				Type    string `json:"type"`
+				Payload struct {
+					Result struct {
+						CostUSD *float64 `json:"cost_usd"`
+					} `json:"result"`
+				} `json:"payload"`
+			}
+			if json.Unmarshal([]byte(l), &e) == nil && e.Type == "step.completed" && e.Payload.Result.CostUSD != nil {
+				out = append(out, *e.Payload.Result.CostUSD)
+			}
+		}
+		return out
+	}
+	assert.InDeltaSlice(t, []float64{0.12}, costs(parent.RunID), 1e-9, "the parent's own cost")
+	assert.InDeltaSlice(t, []float64{0.3}, costs(sub.RunID), 1e-9)
+
+	// Crush goes on streaming m-a2 in the same second, then writes a
+	// call and its result.
+	agent.message("m-a2", "ses_p", "assistant", `[{"type":"text","data":{"text":"Running the tests"}},{"type":"tool_call","data":{"id":"call_bash1","name":"bash","input":"{\"command\":\"go test ./...\"}","finished":true}},{"type":"finish","data":{"reason":"tool_use","time":1772359203}}]`, at+3, at+3)
+	agent.message("m-t2", "ses_p", "tool", `[{"type":"tool_result","data":{"tool_call_id":"call_bash1","name":"bash","content":"FAIL\n\nExit code 1","is_error":false}}]`, at+3, at+3)
+	outs := sync()
+	require.Len(t, outs, 2)
+	for _, o := range outs {
+		if o.Path == dbSessionPath(dbPath, "ses_p") {
+			assert.Equal(t, ActionGrown, o.Action, o.Reason)
+		} else {
+			assert.Equal(t, ActionUnchanged, o.Action, o.Reason)
+		}
+	}
+	tr := read(parent.RunID)
+	assert.Equal(t, 1, strings.Count(tr, `"name":"bash","call_id":"call_bash1","input"`), "the bash call once")
+	assert.Equal(t, 1, strings.Count(tr, `"call_id":"call_agent1","input"`), "the agent call once")
+	assert.Contains(t, tr, `"exit_code":1`)
+	for _, o := range sync() {
+		assert.Equal(t, ActionUnchanged, o.Action, o.Reason)
+	}
+}

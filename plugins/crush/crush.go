@@ -1,0 +1,420 @@
+package crush
+
+import (
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// fmtRows is the format of the host's row lines of crush.db.
+const fmtRows = "rows"
+
+// roots are where Crush keeps a project's data directory (.crush, with
+// crush.db in it) when it runs outside a project: its global data
+// directory (config.GlobalConfigData: $CRUSH_GLOBAL_DATA, else
+// $XDG_DATA_HOME/crush, else %LOCALAPPDATA%\crush on Windows and
+// ~/.local/share/crush elsewhere). A project's own .crush/crush.db is
+// listed in projects.json beside crush.json there, which no root reads
+// yet (doc.go).
+var roots = []abi.Root{
+	{Env: "CRUSH_GLOBAL_DATA"},
+	{Env: "XDG_DATA_HOME", Path: "crush"},
+	{Env: "LOCALAPPDATA", Path: "crush", OS: "windows"},
+	{Path: "~/.local/share/crush"},
+}
+
+// Plugin is the Crush normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "crush",
+		Version:     "0.1.0",
+		Providers:   []string{"crush"},
+		Formats:     []string{fmtRows},
+		Description: "Crush (charmbracelet/crush) sessions from a project's crush.db",
+		SourceFacts: true,
+		Stores: []abi.Store{{
+			Name: "Crush", Kind: abi.StoreKindSQLite,
+			Roots: roots, Pattern: ".crush/crush.db",
+			SQLite: Queries,
+		}},
+	},
+	New: func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{names: map[string]string{}} },
+}
+
+// Queries are what the host reads of crush.db (internal/db/migrations:
+// sessions, and messages with their parts).
+//
+// Crush writes its times in seconds (strftime('%s', 'now'); the schema's
+// comments say milliseconds, and a figure past 10^11 is read as such), and
+// rewrites a message in place while it streams (parts, finished_at,
+// updated_at). A session's cursor is the latest updated_at of the session
+// and its messages times 1000, plus, modulo 1000, the parts' length, the
+// message count and the cost in micro-dollars: a message written or
+// rewritten within the same second still moves it. A later sync reads
+// the messages updated in the cursor's second or after (:since / 1000);
+// a message read again replaces itself (the same key). The session row
+// comes whole each time, with its children's cost (Crush adds a
+// sub-agent's cost to its parent's: children_cost is taken back out).
+// parent is parent_session_id: a sub-agent's session (and the one
+// that titles a session) is a child run of its parent's.
+var Queries = &abi.SQLiteSource{
+	Sessions: `SELECT s.id AS key,
+  max(s.updated_at, coalesce((SELECT max(m.updated_at) FROM messages m WHERE m.session_id = s.id), 0)) * 1000
+  + (coalesce((SELECT sum(length(m.parts)) FROM messages m WHERE m.session_id = s.id), 0) + s.message_count
+     + CAST(s.cost * 1000000 AS INTEGER)) % 1000 AS cursor,
+  s.parent_session_id AS parent
+FROM sessions s ORDER BY s.created_at, s.id`,
+	Tables: []abi.SQLiteTable{
+		{Table: "sessions", Key: "id", Version: "version",
+			JSON: []string{"todos"},
+			Query: `SELECT s.updated_at AS version, s.*,
+  coalesce((SELECT sum(c.cost) FROM sessions c WHERE c.parent_session_id = s.id), 0) AS children_cost
+FROM sessions s WHERE s.id = :session`},
+		{Table: "messages", Key: "id", Version: "updated_at", Time: "time_ms",
+			JSON: []string{"parts"},
+			Query: `SELECT CASE WHEN created_at > 100000000000 THEN created_at ELSE created_at * 1000 END AS time_ms, *
+FROM messages WHERE session_id = :session AND updated_at >= :since / 1000
+ORDER BY created_at, rowid`},
+	},
+}
+
+type normalizer struct {
+	meta  bool
+	model string
+	// names are the tools' names by call id (a result names its call).
+	names map[string]string
+}
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	v := l.JSON()
+	if v.Kind() != abi.KindObject {
+		if len(sdk.TrimSpace(l.Raw)) > 0 {
+			out.Unmapped(sdk.S("non_json"))
+		}
+		return nil
+	}
+	switch {
+	case v.Get("$twasm").Is(abi.SourceFactsType):
+		out.Ignored(sdk.S("twasm_source"))
+	case v.Get("$twasm").Is(abi.RowType):
+		n.setFormat(out)
+		r := v.Get("row")
+		switch v.Get("table").String() {
+		case "sessions":
+			n.session(r, out)
+		case "messages":
+			n.message(v.Get("key").String(), r, out)
+		default:
+			out.Unmapped(sdk.S("row:" + v.Get("table").String()))
+		}
+	default:
+		t := "object"
+		if s := v.Get("$twasm"); s.Kind() == abi.KindString {
+			t = "$twasm:" + s.String()
+		}
+		out.Unmapped(sdk.S(t))
+	}
+	return nil
+}
+
+func (n *normalizer) setFormat(out *sdk.Out) {
+	if n.meta {
+		return
+	}
+	n.meta = true
+	out.Meta(sdk.Meta{Format: sdk.S(fmtRows), NoTerminal: true}) // a session log
+}
+
+// session handles the session's row: its id, its parent and its cost.
+// Crush's prompt_tokens and completion_tokens are the last request's
+// (the context the session fills, shown beside the model), not the
+// session's usage: they are not reported as tokens.
+func (n *normalizer) session(r abi.Value, out *sdk.Out) {
+	out.Meta(sdk.Meta{SessionID: sdk.Text(r.Get("id"))})
+	if p := r.Get("parent_session_id"); p.Kind() == abi.KindString && p.String() != "" {
+		out.Warn("a sub-agent session of " + p.String() + " (a child run of its run)")
+	}
+	if c, ok := r.Get("cost").Float(); ok {
+		if cc, ok := r.Get("children_cost").Float(); ok && cc > 0 {
+			c -= cc
+			if c < 0 {
+				c = 0
+			}
+		}
+		out.Cost(c, sdk.ModeSet)
+	}
+}
+
+// message handles one message row: its parts are its blocks, in their
+// slots; tool calls are calls, a tool message's results their results.
+func (n *normalizer) message(key string, r abi.Value, out *sdk.Out) {
+	role := r.Get("role").String()
+	if role != "user" && role != "assistant" && role != "tool" {
+		out.Unmapped(sdk.S("role:" + role))
+		return
+	}
+	created := seconds(r.Get("created_at"))
+	user := role != "assistant"
+	hdr := sdk.Message{User: user, ID: opt(r.Get("id").String()), Time: opt(created)}
+	if !user {
+		if m := r.Get("model"); m.Kind() == abi.KindString && m.String() != "" && m.String() != n.model {
+			n.model = m.String()
+			out.Meta(sdk.Meta{Model: sdk.S(n.model)})
+		}
+		if m := r.Get("model"); m.Kind() == abi.KindString && m.String() != "" {
+			hdr.Model = sdk.S(m.String())
+		}
+	}
+	if v, _ := r.Get("is_summary_message").Int(); v != 0 || r.Get("is_summary_message").Truthy() {
+		out.Warn("the conversation was summarized here: the model saw this summary of what came before")
+	}
+	parts := r.Get("parts")
+	if parts.Kind() == abi.KindString {
+		if doc, ok := sdk.Parse([]byte(parts.String())); ok {
+			parts = doc.Root()
+		}
+	}
+	if parts.Kind() != abi.KindArray {
+		out.Unmapped(sdk.S("parts_not_list"))
+		return
+	}
+	k := sdk.S(key)
+	out.Open(k, hdr)
+	it := parts.Iter()
+	for i := 0; it.Next(); i++ {
+		n.part(k, i, user, it.Value(), created, out)
+	}
+	out.Close(k, sdk.MessageEnd{})
+}
+
+// part handles part p at slot i of message k: {type, data}.
+func (n *normalizer) part(k sdk.Str, i int, user bool, p abi.Value, created string, out *sdk.Out) {
+	d := p.Get("data")
+	origin := func(o string) string {
+		if user {
+			return o
+		}
+		return ""
+	}
+	switch typ := p.Get("type").String(); typ {
+	case "text":
+		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(d.Get("text")), Origin: origin(sdk.OriginPrompt)})
+	case "reasoning":
+		if t := d.Get("thinking"); t.Kind() == abi.KindString && t.String() != "" {
+			out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(t)})
+		} else if d.Get("signature").String() != "" || d.Get("responses_data").Kind() == abi.KindObject {
+			out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
+		}
+	case "image_url":
+		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.S("[image]"), Origin: origin(sdk.OriginInjected)})
+	case "binary":
+		// An attachment (BinaryContent has no JSON tags: Path,
+		// MIMEType, Data).
+		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.S("[attachment " + d.Get("Path").String() + " " + d.Get("MIMEType").String() + "]"), Origin: origin(sdk.OriginInjected)})
+	case "tool_call":
+		n.call(k, i, d, created, out)
+	case "tool_result":
+		n.result(k, i, d, created, out)
+	case "finish":
+		n.finish(d, out)
+	case "shell_command":
+		n.shell(k, i, d, created, out)
+	default:
+		out.Unmapped(sdk.S("part:" + typ))
+	}
+}
+
+// call handles a tool_call part: a tool_use block and a tool.call. Its
+// input is a JSON string (cut short while the call streams: then the
+// text is kept under "input").
+func (n *normalizer) call(k sdk.Str, i int, d abi.Value, created string, out *sdk.Out) {
+	id, name := d.Get("id").String(), d.Get("name").String()
+	in := sdk.RawJSON("{}")
+	var input abi.Value
+	if s := d.Get("input"); s.Kind() == abi.KindString && strings.TrimSpace(s.String()) != "" {
+		if doc, ok := sdk.Parse([]byte(s.String())); ok && doc.Root().Kind() == abi.KindObject {
+			input = doc.Root()
+			in = sdk.JSON(input)
+		} else {
+			in = sdk.RawJSON(`{"input":` + strconv.Quote(s.String()) + `}`)
+		}
+	} else if s.Kind() == abi.KindObject {
+		input = s
+		in = sdk.JSON(s)
+	}
+	n.names[id] = name
+	out.Block(k, i, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
+	kind, cmd := toolKind(name, input)
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: opt(created)})
+}
+
+// result handles a tool_result part: a tool_result block and a
+// tool.result. is_error is a failure; "User denied permission" (Crush's
+// answer when the user refuses a call) denied, "Tool execution canceled
+// by user" cancelled; a bash output ending on
+// "Exit code N" (N not 0) an error with that exit code, one ending on
+// "Command was aborted before completion" cancelled.
+func (n *normalizer) result(k sdk.Str, i int, d abi.Value, created string, out *sdk.Out) {
+	id := d.Get("tool_call_id").String()
+	name := d.Get("name").String()
+	if name == "" {
+		name = n.names[id]
+	}
+	text := d.Get("content").String()
+	if text == "" && d.Get("mime_type").String() != "" {
+		text = "[" + d.Get("mime_type").String() + "]"
+	}
+	res := sdk.ToolResult{CallID: sdk.S(id), Name: opt(name), Output: sdk.S(text), Time: opt(created), IsError: d.Get("is_error").Truthy()}
+	t := strings.TrimSpace(text)
+	switch {
+	case strings.HasPrefix(t, "User denied permission"), res.IsError && t == "Permission denied":
+		// Crush's answer to a call the user refused (before 2025-09,
+		// "Permission denied" with is_error).
+		res.IsError, res.Status, res.Error = true, sdk.S("denied"), sdk.S(t)
+	case res.IsError && t == "Tool execution canceled by user":
+		res.Status, res.Error = sdk.S("cancelled"), sdk.S(t)
+	case strings.HasSuffix(t, "Command was aborted before completion"):
+		res.IsError, res.Status, res.Error = true, sdk.S("cancelled"), sdk.S("Command was aborted before completion")
+	default:
+		if name == "bash" {
+			code := sdk.StatedExitCode([]byte(t), "Exit code ")
+			if v, ok := code.Value(); ok && lastLineHas(t, "Exit code ") {
+				res.ExitCode = code
+				if v != 0 {
+					res.IsError = true
+					if !res.Error.IsSet() {
+						res.Error = sdk.S("exit code " + strconv.FormatInt(v, 10))
+					}
+				}
+			}
+		}
+		if res.IsError && !res.Error.IsSet() {
+			res.Error = sdk.S(clip(t))
+		}
+	}
+	if !res.IsError {
+		res.Status = sdk.S("ok")
+	}
+	out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
+	out.ToolResult(res)
+}
+
+// lastLineHas says whether t's last line starts with label (Crush writes
+// the exit code last).
+func lastLineHas(t, label string) bool {
+	if j := strings.LastIndexByte(t, '\n'); j >= 0 {
+		t = t[j+1:]
+	}
+	return strings.HasPrefix(t, label)
+}
+
+// finish handles a message's finish part: error and content_filter are
+// provider errors (Crush shows them as failures), canceled, max_tokens
+// and unknown warnings; end_turn and tool_use end the message as it
+// should.
+func (n *normalizer) finish(d abi.Value, out *sdk.Out) {
+	msg := d.Get("message").String()
+	if det := d.Get("details").String(); det != "" {
+		if msg != "" {
+			msg += ": "
+		}
+		msg += det
+	}
+	switch reason := d.Get("reason").String(); reason {
+	case "end_turn", "tool_use", "stop", "", "permission_denied":
+		// permission_denied (before 2025-09): the refused call's result
+		// says so.
+	case "error", "content_filter":
+		if msg == "" {
+			msg = reason
+		}
+		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(reason)})
+	case "canceled":
+		if msg == "" {
+			msg = "the request was cancelled"
+		}
+		out.Warn("Crush: " + msg)
+	case "max_tokens":
+		out.Warn("the response was cut at the output token limit")
+	default:
+		if msg != "" {
+			msg = ": " + msg
+		}
+		out.Warn("the response ended with reason " + reason + msg)
+	}
+}
+
+// shell handles a shell_command part: a command the user ran in bang
+// mode (!cmd), a call and its result in the user's message.
+func (n *normalizer) shell(k sdk.Str, i int, d abi.Value, created string, out *sdk.Out) {
+	id := k.String() + "-shell-" + strconv.Itoa(i)
+	cmd := d.Get("command").String()
+	in := sdk.RawJSON(`{"command":` + strconv.Quote(cmd) + `}`)
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S("shell_command"), Input: in, Kind: "execute", Command: sdk.S(cmd), Time: opt(created)})
+	res := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("shell_command"), Output: sdk.Text(d.Get("output")), Time: opt(created)}
+	if code, ok := d.Get("exit_code").Int(); ok {
+		res.ExitCode = sdk.N(code)
+		if code != 0 {
+			res.IsError, res.Error = true, sdk.S("exit code "+strconv.FormatInt(code, 10))
+		}
+	}
+	if !res.IsError {
+		res.Status = sdk.S("ok")
+	}
+	out.ToolResult(res)
+}
+
+// toolKind classifies Crush's tools (internal/agent/tools).
+func toolKind(name string, input abi.Value) (string, sdk.Str) {
+	switch name {
+	case "bash":
+		if c := input.Get("command"); c.Kind() == abi.KindString {
+			return "execute", sdk.S(c.String())
+		}
+		return "execute", sdk.Str{}
+	case "job_output", "job_kill":
+		return "execute", sdk.Str{}
+	case "view", "ls", "read_mcp_resource", "list_mcp_resources", "lsp_diagnostics", "lsp_definition", "lsp_references", "lsp_symbols", "lsp_call_hierarchy", "crush_info", "crush_logs":
+		return "read", sdk.Str{}
+	case "edit", "multiedit", "write", "lsp_rename", "lsp_replace_symbol":
+		return "edit", sdk.Str{}
+	case "glob", "grep", "sourcegraph":
+		return "search", sdk.Str{}
+	case "fetch", "agentic_fetch", "web_fetch", "web_search", "download":
+		return "fetch", sdk.Str{}
+	case "todos":
+		return "think", sdk.Str{}
+	}
+	return "other", sdk.Str{}
+}
+
+// seconds is a Crush time as RFC 3339 ("" when there is none): seconds
+// since 1970, or milliseconds (a figure past 10^11).
+func seconds(v abi.Value) string {
+	s, ok := v.Int()
+	if !ok || s <= 0 {
+		return ""
+	}
+	if s > 100_000_000_000 {
+		return time.UnixMilli(s).UTC().Format("2006-01-02T15:04:05.000Z")
+	}
+	return time.Unix(s, 0).UTC().Format("2006-01-02T15:04:05Z")
+}
+
+// clip bounds a result's text for its error.
+func clip(s string) string { return sdk.Clip(s, 300) }
+
+// opt is s as a string field, unset when empty.
+func opt(s string) sdk.Str {
+	if s == "" {
+		return sdk.Str{}
+	}
+	return sdk.S(s)
+}
+
+// End implements sdk.Normalizer.
+func (n *normalizer) End(out *sdk.Out) error { return nil }

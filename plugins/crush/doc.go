@@ -1,0 +1,78 @@
+// Package crush is the twasm normalizer for Crush (charmbracelet/crush),
+// whose sessions live in a SQLite database per project,
+// <project>/.crush/crush.db. It is a plain Go package (tests, fuzzing and
+// the native baseline run it through sdk.Plugin.Driver); plugins/crush/wasm
+// is the two-line WebAssembly entry point. [Plugin] is the package's
+// public face, as for every plugins/<provider> package.
+//
+// # Store
+//
+// The manifest declares one store of kind "sqlite" ([Queries]): the
+// database .crush/crush.db under Crush's global data directory
+// ($CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else
+// %LOCALAPPDATA%\crush on Windows and ~/.local/share/crush elsewhere:
+// config.GlobalConfigData). That is the data directory of a Crush run
+// whose project is that directory (crush server's workspace). A
+// project's own .crush/crush.db is found only through projects.json in
+// the same global directory ({projects: [{path, data_dir,
+// last_accessed}]}, internal/projects): the host has no root read from
+// a list in a file yet, so those databases are not found by twasm sync
+// (twasm import cannot read a database either). No retention: Crush
+// keeps a session until the user deletes it.
+//
+// # Format "rows"
+//
+// The host hands the session's row (with children_cost, the sum of its
+// child sessions' cost) and its message rows (parts inlined as JSON),
+// after a facts line (abi.SourceFacts) naming the database.
+//
+//   - sessions: the session id; parent_session_id says the session is a
+//     sub-agent's (the agent and agentic_fetch tools' sessions, named
+//     <message id>$$<tool call id>, and the one that titles a session,
+//     title-<id>): a warning, and the store's parent column makes its
+//     run a child run of its parent's. Cost: Crush adds a child
+//     session's cost to its parent's (coordinator.updateParentSessionCost),
+//     so the session's own cost is cost minus children_cost (the
+//     children's runs state theirs). prompt_tokens and completion_tokens
+//     are not usage: Crush sets them to the last request's input plus
+//     cache read and its output (updateSessionTokenCounters), the
+//     context the session fills; no token figure is reported, as the
+//     database holds no per-request usage.
+//   - messages: role user (the prompt), assistant (model and provider
+//     per message), tool (the tool results, written as a user message of
+//     tool_result blocks). Parts {type, data}: text; reasoning
+//     (thinking; a signature or provider data without text is
+//     redacted); image_url and binary (an attachment, a text naming it,
+//     injected context); tool_call {id, name, input: a JSON string, cut
+//     short while streaming: then kept whole under "input"}, a tool_use
+//     block and a tool.call; tool_result {tool_call_id, name (empty in
+//     older versions: the call's), content, metadata, is_error}, a
+//     tool_result block and a tool.result: is_error an error, "User
+//     denied permission" (or "Permission denied" before 2025-09) denied,
+//     "Tool execution canceled by user" cancelled, a bash output whose
+//     last line is "Exit code N" an error with that exit code (Crush does
+//     not set is_error for it), one ending "Command was aborted before
+//     completion" cancelled; shell_command {command, output, exit_code},
+//     a command the user ran in bang mode, a call and its result;
+//     finish {reason, time, message, details}: error and content_filter
+//     are provider errors (message and details), canceled, max_tokens and
+//     other reasons warnings, end_turn, tool_use, stop and
+//     permission_denied (the refused call's result says it) nothing. A
+//     summary message (is_summary_message) is said in a warning.
+//
+// A session log has no terminal event: NoTerminal, and the host settles
+// the status by the session rule (spec §6.7). Times are seconds (the
+// schema's comments say milliseconds; a figure past 10^11 is read as
+// milliseconds).
+//
+// # Sources
+//
+// Read from Crush's source (internal/db/migrations, internal/message,
+// internal/agent, internal/agent/tools, internal/projects, at
+// 37f36e9), and judged on a real database committed to a public
+// repository (testdata/captures/crush). The goldens are written from the
+// source: a parent session with an agent call, a failed bash command and
+// a bang command; its sub-agent's session; a summarized session with a
+// provider error, a refused call and an output cut at the token limit;
+// bad lines.
+package crush

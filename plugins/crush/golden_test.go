@@ -1,0 +1,28 @@
+//go:build !wasip1
+
+package crush_test
+
+import (
+	"flag"
+	"path/filepath"
+	"testing"
+
+	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/plugins/crush"
+)
+
+var update = flag.Bool("update", false, "rewrite testdata/golden/crush/*.golden.jsonl from the plugin's output")
+
+// goldenDir is at the repo root because the wasm golden run (twasm golden
+// check) reads the same cases.
+var goldenDir = filepath.Join("..", "..", "testdata", "golden", "crush")
+
+// TestGolden checks the plugin over its golden cases and the real
+// captures (sdktest.Test): each rendering is its golden file (-update
+// rewrites them), no line is lost to a fault or left unaccounted for
+// (spec §6.8), every event is a valid transcript line, and one line a
+// call or three give the same rendering as full batches.
+func TestGolden(t *testing.T) {
+	captures, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", "crush", "*.jsonl"))
+	sdktest.Test(t, crush.Plugin, sdktest.Options{Provider: "crush", Golden: goldenDir, Captures: captures, Update: *update})
+}
