@@ -51,7 +51,8 @@ chats (~/.qwen/projects/*/chats/*.jsonl), Kimi Code and Kimi CLI wire
 logs (~/.kimi-code/sessions/*/*/agents/*/wire.jsonl,
 ~/.kimi/sessions/*/*/wire.jsonl), Factory Droid sessions
 (~/.factory/sessions/*/*.jsonl; sync reads their settings.json usage
-too), Amp threads
+too), Cursor's agent transcripts
+(~/.cursor/projects/*/agent-transcripts/**/*.jsonl), Amp threads
 (~/.local/share/amp/threads/T-*.json), Goose's session files from
 before sessions.db (~/.local/share/goose/sessions/*.jsonl), a Cline or
 Roo Code task's api_conversation_history.json or ui_messages.json (a

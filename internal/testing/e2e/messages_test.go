@@ -38,6 +38,7 @@ var messagesCases = []struct {
 	{"amp", "testdata/golden/amp/thread_tools_failures.json", false},
 	{"kimi", "testdata/golden/kimi/code_tools_failed_turn.jsonl", false},
 	{"droid", "testdata/golden/droid/session_settings_tools.jsonl", false},
+	{"cursor", "testdata/golden/cursor/transcript_tools_subagent.jsonl", false},
 }
 
 func TestExportMessagesAcceptedBySDKs(t *testing.T) {

@@ -263,6 +263,7 @@ var otlpCases = []struct{ provider, file string }{
 	{"amp", "testdata/golden/amp/thread_task_summary_error.json"},
 	{"kimi", "testdata/golden/kimi/legacy_subagent_denied.jsonl"},
 	{"droid", "testdata/golden/droid/session_settings_rewritten.jsonl"},
+	{"cursor", "testdata/golden/cursor/transcript_tools_subagent.jsonl"},
 }
 
 func TestOTLPExportToCollector(t *testing.T) {

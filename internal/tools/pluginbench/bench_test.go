@@ -21,6 +21,7 @@ import (
 	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
+	"github.com/twasm/twasm/plugins/cursor"
 	"github.com/twasm/twasm/plugins/droid"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/goose"
@@ -52,6 +53,7 @@ var plugins = []struct {
 	{"amp", amp.Plugin},
 	{"kimi", kimi.Plugin},
 	{"droid", droid.Plugin},
+	{"cursor", cursor.Plugin},
 	{"goose", goose.Plugin},
 }
 
