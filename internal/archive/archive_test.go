@@ -441,6 +441,7 @@ func TestDiscover(t *testing.T) {
 			"Kimi CLI sessions":                        filepath.Join(home, ".kimi", "sessions"),
 			"Factory Droid sessions":                   filepath.Join(home, ".factory", "sessions"),
 			"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
+			"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
 		}), from: map[string]string{"Claude Code projects": "default", "OpenCode": "default", "Qwen Code chats": "default", "Goose": "default"}},
 		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi", "XDG_DATA_HOME": "/x/data", "CLINE_DATA_DIR": "/x/cline", "QWEN_RUNTIME_DIR": "/x/qwen", "GOOSE_PATH_ROOT": "/x/goose", "KIMI_CODE_HOME": "/x/kc", "KIMI_SHARE_DIR": "/x/kimi", "DROID_SESSIONS_DIR": "/x/droid"},
 			cfg: &Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}},
@@ -465,6 +466,7 @@ func TestDiscover(t *testing.T) {
 				"Kimi CLI sessions":                        "/x/kimi/sessions",
 				"Factory Droid sessions":                   "/x/droid",
 				"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
+				"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
 				"claude (config)":                          filepath.Join(home, "old"),
 			}), from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "OpenCode": "$XDG_DATA_HOME", "Cline tasks": "$CLINE_DATA_DIR", "Qwen Code chats": "$QWEN_RUNTIME_DIR", "Goose": "$GOOSE_PATH_ROOT", "claude (config)": "config"}},
 		{name: "copilot before 1.0", env: map[string]string{"HOME": home, "XDG_STATE_HOME": "/x/state"}, want: cline(defData, map[string]string{
@@ -489,6 +491,7 @@ func TestDiscover(t *testing.T) {
 			"Kimi CLI sessions":                        filepath.Join(home, ".kimi", "sessions"),
 			"Factory Droid sessions":                   filepath.Join(home, ".factory", "sessions"),
 			"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
+			"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
 		}), from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},
 	}
 	for _, tt := range tests {

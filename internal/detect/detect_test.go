@@ -31,6 +31,7 @@ func TestDetect(t *testing.T) {
 		{"droid session start", `{"type":"session_start","id":"s","title":"t","cwd":"/x","owner":"me","version":2}`, "droid", "session", nil},
 		{"droid message", `{"type":"message","id":"m1","parentId":"s","timestamp":"2026-01-01T10:00:00.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Execute","input":{}}]}}`, "droid", "session", nil},
 		{"cursor agent transcript", `{"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nhi\n</user_query>"}]}}` + "\n" + `{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Shell","input":{"command":"ls"}}]}}`, "cursor", "agent-transcript", nil},
+		{"cursor ide rows", `{"$twasm":"row","table":"bubble","key":"b1","version":9,"row":{"id":"b1","value":{"type":1,"text":"hi"}}}`, "cursor", "ide-rows", nil},
 		{"cursor turn end", `{"type":"turn_ended","status":"error","error":"boom"}`, "cursor", "agent-transcript", nil},
 		{"kimi code wire", `{"type":"turn.prompt","input":[{"type":"text","text":"hi"}],"origin":"user","time":1767261601000}`, "kimi", "wire", nil},
 		{"kimi cli wire", `{"timestamp": 1767261600.0, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}`, "kimi", "legacy-wire", nil},

@@ -22,8 +22,8 @@ var Plugin = sdk.Plugin{
 		Name:        "cursor",
 		Version:     "0.1.0",
 		Providers:   []string{"cursor"},
-		Formats:     []string{fmtTranscript},
-		Description: "Cursor's agent transcripts (~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl): no times but the prompts', no usage, no model, no tool results",
+		Formats:     []string{fmtTranscript, fmtIDE},
+		Description: "Cursor's agent transcripts (~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl: no times but the prompts', no usage, no model, no tool results) and the IDE's conversations in its global state.vscdb",
 		Stores: []abi.Store{{
 			// One directory per conversation (before those, the files
 			// were beside each other in agent-transcripts/), its
@@ -31,6 +31,11 @@ var Plugin = sdk.Plugin{
 			// child run of the conversation's.
 			Name: "Cursor agent transcripts", Roots: roots, Dir: "projects",
 			Pattern: "*/agent-transcripts/**/*.jsonl", SubAgents: "subagents/*.jsonl",
+		}, {
+			// The IDE's conversations (composers) with their messages
+			// (bubbles) and tool calls, sub-composers as child runs.
+			Name: "Cursor IDE", Kind: abi.StoreKindSQLite, Roots: ideRoots,
+			Pattern: "state.vscdb", SQLite: IDEQueries,
 		}},
 		// The session id is only in the path (the file's name).
 		SourceFacts: true,
@@ -40,12 +45,19 @@ var Plugin = sdk.Plugin{
 
 // normalizer is the per-stream state.
 type normalizer struct {
-	meta    bool
-	noted   bool // the format's gaps said (once a stream)
-	msgs    int  // messages opened, for their keys and the calls' ids
-	pending []string
-	names   map[string]string
-	final   string // the last assistant text, for the final answer
+	meta     bool
+	noted    bool // the format's gaps said (once a stream)
+	msgs     int  // messages opened, for their keys and the calls' ids
+	pending  []string
+	names    map[string]string
+	final    string // the last assistant text, for the final answer
+	ideModel string // the composer's model (IDE rows)
+	// rows are the hashes of the IDE rows read, by table and key;
+	// called and answered the IDE's calls reported and those with a
+	// result.
+	rows             map[string]uint64
+	called, answered map[string]bool
+	counted          map[string]bool // bubbles whose usage the step counts
 	// ended is the status of the turn_ended record the stream ends on
 	// ("" when a message followed it, or there was none), endErr its
 	// error.
@@ -62,6 +74,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		return nil
 	}
 	if v.Get("$twasm").Is(abi.SourceFactsType) {
+		if v.Get("session").Exists() {
+			// The IDE's database: the rows that follow name the
+			// composer.
+			out.Ignored(sdk.S("twasm_source"))
+			return nil
+		}
 		// The file's name is the conversation's id (Cursor's
 		// composerId); nothing in the file says it.
 		name := v.Get("name").String()
@@ -70,6 +88,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		}
 		n.setMeta(out, name)
 		out.Ignored(sdk.S("twasm_source"))
+		return nil
+	}
+	if v.Get("$twasm").Is(abi.RowType) {
+		n.ideRow(l, v, out)
 		return nil
 	}
 	n.setMeta(out, "")

@@ -55,9 +55,55 @@
 // that wrote no turn_ended) gets the host's session rule, under which a
 // call without a result leaves the run incomplete.
 //
+// # The IDE's database
+//
+// The IDE keeps its conversations in its global state.vscdb
+// (~/.config/Cursor/User/globalStorage on Linux, $XDG_CONFIG_HOME first;
+// ~/Library/Application Support/Cursor/... on macOS; %APPDATA%\Cursor\...
+// on Windows), a store of kind sqlite (IDEQueries, format "ide-rows"): in
+// its table cursorDiskKV, composerData:<id> is a conversation, one run,
+// and bubbleId:<id>:<bubble> one message, read in the order of the
+// composer's fullConversationHeadersOnly (a bubble no header names, or
+// that Cursor cleaned up to NULL, is not read). A composer that another's
+// subComposerIds lists is a child run of that one's (the parent column).
+// The rows have no time of change: the cursor is lastUpdatedAt with the
+// composer's length and bubble count, and a session that moved is read
+// whole again; the plugin ignores a row it read unchanged, and reports a
+// changed bubble's message again, its call and its result each once, its
+// usage counted once.
+//
+// A bubble of type 1 is the user's prompt, 2 the assistant's message:
+// thinking.text, text, and toolFormerData, a tool_use block and a
+// tool.call (toolCallId, else cursor-<bubble>; input rawArgs, else
+// params) with a tool.result by its status: completed ok (an exitCode
+// other than 0 in the result makes it an error), error an error,
+// cancelled or aborted cancelled, rejected (or userDecision rejected)
+// denied, loading or inProgress no result yet; a terminal's result
+// {output, exitCode} gives the output and the exit code. A bubble with no
+// text, thinking or tool is one of the empty states Cursor writes while
+// it streams: ignored. The model is the bubble's modelInfo.modelName,
+// else the composer's modelConfig.modelName ("default", Cursor's Auto,
+// is none); usage is tokenCount, per message and added to the step once
+// per bubble, when it is not {0, 0} (Cursor wrote zeros where it did not
+// count). Cursor states no cost.
+//
+// Not read: the project. The composer may name its workspace
+// (workspaceIdentifier), and the workspace map is in another database
+// (workspaceStorage/<hash>/state.vscdb with its workspace.json): the host
+// runs each store's queries on its own database and refuses ATTACH, so
+// the two cannot be joined, and the plugin ABI has no field for a run's
+// project or working directory. Nor composerHeaders (newer Cursors'
+// index naming a sub-agent's parent): a query naming a table an older
+// database lacks would fail for every session; subComposerIds serves.
+// A conversation that is in both stores (the IDE writes turn_ended
+// records to agent-transcripts/ too) is archived from each.
+//
 // # Captures
 //
-// No public repository with a licence holds a real agent transcript: the
-// goldens and captures are written from peers' notes and parsers of the
-// format (said in each .source.txt).
+// No public repository with a licence holds a real agent transcript or a
+// real state.vscdb: the goldens and captures are written from peers'
+// notes, parsers and test records of the formats (said in each
+// .source.txt); the IDE goldens are the raw captures twasm sync wrote of
+// a state.vscdb built from such records (TestSyncCursorIDE's, a second
+// sync after a call's result and an answer were written).
 package cursor

@@ -58,8 +58,9 @@ before sessions.db (~/.local/share/goose/sessions/*.jsonl), a Cline or
 Roo Code task's api_conversation_history.json or ui_messages.json (a
 whole task folder is read by twasm sync), and saved outputs of every
 provider (opencode run --format json too). OpenCode's database
-(~/.local/share/opencode/opencode.db) and Goose's
-(~/.local/share/goose/sessions/sessions.db) are not files of sessions:
+(~/.local/share/opencode/opencode.db), Goose's
+(~/.local/share/goose/sessions/sessions.db) and the Cursor IDE's
+(~/.config/Cursor/User/globalStorage/state.vscdb) are not files of sessions:
 "twasm sync" reads them, one run per session.
 
 With --provider auto, twasm looks at the start of each file and picks the

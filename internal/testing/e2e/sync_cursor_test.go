@@ -33,38 +33,10 @@ func TestSyncCursor(t *testing.T) {
 		`{"role":"user","message":{"content":[{"type":"text","text":"List every test that touches the router."}]}}`+"\n"+
 			`{"role":"assistant","message":{"content":[{"type":"text","text":"Two tests touch the router."}]}}`+"\n"), time.Hour)
 
-	unchanged := func(what string, cmd func()) {
-		t.Helper()
-		before := hashTree(t, dir)
-		cmd()
-		if after := hashTree(t, dir); !mapsEqual(before, after) {
-			t.Fatalf("%s changed the agent's files:\nbefore %v\nafter  %v", what, before, after)
-		}
-	}
+	unchanged := storeUnchanged(t, dir)
 	var r result
 	unchanged("doctor", func() { r = h.ok("doctor", "--json") })
-	var doc struct {
-		Stores []struct {
-			Name, Plugin, Dir string
-			Found             bool
-			Sessions          int
-		}
-	}
-	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
-		t.Fatalf("doctor --json: %v\n%s", err, r.out)
-	}
-	found := false
-	for _, s := range doc.Stores {
-		if s.Name == "Cursor agent transcripts" {
-			found = true
-			if !s.Found || s.Sessions != 2 || s.Plugin != "cursor" || s.Dir != dir {
-				t.Errorf("doctor's Cursor store: %+v", s)
-			}
-		}
-	}
-	if !found {
-		t.Fatalf("doctor does not list Cursor's agent transcripts:\n%s", r.out)
-	}
+	doctorLists(t, r, "Cursor agent transcripts", "", dir, 2)
 
 	unchanged("sync", func() { r = h.ok("sync") })
 	got := outcomes(r.out)
@@ -131,4 +103,43 @@ func TestSyncCursor(t *testing.T) {
 	if !strings.Contains(b, "Documented in README.") || strings.Count(b, "add a health check endpoint") != 1 || strings.Count(b, `"type":"tool.call"`) != 2 {
 		t.Errorf("grown run: want the new turn, the first prompt once and the two calls once:\n%s", b)
 	}
+}
+
+// storeUnchanged returns a function that runs cmd and fails the test if
+// the store's directory changed (bytes, modification time, mode, files
+// added or removed).
+func storeUnchanged(t *testing.T, dir string) func(what string, cmd func()) {
+	return func(what string, cmd func()) {
+		t.Helper()
+		before := hashTree(t, dir)
+		cmd()
+		if after := hashTree(t, dir); !mapsEqual(before, after) {
+			t.Fatalf("%s changed the agent's files:\nbefore %v\nafter  %v", what, before, after)
+		}
+	}
+}
+
+// doctorLists checks doctor --json's output r lists store name, found in
+// dir with that many sessions, of the cursor plugin (and kind, if set).
+func doctorLists(t *testing.T, r result, name, kind, dir string, sessions int) {
+	t.Helper()
+	var doc struct {
+		Stores []struct {
+			Name, Plugin, Kind, Dir string
+			Found                   bool
+			Sessions                int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, r.out)
+	}
+	for _, s := range doc.Stores {
+		if s.Name == name {
+			if !s.Found || s.Sessions != sessions || s.Plugin != "cursor" || s.Dir != dir || kind != "" && s.Kind != kind {
+				t.Errorf("doctor's %s store: %+v", name, s)
+			}
+			return
+		}
+	}
+	t.Fatalf("doctor does not list %s:\n%s", name, r.out)
 }
