@@ -24,6 +24,7 @@ import (
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/crush"
+	"github.com/twasm/twasm/plugins/cursor"
 	"github.com/twasm/twasm/plugins/droid"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/goose"
@@ -388,7 +389,7 @@ func TestRedactAndDeletedSource(t *testing.T) {
 // host's order.
 func bundledDeclared() []Declared {
 	var out []Declared
-	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin, kimi.Plugin, droid.Plugin, crush.Plugin} {
+	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin, kimi.Plugin, droid.Plugin, crush.Plugin, cursor.Plugin} {
 		out = append(out, DeclaredOf(p.Manifest)...)
 	}
 	return out
@@ -441,6 +442,8 @@ func TestDiscover(t *testing.T) {
 			"Kimi CLI sessions":                        filepath.Join(home, ".kimi", "sessions"),
 			"Factory Droid sessions":                   filepath.Join(home, ".factory", "sessions"),
 			"Crush":                                    filepath.Join(home, ".local", "share", "crush"),
+			"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
+			"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
 		}), from: map[string]string{"Claude Code projects": "default", "OpenCode": "default", "Qwen Code chats": "default", "Goose": "default"}},
 		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi", "XDG_DATA_HOME": "/x/data", "CLINE_DATA_DIR": "/x/cline", "QWEN_RUNTIME_DIR": "/x/qwen", "GOOSE_PATH_ROOT": "/x/goose", "KIMI_CODE_HOME": "/x/kc", "KIMI_SHARE_DIR": "/x/kimi", "DROID_SESSIONS_DIR": "/x/droid"},
 			cfg: &Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}},
@@ -465,6 +468,8 @@ func TestDiscover(t *testing.T) {
 				"Kimi CLI sessions":                        "/x/kimi/sessions",
 				"Factory Droid sessions":                   "/x/droid",
 				"Crush":                                    "/x/data/crush",
+				"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
+				"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
 				"claude (config)":                          filepath.Join(home, "old"),
 			}), from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "OpenCode": "$XDG_DATA_HOME", "Cline tasks": "$CLINE_DATA_DIR", "Qwen Code chats": "$QWEN_RUNTIME_DIR", "Goose": "$GOOSE_PATH_ROOT", "claude (config)": "config"}},
 		{name: "copilot before 1.0", env: map[string]string{"HOME": home, "XDG_STATE_HOME": "/x/state"}, want: cline(defData, map[string]string{
@@ -489,6 +494,8 @@ func TestDiscover(t *testing.T) {
 			"Kimi CLI sessions":                        filepath.Join(home, ".kimi", "sessions"),
 			"Factory Droid sessions":                   filepath.Join(home, ".factory", "sessions"),
 			"Crush":                                    filepath.Join(home, ".local", "share", "crush"),
+			"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
+			"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
 		}), from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},
 	}
 	for _, tt := range tests {

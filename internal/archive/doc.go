@@ -13,7 +13,8 @@
 // Cline's, Roo Code's and Kilo Code's task folders, Qwen Code's chats,
 // Goose's sessions.db and older session files, Amp's threads, Kimi
 // Code's and the Kimi CLI's wire logs, Factory Droid's sessions (with
-// their settings.json), Crush's crush.db, and
+// their settings.json), Crush's crush.db, Cursor's agent transcripts and
+// its IDE's state.vscdb, and
 // nothing here names an agent. A store is of kind "file" (a session per file),
 // "folder" (a session per directory, [KindFolder]), "tree" (a session
 // spread over files linked by name, [KindTree]) or "sqlite" (a database

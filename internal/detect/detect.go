@@ -168,6 +168,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "responses-sse", "OpenAI Responses API stream events (" + typ + ")"}, true
 	case droidEntry(root, typ):
 		return vote{"droid", "session", "a Factory Droid session record (" + typ + ")"}, true
+	case cursorLine(root, typ):
+		return vote{"cursor", "agent-transcript", "a Cursor agent transcript line ({role, message}, no type, id or time)"}, true
 	case piEvent(root, typ):
 		return vote{"pi", "json", "Pi coding agent --mode json events (" + typ + ")"}, true
 	case piEntry(root, typ):
@@ -178,6 +180,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"goose", "rows", "Goose sessions.db rows as twasm reads them (" + root.Get("table").String() + ")"}, true
 	case gooseLine(root, typ):
 		return vote{"goose", "session", "a Goose session file (before sessions.db)"}, true
+	case root.Get("$twasm").Is("row") && (root.Get("table").Is("composer") || root.Get("table").Is("bubble")):
+		return vote{"cursor", "ide-rows", "Cursor IDE state.vscdb rows as twasm reads them (" + root.Get("table").String() + ")"}, true
 	case root.Get("$twasm").Is("row") && (root.Get("table").Is("part") || root.Get("table").Is("session")):
 		return vote{"opencode", "rows", "OpenCode database rows as twasm reads them (" + root.Get("table").String() + ")"}, true
 	case root.Get("$twasm").Is("file") && openCodeTreePath(root.Get("path").String()):
@@ -236,6 +240,21 @@ func droidEntry(root abi.Value, typ string) bool {
 		}
 	}
 	return false
+}
+
+// cursorLine recognises a line of Cursor's agent transcripts: a message
+// ({role, message: {content}} and nothing else: no type, id, time or
+// session) or the record that ends a turn ({type: turn_ended, status}).
+func cursorLine(root abi.Value, typ string) bool {
+	if typ == "turn_ended" {
+		return root.Get("status").Kind() == abi.KindString && !root.Get("timestamp").Exists()
+	}
+	if typ != "" || root.Get("role").Kind() != abi.KindString || root.Get("message").Kind() != abi.KindObject {
+		return false
+	}
+	c := root.Get("message").Get("content")
+	return (c.Kind() == abi.KindArray || c.Kind() == abi.KindString) && !root.Get("timestamp").Exists() &&
+		!root.Get("sessionId").Exists() && !root.Get("uuid").Exists() && !root.Get("id").Exists()
 }
 
 // kimiRecord recognises a record of Kimi Code's wire.jsonl: its

@@ -32,6 +32,9 @@ func TestDetect(t *testing.T) {
 		{"amp thread", "{\n  \"v\": 3,\n  \"id\": \"T-5c1e0d1a-2b3c-4d5e-8f90-0a1b2c3d4e5f\",\n  \"created\": 1767261600000,\n  \"messages\": []\n}\n", "amp", "thread", nil},
 		{"droid session start", `{"type":"session_start","id":"s","title":"t","cwd":"/x","owner":"me","version":2}`, "droid", "session", nil},
 		{"droid message", `{"type":"message","id":"m1","parentId":"s","timestamp":"2026-01-01T10:00:00.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Execute","input":{}}]}}`, "droid", "session", nil},
+		{"cursor agent transcript", `{"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nhi\n</user_query>"}]}}` + "\n" + `{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Shell","input":{"command":"ls"}}]}}`, "cursor", "agent-transcript", nil},
+		{"cursor ide rows", `{"$twasm":"row","table":"bubble","key":"b1","version":9,"row":{"id":"b1","value":{"type":1,"text":"hi"}}}`, "cursor", "ide-rows", nil},
+		{"cursor turn end", `{"type":"turn_ended","status":"error","error":"boom"}`, "cursor", "agent-transcript", nil},
 		{"kimi code wire", `{"type":"turn.prompt","input":[{"type":"text","text":"hi"}],"origin":"user","time":1767261601000}`, "kimi", "wire", nil},
 		{"kimi cli wire", `{"timestamp": 1767261600.0, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}`, "kimi", "legacy-wire", nil},
 		{"amp thread without v", `{"id":"T-1","messages":[{"role":"user","content":[]}]}`, "amp", "thread", nil},
@@ -83,10 +86,10 @@ func TestDetect(t *testing.T) {
 // type "message" with a timestamp, was taken for Gemini CLI stream-json;
 // OpenCode's tool_use event with a timestamp would be; a Qwen Code record,
 // with Claude Code's uuid, parentUuid and sessionId, was taken for a
-// Claude Code session log; Goose's rows and session files were not
-// recognised at all).
+// Claude Code session log; Goose's rows and session files and Cursor's
+// agent transcripts were not recognised at all).
 func TestDetectCaptures(t *testing.T) {
-	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush"} {
+	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush", "cursor"} {
 		var files []string
 		for _, dir := range []string{"captures", "golden"} {
 			fs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.jsonl"))

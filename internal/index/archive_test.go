@@ -28,6 +28,7 @@ import (
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/crush"
+	"github.com/twasm/twasm/plugins/cursor"
 	"github.com/twasm/twasm/plugins/droid"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/goose"
@@ -48,7 +49,7 @@ import (
 
 // nativePlugins are the bundled plugins compiled in, found by any
 // provider name they accept.
-var nativePlugins = []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, openai.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin, kimi.Plugin, droid.Plugin, crush.Plugin}
+var nativePlugins = []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, openai.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin, kimi.Plugin, droid.Plugin, crush.Plugin, cursor.Plugin}
 
 func pluginFor(provider string) (sdk.Plugin, bool) {
 	for _, p := range nativePlugins {

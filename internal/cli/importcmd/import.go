@@ -51,15 +51,17 @@ chats (~/.qwen/projects/*/chats/*.jsonl), Kimi Code and Kimi CLI wire
 logs (~/.kimi-code/sessions/*/*/agents/*/wire.jsonl,
 ~/.kimi/sessions/*/*/wire.jsonl), Factory Droid sessions
 (~/.factory/sessions/*/*.jsonl; sync reads their settings.json usage
-too), Amp threads
+too), Cursor's agent transcripts
+(~/.cursor/projects/*/agent-transcripts/**/*.jsonl), Amp threads
 (~/.local/share/amp/threads/T-*.json), Goose's session files from
 before sessions.db (~/.local/share/goose/sessions/*.jsonl), a Cline or
 Roo Code task's api_conversation_history.json or ui_messages.json (a
 whole task folder is read by twasm sync), and saved outputs of every
 provider (opencode run --format json too). OpenCode's database
 (~/.local/share/opencode/opencode.db), Goose's
-(~/.local/share/goose/sessions/sessions.db) and Crush's (.crush/crush.db)
-are not files of sessions:
+(~/.local/share/goose/sessions/sessions.db), Crush's (.crush/crush.db) and
+the Cursor IDE's (~/.config/Cursor/User/globalStorage/state.vscdb) are not
+files of sessions:
 "twasm sync" reads them, one run per session.
 
 With --provider auto, twasm looks at the start of each file and picks the

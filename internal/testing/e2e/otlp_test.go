@@ -264,6 +264,7 @@ var otlpCases = []struct{ provider, file string }{
 	{"kimi", "testdata/golden/kimi/legacy_subagent_denied.jsonl"},
 	{"droid", "testdata/golden/droid/session_settings_rewritten.jsonl"},
 	{"crush", "testdata/golden/crush/rows_agent_bash_shell.jsonl"},
+	{"cursor", "testdata/golden/cursor/transcript_tools_subagent.jsonl"},
 }
 
 func TestOTLPExportToCollector(t *testing.T) {

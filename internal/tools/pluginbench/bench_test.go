@@ -22,6 +22,7 @@ import (
 	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/plugins/crush"
+	"github.com/twasm/twasm/plugins/cursor"
 	"github.com/twasm/twasm/plugins/droid"
 	"github.com/twasm/twasm/plugins/gemini"
 	"github.com/twasm/twasm/plugins/goose"
@@ -53,6 +54,7 @@ var plugins = []struct {
 	{"amp", amp.Plugin},
 	{"kimi", kimi.Plugin},
 	{"droid", droid.Plugin},
+	{"cursor", cursor.Plugin},
 	{"goose", goose.Plugin},
 	{"crush", crush.Plugin},
 }

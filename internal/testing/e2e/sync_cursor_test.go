@@ -1,0 +1,145 @@
+package e2e
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestSyncCursor: a home with one Cursor agent transcript at its place
+// (~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl) and
+// its sub-agent's transcript below it: doctor lists the store (counting
+// the conversation's and its sub-agent's files), sync archives the conversation as a run whose session id is the file's
+// name, its prompt dated by its <timestamp>, no usage or model, the calls
+// without results and the turn ok as turn_ended says, and the sub-agent's
+// transcript as a child run; a second sync archives nothing, an appended
+// turn grows that run only, the store's files unchanged throughout.
+func TestSyncCursor(t *testing.T) {
+	t.Parallel()
+	h := newFakeHome(t)
+	const id, subID = "3f2b1c4e-7a0d-4c1e-9b7a-2d4e5f607182", "b1b2b3b4-c5c6-4d7d-8e8e-f9f0a1a2a3a4"
+	rel := filepath.Join(".cursor", "projects", "home-me-demo-app", "agent-transcripts", id)
+	dir := filepath.Join(h.dir, ".cursor", "projects")
+	conv := `{"role":"user","message":{"content":[{"type":"text","text":"<timestamp>Monday, May 4, 2026, 12:39 AM (UTC+5:30)</timestamp>\n<user_query>\nadd a health check endpoint\n</user_query>"}]}}` + "\n" +
+		`{"role":"assistant","message":{"content":[{"type":"text","text":"Router first."},{"type":"tool_use","name":"Shell","input":{"command":"npm test"}}]}}` + "\n" +
+		`{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Subagent","input":{"description":"Check the router tests","prompt":"List every test that touches the router."}}]}}` + "\n" +
+		`{"role":"assistant","message":{"content":[{"type":"text","text":"Endpoint is mounted at /health."}]}}` + "\n" +
+		`{"type":"turn_ended","status":"success"}` + "\n"
+	main := h.put(filepath.Join(rel, id+".jsonl"), []byte(conv), time.Hour)
+	h.put(filepath.Join(rel, "subagents", subID+".jsonl"), []byte(
+		`{"role":"user","message":{"content":[{"type":"text","text":"List every test that touches the router."}]}}`+"\n"+
+			`{"role":"assistant","message":{"content":[{"type":"text","text":"Two tests touch the router."}]}}`+"\n"), time.Hour)
+
+	unchanged := storeUnchanged(t, dir)
+	var r result
+	unchanged("doctor", func() { r = h.ok("doctor", "--json") })
+	doctorLists(t, r, "Cursor agent transcripts", "", dir, 2)
+
+	unchanged("sync", func() { r = h.ok("sync") })
+	got := outcomes(r.out)
+	if len(got["new"]) != 2 {
+		t.Fatalf("first sync: want the conversation and its sub-agent new: %v", r)
+	}
+	run, sub := "", ""
+	for _, rid := range got["new"] {
+		tr := transcriptPath(h.stor, rid)
+		validate(t, tr)
+		switch b := string(readFile(t, tr)); {
+		case strings.Contains(b, "Endpoint is mounted at /health."):
+			run = rid
+			for _, want := range []string{`"session_id":"` + id + `"`, `"timestamp":"2026-05-03T19:09:00`, `"name":"Shell"`, `"command":"npm test"`, `"status":"ok"`, "keeps no tool results"} {
+				if !strings.Contains(b, want) {
+					t.Errorf("run of %s lacks %s:\n%s", id, want, b)
+				}
+			}
+			for _, bad := range []string{`"input_tokens"`, `"type":"tool.result"`} {
+				if strings.Contains(b, bad) {
+					t.Errorf("run of %s has %s, which the transcript does not state", id, bad)
+				}
+			}
+		case strings.Contains(b, "Two tests touch the router."):
+			sub = rid
+		}
+	}
+	if run == "" || sub == "" {
+		t.Fatalf("runs: conversation %q, sub-agent %q: %v", run, sub, r)
+	}
+	if !strings.Contains(string(readFile(t, transcriptPath(h.stor, sub))), `"parent_run_id":"`+run+`"`) {
+		t.Errorf("the sub-agent's run is not a child of %s", run)
+	}
+	unchanged("sync", func() { r = h.ok("sync") })
+	if len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
+		t.Errorf("second sync: %v", r)
+	}
+
+	// Another turn, appended.
+	f, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteString(`{"role":"user","message":{"content":[{"type":"text","text":"<timestamp>Monday, May 4, 2026, 1:10 AM (UTC+5:30)</timestamp>\n<user_query>\nnow document it\n</user_query>"}]}}` + "\n" +
+		`{"role":"assistant","message":{"content":[{"type":"text","text":"Documented in README."}]}}` + "\n" +
+		`{"type":"turn_ended","status":"success"}` + "\n"); err != nil {
+		t.Fatal(err)
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	old := time.Now().Add(-time.Hour)
+	if err := os.Chtimes(main, old, old); err != nil {
+		t.Fatal(err)
+	}
+	unchanged("sync", func() { r = h.ok("sync") })
+	got = outcomes(r.out)
+	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != run {
+		t.Fatalf("third sync: want run %s grown, nothing else: %v", run, r)
+	}
+	tr := transcriptPath(h.stor, run)
+	validate(t, tr)
+	b := string(readFile(t, tr))
+	if !strings.Contains(b, "Documented in README.") || strings.Count(b, "add a health check endpoint") != 1 || strings.Count(b, `"type":"tool.call"`) != 2 {
+		t.Errorf("grown run: want the new turn, the first prompt once and the two calls once:\n%s", b)
+	}
+}
+
+// storeUnchanged returns a function that runs cmd and fails the test if
+// the store's directory changed (bytes, modification time, mode, files
+// added or removed).
+func storeUnchanged(t *testing.T, dir string) func(what string, cmd func()) {
+	return func(what string, cmd func()) {
+		t.Helper()
+		before := hashTree(t, dir)
+		cmd()
+		if after := hashTree(t, dir); !mapsEqual(before, after) {
+			t.Fatalf("%s changed the agent's files:\nbefore %v\nafter  %v", what, before, after)
+		}
+	}
+}
+
+// doctorLists checks doctor --json's output r lists store name, found in
+// dir with that many sessions, of the cursor plugin (and kind, if set).
+func doctorLists(t *testing.T, r result, name, kind, dir string, sessions int) {
+	t.Helper()
+	var doc struct {
+		Stores []struct {
+			Name, Plugin, Kind, Dir string
+			Found                   bool
+			Sessions                int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, r.out)
+	}
+	for _, s := range doc.Stores {
+		if s.Name == name {
+			if !s.Found || s.Sessions != sessions || s.Plugin != "cursor" || s.Dir != dir || kind != "" && s.Kind != kind {
+				t.Errorf("doctor's %s store: %+v", name, s)
+			}
+			return
+		}
+	}
+	t.Fatalf("doctor does not list %s:\n%s", name, r.out)
+}

@@ -1,0 +1,109 @@
+// Package cursor is the bundled normalizer of Cursor's agent transcripts.
+//
+// # Store
+//
+// Cursor (the IDE's agent and the Agent CLI) writes one JSON Lines file
+// per conversation, ~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl
+// (<project> the workspace's path with "/" and "." turned into "-", or a
+// window's number, or "empty-window"), its sub-agents' transcripts in
+// subagents/<id>.jsonl below it (declared as the store's SubAgents: each is
+// a child run of the conversation's run), and, before the per-conversation
+// directories, agent-transcripts/<id>.jsonl (the store's pattern,
+// */agent-transcripts/**/*.jsonl, takes both). The id is the
+// file's name (Cursor's composerId): nothing in the file says it, so the
+// plugin asks for the host's facts line (abi.SourceFacts) and takes it from
+// there. The project is not read from the directory's name: the encoding
+// loses "/", "_", "-" and "." alike, and a guess is not stated.
+//
+// # Records
+//
+// A line is {"role", "message": {"content": [...]}} and nothing else: no
+// type, id, time, model or usage. Roles: user (a prompt), assistant (one
+// whole message: text, tool_use {name, input}, thinking where written),
+// system (context the harness added: injected context). Cursor's own
+// record {"type": "turn_ended", "status", "error"} ends a turn: "success",
+// "aborted" (the user stopped it: a warning) or "error" (a provider error
+// with its text).
+//
+// A user text wraps the prompt in <user_query>...</user_query> (up to the
+// last closing tag: a pasted log may hold one); what comes before it is
+// Cursor's (a <timestamp>, attached images' notes: injected context), and
+// two continuations Cursor writes as queries after a sub-agent's or a
+// background task's result are injected context too. A text without the
+// tag (a sub-agent's first record, the parent's prompt) is the prompt.
+//
+// # What the format does not say
+//
+// The only times are the prompts' <timestamp>, "Friday, May 8, 2026, 6:05
+// AM (UTC+5:30)": read to the minute with its offset (none: UTC) as the
+// prompt's time; the assistant's messages are undated, and the host dates
+// them, as every undated event of a store's file, by the file's
+// modification time. No usage, no model, no cost: none is reported (never
+// 0). tool_use blocks carry no id: a call's id is cursor-<message>-<slot>,
+// the message's number in the file and the block's slot, the same on every
+// read. The transcripts keep no tool results (peers' corpora hold none):
+// a call stays without one, which is not a failure. A warning says so on
+// every run. A tool_result block, should one be written, answers the call
+// named by tool_use_id, else the oldest call still without a result, an
+// error when is_error; it is never made ok.
+//
+// # Status
+//
+// A session log: a stream that ends on turn_ended has the status it
+// states (success ok, whatever its calls' results; aborted incomplete;
+// error error). One that ends otherwise (a turn still running, a Cursor
+// that wrote no turn_ended) gets the host's session rule, under which a
+// call without a result leaves the run incomplete.
+//
+// # The IDE's database
+//
+// The IDE keeps its conversations in its global state.vscdb
+// (~/.config/Cursor/User/globalStorage on Linux, $XDG_CONFIG_HOME first;
+// ~/Library/Application Support/Cursor/... on macOS; %APPDATA%\Cursor\...
+// on Windows), a store of kind sqlite (IDEQueries, format "ide-rows"): in
+// its table cursorDiskKV, composerData:<id> is a conversation, one run,
+// and bubbleId:<id>:<bubble> one message, read in the order of the
+// composer's fullConversationHeadersOnly (a bubble no header names, or
+// that Cursor cleaned up to NULL, is not read). A composer that another's
+// subComposerIds lists is a child run of that one's (the parent column).
+// The rows have no time of change: the cursor is lastUpdatedAt with the
+// composer's length and bubble count, and a session that moved is read
+// whole again; the plugin ignores a row it read unchanged, and reports a
+// changed bubble's message again, its call and its result each once, its
+// usage counted once.
+//
+// A bubble of type 1 is the user's prompt, 2 the assistant's message:
+// thinking.text, text, and toolFormerData, a tool_use block and a
+// tool.call (toolCallId, else cursor-<bubble>; input rawArgs, else
+// params) with a tool.result by its status: completed ok (an exitCode
+// other than 0 in the result makes it an error), error an error,
+// cancelled or aborted cancelled, rejected (or userDecision rejected)
+// denied, loading or inProgress no result yet; a terminal's result
+// {output, exitCode} gives the output and the exit code. A bubble with no
+// text, thinking or tool is one of the empty states Cursor writes while
+// it streams: ignored. The model is the bubble's modelInfo.modelName,
+// else the composer's modelConfig.modelName ("default", Cursor's Auto,
+// is none); usage is tokenCount, per message and added to the step once
+// per bubble, when it is not {0, 0} (Cursor wrote zeros where it did not
+// count). Cursor states no cost.
+//
+// Not read: the project. The composer may name its workspace
+// (workspaceIdentifier), and the workspace map is in another database
+// (workspaceStorage/<hash>/state.vscdb with its workspace.json): the host
+// runs each store's queries on its own database and refuses ATTACH, so
+// the two cannot be joined, and the plugin ABI has no field for a run's
+// project or working directory. Nor composerHeaders (newer Cursors'
+// index naming a sub-agent's parent): a query naming a table an older
+// database lacks would fail for every session; subComposerIds serves.
+// A conversation that is in both stores (the IDE writes turn_ended
+// records to agent-transcripts/ too) is archived from each.
+//
+// # Captures
+//
+// No public repository with a licence holds a real agent transcript or a
+// real state.vscdb: the goldens and captures are written from peers'
+// notes, parsers and test records of the formats (said in each
+// .source.txt); the IDE goldens are the raw captures twasm sync wrote of
+// a state.vscdb built from such records (TestSyncCursorIDE's, a second
+// sync after a call's result and an answer were written).
+package cursor

@@ -1,0 +1,375 @@
+package cursor
+
+import (
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// fmtIDE is the format of the rows of the IDE's state.vscdb.
+const fmtIDE = "ide-rows"
+
+// ideRoots are the candidates for the directory of the IDE's global
+// state.vscdb: VS Code's user data directory of the Cursor app, per OS.
+var ideRoots = []abi.Root{
+	{Env: "XDG_CONFIG_HOME", Path: "Cursor/User/globalStorage", OS: "linux"},
+	{Path: "~/.config/Cursor/User/globalStorage", OS: "linux"},
+	{Path: "~/Library/Application Support/Cursor/User/globalStorage", OS: "darwin"},
+	{Env: "APPDATA", Path: "Cursor/User/globalStorage", OS: "windows"},
+}
+
+// IDEQueries are what the host reads of the IDE's state.vscdb: its
+// key-value table cursorDiskKV, where composerData:<id> is a
+// conversation (a composer: one run) and bubbleId:<id>:<bubble> one of
+// its messages, in the order of the composer's fullConversationHeadersOnly.
+//
+// Values are read as text (the column is declared BLOB; Cursor writes
+// JSON text) and only where they are JSON (a bubble Cursor cleaned up
+// holds NULL). The rows carry no time they were changed at: a session's
+// cursor is the composer's lastUpdatedAt (else createdAt) times 1000 plus
+// the composer's length and its bubbles' number modulo 1000, so that a new
+// bubble or a rewritten composer moves it; a session whose cursor moved is
+// read whole again (the queries do not use :since), and the host keeps of
+// it only what the run does not hold yet (messages by bubble id, calls by
+// toolCallId, compared by content). parent: the composer whose
+// subComposerIds lists this one (a sub-agent's: a child run).
+var IDEQueries = &abi.SQLiteSource{
+	Sessions: `WITH c AS MATERIALIZED (
+  SELECT substr(key, 14) AS id, CAST(value AS TEXT) AS v FROM cursorDiskKV
+  WHERE key >= 'composerData:' AND key < 'composerData;' AND value IS NOT NULL AND json_valid(CAST(value AS TEXT))
+), subs AS MATERIALIZED (
+  SELECT j.value AS child, min(p.id) AS parent FROM c AS p, json_each(p.v, '$.subComposerIds') AS j
+  WHERE json_type(p.v, '$.subComposerIds') = 'array' AND j.type = 'text' GROUP BY j.value
+)
+SELECT c.id AS key,
+  coalesce(CAST(json_extract(c.v, '$.lastUpdatedAt') AS INTEGER), CAST(json_extract(c.v, '$.createdAt') AS INTEGER), 0) * 1000
+  + (length(c.v) + (SELECT count(*) FROM cursorDiskKV b WHERE b.key >= 'bubbleId:' || c.id || ':' AND b.key < 'bubbleId:' || c.id || ';')) % 1000 AS cursor,
+  subs.parent AS parent
+FROM c LEFT JOIN subs ON subs.child = c.id AND subs.parent <> c.id
+ORDER BY coalesce(CAST(json_extract(c.v, '$.createdAt') AS INTEGER), 0), c.id`,
+	Tables: []abi.SQLiteTable{
+		{Table: "composer", Key: "id", Version: "version", Time: "created_ms", JSON: []string{"value"},
+			Query: `SELECT substr(key, 14) AS id,
+  coalesce(CAST(json_extract(CAST(value AS TEXT), '$.lastUpdatedAt') AS INTEGER), 0) AS version,
+  CAST(json_extract(CAST(value AS TEXT), '$.createdAt') AS INTEGER) AS created_ms,
+  CAST(value AS TEXT) AS value
+FROM cursorDiskKV WHERE key = 'composerData:' || :session AND value IS NOT NULL AND json_valid(CAST(value AS TEXT))`},
+		{Table: "bubble", Key: "id", Version: "version", Time: "time_ms", JSON: []string{"value"},
+			Query: `WITH h AS (
+  SELECT CAST(j.key AS INTEGER) AS pos, json_extract(j.value, '$.bubbleId') AS bid
+  FROM cursorDiskKV c, json_each(CAST(c.value AS TEXT), '$.fullConversationHeadersOnly') AS j
+  WHERE c.key = 'composerData:' || :session AND c.value IS NOT NULL AND json_valid(CAST(c.value AS TEXT))
+)
+SELECT h.bid AS id, h.pos AS pos, length(CAST(b.value AS TEXT)) AS version,
+  CASE WHEN json_type(CAST(b.value AS TEXT), '$.createdAt') IN ('integer', 'real')
+    THEN CAST(json_extract(CAST(b.value AS TEXT), '$.createdAt') AS INTEGER)
+    ELSE CAST((julianday(json_extract(CAST(b.value AS TEXT), '$.createdAt')) - 2440587.5) * 86400000 AS INTEGER) END AS time_ms,
+  CAST(b.value AS TEXT) AS value
+FROM h JOIN cursorDiskKV b ON b.key = 'bubbleId:' || :session || ':' || h.bid
+WHERE b.value IS NOT NULL AND json_valid(CAST(b.value AS TEXT))
+ORDER BY h.pos`},
+	},
+}
+
+// ideRow handles one row of state.vscdb.
+func (n *normalizer) ideRow(l *sdk.Line, v abi.Value, out *sdk.Out) {
+	if !n.meta {
+		n.meta = true
+		out.Meta(sdk.Meta{Format: sdk.S(fmtIDE), NoTerminal: true})
+	}
+	// The host reads a session whole again when it changed: a row it
+	// hands again unchanged was read already; a changed one is read
+	// anew (its calls and results once each: ideTool).
+	if n.rows == nil {
+		n.rows = map[string]uint64{}
+	}
+	rk, sum := v.Get("table").String()+"\x00"+v.Get("key").String(), fnv(l.Raw)
+	if n.rows[rk] == sum {
+		out.Ignored(sdk.S("row_unchanged"))
+		return
+	}
+	n.rows[rk] = sum
+	r := v.Get("row")
+	val := r.Get("value")
+	if val.Kind() != abi.KindObject {
+		out.Unmapped(sdk.S("row_not_json"))
+		return
+	}
+	switch v.Get("table").String() {
+	case "composer":
+		n.composer(r.Get("id").String(), val, out)
+	case "bubble":
+		n.bubble(r.Get("id").String(), val, out)
+	default:
+		out.Unmapped(sdk.S("row:" + v.Get("table").String()))
+	}
+}
+
+// composer handles a conversation's record: its id and model (the model
+// the user picked; "default" is Cursor's Auto, no model), and the bubbles
+// an older Cursor kept inline (conversation[]).
+func (n *normalizer) composer(id string, c abi.Value, out *sdk.Out) {
+	m := sdk.Meta{}
+	if cid := c.Get("composerId").String(); cid != "" {
+		id = cid
+	}
+	if id != "" {
+		m.SessionID = sdk.S(id)
+	}
+	if name := c.Get("modelConfig").Get("modelName").String(); modelName(name) {
+		n.ideModel = name
+		m.Model = sdk.S(name)
+	}
+	out.Meta(m)
+	inline := c.Get("conversation")
+	if inline.Kind() != abi.KindArray || inline.Len() == 0 {
+		out.Ignored(sdk.S("composer"))
+		return
+	}
+	it := inline.Iter()
+	for it.Next() {
+		b := it.Value()
+		n.bubble(b.Get("bubbleId").String(), b, out)
+	}
+}
+
+func modelName(s string) bool { return strings.TrimSpace(s) != "" && s != "default" }
+
+// bubble handles one message (type 1 the user's, 2 the assistant's): its
+// text, thinking, and the tool call it made (toolFormerData) with its
+// result where Cursor has one. A bubble with none of these is one of the
+// empty states Cursor writes while it streams: ignored.
+func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
+	if bid := b.Get("bubbleId").String(); bid != "" {
+		id = bid
+	}
+	text := b.Get("text")
+	if text.Kind() != abi.KindString || text.String() == "" {
+		text = b.Get("rawText")
+	}
+	thinking := b.Get("thinking").Get("text")
+	tool := b.Get("toolFormerData")
+	hasText := text.Kind() == abi.KindString && strings.TrimSpace(text.String()) != ""
+	hasThinking := thinking.Kind() == abi.KindString && thinking.String() != ""
+	hasTool := tool.Kind() == abi.KindObject && tool.Get("name").Kind() == abi.KindString
+	if !hasText && !hasThinking && !hasTool {
+		out.Ignored(sdk.S("bubble:empty"))
+		return
+	}
+	typ, _ := b.Get("type").Int()
+	user := typ == 1
+	if !user && typ != 2 {
+		out.Unmapped(sdk.S("bubble:type:" + sdk.TypeName(b.Get("type"))))
+		return
+	}
+	ts := bubbleTime(b.Get("createdAt"))
+	hdr := sdk.Message{User: user, ID: opt(id), Time: opt(ts)}
+	if !user {
+		model := b.Get("modelInfo").Get("modelName").String()
+		if !modelName(model) {
+			model = n.ideModel
+		}
+		hdr.Model = opt(model)
+	}
+	k := sdk.S("b:" + id)
+	out.Open(k, hdr)
+	slot := 0
+	if hasThinking {
+		out.Block(k, slot, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(thinking)})
+		slot++
+	}
+	if hasText {
+		bl := sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)}
+		if user {
+			bl.Origin = sdk.OriginPrompt
+		} else {
+			n.final = text.String()
+		}
+		out.Block(k, slot, bl)
+		slot++
+	}
+	end := sdk.MessageEnd{}
+	if !user {
+		// tokenCount is often {0, 0}: Cursor did not count that call
+		// (no response has no input); such a pair is no figure.
+		in, out1 := b.Get("tokenCount").Get("inputTokens"), b.Get("tokenCount").Get("outputTokens")
+		iv, _ := in.Int()
+		ov, _ := out1.Int()
+		if iv > 0 || ov > 0 {
+			end.Usage = sdk.Usage{Input: sdk.IntOf(in), Output: sdk.IntOf(out1)}
+			if !n.counted[id] {
+				// The step's total counts a bubble once, whichever
+				// versions of it are read.
+				if n.counted == nil {
+					n.counted = map[string]bool{}
+				}
+				n.counted[id] = true
+				out.Usage(end.Usage, sdk.ModeAdd)
+			}
+		}
+	}
+	if hasTool {
+		n.ideTool(k, slot, id, tool, ts, out)
+	}
+	out.Close(k, end)
+}
+
+// bubbleTime is a bubble's createdAt: an ISO time as Cursor writes it, or
+// milliseconds since 1970.
+func bubbleTime(v abi.Value) string {
+	switch v.Kind() {
+	case abi.KindString:
+		if t, err := time.Parse(time.RFC3339Nano, v.String()); err == nil {
+			return t.UTC().Format("2006-01-02T15:04:05.000Z")
+		}
+	case abi.KindNumber:
+		if ms, ok := v.Int(); ok && ms > 0 {
+			return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+		}
+	}
+	return ""
+}
+
+// ideTool handles a bubble's toolFormerData: a tool_use block and a
+// tool.call (its input rawArgs, the model's JSON, else params, Cursor's
+// reading of it), and a tool.result by its status: completed ok, error an
+// error, cancelled or aborted cancelled, rejected (or the user's decision
+// rejected) denied; a call still loading has no result yet.
+func (n *normalizer) ideTool(k sdk.Str, slot int, bubbleID string, t abi.Value, ts string, out *sdk.Out) {
+	id := t.Get("toolCallId").String()
+	if id == "" {
+		id = "cursor-" + bubbleID
+	}
+	name := t.Get("name").String()
+	input := t.Get("rawArgs")
+	if input.Kind() != abi.KindString || input.String() == "" {
+		input = t.Get("params")
+	}
+	in := sdk.JSON(input)
+	if !input.Exists() || input.Kind() == abi.KindNull {
+		in = sdk.RawJSON("{}")
+	}
+	out.Block(k, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
+	if n.called == nil {
+		n.called, n.answered = map[string]bool{}, map[string]bool{}
+	}
+	if n.answered[id] {
+		return
+	}
+	args := input
+	if input.Kind() == abi.KindString {
+		if doc, ok := sdk.Parse([]byte(input.String())); ok {
+			args = doc.Root()
+		}
+	}
+	kind, cmd := toolKind(ideToolBase(name), args)
+	if !n.called[id] {
+		n.called[id] = true
+		out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: opt(ts)})
+	}
+
+	status := ""
+	switch st := t.Get("status").String(); {
+	case t.Get("userDecision").Is("rejected") || st == "rejected":
+		status = "denied"
+	case st == "completed" || st == "success":
+		status = sdk.StatusOK
+	case st == "error" || st == "failed":
+		status = sdk.StatusError
+	case st == "cancelled" || st == "canceled" || st == "aborted":
+		status = "cancelled"
+	case st == "" || st == "loading" || st == "pending" || st == "running" || st == "inProgress":
+		return // no outcome yet
+	default:
+		out.Warn("cursor: tool call " + id + " has status " + st + ": not read as a result")
+		return
+	}
+	n.answered[id] = true
+	res := resultText(t.Get("result"))
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name), Status: sdk.S(status), Time: opt(ts)}
+	if ec, ok := exitCode(t.Get("result")); ok {
+		r.ExitCode = sdk.N(ec)
+		if ec != 0 && status == sdk.StatusOK {
+			status, r.Status = sdk.StatusError, sdk.S(sdk.StatusError)
+		}
+	}
+	if status == sdk.StatusOK {
+		if t.Get("result").Exists() && t.Get("result").Kind() != abi.KindNull {
+			r.Output = sdk.S(res)
+		}
+	} else {
+		r.IsError = true
+		msg := res
+		if e := t.Get("error"); e.Kind() == abi.KindString && e.String() != "" {
+			msg = e.String()
+		}
+		if msg != "" {
+			r.Error = sdk.S(msg)
+		}
+		if res != "" {
+			r.Output = sdk.S(res)
+		}
+	}
+	out.ToolResult(r)
+}
+
+// ideToolBase is a tool's name without Cursor's version suffix
+// (run_terminal_command_v2, edit_file_v2).
+func ideToolBase(name string) string {
+	if i := strings.LastIndex(name, "_v"); i > 0 && i+2 < len(name) && strings.Trim(name[i+2:], "0123456789") == "" {
+		return name[:i]
+	}
+	return name
+}
+
+// resultText is a tool's result as text: a JSON string holding an
+// object with output (a terminal's), else the string itself.
+func resultText(v abi.Value) string {
+	if v.Kind() == abi.KindString {
+		if doc, ok := sdk.Parse([]byte(v.String())); ok && doc.Root().Kind() == abi.KindObject {
+			if o := doc.Root().Get("output"); o.Kind() == abi.KindString {
+				return o.String()
+			}
+		}
+		return v.String()
+	}
+	if v.Kind() == abi.KindObject {
+		if o := v.Get("output"); o.Kind() == abi.KindString {
+			return o.String()
+		}
+	}
+	if !v.Exists() || v.Kind() == abi.KindNull {
+		return ""
+	}
+	return sdk.Text(v).String()
+}
+
+// exitCode is a terminal result's exit code ({"exitCode": n} or
+// {"exit_code": n}, as an object or a JSON string).
+func exitCode(v abi.Value) (int64, bool) {
+	if v.Kind() == abi.KindString {
+		doc, ok := sdk.Parse([]byte(v.String()))
+		if !ok {
+			return 0, false
+		}
+		v = doc.Root()
+	}
+	for _, k := range []string{"exitCode", "exit_code"} {
+		if n, ok := v.Get(k).Int(); ok {
+			return n, true
+		}
+	}
+	return 0, false
+}
+
+// fnv is the 64-bit FNV-1a hash of b.
+func fnv(b []byte) uint64 {
+	h := uint64(14695981039346656037)
+	for _, c := range b {
+		h ^= uint64(c)
+		h *= 1099511628211
+	}
+	return h
+}
