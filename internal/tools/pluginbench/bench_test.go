@@ -16,6 +16,7 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
+	"github.com/twasm/twasm/plugins/aider"
 	"github.com/twasm/twasm/plugins/amp"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/cline"
@@ -53,6 +54,7 @@ var plugins = []struct {
 	{"kimi", kimi.Plugin},
 	{"droid", droid.Plugin},
 	{"goose", goose.Plugin},
+	{"aider", aider.Plugin},
 }
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,
@@ -88,6 +90,8 @@ func concat(tb testing.TB, files []string) []byte {
 
 func goldenInputs(tb testing.TB, provider string) []string {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "golden", provider, "*.jsonl"))
+	md, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "golden", provider, "*.md")) // Aider's chat histories
+	files = append(files, md...)
 	var out []string
 	for _, f := range files {
 		if !strings.HasSuffix(f, ".golden.jsonl") {
