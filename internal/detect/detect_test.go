@@ -86,10 +86,12 @@ func TestDetect(t *testing.T) {
 // Claude Code session log; Goose's rows and session files were not
 // recognised at all).
 func TestDetectCaptures(t *testing.T) {
-	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid"} {
+	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "aider"} {
 		var files []string
 		for _, dir := range []string{"captures", "golden"} {
 			fs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.jsonl"))
+			md, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.md")) // Aider's chat histories
+			fs = append(fs, md...)
 			for _, f := range fs {
 				if !strings.HasSuffix(f, ".golden.jsonl") {
 					files = append(files, f)
