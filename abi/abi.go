@@ -52,8 +52,15 @@ type Store struct {
 	// directory: Pattern matches the directories, Files the files of
 	// one that the plugin reads; see [SourceFile]), or "sqlite" (a SQLite
 	// database holding many sessions: Pattern matches the database file,
-	// SQLite says what to read of it).
+	// SQLite says what to read of it), or "sections" (ABI 1.6: a file
+	// of many sessions the agent appends one after another, each
+	// starting with a line that starts with SessionStart; see
+	// [StoreKindSections]).
 	Kind string `json:"kind,omitempty"`
+	// SessionStart (ABI 1.6, kind "sections") is the prefix of the line
+	// that starts a session in the file (Aider: "# aider chat started
+	// at "): the host splits the file there, one run per session.
+	SessionStart string `json:"session_start,omitempty"`
 	// SQLite (ABI 1.4, with Kind "sqlite") declares, as data, the
 	// read-only queries that list the database's sessions and read the
 	// rows of one.
@@ -151,6 +158,19 @@ type SidecarKey struct {
 // StoreKindSQLite is the kind of a store that is a SQLite database of
 // many sessions ([Store.SQLite]).
 const StoreKindSQLite = "sqlite"
+
+// StoreKindSections is the kind of a store whose files each hold many
+// sessions appended one after another (ABI 1.6; Aider's
+// .aider.chat.history.md in each repository): a line starting with
+// [Store.SessionStart] starts a session, which runs to the next such
+// line or the end of the file. The host hands the plugin each session's
+// bytes as a stream of their own, one run per session (bytes before the
+// first such line belong to the first session): a session the agent
+// goes on writing at the end of the file grows its run, a session
+// appended after it is a new run. A session is told from another by its
+// bytes, as a file store's sessions are: its first lines (the start
+// line, with its date) are its identity.
+const StoreKindSections = "sections"
 
 // StoreKindTree is the kind of a store whose sessions are each spread
 // over a tree of files linked by name (OpenCode's older storage:
@@ -277,6 +297,13 @@ type Root struct {
 	// OS restricts the root to one GOOS ("linux", "darwin", "windows");
 	// empty: every OS.
 	OS string `json:"os,omitempty"`
+	// Projects (ABI 1.6), without Env and Path: the store is in every
+	// project directory twasm knows (an agent that keeps its history in
+	// each repository, Aider): the projects the sync configuration file
+	// lists and those of the runs twasm archived. Such a store's Pattern
+	// is matched in the project directory and the directories below it
+	// that it names, never in the whole tree ("**" is refused).
+	Projects bool `json:"projects,omitempty"`
 }
 
 // SourceFactsType is the value of the "$twasm" member that marks a

@@ -124,6 +124,15 @@
 // has read the earlier streams first, reports only what is new or
 // changed). The session is the directory, wherever its files' bytes
 // start.
+// A "sections" store ([StoreKindSections], ABI 1.6: Aider's
+// .aider.chat.history.md) keeps many sessions in one file, one after
+// another, each starting with a line that starts with
+// [Store.SessionStart]: the host splits the file there and hands the
+// plugin each session's bytes as a stream of its own, one run per
+// session, a session that grows at the end of the file as more of the
+// same stream. A [Root] with Projects (ABI 1.6) puts a store in every
+// project directory twasm knows (the sync configuration's projects and
+// those of the runs it archived) instead of one data directory.
 // A "tree" store ([StoreKindTree]: OpenCode's older file tree) spreads a
 // session over files linked by name: Pattern matches each session's
 // first file, whose name without extension is the session's key, and

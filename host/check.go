@@ -263,6 +263,11 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 	}
 	for _, r := range st.Roots {
 		switch {
+		case r.Projects && (r.Env != "" || r.Path != ""):
+			problems = append(problems, "a projects root names no env and no path (it is every project directory twasm knows)")
+		case r.Projects && strings.Contains(st.Pattern, "**"):
+			problems = append(problems, fmt.Sprintf("pattern %q of a projects root crosses directories (**): a project's tree is never walked", st.Pattern))
+		case r.Projects:
 		case r.Env != "" && !validEnvName(r.Env):
 			problems = append(problems, fmt.Sprintf("root env %q is not a variable name", r.Env))
 		case r.Env != "" && r.Path != "" && !relPath(r.Path):
@@ -293,6 +298,12 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 	}
 	if (st.Kind == "folder" || st.Kind == abi.StoreKindTree) && len(st.Files) == 0 {
 		problems = append(problems, fmt.Sprintf("a %s store lists no files", st.Kind))
+	}
+	switch {
+	case st.Kind == abi.StoreKindSections && (st.SessionStart == "" || strings.ContainsAny(st.SessionStart, "\r\n")):
+		problems = append(problems, fmt.Sprintf("a sections store's session_start %q is empty or holds a line end", st.SessionStart))
+	case st.Kind != abi.StoreKindSections && st.SessionStart != "":
+		problems = append(problems, fmt.Sprintf("session_start on a store of kind %q (sections only)", st.Kind))
 	}
 	if st.Parent != nil {
 		switch {

@@ -252,6 +252,14 @@ func TestParseManifest(t *testing.T) {
 		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":["../x.json"]`), `files glob "../x.json"`},
 		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":["/etc/passwd"]`), `files glob "/etc/passwd"`},
 		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":[""]`), `files glob ""`},
+		// A sections store (ABI 1.6) splits on a one-line prefix; a
+		// projects root names nothing else and never walks a tree.
+		{store(`"name":"s","kind":"sections","roots":[{"projects":true},{"path":"~/x"}],"pattern":".aider.chat.history.md","session_start":"# aider chat started at "`), ""},
+		{store(`"name":"s","kind":"sections","roots":[{"projects":true}],"pattern":"h.md"`), "session_start \"\" is empty"},
+		{store(`"name":"s","kind":"sections","roots":[{"projects":true}],"pattern":"h.md","session_start":"a\nb"`), "holds a line end"},
+		{store(`"name":"s","roots":[{"path":"~/x"}],"pattern":"h.md","session_start":"# "`), `session_start on a store of kind ""`},
+		{store(`"name":"s","kind":"sections","roots":[{"projects":true,"path":"~/x"}],"pattern":"h.md","session_start":"# "`), "a projects root names no env and no path"},
+		{store(`"name":"s","kind":"sections","roots":[{"projects":true}],"pattern":"**/h.md","session_start":"# "`), "crosses directories"},
 		{`{"name":"a","version":"1","providers":["a"],"stores":[` + strings.Repeat(`{"name":"s","roots":[{"env":"A"}],"pattern":"*"},`, MaxStores) + `{"name":"s","roots":[{"env":"A"}],"pattern":"*"}]}`, "declares 65 stores"},
 	}
 	for _, c := range cases {

@@ -127,13 +127,20 @@ func appendStores(b []byte, stores []abi.Store) []byte {
 			b = append(b, '{')
 			f := str(true, "env", r.Env)
 			f = str(f, "path", r.Path)
-			str(f, "os", r.OS)
+			f = str(f, "os", r.OS)
+			if r.Projects {
+				if !f {
+					b = append(b, ',')
+				}
+				b = append(b, `"projects":true`...)
+			}
 			b = append(b, '}')
 		}
 		b = append(b, ']')
 		str(false, "unless_env", s.UnlessEnv)
 		str(false, "dir", s.Dir)
 		str(false, "pattern", s.Pattern)
+		str(false, "session_start", s.SessionStart)
 		if len(s.Files) > 0 {
 			b = append(b, `,"files":[`...)
 			for j, f := range s.Files {

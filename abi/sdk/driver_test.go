@@ -144,6 +144,10 @@ func TestManifestStores(t *testing.T) {
 				Parent: &abi.StoreParent{File: "history_item.json", Member: `parent "Task" Id`}},
 			{Name: "tree", Kind: abi.StoreKindTree, Roots: []abi.Root{{Path: "~/.t"}}, Dir: "storage", Pattern: "session/*/*.json",
 				Files: []string{"session/*/{key}.json", "message/{key}/*.json", "part/{*}/*.json"}, Parent: &abi.StoreParent{File: "session/*/{key}.json", Member: "parentID"}}}},
+		{name: "sections", stores: []abi.Store{{
+			Name: "aider", Kind: abi.StoreKindSections, Roots: []abi.Root{{Projects: true}, {Env: "X", Projects: true}}, Pattern: ".aider.chat.history.md",
+			SessionStart: "# aider \"chat\" started at ",
+		}}},
 		{name: "sqlite", stores: []abi.Store{{
 			Name: "db", Kind: abi.StoreKindSQLite, Roots: []abi.Root{{Path: "~/.db"}}, Pattern: "a*.db",
 			SQLite: &abi.SQLiteSource{Sessions: "SELECT id AS key, t AS cursor FROM s -- \"odd\"\n", Tables: []abi.SQLiteTable{

@@ -18,6 +18,7 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/rawfile"
+	"github.com/twasm/twasm/plugins/aider"
 	"github.com/twasm/twasm/plugins/amp"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/cline"
@@ -54,7 +55,7 @@ func fixture(t testing.TB, rel string) []byte {
 	return b
 }
 
-var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin, "opencode": opencode.Plugin, "cline": cline.Plugin, "roo": cline.Plugin, "kilocode": cline.Plugin, "qwen": qwen.Plugin, "goose": goose.Plugin, "amp": amp.Plugin, "kimi": kimi.Plugin, "droid": droid.Plugin, "crush": crush.Plugin}
+var natives = map[string]sdk.Plugin{"claude": claude.Plugin, "codex": codex.Plugin, "copilot": copilot.Plugin, "gemini": gemini.Plugin, "pi": pi.Plugin, "opencode": opencode.Plugin, "cline": cline.Plugin, "roo": cline.Plugin, "kilocode": cline.Plugin, "qwen": qwen.Plugin, "goose": goose.Plugin, "amp": amp.Plugin, "kimi": kimi.Plugin, "droid": droid.Plugin, "crush": crush.Plugin, "aider": aider.Plugin}
 
 func newArchiver(t *testing.T, root string, mod func(*Options)) *Archiver {
 	t.Helper()
@@ -389,7 +390,7 @@ func TestRedactAndDeletedSource(t *testing.T) {
 // host's order.
 func bundledDeclared() []Declared {
 	var out []Declared
-	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin, kimi.Plugin, droid.Plugin, crush.Plugin, cursor.Plugin} {
+	for _, p := range []sdk.Plugin{claude.Plugin, codex.Plugin, copilot.Plugin, gemini.Plugin, pi.Plugin, opencode.Plugin, cline.Plugin, qwen.Plugin, goose.Plugin, amp.Plugin, kimi.Plugin, droid.Plugin, crush.Plugin, cursor.Plugin, aider.Plugin} {
 		out = append(out, DeclaredOf(p.Manifest)...)
 	}
 	return out

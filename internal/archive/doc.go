@@ -14,11 +14,11 @@
 // Goose's sessions.db and older session files, Amp's threads, Kimi
 // Code's and the Kimi CLI's wire logs, Factory Droid's sessions (with
 // their settings.json), Crush's crush.db, Cursor's agent transcripts and
-// its IDE's state.vscdb, and
+// its IDE's state.vscdb, Aider's chat history in each project, and
 // nothing here names an agent. A store is of kind "file" (a session per file),
 // "folder" (a session per directory, [KindFolder]), "tree" (a session
-// spread over files linked by name, [KindTree]) or "sqlite" (a database
-// of sessions). [Discover] resolves each for the OS and the
+// spread over files linked by name, [KindTree]), "sqlite" (a database
+// of sessions) or "sections" (a file of many sessions, [KindSections]). [Discover] resolves each for the OS and the
 // environment (the first root that applies: an override variable, then
 // the defaults), reads the agent's retention setting where one is
 // declared, and adds the stores of the sync config file (sync.json: extra
@@ -61,6 +61,34 @@
 // header with its change counter, no log or journal appeared): a database
 // that changed is not archived from that read (pending, read again next
 // sync). [ExpandDatabases] lists the sessions for doctor the same way.
+//
+// # Sections stores
+//
+// A store of kind "sections" (abi.StoreKindSections: Aider's
+// .aider.chat.history.md) keeps many sessions in one file, appended one
+// after another, each starting with a line that starts with the store's
+// SessionStart. Walk finds the files (a pattern without "**" is looked
+// up, not walked: such a store is usually in every project directory,
+// abi.Root.Projects, and a project's tree is never walked);
+// [Archiver.SyncSections] reads each up to its last complete line (all
+// of it once settled), splits it at the start lines (splitSections:
+// bytes before the first are the first session's, so every byte is in
+// one session) and archives each session as a session file of its own,
+// known by the path "<file>#<n>" (n from 1) and by its content like any
+// file's (its head: its first lines, the dated start line among them).
+// So a session that grows at the end of the file grows its run, a
+// session appended is a new run, a sync with nothing new archives
+// nothing, and a file rewritten with other sessions is archived anew
+// (the sessions it no longer holds end their runs, as deleted files
+// do). A session's raw capture holds exactly its bytes. The date after
+// the prefix (RFC 3339, or "2006-01-02 15:04:05" in the local zone)
+// dates the session's run. A part a killed sync left unfinished is
+// continued by splitting the file again (Resume.SessionStart).
+//
+// A store whose root is abi.Root.Projects is looked for in every project
+// directory: those the sync config file lists ("projects") and those
+// the caller adds (Config.Seen: `twasm sync` adds the projects of the
+// runs in its search index), one location per project.
 //
 // # Model
 //

@@ -119,6 +119,9 @@ type Resume struct {
 	Store  string `json:"store,omitempty"`
 	Dir    string `json:"dir,omitempty"`
 	Facts  bool   `json:"facts,omitempty"`
+	// SessionStart, for a session of a sections store, is the store's
+	// start line prefix: the file is split again to continue it.
+	SessionStart string `json:"session_start,omitempty"`
 	// link, for the first part of a sub-agent file's run, is where the
 	// run is linked (not kept: once begun, the run names its parent).
 	link *fileLink

@@ -56,7 +56,7 @@ func (a *Archiver) chainsOf(sessions []Session) [][]int {
 		owner[key] = i
 	}
 	for i, s := range sessions {
-		if s.Loc == nil || s.Loc.Kind == abi.StoreKindSQLite || s.Loc.manyFiles() {
+		if s.Loc == nil || s.Loc.Kind == abi.StoreKindSQLite || s.Loc.Kind == KindSections || s.Loc.manyFiles() {
 			join(i, "stores linked by key")
 			continue
 		}
@@ -191,6 +191,10 @@ func (a *Archiver) syncOne(ctx context.Context, s Session) sessionResult {
 	if s.Loc != nil && s.Loc.Kind == abi.StoreKindSQLite {
 		outs, paths, complete := a.SyncDatabase(ctx, s)
 		return sessionResult{outs: outs, paths: paths, complete: complete}
+	}
+	if s.Loc != nil && s.Loc.Kind == KindSections {
+		outs, paths := a.SyncSections(ctx, s)
+		return sessionResult{outs: outs, paths: paths, complete: true}
 	}
 	return sessionResult{outs: []Outcome{a.SyncSession(ctx, s)}}
 }

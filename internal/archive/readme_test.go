@@ -38,6 +38,9 @@ func storeTable(decl []Declared) string {
 		for _, r := range defaults {
 			defs = append(defs, "`"+pathpkg.Join(r.Path, d.Dir, pattern)+folder+"`"+tree+onOS(r))
 		}
+		if d.ProjectsRoot() {
+			defs = append([]string{"`<project>/" + pattern + "` in each project (sync.json's `projects`, the archived runs')"}, defs...)
+		}
 		where := strings.Join(defs, ", ")
 		if len(defs) == 0 {
 			where = "`" + pattern + folder + "` (no default)"

@@ -132,8 +132,17 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	if rs.Facts {
 		loc = &Location{Provider: e.Provider, Name: rs.Store, Dir: rs.Dir, Kind: "file", SourceFacts: true}
 	}
+	if rs.SessionStart != "" {
+		loc = &Location{Provider: e.Provider, Name: rs.Store, Dir: rs.Dir, Kind: KindSections, SessionStart: rs.SessionStart, SourceFacts: rs.Facts}
+	}
 	o := Outcome{Action: ActionSettled}
-	if _, serr := os.Lstat(e.Path); serr == nil {
+	if file, _, ok := sectionOf(e.Path); ok && rs.SessionStart != "" {
+		if _, serr := os.Lstat(file); serr == nil {
+			o = b.syncSection(ctx, e.Provider, e.Path, rs.SessionStart, loc)
+		} else {
+			notes = append(notes, "its session file "+file+" is gone")
+		}
+	} else if _, serr := os.Lstat(e.Path); serr == nil {
 		o = b.syncFile(ctx, e.Provider, rs.Format, e.Path, loc, "", nil)
 	} else {
 		notes = append(notes, "its session file "+e.Path+" is gone")

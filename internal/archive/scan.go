@@ -7,7 +7,6 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"os"
 	"time"
 )
 
@@ -23,7 +22,7 @@ const minHead = 64
 // included) up to at least minHead bytes, at most maxHead. Only complete
 // lines count, so the head does not change as the file grows. ok is false
 // when the file holds no complete line yet and is not settled.
-func readHead(f *os.File, size int64, settled bool) (line []byte, ok bool, err error) {
+func readHead(f io.ReaderAt, size int64, settled bool) (line []byte, ok bool, err error) {
 	n := min(size, maxHead)
 	buf := make([]byte, n)
 	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
@@ -49,7 +48,7 @@ func readHead(f *os.File, size int64, settled bool) (line []byte, ok bool, err e
 // completeEnd returns the offset just past the last LF of the file's first
 // size bytes (0 when there is none): what may be read of a file another
 // process may still be writing.
-func completeEnd(f *os.File, size int64) (int64, error) {
+func completeEnd(f io.ReaderAt, size int64) (int64, error) {
 	const chunk = 64 << 10
 	buf := make([]byte, chunk)
 	for end := size; end > 0; {
@@ -67,7 +66,7 @@ func completeEnd(f *os.File, size int64) (int64, error) {
 }
 
 // hashPrefix is the sha256 of the file's first n bytes.
-func hashPrefix(f *os.File, n int64) (string, error) {
+func hashPrefix(f io.ReaderAt, n int64) (string, error) {
 	h := sha256.New()
 	if m, err := io.Copy(h, io.NewSectionReader(f, 0, n)); err != nil {
 		return "", err

@@ -68,6 +68,9 @@ type Location struct {
 	// SubAgentCall says where a sub-agent file's starting call is named
 	// (abi.Store.SubAgentCall).
 	SubAgentCall *abi.SidecarKey `json:"sub_agent_call,omitempty"`
+	// SessionStart (a sections store) is the prefix of the line that
+	// starts a session in a file (abi.Store.SessionStart).
+	SessionStart string `json:"session_start,omitempty"`
 	// Unusable says why this twasm cannot read the store (a kind it does
 	// not know, a pattern that does not parse); it is listed, not walked.
 	Unusable string `json:"unusable,omitempty"`
@@ -104,6 +107,7 @@ func (d Declared) Places(goos string) (defaults, overrides []abi.Root) {
 	}
 	for _, r := range d.Roots {
 		switch {
+		case r.Projects: // not a directory of its own (ProjectsRoot)
 		case goos != "" && r.OS != "" && r.OS != goos:
 		case shadowed(r):
 		case r.Env != "":
@@ -124,6 +128,14 @@ type Env func(string) string
 //	{"stores": [{"provider": "claude", "dir": "/mnt/old/.claude/projects", "pattern": "**/*.jsonl"}]}
 type Config struct {
 	Stores []ConfigStore `json:"stores"`
+	// Projects are project directories (absolute, or under ~/) in which
+	// the stores of a projects root (abi.Root.Projects: Aider's history
+	// in each repository) are looked for, beside those of the runs
+	// twasm archived (Seen).
+	Projects []string `json:"projects,omitempty"`
+	// Seen are the project directories of the runs twasm archived (not
+	// read from the file: the caller adds them).
+	Seen []string `json:"-"`
 }
 
 // ConfigStore is one extra store.
@@ -173,6 +185,11 @@ func LoadConfig(path string, required bool) (*Config, error) {
 			return nil, fmt.Errorf("sync config %s: store %d: %w", path, i+1, err)
 		}
 	}
+	for i, p := range c.Projects {
+		if p != "~" && !strings.HasPrefix(p, "~/") && !filepath.IsAbs(p) {
+			return nil, fmt.Errorf("sync config %s: project %d: %q is relative: give an absolute path or one under ~/", path, i+1, p)
+		}
+	}
 	return &c, nil
 }
 
@@ -206,40 +223,16 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 		if d.UnlessEnv != "" && env(d.UnlessEnv) != "" {
 			continue
 		}
+		if projectsRoot(d.Roots) {
+			for _, p := range projectDirs(cfg, home) {
+				locs = append(locs, declaredLocation(d, p, "project"))
+			}
+		}
 		root, from, ok := resolveRoot(env, goos, home, d.Roots)
 		if !ok {
 			continue
 		}
-		loc := Location{Provider: d.Provider, Plugin: d.Plugin, Name: d.Name, Kind: cmp.Or(d.Kind, KindFile),
-			Dir: filepath.Join(root, filepath.FromSlash(d.Dir)), Pattern: d.Pattern, From: from,
-			RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite, Files: slices.Clone(d.Files), Parent: d.Parent}
-		if d.RetentionFile != "" && d.RetentionKey != "" {
-			loc.RetentionDays = retentionSetting(filepath.Join(root, filepath.FromSlash(d.RetentionFile)), d.RetentionKey, d.RetentionDays)
-		}
-		re, err := globRegexp(d.Pattern)
-		if err == nil && loc.Kind == KindFolder {
-			err = checkFolderFiles(loc.Files)
-		}
-		if err == nil && loc.Kind == KindTree {
-			err = checkTreeFiles(loc.Files)
-		}
-		if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
-			loc.SubAgents, loc.SubAgentCall = d.SubAgents, d.SubAgentCall
-			up, glob := abi.SubAgentsGlob(d.SubAgents)
-			loc.subAgentsUp = up
-			loc.subAgents, err = subAgentRegexp(glob)
-		}
-		switch {
-		case loc.Kind == abi.StoreKindSQLite && d.SQLite == nil:
-			loc.Unusable = fmt.Sprintf("plugin %s: a sqlite store without queries", d.Plugin)
-		case loc.Kind != KindFile && loc.Kind != KindFolder && loc.Kind != KindTree && loc.Kind != abi.StoreKindSQLite:
-			loc.Unusable = fmt.Sprintf("store kind %q is not one this twasm reads (plugin %s): upgrade twasm", loc.Kind, d.Plugin)
-		case err != nil:
-			loc.Unusable = fmt.Sprintf("plugin %s: %v", d.Plugin, err)
-		default:
-			loc.Match = re.MatchString
-		}
-		locs = append(locs, loc)
+		locs = append(locs, declaredLocation(d, root, from))
 	}
 	if cfg != nil {
 		for _, s := range cfg.Stores {
@@ -252,12 +245,79 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 	return locs
 }
 
+// ProjectsRoot reports whether a declared store is looked for in every
+// project directory (abi.Root.Projects), as `sync --help` and the
+// README's table say.
+func (d Declared) ProjectsRoot() bool { return projectsRoot(d.Roots) }
+
+// projectsRoot reports whether a store's roots are the project
+// directories (abi.Root.Projects).
+func projectsRoot(roots []abi.Root) bool {
+	return slices.ContainsFunc(roots, func(r abi.Root) bool { return r.Projects })
+}
+
+// projectDirs are the project directories a projects root stands for:
+// the config's, then those of the runs archived, each once, cleaned.
+func projectDirs(cfg *Config, home string) []string {
+	if cfg == nil {
+		return nil
+	}
+	seen := map[string]bool{}
+	var out []string
+	for _, p := range append(slices.Clone(cfg.Projects), cfg.Seen...) {
+		p = filepath.Clean(expandHome(p, home))
+		if !filepath.IsAbs(p) || seen[p] {
+			continue
+		}
+		seen[p] = true
+		out = append(out, p)
+	}
+	return out
+}
+
+// declaredLocation is a declared store resolved at root (from says
+// where the root came from).
+func declaredLocation(d Declared, root, from string) Location {
+	loc := Location{Provider: d.Provider, Plugin: d.Plugin, Name: d.Name, Kind: cmp.Or(d.Kind, KindFile),
+		Dir: filepath.Join(root, filepath.FromSlash(d.Dir)), Pattern: d.Pattern, From: from,
+		RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite, Files: slices.Clone(d.Files), Parent: d.Parent, SessionStart: d.SessionStart}
+	if d.RetentionFile != "" && d.RetentionKey != "" {
+		loc.RetentionDays = retentionSetting(filepath.Join(root, filepath.FromSlash(d.RetentionFile)), d.RetentionKey, d.RetentionDays)
+	}
+	re, err := globRegexp(d.Pattern)
+	if err == nil && loc.Kind == KindFolder {
+		err = checkFolderFiles(loc.Files)
+	}
+	if err == nil && loc.Kind == KindTree {
+		err = checkTreeFiles(loc.Files)
+	}
+	if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
+		loc.SubAgents, loc.SubAgentCall = d.SubAgents, d.SubAgentCall
+		up, glob := abi.SubAgentsGlob(d.SubAgents)
+		loc.subAgentsUp = up
+		loc.subAgents, err = subAgentRegexp(glob)
+	}
+	switch {
+	case loc.Kind == abi.StoreKindSQLite && d.SQLite == nil:
+		loc.Unusable = fmt.Sprintf("plugin %s: a sqlite store without queries", d.Plugin)
+	case loc.Kind == KindSections && d.SessionStart == "":
+		loc.Unusable = fmt.Sprintf("plugin %s: a sections store without session_start", d.Plugin)
+	case loc.Kind != KindFile && loc.Kind != KindFolder && loc.Kind != KindTree && loc.Kind != abi.StoreKindSQLite && loc.Kind != KindSections:
+		loc.Unusable = fmt.Sprintf("store kind %q is not one this twasm reads (plugin %s): upgrade twasm", loc.Kind, d.Plugin)
+	case err != nil:
+		loc.Unusable = fmt.Sprintf("plugin %s: %v", d.Plugin, err)
+	default:
+		loc.Match = re.MatchString
+	}
+	return loc
+}
+
 // resolveRoot returns the first root that applies: on goos (or every
 // OS), its variable set (or none named). from says which ("$VAR" or
 // "default").
 func resolveRoot(env Env, goos, home string, roots []abi.Root) (dir, from string, ok bool) {
 	for _, r := range roots {
-		if r.OS != "" && r.OS != goos {
+		if r.OS != "" && r.OS != goos || r.Projects {
 			continue
 		}
 		if r.Env != "" {
@@ -388,11 +448,19 @@ func Walk(loc *Location) (sessions []Session, problems []string, err error) {
 		return nil, nil, fmt.Errorf("%s: not a directory", loc.Dir)
 	}
 	switch loc.Kind {
+	case KindSections:
+		return walkSections(loc)
 	case KindFolder:
 		return walkFolders(loc)
 	case KindTree:
 		return walkTree(loc)
 	}
+	return walkFiles(loc)
+}
+
+// walkFiles lists the files under a location's directory that its
+// pattern matches, sorted by path.
+func walkFiles(loc *Location) (sessions []Session, problems []string, err error) {
 	err = filepath.WalkDir(loc.Dir, func(p string, d fs.DirEntry, err error) error {
 		if err != nil {
 			if p != loc.Dir {

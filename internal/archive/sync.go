@@ -219,14 +219,44 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 	if err != nil {
 		return fail(err)
 	}
-	size, mtime := st.Size(), st.ModTime()
+	return a.syncOpened(ctx, out, format, openedSession{f: f, size: st.Size(), mtime: st.ModTime()}, loc, parent)
+}
+
+// openedSession is the session syncOpened reads: a file, or one
+// session of a file of many (a sections store: f reads its bytes, name
+// its path "<file>#<n>", settled says its end is known, start dates
+// it).
+type openedSession struct {
+	f       sessionFile
+	size    int64
+	mtime   time.Time
+	settled bool
+	start   time.Time
+}
+
+// sessionFile is what a session's bytes are read from: an *os.File,
+// or a section of one (sectionFile).
+type sessionFile interface {
+	io.ReaderAt
+	Name() string
+}
+
+// syncOpened archives what is new in an opened session (syncFile).
+func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, sess openedSession, loc *Location, parent string) Outcome {
+	fail := func(err error) Outcome {
+		out.Action, out.Reason = ActionFailed, err.Error()
+		return out
+	}
+	path, provider := out.Path, out.Provider
+	f, size, mtime := sess.f, sess.size, sess.mtime
+	var err error
 	if o, ok := a.asSeen(ctx, out, path, parent, size, mtime); ok {
 		return o
 	}
 	idle := a.opts.Now().Sub(mtime)
 	closeDue := a.opts.CloseIdle >= 0 && idle >= a.opts.CloseIdle
 	legacy := a.legacyOf(path, parent)
-	settled := a.opts.Whole || idle >= a.opts.Settle
+	settled := a.opts.Whole || idle >= a.opts.Settle || sess.settled
 	if !settled && isDocument(path) {
 		// A whole JSON document is only read whole: its lines mean
 		// nothing before its closing brace is written.
@@ -390,7 +420,10 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		facts = factsLine(loc, path, size, mtime)
 		rs.Store, rs.Dir, rs.Facts = loc.Name, loc.Dir, true
 	}
-	return a.writePart(ctx, out, fileSource{f: f, fl: facts}, provider, head, match, rewrite, end, size, mtime, closeDue, rs)
+	if loc != nil && loc.Kind == KindSections {
+		rs.SessionStart, rs.Store, rs.Dir = loc.SessionStart, loc.Name, loc.Dir
+	}
+	return a.writePart(ctx, out, fileSource{f: f, fl: facts, start: sess.start}, provider, head, match, rewrite, end, size, mtime, closeDue, rs)
 }
 
 // asSeen is the outcome of a session file of that size and mtime when
@@ -528,8 +561,11 @@ type partSource interface {
 
 // fileSource is a session file.
 type fileSource struct {
-	f  *os.File
+	f  sessionFile
 	fl []byte
+	// start, when set, dates the session (a sections store's session
+	// start line).
+	start time.Time
 }
 
 func (s fileSource) name() string                   { return s.f.Name() }
@@ -540,6 +576,9 @@ func (s fileSource) body(from, end int64) io.Reader { return io.NewSectionReader
 func (s fileSource) hash(end int64) (string, error) { return hashPrefix(s.f, end) }
 
 func (s fileSource) times(from, end int64, mtime time.Time) (time.Time, time.Time) {
+	if !s.start.IsZero() {
+		mtime = s.start
+	}
 	return firstTime(s.f, from, end, mtime), time.Time{}
 }
 
@@ -791,7 +830,7 @@ func factsLine(loc *Location, p string, size int64, mtime time.Time) []byte {
 // bytes: those bytes, with the facts line of each earlier part before the
 // bytes it introduced, so that the plugin's state after the replay is the
 // one renormalize reaches by reading the raw capture.
-func replayed(f *os.File, from int64, facts []FactsAt) io.Reader {
+func replayed(f io.ReaderAt, from int64, facts []FactsAt) io.Reader {
 	var rs []io.Reader
 	pos := int64(0)
 	for _, fa := range facts {
@@ -830,7 +869,7 @@ func rawPath(res *transcript.AgentResult) string {
 
 // firstTime is the earliest session time in the first MiB of [from, end),
 // else the file's mtime.
-func firstTime(f *os.File, from, end int64, mtime time.Time) time.Time {
+func firstTime(f io.ReaderAt, from, end int64, mtime time.Time) time.Time {
 	b := make([]byte, min(end-from, 1<<20))
 	n, _ := f.ReadAt(b, from)
 	first, _ := timestamps(b[:n], time.Time{}, time.Time{})

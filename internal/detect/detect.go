@@ -53,6 +53,12 @@ func Detect(sample []byte) (Result, error) {
 		}
 	}
 	if len(votes) == 0 {
+		// An Aider chat history: markdown, not JSON.
+		if v, ok := aiderHistory(sample); ok {
+			votes = append(votes, v)
+		}
+	}
+	if len(votes) == 0 {
 		n := 0
 		for _, line := range bytes.Split(sample, []byte("\n")) {
 			line = bytes.TrimSpace(line)
@@ -94,6 +100,25 @@ func Detect(sample []byte) (Result, error) {
 	}
 	v := votes[0]
 	return Result{Provider: v.provider, Format: v.format, Reason: v.reason}, nil
+}
+
+// aiderHistory recognises an Aider chat history
+// (.aider.chat.history.md): a line "# aider chat started at " among the
+// first SampleLines non-blank lines.
+func aiderHistory(sample []byte) (vote, bool) {
+	n := 0
+	for _, line := range bytes.Split(sample, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) == 0 {
+			continue
+		}
+		if n++; n > SampleLines {
+			break
+		}
+		if bytes.HasPrefix(line, []byte("# aider chat started at ")) {
+			return vote{"aider", "chat-history", "an Aider chat history (# aider chat started at ...)"}, true
+		}
+	}
+	return vote{}, false
 }
 
 func wholeDoc(b []byte) (*abi.Doc, bool) {

@@ -30,6 +30,8 @@ func TestDetect(t *testing.T) {
 		{"gemini stream", `{"type":"init","timestamp":"2025-01-01T00:00:00Z","session_id":"s","model":"m"}`, "gemini", "stream-json", nil},
 		{"gemini json pretty", "{\n  \"session_id\": \"s\",\n  \"response\": \"hi\",\n  \"stats\": {}\n}\n", "gemini", "json", nil},
 		{"amp thread", "{\n  \"v\": 3,\n  \"id\": \"T-5c1e0d1a-2b3c-4d5e-8f90-0a1b2c3d4e5f\",\n  \"created\": 1767261600000,\n  \"messages\": []\n}\n", "amp", "thread", nil},
+		{"aider chat history", "This file holds a chat with aider.\n\n# aider chat started at 2025-04-15 09:15:00\n\n> Aider v0.79.1  \n#### hi\n", "aider", "chat-history", nil},
+		{"aider history with a JSON answer line", "# aider chat started at 2025-04-15 09:15:00\n#### give json\n\n{\"type\":\"session_start\",\"id\":\"s\",\"title\":\"t\",\"cwd\":\"/x\",\"owner\":\"me\",\"version\":2}\n", "aider", "chat-history", nil},
 		{"droid session start", `{"type":"session_start","id":"s","title":"t","cwd":"/x","owner":"me","version":2}`, "droid", "session", nil},
 		{"droid message", `{"type":"message","id":"m1","parentId":"s","timestamp":"2026-01-01T10:00:00.000Z","message":{"role":"assistant","content":[{"type":"tool_use","id":"t","name":"Execute","input":{}}]}}`, "droid", "session", nil},
 		{"cursor agent transcript", `{"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nhi\n</user_query>"}]}}` + "\n" + `{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Shell","input":{"command":"ls"}}]}}`, "cursor", "agent-transcript", nil},
@@ -89,10 +91,12 @@ func TestDetect(t *testing.T) {
 // Claude Code session log; Goose's rows and session files and Cursor's
 // agent transcripts were not recognised at all).
 func TestDetectCaptures(t *testing.T) {
-	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush", "cursor"} {
+	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush", "cursor", "aider"} {
 		var files []string
 		for _, dir := range []string{"captures", "golden"} {
 			fs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.jsonl"))
+			md, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.md")) // Aider's chat histories
+			fs = append(fs, md...)
 			for _, f := range fs {
 				if !strings.HasSuffix(f, ".golden.jsonl") {
 					files = append(files, f)

@@ -22,7 +22,10 @@ const (
 	// Minor 5: usage carries the uncached input, the one-hour part of
 	// the cache write and the provider's stated total
 	// (TUncachedInputTokens, TCacheWrite1hTokens, TTotalTokens).
-	Minor = 5
+	// Minor 6: a store of many sessions per file (Store.Kind
+	// "sections", Store.SessionStart) and a root in each project
+	// directory (Root.Projects).
+	Minor = 6
 )
 
 // HostModule is the import module of the host functions. It carries the

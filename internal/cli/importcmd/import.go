@@ -56,7 +56,9 @@ too), Cursor's agent transcripts
 (~/.local/share/amp/threads/T-*.json), Goose's session files from
 before sessions.db (~/.local/share/goose/sessions/*.jsonl), a Cline or
 Roo Code task's api_conversation_history.json or ui_messages.json (a
-whole task folder is read by twasm sync), and saved outputs of every
+whole task folder is read by twasm sync), an Aider chat history
+(<repo>/.aider.chat.history.md: import makes one run of the whole file,
+twasm sync one run per session), and saved outputs of every
 provider (opencode run --format json too). OpenCode's database
 (~/.local/share/opencode/opencode.db), Goose's
 (~/.local/share/goose/sessions/sessions.db), Crush's (.crush/crush.db) and

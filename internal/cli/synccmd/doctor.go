@@ -87,7 +87,7 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	if err != nil {
 		return err
 	}
-	locs, err := Locations(f, declared, opts.Config, opts.Providers)
+	locs, err := Locations(ctx, f, declared, opts.Config, opts.Providers)
 	if err != nil {
 		return err
 	}
@@ -121,6 +121,7 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	stores, sessions := archive.Scan(locs, time.Time{})
 	sessions = archive.WithoutStorage(f.StorageRoot(), stores, sessions)
 	stores, sessions = archive.ExpandDatabases(ctx, stores, sessions)
+	stores, sessions = archive.ExpandSections(stores, sessions)
 	health := make([]StoreHealth, len(stores))
 	for i := range stores {
 		health[i].StoreReport = stores[i]

@@ -38,6 +38,9 @@ func storesHelp(goos string) string {
 		for _, r := range defaults {
 			where = append(where, r.Path)
 		}
+		if d.ProjectsRoot() {
+			where = append(where, "each project (sync.json's projects, the archived runs')")
+		}
 		what := pathpkg.Join(d.Dir, d.Pattern)
 		if d.Kind == archive.KindFolder {
 			what += "/ (a folder per session)"
@@ -47,6 +50,9 @@ func storesHelp(goos string) string {
 		}
 		if d.Kind == abi.StoreKindSQLite {
 			what += " (SQLite)"
+		}
+		if d.Kind == archive.KindSections {
+			what += " (a file of many sessions)"
 		}
 		if len(where) == 0 {
 			continue // not read on goos

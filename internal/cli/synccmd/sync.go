@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -16,11 +17,13 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/unix"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
 	"github.com/twasm/twasm/internal/cli/searchcmd"
+	"github.com/twasm/twasm/internal/index"
 )
 
 // Options are the sync flags.
@@ -121,7 +124,7 @@ failed or was not understood (the others are archived).`,
 
 // Locations are the stores sync and doctor look at: those the plugins
 // declare, then the config file's.
-func Locations(f *cmdutil.Factory, declared []archive.Declared, config string, providers []string) ([]archive.Location, error) {
+func Locations(ctx context.Context, f *cmdutil.Factory, declared []archive.Declared, config string, providers []string) ([]archive.Location, error) {
 	env := archive.Env(f.Getenv)
 	if f.Getenv == nil {
 		env = os.Getenv
@@ -130,6 +133,11 @@ func Locations(f *cmdutil.Factory, declared []archive.Declared, config string, p
 	cfg, err := archive.LoadConfig(path, required)
 	if err != nil {
 		return nil, &cmdutil.InputError{Err: err}
+	}
+	if slices.ContainsFunc(declared, func(d archive.Declared) bool {
+		return slices.ContainsFunc(d.Roots, func(r abi.Root) bool { return r.Projects })
+	}) {
+		cfg.Seen = seenProjects(ctx, f.StorageRoot())
 	}
 	locs := archive.Discover(env, runtime.GOOS, declared, cfg)
 	if len(providers) == 0 {
@@ -158,6 +166,26 @@ func Locations(f *cmdutil.Factory, declared []archive.Declared, config string, p
 		}
 	}
 	return out, nil
+}
+
+// seenProjects are the projects of the runs archived in the storage
+// root, as its search index knows them (none when it has no index yet:
+// the stores of the projects the config lists are still read). A store
+// in each project directory (abi.Root.Projects) is looked for there.
+func seenProjects(ctx context.Context, root string) []string {
+	if _, err := os.Stat(index.File(root)); err != nil {
+		return nil
+	}
+	ix, _, err := index.Open(ctx, root)
+	if err != nil {
+		return nil
+	}
+	defer ix.Close()
+	fc, err := ix.Facets(ctx)
+	if err != nil {
+		return nil
+	}
+	return fc.Projects
 }
 
 // configPath is the sync config file: the one given, which must exist,
@@ -200,7 +228,7 @@ func Run(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	locs, err := Locations(opts.F, declared, opts.Config, opts.Providers)
+	locs, err := Locations(ctx, opts.F, declared, opts.Config, opts.Providers)
 	if err != nil {
 		return err
 	}

@@ -75,7 +75,7 @@ func recorderTable(res *Results) Table {
 func normalizationTable(res *Results) Table {
 	plugins := res.Subs("BenchmarkNormalize/")
 	if len(plugins) == 0 {
-		plugins = []string{"claude", "codex", "copilot", "gemini", "openai", "pi", "opencode", "cline", "qwen", "goose", "amp", "kimi", "droid", "crush", "cursor"}
+		plugins = []string{"claude", "codex", "copilot", "gemini", "openai", "pi", "opencode", "cline", "qwen", "goose", "amp", "kimi", "droid", "crush", "cursor", "aider"}
 	}
 	var rows []Row
 	for _, p := range plugins {

@@ -16,6 +16,7 @@ import (
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
+	"github.com/twasm/twasm/plugins/aider"
 	"github.com/twasm/twasm/plugins/amp"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/cline"
@@ -57,6 +58,7 @@ var plugins = []struct {
 	{"cursor", cursor.Plugin},
 	{"goose", goose.Plugin},
 	{"crush", crush.Plugin},
+	{"aider", aider.Plugin},
 }
 
 // corpus concatenates the line-oriented golden inputs of a provider (and,
@@ -92,6 +94,8 @@ func concat(tb testing.TB, files []string) []byte {
 
 func goldenInputs(tb testing.TB, provider string) []string {
 	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "golden", provider, "*.jsonl"))
+	md, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "golden", provider, "*.md")) // Aider's chat histories
+	files = append(files, md...)
 	var out []string
 	for _, f := range files {
 		if !strings.HasSuffix(f, ".golden.jsonl") {

@@ -1,0 +1,291 @@
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/regfile"
+)
+
+// KindSections is the kind of a store whose files each hold many
+// sessions one after another (abi.StoreKindSections: Aider's
+// .aider.chat.history.md).
+const KindSections = abi.StoreKindSections
+
+// section is one session of a sections file: bytes [start, end).
+type section struct {
+	start, end int64
+	// line is the session's start line (without its line end), empty
+	// for bytes before the first one.
+	line []byte
+}
+
+// maxStartLine bounds how much of a start line is kept (to date it).
+const maxStartLine = 256
+
+// splitSections cuts the first end bytes of r into sessions: each line
+// that starts with prefix starts one, which runs to the next such line
+// or to end. Bytes before the first such line belong to the first
+// session, so every byte is in exactly one. No session for end 0.
+func splitSections(r io.ReaderAt, end int64, prefix string) ([]section, error) {
+	if end <= 0 {
+		return nil, nil
+	}
+	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, end), 64<<10)
+	var out []section
+	off, atStart := int64(0), true
+	p := []byte(prefix)
+	for {
+		chunk, err := br.ReadSlice('\n')
+		switch {
+		case len(chunk) == 0:
+		case atStart && len(p) > 0 && bytes.HasPrefix(chunk, p):
+			line := bytes.Clone(bytes.TrimRight(chunk[:min(len(chunk), maxStartLine)], "\r\n"))
+			switch {
+			case len(out) == 1 && out[0].line == nil:
+				// Bytes before the first start line: the first
+				// session's.
+				out[0].line = line
+			case len(out) > 0:
+				out[len(out)-1].end = off
+				out = append(out, section{start: off, line: line})
+			default:
+				out = append(out, section{start: off, line: line})
+			}
+		case len(out) == 0:
+			out = append(out, section{start: 0})
+		}
+		off += int64(len(chunk))
+		switch {
+		case err == nil:
+			atStart = true
+		case errors.Is(err, bufio.ErrBufferFull):
+			atStart = false
+		case errors.Is(err, io.EOF):
+			if len(out) > 0 {
+				out[len(out)-1].end = off
+			}
+			return out, nil
+		default:
+			return nil, err
+		}
+	}
+}
+
+// sectionPath is the path session n (1-based) of a sections file goes
+// by, in the ledger, the outcomes and run.started's "source".
+func sectionPath(file string, n int) string { return file + "#" + strconv.Itoa(n) }
+
+// sectionOf splits a section path into its file and number.
+func sectionOf(p string) (file string, n int, ok bool) {
+	i := strings.LastIndexByte(p, '#')
+	if i <= 0 {
+		return "", 0, false
+	}
+	n, err := strconv.Atoi(p[i+1:])
+	if err != nil || n < 1 || strconv.Itoa(n) != p[i+1:] {
+		return "", 0, false
+	}
+	return p[:i], n, true
+}
+
+// sectionFile is one session of a sections file, read as a file of its
+// own.
+type sectionFile struct {
+	*io.SectionReader
+	name string
+}
+
+func (s sectionFile) Name() string { return s.name }
+
+// startTime is the date a session's start line gives right after the
+// store's prefix: RFC 3339, or "2006-01-02 15:04:05" in the local time
+// zone (Aider writes its local time); zero when there is none.
+func startTime(line []byte, prefix string) time.Time {
+	rest, ok := bytes.CutPrefix(line, []byte(prefix))
+	if !ok {
+		return time.Time{}
+	}
+	s := strings.TrimSpace(string(rest))
+	if t, err := time.Parse(time.RFC3339Nano, s); err == nil {
+		return t.UTC()
+	}
+	if len(s) >= len(time.DateTime) {
+		if t, err := time.ParseInLocation(time.DateTime, s[:len(time.DateTime)], time.Local); err == nil {
+			return t.UTC()
+		}
+	}
+	return time.Time{}
+}
+
+// SyncSections archives what is new in every session of a sections
+// store's file, one run per session (see the package doc, "Sections
+// stores"): paths are the sessions found (sectionPath).
+func (a *Archiver) SyncSections(ctx context.Context, s Session) (outs []Outcome, paths []string) {
+	loc := s.Loc
+	fail := func(err error) ([]Outcome, []string) {
+		return []Outcome{{Path: s.Path, Provider: loc.Provider, Action: ActionFailed, Reason: err.Error(), DryRun: a.opts.DryRun}}, nil
+	}
+	a.recoverFirst(ctx)
+	if newOwnStorage(a.opts.Store.Root).contains(s.Path) {
+		return fail(fmt.Errorf("%s is in twasm's own storage %s: a transcript or capture of twasm, not an agent's session", s.Path, a.opts.Store.Root))
+	}
+	f, err := regfile.Open(s.Path)
+	if err != nil {
+		return fail(err)
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return fail(err)
+	}
+	size, mtime := st.Size(), st.ModTime()
+	settled := a.opts.Whole || a.opts.Now().Sub(mtime) >= a.opts.Settle
+	end := size
+	if !settled {
+		// A line still being written waits for the next sync.
+		if end, err = completeEnd(f, size); err != nil {
+			return fail(err)
+		}
+	}
+	secs, err := splitSections(f, end, loc.SessionStart)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", s.Path, err))
+	}
+	for i, sec := range secs {
+		vp := sectionPath(s.Path, i+1)
+		paths = append(paths, vp)
+		if ctx.Err() != nil {
+			continue
+		}
+		out := Outcome{Path: vp, Provider: loc.Provider, DryRun: a.opts.DryRun}
+		sf := sectionFile{SectionReader: io.NewSectionReader(f, sec.start, sec.end-sec.start), name: vp}
+		outs = append(outs, a.syncOpened(ctx, out, "", openedSession{f: sf, size: sec.end - sec.start, mtime: mtime, settled: true,
+			start: startTime(sec.line, loc.SessionStart)}, loc, ""))
+	}
+	if len(secs) == 0 {
+		outs = append(outs, Outcome{Path: s.Path, Provider: loc.Provider, Action: ActionPending, Reason: "no complete line yet", DryRun: a.opts.DryRun})
+	}
+	return outs, paths
+}
+
+// syncSection archives session n of a sections file alone (a part a
+// killed sync left unfinished, continued by Recover).
+func (a *Archiver) syncSection(ctx context.Context, provider, path, prefix string, loc *Location) Outcome {
+	file, n, _ := sectionOf(path)
+	out := Outcome{Path: path, Provider: provider, DryRun: a.opts.DryRun}
+	f, err := regfile.Open(file)
+	if err != nil {
+		out.Action, out.Reason = ActionFailed, err.Error()
+		return out
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err == nil {
+		var end int64
+		if end, err = completeEnd(f, st.Size()); err == nil {
+			var secs []section
+			if secs, err = splitSections(f, end, prefix); err == nil && n > len(secs) {
+				err = fmt.Errorf("%s holds %d session(s), not %d", file, len(secs), n)
+			}
+			if err == nil {
+				sec := secs[n-1]
+				sf := sectionFile{SectionReader: io.NewSectionReader(f, sec.start, sec.end-sec.start), name: path}
+				return a.syncOpened(ctx, out, "", openedSession{f: sf, size: sec.end - sec.start, mtime: st.ModTime(), settled: true,
+					start: startTime(sec.line, prefix)}, loc, "")
+			}
+		}
+	}
+	out.Action, out.Reason = ActionFailed, err.Error()
+	return out
+}
+
+// ExpandSections replaces each file of a sections store among sessions
+// by the sessions it holds (what doctor counts): Path is a session's
+// sectionPath and Size its length, so that a ledger entry whose Offset
+// reached Size holds all of it. The stores' session counts follow.
+func ExpandSections(stores []StoreReport, sessions []Session) ([]StoreReport, []Session) {
+	byKey := map[string]int{}
+	for i := range stores {
+		byKey[stores[i].Key()] = i
+	}
+	var out []Session
+	for _, s := range sessions {
+		if s.Loc.Kind != KindSections {
+			out = append(out, s)
+			continue
+		}
+		i, ok := byKey[s.Loc.Key()]
+		secs, err := readSections(s.Path, s.Loc.SessionStart)
+		if ok {
+			stores[i].Sessions += len(secs) - 1
+			if err != nil {
+				stores[i].Problems = append(stores[i].Problems, err.Error())
+			}
+		}
+		for j, sec := range secs {
+			out = append(out, Session{Loc: s.Loc, Path: sectionPath(s.Path, j+1), Size: sec.end - sec.start, ModTime: s.ModTime})
+		}
+	}
+	return stores, out
+}
+
+func readSections(path, prefix string) ([]section, error) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	st, err := f.Stat()
+	if err != nil {
+		return nil, err
+	}
+	end, err := completeEnd(f, st.Size())
+	if err != nil {
+		return nil, err
+	}
+	secs, err := splitSections(f, end, prefix)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
+	}
+	return secs, nil
+}
+
+// walkSections lists the files of a sections store. A pattern that does
+// not cross directories ("**") is looked up, not walked: a store in each
+// project directory never walks a project's tree.
+func walkSections(loc *Location) (sessions []Session, problems []string, err error) {
+	if strings.Contains(loc.Pattern, "**") {
+		return walkFiles(loc)
+	}
+	matches, err := filepath.Glob(filepath.Join(loc.Dir, filepath.FromSlash(loc.Pattern)))
+	if err != nil {
+		return nil, nil, fmt.Errorf("%s: %w", loc.Dir, err)
+	}
+	for _, p := range matches {
+		rel, rerr := filepath.Rel(loc.Dir, p)
+		if rerr != nil || !loc.Match(filepath.ToSlash(rel)) {
+			continue
+		}
+		info, serr := os.Lstat(p)
+		if serr != nil {
+			problems = append(problems, serr.Error())
+			continue
+		}
+		if !info.Mode().IsRegular() {
+			continue
+		}
+		sessions = append(sessions, Session{Loc: loc, Path: p, Size: info.Size(), ModTime: info.ModTime()})
+	}
+	return sessions, problems, nil
+}

@@ -1,0 +1,147 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/internal/rawfile"
+	"github.com/twasm/twasm/plugins/aider"
+)
+
+// TestSplitSections: every byte of a sections file is in exactly one
+// session, each session starts at a start line (bytes before the first
+// one are the first session's), and only a line's start counts.
+func TestSplitSections(t *testing.T) {
+	const p = "# aider chat started at "
+	long := strings.Repeat("x", 100<<10) // longer than the reader's buffer
+	cases := []struct {
+		name   string
+		in     string
+		starts []string // each session's first bytes
+	}{
+		{"empty", "", nil},
+		{"no start line", "hello\nworld\n", []string{"hello"}},
+		{"one session", p + "1\n#### hi\n", []string{p + "1"}},
+		{"preamble is the first session's", "note\n\n" + p + "1\nA\n" + p + "2\nB\n", []string{"note", p + "2"}},
+		{"two sessions", p + "1\nA\n\n" + p + "2\nB\n", []string{p + "1", p + "2"}},
+		{"prefix inside a line", p + "1\nsay " + p + "x\n", []string{p + "1"}},
+		{"prefix after a long line", p + "1\n" + long + p + "no\n" + p + "2\n", []string{p + "1", p + "2"}},
+		{"crlf", p + "1\r\nA\r\n" + p + "2\r\n", []string{p + "1", p + "2"}},
+		{"no final line end", p + "1\nA\n" + p + "2", []string{p + "1", p + "2"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			secs, err := splitSections(strings.NewReader(c.in), int64(len(c.in)), p)
+			require.NoError(t, err)
+			require.Len(t, secs, len(c.starts))
+			at := int64(0)
+			for i, s := range secs {
+				assert.Equal(t, at, s.start, "session %d starts where the one before ends", i)
+				assert.True(t, strings.HasPrefix(c.in[s.start:s.end], c.starts[i]), "session %d starts %q", i, c.in[s.start:min(s.end, s.start+40)])
+				at = s.end
+			}
+			if len(secs) > 0 {
+				assert.Equal(t, int64(len(c.in)), at, "the last session ends at the end")
+			}
+		})
+	}
+}
+
+// FuzzSplitSections: any bytes split into contiguous sessions covering
+// them, each but the first starting at a start line.
+func FuzzSplitSections(f *testing.F) {
+	const p = "# s "
+	f.Add([]byte("a\n# s 1\nb\n# s 2\n"))
+	f.Add([]byte("# s \n\n# s"))
+	f.Fuzz(func(t *testing.T, b []byte) {
+		secs, err := splitSections(bytes.NewReader(b), int64(len(b)), p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		at := int64(0)
+		for i, s := range secs {
+			if s.start != at || s.end <= s.start {
+				t.Fatalf("session %d is [%d,%d), after %d", i, s.start, s.end, at)
+			}
+			if i > 0 && !bytes.HasPrefix(b[s.start:], []byte(p)) {
+				t.Fatalf("session %d does not start at a start line", i)
+			}
+			at = s.end
+		}
+		if at != int64(len(b)) {
+			t.Fatalf("sessions end at %d of %d", at, len(b))
+		}
+	})
+}
+
+// TestSyncSections: an Aider history found in a configured project is
+// archived one run per session, incrementally: a sync with nothing new
+// archives nothing, a session that grows grows its run, a session
+// appended is a new run, a line being written waits, and a file
+// rewritten shorter is archived anew; each run's raw capture is exactly
+// its session's bytes. Through the real plugin, natively.
+func TestSyncSections(t *testing.T) {
+	ctx := context.Background()
+	home, repo, root := t.TempDir(), t.TempDir(), t.TempDir()
+	hist := filepath.Join(repo, ".aider.chat.history.md")
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(aider.Plugin.Manifest), &Config{Projects: []string{repo}})
+	require.Len(t, locs, 1)
+	require.Equal(t, KindSections, locs[0].Kind)
+	a := newArchiver(t, root, nil)
+
+	s1 := "# aider chat started at 2025-01-02 10:00:00\n\n> Aider v0.80.0  \n\n#### hi\n\nHello.\n\n> Tokens: 1.2k sent, 20 received. Cost: $0.01 message, $0.01 session.  \n"
+	s1more := "\n#### again\n\nHello again.\n\n"
+	s2 := "# aider chat started at 2025-01-03 09:00:00\n\n#### fix it\n> litellm.RateLimitError: AnthropicException - rate limited  \n"
+	s2half := "Done"
+	steps := []struct {
+		name    string
+		content string
+		counts  map[string]int
+		// sessions: each session's bytes its run's raw capture holds
+		sessions []string
+	}{
+		{"first", s1, map[string]int{ActionNew: 1}, []string{s1}},
+		{"again: nothing new", s1, map[string]int{ActionUnchanged: 1}, []string{s1}},
+		{"the session grows", s1 + s1more, map[string]int{ActionGrown: 1}, []string{s1 + s1more}},
+		{"a session appended", s1 + s1more + s2, map[string]int{ActionUnchanged: 1, ActionNew: 1}, []string{s1 + s1more, s2}},
+		{"again: nothing new", s1 + s1more + s2, map[string]int{ActionUnchanged: 2}, []string{s1 + s1more, s2}},
+		{"a line being written waits", s1 + s1more + s2 + s2half, map[string]int{ActionUnchanged: 2}, []string{s1 + s1more, s2}},
+		{"the line completed", s1 + s1more + s2 + s2half + ".\n", map[string]int{ActionUnchanged: 1, ActionGrown: 1}, []string{s1 + s1more, s2 + s2half + ".\n"}},
+		{"rewritten shorter", s2, map[string]int{ActionNew: 1, ActionClosed: 1}, []string{s2}},
+		{"again: nothing new", s2, map[string]int{ActionUnchanged: 1}, []string{s2}},
+	}
+	for _, st := range steps {
+		require.NoError(t, os.WriteFile(hist, []byte(st.content), 0o600))
+		rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+		for _, o := range rep.Outcomes {
+			require.NotEqual(t, ActionFailed, o.Action, "%s: %s: %s", st.name, o.Path, o.Reason)
+		}
+		assert.Equal(t, st.counts, rep.Counts, "%s: %+v", st.name, rep.Outcomes)
+		for i, want := range st.sessions {
+			// The run the sync says holds it (after a rewrite, an
+			// older run went by the same path).
+			var e *Entry
+			for _, o := range rep.Outcomes {
+				if o.Path == sectionPath(hist, i+1) && o.RunID != "" {
+					e = a.ledger.runs[o.RunID]
+				}
+			}
+			require.NotNil(t, e, "%s: session %d", st.name, i+1)
+			f, err := rawfile.OpenAll(filepath.Join(root, filepath.FromSlash(e.Raw)))
+			require.NoError(t, err)
+			got, err := io.ReadAll(f)
+			f.Close()
+			require.NoError(t, err)
+			assert.Equal(t, want, string(got), "%s: session %d's raw capture", st.name, i+1)
+		}
+	}
+}

@@ -1,0 +1,239 @@
+package aider
+
+import (
+	"bytes"
+	"strconv"
+	"strings"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// Plugin is the Aider normalizer.
+var Plugin = sdk.Plugin{
+	Manifest: abi.Manifest{
+		Name:        "aider",
+		Version:     "0.1.0",
+		Providers:   []string{"aider"},
+		Formats:     []string{fmtHistory},
+		Description: "Aider chat histories (<repo>/.aider.chat.history.md, one run per session)",
+		// Aider appends every session to .aider.chat.history.md in the
+		// repository it runs in, and never deletes one (doc.go, "Store").
+		Stores: []abi.Store{{
+			Name: "Aider chat history", Kind: abi.StoreKindSections,
+			Roots:        []abi.Root{{Projects: true}},
+			Pattern:      ".aider.chat.history.md",
+			SessionStart: SessionStart,
+		}},
+	},
+	New: func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
+}
+
+// SessionStart is the prefix of the line Aider writes at the start of a
+// session.
+const SessionStart = "# aider chat started at "
+
+// fmtHistory is the format name reported in OpMeta and the manifest.
+const fmtHistory = "chat-history"
+
+// normalizer is the per-stream state: only Go strings, bools and numbers
+// are kept across lines.
+type normalizer struct {
+	started  bool
+	prompted bool   // a prompt was read (text before one is not an answer)
+	user     string // key of the open user message ("": none)
+	asst     string // key of the open assistant message ("": none)
+	blank    int    // blank lines read since the open assistant message's last text
+	msgs     int    // messages opened
+	calls    int    // tool calls reported
+	model    string
+	version  string
+	rounded  bool // a rounded figure was reported
+	warned   bool // the warning saying so was given
+	// costBefore is what the earlier sessions of the stream cost,
+	// sessionCost what Aider said the current one cost so far.
+	costBefore, sessionCost float64
+	// SEARCH/REPLACE blocks of the open answer, by file, for the
+	// "Applied edit to" calls that follow it.
+	edits   []edit
+	inBlock int    // 0 none, 1 in SEARCH, 2 in REPLACE
+	file    string // the file the block being read edits
+	search  strings.Builder
+	replace strings.Builder
+	lastTxt string // the last non-blank text line (a block's file name)
+	// afterAider: the previous line was one of Aider's own, with no
+	// blank line since (a line of it that held a line end goes on
+	// without "> ").
+	afterAider bool
+	lastNo     int // the number of the last line read
+}
+
+// edit is one SEARCH/REPLACE block of an answer.
+type edit struct{ file, search, replace string }
+
+// Line implements sdk.Normalizer.
+func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
+	line := string(bytes.TrimSuffix(l.Raw, []byte("\r")))
+	if gap := l.No - n.lastNo - 1; gap > 0 {
+		// Blank lines the host did not hand over.
+		n.blanks(gap, out)
+	}
+	n.lastNo = l.No
+	after := n.afterAider
+	n.afterAider = false
+	switch {
+	case strings.HasPrefix(line, SessionStart):
+		n.closeAll(out)
+		n.session(line, out)
+	case strings.HasPrefix(line, "#### ") || line == "####":
+		n.closeAsst(out)
+		n.prompt(strings.TrimPrefix(strings.TrimPrefix(hardBreak(line), "####"), " "), out)
+	case strings.HasPrefix(line, ">") && n.inBlock == 0:
+		n.closeAll(out)
+		n.afterAider = true
+		n.aider(strings.TrimPrefix(strings.TrimPrefix(hardBreak(line), ">"), " "), out)
+	case strings.TrimSpace(line) == "":
+		n.blanks(1, out)
+		out.Ignored(sdk.S("blank"))
+	case after:
+		// The rest of a line of Aider's that held a line end (a
+		// command line with a multi-line --message).
+		n.afterAider = true
+		out.Ignored(sdk.S("notice"))
+	default:
+		n.closeUser(out)
+		n.text(line, out)
+	}
+	return nil
+}
+
+// blanks handles k blank lines: they end a prompt and Aider's line, and
+// are kept in an answer once text follows them.
+func (n *normalizer) blanks(k int, out *sdk.Out) {
+	n.closeUser(out)
+	n.afterAider = false
+	if n.asst == "" {
+		return
+	}
+	n.blank += k
+	for i := 0; i < k && n.inBlock != 0; i++ {
+		n.block("")
+	}
+}
+
+// hardBreak drops the two spaces Aider ends its own lines with (a
+// markdown line break).
+func hardBreak(s string) string { return strings.TrimSuffix(s, "  ") }
+
+// start reports the format once: a chat history has no terminal record,
+// the host settles the status by the session rule of spec §6.7.
+func (n *normalizer) start(out *sdk.Out) {
+	if n.started {
+		return
+	}
+	n.started = true
+	out.Meta(sdk.Meta{Format: sdk.S(fmtHistory), NoTerminal: true})
+}
+
+// session handles a session's start line.
+func (n *normalizer) session(line string, out *sdk.Out) {
+	n.costBefore += n.sessionCost
+	n.sessionCost = 0
+	if n.started {
+		// Another session in the same stream (a whole history file
+		// imported as one run): its header says so, nothing more.
+		out.Ignored(sdk.S("session_start"))
+		return
+	}
+	n.start(out)
+}
+
+// prompt handles a "#### " line: the user's prompt, one line of it.
+func (n *normalizer) prompt(text string, out *sdk.Out) {
+	n.start(out)
+	n.prompted = true
+	if n.user != "" {
+		out.Append(sdk.S(n.user), 0, sdk.BlockText, sdk.S("\n"+text))
+		return
+	}
+	n.msgs++
+	n.user = "m" + strconv.Itoa(n.msgs)
+	out.Open(sdk.S(n.user), sdk.Message{User: true})
+	out.Block(sdk.S(n.user), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(text), Origin: sdk.OriginPrompt})
+}
+
+// text handles a line of the assistant's markdown answer.
+func (n *normalizer) text(line string, out *sdk.Out) {
+	if !n.prompted {
+		// Text before any prompt (a note a person put at the top of
+		// the file) is no answer.
+		out.Ignored(sdk.S("text_before_prompt"))
+		return
+	}
+	n.block(line)
+	if n.asst == "" {
+		n.msgs++
+		n.asst = "m" + strconv.Itoa(n.msgs)
+		n.blank = 0
+		m := sdk.Message{}
+		if n.model != "" {
+			m.Model = sdk.S(n.model)
+		}
+		out.Open(sdk.S(n.asst), m)
+		out.Block(sdk.S(n.asst), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(line)})
+		return
+	}
+	out.Append(sdk.S(n.asst), 0, sdk.BlockText, sdk.S(strings.Repeat("\n", n.blank+1)+line))
+	n.blank = 0
+}
+
+// block follows the SEARCH/REPLACE blocks of an answer: the file a block
+// edits is the last text line before its fence.
+func (n *normalizer) block(line string) {
+	t := strings.TrimSpace(line)
+	switch {
+	case strings.HasPrefix(t, "<<<<<<< SEARCH"):
+		n.inBlock, n.file = 1, n.lastTxt
+		n.search.Reset()
+		n.replace.Reset()
+	case n.inBlock == 1 && strings.HasPrefix(t, "=======") && len(strings.Trim(t, "=")) == 0:
+		n.inBlock = 2
+	case n.inBlock != 0 && strings.HasPrefix(t, ">>>>>>> REPLACE"):
+		n.edits = append(n.edits, edit{file: n.file, search: n.search.String(), replace: n.replace.String()})
+		n.inBlock = 0
+	case n.inBlock == 1:
+		n.search.WriteString(line + "\n")
+	case n.inBlock == 2:
+		n.replace.WriteString(line + "\n")
+	case t != "" && !strings.HasPrefix(t, "```"):
+		n.lastTxt = t
+	}
+}
+
+// closeUser closes the open prompt.
+func (n *normalizer) closeUser(out *sdk.Out) {
+	if n.user != "" {
+		out.Close(sdk.S(n.user), sdk.MessageEnd{})
+		n.user = ""
+	}
+}
+
+// closeAsst closes the open answer.
+func (n *normalizer) closeAsst(out *sdk.Out) {
+	if n.asst != "" {
+		out.Close(sdk.S(n.asst), sdk.MessageEnd{})
+		n.asst = ""
+	}
+	n.inBlock = 0
+}
+
+func (n *normalizer) closeAll(out *sdk.Out) {
+	n.closeUser(out)
+	n.closeAsst(out)
+}
+
+// End implements sdk.Normalizer: what is open is closed.
+func (n *normalizer) End(out *sdk.Out) error {
+	n.closeAll(out)
+	return nil
+}

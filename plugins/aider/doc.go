@@ -1,0 +1,78 @@
+// Package aider is the twasm normalizer for Aider's chat history. It is
+// a plain Go package (tests, fuzzing and the native baseline run it
+// through sdk.Plugin.Driver); plugins/aider/wasm is the two-line
+// WebAssembly entry point.
+//
+// [Plugin] is the package's public face: the bundled wasm module is built
+// from it (plugins/aider/wasm), and a Go program can run it in process,
+// without the sandbox, with capture.NativePlugin (README, Using twasm as a
+// library).
+//
+// # Store
+//
+// Aider appends every session to .aider.chat.history.md in the
+// repository it runs in, and never deletes one. The manifest declares it
+// as a "sections" store (abi.StoreKindSections) in every project
+// directory (abi.Root.Projects), split at "# aider chat started at ":
+// `twasm sync` archives one run per session. `twasm import` of the file
+// makes one run of all of it: the plugin reads any number of sessions in
+// one stream (their costs added, see Usage).
+//
+// # Format
+//
+// Markdown, not JSON; the line's first characters say what it is:
+//
+//   - "# aider chat started at YYYY-MM-DD HH:MM:SS": a session starts.
+//   - "#### text": a line of the user's prompt (a prompt of several lines
+//     is several such lines); "/add", "/run" and other commands are
+//     prompts too.
+//   - "> text": Aider's own output (newer versions end it with two
+//     spaces, a markdown line break): its version, the model, the
+//     repository, confirmations ("... (Y)es/(N)o [Yes]: y"), "Applied
+//     edit to <file>", "Commit <sha> <message>", "Unable to commit: ...",
+//     "Tokens: 3.2k sent, 1.1k cache write, 2.0k cache hit, 222 received.
+//     Cost: $0.01 message, $0.05 session.", litellm errors
+//     ("litellm.RateLimitError: ...") and "Retrying in N seconds...". A
+//     line of it that held a line end (a launch command with a multi-line
+//     --message) goes on without "> ".
+//   - anything else: the assistant's answer, markdown, with the edit
+//     format's SEARCH/REPLACE blocks (the file's name on the line before
+//     the fence, "<<<<<<< SEARCH", "=======", ">>>>>>> REPLACE").
+//
+// There are no ids, no times but the session's start (local time, no
+// zone: the host dates the run by it) and no structured tool calls.
+//
+// # Decisions
+//
+// Messages. Consecutive "#### " lines are one user prompt. The text
+// after it, up to Aider's next line, prompt or session, is one assistant
+// message (blank lines inside kept), of the session's model. Text before
+// any prompt (a note at the top of the file) and the rest of one of
+// Aider's lines are declared ignored, as are blank lines.
+//
+// Tools. Aider's actions are its calls, each with its result on the same
+// line, ids "aider-<n>" in order: "Applied edit to <file>" is a call
+// "edit" (kind edit) whose input is the path and the SEARCH/REPLACE
+// blocks of the answer before it that name that file; "Commit <sha>
+// <msg>" a call "git_commit" (kind execute), ok; "Unable to commit: ..."
+// a git_commit that failed; a confirmation a call "confirm" whose input
+// is the question and whose output is the answer, declined (denied) when
+// the answer is no or skip.
+//
+// Usage. A "Tokens:" line is one reply's usage, added: "sent" is every
+// input token (Aider counts the cache read and written in it), "cache
+// hit" and "cache write" its cached parts, "received" the output. The
+// cost is Aider's "session" figure (set: it holds the session so far),
+// plus what the earlier sessions of the stream cost. Aider prints tokens
+// rounded ("3.2k", "12k") and dollars to two or a few places: the step's
+// usage and cost are what it printed, and a warning says so.
+//
+// Errors. A "litellm.<Class>: message" line is a provider error (code
+// the class), listed in the step's errors; "Retrying in ..." lines
+// after one are declared ignored. A chat history has no terminal record:
+// the step is reported with NoTerminal and the host settles its status
+// by the session rule of spec §6.7 (an error after the last answer is
+// error, an unanswered prompt incomplete). Aider's other notices (the
+// repository, files added, hints, interrupts) are declared ignored:
+// what the session did is in the prompts, answers and calls.
+package aider

@@ -1,0 +1,216 @@
+package aider
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// aider handles one of Aider's own lines ("> " stripped).
+func (n *normalizer) aider(s string, out *sdk.Out) {
+	n.start(out)
+	switch {
+	case strings.HasPrefix(s, "Tokens: "):
+		n.tokens(s, out)
+	case strings.HasPrefix(s, "Aider v"):
+		n.version = strings.TrimPrefix(s, "Aider ")
+		out.Meta(sdk.Meta{ProviderVersion: sdk.S(n.version)})
+	case strings.HasPrefix(s, "Main model: ") || strings.HasPrefix(s, "Model: "):
+		m, _, _ := strings.Cut(s[strings.IndexByte(s, ':')+2:], " with ")
+		m = strings.TrimSpace(m)
+		if m == "" || m == n.model {
+			out.Ignored(sdk.S("model"))
+			return
+		}
+		out.Meta(sdk.Meta{Model: sdk.S(m), Override: n.model != ""})
+		n.model = m
+	case strings.HasPrefix(s, "Applied edit to "):
+		n.applied(strings.TrimPrefix(s, "Applied edit to "), out)
+	case strings.HasPrefix(s, "Commit ") && isSHA(s[len("Commit "):]):
+		sha, msg, _ := strings.Cut(s[len("Commit "):], " ")
+		id := n.call(out, "git_commit", "execute", `{"sha":`+quote(sha)+`,"message":`+quote(msg)+`}`)
+		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("git_commit"), Output: sdk.S(s), Status: sdk.S("completed")})
+	case strings.HasPrefix(s, "Unable to commit: "):
+		id := n.call(out, "git_commit", "execute", `{}`)
+		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("git_commit"), Error: sdk.S(s), IsError: true, Status: sdk.S("failed")})
+	case isConfirm(s):
+		n.confirm(s, out)
+	case strings.HasPrefix(s, "litellm.") && strings.Contains(s, "Error"):
+		cls, msg, _ := strings.Cut(strings.TrimPrefix(s, "litellm."), ":")
+		out.Error(sdk.ProviderError{Message: sdk.S(strings.TrimSpace(msg)), Code: sdk.S(cls)})
+	case strings.HasPrefix(s, "Retrying in "):
+		out.Ignored(sdk.S("retry"))
+	case strings.Contains(s, "^C KeyboardInterrupt") || strings.Contains(s, "^C again to exit"):
+		out.Ignored(sdk.S("interrupt"))
+	default:
+		// Aider's notices (the repository, the files added, a hint):
+		// what the session did is in the prompts, answers and calls.
+		out.Ignored(sdk.S("notice"))
+	}
+}
+
+// isSHA reports whether s starts with a short commit hash and a space.
+func isSHA(s string) bool {
+	sha, _, ok := strings.Cut(s, " ")
+	if !ok || len(sha) < 7 || len(sha) > 40 {
+		return false
+	}
+	for i := 0; i < len(sha); i++ {
+		if c := sha[i]; !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') {
+			return false
+		}
+	}
+	return true
+}
+
+// call reports a tool call of Aider's own and returns its id.
+func (n *normalizer) call(out *sdk.Out, name, kind, input string) string {
+	n.calls++
+	id := "aider-" + strconv.Itoa(n.calls)
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Kind: kind, Input: sdk.RawJSON(input)})
+	return id
+}
+
+// applied reports an edit Aider applied to file, with the SEARCH/REPLACE
+// blocks of the answer that edit it.
+func (n *normalizer) applied(file string, out *sdk.Out) {
+	var b strings.Builder
+	b.WriteString(`{"path":` + quote(file) + `,"edits":[`)
+	k := 0
+	rest := n.edits[:0]
+	for _, e := range n.edits {
+		if !sameFile(e.file, file) {
+			rest = append(rest, e)
+			continue
+		}
+		if k > 0 {
+			b.WriteByte(',')
+		}
+		k++
+		b.WriteString(`{"search":` + quote(e.search) + `,"replace":` + quote(e.replace) + `}`)
+	}
+	n.edits = rest
+	b.WriteString("]}")
+	id := n.call(out, "edit", "edit", b.String())
+	out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("edit"), Output: sdk.S("Applied edit to " + file), Status: sdk.S("completed")})
+}
+
+// sameFile reports whether a block's file line names file (Aider may
+// write it with the fence's language, backquotes or another separator).
+func sameFile(blockFile, file string) bool {
+	f := strings.Trim(strings.TrimSpace(blockFile), "`*:")
+	norm := func(s string) string { return strings.ReplaceAll(s, "\\", "/") }
+	return norm(f) == norm(file) || strings.HasSuffix(norm(f), "/"+norm(file)) || strings.HasSuffix(norm(file), "/"+norm(f))
+}
+
+// isConfirm reports whether s is a question Aider asked the user and
+// its answer: "... (Y)es/(N)o [Yes]: y".
+func isConfirm(s string) bool {
+	i := strings.Index(s, "(Y)es/(N)o")
+	return i >= 0 && strings.Contains(s[i:], "]:")
+}
+
+// confirm reports a question Aider asked and the user's answer as a
+// call and its result: declined when the answer is no.
+func (n *normalizer) confirm(s string, out *sdk.Out) {
+	i := strings.LastIndex(s, "]:")
+	q, ans := strings.TrimSpace(s[:i+1]), strings.TrimSpace(s[i+2:])
+	id := n.call(out, "confirm", "other", `{"question":`+quote(q)+`}`)
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("confirm"), Output: sdk.S(ans), Status: sdk.S("completed")}
+	if a := strings.ToLower(ans); a == "n" || a == "no" || a == "s" || a == "skip all" {
+		r.Status = sdk.S("declined")
+	}
+	out.ToolResult(r)
+}
+
+// tokens reads "Tokens: 3.2k sent, 1.1k cache write, 2.0k cache hit, 222
+// received. Cost: $0.01 message, $0.05 session." Aider prints tokens
+// rounded (3.2k) and money to two or more places: the usage and the cost
+// are as printed, which a warning says once.
+func (n *normalizer) tokens(s string, out *sdk.Out) {
+	toks, cost, _ := strings.Cut(strings.TrimPrefix(s, "Tokens: "), "Cost:")
+	var u sdk.Usage
+	any := false
+	for _, part := range strings.Split(strings.TrimSuffix(strings.TrimSpace(toks), "."), ", ") {
+		num, what, _ := strings.Cut(strings.TrimSpace(part), " ")
+		v, exact, ok := figure(num)
+		if !ok {
+			continue
+		}
+		any = true
+		if !exact {
+			n.rounded = true
+		}
+		switch strings.TrimSuffix(strings.TrimSpace(what), ".") {
+		case "sent":
+			u.Input = sdk.N(v)
+		case "received":
+			u.Output = sdk.N(v)
+		case "cache hit":
+			u.CacheRead = sdk.N(v)
+		case "cache write":
+			u.CacheWrite = sdk.N(v)
+		}
+	}
+	if !any {
+		out.Unmapped(sdk.S("tokens"))
+		return
+	}
+	out.Usage(u, sdk.ModeAdd)
+	// The session's cost: what Aider says the session cost so far.
+	for _, part := range strings.Split(cost, ", ") {
+		num, what, _ := strings.Cut(strings.TrimSpace(part), " ")
+		if !strings.HasPrefix(strings.TrimSpace(what), "session") || !strings.HasPrefix(num, "$") {
+			continue
+		}
+		if usd, err := strconv.ParseFloat(strings.ReplaceAll(num[1:], ",", ""), 64); err == nil && usd >= 0 {
+			// Aider's session figure holds the session so far; the
+			// sessions before it in the same stream (a whole history
+			// file imported as one run) are added.
+			n.sessionCost = usd
+			out.Cost(n.costBefore+usd, sdk.ModeSet)
+			n.rounded = true // dollars to two or a few places
+		}
+	}
+	if n.rounded && !n.warned {
+		n.warned = true
+		out.Warn("Aider prints token counts rounded (3.2k) and costs to a few places: this usage and cost are as Aider printed them, not exact")
+	}
+}
+
+// figure reads a token count as Aider prints it: "222", "1,234", "3.2k",
+// "12k", "1.1M". exact is false when it was rounded.
+func figure(s string) (v int64, exact, ok bool) {
+	mul := 1.0
+	switch {
+	case strings.HasSuffix(s, "k"):
+		mul, s = 1e3, s[:len(s)-1]
+	case strings.HasSuffix(s, "M"):
+		mul, s = 1e6, s[:len(s)-1]
+	}
+	f, err := strconv.ParseFloat(strings.ReplaceAll(s, ",", ""), 64)
+	if err != nil || f < 0 || f > 1e15 {
+		return 0, false, false
+	}
+	return int64(f*mul + 0.5), mul == 1, true
+}
+
+// quote is s as a JSON string.
+func quote(s string) string {
+	const hex = "0123456789abcdef"
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	b := make([]byte, 0, len(s)+2)
+	b = append(b, '"')
+	for i := 0; i < len(s); i++ {
+		switch c := s[i]; {
+		case c == '"' || c == '\\':
+			b = append(b, '\\', c)
+		case c < 0x20:
+			b = append(b, '\\', 'u', '0', '0', hex[c>>4], hex[c&0xf])
+		default:
+			b = append(b, c)
+		}
+	}
+	return string(append(b, '"'))
+}
