@@ -22,7 +22,9 @@ const (
 	// Minor 5: usage carries the uncached input, the one-hour part of
 	// the cache write and the provider's stated total
 	// (TUncachedInputTokens, TCacheWrite1hTokens, TTotalTokens).
-	Minor = 5
+	// Minor 6: OpMeta carries the agent's working directory and the
+	// repository root holding it (TCwd, TProject).
+	Minor = 6
 )
 
 // HostModule is the import module of the host functions. It carries the
