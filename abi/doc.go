@@ -171,6 +171,9 @@
 //     The first value reported wins, unless Override is set. NoTerminal
 //     (ABI 1.3) says the format has no terminal event (a session log): the
 //     host then derives the status from what the stream held (below).
+//     Cwd and Project (ABI 1.6) are the agent's working directory and
+//     the repository root holding it, as the provider's data states them
+//     (the step result's cwd and project, spec §4).
 //   - OpMsgOpen Key, Role (assistant|user), ID, Model, Scope, Time: opens
 //     a message. Opening an open Key again updates its empty fields (so a
 //     plugin may open on every line of a split message). The message takes

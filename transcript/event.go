@@ -305,19 +305,24 @@ type PluginRef struct {
 
 // AgentResult is step.completed.result for an agent step (spec section 4).
 type AgentResult struct {
-	Provider        string     `json:"provider"`
-	ProviderVersion string     `json:"provider_version,omitempty"`
-	Format          string     `json:"format,omitempty"`
-	SessionID       string     `json:"session_id,omitempty"`
-	Model           string     `json:"model,omitempty"`
-	Status          string     `json:"status"`
-	Error           string     `json:"error,omitempty"`
-	ExitCode        *int       `json:"exit_code,omitempty"`
-	Usage           *Usage     `json:"usage,omitempty"`
-	CostUSD         *float64   `json:"cost_usd,omitempty"`
-	FinalText       string     `json:"final_text,omitempty"`
-	Raw             *RawRef    `json:"raw,omitempty"`
-	Plugin          *PluginRef `json:"plugin,omitempty"`
+	Provider        string `json:"provider"`
+	ProviderVersion string `json:"provider_version,omitempty"`
+	Format          string `json:"format,omitempty"`
+	SessionID       string `json:"session_id,omitempty"`
+	Model           string `json:"model,omitempty"`
+	// Cwd is the agent's working directory and Project the repository
+	// root holding it, where the provider's data states them (spec §4);
+	// a reader takes a run's project as Project, else Cwd.
+	Cwd       string     `json:"cwd,omitempty"`
+	Project   string     `json:"project,omitempty"`
+	Status    string     `json:"status"`
+	Error     string     `json:"error,omitempty"`
+	ExitCode  *int       `json:"exit_code,omitempty"`
+	Usage     *Usage     `json:"usage,omitempty"`
+	CostUSD   *float64   `json:"cost_usd,omitempty"`
+	FinalText string     `json:"final_text,omitempty"`
+	Raw       *RawRef    `json:"raw,omitempty"`
+	Plugin    *PluginRef `json:"plugin,omitempty"`
 	// Unmapped counts native line types the plugin did not map: the drift
 	// signal.
 	Unmapped map[string]int `json:"unmapped,omitempty"`
@@ -333,6 +338,21 @@ type AgentResult struct {
 	// order (spec section 4): nothing a provider reports as an error is
 	// dropped or only counted.
 	Errors []ProviderError `json:"errors,omitempty"`
+}
+
+// ProjectDir is the project a reader files the step under: the
+// repository root, else the working directory (spec §4); "" when the
+// provider's data states neither.
+func (r *AgentResult) ProjectDir() string { return ProjectOf(r.Project, r.Cwd) }
+
+// ProjectOf is a step's project from its result's project and cwd
+// members: the repository root, else the working directory. Readers
+// that decode only those members (the index) use it too.
+func ProjectOf(project, cwd string) string {
+	if project != "" {
+		return project
+	}
+	return cwd
 }
 
 // ProviderError is one error a provider reported during an agent step: a

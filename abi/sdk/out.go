@@ -134,19 +134,26 @@ func (o *Out) usage(u Usage) {
 // Override is set.
 type Meta struct {
 	SessionID, Model, ProviderVersion, Format Str
-	Override                                  bool
+	// Cwd is the agent's working directory and Project the repository
+	// root holding it (ABI 1.6), each only where the provider's data
+	// states it: a plugin never guesses a root from a path.
+	Cwd, Project Str
+	Override     bool
 	// NoTerminal says the format has no terminal event (a session log):
 	// the host derives the step's status (see abi, "Final status").
 	NoTerminal bool
 }
 
-// Meta reports session id, model, provider version or format.
+// Meta reports session id, model, provider version, format, working
+// directory or repository root.
 func (o *Out) Meta(m Meta) {
 	o.begin(wire.OpMeta)
 	o.str(wire.TSessionID, &m.SessionID)
 	o.str(wire.TModel, &m.Model)
 	o.str(wire.TProviderVersion, &m.ProviderVersion)
 	o.str(wire.TFormat, &m.Format)
+	o.str(wire.TCwd, &m.Cwd)
+	o.str(wire.TProject, &m.Project)
 	o.flag(wire.TOverride, m.Override)
 	o.flag(wire.TNoTerminal, m.NoTerminal)
 	o.enc.End()

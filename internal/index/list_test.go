@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"path/filepath"
+	"slices"
 	"testing"
 	"time"
 
@@ -94,4 +95,44 @@ func TestListPages(t *testing.T) {
 	assert.Equal(t, ids[1], page[0].RunID)
 	_, _, err = ix.List(ctx, ListQuery{After: "nope"})
 	assert.Error(t, err)
+}
+
+// TestSearchProject: a search by project finds the runs of the
+// directories given and below them, a sub-run without a project of its
+// own by its parent's, and nothing of a directory that only starts alike
+// (/src/app is not /src/apple); with words and with the filter alone.
+func TestSearchProject(t *testing.T) {
+	root := t.TempDir()
+	runs := viewstest.ProjectStorage(t, root, viewstest.T0)
+	ix, _ := openUpdated(t, root)
+	id := func(i int) string { return runs[i].ID }
+	child := runs[3].Child
+	tests := []struct {
+		dirs []string
+		want []string
+	}{
+		{[]string{"/src/app"}, []string{id(0), id(1), id(3), child}},
+		{[]string{"/src/app/web"}, []string{id(1)}},
+		{[]string{"/src/apple"}, []string{id(2)}},
+		{[]string{"/src/ap"}, nil},
+		{[]string{"/"}, []string{id(0), id(1), id(2), id(3), child}},
+		{[]string{"/tmp/app", "/src/apple"}, []string{id(2)}},
+	}
+	for _, tc := range tests {
+		for _, text := range []string{"flaky", ""} {
+			hits := search(t, ix, Query{Text: text, Projects: tc.dirs, Every: true, Limit: 100})
+			var got []string
+			for _, h := range hits {
+				if !slices.Contains(got, h.RunID) {
+					got = append(got, h.RunID)
+				}
+			}
+			slices.Sort(got)
+			want := slices.Clone(tc.want)
+			slices.Sort(want)
+			if !slices.Equal(got, want) {
+				t.Errorf("%v %q: runs %v, want %v", tc.dirs, text, got, want)
+			}
+		}
+	}
 }

@@ -23,27 +23,67 @@ func TestWriterStatementsUseIndexes(t *testing.T) {
 		{"a call takes its result's outcome", outcomeSQL, "USING INDEX docs_call (run_id=? AND call_id=?)"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			rows, err := ix.db.QueryContext(ctx, "EXPLAIN QUERY PLAN "+tc.sql, "ok", "run", "call")
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer rows.Close()
-			var plan []string
-			for rows.Next() {
-				var id, parent, notUsed int
-				var detail string
-				if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
-					t.Fatal(err)
-				}
-				plan = append(plan, detail)
-			}
-			if err := rows.Err(); err != nil {
-				t.Fatal(err)
-			}
-			got := strings.Join(plan, "; ")
+			got := queryPlan(t, ix, tc.sql, "ok", "run", "call")
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("plan %q, want it %s", got, tc.want)
 			}
 		})
 	}
+}
+
+// TestSearchProjectUsesIndexes: a search by project reads each hit's run
+// and its parent through the runs' key, never by a scan of the runs (the
+// condition is per hit; SQLite's own plan, for the schema Open creates).
+func TestSearchProjectUsesIndexes(t *testing.T) {
+	ctx := context.Background()
+	ix, _, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, tc := range []struct {
+		name string
+		q    Query
+	}{
+		{"words", Query{Text: "flaky test", Projects: []string{"/src/app"}}},
+		{"words, two forms of the directory", Query{Text: "flaky", Projects: []string{"/tmp/app", "/private/tmp/app"}, Provider: "claude"}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			sqlq, args := searchSQL(tc.q, MatchExpr(tc.q.Text), true)
+			got := queryPlan(t, ix, sqlq, args...)
+			for _, want := range []string{"SEARCH r USING INDEX sqlite_autoindex_runs_1 (run_id=?)", "SEARCH p USING INDEX sqlite_autoindex_runs_1 (run_id=?)"} {
+				if !strings.Contains(got, want) {
+					t.Errorf("plan %q, want it to %s", got, want)
+				}
+			}
+			for _, bad := range []string{"SCAN r", "SCAN p", "SCAN runs"} {
+				if strings.Contains(got, bad+" ") || strings.HasSuffix(got, bad) {
+					t.Errorf("plan %q has %s", got, bad)
+				}
+			}
+		})
+	}
+}
+
+// queryPlan is SQLite's plan of a statement, its steps joined by "; ".
+func queryPlan(t *testing.T, ix *Index, sqlq string, args ...any) string {
+	t.Helper()
+	rows, err := ix.db.QueryContext(context.Background(), "EXPLAIN QUERY PLAN "+sqlq, args...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer rows.Close()
+	var plan []string
+	for rows.Next() {
+		var id, parent, notUsed int
+		var detail string
+		if err := rows.Scan(&id, &parent, &notUsed, &detail); err != nil {
+			t.Fatal(err)
+		}
+		plan = append(plan, detail)
+	}
+	if err := rows.Err(); err != nil {
+		t.Fatal(err)
+	}
+	return strings.Join(plan, "; ")
 }

@@ -9,6 +9,8 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/twasm/twasm/internal/views"
 )
 
 // Query is a search: words (every one must match, in any order; a quoted
@@ -23,7 +25,11 @@ type Query struct {
 	// error for an error), else its run's status.
 	Provider, Model, Status, Run, Tool, Kind, Role string
 	Since, Until                                   time.Time
-	Limit                                          int
+	// Projects selects the hits of runs whose project (a sub-run without
+	// one: its parent run's) is one of these directories or below it
+	// (views.ProjectFilter's Dirs: cleaned absolute paths).
+	Projects []string
+	Limit    int
 	// Every returns every hit, none folded into another (Hit.Also).
 	Every bool
 	// Mark is put around every match in the snippet ("" gives «»).
@@ -70,7 +76,15 @@ type Hit struct {
 // HasFilter reports whether q has a filter besides its words.
 func (q Query) HasFilter() bool {
 	return q.Provider != "" || q.Model != "" || q.Status != "" || q.Run != "" || q.Tool != "" || q.Kind != "" || q.Role != "" ||
-		!q.Since.IsZero() || !q.Until.IsZero()
+		!q.Since.IsZero() || !q.Until.IsZero() || len(q.Projects) > 0
+}
+
+// limit is how many hits the query shows (20 when it says none).
+func (q Query) limit() int {
+	if q.Limit <= 0 {
+		return 20
+	}
+	return q.Limit
 }
 
 // MatchExpr turns words into an FTS5 expression: each word matches the
@@ -143,69 +157,8 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 	if open == "" && close == "" {
 		open, close = "«", "»"
 	}
-	// A run another holds again (a superseded sub-agent's run, an
-	// interrupted archive of a session archived whole elsewhere) and its
-	// sub-runs are left out: each thing said is found once.
-	where := []string{`d.run_id NOT IN (WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
-  UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id) SELECT id FROM gone)`}
-	var args []any
-	order := `injected, d.ts DESC, d.id DESC`
-	from := `docs d`
-	if words {
-		from = `fts JOIN docs d ON d.id = fts.rowid`
-		where = append([]string{"fts MATCH ?"}, where...)
-		order = `injected, fts.rank, d.ts DESC`
-	}
-	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`
-	if words {
-		args = append(args, expr)
-	}
-	eq := func(col, v string) {
-		if v != "" {
-			where = append(where, col+" = ?")
-			args = append(args, v)
-		}
-	}
-	eq("d.tool", q.Tool)
-	eq("d.kind", q.Kind)
-	eq("d.role", q.Role)
-	eq(status, q.Status)
-	if q.Run != "" {
-		where = append(where, "d.run_id LIKE ?")
-		args = append(args, strings.ReplaceAll(q.Run, "%", "")+"%")
-	}
-	if q.Provider != "" {
-		where = append(where, "r.providers LIKE ?")
-		args = append(args, "%,"+q.Provider+",%")
-	}
-	if q.Model != "" {
-		where = append(where, "r.models LIKE ?")
-		args = append(args, "%,"+q.Model+"%")
-	}
-	if !q.Since.IsZero() {
-		where = append(where, "d.ts >= ?")
-		args = append(args, q.Since.UnixMilli())
-	}
-	if !q.Until.IsZero() {
-		where = append(where, "d.ts < ?")
-		args = append(args, q.Until.UnixMilli())
-	}
-	limit := q.Limit
-	if limit <= 0 {
-		limit = 20
-	}
-	// Folding may merge many rows into one: read more than are shown,
-	// within a bound.
-	if q.Every {
-		args = append(args, limit)
-	} else {
-		args = append(args, min(limit*8, limit+2000))
-	}
-	sqlq := `SELECT d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
-  d.origin IN ('injected_context', 'system_prompt') AS injected, d.off, d.part, d.thash
-FROM ` + from + ` JOIN runs r ON r.run_id = d.run_id
-WHERE ` + cmp.Or(strings.Join(where, " AND "), "1") + `
-ORDER BY ` + order + ` LIMIT ?`
+	sqlq, args := searchSQL(q, expr, words)
+	limit := q.limit()
 	rows, err := ix.db.QueryContext(ctx, sqlq, args...)
 	if err != nil {
 		if strings.Contains(err.Error(), "fts5: syntax error") || strings.Contains(err.Error(), "no such column") {
@@ -318,4 +271,92 @@ func splitList(s string) []string {
 		}
 	}
 	return out
+}
+
+// projectCond is the condition that the project expr names is one of
+// dirs or below one, as views.ProjectFilter matches it: equal, or in the
+// range of the strings that start with the directory and a separator
+// (a range, so that an index on the column can answer it).
+func projectCond(expr string, dirs []string) (string, []any) {
+	var or []string
+	var args []any
+	for _, d := range dirs {
+		prefix := views.DirPrefix(d)
+		// The first string after every one starting with prefix: its last
+		// byte (a separator, never 0xff) incremented.
+		next := prefix[:len(prefix)-1] + string(rune(prefix[len(prefix)-1]+1))
+		or = append(or, fmt.Sprintf("((%[1]s) = ? OR (%[1]s) >= ? AND (%[1]s) < ?)", expr))
+		args = append(args, d, prefix, next)
+	}
+	return "(" + strings.Join(or, " OR ") + ")", args
+}
+
+// searchSQL is the statement of a search and its arguments: expr the
+// FTS5 expression of the words (words: there are some).
+func searchSQL(q Query, expr string, words bool) (string, []any) {
+	// A run another holds again (a superseded sub-agent's run, an
+	// interrupted archive of a session archived whole elsewhere) and its
+	// sub-runs are left out: each thing said is found once.
+	where := []string{`d.run_id NOT IN (WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
+  UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id) SELECT id FROM gone)`}
+	var args []any
+	order := `injected, d.ts DESC, d.id DESC`
+	from := `docs d`
+	if words {
+		from = `fts JOIN docs d ON d.id = fts.rowid`
+		where = append([]string{"fts MATCH ?"}, where...)
+		order = `injected, fts.rank, d.ts DESC`
+	}
+	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`
+	if words {
+		args = append(args, expr)
+	}
+	eq := func(col, v string) {
+		if v != "" {
+			where = append(where, col+" = ?")
+			args = append(args, v)
+		}
+	}
+	eq("d.tool", q.Tool)
+	eq("d.kind", q.Kind)
+	eq("d.role", q.Role)
+	eq(status, q.Status)
+	if q.Run != "" {
+		where = append(where, "d.run_id LIKE ?")
+		args = append(args, strings.ReplaceAll(q.Run, "%", "")+"%")
+	}
+	if q.Provider != "" {
+		where = append(where, "r.providers LIKE ?")
+		args = append(args, "%,"+q.Provider+",%")
+	}
+	if q.Model != "" {
+		where = append(where, "r.models LIKE ?")
+		args = append(args, "%,"+q.Model+"%")
+	}
+	if len(q.Projects) > 0 {
+		cond, a := projectCond(`CASE WHEN r.project != '' THEN r.project ELSE (SELECT p.project FROM runs p WHERE p.run_id = r.parent_run_id) END`, q.Projects)
+		where = append(where, cond)
+		args = append(args, a...)
+	}
+	if !q.Since.IsZero() {
+		where = append(where, "d.ts >= ?")
+		args = append(args, q.Since.UnixMilli())
+	}
+	if !q.Until.IsZero() {
+		where = append(where, "d.ts < ?")
+		args = append(args, q.Until.UnixMilli())
+	}
+	limit := q.limit()
+	// Folding may merge many rows into one: read more than are shown,
+	// within a bound.
+	if q.Every {
+		args = append(args, limit)
+	} else {
+		args = append(args, min(limit*8, limit+2000))
+	}
+	return `SELECT d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
+  d.origin IN ('injected_context', 'system_prompt') AS injected, d.off, d.part, d.thash
+FROM ` + from + ` JOIN runs r ON r.run_id = d.run_id
+WHERE ` + cmp.Or(strings.Join(where, " AND "), "1") + `
+ORDER BY ` + order + ` LIMIT ?`, args
 }

@@ -827,7 +827,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 			addTo(&r.providers, res.Provider)
 			addTo(&r.models, res.Model)
 			if r.project == "" {
-				r.project = cmp.Or(res.Project, res.Cwd)
+				r.project = transcript.ProjectOf(res.Project, res.Cwd)
 			}
 			if p.Kind == string(transcript.KindAgent) && !strings.Contains(ev.Path, ".") {
 				r.partStatus = cmp.Or(res.Status, p.Status, transcript.StatusOK)

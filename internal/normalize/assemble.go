@@ -499,6 +499,8 @@ func (a *assembler) apply(f *fields) {
 		a.meta(f, wire.TModel, &a.res.Model)
 		a.meta(f, wire.TProviderVersion, &a.res.ProviderVersion)
 		a.meta(f, wire.TFormat, &a.res.Format)
+		a.meta(f, wire.TCwd, &a.res.Cwd)
+		a.meta(f, wire.TProject, &a.res.Project)
 	case wire.OpMsgOpen:
 		a.open(f)
 	case wire.OpBlock:

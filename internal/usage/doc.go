@@ -1,6 +1,6 @@
 // Package usage makes the usage reports (twasm usage; the web app calls
 // it too): tokens and cost by day, week, month, session, model or
-// provider, from each run's Ledger.
+// provider or project, from each run's Ledger.
 //
 // # Model
 //
@@ -15,8 +15,9 @@
 //
 // Build folds ledgers into a Report: each top-level run is a session,
 // its child runs (sub-agents) counted with it and given its provider; the
-// rows the filters select (time, provider, model) are added to their
-// group and to the total.
+// rows the filters select (time, provider, model; the session's project,
+// its root run's else its first sub-agent's, a directory or below it) are
+// added to their group and to the total.
 //
 // # Invariants
 //

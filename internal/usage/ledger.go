@@ -22,12 +22,14 @@ const Slot = 15 * 60
 type Ledger struct {
 	// LoadErr is why the file could not be read (the run is then left out
 	// of every report, and said so).
-	LoadErr          string     `json:"load_err,omitempty"`
-	RunID            string     `json:"run_id"`
-	ParentRunID      string     `json:"parent_run_id,omitempty"`
-	Name             string     `json:"name,omitempty"`
-	Started          *time.Time `json:"started,omitempty"`
-	RenormalizedFrom string     `json:"renormalized_from,omitempty"`
+	LoadErr     string     `json:"load_err,omitempty"`
+	RunID       string     `json:"run_id"`
+	ParentRunID string     `json:"parent_run_id,omitempty"`
+	Name        string     `json:"name,omitempty"`
+	Started     *time.Time `json:"started,omitempty"`
+	// Project is the run's project (views.RunNode.Project).
+	Project          string `json:"project,omitempty"`
+	RenormalizedFrom string `json:"renormalized_from,omitempty"`
 	// Children are the child runs the run links to (sub-agents,
 	// sub-workflows), in file order.
 	Children []string `json:"children,omitempty"`
@@ -104,7 +106,7 @@ func LedgerOf(run *views.Run, tbl *prices.Table) *Ledger {
 	n := views.BuildRun(run)
 	c := views.CountRun(run)
 	l := &Ledger{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: views.DisplayName(views.RunHead{Name: n.Name, Title: n.Title, AutoName: n.AutoName}),
-		Started: n.Started, RenormalizedFrom: n.RenormalizedFrom, Supersedes: c.Supersedes, SupersededBy: c.SupersededBy, Prices: tbl.Version()}
+		Started: n.Started, Project: n.Project, RenormalizedFrom: n.RenormalizedFrom, Supersedes: c.Supersedes, SupersededBy: c.SupersededBy, Prices: tbl.Version()}
 	n.Walk(func(s *views.StepNode, _ int) bool {
 		if s.ChildRunID != "" && !slices.Contains(l.Children, s.ChildRunID) {
 			l.Children = append(l.Children, s.ChildRunID)

@@ -21,13 +21,18 @@ const (
 	BySession  = "session"
 	ByModel    = "model"
 	ByProvider = "provider" // the agent: claude, codex, gemini...
+	ByProject  = "project"  // the session's project directory
 )
 
-// noModel stands for the model of usage whose provider names none.
-const noModel = "(no model named)"
+// noModel stands for the model of usage whose provider names none, and
+// noProject for the project of a session whose runs state none.
+const (
+	noModel   = "(no model named)"
+	noProject = "(no project)"
+)
 
 // Groupings lists the valid Options.By values.
-var Groupings = []string{ByDay, ByWeek, ByMonth, BySession, ByModel, ByProvider}
+var Groupings = []string{ByDay, ByWeek, ByMonth, BySession, ByModel, ByProvider, ByProject}
 
 // Options say what a report counts and how it is cut; zero values select
 // everything.
@@ -39,6 +44,9 @@ type Options struct {
 	// Provider selects one provider (agent); Model the models whose name
 	// contains it, case-insensitively ("sonnet", "gpt-5").
 	Provider, Model string
+	// Project selects the sessions of a project directory or below it
+	// (sessionProject).
+	Project views.ProjectFilter
 	// Breakdown adds each group's figures per model.
 	Breakdown bool
 	// Location is the time zone days, weeks and months are cut in
@@ -220,6 +228,10 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 			rep.Superseded += len(tree)
 			continue
 		}
+		project := sessionProject(tree)
+		if !opt.Project.Match(project) {
+			continue
+		}
 		rep.Superseded += eachRow(tree, func(session string, r *Row) {
 			at := time.Unix(r.At, 0)
 			switch {
@@ -229,7 +241,7 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 				model != "" && !strings.Contains(strings.ToLower(r.Model), model):
 				return
 			}
-			key, name := groupKey(opt.By, root, r, at.In(loc))
+			key, name := groupKey(opt.By, root, project, r, at.In(loc))
 			g := groups[key]
 			if g == nil {
 				g = &Group{Key: key, Name: name}
@@ -254,7 +266,18 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 	return rep, nil
 }
 
-func groupKey(by string, root *Ledger, r *Row, at time.Time) (key, name string) {
+// sessionProject is a session's project: its root run's, else the first
+// of its child runs that states one (tree as ledgerTree gives it).
+func sessionProject(tree []*Ledger) string {
+	for _, l := range tree {
+		if l.Project != "" {
+			return l.Project
+		}
+	}
+	return ""
+}
+
+func groupKey(by string, root *Ledger, project string, r *Row, at time.Time) (key, name string) {
 	switch by {
 	case ByWeek:
 		d := at.AddDate(0, 0, -((int(at.Weekday()) + 6) % 7))
@@ -267,6 +290,8 @@ func groupKey(by string, root *Ledger, r *Row, at time.Time) (key, name string) 
 		return cmp.Or(r.Model, noModel), ""
 	case ByProvider:
 		return cmp.Or(r.Provider, "(unknown)"), ""
+	case ByProject:
+		return cmp.Or(project, noProject), ""
 	}
 	return at.Format(time.DateOnly), ""
 }

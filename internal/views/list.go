@@ -20,7 +20,9 @@ type RunHead struct {
 	// AutoName says Name is one twasm made up (RunNode.AutoName).
 	Title    string `json:"title,omitempty"`
 	AutoName bool   `json:"auto_name,omitempty"`
-	Status   string `json:"status"`
+	// Project is the run's project (RunNode.Project).
+	Project string `json:"project,omitempty"`
+	Status  string `json:"status"`
 	// Open marks an archived session that may still grow (RunNode.Open).
 	Open bool `json:"open,omitempty"`
 	// RenormalizedFrom is the run this one was rebuilt from
@@ -35,7 +37,7 @@ type RunHead struct {
 }
 
 func headOf(n *RunNode) RunHead {
-	return RunHead{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: n.Name, Title: n.Title, AutoName: n.AutoName, Status: n.Status, Open: n.Open,
+	return RunHead{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: n.Name, Title: n.Title, AutoName: n.AutoName, Project: n.Project, Status: n.Status, Open: n.Open,
 		RenormalizedFrom: n.RenormalizedFrom, SupersededBy: n.SupersededBy, Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
 }
 
@@ -174,6 +176,13 @@ type RunFilter struct {
 	// title.
 	Name         string
 	Since, Until time.Time
+	// Project selects the runs whose project is a directory or below it.
+	Project ProjectFilter
+}
+
+// IsZero reports whether the filter selects every run.
+func (f RunFilter) IsZero() bool {
+	return f.Provider == "" && f.Status == "" && f.Name == "" && f.Since.IsZero() && f.Until.IsZero() && f.Project.IsZero()
 }
 
 // Match reports whether s passes the filter.
@@ -182,6 +191,9 @@ func (f RunFilter) Match(s RunSummary) bool {
 		return false
 	}
 	if f.Status != "" && s.Status != f.Status {
+		return false
+	}
+	if !f.Project.Match(s.Project) {
 		return false
 	}
 	if f.Name != "" && !containsFold(s.Name, f.Name) && !containsFold(s.Title, f.Name) {

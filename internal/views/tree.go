@@ -29,6 +29,10 @@ type RunNode struct {
 	// "<provider> session <id>", record's "record <provider>"), not one a
 	// person gave: DisplayName prefers the Title then.
 	AutoName bool `json:"auto_name,omitempty"`
+	// Project is the first agent step's project (AgentResult.ProjectDir):
+	// its repository root, else its working directory; "" when no step
+	// states one.
+	Project string `json:"project,omitempty"`
 	// Status is run.completed's status; "running" while there is none,
 	// except for an archived session (see Open).
 	Status string `json:"status"`
@@ -118,16 +122,20 @@ func (n *RunNode) Totals() Totals {
 
 // AgentSummary is what an agent step's result says, for the tree.
 type AgentSummary struct {
-	Provider        string            `json:"provider,omitempty"`
-	ProviderVersion string            `json:"provider_version,omitempty"`
-	Model           string            `json:"model,omitempty"`
-	SessionID       string            `json:"session_id,omitempty"`
-	Status          string            `json:"status,omitempty"`
-	ExitCode        *int              `json:"exit_code,omitempty"`
-	Usage           *transcript.Usage `json:"usage,omitempty"`
-	CostUSD         *float64          `json:"cost_usd,omitempty"`
-	Unmapped        map[string]int    `json:"unmapped,omitempty"`
-	Dangling        []string          `json:"dangling,omitempty"`
+	Provider        string `json:"provider,omitempty"`
+	ProviderVersion string `json:"provider_version,omitempty"`
+	Model           string `json:"model,omitempty"`
+	SessionID       string `json:"session_id,omitempty"`
+	// Cwd and Project are the result's working directory and repository
+	// root (transcript.AgentResult).
+	Cwd      string            `json:"cwd,omitempty"`
+	Project  string            `json:"project,omitempty"`
+	Status   string            `json:"status,omitempty"`
+	ExitCode *int              `json:"exit_code,omitempty"`
+	Usage    *transcript.Usage `json:"usage,omitempty"`
+	CostUSD  *float64          `json:"cost_usd,omitempty"`
+	Unmapped map[string]int    `json:"unmapped,omitempty"`
+	Dangling []string          `json:"dangling,omitempty"`
 }
 
 // StepNode is one step attempt: a (path, iteration) bracket of a run.
@@ -265,6 +273,9 @@ func BuildRun(run *Run) *RunNode {
 			completeStep(s, ev)
 			if s.Agent != nil && !strings.Contains(s.Path, ".") {
 				lastPart = s
+			}
+			if s.Agent != nil && n.Project == "" {
+				n.Project = transcript.ProjectOf(s.Agent.Project, s.Agent.Cwd)
 			}
 		default:
 			s := open[key]
@@ -415,7 +426,7 @@ func completeStep(s *StepNode, ev *transcript.Event) {
 	}
 	if r, err := p.AgentResult(); err == nil && r != nil {
 		s.Agent = &AgentSummary{Provider: r.Provider, ProviderVersion: r.ProviderVersion, Model: r.Model,
-			SessionID: r.SessionID, Status: r.Status, ExitCode: r.ExitCode, Usage: r.Usage, CostUSD: r.CostUSD,
+			SessionID: r.SessionID, Cwd: r.Cwd, Project: r.Project, Status: r.Status, ExitCode: r.ExitCode, Usage: r.Usage, CostUSD: r.CostUSD,
 			Unmapped: r.Unmapped, Dangling: r.Dangling}
 	}
 }

@@ -1,11 +1,9 @@
 package web
 
 import (
-	"cmp"
 	"context"
 	"net/http"
 	"net/url"
-	"slices"
 	"strconv"
 	"time"
 
@@ -25,6 +23,7 @@ var usageCharts = []struct{ By, Title string }{
 	{usage.ByDay, "By day"},
 	{usage.ByModel, "By model"},
 	{usage.ByProvider, "By agent"},
+	{usage.ByProject, "By project"},
 }
 
 // Chart geometry (SVG user units): a row per group, its label left of
@@ -142,74 +141,7 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		page.Unknown = maskAll(m, rep.Total.Cost.UnpricedModels)
 		page.Charts = append(page.Charts, chartOf(c.By, c.Title, rep, m))
 	}
-	if page.Error == "" {
-		rep, err := s.byProject(ctx, src, table, opt)
-		if err != nil {
-			s.opts.Logger.Error("usage by project", "err", err)
-			page.Error = "usage by project could not be read"
-		} else {
-			page.Charts = append(page.Charts, chartOf("project", "By project", rep, m))
-		}
-	}
 	s.render(w, "usage.html", page)
-}
-
-// noProject keys the sessions whose project the index does not know.
-const noProject = "(no project)"
-
-// byProject is usage by the sessions' project (the index's: the first
-// agent step result's project, else its cwd): for each project,
-// usage.Build's total over its sessions alone (their child runs with
-// them), so that each figure is usage's own sum; the groups, as a
-// report's by model, in order of cost.
-func (s *Server) byProject(ctx context.Context, src usage.Sources, table string, opt usage.Options) (*usage.Report, error) {
-	project := map[string]string{}
-	for after := ""; ; {
-		runs, more, err := s.opts.Index.List(ctx, index.ListQuery{After: after, Limit: 1000})
-		if err != nil {
-			return nil, err
-		}
-		for _, r := range runs {
-			project[r.RunID] = cmp.Or(r.Project, noProject)
-		}
-		if !more || len(runs) == 0 {
-			break
-		}
-		after = runs[len(runs)-1].Cursor
-	}
-	roots := map[string][]string{}
-	var shared []string // child runs and runs that cannot be read: in every project's sources
-	for _, id := range src.IDs {
-		l := src.Ledgers[id]
-		if l == nil || l.LoadErr != "" || l.ParentRunID != "" {
-			shared = append(shared, id)
-			continue
-		}
-		p := cmp.Or(project[id], noProject)
-		roots[p] = append(roots[p], id)
-	}
-	opt.By = usage.ByDay
-	all, err := usage.Build(src, table, opt)
-	if err != nil {
-		return nil, err
-	}
-	rep := &usage.Report{By: "project", Prices: all.Prices, Total: all.Total, Unreadable: all.Unreadable}
-	for p, ids := range roots {
-		sub := src
-		sub.IDs = append(slices.Clone(ids), shared...)
-		r, err := usage.Build(sub, table, opt)
-		if err != nil {
-			return nil, err
-		}
-		if r.Total.Requests == 0 && r.Total.Usage == nil {
-			continue
-		}
-		g := r.Total
-		g.Key = p
-		rep.Groups = append(rep.Groups, g)
-	}
-	usage.ByCost(rep.Groups)
-	return rep, nil
 }
 
 // parseDay reads a date field (YYYY-MM-DD, UTC); "" is no bound.

@@ -24,7 +24,8 @@ const (
 	// (TUncachedInputTokens, TCacheWrite1hTokens, TTotalTokens).
 	// Minor 6: a store of many sessions per file (Store.Kind
 	// "sections", Store.SessionStart) and a root in each project
-	// directory (Root.Projects).
+	// directory (Root.Projects); OpMeta carries the agent's working
+	// directory and the repository root holding it (TCwd, TProject).
 	Minor = 6
 )
 

@@ -95,6 +95,11 @@ const (
 	TUncachedInputTokens
 	TCacheWrite1hTokens
 	TTotalTokens
+	// OpMeta fields added in ABI 1.6: the agent's working directory and
+	// the repository root holding it, where the provider's data states
+	// them.
+	TCwd
+	TProject
 	tagLimit
 )
 

@@ -1,7 +1,9 @@
 package amp
 
 import (
+	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/twasm/twasm/abi"
@@ -99,7 +101,24 @@ func (n *normalizer) thread(v abi.Value, out *sdk.Out) {
 		n.threadID = id.String()
 		m.SessionID = sdk.Text(id)
 	}
+	// The workspace tree the thread ran in, when it names one (a thread
+	// of several trees names no one directory).
+	if trees := v.Path("env", "initial", "trees"); trees.Len() == 1 {
+		if dir, ok := filePath(trees.Index(0).Get("uri").String()); ok {
+			m.Cwd = sdk.S(dir)
+		}
+	}
 	out.Meta(m)
+}
+
+// filePath is the local path a file URI names (file:///home/me/proj, its
+// escapes decoded); false for anything else.
+func filePath(uri string) (string, bool) {
+	u, err := url.Parse(uri)
+	if err != nil || u.Scheme != "file" || u.Host != "" && u.Host != "localhost" || !strings.HasPrefix(u.Path, "/") {
+		return "", false
+	}
+	return u.Path, true
 }
 
 // msTime is an epoch-milliseconds number as RFC 3339 (unset when v is

@@ -121,4 +121,8 @@
 // The package uses no reflection and no goroutines; it builds for wasip1
 // with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key
 // it reads; TestKeysCoverGets keeps the list complete.
+//
+// Place. The step result's cwd and project (ABI 1.6, spec §4): the
+// thread's workspace tree (env.initial.trees[].uri, a file URI decoded)
+// when it names exactly one; Amp names no repository root apart.
 package amp

@@ -61,7 +61,7 @@ var formatNames = []string{
 type normalizer struct {
 	format format
 
-	sessionSent, modelSent, versionSent bool
+	sessionSent, modelSent, versionSent, cwdSent bool
 
 	byID   map[string]*message // by provider message id
 	open   []*message          // open messages, in opening order
@@ -347,7 +347,8 @@ func (n *normalizer) claudeLine(v abi.Value, out *sdk.Out) {
 	n.meta(v, out)
 }
 
-// meta reports session id and CLI version the first time they appear.
+// meta reports session id, CLI version and working directory the first
+// time they appear.
 func (n *normalizer) meta(v abi.Value, out *sdk.Out) {
 	var m sdk.Meta
 	if !n.sessionSent {
@@ -370,7 +371,16 @@ func (n *normalizer) meta(v abi.Value, out *sdk.Out) {
 			n.versionSent = true
 		}
 	}
-	if m.SessionID.IsSet() || m.ProviderVersion.IsSet() {
+	if !n.cwdSent {
+		// The working directory every session-log line and the stream's
+		// init line state; the first is where the session started. Claude
+		// states no repository root (gitBranch says only that there is one).
+		if cwd := n.get(v, kCwd); cwd.Kind() == abi.KindString && !cwd.Is("") {
+			m.Cwd = sdk.Text(cwd)
+			n.cwdSent = true
+		}
+	}
+	if m.SessionID.IsSet() || m.ProviderVersion.IsSet() || m.Cwd.IsSet() {
 		out.Meta(m)
 	}
 }

@@ -225,4 +225,8 @@
 // repeated agent_progress message, can_use_tool requests and their
 // answers, and the lines of a pretty-printed document are declared
 // ignored too (Out.Ignored), so that every raw line is accounted for.
+//
+// Place. The step result's cwd and project (ABI 1.6, spec §4): the first
+// cwd a line states (every session-log line, the stream's init line);
+// Claude names no repository root (gitBranch says only that there is one).
 package claude

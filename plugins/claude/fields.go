@@ -99,6 +99,7 @@ var keys = abi.NewKeySet(
 	"iterations",
 	"cache_creation",
 	"ephemeral_1h_input_tokens",
+	"cwd",
 )
 
 // Indexes into keys.
@@ -192,6 +193,7 @@ const (
 	kIterations
 	kCacheCreation
 	kEphemeral1hInputTokens
+	kCwd
 
 	nKeys
 )

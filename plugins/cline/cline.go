@@ -114,6 +114,7 @@ type normalizer struct {
 	kind     int    // its kind
 	sawTask  bool   // something of a task was read
 	taskID   string // the session: the folder's name
+	cwdSent  bool   // a history item's workspace was reported
 	api, ui  []uint64
 	versions map[int]int // api index -> versions written
 	counted  map[int]bool
@@ -187,7 +188,14 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		// history item repeats the UI's totals: what the step holds
 		// comes from the conversation and the UI's requests. What it
 		// adds is the task's parent: a sub-task started by new_task.
-		if !n.parentTask(v, out) {
+		// Roo's history item also names the workspace the task ran in.
+		said := n.parentTask(v, out)
+		if ws := sdk.StringOf(v.Get("workspace")); ws.IsSet() && !n.cwdSent {
+			n.cwdSent = true
+			out.Meta(sdk.Meta{Cwd: ws})
+			said = true
+		}
+		if !said {
 			out.Ignored(sdk.S("task_metadata"))
 		}
 	default:

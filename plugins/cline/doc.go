@@ -114,4 +114,7 @@
 // call is that call's result (the tool ran: it presents the result);
 // the user's reply to it, "[attempt_completion] Result: ... <feedback>",
 // is then the user's prompt.
+//
+// Place. The step result's cwd and project (ABI 1.6, spec §4): Roo Code's
+// history_item.json workspace; Cline's own task files name no directory.
 package cline

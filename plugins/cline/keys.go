@@ -10,5 +10,5 @@ var keys = abi.NewKeySet(
 	"$twasm", "apiProtocol", "ask", "cacheReads", "cacheWrites", "cancelReason", "command", "content", "cost",
 	"files_in_context", "id", "input", "is_error", "messages", "modelId", "modelInfo", "model_usage",
 	"name", "parentTaskId", "path", "role", "say", "signature", "streamingFailedMessage", "text", "thinking",
-	"tokensIn", "tokensOut", "tool_use_id", "ts", "type",
+	"tokensIn", "tokensOut", "tool_use_id", "ts", "type", "workspace",
 )

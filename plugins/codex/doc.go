@@ -155,4 +155,8 @@
 // The package builds natively (tests, fuzzing, benchmarks) and for
 // wasip1 through the entry point in ./wasm. It uses no reflection, no
 // encoding/json and no fmt, so that it also builds with TinyGo.
+//
+// Place. The step result's cwd and project (ABI 1.6, spec §4):
+// session_meta's cwd; its git member names a commit, branch and remote,
+// never the repository's root.
 package codex

@@ -28,7 +28,9 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 		if id.Kind() != abi.KindString {
 			id = m.Get("session_id")
 		}
-		out.Meta(sdk.Meta{SessionID: sdk.Text(id), ProviderVersion: sdk.Text(m.Get("cli_version"))})
+		// cwd is where the session runs; its git member names a commit,
+		// branch and remote URL, never the repository's root directory.
+		out.Meta(sdk.Meta{SessionID: sdk.Text(id), ProviderVersion: sdk.Text(m.Get("cli_version")), Cwd: sdk.StringOf(m.Get("cwd"))})
 		instr := m.Path("base_instructions", "text")
 		if !instr.Exists() {
 			instr = m.Get("instructions")

@@ -54,7 +54,7 @@ const (
 type normalizer struct {
 	hint                   string // the format the host was told, if one of ours
 	sawEvent, sawEphemeral bool
-	sessionSent            bool
+	sessionSent, placeSent bool
 	versionSent            bool
 	modelSent              bool
 
@@ -296,6 +296,9 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		if n.model(d.Get("selectedModel"), false, out) {
 			said = true
 		}
+		if n.place(d.Get("context"), out) {
+			said = true
+		}
 		if t.Is("session.resume") {
 			n.usage.segment()
 		}
@@ -423,6 +426,22 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	default:
 		out.Unmapped(sdk.S(sdk.TypeName(t)))
 	}
+}
+
+// place reports the working directory and the git root a session's
+// context states (the first stated wins: a resume may run elsewhere). It
+// reports whether it reported anything.
+func (n *normalizer) place(ctx abi.Value, out *sdk.Out) bool {
+	if n.placeSent || ctx.Kind() != abi.KindObject {
+		return false
+	}
+	m := sdk.Meta{Cwd: sdk.StringOf(ctx.Get("cwd")), Project: sdk.StringOf(ctx.Get("gitRoot"))}
+	if !m.Cwd.IsSet() && !m.Project.IsSet() {
+		return false
+	}
+	n.placeSent = true
+	out.Meta(m)
+	return true
 }
 
 // session reports the session id once.

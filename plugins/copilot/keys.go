@@ -7,7 +7,7 @@ import "github.com/twasm/twasm/abi"
 // the sandbox instead of comparing their bytes. A key missing here still
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"agentId", "agentName", "agent_type", "arguments", "cancelled", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "copilotVersion",
+	"agentId", "agentName", "agent_type", "arguments", "cancelled", "cacheReadTokens", "chosenModel", "cacheWriteTokens", "code", "command", "content", "context", "copilotVersion", "cwd", "gitRoot",
 	"currentModel", "data", "deltaContent", "description", "detailedContent", "encryptedContent", "ephemeral", "error",
 	"errorCode", "errorMessage", "errorReason", "errorType", "exitCode", "feedback", "id", "infoType", "inputDelta", "inputTokens", "kind",
 	"message", "messageId", "model", "modelMetrics", "name", "newModel", "outputTokens", "parentToolCallId", "prompt", "properties", "reason", "reasoningOpaque",

@@ -91,4 +91,7 @@
 // The package uses no reflection and no goroutines; it builds for wasip1
 // with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key
 // it reads; TestKeysCoverGets keeps the list complete.
+//
+// Place. The step result's cwd and project (ABI 1.6, spec §4):
+// session_start's cwd; Droid names no repository root.
 package droid

@@ -110,7 +110,10 @@ func (n *normalizer) start(v abi.Value, out *sdk.Out) {
 	n.started = true
 	m := sdk.Meta{Format: sdk.S(fmtSession), NoTerminal: true}
 	if v.Exists() {
+		// session_start states the working directory; Droid names no
+		// repository root.
 		m.SessionID = sdk.StringOf(v.Get("id"))
+		m.Cwd = sdk.StringOf(v.Get("cwd"))
 	}
 	out.Meta(m)
 }

@@ -5,7 +5,7 @@ import "github.com/twasm/twasm/abi"
 // keys are the object keys the normalizer reads (abi.Manifest.Keys);
 // TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"$twasm", "cacheCreationTokens", "cacheReadTokens", "command", "content", "id", "input", "inputTokens",
+	"$twasm", "cacheCreationTokens", "cacheReadTokens", "command", "content", "cwd", "id", "input", "inputTokens",
 	"is_error", "message", "model", "name", "outputTokens", "path", "role", "text", "thinking", "thinkingTokens",
 	"timestamp", "tokenUsage", "tool_use_id", "totalTokens", "type",
 )

@@ -197,4 +197,8 @@
 // [InjectedContext]; plugins/qwen reads Qwen Code's older
 // whole-document chats, the Gemini CLI's session file, with [Plugin]'s
 // normalizer.
+//
+// Place. The step result's cwd and project (ABI 1.6, spec §4): none: a
+// session names its project only by projectHash, a hash of the directory,
+// which cannot be turned back into a path.
 package gemini

@@ -47,4 +47,7 @@
 // status. (Goose's input counts cached tokens: its providers build usage
 // with Usage::from_cache_exclusive_input.) The goldens were written from Goose's source (session_manager.rs,
 // conversation/message.rs): no public capture of a Goose store was found.
+//
+// Place. The step result's cwd and project (ABI 1.6, spec §4): the
+// session's working_dir; Goose names no repository root.
 package goose

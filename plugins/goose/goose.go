@@ -178,6 +178,11 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 		n.model = m.String()
 		out.Meta(sdk.Meta{Model: sdk.S(n.model)})
 	}
+	// working_dir is where the session ran; Goose names no repository
+	// root.
+	if wd := sdk.StringOf(r.Get("working_dir")); wd.IsSet() {
+		out.Meta(sdk.Meta{Cwd: wd})
+	}
 	if p := r.Get("parent_session_id"); p.Kind() == abi.KindString && p.String() != "" {
 		out.Warn("a sub-agent session of " + p.String() + " (a child run of its run)")
 	}

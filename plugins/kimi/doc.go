@@ -150,4 +150,7 @@
 // The package uses no reflection and no goroutines; it builds for wasip1
 // with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key
 // it reads; TestKeysCoverGets keeps the list complete.
+//
+// Place. The step result's cwd and project (ABI 1.6, spec §4): Kimi Code's
+// profile.bind environmentDisclosure.cwd; the Kimi CLI's log names none.
 package kimi

@@ -35,7 +35,15 @@ func (n *normalizer) wire(typ string, v abi.Value, ts string, out *sdk.Out) {
 		out.Warn("kimi: the user cancelled the turn")
 	case "context.apply_compaction":
 		out.Warn("kimi: the context was compacted; the transcript keeps the turns it replaced")
-	case "config.update", "profile.bind", "llm.tools_snapshot", "tools.set_active_tools",
+	case "profile.bind":
+		// The profile's environment disclosure states the working
+		// directory the agent was told of; Kimi names no repository root.
+		if cwd := sdk.StringOf(v.Path("environmentDisclosure", "cwd")); cwd.IsSet() {
+			out.Meta(sdk.Meta{Cwd: cwd})
+			return
+		}
+		out.Ignored(sdk.S(typ))
+	case "config.update", "llm.tools_snapshot", "tools.set_active_tools",
 		"tools.reset_active_tools", "tools.register_user_tool", "tools.unregister_user_tool", "tools.update_store",
 		"permission.set_mode", "permission.record_approval_result", "interaction.request", "interaction.resolved",
 		"prompt.accepted", "plugin.session_start", "mcp.tools_discovered", "runtime.set_binding",

@@ -71,4 +71,9 @@
 // between two syncs comes once, in its new version). Reading both would
 // archive each change twice; reading the events alone would miss every
 // session of a user without the flag.
+//
+// Place. The step result's cwd and project (ABI 1.6, spec §4): the
+// session's directory, and an assistant message's path.root as the
+// repository root (OpenCode's worktree; "/" outside a repository names
+// none).
 package opencode

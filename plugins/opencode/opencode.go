@@ -138,11 +138,14 @@ type message struct {
 }
 
 type normalizer struct {
-	format  string
-	meta    bool
-	doc     int // the older file tree: what the document after a file line is
-	msgs    map[string]*message
-	current *message
+	format string
+	meta   bool
+	// placeSent: the working directory and root of a message path were
+	// reported.
+	placeSent bool
+	doc       int // the older file tree: what the document after a file line is
+	msgs      map[string]*message
+	current   *message
 	// steps holds every step-finish's tokens and cost by part id, for
 	// the session's totals.
 	steps map[string]*part
@@ -232,7 +235,8 @@ func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 // session handles a session's info (a row of the database, or a
 // document of the older file tree, whose parent is parentID).
 func session(info, parent abi.Value, out *sdk.Out) {
-	out.Meta(sdk.Meta{SessionID: sdk.Text(info.Get("id")), ProviderVersion: sdk.Text(info.Get("version"))})
+	// directory is where the session runs.
+	out.Meta(sdk.Meta{SessionID: sdk.Text(info.Get("id")), ProviderVersion: sdk.Text(info.Get("version")), Cwd: sdk.StringOf(info.Get("directory"))})
 	if parent.Kind() == abi.KindString && parent.String() != "" {
 		out.Warn("a sub-agent session of " + parent.String() + " (a child run of its run; the parent's task call holds the sub-agent's result)")
 	}
@@ -348,10 +352,29 @@ func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
 	if t := info.Get("tokens"); t.Kind() == abi.KindObject {
 		m.tokens = usage(t)
 	}
+	n.place(info.Get("path"), out)
 	if e := info.Get("error"); e.Kind() == abi.KindObject && !m.reported["message"] {
 		m.reported["message"] = true
 		m.errName, m.errText = e.Get("name").String(), errMessage(e)
 		out.Error(sdk.ProviderError{Message: sdk.S(m.errText), Code: sdk.S(m.errName)})
+	}
+}
+
+// place reports the working directory and the project's root an
+// assistant message's path states ({cwd, root}), once. OpenCode's root
+// is the git worktree, or "/" for a directory outside any repository:
+// that names no root.
+func (n *normalizer) place(path abi.Value, out *sdk.Out) {
+	if n.placeSent || path.Kind() != abi.KindObject {
+		return
+	}
+	m := sdk.Meta{Cwd: sdk.StringOf(path.Get("cwd"))}
+	if root := path.Get("root"); !root.Is("/") {
+		m.Project = sdk.StringOf(root)
+	}
+	if m.Cwd.IsSet() || m.Project.IsSet() {
+		n.placeSent = true
+		out.Meta(m)
 	}
 }
 

@@ -167,4 +167,7 @@
 // The package uses no reflection and no goroutines; it builds for wasip1
 // with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key
 // it reads; TestKeysCoverGets keeps the list complete.
+//
+// Place. The step result's cwd and project (ABI 1.6, spec §4): the session
+// header's cwd; Pi names no repository root.
 package pi

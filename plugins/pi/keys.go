@@ -7,7 +7,7 @@ import "github.com/twasm/twasm/abi"
 // the sandbox instead of comparing their bytes. A key missing here still
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"agent", "arguments", "branchedFrom", "cacheRead", "cacheWrite", "cancelled", "command", "content", "cost",
+	"agent", "arguments", "branchedFrom", "cacheRead", "cacheWrite", "cancelled", "command", "content", "cost", "cwd",
 	"details", "errorMessage", "exitCode", "finalError", "firstKeptEntryId", "firstKeptEntryIndex", "id", "input", "isError", "message",
 	"messages", "model", "modelId", "name", "output", "parentId", "parentSession", "reasoning", "redacted", "result",
 	"results", "role", "stopReason", "success", "summary", "task", "text", "thinking", "thinkingSignature",

@@ -159,7 +159,9 @@ func (n *normalizer) header(v abi.Value, out *sdk.Out) {
 	switch {
 	case n.sessionID == "" && id != "":
 		n.sessionID, n.current = strings.Clone(id), strings.Clone(id)
-		out.Meta(sdk.Meta{SessionID: sdk.S(n.sessionID)})
+		// The header's cwd is where the session runs; Pi names no
+		// repository root.
+		out.Meta(sdk.Meta{SessionID: sdk.S(n.sessionID), Cwd: sdk.StringOf(v.Get("cwd"))})
 		said = true
 	case n.sessionID != "" && id != n.current:
 		// Another session's entries make a tree of their own (the same

@@ -8,7 +8,7 @@ import "github.com/twasm/twasm/abi"
 // works, at the usual cost (the Gemini plugin that reads the older chats
 // reads its own); TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"agentId", "agentName", "args", "cachedContentTokenCount", "callId", "candidatesTokenCount", "code", "command",
+	"agentId", "agentName", "args", "cachedContentTokenCount", "callId", "candidatesTokenCount", "code", "command", "cwd",
 	"compressedHistory", "description", "error", "error_type", "event.name", "functionCall", "functionResponse", "id",
 	"info", "isSidechain", "message", "messages", "model", "name", "newTokenCount", "originalTokenCount", "output",
 	"parentSessionId", "parts", "prompt", "promptTokenCount", "response", "result", "resultDisplay", "role", "sessionId",

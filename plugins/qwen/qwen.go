@@ -144,6 +144,9 @@ func (n *normalizer) start(v abi.Value, out *sdk.Out) {
 		n.sessionID = id.String()
 		m.SessionID = sdk.S(n.sessionID)
 	}
+	// Every record states the working directory (cwd); Qwen names no
+	// repository root (its projects directory is named by a hash).
+	m.Cwd = sdk.StringOf(v.Get("cwd"))
 	out.Meta(m)
 }
 

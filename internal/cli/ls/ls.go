@@ -38,6 +38,7 @@ type Options struct {
 	Filter   views.RunFilter
 	Since    string
 	Until    string
+	Project  string
 	Limit    int
 	Children bool
 	JSON     bool
@@ -78,10 +79,13 @@ ID NAME STATUS STARTED DURATION PROVIDERS STEPS TOOLS COST
 
 --since and --until take a time (today, yesterday, 2026-11-20, 20261120,
 2026-11-20T15:04, RFC 3339) or an age (90m, 36h, 7d, 2w) meaning that long
-ago.`,
+ago.
+
+--project DIR: ` + cmdutil.ProjectHelp + `. --json states each run's "project".`,
 		Example: `  twasm ls
   twasm ls --provider claude --status error --since 7d
   twasm ls --name nightly --limit 5
+  twasm ls --project .
   twasm ls --json | jq -r 'select(.cost_usd > 1) | .run_id'`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
@@ -95,6 +99,9 @@ ago.`,
 			if opts.Filter.Until, err = cmdutil.ParseTime(opts.Until, opts.Now()); err != nil {
 				return cmdutil.FlagErrorf("--until: %v", err)
 			}
+			if opts.Filter.Project, err = f.ProjectFilter(opts.Project); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -107,6 +114,7 @@ ago.`,
 	fl.StringVar(&opts.Filter.Name, "name", "", "only runs whose name or first prompt contains this (case-insensitive)")
 	fl.StringVar(&opts.Since, "since", "", "only runs started at or after this time or age")
 	fl.StringVar(&opts.Until, "until", "", "only runs started before this time or age")
+	fl.StringVar(&opts.Project, "project", "", "only runs of this project `DIR` or below it (. for the current directory)")
 	fl.IntVarP(&opts.Limit, "limit", "n", 0, "show at most this many runs (0: all)")
 	fl.BoolVar(&opts.Children, "children", false, "list child runs too")
 	fl.BoolVar(&opts.JSON, "json", false, "print one JSON object per run (JSON Lines)")

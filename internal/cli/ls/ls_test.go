@@ -282,3 +282,64 @@ func TestCost(t *testing.T) {
 		}
 	}
 }
+
+// TestProject: --project lists the runs of a directory and those below it
+// (cleaned and made absolute from the current directory), and --json
+// states each run's project (the repository root, else the directory the
+// agent ran in); from the index and from the files alike.
+func TestProject(t *testing.T) {
+	root := t.TempDir()
+	runs := viewstest.ProjectStorage(t, root, viewstest.T0)
+	id := func(i int) string { return runs[i].ID }
+	tests := []struct {
+		project, wd string
+		want        []string // newest first
+	}{
+		{"", "", []string{id(4), id(3), id(2), id(1), id(0)}},
+		{"/src/app", "", []string{id(3), id(1), id(0)}},
+		{"/src/app/web/", "", []string{id(1)}},
+		{"..", "/src/app/web", []string{id(3), id(1), id(0)}},
+		{"/src/apple", "", []string{id(2)}},
+		{"/src/ap", "", nil},
+	}
+	f := &cmdutil.Factory{Getenv: func(string) string { return "" }, StorageFlag: root}
+	for _, digests := range []bool{true, false} {
+		for _, tc := range tests {
+			ios, _, out, _ := iostreams.Test()
+			o := &Options{IO: ios, List: f.ListRuns, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now, JSON: true}
+			if digests {
+				o.Digests = f.RunDigests
+			}
+			var err error
+			if o.Filter.Project, err = cmdutil.ParseProject(tc.project, tc.wd, ""); err != nil {
+				t.Fatal(err)
+			}
+			if err := runLs(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, line := range strings.Split(strings.TrimSpace(out.String()), "\n") {
+				if line == "" {
+					continue
+				}
+				var r views.RunSummary
+				if err := json.Unmarshal([]byte(line), &r); err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, r.RunID)
+				want := ""
+				for _, pr := range runs {
+					if pr.ID == r.RunID {
+						want = transcript.ProjectOf(pr.Project, pr.Cwd)
+					}
+				}
+				if r.Project != want {
+					t.Errorf("digests %v: run %s project %q, want %q", digests, r.RunID, r.Project, want)
+				}
+			}
+			if strings.Join(got, " ") != strings.Join(tc.want, " ") {
+				t.Errorf("digests %v, --project %q from %q: %v, want %v", digests, tc.project, tc.wd, got, tc.want)
+			}
+		}
+	}
+}

@@ -17,11 +17,12 @@ import (
 
 // Options are the search flags.
 type Options struct {
-	F     *cmdutil.Factory
-	Query index.Query
-	Since string
-	Until string
-	JSON  bool
+	F       *cmdutil.Factory
+	Query   index.Query
+	Since   string
+	Until   string
+	Project string
+	JSON    bool
 }
 
 // NewCmdSearch returns the search command.
@@ -51,8 +52,11 @@ one: a tool call's and its result's, ok, error, denied or cancelled; else
 its run's status: ok, error, incomplete, cancelled, running), --since/--until
 (of the event), --run (an id or its start), --tool (tool name), --type
 (text, thinking, command, stream, tool_call, tool_result, error), --role
-(user, assistant, tool). Filters alone, with no words, list what they
-select, newest first.
+(user, assistant, tool), --project (the run's project directory, or one
+below it; a sub-run without one is its parent run's). Filters alone, with
+no words, list what they select, newest first.
+
+--project DIR: ` + cmdutil.ProjectHelp + `.
 
 What a person or the model wrote ranks above what the agent's tooling
 injected (injected context, system prompts: marked "injected"); a text
@@ -66,7 +70,8 @@ another run. Exit 1 when nothing matches, as grep does.`,
   twasm search --tool Bash --status error pytest
   twasm search --tool Bash --status error --since yesterday
   twasm search --provider codex --since 7d apply_patch src/main.go
-  twasm search --json --type thinking migration | jq .run_id`,
+  twasm search --json --type thinking migration | jq .run_id
+  twasm search --project . flaky test`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Query.Text = strings.Join(args, " ")
 			now := time.Now()
@@ -77,6 +82,11 @@ another run. Exit 1 when nothing matches, as grep does.`,
 			if opts.Query.Until, err = cmdutil.ParseTime(opts.Until, now); err != nil {
 				return cmdutil.FlagErrorf("--until: %v", err)
 			}
+			pf, err := f.ProjectFilter(opts.Project)
+			if err != nil {
+				return err
+			}
+			opts.Query.Projects = pf.Dirs
 			if opts.Query.Limit < 0 {
 				return cmdutil.FlagErrorf("--limit must not be negative")
 			}
@@ -97,6 +107,7 @@ another run. Exit 1 when nothing matches, as grep does.`,
 	fl.StringVar(&opts.Since, "since", "", "only events at or after: an age (7d, 12h), a date (2026-11-20, 20261120) or today, yesterday")
 	fl.StringVar(&opts.Until, "until", "", "only events before: an age (7d, 12h), a date (2026-11-20, 20261120) or today, yesterday")
 	fl.StringVar(&q.Run, "run", "", "only this run (an id or the start of one)")
+	fl.StringVar(&opts.Project, "project", "", "only runs of this project `DIR` or below it (. for the current directory)")
 	fl.StringVar(&q.Tool, "tool", "", "only tool calls and results of this tool")
 	fl.StringVar(&q.Kind, "type", "", "only this kind: text, thinking, command, stream, tool_call, tool_result, error")
 	fl.StringVar(&q.Role, "role", "", "only this role: user, assistant, tool")

@@ -1,9 +1,12 @@
 package searchcmd
 
 import (
+	"context"
+	"os"
 	"testing"
 
 	"github.com/twasm/twasm/internal/index"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
 )
 
 // A hit's run is called as ls calls it: by its first prompt where twasm
@@ -21,6 +24,30 @@ func TestRunName(t *testing.T) {
 	} {
 		if got := runName(c.hit); got != c.want {
 			t.Errorf("runName(%+v) = %q, want %q", c.hit, got, c.want)
+		}
+	}
+}
+
+// TestProjectFlag: --project is a filter of its own (no words needed),
+// read as a directory: cleaned, and made absolute from the current one.
+func TestProjectFlag(t *testing.T) {
+	wd, err := os.Getwd()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		argv string
+		want string
+	}{
+		{"--project /src/app/", "/src/app"},
+		{"--project . flaky", wd},
+		{"--project ./web/..", wd},
+	} {
+		env := cmdtest.New(t)
+		var got []string
+		err := cmdtest.Parse(NewCmdSearch(env.F, func(_ context.Context, o *Options) error { got = o.Query.Projects; return nil }), tc.argv)
+		if err != nil || len(got) == 0 || got[0] != tc.want {
+			t.Errorf("%q: %v, projects %v, want %s first", tc.argv, err, got, tc.want)
 		}
 	}
 }

@@ -37,12 +37,13 @@ type Options struct {
 	Filter       views.RunFilter
 	Model        string
 	Since, Until string
+	Project      string
 	Runs         []string
 	All          bool
 	JSON         bool
 }
 
-func (o *Options) filtered() bool { return o.Filter != (views.RunFilter{}) || o.Model != "" }
+func (o *Options) filtered() bool { return !o.Filter.IsZero() || o.Model != "" }
 
 // NewCmdStats returns the stats command.
 func NewCmdStats(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
@@ -71,12 +72,15 @@ unknown for a model the table lacks (named; never counted as 0). --json's
 "cost" and "cost_by_provider" carry it in micro-dollars; "cost_usd" and
 "cost_usd_by_provider" are only what the providers stated.
 
---provider, --since, --until and --model select sessions as ls selects
-runs (a session that started in the period counts whole, with its
-sub-agents; "twasm usage --since" counts usage by when it happened).`,
+--provider, --since, --until, --project and --model select sessions as
+ls selects runs (a session that started in the period counts whole, with
+its sub-agents; "twasm usage --since" counts usage by when it happened).
+
+--project DIR: ` + cmdutil.ProjectHelp + `.`,
 		Example: `  twasm stats 0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a
   twasm stats --all
-  twasm stats --all --json | jq '.drift'`,
+  twasm stats --all --json | jq '.drift'
+  twasm stats --all --project ~/src/app`,
 		ValidArgsFunction: f.CompleteRuns,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Runs = args
@@ -90,6 +94,9 @@ sub-agents; "twasm usage --since" counts usage by when it happened).`,
 			if opts.Filter.Until, err = cmdutil.ParseTime(opts.Until, opts.Now()); err != nil {
 				return cmdutil.FlagErrorf("--until: %v", err)
 			}
+			if opts.Filter.Project, err = f.ProjectFilter(opts.Project); err != nil {
+				return err
+			}
 			if runF != nil {
 				return runF(opts)
 			}
@@ -102,6 +109,7 @@ sub-agents; "twasm usage --since" counts usage by when it happened).`,
 	cmd.Flags().StringVar(&opts.Model, "model", "", "only sessions that used a model whose name contains this")
 	cmd.Flags().StringVar(&opts.Since, "since", "", "only sessions started at or after this time or age")
 	cmd.Flags().StringVar(&opts.Until, "until", "", "only sessions started before this time or age")
+	cmd.Flags().StringVar(&opts.Project, "project", "", "only sessions of this project `DIR` or below it (. for the current directory)")
 	return cmd
 }
 

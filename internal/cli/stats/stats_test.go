@@ -230,3 +230,48 @@ func TestRunsLeaveTheIndexWhole(t *testing.T) {
 		t.Errorf("after stats of one run: %d ledgers in the index, want %d", n, len(ids))
 	}
 }
+
+// TestProject: stats --all --project counts the sessions of a directory
+// and those below it, each with its sub-agent's run, from the index and
+// from the files alike (viewstest.ProjectRuns).
+func TestProject(t *testing.T) {
+	tests := []struct {
+		project string
+		runs    int // sessions and their child runs
+	}{
+		{"", 6},
+		{"/src/app", 4},
+		{"/src/app/web", 1},
+		{"/src/apple/", 1},
+		{"/elsewhere", 0},
+	}
+	for _, tc := range tests {
+		for _, digests := range []bool{false, true} {
+			env := cmdtest.NewProjects(t)
+			o := &Options{IO: env.IO, Load: env.F.LoadTree, List: env.F.ListRuns, All: true, JSON: true, Usage: env.F.UsageSource()}
+			if digests {
+				o.Digests = env.F.RunDigests
+			} else {
+				o.Usage.Ledgers = nil
+			}
+			var err error
+			if o.Filter.Project, err = cmdutil.ParseProject(tc.project, "", ""); err != nil {
+				t.Fatal(err)
+			}
+			if err := runStats(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+			var st views.Stats
+			if err := json.Unmarshal(env.Out.Bytes(), &st); err != nil {
+				t.Fatal(err)
+			}
+			if st.Runs != tc.runs {
+				t.Errorf("index %v, --project %q: runs %d, want %d", digests, tc.project, st.Runs, tc.runs)
+			}
+		}
+	}
+	env := cmdtest.NewProjects(t)
+	if err := cmdtest.Parse(NewCmdStats(env.F, func(*Options) error { return nil }), "--all --project ."); err != nil {
+		t.Errorf("--project .: %v", err)
+	}
+}

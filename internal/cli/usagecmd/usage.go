@@ -27,6 +27,7 @@ type Options struct {
 
 	Report       usage.Options
 	Since, Until string
+	Project      string
 	Timezone     string
 	JSON         bool
 }
@@ -36,9 +37,11 @@ func NewCmdUsage(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
 	opts := &Options{IO: f.IOStreams, Now: time.Now, List: f.ListRuns, Usage: f.UsageSource(), ModTime: f.FileModTime}
 	cmd := &cobra.Command{
 		Use:   "usage [flags]",
-		Short: "Tokens and cost by day, week, month, session, model or agent",
+		Short: "Tokens and cost by day, week, month, session, model, agent or project",
 		Long: `Sum the tokens of every archived session and what they cost, by day (the
-default), week (from Monday), month, session, model or provider (the agent),
+default), week (from Monday), month, session, model, provider (the agent)
+or project (the session's project directory; "(no project)" when its
+agent's data names none),
 in the local time zone (--timezone UTC cuts days as the consoles do). The figures are as the providers bill them:
 uncached input, cache read, cache write and output (reasoning included).
 
@@ -55,15 +58,24 @@ table lacks, named: its cost is unknown, never 0).
 2026-11-20T15:04, RFC 3339) or an age (36h, 7d, 2w); a day given as
 --until is included. --model matches a part of the model's name.
 
+--project DIR: ` + cmdutil.ProjectHelp + `
+(a session's project is its top-level run's, else its first sub-agent's).
+
 It answers from the index (<storage>/index.db), reading only the
 transcripts that changed since.`,
 		Example: `  twasm usage
   twasm usage --by model --since 7d
   twasm usage --by session --provider claude --since 20261101 --until 20261130
-  twasm usage --by month --breakdown --json | jq '.total.cost'`,
+  twasm usage --by month --breakdown --json | jq '.total.cost'
+  twasm usage --by project --since 30d
+  twasm usage --project . --by week`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := parseWhen(opts); err != nil {
+				return err
+			}
+			var err error
+			if opts.Report.Project, err = f.ProjectFilter(opts.Project); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -78,6 +90,7 @@ transcripts that changed since.`,
 	fl.StringVar(&opts.Report.Model, "model", "", "only models whose name contains this (case-insensitive)")
 	fl.StringVar(&opts.Since, "since", "", "only usage at or after this time or age")
 	fl.StringVar(&opts.Until, "until", "", "only usage before this time (a day: up to its end)")
+	fl.StringVar(&opts.Project, "project", "", "only sessions of this project `DIR` or below it (. for the current directory)")
 	fl.BoolVar(&opts.Report.Breakdown, "breakdown", false, "each group's figures per model")
 	fl.StringVar(&opts.Timezone, "timezone", "", "cut days in this time zone (UTC, Europe/Paris; default the local one)")
 	fl.BoolVar(&opts.JSON, "json", false, "print the report as one JSON object")

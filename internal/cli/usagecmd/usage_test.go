@@ -14,6 +14,7 @@ import (
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/internal/usage"
+	"github.com/twasm/twasm/internal/views"
 )
 
 func TestNewCmdUsage(t *testing.T) {
@@ -159,4 +160,78 @@ func TestPrices(t *testing.T) {
 	if err := json.Unmarshal(uout.Bytes(), &rep); err != nil || rep.Prices != "mine@2999-01-01" || rep.Total.Cost.MicroUSD != 250200 {
 		t.Fatalf("usage after update: %v %s %+v", err, rep.Prices, rep.Total.Cost)
 	}
+}
+
+// TestUsageProject: --project selects the sessions of a directory and
+// those below it (a sub-agent's usage with its session), and --by project
+// groups every session under its project, the groups adding up to the
+// total; from the index and from the files alike. viewstest.ProjectRuns:
+// output tokens 1 (/src/app, run in /src/app/web), 10 (/src/app/web), 100
+// (/src/apple), 10000 + its sub-agent's 1000 (/src/app), 100000 (none).
+func TestUsageProject(t *testing.T) {
+	tests := []struct {
+		project, wd string
+		sessions    int
+		output      int64
+	}{
+		{"", "", 5, 111111},
+		{"/src/app", "", 3, 11011},
+		{"/src/app/", "", 3, 11011},
+		{"/src/app/../app/web", "", 1, 10},
+		{"web", "/src/app", 1, 10},
+		{".", "/src/apple", 1, 100},
+		{"/src", "", 4, 11111},
+		{"/", "", 4, 11111},
+		{"/src/ap", "", 0, 0},
+		{"/nowhere", "", 0, 0},
+	}
+	for _, index := range []bool{true, false} {
+		env := cmdtest.NewProjects(t)
+		run := func(by string, pf views.ProjectFilter) *usage.Report {
+			t.Helper()
+			ios, _, out, _ := iostreams.Test()
+			o := &Options{IO: ios, List: env.F.ListRuns, Usage: env.F.UsageSource(), ModTime: env.F.FileModTime, JSON: true}
+			if !index {
+				o.Usage.Ledgers = nil
+			}
+			o.Report.By, o.Report.Project = by, pf
+			if err := runUsage(context.Background(), o); err != nil {
+				t.Fatal(err)
+			}
+			var rep usage.Report
+			if err := json.Unmarshal(out.Bytes(), &rep); err != nil {
+				t.Fatal(err)
+			}
+			return &rep
+		}
+		for _, tc := range tests {
+			pf, err := cmdutil.ParseProject(tc.project, tc.wd, "")
+			if err != nil {
+				t.Fatal(err)
+			}
+			rep := run("day", pf)
+			if got := outputOf(rep.Total); rep.Total.Sessions != tc.sessions || got != tc.output {
+				t.Errorf("index %v, --project %q from %q: %d sessions, %d output tokens; want %d, %d", index, tc.project, tc.wd, rep.Total.Sessions, got, tc.sessions, tc.output)
+			}
+		}
+		rep := run(usage.ByProject, views.ProjectFilter{})
+		want := map[string]int64{"/src/app": 11001, "/src/app/web": 10, "/src/apple": 100, "(no project)": 100000}
+		var sum int64
+		for _, g := range rep.Groups {
+			if outputOf(g) != want[g.Key] {
+				t.Errorf("index %v: project %q: %d output tokens, want %d", index, g.Key, outputOf(g), want[g.Key])
+			}
+			sum += outputOf(g)
+		}
+		if len(rep.Groups) != len(want) || sum != outputOf(rep.Total) || sum != 111111 {
+			t.Errorf("index %v: by project %d groups summing to %d, total %d", index, len(rep.Groups), sum, outputOf(rep.Total))
+		}
+	}
+}
+
+func outputOf(g usage.Group) int64 {
+	if g.Usage == nil || g.Usage.OutputTokens == nil {
+		return 0
+	}
+	return *g.Usage.OutputTokens
 }

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"encoding/json"
 	"io"
+	"path/filepath"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
@@ -71,4 +73,15 @@ func IsJSONLines(out string) bool {
 		}
 	}
 	return out != ""
+}
+
+// NewProjects is New over viewstest.ProjectStorage's sessions instead of
+// the tree fixture.
+func NewProjects(t testing.TB) *Env {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	storage := t.TempDir()
+	viewstest.ProjectStorage(t, storage, time.Date(2026, 8, 1, 9, 0, 0, 0, time.UTC))
+	f := &cmdutil.Factory{IOStreams: ios, Getenv: func(string) string { return "" }, StorageFlag: storage}
+	return &Env{F: f, IO: ios, Out: out, ErrOut: errOut, Storage: storage, Dir: filepath.Join(storage, "transcripts")}
 }

@@ -523,3 +523,41 @@ BenchmarkSyncFirstHome/find-2          	       1	 909729298 ns/op	         0.025
 		t.Errorf("note %q", n)
 	}
 }
+
+// TestUsageGoalRows: `twasm usage` from the index is measured against
+// reading every transcript in the same run, and the row holds #27's goal
+// on its value (at most 300 ms), with the ratio beside it.
+func TestUsageGoalRows(t *testing.T) {
+	for _, c := range []struct {
+		index, met string
+		ratio      float64
+	}{
+		{"250", "yes", 0.025},
+		{"600", "no", 0.06},
+	} {
+		res, err := Parse(strings.NewReader(`pkg: github.com/twasm/twasm/internal/cli/usagecmd
+BenchmarkUsageIndex-2 	       2	 1 ns/op	 100 cpu-ms/usage	 ` + c.index + ` ms/usage	 10000 sessions
+BenchmarkUsageScan-2  	       2	 1 ns/op	 4000 cpu-ms/usage	 10000 ms/usage	 10000 sessions
+`))
+		if err != nil {
+			t.Fatal(err)
+		}
+		rows := map[string]Row{}
+		for _, r := range archiveTable(res).Rows {
+			rows[r.Figure] = r
+		}
+		r := rows["`twasm usage` by day from the index vs reading and summing every transcript (#27: at most 300 ms)"]
+		if got := r.Met(); got != c.met {
+			t.Errorf("index %s ms: met %q, want %q", c.index, got, c.met)
+		}
+		if x, ok := r.Ratio(); !ok || math.Abs(x-c.ratio) > 1e-9 {
+			t.Errorf("index %s ms: ratio %v %v, want %v", c.index, x, ok, c.ratio)
+		}
+		if !strings.Contains(r.Note, "10000 sessions") {
+			t.Errorf("note %q", r.Note)
+		}
+		if x, ok := rows["the same, CPU time of the process"].Ratio(); !ok || math.Abs(x-0.025) > 1e-9 {
+			t.Errorf("CPU ratio %v %v", x, ok)
+		}
+	}
+}
