@@ -43,6 +43,9 @@ var Plugin = sdk.Plugin{
 	New: func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
 }
 
+// maxPending bounds the calls a stream keeps waiting for a result.
+const maxPending = 1024
+
 // normalizer is the per-stream state.
 type normalizer struct {
 	meta     bool
@@ -411,6 +414,13 @@ func (n *normalizer) call(k sdk.Str, slot int, b abi.Value, out *sdk.Out) {
 	}
 	n.names[id] = name
 	n.pending = append(n.pending, id)
+	if len(n.pending) > maxPending {
+		// The transcripts hold no results: a stream's calls would pile
+		// up. The oldest is given up on (it stays a call without a
+		// result, as it would at the end anyway).
+		delete(n.names, n.pending[0])
+		n.pending = n.pending[1:]
+	}
 	out.Block(k, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
 	kind, cmd := toolKind(name, input)
 	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd})
@@ -430,13 +440,15 @@ func (n *normalizer) result(k sdk.Str, slot int, b abi.Value, out *sdk.Out) {
 			break
 		}
 	}
+	name := n.names[id]
+	delete(n.names, id)
 	if id == "" {
 		out.Warn("cursor: a tool result with no call to answer: not read as a result")
 		return
 	}
 	text := contentText(b.Get("content"))
 	isErr := b.Get("is_error").Truthy()
-	res := sdk.ToolResult{CallID: sdk.S(id), Name: opt(n.names[id]), IsError: isErr, Status: sdk.S(sdk.StatusOK)}
+	res := sdk.ToolResult{CallID: sdk.S(id), Name: opt(name), IsError: isErr, Status: sdk.S(sdk.StatusOK)}
 	if isErr {
 		if text == "" {
 			text = "error"

@@ -39,7 +39,7 @@ var messagesCases = []struct {
 	{"kimi", "testdata/golden/kimi/code_tools_failed_turn.jsonl", false},
 	{"droid", "testdata/golden/droid/session_settings_tools.jsonl", false},
 	{"crush", "testdata/golden/crush/rows_summary_errors_denied.jsonl", true},
-	{"cursor", "testdata/golden/cursor/transcript_tools_subagent.jsonl", false},
+	{"cursor", "testdata/golden/cursor/transcript_tools_subagent.jsonl", true},
 }
 
 func TestExportMessagesAcceptedBySDKs(t *testing.T) {
