@@ -165,7 +165,9 @@ const StoreKindSQLite = "sqlite"
 // [Store.SessionStart] starts a session, which runs to the next such
 // line or the end of the file. The host hands the plugin each session's
 // bytes as a stream of their own, one run per session (bytes before the
-// first such line belong to the first session): a session the agent
+// first such line belong to the first session; a blank line right before
+// a start line is the new session's, unless the run of the session
+// before already holds it): a session the agent
 // goes on writing at the end of the file grows its run, a session
 // appended after it is a new run. A session is told from another by its
 // bytes, as a file store's sessions are: its first lines (the start

@@ -73,7 +73,8 @@
 // [Archiver.SyncSections] reads each up to its last complete line (all
 // of it once settled), splits it at the start lines (splitSections:
 // bytes before the first are the first session's, so every byte is in
-// one session) and archives each session as a session file of its own,
+// one session; the blank line right before a start line is the new
+// session's unless the run before holds it already, placeBlanks) and archives each session as a session file of its own,
 // known by the path "<file>#<n>" (n from 1) and by its content like any
 // file's (its head: its first lines, the dated start line among them).
 // So a session that grows at the end of the file grows its run, a

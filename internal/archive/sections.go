@@ -28,6 +28,10 @@ type section struct {
 	// line is the session's start line (without its line end), empty
 	// for bytes before the first one.
 	line []byte
+	// lead is the length of the blank line right before the start line,
+	// the last bytes of the session before (0: none): placeBlanks may
+	// give it to this session.
+	lead int64
 }
 
 // maxStartLine bounds how much of a start line is kept (to date it).
@@ -44,6 +48,7 @@ func splitSections(r io.ReaderAt, end int64, prefix string) ([]section, error) {
 	br := bufio.NewReaderSize(io.NewSectionReader(r, 0, end), 64<<10)
 	var out []section
 	off, atStart := int64(0), true
+	var blank int64 // the length of the line just read when it was blank
 	p := []byte(prefix)
 	for {
 		chunk, err := br.ReadSlice('\n')
@@ -58,12 +63,20 @@ func splitSections(r io.ReaderAt, end int64, prefix string) ([]section, error) {
 				out[0].line = line
 			case len(out) > 0:
 				out[len(out)-1].end = off
-				out = append(out, section{start: off, line: line})
+				lead := blank
+				if off-lead <= out[len(out)-1].start {
+					lead = 0
+				}
+				out = append(out, section{start: off, line: line, lead: lead})
 			default:
 				out = append(out, section{start: off, line: line})
 			}
 		case len(out) == 0:
 			out = append(out, section{start: 0})
+		}
+		blank = 0
+		if atStart && err == nil && (len(chunk) == 1 || len(chunk) == 2 && chunk[0] == '\r') {
+			blank = int64(len(chunk))
 		}
 		off += int64(len(chunk))
 		switch {
@@ -80,6 +93,50 @@ func splitSections(r io.ReaderAt, end int64, prefix string) ([]section, error) {
 			return nil, err
 		}
 	}
+}
+
+// placeBlanks gives the blank line right before a session's start line
+// (section.lead) to that session rather than to the one before, unless
+// a run in l (nil: none) holds the session before with it, exactly (by
+// content, as sync matches a session: its head, its length and the hash
+// of its bytes). An agent that writes the blank line with the start line
+// (Aider: "\n# aider chat started at ...", one write) would otherwise add
+// to the run before a part holding nothing but it; the bytes a run holds
+// stay its, so the split is the same at every sync.
+func placeBlanks(l *Ledger, r io.ReaderAt, secs []section) error {
+	for i := 1; i < len(secs); i++ {
+		lead := secs[i].lead
+		if lead == 0 {
+			continue
+		}
+		prev := &secs[i-1]
+		full := prev.end - prev.start
+		held := false
+		if l != nil {
+			sr := io.NewSectionReader(r, prev.start, full)
+			line, ok, err := readHead(sr, full, true)
+			if err != nil {
+				return err
+			}
+			for _, c := range l.ByHead(sum(line)) {
+				if !ok || c.Offset != full {
+					continue
+				}
+				h, err := hashPrefix(sr, full)
+				if err != nil {
+					return err
+				}
+				if held = h == c.SHA256; held {
+					break
+				}
+			}
+		}
+		if !held {
+			prev.end -= lead
+			secs[i].start -= lead
+		}
+	}
+	return nil
 }
 
 // sectionPath is the path session n (1-based) of a sections file goes
@@ -162,6 +219,9 @@ func (a *Archiver) SyncSections(ctx context.Context, s Session) (outs []Outcome,
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", s.Path, err))
 	}
+	if err := placeBlanks(a.ledger, f, secs); err != nil {
+		return fail(fmt.Errorf("%s: %w", s.Path, err))
+	}
 	for i, sec := range secs {
 		vp := sectionPath(s.Path, i+1)
 		paths = append(paths, vp)
@@ -199,6 +259,9 @@ func (a *Archiver) syncSection(ctx context.Context, provider, path, prefix strin
 				err = fmt.Errorf("%s holds %d session(s), not %d", file, len(secs), n)
 			}
 			if err == nil {
+				err = placeBlanks(a.ledger, f, secs)
+			}
+			if err == nil {
 				sec := secs[n-1]
 				sf := sectionFile{SectionReader: io.NewSectionReader(f, sec.start, sec.end-sec.start), name: path}
 				return a.syncOpened(ctx, out, "", openedSession{f: sf, size: sec.end - sec.start, mtime: st.ModTime(), settled: true,
@@ -213,8 +276,10 @@ func (a *Archiver) syncSection(ctx context.Context, provider, path, prefix strin
 // ExpandSections replaces each file of a sections store among sessions
 // by the sessions it holds (what doctor counts): Path is a session's
 // sectionPath and Size its length, so that a ledger entry whose Offset
-// reached Size holds all of it. The stores' session counts follow.
-func ExpandSections(stores []StoreReport, sessions []Session) ([]StoreReport, []Session) {
+// reached Size holds all of it; l (nil: none) places each blank line
+// before a start line as sync does (placeBlanks). The stores' session
+// counts follow.
+func ExpandSections(stores []StoreReport, sessions []Session, l *Ledger) ([]StoreReport, []Session) {
 	byKey := map[string]int{}
 	for i := range stores {
 		byKey[stores[i].Key()] = i
@@ -226,7 +291,7 @@ func ExpandSections(stores []StoreReport, sessions []Session) ([]StoreReport, []
 			continue
 		}
 		i, ok := byKey[s.Loc.Key()]
-		secs, err := readSections(s.Path, s.Loc.SessionStart)
+		secs, err := readSections(s.Path, s.Loc.SessionStart, l)
 		if ok {
 			stores[i].Sessions += len(secs) - 1
 			if err != nil {
@@ -240,7 +305,7 @@ func ExpandSections(stores []StoreReport, sessions []Session) ([]StoreReport, []
 	return stores, out
 }
 
-func readSections(path, prefix string) ([]section, error) {
+func readSections(path, prefix string, l *Ledger) ([]section, error) {
 	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, err
@@ -255,6 +320,9 @@ func readSections(path, prefix string) ([]section, error) {
 		return nil, err
 	}
 	secs, err := splitSections(f, end, prefix)
+	if err == nil {
+		err = placeBlanks(l, f, secs)
+	}
 	if err != nil {
 		return nil, fmt.Errorf("%s: %w", filepath.Base(path), err)
 	}

@@ -102,6 +102,7 @@ func TestSyncSections(t *testing.T) {
 	s1more := "\n#### again\n\nHello again.\n\n"
 	s2 := "# aider chat started at 2025-01-03 09:00:00\n\n#### fix it\n> litellm.RateLimitError: AnthropicException - rate limited  \n"
 	s2half := "Done"
+	s3 := "# aider chat started at 2025-01-04 08:00:00\n\n#### more\n\nSure.\n"
 	steps := []struct {
 		name    string
 		content string
@@ -118,6 +119,11 @@ func TestSyncSections(t *testing.T) {
 		{"the line completed", s1 + s1more + s2 + s2half + ".\n", map[string]int{ActionUnchanged: 1, ActionGrown: 1}, []string{s1 + s1more, s2 + s2half + ".\n"}},
 		{"rewritten shorter", s2, map[string]int{ActionNew: 1, ActionClosed: 1}, []string{s2}},
 		{"again: nothing new", s2, map[string]int{ActionUnchanged: 1}, []string{s2}},
+		// Aider writes "\n# aider chat started at ..." in one write: the
+		// blank line is the new session's, and the run before is left
+		// as it was (before placeBlanks: one more part, holding it).
+		{"a session appended as Aider writes it", s2 + "\n" + s3, map[string]int{ActionUnchanged: 1, ActionNew: 1}, []string{s2, "\n" + s3}},
+		{"again: nothing new", s2 + "\n" + s3, map[string]int{ActionUnchanged: 2}, []string{s2, "\n" + s3}},
 	}
 	for _, st := range steps {
 		require.NoError(t, os.WriteFile(hist, []byte(st.content), 0o600))
@@ -143,5 +149,46 @@ func TestSyncSections(t *testing.T) {
 			require.NoError(t, err)
 			assert.Equal(t, want, string(got), "%s: session %d's raw capture", st.name, i+1)
 		}
+	}
+}
+
+// TestPlaceBlanks: the blank line right before a start line is the new
+// session's, unless the run of the session before holds it already (it
+// was archived before the next session was appended); the sessions stay
+// contiguous either way.
+func TestPlaceBlanks(t *testing.T) {
+	const p = "# s "
+	in := p + "1\nA\n\n" + p + "2\nB\n"
+	cases := []struct {
+		name   string
+		held   int64 // bytes session 1's run holds (0: no run)
+		starts []string
+	}{
+		{"no run yet", 0, []string{p + "1\nA\n", "\n" + p + "2"}},
+		{"the run holds the session without it", int64(len(p + "1\nA\n")), []string{p + "1\nA\n", "\n" + p + "2"}},
+		{"the run holds it", int64(len(p + "1\nA\n\n")), []string{p + "1\nA\n\n", p + "2"}},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			secs, err := splitSections(strings.NewReader(in), int64(len(in)), p)
+			require.NoError(t, err)
+			l, _, err := OpenLedger(t.TempDir(), false)
+			require.NoError(t, err)
+			defer l.Close()
+			if tc.held > 0 {
+				head, _, err := readHead(strings.NewReader(in[:tc.held]), tc.held, true)
+				require.NoError(t, err)
+				require.NoError(t, l.Put(&Entry{RunID: "0b0221db-831d-4246-9800-82ae8ca5c503", Provider: "aider", Head: sum(head), SHA256: sum([]byte(in[:tc.held])),
+					Path: sectionPath("f", 1), Offset: tc.held, Parts: 1}))
+			}
+			require.NoError(t, placeBlanks(l, strings.NewReader(in), secs))
+			require.Len(t, secs, 2)
+			assert.Equal(t, secs[0].end, secs[1].start, "contiguous")
+			assert.Equal(t, int64(len(in)), secs[1].end)
+			for i, want := range tc.starts {
+				assert.True(t, strings.HasPrefix(in[secs[i].start:secs[i].end], want), "session %d is %q", i+1, in[secs[i].start:secs[i].end])
+			}
+			assert.Equal(t, tc.starts[0], in[secs[0].start:secs[0].end])
+		})
 	}
 }

@@ -121,7 +121,11 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	stores, sessions := archive.Scan(locs, time.Time{})
 	sessions = archive.WithoutStorage(f.StorageRoot(), stores, sessions)
 	stores, sessions = archive.ExpandDatabases(ctx, stores, sessions)
-	stores, sessions = archive.ExpandSections(stores, sessions)
+	var ledger *archive.Ledger
+	if a != nil {
+		ledger = a.Ledger()
+	}
+	stores, sessions = archive.ExpandSections(stores, sessions, ledger)
 	health := make([]StoreHealth, len(stores))
 	for i := range stores {
 		health[i].StoreReport = stores[i]

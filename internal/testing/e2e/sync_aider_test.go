@@ -11,8 +11,10 @@ import (
 // an Aider chat history (the real capture of five sessions). `twasm
 // doctor` lists the store with its five sessions not archived; `twasm
 // sync` archives one run per session through the bundled wasm plugin; a
-// second sync archives nothing; a session appended is one new run (the
-// blank line Aider writes before it ends the session before); doctor then says all six archived. The
+// second sync archives nothing; a session appended is one new run, and
+// the session before it is left as it was (the blank line Aider writes
+// before a start line is the new session's); doctor then says all six
+// archived. The
 // repository is left as it was (read-only).
 func TestSyncAiderHistory(t *testing.T) {
 	t.Parallel()
@@ -41,11 +43,11 @@ func TestSyncAiderHistory(t *testing.T) {
 	}
 	more := append(append([]byte{}, hist...), "\n# aider chat started at 2025-03-02 09:00:00\n\n#### hello\n\nHi.\n\n> Tokens: 1.0k sent, 5 received. Cost: $0.01 message, $0.01 session.  \n"...)
 	h.put(rel, more, 30*time.Minute)
-	// Aider writes a blank line before a session's start line: it ends
-	// the session before (one more part holding it), the rest is the
-	// new session's run.
+	// Aider writes a blank line before a session's start line, with
+	// it: it is the new session's, and the session before is left as
+	// it was.
 	got := sync()
-	if len(got) != 2 || len(got["new"]) != 1 || len(got["grown"]) != 1 {
+	if len(got) != 1 || len(got["new"]) != 1 {
 		t.Fatalf("sync after a session was appended: %v", got)
 	}
 	if got := sync(); len(got) != 0 {
