@@ -118,13 +118,15 @@ func placeBlanks(l *Ledger, r io.ReaderAt, secs []section) error {
 			if err != nil {
 				return err
 			}
+			h := "" // the hash of the session before, read once if a run's length is its
 			for _, c := range l.ByHead(sum(line)) {
 				if !ok || c.Offset != full {
 					continue
 				}
-				h, err := hashPrefix(sr, full)
-				if err != nil {
-					return err
+				if h == "" {
+					if h, err = hashPrefix(sr, full); err != nil {
+						return err
+					}
 				}
 				if held = h == c.SHA256; held {
 					break

@@ -280,6 +280,16 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	head := sum(headLine)
 	var match *Entry
 	hashes := map[int64]string{}
+	prefixHash := func(n int64) (string, error) { // of the first n bytes, each n read once
+		if h, ok := hashes[n]; ok {
+			return h, nil
+		}
+		h, err := hashPrefix(f, n)
+		if err == nil {
+			hashes[n] = h
+		}
+		return h, err
+	}
 	for _, c := range a.ledger.ByHead(head) {
 		if legacy != nil {
 			continue
@@ -292,12 +302,9 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 				if s.Offset != end || parent != "" {
 					continue
 				}
-				h, ok := hashes[end]
-				if !ok {
-					if h, err = hashPrefix(f, end); err != nil {
-						return fail(err)
-					}
-					hashes[end] = h
+				h, err := prefixHash(end)
+				if err != nil {
+					return fail(err)
 				}
 				if h != s.SHA256 {
 					continue
@@ -315,12 +322,9 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 			}
 			continue
 		}
-		h, ok := hashes[c.Offset]
-		if !ok {
-			if h, err = hashPrefix(f, c.Offset); err != nil {
-				return fail(err)
-			}
-			hashes[c.Offset] = h
+		h, err := prefixHash(c.Offset)
+		if err != nil {
+			return fail(err)
 		}
 		if h == c.SHA256 {
 			match = &c
