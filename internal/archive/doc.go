@@ -55,12 +55,16 @@
 // connection with query_only on, under Options.SQLiteLimit. With the
 // agent's write-ahead log present, the connection is mode=ro (a WAL
 // reader blocks no writer; it notes its read mark in the agent's -shm, as
-// every reader does). With no log, journal or -shm present (the agent is
-// not running), mode=ro would create -wal and -shm and leave them, so the
-// database is opened immutable and checked after every read (size, mtime,
-// header with its change counter, no log or journal appeared): a database
-// that changed is not archived from that read (pending, read again next
-// sync). [ExpandDatabases] lists the sessions for doctor the same way.
+// every reader does). With no log or -shm present (the agent is not
+// running, or it uses a rollback journal), mode=ro would create -wal and
+// -shm and leave them, or take a shared lock the agent's commit waits
+// for, so the database is opened immutable (no lock) and checked after
+// every read (size, mtime, header with its change counter, no log
+// appeared, no journal in use): a database that changed is not archived
+// from that read (pending, read again next sync). A rollback journal in
+// use (a write in progress: its header is SQLite's journal magic) means
+// the file may hold half a commit, so the database is not read at all
+// that sync (pending). [ExpandDatabases] lists the sessions for doctor the same way.
 //
 // # Sections stores
 //

@@ -241,6 +241,35 @@ func (a *Archiver) SyncSections(ctx context.Context, s Session) (outs []Outcome,
 	return outs, paths
 }
 
+// SectionsStore is the sections store (abi.StoreKindSections) among
+// declared that a file of provider is read as when it is imported: the
+// provider's store whose pattern matches the file's name, else its first
+// such store (a history file may be imported under another name). ok is
+// false when the provider keeps no sessions that way. The store is
+// resolved at the file's directory.
+func SectionsStore(declared []Declared, provider, path string) (loc Location, ok bool) {
+	var first *Declared
+	for i := range declared {
+		d := &declared[i]
+		if d.Provider != provider || d.Kind != KindSections || d.SessionStart == "" {
+			continue
+		}
+		if re, err := globRegexp(d.Pattern); err == nil && re.MatchString(filepath.Base(path)) {
+			first = d
+			break
+		}
+		if first == nil {
+			first = d
+		}
+	}
+	if first == nil {
+		return Location{}, false
+	}
+	loc = declaredLocation(*first, filepath.Dir(path), "import")
+	loc.Dir = filepath.Dir(path)
+	return loc, loc.Unusable == ""
+}
+
 // syncSection archives session n of a sections file alone (a part a
 // killed sync left unfinished, continued by Recover).
 func (a *Archiver) syncSection(ctx context.Context, provider, path, prefix string, loc *Location) Outcome {

@@ -13,6 +13,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/plugins/aider"
 )
@@ -189,6 +190,47 @@ func TestPlaceBlanks(t *testing.T) {
 				assert.True(t, strings.HasPrefix(in[secs[i].start:secs[i].end], want), "session %d is %q", i+1, in[secs[i].start:secs[i].end])
 			}
 			assert.Equal(t, tc.starts[0], in[secs[0].start:secs[0].end])
+		})
+	}
+}
+
+// SectionsStore picks the store a file imported as provider is split by:
+// the one its name matches, else the provider's first sections store;
+// none for a provider without one, or one without a start line.
+func TestSectionsStore(t *testing.T) {
+	hist := Declared{Store: abi.Store{Name: "history", Kind: abi.StoreKindSections, Pattern: ".aider.chat.history.md", SessionStart: "# aider chat started at "}, Provider: "aider", Plugin: "aider"}
+	other := Declared{Store: abi.Store{Name: "notes", Kind: abi.StoreKindSections, Pattern: "*.notes.md", SessionStart: "# notes from "}, Provider: "aider", Plugin: "aider"}
+	plain := Declared{Store: abi.Store{Name: "logs", Pattern: "*.jsonl"}, Provider: "claude", Plugin: "claude"}
+	noStart := Declared{Store: abi.Store{Name: "broken", Kind: abi.StoreKindSections, Pattern: "*.md"}, Provider: "broken", Plugin: "broken"}
+	dir := t.TempDir()
+	tests := []struct {
+		name     string
+		declared []Declared
+		provider string
+		file     string
+		want     string // store name, "" for none
+	}{
+		{"the name matches", []Declared{hist, other}, "aider", "repo/.aider.chat.history.md", "history"},
+		{"the name matches the second", []Declared{hist, other}, "aider", "repo/x.notes.md", "notes"},
+		{"renamed: the first", []Declared{other, hist}, "aider", "saved/history-copy.md", "notes"},
+		{"no sections store", []Declared{plain, hist}, "claude", "a.jsonl", ""},
+		{"another provider's", []Declared{hist}, "codex", ".aider.chat.history.md", ""},
+		{"no start line", []Declared{noStart}, "broken", "a.md", ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			path := filepath.Join(dir, filepath.FromSlash(tc.file))
+			loc, ok := SectionsStore(tc.declared, tc.provider, path)
+			if tc.want == "" {
+				require.False(t, ok, "%+v", loc)
+				return
+			}
+			require.True(t, ok)
+			require.Equal(t, tc.want, loc.Name)
+			require.Equal(t, KindSections, loc.Kind)
+			require.Equal(t, filepath.Dir(path), loc.Dir)
+			require.Equal(t, tc.provider, loc.Provider)
+			require.NotEmpty(t, loc.SessionStart)
 		})
 	}
 }

@@ -28,13 +28,40 @@ import (
 // while it was read: what was read may be torn, and is not archived.
 var ErrDatabaseChanged = errors.New("the database changed while it was read without locks")
 
+// ErrDatabaseWritten is returned when an agent's database in rollback
+// journal mode is being written (its journal in use): it is not read
+// then, since a reader would hold a lock the agent's commit waits for.
+var ErrDatabaseWritten = errors.New("the agent is writing the database")
+
 // dbState is what says whether a database file changed: its size, mtime
-// and header (which holds SQLite's change counter), and whether a
-// write-ahead log or rollback journal is beside it.
+// and header (which holds SQLite's change counter), whether a write-ahead
+// log (or its -shm index) is beside it, and whether its rollback journal
+// is in use (journalInUse).
 type dbState struct {
 	size, mtime       int64
 	header            [100]byte
 	wal, journal, shm bool
+}
+
+// journalMagic starts the header of a rollback journal that holds pages
+// to roll back: SQLite writes it when a write transaction first changes a
+// page, and removes the journal (journal_mode DELETE), truncates it
+// (TRUNCATE) or zeroes its header (PERSIST) when the transaction ends.
+var journalMagic = []byte{0xd9, 0xd5, 0x05, 0xf9, 0x20, 0xa1, 0x63, 0xd7}
+
+// journalInUse reports whether path's rollback journal holds a write in
+// progress (or one a crash left to roll back): it is there, and its
+// header starts with journalMagic. A journal a TRUNCATE or PERSIST mode
+// agent keeps between writes (empty, or its header zeroed) is not in use.
+func journalInUse(path string) bool {
+	f, err := os.Open(path + "-journal")
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	var h [8]byte
+	_, err = io.ReadFull(f, h[:])
+	return err == nil && bytes.Equal(h[:], journalMagic)
 }
 
 func stateOf(path string) (dbState, error) {
@@ -57,8 +84,7 @@ func stateOf(path string) (dbState, error) {
 	}
 	_, err = os.Stat(path + "-wal")
 	s.wal = err == nil
-	_, err = os.Stat(path + "-journal")
-	s.journal = err == nil
+	s.journal = journalInUse(path)
 	_, err = os.Stat(path + "-shm")
 	s.shm = err == nil
 	return s, nil
@@ -67,18 +93,23 @@ func stateOf(path string) (dbState, error) {
 // sqliteDB is one read-only snapshot of an agent's SQLite database: one
 // connection, one read transaction.
 //
-// How it is opened decides what twasm does to the agent's files. A
-// read-only connection (mode=ro) to a database in WAL mode creates the
-// -wal and -shm files when they are not there, and leaves them: so when
-// the agent has none (it is not running: SQLite removes them when the
-// last connection closes) and no rollback journal is there either, the
+// How it is opened decides what twasm does to the agent's files and to
+// the agent. A read-only connection (mode=ro) to a database in WAL mode
+// creates the -wal and -shm files when they are not there, and leaves
+// them; to one in rollback-journal mode it takes a shared lock that an
+// agent's commit waits for (and fails on, past its busy timeout). So
+// when the agent has no log (it is not running: SQLite removes the log
+// when the last connection closes; or it uses a rollback journal), the
 // database is opened immutable (no lock, no file created), and the file
 // is checked after every read (size, mtime, header with its change
-// counter, no log or journal appeared): a database that changed meanwhile
-// is read again next time, never archived torn (ErrDatabaseChanged). When
-// the agent has its log, the connection is mode=ro: a WAL reader takes
-// no lock a writer waits for, and the agent's files are the agent's. In
-// both, query_only is on and the queries were checked (sqlguard).
+// counter, no log appeared, no journal in use): a database that changed
+// meanwhile is read again next time, never archived torn
+// (ErrDatabaseChanged). A rollback journal in use (journalInUse: a write
+// in progress) means the file may hold half a commit: it is not read at
+// all (ErrDatabaseWritten). When the agent has its log, the connection
+// is mode=ro: a WAL reader takes no lock a writer waits for, and the
+// agent's files are the agent's. In both, query_only is on and the
+// queries were checked (sqlguard).
 type sqliteDB struct {
 	path      string
 	db        *sql.DB
@@ -113,7 +144,13 @@ func openSQLite(ctx context.Context, path string, src *abi.SQLiteSource) (*sqlit
 	if err != nil {
 		return nil, err
 	}
-	d := &sqliteDB{path: path, before: st, immutable: !st.wal && !st.journal && !st.shm, querySum: querySum(src)}
+	if st.journal && !st.wal {
+		// A rollback-journal database being written: a reader would
+		// take a lock the agent's commit waits for, and reading without
+		// locks now may see half a commit.
+		return nil, fmt.Errorf("%w: its rollback journal is in use (a write in progress, or one a crash left to roll back)", ErrDatabaseWritten)
+	}
+	d := &sqliteDB{path: path, before: st, immutable: !st.wal && !st.shm, querySum: querySum(src)}
 	d.db, err = sql.Open("sqlite", sqliteURI(path, d.immutable))
 	if err != nil {
 		return nil, fmt.Errorf("open %s: %w", path, err)

@@ -67,6 +67,9 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 	dctx, cancel := context.WithTimeout(ctx, limit)
 	defer cancel()
 	db, err := openSQLite(dctx, s.Path, loc.SQLite)
+	if errors.Is(err, ErrDatabaseWritten) {
+		return []Outcome{{Path: s.Path, Provider: loc.Provider, Action: ActionPending, Reason: err.Error() + ": read next sync", DryRun: a.opts.DryRun}}, nil, false
+	}
 	if err != nil {
 		return failDB(err)
 	}

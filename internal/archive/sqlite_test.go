@@ -412,3 +412,100 @@ func TestSyncSQLiteTimeLimit(t *testing.T) {
 	assert.Equal(t, ActionUnchanged, rep.Outcomes[0].Action)
 	assert.Equal(t, ActionNew, rep.Outcomes[1].Action, rep.Outcomes[1].Reason)
 }
+
+// TestSyncSQLiteRollbackJournal: an agent whose database uses a rollback
+// journal is never blocked by a sync. A reader of such a database holds
+// a shared lock its commit waits for, so twasm reads it without locks
+// (immutable, checked after the read) even while the agent keeps its
+// journal file between writes (TRUNCATE, PERSIST): the agent commits
+// during the read (busy_timeout 0: it fails if it must wait), that read
+// is not archived, and the next sync archives it. A journal in use (a
+// write in progress) is not read at all that sync.
+func TestSyncSQLiteRollbackJournal(t *testing.T) {
+	ctx := context.Background()
+	for _, mode := range []string{"TRUNCATE", "PERSIST", "DELETE"} {
+		t.Run(mode, func(t *testing.T) {
+			p, root, home, dbPath := sqliteSetup(t)
+			require.NoError(t, os.MkdirAll(filepath.Dir(dbPath), 0o700))
+			db, err := sql.Open("sqlite", "file:"+dbPath+"?_pragma=journal_mode("+mode+")&_pragma=busy_timeout(0)")
+			require.NoError(t, err)
+			db.SetMaxOpenConns(1)
+			t.Cleanup(func() { db.Close() })
+			agent := &agentDB{t: t, db: db, ms: 1767312000000}
+			var jm string
+			require.NoError(t, db.QueryRow("PRAGMA journal_mode").Scan(&jm))
+			require.Equal(t, strings.ToLower(mode), jm)
+			agent.exec("CREATE TABLE session (id text PRIMARY KEY, time_created integer NOT NULL, time_updated integer NOT NULL, parent_id text)")
+			agent.exec("CREATE TABLE part (id text PRIMARY KEY, session_id text NOT NULL, time_created integer NOT NULL, time_updated integer NOT NULL, data text NOT NULL)")
+			agent.part("ses_1", "prt_1", "hello")
+			if mode != "DELETE" {
+				_, err := os.Stat(dbPath + "-journal")
+				require.NoError(t, err, "the agent keeps its journal between writes")
+			}
+
+			writes, blocked := 0, 0
+			a := newArchiver(t, root, func(o *Options) {
+				o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+				o.sqliteAfterRead = func(context.Context) {
+					if writes > 0 {
+						return
+					}
+					writes++
+					// The agent commits while twasm reads.
+					if _, err := db.Exec("UPDATE session SET time_created = time_created + 1 WHERE id = 'ses_1'"); err != nil {
+						blocked++
+					}
+				}
+			})
+			locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+			sync := func() []Outcome {
+				t.Helper()
+				before := dirSnapshot(t, filepath.Dir(dbPath))
+				rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+				require.Equal(t, keysOf(before), keysOf(dirSnapshot(t, filepath.Dir(dbPath))), "no file added beside the database")
+				return rep.Outcomes
+			}
+			outs := sync()
+			require.Equal(t, 1, writes)
+			require.Zero(t, blocked, "the agent's commit waited for twasm's read")
+			require.Len(t, outs, 1)
+			require.Equal(t, ActionPending, outs[0].Action, "the database changed while it was read: %s", outs[0].Reason)
+			outs = sync()
+			require.Len(t, outs, 1)
+			require.Equal(t, ActionNew, outs[0].Action, outs[0].Reason)
+
+			// A write transaction that has not touched the file yet (its
+			// pages in the agent's cache, the journal's header not yet
+			// written): the file holds the last commit, read as it is.
+			tx, err := db.Begin()
+			require.NoError(t, err)
+			_, err = tx.Exec("UPDATE session SET time_updated = 1767312900000 WHERE id = 'ses_1'")
+			require.NoError(t, err)
+			require.False(t, journalInUse(dbPath))
+			outs = sync()
+			require.Len(t, outs, 1)
+			require.Equal(t, ActionUnchanged, outs[0].Action, outs[0].Reason)
+			// The same transaction spills pages to the file before its
+			// commit (a cache of two pages, a row larger than that): the
+			// journal holds pages to roll back, and the file may hold
+			// half the commit, so it is not read.
+			_, err = tx.Exec("PRAGMA cache_size = 2")
+			require.NoError(t, err)
+			_, err = tx.Exec("INSERT INTO part VALUES ('prt_2', 'ses_1', 1767312900000, 1767312900000, json_object('type', 'text', 'text', 'half written' || hex(randomblob(100000))))")
+			require.NoError(t, err)
+			require.True(t, journalInUse(dbPath), "the agent's transaction spilled to the file")
+			outs = sync()
+			require.Len(t, outs, 1)
+			require.Equal(t, ActionPending, outs[0].Action, outs[0].Reason)
+			require.Contains(t, outs[0].Reason, "rollback journal is in use")
+			require.NoError(t, tx.Commit(), "twasm held no lock")
+			require.False(t, journalInUse(dbPath))
+			outs = sync()
+			require.Len(t, outs, 1)
+			require.Equal(t, ActionGrown, outs[0].Action, outs[0].Reason)
+			e := a.ledger.ByPath(dbSessionPath(dbPath, "ses_1"))
+			require.NotNil(t, e)
+			require.Equal(t, int64(1767312900000), e.Offset)
+		})
+	}
+}

@@ -12,6 +12,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
@@ -30,6 +31,9 @@ type Options struct {
 	Files    []string
 	JSON     bool
 	Redact   bool
+	// Whole imports a file that holds many sessions (a sections store's,
+	// as Aider's chat history) as one run rather than one per session.
+	Whole bool
 	// Indexed is called with the runs the import wrote (the search index).
 	Indexed func(ctx context.Context, runIDs []string) error
 }
@@ -39,9 +43,11 @@ func NewCmdImport(f *cmdutil.Factory, runF func(context.Context, *Options) error
 	opts := &Options{F: f, Indexed: func(ctx context.Context, ids []string) error { return searchcmd.Refresh(ctx, f) }}
 	cmd := &cobra.Command{
 		Use:   "import --provider P|auto FILE...",
-		Short: "Import saved outputs and native session logs, one run per file",
+		Short: "Import saved outputs and native session logs, one run per session",
 		Long: `Import records each file as a run of its own (one agent step), keeping the
-file's bytes as the raw capture. Native session logs are read as they are:
+file's bytes as the raw capture; a file that holds many sessions one
+after another (an Aider chat history) becomes one run per session, as
+twasm sync makes of it, unless --whole is given. Native session logs are read as they are:
 Claude Code projects (~/.claude/projects/*/*.jsonl), Codex sessions
 (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl), Gemini CLI chats
 (~/.gemini/tmp/*/chats/*.json), Copilot session state
@@ -57,8 +63,8 @@ too), Cursor's agent transcripts
 before sessions.db (~/.local/share/goose/sessions/*.jsonl), a Cline or
 Roo Code task's api_conversation_history.json or ui_messages.json (a
 whole task folder is read by twasm sync), an Aider chat history
-(<repo>/.aider.chat.history.md: import makes one run of the whole file,
-twasm sync one run per session), and saved outputs of every
+(<repo>/.aider.chat.history.md: one run per session, each printed as
+FILE#N), and saved outputs of every
 provider (opencode run --format json too). OpenCode's database
 (~/.local/share/opencode/opencode.db), Goose's
 (~/.local/share/goose/sessions/sessions.db), Crush's (.crush/crush.db) and
@@ -98,6 +104,7 @@ which the plugin understood no line makes import exit 1.`,
 	cmd.Flags().StringVar(&opts.Format, "format", "", "format hint for the plugin (default: detect)")
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print one JSON object per imported file")
 	cmd.Flags().BoolVar(&opts.Redact, "redact", false, redact.FlagUsage)
+	cmd.Flags().BoolVar(&opts.Whole, "whole", false, "import a file of many sessions (an Aider chat history) as one run")
 	opts.Plugins.Register(cmd, true)
 	return cmd
 }
@@ -184,35 +191,37 @@ func Run(ctx context.Context, opts *Options) error {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		im := Imported{File: file, Provider: provider, Format: opts.Format}
-		importFile(ctx, arc, opts, &im)
-		if im.Error != "" {
-			failed = append(failed, file)
-		} else if cmdutil.ReportStep(ios.ErrOut, file, opts.F.StorageRoot(), im.Transcript, im.res) != nil {
-			notUnderstood = append(notUnderstood, file)
-		}
-		if opts.JSON {
-			b, _ := json.Marshal(im)
-			fmt.Fprintln(ios.Out, string(b))
-			continue
-		}
-		if im.Error != "" {
-			fmt.Fprintf(ios.ErrOut, "twasm: %s: %s\n", file, im.Error)
-			continue
-		}
-		fmt.Fprintf(ios.Out, "%s\t%s\t%s\t%s\n", im.RunID, im.Provider, im.Status, file)
-		if im.Detected != "" {
-			fmt.Fprintf(ios.ErrOut, "%s: detected %s\n", file, im.Detected)
-		}
-		switch im.Action {
-		case archive.ActionUnchanged:
-			fmt.Fprintf(ios.ErrOut, "%s: already imported as run %s, skipped (%s)\n", file, im.RunID, im.Reason)
-		case archive.ActionContinued:
-			fmt.Fprintf(ios.ErrOut, "%s: grew since it was imported: only its new part was imported (%s)\n", file, im.Reason)
+		ims := importFile(ctx, rt, arc, opts, Imported{File: file, Provider: provider, Format: opts.Format})
+		for i := range ims {
+			im := &ims[i]
+			if im.Error != "" {
+				failed = append(failed, im.File)
+			} else if cmdutil.ReportStep(ios.ErrOut, im.File, opts.F.StorageRoot(), im.Transcript, im.res) != nil {
+				notUnderstood = append(notUnderstood, im.File)
+			}
+			if opts.JSON {
+				b, _ := json.Marshal(im)
+				fmt.Fprintln(ios.Out, string(b))
+				continue
+			}
+			if im.Error != "" {
+				fmt.Fprintf(ios.ErrOut, "twasm: %s: %s\n", im.File, im.Error)
+				continue
+			}
+			fmt.Fprintf(ios.Out, "%s\t%s\t%s\t%s\n", im.RunID, im.Provider, im.Status, im.File)
+			if im.Detected != "" && i == 0 {
+				fmt.Fprintf(ios.ErrOut, "%s: detected %s\n", file, im.Detected)
+			}
+			switch im.Action {
+			case archive.ActionUnchanged:
+				fmt.Fprintf(ios.ErrOut, "%s: already imported as run %s, skipped (%s)\n", im.File, im.RunID, im.Reason)
+			case archive.ActionContinued:
+				fmt.Fprintf(ios.ErrOut, "%s: grew since it was imported: only its new part was imported (%s)\n", im.File, im.Reason)
+			}
 		}
 	}
 	if len(failed) > 0 {
-		return &cmdutil.InputError{Err: fmt.Errorf("%d of %d files not imported: %s", len(failed), len(opts.Files), strings.Join(failed, ", "))}
+		return &cmdutil.InputError{Err: fmt.Errorf("%d not imported: %s", len(failed), strings.Join(failed, ", "))}
 	}
 	if len(notUnderstood) > 0 {
 		return fmt.Errorf("%w: %s", cmdutil.ErrNotUnderstood, strings.Join(notUnderstood, ", "))
@@ -220,15 +229,17 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-func importFile(ctx context.Context, arc *archive.Archiver, opts *Options, im *Imported) {
+// importFile imports one file: one Imported, or one per session of a
+// file that holds many (a sections store's), File then naming the
+// session (FILE#N).
+func importFile(ctx context.Context, rt *host.Runtime, arc *archive.Archiver, opts *Options, im Imported) []Imported {
 	file := im.File
-	fail := func(err error) { im.Error = err.Error() }
+	fail := func(err error) []Imported { im.Error = err.Error(); return []Imported{im} }
 	// A named pipe, a device or a directory is refused before anything
 	// is read, without blocking in open (the storage lock is held).
 	fh, err := regfile.Open(file)
 	if err != nil {
-		fail(err)
-		return
+		return fail(err)
 	}
 	if im.Provider != "auto" {
 		fh.Close()
@@ -237,20 +248,39 @@ func importFile(ctx context.Context, arc *archive.Archiver, opts *Options, im *I
 		n, err := io.ReadFull(fh, sample)
 		fh.Close()
 		if err != nil && !errors.Is(err, io.ErrUnexpectedEOF) && !errors.Is(err, io.EOF) {
-			fail(err)
-			return
+			return fail(err)
 		}
 		d, err := detect.Detect(sample[:n])
 		if err != nil {
-			fail(err)
-			return
+			return fail(err)
 		}
 		im.Provider, im.Detected = d.Provider, d.Reason
 		if im.Format == "" {
 			im.Format = d.Format
 		}
 	}
-	o := arc.SyncFileAs(ctx, im.Provider, im.Format, file)
+	if !opts.Whole {
+		p, err := plugload.Resolve(ctx, rt, opts.Plugins, im.Provider)
+		if err != nil {
+			return fail(err)
+		}
+		if loc, ok := archive.SectionsStore(archive.DeclaredOf(p.Info().Manifest), im.Provider, file); ok {
+			outs, _ := arc.SyncSections(ctx, archive.Session{Loc: &loc, Path: file})
+			ims := make([]Imported, len(outs))
+			for i, o := range outs {
+				ims[i] = im
+				ims[i].File = o.Path
+				ims[i].fromOutcome(opts, arc, o)
+			}
+			return ims
+		}
+	}
+	im.fromOutcome(opts, arc, arc.SyncFileAs(ctx, im.Provider, im.Format, file))
+	return []Imported{im}
+}
+
+// fromOutcome fills in what the archive did with a file or a session.
+func (im *Imported) fromOutcome(opts *Options, arc *archive.Archiver, o archive.Outcome) {
 	im.RunID, im.Action, im.Reason = o.RunID, o.Action, o.Reason
 	if o.RunID != "" {
 		if p, err := opts.F.Store().TranscriptPath(o.RunID); err == nil {
@@ -259,11 +289,14 @@ func importFile(ctx context.Context, arc *archive.Archiver, opts *Options, im *I
 	}
 	im.Status, im.res = o.Status, o.Result
 	if o.Action == archive.ActionUnchanged {
-		if e := arc.Ledger().ByPath(file); e != nil {
+		if e := arc.Ledger().ByPath(o.Path); e != nil {
 			im.Status = e.Status
 		}
 	}
-	if o.Action == archive.ActionFailed {
-		fail(errors.New(o.Reason))
+	switch o.Action {
+	case archive.ActionFailed:
+		im.Error = o.Reason
+	case archive.ActionPending: // a sections file without a complete line
+		im.Error = "holds no session: " + o.Reason
 	}
 }

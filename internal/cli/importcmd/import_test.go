@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -86,6 +87,81 @@ func TestRunImport(t *testing.T) {
 		t.Fatalf("second import: %+v, want the first run %s recognised", again, got[0].RunID)
 	}
 	if after, _ := os.ReadFile(file); string(after) != string(src) {
+		t.Fatal("import changed the file it read")
+	}
+}
+
+// aiderHistory is a real Aider chat history of the project's captures:
+// five sessions, one after another.
+const aiderHistory = "../../../testdata/captures/aider/coding_aider_edits_commits.md"
+
+// A file that holds many sessions (Aider's chat history) is imported as
+// one run per session, FILE#1 to FILE#N, as sync archives it; imported
+// again each is recognised; a session appended later is the only new
+// run; --whole makes one run of the file.
+func TestRunImportSessions(t *testing.T) {
+	src, err := os.ReadFile(aiderHistory)
+	if err != nil {
+		t.Fatal(err)
+	}
+	file := filepath.Join(t.TempDir(), ".aider.chat.history.md")
+	if err := os.WriteFile(file, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e := cmdtest.New(t)
+	imp := func(e *cmdtest.Env, argv ...string) []Imported {
+		e.Out.Reset()
+		e.ErrOut.Reset()
+		cmd := NewCmdImport(e.F, nil)
+		cmd.SetArgs(argv)
+		cmd.SetOut(e.ErrOut)
+		cmd.SetErr(e.ErrOut)
+		if err := cmd.ExecuteContext(context.Background()); err != nil {
+			t.Fatalf("import %v: %v\n%s", argv, err, e.ErrOut)
+		}
+		return cmdtest.JSONLines[Imported](t, e.Out.Bytes())
+	}
+	check := func(what string, got []Imported, actions ...string) {
+		t.Helper()
+		if len(got) != len(actions) {
+			t.Fatalf("%s: %d sessions imported, want %d: %+v", what, len(got), len(actions), got)
+		}
+		for i, im := range got {
+			if want := file + "#" + strconv.Itoa(i+1); im.File != want || im.Action != actions[i] || im.RunID == "" || im.Provider != "aider" || im.Error != "" {
+				t.Errorf("%s: session %d: %+v, want %s %s", what, i+1, im, want, actions[i])
+			}
+		}
+	}
+	first := imp(e, "--provider", "auto", "--json", file)
+	check("first import", first, "new", "new", "new", "new", "new")
+	ids := map[string]bool{}
+	for _, im := range first {
+		ids[im.RunID] = true
+	}
+	if len(ids) != 5 {
+		t.Fatalf("5 sessions, %d runs: %+v", len(ids), first)
+	}
+	again := imp(e, "--provider", "aider", "--json", file)
+	check("second import", again, "unchanged", "unchanged", "unchanged", "unchanged", "unchanged")
+	for i := range again {
+		if again[i].RunID != first[i].RunID {
+			t.Errorf("second import: session %d is run %s, was %s", i+1, again[i].RunID, first[i].RunID)
+		}
+	}
+	more := append(append([]byte{}, src...), "\n# aider chat started at 2025-03-02 09:00:00\n\n#### hello\n\nHi.\n"...)
+	if err := os.WriteFile(file, more, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	grown := imp(e, "--provider", "aider", "--json", file)
+	check("after a session was appended", grown, "unchanged", "unchanged", "unchanged", "unchanged", "unchanged", "new")
+	if ids[grown[5].RunID] {
+		t.Errorf("the appended session went into an earlier run %s", grown[5].RunID)
+	}
+	whole := imp(cmdtest.New(t), "--provider", "aider", "--whole", "--json", file)
+	if len(whole) != 1 || whole[0].File != file || whole[0].Action != "new" {
+		t.Fatalf("--whole: %+v, want one run of the file", whole)
+	}
+	if after, _ := os.ReadFile(file); string(after) != string(more) {
 		t.Fatal("import changed the file it read")
 	}
 }

@@ -133,6 +133,7 @@ type expectations struct {
 	CostUSD            *float64         `json:"cost_usd"`
 	WarningsContains   []string         `json:"warnings_contains"`
 	PromptsOnce        []string         `json:"prompts_once"`
+	Sessions           *int             `json:"sessions"`
 }
 
 type expectTool struct {
@@ -269,8 +270,50 @@ func TestCaptures(t *testing.T) {
 			}
 			if exp != nil {
 				checkExpectations(t, exp, rec)
+				if exp.Sessions != nil {
+					checkSessions(t, provider, c.input, *exp.Sessions, promptTexts(rec.events))
+				}
 			}
 		})
+	}
+}
+
+// checkSessions imports a file that holds many sessions (a sections
+// store's, as Aider's chat history) without --whole: it must become want
+// runs, FILE#1 to FILE#want, each valid, whose prompts together are the
+// whole file's (no prompt lost or read twice at a session's edge).
+func checkSessions(t *testing.T, provider, input string, want int, prompts string) {
+	t.Helper()
+	storage := t.TempDir()
+	r := twasm(t, "--storage", storage, "import", "--provider", provider, "--json", input)
+	if r.code != 0 {
+		t.Fatalf("twasm import --provider %s %s: %v", provider, input, r)
+	}
+	var got []string
+	var files []string
+	for i, line := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		var s struct {
+			File       string `json:"file"`
+			Transcript string `json:"transcript"`
+			Action     string `json:"action"`
+			Error      string `json:"error"`
+		}
+		if err := json.Unmarshal([]byte(line), &s); err != nil || s.Transcript == "" || s.Error != "" || s.Action != "new" {
+			t.Fatalf("import --json, line %d: %v\n%s", i+1, err, r.out)
+		}
+		if w := fmt.Sprintf("%s#%d", input, i+1); s.File != w {
+			t.Errorf("sessions: session %d imported as %q, want %q", i+1, s.File, w)
+		}
+		run := readRecorded(t, storage, s.Transcript)
+		files = append(files, run.files()...)
+		got = append(got, promptTexts(run.events))
+	}
+	if len(got) != want {
+		t.Fatalf("sessions: import made %d runs, want %d\n%s", len(got), want, r.out)
+	}
+	validate(t, files...)
+	if all := strings.Join(got, ""); all != prompts {
+		t.Errorf("sessions: the sessions' prompts together differ from the whole file's:\n sessions: %q\n whole:    %q", all, prompts)
 	}
 }
 
@@ -311,7 +354,9 @@ func recordInput(t *testing.T, provider, input string, code int) (*capturedRun, 
 func importCapture(t *testing.T, provider, input string) *capturedRun {
 	t.Helper()
 	storage := t.TempDir()
-	r := twasm(t, "--storage", storage, "import", "--provider", provider, "--json", input)
+	// --whole: a file of many sessions (Aider's) is one run here, as
+	// record --input makes of it (checkSessions imports it per session).
+	r := twasm(t, "--storage", storage, "import", "--provider", provider, "--whole", "--json", input)
 	if r.code != 0 {
 		t.Fatalf("twasm import --provider %s %s: %v", provider, input, r)
 	}
