@@ -449,6 +449,8 @@ func TestStrHelpers(t *testing.T) {
 	assert.False(t, S("x").IsEmpty())
 	assert.Equal(t, "x", S("x").String())
 	assert.Equal(t, S("x"), S("x").Keep())
+	assert.False(t, Opt("").IsSet(), "an empty optional field is unset")
+	assert.Equal(t, S("x"), Opt("x"))
 
 	d, ok := Parse([]byte(`{"a":"x\ty","e":"","n":null,"o":[1]}`))
 	require.True(t, ok)

@@ -159,7 +159,7 @@ func (n *normalizer) record(typ string, v abi.Value, out *sdk.Out) {
 			msg = "turn ended with status " + sdk.TypeName(v.Get("status"))
 		}
 		n.ended, n.endErr = transcriptError, msg
-		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: opt(st)})
+		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.Opt(st)})
 	}
 }
 
@@ -173,7 +173,7 @@ const (
 func (n *normalizer) open(user bool, t string, out *sdk.Out) sdk.Str {
 	n.msgs++
 	k := sdk.S("m" + strconv.Itoa(n.msgs))
-	out.Open(k, sdk.Message{User: user, Time: opt(t)})
+	out.Open(k, sdk.Message{User: user, Time: sdk.Opt(t)})
 	return k
 }
 
@@ -448,7 +448,7 @@ func (n *normalizer) result(k sdk.Str, slot int, b abi.Value, out *sdk.Out) {
 	}
 	text := contentText(b.Get("content"))
 	isErr := b.Get("is_error").Truthy()
-	res := sdk.ToolResult{CallID: sdk.S(id), Name: opt(name), IsError: isErr, Status: sdk.S(sdk.StatusOK)}
+	res := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(name), IsError: isErr, Status: sdk.S(sdk.StatusOK)}
 	if isErr {
 		if text == "" {
 			text = "error"
@@ -503,14 +503,6 @@ func toolKind(name string, input abi.Value) (string, sdk.Str) {
 	return "other", sdk.Str{}
 }
 
-// opt is s as a string field, unset when empty.
-func opt(s string) sdk.Str {
-	if s == "" {
-		return sdk.Str{}
-	}
-	return sdk.S(s)
-}
-
 // End implements sdk.Normalizer.
 //
 // A stream that ends on Cursor's turn_ended record has the status it
@@ -520,7 +512,7 @@ func opt(s string) sdk.Str {
 // applies, and a call without a result leaves the run incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
 	if n.ended != "" {
-		out.Status(n.ended, opt(n.endErr), sdk.LevelTerminal)
+		out.Status(n.ended, sdk.Opt(n.endErr), sdk.LevelTerminal)
 	}
 	if n.final != "" {
 		out.Final(sdk.S(n.final), true)

@@ -129,7 +129,7 @@ func (n *normalizer) usageRecord(v abi.Value, out *sdk.Out) {
 		if ok {
 			s.usage, s.hasUsage = u, true
 		}
-		out.Open(sdk.S(s.key), sdk.Message{Model: opt(n.model)})
+		out.Open(sdk.S(s.key), sdk.Message{Model: sdk.Opt(n.model)})
 		n.close("", out)
 		return
 	}
