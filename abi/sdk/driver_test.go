@@ -671,6 +671,38 @@ func TestOutEveryRecord(t *testing.T) {
 	assert.False(t, hasErr)
 }
 
+// TestToolUse: Out.ToolUse writes the records a tool_use block and its
+// tool.call written one by one give, the block's name, id and input the
+// call's.
+func TestToolUse(t *testing.T) {
+	run := func(emit func(out *Out, key Str, c ToolCall)) []rec {
+		p := plugin(func(abi.BeginOptions) *funcNorm {
+			return &funcNorm{line: func(l *Line, out *Out) error {
+				key := S("m")
+				out.Open(key, Message{})
+				emit(out, key, ToolCall{CallID: S("t1"), Name: S("Bash"), Input: JSON(l.JSON().Get("in")), Kind: "execute", Command: StringOf(l.JSON().Path("in", "cmd")), Time: Opt("")})
+				out.Close(key, MessageEnd{})
+				return nil
+			}}
+		})
+		d := newDriver(p)
+		require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
+		in := batch(`{"in":{"cmd":"ls"}}`)
+		st, msg := d.Feed(in)
+		require.Equal(t, wire.StatusOK, st, msg)
+		return decode(t, d.Output(), in)
+	}
+	want := run(func(out *Out, key Str, c ToolCall) {
+		out.Block(key, 2, Block{Type: BlockToolUse, ToolName: c.Name, ToolID: c.CallID, ToolInput: c.Input})
+		out.ToolCall(c)
+	})
+	got := run(func(out *Out, key Str, c ToolCall) { out.ToolUse(key, 2, c) })
+	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpMsgOpen, wire.OpBlock, wire.OpToolCall, wire.OpMsgClose}, ops(got))
+	assert.Equal(t, want, got)
+	assert.Equal(t, val{kind: wire.VSpan, s: `{"cmd":"ls"}`, mode: wire.SpanJSON}, got[2].fields[wire.TToolInput])
+	assert.Equal(t, "ls", got[3].fields[wire.TCommand].s)
+}
+
 func TestRegisterTwicePanics(t *testing.T) {
 	saved := registered
 	t.Cleanup(func() { registered = saved })

@@ -292,6 +292,13 @@ func (o *Out) ToolCall(c ToolCall) {
 	o.enc.End()
 }
 
+// ToolUse writes a tool call the model made at block slot of message
+// key: its tool_use block (c's name, id and input) and its tool.call.
+func (o *Out) ToolUse(key Str, slot int, c ToolCall) {
+	o.Block(key, slot, Block{Type: BlockToolUse, ToolName: c.Name, ToolID: c.CallID, ToolInput: c.Input})
+	o.ToolCall(c)
+}
+
 // ToolResult is the outcome of a tool call. Output is what the tool
 // returned: an unset Output (the provider gave none) leaves output out of
 // the tool.result, a set empty one is an empty output (spec 4).

@@ -247,9 +247,8 @@ func (n *normalizer) call(k sdk.Str, i int, d abi.Value, created string, out *sd
 		in = sdk.JSON(s)
 	}
 	n.names[id] = name
-	out.Block(k, i, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
 	kind, cmd := toolKind(name, input)
-	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(created)})
+	out.ToolUse(k, i, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(created)})
 }
 
 // result handles a tool_result part: a tool_result block and a
@@ -372,10 +371,7 @@ func (n *normalizer) shell(k sdk.Str, i int, d abi.Value, created string, out *s
 func toolKind(name string, input abi.Value) (string, sdk.Str) {
 	switch name {
 	case "bash":
-		if c := input.Get("command"); c.Kind() == abi.KindString {
-			return "execute", sdk.S(c.String())
-		}
-		return "execute", sdk.Str{}
+		return "execute", sdk.StringOf(input.Get("command"))
 	case "job_output", "job_kill":
 		return "execute", sdk.Str{}
 	case "view", "ls", "read_mcp_resource", "list_mcp_resources", "lsp_diagnostics", "lsp_definition", "lsp_references", "lsp_symbols", "lsp_call_hierarchy", "crush_info", "crush_logs":

@@ -421,9 +421,8 @@ func (n *normalizer) call(k sdk.Str, slot int, b abi.Value, out *sdk.Out) {
 		delete(n.names, n.pending[0])
 		n.pending = n.pending[1:]
 	}
-	out.Block(k, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
 	kind, cmd := toolKind(name, input)
-	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd})
+	out.ToolUse(k, slot, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd})
 }
 
 // result handles a tool_result block (the transcripts seen so far hold
@@ -485,10 +484,7 @@ func contentText(c abi.Value) string {
 func toolKind(name string, input abi.Value) (string, sdk.Str) {
 	switch strings.ToLower(name) {
 	case "shell", "run_terminal_cmd", "bash":
-		if cmd := input.Get("command"); cmd.Kind() == abi.KindString {
-			return "execute", sdk.S(cmd.String())
-		}
-		return "execute", sdk.Str{}
+		return "execute", sdk.StringOf(input.Get("command"))
 	case "readfile", "read", "read_file", "list_dir", "ls":
 		return "read", sdk.Str{}
 	case "applypatch", "strreplace", "write", "edit", "edit_file", "editnotebook", "delete", "delete_file", "search_replace", "multiedit":

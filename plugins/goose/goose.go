@@ -323,9 +323,8 @@ func (n *normalizer) request(k sdk.Str, i int, c abi.Value, created string, out 
 		in = sdk.RawJSON("{}")
 	}
 	n.names[id] = name
-	out.Block(k, i, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
 	kind, cmd := toolKind(name, input)
-	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(created)})
+	out.ToolUse(k, i, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(created)})
 }
 
 // response handles a toolResponse: a tool_result block and a
@@ -404,10 +403,7 @@ func toolKind(name string, input abi.Value) (string, sdk.Str) {
 	}
 	switch base {
 	case "shell", "bash":
-		if cmd := input.Get("command"); cmd.Kind() == abi.KindString {
-			return "execute", sdk.S(cmd.String())
-		}
-		return "execute", sdk.Str{}
+		return "execute", sdk.StringOf(input.Get("command"))
 	case "text_editor":
 		if input.Get("command").Is("view") {
 			return "read", sdk.Str{}

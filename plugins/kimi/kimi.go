@@ -316,9 +316,7 @@ func (n *normalizer) reportCall(c call, scope string, out *sdk.Out) {
 	tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: inputOf(c.args), Kind: kindOf(c.name), Scope: sdk.Opt(scope), Time: sdk.Opt(c.ts)}
 	if tc.Kind == "execute" {
 		if doc, ok := sdk.Parse([]byte(c.args)); ok {
-			if cmd := doc.Root().Get("command"); cmd.Kind() == abi.KindString {
-				tc.Command = sdk.S(cmd.String())
-			}
+			tc.Command = sdk.StringOf(doc.Root().Get("command"))
 		}
 	}
 	out.ToolCall(tc)
