@@ -3,6 +3,7 @@ package sdk
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -701,6 +702,75 @@ func TestToolUse(t *testing.T) {
 	assert.Equal(t, want, got)
 	assert.Equal(t, val{kind: wire.VSpan, s: `{"cmd":"ls"}`, mode: wire.SpanJSON}, got[2].fields[wire.TToolInput])
 	assert.Equal(t, "ls", got[3].fields[wire.TCommand].s)
+}
+
+// feedLines runs a normalizer made by line over one batch of lines and
+// decodes its records.
+func feedLines(t *testing.T, line func(l *Line, out *Out) error, lines ...string) []rec {
+	t.Helper()
+	d := newDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{line: line} }))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
+	in := batch(lines...)
+	st, msg := d.Feed(in)
+	require.Equal(t, wire.StatusOK, st, msg)
+	return decode(t, d.Output(), in)
+}
+
+// TestFinalText: the non-empty string texts of a line, joined with
+// newlines (escapes unescaped), are the final answer, overriding; one
+// text is its span of the line; none reports nothing.
+func TestFinalText(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want *val // nil: no final record
+	}{
+		{`{"t":[]}`, nil},
+		{`{"t":["",7,null,{"a":"b"}]}`, nil},
+		{`{"t":["one\tx"]}`, &val{kind: wire.VSpan, s: `one\tx`, mode: wire.SpanString}},
+		{`{"t":["a","",1,"b\n","c"]}`, &val{kind: wire.VStr, s: "a\nb\n\nc"}},
+	} {
+		recs := feedLines(t, func(l *Line, out *Out) error {
+			var f FinalText
+			for it := l.JSON().Get("t").Iter(); it.Next(); {
+				f.Add(it.Value())
+			}
+			f.Report(out)
+			return nil
+		}, c.line)
+		var finals []rec
+		for _, r := range recs {
+			if r.op == wire.OpFinal {
+				finals = append(finals, r)
+			}
+		}
+		if c.want == nil {
+			assert.Empty(t, finals, c.line)
+			continue
+		}
+		require.Len(t, finals, 1, c.line)
+		got := finals[0].fields[wire.TText]
+		assert.Equal(t, *c.want, val{kind: got.kind, s: got.s, mode: got.mode}, c.line)
+		assert.True(t, finals[0].fields[wire.TOverride].b, c.line)
+	}
+}
+
+// TestLatestModel: a model is reported when it changes, the first
+// plainly and each change overriding; "", a repeat and a non-string are
+// not reported.
+func TestLatestModel(t *testing.T) {
+	var last string
+	recs := feedLines(t, func(l *Line, out *Out) error {
+		out.LatestModel(l.JSON().Get("model"), &last)
+		return nil
+	}, `{"model":""}`, `{"model":"a"}`, `{"model":"a"}`, `{"model":7}`, `{}`, `{"model":"b"}`, `{"model":"b"}`)
+	var got []string
+	for _, r := range recs {
+		if r.op == wire.OpMeta {
+			got = append(got, fmt.Sprintf("%s override=%v", r.fields[wire.TModel].s, r.fields[wire.TOverride].b))
+		}
+	}
+	assert.Equal(t, []string{"a override=false", "b override=true"}, got)
+	assert.Equal(t, "b", last)
 }
 
 func TestRegisterTwicePanics(t *testing.T) {

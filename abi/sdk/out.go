@@ -3,6 +3,7 @@ package sdk
 import (
 	"unsafe"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/wire"
 )
 
@@ -157,6 +158,18 @@ func (o *Out) Meta(m Meta) {
 	o.flag(wire.TOverride, m.Override)
 	o.flag(wire.TNoTerminal, m.NoTerminal)
 	o.enc.End()
+}
+
+// LatestModel reports model v as the step's model when v is a string
+// other than "" and *last, and keeps it in *last: for a provider that
+// names the model of every answer, the latest answer's model is the
+// step's (the first reported plainly, each change with Override).
+func (o *Out) LatestModel(v abi.Value, last *string) {
+	if v.Kind() != abi.KindString || v.Is("") || v.Is(*last) {
+		return
+	}
+	o.Meta(Meta{Model: Text(v), Override: *last != ""})
+	*last = v.String()
 }
 
 // Message is the header of a message.

@@ -122,10 +122,7 @@ func (n *normalizer) start(v abi.Value, out *sdk.Out) {
 // usage, the session's totals so far (set, not added: each version
 // holds all the tokens before it).
 func (n *normalizer) settings(v abi.Value, out *sdk.Out) {
-	if m := v.Get("model"); m.Kind() == abi.KindString && !m.Is("") && !m.Is(n.model) {
-		out.Meta(sdk.Meta{Model: sdk.Text(m), Override: n.model != ""})
-		n.model = m.String()
-	}
+	out.LatestModel(v.Get("model"), &n.model)
 	tu := v.Get("tokenUsage")
 	if tu.Kind() != abi.KindObject {
 		out.Ignored(sdk.S("settings"))

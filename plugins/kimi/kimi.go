@@ -151,15 +151,6 @@ func (n *normalizer) start(format string, out *sdk.Out) {
 	out.Meta(m)
 }
 
-// setModel reports the model of the step: the latest one that answered.
-func (n *normalizer) setModel(m abi.Value, out *sdk.Out) {
-	if m.Kind() != abi.KindString || m.Is("") || m.Is(n.model) {
-		return
-	}
-	out.Meta(sdk.Meta{Model: sdk.Text(m), Override: n.model != ""})
-	n.model = m.String()
-}
-
 // stepOf is scope's open message, opened (and keyed) when there is none.
 func (n *normalizer) stepOf(scope, id, ts string, out *sdk.Out) *step {
 	if s := n.steps[scope]; s != nil {
