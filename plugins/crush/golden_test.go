@@ -24,5 +24,5 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "crush")
 // call or three give the same rendering as full batches.
 func TestGolden(t *testing.T) {
 	captures, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", "crush", "*.jsonl"))
-	sdktest.Test(t, crush.Plugin, sdktest.Options{Provider: "crush", Golden: goldenDir, Captures: captures, Update: *update})
+	sdktest.Test(t, crush.Plugin, sdktest.Options{Provider: "crush", Golden: goldenDir, Captures: captures, Update: *update, Check: checkFacts})
 }
