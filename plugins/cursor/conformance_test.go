@@ -40,13 +40,7 @@ func checkFacts(t *testing.T, r *sdktest.Result) {
 }
 
 // captures are the agent transcripts of testdata/captures/cursor.
-func captures(tb testing.TB) []string {
-	files, err := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", "cursor", "*.jsonl"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no captures in testdata/captures/cursor: %v", err)
-	}
-	return files
-}
+func captures(tb testing.TB) []string { return plugintest.Captures(tb, "cursor", "*.jsonl") }
 
 type facts struct {
 	calls  int

@@ -21,7 +21,8 @@
 //     An Outcome gives the tool.call ids, block texts, result statuses
 //     and the step's usage; [CheckTexts], [Outcome.CheckCalls] and
 //     [Outcome.CheckFailed] check them; [Docs] decodes a capture apart
-//     from the plugin.
+//     from the plugin; [Captures] lists an agent's captures in the
+//     repository's testdata/captures.
 //
 // It is imported from tests only.
 package plugintest

@@ -3,6 +3,8 @@ package plugintest
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi"
@@ -120,5 +122,39 @@ func TestUsage(t *testing.T) {
 	}
 	if in, out := o.Tokens(); in != 7 || out != 0 {
 		t.Errorf("tokens %d %d, want 7 0", in, out)
+	}
+}
+
+// fatalRecorder records a Fatalf and stops there (panics with itself).
+type fatalRecorder struct{ recorder }
+
+func (r *fatalRecorder) Fatalf(format string, a ...any) {
+	r.Errorf(format, a...)
+	panic(r)
+}
+
+// TestCaptures: the repository's captures of an agent, by pattern, from
+// any directory below the root; none is a failure.
+func TestCaptures(t *testing.T) {
+	files := Captures(t, "qwen", "*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no qwen captures")
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil || !strings.HasSuffix(f, ".jsonl") {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	r := &fatalRecorder{}
+	func() {
+		defer func() {
+			if p := recover(); p != nil && p != r {
+				panic(p)
+			}
+		}()
+		Captures(r, "no-such-agent", "*.jsonl")
+	}()
+	if len(r.errs) != 1 || !strings.Contains(r.errs[0], "no captures") {
+		t.Errorf("no capture: %q", r.errs)
 	}
 }
