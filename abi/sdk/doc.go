@@ -109,7 +109,11 @@
 // [Plugin].Reassemble has the SDK reassemble JSON documents printed over
 // several lines and hand each over as one line. [TrimSpace], [HasPrefix],
 // [Name], [TypeName], [StringOf] and [AppendText] are the small line and
-// value helpers normalizers share; [Out.UnmappedN] counts several lines of
+// value helpers normalizers share, [Opt] a literal for an optional field
+// (unset when empty); [Out.ToolUse] writes a tool_use block and its
+// tool.call at once, [Out.LatestModel] reports the model of the latest
+// answer, [FinalText] joins an answer's texts into the final answer,
+// [Out.UnmappedN] counts several lines of
 // one unmapped type at once. [StatedExitCode], [SplitOutputHeader] and
 // [HeaderExitCode] read the exit code a tool's output text states (the
 // last line that starts with a label, or the header above "Output:"), so

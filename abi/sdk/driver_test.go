@@ -3,6 +3,7 @@ package sdk
 import (
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -449,6 +450,8 @@ func TestStrHelpers(t *testing.T) {
 	assert.False(t, S("x").IsEmpty())
 	assert.Equal(t, "x", S("x").String())
 	assert.Equal(t, S("x"), S("x").Keep())
+	assert.False(t, Opt("").IsSet(), "an empty optional field is unset")
+	assert.Equal(t, S("x"), Opt("x"))
 
 	d, ok := Parse([]byte(`{"a":"x\ty","e":"","n":null,"o":[1]}`))
 	require.True(t, ok)
@@ -667,6 +670,107 @@ func TestOutEveryRecord(t *testing.T) {
 	assert.Equal(t, "(unknown)", recs[13].fields[wire.TNative].s)
 	_, hasErr := recs[15].fields[wire.TError]
 	assert.False(t, hasErr)
+}
+
+// TestToolUse: Out.ToolUse writes the records a tool_use block and its
+// tool.call written one by one give, the block's name, id and input the
+// call's.
+func TestToolUse(t *testing.T) {
+	run := func(emit func(out *Out, key Str, c ToolCall)) []rec {
+		p := plugin(func(abi.BeginOptions) *funcNorm {
+			return &funcNorm{line: func(l *Line, out *Out) error {
+				key := S("m")
+				out.Open(key, Message{})
+				emit(out, key, ToolCall{CallID: S("t1"), Name: S("Bash"), Input: JSON(l.JSON().Get("in")), Kind: "execute", Command: StringOf(l.JSON().Path("in", "cmd")), Time: Opt("")})
+				out.Close(key, MessageEnd{})
+				return nil
+			}}
+		})
+		d := newDriver(p)
+		require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
+		in := batch(`{"in":{"cmd":"ls"}}`)
+		st, msg := d.Feed(in)
+		require.Equal(t, wire.StatusOK, st, msg)
+		return decode(t, d.Output(), in)
+	}
+	want := run(func(out *Out, key Str, c ToolCall) {
+		out.Block(key, 2, Block{Type: BlockToolUse, ToolName: c.Name, ToolID: c.CallID, ToolInput: c.Input})
+		out.ToolCall(c)
+	})
+	got := run(func(out *Out, key Str, c ToolCall) { out.ToolUse(key, 2, c) })
+	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpMsgOpen, wire.OpBlock, wire.OpToolCall, wire.OpMsgClose}, ops(got))
+	assert.Equal(t, want, got)
+	assert.Equal(t, val{kind: wire.VSpan, s: `{"cmd":"ls"}`, mode: wire.SpanJSON}, got[2].fields[wire.TToolInput])
+	assert.Equal(t, "ls", got[3].fields[wire.TCommand].s)
+}
+
+// feedLines runs a normalizer made by line over one batch of lines and
+// decodes its records.
+func feedLines(t *testing.T, line func(l *Line, out *Out) error, lines ...string) []rec {
+	t.Helper()
+	d := newDriver(plugin(func(abi.BeginOptions) *funcNorm { return &funcNorm{line: line} }))
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
+	in := batch(lines...)
+	st, msg := d.Feed(in)
+	require.Equal(t, wire.StatusOK, st, msg)
+	return decode(t, d.Output(), in)
+}
+
+// TestFinalText: the non-empty string texts of a line, joined with
+// newlines (escapes unescaped), are the final answer, overriding; one
+// text is its span of the line; none reports nothing.
+func TestFinalText(t *testing.T) {
+	for _, c := range []struct {
+		line string
+		want *val // nil: no final record
+	}{
+		{`{"t":[]}`, nil},
+		{`{"t":["",7,null,{"a":"b"}]}`, nil},
+		{`{"t":["one\tx"]}`, &val{kind: wire.VSpan, s: `one\tx`, mode: wire.SpanString}},
+		{`{"t":["a","",1,"b\n","c"]}`, &val{kind: wire.VStr, s: "a\nb\n\nc"}},
+	} {
+		recs := feedLines(t, func(l *Line, out *Out) error {
+			var f FinalText
+			for it := l.JSON().Get("t").Iter(); it.Next(); {
+				f.Add(it.Value())
+			}
+			f.Report(out)
+			return nil
+		}, c.line)
+		var finals []rec
+		for _, r := range recs {
+			if r.op == wire.OpFinal {
+				finals = append(finals, r)
+			}
+		}
+		if c.want == nil {
+			assert.Empty(t, finals, c.line)
+			continue
+		}
+		require.Len(t, finals, 1, c.line)
+		got := finals[0].fields[wire.TText]
+		assert.Equal(t, *c.want, val{kind: got.kind, s: got.s, mode: got.mode}, c.line)
+		assert.True(t, finals[0].fields[wire.TOverride].b, c.line)
+	}
+}
+
+// TestLatestModel: a model is reported when it changes, the first
+// plainly and each change overriding; "", a repeat and a non-string are
+// not reported.
+func TestLatestModel(t *testing.T) {
+	var last string
+	recs := feedLines(t, func(l *Line, out *Out) error {
+		out.LatestModel(l.JSON().Get("model"), &last)
+		return nil
+	}, `{"model":""}`, `{"model":"a"}`, `{"model":"a"}`, `{"model":7}`, `{}`, `{"model":"b"}`, `{"model":"b"}`)
+	var got []string
+	for _, r := range recs {
+		if r.op == wire.OpMeta {
+			got = append(got, fmt.Sprintf("%s override=%v", r.fields[wire.TModel].s, r.fields[wire.TOverride].b))
+		}
+	}
+	assert.Equal(t, []string{"a override=false", "b override=true"}, got)
+	assert.Equal(t, "b", last)
 }
 
 func TestRegisterTwicePanics(t *testing.T) {

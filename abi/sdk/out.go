@@ -3,6 +3,7 @@ package sdk
 import (
 	"unsafe"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/wire"
 )
 
@@ -159,6 +160,18 @@ func (o *Out) Meta(m Meta) {
 	o.enc.End()
 }
 
+// LatestModel reports model v as the step's model when v is a string
+// other than "" and *last, and keeps it in *last: for a provider that
+// names the model of every answer, the latest answer's model is the
+// step's (the first reported plainly, each change with Override).
+func (o *Out) LatestModel(v abi.Value, last *string) {
+	if v.Kind() != abi.KindString || v.Is("") || v.Is(*last) {
+		return
+	}
+	o.Meta(Meta{Model: Text(v), Override: *last != ""})
+	*last = v.String()
+}
+
 // Message is the header of a message.
 type Message struct {
 	User      bool // a user message; an assistant message when false
@@ -290,6 +303,13 @@ func (o *Out) ToolCall(c ToolCall) {
 	o.str(wire.TScope, &c.Scope)
 	o.str(wire.TTime, &c.Time)
 	o.enc.End()
+}
+
+// ToolUse writes a tool call the model made at block slot of message
+// key: its tool_use block (c's name, id and input) and its tool.call.
+func (o *Out) ToolUse(key Str, slot int, c ToolCall) {
+	o.Block(key, slot, Block{Type: BlockToolUse, ToolName: c.Name, ToolID: c.CallID, ToolInput: c.Input})
+	o.ToolCall(c)
 }
 
 // ToolResult is the outcome of a tool call. Output is what the tool

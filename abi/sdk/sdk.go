@@ -91,6 +91,10 @@ func span(d *abi.Doc, from, to int, mode wire.SpanMode) Str {
 // S returns a literal Str (set, even when s is empty).
 func S(s string) Str { return Str{lit: s, set: true} }
 
+// Opt returns a literal Str for an optional field: unset when s is empty
+// (the field is not written), else [S](s).
+func Opt(s string) Str { return Str{lit: s, set: s != ""} }
+
 // Text returns the text of v: the contents of a string (unescaped by the
 // host), or the JSON text of any other value. Missing or null gives an
 // unset Str.

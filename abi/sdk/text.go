@@ -205,3 +205,41 @@ func Clip(s string, max int) string {
 	}
 	return s[:i] + "..."
 }
+
+// FinalText gathers the texts of an answer's text blocks into the step's
+// final answer, joined with newlines. One text is reported as its span
+// of the line (no copy); a second one copies them. It holds values of
+// the current line: use one within a Line call.
+type FinalText struct {
+	first abi.Value
+	all   []byte
+	n     int
+}
+
+// Add adds string value v (nothing for another kind or "").
+func (f *FinalText) Add(v abi.Value) {
+	if v.Kind() != abi.KindString || v.Is("") {
+		return
+	}
+	switch f.n {
+	case 0:
+		f.first = v
+	case 1:
+		f.all = AppendText(f.all, f.first)
+		fallthrough
+	default:
+		f.all = AppendText(append(f.all, '\n'), v)
+	}
+	f.n++
+}
+
+// Report reports the text added as the final answer, overriding an
+// earlier one (the latest answer wins); nothing when none was added.
+func (f *FinalText) Report(out *Out) {
+	switch {
+	case f.n == 1:
+		out.Final(Text(f.first), true)
+	case f.n > 1:
+		out.Final(S(string(f.all)), true)
+	}
+}

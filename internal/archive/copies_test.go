@@ -97,3 +97,38 @@ func claudeLocations(t *testing.T, home string) []Location {
 	require.NotEmpty(t, locs)
 	return locs
 }
+
+// TestLedgerCopyAt: a path is a run's copy only while its size and
+// mtime are those seen of it, and not once a run is synced from it.
+func TestLedgerCopyAt(t *testing.T) {
+	l, _, err := OpenLedger(t.TempDir(), false)
+	require.NoError(t, err)
+	defer l.Close()
+	at := time.Unix(1_700_000_000, 5)
+	e := &Entry{RunID: "0b0221db-831d-4246-9800-82ae8ca5c503", Provider: "claude", Head: "h", Path: "/x/now.jsonl", Size: 30, ModTime: at.UnixNano(),
+		Also: []Seen{{Path: "/x/old.jsonl", Size: 10, ModTime: at.UnixNano()}, {Path: "/x/b.jsonl", Size: 20, ModTime: at.UnixNano()}}}
+	require.NoError(t, l.Put(e))
+	for _, c := range []struct {
+		path string
+		size int64
+		at   time.Time
+		want bool
+	}{
+		{"/x/old.jsonl", 10, at, true},
+		{"/x/b.jsonl", 20, at, true},
+		{"/x/old.jsonl", 11, at, false},                      // grown
+		{"/x/old.jsonl", 10, at.Add(time.Nanosecond), false}, // touched
+		{"/x/b.jsonl", 10, at, false},                        // another copy's stat
+		{"/x/now.jsonl", 30, at, false},                      // the run's own file
+		{"/x/none.jsonl", 10, at, false},
+	} {
+		got := l.CopyAt(c.path, c.size, c.at)
+		if assert.Equal(t, c.want, got != nil, "%s %d %v", c.path, c.size, c.at) && got != nil {
+			assert.Equal(t, e.RunID, got.RunID)
+		}
+	}
+	// Synced from the copy's path since: no longer a copy.
+	other := &Entry{RunID: "1b0221db-831d-4246-9800-82ae8ca5c503", Provider: "claude", Head: "g", Path: "/x/old.jsonl", Size: 10, ModTime: at.UnixNano()}
+	require.NoError(t, l.Put(other))
+	assert.Nil(t, l.CopyAt("/x/old.jsonl", 10, at))
+}

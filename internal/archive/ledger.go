@@ -510,23 +510,24 @@ func (l *Ledger) ByPath(path string) *Entry {
 	return nil
 }
 
-// Copy returns the run that path is a copy of (Entry.Also) and what
-// was seen of it; nil when it is none's, or when a run was last synced
-// from path (ByPath).
-func (l *Ledger) Copy(path string) (*Entry, Seen) {
+// CopyAt returns the run that path is a copy of (Entry.Also) when the
+// file's size and mtime are those seen of it then: its bytes are the
+// run's start still. nil when path is none's copy, was touched since,
+// or a run was last synced from it (ByPath).
+func (l *Ledger) CopyAt(path string, size int64, mtime time.Time) *Entry {
 	l.mu.Lock()
 	defer l.mu.Unlock()
 	e := l.byAlso[path]
 	if e == nil || l.byPath[path] != nil {
-		return nil, Seen{}
+		return nil
 	}
 	for _, s := range e.Also {
-		if s.Path == path {
+		if s.Path == path && s.Size == size && s.ModTime == mtime.UnixNano() {
 			cp := *e
-			return &cp, s
+			return &cp
 		}
 	}
-	return nil, Seen{}
+	return nil
 }
 
 // byRun returns the entry of a run (nil: none).

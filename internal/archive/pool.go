@@ -96,7 +96,7 @@ func (a *Archiver) headsOf(s Session) []string {
 			return nil
 		}
 		heads = append(heads, e.Head)
-	} else if c, seen := a.ledger.Copy(s.Path); c != nil && s.Parent == "" && seen.Size == s.Size && seen.ModTime == s.ModTime.UnixNano() {
+	} else if s.Parent == "" && a.ledger.CopyAt(s.Path, s.Size, s.ModTime) != nil {
 		return nil
 	}
 	f, err := regfile.Open(s.Path)

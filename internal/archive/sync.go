@@ -436,7 +436,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 func (a *Archiver) asSeen(ctx context.Context, out Outcome, path, parent string, size int64, mtime time.Time) (_ Outcome, ok bool) {
 	e := a.ledger.ByPath(path)
 	if e == nil && parent == "" {
-		if c, s := a.ledger.Copy(path); c != nil && s.Size == size && s.ModTime == mtime.UnixNano() {
+		if c := a.ledger.CopyAt(path, size, mtime); c != nil {
 			out.Action, out.RunID = ActionUnchanged, c.RunID
 			out.Reason = "unchanged since the last sync: the same bytes are archived as the start of run " + c.RunID + " (from " + c.Path + ")"
 			return out, true

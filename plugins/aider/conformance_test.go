@@ -3,48 +3,30 @@
 package aider_test
 
 import (
-	"os"
-	"path/filepath"
 	"regexp"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/aider"
 )
 
-// TestConformance runs the golden inputs and the captures through the
-// plugin and checks them against facts read from the raw lines apart
-// from the plugin (with regular expressions): no line lost to a fault,
-// each applied edit, commit and confirmation a call in order (failed
-// commits and declined confirmations not ok), one error per litellm
-// line, and the tokens the sum of the Tokens lines.
-func TestConformance(t *testing.T) {
-	files := captures(t)
-	gs, _ := filepath.Glob(filepath.Join(goldenDir, "*.md"))
-	files = append(files, gs...)
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := plugintest.Run(t, aider.Plugin, raw, normalize.Options{Provider: "aider"})
-			if o.Result.FailedLines != 0 {
-				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
-			}
-			calls, failed, errs, in, out := historyFacts(string(raw))
-			o.CheckCalls(t, calls)
-			o.CheckFailed(t, failed)
-			if len(o.Result.Errors) != errs {
-				t.Errorf("%d errors, the raw input has %d litellm error lines", len(o.Result.Errors), errs)
-			}
-			if gi, go_ := o.Tokens(); gi != in || go_ != out {
-				t.Errorf("tokens in %d out %d, the Tokens lines sum to %d and %d", gi, go_, in, out)
-			}
-		})
+// checkFacts checks the run of a golden input or capture (TestGolden)
+// against facts read from the raw lines apart from the plugin (with
+// regular expressions): each applied edit, commit and confirmation a call
+// in order (failed commits and declined confirmations not ok), one error
+// per litellm line, and the tokens the sum of the Tokens lines.
+func checkFacts(t *testing.T, r *sdktest.Result) {
+	o := plugintest.FromResult(r)
+	calls, failed, errs, in, out := historyFacts(string(r.Raw))
+	o.CheckCalls(t, calls)
+	o.CheckFailed(t, failed)
+	if len(o.Result.Errors) != errs {
+		t.Errorf("%d errors, the raw input has %d litellm error lines", len(o.Result.Errors), errs)
+	}
+	if gi, go_ := o.Tokens(); gi != in || go_ != out {
+		t.Errorf("tokens in %d out %d, the Tokens lines sum to %d and %d", gi, go_, in, out)
 	}
 }
 

@@ -3,24 +3,15 @@
 package aider_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/aider"
 )
 
-// captureDir holds the Aider captures (testdata/captures/README.md).
-var captureDir = filepath.Join("..", "..", "testdata", "captures", "aider")
-
 // captures are the Aider chat histories of testdata/captures/aider.
-func captures(tb testing.TB) []string {
-	files, err := filepath.Glob(filepath.Join(captureDir, "*.md"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no captures in %s: %v", captureDir, err)
-	}
-	return files
-}
+func captures(tb testing.TB) []string { return plugintest.Captures(tb, "aider", "*.md") }
 
 // FuzzAider: arbitrary bytes never make the plugin fault, through the
 // host pipeline or the bare driver (sdktest.Fuzz).

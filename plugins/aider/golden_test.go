@@ -23,5 +23,5 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "aider")
 // transcript line, and one line a call or three give the same rendering
 // as full batches; so do the captures.
 func TestGolden(t *testing.T) {
-	sdktest.Test(t, aider.Plugin, sdktest.Options{Provider: "aider", Golden: goldenDir, Captures: captures(t), Update: *update})
+	sdktest.Test(t, aider.Plugin, sdktest.Options{Provider: "aider", Golden: goldenDir, Captures: captures(t), Update: *update, Check: checkFacts})
 }

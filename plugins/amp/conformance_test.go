@@ -4,65 +4,35 @@ package amp_test
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/amp"
 )
 
-// TestConformance runs every thread document among the golden inputs and
-// the captures (testdata/captures/amp, when there are any) through the
-// plugin and checks it against facts read from the raw document apart
-// from the plugin (with encoding/json): no line lost to a fault, every
-// tool_use a tool.call, every piece of model text in an assistant block,
-// every result whose run did not end done (or ended with a non-zero exit
-// code) not ok and every done one ok, and the step's tokens the sums of
-// the messages' own, an OpenAI model's cache creation read as uncached
-// input.
-func TestConformance(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(goldenDir, "*.json"))
-	capt, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", "amp", "*.json"))
-	files = append(files, capt...)
-	if len(files) == 0 {
-		t.Fatal("no thread documents")
+// checkFacts checks the run of every thread document among the golden
+// inputs (TestGolden; a stream of thread versions, .jsonl, has its own
+// golden) against facts read from the raw document apart from the plugin
+// (with encoding/json): every tool_use a tool.call, every piece of model
+// text in an assistant block, every result whose run did not end done (or
+// ended with a non-zero exit code) not ok and every done one ok, and the
+// step's tokens the sums of the messages' own, an OpenAI model's cache
+// creation read as uncached input.
+func checkFacts(t *testing.T, r *sdktest.Result) {
+	if filepath.Ext(r.Input) != ".json" {
+		return
 	}
-	for _, f := range files {
-		if strings.HasSuffix(f, ".expect.json") {
-			continue
-		}
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := plugintest.Run(t, amp.Plugin, raw, normalize.Options{Provider: "amp"})
-			if o.Result.FailedLines != 0 {
-				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
-			}
-			fx := threadFacts(t, raw)
-			o.CheckCalls(t, fx.calls)
-			plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
-			o.CheckFailed(t, fx.failed)
-			var got [4]int64
-			if u := o.Result.Usage; u != nil {
-				got = [4]int64{deref(u.InputTokens), deref(u.OutputTokens), deref(u.CacheReadTokens), deref(u.CacheWriteTokens)}
-			}
-			if got != fx.usage {
-				t.Errorf("usage (input, output, cache read, cache write) %v, the thread states %v", got, fx.usage)
-			}
-		})
+	o := plugintest.FromResult(r)
+	fx := threadFacts(t, r.Raw)
+	o.CheckCalls(t, fx.calls)
+	plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
+	o.CheckFailed(t, fx.failed)
+	u := o.Usage()
+	if got := [4]int64{u.Input, u.Output, u.CacheRead, u.CacheWrite}; got != fx.usage {
+		t.Errorf("usage (input, output, cache read, cache write) %v, the thread states %v", got, fx.usage)
 	}
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 // facts are what a thread states, read apart from the plugin.

@@ -23,5 +23,5 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "amp")
 // transcript line, and one line a call or three give the same rendering
 // as full batches, as a live agent's output arrives; so do the captures.
 func TestGolden(t *testing.T) {
-	sdktest.Test(t, amp.Plugin, sdktest.Options{Provider: "amp", Golden: goldenDir, Update: *update})
+	sdktest.Test(t, amp.Plugin, sdktest.Options{Provider: "amp", Golden: goldenDir, Update: *update, Check: checkFacts})
 }

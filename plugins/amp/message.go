@@ -153,10 +153,8 @@ func (n *normalizer) assistant(m abi.Value, key sdk.Str, thread abi.Value, out *
 		ts = msTime(m.Path("meta", "sentAt"))
 	}
 	out.Open(key, sdk.Message{ID: messageID(m), Model: sdk.StringOf(model), Time: ts})
-	n.setModel(model, out)
-	texts := 0
-	var one sdk.Str
-	var all []byte
+	out.LatestModel(model, &n.model)
+	var final sdk.FinalText
 	content := m.Get("content")
 	it := content.Iter()
 	for it.Next() {
@@ -168,13 +166,7 @@ func (n *normalizer) assistant(m abi.Value, key sdk.Str, thread abi.Value, out *
 				continue
 			}
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt)})
-			if texts == 0 {
-				one = sdk.Text(txt)
-			} else {
-				all = append(all, '\n')
-			}
-			all = sdk.AppendText(all, txt)
-			texts++
+			final.Add(txt)
 		case t.Is("thinking"):
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.StringOf(b.Get("thinking"))})
 		case t.Is("redacted_thinking"):
@@ -203,21 +195,7 @@ func (n *normalizer) assistant(m abi.Value, key sdk.Str, thread abi.Value, out *
 	case st.Get("type").Is("cancelled"):
 		out.Warn("amp assistant message cancelled by the user before it completed")
 	}
-	switch {
-	case texts == 1:
-		out.Final(one, true)
-	case texts > 1:
-		out.Final(sdk.S(string(all)), true)
-	}
-}
-
-// setModel reports the model of the latest answer.
-func (n *normalizer) setModel(m abi.Value, out *sdk.Out) {
-	if m.Kind() != abi.KindString || m.Is("") || m.Is(n.model) {
-		return
-	}
-	out.Meta(sdk.Meta{Model: sdk.Text(m), Override: n.model != ""})
-	n.model = m.String()
+	final.Report(out)
 }
 
 // usageOf reads an assistant message's usage: Amp splits the prompt

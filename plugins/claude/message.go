@@ -602,7 +602,7 @@ func (n *normalizer) lineError(v, e, content abi.Value, scope string, out *sdk.O
 		text = "API error"
 	}
 	n.errSeen, n.errText = true, text
-	pe := sdk.ProviderError{Message: sdk.S(text), Scope: scopeStr(scope)}
+	pe := sdk.ProviderError{Message: sdk.S(text), Scope: sdk.Opt(scope)}
 	if code != "" {
 		pe.Code = sdk.S(code)
 	}
@@ -664,7 +664,7 @@ func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 func (n *normalizer) compaction(m *message, summary sdk.Str, out *sdk.Out) {
 	if !summary.IsEmpty() {
 		key := sdk.S(n.newKey('c'))
-		out.Open(key, sdk.Message{User: true, Scope: scopeStr(m.scope)})
+		out.Open(key, sdk.Message{User: true, Scope: sdk.Opt(m.scope)})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: summary, Origin: sdk.OriginInjected})
 		out.Close(key, sdk.MessageEnd{})
 	}
@@ -710,7 +710,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		ct := content.Get("type").Raw()
 		isErr := b.Get("is_error").Truthy() || len(ct) > 7 && sdk.HasPrefix(ct[len(ct)-7:], `_error"`)
 		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(s.toolID), ToolContent: outputOf(content), IsError: isErr})
-		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr, Scope: scopeStr(m.scope), Time: sdk.StringOf(ts)}
+		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr, Scope: sdk.Opt(m.scope), Time: sdk.StringOf(ts)}
 		c := n.calls[s.toolID]
 		if c != nil {
 			r.Name = sdk.S(c.name)
@@ -755,13 +755,6 @@ func toolIDView(b abi.Value) string {
 		return sdk.View(id)
 	}
 	return sdk.View(b.Get("tool_use_id"))
-}
-
-func scopeStr(scope string) sdk.Str {
-	if scope == "" {
-		return sdk.Str{}
-	}
-	return sdk.S(scope)
 }
 
 // user handles a user line: tool results, prompts and injected context.
@@ -855,7 +848,7 @@ func (n *normalizer) userText(key string, slot int, t abi.Value, scope string, t
 	if key == "" {
 		n.closeScopeMessages(scope, out)
 		key = n.newKey('u')
-		out.Open(sdk.S(key), sdk.Message{User: true, Scope: scopeStr(scope), Time: sdk.StringOf(ts)})
+		out.Open(sdk.S(key), sdk.Message{User: true, Scope: sdk.Opt(scope), Time: sdk.StringOf(ts)})
 	}
 	out.Block(sdk.S(key), slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
 	return key

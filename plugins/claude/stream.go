@@ -289,7 +289,7 @@ func (n *normalizer) finish(m *message, s *slot, out *sdk.Out) {
 			c := n.noteCall(s.toolID, s.toolName, abi.Value{})
 			if !c.reported {
 				c.reported = true
-				out.ToolCall(sdk.ToolCall{CallID: sdk.S(s.toolID), Name: sdk.S(s.toolName), Input: input, Kind: kindOf(s.toolName), Scope: scopeStr(m.scope)})
+				out.ToolCall(sdk.ToolCall{CallID: sdk.S(s.toolID), Name: sdk.S(s.toolName), Input: input, Kind: kindOf(s.toolName), Scope: sdk.Opt(m.scope)})
 			}
 		}
 		s.input = nil

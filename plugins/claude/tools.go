@@ -73,7 +73,7 @@ func (n *normalizer) toolCall(m *message, s *slot, input, ts abi.Value, out *sdk
 		Name:   sdk.S(s.toolName),
 		Input:  sdk.JSON(input),
 		Kind:   kindOf(s.toolName),
-		Scope:  scopeStr(m.scope),
+		Scope:  sdk.Opt(m.scope),
 		Time:   sdk.StringOf(ts),
 	}
 	if !tc.Input.IsSet() {
@@ -124,7 +124,7 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 	idS := sdk.View(id)
 	content := b.Get("content")
 	isErr := b.Get("is_error").Truthy()
-	r := sdk.ToolResult{CallID: sdk.Text(id), Output: outputOf(content), IsError: isErr, Scope: scopeStr(scope), Time: sdk.StringOf(ts)}
+	r := sdk.ToolResult{CallID: sdk.Text(id), Output: outputOf(content), IsError: isErr, Scope: sdk.Opt(scope), Time: sdk.StringOf(ts)}
 	c := n.calls[idS]
 	if c == nil && idS != "" {
 		// The call is not in the input (a sub-agent's tool in a stream
@@ -278,7 +278,7 @@ func (n *normalizer) synthesize(id string, tur abi.Value, scope string, ts abi.V
 	}
 	c := n.noteCall(id, name, abi.Value{})
 	c.reported = true
-	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: emptyObject(), Kind: kind, Scope: scopeStr(scope), Time: sdk.StringOf(ts)})
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: emptyObject(), Kind: kind, Scope: sdk.Opt(scope), Time: sdk.StringOf(ts)})
 	// name is one of the words above: quoted as strconv.Quote would,
 	// without linking it.
 	out.Warn("claude: tool result " + id + " has no tool call in the input; a tool.call named \"" + name + "\" was synthesized from the result")
@@ -460,13 +460,7 @@ func (n *normalizer) openScope(scope, parent, name, desc, prompt string, ts abi.
 	if parent == "" {
 		n.orphans = append(n.orphans, scope)
 	}
-	opt := func(s string) sdk.Str {
-		if s == "" {
-			return sdk.Str{}
-		}
-		return sdk.S(s)
-	}
-	out.ScopeOpen(sdk.S(scope), opt(parent), opt(name), opt(desc))
+	out.ScopeOpen(sdk.S(scope), sdk.Opt(parent), sdk.Opt(name), sdk.Opt(desc))
 	if prompt != "" {
 		key := sdk.S(n.newKey('u'))
 		out.Open(key, sdk.Message{User: true, Scope: sdk.S(scope), Time: sdk.StringOf(ts)})

@@ -60,16 +60,8 @@ func (n *normalizer) openAgent(id, parent, name string, out *sdk.Out) *agent {
 		desc, a.prompt = t.description, t.prompt
 		delete(n.tasks, parent)
 	}
-	out.ScopeOpen(sdk.S(id), opt(parent), opt(name), opt(desc))
+	out.ScopeOpen(sdk.S(id), sdk.Opt(parent), sdk.Opt(name), sdk.Opt(desc))
 	return a
-}
-
-// opt is s as a Str, unset when empty.
-func opt(s string) sdk.Str {
-	if s == "" {
-		return sdk.Str{}
-	}
-	return sdk.S(s)
 }
 
 // scopeOf is the Str of a's scope: unset for the main agent.

@@ -6,59 +6,29 @@ import (
 	"bytes"
 	"encoding/json"
 	"math"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/crush"
-	"github.com/twasm/twasm/transcript"
 )
 
-// TestConformance runs every golden input and real capture through the
-// plugin and checks it against facts read from the raw rows apart from
-// the plugin (with encoding/json): no line lost to a fault, every
-// tool_call part a tool.call, every assistant text in an assistant
-// block, every result Crush marked is_error not ok, and the step's cost
-// the session's cost less its children's.
-func TestConformance(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(goldenDir, "*.jsonl"))
-	caps, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", "crush", "*.jsonl"))
-	for _, f := range append(files, caps...) {
-		if strings.HasSuffix(f, ".golden.jsonl") {
-			continue
+// checkFacts checks the run of a golden input or real capture
+// (TestGolden) against facts read from the raw rows apart from the
+// plugin (with encoding/json): every tool_call part a tool.call, every
+// assistant text in an assistant block, every result Crush marked
+// is_error not ok, and the step's cost the session's cost less its
+// children's.
+func checkFacts(t *testing.T, r *sdktest.Result) {
+	o := plugintest.FromResult(r)
+	fx := crushFacts(r.Raw)
+	o.CheckCalls(t, fx.calls)
+	plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
+	o.CheckFailed(t, fx.failed)
+	if fx.cost != nil {
+		got := o.Result.CostUSD
+		if got == nil || math.Abs(*got-*fx.cost) > 1e-9 {
+			t.Errorf("cost: %v, the session states %v", got, *fx.cost)
 		}
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := plugintest.Run(t, crush.Plugin, raw, normalize.Options{Provider: "crush"})
-			if o.Result.FailedLines != 0 {
-				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
-			}
-			fx := crushFacts(raw)
-			o.CheckCalls(t, fx.calls)
-			plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
-			for id := range fx.failed {
-				for _, it := range o.Sink.Items {
-					if it.Event == nil || it.Event.Type != transcript.ToolResult {
-						continue
-					}
-					if tp := it.Event.Tool(); tp != nil && tp.CallID == id && (tp.Status == "" || tp.Status == "ok") {
-						t.Errorf("call %s: is_error in the raw input, its tool.result says ok", id)
-					}
-				}
-			}
-			if fx.cost != nil {
-				got := o.Result.CostUSD
-				if got == nil || math.Abs(*got-*fx.cost) > 1e-9 {
-					t.Errorf("cost: %v, the session states %v", got, *fx.cost)
-				}
-			}
-		})
 	}
 }
 

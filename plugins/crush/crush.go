@@ -159,7 +159,7 @@ func (n *normalizer) message(key string, r abi.Value, out *sdk.Out) {
 	}
 	created := seconds(r.Get("created_at"))
 	user := role != "assistant"
-	hdr := sdk.Message{User: user, ID: opt(r.Get("id").String()), Time: opt(created)}
+	hdr := sdk.Message{User: user, ID: sdk.Opt(r.Get("id").String()), Time: sdk.Opt(created)}
 	if !user {
 		if m := r.Get("model"); m.Kind() == abi.KindString && m.String() != "" && m.String() != n.model {
 			n.model = m.String()
@@ -247,9 +247,8 @@ func (n *normalizer) call(k sdk.Str, i int, d abi.Value, created string, out *sd
 		in = sdk.JSON(s)
 	}
 	n.names[id] = name
-	out.Block(k, i, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
 	kind, cmd := toolKind(name, input)
-	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: opt(created)})
+	out.ToolUse(k, i, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(created)})
 }
 
 // result handles a tool_result part: a tool_result block and a
@@ -268,7 +267,7 @@ func (n *normalizer) result(k sdk.Str, i int, d abi.Value, created string, out *
 	if text == "" && d.Get("mime_type").String() != "" {
 		text = "[" + d.Get("mime_type").String() + "]"
 	}
-	res := sdk.ToolResult{CallID: sdk.S(id), Name: opt(name), Output: sdk.S(text), Time: opt(created), IsError: d.Get("is_error").Truthy()}
+	res := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(name), Output: sdk.S(text), Time: sdk.Opt(created), IsError: d.Get("is_error").Truthy()}
 	t := strings.TrimSpace(text)
 	switch {
 	case strings.HasPrefix(t, "User denied permission"), res.IsError && t == "Permission denied":
@@ -354,8 +353,8 @@ func (n *normalizer) shell(k sdk.Str, i int, d abi.Value, created string, out *s
 	id := k.String() + "-shell-" + strconv.Itoa(i)
 	cmd := d.Get("command").String()
 	in := sdk.RawJSON(`{"command":` + strconv.Quote(cmd) + `}`)
-	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S("shell_command"), Input: in, Kind: "execute", Command: sdk.S(cmd), Time: opt(created)})
-	res := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("shell_command"), Output: sdk.Text(d.Get("output")), Time: opt(created)}
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S("shell_command"), Input: in, Kind: "execute", Command: sdk.S(cmd), Time: sdk.Opt(created)})
+	res := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("shell_command"), Output: sdk.Text(d.Get("output")), Time: sdk.Opt(created)}
 	if code, ok := d.Get("exit_code").Int(); ok {
 		res.ExitCode = sdk.N(code)
 		if code != 0 {
@@ -372,10 +371,7 @@ func (n *normalizer) shell(k sdk.Str, i int, d abi.Value, created string, out *s
 func toolKind(name string, input abi.Value) (string, sdk.Str) {
 	switch name {
 	case "bash":
-		if c := input.Get("command"); c.Kind() == abi.KindString {
-			return "execute", sdk.S(c.String())
-		}
-		return "execute", sdk.Str{}
+		return "execute", sdk.StringOf(input.Get("command"))
 	case "job_output", "job_kill":
 		return "execute", sdk.Str{}
 	case "view", "ls", "read_mcp_resource", "list_mcp_resources", "lsp_diagnostics", "lsp_definition", "lsp_references", "lsp_symbols", "lsp_call_hierarchy", "crush_info", "crush_logs":
@@ -407,14 +403,6 @@ func seconds(v abi.Value) string {
 
 // clip bounds a result's text for its error.
 func clip(s string) string { return sdk.Clip(s, 300) }
-
-// opt is s as a string field, unset when empty.
-func opt(s string) sdk.Str {
-	if s == "" {
-		return sdk.Str{}
-	}
-	return sdk.S(s)
-}
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error { return nil }

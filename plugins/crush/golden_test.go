@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/crush"
 )
 
@@ -23,6 +24,6 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "crush")
 // (spec §6.8), every event is a valid transcript line, and one line a
 // call or three give the same rendering as full batches.
 func TestGolden(t *testing.T) {
-	captures, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", "crush", "*.jsonl"))
-	sdktest.Test(t, crush.Plugin, sdktest.Options{Provider: "crush", Golden: goldenDir, Captures: captures, Update: *update})
+	captures := plugintest.Captures(t, "crush", "*.jsonl")
+	sdktest.Test(t, crush.Plugin, sdktest.Options{Provider: "crush", Golden: goldenDir, Captures: captures, Update: *update, Check: checkFacts})
 }

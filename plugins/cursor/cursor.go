@@ -159,7 +159,7 @@ func (n *normalizer) record(typ string, v abi.Value, out *sdk.Out) {
 			msg = "turn ended with status " + sdk.TypeName(v.Get("status"))
 		}
 		n.ended, n.endErr = transcriptError, msg
-		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: opt(st)})
+		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.Opt(st)})
 	}
 }
 
@@ -173,7 +173,7 @@ const (
 func (n *normalizer) open(user bool, t string, out *sdk.Out) sdk.Str {
 	n.msgs++
 	k := sdk.S("m" + strconv.Itoa(n.msgs))
-	out.Open(k, sdk.Message{User: user, Time: opt(t)})
+	out.Open(k, sdk.Message{User: user, Time: sdk.Opt(t)})
 	return k
 }
 
@@ -421,9 +421,8 @@ func (n *normalizer) call(k sdk.Str, slot int, b abi.Value, out *sdk.Out) {
 		delete(n.names, n.pending[0])
 		n.pending = n.pending[1:]
 	}
-	out.Block(k, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
 	kind, cmd := toolKind(name, input)
-	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd})
+	out.ToolUse(k, slot, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd})
 }
 
 // result handles a tool_result block (the transcripts seen so far hold
@@ -448,7 +447,7 @@ func (n *normalizer) result(k sdk.Str, slot int, b abi.Value, out *sdk.Out) {
 	}
 	text := contentText(b.Get("content"))
 	isErr := b.Get("is_error").Truthy()
-	res := sdk.ToolResult{CallID: sdk.S(id), Name: opt(name), IsError: isErr, Status: sdk.S(sdk.StatusOK)}
+	res := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(name), IsError: isErr, Status: sdk.S(sdk.StatusOK)}
 	if isErr {
 		if text == "" {
 			text = "error"
@@ -485,10 +484,7 @@ func contentText(c abi.Value) string {
 func toolKind(name string, input abi.Value) (string, sdk.Str) {
 	switch strings.ToLower(name) {
 	case "shell", "run_terminal_cmd", "bash":
-		if cmd := input.Get("command"); cmd.Kind() == abi.KindString {
-			return "execute", sdk.S(cmd.String())
-		}
-		return "execute", sdk.Str{}
+		return "execute", sdk.StringOf(input.Get("command"))
 	case "readfile", "read", "read_file", "list_dir", "ls":
 		return "read", sdk.Str{}
 	case "applypatch", "strreplace", "write", "edit", "edit_file", "editnotebook", "delete", "delete_file", "search_replace", "multiedit":
@@ -503,14 +499,6 @@ func toolKind(name string, input abi.Value) (string, sdk.Str) {
 	return "other", sdk.Str{}
 }
 
-// opt is s as a string field, unset when empty.
-func opt(s string) sdk.Str {
-	if s == "" {
-		return sdk.Str{}
-	}
-	return sdk.S(s)
-}
-
 // End implements sdk.Normalizer.
 //
 // A stream that ends on Cursor's turn_ended record has the status it
@@ -520,7 +508,7 @@ func opt(s string) sdk.Str {
 // applies, and a call without a result leaves the run incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
 	if n.ended != "" {
-		out.Status(n.ended, opt(n.endErr), sdk.LevelTerminal)
+		out.Status(n.ended, sdk.Opt(n.endErr), sdk.LevelTerminal)
 	}
 	if n.final != "" {
 		out.Final(sdk.S(n.final), true)

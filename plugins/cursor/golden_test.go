@@ -23,5 +23,5 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "cursor")
 // transcript line, and one line a call or three give the same rendering
 // as full batches.
 func TestGolden(t *testing.T) {
-	sdktest.Test(t, cursor.Plugin, sdktest.Options{Provider: "cursor", Golden: goldenDir, Update: *update})
+	sdktest.Test(t, cursor.Plugin, sdktest.Options{Provider: "cursor", Golden: goldenDir, Captures: captures(t), Update: *update, Check: checkFacts})
 }

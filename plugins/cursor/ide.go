@@ -165,13 +165,13 @@ func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
 		return
 	}
 	ts := bubbleTime(b.Get("createdAt"))
-	hdr := sdk.Message{User: user, ID: opt(id), Time: opt(ts)}
+	hdr := sdk.Message{User: user, ID: sdk.Opt(id), Time: sdk.Opt(ts)}
 	if !user {
 		model := b.Get("modelInfo").Get("modelName").String()
 		if !modelName(model) {
 			model = n.ideModel
 		}
-		hdr.Model = opt(model)
+		hdr.Model = sdk.Opt(model)
 	}
 	k := sdk.S("b:" + id)
 	out.Open(k, hdr)
@@ -267,7 +267,7 @@ func (n *normalizer) ideTool(k sdk.Str, slot int, bubbleID string, t abi.Value, 
 	kind, cmd := toolKind(ideToolBase(name), args)
 	if !n.called[id] {
 		n.called[id] = true
-		out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: opt(ts)})
+		out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(ts)})
 	}
 
 	status := ""
@@ -288,7 +288,7 @@ func (n *normalizer) ideTool(k sdk.Str, slot int, bubbleID string, t abi.Value, 
 	}
 	n.answered[id] = true
 	res := resultText(t.Get("result"))
-	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name), Status: sdk.S(status), Time: opt(ts)}
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name), Status: sdk.S(status), Time: sdk.Opt(ts)}
 	if ec, ok := exitCode(t.Get("result")); ok {
 		r.ExitCode = sdk.N(ec)
 		if ec != 0 && status == sdk.StatusOK {

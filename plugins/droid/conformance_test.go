@@ -5,59 +5,27 @@ package droid_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/droid"
 )
 
-// TestConformance runs every session among the golden inputs and the
-// captures through the plugin and checks it against facts read from the
-// raw lines apart from the plugin (with encoding/json): no line lost to
-// a fault, every tool_use a tool.call, every result marked is_error (or
-// whose output states a failed command) not ok and every other ok, and
-// the step's tokens the last settings document's.
-func TestConformance(t *testing.T) {
-	files := captures(t)
-	gs, _ := filepath.Glob(filepath.Join(goldenDir, "*.jsonl"))
-	for _, f := range gs {
-		if !strings.HasSuffix(f, ".golden.jsonl") {
-			files = append(files, f)
-		}
+// checkFacts checks the run of a golden input or capture (TestGolden)
+// against facts read from the raw lines apart from the plugin (with
+// encoding/json): every tool_use a tool.call, every result marked
+// is_error (or whose output states a failed command) not ok and every
+// other ok, and the step's tokens the last settings document's.
+func checkFacts(t *testing.T, r *sdktest.Result) {
+	o := plugintest.FromResult(r)
+	calls, failed, usage := sessionFacts(r.Raw)
+	o.CheckCalls(t, calls)
+	o.CheckFailed(t, failed)
+	u := o.Usage()
+	if got := [4]int64{u.UncachedInput, u.Output, u.CacheRead, u.CacheWrite}; got != usage {
+		t.Errorf("usage (uncached input, output, cache read, cache write) %v, the settings state %v", got, usage)
 	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := plugintest.Run(t, droid.Plugin, raw, normalize.Options{Provider: "droid"})
-			if o.Result.FailedLines != 0 {
-				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
-			}
-			calls, failed, usage := sessionFacts(raw)
-			o.CheckCalls(t, calls)
-			o.CheckFailed(t, failed)
-			var got [4]int64
-			if u := o.Result.Usage; u != nil {
-				got = [4]int64{deref(u.UncachedInputTokens), deref(u.OutputTokens), deref(u.CacheReadTokens), deref(u.CacheWriteTokens)}
-			}
-			if got != usage {
-				t.Errorf("usage (uncached input, output, cache read, cache write) %v, the settings state %v", got, usage)
-			}
-		})
-	}
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 // sessionFacts reads the tool calls, the results that failed and the

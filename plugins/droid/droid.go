@@ -122,10 +122,7 @@ func (n *normalizer) start(v abi.Value, out *sdk.Out) {
 // usage, the session's totals so far (set, not added: each version
 // holds all the tokens before it).
 func (n *normalizer) settings(v abi.Value, out *sdk.Out) {
-	if m := v.Get("model"); m.Kind() == abi.KindString && !m.Is("") && !m.Is(n.model) {
-		out.Meta(sdk.Meta{Model: sdk.Text(m), Override: n.model != ""})
-		n.model = m.String()
-	}
+	out.LatestModel(v.Get("model"), &n.model)
 	tu := v.Get("tokenUsage")
 	if tu.Kind() != abi.KindObject {
 		out.Ignored(sdk.S("settings"))
@@ -222,7 +219,7 @@ func origin(t abi.Value) string {
 // assistant reports an assistant message: its blocks in order, each
 // tool_use a tool.call; the final answer is its text.
 func (n *normalizer) assistant(key sdk.Str, content abi.Value, ts sdk.Str, out *sdk.Out) {
-	out.Open(key, sdk.Message{ID: key, Model: opt(n.model), Time: ts})
+	out.Open(key, sdk.Message{ID: key, Model: sdk.Opt(n.model), Time: ts})
 	var text []byte
 	it := content.Iter()
 	for it.Next() {
@@ -298,7 +295,7 @@ func (n *normalizer) result(b abi.Value, ts sdk.Str, out *sdk.Out) {
 		n.resulted = map[string]bool{}
 	}
 	n.resulted[id.String()] = true
-	r := sdk.ToolResult{CallID: sdk.Text(id), Name: opt(n.calls[sdk.View(id)]), Time: ts}
+	r := sdk.ToolResult{CallID: sdk.Text(id), Name: sdk.Opt(n.calls[sdk.View(id)]), Time: ts}
 	var text []byte
 	c := b.Get("content")
 	switch c.Kind() {
@@ -355,14 +352,6 @@ func input(args abi.Value) sdk.Str {
 		return sdk.RawJSON("{}")
 	}
 	return sdk.JSON(args)
-}
-
-// opt is s as a literal, unset when empty.
-func opt(s string) sdk.Str {
-	if s == "" {
-		return sdk.Str{}
-	}
-	return sdk.S(s)
 }
 
 // End implements sdk.Normalizer.

@@ -3,24 +3,15 @@
 package droid_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/droid"
 )
 
-// captureDir holds the Factory Droid captures (testdata/captures/README.md).
-var captureDir = filepath.Join("..", "..", "testdata", "captures", "droid")
-
 // captures are the Factory Droid captures of testdata/captures/droid.
-func captures(tb testing.TB) []string {
-	files, err := filepath.Glob(filepath.Join(captureDir, "*.jsonl"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no captures in %s: %v", captureDir, err)
-	}
-	return files
-}
+func captures(tb testing.TB) []string { return plugintest.Captures(tb, "droid", "*.jsonl") }
 
 // FuzzDroid: arbitrary bytes never make the plugin fault, through the host
 // pipeline (raw control bytes inside strings arrive escaped) or the bare

@@ -23,5 +23,5 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "droid")
 // transcript line, and one line a call or three give the same rendering
 // as full batches, as a live agent's output arrives; so do the captures.
 func TestGolden(t *testing.T) {
-	sdktest.Test(t, droid.Plugin, sdktest.Options{Provider: "droid", Golden: goldenDir, Captures: captures(t), Update: *update})
+	sdktest.Test(t, droid.Plugin, sdktest.Options{Provider: "droid", Golden: goldenDir, Captures: captures(t), Update: *update, Check: checkFacts})
 }

@@ -23,5 +23,5 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "goose")
 // transcript line, and one line a call or three give the same rendering
 // as full batches.
 func TestGolden(t *testing.T) {
-	sdktest.Test(t, goose.Plugin, sdktest.Options{Provider: "goose", Golden: goldenDir, Update: *update})
+	sdktest.Test(t, goose.Plugin, sdktest.Options{Provider: "goose", Golden: goldenDir, Update: *update, Check: checkFacts})
 }

@@ -230,9 +230,9 @@ func (n *normalizer) message(key, id, role string, content, metadata abi.Value, 
 		out.Unmapped(sdk.S("role:" + role))
 		return
 	}
-	hdr := sdk.Message{User: user, ID: opt(id), Time: opt(created)}
+	hdr := sdk.Message{User: user, ID: sdk.Opt(id), Time: sdk.Opt(created)}
 	if !user {
-		hdr.Model = opt(n.model)
+		hdr.Model = sdk.Opt(n.model)
 	}
 	k := sdk.S(key)
 	out.Open(k, hdr)
@@ -323,9 +323,8 @@ func (n *normalizer) request(k sdk.Str, i int, c abi.Value, created string, out 
 		in = sdk.RawJSON("{}")
 	}
 	n.names[id] = name
-	out.Block(k, i, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
 	kind, cmd := toolKind(name, input)
-	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: opt(created)})
+	out.ToolUse(k, i, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(created)})
 }
 
 // response handles a toolResponse: a tool_result block and a
@@ -334,7 +333,7 @@ func (n *normalizer) request(k sdk.Str, i int, c abi.Value, created string, out 
 func (n *normalizer) response(k sdk.Str, i int, c abi.Value, created string, out *sdk.Out) {
 	id := c.Get("id").String()
 	tr := c.Get("toolResult")
-	res := sdk.ToolResult{CallID: sdk.S(id), Name: opt(n.names[id]), Time: opt(created)}
+	res := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(n.names[id]), Time: sdk.Opt(created)}
 	var text string
 	if tr.Get("status").Is("success") {
 		// The value is a CallToolResult {content, isError}; Goose before
@@ -404,10 +403,7 @@ func toolKind(name string, input abi.Value) (string, sdk.Str) {
 	}
 	switch base {
 	case "shell", "bash":
-		if cmd := input.Get("command"); cmd.Kind() == abi.KindString {
-			return "execute", sdk.S(cmd.String())
-		}
-		return "execute", sdk.Str{}
+		return "execute", sdk.StringOf(input.Get("command"))
 	case "text_editor":
 		if input.Get("command").Is("view") {
 			return "read", sdk.Str{}
@@ -425,14 +421,6 @@ func toolKind(name string, input abi.Value) (string, sdk.Str) {
 		return "think", sdk.Str{}
 	}
 	return "other", sdk.Str{}
-}
-
-// opt is s as a string field, unset when empty.
-func opt(s string) sdk.Str {
-	if s == "" {
-		return sdk.Str{}
-	}
-	return sdk.S(s)
 }
 
 // End implements sdk.Normalizer.

@@ -5,66 +5,28 @@ package kimi_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/kimi"
 )
 
-// TestConformance runs every wire log among the golden inputs and the
-// captures through the plugin and checks it against facts read from the
-// raw lines apart from the plugin (with encoding/json): no line lost to
-// a fault, every tool call of the session a tool.call, every result the
-// log marks an error not ok and every other ok, and the step's tokens the
-// sums the log states for the session's own model calls (the Kimi CLI's
-// StatusUpdate outside sub-agents; Kimi Code's usage.record, else
-// step.end for a step no record follows).
-func TestConformance(t *testing.T) {
-	files := append(captures(t), goldenInputs(t)...)
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := plugintest.Run(t, kimi.Plugin, raw, normalize.Options{Provider: "kimi"})
-			if o.Result.FailedLines != 0 {
-				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
-			}
-			fx := wireFacts(t, raw)
-			o.CheckCalls(t, fx.calls)
-			o.CheckFailed(t, fx.failed)
-			var got [4]int64
-			if u := o.Result.Usage; u != nil {
-				got = [4]int64{deref(u.UncachedInputTokens), deref(u.OutputTokens), deref(u.CacheReadTokens), deref(u.CacheWriteTokens)}
-			}
-			if got != fx.usage {
-				t.Errorf("usage (uncached input, output, cache read, cache write) %v, the log states %v", got, fx.usage)
-			}
-		})
+// checkFacts checks the run of a wire log among the golden inputs and the
+// captures (TestGolden) against facts read from the raw lines apart from
+// the plugin (with encoding/json): every tool call of the session a
+// tool.call, every result the log marks an error not ok and every other
+// ok, and the step's tokens the sums the log states for the session's
+// own model calls (the Kimi CLI's StatusUpdate outside sub-agents; Kimi
+// Code's usage.record, else step.end for a step no record follows).
+func checkFacts(t *testing.T, r *sdktest.Result) {
+	o := plugintest.FromResult(r)
+	fx := wireFacts(t, r.Raw)
+	o.CheckCalls(t, fx.calls)
+	o.CheckFailed(t, fx.failed)
+	u := o.Usage()
+	if got := [4]int64{u.UncachedInput, u.Output, u.CacheRead, u.CacheWrite}; got != fx.usage {
+		t.Errorf("usage (uncached input, output, cache read, cache write) %v, the log states %v", got, fx.usage)
 	}
-}
-
-func goldenInputs(t *testing.T) []string {
-	fs, _ := filepath.Glob(filepath.Join(goldenDir, "*.jsonl"))
-	var out []string
-	for _, f := range fs {
-		if !strings.HasSuffix(f, ".golden.jsonl") {
-			out = append(out, f)
-		}
-	}
-	return out
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
 }
 
 type facts struct {

@@ -3,24 +3,15 @@
 package kimi_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/kimi"
 )
 
-// captureDir holds the Kimi captures (testdata/captures/README.md).
-var captureDir = filepath.Join("..", "..", "testdata", "captures", "kimi")
-
 // captures are the Kimi captures of testdata/captures/kimi.
-func captures(tb testing.TB) []string {
-	files, err := filepath.Glob(filepath.Join(captureDir, "*.jsonl"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no captures in %s: %v", captureDir, err)
-	}
-	return files
-}
+func captures(tb testing.TB) []string { return plugintest.Captures(tb, "kimi", "*.jsonl") }
 
 // FuzzKimi: arbitrary bytes never make the plugin fault, through the host
 // pipeline (raw control bytes inside strings arrive escaped) or the bare

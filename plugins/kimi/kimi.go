@@ -151,15 +151,6 @@ func (n *normalizer) start(format string, out *sdk.Out) {
 	out.Meta(m)
 }
 
-// setModel reports the model of the step: the latest one that answered.
-func (n *normalizer) setModel(m abi.Value, out *sdk.Out) {
-	if m.Kind() != abi.KindString || m.Is("") || m.Is(n.model) {
-		return
-	}
-	out.Meta(sdk.Meta{Model: sdk.Text(m), Override: n.model != ""})
-	n.model = m.String()
-}
-
 // stepOf is scope's open message, opened (and keyed) when there is none.
 func (n *normalizer) stepOf(scope, id, ts string, out *sdk.Out) *step {
 	if s := n.steps[scope]; s != nil {
@@ -171,7 +162,7 @@ func (n *normalizer) stepOf(scope, id, ts string, out *sdk.Out) *step {
 	n.msgs++
 	s := &step{key: "m" + strconv.Itoa(n.msgs), id: strings.Clone(id), ts: ts, run: "", runSlot: -1}
 	n.steps[strings.Clone(scope)] = s
-	out.Open(sdk.S(s.key), sdk.Message{ID: opt(id), Model: opt(n.model), Scope: opt(scope), Time: opt(ts)})
+	out.Open(sdk.S(s.key), sdk.Message{ID: sdk.Opt(id), Model: sdk.Opt(n.model), Scope: sdk.Opt(scope), Time: sdk.Opt(ts)})
 	return s
 }
 
@@ -204,7 +195,7 @@ func (n *normalizer) close(scope string, out *sdk.Out) {
 	for _, c := range s.calls {
 		n.reportCall(c, scope, out)
 	}
-	end := sdk.MessageEnd{StopReason: opt(s.stop)}
+	end := sdk.MessageEnd{StopReason: sdk.Opt(s.stop)}
 	if s.hasUsage {
 		end.Usage = s.usage
 		if scope == "" {
@@ -235,7 +226,7 @@ func (n *normalizer) user(input abi.Value, origin, scope, ts string, out *sdk.Ou
 		if key == "" {
 			n.msgs++
 			key = "u" + strconv.Itoa(n.msgs)
-			out.Open(sdk.S(key), sdk.Message{User: true, Scope: opt(scope), Time: opt(ts)})
+			out.Open(sdk.S(key), sdk.Message{User: true, Scope: sdk.Opt(scope), Time: sdk.Opt(ts)})
 		}
 		out.Block(sdk.S(key), -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(t), Origin: origin})
 	}
@@ -313,12 +304,10 @@ func (n *normalizer) flushCall(scope, id string, out *sdk.Out) {
 
 // reportCall reports c's tool.call.
 func (n *normalizer) reportCall(c call, scope string, out *sdk.Out) {
-	tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: inputOf(c.args), Kind: kindOf(c.name), Scope: opt(scope), Time: opt(c.ts)}
+	tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: inputOf(c.args), Kind: kindOf(c.name), Scope: sdk.Opt(scope), Time: sdk.Opt(c.ts)}
 	if tc.Kind == "execute" {
 		if doc, ok := sdk.Parse([]byte(c.args)); ok {
-			if cmd := doc.Root().Get("command"); cmd.Kind() == abi.KindString {
-				tc.Command = sdk.S(cmd.String())
-			}
+			tc.Command = sdk.StringOf(doc.Root().Get("command"))
 		}
 	}
 	out.ToolCall(tc)
@@ -342,7 +331,7 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 		n.resulted = map[string]bool{}
 	}
 	n.resulted[strings.Clone(id)] = true
-	r := sdk.ToolResult{CallID: sdk.S(id), Name: opt(n.calls[id]), Scope: opt(scope), Time: opt(ts)}
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(n.calls[id]), Scope: sdk.Opt(scope), Time: sdk.Opt(ts)}
 	switch output.Kind() {
 	case abi.KindString:
 		r.Output = sdk.Text(output)
@@ -450,14 +439,6 @@ func inputOf(args string) sdk.Str {
 		return sdk.RawJSON(args)
 	}
 	return sdk.S(args)
-}
-
-// opt is s as a literal, unset when empty.
-func opt(s string) sdk.Str {
-	if s == "" {
-		return sdk.Str{}
-	}
-	return sdk.S(s)
 }
 
 // secTime is epoch seconds (the Kimi CLI's float timestamp) as RFC 3339

@@ -46,13 +46,13 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.
 		n.close(scope, out)
 	case "StepRetry":
 		msg := "step retried after " + sdk.View(p.Get("error_type"))
-		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.Text(p.Get("status_code")), Scope: opt(scope)})
+		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.Text(p.Get("status_code")), Scope: sdk.Opt(scope)})
 	case "StepInterrupted":
 		n.close(scope, out)
 		out.Warn("kimi: a step was interrupted")
 	case "Notification":
 		if p.Get("severity").Is("error") {
-			out.Error(sdk.ProviderError{Message: sdk.StringOf(p.Get("body")), Code: sdk.StringOf(p.Get("type")), Scope: opt(scope)})
+			out.Error(sdk.ProviderError{Message: sdk.StringOf(p.Get("body")), Code: sdk.StringOf(p.Get("type")), Scope: sdk.Opt(scope)})
 			return
 		}
 		out.Ignored(sdk.S(typ))

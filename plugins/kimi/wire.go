@@ -25,7 +25,7 @@ func (n *normalizer) wire(typ string, v abi.Value, ts string, out *sdk.Out) {
 		// The model the request was sent to (the provider's name for
 		// it; usage.record names the alias the user chose).
 		n.requested = true
-		n.setModel(v.Get("model"), out)
+		out.LatestModel(v.Get("model"), &n.model)
 		out.Ignored(sdk.S(typ))
 	case "turn.ended":
 		n.closeAll(out)
@@ -104,7 +104,7 @@ func (n *normalizer) loop(ev abi.Value, ts string, out *sdk.Out) {
 		// The provider's message id, when stated (the record also
 		// accounts for the line).
 		out.Open(sdk.S(s.key), sdk.Message{ID: sdk.StringOf(ev.Get("messageId"))})
-		n.setModel(ev.Get("model"), out)
+		out.LatestModel(ev.Get("model"), &n.model)
 		if s.stop == "error" {
 			out.Error(sdk.ProviderError{Message: sdk.S("the model call ended in error (finishReason error)")})
 		}
@@ -122,14 +122,14 @@ func (n *normalizer) loop(ev abi.Value, ts string, out *sdk.Out) {
 // counts for the step alone.
 func (n *normalizer) usageRecord(v abi.Value, out *sdk.Out) {
 	if !n.requested {
-		n.setModel(v.Get("model"), out)
+		out.LatestModel(v.Get("model"), &n.model)
 	}
 	u, ok := usageOf(v.Get("usage"))
 	if s := n.steps[""]; s != nil && s.ended {
 		if ok {
 			s.usage, s.hasUsage = u, true
 		}
-		out.Open(sdk.S(s.key), sdk.Message{Model: opt(n.model)})
+		out.Open(sdk.S(s.key), sdk.Message{Model: sdk.Opt(n.model)})
 		n.close("", out)
 		return
 	}

@@ -97,7 +97,7 @@ func (n *normalizer) chatMsg(r *chatResp, idx int64, out *sdk.Out) *chatMsg {
 	}
 	r.byIndex[idx] = m
 	r.msgs = append(r.msgs, m)
-	out.Open(m.key, sdk.Message{ID: opt(r.id), Model: r.model, Time: r.time})
+	out.Open(m.key, sdk.Message{ID: sdk.Opt(r.id), Model: r.model, Time: r.time})
 	return m
 }
 
@@ -281,7 +281,7 @@ func (n *normalizer) fragment(m *chatMsg, c *chatCall, idx int64, id sdk.Str, fn
 		if c.id != "" {
 			m.byID[c.id] = c
 		}
-		out.Block(m.key, c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(c.name), ToolID: opt(c.id)})
+		out.Block(m.key, c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(c.name), ToolID: sdk.Opt(c.id)})
 	} else {
 		said := false
 		if c.id == "" && !id.IsEmpty() {
@@ -323,7 +323,7 @@ func (n *normalizer) finishChoice(r *chatResp, m *chatMsg, out *sdk.Out) {
 		}
 		input, root := jsonInput(c.args)
 		if c.late {
-			out.Block(m.key, c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(c.name), ToolID: sdk.S(c.id), ToolInput: input})
+			out.Block(m.key, c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(c.name), ToolID: sdk.S(c.id), ToolInput: input})
 		}
 		n.toolCall(c.id, c.name, input, root, r.time, out)
 	}
@@ -364,7 +364,7 @@ func (n *normalizer) toolCall(id, name string, input sdk.Str, args abi.Value, ts
 	}
 	n.calls[id] = true
 	kind := toolKind(name)
-	tc := sdk.ToolCall{CallID: sdk.S(id), Name: opt(name), Input: input, Kind: kind, Time: ts}
+	tc := sdk.ToolCall{CallID: sdk.S(id), Name: sdk.Opt(name), Input: input, Kind: kind, Time: ts}
 	if kind == "execute" {
 		tc.Command = commandOf(argsRoot(args))
 	}
@@ -382,7 +382,7 @@ func (n *normalizer) closeChat(r *chatResp, out *sdk.Out) {
 	}
 	for _, m := range r.msgs {
 		n.finishChoice(r, m, out)
-		e := sdk.MessageEnd{StopReason: opt(m.finish)}
+		e := sdk.MessageEnd{StopReason: sdk.Opt(m.finish)}
 		if len(r.msgs) == 1 {
 			// Usage is per response: it belongs to a message only when
 			// the response has one.
@@ -421,7 +421,7 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 			idx = pos
 		}
 		key := n.newKey("c")
-		out.Open(key, sdk.Message{ID: opt(r.id), Model: r.model, Time: r.time})
+		out.Open(key, sdk.Message{ID: sdk.Opt(r.id), Model: r.model, Time: r.time})
 		msg := c.Get("message")
 		slot := 0
 		th := msg.Get("reasoning_content")
@@ -490,7 +490,7 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 			if sdk.Text(args).IsEmpty() {
 				input, _ = jsonInput(nil)
 			}
-			out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(name), ToolID: sdk.S(id), ToolInput: input})
+			out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(name), ToolID: sdk.S(id), ToolInput: input})
 			slot++
 			n.toolCall(id, name, input, args, r.time, out)
 		}

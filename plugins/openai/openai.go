@@ -567,11 +567,3 @@ func lower(s string) string {
 	}
 	return s
 }
-
-// opt is a literal, unset when empty.
-func opt(s string) sdk.Str {
-	if s == "" {
-		return sdk.Str{}
-	}
-	return sdk.S(s)
-}

@@ -81,7 +81,7 @@ func (n *normalizer) respFor(v abi.Value, out *sdk.Out) *resp {
 		n.resps["#"+itoa(int64(r.seq))] = r
 	}
 	n.cur = r
-	out.Open(r.key, sdk.Message{ID: opt(id), Model: sdk.StringOf(v.Get("model")), Time: r.time})
+	out.Open(r.key, sdk.Message{ID: sdk.Opt(id), Model: sdk.StringOf(v.Get("model")), Time: r.time})
 	n.model(v.Get("model"), out)
 	return r
 }
@@ -330,7 +330,7 @@ func (n *normalizer) itemAdded(i abi.Value, out *sdk.Out) {
 	it.callID, it.name = callIDOf(i), i.Get("name").String()
 	s := n.slotFor(it, partTool)
 	if !s.done {
-		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(it.name), ToolID: opt(it.callID)})
+		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(it.name), ToolID: sdk.Opt(it.callID)})
 	}
 }
 
@@ -631,7 +631,7 @@ func (n *normalizer) toolUse(it *item, input sdk.Str, args abi.Value, out *sdk.O
 	s := n.slotFor(it, partTool)
 	if !s.done {
 		s.done = true
-		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(it.name), ToolID: opt(it.callID), ToolInput: input})
+		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(it.name), ToolID: sdk.Opt(it.callID), ToolInput: input})
 	}
 	it.args = nil
 	n.toolCall(it.callID, it.name, input, args, it.r.time, out)
@@ -734,11 +734,11 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	s := n.slotFor(it, partTool)
 	if !s.done {
 		s.done = true
-		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: opt(name), ToolID: opt(it.callID), ToolInput: input})
+		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(name), ToolID: sdk.Opt(it.callID), ToolInput: input})
 	}
 	if !n.calls[it.callID] && it.callID != "" {
 		n.calls[it.callID] = true
-		tc := sdk.ToolCall{CallID: sdk.S(it.callID), Name: opt(name), Input: input, Kind: kind, Command: command, Time: it.r.time}
+		tc := sdk.ToolCall{CallID: sdk.S(it.callID), Name: sdk.Opt(name), Input: input, Kind: kind, Command: command, Time: it.r.time}
 		if kind == "execute" && !command.IsSet() {
 			if root := argsRoot(args); root.Exists() {
 				tc.Command = commandOf(root)
@@ -785,7 +785,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 		rs.done = true
 		out.Block(it.r.key, rs.n, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(it.callID), ToolContent: content, IsError: failed})
 	}
-	out.ToolResult(sdk.ToolResult{CallID: sdk.S(it.callID), Name: opt(name), Output: output, Error: errS, IsError: failed, Status: status, Time: it.r.time})
+	out.ToolResult(sdk.ToolResult{CallID: sdk.S(it.callID), Name: sdk.Opt(name), Output: output, Error: errS, IsError: failed, Status: status, Time: it.r.time})
 	return true
 }
 

@@ -315,7 +315,7 @@ func (n *normalizer) part(msgID, partID string, p, info abi.Value, created strin
 	}
 	// Every row opens its message (opening an open message only fills
 	// its empty header fields): each row has its record.
-	out.Open(sdk.S(m.id), sdk.Message{User: m.user, ID: sdk.S(m.id), Model: opt(m.model), Time: opt(m.created)})
+	out.Open(sdk.S(m.id), sdk.Message{User: m.user, ID: sdk.S(m.id), Model: sdk.Opt(m.model), Time: sdk.Opt(m.created)})
 	if !m.open {
 		// Opened again in this stream (a later sync brought rows of a
 		// message closed before): all of its blocks, in their slots.
@@ -499,14 +499,14 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			return
 		}
 		kind, cmd := toolKind(q)
-		out.ToolCall(sdk.ToolCall{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Input: jsonOr(q.input), Kind: kind, Command: cmd, Time: opt(q.start)})
+		out.ToolCall(sdk.ToolCall{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Input: jsonOr(q.input), Kind: kind, Command: cmd, Time: sdk.Opt(q.start)})
 		switch q.status {
 		case "completed":
 			// A command that exited non-zero is an error (the host
 			// reads it from the exit code).
-			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Output: sdk.S(q.output), ExitCode: q.exit, Time: opt(q.end)})
+			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Output: sdk.S(q.output), ExitCode: q.exit, Time: sdk.Opt(q.end)})
 		case "error":
-			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, ExitCode: q.exit, Time: opt(q.end)})
+			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, ExitCode: q.exit, Time: sdk.Opt(q.end)})
 		}
 	case "step-finish":
 		if n.steps == nil {
@@ -544,14 +544,6 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			out.Warn("the session was compacted here: the model saw a summary of what came before")
 		}
 	}
-}
-
-// opt is s as a string field, unset when empty.
-func opt(s string) sdk.Str {
-	if s == "" {
-		return sdk.Str{}
-	}
-	return sdk.S(s)
 }
 
 func intString(i sdk.Int) string {

@@ -3,24 +3,15 @@
 package pi_test
 
 import (
-	"path/filepath"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/pi"
 )
 
-// captureDir holds the real Pi captures (testdata/captures/README.md).
-var captureDir = filepath.Join("..", "..", "testdata", "captures", "pi")
-
 // captures are the real captures of testdata/captures/pi.
-func captures(tb testing.TB) []string {
-	files, err := filepath.Glob(filepath.Join(captureDir, "*.jsonl"))
-	if err != nil || len(files) == 0 {
-		tb.Fatalf("no captures in %s: %v", captureDir, err)
-	}
-	return files
-}
+func captures(tb testing.TB) []string { return plugintest.Captures(tb, "pi", "*.jsonl") }
 
 // FuzzPi: arbitrary bytes never make the plugin fault, through the host
 // pipeline (raw control bytes inside strings arrive escaped) or the bare

@@ -104,9 +104,7 @@ func contentMessageIn(key, id, ts, scope sdk.Str, content abi.Value, origin stri
 func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk.Out) {
 	model := sdk.StringOf(m.Get("model"))
 	out.Open(key, sdk.Message{ID: id, Model: model, Time: ts, Scope: scope})
-	var final []byte
-	texts := 0
-	var one sdk.Str
+	var final sdk.FinalText
 	type call struct{ id, name, args abi.Value }
 	var calls []call
 	for it := m.Get("content").Iter(); it.Next(); {
@@ -115,14 +113,7 @@ func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 		case "text":
 			t := p.Get("text")
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.StringOf(t)})
-			if t.Kind() == abi.KindString && !t.Is("") {
-				if texts > 0 {
-					final = append(final, '\n')
-				}
-				texts++
-				one = sdk.Text(t)
-				final = sdk.AppendText(final, t)
-			}
+			final.Add(t)
 		case "thinking":
 			t := p.Get("thinking")
 			// Text withheld (encrypted reasoning, a redacted block):
@@ -199,12 +190,7 @@ func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 		}
 		out.Warn(w)
 	}
-	switch {
-	case texts == 1:
-		out.Final(one, true)
-	case texts > 1:
-		out.Final(sdk.S(string(final)), true)
-	}
+	final.Report(out)
 }
 
 // usageOf reads Pi's usage: input is the input read neither from nor

@@ -5,92 +5,36 @@ package qwen_test
 import (
 	"bytes"
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/qwen"
-	"github.com/twasm/twasm/transcript"
 )
 
-// TestConformance runs every capture of testdata/captures/qwen and every
-// JSONL golden input through the plugin and checks it against facts read
-// from the raw input apart from the plugin (with encoding/json): no line
-// lost to a fault, every functionCall a tool.call, every piece of model
-// text in an assistant block, every result the CLI or the tool marked
-// failed (an error response, a status other than success, a shell output
-// stating a non-zero exit code) not ok, the step's tokens the sums of the
-// responses' own, and nothing unmapped in a capture.
-func TestConformance(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join(captureDir, "*.jsonl"))
-	golden, _ := filepath.Glob(filepath.Join(goldenDir, "*.jsonl"))
-	for _, g := range golden {
-		if !strings.HasSuffix(g, ".golden.jsonl") {
-			files = append(files, g)
-		}
+// checkFacts checks the run of a capture or JSONL golden input
+// (TestGolden; an older chat, one JSON document, is the Gemini plugin's
+// reading) against facts read from the raw input apart from the plugin
+// (with encoding/json): every functionCall a tool.call, every piece of
+// model text in an assistant block, every result the CLI or the tool
+// marked failed (an error response, a status other than success, a shell
+// output stating a non-zero exit code) not ok, and the step's tokens the
+// sums of the responses' own. (sdktest: a capture, with no expectation
+// file, leaves nothing unmapped.)
+func checkFacts(t *testing.T, r *sdktest.Result) {
+	if filepath.Ext(r.Input) != ".jsonl" {
+		return
 	}
-	if len(files) == 0 {
-		t.Fatal("no captures")
+	o := plugintest.FromResult(r)
+	fx := qwenFacts(r.Raw)
+	o.CheckCalls(t, fx.calls)
+	plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
+	o.CheckFailed(t, fx.failed)
+	u := o.Usage()
+	if u.Input != fx.input || u.Output != fx.output || u.CacheRead != fx.cached {
+		t.Errorf("usage: input %d output %d cache read %d, the responses state %d, %d and %d", u.Input, u.Output, u.CacheRead, fx.input, fx.output, fx.cached)
 	}
-	for _, f := range files {
-		t.Run(filepath.Base(f), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			o := plugintest.Run(t, qwen.Plugin, raw, normalize.Options{Provider: "qwen"})
-			if o.Result.FailedLines != 0 {
-				t.Errorf("failed lines: %d, warnings %q", o.Result.FailedLines, o.Result.Warnings)
-			}
-			fx := qwenFacts(raw)
-			o.CheckCalls(t, fx.calls)
-			plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
-			for id, failed := range fx.failed {
-				st, ok := resultStatus(o, id)
-				switch {
-				case !ok:
-					t.Errorf("call %s: no tool.result", id)
-				case failed && st == "ok":
-					t.Errorf("call %s failed in the raw input, its tool.result says ok", id)
-				case !failed && st != "ok":
-					t.Errorf("call %s succeeded in the raw input, its tool.result says %s", id, st)
-				}
-			}
-			var in, out, cached int64
-			if u := o.Result.Usage; u != nil {
-				in, out, cached = deref(u.InputTokens), deref(u.OutputTokens), deref(u.CacheReadTokens)
-			}
-			if in != fx.input || out != fx.output || cached != fx.cached {
-				t.Errorf("usage: input %d output %d cache read %d, the responses state %d, %d and %d", in, out, cached, fx.input, fx.output, fx.cached)
-			}
-			if strings.HasPrefix(f, captureDir) && len(o.Result.Unmapped) > 0 {
-				t.Errorf("unmapped in a capture: %v", o.Result.Unmapped)
-			}
-		})
-	}
-}
-
-func deref(p *int64) int64 {
-	if p == nil {
-		return 0
-	}
-	return *p
-}
-
-// resultStatus is the status of call id's tool.result, in any scope.
-func resultStatus(o *plugintest.Outcome, id string) (string, bool) {
-	for _, it := range o.Sink.Items {
-		if it.Event == nil || it.Event.Type != transcript.ToolResult {
-			continue
-		}
-		if tp := it.Event.Tool(); tp != nil && tp.CallID == id {
-			return tp.Status, true
-		}
-	}
-	return "", false
 }
 
 // facts are what a chat states, read apart from the plugin.

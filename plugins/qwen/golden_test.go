@@ -23,5 +23,5 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "qwen")
 // transcript line, and one line a call or three give the same rendering
 // as full batches, as a live agent's output arrives; so do the captures.
 func TestGolden(t *testing.T) {
-	sdktest.Test(t, qwen.Plugin, sdktest.Options{Provider: "qwen", Golden: goldenDir, Captures: captures(t), Update: *update})
+	sdktest.Test(t, qwen.Plugin, sdktest.Options{Provider: "qwen", Golden: goldenDir, Captures: captures(t), Update: *update, Check: checkFacts})
 }

@@ -16,11 +16,9 @@ func (n *normalizer) assistant(r record, out *sdk.Out) {
 	model := r.v.Get("model")
 	out.Open(key, sdk.Message{ID: sdk.StringOf(r.v.Get("uuid")), Model: sdk.StringOf(model), Scope: r.scope, Time: r.ts})
 	if !r.scope.IsSet() {
-		n.setModel(model, out)
+		out.LatestModel(model, &n.model)
 	}
-	texts := 0
-	var one sdk.Str
-	var all []byte
+	var final sdk.FinalText
 	parts := r.v.Path("message", "parts")
 	it := parts.Iter()
 	for it.Next() {
@@ -34,14 +32,7 @@ func (n *normalizer) assistant(r record, out *sdk.Out) {
 				continue
 			}
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(txt)})
-			if texts == 0 {
-				one = sdk.Text(txt)
-			}
-			if texts > 0 {
-				all = append(all, '\n')
-			}
-			all = sdk.AppendText(all, txt)
-			texts++
+			final.Add(txt)
 		case p.Get("functionCall").Kind() == abi.KindObject:
 			fc := p.Get("functionCall")
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(fc.Get("name")), ToolID: sdk.StringOf(fc.Get("id")), ToolInput: input(fc.Get("args"))})
@@ -63,22 +54,8 @@ func (n *normalizer) assistant(r record, out *sdk.Out) {
 	}
 	out.Close(key, sdk.MessageEnd{Usage: u})
 	if !r.scope.IsSet() {
-		switch {
-		case texts == 1:
-			out.Final(one, true)
-		case texts > 1:
-			out.Final(sdk.S(string(all)), true)
-		}
+		final.Report(out)
 	}
-}
-
-// setModel reports the model of the step: the latest one that answered.
-func (n *normalizer) setModel(m abi.Value, out *sdk.Out) {
-	if m.Kind() != abi.KindString || m.Is("") || m.Is(n.model) {
-		return
-	}
-	out.Meta(sdk.Meta{Model: sdk.Text(m), Override: n.model != ""})
-	n.model = m.String()
 }
 
 // usageOf reads a record's usageMetadata, Gemini's usage as Qwen Code

@@ -5,6 +5,9 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/spf13/pflag"
+	"github.com/twasm/twasm/internal/views"
 )
 
 // ParseTime reads a --since/--until value of any command (ls, search,
@@ -44,4 +47,43 @@ func ParseTime(s string, now time.Time) (time.Time, error) {
 		return now.Add(-d), nil
 	}
 	return time.Time{}, fmt.Errorf("%q is neither a time (today, yesterday, 2026-11-20, 20261120, 2026-11-20T15:04, RFC 3339) nor an age (90m, 36h, 7d, 2w)", s)
+}
+
+// Window is the --since, --until and --project flags of the commands
+// that select what they show by when it happened and where (ls, stats,
+// search, usage): the values as given, read by [Window.Times] and
+// [Window.Read].
+type Window struct {
+	Since, Until, Project string
+}
+
+// AddFlags registers the three flags on fl: since and until are the
+// help of the two times (what each bounds differs by command), of names
+// what --project selects ("runs", "sessions").
+func (w *Window) AddFlags(fl *pflag.FlagSet, since, until, of string) {
+	fl.StringVar(&w.Since, "since", "", since)
+	fl.StringVar(&w.Until, "until", "", until)
+	fl.StringVar(&w.Project, "project", "", "only "+of+" of this project `DIR` or below it (. for the current directory)")
+}
+
+// Times reads --since and --until ([ParseTime], an age back from now);
+// the zero time is no bound. An error is a flag error naming the flag.
+func (w Window) Times(now time.Time) (since, until time.Time, err error) {
+	if since, err = ParseTime(w.Since, now); err != nil {
+		return since, until, FlagErrorf("--since: %v", err)
+	}
+	if until, err = ParseTime(w.Until, now); err != nil {
+		return since, until, FlagErrorf("--until: %v", err)
+	}
+	return since, until, nil
+}
+
+// Read reads the three flags: the times as [Window.Times] does, the
+// project as [Factory.ProjectFilter] does.
+func (w Window) Read(f *Factory, now time.Time) (since, until time.Time, project views.ProjectFilter, err error) {
+	if since, until, err = w.Times(now); err != nil {
+		return since, until, project, err
+	}
+	project, err = f.ProjectFilter(w.Project)
+	return since, until, project, err
 }

@@ -32,13 +32,11 @@ type Options struct {
 	// Usage gives the price table and the runs' usage ledgers for the
 	// COST column and --json's "cost"; with no Usage.Prices no cost is
 	// computed.
-	Usage    cmdutil.UsageSource
-	Logger   func() *slog.Logger
-	Now      func() time.Time
-	Filter   views.RunFilter
-	Since    string
-	Until    string
-	Project  string
+	Usage  cmdutil.UsageSource
+	Logger func() *slog.Logger
+	Now    func() time.Time
+	Filter views.RunFilter
+	cmdutil.Window
 	Limit    int
 	Children bool
 	JSON     bool
@@ -93,13 +91,7 @@ ago.
 				return cmdutil.FlagErrorf("--limit must not be negative")
 			}
 			var err error
-			if opts.Filter.Since, err = cmdutil.ParseTime(opts.Since, opts.Now()); err != nil {
-				return cmdutil.FlagErrorf("--since: %v", err)
-			}
-			if opts.Filter.Until, err = cmdutil.ParseTime(opts.Until, opts.Now()); err != nil {
-				return cmdutil.FlagErrorf("--until: %v", err)
-			}
-			if opts.Filter.Project, err = f.ProjectFilter(opts.Project); err != nil {
+			if opts.Filter.Since, opts.Filter.Until, opts.Filter.Project, err = opts.Window.Read(f, opts.Now()); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -112,9 +104,7 @@ ago.
 	fl.StringVar(&opts.Filter.Provider, "provider", "", "only runs with an agent step of this provider")
 	fl.StringVar(&opts.Filter.Status, "status", "", "only runs with this status (ok, error, incomplete, cancelled, running)")
 	fl.StringVar(&opts.Filter.Name, "name", "", "only runs whose name or first prompt contains this (case-insensitive)")
-	fl.StringVar(&opts.Since, "since", "", "only runs started at or after this time or age")
-	fl.StringVar(&opts.Until, "until", "", "only runs started before this time or age")
-	fl.StringVar(&opts.Project, "project", "", "only runs of this project `DIR` or below it (. for the current directory)")
+	opts.Window.AddFlags(fl, "only runs started at or after this time or age", "only runs started before this time or age", "runs")
 	fl.IntVarP(&opts.Limit, "limit", "n", 0, "show at most this many runs (0: all)")
 	fl.BoolVar(&opts.Children, "children", false, "list child runs too")
 	fl.BoolVar(&opts.JSON, "json", false, "print one JSON object per run (JSON Lines)")

@@ -17,12 +17,10 @@ import (
 
 // Options are the search flags.
 type Options struct {
-	F       *cmdutil.Factory
-	Query   index.Query
-	Since   string
-	Until   string
-	Project string
-	JSON    bool
+	F     *cmdutil.Factory
+	Query index.Query
+	cmdutil.Window
+	JSON bool
 }
 
 // NewCmdSearch returns the search command.
@@ -74,16 +72,9 @@ another run. Exit 1 when nothing matches, as grep does.`,
   twasm search --project . flaky test`,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.Query.Text = strings.Join(args, " ")
-			now := time.Now()
+			var pf views.ProjectFilter
 			var err error
-			if opts.Query.Since, err = cmdutil.ParseTime(opts.Since, now); err != nil {
-				return cmdutil.FlagErrorf("--since: %v", err)
-			}
-			if opts.Query.Until, err = cmdutil.ParseTime(opts.Until, now); err != nil {
-				return cmdutil.FlagErrorf("--until: %v", err)
-			}
-			pf, err := f.ProjectFilter(opts.Project)
-			if err != nil {
+			if opts.Query.Since, opts.Query.Until, pf, err = opts.Window.Read(f, time.Now()); err != nil {
 				return err
 			}
 			opts.Query.Projects = pf.Dirs
@@ -104,10 +95,9 @@ another run. Exit 1 when nothing matches, as grep does.`,
 	fl.StringVar(&q.Provider, "provider", "", "only runs with an agent step of this provider")
 	fl.StringVar(&q.Model, "model", "", "only runs that used this model (or a name starting with it)")
 	fl.StringVar(&q.Status, "status", "", "only hits with this outcome: a tool call's or result's own (ok, error, denied, cancelled), else its run's (ok, error, incomplete, cancelled, running)")
-	fl.StringVar(&opts.Since, "since", "", "only events at or after: an age (7d, 12h), a date (2026-11-20, 20261120) or today, yesterday")
-	fl.StringVar(&opts.Until, "until", "", "only events before: an age (7d, 12h), a date (2026-11-20, 20261120) or today, yesterday")
+	opts.Window.AddFlags(fl, "only events at or after: an age (7d, 12h), a date (2026-11-20, 20261120) or today, yesterday",
+		"only events before: an age (7d, 12h), a date (2026-11-20, 20261120) or today, yesterday", "runs")
 	fl.StringVar(&q.Run, "run", "", "only this run (an id or the start of one)")
-	fl.StringVar(&opts.Project, "project", "", "only runs of this project `DIR` or below it (. for the current directory)")
 	fl.StringVar(&q.Tool, "tool", "", "only tool calls and results of this tool")
 	fl.StringVar(&q.Kind, "type", "", "only this kind: text, thinking, command, stream, tool_call, tool_result, error")
 	fl.StringVar(&q.Role, "role", "", "only this role: user, assistant, tool")

@@ -34,13 +34,12 @@ type Options struct {
 	// Filter selects the sessions (top-level runs) counted, their child
 	// runs with them, as ls selects them; Model those with a model whose
 	// name contains it.
-	Filter       views.RunFilter
-	Model        string
-	Since, Until string
-	Project      string
-	Runs         []string
-	All          bool
-	JSON         bool
+	Filter views.RunFilter
+	Model  string
+	cmdutil.Window
+	Runs []string
+	All  bool
+	JSON bool
 }
 
 func (o *Options) filtered() bool { return !o.Filter.IsZero() || o.Model != "" }
@@ -88,13 +87,7 @@ its sub-agents; "twasm usage --since" counts usage by when it happened).
 				return cmdutil.FlagErrorf("give RUN arguments or --all, not both or neither")
 			}
 			var err error
-			if opts.Filter.Since, err = cmdutil.ParseTime(opts.Since, opts.Now()); err != nil {
-				return cmdutil.FlagErrorf("--since: %v", err)
-			}
-			if opts.Filter.Until, err = cmdutil.ParseTime(opts.Until, opts.Now()); err != nil {
-				return cmdutil.FlagErrorf("--until: %v", err)
-			}
-			if opts.Filter.Project, err = f.ProjectFilter(opts.Project); err != nil {
+			if opts.Filter.Since, opts.Filter.Until, opts.Filter.Project, err = opts.Window.Read(f, opts.Now()); err != nil {
 				return err
 			}
 			if runF != nil {
@@ -107,9 +100,7 @@ its sub-agents; "twasm usage --since" counts usage by when it happened).
 	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the statistics as JSON")
 	cmd.Flags().StringVar(&opts.Filter.Provider, "provider", "", "only sessions with an agent step of this provider")
 	cmd.Flags().StringVar(&opts.Model, "model", "", "only sessions that used a model whose name contains this")
-	cmd.Flags().StringVar(&opts.Since, "since", "", "only sessions started at or after this time or age")
-	cmd.Flags().StringVar(&opts.Until, "until", "", "only sessions started before this time or age")
-	cmd.Flags().StringVar(&opts.Project, "project", "", "only sessions of this project `DIR` or below it (. for the current directory)")
+	opts.Window.AddFlags(cmd.Flags(), "only sessions started at or after this time or age", "only sessions started before this time or age", "sessions")
 	return cmd
 }
 

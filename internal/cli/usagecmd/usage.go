@@ -25,11 +25,10 @@ type Options struct {
 	Usage   cmdutil.UsageSource
 	ModTime func(id string) time.Time
 
-	Report       usage.Options
-	Since, Until string
-	Project      string
-	Timezone     string
-	JSON         bool
+	Report usage.Options
+	cmdutil.Window
+	Timezone string
+	JSON     bool
 }
 
 // NewCmdUsage returns the usage command.
@@ -88,9 +87,7 @@ transcripts that changed since.`,
 	fl.StringVar(&opts.Report.By, "by", usage.ByDay, "group by "+strings.Join(usage.Groupings, ", "))
 	fl.StringVar(&opts.Report.Provider, "provider", "", "only this provider (agent)")
 	fl.StringVar(&opts.Report.Model, "model", "", "only models whose name contains this (case-insensitive)")
-	fl.StringVar(&opts.Since, "since", "", "only usage at or after this time or age")
-	fl.StringVar(&opts.Until, "until", "", "only usage before this time (a day: up to its end)")
-	fl.StringVar(&opts.Project, "project", "", "only sessions of this project `DIR` or below it (. for the current directory)")
+	opts.Window.AddFlags(fl, "only usage at or after this time or age", "only usage before this time (a day: up to its end)", "sessions")
 	fl.BoolVar(&opts.Report.Breakdown, "breakdown", false, "each group's figures per model")
 	fl.StringVar(&opts.Timezone, "timezone", "", "cut days in this time zone (UTC, Europe/Paris; default the local one)")
 	fl.BoolVar(&opts.JSON, "json", false, "print the report as one JSON object")
@@ -113,12 +110,8 @@ func parseWhen(opts *Options) error {
 			return cmdutil.FlagErrorf("--timezone: %v", err)
 		}
 	}
-	now := opts.Now()
-	if opts.Report.Since, err = cmdutil.ParseTime(opts.Since, now); err != nil {
-		return cmdutil.FlagErrorf("--since: %v", err)
-	}
-	if opts.Report.Until, err = cmdutil.ParseTime(opts.Until, now); err != nil {
-		return cmdutil.FlagErrorf("--until: %v", err)
+	if opts.Report.Since, opts.Report.Until, err = opts.Window.Times(opts.Now()); err != nil {
+		return err
 	}
 	if loc := opts.Report.Location; loc != nil {
 		for _, w := range []struct {

@@ -46,7 +46,7 @@ func TestNewCmdUsage(t *testing.T) {
 		if tc.code != 0 {
 			continue
 		}
-		o := &Options{Now: func() time.Time { return now }, Since: field(tc.argv, "--since"), Until: field(tc.argv, "--until"), Timezone: field(tc.argv, "--timezone")}
+		o := &Options{Now: func() time.Time { return now }, Window: cmdutil.Window{Since: field(tc.argv, "--since"), Until: field(tc.argv, "--until")}, Timezone: field(tc.argv, "--timezone")}
 		o.Report.By = tc.by
 		if err := parseWhen(o); err != nil {
 			t.Fatalf("%q: %v", tc.argv, err)

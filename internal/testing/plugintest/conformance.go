@@ -17,10 +17,9 @@ import (
 // plugin's directory.
 const ExpectationDir = "testdata/conformance"
 
-// SharedFixtures returns ../shared/fixtures next to the repository root
-// (the directory holding go.mod above the working directory), or "" when
-// there is none: the shared captures are not part of the repository.
-func SharedFixtures(tb testing.TB) string {
+// repoRoot returns the repository root: the directory holding go.mod
+// above the working directory ("" when there is none).
+func repoRoot(tb testing.TB) string {
 	tb.Helper()
 	dir, err := os.Getwd()
 	if err != nil {
@@ -28,13 +27,38 @@ func SharedFixtures(tb testing.TB) string {
 	}
 	for {
 		if _, err := os.Stat(filepath.Join(dir, "go.mod")); err == nil {
-			break
+			return dir
 		}
 		parent := filepath.Dir(dir)
 		if parent == dir {
 			return ""
 		}
 		dir = parent
+	}
+}
+
+// Captures lists the real captures of the repository's
+// testdata/captures/<agent> whose names match pattern (their
+// .expect.json and .source.txt do not), and fails the test when there
+// is none.
+func Captures(tb testing.TB, agent, pattern string) []string {
+	tb.Helper()
+	dir := filepath.Join(repoRoot(tb), "testdata", "captures", agent)
+	files, err := filepath.Glob(filepath.Join(dir, pattern))
+	if err != nil || len(files) == 0 {
+		tb.Fatalf("no captures %s in %s: %v", pattern, dir, err)
+	}
+	return files
+}
+
+// SharedFixtures returns ../shared/fixtures next to the repository root
+// (the directory holding go.mod above the working directory), or "" when
+// there is none: the shared captures are not part of the repository.
+func SharedFixtures(tb testing.TB) string {
+	tb.Helper()
+	dir := repoRoot(tb)
+	if dir == "" {
+		return ""
 	}
 	d := filepath.Join(filepath.Dir(dir), "shared", "fixtures")
 	if st, err := os.Stat(d); err != nil || !st.IsDir() {

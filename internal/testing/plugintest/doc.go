@@ -11,11 +11,18 @@
 //     every piece of model text lands in a block. How to find the tool
 //     calls and the model text is the provider's own logic and stays in
 //     the plugin's test ([Conformance.Facts]).
-//   - [Run] and [Outcome] run one input natively through
-//     normalize.Run with any normalize.Options and collect tool.call ids
-//     and block texts; [FromResult] makes an Outcome of an sdktest run;
-//     [CheckTexts] and [Outcome.CheckCalls] check them; [Docs] decodes a
-//     capture apart from the plugin.
+//   - [FromResult] makes an [Outcome] of an sdktest run, for a plugin's
+//     sdktest.Options.Check: the facts a plugin's test reads from its
+//     golden inputs and captures apart from the plugin are checked there,
+//     in sdktest.Test's conformance subtests, the scaffolding (inputs,
+//     runs, faults, unaccounted lines, unmapped types, valid events)
+//     being sdktest's, as in a plugin author's own test. [Run] runs one
+//     input natively through normalize.Run with any normalize.Options.
+//     An Outcome gives the tool.call ids, block texts, result statuses
+//     and the step's usage; [CheckTexts], [Outcome.CheckCalls] and
+//     [Outcome.CheckFailed] check them; [Docs] decodes a capture apart
+//     from the plugin; [Captures] lists an agent's captures in the
+//     repository's testdata/captures.
 //
 // It is imported from tests only.
 package plugintest

@@ -3,6 +3,8 @@ package plugintest
 import (
 	"context"
 	"fmt"
+	"os"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi"
@@ -38,6 +40,14 @@ func (e *echo) Line(l *sdk.Line, out *sdk.Out) error {
 	out.Close(key, sdk.MessageEnd{})
 	if id := l.JSON().Get("call"); id.Exists() {
 		out.ToolCall(sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.S("t")})
+	}
+	// "results": [[call id, is_error], ...], each a tool.result.
+	for it := l.JSON().Get("results").Iter(); it.Next(); {
+		r := it.Value()
+		out.ToolResult(sdk.ToolResult{CallID: sdk.Text(r.Index(0)), IsError: r.Index(1).Truthy()})
+	}
+	if u := l.JSON().Get("usage"); u.Exists() {
+		out.Usage(sdk.Split(sdk.IntOf(u.Get("uncached")), sdk.IntOf(u.Get("read")), sdk.Int{}), sdk.ModeAdd)
 	}
 	return nil
 }
@@ -77,5 +87,74 @@ func TestRunCollects(t *testing.T) {
 				t.Fatalf("want a missing call c2 and an inexact text, got %q", r.errs)
 			}
 		})
+	}
+}
+
+// TestCheckFailed: a call's tool.result (the host keeps the first) is
+// checked against what the raw input says of it, one that states no
+// status read as ok; a call without one fails.
+func TestCheckFailed(t *testing.T) {
+	in := `{"text":"a","call":"c1","results":[["c1",false],["c1",true]]}` + "\n" +
+		`{"text":"b","call":"c2","results":[["c2",true]]}` + "\n" + `{"text":"c","call":"c3"}` + "\n"
+	o := Run(t, echoPlugin, []byte(in), normalize.Options{Provider: "echo"})
+	for _, c := range []struct {
+		failed map[string]bool
+		errs   int
+	}{
+		{map[string]bool{"c1": false, "c2": true}, 0},
+		{map[string]bool{"c1": true}, 1},
+		{map[string]bool{"c2": false}, 1},
+		{map[string]bool{"c3": false}, 1}, // no result
+	} {
+		var r recorder
+		o.CheckFailed(&r, c.failed)
+		if len(r.errs) != c.errs {
+			t.Errorf("%v: %d errors %q, want %d", c.failed, len(r.errs), r.errs, c.errs)
+		}
+	}
+}
+
+// TestUsage: the step's figures, 0 for one it does not state.
+func TestUsage(t *testing.T) {
+	o := Run(t, echoPlugin, []byte(`{"text":"a","usage":{"uncached":3,"read":4}}`+"\n"), normalize.Options{Provider: "echo"})
+	if got, want := o.Usage(), (Usage{Input: 7, UncachedInput: 3, CacheRead: 4}); got != want {
+		t.Errorf("usage %+v, want %+v", got, want)
+	}
+	if in, out := o.Tokens(); in != 7 || out != 0 {
+		t.Errorf("tokens %d %d, want 7 0", in, out)
+	}
+}
+
+// fatalRecorder records a Fatalf and stops there (panics with itself).
+type fatalRecorder struct{ recorder }
+
+func (r *fatalRecorder) Fatalf(format string, a ...any) {
+	r.Errorf(format, a...)
+	panic(r)
+}
+
+// TestCaptures: the repository's captures of an agent, by pattern, from
+// any directory below the root; none is a failure.
+func TestCaptures(t *testing.T) {
+	files := Captures(t, "qwen", "*.jsonl")
+	if len(files) == 0 {
+		t.Fatal("no qwen captures")
+	}
+	for _, f := range files {
+		if _, err := os.Stat(f); err != nil || !strings.HasSuffix(f, ".jsonl") {
+			t.Errorf("%s: %v", f, err)
+		}
+	}
+	r := &fatalRecorder{}
+	func() {
+		defer func() {
+			if p := recover(); p != nil && p != r {
+				panic(p)
+			}
+		}()
+		Captures(r, "no-such-agent", "*.jsonl")
+	}()
+	if len(r.errs) != 1 || !strings.Contains(r.errs[0], "no captures") {
+		t.Errorf("no capture: %q", r.errs)
 	}
 }

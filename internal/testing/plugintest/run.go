@@ -56,14 +56,18 @@ func (o *Outcome) Calls() map[string]bool {
 	return calls
 }
 
-// ResultStatus returns the status of call id's first tool.result, in any
-// scope, and whether there is one.
+// ResultStatus returns the status of call id's tool.result, in any
+// scope, and whether there is one (the host keeps a call's first result
+// only); a result that states none is ok (the spec's default).
 func (o *Outcome) ResultStatus(id string) (string, bool) {
 	for _, it := range o.Sink.Items {
 		if it.Event == nil || it.Event.Type != transcript.ToolResult {
 			continue
 		}
 		if tp := it.Event.Tool(); tp != nil && tp.CallID == id {
+			if tp.Status == "" {
+				return "ok", true
+			}
 			return tp.Status, true
 		}
 	}
@@ -90,15 +94,28 @@ func (o *Outcome) Texts(keep func(*transcript.Event) bool) []string {
 // Tokens returns the step's input and output tokens, 0 for a figure it
 // does not state.
 func (o *Outcome) Tokens() (in, out int64) {
-	if u := o.Result.Usage; u != nil {
-		if u.InputTokens != nil {
-			in = *u.InputTokens
-		}
-		if u.OutputTokens != nil {
-			out = *u.OutputTokens
-		}
+	u := o.Usage()
+	return u.Input, u.Output
+}
+
+// Usage is a step's token counts, 0 for a figure it does not state.
+type Usage struct {
+	Input, UncachedInput, CacheRead, CacheWrite, Output int64
+}
+
+// Usage returns the step's token counts.
+func (o *Outcome) Usage() Usage {
+	s := o.Result.Usage
+	if s == nil {
+		return Usage{}
 	}
-	return in, out
+	get := func(p *int64) int64 {
+		if p == nil {
+			return 0
+		}
+		return *p
+	}
+	return Usage{Input: get(s.InputTokens), UncachedInput: get(s.UncachedInputTokens), CacheRead: get(s.CacheReadTokens), CacheWrite: get(s.CacheWriteTokens), Output: get(s.OutputTokens)}
 }
 
 // Assistant accepts assistant messages (for [Outcome.Texts]).
