@@ -306,6 +306,31 @@ type Root struct {
 	// is matched in the project directory and the directories below it
 	// that it names, never in the whole tree ("**" is refused).
 	Projects bool `json:"projects,omitempty"`
+	// List (ABI 1.7) makes the root stand for the directories a JSON
+	// file lists (Crush's projects.json, the data directory of every
+	// project it ran in): the file is List.File in the root's directory
+	// (Env, Path and OS as any root's, the first that applies), and each
+	// directory it names is a store directory, in which Dir and Pattern
+	// are matched. The host reads the list itself, read-only; a list
+	// missing or malformed, or an entry that is not an absolute path,
+	// is a warning of doctor and sync, never a failure. A 1.6 host
+	// ignores the member and takes the root for the list's directory.
+	List *RootList `json:"list,omitempty"`
+}
+
+// RootList says where a JSON file lists a store's directories (ABI 1.7,
+// [Root.List]): {"projects": [{"path": "/src/app", "data_dir":
+// "/src/app/.crush"}]} is File "projects.json", Array "projects", Field
+// "data_dir".
+type RootList struct {
+	// File is the list's path, relative to the root's directory.
+	File string `json:"file"`
+	// Array is the top-level member that holds the list, an array of
+	// objects; empty, the document itself is that array.
+	Array string `json:"array,omitempty"`
+	// Field is the member of each object that names a directory: an
+	// absolute path.
+	Field string `json:"field"`
 }
 
 // SourceFactsType is the value of the "$twasm" member that marks a

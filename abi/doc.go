@@ -132,7 +132,11 @@
 // session, a session that grows at the end of the file as more of the
 // same stream. A [Root] with Projects (ABI 1.6) puts a store in every
 // project directory twasm knows (the sync configuration's projects and
-// those of the runs it archived) instead of one data directory.
+// those of the runs it archived) instead of one data directory. A
+// [Root] with List (ABI 1.7) stands for the directories a JSON file of
+// the agent's lists ([RootList]: Crush's projects.json names each
+// project's data directory): the host reads the list, read-only, at each
+// sync and doctor.
 // A "tree" store ([StoreKindTree]: OpenCode's older file tree) spreads a
 // session over files linked by name: Pattern matches each session's
 // first file, whose name without extension is the session's key, and

@@ -260,6 +260,14 @@ func TestParseManifest(t *testing.T) {
 		{store(`"name":"s","roots":[{"path":"~/x"}],"pattern":"h.md","session_start":"# "`), `session_start on a store of kind ""`},
 		{store(`"name":"s","kind":"sections","roots":[{"projects":true,"path":"~/x"}],"pattern":"h.md","session_start":"# "`), "a projects root names no env and no path"},
 		{store(`"name":"s","kind":"sections","roots":[{"projects":true}],"pattern":"**/h.md","session_start":"# "`), "crosses directories"},
+		// A list root (ABI 1.7) names a file in its directory and the
+		// member of each entry that is a directory.
+		{store(`"name":"s","kind":"sqlite","roots":[{"env":"A","list":{"file":"projects.json","array":"projects","field":"data_dir"}},{"path":"~/.a","list":{"file":"p.json","field":"d"}}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1 AS key, 1 AS cursor","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}]}`), ""},
+		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"../p.json","field":"d"}}],"pattern":"a.db"`), `list file "../p.json"`},
+		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"/etc/p.json","field":"d"}}],"pattern":"a.db"`), `list file "/etc/p.json"`},
+		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"p.json"}}],"pattern":"a.db"`), `list field ""`},
+		{store(`"name":"s","roots":[{"path":"/etc","list":{"file":"p.json","field":"d"}}],"pattern":"a.db"`), `root path "/etc" is neither`},
+		{store(`"name":"s","roots":[{"projects":true,"list":{"file":"p.json","field":"d"}}],"pattern":"a.db"`), "either projects or a list"},
 		{`{"name":"a","version":"1","providers":["a"],"stores":[` + strings.Repeat(`{"name":"s","roots":[{"env":"A"}],"pattern":"*"},`, MaxStores) + `{"name":"s","roots":[{"env":"A"}],"pattern":"*"}]}`, "declares 65 stores"},
 	}
 	for _, c := range cases {

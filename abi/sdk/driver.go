@@ -133,6 +133,17 @@ func appendStores(b []byte, stores []abi.Store) []byte {
 					b = append(b, ',')
 				}
 				b = append(b, `"projects":true`...)
+				f = false
+			}
+			if l := r.List; l != nil {
+				if !f {
+					b = append(b, ',')
+				}
+				b = append(b, `"list":{`...)
+				lf := str(true, "file", l.File)
+				lf = str(lf, "array", l.Array)
+				str(lf, "field", l.Field)
+				b = append(b, '}')
 			}
 			b = append(b, '}')
 		}

@@ -91,6 +91,18 @@
 // the caller adds (Config.Seen: `twasm sync` adds the projects of the
 // runs in its search index), one location per project.
 //
+// A store whose root is a list (abi.Root.List, ABI 1.7: Crush's
+// projects.json) is looked for in each directory the list names:
+// Discover reads the JSON file in the root's directory (the first list
+// root that applies), read-only, at each sync and doctor, one location
+// per directory (listedLocations, listDirs). An entry that names no
+// absolute directory is a note on the store (Location.Notes, reported as
+// its problems); a list missing beside the agent's files, malformed or
+// naming no directory is one unusable location that says why, so doctor
+// and sync warn and go on; a list whose directory is not there is a store
+// not found, as any. A file another store already found is not read
+// again through a list (Scan).
+//
 // # Model
 //
 // A session is identified by content, not path: its Head is the sha256 of
