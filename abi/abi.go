@@ -228,6 +228,34 @@ type SQLiteSource struct {
 	Sessions string `json:"sessions"`
 	// Tables are read per session, in order.
 	Tables []SQLiteTable `json:"tables"`
+	// Related (ABI 1.7) are other databases of the agent whose rows say
+	// something of this database's sessions (Cursor's workspaces say
+	// which folder a composer belongs to): each is read, read-only, when
+	// a session is read, and a session's related rows come before its
+	// own rows in its stream.
+	Related []SQLiteRelated `json:"related,omitempty"`
+}
+
+// SQLiteRelated is a set of other databases whose rows are about a
+// SQLite store's sessions (ABI 1.7, [SQLiteSource.Related]): Cursor's
+// workspaceStorage/<hash>/state.vscdb lists the composers of one
+// workspace, and workspace.json beside it names the workspace's folder.
+type SQLiteRelated struct {
+	// Table names the rows in their [Row] line ("workspace").
+	Table string `json:"table"`
+	// Glob matches the databases, relative to the directory of the
+	// store's database; each "../" at its start climbs one directory
+	// (at most two).
+	Glob string `json:"glob"`
+	// Query is one read-only SELECT, run once on each database found;
+	// Key names its column that holds the key of the session a row is
+	// about (the row is handed in that session's stream, with version 0).
+	Query string `json:"query"`
+	Key   string `json:"key"`
+	// File, optional, is a JSON file in each database's directory,
+	// handed in each of its rows as the column "file" (null when it is
+	// missing, not JSON or larger than 64 KiB).
+	File string `json:"file,omitempty"`
 }
 
 // SQLiteTable is one query of a session's rows (ABI 1.4).

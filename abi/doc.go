@@ -111,7 +111,12 @@
 // line per row ({"$twasm":"row","table":...,"key":...,"version":...,
 // "row":{...}}, JSON text columns inlined). A later sync hands the rows
 // changed since, a row changed in place again with the same key: the
-// plugin replaces what it held under that key.
+// plugin replaces what it held under that key. A SQLite store may also
+// declare related databases ([SQLiteRelated], ABI 1.7: Cursor's
+// workspaces, which say which folder a composer belongs to): other
+// databases beside it, each queried once, read-only, their rows (with a
+// small JSON file beside each) handed in the stream of the session each
+// names, before its own rows.
 // A "folder" store keeps one session per directory (Cline's and Roo
 // Code's task folders): Pattern matches the directories and
 // [Store.Files] lists, in order, the files of one session. The host

@@ -373,6 +373,25 @@ func checkSQLite(st abi.Store) []string {
 			problems = append(problems, fmt.Sprintf("row query %d needs table, key and version", i+1))
 		}
 	}
+	if len(q.Related) > MaxSQLiteTables {
+		problems = append(problems, fmt.Sprintf("it declares %d related databases (at most %d)", len(q.Related), MaxSQLiteTables))
+	}
+	for i, r := range q.Related {
+		// ABI 1.7: other databases of the agent beside the store's, read
+		// as the store's (one read-only SELECT each).
+		if err := sqlguard.Check(r.Query); err != nil {
+			problems = append(problems, fmt.Sprintf("related query %d: %v", i+1, err))
+		}
+		if !validName(r.Table) || r.Key == "" {
+			problems = append(problems, fmt.Sprintf("related query %d needs table and key", i+1))
+		}
+		if up, glob := abi.SubAgentsGlob(r.Glob); up > 2 || !relPath(strings.NewReplacer("*", "x", "?", "x").Replace(glob)) {
+			problems = append(problems, fmt.Sprintf("related glob %q climbs more than two directories, is empty, absolute or holds ..", r.Glob))
+		}
+		if r.File != "" && (!relPath(r.File) || strings.Contains(r.File, "/")) {
+			problems = append(problems, fmt.Sprintf("related file %q is not a name in the database's directory", r.File))
+		}
+	}
 	return problems
 }
 

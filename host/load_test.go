@@ -245,6 +245,14 @@ func TestParseManifest(t *testing.T) {
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"PRAGMA writable_schema=1"}]}`), "row query 1: not one read-only SELECT"},
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","query":"SELECT 1"}]}`), "row query 1 needs table, key and version"},
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[]}`), "declares 0 row queries"},
+		// Related databases (ABI 1.7): a read-only SELECT each, a glob
+		// that climbs at most two directories, a file beside each.
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"../w/*/s.db","query":"SELECT 1 AS k","key":"k","file":"w.json"}]}`), ""},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"../../../s.db","query":"SELECT 1 AS k","key":"k"}]}`), `related glob "../../../s.db"`},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"/etc/s.db","query":"SELECT 1 AS k","key":"k"}]}`), `related glob "/etc/s.db"`},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"s.db","query":"ATTACH 'x' AS y","key":"k"}]}`), "related query 1: not one read-only SELECT"},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"s.db","query":"SELECT 1 AS k"}]}`), "related query 1 needs table and key"},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"s.db","query":"SELECT 1 AS k","key":"k","file":"../w.json"}]}`), `related file "../w.json"`},
 		// A folder store (ABI 1.4) lists the files of a session folder,
 		// relative paths that stay in it.
 		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":["api_conversation_history.json","events/*.jsonl"]`), ""},

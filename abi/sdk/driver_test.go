@@ -160,6 +160,9 @@ func TestManifestStores(t *testing.T) {
 			SQLite: &abi.SQLiteSource{Sessions: "SELECT id AS key, t AS cursor FROM s -- \"odd\"\n", Tables: []abi.SQLiteTable{
 				{Table: "s", Query: "SELECT * FROM s WHERE id = :session", Key: "id", Version: "t"},
 				{Table: "p", Query: "SELECT * FROM p WHERE 'é' <> :since", Key: "id", Version: "v", Time: "c", JSON: []string{"data", "m"}},
+			}, Related: []abi.SQLiteRelated{
+				{Table: "w", Glob: "../w/*/s.db", Query: "SELECT k FROM t -- \"odd\"", Key: "k", File: `w "s".json`},
+				{Table: "x", Glob: "x.db", Query: "SELECT 1 AS k", Key: "k"},
 			}},
 		}}},
 	}

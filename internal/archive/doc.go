@@ -61,6 +61,13 @@
 // header with its change counter, no log or journal appeared): a database
 // that changed is not archived from that read (pending, read again next
 // sync). [ExpandDatabases] lists the sessions for doctor the same way.
+// A store's related databases (abi.SQLiteSource.Related, ABI 1.7:
+// Cursor's workspaces) are found by their glob beside the database once
+// a session of it has rows to archive, each opened read-only as the
+// database is and its query run once (relatedRows); the rows about a
+// session, each with the JSON file beside its database, come after the
+// session's facts line, before its own rows. One that cannot be read is
+// logged, and the others are read.
 //
 // # Sections stores
 //

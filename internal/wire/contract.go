@@ -27,7 +27,9 @@ const (
 	// directory (Root.Projects); OpMeta carries the agent's working
 	// directory and the repository root holding it (TCwd, TProject).
 	// Minor 7: a root whose directories a JSON file lists (Root.List:
-	// Crush's projects.json).
+	// Crush's projects.json); a SQLite store's related databases, whose
+	// rows are about its sessions (SQLiteSource.Related: Cursor's
+	// workspaces).
 	Minor = 7
 )
 
