@@ -228,6 +228,34 @@ type SQLiteSource struct {
 	Sessions string `json:"sessions"`
 	// Tables are read per session, in order.
 	Tables []SQLiteTable `json:"tables"`
+	// Related (ABI 1.7) are other databases of the agent whose rows say
+	// something of this database's sessions (Cursor's workspaces say
+	// which folder a composer belongs to): each is read, read-only, when
+	// a session is read, and a session's related rows come before its
+	// own rows in its stream.
+	Related []SQLiteRelated `json:"related,omitempty"`
+}
+
+// SQLiteRelated is a set of other databases whose rows are about a
+// SQLite store's sessions (ABI 1.7, [SQLiteSource.Related]): Cursor's
+// workspaceStorage/<hash>/state.vscdb lists the composers of one
+// workspace, and workspace.json beside it names the workspace's folder.
+type SQLiteRelated struct {
+	// Table names the rows in their [Row] line ("workspace").
+	Table string `json:"table"`
+	// Glob matches the databases, relative to the directory of the
+	// store's database; each "../" at its start climbs one directory
+	// (at most two).
+	Glob string `json:"glob"`
+	// Query is one read-only SELECT, run once on each database found;
+	// Key names its column that holds the key of the session a row is
+	// about (the row is handed in that session's stream, with version 0).
+	Query string `json:"query"`
+	Key   string `json:"key"`
+	// File, optional, is a JSON file in each database's directory,
+	// handed in each of its rows as the column "file" (null when it is
+	// missing, not JSON or larger than 64 KiB).
+	File string `json:"file,omitempty"`
 }
 
 // SQLiteTable is one query of a session's rows (ABI 1.4).
@@ -306,6 +334,31 @@ type Root struct {
 	// is matched in the project directory and the directories below it
 	// that it names, never in the whole tree ("**" is refused).
 	Projects bool `json:"projects,omitempty"`
+	// List (ABI 1.7) makes the root stand for the directories a JSON
+	// file lists (Crush's projects.json, the data directory of every
+	// project it ran in): the file is List.File in the root's directory
+	// (Env, Path and OS as any root's, the first that applies), and each
+	// directory it names is a store directory, in which Dir and Pattern
+	// are matched. The host reads the list itself, read-only; a list
+	// missing or malformed, or an entry that is not an absolute path,
+	// is a warning of doctor and sync, never a failure. A 1.6 host
+	// ignores the member and takes the root for the list's directory.
+	List *RootList `json:"list,omitempty"`
+}
+
+// RootList says where a JSON file lists a store's directories (ABI 1.7,
+// [Root.List]): {"projects": [{"path": "/src/app", "data_dir":
+// "/src/app/.crush"}]} is File "projects.json", Array "projects", Field
+// "data_dir".
+type RootList struct {
+	// File is the list's path, relative to the root's directory.
+	File string `json:"file"`
+	// Array is the top-level member that holds the list, an array of
+	// objects; empty, the document itself is that array.
+	Array string `json:"array,omitempty"`
+	// Field is the member of each object that names a directory: an
+	// absolute path.
+	Field string `json:"field"`
 }
 
 // SourceFactsType is the value of the "$twasm" member that marks a

@@ -111,7 +111,12 @@
 // line per row ({"$twasm":"row","table":...,"key":...,"version":...,
 // "row":{...}}, JSON text columns inlined). A later sync hands the rows
 // changed since, a row changed in place again with the same key: the
-// plugin replaces what it held under that key.
+// plugin replaces what it held under that key. A SQLite store may also
+// declare related databases ([SQLiteRelated], ABI 1.7: Cursor's
+// workspaces, which say which folder a composer belongs to): other
+// databases beside it, each queried once, read-only, their rows (with a
+// small JSON file beside each) handed in the stream of the session each
+// names, before its own rows.
 // A "folder" store keeps one session per directory (Cline's and Roo
 // Code's task folders): Pattern matches the directories and
 // [Store.Files] lists, in order, the files of one session. The host
@@ -132,7 +137,11 @@
 // session, a session that grows at the end of the file as more of the
 // same stream. A [Root] with Projects (ABI 1.6) puts a store in every
 // project directory twasm knows (the sync configuration's projects and
-// those of the runs it archived) instead of one data directory.
+// those of the runs it archived) instead of one data directory. A
+// [Root] with List (ABI 1.7) stands for the directories a JSON file of
+// the agent's lists ([RootList]: Crush's projects.json names each
+// project's data directory): the host reads the list, read-only, at each
+// sync and doctor.
 // A "tree" store ([StoreKindTree]: OpenCode's older file tree) spreads a
 // session over files linked by name: Pattern matches each session's
 // first file, whose name without extension is the session's key, and

@@ -263,6 +263,8 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 	}
 	for _, r := range st.Roots {
 		switch {
+		case r.Projects && r.List != nil:
+			problems = append(problems, "a root is either projects or a list")
 		case r.Projects && (r.Env != "" || r.Path != ""):
 			problems = append(problems, "a projects root names no env and no path (it is every project directory twasm knows)")
 		case r.Projects && strings.Contains(st.Pattern, "**"):
@@ -274,6 +276,16 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 			problems = append(problems, fmt.Sprintf("root path %q under $%s is not a relative path without ..", r.Path, r.Env))
 		case r.Env == "" && r.Path != "~" && !(strings.HasPrefix(r.Path, "~/") && relPath(r.Path[2:])):
 			problems = append(problems, fmt.Sprintf("root path %q is neither ~ nor ~/ followed by a relative path without .. (use env for anything else)", r.Path))
+		}
+		if l := r.List; l != nil && !r.Projects {
+			// ABI 1.7: the list is a file in the root's directory, read
+			// as JSON; its entries are the agent's own paths.
+			if !relPath(l.File) {
+				problems = append(problems, fmt.Sprintf("list file %q is not a relative path without ..", l.File))
+			}
+			if l.Field == "" || !validName(l.Field) || l.Array != "" && !validName(l.Array) {
+				problems = append(problems, fmt.Sprintf("list field %q (array %q) is empty or not printable", l.Field, l.Array))
+			}
 		}
 		if r.OS != "" && !validEnvName(r.OS) {
 			problems = append(problems, fmt.Sprintf("root os %q is not a GOOS", r.OS))
@@ -359,6 +371,25 @@ func checkSQLite(st abi.Store) []string {
 		}
 		if !validName(t.Table) || t.Key == "" || t.Version == "" {
 			problems = append(problems, fmt.Sprintf("row query %d needs table, key and version", i+1))
+		}
+	}
+	if len(q.Related) > MaxSQLiteTables {
+		problems = append(problems, fmt.Sprintf("it declares %d related databases (at most %d)", len(q.Related), MaxSQLiteTables))
+	}
+	for i, r := range q.Related {
+		// ABI 1.7: other databases of the agent beside the store's, read
+		// as the store's (one read-only SELECT each).
+		if err := sqlguard.Check(r.Query); err != nil {
+			problems = append(problems, fmt.Sprintf("related query %d: %v", i+1, err))
+		}
+		if !validName(r.Table) || r.Key == "" {
+			problems = append(problems, fmt.Sprintf("related query %d needs table and key", i+1))
+		}
+		if up, glob := abi.SubAgentsGlob(r.Glob); up > 2 || !relPath(strings.NewReplacer("*", "x", "?", "x").Replace(glob)) {
+			problems = append(problems, fmt.Sprintf("related glob %q climbs more than two directories, is empty, absolute or holds ..", r.Glob))
+		}
+		if r.File != "" && (!relPath(r.File) || strings.Contains(r.File, "/")) {
+			problems = append(problems, fmt.Sprintf("related file %q is not a name in the database's directory", r.File))
 		}
 	}
 	return problems

@@ -245,6 +245,14 @@ func TestParseManifest(t *testing.T) {
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"PRAGMA writable_schema=1"}]}`), "row query 1: not one read-only SELECT"},
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","query":"SELECT 1"}]}`), "row query 1 needs table, key and version"},
 		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[]}`), "declares 0 row queries"},
+		// Related databases (ABI 1.7): a read-only SELECT each, a glob
+		// that climbs at most two directories, a file beside each.
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"../w/*/s.db","query":"SELECT 1 AS k","key":"k","file":"w.json"}]}`), ""},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"../../../s.db","query":"SELECT 1 AS k","key":"k"}]}`), `related glob "../../../s.db"`},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"/etc/s.db","query":"SELECT 1 AS k","key":"k"}]}`), `related glob "/etc/s.db"`},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"s.db","query":"ATTACH 'x' AS y","key":"k"}]}`), "related query 1: not one read-only SELECT"},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"s.db","query":"SELECT 1 AS k"}]}`), "related query 1 needs table and key"},
+		{store(`"name":"s","kind":"sqlite","roots":[{"path":"~/.a"}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}],"related":[{"table":"w","glob":"s.db","query":"SELECT 1 AS k","key":"k","file":"../w.json"}]}`), `related file "../w.json"`},
 		// A folder store (ABI 1.4) lists the files of a session folder,
 		// relative paths that stay in it.
 		{store(`"name":"s","kind":"folder","roots":[{"env":"A"}],"pattern":"*","files":["api_conversation_history.json","events/*.jsonl"]`), ""},
@@ -260,6 +268,14 @@ func TestParseManifest(t *testing.T) {
 		{store(`"name":"s","roots":[{"path":"~/x"}],"pattern":"h.md","session_start":"# "`), `session_start on a store of kind ""`},
 		{store(`"name":"s","kind":"sections","roots":[{"projects":true,"path":"~/x"}],"pattern":"h.md","session_start":"# "`), "a projects root names no env and no path"},
 		{store(`"name":"s","kind":"sections","roots":[{"projects":true}],"pattern":"**/h.md","session_start":"# "`), "crosses directories"},
+		// A list root (ABI 1.7) names a file in its directory and the
+		// member of each entry that is a directory.
+		{store(`"name":"s","kind":"sqlite","roots":[{"env":"A","list":{"file":"projects.json","array":"projects","field":"data_dir"}},{"path":"~/.a","list":{"file":"p.json","field":"d"}}],"pattern":"a.db","sqlite":{"sessions":"SELECT 1 AS key, 1 AS cursor","tables":[{"table":"p","key":"id","version":"t","query":"SELECT 1"}]}`), ""},
+		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"../p.json","field":"d"}}],"pattern":"a.db"`), `list file "../p.json"`},
+		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"/etc/p.json","field":"d"}}],"pattern":"a.db"`), `list file "/etc/p.json"`},
+		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"p.json"}}],"pattern":"a.db"`), `list field ""`},
+		{store(`"name":"s","roots":[{"path":"/etc","list":{"file":"p.json","field":"d"}}],"pattern":"a.db"`), `root path "/etc" is neither`},
+		{store(`"name":"s","roots":[{"projects":true,"list":{"file":"p.json","field":"d"}}],"pattern":"a.db"`), "either projects or a list"},
 		{`{"name":"a","version":"1","providers":["a"],"stores":[` + strings.Repeat(`{"name":"s","roots":[{"env":"A"}],"pattern":"*"},`, MaxStores) + `{"name":"s","roots":[{"env":"A"}],"pattern":"*"}]}`, "declares 65 stores"},
 	}
 	for _, c := range cases {

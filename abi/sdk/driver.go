@@ -133,6 +133,17 @@ func appendStores(b []byte, stores []abi.Store) []byte {
 					b = append(b, ',')
 				}
 				b = append(b, `"projects":true`...)
+				f = false
+			}
+			if l := r.List; l != nil {
+				if !f {
+					b = append(b, ',')
+				}
+				b = append(b, `"list":{`...)
+				lf := str(true, "file", l.File)
+				lf = str(lf, "array", l.Array)
+				str(lf, "field", l.Field)
+				b = append(b, '}')
 			}
 			b = append(b, '}')
 		}
@@ -201,7 +212,24 @@ func appendStores(b []byte, stores []abi.Store) []byte {
 				}
 				b = append(b, '}')
 			}
-			b = append(b, "]}"...)
+			b = append(b, ']')
+			if len(q.Related) > 0 {
+				b = append(b, `,"related":[`...)
+				for j, r := range q.Related {
+					if j > 0 {
+						b = append(b, ',')
+					}
+					b = append(b, '{')
+					f := str(true, "table", r.Table)
+					f = str(f, "glob", r.Glob)
+					f = str(f, "query", r.Query)
+					f = str(f, "key", r.Key)
+					str(f, "file", r.File)
+					b = append(b, '}')
+				}
+				b = append(b, ']')
+			}
+			b = append(b, '}')
 		}
 		b = append(b, '}')
 	}

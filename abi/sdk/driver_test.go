@@ -149,11 +149,21 @@ func TestManifestStores(t *testing.T) {
 			Name: "aider", Kind: abi.StoreKindSections, Roots: []abi.Root{{Projects: true}, {Env: "X", Projects: true}}, Pattern: ".aider.chat.history.md",
 			SessionStart: "# aider \"chat\" started at ",
 		}}},
+		{name: "list", stores: []abi.Store{{
+			Name: "listed", Roots: []abi.Root{
+				{Env: "L_HOME", List: &abi.RootList{File: `odd "list".json`, Array: "projects", Field: "data_dir"}},
+				{Path: "~/.l", OS: "linux", List: &abi.RootList{File: "l.json", Field: `d"ir`}},
+				{Projects: true, List: &abi.RootList{File: "p.json", Field: "d"}},
+			}, Pattern: "crush.db",
+		}}},
 		{name: "sqlite", stores: []abi.Store{{
 			Name: "db", Kind: abi.StoreKindSQLite, Roots: []abi.Root{{Path: "~/.db"}}, Pattern: "a*.db",
 			SQLite: &abi.SQLiteSource{Sessions: "SELECT id AS key, t AS cursor FROM s -- \"odd\"\n", Tables: []abi.SQLiteTable{
 				{Table: "s", Query: "SELECT * FROM s WHERE id = :session", Key: "id", Version: "t"},
 				{Table: "p", Query: "SELECT * FROM p WHERE 'é' <> :since", Key: "id", Version: "v", Time: "c", JSON: []string{"data", "m"}},
+			}, Related: []abi.SQLiteRelated{
+				{Table: "w", Glob: "../w/*/s.db", Query: "SELECT k FROM t -- \"odd\"", Key: "k", File: `w "s".json`},
+				{Table: "x", Glob: "x.db", Query: "SELECT 1 AS k", Key: "k"},
 			}},
 		}}},
 	}

@@ -443,6 +443,7 @@ func TestDiscover(t *testing.T) {
 			"Kimi CLI sessions":                        filepath.Join(home, ".kimi", "sessions"),
 			"Factory Droid sessions":                   filepath.Join(home, ".factory", "sessions"),
 			"Crush":                                    filepath.Join(home, ".local", "share", "crush"),
+			"Crush projects":                           filepath.Join(home, ".local", "share", "crush"), // its list's, not found
 			"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
 			"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
 		}), from: map[string]string{"Claude Code projects": "default", "OpenCode": "default", "Qwen Code chats": "default", "Goose": "default"}},
@@ -469,6 +470,7 @@ func TestDiscover(t *testing.T) {
 				"Kimi CLI sessions":                        "/x/kimi/sessions",
 				"Factory Droid sessions":                   "/x/droid",
 				"Crush":                                    "/x/data/crush",
+				"Crush projects":                           "/x/data/crush",
 				"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
 				"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
 				"claude (config)":                          filepath.Join(home, "old"),
@@ -495,6 +497,7 @@ func TestDiscover(t *testing.T) {
 			"Kimi CLI sessions":                        filepath.Join(home, ".kimi", "sessions"),
 			"Factory Droid sessions":                   filepath.Join(home, ".factory", "sessions"),
 			"Crush":                                    filepath.Join(home, ".local", "share", "crush"),
+			"Crush projects":                           filepath.Join(home, ".local", "share", "crush"), // its list's, not found
 			"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
 			"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
 		}), from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},

@@ -64,7 +64,15 @@
 // from that read (pending, read again next sync). A rollback journal in
 // use (a write in progress: its header is SQLite's journal magic) means
 // the file may hold half a commit, so the database is not read at all
-// that sync (pending). [ExpandDatabases] lists the sessions for doctor the same way.
+// that sync (pending). [ExpandDatabases] lists the sessions for doctor
+// the same way.
+// A store's related databases (abi.SQLiteSource.Related, ABI 1.7:
+// Cursor's workspaces) are found by their glob beside the database once
+// a session of it has rows to archive, each opened read-only as the
+// database is and its query run once (relatedRows); the rows about a
+// session, each with the JSON file beside its database, come after the
+// session's facts line, before its own rows. One that cannot be read is
+// logged, and the others are read.
 //
 // # Sections stores
 //
@@ -94,6 +102,18 @@
 // directory: those the sync config file lists ("projects") and those
 // the caller adds (Config.Seen: `twasm sync` adds the projects of the
 // runs in its search index), one location per project.
+//
+// A store whose root is a list (abi.Root.List, ABI 1.7: Crush's
+// projects.json) is looked for in each directory the list names:
+// Discover reads the JSON file in the root's directory (the first list
+// root that applies), read-only, at each sync and doctor, one location
+// per directory (listedLocations, listDirs). An entry that names no
+// absolute directory is a note on the store (Location.Notes, reported as
+// its problems); a list missing beside the agent's files, malformed or
+// naming no directory is one unusable location that says why, so doctor
+// and sync warn and go on; a list whose directory is not there is a store
+// not found, as any. A file another store already found is not read
+// again through a list (Scan).
 //
 // # Model
 //

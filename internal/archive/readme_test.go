@@ -38,6 +38,13 @@ func storeTable(decl []Declared) string {
 		for _, r := range defaults {
 			defs = append(defs, "`"+pathpkg.Join(r.Path, d.Dir, pattern)+folder+"`"+tree+onOS(r))
 		}
+		lists, listOverriding := d.Lists("")
+		for _, r := range listOverriding {
+			overrides = append(overrides, "`"+pathpkg.Join("$"+r.Env, r.Path, r.List.File)+"`"+onOS(r))
+		}
+		for _, r := range lists {
+			defs = append(defs, "`<"+r.List.Field+">/"+pathpkg.Join(d.Dir, pattern)+"` for each `"+r.List.Field+"` in `"+pathpkg.Join(r.Path, r.List.File)+"`"+onOS(r))
+		}
 		if d.ProjectsRoot() {
 			defs = append([]string{"`<project>/" + pattern + "` in each project (sync.json's `projects`, the archived runs')"}, defs...)
 		}

@@ -86,6 +86,8 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 	}
 	complete = true
 	children := map[string]int{} // parent key -> sub-agent sessions listed so far
+	var related map[string][]byte
+	relatedRead := len(loc.SQLite.Related) == 0
 	for i, ds := range list {
 		var link *childLink
 		if ds.Parent != "" {
@@ -177,6 +179,17 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 		if first.IsZero() {
 			first, last = time.Unix(0, db.before.mtime).UTC(), time.Unix(0, db.before.mtime).UTC()
 		}
+		if !relatedRead {
+			// The related databases (Cursor's workspaces) are read once a
+			// session has rows to archive; their rows about it come first.
+			relatedRead = true
+			var problems []string
+			related, problems = relatedRows(dctx, s.Path, loc.SQLite)
+			for _, p := range problems {
+				a.opts.Logger.Warn("archive: a related database not read", "database", s.Path, "problem", p)
+			}
+		}
+		facts = append(facts, related[ds.Key]...)
 		outs = append(outs, a.writeRowsPart(ctx, out, loc, ds, prev, since, append(facts, rows...), first, last, link))
 	}
 	return outs, paths, complete

@@ -72,8 +72,15 @@ type Location struct {
 	// starts a session in a file (abi.Store.SessionStart).
 	SessionStart string `json:"session_start,omitempty"`
 	// Unusable says why this twasm cannot read the store (a kind it does
-	// not know, a pattern that does not parse); it is listed, not walked.
+	// not know, a pattern that does not parse, a list of its directories
+	// missing or malformed); it is listed, not walked.
 	Unusable string `json:"unusable,omitempty"`
+	// Notes are warnings about how the store was found (an entry of its
+	// list that names no directory); Scan reports them.
+	Notes []string `json:"-"`
+	// listed says the directory came from a list (abi.Root.List): a
+	// file another store already found is not read again through it.
+	listed bool
 }
 
 // Key tells stores apart: by name and directory, since two stores may
@@ -97,6 +104,16 @@ type Declared struct {
 // own. Roots keep their OS so that a listing can say which applies where.
 // `sync --help` and the README's table of stores both list stores from it.
 func (d Declared) Places(goos string) (defaults, overrides []abi.Root) {
+	return d.places(goos, false)
+}
+
+// Lists says where a declared store's lists of directories are looked
+// for (abi.Root.List), as Places says where its directory is.
+func (d Declared) Lists(goos string) (defaults, overrides []abi.Root) {
+	return d.places(goos, true)
+}
+
+func (d Declared) places(goos string, lists bool) (defaults, overrides []abi.Root) {
 	shadowed := func(r abi.Root) bool { // an earlier default wins where r applies
 		for _, def := range defaults {
 			if goos != "" || def.OS == "" || def.OS == r.OS {
@@ -108,6 +125,7 @@ func (d Declared) Places(goos string) (defaults, overrides []abi.Root) {
 	for _, r := range d.Roots {
 		switch {
 		case r.Projects: // not a directory of its own (ProjectsRoot)
+		case (r.List != nil) != lists:
 		case goos != "" && r.OS != "" && r.OS != goos:
 		case shadowed(r):
 		case r.Env != "":
@@ -228,11 +246,12 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 				locs = append(locs, declaredLocation(d, p, "project"))
 			}
 		}
-		root, from, ok := resolveRoot(env, goos, home, d.Roots)
-		if !ok {
-			continue
+		if root, from, _, ok := resolveRoot(env, goos, home, d.Roots, false); ok {
+			locs = append(locs, declaredLocation(d, root, from))
 		}
-		locs = append(locs, declaredLocation(d, root, from))
+		if root, from, r, ok := resolveRoot(env, goos, home, d.Roots, true); ok {
+			locs = append(locs, listedLocations(d, root, from, r.List, home, locs)...)
+		}
 	}
 	if cfg != nil {
 		for _, s := range cfg.Stores {
@@ -312,12 +331,12 @@ func declaredLocation(d Declared, root, from string) Location {
 	return loc
 }
 
-// resolveRoot returns the first root that applies: on goos (or every
-// OS), its variable set (or none named). from says which ("$VAR" or
-// "default").
-func resolveRoot(env Env, goos, home string, roots []abi.Root) (dir, from string, ok bool) {
+// resolveRoot returns the first root that applies, of the list roots
+// (abi.Root.List) or of the others: on goos (or every OS), its variable
+// set (or none named). from says which ("$VAR" or "default").
+func resolveRoot(env Env, goos, home string, roots []abi.Root, lists bool) (dir, from string, root abi.Root, ok bool) {
 	for _, r := range roots {
-		if r.OS != "" && r.OS != goos || r.Projects {
+		if r.OS != "" && r.OS != goos || r.Projects || (r.List != nil) != lists {
 			continue
 		}
 		if r.Env != "" {
@@ -325,14 +344,109 @@ func resolveRoot(env Env, goos, home string, roots []abi.Root) (dir, from string
 			if v == "" {
 				continue
 			}
-			return filepath.Join(v, filepath.FromSlash(r.Path)), "$" + r.Env, true
+			return filepath.Join(v, filepath.FromSlash(r.Path)), "$" + r.Env, r, true
 		}
 		if home == "" {
 			continue
 		}
-		return expandHome(r.Path, home), "default", true
+		return expandHome(r.Path, home), "default", r, true
 	}
-	return "", "", false
+	return "", "", abi.Root{}, false
+}
+
+// listedLocations are a declared store in each directory its list names
+// (abi.Root.List): the JSON file l.File in root, read here, read-only.
+// Each entry's l.Field must be an absolute path (or one under ~/); an
+// entry that is not is a note, a directory listed twice is one store. A
+// list that is missing while its directory exists, or that does not
+// parse, is one unusable location saying so (doctor and sync warn); a
+// list whose directory does not exist is a store not found, as any.
+func listedLocations(d Declared, root, from string, l *abi.RootList, home string, before []Location) []Location {
+	path := filepath.Join(root, filepath.FromSlash(l.File))
+	from = "list (" + from + ")"
+	failed := func(format string, args ...any) []Location {
+		loc := declaredLocation(d, root, from)
+		loc.Dir, loc.Pattern = root, l.File
+		loc.Match = func(string) bool { return false } // the list is no session
+		if format != "" {
+			loc.Unusable = fmt.Sprintf("the list of its directories, %s: ", path) + fmt.Sprintf(format, args...)
+		}
+		return []Location{loc}
+	}
+	b, err := regfile.ReadFile(path, regfile.MaxConfig)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		if _, serr := os.Stat(root); serr != nil {
+			return failed("") // the agent's directory is not there: not found
+		}
+		return failed("not found: no directory of it is read")
+	case err != nil:
+		return failed("%v", err)
+	}
+	dirs, notes, err := listDirs(b, l, home)
+	if err != nil {
+		return failed("%v: no directory of it is read", err)
+	}
+	if len(dirs) == 0 && len(notes) > 0 {
+		return failed("%s", strings.Join(notes, "; "))
+	}
+	var out []Location
+	for _, dir := range dirs {
+		loc := declaredLocation(d, dir, from)
+		loc.listed = true
+		if slices.ContainsFunc(before, func(o Location) bool { return o.Key() == loc.Key() }) {
+			continue
+		}
+		out = append(out, loc)
+	}
+	if len(out) > 0 {
+		for i := range notes {
+			notes[i] = path + ": " + notes[i]
+		}
+		out[0].Notes = notes
+	}
+	return out
+}
+
+// listDirs are the directories a list names (abi.RootList): each
+// object's l.Field in the array l.Array (the document, when empty),
+// cleaned, each once, in the list's order; notes say which entries name
+// none.
+func listDirs(b []byte, l *abi.RootList, home string) (dirs, notes []string, err error) {
+	var items []json.RawMessage
+	if l.Array == "" {
+		err = json.Unmarshal(b, &items)
+	} else {
+		var doc map[string]json.RawMessage
+		if err = json.Unmarshal(b, &doc); err == nil {
+			if _, ok := doc[l.Array]; !ok {
+				return nil, nil, fmt.Errorf("no member %q", l.Array)
+			}
+			err = json.Unmarshal(doc[l.Array], &items)
+		}
+	}
+	if err != nil {
+		return nil, nil, fmt.Errorf("not a JSON list: %w", err)
+	}
+	seen := map[string]bool{}
+	for i, it := range items {
+		var obj map[string]json.RawMessage
+		var dir string
+		if json.Unmarshal(it, &obj) != nil || json.Unmarshal(obj[l.Field], &dir) != nil || dir == "" {
+			notes = append(notes, fmt.Sprintf("entry %d has no %q string", i+1, l.Field))
+			continue
+		}
+		p := filepath.Clean(expandHome(dir, home))
+		if !filepath.IsAbs(p) || strings.ContainsRune(dir, 0) {
+			notes = append(notes, fmt.Sprintf("entry %d: %q is not an absolute path", i+1, dir))
+			continue
+		}
+		if !seen[p] {
+			seen[p] = true
+			dirs = append(dirs, p)
+		}
+	}
+	return dirs, notes, nil
 }
 
 func expandHome(p, home string) string {

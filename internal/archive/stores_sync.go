@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -33,6 +34,7 @@ type Report struct {
 func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 	var stores []StoreReport
 	var all []Session
+	found := map[string]bool{}
 	for i := range locs {
 		loc := &locs[i]
 		sr := StoreReport{Location: *loc}
@@ -42,7 +44,15 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 			continue
 		}
 		sessions, problems, err := Walk(loc)
-		sr.Problems = problems
+		if loc.listed {
+			// A file another store found is that store's, not read
+			// again through a list.
+			sessions = slices.DeleteFunc(sessions, func(s Session) bool { return found[s.Path] })
+		}
+		for _, s := range sessions {
+			found[s.Path] = true
+		}
+		sr.Problems = append(slices.Clone(loc.Notes), problems...)
 		switch {
 		case errors.Is(err, ErrStoreMissing):
 		case err != nil:

@@ -26,7 +26,11 @@ const (
 	// "sections", Store.SessionStart) and a root in each project
 	// directory (Root.Projects); OpMeta carries the agent's working
 	// directory and the repository root holding it (TCwd, TProject).
-	Minor = 6
+	// Minor 7: a root whose directories a JSON file lists (Root.List:
+	// Crush's projects.json); a SQLite store's related databases, whose
+	// rows are about its sessions (SQLiteSource.Related: Cursor's
+	// workspaces).
+	Minor = 7
 )
 
 // HostModule is the import module of the host functions. It carries the

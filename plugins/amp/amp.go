@@ -1,9 +1,7 @@
 package amp
 
 import (
-	"net/url"
 	"strconv"
-	"strings"
 	"time"
 
 	"github.com/twasm/twasm/abi"
@@ -104,21 +102,11 @@ func (n *normalizer) thread(v abi.Value, out *sdk.Out) {
 	// The workspace tree the thread ran in, when it names one (a thread
 	// of several trees names no one directory).
 	if trees := v.Path("env", "initial", "trees"); trees.Len() == 1 {
-		if dir, ok := filePath(trees.Index(0).Get("uri").String()); ok {
+		if dir, ok := sdk.FilePath(trees.Index(0).Get("uri").String()); ok {
 			m.Cwd = sdk.S(dir)
 		}
 	}
 	out.Meta(m)
-}
-
-// filePath is the local path a file URI names (file:///home/me/proj, its
-// escapes decoded); false for anything else.
-func filePath(uri string) (string, bool) {
-	u, err := url.Parse(uri)
-	if err != nil || u.Scheme != "file" || u.Host != "" && u.Host != "localhost" || !strings.HasPrefix(u.Path, "/") {
-		return "", false
-	}
-	return u.Path, true
 }
 
 // msTime is an epoch-milliseconds number as RFC 3339 (unset when v is

@@ -16,14 +16,28 @@ const fmtRows = "rows"
 // crush.db in it) when it runs outside a project: its global data
 // directory (config.GlobalConfigData: $CRUSH_GLOBAL_DATA, else
 // $XDG_DATA_HOME/crush, else %LOCALAPPDATA%\crush on Windows and
-// ~/.local/share/crush elsewhere). A project's own .crush/crush.db is
-// listed in projects.json beside crush.json there, which no root reads
-// yet (doc.go).
+// ~/.local/share/crush elsewhere).
 var roots = []abi.Root{
 	{Env: "CRUSH_GLOBAL_DATA"},
 	{Env: "XDG_DATA_HOME", Path: "crush"},
 	{Env: "LOCALAPPDATA", Path: "crush", OS: "windows"},
 	{Path: "~/.local/share/crush"},
+}
+
+// projectRoots are the data directories of the projects Crush ran in:
+// the data_dir of each entry of projects.json in the same global
+// directory (internal/projects: {"projects": [{"path", "data_dir",
+// "last_accessed"}]}, data_dir absolute), read by the host (ABI 1.7).
+var projectRoots = listed(roots, &abi.RootList{File: "projects.json", Array: "projects", Field: "data_dir"})
+
+// listed are roots, each the directory holding the list l.
+func listed(roots []abi.Root, l *abi.RootList) []abi.Root {
+	out := make([]abi.Root, len(roots))
+	for i, r := range roots {
+		r.List = l
+		out[i] = r
+	}
+	return out
 }
 
 // Plugin is the Crush normalizer.
@@ -38,6 +52,10 @@ var Plugin = sdk.Plugin{
 		Stores: []abi.Store{{
 			Name: "Crush", Kind: abi.StoreKindSQLite,
 			Roots: roots, Pattern: ".crush/crush.db",
+			SQLite: Queries,
+		}, {
+			Name: "Crush projects", Kind: abi.StoreKindSQLite,
+			Roots: projectRoots, Pattern: "crush.db",
 			SQLite: Queries,
 		}},
 	},

@@ -7,18 +7,25 @@
 //
 // # Store
 //
-// The manifest declares one store of kind "sqlite" ([Queries]): the
-// database .crush/crush.db under Crush's global data directory
-// ($CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else
-// %LOCALAPPDATA%\crush on Windows and ~/.local/share/crush elsewhere:
-// config.GlobalConfigData). That is the data directory of a Crush run
-// whose project is that directory (crush server's workspace). A
-// project's own .crush/crush.db is found only through projects.json in
-// the same global directory ({projects: [{path, data_dir,
-// last_accessed}]}, internal/projects): the host has no root read from
-// a list in a file yet, so those databases are not found by twasm sync
-// (twasm import cannot read a database either). No retention: Crush
-// keeps a session until the user deletes it.
+// The manifest declares two stores of kind "sqlite", read with the same
+// queries ([Queries]):
+//
+//   - "Crush": the database .crush/crush.db under Crush's global data
+//     directory ($CRUSH_GLOBAL_DATA, else $XDG_DATA_HOME/crush, else
+//     %LOCALAPPDATA%\crush on Windows and ~/.local/share/crush
+//     elsewhere: config.GlobalConfigData). That is the data directory of
+//     a Crush run whose project is that directory (crush server's
+//     workspace).
+//   - "Crush projects": crush.db in the data directory of every project
+//     Crush ran in, as projects.json in the same global directory lists
+//     them ({"projects": [{"path", "data_dir", "last_accessed"}]},
+//     internal/projects; data_dir is absolute, <project>/.crush unless
+//     configured). The host reads the list (a list root, ABI 1.7) at
+//     each sync and doctor: a project Crush ran in since is found without
+//     a new plugin; a list missing or malformed is a warning.
+//
+// twasm import cannot read a database. No retention: Crush keeps a
+// session until the user deletes it.
 //
 // # Format "rows"
 //

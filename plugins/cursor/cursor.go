@@ -55,6 +55,7 @@ type normalizer struct {
 	names    map[string]string
 	final    string // the last assistant text, for the final answer
 	ideModel string // the composer's model (IDE rows)
+	cwd      bool   // the workspace's folder reported (IDE rows)
 	// rows are the hashes of the IDE rows read, by table and key;
 	// called and answered the IDE's calls reported and those with a
 	// result.

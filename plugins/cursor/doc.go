@@ -87,12 +87,19 @@
 // per bubble, when it is not {0, 0} (Cursor wrote zeros where it did not
 // count). Cursor states no cost.
 //
-// Not read: the project. The composer may name its workspace
-// (workspaceIdentifier), and the workspace map is in another database
-// (workspaceStorage/<hash>/state.vscdb with its workspace.json): the host
-// runs each store's queries on its own database and refuses ATTACH, so
-// the two cannot be joined, and the plugin ABI has no field for a run's
-// project or working directory. Nor composerHeaders (newer Cursors'
+// The working directory comes from the workspace map (table
+// "workspace", ABI 1.7 related databases): each workspace's own
+// workspaceStorage/<hash>/state.vscdb lists its composers (ItemTable
+// composer.composerData, allComposers[].composerId) and workspace.json
+// beside it names the workspace. The host reads them read-only (it still
+// refuses ATTACH) and hands a composer's rows before its own. A folder
+// workspace's folder, a local file URI, is the run's cwd (the first, if
+// two workspaces list the composer); a multi-root workspace
+// ({"workspace": a .code-workspace URI}), a remote folder or a missing
+// workspace.json names no one directory: the cwd is left unset, never
+// guessed, and the row is ignored with its reason. No project (a
+// repository root) is stated: the index takes the cwd.
+// Not read: composerHeaders (newer Cursors'
 // index naming a sub-agent's parent): a query naming a table an older
 // database lacks would fail for every session; subComposerIds serves.
 // A conversation that is in both stores (the IDE writes turn_ended

@@ -71,6 +71,19 @@ FROM h JOIN cursorDiskKV b ON b.key = 'bubbleId:' || :session || ':' || h.bid
 WHERE b.value IS NOT NULL AND json_valid(CAST(b.value AS TEXT))
 ORDER BY h.pos`},
 	},
+	// The workspace map (ABI 1.7): each workspace's own state.vscdb,
+	// beside globalStorage in workspaceStorage/<hash>/, lists the
+	// composers opened in it (ItemTable's composer.composerData,
+	// allComposers[].composerId), and workspace.json beside it names the
+	// workspace: {"folder": a URI} or, for a multi-root workspace,
+	// {"workspace": the .code-workspace file's URI}.
+	Related: []abi.SQLiteRelated{{
+		Table: "workspace", Glob: "../workspaceStorage/*/state.vscdb", Key: "composer", File: "workspace.json",
+		Query: `SELECT json_extract(j.value, '$.composerId') AS composer
+FROM ItemTable AS t, json_each(CAST(t.value AS TEXT), '$.allComposers') AS j
+WHERE t.key = 'composer.composerData' AND t.value IS NOT NULL AND json_valid(CAST(t.value AS TEXT))
+  AND json_type(CAST(t.value AS TEXT), '$.allComposers') = 'array' AND json_type(j.value, '$.composerId') = 'text'`,
+	}},
 }
 
 // ideRow handles one row of state.vscdb.
@@ -92,6 +105,10 @@ func (n *normalizer) ideRow(l *sdk.Line, v abi.Value, out *sdk.Out) {
 	}
 	n.rows[rk] = sum
 	r := v.Get("row")
+	if v.Get("table").String() == "workspace" {
+		n.workspace(r.Get("file"), out)
+		return
+	}
 	val := r.Get("value")
 	if val.Kind() != abi.KindObject {
 		out.Unmapped(sdk.S("row_not_json"))
@@ -132,6 +149,29 @@ func (n *normalizer) composer(id string, c abi.Value, out *sdk.Out) {
 	for it.Next() {
 		b := it.Value()
 		n.bubble(b.Get("bubbleId").String(), b, out)
+	}
+}
+
+// workspace handles a row of the workspace map: the workspace that lists
+// the composer. A folder workspace's folder, a local file URI, is the
+// agent's working directory; a multi-root workspace (several folders),
+// a remote one or a workspace.json missing says no one directory: the
+// run's is left unknown, never guessed.
+func (n *normalizer) workspace(file abi.Value, out *sdk.Out) {
+	if dir, ok := sdk.FilePath(file.Get("folder").String()); ok && !n.cwd {
+		n.cwd = true
+		out.Meta(sdk.Meta{Cwd: sdk.S(dir)})
+		return
+	}
+	switch {
+	case n.cwd:
+		out.Ignored(sdk.S("workspace_again"))
+	case file.Get("workspace").Kind() == abi.KindString:
+		out.Ignored(sdk.S("workspace_multi_root"))
+	case file.Get("folder").Kind() == abi.KindString:
+		out.Ignored(sdk.S("workspace_remote"))
+	default:
+		out.Ignored(sdk.S("workspace_unknown"))
 	}
 }
 

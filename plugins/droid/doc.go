@@ -69,7 +69,11 @@
 // file whose title starts "# Task Tool Invocation"); no public file shows
 // where such a session names the one that started it, so it is archived
 // as a session of its own, and the parent keeps the Task call and its
-// result.
+// result. Public readers of the store that show the link
+// (ovachiever/agent-sessions' Droid provider, its droid-sessions TUI)
+// find sub-agent sessions by that title and its "Subagent type:" line,
+// and pair one with a parent's Task call by subagent_type and time: a
+// guess, which is not made here.
 //
 // Model and metadata. The session id is session_start's id; the model
 // the settings' model.

@@ -148,6 +148,9 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	for _, h := range health {
 		switch {
 		case !h.Found:
+			for _, p := range h.Problems { // why it cannot be read (Unusable)
+				checks = append(checks, Check{"warn", h.Name, p})
+			}
 			continue
 		case h.AtRisk > 0:
 			checks = append(checks, Check{"warn", h.Name, fmt.Sprintf("%d session(s) not archived will be deleted by the agent within 7 days (retention %d days): run `twasm sync` now", h.AtRisk, h.RetentionDays)})

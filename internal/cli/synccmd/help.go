@@ -38,6 +38,14 @@ func storesHelp(goos string) string {
 		for _, r := range defaults {
 			where = append(where, r.Path)
 		}
+		lists, listOverrides := d.Lists(goos)
+		for _, r := range append(listOverrides, lists...) {
+			at := r.Path
+			if r.Env != "" {
+				at = "$" + pathpkg.Join(r.Env, r.Path)
+			}
+			where = append(where, "each "+r.List.Field+" in "+pathpkg.Join(at, r.List.File))
+		}
 		if d.ProjectsRoot() {
 			where = append(where, "each project (sync.json's projects, the archived runs')")
 		}

@@ -58,11 +58,7 @@ func TestSyncGoose(t *testing.T) {
 	h := newFakeHome(t)
 	dir := filepath.Join(h.dir, ".local", "share", "goose", "sessions")
 	g := openGooseDB(t, filepath.Join(dir, "sessions.db"))
-	schema, err := os.ReadFile(filepath.Join(root, "plugins", "goose", "testdata", "schema.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	g.exec(string(schema))
+	g.schema("goose")
 	const T = 1762077600
 	g.session("20251102_1", "", "user")
 	g.message("20251102_1", "msg_1", "user", T, `[{"type":"text","text":"Run the tests."}]`)

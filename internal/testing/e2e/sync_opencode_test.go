@@ -35,6 +35,17 @@ func openAgentDB(t *testing.T, path string) *agentDB {
 	return &agentDB{t: t, path: path, db: db}
 }
 
+// schema creates the tables of plugin's agent, from the schema its tests
+// keep (plugins/<plugin>/testdata/schema.sql).
+func (a *agentDB) schema(plugin string) {
+	a.t.Helper()
+	b, err := os.ReadFile(filepath.Join(root, "plugins", plugin, "testdata", "schema.sql"))
+	if err != nil {
+		a.t.Fatal(err)
+	}
+	a.exec(string(b))
+}
+
 func (a *agentDB) exec(q string, args ...any) {
 	a.t.Helper()
 	if _, err := a.db.Exec(q, args...); err != nil {
@@ -88,11 +99,7 @@ func TestSyncOpenCode(t *testing.T) {
 	h := newFakeHome(t)
 	dbDir := filepath.Join(h.dir, ".local", "share", "opencode")
 	oc := openOpenCodeDB(t, filepath.Join(dbDir, "opencode.db"))
-	schema, err := os.ReadFile(filepath.Join(root, "plugins", "opencode", "testdata", "schema.sql"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	oc.exec(string(schema))
+	oc.schema("opencode")
 	oc.exec("INSERT INTO project VALUES ('prj')")
 	const T = 1762077600000
 	oc.session("ses_1", "", T)
