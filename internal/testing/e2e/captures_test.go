@@ -133,6 +133,8 @@ type expectations struct {
 	CostUSD            *float64         `json:"cost_usd"`
 	WarningsContains   []string         `json:"warnings_contains"`
 	PromptsOnce        []string         `json:"prompts_once"`
+	Cwd                *string          `json:"cwd"`
+	Project            *string          `json:"project"`
 }
 
 type expectTool struct {
@@ -510,6 +512,12 @@ func checkExpectations(t *testing.T, exp *expectations, r *capturedRun) {
 	}
 	if exp.Format != nil && *exp.Format != res.Format {
 		fail("format", *exp.Format, res.Format)
+	}
+	if exp.Cwd != nil && *exp.Cwd != res.Cwd {
+		fail("cwd", *exp.Cwd, res.Cwd)
+	}
+	if exp.Project != nil && *exp.Project != res.Project {
+		fail("project", *exp.Project, res.Project)
 	}
 	for _, k := range sortedKeys(exp.Usage) {
 		want := exp.Usage[k]
