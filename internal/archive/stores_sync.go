@@ -15,9 +15,13 @@ import (
 // StoreReport is one store as a sync or doctor found it.
 type StoreReport struct {
 	Location
-	Found    bool     `json:"found"`
-	Sessions int      `json:"sessions"`
-	Problems []string `json:"problems,omitempty"`
+	Found bool `json:"found"`
+	// Sessions counts the store's sessions; SubAgents the sub-agent files
+	// beside them (Location.SubAgents: each archived as a child run of
+	// its session's, not a session of its own).
+	Sessions  int      `json:"sessions"`
+	SubAgents int      `json:"sub_agents,omitempty"`
+	Problems  []string `json:"problems,omitempty"`
 }
 
 // Report is what a sync did.
@@ -30,7 +34,9 @@ type Report struct {
 }
 
 // Scan walks every location and returns the session files modified at or
-// after since (zero: all), with each store's report.
+// after since (zero: all), with each store's report; a sub-agent file
+// found beside its session (Location.SubAgents) has its Parent set and
+// is counted in the report's SubAgents, not its Sessions.
 func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 	var stores []StoreReport
 	var all []Session
@@ -60,7 +66,17 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 		default:
 			sr.Found = true
 		}
-		sr.Sessions = len(sessions)
+		dirs := map[string][]string{}
+		for i := range sessions {
+			if loc.subAgents != nil {
+				sessions[i].Parent = parentSession(loc, sessions[i].Path, dirs)
+			}
+			if sessions[i].Parent != "" {
+				sr.SubAgents++
+			} else {
+				sr.Sessions++
+			}
+		}
 		for _, s := range sessions {
 			// A database's sessions are each dated by their cursor, not
 			// by the file's mtime (a WAL database's file is older than

@@ -450,3 +450,28 @@ func TestSyncSubAgentSiblings(t *testing.T) {
 	assert.Equal(t, int64(691678+41321+10), *f.all.InputTokens)
 	require.NoError(t, a.Close())
 }
+
+// Scan counts a store's sub-agent files apart from its sessions, each
+// with its session as Parent (doctor said a Claude session with two
+// sub-agent files was 3 sessions); a store that declares no sub-agent
+// files counts every file a session, as before.
+func TestScanCountsSubAgentsApart(t *testing.T) {
+	h := newSubAgentHome(t)
+	for _, c := range []struct {
+		declared           bool
+		sessions, subFiles int
+	}{{true, 1, 2}, {false, 3, 0}} {
+		stores, sessions := Scan(h.locs(t, c.declared), time.Time{})
+		require.Len(t, stores, 1)
+		assert.Equal(t, [2]int{c.sessions, c.subFiles}, [2]int{stores[0].Sessions, stores[0].SubAgents}, "declared %v", c.declared)
+		parents := map[string]string{}
+		for _, s := range sessions {
+			parents[s.Path] = s.Parent
+		}
+		want := map[string]string{h.session: "", h.sub: h.session, h.compact: h.session}
+		if !c.declared {
+			want = map[string]string{h.session: "", h.sub: "", h.compact: ""}
+		}
+		assert.Equal(t, want, parents, "declared %v", c.declared)
+	}
+}

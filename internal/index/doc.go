@@ -39,10 +39,13 @@
 // kind naming the price table's digest; as JSON the command defines, see
 // Derived),
 // keyed by the file's size and mtime and checked against the file on
-// every use like the documents, so `ls`, `stats --all` and `usage` read
-// only the runs that changed and answer what reading every file answers
-// (DerivedOf does it for some runs, a page of serve's listing, and keeps
-// the others' entries).
+// every use, so `ls`, `stats --all` and `usage` read only the runs that
+// changed and answer what reading every file answers (DerivedOf does it
+// for some runs, a page of serve's listing, and keeps the others'
+// entries). Derived stats every file; DerivedCurrent, for a caller that
+// has just run Update (usage's ledgers), takes each file's size and mtime
+// from the runs table, as the documents are checked: by the journal,
+// stat'ing only the runs being written and those the index does not know.
 //
 // # Invariants
 //

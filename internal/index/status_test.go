@@ -11,6 +11,7 @@ import (
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
+	"github.com/twasm/twasm/internal/journal"
 	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/internal/views"
 )
@@ -161,4 +162,77 @@ func TestDerived(t *testing.T) {
 	cancel()
 	_, _, err = ix.Derived(cctx, "k/1", ids, compute)
 	assert.Error(t, err)
+}
+
+// DerivedCurrent, after an Update, takes which files changed from the
+// index (what the change journal told it) rather than a stat of each:
+// a change the journal names is computed again, a run being written is
+// stat'ed every time, and a change behind the journal's back is seen
+// by Derived's stats (and by DerivedCurrent after `twasm index --check`).
+func TestDerivedCurrent(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	dir := viewstest.WriteStore(t, root)
+	ix, _, err := Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	compute := func(path string) ([]byte, error) {
+		b, err := os.ReadFile(path)
+		return []byte{byte(len(b) % 251)}, err
+	}
+	ids := []string{viewstest.Root, viewstest.Child}
+	current := func(stage string, want DerivedStats) {
+		t.Helper()
+		_, err := ix.Update(ctx)
+		require.NoError(t, err)
+		d, st, err := ix.DerivedCurrent(ctx, "k/1", ids, compute)
+		require.NoError(t, err, stage)
+		assert.Equal(t, want, st, stage)
+		fresh, _, err := ix.Derived(ctx, "k/2", ids, compute)
+		require.NoError(t, err)
+		if want.Cached == 2 && stage != "behind the journal's back" {
+			assert.Equal(t, fresh, d, "%s: what the files give", stage)
+		}
+	}
+	grow := func(id string) {
+		p := filepath.Join(dir, id+".jsonl")
+		b, err := os.ReadFile(p)
+		require.NoError(t, err)
+		viewstest.WriteFile(t, p, append(b, '\n'))
+	}
+	current("first", DerivedStats{Computed: 2})
+	current("unchanged", DerivedStats{Cached: 2})
+
+	// Written through the journal: computed again.
+	w, err := journal.Begin(dir, viewstest.Root)
+	require.NoError(t, err)
+	grow(viewstest.Root)
+	require.NoError(t, w.End())
+	current("journaled", DerivedStats{Cached: 1, Computed: 1})
+	current("journaled, again", DerivedStats{Cached: 2})
+
+	// Being written (an open entry, no close yet): stat'ed every time,
+	// so a write after the update is seen.
+	w, err = journal.Begin(dir, viewstest.Child)
+	require.NoError(t, err)
+	current("open", DerivedStats{Cached: 2})
+	grow(viewstest.Child)
+	_, st, err := ix.DerivedCurrent(ctx, "k/1", ids, compute)
+	require.NoError(t, err)
+	assert.Equal(t, DerivedStats{Cached: 1, Computed: 1}, st, "written while open")
+	require.NoError(t, w.End())
+	current("closed", DerivedStats{Cached: 2})
+
+	// Behind the journal's back: the index, and so DerivedCurrent, does
+	// not see it; Derived's stats and Check do.
+	grow(viewstest.Root)
+	current("behind the journal's back", DerivedStats{Cached: 2})
+	_, st, err = ix.Derived(ctx, "k/1", ids, compute)
+	require.NoError(t, err)
+	assert.Equal(t, DerivedStats{Cached: 1, Computed: 1}, st, "Derived stats every file")
+	_, err = ix.Check(ctx)
+	require.NoError(t, err)
+	_, st, err = ix.DerivedCurrent(ctx, "k/1", ids, compute)
+	require.NoError(t, err)
+	assert.Equal(t, DerivedStats{Cached: 2}, st, "after Check, the entry Derived stored is current")
 }

@@ -87,6 +87,9 @@ type normalizer struct {
 	// stamp assistant messages.
 	model    sdk.Str
 	modelRaw string
+	// cwdSent: a working directory was reported (session_meta's, else
+	// the first turn_context's).
+	cwdSent bool
 
 	// terminal is set once a terminal status was reported: a turn that
 	// starts after it makes the step incomplete again until it ends.

@@ -157,6 +157,7 @@
 // encoding/json and no fmt, so that it also builds with TinyGo.
 //
 // Place. The step result's cwd and project (ABI 1.6, spec §4):
-// session_meta's cwd; its git member names a commit, branch and remote,
-// never the repository's root.
+// session_meta's cwd, else (a rollout whose session_meta is cut) the first
+// turn_context's; its git member names a commit, branch and remote, never
+// the repository's root.
 package codex

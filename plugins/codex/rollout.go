@@ -30,26 +30,31 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 		}
 		// cwd is where the session runs; its git member names a commit,
 		// branch and remote URL, never the repository's root directory.
-		out.Meta(sdk.Meta{SessionID: sdk.Text(id), ProviderVersion: sdk.Text(m.Get("cli_version")), Cwd: sdk.StringOf(m.Get("cwd"))})
+		cwd := sdk.StringOf(m.Get("cwd"))
+		n.cwdSent = n.cwdSent || cwd.IsSet()
+		out.Meta(sdk.Meta{SessionID: sdk.Text(id), ProviderVersion: sdk.Text(m.Get("cli_version")), Cwd: cwd})
 		instr := m.Path("base_instructions", "text")
 		if !instr.Exists() {
 			instr = m.Get("instructions")
 		}
 		n.systemPrompt(out, instr, ts)
 	case "turn_context":
+		// Each turn states its working directory: the first is where
+		// the session runs, for a rollout whose session_meta is cut.
+		cwd := false
+		if c := sdk.StringOf(p.Get("cwd")); !n.cwdSent && c.IsSet() {
+			out.Meta(sdk.Meta{Cwd: c})
+			n.cwdSent, cwd = true, true
+		}
 		// Each turn states its model; the step's model is the latest
 		// (the one a /model switch chose), as for Copilot's
 		// model_change. Messages keep the model of their turn.
 		model := p.Get("model")
-		if model.Kind() != abi.KindString {
-			out.Ignored(sdk.S("turn_context"))
-			return
-		}
-		if raw := model.Raw(); len(raw) != len(n.modelRaw) || !sdk.HasPrefix(raw, n.modelRaw) {
+		if raw := model.Raw(); model.Kind() == abi.KindString && (len(raw) != len(n.modelRaw) || !sdk.HasPrefix(raw, n.modelRaw)) {
 			out.Meta(sdk.Meta{Model: sdk.Text(model), Override: n.modelRaw != ""})
 			n.modelRaw = string(model.Raw())
 			n.model = sdk.Text(model).Keep()
-		} else {
+		} else if !cwd {
 			out.Ignored(sdk.S("turn_context"))
 		}
 	case "response_item":

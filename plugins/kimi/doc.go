@@ -152,5 +152,7 @@
 // it reads; TestKeysCoverGets keeps the list complete.
 //
 // Place. The step result's cwd and project (ABI 1.6, spec §4): Kimi Code's
-// profile.bind environmentDisclosure.cwd; the Kimi CLI's log names none.
+// profile.bind environmentDisclosure.cwd, or a config.update's cwd
+// (whichever comes first); the Kimi CLI's log names none. A tool's own
+// cwd (Bash's args and display) is not the session's.
 package kimi

@@ -43,7 +43,15 @@ func (n *normalizer) wire(typ string, v abi.Value, ts string, out *sdk.Out) {
 			return
 		}
 		out.Ignored(sdk.S(typ))
-	case "config.update", "llm.tools_snapshot", "tools.set_active_tools",
+	case "config.update":
+		// Kimi Code's own sessions state the working directory here too
+		// (its session viewer's fixture, protocol 1.1).
+		if cwd := sdk.StringOf(v.Get("cwd")); cwd.IsSet() {
+			out.Meta(sdk.Meta{Cwd: cwd})
+			return
+		}
+		out.Ignored(sdk.S(typ))
+	case "llm.tools_snapshot", "tools.set_active_tools",
 		"tools.reset_active_tools", "tools.register_user_tool", "tools.unregister_user_tool", "tools.update_store",
 		"permission.set_mode", "permission.record_approval_result", "interaction.request", "interaction.resolved",
 		"prompt.accepted", "plugin.session_start", "mcp.tools_discovered", "runtime.set_binding",

@@ -36,16 +36,44 @@ func DigestKind() string {
 // either is said on w. An index that cannot be used at all (a read-only
 // storage) is an error: the caller reads the files instead.
 func (f *Factory) RunDigests(ctx context.Context, ids []string, w io.Writer) (map[string]*views.RunDigest, error) {
-	return derivedOf(ctx, f, DigestKind(), ids, w, views.DigestFile)
+	return derivedOf(ctx, f, DigestKind(), ids, w, views.DigestFile, jsonCodec[views.RunDigest](), false)
+}
+
+// codec is how derivedOf keeps a T in the index.
+type codec[T any] struct {
+	marshal   func(*T) ([]byte, error)
+	unmarshal func([]byte, *T) error
+}
+
+// jsonCodec keeps a T as JSON.
+func jsonCodec[T any]() codec[T] {
+	return codec[T]{
+		marshal:   func(v *T) ([]byte, error) { return json.Marshal(v) },
+		unmarshal: func(b []byte, v *T) error { return json.Unmarshal(b, v) },
+	}
 }
 
 // derivedOf returns, for each run id, what fromFile derives from its
 // transcript, from the index's derived table of kind for the files
-// unchanged since (as JSON), else made again and stored; an entry that no
-// longer decodes is made from the file.
-func derivedOf[T any](ctx context.Context, f *Factory, kind string, ids []string, w io.Writer, fromFile func(path string) *T) (map[string]*T, error) {
-	compute := func(path string) ([]byte, error) { return json.Marshal(fromFile(path)) }
+// unchanged since (encoded by c), else made again and stored; an entry
+// that no longer decodes is made from the file. With update, the index is
+// brought up to date first (index.Update: from the change journal, as
+// search does) and its entries checked against what it saw of each file
+// (index.DerivedCurrent) rather than by a stat of every file; an index
+// that cannot be updated is checked by the stats.
+func derivedOf[T any](ctx context.Context, f *Factory, kind string, ids []string, w io.Writer, fromFile func(path string) *T, c codec[T], update bool) (map[string]*T, error) {
+	compute := func(path string) ([]byte, error) { return c.marshal(fromFile(path)) }
 	data, err := withIndex(ctx, f.StorageRoot(), len(ids) > 0, w, func(ix *index.Index) (map[string][]byte, error) {
+		if update {
+			_, err := ix.Update(ctx)
+			if err == nil {
+				data, _, err := ix.DerivedCurrent(ctx, kind, ids, compute)
+				return data, err
+			}
+			if index.IsCorrupt(err) || ctx.Err() != nil {
+				return nil, err
+			}
+		}
 		data, _, err := ix.Derived(ctx, kind, ids, compute)
 		return data, err
 	})
@@ -65,7 +93,7 @@ func derivedOf[T any](ctx context.Context, f *Factory, kind string, ids []string
 		wg.Go(func() {
 			for i := w; i < len(ids); i += workers {
 				v := new(T)
-				if json.Unmarshal(data[ids[i]], v) != nil {
+				if c.unmarshal(data[ids[i]], v) != nil {
 					v = fromFile(f.TranscriptDir() + string(os.PathSeparator) + ids[i] + ".jsonl")
 				}
 				vals[i] = v

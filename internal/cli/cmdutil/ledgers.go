@@ -38,12 +38,16 @@ func (f *Factory) Prices() (*prices.Table, string, error) {
 // UsageLedgers returns each run id's usage ledger priced with tbl, from
 // the storage's index for the transcripts unchanged since it last read
 // them (keyed by the build and the table's digest, so a new table prices
-// every run again once), as RunDigests does; an index that cannot be
-// used is an error, for the caller to read the files instead
-// (LedgersFromFiles).
+// every run again once, and kept in the ledger's binary encoding:
+// decoding JSON was most of a report's cost). The index is brought up to
+// date from the change journal first and trusted for which files changed,
+// as search does (a file appended to by a tool that keeps no journal is
+// seen after `twasm index --check`); an index that cannot be used is an
+// error, for the caller to read the files instead (LedgersFromFiles).
 func (f *Factory) UsageLedgers(ctx context.Context, ids []string, tbl *prices.Table, w io.Writer) (map[string]*usage.Ledger, error) {
-	kind := "usage.Ledger/2/" + DigestKind() + "/" + tbl.SHA256
-	return derivedOf(ctx, f, kind, ids, w, func(path string) *usage.Ledger { return usage.LedgerFile(path, tbl) })
+	kind := "usage.Ledger/3/" + DigestKind() + "/" + tbl.SHA256
+	return derivedOf(ctx, f, kind, ids, w, func(path string) *usage.Ledger { return usage.LedgerFile(path, tbl) },
+		codec[usage.Ledger]{marshal: (*usage.Ledger).MarshalBinary, unmarshal: func(b []byte, l *usage.Ledger) error { return l.UnmarshalBinary(b) }}, true)
 }
 
 // LedgersFromFiles reads every run's ledger from its transcript.

@@ -40,6 +40,9 @@ type StoreHealth struct {
 	archive.StoreReport
 	Archived    int `json:"archived"`
 	NotArchived int `json:"not_archived"`
+	// SubAgentsNotArchived counts the sub-agent files (counted in
+	// SubAgents, not in Sessions) not archived yet.
+	SubAgentsNotArchived int `json:"sub_agents_not_archived,omitempty"`
 	// AtRisk counts sessions not archived that the agent's retention
 	// deletes within a week.
 	AtRisk int `json:"at_risk"`
@@ -53,7 +56,9 @@ func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *DoctorOptions)
 		Short: "Check the session stores, what is not archived yet, and the agents' retention",
 		Long: `Doctor lists the native session stores twasm syncs (those every plugin
 declares, bundled or dropped in, and those of the sync config file; found
-or not, where from), how many sessions each holds, how many are archived and how many
+or not, where from), how many sessions each holds (a sub-agent's own file,
+Claude Code's subagents/agent-*.jsonl, is counted apart: it is archived as
+a child run of its session's), how many are archived and how many
 are not yet (new, or grown since the last sync), and warns where an
 agent's retention will delete sessions that are not archived: Claude Code
 deletes session logs after cleanupPeriodDays (default 30, in its
@@ -136,11 +141,19 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	}
 	for _, s := range sessions {
 		h := &health[idx[s.Loc.Key()]]
-		if a != nil && archive.Archived(a.Ledger(), s) {
+		archived := a != nil && archive.Archived(a.Ledger(), s)
+		switch {
+		case archived && s.Parent == "":
 			h.Archived++
+		case archived: // a sub-agent file: counted apart
+		case s.Parent != "":
+			h.SubAgentsNotArchived++
+		default:
+			h.NotArchived++
+		}
+		if archived {
 			continue
 		}
-		h.NotArchived++
 		if days := s.Loc.RetentionDays; days > 0 && now.Sub(s.ModTime) > time.Duration(days-7)*24*time.Hour {
 			h.AtRisk++
 		}
@@ -154,10 +167,18 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 			continue
 		case h.AtRisk > 0:
 			checks = append(checks, Check{"warn", h.Name, fmt.Sprintf("%d session(s) not archived will be deleted by the agent within 7 days (retention %d days): run `twasm sync` now", h.AtRisk, h.RetentionDays)})
-		case h.NotArchived > 0:
-			checks = append(checks, Check{"warn", h.Name, fmt.Sprintf("%d of %d session(s) not archived yet: run `twasm sync`", h.NotArchived, h.Sessions)})
+		case h.NotArchived > 0 || h.SubAgentsNotArchived > 0:
+			msg := fmt.Sprintf("%d of %d session(s) not archived yet", h.NotArchived, h.Sessions)
+			if h.SubAgents > 0 {
+				msg += fmt.Sprintf(", %d of %d sub-agent file(s)", h.SubAgentsNotArchived, h.SubAgents)
+			}
+			checks = append(checks, Check{"warn", h.Name, msg + ": run `twasm sync`"})
 		default:
-			checks = append(checks, Check{"ok", h.Name, fmt.Sprintf("all %d session(s) archived", h.Sessions)})
+			msg := fmt.Sprintf("all %d session(s) archived", h.Sessions)
+			if h.SubAgents > 0 {
+				msg += fmt.Sprintf(", with their %d sub-agent file(s)", h.SubAgents)
+			}
+			checks = append(checks, Check{"ok", h.Name, msg})
 		}
 		if h.RetentionDays > 0 {
 			setting := ""

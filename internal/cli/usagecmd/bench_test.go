@@ -128,8 +128,8 @@ func benchUsage(b *testing.B, index bool) {
 }
 
 // BenchmarkUsageIndex is `twasm usage` by day over the sessions from the
-// index (every transcript stat'ed against it, nothing to read), the
-// report printed.
+// index (brought up to date from the change journal: nothing to read or
+// stat), the report printed.
 func BenchmarkUsageIndex(b *testing.B) { benchUsage(b, true) }
 
 // BenchmarkUsageScan is the same report made by reading every transcript.

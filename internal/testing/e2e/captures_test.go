@@ -134,6 +134,8 @@ type expectations struct {
 	WarningsContains   []string         `json:"warnings_contains"`
 	PromptsOnce        []string         `json:"prompts_once"`
 	Sessions           *int             `json:"sessions"`
+	Cwd                *string          `json:"cwd"`
+	Project            *string          `json:"project"`
 }
 
 type expectTool struct {
@@ -555,6 +557,12 @@ func checkExpectations(t *testing.T, exp *expectations, r *capturedRun) {
 	}
 	if exp.Format != nil && *exp.Format != res.Format {
 		fail("format", *exp.Format, res.Format)
+	}
+	if exp.Cwd != nil && *exp.Cwd != res.Cwd {
+		fail("cwd", *exp.Cwd, res.Cwd)
+	}
+	if exp.Project != nil && *exp.Project != res.Project {
+		fail("project", *exp.Project, res.Project)
 	}
 	for _, k := range sortedKeys(exp.Usage) {
 		want := exp.Usage[k]

