@@ -27,8 +27,11 @@
 //     over a table of the exact figures (cost as usage's decimal text,
 //     its source, the models of unknown cost named). Its filters are
 //     twasm usage's --since, --until (a day, included), --provider and
-//     --model as query parameters; days are cut in UTC, as the app shows
-//     every time. Options.Usage gives it the ledgers as twasm usage loads
+//     --model as query parameters; days are cut in Options.Location
+//     (time.Local unless set: servecmd's --timezone), as twasm usage
+//     cuts them, and the page names the zone; the other pages show
+//     times, and cut the list's days, in UTC as export's page does.
+//     Options.Usage gives it the ledgers as twasm usage loads
 //     them (servecmd: the index, else the files); the page computes no
 //     figure of its own.
 //   - /live/list and /live/s/RUN are server-sent event streams telling an

@@ -47,6 +47,10 @@ type Options struct {
 	// Usage gives the usage page its ledgers (nil: the page says it has
 	// none: a 404).
 	Usage UsageSource
+	// Location is the time zone the usage page cuts days in and reads
+	// its since and until days in (nil: time.Local, as twasm usage does
+	// without --timezone), so that its figures are the CLI's.
+	Location *time.Location
 	// PageSize is the listing's page (0: 50 runs).
 	PageSize int
 	Logger   *slog.Logger
@@ -69,6 +73,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = 250 * time.Millisecond
+	}
+	if opts.Location == nil {
+		opts.Location = time.Local
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = 50
