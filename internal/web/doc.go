@@ -16,7 +16,15 @@
 //     (the one export html uses: HTMLOptions.Page changes only the page's
 //     frame, the anchors #seq-N and child runs linked to their own
 //     pages), with a link to the line behind each event (/raw/RUN/SEQ:
-//     the transcript line and the provider's raw line).
+//     the transcript line and the provider's raw line). A long run is
+//     shown a part at a time (?part=K: partEvents events by seq,
+//     export's HTMLWindow), so that a run of 20,000 events opens as fast
+//     as one of a thousand: the steps open at a part's start are opened
+//     again, a call whose result is in a later part says so, and links
+//     lead to the other parts. A search hit links to its event's part
+//     (eventHref); a #seq-N link without the part is taken to it by the
+//     page's script (serve.js). The first pass that draws the run's
+//     tree still reads the whole transcript.
 //   - /search is twasm search with its filters; each hit links to its
 //     run's page at its event.
 //   - /usage is twasm usage as charts: usage.Build's reports by day,

@@ -300,7 +300,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			h.Text = ""
 			page.Hits = append(page.Hits, hit{Hit: h, Pieces: pieces(snippet),
 				Display: views.DisplayName(views.RunHead{RunID: h.RunID, Name: h.RunName, Title: h.RunTitle, AutoName: views.IsAutoName(h.RunName, h.RunSession)}),
-				Href:    "/s/" + h.RunID + "#seq-" + strconv.FormatUint(h.Seq, 10)})
+				Href:    eventHref(h.RunID, h.Seq)})
 		}
 		page.Done = true
 		if len(hits) == iq.Limit && iq.Limit < maxSearchHits {

@@ -60,6 +60,20 @@
     links[i].focus();
     e.preventDefault();
   });
+  // A run's page shows one part of a long run: a link to an event of
+  // another part (#seq-N) goes to that part's page, at the event.
+  function toPart() {
+    var size = Number(body && body.getAttribute('data-part-size'));
+    var m = /^#seq-([0-9]+)$/.exec(location.hash);
+    if (!size || !m || document.getElementById(location.hash.slice(1))) { return; }
+    var part = Math.floor((Number(m[1]) - 1) / size) + 1;
+    if (part >= 1 && String(part) !== body.getAttribute('data-part')) {
+      location.replace(location.pathname + '?part=' + part + location.hash);
+    }
+  }
+  toPart();
+  window.addEventListener('hashchange', toPart);
+
   // Said once the keys and the live stream are wired (tests wait on it).
   if (body) { body.setAttribute('data-ready', '1'); }
 })();
