@@ -25,8 +25,9 @@
 //     (eventHref); a #seq-N link without the part is taken to it by the
 //     page's script (serve.js). The first pass that draws the run's
 //     tree still reads the whole transcript.
-//   - /search is twasm search with its filters; each hit links to its
-//     run's page at its event.
+//   - /search is twasm search with its filters (--project as the
+//     list's project values: that directory or below it); each hit
+//     links to its run's page at its event.
 //   - /usage is twasm usage as charts: usage.Build's reports by day,
 //     model and agent, and by project (for each project the index names
 //     a session's, usage.Build's total over that project's sessions, so

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -269,6 +270,14 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		Every: q.Get("every") != "", MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact}
 	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 {
 		iq.Limit = min(n, maxSearchHits)
+	}
+	// A project as the list's filter names it (the index's value): that
+	// directory or below it, as twasm search --project.
+	if p := q.Get("project"); p != "" {
+		if !filepath.IsAbs(p) {
+			page.Error = "project: want an absolute directory"
+		}
+		iq.Projects = []string{filepath.Clean(p)}
 	}
 	for _, f := range []struct {
 		name string

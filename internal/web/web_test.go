@@ -291,6 +291,10 @@ func TestSearch(t *testing.T) {
 		{"q=diff&since=2025-05-02", nil},
 		{"q=diff&until=2025-05-02", []string{"/s/" + viewstest.Root + "#seq-3", "/s/" + viewstest.Root + "#seq-9"}},
 		{"q=diff&run=" + viewstest.Root[:8] + "&role=user", []string{"/s/" + viewstest.Root + "#seq-3"}},
+		{"q=deploy&project=%2Fwork%2Fdeploy", []string{"/s/" + secretID + "#seq-6", "/s/" + secretID + "#seq-3"}},
+		{"q=deploy&project=%2Fwork", []string{"/s/" + secretID + "#seq-6", "/s/" + secretID + "#seq-3"}}, // below it
+		{"q=deploy&project=%2Fwork%2Fdeploy2", nil},
+		{"q=deploy&project=work", nil}, // not a directory: refused
 	}
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {
