@@ -539,12 +539,19 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 	saved := h.fid
 	h.fid = n.fidelity
 	defer func() { h.fid = saved }()
+	// The child runs by the seq of the step that starts them, at any
+	// depth of the steps (a call_workflow step nested in another).
 	children := map[uint64]*treeNode{}
-	for _, s := range n.steps {
-		if s.child != nil {
-			children[s.seq] = s.child
+	var collect func([]*treeStep)
+	collect = func(steps []*treeStep) {
+		for _, s := range steps {
+			if s.child != nil {
+				children[s.seq] = s.child
+			}
+			collect(s.steps)
 		}
 	}
+	collect(n.steps)
 	var stack []stepKey
 	// A part of the run (a served page's window, the top run only):
 	// before it, only the steps' nesting is followed; at its first

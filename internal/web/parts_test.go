@@ -14,12 +14,15 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-const longID = "12121212-1212-4212-8212-121212121212"
+const (
+	longID    = "12121212-1212-4212-8212-121212121212"
+	longChild = "34343434-3434-4434-8434-343434343434"
+)
 
 // longRun writes a run of 2,502 events: its agent step opened at seq 2,
 // prompts, a tool call at seq 1,000 whose result is seq 1,001 (the
-// first part's last event and the second's first), the step's end
-// (2,501) and the run's (2,502).
+// first part's last event and the second's first), a child run's step
+// (seq 1,500 and 1,501), the step's end (2,501) and the run's (2,502).
 func longRun(t testing.TB) string {
 	root := t.TempDir()
 	viewstest.WriteStore(t, root)
@@ -32,6 +35,12 @@ func longRun(t testing.TB) string {
 			b.Add(viewstest.Tool(transcript.ToolCall, "agent", &transcript.ToolPayload{Name: "Bash", CallID: "across", Kind: transcript.ToolExecute, Command: "make"}))
 		case 1001:
 			b.Add(viewstest.Tool(transcript.ToolResult, "agent", &transcript.ToolPayload{Name: "Bash", CallID: "across", Output: "built it", Status: transcript.StatusOK}))
+		case 1500:
+			b.Add(&transcript.Event{Type: transcript.StepCallWorkflowStarted, Path: "agent.sub", ChildRunID: longChild,
+				Payload: &transcript.StepPayload{Name: "sub", Kind: transcript.KindCallWorkflow}})
+		case 1501:
+			b.Add(&transcript.Event{Type: transcript.StepCallWorkflowCompleted, Path: "agent.sub", ChildRunID: longChild,
+				Payload: &transcript.StepPayload{Name: "sub", Kind: transcript.KindCallWorkflow, Status: transcript.StatusOK}})
 		default:
 			b.Add(viewstest.Msg(transcript.MessageUser, "agent", transcript.TextBlock("prompt number "+strconv.Itoa(b.Len()+1))))
 		}
@@ -39,6 +48,11 @@ func longRun(t testing.TB) string {
 	b.Add(viewstest.AgentDone(t, "agent", &transcript.AgentResult{Provider: "claude", Status: transcript.StatusOK}))
 	b.Add(viewstest.Completed("long", transcript.StatusOK, ""))
 	viewstest.WriteFile(t, filepath.Join(root, "transcripts", longID+".jsonl"), b.Bytes(t))
+	c := viewstest.NewBuilder(longChild, longID)
+	c.Add(viewstest.Started("the sub-run"))
+	c.Add(viewstest.Msg(transcript.MessageAssistant, "task", transcript.TextBlock("done below")))
+	c.Add(viewstest.Completed("the sub-run", transcript.StatusOK, ""))
+	viewstest.WriteFile(t, filepath.Join(root, "transcripts", longChild+".jsonl"), c.Bytes(t))
 	return root
 }
 
@@ -59,7 +73,7 @@ func TestSessionParts(t *testing.T) {
 			[]string{`id="seq-1001"`, "continued", "← earlier"}},
 		{"/s/" + longID + "?part=2", 200,
 			[]string{`id="seq-1001"`, `id="seq-2000"`, "built it", `<section class="step"><h3>agent <span class="dim">continued</span></h3>`,
-				"events 1001–2000 of 2502 (part 2 of 3)", `href="/s/` + longID + `?part=1"`, `href="/s/` + longID + `?part=3"`},
+				"events 1001–2000 of 2502 (part 2 of 3)", `<div class="subrun" id="child-` + longChild + `">`, `href="/s/` + longID + `?part=1"`, `href="/s/` + longID + `?part=3"`},
 			[]string{`id="seq-1000"`, `id="seq-2001"`, "comes after this part"}},
 		{"/s/" + longID + "?part=3", 200,
 			[]string{`id="seq-2001"`, `id="seq-2500"`, "stepfoot", "events 2001–2502 of 2502 (part 3 of 3)"},
@@ -111,7 +125,8 @@ func TestEventHref(t *testing.T) {
 
 // TestLongRunInBrowser: a link to an event of a long run's later part
 // (#seq-N with no part, as a person writes it) opens that part at the
-// event; the part's links lead back; no page reports a problem.
+// event, and so does a child run's link back to the step that started
+// it; the part's links lead to the others; no page reports a problem.
 func TestLongRunInBrowser(t *testing.T) {
 	exe := browsertest.Chromium(t)
 	base := serve(t, newServer(t, longRun(t), Options{}))
@@ -131,5 +146,11 @@ func TestLongRunInBrowser(t *testing.T) {
 	}
 	b.Click(t, `nav.parts a[href$="?part=2"]`)
 	b.Until(t, `location.search === '?part=2' && document.readyState === 'complete' && !!document.getElementById('seq-1001')`)
+	// The child run's link back to its parent opens the part that holds
+	// the step that started it.
+	b.Do(t, chromedp.Navigate(base+"/s/"+longChild))
+	b.Until(t, `document.readyState === 'complete' && !!document.getElementById('parent')`)
+	b.Click(t, `#parent`)
+	b.Until(t, `location.pathname === '/s/`+longID+`' && location.search === '?part=2' && location.hash === '#child-`+longChild+`' && document.readyState === 'complete' && !!document.getElementById('child-`+longChild+`')`)
 	b.Check(t, base+"/")
 }

@@ -61,12 +61,22 @@
     e.preventDefault();
   });
   // A run's page shows one part of a long run: a link to an event of
-  // another part (#seq-N) goes to that part's page, at the event.
+  // another part (#seq-N), or to the step that started a child run
+  // (#child-RUN, the child's link back: the run's tree, on every part,
+  // names the step's seq), goes to that part's page, at it.
   function toPart() {
     var size = Number(body && body.getAttribute('data-part-size'));
-    var m = /^#seq-([0-9]+)$/.exec(location.hash);
-    if (!size || !m || document.getElementById(location.hash.slice(1))) { return; }
-    var part = Math.floor((Number(m[1]) - 1) / size) + 1;
+    if (!size || !location.hash || document.getElementById(location.hash.slice(1))) { return; }
+    var seq = 0, m = /^#seq-([0-9]+)$/.exec(location.hash), c = /^#child-([0-9a-f-]+)$/.exec(location.hash);
+    if (m) { seq = Number(m[1]); }
+    if (c) {
+      var a = document.querySelector('#tree a[href="/s/' + c[1] + '"]');
+      var step = a && a.closest('li.tstep');
+      var at = step && /^#seq-([0-9]+)$/.exec(step.firstElementChild.getAttribute('href') || '');
+      if (at) { seq = Number(at[1]); }
+    }
+    if (!seq) { return; }
+    var part = Math.floor((seq - 1) / size) + 1;
     if (part >= 1 && String(part) !== body.getAttribute('data-part')) {
       location.replace(location.pathname + '?part=' + part + location.hash);
     }
