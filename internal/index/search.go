@@ -1,8 +1,8 @@
 package index
 
 import (
-	"cmp"
 	"context"
+	"database/sql"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -37,6 +37,28 @@ type Query struct {
 	// WithText fills Hit.Text with the document's whole indexed text (a
 	// reader that masks secrets masks it, not a snippet that may cut one).
 	WithText bool
+	// RankAmong bounds the work of ranking: when more documents than
+	// this match the words and filters, only the newest this many (the
+	// last the index read: the highest document ids) are ranked by
+	// relevance, and Results.RankedAmong says so. 0 means
+	// DefaultRankAmong; a negative value ranks every match. It does not
+	// apply when the query asks for more rows than it (no limit, as
+	// twasm search without --limit): every match is then ranked.
+	RankAmong int
+}
+
+// DefaultRankAmong is how many matches a search ranks at most when its
+// query says none (Query.RankAmong): ranking a word found in 200,000
+// messages to show 50 took 0.3 s of CPU; ranking 2,000 takes a few ms.
+const DefaultRankAmong = 2000
+
+// Results are a search's hits and how they were ranked.
+type Results struct {
+	Hits []Hit
+	// RankedAmong, when not 0, says more than RankedAmong documents
+	// matched and the hits were ranked among the newest RankedAmong of
+	// them (Query.RankAmong): an older match may rank higher.
+	RankedAmong int
 }
 
 // Hit is one matching document.
@@ -145,26 +167,56 @@ func queryTerms(text string) []queryTerm {
 // every session does not fill the list. A query with no words and a
 // filter lists the filtered documents, newest first.
 func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
+	res, err := ix.SearchResults(ctx, q)
+	return res.Hits, err
+}
+
+// SearchResults is Search, saying how the hits were ranked: a query whose
+// words and filters match more than Query.RankAmong documents has only
+// the newest of them ranked (the rest are not read), so that a word
+// found in every session answers as fast as a rare one.
+func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 	expr := q.Text
 	if !q.Raw {
 		expr = MatchExpr(q.Text)
 	}
 	words := strings.TrimSpace(expr) != ""
 	if !words && !q.HasFilter() {
-		return nil, fmt.Errorf("empty query: give words to find or a filter")
+		return Results{}, fmt.Errorf("empty query: give words to find or a filter")
 	}
 	open, close := q.MarkOpen, q.MarkClose
 	if open == "" && close == "" {
 		open, close = "«", "»"
 	}
-	sqlq, args := searchSQL(q, expr, words)
+	queryErr := func(err error) error {
+		if strings.Contains(err.Error(), "fts5: syntax error") || strings.Contains(err.Error(), "no such column") {
+			return fmt.Errorf("query %q: %w", q.Text, err)
+		}
+		return fmt.Errorf("index: search: %w", err)
+	}
+	var res Results
+	// Ranking computes the rank of every match before the first row:
+	// when more than among match, the newest among are ranked. Finding
+	// the (among+1)th newest match reads matches by id, newest first,
+	// without ranking them, and stops there.
+	var after int64 = -1
+	if among := q.rankAmong(); words && among > 0 && q.rows() < among {
+		sqlq, args := boundSQL(q, expr, among)
+		err := ix.db.QueryRowContext(ctx, sqlq, args...).Scan(&after)
+		switch {
+		case errors.Is(err, sql.ErrNoRows):
+			after = -1 // among or fewer: every match ranked
+		case err != nil:
+			return res, queryErr(err)
+		default:
+			res.RankedAmong = among
+		}
+	}
+	sqlq, args := searchSQL(q, expr, words, after)
 	limit := q.limit()
 	rows, err := ix.db.QueryContext(ctx, sqlq, args...)
 	if err != nil {
-		if strings.Contains(err.Error(), "fts5: syntax error") || strings.Contains(err.Error(), "no such column") {
-			return nil, fmt.Errorf("query %q: %w", q.Text, err)
-		}
-		return nil, fmt.Errorf("index: search: %w", err)
+		return res, queryErr(err)
 	}
 	defer rows.Close()
 	// Snippets and texts come from the transcripts (the index keeps no
@@ -183,7 +235,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		var part int
 		var providers string
 		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &off, &part, &thash); err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
+			return res, fmt.Errorf("index: search: %w", err)
 		}
 		key := h.Kind + "\x00" + strconv.FormatInt(thash, 10)
 		if i, ok := first[key]; ok && !q.Every {
@@ -199,7 +251,7 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 			continue // rewritten or removed since the index saw it: the next update reads it
 		}
 		if err != nil {
-			return nil, fmt.Errorf("index: search: %w", err)
+			return res, fmt.Errorf("index: search: %w", err)
 		}
 		h.Snippet = strings.Join(strings.Fields(snippet(d.text, terms, open, close)), " ")
 		if q.WithText {
@@ -216,7 +268,8 @@ func (ix *Index) Search(ctx context.Context, q Query) ([]Hit, error) {
 		first[key] = len(hits)
 		hits = append(hits, h)
 	}
-	return hits, rows.Err()
+	res.Hits = hits
+	return res, rows.Err()
 }
 
 // RunInfo is a run as the index knows it.
@@ -292,25 +345,71 @@ func projectCond(expr string, dirs []string) (string, []any) {
 }
 
 // searchSQL is the statement of a search and its arguments: expr the
-// FTS5 expression of the words (words: there are some).
-func searchSQL(q Query, expr string, words bool) (string, []any) {
+// FTS5 expression of the words (words: there are some); after, when not
+// -1, leaves out the documents whose id is not above it (the matches
+// older than the newest Query.RankAmong).
+func searchSQL(q Query, expr string, words bool, after int64) (string, []any) {
+	from, where, args := searchWhere(q, expr, words)
+	order := `injected, d.ts DESC, d.id DESC`
+	if words {
+		order = `injected, fts.rank, d.ts DESC`
+	}
+	if after >= 0 {
+		where += ` AND fts.rowid > ?`
+		args = append(args, after)
+	}
+	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`
+	return `SELECT d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
+  d.origin IN ('injected_context', 'system_prompt') AS injected, d.off, d.part, d.thash
+FROM ` + from + `
+WHERE ` + where + `
+ORDER BY ` + order + ` LIMIT ?`, append(args, q.rows())
+}
+
+// boundSQL is the statement of the id of the (among+1)th newest document
+// matching q (expr the FTS5 expression of its words): read by id, newest
+// first, from FTS5's own order, none ranked.
+func boundSQL(q Query, expr string, among int) (string, []any) {
+	from, where, args := searchWhere(q, expr, true)
+	return `SELECT fts.rowid FROM ` + from + ` WHERE ` + where + `
+ORDER BY fts.rowid DESC LIMIT 1 OFFSET ?`, append(args, among)
+}
+
+// rows is how many rows the statement of q reads: folding may merge
+// many into one, so more than are shown, within a bound.
+func (q Query) rows() int {
+	if q.Every {
+		return q.limit()
+	}
+	return min(q.limit()*8, q.limit()+2000)
+}
+
+// rankAmong is how many matches q ranks at most (Query.RankAmong).
+func (q Query) rankAmong() int {
+	if q.RankAmong == 0 {
+		return DefaultRankAmong
+	}
+	return q.RankAmong
+}
+
+// searchWhere is the tables a search reads (docs d and runs r, and fts
+// when there are words), its condition and their arguments: the words
+// and filters of q (expr the FTS5 expression of the words).
+func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 	// A run another holds again (a superseded sub-agent's run, an
 	// interrupted archive of a session archived whole elsewhere) and its
 	// sub-runs are left out: each thing said is found once.
 	where := []string{`d.run_id NOT IN (WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
   UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id) SELECT id FROM gone)`}
 	var args []any
-	order := `injected, d.ts DESC, d.id DESC`
 	from := `docs d`
 	if words {
 		from = `fts JOIN docs d ON d.id = fts.rowid`
 		where = append([]string{"fts MATCH ?"}, where...)
-		order = `injected, fts.rank, d.ts DESC`
-	}
-	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`
-	if words {
 		args = append(args, expr)
 	}
+	from += ` JOIN runs r ON r.run_id = d.run_id`
+	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`
 	eq := func(col, v string) {
 		if v != "" {
 			where = append(where, col+" = ?")
@@ -346,17 +445,5 @@ func searchSQL(q Query, expr string, words bool) (string, []any) {
 		where = append(where, "d.ts < ?")
 		args = append(args, q.Until.UnixMilli())
 	}
-	limit := q.limit()
-	// Folding may merge many rows into one: read more than are shown,
-	// within a bound.
-	if q.Every {
-		args = append(args, limit)
-	} else {
-		args = append(args, min(limit*8, limit+2000))
-	}
-	return `SELECT d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
-  d.origin IN ('injected_context', 'system_prompt') AS injected, d.off, d.part, d.thash
-FROM ` + from + ` JOIN runs r ON r.run_id = d.run_id
-WHERE ` + cmp.Or(strings.Join(where, " AND "), "1") + `
-ORDER BY ` + order + ` LIMIT ?`, args
+	return from, strings.Join(where, " AND "), args
 }

@@ -27,7 +27,10 @@
 //     tree still reads the whole transcript.
 //   - /search is twasm search with its filters (--project as the
 //     list's project values: that directory or below it); each hit
-//     links to its run's page at its event.
+//     links to its run's page at its event. A page of hits whose words
+//     and filters match more messages than the index ranks
+//     (index.DefaultRankAmong) says its hits were ranked among the
+//     newest (#ranked).
 //   - /usage is twasm usage as charts: usage.Build's reports by day,
 //     model and agent, and by project (for each project the index names
 //     a session's, usage.Build's total over that project's sessions, so

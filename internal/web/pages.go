@@ -238,6 +238,9 @@ type searchPage struct {
 	Error  string
 	Done   bool
 	More   string // the same search with more hits, "" when all are shown
+	// RankedAmong, when not 0: more documents matched, and the hits were
+	// ranked among the newest RankedAmong (index.Results.RankedAmong).
+	RankedAmong int
 }
 
 // hit is a search hit as shown: its snippet cut into text and matches,
@@ -267,7 +270,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	page.Facets = s.facets(ctx, s.masker())
 	iq := index.Query{Text: q.Get("q"), Provider: q.Get("provider"), Model: q.Get("model"), Status: q.Get("status"),
 		Run: q.Get("run"), Tool: q.Get("tool"), Kind: q.Get("type"), Role: q.Get("role"), Limit: searchPageSize,
-		Every: q.Get("every") != "", MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact}
+		Every: q.Get("every") != "", MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact, RankAmong: s.rankAmong}
 	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 {
 		iq.Limit = min(n, maxSearchHits)
 	}
@@ -293,10 +296,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	if page.Error == "" && (strings.TrimSpace(iq.Text) != "" || iq.HasFilter()) {
 		s.update(ctx)
-		hits, err := s.opts.Index.Search(ctx, iq)
+		res, err := s.opts.Index.SearchResults(ctx, iq)
 		if err != nil {
 			page.Error = err.Error()
 		}
+		hits := res.Hits
+		page.RankedAmong = res.RankedAmong
 		m := s.masker()
 		for _, h := range hits {
 			snippet := h.Snippet

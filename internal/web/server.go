@@ -64,6 +64,9 @@ type Server struct {
 	csp   string
 	upd   sync.Mutex // one index update at a time
 	files fs.FS
+	// rankAmong is the search page's index.Query.RankAmong (0: the
+	// index's default; tests bound it low).
+	rankAmong int
 }
 
 // New returns a server; it starts nothing (Serve, or Handler in tests).

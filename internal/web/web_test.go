@@ -327,6 +327,27 @@ func TestSearch(t *testing.T) {
 	}
 }
 
+// TestSearchRankedAmongNewest: a word matching more messages than the
+// page ranks is ranked among the newest and the page says so; one
+// matching fewer is ranked whole and the page says nothing.
+func TestSearchRankedAmongNewest(t *testing.T) {
+	s := newServer(t, store(t), Options{})
+	s.rankAmong = 2
+	for _, tc := range []struct {
+		query  string
+		ranked bool
+	}{
+		{"q=the&every=1&limit=1", true},   // more than two matches, two ranked
+		{"q=diff&every=1&limit=1", false}, // two matches: all ranked
+		{"q=the&every=1&limit=1&run=" + viewstest.Root[:8] + "&role=user&type=text", false}, // the filter counts first
+	} {
+		body := get(t, s, "/search?"+tc.query).Body.String()
+		if got := strings.Contains(body, `id="ranked"`) && strings.Contains(body, "ranked among the newest 2 "); got != tc.ranked || !strings.Contains(body, `class="hitlink"`) {
+			t.Errorf("%s: told of ranking among the newest %v, want %v; or no hit\n%s", tc.query, got, tc.ranked, body)
+		}
+	}
+}
+
 // TestHostileTranscriptEscaped: markup, links, terminal escapes and
 // bidirectional controls from a transcript reach no page as such.
 func TestHostileTranscriptEscaped(t *testing.T) {
