@@ -30,9 +30,10 @@
 // documents than Query.RankAmong (DefaultRankAmong, 2,000) and that asks
 // for fewer rows ranks only the newest that many, by document id (the
 // order the index read them): the (RankAmong+1)th match is found first
-// by reading the matches in FTS5's order of ids, newest first, filters
-// applied and none ranked (boundSQL), and the ranked statement then
-// leaves out the ids at or below it. The scores are bm25's over the
+// by reading the matches in FTS5's order of ids, newest first, none
+// ranked: the words' alone (no table joined: a rarer word stops there),
+// then with the filters (boundSQL); the ranked statement then leaves out
+// the ids at or below it. The scores are bm25's over the
 // whole index; only the set ranked is bounded, and Results.RankedAmong
 // says so, which twasm search and serve's page tell the user. A query
 // matching fewer documents, or asking for as many rows (twasm search

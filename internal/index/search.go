@@ -196,19 +196,14 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 	}
 	var res Results
 	// Ranking computes the rank of every match before the first row:
-	// when more than among match, the newest among are ranked. Finding
-	// the (among+1)th newest match reads matches by id, newest first,
-	// without ranking them, and stops there.
+	// when more than among match, the newest among are ranked.
 	var after int64 = -1
 	if among := q.rankAmong(); words && among > 0 && q.rows() < among {
-		sqlq, args := boundSQL(q, expr, among)
-		err := ix.db.QueryRowContext(ctx, sqlq, args...).Scan(&after)
-		switch {
-		case errors.Is(err, sql.ErrNoRows):
-			after = -1 // among or fewer: every match ranked
-		case err != nil:
+		var err error
+		if after, err = ix.rankBound(ctx, q, expr, among); err != nil {
 			return res, queryErr(err)
-		default:
+		}
+		if after >= 0 {
 			res.RankedAmong = among
 		}
 	}
@@ -364,6 +359,27 @@ func searchSQL(q Query, expr string, words bool, after int64) (string, []any) {
 FROM ` + from + `
 WHERE ` + where + `
 ORDER BY ` + order + ` LIMIT ?`, append(args, q.rows())
+}
+
+// rankBound is the id of the (among+1)th newest document matching q's
+// words (expr) and filters, or -1 when among or fewer match. The
+// matches are read by id, newest first, none ranked, and the read stops
+// there: first the words' alone (no table joined: a rarer word stops
+// here), then with the filters (boundSQL).
+func (ix *Index) rankBound(ctx context.Context, q Query, expr string, among int) (int64, error) {
+	var id int64
+	err := ix.db.QueryRowContext(ctx, `SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, expr, among).Scan(&id)
+	if err == nil {
+		sqlq, args := boundSQL(q, expr, among)
+		err = ix.db.QueryRowContext(ctx, sqlq, args...).Scan(&id)
+	}
+	if errors.Is(err, sql.ErrNoRows) {
+		return -1, nil
+	}
+	if err != nil {
+		return -1, err
+	}
+	return id, nil
 }
 
 // boundSQL is the statement of the id of the (among+1)th newest document
