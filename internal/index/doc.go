@@ -33,7 +33,7 @@
 // by reading the matches in FTS5's order of ids, newest first, none
 // ranked: the words' alone (no table joined: a rarer word stops there),
 // then with the filters (boundSQL); the ranked statement then leaves out
-// the ids at or below it. The scores are bm25's over the
+// the ids at or below it (with fewer, the ids below the oldest match). The scores are bm25's over the
 // whole index; only the set ranked is bounded, and Results.RankedAmong
 // says so, which twasm search and serve's page tell the user. A query
 // matching fewer documents, or asking for as many rows (twasm search

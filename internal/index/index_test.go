@@ -378,6 +378,7 @@ func TestSearchRanksAmongTheNewest(t *testing.T) {
 		{"folding reads 8 rows a hit", Query{Text: "widget", Limit: 1, RankAmong: 10}, 10, runs[2:], 1},
 		{"filter counted before the bound", Query{Text: "widget", Run: first[:8], Limit: 1, Every: true, RankAmong: 2}, 2, []string{first}, 1},
 		{"filter under the bound: every match", Query{Text: "widget", Run: first[:8], Limit: 2, Every: true, RankAmong: 5}, 0, []string{first}, 2},
+		{"filter under the bound, newest run", Query{Text: "widget", Run: last[:8], Limit: 3, Every: true, RankAmong: 5}, 0, []string{last}, 3},
 		{"as many rows asked as the bound: every match", Query{Text: "widget", Limit: 5, Every: true, RankAmong: 5}, 0, runs, 5},
 		{"rare word: every match", Query{Text: "charlie", Limit: 2, Every: true, RankAmong: 2}, 0, []string{runs[2]}, 2},
 		{"default bound above the matches", Query{Text: "widget", Limit: 4, Every: true}, 0, runs, 4},

@@ -199,11 +199,12 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 	// when more than among match, the newest among are ranked.
 	var after int64 = -1
 	if among := q.rankAmong(); words && among > 0 && q.rows() < among {
+		var bounded bool
 		var err error
-		if after, err = ix.rankBound(ctx, q, expr, among); err != nil {
+		if after, bounded, err = ix.rankBound(ctx, q, expr, among); err != nil {
 			return res, queryErr(err)
 		}
-		if after >= 0 {
+		if bounded {
 			res.RankedAmong = among
 		}
 	}
@@ -361,34 +362,45 @@ WHERE ` + where + `
 ORDER BY ` + order + ` LIMIT ?`, append(args, q.rows())
 }
 
-// rankBound is the id of the (among+1)th newest document matching q's
-// words (expr) and filters, or -1 when among or fewer match. The
-// matches are read by id, newest first, none ranked, and the read stops
-// there: first the words' alone (no table joined: a rarer word stops
-// here), then with the filters (boundSQL).
-func (ix *Index) rankBound(ctx context.Context, q Query, expr string, among int) (int64, error) {
+// rankBound is where the matches of q's words (expr) and filters that
+// are ranked start: the id below the newest among of them (bounded) when
+// more match, else the id below the oldest match, so that the ranked
+// statement reads no older match (-1: not known, read all). The matches
+// are read by id, newest first, none ranked, and the read stops at the
+// (among+1)th: first the words' alone (no table joined: a rarer word
+// stops there), then with the filters (boundSQL).
+func (ix *Index) rankBound(ctx context.Context, q Query, expr string, among int) (after int64, bounded bool, err error) {
 	var id int64
-	err := ix.db.QueryRowContext(ctx, `SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, expr, among).Scan(&id)
-	if err == nil {
-		sqlq, args := boundSQL(q, expr, among)
-		err = ix.db.QueryRowContext(ctx, sqlq, args...).Scan(&id)
-	}
+	err = ix.db.QueryRowContext(ctx, `SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, expr, among).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return -1, nil
+		return -1, false, nil
 	}
 	if err != nil {
-		return -1, err
+		return -1, false, err
 	}
-	return id, nil
+	var n int
+	var oldest sql.NullInt64
+	sqlq, args := boundSQL(q, expr, among)
+	if err := ix.db.QueryRowContext(ctx, sqlq, args...).Scan(&n, &oldest); err != nil {
+		return -1, false, err
+	}
+	switch {
+	case !oldest.Valid:
+		return -1, false, nil
+	case n > among:
+		return oldest.Int64, true, nil
+	default:
+		return oldest.Int64 - 1, false, nil
+	}
 }
 
-// boundSQL is the statement of the id of the (among+1)th newest document
-// matching q (expr the FTS5 expression of its words): read by id, newest
-// first, from FTS5's own order, none ranked.
+// boundSQL is the statement of how many of the newest among+1 documents
+// match q (expr the FTS5 expression of its words) and the oldest one's
+// id: read by id, newest first, from FTS5's own order, none ranked.
 func boundSQL(q Query, expr string, among int) (string, []any) {
 	from, where, args := searchWhere(q, expr, true)
-	return `SELECT fts.rowid FROM ` + from + ` WHERE ` + where + `
-ORDER BY fts.rowid DESC LIMIT 1 OFFSET ?`, append(args, among)
+	return `SELECT count(*), min(id) FROM (SELECT fts.rowid AS id FROM ` + from + ` WHERE ` + where + `
+ORDER BY fts.rowid DESC LIMIT ?)`, append(args, among+1)
 }
 
 // rows is how many rows the statement of q reads: folding may merge
