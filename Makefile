@@ -129,7 +129,10 @@ bench: MEMORY_STREAMS ?= 10000
 # agents made from the real captures synced by bin/twasm for the first
 # time against jq -c . over them (internal/archive), twasm usage by day over
 # SYNC_SESSIONS sessions from the index and from the files
-# (internal/cli/usagecmd), and the size of a storage against the logs
+# (internal/cli/usagecmd), twasm serve's sessions and search pages over
+# the same SYNC_SESSIONS sessions and a run of 20,000 events opened in
+# Chromium (internal/web; the browser's figure is not measured without
+# one), and the size of a storage against the logs
 # it archives (internal/archive BenchmarkStoreSize: the real captures of
 # four agents synced and indexed); generated in temporary directories
 # and deleted. A few minutes on 2 idle cores.
@@ -146,9 +149,10 @@ bench: bin/twasm
 	    | grep -E 'memory-flat|grew|^(--- |ok|FAIL|PASS|panic)'; \
 	  TWASM_BENCH_ARCHIVE_BYTES=$(INDEX_BYTES) TWASM_BENCH_SESSIONS=$(SYNC_SESSIONS) TWASM_BENCH_HOME_SESSIONS=$(HOME_SESSIONS) $(GO) test -run '^$$' -bench . -benchmem -count 1 -benchtime 1x -timeout 90m ./internal/index/ ./internal/archive/; \
 	  TWASM_BENCH_SESSIONS=$(SYNC_SESSIONS) $(GO) test -run '^$$' -bench Usage -count 1 -benchtime 5x -timeout 30m ./internal/cli/usagecmd/; \
+	  TWASM_BENCH_SESSIONS=$(SYNC_SESSIONS) $(GO) test -run '^$$' -bench Serve -count 1 -benchtime 1x -timeout 30m ./internal/web/; \
 	  echo "loadavg after the benchmarks: $$(cat /proc/loadavg 2>/dev/null)"; } 2>&1 | tee bench.out
 	$(GO) run ./internal/tools/benchreport -in bench.out -out BENCHMARKS.md -twasm bin/twasm \
-	  -method "go test -bench . -benchmem -count $(BENCHCOUNT); ./recorder -benchtime $(RECORDER_BENCHTIME), ./host -benchtime $(HOST_BENCHTIME), ./internal/tools/pluginbench -benchtime $(PLUGIN_BENCHTIME) (a pluginbench sample is that many passes over a 16 MiB corpus, after go test's uncounted one-pass run); TestPluginMemoryFlat with $(MEMORY_LINES) lines and $(MEMORY_STREAMS) streams per plugin; ./internal/index and ./internal/archive -benchtime 1x -count 1 on a $(INDEX_BYTES)-byte archive, $(SYNC_SESSIONS) sessions and a home of $(HOME_SESSIONS); ./internal/cli/usagecmd -benchtime 5x over $(SYNC_SESSIONS) sessions"
+	  -method "go test -bench . -benchmem -count $(BENCHCOUNT); ./recorder -benchtime $(RECORDER_BENCHTIME), ./host -benchtime $(HOST_BENCHTIME), ./internal/tools/pluginbench -benchtime $(PLUGIN_BENCHTIME) (a pluginbench sample is that many passes over a 16 MiB corpus, after go test's uncounted one-pass run); TestPluginMemoryFlat with $(MEMORY_LINES) lines and $(MEMORY_STREAMS) streams per plugin; ./internal/index and ./internal/archive -benchtime 1x -count 1 on a $(INDEX_BYTES)-byte archive, $(SYNC_SESSIONS) sessions and a home of $(HOME_SESSIONS); ./internal/cli/usagecmd -benchtime 5x over $(SYNC_SESSIONS) sessions; ./internal/web -bench Serve -benchtime 1x over $(SYNC_SESSIONS) sessions"
 
 fuzz:
 	@for pkg in $$($(GO) list ./...); do \

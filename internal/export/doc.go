@@ -5,8 +5,10 @@
 // page (package web, [HTMLOptions.Page]): the same events, tree and
 // escaping; only the page's frame (styles and scripts linked, not
 // inline), the anchors (#seq-N: one run per page) and child runs (linked
-// to their own pages, not written inside their parent's) differ, so the
-// two pages never drift.
+// to their own pages, not written inside their parent's) differ, and a
+// served page may show one part of a long run ([HTMLWindow]: the events
+// of a seq range, the steps open at its start opened again, a call whose
+// result comes later saying so), so the two pages never drift.
 //
 // Model: an export walks a run's transcript file line by line, and the
 // child runs it links to (step.call_workflow.* with child_run_id) in the

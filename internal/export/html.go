@@ -6,9 +6,11 @@ import (
 	"crypto/sha256"
 	"encoding/base64"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"html"
 	"io"
+	"maps"
 	"slices"
 	"strconv"
 	"strings"
@@ -51,6 +53,22 @@ type HTMLPage struct {
 	// RawURL is the address of the line behind an event, linked from
 	// the event ("" leaves the link out).
 	RawURL func(runID string, seq uint64) string
+	// Window, when set, makes the page one part of a long run: see
+	// [HTMLWindow].
+	Window *HTMLWindow
+}
+
+// HTMLWindow is the part of a run a served page shows, so that a run of
+// any length opens as fast as a short one: only the events whose seq is
+// in [From, To) are written (To 0: up to the end), rendered as on the
+// whole page. The steps open at From are opened again (marked
+// continued), and a call whose result comes after To says so where the
+// result would be.
+type HTMLWindow struct {
+	From, To uint64
+	// Nav writes what leads to the other parts, at the top and at the
+	// bottom of <main>; last is the run's last seq.
+	Nav func(w io.Writer, last uint64)
 }
 
 // foldAt: blocks longer than this many lines or bytes are folded.
@@ -93,7 +111,7 @@ func ExportHTML(ctx context.Context, w io.Writer, runs []Run, opts HTMLOptions) 
 			return err
 		}
 	}
-	h.foot()
+	h.foot(trees)
 	return h.w.Flush()
 }
 
@@ -106,6 +124,8 @@ type treeNode struct {
 	ended    time.Time
 	steps    []*treeStep
 	calls    map[string]bool // call ids that have a tool.call event
+	results  map[string]bool // call ids that have a tool.result event
+	lastSeq  uint64
 	// skipped are the linked child runs not followed (runtree's rules),
 	// shown as warnings.
 	skipped []*runtree.ChildError
@@ -139,7 +159,7 @@ func (h *htmlWriter) read(ctx context.Context, path string, fn func(*transcript.
 // tree reads a run for the execution tree (first pass), a visitor of
 // runtree.Walk: its child runs are linked to the steps that start them.
 func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Run, *treeNode], error) {
-	n := &treeNode{run: r, status: "running", calls: map[string]bool{}, fidelityN: map[transcript.Fidelity]int{}}
+	n := &treeNode{run: r, status: "running", calls: map[string]bool{}, results: map[string]bool{}, fidelityN: map[transcript.Fidelity]int{}}
 	open := map[stepKey]*treeStep{}
 	var order []stepKey // the open steps' keys in start order, to find parents
 	// A throwaway redactor: the first pass only must not see secrets; the
@@ -156,6 +176,7 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Ru
 			n.id = ev.RunID
 		}
 		sess.note(ev)
+		n.lastSeq = max(n.lastSeq, ev.Seq)
 		k := stepKey{ev.Path, ev.Iteration}
 		switch ev.Type {
 		case transcript.RunStarted:
@@ -206,6 +227,10 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Ru
 			if t := ev.Tool(); t != nil {
 				n.calls[t.CallID] = true
 				n.fidelityN[t.Fidelity]++
+			}
+		case transcript.ToolResult:
+			if t := ev.Tool(); t != nil {
+				n.results[t.CallID] = true
 			}
 		case transcript.MessageUser, transcript.MessageAssistant:
 			if m := ev.Message(); m != nil {
@@ -352,7 +377,21 @@ func (h *htmlWriter) head(title string, trees []*treeNode) {
 		h.p("</ul>")
 	}
 	h.p("</nav>\n<main>\n")
+	if w := h.window(); w != nil && w.Nav != nil && len(trees) > 0 {
+		w.Nav(h.w, trees[0].lastSeq)
+	}
 }
+
+// window is the part of the run the page shows (nil: all of it).
+func (h *htmlWriter) window() *HTMLWindow {
+	if h.page == nil {
+		return nil
+	}
+	return h.page.Window
+}
+
+// errWindowEnd stops reading a run past the part shown.
+var errWindowEnd = errors.New("past the window")
 
 // treeSteps lists steps of run n, each with the steps nested under it
 // and the child run it calls.
@@ -500,18 +539,35 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 	saved := h.fid
 	h.fid = n.fidelity
 	defer func() { h.fid = saved }()
+	// The child runs by the seq of the step that starts them, at any
+	// depth of the steps (a call_workflow step nested in another).
 	children := map[uint64]*treeNode{}
-	for _, s := range n.steps {
-		if s.child != nil {
-			children[s.seq] = s.child
+	var collect func([]*treeStep)
+	collect = func(steps []*treeStep) {
+		for _, s := range steps {
+			if s.child != nil {
+				children[s.seq] = s.child
+			}
+			collect(s.steps)
 		}
 	}
+	collect(n.steps)
 	var stack []stepKey
+	// A part of the run (a served page's window, the top run only):
+	// before it, only the steps' nesting is followed; at its first
+	// event the steps open there are opened again.
+	win := h.window()
+	if depth > 0 {
+		win = nil
+	}
+	before, pending := win != nil && win.From > 0, map[string]bool{}
 	closeTo := func(k stepKey) {
 		for i := len(stack) - 1; i >= 0; i-- {
 			if stack[i] == k {
-				for j := len(stack) - 1; j >= i; j-- {
-					h.p("</section>\n")
+				if !before {
+					for j := len(stack) - 1; j >= i; j-- {
+						h.p("</section>\n")
+					}
 				}
 				stack = stack[:i]
 				return
@@ -519,6 +575,36 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 		}
 	}
 	err := h.read(ctx, n.run.Path, func(ev *transcript.Event) error {
+		if win != nil {
+			if win.To > 0 && ev.Seq >= win.To {
+				return errWindowEnd
+			}
+			if before && ev.Seq < win.From {
+				switch ev.Type {
+				case transcript.StepStarted, transcript.StepCallWorkflowStarted:
+					stack = append(stack, stepKey{ev.Path, ev.Iteration})
+				case transcript.StepCompleted, transcript.StepCallWorkflowCompleted:
+					closeTo(stepKey{ev.Path, ev.Iteration})
+				case transcript.RunCompleted:
+					stack = stack[:0]
+				}
+				return nil
+			}
+			if before {
+				before = false
+				for _, k := range stack {
+					h.p(`<section class="step"><h3>%s <span class="dim">continued</span></h3>`, esc(k.path))
+				}
+			}
+			if t := ev.Tool(); t != nil {
+				switch ev.Type {
+				case transcript.ToolCall:
+					pending[t.CallID] = true
+				case transcript.ToolResult:
+					delete(pending, t.CallID)
+				}
+			}
+		}
 		switch ev.Type {
 		case transcript.StepStarted, transcript.StepCallWorkflowStarted:
 			p := ev.Step()
@@ -568,9 +654,20 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 		}
 		return nil
 	})
-	for len(stack) > 0 {
-		h.p("</section>\n")
-		stack = stack[:len(stack)-1]
+	if errors.Is(err, errWindowEnd) {
+		err = nil
+		// A call shown here whose result comes in a later part.
+		for _, id := range slices.Sorted(maps.Keys(pending)) {
+			if n.results[id] {
+				h.p(`<div class="result" data-for="%s"><div class="pending">its result comes after this part</div></div>`+"\n", esc("call-"+n.id+"-"+id))
+			}
+		}
+	}
+	if !before {
+		for len(stack) > 0 {
+			h.p("</section>\n")
+			stack = stack[:len(stack)-1]
+		}
 	}
 	h.p("</section>\n")
 	return err
@@ -764,8 +861,11 @@ func (h *htmlWriter) stepFooter(ev *transcript.Event) {
 	h.p("</footer>\n")
 }
 
-func (h *htmlWriter) foot() {
+func (h *htmlWriter) foot(trees []*treeNode) {
 	if h.page != nil {
+		if w := h.window(); w != nil && w.Nav != nil && len(trees) > 0 {
+			w.Nav(h.w, trees[0].lastSeq)
+		}
 		h.p("</main>\n")
 		h.page.Foot(h.w)
 		return

@@ -14,6 +14,8 @@ import (
 	"time"
 
 	"go.uber.org/goleak"
+
+	"github.com/twasm/twasm/internal/testing/benchtest"
 )
 
 // The benchmarks share one archive of TWASM_BENCH_ARCHIVE_BYTES (default
@@ -192,7 +194,7 @@ func BenchmarkSearchIndex(b *testing.B) {
 	b.ResetTimer()
 	for i := 0; i < b.N; i++ {
 		for _, q := range slices.Repeat(benchQueries, searchRounds) {
-			t0, c0 := time.Now(), selfCPU()
+			t0, c0 := time.Now(), benchtest.CPUTime()
 			if _, err := ix.Update(ctx); err != nil {
 				b.Fatal(err)
 			}
@@ -201,13 +203,13 @@ func BenchmarkSearchIndex(b *testing.B) {
 			if err != nil || len(hits) == 0 {
 				b.Fatal(q, err, len(hits))
 			}
-			cpu += selfCPU() - c0
+			cpu += benchtest.CPUTime() - c0
 			walls = append(walls, float64(time.Since(t0))/1e6)
 		}
 	}
 	n := b.N * len(benchQueries) * searchRounds
 	b.ReportMetric(float64(n)/b.Elapsed().Seconds(), "searches/s")
-	b.ReportMetric(median(walls), "ms/query")
+	b.ReportMetric(benchtest.Median(walls), "ms/query")
 	b.ReportMetric(cpu.Seconds()*1e3/float64(n), "cpu-ms/query")
 }
 
@@ -240,20 +242,8 @@ func BenchmarkSearchGrep(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(b.N*len(benchQueries))/b.Elapsed().Seconds(), "searches/s")
-	b.ReportMetric(median(walls), "ms/query")
+	b.ReportMetric(benchtest.Median(walls), "ms/query")
 	b.ReportMetric(cpu.Seconds()*1e3/float64(b.N*len(benchQueries)), "cpu-ms/query")
-}
-
-func median(v []float64) float64 {
-	if len(v) == 0 {
-		return 0
-	}
-	v = slices.Clone(v)
-	slices.Sort(v)
-	if len(v)%2 == 1 {
-		return v[len(v)/2]
-	}
-	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // BenchmarkListPage is serve's listing: the first page of 50 runs

@@ -345,3 +345,61 @@ func TestSearchOutcomesInjectedAndFilters(t *testing.T) {
 	_, err := ix.Search(context.Background(), Query{})
 	assert.ErrorContains(t, err, "empty query")
 }
+
+// TestSearchRanksAmongTheNewest: a query whose words and filters match
+// more documents than Query.RankAmong ranks only the newest that many
+// (the last indexed) and says so (Results.RankedAmong); a filter counts
+// before the bound, so a filtered search still finds its old hits; a
+// query asking for every row, or matching fewer, ranks every match, as
+// before.
+func TestSearchRanksAmongTheNewest(t *testing.T) {
+	root := t.TempDir()
+	words := []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot"}
+	ix, _ := openUpdated(t, root)
+	ctx := context.Background()
+	var runs []string
+	for _, w := range words {
+		// prompt, answer and thinking hold widget: 3 documents a run,
+		// indexed in this order (the newest last).
+		runs = append(runs, record(t, root, "widget "+w+" prompt", "widget "+w+" answer", "Bash", "ls", "done", false))
+		_, err := ix.Update(ctx)
+		require.NoError(t, err)
+	}
+	first, last, beforeLast := runs[0], runs[len(runs)-1], runs[len(runs)-2]
+	all := func(q Query) Query { q.Limit, q.Every, q.RankAmong = 1<<30, true, -1; return q }
+	for _, tc := range []struct {
+		name   string
+		q      Query
+		ranked int
+		runs   []string // the runs hits may come from
+		n      int      // how many hits
+	}{
+		{"common word: the newest 5 ranked", Query{Text: "widget", Limit: 4, Every: true, RankAmong: 5}, 5, []string{last, beforeLast}, 4},
+		{"folding reads 8 rows a hit", Query{Text: "widget", Limit: 1, RankAmong: 10}, 10, runs[2:], 1},
+		{"filter counted before the bound", Query{Text: "widget", Run: first[:8], Limit: 1, Every: true, RankAmong: 2}, 2, []string{first}, 1},
+		{"filter under the bound: every match", Query{Text: "widget", Run: first[:8], Limit: 2, Every: true, RankAmong: 5}, 0, []string{first}, 2},
+		{"filter under the bound, newest run", Query{Text: "widget", Run: last[:8], Limit: 3, Every: true, RankAmong: 5}, 0, []string{last}, 3},
+		{"as many rows asked as the bound: every match", Query{Text: "widget", Limit: 5, Every: true, RankAmong: 5}, 0, runs, 5},
+		{"rare word: every match", Query{Text: "charlie", Limit: 2, Every: true, RankAmong: 2}, 0, []string{runs[2]}, 2},
+		{"default bound above the matches", Query{Text: "widget", Limit: 4, Every: true}, 0, runs, 4},
+		{"no words: no ranking", Query{Run: first[:8], Limit: 1, RankAmong: 1}, 0, []string{first}, 1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			res, err := ix.SearchResults(ctx, tc.q)
+			require.NoError(t, err)
+			assert.Equal(t, tc.ranked, res.RankedAmong)
+			require.Len(t, res.Hits, tc.n)
+			for _, h := range res.Hits {
+				assert.Contains(t, tc.runs, h.RunID)
+			}
+			if tc.ranked == 0 {
+				// Not bounded: the first hits of ranking every match.
+				every := search(t, ix, all(tc.q))
+				require.GreaterOrEqual(t, len(every), tc.n)
+				if tc.q.Every {
+					assert.Equal(t, every[:tc.n], res.Hits)
+				}
+			}
+		})
+	}
+}

@@ -49,7 +49,7 @@ func TestSearchProjectUsesIndexes(t *testing.T) {
 		{"words, two forms of the directory", Query{Text: "flaky", Projects: []string{"/tmp/app", "/private/tmp/app"}, Provider: "claude"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sqlq, args := searchSQL(tc.q, MatchExpr(tc.q.Text), true)
+			sqlq, args := searchSQL(tc.q, MatchExpr(tc.q.Text), true, -1)
 			got := queryPlan(t, ix, sqlq, args...)
 			for _, want := range []string{"SEARCH r USING INDEX sqlite_autoindex_runs_1 (run_id=?)", "SEARCH p USING INDEX sqlite_autoindex_runs_1 (run_id=?)"} {
 				if !strings.Contains(got, want) {
@@ -86,4 +86,23 @@ func queryPlan(t *testing.T, ix *Index, sqlq string, args ...any) string {
 		t.Fatal(err)
 	}
 	return strings.Join(plan, "; ")
+}
+
+// TestSearchBoundReadsByID: finding where a common word's newest matches
+// start reads the matches in FTS5's own order of ids, newest first, and
+// stops there: no sort of every match (which would rank or read them
+// all), with a filter or without.
+func TestSearchBoundReadsByID(t *testing.T) {
+	ctx := context.Background()
+	ix, _, err := Open(ctx, t.TempDir())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ix.Close()
+	for _, q := range []Query{{Text: "tests"}, {Text: "test", Role: "user", Projects: []string{"/src/app"}}} {
+		sqlq, args := boundSQL(q, MatchExpr(q.Text), DefaultRankAmong)
+		if got := queryPlan(t, ix, sqlq, args...); strings.Contains(got, "TEMP B-TREE") || !strings.Contains(got, "SCAN fts VIRTUAL TABLE") {
+			t.Errorf("%+v: plan %q sorts, or does not read fts first", q, got)
+		}
+	}
 }

@@ -6,7 +6,6 @@ import (
 	"os"
 	"runtime"
 	"syscall"
-	"time"
 )
 
 // childMaxRSS is a finished child's peak resident set size in bytes.
@@ -19,13 +18,4 @@ func childMaxRSS(st *os.ProcessState) float64 {
 		return float64(ru.Maxrss) // bytes there
 	}
 	return float64(ru.Maxrss) * 1024 // KiB
-}
-
-// selfCPU is the CPU time this process has used (user and system).
-func selfCPU() time.Duration {
-	var ru syscall.Rusage
-	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
-		return 0
-	}
-	return time.Duration(ru.Utime.Nano() + ru.Stime.Nano())
 }

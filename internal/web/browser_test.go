@@ -15,8 +15,8 @@ import (
 )
 
 // TestServeInBrowser drives a real Chromium through the app: the list,
-// a filter, keyboard navigation, a search and its hit opened at its
-// event, a sub-agent's run and back, a hostile run's page, the usage
+// a filter by agent and one by project, keyboard navigation, a search
+// and its hit opened at its event, a sub-agent's run and back, a hostile run's page, the usage
 // page's charts (opened from the navigation, then filtered), and live
 // updates of a run's page and of the list; no page logs a problem or
 // asks anything of another origin.
@@ -39,11 +39,18 @@ func TestServeInBrowser(t *testing.T) {
 		}
 	})
 	t.Run("filter", func(t *testing.T) {
-		b.Str(t, `(function(){document.querySelector('#filters select[name=provider]').value='codex';return ''})()`)
-		b.Click(t, `#filters button[type=submit]`)
-		b.Until(t, `location.search.indexOf('provider=codex') >= 0 && document.readyState === 'complete' && document.querySelectorAll('#runs tr.run').length === 1`)
-		if got := b.Str(t, `document.querySelector('#runs tr.run').dataset.run`); got != secretID {
-			t.Fatalf("filtered to %s", got)
+		for _, f := range []struct{ name, value, param string }{
+			{"provider", "codex", "provider=codex"},
+			{"project", "/work/deploy", "project=%2Fwork%2Fdeploy"},
+		} {
+			b.Do(t, chromedp.Navigate(base+"/"))
+			b.Until(t, `document.readyState === 'complete' && document.querySelectorAll('#runs tr.run').length === 3`)
+			b.Str(t, `(function(){document.querySelector('#filters select[name=`+f.name+`]').value=`+q(f.value)+`;return ''})()`)
+			b.Click(t, `#filters button[type=submit]`)
+			b.Until(t, `location.search.indexOf(`+q(f.param)+`) >= 0 && document.readyState === 'complete' && document.querySelectorAll('#runs tr.run').length === 1`)
+			if got := b.Str(t, `document.querySelector('#runs tr.run').dataset.run`); got != secretID {
+				t.Fatalf("filtered by %s to %s", f.name, got)
+			}
 		}
 	})
 	t.Run("keyboard", func(t *testing.T) {

@@ -16,9 +16,21 @@
 //     (the one export html uses: HTMLOptions.Page changes only the page's
 //     frame, the anchors #seq-N and child runs linked to their own
 //     pages), with a link to the line behind each event (/raw/RUN/SEQ:
-//     the transcript line and the provider's raw line).
-//   - /search is twasm search with its filters; each hit links to its
-//     run's page at its event.
+//     the transcript line and the provider's raw line). A long run is
+//     shown a part at a time (?part=K: partEvents events by seq,
+//     export's HTMLWindow), so that a run of 20,000 events opens as fast
+//     as one of a thousand: the steps open at a part's start are opened
+//     again, a call whose result is in a later part says so, and links
+//     lead to the other parts. A search hit links to its event's part
+//     (eventHref); a #seq-N link without the part is taken to it by the
+//     page's script (serve.js). The first pass that draws the run's
+//     tree still reads the whole transcript.
+//   - /search is twasm search with its filters (--project as the
+//     list's project values: that directory or below it); each hit
+//     links to its run's page at its event. A page of hits whose words
+//     and filters match more messages than the index ranks
+//     (index.DefaultRankAmong) says its hits were ranked among the
+//     newest (#ranked).
 //   - /usage is twasm usage as charts: usage.Build's reports by day,
 //     model and agent, and by project (for each project the index names
 //     a session's, usage.Build's total over that project's sessions, so
@@ -27,8 +39,11 @@
 //     over a table of the exact figures (cost as usage's decimal text,
 //     its source, the models of unknown cost named). Its filters are
 //     twasm usage's --since, --until (a day, included), --provider and
-//     --model as query parameters; days are cut in UTC, as the app shows
-//     every time. Options.Usage gives it the ledgers as twasm usage loads
+//     --model as query parameters; days are cut in Options.Location
+//     (time.Local unless set: servecmd's --timezone), as twasm usage
+//     cuts them, and the page names the zone; the other pages show
+//     times, and cut the list's days, in UTC as export's page does.
+//     Options.Usage gives it the ledgers as twasm usage loads
 //     them (servecmd: the index, else the files); the page computes no
 //     figure of its own.
 //   - /live/list and /live/s/RUN are server-sent event streams telling an

@@ -8,6 +8,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -237,6 +238,9 @@ type searchPage struct {
 	Error  string
 	Done   bool
 	More   string // the same search with more hits, "" when all are shown
+	// RankedAmong, when not 0: more documents matched, and the hits were
+	// ranked among the newest RankedAmong (index.Results.RankedAmong).
+	RankedAmong int
 }
 
 // hit is a search hit as shown: its snippet cut into text and matches,
@@ -266,9 +270,17 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	page.Facets = s.facets(ctx, s.masker())
 	iq := index.Query{Text: q.Get("q"), Provider: q.Get("provider"), Model: q.Get("model"), Status: q.Get("status"),
 		Run: q.Get("run"), Tool: q.Get("tool"), Kind: q.Get("type"), Role: q.Get("role"), Limit: searchPageSize,
-		Every: q.Get("every") != "", MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact}
+		Every: q.Get("every") != "", MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact, RankAmong: s.rankAmong}
 	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 {
 		iq.Limit = min(n, maxSearchHits)
+	}
+	// A project as the list's filter names it (the index's value): that
+	// directory or below it, as twasm search --project.
+	if p := q.Get("project"); p != "" {
+		if !filepath.IsAbs(p) {
+			page.Error = "project: want an absolute directory"
+		}
+		iq.Projects = []string{filepath.Clean(p)}
 	}
 	for _, f := range []struct {
 		name string
@@ -284,10 +296,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 	}
 	if page.Error == "" && (strings.TrimSpace(iq.Text) != "" || iq.HasFilter()) {
 		s.update(ctx)
-		hits, err := s.opts.Index.Search(ctx, iq)
+		res, err := s.opts.Index.SearchResults(ctx, iq)
 		if err != nil {
 			page.Error = err.Error()
 		}
+		hits := res.Hits
+		page.RankedAmong = res.RankedAmong
 		m := s.masker()
 		for _, h := range hits {
 			snippet := h.Snippet
@@ -300,7 +314,7 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 			h.Text = ""
 			page.Hits = append(page.Hits, hit{Hit: h, Pieces: pieces(snippet),
 				Display: views.DisplayName(views.RunHead{RunID: h.RunID, Name: h.RunName, Title: h.RunTitle, AutoName: views.IsAutoName(h.RunName, h.RunSession)}),
-				Href:    "/s/" + h.RunID + "#seq-" + strconv.FormatUint(h.Seq, 10)})
+				Href:    eventHref(h.RunID, h.Seq)})
 		}
 		page.Done = true
 		if len(hits) == iq.Limit && iq.Limit < maxSearchHits {

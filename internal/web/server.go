@@ -47,6 +47,10 @@ type Options struct {
 	// Usage gives the usage page its ledgers (nil: the page says it has
 	// none: a 404).
 	Usage UsageSource
+	// Location is the time zone the usage page cuts days in and reads
+	// its since and until days in (nil: time.Local, as twasm usage does
+	// without --timezone), so that its figures are the CLI's.
+	Location *time.Location
 	// PageSize is the listing's page (0: 50 runs).
 	PageSize int
 	Logger   *slog.Logger
@@ -60,6 +64,9 @@ type Server struct {
 	csp   string
 	upd   sync.Mutex // one index update at a time
 	files fs.FS
+	// rankAmong is the search page's index.Query.RankAmong (0: the
+	// index's default; tests bound it low).
+	rankAmong int
 }
 
 // New returns a server; it starts nothing (Serve, or Handler in tests).
@@ -69,6 +76,9 @@ func New(opts Options) (*Server, error) {
 	}
 	if opts.Poll <= 0 {
 		opts.Poll = 250 * time.Millisecond
+	}
+	if opts.Location == nil {
+		opts.Location = time.Local
 	}
 	if opts.PageSize <= 0 {
 		opts.PageSize = 50

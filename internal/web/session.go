@@ -45,6 +45,53 @@ type sessionHead struct {
 	RunID  string
 	Parent string
 	Live   string
+	// Part is the part of the run shown (1, the first, unless ?part=),
+	// PartSize the events a part holds (the page's script takes a
+	// #seq-N link to its part).
+	Part, PartSize int
+}
+
+// partEvents is how many events (by seq) a part of a run's page holds:
+// a run of any length opens as fast as one of this many events, its
+// other parts one link away. Part k holds seqs (k-1)*partEvents+1 to
+// k*partEvents.
+const partEvents = 1000
+
+// partOf is the part of a run's page that holds seq.
+func partOf(seq uint64) int { return int((max(seq, 1)-1)/partEvents) + 1 }
+
+// eventHref is the address of a run's page at its event seq: its part's
+// page (the first part's address has no ?part) at #seq-N.
+func eventHref(runID string, seq uint64) string {
+	href := "/s/" + runID
+	if p := partOf(seq); p > 1 {
+		href += "?part=" + strconv.Itoa(p)
+	}
+	return href + "#seq-" + strconv.FormatUint(seq, 10)
+}
+
+// partNav writes the links to a run's other parts, when it has any.
+func partNav(w io.Writer, runID string, part int, last uint64) {
+	parts := partOf(last)
+	if parts <= 1 && part <= 1 {
+		return
+	}
+	from, to := uint64(part-1)*partEvents+1, min(uint64(part)*partEvents, last)
+	link := func(p int, id, text string) string {
+		return `<a class="partlink" id="` + id + `" href="/s/` + runID + `?part=` + strconv.Itoa(p) + `">` + text + `</a>`
+	}
+	var b bytes.Buffer
+	b.WriteString(`<nav class="parts" aria-label="Parts of this run">`)
+	if part > 1 {
+		b.WriteString(link(1, "", "first") + " " + link(part-1, "", "← earlier") + " ")
+	}
+	b.WriteString(`<span class="dim">events ` + strconv.FormatUint(from, 10) + `–` + strconv.FormatUint(to, 10) + ` of ` + strconv.FormatUint(last, 10) +
+		` (part ` + strconv.Itoa(part) + ` of ` + strconv.Itoa(parts) + `)</span>`)
+	if part < parts {
+		b.WriteString(" " + link(part+1, "", "later →") + " " + link(parts, "", "last"))
+	}
+	b.WriteString("</nav>\n")
+	_, _ = w.Write(b.Bytes())
 }
 
 // session is a run's page: the page twasm export html writes (package
@@ -63,7 +110,20 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 		http.Error(w, "no such run", http.StatusNotFound)
 		return
 	}
-	head := sessionHead{RunID: id, Parent: parentOf(path), Live: "/live/s/" + id + "?size=" + strconv.FormatInt(st.Size(), 10)}
+	part := 1
+	if v := r.URL.Query().Get("part"); v != "" {
+		if part, err = strconv.Atoi(v); err != nil || part < 1 {
+			http.Error(w, "part: want a number from 1", http.StatusBadRequest)
+			return
+		}
+	}
+	head := sessionHead{RunID: id, Parent: parentOf(path), Live: "/live/s/" + id + "?size=" + strconv.FormatInt(st.Size(), 10),
+		Part: part, PartSize: partEvents}
+	window := &export.HTMLWindow{To: uint64(part)*partEvents + 1,
+		Nav: func(w io.Writer, last uint64) { partNav(w, id, part, last) }}
+	if part > 1 {
+		window.From = uint64(part-1)*partEvents + 1
+	}
 	m := s.masker()
 	run := export.Run{Path: path, Dir: s.transcripts()}
 	// The page is streamed as it is rendered, so that a long run's first
@@ -82,6 +142,7 @@ func (s *Server) session(w http.ResponseWriter, r *http.Request) {
 		},
 		ChildURL: func(child string) string { return "/s/" + child },
 		RawURL:   func(run string, seq uint64) string { return "/raw/" + run + "/" + strconv.FormatUint(seq, 10) },
+		Window:   window,
 	}})
 	if err = errors.Join(err, tmplErr); err == nil {
 		return

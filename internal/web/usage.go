@@ -51,7 +51,9 @@ type usagePage struct {
 	// table, not stated by their provider), over everything shown.
 	Unknown    []string
 	Unreadable int
-	Error      string
+	// Zone names the time zone the days are cut in.
+	Zone  string
+	Error string
 }
 
 type usageChart struct {
@@ -97,7 +99,7 @@ type usageRow struct {
 // usagePage answers /usage: usage.Build's reports by day, model and
 // agent over the whole storage, filtered as twasm usage's --since,
 // --until (a day: up to its end), --provider and --model; days are cut
-// in UTC, as the app shows every time.
+// in Options.Location, as twasm usage cuts them.
 func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	q := r.URL.Query()
 	ctx := r.Context()
@@ -108,11 +110,13 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 		s.renderStatus(w, http.StatusNotFound, "usage.html", page)
 		return
 	}
-	opt := usage.Options{Provider: q.Get("provider"), Model: q.Get("model"), Location: time.UTC}
+	loc := s.opts.Location
+	page.Zone = loc.String()
+	opt := usage.Options{Provider: q.Get("provider"), Model: q.Get("model"), Location: loc}
 	var err error
-	if opt.Since, err = parseDay(q.Get("since")); err != nil {
+	if opt.Since, err = parseDay(q.Get("since"), loc); err != nil {
 		page.Error = "since: " + err.Error()
-	} else if opt.Until, err = parseDay(q.Get("until")); err != nil {
+	} else if opt.Until, err = parseDay(q.Get("until"), loc); err != nil {
 		page.Error = "until: " + err.Error()
 	} else if !opt.Until.IsZero() {
 		opt.Until = opt.Until.AddDate(0, 0, 1)
@@ -144,12 +148,13 @@ func (s *Server) usage(w http.ResponseWriter, r *http.Request) {
 	s.render(w, "usage.html", page)
 }
 
-// parseDay reads a date field (YYYY-MM-DD, UTC); "" is no bound.
-func parseDay(v string) (time.Time, error) {
+// parseDay reads a date field (YYYY-MM-DD, its start in loc); "" is no
+// bound.
+func parseDay(v string, loc *time.Location) (time.Time, error) {
 	if v == "" {
 		return time.Time{}, nil
 	}
-	return time.ParseInLocation(time.DateOnly, v, time.UTC)
+	return time.ParseInLocation(time.DateOnly, v, loc)
 }
 
 func maskAll(m masker, l []string) []string {

@@ -80,7 +80,7 @@ func TestUsagePage(t *testing.T) {
 		{"nothing", "?provider=none", usage.Options{Provider: "none"}, 0},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			s := newServer(t, root, Options{Usage: filesUsage(root), Redact: tc.name == "redacted"})
+			s := newServer(t, root, Options{Usage: filesUsage(root), Redact: tc.name == "redacted", Location: time.UTC})
 			w := get(t, s, "/usage"+tc.query)
 			if w.Code != http.StatusOK {
 				t.Fatalf("status %d: %s", w.Code, w.Body)

@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"context"
 	"encoding/json"
+	"fmt"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -23,7 +24,17 @@ import (
 )
 
 func TestMain(m *testing.M) {
-	goleak.VerifyTestMain(m)
+	code := m.Run()
+	if archiveRoot != "" {
+		os.RemoveAll(archiveRoot) // the benchmarks' archive
+	}
+	if code == 0 {
+		if err := goleak.Find(); err != nil {
+			fmt.Fprintf(os.Stderr, "goleak: %v\n", err)
+			code = 1
+		}
+	}
+	os.Exit(code)
 }
 
 // get asks s's handler for target as a loopback client does.
@@ -280,6 +291,10 @@ func TestSearch(t *testing.T) {
 		{"q=diff&since=2025-05-02", nil},
 		{"q=diff&until=2025-05-02", []string{"/s/" + viewstest.Root + "#seq-3", "/s/" + viewstest.Root + "#seq-9"}},
 		{"q=diff&run=" + viewstest.Root[:8] + "&role=user", []string{"/s/" + viewstest.Root + "#seq-3"}},
+		{"q=deploy&project=%2Fwork%2Fdeploy", []string{"/s/" + secretID + "#seq-6", "/s/" + secretID + "#seq-3"}},
+		{"q=deploy&project=%2Fwork", []string{"/s/" + secretID + "#seq-6", "/s/" + secretID + "#seq-3"}}, // below it
+		{"q=deploy&project=%2Fwork%2Fdeploy2", nil},
+		{"q=deploy&project=work", nil}, // not a directory: refused
 	}
 	for _, tc := range tests {
 		t.Run(tc.query, func(t *testing.T) {
@@ -309,6 +324,27 @@ func TestSearch(t *testing.T) {
 	// limit=1: one hit and a link to more.
 	if body := get(t, s, "/search?q=diff&limit=1").Body.String(); len(hitLink.FindAllString(body, -1)) != 1 || !strings.Contains(body, `id="morehits" href="/search?limit=2&amp;q=diff"`) {
 		t.Fatalf("a search cut at its limit:\n%s", body)
+	}
+}
+
+// TestSearchRankedAmongNewest: a word matching more messages than the
+// page ranks is ranked among the newest and the page says so; one
+// matching fewer is ranked whole and the page says nothing.
+func TestSearchRankedAmongNewest(t *testing.T) {
+	s := newServer(t, store(t), Options{})
+	s.rankAmong = 2
+	for _, tc := range []struct {
+		query  string
+		ranked bool
+	}{
+		{"q=the&every=1&limit=1", true},   // more than two matches, two ranked
+		{"q=diff&every=1&limit=1", false}, // two matches: all ranked
+		{"q=the&every=1&limit=1&run=" + viewstest.Root[:8] + "&role=user&type=text", false}, // the filter counts first
+	} {
+		body := get(t, s, "/search?"+tc.query).Body.String()
+		if got := strings.Contains(body, `id="ranked"`) && strings.Contains(body, "ranked among the newest 2 "); got != tc.ranked || !strings.Contains(body, `class="hitlink"`) {
+			t.Errorf("%s: told of ranking among the newest %v, want %v; or no hit\n%s", tc.query, got, tc.ranked, body)
+		}
 	}
 }
 

@@ -54,6 +54,11 @@ its run's status: ok, error, incomplete, cancelled, running), --since/--until
 below it; a sub-run without one is its parent run's). Filters alone, with
 no words, list what they select, newest first.
 
+With --limit, a search whose words and filters match more than 2,000
+messages ranks only the newest 2,000 of them (the last indexed) and says
+so on stderr: ranking every match of a word found in every session takes
+seconds. Without --limit every match is ranked.
+
 --project DIR: ` + cmdutil.ProjectHelp + `.
 
 What a person or the model wrote ranks above what the agent's tooling
@@ -201,12 +206,17 @@ func Run(ctx context.Context, opts *Options) error {
 	if !opts.JSON {
 		q.MarkOpen, q.MarkClose = markOpen, markClose
 	}
-	hits, err := ix.Search(ctx, q)
+	res, err := ix.SearchResults(ctx, q)
+	hits := res.Hits
 	if err != nil {
 		if strings.HasPrefix(err.Error(), "query ") || strings.HasPrefix(err.Error(), "empty query") {
 			return &cmdutil.FlagError{Err: err}
 		}
 		return err
+	}
+	// Said on stderr in either form: stdout stays the hits.
+	if res.RankedAmong > 0 {
+		fmt.Fprintf(ios.ErrOut, "more than %d messages match: hits ranked among the newest %d (the last indexed); older ones are not shown (search without --limit, or add words or filters, to rank every match)\n", res.RankedAmong, res.RankedAmong)
 	}
 	if opts.JSON {
 		for _, h := range hits {

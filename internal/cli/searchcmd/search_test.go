@@ -3,6 +3,7 @@ package searchcmd
 import (
 	"context"
 	"os"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/internal/index"
@@ -48,6 +49,34 @@ func TestProjectFlag(t *testing.T) {
 		err := cmdtest.Parse(NewCmdSearch(env.F, func(_ context.Context, o *Options) error { got = o.Query.Projects; return nil }), tc.argv)
 		if err != nil || len(got) == 0 || got[0] != tc.want {
 			t.Errorf("%q: %v, projects %v, want %s first", tc.argv, err, got, tc.want)
+		}
+	}
+}
+
+// TestSearchSaysRankedAmongNewest: a search whose word matches more
+// messages than are ranked says on stderr that its hits were ranked
+// among the newest, in text and in JSON (stdout stays the hits); one
+// that matches fewer, or asks for every hit, says nothing.
+func TestSearchSaysRankedAmongNewest(t *testing.T) {
+	const note = "hits ranked among the newest 2 "
+	for _, tc := range []struct {
+		argv string
+		told bool
+	}{
+		{"--every --limit 1 the", true},
+		{"--json --every --limit 1 the", true},
+		{"the", false}, // every hit asked for: every match ranked
+	} {
+		env := cmdtest.New(t)
+		err := cmdtest.Parse(NewCmdSearch(env.F, func(ctx context.Context, o *Options) error {
+			o.Query.RankAmong = 2
+			return Run(ctx, o)
+		}), tc.argv)
+		if err != nil || env.Out.Len() == 0 {
+			t.Fatalf("%q: %v, no hits in %q", tc.argv, err, env.Out)
+		}
+		if got := strings.Contains(env.ErrOut.String(), note); got != tc.told {
+			t.Errorf("%q: told %v, want %v: stderr %q", tc.argv, got, tc.told, env.ErrOut)
 		}
 	}
 }

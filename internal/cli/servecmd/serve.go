@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -24,6 +25,9 @@ type Options struct {
 	Addr   string
 	Token  string
 	Redact bool
+	// Timezone is the zone the usage page cuts days in ("": the local
+	// one), as twasm usage's --timezone.
+	Timezone string
 	// Ready, when set, is told the address the server listens on once it
 	// does (tests).
 	Ready func(addr string)
@@ -48,6 +52,9 @@ unless --addr says otherwise:
                written (record --live, sync --watch)
   /search      search with the filters of twasm search; a hit opens its
                run at its event
+  /usage       tokens and cost by day, model, agent and project as charts,
+               the figures twasm usage prints (days cut in the local time
+               zone unless --timezone says another, as twasm usage's)
 
 Keys: / goes to the search box, j and k move through the list, Enter opens.
 
@@ -68,6 +75,9 @@ Ctrl-C stops it.`,
 			if _, _, err := net.SplitHostPort(opts.Addr); err != nil {
 				return cmdutil.FlagErrorf("--addr: %v", err)
 			}
+			if _, err := time.LoadLocation(opts.Timezone); err != nil {
+				return cmdutil.FlagErrorf("--timezone: %v", err)
+			}
 			if runF != nil {
 				return runF(cmd.Context(), opts)
 			}
@@ -78,6 +88,7 @@ Ctrl-C stops it.`,
 	fl.StringVar(&opts.Addr, "addr", DefaultAddr, "address to listen on (host:port); any but a loopback one requires a token")
 	fl.StringVar(&opts.Token, "token", "", "the token every request must carry (default: none on loopback, else one generated and printed)")
 	fl.BoolVar(&opts.Redact, "redact", false, "mask secrets in everything served")
+	fl.StringVar(&opts.Timezone, "timezone", "", "cut the usage page's days in this time zone (UTC, Europe/Paris; default the local one)")
 	return cmd
 }
 
@@ -95,13 +106,20 @@ func Run(ctx context.Context, opts *Options) error {
 			return err
 		}
 	}
+	loc := time.Local
+	if opts.Timezone != "" {
+		var err error
+		if loc, err = time.LoadLocation(opts.Timezone); err != nil {
+			return cmdutil.FlagErrorf("--timezone: %v", err)
+		}
+	}
 	ix, err := searchcmd.Open(ctx, f, ios.ErrOut)
 	if err != nil {
 		return err
 	}
 	defer ix.Close()
 	srv, err := web.New(web.Options{Root: f.StorageRoot(), Index: ix, DigestKind: cmdutil.DigestKind(), Token: token, Redact: opts.Redact, Logger: f.Logger(),
-		Usage: UsageSource(f, ios.ErrOut)})
+		Usage: UsageSource(f, ios.ErrOut), Location: loc})
 	if err != nil {
 		return err
 	}

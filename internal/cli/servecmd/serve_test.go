@@ -2,9 +2,13 @@ package servecmd
 
 import (
 	"context"
+	"encoding/json"
 	"io"
 	"net/http"
+	"os"
+	"os/exec"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -13,6 +17,7 @@ import (
 	"go.uber.org/goleak"
 
 	"github.com/twasm/twasm/internal/cli/cmdutil"
+	"github.com/twasm/twasm/internal/cli/usagecmd"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/testing/viewstest"
 	"github.com/twasm/twasm/internal/usage"
@@ -131,4 +136,108 @@ func TestRunServe(t *testing.T) {
 			}
 		})
 	}
+}
+
+// tzChild names the time zone TestUsagePageDaysAsCLI's child process
+// runs in.
+const tzChild = "TWASM_TEST_TZ_CHILD"
+
+// TestUsagePageDaysAsCLI: the usage page cuts days where twasm usage
+// does: in the local time zone unless --timezone says another. The
+// test runs itself again in a child process whose local zone is
+// UTC+14 (TZ), where the fixture's runs, at noon UTC, fall on the next
+// day; the page's days and their figures must be those `twasm usage
+// --by day --json` prints in the same process, and with --timezone UTC
+// those of `twasm usage --timezone UTC`.
+func TestUsagePageDaysAsCLI(t *testing.T) {
+	zone := os.Getenv(tzChild)
+	if zone == "" {
+		exe, err := os.Executable()
+		if err != nil {
+			t.Fatal(err)
+		}
+		cmd := exec.Command(exe, "-test.run=^TestUsagePageDaysAsCLI$", "-test.count=1", "-test.v")
+		cmd.Env = append(os.Environ(), "TZ=Etc/GMT-14", tzChild+"=Etc/GMT-14")
+		out, err := cmd.CombinedOutput()
+		if err != nil || !strings.Contains(string(out), "--- PASS: TestUsagePageDaysAsCLI") {
+			t.Fatalf("the child in TZ=Etc/GMT-14: %v\n%s", err, out)
+		}
+		return
+	}
+	if _, off := time.Now().Zone(); off != 14*3600 {
+		t.Fatalf("the child's local zone is %d s from UTC, want TZ %s's", off, zone)
+	}
+	for _, tc := range []struct {
+		name, serveArgs, usageArgs string
+	}{
+		{"local zone", "", ""},
+		{"--timezone UTC", "--timezone UTC", "--timezone UTC"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			env := cmdtest.New(t)
+			if err := cmdtest.Parse(usagecmd.NewCmdUsage(env.F, nil), "--by day --json "+tc.usageArgs); err != nil {
+				t.Fatal(err)
+			}
+			var rep usage.Report
+			if err := json.Unmarshal(env.Out.Bytes(), &rep); err != nil {
+				t.Fatalf("%v: %s", err, env.Out)
+			}
+			var want []string
+			for _, g := range rep.Groups {
+				want = append(want, g.Key+" "+strconv.Itoa(g.Sessions)+" "+strconv.Itoa(g.Requests))
+			}
+			env.Out.Reset()
+			ctx, cancel := context.WithCancel(context.Background())
+			defer cancel()
+			ready := make(chan string, 1)
+			done := make(chan error, 1)
+			cmd := NewCmdServe(env.F, func(_ context.Context, o *Options) error {
+				o.Addr, o.Ready = "127.0.0.1:0", func(a string) { ready <- a }
+				return Run(ctx, o)
+			})
+			go func() { done <- cmdtest.Parse(cmd, tc.serveArgs) }()
+			var addr string
+			select {
+			case addr = <-ready:
+			case err := <-done:
+				t.Fatalf("serve: %v", err)
+			}
+			resp, err := http.Get("http://" + addr + "/usage")
+			if err != nil {
+				t.Fatal(err)
+			}
+			body, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			var got []string
+			for _, m := range dayRow.FindAllStringSubmatch(part(string(body), `id="chart-day"`, "</tbody>"), -1) {
+				got = append(got, m[1]+" "+m[2]+" "+m[3])
+			}
+			if len(want) == 0 || !slices.Equal(got, want) {
+				t.Errorf("the page's days %q, twasm usage's %q", got, want)
+			}
+			http.DefaultClient.CloseIdleConnections()
+			cancel()
+			if err := <-done; err != nil {
+				t.Fatal(err)
+			}
+		})
+	}
+}
+
+// dayRow is a row of the usage page's table by day: its day, sessions
+// and requests.
+var dayRow = regexp.MustCompile(`<tr><th>(\d{4}-\d{2}-\d{2})</th><td class="n">(\d+)</td><td class="n">(\d+)</td>`)
+
+// part is s from the first start to the end that follows it ("" when
+// either is missing).
+func part(s, start, end string) string {
+	i := strings.Index(s, start)
+	if i < 0 {
+		return ""
+	}
+	j := strings.Index(s[i:], end)
+	if j < 0 {
+		return ""
+	}
+	return s[i : i+j]
 }

@@ -33,7 +33,7 @@ var Payloads = []string{
 // Chromium returns the browser's executable ($TWASM_CHROMIUM, else
 // Debian's), skipping the test when there is none, or failing it when
 // $CI is set (CI must install it: .ci/run does).
-func Chromium(t *testing.T) string {
+func Chromium(t testing.TB) string {
 	t.Helper()
 	for _, p := range []string{os.Getenv("TWASM_CHROMIUM"), "/usr/bin/chromium", "/usr/bin/chromium-browser"} {
 		if p == "" {
@@ -135,7 +135,7 @@ func (b *Browser) Str(t testing.TB, expr string) string {
 
 // Open starts a browser for the test (ended with it). timeout bounds the
 // whole test's browsing (a hang, never a measure).
-func Open(t *testing.T, exe string, timeout time.Duration) *Browser {
+func Open(t testing.TB, exe string, timeout time.Duration) *Browser {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), timeout)
 	t.Cleanup(cancel)
@@ -173,7 +173,7 @@ func Open(t *testing.T, exe string, timeout time.Duration) *Browser {
 // Check fails the test if a page requested anything but addresses
 // starting with one of allowed (and data: and about:blank), or reported
 // a problem.
-func (b *Browser) Check(t *testing.T, allowed ...string) {
+func (b *Browser) Check(t testing.TB, allowed ...string) {
 	t.Helper()
 	b.mu.Lock()
 	defer b.mu.Unlock()

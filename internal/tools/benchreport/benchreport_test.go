@@ -562,3 +562,42 @@ BenchmarkUsageScan-2  	       2	 1 ns/op	 4000 cpu-ms/usage	 36000 ms/usage	 100
 		}
 	}
 }
+
+// TestServeGoalRows: serve's rows (#29) hold the issue's bounds on
+// their values: the list's first page and the median search at most
+// 100 ms, a run of 20,000 events usable (DOMContentLoaded) in at most a
+// second; a browser benchmark that did not run is not measured.
+func TestServeGoalRows(t *testing.T) {
+	for _, c := range []struct {
+		name, bench string
+		met         map[string]string
+	}{
+		{"met", `pkg: github.com/twasm/twasm/internal/web
+BenchmarkServeSession-2          	       1	 1 ns/op	 0.38 MiB/page	 400 cpu-ms/page	 300 first-byte-ms
+BenchmarkServeSessionBrowser-2   	       1	 1 ns/op	 700 dcl-ms	 650 fcp-ms	 650 lcp-ms	 720 load-ms	 500 ttfb-ms
+BenchmarkServeList-2             	       1	 1 ns/op	 9 cpu-ms/page	 20 ms/page	 25 ms/page-first	 15 ms/page-project	 10000 sessions
+BenchmarkServeSearch-2           	       1	 1 ns/op	 50 cpu-ms/search	 90 ms/search	 3 ms/search-rare	 900 ms/search-common	 90 ms/search-common-user	 10000 sessions
+`, map[string]string{"list": "yes", "search": "yes", "usable": "yes"}},
+		{"not met, no browser", `pkg: github.com/twasm/twasm/internal/web
+BenchmarkServeList-2             	       1	 1 ns/op	 9 cpu-ms/page	 200 ms/page	 150 ms/page-first	 250 ms/page-project	 10000 sessions
+BenchmarkServeSearch-2           	       1	 1 ns/op	 50 cpu-ms/search	 470 ms/search	 3 ms/search-rare	 900 ms/search-common	 470 ms/search-common-user	 10000 sessions
+`, map[string]string{"list": "no", "search": "no", "usable": "not measured"}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			res, err := Parse(strings.NewReader(c.bench))
+			if err != nil {
+				t.Fatal(err)
+			}
+			rows := serveTable(res).Rows
+			got := map[string]string{"list": rows[0].Met(), "search": rows[3].Met(), "usable": rows[8].Met()}
+			for k, want := range c.met {
+				if got[k] != want {
+					t.Errorf("%s: met %q, want %q", k, got[k], want)
+				}
+			}
+			if !strings.Contains(rows[0].Note, "10000 sessions") || !strings.Contains(rows[3].Figure, "100 ms") {
+				t.Errorf("rows %+v %+v", rows[0], rows[3])
+			}
+		})
+	}
+}

@@ -303,7 +303,7 @@ func memoryTable(res *Results, m *Measurements) Table {
 
 // Tables builds every area of the report.
 func Tables(res *Results, m *Measurements, opt Options) []Table {
-	return []Table{recorderTable(res), normalizationTable(res), awfTable(res, m, opt), realLogTable(m), startupTable(res, m), memoryTable(res, m), modulesTable(m), archiveTable(res)}
+	return []Table{recorderTable(res), normalizationTable(res), awfTable(res, m, opt), realLogTable(m), startupTable(res, m), memoryTable(res, m), modulesTable(m), archiveTable(res), serveTable(res)}
 }
 
 // escape keeps a cell on one table line.
@@ -516,4 +516,49 @@ func searchWall(res *Results) Row {
 // second copy of the text; 0.94x before: 0.48 GB for 0.51 GB).
 func indexSize(res *Results) Row {
 	return valueRow(res, "Index size per transcript byte (#31 goal 2: no second copy of the text; 0.94x with one)", "BenchmarkIndexBuild", []string{"index-x"}, Goal{})
+}
+
+// serveTable is issue 29's speed goals for twasm serve (internal/web):
+// the first page of the session list and a search over the usage
+// benchmarks' 10,000 sessions, and a run of 20,000 events opened in a
+// real Chromium.
+func serveTable(res *Results) Table {
+	sessions := func(row Row, bench string) Row {
+		if s, ok := res.Stat(bench, "sessions"); ok {
+			row.Note = strings.TrimPrefix(row.Note+fmt.Sprintf("; %.0f sessions", s.Median), "; ")
+		}
+		return row
+	}
+	list := sessions(valueRow(res, "Sessions page, its first page of 50 runs, median wall time (#29: at most 100 ms)", "BenchmarkServeList",
+		[]string{"ms/page-first"}, AtMost(100, "ms/page-first")), "BenchmarkServeList")
+	search := sessions(valueRow(res, "Search page, median wall time over the three searches (#29: at most 100 ms)", "BenchmarkServeSearch",
+		[]string{"ms/search"}, AtMost(100, "ms/search")), "BenchmarkServeSearch")
+	usable := valueRow(res, "A run of 20,000 events usable in Chromium: DOMContentLoaded of its page from the navigation's start (#29: at most 1 s)",
+		"BenchmarkServeSessionBrowser", []string{"dcl-ms"}, AtMost(1000, "dcl-ms"))
+	usable.Note = "the page parsed and its scripts run; the run shown 1,000 events a part"
+	return Table{
+		Title: "twasm serve",
+		Intro: "`internal/web` benchmarks, through the server's handler as a loopback browser asks (each answer with the index's check against the files): " +
+			"the sessions page and the search page over a storage of generated Claude sessions (the usage benchmarks' generator, viewstest.ClaudeSessions: " +
+			"a prompt \"fix test N\", 20 answers \"done, the tests pass now\", 20 projects, a sub-agent run in every tenth) indexed before the first measure, " +
+			"each page asked 10 times in turn with the others, median wall time and CPU time per answer; the searches are a word of one session's prompt, " +
+			"a word of every session's 20 answers, and a word of every prompt among the user's messages. A run of 20,000 events (5,000 turns of a prompt, " +
+			"an answer, a tool call and its result): its page served (size, CPU, first byte), and opened from about:blank in headless Chromium " +
+			"(Debian's package; not measured where there is none), timed by the browser's Navigation and Paint Timing.",
+		Rows: []Row{
+			list,
+			valueRow(res, "the same filtered by project", "BenchmarkServeList", []string{"ms/page-project"}, Goal{}),
+			valueRow(res, "Sessions page, CPU time per answer", "BenchmarkServeList", []string{"cpu-ms/page"}, Goal{}),
+			search,
+			valueRow(res, "the word of one session", "BenchmarkServeSearch", []string{"ms/search-rare"}, Goal{}),
+			valueRow(res, "the word of every answer (200,000 messages)", "BenchmarkServeSearch", []string{"ms/search-common"}, Goal{}),
+			valueRow(res, "a word of every prompt, the user's messages only", "BenchmarkServeSearch", []string{"ms/search-common-user"}, Goal{}),
+			valueRow(res, "Search page, CPU time per answer", "BenchmarkServeSearch", []string{"cpu-ms/search"}, Goal{}),
+			usable,
+			valueRow(res, "the same, first contentful paint", "BenchmarkServeSessionBrowser", []string{"fcp-ms"}, Goal{}),
+			valueRow(res, "the same, first byte", "BenchmarkServeSessionBrowser", []string{"ttfb-ms"}, Goal{}),
+			valueRow(res, "Its page served: CPU time", "BenchmarkServeSession", []string{"cpu-ms/page"}, Goal{}),
+			valueRow(res, "the same, its size", "BenchmarkServeSession", []string{"MiB/page"}, Goal{}),
+		},
+	}
 }

@@ -60,6 +60,30 @@
     links[i].focus();
     e.preventDefault();
   });
+  // A run's page shows one part of a long run: a link to an event of
+  // another part (#seq-N), or to the step that started a child run
+  // (#child-RUN, the child's link back: the run's tree, on every part,
+  // names the step's seq), goes to that part's page, at it.
+  function toPart() {
+    var size = Number(body && body.getAttribute('data-part-size'));
+    if (!size || !location.hash || document.getElementById(location.hash.slice(1))) { return; }
+    var seq = 0, m = /^#seq-([0-9]+)$/.exec(location.hash), c = /^#child-([0-9a-f-]+)$/.exec(location.hash);
+    if (m) { seq = Number(m[1]); }
+    if (c) {
+      var a = document.querySelector('#tree a[href="/s/' + c[1] + '"]');
+      var step = a && a.closest('li.tstep');
+      var at = step && /^#seq-([0-9]+)$/.exec(step.firstElementChild.getAttribute('href') || '');
+      if (at) { seq = Number(at[1]); }
+    }
+    if (!seq) { return; }
+    var part = Math.floor((seq - 1) / size) + 1;
+    if (part >= 1 && String(part) !== body.getAttribute('data-part')) {
+      location.replace(location.pathname + '?part=' + part + location.hash);
+    }
+  }
+  toPart();
+  window.addEventListener('hashchange', toPart);
+
   // Said once the keys and the live stream are wired (tests wait on it).
   if (body) { body.setAttribute('data-ready', '1'); }
 })();

@@ -1,14 +1,15 @@
 //go:build unix
 
-package usagecmd
+package benchtest
 
 import (
 	"syscall"
 	"time"
 )
 
-// cpuTime is the CPU time this process has used (user and system).
-func cpuTime() time.Duration {
+// CPUTime is the CPU time this process has used (user and system, all
+// threads); 0 where it cannot be had.
+func CPUTime() time.Duration {
 	var ru syscall.Rusage
 	if syscall.Getrusage(syscall.RUSAGE_SELF, &ru) != nil {
 		return 0
