@@ -1,8 +1,10 @@
 // Package e2e holds the end-to-end tests of the twasm command line: they
 // build the binary (with every plugin of the repository bundled) and drive
 // it as a subprocess, with a fake agent that replays real-shaped provider
-// streams. TestCaptures is the captures harness: every real capture of
-// testdata/captures (with its expectations) and of ../shared/fixtures is
-// recorded and imported through the wasm plugins and checked
-// (testdata/captures/README.md). The package has no code outside its tests.
+// streams (fakeagent, a program of its own that the tests build without
+// the race detector). TestCaptures is the captures harness: every real
+// capture of testdata/captures (with its expectations) and of
+// ../shared/fixtures is recorded and imported through the wasm plugins
+// and checked (testdata/captures/README.md). The package has no code
+// outside its tests and fakeagent.
 package e2e

@@ -8,11 +8,8 @@ import (
 	"io/fs"
 	"os"
 	"os/exec"
-	"os/signal"
 	"path/filepath"
-	"strconv"
 	"strings"
-	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -25,14 +22,11 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// The fake agent is this test binary run again with envFake set: it
-// replays a provider stream (see fakeAgent).
-const envFake = "TWASM_E2E_FAKEAGENT"
-
 var (
 	// binary is the twasm executable under test.
 	binary string
-	// fake is the fake agent executable (this test binary).
+	// fake is the fake agent executable (package fakeagent, built by
+	// testMain).
 	fake string
 	// root is the module root.
 	root string
@@ -48,9 +42,6 @@ var (
 var bundledPlugins []string
 
 func TestMain(m *testing.M) {
-	if os.Getenv(envFake) != "" {
-		os.Exit(fakeAgent())
-	}
 	os.Exit(testMain(m))
 }
 
@@ -96,8 +87,15 @@ func testMain(m *testing.M) int {
 		fmt.Fprintln(os.Stderr, "e2e: build twasm:", err)
 		return 1
 	}
-	if fake, err = os.Executable(); err != nil {
-		fmt.Fprintln(os.Stderr, err)
+	// The fake agent, without the race detector: a small program's
+	// start, not a race-instrumented test binary's, for each of the few
+	// hundred agents the tests start.
+	fake = filepath.Join(tmp, "fakeagent")
+	build = exec.CommandContext(ctx, "go", "build", "-o", fake, "./internal/testing/e2e/fakeagent")
+	build.Dir = root
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		fmt.Fprintln(os.Stderr, "e2e: build the fake agent:", err)
 		return 1
 	}
 	// Warm the compilation cache once, so that parallel tests do not all
@@ -418,156 +416,29 @@ func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool)
 }
 
 // Settings of the fake agent, passed in its environment (twasm passes
-// its environment on to the agent).
+// its environment on to the agent): what each does is said where
+// fakeagent/main.go reads them.
 const (
-	fakeInput     = "FAKE_INPUT"      // file to replay on stdout, line by line
-	fakeDelay     = "FAKE_DELAY"      // pause after each line (Go duration)
-	fakeGateAfter = "FAKE_GATE_AFTER" // after this many lines, wait for...
-	fakeGate      = "FAKE_GATE"       // ...this file to exist
-	fakeHangAfter = "FAKE_HANG_AFTER" // after this many lines, write FAKE_READY (with the pid) and hang
+	fakeInput     = "FAKE_INPUT"
+	fakeDelay     = "FAKE_DELAY"
+	fakeGateAfter = "FAKE_GATE_AFTER"
+	fakeGate      = "FAKE_GATE"
+	fakeHangAfter = "FAKE_HANG_AFTER"
 	fakeReady     = "FAKE_READY"
-	fakeTrapInt   = "FAKE_TRAP_INT" // on SIGINT print a line and exit 130
-	fakeStderr    = "FAKE_STDERR"   // written to stderr first
-	fakeExit      = "FAKE_EXIT"     // exit code at the end
-	// On SIGINT: print the input lines not yet written, then this many
-	// filler lines, then wait a little for more signals, and exit 130.
-	fakeIntRest = "FAKE_INT_REST"
-	fakeSigLog  = "FAKE_SIGLOG" // one byte appended per SIGINT received
-	fakeOrphan  = "FAKE_ORPHAN" // start `sleep 300` holding stdout, write its pid here
-	fakeFlock   = "FAKE_FLOCK"  // only flock(LOCK_EX) this file, write FAKE_READY, and wait
+	fakeTrapInt   = "FAKE_TRAP_INT"
+	fakeStderr    = "FAKE_STDERR"
+	fakeExit      = "FAKE_EXIT"
+	fakeIntRest   = "FAKE_INT_REST"
+	fakeSigLog    = "FAKE_SIGLOG"
+	fakeOrphan    = "FAKE_ORPHAN"
+	fakeFlock     = "FAKE_FLOCK"
 )
 
-// fakeEnv returns the environment that makes the test binary a fake agent.
+// fakeEnv returns the fake agent's settings as environment entries.
 func fakeEnv(kv ...string) []string {
-	out := []string{envFake + "=1"}
+	var out []string
 	for i := 0; i+1 < len(kv); i += 2 {
 		out = append(out, kv[i]+"="+kv[i+1])
 	}
 	return out
-}
-
-// fakeAgent replays FAKE_INPUT as an agent CLI would write it.
-func fakeAgent() int {
-	atoi := func(k string) int { n, _ := strconv.Atoi(os.Getenv(k)); return n }
-	if path := os.Getenv(fakeFlock); path != "" {
-		return fakeLockHolder(path)
-	}
-	if path := os.Getenv(fakeOrphan); path != "" {
-		orphan := exec.Command("sleep", "300")
-		orphan.Stdout, orphan.Stderr = os.Stdout, os.Stderr
-		if err := orphan.Start(); err != nil {
-			fmt.Fprintln(os.Stderr, err)
-			return 95
-		}
-		if err := os.WriteFile(path, []byte(strconv.Itoa(orphan.Process.Pid)), 0o600); err != nil {
-			return 95
-		}
-	}
-	var written atomic.Int64 // input lines written so far
-	if rest := os.Getenv(fakeIntRest); rest != "" {
-		c := make(chan os.Signal, 8)
-		signal.Notify(c, os.Interrupt)
-		n, _ := strconv.Atoi(rest)
-		go func() {
-			<-c
-			countSignal()
-			b, _ := os.ReadFile(os.Getenv(fakeInput))
-			lines := strings.SplitAfter(string(b), "\n")
-			for _, l := range lines[min(int(written.Load()), len(lines)):] {
-				os.Stdout.WriteString(l)
-			}
-			for i := 0; i < n; i++ {
-				os.Stdout.WriteString("{\"type\":\"fake_after_interrupt\",\"i\":" + strconv.Itoa(i) + "}\n")
-			}
-			// Another SIGINT arriving now is counted too.
-			deadline := time.After(500 * time.Millisecond)
-			for {
-				select {
-				case <-c:
-					countSignal()
-				case <-deadline:
-					os.Exit(130)
-				}
-			}
-		}()
-	}
-	if os.Getenv(fakeTrapInt) != "" {
-		c := make(chan os.Signal, 1)
-		signal.Notify(c, os.Interrupt)
-		go func() {
-			<-c
-			os.Stdout.WriteString("{\"type\":\"fake_interrupted\"}\n")
-			os.Exit(130)
-		}()
-	}
-	if s := os.Getenv(fakeStderr); s != "" {
-		fmt.Fprintln(os.Stderr, s)
-	}
-	delay, _ := time.ParseDuration(os.Getenv(fakeDelay))
-	b, err := os.ReadFile(os.Getenv(fakeInput))
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 99
-	}
-	lines := strings.SplitAfter(string(b), "\n")
-	for i, line := range lines {
-		if line == "" {
-			continue
-		}
-		os.Stdout.WriteString(line)
-		written.Add(1)
-		time.Sleep(delay)
-		if i+1 == atoi(fakeGateAfter) {
-			deadline := time.Now().Add(time.Minute)
-			for {
-				if _, err := os.Stat(os.Getenv(fakeGate)); err == nil {
-					break
-				}
-				if time.Now().After(deadline) {
-					fmt.Fprintln(os.Stderr, "fake agent: gate never opened")
-					return 98
-				}
-				time.Sleep(5 * time.Millisecond)
-			}
-		}
-		if i+1 == atoi(fakeHangAfter) {
-			if err := os.WriteFile(os.Getenv(fakeReady), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
-				return 97
-			}
-			time.Sleep(time.Minute)
-			return 96
-		}
-	}
-	return atoi(fakeExit)
-}
-
-// countSignal appends one byte to FAKE_SIGLOG.
-func countSignal() {
-	if p := os.Getenv(fakeSigLog); p != "" {
-		f, err := os.OpenFile(p, os.O_APPEND|os.O_CREATE|os.O_WRONLY, 0o600)
-		if err == nil {
-			f.WriteString("I")
-			f.Close()
-		}
-	}
-}
-
-// fakeLockHolder takes the transcript's file lock as a twasm writer would
-// and keeps it: the test stops this process to play a writer stopped by
-// Ctrl-Z inside its critical section.
-func fakeLockHolder(path string) int {
-	f, err := os.OpenFile(path, os.O_RDONLY, 0)
-	if err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 94
-	}
-	if err := syscall.Flock(int(f.Fd()), syscall.LOCK_EX); err != nil {
-		fmt.Fprintln(os.Stderr, err)
-		return 94
-	}
-	if err := os.WriteFile(os.Getenv(fakeReady), []byte(strconv.Itoa(os.Getpid())), 0o600); err != nil {
-		return 94
-	}
-	time.Sleep(5 * time.Minute)
-	return 0
 }

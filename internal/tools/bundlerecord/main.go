@@ -25,15 +25,18 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: record DIR")
 		os.Exit(2)
 	}
-	if err := run(context.Background(), os.Args[1]); err != nil {
+	if err := run(context.Background(), os.Args[1], ""); err != nil {
 		fmt.Fprintln(os.Stderr, "record:", err)
 		os.Exit(1)
 	}
 }
 
 // run records every *.wasm in dir. A module that does not load fails the
-// whole run: a bundled plugin that cannot load must not ship.
-func run(ctx context.Context, dir string) error {
+// whole run: a bundled plugin that cannot load must not ship. The modules
+// are compiled in memory, unless cacheDir names a compilation cache (the
+// tests': compiling a module under -race costs many seconds, and the
+// cache makes it once per module's bytes).
+func run(ctx context.Context, dir, cacheDir string) error {
 	names, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
 	if err != nil {
 		return err
@@ -54,7 +57,7 @@ func run(ctx context.Context, dir string) error {
 		b := files[name]
 		ps = append(ps, host.Bundled{File: name, Wasm: func() ([]byte, error) { return b, nil }})
 	}
-	rt, err := host.New(ctx, host.Options{NoDiskCache: true, PluginPath: []string{}, Bundled: ps,
+	rt, err := host.New(ctx, host.Options{NoDiskCache: cacheDir == "", CacheDir: cacheDir, PluginPath: []string{}, Bundled: ps,
 		Logger: slog.New(slog.NewTextHandler(io.Discard, nil))})
 	if err != nil {
 		return err

@@ -28,13 +28,16 @@ func mustRead(t *testing.T, path string) []byte {
 func TestRecord(t *testing.T) {
 	echo := wasmbuild.ForTest(t, filepath.Join("..", "..", "..", "abi", "sdk", "testdata", "echo"))
 	ctx := context.Background()
+	// Compiled code cached beside the test builds, as the host's tests
+	// cache it: each run loads the same module.
+	cache := filepath.Join(wasmbuild.TestCacheDir(), "wazero")
 
 	t.Run("records every module", func(t *testing.T) {
 		dir := t.TempDir()
 		if err := os.WriteFile(filepath.Join(dir, "echo.wasm"), echo, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := run(ctx, dir); err != nil {
+		if err := run(ctx, dir, cache); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, bundled.ManifestsFile))
@@ -74,7 +77,7 @@ func TestRecord(t *testing.T) {
 		if err := os.WriteFile(path, echo, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := run(ctx, dir); err != nil {
+		if err := run(ctx, dir, cache); err != nil {
 			t.Fatal(err)
 		}
 		first := mustRead(t, path)
@@ -83,7 +86,7 @@ func TestRecord(t *testing.T) {
 		if err := os.Chtimes(path, past, past); err != nil {
 			t.Fatal(err)
 		}
-		if err := run(ctx, dir); err != nil {
+		if err := run(ctx, dir, cache); err != nil {
 			t.Fatal(err)
 		}
 		st, err := os.Stat(path)
@@ -102,7 +105,7 @@ func TestRecord(t *testing.T) {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, "echo.wasm"), echo, 0o644)
 		os.WriteFile(filepath.Join(dir, "broken.wasm"), []byte("\x00asm not really"), 0o644)
-		err := run(ctx, dir)
+		err := run(ctx, dir, cache)
 		if err == nil || !strings.Contains(err.Error(), "broken.wasm") {
 			t.Fatalf("got %v", err)
 		}
