@@ -9,6 +9,7 @@ import (
 	"os/exec"
 	"os/signal"
 	"sync"
+	"sync/atomic"
 	"syscall"
 	"time"
 )
@@ -30,15 +31,16 @@ type Options struct {
 	// Stdout receives each chunk of the child's stdout, in order, from one
 	// goroutine. An error stops reading (the child then gets EPIPE).
 	Stdout func(p []byte) error
-	// Stderr receives each chunk of the child's stderr, concurrently with
-	// Stdout.
+	// Stderr receives each chunk of the child's stderr, from another
+	// goroutine, never while Stdout runs.
 	Stderr func(p []byte)
 	// Signals are forwarded to the child's process group (default SIGINT,
 	// SIGTERM and SIGHUP).
 	Signals []os.Signal
-	// WaitDelay bounds how long output is read after the child exits
-	// (default DefaultWaitDelay): a grandchild that inherited the pipes
-	// and outlives the agent would otherwise keep twasm waiting.
+	// WaitDelay bounds how long a read waits for the pipes after the child
+	// exits (default DefaultWaitDelay): a grandchild that inherited the
+	// pipes and outlives the agent would otherwise keep twasm waiting.
+	// What the pipes hold is read whatever time the callbacks take.
 	WaitDelay time.Duration
 }
 
@@ -49,9 +51,9 @@ type Result struct {
 	ExitCode int
 	// Signaled is the last signal that was forwarded to the child, if any.
 	Signaled os.Signal
-	// OutputLeftOpen is set when a process the agent started still held
-	// its stdout or stderr WaitDelay after the agent exited, and reading
-	// stopped there.
+	// OutputLeftOpen is set when, after the agent exited, its stdout or
+	// stderr stayed open and silent for WaitDelay (a process it started
+	// held it), and reading stopped there.
 	OutputLeftOpen bool
 }
 
@@ -91,37 +93,28 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 		return nil
 	}
-	cmd.WaitDelay = opts.WaitDelay
-	if cmd.WaitDelay <= 0 {
-		cmd.WaitDelay = DefaultWaitDelay
+	wait := opts.WaitDelay
+	if wait <= 0 {
+		wait = DefaultWaitDelay
 	}
-	// The callbacks run in os/exec's copying goroutines. After WaitDelay
-	// Wait returns without waiting for them, so they are fenced: once Run
-	// is done, a late chunk is dropped instead of reaching a caller that
-	// has moved on.
-	var cbMu sync.Mutex
-	var readErr error
-	finished := false
-	cmd.Stdout = writerFunc(func(p []byte) error {
-		cbMu.Lock()
-		defer cbMu.Unlock()
-		if finished || opts.Stdout == nil {
-			return nil
-		}
-		if err := opts.Stdout(p); err != nil {
-			readErr = err
-			return err
-		}
-		return nil
-	})
-	cmd.Stderr = writerFunc(func(p []byte) error {
-		cbMu.Lock()
-		defer cbMu.Unlock()
-		if !finished && opts.Stderr != nil {
-			opts.Stderr(p)
-		}
-		return nil
-	})
+	// The pipes are twasm's own, read by goroutines of Run's, not
+	// os/exec's copying goroutines: exec's WaitDelay counts the time the
+	// callbacks take (normalizing a chunk may take seconds on a busy
+	// machine) and would drop what the agent printed last. Here, after
+	// the child exits, each read may wait at most wait for the pipe to
+	// give something (idleRead): only a pipe that stays open and silent
+	// (a process the agent started holds it) stops the reading.
+	outR, outW, err := os.Pipe()
+	if err != nil {
+		return Result{}, fmt.Errorf("%w %q: %v", ErrStart, opts.Args[0], err)
+	}
+	errR, errW, err := os.Pipe()
+	if err != nil {
+		outR.Close()
+		outW.Close()
+		return Result{}, fmt.Errorf("%w %q: %v", ErrStart, opts.Args[0], err)
+	}
+	cmd.Stdout, cmd.Stderr = outW, errW
 	sigs := opts.Signals
 	if sigs == nil {
 		sigs = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
@@ -130,7 +123,14 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	signal.Notify(sigc, sigs...)
 	defer signal.Stop(sigc)
 
-	if err := cmd.Start(); err != nil {
+	err = cmd.Start()
+	// The child holds the write ends now; twasm's copies would keep the
+	// pipes open forever.
+	outW.Close()
+	errW.Close()
+	if err != nil {
+		outR.Close()
+		errR.Close()
 		return Result{}, fmt.Errorf("%w %q: %v", ErrStart, opts.Args[0], err)
 	}
 
@@ -159,28 +159,99 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		}
 	}()
 
+	var exited atomic.Bool
+	var cbMu sync.Mutex // the callbacks run one at a time, as they always did
+	var readErr error
+	var leftOpen atomic.Bool
+	var readers sync.WaitGroup
+	readers.Add(2)
+	go func() {
+		defer readers.Done()
+		readErr = readPipe(outR, &exited, wait, &leftOpen, func(p []byte) error {
+			cbMu.Lock()
+			defer cbMu.Unlock()
+			if opts.Stdout == nil {
+				return nil
+			}
+			return opts.Stdout(p)
+		})
+	}()
+	go func() {
+		defer readers.Done()
+		_ = readPipe(errR, &exited, wait, &leftOpen, func(p []byte) error {
+			cbMu.Lock()
+			defer cbMu.Unlock()
+			if opts.Stderr != nil {
+				opts.Stderr(p)
+			}
+			return nil
+		})
+	}()
+
 	waitErr := cmd.Wait()
+	exited.Store(true)
+	// A read already waiting gets its bound now; later reads set their
+	// own (readPipe).
+	deadline := time.Now().Add(wait)
+	_ = outR.SetReadDeadline(deadline)
+	_ = errR.SetReadDeadline(deadline)
+	readers.Wait()
 	close(done)
 	fwd.Wait()
-	cbMu.Lock()
-	finished = true
-	cbMu.Unlock()
 
 	mu.Lock()
 	defer mu.Unlock()
 	res.ExitCode = exitCode(cmd.ProcessState)
+	res.OutputLeftOpen = leftOpen.Load()
 	if readErr != nil {
 		return res, readErr
 	}
 	var exitErr *exec.ExitError
 	switch {
-	case errors.Is(waitErr, exec.ErrWaitDelay):
-		res.OutputLeftOpen = true
 	case waitErr == nil, errors.As(waitErr, &exitErr):
 	default:
 		return res, fmt.Errorf("agentproc: wait: %w", waitErr)
 	}
 	return res, nil
+}
+
+// readPipe reads r to its end, handing each chunk to fn, and closes r.
+// Once exited is set (the child is gone), each read waits at most wait
+// for the pipe to give something: the time fn takes is not counted. A
+// read that times out means a process the agent started holds the pipe:
+// leftOpen is set and reading stops. An error from fn stops reading; it
+// is returned (the writer then gets EPIPE).
+func readPipe(r *os.File, exited *atomic.Bool, wait time.Duration, leftOpen *atomic.Bool, fn func([]byte) error) error {
+	defer r.Close()
+	buf := make([]byte, 32<<10)
+	for {
+		var began time.Time
+		if exited.Load() {
+			began = time.Now()
+			_ = r.SetReadDeadline(began.Add(wait))
+		}
+		n, err := r.Read(buf)
+		if n > 0 {
+			if ferr := fn(buf[:n]); ferr != nil {
+				return ferr
+			}
+		}
+		switch {
+		case err == nil:
+		case errors.Is(err, os.ErrDeadlineExceeded):
+			if !began.IsZero() && time.Since(began) < wait {
+				// The deadline passed before the read could wait (set
+				// by Run at the exit, or this goroutine was not run for
+				// that long on a busy machine): the pipe was not given
+				// its time.
+				continue
+			}
+			leftOpen.Store(true)
+			return nil
+		default: // io.EOF: every writer closed it
+			return nil
+		}
+	}
 }
 
 func exitCode(ps *os.ProcessState) int {

@@ -60,6 +60,12 @@ func helper(mode string) {
 			}
 		}
 		os.Exit(4)
+	case "burst":
+		os.Stdout.WriteString(strconv.Itoa(os.Getpid()) + "\n")
+		time.Sleep(20 * time.Millisecond) // the pid line is read alone
+		for i := 0; i < 256; i++ {
+			os.Stdout.WriteString(strings.Repeat("y", 127) + "\n")
+		}
 	case "flood":
 		for i := 0; i < 100000; i++ {
 			os.Stdout.WriteString(strings.Repeat("x", 100) + "\n")
@@ -182,4 +188,39 @@ func TestRunGrandchildHoldsPipes(t *testing.T) {
 	assert.True(t, res.OutputLeftOpen)
 	assert.Equal(t, 0, res.ExitCode)
 	assert.Positive(t, pid, "the agent's output before it exited is read")
+}
+
+// TestRunSlowReaderGetsEverything: the agent prints its pid, then 32
+// KiB (the pipe holds it all), and exits; the callback, given the first
+// chunk, waits until the agent is gone and then takes longer than
+// WaitDelay (as normalizing does on a busy machine). Every byte is still
+// read, and the output is not taken for held open: WaitDelay bounds
+// waiting for the pipe, not handling what it gave. (os/exec's WaitDelay,
+// which counts the callbacks' time, closed the pipe and record dropped
+// the agent's last lines under load.)
+func TestRunSlowReaderGetsEverything(t *testing.T) {
+	var c collector
+	o := c.opts(self(t, "burst"))
+	inner := o.Stdout
+	first := true
+	o.Stdout = func(p []byte) error {
+		if first {
+			first = false
+			pid, err := strconv.Atoi(strings.TrimSpace(string(p[:bytes.IndexByte(p, '\n')])))
+			require.NoError(t, err)
+			// Until Run has reaped it: the agent has exited, what it
+			// printed is in the pipe.
+			for syscall.Kill(pid, 0) == nil {
+				time.Sleep(time.Millisecond)
+			}
+			time.Sleep(50 * time.Millisecond) // 5x WaitDelay
+		}
+		return inner(p)
+	}
+	o.WaitDelay = 10 * time.Millisecond
+	res, err := Run(context.Background(), o)
+	require.NoError(t, err)
+	assert.False(t, res.OutputLeftOpen)
+	n := bytes.IndexByte(c.out.Bytes(), '\n') + 1
+	assert.Equal(t, 256*128, c.out.Len()-n, "every byte the agent printed")
 }

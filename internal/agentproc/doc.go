@@ -8,10 +8,14 @@
 // the terminal signals twasm's group only, so the agent gets it once, from
 // twasm, and can finish its own way while twasm keeps reading and can
 // still write the end of the transcript. Cancelling the context kills the
-// group. After the child exits, output is read for at most WaitDelay more
-// (default 2 s): a process it started that still holds the pipes does not
-// keep twasm waiting (Result.OutputLeftOpen says it happened). Chunks are
-// handed over until Run returns, never after.
+// group. After the child exits, the pipes are read to their end, but a
+// read waits at most WaitDelay (default 2 s) for them: a process it
+// started that holds a pipe open and silent does not keep twasm waiting
+// (Result.OutputLeftOpen says it happened), while what the pipes hold is
+// read however long the callbacks take to handle it (on a busy machine
+// normalizing a chunk may take seconds: the agent's last lines are never
+// dropped for that). The pipes are twasm's own, read by Run's goroutines;
+// the callbacks run one at a time, and never after Run returns.
 //
 // Stdin is connected to twasm's stdin only when asked: agent CLIs such as
 // codex wait for stdin when it is not redirected. A child in its own
