@@ -61,16 +61,6 @@ type Result struct {
 // executable).
 var ErrStart = errors.New("cannot start the agent command")
 
-// writerFunc adapts a chunk callback to the io.Writer os/exec copies to.
-type writerFunc func(p []byte) error
-
-func (w writerFunc) Write(p []byte) (int, error) {
-	if err := w(p); err != nil {
-		return 0, err
-	}
-	return len(p), nil
-}
-
 // Run starts the command in a process group of its own and waits for it.
 // The signals in opts.Signals that twasm receives are forwarded to that
 // group, once each: a Ctrl-C at the terminal reaches twasm's group only, so
