@@ -105,6 +105,9 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 		return Result{}, fmt.Errorf("%w %q: %v", ErrStart, opts.Args[0], err)
 	}
 	cmd.Stdout, cmd.Stderr = outW, errW
+	// Only a Stdin that is not a file gets a copying goroutine of
+	// os/exec's now: it is not waited for past wait after the exit.
+	cmd.WaitDelay = wait
 	sigs := opts.Signals
 	if sigs == nil {
 		sigs = []os.Signal{os.Interrupt, syscall.SIGTERM, syscall.SIGHUP}
@@ -198,7 +201,7 @@ func Run(ctx context.Context, opts Options) (Result, error) {
 	}
 	var exitErr *exec.ExitError
 	switch {
-	case waitErr == nil, errors.As(waitErr, &exitErr):
+	case waitErr == nil, errors.As(waitErr, &exitErr), errors.Is(waitErr, exec.ErrWaitDelay):
 	default:
 		return res, fmt.Errorf("agentproc: wait: %w", waitErr)
 	}
