@@ -19,6 +19,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/journal"
+	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
 )
@@ -532,7 +533,9 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 			return nil
 		}
 	}
-	f, err := os.Open(path)
+	// A named pipe put where a transcript goes must not block the
+	// update (and every search, usage or stats behind it): refused, named.
+	f, err := regfile.Open(path)
 	if err != nil {
 		if errors.Is(err, os.ErrNotExist) {
 			return nil // removed meanwhile

@@ -224,6 +224,7 @@ func TestFIFOInStorage(t *testing.T) {
 		{"tree", id},
 		{"validate", id},
 		{"stats", "--all"},
+		{"search", "anything"},
 	} {
 		r := start(t, nil, nil, append([]string{"--storage", storage}, args...)...).wait(t, hangBound)
 		if args[len(args)-1] == "latest" {
