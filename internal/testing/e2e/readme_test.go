@@ -18,6 +18,7 @@ var readmeSkips = map[string]string{
 	"twasm serve":                      "runs until Ctrl-C: internal/cli/servecmd TestRunServe, internal/web TestServeInBrowser",
 	"twasm serve --redact":             "runs until Ctrl-C: internal/web TestRedact",
 	"twasm serve --addr 0.0.0.0:8421":  "runs until Ctrl-C: internal/cli/servecmd TestRunServe (any address), internal/web TestWhoMayAsk",
+	"twasm serve --timezone UTC":       "runs until Ctrl-C: internal/cli/servecmd TestUsagePageDaysAsCLI (--timezone UTC on the page and in twasm usage)",
 }
 
 // TestReadmeExamples runs the README's examples as written.
