@@ -221,7 +221,7 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 	}
 	if len(failed) > 0 {
-		return &cmdutil.InputError{Err: fmt.Errorf("%d not imported: %s", len(failed), strings.Join(failed, ", "))}
+		return &cmdutil.InputError{Err: fmt.Errorf("%d of %d files not imported: %s", len(failed), len(opts.Files), strings.Join(failed, ", "))}
 	}
 	if len(notUnderstood) > 0 {
 		return fmt.Errorf("%w: %s", cmdutil.ErrNotUnderstood, strings.Join(notUnderstood, ", "))

@@ -36,7 +36,8 @@ func TestSyncCursor(t *testing.T) {
 	unchanged := storeUnchanged(t, dir)
 	var r result
 	unchanged("doctor", func() { r = h.ok("doctor", "--json") })
-	doctorLists(t, r, "Cursor agent transcripts", "", dir, 2)
+	// One session; its sub-agent file is counted apart (doctor, #27).
+	doctorLists(t, r, "Cursor agent transcripts", "", dir, 1)
 
 	unchanged("sync", func() { r = h.ok("sync") })
 	got := outcomes(r.out)
