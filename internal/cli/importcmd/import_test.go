@@ -62,18 +62,7 @@ func TestRunImport(t *testing.T) {
 	if err := os.WriteFile(file, src, 0o600); err != nil {
 		t.Fatal(err)
 	}
-	imp := func(argv ...string) []Imported {
-		e.Out.Reset()
-		e.ErrOut.Reset()
-		cmd := NewCmdImport(e.F, nil)
-		cmd.SetArgs(argv)
-		cmd.SetOut(e.ErrOut)
-		cmd.SetErr(e.ErrOut)
-		if err := cmd.ExecuteContext(context.Background()); err != nil {
-			t.Fatalf("import %v: %v\n%s", argv, err, e.ErrOut)
-		}
-		return cmdtest.JSONLines[Imported](t, e.Out.Bytes())
-	}
+	imp := func(argv ...string) []Imported { return runImport(t, e, argv...) }
 	got := imp("--provider", "auto", "--json", file)
 	if len(got) != 1 || got[0].Provider != "claude" || got[0].Action != "new" || got[0].RunID == "" || got[0].File != file {
 		t.Fatalf("first import: %+v", got)
@@ -109,18 +98,7 @@ func TestRunImportSessions(t *testing.T) {
 		t.Fatal(err)
 	}
 	e := cmdtest.New(t)
-	imp := func(e *cmdtest.Env, argv ...string) []Imported {
-		e.Out.Reset()
-		e.ErrOut.Reset()
-		cmd := NewCmdImport(e.F, nil)
-		cmd.SetArgs(argv)
-		cmd.SetOut(e.ErrOut)
-		cmd.SetErr(e.ErrOut)
-		if err := cmd.ExecuteContext(context.Background()); err != nil {
-			t.Fatalf("import %v: %v\n%s", argv, err, e.ErrOut)
-		}
-		return cmdtest.JSONLines[Imported](t, e.Out.Bytes())
-	}
+	imp := func(e *cmdtest.Env, argv ...string) []Imported { return runImport(t, e, argv...) }
 	check := func(what string, got []Imported, actions ...string) {
 		t.Helper()
 		if len(got) != len(actions) {
@@ -164,4 +142,20 @@ func TestRunImportSessions(t *testing.T) {
 	if after, _ := os.ReadFile(file); string(after) != string(more) {
 		t.Fatal("import changed the file it read")
 	}
+}
+
+// runImport runs the import command with argv in e and returns what
+// --json printed, one Imported per line.
+func runImport(t *testing.T, e *cmdtest.Env, argv ...string) []Imported {
+	t.Helper()
+	e.Out.Reset()
+	e.ErrOut.Reset()
+	cmd := NewCmdImport(e.F, nil)
+	cmd.SetArgs(argv)
+	cmd.SetOut(e.ErrOut)
+	cmd.SetErr(e.ErrOut)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("import %v: %v\n%s", argv, err, e.ErrOut)
+	}
+	return cmdtest.JSONLines[Imported](t, e.Out.Bytes())
 }
