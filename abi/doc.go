@@ -263,8 +263,13 @@
 //     error (an error field, below) after the last answer (an assistant
 //     message or a tool result) is "error"; a stream that ends on an
 //     unanswered prompt (a user prompt with no assistant message or tool
-//     call after it) or on a dangling tool call is "incomplete"; a
-//     non-zero exit code is "error"; anything else is "ok";
+//     call after it) or on a dangling tool call (one no assistant message
+//     came after, other than the one holding it) is "incomplete"; a
+//     non-zero exit code is "error"; anything else is "ok". "After" is
+//     the order the plugin wrote its records in, so a document holding a
+//     whole conversation on one raw line is judged as a log of lines is.
+//     A call left without a result when the agent went on stays in the
+//     step's dangling list without making the step incomplete;
 //  3. else, an error field: any OpError, or an OpStatus "error" at
 //     level 2, makes the step "error" (the last such text is its
 //     error);

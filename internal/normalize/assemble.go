@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"slices"
 	"sort"
 	"strconv"
 	"time"
@@ -68,6 +69,13 @@ type assembler struct {
 	// Raw lines of the last answer (assistant message, tool call or
 	// result) and of the last user prompt, in the step's own scope.
 	answerLine, promptLine int
+	// The same in the order the records were written (pos counts the
+	// events and messages flushed, every scope): a document holds a
+	// whole conversation on one raw line, where only this order tells a
+	// prompt after the last answer. lastMsgPos is the last assistant
+	// message's, lastMsgCalls the calls it holds (tool_use blocks).
+	pos, answerPos, promptPos, lastMsgPos int
+	lastMsgCalls                          []string
 
 	acct        accounting
 	silentN     int   // lines nothing accounted for, set at finish
@@ -171,6 +179,7 @@ type toolKey struct{ scope, id string }
 type toolState struct {
 	name, kind, command string
 	resulted            bool
+	pos                 int // the call's place in the written order (assembler.pos)
 }
 
 type itemKind int
@@ -207,6 +216,9 @@ type message struct {
 	lastLine, behind int
 	// closeLine is the raw line that closed it.
 	closeLine int
+	// atEnd: opened by the plugin's end call, after every raw line (for
+	// the status, as endLine; its raw lines stay the last one read).
+	atEnd bool
 }
 
 // A message holds back every event reported after it until it is closed,
@@ -728,7 +740,7 @@ func (a *assembler) open(f *fields) {
 	m := a.newMessage()
 	*m = message{
 		key: key, role: role, id: f.str(wire.TID), model: f.str(wire.TModel), scope: f.str(wire.TScope),
-		ts: ts, tsSet: tsSet, rawLine: a.line, lastLine: a.line, blocks: m.blocks,
+		ts: ts, tsSet: tsSet, rawLine: a.line, lastLine: a.line, blocks: m.blocks, atEnd: a.atEnd,
 	}
 	a.ensureScope(m.scope)
 	a.msgs[key] = m
@@ -1086,14 +1098,25 @@ func (a *assembler) flush(ctx context.Context) error {
 		switch it.kind {
 		case itemMessage:
 			if ev := a.messageEvent(it.msg); ev != nil {
+				a.pos++
 				if it.scope == "" {
-					a.seen(ev, it.msg.lastLine)
+					last := it.msg.lastLine
+					if it.msg.atEnd {
+						last = endLine
+					}
+					a.seen(ev, last)
 				}
 				a.batchScope = it.scope
 				a.batch = append(a.batch, ev)
 			}
 			a.recycle(it.msg)
 		case itemEvent:
+			a.pos++
+			if p, ok := it.ev.Payload.(*transcript.ToolPayload); ok && it.ev.Type == transcript.ToolCall {
+				if st := a.tools[toolKey{it.scope, p.CallID}]; st != nil {
+					st.pos = a.pos
+				}
+			}
 			if it.scope == "" {
 				a.seen(it.ev, 0)
 			}
@@ -1176,11 +1199,19 @@ func (a *assembler) seen(ev *transcript.Event, last int) {
 		}
 		if ev.Type == transcript.MessageAssistant {
 			a.answerLine = max(a.answerLine, line)
+			a.answerPos, a.lastMsgPos = a.pos, a.pos
+			a.lastMsgCalls = a.lastMsgCalls[:0]
+			for _, b := range p.Blocks {
+				if b.ToolID != "" {
+					a.lastMsgCalls = append(a.lastMsgCalls, b.ToolID)
+				}
+			}
 			return
 		}
 		for _, b := range p.Blocks {
 			if b.Origin == transcript.OriginPrompt {
 				a.promptLine = max(a.promptLine, line)
+				a.promptPos = a.pos
 				return
 			}
 		}
@@ -1190,7 +1221,26 @@ func (a *assembler) seen(ev *transcript.Event, last int) {
 			line = endLine
 		}
 		a.answerLine = max(a.answerLine, line)
+		a.answerPos = a.pos
 	}
+}
+
+// endsOnCall says whether the log ends on a call that got no result
+// (spec 6.7): a dangling call that no assistant message came after,
+// other than the one that holds it. A call left without a result
+// earlier, when the agent went on (an interrupted task resumed), is in
+// the dangling list but does not end the log.
+func (a *assembler) endsOnCall() bool {
+	for _, k := range a.calls {
+		st := a.tools[k]
+		if st.resulted {
+			continue
+		}
+		if st.pos > a.lastMsgPos || k.scope == "" && slices.Contains(a.lastMsgCalls, k.id) {
+			return true
+		}
+	}
+	return false
 }
 
 func (a *assembler) messageEvent(m *message) *transcript.Event {
@@ -1316,9 +1366,9 @@ func (a *assembler) derivedStatus() (status, errText string) {
 		// carries the error): the error is the last word.
 		case a.errSeen && a.errLine >= a.answerLine:
 			return transcript.StatusError, a.errText
-		case a.promptLine > a.answerLine:
+		case a.promptPos > a.answerPos:
 			return transcript.StatusIncomplete, "the log ends on a prompt that got no answer"
-		case len(a.res.Dangling) > 0:
+		case a.endsOnCall():
 			return transcript.StatusIncomplete, "the log ends on a tool call without a result"
 		case exitErr != "":
 			return transcript.StatusError, exitErr

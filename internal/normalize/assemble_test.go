@@ -268,6 +268,15 @@ func TestSessionStatus(t *testing.T) {
 		{"error after the last answer", []string{do(meta, prompt("u1")), do(answer("a1")), do(prompt("u2")), do(`{"op":"error","msg":"429 rate limit"}`)}, "error", "429 rate limit"},
 		{"error then recovered", []string{do(meta, prompt("u1")), do(`{"op":"error","msg":"529 Overloaded"}`), do(answer("a1"))}, "ok", ""},
 		{"error at the end", []string{do(meta, prompt("u1")), do(answer("a1")), `{"end":[{"op":"error","msg":"late"}]}`}, "error", "late"},
+		{"dangling call, then the agent went on", []string{do(meta, prompt("u1")), do(`{"op":"call","id":"c1","name":"Bash"}`), do(answer("a1"))}, "ok", ""},
+		{"dangling call in the last message", []string{do(meta, prompt("u1")), do(`{"op":"open","key":"a1","role":"assistant"},{"op":"block","key":"a1","type":"tool_use","tool_name":"Bash","tool_id":"c1"},{"op":"close","key":"a1"}`, `{"op":"call","id":"c1","name":"Bash"}`)}, "incomplete", "the log ends on a tool call without a result"},
+		{"dangling call written before its message", []string{do(meta, prompt("u1")), do(`{"op":"call","id":"c1","name":"Bash"}`, `{"op":"open","key":"a1","role":"assistant"},{"op":"block","key":"a1","type":"tool_use","tool_name":"Bash","tool_id":"c1"},{"op":"close","key":"a1"}`)}, "incomplete", "the log ends on a tool call without a result"},
+		{"dangling call of a sub-agent at the end", []string{do(meta, prompt("u1")), do(answer("a1")), do(`{"op":"call","id":"c9","name":"Bash","scope":"s1"}`)}, "incomplete", "the log ends on a tool call without a result"},
+		// A document holds the whole conversation on one raw line: the
+		// order the records were written tells what came last.
+		{"one line: prompt after the answer", []string{do(meta, prompt("u1"), answer("a1"), prompt("u2"))}, "incomplete", "the log ends on a prompt that got no answer"},
+		{"one line: answered", []string{do(meta, prompt("u1"), answer("a1"), prompt("u2"), answer("a2"))}, "ok", ""},
+		{"answer written at the end, after an error on the last line", []string{do(meta, prompt("u1"), `{"op":"error","msg":"ECONNRESET"}`), `{"end":[` + answer("a1") + `]}`}, "ok", ""},
 		{"tool result answers", []string{do(meta, prompt("u1")), do(`{"op":"call","id":"c1","name":"Bash"}`), do(`{"op":"result","id":"c1","output":"x"}`)}, "ok", ""},
 		{"terminal report wins", []string{do(meta, prompt("u1")), do(`{"op":"status","status":"ok","level":3}`)}, "ok", ""},
 	}

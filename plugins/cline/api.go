@@ -1,6 +1,7 @@
 package cline
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -177,6 +178,7 @@ func (n *normalizer) user(m abi.Value, idx int, key sdk.Str, out *sdk.Out) {
 		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: s, Origin: originOf(raw, idx)})
 	}
 	content := m.Get("content")
+	n.resumed(content, ts, out)
 	if content.Kind() == abi.KindString {
 		s := content.String()
 		name, body, ok := parseTextResult(s)
@@ -195,6 +197,17 @@ func (n *normalizer) user(m abi.Value, idx int, key sdk.Str, out *sdk.Out) {
 			t := p.Get("text")
 			s := t.String()
 			name, body, ok := parseTextResult(s)
+			if ok && i+1 < nblocks {
+				// attempt_completion with a command: Cline writes the
+				// command's outcome in the next block ("[attempt_completion]
+				// Result: Done", then "Command failed with exit code 1.
+				// Output: ..."): it is that result's output.
+				next := content.Index(i + 1)
+				if ns := next.Get("text").String(); next.Get("type").Is("text") && commandStatus(ns) {
+					body = strings.TrimRight(body, "\n") + "\n" + ns
+					i++
+				}
+			}
 			if ok && strings.TrimSpace(body) == "" && i+1 < nblocks {
 				// Older Cline wrote the header and the output as two
 				// blocks: "[list_files for '.'] Result:", then the
@@ -241,6 +254,9 @@ func originOf(s string, idx int) string {
 	case strings.HasPrefix(t, "<environment_details>"),
 		strings.HasPrefix(t, "# task_progress"),
 		strings.HasPrefix(t, "[TASK RESUMPTION]"),
+		strings.HasPrefix(t, "# TODO LIST UPDATE REQUIRED"),
+		strings.HasPrefix(t, "(The user did not provide a new message"),
+		strings.HasPrefix(t, "The user has provided feedback on the results. Consider their input") && !strings.Contains(t, "<feedback>"),
 		strings.HasPrefix(t, "[ERROR]"),
 		strings.HasPrefix(t, "[NOTE]"),
 		strings.HasPrefix(t, "Tool [") && strings.Contains(t, "not executed"),
@@ -272,6 +288,16 @@ func (n *normalizer) textResult(name, body string, ts sdk.Str, out *sdk.Out) boo
 		if name == "attempt_completion" && n.completed != "" {
 			n.completed = ""
 			return false
+		}
+		if len(n.pending) == 1 {
+			// The header names the tool otherwise than its call does
+			// (use_subagents' result is "[subagents] Result:"), and one
+			// call waits: the results follow their calls, so it is that
+			// call's.
+			id, name = n.pending[0].id, n.pending[0].name
+			n.pending = n.pending[:0]
+			n.result(id, name, body, false, ts, out)
+			return true
 		}
 		// No call of that name waits (a result of a call the
 		// conversation no longer holds): the host synthesizes one.
@@ -364,8 +390,23 @@ func (n *normalizer) result(id, name, body string, isErr bool, ts sdk.Str, out *
 		r.Error = sdk.S(strings.TrimSpace(msg))
 	case strings.HasPrefix(t, "The user denied this operation"):
 		r.Status = sdk.S("denied")
+	case strings.HasPrefix(t, interruptedText):
+		// Cline's (and Roo's) stand-in result for a call the task was
+		// interrupted in, written when the task is resumed.
+		r.Status, r.Error = sdk.S("cancelled"), sdk.S(interruptedText)
 	case isErr:
 		r.Error = sdk.S(clip(t))
+	case (name == "execute_command" || name == "attempt_completion") && hasClineExitCode(t, name == "attempt_completion"):
+		// Cline states the command's outcome on the output's first line
+		// ("Command executed successfully (exit code 0)." or "Command
+		// failed with exit code 1."), or, for attempt_completion's
+		// command, on the line after its "Done".
+		code, _ := clineExitCode(t, name == "attempt_completion")
+		r.ExitCode = sdk.N(code)
+		if code != 0 {
+			r.IsError = true
+			r.Error = sdk.S("exit code " + strconv.FormatInt(code, 10))
+		}
 	case name == "execute_command":
 		// Roo Code states the exit code above the output ("Command
 		// executed in terminal ... Exit code: 1\nOutput:\n..."); a
@@ -436,4 +477,104 @@ func kindOf(name string) string {
 		return "fetch"
 	}
 	return "other"
+}
+
+// interruptedText is Cline's result for a call the task was interrupted
+// in (its resume handlers write it for every call of the last message).
+const interruptedText = "Task was interrupted before this tool call could be completed."
+
+// resumed settles, before the user message that resumes the task
+// ("[TASK RESUMPTION] This task was interrupted ..."), the calls still
+// waiting that the message gives no result: they never returned. Older
+// Cline versions and Roo write interruptedText as their results (read
+// by result); newer Cline writes none. Each is cancelled, with Cline's
+// own words as the error, and no output, ahead of the message, so that
+// the resumption's prompt is what the task ends on when nothing answered
+// it.
+func (n *normalizer) resumed(content abi.Value, ts sdk.Str, out *sdk.Out) {
+	if len(n.pending) == 0 || content.Kind() != abi.KindArray {
+		return
+	}
+	resumes := false
+	var ids, names []string
+	for it := content.Iter(); it.Next(); {
+		p := it.Value()
+		switch sdk.Name(p.Get("type")) {
+		case "tool_result":
+			ids = append(ids, p.Get("tool_use_id").String())
+		case "text":
+			s := p.Get("text").String()
+			if strings.HasPrefix(strings.TrimSpace(s), "[TASK RESUMPTION]") {
+				resumes = true
+			} else if name, _, ok := parseTextResult(s); ok {
+				names = append(names, name)
+			}
+		}
+	}
+	if !resumes {
+		return
+	}
+	kept := n.pending[:0]
+	for _, p := range n.pending {
+		if slices.Contains(ids, p.id) || slices.Contains(names, p.name) {
+			kept = append(kept, p)
+			continue
+		}
+		out.ToolResult(sdk.ToolResult{CallID: sdk.S(p.id), Name: sdk.S(p.name), Status: sdk.S("cancelled"), Error: sdk.S(interruptedText), Time: ts})
+	}
+	n.pending = kept
+}
+
+// Cline's first line of a command's output.
+const (
+	cmdOK     = "Command executed successfully (exit code "
+	cmdFailed = "Command failed with exit code "
+)
+
+// commandStatus says whether s starts with Cline's line on a command's
+// outcome.
+func commandStatus(s string) bool {
+	t := strings.TrimSpace(s)
+	return strings.HasPrefix(t, cmdOK) || strings.HasPrefix(t, cmdFailed)
+}
+
+// clineExitCode is the exit code Cline states on the first or second
+// line of a result ("Command executed successfully (exit code 0).",
+// "Command failed with exit code 1."), and whether there is one. The
+// second line is read only when second is set (attempt_completion's
+// "Done" comes first).
+func clineExitCode(body string, second bool) (int64, bool) {
+	for i, line := range strings.SplitN(body, "\n", 3) {
+		if i == 2 || i == 1 && !second {
+			break
+		}
+		line = strings.TrimSpace(line)
+		var rest string
+		switch {
+		case strings.HasPrefix(line, cmdOK):
+			rest = line[len(cmdOK):]
+		case strings.HasPrefix(line, cmdFailed):
+			rest = line[len(cmdFailed):]
+		default:
+			continue
+		}
+		j := 0
+		if strings.HasPrefix(rest, "-") {
+			j++ // a signed code (Windows writes some as negative)
+		}
+		for j < len(rest) && j < 11 && rest[j] >= '0' && rest[j] <= '9' {
+			j++
+		}
+		code, err := strconv.ParseInt(rest[:j], 10, 64)
+		if err != nil {
+			return 0, false
+		}
+		return code, true
+	}
+	return 0, false
+}
+
+func hasClineExitCode(body string, second bool) bool {
+	_, ok := clineExitCode(body, second)
+	return ok
 }

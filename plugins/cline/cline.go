@@ -134,6 +134,9 @@ type normalizer struct {
 	deferred []uiError
 	// parent is the task this one is a sub-task of (Roo Code).
 	parent string
+	// uiAnswer is the UI's last answer with no error after it
+	// (lastAnswer), at uiAnswerTime.
+	uiAnswer, uiAnswerTime string
 }
 
 type uiError struct{ msg, code string }
@@ -300,6 +303,15 @@ func diff(doc abi.Value, old []uint64, file string, warnChanged bool, out *sdk.O
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
+	if len(n.api) == 0 && n.uiAnswer != "" {
+		// A task read from its UI messages alone (its conversation file
+		// is missing): the screen's copy is not mapped, but the answer it
+		// ended on is the model's, written here so that the session rule
+		// sees the errors the task recovered from before it.
+		out.Open(sdk.S("ui-answer"), sdk.Message{Time: sdk.S(n.uiAnswerTime)})
+		out.Block(sdk.S("ui-answer"), -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(n.uiAnswer)})
+		out.Close(sdk.S("ui-answer"), sdk.MessageEnd{})
+	}
 	n.settle(out)
 	if !n.sawTask {
 		return nil

@@ -45,7 +45,20 @@
 //     the tool's, up to a space or the bracket; the rest may run over
 //     several lines up to "] Result:" (Roo Code's "[new_task in Code
 //     mode: '<message>']", "[switch_mode to 'x' because: y]", a
-//     multi-line command). "[new_task completed] Result: ..." is the
+//     multi-line command). A header that names no waiting call while one
+//     call waits is that call's result (use_subagents' result is
+//     "[subagents] Result:"). Cline states a command's outcome on the
+//     output's first line, "Command executed successfully (exit code
+//     0)." or "Command failed with exit code 1.": the exit code, and an
+//     error when it is not 0 (execute_command; attempt_completion's
+//     command writes it in the block after "[attempt_completion] Result:
+//     Done", which joins that result). "Task was interrupted before this
+//     tool call could be completed." (the result Cline and Roo write for
+//     the calls of the last message when a task is resumed) is
+//     cancelled; newer Cline writes no result and only "[TASK
+//     RESUMPTION] This task was interrupted ...": the calls still
+//     waiting then are cancelled with those words as the error, and no
+//     output. "[new_task completed] Result: ..." is the
 //     sub-task's report that Roo hands its parent after the call's own
 //     result ("Successfully created new task..."): injected context. An
 //     execute_command output stating a non-zero "Exit code: N" above
@@ -86,7 +99,13 @@
 //     run of its parent's (at path "subagent").
 //
 // A file read alone (import of api_conversation_history.json or
-// ui_messages.json) is told by its shape. A task has no terminal event:
+// ui_messages.json) is told by its shape. A task whose conversation file
+// is missing (only ui_messages.json, as some users keep them) is read
+// for its usage, cost and errors; the screen's copy of the conversation
+// is not mapped, but the model's last text on the screen (say text or
+// completion_result) with no error after it is written at the end as an
+// assistant message, so that an error the task recovered from does not
+// decide its status. A task has no terminal event:
 // NoTerminal, and the host settles the status by the session rule (spec
 // §6.7).
 //

@@ -9,6 +9,6 @@ import "github.com/twasm/twasm/abi"
 var keys = abi.NewKeySet(
 	"$twasm", "apiProtocol", "ask", "cacheReads", "cacheWrites", "cancelReason", "command", "content", "cost",
 	"files_in_context", "id", "input", "is_error", "messages", "modelId", "modelInfo", "model_usage",
-	"name", "parentTaskId", "path", "role", "say", "signature", "streamingFailedMessage", "text", "thinking",
+	"name", "parentTaskId", "partial", "path", "role", "say", "signature", "streamingFailedMessage", "text", "thinking",
 	"tokensIn", "tokensOut", "tool_use_id", "ts", "type", "workspace",
 )

@@ -31,6 +31,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			break
 		}
 	}
+	n.uiAnswer, n.uiAnswerTime = lastAnswer(msgs)
 	records := 0
 	n.completion, n.completionTime = "", ""
 	for _, i := range todo {
@@ -153,4 +154,25 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, out *sdk.Out) int {
 		records++
 	}
 	return records
+}
+
+// lastAnswer is the model's last text on the screen (say text or
+// completion_result, whole) when no error came after it: what a task
+// read from its UI messages alone ended on.
+func lastAnswer(msgs abi.Value) (text, ts string) {
+	for i := msgs.Len() - 1; i >= 0; i-- {
+		m := msgs.Index(i)
+		say := m.Get("say")
+		switch {
+		case say.Is("error"), m.Get("ask").Is("api_req_failed"), m.Get("ask").Is("mistake_limit_reached"):
+			return "", ""
+		case say.Is("api_req_started") && strings.Contains(m.Get("text").String(), "streaming_failed"):
+			return "", ""
+		case (say.Is("text") || say.Is("completion_result")) && !m.Get("partial").Truthy():
+			if t := m.Get("text"); t.Kind() == abi.KindString && strings.TrimSpace(t.String()) != "" {
+				return strings.Clone(t.String()), msTime(m.Get("ts")).String()
+			}
+		}
+	}
+	return "", ""
 }
