@@ -1,6 +1,7 @@
 package plugintest
 
 import (
+	"bytes"
 	"encoding/json"
 	"os"
 	"path/filepath"
@@ -180,4 +181,43 @@ func isInput(f string) bool {
 	}
 	st, err := os.Stat(f)
 	return err == nil && st.Mode().IsRegular()
+}
+
+// Lines returns raw's lines (without their newline), for a side-by-side
+// test that reads a JSON Lines input.
+func Lines(raw []byte) [][]byte {
+	return bytes.Split(bytes.TrimRight(raw, "\n"), []byte("\n"))
+}
+
+// Figures makes a Usage of the figures a side-by-side test computed:
+// all input (the uncached input, cache read and cache write, each may be
+// nil when the raw input does not state it), output and reasoning; the
+// input and uncached input are set when any part of the input is.
+func Figures(uncached, read, write, out, reasoning *int64) transcript.Usage {
+	u := transcript.Usage{UncachedInputTokens: uncached, CacheReadTokens: read, CacheWriteTokens: write, OutputTokens: out, ReasoningTokens: reasoning}
+	if uncached != nil || read != nil || write != nil {
+		var all int64
+		for _, p := range []*int64{uncached, read, write} {
+			if p != nil {
+				all += *p
+			}
+		}
+		u.InputTokens = &all
+		if uncached == nil {
+			n := all - Val(read) - Val(write)
+			u.UncachedInputTokens = &n
+		}
+	}
+	return u
+}
+
+// N is a pointer to v.
+func N(v int64) *int64 { return &v }
+
+// Val is *p, 0 for nil (a figure not stated).
+func Val(p *int64) int64 {
+	if p == nil {
+		return 0
+	}
+	return *p
 }
