@@ -78,7 +78,7 @@ func rawSessionUsage(t *testing.T, raw []byte) (in, write, write1h, read, out in
 // (isSidechain) or inside agent_progress records (data.message, Claude
 // Code 2.1.x); each message counts once, by the last figure stated for
 // its id in its sub-agent. [in, write, read, out].
-func rawSubAgentUsage(t *testing.T, raw []byte) (sum [4]int64, any bool) {
+func rawSubAgentUsage(t testing.TB, raw []byte) (sum [4]int64, any bool) {
 	t.Helper()
 	type usage struct {
 		Input         int64 `json:"input_tokens"`
@@ -177,7 +177,7 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 			}
 			return r
 		},
-		Check: func(t *testing.T, raw []byte, o *plugintest.Outcome) {
+		Check: func(t testing.TB, raw []byte, o *plugintest.Outcome) {
 			var sub transcript.Usage
 			for _, it := range o.Sink.Items {
 				if it.Scope != "" && it.Event != nil && it.Event.Type == transcript.MessageAssistant {

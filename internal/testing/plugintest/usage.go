@@ -52,7 +52,7 @@ type UsageSide struct {
 	// plugin.
 	Raw func(t *testing.T, path string, raw []byte) RawUsage
 	// Check, when set, checks more of each run (sub-agents' usage).
-	Check func(t *testing.T, raw []byte, o *Outcome)
+	Check func(tb testing.TB, raw []byte, o *Outcome)
 }
 
 // Test runs the check over every input, one subtest each (named by the
@@ -78,36 +78,43 @@ func (s UsageSide) Test(t *testing.T) {
 			if r.Skip != "" {
 				t.Skip(r.Skip)
 			}
-			o := Run(t, s.Plugin, raw, normalize.Options{Provider: s.Provider, Now: func() time.Time { return time.Unix(0, 0) }})
-			if s.Check != nil {
-				s.Check(t, raw, o)
-			}
-			u := o.Result.Usage
-			if err := u.Check(); err != nil {
-				t.Errorf("the step's usage disagrees with itself: %v", err)
-			}
-			if !r.Stated {
-				if !u.IsZero() {
-					t.Fatalf("the raw input states no usage (unknown), twasm reports %s", usageJSON(u))
-				}
-				return
-			}
-			got, want := counters(u), counters(&r.Want)
-			var odd []string
-			for _, c := range s.Counters {
-				g, gok := got[c]
-				w, wok := want[c]
-				if s.AbsentIsZero {
-					gok, wok = true, true
-				}
-				if gok != wok || g != w {
-					odd = append(odd, c)
-				}
-			}
-			if len(odd) > 0 {
-				t.Errorf("usage differs in %s:\n twasm %s\n raw   %s", strings.Join(odd, ", "), usageJSON(u), usageJSON(&r.Want))
-			}
+			s.check(t, raw, r)
 		})
+	}
+}
+
+// check runs raw through the plugin and compares its step's usage with
+// r (Test's work for one input, apart from reading it).
+func (s UsageSide) check(tb testing.TB, raw []byte, r RawUsage) {
+	tb.Helper()
+	o := Run(tb, s.Plugin, raw, normalize.Options{Provider: s.Provider, Now: func() time.Time { return time.Unix(0, 0) }})
+	if s.Check != nil {
+		s.Check(tb, raw, o)
+	}
+	u := o.Result.Usage
+	if err := u.Check(); err != nil {
+		tb.Errorf("the step's usage disagrees with itself: %v", err)
+	}
+	if !r.Stated {
+		if !u.IsZero() {
+			tb.Errorf("the raw input states no usage (unknown), twasm reports %s", usageJSON(u))
+		}
+		return
+	}
+	got, want := counters(u), counters(&r.Want)
+	var odd []string
+	for _, c := range s.Counters {
+		g, gok := got[c]
+		w, wok := want[c]
+		if s.AbsentIsZero {
+			gok, wok = true, true
+		}
+		if gok != wok || g != w {
+			odd = append(odd, c)
+		}
+	}
+	if len(odd) > 0 {
+		tb.Errorf("usage differs in %s:\n twasm %s\n raw   %s", strings.Join(odd, ", "), usageJSON(u), usageJSON(&r.Want))
 	}
 }
 
