@@ -18,7 +18,8 @@ import (
 // "> Tokens: N sent, N cache write, N cache hit, N received." line is one
 // reply's usage as Aider printed it (sent every input token, the cache
 // hit and write its cached parts), and the history's figures are their
-// sum. A history without such a line states no usage.
+// sum (not counting a SEARCH/REPLACE block's lines, a file's content). A
+// history without such a line states no usage.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: aider.Plugin, Provider: "aider",
@@ -32,7 +33,17 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 func rawAiderUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	var r plugintest.RawUsage
 	var sent, hit, write, received int64
+	inBlock := false // a SEARCH/REPLACE block's lines are a file's, not Aider's
 	for _, l := range plugintest.Lines(raw) {
+		switch t := string(bytes.TrimSpace(l)); {
+		case strings.HasPrefix(t, "<<<<<<< SEARCH"):
+			inBlock = true
+		case strings.HasPrefix(t, ">>>>>>> REPLACE"):
+			inBlock = false
+		}
+		if inBlock {
+			continue
+		}
 		s := strings.TrimSpace(string(bytes.TrimPrefix(bytes.TrimSpace(l), []byte(">"))))
 		figures, ok := strings.CutPrefix(s, "Tokens: ")
 		if !ok {
