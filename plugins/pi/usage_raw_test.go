@@ -13,15 +13,18 @@ import (
 )
 
 // TestSessionUsageMatchesRaw compares the step usage the plugin reports
-// for every real Pi session with the figures computed from the raw file
-// here: every assistant message entry states its response's usage once
-// (input is the uncached input), on every branch of the session tree (a
-// response on an abandoned branch was billed all the same); the
-// session's are their sum.
+// for every Pi session (captures, golden inputs, shared fixtures) with
+// the figures computed from the raw file here: every assistant message
+// entry states its response's usage once (input is the uncached input;
+// an entry id seen before is the same entry, a file copied after
+// itself), on every branch of the session tree (a response on an
+// abandoned branch was billed all the same), as does every assistant
+// message_end event of the json mode's output; the session's are their
+// sum.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: pi.Plugin, Provider: "pi",
-		Inputs:   plugintest.UsageInputs(t, "pi", false, "*.jsonl"),
+		Inputs:   plugintest.UsageInputs(t, "pi", true, "*.jsonl"),
 		Counters: []string{"uncached_input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "total_tokens", "input_tokens"},
 		Raw:      rawPiUsage,
 	}.Test(t)
@@ -30,11 +33,13 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 func rawPiUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	var r plugintest.RawUsage
 	var in, read, write, out, total int64
+	seen := map[string]bool{} // an entry id seen before: the same entry again (a file copied after itself)
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
 		var e struct {
 			Type    string `json:"type"`
+			ID      string `json:"id"`
 			Message struct {
 				Role  string `json:"role"`
 				Usage *struct {
@@ -42,8 +47,11 @@ func rawPiUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 				} `json:"usage"`
 			} `json:"message"`
 		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "message" || e.Message.Role != "assistant" || e.Message.Usage == nil {
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "message" && e.Type != "message_end" || e.Message.Role != "assistant" || e.Message.Usage == nil || seen[e.ID] {
 			continue
+		}
+		if e.ID != "" {
+			seen[e.ID] = true
 		}
 		u := e.Message.Usage
 		r.Stated = true

@@ -25,7 +25,7 @@ import (
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: qwen.Plugin, Provider: "qwen",
-		Inputs:       plugintest.UsageInputs(t, "qwen", false, "*.jsonl"),
+		Inputs:       plugintest.UsageInputs(t, "qwen", true, "*.jsonl"),
 		Counters:     []string{"input_tokens", "uncached_input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens"},
 		AbsentIsZero: true, // a figure not stated is none
 		Raw:          rawQwenUsage,

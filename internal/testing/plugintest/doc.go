@@ -18,8 +18,8 @@
 //     runs, faults, unaccounted lines, unmapped types, valid events)
 //     being sdktest's, as in a plugin author's own test. [Run] runs one
 //     input natively through normalize.Run with any normalize.Options.
-//     An Outcome gives the tool.call ids, block texts, result statuses
-//     and the step's usage; [CheckTexts], [Outcome.CheckCalls] and
+//     An Outcome gives the tool.call ids, block texts and result
+//     statuses; [CheckTexts], [Outcome.CheckCalls] and
 //     [Outcome.CheckFailed] check them; [Docs] decodes a capture apart
 //     from the plugin; [Captures] lists an agent's captures in the
 //     repository's testdata/captures.
