@@ -35,6 +35,8 @@
 //     (Cost.TierUnknown counts them when above a tier). A model the table
 //     lacks is named in Cost.UnpricedModels and adds nothing to MicroUSD:
 //     its cost is unknown, never 0.
+//   - A run whose ledger says it could not be read (Ledger.LoadErr) is
+//     counted nowhere and listed in Report.Unreadable with why.
 //   - Money is integer micro-dollars (Cost.MicroUSD), with its decimal
 //     text (Cost.USD); never a float.
 package usage

@@ -67,8 +67,9 @@ type Report struct {
 	// usage again (a renormalize rebuild, a sub-agent archived again), so
 	// that each session is counted once.
 	Superseded int `json:"superseded_runs,omitempty"`
-	// Unreadable lists the runs that could not be read.
-	Unreadable []string `json:"unreadable_runs,omitempty"`
+	// Unreadable lists the runs that could not be read (not counted),
+	// each with why.
+	Unreadable []Unreadable `json:"unreadable_runs,omitempty"`
 }
 
 // Group is the usage of one key (a day, a model, a session...).
@@ -186,6 +187,15 @@ type Sources struct {
 	ModTime func(id string) time.Time
 }
 
+// Unreadable is a run whose transcript could not be read: it is not
+// counted.
+type Unreadable struct {
+	RunID string `json:"run_id"`
+	// Error says why, naming the file (a named pipe where the transcript
+	// goes, a file that cannot be opened or is not a transcript).
+	Error string `json:"error"`
+}
+
 // Build makes the report. Each top-level run is a session, its child runs
 // (sub-agents) counted with it; a run a renormalize rebuild stands for is
 // left out (views.Superseded), and so is a run another supersedes (and its
@@ -206,7 +216,11 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 	for _, id := range src.IDs {
 		l := src.Ledgers[id]
 		if l == nil || l.LoadErr != "" {
-			rep.Unreadable = append(rep.Unreadable, id)
+			why := "no ledger"
+			if l != nil {
+				why = l.LoadErr
+			}
+			rep.Unreadable = append(rep.Unreadable, Unreadable{RunID: id, Error: why})
 			continue
 		}
 		heads[id] = views.RunHead{RunID: l.RunID, RenormalizedFrom: l.RenormalizedFrom}

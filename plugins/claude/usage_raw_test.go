@@ -5,16 +5,11 @@ package claude_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
 	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/twasm/twasm/capture"
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/transcript"
 )
@@ -83,7 +78,7 @@ func rawSessionUsage(t *testing.T, raw []byte) (in, write, write1h, read, out in
 // (isSidechain) or inside agent_progress records (data.message, Claude
 // Code 2.1.x); each message counts once, by the last figure stated for
 // its id in its sub-agent. [in, write, read, out].
-func rawSubAgentUsage(t *testing.T, raw []byte) (sum [4]int64, any bool) {
+func rawSubAgentUsage(t testing.TB, raw []byte) (sum [4]int64, any bool) {
 	t.Helper()
 	type usage struct {
 		Input         int64 `json:"input_tokens"`
@@ -140,19 +135,13 @@ func rawSubAgentUsage(t *testing.T, raw []byte) (sum [4]int64, any bool) {
 func sessionLogs(t *testing.T) []string {
 	t.Helper()
 	var files []string
-	for _, dir := range []string{
-		filepath.Join("..", "..", "testdata", "captures", "claude"),
-		filepath.Join("..", "..", "..", "shared", "fixtures", "claude"),
-	} {
-		m, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-		for _, f := range m {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			if bytes.Contains(raw, []byte(`"sessionId"`)) && !bytes.Contains(raw, []byte(`"type":"result"`)) {
-				files = append(files, f)
-			}
+	for _, f := range plugintest.UsageInputs(t, "claude", false, "*.jsonl") {
+		raw, err := os.ReadFile(f)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if bytes.Contains(raw, []byte(`"sessionId"`)) && !bytes.Contains(raw, []byte(`"type":"result"`)) {
+			files = append(files, f)
 		}
 	}
 	return files
@@ -169,35 +158,28 @@ func val(p *int64) int64 {
 // for every real Claude session log with the figures computed from the
 // raw file here: the last usage of each message.id, summed (a message
 // split over several lines, tool results between them, is counted by
-// its last line, as the log grows the figures).
+// its last line, as the log grows the figures). The sub-agents'
+// messages are in their own scopes (child runs), each with its usage: a
+// sub-run's usage is theirs.
 func TestSessionUsageMatchesRaw(t *testing.T) {
-	files := sessionLogs(t)
-	if len(files) == 0 {
-		t.Skip("no Claude session log captures")
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".jsonl"), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
+	plugintest.UsageSide{
+		Plugin: claude.Plugin, Provider: "claude",
+		Inputs:   sessionLogs(t),
+		Counters: []string{"uncached_input_tokens", "cache_write_tokens", "cache_write_1h_tokens", "cache_read_tokens", "output_tokens", "input_tokens"},
+		Raw: func(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			in, write, write1h, read, out, any := rawSessionUsage(t, raw)
-			inst, err := capture.NativePlugin(claude.Plugin).NewInstance(context.Background())
-			if err != nil {
-				t.Fatal(err)
+			all := in + write + read
+			r := plugintest.RawUsage{Stated: any, Want: transcript.Usage{
+				UncachedInputTokens: &in, CacheWriteTokens: &write, CacheReadTokens: &read, OutputTokens: &out, InputTokens: &all,
+			}}
+			if write1h >= 0 {
+				r.Want.CacheWrite1hTokens = &write1h
 			}
-			defer normalize.Close(inst)
-			var c normalize.Collector
-			res, err := normalize.Run(context.Background(), inst, bytes.NewReader(raw), &c, normalize.Options{
-				Provider: "claude", Now: func() time.Time { return time.Unix(0, 0) },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			// The sub-agents' messages are in their own scopes (child
-			// runs), each with its usage: a sub-run's usage is theirs.
+			return r
+		},
+		Check: func(t testing.TB, raw []byte, o *plugintest.Outcome) {
 			var sub transcript.Usage
-			for _, it := range c.Items {
+			for _, it := range o.Sink.Items {
 				if it.Scope != "" && it.Event != nil && it.Event.Type == transcript.MessageAssistant {
 					sub.Add(it.Event.Message().Usage)
 				}
@@ -208,21 +190,6 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 					t.Errorf("sub-agents' usage (uncached, cache write, cache read, output):\n twasm %v\n raw   %v", got, want)
 				}
 			}
-			u := res.Usage
-			if !any {
-				if !u.IsZero() {
-					t.Fatalf("the log states no usage, twasm reports %+v", u)
-				}
-				return
-			}
-			if u == nil {
-				u = &transcript.Usage{}
-			}
-			got := [...]int64{val(u.UncachedInputTokens), val(u.CacheWriteTokens), val(u.CacheWrite1hTokens), val(u.CacheReadTokens), val(u.OutputTokens), val(u.InputTokens)}
-			want := [...]int64{in, write, write1h, read, out, in + write + read}
-			if got != want {
-				t.Errorf("usage (uncached, cache write, of it 1h, cache read, output, all input):\n twasm %v\n raw   %v", got, want)
-			}
-		})
-	}
+		},
+	}.Test(t)
 }

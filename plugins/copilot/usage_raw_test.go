@@ -6,13 +6,8 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/copilot"
 	"github.com/twasm/twasm/transcript"
@@ -37,90 +32,76 @@ func (u copilotUsage) list() [5]int64 {
 // reads and writes. A log with no shutdown states only its messages'
 // outputTokens.
 func TestSessionUsageMatchesRaw(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", "copilot", "*.jsonl"))
-	shared, _ := filepath.Glob(filepath.Join("..", "..", "..", "shared", "fixtures", "copilot", "*.jsonl"))
-	files = append(files, shared...)
-	if len(files) == 0 {
-		t.Skip("no Copilot captures")
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".jsonl"), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			type model struct{ base, cur [5]int64 }
-			models := map[string]*model{}
-			shutdowns := 0
-			var msgOutput int64
-			sc := bufio.NewScanner(bytes.NewReader(raw))
-			sc.Buffer(nil, 64<<20)
-			for sc.Scan() {
-				var e struct {
-					Type string `json:"type"`
-					Data struct {
-						ModelMetrics map[string]struct {
-							Usage copilotUsage `json:"usage"`
-						} `json:"modelMetrics"`
-						OutputTokens int64 `json:"outputTokens"`
-					} `json:"data"`
+	plugintest.UsageSide{
+		Plugin: copilot.Plugin, Provider: "copilot",
+		Inputs:       plugintest.UsageInputs(t, "copilot", false, "*.jsonl"),
+		Counters:     []string{"input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens", "uncached_input_tokens"},
+		AbsentIsZero: true,
+		Raw:          rawCopilotUsage,
+	}.Test(t)
+}
+
+func rawCopilotUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
+	type model struct{ base, cur [5]int64 }
+	models := map[string]*model{}
+	shutdowns := 0
+	var msgOutput int64
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var e struct {
+			Type string `json:"type"`
+			Data struct {
+				ModelMetrics map[string]struct {
+					Usage copilotUsage `json:"usage"`
+				} `json:"modelMetrics"`
+				OutputTokens int64 `json:"outputTokens"`
+			} `json:"data"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) != nil {
+			continue
+		}
+		switch e.Type {
+		case "assistant.usage":
+			t.Fatal("a capture with per-call usage: count it here as the plugin's doc says")
+		case "assistant.message":
+			msgOutput += e.Data.OutputTokens
+		case "session.shutdown":
+			shutdowns++
+			for name, mm := range e.Data.ModelMetrics {
+				m := models[name]
+				if m == nil {
+					m = &model{}
+					models[name] = m
 				}
-				if json.Unmarshal(sc.Bytes(), &e) != nil {
-					continue
-				}
-				switch e.Type {
-				case "assistant.usage":
-					t.Fatal("a capture with per-call usage: count it here as the plugin's doc says")
-				case "assistant.message":
-					msgOutput += e.Data.OutputTokens
-				case "session.shutdown":
-					shutdowns++
-					for name, mm := range e.Data.ModelMetrics {
-						m := models[name]
-						if m == nil {
-							m = &model{}
-							models[name] = m
+				next := mm.Usage.list()
+				for i := range next {
+					if next[i] < m.cur[i] {
+						for j := range m.base {
+							m.base[j] += m.cur[j]
 						}
-						next := mm.Usage.list()
-						for i := range next {
-							if next[i] < m.cur[i] {
-								for j := range m.base {
-									m.base[j] += m.cur[j]
-								}
-								break
-							}
-						}
-						m.cur = next
+						break
 					}
 				}
+				m.cur = next
 			}
-			var want [5]int64 // all input, cache read, cache write, output, reasoning
-			for _, m := range models {
-				for i := range want {
-					want[i] += m.base[i] + m.cur[i]
-				}
-			}
-			res := plugintest.Run(t, copilot.Plugin, raw, normalize.Options{Provider: "copilot", Now: func() time.Time { return time.Unix(0, 0) }}).Result
-			u := res.Usage
-			if u == nil {
-				u = &transcript.Usage{}
-			}
-			val := func(p *int64) int64 {
-				if p == nil {
-					return 0
-				}
-				return *p
-			}
-			if shutdowns == 0 {
-				if val(u.OutputTokens) != msgOutput || val(u.InputTokens) != 0 {
-					t.Errorf("no shutdown: twasm output %d input %d, raw messages' output %d", val(u.OutputTokens), val(u.InputTokens), msgOutput)
-				}
-				return
-			}
-			got := [5]int64{val(u.InputTokens), val(u.CacheReadTokens), val(u.CacheWriteTokens), val(u.OutputTokens), val(u.ReasoningTokens)}
-			if got != want || val(u.UncachedInputTokens) != want[0]-want[1]-want[2] {
-				t.Errorf("usage (all input, cache read, cache write, output, reasoning):\n twasm %v (uncached %d)\n raw   %v", got, val(u.UncachedInputTokens), want)
-			}
-		})
+		}
 	}
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
+	}
+	if shutdowns == 0 {
+		// No shutdown: only the messages' output is stated.
+		return plugintest.RawUsage{Stated: true, Want: transcript.Usage{OutputTokens: &msgOutput}}
+	}
+	var want [5]int64 // all input, cache read, cache write, output, reasoning
+	for _, m := range models {
+		for i := range want {
+			want[i] += m.base[i] + m.cur[i]
+		}
+	}
+	uncached := want[0] - want[1] - want[2]
+	return plugintest.RawUsage{Stated: true, Want: transcript.Usage{
+		InputTokens: &want[0], CacheReadTokens: &want[1], CacheWriteTokens: &want[2], OutputTokens: &want[3], ReasoningTokens: &want[4], UncachedInputTokens: &uncached,
+	}}
 }

@@ -5,15 +5,11 @@ package gemini_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/gemini"
@@ -38,105 +34,66 @@ type geminiMessage struct {
 // earlier ones) counts once; its input counts the cache, and its
 // thoughts are billed as output, its tool-use prompt ("tool") as input.
 func TestSessionUsageMatchesRaw(t *testing.T) {
-	var files []string
-	for _, dir := range []string{filepath.Join("..", "..", "testdata", "captures", "gemini"), filepath.Join("..", "..", "..", "shared", "fixtures", "gemini")} {
-		for _, pat := range []string{"*session*.json", "*session*.jsonl"} {
-			m, _ := filepath.Glob(filepath.Join(dir, pat))
-			files = append(files, m...)
+	plugintest.UsageSide{
+		Plugin: gemini.Plugin, Provider: "gemini",
+		Inputs:   plugintest.UsageInputs(t, "gemini", false, "*session*.json", "*session*.jsonl"),
+		Counters: []string{"input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens", "total_tokens", "uncached_input_tokens"},
+		Raw:      rawGeminiUsage,
+	}.Test(t)
+}
+
+func rawGeminiUsage(t *testing.T, f string, raw []byte) plugintest.RawUsage {
+	byID := map[string]geminiTokens{}
+	var order []string
+	keep := func(m geminiMessage) {
+		if m.Tokens == nil {
+			return
 		}
+		if _, ok := byID[m.ID]; !ok || m.ID == "" {
+			order = append(order, m.ID)
+		}
+		byID[m.ID] = *m.Tokens
 	}
-	if len(files) == 0 {
-		t.Skip("no Gemini session captures")
-	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
+	if strings.HasSuffix(f, ".json") {
+		var s struct{ Messages []geminiMessage }
+		if err := json.Unmarshal(raw, &s); err != nil {
+			t.Fatal(err)
+		}
+		for _, m := range s.Messages {
+			keep(m)
+		}
+	} else {
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			var m geminiMessage
+			if json.Unmarshal(sc.Bytes(), &m) == nil {
+				keep(m)
 			}
-			byID := map[string]geminiTokens{}
-			var order []string
-			keep := func(m geminiMessage) {
-				if m.Tokens == nil {
-					return
-				}
-				if _, ok := byID[m.ID]; !ok || m.ID == "" {
-					order = append(order, m.ID)
-				}
-				byID[m.ID] = *m.Tokens
+			var patch struct {
+				Set struct{ Messages []geminiMessage } `json:"$set"`
 			}
-			if strings.HasSuffix(f, ".json") {
-				var s struct{ Messages []geminiMessage }
-				if err := json.Unmarshal(raw, &s); err != nil {
-					t.Fatal(err)
-				}
-				for _, m := range s.Messages {
+			if json.Unmarshal(sc.Bytes(), &patch) == nil {
+				for _, m := range patch.Set.Messages {
 					keep(m)
 				}
-			} else {
-				sc := bufio.NewScanner(bytes.NewReader(raw))
-				sc.Buffer(nil, 64<<20)
-				for sc.Scan() {
-					var m geminiMessage
-					if json.Unmarshal(sc.Bytes(), &m) == nil {
-						keep(m)
-					}
-					var patch struct {
-						Set struct{ Messages []geminiMessage } `json:"$set"`
-					}
-					if json.Unmarshal(sc.Bytes(), &patch) == nil {
-						for _, m := range patch.Set.Messages {
-							keep(m)
-						}
-					}
-				}
 			}
-			var want [5]int64 // all input (the tool-use prompt's included), cache read, output (thoughts included), reasoning, stated total
-			for _, id := range order {
-				tk := byID[id]
-				for i, v := range []int64{tk.Input + tk.Tool, tk.Cached, tk.Output + tk.Thoughts, tk.Thoughts, tk.Total} {
-					want[i] += v
-				}
-			}
-			// The API's total is prompt + candidates + tool-use prompt +
-			// thoughts: every token stated is in input or output.
-			if want[4] != 0 && want[0]+want[2] != want[4] {
-				t.Errorf("raw: input %d + output %d != stated total %d", want[0], want[2], want[4])
-			}
-			inst, err := capture.NativePlugin(gemini.Plugin).NewInstance(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer normalize.Close(inst)
-			var c normalize.Collector
-			res, err := normalize.Run(context.Background(), inst, bytes.NewReader(raw), &c, normalize.Options{
-				Provider: "gemini", Now: func() time.Time { return time.Unix(0, 0) },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			u := res.Usage
-			if len(order) == 0 {
-				if !u.IsZero() {
-					t.Fatalf("the session states no usage, twasm reports %+v", u)
-				}
-				return
-			}
-			if u == nil {
-				u = &transcript.Usage{}
-			}
-			val := func(p *int64) int64 {
-				if p == nil {
-					return -1
-				}
-				return *p
-			}
-			got := [5]int64{val(u.InputTokens), val(u.CacheReadTokens), val(u.OutputTokens), val(u.ReasoningTokens), val(u.TotalTokens)}
-			if got != want || val(u.UncachedInputTokens) != want[0]-want[1] {
-				t.Errorf("usage (all input, cache read, output, reasoning, stated total):\n twasm %v (uncached %d)\n raw   %v", got, val(u.UncachedInputTokens), want)
-			}
-		})
+		}
 	}
+	var in, cached, out, thoughts, total int64 // input with the tool-use prompt's, output with the thoughts
+	for _, id := range order {
+		tk := byID[id]
+		in, cached, out, thoughts, total = in+tk.Input+tk.Tool, cached+tk.Cached, out+tk.Output+tk.Thoughts, thoughts+tk.Thoughts, total+tk.Total
+	}
+	// The API's total is prompt + candidates + tool-use prompt +
+	// thoughts: every token stated is in input or output.
+	if total != 0 && in+out != total {
+		t.Errorf("raw: input %d + output %d != stated total %d", in, out, total)
+	}
+	uncached := in - cached
+	return plugintest.RawUsage{Stated: len(order) > 0, Want: transcript.Usage{
+		InputTokens: &in, CacheReadTokens: &cached, OutputTokens: &out, ReasoningTokens: &thoughts, TotalTokens: &total, UncachedInputTokens: &uncached,
+	}}
 }
 
 // TestToolUsePromptTokens: the tool-use prompt's tokens ("tool", the

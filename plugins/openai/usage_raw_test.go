@@ -6,13 +6,9 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
-	"time"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/openai"
 	"github.com/twasm/twasm/transcript"
@@ -80,95 +76,77 @@ func (u rawUsage) figures() [5]int64 {
 // once sends running totals, so a response's last figures stand; the
 // responses' figures are summed. The input counts the cache read.
 func TestUsageMatchesRaw(t *testing.T) {
-	var files []string
-	for _, dir := range []string{filepath.Join("..", "..", "testdata", "captures", "openai"), filepath.Join("..", "..", "..", "shared", "fixtures", "openai")} {
-		for _, pat := range []string{"*.json", "*.jsonl", "*.sse"} {
-			m, _ := filepath.Glob(filepath.Join(dir, pat))
-			for _, f := range m {
-				if !strings.HasSuffix(f, ".expect.json") && !strings.HasSuffix(f, ".unmapped.json") {
-					files = append(files, f)
-				}
+	plugintest.UsageSide{
+		Plugin: openai.Plugin, Provider: "openai",
+		Inputs:       plugintest.UsageInputs(t, "openai", false, "*.json", "*.jsonl", "*.sse"),
+		Counters:     []string{"input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens", "total_tokens", "uncached_input_tokens"},
+		AbsentIsZero: true,
+		Raw:          rawOpenAIUsage,
+	}.Test(t)
+}
+
+func rawOpenAIUsage(t *testing.T, f string, raw []byte) plugintest.RawUsage {
+	var docs [][]byte
+	if strings.HasSuffix(f, ".json") {
+		docs = append(docs, raw)
+	} else {
+		sc := bufio.NewScanner(bytes.NewReader(raw))
+		sc.Buffer(nil, 64<<20)
+		for sc.Scan() {
+			l := bytes.TrimSpace(sc.Bytes())
+			l = bytes.TrimSpace(bytes.TrimPrefix(l, []byte("data:")))
+			if len(l) > 0 && l[0] == '{' {
+				docs = append(docs, append([]byte(nil), l...))
 			}
 		}
+		if err := sc.Err(); err != nil {
+			t.Fatal(err)
+		}
 	}
-	if len(files) == 0 {
-		t.Skip("no OpenAI captures")
+	last := map[string][5]int64{}
+	var order []string
+	note := func(id string, u *rawUsage) {
+		if u == nil {
+			return
+		}
+		if _, ok := last[id]; !ok {
+			order = append(order, id)
+		}
+		last[id] = u.figures()
 	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), filepath.Ext(f)), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
+	for _, d := range docs {
+		var o struct {
+			ID       string          `json:"id"`
+			Object   string          `json:"object"`
+			Type     string          `json:"type"`
+			Usage    *rawUsage       `json:"usage"`
+			Response json.RawMessage `json:"response"`
+		}
+		if json.Unmarshal(d, &o) != nil {
+			continue
+		}
+		if strings.HasPrefix(o.Type, "response.") && len(o.Response) > 0 {
+			var r struct {
+				ID    string    `json:"id"`
+				Usage *rawUsage `json:"usage"`
 			}
-			var docs [][]byte
-			if strings.HasSuffix(f, ".json") {
-				docs = append(docs, raw)
-			} else {
-				sc := bufio.NewScanner(bytes.NewReader(raw))
-				sc.Buffer(nil, 64<<20)
-				for sc.Scan() {
-					l := bytes.TrimSpace(sc.Bytes())
-					l = bytes.TrimSpace(bytes.TrimPrefix(l, []byte("data:")))
-					if len(l) > 0 && l[0] == '{' {
-						docs = append(docs, append([]byte(nil), l...))
-					}
-				}
+			if json.Unmarshal(o.Response, &r) == nil {
+				note("response "+r.ID, r.Usage)
 			}
-			last := map[string][5]int64{}
-			var order []string
-			note := func(id string, u *rawUsage) {
-				if u == nil {
-					return
-				}
-				if _, ok := last[id]; !ok {
-					order = append(order, id)
-				}
-				last[id] = u.figures()
-			}
-			for _, d := range docs {
-				var o struct {
-					ID       string          `json:"id"`
-					Object   string          `json:"object"`
-					Type     string          `json:"type"`
-					Usage    *rawUsage       `json:"usage"`
-					Response json.RawMessage `json:"response"`
-				}
-				if json.Unmarshal(d, &o) != nil {
-					continue
-				}
-				if strings.HasPrefix(o.Type, "response.") && len(o.Response) > 0 {
-					var r struct {
-						ID    string    `json:"id"`
-						Usage *rawUsage `json:"usage"`
-					}
-					if json.Unmarshal(o.Response, &r) == nil {
-						note("response "+r.ID, r.Usage)
-					}
-					continue
-				}
-				note(o.Object+" "+o.ID, o.Usage)
-			}
-			var want [5]int64
-			for _, id := range order {
-				for i, v := range last[id] {
-					want[i] += v
-				}
-			}
-			res := plugintest.Run(t, openai.Plugin, raw, normalize.Options{Provider: "openai", Now: func() time.Time { return time.Unix(0, 0) }}).Result
-			u := res.Usage
-			if u == nil {
-				u = &transcript.Usage{}
-			}
-			val := func(p *int64) int64 {
-				if p == nil {
-					return 0
-				}
-				return *p
-			}
-			got := [5]int64{val(u.InputTokens), val(u.CacheReadTokens), val(u.OutputTokens), val(u.ReasoningTokens), val(u.TotalTokens)}
-			if got != want || len(order) > 0 && val(u.UncachedInputTokens) != want[0]-want[1] {
-				t.Errorf("usage (all input, cache read, output, reasoning, stated total) of %d response(s):\n twasm %v (uncached %d)\n raw   %v", len(order), got, val(u.UncachedInputTokens), want)
-			}
-		})
+			continue
+		}
+		note(o.Object+" "+o.ID, o.Usage)
 	}
+	var want [5]int64 // all input, cache read, output, reasoning, stated total
+	for _, id := range order {
+		for i, v := range last[id] {
+			want[i] += v
+		}
+	}
+	u := transcript.Usage{InputTokens: &want[0], CacheReadTokens: &want[1], OutputTokens: &want[2], ReasoningTokens: &want[3], TotalTokens: &want[4]}
+	if len(order) > 0 {
+		uncached := want[0] - want[1]
+		u.UncachedInputTokens = &uncached
+	}
+	return plugintest.RawUsage{Stated: true, Want: u}
 }

@@ -46,7 +46,12 @@
 // stated cost of 0 kept; a message's usage is the sum of its steps (its
 // own tokens when it has none: OpenCode keeps the last step's there).
 // OpenCode's input leaves cached tokens out; twasm's input counts them
-// (input + cache.read + cache.write). A message's error ({name, data:
+// (input + cache.read + cache.write). OpenCode on AI SDK 6 also writes
+// the output less the reasoning (reasoning apart, the total the
+// provider's, every token), where earlier builds wrote the output with
+// the reasoning in it: a step whose total is input + cache + output +
+// reasoning (reasoning above 0) has its reasoning added to twasm's
+// output, every output token; otherwise the output is read as written. A message's error ({name, data:
 // {message}}) and a retry part's are provider errors, reported once; a
 // retry also a warning, a compaction part a warning. The store is a
 // session log (no terminal event): the host derives the status.

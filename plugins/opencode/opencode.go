@@ -394,10 +394,21 @@ func errMessage(e abi.Value) string {
 
 // usage reads OpenCode's tokens {input, output, reasoning, cache{read,
 // write}, total}: its input leaves the cached tokens out (sdk.Split),
-// twasm's counts every input token.
+// twasm's counts every input token. Its output leaves the reasoning out
+// when the total says so (doc.go): the total is then every
+// input, output and reasoning token, and twasm's output, every output
+// token, is output plus reasoning.
 func usage(t abi.Value) sdk.Usage {
-	u := sdk.Split(sdk.IntOf(t.Get("input")), sdk.IntOf(t.Path("cache", "read")), sdk.IntOf(t.Path("cache", "write")))
+	in, read, write := sdk.IntOf(t.Get("input")), sdk.IntOf(t.Path("cache", "read")), sdk.IntOf(t.Path("cache", "write"))
+	u := sdk.Split(in, read, write)
 	u.Output, u.Reasoning, u.Total = sdk.IntOf(t.Get("output")), sdk.IntOf(t.Get("reasoning")), sdk.IntOf(t.Get("total"))
+	total, ok := u.Total.Value()
+	reasoning, _ := u.Reasoning.Value()
+	if ok && reasoning > 0 {
+		if sum, _ := in.Plus(read).Plus(write).Plus(u.Output).Plus(u.Reasoning).Value(); sum == total {
+			u.Output = u.Output.Plus(u.Reasoning)
+		}
+	}
 	return u
 }
 

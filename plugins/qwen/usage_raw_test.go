@@ -5,18 +5,11 @@ package qwen_test
 import (
 	"bufio"
 	"bytes"
-	"context"
 	"encoding/json"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
-	"time"
 
-	"github.com/twasm/twasm/capture"
-	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/qwen"
-	"github.com/twasm/twasm/transcript"
 )
 
 // TestSessionUsageMatchesRaw compares the step usage the plugin reports
@@ -30,79 +23,49 @@ import (
 // thoughts (Gemini's API, which bills them as output); the session's
 // figures are their sum.
 func TestSessionUsageMatchesRaw(t *testing.T) {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", "qwen", "*.jsonl"))
-	if len(files) == 0 {
-		t.Skip("no Qwen Code captures")
+	plugintest.UsageSide{
+		Plugin: qwen.Plugin, Provider: "qwen",
+		Inputs:       plugintest.UsageInputs(t, "qwen", true, "*.jsonl"),
+		Counters:     []string{"input_tokens", "uncached_input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens"},
+		AbsentIsZero: true, // a figure not stated is none
+		Raw:          rawQwenUsage,
+	}.Test(t)
+}
+
+func rawQwenUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
+	var r plugintest.RawUsage
+	var in, cached, out, thoughts int64
+	sc := bufio.NewScanner(bytes.NewReader(raw))
+	sc.Buffer(nil, 64<<20)
+	for sc.Scan() {
+		var e struct {
+			Type        string `json:"type"`
+			IsSidechain bool   `json:"isSidechain"`
+			Usage       *struct {
+				Prompt     int64  `json:"promptTokenCount"`
+				ToolPrompt int64  `json:"toolUsePromptTokenCount"`
+				Cached     int64  `json:"cachedContentTokenCount"`
+				Candidates int64  `json:"candidatesTokenCount"`
+				Thoughts   int64  `json:"thoughtsTokenCount"`
+				Total      *int64 `json:"totalTokenCount"`
+			} `json:"usageMetadata"`
+		}
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "assistant" || e.IsSidechain || e.Usage == nil {
+			continue
+		}
+		u := e.Usage
+		r.Stated = true
+		prompt := u.Prompt + u.ToolPrompt
+		o := u.Candidates
+		if u.Total != nil && *u.Total == prompt+u.Candidates+u.Thoughts && u.Thoughts > 0 {
+			o += u.Thoughts // beside the candidates: output all the same
+		}
+		in, cached, out, thoughts = in+prompt, cached+u.Cached, out+o, thoughts+u.Thoughts
 	}
-	for _, f := range files {
-		t.Run(strings.TrimSuffix(filepath.Base(f), ".jsonl"), func(t *testing.T) {
-			raw, err := os.ReadFile(f)
-			if err != nil {
-				t.Fatal(err)
-			}
-			var want [5]int64 // all input, uncached input, cache read, output, reasoning
-			any := false
-			sc := bufio.NewScanner(bytes.NewReader(raw))
-			sc.Buffer(nil, 64<<20)
-			for sc.Scan() {
-				var e struct {
-					Type        string `json:"type"`
-					IsSidechain bool   `json:"isSidechain"`
-					Usage       *struct {
-						Prompt     int64  `json:"promptTokenCount"`
-						ToolPrompt int64  `json:"toolUsePromptTokenCount"`
-						Cached     int64  `json:"cachedContentTokenCount"`
-						Candidates int64  `json:"candidatesTokenCount"`
-						Thoughts   int64  `json:"thoughtsTokenCount"`
-						Total      *int64 `json:"totalTokenCount"`
-					} `json:"usageMetadata"`
-				}
-				if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "assistant" || e.IsSidechain || e.Usage == nil {
-					continue
-				}
-				u := e.Usage
-				any = true
-				in := u.Prompt + u.ToolPrompt
-				out := u.Candidates
-				if u.Total != nil && *u.Total == in+u.Candidates+u.Thoughts && u.Thoughts > 0 {
-					out += u.Thoughts // beside the candidates: output all the same
-				}
-				for i, v := range []int64{in, in - u.Cached, u.Cached, out, u.Thoughts} {
-					want[i] += v
-				}
-			}
-			inst, err := capture.NativePlugin(qwen.Plugin).NewInstance(context.Background())
-			if err != nil {
-				t.Fatal(err)
-			}
-			defer normalize.Close(inst)
-			var c normalize.Collector
-			res, err := normalize.Run(context.Background(), inst, bytes.NewReader(raw), &c, normalize.Options{
-				Provider: "qwen", Now: func() time.Time { return time.Unix(0, 0) },
-			})
-			if err != nil {
-				t.Fatal(err)
-			}
-			u := res.Usage
-			if !any {
-				if !u.IsZero() {
-					t.Fatalf("the session states no usage, twasm reports %+v", u)
-				}
-				return
-			}
-			if u == nil {
-				u = &transcript.Usage{}
-			}
-			val := func(p *int64) int64 {
-				if p == nil {
-					return 0 // a figure not stated is none
-				}
-				return *p
-			}
-			got := [5]int64{val(u.InputTokens), val(u.UncachedInputTokens), val(u.CacheReadTokens), val(u.OutputTokens), val(u.ReasoningTokens)}
-			if got != want {
-				t.Errorf("usage (all input, uncached, cache read, output, reasoning):\n twasm %v\n raw   %v", got, want)
-			}
-		})
+	if err := sc.Err(); err != nil {
+		t.Fatal(err)
 	}
+	uncached := in - cached
+	r.Want.InputTokens, r.Want.UncachedInputTokens, r.Want.CacheReadTokens, r.Want.OutputTokens, r.Want.ReasoningTokens = &in, &uncached, &cached, &out, &thoughts
+	return r
 }

@@ -149,9 +149,19 @@ func runUsage(ctx context.Context, opts *Options) error {
 		return cmdutil.FlagErrorf("%v", err)
 	}
 	if opts.JSON {
-		return cmdutil.WriteJSON(opts.IO.Out, rep)
+		err = cmdutil.WriteJSON(opts.IO.Out, rep)
+	} else {
+		err = printReport(opts.IO, rep)
 	}
-	return printReport(opts.IO, rep)
+	if err != nil || len(rep.Unreadable) == 0 {
+		return err
+	}
+	// Input that cannot be read: each file named with why, the exit
+	// status stats gives it (2), after the report of the rest.
+	for _, u := range rep.Unreadable {
+		fmt.Fprintf(opts.IO.ErrOut, "twasm: run %s: %s\n", u.RunID, u.Error)
+	}
+	return &cmdutil.InputError{Err: fmt.Errorf("%d of %d runs could not be read and are not counted", len(rep.Unreadable), len(ids))}
 }
 
 func printReport(ios *iostreams.IOStreams, rep *usage.Report) error {
@@ -191,9 +201,6 @@ func printReport(ios *iostreams.IOStreams, rep *usage.Report) error {
 	}
 	if n := rep.Total.Cost.TierUnknown; n > 0 {
 		fmt.Fprintf(w, "twasm: %d step totals above a long-context threshold priced at the base rates (their messages state no usage of their own)\n", n)
-	}
-	if len(rep.Unreadable) > 0 {
-		fmt.Fprintf(w, "twasm: %d runs could not be read and are not counted\n", len(rep.Unreadable))
 	}
 	return nil
 }

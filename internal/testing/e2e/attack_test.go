@@ -225,6 +225,7 @@ func TestFIFOInStorage(t *testing.T) {
 		{"validate", id},
 		{"stats", "--all"},
 		{"search", "anything"},
+		{"usage"},
 	} {
 		r := start(t, nil, nil, append([]string{"--storage", storage}, args...)...).wait(t, hangBound)
 		if args[len(args)-1] == "latest" {

@@ -18,11 +18,18 @@
 //     runs, faults, unaccounted lines, unmapped types, valid events)
 //     being sdktest's, as in a plugin author's own test. [Run] runs one
 //     input natively through normalize.Run with any normalize.Options.
-//     An Outcome gives the tool.call ids, block texts, result statuses
-//     and the step's usage; [CheckTexts], [Outcome.CheckCalls] and
+//     An Outcome gives the tool.call ids, block texts and result
+//     statuses; [CheckTexts], [Outcome.CheckCalls] and
 //     [Outcome.CheckFailed] check them; [Docs] decodes a capture apart
 //     from the plugin; [Captures] lists an agent's captures in the
 //     repository's testdata/captures.
+//   - [UsageSide] checks a plugin's step usage side by side with the
+//     raw input: every input [UsageInputs] lists (the agent's captures,
+//     golden inputs, shared fixtures) is run natively, and each counter
+//     compared with what the plugin's test computes from the raw bytes
+//     by reading the format itself ([RawUsage]); a raw input that states
+//     no usage must give a step that states none (unknown, never 0), and
+//     every step's usage must agree with itself (transcript.Usage.Check).
 //
 // It is imported from tests only.
 package plugintest

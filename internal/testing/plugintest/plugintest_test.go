@@ -114,17 +114,6 @@ func TestCheckFailed(t *testing.T) {
 	}
 }
 
-// TestUsage: the step's figures, 0 for one it does not state.
-func TestUsage(t *testing.T) {
-	o := Run(t, echoPlugin, []byte(`{"text":"a","usage":{"uncached":3,"read":4}}`+"\n"), normalize.Options{Provider: "echo"})
-	if got, want := o.Usage(), (Usage{Input: 7, UncachedInput: 3, CacheRead: 4}); got != want {
-		t.Errorf("usage %+v, want %+v", got, want)
-	}
-	if in, out := o.Tokens(); in != 7 || out != 0 {
-		t.Errorf("tokens %d %d, want 7 0", in, out)
-	}
-}
-
 // fatalRecorder records a Fatalf and stops there (panics with itself).
 type fatalRecorder struct{ recorder }
 

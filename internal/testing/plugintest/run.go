@@ -91,33 +91,6 @@ func (o *Outcome) Texts(keep func(*transcript.Event) bool) []string {
 	return texts
 }
 
-// Tokens returns the step's input and output tokens, 0 for a figure it
-// does not state.
-func (o *Outcome) Tokens() (in, out int64) {
-	u := o.Usage()
-	return u.Input, u.Output
-}
-
-// Usage is a step's token counts, 0 for a figure it does not state.
-type Usage struct {
-	Input, UncachedInput, CacheRead, CacheWrite, Output int64
-}
-
-// Usage returns the step's token counts.
-func (o *Outcome) Usage() Usage {
-	s := o.Result.Usage
-	if s == nil {
-		return Usage{}
-	}
-	get := func(p *int64) int64 {
-		if p == nil {
-			return 0
-		}
-		return *p
-	}
-	return Usage{Input: get(s.InputTokens), UncachedInput: get(s.UncachedInputTokens), CacheRead: get(s.CacheReadTokens), CacheWrite: get(s.CacheWriteTokens), Output: get(s.OutputTokens)}
-}
-
 // Assistant accepts assistant messages (for [Outcome.Texts]).
 func Assistant(ev *transcript.Event) bool { return ev.Type == transcript.MessageAssistant }
 

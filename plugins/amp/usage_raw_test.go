@@ -1,0 +1,106 @@
+//go:build !wasip1
+
+package amp_test
+
+import (
+	"encoding/json"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/amp"
+	"github.com/twasm/twasm/transcript"
+)
+
+// ampUsage is an Amp assistant message's usage.
+type ampUsage struct {
+	Model         string `json:"model"`
+	Input         *int64 `json:"inputTokens"`
+	Output        *int64 `json:"outputTokens"`
+	CacheCreation *int64 `json:"cacheCreationInputTokens"`
+	CacheRead     *int64 `json:"cacheReadInputTokens"`
+	TotalInput    *int64 `json:"totalInputTokens"`
+}
+
+// TestSessionUsageMatchesRaw compares the step usage the plugin reports
+// for every Amp thread (a thread document, or versions of it one a line)
+// with the figures read here from the raw file: each assistant message
+// of a thread (by thread id and messageId: a later version repeats it)
+// states its call's usage, the last version's standing; inputTokens is
+// the uncached prompt, cacheCreationInputTokens and cacheReadInputTokens
+// the parts written to and read from the cache (totalInputTokens their
+// sum, read only when none is stated), except for OpenAI's models, whose
+// uncached prompt Amp files under cacheCreationInputTokens (OpenAI bills
+// no cache write). The thread's figures are the messages' sum.
+func TestSessionUsageMatchesRaw(t *testing.T) {
+	plugintest.UsageSide{
+		Plugin: amp.Plugin, Provider: "amp",
+		Inputs:       plugintest.UsageInputs(t, "amp", true, "*.json", "*.jsonl"),
+		Counters:     []string{"input_tokens", "uncached_input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens"},
+		AbsentIsZero: true,
+		Raw:          rawAmpUsage,
+	}.Test(t)
+}
+
+func rawAmpUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
+	type thread struct {
+		ID       string `json:"id"`
+		Messages []struct {
+			Role      string    `json:"role"`
+			MessageID *int64    `json:"messageId"`
+			Usage     *ampUsage `json:"usage"`
+		} `json:"messages"`
+	}
+	var docs []thread
+	var whole thread
+	if json.Unmarshal(raw, &whole) == nil {
+		docs = append(docs, whole)
+	} else {
+		for _, l := range plugintest.Lines(raw) {
+			var d thread
+			if json.Unmarshal(l, &d) == nil {
+				docs = append(docs, d)
+			}
+		}
+	}
+	last := map[string]ampUsage{}
+	var order []string
+	for _, d := range docs {
+		for i, m := range d.Messages {
+			if m.Role != "assistant" || m.Usage == nil {
+				continue
+			}
+			id := "#" + strconv.Itoa(i)
+			if m.MessageID != nil {
+				id = strconv.FormatInt(*m.MessageID, 10)
+			}
+			key := d.ID + " " + id
+			if _, ok := last[key]; !ok {
+				order = append(order, key)
+			}
+			last[key] = *m.Usage
+		}
+	}
+	var sum transcript.Usage
+	for _, key := range order {
+		u := last[key]
+		uncached, write, read := plugintest.Val(u.Input), plugintest.Val(u.CacheCreation), plugintest.Val(u.CacheRead)
+		if ampOpenAI(u.Model) {
+			uncached, write = uncached+write, 0
+		}
+		f := plugintest.Figures(&uncached, &read, &write, plugintest.N(plugintest.Val(u.Output)), nil)
+		if u.Input == nil && u.CacheCreation == nil && u.CacheRead == nil {
+			f = transcript.Usage{InputTokens: u.TotalInput, OutputTokens: u.Output}
+		}
+		sum.Add(&f)
+	}
+	return plugintest.RawUsage{Stated: len(order) > 0, Want: sum}
+}
+
+// ampOpenAI reports whether an Amp model is one of OpenAI's: gpt-*, or
+// o followed by a digit (o1, o3, o4-mini), maybe after "openai/".
+func ampOpenAI(model string) bool {
+	s := strings.TrimPrefix(strings.ToLower(model), "openai/")
+	return strings.HasPrefix(s, "gpt-") || len(s) >= 2 && s[0] == 'o' && s[1] >= '1' && s[1] <= '9'
+}

@@ -1,0 +1,67 @@
+//go:build !wasip1
+
+package droid_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/droid"
+)
+
+// TestSessionUsageMatchesRaw compares the step usage the plugin reports
+// for every Droid session with the figures read here from the raw input:
+// the session's settings document (<id>.settings.json, handed again
+// whole each time Droid rewrote it) holds tokenUsage, the session's
+// totals so far, so its last version stands: inputTokens the uncached
+// input, cacheReadTokens and cacheCreationTokens the cache read and
+// write, outputTokens the output less the thinking (thinkingTokens,
+// counted apart), totalTokens as stated. The messages state no usage: a
+// session file alone states none.
+func TestSessionUsageMatchesRaw(t *testing.T) {
+	plugintest.UsageSide{
+		Plugin: droid.Plugin, Provider: "droid",
+		Inputs:       plugintest.UsageInputs(t, "droid", true, "*.jsonl", "*.json"),
+		Counters:     []string{"input_tokens", "uncached_input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens", "total_tokens"},
+		AbsentIsZero: true,
+		Raw:          rawDroidUsage,
+	}.Test(t)
+}
+
+func rawDroidUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
+	type tokenUsage struct {
+		Input         *int64 `json:"inputTokens"`
+		Output        *int64 `json:"outputTokens"`
+		CacheCreation *int64 `json:"cacheCreationTokens"`
+		CacheRead     *int64 `json:"cacheReadTokens"`
+		Thinking      *int64 `json:"thinkingTokens"`
+		Total         *int64 `json:"totalTokens"`
+	}
+	var last *tokenUsage
+	for _, l := range plugintest.Lines(raw) {
+		var doc struct {
+			Type       string      `json:"type"`
+			TokenUsage *tokenUsage `json:"tokenUsage"`
+		}
+		if json.Unmarshal(l, &doc) == nil && doc.Type == "" && doc.TokenUsage != nil {
+			last = doc.TokenUsage
+		}
+	}
+	if last == nil {
+		return plugintest.RawUsage{}
+	}
+	var out *int64
+	if last.Output != nil || last.Thinking != nil {
+		n := int64(0)
+		for _, p := range []*int64{last.Output, last.Thinking} {
+			if p != nil {
+				n += *p
+			}
+		}
+		out = &n
+	}
+	u := plugintest.Figures(last.Input, last.CacheRead, last.CacheCreation, out, last.Thinking)
+	u.TotalTokens = last.Total
+	return plugintest.RawUsage{Stated: true, Want: u}
+}

@@ -1,0 +1,90 @@
+//go:build !wasip1
+
+package goose_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/goose"
+	"github.com/twasm/twasm/transcript"
+)
+
+// gooseCounters are a Goose session record's token counters: the
+// accumulated ones (the session's, over every call) or the plain ones.
+type gooseCounters struct {
+	Input, Output, CacheRead, CacheWrite, Total *int64
+}
+
+// TestSessionUsageMatchesRaw compares the step usage the plugin reports
+// for every Goose session (sessions.db rows, or an older session file)
+// with the figures read here from the raw input: the session record
+// (the sessions row, or the session file's metadata line) states the
+// session's totals, so its last version stands: the accumulated
+// counters, or the plain ones when it has neither accumulated input nor
+// output (an older Goose kept only those); input counts the cache read
+// and write.
+func TestSessionUsageMatchesRaw(t *testing.T) {
+	plugintest.UsageSide{
+		Plugin: goose.Plugin, Provider: "goose",
+		Inputs:       plugintest.UsageInputs(t, "goose", true, "*.jsonl"),
+		Counters:     []string{"input_tokens", "uncached_input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "total_tokens"},
+		AbsentIsZero: true,
+		Raw:          rawGooseUsage,
+	}.Test(t)
+}
+
+func rawGooseUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
+	type record struct {
+		WorkingDir *string `json:"working_dir"`
+		Input      *int64  `json:"input_tokens"`
+		Output     *int64  `json:"output_tokens"`
+		CacheRead  *int64  `json:"cache_read_tokens"`
+		CacheWrite *int64  `json:"cache_write_tokens"`
+		Total      *int64  `json:"total_tokens"`
+		AccInput   *int64  `json:"accumulated_input_tokens"`
+		AccOutput  *int64  `json:"accumulated_output_tokens"`
+		AccRead    *int64  `json:"accumulated_cache_read_tokens"`
+		AccWrite   *int64  `json:"accumulated_cache_write_tokens"`
+		AccTotal   *int64  `json:"accumulated_total_tokens"`
+	}
+	var last *gooseCounters
+	for _, l := range plugintest.Lines(raw) {
+		var line struct {
+			Twasm string `json:"$twasm"`
+			Table string `json:"table"`
+			Row   record `json:"row"`
+			record
+		}
+		if json.Unmarshal(l, &line) != nil {
+			continue
+		}
+		rec := line.record // a session file's metadata line
+		switch {
+		case line.Twasm == "row" && line.Table == "sessions":
+			rec = line.Row
+		case line.Twasm != "" || rec.WorkingDir == nil:
+			continue
+		}
+		c := &gooseCounters{rec.AccInput, rec.AccOutput, rec.AccRead, rec.AccWrite, rec.AccTotal}
+		if rec.AccInput == nil && rec.AccOutput == nil {
+			c = &gooseCounters{rec.Input, rec.Output, rec.CacheRead, rec.CacheWrite, rec.Total}
+		}
+		last = c
+	}
+	if last == nil || *last == (gooseCounters{}) {
+		return plugintest.RawUsage{}
+	}
+	u := transcript.Usage{InputTokens: last.Input, CacheReadTokens: last.CacheRead, CacheWriteTokens: last.CacheWrite, OutputTokens: last.Output, TotalTokens: last.Total}
+	if last.Input != nil {
+		n := *last.Input
+		for _, p := range []*int64{last.CacheRead, last.CacheWrite} {
+			if p != nil {
+				n -= *p
+			}
+		}
+		u.UncachedInputTokens = &n
+	}
+	return plugintest.RawUsage{Stated: true, Want: u}
+}

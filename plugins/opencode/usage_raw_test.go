@@ -1,0 +1,108 @@
+//go:build !wasip1
+
+package opencode_test
+
+import (
+	"encoding/json"
+	"testing"
+
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/opencode"
+	"github.com/twasm/twasm/transcript"
+)
+
+// openCodeTokens is OpenCode's tokens object (a step-finish part's, an
+// assistant message's).
+type openCodeTokens struct {
+	Input     *int64 `json:"input"`
+	Output    *int64 `json:"output"`
+	Reasoning *int64 `json:"reasoning"`
+	Total     *int64 `json:"total"`
+	Cache     struct {
+		Read  *int64 `json:"read"`
+		Write *int64 `json:"write"`
+	} `json:"cache"`
+}
+
+// figures reads the tokens as OpenCode writes them: input leaves the
+// cache out; output leaves the reasoning out when the total says so
+// (OpenCode on AI SDK 6 writes output less reasoning, the total the
+// provider's, every token; earlier builds wrote the output with the
+// reasoning in it), and twasm's output counts every output token.
+func (t openCodeTokens) figures() transcript.Usage {
+	out := t.Output
+	if t.Total != nil && plugintest.Val(t.Reasoning) > 0 && *t.Total == plugintest.Val(t.Input)+plugintest.Val(t.Cache.Read)+plugintest.Val(t.Cache.Write)+plugintest.Val(t.Output)+plugintest.Val(t.Reasoning) {
+		out = plugintest.N(plugintest.Val(t.Output) + plugintest.Val(t.Reasoning))
+	}
+	u := plugintest.Figures(t.Input, t.Cache.Read, t.Cache.Write, out, t.Reasoning)
+	u.TotalTokens = t.Total
+	return u
+}
+
+// TestSessionUsageMatchesRaw compares the step usage the plugin reports
+// for every OpenCode session (the database's rows, the older file tree,
+// `opencode run --format json`) with the figures read here from the raw
+// input: every step-finish part (by its id: a part written again in
+// place counts once, its last version) states one model step's tokens;
+// the session's figures are their sum.
+func TestSessionUsageMatchesRaw(t *testing.T) {
+	plugintest.UsageSide{
+		Plugin: opencode.Plugin, Provider: "opencode",
+		Inputs:       plugintest.UsageInputs(t, "opencode", true, "*.jsonl", "*.json"),
+		Counters:     []string{"input_tokens", "uncached_input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens", "reasoning_tokens", "total_tokens"},
+		AbsentIsZero: true,
+		Raw:          rawOpenCodeUsage,
+	}.Test(t)
+}
+
+func rawOpenCodeUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
+	type part struct {
+		ID     string          `json:"id"`
+		Type   string          `json:"type"`
+		Tokens *openCodeTokens `json:"tokens"`
+	}
+	steps := map[string]openCodeTokens{}
+	var order []string
+	keep := func(id string, p part) {
+		if p.Type != "step-finish" || p.Tokens == nil {
+			return
+		}
+		if id == "" {
+			id = p.ID
+		}
+		if _, ok := steps[id]; !ok {
+			order = append(order, id)
+		}
+		steps[id] = *p.Tokens
+	}
+	for _, l := range plugintest.Lines(raw) {
+		var line struct {
+			part
+			Twasm string `json:"$twasm"`
+			Table string `json:"table"`
+			Row   struct {
+				ID   string `json:"id"`
+				Data part   `json:"data"`
+			} `json:"row"`
+			Part part `json:"part"`
+		}
+		if json.Unmarshal(l, &line) != nil {
+			continue
+		}
+		switch {
+		case line.Twasm == "row" && line.Table == "part": // the database's rows
+			keep(line.Row.ID, line.Row.Data)
+		case line.Twasm != "":
+		case line.Part.Type != "": // opencode run --format json
+			keep("", line.Part)
+		default: // a part document of the file tree
+			keep("", line.part)
+		}
+	}
+	var sum transcript.Usage
+	for _, id := range order {
+		f := steps[id].figures()
+		sum.Add(&f)
+	}
+	return plugintest.RawUsage{Stated: len(order) > 0, Want: sum}
+}
