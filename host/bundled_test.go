@@ -44,7 +44,7 @@ func TestBundledWithRecordedManifest(t *testing.T) {
 
 	t.Run("providers are mapped without reading the module", func(t *testing.T) {
 		b, reads := recorded(t, echo, want)
-		rt := newRuntime(t, set(testOptions(), func(o *Options) { o.CacheDir = t.TempDir(); o.Bundled = []Bundled{b} }))
+		rt := newRuntime(t, set(testOptions(), func(o *Options) { o.CacheDir = emptyCache(t); o.Bundled = []Bundled{b} }))
 		if n := reads.Load(); n != 0 {
 			t.Fatalf("New read the module %d times", n)
 		}

@@ -6,12 +6,14 @@ import (
 	"fmt"
 	"log/slog"
 	"maps"
+	"os"
 	"path/filepath"
 	"slices"
 	"sync"
 	"testing"
 	"time"
 
+	"github.com/tetratelabs/wazero"
 	"go.uber.org/goleak"
 
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
@@ -83,6 +85,36 @@ func testOptions() Options {
 		CacheDir:   filepath.Join(wasmbuild.TestCacheDir(), "wazero"),
 		Logger:     slog.New(slog.DiscardHandler),
 	}
+}
+
+// emptyCache returns a new cache directory for a test that needs the
+// manifest cache empty (or its own): its manifests/ is new, while
+// wazero's directory of compiled code in it is a link to the one in
+// testOptions' shared cache. Compiled code is keyed by the bytes compiled,
+// wazero's version and the CPU, so sharing it changes nothing a test of
+// the manifest cache checks, and saves compiling each Go-built module
+// anew (some 15 CPU-seconds each under -race).
+func emptyCache(t testing.TB) string {
+	t.Helper()
+	shared := testOptions().CacheDir
+	c, err := wazero.NewCompilationCacheWithDir(shared) // makes wazero's versioned directory
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := c.Close(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	compiled, err := filepath.Glob(filepath.Join(shared, "wazero-*"))
+	if err != nil || len(compiled) == 0 {
+		t.Fatalf("no compiled code directory in %s: %v", shared, err)
+	}
+	dir := t.TempDir()
+	for _, d := range compiled {
+		if err := os.Symlink(d, filepath.Join(dir, filepath.Base(d))); err != nil {
+			t.Fatal(err)
+		}
+	}
+	return dir
 }
 
 // set returns o changed by f: a test's variant of a base.

@@ -12,7 +12,7 @@ import (
 // and then only that one: a warm `twasm record` pays for one plugin.
 func TestLazyLoading(t *testing.T) {
 	ctx := context.Background()
-	cache := t.TempDir()
+	cache := emptyCache(t)
 	bundled := map[string][]byte{"echo.wasm": plugin(t, "echo"), "panicky.wasm": plugin(t, "panicky")}
 	cfg := Options{CacheDir: cache, PluginPath: []string{}, Bundled: bundledBytes(bundled)}
 

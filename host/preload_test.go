@@ -157,7 +157,7 @@ func TestLoadAfterCloseNotRemembered(t *testing.T) {
 	}
 	cfg := set(testOptions(), func(o *Options) {
 		o.PluginPath = []string{dir}
-		o.CacheDir = t.TempDir()
+		o.CacheDir = emptyCache(t)
 	})
 	newRuntime(t, cfg) // the first sight loads it and caches its manifest
 	rt, err := New(ctx, cfg)

@@ -277,14 +277,12 @@ func TestVerify(t *testing.T) {
 func TestFailedLoadIsRemembered(t *testing.T) {
 	dir := t.TempDir()
 	path := writeFile(t, dir, "initloop.wasm", plugin(t, "initloop"))
-	// The shared cache keeps compiled code (compiling a Go module anew
-	// for each runtime takes minutes under -race); the failure record
-	// this test makes is removed before and after.
-	cfg := set(testOptions(), func(o *Options) { o.PluginPath = []string{dir} })
+	// The test's own manifest cache (the failure record is the test's,
+	// not shared with another test run at the same time), with the
+	// shared compiled code (compiling a Go module anew for each runtime
+	// takes minutes under -race).
+	cfg := set(testOptions(), func(o *Options) { o.PluginPath = []string{dir}; o.CacheDir = emptyCache(t) })
 	cfg.initTimeout = 300 * time.Millisecond
-	record := filepath.Join(cfg.CacheDir, "manifests", contentKey(plugin(t, "initloop"))+".failed.json")
-	os.Remove(record)
-	t.Cleanup(func() { os.Remove(record) })
 	ctx := context.Background()
 
 	// Cancelled: not remembered.

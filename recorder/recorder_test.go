@@ -42,7 +42,7 @@ func openTemp(t *testing.T, opts ...Options) (*Recorder, Store, string) {
 }
 
 func TestConcurrentGoroutines(t *testing.T) {
-	const goroutines, perG = 16, 5000
+	const goroutines, perG = 16, 1000
 	r, _, id := openTemp(t, Options{Fsync: FsyncNever})
 	sub := r.fan.Subscribe(fanout.SubBufferSize(goroutines * perG))
 	var wg sync.WaitGroup

@@ -195,6 +195,7 @@ type capturedRun struct {
 	result   *stepResult
 	children []*capturedRun // in the order the parent links them
 	link     string         // the parent's call_workflow step path to it
+	canon    [][]string     // canonicalRuns, once computed (record is compared with three others)
 }
 
 // readRecorded reads a run file and, recursively, its child runs.
@@ -452,7 +453,7 @@ func diffRuns(a, b *capturedRun) string {
 	if len(fa) != len(fb) {
 		return fmt.Sprintf("%d run files against %d", len(fa), len(fb))
 	}
-	ca, cb := canonicalRuns(a), canonicalRuns(b)
+	ca, cb := a.canonical(), b.canonical()
 	var sb strings.Builder
 	for i := range ca {
 		if len(ca[i]) != len(cb[i]) {
@@ -468,6 +469,15 @@ func diffRuns(a, b *capturedRun) string {
 		}
 	}
 	return sb.String()
+}
+
+// canonical is canonicalRuns(r), computed once: the files do not change
+// once recorded.
+func (r *capturedRun) canonical() [][]string {
+	if r.canon == nil {
+		r.canon = canonicalRuns(r)
+	}
+	return r.canon
 }
 
 // canonicalRuns returns every run file of r as canonical JSON lines.
