@@ -22,7 +22,18 @@
 // hold the seq indexed (a transcript rewritten since leaves the hit out
 // until the next update), and its snippet cut there, the matches marked
 // by FTS5's token rules (tokens). Hits are folded by kind and a hash of
-// the text (docs.thash), so that only the hits shown are read.
+// the text (docs.thash), so that only the hits shown are read. Each FTS5
+// row also has a tags column, one term per kind, role and tool of its
+// document (filterTags: zq, a letter and the value in hex), which a
+// search filtered by them matches beside its words (ftsExpr) when its
+// words match more documents than are ranked, so that FTS5 leaves out
+// what the filter does not keep before any document is read (a common
+// word among the user's messages read every match from docs); the
+// ranked statement matches them too only when the filter keeps under
+// about half of the words' matches (rankBound). A word is matched in the
+// text column alone when it could match a tag, rank gives tags a weight
+// of 0, and the filters are still applied to docs: the tags narrow the
+// work, never the answer.
 //
 // Hits are ranked by FTS5's rank (bm25), which SQLite computes for every
 // match before the first row: a word in 200,000 messages took 0.3 s of
@@ -38,6 +49,16 @@
 // says so, which twasm search and serve's page tell the user. A query
 // matching fewer documents, or asking for as many rows (twasm search
 // without --limit), ranks every match as before.
+//
+// A page of hits after the first starts from the Cursor the page before
+// ended at (Results.Next, Query.From): its last row's order key (the
+// order is total: injected, rank, time, document id), the range of ids
+// the first page ranked and the newest id then. The next page ranks the
+// same matches and skips the rows up to the cursor by their keys,
+// folding into what the pages before showed, so that it costs what the
+// first did and the pages together are the hits of one query asking for
+// all, in order, each once (while the index is unchanged: bm25's scores
+// count the whole index).
 //
 // A run superseded by another, which holds again what it holds, is left
 // out of searches with its sub-runs, so that each thing said is found

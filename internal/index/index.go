@@ -16,7 +16,7 @@ import (
 
 // schemaVersion changes whenever the tables or what goes into them change:
 // an index of another version is rebuilt.
-const schemaVersion = "7"
+const schemaVersion = "8"
 
 // File is the index's path under a storage root: beside the transcripts.
 func File(root string) string { return filepath.Join(root, "index.db") }
@@ -96,8 +96,13 @@ CREATE INDEX superseded_src ON superseded(src);
 CREATE TABLE watch(nonce TEXT PRIMARY KEY, run_id TEXT NOT NULL);
 -- fts holds the terms alone (content=''): a snippet and a hit's text are
 -- cut from the transcript line (docs.off, docs.part); contentless_delete
--- lets a run read again leave it.
-CREATE VIRTUAL TABLE fts USING fts5(text, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+-- lets a run read again leave it. tags holds one term per value of the
+-- document's kind, role and tool (filterTags), so that a search filtered
+-- by them finds its matches in FTS5 instead of reading every match of
+-- its words from docs; a word that could match a tag is matched in text
+-- alone (ftsExpr), and rank weighs tags 0, so they never score.
+CREATE VIRTUAL TABLE fts USING fts5(text, tags, content = '', contentless_delete = 1, tokenize = 'unicode61 remove_diacritics 2');
+INSERT INTO fts(fts, rank) VALUES('rank', 'bm25(1.0, 0.0)');
 -- Merge segments 8 at a time, not 4: building a 1 GiB archive spent a
 -- quarter of its time in automerge; searches were no slower.
 INSERT INTO fts(fts, rank) VALUES('automerge', 8);

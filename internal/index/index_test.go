@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
 	"testing"
@@ -401,5 +402,71 @@ func TestSearchRanksAmongTheNewest(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestSearchPagesAsOneQuery: paging a search by its cursor (Results.Next
+// to Query.From) gives exactly the hits of one query asking for all of
+// them, in the same order, each once: with folding (a page never shows
+// again what a page before showed or folded), with every hit, with a
+// filter and no words, and with the matches ranked among the newest (a
+// page after the first ranks the first's matches).
+func TestSearchPagesAsOneQuery(t *testing.T) {
+	root := t.TempDir()
+	for _, w := range []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf"} {
+		// The same answer and thought in every run (folded, equal ranks).
+		record(t, root, "widget "+w+" prompt", "widget done", "Bash", "widget ls", "widget listed", false)
+	}
+	ix, _ := openUpdated(t, root)
+	ctx := context.Background()
+	key := func(h Hit) string { return fmt.Sprintf("%s %d %s %d", h.RunID, h.Seq, h.Kind, h.Iteration) }
+	for _, tc := range []struct {
+		name string
+		q    Query
+		all  int // the hits of the one query
+	}{
+		{"folded", Query{Text: "widget"}, 1000},
+		{"every", Query{Text: "widget", Every: true}, 1000},
+		{"no words", Query{Role: "user", Every: true}, 1000},
+		{"filtered", Query{Text: "widget", Role: "assistant", Every: true}, 1000},
+		{"ranked among the newest", Query{Text: "widget", Every: true, RankAmong: 20}, 19},
+	} {
+		for _, size := range []int{1, 2, 3, 5} {
+			t.Run(fmt.Sprintf("%s/%d a page", tc.name, size), func(t *testing.T) {
+				one := tc.q
+				one.Limit = tc.all
+				want, err := ix.SearchResults(ctx, one)
+				require.NoError(t, err)
+				require.Greater(t, len(want.Hits), size, "too few hits to page")
+				var got []string
+				q := tc.q
+				q.Limit = size
+				for pages := 0; ; pages++ {
+					require.Less(t, pages, 100, "paging does not end")
+					res, err := ix.SearchResults(ctx, q)
+					require.NoError(t, err)
+					require.LessOrEqual(t, len(res.Hits), size)
+					assert.Equal(t, want.RankedAmong, res.RankedAmong)
+					for _, h := range res.Hits {
+						got = append(got, key(h))
+					}
+					if res.Next == nil || (tc.q.RankAmong > 0 && len(got) >= len(want.Hits)) {
+						break
+					}
+					// The cursor goes through a URL as text.
+					q.From, err = ParseCursor(res.Next.String())
+					require.NoError(t, err)
+					assert.Equal(t, len(got), q.From.Shown)
+				}
+				if tc.q.RankAmong > 0 {
+					got = got[:min(len(got), len(want.Hits))] // the one query asks for fewer than are ranked
+				}
+				var w []string
+				for _, h := range want.Hits {
+					w = append(w, key(h))
+				}
+				assert.Equal(t, w, got)
+			})
+		}
 	}
 }

@@ -49,7 +49,7 @@ func TestSearchProjectUsesIndexes(t *testing.T) {
 		{"words, two forms of the directory", Query{Text: "flaky", Projects: []string{"/tmp/app", "/private/tmp/app"}, Provider: "claude"}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			sqlq, args := searchSQL(tc.q, MatchExpr(tc.q.Text), true, -1)
+			sqlq, args := searchSQL(tc.q, MatchExpr(tc.q.Text), true, -1, 0)
 			got := queryPlan(t, ix, sqlq, args...)
 			for _, want := range []string{"SEARCH r USING INDEX sqlite_autoindex_runs_1 (run_id=?)", "SEARCH p USING INDEX sqlite_autoindex_runs_1 (run_id=?)"} {
 				if !strings.Contains(got, want) {
@@ -103,6 +103,83 @@ func TestSearchBoundReadsByID(t *testing.T) {
 		sqlq, args := boundSQL(q, MatchExpr(q.Text), DefaultRankAmong)
 		if got := queryPlan(t, ix, sqlq, args...); strings.Contains(got, "TEMP B-TREE") || !strings.Contains(got, "SCAN fts VIRTUAL TABLE") {
 			t.Errorf("%+v: plan %q sorts, or does not read fts first", q, got)
+		}
+	}
+}
+
+// TestSearchFiltersInFTS: the kind, role and tool filters are part of
+// what FTS5 matches (the tags column), so that a filtered search of a
+// common word reads from docs only the documents the filter keeps, not
+// every match of the word: for every value of each in the index, the
+// documents FTS5 matches by its tag are exactly the documents that hold
+// it. A word is matched in the text alone: one spelled as a tag finds
+// only the text that holds it.
+func TestSearchFiltersInFTS(t *testing.T) {
+	root := t.TempDir()
+	record(t, root, "fix the flaky test", "the zebra test is fixed", "Bash", "go test ./...", "PASS ok zebra", false)
+	record(t, root, "write docs", "docs written", "Edit", "sed -i s/a/b/ README.md", "edited", true)
+	tag := filterTags("text", "", "")
+	record(t, root, "the tag "+tag+" as a word", "no", "Read", "cat", "x", false)
+	ix, _ := openUpdated(t, root)
+	ctx := context.Background()
+	count := func(sqlq string, args ...any) int {
+		t.Helper()
+		var n int
+		if err := ix.db.QueryRowContext(ctx, sqlq, args...).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	for _, col := range []string{"kind", "role", "tool"} {
+		rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT `+col+` FROM docs WHERE `+col+` != ''`)
+		if err != nil {
+			t.Fatal(err)
+		}
+		var values []string
+		for rows.Next() {
+			var v string
+			if err := rows.Scan(&v); err != nil {
+				t.Fatal(err)
+			}
+			values = append(values, v)
+		}
+		rows.Close()
+		if len(values) < 2 {
+			t.Fatalf("%s: values %q, want several to tell apart", col, values)
+		}
+		for _, v := range values {
+			var q Query
+			switch col {
+			case "kind":
+				q.Kind = v
+			case "role":
+				q.Role = v
+			case "tool":
+				q.Tool = v
+			}
+			want := count(`SELECT count(*) FROM docs WHERE `+col+` = ?`, v)
+			got := count(`SELECT count(*) FROM fts WHERE fts MATCH ? AND rowid IN (SELECT id FROM docs WHERE `+col+` = ?)`, tagsExpr(q), v)
+			all := count(`SELECT count(*) FROM fts WHERE fts MATCH ?`, tagsExpr(q))
+			if got != want || all != want {
+				t.Errorf("%s %q: FTS5 matches %d documents, %d of them with it, want the %d that hold it", col, v, all, got, want)
+			}
+		}
+	}
+	for _, word := range []string{tag, strings.ToUpper(tag), tag[:4], "z", "Zq"} {
+		// Every hit's text holds the word (its snippet marks it), the
+		// prompt among them; without the column filter every document
+		// of kind text would match by its tags.
+		prompts := 0
+		for _, h := range search(t, ix, Query{Text: word, Every: true}) {
+			if !strings.Contains(h.Snippet, "«") {
+				t.Errorf("the word %q found %s %s %q, whose text does not hold it", word, h.Kind, h.Role, h.Snippet)
+			}
+			if h.Role == "user" {
+				prompts++
+			}
+		}
+		if prompts != 1 {
+			t.Errorf("the word %q found %d prompts, want the one that holds it", word, prompts)
 		}
 	}
 }

@@ -3,12 +3,16 @@ package index
 import (
 	"context"
 	"database/sql"
+	"encoding/base64"
+	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
 	"strconv"
 	"strings"
 	"time"
+	"unicode"
 
 	"github.com/twasm/twasm/internal/views"
 )
@@ -45,6 +49,10 @@ type Query struct {
 	// apply when the query asks for more rows than it (no limit, as
 	// twasm search without --limit): every match is then ranked.
 	RankAmong int
+	// From, when not nil, is where the page before ended
+	// (Results.Next): the hits after it, in the same order, over the
+	// same matches, each hit once across the pages.
+	From *Cursor
 }
 
 // DefaultRankAmong is how many matches a search ranks at most when its
@@ -60,6 +68,74 @@ type Results struct {
 	// matched and the hits were ranked among the newest RankedAmong of
 	// them (Query.RankAmong): an older match may rank higher.
 	RankedAmong int
+	// Next, when not nil, is where this page ended, for Query.From: the
+	// page is full and more hits may follow.
+	Next *Cursor
+}
+
+// Cursor is where a page of hits ended: the order key of its last hit's
+// row (injected, rank, time, document id: the statement's order, which
+// is total), how many rows of the statement reached it, and the range of
+// document ids ranked (the bound of the first page, and the newest id
+// then), so that the next page ranks the same matches as the first and
+// costs what it did, not the pages before it as well. It pages exactly
+// while the index is unchanged: an update between pages changes the
+// ranks (bm25 counts the whole index), and a page then may repeat or
+// pass over a hit near its start.
+type Cursor struct {
+	Injected bool    `json:"i,omitempty"`
+	Rank     float64 `json:"r,omitempty"`
+	TS       int64   `json:"t,omitempty"`
+	ID       int64   `json:"d"`
+	// Rows is how many rows of the statement were read up to it; Shown
+	// how many hits the pages up to it showed.
+	Rows  int `json:"n"`
+	Shown int `json:"s"`
+	// After and Top: the ids ranked are above After (-1: all) and at
+	// most Top. RankedAmong is the first page's Results.RankedAmong.
+	After       int64 `json:"a"`
+	Top         int64 `json:"m"`
+	RankedAmong int   `json:"b,omitempty"`
+	// Tags: the first page matched the filters' tags (ftsExpr).
+	Tags bool `json:"g,omitempty"`
+}
+
+// String is c as text for a URL (ParseCursor reads it back).
+func (c Cursor) String() string {
+	b, _ := json.Marshal(c) // a struct of numbers: never fails
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// ParseCursor reads a Cursor written by its String.
+func ParseCursor(s string) (*Cursor, error) {
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	if err != nil {
+		return nil, fmt.Errorf("search cursor: %w", err)
+	}
+	var c Cursor
+	if err := json.Unmarshal(b, &c); err != nil {
+		return nil, fmt.Errorf("search cursor: %w", err)
+	}
+	if c.Rows < 0 || c.Shown < 0 {
+		return nil, fmt.Errorf("search cursor: negative count")
+	}
+	return &c, nil
+}
+
+// before reports whether the row whose order key is r comes after c's in
+// the statement's order (searchSQL: injected first, then rank, then
+// newest time and id).
+func (c *Cursor) before(r Cursor) bool {
+	switch {
+	case c.Injected != r.Injected:
+		return r.Injected
+	case c.Rank != r.Rank:
+		return r.Rank > c.Rank
+	case c.TS != r.TS:
+		return r.TS < c.TS
+	default:
+		return r.ID < c.ID
+	}
 }
 
 // Hit is one matching document.
@@ -185,6 +261,14 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 	if !words && !q.HasFilter() {
 		return Results{}, fmt.Errorf("empty query: give words to find or a filter")
 	}
+	// The words, and the words with the filters' tags: the tags only
+	// when the words match more than are ranked (a filter that keeps
+	// most of them costs more as tags than it saves).
+	plain, tagged := expr, expr
+	if words {
+		plain, tagged = ftsExpr(q, expr, false), ftsExpr(q, expr, true)
+	}
+	expr = plain
 	open, close := q.MarkOpen, q.MarkClose
 	if open == "" && close == "" {
 		open, close = "«", "»"
@@ -197,19 +281,29 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 	}
 	var res Results
 	// Ranking computes the rank of every match before the first row:
-	// when more than among match, the newest among are ranked.
-	var after int64 = -1
-	if among := q.rankAmong(); words && among > 0 && q.rows() < among {
+	// when more than among match, the newest among are ranked. A page
+	// after the first ranks what the first did.
+	var after, top int64 = -1, 0
+	var useTags bool
+	if q.From != nil {
+		after, top, res.RankedAmong, useTags = q.From.After, q.From.Top, q.From.RankedAmong, q.From.Tags
+	} else if err := ix.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM docs`).Scan(&top); err != nil {
+		return res, fmt.Errorf("index: search: %w", err)
+	}
+	if among := q.rankAmong(); q.From == nil && words && among > 0 && q.rows() < among {
 		var bounded bool
 		var err error
-		if after, bounded, err = ix.rankBound(ctx, q, expr, among); err != nil {
+		if after, bounded, useTags, err = ix.rankBound(ctx, q, plain, tagged, among, top); err != nil {
 			return res, queryErr(err)
 		}
 		if bounded {
 			res.RankedAmong = among
 		}
 	}
-	sqlq, args := searchSQL(q, expr, words, after)
+	if useTags {
+		expr = tagged
+	}
+	sqlq, args := searchSQL(q, expr, words, after, top)
 	limit := q.limit()
 	rows, err := ix.db.QueryContext(ctx, sqlq, args...)
 	if err != nil {
@@ -225,18 +319,33 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 	src := newLines(ix.root)
 	defer src.close()
 	var hits []Hit
-	first := map[string]int{} // kind and text → index in hits
+	first := map[string]int{} // kind and text → index in hits, -1: shown on a page before
+	shown := 0
+	if q.From != nil {
+		shown = q.From.Shown
+	}
+	var n int // rows read
 	for rows.Next() {
 		var h Hit
 		var ts, off, thash int64
 		var part int
 		var providers string
-		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &off, &part, &thash); err != nil {
+		var rank float64
+		var id int64
+		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &off, &part, &thash, &rank, &id); err != nil {
 			return res, fmt.Errorf("index: search: %w", err)
 		}
+		n++
+		at := Cursor{Injected: h.Injected, Rank: rank, TS: ts, ID: id}
 		key := h.Kind + "\x00" + strconv.FormatInt(thash, 10)
+		if q.From != nil && !q.From.before(at) {
+			first[key] = -1 // a page before showed it or what it folds into
+			continue
+		}
 		if i, ok := first[key]; ok && !q.Every {
-			hits[i].Also++
+			if i >= 0 {
+				hits[i].Also++
+			}
 			continue
 		}
 		if len(hits) == limit {
@@ -264,6 +373,12 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 		}
 		first[key] = len(hits)
 		hits = append(hits, h)
+		if len(hits) == limit {
+			next := at
+			next.Rows, next.Shown = n, shown+len(hits)
+			next.After, next.Top, next.RankedAmong, next.Tags = after, top, res.RankedAmong, useTags
+			res.Next = &next
+		}
 	}
 	res.Hits = hits
 	return res, rows.Err()
@@ -341,58 +456,151 @@ func projectCond(expr string, dirs []string) (string, []any) {
 	return "(" + strings.Join(or, " OR ") + ")", args
 }
 
+// filterTags is the tags column of a document's fts row: a term for each
+// of its kind, role and tool that is not empty: zq, the letter k, r or t
+// and the value's bytes in hex (one token whatever the value holds, and
+// one no word starts with unless it starts with zq: mayMatchTags).
+func filterTags(kind, role, tool string) string {
+	var tags []string
+	for _, t := range [...]struct{ letter, v string }{{"k", kind}, {"r", role}, {"t", tool}} {
+		if t.v != "" {
+			tags = append(tags, "zq"+t.letter+hex.EncodeToString([]byte(t.v)))
+		}
+	}
+	return strings.Join(tags, " ")
+}
+
+// ftsExpr is the FTS5 expression a search matches: the words (expr) and,
+// withTags, the tags of q's kind, role and tool filters (filterTags), so that FTS5
+// itself leaves out the documents they do not match before any is read
+// from docs. The filters are still applied to docs as well
+// (searchWhere): the tags only narrow the work. The words are matched in
+// the text column alone when there are tags to match or a word could
+// match a tag (mayMatchTags; a raw expression always): a column filter
+// costs a common word a fifth more, so a query that needs none has none.
+func ftsExpr(q Query, expr string, withTags bool) string {
+	var tags string
+	if withTags {
+		tags = tagsExpr(q)
+	}
+	if tags == "" && !q.Raw && !mayMatchTags(q.Text) {
+		return expr
+	}
+	out := "{text} : (" + expr + ")"
+	if tags != "" {
+		out += " AND " + tags
+	}
+	return out
+}
+
+// mayMatchTags reports whether a word of text could match a term of the
+// tags column (filterTags: they start with zq): a token of it (a run of
+// letters and digits, as FTS5's unicode61 splits them) that is z, starts
+// with zq in any case, or holds a letter outside ASCII (which FTS5 may
+// fold into one of those).
+func mayMatchTags(text string) bool {
+	for _, tok := range strings.FieldsFunc(text, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsNumber(r) }) {
+		lower := strings.ToLower(tok)
+		if lower == "z" || strings.HasPrefix(lower, "zq") {
+			return true
+		}
+		for _, r := range tok {
+			if r > unicode.MaxASCII {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// tagsExpr is the FTS5 expression of q's kind, role and tool filters
+// (filterTags), "" when it has none.
+func tagsExpr(q Query) string {
+	var and []string
+	for _, t := range strings.Fields(filterTags(q.Kind, q.Role, q.Tool)) {
+		and = append(and, "{tags} : "+t)
+	}
+	return strings.Join(and, " AND ")
+}
+
 // searchSQL is the statement of a search and its arguments: expr the
 // FTS5 expression of the words (words: there are some); after, when not
 // -1, leaves out the documents whose id is not above it (the matches
-// older than the newest Query.RankAmong, or than the oldest: rankBound).
-func searchSQL(q Query, expr string, words bool, after int64) (string, []any) {
+// older than the newest Query.RankAmong, or than the oldest: rankBound),
+// and top, when not 0, those above it (the newest when the first page
+// was read: Cursor). The order is total, by document id last, and each
+// row says its rank and id (Cursor); a page after another reads the rows
+// of the pages before as well (their keys only, folding into them).
+func searchSQL(q Query, expr string, words bool, after, top int64) (string, []any) {
 	from, where, args := searchWhere(q, expr, words)
-	order := `injected, d.ts DESC, d.id DESC`
+	order, rank := `injected, d.ts DESC, d.id DESC`, `0.0`
 	if words {
-		order = `injected, fts.rank, d.ts DESC`
+		order, rank = `injected, fts.rank, d.ts DESC, d.id DESC`, `fts.rank`
 	}
 	if after >= 0 {
 		where += ` AND fts.rowid > ?`
 		args = append(args, after)
 	}
+	if top > 0 {
+		id := `d.id`
+		if words {
+			id = `fts.rowid`
+		}
+		where += ` AND ` + id + ` <= ?`
+		args = append(args, top)
+	}
+	rows := q.rows()
+	if q.From != nil {
+		rows += q.From.Rows
+	}
 	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`
 	return `SELECT d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
-  d.origin IN ('injected_context', 'system_prompt') AS injected, d.off, d.part, d.thash
+  d.origin IN ('injected_context', 'system_prompt') AS injected, d.off, d.part, d.thash, ` + rank + `, d.id
 FROM ` + from + `
 WHERE ` + where + `
-ORDER BY ` + order + ` LIMIT ?`, append(args, q.rows())
+ORDER BY ` + order + ` LIMIT ?`, append(args, rows)
 }
 
-// rankBound is where the matches of q's words (expr) and filters that
-// are ranked start: the id below the newest among of them (bounded) when
-// more match, else the id below the oldest match, so that the ranked
-// statement reads no older match (-1: not known, read all). The matches
-// are read by id, newest first, none ranked, and the read stops at the
-// (among+1)th: first the words' alone (no table joined: a rarer word
-// stops there), then with the filters (boundSQL).
-func (ix *Index) rankBound(ctx context.Context, q Query, expr string, among int) (after int64, bounded bool, err error) {
+// rankBound is where the matches of q's words (words, their FTS5
+// expression) and filters that are ranked start: the id below the newest
+// among of them (bounded) when more match, else the id below the oldest
+// match, so that the ranked statement reads no older match (-1: not
+// known, read all). The matches are read by id, newest first, none
+// ranked, and the read stops at the (among+1)th: first the words' alone
+// (no table joined: a rarer word stops there), then with the filters
+// (boundSQL), whose kind, role and tool FTS5 matches as tags (tagged:
+// the words and the tags), so that a filter keeping few of the words'
+// matches does not read the others from docs. tags says the ranked
+// statement should match the tags too: the range of ids it reads (above
+// after, up to top, the newest id) is more than twice the range of the
+// newest among matches of the words alone, so that it holds some twice
+// as many of the words' matches as the filters keep. A filter that keeps
+// most (a kind every message has) costs more as tags, which bm25 reads
+// whole for its weights, than it saves.
+func (ix *Index) rankBound(ctx context.Context, q Query, words, tagged string, among int, top int64) (after int64, bounded, tags bool, err error) {
 	var id int64
-	err = ix.db.QueryRowContext(ctx, `SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, expr, among).Scan(&id)
+	err = ix.db.QueryRowContext(ctx, `SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, words, among).Scan(&id)
 	if errors.Is(err, sql.ErrNoRows) {
-		return -1, false, nil
+		return -1, false, false, nil
 	}
 	if err != nil {
-		return -1, false, err
+		return -1, false, false, err
 	}
 	var n int
 	var oldest sql.NullInt64
-	sqlq, args := boundSQL(q, expr, among)
+	sqlq, args := boundSQL(q, tagged, among)
 	if err := ix.db.QueryRowContext(ctx, sqlq, args...).Scan(&n, &oldest); err != nil {
-		return -1, false, err
+		return -1, false, true, err
 	}
 	switch {
 	case !oldest.Valid:
-		return -1, false, nil
+		return -1, false, false, nil
 	case n > among:
-		return oldest.Int64, true, nil
+		after, bounded = oldest.Int64, true
 	default:
-		return oldest.Int64 - 1, false, nil
+		after = oldest.Int64 - 1
 	}
+	return after, bounded, top-after > 2*(top-id), nil
 }
 
 // boundSQL is the statement of how many of the newest among+1 documents

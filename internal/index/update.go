@@ -397,7 +397,7 @@ func (b *batch) begin(ctx context.Context) error {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
 	}
-	if b.text, err = tx.PrepareContext(ctx, `INSERT INTO fts(rowid, text) VALUES(?, ?)`); err != nil {
+	if b.text, err = tx.PrepareContext(ctx, `INSERT INTO fts(rowid, text, tags) VALUES(?, ?, ?)`); err != nil {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
 	}
@@ -859,7 +859,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		if _, err := w.doc.ExecContext(ctx, id, r.id, ev.Seq, ev.Path, ev.Iteration, ts, d.kind, d.role, d.tool, d.origin, d.status, d.callID, off, part, textHash(d.text)); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
-		if _, err := w.text.ExecContext(ctx, id, d.text); err != nil {
+		if _, err := w.text.ExecContext(ctx, id, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 		st.Docs++

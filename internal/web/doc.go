@@ -30,7 +30,9 @@
 //     links to its run's page at its event. A page of hits whose words
 //     and filters match more messages than the index ranks
 //     (index.DefaultRankAmong) says its hits were ranked among the
-//     newest (#ranked).
+//     newest (#ranked). "More hits" is the next page, from the index's
+//     cursor of the last hit shown (from=, index.Cursor): it costs what
+//     the first page did.
 //   - /usage is twasm usage as charts: usage.Build's reports by day,
 //     model and agent, and by project (for each project the index names
 //     a session's, usage.Build's total over that project's sessions, so

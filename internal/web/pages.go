@@ -226,8 +226,9 @@ func (s *Server) summaries(ctx context.Context, runs []index.ListedRun) map[stri
 	return out
 }
 
-// A search shows searchPageSize hits, more on request up to
-// maxSearchHits.
+// A search shows searchPageSize hits a page (limit asks for up to
+// maxSearchHits); the next page starts where the page before ended
+// (from: index.Cursor), so that it costs what the first did.
 const searchPageSize, maxSearchHits = 50, 800
 
 type searchPage struct {
@@ -237,7 +238,9 @@ type searchPage struct {
 	Facets index.Facets
 	Error  string
 	Done   bool
-	More   string // the same search with more hits, "" when all are shown
+	More   string // the same search's next page, "" when all are shown
+	// Start is the number of the page's first hit (1 on the first page).
+	Start int
 	// RankedAmong, when not 0: more documents matched, and the hits were
 	// ranked among the newest RankedAmong (index.Results.RankedAmong).
 	RankedAmong int
@@ -273,6 +276,15 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 		Every: q.Get("every") != "", MarkOpen: markOpen, MarkClose: markClose, WithText: s.opts.Redact, RankAmong: s.rankAmong}
 	if n, err := strconv.Atoi(q.Get("limit")); err == nil && n > 0 {
 		iq.Limit = min(n, maxSearchHits)
+	}
+	page.Start = 1
+	if v := q.Get("from"); v != "" {
+		c, err := index.ParseCursor(v)
+		if err != nil {
+			page.Error = "from: not a page of this search"
+		} else {
+			iq.From, page.Start = c, c.Shown+1
+		}
 	}
 	// A project as the list's filter names it (the index's value): that
 	// directory or below it, as twasm search --project.
@@ -317,12 +329,12 @@ func (s *Server) search(w http.ResponseWriter, r *http.Request) {
 				Href:    eventHref(h.RunID, h.Seq)})
 		}
 		page.Done = true
-		if len(hits) == iq.Limit && iq.Limit < maxSearchHits {
+		if res.Next != nil {
 			more := url.Values{}
 			for k, v := range q {
 				more[k] = v
 			}
-			more.Set("limit", strconv.Itoa(min(iq.Limit*2, maxSearchHits)))
+			more.Set("from", res.Next.String())
 			page.More = "/search?" + more.Encode()
 		}
 	}

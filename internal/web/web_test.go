@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"net/http"
 	"net/http/httptest"
@@ -321,11 +322,45 @@ func TestSearch(t *testing.T) {
 	if len(hitLink.FindAllString(folded, -1)) != 1 || !strings.Contains(folded, "and 1 more with the same text") || len(hitLink.FindAllString(every, -1)) != 2 {
 		t.Fatalf("folding: %d hits folded, %d every\n%s", len(hitLink.FindAllString(folded, -1)), len(hitLink.FindAllString(every, -1)), folded)
 	}
-	// limit=1: one hit and a link to more.
-	if body := get(t, s, "/search?q=diff&limit=1").Body.String(); len(hitLink.FindAllString(body, -1)) != 1 || !strings.Contains(body, `id="morehits" href="/search?limit=2&amp;q=diff"`) {
-		t.Fatalf("a search cut at its limit:\n%s", body)
+	// limit=1: one hit and a link to the next page, which follows it:
+	// paged to the end, the hits of one page asking for all, in order,
+	// each once, numbered on.
+	for _, query := range []string{"q=diff", "q=the", "q=the&every=1", "role=user"} {
+		var want, got []string
+		for _, m := range hitLink.FindAllStringSubmatch(get(t, s, "/search?limit=800&"+query).Body.String(), -1) {
+			want = append(want, m[1])
+		}
+		next := "/search?limit=1&" + query
+		for pages := 0; next != ""; pages++ {
+			if pages > len(want) {
+				t.Fatalf("%s: more pages than hits", query)
+			}
+			body := get(t, s, next).Body.String()
+			if pages > 0 && !strings.Contains(body, fmt.Sprintf(`<ol id="hits" start="%d">`, pages+1)) {
+				t.Fatalf("%s: page %d not numbered on:\n%s", query, pages+1, body)
+			}
+			for _, m := range hitLink.FindAllStringSubmatch(body, -1) {
+				got = append(got, m[1])
+			}
+			next = ""
+			if m := moreLink.FindStringSubmatch(body); m != nil {
+				next = html.UnescapeString(m[1])
+				if !strings.Contains(next, "from=") || !strings.Contains(next, "limit=1") {
+					t.Fatalf("%s: the next page %q is not the same search from a cursor", query, next)
+				}
+			}
+		}
+		if len(want) < 2 || !slices.Equal(got, want) {
+			t.Fatalf("%s: paged %v, want %v", query, got, want)
+		}
+	}
+	if body := get(t, s, "/search?q=diff&from=nonsense").Body.String(); !strings.Contains(body, "from: not a page of this search") {
+		t.Fatalf("a cursor that does not parse:\n%s", body)
 	}
 }
+
+// moreLink is the link to a search's next page.
+var moreLink = regexp.MustCompile(`<a id="morehits" href="([^"]+)"`)
 
 // TestSearchRankedAmongNewest: a word matching more messages than the
 // page ranks is ranked among the newest and the page says so; one
