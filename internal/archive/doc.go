@@ -36,7 +36,16 @@
 // every session with its cursor; a session whose cursor equals its run's
 // is unchanged and nothing more is read of it (a second sync with nothing
 // changed archives nothing). For one whose cursor moved, the row queries
-// read the rows changed at or after the previous cursor, and the part fed
+// read the rows changed at or after the previous cursor, in the same
+// transaction. The transaction then ends, and only then are the sessions'
+// parts archived (plugin, transcript writes, fsyncs): a reader's snapshot
+// held that long would keep the agent from checkpointing and resetting its
+// write-ahead log, which grows meanwhile. The rows are read in batches of
+// about DefaultSQLiteBatch bytes (a session's rows whole, so one larger
+// session is a batch alone): once a batch is read its sessions are
+// archived, and a new read transaction lists the sessions again, whose
+// cursors the rest are read by (a session no longer listed then is
+// pending). Options.SQLiteLimit bounds each read transaction. The part fed
 // to the plugin is a facts line (database, session, cursors, user and
 // schema version, the queries' hash) and one abi.Row line per row: that
 // is also the part's raw capture, so renormalize needs no database. The

@@ -92,12 +92,14 @@ type Options struct {
 	Now func() time.Time
 	// Written is called with every run a part or a close was written to.
 	Written func(runID string)
-	// SQLiteLimit bounds the reading of one SQLite store's database
-	// (default DefaultSQLiteLimit); sqliteAfterRead runs after each
+	// SQLiteLimit bounds each read transaction of one SQLite store's
+	// database (default DefaultSQLiteLimit); sqliteAfterRead runs after each
 	// session's rows are read, inside the read transaction, with the
 	// reading's context (tests).
 	SQLiteLimit     time.Duration
 	sqliteAfterRead func(context.Context)
+	// sqliteBatch, when positive, replaces DefaultSQLiteBatch (tests).
+	sqliteBatch int
 	// Workers is how many sessions SyncStores archives at once (0:
 	// GOMAXPROCS).
 	Workers int
