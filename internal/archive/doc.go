@@ -107,6 +107,19 @@
 // dates the session's run. A part a killed sync left unfinished is
 // continued by splitting the file again (Resume.SessionStart).
 //
+// A file that grew is not split from its first byte (sectionsKnown):
+// when the ledger knows its sessions 1 to k, each before the k-th held
+// whole by its run, the file still starts with the first one's head and
+// still holds the k-th one's archived bytes where it starts (the sum of
+// the lengths before it), the split starts there, and the sessions
+// before it are unchanged without being read. So a sync reads a few
+// times the bytes from the last session known, however long the
+// history. Anything else (the file rewritten or cut, a ledger that does
+// not know its sessions, a run's part pending, an import that may end
+// unchanged runs) splits it whole. An edit in place that keeps every
+// earlier session's length, the first session's head and the last one's
+// bytes is not seen then.
+//
 // A store whose root is abi.Root.Projects is looked for in every project
 // directory: those the sync config file lists ("projects") and those
 // the caller adds (Config.Seen: `twasm sync` adds the projects of the

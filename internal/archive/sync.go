@@ -100,6 +100,11 @@ type Options struct {
 	sqliteAfterRead func(context.Context)
 	// sqliteBatch, when positive, replaces DefaultSQLiteBatch (tests).
 	sqliteBatch int
+	// sectionsRead, when set, wraps the file a sections store's file is
+	// read through (tests count the bytes read).
+	sectionsRead func(io.ReaderAt) io.ReaderAt
+	// sectionsWhole splits every sections file whole (tests compare).
+	sectionsWhole bool
 	// Workers is how many sessions SyncStores archives at once (0:
 	// GOMAXPROCS).
 	Workers int
