@@ -204,6 +204,25 @@
 // (treeRun: every row read, what the run holds filtered out; its ledger
 // entry moves to the database's path).
 //
+// A "file" store may declare its sessions keyed (abi.StoreSessionKey:
+// Cursor's agent transcripts, each named by its conversation's id, the
+// IDE's composerData id): a session file's name without its extension is
+// the key a SQLite store of the same provider keeps the same session
+// under, and the database's copy is the one kept, since it states more.
+// A sync archives the keyed files last, in the databases' chain
+// (keyedLast, chainsOf), so a session both keep is archived from the
+// database first; a keyed file (or a sub-agent's file of one) whose key
+// a database session's run holds is then not archived: it is "skipped",
+// the outcome naming the database's session and run, and noted in that
+// run's entry (Entry.Also, holding none of its bytes) so that the next
+// sync finds it unchanged by a stat and says nothing. A run archived
+// from the file before the database held the session is ended,
+// superseded by the database's run (lifecycle.SupersededByField: stats
+// and the index leave it and its sub-runs out, so nothing is counted
+// twice), and the file is not read again. Doctor counts such files
+// archived, and says they are archived from the database
+// ([ArchivedElsewhere]).
+//
 // A folder or tree store may say where a session names the session it
 // was started from (abi.Store.Parent: a member of one of its JSON
 // files, Roo Code's parentTaskId, OpenCode's parentID). A sync orders

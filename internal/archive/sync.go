@@ -35,6 +35,7 @@ const (
 	ActionUnchanged = "unchanged" // nothing new (also: the same bytes at another path)
 	ActionClosed    = "closed"    // the run was ended (session idle or deleted)
 	ActionPending   = "pending"   // no complete line yet: next time
+	ActionSkipped   = "skipped"   // not archived: another store's copy of the session is (keyed.go)
 	ActionFailed    = "failed"
 )
 
@@ -191,6 +192,11 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 // source (abi.SourceFacts), with a facts line before the bytes of each
 // part.
 func (a *Archiver) SyncSession(ctx context.Context, s Session) Outcome {
+	if s.Loc != nil && s.Loc.Keyed {
+		if o, ok := a.syncKeyed(ctx, s); ok {
+			return o
+		}
+	}
 	if s.Loc != nil && s.Loc.manyFiles() {
 		return a.syncFolder(ctx, s)
 	}
