@@ -135,6 +135,16 @@ type Store struct {
 	// "toolUseId"}, "{stem}" the sub-agent file's name without its
 	// extension).
 	SubAgentCall *SidecarKey `json:"sub_agent_call,omitempty"`
+	// SubAgentResult (with SubAgents, optional) says how the result of
+	// the tool call that started a sub-agent names it, when no sidecar
+	// does: a whole line of the result's output (among its first eight),
+	// "{dir}" standing for the name of the sub-agent file's directory and
+	// "{stem}" for the file's name without its extension (Kimi Code:
+	// "agent_id: {dir}", its Agent call's result starting "agent_id:
+	// agent-0" for agents/agent-0/wire.jsonl). The sub-agent's run is
+	// then linked at that call. A host that does not read it links the
+	// run at the session's latest part.
+	SubAgentResult string `json:"sub_agent_result,omitempty"`
 	// RetentionDays is how long the agent keeps a session before
 	// deleting it (0: it does not, as far as known). RetentionFile and
 	// RetentionKey name a JSON settings file (relative to the root) and

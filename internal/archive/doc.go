@@ -269,7 +269,10 @@
 // tokens and calls once, in the session's: at the tool call that
 // started it when the store's sidecar names the call
 // (abi.Store.SubAgentCall: its part's iteration, the call's description
-// naming the link); else, when the session's log carried the
+// naming the link), or when a line among the first eight of a tool
+// result's output in the session's run names the file as the store
+// declares (abi.Store.SubAgentResult, "{dir}" the file's directory's
+// name: Kimi Code's "agent_id: agent-0"), at the call it answers; else, when the session's log carried the
 // sub-agent's conversation too (Claude Code before 2.1.68: agent_progress
 // records, of which the plugin made a child run of the part), at that
 // child run's part, superseding it (lifecycle.SupersedesField: the file

@@ -68,6 +68,9 @@ type Location struct {
 	// SubAgentCall says where a sub-agent file's starting call is named
 	// (abi.Store.SubAgentCall).
 	SubAgentCall *abi.SidecarKey `json:"sub_agent_call,omitempty"`
+	// SubAgentResult says how the result of a sub-agent's call names it
+	// (abi.Store.SubAgentResult).
+	SubAgentResult string `json:"sub_agent_result,omitempty"`
 	// SessionStart (a sections store) is the prefix of the line that
 	// starts a session in a file (abi.Store.SessionStart).
 	SessionStart string `json:"session_start,omitempty"`
@@ -316,7 +319,7 @@ func declaredLocation(d Declared, root, from string) Location {
 		err = checkTreeFiles(loc.Files)
 	}
 	if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
-		loc.SubAgents, loc.SubAgentCall = d.SubAgents, d.SubAgentCall
+		loc.SubAgents, loc.SubAgentCall, loc.SubAgentResult = d.SubAgents, d.SubAgentCall, d.SubAgentResult
 		up, glob := abi.SubAgentsGlob(d.SubAgents)
 		loc.subAgentsUp = up
 		loc.subAgents, err = subAgentRegexp(glob)
