@@ -148,6 +148,7 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 	var related map[string][]byte
 	relatedRead := len(loc.SQLite.Related) == 0
 	reads := make([]dbRead, len(list))
+	gone := make([]bool, len(list)) // not listed by a later batch's transaction
 	pending := func(from int, why string) {
 		for j := from; j < len(list); j++ {
 			reads[j] = dbRead{done: true, out: Outcome{Path: dbSessionPath(s.Path, list[j].Key), Provider: loc.Provider, Action: ActionPending, DryRun: a.opts.DryRun, Reason: why}}
@@ -172,11 +173,8 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 				cur[ds.Key] = ds.Cursor
 			}
 			for j := i; j < len(list); j++ {
-				if c, ok := cur[list[j].Key]; ok {
-					list[j].Cursor = c
-				} else {
-					list[j].Cursor = -1 // no longer listed: pending below
-				}
+				c, ok := cur[list[j].Key]
+				list[j].Cursor, gone[j] = c, !ok // no longer listed: pending below
 			}
 		}
 		// The read phase: sessions' rows, up to a batch of them.
@@ -191,7 +189,7 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 				complete = false
 				continue
 			}
-			if ds.Cursor < 0 {
+			if gone[i] {
 				r.done, r.out.Action, r.out.Reason = true, ActionPending, "the session was no longer listed when its rows were to be read: read again next sync"
 				continue
 			}

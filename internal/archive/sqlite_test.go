@@ -635,3 +635,39 @@ func TestSyncSQLiteWALCheckpoint(t *testing.T) {
 		})
 	}
 }
+
+// TestSyncSQLiteBatchSessionGone: rows read in batches (one session's a
+// batch here), each later batch in a read transaction of its own that
+// lists the sessions again: a session the agent deleted after the first
+// listing is pending in that sync, not read from a snapshot that no
+// longer has it, and the next sync does not list it.
+func TestSyncSQLiteBatchSessionGone(t *testing.T) {
+	ctx := context.Background()
+	p, root, home, dbPath := sqliteSetup(t)
+	agent := openAgentDB(t, dbPath)
+	for _, s := range []string{"ses_1", "ses_2", "ses_3"} {
+		agent.part(s, "prt_"+s, "hello from "+s)
+	}
+	deleted := false
+	a := newArchiver(t, root, func(o *Options) {
+		o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+		o.sqliteBatch = 1
+		o.sqliteAfterRead = func(context.Context) {
+			if !deleted {
+				deleted = true
+				agent.exec("DELETE FROM part WHERE session_id = 'ses_3'")
+				agent.exec("DELETE FROM session WHERE id = 'ses_3'")
+			}
+		}
+	})
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+	got := map[string]string{}
+	for _, o := range a.SyncStores(ctx, locs, time.Time{}, nil).Outcomes {
+		got[o.Path[strings.LastIndexByte(o.Path, '#')+1:]] = o.Action + ": " + o.Reason
+	}
+	assert.Equal(t, map[string]string{"ses_1": ActionNew + ": ", "ses_2": ActionNew + ": ",
+		"ses_3": ActionPending + ": the session was no longer listed when its rows were to be read: read again next sync"}, got)
+	rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+	assert.Len(t, rep.Outcomes, 2)
+	assert.Equal(t, 2, rep.Counts[ActionUnchanged])
+}
