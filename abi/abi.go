@@ -35,6 +35,11 @@ type Manifest struct {
 	SourceFacts bool `json:"source_facts,omitempty"`
 }
 
+// StoreSessionKey is Store.Session for a file store whose session files
+// are named by the key a SQLite store of the same provider keeps the same
+// session under.
+const StoreSessionKey = "key"
+
 // Store is one native session store of an agent (ABI 1.4): where the
 // agent keeps its sessions, which files are sessions, and how long the
 // agent keeps them. Every path is data the host checks: a store lies in
@@ -94,7 +99,12 @@ type Store struct {
 	// name of the session's first file without its extension, as a
 	// SQLite store's are by theirs: a session an agent keeps in both (the
 	// same key in its database and in its older file tree) is archived
-	// once.
+	// once. A "file" store whose Session is "key" (StoreSessionKey)
+	// has its sessions known by their provider and key, the file's name
+	// without its extension, too: a session a SQLite store of the same
+	// provider holds under that key is archived from the database only,
+	// and a run archived from the file before is ended, superseded by the
+	// database's (a host that does not read the value archives both).
 	Session string `json:"session,omitempty"`
 	// Parent (optional, kinds "folder" and "tree") says where a session
 	// names the session it was started from (a sub-agent's, a sub-task's):
@@ -125,6 +135,16 @@ type Store struct {
 	// "toolUseId"}, "{stem}" the sub-agent file's name without its
 	// extension).
 	SubAgentCall *SidecarKey `json:"sub_agent_call,omitempty"`
+	// SubAgentResult (with SubAgents, optional) says how the result of
+	// the tool call that started a sub-agent names it, when no sidecar
+	// does: a whole line of the result's output (among its first eight),
+	// "{dir}" standing for the name of the sub-agent file's directory and
+	// "{stem}" for the file's name without its extension (Kimi Code:
+	// "agent_id: {dir}", its Agent call's result starting "agent_id:
+	// agent-0" for agents/agent-0/wire.jsonl). The sub-agent's run is
+	// then linked at that call. A host that does not read it links the
+	// run at the session's latest part.
+	SubAgentResult string `json:"sub_agent_result,omitempty"`
 	// RetentionDays is how long the agent keeps a session before
 	// deleting it (0: it does not, as far as known). RetentionFile and
 	// RetentionKey name a JSON settings file (relative to the root) and

@@ -92,7 +92,9 @@
 // defaults per OS, "~/..." in the home directory), the sessions'
 // directory below it, a glob of session files, the kind of source ("file":
 // one session per file), how sessions are told apart ("content": by the
-// bytes they start with) and the agent's retention (a number of days,
+// bytes they start with; "key", [StoreSessionKey]: a file named by the
+// key a SQLite store of the same provider keeps the same session under,
+// archived from the database only) and the agent's retention (a number of days,
 // and the settings file and key where the user changes it). `twasm sync`
 // and `twasm doctor` read every store every loaded plugin declares,
 // bundled or dropped into a plugin directory, with no rebuild and no

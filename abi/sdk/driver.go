@@ -177,6 +177,7 @@ func appendStores(b []byte, stores []abi.Store) []byte {
 			b = quote(b, c.Key)
 			b = append(b, '}')
 		}
+		str(false, "sub_agent_result", s.SubAgentResult)
 		if s.RetentionDays != 0 {
 			b = append(b, `,"retention_days":`...)
 			b = strconv.AppendInt(b, int64(s.RetentionDays), 10)

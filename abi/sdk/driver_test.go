@@ -138,7 +138,7 @@ func TestManifestStores(t *testing.T) {
 			Name: `Odd "store" \ é`, Provider: "p2", Kind: "file",
 			Roots:     []abi.Root{{Env: "ODD_HOME"}, {Env: "XDG_DATA_HOME", Path: "odd"}, {Path: "~/.odd", OS: "linux"}, {Path: "~/Library/Odd", OS: "darwin"}},
 			UnlessEnv: "NEW_ODD", Dir: "sessions", Pattern: "**/*.{json,jsonl}", Session: "content",
-			SubAgents: `{stem}/sub "agents"/*.jsonl`, SubAgentCall: &abi.SidecarKey{File: "{stem}.meta.json", Key: `tool"Use"Id`},
+			SubAgents: `{stem}/sub "agents"/*.jsonl`, SubAgentCall: &abi.SidecarKey{File: "{stem}.meta.json", Key: `tool"Use"Id`}, SubAgentResult: `agent_id: "{dir}"`,
 			RetentionDays: 30, RetentionFile: "settings.json", RetentionKey: "cleanupPeriodDays",
 		}, {Name: "minimal", Roots: []abi.Root{{Path: "~"}}, Pattern: "*.jsonl"}, {Name: "no roots", Pattern: "x"},
 			{Name: "folder", Kind: "folder", Roots: []abi.Root{{Path: "~/.f"}}, Pattern: "*", Files: []string{"ui_messages.json", `odd "name".json`, "*.jsonl"},

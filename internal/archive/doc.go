@@ -36,7 +36,16 @@
 // every session with its cursor; a session whose cursor equals its run's
 // is unchanged and nothing more is read of it (a second sync with nothing
 // changed archives nothing). For one whose cursor moved, the row queries
-// read the rows changed at or after the previous cursor, and the part fed
+// read the rows changed at or after the previous cursor, in the same
+// transaction. The transaction then ends, and only then are the sessions'
+// parts archived (plugin, transcript writes, fsyncs): a reader's snapshot
+// held that long would keep the agent from checkpointing and resetting its
+// write-ahead log, which grows meanwhile. The rows are read in batches of
+// about DefaultSQLiteBatch bytes (a session's rows whole, so one larger
+// session is a batch alone): once a batch is read its sessions are
+// archived, and a new read transaction lists the sessions again, whose
+// cursors the rest are read by (a session no longer listed then is
+// pending). Options.SQLiteLimit bounds each read transaction. The part fed
 // to the plugin is a facts line (database, session, cursors, user and
 // schema version, the queries' hash) and one abi.Row line per row: that
 // is also the part's raw capture, so renormalize needs no database. The
@@ -97,6 +106,19 @@
 // the prefix (RFC 3339, or "2006-01-02 15:04:05" in the local zone)
 // dates the session's run. A part a killed sync left unfinished is
 // continued by splitting the file again (Resume.SessionStart).
+//
+// A file that grew is not split from its first byte (sectionsKnown):
+// when the ledger knows its sessions 1 to k, each before the k-th held
+// whole by its run, the file still starts with the first one's head and
+// still holds the k-th one's archived bytes where it starts (the sum of
+// the lengths before it), the split starts there, and the sessions
+// before it are unchanged without being read. So a sync reads a few
+// times the bytes from the last session known, however long the
+// history. Anything else (the file rewritten or cut, a ledger that does
+// not know its sessions, a run's part pending, an import that may end
+// unchanged runs) splits it whole. An edit in place that keeps every
+// earlier session's length, the first session's head and the last one's
+// bytes is not seen then.
 //
 // A store whose root is abi.Root.Projects is looked for in every project
 // directory: those the sync config file lists ("projects") and those
@@ -182,6 +204,25 @@
 // (treeRun: every row read, what the run holds filtered out; its ledger
 // entry moves to the database's path).
 //
+// A "file" store may declare its sessions keyed (abi.StoreSessionKey:
+// Cursor's agent transcripts, each named by its conversation's id, the
+// IDE's composerData id): a session file's name without its extension is
+// the key a SQLite store of the same provider keeps the same session
+// under, and the database's copy is the one kept, since it states more.
+// A sync archives the keyed files last, in the databases' chain
+// (keyedLast, chainsOf), so a session both keep is archived from the
+// database first; a keyed file (or a sub-agent's file of one) whose key
+// a database session's run holds is then not archived: it is "skipped",
+// the outcome naming the database's session and run, and noted in that
+// run's entry (Entry.Also, holding none of its bytes) so that the next
+// sync finds it unchanged by a stat and says nothing. A run archived
+// from the file before the database held the session is ended,
+// superseded by the database's run (lifecycle.SupersededByField: stats
+// and the index leave it and its sub-runs out, so nothing is counted
+// twice), and the file is not read again. Doctor counts such files
+// archived, and says they are archived from the database
+// ([ArchivedElsewhere]).
+//
 // A folder or tree store may say where a session names the session it
 // was started from (abi.Store.Parent: a member of one of its JSON
 // files, Roo Code's parentTaskId, OpenCode's parentID). A sync orders
@@ -228,7 +269,10 @@
 // tokens and calls once, in the session's: at the tool call that
 // started it when the store's sidecar names the call
 // (abi.Store.SubAgentCall: its part's iteration, the call's description
-// naming the link); else, when the session's log carried the
+// naming the link), or when a line among the first eight of a tool
+// result's output in the session's run names the file as the store
+// declares (abi.Store.SubAgentResult, "{dir}" the file's directory's
+// name: Kimi Code's "agent_id: agent-0"), at the call it answers; else, when the session's log carried the
 // sub-agent's conversation too (Claude Code before 2.1.68: agent_progress
 // records, of which the plugin made a child run of the part), at that
 // child run's part, superseding it (lifecycle.SupersedesField: the file

@@ -491,6 +491,11 @@ func epochTimes(b []byte) []time.Time {
 // store (doctor): a file up to its size, a folder as it was last seen
 // (its files' total size and latest mtime).
 func Archived(l *Ledger, s Session) bool {
+	if keyedIn(l, s) != nil {
+		// A keyed file whose session a database holds: archived from
+		// there.
+		return true
+	}
 	e := l.ByPath(s.Path)
 	if e == nil && s.Loc != nil && s.Loc.Kind == KindTree {
 		// A tree session the agent keeps in its database too: archived

@@ -12,9 +12,9 @@ import (
 // A sync archives sessions in parallel, on Options.Workers goroutines.
 // Two sessions may touch the same run only when they have the same
 // content head (the same session found at two paths), the same path, or
-// when one is a sub-agent's file of the other; and a SQLite, folder or
-// tree store's sessions link to each other (a sub-agent's session, a
-// tree session the database holds). So the sessions are cut into chains
+// when one is a sub-agent's file of the other; and a SQLite, folder,
+// tree or keyed file store's sessions link to each other (a sub-agent's
+// session, a tree session or a keyed file the database holds). So the sessions are cut into chains
 // (chainsOf): the sessions of a chain are archived one after the other,
 // in the sync's order, by one worker; different chains touch different
 // runs and ledger entries and run at once. Whatever the workers' timing,
@@ -56,7 +56,7 @@ func (a *Archiver) chainsOf(sessions []Session) [][]int {
 		owner[key] = i
 	}
 	for i, s := range sessions {
-		if s.Loc == nil || s.Loc.Kind == abi.StoreKindSQLite || s.Loc.Kind == KindSections || s.Loc.manyFiles() {
+		if s.Loc == nil || s.Loc.Kind == abi.StoreKindSQLite || s.Loc.Kind == KindSections || s.Loc.manyFiles() || s.Loc.Keyed {
 			join(i, "stores linked by key")
 			continue
 		}

@@ -199,14 +199,18 @@ func (a *Archiver) SyncSections(ctx context.Context, s Session) (outs []Outcome,
 	if newOwnStorage(a.opts.Store.Root).contains(s.Path) {
 		return fail(fmt.Errorf("%s is in twasm's own storage %s: a transcript or capture of twasm, not an agent's session", s.Path, a.opts.Store.Root))
 	}
-	f, err := regfile.Open(s.Path)
+	file, err := regfile.Open(s.Path)
 	if err != nil {
 		return fail(err)
 	}
-	defer f.Close()
-	st, err := f.Stat()
+	defer file.Close()
+	st, err := file.Stat()
 	if err != nil {
 		return fail(err)
+	}
+	var f io.ReaderAt = file
+	if a.opts.sectionsRead != nil {
+		f = a.opts.sectionsRead(file)
 	}
 	size, mtime := st.Size(), st.ModTime()
 	settled := a.opts.Whole || a.opts.Now().Sub(mtime) >= a.opts.Settle
@@ -217,15 +221,30 @@ func (a *Archiver) SyncSections(ctx context.Context, s Session) (outs []Outcome,
 			return fail(err)
 		}
 	}
-	secs, err := splitSections(f, end, loc.SessionStart)
+	// A file that grew is split from the start of the last session
+	// known (sectionsKnown); the sessions before it are not read.
+	known, from, err := a.sectionsKnown(f, s.Path, loc.Provider, end)
 	if err != nil {
 		return fail(fmt.Errorf("%s: %w", s.Path, err))
+	}
+	secs, err := splitSections(io.NewSectionReader(f, from, end-from), end-from, loc.SessionStart)
+	if err != nil {
+		return fail(fmt.Errorf("%s: %w", s.Path, err))
+	}
+	for i := range secs {
+		secs[i].start += from
+		secs[i].end += from
 	}
 	if err := placeBlanks(a.ledger, f, secs); err != nil {
 		return fail(fmt.Errorf("%s: %w", s.Path, err))
 	}
+	for _, e := range known {
+		paths = append(paths, e.Path)
+		outs = append(outs, Outcome{Path: e.Path, Provider: loc.Provider, Action: ActionUnchanged, RunID: e.RunID, DryRun: a.opts.DryRun,
+			Reason: "nothing new: a session before the last one known, not read again (the file grew)"})
+	}
 	for i, sec := range secs {
-		vp := sectionPath(s.Path, i+1)
+		vp := sectionPath(s.Path, len(known)+i+1)
 		paths = append(paths, vp)
 		if ctx.Err() != nil {
 			continue
@@ -239,6 +258,62 @@ func (a *Archiver) SyncSections(ctx context.Context, s Session) (outs []Outcome,
 		outs = append(outs, Outcome{Path: s.Path, Provider: loc.Provider, Action: ActionPending, Reason: "no complete line yet", DryRun: a.opts.DryRun})
 	}
 	return outs, paths
+}
+
+// sectionsKnown returns the sessions of the sections file at path that
+// a file that grew since the last sync still holds unchanged, all but
+// the last one known, and where that last one starts: the split starts
+// there, and they are not read again. They are the runs of path#1 to
+// path#k, each but the last holding its session whole (Offset equals the
+// session's length, Size), so the last starts at the sum of their
+// lengths; the file still starts with the first one's head (its first
+// lines, at most 64 KiB read), and the last one's bytes its run holds
+// are still there, where it starts (their sha256). Anything else (a file
+// rewritten or cut, a ledger that does not know the sessions, a part
+// pending, fewer than two sessions known) returns none, and the file is
+// split whole. An edit that keeps every earlier session's length, the
+// first session's head and the last one's bytes is not seen (as an
+// unchanged size and mtime is not, for any file).
+func (a *Archiver) sectionsKnown(f io.ReaderAt, path, provider string, end int64) (known []*Entry, from int64, err error) {
+	if a.opts.sectionsWhole || a.opts.CloseIdle >= 0 && !a.opts.CloseWrittenOnly {
+		// An unchanged session's run may be due to end: every session
+		// is looked at.
+		return nil, 0, nil
+	}
+	var es []*Entry
+	for n := 1; ; n++ {
+		e := a.ledger.ByPath(sectionPath(path, n))
+		if e == nil {
+			break
+		}
+		if e.Provider != provider || e.Pending || e.Parts == 0 || e.Size < 0 || e.Offset > e.Size {
+			return nil, 0, nil
+		}
+		es = append(es, e)
+	}
+	if len(es) < 2 {
+		return nil, 0, nil
+	}
+	for _, e := range es[:len(es)-1] {
+		if e.Offset != e.Size {
+			return nil, 0, nil
+		}
+		from += e.Size
+	}
+	last := es[len(es)-1]
+	if from+last.Offset > end {
+		return nil, 0, nil
+	}
+	n := min(es[0].Size, 64<<10)
+	line, ok, err := readHead(io.NewSectionReader(f, 0, n), n, true)
+	if err != nil || !ok || len(line) < minHead && n < es[0].Size || sum(line) != es[0].Head {
+		return nil, 0, err
+	}
+	h, err := hashPrefix(io.NewSectionReader(f, from, last.Offset), last.Offset)
+	if err != nil || h != last.SHA256 {
+		return nil, 0, err
+	}
+	return es[:len(es)-1], from, nil
 }
 
 // SectionsStore is the sections store (abi.StoreKindSections) among

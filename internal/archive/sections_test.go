@@ -3,6 +3,7 @@ package archive
 import (
 	"bytes"
 	"context"
+	"fmt"
 	"io"
 	"os"
 	"path/filepath"
@@ -231,6 +232,142 @@ func TestSectionsStore(t *testing.T) {
 			require.Equal(t, filepath.Dir(path), loc.Dir)
 			require.Equal(t, tc.provider, loc.Provider)
 			require.NotEmpty(t, loc.SessionStart)
+		})
+	}
+}
+
+// countingReaderAt counts the bytes read through it.
+type countingReaderAt struct {
+	r io.ReaderAt
+	n *int64
+}
+
+func (c countingReaderAt) ReadAt(b []byte, off int64) (int, error) {
+	n, err := c.r.ReadAt(b, off)
+	*c.n += int64(n)
+	return n, err
+}
+
+// sectionsArchive is what a sync of a sections file archived, by
+// session path: the outcome's action, part and bytes, and the run's raw
+// capture and messages.
+func sectionsArchive(t *testing.T, a *Archiver, root string, rep Report) map[string][]string {
+	t.Helper()
+	out := map[string][]string{}
+	for _, o := range rep.Outcomes {
+		require.NotEqual(t, ActionFailed, o.Action, "%s: %s", o.Path, o.Reason)
+		got := []string{o.Action, fmt.Sprint(o.Part), fmt.Sprint(o.Bytes)}
+		if e := a.ledger.runs[o.RunID]; e != nil {
+			raw, err := rawfile.ReadFile(filepath.Join(root, filepath.FromSlash(e.Raw)))
+			require.NoError(t, err)
+			got = append(got, string(raw))
+			v := readRun(t, root, e.RunID)
+			for _, ev := range v.events {
+				if m := ev.Message(); m != nil {
+					for _, b := range m.Blocks {
+						got = append(got, m.Role+": "+b.Text)
+					}
+				}
+			}
+		}
+		out[o.Path] = got
+	}
+	return out
+}
+
+// TestSyncSectionsReadsTail: a sections file that grew is split from
+// the start of the last session known, not from its first byte, and
+// what is archived is what splitting it whole archives. The file is
+// made of the real Aider captures, many times over (their start lines
+// dated apart, so that no two sessions are the same bytes), with one
+// capture appended in two steps: its first session cut mid-way, then
+// the rest (the last session known grows, new sessions follow). The
+// bytes read by the sync after the growth are at most six times the
+// tail from the last session known (each byte is read a few times),
+// plus a read at the end for a line being written and the first
+// session's head, whatever the file's length; the archive equals that
+// of an archiver that splits the file whole at every sync.
+func TestSyncSectionsReadsTail(t *testing.T) {
+	const start = "# aider chat started at "
+	dir := filepath.Join("..", "..", "testdata", "captures", "aider")
+	names := []string{"coding_aider_edits_commits.md", "trading_bot_connection_errors.md", "zen_mcp_sessions_interrupts.md"}
+	caps := map[string]string{}
+	for _, n := range names {
+		b, err := os.ReadFile(filepath.Join(dir, n))
+		require.NoError(t, err)
+		caps[n] = string(b)
+	}
+	// The captures 16 times over, every start line dated apart.
+	var base strings.Builder
+	at := time.Date(2024, 1, 1, 0, 0, 0, 0, time.UTC)
+	for range 16 {
+		for _, n := range names {
+			for _, l := range strings.SplitAfter(caps[n], "\n") {
+				if strings.HasPrefix(l, start) {
+					at = at.Add(time.Minute)
+					l = start + at.Format(time.DateTime) + "\n"
+				}
+				base.WriteString(l)
+			}
+			if !strings.HasSuffix(base.String(), "\n") {
+				base.WriteString("\n")
+			}
+		}
+	}
+	for _, n := range names {
+		t.Run(n, func(t *testing.T) {
+			ctx := context.Background()
+			c := caps[n]
+			// The tail read again: from the start of the last session of
+			// the file before the capture.
+			b := base.String()
+			tailLen := int64(len(b) - strings.LastIndex(b, "\n"+start) + len(c))
+			// The cut: half way through the lines of the capture's first
+			// session that starts with a start line.
+			p0 := 0
+			if !strings.HasPrefix(c, start) {
+				p0 = strings.Index(c, "\n"+start) + 1
+			}
+			first := c[p0:]
+			if i := strings.Index(first, "\n"+start); i >= 0 {
+				first = first[:i+1]
+			}
+			lines := strings.SplitAfter(first, "\n")
+			require.Greater(t, len(lines), 4)
+			cut := p0 + len(strings.Join(lines[:len(lines)/2], ""))
+			home, repo := t.TempDir(), t.TempDir()
+			hist := filepath.Join(repo, ".aider.chat.history.md")
+			locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(aider.Plugin.Manifest), &Config{Projects: []string{repo}})
+			require.Len(t, locs, 1)
+			var read int64
+			rootTail, rootWhole := t.TempDir(), t.TempDir()
+			tail := newArchiver(t, rootTail, func(o *Options) {
+				o.sectionsRead = func(r io.ReaderAt) io.ReaderAt { return countingReaderAt{r: r, n: &read} }
+			})
+			whole := newArchiver(t, rootWhole, func(o *Options) { o.sectionsWhole = true })
+			for _, step := range []struct {
+				name    string
+				content string
+			}{
+				{"the last session cut", base.String() + c[:cut]},
+				{"it grows and sessions follow", base.String() + c},
+				{"nothing new", base.String() + c},
+			} {
+				require.NoError(t, os.WriteFile(hist, []byte(step.content), 0o600))
+				read = 0
+				got := sectionsArchive(t, tail, rootTail, tail.SyncStores(ctx, locs, time.Time{}, nil))
+				want := sectionsArchive(t, whole, rootWhole, whole.SyncStores(ctx, locs, time.Time{}, nil))
+				require.Equal(t, want, got, step.name)
+				if step.name != "the last session cut" {
+					// Each byte of the tail is read a few times (split,
+					// head, hash of what a run holds, the new part, the
+					// blank line's placing); the end and the first
+					// session's head at most 64 KiB each.
+					bound := 6*tailLen + 2*64<<10
+					assert.LessOrEqual(t, read, bound, "%s: bytes read of %d (the tail from the last session known: %d)", step.name, len(step.content), tailLen)
+					t.Logf("%s: %d bytes read of %d, tail %d", step.name, read, len(step.content), tailLen)
+				}
+			}
 		})
 	}
 }

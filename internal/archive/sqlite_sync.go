@@ -43,14 +43,39 @@ func dbSessionHead(provider, key string) string {
 	return sum([]byte("sqlite\x00" + provider + "\x00" + key))
 }
 
+// DefaultSQLiteBatch bounds, roughly, the rows read of a SQLite store's
+// database in one read transaction before it ends and they are archived
+// (a session's rows are never split: one larger session is read alone).
+const DefaultSQLiteBatch = 64 << 20
+
+// dbRead is what the read phase of SyncDatabase decided for one session
+// listed: an outcome already known (out, when done), or rows to archive
+// (input: the facts line, the related rows and the session's rows), or a
+// cursor that moved with no row changed (cursorOnly).
+type dbRead struct {
+	out         Outcome
+	done        bool
+	cursorOnly  bool
+	ds          dbSession
+	prev        *Entry
+	since       int64
+	input       []byte
+	first, last time.Time
+}
+
 // SyncDatabase archives what changed in every session of a SQLite
 // store's database (abi.SQLiteSource), one run per session: it lists the
 // sessions with their cursors in one read transaction and, for each whose
 // cursor moved since the last sync, reads the rows changed at or after
-// the previous cursor and archives them as one more part of the
-// session's run. paths are the sessions found (dbSessionPath); complete
-// says the listing was whole (else no run of this database may be taken
-// for deleted).
+// the previous cursor; the transaction then ends, and each session's
+// rows are archived as one more part of its run (the plugin runs, and
+// the run's files are written and synced, with no read transaction
+// open: an agent's write-ahead log can be checkpointed meanwhile). Rows
+// are read in batches of about DefaultSQLiteBatch bytes: when a batch
+// is full, its sessions are archived and a new read transaction lists
+// the sessions again for the cursors of the rest. paths are the sessions
+// found (dbSessionPath); complete says the listing was whole (else no
+// run of this database may be taken for deleted).
 func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome, paths []string, complete bool) {
 	loc := s.Loc
 	failDB := func(err error) ([]Outcome, []string, bool) {
@@ -64,133 +89,222 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 	if limit <= 0 {
 		limit = DefaultSQLiteLimit
 	}
-	dctx, cancel := context.WithTimeout(ctx, limit)
-	defer cancel()
-	db, err := openSQLite(dctx, s.Path, loc.SQLite)
+	batch := a.opts.sqliteBatch
+	if batch <= 0 {
+		batch = DefaultSQLiteBatch
+	}
+	// open begins a read transaction and lists the sessions, under a
+	// time limit of its own (cancel ends it).
+	open := func() (*sqliteDB, []dbSession, context.Context, context.CancelFunc, error) {
+		dctx, cancel := context.WithTimeout(ctx, limit)
+		db, err := openSQLite(dctx, s.Path, loc.SQLite)
+		if err != nil {
+			cancel()
+			return nil, nil, nil, nil, err
+		}
+		if hook := a.opts.sqliteAfterRead; hook != nil {
+			db.afterRead = func() { hook(dctx) }
+		}
+		list, err := db.sessions(dctx, loc.SQLite)
+		if err == nil {
+			err = db.verify()
+		}
+		if err != nil {
+			db.Close()
+			cancel()
+			return nil, nil, nil, nil, fmt.Errorf("%s: %w", s.Path, err)
+		}
+		return db, list, dctx, cancel, nil
+	}
+	db, list, dctx, cancel, err := open()
 	if errors.Is(err, ErrDatabaseWritten) {
 		return []Outcome{{Path: s.Path, Provider: loc.Provider, Action: ActionPending, Reason: err.Error() + ": read next sync", DryRun: a.opts.DryRun}}, nil, false
 	}
 	if err != nil {
 		return failDB(err)
 	}
-	defer db.Close()
-	if hook := a.opts.sqliteAfterRead; hook != nil {
-		db.afterRead = func() { hook(dctx) }
+	closeDB := func() {
+		if db != nil {
+			db.Close()
+			cancel()
+			db = nil
+		}
 	}
-	list, err := db.sessions(dctx, loc.SQLite)
-	if err == nil {
-		err = db.verify()
-	}
-	if err != nil {
-		return failDB(fmt.Errorf("%s: %w", s.Path, err))
-	}
+	defer closeDB()
 	complete = true
+	type linkOf struct {
+		parent    string
+		iteration int
+	}
+	links := make([]linkOf, len(list))
 	children := map[string]int{} // parent key -> sub-agent sessions listed so far
+	for i, ds := range list {
+		paths = append(paths, dbSessionPath(s.Path, ds.Key))
+		if ds.Parent != "" {
+			links[i] = linkOf{ds.Parent, children[ds.Parent]}
+			children[ds.Parent]++
+		}
+	}
 	var related map[string][]byte
 	relatedRead := len(loc.SQLite.Related) == 0
-	for i, ds := range list {
-		var link *childLink
-		if ds.Parent != "" {
-			link = &childLink{iteration: children[ds.Parent]}
-			children[ds.Parent]++
-			if pe := a.ledger.ByPath(dbSessionPath(s.Path, ds.Parent)); pe != nil && !pe.Closed && pe.Parts > 0 {
-				link.parentRunID = pe.RunID
+	reads := make([]dbRead, len(list))
+	gone := make([]bool, len(list)) // not listed by a later batch's transaction
+	pending := func(from int, why string) {
+		for j := from; j < len(list); j++ {
+			reads[j] = dbRead{done: true, out: Outcome{Path: dbSessionPath(s.Path, list[j].Key), Provider: loc.Provider, Action: ActionPending, DryRun: a.opts.DryRun, Reason: why}}
+		}
+	}
+	for i := 0; i < len(list); {
+		if db == nil {
+			// A later batch: a new read transaction, whose listing gives
+			// the cursors of the sessions left.
+			var again []dbSession
+			db, again, dctx, cancel, err = open()
+			if err != nil {
+				why := err.Error() + ": read next sync"
+				if errors.Is(err, ErrDatabaseChanged) {
+					why = "the database changed while it was read without locks: read again next sync"
+				}
+				pending(i, why)
+				break
+			}
+			cur := map[string]int64{}
+			for _, ds := range again {
+				cur[ds.Key] = ds.Cursor
+			}
+			for j := i; j < len(list); j++ {
+				c, ok := cur[list[j].Key]
+				list[j].Cursor, gone[j] = c, !ok // no longer listed: pending below
 			}
 		}
-		vp := dbSessionPath(s.Path, ds.Key)
-		paths = append(paths, vp)
-		if ctx.Err() != nil {
-			complete = false
-			continue
-		}
-		out := Outcome{Path: vp, Provider: loc.Provider, DryRun: a.opts.DryRun}
-		prev := a.ledger.ByPath(vp)
-		fromTree := false
-		if prev == nil {
-			prev, fromTree = a.treeRun(loc.Provider, ds.Key)
-		}
-		if prev != nil && !fromTree && prev.Parts > 0 && prev.Offset == ds.Cursor {
-			out.Action, out.RunID, out.Reason = ActionUnchanged, prev.RunID, "unchanged since the last sync"
-			outs = append(outs, out)
-			continue
-		}
-		since := int64(0)
-		switch {
-		case fromTree:
-			// Archived from the agent's older file tree before its
-			// database held it: the run goes on from the database, every
-			// row read, what the run holds filtered out.
-		case prev != nil && prev.Parts > 0:
-			since = prev.Offset
-		case prev != nil && !prev.Closed && prev.RunID != "" && !prev.Pending:
-			// A run whose first part a killed sync left unfinished,
-			// settled (Recover): it goes on in the same run, from the
-			// start.
-		default:
-			prev = nil
-		}
-		rows, n, first, last, err := db.rowsOf(dctx, loc.SQLite, ds.Key, since)
-		why := ""
-		switch {
-		case errors.Is(err, ErrDatabaseChanged):
-			why = "the database changed while it was read without locks: read again next sync"
-		case err != nil && dctx.Err() != nil && ctx.Err() == nil:
-			why = fmt.Sprintf("the time limit for reading the database (%s) was reached: read next sync", limit)
-		}
-		if why != "" {
-			// Nothing more is read of this snapshot: the rest waits
-			// for the next sync (which reads the agent's log, or goes
-			// on where this one stopped).
-			for _, rest := range list[i:] {
-				outs = append(outs, Outcome{Path: dbSessionPath(s.Path, rest.Key), Provider: loc.Provider, Action: ActionPending, DryRun: a.opts.DryRun, Reason: why})
+		// The read phase: sessions' rows, up to a batch of them.
+		size, stop := 0, false
+		for ; i < len(list) && size < batch; i++ {
+			ds := list[i]
+			vp := dbSessionPath(s.Path, ds.Key)
+			r := &reads[i]
+			r.ds = ds
+			r.out = Outcome{Path: vp, Provider: loc.Provider, DryRun: a.opts.DryRun}
+			if ctx.Err() != nil {
+				complete = false
+				continue
 			}
-			for _, rest := range list[i+1:] {
-				paths = append(paths, dbSessionPath(s.Path, rest.Key))
+			if gone[i] {
+				r.done, r.out.Action, r.out.Reason = true, ActionPending, "the session was no longer listed when its rows were to be read: read again next sync"
+				continue
 			}
-			return outs, paths, complete
-		}
-		if err != nil {
-			out.Action, out.Reason = ActionFailed, err.Error()
-			outs = append(outs, out)
-			continue
-		}
-		if n == 0 {
-			out.Action, out.Reason = ActionUnchanged, "its cursor moved, but no row changed"
-			if prev != nil {
-				out.RunID = prev.RunID
-				if !a.opts.DryRun {
-					e := *prev
-					e.Offset = ds.Cursor
-					if err := a.ledger.Put(&e); err != nil {
-						out.Action, out.Reason = ActionFailed, err.Error()
-					}
+			prev := a.ledger.ByPath(vp)
+			fromTree := false
+			if prev == nil {
+				prev, fromTree = a.treeRun(loc.Provider, ds.Key)
+			}
+			if prev != nil && !fromTree && prev.Parts > 0 && prev.Offset == ds.Cursor {
+				r.done, r.out.Action, r.out.RunID, r.out.Reason = true, ActionUnchanged, prev.RunID, "unchanged since the last sync"
+				continue
+			}
+			since := int64(0)
+			switch {
+			case fromTree:
+				// Archived from the agent's older file tree before its
+				// database held it: the run goes on from the database,
+				// every row read, what the run holds filtered out.
+			case prev != nil && prev.Parts > 0:
+				since = prev.Offset
+			case prev != nil && !prev.Closed && prev.RunID != "" && !prev.Pending:
+				// A run whose first part a killed sync left unfinished,
+				// settled (Recover): it goes on in the same run, from
+				// the start.
+			default:
+				prev = nil
+			}
+			rows, n, first, last, err := db.rowsOf(dctx, loc.SQLite, ds.Key, since)
+			why := ""
+			switch {
+			case errors.Is(err, ErrDatabaseChanged):
+				why = "the database changed while it was read without locks: read again next sync"
+			case err != nil && dctx.Err() != nil && ctx.Err() == nil:
+				why = fmt.Sprintf("the time limit for reading the database (%s) was reached: read next sync", limit)
+			}
+			if why != "" {
+				// Nothing more is read of this snapshot: the rest waits
+				// for the next sync (which reads the agent's log, or goes
+				// on where this one stopped).
+				pending(i, why)
+				stop = true
+				break
+			}
+			if err != nil {
+				r.done, r.out.Action, r.out.Reason = true, ActionFailed, err.Error()
+				continue
+			}
+			r.prev, r.since = prev, since
+			if n == 0 {
+				r.out.Action, r.out.Reason = ActionUnchanged, "its cursor moved, but no row changed"
+				if prev != nil {
+					r.out.RunID, r.cursorOnly = prev.RunID, !a.opts.DryRun
+				}
+				r.done = !r.cursorOnly
+				continue
+			}
+			r.out.Bytes = int64(len(rows))
+			r.out.partAction(prev)
+			if a.opts.DryRun {
+				r.done = true
+				continue
+			}
+			if first.IsZero() {
+				first, last = time.Unix(0, db.before.mtime).UTC(), time.Unix(0, db.before.mtime).UTC()
+			}
+			if !relatedRead {
+				// The related databases (Cursor's workspaces) are read
+				// once a session has rows to archive; their rows about
+				// it come first.
+				relatedRead = true
+				var problems []string
+				related, problems = relatedRows(dctx, s.Path, loc.SQLite)
+				for _, p := range problems {
+					a.opts.Logger.Warn("archive: a related database not read", "database", s.Path, "problem", p)
 				}
 			}
-			outs = append(outs, out)
-			continue
+			input := db.factsLine(loc, ds, since)
+			input = append(input, related[ds.Key]...)
+			r.input, r.first, r.last = append(input, rows...), first, last
+			size += len(r.input)
 		}
-		out.Bytes = int64(len(rows))
-		out.partAction(prev)
-		if a.opts.DryRun {
-			outs = append(outs, out)
-			continue
-		}
-		facts := db.factsLine(loc, ds, since)
-		if first.IsZero() {
-			first, last = time.Unix(0, db.before.mtime).UTC(), time.Unix(0, db.before.mtime).UTC()
-		}
-		if !relatedRead {
-			// The related databases (Cursor's workspaces) are read once a
-			// session has rows to archive; their rows about it come first.
-			relatedRead = true
-			var problems []string
-			related, problems = relatedRows(dctx, s.Path, loc.SQLite)
-			for _, p := range problems {
-				a.opts.Logger.Warn("archive: a related database not read", "database", s.Path, "problem", p)
+		// The read transaction ends before anything is archived.
+		closeDB()
+		for j := range reads[:i] {
+			r := &reads[j]
+			if r.done || (r.input == nil && !r.cursorOnly) {
+				continue
 			}
+			r.done = true
+			if r.cursorOnly {
+				e := *r.prev
+				e.Offset = r.ds.Cursor
+				if err := a.ledger.Put(&e); err != nil {
+					r.out.Action, r.out.Reason = ActionFailed, err.Error()
+				}
+				continue
+			}
+			var link *childLink
+			if l := links[j]; l.parent != "" {
+				link = &childLink{iteration: l.iteration}
+				if pe := a.ledger.ByPath(dbSessionPath(s.Path, l.parent)); pe != nil && !pe.Closed && pe.Parts > 0 {
+					link.parentRunID = pe.RunID
+				}
+			}
+			r.out = a.writeRowsPart(ctx, r.out, loc, r.ds, r.prev, r.since, r.input, r.first, r.last, link)
+			r.input = nil
 		}
-		facts = append(facts, related[ds.Key]...)
-		outs = append(outs, a.writeRowsPart(ctx, out, loc, ds, prev, since, append(facts, rows...), first, last, link))
+		if stop {
+			break
+		}
+	}
+	for _, r := range reads {
+		if r.done {
+			outs = append(outs, r.out)
+		}
 	}
 	return outs, paths, complete
 }

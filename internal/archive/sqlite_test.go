@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"os"
 	"path/filepath"
@@ -508,4 +509,165 @@ func TestSyncSQLiteRollbackJournal(t *testing.T) {
 			require.Equal(t, int64(1767312900000), e.Offset)
 		})
 	}
+}
+
+// checkpointNorm is rowNorm run by a plugin that, at the first line of
+// each part it is fed (the plugin phase of a sync), has the agent commit
+// and then checkpoint its write-ahead log whole (TRUNCATE), and notes
+// what SQLite said: a checkpoint that could not reset the log because a
+// reader still held an older snapshot reports busy.
+type checkpointNorm struct {
+	rowNorm
+	agent *agentDB
+	fed   bool
+	notes *[]string
+}
+
+func (n *checkpointNorm) Line(l *sdk.Line, out *sdk.Out) error {
+	if !n.fed {
+		n.fed = true
+		note := "commit ok"
+		if _, err := n.agent.db.Exec("UPDATE session SET time_created = time_created + 1"); err != nil {
+			note = "commit: " + err.Error()
+		}
+		var busy, log, done int64
+		if err := n.agent.db.QueryRow("PRAGMA wal_checkpoint(TRUNCATE)").Scan(&busy, &log, &done); err != nil {
+			note += "; checkpoint: " + err.Error()
+		} else {
+			note += fmt.Sprintf("; checkpoint busy=%d log=%d", busy, log)
+		}
+		*n.notes = append(*n.notes, note)
+	}
+	return n.rowNorm.Line(l, out)
+}
+
+// TestSyncSQLiteWALCheckpoint: a WAL database's sessions are read in a
+// read transaction that ends before the plugin runs, so the agent can
+// checkpoint and reset its log while twasm archives (a reader holding
+// its snapshot over the plugin and the fsyncs kept the log from being
+// reset, and it grew): the agent commits while the rows are read and
+// again when the plugin is fed, then checkpoints (TRUNCATE), and the
+// checkpoint is not busy; the runs are those of a sync from a plugin
+// that does none of this (outcomes, messages, raw captures byte for
+// byte but for the facts line's file size and mtime, which the
+// checkpoint changes), whether all sessions are read in one transaction
+// or each in its own (a batch of one byte).
+func TestSyncSQLiteWALCheckpoint(t *testing.T) {
+	ctx := context.Background()
+	for _, batch := range []int{0, 1} {
+		t.Run(fmt.Sprintf("batch=%d", batch), func(t *testing.T) {
+			p, root, home, dbPath := sqliteSetup(t)
+			agent := openAgentDB(t, dbPath)
+			for _, s := range []string{"ses_1", "ses_2", "ses_3"} {
+				agent.part(s, "prt_a_"+s, "hello from "+s)
+				agent.part(s, "prt_b_"+s, "working in "+s)
+			}
+			locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+			type runOf struct {
+				action string
+				texts  []string
+				raw    []string
+			}
+			runs := func(a *Archiver, root string, rep Report) map[string]runOf {
+				t.Helper()
+				out := map[string]runOf{}
+				for _, o := range rep.Outcomes {
+					require.NotEqual(t, ActionFailed, o.Action, o.Reason)
+					e := a.ledger.ByPath(o.Path)
+					require.NotNil(t, e, o.Path)
+					r := runOf{action: o.Action}
+					f, err := os.Open(filepath.Join(root, "transcripts", e.RunID+".jsonl"))
+					require.NoError(t, err)
+					tr := transcript.NewReader(f)
+					for tr.Next() {
+						if m := tr.Event().Message(); m != nil {
+							for _, b := range m.Blocks {
+								r.texts = append(r.texts, m.ID+"="+b.Text)
+							}
+						}
+					}
+					require.NoError(t, tr.Err())
+					f.Close()
+					raw, err := rawfile.ReadFile(filepath.Join(root, filepath.FromSlash(e.Raw)))
+					require.NoError(t, err)
+					r.raw = strings.Split(string(raw), "\n")
+					var facts map[string]any
+					require.NoError(t, json.Unmarshal([]byte(r.raw[0]), &facts))
+					delete(facts, "size")
+					delete(facts, "mtime")
+					b, _ := json.Marshal(facts)
+					r.raw[0] = string(b)
+					out[o.Path] = r
+				}
+				return out
+			}
+
+			// What a sync archives when nobody writes or checkpoints.
+			want := newArchiver(t, root, func(o *Options) {
+				o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+			})
+			wantRuns := runs(want, root, want.SyncStores(ctx, locs, time.Time{}, nil))
+			require.Len(t, wantRuns, 3)
+
+			var notes []string
+			readCommits := 0
+			cp := p
+			cp.New = func(abi.BeginOptions) sdk.Normalizer { return &checkpointNorm{agent: agent, notes: &notes} }
+			root2 := t.TempDir()
+			a := newArchiver(t, root2, func(o *Options) {
+				o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(cp), nil }
+				o.sqliteBatch = batch
+				o.sqliteAfterRead = func(context.Context) {
+					// The agent commits while twasm reads.
+					_, err := agent.db.Exec("UPDATE session SET time_created = time_created + 1")
+					require.NoError(t, err)
+					readCommits++
+				}
+			})
+			gotRuns := runs(a, root2, a.SyncStores(ctx, locs, time.Time{}, nil))
+			assert.Equal(t, 3, readCommits)
+			assert.Equal(t, []string{"commit ok; checkpoint busy=0 log=0", "commit ok; checkpoint busy=0 log=0", "commit ok; checkpoint busy=0 log=0"}, notes,
+				"the agent checkpoints its log while twasm runs the plugin")
+			assert.Equal(t, wantRuns, gotRuns)
+			st, err := os.Stat(dbPath + "-wal")
+			require.NoError(t, err)
+			assert.Zero(t, st.Size(), "the agent's log was reset")
+		})
+	}
+}
+
+// TestSyncSQLiteBatchSessionGone: rows read in batches (one session's a
+// batch here), each later batch in a read transaction of its own that
+// lists the sessions again: a session the agent deleted after the first
+// listing is pending in that sync, not read from a snapshot that no
+// longer has it, and the next sync does not list it.
+func TestSyncSQLiteBatchSessionGone(t *testing.T) {
+	ctx := context.Background()
+	p, root, home, dbPath := sqliteSetup(t)
+	agent := openAgentDB(t, dbPath)
+	for _, s := range []string{"ses_1", "ses_2", "ses_3"} {
+		agent.part(s, "prt_"+s, "hello from "+s)
+	}
+	deleted := false
+	a := newArchiver(t, root, func(o *Options) {
+		o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(p), nil }
+		o.sqliteBatch = 1
+		o.sqliteAfterRead = func(context.Context) {
+			if !deleted {
+				deleted = true
+				agent.exec("DELETE FROM part WHERE session_id = 'ses_3'")
+				agent.exec("DELETE FROM session WHERE id = 'ses_3'")
+			}
+		}
+	})
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(p.Manifest), nil)
+	got := map[string]string{}
+	for _, o := range a.SyncStores(ctx, locs, time.Time{}, nil).Outcomes {
+		got[o.Path[strings.LastIndexByte(o.Path, '#')+1:]] = o.Action + ": " + o.Reason
+	}
+	assert.Equal(t, map[string]string{"ses_1": ActionNew + ": ", "ses_2": ActionNew + ": ",
+		"ses_3": ActionPending + ": the session was no longer listed when its rows were to be read: read again next sync"}, got)
+	rep := a.SyncStores(ctx, locs, time.Time{}, nil)
+	assert.Len(t, rep.Outcomes, 2)
+	assert.Equal(t, 2, rep.Counts[ActionUnchanged])
 }

@@ -68,9 +68,16 @@ type Location struct {
 	// SubAgentCall says where a sub-agent file's starting call is named
 	// (abi.Store.SubAgentCall).
 	SubAgentCall *abi.SidecarKey `json:"sub_agent_call,omitempty"`
+	// SubAgentResult says how the result of a sub-agent's call names it
+	// (abi.Store.SubAgentResult).
+	SubAgentResult string `json:"sub_agent_result,omitempty"`
 	// SessionStart (a sections store) is the prefix of the line that
 	// starts a session in a file (abi.Store.SessionStart).
 	SessionStart string `json:"session_start,omitempty"`
+	// Keyed (a file store, abi.StoreSessionKey) says a session file's
+	// name without its extension is the key a SQLite store of the same
+	// provider keeps the same session under (keyed.go).
+	Keyed bool `json:"keyed,omitempty"`
 	// Unusable says why this twasm cannot read the store (a kind it does
 	// not know, a pattern that does not parse, a list of its directories
 	// missing or malformed); it is listed, not walked.
@@ -299,7 +306,8 @@ func projectDirs(cfg *Config, home string) []string {
 func declaredLocation(d Declared, root, from string) Location {
 	loc := Location{Provider: d.Provider, Plugin: d.Plugin, Name: d.Name, Kind: cmp.Or(d.Kind, KindFile),
 		Dir: filepath.Join(root, filepath.FromSlash(d.Dir)), Pattern: d.Pattern, From: from,
-		RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite, Files: slices.Clone(d.Files), Parent: d.Parent, SessionStart: d.SessionStart}
+		RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite, Files: slices.Clone(d.Files), Parent: d.Parent, SessionStart: d.SessionStart,
+		Keyed: d.Session == abi.StoreSessionKey && (d.Kind == "" || d.Kind == KindFile)}
 	if d.RetentionFile != "" && d.RetentionKey != "" {
 		loc.RetentionDays = retentionSetting(filepath.Join(root, filepath.FromSlash(d.RetentionFile)), d.RetentionKey, d.RetentionDays)
 	}
@@ -311,7 +319,7 @@ func declaredLocation(d Declared, root, from string) Location {
 		err = checkTreeFiles(loc.Files)
 	}
 	if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
-		loc.SubAgents, loc.SubAgentCall = d.SubAgents, d.SubAgentCall
+		loc.SubAgents, loc.SubAgentCall, loc.SubAgentResult = d.SubAgents, d.SubAgentCall, d.SubAgentResult
 		up, glob := abi.SubAgentsGlob(d.SubAgents)
 		loc.subAgentsUp = up
 		loc.subAgents, err = subAgentRegexp(glob)

@@ -98,7 +98,7 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	a.sessions = nil // read again in each sync
 	defer func() { a.sessions = nil }()
 	stores, sessions := Scan(locs, since)
-	sessions = withSubAgents(parentsFirst(a.own.without(a.opts.Store.Root, stores, sessions)))
+	sessions = keyedLast(withSubAgents(parentsFirst(a.own.without(a.opts.Store.Root, stores, sessions))))
 	for i := range stores {
 		if !stores[i].Found {
 			if n := a.archivedFrom(stores[i].Dir); n > 0 {

@@ -168,8 +168,9 @@ type fileLink struct {
 // The link is made at the tool call that started the sub-agent, as a
 // sub-agent the session's log carries is (spec §6.10): in the agent
 // step (part) holding the call, named by the call's description. The
-// call is the one the store's sidecar names (abi.Store.SubAgentCall);
-// else, when the session's log carried the sub-agent's conversation
+// call is the one the store's sidecar names (abi.Store.SubAgentCall),
+// else the one whose result's output names the sub-agent
+// (abi.Store.SubAgentResult: a line of its first eight); else, when the session's log carried the sub-agent's conversation
 // too (Claude Code before 2.1.68: agent_progress records), the child run
 // that made of it, which the file's run, holding the whole conversation,
 // supersedes; else the session's latest part.
@@ -191,6 +192,11 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 	if err != nil {
 		// The link is still made, at the latest part.
 		a.opts.Logger.Warn("sub-agent link: read the session's run", "run", pe.RunID, "err", err)
+	}
+	if callID == "" && loc.SubAgentResult != "" {
+		// The result of the call that started it names it.
+		want := strings.NewReplacer("{dir}", filepath.Base(filepath.Dir(path)), "{stem}", stem).Replace(loc.SubAgentResult)
+		callID = in.named[want]
 	}
 	if c, ok := in.calls[callID]; ok && callID != "" {
 		l.Iteration = c.iteration
@@ -262,7 +268,17 @@ func sidecarString(dir, stem string, k *abi.SidecarKey) string {
 type sessionLinks struct {
 	calls map[string]callAt
 	links []linkAt
+	// named are the first lines of the tool results' outputs, each with
+	// the call it answers (abi.Store.SubAgentResult).
+	named map[string]string
 }
+
+// maxNamedLines and maxNamedLine bound what is kept of a result's output
+// for sessionLinks.named.
+const (
+	maxNamedLines = 8
+	maxNamedLine  = 256
+)
 
 type callAt struct {
 	iteration   int
@@ -297,7 +313,7 @@ func (a *Archiver) sessionLinksOf(pe *Entry) (sessionLinks, error) {
 
 // readSession reads a session's run for subAgentLink.
 func (a *Archiver) readSession(runID string) (sessionLinks, error) {
-	in := sessionLinks{calls: map[string]callAt{}}
+	in := sessionLinks{calls: map[string]callAt{}, named: map[string]string{}}
 	p, err := a.opts.Store.TranscriptPath(runID)
 	if err != nil {
 		return in, err
@@ -319,6 +335,21 @@ func (a *Archiver) readSession(runID string) (sessionLinks, error) {
 				}
 				_ = json.Unmarshal(t.Input, &in2)
 				in.calls[t.CallID] = callAt{iteration: ev.Iteration, description: in2.Description}
+			}
+		case ev.Type == transcript.ToolResult && ev.Path == "agent":
+			if t := ev.Tool(); t != nil && t.CallID != "" {
+				rest := t.Output
+				for range maxNamedLines {
+					line, more, _ := strings.Cut(rest, "\n")
+					if line = strings.TrimRight(line, "\r"); line != "" && len(line) <= maxNamedLine {
+						if _, dup := in.named[line]; !dup {
+							in.named[line] = t.CallID
+						}
+					}
+					if rest = more; rest == "" {
+						break
+					}
+				}
 			}
 		case ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" && strings.HasPrefix(ev.Path, "agent."):
 			title := ""

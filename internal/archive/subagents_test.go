@@ -475,3 +475,59 @@ func TestScanCountsSubAgentsApart(t *testing.T) {
 		assert.Equal(t, want, parents, "declared %v", c.declared)
 	}
 }
+
+// TestSyncSubAgentLinkedAtCall: a sub-agent's journal that no sidecar
+// names the call of is linked at the tool call whose result names it
+// (abi.Store.SubAgentResult; Kimi Code: the Agent call's result starts
+// "agent_id: agent-0" for agents/agent-0/wire.jsonl): in the part that
+// holds the call, named by the call's description, not at the
+// session's latest part. The real main journal is archived in two parts
+// (up to just after the Agent call's result, then the rest) before the
+// sub-agent's journal appears.
+func TestSyncSubAgentLinkedAtCall(t *testing.T) {
+	ctx := context.Background()
+	home := t.TempDir()
+	dir := filepath.Join(home, ".kimi-code", "sessions", "wd_project_ac3bb318f98e", "session_1bcbe023", "agents")
+	main, sub := filepath.Join(dir, "main", "wire.jsonl"), filepath.Join(dir, "agent-0", "wire.jsonl")
+	journal := fixture(t, "testdata/captures/kimi/as_code_tools_subagent_main.jsonl")
+	lines := bytes.SplitAfter(journal, []byte("\n"))
+	cut := 0
+	for i, l := range lines {
+		if bytes.Contains(l, []byte(`"type":"tool.result"`)) && bytes.Contains(l, []byte(`"toolCallId":"Agent_3"`)) {
+			cut = i + 1
+		}
+	}
+	require.Positive(t, cut, "the capture holds the Agent call's result")
+	var locs []Location
+	for _, l := range Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", bundledDeclared(), nil) {
+		if l.Name == "Kimi Code sessions" {
+			locs = append(locs, l)
+		}
+	}
+	require.Len(t, locs, 1)
+	root := t.TempDir()
+	a := newArchiver(t, root, nil)
+	for _, step := range []struct {
+		content []byte
+		want    string
+	}{{bytes.Join(lines[:cut], nil), ActionNew}, {journal, ActionGrown}} {
+		writeAged(t, main, step.content, time.Hour)
+		outs := byPath(a.SyncStores(ctx, locs, time.Time{}, nil))
+		require.Equal(t, step.want, outs[main].Action, outs[main].Reason)
+	}
+	writeAged(t, sub, fixture(t, "testdata/captures/kimi/as_code_subagent_agent0.jsonl"), time.Hour)
+	outs := byPath(a.SyncStores(ctx, locs, time.Time{}, nil))
+	require.Equal(t, ActionNew, outs[sub].Action, outs[sub].Reason)
+	parent := outs[main].RunID
+	linkedTo(t, root, parent, outs[sub].RunID)
+	var link *transcript.Event
+	for _, ev := range readRun(t, root, parent).events {
+		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID == outs[sub].RunID {
+			link = ev
+		}
+	}
+	require.NotNil(t, link)
+	assert.Equal(t, []any{"agent.wire_Agent_3", 0, "Count Swift files in repo"}, []any{link.Path, link.Iteration, link.Step().Name},
+		"linked at the Agent call, in the part that holds it, named by its description")
+	require.NoError(t, a.Close())
+}

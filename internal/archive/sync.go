@@ -35,6 +35,7 @@ const (
 	ActionUnchanged = "unchanged" // nothing new (also: the same bytes at another path)
 	ActionClosed    = "closed"    // the run was ended (session idle or deleted)
 	ActionPending   = "pending"   // no complete line yet: next time
+	ActionSkipped   = "skipped"   // not archived: another store's copy of the session is (keyed.go)
 	ActionFailed    = "failed"
 )
 
@@ -92,12 +93,19 @@ type Options struct {
 	Now func() time.Time
 	// Written is called with every run a part or a close was written to.
 	Written func(runID string)
-	// SQLiteLimit bounds the reading of one SQLite store's database
-	// (default DefaultSQLiteLimit); sqliteAfterRead runs after each
+	// SQLiteLimit bounds each read transaction of one SQLite store's
+	// database (default DefaultSQLiteLimit); sqliteAfterRead runs after each
 	// session's rows are read, inside the read transaction, with the
 	// reading's context (tests).
 	SQLiteLimit     time.Duration
 	sqliteAfterRead func(context.Context)
+	// sqliteBatch, when positive, replaces DefaultSQLiteBatch (tests).
+	sqliteBatch int
+	// sectionsRead, when set, wraps the file a sections store's file is
+	// read through (tests count the bytes read).
+	sectionsRead func(io.ReaderAt) io.ReaderAt
+	// sectionsWhole splits every sections file whole (tests compare).
+	sectionsWhole bool
 	// Workers is how many sessions SyncStores archives at once (0:
 	// GOMAXPROCS).
 	Workers int
@@ -184,6 +192,11 @@ func (a *Archiver) SyncFileAs(ctx context.Context, provider, format, path string
 // source (abi.SourceFacts), with a facts line before the bytes of each
 // part.
 func (a *Archiver) SyncSession(ctx context.Context, s Session) Outcome {
+	if s.Loc != nil && s.Loc.Keyed {
+		if o, ok := a.syncKeyed(ctx, s); ok {
+			return o
+		}
+	}
 	if s.Loc != nil && s.Loc.manyFiles() {
 		return a.syncFolder(ctx, s)
 	}

@@ -31,6 +31,11 @@ var Plugin = sdk.Plugin{
 			// child run of the conversation's.
 			Name: "Cursor agent transcripts", Roots: roots, Dir: "projects",
 			Pattern: "*/agent-transcripts/**/*.jsonl", SubAgents: "subagents/*.jsonl",
+			// A transcript's name is its conversation's id, the IDE's
+			// composerData id: a conversation the IDE keeps too is
+			// archived from the IDE's database, which states more
+			// (times, usage, model).
+			Session: abi.StoreSessionKey,
 		}, {
 			// The IDE's conversations (composers) with their messages
 			// (bubbles) and tool calls, sub-composers as child runs.

@@ -15,6 +15,14 @@
 // there. The project is not read from the directory's name: the encoding
 // loses "/", "_", "-" and "." alike, and a guess is not stated.
 //
+// The same id names the conversation in the IDE's state.vscdb
+// (composerData:<id>), the plugin's other store, which states more
+// (times, usage, model). The transcripts' store is declared keyed
+// (abi.StoreSessionKey): a conversation both keep is archived from the
+// IDE's database only (the transcript skipped, sync saying so), and a run
+// archived from the transcript before the IDE held it is ended,
+// superseded by the IDE's (package archive, "keyed file store").
+//
 // # Records
 //
 // A line is {"role", "message": {"content": [...]}} and nothing else: no

@@ -96,10 +96,16 @@
 // once. Kimi Code writes each sub-agent's journal to a file of its own
 // beside the main agent's (agents/agent-N/wire.jsonl): the store declares
 // them (abi.Store.SubAgents "../agent-*/wire.jsonl") and the host makes
-// each a child run of the session's, linked at the session's latest part
-// (no file names the Agent call that started it; its result names the
-// agent, "agent_id: agent-0"). A sub-agent's own sub-agents are in the
-// same directory and are linked to the session too.
+// each a child run of the session's. No file beside a sub-agent's journal
+// names the Agent call that started it, but that call's result does: its
+// output starts "agent_id: agent-0". The store declares it
+// (abi.Store.SubAgentResult "agent_id: {dir}", {dir} the journal's
+// directory), and the host links the run at that call, in the part that
+// holds it, named by the call's description. A sub-agent no result of the
+// session names (its result not written yet when the session was archived,
+// or a sub-agent's own sub-agent, whose Agent call is in the sub-agent's
+// journal, in the same directory) is linked at the session's latest part:
+// which call started it is not guessed.
 //
 // Usage. Every figure as the agent states it: input_other (inputOther) is
 // the input neither read from nor written to the cache, input_cache_read

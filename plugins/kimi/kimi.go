@@ -23,7 +23,10 @@ var Plugin = sdk.Plugin{
 			{Name: "Kimi Code sessions", Roots: []abi.Root{{Env: "KIMI_CODE_HOME"}, {Path: "~/.kimi-code"}}, Dir: "sessions",
 				// Each agent's journal is a directory of its own: a
 				// sub-agent's (agent-N) is beside the main agent's.
-				Pattern: "*/*/agents/*/wire.jsonl", SubAgents: "../agent-*/wire.jsonl"},
+				Pattern: "*/*/agents/*/wire.jsonl", SubAgents: "../agent-*/wire.jsonl",
+				// The Agent call's result starts "agent_id: agent-N":
+				// the sub-agent's run is linked at that call.
+				SubAgentResult: "agent_id: {dir}"},
 			{Name: "Kimi CLI sessions", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
 				Pattern: "*/*/wire.jsonl"},
 		},

@@ -40,6 +40,10 @@ type StoreHealth struct {
 	archive.StoreReport
 	Archived    int `json:"archived"`
 	NotArchived int `json:"not_archived"`
+	// Elsewhere counts the sessions (and sub-agent files) archived from
+	// another store that keeps them too, not from this one
+	// (archive.ArchivedElsewhere: Cursor's transcripts the IDE holds).
+	Elsewhere int `json:"archived_elsewhere,omitempty"`
 	// SubAgentsNotArchived counts the sub-agent files (counted in
 	// SubAgents, not in Sessions) not archived yet.
 	SubAgentsNotArchived int `json:"sub_agents_not_archived,omitempty"`
@@ -142,6 +146,11 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	for _, s := range sessions {
 		h := &health[idx[s.Loc.Key()]]
 		archived := a != nil && archive.Archived(a.Ledger(), s)
+		if a != nil {
+			if p, _ := archive.ArchivedElsewhere(a.Ledger(), s); p != "" {
+				h.Elsewhere++
+			}
+		}
 		switch {
 		case archived && s.Parent == "":
 			h.Archived++
@@ -179,6 +188,9 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 				msg += fmt.Sprintf(", with their %d sub-agent file(s)", h.SubAgents)
 			}
 			checks = append(checks, Check{"ok", h.Name, msg})
+		}
+		if h.Elsewhere > 0 {
+			checks = append(checks, Check{"ok", h.Name, fmt.Sprintf("%d of its file(s) skipped: the same session is kept in a database store of the agent, whose copy states more, and is archived from there", h.Elsewhere)})
 		}
 		if h.RetentionDays > 0 {
 			setting := ""

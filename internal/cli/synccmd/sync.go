@@ -366,7 +366,7 @@ func notUnderstoodPart(f *cmdutil.Factory, o *archive.Outcome) string {
 
 func changed(rep archive.Report) bool {
 	for k, n := range rep.Counts {
-		if n > 0 && k != archive.ActionUnchanged && k != archive.ActionPending {
+		if n > 0 && k != archive.ActionUnchanged && k != archive.ActionPending && k != archive.ActionSkipped {
 			return true
 		}
 	}
@@ -443,6 +443,9 @@ func summary(w io.Writer, rep archive.Report, opts *Options) {
 	settled := ""
 	if n := c[archive.ActionSettled]; n > 0 {
 		settled = fmt.Sprintf(", %d settled", n)
+	}
+	if n := c[archive.ActionSkipped]; n > 0 {
+		settled += fmt.Sprintf(", %d skipped", n)
 	}
 	fmt.Fprintf(w, "%s: %d store(s) found of %d; %d new, %d grown, %d continued, %d unchanged, %d closed%s, %d pending, %d failed; %s archived\n",
 		verb, found, len(rep.Stores), c[archive.ActionNew], c[archive.ActionGrown], c[archive.ActionContinued], c[archive.ActionUnchanged],

@@ -1,0 +1,168 @@
+package archive
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/twasm/twasm/internal/runctl"
+	"github.com/twasm/twasm/recorder"
+)
+
+// A keyed file store (abi.StoreSessionKey: Cursor's agent transcripts)
+// names each session file by the key a SQLite store of the same provider
+// keeps the same session under (the IDE's composerData id). The
+// database's copy states more, so it is the one archived: a sync orders
+// the keyed files after every other session (keyedLast), in the chain of
+// the databases (chainsOf), and a file whose key the database's run
+// holds is skipped (syncKeyed).
+
+// keyedLast moves the sessions of keyed file stores, with their
+// sub-agents' files, after every other session, each in its order: a
+// database's session of the same key is then archived first.
+func keyedLast(sessions []Session) []Session {
+	var rest, keyed []Session
+	for _, s := range sessions {
+		if s.Loc != nil && s.Loc.Keyed {
+			keyed = append(keyed, s)
+		} else {
+			rest = append(rest, s)
+		}
+	}
+	return append(rest, keyed...)
+}
+
+// fileKey is the key a keyed store's session file goes by: its name
+// without its extension.
+func fileKey(path string) string {
+	b := filepath.Base(path)
+	return strings.TrimSuffix(b, filepath.Ext(b))
+}
+
+// keyedIn returns the entry of the SQLite session that holds the session
+// of a keyed file store's file s (nil: none): by the file's key, or, for
+// a sub-agent's file, by its session's.
+func keyedIn(l *Ledger, s Session) *Entry {
+	if s.Loc == nil || !s.Loc.Keyed {
+		return nil
+	}
+	keys := []string{fileKey(s.Path)}
+	if s.Parent != "" {
+		keys = append(keys, fileKey(s.Parent))
+	}
+	for _, k := range keys {
+		for _, e := range l.ByHead(dbSessionHead(s.Loc.Provider, k)) {
+			if isDBSession(&e) {
+				return &e
+			}
+		}
+	}
+	return nil
+}
+
+// ArchivedElsewhere returns the path ("<database>#<key>") and run of the
+// SQLite session a keyed file store's file is archived as instead of
+// itself ("" when it is not).
+func ArchivedElsewhere(l *Ledger, s Session) (path, runID string) {
+	if e := keyedIn(l, s); e != nil {
+		return e.Path, e.RunID
+	}
+	return "", ""
+}
+
+// syncKeyed is the outcome of a keyed file store's file whose session a
+// SQLite store holds (ok false: it holds none, the file is archived as
+// any). A run archived from the file before the database held the
+// session is ended, superseded by the database's (lifecycle's
+// SupersededByField: stats and the index leave it out, so nothing is
+// counted twice); otherwise the file is skipped, and it is noted among
+// the database session's other files (Entry.Also, holding none of its
+// bytes) so that the next sync finds it unchanged by a stat and says
+// nothing.
+func (a *Archiver) syncKeyed(ctx context.Context, s Session) (Outcome, bool) {
+	db := keyedIn(a.ledger, s)
+	if db == nil {
+		return Outcome{}, false
+	}
+	out := Outcome{Path: s.Path, Provider: s.Loc.Provider, DryRun: a.opts.DryRun}
+	why := "the same session is archived from " + db.Path + " as run " + db.RunID + ", whose copy states more (times, usage, model)"
+	e := a.ledger.ByPath(s.Path)
+	if e != nil && !e.Closed && !e.Pending {
+		out.Action, out.RunID, out.Reason = ActionClosed, e.RunID, "archived from this file before; "+why+": this run is ended, superseded by it"
+		if a.opts.DryRun {
+			return out, true
+		}
+		// The runs of its sub-agents' files first, each superseded too
+		// (ended with their parent, they would read as cancelled).
+		var subs []Entry
+		a.ledger.each(func(c *Entry) {
+			if c.Parent == e.RunID && !c.Closed && !c.Pending {
+				subs = append(subs, *c)
+			}
+		})
+		for _, c := range append(subs, *e) {
+			if err := a.endSuperseded(ctx, c, db.RunID); err != nil {
+				out.Action, out.Reason = ActionFailed, err.Error()
+				return out, true
+			}
+		}
+		if n := len(subs); n > 0 {
+			out.Reason += fmt.Sprintf(", with the runs of its %d sub-agent file(s)", n)
+		}
+		return out, true
+	}
+	if e != nil {
+		// A run of the file ended before: the file is not read again.
+		out.Action, out.RunID, out.Reason = ActionUnchanged, e.RunID, "not archived: "+why
+		if e.Size != s.Size || e.ModTime != s.ModTime.UnixNano() {
+			out.Action = ActionSkipped
+			if !a.opts.DryRun && !e.Pending {
+				c := *e
+				c.Size, c.ModTime = s.Size, s.ModTime.UnixNano()
+				if err := a.ledger.Put(&c); err != nil {
+					out.Action, out.Reason = ActionFailed, err.Error()
+				}
+			}
+		}
+		return out, true
+	}
+	out.RunID, out.Reason = db.RunID, "not archived: "+why
+	i := slices.IndexFunc(db.Also, func(o Seen) bool { return o.Path == s.Path })
+	if i >= 0 && db.Also[i].Size == s.Size && db.Also[i].ModTime == s.ModTime.UnixNano() {
+		out.Action = ActionUnchanged
+		return out, true
+	}
+	out.Action = ActionSkipped
+	if a.opts.DryRun {
+		return out, true
+	}
+	c := *db
+	also := []Seen{{Path: s.Path, Size: s.Size, ModTime: s.ModTime.UnixNano()}}
+	for _, o := range c.Also {
+		if o.Path != s.Path && len(also) < maxAlso {
+			also = append(also, o)
+		}
+	}
+	c.Also = also
+	if err := a.ledger.Put(&c); err != nil {
+		out.Action, out.Reason = ActionFailed, err.Error()
+	}
+	return out, true
+}
+
+// endSuperseded ends e's run as superseded by the run by (its
+// run.completed says so) and records it closed.
+func (a *Archiver) endSuperseded(ctx context.Context, e Entry, by string) error {
+	err := runctl.End(ctx, a.opts.Store, e.RunID, nil, runctl.EndOptions{CancelOpen: true, RunOptions: a.settleOptions(e), SupersededBy: by})
+	if err != nil && !errors.Is(err, recorder.ErrRunFinished) {
+		return fmt.Errorf("end run %s: %w", e.RunID, err)
+	}
+	if a.opts.Written != nil {
+		a.opts.Written(e.RunID)
+	}
+	e.Closed = true
+	return a.ledger.Put(&e)
+}
