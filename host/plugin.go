@@ -263,8 +263,8 @@ func (p *Plugin) noteOK() {
 	}
 }
 
-// drain closes the idle instances of a disabled plugin: none will be used
-// again.
+// drain closes the idle instances (of a disabled plugin: none will be
+// used again; Runtime.ReleaseIdle).
 func (p *Plugin) drain() {
 	p.mu.Lock()
 	free := p.free

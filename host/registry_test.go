@@ -230,6 +230,38 @@ func TestPoolAndClose(t *testing.T) {
 	c.Close(ctx)
 }
 
+// TestReleaseIdle: the idle instances of every plugin are closed (the
+// next instance is made afresh), and the plugin stays usable.
+func TestReleaseIdle(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t, set(testOptions(), func(o *Options) { o.PoolSize = 2 }))
+	defer rt.Close(ctx)
+	p := load(t, rt, "echo", true)
+	a, _ := p.newInstance(ctx)
+	b, _ := p.newInstance(ctx)
+	idle := []*module{a.m, b.m}
+	a.Close(ctx)
+	b.Close(ctx)
+	if n := IdleInstances(p); n != 2 {
+		t.Fatalf("%d idle before, want 2", n)
+	}
+	rt.ReleaseIdle()
+	if n := IdleInstances(p); n != 0 {
+		t.Fatalf("%d idle after ReleaseIdle, want 0", n)
+	}
+	c, err := p.newInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(idle, c.m) {
+		t.Fatal("a released instance was used again")
+	}
+	c.Close(ctx)
+	if n := IdleInstances(p); n != 1 {
+		t.Fatalf("%d idle after a new instance closed, want 1", n)
+	}
+}
+
 func TestVerify(t *testing.T) {
 	rt := newRuntime(t, faultOptions())
 	ctx := context.Background()

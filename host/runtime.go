@@ -274,6 +274,19 @@ func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string
 	return p, nil
 }
 
+// ReleaseIdle closes the idle instances of every plugin, returning their
+// linear memories' pages to the kernel, for a caller done with the
+// plugins for a while (sync, before it builds the search index). The
+// plugins stay loaded: the next instance is made afresh.
+func (rt *Runtime) ReleaseIdle() {
+	rt.mu.Lock()
+	loaded := slices.Clone(rt.loaded)
+	rt.mu.Unlock()
+	for _, p := range loaded {
+		p.drain()
+	}
+}
+
 // Close closes every plugin and instance the Runtime made and releases
 // the runtimes and the compilation cache. Instances still in use fail
 // their next call. Close is idempotent.
