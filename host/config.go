@@ -87,8 +87,9 @@ type Options struct {
 	MaxFaults int
 
 	// PoolSize is how many idle initialized instances a plugin keeps for
-	// reuse. Instances in use are not counted: a pool never blocks. 0 is
-	// GOMAXPROCS.
+	// reuse, and the Runtime's plugins together (those used least
+	// recently give theirs up first). Instances in use are not counted: a
+	// pool never blocks. 0 is GOMAXPROCS.
 	PoolSize int
 	// CompilationWorkers is how many goroutines compile one plugin. 0 is
 	// GOMAXPROCS; compilation is only paid on the first run of a plugin,

@@ -89,7 +89,11 @@
 // a module's memory holds one stream's state only, and Begin resets it
 // before the next stream. The pool bounds idle instances, not concurrency:
 // NewInstance never blocks; it instantiates when the pool is empty (about
-// 5-35 ms and 4-8 MiB per instance).
+// 5-35 ms and 4-8 MiB per instance). The bound (Options.PoolSize) holds
+// for each plugin and for the Runtime's plugins together: the idle
+// instances of the plugins given one back least recently are closed
+// first, so a sync that goes from one provider to the next keeps the
+// instances of the providers it is at, not of every one it has been at.
 //
 // # Threat model
 //

@@ -37,8 +37,12 @@ type Plugin struct {
 	interrupt bool
 
 	mu     sync.Mutex
-	free   []*module
+	free   []*module // idle, oldest first
 	closed bool
+	// lastPut orders the plugins by their last instance given back
+	// (Runtime.idleSeq): the runtime's bound on idle instances closes
+	// those of the plugin used least recently first (trimIdle).
+	lastPut int64
 
 	faults   atomic.Int32 // consecutive faults
 	disabled atomic.Bool
@@ -225,16 +229,32 @@ func (p *Plugin) get(ctx context.Context) (*module, error) {
 
 // put returns a healthy module to the pool, or closes it when the pool is
 // full or closed: the pool bounds idle memory (about 8 MiB an instance),
-// not concurrency.
+// not concurrency. The runtime's plugins together keep as many idle
+// instances as one plugin may (trimIdle).
 func (p *Plugin) put(ctx context.Context, m *module) {
 	p.mu.Lock()
 	if !p.closed && len(p.free) < p.rt.s.poolSize {
 		p.free = append(p.free, m)
+		p.lastPut = p.rt.idleSeq.Add(1)
 		p.mu.Unlock()
+		p.rt.trimIdle(ctx, p)
 		return
 	}
 	p.mu.Unlock()
 	m.close(ctx)
+}
+
+// takeIdle removes the plugin's oldest idle instance from its pool (nil:
+// none).
+func (p *Plugin) takeIdle() *module {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if len(p.free) == 0 {
+		return nil
+	}
+	m := p.free[0]
+	p.free = slices.Delete(p.free, 0, 1)
+	return m
 }
 
 func (p *Plugin) name() string {
@@ -263,8 +283,8 @@ func (p *Plugin) noteOK() {
 	}
 }
 
-// drain closes the idle instances of a disabled plugin: none will be used
-// again.
+// drain closes the idle instances (of a disabled plugin: none will be
+// used again; Runtime.ReleaseIdle).
 func (p *Plugin) drain() {
 	p.mu.Lock()
 	free := p.free

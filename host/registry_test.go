@@ -230,6 +230,91 @@ func TestPoolAndClose(t *testing.T) {
 	c.Close(ctx)
 }
 
+// TestReleaseIdle: the idle instances of every plugin are closed (the
+// next instance is made afresh), and the plugin stays usable.
+func TestReleaseIdle(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t, set(testOptions(), func(o *Options) { o.PoolSize = 2 }))
+	defer rt.Close(ctx)
+	p := load(t, rt, "echo", true)
+	a, _ := p.newInstance(ctx)
+	b, _ := p.newInstance(ctx)
+	idle := []*module{a.m, b.m}
+	a.Close(ctx)
+	b.Close(ctx)
+	if n := IdleInstances(p); n != 2 {
+		t.Fatalf("%d idle before, want 2", n)
+	}
+	rt.ReleaseIdle()
+	if n := IdleInstances(p); n != 0 {
+		t.Fatalf("%d idle after ReleaseIdle, want 0", n)
+	}
+	c, err := p.newInstance(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if slices.Contains(idle, c.m) {
+		t.Fatal("a released instance was used again")
+	}
+	c.Close(ctx)
+	if n := IdleInstances(p); n != 1 {
+		t.Fatalf("%d idle after a new instance closed, want 1", n)
+	}
+}
+
+// TestIdleBoundedAcrossPlugins: the plugins of a Runtime keep at most
+// PoolSize idle instances together, those of the plugin given one back
+// least recently closed first; one plugin alone keeps its whole pool.
+func TestIdleBoundedAcrossPlugins(t *testing.T) {
+	ctx := context.Background()
+	rt := newRuntime(t, set(testOptions(), func(o *Options) { o.PoolSize = 2 }))
+	defer rt.Close(ctx)
+	var ps []*Plugin
+	for _, path := range []string{"a.wasm", "b.wasm", "c.wasm"} {
+		p, err := rt.Load(ctx, plugin(t, "echo"), Source{Path: path, Bundled: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		ps = append(ps, p)
+	}
+	use := func(p *Plugin, n int) {
+		var ins []*instance
+		for range n {
+			in, err := p.newInstance(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			ins = append(ins, in)
+		}
+		for _, in := range ins {
+			in.Close(ctx)
+		}
+	}
+	idle := func() []int {
+		var out []int
+		for _, p := range ps {
+			out = append(out, IdleInstances(p))
+		}
+		return out
+	}
+	for _, tc := range []struct {
+		name string
+		p    int // the plugin used
+		n    int // instances at once
+		want []int
+	}{
+		{"one plugin keeps its pool", 0, 2, []int{2, 0, 0}},
+		{"the next plugin's pool replaces it", 1, 2, []int{0, 2, 0}},
+		{"one each: the least recent goes first", 2, 1, []int{0, 1, 1}},
+		{"back to the first", 0, 1, []int{1, 0, 1}},
+	} {
+		use(ps[tc.p], tc.n)
+		if got := idle(); !slices.Equal(got, tc.want) {
+			t.Errorf("%s: idle %v, want %v", tc.name, got, tc.want)
+		}
+	}
+}
+
 func TestVerify(t *testing.T) {
 	rt := newRuntime(t, faultOptions())
 	ctx := context.Background()

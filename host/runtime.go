@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"slices"
 	"sync"
+	"sync/atomic"
 
 	"github.com/tetratelabs/wazero"
 	"github.com/tetratelabs/wazero/api"
@@ -52,6 +53,8 @@ type Runtime struct {
 	closed bool
 	reg    registry
 	loaded []*Plugin // every plugin this Runtime loaded, for Close
+	// idleSeq numbers the instances given back to a pool (Plugin.lastPut).
+	idleSeq atomic.Int64
 }
 
 // Source says where a plugin's bytes come from.
@@ -272,6 +275,52 @@ func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string
 	}
 	rt.loaded = append(rt.loaded, p)
 	return p, nil
+}
+
+// trimIdle closes idle instances, those of the plugins given an instance
+// back least recently first, until the runtime's plugins hold at most
+// the pool size together: a process that goes from one provider's
+// sessions to the next (sync, import) no longer keeps every provider's
+// instances, each with the linear memory its largest input grew, while
+// one that uses one plugin keeps its pool whole. keep, the plugin that
+// has just been given one back, is not trimmed.
+func (rt *Runtime) trimIdle(ctx context.Context, keep *Plugin) {
+	rt.mu.Lock()
+	loaded := slices.Clone(rt.loaded)
+	rt.mu.Unlock()
+	for {
+		total := 0
+		var oldest *Plugin
+		var oldestPut int64
+		for _, p := range loaded {
+			p.mu.Lock()
+			n, put := len(p.free), p.lastPut
+			p.mu.Unlock()
+			total += n
+			if n > 0 && p != keep && (oldest == nil || put < oldestPut) {
+				oldest, oldestPut = p, put
+			}
+		}
+		if total <= rt.s.poolSize || oldest == nil {
+			return
+		}
+		if m := oldest.takeIdle(); m != nil {
+			m.close(ctx)
+		}
+	}
+}
+
+// ReleaseIdle closes the idle instances of every plugin, returning their
+// linear memories' pages to the kernel, for a caller done with the
+// plugins for a while (sync, before it builds the search index). The
+// plugins stay loaded: the next instance is made afresh.
+func (rt *Runtime) ReleaseIdle() {
+	rt.mu.Lock()
+	loaded := slices.Clone(rt.loaded)
+	rt.mu.Unlock()
+	for _, p := range loaded {
+		p.drain()
+	}
 }
 
 // Close closes every plugin and instance the Runtime made and releases

@@ -120,7 +120,10 @@
 //     read next time. Files are indexed in transactions of up to
 //     32 MiB of transcript (a file is never split between two): a crash
 //     leaves the index as it was before the transaction, files and run
-//     rows together.
+//     rows together. FTS5 flushes its pending terms into a segment once
+//     per transaction: no statement the writer runs may change several
+//     rows (a tool call takes its result's outcome by document id), since
+//     such a statement opens a savepoint, at which FTS5 flushes them.
 //   - UpdateRuns does the same for given runs and the child runs their
 //     lines link to (child_run_id, checked to be a run id before it
 //     becomes a path), so a command that wrote a run pays for that run,

@@ -2,8 +2,17 @@ package index
 
 import (
 	"context"
+	"encoding/json"
+	"fmt"
 	"strings"
 	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/recorder"
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestWriterStatementsUseIndexes: the statements the writer runs once per
@@ -19,11 +28,13 @@ func TestWriterStatementsUseIndexes(t *testing.T) {
 	defer ix.Close()
 	for _, tc := range []struct {
 		name, sql, want string
+		args            []any
 	}{
-		{"a call takes its result's outcome", outcomeSQL, "USING INDEX docs_call (run_id=? AND call_id=?)"},
+		{"a result finds its call", outcomeSQL, "USING INDEX docs_call (run_id=? AND call_id=?)", []any{"run", "call"}},
+		{"a call takes its result's outcome", setStatusSQL, "USING INTEGER PRIMARY KEY (rowid=?)", []any{"ok", 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			got := queryPlan(t, ix, tc.sql, "ok", "run", "call")
+			got := queryPlan(t, ix, tc.sql, tc.args...)
 			if !strings.Contains(got, tc.want) {
 				t.Errorf("plan %q, want it %s", got, tc.want)
 			}
@@ -104,6 +115,85 @@ func TestSearchBoundReadsByID(t *testing.T) {
 		if got := queryPlan(t, ix, sqlq, args...); strings.Contains(got, "TEMP B-TREE") || !strings.Contains(got, "SCAN fts VIRTUAL TABLE") {
 			t.Errorf("%+v: plan %q sorts, or does not read fts first", q, got)
 		}
+	}
+}
+
+// TestCallOutcomeOneSegment: a tool call takes its result's outcome
+// whether the result is read with the call or by a later update, and
+// giving it costs FTS5 no segment: an update's terms are flushed once,
+// at its commit. An UPDATE that may change several rows opens a
+// statement savepoint, at which FTS5 flushed its pending terms, so every
+// tool result made a segment of its own (11 left after automerge, for 40
+// results, before).
+func TestCallOutcomeOneSegment(t *testing.T) {
+	const calls = 40
+	status := func(i int) string {
+		if i%3 == 0 {
+			return "error"
+		}
+		return "ok"
+	}
+	for _, tc := range []struct {
+		name    string
+		split   bool // the results come in a later update than the calls
+		commits int
+	}{
+		{"calls and results in one read", false, 1},
+		{"results read by a later update", true, 2},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			ctx := context.Background()
+			root := t.TempDir()
+			store := recorder.NewStore(root)
+			run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "calls"})
+			require.NoError(t, err)
+			call := func(ctx context.Context, s *lifecycle.Step, i int) error {
+				in, _ := json.Marshal(map[string]string{"command": fmt.Sprintf("make target%d", i)})
+				return s.Record(ctx, &transcript.Event{Type: transcript.ToolCall, Payload: &transcript.ToolPayload{Name: "Bash", CallID: fmt.Sprint("c", i), Input: in, Fidelity: transcript.FidelityAgentEmitted}})
+			}
+			result := func(ctx context.Context, s *lifecycle.Step, i int) error {
+				return s.Record(ctx, &transcript.Event{Type: transcript.ToolResult, Payload: &transcript.ToolPayload{Name: "Bash", CallID: fmt.Sprint("c", i), Output: fmt.Sprint("output ", i), Status: status(i), Fidelity: transcript.FidelityAgentEmitted}})
+			}
+			require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+				for i := range calls {
+					if err := call(ctx, s, i); err != nil {
+						return err
+					}
+					if !tc.split {
+						if err := result(ctx, s, i); err != nil {
+							return err
+						}
+					}
+				}
+				return nil
+			}))
+			require.NoError(t, run.Detach())
+			ix, _ := openUpdated(t, root)
+			if tc.split {
+				run, err = lifecycle.Attach(ctx, store, run.RunID(), lifecycle.RunOptions{})
+				require.NoError(t, err)
+				require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+					for i := range calls {
+						if err := result(ctx, s, i); err != nil {
+							return err
+						}
+					}
+					return nil
+				}))
+				require.NoError(t, run.Detach())
+				st, err := ix.Update(ctx)
+				require.NoError(t, err)
+				require.Equal(t, 0, st.Reindexed, "grown: read from where the first update stopped")
+			}
+			for i := range calls {
+				var got string
+				require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT status FROM docs WHERE kind = 'tool_call' AND call_id = ?`, fmt.Sprint("c", i)).Scan(&got))
+				assert.Equal(t, status(i), got, "call c%d", i)
+			}
+			var segments int
+			require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM fts_idx`).Scan(&segments))
+			assert.Equal(t, tc.commits, segments, "FTS5 segments")
+		})
 	}
 }
 

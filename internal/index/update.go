@@ -359,22 +359,36 @@ type batch struct {
 	ix        *Index
 	tx        *sql.Tx
 	doc, text *sql.Stmt
-	outcome   *sql.Stmt // sets a tool call's status when its result comes
+	outcome   *sql.Stmt // finds a tool call's documents when its result comes
+	setStatus *sql.Stmt // sets a document's status (a tool call's outcome)
 	nextID    int64
 	bytes     int64
 	br        *bufio.Reader // reused from file to file
 	linked    []string      // child run ids in the lines read (UpdateRuns)
 }
 
-// outcomeSQL gives a tool call its result's outcome. It runs once per
-// tool result, so it must find the call through docs_call: SQLite uses a
+// outcomeSQL finds the documents of the tool call a result answers, to
+// give them its outcome. It runs once per tool result, so it must find the call through docs_call: SQLite uses a
 // partial index only when the query's WHERE implies the index's, and
 // "call_id = ?" alone does not imply "call_id is not empty" (the
 // parameter could be empty), so without the last term the planner chose
 // docs_run and read every document of the run for every result,
 // quadratic in a run's length (a 15,000-line session spent 90% of its
 // first sync here).
-const outcomeSQL = `UPDATE docs SET status = ? WHERE run_id = ? AND call_id = ? AND call_id != '' AND kind = 'tool_call'`
+//
+// It is a SELECT, and the status is set by id (setStatusSQL): an UPDATE
+// that may change several rows opens a statement journal inside the
+// transaction, and at every statement savepoint FTS5 flushes its pending
+// terms into a new segment, so one UPDATE per tool result made a segment
+// per result and spent most of an index build merging them (45% of
+// BenchmarkIndexBuild's CPU). A read from the start of a file does not
+// even look: the calls it indexed are known (writer.calls), and the run
+// has no others.
+const outcomeSQL = `SELECT id FROM docs WHERE run_id = ? AND call_id = ? AND call_id != '' AND kind = 'tool_call'`
+
+// setStatusSQL sets one document's status, by id: an update of one row,
+// without a statement journal.
+const setStatusSQL = `UPDATE docs SET status = ? WHERE id = ?`
 
 func (b *batch) begin(ctx context.Context) error {
 	if b.tx != nil {
@@ -397,6 +411,10 @@ func (b *batch) begin(ctx context.Context) error {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
 	}
+	if b.setStatus, err = tx.PrepareContext(ctx, setStatusSQL); err != nil {
+		b.rollback()
+		return fmt.Errorf("index: %w", err)
+	}
 	if b.text, err = tx.PrepareContext(ctx, `INSERT INTO fts(rowid, text, tags) VALUES(?, ?, ?)`); err != nil {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
@@ -405,12 +423,12 @@ func (b *batch) begin(ctx context.Context) error {
 }
 
 func (b *batch) closeStmts() {
-	for _, s := range []*sql.Stmt{b.doc, b.text, b.outcome} {
+	for _, s := range []*sql.Stmt{b.doc, b.text, b.outcome, b.setStatus} {
 		if s != nil {
 			s.Close()
 		}
 	}
-	b.doc, b.text, b.outcome = nil, nil, nil
+	b.doc, b.text, b.outcome, b.setStatus = nil, nil, nil, nil
 }
 
 // commit commits the open transaction, if any.
@@ -570,7 +588,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		return err
 	}
 	st.Indexed++
-	w := &writer{batch: b, run: run}
+	w := &writer{batch: b, run: run, whole: from == 0, calls: map[string][]int64{}}
 	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
 	if err != nil {
 		return err
@@ -648,6 +666,10 @@ type writer struct {
 	*batch
 	run  *runRow
 	line line // the line being read, its blocks reused
+	// whole says the file is read from its start, so calls holds every
+	// tool call document of the run: by call id, the documents' ids.
+	whole bool
+	calls map[string][]int64
 }
 
 // read indexes every complete line of r (which starts at file offset
@@ -844,8 +866,8 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		// The call takes its result's outcome, so that a search of
 		// failed calls finds the call (its command, its input) too.
 		if p.CallID != "" {
-			if _, err := w.outcome.ExecContext(ctx, toolStatus(p), r.id, p.CallID); err != nil {
-				return fmt.Errorf("index: %w", err)
+			if err := w.setOutcome(ctx, p.CallID, toolStatus(p)); err != nil {
+				return err
 			}
 		}
 	}
@@ -862,7 +884,42 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		if _, err := w.text.ExecContext(ctx, id, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
+		if d.kind == "tool_call" && d.callID != "" {
+			w.calls[d.callID] = append(w.calls[d.callID], id)
+		}
 		st.Docs++
+	}
+	return nil
+}
+
+// setOutcome gives the run's tool call documents of callID the status
+// of its result: those this read indexed, and, when the file is not read
+// from its start, those an earlier read did (outcomeSQL).
+func (w *writer) setOutcome(ctx context.Context, callID, status string) error {
+	ids := w.calls[callID]
+	if !w.whole {
+		rows, err := w.outcome.QueryContext(ctx, w.run.id, callID)
+		if err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+		ids = ids[:0:0]
+		for rows.Next() {
+			var id int64
+			if err := rows.Scan(&id); err != nil {
+				rows.Close()
+				return fmt.Errorf("index: %w", err)
+			}
+			ids = append(ids, id)
+		}
+		rows.Close()
+		if err := rows.Err(); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
+	}
+	for _, id := range ids {
+		if _, err := w.setStatus.ExecContext(ctx, status, id); err != nil {
+			return fmt.Errorf("index: %w", err)
+		}
 	}
 	return nil
 }

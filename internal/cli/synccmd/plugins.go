@@ -86,6 +86,15 @@ func (p *Plugins) open(ctx context.Context) error {
 	return nil
 }
 
+// ReleaseIdle closes the plugins' idle instances (host.Runtime.ReleaseIdle).
+func (p *Plugins) ReleaseIdle() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if p.rt != nil {
+		p.rt.ReleaseIdle()
+	}
+}
+
 // Close stops the plugin host.
 func (p *Plugins) Close(ctx context.Context) {
 	if p.rt != nil {

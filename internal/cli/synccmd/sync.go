@@ -9,6 +9,7 @@ import (
 	"io"
 	"os"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"sort"
 	"strings"
@@ -318,6 +319,11 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	bar.done()
 	rep = withSettled(rep, settled)
 	if opts.Indexed != nil && len(written) > 0 {
+		// The plugins' idle instances and the heap the archiving used
+		// are given back before the index is built, which adds SQLite's
+		// memory: a first sync's peak RSS was the two together.
+		plugins.ReleaseIdle()
+		debug.FreeOSMemory()
 		if err := opts.Indexed(context.WithoutCancel(ctx), written); err != nil {
 			fmt.Fprintf(ios.ErrOut, "twasm: search index: %v\n", err)
 		}
