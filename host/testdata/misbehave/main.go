@@ -4,6 +4,9 @@
 // fault in the same call.
 //
 //	emit TEXT     report a warning record with TEXT (a well-formed record)
+//	warnlog TEXT  log TEXT at warning level through the log import (the
+//	              host writes it at once: a test waits for it to know the
+//	              plugin is inside the call, at the next command)
 //	raw BYTES     send BYTES through the output import as they are
 //	loop          spin forever, incrementing a global
 //	spin          spin forever in an empty loop: no call, no memory access
@@ -95,6 +98,8 @@ func feed(batch []byte) uint32 {
 		case "procexit":
 			n, _ := strconv.ParseUint(string(arg), 10, 32)
 			procExit(uint32(n))
+		case "warnlog":
+			rawkit.Log(4, string(arg))
 		case "fill":
 			big = make([]byte, 64<<20)
 			for {

@@ -39,13 +39,9 @@ func TestSignalStopsBusyPlugin(t *testing.T) {
 	for _, sig := range []syscall.Signal{syscall.SIGINT, syscall.SIGTERM} {
 		t.Run(sig.String(), func(t *testing.T) {
 			storage := t.TempDir()
-			p := start(t, []byte("emit before\nfill\n"), nil, "--storage", storage, "record", "--provider", "misbehave",
+			p := start(t, []byte("emit before\nwarnlog "+intoFill+"\nfill\n"), nil, "--storage", storage, "record", "--provider", "misbehave",
 				"--plugin-path", filepath.Dir(plugin), "--plugin-timeout", "1h", "--plugin-memory", "256MiB")
-			waitFor(t, "the run to begin", hangBound, func() bool {
-				m, _ := filepath.Glob(filepath.Join(storage, "transcripts", "*.jsonl"))
-				return len(m) == 1
-			})
-			time.Sleep(500 * time.Millisecond) // into the fill loop
+			waitIntoFill(t, p)
 			sent := time.Now()
 			if err := p.cmd.Process.Signal(sig); err != nil {
 				t.Fatal(err)
@@ -215,7 +211,7 @@ func TestSignalStopsBusyPluginWithAgent(t *testing.T) {
 	t.Parallel()
 	plugin := hostilePlugin(t, filepath.Join(root, "host", "testdata", "misbehave"), "misbehave")
 	input := filepath.Join(t.TempDir(), "input")
-	if err := os.WriteFile(input, []byte("emit before\nfill\n"), 0o600); err != nil {
+	if err := os.WriteFile(input, []byte("emit before\nwarnlog "+intoFill+"\nfill\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	storage := t.TempDir()
@@ -227,7 +223,7 @@ func TestSignalStopsBusyPluginWithAgent(t *testing.T) {
 		_, err := os.Stat(ready)
 		return err == nil
 	})
-	time.Sleep(500 * time.Millisecond) // into the fill loop
+	waitIntoFill(t, p)
 	sent := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -242,4 +238,20 @@ func TestSignalStopsBusyPluginWithAgent(t *testing.T) {
 		t.Errorf("run status %q, want cancelled", st)
 	}
 	validate(t, file)
+}
+
+// intoFill is what the misbehave plugin logs right
+// before its fill loop, in the same call (its "warnlog" command).
+const intoFill = "misbehave: into the fill loop"
+
+// waitIntoFill waits until twasm's stderr shows intoFill: the plugin is
+// then inside its feed call, at the fill loop, so a signal sent next
+// interrupts a busy plugin (a sleep stood here: on a slow machine the
+// signal could come before the call, and the test checked the easier
+// path without saying so).
+func waitIntoFill(t *testing.T, p *proc) {
+	t.Helper()
+	waitFor(t, "the plugin to enter its fill loop", hangBound, func() bool {
+		return strings.Contains(p.errOut.String(), intoFill)
+	})
 }
