@@ -53,11 +53,22 @@ all: bin/twasm
 
 plugins: $(WASM) $(MANIFESTS)
 
-$(BUNDLED)/%.wasm: $(WASM_SRC) $(TOOLCHAIN_STAMP) | $(call needs-tinygo,$(WASM_TOOLCHAIN))
+# Each module depends on the Go files it is built from, as .ci/wasm-deps
+# finds them with go list (bin/wasm-deps.mk, made again when a Go file
+# under abi, internal/wire or plugins changes, since an import may have):
+# a change to one plugin rebuilds that plugin's modules, a change to the
+# SDK every module.
+WASM_DEPS := bin/wasm-deps.mk
+$(WASM_DEPS): $(WASM_SRC) .ci/wasm-deps
+	@mkdir -p bin
+	@.ci/wasm-deps $(BUNDLED) 'bin/wasm-go bin/wasm-tinygo' $(PLUGINS) > $@.tmp && mv $@.tmp $@
+include $(WASM_DEPS)
+
+$(BUNDLED)/%.wasm: $(TOOLCHAIN_STAMP) | $(call needs-tinygo,$(WASM_TOOLCHAIN))
 	@mkdir -p $(BUNDLED)
 	$(call wasm-build,$(WASM_TOOLCHAIN),$@,$*)
 
-bin/wasm-$(OTHER_TOOLCHAIN)/%.wasm: $(WASM_SRC) $(TOOLCHAIN_STAMP) | $(call needs-tinygo,$(OTHER_TOOLCHAIN))
+bin/wasm-$(OTHER_TOOLCHAIN)/%.wasm: $(TOOLCHAIN_STAMP) | $(call needs-tinygo,$(OTHER_TOOLCHAIN))
 	@mkdir -p $(dir $@)
 	$(call wasm-build,$(OTHER_TOOLCHAIN),$@,$*)
 
