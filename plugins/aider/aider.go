@@ -65,7 +65,17 @@ type normalizer struct {
 	// blank line since (a line of it that held a line end goes on
 	// without "> ").
 	afterAider bool
-	lastNo     int // the number of the last line read
+	// reflect: where the line is in Aider's reflection on
+	// SEARCH/REPLACE blocks that failed to match, whose lines after the
+	// first have no "> " (reflectNone, reflectIn, reflectTail,
+	// reflectOthers).
+	reflect int
+	// failed is the id of the failed edit whose result waits for
+	// Aider's reason (failedMsg so far; failedURL: the help page's
+	// address was read).
+	failed, failedMsg string
+	failedURL         bool
+	lastNo            int // the number of the last line read
 }
 
 // edit is one SEARCH/REPLACE block of an answer.
@@ -81,14 +91,31 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	n.lastNo = l.No
 	after := n.afterAider
 	n.afterAider = false
+	if n.reflect == reflectTail && strings.TrimSpace(line) != "" && !strings.HasPrefix(line, reflectOther) {
+		// The reflection ended with its rule: this line is the
+		// model's reply or Aider's next.
+		n.reflect = reflectNone
+	}
+	if !strings.HasPrefix(line, ">") {
+		n.settleFailed(out)
+	}
 	switch {
 	case strings.HasPrefix(line, SessionStart):
+		n.reflect = reflectNone
 		n.closeAll(out)
 		n.session(line, out)
 	case strings.HasPrefix(line, "#### ") || line == "####":
+		n.reflect = reflectNone
 		n.closeAsst(out)
 		n.prompt(strings.TrimPrefix(strings.TrimPrefix(hardBreak(line), "####"), " "), out)
+	case n.reflect != reflectNone && !strings.HasPrefix(line, "> "):
+		// Aider's reflection on blocks that failed to match (its
+		// first line was one of Aider's): its SEARCH/REPLACE blocks
+		// quote the answer and are no edits.
+		n.reflect = reflectNext(n.reflect, line)
+		out.Ignored(sdk.S("notice"))
 	case strings.HasPrefix(line, ">") && n.inBlock == 0:
+		n.reflect = reflectNone
 		n.closeAll(out)
 		n.afterAider = true
 		n.aider(strings.TrimPrefix(strings.TrimPrefix(hardBreak(line), ">"), " "), out)
@@ -234,6 +261,7 @@ func (n *normalizer) closeAll(out *sdk.Out) {
 
 // End implements sdk.Normalizer: what is open is closed.
 func (n *normalizer) End(out *sdk.Out) error {
+	n.settleFailed(out)
 	n.closeAll(out)
 	return nil
 }

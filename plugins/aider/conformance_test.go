@@ -14,9 +14,11 @@ import (
 
 // checkFacts checks the run of a golden input or capture (TestGolden)
 // against facts read from the raw lines apart from the plugin (with
-// regular expressions): each applied edit, commit and confirmation a call
-// in order (failed commits and declined confirmations not ok), one error
-// per litellm line. The tokens are TestSessionUsageMatchesRaw's, over
+// regular expressions): each applied edit, edit Aider could not apply
+// ("The LLM did not conform to the edit format.", older versions'
+// "Malformed response #N, retrying..."), commit and confirmation a call
+// in order (failed edits and commits and declined confirmations not ok),
+// one error per litellm line. The tokens are TestSessionUsageMatchesRaw's, over
 // the same inputs.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	o := plugintest.FromResult(r)
@@ -29,7 +31,7 @@ func checkFacts(t *testing.T, r *sdktest.Result) {
 }
 
 var (
-	reCall    = regexp.MustCompile(`^> (Applied edit to |Commit [0-9a-f]{7,40} |Unable to commit: |.*\(Y\)es/\(N\)o.*\]: ?(.*?) *$)`)
+	reCall    = regexp.MustCompile(`^> (Applied edit to |Commit [0-9a-f]{7,40} |Unable to commit: |The LLM did not conform to the edit format|Malformed response #|.*\(Y\)es/\(N\)o.*\]: ?(.*?) *$)`)
 	reLiteLLM = regexp.MustCompile(`^> litellm\.\w*Error`)
 )
 
@@ -53,7 +55,7 @@ func historyFacts(raw string) (calls []string, failed map[string]bool, errs int)
 			id := "aider-" + strconv.Itoa(len(calls)+1)
 			calls = append(calls, id)
 			ans := strings.ToLower(m[2])
-			failed[id] = strings.HasPrefix(m[1], "Unable") || ans == "n" || ans == "no" || ans == "s"
+			failed[id] = strings.HasPrefix(m[1], "Unable") || strings.HasPrefix(m[1], "The LLM") || strings.HasPrefix(m[1], "Malformed") || ans == "n" || ans == "no" || ans == "s"
 		}
 		if reLiteLLM.MatchString(line) {
 			errs++

@@ -51,13 +51,30 @@
 // Aider's lines are declared ignored, as are blank lines.
 //
 // Tools. Aider's actions are its calls, each with its result on the same
-// line, ids "aider-<n>" in order: "Applied edit to <file>" is a call
-// "edit" (kind edit) whose input is the path and the SEARCH/REPLACE
-// blocks of the answer before it that name that file; "Commit <sha>
-// <msg>" a call "git_commit" (kind execute), ok; "Unable to commit: ..."
-// a git_commit that failed; a confirmation a call "confirm" whose input
-// is the question and whose output is the answer, declined (denied) when
-// the answer is no or skip.
+// line (a failed edit's on its reason's), ids "aider-<n>" in order:
+// "Applied edit to <file>" is a call "edit" (kind edit) whose input is
+// the path and the SEARCH/REPLACE blocks of the answer before it that
+// name that file; "The LLM did not conform to the edit format." (older
+// versions: "Malformed response #N, retrying...") an "edit" that failed,
+// whose input is the answer's blocks no "Applied edit to" took (Aider
+// announces none when one block failed, though it wrote the others: its
+// reason says how many) and whose error is that line and the reason Aider
+// prints next, after the help page's address ("No filename provided
+// before ``` in file listing", "# 1 SEARCH/REPLACE block failed to
+// match!"). That reason is the first line of Aider's reflection, the
+// message it sends the model back, whose other lines go on without "> ",
+// blank lines and the failed blocks quoted among them, up to its rule
+// "The SEARCH section must exactly match ..." or, when other blocks were
+// applied, up to "Just reply with fixed versions of the block(s) above
+// that failed to match." after "# The other N SEARCH/REPLACE block(s)
+// were applied successfully.": all of it is Aider's (declared ignored),
+// neither an answer nor an edit; the model's reply after it is the next
+// answer. (The reflection of older versions after "Malformed response"
+// has no such end: its lines after a blank one read as an answer.)
+// "Commit <sha> <msg>" a call "git_commit" (kind execute), ok; "Unable to
+// commit: ..." a git_commit that failed; a confirmation a call "confirm"
+// whose input is the question and whose output is the answer, declined
+// (denied) when the answer is no or skip.
 //
 // Usage. A "Tokens:" line is one reply's usage, added: "sent" is every
 // input token (Aider counts the cache read and written in it), "cache

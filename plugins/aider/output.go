@@ -10,6 +10,9 @@ import (
 // aider handles one of Aider's own lines ("> " stripped).
 func (n *normalizer) aider(s string, out *sdk.Out) {
 	n.start(out)
+	if n.failedReason(s, out) {
+		return
+	}
 	switch {
 	case strings.HasPrefix(s, "Tokens: "):
 		n.tokens(s, out)
@@ -31,6 +34,13 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		sha, msg, _ := strings.Cut(s[len("Commit "):], " ")
 		id := n.call(out, "git_commit", "execute", `{"sha":`+quote(sha)+`,"message":`+quote(msg)+`}`)
 		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("git_commit"), Output: sdk.S(s), Status: sdk.S("completed")})
+	case strings.HasPrefix(s, "The LLM did not conform to the edit format") || strings.HasPrefix(s, "Malformed response #"):
+		n.editFailed(s, out)
+	case isMatchFailure(s):
+		// The first line of Aider's reflection: the lines after it,
+		// up to its last, are Aider's too (reflection).
+		n.reflect = reflectIn
+		out.Ignored(sdk.S("notice"))
 	case strings.HasPrefix(s, "Unable to commit: "):
 		id := n.call(out, "git_commit", "execute", `{}`)
 		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("git_commit"), Error: sdk.S(s), IsError: true, Status: sdk.S("failed")})
@@ -94,6 +104,107 @@ func (n *normalizer) applied(file string, out *sdk.Out) {
 	b.WriteString("]}")
 	id := n.call(out, "edit", "edit", b.String())
 	out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("edit"), Output: sdk.S("Applied edit to " + file), Status: sdk.S("completed")})
+}
+
+// editFailed reports the edits Aider could not apply ("The LLM did not
+// conform to the edit format."): a call "edit" whose input is the
+// answer's SEARCH/REPLACE blocks no "Applied edit to" line took. Its
+// result, an error, waits for the reason Aider prints next
+// (failedReason).
+func (n *normalizer) editFailed(s string, out *sdk.Out) {
+	n.settleFailed(out)
+	var b strings.Builder
+	b.WriteString(`{"edits":[`)
+	for i, e := range n.edits {
+		if i > 0 {
+			b.WriteByte(',')
+		}
+		b.WriteString(`{"path":` + quote(strings.Trim(strings.TrimSpace(e.file), "`*:")) + `,"search":` + quote(e.search) + `,"replace":` + quote(e.replace) + `}`)
+	}
+	b.WriteString("]}")
+	n.edits = n.edits[:0]
+	n.failed = n.call(out, "edit", "edit", b.String())
+	n.failedMsg = s
+}
+
+// failedReason reads the Aider line after "The LLM did not conform to
+// the edit format.": the help page's address is passed over, the next
+// line is the reason, added to the failed edit's error. It reports
+// whether s was taken.
+func (n *normalizer) failedReason(s string, out *sdk.Out) bool {
+	if n.failed == "" {
+		return false
+	}
+	if strings.HasPrefix(s, "Tokens: ") || strings.HasPrefix(s, "Applied edit to ") || strings.HasPrefix(s, "litellm.") || isConfirm(s) {
+		// No reason was printed: this line is read as itself.
+		n.settleFailed(out)
+		return false
+	}
+	if strings.HasPrefix(s, "https://aider.chat/") && !n.failedURL {
+		n.failedURL = true
+		out.Ignored(sdk.S("notice"))
+		return true
+	}
+	n.failedMsg += " " + s
+	n.settleFailed(out)
+	if isMatchFailure(s) {
+		// The first line of Aider's reflection: the lines after
+		// it, up to its last, are Aider's too (reflection).
+		n.reflect = reflectIn
+	}
+	return true
+}
+
+// settleFailed reports the result of the failed edit waiting for its
+// reason, if one waits.
+func (n *normalizer) settleFailed(out *sdk.Out) {
+	if n.failed == "" {
+		return
+	}
+	out.ToolResult(sdk.ToolResult{CallID: sdk.S(n.failed), Name: sdk.S("edit"), Error: sdk.S(n.failedMsg), IsError: true, Status: sdk.S("failed")})
+	n.failed, n.failedMsg, n.failedURL = "", "", false
+}
+
+// isMatchFailure reports whether s is the first line of Aider's
+// reflection on blocks that failed: "# 1 SEARCH/REPLACE block failed to
+// match!", "# 2 SEARCH/REPLACE blocks failed to match!".
+func isMatchFailure(s string) bool {
+	return strings.HasPrefix(s, "# ") && strings.Contains(s, " SEARCH/REPLACE block") && strings.HasSuffix(strings.TrimSpace(s), "failed to match!")
+}
+
+// Where a line is in Aider's reflection on SEARCH/REPLACE blocks that
+// failed to match ("# 1 SEARCH/REPLACE block failed to match!", then
+// for each block its "## SearchReplaceNoExactMatch: ..." line, the block
+// quoted and hints, blank lines among them; then the rule "The SEARCH
+// section must exactly match ...", and when other blocks of the answer
+// were applied, after a blank line, "# The other N SEARCH/REPLACE
+// block(s) were applied successfully.", "Don't re-send them." and "Just
+// reply with fixed versions of the block(s) above that failed to
+// match.").
+const (
+	reflectNone   = iota // not in a reflection
+	reflectIn            // before its rule
+	reflectTail          // after the rule: "# The other ..." may follow
+	reflectOthers        // in "# The other ...", up to "Just reply ..."
+)
+
+// reflectOther starts the part of a reflection that names the blocks
+// that were applied.
+const reflectOther = "# The other "
+
+// reflectNext is where the line after line is in a reflection, line
+// being at r.
+func reflectNext(r int, line string) int {
+	t := strings.TrimSpace(line)
+	switch {
+	case strings.HasPrefix(t, reflectOther):
+		return reflectOthers
+	case r == reflectIn && strings.HasPrefix(t, "The SEARCH section must exactly match"):
+		return reflectTail
+	case r == reflectOthers && strings.HasPrefix(t, "Just reply with fixed versions of the"):
+		return reflectNone
+	}
+	return r
 }
 
 // sameFile reports whether a block's file line names file (Aider may
