@@ -396,28 +396,12 @@ func (n *normalizer) result(id, name, body string, isErr bool, ts sdk.Str, out *
 		r.Status, r.Error = sdk.S("cancelled"), sdk.S(interruptedText)
 	case isErr:
 		r.Error = sdk.S(clip(t))
-	case (name == "execute_command" || name == "attempt_completion") && hasClineExitCode(t, name == "attempt_completion"):
-		// Cline states the command's outcome on the output's first line
-		// ("Command executed successfully (exit code 0)." or "Command
-		// failed with exit code 1."), or, for attempt_completion's
-		// command, on the line after its "Done".
-		code, _ := clineExitCode(t, name == "attempt_completion")
-		r.ExitCode = sdk.N(code)
-		if code != 0 {
-			r.IsError = true
-			r.Error = sdk.S("exit code " + strconv.FormatInt(code, 10))
-		}
-	case name == "execute_command":
-		// Roo Code states the exit code above the output ("Command
-		// executed in terminal ... Exit code: 1\nOutput:\n..."); a
-		// non-zero one is an error (spec §4).
-		head, _ := sdk.SplitOutputHeader([]byte(t))
-		code := sdk.HeaderExitCode(head)
-		if v, ok := code.Value(); ok {
-			r.ExitCode = code
-			if v != 0 {
+	default:
+		if code, ok := statedExitCode(name, t); ok {
+			r.ExitCode = sdk.N(code)
+			if code != 0 {
 				r.IsError = true
-				r.Error = sdk.S("exit code " + strconv.FormatInt(v, 10))
+				r.Error = sdk.S("exit code " + strconv.FormatInt(code, 10))
 			}
 		}
 	}
@@ -574,7 +558,18 @@ func clineExitCode(body string, second bool) (int64, bool) {
 	return 0, false
 }
 
-func hasClineExitCode(body string, second bool) bool {
-	_, ok := clineExitCode(body, second)
-	return ok
+// statedExitCode is the exit code a command's result states (a non-zero
+// one is an error, spec §4): Cline's line on the command's outcome
+// (execute_command; attempt_completion's command, on the line after its
+// "Done"), else Roo Code's header above the output ("Command executed in
+// terminal ... Exit code: 1\nOutput:\n...", execute_command).
+func statedExitCode(name, body string) (int64, bool) {
+	if name != "execute_command" && name != "attempt_completion" {
+		return 0, false
+	}
+	if code, ok := clineExitCode(body, name == "attempt_completion"); ok || name != "execute_command" {
+		return code, ok
+	}
+	head, _ := sdk.SplitOutputHeader([]byte(body))
+	return sdk.HeaderExitCode(head).Value()
 }
