@@ -90,7 +90,9 @@ func FuzzSplitSections(f *testing.F) {
 // archives nothing, a session that grows grows its run, a session
 // appended is a new run, a line being written waits, and a file
 // rewritten shorter is archived anew; each run's raw capture is exactly
-// its session's bytes. Through the real plugin, natively.
+// its session's bytes, with the facts line before each part's, which
+// names the project the history was found in (ABI 1.8). Through the real
+// plugin, natively.
 func TestSyncSections(t *testing.T) {
 	ctx := context.Background()
 	home, repo, root := t.TempDir(), t.TempDir(), t.TempDir()
@@ -149,7 +151,19 @@ func TestSyncSections(t *testing.T) {
 			got, err := io.ReadAll(f)
 			f.Close()
 			require.NoError(t, err)
-			assert.Equal(t, want, string(got), "%s: session %d's raw capture", st.name, i+1)
+			var bytes, facts []string
+			for _, l := range strings.SplitAfter(string(got), "\n") {
+				if strings.HasPrefix(l, `{"$twasm":"source",`) {
+					facts = append(facts, l)
+					continue
+				}
+				bytes = append(bytes, l)
+			}
+			assert.Equal(t, want, strings.Join(bytes, ""), "%s: session %d's raw capture", st.name, i+1)
+			require.NotEmpty(t, facts, "%s: session %d's raw capture has no facts line", st.name, i+1)
+			for _, f := range facts {
+				assert.Contains(t, f, `"project":"`+repo+`"`, "%s: session %d's facts line", st.name, i+1)
+			}
 		}
 	}
 }

@@ -435,7 +435,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link}
 	if loc != nil && loc.SourceFacts {
 		facts = factsLine(loc, path, size, mtime)
-		rs.Store, rs.Dir, rs.Facts = loc.Name, loc.Dir, true
+		rs.Store, rs.Dir, rs.Facts, rs.Project = loc.Name, loc.Dir, true, loc.Project
 	}
 	if loc != nil && loc.Kind == KindSections {
 		rs.SessionStart, rs.Store, rs.Dir = loc.SessionStart, loc.Name, loc.Dir
@@ -832,14 +832,14 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 
 // factsLine is the facts line (abi.SourceFacts) of a session file of
 // loc, as read: its path relative to the store, its name, size and
-// modification time.
+// modification time, and the project the store's place names.
 func factsLine(loc *Location, p string, size int64, mtime time.Time) []byte {
 	rel, err := filepath.Rel(loc.Dir, p)
 	if err != nil {
 		rel = filepath.Base(p)
 	}
 	b, _ := json.Marshal(abi.SourceFacts{Type: abi.SourceFactsType, Store: loc.Name, Path: filepath.ToSlash(rel),
-		Name: filepath.Base(p), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano)})
+		Name: filepath.Base(p), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano), Project: loc.Project})
 	return append(b, '\n')
 }
 
