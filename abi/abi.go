@@ -99,8 +99,8 @@ type Store struct {
 	// name of the session's first file without its extension, as a
 	// SQLite store's are by theirs: a session an agent keeps in both (the
 	// same key in its database and in its older file tree) is archived
-	// once. A "file" store whose Session is "key" (StoreSessionKey)
-	// has its sessions known by their provider and key, the file's name
+	// once. A "file" store whose Session is "key" (StoreSessionKey, ABI
+	// 1.8) has its sessions known by their provider and key, the file's name
 	// without its extension, too: a session a SQLite store of the same
 	// provider holds under that key is archived from the database only,
 	// and a run archived from the file before is ended, superseded by the
@@ -135,7 +135,7 @@ type Store struct {
 	// "toolUseId"}, "{stem}" the sub-agent file's name without its
 	// extension).
 	SubAgentCall *SidecarKey `json:"sub_agent_call,omitempty"`
-	// SubAgentResult (with SubAgents, optional) says how the result of
+	// SubAgentResult (ABI 1.8, with SubAgents, optional) says how the result of
 	// the tool call that started a sub-agent names it, when no sidecar
 	// does: a whole line of the result's output (among its first eight),
 	// "{dir}" standing for the name of the sub-agent file's directory and
@@ -379,6 +379,14 @@ type RootList struct {
 	// Field is the member of each object that names a directory: an
 	// absolute path.
 	Field string `json:"field"`
+	// Project (ABI 1.8, optional) is the member of each object that
+	// names the project whose data the listed directory holds (Crush:
+	// "path", the directory it ran in): an absolute path, which the host
+	// hands the plugin in the facts line of every session it reads there
+	// ([SourceFacts.Project]). An entry without it, or one of several
+	// entries naming the same directory with different projects, gives
+	// no project. A 1.7 host ignores the member.
+	Project string `json:"project,omitempty"`
 }
 
 // SourceFactsType is the value of the "$twasm" member that marks a
@@ -406,6 +414,17 @@ const SourceFactsType = "source"
 // capture holds says where it came from after the database is gone:
 //
 //	{"$twasm":"source","store":"OpenCode","path":"opencode.db","name":"opencode.db","size":4096,"mtime":"...","session":"ses_1","since":0,"cursor":1767312000123,"user_version":0,"schema_version":12,"query_sha256":"..."}
+//
+// Project (ABI 1.8) is the project directory the host knows the session
+// belongs to by where it found the store, not by the session's bytes:
+// the project directory a store in every project was found in
+// ([Root.Projects]: Aider's history is in the repository it ran in), or
+// the directory the list entry that named the store's directory names
+// ([RootList.Project]: Crush's projects.json entry's "path"). It is
+// absent where the place says nothing (a store in the agent's own data
+// directory, or one named by a directory whose encoding loses
+// characters: the host never guesses a path). A plugin built for 1.7 or
+// before does not read it and works as before.
 type SourceFacts struct {
 	Type  string `json:"$twasm"`
 	Store string `json:"store,omitempty"`
@@ -420,6 +439,8 @@ type SourceFacts struct {
 	UserVersion   *int64 `json:"user_version,omitempty"`
 	SchemaVersion *int64 `json:"schema_version,omitempty"`
 	QuerySHA256   string `json:"query_sha256,omitempty"`
+	// Project (ABI 1.8): see above.
+	Project string `json:"project,omitempty"`
 }
 
 // SourceFileType is the value of the "$twasm" member that marks a file

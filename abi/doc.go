@@ -92,7 +92,7 @@
 // defaults per OS, "~/..." in the home directory), the sessions'
 // directory below it, a glob of session files, the kind of source ("file":
 // one session per file), how sessions are told apart ("content": by the
-// bytes they start with; "key", [StoreSessionKey]: a file named by the
+// bytes they start with; "key", [StoreSessionKey], ABI 1.8: a file named by the
 // key a SQLite store of the same provider keeps the same session under,
 // archived from the database only) and the agent's retention (a number of days,
 // and the settings file and key where the user changes it). `twasm sync`
@@ -143,7 +143,9 @@
 // [Root] with List (ABI 1.7) stands for the directories a JSON file of
 // the agent's lists ([RootList]: Crush's projects.json names each
 // project's data directory): the host reads the list, read-only, at each
-// sync and doctor.
+// sync and doctor; an entry may also name the project the directory
+// holds the data of ([RootList.Project], ABI 1.8: the entry's "path"),
+// which the host hands the plugin in the facts line below.
 // A "tree" store ([StoreKindTree]: OpenCode's older file tree) spreads a
 // session over files linked by name: Pattern matches each session's
 // first file, whose name without extension is the session's key, and
@@ -161,7 +163,14 @@
 // relative to the store, the file's name, size and modification time),
 // for the agents that keep the session id, the working directory or the
 // only time there is in the path. A plugin that does not ask never sees
-// one; a 1.3 plugin never asks.
+// one; a 1.3 plugin never asks. Since ABI 1.8 the facts line also names
+// the project directory where the host knows it by where it found the
+// store ([SourceFacts.Project]: the project directory of a store in
+// every project, the project a list entry names): the agents that keep
+// a store per project (Aider, Crush) say nothing of it in their bytes.
+// A plugin reports it as the step's cwd or project (OpMeta) as its
+// agent's store means it; a plugin built for 1.7 or before ignores the
+// member, which it never read.
 //
 // # Output: records
 //

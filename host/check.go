@@ -286,6 +286,10 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 			if l.Field == "" || !validName(l.Field) || l.Array != "" && !validName(l.Array) {
 				problems = append(problems, fmt.Sprintf("list field %q (array %q) is empty or not printable", l.Field, l.Array))
 			}
+			if l.Project != "" && !validName(l.Project) {
+				// ABI 1.8: the member naming each entry's project.
+				problems = append(problems, fmt.Sprintf("list project field %q is not printable", l.Project))
+			}
 		}
 		if r.OS != "" && !validEnvName(r.OS) {
 			problems = append(problems, fmt.Sprintf("root os %q is not a GOOS", r.OS))

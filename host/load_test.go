@@ -274,6 +274,9 @@ func TestParseManifest(t *testing.T) {
 		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"../p.json","field":"d"}}],"pattern":"a.db"`), `list file "../p.json"`},
 		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"/etc/p.json","field":"d"}}],"pattern":"a.db"`), `list file "/etc/p.json"`},
 		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"p.json"}}],"pattern":"a.db"`), `list field ""`},
+		// ABI 1.8: the member naming each entry's project.
+		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"p.json","field":"d","project":"path"}}],"pattern":"a.db"`), ""},
+		{store(`"name":"s","roots":[{"path":"~/.a","list":{"file":"p.json","field":"d","project":" path"}}],"pattern":"a.db"`), `list project field " path"`},
 		{store(`"name":"s","roots":[{"path":"/etc","list":{"file":"p.json","field":"d"}}],"pattern":"a.db"`), `root path "/etc" is neither`},
 		{store(`"name":"s","roots":[{"projects":true,"list":{"file":"p.json","field":"d"}}],"pattern":"a.db"`), "either projects or a list"},
 		{`{"name":"a","version":"1","providers":["a"],"stores":[` + strings.Repeat(`{"name":"s","roots":[{"env":"A"}],"pattern":"*"},`, MaxStores) + `{"name":"s","roots":[{"env":"A"}],"pattern":"*"}]}`, "declares 65 stores"},

@@ -142,7 +142,8 @@ func appendStores(b []byte, stores []abi.Store) []byte {
 				b = append(b, `"list":{`...)
 				lf := str(true, "file", l.File)
 				lf = str(lf, "array", l.Array)
-				str(lf, "field", l.Field)
+				lf = str(lf, "field", l.Field)
+				str(lf, "project", l.Project)
 				b = append(b, '}')
 			}
 			b = append(b, '}')

@@ -151,7 +151,7 @@ func TestManifestStores(t *testing.T) {
 		}}},
 		{name: "list", stores: []abi.Store{{
 			Name: "listed", Roots: []abi.Root{
-				{Env: "L_HOME", List: &abi.RootList{File: `odd "list".json`, Array: "projects", Field: "data_dir"}},
+				{Env: "L_HOME", List: &abi.RootList{File: `odd "list".json`, Array: "projects", Field: "data_dir", Project: `pa"th`}},
 				{Path: "~/.l", OS: "linux", List: &abi.RootList{File: "l.json", Field: `d"ir`}},
 				{Projects: true, List: &abi.RootList{File: "p.json", Field: "d"}},
 			}, Pattern: "crush.db",

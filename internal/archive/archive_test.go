@@ -377,13 +377,13 @@ func TestRedactAndDeletedSource(t *testing.T) {
 	require.NoError(t, err)
 
 	require.NoError(t, os.Remove(path))
-	outs := a.CloseGone(ctx, func(string) bool { return false }, []string{store})
+	outs := a.CloseGone(ctx, func(string) bool { return false }, []StoreDir{{Provider: "codex", Dir: store}, {Provider: "claude", Dir: store}})
 	require.Len(t, outs, 1)
 	assert.Equal(t, ActionClosed, outs[0].Action)
 	v := readRun(t, root, o.RunID)
 	assert.Equal(t, transcript.RunCompleted, v.events[len(v.events)-1].Type)
 	// A vanished store closes nothing.
-	assert.Empty(t, a.CloseGone(ctx, func(string) bool { return false }, []string{filepath.Join(home, "other")}))
+	assert.Empty(t, a.CloseGone(ctx, func(string) bool { return false }, []StoreDir{{Provider: "claude", Dir: filepath.Join(home, "other")}}))
 }
 
 // bundledDeclared are the stores the bundled plugins declare, in the

@@ -137,6 +137,18 @@
 // not found, as any. A file another store already found is not read
 // again through a list (Scan).
 //
+// Such a store's place names the sessions' project, which nothing in an
+// agent's bytes may say (ABI 1.8, Location.Project): a store in a project
+// directory is that project's (Aider's history is in its repository), and
+// a listed directory is the project its entry names
+// (abi.RootList.Project: Crush's projects.json "path"; none when the
+// entry names no absolute path, or when entries naming the directory
+// name different projects, a note then). Every facts line of a session
+// read there names it (abi.SourceFacts.Project), the plugin reports it
+// as the step's cwd or project, and a part continued after a kill names
+// it again (Resume.Project). A directory whose name encodes a path with
+// losses (Cursor's agent transcripts) names no project: none is guessed.
+//
 // # Model
 //
 // A session is identified by content, not path: its Head is the sha256 of

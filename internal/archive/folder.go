@@ -232,7 +232,7 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	body := stream.Bytes()
 	if loc.SourceFacts {
 		fl, _ := json.Marshal(abi.SourceFacts{Type: abi.SourceFactsType, Store: loc.Name, Path: rel,
-			Name: filepath.Base(dir), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano)})
+			Name: filepath.Base(dir), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano), Project: loc.Project})
 		body = append(append(fl, '\n'), body...)
 	}
 	from := int64(0)

@@ -119,6 +119,9 @@ type Resume struct {
 	Store  string `json:"store,omitempty"`
 	Dir    string `json:"dir,omitempty"`
 	Facts  bool   `json:"facts,omitempty"`
+	// Project is the project the store's place names (Location.Project),
+	// for the facts line of the part continued.
+	Project string `json:"project,omitempty"`
 	// SessionStart, for a session of a sections store, is the store's
 	// start line prefix: the file is split again to continue it.
 	SessionStart string `json:"session_start,omitempty"`

@@ -18,17 +18,19 @@ import (
 // is a note on the store, a directory listed twice one store; a list
 // missing beside the agent's files, malformed or naming no directory is
 // one unusable location that says why (doctor warns), and one whose
-// directory is not there a store not found, as any.
+// directory is not there a store not found, as any. Each directory's
+// project is what its entries name (abi.RootList.Project, ABI 1.8): none
+// when no entry names an absolute one, or when two name different ones.
 func TestDiscoverList(t *testing.T) {
 	home := t.TempDir()
-	list := &abi.RootList{File: "projects.json", Array: "projects", Field: "data_dir"}
+	list := &abi.RootList{File: "projects.json", Array: "projects", Field: "data_dir", Project: "path"}
 	d := Declared{Store: abi.Store{Name: "listed", Kind: abi.StoreKindSQLite, Pattern: "crush.db", SQLite: &abi.SQLiteSource{},
 		Roots: []abi.Root{{Env: "L_HOME", List: list}, {Path: "~/.l", List: list}, {Path: "~/.plain"}}}, Provider: "p", Plugin: "pl"}
 	type loc struct {
-		Dir, From, Unusable string
-		Notes               []string
+		Dir, From, Unusable, Project string
+		Notes                        []string
 	}
-	a, b := filepath.Join(home, "a", ".crush"), filepath.Join(home, "b", ".crush")
+	a, b, c := filepath.Join(home, "a", ".crush"), filepath.Join(home, "b", ".crush"), filepath.Join(home, "c", ".crush")
 	listPath := filepath.Join(home, ".l", "projects.json")
 	tests := []struct {
 		name string
@@ -37,11 +39,20 @@ func TestDiscoverList(t *testing.T) {
 		want []loc
 	}{
 		{"two projects", `{"projects":[{"path":"/a","data_dir":"` + a + `"},{"data_dir":"~/b/.crush"},{"data_dir":"` + a + `/"},{"data_dir":"rel/.crush"},{"path":"/c"},"x"]}`, nil, []loc{
-			{Dir: a, From: "list (default)", Notes: []string{
+			{Dir: a, From: "list (default)", Project: "/a", Notes: []string{
 				listPath + `: entry 4: "rel/.crush" is not an absolute path`,
 				listPath + `: entry 5 has no "data_dir" string`,
 				listPath + `: entry 6 has no "data_dir" string`}},
 			{Dir: b, From: "list (default)"},
+		}},
+		{"projects named and not", `{"projects":[{"data_dir":"` + a + `"},{"path":"~/src/a/","data_dir":"` + a + `"},{"path":"rel","data_dir":"` + b + `"},` +
+			`{"path":"/c1","data_dir":"` + c + `"},{"path":"/c2","data_dir":"` + c + `"},{"path":"/c1","data_dir":"` + c + `"},{"path":7,"data_dir":"` + home + `"}]}`, nil, []loc{
+			{Dir: a, From: "list (default)", Project: filepath.Join(home, "src", "a"), Notes: []string{
+				listPath + `: entry 3: its "path" "rel" is not an absolute path: its sessions get no project`,
+				listPath + `: entry 5 names ` + c + ` again with another "path": its sessions get no project`}},
+			{Dir: b, From: "list (default)"},
+			{Dir: c, From: "list (default)"},
+			{Dir: home, From: "list (default)"},
 		}},
 		{"the variable's list", `{"projects":[{"data_dir":"` + b + `"}]}`, map[string]string{"L_HOME": filepath.Join(home, "env")}, []loc{
 			{Dir: b, From: "list ($L_HOME)"},
@@ -86,7 +97,7 @@ func TestDiscoverList(t *testing.T) {
 					assert.Equal(t, filepath.Join(home, ".plain"), l.Dir, "the plain root resolved as before")
 					continue
 				}
-				got = append(got, loc{l.Dir, l.From, l.Unusable, l.Notes})
+				got = append(got, loc{l.Dir, l.From, l.Unusable, l.Project, l.Notes})
 			}
 			assert.Equal(t, tt.want, got)
 		})
@@ -131,21 +142,24 @@ func TestScanListed(t *testing.T) {
 // FuzzListDirs: a list of any bytes is read without a panic into
 // directories that are absolute, clean and each once.
 func FuzzListDirs(f *testing.F) {
-	for _, s := range []string{`{"projects":[{"data_dir":"/a"},{"data_dir":"~/b"},{"data_dir":"/a/"}]}`, `[{"data_dir":"x"}]`, `{"projects":null}`, `{"projects":[1,null,{"data_dir":7}]}`, ``} {
+	for _, s := range []string{`{"projects":[{"data_dir":"/a"},{"data_dir":"~/b"},{"data_dir":"/a/"}]}`, `{"projects":[{"path":"/p","data_dir":"/a"},{"path":"~/q/","data_dir":"/a"},{"path":"r","data_dir":"/b"}]}`, `[{"data_dir":"x"}]`, `{"projects":null}`, `{"projects":[1,null,{"data_dir":7}]}`, ``} {
 		f.Add([]byte(s), "projects")
 		f.Add([]byte(s), "")
 	}
 	f.Fuzz(func(t *testing.T, b []byte, array string) {
-		dirs, _, err := listDirs(b, &abi.RootList{File: "l.json", Array: array, Field: "data_dir"}, "/home/u")
+		dirs, _, err := listDirs(b, &abi.RootList{File: "l.json", Array: array, Field: "data_dir", Project: "path"}, "/home/u")
 		if err != nil && len(dirs) > 0 {
 			t.Fatalf("an error and directories: %v %q", err, dirs)
 		}
 		seen := map[string]bool{}
 		for _, d := range dirs {
-			if !filepath.IsAbs(d) || filepath.Clean(d) != d || seen[d] {
-				t.Fatalf("directory %q of %q", d, b)
+			if !filepath.IsAbs(d.dir) || filepath.Clean(d.dir) != d.dir || seen[d.dir] {
+				t.Fatalf("directory %q of %q", d.dir, b)
 			}
-			seen[d] = true
+			if d.project != "" && (!filepath.IsAbs(d.project) || filepath.Clean(d.project) != d.project) {
+				t.Fatalf("project %q of %q", d.project, b)
+			}
+			seen[d.dir] = true
 		}
 	})
 }

@@ -162,12 +162,16 @@ func TestDryRunAndFailures(t *testing.T) {
 }
 
 // An ended run's session that grows continues in a new run; the ended
-// run's status and error are the last part's.
+// run's status and error are the last part's. A deleted session's run is
+// ended by a store of its provider only.
 func TestClosedStatus(t *testing.T) {
 	ctx := context.Background()
 	root, src, _, a, o := syncedSession(t, "session_log_rejected_and_interrupted.jsonl")
 	require.NoError(t, os.Remove(src))
-	outs := a.CloseGone(ctx, func(string) bool { return false }, []string{filepath.Dir(src)})
+	// Another agent's store in the same directory (Aider's history in a
+	// project that holds Crush's database) does not look for it.
+	assert.Empty(t, a.CloseGone(ctx, func(string) bool { return false }, []StoreDir{{Provider: "aider", Dir: filepath.Dir(src)}}))
+	outs := a.CloseGone(ctx, func(string) bool { return false }, []StoreDir{{Provider: "claude", Dir: filepath.Dir(src)}})
 	require.Len(t, outs, 1)
 	assert.Equal(t, ActionClosed, outs[0].Action)
 	evs := readRun(t, root, o.RunID).events
@@ -181,6 +185,6 @@ func TestClosedStatus(t *testing.T) {
 	require.NoError(t, json.Unmarshal(evs[0].Step().Extra[SourceField], &src2))
 	assert.Equal(t, "claude", src2.Provider)
 	// Closing again is a no-op.
-	assert.Empty(t, a.CloseGone(ctx, func(string) bool { return false }, []string{filepath.Dir(src)}))
+	assert.Empty(t, a.CloseGone(ctx, func(string) bool { return false }, []StoreDir{{Provider: "claude", Dir: filepath.Dir(src)}}))
 	assert.True(t, strings.HasPrefix(runName("copilot", "/x/abc/events.jsonl"), "copilot session abc"))
 }

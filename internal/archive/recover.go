@@ -130,10 +130,10 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	}
 	var loc *Location
 	if rs.Facts {
-		loc = &Location{Provider: e.Provider, Name: rs.Store, Dir: rs.Dir, Kind: "file", SourceFacts: true}
+		loc = &Location{Provider: e.Provider, Name: rs.Store, Dir: rs.Dir, Kind: "file", SourceFacts: true, Project: rs.Project}
 	}
 	if rs.SessionStart != "" {
-		loc = &Location{Provider: e.Provider, Name: rs.Store, Dir: rs.Dir, Kind: KindSections, SessionStart: rs.SessionStart, SourceFacts: rs.Facts}
+		loc = &Location{Provider: e.Provider, Name: rs.Store, Dir: rs.Dir, Kind: KindSections, SessionStart: rs.SessionStart, SourceFacts: rs.Facts, Project: rs.Project}
 	}
 	o := Outcome{Action: ActionSettled}
 	if file, _, ok := sectionOf(e.Path); ok && rs.SessionStart != "" {

@@ -90,7 +90,9 @@ func FuzzSplitSections(f *testing.F) {
 // archives nothing, a session that grows grows its run, a session
 // appended is a new run, a line being written waits, and a file
 // rewritten shorter is archived anew; each run's raw capture is exactly
-// its session's bytes. Through the real plugin, natively.
+// its session's bytes, with the facts line before each part's, which
+// names the project the history was found in (ABI 1.8). Through the real
+// plugin, natively.
 func TestSyncSections(t *testing.T) {
 	ctx := context.Background()
 	home, repo, root := t.TempDir(), t.TempDir(), t.TempDir()
@@ -149,7 +151,19 @@ func TestSyncSections(t *testing.T) {
 			got, err := io.ReadAll(f)
 			f.Close()
 			require.NoError(t, err)
-			assert.Equal(t, want, string(got), "%s: session %d's raw capture", st.name, i+1)
+			var bytes, facts []string
+			for _, l := range strings.SplitAfter(string(got), "\n") {
+				if strings.HasPrefix(l, `{"$twasm":"source",`) {
+					facts = append(facts, l)
+					continue
+				}
+				bytes = append(bytes, l)
+			}
+			assert.Equal(t, want, strings.Join(bytes, ""), "%s: session %d's raw capture", st.name, i+1)
+			require.NotEmpty(t, facts, "%s: session %d's raw capture has no facts line", st.name, i+1)
+			for _, f := range facts {
+				assert.Contains(t, f, `"project":"`+repo+`"`, "%s: session %d's facts line", st.name, i+1)
+			}
 		}
 	}
 }
@@ -369,5 +383,75 @@ func TestSyncSectionsReadsTail(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestRecoverInterruptedSectionsPart: a sync killed at any line of a
+// later part of an Aider session it was writing is settled by the next
+// sync, which continues the session as the killed one would have
+// (recover.go): one run, every message as a sync never killed, valid,
+// and every part's facts line and step naming the project the history
+// was found in (Resume.Project), as a sync never killed names it.
+func TestRecoverInterruptedSectionsPart(t *testing.T) {
+	ctx := context.Background()
+	home, repo := t.TempDir(), t.TempDir()
+	hist := filepath.Join(repo, ".aider.chat.history.md")
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(aider.Plugin.Manifest), &Config{Projects: []string{repo}})
+	require.Len(t, locs, 1)
+	syncAt := func(root string) []Outcome {
+		a := newArchiver(t, root, nil)
+		defer a.Close()
+		return a.SyncStores(ctx, locs, time.Time{}, nil).Outcomes
+	}
+	s1 := "# aider chat started at 2025-01-02 10:00:00\n\n> Aider v0.80.0  \n\n#### hi\n\nHello.\n\n> Tokens: 1.2k sent, 20 received. Cost: $0.01 message, $0.01 session.  \n"
+	more := "\n#### again\n\nHello again.\n\n#### and once more\n\nSure.\n\n> Tokens: 1.5k sent, 30 received. Cost: $0.01 message, $0.02 session.  \n"
+	root := t.TempDir()
+	writeAged(t, hist, []byte(s1), time.Hour)
+	syncAt(root)
+	writeAged(t, hist, []byte(s1+more), 30*time.Minute)
+	before := snapshot(t, root)
+	outs := syncAt(root)
+	require.Len(t, outs, 1)
+	require.Equal(t, ActionGrown, outs[0].Action, outs[0].Reason)
+	runID := outs[0].RunID
+	after := snapshot(t, root)
+	clean := messages(t, readRun(t, root, runID).events)
+	// projects are the projects of the run's steps, and whether every
+	// facts line its raw captures hold names the repository.
+	projects := func(r string) ([]string, bool) {
+		t.Helper()
+		var got []string
+		facts := true
+		for _, p := range readRun(t, r, runID).parts { // the agent steps' results
+			got = append(got, p.Project)
+			require.NotNil(t, p.Raw)
+			raw, err := rawfile.ReadFile(filepath.Join(r, p.Raw.Path))
+			require.NoError(t, err)
+			for _, l := range strings.Split(string(raw), "\n") {
+				if strings.HasPrefix(l, `{"$twasm":"source",`) && !strings.Contains(l, `"project":"`+repo+`"`) {
+					facts = false
+				}
+			}
+		}
+		return got, facts
+	}
+	wantProjects, facts := projects(root)
+	require.Equal(t, []string{repo, repo}, wantProjects, "a sync never killed")
+	require.True(t, facts)
+	tr := filepath.Join("transcripts", runID+".jsonl")
+	lines := bytes.Count(after[tr], []byte("\n"))
+	for k := bytes.Count(before[tr], []byte("\n")) + 1; k < lines; k++ {
+		r := t.TempDir()
+		killedAt(t, before, after, runID, k, false, 0.5).restore(t, r)
+		for _, o := range syncAt(r) {
+			require.NotEqual(t, ActionFailed, o.Action, "kill at line %d: %s", k, o.Reason)
+		}
+		require.Equal(t, []string{runID}, sessionRuns(t, r), "kill at line %d: one run for the session", k)
+		validRun(t, r, runID)
+		assert.Equal(t, clean, messages(t, readRun(t, r, runID).events), "kill at line %d: every message as a sync never killed", k)
+		got, facts := projects(r)
+		assert.Subset(t, []string{repo}, got, "kill at line %d: every step's project", k)
+		assert.NotEmpty(t, got, "kill at line %d", k)
+		assert.True(t, facts, "kill at line %d: a facts line without the project", k)
 	}
 }

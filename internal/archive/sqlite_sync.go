@@ -330,7 +330,8 @@ func (d *sqliteDB) factsLine(loc *Location, ds dbSession, since int64) []byte {
 	cur := ds.Cursor
 	b, _ := json.Marshal(abi.SourceFacts{Type: abi.SourceFactsType, Store: loc.Name, Path: filepath.ToSlash(rel), Name: filepath.Base(d.path),
 		Size: d.before.size, MTime: time.Unix(0, d.before.mtime).UTC().Format(time.RFC3339Nano),
-		Session: ds.Key, Since: &since, Cursor: &cur, UserVersion: &d.userVersion, SchemaVersion: &d.schemaVersion, QuerySHA256: d.querySum})
+		Session: ds.Key, Since: &since, Cursor: &cur, UserVersion: &d.userVersion, SchemaVersion: &d.schemaVersion, QuerySHA256: d.querySum,
+		Project: loc.Project})
 	return append(b, '\n')
 }
 

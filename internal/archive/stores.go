@@ -71,6 +71,13 @@ type Location struct {
 	// SubAgentResult says how the result of a sub-agent's call names it
 	// (abi.Store.SubAgentResult).
 	SubAgentResult string `json:"sub_agent_result,omitempty"`
+	// Project is the project directory the store's place names, handed
+	// to the plugin in each session's facts line (abi.SourceFacts.Project,
+	// ABI 1.8): the project directory of a store in every project
+	// (abi.Root.Projects), or the project the list entry that named the
+	// directory names (abi.RootList.Project); "" where the place says
+	// nothing.
+	Project string `json:"project,omitempty"`
 	// SessionStart (a sections store) is the prefix of the line that
 	// starts a session in a file (abi.Store.SessionStart).
 	SessionStart string `json:"session_start,omitempty"`
@@ -250,7 +257,9 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 		}
 		if projectsRoot(d.Roots) {
 			for _, p := range projectDirs(cfg, home) {
-				locs = append(locs, declaredLocation(d, p, "project"))
+				loc := declaredLocation(d, p, "project")
+				loc.Project = p
+				locs = append(locs, loc)
 			}
 		}
 		if root, from, _, ok := resolveRoot(env, goos, home, d.Roots, false); ok {
@@ -400,8 +409,8 @@ func listedLocations(d Declared, root, from string, l *abi.RootList, home string
 	}
 	var out []Location
 	for _, dir := range dirs {
-		loc := declaredLocation(d, dir, from)
-		loc.listed = true
+		loc := declaredLocation(d, dir.dir, from)
+		loc.listed, loc.Project = true, dir.project
 		if slices.ContainsFunc(before, func(o Location) bool { return o.Key() == loc.Key() }) {
 			continue
 		}
@@ -416,11 +425,16 @@ func listedLocations(d Declared, root, from string, l *abi.RootList, home string
 	return out
 }
 
+// listedDir is a directory a list names, with the project its entry
+// names (abi.RootList.Project; "" when it names none, or when entries
+// naming the same directory name different projects).
+type listedDir struct{ dir, project string }
+
 // listDirs are the directories a list names (abi.RootList): each
 // object's l.Field in the array l.Array (the document, when empty),
-// cleaned, each once, in the list's order; notes say which entries name
-// none.
-func listDirs(b []byte, l *abi.RootList, home string) (dirs, notes []string, err error) {
+// cleaned, each once, in the list's order, with its entry's l.Project;
+// notes say which entries name none.
+func listDirs(b []byte, l *abi.RootList, home string) (dirs []listedDir, notes []string, err error) {
 	var items []json.RawMessage
 	if l.Array == "" {
 		err = json.Unmarshal(b, &items)
@@ -436,7 +450,8 @@ func listDirs(b []byte, l *abi.RootList, home string) (dirs, notes []string, err
 	if err != nil {
 		return nil, nil, fmt.Errorf("not a JSON list: %w", err)
 	}
-	seen := map[string]bool{}
+	seen := map[string]int{}    // index in dirs
+	shared := map[string]bool{} // named with different projects
 	for i, it := range items {
 		var obj map[string]json.RawMessage
 		var dir string
@@ -444,17 +459,43 @@ func listDirs(b []byte, l *abi.RootList, home string) (dirs, notes []string, err
 			notes = append(notes, fmt.Sprintf("entry %d has no %q string", i+1, l.Field))
 			continue
 		}
-		p := filepath.Clean(expandHome(dir, home))
-		if !filepath.IsAbs(p) || strings.ContainsRune(dir, 0) {
+		p, ok := absPath(dir, home)
+		if !ok {
 			notes = append(notes, fmt.Sprintf("entry %d: %q is not an absolute path", i+1, dir))
 			continue
 		}
-		if !seen[p] {
-			seen[p] = true
-			dirs = append(dirs, p)
+		project := ""
+		if l.Project != "" {
+			var named string
+			if json.Unmarshal(obj[l.Project], &named) == nil && named != "" {
+				if project, ok = absPath(named, home); !ok {
+					project = ""
+					notes = append(notes, fmt.Sprintf("entry %d: its %q %q is not an absolute path: its sessions get no project", i+1, l.Project, named))
+				}
+			}
+		}
+		k, ok := seen[p]
+		switch {
+		case !ok:
+			seen[p] = len(dirs)
+			dirs = append(dirs, listedDir{dir: p, project: project})
+		case project == "" || shared[p]:
+		case dirs[k].project == "":
+			dirs[k].project = project
+		case dirs[k].project != project:
+			// Two projects keep their data in one directory: which of
+			// them a session is cannot be told.
+			notes = append(notes, fmt.Sprintf("entry %d names %s again with another %q: its sessions get no project", i+1, p, l.Project))
+			dirs[k].project, shared[p] = "", true
 		}
 	}
 	return dirs, notes, nil
+}
+
+// absPath is p cleaned, "~/" expanded, when that is an absolute path.
+func absPath(p, home string) (string, bool) {
+	c := filepath.Clean(expandHome(p, home))
+	return c, filepath.IsAbs(c) && !strings.ContainsRune(p, 0)
 }
 
 func expandHome(p, home string) string {

@@ -146,10 +146,10 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 		}
 	}
 	if ctx.Err() == nil && since.IsZero() {
-		var dirs []string
+		var dirs []StoreDir
 		for _, s := range stores {
 			if s.Found {
-				dirs = append(dirs, s.Dir)
+				dirs = append(dirs, StoreDir{Provider: s.Provider, Dir: s.Dir})
 			}
 		}
 		for _, o := range a.CloseGone(ctx, func(p string) bool { return present[p] }, dirs) {

@@ -435,7 +435,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link}
 	if loc != nil && loc.SourceFacts {
 		facts = factsLine(loc, path, size, mtime)
-		rs.Store, rs.Dir, rs.Facts = loc.Name, loc.Dir, true
+		rs.Store, rs.Dir, rs.Facts, rs.Project = loc.Name, loc.Dir, true, loc.Project
 	}
 	if loc != nil && loc.Kind == KindSections {
 		rs.SessionStart, rs.Store, rs.Dir = loc.SessionStart, loc.Name, loc.Dir
@@ -832,14 +832,14 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 
 // factsLine is the facts line (abi.SourceFacts) of a session file of
 // loc, as read: its path relative to the store, its name, size and
-// modification time.
+// modification time, and the project the store's place names.
 func factsLine(loc *Location, p string, size int64, mtime time.Time) []byte {
 	rel, err := filepath.Rel(loc.Dir, p)
 	if err != nil {
 		rel = filepath.Base(p)
 	}
 	b, _ := json.Marshal(abi.SourceFacts{Type: abi.SourceFactsType, Store: loc.Name, Path: filepath.ToSlash(rel),
-		Name: filepath.Base(p), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano)})
+		Name: filepath.Base(p), Size: size, MTime: mtime.UTC().Format(time.RFC3339Nano), Project: loc.Project})
 	return append(b, '\n')
 }
 
@@ -964,10 +964,17 @@ func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why stri
 	return out
 }
 
+// StoreDir is a store's directory and the provider its sessions are
+// read as: CloseGone closes only that provider's runs there.
+type StoreDir struct{ Provider, Dir string }
+
 // CloseGone ends the open runs whose source file is gone from a store
 // that is still there (the agent deleted the session: nothing more can
-// come). A store that vanished as a whole closes nothing.
-func (a *Archiver) CloseGone(ctx context.Context, present func(string) bool, storeDirs []string) []Outcome {
+// come). A store that vanished as a whole closes nothing, and a store
+// closes only the runs of its own provider: a project directory holds
+// one agent's store (Aider's history) and another's files (Crush's
+// .crush/crush.db), which the first does not look for.
+func (a *Archiver) CloseGone(ctx context.Context, present func(string) bool, stores []StoreDir) []Outcome {
 	// The open runs whose file the sync did not find, by run id: the
 	// others are neither copied nor sorted.
 	var gone []Entry
@@ -979,8 +986,8 @@ func (a *Archiver) CloseGone(ctx context.Context, present func(string) bool, sto
 	sort.Slice(gone, func(i, j int) bool { return gone[i].RunID < gone[j].RunID })
 	var outs []Outcome
 	for _, e := range gone {
-		inStore := slices.ContainsFunc(storeDirs, func(d string) bool {
-			return strings.HasPrefix(e.Path, d+string(filepath.Separator))
+		inStore := slices.ContainsFunc(stores, func(d StoreDir) bool {
+			return d.Provider == e.Provider && strings.HasPrefix(e.Path, d.Dir+string(filepath.Separator))
 		})
 		if !inStore {
 			continue

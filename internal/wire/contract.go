@@ -30,7 +30,15 @@ const (
 	// Crush's projects.json); a SQLite store's related databases, whose
 	// rows are about its sessions (SQLiteSource.Related: Cursor's
 	// workspaces).
-	Minor = 7
+	// Minor 8: the facts line names the project directory the host
+	// knows a session belongs to by where it found the store
+	// (SourceFacts.Project: a projects root's directory, or the project
+	// a list entry names beside the directory, RootList.Project: Crush's
+	// projects.json "path"). Also of 1.8, added after 7 without a bump
+	// of their own: a file store keyed by a SQLite store's session key
+	// (Store.Session "key") and how a sub-agent's call's result names it
+	// (Store.SubAgentResult).
+	Minor = 8
 )
 
 // HostModule is the import module of the host functions. It carries the

@@ -17,6 +17,9 @@ var Plugin = sdk.Plugin{
 		Providers:   []string{"aider"},
 		Formats:     []string{fmtHistory},
 		Description: "Aider chat histories (<repo>/.aider.chat.history.md, one run per session)",
+		// The facts line names the repository the history is in (ABI
+		// 1.8): the run's project. Nothing in the file says it.
+		SourceFacts: true,
 		// Aider appends every session to .aider.chat.history.md in the
 		// repository it runs in, and never deletes one (doc.go, "Store").
 		Stores: []abi.Store{{
@@ -89,6 +92,16 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.blanks(gap, out)
 	}
 	n.lastNo = l.No
+	if v := l.JSON(); v.Kind() == abi.KindObject && v.Get("$twasm").Is(abi.SourceFactsType) {
+		// The host's facts line, before a session's bytes or before
+		// what a session appended since (it may fall inside an answer:
+		// the state around it is left as it was).
+		if p := sdk.FactsProject(v); p.IsSet() {
+			out.Meta(sdk.Meta{Project: p})
+		}
+		out.Ignored(sdk.S("twasm_source"))
+		return nil
+	}
 	after := n.afterAider
 	n.afterAider = false
 	if n.reflect == reflectTail && strings.TrimSpace(line) != "" && !strings.HasPrefix(line, reflectOther) {

@@ -18,6 +18,16 @@
 // makes one run of all of it: the plugin reads any number of sessions in
 // one stream (their costs added, see Usage).
 //
+// Project. Nothing in the file names the repository: Aider writes the
+// history at the git repository's root (its working directory outside
+// one), so the directory holding the file is the run's project. The
+// plugin asks for the host's facts line (abi.SourceFacts), which names
+// the project directory the store was found in (ABI 1.8), and reports
+// it as the step's project; the line is declared ignored, and one
+// before what a session appended since (inside an answer, perhaps)
+// leaves the answer as it was. `twasm import` hands no facts line: the
+// run has no project.
+//
 // # Format
 //
 // Markdown, not JSON; the line's first characters say what it is:

@@ -27,8 +27,10 @@ var roots = []abi.Root{
 // projectRoots are the data directories of the projects Crush ran in:
 // the data_dir of each entry of projects.json in the same global
 // directory (internal/projects: {"projects": [{"path", "data_dir",
-// "last_accessed"}]}, data_dir absolute), read by the host (ABI 1.7).
-var projectRoots = listed(roots, &abi.RootList{File: "projects.json", Array: "projects", Field: "data_dir"})
+// "last_accessed"}]}, data_dir absolute), read by the host (ABI 1.7);
+// path is the directory Crush ran in (projects.Register's workingDir),
+// which the host hands back in each session's facts line (ABI 1.8).
+var projectRoots = listed(roots, &abi.RootList{File: "projects.json", Array: "projects", Field: "data_dir", Project: "path"})
 
 // listed are roots, each the directory holding the list l.
 func listed(roots []abi.Root, l *abi.RootList) []abi.Root {
@@ -117,6 +119,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	}
 	switch {
 	case v.Get("$twasm").Is(abi.SourceFactsType):
+		// The directory Crush ran in, as projects.json names it beside
+		// the database's data directory (ABI 1.8): the session's cwd.
+		if p := sdk.FactsProject(v); p.IsSet() {
+			out.Meta(sdk.Meta{Cwd: p})
+		}
 		out.Ignored(sdk.S("twasm_source"))
 	case v.Get("$twasm").Is(abi.RowType):
 		n.setFormat(out)

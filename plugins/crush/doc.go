@@ -22,7 +22,16 @@
 //     internal/projects; data_dir is absolute, <project>/.crush unless
 //     configured). The host reads the list (a list root, ABI 1.7) at
 //     each sync and doctor: a project Crush ran in since is found without
-//     a new plugin; a list missing or malformed is a warning.
+//     a new plugin; a list missing or malformed is a warning. The entry's
+//     path (the directory Crush ran in, projects.Register's workingDir)
+//     is declared as the list's project (abi.RootList.Project, ABI 1.8):
+//     the host hands it in each session's facts line, and it is the
+//     run's cwd (the index takes it as the project). A data directory
+//     two entries name with different paths gives no cwd: which
+//     project a session was is not known.
+//
+// A session of the first store (the global data directory's) has no
+// cwd: nothing names the directory Crush ran in.
 //
 // twasm import cannot read a database. No retention: Crush keeps a
 // session until the user deletes it.
@@ -31,7 +40,8 @@
 //
 // The host hands the session's row (with children_cost, the sum of its
 // child sessions' cost) and its message rows (parts inlined as JSON),
-// after a facts line (abi.SourceFacts) naming the database.
+// after a facts line (abi.SourceFacts) naming the database (and, ABI
+// 1.8, the project: the session's cwd, above).
 //
 //   - sessions: the session id; parent_session_id says the session is a
 //     sub-agent's (the agent and agentic_fetch tools' sessions, named

@@ -13,7 +13,14 @@
 // file's name (Cursor's composerId): nothing in the file says it, so the
 // plugin asks for the host's facts line (abi.SourceFacts) and takes it from
 // there. The project is not read from the directory's name: the encoding
-// loses "/", "_", "-" and "." alike, and a guess is not stated.
+// loses "/", "_", "-" and "." alike (/src/my-app, /src/my/app and
+// /src/my.app are all src-my-app), so no path is recovered from it, and
+// none is guessed (a peer's reader tries each reading against the file
+// system: a directory that exists now is not proof of the one Cursor
+// ran in). A transcript's run has no cwd and no project: `twasm ls` and
+// `twasm usage --by project` file it under none. The same conversation
+// in the IDE's database has its workspace's folder (below), and is
+// archived from there when the IDE holds it.
 //
 // The same id names the conversation in the IDE's state.vscdb
 // (composerData:<id>), the plugin's other store, which states more

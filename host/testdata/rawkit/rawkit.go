@@ -90,3 +90,42 @@ func feed(n uint32) uint32 { return Feed(input[:n]) }
 
 //go:wasmexport twasm_end
 func end() uint32 { return End() }
+
+// Echo is a Feed that writes every raw line as one assistant message
+// with the line as its text (the echo plugin's normalization, written
+// with the wire encoder, as a plugin built for an older ABI minor would:
+// the SDK reports its own version).
+func Echo(batch []byte) uint32 {
+	enc.Reset()
+	r := wire.NewBatchReader(batch, nil)
+	for {
+		bl, ok := r.Next()
+		if !ok {
+			break
+		}
+		enc.Begin(wire.OpLine)
+		enc.Int(wire.TLine, int64(bl.No))
+		enc.End()
+		enc.Begin(wire.OpMsgOpen)
+		enc.Str(wire.TKey, "m")
+		enc.Str(wire.TRole, "assistant")
+		enc.End()
+		enc.Begin(wire.OpBlock)
+		enc.Str(wire.TKey, "m")
+		enc.Int(wire.TSlot, 0)
+		enc.Str(wire.TBlockType, "text")
+		enc.Bytes(wire.TText, bl.Line)
+		enc.End()
+		enc.Begin(wire.OpMsgClose)
+		enc.Str(wire.TKey, "m")
+		enc.End()
+	}
+	if r.Err() != nil {
+		Fail(r.Err().Error())
+		return uint32(wire.StatusRejected)
+	}
+	Output(enc.Buf)
+	return 0
+}
+
+var enc wire.Encoder

@@ -3,6 +3,7 @@ package e2e
 import (
 	"encoding/json"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 )
@@ -14,8 +15,10 @@ import (
 // second sync archives nothing; a session appended is one new run, and
 // the session before it is left as it was (the blank line Aider writes
 // before a start line is the new session's); doctor then says all six
-// archived. The
-// repository is left as it was (read-only).
+// archived. Every run's project is the repository (the directory the
+// history is in, ABI 1.8's facts line): `twasm ls` shows it and `twasm
+// usage --by project` counts the sessions there. The repository is left
+// as it was (read-only).
 func TestSyncAiderHistory(t *testing.T) {
 	t.Parallel()
 	h := newFakeHome(t)
@@ -38,6 +41,33 @@ func TestSyncAiderHistory(t *testing.T) {
 	if got := sync(); len(got["new"]) != 5 || len(got) != 1 {
 		t.Fatalf("first sync: %v", got)
 	}
+	// usage counts the sessions that state usage: those with a
+	// "> Tokens:" line, counted here from the raw file.
+	withUsage := func(b []byte) int {
+		n := 0
+		for _, ses := range strings.Split("\n"+string(b), "\n# aider chat started at ")[1:] {
+			if strings.Contains(ses, "\n> Tokens: ") {
+				n++
+			}
+		}
+		return n
+	}
+	projects := func(n, used int) {
+		t.Helper()
+		runs := h.runProjects()
+		for run, p := range runs {
+			if p != repo {
+				t.Errorf("ls: run %s project %q, want %s", run, p, repo)
+			}
+		}
+		if len(runs) != n {
+			t.Errorf("ls lists %d runs, want %d: %v", len(runs), n, runs)
+		}
+		if got := h.usageByProject(); len(got) != 1 || got[repo] != used {
+			t.Errorf("usage --by project: %v, want %d sessions in %s", got, used, repo)
+		}
+	}
+	projects(5, withUsage(hist))
 	if got := sync(); len(got) != 0 {
 		t.Fatalf("second sync with nothing new: %v", got)
 	}
@@ -56,4 +86,5 @@ func TestSyncAiderHistory(t *testing.T) {
 	if s := doctor()["Aider chat history"]; s.Sessions != 6 || s.Archived != 6 || s.NotArchived != 0 {
 		t.Errorf("doctor after sync: %+v", s)
 	}
+	projects(6, withUsage(more))
 }

@@ -38,7 +38,10 @@ func (c *crushDB) session(id, prompt, answer string, at int64) {
 // databases (and the third not found) under "Crush projects" with no
 // warning of the list; sync archives the session of each; a second sync
 // archives nothing; the databases, their directories and the list are
-// byte-identical around every command. A project Crush lists later is
+// byte-identical around every command. Each run's project is the path
+// of the entry that lists its database (the directory Crush ran in, ABI
+// 1.8's facts line), as `twasm ls` and `twasm usage --by project` show
+// it. A project Crush lists later is
 // found by the next sync, with no plugin rebuilt; a list made malformed
 // is a warning of doctor and of sync, which both still succeed.
 func TestSyncCrushProjects(t *testing.T) {
@@ -144,6 +147,19 @@ func TestSyncCrushProjects(t *testing.T) {
 	}
 	if !seen["ses_app"] || !seen["ses_lib"] {
 		t.Fatalf("runs %v hold %v, want both sessions", got["new"], seen)
+	}
+	runs := h.runProjects()
+	for _, id := range got["new"] {
+		want := filepath.Dir(lib)
+		if strings.Contains(string(readFile(t, transcriptPath(h.stor, id))), `"session_id":"ses_app"`) {
+			want = filepath.Dir(app)
+		}
+		if runs[id] != want {
+			t.Errorf("ls: run %s project %q, want %s", id, runs[id], want)
+		}
+	}
+	if got := h.usageByProject(); len(got) != 2 || got[filepath.Dir(app)] != 1 || got[filepath.Dir(lib)] != 1 {
+		t.Errorf("usage --by project: %v, want one session in each of %s and %s", got, filepath.Dir(app), filepath.Dir(lib))
 	}
 	unchanged("sync", func() { r = h.ok("sync") })
 	if len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {

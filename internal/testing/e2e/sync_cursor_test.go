@@ -15,7 +15,10 @@ import (
 // the conversation's and its sub-agent's files), sync archives the conversation as a run whose session id is the file's
 // name, its prompt dated by its <timestamp>, no usage or model, the calls
 // without results and the turn ok as turn_ended says, and the sub-agent's
-// transcript as a child run; a second sync archives nothing, an appended
+// transcript as a child run; the run has no project (the directory's
+// name, home-me-demo-app, is /home/me/demo-app as well as
+// /home/me/demo/app: none is guessed), as `twasm ls` says; a second
+// sync archives nothing, an appended
 // turn grows that run only, the store's files unchanged throughout.
 func TestSyncCursor(t *testing.T) {
 	t.Parallel()
@@ -70,6 +73,17 @@ func TestSyncCursor(t *testing.T) {
 	}
 	if !strings.Contains(string(readFile(t, transcriptPath(h.stor, sub))), `"parent_run_id":"`+run+`"`) {
 		t.Errorf("the sub-agent's run is not a child of %s", run)
+	}
+	if b := string(readFile(t, transcriptPath(h.stor, run))); strings.Contains(b, `"cwd":`) || strings.Contains(b, `"project":`) {
+		t.Errorf("run %s states a directory its transcript's path cannot give", run)
+	}
+	if p, ok := h.runProjects()[run]; !ok || p != "" {
+		t.Errorf("ls: run %s project %q (listed %v), want none", run, p, ok)
+	}
+	for p := range h.usageByProject() { // a transcript states no usage: none at all
+		if p != "(no project)" {
+			t.Errorf("usage --by project files the Cursor transcript under %q", p)
+		}
 	}
 	unchanged("sync", func() { r = h.ok("sync") })
 	if len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
