@@ -389,3 +389,65 @@ func exportedPart(e ast.Expr) ast.Expr {
 	}
 	return out
 }
+
+// TestCommandsTestedBeside: every command package (a package under
+// cmd/twasm or internal/cli with a NewCmd function) has a test beside it,
+// so that a command is checked through its options in process, not only
+// by the end-to-end suite through the built binary.
+func TestCommandsTestedBeside(t *testing.T) {
+	var commands []string
+	for _, top := range []string{"cmd/twasm", "internal/cli"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(dir string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			if d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			bp, err := build.Default.ImportDir(dir, 0)
+			var noGo *build.NoGoError
+			if errors.As(err, &noGo) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if !definesCommand(t, dir, bp.GoFiles) {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, dir)
+			commands = append(commands, filepath.ToSlash(rel))
+			if len(bp.TestGoFiles)+len(bp.XTestGoFiles) == 0 {
+				t.Errorf("%s defines a command and has no _test.go beside it", filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The classification itself: the commands of README's list are found.
+	for _, want := range []string{"internal/cli/record", "internal/cli/exportcmd", "internal/cli/synccmd", "internal/cli/ls"} {
+		if !slices.Contains(commands, want) {
+			t.Fatalf("command packages %v: %s is not among them, the classification is stale", commands, want)
+		}
+	}
+}
+
+// definesCommand reports whether one of files in dir declares a function
+// whose name starts with NewCmd.
+func definesCommand(t *testing.T, dir string, files []string) bool {
+	t.Helper()
+	for _, name := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "NewCmd") {
+				return true
+			}
+		}
+	}
+	return false
+}
