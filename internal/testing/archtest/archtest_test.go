@@ -451,3 +451,61 @@ func definesCommand(t *testing.T, dir string, files []string) bool {
 	}
 	return false
 }
+
+// TestReadmeLayoutNamesFolders: README's layout section names each folder
+// the design names (and the folder exists), and every top-level folder
+// that holds Go code, so that a reader of it finds every folder.
+func TestReadmeLayoutNamesFolders(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, layout, ok := strings.Cut(string(b), "\n## Layout\n")
+	if !ok {
+		t.Fatal("README.md has no Layout section")
+	}
+	if i := strings.Index(layout, "\n## "); i >= 0 {
+		layout = layout[:i]
+	}
+	design := []string{"cmd/twasm/", "host/", "recorder/", "fanout/", "plugins/<provider>/", "abi/", "testdata/golden/"}
+	for _, d := range design {
+		if !strings.Contains(layout, "`"+d) {
+			t.Errorf("README's layout section does not name %s, a folder the design names", d)
+		}
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(d, "<provider>/")))); err != nil {
+			t.Errorf("%s, named by the design, is not in the tree: %v", d, err)
+		}
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.IsDir() || strings.HasPrefix(name, ".") || !holdsGo(t, filepath.Join(root, name)) {
+			continue
+		}
+		if !strings.Contains(layout, "`"+name+"/") {
+			t.Errorf("README's layout section does not name the top-level folder %s/", name)
+		}
+	}
+}
+
+// holdsGo reports whether a .go file is anywhere under dir.
+func holdsGo(t *testing.T, dir string) bool {
+	t.Helper()
+	found := errors.New("found")
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			return found
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, found) {
+		t.Fatal(err)
+	}
+	return errors.Is(err, found)
+}
