@@ -2,12 +2,13 @@ package fanout
 
 import (
 	"context"
-	"fmt"
 	"log/slog"
 	"slices"
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/twasm/twasm/internal/oneopt"
 )
 
 // DefaultBufferSize is the per-subscriber buffer used when none is set.
@@ -48,20 +49,6 @@ type SubscribeOptions struct {
 	Name string
 }
 
-// oneOptions returns the options given: the zero value when none, the one
-// given, and a panic for more, as in the other public packages (a second
-// value would be merged or ignored, either of which hides a mistake).
-func oneOptions[O any](fn string, opts []O) O {
-	switch len(opts) {
-	case 0:
-		var zero O
-		return zero
-	case 1:
-		return opts[0]
-	}
-	panic(fmt.Sprintf("fanout.%s: %d options values given, at most one is allowed", fn, len(opts)))
-}
-
 // Fanout is a publish/subscribe hub for values of type T. The zero value is
 // not usable; call [New]. All methods are safe for concurrent use.
 type Fanout[T any] struct {
@@ -84,7 +71,7 @@ type Fanout[T any] struct {
 
 // New returns an open fan-out. At most one Options may be given.
 func New[T any](opts ...Options) *Fanout[T] {
-	o := oneOptions("New", opts)
+	o := oneopt.Get("fanout.New", opts)
 	f := &Fanout[T]{bufSize: DefaultBufferSize, logger: o.Logger, now: time.Now}
 	if o.BufferSize > 0 {
 		f.bufSize = o.BufferSize
@@ -119,7 +106,7 @@ type Subscription[T any] struct {
 // subscription whose channel is already closed. At most one
 // SubscribeOptions may be given.
 func (f *Fanout[T]) Subscribe(opts ...SubscribeOptions) *Subscription[T] {
-	o := oneOptions("Subscribe", opts)
+	o := oneopt.Get("fanout.Fanout.Subscribe", opts)
 	size := f.bufSize
 	if o.BufferSize > 0 {
 		size = o.BufferSize

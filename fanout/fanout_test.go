@@ -444,7 +444,7 @@ func TestAtMostOneOptions(t *testing.T) {
 		want string
 	}{
 		{"New", func() { New[int](quiet(1), quiet(2)) }, "fanout.New: 2 options values given"},
-		{"Subscribe", func() { New[int](quiet(0)).Subscribe(SubscribeOptions{}, SubscribeOptions{Name: "b"}) }, "fanout.Subscribe: 2 options values given"},
+		{"Subscribe", func() { New[int](quiet(0)).Subscribe(SubscribeOptions{}, SubscribeOptions{Name: "b"}) }, "fanout.Fanout.Subscribe: 2 options values given"},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -27,15 +27,7 @@ import (
 // missing child, a chain deeper than MaxDepth, a child that is not a
 // transcript and an id that is not a run id.
 func TestChildLinksOnePolicy(t *testing.T) {
-	root := t.TempDir()
-	var links viewstest.Storage
-	for _, s := range viewstest.Storages() {
-		if s.Name == "links" {
-			links = s
-		}
-	}
-	links.Write(t, root)
-	dir := filepath.Join(root, "transcripts")
+	dir := linksStorage(t)
 	id := viewstest.RunID
 	// 5 calls a file that is not a transcript (7) and an id that names
 	// no file (a path).
@@ -220,15 +212,7 @@ func sameSet(a, b []string) bool {
 // format's own error, a visit error after it began), with that error, and
 // its outcome is the walk's; a Visit error ends the walk before any event.
 func TestWalkEnds(t *testing.T) {
-	root := t.TempDir()
-	var links viewstest.Storage
-	for _, s := range viewstest.Storages() {
-		if s.Name == "links" {
-			links = s
-		}
-	}
-	links.Write(t, root)
-	dir := filepath.Join(root, "transcripts")
+	dir := linksStorage(t)
 	run := Run{Path: filepath.Join(dir, viewstest.RunID(1)+".jsonl"), Dir: dir}
 	errEvent, errEnd, errBegin := errors.New("event failed"), errors.New("end failed"), errors.New("begin failed")
 	tests := []struct {
@@ -271,4 +255,20 @@ func TestWalkEnds(t *testing.T) {
 			}
 		})
 	}
+}
+
+// linksStorage writes viewstest's storage of linked runs (a shared child,
+// a cycle, a missing child, a chain deeper than MaxDepth) and returns its
+// transcripts directory.
+func linksStorage(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, s := range viewstest.Storages() {
+		if s.Name == "links" {
+			s.Write(t, root)
+			return filepath.Join(root, "transcripts")
+		}
+	}
+	t.Fatal("viewstest has no storage named links")
+	return ""
 }
