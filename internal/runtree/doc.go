@@ -11,7 +11,8 @@
 // visitor owns reading a run and building what it builds (a tree node, a
 // digest, a run folder, spans); [Walk] owns whether a link is followed.
 // Code that must follow a link in the middle of reading its parent (the
-// otlp export parents a child's spans under the step that started it)
+// otlp export parents a child's spans under the step that started it;
+// renormalize rebuilds a child run inside the new step that links it)
 // applies the same rules with a [Tracker].
 //
 // Invariants:
