@@ -1,8 +1,6 @@
 package renormalize
 
 import (
-	"context"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -58,16 +56,7 @@ func TestRebuildSubRunsByRuntreeRules(t *testing.T) {
 				b.Add(viewstest.Completed(fmt.Sprint("run ", i), transcript.StatusOK, ""))
 				viewstest.WriteFile(t, filepath.Join(dir, id(i)+".jsonl"), b.Bytes(t))
 			}
-			cmd := NewCmdRenormalize(e.F, nil)
-			cmd.SetArgs([]string{"--json", id(1)})
-			cmd.SetErr(e.ErrOut)
-			if err := cmd.ExecuteContext(context.Background()); err != nil {
-				t.Fatalf("renormalize: %v\n%s", err, e.ErrOut)
-			}
-			var sum Summary
-			if err := json.Unmarshal(e.Out.Bytes(), &sum); err != nil {
-				t.Fatalf("--json: %v\n%s", err, e.Out)
-			}
+			sum := renormalizeJSON(t, e, id(1))
 			var rebuilt []string
 			for _, s := range sum.Steps {
 				if s.SubRun != "" && !slices.Contains(rebuilt, s.SubRun) {
