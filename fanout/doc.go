@@ -4,7 +4,8 @@
 // The recorder's live feeds (recorder.Recorder.Subscribe) are built on it;
 // a program that feeds events from elsewhere (a web page's live view, a
 // second recorder, a bridge from another process) uses it directly. It
-// imports the standard library only.
+// imports the standard library only (and internal/oneopt, which reads the
+// optional options argument as in every public package).
 //
 // # Model
 //

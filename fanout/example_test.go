@@ -9,9 +9,9 @@ import (
 // A publisher feeds events to any number of subscribers; each reads its
 // own channel, and a slow one loses values instead of slowing the others.
 func Example() {
-	f := fanout.New[string](fanout.WithBufferSize(8))
-	page := f.Subscribe(fanout.SubName("web page"))
-	audit := f.Subscribe(fanout.SubName("audit log"), fanout.SubBufferSize(1))
+	f := fanout.New[string](fanout.Options{BufferSize: 8})
+	page := f.Subscribe(fanout.SubscribeOptions{Name: "web page"})
+	audit := f.Subscribe(fanout.SubscribeOptions{Name: "audit log", BufferSize: 1})
 
 	for _, ev := range []string{"run.started", "message.user", "run.completed"} {
 		f.Publish(ev)

@@ -7,6 +7,8 @@ import (
 	"sync"
 	"sync/atomic"
 	"time"
+
+	"github.com/twasm/twasm/internal/oneopt"
 )
 
 // DefaultBufferSize is the per-subscriber buffer used when none is set.
@@ -24,61 +26,35 @@ const warnInterval = time.Second
 // interval has passed.
 const clockStride = 64
 
-type config struct {
-	bufSize int
-	logger  *slog.Logger
-	now     func() time.Time // test hook for the warning rate limit
+// Options configures a [Fanout]. The zero value is the default: buffers
+// of [DefaultBufferSize] values, drop warnings to slog.Default().
+type Options struct {
+	// BufferSize is each subscription's buffer when its own
+	// [SubscribeOptions] set none. Values below 1 keep the default: an
+	// unbuffered subscriber would drop every value that arrives while it
+	// is not already waiting, which is never what is meant.
+	BufferSize int
+	// Logger receives the drop warnings. Nil means slog.Default(); a
+	// logger over slog.DiscardHandler discards them.
+	Logger *slog.Logger
 }
 
-// Option configures a [Fanout].
-type Option func(*config)
-
-// WithBufferSize sets the default per-subscriber buffer. Values below 1
-// keep the default: an unbuffered subscriber would drop every value that
-// arrives while it is not already waiting, which is never what is meant.
-func WithBufferSize(n int) Option {
-	return func(c *config) {
-		if n > 0 {
-			c.bufSize = n
-		}
-	}
+// SubscribeOptions configures one [Subscription]. The zero value is the
+// default: the fan-out's buffer size, no name.
+type SubscribeOptions struct {
+	// BufferSize overrides the fan-out's buffer size for this
+	// subscription. Values below 1 keep the fan-out's.
+	BufferSize int
+	// Name names the subscription in [Fanout.Stats] and in drop warnings.
+	Name string
 }
-
-// WithLogger sets the logger for drop warnings. nil discards them.
-func WithLogger(l *slog.Logger) Option {
-	return func(c *config) {
-		if l == nil {
-			l = slog.New(slog.DiscardHandler)
-		}
-		c.logger = l
-	}
-}
-
-type subConfig struct {
-	bufSize int
-	name    string
-}
-
-// SubOption configures one [Subscription].
-type SubOption func(*subConfig)
-
-// SubBufferSize overrides the buffer of one subscription. Values below 1
-// keep the fan-out's default.
-func SubBufferSize(n int) SubOption {
-	return func(c *subConfig) {
-		if n > 0 {
-			c.bufSize = n
-		}
-	}
-}
-
-// SubName names a subscription in Stats and in drop warnings.
-func SubName(name string) SubOption { return func(c *subConfig) { c.name = name } }
 
 // Fanout is a publish/subscribe hub for values of type T. The zero value is
 // not usable; call [New]. All methods are safe for concurrent use.
 type Fanout[T any] struct {
-	cfg config
+	bufSize int
+	logger  *slog.Logger
+	now     func() time.Time // test hook for the warning rate limit
 
 	// subs is the immutable snapshot Publish iterates; it is replaced (never
 	// mutated) under mu, so Publish needs no lock to read it.
@@ -93,11 +69,15 @@ type Fanout[T any] struct {
 	dropped   atomic.Uint64
 }
 
-// New returns an open fan-out.
-func New[T any](opts ...Option) *Fanout[T] {
-	f := &Fanout[T]{cfg: config{bufSize: DefaultBufferSize, logger: slog.Default(), now: time.Now}}
-	for _, o := range opts {
-		o(&f.cfg)
+// New returns an open fan-out. At most one Options may be given.
+func New[T any](opts ...Options) *Fanout[T] {
+	o := oneopt.Get("fanout.New", opts)
+	f := &Fanout[T]{bufSize: DefaultBufferSize, logger: o.Logger, now: time.Now}
+	if o.BufferSize > 0 {
+		f.bufSize = o.BufferSize
+	}
+	if f.logger == nil {
+		f.logger = slog.Default()
 	}
 	return f
 }
@@ -123,13 +103,15 @@ type Subscription[T any] struct {
 }
 
 // Subscribe registers a new subscriber. After Close it returns a
-// subscription whose channel is already closed.
-func (f *Fanout[T]) Subscribe(opts ...SubOption) *Subscription[T] {
-	sc := subConfig{bufSize: f.cfg.bufSize}
-	for _, o := range opts {
-		o(&sc)
+// subscription whose channel is already closed. At most one
+// SubscribeOptions may be given.
+func (f *Fanout[T]) Subscribe(opts ...SubscribeOptions) *Subscription[T] {
+	o := oneopt.Get("fanout.Fanout.Subscribe", opts)
+	size := f.bufSize
+	if o.BufferSize > 0 {
+		size = o.BufferSize
 	}
-	s := &Subscription[T]{f: f, name: sc.name, ch: make(chan T, sc.bufSize)}
+	s := &Subscription[T]{f: f, name: o.Name, ch: make(chan T, size)}
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	f.nextID++
@@ -219,7 +201,7 @@ func (s *Subscription[T]) drop() {
 // maybeWarn logs at most one warning per warnInterval per subscriber. The
 // compare-and-swap elects one caller when several publishers drop at once.
 func (s *Subscription[T]) maybeWarn() {
-	now := s.f.cfg.now().UnixNano()
+	now := s.f.now().UnixNano()
 	last := s.lastWarn.Load()
 	if last != 0 && now-last < int64(warnInterval) {
 		return
@@ -239,7 +221,7 @@ func (s *Subscription[T]) warn(msg string) {
 			return
 		}
 		if s.warnedDrops.CompareAndSwap(reported, total) {
-			s.f.cfg.logger.LogAttrs(context.Background(), slog.LevelWarn, msg,
+			s.f.logger.LogAttrs(context.Background(), slog.LevelWarn, msg,
 				slog.Uint64("subscriber", s.id), slog.String("name", s.name),
 				slog.Uint64("dropped_since_last_warning", total-reported), slog.Uint64("dropped_total", total),
 				slog.Int("buffer", cap(s.ch)))

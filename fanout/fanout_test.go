@@ -18,25 +18,29 @@ import (
 
 func TestMain(m *testing.M) { goleak.VerifyTestMain(m) }
 
-func quiet() Option { return WithLogger(nil) }
+// quiet is the options of a fan-out of the given buffer size (0: the
+// default) whose drop warnings are discarded.
+func quiet(size int) Options {
+	return Options{BufferSize: size, Logger: slog.New(slog.DiscardHandler)}
+}
 
 func TestPublishOrderAndDelivery(t *testing.T) {
 	tests := []struct {
 		name    string
-		opts    []Option
-		subOpts []SubOption
+		opts    Options
+		subOpts SubscribeOptions
 		publish int
 		wantGot int
 	}{
-		{"fits default buffer", []Option{quiet()}, nil, 200, 200},
-		{"overflows small buffer", []Option{quiet(), WithBufferSize(8)}, nil, 20, 8},
-		{"per-subscription buffer wins", []Option{quiet(), WithBufferSize(8)}, []SubOption{SubBufferSize(16)}, 20, 16},
-		{"non-positive sizes keep defaults", []Option{quiet(), WithBufferSize(0)}, []SubOption{SubBufferSize(-1)}, 300, DefaultBufferSize},
+		{"fits default buffer", quiet(0), SubscribeOptions{}, 200, 200},
+		{"overflows small buffer", quiet(8), SubscribeOptions{}, 20, 8},
+		{"per-subscription buffer wins", quiet(8), SubscribeOptions{BufferSize: 16}, 20, 16},
+		{"non-positive sizes keep defaults", quiet(0), SubscribeOptions{BufferSize: -1}, 300, DefaultBufferSize},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			f := New[int](tc.opts...)
-			s := f.Subscribe(tc.subOpts...)
+			f := New[int](tc.opts)
+			s := f.Subscribe(tc.subOpts)
 			for i := 1; i <= tc.publish; i++ {
 				f.Publish(i)
 			}
@@ -65,9 +69,9 @@ func TestPublishOrderAndDelivery(t *testing.T) {
 }
 
 func TestStats(t *testing.T) {
-	f := New[string](quiet(), WithBufferSize(2))
-	a := f.Subscribe(SubName("a"))
-	b := f.Subscribe(SubName("b"), SubBufferSize(4))
+	f := New[string](quiet(2))
+	a := f.Subscribe(SubscribeOptions{Name: "a"})
+	b := f.Subscribe(SubscribeOptions{Name: "b", BufferSize: 4})
 	for _, v := range []string{"1", "2", "3"} {
 		f.Publish(v)
 	}
@@ -96,7 +100,7 @@ func TestStats(t *testing.T) {
 }
 
 func TestCloseIdempotentAndSubscribeAfterClose(t *testing.T) {
-	f := New[int](quiet())
+	f := New[int](quiet(0))
 	s := f.Subscribe()
 	s.Close()
 	s.Close()
@@ -107,7 +111,7 @@ func TestCloseIdempotentAndSubscribeAfterClose(t *testing.T) {
 	f.Close()
 	f.Close()
 	f.Publish(2) // after close: no-op
-	late := f.Subscribe(SubName("late"))
+	late := f.Subscribe(SubscribeOptions{Name: "late"})
 	if _, ok := <-late.C(); ok {
 		t.Fatal("late subscription not closed")
 	}
@@ -118,7 +122,7 @@ func TestCloseIdempotentAndSubscribeAfterClose(t *testing.T) {
 }
 
 func TestBufferedValuesSurviveClose(t *testing.T) {
-	f := New[int](quiet())
+	f := New[int](quiet(0))
 	s := f.Subscribe()
 	f.Publish(1)
 	f.Publish(2)
@@ -134,10 +138,10 @@ func TestBufferedValuesSurviveClose(t *testing.T) {
 
 func TestDropWarningRateLimited(t *testing.T) {
 	var logs syncbuf.Buffer
-	f := New[int](WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithBufferSize(1))
+	f := New[int](Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BufferSize: 1})
 	clock := time.Unix(1000, 0)
-	f.cfg.now = func() time.Time { return clock }
-	s := f.Subscribe(SubName("slow"))
+	f.now = func() time.Time { return clock }
+	s := f.Subscribe(SubscribeOptions{Name: "slow"})
 	defer f.Close()
 	steps := []struct {
 		advance   time.Duration
@@ -176,9 +180,9 @@ func TestDropWarningRateLimited(t *testing.T) {
 // drops after the interval has passed.
 func TestDropPathReadsClockSparingly(t *testing.T) {
 	var logs syncbuf.Buffer
-	f := New[int](WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithBufferSize(1))
+	f := New[int](Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BufferSize: 1})
 	clock, reads := time.Unix(1000, 0), 0
-	f.cfg.now = func() time.Time { reads++; return clock }
+	f.now = func() time.Time { reads++; return clock }
 	s := f.Subscribe()
 	defer f.Close()
 	f.Publish(0) // fills the buffer
@@ -227,8 +231,8 @@ func TestCloseReportsUnreportedDrops(t *testing.T) {
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
 			var logs syncbuf.Buffer
-			f := New[int](WithLogger(slog.New(slog.NewTextHandler(&logs, nil))), WithBufferSize(1))
-			s := f.Subscribe(SubName("slow"))
+			f := New[int](Options{Logger: slog.New(slog.NewTextHandler(&logs, nil)), BufferSize: 1})
+			s := f.Subscribe(SubscribeOptions{Name: "slow"})
 			for i := 0; i <= tc.drops; i++ {
 				f.Publish(i) // the first fills the buffer; the first drop warns
 			}
@@ -253,10 +257,10 @@ func TestCloseReportsUnreportedDrops(t *testing.T) {
 func TestEveryDropReportedOnce(t *testing.T) {
 	var reported atomic.Uint64
 	h := countingHandler{sum: &reported}
-	f := New[int](WithLogger(slog.New(h)), WithBufferSize(1))
+	f := New[int](Options{Logger: slog.New(h), BufferSize: 1})
 	var ns atomic.Int64
-	f.cfg.now = func() time.Time { return time.Unix(0, ns.Add(int64(warnInterval)/3)) }
-	subs := []*Subscription[int]{f.Subscribe(), f.Subscribe(SubBufferSize(8))}
+	f.now = func() time.Time { return time.Unix(0, ns.Add(int64(warnInterval)/3)) }
+	subs := []*Subscription[int]{f.Subscribe(), f.Subscribe(SubscribeOptions{BufferSize: 8})}
 	var wg sync.WaitGroup
 	for p := 0; p < 4; p++ {
 		wg.Add(1)
@@ -292,7 +296,7 @@ func (h countingHandler) WithAttrs([]slog.Attr) slog.Handler { return h }
 func (h countingHandler) WithGroup(string) slog.Handler      { return h }
 
 func TestDefaultLoggerIsUsable(t *testing.T) {
-	f := New[int](WithBufferSize(1))
+	f := New[int](Options{BufferSize: 1})
 	s := f.Subscribe()
 	f.Publish(1)
 	f.Publish(2) // logs to slog.Default: must not panic
@@ -307,12 +311,12 @@ func TestDefaultLoggerIsUsable(t *testing.T) {
 func TestHammer(t *testing.T) {
 	const publishers, perPublisher, subscribers = 8, 3000, 16
 	type msg struct{ pub, n int }
-	f := New[msg](quiet(), WithBufferSize(32))
+	f := New[msg](quiet(32))
 	var wg sync.WaitGroup
 	errs := make(chan string, subscribers)
 	subs := make([]*Subscription[msg], subscribers)
 	for i := range subs {
-		subs[i] = f.Subscribe(SubBufferSize(1 + i*4))
+		subs[i] = f.Subscribe(SubscribeOptions{BufferSize: 1 + i*4})
 	}
 	for i, s := range subs {
 		wg.Add(1)
@@ -382,7 +386,7 @@ func TestHammer(t *testing.T) {
 // TestPublishDuringConcurrentSubscribeClose checks there is no send on a
 // closed channel while subscriptions come and go under publishing.
 func TestPublishDuringConcurrentSubscribeClose(t *testing.T) {
-	f := New[int](quiet(), WithBufferSize(4))
+	f := New[int](quiet(4))
 	done := make(chan struct{})
 	var wg sync.WaitGroup
 	for p := 0; p < 4; p++ {
@@ -415,17 +419,42 @@ func TestPublishDuringConcurrentSubscribeClose(t *testing.T) {
 }
 
 func BenchmarkPublishNoSubscriber(b *testing.B) {
-	f := New[int](quiet())
+	f := New[int](quiet(0))
 	for i := 0; b.Loop(); i++ {
 		f.Publish(i)
 	}
 }
 
 func BenchmarkPublishFullSubscriber(b *testing.B) {
-	f := New[int](quiet(), WithBufferSize(1))
+	f := New[int](quiet(1))
 	s := f.Subscribe()
 	defer s.Close()
 	for i := 0; b.Loop(); i++ {
 		f.Publish(i)
+	}
+}
+
+// TestAtMostOneOptions: New and Subscribe take at most one options value,
+// as the other public packages' functions do; two panic rather than one
+// being merged or ignored.
+func TestAtMostOneOptions(t *testing.T) {
+	tests := []struct {
+		name string
+		call func()
+		want string
+	}{
+		{"New", func() { New[int](quiet(1), quiet(2)) }, "fanout.New: 2 options values given"},
+		{"Subscribe", func() { New[int](quiet(0)).Subscribe(SubscribeOptions{}, SubscribeOptions{Name: "b"}) }, "fanout.Fanout.Subscribe: 2 options values given"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			defer func() {
+				msg, _ := recover().(string)
+				if !strings.Contains(msg, tc.want) {
+					t.Fatalf("panic %q, want it to contain %q", msg, tc.want)
+				}
+			}()
+			tc.call()
+		})
 	}
 }

@@ -98,7 +98,7 @@ func benchRecorder(b *testing.B, writers int, slow bool) {
 		// One subscriber draining slowly: it sleeps ~10µs per event (which
 		// the timer rounds up to far more), so it keeps its buffer full and
 		// the recorder keeps dropping for it.
-		sub := r.fan.Subscribe(fanout.SubName("slow"))
+		sub := r.fan.Subscribe(fanout.SubscribeOptions{Name: "slow"})
 		wg.Add(1)
 		go func() {
 			defer wg.Done()

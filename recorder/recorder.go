@@ -292,7 +292,7 @@ func open(ctx context.Context, path, runID string, o options) (*Recorder, error)
 		r.unlockFile()
 		return fail(errors.Join(err, wf.Close(), rf.Close()))
 	}
-	r.fan = fanout.New[transcript.Event](fanout.WithBufferSize(o.bufSize), fanout.WithLogger(o.logger))
+	r.fan = fanout.New[transcript.Event](fanout.Options{BufferSize: o.bufSize, Logger: o.logger})
 	r.startDirSync(dir)
 	// The first append usually follows at once: keep the lock as a lease.
 	r.mu.Lock()

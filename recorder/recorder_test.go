@@ -44,7 +44,7 @@ func openTemp(t *testing.T, opts ...Options) (*Recorder, Store, string) {
 func TestConcurrentGoroutines(t *testing.T) {
 	const goroutines, perG = 16, 1000
 	r, _, id := openTemp(t, Options{Fsync: FsyncNever})
-	sub := r.fan.Subscribe(fanout.SubBufferSize(goroutines * perG))
+	sub := r.fan.Subscribe(fanout.SubscribeOptions{BufferSize: goroutines * perG})
 	var wg sync.WaitGroup
 	errs := make(chan error, goroutines)
 	for g := 0; g < goroutines; g++ {
@@ -89,7 +89,7 @@ func TestConcurrentGoroutines(t *testing.T) {
 func TestSlowSubscriber(t *testing.T) {
 	const n = 10000
 	r, _, id := openTemp(t, Options{Fsync: FsyncNever})
-	sub := r.fan.Subscribe(fanout.SubName("slow"))
+	sub := r.fan.Subscribe(fanout.SubscribeOptions{Name: "slow"})
 	tokens := make(chan struct{}, n/10)
 	got := make(chan []uint64)
 	go func() {

@@ -182,7 +182,7 @@ func TestStateTracksBrackets(t *testing.T) {
 func TestRecordBatch(t *testing.T) {
 	r, _, id := openTemp(t)
 	ctx := context.Background()
-	sub := r.fan.Subscribe(fanout.SubBufferSize(64))
+	sub := r.fan.Subscribe(fanout.SubscribeOptions{BufferSize: 64})
 	writes := 0
 	r.writeHook = func(fd int, b []byte) (int, error) { writes++; return unix.Write(fd, b) }
 	evs := []*transcript.Event{stepEvent(transcript.RunStarted, "", 0), assistantEvent("a"), assistantEvent("b")}

@@ -46,196 +46,189 @@ func (p Plugin) Driver() wire.Driver { return newDriver(p) }
 // newDriver returns a driver for p.
 func newDriver(p Plugin) *driver { return &driver{p: p} }
 
-// Manifest returns the plugin's manifest as JSON.
+// manifest returns the plugin's manifest as JSON, written by hand
+// (members): encoding/json would weigh on every module.
 func (d *driver) manifest() []byte {
 	m := d.p.Manifest
 	if m.SDK == "" {
 		m.SDK = sdkVersion
 	}
-	b := []byte(`{"name":`)
-	b = quote(b, m.Name)
-	b = append(b, `,"version":`...)
-	b = quote(b, m.Version)
-	list := func(name string, xs []string) {
-		b = append(b, `,"`...)
-		b = append(b, name...)
-		b = append(b, `":[`...)
-		for i, x := range xs {
-			if i > 0 {
-				b = append(b, ',')
-			}
-			b = quote(b, x)
-		}
-		b = append(b, ']')
-	}
-	list("providers", m.Providers)
-	list("formats", m.Formats)
 	if d.p.Keys != nil {
 		m.Keys = d.p.Keys.Names()
 	}
-	if len(m.Keys) > 0 {
-		list("keys", m.Keys)
-	}
-	if m.Description != "" {
-		b = append(b, `,"description":`...)
-		b = quote(b, m.Description)
-	}
-	if len(m.Stores) > 0 {
-		b = appendStores(b, m.Stores)
-	}
-	if m.SourceFacts {
-		b = append(b, `,"source_facts":true`...)
-	}
-	b = append(b, `,"sdk":`...)
-	b = quote(b, m.SDK)
-	return append(b, '}')
+	var b []byte
+	object(&b, func(o *members) {
+		o.str("name", m.Name)
+		o.str("version", m.Version)
+		o.list("providers", m.Providers)
+		o.list("formats", m.Formats)
+		o.listIf("keys", m.Keys)
+		o.strIf("description", m.Description)
+		if len(m.Stores) > 0 {
+			o.objects("stores", len(m.Stores), func(i int, o *members) { store(o, &m.Stores[i]) })
+		}
+		o.trueIf("source_facts", m.SourceFacts)
+		o.str("sdk", m.SDK)
+	})
+	return b
 }
 
-// appendStores writes the manifest's "stores" member (ABI 1.4) by hand,
-// as the rest of the manifest: encoding/json would weigh on every module.
-func appendStores(b []byte, stores []abi.Store) []byte {
-	str := func(first bool, name, v string) bool {
-		if v == "" {
-			return first
+// store writes the members of one store of the manifest (ABI 1.4).
+func store(o *members, s *abi.Store) {
+	o.strIf("name", s.Name)
+	o.strIf("provider", s.Provider)
+	o.strIf("kind", s.Kind)
+	o.objects("roots", len(s.Roots), func(i int, o *members) {
+		r := &s.Roots[i]
+		o.strIf("env", r.Env)
+		o.strIf("path", r.Path)
+		o.strIf("os", r.OS)
+		o.trueIf("projects", r.Projects)
+		if l := r.List; l != nil {
+			o.object("list", func(o *members) {
+				o.strIf("file", l.File)
+				o.strIf("array", l.Array)
+				o.strIf("field", l.Field)
+				o.strIf("project", l.Project)
+			})
 		}
-		if !first {
-			b = append(b, ',')
-		}
-		b = append(b, '"')
-		b = append(b, name...) // a member name of this package: no escape
-		b = append(b, `":`...)
-		b = quote(b, v)
-		return false
+	})
+	o.strIf("unless_env", s.UnlessEnv)
+	o.strIf("dir", s.Dir)
+	o.strIf("pattern", s.Pattern)
+	o.strIf("session_start", s.SessionStart)
+	o.listIf("files", s.Files)
+	o.strIf("session", s.Session)
+	if p := s.Parent; p != nil {
+		o.object("parent", func(o *members) {
+			o.strIf("file", p.File)
+			o.strIf("member", p.Member)
+		})
 	}
-	b = append(b, `,"stores":[`...)
-	for i, s := range stores {
+	o.strIf("sub_agents", s.SubAgents)
+	if c := s.SubAgentCall; c != nil {
+		o.object("sub_agent_call", func(o *members) {
+			o.str("file", c.File)
+			o.str("key", c.Key)
+		})
+	}
+	o.strIf("sub_agent_result", s.SubAgentResult)
+	if s.RetentionDays != 0 {
+		o.key("retention_days")
+		*o.b = strconv.AppendInt(*o.b, int64(s.RetentionDays), 10)
+	}
+	o.strIf("retention_file", s.RetentionFile)
+	o.strIf("retention_key", s.RetentionKey)
+	if q := s.SQLite; q != nil {
+		o.object("sqlite", func(o *members) { sqliteSource(o, q) })
+	}
+}
+
+// sqliteSource writes the members of a store's SQLite source.
+func sqliteSource(o *members, q *abi.SQLiteSource) {
+	o.str("sessions", q.Sessions)
+	o.objects("tables", len(q.Tables), func(i int, o *members) {
+		t := &q.Tables[i]
+		o.str("table", t.Table)
+		o.str("query", t.Query)
+		o.str("key", t.Key)
+		o.str("version", t.Version)
+		o.strIf("time", t.Time)
+		o.listIf("json", t.JSON)
+	})
+	if len(q.Related) > 0 {
+		o.objects("related", len(q.Related), func(i int, o *members) {
+			r := &q.Related[i]
+			o.strIf("table", r.Table)
+			o.strIf("glob", r.Glob)
+			o.strIf("query", r.Query)
+			o.strIf("key", r.Key)
+			o.strIf("file", r.File)
+		})
+	}
+}
+
+// members writes the members of one JSON object into *b, a comma before
+// each but the first. Names are this package's own: never escaped.
+type members struct {
+	b *[]byte
+	n int
+}
+
+// object writes a JSON object whose members fill writes.
+func object(b *[]byte, fill func(o *members)) {
+	*b = append(*b, '{')
+	fill(&members{b: b})
+	*b = append(*b, '}')
+}
+
+// key writes the name of the next member.
+func (o *members) key(name string) {
+	if o.n > 0 {
+		*o.b = append(*o.b, ',')
+	}
+	o.n++
+	*o.b = append(*o.b, '"')
+	*o.b = append(*o.b, name...)
+	*o.b = append(*o.b, '"', ':')
+}
+
+// str writes a string member; strIf only when v is not empty.
+func (o *members) str(name, v string) {
+	o.key(name)
+	*o.b = quote(*o.b, v)
+}
+
+func (o *members) strIf(name, v string) {
+	if v != "" {
+		o.str(name, v)
+	}
+}
+
+// trueIf writes name: true when v is.
+func (o *members) trueIf(name string, v bool) {
+	if v {
+		o.key(name)
+		*o.b = append(*o.b, "true"...)
+	}
+}
+
+// list writes an array of strings ([] when there is none); listIf only
+// when there is one.
+func (o *members) list(name string, xs []string) {
+	o.key(name)
+	*o.b = append(*o.b, '[')
+	for i, x := range xs {
 		if i > 0 {
-			b = append(b, ',')
+			*o.b = append(*o.b, ',')
 		}
-		b = append(b, '{')
-		first := str(true, "name", s.Name)
-		first = str(first, "provider", s.Provider)
-		first = str(first, "kind", s.Kind)
-		if !first {
-			b = append(b, ',')
-		}
-		b = append(b, `"roots":[`...)
-		for j, r := range s.Roots {
-			if j > 0 {
-				b = append(b, ',')
-			}
-			b = append(b, '{')
-			f := str(true, "env", r.Env)
-			f = str(f, "path", r.Path)
-			f = str(f, "os", r.OS)
-			if r.Projects {
-				if !f {
-					b = append(b, ',')
-				}
-				b = append(b, `"projects":true`...)
-				f = false
-			}
-			if l := r.List; l != nil {
-				if !f {
-					b = append(b, ',')
-				}
-				b = append(b, `"list":{`...)
-				lf := str(true, "file", l.File)
-				lf = str(lf, "array", l.Array)
-				lf = str(lf, "field", l.Field)
-				str(lf, "project", l.Project)
-				b = append(b, '}')
-			}
-			b = append(b, '}')
-		}
-		b = append(b, ']')
-		str(false, "unless_env", s.UnlessEnv)
-		str(false, "dir", s.Dir)
-		str(false, "pattern", s.Pattern)
-		str(false, "session_start", s.SessionStart)
-		if len(s.Files) > 0 {
-			b = append(b, `,"files":[`...)
-			for j, f := range s.Files {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = quote(b, f)
-			}
-			b = append(b, ']')
-		}
-		str(false, "session", s.Session)
-		if p := s.Parent; p != nil {
-			b = append(b, `,"parent":{`...)
-			f := str(true, "file", p.File)
-			str(f, "member", p.Member)
-			b = append(b, '}')
-		}
-		str(false, "sub_agents", s.SubAgents)
-		if c := s.SubAgentCall; c != nil {
-			b = append(b, `,"sub_agent_call":{"file":`...)
-			b = quote(b, c.File)
-			b = append(b, `,"key":`...)
-			b = quote(b, c.Key)
-			b = append(b, '}')
-		}
-		str(false, "sub_agent_result", s.SubAgentResult)
-		if s.RetentionDays != 0 {
-			b = append(b, `,"retention_days":`...)
-			b = strconv.AppendInt(b, int64(s.RetentionDays), 10)
-		}
-		str(false, "retention_file", s.RetentionFile)
-		str(false, "retention_key", s.RetentionKey)
-		if q := s.SQLite; q != nil {
-			b = append(b, `,"sqlite":{"sessions":`...)
-			b = quote(b, q.Sessions)
-			b = append(b, `,"tables":[`...)
-			for j, t := range q.Tables {
-				if j > 0 {
-					b = append(b, ',')
-				}
-				b = append(b, `{"table":`...)
-				b = quote(b, t.Table)
-				b = append(b, `,"query":`...)
-				b = quote(b, t.Query)
-				b = append(b, `,"key":`...)
-				b = quote(b, t.Key)
-				b = append(b, `,"version":`...)
-				b = quote(b, t.Version)
-				str(false, "time", t.Time)
-				if len(t.JSON) > 0 {
-					b = append(b, `,"json":[`...)
-					for k, c := range t.JSON {
-						if k > 0 {
-							b = append(b, ',')
-						}
-						b = quote(b, c)
-					}
-					b = append(b, ']')
-				}
-				b = append(b, '}')
-			}
-			b = append(b, ']')
-			if len(q.Related) > 0 {
-				b = append(b, `,"related":[`...)
-				for j, r := range q.Related {
-					if j > 0 {
-						b = append(b, ',')
-					}
-					b = append(b, '{')
-					f := str(true, "table", r.Table)
-					f = str(f, "glob", r.Glob)
-					f = str(f, "query", r.Query)
-					f = str(f, "key", r.Key)
-					str(f, "file", r.File)
-					b = append(b, '}')
-				}
-				b = append(b, ']')
-			}
-			b = append(b, '}')
-		}
-		b = append(b, '}')
+		*o.b = quote(*o.b, x)
 	}
-	return append(b, ']')
+	*o.b = append(*o.b, ']')
+}
+
+func (o *members) listIf(name string, xs []string) {
+	if len(xs) > 0 {
+		o.list(name, xs)
+	}
+}
+
+// object writes an object member; objects an array of n objects.
+func (o *members) object(name string, fill func(o *members)) {
+	o.key(name)
+	object(o.b, fill)
+}
+
+func (o *members) objects(name string, n int, fill func(i int, o *members)) {
+	o.key(name)
+	*o.b = append(*o.b, '[')
+	for i := range n {
+		if i > 0 {
+			*o.b = append(*o.b, ',')
+		}
+		object(o.b, func(o *members) { fill(i, o) })
+	}
+	*o.b = append(*o.b, ']')
 }
 
 // Begin starts a stream with the JSON begin options.

@@ -59,109 +59,129 @@ type DirReport struct {
 // DirReport.Skipped; the rest of the tree is exported.
 func ExportDir(ctx context.Context, dir string, run Run) (*DirReport, error) {
 	rep := &DirReport{}
-	_, err := runtree.Walk(ctx, run, func(ctx context.Context, r Run, _ int) (runtree.Visited[Run, struct{}], error) {
-		children, id, err := exportRunDir(ctx, dir, r)
+	skipped, err := Walk(ctx, run, func(ctx context.Context, r Run, _ int) (RunVisit, error) {
+		w, err := beginRunDir(ctx, dir, r)
 		if err != nil {
-			return runtree.Visited[Run, struct{}]{}, err
+			return RunVisit{}, err
 		}
-		rep.Runs = append(rep.Runs, filepath.Join(dir, "runs", id))
-		v := runtree.Visited[Run, struct{}]{ID: id}
-		for _, c := range children {
-			v.Links = append(v.Links, link(r, c, func(_ struct{}, ce *runtree.ChildError) {
-				if ce != nil {
-					rep.Skipped = append(rep.Skipped, ce)
-				}
-			}))
-		}
-		return v, nil
+		return RunVisit{Event: w.event, End: func(err error) error {
+			if err = w.end(err); err == nil {
+				rep.Runs = append(rep.Runs, w.final)
+			}
+			return err
+		}}, nil
 	})
+	rep.Skipped = skipped
 	return rep, err
 }
 
-func exportRunDir(ctx context.Context, dir string, run Run) (children []string, id string, err error) {
+// runDirWriter writes one run's folder: beside its place (tmp), renamed
+// into it (final) when whole.
+type runDirWriter struct {
+	run        Run
+	tmp, final string
+	// events and ew write events.jsonl when the run is masked (else it
+	// is the file copied).
+	events *os.File
+	ew     *bufio.Writer
+	line   []byte
+	s      *summary
+}
+
+func beginRunDir(ctx context.Context, dir string, run Run) (_ *runDirWriter, err error) {
 	head, err := readHead(ctx, run.Path)
 	if err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	id = head.runID
+	id := head.runID
 	if err := runid.Valid(id); err != nil {
-		return nil, "", fmt.Errorf("%s: run id %q cannot name a folder: %w", run.Path, id, err)
+		return nil, fmt.Errorf("%s: run id %q cannot name a folder: %w", run.Path, id, err)
 	}
 	runsDir := filepath.Join(dir, "runs")
 	if err := os.MkdirAll(runsDir, 0o700); err != nil {
-		return nil, "", err
+		return nil, err
 	}
-	tmp, err := os.MkdirTemp(runsDir, "."+id+"-*")
-	if err != nil {
-		return nil, "", err
+	w := &runDirWriter{run: run, final: filepath.Join(runsDir, id)}
+	if w.tmp, err = os.MkdirTemp(runsDir, "."+id+"-*"); err != nil {
+		return nil, err
 	}
-	defer os.RemoveAll(tmp)
-	if err := os.Mkdir(filepath.Join(tmp, "logs"), 0o700); err != nil {
-		return nil, "", err
+	defer func() {
+		if err != nil {
+			if w.events != nil {
+				w.events.Close()
+			}
+			os.RemoveAll(w.tmp)
+		}
+	}()
+	if err := os.Mkdir(filepath.Join(w.tmp, "logs"), 0o700); err != nil {
+		return nil, err
 	}
 	// events.jsonl is the transcript byte for byte; masked (--redact),
 	// it is each event as masked, encoded again.
-	var events *os.File
-	var ew *bufio.Writer
 	if run.Mask == nil {
-		if err := copyFile(run.Path, filepath.Join(tmp, "events.jsonl")); err != nil {
-			return nil, "", err
+		if err := copyFile(run.Path, filepath.Join(w.tmp, "events.jsonl")); err != nil {
+			return nil, err
 		}
 	} else {
-		if events, err = os.OpenFile(filepath.Join(tmp, "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600); err != nil {
-			return nil, "", err
+		if w.events, err = os.OpenFile(filepath.Join(w.tmp, "events.jsonl"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600); err != nil {
+			return nil, err
 		}
-		defer events.Close()
-		ew = bufio.NewWriter(events)
+		w.ew = bufio.NewWriter(w.events)
 	}
-	s, err := newSummary(tmp)
-	if err != nil {
-		return nil, "", err
+	if w.s, err = newSummary(w.tmp); err != nil {
+		return nil, err
 	}
-	var line []byte
-	err = runEvents(ctx, run, func(ev *transcript.Event) error {
-		if ew != nil {
-			var err error
-			if line, err = transcript.AppendEvent(line[:0], ev); err != nil {
-				return fmt.Errorf("seq %d: encode masked event: %w", ev.Seq, err)
-			}
-			if _, err := ew.Write(append(line, '\n')); err != nil {
-				return err
-			}
+	return w, nil
+}
+
+func (w *runDirWriter) event(ev *transcript.Event) error {
+	if w.ew != nil {
+		var err error
+		if w.line, err = transcript.AppendEvent(w.line[:0], ev); err != nil {
+			return fmt.Errorf("seq %d: encode masked event: %w", ev.Seq, err)
 		}
-		return s.event(ev)
-	})
-	if cerr := s.close(); err == nil {
+		if _, err := w.ew.Write(append(w.line, '\n')); err != nil {
+			return err
+		}
+	}
+	return w.s.event(ev)
+}
+
+// end finishes the folder after its events were read (err: how the read
+// ended) and renames it into place; the folder beside is removed whatever
+// happens.
+func (w *runDirWriter) end(err error) error {
+	defer os.RemoveAll(w.tmp)
+	if w.events != nil {
+		defer w.events.Close()
+	}
+	if cerr := w.s.close(); err == nil {
 		err = cerr
 	}
-	if ew != nil && err == nil {
-		err = errors.Join(ew.Flush(), events.Close())
+	if w.ew != nil && err == nil {
+		err = errors.Join(w.ew.Flush(), w.events.Close())
 	}
 	if err != nil {
-		return nil, "", err
+		return err
 	}
-	md, err := os.OpenFile(filepath.Join(tmp, "transcript.md"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
+	md, err := os.OpenFile(filepath.Join(w.tmp, "transcript.md"), os.O_CREATE|os.O_WRONLY|os.O_EXCL, 0o600)
 	if err != nil {
-		return nil, "", err
+		return err
 	}
 	bw := bufio.NewWriter(md)
-	s.markdown(bw, run.Dir)
+	w.s.markdown(bw, w.run.Dir)
 	if err := errors.Join(bw.Flush(), md.Close()); err != nil {
-		return nil, "", err
+		return err
 	}
-	final := filepath.Join(runsDir, id)
 	// Only a run folder is replaced: anything else at its name (a file,
 	// a device, a named pipe, a link) is not the export's to remove.
-	if fi, err := os.Lstat(final); err == nil && !fi.IsDir() {
-		return nil, "", fmt.Errorf("%s is %s, not a run folder: it is left alone and the run is not exported", final, regfile.Kind(fi.Mode()))
+	if fi, err := os.Lstat(w.final); err == nil && !fi.IsDir() {
+		return fmt.Errorf("%s is %s, not a run folder: it is left alone and the run is not exported", w.final, regfile.Kind(fi.Mode()))
 	}
-	if err := os.RemoveAll(final); err != nil {
-		return nil, "", err
+	if err := os.RemoveAll(w.final); err != nil {
+		return err
 	}
-	if err := os.Rename(tmp, final); err != nil {
-		return nil, "", err
-	}
-	return s.children, id, nil
+	return os.Rename(w.tmp, w.final)
 }
 
 func copyFile(src, dst string) error {
@@ -237,7 +257,6 @@ type summary struct {
 	moreDeliv   int
 	errorCount  int
 	warnings    []string
-	children    []string
 	childSteps  map[string]*stepSummary
 	models      map[string]bool
 	usage       transcript.Usage
@@ -454,9 +473,6 @@ func (s *summary) event(ev *transcript.Event) error {
 		}
 		s.open[k] = st
 		s.steps = append(s.steps, st)
-		if ev.ChildRunID != "" {
-			s.children = append(s.children, ev.ChildRunID)
-		}
 	case transcript.StepCompleted, transcript.StepCallWorkflowCompleted:
 		st := s.open[k]
 		if st == nil {

@@ -17,7 +17,10 @@
 // a cycle, too deep, an invalid id, not a transcript) is left out and
 // reported (DirReport.Skipped and OTLPStats.Skipped, a warning on the
 // page, an attribute on the linking step's span), and the rest of the
-// tree is exported.
+// tree is exported. [Walk] is that walk for a format that reads a run's
+// events in order (ExportDir does, and a new format written in its
+// command's file can): it begins each run, gives it its events (masked
+// when asked), ends it, and follows the links they name.
 // Nothing holds a whole run: memory is bounded by what is open at one
 // point of the file (steps, tool calls awaiting their results), so a run
 // of any size exports in bounded memory. Runs written by older versions

@@ -3,8 +3,8 @@ package export
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
-
 	"path/filepath"
 	"regexp"
 	"slices"
@@ -21,21 +21,13 @@ import (
 )
 
 // TestChildLinksOnePolicy checks that every reader of a run tree (the
-// views' tree, and the dir, html and otlp exports) follows the same child
+// views' tree, the dir, html and otlp exports, and Walk) follows the same child
 // runs and leaves out the same ones for the same reasons: runtree's rules,
 // written out here by hand for a storage with a shared child, a cycle, a
 // missing child, a chain deeper than MaxDepth, a child that is not a
 // transcript and an id that is not a run id.
 func TestChildLinksOnePolicy(t *testing.T) {
-	root := t.TempDir()
-	var links viewstest.Storage
-	for _, s := range viewstest.Storages() {
-		if s.Name == "links" {
-			links = s
-		}
-	}
-	links.Write(t, root)
-	dir := filepath.Join(root, "transcripts")
+	dir := linksStorage(t)
 	id := viewstest.RunID
 	// 5 calls a file that is not a transcript (7) and an id that names
 	// no file (a path).
@@ -146,6 +138,38 @@ func TestChildLinksOnePolicy(t *testing.T) {
 			}
 			check(t, "export dir", followed, ofErrs(rep.Skipped), tc.followed, tc.skipped)
 
+			// Walk, what a new format is written on: each run followed
+			// begun once at its depth (each case is a chain: depth is its
+			// place), every event given, End called once per run.
+			followed = nil
+			var depths []int
+			ends := 0
+			skipped, err := Walk(ctx, run, func(_ context.Context, r Run, depth int) (RunVisit, error) {
+				depths = append(depths, depth)
+				first := true
+				return RunVisit{
+					Event: func(ev *transcript.Event) error {
+						if first {
+							followed, first = append(followed, ev.RunID), false
+						}
+						return nil
+					},
+					End: func(err error) error { ends++; return err },
+				}, nil
+			})
+			if err != nil {
+				t.Fatalf("walk: %v", err)
+			}
+			check(t, "walk", followed, ofErrs(skipped), tc.followed, tc.skipped)
+			for i, d := range depths {
+				if d != i {
+					t.Errorf("walk: run %d at depth %d, want %d", i, d, i)
+				}
+			}
+			if ends != len(tc.followed) {
+				t.Errorf("walk: End called %d times, want %d", ends, len(tc.followed))
+			}
+
 			// export otlp: one run span per run followed.
 			exp := tracetest.NewInMemoryExporter()
 			tp := sdktrace.NewTracerProvider(sdktrace.WithSyncer(exp), sdktrace.WithIDGenerator(IDGenerator{}))
@@ -182,4 +206,69 @@ func sameSet(a, b []string) bool {
 	slices.Sort(a)
 	slices.Sort(b)
 	return slices.Equal(a, b)
+}
+
+// TestWalkEnds: a run's End is called whatever ends its events (a
+// format's own error, a visit error after it began), with that error, and
+// its outcome is the walk's; a Visit error ends the walk before any event.
+func TestWalkEnds(t *testing.T) {
+	dir := linksStorage(t)
+	run := Run{Path: filepath.Join(dir, viewstest.RunID(1)+".jsonl"), Dir: dir}
+	errEvent, errEnd, errBegin := errors.New("event failed"), errors.New("end failed"), errors.New("begin failed")
+	tests := []struct {
+		name     string
+		event    error // what Event returns
+		end      error // what End returns, when not nil
+		begin    error // what Visit returns
+		want     error
+		wantEnds int
+		wantSeen error // what End receives
+	}{
+		{name: "event error ends the walk", event: errEvent, want: errEvent, wantEnds: 1, wantSeen: errEvent},
+		{name: "end's error ends the walk", end: errEnd, want: errEnd, wantEnds: 1},
+		{name: "begin error, no end", begin: errBegin, want: errBegin},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			ends, events := 0, 0
+			var seen error
+			_, err := Walk(context.Background(), run, func(context.Context, Run, int) (RunVisit, error) {
+				return RunVisit{
+					Event: func(*transcript.Event) error { events++; return tc.event },
+					End: func(err error) error {
+						ends, seen = ends+1, err
+						if tc.end != nil {
+							return tc.end
+						}
+						return err
+					},
+				}, tc.begin
+			})
+			if !errors.Is(err, tc.want) {
+				t.Fatalf("walk: %v, want %v", err, tc.want)
+			}
+			if ends != tc.wantEnds || !errors.Is(seen, tc.wantSeen) || (tc.wantSeen == nil && seen != nil) {
+				t.Fatalf("End called %d times with %v, want %d with %v", ends, seen, tc.wantEnds, tc.wantSeen)
+			}
+			if tc.begin != nil && events != 0 {
+				t.Fatalf("%d events after a failed begin", events)
+			}
+		})
+	}
+}
+
+// linksStorage writes viewstest's storage of linked runs (a shared child,
+// a cycle, a missing child, a chain deeper than MaxDepth) and returns its
+// transcripts directory.
+func linksStorage(t *testing.T) string {
+	t.Helper()
+	root := t.TempDir()
+	for _, s := range viewstest.Storages() {
+		if s.Name == "links" {
+			s.Write(t, root)
+			return filepath.Join(root, "transcripts")
+		}
+	}
+	t.Fatal("viewstest has no storage named links")
+	return ""
 }

@@ -2,15 +2,17 @@
 // to. A run's step may name a child run (child_run_id: a sub-agent, a
 // called workflow); the child's transcript lies beside the parent's, in
 // the same directory, named by its run id. Every reader that follows those
-// links (the views' tree and digests, and the dir, html and otlp exports)
-// follows them through this package, so the rules below hold for each.
+// links (the views' tree and digests, the usage reports' ledgers, and the
+// dir, html and otlp exports) follows them through this package, so the
+// rules below hold for each.
 //
 // Model: [Walk] visits the root run, then, depth first and in the order
 // the visitor lists them, each child run a visited run links to. The
 // visitor owns reading a run and building what it builds (a tree node, a
 // digest, a run folder, spans); [Walk] owns whether a link is followed.
 // Code that must follow a link in the middle of reading its parent (the
-// otlp export parents a child's spans under the step that started it)
+// otlp export parents a child's spans under the step that started it;
+// renormalize rebuilds a child run inside the new step that links it)
 // applies the same rules with a [Tracker].
 //
 // Invariants:

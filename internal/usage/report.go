@@ -2,7 +2,10 @@ package usage
 
 import (
 	"cmp"
+	"context"
+	"errors"
 	"fmt"
+	"io/fs"
 	"slices"
 	"strings"
 	"time"
@@ -418,26 +421,32 @@ func HasModel(id string, ledgers map[string]*Ledger, model string) bool {
 	return false
 }
 
-// ledgerTree is root and the child runs it links to, depth first, each
-// once, as far as runtree.MaxDepth.
+// ledgerTree is root and the child runs it links to, as runtree walks
+// them (depth first, each once, at most runtree.MaxDepth deep). A child
+// with no ledger, or whose ledger could not be loaded, is left out: a
+// report counts what it can read (LoadErr says what it could not).
 func ledgerTree(root *Ledger, ledgers map[string]*Ledger) []*Ledger {
-	out := []*Ledger{root}
-	seen := map[string]bool{root.RunID: true}
-	var walk func(l *Ledger, depth int)
-	walk = func(l *Ledger, depth int) {
-		if depth >= runtree.MaxDepth {
-			return
-		}
+	var out []*Ledger
+	type visited = runtree.Visited[*Ledger, struct{}]
+	// The visitor never fails and nothing is read from disk, so the walk
+	// has no error to return.
+	_, _ = runtree.Walk(context.Background(), root, func(_ context.Context, l *Ledger, _ int) (visited, error) {
+		out = append(out, l)
+		v := visited{ID: l.RunID}
 		for _, id := range l.Children {
-			c := ledgers[id]
-			if seen[id] || c == nil || c.LoadErr != "" {
-				continue
-			}
-			seen[id] = true
-			out = append(out, c)
-			walk(c, depth+1)
+			v.Links = append(v.Links, runtree.Link[*Ledger, struct{}]{ID: id,
+				Open: func(context.Context) (*Ledger, error) {
+					switch c := ledgers[id]; {
+					case c == nil:
+						return nil, fs.ErrNotExist
+					case c.LoadErr != "":
+						return nil, errors.New(c.LoadErr)
+					default:
+						return c, nil
+					}
+				}})
 		}
-	}
-	walk(root, 0)
+		return v, nil
+	})
 	return out
 }

@@ -107,7 +107,7 @@ func DigestRun(run *Run) *RunDigest {
 
 // DigestTree returns root's digest and those of the child runs it links
 // to, depth first, following the links as BuildTree does (a child seen
-// already, deeper than MaxDepth, or that cannot be read or is not a
+// already, deeper than runtree.MaxDepth, or that cannot be read or is not a
 // transcript is left out).
 // lookup returns the digest of a run id's file, false when there is none.
 func DigestTree(root *RunDigest, lookup func(runID string) (*RunDigest, bool)) []*RunDigest {

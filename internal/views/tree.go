@@ -13,9 +13,6 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// MaxDepth bounds how deep child runs are followed (runtree.MaxDepth).
-const MaxDepth = runtree.MaxDepth
-
 // RunNode is one run of the execution tree.
 type RunNode struct {
 	RunID       string `json:"run_id"`

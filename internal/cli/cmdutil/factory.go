@@ -4,6 +4,7 @@ import (
 	"cmp"
 	"log/slog"
 	"path/filepath"
+	"time"
 
 	"github.com/twasm/twasm/internal/cli/build"
 	"github.com/twasm/twasm/internal/cli/iostreams"
@@ -35,6 +36,17 @@ type Factory struct {
 	StorageFlag string
 	// Verbose is bound to the root's --verbose flag.
 	Verbose bool
+	// Clock reads the time the commands' relative times (--since 7d,
+	// "today") are taken from; nil is time.Now. Tests pass a fixed one.
+	Clock func() time.Time
+}
+
+// Now returns the time by the factory's clock.
+func (f *Factory) Now() time.Time {
+	if f.Clock == nil {
+		return time.Now()
+	}
+	return f.Clock()
 }
 
 func (f *Factory) getenv(k string) string {

@@ -29,8 +29,9 @@ exported.`
 }
 
 // formats are export's formats, one row each (a subcommand whose Short
-// is its line in export's help): adding a format is its command, a
-// visitor of the run tree in internal/export, and a row here.
+// is its line in export's help): adding a format is one file in this
+// package, its command and its visitor of the run tree (an export.Visit,
+// streamed by export.Walk, which owns the child runs), and a row here.
 func formats(f *cmdutil.Factory) []*cobra.Command {
 	return []*cobra.Command{
 		newCmdOTLP(f, nil),

@@ -44,7 +44,7 @@ type Options struct {
 
 // NewCmdLs returns the ls command.
 func NewCmdLs(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, List: f.ListRuns, Digests: f.RunDigests, Dir: f.TranscriptDir, Logger: f.Logger, Now: time.Now,
+	opts := &Options{IO: f.IOStreams, List: f.ListRuns, Digests: f.RunDigests, Dir: f.TranscriptDir, Logger: f.Logger, Now: f.Now,
 		Usage: f.UsageSource()}
 	cmd := &cobra.Command{
 		Use:     "ls [flags]",

@@ -21,6 +21,7 @@ import (
 	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/runtree"
 	"github.com/twasm/twasm/internal/views"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
@@ -194,10 +195,13 @@ type renormalizer struct {
 	// links are the links the new runs wrote (linkLog, fed by the
 	// recorder's masker).
 	links *linkLog
-	// origOf is the original run each new child run rebuilds; rebuilt
-	// says which original runs are rebuilt already (a link met twice).
-	origOf  map[string]string
-	rebuilt map[string]bool
+	// origOf is the original run each new child run rebuilds; tree
+	// follows the links to original child runs by runtree's rules (each
+	// once, at most runtree.MaxDepth deep), and depth is how deep each
+	// original run followed is (the original's 0).
+	origOf map[string]string
+	tree   *runtree.Tracker
+	depth  map[string]int
 }
 
 // Run renormalizes.
@@ -222,7 +226,8 @@ func Run(ctx context.Context, opts *Options) error {
 	origID := events[0].RunID
 
 	rn := &renormalizer{opts: opts, store: f.Store(), plugins: map[string]capture.Plugin{}, parts: map[string]rawPart{},
-		dir: ref.Dir, links: &linkLog{}, origOf: map[string]string{}, rebuilt: map[string]bool{origID: true}}
+		dir: ref.Dir, links: &linkLog{}, origOf: map[string]string{}, tree: runtree.NewTracker(), depth: map[string]int{origID: 0}}
+	rn.tree.Visited(origID)
 	var mask func(*transcript.Event)
 	if opts.Redact {
 		rn.red = redact.New()
@@ -511,7 +516,9 @@ func (rn *renormalizer) replay(ctx context.Context, run *lifecycle.Run, n *node)
 // new link supersedes the new capture's copy of the sub-agent where the
 // original's superseded the original capture's). It returns stepErr, the
 // step's own outcome, unless writing failed. A child run that cannot be
-// read is left out, said in the summary.
+// read is left out, said in the summary, and so is a link that runtree's
+// rules do not follow: a child already rebuilt (linked twice, or a
+// cycle), one deeper than runtree.MaxDepth runs, an invalid id.
 func (rn *renormalizer) rebuildSubRuns(ctx context.Context, s *lifecycle.Step, n *node, stepErr error) error {
 	for _, l := range n.subRuns {
 		if ctx.Err() != nil {
@@ -531,11 +538,17 @@ func (rn *renormalizer) rebuildSubRun(ctx context.Context, s *lifecycle.Step, l 
 	leftOut := func(why string) {
 		rn.sum.LeftOut = append(rn.sum.LeftOut, fmt.Sprintf("sub-run %s at %s (iteration %d): %s", id, l.ev.Path, l.ev.Iteration, why))
 	}
-	if rn.rebuilt[id] {
-		leftOut("linked twice")
+	depth := rn.depth[l.ev.RunID]
+	if ce := rn.tree.Check(id, depth); ce != nil {
+		why := ce.Error()
+		if ce.Reason == runtree.Cycle {
+			why = "linked twice"
+		}
+		leftOut(why)
 		return nil
 	}
-	rn.rebuilt[id] = true
+	rn.tree.Visited(id)
+	rn.depth[id] = depth + 1
 	events, err := rn.readRun(id)
 	if err != nil {
 		leftOut(err.Error())

@@ -103,16 +103,7 @@ func testRunRenormalize(t *testing.T, kind string) {
 		t.Fatal(err)
 	}
 	e.Out.Reset()
-	cmd := NewCmdRenormalize(e.F, nil)
-	cmd.SetArgs([]string{"--json", orig.RunID})
-	cmd.SetErr(e.ErrOut)
-	if err := cmd.ExecuteContext(context.Background()); err != nil {
-		t.Fatalf("renormalize: %v\n%s", err, e.ErrOut)
-	}
-	var sum Summary
-	if err := json.Unmarshal(e.Out.Bytes(), &sum); err != nil {
-		t.Fatalf("--json: %v\n%s", err, e.Out)
-	}
+	sum := renormalizeJSON(t, e, orig.RunID)
 	if kind == "torn" {
 		tr, _ := os.ReadFile(sum.Transcript)
 		if len(sum.Steps) != 1 || sum.Steps[0].New.Status != "error" || !strings.Contains(string(tr), "raw capture ends in a frame cut short") {
@@ -216,16 +207,7 @@ func TestRenormalizeOpenRun(t *testing.T) {
 			if o.Action != archive.ActionNew || o.Status != tc.want {
 				t.Fatalf("sync: %+v", o)
 			}
-			cmd := NewCmdRenormalize(e.F, nil)
-			cmd.SetArgs([]string{"--json", o.RunID})
-			cmd.SetErr(e.ErrOut)
-			if err := cmd.ExecuteContext(context.Background()); err != nil {
-				t.Fatalf("renormalize: %v\n%s", err, e.ErrOut)
-			}
-			var sum Summary
-			if err := json.Unmarshal(e.Out.Bytes(), &sum); err != nil {
-				t.Fatalf("--json: %v\n%s", err, e.Out)
-			}
+			sum := renormalizeJSON(t, e, o.RunID)
 			if !sum.Open || sum.Status != tc.want {
 				t.Errorf("summary: open %v, status %q; want open, %q", sum.Open, sum.Status, tc.want)
 			}
@@ -243,4 +225,21 @@ func TestRenormalizeOpenRun(t *testing.T) {
 func lastLine(b []byte) string {
 	lines := strings.Split(strings.TrimSpace(string(b)), "\n")
 	return lines[len(lines)-1]
+}
+
+// renormalizeJSON runs renormalize --json on run in e and returns its
+// summary.
+func renormalizeJSON(t *testing.T, e *cmdtest.Env, run string) Summary {
+	t.Helper()
+	cmd := NewCmdRenormalize(e.F, nil)
+	cmd.SetArgs([]string{"--json", run})
+	cmd.SetErr(e.ErrOut)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("renormalize: %v\n%s", err, e.ErrOut)
+	}
+	var sum Summary
+	if err := json.Unmarshal(e.Out.Bytes(), &sum); err != nil {
+		t.Fatalf("--json: %v\n%s", err, e.Out)
+	}
+	return sum
 }

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/spf13/cobra"
 
@@ -79,7 +78,7 @@ another run. Exit 1 when nothing matches, as grep does.`,
 			opts.Query.Text = strings.Join(args, " ")
 			var pf views.ProjectFilter
 			var err error
-			if opts.Query.Since, opts.Query.Until, pf, err = opts.Window.Read(f, time.Now()); err != nil {
+			if opts.Query.Since, opts.Query.Until, pf, err = opts.Window.Read(f, f.Now()); err != nil {
 				return err
 			}
 			opts.Query.Projects = pf.Dirs

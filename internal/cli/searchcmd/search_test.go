@@ -5,6 +5,7 @@ import (
 	"os"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/twasm/twasm/internal/index"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
@@ -77,6 +78,27 @@ func TestSearchSaysRankedAmongNewest(t *testing.T) {
 		}
 		if got := strings.Contains(env.ErrOut.String(), note); got != tc.told {
 			t.Errorf("%q: told %v, want %v: stderr %q", tc.argv, got, tc.told, env.ErrOut)
+		}
+	}
+}
+
+// TestWindowFromClock: --since and --until are read from the factory's
+// clock, not the machine's: an age is counted back from it.
+func TestWindowFromClock(t *testing.T) {
+	now := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	for _, tc := range []struct {
+		argv             string
+		wantSince, until time.Time
+	}{
+		{"--since 7d x", now.Add(-7 * 24 * time.Hour), time.Time{}},
+		{"--since 2h --until 1h x", now.Add(-2 * time.Hour), now.Add(-time.Hour)},
+	} {
+		env := cmdtest.New(t)
+		env.F.Clock = func() time.Time { return now }
+		var since, until time.Time
+		err := cmdtest.Parse(NewCmdSearch(env.F, func(_ context.Context, o *Options) error { since, until = o.Query.Since, o.Query.Until; return nil }), tc.argv)
+		if err != nil || !since.Equal(tc.wantSince) || !until.Equal(tc.until) {
+			t.Errorf("%q: %v, since %v until %v, want %v and %v", tc.argv, err, since, until, tc.wantSince, tc.until)
 		}
 	}
 }

@@ -46,7 +46,7 @@ func (o *Options) filtered() bool { return !o.Filter.IsZero() || o.Model != "" }
 
 // NewCmdStats returns the stats command.
 func NewCmdStats(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Load: f.LoadTree, List: f.ListRuns, Digests: f.RunDigests, Usage: f.UsageSource(), Now: time.Now}
+	opts := &Options{IO: f.IOStreams, Load: f.LoadTree, List: f.ListRuns, Digests: f.RunDigests, Usage: f.UsageSource(), Now: f.Now}
 	cmd := &cobra.Command{
 		Use:   "stats RUN...|--all",
 		Short: "Count events, blocks, tools, usage, cost and format drift",

@@ -54,7 +54,7 @@ type StoreHealth struct {
 
 // NewCmdDoctor returns the doctor command.
 func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *DoctorOptions) error) *cobra.Command {
-	opts := &DoctorOptions{F: f, Now: time.Now}
+	opts := &DoctorOptions{F: f, Now: f.Now}
 	cmd := &cobra.Command{
 		Use:   "doctor",
 		Short: "Check the session stores, what is not archived yet, and the agents' retention",

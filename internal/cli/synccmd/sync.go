@@ -93,7 +93,7 @@ failed or was not understood (the others are archived).`,
 			if opts.Interval <= 0 {
 				return cmdutil.FlagErrorf("--interval must be positive")
 			}
-			if _, err := cmdutil.ParseTime(opts.Since, time.Now()); err != nil {
+			if _, err := cmdutil.ParseTime(opts.Since, opts.F.Now()); err != nil {
 				return cmdutil.FlagErrorf("--since: %v", err)
 			}
 			if runF != nil {
@@ -264,7 +264,7 @@ var errFailed = errors.New("some sessions could not be archived")
 func round(ctx context.Context, opts *Options, locs []archive.Location, plugins *Plugins, first bool) error {
 	f := opts.F
 	ios := f.IOStreams
-	since, _ := cmdutil.ParseTime(opts.Since, time.Now())
+	since, _ := cmdutil.ParseTime(opts.Since, f.Now())
 	var lock *archive.Lock
 	if !opts.DryRun {
 		var err error

@@ -100,33 +100,8 @@ func TestStoresHelp(t *testing.T) {
 // The run layer: sync archives a Claude session found under $HOME once,
 // and a second sync finds nothing new; the session file is unchanged.
 func TestRunSync(t *testing.T) {
-	src, err := os.ReadFile("../../../testdata/captures/claude/agentcmd_session_log_v2.0.26_plan_rejected.jsonl")
-	if err != nil {
-		t.Fatal(err)
-	}
-	e := cmdtest.New(t)
-	home := t.TempDir()
-	session := filepath.Join(home, ".claude", "projects", "-home-me-proj", "9a1e6f0e-0000-4000-8000-000000000001.jsonl")
-	if err := os.MkdirAll(filepath.Dir(session), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	if err := os.WriteFile(session, src, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config")}
-	e.F.Getenv = func(k string) string { return env[k] }
-	sync := func() (string, string) {
-		e.Out.Reset()
-		e.ErrOut.Reset()
-		cmd := NewCmdSync(e.F, nil)
-		cmd.SetArgs([]string{"--provider", "claude"})
-		cmd.SetOut(e.ErrOut)
-		cmd.SetErr(e.ErrOut)
-		if err := cmd.ExecuteContext(context.Background()); err != nil {
-			t.Fatalf("sync: %v\n%s", err, e.ErrOut)
-		}
-		return e.Out.String(), e.ErrOut.String()
-	}
+	e, session, src := claudeHome(t)
+	sync := func() (string, string) { return runSync(t, e, "--provider", "claude") }
 	out, errOut := sync()
 	if !strings.HasPrefix(out, "new\t") || strings.Count(out, "\n") != 1 || !strings.Contains(out, session) {
 		t.Fatalf("first sync printed %q (stderr %q), want one new session", out, errOut)
@@ -138,4 +113,60 @@ func TestRunSync(t *testing.T) {
 	if after, _ := os.ReadFile(session); string(after) != string(src) {
 		t.Fatal("sync changed the agent's session file")
 	}
+}
+
+// TestSyncSinceFromClock: --since is counted back from the factory's
+// clock: a session file last written ten days before it is not synced
+// with --since 1d, and is an hour after it.
+func TestSyncSinceFromClock(t *testing.T) {
+	e, session, _ := claudeHome(t)
+	written := time.Date(2031, 5, 6, 7, 8, 9, 0, time.UTC)
+	if err := os.Chtimes(session, written, written); err != nil {
+		t.Fatal(err)
+	}
+	e.F.Clock = func() time.Time { return written.Add(10 * 24 * time.Hour) }
+	if out, errOut := runSync(t, e, "--provider", "claude", "--since", "1d"); out != "" {
+		t.Fatalf("ten days later, --since 1d synced %q (stderr %q), want nothing", out, errOut)
+	}
+	e.F.Clock = func() time.Time { return written.Add(time.Hour) }
+	if out, errOut := runSync(t, e, "--provider", "claude", "--since", "1d"); !strings.HasPrefix(out, "new\t") {
+		t.Fatalf("an hour later, --since 1d printed %q (stderr %q), want the session new", out, errOut)
+	}
+}
+
+// claudeHome is a home holding one Claude Code session (a real capture),
+// set as e's $HOME.
+func claudeHome(t *testing.T) (e *cmdtest.Env, session string, src []byte) {
+	t.Helper()
+	src, err := os.ReadFile("../../../testdata/captures/claude/agentcmd_session_log_v2.0.26_plan_rejected.jsonl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e = cmdtest.New(t)
+	home := t.TempDir()
+	session = filepath.Join(home, ".claude", "projects", "-home-me-proj", "9a1e6f0e-0000-4000-8000-000000000001.jsonl")
+	if err := os.MkdirAll(filepath.Dir(session), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(session, src, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"HOME": home, "XDG_CONFIG_HOME": filepath.Join(home, ".config")}
+	e.F.Getenv = func(k string) string { return env[k] }
+	return e, session, src
+}
+
+// runSync runs sync with args in e: its stdout, and its stderr.
+func runSync(t *testing.T, e *cmdtest.Env, args ...string) (string, string) {
+	t.Helper()
+	e.Out.Reset()
+	e.ErrOut.Reset()
+	cmd := NewCmdSync(e.F, nil)
+	cmd.SetArgs(args)
+	cmd.SetOut(e.ErrOut)
+	cmd.SetErr(e.ErrOut)
+	if err := cmd.ExecuteContext(context.Background()); err != nil {
+		t.Fatalf("sync: %v\n%s", err, e.ErrOut)
+	}
+	return e.Out.String(), e.ErrOut.String()
 }

@@ -33,7 +33,7 @@ type Options struct {
 
 // NewCmdUsage returns the usage command.
 func NewCmdUsage(f *cmdutil.Factory, runF func(*Options) error) *cobra.Command {
-	opts := &Options{IO: f.IOStreams, Now: time.Now, List: f.ListRuns, Usage: f.UsageSource(), ModTime: f.FileModTime}
+	opts := &Options{IO: f.IOStreams, Now: f.Now, List: f.ListRuns, Usage: f.UsageSource(), ModTime: f.FileModTime}
 	cmd := &cobra.Command{
 		Use:   "usage [flags]",
 		Short: "Tokens and cost by day, week, month, session, model, agent or project",

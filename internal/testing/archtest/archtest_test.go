@@ -207,7 +207,9 @@ func TestPluginSDKDependsOnStdlibOnly(t *testing.T) {
 // subscriptions are built on, is public so that a program can fan out
 // events from elsewhere (a web page's live view, a second recorder); it
 // imports the standard library only, so that using it pulls in nothing
-// of twasm's.
+// of twasm's but internal/oneopt, the public packages' reading of their
+// optional options (itself on the standard library only, which the walk
+// checks).
 func TestFanoutDependsOnStdlibOnly(t *testing.T) {
 	pkgs := imports(t, build.Default)
 	pkg := module + "/fanout"
@@ -215,6 +217,9 @@ func TestFanoutDependsOnStdlibOnly(t *testing.T) {
 		t.Fatalf("no package %s: the walk is stale or the package moved (README, Layout)", pkg)
 	}
 	walk(pkgs, pkg, func(dep, via string) bool {
+		if dep == module+"/internal/oneopt" {
+			return true
+		}
 		first, _, _ := strings.Cut(dep, "/")
 		if strings.Contains(first, ".") {
 			t.Errorf("%s depends on %s (through %s); fanout imports the standard library only", pkg, dep, via)
@@ -388,4 +393,124 @@ func exportedPart(e ast.Expr) ast.Expr {
 		}
 	}
 	return out
+}
+
+// TestCommandsTestedBeside: every command package (a package under
+// cmd/twasm or internal/cli with a NewCmd function) has a test beside it,
+// so that a command is checked through its options in process, not only
+// by the end-to-end suite through the built binary.
+func TestCommandsTestedBeside(t *testing.T) {
+	var commands []string
+	for _, top := range []string{"cmd/twasm", "internal/cli"} {
+		err := filepath.WalkDir(filepath.Join(root, top), func(dir string, d fs.DirEntry, err error) error {
+			if err != nil || !d.IsDir() {
+				return err
+			}
+			if d.Name() == "testdata" {
+				return filepath.SkipDir
+			}
+			bp, err := build.Default.ImportDir(dir, 0)
+			var noGo *build.NoGoError
+			if errors.As(err, &noGo) {
+				return nil
+			}
+			if err != nil {
+				return err
+			}
+			if !definesCommand(t, dir, bp.GoFiles) {
+				return nil
+			}
+			rel, _ := filepath.Rel(root, dir)
+			commands = append(commands, filepath.ToSlash(rel))
+			if len(bp.TestGoFiles)+len(bp.XTestGoFiles) == 0 {
+				t.Errorf("%s defines a command and has no _test.go beside it", filepath.ToSlash(rel))
+			}
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+	}
+	// The classification itself: the commands of README's list are found.
+	for _, want := range []string{"internal/cli/record", "internal/cli/exportcmd", "internal/cli/synccmd", "internal/cli/ls"} {
+		if !slices.Contains(commands, want) {
+			t.Fatalf("command packages %v: %s is not among them, the classification is stale", commands, want)
+		}
+	}
+}
+
+// definesCommand reports whether one of files in dir declares a function
+// whose name starts with NewCmd.
+func definesCommand(t *testing.T, dir string, files []string) bool {
+	t.Helper()
+	for _, name := range files {
+		f, err := parser.ParseFile(token.NewFileSet(), filepath.Join(dir, name), nil, parser.SkipObjectResolution)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, d := range f.Decls {
+			if fd, ok := d.(*ast.FuncDecl); ok && fd.Recv == nil && strings.HasPrefix(fd.Name.Name, "NewCmd") {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+// TestReadmeLayoutNamesFolders: README's layout section names each folder
+// the design names (and the folder exists), and every top-level folder
+// that holds Go code, so that a reader of it finds every folder.
+func TestReadmeLayoutNamesFolders(t *testing.T) {
+	b, err := os.ReadFile(filepath.Join(root, "README.md"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	_, layout, ok := strings.Cut(string(b), "\n## Layout\n")
+	if !ok {
+		t.Fatal("README.md has no Layout section")
+	}
+	if i := strings.Index(layout, "\n## "); i >= 0 {
+		layout = layout[:i]
+	}
+	design := []string{"cmd/twasm/", "host/", "recorder/", "fanout/", "plugins/<provider>/", "abi/", "testdata/golden/"}
+	for _, d := range design {
+		if !strings.Contains(layout, "`"+d) {
+			t.Errorf("README's layout section does not name %s, a folder the design names", d)
+		}
+		if _, err := os.Stat(filepath.Join(root, filepath.FromSlash(strings.TrimSuffix(d, "<provider>/")))); err != nil {
+			t.Errorf("%s, named by the design, is not in the tree: %v", d, err)
+		}
+	}
+	ents, err := os.ReadDir(root)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, e := range ents {
+		name := e.Name()
+		if !e.IsDir() || strings.HasPrefix(name, ".") || !holdsGo(t, filepath.Join(root, name)) {
+			continue
+		}
+		if !strings.Contains(layout, "`"+name+"/") {
+			t.Errorf("README's layout section does not name the top-level folder %s/", name)
+		}
+	}
+}
+
+// holdsGo reports whether a .go file is anywhere under dir.
+func holdsGo(t *testing.T, dir string) bool {
+	t.Helper()
+	found := errors.New("found")
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasSuffix(p, ".go") {
+			return found
+		}
+		return nil
+	})
+	if err != nil && !errors.Is(err, found) {
+		t.Fatal(err)
+	}
+	return errors.Is(err, found)
 }

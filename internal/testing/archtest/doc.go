@@ -19,6 +19,10 @@
 // depends on nothing under internal/testing or internal/tools, and its
 // exported API names no type of an internal package.
 //
+// Every command package (under cmd/twasm or internal/cli, with a NewCmd
+// function) has a test beside it: a command is tested in process through
+// its options, and the end-to-end suite keeps what needs a process.
+//
 // Imports are read with go/build by the test process itself, so go test's
 // cache sees a change in any file.
 package archtest

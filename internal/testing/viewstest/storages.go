@@ -77,7 +77,7 @@ func archivedRun(t testing.TB, id string, start time.Time, ended bool, statuses 
 
 // Storages are the layouts: the fixture, none, synced sessions (open,
 // ended, a part still being written), child links (shared, missing,
-// cyclic, deeper than MaxDepth), costs whose float sum depends on the
+// cyclic, deeper than runtree.MaxDepth), costs whose float sum depends on the
 // order, and files that are not transcripts.
 func Storages() []Storage {
 	t0 := T0
@@ -101,7 +101,7 @@ func Storages() []Storage {
 		{"links", func(t testing.TB, root string) {
 			// 1 calls 2 and 3; 2 calls 3 (shared); 3 calls 1 (a cycle);
 			// 4 calls a run with no file; 10..79 a chain deeper than
-			// MaxDepth.
+			// runtree.MaxDepth.
 			write(t, root, caller(t, RunID(1), "", "top", t0, 0.1, RunID(2), RunID(3)))
 			write(t, root, caller(t, RunID(2), RunID(1), "mid", t0.Add(time.Second), 0.2, RunID(3)))
 			write(t, root, caller(t, RunID(3), RunID(1), "leaf", t0.Add(2*time.Second), 0.7, RunID(1)))
