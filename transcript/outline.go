@@ -291,22 +291,13 @@ func (s *outlineScan) number() (plain, ok bool) {
 // and s at the member's value, which member must read. An escaped key is
 // refused: it could name a field once unescaped.
 func (s *outlineScan) object(depth int, member func(key []byte, depth int) bool) bool {
-	if depth > outlineMaxDepth {
-		return false
-	}
-	s.i++ // '{'
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == '}' {
-		s.i++
-		return true
-	}
-	for {
+	more, ok := s.open('}', depth)
+	for ok && more {
 		if s.i >= len(s.b) || s.b[s.i] != '"' {
 			return false
 		}
 		k := s.i
-		escaped, ok := s.str()
-		if !ok || escaped {
+		if escaped, read := s.str(); !read || escaped {
 			return false
 		}
 		key := s.b[k+1 : s.i-1]
@@ -319,53 +310,55 @@ func (s *outlineScan) object(depth int, member func(key []byte, depth int) bool)
 		if !member(key, depth) {
 			return false
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case '}':
-			s.i++
-			return true
-		default:
-			return false
-		}
+		more, ok = s.next('}')
 	}
+	return ok
 }
 
 // array reads an array, calling elem with s at each element.
 func (s *outlineScan) array(depth int, elem func(depth int) bool) bool {
-	if depth > outlineMaxDepth {
-		return false
-	}
-	s.i++ // '['
-	s.ws()
-	if s.i < len(s.b) && s.b[s.i] == ']' {
-		s.i++
-		return true
-	}
-	for {
+	more, ok := s.open(']', depth)
+	for ok && more {
 		if !elem(depth) {
 			return false
 		}
-		s.ws()
-		if s.i >= len(s.b) {
-			return false
-		}
-		switch s.b[s.i] {
-		case ',':
-			s.i++
-			s.ws()
-		case ']':
-			s.i++
-			return true
-		default:
-			return false
-		}
+		more, ok = s.next(']')
 	}
+	return ok
+}
+
+// open reads the opening of an object or array (at s.i) at depth, and
+// its closer when it is empty: more says members or elements follow.
+func (s *outlineScan) open(closer byte, depth int) (more, ok bool) {
+	if depth > outlineMaxDepth {
+		return false, false
+	}
+	s.i++
+	s.ws()
+	if s.i < len(s.b) && s.b[s.i] == closer {
+		s.i++
+		return false, true
+	}
+	return true, true
+}
+
+// next reads what follows a member or an element: a comma (more
+// follow) or the closer.
+func (s *outlineScan) next(closer byte) (more, ok bool) {
+	s.ws()
+	if s.i >= len(s.b) {
+		return false, false
+	}
+	switch s.b[s.i] {
+	case ',':
+		s.i++
+		s.ws()
+		return true, true
+	case closer:
+		s.i++
+		return false, true
+	}
+	return false, false
 }
 
 // null reads a null if there is one.
