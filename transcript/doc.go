@@ -69,7 +69,12 @@
 // [Reader] streams a file line by line (lines up to [DefaultMaxLineSize]
 // unless [ReaderOptions] say otherwise), reporting malformed, too-long and
 // torn lines as [*LineError] with their line number and going on with the
-// next line ([Reader.Problems]); [ReadAll] collects everything. [ToolOutcome] reads a
+// next line ([Reader.Problems]); [ReadAll] collects everything. A pass
+// that reads a whole run for its structure, not its content, reads it
+// with ReaderOptions.Outline ([DecodeOutline]: the same lines decoded
+// and refused, with the same problems, but of a message's and a tool
+// event's payload only the blocks' types and fidelities and the call
+// id, read in one pass over the line). [ToolOutcome] reads a
 // tool.result's outcome in files of any version. [Validate] and
 // [ValidateFile] check a whole file against the contract (seq order, run
 // identity, run bracket, step and tool pairing, parent/child links) and

@@ -58,6 +58,11 @@ type ReaderOptions struct {
 	// is at least 16 bytes. Longer lines are still read, by accumulating
 	// chunks.
 	BufferSize int
+	// Outline, when set, decodes each line with [DecodeOutline] rather
+	// than [DecodeEvent]: the same lines decode, with the same problems,
+	// but a message's and a tool event's payload keeps only what
+	// DecodeOutline says, for a pass over a run's structure.
+	Outline bool
 }
 
 // Reader reads a transcript line by line, tolerantly: a line that cannot be
@@ -88,6 +93,7 @@ type ReaderOptions struct {
 type Reader struct {
 	br      *bufio.Reader
 	maxLine int
+	decoder func([]byte) (*Event, error)
 
 	acc []byte // accumulates a line longer than the bufio buffer
 
@@ -116,7 +122,11 @@ func NewReader(rd io.Reader, opts ...ReaderOptions) *Reader {
 		bufSize = defaultBufferSize
 	}
 	bufSize = max(bufSize, 16)
-	return &Reader{br: bufio.NewReaderSize(rd, bufSize), maxLine: maxLine}
+	decoder := DecodeEvent
+	if o.Outline {
+		decoder = DecodeOutline
+	}
+	return &Reader{br: bufio.NewReaderSize(rd, bufSize), maxLine: maxLine, decoder: decoder}
 }
 
 // Next advances to the next non-blank line and reports whether there is
@@ -156,7 +166,7 @@ func (r *Reader) Next() bool {
 }
 
 func (r *Reader) decode() {
-	ev, err := DecodeEvent(r.line)
+	ev, err := r.decoder(r.line)
 	wrap := func(e error) error { return &LineError{Line: r.lineNo, Offset: r.offset, Err: e} }
 	switch {
 	case err == nil:

@@ -26,6 +26,10 @@
 // of any size exports in bounded memory. Runs written by older versions
 // export too: every field is optional to the exporter, and lines the
 // tolerant reader cannot decode are skipped (the validator reports them).
+// The HTML page's first pass (its tree) reads only the outline of each
+// message and tool event (transcript.DecodeOutline), which decodes and
+// skips the very lines the full decoding does, so the tree and the page
+// never disagree on which events exist.
 //
 // Invariants:
 //   - An export never writes into storage; it only reads transcripts.

@@ -651,3 +651,54 @@ func TestHTMLRedactedTornTail(t *testing.T) {
 		t.Fatalf("a complete line that cannot be decoded: %v, want ErrUndecodable", err)
 	}
 }
+
+// The tree's pass reads only the outline of each message and tool event
+// (transcript.DecodeOutline): it must read the same lines the page's
+// pass reads and skip the same ones, or a result would lose its call or
+// find one the page does not show. The run holds a call line that does
+// not decode (skipped by both passes: its result says its call is not
+// in the transcript), a call whose id is escaped and one whose block
+// type is unknown (both read by DecodeEvent's way: their results find
+// them), and blocks of two fidelities (the run's is the most common, the
+// other marked).
+func TestHTMLTreeOutline(t *testing.T) {
+	p := writeRun(t, t.TempDir(), rootID, []*transcript.Event{
+		{Type: transcript.RunStarted, Timestamp: at(0), Payload: &transcript.StepPayload{Name: "demo", Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"}},
+		{Type: transcript.StepStarted, Path: "agent", Timestamp: at(1), Payload: &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}},
+		{Type: transcript.MessageUser, Path: "agent", Timestamp: at(2), Payload: &transcript.MessagePayload{Role: "user", Blocks: []transcript.Block{
+			{Type: transcript.BlockText, Fidelity: transcript.FidelityRouter, Text: "fix it"}}}},
+		{Type: transcript.ToolCall, Path: "agent", Timestamp: at(3), Payload: &transcript.ToolPayload{Name: "Bash", CallID: "c1", Fidelity: transcript.FidelityAgentEmitted}},
+	})
+	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range []string{
+		`{"seq":"5","run_id":"` + rootID + `","type":"tool.call","path":"agent","payload":{"name":"Bash","call_id":"c2","fidelity":"agent_emitted"}}`,
+		`{"seq":6,"run_id":"` + rootID + `","type":"tool.call","path":"agent","payload":{"name":"Bash","call_id":"c\u0033","fidelity":"agent_emitted"}}`,
+		`{"seq":7,"run_id":"` + rootID + `","type":"message.assistant","path":"agent","payload":{"blocks":[{"type":"image"},{"type":"text","text":"done","fidelity":"agent_emitted"}]}}`,
+		`{"seq":8,"run_id":"` + rootID + `","type":"tool.result","path":"agent","payload":{"name":"Bash","call_id":"c1","output":"out one","fidelity":"agent_emitted"}}`,
+		`{"seq":9,"run_id":"` + rootID + `","type":"tool.result","path":"agent","payload":{"name":"Bash","call_id":"c2","output":"out two","fidelity":"agent_emitted"}}`,
+		`{"seq":10,"run_id":"` + rootID + `","type":"tool.result","path":"agent","payload":{"name":"Bash","call_id":"c3","output":"out three","fidelity":"agent_emitted"}}`,
+	} {
+		if _, err := f.WriteString(line + "\n"); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := f.Close(); err != nil {
+		t.Fatal(err)
+	}
+	var buf bytes.Buffer
+	if err := ExportHTML(context.Background(), &buf, []Run{{Path: p, Dir: filepath.Dir(p)}}, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	for _, want := range []string{"<b>Bash</b> <code>c2</code> (its call is not in the transcript)", "fidelity agent_emitted", `<span class="fid router"`, "out one", "out three", `<div class="text"> done</div>`} {
+		if !strings.Contains(page, want) {
+			t.Errorf("no %q in the page", want)
+		}
+	}
+	if n := strings.Count(page, "its call is not in the transcript"); n != 1 {
+		t.Errorf("%d results without their call, want 1 (c2's)", n)
+	}
+}

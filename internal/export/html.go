@@ -85,7 +85,9 @@ const (
 // search box. It loads nothing: styles and script are inline, and a
 // Content-Security-Policy forbids any request and allows only those two,
 // by their hashes (pageCSP). It streams: a run's events
-// are read twice (the tree, then the page) and written as they come; a
+// are read twice (the tree, then the page) and written as they come (the
+// tree's pass reads each message and tool event's outline only,
+// transcript.DecodeOutline: the same lines as the page's pass); a
 // result is written where it comes and moved beside its call by the page's
 // script, so memory holds no run.
 func ExportHTML(ctx context.Context, w io.Writer, runs []Run, opts HTMLOptions) error {
@@ -147,8 +149,11 @@ type treeStep struct {
 	steps []*treeStep
 }
 
-func (h *htmlWriter) read(ctx context.Context, path string, fn func(*transcript.Event) error) error {
-	return eachEventStrict(ctx, path, h.opts.Redactor != nil, func(ev *transcript.Event) error {
+// read streams a run's events to fn, each masked first when the page is
+// redacted; with outline, each is transcript.DecodeOutline's (the tree's
+// pass, which reads no content).
+func (h *htmlWriter) read(ctx context.Context, path string, outline bool, fn func(*transcript.Event) error) error {
+	return eachEventStrict(ctx, path, h.opts.Redactor != nil, outline, func(ev *transcript.Event) error {
 		if h.opts.Redactor != nil {
 			h.opts.Redactor.Mask(ev)
 		}
@@ -171,7 +176,9 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Ru
 	defer func() { h.opts.Redactor = saved }()
 	var childIDs []*treeStep
 	var sess openSession
-	err := h.read(ctx, r.Path, func(ev *transcript.Event) error {
+	// Only the outline of each message and tool event (its blocks'
+	// fidelities, its call id): the page's pass reads the content.
+	err := h.read(ctx, r.Path, true, func(ev *transcript.Event) error {
 		if n.id == "" {
 			n.id = ev.RunID
 		}
@@ -574,7 +581,7 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 			}
 		}
 	}
-	err := h.read(ctx, n.run.Path, func(ev *transcript.Event) error {
+	err := h.read(ctx, n.run.Path, false, func(ev *transcript.Event) error {
 		if win != nil {
 			if win.To > 0 && ev.Seq >= win.To {
 				return errWindowEnd

@@ -68,7 +68,7 @@ func link[N any](r Run, id string, attach func(N, *runtree.ChildError)) runtree.
 // event at all is [ErrNotTranscript]. A non-regular file is refused
 // before it is opened, so a FIFO cannot block an export.
 func eachEvent(ctx context.Context, path string, fn func(*transcript.Event) error) error {
-	return eachEventStrict(ctx, path, false, fn)
+	return eachEventStrict(ctx, path, false, false, fn)
 }
 
 // runEvents streams the events of run to fn as eachEventStrict does,
@@ -78,7 +78,7 @@ func runEvents(ctx context.Context, run Run, fn func(*transcript.Event) error) e
 	if run.Mask == nil {
 		return eachEvent(ctx, run.Path, fn)
 	}
-	return eachEventStrict(ctx, run.Path, true, func(ev *transcript.Event) error {
+	return eachEventStrict(ctx, run.Path, true, false, func(ev *transcript.Event) error {
 		run.Mask(ev)
 		return fn(ev)
 	})
@@ -94,8 +94,10 @@ var ErrUndecodable = errors.New("a transcript line cannot be decoded")
 // being skipped. A final line with no LF that does not decode is skipped
 // even so: it is a line still being written (a run being recorded, read
 // live by twasm serve) or the torn tail of a killed writer, which the
-// recorder repairs; nothing of it is shown.
-func eachEventStrict(ctx context.Context, path string, strict bool, fn func(*transcript.Event) error) error {
+// recorder repairs; nothing of it is shown. With outline, each event is
+// transcript.DecodeOutline's (the same lines read, and the same ones
+// skipped or refused, as without).
+func eachEventStrict(ctx context.Context, path string, strict, outline bool, fn func(*transcript.Event) error) error {
 	st, err := os.Stat(path)
 	if err != nil {
 		return err
@@ -108,7 +110,7 @@ func eachEventStrict(ctx context.Context, path string, strict bool, fn func(*tra
 		return err
 	}
 	defer f.Close()
-	rd := transcript.NewReader(f)
+	rd := transcript.NewReader(f, transcript.ReaderOptions{Outline: outline})
 	n := 0
 	for rd.Next() {
 		if err := ctx.Err(); err != nil {

@@ -26,25 +26,28 @@
 // row also has a tags column, one term per kind, role and tool of its
 // document (filterTags: zq, a letter and the value in hex), which a
 // search filtered by them matches beside its words (ftsExpr) when its
-// words match more documents than are ranked, so that FTS5 leaves out
-// what the filter does not keep before any document is read (a common
-// word among the user's messages read every match from docs); the
-// ranked statement matches them too only when the filter keeps under
-// about half of the words' matches (rankBound). A word is matched in the
-// text column alone when it could match a tag, rank gives tags a weight
-// of 0, and the filters are still applied to docs: the tags narrow the
-// work, never the answer.
+// words may match more documents than are ranked, so that FTS5 leaves
+// out what the filter does not keep before any document is read (a
+// common word among the user's messages read every match from docs). A
+// word is matched in the text column alone when it could match a tag,
+// rank gives tags a weight of 0, and the filters are still applied to
+// docs: the tags narrow the work, never the answer.
 //
 // Hits are ranked by FTS5's rank (bm25), which SQLite computes for every
 // match before the first row: a word in 200,000 messages took 0.3 s of
 // CPU for a page of 50. So a query whose words and filters match more
 // documents than Query.RankAmong (DefaultRankAmong, 2,000) and that asks
 // for fewer rows ranks only the newest that many, by document id (the
-// order the index read them): the (RankAmong+1)th match is found first
-// by reading the matches in FTS5's order of ids, newest first, none
-// ranked: the words' alone (no table joined: a rarer word stops there),
-// then with the filters (boundSQL); the ranked statement then leaves out
-// the ids at or below it (with fewer, the ids below the oldest match). The scores are bm25's over the
+// order the index read them). Its first page is one FTS5 statement
+// (newestRanked): the matches of its words, tags and filters read in
+// FTS5's order of ids, newest first, each with its rank, up to the
+// (RankAmong+1)th; the newest RankAmong of them (all, when fewer match)
+// are put in the ranked order here, and the rows a page reads are read
+// whole by their ids. FTS5 merges the lists of every term a prefix word
+// ("test" finds tests, testing) starts, again for each statement that
+// matches it and for bm25's weights: this was three statements (the
+// words' newest alone, the same with the filters, then the ranking),
+// and the merging most of a search's CPU. The scores are bm25's over the
 // whole index; only the set ranked is bounded, and Results.RankedAmong
 // says so, which twasm search and serve's page tell the user. A query
 // matching fewer documents, or asking for as many rows (twasm search
@@ -54,7 +57,9 @@
 // ended at (Results.Next, Query.From): its last row's order key (the
 // order is total: injected, rank, time, document id), the range of ids
 // the first page ranked and the newest id then. The next page ranks the
-// same matches and skips the rows up to the cursor by their keys,
+// same matches in one statement (searchSQL, sorted by SQLite in the
+// order the first page sorted them) and skips the rows up to the cursor
+// by their keys,
 // folding into what the pages before showed, so that it costs what the
 // first did and the pages together are the hits of one query asking for
 // all, in order, each once (while the index is unchanged: bm25's scores

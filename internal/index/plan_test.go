@@ -99,10 +99,10 @@ func queryPlan(t *testing.T, ix *Index, sqlq string, args ...any) string {
 	return strings.Join(plan, "; ")
 }
 
-// TestSearchBoundReadsByID: finding where a common word's newest matches
-// start reads the matches in FTS5's own order of ids, newest first, and
-// stops there: no sort of every match (which would rank or read them
-// all), with a filter or without.
+// TestSearchBoundReadsByID: finding and ranking a common word's newest
+// matches reads the matches in FTS5's own order of ids, newest first,
+// and stops there: no sort of every match (which would rank or read them
+// all), with a filter or without, with tags or without.
 func TestSearchBoundReadsByID(t *testing.T) {
 	ctx := context.Background()
 	ix, _, err := Open(ctx, t.TempDir())
@@ -110,8 +110,8 @@ func TestSearchBoundReadsByID(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer ix.Close()
-	for _, q := range []Query{{Text: "tests"}, {Text: "test", Role: "user", Projects: []string{"/src/app"}}} {
-		sqlq, args := boundSQL(q, MatchExpr(q.Text), DefaultRankAmong)
+	for _, q := range []Query{{Text: "tests"}, {Text: "test", Role: "user", Projects: []string{"/src/app"}}, {Text: "test", Kind: "tool_result", Status: "ok"}} {
+		sqlq, args := newestSQL(q, ftsExpr(q, MatchExpr(q.Text), true), DefaultRankAmong, 1000)
 		if got := queryPlan(t, ix, sqlq, args...); strings.Contains(got, "TEMP B-TREE") || !strings.Contains(got, "SCAN fts VIRTUAL TABLE") {
 			t.Errorf("%+v: plan %q sorts, or does not read fts first", q, got)
 		}
@@ -270,6 +270,66 @@ func TestSearchFiltersInFTS(t *testing.T) {
 		}
 		if prompts != 1 {
 			t.Errorf("the word %q found %d prompts, want the one that holds it", word, prompts)
+		}
+	}
+}
+
+// TestNewestRankedAsSearchSQL: the first page of a search bounded to
+// the newest matches (newestRanked: the matches read newest first, then
+// sorted here) gives the rows the ranked statement gives (searchSQL,
+// sorted by SQLite) over the ids newestRanked says were ranked, in the
+// same order, with the same keys: so a page after it (which runs
+// searchSQL) goes on where it ended. With words in every run, words in
+// some, filters that are tags (kind, role, tool) and filters that are
+// not (status, run), bounds below and above the matches, and a document
+// ranked with injected context.
+func TestNewestRankedAsSearchSQL(t *testing.T) {
+	root := t.TempDir()
+	for i, w := range []string{"alpha", "bravo", "charlie", "delta", "echo", "foxtrot", "golf", "hotel"} {
+		tool := "Bash"
+		if i%3 == 0 {
+			tool = "Read"
+		}
+		// widget in the prompt, the answer, the thought, the call's input
+		// and its result; the same answer in every run (equal ranks, the
+		// order decided by time and id).
+		record(t, root, "widget "+w+" prompt "+strings.Repeat("widget ", i), "widget done", tool, "widget ls "+w, "widget listed", i%4 == 1)
+	}
+	recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.UserMessage(ctx, "widget injected", "<env>widget</env>")
+	})
+	ix, _ := openUpdated(t, root)
+	ctx := context.Background()
+	var top int64
+	require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT max(id) FROM docs`).Scan(&top))
+	for _, q := range []Query{
+		{Text: "widget"}, {Text: "widget", Role: "user"}, {Text: "widget", Kind: "tool_result", Status: "ok"},
+		{Text: "widget", Tool: "Bash"}, {Text: "widget", Status: "error"}, {Text: "alpha"}, {Text: "wid done"},
+		{Text: "widget", Every: true}, {Text: "listed", Role: "tool", Kind: "tool_result"},
+	} {
+		for _, among := range []int{1, 2, 5, 9, 17, 1000} {
+			for _, limit := range []int{1, 3} {
+				q := q
+				q.Limit, q.RankAmong = limit, among
+				expr := ftsExpr(q, MatchExpr(q.Text), true)
+				got, after, bounded, err := ix.newestRanked(ctx, q, expr, among, top)
+				require.NoError(t, err)
+				sqlq, args := searchSQL(q, expr, true, after, top)
+				want, err := ix.searchRows(ctx, sqlq, args)
+				require.NoError(t, err)
+				require.Equal(t, want, got, "%+v among %d", q, among)
+				// Every match of the words and filters, none bounded.
+				sqlq, args = searchSQL(Query{Text: q.Text, Role: q.Role, Kind: q.Kind, Tool: q.Tool, Status: q.Status, Limit: 1 << 20, Every: true}, expr, true, -1, top)
+				m, err := ix.searchRows(ctx, sqlq, args)
+				require.NoError(t, err)
+				matches := len(m)
+				assert.Equal(t, matches > among, bounded, "%+v among %d: %d matches", q, among, matches)
+				if bounded {
+					assert.Len(t, got, min(among, q.rows()))
+				} else {
+					assert.Len(t, got, min(matches, q.rows()))
+				}
+			}
 		}
 	}
 }

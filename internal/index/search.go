@@ -1,6 +1,7 @@
 package index
 
 import (
+	"cmp"
 	"context"
 	"database/sql"
 	"encoding/base64"
@@ -9,6 +10,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -125,17 +127,23 @@ func ParseCursor(s string) (*Cursor, error) {
 // before reports whether the row whose order key is r comes after c's in
 // the statement's order (searchSQL: injected first, then rank, then
 // newest time and id).
-func (c *Cursor) before(r Cursor) bool {
+func (c *Cursor) before(r Cursor) bool { return c.compare(r) < 0 }
+
+// compare orders the rows whose keys are c and r as searchSQL's
+// statement does: negative when c comes first.
+func (c *Cursor) compare(r Cursor) int {
 	switch {
 	case c.Injected != r.Injected:
-		return r.Injected
+		if r.Injected {
+			return -1
+		}
+		return 1
 	case c.Rank != r.Rank:
-		return r.Rank > c.Rank
+		return cmp.Compare(c.Rank, r.Rank)
 	case c.TS != r.TS:
-		return r.TS < c.TS
-	default:
-		return r.ID < c.ID
+		return cmp.Compare(r.TS, c.TS)
 	}
+	return cmp.Compare(r.ID, c.ID)
 }
 
 // Hit is one matching document.
@@ -261,9 +269,10 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 	if !words && !q.HasFilter() {
 		return Results{}, fmt.Errorf("empty query: give words to find or a filter")
 	}
-	// The words, and the words with the filters' tags: the tags only
-	// when the words match more than are ranked (a filter that keeps
-	// most of them costs more as tags than it saves).
+	// The words, and the words with the filters' tags: the tags on a
+	// first page that may match more than are ranked (newestRanked) and
+	// the pages after it, where they leave out before any document is
+	// read what the filters do not keep.
 	plain, tagged := expr, expr
 	if words {
 		plain, tagged = ftsExpr(q, expr, false), ftsExpr(q, expr, true)
@@ -290,26 +299,30 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 	} else if err := ix.db.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) FROM docs`).Scan(&top); err != nil {
 		return res, fmt.Errorf("index: search: %w", err)
 	}
+	var list []searchRow
 	if among := q.rankAmong(); q.From == nil && words && among > 0 && q.rows() < among {
+		// The first page of a search that may match more than are
+		// ranked: one statement finds and ranks the newest among.
+		useTags = tagged != plain
 		var bounded bool
 		var err error
-		if after, bounded, useTags, err = ix.rankBound(ctx, q, plain, tagged, among, top); err != nil {
+		if list, after, bounded, err = ix.newestRanked(ctx, q, tagged, among, top); err != nil {
 			return res, queryErr(err)
 		}
 		if bounded {
 			res.RankedAmong = among
 		}
+	} else {
+		if useTags {
+			expr = tagged
+		}
+		sqlq, args := searchSQL(q, expr, words, after, top)
+		var err error
+		if list, err = ix.searchRows(ctx, sqlq, args); err != nil {
+			return res, queryErr(err)
+		}
 	}
-	if useTags {
-		expr = tagged
-	}
-	sqlq, args := searchSQL(q, expr, words, after, top)
 	limit := q.limit()
-	rows, err := ix.db.QueryContext(ctx, sqlq, args...)
-	if err != nil {
-		return res, queryErr(err)
-	}
-	defer rows.Close()
 	// Snippets and texts come from the transcripts (the index keeps no
 	// copy), marked as the query's words match.
 	var terms []markTerm
@@ -324,20 +337,11 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 	if q.From != nil {
 		shown = q.From.Shown
 	}
-	var n int // rows read
-	for rows.Next() {
-		var h Hit
-		var ts, off, thash int64
-		var part int
-		var providers string
-		var rank float64
-		var id int64
-		if err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &ts, &h.Kind, &h.Role, &h.Tool, &providers, &h.Status, &h.Injected, &off, &part, &thash, &rank, &id); err != nil {
-			return res, fmt.Errorf("index: search: %w", err)
-		}
-		n++
-		at := Cursor{Injected: h.Injected, Rank: rank, TS: ts, ID: id}
-		key := h.Kind + "\x00" + strconv.FormatInt(thash, 10)
+	for i, r := range list {
+		n := i + 1 // rows read
+		h := r.hit
+		at := r.key
+		key := h.Kind + "\x00" + strconv.FormatInt(r.thash, 10)
 		if q.From != nil && !q.From.before(at) {
 			first[key] = -1 // a page before showed it or what it folds into
 			continue
@@ -352,7 +356,7 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 			continue // only folding into the hits shown from here on
 		}
 		// Only a hit shown is read from its transcript.
-		d, err := src.doc(h.RunID, off, part, h.Seq)
+		d, err := src.doc(h.RunID, r.off, r.part, h.Seq)
 		if errors.Is(err, errMoved) || errors.Is(err, fs.ErrNotExist) {
 			continue // rewritten or removed since the index saw it: the next update reads it
 		}
@@ -363,10 +367,10 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 		if q.WithText {
 			h.Text = d.text
 		}
-		if ts != 0 {
-			h.Time = time.UnixMilli(ts).UTC()
+		if at.TS != 0 {
+			h.Time = time.UnixMilli(at.TS).UTC()
 		}
-		for _, p := range strings.Split(strings.Trim(providers, ","), ",") {
+		for _, p := range strings.Split(strings.Trim(r.providers, ","), ",") {
 			if p != "" {
 				h.Providers = append(h.Providers, p)
 			}
@@ -381,7 +385,55 @@ func (ix *Index) SearchResults(ctx context.Context, q Query) (Results, error) {
 		}
 	}
 	res.Hits = hits
-	return res, rows.Err()
+	return res, nil
+}
+
+// searchRow is a row of a search's statement: the hit as the index
+// knows it (no snippet yet), its order key (Cursor: injected, rank,
+// time, document id), and where its text is.
+type searchRow struct {
+	hit       Hit
+	key       Cursor
+	off       int64
+	part      int
+	thash     int64
+	providers string
+}
+
+// searchColumns are the columns of a searchRow (scanRow), rank the
+// expression of its rank.
+func searchColumns(rank string) string {
+	return `d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers,
+  CASE WHEN d.status != '' THEN d.status ELSE r.status END,
+  d.origin IN ('injected_context', 'system_prompt') AS injected, d.off, d.part, d.thash, ` + rank + `, d.id`
+}
+
+func scanRow(rows *sql.Rows) (searchRow, error) {
+	var r searchRow
+	h := &r.hit
+	err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &r.key.TS, &h.Kind, &h.Role, &h.Tool, &r.providers, &h.Status, &h.Injected,
+		&r.off, &r.part, &r.thash, &r.key.Rank, &r.key.ID)
+	r.key.Injected = h.Injected
+	return r, err
+}
+
+// searchRows reads the rows of a search's statement (searchSQL), in its
+// order.
+func (ix *Index) searchRows(ctx context.Context, sqlq string, args []any) ([]searchRow, error) {
+	rows, err := ix.db.QueryContext(ctx, sqlq, args...)
+	if err != nil {
+		return nil, err
+	}
+	defer rows.Close()
+	var out []searchRow
+	for rows.Next() {
+		r, err := scanRow(rows)
+		if err != nil {
+			return nil, fmt.Errorf("index: search: %w", err)
+		}
+		out = append(out, r)
+	}
+	return out, rows.Err()
 }
 
 // RunInfo is a run as the index knows it.
@@ -526,7 +578,7 @@ func tagsExpr(q Query) string {
 // searchSQL is the statement of a search and its arguments: expr the
 // FTS5 expression of the words (words: there are some); after, when not
 // -1, leaves out the documents whose id is not above it (the matches
-// older than the newest Query.RankAmong, or than the oldest: rankBound),
+// older than the newest Query.RankAmong, or than the oldest: newestRanked),
 // and top, when not 0, those above it (the newest when the first page
 // was read: Cursor). The order is total, by document id last, and each
 // row says its rank and id (Cursor); a page after another reads the rows
@@ -553,63 +605,102 @@ func searchSQL(q Query, expr string, words bool, after, top int64) (string, []an
 	if q.From != nil {
 		rows += q.From.Rows
 	}
-	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`
-	return `SELECT d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers, ` + status + `,
-  d.origin IN ('injected_context', 'system_prompt') AS injected, d.off, d.part, d.thash, ` + rank + `, d.id
+	return `SELECT ` + searchColumns(rank) + `
 FROM ` + from + `
 WHERE ` + where + `
 ORDER BY ` + order + ` LIMIT ?`, append(args, rows)
 }
 
-// rankBound is where the matches of q's words (words, their FTS5
-// expression) and filters that are ranked start: the id below the newest
-// among of them (bounded) when more match, else the id below the oldest
-// match, so that the ranked statement reads no older match (-1: not
-// known, read all). The matches are read by id, newest first, none
-// ranked, and the read stops at the (among+1)th: first the words' alone
-// (no table joined: a rarer word stops there), then with the filters
-// (boundSQL), whose kind, role and tool FTS5 matches as tags (tagged:
-// the words and the tags), so that a filter keeping few of the words'
-// matches does not read the others from docs. tags says the ranked
-// statement should match the tags too: the range of ids it reads (above
-// after, up to top, the newest id) is more than twice the range of the
-// newest among matches of the words alone, so that it holds some twice
-// as many of the words' matches as the filters keep. A filter that keeps
-// most (a kind every message has) costs more as tags, which bm25 reads
-// whole for its weights, than it saves.
-func (ix *Index) rankBound(ctx context.Context, q Query, words, tagged string, among int, top int64) (after int64, bounded, tags bool, err error) {
-	var id int64
-	err = ix.db.QueryRowContext(ctx, `SELECT rowid FROM fts WHERE fts MATCH ? ORDER BY rowid DESC LIMIT 1 OFFSET ?`, words, among).Scan(&id)
-	if errors.Is(err, sql.ErrNoRows) {
-		return -1, false, false, nil
-	}
+// newestRanked is the first page of a search whose words may match more
+// documents than are ranked (among, with fewer rows asked). One FTS5
+// statement (newestSQL) reads the matches of q's words (expr, their
+// FTS5 expression) and filters newest first, in FTS5's own order of ids
+// (none sorted), each with its order key (Cursor: its rank computed for
+// the rows read only), up to the (among+1)th match at or below top.
+// When there is one, only the newest among are ranked (bounded) and
+// after is its id; else every match is, and after is below the oldest.
+// They are put here in the order of searchSQL's statement
+// (Cursor.compare), and the first q.rows() of them read whole (rowsByID)
+// and returned: the rows that statement gives over the ids above after,
+// up to top, which a page after this one reads (Cursor). Before, three
+// FTS5 queries did it (the words' newest among+1 alone, the same with
+// the filters, then the ranking of those), and each built again the
+// merged list of a prefix word's terms, which was most of a search's
+// CPU.
+func (ix *Index) newestRanked(ctx context.Context, q Query, expr string, among int, top int64) (list []searchRow, after int64, bounded bool, err error) {
+	sqlq, args := newestSQL(q, expr, among, top)
+	rows, err := ix.db.QueryContext(ctx, sqlq, args...)
 	if err != nil {
-		return -1, false, false, err
+		return nil, -1, false, err
 	}
-	var n int
-	var oldest sql.NullInt64
-	sqlq, args := boundSQL(q, tagged, among)
-	if err := ix.db.QueryRowContext(ctx, sqlq, args...).Scan(&n, &oldest); err != nil {
-		return -1, false, true, err
+	defer rows.Close()
+	var keys []Cursor
+	for rows.Next() {
+		var k Cursor
+		if err := rows.Scan(&k.ID, &k.Injected, &k.Rank, &k.TS); err != nil {
+			return nil, -1, false, err
+		}
+		keys = append(keys, k)
 	}
+	if err := rows.Err(); err != nil {
+		return nil, -1, false, err
+	}
+	after = -1
 	switch {
-	case !oldest.Valid:
-		return -1, false, false, nil
-	case n > among:
-		after, bounded = oldest.Int64, true
-	default:
-		after = oldest.Int64 - 1
+	case len(keys) > among:
+		after, bounded = keys[among].ID, true
+		keys = keys[:among]
+	case len(keys) > 0:
+		after = keys[len(keys)-1].ID - 1
 	}
-	return after, bounded, top-after > 2*(top-id), nil
+	slices.SortFunc(keys, func(a, b Cursor) int { return a.compare(b) })
+	keys = keys[:min(len(keys), q.rows())]
+	byID, err := ix.rowsByID(ctx, keys)
+	if err != nil {
+		return nil, -1, false, err
+	}
+	for _, k := range keys {
+		if r, ok := byID[k.ID]; ok { // a document removed since is left out
+			r.key = k
+			list = append(list, r)
+		}
+	}
+	return list, after, bounded, nil
 }
 
-// boundSQL is the statement of how many of the newest among+1 documents
-// match q (expr the FTS5 expression of its words) and the oldest one's
-// id: read by id, newest first, from FTS5's own order, none ranked.
-func boundSQL(q Query, expr string, among int) (string, []any) {
+// newestSQL is the statement of newestRanked: the ids and order keys of
+// the newest among+1 matches of q (expr the FTS5 expression of its
+// words) at or below top, read by id, newest first, from FTS5's own
+// order.
+func newestSQL(q Query, expr string, among int, top int64) (string, []any) {
 	from, where, args := searchWhere(q, expr, true)
-	return `SELECT count(*), min(id) FROM (SELECT fts.rowid AS id FROM ` + from + ` WHERE ` + where + `
-ORDER BY fts.rowid DESC LIMIT ?)`, append(args, among+1)
+	return `SELECT d.id, d.origin IN ('injected_context', 'system_prompt'), fts.rank, d.ts
+FROM ` + from + `
+WHERE ` + where + ` AND fts.rowid <= ?
+ORDER BY fts.rowid DESC LIMIT ?`, append(args, top, among+1)
+}
+
+// rowsByID reads the search rows of the documents keys name (their
+// order keys left to the caller), by their ids.
+func (ix *Index) rowsByID(ctx context.Context, keys []Cursor) (map[int64]searchRow, error) {
+	if len(keys) == 0 {
+		return nil, nil
+	}
+	ids := make([]any, len(keys))
+	for i, k := range keys {
+		ids[i] = k.ID
+	}
+	list, err := ix.searchRows(ctx, `SELECT `+searchColumns(`0.0`)+`
+FROM docs d JOIN runs r ON r.run_id = d.run_id
+WHERE d.id IN (?`+strings.Repeat(`, ?`, len(ids)-1)+`)`, ids)
+	if err != nil {
+		return nil, err
+	}
+	byID := make(map[int64]searchRow, len(list))
+	for _, r := range list {
+		byID[r.key.ID] = r
+	}
+	return byID, nil
 }
 
 // rows is how many rows the statement of q reads: folding may merge
