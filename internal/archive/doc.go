@@ -351,8 +351,14 @@
 // is new, a later find grows it or is the same bytes), the outcomes
 // reported in the sessions' order as soon as every session before them
 // is done, and a ledger that a sync which wrote in parallel rewrites at
-// its end, one line per run by run id. A sync cancelled stops starting
-// sessions; the parts in flight are cancelled as a single part is.
+// its end, one line per run by run id. A database's sessions are read
+// in one read transaction per batch (one chain), then, the transaction
+// ended, archived on the workers as well, each a run of its own, a
+// sub-agent's session after its parent's (writeRows: wave by wave, the
+// sessions whose parent the batch does not write first): the outcomes
+// and the ledger are the same as one after the other. A sync cancelled
+// stops starting sessions; the parts in flight are cancelled as a single
+// part is.
 //
 // # Invariants
 //

@@ -19,7 +19,10 @@ import (
 // in the sync's order, by one worker; different chains touch different
 // runs and ledger entries and run at once. Whatever the workers' timing,
 // each chain does what a sync of its sessions alone, in order, would do,
-// and the outcomes are reported in the sync's order.
+// and the outcomes are reported in the sync's order. Inside a chain, a
+// database's sessions, each a run of its own, are archived on the
+// workers too once their rows are read (writeRows), a sub-agent's session
+// after its parent's.
 
 // workers is how many sessions a sync archives at once.
 func (a *Archiver) workers() int {

@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/twasm/twasm/abi"
@@ -273,30 +275,17 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 		}
 		// The read transaction ends before anything is archived.
 		closeDB()
-		for j := range reads[:i] {
-			r := &reads[j]
-			if r.done || (r.input == nil && !r.cursorOnly) {
-				continue
+		a.writeRows(ctx, loc, list, reads[:i], func(j int) string { return links[j].parent }, func(j int) *childLink {
+			l := links[j]
+			if l.parent == "" {
+				return nil
 			}
-			r.done = true
-			if r.cursorOnly {
-				e := *r.prev
-				e.Offset = r.ds.Cursor
-				if err := a.ledger.Put(&e); err != nil {
-					r.out.Action, r.out.Reason = ActionFailed, err.Error()
-				}
-				continue
+			link := &childLink{iteration: l.iteration}
+			if pe := a.ledger.ByPath(dbSessionPath(s.Path, l.parent)); pe != nil && !pe.Closed && pe.Parts > 0 {
+				link.parentRunID = pe.RunID
 			}
-			var link *childLink
-			if l := links[j]; l.parent != "" {
-				link = &childLink{iteration: l.iteration}
-				if pe := a.ledger.ByPath(dbSessionPath(s.Path, l.parent)); pe != nil && !pe.Closed && pe.Parts > 0 {
-					link.parentRunID = pe.RunID
-				}
-			}
-			r.out = a.writeRowsPart(ctx, r.out, loc, r.ds, r.prev, r.since, r.input, r.first, r.last, link)
-			r.input = nil
-		}
+			return link
+		})
 		if stop {
 			break
 		}
@@ -307,6 +296,85 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 		}
 	}
 	return outs, paths, complete
+}
+
+// writeRows archives the sessions of a batch that have rows to archive
+// (or only a cursor to move), on the archiver's workers: each session is
+// a run of its own, as the sessions of different files are. A
+// sub-agent's session is archived after its parent's, whose run it is a
+// child of (link is asked once the parent's run is begun): the batch is
+// written wave by wave, the sessions whose parent is not in the batch
+// first, then their children, and so on. A database's sessions were
+// archived one after the other before, each waiting on its fsyncs: a
+// first sync of a database was a fifth to a third slower than of the same
+// sessions as files.
+func (a *Archiver) writeRows(ctx context.Context, loc *Location, list []dbSession, reads []dbRead, parentOf func(j int) string, link func(j int) *childLink) {
+	write := func(j int) {
+		r := &reads[j]
+		r.done = true
+		if r.cursorOnly {
+			e := *r.prev
+			e.Offset = r.ds.Cursor
+			if err := a.ledger.Put(&e); err != nil {
+				r.out.Action, r.out.Reason = ActionFailed, err.Error()
+			}
+			return
+		}
+		r.out = a.writeRowsPart(ctx, r.out, loc, r.ds, r.prev, r.since, r.input, r.first, r.last, link(j))
+		r.input = nil
+	}
+	// The depth of each session to write: 0 unless its parent is written
+	// in this batch too (a cycle, which a database should not hold, is
+	// cut where it closes).
+	todo := map[string]int{}
+	for j := range reads {
+		if r := &reads[j]; !r.done && (r.input != nil || r.cursorOnly) {
+			todo[list[j].Key] = j
+		}
+	}
+	depth := make([]int, len(reads))
+	for j := range depth {
+		depth[j] = -1
+	}
+	var depthOf func(j, guard int) int
+	depthOf = func(j, guard int) int {
+		if depth[j] >= 0 {
+			return depth[j]
+		}
+		d := 0
+		if p, ok := todo[parentOf(j)]; ok && p != j && guard < len(reads) {
+			d = depthOf(p, guard+1) + 1
+		}
+		depth[j] = d
+		return d
+	}
+	waves := [][]int{}
+	for _, j := range todo {
+		d := depthOf(j, 0)
+		for len(waves) <= d {
+			waves = append(waves, nil)
+		}
+		waves[d] = append(waves[d], j)
+	}
+	for _, wave := range waves {
+		slices.Sort(wave) // the listing's order, as far as the workers keep it
+		work := make(chan int)
+		var wg sync.WaitGroup
+		for range min(a.workers(), len(wave)) {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for j := range work {
+					write(j)
+				}
+			}()
+		}
+		for _, j := range wave {
+			work <- j
+		}
+		close(work)
+		wg.Wait()
+	}
 }
 
 // treeRun is the open run of the session key archived from a tree store

@@ -11,6 +11,7 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
+	"sync"
 	"testing"
 	"time"
 
@@ -312,12 +313,21 @@ func TestSyncSQLiteSince(t *testing.T) {
 // TestSyncSQLiteSubagent: a session the sessions query names a parent
 // of is archived as a child run of the parent session's run, linked by a
 // step.call_workflow at path "subagent"; both transcripts validate, and
-// stay valid when the parent and the child grow in later syncs.
+// stay valid when the parent and the child grow in later syncs; whether
+// the sessions query lists the parent first or the sub-agent first (a
+// database's sessions are archived on several workers, a sub-agent's
+// after its parent's).
 func TestSyncSQLiteSubagent(t *testing.T) {
+	for _, order := range []string{"s.time_created, s.id", "s.id DESC"} {
+		t.Run(order, func(t *testing.T) { testSyncSQLiteSubagent(t, order) })
+	}
+}
+
+func testSyncSQLiteSubagent(t *testing.T, order string) {
 	ctx := context.Background()
 	p, root, home, dbPath := sqliteSetup(t)
 	src := *testSQLite
-	src.Sessions = "SELECT s.id AS key, max(s.time_updated, coalesce((SELECT max(time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS cursor, s.parent_id AS parent FROM session s ORDER BY s.time_created, s.id"
+	src.Sessions = "SELECT s.id AS key, max(s.time_updated, coalesce((SELECT max(time_updated) FROM part p WHERE p.session_id = s.id), 0)) AS cursor, s.parent_id AS parent FROM session s ORDER BY " + order
 	p.Manifest.Stores[0].SQLite = &src
 	agent := openAgentDB(t, dbPath)
 	agent.part("ses_1", "prt_1", "parent starts")
@@ -520,6 +530,7 @@ type checkpointNorm struct {
 	rowNorm
 	agent *agentDB
 	fed   bool
+	mu    *sync.Mutex // notes: a sync archives a database's sessions on several workers
 	notes *[]string
 }
 
@@ -536,7 +547,9 @@ func (n *checkpointNorm) Line(l *sdk.Line, out *sdk.Out) error {
 		} else {
 			note += fmt.Sprintf("; checkpoint busy=%d log=%d", busy, log)
 		}
+		n.mu.Lock()
 		*n.notes = append(*n.notes, note)
+		n.mu.Unlock()
 	}
 	return n.rowNorm.Line(l, out)
 }
@@ -610,9 +623,10 @@ func TestSyncSQLiteWALCheckpoint(t *testing.T) {
 			require.Len(t, wantRuns, 3)
 
 			var notes []string
+			var mu sync.Mutex
 			readCommits := 0
 			cp := p
-			cp.New = func(abi.BeginOptions) sdk.Normalizer { return &checkpointNorm{agent: agent, notes: &notes} }
+			cp.New = func(abi.BeginOptions) sdk.Normalizer { return &checkpointNorm{agent: agent, mu: &mu, notes: &notes} }
 			root2 := t.TempDir()
 			a := newArchiver(t, root2, func(o *Options) {
 				o.Plugin = func(context.Context, string) (capture.Plugin, error) { return capture.NativePlugin(cp), nil }

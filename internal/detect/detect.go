@@ -213,6 +213,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"opencode", "tree", "OpenCode's older file tree as twasm reads it (" + root.Get("path").String() + ")"}, true
 	case root.Get("part").Kind() == abi.KindObject && root.Get("sessionID").Exists() && (typ == "step_start" || typ == "step_finish" || typ == "text" || typ == "tool_use" || typ == "reasoning"):
 		return vote{"opencode", "json", "opencode run --format json events (" + typ + ")"}, true
+	case clineStreamLine(root, typ):
+		return vote{"cline", "json", "Cline CLI --json output (" + typ + root.Get("event").String() + ")"}, true
 	case typ == "message_start" || typ == "content_block_delta" || typ == "content_block_start":
 		return vote{"anthropic", "anthropic-sse", "Anthropic Messages API stream events (" + typ + ")"}, true
 	case kimiRecord(root, typ):
@@ -363,6 +365,20 @@ func piEvent(root abi.Value, typ string) bool {
 		return m.Get("role").Exists() && !m.Get("type").Exists() && !m.Get("id").Exists()
 	}
 	return false
+}
+
+// clineStreamLine recognises a line of the Cline CLI's --json output: the
+// structured envelope (schemaVersion, event), the earlier task_started
+// line, or a ClineMessage on a line of its own (ts, type say or ask, and
+// the say or ask subtype).
+func clineStreamLine(root abi.Value, typ string) bool {
+	switch {
+	case root.Get("schemaVersion").Exists() && root.Get("event").Kind() == abi.KindString && (root.Get("taskId").Exists() || root.Get("messageType").Exists()):
+		return true
+	case typ == "task_started" && root.Get("taskId").Exists() && !root.Get("payload").Exists():
+		return true
+	}
+	return (typ == "say" || typ == "ask") && root.Get("ts").Exists() && (root.Get(typ).Kind() == abi.KindString)
 }
 
 // clineDoc recognises a Cline (or Roo Code) task's documents: the

@@ -51,6 +51,8 @@ func TestDetect(t *testing.T) {
 		{"cline conversation cut by the sample", `[{"role":"user","content":[{"type":"text","text":"<task>\nfix it`, "cline", "task", nil},
 		{"cline ui messages", `[{"ts":1767225600050,"type":"say","say":"task","text":"fix it"},{"ts":1767225600200,"type":"say","say":"api_req_started","text":"{}"}]`, "cline", "task", nil},
 		{"cline ui messages cut by the sample", `[{"ts":1767225600050,"type":"say","say":"task","text":"fix`, "cline", "task", nil},
+		{"cline cli json structured", `{"schemaVersion":1,"event":"start","timestamp":1,"taskId":"t1","sessionId":"t1"}` + "\n" + `{"ts":2,"type":"say","say":"text","text":"fix it","schemaVersion":1,"event":"message","timestamp":2,"taskId":"t1","sessionId":"t1","role":"user","messageType":"say"}`, "cline", "json", nil},
+		{"cline cli json legacy", `{"type":"task_started","taskId":"1770858773985"}` + "\n" + `{"ts":1770858774000,"type":"say","say":"text","text":"echo hello","conversationHistoryIndex":-1}`, "cline", "json", nil},
 		{"anthropic response", `{"id":"msg_1","type":"message","role":"assistant","content":[],"model":"claude"}`, "anthropic", "anthropic-messages", nil},
 		{"pi session", `{"type":"session","version":3,"id":"s","timestamp":"2026-01-01T00:00:00.000Z","cwd":"/p"}` + "\n" + `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}`, "pi", "session", nil},
 		{"pi entries without the header", `{"type":"message","id":"a1b2c3d4","parentId":null,"timestamp":"2026-01-01T00:00:01.000Z","message":{"role":"user","content":"hi"}}` + "\n" + `{"type":"model_change","id":"b1b2c3d4","parentId":"a1b2c3d4","timestamp":"t","provider":"openai","modelId":"gpt-5"}`, "pi", "session", nil},

@@ -190,6 +190,10 @@ func (n *normalizer) user(m abi.Value, idx int, key sdk.Str, out *sdk.Out) {
 	if content.Kind() == abi.KindArray {
 		nblocks = content.Len()
 	}
+	if content.Kind() != abi.KindString && nblocks == 0 {
+		out.Warn("api_conversation_history: message " + strconv.Itoa(idx) + " (the user's) has no content")
+		return
+	}
 	for i := 0; i < nblocks; i++ {
 		p := content.Index(i)
 		switch sdk.Name(p.Get("type")) {
@@ -236,7 +240,8 @@ func (n *normalizer) user(m abi.Value, idx int, key sdk.Str, out *sdk.Out) {
 			n.blockResult(p, ts, out)
 		case "image", "document":
 			// The transcript has no block for them; the raw capture
-			// keeps them.
+			// keeps them, and a warning says so.
+			out.Warn("api_conversation_history: message " + strconv.Itoa(idx) + ": the user's " + sdk.TypeName(p.Get("type")) + " is not mapped (the raw capture keeps it)")
 		default:
 			out.Warn("api_conversation_history: message " + strconv.Itoa(idx) + ": a content block of type " + sdk.TypeName(p.Get("type")) + " is not mapped")
 		}

@@ -16,8 +16,8 @@ var Plugin = sdk.Plugin{
 		Name:        "cline",
 		Version:     "0.1.0",
 		Providers:   []string{"cline", "roo", "kilocode"},
-		Formats:     []string{fmtTask},
-		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json)",
+		Formats:     []string{fmtTask, fmtJSON},
+		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json) and the Cline CLI's --json output",
 		SourceFacts: true,
 		// Cline and Roo keep a task until the user deletes it (no
 		// retention); doc.go, "Stores".
@@ -137,6 +137,15 @@ type normalizer struct {
 	// uiAnswer is the UI's last answer with no error after it
 	// (lastAnswer), at uiAnswerTime.
 	uiAnswer, uiAnswerTime string
+	// The CLI's --json output (stream.go): stream once a line of it was
+	// read, structured for the schemaVersion envelope; streamMsgs
+	// messages read, calls made and command outputs passed over;
+	// lastCommand the last command's call, which a permission denial
+	// answers.
+	stream, structured bool
+	streamMsgs, calls  int
+	outputs            int
+	lastCommand        string
 }
 
 type uiError struct{ msg, code string }
@@ -165,6 +174,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	kind := n.kind
 	if kind == kindUnknown || kind == kindOther {
 		kind = detectKind(v)
+	}
+	if n.stream || (n.file == "" && kind == kindOther && isStreamLine(v)) {
+		n.streamLine(v, out)
+		return nil
 	}
 	switch kind {
 	case kindAPI:
@@ -313,6 +326,10 @@ func (n *normalizer) End(out *sdk.Out) error {
 		out.Close(sdk.S("ui-answer"), sdk.MessageEnd{})
 	}
 	n.settle(out)
+	if n.stream {
+		n.streamDone(out)
+		return nil
+	}
 	if !n.sawTask {
 		return nil
 	}

@@ -109,6 +109,37 @@
 // NoTerminal, and the host settles the status by the session rule (spec
 // §6.7).
 //
+// # Format "json"
+//
+// The Cline CLI's --json output (twasm record --provider cline -- cline
+// task "..." --yolo --json), told by its first line: one JSON object per
+// line, each message a ClineMessage as ui_messages.json holds it, written
+// once when whole. The structured output (schemaVersion 1) wraps them:
+// {"event":"start","taskId"} (the session), {"event":"message", ...the
+// ClineMessage's fields, role, messageType}, and a terminal
+// {"event":"complete","status","exitCode","result"|"error"} or
+// {"event":"error","status","exitCode","message"}: success is ok, timeout
+// and aborted (stopped before the end) incomplete, anything else an error.
+// The earlier output is {"type":"task_started","taskId"}, the bare
+// messages, and {"type":"error","message"}; it has no terminal event, so
+// the host settles the status by the session rule. The task's first
+// message, say "text" (or "task"), and the user's feedback are prompts;
+// say text, reasoning, a followup question and a plan-mode answer the
+// model's; say tool ({tool, path, content, diff, ...}, named as the UI
+// names it: readFile, editedExistingFile, searchFiles, ...), command
+// (Cline's approval marker "REQ_APP" cut off) and use_mcp_server are tool
+// calls, ids cline-ui-<n>; completion_result the final answer (without the
+// "HAS_CHANGES" flag Cline appends for its changes button, in either
+// format). The stream states no tool outcome: a command's output comes
+// without its exit status, a file tool's result not at all, so the calls
+// have no tool.result and a warning says so and points to the task folder,
+// which sync reads with the results; only command_permission_denied
+// answers the last command, denied. api_req_started comes only with
+// --verbose and as it was when the request started: figures it holds are
+// counted as the UI's are, and a stream without them has no usage (never
+// 0). Errors (say error, ask api_req_failed, whose text is {"message"})
+// are provider errors, retries warnings.
+//
 // # Decisions
 //
 // Rewritten documents. Cline rewrites both arrays whole at every turn,

@@ -29,5 +29,7 @@ func FuzzCline(f *testing.F) {
 		[]byte(`[{"role":"assistant","content":"<read_file>\n<path>a</path"},{"role":"user","content":"[read_file] Result:"}]`+"\n"),
 		[]byte(`[{"role":"assistant","content":[{"type":"tool_use","input":"x"}]},{"role":"user","content":[{"type":"tool_result","content":[1,{"text":2}]}]}]`+"\n"),
 		[]byte(`[{"type":"say","say":"api_req_started","text":"{\"tokensIn\":-1,\"cost\":\"x\",\"cancelReason\":1}","ts":"99999999999999999999"}]`+"\n"),
+		[]byte(`{"schemaVersion":1,"event":"start","taskId":7}`+"\n"+`{"ts":1,"type":"ask","ask":"use_mcp_server","text":"{\"type\":\"access_mcp_resource\"}","schemaVersion":1,"event":"message"}`+"\n"+`{"schemaVersion":1,"event":"complete","status":3}`+"\n"),
+		[]byte(`{"type":"task_started","taskId":"t"}`+"\n"+`{"ts":2,"type":"say","say":"command_permission_denied"}`+"\n"+`{"ts":3,"type":"say","say":"tool","text":"[1]"}`+"\n"+`{"type":"error"}`+"\n"),
 	)
 }

@@ -8,7 +8,8 @@ import "github.com/twasm/twasm/abi"
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
 	"$twasm", "apiProtocol", "ask", "cacheReads", "cacheWrites", "cancelReason", "command", "content", "cost",
-	"files_in_context", "id", "input", "is_error", "messages", "modelId", "modelInfo", "model_usage",
-	"name", "parentTaskId", "partial", "path", "role", "say", "signature", "streamingFailedMessage", "text", "thinking",
-	"tokensIn", "tokensOut", "tool_use_id", "ts", "type", "workspace",
+	"error", "event", "exitCode", "files_in_context", "id", "input", "is_error", "message", "messages",
+	"model_usage", "modelId", "modelInfo", "name", "parentTaskId", "partial", "path", "question", "response",
+	"result", "role", "say", "schemaVersion", "signature", "status", "streamingFailedMessage", "taskId", "text",
+	"thinking", "tokensIn", "tokensOut", "tool", "tool_use_id", "toolName", "ts", "type", "workspace",
 )

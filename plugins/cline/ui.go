@@ -43,7 +43,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 		case m.Get("say").Is("api_req_started"), m.Get("say").Is("api_req_finished"):
 			// Older versions wrote a request's figures in a separate
 			// api_req_finished after it.
-			records += n.apiRequest(m, i, out)
+			records += n.apiRequest(m, i, "API request "+strconv.Itoa(i)+" of ui_messages", out)
 		case m.Get("say").Is("error"), m.Get("ask").Is("api_req_failed"), m.Get("ask").Is("mistake_limit_reached"):
 			code := strings.Clone(sdk.Name(m.Get("say")) + sdk.Name(m.Get("ask"))) // kept: not a view of the line
 			msg := m.Get("text").String()
@@ -66,10 +66,10 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			records++
 		case m.Get("say").Is("completion_result"):
 			if t := m.Get("text"); t.Kind() == abi.KindString && !t.Is("") {
-				out.Final(sdk.Text(t), true)
+				out.Final(sdk.S(completionText(t.String())), true)
 				records++
 				if i >= tail {
-					n.completion, n.completionTime = t.String(), msTime(m.Get("ts")).String()
+					n.completion, n.completionTime = completionText(t.String()), msTime(m.Get("ts")).String()
 				}
 			}
 		}
@@ -85,7 +85,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 // them (tokensIn, tokensOut, cacheWrites, cacheReads, cost: the cost
 // Cline states, 0 included), and the request's failure. An element read
 // again, changed or not, is counted once.
-func (n *normalizer) apiRequest(m abi.Value, idx int, out *sdk.Out) int {
+func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out) int {
 	if n.counted[idx] {
 		return 0
 	}
@@ -147,10 +147,10 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, out *sdk.Out) int {
 		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("streaming_failed")})
 		records++
 	case reason.Is("user_cancelled"):
-		out.Warn("API request " + strconv.Itoa(idx) + " of ui_messages was cancelled by the user")
+		out.Warn(what + " was cancelled by the user")
 		records++
 	case reason.Exists():
-		out.Warn("API request " + strconv.Itoa(idx) + " of ui_messages ended: " + clip(reason.String()))
+		out.Warn(what + " ended: " + clip(reason.String()))
 		records++
 	}
 	return records
@@ -170,7 +170,7 @@ func lastAnswer(msgs abi.Value) (text, ts string) {
 			return "", ""
 		case (say.Is("text") || say.Is("completion_result")) && !m.Get("partial").Truthy():
 			if t := m.Get("text"); t.Kind() == abi.KindString && strings.TrimSpace(t.String()) != "" {
-				return strings.Clone(t.String()), msTime(m.Get("ts")).String()
+				return completionText(strings.Clone(t.String())), msTime(m.Get("ts")).String()
 			}
 		}
 	}
