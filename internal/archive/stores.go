@@ -248,16 +248,19 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 		if d.UnlessEnv != "" && env(d.UnlessEnv) != "" {
 			continue
 		}
+		// Its patterns are compiled once, whatever the number of its
+		// locations (one per project directory for a projects root).
+		c := compileStore(d)
 		if projectsRoot(d.Roots) {
 			for _, p := range projectDirs(cfg, home) {
-				locs = append(locs, declaredLocation(d, p, "project"))
+				locs = append(locs, declaredLocation(d, c, p, "project"))
 			}
 		}
 		if root, from, _, ok := resolveRoot(env, goos, home, d.Roots, false); ok {
-			locs = append(locs, declaredLocation(d, root, from))
+			locs = append(locs, declaredLocation(d, c, root, from))
 		}
 		if root, from, r, ok := resolveRoot(env, goos, home, d.Roots, true); ok {
-			locs = append(locs, listedLocations(d, root, from, r.List, home, locs)...)
+			locs = append(locs, listedLocations(d, c, root, from, r.List, home, locs)...)
 		}
 	}
 	if cfg != nil {
@@ -301,9 +304,37 @@ func projectDirs(cfg *Config, home string) []string {
 	return out
 }
 
+// compiledStore is what declaredLocation makes of a declared store
+// whatever its root: its pattern's regular expression, its sub-agents'
+// (with how far their glob climbs), or why they do not parse.
+type compiledStore struct {
+	re, subAgents *regexp.Regexp
+	subAgentsUp   int
+	err           error
+}
+
+// compileStore compiles a declared store's patterns (compiledStore).
+func compileStore(d Declared) compiledStore {
+	var c compiledStore
+	kind := cmp.Or(d.Kind, KindFile)
+	c.re, c.err = globRegexp(d.Pattern)
+	if c.err == nil && kind == KindFolder {
+		c.err = checkFolderFiles(d.Files)
+	}
+	if c.err == nil && kind == KindTree {
+		c.err = checkTreeFiles(d.Files)
+	}
+	if c.err == nil && d.SubAgents != "" && kind == KindFile {
+		var glob string
+		c.subAgentsUp, glob = abi.SubAgentsGlob(d.SubAgents)
+		c.subAgents, c.err = subAgentRegexp(glob)
+	}
+	return c
+}
+
 // declaredLocation is a declared store resolved at root (from says
-// where the root came from).
-func declaredLocation(d Declared, root, from string) Location {
+// where the root came from); c is compileStore(d).
+func declaredLocation(d Declared, c compiledStore, root, from string) Location {
 	loc := Location{Provider: d.Provider, Plugin: d.Plugin, Name: d.Name, Kind: cmp.Or(d.Kind, KindFile),
 		Dir: filepath.Join(root, filepath.FromSlash(d.Dir)), Pattern: d.Pattern, From: from,
 		RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite, Files: slices.Clone(d.Files), Parent: d.Parent, SessionStart: d.SessionStart,
@@ -311,18 +342,10 @@ func declaredLocation(d Declared, root, from string) Location {
 	if d.RetentionFile != "" && d.RetentionKey != "" {
 		loc.RetentionDays = retentionSetting(filepath.Join(root, filepath.FromSlash(d.RetentionFile)), d.RetentionKey, d.RetentionDays)
 	}
-	re, err := globRegexp(d.Pattern)
-	if err == nil && loc.Kind == KindFolder {
-		err = checkFolderFiles(loc.Files)
-	}
-	if err == nil && loc.Kind == KindTree {
-		err = checkTreeFiles(loc.Files)
-	}
+	err := c.err
 	if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
 		loc.SubAgents, loc.SubAgentCall, loc.SubAgentResult = d.SubAgents, d.SubAgentCall, d.SubAgentResult
-		up, glob := abi.SubAgentsGlob(d.SubAgents)
-		loc.subAgentsUp = up
-		loc.subAgents, err = subAgentRegexp(glob)
+		loc.subAgentsUp, loc.subAgents = c.subAgentsUp, c.subAgents
 	}
 	switch {
 	case loc.Kind == abi.StoreKindSQLite && d.SQLite == nil:
@@ -334,7 +357,7 @@ func declaredLocation(d Declared, root, from string) Location {
 	case err != nil:
 		loc.Unusable = fmt.Sprintf("plugin %s: %v", d.Plugin, err)
 	default:
-		loc.Match = re.MatchString
+		loc.Match = c.re.MatchString
 	}
 	return loc
 }
@@ -369,11 +392,11 @@ func resolveRoot(env Env, goos, home string, roots []abi.Root, lists bool) (dir,
 // list that is missing while its directory exists, or that does not
 // parse, is one unusable location saying so (doctor and sync warn); a
 // list whose directory does not exist is a store not found, as any.
-func listedLocations(d Declared, root, from string, l *abi.RootList, home string, before []Location) []Location {
+func listedLocations(d Declared, c compiledStore, root, from string, l *abi.RootList, home string, before []Location) []Location {
 	path := filepath.Join(root, filepath.FromSlash(l.File))
 	from = "list (" + from + ")"
 	failed := func(format string, args ...any) []Location {
-		loc := declaredLocation(d, root, from)
+		loc := declaredLocation(d, c, root, from)
 		loc.Dir, loc.Pattern = root, l.File
 		loc.Match = func(string) bool { return false } // the list is no session
 		if format != "" {
@@ -400,7 +423,7 @@ func listedLocations(d Declared, root, from string, l *abi.RootList, home string
 	}
 	var out []Location
 	for _, dir := range dirs {
-		loc := declaredLocation(d, dir, from)
+		loc := declaredLocation(d, c, dir, from)
 		loc.listed = true
 		if slices.ContainsFunc(before, func(o Location) bool { return o.Key() == loc.Key() }) {
 			continue
