@@ -191,7 +191,14 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 			}
 			l.lines++
 			var e Entry
-			if json.Unmarshal(line, &e) != nil || e.RunID == "" {
+			if !decodeEntry(line, &e) {
+				e = Entry{}
+				if json.Unmarshal(line, &e) != nil {
+					bad++
+					continue
+				}
+			}
+			if e.RunID == "" {
 				bad++
 				continue
 			}
