@@ -10,7 +10,6 @@ import (
 	"path/filepath"
 	"regexp"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -601,40 +600,4 @@ func Walk(loc *Location) (sessions []Session, problems []string, err error) {
 		return walkTree(loc)
 	}
 	return walkFiles(loc)
-}
-
-// walkFiles lists the files under a location's directory that its
-// pattern matches, sorted by path.
-func walkFiles(loc *Location) (sessions []Session, problems []string, err error) {
-	err = filepath.WalkDir(loc.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p != loc.Dir {
-				problems = append(problems, err.Error())
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || !d.Type().IsRegular() {
-			return nil
-		}
-		rel, rerr := filepath.Rel(loc.Dir, p)
-		if rerr != nil || !loc.Match(filepath.ToSlash(rel)) {
-			return nil
-		}
-		info, ierr := d.Info()
-		if ierr != nil {
-			problems = append(problems, ierr.Error()) // vanished meanwhile
-			return nil
-		}
-		sessions = append(sessions, Session{Loc: loc, Path: p, Size: info.Size(), ModTime: info.ModTime()})
-		return nil
-	})
-	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, problems, fmt.Errorf("%s: %w", loc.Dir, ErrStoreMissing)
-		}
-		return nil, problems, err
-	}
-	sort.Slice(sessions, func(i, j int) bool { return sessions[i].Path < sessions[j].Path })
-	return sessions, problems, nil
 }

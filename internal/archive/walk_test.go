@@ -1,0 +1,98 @@
+package archive
+
+import (
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// walkDirFiles is what walkFiles lists, found with filepath.WalkDir and
+// a stat of each file by its whole path (how walkFiles found them
+// before it opened each directory relative to its parent).
+func walkDirFiles(t *testing.T, loc *Location) []Session {
+	var out []Session
+	err := filepath.WalkDir(loc.Dir, func(p string, d fs.DirEntry, err error) error {
+		require.NoError(t, err)
+		if d.IsDir() || !d.Type().IsRegular() {
+			return nil
+		}
+		rel, err := filepath.Rel(loc.Dir, p)
+		require.NoError(t, err)
+		if !loc.Match(filepath.ToSlash(rel)) {
+			return nil
+		}
+		info, err := d.Info()
+		require.NoError(t, err)
+		out = append(out, Session{Loc: loc, Path: p, Size: info.Size(), ModTime: info.ModTime()})
+		return nil
+	})
+	require.NoError(t, err)
+	sort.Slice(out, func(i, j int) bool { return out[i].Path < out[j].Path })
+	return out
+}
+
+// TestWalkFiles: a store's walk lists what filepath.WalkDir lists (the
+// files its pattern matches, by path relative to the store, with their
+// size and mtime), however deep, without following links, and a store
+// whose directory is a link lists nothing, as WalkDir did.
+func TestWalkFiles(t *testing.T) {
+	re, err := globRegexp("**/*.jsonl")
+	require.NoError(t, err)
+	sub, err := subAgentRegexp("{stem}/subagents/**/agent-*.jsonl")
+	require.NoError(t, err)
+	deep := ""
+	for i := range maxHeldDirs + 8 {
+		deep = filepath.Join(deep, "d"+strings.Repeat("x", i%3))
+	}
+	cases := []struct {
+		name  string
+		files []string
+		match func(string) bool
+	}{
+		{"flat and nested", []string{"s1.jsonl", "p1/s2.jsonl", "p1/notes.txt", "p2/q/r/s3.jsonl", "p2/.hidden.jsonl", "empty/"}, re.MatchString},
+		{"deeper than the directories held open", []string{"top.jsonl", filepath.Join(deep, "s.jsonl"), filepath.Join(deep, "a", "s.jsonl")}, re.MatchString},
+		{"a pattern on the relative path", []string{"s1.jsonl", "s1/subagents/agent-a.jsonl", "s1/subagents/x/agent-b.jsonl", "s1/other/agent-c.jsonl"}, sub.MatchString},
+		{"nothing", nil, re.MatchString},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			dir := t.TempDir()
+			for i, f := range c.files {
+				if strings.HasSuffix(f, "/") {
+					require.NoError(t, os.MkdirAll(filepath.Join(dir, f), 0o700))
+					continue
+				}
+				writeAged(t, filepath.Join(dir, f), []byte(strings.Repeat("x", i+1)), time.Duration(i+1)*time.Minute)
+			}
+			outside := t.TempDir()
+			writeAged(t, filepath.Join(outside, "o.jsonl"), []byte("{}\n"), time.Hour)
+			require.NoError(t, os.Symlink(outside, filepath.Join(dir, "linked-dir")))
+			require.NoError(t, os.Symlink(filepath.Join(outside, "o.jsonl"), filepath.Join(dir, "linked.jsonl")))
+			loc := &Location{Provider: "claude", Dir: dir, Match: c.match}
+			got, problems, err := walkFiles(loc)
+			require.NoError(t, err)
+			assert.Empty(t, problems)
+			assert.Equal(t, walkDirFiles(t, loc), got)
+			n := 0
+			for _, f := range c.files {
+				if !strings.HasSuffix(f, "/") && c.match(filepath.ToSlash(f)) {
+					n++
+				}
+			}
+			assert.Len(t, got, n)
+
+			link := filepath.Join(t.TempDir(), "store")
+			require.NoError(t, os.Symlink(dir, link))
+			got, _, err = walkFiles(&Location{Provider: "claude", Dir: link, Match: c.match})
+			require.NoError(t, err)
+			assert.Empty(t, got)
+		})
+	}
+}
