@@ -353,8 +353,8 @@ func sessionRun(p string) bool {
 }
 
 func (l *Ledger) reindex() {
-	l.byHead = map[string][]*Entry{}
-	l.byPath = map[string]*Entry{}
+	l.byHead = make(map[string][]*Entry, len(l.runs))
+	l.byPath = make(map[string]*Entry, len(l.runs))
 	l.byAlso = map[string]*Entry{}
 	ids := make([]string, 0, len(l.runs))
 	for id := range l.runs {
@@ -515,6 +515,26 @@ func (l *Ledger) ByPath(path string) *Entry {
 		return &cp
 	}
 	return nil
+}
+
+// pathSeen is what a sync needs of the run last synced from a path to
+// find its file unchanged: ByPath's entry without the copy of it (asked
+// of every session of every sync).
+type pathSeen struct {
+	runID, head string
+	size, mtime int64
+	closed      bool
+}
+
+// seenAt is ByPath's entry's pathSeen (ok false: none).
+func (l *Ledger) seenAt(path string) (s pathSeen, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.byPath[path]
+	if e == nil {
+		return s, false
+	}
+	return pathSeen{runID: e.RunID, head: e.Head, size: e.Size, mtime: e.ModTime, closed: e.Closed}, true
 }
 
 // CopyAt returns the run that path is a copy of (Entry.Also) when the

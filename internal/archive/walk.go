@@ -43,7 +43,7 @@ func walkFiles(loc *Location) (sessions []Session, problems []string, err error)
 		return nil, nil, err
 	}
 	w := fileWalk{loc: loc}
-	if err := w.dir(fd, loc.Dir, "", 0); err != nil {
+	if err := w.dir(fd, filepath.Clean(loc.Dir), "", 0); err != nil {
 		return nil, w.problems, err
 	}
 	sort.Slice(w.sessions, func(i, j int) bool { return w.sessions[i].Path < w.sessions[j].Path })
@@ -93,7 +93,7 @@ func (w *fileWalk) dir(fd int, path, rel string, depth int) error {
 				w.problems = append(w.problems, err.Error()) // vanished meanwhile
 				continue
 			}
-			w.sessions = append(w.sessions, Session{Loc: w.loc, Path: filepath.Join(path, name), Size: size, ModTime: mtime})
+			w.sessions = append(w.sessions, Session{Loc: w.loc, Path: under(path, name), Size: size, ModTime: mtime})
 		}
 	}
 	held := depth < maxHeldDirs
@@ -101,7 +101,7 @@ func (w *fileWalk) dir(fd int, path, rel string, depth int) error {
 		f.Close()
 	}
 	for _, name := range dirs {
-		p := filepath.Join(path, name)
+		p := under(path, name)
 		var cfd int
 		var err error
 		if held {
@@ -119,6 +119,19 @@ func (w *fileWalk) dir(fd int, path, rel string, depth int) error {
 		f.Close()
 	}
 	return nil
+}
+
+// under is filepath.Join(dir, name) for a clean directory and a name
+// read from it (one element, neither "." nor ".."), without cleaning
+// the path again.
+func under(dir, name string) string {
+	if dir == "." {
+		return name
+	}
+	if strings.HasSuffix(dir, string(filepath.Separator)) {
+		return dir + name // the root directory
+	}
+	return dir + string(filepath.Separator) + name
 }
 
 // join is rel/name ("" is the store's directory).

@@ -88,11 +88,24 @@ func TestWalkFiles(t *testing.T) {
 			}
 			assert.Len(t, got, n)
 
+			unclean := &Location{Provider: "claude", Dir: dir + "/./", Match: c.match}
+			got, _, err = walkFiles(unclean)
+			require.NoError(t, err)
+			assert.Equal(t, walkDirFiles(t, unclean), got, "the store's directory given unclean")
+
 			link := filepath.Join(t.TempDir(), "store")
 			require.NoError(t, os.Symlink(dir, link))
 			got, _, err = walkFiles(&Location{Provider: "claude", Dir: link, Match: c.match})
 			require.NoError(t, err)
 			assert.Empty(t, got)
 		})
+	}
+}
+
+// TestUnder: under joins as filepath.Join does a clean directory and a
+// name read from it.
+func TestUnder(t *testing.T) {
+	for _, c := range [][2]string{{"/", "a"}, {"/h/s", "a.jsonl"}, {".", "a"}, {"rel/dir", "b"}, {"..", "c"}} {
+		assert.Equal(t, filepath.Join(c[0], c[1]), under(c[0], c[1]), "%q %q", c[0], c[1])
 	}
 }
