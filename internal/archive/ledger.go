@@ -185,15 +185,18 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		return nil, "", fmt.Errorf("ledger: %w", err)
 	default:
 		bad := 0
+		// The entries are allocated together, not one by one.
+		slab := make([]Entry, bytes.Count(b, []byte("\n"))+1)
+		l.runs = make(map[string]*Entry, len(slab))
 		for line := range bytes.SplitSeq(b, []byte("\n")) {
 			if len(line) == 0 {
 				continue
 			}
+			e := &slab[l.lines]
 			l.lines++
-			var e Entry
-			if !decodeEntry(line, &e) {
-				e = Entry{}
-				if json.Unmarshal(line, &e) != nil {
+			if !decodeEntry(line, e) {
+				*e = Entry{}
+				if json.Unmarshal(line, e) != nil {
 					bad++
 					continue
 				}
@@ -202,7 +205,7 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 				bad++
 				continue
 			}
-			l.runs[e.RunID] = &e
+			l.runs[e.RunID] = e
 		}
 		if bad > 0 {
 			rebuilt = fmt.Sprintf("%d unreadable ledger line(s)", bad)

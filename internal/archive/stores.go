@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"slices"
 	"strconv"
 	"strings"
@@ -519,6 +520,18 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 		return nil, err
 	}
 	return regexp.Compile("^" + body + "$")
+}
+
+// checkGlob reports what globRegexp would say of a glob, without
+// compiling it (a declared store's files globs are compiled where they
+// are used; checking them was most of what Discover allocated).
+func checkGlob(glob string) error {
+	body, err := globBody(glob)
+	if err != nil {
+		return err
+	}
+	_, err = syntax.Parse("^"+body+"$", syntax.Perl)
+	return err
 }
 
 // globBody is the unanchored regular expression of a glob.

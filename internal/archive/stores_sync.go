@@ -112,8 +112,8 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 				"the store %s is gone; the %d session(s) archived from it keep their runs as they are (an open run is not ended: the store may come back)", stores[i].Dir, n))
 		}
 	}
-	rep := Report{Stores: stores, Counts: map[string]int{}}
-	present := map[string]bool{}
+	rep := Report{Stores: stores, Counts: map[string]int{}, Outcomes: make([]Outcome, 0, len(sessions))}
+	present := make(map[string]bool, len(sessions))
 	for _, s := range sessions {
 		present[s.Path] = true
 	}
