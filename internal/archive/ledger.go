@@ -177,36 +177,20 @@ func LedgerFile(root string) string { return filepath.Join(root, "archive", "led
 // read-only ledger writes nothing (dry runs, doctor); Put fails on it.
 func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err error) {
 	l = &Ledger{path: LedgerFile(root), runs: map[string]*Entry{}}
-	b, err := os.ReadFile(l.path)
+	f, err := os.Open(l.path)
+	if err == nil {
+		defer f.Close()
+	}
+	var bad int
+	if err == nil {
+		bad, err = l.load(f)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		rebuilt = "no ledger yet"
 	case err != nil:
 		return nil, "", fmt.Errorf("ledger: %w", err)
 	default:
-		bad := 0
-		// The entries are allocated together, not one by one.
-		slab := make([]Entry, bytes.Count(b, []byte("\n"))+1)
-		l.runs = make(map[string]*Entry, len(slab))
-		for line := range bytes.SplitSeq(b, []byte("\n")) {
-			if len(line) == 0 {
-				continue
-			}
-			e := &slab[l.lines]
-			l.lines++
-			if !decodeEntry(line, e) {
-				*e = Entry{}
-				if json.Unmarshal(line, e) != nil {
-					bad++
-					continue
-				}
-			}
-			if e.RunID == "" {
-				bad++
-				continue
-			}
-			l.runs[e.RunID] = e
-		}
 		if bad > 0 {
 			rebuilt = fmt.Sprintf("%d unreadable ledger line(s)", bad)
 			l.runs = map[string]*Entry{}
@@ -271,6 +255,51 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		return nil, "", fmt.Errorf("ledger: %w", err)
 	}
 	return l, rebuilt, nil
+}
+
+// load reads the ledger's lines from r, line by line (a line's
+// entry holds copies of its strings), into l.runs: bad counts the lines
+// that are not an entry, each counted in l.lines.
+func (l *Ledger) load(r io.Reader) (bad int, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var slab []Entry // the entries are allocated a few hundred at a time
+	var long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, line...)
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return bad, err
+		}
+		if len(long) > 0 {
+			line = append(long, line...)
+			long = long[:0]
+		}
+		if line = bytes.TrimSuffix(line, []byte("\n")); len(line) > 0 {
+			if len(slab) == 0 {
+				slab = make([]Entry, 256)
+			}
+			e := &slab[0]
+			*e = Entry{} // a slot a line before left unused
+			l.lines++
+			ok := decodeEntry(line, e)
+			if !ok {
+				*e = Entry{}
+				ok = json.Unmarshal(line, e) == nil
+			}
+			if !ok || e.RunID == "" {
+				bad++
+				continue
+			}
+			slab = slab[1:]
+			l.runs[e.RunID] = e
+		}
+		if err != nil {
+			return bad, nil
+		}
+	}
 }
 
 // removeUnbegun removes the transcript of a run a killed sync or import

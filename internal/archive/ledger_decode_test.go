@@ -5,6 +5,7 @@ import (
 	"os"
 	"path/filepath"
 	"reflect"
+	"strings"
 	"testing"
 	"time"
 
@@ -148,10 +149,30 @@ func TestOpenLedgerDecodes(t *testing.T) {
 	assert.Equal(t, e, got[0])
 	assert.Equal(t, Entry{RunID: "r2", Path: "/other", Size: 1}, got[1])
 
+	// A line longer than the reader's buffer, the last without its
+	// newline.
+	long := e
+	long.RunID = "r4"
+	long.Facts = []FactsAt{{At: 1, Line: strings.Repeat("f", 100<<10)}}
+	longLine, err := json.Marshal(long)
+	require.NoError(t, err)
+	require.NoError(t, writeFile(LedgerFile(root), "\n"+string(line)+"\n"+string(longLine)))
+	l, rebuilt, err = OpenLedger(root, true)
+	require.NoError(t, err)
+	assert.Empty(t, rebuilt)
+	got = l.Entries()
+	require.Len(t, got, 2)
+	assert.Equal(t, e, got[0])
+	assert.Equal(t, long, got[1])
+
 	require.NoError(t, writeFile(LedgerFile(root), string(line)+"\n"+`{"run_id":"r3","size":"x"}`+"\n"))
 	_, rebuilt, err = OpenLedger(root, true)
 	require.NoError(t, err)
 	assert.Equal(t, "1 unreadable ledger line(s)", rebuilt)
+	require.NoError(t, writeFile(LedgerFile(root), string(line)+"\n"+`{"size":1}`))
+	_, rebuilt, err = OpenLedger(root, true)
+	require.NoError(t, err)
+	assert.Equal(t, "1 unreadable ledger line(s)", rebuilt, "a line without a run id, the last, without its newline")
 }
 
 func writeFile(path, s string) error {

@@ -40,7 +40,12 @@ type Report struct {
 func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 	var stores []StoreReport
 	var all []Session
-	found := map[string]bool{}
+	// The files found, for the stores read through a list (none: no
+	// need to keep them).
+	var found map[string]bool
+	if slices.ContainsFunc(locs, func(l Location) bool { return l.listed }) {
+		found = map[string]bool{}
+	}
 	for i := range locs {
 		loc := &locs[i]
 		sr := StoreReport{Location: *loc}
@@ -55,8 +60,10 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 			// again through a list.
 			sessions = slices.DeleteFunc(sessions, func(s Session) bool { return found[s.Path] })
 		}
-		for _, s := range sessions {
-			found[s.Path] = true
+		if found != nil {
+			for _, s := range sessions {
+				found[s.Path] = true
+			}
 		}
 		sr.Problems = append(slices.Clone(loc.Notes), problems...)
 		switch {
