@@ -19,18 +19,8 @@ import (
 // it (FuzzDecodeEntry checks that both agree).
 func decodeEntry(line []byte, e *Entry) (ok bool) {
 	r := jsonReader{b: line}
-	if !r.begin() {
-		return false
-	}
 	var seen uint32
-	for first := true; ; first = false {
-		key, done, ok := r.nextKey(first)
-		if !ok {
-			return false
-		}
-		if done {
-			break
-		}
+	ok = r.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "run_id":
 			ok = once(&seen, 0) && r.str(&e.RunID)
@@ -76,15 +66,11 @@ func decodeEntry(line []byte, e *Entry) (ok bool) {
 			ok = once(&seen, 20) && r.str(&e.Parent)
 		case "also":
 			ok = once(&seen, 21) && r.unmarshal(&e.Also)
-		default:
-			ok = false
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 	r.ws()
-	return r.i == len(r.b)
+	return ok && r.i == len(r.b)
 }
 
 // once notes member n of an object read, false when it was already:
@@ -104,20 +90,10 @@ func (r *jsonReader) totals(t **Totals) bool {
 		*t = nil
 		return true
 	}
-	if !r.begin() {
-		return false
-	}
 	x := &Totals{}
 	*t = x
 	var seen uint32
-	for first := true; ; first = false {
-		key, done, ok := r.nextKey(first)
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
+	return r.object(func(key []byte) (ok bool) {
 		switch string(key) {
 		case "usage":
 			ok = once(&seen, 0) && r.usage(&x.Usage)
@@ -131,13 +107,9 @@ func (r *jsonReader) totals(t **Totals) bool {
 			ok = once(&seen, 4) && r.int(&x.FailedLines)
 		case "warnings":
 			ok = once(&seen, 5) && r.strings(&x.Warnings)
-		default:
-			ok = false
 		}
-		if !ok {
-			return false
-		}
-	}
+		return ok
+	})
 }
 
 // usage reads a transcript.Usage object (or null) as json.Unmarshal
@@ -147,21 +119,11 @@ func (r *jsonReader) usage(u **transcript.Usage) bool {
 		*u = nil
 		return true
 	}
-	if !r.begin() {
-		return false
-	}
 	x := &transcript.Usage{}
 	*u = x
 	var seen uint32
 	var figures *[8]int64 // the counters, allocated together
-	for first := true; ; first = false {
-		key, done, ok := r.nextKey(first)
-		if !ok {
-			return false
-		}
-		if done {
-			return true
-		}
+	return r.object(func(key []byte) bool {
 		var p **int64
 		var n uint
 		switch string(key) {
@@ -189,7 +151,7 @@ func (r *jsonReader) usage(u **transcript.Usage) bool {
 		}
 		if r.null() {
 			*p = nil
-			continue
+			return true
 		}
 		if figures == nil {
 			figures = new([8]int64)
@@ -198,7 +160,8 @@ func (r *jsonReader) usage(u **transcript.Usage) bool {
 			return false
 		}
 		*p = &figures[n]
-	}
+		return true
+	})
 }
 
 // jsonReader reads JSON values from b at i, strictly: a value it cannot
@@ -241,16 +204,26 @@ func (r *jsonReader) lit(s string) bool {
 // null reads a null when the next value is one.
 func (r *jsonReader) null() bool { return r.peek() == 'n' && r.lit("null") }
 
-// begin reads the '{' an object starts with.
-func (r *jsonReader) begin() bool {
+// object reads an object, calling member with each key, the reader at
+// its value, which member reads; member returns false to give up (a
+// member it does not read), and object then returns false.
+func (r *jsonReader) object(member func(key []byte) bool) bool {
 	if r.peek() != '{' {
 		return false
 	}
 	r.i++
-	return true
+	for first := true; ; first = false {
+		key, done, ok := r.nextKey(first)
+		if !ok || !done && !member(key) {
+			return false
+		}
+		if done {
+			return true
+		}
+	}
 }
 
-// nextKey reads up to the next member's value of an object begun
+// nextKey reads up to the next member's value of an object being read
 // (first: right after its '{') and returns its key, or done at the
 // object's end; ok is false on a syntax error.
 func (r *jsonReader) nextKey(first bool) (key []byte, done, ok bool) {
@@ -499,19 +472,7 @@ func (r *jsonReader) skip(depth int) bool {
 	}
 	switch c := r.peek(); {
 	case c == '{':
-		r.i++
-		for first := true; ; first = false {
-			_, done, ok := r.nextKey(first)
-			if !ok {
-				return false
-			}
-			if done {
-				return true
-			}
-			if !r.skip(depth + 1) {
-				return false
-			}
-		}
+		return r.object(func([]byte) bool { return r.skip(depth + 1) })
 	case c == '[':
 		r.i++
 		if r.peek() == ']' {
