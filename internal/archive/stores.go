@@ -604,6 +604,14 @@ func Walk(loc *Location) (sessions []Session, problems []string, err error) {
 	if !st.IsDir() {
 		return nil, nil, fmt.Errorf("%s: not a directory", loc.Dir)
 	}
+	if lst, err := os.Lstat(loc.Dir); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+		return walkLinked(loc)
+	}
+	return walkKind(loc)
+}
+
+// walkKind lists a location by its kind of store.
+func walkKind(loc *Location) (sessions []Session, problems []string, err error) {
 	switch loc.Kind {
 	case KindSections:
 		return walkSections(loc)
@@ -613,4 +621,36 @@ func Walk(loc *Location) (sessions []Session, problems []string, err error) {
 		return walkTree(loc)
 	}
 	return walkFiles(loc)
+}
+
+// walkLinked lists a store whose own directory is a link to a directory
+// (~/.codex/sessions moved to another disk and linked back, say): the
+// walk follows that one link, as `find -H` does, and no link below it,
+// and the sessions keep their paths under the store's directory as
+// configured. The walkers do not follow links, their root's included,
+// so such a store listed nothing and its sessions were never archived,
+// without a word.
+func walkLinked(loc *Location) (sessions []Session, problems []string, err error) {
+	real, err := filepath.EvalSymlinks(loc.Dir)
+	if err != nil {
+		return nil, nil, err
+	}
+	l := *loc
+	l.Dir = real
+	sessions, problems, err = walkKind(&l)
+	dir := filepath.Clean(loc.Dir)
+	back := func(p string) string {
+		if rel, rerr := filepath.Rel(real, p); rerr == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return filepath.Join(dir, rel)
+		}
+		return p
+	}
+	for i := range sessions {
+		sessions[i].Loc = loc
+		sessions[i].Path = back(sessions[i].Path)
+		if sessions[i].Parent != "" {
+			sessions[i].Parent = back(sessions[i].Parent)
+		}
+	}
+	return sessions, problems, err
 }

@@ -16,7 +16,8 @@ import (
 // walkFiles lists the files under a location's directory that its
 // pattern matches, sorted by path, as filepath.WalkDir would find them:
 // links are not followed (a store whose directory is a link lists
-// nothing, as WalkDir's), a directory that cannot be read is a problem
+// nothing, as WalkDir's: Walk follows that one link first, walkLinked),
+// a directory that cannot be read is a problem
 // and the walk goes on, the store's own directory failing is the walk's
 // error. Each directory is opened relative to its parent's descriptor
 // and each file matched is stat'ed relative to its directory's (openat,

@@ -109,3 +109,58 @@ func TestUnder(t *testing.T) {
 		assert.Equal(t, filepath.Join(c[0], c[1]), under(c[0], c[1]), "%q %q", c[0], c[1])
 	}
 }
+
+// TestWalkLinkedStore: a store whose own directory is a link to a
+// directory lists what the directory holds, with the paths under the
+// link (the one link followed, as find -H does; none below it), for a
+// file store and a folder store: such a store listed nothing before, and
+// its sessions were never archived.
+func TestWalkLinkedStore(t *testing.T) {
+	files, err := globRegexp("**/*.jsonl")
+	require.NoError(t, err)
+	folders, err := globRegexp("*")
+	require.NoError(t, err)
+	cases := []struct {
+		name  string
+		loc   Location
+		files []string
+		want  []string // relative to the store
+	}{
+		{"file store", Location{Provider: "claude", Kind: KindFile, Match: files.MatchString},
+			[]string{"p1/s1.jsonl", "p2/q/s2.jsonl", "p2/notes.txt"}, []string{"p1/s1.jsonl", "p2/q/s2.jsonl"}},
+		{"folder store", Location{Provider: "cline", Kind: KindFolder, Match: folders.MatchString, Files: []string{"ui_messages.json"}},
+			[]string{"1700000000000/ui_messages.json", "1700000000001/ui_messages.json", "empty/other.txt"}, []string{"1700000000000", "1700000000001"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			real := t.TempDir()
+			for i, f := range c.files {
+				writeAged(t, filepath.Join(real, f), []byte(strings.Repeat("x", i+1)), time.Hour)
+			}
+			outside := t.TempDir()
+			writeAged(t, filepath.Join(outside, "o.jsonl"), []byte("{}\n"), time.Hour)
+			require.NoError(t, os.Symlink(outside, filepath.Join(real, "linked-dir")), "a link below the store's directory is not followed")
+			link := filepath.Join(t.TempDir(), "store")
+			require.NoError(t, os.Symlink(real, link))
+
+			direct := c.loc
+			direct.Dir = real
+			want, _, err := Walk(&direct)
+			require.NoError(t, err)
+			require.Len(t, want, len(c.want))
+
+			linked := c.loc
+			linked.Dir = link
+			got, problems, err := Walk(&linked)
+			require.NoError(t, err)
+			assert.Empty(t, problems)
+			require.Len(t, got, len(want))
+			for i, s := range got {
+				assert.Equal(t, filepath.Join(link, filepath.FromSlash(c.want[i])), s.Path)
+				assert.Same(t, &linked, s.Loc)
+				assert.Equal(t, want[i].Size, s.Size)
+				assert.Equal(t, want[i].ModTime, s.ModTime)
+			}
+		})
+	}
+}
