@@ -364,6 +364,10 @@
 //
 //   - The agents' files are only ever opened read-only, a session
 //     folder's files as a session file's.
+//   - A store's own directory may be a link to a directory (a history
+//     moved to another disk and linked back): the walk follows that one
+//     link, as find -H does, never one below it, and the sessions keep
+//     their paths under the store's directory as configured.
 //   - Only complete lines are read from a file that may still be written
 //     (a tail without LF waits for the next sync, unless the file has not
 //     changed for Options.Settle or Options.Whole says it is complete; a

@@ -52,7 +52,7 @@ func checkFolderFiles(globs []string) error {
 		return errors.New("a folder store lists no files")
 	}
 	for _, g := range globs {
-		if _, err := globRegexp(g); err != nil {
+		if err := checkGlob(g); err != nil {
 			return err
 		}
 	}

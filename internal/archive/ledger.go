@@ -180,26 +180,20 @@ func LedgerFile(root string) string { return filepath.Join(root, "archive", "led
 // read-only ledger writes nothing (dry runs, doctor); Put fails on it.
 func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err error) {
 	l = &Ledger{path: LedgerFile(root), runs: map[string]*Entry{}}
-	b, err := os.ReadFile(l.path)
+	f, err := os.Open(l.path)
+	if err == nil {
+		defer f.Close()
+	}
+	var bad int
+	if err == nil {
+		bad, err = l.load(f)
+	}
 	switch {
 	case errors.Is(err, fs.ErrNotExist):
 		rebuilt = "no ledger yet"
 	case err != nil:
 		return nil, "", fmt.Errorf("ledger: %w", err)
 	default:
-		bad := 0
-		for line := range bytes.SplitSeq(b, []byte("\n")) {
-			if len(line) == 0 {
-				continue
-			}
-			l.lines++
-			var e Entry
-			if json.Unmarshal(line, &e) != nil || e.RunID == "" {
-				bad++
-				continue
-			}
-			l.runs[e.RunID] = &e
-		}
 		if bad > 0 {
 			rebuilt = fmt.Sprintf("%d unreadable ledger line(s)", bad)
 			l.runs = map[string]*Entry{}
@@ -264,6 +258,51 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		return nil, "", fmt.Errorf("ledger: %w", err)
 	}
 	return l, rebuilt, nil
+}
+
+// load reads the ledger's lines from r, line by line (a line's
+// entry holds copies of its strings), into l.runs: bad counts the lines
+// that are not an entry, each counted in l.lines.
+func (l *Ledger) load(r io.Reader) (bad int, err error) {
+	br := bufio.NewReaderSize(r, 64<<10)
+	var slab []Entry // the entries are allocated a few hundred at a time
+	var long []byte
+	for {
+		line, err := br.ReadSlice('\n')
+		if errors.Is(err, bufio.ErrBufferFull) {
+			long = append(long, line...)
+			continue
+		}
+		if err != nil && !errors.Is(err, io.EOF) {
+			return bad, err
+		}
+		if len(long) > 0 {
+			line = append(long, line...)
+			long = long[:0]
+		}
+		if line = bytes.TrimSuffix(line, []byte("\n")); len(line) > 0 {
+			if len(slab) == 0 {
+				slab = make([]Entry, 256)
+			}
+			e := &slab[0]
+			*e = Entry{} // a slot a line before left unused
+			l.lines++
+			ok := decodeEntry(line, e)
+			if !ok {
+				*e = Entry{}
+				ok = json.Unmarshal(line, e) == nil
+			}
+			if !ok || e.RunID == "" {
+				bad++
+				continue
+			}
+			slab = slab[1:]
+			l.runs[e.RunID] = e
+		}
+		if err != nil {
+			return bad, nil
+		}
+	}
 }
 
 // removeUnbegun removes the transcript of a run a killed sync or import
@@ -349,8 +388,8 @@ func sessionRun(p string) bool {
 }
 
 func (l *Ledger) reindex() {
-	l.byHead = map[string][]*Entry{}
-	l.byPath = map[string]*Entry{}
+	l.byHead = make(map[string][]*Entry, len(l.runs))
+	l.byPath = make(map[string]*Entry, len(l.runs))
 	l.byAlso = map[string]*Entry{}
 	ids := make([]string, 0, len(l.runs))
 	for id := range l.runs {
@@ -511,6 +550,26 @@ func (l *Ledger) ByPath(path string) *Entry {
 		return &cp
 	}
 	return nil
+}
+
+// pathSeen is what a sync needs of the run last synced from a path to
+// find its file unchanged: ByPath's entry without the copy of it (asked
+// of every session of every sync).
+type pathSeen struct {
+	runID, head string
+	size, mtime int64
+	closed      bool
+}
+
+// seenAt is ByPath's entry's pathSeen (ok false: none).
+func (l *Ledger) seenAt(path string) (s pathSeen, ok bool) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	e := l.byPath[path]
+	if e == nil {
+		return s, false
+	}
+	return pathSeen{runID: e.RunID, head: e.Head, size: e.Size, mtime: e.ModTime, closed: e.Closed}, true
 }
 
 // CopyAt returns the run that path is a copy of (Entry.Also) when the

@@ -20,6 +20,7 @@ import (
 // concurrent use (a sync's workers share one).
 type ownStorage struct {
 	roots []string // the root as given and resolved, cleaned
+	below []string // each root with a separator after it
 	mu    sync.Mutex
 	dirs  map[string]string // resolved directories, by directory
 }
@@ -36,12 +37,33 @@ func newOwnStorage(root string) *ownStorage {
 	if r, err := filepath.EvalSymlinks(root); err == nil && r != o.roots[0] {
 		o.roots = append(o.roots, r)
 	}
+	for _, r := range o.roots {
+		o.below = append(o.below, r+string(filepath.Separator))
+	}
 	return o
 }
 
 func (o *ownStorage) under(p string) bool {
+	for i, r := range o.roots {
+		if p == r || strings.HasPrefix(p, o.below[i]) {
+			return true
+		}
+	}
+	return false
+}
+
+// underJoin is under(filepath.Join(dir, name)) for a clean absolute
+// directory and a name of one element, without making the path: the
+// path is under a root when dir is, or when it is the root itself.
+func (o *ownStorage) underJoin(dir, name string) bool {
+	if name == "" || name == "." || name == ".." || strings.ContainsRune(name, filepath.Separator) || strings.HasSuffix(dir, string(filepath.Separator)) {
+		return o.under(filepath.Join(dir, name))
+	}
+	if o.under(dir) {
+		return true
+	}
 	for _, r := range o.roots {
-		if p == r || strings.HasPrefix(p, r+string(filepath.Separator)) {
+		if len(r) == len(dir)+1+len(name) && strings.HasPrefix(r, dir) && r[len(dir)] == filepath.Separator && r[len(dir)+1:] == name {
 			return true
 		}
 	}
@@ -62,7 +84,7 @@ func (o *ownStorage) contains(path string) bool {
 	o.mu.Lock()
 	r := o.resolve(filepath.Dir(path))
 	o.mu.Unlock()
-	return o.under(filepath.Join(r, filepath.Base(path)))
+	return o.underJoin(r, filepath.Base(path))
 }
 
 // resolve is an absolute, clean directory with its links resolved: its

@@ -38,11 +38,26 @@ func TestOwnStorageThroughLinks(t *testing.T) {
 		{"data/twasm", "home/store/s.jsonl", false},
 		{"data/twasm", "data/twasm2/s.jsonl", false},
 		{"data/twasm", "home/none/s.jsonl", false},
+		{"data/twasm", "data/twasm", true},
+		{"data/twasm", "home/data/twasm", true},
+		{"rootlink", "home/data/twasm", true},
+		{"data/twasm", "home/data/twasmx", false},
+		{"data/twasm", "home/data", false},
 	}
 	for _, c := range cases {
 		o := newOwnStorage(filepath.Join(base, c.root))
 		for range 2 { // the second answer from the cache
 			assert.Equal(t, c.in, o.contains(filepath.Join(base, c.path)), "%s in %s", c.path, c.root)
+		}
+	}
+}
+
+// TestUnderJoin: underJoin answers what under of the joined path does.
+func TestUnderJoin(t *testing.T) {
+	o := &ownStorage{roots: []string{"/s/twasm", "/real/twasm"}, below: []string{"/s/twasm/", "/real/twasm/"}}
+	for _, dir := range []string{"/", "/s", "/s/twasm", "/s/twasm/t", "/s/twasmx", "/real", "/other", "/s/tw"} {
+		for _, name := range []string{"twasm", "twasmx", "asm", "t", "r.jsonl", "", ".", "..", "/", "a/b"} {
+			assert.Equal(t, o.under(filepath.Join(dir, name)), o.underJoin(dir, name), "%q %q", dir, name)
 		}
 	}
 }

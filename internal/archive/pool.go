@@ -93,12 +93,11 @@ func (a *Archiver) chainsOf(sessions []Session) [][]int {
 // complete line yet: it is then matched by path only.
 func (a *Archiver) headsOf(s Session) []string {
 	var heads []string
-	e := a.ledger.ByPath(s.Path)
-	if e != nil {
-		if e.Size == s.Size && e.ModTime == s.ModTime.UnixNano() {
+	if e, ok := a.ledger.seenAt(s.Path); ok {
+		if e.size == s.Size && e.mtime == s.ModTime.UnixNano() {
 			return nil
 		}
-		heads = append(heads, e.Head)
+		heads = append(heads, e.head)
 	} else if s.Parent == "" && a.ledger.CopyAt(s.Path, s.Size, s.ModTime) != nil {
 		return nil
 	}

@@ -340,7 +340,7 @@ func SectionsStore(declared []Declared, provider, path string) (loc Location, ok
 	if first == nil {
 		return Location{}, false
 	}
-	loc = declaredLocation(*first, filepath.Dir(path), "import")
+	loc = declaredLocation(*first, compileStore(*first), filepath.Dir(path), "import")
 	loc.Dir = filepath.Dir(path)
 	return loc, loc.Unusable == ""
 }

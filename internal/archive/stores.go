@@ -9,8 +9,8 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"regexp/syntax"
 	"slices"
-	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -255,18 +255,21 @@ func Discover(env Env, goos string, declared []Declared, cfg *Config) []Location
 		if d.UnlessEnv != "" && env(d.UnlessEnv) != "" {
 			continue
 		}
+		// Its patterns are compiled once, whatever the number of its
+		// locations (one per project directory for a projects root).
+		c := compileStore(d)
 		if projectsRoot(d.Roots) {
 			for _, p := range projectDirs(cfg, home) {
-				loc := declaredLocation(d, p, "project")
+				loc := declaredLocation(d, c, p, "project")
 				loc.Project = p
 				locs = append(locs, loc)
 			}
 		}
 		if root, from, _, ok := resolveRoot(env, goos, home, d.Roots, false); ok {
-			locs = append(locs, declaredLocation(d, root, from))
+			locs = append(locs, declaredLocation(d, c, root, from))
 		}
 		if root, from, r, ok := resolveRoot(env, goos, home, d.Roots, true); ok {
-			locs = append(locs, listedLocations(d, root, from, r.List, home, locs)...)
+			locs = append(locs, listedLocations(d, c, root, from, r.List, home, locs)...)
 		}
 	}
 	if cfg != nil {
@@ -310,9 +313,37 @@ func projectDirs(cfg *Config, home string) []string {
 	return out
 }
 
+// compiledStore is what declaredLocation makes of a declared store
+// whatever its root: its pattern's regular expression, its sub-agents'
+// (with how far their glob climbs), or why they do not parse.
+type compiledStore struct {
+	re, subAgents *regexp.Regexp
+	subAgentsUp   int
+	err           error
+}
+
+// compileStore compiles a declared store's patterns (compiledStore).
+func compileStore(d Declared) compiledStore {
+	var c compiledStore
+	kind := cmp.Or(d.Kind, KindFile)
+	c.re, c.err = globRegexp(d.Pattern)
+	if c.err == nil && kind == KindFolder {
+		c.err = checkFolderFiles(d.Files)
+	}
+	if c.err == nil && kind == KindTree {
+		c.err = checkTreeFiles(d.Files)
+	}
+	if c.err == nil && d.SubAgents != "" && kind == KindFile {
+		var glob string
+		c.subAgentsUp, glob = abi.SubAgentsGlob(d.SubAgents)
+		c.subAgents, c.err = subAgentRegexp(glob)
+	}
+	return c
+}
+
 // declaredLocation is a declared store resolved at root (from says
-// where the root came from).
-func declaredLocation(d Declared, root, from string) Location {
+// where the root came from); c is compileStore(d).
+func declaredLocation(d Declared, c compiledStore, root, from string) Location {
 	loc := Location{Provider: d.Provider, Plugin: d.Plugin, Name: d.Name, Kind: cmp.Or(d.Kind, KindFile),
 		Dir: filepath.Join(root, filepath.FromSlash(d.Dir)), Pattern: d.Pattern, From: from,
 		RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite, Files: slices.Clone(d.Files), Parent: d.Parent, SessionStart: d.SessionStart,
@@ -320,18 +351,10 @@ func declaredLocation(d Declared, root, from string) Location {
 	if d.RetentionFile != "" && d.RetentionKey != "" {
 		loc.RetentionDays = retentionSetting(filepath.Join(root, filepath.FromSlash(d.RetentionFile)), d.RetentionKey, d.RetentionDays)
 	}
-	re, err := globRegexp(d.Pattern)
-	if err == nil && loc.Kind == KindFolder {
-		err = checkFolderFiles(loc.Files)
-	}
-	if err == nil && loc.Kind == KindTree {
-		err = checkTreeFiles(loc.Files)
-	}
+	err := c.err
 	if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
 		loc.SubAgents, loc.SubAgentCall, loc.SubAgentResult = d.SubAgents, d.SubAgentCall, d.SubAgentResult
-		up, glob := abi.SubAgentsGlob(d.SubAgents)
-		loc.subAgentsUp = up
-		loc.subAgents, err = subAgentRegexp(glob)
+		loc.subAgentsUp, loc.subAgents = c.subAgentsUp, c.subAgents
 	}
 	switch {
 	case loc.Kind == abi.StoreKindSQLite && d.SQLite == nil:
@@ -343,7 +366,7 @@ func declaredLocation(d Declared, root, from string) Location {
 	case err != nil:
 		loc.Unusable = fmt.Sprintf("plugin %s: %v", d.Plugin, err)
 	default:
-		loc.Match = re.MatchString
+		loc.Match = c.re.MatchString
 	}
 	return loc
 }
@@ -378,11 +401,11 @@ func resolveRoot(env Env, goos, home string, roots []abi.Root, lists bool) (dir,
 // list that is missing while its directory exists, or that does not
 // parse, is one unusable location saying so (doctor and sync warn); a
 // list whose directory does not exist is a store not found, as any.
-func listedLocations(d Declared, root, from string, l *abi.RootList, home string, before []Location) []Location {
+func listedLocations(d Declared, c compiledStore, root, from string, l *abi.RootList, home string, before []Location) []Location {
 	path := filepath.Join(root, filepath.FromSlash(l.File))
 	from = "list (" + from + ")"
 	failed := func(format string, args ...any) []Location {
-		loc := declaredLocation(d, root, from)
+		loc := declaredLocation(d, c, root, from)
 		loc.Dir, loc.Pattern = root, l.File
 		loc.Match = func(string) bool { return false } // the list is no session
 		if format != "" {
@@ -409,7 +432,7 @@ func listedLocations(d Declared, root, from string, l *abi.RootList, home string
 	}
 	var out []Location
 	for _, dir := range dirs {
-		loc := declaredLocation(d, dir.dir, from)
+		loc := declaredLocation(d, c, dir.dir, from)
 		loc.listed, loc.Project = true, dir.project
 		if slices.ContainsFunc(before, func(o Location) bool { return o.Key() == loc.Key() }) {
 			continue
@@ -540,6 +563,18 @@ func globRegexp(glob string) (*regexp.Regexp, error) {
 	return regexp.Compile("^" + body + "$")
 }
 
+// checkGlob reports what globRegexp would say of a glob, without
+// compiling it (a declared store's files globs are compiled where they
+// are used; checking them was most of what Discover allocated).
+func checkGlob(glob string) error {
+	body, err := globBody(glob)
+	if err != nil {
+		return err
+	}
+	_, err = syntax.Parse("^"+body+"$", syntax.Perl)
+	return err
+}
+
 // globBody is the unanchored regular expression of a glob.
 func globBody(glob string) (string, error) {
 	var b strings.Builder
@@ -610,6 +645,14 @@ func Walk(loc *Location) (sessions []Session, problems []string, err error) {
 	if !st.IsDir() {
 		return nil, nil, fmt.Errorf("%s: not a directory", loc.Dir)
 	}
+	if lst, err := os.Lstat(loc.Dir); err == nil && lst.Mode()&fs.ModeSymlink != 0 {
+		return walkLinked(loc)
+	}
+	return walkKind(loc)
+}
+
+// walkKind lists a location by its kind of store.
+func walkKind(loc *Location) (sessions []Session, problems []string, err error) {
 	switch loc.Kind {
 	case KindSections:
 		return walkSections(loc)
@@ -621,38 +664,34 @@ func Walk(loc *Location) (sessions []Session, problems []string, err error) {
 	return walkFiles(loc)
 }
 
-// walkFiles lists the files under a location's directory that its
-// pattern matches, sorted by path.
-func walkFiles(loc *Location) (sessions []Session, problems []string, err error) {
-	err = filepath.WalkDir(loc.Dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil {
-			if p != loc.Dir {
-				problems = append(problems, err.Error())
-				return nil
-			}
-			return err
-		}
-		if d.IsDir() || !d.Type().IsRegular() {
-			return nil
-		}
-		rel, rerr := filepath.Rel(loc.Dir, p)
-		if rerr != nil || !loc.Match(filepath.ToSlash(rel)) {
-			return nil
-		}
-		info, ierr := d.Info()
-		if ierr != nil {
-			problems = append(problems, ierr.Error()) // vanished meanwhile
-			return nil
-		}
-		sessions = append(sessions, Session{Loc: loc, Path: p, Size: info.Size(), ModTime: info.ModTime()})
-		return nil
-	})
+// walkLinked lists a store whose own directory is a link to a directory
+// (~/.codex/sessions moved to another disk and linked back, say): the
+// walk follows that one link, as `find -H` does, and no link below it,
+// and the sessions keep their paths under the store's directory as
+// configured. The walkers do not follow links, their root's included,
+// so such a store listed nothing and its sessions were never archived,
+// without a word.
+func walkLinked(loc *Location) (sessions []Session, problems []string, err error) {
+	real, err := filepath.EvalSymlinks(loc.Dir)
 	if err != nil {
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, problems, fmt.Errorf("%s: %w", loc.Dir, ErrStoreMissing)
-		}
-		return nil, problems, err
+		return nil, nil, err
 	}
-	sort.Slice(sessions, func(i, j int) bool { return sessions[i].Path < sessions[j].Path })
-	return sessions, problems, nil
+	l := *loc
+	l.Dir = real
+	sessions, problems, err = walkKind(&l)
+	dir := filepath.Clean(loc.Dir)
+	back := func(p string) string {
+		if rel, rerr := filepath.Rel(real, p); rerr == nil && rel != ".." && !strings.HasPrefix(rel, ".."+string(filepath.Separator)) {
+			return filepath.Join(dir, rel)
+		}
+		return p
+	}
+	for i := range sessions {
+		sessions[i].Loc = loc
+		sessions[i].Path = back(sessions[i].Path)
+		if sessions[i].Parent != "" {
+			sessions[i].Parent = back(sessions[i].Parent)
+		}
+	}
+	return sessions, problems, err
 }

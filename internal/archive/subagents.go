@@ -49,28 +49,24 @@ func stemOf(path string) string {
 	return strings.TrimSuffix(b, filepath.Ext(b))
 }
 
-// withSubAgents names the session of every sub-agent file among sessions
-// (Session.Parent: a session file of the same store in an ancestor
-// directory, whose stem the store's SubAgents glob names, or, for a glob
-// that climbs ("../"), in a directory as far below such an ancestor,
-// beside the sub-agents' own) and orders
-// them so that every session comes before the sub-agent files: a
-// sub-agent's run is then begun after its session's, into which it is
-// linked. The parent is looked for on disk, so a session the sync leaves
-// out (--since) still names its sub-agents.
+// withSubAgents orders the sessions Scan found so that every session
+// comes before the sub-agent files among them (Session.Parent, which
+// Scan set: a session file of the same store in an ancestor directory,
+// whose stem the store's SubAgents glob names, or, for a glob that
+// climbs ("../"), in a directory as far below such an ancestor, beside
+// the sub-agents' own): a sub-agent's run is then begun after its
+// session's, into which it is linked. The parent is looked for on disk,
+// so a session the sync leaves out (--since) still names its
+// sub-agents, and is added before them.
 func withSubAgents(sessions []Session) []Session {
-	var top, subs []Session
-	dirs := map[string][]string{} // directory -> its session files' names, read once
-	listed := map[string]bool{}
+	top := make([]Session, 0, len(sessions))
+	var subs []Session
+	listed := make(map[string]bool, len(sessions))
 	for _, s := range sessions {
 		listed[s.Path] = true
 	}
 	for _, s := range sessions {
-		if s.Loc == nil || s.Loc.subAgents == nil {
-			top = append(top, s)
-			continue
-		}
-		if s.Parent = parentSession(s.Loc, s.Path, dirs); s.Parent == "" {
+		if s.Loc == nil || s.Loc.subAgents == nil || s.Parent == "" {
 			top = append(top, s)
 			continue
 		}

@@ -447,22 +447,26 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 // they are those its ledger entry saw last: unchanged, or its run ended
 // when idle long enough; ok is false when the file must be read.
 func (a *Archiver) asSeen(ctx context.Context, out Outcome, path, parent string, size int64, mtime time.Time) (_ Outcome, ok bool) {
-	e := a.ledger.ByPath(path)
-	if e == nil && parent == "" {
+	e, known := a.ledger.seenAt(path)
+	if !known && parent == "" {
 		if c := a.ledger.CopyAt(path, size, mtime); c != nil {
 			out.Action, out.RunID = ActionUnchanged, c.RunID
 			out.Reason = "unchanged since the last sync: the same bytes are archived as the start of run " + c.RunID + " (from " + c.Path + ")"
 			return out, true
 		}
 	}
-	if e == nil || e.Size != size || e.ModTime != mtime.UnixNano() || a.legacyOf(path, parent) != nil {
+	if !known || e.size != size || e.mtime != mtime.UnixNano() || a.legacyOf(path, parent) != nil {
 		return out, false
 	}
 	closeDue := a.opts.CloseIdle >= 0 && a.opts.Now().Sub(mtime) >= a.opts.CloseIdle
-	if !e.Closed && closeDue && !a.opts.CloseWrittenOnly {
-		return a.closeRun(ctx, out, e, "idle since "+mtime.UTC().Format(time.RFC3339)), true
+	if !e.closed && closeDue && !a.opts.CloseWrittenOnly {
+		// The whole entry, to end its run (a path's sessions are
+		// archived by one worker: it is the entry just seen).
+		if whole := a.ledger.ByPath(path); whole != nil {
+			return a.closeRun(ctx, out, whole, "idle since "+mtime.UTC().Format(time.RFC3339)), true
+		}
 	}
-	out.Action, out.RunID, out.Reason = ActionUnchanged, e.RunID, "unchanged since the last sync"
+	out.Action, out.RunID, out.Reason = ActionUnchanged, e.runID, "unchanged since the last sync"
 	return out, true
 }
 

@@ -42,7 +42,7 @@ func checkTreeFiles(globs []string) error {
 		if i == 0 && strings.Contains(g, stemMark) {
 			return fmt.Errorf("files glob %q: {*} needs a glob before it", g)
 		}
-		if _, err := globRegexp(strings.NewReplacer(keyMark, "k", stemMark, "s").Replace(g)); err != nil {
+		if err := checkGlob(strings.NewReplacer(keyMark, "k", stemMark, "s").Replace(g)); err != nil {
 			return err
 		}
 	}

@@ -183,6 +183,26 @@ func (ix *Index) Facets(ctx context.Context) (Facets, error) {
 	return f, rows.Err()
 }
 
+// Projects returns the distinct projects of the top-level runs, sorted
+// (Facets' Projects, without reading the other columns of every run:
+// every sync asks, to look for a store in each project directory).
+func (ix *Index) Projects(ctx context.Context) ([]string, error) {
+	rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT project FROM runs WHERE parent_run_id = '' AND project != '' ORDER BY project`)
+	if err != nil {
+		return nil, fmt.Errorf("index: %w", err)
+	}
+	defer rows.Close()
+	var out []string
+	for rows.Next() {
+		var p string
+		if err := rows.Scan(&p); err != nil {
+			return nil, fmt.Errorf("index: %w", err)
+		}
+		out = append(out, p)
+	}
+	return out, rows.Err()
+}
+
 // likeEscape makes a value match as text in a LIKE pattern with
 // ESCAPE '\'.
 func likeEscape(s string) string {

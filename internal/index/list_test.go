@@ -86,9 +86,20 @@ func TestListPages(t *testing.T) {
 	}
 	assert.Equal(t, []string{ids[2], ids[0], ids[1], viewstest.Root}, got, "newest first, ties by id, each once")
 
+	// A child run's project is not one of the listing's.
+	child := viewstest.NewBuilder("10000000-0000-4000-8000-00000000000c", ids[0])
+	child.Add(viewstest.Started("c"))
+	raw, _ := json.Marshal(map[string]any{"provider": "claude", "status": "ok", "cwd": "/home/me/child"})
+	child.Add(viewstest.Step(transcript.StepCompleted, "agent", 0, &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent, Result: raw}))
+	viewstest.WriteFile(t, filepath.Join(dir, "10000000-0000-4000-8000-00000000000c.jsonl"), child.Bytes(t))
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
 	f, err := ix.Facets(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, []string{"/home/me/a", "/home/me/b"}, f.Projects)
+	projects, err := ix.Projects(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, f.Projects, projects, "the projects sync looks in are the listing's")
 	page, _, err := ix.List(ctx, ListQuery{Project: "/home/me/b"})
 	require.NoError(t, err)
 	require.Len(t, page, 1)

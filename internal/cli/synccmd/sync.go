@@ -182,11 +182,11 @@ func seenProjects(ctx context.Context, root string) []string {
 		return nil
 	}
 	defer ix.Close()
-	fc, err := ix.Facets(ctx)
+	projects, err := ix.Projects(ctx)
 	if err != nil {
 		return nil
 	}
-	return fc.Projects
+	return projects
 }
 
 // configPath is the sync config file: the one given, which must exist,

@@ -1,0 +1,510 @@
+package archive
+
+import (
+	"encoding/json"
+	"strconv"
+	"time"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// decodeEntry reads a ledger line into e (zero) as json.Unmarshal would,
+// a few times faster: every sync opens the ledger, and decoding it with
+// encoding/json was a quarter of a sync with nothing new. It reads the
+// members json.Marshal writes of an Entry, each once, in any order; ok is false
+// for anything else (a member it does not know, one named twice, a
+// number or a string it leaves to encoding/json, a line that is not
+// JSON), and the caller decodes the line with json.Unmarshal instead,
+// which decides. So a line it reads is decoded as json.Unmarshal decodes
+// it (FuzzDecodeEntry checks that both agree).
+func decodeEntry(line []byte, e *Entry) (ok bool) {
+	r := jsonReader{b: line}
+	var seen uint32
+	ok = r.object(func(key []byte) (ok bool) {
+		switch string(key) {
+		case "run_id":
+			ok = once(&seen, 0) && r.str(&e.RunID)
+		case "provider":
+			ok = once(&seen, 1) && r.str(&e.Provider)
+		case "head":
+			ok = once(&seen, 2) && r.str(&e.Head)
+		case "path":
+			ok = once(&seen, 3) && r.str(&e.Path)
+		case "size":
+			ok = once(&seen, 4) && r.int64(&e.Size)
+		case "mtime_ns":
+			ok = once(&seen, 5) && r.int64(&e.ModTime)
+		case "offset":
+			ok = once(&seen, 6) && r.int64(&e.Offset)
+		case "sha256":
+			ok = once(&seen, 7) && r.str(&e.SHA256)
+		case "parts":
+			ok = once(&seen, 8) && r.int(&e.Parts)
+		case "raw":
+			ok = once(&seen, 9) && r.str(&e.Raw)
+		case "redact":
+			ok = once(&seen, 10) && r.bool(&e.Redact)
+		case "closed":
+			ok = once(&seen, 11) && r.bool(&e.Closed)
+		case "pending":
+			ok = once(&seen, 12) && r.bool(&e.Pending)
+		case "resume":
+			ok = once(&seen, 13) && r.unmarshal(&e.Resume)
+		case "first":
+			ok = once(&seen, 14) && r.time(&e.First)
+		case "last":
+			ok = once(&seen, 15) && r.time(&e.Last)
+		case "status":
+			ok = once(&seen, 16) && r.str(&e.Status)
+		case "totals":
+			ok = once(&seen, 17) && r.totals(&e.Totals)
+		case "facts":
+			ok = once(&seen, 18) && r.unmarshal(&e.Facts)
+		case "files":
+			ok = once(&seen, 19) && r.unmarshal(&e.Files)
+		case "parent_run_id":
+			ok = once(&seen, 20) && r.str(&e.Parent)
+		case "also":
+			ok = once(&seen, 21) && r.unmarshal(&e.Also)
+		}
+		return ok
+	})
+	r.ws()
+	return ok && r.i == len(r.b)
+}
+
+// once notes member n of an object read, false when it was already:
+// json.Unmarshal merges a member named twice into the first, which is
+// left to it.
+func once(seen *uint32, n uint) bool {
+	if *seen&(1<<n) != 0 {
+		return false
+	}
+	*seen |= 1 << n
+	return true
+}
+
+// totals reads a Totals object (or null) as json.Unmarshal would.
+func (r *jsonReader) totals(t **Totals) bool {
+	if r.null() {
+		*t = nil
+		return true
+	}
+	x := &Totals{}
+	*t = x
+	var seen uint32
+	return r.object(func(key []byte) (ok bool) {
+		switch string(key) {
+		case "usage":
+			ok = once(&seen, 0) && r.usage(&x.Usage)
+		case "cost_usd":
+			ok = once(&seen, 1) && r.floatPtr(&x.CostUSD)
+		case "unmapped":
+			ok = once(&seen, 2) && r.unmarshal(&x.Unmapped)
+		case "lines":
+			ok = once(&seen, 3) && r.int(&x.Lines)
+		case "failed_lines":
+			ok = once(&seen, 4) && r.int(&x.FailedLines)
+		case "warnings":
+			ok = once(&seen, 5) && r.strings(&x.Warnings)
+		}
+		return ok
+	})
+}
+
+// usage reads a transcript.Usage object (or null) as json.Unmarshal
+// would.
+func (r *jsonReader) usage(u **transcript.Usage) bool {
+	if r.null() {
+		*u = nil
+		return true
+	}
+	x := &transcript.Usage{}
+	*u = x
+	var seen uint32
+	var figures *[8]int64 // the counters, allocated together
+	return r.object(func(key []byte) bool {
+		var p **int64
+		var n uint
+		switch string(key) {
+		case "input_tokens":
+			p, n = &x.InputTokens, 0
+		case "uncached_input_tokens":
+			p, n = &x.UncachedInputTokens, 1
+		case "cache_read_tokens":
+			p, n = &x.CacheReadTokens, 2
+		case "cache_write_tokens":
+			p, n = &x.CacheWriteTokens, 3
+		case "cache_write_1h_tokens":
+			p, n = &x.CacheWrite1hTokens, 4
+		case "output_tokens":
+			p, n = &x.OutputTokens, 5
+		case "reasoning_tokens":
+			p, n = &x.ReasoningTokens, 6
+		case "total_tokens":
+			p, n = &x.TotalTokens, 7
+		default:
+			return false
+		}
+		if !once(&seen, n) {
+			return false
+		}
+		if r.null() {
+			*p = nil
+			return true
+		}
+		if figures == nil {
+			figures = new([8]int64)
+		}
+		if !r.int64(&figures[n]) {
+			return false
+		}
+		*p = &figures[n]
+		return true
+	})
+}
+
+// jsonReader reads JSON values from b at i, strictly: a value it cannot
+// read as encoding/json would sets nothing it returns ok for.
+type jsonReader struct {
+	b []byte
+	i int
+}
+
+func (r *jsonReader) ws() {
+	for r.i < len(r.b) {
+		switch r.b[r.i] {
+		case ' ', '\t', '\n', '\r':
+			r.i++
+		default:
+			return
+		}
+	}
+}
+
+// peek is the next byte after white space (0 at the end).
+func (r *jsonReader) peek() byte {
+	r.ws()
+	if r.i < len(r.b) {
+		return r.b[r.i]
+	}
+	return 0
+}
+
+// lit reads the literal s (true, false, null).
+func (r *jsonReader) lit(s string) bool {
+	r.ws()
+	if len(r.b)-r.i < len(s) || string(r.b[r.i:r.i+len(s)]) != s {
+		return false
+	}
+	r.i += len(s)
+	return true
+}
+
+// null reads a null when the next value is one.
+func (r *jsonReader) null() bool { return r.peek() == 'n' && r.lit("null") }
+
+// object reads an object, calling member with each key, the reader at
+// its value, which member reads; member returns false to give up (a
+// member it does not read), and object then returns false.
+func (r *jsonReader) object(member func(key []byte) bool) bool {
+	if r.peek() != '{' {
+		return false
+	}
+	r.i++
+	for first := true; ; first = false {
+		key, done, ok := r.nextKey(first)
+		if !ok || !done && !member(key) {
+			return false
+		}
+		if done {
+			return true
+		}
+	}
+}
+
+// nextKey reads up to the next member's value of an object being read
+// (first: right after its '{') and returns its key, or done at the
+// object's end; ok is false on a syntax error.
+func (r *jsonReader) nextKey(first bool) (key []byte, done, ok bool) {
+	switch c := r.peek(); {
+	case c == '}':
+		r.i++
+		return nil, true, true
+	case !first && c != ',':
+		return nil, false, false
+	case !first:
+		r.i++
+	}
+	tok, plain, ok := r.strToken()
+	if !ok {
+		return nil, false, false
+	}
+	if key = tok[1 : len(tok)-1]; !plain {
+		var s string
+		if json.Unmarshal(tok, &s) != nil {
+			return nil, false, false
+		}
+		key = []byte(s)
+	}
+	if r.peek() != ':' {
+		return nil, false, false
+	}
+	r.i++
+	return key, false, true
+}
+
+// strToken returns the next string token, quotes included, and whether
+// it holds only printable ASCII without escapes (its bytes are then the
+// string).
+func (r *jsonReader) strToken() (tok []byte, plain, ok bool) {
+	if r.peek() != '"' {
+		return nil, false, false
+	}
+	start := r.i
+	plain = true
+	for j := start + 1; j < len(r.b); j++ {
+		switch c := r.b[j]; {
+		case c == '"':
+			r.i = j + 1
+			return r.b[start:r.i], plain, true
+		case c == '\\':
+			plain = false
+			j++ // the escaped byte (checked by json.Unmarshal)
+		case c < 0x20 || c >= 0x80:
+			plain = false
+		}
+	}
+	return nil, false, false
+}
+
+// str reads a string (or null, which leaves s as it is, as
+// json.Unmarshal does); one with escapes or other than printable ASCII
+// is decoded by encoding/json.
+func (r *jsonReader) str(s *string) bool {
+	if r.null() {
+		return true
+	}
+	tok, plain, ok := r.strToken()
+	switch {
+	case !ok:
+		return false
+	case plain:
+		*s = string(tok[1 : len(tok)-1])
+		return true
+	}
+	return json.Unmarshal(tok, s) == nil
+}
+
+// strings reads an array of strings (or null).
+func (r *jsonReader) strings(out *[]string) bool {
+	if r.null() {
+		*out = nil
+		return true
+	}
+	if r.peek() != '[' {
+		return false
+	}
+	r.i++
+	list := []string{}
+	if r.peek() == ']' {
+		r.i++
+		*out = list
+		return true
+	}
+	for {
+		var s string
+		if r.peek() != '"' || !r.str(&s) {
+			return false
+		}
+		list = append(list, s)
+		switch r.peek() {
+		case ',':
+			r.i++
+		case ']':
+			r.i++
+			*out = list
+			return true
+		default:
+			return false
+		}
+	}
+}
+
+// number returns the next number token, checked against JSON's grammar;
+// integer says it has no fraction or exponent.
+func (r *jsonReader) number() (tok []byte, integer, ok bool) {
+	r.ws()
+	start, j := r.i, r.i
+	digits := func() int {
+		n := 0
+		for j < len(r.b) && r.b[j] >= '0' && r.b[j] <= '9' {
+			j++
+			n++
+		}
+		return n
+	}
+	if j < len(r.b) && r.b[j] == '-' {
+		j++
+	}
+	switch {
+	case j < len(r.b) && r.b[j] == '0':
+		j++
+	case digits() == 0:
+		return nil, false, false
+	}
+	integer = true
+	if j < len(r.b) && r.b[j] == '.' {
+		j++
+		if digits() == 0 {
+			return nil, false, false
+		}
+		integer = false
+	}
+	if j < len(r.b) && (r.b[j] == 'e' || r.b[j] == 'E') {
+		j++
+		if j < len(r.b) && (r.b[j] == '+' || r.b[j] == '-') {
+			j++
+		}
+		if digits() == 0 {
+			return nil, false, false
+		}
+		integer = false
+	}
+	r.i = j
+	return r.b[start:j], integer, true
+}
+
+// int64 reads an integer that fits (or null, leaving v as it is).
+func (r *jsonReader) int64(v *int64) bool {
+	if r.null() {
+		return true
+	}
+	tok, integer, ok := r.number()
+	if !ok || !integer {
+		return false
+	}
+	n, err := strconv.ParseInt(string(tok), 10, 64)
+	if err != nil {
+		return false
+	}
+	*v = n
+	return true
+}
+
+// int reads an int (or null).
+func (r *jsonReader) int(v *int) bool {
+	if r.null() {
+		return true
+	}
+	tok, integer, ok := r.number()
+	if !ok || !integer {
+		return false
+	}
+	n, err := strconv.ParseInt(string(tok), 10, strconv.IntSize)
+	if err != nil {
+		return false
+	}
+	*v = int(n)
+	return true
+}
+
+// floatPtr reads a number into a new float64 (or null: nil).
+func (r *jsonReader) floatPtr(v **float64) bool {
+	if r.null() {
+		*v = nil
+		return true
+	}
+	tok, _, ok := r.number()
+	if !ok {
+		return false
+	}
+	f, err := strconv.ParseFloat(string(tok), 64)
+	if err != nil {
+		return false
+	}
+	*v = &f
+	return true
+}
+
+// bool reads true or false (or null, leaving v as it is).
+func (r *jsonReader) bool(v *bool) bool {
+	switch r.peek() {
+	case 't':
+		*v = true
+		return r.lit("true")
+	case 'f':
+		*v = false
+		return r.lit("false")
+	case 'n':
+		return r.lit("null")
+	}
+	return false
+}
+
+// time reads a time as time.Time's UnmarshalJSON does (json.Unmarshal
+// calls it with the token).
+func (r *jsonReader) time(t *time.Time) bool {
+	if r.null() {
+		return true
+	}
+	tok, _, ok := r.strToken()
+	return ok && t.UnmarshalJSON(tok) == nil
+}
+
+// unmarshal reads the next value with json.Unmarshal (the members a
+// ledger line seldom holds).
+func (r *jsonReader) unmarshal(v any) bool {
+	start := r.i
+	if !r.skip(0) {
+		return false
+	}
+	return json.Unmarshal(r.b[start:r.i], v) == nil
+}
+
+// maxDepth bounds the nesting skip follows.
+const maxDepth = 64
+
+// skip passes over the next value, checking its syntax.
+func (r *jsonReader) skip(depth int) bool {
+	if depth > maxDepth {
+		return false
+	}
+	switch c := r.peek(); {
+	case c == '{':
+		return r.object(func([]byte) bool { return r.skip(depth + 1) })
+	case c == '[':
+		r.i++
+		if r.peek() == ']' {
+			r.i++
+			return true
+		}
+		for {
+			if !r.skip(depth + 1) {
+				return false
+			}
+			switch r.peek() {
+			case ',':
+				r.i++
+			case ']':
+				r.i++
+				return true
+			default:
+				return false
+			}
+		}
+	case c == '"':
+		_, _, ok := r.strToken()
+		return ok
+	case c == 't':
+		return r.lit("true")
+	case c == 'f':
+		return r.lit("false")
+	case c == 'n':
+		return r.lit("null")
+	case c == '-' || c >= '0' && c <= '9':
+		_, _, ok := r.number()
+		return ok
+	}
+	return false
+}
