@@ -47,7 +47,7 @@ wasm-build = $(if $(filter tinygo,$(1)),$(TINYGO) build -target=wasip1 -buildmod
 # TinyGo is installed (or found installed) before the first TinyGo build.
 needs-tinygo = $(if $(filter tinygo,$(1)),tinygo)
 
-.PHONY: all plugins tinygo otelcol test-tools test test-busy test-go golden bench fuzz lint example install uninstall clean redact-rules
+.PHONY: all plugins tinygo otelcol test-tools test test-build test-busy test-go golden bench fuzz lint example install uninstall clean redact-rules
 
 all: bin/twasm
 
@@ -101,10 +101,19 @@ bin/twasm: $(WASM) $(MANIFESTS) $(shell find . -name '*.go' -not -name '*_test.g
 
 # The whole suite: unit, integration and process tests with the race
 # detector, then every bundled plugin's golden cases through the real wasm
-# path of the built binary.
-test: bin/twasm test-tools
+# path of the built binary. The plugins of both toolchains are built
+# first, as many at once as there are cores (JOBS): a TinyGo build has
+# one thread running most of the time (LLVM's whole-module optimization,
+# wasm-opt), so one build at a time leaves the other cores idle on a
+# fresh clone.
+JOBS ?= $(shell nproc 2>/dev/null || echo 2)
+test: test-tools
+	@$(MAKE) --no-print-directory -j$(JOBS) test-build
 	$(GO) test -race -timeout 30m ./...
 	$(MAKE) --no-print-directory golden
+
+test-build: bin/twasm $(ALT_WASM)
+	@:
 
 # The suite (or PKGS) with -race while BURNERS CPU-bound processes compete
 # for the cores (default 20: a load like the one that made tests racing a

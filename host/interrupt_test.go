@@ -243,6 +243,8 @@ func watchdogRound(t *testing.T, f *fakeFlag, w *watchdog) (trips int) {
 		}
 		cancel()
 	}
-	time.Sleep(10 * time.Millisecond) // let late callbacks run
+	// Every callback that disarm could not stop (it had begun) runs now,
+	// while the flag is disarmed: one that wrote it fails the test.
+	w.pending.Wait()
 	return trips
 }

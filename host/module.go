@@ -367,6 +367,12 @@ type watchdog struct {
 	armed   bool
 	timer   *time.Timer
 	stopCtx func() bool
+	// pending counts the callbacks armed and neither run to their end
+	// nor stopped: a callback that disarm could not stop (it had begun)
+	// may still run after disarm returns, and finds the watchdog
+	// disarmed. Its Wait is when every late callback has run (a test's
+	// event; the host never waits).
+	pending sync.WaitGroup
 }
 
 func (w *watchdog) arm(ctx context.Context, d time.Duration) {
@@ -377,6 +383,7 @@ func (w *watchdog) arm(ctx context.Context, d time.Duration) {
 	w.tripped.Store(false)
 	w.mu.Unlock()
 	trip := func() {
+		defer w.pending.Done()
 		w.mu.Lock()
 		if w.armed && w.gen == gen && !w.tripped.Load() {
 			w.flag.Set(1)
@@ -384,9 +391,11 @@ func (w *watchdog) arm(ctx context.Context, d time.Duration) {
 		}
 		w.mu.Unlock()
 	}
+	w.pending.Add(1)
 	w.timer = time.AfterFunc(d, trip)
 	w.stopCtx = nil
 	if ctx.Done() != nil {
+		w.pending.Add(1)
 		w.stopCtx = context.AfterFunc(ctx, trip)
 	}
 }
@@ -396,9 +405,13 @@ func (w *watchdog) arm(ctx context.Context, d time.Duration) {
 // callback already running has finished (it holds w.mu while it writes),
 // and a later one finds the watchdog disarmed.
 func (w *watchdog) disarm() bool {
-	w.timer.Stop()
-	if w.stopCtx != nil {
-		w.stopCtx()
+	// A stop that returns true kept its callback from ever running;
+	// false means the callback has begun.
+	if w.timer.Stop() {
+		w.pending.Done()
+	}
+	if w.stopCtx != nil && w.stopCtx() {
+		w.pending.Done()
 	}
 	w.mu.Lock()
 	defer w.mu.Unlock()

@@ -80,7 +80,12 @@ func testMain(m *testing.M) int {
 		return 1
 	}
 	binary = filepath.Join(tmp, "twasm")
-	build := exec.CommandContext(ctx, "go", "build", "-o", binary, "./cmd/twasm")
+	// Built as make builds bin/twasm (CGO_ENABLED=0, -trimpath): the
+	// binary users get, and on a fresh clone the packages `make test`
+	// compiled for bin/twasm serve again from the build cache (without
+	// -trimpath the checkout's path is in some packages' build keys).
+	build := exec.CommandContext(ctx, "go", "build", "-trimpath", "-o", binary, "./cmd/twasm")
+	build.Env = append(os.Environ(), "CGO_ENABLED=0")
 	build.Dir = root
 	build.Stderr = os.Stderr
 	if err := build.Run(); err != nil {

@@ -81,19 +81,12 @@ func TestSignalStopsHostileInitializer(t *testing.T) {
 	storage, cache := t.TempDir(), t.TempDir()
 	p := start(t, nil, []string{"XDG_CONFIG_HOME=" + config, "XDG_CACHE_HOME=" + cache},
 		"--storage", storage, "record", "--provider", "claude", "--input", example(), "--plugin-timeout", "1h", "--plugin-memory", "256MiB")
-	// Only the new file is compiled at start (bundled plugins' manifests
-	// are recorded): once its code is in the cache, it is initialising.
-	waitFor(t, "the plugin to be compiled", hangBound, func() bool {
-		n := 0
-		_ = filepath.WalkDir(filepath.Join(cache, "twasm", "wazero"), func(_ string, d os.DirEntry, err error) error {
-			if err == nil && !d.IsDir() {
-				n++
-			}
-			return nil
-		})
-		return n > 0
+	// The initializer logs right before its loop (a warning, which twasm
+	// writes to stderr at once): the signal then reaches a plugin busy in
+	// its initializer, not one still being compiled.
+	waitFor(t, "the initializer to enter its fill loop", hangBound, func() bool {
+		return strings.Contains(p.errOut.String(), initIntoFill)
 	})
-	time.Sleep(500 * time.Millisecond) // into the initializer
 	sent := time.Now()
 	if err := p.cmd.Process.Signal(syscall.SIGINT); err != nil {
 		t.Fatal(err)
@@ -239,6 +232,10 @@ func TestSignalStopsBusyPluginWithAgent(t *testing.T) {
 	}
 	validate(t, file)
 }
+
+// initIntoFill is what the initfill plugin's initializer logs right
+// before its loop (its IntoFill).
+const initIntoFill = "initfill: into the fill loop"
 
 // intoFill is what the misbehave plugin logs right
 // before its fill loop, in the same call (its "warnlog" command).
