@@ -122,21 +122,33 @@ func testMain(m *testing.M) int {
 // rewritten too (internal/tools/bundlerecord), as make would.
 func ensureBundled(ctx context.Context) error {
 	dir := filepath.Join(root, "internal", "bundled", "wasm")
-	newest, err := newestSource()
-	if err != nil {
-		return err
-	}
+	var tc *wasmbuild.Toolchain // found when a module is to be built
 	changed := false
 	for _, p := range bundledPlugins {
 		dst := filepath.Join(dir, p+".wasm")
-		// A module make built (with TinyGo by default) from today's
-		// sources is used as it is: replacing it with a Go build would make
-		// the next `make` embed that build and `make golden` check it under
-		// TinyGo's name.
+		pkg := filepath.Join(root, "plugins", p, "wasm")
+		// A module make built from today's sources of that plugin (its
+		// package and what it imports) is used as it is; one built from
+		// older sources is built again with the toolchain make used (its
+		// stamp), so that the next `make` embeds and `make golden` checks
+		// under that toolchain's name what that toolchain built. (A change
+		// to one plugin once rebuilt the other fifteen with Go, and make
+		// then took those for its TinyGo builds.)
+		newest, err := newestSource(ctx, pkg)
+		if err != nil {
+			return err
+		}
 		if fi, err := os.Stat(dst); err == nil && fi.Mode().IsRegular() && !fi.ModTime().Before(newest) {
 			continue
 		}
-		built, err := wasmbuild.Cached(ctx, filepath.Join(root, "plugins", p, "wasm"), wasmbuild.TestCacheDir())
+		if tc == nil {
+			found, err := stampToolchain(ctx)
+			if err != nil {
+				return err
+			}
+			tc = &found
+		}
+		built, err := tc.Cached(ctx, pkg, wasmbuild.TestCacheDir())
 		if err != nil {
 			return err
 		}
@@ -183,11 +195,10 @@ func ensureBundled(ctx context.Context) error {
 	return nil
 }
 
-// newestSource is the modification time of the newest file a bundled
-// module is built from, by make's rule (WASM_SRC: every non-test .go file
-// under abi, internal/wire and plugins, and go.mod: what archtest lets a
-// plugin import).
-func newestSource() (time.Time, error) {
+// newestSource is the modification time of the newest source file of
+// the plugin package pkg builds from (its own and every package it
+// imports, outside the standard library, for wasip1), or of go.mod.
+func newestSource(ctx context.Context, pkg string) (time.Time, error) {
 	var newest time.Time
 	note := func(path string) error {
 		fi, err := os.Stat(path)
@@ -202,21 +213,47 @@ func newestSource() (time.Time, error) {
 	if err := note(filepath.Join(root, "go.mod")); err != nil {
 		return newest, err
 	}
-	for _, top := range []string{"abi", filepath.Join("internal", "wire"), "plugins"} {
-		err := filepath.WalkDir(filepath.Join(root, top), func(path string, d fs.DirEntry, err error) error {
-			if err != nil {
-				return err
+	list := exec.CommandContext(ctx, "go", "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{range .GoFiles}}\t{{.}}{{end}}{{end}}", ".")
+	list.Dir = pkg
+	list.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
+	out, err := list.Output()
+	if err != nil {
+		return newest, fmt.Errorf("sources of %s: go list: %w", pkg, err)
+	}
+	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
+		fields := strings.Split(line, "\t")
+		for _, name := range fields[1:] {
+			if err := note(filepath.Join(fields[0], name)); err != nil {
+				return newest, fmt.Errorf("sources of %s: %w", pkg, err)
 			}
-			if d.IsDir() || !strings.HasSuffix(path, ".go") || strings.HasSuffix(path, "_test.go") {
-				return nil
-			}
-			return note(path)
-		})
-		if err != nil {
-			return newest, fmt.Errorf("sources of the bundled plugins: %w", err)
 		}
 	}
 	return newest, nil
+}
+
+// stampToolchain is the toolchain make built the bundled modules with,
+// as its stamp (bin/wasm-toolchain: "tinygo FLAGS" or "go") says; Go
+// when there is no stamp (no make ran). A stamp naming TinyGo where none
+// is installed is an error: building those modules with Go instead would
+// pass them off as TinyGo's.
+func stampToolchain(ctx context.Context) (wasmbuild.Toolchain, error) {
+	b, err := os.ReadFile(filepath.Join(root, "bin", "wasm-toolchain"))
+	if errors.Is(err, fs.ErrNotExist) {
+		return wasmbuild.Toolchain{}, nil
+	}
+	if err != nil {
+		return wasmbuild.Toolchain{}, err
+	}
+	fields := strings.Fields(string(b))
+	if len(fields) == 0 || fields[0] != "tinygo" {
+		return wasmbuild.Toolchain{}, nil
+	}
+	tc, ok := wasmbuild.FindTinyGo(ctx, root)
+	if !ok {
+		return wasmbuild.Toolchain{}, errors.New("the bundled plugins were built with TinyGo (bin/wasm-toolchain) and no TinyGo is installed: run make, which installs it")
+	}
+	tc.Flags = fields[1:]
+	return tc, nil
 }
 
 // env is the environment of every twasm process: nothing of the user's.
