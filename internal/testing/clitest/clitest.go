@@ -1,0 +1,214 @@
+package clitest
+
+import (
+	"context"
+	"crypto/sha256"
+	"database/sql"
+	"encoding/hex"
+	"fmt"
+	"io/fs"
+	"maps"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/cli"
+	"github.com/twasm/twasm/internal/cli/iostreams"
+	"github.com/twasm/twasm/internal/testing/cmdtest"
+
+	_ "modernc.org/sqlite"
+)
+
+// Root is the module root, from the directory of a command's package
+// (internal/cli/<cmd>), where its tests run.
+var Root = filepath.Join("..", "..", "..")
+
+// Result is what one twasm command line ended with.
+type Result struct {
+	Code        int
+	Out, ErrOut string
+}
+
+func (r Result) String() string {
+	return fmt.Sprintf("exit %d\nstdout: %s\nstderr: %s", r.Code, r.Out, r.ErrOut)
+}
+
+// Run runs twasm with args (without the program name) in this process,
+// with env as its whole environment, and returns its exit code and
+// output, as cli.Main gives them to the binary's main.
+func Run(t testing.TB, env map[string]string, args ...string) Result {
+	t.Helper()
+	ios, _, out, errOut := iostreams.Test()
+	code := cli.Main(context.Background(), args, ios, func(k string) string { return env[k] })
+	return Result{Code: code, Out: out.String(), ErrOut: errOut.String()}
+}
+
+// Home is a user's home directory as agents leave it, and a storage
+// root of its own.
+type Home struct {
+	t testing.TB
+	// Dir is $HOME; Stor the storage root every command is given.
+	Dir, Stor string
+	// Env is the environment of every command: $HOME and
+	// $XDG_CONFIG_HOME under Dir, NO_COLOR, nothing of the user's.
+	Env map[string]string
+}
+
+// NewHome returns an empty home and storage root.
+func NewHome(t testing.TB) *Home {
+	h := &Home{t: t, Dir: t.TempDir(), Stor: t.TempDir()}
+	h.Env = map[string]string{"HOME": h.Dir, "XDG_CONFIG_HOME": filepath.Join(h.Dir, ".config"), "NO_COLOR": "1"}
+	return h
+}
+
+// Put writes b at rel under the home, last modified age ago, and returns
+// its path.
+func (h *Home) Put(rel string, b []byte, age time.Duration) string {
+	h.t.Helper()
+	p := filepath.Join(h.Dir, rel)
+	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+		h.t.Fatal(err)
+	}
+	if err := os.WriteFile(p, b, 0o600); err != nil {
+		h.t.Fatal(err)
+	}
+	when := time.Now().Add(-age)
+	if err := os.Chtimes(p, when, when); err != nil {
+		h.t.Fatal(err)
+	}
+	return p
+}
+
+// Run runs twasm --storage Stor args with the home's environment.
+func (h *Home) Run(args ...string) Result {
+	h.t.Helper()
+	return Run(h.t, h.Env, append([]string{"--storage", h.Stor}, args...)...)
+}
+
+// OK is Run, failing the test unless twasm exits 0.
+func (h *Home) OK(args ...string) Result {
+	h.t.Helper()
+	r := h.Run(args...)
+	if r.Code != 0 {
+		h.t.Fatalf("twasm %v: %v", args, r)
+	}
+	return r
+}
+
+// TranscriptPath is the file of run id in storage.
+func TranscriptPath(storage, id string) string {
+	return filepath.Join(storage, "transcripts", id+".jsonl")
+}
+
+// ReadFile returns p's content, failing the test if it cannot be read.
+func ReadFile(t testing.TB, p string) []byte {
+	t.Helper()
+	b, err := os.ReadFile(p)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return b
+}
+
+// Outcomes parses sync's stdout (action, run id, provider, path per
+// line): the run ids of each action.
+func Outcomes(out string) map[string][]string {
+	m := map[string][]string{}
+	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
+		f := strings.Split(l, "\t")
+		if len(f) >= 4 {
+			m[f[0]] = append(m[f[0]], f[1])
+		}
+	}
+	return m
+}
+
+// Validate runs twasm validate --json on the files and fails the test
+// unless they are valid.
+func Validate(t testing.TB, files ...string) {
+	t.Helper()
+	r := Run(t, map[string]string{"NO_COLOR": "1"}, append([]string{"validate", "--json"}, files...)...)
+	if r.Code != 0 {
+		t.Fatalf("validate %v: %v", files, r)
+	}
+	if !cmdtest.IsJSONLines(r.Out) {
+		t.Fatalf("validate --json: not JSON Lines: %s", r.Out)
+	}
+}
+
+// HashTree returns, for every regular file under dir, its SHA-256, mtime
+// and mode: two calls compare equal when nothing under dir changed.
+func HashTree(t testing.TB, dir string) map[string]string {
+	t.Helper()
+	sums := map[string]string{}
+	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
+		if err != nil || !d.Type().IsRegular() {
+			return err
+		}
+		b, err := os.ReadFile(p)
+		if err != nil {
+			return err
+		}
+		s := sha256.Sum256(b)
+		info, err := d.Info()
+		if err != nil {
+			return err
+		}
+		sums[p] = hex.EncodeToString(s[:]) + " " + info.ModTime().String() + " " + info.Mode().String()
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return sums
+}
+
+// Unchanged runs fn and fails the test if any file under dir changed.
+func Unchanged(t testing.TB, dir string, fn func()) {
+	t.Helper()
+	before := HashTree(t, dir)
+	fn()
+	if after := HashTree(t, dir); !maps.Equal(before, after) {
+		t.Fatalf("the agent's files under %s changed:\nbefore %v\nafter  %v", dir, before, after)
+	}
+}
+
+// AgentDB is an agent's SQLite database as the agent writes it (WAL
+// mode, one connection), written by the test as the agent.
+type AgentDB struct {
+	t    testing.TB
+	Path string
+	DB   *sql.DB
+}
+
+// OpenAgentDB opens (creating it and its directory) the database at path.
+func OpenAgentDB(t testing.TB, path string) *AgentDB {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
+	}
+	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(0)")
+	if err != nil {
+		t.Fatal(err)
+	}
+	db.SetMaxOpenConns(1)
+	t.Cleanup(func() { db.Close() })
+	return &AgentDB{t: t, Path: path, DB: db}
+}
+
+// Schema creates the tables of plugin's agent, from the schema its tests
+// keep (plugins/<plugin>/testdata/schema.sql).
+func (a *AgentDB) Schema(plugin string) {
+	a.t.Helper()
+	a.Exec(string(ReadFile(a.t, filepath.Join(Root, "plugins", plugin, "testdata", "schema.sql"))))
+}
+
+// Exec runs q, failing the test if it fails.
+func (a *AgentDB) Exec(q string, args ...any) {
+	a.t.Helper()
+	if _, err := a.DB.Exec(q, args...); err != nil {
+		a.t.Fatalf("%s: %v", q, err)
+	}
+}
