@@ -7,7 +7,6 @@ import (
 	"encoding/hex"
 	"fmt"
 	"io/fs"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,11 +89,7 @@ func (h *Home) Run(args ...string) Result {
 // OK is Run, failing the test unless twasm exits 0.
 func (h *Home) OK(args ...string) Result {
 	h.t.Helper()
-	r := h.Run(args...)
-	if r.Code != 0 {
-		h.t.Fatalf("twasm %v: %v", args, r)
-	}
-	return r
+	return RunOK(h.t, h.Env, append([]string{"--storage", h.Stor}, args...)...)
 }
 
 // TranscriptPath is the file of run id in storage.
@@ -165,16 +160,6 @@ func HashTree(t testing.TB, dir string) map[string]string {
 	return sums
 }
 
-// Unchanged runs fn and fails the test if any file under dir changed.
-func Unchanged(t testing.TB, dir string, fn func()) {
-	t.Helper()
-	before := HashTree(t, dir)
-	fn()
-	if after := HashTree(t, dir); !maps.Equal(before, after) {
-		t.Fatalf("the agent's files under %s changed:\nbefore %v\nafter  %v", dir, before, after)
-	}
-}
-
 // AgentDB is an agent's SQLite database as the agent writes it (WAL
 // mode, one connection), written by the test as the agent.
 type AgentDB struct {
@@ -211,4 +196,19 @@ func (a *AgentDB) Exec(q string, args ...any) {
 	if _, err := a.DB.Exec(q, args...); err != nil {
 		a.t.Fatalf("%s: %v", q, err)
 	}
+}
+
+// RunOK is Run, failing the test unless twasm exits 0.
+func RunOK(t testing.TB, env map[string]string, args ...string) Result {
+	t.Helper()
+	r := Run(t, env, args...)
+	if r.Code != 0 {
+		t.Fatalf("twasm %v: %v", args, r)
+	}
+	return r
+}
+
+// Golden returns the path of a golden input of provider.
+func Golden(provider, name string) string {
+	return filepath.Join(Root, "testdata", "golden", provider, name)
 }
