@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -16,6 +17,7 @@ import (
 	"github.com/twasm/twasm/internal/cli"
 	"github.com/twasm/twasm/internal/cli/iostreams"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/transcript"
 
 	_ "modernc.org/sqlite"
 )
@@ -211,4 +213,25 @@ func RunOK(t testing.TB, env map[string]string, args ...string) Result {
 // Golden returns the path of a golden input of provider.
 func Golden(provider, name string) string {
 	return filepath.Join(Root, "testdata", "golden", provider, name)
+}
+
+// ReadRun decodes every line of a run file; a line that does not decode
+// (but for an event type this build does not know) fails the test.
+func ReadRun(t testing.TB, path string) []*transcript.Event {
+	t.Helper()
+	f, err := os.Open(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer f.Close()
+	evs, problems, err := transcript.ReadAll(f)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, p := range problems {
+		if !errors.As(p, new(*transcript.UnknownTypeError)) {
+			t.Fatalf("%s: %v", path, p)
+		}
+	}
+	return evs
 }
