@@ -2,39 +2,10 @@ package e2e
 
 import (
 	"encoding/json"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 )
-
-// search prints what a transcript holds as every view does: terminal
-// escape sequences in provider text (colours, OSC 8 hyperlinks with a
-// javascript: target, a title change) and control bytes never reach the
-// terminal, in the snippet or in the run's name; the match is still
-// marked.
-func TestSearchNeutralizesEscapes(t *testing.T) {
-	t.Parallel()
-	storage := t.TempDir()
-	hostile := `\u001b[31mred\u001b[0m \u001b]8;;javascript:alert(1)\u0007click\u001b]8;;\u0007 \u001b]0;pwned\u0007 xylophone \u009b2J bell\u0007 back\b`
-	line := `{"type":"assistant","message":{"model":"m","id":"msg_1","type":"message","role":"assistant","content":[{"type":"text","text":"` + hostile + `"}],"stop_reason":"end_turn"},"session_id":"s1"}` + "\n"
-	input := filepath.Join(t.TempDir(), "run.jsonl")
-	if err := os.WriteFile(input, []byte(line), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	twasmOK(t, "--storage", storage, "record", "--provider", "claude", "--input", input, "--name", "\x1b]8;;javascript:x\x07named\x1b]8;;\x07")
-	r := twasmOK(t, "--storage", storage, "search", "xylophone")
-	for _, bad := range []string{"\x1b", "\x07", "\x08", "\u009b", "javascript:", "pwned", "[31m"} {
-		if strings.Contains(r.out, bad) {
-			t.Errorf("search output holds %q:\n%q", bad, r.out)
-		}
-	}
-	for _, want := range []string{"«xylophone»", "red click", "named"} {
-		if !strings.Contains(r.out, want) {
-			t.Errorf("search output lacks %q:\n%q", want, r.out)
-		}
-	}
-}
 
 // The README's search of failed calls finds the failed command by its own
 // outcome, filters alone list what they select, and nothing at all is a
