@@ -1,6 +1,7 @@
 package searchcmd_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,5 +38,32 @@ func TestSearchNeutralizesEscapes(t *testing.T) {
 		if !strings.Contains(r.Out, want) {
 			t.Errorf("search output lacks %q:\n%q", want, r.Out)
 		}
+	}
+}
+
+// The README's search of failed calls finds the failed command by its own
+// outcome, filters alone list what they select, and nothing at all is a
+// usage error.
+func TestSearchFailedCallsAndFiltersAlone(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	clitest.RunOK(t, env, "--storage", storage, "record", "--provider", "codex", "--input", filepath.Join(clitest.Root, "testdata/golden/codex/exec_command_failed.jsonl"))
+	clitest.RunOK(t, env, "--storage", storage, "record", "--provider", "codex", "--input", filepath.Join(clitest.Root, "testdata/golden/codex/exec_command.jsonl"))
+	r := clitest.RunOK(t, env, "--storage", storage, "search", "--json", "--type", "tool_call", "--status", "error")
+	lines := strings.Split(strings.TrimSpace(r.Out), "\n")
+	if len(lines) == 0 || lines[0] == "" {
+		t.Fatalf("no failed call found by filters alone: %v", r)
+	}
+	for _, l := range lines {
+		var h map[string]any
+		if err := json.Unmarshal([]byte(l), &h); err != nil {
+			t.Fatal(err)
+		}
+		if h["kind"] != "tool_call" || h["status"] != "error" {
+			t.Fatalf("hit %s: want failed tool calls only", l)
+		}
+	}
+	if r := clitest.Run(t, env, "--storage", storage, "search"); r.Code != 2 || !strings.Contains(r.ErrOut, "a filter") {
+		t.Fatalf("search with nothing: %v", r)
 	}
 }
