@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"database/sql"
 	"encoding/hex"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io/fs"
@@ -234,4 +235,21 @@ func ReadRun(t testing.TB, path string) []*transcript.Event {
 		}
 	}
 	return evs
+}
+
+// Example is the bundled Claude Code example stream.
+func Example() string { return filepath.Join(Root, "examples", "claude", "stream-json.jsonl") }
+
+// Record records input with provider's plugin into storage (record
+// --json --input, then extra) and returns the run id its summary gives.
+func Record(t testing.TB, storage, provider, input string, extra ...string) string {
+	t.Helper()
+	r := RunOK(t, map[string]string{"NO_COLOR": "1"}, append([]string{"--storage", storage, "record", "--provider", provider, "--json", "--input", input}, extra...)...)
+	var s struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(r.Out), &s); err != nil || s.RunID == "" {
+		t.Fatalf("record --json: %v %s", err, r.Out)
+	}
+	return s.RunID
 }
