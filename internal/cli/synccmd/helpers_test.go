@@ -8,24 +8,6 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// unchangedBy runs cmd and fails the test for every file under dir that
-// cmd added, removed or changed (its bytes, modification time or mode):
-// twasm reads an agent's store, it never writes there.
-func unchangedBy(t *testing.T, dir, what string, cmd func()) {
-	t.Helper()
-	before := clitest.HashTree(t, dir)
-	cmd()
-	after := clitest.HashTree(t, dir)
-	if len(after) != len(before) {
-		t.Fatalf("%s: %d files before, %d after", what, len(before), len(after))
-	}
-	for p, s := range before {
-		if after[p] != s {
-			t.Errorf("%s changed %s: %s -> %s", what, p, s, after[p])
-		}
-	}
-}
-
 // doctorStore is one store of `twasm doctor --json`.
 type doctorStore struct {
 	Name, Provider, Dir string
@@ -39,7 +21,7 @@ type doctorStore struct {
 func doctorStores(t *testing.T, h *clitest.Home, dir string) map[string]doctorStore {
 	t.Helper()
 	var r clitest.Result
-	unchangedBy(t, dir, "doctor", func() { r = h.OK("doctor", "--json") })
+	clitest.Unchanged(t, dir, "doctor", func() { r = h.OK("doctor", "--json") })
 	var doc struct{ Stores []doctorStore }
 	if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
 		t.Fatalf("doctor --json: %v\n%s", err, r.Out)
@@ -56,7 +38,7 @@ func doctorStores(t *testing.T, h *clitest.Home, dir string) map[string]doctorSt
 func syncOutcomes(t *testing.T, h *clitest.Home, dir string) map[string][]string {
 	t.Helper()
 	var r clitest.Result
-	unchangedBy(t, dir, "sync", func() { r = h.OK("sync") })
+	clitest.Unchanged(t, dir, "sync", func() { r = h.OK("sync") })
 	return clitest.Outcomes(r.Out)
 }
 

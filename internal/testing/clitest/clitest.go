@@ -70,17 +70,23 @@ func NewHome(t testing.TB) *Home {
 func (h *Home) Put(rel string, b []byte, age time.Duration) string {
 	h.t.Helper()
 	p := filepath.Join(h.Dir, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		h.t.Fatal(err)
+	Put(h.t, p, b, age)
+	return p
+}
+
+// Put writes b at path, making its directory, last modified age ago.
+func Put(t testing.TB, path string, b []byte, age time.Duration) {
+	t.Helper()
+	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
+		t.Fatal(err)
 	}
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		h.t.Fatal(err)
+	if err := os.WriteFile(path, b, 0o600); err != nil {
+		t.Fatal(err)
 	}
 	when := time.Now().Add(-age)
-	if err := os.Chtimes(p, when, when); err != nil {
-		h.t.Fatal(err)
+	if err := os.Chtimes(path, when, when); err != nil {
+		t.Fatal(err)
 	}
-	return p
 }
 
 // Run runs twasm --storage Stor args with the home's environment.
@@ -161,6 +167,24 @@ func HashTree(t testing.TB, dir string) map[string]string {
 		t.Fatal(err)
 	}
 	return sums
+}
+
+// Unchanged runs cmd and fails the test for every file under dir that
+// cmd added, removed or changed (its bytes, modification time or mode):
+// twasm reads an agent's store, it never writes there.
+func Unchanged(t testing.TB, dir, what string, cmd func()) {
+	t.Helper()
+	before := HashTree(t, dir)
+	cmd()
+	after := HashTree(t, dir)
+	if len(after) != len(before) {
+		t.Fatalf("%s: %d files before, %d after", what, len(before), len(after))
+	}
+	for p, s := range before {
+		if after[p] != s {
+			t.Errorf("%s changed %s: %s -> %s", what, p, s, after[p])
+		}
+	}
 }
 
 // AgentDB is an agent's SQLite database as the agent writes it (WAL

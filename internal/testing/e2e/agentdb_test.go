@@ -2,16 +2,16 @@ package e2e
 
 import (
 	"database/sql"
-	"os"
-	"path/filepath"
+	"maps"
 	"testing"
 
-	_ "modernc.org/sqlite"
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
-// agentDB is an agent's SQLite database as the agent writes it (WAL
-// mode, one connection), written by the test as the agent.
+// agentDB is clitest.AgentDB (an agent's SQLite database as the agent
+// writes it) under the names the e2e tests use.
 type agentDB struct {
+	a    *clitest.AgentDB
 	t    *testing.T
 	path string
 	db   *sql.DB
@@ -19,44 +19,19 @@ type agentDB struct {
 
 func openAgentDB(t *testing.T, path string) *agentDB {
 	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(0)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	return &agentDB{t: t, path: path, db: db}
+	a := clitest.OpenAgentDB(t, path)
+	return &agentDB{a: a, t: t, path: a.Path, db: a.DB}
 }
 
-// schema creates the tables of plugin's agent, from the schema its tests
-// keep (plugins/<plugin>/testdata/schema.sql).
+// schema creates the tables of plugin's agent (clitest.AgentDB.Schema).
 func (a *agentDB) schema(plugin string) {
 	a.t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "plugins", plugin, "testdata", "schema.sql"))
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	a.exec(string(b))
+	a.a.Schema(plugin)
 }
 
 func (a *agentDB) exec(q string, args ...any) {
 	a.t.Helper()
-	if _, err := a.db.Exec(q, args...); err != nil {
-		a.t.Fatalf("%s: %v", q, err)
-	}
+	a.a.Exec(q, args...)
 }
 
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
-}
+func mapsEqual(a, b map[string]string) bool { return maps.Equal(a, b) }

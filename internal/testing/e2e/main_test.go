@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
@@ -310,21 +310,7 @@ func transcriptPath(storage, id string) string {
 // fails the test.
 func readRun(t *testing.T, path string) []*transcript.Event {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	evs, problems, err := transcript.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		if !errors.As(p, new(*transcript.UnknownTypeError)) {
-			t.Fatalf("%s: %v", path, p)
-		}
-	}
-	return evs
+	return clitest.ReadRun(t, path)
 }
 
 // ofType returns the events of type typ.
