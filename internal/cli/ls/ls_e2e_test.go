@@ -92,3 +92,39 @@ func TestLs(t *testing.T) {
 		t.Errorf("tools by prefix: %s", r.Out)
 	}
 }
+
+// TestRunIDPrefix: an ambiguous prefix lists the runs it matches; an
+// unknown one says so; both exit 2.
+func TestRunIDPrefix(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	id := clitest.Record(t, storage, "claude", clitest.Example())
+	b, err := os.ReadFile(clitest.TranscriptPath(storage, id))
+	if err != nil {
+		t.Fatal(err)
+	}
+	twins := []string{"abcdef01-0000-4000-8000-000000000001", "abcdef01-0000-4000-8000-000000000002"}
+	for _, twin := range twins {
+		if err := os.WriteFile(clitest.TranscriptPath(storage, twin), []byte(strings.ReplaceAll(string(b), id, twin)), 0o600); err != nil {
+			t.Fatal(err)
+		}
+	}
+	for _, cmd := range []string{"view", "tree", "tools", "validate", "tail"} {
+		r := clitest.Run(t, env, "--storage", storage, cmd, "abcdef")
+		if r.Code != 2 || !strings.Contains(r.ErrOut, "ambiguous") || !strings.Contains(r.ErrOut, twins[0]) || !strings.Contains(r.ErrOut, twins[1]) {
+			t.Errorf("%s with an ambiguous prefix: %v", cmd, r)
+		}
+		r = clitest.Run(t, env, "--storage", storage, cmd, "abcdef01-0000-4000-8000-000000000002")
+		if r.Code != 0 {
+			t.Errorf("%s with a full id: %v", cmd, r)
+		}
+		r = clitest.Run(t, env, "--storage", storage, cmd, "fff")
+		if r.Code != 2 || !strings.Contains(r.ErrOut, `no run id starts with "fff"`) {
+			t.Errorf("%s with an unknown prefix: %v", cmd, r)
+		}
+	}
+	r := clitest.RunOK(t, env, "--storage", storage, "stats", "--json", "abcdef01-0000-4000-8000-000000000001", id[:8])
+	if !strings.Contains(r.Out, `"runs":2`) {
+		t.Errorf("stats by prefix: %s", r.Out)
+	}
+}

@@ -22,42 +22,6 @@ func recordID(t *testing.T, storage, provider, input string, extra ...string) st
 	return s.RunID
 }
 
-// TestRunIDPrefix: an ambiguous prefix lists the runs it matches; an
-// unknown one says so; both exit 2.
-func TestRunIDPrefix(t *testing.T) {
-	t.Parallel()
-	storage := t.TempDir()
-	id := recordID(t, storage, "claude", example())
-	b, err := os.ReadFile(transcriptPath(storage, id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	twins := []string{"abcdef01-0000-4000-8000-000000000001", "abcdef01-0000-4000-8000-000000000002"}
-	for _, twin := range twins {
-		if err := os.WriteFile(transcriptPath(storage, twin), []byte(strings.ReplaceAll(string(b), id, twin)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, cmd := range []string{"view", "tree", "tools", "validate", "tail"} {
-		r := twasm(t, "--storage", storage, cmd, "abcdef")
-		if r.code != 2 || !strings.Contains(r.errOut, "ambiguous") || !strings.Contains(r.errOut, twins[0]) || !strings.Contains(r.errOut, twins[1]) {
-			t.Errorf("%s with an ambiguous prefix: %v", cmd, r)
-		}
-		r = twasm(t, "--storage", storage, cmd, "abcdef01-0000-4000-8000-000000000002")
-		if r.code != 0 {
-			t.Errorf("%s with a full id: %v", cmd, r)
-		}
-		r = twasm(t, "--storage", storage, cmd, "fff")
-		if r.code != 2 || !strings.Contains(r.errOut, `no run id starts with "fff"`) {
-			t.Errorf("%s with an unknown prefix: %v", cmd, r)
-		}
-	}
-	r := twasmOK(t, "--storage", storage, "stats", "--json", "abcdef01-0000-4000-8000-000000000001", id[:8])
-	if !strings.Contains(r.out, `"runs":2`) {
-		t.Errorf("stats by prefix: %s", r.out)
-	}
-}
-
 // TestStorageRoot: without --storage or $TWASM_STORAGE runs go to
 // $XDG_DATA_HOME/twasm, found from any working directory; a storage root
 // that does not exist is an error naming it and the ways to set it.
