@@ -9,6 +9,7 @@
 // outside its tests and fakeagent. A check that needs no process of
 // twasm's own (no signal, terminal, fsync order, sandbox or second process
 // at the same time) belongs beside its command instead, over
-// internal/testing/clitest, as the sync, search and usage ones are; the
+// internal/testing/clitest, as the moved sync, search, usage, renormalize,
+// run, view and ls ones are; the
 // helpers here that run no process call clitest's.
 package e2e
