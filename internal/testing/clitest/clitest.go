@@ -277,3 +277,23 @@ func Record(t testing.TB, storage, provider, input string, extra ...string) stri
 	}
 	return s.RunID
 }
+
+// OfType returns the events of type typ.
+func OfType(evs []*transcript.Event, typ transcript.EventType) []*transcript.Event {
+	var out []*transcript.Event
+	for _, ev := range evs {
+		if ev.Type == typ {
+			out = append(out, ev)
+		}
+	}
+	return out
+}
+
+// RunEnd returns the payload of run.completed, which must be the last line.
+func RunEnd(t testing.TB, evs []*transcript.Event) *transcript.StepPayload {
+	t.Helper()
+	if len(evs) == 0 || evs[len(evs)-1].Type != transcript.RunCompleted {
+		t.Fatalf("the run does not end with run.completed")
+	}
+	return evs[len(evs)-1].Step()
+}

@@ -315,13 +315,7 @@ func readRun(t *testing.T, path string) []*transcript.Event {
 
 // ofType returns the events of type typ.
 func ofType(evs []*transcript.Event, typ transcript.EventType) []*transcript.Event {
-	var out []*transcript.Event
-	for _, ev := range evs {
-		if ev.Type == typ {
-			out = append(out, ev)
-		}
-	}
-	return out
+	return clitest.OfType(evs, typ)
 }
 
 // checkSeq checks that seq runs 1..N in file order.
@@ -357,10 +351,7 @@ func agentResult(t *testing.T, evs []*transcript.Event) (*transcript.StepPayload
 // runEnd returns the payload of run.completed, which must be the last line.
 func runEnd(t *testing.T, evs []*transcript.Event) *transcript.StepPayload {
 	t.Helper()
-	if len(evs) == 0 || evs[len(evs)-1].Type != transcript.RunCompleted {
-		t.Fatalf("the run does not end with run.completed")
-	}
-	return evs[len(evs)-1].Step()
+	return clitest.RunEnd(t, evs)
 }
 
 // validate runs twasm validate on the files and expects them to be valid.

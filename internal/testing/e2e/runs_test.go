@@ -69,52 +69,6 @@ func TestConcurrentRecordsOneRun(t *testing.T) {
 	}
 }
 
-// TestSubRun: run begin --parent links both ways, and run end --error
-// reports the failure in the child and in the parent's link.
-func TestSubRun(t *testing.T) {
-	t.Parallel()
-	storage := t.TempDir()
-	parent := strings.TrimSpace(twasmOK(t, "--storage", storage, "run", "begin", "--name", "release").out)
-	child := strings.TrimSpace(twasmOK(t, "--storage", storage, "run", "begin", "--parent", parent, "--path", "fixes", "--name", "fixes").out)
-	twasmOK(t, "--storage", storage, "record", "--run-id", child, "--path", "fix", "--provider", "codex",
-		"--input", golden("codex", "exec_command.jsonl"))
-	twasmOK(t, "--storage", storage, "run", "end", child, "--error", "tests still failing")
-	twasmOK(t, "--storage", storage, "run", "end", parent)
-
-	pevs := readRun(t, transcriptPath(storage, parent))
-	cevs := readRun(t, transcriptPath(storage, child))
-	started := ofType(pevs, transcript.StepCallWorkflowStarted)
-	done := ofType(pevs, transcript.StepCallWorkflowCompleted)
-	if len(started) != 1 || len(done) != 1 || started[0].ChildRunID != child || done[0].ChildRunID != child ||
-		started[0].Path != "fixes" || done[0].Path != "fixes" {
-		t.Fatalf("parent links: %+v %+v", started, done)
-	}
-	if p := done[0].Step(); p.Status != transcript.StatusError || p.Error != "tests still failing" {
-		t.Errorf("link completion %q %q", p.Status, p.Error)
-	}
-	for _, ev := range cevs {
-		if ev.ParentRunID != parent {
-			t.Fatalf("child line seq %d has parent_run_id %q", ev.Seq, ev.ParentRunID)
-		}
-	}
-	if p := runEnd(t, cevs); p.Status != transcript.StatusError || p.Error != "tests still failing" {
-		t.Errorf("child end %q %q", p.Status, p.Error)
-	}
-	validate(t, transcriptPath(storage, parent), transcriptPath(storage, child))
-	r := twasmOK(t, "--storage", storage, "tree", parent)
-	if !strings.Contains(r.out, "fixes") || !strings.Contains(r.out, "fix") {
-		t.Errorf("tree does not show the sub-run:\n%s", r.out)
-	}
-	r = twasm(t, "--storage", storage, "run", "end", child)
-	if r.code != 2 {
-		t.Errorf("ending a run twice: %v", r)
-	}
-	r = twasm(t, "--storage", storage, "run", "begin", "--parent", parent)
-	if r.code != 2 {
-		t.Errorf("--parent without --path: %v", r)
-	}
-}
-
 // TestTailFollowsRecord: tail -f follows a run that a concurrent record
 // writes, and ends at run.completed.
 func TestTailFollowsRecord(t *testing.T) {
