@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -95,51 +93,5 @@ func TestTailFollowsRecord(t *testing.T) {
 	evs := readRun(t, transcriptPath(storage, id))
 	if n := strings.Count(r.out, "\n"); n != len(evs) || !strings.Contains(r.out, "run.completed") {
 		t.Errorf("tail printed %d lines for %d events:\n%s", n, len(evs), r.out)
-	}
-}
-
-// TestImport: --provider auto picks the provider per file; a file it
-// cannot place is reported with the reason and exit 2 while the others
-// are imported; --provider codex reads a rollout.
-func TestImport(t *testing.T) {
-	t.Parallel()
-	storage := t.TempDir()
-	odd := filepath.Join(t.TempDir(), "notes.txt")
-	if err := os.WriteFile(odd, []byte("just some notes\nnot an agent log\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	files := []string{
-		example(),
-		golden("claude", "session_log.jsonl"),
-		golden("codex", "exec_command.jsonl"),
-		odd,
-		golden("codex", "rollout_exec_command_v0143.jsonl"),
-	}
-	r := twasm(t, append([]string{"--storage", storage, "import", "--provider", "auto"}, files...)...)
-	if r.code != 2 {
-		t.Fatalf("exit %d, want 2: %v", r.code, r)
-	}
-	if !strings.Contains(r.errOut, odd) || !strings.Contains(r.errOut, "1 of 5 files not imported") {
-		t.Errorf("the undetectable file is not reported: %s", r.errOut)
-	}
-	lines := strings.Split(strings.TrimSpace(r.out), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d imported, want 4:\n%s", len(lines), r.out)
-	}
-	wantProv := []string{"claude", "claude", "codex", "codex"}
-	var runs []string
-	for i, l := range lines {
-		f := strings.Split(l, "\t")
-		if len(f) != 4 || f[1] != wantProv[i] {
-			t.Errorf("line %q, want provider %s", l, wantProv[i])
-			continue
-		}
-		runs = append(runs, transcriptPath(storage, f[0]))
-	}
-	validate(t, runs...)
-
-	r = twasmOK(t, "--storage", storage, "import", "--provider", "codex", "--json", golden("codex", "rollout_shell_v040.jsonl"))
-	if !strings.Contains(r.out, `"provider":"codex"`) || !strings.Contains(r.out, `"run_id"`) {
-		t.Errorf("import --json: %s", r.out)
 	}
 }
