@@ -297,3 +297,24 @@ func RunEnd(t testing.TB, evs []*transcript.Event) *transcript.StepPayload {
 	}
 	return evs[len(evs)-1].Step()
 }
+
+// MessagesOf returns the message and tool events of a run, as comparable
+// strings: type, path, iteration and payload, without seq, run ids and
+// timestamps.
+func MessagesOf(t testing.TB, evs []*transcript.Event) []string {
+	t.Helper()
+	var out []string
+	for _, ev := range evs {
+		if ev.Message() == nil && ev.Tool() == nil {
+			continue
+		}
+		e := *ev
+		e.Seq, e.RunID, e.ParentRunID, e.Timestamp = 1, "00000000-0000-4000-8000-000000000000", "", time.Unix(0, 0)
+		b, err := transcript.AppendEvent(nil, &e)
+		if err != nil {
+			t.Fatal(err)
+		}
+		out = append(out, string(b))
+	}
+	return out
+}

@@ -9,8 +9,8 @@ import (
 	"strings"
 	"sync"
 	"testing"
-	"time"
 
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -206,23 +206,7 @@ func TestGolden(t *testing.T) {
 
 func itoa(n int) string { return strconv.Itoa(n) }
 
-// messagesOf returns the message and tool events of a run, as comparable
-// strings: type, path, iteration and payload, without seq, run ids and
-// timestamps.
 func messagesOf(t *testing.T, evs []*transcript.Event) []string {
 	t.Helper()
-	var out []string
-	for _, ev := range evs {
-		if ev.Message() == nil && ev.Tool() == nil {
-			continue
-		}
-		e := *ev
-		e.Seq, e.RunID, e.ParentRunID, e.Timestamp = 1, "00000000-0000-4000-8000-000000000000", "", time.Unix(0, 0)
-		b, err := transcript.AppendEvent(nil, &e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, string(b))
-	}
-	return out
+	return clitest.MessagesOf(t, evs)
 }
