@@ -7,11 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-
-	"github.com/twasm/twasm/internal/testing/clitest"
-	"github.com/twasm/twasm/transcript"
 )
 
 // goldenInputs lists the golden inputs of provider (every file that is
@@ -32,41 +28,6 @@ func goldenInputs(t *testing.T, provider string) []string {
 		t.Fatalf("no golden inputs for %s", provider)
 	}
 	return out
-}
-
-// recordAll records every input with record --input (at most four at a
-// time: a record process mostly waits while the plugin host starts) and returns the run ids in input order.
-func recordAll(t *testing.T, storage, provider string, inputs []string, extra ...string) []string {
-	t.Helper()
-	ids := make([]string, len(inputs))
-	sem := make(chan struct{}, 4)
-	var wg sync.WaitGroup
-	for i, in := range inputs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			args := append([]string{"--storage", storage, "record", "--provider", provider, "--json", "--input", in}, extra...)
-			r := start(t, nil, nil, args...).wait(t, hangBound)
-			if r.code != 0 {
-				t.Errorf("record %s: %v", filepath.Base(in), r)
-				return
-			}
-			var s struct {
-				RunID string `json:"run_id"`
-			}
-			if err := json.Unmarshal([]byte(r.out), &s); err != nil || s.RunID == "" {
-				t.Errorf("record %s --json: %v %s", filepath.Base(in), err, r.out)
-			}
-			ids[i] = s.RunID
-		}()
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
-	return ids
 }
 
 // TestPlugins: plugins list and verify.
@@ -205,8 +166,3 @@ func TestGolden(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-func messagesOf(t *testing.T, evs []*transcript.Event) []string {
-	t.Helper()
-	return clitest.MessagesOf(t, evs)
-}
