@@ -10,7 +10,7 @@ import (
 )
 
 // env is the whole environment of each command line of these tests.
-var env = map[string]string{"NO_COLOR": "1"}
+var env = clitest.Plain()
 
 // TestImport: --provider auto picks the provider per file; a file it
 // cannot place is reported with the reason and exit 2 while the others

@@ -11,7 +11,7 @@ import (
 )
 
 // env is the whole environment of each command line of these tests.
-var env = map[string]string{"NO_COLOR": "1"}
+var env = clitest.Plain()
 
 // TestLs: newest first by start time, every column, the filters, --json
 // as JSON Lines; latest is the run that started last, whatever the files'

@@ -15,7 +15,7 @@ import (
 )
 
 // env is the whole environment of each command line of these tests.
-var env = map[string]string{"NO_COLOR": "1"}
+var env = clitest.Plain()
 
 // renormalizeJSON is the --json summary of renormalize.
 type renormalizeJSON struct {

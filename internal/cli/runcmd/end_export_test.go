@@ -10,7 +10,7 @@ import (
 )
 
 // env is the whole environment of each command line of these tests.
-var env = map[string]string{"NO_COLOR": "1"}
+var env = clitest.Plain()
 
 // run end --export-dir writes the run folder of every run of the tree when
 // the run finishes; export dir writes it for any run later.

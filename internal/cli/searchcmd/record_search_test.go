@@ -11,7 +11,7 @@ import (
 )
 
 // env is the whole environment of each command line of these tests.
-var env = map[string]string{"NO_COLOR": "1"}
+var env = clitest.Plain()
 
 // search prints what a transcript holds as every view does: terminal
 // escape sequences in provider text (colours, OSC 8 hyperlinks with a

@@ -12,7 +12,7 @@ import (
 )
 
 // env is the whole environment of each command line of these tests.
-var env = map[string]string{"NO_COLOR": "1"}
+var env = clitest.Plain()
 
 // TestUsageCost records three runs through the built binary and checks
 // what `twasm usage`, `ls` and `stats` say they cost and where it comes

@@ -12,7 +12,7 @@ import (
 )
 
 // env is the whole environment of each command line of these tests.
-var env = map[string]string{"NO_COLOR": "1"}
+var env = clitest.Plain()
 
 // viewRun writes a transcript a person would want to read: file edits
 // (Edit, apply_patch, codex file_change), a shell command that fails with

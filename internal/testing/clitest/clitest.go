@@ -133,7 +133,7 @@ func Outcomes(out string) map[string][]string {
 // unless they are valid.
 func Validate(t testing.TB, files ...string) {
 	t.Helper()
-	r := Run(t, map[string]string{"NO_COLOR": "1"}, append([]string{"validate", "--json"}, files...)...)
+	r := Run(t, Plain(), append([]string{"validate", "--json"}, files...)...)
 	if r.Code != 0 {
 		t.Fatalf("validate %v: %v", files, r)
 	}
@@ -268,7 +268,7 @@ func Example() string { return filepath.Join(Root, "examples", "claude", "stream
 // --json --input, then extra) and returns the run id its summary gives.
 func Record(t testing.TB, storage, provider, input string, extra ...string) string {
 	t.Helper()
-	r := RunOK(t, map[string]string{"NO_COLOR": "1"}, append([]string{"--storage", storage, "record", "--provider", provider, "--json", "--input", input}, extra...)...)
+	r := RunOK(t, Plain(), append([]string{"--storage", storage, "record", "--provider", provider, "--json", "--input", input}, extra...)...)
 	var s struct {
 		RunID string `json:"run_id"`
 	}
@@ -318,3 +318,7 @@ func MessagesOf(t testing.TB, evs []*transcript.Event) []string {
 	}
 	return out
 }
+
+// Plain is the whole environment of a command line that needs nothing
+// of a user's: NO_COLOR, as the end-to-end suite gives every process.
+func Plain() map[string]string { return map[string]string{"NO_COLOR": "1"} }
