@@ -6,5 +6,10 @@
 // capture of testdata/captures (with its expectations) and of
 // ../shared/fixtures is recorded and imported through the wasm plugins
 // and checked (testdata/captures/README.md). The package has no code
-// outside its tests and fakeagent.
+// outside its tests and fakeagent. A check that needs no process of
+// twasm's own (no signal, terminal, fsync order, sandbox or second process
+// at the same time) belongs beside its command instead, over
+// internal/testing/clitest, as the moved sync, search, usage, renormalize,
+// run, view and ls ones are; the
+// helpers here that run no process call clitest's.
 package e2e

@@ -7,7 +7,6 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"time"
 )
 
 // recordID records input and returns the new run's id.
@@ -21,122 +20,6 @@ func recordID(t *testing.T, storage, provider, input string, extra ...string) st
 		t.Fatalf("record --json: %v %s", err, r.out)
 	}
 	return s.RunID
-}
-
-// TestLs: newest first by start time, every column, the filters, --json
-// as JSON Lines; latest is the run that started last, whatever the files'
-// modification times say; a unique prefix of a run id names the run.
-func TestLs(t *testing.T) {
-	t.Parallel()
-	storage := t.TempDir()
-	first := recordID(t, storage, "claude", example(), "--name", "first claude")
-	second := recordID(t, storage, "codex", golden("codex", "exec_command.jsonl"), "--name", "Nightly codex")
-	// The older run's file is written last: latest must not follow it.
-	future := time.Now().Add(time.Hour)
-	if err := os.Chtimes(transcriptPath(storage, first), future, future); err != nil {
-		t.Fatal(err)
-	}
-
-	r := twasmOK(t, "--storage", storage, "ls")
-	lines := strings.Split(strings.TrimSpace(r.out), "\n")
-	if len(lines) != 2 || !strings.HasPrefix(lines[0], second+"\t") || !strings.HasPrefix(lines[1], first+"\t") {
-		t.Fatalf("not newest first:\n%s", r.out)
-	}
-	cols := strings.Split(lines[1], "\t")
-	// ID NAME STATUS STARTED DURATION PROVIDERS STEPS TOOLS COST
-	if len(cols) != 9 || cols[1] != "first claude" || cols[2] != "ok" || cols[5] != "claude" || cols[6] != "1" || cols[7] != "2" || cols[8] == "" {
-		t.Errorf("columns %q", cols)
-	}
-	if _, err := time.Parse(time.RFC3339, cols[3]); err != nil {
-		t.Errorf("started %q: %v", cols[3], err)
-	}
-
-	r = twasmOK(t, "--storage", storage, "ls", "--json")
-	var rows []map[string]any
-	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
-		var m map[string]any
-		if err := json.Unmarshal([]byte(l), &m); err != nil {
-			t.Fatalf("ls --json line %q: %v", l, err)
-		}
-		rows = append(rows, m)
-	}
-	if len(rows) != 2 || rows[0]["run_id"] != second || rows[1]["cost_usd"] == nil || rows[1]["steps"] != 1.0 {
-		t.Errorf("ls --json: %v", rows)
-	}
-
-	for _, tc := range []struct {
-		args []string
-		want []string
-	}{
-		{[]string{"--provider", "codex"}, []string{second}},
-		{[]string{"--provider", "gemini"}, nil},
-		{[]string{"--name", "nightly"}, []string{second}},
-		{[]string{"--status", "ok"}, []string{second, first}},
-		{[]string{"--status", "error"}, nil},
-		{[]string{"--since", "1h"}, []string{second, first}},
-		{[]string{"--until", "1h"}, nil},
-		{[]string{"--since", time.Now().Add(time.Hour).Format(time.RFC3339)}, nil},
-		{[]string{"-n", "1"}, []string{second}},
-	} {
-		r := twasmOK(t, append([]string{"--storage", storage, "ls"}, tc.args...)...)
-		var got []string
-		for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
-			if l != "" {
-				got = append(got, strings.Split(l, "\t")[0])
-			}
-		}
-		if strings.Join(got, " ") != strings.Join(tc.want, " ") {
-			t.Errorf("ls %v: %v, want %v", tc.args, got, tc.want)
-		}
-	}
-	if r := twasm(t, "--storage", storage, "ls", "--since", "yesterday-ish"); r.code != 2 {
-		t.Errorf("bad --since: %v", r)
-	}
-
-	r = twasmOK(t, "--storage", storage, "tree", "--json", "latest")
-	if !strings.Contains(r.out, second) {
-		t.Errorf("latest is not the run that started last: %s", r.out)
-	}
-	r = twasmOK(t, "--storage", storage, "tools", "--json", first[:6])
-	if !strings.Contains(r.out, `"Bash"`) {
-		t.Errorf("tools by prefix: %s", r.out)
-	}
-}
-
-// TestRunIDPrefix: an ambiguous prefix lists the runs it matches; an
-// unknown one says so; both exit 2.
-func TestRunIDPrefix(t *testing.T) {
-	t.Parallel()
-	storage := t.TempDir()
-	id := recordID(t, storage, "claude", example())
-	b, err := os.ReadFile(transcriptPath(storage, id))
-	if err != nil {
-		t.Fatal(err)
-	}
-	twins := []string{"abcdef01-0000-4000-8000-000000000001", "abcdef01-0000-4000-8000-000000000002"}
-	for _, twin := range twins {
-		if err := os.WriteFile(transcriptPath(storage, twin), []byte(strings.ReplaceAll(string(b), id, twin)), 0o600); err != nil {
-			t.Fatal(err)
-		}
-	}
-	for _, cmd := range []string{"view", "tree", "tools", "validate", "tail"} {
-		r := twasm(t, "--storage", storage, cmd, "abcdef")
-		if r.code != 2 || !strings.Contains(r.errOut, "ambiguous") || !strings.Contains(r.errOut, twins[0]) || !strings.Contains(r.errOut, twins[1]) {
-			t.Errorf("%s with an ambiguous prefix: %v", cmd, r)
-		}
-		r = twasm(t, "--storage", storage, cmd, "abcdef01-0000-4000-8000-000000000002")
-		if r.code != 0 {
-			t.Errorf("%s with a full id: %v", cmd, r)
-		}
-		r = twasm(t, "--storage", storage, cmd, "fff")
-		if r.code != 2 || !strings.Contains(r.errOut, `no run id starts with "fff"`) {
-			t.Errorf("%s with an unknown prefix: %v", cmd, r)
-		}
-	}
-	r := twasmOK(t, "--storage", storage, "stats", "--json", "abcdef01-0000-4000-8000-000000000001", id[:8])
-	if !strings.Contains(r.out, `"runs":2`) {
-		t.Errorf("stats by prefix: %s", r.out)
-	}
 }
 
 // TestStorageRoot: without --storage or $TWASM_STORAGE runs go to

@@ -3,7 +3,6 @@ package e2e
 import (
 	"bytes"
 	"context"
-	"errors"
 	"fmt"
 	"io/fs"
 	"os"
@@ -14,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
@@ -352,32 +352,12 @@ func transcriptPath(storage, id string) string {
 // fails the test.
 func readRun(t *testing.T, path string) []*transcript.Event {
 	t.Helper()
-	f, err := os.Open(path)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer f.Close()
-	evs, problems, err := transcript.ReadAll(f)
-	if err != nil {
-		t.Fatal(err)
-	}
-	for _, p := range problems {
-		if !errors.As(p, new(*transcript.UnknownTypeError)) {
-			t.Fatalf("%s: %v", path, p)
-		}
-	}
-	return evs
+	return clitest.ReadRun(t, path)
 }
 
 // ofType returns the events of type typ.
 func ofType(evs []*transcript.Event, typ transcript.EventType) []*transcript.Event {
-	var out []*transcript.Event
-	for _, ev := range evs {
-		if ev.Type == typ {
-			out = append(out, ev)
-		}
-	}
-	return out
+	return clitest.OfType(evs, typ)
 }
 
 // checkSeq checks that seq runs 1..N in file order.
@@ -413,10 +393,7 @@ func agentResult(t *testing.T, evs []*transcript.Event) (*transcript.StepPayload
 // runEnd returns the payload of run.completed, which must be the last line.
 func runEnd(t *testing.T, evs []*transcript.Event) *transcript.StepPayload {
 	t.Helper()
-	if len(evs) == 0 || evs[len(evs)-1].Type != transcript.RunCompleted {
-		t.Fatalf("the run does not end with run.completed")
-	}
-	return evs[len(evs)-1].Step()
+	return clitest.RunEnd(t, evs)
 }
 
 // validate runs twasm validate on the files and expects them to be valid.

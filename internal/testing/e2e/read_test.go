@@ -7,11 +7,7 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
-	"sync"
 	"testing"
-	"time"
-
-	"github.com/twasm/twasm/transcript"
 )
 
 // goldenInputs lists the golden inputs of provider (every file that is
@@ -32,41 +28,6 @@ func goldenInputs(t *testing.T, provider string) []string {
 		t.Fatalf("no golden inputs for %s", provider)
 	}
 	return out
-}
-
-// recordAll records every input with record --input (at most four at a
-// time: a record process mostly waits while the plugin host starts) and returns the run ids in input order.
-func recordAll(t *testing.T, storage, provider string, inputs []string, extra ...string) []string {
-	t.Helper()
-	ids := make([]string, len(inputs))
-	sem := make(chan struct{}, 4)
-	var wg sync.WaitGroup
-	for i, in := range inputs {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			sem <- struct{}{}
-			defer func() { <-sem }()
-			args := append([]string{"--storage", storage, "record", "--provider", provider, "--json", "--input", in}, extra...)
-			r := start(t, nil, nil, args...).wait(t, hangBound)
-			if r.code != 0 {
-				t.Errorf("record %s: %v", filepath.Base(in), r)
-				return
-			}
-			var s struct {
-				RunID string `json:"run_id"`
-			}
-			if err := json.Unmarshal([]byte(r.out), &s); err != nil || s.RunID == "" {
-				t.Errorf("record %s --json: %v %s", filepath.Base(in), err, r.out)
-			}
-			ids[i] = s.RunID
-		}()
-	}
-	wg.Wait()
-	if t.Failed() {
-		t.FailNow()
-	}
-	return ids
 }
 
 // TestPlugins: plugins list and verify.
@@ -205,24 +166,3 @@ func TestGolden(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
-
-// messagesOf returns the message and tool events of a run, as comparable
-// strings: type, path, iteration and payload, without seq, run ids and
-// timestamps.
-func messagesOf(t *testing.T, evs []*transcript.Event) []string {
-	t.Helper()
-	var out []string
-	for _, ev := range evs {
-		if ev.Message() == nil && ev.Tool() == nil {
-			continue
-		}
-		e := *ev
-		e.Seq, e.RunID, e.ParentRunID, e.Timestamp = 1, "00000000-0000-4000-8000-000000000000", "", time.Unix(0, 0)
-		b, err := transcript.AppendEvent(nil, &e)
-		if err != nil {
-			t.Fatal(err)
-		}
-		out = append(out, string(b))
-	}
-	return out
-}

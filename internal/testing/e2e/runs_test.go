@@ -2,8 +2,6 @@ package e2e
 
 import (
 	"fmt"
-	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"testing"
@@ -69,52 +67,6 @@ func TestConcurrentRecordsOneRun(t *testing.T) {
 	}
 }
 
-// TestSubRun: run begin --parent links both ways, and run end --error
-// reports the failure in the child and in the parent's link.
-func TestSubRun(t *testing.T) {
-	t.Parallel()
-	storage := t.TempDir()
-	parent := strings.TrimSpace(twasmOK(t, "--storage", storage, "run", "begin", "--name", "release").out)
-	child := strings.TrimSpace(twasmOK(t, "--storage", storage, "run", "begin", "--parent", parent, "--path", "fixes", "--name", "fixes").out)
-	twasmOK(t, "--storage", storage, "record", "--run-id", child, "--path", "fix", "--provider", "codex",
-		"--input", golden("codex", "exec_command.jsonl"))
-	twasmOK(t, "--storage", storage, "run", "end", child, "--error", "tests still failing")
-	twasmOK(t, "--storage", storage, "run", "end", parent)
-
-	pevs := readRun(t, transcriptPath(storage, parent))
-	cevs := readRun(t, transcriptPath(storage, child))
-	started := ofType(pevs, transcript.StepCallWorkflowStarted)
-	done := ofType(pevs, transcript.StepCallWorkflowCompleted)
-	if len(started) != 1 || len(done) != 1 || started[0].ChildRunID != child || done[0].ChildRunID != child ||
-		started[0].Path != "fixes" || done[0].Path != "fixes" {
-		t.Fatalf("parent links: %+v %+v", started, done)
-	}
-	if p := done[0].Step(); p.Status != transcript.StatusError || p.Error != "tests still failing" {
-		t.Errorf("link completion %q %q", p.Status, p.Error)
-	}
-	for _, ev := range cevs {
-		if ev.ParentRunID != parent {
-			t.Fatalf("child line seq %d has parent_run_id %q", ev.Seq, ev.ParentRunID)
-		}
-	}
-	if p := runEnd(t, cevs); p.Status != transcript.StatusError || p.Error != "tests still failing" {
-		t.Errorf("child end %q %q", p.Status, p.Error)
-	}
-	validate(t, transcriptPath(storage, parent), transcriptPath(storage, child))
-	r := twasmOK(t, "--storage", storage, "tree", parent)
-	if !strings.Contains(r.out, "fixes") || !strings.Contains(r.out, "fix") {
-		t.Errorf("tree does not show the sub-run:\n%s", r.out)
-	}
-	r = twasm(t, "--storage", storage, "run", "end", child)
-	if r.code != 2 {
-		t.Errorf("ending a run twice: %v", r)
-	}
-	r = twasm(t, "--storage", storage, "run", "begin", "--parent", parent)
-	if r.code != 2 {
-		t.Errorf("--parent without --path: %v", r)
-	}
-}
-
 // TestTailFollowsRecord: tail -f follows a run that a concurrent record
 // writes, and ends at run.completed.
 func TestTailFollowsRecord(t *testing.T) {
@@ -141,51 +93,5 @@ func TestTailFollowsRecord(t *testing.T) {
 	evs := readRun(t, transcriptPath(storage, id))
 	if n := strings.Count(r.out, "\n"); n != len(evs) || !strings.Contains(r.out, "run.completed") {
 		t.Errorf("tail printed %d lines for %d events:\n%s", n, len(evs), r.out)
-	}
-}
-
-// TestImport: --provider auto picks the provider per file; a file it
-// cannot place is reported with the reason and exit 2 while the others
-// are imported; --provider codex reads a rollout.
-func TestImport(t *testing.T) {
-	t.Parallel()
-	storage := t.TempDir()
-	odd := filepath.Join(t.TempDir(), "notes.txt")
-	if err := os.WriteFile(odd, []byte("just some notes\nnot an agent log\n"), 0o600); err != nil {
-		t.Fatal(err)
-	}
-	files := []string{
-		example(),
-		golden("claude", "session_log.jsonl"),
-		golden("codex", "exec_command.jsonl"),
-		odd,
-		golden("codex", "rollout_exec_command_v0143.jsonl"),
-	}
-	r := twasm(t, append([]string{"--storage", storage, "import", "--provider", "auto"}, files...)...)
-	if r.code != 2 {
-		t.Fatalf("exit %d, want 2: %v", r.code, r)
-	}
-	if !strings.Contains(r.errOut, odd) || !strings.Contains(r.errOut, "1 of 5 files not imported") {
-		t.Errorf("the undetectable file is not reported: %s", r.errOut)
-	}
-	lines := strings.Split(strings.TrimSpace(r.out), "\n")
-	if len(lines) != 4 {
-		t.Fatalf("%d imported, want 4:\n%s", len(lines), r.out)
-	}
-	wantProv := []string{"claude", "claude", "codex", "codex"}
-	var runs []string
-	for i, l := range lines {
-		f := strings.Split(l, "\t")
-		if len(f) != 4 || f[1] != wantProv[i] {
-			t.Errorf("line %q, want provider %s", l, wantProv[i])
-			continue
-		}
-		runs = append(runs, transcriptPath(storage, f[0]))
-	}
-	validate(t, runs...)
-
-	r = twasmOK(t, "--storage", storage, "import", "--provider", "codex", "--json", golden("codex", "rollout_shell_v040.jsonl"))
-	if !strings.Contains(r.out, `"provider":"codex"`) || !strings.Contains(r.out, `"run_id"`) {
-		t.Errorf("import --json: %s", r.out)
 	}
 }

@@ -1,16 +1,13 @@
 package e2e
 
 import (
-	"crypto/sha256"
-	"encoding/hex"
 	"encoding/json"
-	"io/fs"
-	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
 )
 
@@ -25,27 +22,7 @@ func (h *fakeHome) dropPlugin(dir, name string) {
 // hashTree returns the sha256 of every regular file under dir, by path.
 func hashTree(t *testing.T, dir string) map[string]string {
 	t.Helper()
-	sums := map[string]string{}
-	err := filepath.WalkDir(dir, func(p string, d fs.DirEntry, err error) error {
-		if err != nil || !d.Type().IsRegular() {
-			return err
-		}
-		b, err := os.ReadFile(p)
-		if err != nil {
-			return err
-		}
-		s := sha256.Sum256(b)
-		info, err := d.Info()
-		if err != nil {
-			return err
-		}
-		sums[p] = hex.EncodeToString(s[:]) + " " + info.ModTime().String() + " " + info.Mode().String()
-		return nil
-	})
-	if err != nil {
-		t.Fatal(err)
-	}
-	return sums
+	return clitest.HashTree(t, dir)
 }
 
 // unchangedBy runs cmd and fails the test for every file under dir that
@@ -53,17 +30,7 @@ func hashTree(t *testing.T, dir string) map[string]string {
 // twasm reads an agent's store, it never writes there.
 func unchangedBy(t *testing.T, dir, what string, cmd func()) {
 	t.Helper()
-	before := hashTree(t, dir)
-	cmd()
-	after := hashTree(t, dir)
-	if len(after) != len(before) {
-		t.Fatalf("%s: %d files before, %d after", what, len(before), len(after))
-	}
-	for p, s := range before {
-		if after[p] != s {
-			t.Errorf("%s changed %s: %s -> %s", what, p, s, after[p])
-		}
-	}
+	clitest.Unchanged(t, dir, what, cmd)
 }
 
 // doctorStore is one store of `twasm doctor --json`.

@@ -12,6 +12,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/archive"
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -34,16 +35,7 @@ func newFakeHome(t *testing.T) *fakeHome {
 func (h *fakeHome) put(rel string, b []byte, age time.Duration) string {
 	h.t.Helper()
 	p := filepath.Join(h.dir, rel)
-	if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
-		h.t.Fatal(err)
-	}
-	if err := os.WriteFile(p, b, 0o600); err != nil {
-		h.t.Fatal(err)
-	}
-	when := time.Now().Add(-age)
-	if err := os.Chtimes(p, when, when); err != nil {
-		h.t.Fatal(err)
-	}
+	clitest.Put(h.t, p, b, age)
 	return p
 }
 
@@ -63,24 +55,11 @@ func (h *fakeHome) ok(args ...string) result {
 
 func readFile(t *testing.T, p string) []byte {
 	t.Helper()
-	b, err := os.ReadFile(p)
-	if err != nil {
-		t.Fatal(err)
-	}
-	return b
+	return clitest.ReadFile(t, p)
 }
 
 // outcomes parses sync's stdout: action, run id, provider, path per line.
-func outcomes(out string) map[string][]string {
-	m := map[string][]string{}
-	for _, l := range strings.Split(strings.TrimSpace(out), "\n") {
-		f := strings.Split(l, "\t")
-		if len(f) >= 4 {
-			m[f[0]] = append(m[f[0]], f[1])
-		}
-	}
-	return m
-}
+func outcomes(out string) map[string][]string { return clitest.Outcomes(out) }
 
 func TestSyncStores(t *testing.T) {
 	t.Parallel()

@@ -1,9 +1,11 @@
-package e2e
+package synccmd_test
 
 import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // A sync.json store sync could never archive is refused, naming the file
@@ -24,32 +26,32 @@ func TestSyncConfigRefused(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			t.Parallel()
-			h := newFakeHome(t)
-			h.put("old/p/s.jsonl", readFile(t, golden("claude", "session_log.jsonl")), time.Hour)
-			config := h.put(".config/twasm/sync.json", []byte(tc.config), time.Hour)
+			h := clitest.NewHome(t)
+			h.Put("old/p/s.jsonl", clitest.ReadFile(t, clitest.Golden("claude", "session_log.jsonl")), time.Hour)
+			config := h.Put(".config/twasm/sync.json", []byte(tc.config), time.Hour)
 			for _, cmd := range []string{"sync", "doctor"} {
 				if cmd == "doctor" && tc.name == "unknown provider" {
 					continue
 				}
-				r := h.run(cmd)
-				if r.code != tc.code {
-					t.Errorf("%s: exit %d, want %d\n%v", cmd, r.code, tc.code, r)
+				r := h.Run(cmd)
+				if r.Code != tc.code {
+					t.Errorf("%s: exit %d, want %d\n%v", cmd, r.Code, tc.code, r)
 				}
 				if tc.code == 0 {
 					continue
 				}
-				if !strings.Contains(r.errOut, config) {
-					t.Errorf("%s: the message does not name %s: %s", cmd, config, r.errOut)
+				if !strings.Contains(r.ErrOut, config) {
+					t.Errorf("%s: the message does not name %s: %s", cmd, config, r.ErrOut)
 				}
 				for _, w := range tc.want {
-					if !strings.Contains(r.errOut, w) {
-						t.Errorf("%s: the message lacks %q: %s", cmd, w, r.errOut)
+					if !strings.Contains(r.ErrOut, w) {
+						t.Errorf("%s: the message lacks %q: %s", cmd, w, r.ErrOut)
 					}
 				}
 			}
 			if tc.code == 0 {
-				if r := h.ok("ls"); !strings.Contains(r.out, "claude") {
-					t.Errorf("the valid store's session was not archived: %s", r.out)
+				if r := h.OK("ls"); !strings.Contains(r.Out, "claude") {
+					t.Errorf("the valid store's session was not archived: %s", r.Out)
 				}
 			}
 		})

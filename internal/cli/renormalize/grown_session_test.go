@@ -1,4 +1,4 @@
-package e2e
+package renormalize_test
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -16,25 +17,25 @@ import (
 // raw capture before, so every call of the first part came twice.
 func TestRenormalizeGrownSession(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	session := readFile(t, golden("claude", "session_log.jsonl"))
+	h := clitest.NewHome(t)
+	session := clitest.ReadFile(t, clitest.Golden("claude", "session_log.jsonl"))
 	lines := bytes.SplitAfter(session, []byte("\n"))
 	file := ".claude/projects/-home-me-app/5f1c.jsonl"
-	h.put(file, bytes.Join(lines[:len(lines)/2], nil), 2*time.Hour)
-	got := outcomes(h.ok("sync").out)
+	h.Put(file, bytes.Join(lines[:len(lines)/2], nil), 2*time.Hour)
+	got := clitest.Outcomes(h.OK("sync").Out)
 	if len(got["new"]) != 1 {
 		t.Fatalf("first sync: %v", got)
 	}
 	runID := got["new"][0]
-	h.put(file, session, time.Hour)
-	if got := outcomes(h.ok("sync").out); len(got["grown"]) != 1 {
+	h.Put(file, session, time.Hour)
+	if got := clitest.Outcomes(h.OK("sync").Out); len(got["grown"]) != 1 {
 		t.Fatalf("second sync: %v", got)
 	}
-	r := h.ok("renormalize", "--json", runID)
+	r := h.OK("renormalize", "--json", runID)
 	var sum struct {
 		Transcript string `json:"transcript"`
 	}
-	if err := json.Unmarshal([]byte(r.out), &sum); err != nil || sum.Transcript == "" {
+	if err := json.Unmarshal([]byte(r.Out), &sum); err != nil || sum.Transcript == "" {
 		t.Fatalf("renormalize --json: %v\n%v", err, r)
 	}
 	type figures struct {
@@ -43,7 +44,7 @@ func TestRenormalizeGrownSession(t *testing.T) {
 	}
 	count := func(path string) figures {
 		var f figures
-		for _, ev := range readRun(t, path) {
+		for _, ev := range clitest.ReadRun(t, path) {
 			switch ev.Type {
 			case transcript.ToolCall:
 				f.calls++
@@ -62,7 +63,7 @@ func TestRenormalizeGrownSession(t *testing.T) {
 		}
 		return f
 	}
-	orig, again := count(transcriptPath(h.stor, runID)), count(sum.Transcript)
+	orig, again := count(clitest.TranscriptPath(h.Stor, runID)), count(sum.Transcript)
 	if orig.parts != 2 || again != orig {
 		t.Errorf("renormalized %+v, archived %+v", again, orig)
 	}

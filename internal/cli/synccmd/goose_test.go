@@ -1,21 +1,24 @@
-package e2e
+package synccmd_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // gooseDB is a Goose sessions.db as Goose writes it (its schema, WAL
 // mode), written by the test as the agent.
-type gooseDB struct{ *agentDB }
+type gooseDB struct{ *clitest.AgentDB }
 
 func openGooseDB(t *testing.T, path string) *gooseDB {
 	t.Helper()
-	return &gooseDB{openAgentDB(t, path)}
+	return &gooseDB{clitest.OpenAgentDB(t, path)}
 }
 
 // session creates a session (Goose's create_session), parent its parent
@@ -25,21 +28,21 @@ func (g *gooseDB) session(id, parent, typ string) {
 	if parent != "" {
 		p = parent
 	}
-	g.exec(`INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at, extension_data, provider_name, model_config_json, parent_session_id)
+	g.Exec(`INSERT INTO sessions (id, name, session_type, working_dir, created_at, updated_at, extension_data, provider_name, model_config_json, parent_session_id)
 VALUES (?, 'fix the test', ?, '/home/me/proj', '2025-11-02 10:00:00', '2025-11-02 10:00:00', '{}', 'anthropic', '{"model_name":"claude-sonnet-4-5","context_limit":200000}', ?)`, id, typ, p)
 }
 
 // message adds a message (Goose's add_message: the row, then the
 // session's updated_at).
 func (g *gooseDB) message(session, id, role string, created int64, content string) {
-	g.exec(`INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) VALUES (?, ?, ?, ?, ?, '{"userVisible":true,"agentVisible":true}')`, id, session, role, content, created)
-	g.exec(`UPDATE sessions SET updated_at = datetime(?, 'unixepoch') WHERE id = ?`, created, session)
+	g.Exec(`INSERT INTO messages (message_id, session_id, role, content_json, created_timestamp, metadata_json) VALUES (?, ?, ?, ?, ?, '{"userVisible":true,"agentVisible":true}')`, id, session, role, content, created)
+	g.Exec(`UPDATE sessions SET updated_at = datetime(?, 'unixepoch') WHERE id = ?`, created, session)
 }
 
 // usage sets the session's counters (Goose's update of the session's
 // metrics after a reply).
 func (g *gooseDB) usage(session string, in, out, cost float64) {
-	g.exec(`UPDATE sessions SET accumulated_input_tokens = ?, accumulated_output_tokens = ?, accumulated_total_tokens = ?, accumulated_cost = ? WHERE id = ?`, in, out, in+out, cost, session)
+	g.Exec(`UPDATE sessions SET accumulated_input_tokens = ?, accumulated_output_tokens = ?, accumulated_total_tokens = ?, accumulated_cost = ? WHERE id = ?`, in, out, in+out, cost, session)
 }
 
 // TestSyncGoose: a home with Goose's sessions.db at its default place
@@ -55,10 +58,10 @@ func (g *gooseDB) usage(session string, in, out, cost float64) {
 // database is gone.
 func TestSyncGoose(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	dir := filepath.Join(h.dir, ".local", "share", "goose", "sessions")
+	h := clitest.NewHome(t)
+	dir := filepath.Join(h.Dir, ".local", "share", "goose", "sessions")
 	g := openGooseDB(t, filepath.Join(dir, "sessions.db"))
-	g.schema("goose")
+	g.Schema("goose")
 	const T = 1762077600
 	g.session("20251102_1", "", "user")
 	g.message("20251102_1", "msg_1", "user", T, `[{"type":"text","text":"Run the tests."}]`)
@@ -68,10 +71,10 @@ func TestSyncGoose(t *testing.T) {
 	g.usage("20251102_1", 5000, 300, 0.021)
 	g.session("20251102_2", "20251102_1", "sub_agent")
 	g.message("20251102_2", "msg_s1", "user", T+20, `[{"type":"text","text":"A sub-agent's task."}]`)
-	if err := g.db.Close(); err != nil { // the agent exits: SQLite removes its log
+	if err := g.DB.Close(); err != nil { // the agent exits: SQLite removes its log
 		t.Fatal(err)
 	}
-	h.put(filepath.Join(".local", "share", "goose", "sessions", "20250101_101500.jsonl"), []byte(
+	h.Put(filepath.Join(".local", "share", "goose", "sessions", "20250101_101500.jsonl"), []byte(
 		`{"working_dir":"/home/me/site","description":"Build the site","schedule_id":null,"message_count":2,"total_tokens":900,"input_tokens":800,"output_tokens":100}`+"\n"+
 			`{"id":null,"role":"user","created":1735725600,"content":[{"type":"text","text":"An older session's prompt."}]}`+"\n"+
 			`{"id":null,"role":"assistant","created":1735725602,"content":[{"type":"text","text":"An older session's answer."}]}`+"\n"), time.Hour)
@@ -80,20 +83,20 @@ func TestSyncGoose(t *testing.T) {
 	// changed (bytes, modification time, mode, files added or removed).
 	unchanged := func(what string, cmd func()) {
 		t.Helper()
-		before := hashTree(t, dir)
+		before := clitest.HashTree(t, dir)
 		cmd()
-		if after := hashTree(t, dir); !mapsEqual(before, after) {
+		if after := clitest.HashTree(t, dir); !maps.Equal(before, after) {
 			t.Fatalf("%s changed the agent's files:\nbefore %v\nafter  %v", what, before, after)
 		}
 	}
-	sync := func() result {
+	sync := func() clitest.Result {
 		t.Helper()
-		var r result
-		unchanged("sync", func() { r = h.ok("sync") })
+		var r clitest.Result
+		unchanged("sync", func() { r = h.OK("sync") })
 		return r
 	}
-	var r result
-	unchanged("doctor", func() { r = h.ok("doctor", "--json") })
+	var r clitest.Result
+	unchanged("doctor", func() { r = h.OK("doctor", "--json") })
 	var doc struct {
 		Stores []struct {
 			Name, Provider, Plugin, Kind, Dir string
@@ -101,8 +104,8 @@ func TestSyncGoose(t *testing.T) {
 			Sessions                          int
 		}
 	}
-	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
-		t.Fatalf("doctor --json: %v\n%s", err, r.out)
+	if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, r.Out)
 	}
 	want := map[string]struct {
 		kind     string
@@ -120,19 +123,19 @@ func TestSyncGoose(t *testing.T) {
 		}
 	}
 	if seen != 2 {
-		t.Fatalf("doctor lists %d of Goose's 2 stores:\n%s", seen, r.out)
+		t.Fatalf("doctor lists %d of Goose's 2 stores:\n%s", seen, r.Out)
 	}
 
 	r = sync()
-	got := outcomes(r.out)
+	got := clitest.Outcomes(r.Out)
 	if len(got["new"]) != 3 {
 		t.Fatalf("first sync: %v", r)
 	}
 	run1, sub, old := "", "", ""
 	for _, id := range got["new"] {
-		tr := transcriptPath(h.stor, id)
-		validate(t, tr)
-		switch b := string(readFile(t, tr)); {
+		tr := clitest.TranscriptPath(h.Stor, id)
+		clitest.Validate(t, tr)
+		switch b := string(clitest.ReadFile(t, tr)); {
 		case strings.Contains(b, "Run the tests."):
 			run1 = id
 			for _, want := range []string{`"call_id":"toolu_1"`, `"status":"error"`, `"input_tokens":5000`, `"output_tokens":300`, `"model":"claude-sonnet-4-5"`} {
@@ -152,10 +155,10 @@ func TestSyncGoose(t *testing.T) {
 	if run1 == "" || sub == "" || old == "" {
 		t.Fatalf("runs: session %q, sub-agent %q, session file %q: %v", run1, sub, old, r)
 	}
-	if !strings.Contains(string(readFile(t, transcriptPath(h.stor, sub))), `"parent_run_id":"`+run1+`"`) {
+	if !strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, sub))), `"parent_run_id":"`+run1+`"`) {
 		t.Errorf("the sub-agent session's run is not a child of %s", run1)
 	}
-	if r = sync(); len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
+	if r = sync(); len(clitest.Outcomes(r.Out)) != 0 || !strings.Contains(r.ErrOut, "0 new") {
 		t.Errorf("second sync: %v", r)
 	}
 
@@ -165,17 +168,17 @@ func TestSyncGoose(t *testing.T) {
 	g.message("20251102_1", "msg_5", "user", T+30, `[{"type":"toolResponse","id":"toolu_2","toolResult":{"status":"success","value":{"content":[{"type":"text","text":"package parse"}],"isError":false}}}]`)
 	g.message("20251102_1", "msg_6", "assistant", T+32, `[{"type":"text","text":"Found it: an off-by-one."}]`)
 	g.usage("20251102_1", 9000, 450, 0.034)
-	if err := g.db.Close(); err != nil {
+	if err := g.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
 	r = sync()
-	got = outcomes(r.out)
+	got = clitest.Outcomes(r.Out)
 	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != run1 {
 		t.Fatalf("third sync: want run %s grown, nothing else: %v", run1, r)
 	}
-	tr := transcriptPath(h.stor, run1)
-	validate(t, tr)
-	b := string(readFile(t, tr))
+	tr := clitest.TranscriptPath(h.Stor, run1)
+	clitest.Validate(t, tr)
+	b := string(clitest.ReadFile(t, tr))
 	for _, want := range []string{`"output":"package parse"`, "Found it: an off-by-one.", `"input_tokens":9000`} {
 		if !strings.Contains(b, want) {
 			t.Errorf("run %s lacks %q", run1, want)
@@ -190,7 +193,7 @@ func TestSyncGoose(t *testing.T) {
 	if n := strings.Count(b, "Run the tests."); n != 1 {
 		t.Errorf("the prompt is archived %d times", n)
 	}
-	if r = sync(); len(outcomes(r.out)) != 0 {
+	if r = sync(); len(clitest.Outcomes(r.Out)) != 0 {
 		t.Errorf("fourth sync: %v", r)
 	}
 
@@ -198,10 +201,10 @@ func TestSyncGoose(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "sessions.db")); err != nil {
 		t.Fatal(err)
 	}
-	r = h.ok("renormalize", run1)
-	re := transcriptPath(h.stor, strings.TrimSpace(r.out))
-	validate(t, re)
-	rb := string(readFile(t, re))
+	r = h.OK("renormalize", run1)
+	re := clitest.TranscriptPath(h.Stor, strings.TrimSpace(r.Out))
+	clitest.Validate(t, re)
+	rb := string(clitest.ReadFile(t, re))
 	for _, want := range []string{"Run the tests.", `"output":"package parse"`, "Found it: an off-by-one."} {
 		if !strings.Contains(rb, want) {
 			t.Errorf("the renormalized run lacks %q: %v", want, r)

@@ -1,10 +1,12 @@
-package e2e
+package synccmd_test
 
 import (
 	"bytes"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // TestSyncDroidSession: a home directory with a Factory Droid session in
@@ -17,14 +19,14 @@ import (
 // whose usage is the difference; doctor then says archived.
 func TestSyncDroidSession(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
+	h := clitest.NewHome(t)
 	// The golden input is the stream the host hands the plugin: the
 	// session's lines, then the settings document; split them back
 	// into the two files.
 	var session [][]byte
 	var settings []byte
 	inSettings := false
-	for _, l := range bytes.SplitAfter(readFile(t, golden("droid", "session_settings_tools.jsonl")), []byte("\n")) {
+	for _, l := range bytes.SplitAfter(clitest.ReadFile(t, clitest.Golden("droid", "session_settings_tools.jsonl")), []byte("\n")) {
 		switch {
 		case bytes.HasPrefix(l, []byte(`{"$twasm":"file"`)):
 			inSettings = bytes.Contains(l, []byte(".settings.json"))
@@ -36,13 +38,13 @@ func TestSyncDroidSession(t *testing.T) {
 	}
 	id := "3f1c2b7e-6a4d-4f0e-9b8a-1c2d3e4f5a6b"
 	dir := filepath.Join(".factory", "sessions", "-home-me-proj")
-	h.put(filepath.Join(dir, id+".jsonl"), bytes.Join(session[:4], nil), time.Hour) // up to the first results
-	h.put(filepath.Join(dir, id+".settings.json"),
+	h.Put(filepath.Join(dir, id+".jsonl"), bytes.Join(session[:4], nil), time.Hour) // up to the first results
+	h.Put(filepath.Join(dir, id+".settings.json"),
 		[]byte(`{"model":"claude-sonnet-4-5-20250929","providerLock":"anthropic","tokenUsage":{"inputTokens":2100,"outputTokens":300,"cacheCreationTokens":18034,"cacheReadTokens":20000,"thinkingTokens":64}}`), time.Hour)
 
-	store := filepath.Join(h.dir, ".factory", "sessions")
-	doctor := func() map[string]doctorStore { t.Helper(); return h.doctorStores(store) }
-	sync := func() map[string][]string { t.Helper(); return h.syncOutcomes(store) }
+	store := filepath.Join(h.Dir, ".factory", "sessions")
+	doctor := func() map[string]doctorStore { t.Helper(); return doctorStores(t, h, store) }
+	sync := func() map[string][]string { t.Helper(); return syncOutcomes(t, h, store) }
 	if s := doctor()["Factory Droid sessions"]; !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "droid" || s.Dir != store {
 		t.Fatalf("doctor before sync: %+v", s)
 	}
@@ -53,8 +55,8 @@ func TestSyncDroidSession(t *testing.T) {
 	if got := sync(); len(got) != 0 {
 		t.Fatalf("second sync with nothing new: %v", got)
 	}
-	h.put(filepath.Join(dir, id+".jsonl"), bytes.Join(session, nil), 30*time.Minute)
-	h.put(filepath.Join(dir, id+".settings.json"), settings, 30*time.Minute)
+	h.Put(filepath.Join(dir, id+".jsonl"), bytes.Join(session, nil), 30*time.Minute)
+	h.Put(filepath.Join(dir, id+".settings.json"), settings, 30*time.Minute)
 	got = sync()
 	if len(got) != 1 || len(got["grown"]) != 1 {
 		t.Fatalf("sync after the session went on: %v", got)
@@ -63,7 +65,7 @@ func TestSyncDroidSession(t *testing.T) {
 		t.Errorf("doctor after sync: %+v", s)
 	}
 
-	r := tallyRun(t, transcriptPath(h.stor, got0(t, got["grown"])))
+	r := tallyRun(t, clitest.TranscriptPath(h.Stor, got0(t, got["grown"])))
 	if len(r.parts) != 2 || len(r.calls) != 4 {
 		t.Fatalf("run: %d parts, %d calls (want 2, 4)", len(r.parts), len(r.calls))
 	}

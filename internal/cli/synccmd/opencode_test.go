@@ -1,65 +1,25 @@
-package e2e
+package synccmd_test
 
 import (
-	"database/sql"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
-	_ "modernc.org/sqlite"
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
-
-// agentDB is an agent's SQLite database as the agent writes it (WAL
-// mode, one connection), written by the test as the agent.
-type agentDB struct {
-	t    *testing.T
-	path string
-	db   *sql.DB
-}
-
-func openAgentDB(t *testing.T, path string) *agentDB {
-	t.Helper()
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		t.Fatal(err)
-	}
-	db, err := sql.Open("sqlite", "file:"+path+"?_pragma=journal_mode(WAL)&_pragma=busy_timeout(0)")
-	if err != nil {
-		t.Fatal(err)
-	}
-	db.SetMaxOpenConns(1)
-	t.Cleanup(func() { db.Close() })
-	return &agentDB{t: t, path: path, db: db}
-}
-
-// schema creates the tables of plugin's agent, from the schema its tests
-// keep (plugins/<plugin>/testdata/schema.sql).
-func (a *agentDB) schema(plugin string) {
-	a.t.Helper()
-	b, err := os.ReadFile(filepath.Join(root, "plugins", plugin, "testdata", "schema.sql"))
-	if err != nil {
-		a.t.Fatal(err)
-	}
-	a.exec(string(b))
-}
-
-func (a *agentDB) exec(q string, args ...any) {
-	a.t.Helper()
-	if _, err := a.db.Exec(q, args...); err != nil {
-		a.t.Fatalf("%s: %v", q, err)
-	}
-}
 
 // openCodeDB is an OpenCode database as OpenCode writes it (its schema,
 // WAL mode).
-type openCodeDB struct{ *agentDB }
+type openCodeDB struct{ *clitest.AgentDB }
 
 func openOpenCodeDB(t *testing.T, path string) *openCodeDB {
 	t.Helper()
-	return &openCodeDB{openAgentDB(t, path)}
+	return &openCodeDB{clitest.OpenAgentDB(t, path)}
 }
 
 func (o *openCodeDB) session(id, parent string, t int64) {
@@ -67,17 +27,17 @@ func (o *openCodeDB) session(id, parent string, t int64) {
 	if parent != "" {
 		p = parent
 	}
-	o.exec("INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated) VALUES (?, 'prj', ?, 'calm-river', '/home/me/proj', 'A task', '1.2.15', ?, ?)", id, p, t, t)
+	o.Exec("INSERT INTO session (id, project_id, parent_id, slug, directory, title, version, time_created, time_updated) VALUES (?, 'prj', ?, 'calm-river', '/home/me/proj', 'A task', '1.2.15', ?, ?)", id, p, t, t)
 }
 
 func (o *openCodeDB) message(id, session, role string, t int64, extra string) {
 	data := fmt.Sprintf(`{"role":%q,"time":{"created":%d},"modelID":"claude-sonnet-4-5","providerID":"anthropic"%s}`, role, t, extra)
-	o.exec("INSERT INTO message VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated, data = excluded.data", id, session, t, t, data)
+	o.Exec("INSERT INTO message VALUES (?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated, data = excluded.data", id, session, t, t, data)
 }
 
 // part writes a part, or rewrites it in place (OpenCode's updatePart).
 func (o *openCodeDB) part(id, msg, session string, created, updated int64, data string) {
-	o.exec("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated, data = excluded.data", id, msg, session, created, updated, data)
+	o.Exec("INSERT INTO part VALUES (?, ?, ?, ?, ?, ?) ON CONFLICT(id) DO UPDATE SET time_updated = excluded.time_updated, data = excluded.data", id, msg, session, created, updated, data)
 }
 
 // TestSyncOpenCode: a home with OpenCode's database at its default place
@@ -96,11 +56,11 @@ func (o *openCodeDB) part(id, msg, session string, created, updated int64, data 
 // sub-agent's a child run.
 func TestSyncOpenCode(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	dbDir := filepath.Join(h.dir, ".local", "share", "opencode")
+	h := clitest.NewHome(t)
+	dbDir := filepath.Join(h.Dir, ".local", "share", "opencode")
 	oc := openOpenCodeDB(t, filepath.Join(dbDir, "opencode.db"))
-	oc.schema("opencode")
-	oc.exec("INSERT INTO project VALUES ('prj')")
+	oc.Schema("opencode")
+	oc.Exec("INSERT INTO project VALUES ('prj')")
 	const T = 1762077600000
 	oc.session("ses_1", "", T)
 	oc.message("msg_1", "ses_1", "user", T, "")
@@ -115,13 +75,13 @@ func TestSyncOpenCode(t *testing.T) {
 	oc.session("ses_3", "ses_1", T+6000)
 	oc.message("msg_4", "ses_3", "user", T+6000, "")
 	oc.part("prt_4a", "msg_4", "ses_3", T+6000, T+6000, `{"type":"text","text":"A sub-agent's task.","synthetic":true}`)
-	if err := oc.db.Close(); err != nil { // the agent exits: SQLite removes its log
+	if err := oc.DB.Close(); err != nil { // the agent exits: SQLite removes its log
 		t.Fatal(err)
 	}
 	// The older file tree beside it: ses_1 as OpenCode 1.2's migration
 	// copied it into the database (and left it here), and two sessions
 	// only the tree holds, one a sub-agent's (parentID).
-	tree := func(rel, doc string) { h.put(".local/share/opencode/storage/"+rel, []byte(doc), time.Hour) }
+	tree := func(rel, doc string) { h.Put(".local/share/opencode/storage/"+rel, []byte(doc), time.Hour) }
 	tree("session/prj/ses_1.json", `{"id":"ses_1","slug":"calm-river","version":"1.2.15","projectID":"prj","directory":"/home/me/proj","title":"A task","time":{"created":1762077600000,"updated":1762077600000}}`)
 	tree("message/ses_1/msg_1.json", `{"id":"msg_1","sessionID":"ses_1","role":"user","time":{"created":1762077600000},"modelID":"claude-sonnet-4-5","providerID":"anthropic"}`)
 	tree("part/msg_1/prt_1a.json", `{"id":"prt_1a","messageID":"msg_1","sessionID":"ses_1","type":"text","text":"List the files."}`)
@@ -132,16 +92,16 @@ func TestSyncOpenCode(t *testing.T) {
 	tree("message/ses_0oldsub/msg_s1.json", `{"id":"msg_s1","sessionID":"ses_0oldsub","role":"user","time":{"created":1752077601000},"modelID":"claude-sonnet-4","providerID":"anthropic"}`)
 	tree("part/msg_s1/prt_s1a.json", `{"id":"prt_s1a","messageID":"msg_s1","sessionID":"ses_0oldsub","type":"text","text":"An older sub-agent's task.","synthetic":true}`)
 
-	sync := func() result {
+	sync := func() clitest.Result {
 		t.Helper()
-		before := hashTree(t, dbDir)
-		r := h.ok("sync")
-		if after := hashTree(t, dbDir); !mapsEqual(before, after) {
+		before := clitest.HashTree(t, dbDir)
+		r := h.OK("sync")
+		if after := clitest.HashTree(t, dbDir); !maps.Equal(before, after) {
 			t.Fatalf("sync changed the agent's files:\nbefore %v\nafter  %v", before, after)
 		}
 		return r
 	}
-	r := h.ok("doctor", "--json")
+	r := h.OK("doctor", "--json")
 	var doc struct {
 		Stores []struct {
 			Name, Provider, Plugin, Kind, Dir string
@@ -150,8 +110,8 @@ func TestSyncOpenCode(t *testing.T) {
 			NotArchived                       int `json:"not_archived"`
 		}
 	}
-	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
-		t.Fatalf("doctor --json: %v\n%s", err, r.out)
+	if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, r.Out)
 	}
 	found := 0
 	for _, s := range doc.Stores {
@@ -169,11 +129,11 @@ func TestSyncOpenCode(t *testing.T) {
 		}
 	}
 	if found != 2 {
-		t.Fatalf("doctor does not list OpenCode's two stores:\n%s", r.out)
+		t.Fatalf("doctor does not list OpenCode's two stores:\n%s", r.Out)
 	}
 
 	r = sync()
-	got := outcomes(r.out)
+	got := clitest.Outcomes(r.Out)
 	if len(got["new"]) != 5 {
 		t.Fatalf("first sync: want the database's 3 sessions and the tree's 2 others: %v", r)
 	}
@@ -182,7 +142,7 @@ func TestSyncOpenCode(t *testing.T) {
 	var holding []string
 	oldRun := ""
 	for _, id := range got["new"] {
-		b := string(readFile(t, transcriptPath(h.stor, id)))
+		b := string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, id)))
 		if strings.Contains(b, "List the files.") {
 			holding = append(holding, id)
 		}
@@ -194,18 +154,18 @@ func TestSyncOpenCode(t *testing.T) {
 		t.Errorf("ses_1's prompt is in %d runs, want 1", len(holding))
 	}
 	for _, id := range got["new"] {
-		if b := string(readFile(t, transcriptPath(h.stor, id))); strings.Contains(b, "An older sub-agent's task.") && (oldRun == "" || !strings.Contains(b, `"parent_run_id":"`+oldRun+`"`)) {
+		if b := string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, id))); strings.Contains(b, "An older sub-agent's task.") && (oldRun == "" || !strings.Contains(b, `"parent_run_id":"`+oldRun+`"`)) {
 			t.Errorf("the tree's sub-agent session's run %s is not a child of %q", id, oldRun)
 		}
 	}
 	var files []string
 	for _, id := range got["new"] {
-		files = append(files, transcriptPath(h.stor, id))
+		files = append(files, clitest.TranscriptPath(h.Stor, id))
 	}
-	validate(t, files...)
+	clitest.Validate(t, files...)
 	run1 := ""
 	for _, id := range got["new"] {
-		if b := string(readFile(t, transcriptPath(h.stor, id))); strings.Contains(b, "List the files.") {
+		if b := string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, id))); strings.Contains(b, "List the files.") {
 			run1 = id
 			if !strings.Contains(b, `"call_id":"call_ls"`) || strings.Contains(b, `"type":"tool.result"`) {
 				t.Errorf("run of ses_1: want the running call without a result:\n%s", b)
@@ -217,25 +177,25 @@ func TestSyncOpenCode(t *testing.T) {
 	}
 	// ses_3, a sub-agent of ses_1: a child run of ses_1's run.
 	for _, id := range got["new"] {
-		if b := string(readFile(t, transcriptPath(h.stor, id))); strings.Contains(b, "A sub-agent's task.") {
+		if b := string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, id))); strings.Contains(b, "A sub-agent's task.") {
 			if !strings.Contains(b, `"parent_run_id":"`+run1+`"`) {
 				t.Errorf("the sub-agent session's run is not a child of %s", run1)
 			}
-			if !strings.Contains(string(readFile(t, transcriptPath(h.stor, run1))), `"child_run_id":"`+id+`"`) {
+			if !strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, run1))), `"child_run_id":"`+id+`"`) {
 				t.Errorf("run %s does not link the sub-agent's run %s", run1, id)
 			}
 		}
 	}
-	if r = sync(); len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
+	if r = sync(); len(clitest.Outcomes(r.Out)) != 0 || !strings.Contains(r.ErrOut, "0 new") {
 		t.Errorf("second sync: %v", r)
 	}
-	r = h.ok("doctor", "--json")
-	if !strings.Contains(r.out, `"name":"OpenCode"`) || !strings.Contains(r.out, `"archived":3`) {
-		t.Errorf("doctor after sync: %s", r.out)
+	r = h.OK("doctor", "--json")
+	if !strings.Contains(r.Out, `"name":"OpenCode"`) || !strings.Contains(r.Out, `"archived":3`) {
+		t.Errorf("doctor after sync: %s", r.Out)
 	}
 	doc.Stores = nil
-	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
-		t.Fatalf("doctor --json: %v\n%s", err, r.out)
+	if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, r.Out)
 	}
 	for _, s := range doc.Stores {
 		if strings.HasPrefix(s.Name, "OpenCode") && s.NotArchived != 0 {
@@ -244,22 +204,22 @@ func TestSyncOpenCode(t *testing.T) {
 	}
 
 	// OpenCode runs again: the tool completes in place, a new message.
-	oc = openOpenCodeDB(t, oc.path)
+	oc = openOpenCodeDB(t, oc.Path)
 	oc.part("prt_2c", "msg_2", "ses_1", T+1200, T+9000, `{"type":"tool","tool":"bash","callID":"call_ls","state":{"status":"completed","input":{"command":"ls"},"output":"go.mod\nmain.go\n","metadata":{"exit":0},"time":{"start":1762077601200,"end":1762077609000}}}`)
 	oc.message("msg_5", "ses_1", "assistant", T+9100, `,"finish":"stop"`)
 	oc.part("prt_5a", "msg_5", "ses_1", T+9100, T+9100, `{"type":"text","text":"Two files: go.mod and main.go."}`)
 	oc.part("prt_5b", "msg_5", "ses_1", T+9200, T+9200, `{"type":"step-finish","reason":"stop","cost":0,"tokens":{"input":10,"output":8,"reasoning":0,"cache":{"read":100,"write":0}}}`)
-	if err := oc.db.Close(); err != nil {
+	if err := oc.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
 	r = sync()
-	got = outcomes(r.out)
+	got = clitest.Outcomes(r.Out)
 	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != run1 {
 		t.Fatalf("third sync: want run %s grown, nothing else: %v", run1, r)
 	}
-	tr := transcriptPath(h.stor, run1)
-	validate(t, tr)
-	b := string(readFile(t, tr))
+	tr := clitest.TranscriptPath(h.Stor, run1)
+	clitest.Validate(t, tr)
+	b := string(clitest.ReadFile(t, tr))
 	for _, want := range []string{`"output":"go.mod\nmain.go\n"`, "Two files: go.mod and main.go."} {
 		if !strings.Contains(b, want) {
 			t.Errorf("run %s lacks %q", run1, want)
@@ -271,7 +231,7 @@ func TestSyncOpenCode(t *testing.T) {
 	if n := strings.Count(b, "List the files."); n != 1 {
 		t.Errorf("the prompt is archived %d times", n)
 	}
-	if r = sync(); len(outcomes(r.out)) != 0 {
+	if r = sync(); len(clitest.Outcomes(r.Out)) != 0 {
 		t.Errorf("fourth sync: %v", r)
 	}
 
@@ -279,25 +239,13 @@ func TestSyncOpenCode(t *testing.T) {
 	if err := os.RemoveAll(dbDir); err != nil {
 		t.Fatal(err)
 	}
-	r = h.ok("renormalize", run1)
-	re := transcriptPath(h.stor, strings.TrimSpace(r.out))
-	validate(t, re)
-	rb := string(readFile(t, re))
+	r = h.OK("renormalize", run1)
+	re := clitest.TranscriptPath(h.Stor, strings.TrimSpace(r.Out))
+	clitest.Validate(t, re)
+	rb := string(clitest.ReadFile(t, re))
 	for _, want := range []string{"List the files.", `"output":"go.mod\nmain.go\n"`, "Two files: go.mod and main.go."} {
 		if !strings.Contains(rb, want) {
 			t.Errorf("the renormalized run lacks %q: %v", want, r)
 		}
 	}
-}
-
-func mapsEqual(a, b map[string]string) bool {
-	if len(a) != len(b) {
-		return false
-	}
-	for k, v := range a {
-		if b[k] != v {
-			return false
-		}
-	}
-	return true
 }

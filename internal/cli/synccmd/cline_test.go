@@ -1,4 +1,4 @@
-package e2e
+package synccmd_test
 
 import (
 	"encoding/json"
@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -16,7 +17,7 @@ import (
 // requests), as the host handed them to the plugin.
 func clineTask(t *testing.T) (ui, api []json.RawMessage) {
 	t.Helper()
-	lines := strings.Split(string(readFile(t, golden("cline", "task_native_tools.jsonl"))), "\n")
+	lines := strings.Split(string(clitest.ReadFile(t, clitest.Golden("cline", "task_native_tools.jsonl"))), "\n")
 	for i := 0; i+1 < len(lines); i++ {
 		var f struct {
 			Type string `json:"$twasm"`
@@ -54,29 +55,29 @@ func clineTask(t *testing.T) (ui, api []json.RawMessage) {
 // task, renormalize rebuilds the same run from the raw capture.
 func TestSyncClineTask(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
+	h := clitest.NewHome(t)
 	ui, api := clineTask(t)
 	task := filepath.Join(".cline", "data", "tasks", "1767225600000")
 	write := func(ui, api []json.RawMessage, age time.Duration) {
 		u, _ := json.Marshal(ui)
 		a, _ := json.Marshal(api)
-		h.put(filepath.Join(task, "ui_messages.json"), u, age)
-		h.put(filepath.Join(task, "api_conversation_history.json"), a, age)
-		h.put(filepath.Join(task, "task_metadata.json"), []byte(`{"files_in_context":[],"model_usage":[]}`), age)
+		h.Put(filepath.Join(task, "ui_messages.json"), u, age)
+		h.Put(filepath.Join(task, "api_conversation_history.json"), a, age)
+		h.Put(filepath.Join(task, "task_metadata.json"), []byte(`{"files_in_context":[],"model_usage":[]}`), age)
 	}
-	dir := filepath.Join(h.dir, task)
+	dir := filepath.Join(h.Dir, task)
 	doctor := func() doctorStore {
 		t.Helper()
-		s, ok := h.doctorStores(dir)["Cline tasks"]
+		s, ok := doctorStores(t, h, dir)["Cline tasks"]
 		if !ok {
 			t.Fatal("doctor does not list the Cline tasks store")
 		}
 		return s
 	}
-	sync := func() map[string][]string { t.Helper(); return h.syncOutcomes(dir) }
+	sync := func() map[string][]string { t.Helper(); return syncOutcomes(t, h, dir) }
 
 	write(ui[:7], api[:5], time.Hour)
-	if s := doctor(); !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "cline" || s.Dir != filepath.Join(h.dir, ".cline", "data", "tasks") {
+	if s := doctor(); !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "cline" || s.Dir != filepath.Join(h.Dir, ".cline", "data", "tasks") {
 		t.Fatalf("doctor before sync: %+v", s)
 	}
 	got := sync()
@@ -101,7 +102,7 @@ func TestSyncClineTask(t *testing.T) {
 		t.Errorf("doctor after sync: %+v", s)
 	}
 
-	checkClineRun(t, transcriptPath(h.stor, runID))
+	checkClineRun(t, clitest.TranscriptPath(h.Stor, runID))
 
 	// The agent deleted the task: renormalize rebuilds the run from its
 	// raw capture alone, part by part as sync wrote it (each part read
@@ -109,11 +110,11 @@ func TestSyncClineTask(t *testing.T) {
 	if err := os.RemoveAll(dir); err != nil {
 		t.Fatal(err)
 	}
-	r := h.ok("renormalize", "--json", runID)
+	r := h.OK("renormalize", "--json", runID)
 	var sum struct {
 		Transcript string `json:"transcript"`
 	}
-	if err := json.Unmarshal([]byte(r.out), &sum); err != nil || sum.Transcript == "" {
+	if err := json.Unmarshal([]byte(r.Out), &sum); err != nil || sum.Transcript == "" {
 		t.Fatalf("renormalize --json: %v\n%v", err, r)
 	}
 	checkClineRun(t, sum.Transcript)
@@ -124,10 +125,10 @@ func TestSyncClineTask(t *testing.T) {
 // output tokens once.
 func checkClineRun(t *testing.T, path string) {
 	t.Helper()
-	validate(t, path)
+	clitest.Validate(t, path)
 	calls, results, responses := map[string]int{}, map[string]int{}, 0
 	var parts []*transcript.AgentResult
-	for _, ev := range readRun(t, path) {
+	for _, ev := range clitest.ReadRun(t, path) {
 		switch ev.Type {
 		case transcript.ToolCall:
 			calls[ev.Tool().CallID]++

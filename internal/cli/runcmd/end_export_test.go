@@ -1,24 +1,29 @@
-package e2e
+package runcmd_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
+
+// env is the whole environment of each command line of these tests.
+var env = clitest.Plain()
 
 // run end --export-dir writes the run folder of every run of the tree when
 // the run finishes; export dir writes it for any run later.
 func TestRunEndExportDir(t *testing.T) {
 	storage, out := t.TempDir(), t.TempDir()
-	run := strings.TrimSpace(twasmOK(t, "--storage", storage, "run", "begin", "--name", "release").out)
-	twasmOK(t, "--storage", storage, "record", "--run-id", run, "--path", "edit", "--provider", "claude",
-		"--prompt", "tidy the demo files", "--input", filepath.Join(root, "testdata/golden/claude/stream_json_tool_kinds.jsonl"))
-	twasm(t, "--storage", storage, "record", "--run-id", run, "--path", "fix", "--provider", "codex",
-		"--input", filepath.Join(root, "testdata/golden/codex/exec_command_failed.jsonl"))
-	r := twasmOK(t, "--storage", storage, "run", "end", run, "--export-dir", out)
+	run := strings.TrimSpace(clitest.RunOK(t, env, "--storage", storage, "run", "begin", "--name", "release").Out)
+	clitest.RunOK(t, env, "--storage", storage, "record", "--run-id", run, "--path", "edit", "--provider", "claude",
+		"--prompt", "tidy the demo files", "--input", filepath.Join(clitest.Root, "testdata/golden/claude/stream_json_tool_kinds.jsonl"))
+	clitest.Run(t, env, "--storage", storage, "record", "--run-id", run, "--path", "fix", "--provider", "codex",
+		"--input", filepath.Join(clitest.Root, "testdata/golden/codex/exec_command_failed.jsonl"))
+	r := clitest.RunOK(t, env, "--storage", storage, "run", "end", run, "--export-dir", out)
 	folder := filepath.Join(out, "runs", run)
-	if !strings.Contains(r.out, folder) {
+	if !strings.Contains(r.Out, folder) {
 		t.Fatalf("run end does not name the folder it wrote: %v", r)
 	}
 	for _, f := range []string{"events.jsonl", "transcript.md", "logs/tools.jsonl", "logs/errors.jsonl"} {
@@ -42,13 +47,13 @@ func TestRunEndExportDir(t *testing.T) {
 	}
 	// export dir of the same run, and a run that does not exist.
 	again := t.TempDir()
-	twasmOK(t, "--storage", storage, "export", "dir", again, run[:8])
+	clitest.RunOK(t, env, "--storage", storage, "export", "dir", again, run[:8])
 	b, _ := os.ReadFile(filepath.Join(again, "runs", run, "events.jsonl"))
-	src, _ := os.ReadFile(transcriptPath(storage, run))
+	src, _ := os.ReadFile(clitest.TranscriptPath(storage, run))
 	if string(b) != string(src) {
 		t.Fatal("events.jsonl differs from the transcript")
 	}
-	if r := twasm(t, "--storage", storage, "export", "dir", again, "/etc/passwd"); r.code == 0 {
+	if r := clitest.Run(t, env, "--storage", storage, "export", "dir", again, "/etc/passwd"); r.Code == 0 {
 		t.Fatalf("a non-transcript exported: %v", r)
 	}
 }

@@ -1,4 +1,4 @@
-package e2e
+package synccmd_test
 
 import (
 	"bytes"
@@ -6,7 +6,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/transcript"
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // TestSyncQwenChat: a home directory with a Qwen Code chat in its default
@@ -19,17 +19,17 @@ import (
 // before and after every command.
 func TestSyncQwenChat(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	chat := readFile(t, golden("qwen", "session_tools_errors.jsonl"))
+	h := clitest.NewHome(t)
+	chat := clitest.ReadFile(t, clitest.Golden("qwen", "session_tools_errors.jsonl"))
 	lines := bytes.SplitAfter(chat, []byte("\n"))
 	rel := filepath.Join(".qwen", "projects", "-home-me-proj", "chats", "7f2c1e4a-0b3d-4c5e-9f61-2a8b3c4d5e6f.jsonl")
-	h.put(rel, bytes.Join(lines[:5], nil), time.Hour)
-	h.put(filepath.Join(".qwen", "tmp", "9d2f0c6d1a4b", "chats", "session-2025-09-10T08-15-3e1d2c4b.json"),
-		readFile(t, golden("qwen", "legacy_session_file.json")), 48*time.Hour)
+	h.Put(rel, bytes.Join(lines[:5], nil), time.Hour)
+	h.Put(filepath.Join(".qwen", "tmp", "9d2f0c6d1a4b", "chats", "session-2025-09-10T08-15-3e1d2c4b.json"),
+		clitest.ReadFile(t, clitest.Golden("qwen", "legacy_session_file.json")), 48*time.Hour)
 
-	store := filepath.Join(h.dir, ".qwen")
-	doctor := func() map[string]doctorStore { t.Helper(); return h.doctorStores(store) }
-	sync := func() map[string][]string { t.Helper(); return h.syncOutcomes(store) }
+	store := filepath.Join(h.Dir, ".qwen")
+	doctor := func() map[string]doctorStore { t.Helper(); return doctorStores(t, h, store) }
+	sync := func() map[string][]string { t.Helper(); return syncOutcomes(t, h, store) }
 
 	stores := doctor()
 	for name, dir := range map[string]string{
@@ -50,7 +50,7 @@ func TestSyncQwenChat(t *testing.T) {
 	}
 
 	// The chat grows by the rest of the turn: one part more.
-	h.put(rel, chat, 30*time.Minute)
+	h.Put(rel, chat, 30*time.Minute)
 	got = sync()
 	if len(got) != 1 || len(got["grown"]) != 1 {
 		t.Fatalf("sync after a turn: %v", got)
@@ -63,15 +63,7 @@ func TestSyncQwenChat(t *testing.T) {
 			t.Errorf("doctor after sync, %s: %+v", name, s)
 		}
 	}
-	checkQwenChat(t, transcriptPath(h.stor, got0(t, got["grown"])))
-}
-
-func got0(t *testing.T, ids []string) string {
-	t.Helper()
-	if len(ids) == 0 {
-		t.Fatal("no run")
-	}
-	return ids[0]
+	checkQwenChat(t, clitest.TranscriptPath(h.Stor, got0(t, got["grown"])))
 }
 
 // checkQwenChat checks the run of the chat of TestSyncQwenChat: two
@@ -95,49 +87,4 @@ func checkQwenChat(t *testing.T, path string) {
 	if out != 212 {
 		t.Errorf("output tokens over the parts: %d, the responses state 212", out)
 	}
-}
-
-// runTally is what a synced session's run holds, counted for the sync
-// tests: calls by id, each call's one result, assistant messages, the
-// agent step results (one per part) and their output tokens.
-type runTally struct {
-	calls     map[string]int
-	results   map[string]*transcript.ToolPayload
-	responses int
-	parts     []*transcript.AgentResult
-	output    int64
-}
-
-// tallyRun validates the run at path and counts it; a second result for
-// a call, and a call without exactly one call and one result, fail t.
-func tallyRun(t *testing.T, path string) runTally {
-	t.Helper()
-	validate(t, path)
-	r := runTally{calls: map[string]int{}, results: map[string]*transcript.ToolPayload{}}
-	for _, ev := range readRun(t, path) {
-		switch ev.Type {
-		case transcript.ToolCall:
-			r.calls[ev.Tool().CallID]++
-		case transcript.ToolResult:
-			if r.results[ev.Tool().CallID] != nil {
-				t.Errorf("call %s: a second result", ev.Tool().CallID)
-			}
-			r.results[ev.Tool().CallID] = ev.Tool()
-		case transcript.MessageAssistant:
-			r.responses++
-		case transcript.StepCompleted:
-			if res, err := ev.Step().AgentResult(); err == nil && res != nil {
-				r.parts = append(r.parts, res)
-				if res.Usage != nil && res.Usage.OutputTokens != nil {
-					r.output += *res.Usage.OutputTokens
-				}
-			}
-		}
-	}
-	for id, n := range r.calls {
-		if n != 1 || r.results[id] == nil {
-			t.Errorf("call %s: %d calls, result %v (want one each)", id, n, r.results[id])
-		}
-	}
-	return r
 }

@@ -1,4 +1,4 @@
-package e2e
+package synccmd_test
 
 import (
 	"bytes"
@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -21,22 +22,22 @@ import (
 // part to the same run; doctor then says archived.
 func TestSyncKimi(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	journal := readFile(t, golden("kimi", "code_tools_failed_turn.jsonl"))
+	h := clitest.NewHome(t)
+	journal := clitest.ReadFile(t, clitest.Golden("kimi", "code_tools_failed_turn.jsonl"))
 	lines := bytes.SplitAfter(journal, []byte("\n"))
 	rel := filepath.Join(".kimi-code", "sessions", "wd_proj_3f2a1b0c9d8e", "session_5c1e0d1a", "agents", "main", "wire.jsonl")
-	h.put(rel, bytes.Join(lines[:13], nil), time.Hour) // up to the failed test run's result
+	h.Put(rel, bytes.Join(lines[:13], nil), time.Hour) // up to the failed test run's result
 	sub := filepath.Join(filepath.Dir(filepath.Dir(rel)), "agent-0", "wire.jsonl")
-	h.put(sub, readFile(t, filepath.Join(root, "testdata", "captures", "kimi", "as_code_subagent_agent0.jsonl")), time.Hour)
-	h.put(filepath.Join(".kimi", "sessions", "0cc175b9c0f1b6a831c399e269772661", "9b2e7c4d-1f3a-4e5b-8c6d-7a8b9c0d1e2f", "wire.jsonl"),
-		readFile(t, golden("kimi", "legacy_subagent_denied.jsonl")), 48*time.Hour)
+	h.Put(sub, clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", "kimi", "as_code_subagent_agent0.jsonl")), time.Hour)
+	h.Put(filepath.Join(".kimi", "sessions", "0cc175b9c0f1b6a831c399e269772661", "9b2e7c4d-1f3a-4e5b-8c6d-7a8b9c0d1e2f", "wire.jsonl"),
+		clitest.ReadFile(t, clitest.Golden("kimi", "legacy_subagent_denied.jsonl")), 48*time.Hour)
 
-	doctor := func() map[string]doctorStore { t.Helper(); return h.doctorStores(h.dir) }
-	sync := func() map[string][]string { t.Helper(); return h.syncOutcomes(h.dir) }
+	doctor := func() map[string]doctorStore { t.Helper(); return doctorStores(t, h, h.Dir) }
+	sync := func() map[string][]string { t.Helper(); return syncOutcomes(t, h, h.Dir) }
 	stores := doctor()
 	for name, dir := range map[string]string{
-		"Kimi Code sessions": filepath.Join(h.dir, ".kimi-code", "sessions"),
-		"Kimi CLI sessions":  filepath.Join(h.dir, ".kimi", "sessions"),
+		"Kimi Code sessions": filepath.Join(h.Dir, ".kimi-code", "sessions"),
+		"Kimi CLI sessions":  filepath.Join(h.Dir, ".kimi", "sessions"),
 	} {
 		s := stores[name]
 		if !s.Found || s.Sessions < 1 || s.NotArchived != s.Sessions || s.Provider != "kimi" || s.Dir != dir {
@@ -50,7 +51,7 @@ func TestSyncKimi(t *testing.T) {
 	first := got["new"]
 	var top []string
 	for _, id := range first {
-		if readRun(t, transcriptPath(h.stor, id))[0].ParentRunID == "" {
+		if clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, id))[0].ParentRunID == "" {
 			top = append(top, id)
 		}
 	}
@@ -60,7 +61,7 @@ func TestSyncKimi(t *testing.T) {
 	if got := sync(); len(got) != 0 {
 		t.Fatalf("second sync with nothing new: %v", got)
 	}
-	h.put(rel, journal, 30*time.Minute)
+	h.Put(rel, journal, 30*time.Minute)
 	got = sync()
 	if len(got) != 1 || len(got["grown"]) != 1 {
 		t.Fatalf("sync after the turn went on: %v", got)
@@ -73,13 +74,13 @@ func TestSyncKimi(t *testing.T) {
 
 	// Kimi Code: two parts, the failed command an error with its exit
 	// code, the missing file an error, the turn's failure the status.
-	codeRun := transcriptPath(h.stor, got0(t, got["grown"]))
+	codeRun := clitest.TranscriptPath(h.Stor, got0(t, got["grown"]))
 	code := tallyRun(t, codeRun)
 	linked := 0
-	for _, ev := range readRun(t, codeRun) {
+	for _, ev := range clitest.ReadRun(t, codeRun) {
 		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
 			linked++
-			validate(t, transcriptPath(h.stor, ev.ChildRunID))
+			clitest.Validate(t, clitest.TranscriptPath(h.Stor, ev.ChildRunID))
 		}
 	}
 	if linked != 1 {
@@ -104,7 +105,7 @@ func TestSyncKimi(t *testing.T) {
 	if id == got0(t, got["grown"]) {
 		id = top[1]
 	}
-	cli := tallyRun(t, transcriptPath(h.stor, id))
+	cli := tallyRun(t, clitest.TranscriptPath(h.Stor, id))
 	if r := cli.results["StrReplaceFile:1"]; r == nil || r.Status != "denied" {
 		t.Errorf("the rejected edit: %+v", r)
 	}
@@ -112,10 +113,10 @@ func TestSyncKimi(t *testing.T) {
 		t.Errorf("the sub-agent's call: %+v", r)
 	}
 	children := 0
-	for _, ev := range readRun(t, transcriptPath(h.stor, id)) {
+	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, id)) {
 		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
 			children++
-			validate(t, transcriptPath(h.stor, ev.ChildRunID))
+			clitest.Validate(t, clitest.TranscriptPath(h.Stor, ev.ChildRunID))
 		}
 	}
 	if p := cli.parts[0]; children != 1 || p.SessionID != "9b2e7c4d-1f3a-4e5b-8c6d-7a8b9c0d1e2f" || cli.output != 134 {

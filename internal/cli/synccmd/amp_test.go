@@ -1,10 +1,12 @@
-package e2e
+package synccmd_test
 
 import (
 	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // TestSyncAmpThread: a home directory with an Amp thread in its default
@@ -15,9 +17,9 @@ import (
 // same run holding only the new messages; doctor then says archived.
 func TestSyncAmpThread(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
+	h := clitest.NewHome(t)
 	var doc map[string]any
-	if err := json.Unmarshal(readFile(t, golden("amp", "thread_tools_failures.json")), &doc); err != nil {
+	if err := json.Unmarshal(clitest.ReadFile(t, clitest.Golden("amp", "thread_tools_failures.json")), &doc); err != nil {
 		t.Fatal(err)
 	}
 	full, err := json.MarshalIndent(doc, "", "  ")
@@ -30,11 +32,11 @@ func TestSyncAmpThread(t *testing.T) {
 		t.Fatal(err)
 	}
 	rel := filepath.Join(".local", "share", "amp", "threads", "T-5c1e0d1a-2b3c-4d5e-8f90-0a1b2c3d4e5f.json")
-	h.put(rel, first, time.Hour)
+	h.Put(rel, first, time.Hour)
 
-	store := filepath.Join(h.dir, ".local", "share", "amp")
-	doctor := func() map[string]doctorStore { t.Helper(); return h.doctorStores(store) }
-	sync := func() map[string][]string { t.Helper(); return h.syncOutcomes(store) }
+	store := filepath.Join(h.Dir, ".local", "share", "amp")
+	doctor := func() map[string]doctorStore { t.Helper(); return doctorStores(t, h, store) }
+	sync := func() map[string][]string { t.Helper(); return syncOutcomes(t, h, store) }
 
 	if s := doctor()["Amp threads"]; !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "amp" || s.Dir != filepath.Join(store, "threads") {
 		t.Fatalf("doctor before sync: %+v", s)
@@ -48,7 +50,7 @@ func TestSyncAmpThread(t *testing.T) {
 	}
 
 	// Amp rewrites the thread with the next two turns: one part more.
-	h.put(rel, full, 30*time.Minute)
+	h.Put(rel, full, 30*time.Minute)
 	got = sync()
 	if len(got) != 1 || len(got["grown"]) != 1 {
 		t.Fatalf("sync after a rewrite: %v", got)
@@ -59,7 +61,7 @@ func TestSyncAmpThread(t *testing.T) {
 	if s := doctor()["Amp threads"]; s.Archived != 1 || s.NotArchived != 0 {
 		t.Errorf("doctor after sync: %+v", s)
 	}
-	checkAmpThread(t, transcriptPath(h.stor, got0(t, got["grown"])))
+	checkAmpThread(t, clitest.TranscriptPath(h.Stor, got0(t, got["grown"])))
 }
 
 // checkAmpThread checks the run of the thread of TestSyncAmpThread: two

@@ -1,4 +1,4 @@
-package e2e
+package usagecmd_test
 
 import (
 	"bufio"
@@ -7,7 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
+
+// env is the whole environment of each command line of these tests.
+var env = clitest.Plain()
 
 // TestUsageCost records three runs through the built binary and checks
 // what `twasm usage`, `ls` and `stats` say they cost and where it comes
@@ -21,11 +26,11 @@ import (
 func TestUsageCost(t *testing.T) {
 	t.Parallel()
 	storage := t.TempDir()
-	stated := statedCost(t, example())
-	recordID(t, storage, "claude", example())
-	session := filepath.Join(root, "testdata", "captures", "claude", "spotter_session_log_v2.1.38_short.jsonl")
-	twasmOK(t, "--storage", storage, "import", "--provider", "claude", session)
-	codex := recordID(t, storage, "codex", golden("codex", "exec_command.jsonl"))
+	stated := statedCost(t, clitest.Example())
+	clitest.Record(t, storage, "claude", clitest.Example())
+	session := filepath.Join(clitest.Root, "testdata", "captures", "claude", "spotter_session_log_v2.1.38_short.jsonl")
+	clitest.RunOK(t, env, "--storage", storage, "import", "--provider", "claude", session)
+	codex := clitest.Record(t, storage, "codex", clitest.Golden("codex", "exec_command.jsonl"))
 
 	priced, messages := priceSessionLog(t, session)
 	var rep struct {
@@ -39,9 +44,9 @@ func TestUsageCost(t *testing.T) {
 			}
 		}
 	}
-	r := twasmOK(t, "--storage", storage, "usage", "--by", "provider", "--json")
-	if err := json.Unmarshal([]byte(r.out), &rep); err != nil {
-		t.Fatalf("usage --json: %v\n%s", err, r.out)
+	r := clitest.RunOK(t, env, "--storage", storage, "usage", "--by", "provider", "--json")
+	if err := json.Unmarshal([]byte(r.Out), &rep); err != nil {
+		t.Fatalf("usage --json: %v\n%s", err, r.Out)
 	}
 	seen := 0
 	for _, g := range rep.Groups {
@@ -61,14 +66,14 @@ func TestUsageCost(t *testing.T) {
 		}
 	}
 	if seen != 2 {
-		t.Fatalf("usage: %s", r.out)
+		t.Fatalf("usage: %s", r.Out)
 	}
-	r = twasmOK(t, "--storage", storage, "usage")
-	if !strings.Contains(r.errOut, "cost unknown") || !strings.Contains(r.out, "total\t3\t") {
-		t.Errorf("usage text: %s\n%s", r.out, r.errOut)
+	r = clitest.RunOK(t, env, "--storage", storage, "usage")
+	if !strings.Contains(r.ErrOut, "cost unknown") || !strings.Contains(r.Out, "total\t3\t") {
+		t.Errorf("usage text: %s\n%s", r.Out, r.ErrOut)
 	}
-	r = twasmOK(t, "--storage", storage, "ls", "--json")
-	for _, line := range strings.Split(strings.TrimSpace(r.out), "\n") {
+	r = clitest.RunOK(t, env, "--storage", storage, "ls", "--json")
+	for _, line := range strings.Split(strings.TrimSpace(r.Out), "\n") {
 		var row struct {
 			RunID string `json:"run_id"`
 			Cost  struct {
@@ -82,9 +87,9 @@ func TestUsageCost(t *testing.T) {
 			t.Errorf("ls codex run: %s", line)
 		}
 	}
-	r = twasmOK(t, "--storage", storage, "stats", "--all", "--provider", "codex", "--json")
-	if !strings.Contains(r.out, `"runs":1,`) || !strings.Contains(r.out, `"source":"unknown"`) {
-		t.Errorf("stats --provider codex: %s", r.out)
+	r = clitest.RunOK(t, env, "--storage", storage, "stats", "--all", "--provider", "codex", "--json")
+	if !strings.Contains(r.Out, `"runs":1,`) || !strings.Contains(r.Out, `"source":"unknown"`) {
+		t.Errorf("stats --provider codex: %s", r.Out)
 	}
 }
 

@@ -1,4 +1,4 @@
-package e2e
+package view_test
 
 import (
 	"encoding/json"
@@ -7,7 +7,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
+
+// env is the whole environment of each command line of these tests.
+var env = clitest.Plain()
 
 // viewRun writes a transcript a person would want to read: file edits
 // (Edit, apply_patch, codex file_change), a shell command that fails with
@@ -61,7 +66,7 @@ func viewRun(t *testing.T) (storage, id string) {
 			t.Fatal(err)
 		}
 	}
-	if err := os.WriteFile(transcriptPath(storage, id), []byte(b.String()), 0o600); err != nil {
+	if err := os.WriteFile(clitest.TranscriptPath(storage, id), []byte(b.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
 	var tail strings.Builder
@@ -71,7 +76,7 @@ func viewRun(t *testing.T) (storage, id string) {
 	if err := os.WriteFile(filepath.Join(storage, filepath.FromSlash(stderr)), []byte(tail.String()), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	validate(t, transcriptPath(storage, id))
+	clitest.Validate(t, clitest.TranscriptPath(storage, id))
 	return storage, id
 }
 
@@ -83,7 +88,7 @@ func viewRun(t *testing.T) (storage, id string) {
 func TestViewReadsLikeAConversation(t *testing.T) {
 	t.Parallel()
 	storage, id := viewRun(t)
-	out := twasmOK(t, "--storage", storage, "view", "--max-output", "500", id).out
+	out := clitest.RunOK(t, env, "--storage", storage, "view", "--max-output", "500", id).Out
 	for _, want := range []string{
 		"**User** · 2026-01-02 10:00:02", "**Assistant** (`m1`) · 10:00:03", // the date with the first time
 		"10:00:04 · **Tool** `Edit` (edit) · ok · 1.0s · `id c1`",
@@ -117,7 +122,7 @@ func TestViewReadsLikeAConversation(t *testing.T) {
 		t.Logf("view:\n%s", out)
 	}
 
-	errs := twasmOK(t, "--storage", storage, "view", "--only", "errors", id).out
+	errs := clitest.RunOK(t, env, "--storage", storage, "view", "--only", "errors", id).Out
 	for _, want := range []string{"`id c4`", "`id c5`", "· denied ·", "`id c6`", "· cancelled ·", "**Result:** error"} {
 		if !strings.Contains(errs, want) {
 			t.Errorf("--only errors lacks %q:\n%s", want, errs)
@@ -128,7 +133,7 @@ func TestViewReadsLikeAConversation(t *testing.T) {
 			t.Errorf("--only errors has %q", lack)
 		}
 	}
-	text := twasmOK(t, "--storage", storage, "view", "--format", "text", "--max-output", "100", id).out
+	text := clitest.RunOK(t, env, "--storage", storage, "view", "--format", "text", "--max-output", "100", id).Out
 	if strings.Contains(text, "\x1b") || strings.Contains(text, "```") || !strings.Contains(text, "$ make test") || strings.Contains(text, strings.Repeat("e", 101)) {
 		t.Errorf("text view:\n%s", text)
 	}
@@ -140,7 +145,7 @@ func TestViewShowsJSONAnswer(t *testing.T) {
 	t.Parallel()
 	storage := t.TempDir()
 	for _, in := range []string{"json_result.json", "json_pretty_result.json"} {
-		b, err := os.ReadFile(golden("claude", in))
+		b, err := os.ReadFile(clitest.Golden("claude", in))
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -148,8 +153,8 @@ func TestViewShowsJSONAnswer(t *testing.T) {
 			Result string `json:"result"`
 		}
 		_ = jsonUnmarshal(b, &res)
-		id := recordID(t, storage, "claude", golden("claude", in))
-		out := twasmOK(t, "--storage", storage, "view", id).out
+		id := clitest.Record(t, storage, "claude", clitest.Golden("claude", in))
+		out := clitest.RunOK(t, env, "--storage", storage, "view", id).Out
 		first := strings.SplitN(strings.TrimSpace(res.Result), "\n", 2)[0]
 		if first == "" || !strings.Contains(out, first) {
 			t.Errorf("%s: the answer %q is not in the view:\n%s", in, first, out)

@@ -1,4 +1,4 @@
-package e2e
+package searchcmd_test
 
 import (
 	"encoding/json"
@@ -6,7 +6,12 @@ import (
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
+
+// env is the whole environment of each command line of these tests.
+var env = clitest.Plain()
 
 // search prints what a transcript holds as every view does: terminal
 // escape sequences in provider text (colours, OSC 8 hyperlinks with a
@@ -22,16 +27,16 @@ func TestSearchNeutralizesEscapes(t *testing.T) {
 	if err := os.WriteFile(input, []byte(line), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	twasmOK(t, "--storage", storage, "record", "--provider", "claude", "--input", input, "--name", "\x1b]8;;javascript:x\x07named\x1b]8;;\x07")
-	r := twasmOK(t, "--storage", storage, "search", "xylophone")
+	clitest.RunOK(t, env, "--storage", storage, "record", "--provider", "claude", "--input", input, "--name", "\x1b]8;;javascript:x\x07named\x1b]8;;\x07")
+	r := clitest.RunOK(t, env, "--storage", storage, "search", "xylophone")
 	for _, bad := range []string{"\x1b", "\x07", "\x08", "\u009b", "javascript:", "pwned", "[31m"} {
-		if strings.Contains(r.out, bad) {
-			t.Errorf("search output holds %q:\n%q", bad, r.out)
+		if strings.Contains(r.Out, bad) {
+			t.Errorf("search output holds %q:\n%q", bad, r.Out)
 		}
 	}
 	for _, want := range []string{"«xylophone»", "red click", "named"} {
-		if !strings.Contains(r.out, want) {
-			t.Errorf("search output lacks %q:\n%q", want, r.out)
+		if !strings.Contains(r.Out, want) {
+			t.Errorf("search output lacks %q:\n%q", want, r.Out)
 		}
 	}
 }
@@ -42,10 +47,10 @@ func TestSearchNeutralizesEscapes(t *testing.T) {
 func TestSearchFailedCallsAndFiltersAlone(t *testing.T) {
 	t.Parallel()
 	storage := t.TempDir()
-	twasmOK(t, "--storage", storage, "record", "--provider", "codex", "--input", filepath.Join(root, "testdata/golden/codex/exec_command_failed.jsonl"))
-	twasmOK(t, "--storage", storage, "record", "--provider", "codex", "--input", filepath.Join(root, "testdata/golden/codex/exec_command.jsonl"))
-	r := twasmOK(t, "--storage", storage, "search", "--json", "--type", "tool_call", "--status", "error")
-	lines := strings.Split(strings.TrimSpace(r.out), "\n")
+	clitest.RunOK(t, env, "--storage", storage, "record", "--provider", "codex", "--input", filepath.Join(clitest.Root, "testdata/golden/codex/exec_command_failed.jsonl"))
+	clitest.RunOK(t, env, "--storage", storage, "record", "--provider", "codex", "--input", filepath.Join(clitest.Root, "testdata/golden/codex/exec_command.jsonl"))
+	r := clitest.RunOK(t, env, "--storage", storage, "search", "--json", "--type", "tool_call", "--status", "error")
+	lines := strings.Split(strings.TrimSpace(r.Out), "\n")
 	if len(lines) == 0 || lines[0] == "" {
 		t.Fatalf("no failed call found by filters alone: %v", r)
 	}
@@ -58,7 +63,7 @@ func TestSearchFailedCallsAndFiltersAlone(t *testing.T) {
 			t.Fatalf("hit %s: want failed tool calls only", l)
 		}
 	}
-	if r := twasm(t, "--storage", storage, "search"); r.code != 2 || !strings.Contains(r.errOut, "a filter") {
+	if r := clitest.Run(t, env, "--storage", storage, "search"); r.Code != 2 || !strings.Contains(r.ErrOut, "a filter") {
 		t.Fatalf("search with nothing: %v", r)
 	}
 }

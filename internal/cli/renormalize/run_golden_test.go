@@ -1,4 +1,4 @@
-package e2e
+package renormalize_test
 
 import (
 	"bytes"
@@ -10,8 +10,12 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/internal/runid"
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/transcript"
 )
+
+// env is the whole environment of each command line of these tests.
+var env = clitest.Plain()
 
 // renormalizeJSON is the --json summary of renormalize.
 type renormalizeJSON struct {
@@ -40,13 +44,13 @@ func checkRenormalized(t *testing.T, storage, file string) renormalizeJSON {
 	}
 	rawDir := filepath.Join(filepath.Dir(filepath.Dir(file)), "raw", strings.TrimSuffix(filepath.Base(file), ".jsonl"))
 	rawBefore := dirDigest(t, rawDir)
-	r := twasmOK(t, "--storage", storage, "renormalize", "--json", file)
+	r := clitest.RunOK(t, env, "--storage", storage, "renormalize", "--json", file)
 	var s renormalizeJSON
-	if err := json.Unmarshal([]byte(r.out), &s); err != nil {
-		t.Fatalf("renormalize --json: %v\n%s", err, r.out)
+	if err := json.Unmarshal([]byte(r.Out), &s); err != nil {
+		t.Fatalf("renormalize --json: %v\n%s", err, r.Out)
 	}
-	orig := readRun(t, file)
-	if s.Original != orig[0].RunID || s.New == "" || s.New == s.Original || s.Transcript != transcriptPath(storage, s.New) {
+	orig := clitest.ReadRun(t, file)
+	if s.Original != orig[0].RunID || s.New == "" || s.New == s.Original || s.Transcript != clitest.TranscriptPath(storage, s.New) {
 		t.Fatalf("summary %+v", s)
 	}
 	after, _ := os.ReadFile(file)
@@ -56,16 +60,16 @@ func checkRenormalized(t *testing.T, storage, file string) renormalizeJSON {
 	if got := dirDigest(t, rawDir); got != rawBefore {
 		t.Fatalf("the raw captures of %s were modified", file)
 	}
-	validate(t, s.Transcript)
-	evs := readRun(t, s.Transcript)
+	clitest.Validate(t, s.Transcript)
+	evs := clitest.ReadRun(t, s.Transcript)
 	head := evs[0].Step()
 	if head.Name != "renormalize "+s.Original || string(head.Extra["renormalized_from"]) != `"`+s.Original+`"` {
 		t.Errorf("run.started %+v", head)
 	}
-	if a, b := messagesOf(t, orig), messagesOf(t, evs); !slices.Equal(a, b) {
+	if a, b := clitest.MessagesOf(t, orig), clitest.MessagesOf(t, evs); !slices.Equal(a, b) {
 		t.Errorf("%s: messages differ\noriginal:\n%s\nnew:\n%s", filepath.Base(file), strings.Join(a, "\n"), strings.Join(b, "\n"))
 	}
-	if a, b := runEnd(t, orig), runEnd(t, evs); a.Status != b.Status {
+	if a, b := clitest.RunEnd(t, orig), clitest.RunEnd(t, evs); a.Status != b.Status {
 		t.Errorf("run status %q, originally %q", b.Status, a.Status)
 	}
 	for _, st := range s.Steps {
@@ -109,44 +113,47 @@ func TestRenormalizeGolden(t *testing.T) {
 			t.Parallel()
 			inputs := make([]string, len(names))
 			for i, name := range names {
-				inputs[i] = golden(provider, name)
+				inputs[i] = clitest.Golden(provider, name)
 			}
 			recorded := t.TempDir()
-			ids := recordAll(t, recorded, provider, inputs)
+			ids := make([]string, len(inputs))
+			for i, in := range inputs {
+				ids[i] = clitest.Record(t, recorded, provider, in)
+			}
 			storage := t.TempDir()
 			for _, id := range ids {
-				checkRenormalized(t, storage, transcriptPath(recorded, id))
+				checkRenormalized(t, storage, clitest.TranscriptPath(recorded, id))
 			}
 		})
 	}
 }
 
 // TestRenormalizeRun renormalizes a run of several steps recorded by
-// several processes, with prompts, a sub-run and a run that failed; and by
+// several invocations of record, with prompts, a sub-run and a run that failed; and by
 // run id in its own storage.
 func TestRenormalizeRun(t *testing.T) {
 	t.Parallel()
 	storage := t.TempDir()
-	id := twasmOK(t, "--storage", storage, "run", "begin", "--name", "multi").out
+	id := clitest.RunOK(t, env, "--storage", storage, "run", "begin", "--name", "multi").Out
 	id = strings.TrimSpace(id)
-	twasmOK(t, "--storage", storage, "record", "--run-id", id, "--path", "plan", "--provider", "claude",
-		"--input", example(), "--prompt", "plan it", "--system-prompt", "be brief")
-	twasmOK(t, "--storage", storage, "record", "--run-id", id, "--path", "loop.fix", "--iteration", "2", "--provider", "codex",
-		"--input", golden("codex", "exec_command.jsonl"), "--prompt", "fix it")
-	child := strings.TrimSpace(twasmOK(t, "--storage", storage, "run", "begin", "--parent", id, "--path", "sub").out)
-	twasmOK(t, "--storage", storage, "run", "end", child)
-	twasmOK(t, "--storage", storage, "run", "end", id, "--error", "tests still failing")
+	clitest.RunOK(t, env, "--storage", storage, "record", "--run-id", id, "--path", "plan", "--provider", "claude",
+		"--input", clitest.Example(), "--prompt", "plan it", "--system-prompt", "be brief")
+	clitest.RunOK(t, env, "--storage", storage, "record", "--run-id", id, "--path", "loop.fix", "--iteration", "2", "--provider", "codex",
+		"--input", clitest.Golden("codex", "exec_command.jsonl"), "--prompt", "fix it")
+	child := strings.TrimSpace(clitest.RunOK(t, env, "--storage", storage, "run", "begin", "--parent", id, "--path", "sub").Out)
+	clitest.RunOK(t, env, "--storage", storage, "run", "end", child)
+	clitest.RunOK(t, env, "--storage", storage, "run", "end", id, "--error", "tests still failing")
 
-	s := checkRenormalized(t, storage, transcriptPath(storage, id))
+	s := checkRenormalized(t, storage, clitest.TranscriptPath(storage, id))
 	if len(s.Steps) != 2 || s.Status != transcript.StatusError {
 		t.Errorf("summary %+v", s)
 	}
 	if len(s.LeftOut) != 1 || !strings.Contains(s.LeftOut[0], child) {
 		t.Errorf("left out %v, want the sub-run %s", s.LeftOut, child)
 	}
-	evs := readRun(t, s.Transcript)
+	evs := clitest.ReadRun(t, s.Transcript)
 	var iters []int
-	for _, ev := range ofType(evs, transcript.StepCompleted) {
+	for _, ev := range clitest.OfType(evs, transcript.StepCompleted) {
 		if ev.Path == "loop.fix" {
 			iters = append(iters, ev.Iteration)
 		}
@@ -156,23 +163,23 @@ func TestRenormalizeRun(t *testing.T) {
 	}
 
 	// By run id, plain output: the new id on stdout.
-	r := twasmOK(t, "--storage", storage, "renormalize", id)
-	newID := strings.TrimSpace(r.out)
+	r := clitest.RunOK(t, env, "--storage", storage, "renormalize", id)
+	newID := strings.TrimSpace(r.Out)
 	if newID == id || runid.Valid(newID) != nil {
-		t.Fatalf("stdout %q", r.out)
+		t.Fatalf("stdout %q", r.Out)
 	}
-	validate(t, transcriptPath(storage, newID))
+	clitest.Validate(t, clitest.TranscriptPath(storage, newID))
 
-	r = twasm(t, "--storage", storage, "renormalize", "11111111-1111-4111-8111-111111111111")
-	if r.code != 2 {
+	r = clitest.Run(t, env, "--storage", storage, "renormalize", "11111111-1111-4111-8111-111111111111")
+	if r.Code != 2 {
 		t.Errorf("missing run: %v", r)
 	}
 	// A raw capture that is gone: the step is copied, reported, exit 1.
 	if err := os.RemoveAll(filepath.Join(storage, "raw", id)); err != nil {
 		t.Fatal(err)
 	}
-	r = twasm(t, "--storage", storage, "renormalize", id)
-	if r.code != 1 || !strings.Contains(r.errOut, "copied, not renormalized") {
+	r = clitest.Run(t, env, "--storage", storage, "renormalize", id)
+	if r.Code != 1 || !strings.Contains(r.ErrOut, "copied, not renormalized") {
 		t.Errorf("missing raw capture: %v", r)
 	}
 }
