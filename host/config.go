@@ -160,17 +160,53 @@ func binaryPlugins() ([]Bundled, error) {
 // os.PathListSeparator), then os.UserConfigDir()/twasm/plugins. A command
 // line flag goes in front: Options{PluginPath: append(flagDirs,
 // host.DefaultPluginPath()...)}.
-func DefaultPluginPath() []string {
+func DefaultPluginPath() []string { return PluginPath(os.Getenv) }
+
+// PluginPath is [DefaultPluginPath] read from the environment getenv
+// gives (a command's, which a test replaces) instead of the process's:
+// TWASM_PLUGIN_PATH's directories, then the user's configuration
+// directory as os.UserConfigDir finds it, from that environment
+// ($XDG_CONFIG_HOME, else $HOME/.config on Unix; $HOME/Library/Application
+// Support on macOS; %AppData% on Windows), then twasm/plugins. So a test
+// that gives a command a home of its own sees no plugin of the user's
+// running it.
+func PluginPath(getenv func(string) string) []string {
 	var dirs []string
-	for _, d := range filepath.SplitList(os.Getenv("TWASM_PLUGIN_PATH")) {
+	for _, d := range filepath.SplitList(getenv("TWASM_PLUGIN_PATH")) {
 		if d != "" {
 			dirs = append(dirs, d)
 		}
 	}
-	if dir, err := os.UserConfigDir(); err == nil {
+	if dir := userConfigDir(runtime.GOOS, getenv); dir != "" {
 		dirs = append(dirs, filepath.Join(dir, "twasm", "plugins"))
 	}
 	return dirs
+}
+
+// userConfigDir is os.UserConfigDir for goos, from getenv; "" when it has
+// none.
+func userConfigDir(goos string, getenv func(string) string) string {
+	switch goos {
+	case "windows":
+		return getenv("AppData")
+	case "darwin", "ios":
+		if h := getenv("HOME"); h != "" {
+			return filepath.Join(h, "Library", "Application Support")
+		}
+		return ""
+	case "plan9":
+		if h := getenv("home"); h != "" {
+			return filepath.Join(h, "lib")
+		}
+		return ""
+	}
+	if d := getenv("XDG_CONFIG_HOME"); d != "" && filepath.IsAbs(d) {
+		return d
+	}
+	if h := getenv("HOME"); h != "" {
+		return filepath.Join(h, ".config")
+	}
+	return ""
 }
 
 // defaultCacheDir returns os.UserCacheDir()/twasm/wazero, or "" when

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 	"testing"
@@ -146,6 +147,42 @@ func TestDefaultPluginPath(t *testing.T) {
 	}
 	if d := defaultCacheDir(); d != "" && !strings.HasSuffix(d, filepath.Join("twasm", "wazero")) {
 		t.Fatalf("cache dir %q", d)
+	}
+}
+
+// TestPluginPath: the plugin path read from a command's environment
+// names only that environment's directories, whatever the process's: the
+// user's own plugins are not seen by a command given another home.
+func TestPluginPath(t *testing.T) {
+	t.Setenv("TWASM_PLUGIN_PATH", "/process/plugins")
+	t.Setenv("XDG_CONFIG_HOME", "/process/cfg")
+	env := func(m map[string]string) func(string) string { return func(k string) string { return m[k] } }
+	for _, c := range []struct {
+		name string
+		env  map[string]string
+		want []string
+	}{
+		{"a home only", map[string]string{"HOME": "/h"}, []string{"/h/.config/twasm/plugins"}},
+		{"XDG_CONFIG_HOME first", map[string]string{"HOME": "/h", "XDG_CONFIG_HOME": "/x"}, []string{"/x/twasm/plugins"}},
+		{"a relative XDG_CONFIG_HOME is ignored", map[string]string{"HOME": "/h", "XDG_CONFIG_HOME": "rel"}, []string{"/h/.config/twasm/plugins"}},
+		{"TWASM_PLUGIN_PATH in front", map[string]string{"HOME": "/h", "TWASM_PLUGIN_PATH": "/a" + string(os.PathListSeparator) + string(os.PathListSeparator) + "/b"}, []string{"/a", "/b", "/h/.config/twasm/plugins"}},
+		{"nothing", map[string]string{}, nil},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			if runtime.GOOS != "linux" {
+				t.Skip("the table is Linux's layout")
+			}
+			got := PluginPath(env(c.env))
+			if !slices.Equal(got, c.want) {
+				t.Fatalf("got %q, want %q", got, c.want)
+			}
+		})
+	}
+	if got, want := userConfigDir("darwin", env(map[string]string{"HOME": "/h"})), "/h/Library/Application Support"; got != filepath.FromSlash(want) {
+		t.Errorf("darwin: got %q", got)
+	}
+	if got := userConfigDir("windows", env(map[string]string{"AppData": `C:\\u\\AppData`})); got != `C:\\u\\AppData` {
+		t.Errorf("windows: got %q", got)
 	}
 }
 

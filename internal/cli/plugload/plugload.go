@@ -64,7 +64,7 @@ func Open(ctx context.Context, f *cmdutil.Factory, fl Flags, preload ...string) 
 	}
 	timeout, memory := cmp.Or(fl.Timeout, conf.Timeout), cmp.Or(fl.Memory, conf.Memory)
 	opts := host.Options{
-		PluginPath:               append(append([]string(nil), fl.PluginPath...), host.DefaultPluginPath()...),
+		PluginPath:               append(append([]string(nil), fl.PluginPath...), pluginPath(f)...),
 		Logger:                   f.Logger(),
 		CallTimeout:              timeout,
 		MemoryLimit:              uint64(memory),
@@ -92,6 +92,15 @@ func Open(ctx context.Context, f *cmdutil.Factory, fl Flags, preload ...string) 
 		return nil, fmt.Errorf("start the plugin host: %w", err)
 	}
 	return rt, nil
+}
+
+// pluginPath is the default plugin path in the command's environment
+// (the process's when the factory has none).
+func pluginPath(f *cmdutil.Factory) []string {
+	if f.Getenv == nil {
+		return host.DefaultPluginPath()
+	}
+	return host.PluginPath(f.Getenv)
 }
 
 // IsFile reports whether a --plugin value names a file.
