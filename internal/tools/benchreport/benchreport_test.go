@@ -407,11 +407,14 @@ func TestRealLogTable(t *testing.T) {
 }
 
 // realLogFiles finds the repository's captures (and the shared fixtures
-// where they are), JSON Lines only.
+// where they are), JSON Lines only, each line JSON: jq -c . reads every
+// file it gives, and a file with a line that is not JSON (a capture
+// malformed on purpose, which made jq fail and the claude row go
+// unmeasured) is left out and counted.
 func TestRealLogFiles(t *testing.T) {
 	root := filepath.Join("..", "..", "..")
 	for _, p := range realLogProviders {
-		files := realLogFiles(root, p)
+		files, _ := realLogFiles(root, p)
 		if len(files) == 0 {
 			t.Errorf("%s: no real logs under %s", p, root)
 		}
@@ -419,7 +422,33 @@ func TestRealLogFiles(t *testing.T) {
 			if !strings.HasSuffix(f, ".jsonl") {
 				t.Errorf("%s: %s is not JSON Lines", p, f)
 			}
+			if !jsonLines(f) {
+				t.Errorf("%s: %s has a line that is not JSON", p, f)
+			}
 		}
+	}
+	tmp := t.TempDir()
+	dir := filepath.Join(tmp, "repo", "testdata", "captures", "claude")
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	for name, body := range map[string]string{
+		"good.jsonl":      "{\"a\":1}\n\n[2]\n",
+		"cut.jsonl":       "{\"a\":1}\n{\"b\":",
+		"malformed.jsonl": "{\"a\":1}\nnot json\n{}\n",
+		"notes.txt":       "not a log",
+	} {
+		if err := os.WriteFile(filepath.Join(dir, name), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	files, left := realLogFiles(filepath.Join(tmp, "repo"), "claude")
+	if len(files) != 1 || filepath.Base(files[0]) != "good.jsonl" || left != 2 {
+		t.Errorf("got %q, %d left out; want good.jsonl, 2 left out", files, left)
+	}
+	tab := realLogTable(&Measurements{RealLogs: []RealLog{{Provider: "claude", Files: 1, LeftOut: 2, Bytes: 10, Record: []run{{CPU: 1, Wall: 1}}, JQ: []run{{CPU: 1, Wall: 1}}}}})
+	if !strings.Contains(tab.Rows[0].Note, "2 left out") {
+		t.Errorf("note %q does not say what was left out", tab.Rows[0].Note)
 	}
 }
 

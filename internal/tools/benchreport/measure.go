@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"os"
@@ -331,6 +332,7 @@ func moduleSizes(dir string) (map[string]int64, error) {
 type RealLog struct {
 	Provider string
 	Files    int   // real logs concatenated into the input
+	LeftOut  int   // real logs left out: a line jq cannot read
 	Bytes    int64 // its size
 	Record   []run // twasm record --fsync never, into a storage with an index
 	JQ       []run // jq -c . of the same file, output discarded
@@ -343,15 +345,38 @@ type RealLog struct {
 var realLogProviders = []string{"claude", "codex", "copilot"}
 
 // realLogFiles lists a provider's real logs: every JSON Lines input of
-// testdata/captures/<provider> and ../shared/fixtures/<provider>, sorted.
-func realLogFiles(root, provider string) []string {
-	var out []string
+// testdata/captures/<provider> and ../shared/fixtures/<provider>, sorted,
+// but those holding a line that is not JSON (a capture cut short or
+// malformed on purpose), which `jq -c .` refuses and so cannot time:
+// they are counted in leftOut.
+func realLogFiles(root, provider string) (files []string, leftOut int) {
 	for _, dir := range []string{filepath.Join(root, "testdata", "captures", provider), filepath.Join(root, "..", "shared", "fixtures", provider)} {
 		fs, _ := filepath.Glob(filepath.Join(dir, "*.jsonl"))
-		out = append(out, fs...)
+		for _, f := range fs {
+			if jsonLines(f) {
+				files = append(files, f)
+			} else {
+				leftOut++
+			}
+		}
 	}
-	sort.Strings(out)
-	return out
+	sort.Strings(files)
+	return files, leftOut
+}
+
+// jsonLines reports whether every line of the file that is not blank is
+// a JSON value (false, too, when it cannot be read).
+func jsonLines(path string) bool {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return false
+	}
+	for _, line := range bytes.Split(b, []byte("\n")) {
+		if len(bytes.TrimSpace(line)) > 0 && !json.Valid(line) {
+			return false
+		}
+	}
+	return true
 }
 
 // measureRealLogs records each provider's real logs, concatenated once
@@ -362,8 +387,8 @@ func realLogFiles(root, provider string) []string {
 func measureRealLogs(m *Measurements, bin, jq, root, tmp string, runs int) {
 	for _, p := range realLogProviders {
 		rl := RealLog{Provider: p}
-		files := realLogFiles(root, p)
-		rl.Files = len(files)
+		files, left := realLogFiles(root, p)
+		rl.Files, rl.LeftOut = len(files), left
 		in := filepath.Join(tmp, "real-"+p+".jsonl")
 		storage := filepath.Join(tmp, "storage-real-"+p)
 		rl.Bytes, rl.Err = bigInput(in, files, 1)

@@ -489,6 +489,9 @@ func realLogTable(m *Measurements) Table {
 		} else {
 			row.Value, row.Baseline = fromSamples(cpu(rl.Record), "s"), fromSamples(cpu(rl.JQ), "s")
 			row.Note = fmt.Sprintf("%d real logs, %s, %d runs", rl.Files, format(float64(rl.Bytes), "bytes"), len(rl.Record))
+			if rl.LeftOut > 0 {
+				row.Note += fmt.Sprintf("; %d left out, holding a line that is not JSON, which jq refuses", rl.LeftOut)
+			}
 			var mbs []float64
 			for _, r := range rl.Record {
 				if r.CPU > 0 {
