@@ -170,22 +170,14 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 			out.Ignored(sdk.S("completion_result"))
 			return
 		}
-		out.Open(key, sdk.Message{Time: ts})
-		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(t)})
-		out.Close(key, sdk.MessageEnd{})
+		oneBlock(key, sdk.Message{Time: ts}, sdk.Block{Type: sdk.BlockText, Text: sdk.S(t)}, out)
 		out.Final(sdk.S(t), true)
 	case "tool", "ask:tool":
 		n.streamTool(key, text, ts, out)
 	case "command", "ask:command":
 		cmd := strings.TrimSuffix(text.String(), "REQ_APP")
-		id := "cline-ui-" + strconv.Itoa(n.streamMsgs)
-		out.Open(key, sdk.Message{Time: ts})
-		call := sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S("execute_command"), Input: sdk.RawJSON(`{"command":` + quoteJSON(cmd) + `}`),
-			Kind: "execute", Command: sdk.S(cmd), Time: ts}
-		out.ToolUse(key, -1, call)
-		out.Close(key, sdk.MessageEnd{})
-		n.calls++
-		n.lastCommand = id
+		n.lastCommand = n.streamCall(key, sdk.ToolCall{Name: sdk.S("execute_command"), Input: sdk.RawJSON(`{"command":` + quoteJSON(cmd) + `}`),
+			Kind: "execute", Command: sdk.S(cmd), Time: ts}, out)
 	case "command_output", "ask:command_output":
 		// The command's output as the terminal showed it, with no exit
 		// status: the raw capture keeps it (End says so).
@@ -234,9 +226,7 @@ func (n *normalizer) streamPrompt(key sdk.Str, text abi.Value, ts sdk.Str, out *
 		out.Ignored(sdk.S("empty prompt"))
 		return
 	}
-	out.Open(key, sdk.Message{User: true, Time: ts})
-	out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: sdk.OriginPrompt})
-	out.Close(key, sdk.MessageEnd{})
+	oneBlock(key, sdk.Message{User: true, Time: ts}, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: sdk.OriginPrompt}, out)
 }
 
 // streamAssistant writes an assistant message of one block.
@@ -245,9 +235,28 @@ func (n *normalizer) streamAssistant(key sdk.Str, b sdk.Block, text abi.Value, t
 		out.Ignored(sdk.S("empty message"))
 		return
 	}
-	out.Open(key, sdk.Message{Time: ts})
+	oneBlock(key, sdk.Message{Time: ts}, b, out)
+}
+
+// oneBlock writes message key of header m and the one block b.
+func oneBlock(key sdk.Str, m sdk.Message, b sdk.Block, out *sdk.Out) {
+	out.Open(key, m)
 	out.Block(key, -1, b)
 	out.Close(key, sdk.MessageEnd{})
+}
+
+// streamCall writes tool call c as the model's message key: its tool_use
+// block and its tool.call, with the id of the stream's current message
+// (cline-ui-<n>), which it returns. The call waits for a result the
+// stream seldom states (streamDone counts it).
+func (n *normalizer) streamCall(key sdk.Str, c sdk.ToolCall, out *sdk.Out) string {
+	id := "cline-ui-" + strconv.Itoa(n.streamMsgs)
+	c.CallID = sdk.S(id)
+	out.Open(key, sdk.Message{Time: c.Time})
+	out.ToolUse(key, -1, c)
+	out.Close(key, sdk.MessageEnd{})
+	n.calls++
+	return id
 }
 
 // streamTool writes a file, search or web tool the UI shows (ClineSayTool:
@@ -260,12 +269,8 @@ func (n *normalizer) streamTool(key sdk.Str, text abi.Value, ts sdk.Str, out *sd
 		return
 	}
 	r := doc.Root()
-	name := strings.Clone(r.Get("tool").String())
-	id := "cline-ui-" + strconv.Itoa(n.streamMsgs)
-	out.Open(key, sdk.Message{Time: ts})
-	out.ToolUse(key, -1, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: sdk.JSON(r), Kind: uiKindOf(name), Time: ts})
-	out.Close(key, sdk.MessageEnd{})
-	n.calls++
+	name := sdk.Name(r.Get("tool")) // written at once: a view is enough
+	n.streamCall(key, sdk.ToolCall{Name: sdk.S(name), Input: sdk.JSON(r), Kind: uiKindOf(name), Time: ts}, out)
 }
 
 // streamMCP writes an MCP tool call or resource access the UI shows
@@ -285,11 +290,7 @@ func (n *normalizer) streamMCP(key sdk.Str, text abi.Value, ts sdk.Str, out *sdk
 	if name == "" {
 		name = "use_mcp_tool"
 	}
-	id := "cline-ui-" + strconv.Itoa(n.streamMsgs)
-	out.Open(key, sdk.Message{Time: ts})
-	out.ToolUse(key, -1, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(strings.Clone(name)), Input: sdk.JSON(r), Kind: kind, Time: ts})
-	out.Close(key, sdk.MessageEnd{})
-	n.calls++
+	n.streamCall(key, sdk.ToolCall{Name: sdk.S(name), Input: sdk.JSON(r), Kind: kind, Time: ts}, out)
 }
 
 // streamDone ends a stream: what the format could not say, said once
