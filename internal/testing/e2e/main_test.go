@@ -196,9 +196,9 @@ func ensureBundled(ctx context.Context) error {
 	return nil
 }
 
-// newestSource is the modification time of the newest source file of
-// the plugin package pkg builds from (its own and every package it
-// imports, outside the standard library, for wasip1), or of go.mod.
+// newestSource is the modification time of the newest file the plugin
+// package pkg builds from (wasmbuild.SourceFiles, the files its cache key
+// hashes), or of go.mod.
 func newestSource(ctx context.Context, pkg string) (time.Time, error) {
 	var newest time.Time
 	note := func(path string) error {
@@ -214,19 +214,13 @@ func newestSource(ctx context.Context, pkg string) (time.Time, error) {
 	if err := note(filepath.Join(root, "go.mod")); err != nil {
 		return newest, err
 	}
-	list := exec.CommandContext(ctx, "go", "list", "-deps", "-f", "{{if not .Standard}}{{.Dir}}{{range .GoFiles}}\t{{.}}{{end}}{{end}}", ".")
-	list.Dir = pkg
-	list.Env = append(os.Environ(), "GOOS=wasip1", "GOARCH=wasm", "CGO_ENABLED=0")
-	out, err := list.Output()
+	files, err := wasmbuild.SourceFiles(ctx, pkg)
 	if err != nil {
-		return newest, fmt.Errorf("sources of %s: go list: %w", pkg, err)
+		return newest, fmt.Errorf("sources of %s: %w", pkg, err)
 	}
-	for _, line := range strings.Split(strings.TrimSpace(string(out)), "\n") {
-		fields := strings.Split(line, "\t")
-		for _, name := range fields[1:] {
-			if err := note(filepath.Join(fields[0], name)); err != nil {
-				return newest, fmt.Errorf("sources of %s: %w", pkg, err)
-			}
+	for _, f := range files {
+		if err := note(f.Path()); err != nil {
+			return newest, fmt.Errorf("sources of %s: %w", pkg, err)
 		}
 	}
 	return newest, nil

@@ -150,8 +150,46 @@ func (tc Toolchain) Cached(ctx context.Context, pkgDir, cacheDir string) (string
 
 // SourceKey returns the cache key of pkgDir: a hex sha256 over the go
 // version and the non-standard-library source files of the package and
-// its dependencies, for GOOS=wasip1 GOARCH=wasm.
+// its dependencies, for GOOS=wasip1 GOARCH=wasm ([SourceFiles]).
 func SourceKey(ctx context.Context, pkgDir string) (string, error) {
+	files, err := SourceFiles(ctx, pkgDir)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	ver, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
+	if err != nil {
+		return "", fmt.Errorf("wasmbuild: go env GOVERSION: %w", err)
+	}
+	h.Write(ver)
+	for _, sf := range files {
+		// Names, not only contents, go into the hash: renaming a
+		// file can change the build (build tags in file names).
+		fmt.Fprintf(h, "%s/%s\x00", filepath.Base(sf.Dir), sf.Name)
+		f, err := os.Open(sf.Path())
+		if err != nil {
+			return "", fmt.Errorf("wasmbuild: %w", err)
+		}
+		_, err = io.Copy(h, f)
+		f.Close()
+		if err != nil {
+			return "", fmt.Errorf("wasmbuild: %w", err)
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+// SourceFile is a file a module is built from: Name in directory Dir.
+type SourceFile struct{ Dir, Name string }
+
+// Path is the file's path.
+func (f SourceFile) Path() string { return filepath.Join(f.Dir, f.Name) }
+
+// SourceFiles lists the files the module of the main package in pkgDir
+// is built from for GOOS=wasip1 GOARCH=wasm: the Go and embedded files of
+// it and of every package it imports outside the standard library, in
+// go list -deps order, each package's in its order.
+func SourceFiles(ctx context.Context, pkgDir string) ([]SourceFile, error) {
 	// One line per package: its directory, then its files.
 	const format = `{{if not .Standard}}{{.Dir}}{{range .GoFiles}}` + "\t" + `{{.}}{{end}}{{range .EmbedFiles}}` + "\t" + `{{.}}{{end}}{{end}}`
 	cmd := exec.CommandContext(ctx, "go", "list", "-deps", "-f", format, ".")
@@ -160,37 +198,20 @@ func SourceKey(ctx context.Context, pkgDir string) (string, error) {
 	var stdout, stderr bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
-		return "", fmt.Errorf("wasmbuild: go list %s: %w\n%s", pkgDir, err, strings.TrimSpace(stderr.String()))
+		return nil, fmt.Errorf("wasmbuild: go list %s: %w\n%s", pkgDir, err, strings.TrimSpace(stderr.String()))
 	}
-	h := sha256.New()
-	ver, err := exec.CommandContext(ctx, "go", "env", "GOVERSION").Output()
-	if err != nil {
-		return "", fmt.Errorf("wasmbuild: go env GOVERSION: %w", err)
-	}
-	h.Write(ver)
+	var out []SourceFile
 	sc := bufio.NewScanner(&stdout)
 	for sc.Scan() {
 		fields := strings.Split(sc.Text(), "\t")
 		if len(fields) == 0 || fields[0] == "" {
 			continue
 		}
-		dir := fields[0]
 		for _, name := range fields[1:] {
-			// Names, not only contents, go into the hash: renaming a
-			// file can change the build (build tags in file names).
-			fmt.Fprintf(h, "%s/%s\x00", filepath.Base(dir), name)
-			f, err := os.Open(filepath.Join(dir, name))
-			if err != nil {
-				return "", fmt.Errorf("wasmbuild: %w", err)
-			}
-			_, err = io.Copy(h, f)
-			f.Close()
-			if err != nil {
-				return "", fmt.Errorf("wasmbuild: %w", err)
-			}
+			out = append(out, SourceFile{Dir: fields[0], Name: name})
 		}
 	}
-	return hex.EncodeToString(h.Sum(nil))[:32], nil
+	return out, sc.Err()
 }
 
 func wasmEnv() []string {
