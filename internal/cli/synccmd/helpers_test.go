@@ -1,7 +1,6 @@
 package synccmd_test
 
 import (
-	"encoding/json"
 	"testing"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
@@ -9,12 +8,7 @@ import (
 )
 
 // doctorStore is one store of `twasm doctor --json`.
-type doctorStore struct {
-	Name, Provider, Dir string
-	Found               bool
-	Sessions, Archived  int
-	NotArchived         int `json:"not_archived"`
-}
+type doctorStore = clitest.DoctorStore
 
 // doctorStores runs `twasm doctor --json`, which must leave the agent's
 // files under dir as they were, and returns its stores by name.
@@ -22,15 +16,7 @@ func doctorStores(t *testing.T, h *clitest.Home, dir string) map[string]doctorSt
 	t.Helper()
 	var r clitest.Result
 	clitest.Unchanged(t, dir, "doctor", func() { r = h.OK("doctor", "--json") })
-	var doc struct{ Stores []doctorStore }
-	if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
-		t.Fatalf("doctor --json: %v\n%s", err, r.Out)
-	}
-	m := map[string]doctorStore{}
-	for _, s := range doc.Stores {
-		m[s.Name] = s
-	}
-	return m
+	return clitest.DoctorStores(t, r.Out)
 }
 
 // syncOutcomes runs `twasm sync`, which must leave the agent's files

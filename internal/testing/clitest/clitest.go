@@ -322,3 +322,26 @@ func MessagesOf(t testing.TB, evs []*transcript.Event) []string {
 // Plain is the whole environment of a command line that needs nothing
 // of a user's: NO_COLOR, as the end-to-end suite gives every process.
 func Plain() map[string]string { return map[string]string{"NO_COLOR": "1"} }
+
+// DoctorStore is one store of `twasm doctor --json`.
+type DoctorStore struct {
+	Name, Provider, Dir string
+	Found               bool
+	Sessions, Archived  int
+	NotArchived         int `json:"not_archived"`
+}
+
+// DoctorStores decodes the output of `twasm doctor --json` into its
+// stores by name; output that does not decode fails the test.
+func DoctorStores(t testing.TB, out string) map[string]DoctorStore {
+	t.Helper()
+	var doc struct{ Stores []DoctorStore }
+	if err := json.Unmarshal([]byte(out), &doc); err != nil {
+		t.Fatalf("doctor --json: %v\n%s", err, out)
+	}
+	m := map[string]DoctorStore{}
+	for _, s := range doc.Stores {
+		m[s.Name] = s
+	}
+	return m
+}

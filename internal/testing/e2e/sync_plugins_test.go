@@ -34,12 +34,7 @@ func unchangedBy(t *testing.T, dir, what string, cmd func()) {
 }
 
 // doctorStore is one store of `twasm doctor --json`.
-type doctorStore struct {
-	Name, Provider, Dir string
-	Found               bool
-	Sessions, Archived  int
-	NotArchived         int `json:"not_archived"`
-}
+type doctorStore = clitest.DoctorStore
 
 // doctorStores runs `twasm doctor --json`, which must leave the agent's
 // files under dir as they were, and returns its stores by name.
@@ -47,15 +42,7 @@ func (h *fakeHome) doctorStores(dir string) map[string]doctorStore {
 	h.t.Helper()
 	var r result
 	unchangedBy(h.t, dir, "doctor", func() { r = h.ok("doctor", "--json") })
-	var doc struct{ Stores []doctorStore }
-	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
-		h.t.Fatalf("doctor --json: %v\n%s", err, r.out)
-	}
-	m := map[string]doctorStore{}
-	for _, s := range doc.Stores {
-		m[s.Name] = s
-	}
-	return m
+	return clitest.DoctorStores(h.t, r.out)
 }
 
 // syncOutcomes runs `twasm sync`, which must leave the agent's files
