@@ -3,6 +3,7 @@ package host
 import (
 	"cmp"
 	"fmt"
+	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -116,6 +117,17 @@ type Options struct {
 	// LogRate is how many messages per second a plugin may send through
 	// the log import; the rest are dropped and counted. 0 is 20.
 	LogRate int
+
+	// RandSource makes each instance's random source (WASI random_get,
+	// from which Go and TinyGo guests seed their map hashes, and so their
+	// map order): called once per instance, its reader is read by that
+	// instance alone. nil is crypto/rand, which the host uses everywhere
+	// but in tests. A fixed source makes an instance's run, map order
+	// and so memory growth included, the same on every run, for tests
+	// that check a plugin's memory; it also lets input crafted for that
+	// seed collide every key of a guest's maps, so never use one on
+	// input twasm did not write.
+	RandSource func() io.Reader
 
 	// initTimeout replaces initTimeout (tests: a looping initializer
 	// stopped in less than its 30 s).
@@ -238,6 +250,7 @@ type settings struct {
 	stackTraces     bool
 	initTimeout     time.Duration
 	preload         []string
+	randSource      func() io.Reader
 }
 
 // pageSize is the WebAssembly page size.
@@ -263,6 +276,7 @@ func (o Options) resolve() (settings, error) {
 		stackTraces:     o.StackTraces,
 		initTimeout:     cmp.Or(o.initTimeout, initTimeout),
 		preload:         slices.Clone(o.Preload),
+		randSource:      o.RandSource,
 	}
 	switch {
 	case o.NoDiskCache:

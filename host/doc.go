@@ -197,7 +197,9 @@
 //     to choose the plugins they install (twasm doctor lists every store
 //     and the plugin that declared it);
 //   - read the clocks and random numbers (real ones: Go's garbage
-//     collector needs a real clock, see RATIONALE.md), and write to its
+//     collector needs a real clock, see RATIONALE.md; crypto/rand, seeding
+//     the guest's map hashes, unless [Options].RandSource fixes it for a
+//     test), and write to its
 //     stderr, which ends up in fault messages and must be treated as
 //     untrusted text;
 //   - exploit a bug in wazero's compiler or runtime: the sandbox is only

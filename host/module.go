@@ -6,6 +6,7 @@ import (
 	"crypto/rand"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"strings"
 	"sync"
@@ -205,7 +206,11 @@ func (p *Plugin) instantiate(ctx context.Context) (*module, error) {
 	}
 	m.c.m = m
 	m.c.reset(false, 0, wire.MaxManifestBytes)
-	cfg := p.modCfg.WithStderr(m.stderr).WithNanosleep(m.sleep).WithRandSource(guestRand{m})
+	g := guestRand{m: m, r: rand.Reader}
+	if f := p.rt.s.randSource; f != nil {
+		g.r = f()
+	}
+	cfg := p.modCfg.WithStderr(m.stderr).WithNanosleep(m.sleep).WithRandSource(g)
 	cctx, cancel := p.initContext(context.WithValue(ctx, callKey{}, &m.c))
 	mod, err := p.wrt.InstantiateModule(experimental.WithMemoryAllocator(cctx, p.rt.alloc), p.compiled, cfg)
 	cancel()
@@ -283,10 +288,14 @@ func (m *module) sleep(ns int64) {
 	}
 }
 
-// guestRand is a module's random source (random_get): crypto/rand, read in
-// pieces between which an interrupted call is stopped, so that a guest
-// asking for its whole memory's worth in a loop still stops on time.
-type guestRand struct{ m *module }
+// guestRand is a module's random source (random_get): crypto/rand, or
+// the reader [Options].RandSource made for the module, read in pieces
+// between which an interrupted call is stopped, so that a guest asking
+// for its whole memory's worth in a loop still stops on time.
+type guestRand struct {
+	m *module
+	r io.Reader
+}
 
 func (g guestRand) Read(b []byte) (int, error) {
 	const piece = 64 << 10
@@ -294,7 +303,7 @@ func (g guestRand) Read(b []byte) (int, error) {
 		if w := g.m.watch; w != nil && w.tripped.Load() {
 			panic(errInterrupted)
 		}
-		if _, err := rand.Read(b[off:min(off+piece, len(b))]); err != nil {
+		if _, err := io.ReadFull(g.r, b[off:min(off+piece, len(b))]); err != nil {
 			return off, err
 		}
 	}

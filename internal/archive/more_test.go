@@ -41,7 +41,7 @@ func syncedSession(t *testing.T, name string) (root, src string, session []byte,
 	return root, src, session, a, o
 }
 
-func TestBusyErrorAndConfigPath(t *testing.T) {
+func TestBusyErrorAndExpandHome(t *testing.T) {
 	e := &BusyError{PID: "42"}
 	assert.Contains(t, e.Error(), "(pid 42)")
 	assert.Contains(t, e.Error(), "--wait")
@@ -50,9 +50,6 @@ func TestBusyErrorAndConfigPath(t *testing.T) {
 	var nilLock *Lock
 	assert.NoError(t, nilLock.Release())
 
-	env := func(m map[string]string) Env { return func(k string) string { return m[k] } }
-	assert.Equal(t, "/x/twasm/sync.json", ConfigPath(env(map[string]string{"XDG_CONFIG_HOME": "/x", "HOME": "/h"})))
-	assert.Equal(t, "/h/.config/twasm/sync.json", ConfigPath(env(map[string]string{"HOME": "/h"})))
 	assert.Equal(t, "/h", expandHome("~", "/h"))
 	assert.Equal(t, "/h/a", expandHome("~/a", "/h"))
 	assert.Equal(t, "/abs", expandHome("/abs", "/h"))

@@ -180,19 +180,13 @@ type ConfigStore struct {
 	Name    string `json:"name,omitempty"`
 }
 
-// ConfigPath is where the config file lives by default:
-// $XDG_CONFIG_HOME/twasm/sync.json, else ~/.config/twasm/sync.json.
-func ConfigPath(env Env) string {
-	base := env("XDG_CONFIG_HOME")
-	if base == "" {
-		base = filepath.Join(env("HOME"), ".config")
-	}
-	return filepath.Join(base, "twasm", "sync.json")
-}
-
-// LoadConfig reads a config file; a missing file is an empty config unless
-// required (given explicitly).
+// LoadConfig reads a config file; a missing file, or none ("": no
+// configuration directory is known), is an empty config unless required
+// (given explicitly).
 func LoadConfig(path string, required bool) (*Config, error) {
+	if path == "" && !required {
+		return &Config{}, nil
+	}
 	b, err := regfile.ReadFile(path, regfile.MaxConfig)
 	if errors.Is(err, fs.ErrNotExist) && !required {
 		return &Config{}, nil

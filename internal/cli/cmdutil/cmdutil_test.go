@@ -36,6 +36,34 @@ func TestStorageRoot(t *testing.T) {
 	}
 }
 
+// TestConfigFile checks the one rule for twasm's configuration files,
+// which config.json, sync.json and prices.json all follow.
+func TestConfigFile(t *testing.T) {
+	tests := []struct {
+		xdg, home, want string
+	}{
+		{"/x", "/h", "/x/twasm/sync.json"},
+		{"", "/h", "/h/.config/twasm/sync.json"},
+		// The XDG spec ignores a relative $XDG_CONFIG_HOME.
+		{"relative", "/h", "/h/.config/twasm/sync.json"},
+		// A relative or empty $HOME is no home: not a file under the
+		// directory the command runs in.
+		{"", "relative", ""},
+		{"", "", ""},
+	}
+	for _, tc := range tests {
+		env := map[string]string{"XDG_CONFIG_HOME": tc.xdg, "HOME": tc.home}
+		f := &Factory{Getenv: func(k string) string { return env[k] }}
+		if got := f.ConfigFile("sync.json"); got != filepath.FromSlash(tc.want) {
+			t.Errorf("%+v: %q, want %q", tc, got, tc.want)
+		}
+	}
+	f := &Factory{Getenv: func(k string) string { return map[string]string{"HOME": "/h"}[k] }}
+	if got, want := f.PricesPath(), filepath.FromSlash("/h/.config/twasm/prices.json"); got != want {
+		t.Errorf("prices path %q, want %q", got, want)
+	}
+}
+
 func TestResolveRun(t *testing.T) {
 	storage := t.TempDir()
 	f := &Factory{StorageFlag: storage}

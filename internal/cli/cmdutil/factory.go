@@ -75,6 +75,25 @@ func (f *Factory) StorageRoot() string {
 	return LocalStorage
 }
 
+// ConfigFile is the path of one of twasm's configuration files, named
+// name: $XDG_CONFIG_HOME/twasm/name, else $HOME/.config/twasm/name; "" when
+// neither is known. The XDG spec ignores a relative $XDG_CONFIG_HOME, and a
+// relative (or empty) $HOME would make the file whatever the directory the
+// command runs in holds. The plugin limits (config.json), the sync stores
+// (sync.json) and an installed price table (prices.json) live there. The
+// plugin directory is found by host.PluginPath, by os.UserConfigDir's rules
+// for each OS: the same directory on Linux and the BSDs, another on macOS
+// and Windows.
+func (f *Factory) ConfigFile(name string) string {
+	if d := f.getenv("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
+		return filepath.Join(d, "twasm", name)
+	}
+	if h := f.getenv("HOME"); filepath.IsAbs(h) {
+		return filepath.Join(h, ".config", "twasm", name)
+	}
+	return ""
+}
+
 // Store returns the transcript store at the storage root.
 func (f *Factory) Store() recorder.Store { return recorder.NewStore(f.StorageRoot()) }
 

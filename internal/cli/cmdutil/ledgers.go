@@ -13,17 +13,9 @@ import (
 )
 
 // PricesPath is where `twasm prices update` installs a price table:
-// $XDG_CONFIG_HOME/twasm/prices.json, else ~/.config/twasm/prices.json;
-// "" when neither is known.
-func (f *Factory) PricesPath() string {
-	if d := f.getenv("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "twasm", prices.FileName)
-	}
-	if h := f.getenv("HOME"); filepath.IsAbs(h) {
-		return filepath.Join(h, ".config", "twasm", prices.FileName)
-	}
-	return ""
-}
+// [Factory.ConfigFile] prices.json; "" when no configuration directory is
+// known.
+func (f *Factory) PricesPath() string { return f.ConfigFile(prices.FileName) }
 
 // Prices returns the price table in force (prices.Load) and, when an
 // installed table is not used, why.

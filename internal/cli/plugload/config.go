@@ -5,7 +5,6 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"time"
@@ -42,29 +41,11 @@ type configFile struct {
 	StackTraces bool   `json:"plugin_stack_traces"`
 }
 
-// ConfigPath returns the config file's path: $XDG_CONFIG_HOME/twasm, else
-// $HOME/.config/twasm, config.json; "" when neither is known.
-func ConfigPath(f *cmdutil.Factory) string {
-	get := func(k string) string {
-		if f.Getenv == nil {
-			return ""
-		}
-		return f.Getenv(k)
-	}
-	if d := get("XDG_CONFIG_HOME"); filepath.IsAbs(d) {
-		return filepath.Join(d, "twasm", "config.json")
-	}
-	if h := get("HOME"); filepath.IsAbs(h) {
-		return filepath.Join(h, ".config", "twasm", "config.json")
-	}
-	return ""
-}
-
 // LoadConfig reads the config file. A file that does not parse is an
 // input error naming it: limits the user set must not be ignored silently.
 func LoadConfig(f *cmdutil.Factory) (Config, error) {
 	c := Config{path: ConfigFileHelp}
-	path := ConfigPath(f)
+	path := f.ConfigFile("config.json")
 	if path == "" {
 		return c, nil
 	}

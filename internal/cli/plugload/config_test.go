@@ -43,9 +43,6 @@ func TestLoadConfig(t *testing.T) {
 		t.Fatalf("%+v, %v", c, err)
 	}
 	path := filepath.Join(dir, "twasm", "config.json")
-	if ConfigPath(f) != path || ConfigPath(factory(map[string]string{"HOME": "/h"})) != "/h/.config/twasm/config.json" {
-		t.Fatal(ConfigPath(f))
-	}
 	write := func(s string) {
 		if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
 			t.Fatal(err)

@@ -190,16 +190,13 @@ func seenProjects(ctx context.Context, root string) []string {
 }
 
 // configPath is the sync config file: the one given, which must exist,
-// else the default, which may not.
+// else the default, sync.json in twasm's configuration directory, which
+// may not; "" for none (no configuration directory is known).
 func configPath(f *cmdutil.Factory, config string) (path string, required bool) {
 	if config != "" {
 		return config, true
 	}
-	env := archive.Env(f.Getenv)
-	if f.Getenv == nil {
-		env = os.Getenv
-	}
-	return archive.ConfigPath(env), false
+	return f.ConfigFile("sync.json"), false
 }
 
 // checkConfigProviders refuses a store of the config file whose provider
