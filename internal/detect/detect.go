@@ -213,6 +213,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"opencode", "tree", "OpenCode's older file tree as twasm reads it (" + root.Get("path").String() + ")"}, true
 	case root.Get("part").Kind() == abi.KindObject && root.Get("sessionID").Exists() && (typ == "step_start" || typ == "step_finish" || typ == "text" || typ == "tool_use" || typ == "reasoning"):
 		return vote{"opencode", "json", "opencode run --format json events (" + typ + ")"}, true
+	case clineAgentLine(root, typ):
+		return vote{"cline", "agent-events", "Cline CLI --json output, the SDK's agent events (" + typ + ")"}, true
 	case clineStreamLine(root, typ):
 		return vote{"cline", "json", "Cline CLI --json output (" + typ + root.Get("event").String() + ")"}, true
 	case typ == "message_start" || typ == "content_block_delta" || typ == "content_block_start":
@@ -379,6 +381,22 @@ func clineStreamLine(root abi.Value, typ string) bool {
 		return true
 	}
 	return (typ == "say" || typ == "ask") && root.Get("ts").Exists() && (root.Get(typ).Kind() == abi.KindString)
+}
+
+// clineAgentLine recognises a line of the Cline CLI's --json output
+// since it runs on the Cline SDK: an ISO "ts" and the CLI's agent_event
+// envelope ({"type":"agent_event","event":{...}}) or one of its run lines.
+func clineAgentLine(root abi.Value, typ string) bool {
+	if root.Get("ts").Kind() != abi.KindString {
+		return false
+	}
+	switch typ {
+	case "agent_event":
+		return root.Get("event").Get("type").Kind() == abi.KindString
+	case "run_start", "run_result", "run_aborted", "run_abort_requested":
+		return true
+	}
+	return false
 }
 
 // clineDoc recognises a Cline (or Roo Code) task's documents: the

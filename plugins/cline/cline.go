@@ -16,8 +16,8 @@ var Plugin = sdk.Plugin{
 		Name:        "cline",
 		Version:     "0.1.0",
 		Providers:   []string{"cline", "roo", "kilocode"},
-		Formats:     []string{fmtTask, fmtJSON},
-		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json) and the Cline CLI's --json output",
+		Formats:     []string{fmtTask, fmtJSON, fmtAgentEvents},
+		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json) and the Cline CLI's --json output (its three envelopes)",
 		SourceFacts: true,
 		// Cline and Roo keep a task until the user deletes it (no
 		// retention); doc.go, "Stores".
@@ -146,6 +146,9 @@ type normalizer struct {
 	streamMsgs, calls  int
 	outputs            int
 	lastCommand        string
+	// agent is the state of the SDK CLI's --json output (agentevents.go):
+	// set once a line of it was read.
+	agent *agentState
 }
 
 type uiError struct{ msg, code string }
@@ -175,7 +178,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if kind == kindUnknown || kind == kindOther {
 		kind = detectKind(v)
 	}
-	if n.stream || (n.file == "" && kind == kindOther && isStreamLine(v)) {
+	switch {
+	case n.agent != nil || !n.stream && n.file == "" && kind == kindOther && isAgentEventLine(v):
+		n.agentLine(v, out)
+		return nil
+	case n.stream || n.file == "" && kind == kindOther && isStreamLine(v):
 		n.streamLine(v, out)
 		return nil
 	}
@@ -326,6 +333,10 @@ func (n *normalizer) End(out *sdk.Out) error {
 		out.Close(sdk.S("ui-answer"), sdk.MessageEnd{})
 	}
 	n.settle(out)
+	if n.agent != nil {
+		n.agentEnd(out)
+		return nil
+	}
 	if n.stream {
 		n.streamDone(out)
 		return nil
