@@ -215,6 +215,8 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"opencode", "json", "opencode run --format json events (" + typ + ")"}, true
 	case clineAgentLine(root, typ):
 		return vote{"cline", "agent-events", "Cline CLI --json output, the SDK's agent events (" + typ + ")"}, true
+	case typ == "system" && root.Get("subtype").Is("init") && root.Get("protocol").Is("roo-cli-stream"):
+		return vote{"roo", "roo-stream-json", "Roo Code CLI --output-format stream-json (system init, protocol roo-cli-stream)"}, true
 	case clineStreamLine(root, typ):
 		return vote{"cline", "json", "Cline CLI --json output (" + typ + root.Get("event").String() + ")"}, true
 	case typ == "message_start" || typ == "content_block_delta" || typ == "content_block_start":

@@ -16,8 +16,8 @@ var Plugin = sdk.Plugin{
 		Name:        "cline",
 		Version:     "0.1.0",
 		Providers:   []string{"cline", "roo", "kilocode"},
-		Formats:     []string{fmtTask, fmtJSON, fmtAgentEvents},
-		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json) and the Cline CLI's --json output (its three envelopes)",
+		Formats:     []string{fmtTask, fmtJSON, fmtAgentEvents, fmtRooStream},
+		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json), the Cline CLI's --json output (its three envelopes) and Roo Code's CLI --output-format stream-json",
 		SourceFacts: true,
 		// Cline and Roo keep a task until the user deletes it (no
 		// retention); doc.go, "Stores".
@@ -146,9 +146,11 @@ type normalizer struct {
 	streamMsgs, calls  int
 	outputs            int
 	lastCommand        string
-	// agent is the state of the SDK CLI's --json output (agentevents.go):
-	// set once a line of it was read.
+	// agent is the state of the SDK CLI's --json output (agentevents.go),
+	// roo of Roo Code's CLI stream-json (roostream.go): set once a line
+	// of it was read.
 	agent *agentState
+	roo   *rooState
 }
 
 type uiError struct{ msg, code string }
@@ -179,8 +181,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		kind = detectKind(v)
 	}
 	switch {
-	case n.agent != nil || !n.stream && n.file == "" && kind == kindOther && isAgentEventLine(v):
+	case n.agent != nil || !n.stream && n.roo == nil && n.file == "" && kind == kindOther && isAgentEventLine(v):
 		n.agentLine(v, out)
+		return nil
+	case n.roo != nil || !n.stream && n.file == "" && kind == kindOther && isRooStreamLine(v):
+		n.rooLine(v, out)
 		return nil
 	case n.stream || n.file == "" && kind == kindOther && isStreamLine(v):
 		n.streamLine(v, out)
@@ -333,8 +338,12 @@ func (n *normalizer) End(out *sdk.Out) error {
 		out.Close(sdk.S("ui-answer"), sdk.MessageEnd{})
 	}
 	n.settle(out)
-	if n.agent != nil {
+	switch {
+	case n.agent != nil:
 		n.agentEnd(out)
+		return nil
+	case n.roo != nil:
+		n.rooEnd(out)
 		return nil
 	}
 	if n.stream {

@@ -1,6 +1,6 @@
 // Package cline is the twasm normalizer for Cline's task folders, and
 // for Roo Code's, which share their shape, and for the machine-readable
-// output of the Cline CLI. It is a plain Go package
+// output of the Cline CLI and of Roo Code's CLI. It is a plain Go package
 // (tests, fuzzing and the native baseline run it through
 // sdk.Plugin.Driver); plugins/cline/wasm is the two-line WebAssembly
 // entry point. [Plugin] is the package's public face, as for every
@@ -191,6 +191,36 @@
 // the rest of team_event, team_restored and hook_event ignored. The
 // stream names no session id (run_start's is read before the session
 // starts), working directory or provider version: the step has none.
+//
+// # Format "roo-stream-json"
+//
+// Roo Code's CLI with --output-format stream-json (RooCliStreamEvent,
+// provider roo), told by its first line, {"type":"system","subtype":
+// "init","protocol":"roo-cli-stream"}. Every other event has an id, its
+// ClineMessage's ts (the message's time). user (the prompt's echo, the
+// user's feedback), assistant and thinking stream deltas while partial
+// and the whole text with "done"; an assistant event with a subtype is a
+// ClineMessage the UI shows (read when done): followup the model's
+// question, api_req_failed and mistake_limit_reached provider errors,
+// diff_error, rooignore_error and other warnings warnings, the rest the
+// screen's. tool_use (subtype tool: the UI's tool object, command:
+// execute_command, mcp: the server's tool) streams its input and is a
+// call when done (a call cut off while it streamed is reported at the end,
+// dangling). tool_result states a command's outcome only: its output by
+// delta and, on done, its exitCode where the CLI learned it (non-zero is
+// an error); a command that ended with no exit code, a file tool and an
+// MCP response (which has no status) get no result, and a warning says so.
+// error events are provider errors. result is the terminal event of a
+// task (success true ok, false an error), its content the final answer
+// (and the model's message when it was not the last text); its "cost" is
+// the last API request's figures, not the task's, so the step has no
+// usage (a warning quotes them). With --stdin-prompt-stream, control and
+// queue lines frame the tasks: a start command's control done ends its
+// task (task_completed ok, task_aborted incomplete, else an error),
+// control error is a provider error, the taskId the session id; a prompt
+// after a task's result makes the step incomplete until its own result.
+// Without a terminal line (the CLI failed: its error line), the host
+// settles the status from the errors and the exit code.
 //
 // # Decisions
 //

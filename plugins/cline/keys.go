@@ -8,13 +8,14 @@ import "github.com/twasm/twasm/abi"
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
 	"aggregateUsage", "apiProtocol", "ask", "cacheReads", "cacheReadTokens", "cacheWrites", "cacheWriteTokens",
-	"cancelReason", "command", "commands", "content", "contentType", "cost", "error", "errorClass", "event",
-	"exitCode", "files_in_context", "finishReason", "id", "input", "inputTokens", "is_error", "media",
-	"mediaType", "message", "messages", "modality", "model", "model_usage", "modelId", "modelInfo", "name",
-	"noticeType", "output", "outputTokens", "parentTaskId", "partial", "path", "prompt", "query", "question",
-	"reason", "reasoning", "recoverable", "redacted", "response", "result", "role", "run", "say",
-	"schemaVersion", "sessionId", "signature", "status", "streamingFailedMessage", "success", "task", "taskId",
-	"text", "thinking", "tokensIn", "tokensOut", "tool", "tool_use_id", "toolCallId", "toolName",
+	"cancelReason", "capabilities", "code", "command", "commands", "content", "contentType", "cost", "done",
+	"error", "errorClass", "event", "exitCode", "files_in_context", "finishReason", "id", "input",
+	"inputTokens", "is_error", "media", "mediaType", "message", "messages", "modality", "model", "model_usage",
+	"modelId", "modelInfo", "name", "noticeType", "output", "outputTokens", "parentTaskId", "partial", "path",
+	"prompt", "protocol", "query", "question", "raw", "reason", "reasoning", "recoverable", "redacted",
+	"response", "result", "role", "run", "say", "schemaVersion", "sessionId", "signature", "status",
+	"streamingFailedMessage", "subtype", "success", "task", "taskId", "text", "thinking", "tokensIn",
+	"tokensOut", "tool", "tool_result", "tool_use", "tool_use_id", "toolCallId", "toolName",
 	"totalCacheReadTokens", "totalCacheWriteTokens", "totalCost", "totalInputTokens", "totalOutputTokens", "ts",
 	"$twasm", "type", "usage", "workspace",
 )

@@ -59,8 +59,8 @@ func TestImport(t *testing.T) {
 }
 
 // TestImportAutoClineStreams: --provider auto places the Cline CLI's
-// --json output of the SDK's agent events (its first lines), and the
-// cline plugin reads it in its format:
+// --json output of the SDK's agent events and Roo Code's CLI stream-json
+// (their first lines), and the cline plugin reads each in its format:
 // provider, format and status as the golden inputs' terminal lines say.
 func TestImportAutoClineStreams(t *testing.T) {
 	t.Parallel()
@@ -68,6 +68,9 @@ func TestImportAutoClineStreams(t *testing.T) {
 	cases := []struct{ file, provider, format, status string }{
 		{"cli_agent_events_success.jsonl", "cline", "agent-events", "ok"},
 		{"cli_agent_events_denied_aborted.jsonl", "cline", "agent-events", "incomplete"},
+		{"roo_stream_json_success.jsonl", "roo", "roo-stream-json", "ok"},
+		{"roo_stream_json_failed.jsonl", "roo", "roo-stream-json", "error"},
+		{"roo_stream_json_stdin_cancelled.jsonl", "roo", "roo-stream-json", "incomplete"},
 	}
 	for _, tc := range cases {
 		r := clitest.RunOK(t, env, "--storage", storage, "import", "--provider", "auto", "--json", clitest.Golden("cline", tc.file))
