@@ -162,6 +162,8 @@ func classifyDoc(root abi.Value) (vote, bool) {
 			return vote{"amp", "thread", "an Amp thread document (id T-…, messages)"}, true
 		case has(root, "session_id", "response", "stats"):
 			return vote{"gemini", "json", "Gemini CLI --output-format json (session_id, response, stats)"}, true
+		case root.Get("type").Is("result") && root.Get("events").Kind() == abi.KindArray && has(root, "success"):
+			return vote{"roo", "roo-json", "Roo Code CLI --output-format json (a result holding its events)"}, true
 		case root.Get("type").Is("result") && has(root, "session_id", "subtype"):
 			return vote{"claude", "json", "a Claude Code result object (--output-format json)"}, true
 		case root.Get("object").Is("chat.completion"):

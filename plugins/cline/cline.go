@@ -16,8 +16,8 @@ var Plugin = sdk.Plugin{
 		Name:        "cline",
 		Version:     "0.1.0",
 		Providers:   []string{"cline", "roo", "kilocode"},
-		Formats:     []string{fmtTask, fmtJSON, fmtAgentEvents, fmtRooStream},
-		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json), the Cline CLI's --json output (its three envelopes) and Roo Code's CLI --output-format stream-json",
+		Formats:     []string{fmtTask, fmtJSON, fmtAgentEvents, fmtRooStream, fmtRooJSON},
+		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json), the Cline CLI's --json output (its three envelopes) and Roo Code's CLI --output-format stream-json and json",
 		SourceFacts: true,
 		// Cline and Roo keep a task until the user deletes it (no
 		// retention); doc.go, "Stores".
@@ -25,6 +25,8 @@ var Plugin = sdk.Plugin{
 	},
 	New:  func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
 	Keys: keys,
+	// Roo Code's CLI --output-format json is one pretty-printed document.
+	Reassemble: true,
 }
 
 // fmtTask is the format of a task folder's stream (and of its files read

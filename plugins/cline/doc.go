@@ -220,7 +220,19 @@
 // control error is a provider error, the taskId the session id; a prompt
 // after a task's result makes the step incomplete until its own result.
 // Without a terminal line (the CLI failed: its error line), the host
-// settles the status from the errors and the exit code.
+// settles the status from the errors and the exit code; a stream that is
+// only that error line ({"type":"error","id","content"}, the CLI failed
+// before it started) is read as this format.
+//
+// # Format "roo-json"
+//
+// Roo Code's CLI with --output-format json: one pretty-printed document
+// the CLI writes when the task completes (the plugin has the SDK
+// reassemble it: Plugin.Reassemble), {"type":"result","success",
+// "content","cost","events"}, its events those of stream-json, each
+// whole (a command's tool_result holds the whole output so far, not a
+// delta). They are read as above, then the result. A CLI that fails
+// writes no document, only its error line.
 //
 // # Decisions
 //

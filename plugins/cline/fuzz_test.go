@@ -36,7 +36,10 @@ func FuzzCline(f *testing.F) {
 		// opened by a running call, a result with no call, odd values.
 		[]byte(`{"ts":"t","type":"agent_event","event":{"type":"content_start","contentType":"tool","toolName":"spawn_agent","toolCallId":"a","input":{"task":7}}}`+"\n"+`{"ts":"t","type":"agent_event","event":{"type":"iteration_start"}}`+"\n"+`{"ts":"t","type":"agent_event","event":{"type":"content_end","contentType":"tool","toolCallId":"a","output":[{"success":false,"error":"Command exited with code x"}],"error":"{\"error\":1}"}}`+"\n"+`{"ts":"t","type":"agent_event","event":{"type":"done","reason":1}}`+"\n"),
 		[]byte(`{"ts":"t","type":"run_result","finishReason":"aborted","usage":{"inputTokens":"x","totalCost":"y"},"aggregateUsage":[],"model":{"id":3}}`+"\n"+`{"ts":"t","type":"agent_event","event":{"type":"content_end","contentType":"tool"}}`+"\n"+`{"ts":"t","type":"error"}`+"\n"),
-		// Roo Code's CLI stream-json, told by its system init line.
+		// Roo Code's CLI json document (pretty-printed) and its lone error
+		// line; its stream-json, told by its system init line.
+		[]byte("{\n \"type\": \"result\", \"success\": 1,\n \"events\": [{\"type\":\"tool_result\",\"id\":3,\"subtype\":\"command\",\"tool_result\":{\"output\":[]},\"done\":true}, 5,\n {\"type\":\"result\",\"events\":[]}]\n}\n"),
+		[]byte(`{"type":"error","id":1,"content":"x"}`+"\n"+`{"type":"user","id":"2","content":"y","done":true}`+"\n"),
 		[]byte(`{"type":"system","subtype":"init","protocol":"roo-cli-stream"}`+"\n"+`{"type":"tool_result","id":1,"subtype":"command","tool_result":{"exitCode":"x"},"done":true}`+"\n"+`{"type":"tool_use","id":1.5,"subtype":"mcp","tool_use":{"input":{"raw":"{\"toolName\":[]}"}},"done":true}`+"\n"+`{"type":"result","success":false,"cost":1}`+"\n"+`{"type":"control","subtype":"done","command":"start"}`+"\n"),
 		[]byte(`{"type":"system","subtype":"init","capabilities":[],"schemaVersion":1}`+"\n"+`{"type":"assistant","id":2,"subtype":"tool","content":"{\"tool\":1}","done":true}`+"\n"+`{"type":"user","content":5}`+"\n"+`{"type":"tool_use","subtype":"tool","tool_use":{}}`+"\n"),
 	)

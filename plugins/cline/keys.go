@@ -9,7 +9,7 @@ import "github.com/twasm/twasm/abi"
 var keys = abi.NewKeySet(
 	"aggregateUsage", "apiProtocol", "ask", "cacheReads", "cacheReadTokens", "cacheWrites", "cacheWriteTokens",
 	"cancelReason", "capabilities", "code", "command", "commands", "content", "contentType", "cost", "done",
-	"error", "errorClass", "event", "exitCode", "files_in_context", "finishReason", "id", "input",
+	"error", "errorClass", "event", "events", "exitCode", "files_in_context", "finishReason", "id", "input",
 	"inputTokens", "is_error", "media", "mediaType", "message", "messages", "modality", "model", "model_usage",
 	"modelId", "modelInfo", "name", "noticeType", "output", "outputTokens", "parentTaskId", "partial", "path",
 	"prompt", "protocol", "query", "question", "raw", "reason", "reasoning", "recoverable", "redacted",

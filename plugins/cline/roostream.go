@@ -15,11 +15,30 @@ import (
 // doc.go, "Format roo-stream-json", says what each line maps to.
 const fmtRooStream = "roo-stream-json"
 
+// fmtRooJSON is the format of Roo Code's CLI with --output-format json:
+// one document, pretty-printed, written when the task completes
+// ({"type":"result","success","content","cost","events":[...]}, the
+// events those of stream-json, each whole).
+const fmtRooJSON = "roo-json"
+
 // isRooStreamLine tells the first line of Roo Code's CLI stream-json
-// output: its system init, naming the protocol.
+// output (its system init, naming the protocol), the document of its
+// json output, or the error line either prints when the CLI fails before
+// anything else ({"type":"error","id":<epoch ms>,"content"}).
 func isRooStreamLine(v abi.Value) bool {
-	return v.Kind() == abi.KindObject && v.Get("type").Is("system") && v.Get("subtype").Is("init") &&
-		(v.Get("protocol").Is("roo-cli-stream") || v.Get("capabilities").Kind() == abi.KindArray && v.Get("schemaVersion").Exists())
+	if v.Kind() != abi.KindObject {
+		return false
+	}
+	switch sdk.Name(v.Get("type")) {
+	case "system":
+		return v.Get("subtype").Is("init") &&
+			(v.Get("protocol").Is("roo-cli-stream") || v.Get("capabilities").Kind() == abi.KindArray && v.Get("schemaVersion").Exists())
+	case "result":
+		return v.Get("events").Kind() == abi.KindArray && v.Get("success").Exists()
+	case "error":
+		return v.Get("id").Kind() == abi.KindNumber && v.Get("content").Kind() == abi.KindString && v.Len() == 3
+	}
+	return false
 }
 
 // rooCall is a tool use of the stream: its call id, name, and (for a
@@ -42,6 +61,9 @@ type rooState struct {
 	taskOpen  bool // a prompt came after the last result
 	mcpOut    int
 	costWarns int
+	// doc: the json output's document was read (its events each
+	// whole: a command's output is the whole output so far, not a delta).
+	doc bool
 }
 
 // rooLine maps a line of Roo Code's CLI stream-json output.
@@ -50,6 +72,23 @@ func (n *normalizer) rooLine(v abi.Value, out *sdk.Out) {
 		n.roo = &rooState{open: map[string]bool{}, calls: map[string]*rooCall{}}
 		n.sawTask = true
 	}
+	r := n.roo
+	if evs := v.Get("events"); v.Get("type").Is("result") && evs.Kind() == abi.KindArray {
+		// The json output: the stream's events, then its result.
+		r.doc = true
+		for it := evs.Iter(); it.Next(); {
+			if e := it.Value(); e.Kind() == abi.KindObject {
+				n.rooEvent(e, out)
+			}
+		}
+		n.rooResult(v, out)
+		return
+	}
+	n.rooEvent(v, out)
+}
+
+// rooEvent maps one event of Roo Code's CLI output.
+func (n *normalizer) rooEvent(v abi.Value, out *sdk.Out) {
 	r := n.roo
 	if t := v.Get("taskId"); t.Kind() == abi.KindString && !t.Is("") {
 		out.Meta(sdk.Meta{SessionID: sdk.Text(t)})
@@ -291,6 +330,10 @@ func (n *normalizer) rooToolResult(v abi.Value, id string, done bool, out *sdk.O
 		return
 	}
 	tr := v.Get("tool_result")
+	if r.doc && tr.Get("output").Exists() {
+		// The json output's events carry the whole output so far.
+		c.output.Reset()
+	}
 	c.output.WriteString(tr.Get("output").String())
 	c.outputs++
 	if !done {
@@ -341,7 +384,7 @@ func (n *normalizer) rooResult(v abi.Value, out *sdk.Out) {
 	}
 	if c := v.Get("cost"); c.Kind() == abi.KindObject && r.costWarns == 0 {
 		r.costWarns++
-		out.Warn("Roo Code's stream-json states the figures of the task's last API request only (result.cost: " + clip(string(c.Raw())) + "), not the task's: the step has no usage from it (the task's folder holds every request's: twasm sync archives it)")
+		out.Warn("Roo Code's CLI output states the figures of the task's last API request only (result.cost: " + clip(members(c)) + "), not the task's: the step has no usage from it (the task's folder holds every request's: twasm sync archives it)")
 	}
 }
 
@@ -361,6 +404,18 @@ func (n *normalizer) rooTaskDone(v abi.Value, out *sdk.Out) {
 	}
 }
 
+// members is object v's members as "key value, ..." on one line.
+func members(v abi.Value) string {
+	var b strings.Builder
+	for it := v.Iter(); it.Next(); {
+		if b.Len() > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(it.Key().String() + " " + string(it.Value().Raw()))
+	}
+	return b.String()
+}
+
 // rooEnd ends a Roo stream: what the format could not say, said once.
 func (n *normalizer) rooEnd(out *sdk.Out) {
 	r := n.roo
@@ -376,13 +431,17 @@ func (n *normalizer) rooEnd(out *sdk.Out) {
 		}
 	}
 	if waiting > 0 {
-		s := "Roo Code's stream-json states a tool's outcome only for a command whose exit code the CLI learned: " + strconv.Itoa(waiting) + " tool call(s) have no result (the task's folder holds them: twasm sync archives it)"
+		s := "Roo Code's CLI output states a tool's outcome only for a command whose exit code the CLI learned: " + strconv.Itoa(waiting) + " tool call(s) have no result (the task's folder holds them: twasm sync archives it)"
 		if r.mcpOut > 0 {
 			s += "; " + strconv.Itoa(r.mcpOut) + " MCP server response(s), shown without a status, are kept in the raw capture"
 		}
 		out.Warn(s)
 	}
-	out.Meta(sdk.Meta{Format: sdk.S(fmtRooStream)})
+	f := fmtRooStream
+	if r.doc {
+		f = fmtRooJSON
+	}
+	out.Meta(sdk.Meta{Format: sdk.S(f)})
 }
 
 // rooKindOf classifies the tools as Roo Code's UI names them.

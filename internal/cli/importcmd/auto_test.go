@@ -60,7 +60,8 @@ func TestImport(t *testing.T) {
 
 // TestImportAutoClineStreams: --provider auto places the Cline CLI's
 // --json output of the SDK's agent events and Roo Code's CLI stream-json
-// (their first lines), and the cline plugin reads each in its format:
+// (their first lines) and json (its document), and the cline plugin reads
+// each in its format:
 // provider, format and status as the golden inputs' terminal lines say.
 func TestImportAutoClineStreams(t *testing.T) {
 	t.Parallel()
@@ -71,6 +72,7 @@ func TestImportAutoClineStreams(t *testing.T) {
 		{"roo_stream_json_success.jsonl", "roo", "roo-stream-json", "ok"},
 		{"roo_stream_json_failed.jsonl", "roo", "roo-stream-json", "error"},
 		{"roo_stream_json_stdin_cancelled.jsonl", "roo", "roo-stream-json", "incomplete"},
+		{"roo_json_success.json", "roo", "roo-json", "ok"},
 	}
 	for _, tc := range cases {
 		r := clitest.RunOK(t, env, "--storage", storage, "import", "--provider", "auto", "--json", clitest.Golden("cline", tc.file))
