@@ -524,13 +524,28 @@ func (n *normalizer) finishReason(reason string, text abi.Value, out *sdk.Out) {
 	}
 }
 
-// teamEvent maps a team_event line (a team's teammates and runs): a
-// failed run is an error; the rest, teammates' output included, is the
-// team's bookkeeping, kept in the raw capture.
+// teamEvent maps a team_event line (an agent team's teammates and runs):
+// the errors a teammate's agent or a team run reports are provider
+// errors; the rest, the teammates' output included, is not mapped into
+// the step (a teammate is not a sub-agent the stream links to a call)
+// and stays in the raw capture.
 func (n *normalizer) teamEvent(e abi.Value, out *sdk.Out) {
+	who := "teammate " + orText(e.Get("agentId").String(), "?") + ": "
 	switch sdk.Name(e.Get("type")) {
 	case "run_failed":
 		out.Error(sdk.ProviderError{Message: sdk.S(orText(e.Get("run").Get("error").String(), "a team run failed")), Code: sdk.S("team_run_failed")})
+	case "agent_event":
+		if ev := e.Get("event"); ev.Get("type").Is("error") {
+			out.Error(sdk.ProviderError{Message: sdk.S(who + orText(ev.Get("error").Get("message").String(), "error")), Code: sdk.S("teammate")})
+			return
+		}
+		out.Ignored(sdk.S("team_event/agent_event"))
+	case "task_end":
+		if err := e.Get("error"); err.Exists() && err.Kind() != abi.KindNull {
+			out.Error(sdk.ProviderError{Message: sdk.S(who + orText(err.Get("message").String(), "the teammate's task failed")), Code: sdk.S("teammate")})
+			return
+		}
+		out.Ignored(sdk.S("team_event/task_end"))
 	default:
 		out.Ignored(sdk.S("team_event/" + sdk.TypeName(e.Get("type"))))
 	}

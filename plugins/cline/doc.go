@@ -187,8 +187,12 @@
 // say whose it is, and a warning says so. run_start (with --verbose)
 // names the model; zen_dispatched (zen mode: the session goes on in the
 // hub) is incomplete; the stderr lines (error, zen_error), when they are
-// recorded with stdout, provider errors; team_event run_failed an error,
-// the rest of team_event, team_restored and hook_event ignored. The
+// recorded with stdout, provider errors; in team_event (an agent team's
+// teammates, whose output the CLI prints apart), a teammate agent's
+// error, a teammate task ending in an error and a failed team run are
+// provider errors, the rest (the teammates' output, not linked to any
+// call of the step) stays in the raw capture; team_restored and
+// hook_event are ignored. The
 // stream names no session id (run_start's is read before the session
 // starts), working directory or provider version: the step has none.
 //

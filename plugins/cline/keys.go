@@ -7,7 +7,7 @@ import "github.com/twasm/twasm/abi"
 // the sandbox instead of comparing their bytes. A key missing here still
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"aggregateUsage", "apiProtocol", "ask", "cacheReads", "cacheReadTokens", "cacheWrites", "cacheWriteTokens",
+	"agentId", "aggregateUsage", "apiProtocol", "ask", "cacheReads", "cacheReadTokens", "cacheWrites", "cacheWriteTokens",
 	"cancelReason", "capabilities", "code", "command", "commands", "content", "contentType", "cost", "done",
 	"error", "errorClass", "event", "events", "exitCode", "files_in_context", "finishReason", "id", "input",
 	"inputTokens", "is_error", "media", "mediaType", "message", "messages", "modality", "model", "model_usage",
