@@ -555,6 +555,9 @@ func (n *normalizer) teamEvent(e abi.Value, out *sdk.Out) {
 func (n *normalizer) agentEnd(out *sdk.Out) {
 	a := n.agent
 	closeTurn(&a.sub, out)
+	if a.scope != "" {
+		out.ScopeClose(sdk.S(a.scope), sdk.StatusIncomplete, sdk.S("the output ended before the sub-agent's end was reported"))
+	}
 	closeTurn(&a.main, out)
 	if !a.sawResult {
 		out.Warn("the Cline CLI's --json output has no run_result line: the run's usage is the last the stream stated, and the CLI may have failed (its error goes to stderr)")

@@ -183,7 +183,7 @@
 // step's calls runs opens a sub-agent scope linked to that call (the
 // child run, its prompt the call's task), closed at the call's
 // content_end with the sub-agent's done reason or the finishReason its
-// call returned; with several calls running at once the stream does not
+// call returned (incomplete when the output ends first); with several calls running at once the stream does not
 // say whose it is, and a warning says so. run_start (with --verbose)
 // names the model; zen_dispatched (zen mode: the session goes on in the
 // hub) is incomplete; the stderr lines (error, zen_error), when they are
