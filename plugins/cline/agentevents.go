@@ -316,7 +316,9 @@ func (n *normalizer) contentEnd(e abi.Value, ts sdk.Str, out *sdk.Out) {
 	case "text":
 		text := sdk.StringOf(e.Get("text"))
 		t := a.turn()
-		if text.IsEmpty() && !t.open {
+		if !text.IsSet() || text.IsEmpty() && !t.open {
+			// No text (the hub's end of a message may carry none): the
+			// deltas stand.
 			out.Ignored(sdk.S("content_end/text"))
 			return
 		}
@@ -328,6 +330,10 @@ func (n *normalizer) contentEnd(e abi.Value, ts sdk.Str, out *sdk.Out) {
 		out.Block(sdk.S(t.key), t.text, sdk.Block{Type: sdk.BlockText, Text: text})
 	case "reasoning":
 		r := sdk.StringOf(e.Get("reasoning"))
+		if !r.IsSet() {
+			out.Ignored(sdk.S("content_end/reasoning"))
+			return
+		}
 		t := n.openTurn(ts, out)
 		if t.think < 0 {
 			t.think, t.next = t.next, t.next+1

@@ -151,7 +151,8 @@
 // text and reasoning are deltas (appended), content_end text and
 // reasoning the whole text of the turn (it replaces them; the SDK writes
 // the text's before the reasoning's, so a block keeps the slot of its
-// first delta); content_start tool is a call (toolCallId, toolName,
+// first delta; one with no text, as the hub's may be, leaves the deltas
+// standing); content_start tool is a call (toolCallId, toolName,
 // input; run_commands' single command is its command line),
 // content_update a tool's progress (ignored: content_end holds the
 // output), content_end tool its outcome: "error" (the SDK's JSON
