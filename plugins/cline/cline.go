@@ -10,7 +10,8 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 )
 
-// Plugin is the Cline (and Roo Code) task folder normalizer.
+// Plugin is the Cline (and Roo Code) normalizer: task folders and the
+// CLIs' machine-readable output.
 var Plugin = sdk.Plugin{
 	Manifest: abi.Manifest{
 		Name:        "cline",

@@ -184,8 +184,9 @@
 // step's calls runs opens a sub-agent scope linked to that call (the
 // child run, its prompt the call's task), closed at the call's
 // content_end with the sub-agent's done reason or the finishReason its
-// call returned (incomplete when the output ends first); with several calls running at once the stream does not
-// say whose it is, and a warning says so. run_start (with --verbose)
+// call returned (incomplete when the output ends first); with several
+// calls running at once the stream does not say whose it is, and a
+// warning says so. run_start (with --verbose)
 // names the model; zen_dispatched (zen mode: the session goes on in the
 // hub) is incomplete; the stderr lines (error, zen_error), when they are
 // recorded with stdout, provider errors; in team_event (an agent team's
@@ -193,9 +194,9 @@
 // error, a teammate task ending in an error and a failed team run are
 // provider errors, the rest (the teammates' output, not linked to any
 // call of the step) stays in the raw capture; team_restored and
-// hook_event are ignored. The
-// stream names no session id (run_start's is read before the session
-// starts), working directory or provider version: the step has none.
+// hook_event are ignored. The stream names no session id (run_start's is
+// read before the session starts), working directory or provider
+// version: the step has none.
 //
 // # Format "roo-stream-json"
 //
@@ -207,8 +208,8 @@
 // and the whole text with "done"; an assistant event with a subtype is a
 // ClineMessage the UI shows (read when done): followup the model's
 // question, api_req_failed and mistake_limit_reached provider errors,
-// diff_error, rooignore_error and other warnings warnings, the rest the
-// screen's. tool_use (subtype tool: the UI's tool object, command:
+// diff_error, rooignore_error and the UI's other warnings warnings, the
+// rest the screen's. tool_use (subtype tool: the UI's tool object, command:
 // execute_command, mcp: the server's tool) streams its input and is a
 // call when done (a call cut off while it streamed is reported at the end,
 // dangling). tool_result states a command's outcome only: its output by
