@@ -162,6 +162,8 @@ func classifyDoc(root abi.Value) (vote, bool) {
 			return vote{"amp", "thread", "an Amp thread document (id T-…, messages)"}, true
 		case has(root, "session_id", "response", "stats"):
 			return vote{"gemini", "json", "Gemini CLI --output-format json (session_id, response, stats)"}, true
+		case root.Get("type").Is("result") && root.Get("events").Kind() == abi.KindArray && has(root, "success"):
+			return vote{"roo", "roo-json", "Roo Code CLI --output-format json (a result holding its events)"}, true
 		case root.Get("type").Is("result") && has(root, "session_id", "subtype"):
 			return vote{"claude", "json", "a Claude Code result object (--output-format json)"}, true
 		case root.Get("object").Is("chat.completion"):
@@ -213,6 +215,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"opencode", "tree", "OpenCode's older file tree as twasm reads it (" + root.Get("path").String() + ")"}, true
 	case root.Get("part").Kind() == abi.KindObject && root.Get("sessionID").Exists() && (typ == "step_start" || typ == "step_finish" || typ == "text" || typ == "tool_use" || typ == "reasoning"):
 		return vote{"opencode", "json", "opencode run --format json events (" + typ + ")"}, true
+	case clineAgentLine(root, typ):
+		return vote{"cline", "agent-events", "Cline CLI --json output, the SDK's agent events (" + typ + ")"}, true
+	case typ == "system" && root.Get("subtype").Is("init") && root.Get("protocol").Is("roo-cli-stream"):
+		return vote{"roo", "roo-stream-json", "Roo Code CLI --output-format stream-json (system init, protocol roo-cli-stream)"}, true
 	case clineStreamLine(root, typ):
 		return vote{"cline", "json", "Cline CLI --json output (" + typ + root.Get("event").String() + ")"}, true
 	case typ == "message_start" || typ == "content_block_delta" || typ == "content_block_start":
@@ -379,6 +385,22 @@ func clineStreamLine(root abi.Value, typ string) bool {
 		return true
 	}
 	return (typ == "say" || typ == "ask") && root.Get("ts").Exists() && (root.Get(typ).Kind() == abi.KindString)
+}
+
+// clineAgentLine recognises a line of the Cline CLI's --json output
+// since it runs on the Cline SDK: an ISO "ts" and the CLI's agent_event
+// envelope ({"type":"agent_event","event":{...}}) or one of its run lines.
+func clineAgentLine(root abi.Value, typ string) bool {
+	if root.Get("ts").Kind() != abi.KindString {
+		return false
+	}
+	switch typ {
+	case "agent_event":
+		return root.Get("event").Get("type").Kind() == abi.KindString
+	case "run_start", "run_result", "run_aborted", "run_abort_requested":
+		return true
+	}
+	return false
 }
 
 // clineDoc recognises a Cline (or Roo Code) task's documents: the

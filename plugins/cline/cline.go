@@ -10,14 +10,15 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 )
 
-// Plugin is the Cline (and Roo Code) task folder normalizer.
+// Plugin is the Cline (and Roo Code) normalizer: task folders and the
+// CLIs' machine-readable output.
 var Plugin = sdk.Plugin{
 	Manifest: abi.Manifest{
 		Name:        "cline",
 		Version:     "0.1.0",
 		Providers:   []string{"cline", "roo", "kilocode"},
-		Formats:     []string{fmtTask, fmtJSON},
-		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json) and the Cline CLI's --json output",
+		Formats:     []string{fmtTask, fmtJSON, fmtAgentEvents, fmtRooStream, fmtRooJSON},
+		Description: "Cline, Roo Code and Kilo Code task folders (api_conversation_history.json, ui_messages.json), the Cline CLI's --json output (its three envelopes) and Roo Code's CLI --output-format stream-json and json",
 		SourceFacts: true,
 		// Cline and Roo keep a task until the user deletes it (no
 		// retention); doc.go, "Stores".
@@ -25,6 +26,8 @@ var Plugin = sdk.Plugin{
 	},
 	New:  func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
 	Keys: keys,
+	// Roo Code's CLI --output-format json is one pretty-printed document.
+	Reassemble: true,
 }
 
 // fmtTask is the format of a task folder's stream (and of its files read
@@ -146,6 +149,11 @@ type normalizer struct {
 	streamMsgs, calls  int
 	outputs            int
 	lastCommand        string
+	// agent is the state of the SDK CLI's --json output (agentevents.go),
+	// roo of Roo Code's CLI stream-json (roostream.go): set once a line
+	// of it was read.
+	agent *agentState
+	roo   *rooState
 }
 
 type uiError struct{ msg, code string }
@@ -175,7 +183,14 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	if kind == kindUnknown || kind == kindOther {
 		kind = detectKind(v)
 	}
-	if n.stream || (n.file == "" && kind == kindOther && isStreamLine(v)) {
+	switch {
+	case n.agent != nil || !n.stream && n.roo == nil && n.file == "" && kind == kindOther && isAgentEventLine(v):
+		n.agentLine(v, out)
+		return nil
+	case n.roo != nil || !n.stream && n.file == "" && kind == kindOther && isRooStreamLine(v):
+		n.rooLine(v, out)
+		return nil
+	case n.stream || n.file == "" && kind == kindOther && isStreamLine(v):
 		n.streamLine(v, out)
 		return nil
 	}
@@ -326,6 +341,14 @@ func (n *normalizer) End(out *sdk.Out) error {
 		out.Close(sdk.S("ui-answer"), sdk.MessageEnd{})
 	}
 	n.settle(out)
+	switch {
+	case n.agent != nil:
+		n.agentEnd(out)
+		return nil
+	case n.roo != nil:
+		n.rooEnd(out)
+		return nil
+	}
 	if n.stream {
 		n.streamDone(out)
 		return nil

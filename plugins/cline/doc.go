@@ -1,5 +1,6 @@
 // Package cline is the twasm normalizer for Cline's task folders, and
-// for Roo Code's, which share their shape. It is a plain Go package
+// for Roo Code's, which share their shape, and for the machine-readable
+// output of the Cline CLI and of Roo Code's CLI. It is a plain Go package
 // (tests, fuzzing and the native baseline run it through
 // sdk.Plugin.Driver); plugins/cline/wasm is the two-line WebAssembly
 // entry point. [Plugin] is the package's public face, as for every
@@ -139,6 +140,105 @@
 // counted as the UI's are, and a stream without them has no usage (never
 // 0). Errors (say error, ask api_req_failed, whose text is {"message"})
 // are provider errors, retries warnings.
+//
+// # Format "agent-events"
+//
+// The Cline CLI's --json output since it runs on the Cline SDK (cline
+// 3.x, the repository's apps/cli), told by its first line: every line
+// has an ISO "ts" and a "type". agent_event wraps the SDK's AgentEvent:
+// iteration_start and iteration_end bound one model request and its
+// tools (one assistant message, closed at iteration_end); content_start
+// text and reasoning are deltas (appended), content_end text and
+// reasoning the whole text of the turn (it replaces them; the SDK writes
+// the text's before the reasoning's, so a block keeps the slot of its
+// first delta; one with no text, as the hub's may be, leaves the deltas
+// standing); content_start tool is a call (toolCallId, toolName,
+// input; run_commands' single command is its command line),
+// content_update a tool's progress (ignored: content_end holds the
+// output), content_end tool its outcome: "error" (the SDK's JSON
+// {"error": reason}) an error, denied when the reason is a refusal (a
+// person, a policy, a hook, "requires approval in a TTY session");
+// otherwise the SDK's results {query, result, error, success}: an
+// operation with success false (a command that exited non-zero, "Command
+// exited with code N", its exit code when the call ran one command; a
+// file that could not be read) makes it an error, else ok; content_end
+// media (generated media) a warning, the transcript has no block for it.
+// usage states the request's figures (on its message) and the run's
+// totals (the step's, set); the SDK's inputTokens is the whole prompt,
+// the cache read and written included (its providers' usage is
+// normalized so), and totalCost the cost it computed. error events are
+// provider errors (code errorClass, or "recoverable" for the retries and
+// mistakes the run went on after); notice recovery and stop warnings,
+// notice status (compaction) ignored. done (reason completed, aborted,
+// max_iterations, mistake_limit, error) is the terminal event; run_result,
+// which the CLI prints after it, states it again with the session's usage
+// and cost and the model, and replaces it (the usage and cost are the
+// step's unless it had a sub-agent: the CLI's figure, aggregateUsage when
+// it writes one, holds the sub-agents' requests, which their runs'
+// messages hold, so the step keeps its own usage events' totals and a
+// warning quotes the CLI's): completed is ok (its text the final
+// answer), aborted incomplete (and run_aborted, which follows, gives the
+// reason), anything else an error (the CLI exits 1 and prints the text as
+// the error). A sub-agent's events (spawn_agent, a configured agent) come
+// inside its call, unmarked: an iteration that starts while one of the
+// step's calls runs opens a sub-agent scope linked to that call (the
+// child run, its prompt the call's task), closed at the call's
+// content_end with the sub-agent's done reason or the finishReason its
+// call returned (incomplete when the output ends first); with several
+// calls running at once the stream does not say whose it is, and a
+// warning says so. run_start (with --verbose)
+// names the model; zen_dispatched (zen mode: the session goes on in the
+// hub) is incomplete; the stderr lines (error, zen_error), when they are
+// recorded with stdout, provider errors; in team_event (an agent team's
+// teammates, whose output the CLI prints apart), a teammate agent's
+// error, a teammate task ending in an error and a failed team run are
+// provider errors, the rest (the teammates' output, not linked to any
+// call of the step) stays in the raw capture; team_restored and
+// hook_event are ignored. The stream names no session id (run_start's is
+// read before the session starts), working directory or provider
+// version: the step has none.
+//
+// # Format "roo-stream-json"
+//
+// Roo Code's CLI with --output-format stream-json (RooCliStreamEvent,
+// provider roo), told by its first line, {"type":"system","subtype":
+// "init","protocol":"roo-cli-stream"}. Every other event has an id, its
+// ClineMessage's ts (the message's time). user (the prompt's echo, the
+// user's feedback), assistant and thinking stream deltas while partial
+// and the whole text with "done"; an assistant event with a subtype is a
+// ClineMessage the UI shows (read when done): followup the model's
+// question, api_req_failed and mistake_limit_reached provider errors,
+// diff_error, rooignore_error and the UI's other warnings warnings, the
+// rest the screen's. tool_use (subtype tool: the UI's tool object, command:
+// execute_command, mcp: the server's tool) streams its input and is a
+// call when done (a call cut off while it streamed is reported at the end,
+// dangling). tool_result states a command's outcome only: its output by
+// delta and, on done, its exitCode where the CLI learned it (non-zero is
+// an error); a command that ended with no exit code, a file tool and an
+// MCP response (which has no status) get no result, and a warning says so.
+// error events are provider errors. result is the terminal event of a
+// task (success true ok, false an error), its content the final answer
+// (and the model's message when it was not the last text); its "cost" is
+// the last API request's figures, not the task's, so the step has no
+// usage (a warning quotes them). With --stdin-prompt-stream, control and
+// queue lines frame the tasks: a start command's control done ends its
+// task (task_completed ok, task_aborted incomplete, else an error),
+// control error is a provider error, the taskId the session id; a prompt
+// after a task's result makes the step incomplete until its own result.
+// Without a terminal line (the CLI failed: its error line), the host
+// settles the status from the errors and the exit code; a stream that is
+// only that error line ({"type":"error","id","content"}, the CLI failed
+// before it started) is read as this format.
+//
+// # Format "roo-json"
+//
+// Roo Code's CLI with --output-format json: one pretty-printed document
+// the CLI writes when the task completes (the plugin has the SDK
+// reassemble it: Plugin.Reassemble), {"type":"result","success",
+// "content","cost","events"}, its events those of stream-json, each
+// whole (a command's tool_result holds the whole output so far, not a
+// delta). They are read as above, then the result. A CLI that fails
+// writes no document, only its error line.
 //
 // # Decisions
 //

@@ -7,9 +7,15 @@ import "github.com/twasm/twasm/abi"
 // the sandbox instead of comparing their bytes. A key missing here still
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
-	"$twasm", "apiProtocol", "ask", "cacheReads", "cacheWrites", "cancelReason", "command", "content", "cost",
-	"error", "event", "exitCode", "files_in_context", "id", "input", "is_error", "message", "messages",
-	"model_usage", "modelId", "modelInfo", "name", "parentTaskId", "partial", "path", "question", "response",
-	"result", "role", "say", "schemaVersion", "signature", "status", "streamingFailedMessage", "taskId", "text",
-	"thinking", "tokensIn", "tokensOut", "tool", "tool_use_id", "toolName", "ts", "type", "workspace",
+	"agentId", "aggregateUsage", "apiProtocol", "ask", "cacheReads", "cacheReadTokens", "cacheWrites", "cacheWriteTokens",
+	"cancelReason", "capabilities", "code", "command", "commands", "content", "contentType", "cost", "done",
+	"error", "errorClass", "event", "events", "exitCode", "files_in_context", "finishReason", "id", "input",
+	"inputTokens", "is_error", "media", "mediaType", "message", "messages", "modality", "model", "model_usage",
+	"modelId", "modelInfo", "name", "noticeType", "output", "outputTokens", "parentTaskId", "partial", "path",
+	"prompt", "protocol", "query", "question", "raw", "reason", "reasoning", "recoverable", "redacted",
+	"response", "result", "role", "run", "say", "schemaVersion", "sessionId", "signature", "status",
+	"streamingFailedMessage", "subtype", "success", "task", "taskId", "text", "thinking", "tokensIn",
+	"tokensOut", "tool", "tool_result", "tool_use", "tool_use_id", "toolCallId", "toolName",
+	"totalCacheReadTokens", "totalCacheWriteTokens", "totalCost", "totalInputTokens", "totalOutputTokens", "ts",
+	"$twasm", "type", "usage", "workspace",
 )

@@ -328,10 +328,14 @@ func completionText(s string) string { return strings.TrimSuffix(s, "HAS_CHANGES
 
 // errorText is the message of an error the UI shows as a JSON object
 // ({"message": ...}, as api_req_failed's), else the text.
-func errorText(s string) string {
+func errorText(s string) string { return memberText(s, "message") }
+
+// memberText is the string member key of s when s is a JSON object
+// holding a non-empty one, else s.
+func memberText(s, key string) string {
 	if strings.HasPrefix(s, "{") {
 		if doc, ok := sdk.Parse([]byte(s)); ok {
-			if m := doc.Root().Get("message"); m.Kind() == abi.KindString && !m.Is("") {
+			if m := doc.Root().Get(key); m.Kind() == abi.KindString && !m.Is("") {
 				return strings.Clone(m.String())
 			}
 		}

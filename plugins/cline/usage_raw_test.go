@@ -3,6 +3,7 @@
 package cline_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"strconv"
 	"testing"
@@ -22,7 +23,10 @@ import (
 // keeps the three apart), except when Roo Code states apiProtocol
 // "openai" (then it is the whole prompt). The task's figures are the
 // requests' sum; the API history's and a session file's metrics are not
-// figures the plugin reads.
+// figures the plugin reads. The Cline CLI's --json output of the SDK's
+// agent events states the session's usage in run_result (rawAgentEventsUsage);
+// Roo Code's CLI stream-json states only the last request's, which is not
+// the task's: no usage.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: cline.Plugin, Provider: "cline",
@@ -41,7 +45,60 @@ type clineRequest struct {
 	CacheReads  *int64 `json:"cacheReads"`
 }
 
+// sdkUsage is a usage as the Cline SDK states it: inputTokens the whole
+// prompt, the cache read and written included.
+type sdkUsage struct {
+	In    *int64 `json:"inputTokens"`
+	Out   *int64 `json:"outputTokens"`
+	Read  *int64 `json:"cacheReadTokens"`
+	Write *int64 `json:"cacheWriteTokens"`
+}
+
+// rawAgentEventsUsage reads the SDK CLI's --json output: the session's
+// usage is run_result's (its aggregateUsage, the sub-agents' included,
+// when there is one); the uncached input is the prompt less the cache.
+func rawAgentEventsUsage(raw []byte) (plugintest.RawUsage, bool) {
+	var got *sdkUsage
+	agent := false
+	for _, l := range plugintest.Lines(raw) {
+		var line struct {
+			TS        *string   `json:"ts"`
+			Type      string    `json:"type"`
+			Usage     *sdkUsage `json:"usage"`
+			Aggregate *sdkUsage `json:"aggregateUsage"`
+		}
+		if json.Unmarshal(l, &line) != nil || line.TS == nil {
+			continue
+		}
+		if line.Type == "agent_event" || line.Type == "run_result" {
+			agent = true
+		}
+		if bytes.Contains(l, []byte(`"toolName":"spawn_agent"`)) {
+			// run_result's figure holds the sub-agents' too, which are
+			// not the step's: TestGolden's case pins the split.
+			return plugintest.RawUsage{Skip: "a sub-agent's usage is in run_result's figure"}, true
+		}
+		if line.Type == "run_result" {
+			got = line.Usage
+			if line.Aggregate != nil {
+				got = line.Aggregate
+			}
+		}
+	}
+	if !agent {
+		return plugintest.RawUsage{}, false
+	}
+	if got == nil {
+		return plugintest.RawUsage{}, true
+	}
+	uncached := plugintest.N(plugintest.Val(got.In) - plugintest.Val(got.Read) - plugintest.Val(got.Write))
+	return plugintest.RawUsage{Stated: true, Want: plugintest.Figures(uncached, got.Read, got.Write, got.Out, nil)}, true
+}
+
 func rawClineUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
+	if u, ok := rawAgentEventsUsage(raw); ok {
+		return u
+	}
 	requests := map[string]clineRequest{}
 	var order []string
 	file := ""

@@ -57,3 +57,29 @@ func TestImport(t *testing.T) {
 		t.Errorf("import --json: %s", r.Out)
 	}
 }
+
+// TestImportAutoClineStreams: --provider auto places the Cline CLI's
+// --json output of the SDK's agent events and Roo Code's CLI stream-json
+// (their first lines) and json (its document), and the cline plugin reads
+// each in its format:
+// provider, format and status as the golden inputs' terminal lines say.
+func TestImportAutoClineStreams(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	cases := []struct{ file, provider, format, status string }{
+		{"cli_agent_events_success.jsonl", "cline", "agent-events", "ok"},
+		{"cli_agent_events_denied_aborted.jsonl", "cline", "agent-events", "incomplete"},
+		{"roo_stream_json_success.jsonl", "roo", "roo-stream-json", "ok"},
+		{"roo_stream_json_failed.jsonl", "roo", "roo-stream-json", "error"},
+		{"roo_stream_json_stdin_cancelled.jsonl", "roo", "roo-stream-json", "incomplete"},
+		{"roo_json_success.json", "roo", "roo-json", "ok"},
+	}
+	for _, tc := range cases {
+		r := clitest.RunOK(t, env, "--storage", storage, "import", "--provider", "auto", "--json", clitest.Golden("cline", tc.file))
+		for _, want := range []string{`"provider":"` + tc.provider + `"`, `"format":"` + tc.format + `"`, `"status":"` + tc.status + `"`} {
+			if !strings.Contains(r.Out, want) {
+				t.Errorf("%s: %s not in %s", tc.file, want, r.Out)
+			}
+		}
+	}
+}

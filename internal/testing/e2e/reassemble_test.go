@@ -12,11 +12,13 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/plugins/claude"
+	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/plugins/gemini"
 )
 
 // TestReassembledLinesAccounted checks spec §6.8 on the documents the
-// SDK reassembles (sdk.Plugin.Reassemble: claude and gemini): every line
+// SDK reassembles (sdk.Plugin.Reassemble: claude, gemini, and cline for
+// Roo Code's CLI json): every line
 // of a pretty-printed document, blank lines inside it and the lines of a
 // document that does not parse included, is accounted for against its own
 // line number, natively and through the bundled wasm module (twasm
@@ -31,6 +33,7 @@ func TestReassembledLinesAccounted(t *testing.T) {
 	}{
 		{"claude", claude.Plugin, "{\n  \"type\": \"result\",\n  \"subtype\": \"success\",\n\n  \"is_error\": false,\n  \"result\": \"hi\"\n}\n"},
 		{"gemini", gemini.Plugin, "{\n  \"session_id\": \"s\",\n\n  \"response\": \"hi\"\n}\n"},
+		{"cline", cline.Plugin, "{\n  \"type\": \"result\",\n  \"success\": true,\n\n  \"content\": \"hi\",\n  \"events\": []\n}\n"}, // Roo Code's CLI --output-format json
 	}
 	tests := []struct {
 		name    string

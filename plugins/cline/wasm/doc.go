@@ -1,4 +1,4 @@
 // Command wasm is the WebAssembly entry point of the Cline (and Roo Code)
-// task folder normalizer: build with GOOS=wasip1 GOARCH=wasm go build
-// -buildmode=c-shared.
+// normalizer: their task folders and their CLIs' machine-readable output.
+// Build with GOOS=wasip1 GOARCH=wasm go build -buildmode=c-shared.
 package main
