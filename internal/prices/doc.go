@@ -43,5 +43,7 @@
 //   - Model names match after normalization (Normalize): lower case, a
 //     "vendor/" prefix, a "[...]" suffix (Claude Code's "[1m]") and a date
 //     suffix (-20250929, -2025-08-07) removed; then the id or an alias
-//     equals it.
+//     equals it. An id or alias that itself ends in a date names that
+//     snapshot alone (gpt-4o-2024-05-13, priced above gpt-4o's later
+//     snapshots) and is matched first, with the date.
 package prices

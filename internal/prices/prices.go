@@ -52,6 +52,10 @@ type Table struct {
 	SHA256 string `json:"-"`
 
 	byName map[string]*Model
+	// byDated holds the ids and aliases that end in a date (a snapshot
+	// priced apart from its model, as gpt-4o-2024-05-13 is): matched
+	// exactly, before the date-less names.
+	byDated map[string]*Model
 }
 
 // Model is one model's prices.
@@ -133,18 +137,22 @@ func Parse(data []byte) (*Table, error) {
 	if len(t.Models) == 0 {
 		return nil, errors.New("prices: no models")
 	}
-	t.byName = map[string]*Model{}
+	t.byName, t.byDated = map[string]*Model{}, map[string]*Model{}
 	for i := range t.Models {
 		m := &t.Models[i]
 		if err := m.check(); err != nil {
 			return nil, fmt.Errorf("prices: model %d (%q): %w", i+1, m.ID, err)
 		}
 		for _, n := range append([]string{m.ID}, m.Aliases...) {
+			names := t.byName
 			k := Normalize(n)
-			if other, dup := t.byName[k]; dup {
+			if d := undated(n); d != k {
+				names, k = t.byDated, d
+			}
+			if other, dup := names[k]; dup {
 				return nil, fmt.Errorf("prices: %q names both %q and %q", n, other.ID, m.ID)
 			}
-			t.byName[k] = m
+			names[k] = m
 		}
 	}
 	sum := sha256.Sum256(data)
@@ -276,6 +284,11 @@ var dateSuffix = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`)
 // Normalize is the form model names are matched in: lower case, without
 // a "vendor/" prefix, a "[...]" suffix or a date suffix.
 func Normalize(name string) string {
+	return dateSuffix.ReplaceAllString(undated(name), "")
+}
+
+// undated is name as Normalize makes it but with its date suffix kept.
+func undated(name string) string {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if i := strings.LastIndexByte(n, '/'); i >= 0 {
 		n = n[i+1:]
@@ -283,11 +296,16 @@ func Normalize(name string) string {
 	if i := strings.IndexByte(n, '['); i > 0 && strings.HasSuffix(n, "]") {
 		n = n[:i]
 	}
-	return dateSuffix.ReplaceAllString(n, "")
+	return n
 }
 
-// Lookup returns the model entry a model name matches.
+// Lookup returns the model entry a model name matches: an entry named
+// with that date (a snapshot priced apart) first, else the entry of the
+// name without its date.
 func (t *Table) Lookup(model string) (*Model, bool) {
+	if m, ok := t.byDated[undated(model)]; ok {
+		return m, true
+	}
 	m, ok := t.byName[Normalize(model)]
 	return m, ok
 }

@@ -79,6 +79,18 @@ func TestPrice(t *testing.T) {
 			micro: 25,
 		},
 		{
+			// the first GPT-4o snapshot has its own entry: 1000*5 + 100*15 = 6500 µ$
+			name: "gpt-4o-2024-05-13 priced apart", model: "gpt-4o-2024-05-13",
+			u:     transcript.Usage{InputTokens: n(1000), OutputTokens: n(100)},
+			micro: 6500,
+		},
+		{
+			// a later snapshot is gpt-4o: 1000*2.50 + 100*10 = 3500 µ$
+			name: "gpt-4o-2024-08-06 is gpt-4o", model: "openai/gpt-4o-2024-08-06",
+			u:     transcript.Usage{InputTokens: n(1000), OutputTokens: n(100)},
+			micro: 3500,
+		},
+		{
 			// 1 uncached token of haiku 4.5: 1 pico-dollar*10^6 = 1 µ$
 			name: "haiku alias with dots", model: "Claude-Haiku-4.5",
 			u:     transcript.Usage{UncachedInputTokens: n(1)},
@@ -240,7 +252,8 @@ func TestParse(t *testing.T) {
 		{"no output", file("2026-01-01", strings.Replace(goodModel, `, "output": "2"`, "", 1)), "no output rate"},
 		{"no source", file("2026-01-01", strings.Replace(goodModel, `"https://example.com/p"`, "", 1)), "no source"},
 		{"http source", file("2026-01-01", strings.Replace(goodModel, "https:", "http:", 1)), "https"},
-		{"twice", file("2026-01-01", goodModel+","+strings.Replace(goodModel, `"id": "m"`, `"id": "x", "aliases": ["M-20250101"]`, 1)), "names both"},
+		{"twice", file("2026-01-01", goodModel+","+strings.Replace(goodModel, `"id": "m"`, `"id": "x", "aliases": ["vendor/M"]`, 1)), "names both"},
+		{"snapshot twice", file("2026-01-01", strings.Replace(goodModel, `"id": "m"`, `"id": "m-20250101"`, 1)+","+strings.Replace(goodModel, `"id": "m"`, `"id": "x", "aliases": ["M-20250101"]`, 1)), "names both"},
 		{"batch above 100", file("2026-01-01", strings.Replace(goodModel, `"sources"`, `"batch_percent": 101, "sources"`, 1)), "batch_percent"},
 		{"batch inexact", file("2026-01-01", strings.Replace(strings.Replace(goodModel, `"1"`, `"0.000001"`, 1), `"sources"`, `"batch_percent": 50, "sources"`, 1)), "whole number"},
 		{"tiers fall", file("2026-01-01", strings.Replace(goodModel, `"sources"`,
