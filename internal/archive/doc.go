@@ -292,8 +292,11 @@
 // carried run is recognised by the call id in its link's path or by its
 // first message id in the file's first MiB; else at the session's latest
 // part. A sub-agent file whose session is not archived yet waits for it
-// (pending); one whose session is gone, or whose session's run has ended,
-// is a run of its own, and the outcome says so. Later parts grow the
+// (pending), except when every run is ended at once (Options.CloseIdle 0,
+// import: the session's run could not take it later); one whose session
+// is gone, or whose session's run has ended, is a run of its own named
+// "<provider> sub-agent <stem> of session <session stem>", and the
+// outcome says so. SubAgentFile finds a file's session for import. Later parts grow the
 // child run as any session's. A sub-agent file an older twasm archived as
 // a session of its own (its ledger entry names no parent) is archived
 // again, whole, as a child run, and the old run is ended as superseded

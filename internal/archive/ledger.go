@@ -128,6 +128,10 @@ type Resume struct {
 	// link, for the first part of a sub-agent file's run, is where the
 	// run is linked (not kept: once begun, the run names its parent).
 	link *fileLink
+	// subAgentOf, for the first part of a sub-agent file's run that
+	// cannot be linked, is its session file: the run is named as that
+	// session's sub-agent (not kept, as link).
+	subAgentOf string
 }
 
 // FactsAt is a facts line fed before the source's bytes from At on.

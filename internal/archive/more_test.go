@@ -183,5 +183,5 @@ func TestClosedStatus(t *testing.T) {
 	assert.Equal(t, "claude", src2.Provider)
 	// Closing again is a no-op.
 	assert.Empty(t, a.CloseGone(ctx, func(string) bool { return false }, []StoreDir{{Provider: "claude", Dir: filepath.Dir(src)}}))
-	assert.True(t, strings.HasPrefix(runName("copilot", "/x/abc/events.jsonl"), "copilot session abc"))
+	assert.True(t, strings.HasPrefix(runName("copilot", "/x/abc/events.jsonl", ""), "copilot session abc"))
 }

@@ -321,7 +321,8 @@ func (a *Archiver) sectionsKnown(f io.ReaderAt, path, provider string, end int64
 // provider's store whose pattern matches the file's name, else its first
 // such store (a history file may be imported under another name). ok is
 // false when the provider keeps no sessions that way. The store is
-// resolved at the file's directory.
+// resolved at the file's directory, which is also its project when the
+// store is kept in every project directory (abi.Root.Projects).
 func SectionsStore(declared []Declared, provider, path string) (loc Location, ok bool) {
 	var first *Declared
 	for i := range declared {
@@ -342,6 +343,11 @@ func SectionsStore(declared []Declared, provider, path string) (loc Location, ok
 	}
 	loc = declaredLocation(*first, compileStore(*first), filepath.Dir(path), "import")
 	loc.Dir = filepath.Dir(path)
+	if projectsRoot(first.Roots) {
+		// A store kept in each project directory (Aider's history): the
+		// file's directory is the project, as sync's location of it says.
+		loc.Project = loc.Dir
+	}
 	return loc, loc.Unusable == ""
 }
 

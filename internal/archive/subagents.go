@@ -2,6 +2,7 @@ package archive
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"errors"
@@ -176,6 +177,11 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 	case pe == nil || pe.Parts == 0 || pe.Pending:
 		if _, err := os.Lstat(parent); errors.Is(err, fs.ErrNotExist) {
 			return nil, false, "its session " + parent + " is gone: archived as a run of its own"
+		}
+		if a.opts.CloseIdle == 0 {
+			// Every run this archiver writes ends at once (import): the
+			// session's, archived later, could not take it.
+			return nil, false, "a sub-agent of session " + parent + ", which is not archived: archived as a run of its own"
 		}
 		return nil, true, "a sub-agent of session " + parent + ", which is not archived yet: archived after it, as a child run of its run"
 	case pe.Closed:
@@ -430,4 +436,51 @@ func readHeadBytes(path string, n int64) ([]byte, error) {
 // readers that count (ls, stats, usage) and search leave it out.
 func (a *Archiver) endLegacy(ctx context.Context, e *Entry, by string) error {
 	return a.endCancelled(ctx, e, "its sub-agent file is archived again as child run "+by+" of its session's run", by)
+}
+
+// SubAgentFile is the session a file given by itself (twasm import) is
+// read as when it is a sub-agent's file of one of provider's file stores
+// (abi.Store.SubAgents matches its path below some directory): its
+// location, resolved at that directory, and Parent, the session file
+// whose sub-agent it is (found on disk, else the file the glob's {stem}
+// names there, which may be gone). ok is false for any other file.
+// SyncSession then links its run into the session's open run, or, when
+// it cannot, archives it as a run of its own named as that session's
+// sub-agent.
+func SubAgentFile(declared []Declared, provider, path string) (s Session, ok bool) {
+	path = filepath.Clean(path)
+	for _, d := range declared {
+		if d.Provider != provider || d.SubAgents == "" || cmp.Or(d.Kind, KindFile) != KindFile {
+			continue
+		}
+		c := compileStore(d)
+		if c.subAgents == nil {
+			continue
+		}
+		for dir := filepath.Dir(path); ; dir = filepath.Dir(dir) {
+			rel, err := filepath.Rel(dir, path)
+			if err != nil {
+				break
+			}
+			if m := c.subAgents.FindStringSubmatch(filepath.ToSlash(rel)); m != nil {
+				loc := declaredLocation(d, c, dir, "import")
+				loc.Dir = dir
+				if loc.Unusable != "" || loc.subAgents == nil {
+					break
+				}
+				parent := parentSession(&loc, path, map[string][]string{})
+				if parent == "" && len(m) > 1 {
+					parent = filepath.Join(dir, m[1]+filepath.Ext(path))
+				}
+				if parent == "" {
+					break
+				}
+				return Session{Loc: &loc, Path: path, Parent: parent}, true
+			}
+			if filepath.Dir(dir) == dir {
+				break
+			}
+		}
+	}
+	return Session{}, false
 }

@@ -166,9 +166,14 @@ func (a *Archiver) Close() error { return a.ledger.Close() }
 // Ledger is the archiver's ledger (read-only use).
 func (a *Archiver) Ledger() *Ledger { return a.ledger }
 
-// runName names a session's run from its file.
-func runName(provider, path string) string {
+// runName names a session's run from its file; a sub-agent's file whose
+// run stands alone (subAgentOf: its session file) is named as that
+// session's sub-agent.
+func runName(provider, path, subAgentOf string) string {
 	base := strings.TrimSuffix(filepath.Base(path), filepath.Ext(path))
+	if subAgentOf != "" {
+		return provider + " sub-agent " + base + " of session " + stemOf(subAgentOf)
+	}
 	if base == "events" { // copilot: the session id is the directory
 		base = filepath.Base(filepath.Dir(path))
 	}
@@ -413,6 +418,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		out.Action, out.RunID, out.Part, out.Bytes = ActionGrown, match.RunID, match.Parts, end-match.Offset
 	}
 	var link *fileLink
+	subAgentOf := ""
 	if parent != "" && (match == nil || match.Closed) {
 		l, wait, why := a.subAgentLink(loc, path, parent)
 		if wait {
@@ -420,6 +426,9 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 			return out
 		}
 		link = l
+		if l == nil {
+			subAgentOf = parent
+		}
 		switch {
 		case why != "":
 			out.Reason = joinReason(out.Reason, why)
@@ -432,7 +441,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		return out
 	}
 	var facts []byte
-	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link}
+	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link, subAgentOf: subAgentOf}
 	if loc != nil && loc.SourceFacts {
 		facts = factsLine(loc, path, size, mtime)
 		rs.Store, rs.Dir, rs.Facts, rs.Project = loc.Name, loc.Dir, true, loc.Project
@@ -659,7 +668,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 			return fail(err)
 		}
 		ropts := lifecycle.RunOptions{
-			Name: runName(provider, e.Path), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
+			Name: runName(provider, e.Path, rs.subAgentOf), RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
 			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}.Mask},
 		}
 		if l := rs.link; l != nil {

@@ -8,7 +8,10 @@
 // read, cache write at five minutes and at one hour), optional tiers by
 // the size of a request's input (long context: Claude Sonnet 4.5 above
 // 200K, Gemini 2.5 Pro above 200K, Qwen's steps), and per entry the
-// source URLs and the date they were checked. The bundled table
+// source URLs and the date they were checked, and the price of a request
+// sent through the provider's batch API as a percentage of the standard
+// one (batch_percent: Anthropic's Message Batches and OpenAI's Batch API
+// bill 50%). The bundled table
 // (prices.json, embedded) is the default; a newer file installed with
 // `twasm prices update FILE` (Install: validated, then written to the
 // user's config directory) replaces it whole. Nothing here touches the
@@ -27,11 +30,20 @@
 //     API request (a message); the usage of many requests summed (a
 //     step's total) is priced at the base rates, and the result says the
 //     tier could not be known when the total is above a threshold.
+//   - A batch request (PriceBatch) is priced at batch_percent of every
+//     rate, tiers included (cached input at its standard rate where
+//     batch_cache_read_standard says the provider states no batch
+//     discount for it), computed exactly (Parse refuses a percentage
+//     that would leave a fraction of a pico-dollar per token); a model
+//     without batch_percent is not priced for it (ok=false): a batch
+//     request's cost is never guessed as the standard one.
 //   - A rate the table leaves out is charged as the documented fallback
 //     (cache read and five-minute write at the input rate, one-hour write
 //     at the five-minute write): never as free.
 //   - Model names match after normalization (Normalize): lower case, a
 //     "vendor/" prefix, a "[...]" suffix (Claude Code's "[1m]") and a date
 //     suffix (-20250929, -2025-08-07) removed; then the id or an alias
-//     equals it.
+//     equals it. An id or alias that itself ends in a date names that
+//     snapshot alone (gpt-4o-2024-05-13, priced above gpt-4o's later
+//     snapshots) and is matched first, with the date.
 package prices

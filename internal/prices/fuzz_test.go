@@ -28,6 +28,9 @@ func FuzzParse(f *testing.F) {
 					t.Fatalf("%s: %+v %v", m.ID, p, ok)
 				}
 			}
+			if p, ok := tbl.PriceBatch(m.ID, u, true); ok != (m.BatchPercent > 0) || p.Pico < 0 {
+				t.Fatalf("%s batch: %+v %v", m.ID, p, ok)
+			}
 		}
 	})
 }

@@ -52,6 +52,10 @@ type Table struct {
 	SHA256 string `json:"-"`
 
 	byName map[string]*Model
+	// byDated holds the ids and aliases that end in a date (a snapshot
+	// priced apart from its model, as gpt-4o-2024-05-13 is): matched
+	// exactly, before the date-less names.
+	byDated map[string]*Model
 }
 
 // Model is one model's prices.
@@ -64,6 +68,18 @@ type Model struct {
 	Sources  []string `json:"sources"`
 	Checked  string   `json:"checked"`
 	Note     string   `json:"note,omitempty"`
+	// BatchPercent is what a request sent through the provider's batch
+	// API (OpenAI Batch, Anthropic Message Batches) costs, as a percentage
+	// of the standard price, applied to every rate and tier alike; 0 when
+	// the table does not know it: a batch request of the model is then
+	// not priced (its cost is unknown, not the standard price).
+	BatchPercent int `json:"batch_percent,omitempty"`
+	// BatchCacheReadStandard charges cached input in a batch request at
+	// the standard cache-read rate, not at BatchPercent of it: the
+	// provider states the batch discount for input and output but not
+	// for cached input (an upper bound: a batch request never costs more
+	// than the same request made live).
+	BatchCacheReadStandard bool `json:"batch_cache_read_standard,omitempty"`
 
 	base  rates
 	tiers []tier
@@ -121,18 +137,22 @@ func Parse(data []byte) (*Table, error) {
 	if len(t.Models) == 0 {
 		return nil, errors.New("prices: no models")
 	}
-	t.byName = map[string]*Model{}
+	t.byName, t.byDated = map[string]*Model{}, map[string]*Model{}
 	for i := range t.Models {
 		m := &t.Models[i]
 		if err := m.check(); err != nil {
 			return nil, fmt.Errorf("prices: model %d (%q): %w", i+1, m.ID, err)
 		}
 		for _, n := range append([]string{m.ID}, m.Aliases...) {
+			names := t.byName
 			k := Normalize(n)
-			if other, dup := t.byName[k]; dup {
+			if d := undated(n); d != k {
+				names, k = t.byDated, d
+			}
+			if other, dup := names[k]; dup {
 				return nil, fmt.Errorf("prices: %q names both %q and %q", n, other.ID, m.ID)
 			}
-			t.byName[k] = m
+			names[k] = m
 		}
 	}
 	sum := sha256.Sum256(data)
@@ -174,7 +194,38 @@ func (m *Model) check() error {
 		}
 		m.tiers = append(m.tiers, tier{t.AboveInput, r})
 	}
+	if m.BatchPercent < 0 || m.BatchPercent > 100 {
+		return fmt.Errorf("batch_percent %d is not between 1 and 100", m.BatchPercent)
+	}
+	if m.BatchPercent > 0 {
+		for _, r := range append([]rates{m.base}, tierRates(m.tiers)...) {
+			if _, exact := r.percent(m.BatchPercent); !exact {
+				return fmt.Errorf("batch_percent %d of %+v is not a whole number of pico-dollars per token", m.BatchPercent, r)
+			}
+		}
+	}
 	return nil
+}
+
+func tierRates(ts []tier) []rates {
+	out := make([]rates, len(ts))
+	for i, t := range ts {
+		out[i] = t.r
+	}
+	return out
+}
+
+// percent is r at pct percent; exact is false when a rate would need a
+// fraction of a pico-dollar per token.
+func (r rates) percent(pct int) (out rates, exact bool) {
+	exact = true
+	f := func(v int64) int64 {
+		if v*int64(pct)%100 != 0 {
+			exact = false
+		}
+		return v * int64(pct) / 100
+	}
+	return rates{f(r.input), f(r.output), f(r.read), f(r.write5m), f(r.write1h)}, exact
 }
 
 func (r Rates) parse() (rates, error) {
@@ -233,6 +284,11 @@ var dateSuffix = regexp.MustCompile(`-(\d{8}|\d{4}-\d{2}-\d{2})$`)
 // Normalize is the form model names are matched in: lower case, without
 // a "vendor/" prefix, a "[...]" suffix or a date suffix.
 func Normalize(name string) string {
+	return dateSuffix.ReplaceAllString(undated(name), "")
+}
+
+// undated is name as Normalize makes it but with its date suffix kept.
+func undated(name string) string {
 	n := strings.ToLower(strings.TrimSpace(name))
 	if i := strings.LastIndexByte(n, '/'); i >= 0 {
 		n = n[i+1:]
@@ -240,11 +296,16 @@ func Normalize(name string) string {
 	if i := strings.IndexByte(n, '['); i > 0 && strings.HasSuffix(n, "]") {
 		n = n[:i]
 	}
-	return dateSuffix.ReplaceAllString(n, "")
+	return n
 }
 
-// Lookup returns the model entry a model name matches.
+// Lookup returns the model entry a model name matches: an entry named
+// with that date (a snapshot priced apart) first, else the entry of the
+// name without its date.
 func (t *Table) Lookup(model string) (*Model, bool) {
+	if m, ok := t.byDated[undated(model)]; ok {
+		return m, true
+	}
 	m, ok := t.byName[Normalize(model)]
 	return m, ok
 }
@@ -260,24 +321,34 @@ type Price struct {
 	// input is above the model's first tier: priced at the base rates,
 	// which may be below what was billed.
 	TierUnknown bool
+	// Batch says the usage was priced at the model's batch rates.
+	Batch bool
 }
 
 // PriceRequest prices the usage of one API request of model; ok is false
 // when the table lacks the model.
 func (t *Table) PriceRequest(model string, u *transcript.Usage) (Price, bool) {
-	return t.price(model, u, true)
+	return t.price(model, u, true, false)
 }
 
 // PriceTotal prices usage summed over several requests of model (a
 // step's total): the base rates, TierUnknown when the total input is
 // above the model's first tier.
 func (t *Table) PriceTotal(model string, u *transcript.Usage) (Price, bool) {
-	return t.price(model, u, false)
+	return t.price(model, u, false, false)
 }
 
-func (t *Table) price(model string, u *transcript.Usage, oneRequest bool) (Price, bool) {
+// PriceBatch prices usage of model sent through the provider's batch
+// API, one request's (oneRequest) or several summed, as PriceRequest and
+// PriceTotal do at the model's batch rates (BatchPercent of each); ok is
+// false when the table lacks the model or its batch rate.
+func (t *Table) PriceBatch(model string, u *transcript.Usage, oneRequest bool) (Price, bool) {
+	return t.price(model, u, oneRequest, true)
+}
+
+func (t *Table) price(model string, u *transcript.Usage, oneRequest, batch bool) (Price, bool) {
 	m, ok := t.Lookup(model)
-	if !ok {
+	if !ok || batch && m.BatchPercent == 0 {
 		return Price{}, false
 	}
 	b := u.Billed()
@@ -303,6 +374,14 @@ func (t *Table) price(model string, u *transcript.Usage, oneRequest bool) (Price
 		} else {
 			p.TierUnknown = true
 		}
+	}
+	if batch {
+		read := r.read
+		r, _ = r.percent(m.BatchPercent) // exact: Parse checked it
+		if m.BatchCacheReadStandard {
+			r.read = read
+		}
+		p.Batch = true
 	}
 	if p.Pico, ok = sumProducts(uncached, r.input, read, r.read, write-write1h, r.write5m, write1h, r.write1h, out, r.output); !ok {
 		return Price{}, false // figures no request has (negative, or past $9.2M): not priced
@@ -337,7 +416,7 @@ func sumProducts(v ...int64) (int64, bool) {
 // UnpricedModels are the models whose usage the table could not price:
 // their cost is unknown, not 0, and not in MicroUSD. TierUnknown counts
 // figures summed over several requests above a long-context threshold,
-// priced at the base rates.
+// priced at the base rates; Batch counts figures priced at batch rates.
 type Cost struct {
 	MicroUSD       int64    `json:"micro_usd"`
 	USD            string   `json:"usd"`
@@ -345,6 +424,10 @@ type Cost struct {
 	Prices         string   `json:"prices,omitempty"`
 	UnpricedModels []string `json:"unpriced_models,omitempty"`
 	TierUnknown    int      `json:"tier_unknown,omitempty"`
+	// Batch counts figures priced at a batch API's rates (the capture
+	// says the requests went through OpenAI's Batch API or Anthropic's
+	// Message Batches).
+	Batch int `json:"batch,omitempty"`
 }
 
 // Sources of a Cost.

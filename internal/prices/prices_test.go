@@ -79,6 +79,18 @@ func TestPrice(t *testing.T) {
 			micro: 25,
 		},
 		{
+			// the first GPT-4o snapshot has its own entry: 1000*5 + 100*15 = 6500 µ$
+			name: "gpt-4o-2024-05-13 priced apart", model: "gpt-4o-2024-05-13",
+			u:     transcript.Usage{InputTokens: n(1000), OutputTokens: n(100)},
+			micro: 6500,
+		},
+		{
+			// a later snapshot is gpt-4o: 1000*2.50 + 100*10 = 3500 µ$
+			name: "gpt-4o-2024-08-06 is gpt-4o", model: "openai/gpt-4o-2024-08-06",
+			u:     transcript.Usage{InputTokens: n(1000), OutputTokens: n(100)},
+			micro: 3500,
+		},
+		{
 			// 1 uncached token of haiku 4.5: 1 pico-dollar*10^6 = 1 µ$
 			name: "haiku alias with dots", model: "Claude-Haiku-4.5",
 			u:     transcript.Usage{UncachedInputTokens: n(1)},
@@ -101,6 +113,7 @@ func TestPrice(t *testing.T) {
 		})
 	}
 	// figures no request has are not priced rather than wrapped around
+
 	for _, u := range []transcript.Usage{{OutputTokens: n(-1)}, {OutputTokens: n(1 << 62)}, {UncachedInputTokens: n(1 << 40), OutputTokens: n(1 << 40)}} {
 		if p, ok := tbl.PriceRequest("claude-opus-4-1", &u); ok {
 			t.Errorf("%+v priced %d", u, p.Pico)
@@ -110,6 +123,83 @@ func TestPrice(t *testing.T) {
 		if _, ok := tbl.PriceRequest(m, &transcript.Usage{OutputTokens: n(1)}); ok {
 			t.Errorf("%q priced: a model the table lacks must not be", m)
 		}
+	}
+}
+
+// A batch request is priced at the model's batch_percent of every rate
+// (worked by hand from the bundled table: Anthropic and OpenAI bill the
+// batch APIs at 50% of the standard prices, cache and tiers included).
+func TestPriceBatch(t *testing.T) {
+	tbl := Bundled()
+	cases := []struct {
+		name, model string
+		u           transcript.Usage
+		one         bool
+		micro       int64
+		tier        int64
+		unpriced    bool
+	}{
+		{
+			// (1000*3 + 20000*0.30 + 3000*3.75 + 2000*6 + 500*15) / 2 = 19875 µ$
+			name: "sonnet 4.5, both cache writes", model: "claude-sonnet-4-5-20250929", one: true,
+			u:     transcript.Usage{UncachedInputTokens: n(1000), CacheReadTokens: n(20000), CacheWriteTokens: n(5000), CacheWrite1hTokens: n(2000), OutputTokens: n(500)},
+			micro: 19875,
+		},
+		{
+			// above 200K: (150000*6 + 60000*0.60 + 1000*22.50) / 2 = 479250 µ$
+			name: "sonnet 4.5 one request above 200K", model: "claude-sonnet-4-5", one: true,
+			u:     transcript.Usage{UncachedInputTokens: n(150000), CacheReadTokens: n(60000), OutputTokens: n(1000)},
+			micro: 479250, tier: 200000,
+		},
+		{
+			// (120*1 + 4*5) / 2 = 70 µ$
+			name: "haiku 4.5 as a batch result names it", model: "claude-haiku-4-5-20251001", one: true,
+			u:     transcript.Usage{UncachedInputTokens: n(120), OutputTokens: n(4)},
+			micro: 70,
+		},
+		{
+			// OpenAI states no batch discount on cached input: it stays at
+			// the standard $0.125: 2000*0.625 + 8000*0.125 + 300*5 = 3750 µ$
+			name: "gpt-5 summed, cached input at the standard rate", model: "gpt-5",
+			u:     transcript.Usage{InputTokens: n(10000), CacheReadTokens: n(8000), OutputTokens: n(300)},
+			micro: 3750,
+		},
+		{
+			// no cached input: (1000*2.50 + 100*15) / 2 = 2000 µ$
+			name: "gpt-5.4 without cache", model: "gpt-5.4", one: true,
+			u:     transcript.Usage{InputTokens: n(1000), OutputTokens: n(100)},
+			micro: 2000,
+		},
+		{
+			// the table states no batch rate for gpt-4o-mini: not priced
+			name: "gpt-4o-mini: no batch rate", model: "gpt-4o-mini-2024-07-18", one: true,
+			u:        transcript.Usage{InputTokens: n(22), OutputTokens: n(2)},
+			unpriced: true,
+		},
+		{
+			name: "deepseek: no batch API", model: "deepseek-chat", one: true,
+			u:        transcript.Usage{InputTokens: n(22), OutputTokens: n(2)},
+			unpriced: true,
+		},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, ok := tbl.PriceBatch(c.model, &c.u, c.one)
+			if ok == c.unpriced {
+				t.Fatalf("priced %v, want %v", ok, !c.unpriced)
+			}
+			if !ok {
+				return
+			}
+			if got := Micro(p.Pico); got != c.micro || p.Tier != c.tier || !p.Batch {
+				t.Errorf("got %d µ$ tier %d batch %v, want %d µ$ tier %d batch", got, p.Tier, p.Batch, c.micro, c.tier)
+			}
+			std, _ := tbl.price(c.model, &c.u, c.one, false)
+			m, _ := tbl.Lookup(c.model)
+			if half := !m.BatchCacheReadStandard || c.u.CacheReadTokens == nil; std.Batch || half && std.Pico != 2*p.Pico || p.Pico > std.Pico {
+				t.Errorf("standard %d pico, batch %d: not half, or above", std.Pico, p.Pico)
+			}
+		})
 	}
 }
 
@@ -162,7 +252,10 @@ func TestParse(t *testing.T) {
 		{"no output", file("2026-01-01", strings.Replace(goodModel, `, "output": "2"`, "", 1)), "no output rate"},
 		{"no source", file("2026-01-01", strings.Replace(goodModel, `"https://example.com/p"`, "", 1)), "no source"},
 		{"http source", file("2026-01-01", strings.Replace(goodModel, "https:", "http:", 1)), "https"},
-		{"twice", file("2026-01-01", goodModel+","+strings.Replace(goodModel, `"id": "m"`, `"id": "x", "aliases": ["M-20250101"]`, 1)), "names both"},
+		{"twice", file("2026-01-01", goodModel+","+strings.Replace(goodModel, `"id": "m"`, `"id": "x", "aliases": ["vendor/M"]`, 1)), "names both"},
+		{"snapshot twice", file("2026-01-01", strings.Replace(goodModel, `"id": "m"`, `"id": "m-20250101"`, 1)+","+strings.Replace(goodModel, `"id": "m"`, `"id": "x", "aliases": ["M-20250101"]`, 1)), "names both"},
+		{"batch above 100", file("2026-01-01", strings.Replace(goodModel, `"sources"`, `"batch_percent": 101, "sources"`, 1)), "batch_percent"},
+		{"batch inexact", file("2026-01-01", strings.Replace(strings.Replace(goodModel, `"1"`, `"0.000001"`, 1), `"sources"`, `"batch_percent": 50, "sources"`, 1)), "whole number"},
 		{"tiers fall", file("2026-01-01", strings.Replace(goodModel, `"sources"`,
 			`"tiers": [{"above_input_tokens": 10, "usd_per_mtok": {"input": "1", "output": "2"}}, {"above_input_tokens": 5, "usd_per_mtok": {"input": "1", "output": "2"}}], "sources"`, 1)), "must rise"},
 	} {

@@ -32,10 +32,10 @@ func codecCases(t testing.TB) []*Ledger {
 				{At: 1 << 40, Provider: "claude", Model: "m", Usage: &transcript.Usage{}, Requests: 2},
 				{At: 900, Provider: "codex", Model: "gpt", Usage: &transcript.Usage{InputTokens: n(1), UncachedInputTokens: n(0), CacheReadTokens: n(-3),
 					CacheWriteTokens: n(1 << 50), CacheWrite1hTokens: n(5), OutputTokens: n(6), ReasoningTokens: n(7), TotalTokens: n(8)},
-					Requests: 3, PricedPico: 123456789012, StatedMicro: 7, Priced: 1, Stated: 2, Unpriced: 3, TierUnknown: 4},
+					Requests: 3, PricedPico: 123456789012, StatedMicro: 7, Priced: 1, Stated: 2, Unpriced: 3, TierUnknown: 4, Batch: 5, UnpricedBatch: 2},
 			},
 			Steps: []StepCost{{Seq: 1<<63 + 5, Path: "s/t", Iteration: -1, Cost: prices.Cost{MicroUSD: 9, USD: "0.000009", Source: "mixed",
-				Prices: "t@1", UnpricedModels: []string{"a", "b"}, TierUnknown: 2}}}},
+				Prices: "t@1", UnpricedModels: []string{"a", "b"}, TierUnknown: 2, Batch: 3}}}},
 	)
 	return out
 }

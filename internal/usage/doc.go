@@ -35,6 +35,13 @@
 //     (Cost.TierUnknown counts them when above a tier). A model the table
 //     lacks is named in Cost.UnpricedModels and adds nothing to MicroUSD:
 //     its cost is unknown, never 0.
+//   - A step whose capture is a batch job's results (BatchFormat: the
+//     output file of OpenAI's Batch API, the results of Anthropic's
+//     Message Batches) is priced at the model's batch rate
+//     (prices.Table.PriceBatch) and counted in Cost.Batch; a model whose
+//     batch rate the table lacks is unpriced, named "<model> (no batch
+//     rate)". No other capture tells a batch request from a live one, so
+//     nothing else is priced at the batch rate.
 //   - A run whose ledger says it could not be read (Ledger.LoadErr) is
 //     counted nowhere and listed in Report.Unreadable with why.
 //   - Money is integer micro-dollars (Cost.MicroUSD), with its decimal

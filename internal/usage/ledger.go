@@ -78,6 +78,23 @@ type Row struct {
 	// total input is above the model's first long-context tier: priced at
 	// the base rates, which may be below the bill.
 	TierUnknown int `json:"tier_unknown,omitempty"`
+	// Batch counts the figures priced at the batch API's rates (their
+	// step's capture is a batch job's results: BatchFormat).
+	Batch int `json:"batch,omitempty"`
+	// UnpricedBatch is the part of Unpriced that are batch requests of a
+	// model whose batch rate the table does not state.
+	UnpricedBatch int `json:"unpriced_batch,omitempty"`
+}
+
+// BatchFormat reports whether a step's format (AgentResult.Format) is a
+// batch API's results, every request of which the provider billed at
+// its batch rate: the openai plugin's "batch-output" (the output file of
+// OpenAI's Batch API: lines {id: "batch_req_...", custom_id, response:
+// {status_code, body}}) and the claude plugin's "message-batch-results"
+// (the results of Anthropic's Message Batches: {custom_id, result: {type,
+// message}}). No other capture says a request was a batch one.
+func BatchFormat(provider, format string) bool {
+	return provider == "openai" && format == "batch-output" || provider == "claude" && format == "message-batch-results"
 }
 
 // entry is one usage figure before it is summed into a row.
@@ -86,6 +103,7 @@ type entry struct {
 	provider, model string
 	usage           *transcript.Usage
 	oneRequest      bool
+	batch           bool   // a batch API's request: priced at its batch rates
 	stated          *int64 // micro-dollars the provider stated for the step, on its last entry
 	statedStep      bool   // the step states a cost: its entries are not priced
 }
@@ -175,13 +193,14 @@ func stepEntries(done *transcript.Event, r *transcript.AgentResult, msgs []*tran
 		sum.Add(ev.Message().Usage)
 	}
 	var out []entry
+	batch := BatchFormat(r.Provider, r.Format)
 	if len(msgs) > 0 && sameBilled(&sum, r.Usage) {
 		for _, ev := range msgs {
 			m := ev.Message()
-			out = append(out, entry{at: ev.Timestamp, provider: r.Provider, model: cmp.Or(m.Model, r.Model), usage: m.Usage, oneRequest: true, statedStep: stated != nil})
+			out = append(out, entry{at: ev.Timestamp, provider: r.Provider, model: cmp.Or(m.Model, r.Model), usage: m.Usage, oneRequest: true, batch: batch, statedStep: stated != nil})
 		}
 	} else if hasTokens(r.Usage) || stated != nil {
-		out = append(out, entry{at: done.Timestamp, provider: r.Provider, model: cmp.Or(r.Model, mostUsed(msgs)), usage: r.Usage, statedStep: stated != nil})
+		out = append(out, entry{at: done.Timestamp, provider: r.Provider, model: cmp.Or(r.Model, mostUsed(msgs)), usage: r.Usage, batch: batch, statedStep: stated != nil})
 	}
 	if len(out) > 0 {
 		out[len(out)-1].stated = stated
@@ -269,19 +288,30 @@ func rows(entries []entry, tbl *prices.Table) []Row {
 		case e.statedStep:
 			r.Stated++
 		default:
-			price := tbl.PriceTotal
-			if e.oneRequest {
-				price = tbl.PriceRequest
+			var p prices.Price
+			var ok bool
+			switch {
+			case e.batch:
+				p, ok = tbl.PriceBatch(e.model, e.usage, e.oneRequest)
+			case e.oneRequest:
+				p, ok = tbl.PriceRequest(e.model, e.usage)
+			default:
+				p, ok = tbl.PriceTotal(e.model, e.usage)
 			}
-			p, ok := price(e.model, e.usage)
 			if !ok {
 				r.Unpriced++
+				if e.batch {
+					r.UnpricedBatch++
+				}
 				continue
 			}
 			r.Priced++
 			r.PricedPico += p.Pico
 			if p.TierUnknown {
 				r.TierUnknown++
+			}
+			if p.Batch {
+				r.Batch++
 			}
 		}
 	}

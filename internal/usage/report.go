@@ -97,7 +97,7 @@ type Cost = prices.Cost
 type costAcc struct {
 	micro                    int64
 	priced, stated, unpriced int
-	tierUnknown              int
+	tierUnknown, batch       int
 	unpricedModels           map[string]bool
 }
 
@@ -107,16 +107,23 @@ func (a *costAcc) add(r *Row) {
 	a.stated += r.Stated
 	a.unpriced += r.Unpriced
 	a.tierUnknown += r.TierUnknown
+	a.batch += r.Batch
 	if r.Unpriced > 0 {
 		if a.unpricedModels == nil {
 			a.unpricedModels = map[string]bool{}
 		}
-		a.unpricedModels[cmp.Or(r.Model, noModel)] = true
+		m := cmp.Or(r.Model, noModel)
+		if r.Unpriced > r.UnpricedBatch {
+			a.unpricedModels[m] = true
+		}
+		if r.UnpricedBatch > 0 {
+			a.unpricedModels[m+" (no batch rate)"] = true
+		}
 	}
 }
 
 func (a *costAcc) cost(table string) Cost {
-	c := Cost{MicroUSD: a.micro, USD: prices.FormatMicro(a.micro), TierUnknown: a.tierUnknown}
+	c := Cost{MicroUSD: a.micro, USD: prices.FormatMicro(a.micro), TierUnknown: a.tierUnknown, Batch: a.batch}
 	switch {
 	case a.stated > 0 && a.priced > 0:
 		c.Source = prices.SourceMixed

@@ -259,7 +259,11 @@ func (v *viewer) header(n *RunNode) {
 					parts = append(parts, u)
 				}
 				if c, ok := v.opts.StepCosts[StepRef{r.RunID, s.Seq}]; ok {
-					parts = append(parts, c.Text(true)+" "+c.Source)
+					src := c.Source
+					if c.Batch > 0 {
+						src += " (batch rate)"
+					}
+					parts = append(parts, c.Text(true)+" "+src)
 				} else if a.CostUSD != nil {
 					parts = append(parts, fmt.Sprintf("$%.4f", *a.CostUSD))
 				}

@@ -44,6 +44,7 @@ const (
 	fmtSessionLog
 	fmtMessages
 	fmtSSE
+	fmtBatch
 )
 
 var formatNames = []string{
@@ -54,6 +55,7 @@ var formatNames = []string{
 	fmtSessionLog: "session-log",
 	fmtMessages:   "anthropic-messages",
 	fmtSSE:        "anthropic-sse",
+	fmtBatch:      "message-batch-results",
 }
 
 // normalizer is the per-stream state. Everything kept across lines is a Go
@@ -332,7 +334,38 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		out.Unmapped(sdk.Text(t))
 		return
 	}
+	if r := n.get(v, kResult); r.Kind() == abi.KindObject && n.get(v, kCustomId).Kind() == abi.KindString {
+		n.batchResult(r, out)
+		return
+	}
 	out.Unmapped(sdk.S("(no type)"))
+}
+
+// batchResult reads a line of a Message Batch's results ({custom_id,
+// result: {type, message | error}}): a succeeded request's message is an
+// API response like any other; an errored, canceled or expired one is an
+// error the provider reported for that request. Anthropic bills these
+// requests at its batch rate, which the step's format tells.
+func (n *normalizer) batchResult(r abi.Value, out *sdk.Out) {
+	n.setFormat(fmtBatch, out)
+	switch typ := r.Get("type"); {
+	case typ.Is("succeeded") && n.get(r, kMessage).Kind() == abi.KindObject:
+		n.apiMessage(n.get(r, kMessage), out)
+	case typ.Is("errored"):
+		e := r.Path("error", "error")
+		if !e.Exists() {
+			e = r.Get("error")
+		}
+		msg := sdk.Text(e.Get("message"))
+		if msg.IsEmpty() {
+			msg = sdk.S("batch request errored")
+		}
+		out.Error(sdk.ProviderError{Message: msg, Code: sdk.Text(e.Get("type"))})
+	case typ.Is("canceled"), typ.Is("expired"):
+		out.Error(sdk.ProviderError{Message: sdk.S("batch request " + typ.String() + " before it was processed"), Code: sdk.Text(typ)})
+	default:
+		out.Unmapped(sdk.S("batch_result/" + sdk.TypeName(typ)))
+	}
 }
 
 // claudeLine notes a Claude CLI record: its format and metadata.

@@ -33,6 +33,13 @@
 //   - anthropic-messages: a Messages API response object (often
 //     pretty-printed) and anthropic-sse: the streaming payloads, with
 //     event:/data: framing or one payload per line.
+//   - message-batch-results: the results of a Message Batch
+//     (/v1/messages/batches/{id}/results), a line per request {custom_id,
+//     result: {type, message | error}}: a succeeded request's message is
+//     read as an API response; an errored, canceled or expired one is an
+//     error the provider reported (with the error's type as its code).
+//     Anthropic bills these requests at its batch rate, which the format
+//     tells the usage reports.
 //
 // Pretty-printed JSON is reassembled by the SDK (sdk.Plugin.Reassemble): a non-JSON line
 // that opens an object or array starts an accumulation that ends when the

@@ -100,6 +100,7 @@ var keys = abi.NewKeySet(
 	"cache_creation",
 	"ephemeral_1h_input_tokens",
 	"cwd",
+	"custom_id",
 )
 
 // Indexes into keys.
@@ -194,6 +195,7 @@ const (
 	kCacheCreation
 	kEphemeral1hInputTokens
 	kCwd
+	kCustomId
 
 	nKeys
 )

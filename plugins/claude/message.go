@@ -909,7 +909,7 @@ func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
 	}
 	if n.get(v, kRole).Is("assistant") {
 		n.close(m, out)
-		if n.format == fmtMessages {
+		if n.format == fmtMessages || n.format == fmtBatch {
 			n.apiStatus(m.stop, out)
 		}
 	}

@@ -29,6 +29,15 @@
 //     and usage; ok, since the API returns it whole on success).
 //   - responses-sse: Responses API events (response.*, error), with
 //     event:/data: framing or one payload per line.
+//   - batch-output: the output file of the Batch API (/v1/batches), a
+//     line per request {id: "batch_req_...", custom_id, response:
+//     {status_code, request_id, body}, error}; the body is read as one of
+//     the formats above. OpenAI bills these requests at its batch rate,
+//     so the step names this format when its first line is one, and a
+//     response read outside such a line afterwards turns it back to that
+//     response's format with a warning (the step is then priced at the
+//     standard rates, never below the bill). Nothing in a live
+//     response's body says it was a batch request.
 //
 // SSE framing (event:, id:, retry:, comments), blank lines and
 // "data: [DONE]" are the wire format, not content: they are never counted

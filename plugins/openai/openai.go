@@ -12,6 +12,11 @@ const (
 	FormatChatSSE      = "chat-sse"
 	FormatResponses    = "responses"
 	FormatResponsesSSE = "responses-sse"
+	// FormatBatch is the output file of the Batch API (/v1/batches): one
+	// line per request, {id: "batch_req_...", custom_id, response:
+	// {status_code, request_id, body}, error}. OpenAI bills these
+	// requests at its batch rate, so the format tells the price.
+	FormatBatch = "batch-output"
 )
 
 // Plugin is the OpenAI HTTP API normalizer.
@@ -20,7 +25,7 @@ var Plugin = sdk.Plugin{
 		Name:        "openai",
 		Version:     "0.1.0",
 		Providers:   []string{"openai"},
-		Formats:     []string{FormatChat, FormatChatSSE, FormatResponses, FormatResponsesSSE},
+		Formats:     []string{FormatChat, FormatChatSSE, FormatResponses, FormatResponsesSSE, FormatBatch},
 		Description: "OpenAI Chat Completions and Responses API: response bodies and SSE streams (and compatible servers)",
 	},
 	New:        func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
@@ -36,6 +41,7 @@ const maxNest = 4
 // number: spans die with their line.
 type normalizer struct {
 	format    string
+	inBatch   bool // reading the response of a Batch API output line
 	modelSent bool
 	nkeys     int // message key counter
 
@@ -114,6 +120,16 @@ func (n *normalizer) openResps() []*resp {
 }
 
 func (n *normalizer) setFormat(f string, out *sdk.Out) {
+	if n.format == FormatBatch && !n.inBatch && f != FormatBatch {
+		// A response that did not come through the Batch API after
+		// batch output lines: the step is not a batch job's results
+		// alone, and its usage is priced at the standard rates (never
+		// below what was billed).
+		n.format = f
+		out.Meta(sdk.Meta{Format: sdk.S(f), Override: true})
+		out.Warn("Batch API output mixed with other responses: the step is not priced at the batch rate")
+		return
+	}
 	if n.format != "" {
 		return
 	}
@@ -244,7 +260,13 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 	case depth < maxNest && isWrapper(v):
 		// A request/response log record or a Batch API line: the
 		// request first, since it holds the results of the calls the
-		// previous response made.
+		// previous response made. A Batch API output line (custom_id
+		// beside the response) names the step's format first, so its
+		// response is priced at the batch rate.
+		if depth == 0 && v.Get("custom_id").Kind() == abi.KindString && v.Get("response").Kind() == abi.KindObject {
+			n.setFormat(FormatBatch, out)
+			n.inBatch = true
+		}
 		for _, k := range [...]string{"request", "body", "response"} {
 			w := v.Get(k)
 			if w.Kind() == abi.KindObject {
@@ -254,6 +276,7 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 				n.value(w, depth+1, out)
 			}
 		}
+		n.inBatch = false
 	case v.Get("input").Exists() && (v.Get("model").Exists() || v.Get("input").Kind() == abi.KindArray):
 		n.responsesRequest(v, out)
 	case v.Get("messages").Kind() == abi.KindArray:

@@ -37,7 +37,7 @@ func (f *Factory) Prices() (*prices.Table, string, error) {
 // seen after `twasm index --check`); an index that cannot be used is an
 // error, for the caller to read the files instead (LedgersFromFiles).
 func (f *Factory) UsageLedgers(ctx context.Context, ids []string, tbl *prices.Table, w io.Writer) (map[string]*usage.Ledger, error) {
-	kind := "usage.Ledger/3/" + DigestKind() + "/" + tbl.SHA256
+	kind := "usage.Ledger/4/" + DigestKind() + "/" + tbl.SHA256
 	return derivedOf(ctx, f, kind, ids, w, func(path string) *usage.Ledger { return usage.LedgerFile(path, tbl) },
 		codec[usage.Ledger]{marshal: (*usage.Ledger).MarshalBinary, unmarshal: func(b []byte, l *usage.Ledger) error { return l.UnmarshalBinary(b) }}, true)
 }

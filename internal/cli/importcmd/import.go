@@ -76,6 +76,11 @@ With --provider auto, twasm looks at the start of each file and picks the
 provider and format when the evidence is unambiguous; otherwise it says
 what it saw and asks for --provider.
 
+A Claude Code sub-agent's file (<session>/subagents/agent-*.jsonl) is not
+a session: it becomes a child run of its session's run when "twasm sync"
+archived that session and its run is still open, else a run of its own
+named "claude sub-agent agent-X of session S" (stderr says why).
+
 Import is idempotent by content: bytes already imported (or synced by
 "twasm sync"), from this path or any other, are recognised and skipped,
 and a file that grew since adds only its new part, in a new run that
@@ -213,6 +218,10 @@ func Run(ctx context.Context, opts *Options) error {
 				fmt.Fprintf(ios.ErrOut, "%s: detected %s\n", file, im.Detected)
 			}
 			switch im.Action {
+			case archive.ActionNew:
+				if im.Reason != "" { // a sub-agent's file standing alone, a file rewritten
+					fmt.Fprintf(ios.ErrOut, "%s: %s\n", im.File, im.Reason)
+				}
 			case archive.ActionUnchanged:
 				fmt.Fprintf(ios.ErrOut, "%s: already imported as run %s, skipped (%s)\n", im.File, im.RunID, im.Reason)
 			case archive.ActionContinued:
@@ -259,12 +268,13 @@ func importFile(ctx context.Context, rt *host.Runtime, arc *archive.Archiver, op
 			im.Format = d.Format
 		}
 	}
+	p, err := plugload.Resolve(ctx, rt, opts.Plugins, im.Provider)
+	if err != nil {
+		return fail(err)
+	}
+	declared := archive.DeclaredOf(p.Info().Manifest)
 	if !opts.Whole {
-		p, err := plugload.Resolve(ctx, rt, opts.Plugins, im.Provider)
-		if err != nil {
-			return fail(err)
-		}
-		if loc, ok := archive.SectionsStore(archive.DeclaredOf(p.Info().Manifest), im.Provider, file); ok {
+		if loc, ok := archive.SectionsStore(declared, im.Provider, file); ok {
 			outs, _ := arc.SyncSections(ctx, archive.Session{Loc: &loc, Path: file})
 			ims := make([]Imported, len(outs))
 			for i, o := range outs {
@@ -274,6 +284,14 @@ func importFile(ctx context.Context, rt *host.Runtime, arc *archive.Archiver, op
 			}
 			return ims
 		}
+	}
+	if s, ok := archive.SubAgentFile(declared, im.Provider, file); ok && im.Format == "" {
+		// A sub-agent's file (Claude Code's <session>/subagents/agent-*.jsonl):
+		// a child run of its session's run when that run is open (synced
+		// earlier), else a run of its own named as the session's
+		// sub-agent, never a session of its own.
+		im.fromOutcome(opts, arc, arc.SyncSession(ctx, s))
+		return []Imported{im}
 	}
 	im.fromOutcome(opts, arc, arc.SyncFileAs(ctx, im.Provider, im.Format, file))
 	return []Imported{im}

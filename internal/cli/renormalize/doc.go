@@ -17,4 +17,11 @@
 // rebuild. A sub-agent's child run still open is ended the same way. Any
 // other run without run.completed (still being recorded, or its
 // recording stopped) is rebuilt and ends in error, saying so.
+//
+// An agent step whose rebuild names no project nor working directory,
+// of a run that archives a file of a store kept in each project
+// directory (Aider's history: archive.SectionsStore), gets that file's
+// directory as its project, with a warning naming the file: runs
+// imported before import gave the plugin the project, or imported
+// --whole, gain it by renormalize, their transcripts untouched.
 package renormalize

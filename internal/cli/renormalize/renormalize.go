@@ -202,6 +202,9 @@ type renormalizer struct {
 	origOf map[string]string
 	tree   *runtree.Tracker
 	depth  map[string]int
+	// source is the session file the original run archives (run.started
+	// "source"; "" for a run that archives none).
+	source archive.SourceRef
 }
 
 // Run renormalizes.
@@ -238,6 +241,9 @@ func Run(ctx context.Context, opts *Options) error {
 	rn.rawRoot = f.StorageRoot()
 	if abs, err := filepath.Abs(ref.Dir); err == nil && filepath.Base(abs) == "transcripts" {
 		rn.rawRoot = filepath.Dir(abs)
+	}
+	if p := events[0].Step(); p != nil && p.Extra[archive.SourceField] != nil {
+		_ = json.Unmarshal(p.Extra[archive.SourceField], &rn.source) // a source that does not read names none
 	}
 	top, runEnd := rn.parse(events)
 	// A synced session's run stays open while its session may grow: it
@@ -711,6 +717,14 @@ func (rn *renormalizer) recapture(ctx context.Context, s *lifecycle.Step, plugin
 		return res, err
 	}
 	changed := prev.totals != nil // the part's share, as sync wrote it
+	if res != nil && res.Project == "" && res.Cwd == "" {
+		if p := rn.sourceProject(ctx, orig.Provider); p != "" {
+			// Imported before twasm gave the file's project to the plugin
+			// (or with --whole): its capture names none.
+			res.Project, changed = p, true
+			res.Warnings = append(res.Warnings, "project "+p+": the directory of the session's file "+rn.source.Path+", a store kept in each project (its capture names no project)")
+		}
+	}
 	if len(orig.Redacted) > 0 && rn.red == nil {
 		// The raw capture was masked when recorded: keep the counts.
 		res.Redacted, changed = orig.Redacted, true
@@ -742,6 +756,25 @@ func (rn *renormalizer) rawFile(rel string) (string, error) {
 		return "", fmt.Errorf("raw capture %s is not a regular file", p)
 	}
 	return p, nil
+}
+
+// sourceProject is the project of the original run's session file when
+// its provider keeps such files in each project directory (Aider's
+// history: archive.SectionsStore, whose location names the file's
+// directory as its project); "" otherwise.
+func (rn *renormalizer) sourceProject(ctx context.Context, provider string) string {
+	if rn.source.Path == "" || rn.source.Provider != provider {
+		return ""
+	}
+	hp, err := plugload.Resolve(ctx, rn.rt, rn.opts.Plugins, provider)
+	if err != nil {
+		return ""
+	}
+	loc, ok := archive.SectionsStore(archive.DeclaredOf(hp.Info().Manifest), provider, rn.source.Path)
+	if !ok {
+		return ""
+	}
+	return loc.Project
 }
 
 func (rn *renormalizer) plugin(ctx context.Context, provider string) (capture.Plugin, error) {

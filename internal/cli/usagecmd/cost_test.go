@@ -156,3 +156,85 @@ func priceSessionLog(t *testing.T, path string) (pico int64, messages int) {
 	}
 	return pico, len(last)
 }
+
+// TestUsageBatch records batch jobs' results through the built binary and
+// checks that usage prices them at the batch rate and says so: a Message
+// Batch's results (Claude Haiku 4.5) and an OpenAI Batch output file
+// (GPT-5) at 50% of the standard rates, which both providers bill
+// (Anthropic's and OpenAI's batch pages; OpenAI's cached input at its
+// standard rate, its pages stating no batch discount for it); a Batch output of a model whose
+// batch rate the table does not state (gpt-4o-mini) is unknown, named,
+// never the standard price; and batch lines mixed with a live response
+// are priced at the standard rates. Figures worked by hand from the raw
+// lines, in micro-dollars (rates in $ per million tokens).
+func TestUsageBatch(t *testing.T) {
+	t.Parallel()
+	gpt5 := filepath.Join(t.TempDir(), "gpt5_batch_output.jsonl")
+	clitest.Put(t, gpt5, []byte(`{"id":"batch_req_a","custom_id":"r1","response":{"status_code":200,"request_id":"req_a","body":{"id":"chatcmpl-A","object":"chat.completion","created":1760002900,"model":"gpt-5-2025-08-07","choices":[{"index":0,"message":{"role":"assistant","content":"Yes."},"finish_reason":"stop"}],"usage":{"prompt_tokens":2000,"prompt_tokens_details":{"cached_tokens":1500},"completion_tokens":100,"total_tokens":2100}}},"error":null}
+{"id":"batch_req_b","custom_id":"r2","response":{"status_code":200,"request_id":"req_b","body":{"id":"chatcmpl-B","object":"chat.completion","created":1760002900,"model":"gpt-5-2025-08-07","choices":[{"index":0,"message":{"role":"assistant","content":"No."},"finish_reason":"stop"}],"usage":{"prompt_tokens":1000,"completion_tokens":50,"total_tokens":1050}}},"error":null}
+`), 0)
+	storage := t.TempDir()
+	claudeBatch := clitest.Record(t, storage, "claude", clitest.Golden("claude", "message_batch_results.jsonl"))
+	clitest.Record(t, storage, "openai", gpt5)
+	clitest.Record(t, storage, "openai", clitest.Golden("openai", "chat_batch_output.jsonl"))
+	mixed := t.TempDir()
+	clitest.Record(t, mixed, "openai", clitest.Golden("openai", "chat_batch_output_mixed.jsonl"))
+
+	type cost struct {
+		MicroUSD       int64    `json:"micro_usd"`
+		Source         string   `json:"source"`
+		UnpricedModels []string `json:"unpriced_models"`
+		Batch          int      `json:"batch"`
+	}
+	byModel := func(storage string) map[string]cost {
+		var rep struct {
+			Groups []struct {
+				Key  string
+				Cost cost
+			}
+		}
+		r := clitest.RunOK(t, env, "--storage", storage, "usage", "--by", "model", "--json")
+		if err := json.Unmarshal([]byte(r.Out), &rep); err != nil {
+			t.Fatalf("usage --json: %v\n%s", err, r.Out)
+		}
+		out := map[string]cost{}
+		for _, g := range rep.Groups {
+			out[g.Key] = g.Cost
+		}
+		return out
+	}
+	for storage, want := range map[string]map[string]cost{
+		storage: {
+			// (120*1 + 4*5)/2 + (100*1 + 3*5)/2 = 70 + 57.5: 127.5, rounded once
+			"claude-haiku-4-5-20251001": {MicroUSD: 128, Source: "priced", Batch: 2},
+			// 500*0.625 + 1500*0.125 + 100*5 + 1000*0.625 + 50*5 = 1000 + 875: the
+			// cached input at the standard rate, OpenAI stating no batch
+			// discount for it
+			"gpt-5-2025-08-07": {MicroUSD: 1875, Source: "priced", Batch: 2},
+			// the table states no batch rate for gpt-4o-mini
+			"gpt-4o-mini-2024-07-18": {Source: "unknown", UnpricedModels: []string{"gpt-4o-mini-2024-07-18 (no batch rate)"}},
+		},
+		mixed: {
+			// standard rates: 40*0.15 + 2*0.60 + 35*0.15 + 2*0.60 = 13.65
+			"gpt-4o-mini-2024-07-18": {MicroUSD: 14, Source: "priced"},
+		},
+	} {
+		got := byModel(storage)
+		if len(got) != len(want) {
+			t.Errorf("groups %+v, want %+v", got, want)
+		}
+		for m, w := range want {
+			g := got[m]
+			if g.MicroUSD != w.MicroUSD || g.Source != w.Source || g.Batch != w.Batch || strings.Join(g.UnpricedModels, ",") != strings.Join(w.UnpricedModels, ",") {
+				t.Errorf("%s: %+v, want %+v", m, g, w)
+			}
+		}
+	}
+	if r := clitest.RunOK(t, env, "--storage", storage, "view", claudeBatch); !strings.Contains(r.Out, "$0.0001 priced (batch rate)") {
+		t.Errorf("view's step footer does not say the batch rate:\n%s", r.Out)
+	}
+	r := clitest.RunOK(t, env, "--storage", storage, "usage")
+	if !strings.Contains(r.ErrOut, "4 figures priced at the batch API's rate") || !strings.Contains(r.ErrOut, "gpt-4o-mini-2024-07-18 (no batch rate)") {
+		t.Errorf("usage text: %s\n%s", r.Out, r.ErrOut)
+	}
+}

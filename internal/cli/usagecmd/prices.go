@@ -81,25 +81,29 @@ func runPrices(opts *PricesOptions) error {
 	}
 	w := opts.IO.Out
 	fmt.Fprintf(w, "price table %s (%s), sha256 %s, %d models\n", t.Version(), t.Origin, t.SHA256[:16], len(t.Models))
-	tb := cmdutil.NewTable(w, opts.IO.IsStdoutTTY(), "MODEL", "PROVIDER", "INPUT", "CACHE READ", "WRITE 5M", "WRITE 1H", "OUTPUT", "ABOVE", "CHECKED", "SOURCE")
+	tb := cmdutil.NewTable(w, opts.IO.IsStdoutTTY(), "MODEL", "PROVIDER", "INPUT", "CACHE READ", "WRITE 5M", "WRITE 1H", "OUTPUT", "ABOVE", "BATCH", "CHECKED", "SOURCE")
 	or := func(s, d string) string {
 		if s == "" {
 			return d
 		}
 		return s
 	}
-	rates := func(label, provider, above string, r prices.Rates, checked, source string) {
+	rates := func(label, provider, above string, r prices.Rates, batch int, checked, source string) {
 		w5 := or(r.CacheWrite5m, or(r.Input, ""))
-		tb.Row(label, provider, r.Input, or(r.CacheRead, r.Input), w5, or(r.CacheWrite1h, w5), r.Output, above, checked, source)
+		b := "-"
+		if batch > 0 {
+			b = fmt.Sprintf("%d%%", batch)
+		}
+		tb.Row(label, provider, r.Input, or(r.CacheRead, r.Input), w5, or(r.CacheWrite1h, w5), r.Output, above, b, checked, source)
 	}
 	for _, m := range t.Models {
 		name := m.ID
 		if len(m.Aliases) > 0 {
 			name += " (" + strings.Join(m.Aliases, ", ") + ")"
 		}
-		rates(name, m.Provider, "", m.Rates, m.Checked, strings.Join(m.Sources, " "))
+		rates(name, m.Provider, "", m.Rates, m.BatchPercent, m.Checked, strings.Join(m.Sources, " "))
 		for _, tr := range m.Tiers {
-			rates("  "+m.ID, m.Provider, fmt.Sprint(tr.AboveInput), tr.Rates, "", "")
+			rates("  "+m.ID, m.Provider, fmt.Sprint(tr.AboveInput), tr.Rates, m.BatchPercent, "", "")
 		}
 	}
 	return tb.Render()

@@ -202,5 +202,8 @@ func printReport(ios *iostreams.IOStreams, rep *usage.Report) error {
 	if n := rep.Total.Cost.TierUnknown; n > 0 {
 		fmt.Fprintf(w, "twasm: %d step totals above a long-context threshold priced at the base rates (their messages state no usage of their own)\n", n)
 	}
+	if n := rep.Total.Cost.Batch; n > 0 {
+		fmt.Fprintf(w, "twasm: %d figures priced at the batch API's rate (their capture is a batch job's results)\n", n)
+	}
 	return nil
 }

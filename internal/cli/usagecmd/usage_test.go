@@ -126,7 +126,8 @@ func TestPrices(t *testing.T) {
 	if err := runPrices(o); err != nil {
 		t.Fatal(err)
 	}
-	if s := out.String(); !strings.Contains(s, "price table twasm-bundled@") || !strings.Contains(s, "(bundled)") || !strings.Contains(s, "claude-sonnet-4-5") {
+	if s := out.String(); !strings.Contains(s, "price table twasm-bundled@") || !strings.Contains(s, "(bundled)") || !strings.Contains(s, "claude-sonnet-4-5") ||
+		!strings.Contains(s, "\t50%\t") {
 		t.Fatalf("prices:\n%s", s)
 	}
 	file := filepath.Join(t.TempDir(), "p.json")

@@ -1,0 +1,151 @@
+package prices
+
+import (
+	"bytes"
+	"encoding/json"
+	"fmt"
+	"math/big"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+)
+
+// litellmFile is an extract of LiteLLM's model_prices_and_context_window.json
+// (its .source.txt says which entries and fields, from which commit).
+var litellmFile = filepath.Join("testdata", "litellm", "model_prices_and_context_window.extract.json")
+
+// litellmWrong are the differences the cross-check finds where LiteLLM,
+// not twasm, is wrong, each with the provider's figure that says so. A
+// difference not listed fails the test (twasm's table is fixed, or the
+// difference added here with its evidence); a listed one that no longer
+// differs fails too, so the list does not go stale.
+var litellmWrong = map[string]string{
+	"claude-3-opus-20240229 cache_write_1h": "LiteLLM: $6 per million, below its own 5-minute write ($18.75); " +
+		"Anthropic's pricing page gives Claude Opus 3's 1-hour cache write as $30 (2x its $15 input, as for every Claude model)",
+}
+
+// litellmNoBatch are the models LiteLLM gives batch prices for and twasm
+// deliberately does not: LiteLLM states batch input and output only, and
+// twasm prices a batch request only where the provider's cached-input
+// rate in a batch is stated too (prices.json's note).
+var litellmNoBatch = []string{
+	"gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "gpt-4o", "gpt-4o-2024-05-13", "gpt-4o-2024-08-06",
+	"gpt-4o-mini", "gpt-4o-mini-2024-07-18",
+}
+
+// TestLiteLLMCrossCheck compares twasm's bundled rates with LiteLLM's for
+// every model both list (the extract's entries, matched by twasm's
+// Lookup): input, output, cache read, cache write at five minutes and one
+// hour, the long-context tiers and the batch rates, exactly (LiteLLM's
+// dollars per token read as exact decimals). It reports each difference.
+func TestLiteLLMCrossCheck(t *testing.T) {
+	data, err := os.ReadFile(litellmFile)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var entries map[string]map[string]json.RawMessage
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.UseNumber()
+	if err := dec.Decode(&entries); err != nil {
+		t.Fatal(err)
+	}
+	tbl := Bundled()
+	var diffs []string
+	seen := map[string]bool{}
+	compared := 0
+	names := make([]string, 0, len(entries))
+	for name := range entries {
+		names = append(names, name)
+	}
+	slices.Sort(names)
+	for _, name := range names {
+		e := entries[name]
+		m, ok := tbl.Lookup(name)
+		if !ok {
+			t.Errorf("%s: in the extract (chosen as a model twasm prices) but twasm's table does not match it", name)
+			continue
+		}
+		pico := func(field string) (int64, bool) {
+			raw, ok := e[field]
+			if !ok {
+				return 0, false
+			}
+			r, ok := new(big.Rat).SetString(string(raw))
+			if !ok {
+				t.Fatalf("%s %s: %s is not a number", name, field, raw)
+			}
+			r.Mul(r, big.NewRat(1_000_000_000_000, 1))
+			if !r.IsInt() {
+				t.Fatalf("%s %s: %s is not a whole number of pico-dollars per token", name, field, raw)
+			}
+			return r.Num().Int64(), true
+		}
+		check := func(what string, twasm int64, field string) {
+			l, ok := pico(field)
+			if !ok {
+				return
+			}
+			compared++
+			if l != twasm {
+				key := name + " " + what
+				seen[key] = true
+				diffs = append(diffs, fmt.Sprintf("%s: twasm %s (%s), LiteLLM %s (%s)", key, usdPerM(twasm), m.ID, usdPerM(l), field))
+			}
+		}
+		check("input", m.base.input, "input_cost_per_token")
+		check("output", m.base.output, "output_cost_per_token")
+		check("cache_read", m.base.read, "cache_read_input_token_cost")
+		check("cache_write_5m", m.base.write5m, "cache_creation_input_token_cost")
+		check("cache_write_1h", m.base.write1h, "cache_creation_input_token_cost_above_1hr")
+		for _, above := range []int64{200_000, 272_000} {
+			suffix := fmt.Sprintf("_above_%dk_tokens", above/1000)
+			if _, ok := e["input_cost_per_token"+suffix]; !ok {
+				continue
+			}
+			i := slices.IndexFunc(m.tiers, func(tr tier) bool { return tr.above == above })
+			if i < 0 {
+				key := fmt.Sprintf("%s tier above %d", name, above)
+				seen[key] = true
+				diffs = append(diffs, key+": LiteLLM has it, twasm's "+m.ID+" does not")
+				continue
+			}
+			r := m.tiers[i].r
+			what := fmt.Sprintf(" above %d", above)
+			check("input"+what, r.input, "input_cost_per_token"+suffix)
+			check("output"+what, r.output, "output_cost_per_token"+suffix)
+			check("cache_read"+what, r.read, "cache_read_input_token_cost"+suffix)
+			check("cache_write_5m"+what, r.write5m, "cache_creation_input_token_cost"+suffix)
+			check("cache_write_1h"+what, r.write1h, "cache_creation_input_token_cost_above_1hr"+suffix)
+		}
+		if _, ok := e["input_cost_per_token_batches"]; ok {
+			if m.BatchPercent == 0 {
+				if !slices.Contains(litellmNoBatch, name) {
+					t.Errorf("%s: LiteLLM states batch prices, twasm's %s none, and it is not listed as deliberate", name, m.ID)
+				}
+				continue
+			}
+			b, _ := m.base.percent(m.BatchPercent)
+			check("batch input", b.input, "input_cost_per_token_batches")
+			check("batch output", b.output, "output_cost_per_token_batches")
+		}
+	}
+	t.Logf("LiteLLM cross-check: %d models, %d rates compared, %d differences", len(names), compared, len(diffs))
+	for _, d := range diffs {
+		why, known := litellmWrong[strings.SplitN(d, ":", 2)[0]]
+		if known {
+			t.Logf("LiteLLM is wrong: %s (%s)", d, why)
+		} else {
+			t.Errorf("twasm and LiteLLM differ: %s: fix twasm's table from the provider's page, or list it in litellmWrong with the provider's figure", d)
+		}
+	}
+	for key := range litellmWrong {
+		if !seen[key] {
+			t.Errorf("%s: listed as LiteLLM's error but no longer differs: remove it from litellmWrong", key)
+		}
+	}
+}
+
+// usdPerM writes pico-dollars per token as dollars per million tokens.
+func usdPerM(pico int64) string { return "$" + FormatMicro(pico) + "/M" }
