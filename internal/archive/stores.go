@@ -664,6 +664,18 @@ func walkKind(loc *Location) (sessions []Session, problems []string, err error) 
 	return walkFiles(loc)
 }
 
+// walksNoLinks reports whether loc's walk follows no link below its
+// directory: walkFiles (a file store's, a database store's) opens each
+// directory without following a link and takes regular files only; the
+// others look files up by globs, which follow links.
+func walksNoLinks(loc *Location) bool {
+	switch loc.Kind {
+	case KindSections, KindFolder, KindTree:
+		return false
+	}
+	return true
+}
+
 // walkLinked lists a store whose own directory is a link to a directory
 // (~/.codex/sessions moved to another disk and linked back, say): the
 // walk follows that one link, as `find -H` does, and no link below it,
