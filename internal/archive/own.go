@@ -23,10 +23,13 @@ type ownStorage struct {
 	below []string // each root with a separator after it
 	mu    sync.Mutex
 	dirs  map[string]string // resolved directories, by directory
+	// apart says, by a store's clean directory, whether no file its walk
+	// finds can lie in the storage (apartFrom).
+	apart map[string]bool
 }
 
 func newOwnStorage(root string) *ownStorage {
-	o := &ownStorage{dirs: map[string]string{}}
+	o := &ownStorage{dirs: map[string]string{}, apart: map[string]bool{}}
 	if root == "" {
 		return o
 	}
@@ -87,6 +90,60 @@ func (o *ownStorage) contains(path string) bool {
 	return o.underJoin(r, filepath.Base(path))
 }
 
+// holds is contains(s.Path) for a session a store's walk found, asked
+// once per store where it can be: a walk that follows no link below the
+// store's directory (walksNoLinks) finds its files where that directory,
+// resolved, puts them, so when neither the directory nor its resolution
+// is in the storage or holds it, none of its files is in it, and no
+// file's directory is resolved (an lstat of each directory of the store,
+// a tenth of a re-sync with nothing new).
+func (o *ownStorage) holds(s *Session) bool {
+	if len(o.roots) == 0 {
+		return false
+	}
+	if s.Loc == nil || !walksNoLinks(s.Loc) {
+		return o.contains(s.Path)
+	}
+	dir := filepath.Clean(s.Loc.Dir)
+	if !strings.HasPrefix(s.Path, dir) || len(s.Path) <= len(dir) ||
+		(s.Path[len(dir)] != filepath.Separator && !strings.HasSuffix(dir, string(filepath.Separator))) {
+		return o.contains(s.Path) // not below the directory as walked
+	}
+	o.mu.Lock()
+	apart, ok := o.apart[dir]
+	if !ok {
+		apart = o.apartFrom(dir)
+		o.apart[dir] = apart
+	}
+	o.mu.Unlock()
+	return !apart && o.contains(s.Path)
+}
+
+// apartFrom reports whether no path below dir, its links resolved, can
+// be in the storage, when no directory below dir is a link: neither dir
+// nor its resolution is in the storage or above a root of it. o.mu is
+// held.
+func (o *ownStorage) apartFrom(dir string) bool {
+	if abs, err := filepath.Abs(dir); err == nil {
+		dir = abs
+	}
+	for _, d := range []string{dir, o.resolve(dir)} {
+		if o.under(d) {
+			return false
+		}
+		above := d
+		if !strings.HasSuffix(above, string(filepath.Separator)) {
+			above += string(filepath.Separator)
+		}
+		for _, r := range o.roots {
+			if strings.HasPrefix(r, above) {
+				return false
+			}
+		}
+	}
+	return true
+}
+
 // resolve is an absolute, clean directory with its links resolved: its
 // parent's resolution joined with its name, or, when that is a link,
 // the link resolved whole; a directory that cannot be resolved (it does
@@ -117,13 +174,14 @@ func WithoutStorage(root string, stores []StoreReport, sessions []Session) []Ses
 
 func (own *ownStorage) without(root string, stores []StoreReport, sessions []Session) []Session {
 	skipped := map[string]int{}
-	kept := sessions[:0:0]
-	for _, s := range sessions {
-		if own.contains(s.Path) {
+	kept := make([]Session, 0, len(sessions))
+	for i := range sessions {
+		s := &sessions[i]
+		if own.holds(s) {
 			skipped[s.Loc.Key()]++
 			continue
 		}
-		kept = append(kept, s)
+		kept = append(kept, *s)
 	}
 	for i := range stores {
 		if n := skipped[stores[i].Key()]; n > 0 {

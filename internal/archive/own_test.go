@@ -3,6 +3,7 @@ package archive
 import (
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -58,6 +59,67 @@ func TestUnderJoin(t *testing.T) {
 	for _, dir := range []string{"/", "/s", "/s/twasm", "/s/twasm/t", "/s/twasmx", "/real", "/other", "/s/tw"} {
 		for _, name := range []string{"twasm", "twasmx", "asm", "t", "r.jsonl", "", ".", "..", "/", "a/b"} {
 			assert.Equal(t, o.under(filepath.Join(dir, name)), o.underJoin(dir, name), "%q %q", dir, name)
+		}
+	}
+}
+
+// TestOwnStorageHolds: for every file a store's walk finds, holds (one
+// answer per store where the walk follows no link) says what contains
+// says of the file, whether the store is beside the storage, holds it,
+// is in it, or reaches it through a link to the store's directory or to
+// a directory above it, with the storage root given as it is or through
+// a link; and without keeps the same files.
+func TestOwnStorageHolds(t *testing.T) {
+	base, err := filepath.EvalSymlinks(t.TempDir())
+	require.NoError(t, err)
+	real := filepath.Join(base, "home", "data", "twasm")
+	for _, f := range []string{
+		"home/data/twasm/transcripts/r1.jsonl", "home/data/twasm/raw/r1/x.jsonl",
+		"home/store/s1.jsonl", "home/store/deeper/s2.jsonl", "home/s0.jsonl", "elsewhere/e.jsonl",
+	} {
+		require.NoError(t, os.MkdirAll(filepath.Dir(filepath.Join(base, f)), 0o700))
+		require.NoError(t, os.WriteFile(filepath.Join(base, f), []byte("{}\n"), 0o600))
+	}
+	require.NoError(t, os.Symlink(real, filepath.Join(base, "rootlink")))
+	require.NoError(t, os.Symlink(filepath.Join(real, "transcripts"), filepath.Join(base, "tlink")))
+	require.NoError(t, os.Symlink(filepath.Join(base, "home", "data"), filepath.Join(base, "datalink")))
+	// A link below a store's directory is not followed by the walk.
+	require.NoError(t, os.Symlink(real, filepath.Join(base, "home", "store", "in")))
+	for _, root := range []string{"home/data/twasm", "rootlink"} {
+		for _, c := range []struct {
+			dir  string
+			kind string
+			own  int // files of the store in the storage
+		}{
+			{"home/store", KindFile, 0},
+			{"elsewhere", KindFile, 0},
+			{"home", KindFile, 2},
+			{"home/data", KindFile, 2},
+			{"home/data/twasm/transcripts", KindFile, 1},
+			{"tlink", KindFile, 1},
+			{"datalink", KindFile, 2},
+			{"datalink/twasm", "sqlite", 2},
+			{"home", KindSections, 2},
+		} {
+			loc := &Location{Provider: "claude", Kind: c.kind, Dir: filepath.Join(base, c.dir), Pattern: "**/*.jsonl", Match: jsonlFiles}
+			sessions, _, err := Walk(loc)
+			require.NoError(t, err, c.dir)
+			require.NotEmpty(t, sessions, c.dir)
+			o := newOwnStorage(filepath.Join(base, root))
+			n := 0
+			for i := range sessions {
+				for range 2 { // the second answer from the cache
+					assert.Equal(t, o.contains(sessions[i].Path), o.holds(&sessions[i]), "%s in %s (store %s)", sessions[i].Path, root, c.dir)
+				}
+				if o.holds(&sessions[i]) {
+					n++
+				}
+			}
+			assert.Equal(t, c.own, n, "store %s, root %s", c.dir, root)
+			stores := []StoreReport{{Location: *loc, Sessions: len(sessions)}}
+			kept := WithoutStorage(filepath.Join(base, root), stores, slices.Clone(sessions))
+			assert.Len(t, kept, len(sessions)-c.own, "store %s, root %s", c.dir, root)
+			assert.Equal(t, len(kept), stores[0].Sessions)
 		}
 	}
 }

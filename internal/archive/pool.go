@@ -47,8 +47,15 @@ func (a *Archiver) chainsOf(sessions []Session) [][]int {
 		}
 		return i
 	}
-	owner := map[string]int{}
-	join := func(i int, key string) {
+	// A key is what two sessions share to be in one chain: a path, a
+	// head, or being in the stores linked by key (kind 'p', 'h', 'l'),
+	// not a string made for each.
+	type chainKey struct {
+		kind byte
+		s    string
+	}
+	owner := make(map[chainKey]int, len(sessions))
+	join := func(i int, key chainKey) {
 		if j, ok := owner[key]; ok {
 			ri, rj := find(i), find(j)
 			if ri != rj {
@@ -60,15 +67,15 @@ func (a *Archiver) chainsOf(sessions []Session) [][]int {
 	}
 	for i, s := range sessions {
 		if s.Loc == nil || s.Loc.Kind == abi.StoreKindSQLite || s.Loc.Kind == KindSections || s.Loc.manyFiles() || s.Loc.Keyed {
-			join(i, "stores linked by key")
+			join(i, chainKey{'l', ""})
 			continue
 		}
-		join(i, "path\x00"+s.Path)
+		join(i, chainKey{'p', s.Path})
 		if s.Parent != "" {
-			join(i, "path\x00"+s.Parent)
+			join(i, chainKey{'p', s.Parent})
 		}
 		for _, h := range a.headsOf(s) {
-			join(i, "head\x00"+h)
+			join(i, chainKey{'h', h})
 		}
 	}
 	byRoot := map[int]int{}

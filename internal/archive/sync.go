@@ -220,7 +220,13 @@ func (a *Archiver) syncFile(ctx context.Context, provider, format, path string, 
 		return out
 	}
 	a.recoverFirst(ctx)
-	if a.own.contains(path) {
+	var own bool
+	if walked != nil && walked.Path == path {
+		own = a.own.holds(walked)
+	} else {
+		own = a.own.contains(path)
+	}
+	if own {
 		return fail(fmt.Errorf("%s is in twasm's own storage %s: a transcript or capture of twasm, not an agent's session", path, a.opts.Store.Root))
 	}
 	if walked != nil && !walked.ModTime.IsZero() {

@@ -56,6 +56,22 @@ type fileWalk struct {
 	loc      *Location
 	sessions []Session
 	problems []string
+	// buf is the buffer directories are read through (readDir), and
+	// ents the entries of the one being read, both reused: a directory
+	// is read whole before its subdirectories are.
+	buf  []byte
+	ents []dirEntry
+}
+
+// read lists the directory open at fd (path), without "." and "..":
+// what it read before an error too (readDir).
+func (w *fileWalk) read(fd int, path string) ([]dirEntry, error) {
+	if w.buf == nil {
+		w.buf = make([]byte, 8<<10)
+	}
+	var err error
+	w.ents, err = readDir(fd, path, w.buf, w.ents[:0])
+	return w.ents, err
 }
 
 // maxHeldDirs is how deep a walk holds its directories open (each
@@ -69,23 +85,22 @@ const maxHeldDirs = 32
 // its files first, then its subdirectories, each in name order. Only a
 // failure to read the store's own directory is returned.
 func (w *fileWalk) dir(fd int, path, rel string, depth int) error {
-	f := os.NewFile(uintptr(fd), path)
-	ents, err := f.ReadDir(-1)
+	ents, err := w.read(fd, path)
 	if err != nil {
 		if rel == "" {
-			f.Close()
+			closeDir(fd)
 			return err
 		}
 		w.problems = append(w.problems, err.Error()) // the entries read are walked still
 	}
-	slices.SortFunc(ents, func(a, b fs.DirEntry) int { return strings.Compare(a.Name(), b.Name()) })
+	slices.SortFunc(ents, func(a, b dirEntry) int { return strings.Compare(a.name, b.name) })
 	var dirs []string
 	for _, d := range ents {
-		name := d.Name()
+		name := d.name
 		switch {
-		case d.IsDir():
+		case d.typ == fs.ModeDir:
 			dirs = append(dirs, name)
-		case d.Type().IsRegular():
+		case d.typ == 0: // a regular file
 			if !w.loc.Match(join(rel, name)) {
 				continue
 			}
@@ -99,7 +114,7 @@ func (w *fileWalk) dir(fd int, path, rel string, depth int) error {
 	}
 	held := depth < maxHeldDirs
 	if !held {
-		f.Close()
+		closeDir(fd)
 	}
 	for _, name := range dirs {
 		p := under(path, name)
@@ -117,9 +132,17 @@ func (w *fileWalk) dir(fd int, path, rel string, depth int) error {
 		_ = w.dir(cfd, p, join(rel, name), depth+1)
 	}
 	if held {
-		f.Close()
+		closeDir(fd)
 	}
 	return nil
+}
+
+// dirEntry is an entry of a directory as a walk reads it: its name, and
+// its type (fs.ModeDir, 0 for a regular file, any other type bits for
+// the rest, a link included).
+type dirEntry struct {
+	name string
+	typ  fs.FileMode
 }
 
 // under is filepath.Join(dir, name) for a clean directory and a name

@@ -6,6 +6,8 @@ import (
 	"os"
 	"path/filepath"
 	"time"
+
+	"golang.org/x/sys/unix"
 )
 
 // lstatAt is the size and mtime of the file name in the directory dir,
@@ -18,3 +20,17 @@ func lstatAt(_ int, dir, name string) (int64, time.Time, error) {
 	}
 	return st.Size(), st.ModTime(), nil
 }
+
+// readDir appends to ents the entries of the directory dirFd is open at,
+// read by its path (os.ReadDir: "." and ".." left out), leaving the
+// descriptor open; buf is used on Linux only.
+func readDir(_ int, path string, _ []byte, ents []dirEntry) ([]dirEntry, error) {
+	list, err := os.ReadDir(path)
+	for _, d := range list {
+		ents = append(ents, dirEntry{name: d.Name(), typ: d.Type()})
+	}
+	return ents, err
+}
+
+// closeDir closes a directory descriptor the walk opened.
+func closeDir(fd int) { _ = unix.Close(fd) }

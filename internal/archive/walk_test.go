@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -51,11 +52,19 @@ func TestWalkFiles(t *testing.T) {
 	for i := range maxHeldDirs + 8 {
 		deep = filepath.Join(deep, "d"+strings.Repeat("x", i%3))
 	}
+	// More entries than one read of a directory holds (readDir's buffer
+	// is 8 KiB; each entry here takes 64 bytes of it), in two
+	// directories.
+	var many []string
+	for i := range 400 {
+		many = append(many, fmt.Sprintf("many/session-%04d-%s.jsonl", i, strings.Repeat("n", 20)), fmt.Sprintf("many/sub/s%d.jsonl", i))
+	}
 	cases := []struct {
 		name  string
 		files []string
 		match func(string) bool
 	}{
+		{"more entries than one read", many, re.MatchString},
 		{"flat and nested", []string{"s1.jsonl", "p1/s2.jsonl", "p1/notes.txt", "p2/q/r/s3.jsonl", "p2/.hidden.jsonl", "empty/"}, re.MatchString},
 		{"deeper than the directories held open", []string{"top.jsonl", filepath.Join(deep, "s.jsonl"), filepath.Join(deep, "a", "s.jsonl")}, re.MatchString},
 		{"a pattern on the relative path", []string{"s1.jsonl", "s1/subagents/agent-a.jsonl", "s1/subagents/x/agent-b.jsonl", "s1/other/agent-c.jsonl"}, sub.MatchString},

@@ -93,7 +93,9 @@
 //   - The transcripts are the source of truth; the index is derived. Delete
 //     index.db and the next Update builds it again. An index that is not a
 //     database, is damaged or has another schema is deleted and rebuilt,
-//     and Open says why. Whose file index.db is is decided before
+//     and Open says why; an earlier schema that differs from this one by
+//     its SQL indexes alone is migrated in place instead (migrations: 8
+//     to 9 adds runs_project), in one transaction. Whose file index.db is is decided before
 //     anything writes to it: a link (symbolic or hard) at index.db or at
 //     its -wal or -shm, or a database holding other tables (read
 //     read-only, as an immutable file), is not the index: the link is

@@ -15,8 +15,23 @@ import (
 )
 
 // schemaVersion changes whenever the tables or what goes into them change:
-// an index of another version is rebuilt.
-const schemaVersion = "8"
+// an index of another version is rebuilt, unless a migration brings it
+// to this one.
+const schemaVersion = "9"
+
+// migration brings an index of one schema version to the next without
+// reading a transcript again: a change of the tables alone (an index of
+// SQL), not of what goes into them.
+type migration struct{ to, sql string }
+
+// migrations by the version they start from; an index of a version not
+// here (nor this twasm's) is rebuilt.
+var migrations = map[string]migration{
+	// 9: runs_project, which the stores in every project directory are
+	// found by (Projects, at every sync): the query read every row of
+	// runs.
+	"8": {"9", `CREATE INDEX runs_project ON runs(parent_run_id, project)`},
+}
 
 // File is the index's path under a storage root: beside the transcripts.
 func File(root string) string { return filepath.Join(root, "index.db") }
@@ -78,6 +93,9 @@ CREATE TABLE docs(
 );
 CREATE INDEX docs_run ON docs(run_id);
 CREATE INDEX runs_started ON runs(started DESC, run_id);
+-- runs_project: the projects of the top-level runs (Projects) read from
+-- the index alone, not from every row of runs.
+CREATE INDEX runs_project ON runs(parent_run_id, project);
 -- runs_partial: the runs whose last line was partial when read (size
 -- -1), checked on every update.
 CREATE INDEX runs_partial ON runs(size) WHERE size < 0;
@@ -236,6 +254,8 @@ func (ix *Index) init(ctx context.Context) error {
 	switch {
 	case err == nil && v == schemaVersion:
 		return nil
+	case err == nil && migrates(v):
+		return ix.migrate(ctx)
 	case err == nil:
 		return fmt.Errorf("index schema %s, this twasm writes %s", v, schemaVersion)
 	case !strings.Contains(err.Error(), "no such table"):
@@ -258,6 +278,51 @@ func (ix *Index) init(ctx context.Context) error {
 	}
 	if _, err := tx.ExecContext(ctx, `INSERT INTO meta(key, value) VALUES('schema', ?)`, schemaVersion); err != nil {
 		return fmt.Errorf("index: create: %w", err)
+	}
+	return tx.Commit()
+}
+
+// migrates reports whether migrations lead from version v to this
+// twasm's.
+func migrates(v string) bool {
+	for range len(migrations) {
+		m, ok := migrations[v]
+		if !ok {
+			return false
+		}
+		if v = m.to; v == schemaVersion {
+			return true
+		}
+	}
+	return false
+}
+
+// migrate brings the index to this twasm's schema version, one
+// migration after another, in one transaction: the version is read
+// again once the write lock is held, so that an index another process
+// migrated meanwhile is left as it is.
+func (ix *Index) migrate(ctx context.Context) error {
+	tx, err := ix.db.BeginTx(ctx, nil)
+	if err != nil {
+		return fmt.Errorf("index: migrate: %w", err)
+	}
+	defer tx.Rollback()
+	var v string
+	if err := tx.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v); err != nil {
+		return fmt.Errorf("index damaged: %w", err)
+	}
+	for v != schemaVersion {
+		m, ok := migrations[v]
+		if !ok || !migrates(v) {
+			return fmt.Errorf("index schema %s, this twasm writes %s", v, schemaVersion)
+		}
+		if _, err := tx.ExecContext(ctx, m.sql); err != nil {
+			return fmt.Errorf("index: migrate %s to %s: %w", v, m.to, err)
+		}
+		if _, err := tx.ExecContext(ctx, `UPDATE meta SET value = ? WHERE key = 'schema'`, m.to); err != nil {
+			return fmt.Errorf("index: migrate %s to %s: %w", v, m.to, err)
+		}
+		v = m.to
 	}
 	return tx.Commit()
 }

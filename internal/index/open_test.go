@@ -33,7 +33,7 @@ func TestOpenRebuilds(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, db.Close())
 		}},
-		{"the previous schema", "index schema 7, this twasm writes 8", func(t *testing.T, path string) {
+		{"the previous schema", "index schema 7, this twasm writes 9", func(t *testing.T, path string) {
 			// Schema 7's fts had no tags column (the filters' terms):
 			// rebuilt.
 			db, err := sql.Open("sqlite", "file:"+path)
@@ -73,6 +73,61 @@ CREATE TABLE runs(run_id TEXT PRIMARY KEY); CREATE VIRTUAL TABLE fts USING fts5(
 	viewstest.WriteFile(t, file, nil)
 	_, _, err := Open(ctx, filepath.Join(file, "sub"))
 	assert.Error(t, err)
+}
+
+// TestOpenMigrates: an index of schema 8 (this one without runs_project)
+// is brought to 9 in place: not rebuilt, its runs kept without reading a
+// transcript again, the index there, the projects the same; an index
+// that cannot be migrated is rebuilt, saying why.
+func TestOpenMigrates(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	viewstest.WriteStore(t, root)
+	ix, _, err := Open(ctx, root)
+	require.NoError(t, err)
+	st, err := ix.Update(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 2, st.Indexed)
+	want, err := ix.Projects(ctx)
+	require.NoError(t, err)
+	require.NoError(t, ix.Close())
+	schema8 := func(t *testing.T, extra string) {
+		db, err := sql.Open("sqlite", "file:"+File(root))
+		require.NoError(t, err)
+		_, err = db.Exec(`DROP INDEX runs_project; UPDATE meta SET value = '8' WHERE key = 'schema'; ` + extra)
+		require.NoError(t, err)
+		require.NoError(t, db.Close())
+	}
+	schema8(t, "")
+
+	ix, why, err := Open(ctx, root)
+	require.NoError(t, err)
+	assert.Empty(t, why, "migrated, not rebuilt")
+	var v string
+	require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v))
+	assert.Equal(t, schemaVersion, v)
+	var n int
+	require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(*) FROM runs`).Scan(&n))
+	assert.Equal(t, 2, n, "the runs kept")
+	assert.Contains(t, queryPlan(t, ix, projectsSQL), "COVERING INDEX runs_project")
+	got, err := ix.Projects(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, want, got)
+	st, err = ix.Update(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 0, st.Indexed, "no transcript read again")
+	require.NoError(t, ix.Close())
+
+	// Schema 8 with runs_project already there (made by hand): the
+	// migration fails, and the index is rebuilt.
+	schema8(t, `CREATE INDEX runs_project ON runs(parent_run_id, project)`)
+	ix, why, err = Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	assert.Contains(t, why, "migrate 8 to 9")
+	st, err = ix.Update(ctx)
+	require.NoError(t, err)
+	assert.Equal(t, 2, st.Indexed)
 }
 
 func TestIsCorrupt(t *testing.T) {

@@ -42,6 +42,18 @@ func TestWriterStatementsUseIndexes(t *testing.T) {
 	}
 }
 
+// TestProjectsUsesIndex: the projects every sync looks in are read from
+// runs_project alone, not from every row of runs (SQLite's own plan, for
+// the schema Open creates).
+func TestProjectsUsesIndex(t *testing.T) {
+	ix, _, err := Open(context.Background(), t.TempDir())
+	require.NoError(t, err)
+	defer ix.Close()
+	got := queryPlan(t, ix, projectsSQL)
+	assert.Contains(t, got, "COVERING INDEX runs_project (parent_run_id=?)")
+	assert.NotContains(t, got, "TEMP B-TREE")
+}
+
 // TestSearchProjectUsesIndexes: a search by project reads each hit's run
 // and its parent through the runs' key, never by a scan of the runs (the
 // condition is per hit; SQLite's own plan, for the schema Open creates).

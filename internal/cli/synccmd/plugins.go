@@ -19,11 +19,17 @@ type Plugins struct {
 	mu    sync.Mutex
 	rt    *host.Runtime
 	cache map[string]capture.Plugin
+	// using, when set, is called before a plugin is looked up to
+	// archive a session (sync's listingGC.lower).
+	using func()
 }
 
 // Func is the archive's plugin lookup.
 func (p *Plugins) Func() archive.PluginFunc {
 	return func(ctx context.Context, provider string) (capture.Plugin, error) {
+		if p.using != nil {
+			p.using()
+		}
 		p.mu.Lock()
 		defer p.mu.Unlock()
 		if c := p.cache[provider]; c != nil {

@@ -13,6 +13,7 @@ import (
 	"slices"
 	"sort"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -220,7 +221,10 @@ func checkConfigProviders(ctx context.Context, f *cmdutil.Factory, config string
 
 // Run syncs once, or until interrupted with --watch.
 func Run(ctx context.Context, opts *Options) error {
-	plugins := &Plugins{F: opts.F, Flags: opts.Plugins}
+	var gc listingGC
+	gc.raise()
+	defer gc.lower()
+	plugins := &Plugins{F: opts.F, Flags: opts.Plugins, using: gc.lower}
 	defer plugins.Close(context.WithoutCancel(ctx))
 	declared, err := plugins.Declared(ctx)
 	if err != nil {
@@ -234,7 +238,9 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	for pass := 0; ; pass++ {
+		gc.raise()
 		err := round(ctx, opts, locs, plugins, pass == 0)
+		gc.lower()
 		if opts.Watch && ctx.Err() != nil {
 			// Ctrl-C is how a watch ends; every part written is whole.
 			return nil
@@ -254,6 +260,51 @@ func Run(ctx context.Context, opts *Options) error {
 }
 
 var errFailed = errors.New("some sessions could not be archived")
+
+// listingGCPercent is the collector's GOGC while a sync lists what is
+// there (listingGC).
+const listingGCPercent = 400
+
+// listingGC lets the heap grow further between collections while a sync
+// only lists: the plugins' manifests and stores, the ledger, the walk
+// of every store and each file's size and mtime against the ledger. All
+// of that is kept until the sync ends, so collecting while it grows
+// marks the same live heap again and again, on the idle core too: at
+// GOGC=100 the collector was a tenth of a re-sync with nothing new
+// (2,000 sessions, about 8 MB allocated: 0.87x the CPU at GOGC=400).
+// It is lowered back before the first plugin is looked up to archive
+// a session (Plugins.using), so archiving, whose garbage is the plugins'
+// output and buffers, and the index build after it collect as before;
+// the memory limit (cmd/twasm) holds throughout. A GOGC the user set
+// higher, or off, is left as it is.
+type listingGC struct {
+	mu     sync.Mutex
+	old    int
+	raised bool
+}
+
+func (g *listingGC) raise() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.raised {
+		return
+	}
+	old := debug.SetGCPercent(listingGCPercent)
+	if old < 0 || old >= listingGCPercent {
+		debug.SetGCPercent(old)
+		return
+	}
+	g.old, g.raised = old, true
+}
+
+func (g *listingGC) lower() {
+	g.mu.Lock()
+	defer g.mu.Unlock()
+	if g.raised {
+		debug.SetGCPercent(g.old)
+		g.raised = false
+	}
+}
 
 // round syncs once. The first round of a watch, or a single sync, shows
 // the progress of a long scan; a later round of a watch prints only what
