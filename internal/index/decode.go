@@ -79,7 +79,13 @@ var errNoType = errors.New("missing type")
 // type, a field of the wrong type or a timestamp that is not RFC 3339
 // is an error: it is skipped, as transcript.DecodeEvent rejects it.
 func decodeLine(b []byte, l *line) (time.Time, error) {
-	blocks := l.Payload.Blocks[:0]
+	// encoding/json decodes an array element into the slice's memory as
+	// it is (SetLen within the capacity), without zeroing it: a block
+	// would keep the fields its line leaves out (an origin, written only
+	// when set) from the block at its place in an earlier line.
+	blocks := l.Payload.Blocks[:cap(l.Payload.Blocks)]
+	clear(blocks)
+	blocks = blocks[:0]
 	*l = line{}
 	l.Payload.Blocks = blocks
 	if err := json.Unmarshal(b, l); err != nil {

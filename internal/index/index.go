@@ -16,7 +16,7 @@ import (
 
 // schemaVersion changes whenever the tables or what goes into them change:
 // an index of another version is rebuilt.
-const schemaVersion = "8"
+const schemaVersion = "9"
 
 // File is the index's path under a storage root: beside the transcripts.
 func File(root string) string { return filepath.Join(root, "index.db") }

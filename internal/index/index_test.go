@@ -470,3 +470,27 @@ func TestSearchPagesAsOneQuery(t *testing.T) {
 		}
 	}
 }
+
+// TestBlockFieldsNotCarriedOver: a block's fields are its own line's. The
+// lines are decoded into one reused line whose blocks encoding/json does
+// not zero, so an assistant's answer after a system prompt took the
+// prompt's origin (an origin left out when empty) and ranked as injected.
+func TestBlockFieldsNotCarriedOver(t *testing.T) {
+	root := t.TempDir()
+	recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+		if err := s.UserMessage(ctx, "the task", "the system prompt"); err != nil {
+			return err
+		}
+		return s.AssistantMessage(ctx, transcript.TextBlock("the zebra answer"), transcript.TextBlock("a quagga too"))
+	})
+	ix, _ := openUpdated(t, root)
+	for _, word := range []string{"zebra", "quagga"} {
+		hits := search(t, ix, Query{Text: word})
+		require.Len(t, hits, 1, word)
+		assert.Equal(t, "assistant", hits[0].Role, word)
+		assert.False(t, hits[0].Injected, "%s: the answer took the origin of the block before it", word)
+	}
+	hits := search(t, ix, Query{Text: "system"})
+	require.Len(t, hits, 1)
+	assert.True(t, hits[0].Injected)
+}
