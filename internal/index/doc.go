@@ -135,9 +135,11 @@
 //     not for the whole storage (record, only when it creates the index);
 //     other runs are checked by the next Update.
 //   - Memory does not grow with the archive: files are streamed line by
-//     line, each line decoded on its own (one json.Unmarshal into the
-//     fields indexed: the same documents transcript.DecodeEvent would
-//     give, which a test checks), SQLite's page cache is bounded (2 MiB:
+//     line, each line decoded on its own into the fields indexed (the
+//     same documents transcript.DecodeEvent would give, which a test
+//     checks): read from its JSON tape (wire.BuildTape) as json.Unmarshal
+//     would read it, or by json.Unmarshal when it holds what twasm does
+//     not write (lineDecoder), SQLite's page cache is bounded (2 MiB:
 //     import, sync and the readers refresh the index in their own
 //     process, and 16 MiB doubled record's peak RSS while building no
 //     faster) and so is FTS5's buffer of

@@ -364,6 +364,7 @@ type batch struct {
 	nextID    int64
 	bytes     int64
 	br        *bufio.Reader // reused from file to file
+	dec       lineDecoder   // reused from file to file
 	linked    []string      // child run ids in the lines read (UpdateRuns)
 }
 
@@ -710,7 +711,7 @@ func (w *writer) read(ctx context.Context, r io.Reader, base int64, st *Stats) (
 			st.Skipped++
 			continue
 		}
-		ts, derr := decodeLine(bytes.TrimRight(line, "\r\n"), &w.line)
+		ts, derr := w.dec.decode(bytes.TrimRight(line, "\r\n"), &w.line)
 		if derr != nil {
 			st.Skipped++
 			continue
