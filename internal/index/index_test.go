@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -493,4 +495,14 @@ func TestBlockFieldsNotCarriedOver(t *testing.T) {
 	hits := search(t, ix, Query{Text: "system"})
 	require.Len(t, hits, 1)
 	assert.True(t, hits[0].Injected)
+}
+
+// TestTextHashIsFNV: the hash search folds documents by is FNV-1a
+// (hash/fnv's) of the text, as before it was computed in place.
+func TestTextHashIsFNV(t *testing.T) {
+	for _, s := range []string{"", "a", "the same instructions in every session", "déjà vu \x00\xff", strings.Repeat("x\n", 1<<19)} {
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		assert.Equal(t, int64(h.Sum64()), textHash(s), "%.20q", s)
+	}
 }
