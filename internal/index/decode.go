@@ -1,6 +1,7 @@
 package index
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"strconv"
@@ -99,11 +100,12 @@ func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
 // the members the index reads from the tape; a line it does not read
 // exactly as json.Unmarshal would (a key that is escaped, not ASCII or
 // not lower case, a member named twice, a value of another type, a
-// number out of range, nesting deeper than encoding/json's limit could
-// be) is decoded by decodeLine, which decides. A string with escapes is
-// unescaped by wire.Unescape, and one that is not then valid UTF-8 (an
-// invalid byte, a lone surrogate: encoding/json puts U+FFFD in their
-// place) is left to encoding/json too. TestLineDecoderAgrees and
+// number out of range, nesting deeper than encoding/json takes, a line
+// whose tape could take more than 4 MiB) is decoded by decodeLine,
+// which decides. A string with escapes is unescaped by wire.Unescape,
+// and one that is not then valid UTF-8 (an invalid byte, a lone
+// surrogate: encoding/json puts U+FFFD in their place) is decoded by
+// encoding/json too. TestLineDecoderAgrees and
 // FuzzLineDecoder check that both give the same line.
 //
 // The raw members (input, result, source) of the line it reads are
@@ -115,10 +117,22 @@ type lineDecoder struct {
 	slow int
 }
 
-// maxTapeTokens bounds the tape of a line read from it: encoding/json
-// refuses nesting deeper than 10,000, which a tape of that many tokens
-// cannot hold. A longer tape is left to encoding/json.
-const maxTapeTokens = 10000
+// The tape of a line costs 16 bytes a token, up to 8 times the line's
+// size (`[1,1,1,...]`), where encoding/json keeps no more than the
+// line: a line longer than tapeCheckBytes has its tokens bounded first
+// (tapeBound) and is left to encoding/json when they could be more
+// than maxTapeTokens, and a tape longer than keepTapeTokens is not kept
+// for the next line. So the decoder holds at most 4 MiB of tape while
+// it reads a line, 1 MiB between lines.
+const (
+	tapeCheckBytes = 64 << 10
+	maxTapeTokens  = 1 << 18
+	keepTapeTokens = 1 << 16
+)
+
+// maxDepth is how deep encoding/json lets containers nest (its
+// scanner's maxNestingDepth): a line nested deeper is left to it.
+const maxDepth = 10000
 
 // decode reads one transcript line into l (reset first) and its time,
 // as decodeLine.
@@ -171,11 +185,19 @@ func (d *lineDecoder) read(b []byte, l *line) bool {
 	if i == len(b) || b[i] != '{' {
 		return false // BuildTape would pass over an SSE "data:"
 	}
+	if len(b) > tapeCheckBytes && tapeBound(b) > maxTapeTokens {
+		return false
+	}
 	toks, ok := wire.BuildTape(d.toks[:0], b)
 	if ok {
 		d.toks = toks
+		defer func() {
+			if cap(d.toks) > keepTapeTokens {
+				d.toks = nil
+			}
+		}()
 	}
-	if !ok || len(toks) > maxTapeTokens {
+	if !ok || len(toks) > maxDepth && deeper(toks, maxDepth) {
 		return false
 	}
 	var seen uint32
@@ -200,6 +222,29 @@ func (d *lineDecoder) read(b []byte, l *line) bool {
 		}
 		return otherKey(key)
 	})
+}
+
+// tapeBound bounds the tokens of the tape of the JSON value b: each but
+// the first follows a comma, a colon or an opening bracket (those inside
+// strings are counted too).
+func tapeBound(b []byte) int {
+	return 1 + bytes.Count(b, []byte{','}) + bytes.Count(b, []byte{':'}) + bytes.Count(b, []byte{'['}) + bytes.Count(b, []byte{'{'})
+}
+
+// deeper reports whether the containers of a tape nest deeper than n.
+func deeper(toks []wire.Token, n int) bool {
+	var ends []uint32 // where each open container ends (its Next)
+	for i, t := range toks {
+		for len(ends) > 0 && uint32(i) >= ends[len(ends)-1] {
+			ends = ends[:len(ends)-1]
+		}
+		if t.Kind == wire.KindObject || t.Kind == wire.KindArray {
+			if ends = append(ends, t.Next); len(ends) > n {
+				return true
+			}
+		}
+	}
+	return false
 }
 
 func (d *lineDecoder) payload(b []byte, v int, p *linePayload) bool {

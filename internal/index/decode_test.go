@@ -172,8 +172,11 @@ func TestLineDecoderCases(t *testing.T) {
 		{"not an object", `["type"]`, false},
 		{"null", `null`, false},
 		{"empty", ``, false},
-		{"nesting as deep as encoding/json takes", `{"type":"x","payload":{"input":` + deep(9998) + `}}`, false},
-		{"nesting deeper", `{"type":"x","payload":{"input":` + deep(10001) + `}}`, false},
+		{"nesting as deep as encoding/json takes", `{"type":"x","payload":{"input":` + deep(9998) + `}}`, true},
+		{"nesting deeper by one", `{"type":"x","payload":{"input":` + deep(9999) + `}}`, false},
+		{"nesting deeper after many tokens", `{"type":"x","payload":{"input":[` + strings.Repeat("1,", 20000) + deep(10000) + `]}}`, false},
+		{"many tokens", `{"type":"x","payload":{"output":"` + strings.Repeat("a, b: [c] {d} ", 10000) + `","input":[` + strings.Repeat(`{"a":[1,2]},`, 20000) + `0]}}`, true},
+		{"too many tokens for a tape", `{"type":"x","payload":{"input":[` + strings.Repeat("1,", maxTapeTokens) + `1]}}`, false},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -202,4 +205,16 @@ func FuzzLineDecoder(f *testing.F) {
 		decodeBoth(t, &d, &l, first)
 		decodeBoth(t, &d, &l, b)
 	})
+}
+
+// TestLineDecoderKeepsLittle: the tape of a line of many tokens is not
+// kept for the next line; a line's tape is kept.
+func TestLineDecoderKeepsLittle(t *testing.T) {
+	var d lineDecoder
+	var l line
+	big := `{"type":"x","payload":{"input":[` + strings.Repeat(`{"a":[1,2]},`, 40000) + `0]}}`
+	require.True(t, decodeBoth(t, &d, &l, []byte(big)))
+	assert.LessOrEqual(t, cap(d.toks), keepTapeTokens)
+	require.True(t, decodeBoth(t, &d, &l, []byte(`{"type":"x","payload":{"input":[1,2,3]}}`)))
+	assert.NotZero(t, cap(d.toks))
 }
