@@ -382,19 +382,22 @@ func once(seen *uint32, n uint) bool {
 	return true
 }
 
-// str reads a string (null leaves s as it is, as encoding/json does).
+// scalar returns the token of the value at v when it is of kind; null
+// says the value is null (which leaves a field as it is, as
+// encoding/json does).
+func (d *lineDecoder) scalar(v int, kind uint8) (t wire.Token, null, ok bool) {
+	t = d.toks[v]
+	return t, t.Kind == wire.KindNull, t.Kind == kind
+}
+
+// str reads a string (or null).
 func (d *lineDecoder) str(b []byte, v int, s *string) bool {
-	t := d.toks[v]
-	switch t.Kind {
-	case wire.KindNull:
-		return true
-	case wire.KindString:
-	default:
-		return false
+	t, null, ok := d.scalar(v, wire.KindString)
+	if null || !ok {
+		return null
 	}
 	raw := b[t.Start+1 : t.End-1]
 	if t.Flags&wire.FlagEscaped != 0 {
-		var ok bool
 		if d.buf, ok = wire.Unescape(d.buf[:0], raw); !ok {
 			return false
 		}
@@ -415,38 +418,24 @@ func (d *lineDecoder) raw(b []byte, v int, m *json.RawMessage) bool {
 	return true
 }
 
-// uint64 reads an unsigned integer (null leaves n as it is).
+// uint64 reads an unsigned integer (or null).
 func (d *lineDecoder) uint64(b []byte, v int, n *uint64) bool {
-	t := d.toks[v]
-	switch t.Kind {
-	case wire.KindNull:
-		return true
-	case wire.KindNumber:
-	default:
-		return false
+	t, null, ok := d.scalar(v, wire.KindNumber)
+	if null || !ok {
+		return null
 	}
 	x, err := strconv.ParseUint(string(b[t.Start:t.End]), 10, 64)
-	if err != nil {
-		return false
-	}
 	*n = x
-	return true
+	return err == nil
 }
 
-// int reads an integer (null leaves n as it is).
+// int reads an integer (or null).
 func (d *lineDecoder) int(b []byte, v int, n *int) bool {
-	t := d.toks[v]
-	switch t.Kind {
-	case wire.KindNull:
-		return true
-	case wire.KindNumber:
-	default:
-		return false
+	t, null, ok := d.scalar(v, wire.KindNumber)
+	if null || !ok {
+		return null
 	}
 	x, err := strconv.ParseInt(string(b[t.Start:t.End]), 10, strconv.IntSize)
-	if err != nil {
-		return false
-	}
 	*n = int(x)
-	return true
+	return err == nil
 }
