@@ -1,16 +1,21 @@
 package index
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
+	"strconv"
 	"time"
+	"unicode/utf8"
 
+	"github.com/twasm/twasm/internal/wire"
 	"github.com/twasm/twasm/transcript"
 )
 
 // line is what the index reads of a transcript line: the envelope and
-// the payload fields that become documents or run figures, decoded in
-// one json.Unmarshal (which validates the whole line). Reading the full
+// the payload fields that become documents or run figures, decoded as
+// one json.Unmarshal decodes them (which validates the whole line:
+// decodeLine, and lineDecoder, which reads most lines faster). Reading the full
 // transcript.Event (transcript.DecodeEvent) decodes the line in several
 // passes and keeps every field: it was most of the indexing time.
 // TestSearchAgreesWithScan checks that both readings give the same
@@ -79,12 +84,82 @@ var errNoType = errors.New("missing type")
 // type, a field of the wrong type or a timestamp that is not RFC 3339
 // is an error: it is skipped, as transcript.DecodeEvent rejects it.
 func decodeLine(b []byte, l *line) (time.Time, error) {
-	blocks := l.Payload.Blocks[:0]
-	*l = line{}
-	l.Payload.Blocks = blocks
+	resetLine(l)
 	if err := json.Unmarshal(b, l); err != nil {
 		return time.Time{}, err
 	}
+	return lineTime(l)
+}
+
+func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+
+// lineDecoder reads transcript lines as decodeLine does, most of them a
+// few times faster: building the index spent a quarter of its CPU in
+// encoding/json. It checks a line's syntax with wire.BuildTape (the JSON
+// tape the plugins read, strict as encoding/json's scanner) and reads
+// the members the index reads from the tape; a line it does not read
+// exactly as json.Unmarshal would (a key that is escaped, not ASCII or
+// not lower case, a member named twice, a value of another type, a
+// number out of range, nesting deeper than encoding/json takes, a line
+// whose tape could take more than 4 MiB) is decoded by decodeLine,
+// which decides. A string with escapes is unescaped by wire.Unescape,
+// and one that is not then valid UTF-8 (an invalid byte, a lone
+// surrogate: encoding/json puts U+FFFD in their place) is decoded by
+// encoding/json too. TestLineDecoderAgrees and
+// FuzzLineDecoder check that both give the same line.
+//
+// The raw members (input, result, source) of the line it reads are
+// slices of b: they are valid until b changes. Strings are copies.
+type lineDecoder struct {
+	toks []wire.Token
+	buf  []byte // a string being unescaped
+	// slow counts the lines left to decodeLine (tests).
+	slow int
+}
+
+// The tape of a line costs 16 bytes a token, up to 8 times the line's
+// size (`[1,1,1,...]`), where encoding/json keeps no more than the
+// line: a line longer than tapeCheckBytes has its tokens bounded first
+// (tapeBound) and is left to encoding/json when they could be more
+// than maxTapeTokens, and a tape longer than keepTapeTokens is not kept
+// for the next line. So the decoder holds at most 4 MiB of tape while
+// it reads a line, 1 MiB between lines.
+const (
+	tapeCheckBytes = 64 << 10
+	maxTapeTokens  = 1 << 18
+	keepTapeTokens = 1 << 16
+)
+
+// maxDepth is how deep encoding/json lets containers nest (its
+// scanner's maxNestingDepth): a line nested deeper is left to it.
+const maxDepth = 10000
+
+// decode reads one transcript line into l (reset first) and its time,
+// as decodeLine.
+func (d *lineDecoder) decode(b []byte, l *line) (time.Time, error) {
+	resetLine(l)
+	if !d.read(b, l) {
+		d.slow++
+		return decodeLine(b, l)
+	}
+	return lineTime(l)
+}
+
+// resetLine zeroes l, keeping its blocks' memory, zeroed too:
+// encoding/json decodes an array element into the slice's memory as it
+// is (SetLen within the capacity), so a block would keep the fields its
+// line leaves out (an origin, written only when set) from the block at
+// its place in an earlier line.
+func resetLine(l *line) {
+	blocks := l.Payload.Blocks[:cap(l.Payload.Blocks)]
+	clear(blocks)
+	*l = line{}
+	l.Payload.Blocks = blocks[:0]
+}
+
+// lineTime finishes a decoded line: a type is required, a null input or
+// result is none, and the timestamp is parsed.
+func lineTime(l *line) (time.Time, error) {
 	if l.Type == "" {
 		return time.Time{}, errNoType
 	}
@@ -100,4 +175,267 @@ func decodeLine(b []byte, l *line) (time.Time, error) {
 	return time.Parse(time.RFC3339Nano, l.Timestamp)
 }
 
-func isNull(raw json.RawMessage) bool { return string(raw) == "null" }
+// read decodes b into l from its tape; false leaves the line to
+// encoding/json (l may then be partly set).
+func (d *lineDecoder) read(b []byte, l *line) bool {
+	i := 0
+	for i < len(b) && (b[i] == ' ' || b[i] == '\t' || b[i] == '\r' || b[i] == '\n') {
+		i++
+	}
+	if i == len(b) || b[i] != '{' {
+		return false // BuildTape would pass over an SSE "data:"
+	}
+	if len(b) > tapeCheckBytes && tapeBound(b) > maxTapeTokens {
+		return false
+	}
+	toks, ok := wire.BuildTape(d.toks[:0], b)
+	if ok {
+		d.toks = toks
+		defer func() {
+			if cap(d.toks) > keepTapeTokens {
+				d.toks = nil
+			}
+		}()
+	}
+	if !ok || len(toks) > maxDepth && deeper(toks, maxDepth) {
+		return false
+	}
+	var seen uint32
+	return d.object(b, 0, func(key []byte, v int) bool {
+		switch string(key) {
+		case "seq":
+			return once(&seen, 0) && d.uint64(b, v, &l.Seq)
+		case "parent_run_id":
+			return once(&seen, 1) && d.str(b, v, &l.ParentRunID)
+		case "child_run_id":
+			return once(&seen, 2) && d.str(b, v, &l.ChildRunID)
+		case "type":
+			return once(&seen, 3) && d.str(b, v, &l.Type)
+		case "path":
+			return once(&seen, 4) && d.str(b, v, &l.Path)
+		case "iteration":
+			return once(&seen, 5) && d.int(b, v, &l.Iteration)
+		case "timestamp":
+			return once(&seen, 6) && d.str(b, v, &l.Timestamp)
+		case "payload":
+			return once(&seen, 7) && d.payload(b, v, &l.Payload)
+		}
+		return otherKey(key)
+	})
+}
+
+// tapeBound bounds the tokens of the tape of the JSON value b: each but
+// the first follows a comma, a colon or an opening bracket (those inside
+// strings are counted too).
+func tapeBound(b []byte) int {
+	return 1 + bytes.Count(b, []byte{','}) + bytes.Count(b, []byte{':'}) + bytes.Count(b, []byte{'['}) + bytes.Count(b, []byte{'{'})
+}
+
+// deeper reports whether the containers of a tape nest deeper than n.
+func deeper(toks []wire.Token, n int) bool {
+	var ends []uint32 // where each open container ends (its Next)
+	for i, t := range toks {
+		for len(ends) > 0 && uint32(i) >= ends[len(ends)-1] {
+			ends = ends[:len(ends)-1]
+		}
+		if t.Kind == wire.KindObject || t.Kind == wire.KindArray {
+			if ends = append(ends, t.Next); len(ends) > n {
+				return true
+			}
+		}
+	}
+	return false
+}
+
+func (d *lineDecoder) payload(b []byte, v int, p *linePayload) bool {
+	switch d.toks[v].Kind {
+	case wire.KindNull:
+		return true
+	case wire.KindObject:
+	default:
+		return false
+	}
+	var seen uint32
+	return d.object(b, v, func(key []byte, v int) bool {
+		switch string(key) {
+		case "name":
+			return once(&seen, 0) && d.str(b, v, &p.Name)
+		case "status":
+			return once(&seen, 1) && d.str(b, v, &p.Status)
+		case "error":
+			return once(&seen, 2) && d.str(b, v, &p.Error)
+		case "result":
+			return once(&seen, 3) && d.raw(b, v, &p.Result)
+		case "role":
+			return once(&seen, 4) && d.str(b, v, &p.Role)
+		case "model":
+			return once(&seen, 5) && d.str(b, v, &p.Model)
+		case "blocks":
+			return once(&seen, 6) && d.blocks(b, v, &p.Blocks)
+		case "input":
+			return once(&seen, 7) && d.raw(b, v, &p.Input)
+		case "output":
+			return once(&seen, 8) && d.str(b, v, &p.Output)
+		case "command":
+			return once(&seen, 9) && d.str(b, v, &p.Command)
+		case "kind":
+			return once(&seen, 10) && d.str(b, v, &p.Kind)
+		case "call_id":
+			return once(&seen, 11) && d.str(b, v, &p.CallID)
+		case "source":
+			return once(&seen, 12) && d.raw(b, v, &p.Source)
+		case "supersedes":
+			return once(&seen, 13) && d.str(b, v, &p.Supersedes)
+		case "superseded_by":
+			return once(&seen, 14) && d.str(b, v, &p.SupersededBy)
+		}
+		return otherKey(key)
+	})
+}
+
+// blocks reads an array of blocks as encoding/json does: null is none,
+// [] an empty list, a null element a zero block.
+func (d *lineDecoder) blocks(b []byte, v int, out *[]lineBlock) bool {
+	t := d.toks[v]
+	switch t.Kind {
+	case wire.KindNull:
+		*out = nil
+		return true
+	case wire.KindArray:
+	default:
+		return false
+	}
+	list := (*out)[:0]
+	if list == nil {
+		list = []lineBlock{}
+	}
+	for e := v + 1; e < int(t.Next); e = int(d.toks[e].Next) {
+		list = append(list, lineBlock{})
+		switch d.toks[e].Kind {
+		case wire.KindNull:
+			continue
+		case wire.KindObject:
+		default:
+			return false
+		}
+		k := &list[len(list)-1]
+		var seen uint32
+		ok := d.object(b, e, func(key []byte, v int) bool {
+			switch string(key) {
+			case "type":
+				return once(&seen, 0) && d.str(b, v, (*string)(&k.Type))
+			case "text":
+				return once(&seen, 1) && d.str(b, v, &k.Text)
+			case "thinking":
+				return once(&seen, 2) && d.str(b, v, &k.Thinking)
+			case "command":
+				return once(&seen, 3) && d.str(b, v, &k.Command)
+			case "chunk":
+				return once(&seen, 4) && d.str(b, v, &k.Chunk)
+			case "origin":
+				return once(&seen, 5) && d.str(b, v, &k.Origin)
+			}
+			return otherKey(key)
+		})
+		if !ok {
+			return false
+		}
+	}
+	*out = list
+	return true
+}
+
+// object calls member with each key of the object whose token is at
+// and the index of its value's token; false from member (or an escaped
+// key) stops it and returns false.
+func (d *lineDecoder) object(b []byte, at int, member func(key []byte, v int) bool) bool {
+	for k := at + 1; k < int(d.toks[at].Next); k = int(d.toks[k+1].Next) {
+		kt := d.toks[k]
+		if kt.Flags&wire.FlagEscaped != 0 || !member(b[kt.Start+1:kt.End-1], k+1) {
+			return false
+		}
+	}
+	return true
+}
+
+// otherKey says whether a key the decoder does not read is one that
+// encoding/json would not read either: it matches a field's name
+// case-insensitively (Unicode's simple folding: "ſ" is an s), so a key
+// with an upper-case letter or a byte that is not ASCII is left to it.
+func otherKey(key []byte) bool {
+	for _, c := range key {
+		if c >= 0x80 || c >= 'A' && c <= 'Z' {
+			return false
+		}
+	}
+	return true
+}
+
+// once notes member n of an object read, false when it was already
+// (encoding/json decodes a member named twice into the field again:
+// left to it).
+func once(seen *uint32, n uint) bool {
+	if *seen&(1<<n) != 0 {
+		return false
+	}
+	*seen |= 1 << n
+	return true
+}
+
+// scalar returns the token of the value at v when it is of kind; null
+// says the value is null (which leaves a field as it is, as
+// encoding/json does).
+func (d *lineDecoder) scalar(v int, kind uint8) (t wire.Token, null, ok bool) {
+	t = d.toks[v]
+	return t, t.Kind == wire.KindNull, t.Kind == kind
+}
+
+// str reads a string (or null).
+func (d *lineDecoder) str(b []byte, v int, s *string) bool {
+	t, null, ok := d.scalar(v, wire.KindString)
+	if null || !ok {
+		return null
+	}
+	raw := b[t.Start+1 : t.End-1]
+	if t.Flags&wire.FlagEscaped != 0 {
+		if d.buf, ok = wire.Unescape(d.buf[:0], raw); !ok {
+			return false
+		}
+		raw = d.buf
+	}
+	if !utf8.Valid(raw) {
+		return json.Unmarshal(b[t.Start:t.End], s) == nil
+	}
+	*s = string(raw)
+	return true
+}
+
+// raw reads any value as json.RawMessage does (null is "null"), without
+// copying it.
+func (d *lineDecoder) raw(b []byte, v int, m *json.RawMessage) bool {
+	t := d.toks[v]
+	*m = b[t.Start:t.End:t.End]
+	return true
+}
+
+// uint64 reads an unsigned integer (or null).
+func (d *lineDecoder) uint64(b []byte, v int, n *uint64) bool {
+	t, null, ok := d.scalar(v, wire.KindNumber)
+	if null || !ok {
+		return null
+	}
+	x, err := strconv.ParseUint(string(b[t.Start:t.End]), 10, 64)
+	*n = x
+	return err == nil
+}
+
+// int reads an integer (or null).
+func (d *lineDecoder) int(b []byte, v int, n *int) bool {
+	t, null, ok := d.scalar(v, wire.KindNumber)
+	if null || !ok {
+		return null
+	}
+	x, err := strconv.ParseInt(string(b[t.Start:t.End]), 10, strconv.IntSize)
+	*n = int(x)
+	return err == nil
+}

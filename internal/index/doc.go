@@ -94,8 +94,9 @@
 //     index.db and the next Update builds it again. An index that is not a
 //     database, is damaged or has another schema is deleted and rebuilt,
 //     and Open says why; an earlier schema that differs from this one by
-//     its SQL indexes alone is migrated in place instead (migrations: 8
-//     to 9 adds runs_project), in one transaction. Whose file index.db is is decided before
+//     its SQL indexes alone is migrated in place instead, in one
+//     transaction (migrations: none today, since schema 9's change of
+//     what a block holds needs a rebuild). Whose file index.db is is decided before
 //     anything writes to it: a link (symbolic or hard) at index.db or at
 //     its -wal or -shm, or a database holding other tables (read
 //     read-only, as an immutable file), is not the index: the link is
@@ -137,9 +138,11 @@
 //     not for the whole storage (record, only when it creates the index);
 //     other runs are checked by the next Update.
 //   - Memory does not grow with the archive: files are streamed line by
-//     line, each line decoded on its own (one json.Unmarshal into the
-//     fields indexed: the same documents transcript.DecodeEvent would
-//     give, which a test checks), SQLite's page cache is bounded (2 MiB:
+//     line, each line decoded on its own into the fields indexed (the
+//     same documents transcript.DecodeEvent would give, which a test
+//     checks): read from its JSON tape (wire.BuildTape) as json.Unmarshal
+//     would read it, or by json.Unmarshal when it holds what twasm does
+//     not write (lineDecoder), SQLite's page cache is bounded (2 MiB:
 //     import, sync and the readers refresh the index in their own
 //     process, and 16 MiB doubled record's peak RSS while building no
 //     faster) and so is FTS5's buffer of

@@ -25,13 +25,12 @@ const schemaVersion = "9"
 type migration struct{ to, sql string }
 
 // migrations by the version they start from; an index of a version not
-// here (nor this twasm's) is rebuilt.
-var migrations = map[string]migration{
-	// 9: runs_project, which the stores in every project directory are
-	// found by (Projects, at every sync): the query read every row of
-	// runs.
-	"8": {"9", `CREATE INDEX runs_project ON runs(parent_run_id, project)`},
-}
+// here (nor this twasm's) is rebuilt. None today: schema 9 added
+// runs_project, which alone 8's indexes could take in place (CREATE
+// INDEX runs_project ON runs(parent_run_id, project); TestOpenMigrates
+// migrates so), but 9 also stopped a block from keeping another line's
+// origin, and an index of 8 holds such wrong origins: it is rebuilt.
+var migrations = map[string]migration{}
 
 // File is the index's path under a storage root: beside the transcripts.
 func File(root string) string { return filepath.Join(root, "index.db") }
@@ -138,6 +137,11 @@ type Index struct {
 // created empty; rebuilt says why, for the caller to report. The next
 // Update fills it from the transcripts.
 func Open(ctx context.Context, root string) (ix *Index, rebuilt string, err error) {
+	return openWith(ctx, root, migrations)
+}
+
+// openWith is Open with the migrations ms (tests give their own).
+func openWith(ctx context.Context, root string, ms map[string]migration) (ix *Index, rebuilt string, err error) {
 	if err := os.MkdirAll(root, 0o700); err != nil {
 		return nil, "", fmt.Errorf("index: %w", err)
 	}
@@ -153,13 +157,13 @@ func Open(ctx context.Context, root string) (ix *Index, rebuilt string, err erro
 		if err := Remove(root); err != nil {
 			return nil, "", err
 		}
-		if ix, err = open(ctx, path, root); err != nil {
+		if ix, err = open(ctx, path, root, ms); err != nil {
 			return nil, "", err
 		}
 		return ix, why, nil
 	}
 	_, statErr := os.Stat(path)
-	ix, err = open(ctx, path, root)
+	ix, err = open(ctx, path, root, ms)
 	if err == nil {
 		return ix, "", nil
 	}
@@ -170,7 +174,7 @@ func Open(ctx context.Context, root string) (ix *Index, rebuilt string, err erro
 	if err := Remove(root); err != nil {
 		return nil, "", err
 	}
-	ix, err = open(ctx, path, root)
+	ix, err = open(ctx, path, root, ms)
 	if err != nil {
 		return nil, "", err
 	}
@@ -228,7 +232,7 @@ func notOurs(ctx context.Context, path string) (string, error) {
 	return "", nil
 }
 
-func open(ctx context.Context, path, root string) (*Index, error) {
+func open(ctx context.Context, path, root string, ms map[string]migration) (*Index, error) {
 	// Create the file 0600 before SQLite does (it would use the umask),
 	// never through a link.
 	if f, err := os.OpenFile(path, os.O_RDWR|os.O_CREATE|syscall.O_NOFOLLOW|syscall.O_NONBLOCK, 0o600); err == nil {
@@ -241,21 +245,21 @@ func open(ctx context.Context, path, root string) (*Index, error) {
 	}
 	db.SetMaxOpenConns(1)
 	ix := &Index{db: db, root: root}
-	if err := ix.init(ctx); err != nil {
+	if err := ix.init(ctx, ms); err != nil {
 		db.Close()
 		return nil, err
 	}
 	return ix, nil
 }
 
-func (ix *Index) init(ctx context.Context) error {
+func (ix *Index) init(ctx context.Context, ms map[string]migration) error {
 	var v string
 	err := ix.db.QueryRowContext(ctx, `SELECT value FROM meta WHERE key = 'schema'`).Scan(&v)
 	switch {
 	case err == nil && v == schemaVersion:
 		return nil
-	case err == nil && migrates(v):
-		return ix.migrate(ctx)
+	case err == nil && migrates(ms, v):
+		return ix.migrate(ctx, ms)
 	case err == nil:
 		return fmt.Errorf("index schema %s, this twasm writes %s", v, schemaVersion)
 	case !strings.Contains(err.Error(), "no such table"):
@@ -282,11 +286,11 @@ func (ix *Index) init(ctx context.Context) error {
 	return tx.Commit()
 }
 
-// migrates reports whether migrations lead from version v to this
+// migrates reports whether the migrations ms lead from version v to this
 // twasm's.
-func migrates(v string) bool {
-	for range len(migrations) {
-		m, ok := migrations[v]
+func migrates(ms map[string]migration, v string) bool {
+	for range len(ms) {
+		m, ok := ms[v]
 		if !ok {
 			return false
 		}
@@ -297,11 +301,11 @@ func migrates(v string) bool {
 	return false
 }
 
-// migrate brings the index to this twasm's schema version, one
+// migrate brings the index to this twasm's schema version by ms, one
 // migration after another, in one transaction: the version is read
 // again once the write lock is held, so that an index another process
 // migrated meanwhile is left as it is.
-func (ix *Index) migrate(ctx context.Context) error {
+func (ix *Index) migrate(ctx context.Context, ms map[string]migration) error {
 	tx, err := ix.db.BeginTx(ctx, nil)
 	if err != nil {
 		return fmt.Errorf("index: migrate: %w", err)
@@ -312,8 +316,8 @@ func (ix *Index) migrate(ctx context.Context) error {
 		return fmt.Errorf("index damaged: %w", err)
 	}
 	for v != schemaVersion {
-		m, ok := migrations[v]
-		if !ok || !migrates(v) {
+		m, ok := ms[v]
+		if !ok || !migrates(ms, v) {
 			return fmt.Errorf("index schema %s, this twasm writes %s", v, schemaVersion)
 		}
 		if _, err := tx.ExecContext(ctx, m.sql); err != nil {

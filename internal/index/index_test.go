@@ -5,8 +5,10 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"hash/fnv"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -468,5 +470,39 @@ func TestSearchPagesAsOneQuery(t *testing.T) {
 				assert.Equal(t, w, got)
 			})
 		}
+	}
+}
+
+// TestBlockFieldsNotCarriedOver: a block's fields are its own line's. The
+// lines are decoded into one reused line whose blocks encoding/json does
+// not zero, so an assistant's answer after a system prompt took the
+// prompt's origin (an origin left out when empty) and ranked as injected.
+func TestBlockFieldsNotCarriedOver(t *testing.T) {
+	root := t.TempDir()
+	recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+		if err := s.UserMessage(ctx, "the task", "the system prompt"); err != nil {
+			return err
+		}
+		return s.AssistantMessage(ctx, transcript.TextBlock("the zebra answer"), transcript.TextBlock("a quagga too"))
+	})
+	ix, _ := openUpdated(t, root)
+	for _, word := range []string{"zebra", "quagga"} {
+		hits := search(t, ix, Query{Text: word})
+		require.Len(t, hits, 1, word)
+		assert.Equal(t, "assistant", hits[0].Role, word)
+		assert.False(t, hits[0].Injected, "%s: the answer took the origin of the block before it", word)
+	}
+	hits := search(t, ix, Query{Text: "system"})
+	require.Len(t, hits, 1)
+	assert.True(t, hits[0].Injected)
+}
+
+// TestTextHashIsFNV: the hash search folds documents by is FNV-1a
+// (hash/fnv's) of the text, as before it was computed in place.
+func TestTextHashIsFNV(t *testing.T) {
+	for _, s := range []string{"", "a", "the same instructions in every session", "déjà vu \x00\xff", strings.Repeat("x\n", 1<<19)} {
+		h := fnv.New64a()
+		h.Write([]byte(s))
+		assert.Equal(t, int64(h.Sum64()), textHash(s), "%.20q", s)
 	}
 }
