@@ -45,7 +45,10 @@
 //     bytes are flushed into the file as a frame before any event made
 //     of them is written (the sink's RawLines), before the early sync,
 //     and at Finish, so a step's bytes begin a frame of their own and a
-//     frame never holds two steps' bytes. A capture continued
+//     frame never holds two steps' bytes. [Run] reads a file a frame
+//     (rawfile.FrameBytes) at a time, a full read written as one frame
+//     before the plugin sees it, and feeds the plugin 256 KiB at a time
+//     (the batches do not depend on the read's size). A capture continued
 //     ([Options.ContinueRaw]) stays of its kind: an older twasm's plain
 //     "*.raw" grows plainly; one that ends in a frame cut short is
 //     refused (rawfile.ErrTorn). The step's RawRef states the raw bytes'

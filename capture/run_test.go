@@ -1,10 +1,13 @@
 package capture
 
 import (
+	"bytes"
 	"context"
 	"errors"
+	"fmt"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
@@ -12,6 +15,7 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
@@ -153,4 +157,108 @@ func TestInstanceClosed(t *testing.T) {
 			assert.NoError(t, err)
 		}
 	}
+}
+
+// batchSizes is the test plugin with every batch the stream sends it
+// counted by size.
+type batchSizes struct{ sizes []int }
+
+func (p *batchSizes) Identity() transcript.PluginRef { return transcript.PluginRef{Name: "test"} }
+
+func (p *batchSizes) NewInstance(context.Context) (normalize.Instance, error) {
+	return sizedInstance{normalize.NativeInstance(testPlugin), p}, nil
+}
+
+type sizedInstance struct {
+	normalize.Instance
+	p *batchSizes
+}
+
+func (s sizedInstance) Feed(ctx context.Context, batch []byte) ([]byte, error) {
+	s.p.sizes = append(s.p.sizes, len(batch))
+	return s.Instance.Feed(ctx, batch)
+}
+
+// TestRunReadsFrames: Run reads a file a frame at a time, so its raw
+// capture holds frames of rawfile.FrameBytes (the file a writer fed
+// whole frames makes), smaller than frames of 256 KiB, while the plugin
+// is sent the batches that reads of 256 KiB gave it before, and the
+// transcript holds the same events. Feed is not re-cut.
+func TestRunReadsFrames(t *testing.T) {
+	var in bytes.Buffer
+	for i := 0; in.Len() < 2*rawfile.FrameBytes+rawfile.FrameBytes/3; i++ {
+		fmt.Fprintf(&in, `{"t":"text","v":"%d %s"}`+"\n", i, strings.Repeat(strconv.Itoa(i*7919), 300))
+	}
+	in.WriteString(`{"t":"end"}` + "\n")
+	input := filepath.Join(t.TempDir(), "in.jsonl")
+	require.NoError(t, os.WriteFile(input, in.Bytes(), 0o600))
+
+	type recorded struct {
+		batches []int
+		raw     []byte
+		types   []transcript.EventType
+	}
+	record := func(feed func(ctx context.Context, s *lifecycle.Step, opts Options) (*Result, error)) recorded {
+		store := recorder.NewStore(t.TempDir())
+		p := &batchSizes{}
+		var res *Result
+		var runID string
+		require.NoError(t, inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
+			runID = s.Run().RunID()
+			var err error
+			res, err = feed(ctx, s, Options{Provider: "test", Store: store, Plugin: p})
+			return err
+		}))
+		rawPath := filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path))
+		back, err := rawfile.ReadFile(rawPath)
+		require.NoError(t, err)
+		require.True(t, bytes.Equal(in.Bytes(), back), "the raw capture holds the input")
+		raw, err := os.ReadFile(rawPath)
+		require.NoError(t, err)
+		path, err := store.TranscriptPath(runID)
+		require.NoError(t, err)
+		var types []transcript.EventType
+		for _, ev := range readEvents(t, path) {
+			types = append(types, ev.Type)
+		}
+		return recorded{p.sizes, raw, types}
+	}
+	read := record(func(ctx context.Context, s *lifecycle.Step, opts Options) (*Result, error) {
+		f, err := os.Open(input)
+		require.NoError(t, err)
+		defer f.Close()
+		return Run(ctx, s, Source{Stdout: f}, opts)
+	})
+	fed := record(func(ctx context.Context, s *lifecycle.Step, opts Options) (*Result, error) {
+		a, err := Start(ctx, s, opts)
+		require.NoError(t, err)
+		for b := in.Bytes(); len(b) > 0; b = b[min(len(b), 256<<10):] {
+			require.NoError(t, a.Feed(ctx, b[:min(len(b), 256<<10)]))
+		}
+		return a.Finish(ctx, nil)
+	})
+	assert.Equal(t, fed.batches, read.batches, "the batches of 256 KiB reads")
+	// Feed (the archive's, a live agent's) hands the stream what it is
+	// given: fed whole, the input makes other batches.
+	whole := record(func(ctx context.Context, s *lifecycle.Step, opts Options) (*Result, error) {
+		a, err := Start(ctx, s, opts)
+		require.NoError(t, err)
+		require.NoError(t, a.Feed(ctx, in.Bytes()))
+		return a.Finish(ctx, nil)
+	})
+	assert.NotEqual(t, fed.batches, whole.batches, "Feed re-cut into 256 KiB pieces")
+	assert.Equal(t, fed.types, whole.types, "the same events")
+	assert.Equal(t, fed.types, read.types, "the same events")
+	assert.Greater(t, len(read.types), 1000)
+
+	frames := filepath.Join(t.TempDir(), "frames.raw.zst")
+	w, err := rawfile.Create(frames)
+	require.NoError(t, err)
+	_, err = w.Write(in.Bytes())
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
+	want, err := os.ReadFile(frames)
+	require.NoError(t, err)
+	assert.True(t, bytes.Equal(want, read.raw), "raw capture of %d bytes, not the %d of frames of a MiB", len(read.raw), len(want))
+	assert.Less(t, len(read.raw), len(fed.raw), "frames of a MiB take less than frames of 256 KiB")
 }

@@ -288,3 +288,54 @@ func FuzzOpen(f *testing.F) {
 		}
 	})
 }
+
+// A whole frame fed at once (capture reads a file a frame at a time) is
+// encoded from the bytes fed, never copied into the writer's buffer, and
+// the file is the one writes of any size make: frames cut at every
+// FrameBytes, the rest at Close.
+func TestWholeFramesNotCopied(t *testing.T) {
+	data := lines(7, 3*FrameBytes+5)
+	dir := t.TempDir()
+	writeAll := func(name string, sizes ...int) []byte {
+		t.Helper()
+		path := filepath.Join(dir, name)
+		w, err := Create(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p := data
+		for i := 0; len(p) > 0; i++ {
+			k := min(len(p), sizes[min(i, len(sizes)-1)])
+			if _, err := w.Write(p[:k]); err != nil {
+				t.Fatal(err)
+			}
+			p = p[k:]
+		}
+		if len(data) >= FrameBytes && sizes[0] >= FrameBytes && cap(w.buf) >= FrameBytes {
+			t.Errorf("%s: the writer's buffer grew to %d bytes for whole frames", name, cap(w.buf))
+		}
+		if err := w.Close(); err != nil {
+			t.Fatal(err)
+		}
+		b, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := ReadFile(path)
+		if err != nil || !bytes.Equal(got, data) {
+			t.Fatalf("%s: read back %d bytes, %v", name, len(got), err)
+		}
+		return b
+	}
+	small := writeAll("small.raw.zst", 4096)
+	for name, sizes := range map[string][]int{
+		"one write.raw.zst":     {len(data)},
+		"frame writes.raw.zst":  {FrameBytes},
+		"two frames.raw.zst":    {2 * FrameBytes},
+		"after pending.raw.zst": {100, len(data)},
+	} {
+		if b := writeAll(name, sizes...); !bytes.Equal(b, small) {
+			t.Errorf("%s: %d bytes, not those of 4 KiB writes (%d)", name, len(b), len(small))
+		}
+	}
+}

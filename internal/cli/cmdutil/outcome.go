@@ -40,10 +40,14 @@ type Outcome struct {
 	Understood bool
 }
 
-// StepOutcome reads a step's result, its raw capture under the storage
-// root (to count non-blank lines, and to run detection when nothing was
-// understood) and the transcript file that holds the step (to count the
-// events the plugin produced in it).
+// StepOutcome reads a step's result and, only when the result shows
+// nothing the plugin recorded (no session, model, usage, answer or
+// dangling call), its raw capture under the storage root (to count
+// non-blank lines, and to run detection when nothing was understood) and
+// the transcript file that holds the step (to count the events the
+// plugin produced in it). A result with content is understood whatever
+// the counts: reading the capture back, which decompresses and scans it
+// whole, would change nothing said.
 //
 // The plugin understood nothing when the step holds nothing from it (no
 // assistant message, tool event or sub-agent, no session, model, usage or
@@ -59,13 +63,6 @@ func StepOutcome(storage, transcriptPath string, res *transcript.AgentResult) Ou
 	for _, n := range res.Unmapped {
 		unmapped += n
 	}
-	raw := rawLines(storage, res)
-	lines := raw.nonBlank
-	if !raw.ok {
-		// No raw capture to count from: every counted line is taken as
-		// non-blank, which can only make the plugin look less lost.
-		lines = res.Lines
-	}
 	// Unmapped counts native types, not lines: one line may count
 	// several (a response with two unknown items), so lines minus
 	// unmapped undercounts what was mapped. What the plugin recorded
@@ -73,9 +70,23 @@ func StepOutcome(storage, transcriptPath string, res *transcript.AgentResult) Ou
 	// answer, call or event) shows a line was understood whatever was
 	// counted beside it; a status alone only when some line was not
 	// counted unmapped.
-	mapped := lines-unmapped-res.FailedLines > 0
 	content := res.SessionID != "" || res.Model != "" || res.Usage != nil || res.FinalText != "" || len(res.Dangling) > 0
-	if !content && res.Raw != nil && lines > 0 {
+	if content {
+		// Understood whatever the counts say: the raw capture is not
+		// read back (decompressed and scanned whole) to count lines
+		// nothing below would use.
+		o.Understood = true
+		return o.problems(res, unmapped)
+	}
+	raw := rawLines(storage, res)
+	lines := raw.nonBlank
+	if !raw.ok {
+		// No raw capture to count from: every counted line is taken as
+		// non-blank, which can only make the plugin look less lost.
+		lines = res.Lines
+	}
+	mapped := lines-unmapped-res.FailedLines > 0
+	if res.Raw != nil && lines > 0 {
 		// An unreadable transcript (-1) tells nothing: the counts decide.
 		ev := stepEvents(transcriptPath, res.Raw.Path)
 		content = ev > 0 || ev < 0 && mapped
@@ -106,6 +117,13 @@ func StepOutcome(storage, transcriptPath string, res *transcript.AgentResult) Ou
 		}
 		o.Problems = append(o.Problems, strings.TrimSuffix(what+": "+hint, ": "))
 	}
+	return o.problems(res, unmapped)
+}
+
+// problems adds to o the clauses that follow whether the plugin
+// understood the input: the status, unmapped lines, dangling calls and
+// lines lost to a fault.
+func (o Outcome) problems(res *transcript.AgentResult, unmapped int) Outcome {
 	// An output with nothing understood is incomplete by definition:
 	// the status is news only when the provider said why.
 	if res.Status != transcript.StatusOK && res.Status != "" && (o.Understood || res.Error != "") {

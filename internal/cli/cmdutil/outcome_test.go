@@ -9,6 +9,8 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -226,10 +228,9 @@ func TestRunStartAndLatest(t *testing.T) {
 }
 
 // The start of the raw capture is read for detection only when the plugin
-// understood nothing: an understood step of a large capture costs its
-// line count, no copy of its first 256 KiB (which every record and import
-// made, in a buffer grown from nothing). Detection still sees the start
-// when it runs.
+// understood nothing: an understood step of a large capture makes no copy
+// of its first 256 KiB (which every record and import made, in a buffer
+// grown from nothing). Detection still sees the start when it runs.
 func TestStepOutcomeReadsTheSampleOnlyForDetection(t *testing.T) {
 	storage := t.TempDir()
 	example, err := os.ReadFile(filepath.Join("..", "..", "..", "examples", "claude", "stream-json.jsonl"))
@@ -257,5 +258,50 @@ func TestStepOutcomeReadsTheSampleOnlyForDetection(t *testing.T) {
 	o := StepOutcome(storage, "", res)
 	if o.Understood || len(o.Problems) == 0 || !strings.Contains(o.Problems[0], "detection says claude") {
 		t.Errorf("not understood: %+v", o)
+	}
+}
+
+// A step whose result shows what the plugin recorded is understood
+// whatever the line counts say, so its raw capture is not read back
+// (reading decompressed or scanned it whole after every record, import
+// and synced part, through a 64 KiB buffer at least). The problems said
+// are the same as before.
+func TestStepOutcomeUnderstoodReadsNoCapture(t *testing.T) {
+	storage := t.TempDir()
+	if err := os.WriteFile(filepath.Join(storage, "large.raw"), bytes.Repeat([]byte("{}\n"), 1<<20/3), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	exit1 := 1
+	tests := []struct {
+		name string
+		res  transcript.AgentResult
+		want []string
+	}{
+		{"session", transcript.AgentResult{Provider: "p", Status: "ok", SessionID: "s"}, nil},
+		{"model and unmapped", transcript.AgentResult{Provider: "p", Status: "ok", Model: "m", Unmapped: map[string]int{"x": 3}}, []string{"3 unmapped line(s) (x 3)"}},
+		{"dangling, error, faults", transcript.AgentResult{Provider: "p", Status: "error", Error: "quota", ExitCode: &exit1, Dangling: []string{"c"}, FailedLines: 2},
+			[]string{"status error: quota (exit code 1)", "1 tool call(s) without a result", "2 line(s) lost to a plugin fault"}},
+		{"usage, incomplete", transcript.AgentResult{Provider: "p", Status: "incomplete", Usage: &transcript.Usage{InputTokens: new(int64(1))}},
+			[]string{"status incomplete: the output ended without the provider's final event"}},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			res := tc.res
+			res.Raw = &transcript.RawRef{Path: "large.raw"}
+			o := StepOutcome(storage, filepath.Join(storage, "none.jsonl"), &res)
+			if !o.Understood || !slices.Equal(o.Problems, tc.want) {
+				t.Errorf("%+v, want understood and %q", o, tc.want)
+			}
+			const runs = 5
+			var before, after runtime.MemStats
+			runtime.ReadMemStats(&before)
+			for range runs {
+				StepOutcome(storage, "", &res)
+			}
+			runtime.ReadMemStats(&after)
+			if n := (after.TotalAlloc - before.TotalAlloc) / runs; n >= 32<<10 {
+				t.Errorf("%d bytes allocated by a call: the 1 MiB capture is read", n)
+			}
+		})
 	}
 }
