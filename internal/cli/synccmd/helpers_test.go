@@ -24,15 +24,6 @@ func doctorStores(t *testing.T, h *clitest.Home, dir string) map[string]doctorSt
 	return clitest.DoctorStores(t, r.Out)
 }
 
-// syncOutcomes runs `twasm sync`, which must leave the agent's files
-// under dir as they were, and returns its outcomes (clitest.Outcomes).
-func syncOutcomes(t *testing.T, h *clitest.Home, dir string) map[string][]string {
-	t.Helper()
-	var r clitest.Result
-	clitest.Unchanged(t, dir, "sync", func() { r = h.OK("sync") })
-	return clitest.Outcomes(r.Out)
-}
-
 // got0 is the first of ids, failing the test when there is none.
 func got0(t *testing.T, ids []string) string {
 	t.Helper()
