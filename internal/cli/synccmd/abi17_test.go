@@ -31,9 +31,7 @@ func TestSyncABI17Plugin(t *testing.T) {
 
 	got := syncWant(t, h, repo, "sync: the 1.7 plugin's session", map[string]int{"new": 1})
 	run := got["new"][0]
-	tr := clitest.TranscriptPath(h.Stor, run)
-	clitest.Validate(t, tr)
-	b := string(clitest.ReadFile(t, tr))
+	b := runText(t, h, run)
 	for _, want := range []string{`{\"$twasm\":\"source\",\"store\":\"Old17 history\"`, `\"project\":\"` + repo + `\"`, `{\"text\":\"hello\"}`} {
 		if !strings.Contains(b, want) {
 			t.Errorf("the 1.7 plugin's run lacks %s:\n%s", want, b)

@@ -135,9 +135,7 @@ func TestSyncCrushProjects(t *testing.T) {
 	got := syncWant(t, h, h.Dir, "first sync: both projects' sessions", map[string]int{"new": 2})
 	seen := map[string]bool{}
 	for _, id := range got["new"] {
-		tr := clitest.TranscriptPath(h.Stor, id)
-		clitest.Validate(t, tr)
-		b := string(clitest.ReadFile(t, tr))
+		b := runText(t, h, id)
 		for _, s := range []string{"ses_app", "ses_lib"} {
 			if strings.Contains(b, `"session_id":"`+s+`"`) && strings.Contains(b, "Done with "+s) {
 				seen[s] = true

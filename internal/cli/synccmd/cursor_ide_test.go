@@ -70,9 +70,7 @@ func TestSyncCursorIDE(t *testing.T) {
 	got := syncWant(t, h, dir, "first sync: want both composers new", map[string]int{"new": 2})
 	run, sub := "", ""
 	for _, id := range got["new"] {
-		tr := clitest.TranscriptPath(h.Stor, id)
-		clitest.Validate(t, tr)
-		switch b := string(clitest.ReadFile(t, tr)); {
+		switch b := runText(t, h, id); {
 		case strings.Contains(b, "Run the tests and fix what fails."):
 			run = id
 			for _, want := range []string{`"session_id":"c-main"`, `"model":"claude-4.5-sonnet"`, `"call_id":"toolu_01"`, `"exit_code":1`, `"status":"denied"`, `"status":"cancelled"`, `"output":"{\"contents\":\"package parse\"}"`, `"input_tokens":1200`, `"output_tokens":80`, `"timestamp":"2026-01-01T10:00:02.000Z"`, "Start with the suite."} {
@@ -103,12 +101,7 @@ func TestSyncCursorIDE(t *testing.T) {
 	if err := c.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := syncWant(t, h, dir, "third sync", map[string]int{"grown": 1}); got["grown"][0] != run {
-		t.Fatalf("third sync: want run %s grown: %v", run, got)
-	}
-	tr := clitest.TranscriptPath(h.Stor, run)
-	clitest.Validate(t, tr)
-	b := string(clitest.ReadFile(t, tr))
+	b := syncGrown(t, h, dir, "third sync", run)
 	for _, want := range []string{`"output":"ok parse"`, "Fixed: an off-by-one."} {
 		if !strings.Contains(b, want) {
 			t.Errorf("run %s lacks %q", run, want)

@@ -43,9 +43,7 @@ func TestSyncCursor(t *testing.T) {
 	got := syncWant(t, h, dir, "first sync: want the conversation and its sub-agent new", map[string]int{"new": 2})
 	run, sub := "", ""
 	for _, rid := range got["new"] {
-		tr := clitest.TranscriptPath(h.Stor, rid)
-		clitest.Validate(t, tr)
-		switch b := string(clitest.ReadFile(t, tr)); {
+		switch b := runText(t, h, rid); {
 		case strings.Contains(b, "Endpoint is mounted at /health."):
 			run = rid
 			for _, want := range []string{`"session_id":"` + id + `"`, `"timestamp":"2026-05-03T19:09:00`, `"name":"Shell"`, `"command":"npm test"`, `"status":"ok"`, "keeps no tool results"} {
@@ -98,12 +96,7 @@ func TestSyncCursor(t *testing.T) {
 	if err := os.Chtimes(main, old, old); err != nil {
 		t.Fatal(err)
 	}
-	if got := syncWant(t, h, dir, "third sync", map[string]int{"grown": 1}); got["grown"][0] != run {
-		t.Fatalf("third sync: want run %s grown: %v", run, got)
-	}
-	tr := clitest.TranscriptPath(h.Stor, run)
-	clitest.Validate(t, tr)
-	b := string(clitest.ReadFile(t, tr))
+	b := syncGrown(t, h, dir, "third sync", run)
 	if !strings.Contains(b, "Documented in README.") || strings.Count(b, "add a health check endpoint") != 1 || strings.Count(b, `"type":"tool.call"`) != 2 {
 		t.Errorf("grown run: want the new turn, the first prompt once and the two calls once:\n%s", b)
 	}

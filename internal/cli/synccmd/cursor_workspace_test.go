@@ -60,9 +60,7 @@ func TestSyncCursorIDEWorkspace(t *testing.T) {
 	got := syncWant(t, h, user, "first sync: want the three composers new", map[string]int{"new": 3})
 	seen := 0
 	for _, id := range got["new"] {
-		tr := clitest.TranscriptPath(h.Stor, id)
-		clitest.Validate(t, tr)
-		b := string(clitest.ReadFile(t, tr))
+		b := runText(t, h, id)
 		switch {
 		case strings.Contains(b, "Answer of c-app"):
 			seen++

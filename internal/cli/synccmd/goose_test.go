@@ -112,9 +112,7 @@ func TestSyncGoose(t *testing.T) {
 	got := syncWant(t, h, dir, "first sync", map[string]int{"new": 3})
 	run1, sub, old := "", "", ""
 	for _, id := range got["new"] {
-		tr := clitest.TranscriptPath(h.Stor, id)
-		clitest.Validate(t, tr)
-		switch b := string(clitest.ReadFile(t, tr)); {
+		switch b := runText(t, h, id); {
 		case strings.Contains(b, "Run the tests."):
 			run1 = id
 			for _, want := range []string{`"call_id":"toolu_1"`, `"status":"error"`, `"input_tokens":5000`, `"output_tokens":300`, `"model":"claude-sonnet-4-5"`} {
@@ -148,12 +146,7 @@ func TestSyncGoose(t *testing.T) {
 	if err := g.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
-	if got := syncWant(t, h, dir, "third sync", map[string]int{"grown": 1}); got["grown"][0] != run1 {
-		t.Fatalf("third sync: want run %s grown: %v", run1, got)
-	}
-	tr := clitest.TranscriptPath(h.Stor, run1)
-	clitest.Validate(t, tr)
-	b := string(clitest.ReadFile(t, tr))
+	b := syncGrown(t, h, dir, "third sync", run1)
 	for _, want := range []string{`"output":"package parse"`, "Found it: an off-by-one.", `"input_tokens":9000`} {
 		if !strings.Contains(b, want) {
 			t.Errorf("run %s lacks %q", run1, want)

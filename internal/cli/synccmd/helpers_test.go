@@ -150,3 +150,22 @@ func syncWant(t *testing.T, h *clitest.Home, dir, what string, want map[string]i
 
 // nothing is what a sync with nothing new archives (syncWant).
 var nothing = map[string]int(nil)
+
+// syncGrown runs `twasm sync` (syncWant: the agent's files under dir
+// unchanged) and fails the test (what names the sync) unless it grows run
+// and nothing else; it returns the run's transcript, validated.
+func syncGrown(t *testing.T, h *clitest.Home, dir, what, run string) string {
+	t.Helper()
+	if got := syncWant(t, h, dir, what, map[string]int{"grown": 1}); got["grown"][0] != run {
+		t.Fatalf("%s: want run %s grown: %v", what, run, got)
+	}
+	return runText(t, h, run)
+}
+
+// runText is the transcript of run id, which must be valid.
+func runText(t *testing.T, h *clitest.Home, id string) string {
+	t.Helper()
+	tr := clitest.TranscriptPath(h.Stor, id)
+	clitest.Validate(t, tr)
+	return string(clitest.ReadFile(t, tr))
+}
