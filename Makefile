@@ -42,8 +42,14 @@ WASM_SRC  := $(shell find abi internal/wire plugins -name '*.go' -not -name '*_t
 # A change of toolchain or flags rebuilds the modules.
 TOOLCHAIN_STAMP := bin/wasm-toolchain
 $(shell mkdir -p bin; echo '$(WASM_TOOLCHAIN) $(TINYGO_FLAGS)' | cmp -s - $(TOOLCHAIN_STAMP) || echo '$(WASM_TOOLCHAIN) $(TINYGO_FLAGS)' > $(TOOLCHAIN_STAMP))
-# wasm-build TOOLCHAIN,OUT,PLUGIN
-wasm-build = $(if $(filter tinygo,$(1)),$(TINYGO) build -target=wasip1 -buildmode=c-shared $(TINYGO_FLAGS) -o $(2) ./plugins/$(3)/wasm,GOOS=wasip1 GOARCH=wasm $(GO) build -trimpath -buildmode=c-shared -o $(2) ./plugins/$(3)/wasm)
+# wasm-build TOOLCHAIN,OUT,PLUGIN: TinyGo (-target=wasip1 -buildmode=c-shared
+# $(TINYGO_FLAGS)) or Go (GOOS=wasip1 GOARCH=wasm -trimpath
+# -buildmode=c-shared), through internal/tools/wasmbuild, which also keeps a
+# copy in the tests' build cache (~/.cache/twasm-test-wasm) under the key the
+# tests' own build of the same sources would have: pluginbench and the
+# tests that build a bundled plugin then reuse it instead of building it
+# again (internal/tools/pluginbuild).
+wasm-build = $(GO) run ./internal/tools/pluginbuild -toolchain $(1) -o $(2) ./plugins/$(3)/wasm
 # TinyGo is installed (or found installed) before the first TinyGo build.
 needs-tinygo = $(if $(filter tinygo,$(1)),tinygo)
 

@@ -36,28 +36,21 @@ func TestSyncAmpThread(t *testing.T) {
 
 	store := filepath.Join(h.Dir, ".local", "share", "amp")
 	doctor := func() map[string]doctorStore { t.Helper(); return doctorStores(t, h, store) }
-	sync := func() map[string][]string { t.Helper(); return syncOutcomes(t, h, store) }
+	sync := func(what string, want map[string]int) map[string][]string {
+		t.Helper()
+		return syncWant(t, h, store, what, want)
+	}
 
 	if s := doctor()["Amp threads"]; !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "amp" || s.Dir != filepath.Join(store, "threads") {
 		t.Fatalf("doctor before sync: %+v", s)
 	}
-	got := sync()
-	if len(got["new"]) != 1 || len(got) != 1 {
-		t.Fatalf("first sync: %v", got)
-	}
-	if got := sync(); len(got) != 0 {
-		t.Fatalf("second sync with nothing new: %v", got)
-	}
+	sync("first sync", map[string]int{"new": 1})
+	sync("second sync with nothing new", nothing)
 
 	// Amp rewrites the thread with the next two turns: one part more.
 	h.Put(rel, full, 30*time.Minute)
-	got = sync()
-	if len(got) != 1 || len(got["grown"]) != 1 {
-		t.Fatalf("sync after a rewrite: %v", got)
-	}
-	if got := sync(); len(got) != 0 {
-		t.Fatalf("sync with nothing new: %v", got)
-	}
+	got := sync("sync after a rewrite", map[string]int{"grown": 1})
+	sync("sync with nothing new", nothing)
 	if s := doctor()["Amp threads"]; s.Archived != 1 || s.NotArchived != 0 {
 		t.Errorf("doctor after sync: %+v", s)
 	}

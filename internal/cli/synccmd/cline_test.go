@@ -74,30 +74,26 @@ func TestSyncClineTask(t *testing.T) {
 		}
 		return s
 	}
-	sync := func() map[string][]string { t.Helper(); return syncOutcomes(t, h, dir) }
+	sync := func(what string, want map[string]int) map[string][]string {
+		t.Helper()
+		return syncWant(t, h, dir, what, want)
+	}
 
 	write(ui[:7], api[:5], time.Hour)
 	if s := doctor(); !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "cline" || s.Dir != filepath.Join(h.Dir, ".cline", "data", "tasks") {
 		t.Fatalf("doctor before sync: %+v", s)
 	}
-	got := sync()
-	if len(got["new"]) != 1 {
-		t.Fatalf("first sync: %v", got)
-	}
+	got := sync("first sync", map[string]int{"new": 1})
 	runID := got["new"][0]
-	if got := sync(); len(got) != 0 {
-		t.Fatalf("second sync with nothing new: %v", got)
-	}
+	sync("second sync with nothing new", nothing)
 
 	// A turn: Cline rewrites both arrays whole.
 	write(ui, api, 30*time.Minute)
-	got = sync()
-	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != runID {
-		t.Fatalf("sync after a turn: %v", got)
+	got = sync("sync after a turn", map[string]int{"grown": 1})
+	if got["grown"][0] != runID {
+		t.Fatalf("sync after a turn: want run %s grown: %v", runID, got)
 	}
-	if got := sync(); len(got) != 0 {
-		t.Fatalf("sync with nothing new: %v", got)
-	}
+	sync("sync with nothing new", nothing)
 	if s := doctor(); s.Archived != 1 || s.NotArchived != 0 {
 		t.Errorf("doctor after sync: %+v", s)
 	}

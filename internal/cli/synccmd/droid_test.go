@@ -44,23 +44,18 @@ func TestSyncDroidSession(t *testing.T) {
 
 	store := filepath.Join(h.Dir, ".factory", "sessions")
 	doctor := func() map[string]doctorStore { t.Helper(); return doctorStores(t, h, store) }
-	sync := func() map[string][]string { t.Helper(); return syncOutcomes(t, h, store) }
+	sync := func(what string, want map[string]int) map[string][]string {
+		t.Helper()
+		return syncWant(t, h, store, what, want)
+	}
 	if s := doctor()["Factory Droid sessions"]; !s.Found || s.Sessions != 1 || s.NotArchived != 1 || s.Provider != "droid" || s.Dir != store {
 		t.Fatalf("doctor before sync: %+v", s)
 	}
-	got := sync()
-	if len(got["new"]) != 1 || len(got) != 1 {
-		t.Fatalf("first sync: %v", got)
-	}
-	if got := sync(); len(got) != 0 {
-		t.Fatalf("second sync with nothing new: %v", got)
-	}
+	sync("first sync", map[string]int{"new": 1})
+	sync("second sync with nothing new", nothing)
 	h.Put(filepath.Join(dir, id+".jsonl"), bytes.Join(session, nil), 30*time.Minute)
 	h.Put(filepath.Join(dir, id+".settings.json"), settings, 30*time.Minute)
-	got = sync()
-	if len(got) != 1 || len(got["grown"]) != 1 {
-		t.Fatalf("sync after the session went on: %v", got)
-	}
+	got := sync("sync after the session went on", map[string]int{"grown": 1})
 	if s := doctor()["Factory Droid sessions"]; s.Archived != 1 || s.NotArchived != 0 {
 		t.Errorf("doctor after sync: %+v", s)
 	}

@@ -2,7 +2,6 @@ package synccmd_test
 
 import (
 	"encoding/json"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -79,24 +78,8 @@ func TestSyncGoose(t *testing.T) {
 			`{"id":null,"role":"user","created":1735725600,"content":[{"type":"text","text":"An older session's prompt."}]}`+"\n"+
 			`{"id":null,"role":"assistant","created":1735725602,"content":[{"type":"text","text":"An older session's answer."}]}`+"\n"), time.Hour)
 
-	// unchanged runs cmd and fails the test if the store's directory
-	// changed (bytes, modification time, mode, files added or removed).
-	unchanged := func(what string, cmd func()) {
-		t.Helper()
-		before := clitest.HashTree(t, dir)
-		cmd()
-		if after := clitest.HashTree(t, dir); !maps.Equal(before, after) {
-			t.Fatalf("%s changed the agent's files:\nbefore %v\nafter  %v", what, before, after)
-		}
-	}
-	sync := func() clitest.Result {
-		t.Helper()
-		var r clitest.Result
-		unchanged("sync", func() { r = h.OK("sync") })
-		return r
-	}
 	var r clitest.Result
-	unchanged("doctor", func() { r = h.OK("doctor", "--json") })
+	clitest.Unchanged(t, dir, "doctor", func() { r = h.OK("doctor", "--json") })
 	var doc struct {
 		Stores []struct {
 			Name, Provider, Plugin, Kind, Dir string
@@ -126,16 +109,10 @@ func TestSyncGoose(t *testing.T) {
 		t.Fatalf("doctor lists %d of Goose's 2 stores:\n%s", seen, r.Out)
 	}
 
-	r = sync()
-	got := clitest.Outcomes(r.Out)
-	if len(got["new"]) != 3 {
-		t.Fatalf("first sync: %v", r)
-	}
+	got := syncWant(t, h, dir, "first sync", map[string]int{"new": 3})
 	run1, sub, old := "", "", ""
 	for _, id := range got["new"] {
-		tr := clitest.TranscriptPath(h.Stor, id)
-		clitest.Validate(t, tr)
-		switch b := string(clitest.ReadFile(t, tr)); {
+		switch b := runText(t, h, id); {
 		case strings.Contains(b, "Run the tests."):
 			run1 = id
 			for _, want := range []string{`"call_id":"toolu_1"`, `"status":"error"`, `"input_tokens":5000`, `"output_tokens":300`, `"model":"claude-sonnet-4-5"`} {
@@ -153,14 +130,12 @@ func TestSyncGoose(t *testing.T) {
 		}
 	}
 	if run1 == "" || sub == "" || old == "" {
-		t.Fatalf("runs: session %q, sub-agent %q, session file %q: %v", run1, sub, old, r)
+		t.Fatalf("runs: session %q, sub-agent %q, session file %q: %v", run1, sub, old, got)
 	}
 	if !strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, sub))), `"parent_run_id":"`+run1+`"`) {
 		t.Errorf("the sub-agent session's run is not a child of %s", run1)
 	}
-	if r = sync(); len(clitest.Outcomes(r.Out)) != 0 || !strings.Contains(r.ErrOut, "0 new") {
-		t.Errorf("second sync: %v", r)
-	}
+	syncWant(t, h, dir, "second sync", nothing)
 
 	// Goose runs again: the pending command's response, an answer, the
 	// session's counters.
@@ -171,14 +146,7 @@ func TestSyncGoose(t *testing.T) {
 	if err := g.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r = sync()
-	got = clitest.Outcomes(r.Out)
-	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != run1 {
-		t.Fatalf("third sync: want run %s grown, nothing else: %v", run1, r)
-	}
-	tr := clitest.TranscriptPath(h.Stor, run1)
-	clitest.Validate(t, tr)
-	b := string(clitest.ReadFile(t, tr))
+	b := syncGrown(t, h, dir, "third sync", run1)
 	for _, want := range []string{`"output":"package parse"`, "Found it: an off-by-one.", `"input_tokens":9000`} {
 		if !strings.Contains(b, want) {
 			t.Errorf("run %s lacks %q", run1, want)
@@ -193,9 +161,7 @@ func TestSyncGoose(t *testing.T) {
 	if n := strings.Count(b, "Run the tests."); n != 1 {
 		t.Errorf("the prompt is archived %d times", n)
 	}
-	if r = sync(); len(clitest.Outcomes(r.Out)) != 0 {
-		t.Errorf("fourth sync: %v", r)
-	}
+	syncWant(t, h, dir, "fourth sync", nothing)
 
 	// The database gone, the run is rebuilt from its raw capture.
 	if err := os.Remove(filepath.Join(dir, "sessions.db")); err != nil {

@@ -1,9 +1,14 @@
 package synccmd_test
 
 import (
+	"encoding/json"
+	"path/filepath"
+	"strings"
 	"testing"
+	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
+	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -17,15 +22,6 @@ func doctorStores(t *testing.T, h *clitest.Home, dir string) map[string]doctorSt
 	var r clitest.Result
 	clitest.Unchanged(t, dir, "doctor", func() { r = h.OK("doctor", "--json") })
 	return clitest.DoctorStores(t, r.Out)
-}
-
-// syncOutcomes runs `twasm sync`, which must leave the agent's files
-// under dir as they were, and returns its outcomes (clitest.Outcomes).
-func syncOutcomes(t *testing.T, h *clitest.Home, dir string) map[string][]string {
-	t.Helper()
-	var r clitest.Result
-	clitest.Unchanged(t, dir, "sync", func() { r = h.OK("sync") })
-	return clitest.Outcomes(r.Out)
 }
 
 // got0 is the first of ids, failing the test when there is none.
@@ -80,4 +76,96 @@ func tallyRun(t *testing.T, path string) runTally {
 		}
 	}
 	return r
+}
+
+// runProjects are the runs `twasm ls --json` lists, each with its
+// project as ls shows it ("" for none).
+func runProjects(t *testing.T, h *clitest.Home) map[string]string {
+	t.Helper()
+	out := map[string]string{}
+	for _, line := range strings.Split(strings.TrimSpace(h.OK("ls", "--json").Out), "\n") {
+		var row struct {
+			RunID   string `json:"run_id"`
+			Project string `json:"project"`
+		}
+		if err := json.Unmarshal([]byte(line), &row); err != nil || row.RunID == "" {
+			t.Fatalf("ls --json line %q: %v", line, err)
+		}
+		out[row.RunID] = row.Project
+	}
+	return out
+}
+
+// usageByProject is `twasm usage --by project --json`: the sessions of
+// each project ("(no project)" for those that state none).
+func usageByProject(t *testing.T, h *clitest.Home) map[string]int {
+	t.Helper()
+	r := h.OK("usage", "--by", "project", "--json")
+	var rep struct {
+		Groups []struct {
+			Key      string
+			Sessions int
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Out), &rep); err != nil {
+		t.Fatalf("usage --by project --json: %v\n%s", err, r.Out)
+	}
+	out := map[string]int{}
+	for _, g := range rep.Groups {
+		out[g.Key] += g.Sessions
+	}
+	return out
+}
+
+// dropPlugin builds the test plugin in dir and drops it into the user's
+// plugin directory of h ($XDG_CONFIG_HOME/twasm/plugins).
+func dropPlugin(t *testing.T, h *clitest.Home, dir, name string) {
+	t.Helper()
+	h.Put(filepath.Join(".config", "twasm", "plugins", name+".wasm"), wasmbuild.ForTest(t, dir), time.Hour)
+}
+
+// syncWant runs `twasm sync`, which must leave the agent's files under
+// dir as they were, and fails the test (what names the sync) unless its
+// outcomes are want's, action by action and nothing else (a sync that
+// archives nothing also says "0 new"); it returns the outcomes. The
+// store tests' sequence is: its sessions new, nothing, one run grown,
+// nothing.
+func syncWant(t *testing.T, h *clitest.Home, dir, what string, want map[string]int) map[string][]string {
+	t.Helper()
+	var r clitest.Result
+	clitest.Unchanged(t, dir, "sync", func() { r = h.OK("sync") })
+	got := clitest.Outcomes(r.Out)
+	ok := len(got) == len(want)
+	for action, n := range want {
+		ok = ok && len(got[action]) == n
+	}
+	if len(want) == 0 {
+		ok = ok && strings.Contains(r.ErrOut, "0 new")
+	}
+	if !ok {
+		t.Fatalf("%s: want %v: %v", what, want, r)
+	}
+	return got
+}
+
+// nothing is what a sync with nothing new archives (syncWant).
+var nothing = map[string]int(nil)
+
+// syncGrown runs `twasm sync` (syncWant: the agent's files under dir
+// unchanged) and fails the test (what names the sync) unless it grows run
+// and nothing else; it returns the run's transcript, validated.
+func syncGrown(t *testing.T, h *clitest.Home, dir, what, run string) string {
+	t.Helper()
+	if got := syncWant(t, h, dir, what, map[string]int{"grown": 1}); got["grown"][0] != run {
+		t.Fatalf("%s: want run %s grown: %v", what, run, got)
+	}
+	return runText(t, h, run)
+}
+
+// runText is the transcript of run id, which must be valid.
+func runText(t *testing.T, h *clitest.Home, id string) string {
+	t.Helper()
+	tr := clitest.TranscriptPath(h.Stor, id)
+	clitest.Validate(t, tr)
+	return string(clitest.ReadFile(t, tr))
 }

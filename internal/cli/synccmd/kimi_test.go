@@ -33,7 +33,10 @@ func TestSyncKimi(t *testing.T) {
 		clitest.ReadFile(t, clitest.Golden("kimi", "legacy_subagent_denied.jsonl")), 48*time.Hour)
 
 	doctor := func() map[string]doctorStore { t.Helper(); return doctorStores(t, h, h.Dir) }
-	sync := func() map[string][]string { t.Helper(); return syncOutcomes(t, h, h.Dir) }
+	sync := func(what string, want map[string]int) map[string][]string {
+		t.Helper()
+		return syncWant(t, h, h.Dir, what, want)
+	}
 	stores := doctor()
 	for name, dir := range map[string]string{
 		"Kimi Code sessions": filepath.Join(h.Dir, ".kimi-code", "sessions"),
@@ -44,10 +47,7 @@ func TestSyncKimi(t *testing.T) {
 			t.Fatalf("doctor before sync, %s: %+v", name, s)
 		}
 	}
-	got := sync()
-	if len(got["new"]) != 3 || len(got) != 1 {
-		t.Fatalf("first sync: %v", got)
-	}
+	got := sync("first sync", map[string]int{"new": 3})
 	first := got["new"]
 	var top []string
 	for _, id := range first {
@@ -58,14 +58,9 @@ func TestSyncKimi(t *testing.T) {
 	if len(top) != 2 {
 		t.Fatalf("first sync: %d top-level runs of %v, want 2 (the sub-agent's journal a child run)", len(top), first)
 	}
-	if got := sync(); len(got) != 0 {
-		t.Fatalf("second sync with nothing new: %v", got)
-	}
+	sync("second sync with nothing new", nothing)
 	h.Put(rel, journal, 30*time.Minute)
-	got = sync()
-	if len(got) != 1 || len(got["grown"]) != 1 {
-		t.Fatalf("sync after the turn went on: %v", got)
-	}
+	got = sync("sync after the turn went on", map[string]int{"grown": 1})
 	for name, s := range doctor() {
 		if s.Provider == "kimi" && (s.Archived != s.Sessions || s.NotArchived != 0) {
 			t.Errorf("doctor after sync, %s: %+v", name, s)

@@ -3,7 +3,6 @@ package synccmd_test
 import (
 	"encoding/json"
 	"fmt"
-	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -92,15 +91,6 @@ func TestSyncOpenCode(t *testing.T) {
 	tree("message/ses_0oldsub/msg_s1.json", `{"id":"msg_s1","sessionID":"ses_0oldsub","role":"user","time":{"created":1752077601000},"modelID":"claude-sonnet-4","providerID":"anthropic"}`)
 	tree("part/msg_s1/prt_s1a.json", `{"id":"prt_s1a","messageID":"msg_s1","sessionID":"ses_0oldsub","type":"text","text":"An older sub-agent's task.","synthetic":true}`)
 
-	sync := func() clitest.Result {
-		t.Helper()
-		before := clitest.HashTree(t, dbDir)
-		r := h.OK("sync")
-		if after := clitest.HashTree(t, dbDir); !maps.Equal(before, after) {
-			t.Fatalf("sync changed the agent's files:\nbefore %v\nafter  %v", before, after)
-		}
-		return r
-	}
 	r := h.OK("doctor", "--json")
 	var doc struct {
 		Stores []struct {
@@ -132,11 +122,7 @@ func TestSyncOpenCode(t *testing.T) {
 		t.Fatalf("doctor does not list OpenCode's two stores:\n%s", r.Out)
 	}
 
-	r = sync()
-	got := clitest.Outcomes(r.Out)
-	if len(got["new"]) != 5 {
-		t.Fatalf("first sync: want the database's 3 sessions and the tree's 2 others: %v", r)
-	}
+	got := syncWant(t, h, dbDir, "first sync: want the database's 3 sessions and the tree's 2 others", map[string]int{"new": 5})
 	// ses_1, in both stores, is archived once; the tree's sub-agent is a
 	// child run of its parent's.
 	var holding []string
@@ -186,9 +172,7 @@ func TestSyncOpenCode(t *testing.T) {
 			}
 		}
 	}
-	if r = sync(); len(clitest.Outcomes(r.Out)) != 0 || !strings.Contains(r.ErrOut, "0 new") {
-		t.Errorf("second sync: %v", r)
-	}
+	syncWant(t, h, dbDir, "second sync", nothing)
 	r = h.OK("doctor", "--json")
 	if !strings.Contains(r.Out, `"name":"OpenCode"`) || !strings.Contains(r.Out, `"archived":3`) {
 		t.Errorf("doctor after sync: %s", r.Out)
@@ -212,14 +196,7 @@ func TestSyncOpenCode(t *testing.T) {
 	if err := oc.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
-	r = sync()
-	got = clitest.Outcomes(r.Out)
-	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != run1 {
-		t.Fatalf("third sync: want run %s grown, nothing else: %v", run1, r)
-	}
-	tr := clitest.TranscriptPath(h.Stor, run1)
-	clitest.Validate(t, tr)
-	b := string(clitest.ReadFile(t, tr))
+	b := syncGrown(t, h, dbDir, "third sync", run1)
 	for _, want := range []string{`"output":"go.mod\nmain.go\n"`, "Two files: go.mod and main.go."} {
 		if !strings.Contains(b, want) {
 			t.Errorf("run %s lacks %q", run1, want)
@@ -231,9 +208,7 @@ func TestSyncOpenCode(t *testing.T) {
 	if n := strings.Count(b, "List the files."); n != 1 {
 		t.Errorf("the prompt is archived %d times", n)
 	}
-	if r = sync(); len(clitest.Outcomes(r.Out)) != 0 {
-		t.Errorf("fourth sync: %v", r)
-	}
+	syncWant(t, h, dbDir, "fourth sync", nothing)
 
 	// The database gone, the run is rebuilt from its raw capture.
 	if err := os.RemoveAll(dbDir); err != nil {

@@ -29,7 +29,10 @@ func TestSyncQwenChat(t *testing.T) {
 
 	store := filepath.Join(h.Dir, ".qwen")
 	doctor := func() map[string]doctorStore { t.Helper(); return doctorStores(t, h, store) }
-	sync := func() map[string][]string { t.Helper(); return syncOutcomes(t, h, store) }
+	sync := func(what string, want map[string]int) map[string][]string {
+		t.Helper()
+		return syncWant(t, h, store, what, want)
+	}
 
 	stores := doctor()
 	for name, dir := range map[string]string{
@@ -41,23 +44,13 @@ func TestSyncQwenChat(t *testing.T) {
 			t.Fatalf("doctor before sync, %s: %+v", name, s)
 		}
 	}
-	got := sync()
-	if len(got["new"]) != 2 || len(got) != 1 {
-		t.Fatalf("first sync: %v", got)
-	}
-	if got := sync(); len(got) != 0 {
-		t.Fatalf("second sync with nothing new: %v", got)
-	}
+	sync("first sync", map[string]int{"new": 2})
+	sync("second sync with nothing new", nothing)
 
 	// The chat grows by the rest of the turn: one part more.
 	h.Put(rel, chat, 30*time.Minute)
-	got = sync()
-	if len(got) != 1 || len(got["grown"]) != 1 {
-		t.Fatalf("sync after a turn: %v", got)
-	}
-	if got := sync(); len(got) != 0 {
-		t.Fatalf("sync with nothing new: %v", got)
-	}
+	got := sync("sync after a turn", map[string]int{"grown": 1})
+	sync("sync with nothing new", nothing)
 	for name, s := range doctor() {
 		if s.Provider == "qwen" && (s.Archived != 1 || s.NotArchived != 0) {
 			t.Errorf("doctor after sync, %s: %+v", name, s)

@@ -9,6 +9,7 @@ import (
 	"errors"
 	"fmt"
 	"io/fs"
+	"net"
 	"os"
 	"path/filepath"
 	"strings"
@@ -18,14 +19,32 @@ import (
 	"github.com/twasm/twasm/internal/cli"
 	"github.com/twasm/twasm/internal/cli/iostreams"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/tools/wasmbuild"
 	"github.com/twasm/twasm/transcript"
 
 	_ "modernc.org/sqlite"
 )
 
-// Root is the module root, from the directory of a command's package
-// (internal/cli/<cmd>), where its tests run.
-var Root = filepath.Join("..", "..", "..")
+// Root is the module root, relative to the directory a test runs in
+// (its package's): the nearest directory up with a go.mod, as
+// internal/cli/<cmd> gives ../../.. and internal/cli ../.. .
+var Root = moduleRoot()
+
+func moduleRoot() string {
+	rel := "."
+	for range 8 {
+		if _, err := os.Stat(filepath.Join(rel, "go.mod")); err == nil {
+			return rel
+		}
+		rel = filepath.Join(rel, "..")
+	}
+	return filepath.Join("..", "..", "..")
+}
+
+// HangBound is how long a test waits for an event (a browser's page, a
+// process to end) before it fails: it only bounds a hang, far above what
+// the event takes however busy the machine.
+const HangBound = 5 * time.Minute
 
 // Result is what one twasm command line ended with.
 type Result struct {
@@ -42,7 +61,15 @@ func (r Result) String() string {
 // output, as cli.Main gives them to the binary's main.
 func Run(t testing.TB, env map[string]string, args ...string) Result {
 	t.Helper()
-	ios, _, out, errOut := iostreams.Test()
+	return RunInput(t, env, nil, args...)
+}
+
+// RunInput is Run with stdin as the command line's standard input (not
+// a terminal).
+func RunInput(t testing.TB, env map[string]string, stdin []byte, args ...string) Result {
+	t.Helper()
+	ios, in, out, errOut := iostreams.Test()
+	in.Write(stdin)
 	code := cli.Main(context.Background(), args, ios, func(k string) string { return env[k] })
 	return Result{Code: code, Out: out.String(), ErrOut: errOut.String()}
 }
@@ -235,6 +262,21 @@ func RunOK(t testing.TB, env map[string]string, args ...string) Result {
 	return r
 }
 
+// OnlyRun returns the id of the only run in storage, failing the test
+// unless there is exactly one.
+func OnlyRun(t testing.TB, storage string) string {
+	t.Helper()
+	var ids []string
+	m, _ := filepath.Glob(filepath.Join(storage, "transcripts", "*.jsonl"))
+	for _, p := range m {
+		ids = append(ids, strings.TrimSuffix(filepath.Base(p), ".jsonl"))
+	}
+	if len(ids) != 1 {
+		t.Fatalf("%d runs in %s, want 1", len(ids), storage)
+	}
+	return ids[0]
+}
+
 // Golden returns the path of a golden input of provider.
 func Golden(provider, name string) string {
 	return filepath.Join(Root, "testdata", "golden", provider, name)
@@ -278,6 +320,57 @@ func Record(t testing.TB, storage, provider, input string, extra ...string) stri
 	return s.RunID
 }
 
+// RecordAny records file with provider's plugin into storage (record
+// --json --input, then extra), whatever its exit code, and returns the
+// run id its summary, the last line of its output, gives.
+func RecordAny(t testing.TB, storage, provider, file string, extra ...string) string {
+	t.Helper()
+	r := Run(t, Plain(), append([]string{"--storage", storage, "record", "--json", "--provider", provider, "--input", file}, extra...)...)
+	var s struct {
+		RunID string `json:"run_id"`
+	}
+	if err := json.Unmarshal([]byte(LastLine(r.Out)), &s); err != nil || s.RunID == "" {
+		t.Fatalf("record %s: %v\n%v", file, err, r)
+	}
+	return s.RunID
+}
+
+// LastLine is the last line of s, without its line end.
+func LastLine(s string) string {
+	lines := strings.Split(strings.TrimSpace(s), "\n")
+	return lines[len(lines)-1]
+}
+
+// RecordSummary is the --json summary of record.
+type RecordSummary struct {
+	RunID      string             `json:"run_id"`
+	Transcript string             `json:"transcript"`
+	Path       string             `json:"path"`
+	Status     string             `json:"status"`
+	Provider   string             `json:"provider"`
+	Session    string             `json:"session_id"`
+	Model      string             `json:"model"`
+	Usage      *transcript.Usage  `json:"usage"`
+	CostUSD    *float64           `json:"cost_usd"`
+	Tools      map[string]int     `json:"tools"`
+	Redacted   map[string]int     `json:"redacted"`
+	Raw        *transcript.RawRef `json:"raw"`
+	Plugin     *struct {
+		Name, SHA256 string
+	} `json:"plugin"`
+}
+
+// ParseRecordSummary decodes record --json's output; output that does
+// not decode fails the test.
+func ParseRecordSummary(t testing.TB, out string) RecordSummary {
+	t.Helper()
+	var s RecordSummary
+	if err := json.Unmarshal([]byte(out), &s); err != nil {
+		t.Fatalf("--json: %v\n%s", err, out)
+	}
+	return s
+}
+
 // OfType returns the events of type typ.
 func OfType(evs []*transcript.Event, typ transcript.EventType) []*transcript.Event {
 	var out []*transcript.Event
@@ -287,6 +380,48 @@ func OfType(evs []*transcript.Event, typ transcript.EventType) []*transcript.Eve
 		}
 	}
 	return out
+}
+
+// CheckSeq fails the test unless seq runs 1..N in file order.
+func CheckSeq(t testing.TB, evs []*transcript.Event) {
+	t.Helper()
+	for i, ev := range evs {
+		if ev.Seq != uint64(i+1) {
+			t.Fatalf("line %d has seq %d", i+1, ev.Seq)
+		}
+	}
+}
+
+// AgentResult returns the step and the result of the only agent
+// step.completed of a run.
+func AgentResult(t testing.TB, evs []*transcript.Event) (*transcript.StepPayload, *transcript.AgentResult) {
+	t.Helper()
+	var done []*transcript.Event
+	for _, ev := range OfType(evs, transcript.StepCompleted) {
+		if ev.Step().Kind == transcript.KindAgent {
+			done = append(done, ev)
+		}
+	}
+	if len(done) != 1 {
+		t.Fatalf("%d agent step.completed events, want 1", len(done))
+	}
+	p := done[0].Step()
+	res, err := p.AgentResult()
+	if err != nil {
+		t.Fatal(err)
+	}
+	return p, res
+}
+
+// BuildPlugin builds the test plugin of package dir (wasmbuild.ForTest)
+// into a new plugin directory as name.wasm and returns its path.
+func BuildPlugin(t testing.TB, dir, name string) string {
+	t.Helper()
+	path := filepath.Join(t.TempDir(), name+".wasm")
+	if err := os.WriteFile(path, wasmbuild.ForTest(t, dir), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return path
 }
 
 // RunEnd returns the payload of run.completed, which must be the last line.
@@ -319,16 +454,28 @@ func MessagesOf(t testing.TB, evs []*transcript.Event) []string {
 	return out
 }
 
+// FreePort is a TCP port of 127.0.0.1 that nothing listened on a moment
+// ago.
+func FreePort(t testing.TB) int {
+	t.Helper()
+	l, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer l.Close()
+	return l.Addr().(*net.TCPAddr).Port
+}
+
 // Plain is the whole environment of a command line that needs nothing
 // of a user's: NO_COLOR, as the end-to-end suite gives every process.
 func Plain() map[string]string { return map[string]string{"NO_COLOR": "1"} }
 
 // DoctorStore is one store of `twasm doctor --json`.
 type DoctorStore struct {
-	Name, Provider, Dir string
-	Found               bool
-	Sessions, Archived  int
-	NotArchived         int `json:"not_archived"`
+	Name, Provider, Plugin, Kind, Dir string
+	Found                             bool
+	Sessions, Archived                int
+	NotArchived                       int `json:"not_archived"`
 }
 
 // DoctorStores decodes the output of `twasm doctor --json` into its

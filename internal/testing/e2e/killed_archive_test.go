@@ -18,117 +18,10 @@ import (
 	"testing"
 	"time"
 
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
-
-// bigClaudeSession is a Claude Code session log of turns turns (a
-// prompt, a tool call, its result and an answer each; every fifth prompt
-// is "continue", so that equal messages without an id occur), named by
-// tag, large enough that archiving it takes thousands of transcript
-// lines.
-func bigClaudeSession(tag string, turns int) []byte {
-	var b bytes.Buffer
-	sid := "5e55104e-0000-4000-8000-0000000000" + fmt.Sprintf("%02d", len(tag))
-	prev := any(nil)
-	ts := func(i int) string {
-		return time.Date(2025, 10, 26, 10, 0, 0, 0, time.UTC).Add(time.Duration(i) * time.Second).Format("2006-01-02T15:04:05.000Z")
-	}
-	line := func(v map[string]any) {
-		v["isSidechain"], v["userType"], v["cwd"], v["sessionId"], v["version"] = false, "external", "/w", sid, "2.0.27"
-		j, _ := json.Marshal(v)
-		b.Write(j)
-		b.WriteByte('\n')
-	}
-	for i := range turns {
-		prompt := fmt.Sprintf("%s prompt %d: run the command", tag, i)
-		if i%5 == 4 {
-			prompt = "continue"
-		}
-		id := fmt.Sprintf("%s-%d", tag, i)
-		line(map[string]any{"parentUuid": prev, "type": "user", "uuid": "u-" + id, "timestamp": ts(4 * i),
-			"message": map[string]any{"role": "user", "content": prompt}})
-		line(map[string]any{"parentUuid": "u-" + id, "type": "assistant", "uuid": "a-" + id, "timestamp": ts(4*i + 1),
-			"message": map[string]any{"id": "msg_a" + id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-				"content":     []any{map[string]any{"type": "tool_use", "id": "toolu_" + id, "name": "Bash", "input": map[string]any{"command": "echo " + id}}},
-				"stop_reason": "tool_use", "usage": map[string]any{"input_tokens": 10, "output_tokens": 5}}})
-		line(map[string]any{"parentUuid": "a-" + id, "type": "user", "uuid": "r-" + id, "timestamp": ts(4*i + 2),
-			"message": map[string]any{"role": "user", "content": []any{map[string]any{"type": "tool_result", "tool_use_id": "toolu_" + id, "content": id}}}})
-		line(map[string]any{"parentUuid": "r-" + id, "type": "assistant", "uuid": "b-" + id, "timestamp": ts(4*i + 3),
-			"message": map[string]any{"id": "msg_b" + id, "type": "message", "role": "assistant", "model": "claude-sonnet-4-5",
-				"content":     []any{map[string]any{"type": "text", "text": "done " + id}},
-				"stop_reason": "end_turn", "usage": map[string]any{"input_tokens": 12, "output_tokens": 3}}})
-		prev = "b-" + id
-	}
-	return b.Bytes()
-}
-
-// archivedSessions reads every transcript of a storage root: per session
-// source path, its runs and their messages (type, role, id, blocks),
-// sorted; and every run's last part's raw capture.
-type archivedRun struct {
-	id       string
-	messages []string
-	raw      *transcript.RawRef
-	finished bool
-}
-
-func archivedSessions(t *testing.T, stor string) map[string][]archivedRun {
-	t.Helper()
-	return archivedOf(t, storageRuns(t, stor))
-}
-
-// storageRuns reads every transcript of a storage root once, by path,
-// each with readRun (a line that does not decode fails the test), for
-// archivedOf and subRunsOf.
-func storageRuns(t *testing.T, stor string) map[string][]*transcript.Event {
-	t.Helper()
-	runs := map[string][]*transcript.Event{}
-	paths, _ := filepath.Glob(filepath.Join(stor, "transcripts", "*.jsonl"))
-	for _, p := range paths {
-		evs := readRun(t, p)
-		if len(evs) == 0 {
-			t.Fatalf("%s: empty", p)
-		}
-		runs[p] = evs
-	}
-	return runs
-}
-
-// archivedOf is archivedSessions of the runs read from a storage root.
-func archivedOf(t *testing.T, runs map[string][]*transcript.Event) map[string][]archivedRun {
-	t.Helper()
-	out := map[string][]archivedRun{}
-	for _, p := range slices.Sorted(maps.Keys(runs)) {
-		evs := runs[p]
-		sp := evs[0].Step()
-		if sp == nil || sp.Extra["source"] == nil {
-			continue
-		}
-		var src struct {
-			Path string `json:"path"`
-		}
-		if err := json.Unmarshal(sp.Extra["source"], &src); err != nil {
-			t.Fatal(err)
-		}
-		r := archivedRun{id: evs[0].RunID}
-		for _, ev := range evs {
-			if m := ev.Message(); m != nil {
-				b, _ := json.Marshal(m.Blocks)
-				r.messages = append(r.messages, string(ev.Type)+" "+m.Role+" "+m.ID+" "+string(b))
-			}
-			if ev.Type == transcript.StepCompleted {
-				if res, err := ev.Step().AgentResult(); err == nil && res != nil && res.Raw != nil {
-					r.raw = res.Raw
-				}
-			}
-			r.finished = r.finished || ev.Type == transcript.RunCompleted
-		}
-		sort.Strings(r.messages)
-		out[filepath.Base(src.Path)] = append(out[filepath.Base(src.Path)], r)
-	}
-	return out
-}
 
 // subRunsOf lists the sub-runs of a storage root's runs (storageRuns)
 // that no link supersedes (lifecycle.SupersedesField), each as its
@@ -306,9 +199,9 @@ func unfinishedPart(t *testing.T, path string) bool {
 // "running") or opened the open step again (an invalid transcript).
 func TestKilledArchiveSettled(t *testing.T) {
 	t.Parallel()
-	big := bigClaudeSession("big", 3000) // 15,003 transcript lines
-	grown := bigClaudeSession("big", 3600)
-	small := bigClaudeSession("small", 20)
+	big := clitest.ClaudeSession("big", 3000) // 15,003 transcript lines
+	grown := clitest.ClaudeSession("big", 3600)
+	small := clitest.ClaudeSession("small", 20)
 	// A session whose sub-agents (agent_progress records) come first: a
 	// kill in the lines after them leaves a step with sub-runs.
 	agents, err := os.ReadFile(filepath.Join(root, "testdata", "captures", "claude", "spotter_session_log_v2.1.38_agent_progress.jsonl"))
@@ -363,8 +256,8 @@ func TestKilledArchiveSettled(t *testing.T) {
 				files = setup(ref, s.big)
 				ref.ok(args(s.cmd, files)...)
 			}
-			refRuns := storageRuns(t, ref.stor)
-			want := archivedOf(t, refRuns)
+			refRuns := clitest.StorageRuns(t, ref.stor)
+			want := clitest.ArchivedOf(t, refRuns)
 			if len(want) != 2 || len(want["big.jsonl"]) != 1 {
 				t.Fatalf("reference: %v", want)
 			}
@@ -470,28 +363,28 @@ func TestKilledArchiveSettled(t *testing.T) {
 						t.Errorf("a second sync still changed something: %s", again.out)
 					}
 
-					stored := storageRuns(t, h.stor)
-					got := archivedOf(t, stored)
+					stored := clitest.StorageRuns(t, h.stor)
+					got := clitest.ArchivedOf(t, stored)
 					for name, runs := range want {
 						if len(got[name]) != len(runs) {
 							var desc []string
 							for _, r := range got[name] {
-								desc = append(desc, fmt.Sprintf("%s (%d messages, ended %v)", r.id, len(r.messages), r.finished))
+								desc = append(desc, fmt.Sprintf("%s (%d messages, ended %v)", r.ID, len(r.Messages), r.Finished))
 							}
 							t.Fatalf("%s: %d run(s), want %d (one per session): %s", name, len(got[name]), len(runs), strings.Join(desc, ", "))
 						}
 						g, wr := got[name][0], runs[0]
-						if strings.Join(g.messages, "\n") != strings.Join(wr.messages, "\n") {
-							t.Errorf("%s: %d messages, want %d as a run never killed holds them (each once)", name, len(g.messages), len(wr.messages))
+						if strings.Join(g.Messages, "\n") != strings.Join(wr.Messages, "\n") {
+							t.Errorf("%s: %d messages, want %d as a run never killed holds them (each once)", name, len(g.Messages), len(wr.Messages))
 						}
-						if g.raw == nil || g.raw.SHA256 != wr.raw.SHA256 || g.raw.Bytes != wr.raw.Bytes {
-							t.Errorf("%s: raw capture %+v, want %+v", name, g.raw, wr.raw)
+						if g.Raw == nil || g.Raw.SHA256 != wr.Raw.SHA256 || g.Raw.Bytes != wr.Raw.Bytes {
+							t.Errorf("%s: raw capture %+v, want %+v", name, g.Raw, wr.Raw)
 						}
-						if ents, _ := os.ReadDir(filepath.Join(h.stor, "raw", g.id)); len(ents) != 1 {
+						if ents, _ := os.ReadDir(filepath.Join(h.stor, "raw", g.ID)); len(ents) != 1 {
 							t.Errorf("%s: %d raw captures, want 1", name, len(ents))
 						}
-						if g.finished != wr.finished {
-							t.Errorf("%s: ended %v, want %v", name, g.finished, wr.finished)
+						if g.Finished != wr.Finished {
+							t.Errorf("%s: ended %v, want %v", name, g.Finished, wr.Finished)
 						}
 					}
 					// Each sub-agent once: one sub-run not superseded

@@ -358,31 +358,13 @@ func ofType(evs []*transcript.Event, typ transcript.EventType) []*transcript.Eve
 // checkSeq checks that seq runs 1..N in file order.
 func checkSeq(t *testing.T, evs []*transcript.Event) {
 	t.Helper()
-	for i, ev := range evs {
-		if ev.Seq != uint64(i+1) {
-			t.Fatalf("line %d has seq %d", i+1, ev.Seq)
-		}
-	}
+	clitest.CheckSeq(t, evs)
 }
 
 // agentResult returns the result of the only agent step.completed.
 func agentResult(t *testing.T, evs []*transcript.Event) (*transcript.StepPayload, *transcript.AgentResult) {
 	t.Helper()
-	var done []*transcript.Event
-	for _, ev := range ofType(evs, transcript.StepCompleted) {
-		if ev.Step().Kind == transcript.KindAgent {
-			done = append(done, ev)
-		}
-	}
-	if len(done) != 1 {
-		t.Fatalf("%d agent step.completed events, want 1", len(done))
-	}
-	p := done[0].Step()
-	res, err := p.AgentResult()
-	if err != nil {
-		t.Fatal(err)
-	}
-	return p, res
+	return clitest.AgentResult(t, evs)
 }
 
 // runEnd returns the payload of run.completed, which must be the last line.
@@ -415,7 +397,7 @@ func example() string { return filepath.Join(root, "examples", "claude", "stream
 // line to appear) before it fails: it only bounds a hang, far above what
 // the event takes however busy the machine, and far below a plugin time
 // limit of an hour that a test shows a signal beat.
-const hangBound = 5 * time.Minute
+const hangBound = clitest.HangBound
 
 // waitFor polls cond until it holds or the timeout passes.
 func waitFor(t *testing.T, what string, timeout time.Duration, cond func() bool) {

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/internal/testing/syncbuf"
 	"github.com/twasm/twasm/transcript"
 )
@@ -51,16 +52,6 @@ func otelcolBinary(t *testing.T) string {
 	return p
 }
 
-func freePort(t *testing.T) int {
-	t.Helper()
-	l, err := net.Listen("tcp", "127.0.0.1:0")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer l.Close()
-	return l.Addr().(*net.TCPAddr).Port
-}
-
 type collector struct {
 	grpc, http string // endpoint URLs
 	out        string // the file exporter's output
@@ -71,7 +62,7 @@ func startCollector(t *testing.T) *collector {
 	t.Helper()
 	bin := otelcolBinary(t)
 	dir := t.TempDir()
-	gp, hp := freePort(t), freePort(t)
+	gp, hp := clitest.FreePort(t), clitest.FreePort(t)
 	c := &collector{grpc: fmt.Sprintf("http://127.0.0.1:%d", gp), http: fmt.Sprintf("http://127.0.0.1:%d", hp),
 		out: filepath.Join(dir, "spans.jsonl")}
 	cfg := fmt.Sprintf(`receivers:
@@ -279,7 +270,7 @@ func TestOTLPExportToCollector(t *testing.T) {
 		var out struct {
 			RunID string `json:"run_id"`
 		}
-		if err := json.Unmarshal([]byte(lastLine(r.out)), &out); err != nil || out.RunID == "" {
+		if err := json.Unmarshal([]byte(clitest.LastLine(r.out)), &out); err != nil || out.RunID == "" {
 			t.Fatalf("record %s --json: %v\n%v", tc.file, err, r)
 		}
 		ids = append(ids, out.RunID)
@@ -313,43 +304,6 @@ func TestOTLPExportToCollector(t *testing.T) {
 		t.Fatalf("grpc export: collector holds %d spans, want %d", len(spans), before+grpcWant.total)
 	}
 	checkSpans(t, storage, []string{parent}, spans[before:], grpcWant, true)
-}
-
-func TestOTLPExportFailsWithoutCollector(t *testing.T) {
-	storage := t.TempDir()
-	twasmOK(t, "--storage", storage, "record", "--provider", "claude", "--input", filepath.Join(root, "testdata/golden/claude/stream_json_tool_kinds.jsonl"))
-	port := freePort(t) // nothing listens there
-	r := twasm(t, "--storage", storage, "export", "otlp", "--endpoint", fmt.Sprintf("http://127.0.0.1:%d", port), "latest")
-	if r.code == 0 || !strings.Contains(r.errOut, "otlp export") {
-		t.Fatalf("an export nobody received must fail and say so: %v", r)
-	}
-	// Once: the OpenTelemetry SDK's own report goes to the debug log.
-	if n := strings.Count(r.errOut, "connection refused"); n != 1 {
-		t.Fatalf("the failure is said %d times, want once:\n%s", n, r.errOut)
-	}
-	r = twasm(t, "--storage", storage, "--verbose", "export", "otlp", "--endpoint", fmt.Sprintf("http://127.0.0.1:%d", port), "latest")
-	if !strings.Contains(r.errOut, "opentelemetry sdk") {
-		t.Fatalf("--verbose does not show what the SDK said:\n%s", r.errOut)
-	}
-	// A malformed endpoint in the environment is named, never replaced by
-	// the default.
-	r = start(t, nil, []string{"OTEL_EXPORTER_OTLP_ENDPOINT=localhost:4318"}, "--storage", storage, "export", "otlp", "latest").wait(t, hangBound)
-	if r.code != 2 || !strings.Contains(r.errOut, "$OTEL_EXPORTER_OTLP_ENDPOINT") {
-		t.Fatalf("malformed endpoint: %v", r)
-	}
-	r = twasm(t, "--storage", storage, "export", "otlp", "--protocol", "http/json", "latest")
-	if r.code != 2 || !strings.Contains(r.errOut, "not supported") {
-		t.Fatalf("unsupported protocol: %v", r)
-	}
-	r = twasm(t, "--storage", storage, "export", "otlp")
-	if r.code != 2 {
-		t.Fatalf("no run and no --all is a usage error: %v", r)
-	}
-}
-
-func lastLine(s string) string {
-	lines := strings.Split(strings.TrimSpace(s), "\n")
-	return lines[len(lines)-1]
 }
 
 // wantSpans is what the transcripts say the collector must hold.
@@ -555,7 +509,7 @@ func TestRecordOTLP(t *testing.T) {
 	var out struct {
 		RunID string `json:"run_id"`
 	}
-	if err := json.Unmarshal([]byte(lastLine(r.out)), &out); err != nil {
+	if err := json.Unmarshal([]byte(clitest.LastLine(r.out)), &out); err != nil {
 		t.Fatal(err)
 	}
 	want := expectedSpans(t, storage, []string{out.RunID})
@@ -584,7 +538,7 @@ func TestRecordOTLP(t *testing.T) {
 		}
 	}
 	// Nobody listening: the run is recorded, the failure is said.
-	r = twasm(t, "--storage", storage, "record", "--provider", "codex", "--input", in, "--otlp", "--otlp-endpoint", fmt.Sprintf("http://127.0.0.1:%d", freePort(t)))
+	r = twasm(t, "--storage", storage, "record", "--provider", "codex", "--input", in, "--otlp", "--otlp-endpoint", fmt.Sprintf("http://127.0.0.1:%d", clitest.FreePort(t)))
 	if !strings.Contains(r.errOut, "otlp: not sent") || !strings.Contains(r.errOut, "sends it again") {
 		t.Fatalf("a failed export is not said: %v", r)
 	}

@@ -3,13 +3,12 @@ package e2e
 import (
 	"encoding/json"
 	"fmt"
-	"os"
 	"os/exec"
-	"path/filepath"
-	"regexp"
 	"slices"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // TestRecordQuietKeepsStderr: -q hides the agent's stdout, never its
@@ -94,98 +93,6 @@ func TestLiveColour(t *testing.T) {
 	}
 }
 
-// TestNotATranscript: a file that is not a transcript (text, binary,
-// empty, another program's JSON Lines) is refused with exit 2 by every
-// read command, as is a --path that selects no step.
-func TestNotATranscript(t *testing.T) {
-	t.Parallel()
-	dir := t.TempDir()
-	files := map[string][]byte{
-		"passwd":      []byte("root:x:0:0:root:/root:/bin/bash\n"),
-		"blob.jsonl":  {0x7f, 'E', 'L', 'F', 0, 1, '\n'},
-		"empty.jsonl": nil,
-	}
-	paths := []string{example()}
-	for name, b := range files {
-		p := filepath.Join(dir, name)
-		if err := os.WriteFile(p, b, 0o600); err != nil {
-			t.Fatal(err)
-		}
-		paths = append(paths, p)
-	}
-	for _, p := range paths {
-		for _, cmd := range []string{"tree", "view", "tools", "stats"} {
-			r := twasm(t, cmd, p)
-			if r.code != 2 || !strings.Contains(r.errOut, "not a twasm transcript") || r.out != "" {
-				t.Errorf("%s %s: %v", cmd, filepath.Base(p), r)
-			}
-		}
-	}
-	storage := t.TempDir()
-	id := recordID(t, storage, "claude", example())
-	r := twasm(t, "--storage", storage, "view", "--path", "nosuch", id)
-	if r.code != 2 || !strings.Contains(r.errOut, `--path "nosuch"`) || !strings.Contains(r.errOut, "agent") || r.out != "" {
-		t.Errorf("view --path nosuch: %v", r)
-	}
-	twasmOK(t, "--storage", storage, "view", "--path", "agent", id)
-}
-
-// TestValidateCounts: the warning count is the number of warnings
-// printed; an empty file is rejected.
-func TestValidateCounts(t *testing.T) {
-	t.Parallel()
-	storage := t.TempDir()
-	id := recordID(t, storage, "codex", golden("codex", "exec_command_dangling.jsonl"))
-	r := twasmOK(t, "validate", transcriptPath(storage, id))
-	n := strings.Count(r.out, "\n  warning: ")
-	if n == 0 || !strings.Contains(r.out, fmt.Sprintf(", %d warnings\n", n)) {
-		t.Errorf("warning count does not match the warnings printed:\n%s", r.out)
-	}
-	empty := filepath.Join(t.TempDir(), "0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a.jsonl")
-	if err := os.WriteFile(empty, nil, 0o600); err != nil {
-		t.Fatal(err)
-	}
-	r = twasm(t, "validate", empty)
-	if r.code != 1 || !strings.Contains(r.out, "FAIL") || !strings.Contains(r.out, "empty") {
-		t.Errorf("empty file: %v", r)
-	}
-}
-
-// TestJSONConvention: every --json output is JSON Lines: each line one
-// compact JSON object with snake_case keys.
-func TestJSONConvention(t *testing.T) {
-	t.Parallel()
-	storage := t.TempDir()
-	id := recordID(t, storage, "claude", example())
-	file := transcriptPath(storage, id)
-	snake := regexp.MustCompile(`^[a-z][a-z0-9_]*$`)
-	for _, args := range [][]string{
-		{"ls"}, {"tree", id}, {"view", id}, {"tools", id}, {"stats", id}, {"stats", "--all"}, {"validate", file, file},
-		{"version"}, {"plugins", "list"}, {"tail", id}, {"usage"}, {"usage", "--by", "session", "--breakdown"}, {"prices"},
-		{"record", "--provider", "claude", "--input", example()},
-		{"import", "--provider", "claude", example()},
-	} {
-		r := twasmOK(t, append(append([]string{"--storage", storage}, args...), "--json")...)
-		lines := strings.Split(strings.TrimSuffix(r.out, "\n"), "\n")
-		if r.out == "" || len(lines) == 0 {
-			t.Errorf("%v: no output", args)
-			continue
-		}
-		for _, l := range lines {
-			var m map[string]json.RawMessage
-			if err := json.Unmarshal([]byte(l), &m); err != nil {
-				t.Errorf("%v: line %q is not a JSON object: %v", args, l, err)
-				break
-			}
-			for k := range m {
-				if !snake.MatchString(k) {
-					t.Errorf("%v: key %q is not snake_case", args, k)
-				}
-			}
-		}
-	}
-}
-
 // TestVersionJSON: version --json carries everything the text form
 // prints.
 func TestVersionJSON(t *testing.T) {
@@ -232,7 +139,7 @@ func TestToolsHelpExample(t *testing.T) {
 	line := help[i:]
 	line = line[:strings.IndexByte(line, '\n')]
 	storage := t.TempDir()
-	id := recordID(t, storage, "codex", golden("codex", "exec_command_failed.jsonl"))
+	id := clitest.Record(t, storage, "codex", golden("codex", "exec_command_failed.jsonl"))
 	script := strings.Replace(strings.Replace(line, "twasm ", binary+" --storage "+storage+" ", 1), "run.jsonl", transcriptPath(storage, id), 1)
 	script = strings.Replace(script, "| jq ", "| "+jq+" ", 1)
 	out, err := exec.Command("sh", "-c", script).Output()

@@ -6,6 +6,8 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // readmeSkips are the README's twasm command lines this test does not run,
@@ -32,7 +34,7 @@ func TestReadmeExamples(t *testing.T) {
 	fakeHome := t.TempDir()
 	// The files and stores the examples name.
 	files := map[string]string{
-		"run.jsonl":  filepath.Join(root, "testdata/golden/codex/exec_command.jsonl"),
+		"run.jsonl":  golden("codex", "exec_command.jsonl"),
 		"plan.jsonl": example(),
 		// A price table to install: the bundled one, as a file.
 		"./prices.json": filepath.Join(root, "internal", "prices", "prices.json"),
@@ -41,7 +43,7 @@ func TestReadmeExamples(t *testing.T) {
 	if err := os.MkdirAll(proj, 0o700); err != nil {
 		t.Fatal(err)
 	}
-	session, err := os.ReadFile(filepath.Join(root, "testdata/golden/claude/session_log.jsonl"))
+	session, err := os.ReadFile(golden("claude", "session_log.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,7 +52,7 @@ func TestReadmeExamples(t *testing.T) {
 	}
 	// RUN: a run with at least 42 events, so that "view RUN --seq 42" opens
 	// at an event; recorded the way the README records one.
-	big := recordRun(t, storage, "codex", "testdata/golden/codex/rollout_output_forms.jsonl")
+	big := clitest.RecordAny(t, storage, "codex", golden("codex", "rollout_output_forms.jsonl"))
 	if b, _ := os.ReadFile(transcriptPath(storage, big)); strings.Count(string(b), "\n") < 42 {
 		t.Fatalf("the run for RUN has fewer than 42 events")
 	}

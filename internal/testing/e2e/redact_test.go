@@ -16,6 +16,7 @@ import (
 
 	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/internal/rawfile"
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/internal/testing/secrettest"
 )
 
@@ -183,7 +184,7 @@ func TestRedactEveryShape(t *testing.T) {
 	// imported.
 	storage := t.TempDir()
 	r := twasmOK(t, "--storage", storage, "record", "--json", "--provider", "claude", "--redact", "--input", in)
-	s := parseSummary(t, r)
+	s := clitest.ParseRecordSummary(t, r.out)
 	assertNoSecret(t, "record output", []byte(r.out+r.errOut))
 	twasmOK(t, "--storage", storage, "record", "--provider", "claude", "--redact", "--", "cat", in)
 	twasmOK(t, "--storage", storage, "import", "--provider", "claude", "--redact", in)
@@ -213,9 +214,9 @@ func TestRedactEveryShape(t *testing.T) {
 	// secret, nor does a run renormalized from it with --redact.
 	plain := t.TempDir()
 	r = twasmOK(t, "--storage", plain, "record", "--json", "--provider", "claude", "--input", in)
-	s = parseSummary(t, r)
+	s = clitest.ParseRecordSummary(t, r.out)
 	exportAllRedacted(t, plain, s.RunID, t.TempDir())
-	newID := lastLine(twasmOK(t, "--storage", plain, "renormalize", "--redact", s.RunID).out)
+	newID := clitest.LastLine(twasmOK(t, "--storage", plain, "renormalize", "--redact", s.RunID).out)
 	b, err := os.ReadFile(transcriptPath(plain, newID))
 	if err != nil {
 		t.Fatal(err)

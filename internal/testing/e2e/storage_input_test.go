@@ -1,7 +1,6 @@
 package e2e
 
 import (
-	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -9,62 +8,9 @@ import (
 	"syscall"
 	"testing"
 	"time"
-)
 
-// TestSyncNeverArchivesOwnStorage: a store that contains twasm's own
-// storage (the README suggests a home directory or a backup as a store),
-// reached directly or through a link, never makes sync archive twasm's
-// transcripts, raw captures or ledger as sessions: four syncs leave the
-// one session's one run, the store's report says the storage was left
-// out, and import refuses a transcript of the storage by name. Before
-// 337ff47 every sync archived the previous sync's runs again (runs 2, 6,
-// 10, 14 over four syncs). Issue #25 item 6.
-func TestSyncNeverArchivesOwnStorage(t *testing.T) {
-	for _, tc := range []struct {
-		name string
-		link bool // the storage is named through a symbolic link to the home
-	}{{"store contains the storage", false}, {"storage named through a link", true}} {
-		t.Run(tc.name, func(t *testing.T) {
-			h := newFakeHome(t)
-			h.stor = filepath.Join(h.dir, ".local", "share", "twasm")
-			h.put(".claude/projects/-w/s.jsonl", bigClaudeSession("own", 5), time.Hour)
-			if tc.link {
-				link := filepath.Join(t.TempDir(), "home-link")
-				if err := os.Symlink(h.dir, link); err != nil {
-					t.Fatal(err)
-				}
-				h.stor = filepath.Join(link, ".local", "share", "twasm")
-			}
-			cfg, _ := json.Marshal(map[string]any{"stores": []any{map[string]any{"provider": "claude", "dir": h.dir, "pattern": "**/*.jsonl"}}})
-			h.put(".config/twasm/sync.json", cfg, time.Hour)
-			var last result
-			for range 4 {
-				last = h.ok("sync")
-			}
-			got := archivedSessions(t, h.stor)
-			if len(got) != 1 || len(got["s.jsonl"]) != 1 {
-				names := []string{}
-				for n, runs := range got {
-					for _, r := range runs {
-						names = append(names, n+":"+r.id)
-					}
-				}
-				t.Fatalf("after four syncs: runs %v, want only the session's one", names)
-			}
-			if !strings.Contains(last.errOut, "storage") {
-				t.Errorf("the store's report does not say the storage was left out: %s", last.errOut)
-			}
-			tr, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl"))
-			r := h.run("import", "--provider", "claude", tr[0])
-			if r.code == 0 || !strings.Contains(r.errOut, "own storage") {
-				t.Errorf("import of a transcript of the storage: %v", r)
-			}
-			if n, _ := filepath.Glob(filepath.Join(h.stor, "transcripts", "*.jsonl")); len(n) != len(tr) {
-				t.Errorf("import wrote a run: %d transcripts, want %d", len(n), len(tr))
-			}
-		})
-	}
-}
+	"github.com/twasm/twasm/internal/testing/clitest"
+)
 
 // TestInputNeverBlocks: import of a named pipe is refused at once,
 // naming what it is, without holding the storage's lock (an import
@@ -85,7 +31,7 @@ func TestInputNeverBlocks(t *testing.T) {
 		if r.code == 0 || !strings.Contains(r.errOut, "named pipe") {
 			t.Errorf("import of a FIFO: %v", r)
 		}
-		good := h.put("saved/s.jsonl", bigClaudeSession("fifo", 2), time.Hour)
+		good := h.put("saved/s.jsonl", clitest.ClaudeSession("fifo", 2), time.Hour)
 		h.ok("import", "--provider", "claude", good)
 	})
 	t.Run("record --input of a device", func(t *testing.T) {

@@ -6,7 +6,10 @@
 //
 // The wasm modules are built as the bundled ones are: with TinyGo and the
 // Makefile's flags when TinyGo is installed (WASM_TOOLCHAIN=go measures
-// standard Go's build); the run prints which.
+// standard Go's build); the run prints which. They come from the tests'
+// build cache (wasmbuild.TestCacheDir), where make's own builds of the
+// bundled plugins leave a copy (internal/tools/pluginbuild): after make,
+// the same bytes are measured without building them again.
 //
 // TestPluginMemoryFlat checks, on every run of the suite, that a plugin
 // instance's linear memory stops growing: many lines in one stream, then

@@ -83,6 +83,11 @@ func Build(ctx context.Context, pkgDir, outPath string) error {
 // outPath. The file appears atomically: a reader never sees a partial
 // module, so concurrent test processes may build into the same path.
 func (tc Toolchain) Build(ctx context.Context, pkgDir, outPath string) error {
+	// The compiler runs in pkgDir: a relative outPath is this process's.
+	outPath, err := filepath.Abs(outPath)
+	if err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
 	if err := os.MkdirAll(filepath.Dir(outPath), 0o755); err != nil {
 		return fmt.Errorf("wasmbuild: %w", err)
 	}
@@ -108,6 +113,9 @@ func (tc Toolchain) Build(ctx context.Context, pkgDir, outPath string) error {
 	if err := cmd.Run(); err != nil {
 		return fmt.Errorf("wasmbuild: %s build %s: %w\n%s", tc.Name(), pkgDir, err, strings.TrimSpace(stderr.String()))
 	}
+	if fi, err := os.Stat(tmpName); err != nil || fi.Size() == 0 {
+		return fmt.Errorf("wasmbuild: %s build %s wrote no module at %s (%v)", tc.Name(), pkgDir, tmpName, err)
+	}
 	if err := os.Rename(tmpName, outPath); err != nil {
 		return fmt.Errorf("wasmbuild: %w", err)
 	}
@@ -121,22 +129,11 @@ func Cached(ctx context.Context, pkgDir, cacheDir string) (string, error) {
 }
 
 // Cached builds pkgDir into cacheDir/<key>.wasm unless that file exists
-// and returns its path. The key is [SourceKey], and for TinyGo also its
-// version and flags, so an edit to the plugin or to the SDK it imports,
-// or another compiler, gives a new build.
+// and returns its path. The key is [Toolchain.CacheKey].
 func (tc Toolchain) Cached(ctx context.Context, pkgDir, cacheDir string) (string, error) {
-	key, err := SourceKey(ctx, pkgDir)
+	key, err := tc.CacheKey(ctx, pkgDir)
 	if err != nil {
 		return "", err
-	}
-	if tc.TinyGo != "" {
-		ver, err := exec.CommandContext(ctx, tc.TinyGo, "version").Output()
-		if err != nil {
-			return "", fmt.Errorf("wasmbuild: %s version: %w", tc.TinyGo, err)
-		}
-		h := sha256.New()
-		fmt.Fprintf(h, "%s\x00%s\x00%s", key, ver, strings.Join(tc.Flags, " "))
-		key = "tinygo-" + hex.EncodeToString(h.Sum(nil))[:32]
 	}
 	out := filepath.Join(cacheDir, key+".wasm")
 	if _, err := os.Stat(out); err == nil {
@@ -146,6 +143,75 @@ func (tc Toolchain) Cached(ctx context.Context, pkgDir, cacheDir string) (string
 		return "", err
 	}
 	return out, nil
+}
+
+// CacheKey is the name of pkgDir's build in a cache ([Toolchain.Cached]):
+// [SourceKey], and for TinyGo also its version and flags, so an edit to
+// the plugin or to the SDK it imports, or another compiler, gives a new
+// build.
+func (tc Toolchain) CacheKey(ctx context.Context, pkgDir string) (string, error) {
+	key, err := SourceKey(ctx, pkgDir)
+	if err != nil {
+		return "", err
+	}
+	if tc.TinyGo == "" {
+		return key, nil
+	}
+	ver, err := exec.CommandContext(ctx, tc.TinyGo, "version").Output()
+	if err != nil {
+		return "", fmt.Errorf("wasmbuild: %s version: %w", tc.TinyGo, err)
+	}
+	h := sha256.New()
+	fmt.Fprintf(h, "%s\x00%s\x00%s", key, ver, strings.Join(tc.Flags, " "))
+	return "tinygo-" + hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+// BuildInto builds pkgDir at outPath, as [Toolchain.Build], and keeps a
+// copy in cacheDir under its key unless one is there, when its sources
+// did not change while it built (the key before and after the build is
+// the same): [Toolchain.Cached] of the same sources and toolchain then
+// finds the module instead of building it again. The build of the
+// bundled plugins uses it, so that the tests that build the same
+// plugins (TestCacheDir) reuse its modules, byte for byte.
+func (tc Toolchain) BuildInto(ctx context.Context, pkgDir, outPath, cacheDir string) error {
+	before, err := tc.CacheKey(ctx, pkgDir)
+	if err != nil {
+		return err
+	}
+	if err := tc.Build(ctx, pkgDir, outPath); err != nil {
+		return err
+	}
+	after, err := tc.CacheKey(ctx, pkgDir)
+	if err != nil || after != before {
+		return err // the sources changed: the module is not cached
+	}
+	cached := filepath.Join(cacheDir, after+".wasm")
+	if _, err := os.Stat(cached); err == nil {
+		return nil
+	}
+	b, err := os.ReadFile(outPath)
+	if err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	if err := os.MkdirAll(cacheDir, 0o755); err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	tmp, err := os.CreateTemp(cacheDir, ".seed-*.wasm")
+	if err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	defer os.Remove(tmp.Name()) // a no-op after the rename
+	_, werr := tmp.Write(b)
+	if cerr := tmp.Close(); werr == nil {
+		werr = cerr
+	}
+	if werr != nil {
+		return fmt.Errorf("wasmbuild: %w", werr)
+	}
+	if err := os.Rename(tmp.Name(), cached); err != nil {
+		return fmt.Errorf("wasmbuild: %w", err)
+	}
+	return nil
 }
 
 // SourceKey returns the cache key of pkgDir: a hex sha256 over the go

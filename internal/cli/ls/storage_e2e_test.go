@@ -1,4 +1,4 @@
-package e2e
+package ls_test
 
 import (
 	"encoding/json"
@@ -7,50 +7,46 @@ import (
 	"slices"
 	"strings"
 	"testing"
-)
 
-// recordID records input and returns the new run's id.
-func recordID(t *testing.T, storage, provider, input string, extra ...string) string {
-	t.Helper()
-	r := twasmOK(t, append([]string{"--storage", storage, "record", "--provider", provider, "--json", "--input", input}, extra...)...)
-	var s struct {
-		RunID string `json:"run_id"`
-	}
-	if err := json.Unmarshal([]byte(r.out), &s); err != nil || s.RunID == "" {
-		t.Fatalf("record --json: %v %s", err, r.out)
-	}
-	return s.RunID
-}
+	"github.com/twasm/twasm/internal/testing/clitest"
+)
 
 // TestStorageRoot: without --storage or $TWASM_STORAGE runs go to
 // $XDG_DATA_HOME/twasm, found from any working directory; a storage root
 // that does not exist is an error naming it and the ways to set it.
 func TestStorageRoot(t *testing.T) {
-	t.Parallel()
+	// Not parallel: every command runs from a working directory of its
+	// own (t.Chdir), as the binary is run from anywhere.
 	data := t.TempDir()
-	xdg := []string{"XDG_DATA_HOME=" + data}
-	r := start(t, nil, xdg, "record", "--provider", "claude", "--input", example()).wait(t, hangBound)
-	if r.code != 0 {
+	xdg := map[string]string{"XDG_DATA_HOME": data, "NO_COLOR": "1"}
+	example, err := filepath.Abs(clitest.Example())
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Chdir(t.TempDir())
+	r := clitest.Run(t, xdg, "record", "--provider", "claude", "--input", example)
+	if r.Code != 0 {
 		t.Fatal(r)
 	}
 	m, _ := filepath.Glob(filepath.Join(data, "twasm", "transcripts", "*.jsonl"))
 	if len(m) != 1 {
 		t.Fatalf("%d transcripts under $XDG_DATA_HOME/twasm", len(m))
 	}
-	// start runs every process in a new temporary working directory.
-	if r := start(t, nil, xdg, "ls").wait(t, hangBound); r.code != 0 || !strings.Contains(r.out, strings.TrimSuffix(filepath.Base(m[0]), ".jsonl")) {
+	t.Chdir(t.TempDir())
+	if r := clitest.Run(t, xdg, "ls"); r.Code != 0 || !strings.Contains(r.Out, strings.TrimSuffix(filepath.Base(m[0]), ".jsonl")) {
 		t.Errorf("ls from elsewhere: %v", r)
 	}
-	if r := start(t, nil, append(xdg, "TWASM_STORAGE="+filepath.Join(data, "other")), "ls").wait(t, hangBound); r.code != 2 {
+	xdg["TWASM_STORAGE"] = filepath.Join(data, "other")
+	if r := clitest.Run(t, xdg, "ls"); r.Code != 2 {
 		t.Errorf("$TWASM_STORAGE is not honoured: %v", r)
 	}
 
 	missing := filepath.Join(t.TempDir(), "nosuch")
 	for _, args := range [][]string{{"ls"}, {"view", "latest"}, {"tree", "0b6e8c0e"}, {"stats", "--all"},
 		{"tools", "0b6e8c0e-5c1e-4f7e-9d8a-1f2e3d4c5b6a"}} {
-		r := twasm(t, append([]string{"--storage", missing}, args...)...)
-		if r.code != 2 || !strings.Contains(r.errOut, missing) || !strings.Contains(r.errOut, "--storage") ||
-			!strings.Contains(r.errOut, "TWASM_STORAGE") || !strings.Contains(r.errOut, "does not exist") {
+		r := clitest.Run(t, clitest.Plain(), append([]string{"--storage", missing}, args...)...)
+		if r.Code != 2 || !strings.Contains(r.ErrOut, missing) || !strings.Contains(r.ErrOut, "--storage") ||
+			!strings.Contains(r.ErrOut, "TWASM_STORAGE") || !strings.Contains(r.ErrOut, "does not exist") {
 			t.Errorf("%v with a missing storage root: %v", args, r)
 		}
 	}
@@ -65,18 +61,18 @@ func TestStorageRoot(t *testing.T) {
 func TestReadersSeeRecordedRuns(t *testing.T) {
 	t.Parallel()
 	storage := t.TempDir()
-	quiet := func(r result, what string) {
+	quiet := func(r clitest.Result, what string) {
 		t.Helper()
-		if r.errOut != "" {
-			t.Errorf("%s: stderr %q, want nothing", what, r.errOut)
+		if r.ErrOut != "" {
+			t.Errorf("%s: stderr %q, want nothing", what, r.ErrOut)
 		}
 	}
 	searchRuns := func(query string) []string {
 		t.Helper()
-		r := twasmOK(t, "--storage", storage, "search", "--json", "--every", query)
+		r := clitest.RunOK(t, clitest.Plain(), "--storage", storage, "search", "--json", "--every", query)
 		quiet(r, "search "+query)
 		var ids []string
-		for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
 			var h struct {
 				RunID string `json:"run_id"`
 			}
@@ -95,10 +91,10 @@ func TestReadersSeeRecordedRuns(t *testing.T) {
 	}
 	lsRuns := func() []string {
 		t.Helper()
-		r := twasmOK(t, "--storage", storage, "ls")
+		r := clitest.RunOK(t, clitest.Plain(), "--storage", storage, "ls")
 		quiet(r, "ls")
 		var ids []string
-		for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+		for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
 			if l != "" {
 				ids = append(ids, strings.Split(l, "\t")[0])
 			}
@@ -108,20 +104,20 @@ func TestReadersSeeRecordedRuns(t *testing.T) {
 	}
 	statsRuns := func() int {
 		t.Helper()
-		r := twasmOK(t, "--storage", storage, "stats", "--all", "--json")
+		r := clitest.RunOK(t, clitest.Plain(), "--storage", storage, "stats", "--all", "--json")
 		quiet(r, "stats --all")
 		var s struct {
 			Runs int `json:"runs"`
 		}
-		if err := json.Unmarshal([]byte(r.out), &s); err != nil {
-			t.Fatalf("stats --all --json: %v %s", err, r.out)
+		if err := json.Unmarshal([]byte(r.Out), &s); err != nil {
+			t.Fatalf("stats --all --json: %v %s", err, r.Out)
 		}
 		return s.Runs
 	}
 	sorted := func(ids ...string) []string { return slices.Sorted(slices.Values(ids)) }
 
 	// A fresh storage: record creates the index with its run.
-	first := recordID(t, storage, "claude", example())
+	first := clitest.Record(t, storage, "claude", clitest.Example())
 	if _, err := os.Stat(filepath.Join(storage, "index.db")); err != nil {
 		t.Fatalf("record into a storage without an index did not create it: %v", err)
 	}
@@ -137,14 +133,14 @@ func TestReadersSeeRecordedRuns(t *testing.T) {
 
 	// The index exists: the next record leaves it as it is, and each
 	// reader, the first to run included, finds the new run.
-	second := recordID(t, storage, "codex", golden("codex", "exec_command.jsonl"))
+	second := clitest.Record(t, storage, "codex", clitest.Golden("codex", "exec_command.jsonl"))
 	if got := searchRuns("vitest"); !slices.Equal(got, []string{second}) {
 		t.Errorf("search right after a record: %v, want %v", got, []string{second})
 	}
 	if got := lsRuns(); !slices.Equal(got, sorted(first, second)) {
 		t.Errorf("ls after search: %v", got)
 	}
-	third := recordID(t, storage, "codex", golden("codex", "exec_command.jsonl"))
+	third := clitest.Record(t, storage, "codex", clitest.Golden("codex", "exec_command.jsonl"))
 	if got := lsRuns(); !slices.Equal(got, sorted(first, second, third)) {
 		t.Errorf("ls right after a record: %v", got)
 	}
@@ -154,18 +150,18 @@ func TestReadersSeeRecordedRuns(t *testing.T) {
 	if got := searchRuns("vitest"); !slices.Equal(got, sorted(second, third)) {
 		t.Errorf("search after ls: %v", got)
 	}
-	fourth := recordID(t, storage, "claude", example())
+	fourth := clitest.Record(t, storage, "claude", clitest.Example())
 	if n := statsRuns(); n != 4 {
 		t.Errorf("stats --all right after a record: %d runs, want 4", n)
 	}
 
 	// A step appended to an indexed run (the file grew) is found too.
-	run := strings.TrimSpace(twasmOK(t, "--storage", storage, "run", "begin", "--name", "grown").out)
-	twasmOK(t, "--storage", storage, "record", "--run-id", run, "--path", "one", "--provider", "claude", "--input", example())
+	run := strings.TrimSpace(clitest.RunOK(t, clitest.Plain(), "--storage", storage, "run", "begin", "--name", "grown").Out)
+	clitest.RunOK(t, clitest.Plain(), "--storage", storage, "record", "--run-id", run, "--path", "one", "--provider", "claude", "--input", clitest.Example())
 	if got := searchRuns("vitest"); slices.Contains(got, run) {
 		t.Fatalf("search found the codex words in a run holding only claude's: %v", got)
 	}
-	twasmOK(t, "--storage", storage, "record", "--run-id", run, "--path", "two", "--provider", "codex", "--input", golden("codex", "exec_command.jsonl"))
+	clitest.RunOK(t, clitest.Plain(), "--storage", storage, "record", "--run-id", run, "--path", "two", "--provider", "codex", "--input", clitest.Golden("codex", "exec_command.jsonl"))
 	if got := searchRuns("vitest"); !slices.Equal(got, sorted(second, third, run)) {
 		t.Errorf("search after a step was appended to an indexed run: %v", got)
 	}

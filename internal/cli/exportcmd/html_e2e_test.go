@@ -1,4 +1,4 @@
-package e2e
+package exportcmd_test
 
 import (
 	"encoding/json"
@@ -10,6 +10,7 @@ import (
 
 	"github.com/chromedp/chromedp"
 	"github.com/twasm/twasm/internal/testing/browsertest"
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // The HTML export is checked in a real headless Chromium (Debian's
@@ -17,32 +18,16 @@ import (
 // tree, a tool call with its result beside it, a diff, a folded thinking
 // block, search), no console error, and no request leaving the page.
 
-func recordRun(t *testing.T, storage, provider, file string, extra ...string) string {
-	t.Helper()
-	if !filepath.IsAbs(file) {
-		file = filepath.Join(root, file)
-	}
-	args := append([]string{"--storage", storage, "record", "--json", "--provider", provider, "--input", file}, extra...)
-	r := twasm(t, args...)
-	var out struct {
-		RunID string `json:"run_id"`
-	}
-	if err := json.Unmarshal([]byte(lastLine(r.out)), &out); err != nil || out.RunID == "" {
-		t.Fatalf("record %s: %v\n%v", file, err, r)
-	}
-	return out.RunID
-}
-
 func TestExportHTMLInBrowser(t *testing.T) {
 	exe := browsertest.Chromium(t)
 	storage := t.TempDir()
-	tools := recordRun(t, storage, "claude", "testdata/golden/claude/stream_json_tool_kinds.jsonl", "--prompt", "tidy the demo files")
-	thinking := recordRun(t, storage, "claude", "testdata/golden/claude/session_log.jsonl")
-	failed := recordRun(t, storage, "codex", "testdata/golden/codex/exec_command_failed.jsonl")
+	tools := clitest.RecordAny(t, storage, "claude", clitest.Golden("claude", "stream_json_tool_kinds.jsonl"), "--prompt", "tidy the demo files")
+	thinking := clitest.RecordAny(t, storage, "claude", clitest.Golden("claude", "session_log.jsonl"))
+	failed := clitest.RecordAny(t, storage, "codex", clitest.Golden("codex", "exec_command_failed.jsonl"))
 	page := filepath.Join(t.TempDir(), "run.html")
-	twasmOK(t, "--storage", storage, "export", "html", "-o", page, tools, thinking, failed)
+	clitest.RunOK(t, clitest.Plain(), "--storage", storage, "export", "html", "-o", page, tools, thinking, failed)
 
-	b := browsertest.Open(t, exe, hangBound)
+	b := browsertest.Open(t, exe, clitest.HangBound)
 	do := func(a chromedp.Action[chromedp.Void]) { b.Do(t, a) }
 	num := func(e string) int { return b.Num(t, e) }
 	str := func(e string) string { return b.Str(t, e) }
@@ -112,28 +97,28 @@ func TestExportHTMLRedacts(t *testing.T) {
 	storage := t.TempDir()
 	secret := "ghp_" + strings.Repeat("a1B2", 9)
 	in := filepath.Join(t.TempDir(), "s.jsonl")
-	src, err := os.ReadFile(filepath.Join(root, "testdata/golden/claude/stream_json_tool_kinds.jsonl"))
+	src, err := os.ReadFile(clitest.Golden("claude", "stream_json_tool_kinds.jsonl"))
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(in, []byte(strings.Replace(string(src), "go 1.26 release", "token "+secret, 1)), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	id := recordRun(t, storage, "claude", in)
-	plain := twasmOK(t, "--storage", storage, "export", "html", id)
-	if !strings.Contains(plain.out, secret) {
+	id := clitest.RecordAny(t, storage, "claude", in)
+	plain := clitest.RunOK(t, clitest.Plain(), "--storage", storage, "export", "html", id)
+	if !strings.Contains(plain.Out, secret) {
 		t.Fatal("the secret is not in the transcript to begin with")
 	}
-	r := twasmOK(t, "--storage", storage, "export", "html", "--redact", id)
-	if strings.Contains(r.out, secret) {
+	r := clitest.RunOK(t, clitest.Plain(), "--storage", storage, "export", "html", "--redact", id)
+	if strings.Contains(r.Out, secret) {
 		t.Fatal("--redact left the secret in the page")
 	}
-	if !strings.Contains(r.errOut, "redacted: ") || strings.Contains(r.errOut, "nothing matched") {
-		t.Fatalf("--redact does not say what it masked: %v", r.errOut)
+	if !strings.Contains(r.ErrOut, "redacted: ") || strings.Contains(r.ErrOut, "nothing matched") {
+		t.Fatalf("--redact does not say what it masked: %v", r.ErrOut)
 	}
 	// Fail closed: a transcript line that cannot be decoded cannot be
 	// checked, so no page is written.
-	p := transcriptPath(storage, id)
+	p := clitest.TranscriptPath(storage, id)
 	f, err := os.OpenFile(p, os.O_APPEND|os.O_WRONLY, 0)
 	if err != nil {
 		t.Fatal(err)
@@ -141,8 +126,8 @@ func TestExportHTMLRedacts(t *testing.T) {
 	_, _ = f.WriteString(`{"seq": "broken ` + secret + "\n")
 	f.Close()
 	out := filepath.Join(t.TempDir(), "x.html")
-	r = twasm(t, "--storage", storage, "export", "html", "--redact", "-o", out, id)
-	if r.code == 0 || !strings.Contains(r.errOut, "no page written") {
+	r = clitest.Run(t, clitest.Plain(), "--storage", storage, "export", "html", "--redact", "-o", out, id)
+	if r.Code == 0 || !strings.Contains(r.ErrOut, "no page written") {
 		t.Fatalf("an unredactable export must fail: %v", r)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
@@ -172,9 +157,9 @@ func TestExportHTMLHostileInBrowser(t *testing.T) {
 	if err := os.WriteFile(in, []byte(strings.Join(lines, "\n")+"\n"), 0o600); err != nil {
 		t.Fatal(err)
 	}
-	id := recordRun(t, storage, "claude", in, "--prompt", hostile)
+	id := clitest.RecordAny(t, storage, "claude", in, "--prompt", hostile)
 	page := filepath.Join(t.TempDir(), "hostile.html")
-	twasmOK(t, "--storage", storage, "export", "html", "-o", page, id)
+	clitest.RunOK(t, clitest.Plain(), "--storage", storage, "export", "html", "-o", page, id)
 	raw, err := os.ReadFile(page)
 	if err != nil {
 		t.Fatal(err)
@@ -189,7 +174,7 @@ func TestExportHTMLHostileInBrowser(t *testing.T) {
 		}
 	}
 
-	b := browsertest.Open(t, exe, hangBound)
+	b := browsertest.Open(t, exe, clitest.HangBound)
 	b.Do(t, chromedp.Navigate("file://"+page))
 	b.Do(t, chromedp.WaitReady("#hits"))
 	// The page's own script ran (it moves each result beside its call)...

@@ -1,33 +1,37 @@
-package e2e
+package synccmd_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // crushDB is a Crush crush.db as Crush writes it (the schema of its
 // migrations, WAL mode), written by the test as the agent.
-type crushDB struct{ *agentDB }
+type crushDB struct{ *clitest.AgentDB }
 
 func openCrushDB(t *testing.T, path string) *crushDB {
 	t.Helper()
-	c := &crushDB{openAgentDB(t, path)}
-	c.schema("crush")
+	c := &crushDB{clitest.OpenAgentDB(t, path)}
+	c.Schema("crush")
 	return c
 }
 
 // session writes a session with a prompt and its answer, as Crush's
 // CreateSession and CreateMessage do (times in seconds).
 func (c *crushDB) session(id, prompt, answer string, at int64) {
-	c.exec(`INSERT INTO sessions (id, title, cost, updated_at, created_at) VALUES (?, ?, 0.01, ?, ?)`, id, prompt, at, at)
-	c.exec(`INSERT INTO messages (id, session_id, role, parts, created_at, updated_at) VALUES (?, ?, 'user', ?, ?, ?)`,
+	c.Exec(`INSERT INTO sessions (id, title, cost, updated_at, created_at) VALUES (?, ?, 0.01, ?, ?)`, id, prompt, at, at)
+	c.Exec(`INSERT INTO messages (id, session_id, role, parts, created_at, updated_at) VALUES (?, ?, 'user', ?, ?, ?)`,
 		id+"-u", id, `[{"type":"text","data":{"text":"`+prompt+`"}}]`, at, at)
-	c.exec(`INSERT INTO messages (id, session_id, role, parts, model, provider, created_at, updated_at) VALUES (?, ?, 'assistant', ?, 'gpt-5', 'openai', ?, ?)`,
-		id+"-a", id, `[{"type":"text","data":{"text":"`+answer+`"}},{"type":"finish","data":{"reason":"end_turn","time":`+itoa(int(at+1))+`}}]`, at+1, at+1)
+	c.Exec(`INSERT INTO messages (id, session_id, role, parts, model, provider, created_at, updated_at) VALUES (?, ?, 'assistant', ?, 'gpt-5', 'openai', ?, ?)`,
+		id+"-a", id, `[{"type":"text","data":{"text":"`+answer+`"}},{"type":"finish","data":{"reason":"end_turn","time":`+strconv.Itoa(int(at+1))+`}}]`, at+1, at+1)
 }
 
 // TestSyncCrushProjects: Crush keeps a crush.db in each project's data
@@ -46,15 +50,15 @@ func (c *crushDB) session(id, prompt, answer string, at int64) {
 // is a warning of doctor and of sync, which both still succeed.
 func TestSyncCrushProjects(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	global := filepath.Join(h.dir, ".local", "share", "crush")
-	app, lib, gone, late := filepath.Join(h.dir, "src", "app", ".crush"), filepath.Join(h.dir, "src", "lib", ".crush"),
-		filepath.Join(h.dir, "src", "gone", ".crush"), filepath.Join(h.dir, "src", "late", ".crush")
+	h := clitest.NewHome(t)
+	global := filepath.Join(h.Dir, ".local", "share", "crush")
+	app, lib, gone, late := filepath.Join(h.Dir, "src", "app", ".crush"), filepath.Join(h.Dir, "src", "lib", ".crush"),
+		filepath.Join(h.Dir, "src", "gone", ".crush"), filepath.Join(h.Dir, "src", "late", ".crush")
 	const at = int64(1772359200)
 	for _, p := range []struct{ dir, id, prompt string }{{app, "ses_app", "Fix the app"}, {lib, "ses_lib", "Fix the lib"}} {
 		c := openCrushDB(t, filepath.Join(p.dir, "crush.db"))
 		c.session(p.id, p.prompt, "Done with "+p.id, at)
-		if err := c.db.Close(); err != nil { // the agent exits: SQLite removes its log
+		if err := c.DB.Close(); err != nil { // the agent exits: SQLite removes its log
 			t.Fatal(err)
 		}
 	}
@@ -69,7 +73,7 @@ func TestSyncCrushProjects(t *testing.T) {
 			b.WriteString(`{"path":"` + filepath.Dir(d) + `","data_dir":"` + d + `","last_accessed":"2026-03-01T10:00:00Z"}`)
 		}
 		b.WriteString("]}")
-		h.put(filepath.Join(".local", "share", "crush", "projects.json"), []byte(b.String()), 0)
+		h.Put(filepath.Join(".local", "share", "crush", "projects.json"), []byte(b.String()), 0)
 	}
 	list(app, lib, gone)
 	// unchanged runs cmd and fails the test if Crush's files changed.
@@ -78,12 +82,12 @@ func TestSyncCrushProjects(t *testing.T) {
 		before := map[string]map[string]string{}
 		for _, d := range []string{global, app, lib, late} {
 			if _, err := os.Stat(d); err == nil {
-				before[d] = hashTree(t, d)
+				before[d] = clitest.HashTree(t, d)
 			}
 		}
 		cmd()
 		for d, b := range before {
-			if after := hashTree(t, d); !mapsEqual(b, after) {
+			if after := clitest.HashTree(t, d); !maps.Equal(b, after) {
 				t.Fatalf("%s changed %s:\nbefore %v\nafter  %v", what, d, b, after)
 			}
 		}
@@ -96,14 +100,14 @@ func TestSyncCrushProjects(t *testing.T) {
 	type check struct{ Level, Subject, Message string }
 	doctor := func() ([]store, []check) {
 		t.Helper()
-		var r result
-		unchanged("doctor", func() { r = h.ok("doctor", "--json") })
+		var r clitest.Result
+		unchanged("doctor", func() { r = h.OK("doctor", "--json") })
 		var doc struct {
 			Stores []store
 			Checks []check
 		}
-		if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
-			t.Fatalf("doctor --json: %v\n%s", err, r.out)
+		if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
+			t.Fatalf("doctor --json: %v\n%s", err, r.Out)
 		}
 		var out []store
 		for _, s := range doc.Stores {
@@ -128,17 +132,10 @@ func TestSyncCrushProjects(t *testing.T) {
 		}
 	}
 
-	var r result
-	unchanged("sync", func() { r = h.ok("sync") })
-	got := outcomes(r.out)
-	if len(got["new"]) != 2 || len(got) != 1 {
-		t.Fatalf("first sync: want both projects' sessions new: %v", r)
-	}
+	got := syncWant(t, h, h.Dir, "first sync: both projects' sessions", map[string]int{"new": 2})
 	seen := map[string]bool{}
 	for _, id := range got["new"] {
-		tr := transcriptPath(h.stor, id)
-		validate(t, tr)
-		b := string(readFile(t, tr))
+		b := runText(t, h, id)
 		for _, s := range []string{"ses_app", "ses_lib"} {
 			if strings.Contains(b, `"session_id":"`+s+`"`) && strings.Contains(b, "Done with "+s) {
 				seen[s] = true
@@ -148,39 +145,35 @@ func TestSyncCrushProjects(t *testing.T) {
 	if !seen["ses_app"] || !seen["ses_lib"] {
 		t.Fatalf("runs %v hold %v, want both sessions", got["new"], seen)
 	}
-	runs := h.runProjects()
+	runs := runProjects(t, h)
 	for _, id := range got["new"] {
 		want := filepath.Dir(lib)
-		if strings.Contains(string(readFile(t, transcriptPath(h.stor, id))), `"session_id":"ses_app"`) {
+		if strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, id))), `"session_id":"ses_app"`) {
 			want = filepath.Dir(app)
 		}
 		if runs[id] != want {
 			t.Errorf("ls: run %s project %q, want %s", id, runs[id], want)
 		}
 	}
-	if got := h.usageByProject(); len(got) != 2 || got[filepath.Dir(app)] != 1 || got[filepath.Dir(lib)] != 1 {
+	if got := usageByProject(t, h); len(got) != 2 || got[filepath.Dir(app)] != 1 || got[filepath.Dir(lib)] != 1 {
 		t.Errorf("usage --by project: %v, want one session in each of %s and %s", got, filepath.Dir(app), filepath.Dir(lib))
 	}
-	unchanged("sync", func() { r = h.ok("sync") })
-	if len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
-		t.Errorf("second sync: %v", r)
-	}
+	syncWant(t, h, h.Dir, "second sync", nothing)
 
 	// Crush runs in another project: the list names it; the next sync
 	// finds it.
 	c := openCrushDB(t, filepath.Join(late, "crush.db"))
 	c.session("ses_late", "Start the late one", "Done with ses_late", at+100)
-	if err := c.db.Close(); err != nil {
+	if err := c.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
 	list(late, app, lib)
-	unchanged("sync", func() { r = h.ok("sync") })
-	if got := outcomes(r.out); len(got) != 1 || len(got["new"]) != 1 || !strings.Contains(string(readFile(t, transcriptPath(h.stor, got["new"][0]))), "Done with ses_late") {
-		t.Fatalf("sync after a project was listed: want its session new, nothing else: %v", r)
+	if got := syncWant(t, h, h.Dir, "sync after a project was listed", map[string]int{"new": 1}); !strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, got["new"][0]))), "Done with ses_late") {
+		t.Fatalf("sync after a project was listed: want its session new: %v", got)
 	}
 
 	// A list Crush left half written: a warning, not a failure.
-	h.put(filepath.Join(".local", "share", "crush", "projects.json"), []byte(`{"projects":[{"path":`), 0)
+	h.Put(filepath.Join(".local", "share", "crush", "projects.json"), []byte(`{"projects":[{"path":`), 0)
 	stores, checks = doctor()
 	warned := false
 	for _, c := range checks {
@@ -189,8 +182,9 @@ func TestSyncCrushProjects(t *testing.T) {
 	if !warned || len(stores) != 1 || stores[0].Found {
 		t.Errorf("doctor of a malformed list: stores %+v, checks %+v", stores, checks)
 	}
-	unchanged("sync", func() { r = h.ok("sync") })
-	if !strings.Contains(r.errOut, "Crush projects: the list of its directories, "+filepath.Join(global, "projects.json")+": not a JSON list") || len(outcomes(r.out)) != 0 {
+	var r clitest.Result
+	unchanged("sync", func() { r = h.OK("sync") })
+	if !strings.Contains(r.ErrOut, "Crush projects: the list of its directories, "+filepath.Join(global, "projects.json")+": not a JSON list") || len(clitest.Outcomes(r.Out)) != 0 {
 		t.Errorf("sync of a malformed list: %v", r)
 	}
 }

@@ -1,4 +1,4 @@
-package e2e
+package synccmd_test
 
 import (
 	"encoding/json"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // TestSyncAiderHistory: a repository listed in sync.json's projects holds
@@ -21,26 +23,27 @@ import (
 // as it was (read-only).
 func TestSyncAiderHistory(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	hist := readFile(t, filepath.Join(root, "testdata", "captures", "aider", "coding_aider_edits_commits.md"))
-	repo := filepath.Join(h.dir, "src", "app")
+	h := clitest.NewHome(t)
+	hist := clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", "aider", "coding_aider_edits_commits.md"))
+	repo := filepath.Join(h.Dir, "src", "app")
 	rel := filepath.Join("src", "app", ".aider.chat.history.md")
-	h.put(rel, hist, time.Hour)
+	h.Put(rel, hist, time.Hour)
 	cfg, err := json.Marshal(map[string]any{"projects": []string{repo}})
 	if err != nil {
 		t.Fatal(err)
 	}
-	h.put(filepath.Join(".config", "twasm", "sync.json"), cfg, time.Hour)
+	h.Put(filepath.Join(".config", "twasm", "sync.json"), cfg, time.Hour)
 
-	doctor := func() map[string]doctorStore { t.Helper(); return h.doctorStores(repo) }
-	sync := func() map[string][]string { t.Helper(); return h.syncOutcomes(repo) }
+	doctor := func() map[string]doctorStore { t.Helper(); return doctorStores(t, h, repo) }
+	sync := func(what string, want map[string]int) map[string][]string {
+		t.Helper()
+		return syncWant(t, h, repo, what, want)
+	}
 
 	if s := doctor()["Aider chat history"]; !s.Found || s.Sessions != 5 || s.NotArchived != 5 || s.Provider != "aider" || s.Dir != repo {
 		t.Fatalf("doctor before sync: %+v", s)
 	}
-	if got := sync(); len(got["new"]) != 5 || len(got) != 1 {
-		t.Fatalf("first sync: %v", got)
-	}
+	sync("first sync", map[string]int{"new": 5})
 	// usage counts the sessions that state usage: those with a
 	// "> Tokens:" line, counted here from the raw file.
 	withUsage := func(b []byte) int {
@@ -54,7 +57,7 @@ func TestSyncAiderHistory(t *testing.T) {
 	}
 	projects := func(n, used int) {
 		t.Helper()
-		runs := h.runProjects()
+		runs := runProjects(t, h)
 		for run, p := range runs {
 			if p != repo {
 				t.Errorf("ls: run %s project %q, want %s", run, p, repo)
@@ -63,26 +66,19 @@ func TestSyncAiderHistory(t *testing.T) {
 		if len(runs) != n {
 			t.Errorf("ls lists %d runs, want %d: %v", len(runs), n, runs)
 		}
-		if got := h.usageByProject(); len(got) != 1 || got[repo] != used {
+		if got := usageByProject(t, h); len(got) != 1 || got[repo] != used {
 			t.Errorf("usage --by project: %v, want %d sessions in %s", got, used, repo)
 		}
 	}
 	projects(5, withUsage(hist))
-	if got := sync(); len(got) != 0 {
-		t.Fatalf("second sync with nothing new: %v", got)
-	}
+	sync("second sync with nothing new", nothing)
 	more := append(append([]byte{}, hist...), "\n# aider chat started at 2025-03-02 09:00:00\n\n#### hello\n\nHi.\n\n> Tokens: 1.0k sent, 5 received. Cost: $0.01 message, $0.01 session.  \n"...)
-	h.put(rel, more, 30*time.Minute)
+	h.Put(rel, more, 30*time.Minute)
 	// Aider writes a blank line before a session's start line, with
 	// it: it is the new session's, and the session before is left as
 	// it was.
-	got := sync()
-	if len(got) != 1 || len(got["new"]) != 1 {
-		t.Fatalf("sync after a session was appended: %v", got)
-	}
-	if got := sync(); len(got) != 0 {
-		t.Fatalf("sync with nothing new: %v", got)
-	}
+	sync("sync after a session was appended", map[string]int{"new": 1})
+	sync("sync with nothing new", nothing)
 	if s := doctor()["Aider chat history"]; s.Sessions != 6 || s.Archived != 6 || s.NotArchived != 0 {
 		t.Errorf("doctor after sync: %+v", s)
 	}

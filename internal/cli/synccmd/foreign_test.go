@@ -1,4 +1,4 @@
-package e2e
+package synccmd_test
 
 import (
 	"os"
@@ -6,6 +6,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // TestSyncForeignFileSaid: a file in a store that the store's plugin
@@ -18,7 +20,7 @@ import (
 // and exits 0. Before the fix sync exited 0, saying only that the lines
 // were unmapped.
 func TestSyncForeignFileSaid(t *testing.T) {
-	rollout, err := os.ReadFile(filepath.Join(root, "..", "shared", "fixtures", "codex", "agentcmd_rollout_v0.40_vscode_session.jsonl"))
+	rollout, err := os.ReadFile(filepath.Join(clitest.Root, "..", "shared", "fixtures", "codex", "agentcmd_rollout_v0.40_vscode_session.jsonl"))
 	if err != nil {
 		t.Skipf("fixture: %v", err)
 	}
@@ -31,28 +33,28 @@ func TestSyncForeignFileSaid(t *testing.T) {
 		{"not a session", ".claude/projects/-w/notes.jsonl", []byte("{\"todo\": \"buy milk\"}\n{\"todo\": \"call mum\"}\n"), "the provider looks wrong"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			h := newFakeHome(t)
-			h.put(tc.file, tc.body, time.Hour)
-			h.put(".claude/projects/-w/good.jsonl", bigClaudeSession("good", 3), time.Hour)
-			r := h.run("sync")
-			if r.code != 1 {
+			h := clitest.NewHome(t)
+			h.Put(tc.file, tc.body, time.Hour)
+			h.Put(".claude/projects/-w/good.jsonl", clitest.ClaudeSession("good", 3), time.Hour)
+			r := h.Run("sync")
+			if r.Code != 1 {
 				t.Fatalf("sync of a file its plugin cannot read: want exit 1, got %v", r)
 			}
 			for _, want := range []string{filepath.Base(tc.file), "understood none", "the provider looks wrong", tc.detection, "archived as run"} {
-				if !strings.Contains(r.errOut, want) {
-					t.Errorf("stderr lacks %q: %s", want, r.errOut)
+				if !strings.Contains(r.ErrOut, want) {
+					t.Errorf("stderr lacks %q: %s", want, r.ErrOut)
 				}
 			}
-			if strings.Contains(r.errOut, "good.jsonl") {
-				t.Errorf("the session understood is reported: %s", r.errOut)
+			if strings.Contains(r.ErrOut, "good.jsonl") {
+				t.Errorf("the session understood is reported: %s", r.ErrOut)
 			}
-			got := archivedSessions(t, h.stor)
-			if len(got["good.jsonl"]) != 1 || len(got["good.jsonl"][0].messages) == 0 {
+			got := clitest.ArchivedSessions(t, h.Stor)
+			if len(got["good.jsonl"]) != 1 || len(got["good.jsonl"][0].Messages) == 0 {
 				t.Errorf("the good session: %+v", got["good.jsonl"])
 			}
-			again := h.ok("sync")
-			if strings.Contains(again.errOut, "understood none") {
-				t.Errorf("the next sync repeats it: %s", again.errOut)
+			again := h.OK("sync")
+			if strings.Contains(again.ErrOut, "understood none") {
+				t.Errorf("the next sync repeats it: %s", again.ErrOut)
 			}
 		})
 	}

@@ -1,12 +1,13 @@
-package e2e
+package synccmd_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // TestSyncCursor: a home with one Cursor agent transcript at its place
@@ -22,36 +23,27 @@ import (
 // turn grows that run only, the store's files unchanged throughout.
 func TestSyncCursor(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
+	h := clitest.NewHome(t)
 	const id, subID = "3f2b1c4e-7a0d-4c1e-9b7a-2d4e5f607182", "b1b2b3b4-c5c6-4d7d-8e8e-f9f0a1a2a3a4"
 	rel := filepath.Join(".cursor", "projects", "home-me-demo-app", "agent-transcripts", id)
-	dir := filepath.Join(h.dir, ".cursor", "projects")
+	dir := filepath.Join(h.Dir, ".cursor", "projects")
 	conv := `{"role":"user","message":{"content":[{"type":"text","text":"<timestamp>Monday, May 4, 2026, 12:39 AM (UTC+5:30)</timestamp>\n<user_query>\nadd a health check endpoint\n</user_query>"}]}}` + "\n" +
 		`{"role":"assistant","message":{"content":[{"type":"text","text":"Router first."},{"type":"tool_use","name":"Shell","input":{"command":"npm test"}}]}}` + "\n" +
 		`{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Subagent","input":{"description":"Check the router tests","prompt":"List every test that touches the router."}}]}}` + "\n" +
 		`{"role":"assistant","message":{"content":[{"type":"text","text":"Endpoint is mounted at /health."}]}}` + "\n" +
 		`{"type":"turn_ended","status":"success"}` + "\n"
-	main := h.put(filepath.Join(rel, id+".jsonl"), []byte(conv), time.Hour)
-	h.put(filepath.Join(rel, "subagents", subID+".jsonl"), []byte(
+	main := h.Put(filepath.Join(rel, id+".jsonl"), []byte(conv), time.Hour)
+	h.Put(filepath.Join(rel, "subagents", subID+".jsonl"), []byte(
 		`{"role":"user","message":{"content":[{"type":"text","text":"List every test that touches the router."}]}}`+"\n"+
 			`{"role":"assistant","message":{"content":[{"type":"text","text":"Two tests touch the router."}]}}`+"\n"), time.Hour)
 
-	unchanged := storeUnchanged(t, dir)
-	var r result
-	unchanged("doctor", func() { r = h.ok("doctor", "--json") })
 	// One session; its sub-agent file is counted apart (doctor, #27).
-	doctorLists(t, r, "Cursor agent transcripts", "", dir, 1)
+	doctorLists(t, doctorStores(t, h, dir), "Cursor agent transcripts", "", dir, 1)
 
-	unchanged("sync", func() { r = h.ok("sync") })
-	got := outcomes(r.out)
-	if len(got["new"]) != 2 {
-		t.Fatalf("first sync: want the conversation and its sub-agent new: %v", r)
-	}
+	got := syncWant(t, h, dir, "first sync: want the conversation and its sub-agent new", map[string]int{"new": 2})
 	run, sub := "", ""
 	for _, rid := range got["new"] {
-		tr := transcriptPath(h.stor, rid)
-		validate(t, tr)
-		switch b := string(readFile(t, tr)); {
+		switch b := runText(t, h, rid); {
 		case strings.Contains(b, "Endpoint is mounted at /health."):
 			run = rid
 			for _, want := range []string{`"session_id":"` + id + `"`, `"timestamp":"2026-05-03T19:09:00`, `"name":"Shell"`, `"command":"npm test"`, `"status":"ok"`, "keeps no tool results"} {
@@ -69,26 +61,23 @@ func TestSyncCursor(t *testing.T) {
 		}
 	}
 	if run == "" || sub == "" {
-		t.Fatalf("runs: conversation %q, sub-agent %q: %v", run, sub, r)
+		t.Fatalf("runs: conversation %q, sub-agent %q: %v", run, sub, got)
 	}
-	if !strings.Contains(string(readFile(t, transcriptPath(h.stor, sub))), `"parent_run_id":"`+run+`"`) {
+	if !strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, sub))), `"parent_run_id":"`+run+`"`) {
 		t.Errorf("the sub-agent's run is not a child of %s", run)
 	}
-	if b := string(readFile(t, transcriptPath(h.stor, run))); strings.Contains(b, `"cwd":`) || strings.Contains(b, `"project":`) {
+	if b := string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, run))); strings.Contains(b, `"cwd":`) || strings.Contains(b, `"project":`) {
 		t.Errorf("run %s states a directory its transcript's path cannot give", run)
 	}
-	if p, ok := h.runProjects()[run]; !ok || p != "" {
+	if p, ok := runProjects(t, h)[run]; !ok || p != "" {
 		t.Errorf("ls: run %s project %q (listed %v), want none", run, p, ok)
 	}
-	for p := range h.usageByProject() { // a transcript states no usage: none at all
+	for p := range usageByProject(t, h) { // a transcript states no usage: none at all
 		if p != "(no project)" {
 			t.Errorf("usage --by project files the Cursor transcript under %q", p)
 		}
 	}
-	unchanged("sync", func() { r = h.ok("sync") })
-	if len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
-		t.Errorf("second sync: %v", r)
-	}
+	syncWant(t, h, dir, "second sync", nothing)
 
 	// Another turn, appended.
 	f, err := os.OpenFile(main, os.O_APPEND|os.O_WRONLY, 0)
@@ -107,54 +96,21 @@ func TestSyncCursor(t *testing.T) {
 	if err := os.Chtimes(main, old, old); err != nil {
 		t.Fatal(err)
 	}
-	unchanged("sync", func() { r = h.ok("sync") })
-	got = outcomes(r.out)
-	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != run {
-		t.Fatalf("third sync: want run %s grown, nothing else: %v", run, r)
-	}
-	tr := transcriptPath(h.stor, run)
-	validate(t, tr)
-	b := string(readFile(t, tr))
+	b := syncGrown(t, h, dir, "third sync", run)
 	if !strings.Contains(b, "Documented in README.") || strings.Count(b, "add a health check endpoint") != 1 || strings.Count(b, `"type":"tool.call"`) != 2 {
 		t.Errorf("grown run: want the new turn, the first prompt once and the two calls once:\n%s", b)
 	}
 }
 
-// storeUnchanged returns a function that runs cmd and fails the test if
-// the store's directory changed (bytes, modification time, mode, files
-// added or removed).
-func storeUnchanged(t *testing.T, dir string) func(what string, cmd func()) {
-	return func(what string, cmd func()) {
-		t.Helper()
-		before := hashTree(t, dir)
-		cmd()
-		if after := hashTree(t, dir); !mapsEqual(before, after) {
-			t.Fatalf("%s changed the agent's files:\nbefore %v\nafter  %v", what, before, after)
-		}
-	}
-}
-
-// doctorLists checks doctor --json's output r lists store name, found in
-// dir with that many sessions, of the cursor plugin (and kind, if set).
-func doctorLists(t *testing.T, r result, name, kind, dir string, sessions int) {
+// doctorLists checks that doctor's stores list store name, found in dir
+// with that many sessions, of the cursor plugin (and kind, if set).
+func doctorLists(t *testing.T, stores map[string]doctorStore, name, kind, dir string, sessions int) {
 	t.Helper()
-	var doc struct {
-		Stores []struct {
-			Name, Plugin, Kind, Dir string
-			Found                   bool
-			Sessions                int
-		}
+	s, ok := stores[name]
+	if !ok {
+		t.Fatalf("doctor does not list %s: %+v", name, stores)
 	}
-	if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
-		t.Fatalf("doctor --json: %v\n%s", err, r.out)
+	if !s.Found || s.Sessions != sessions || s.Plugin != "cursor" || s.Dir != dir || kind != "" && s.Kind != kind {
+		t.Errorf("doctor's %s store: %+v", name, s)
 	}
-	for _, s := range doc.Stores {
-		if s.Name == name {
-			if !s.Found || s.Sessions != sessions || s.Plugin != "cursor" || s.Dir != dir || kind != "" && s.Kind != kind {
-				t.Errorf("doctor's %s store: %+v", name, s)
-			}
-			return
-		}
-	}
-	t.Fatalf("doctor does not list %s:\n%s", name, r.out)
 }

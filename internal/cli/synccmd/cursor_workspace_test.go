@@ -1,9 +1,12 @@
-package e2e
+package synccmd_test
 
 import (
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // TestSyncCursorIDEWorkspace: the Cursor IDE keeps which workspace a
@@ -19,16 +22,16 @@ import (
 // archives nothing.
 func TestSyncCursorIDEWorkspace(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	user := filepath.Join(h.dir, ".config", "Cursor", "User")
+	h := clitest.NewHome(t)
+	user := filepath.Join(h.Dir, ".config", "Cursor", "User")
 	c := openCursorIDEDB(t, filepath.Join(user, "globalStorage", "state.vscdb"))
 	for i, id := range []string{"c-app", "c-multi", "c-none"} {
 		at := 1767261600000 + int64(i)*1000
-		c.put("composerData:"+id, `{"_v":3,"composerId":"`+id+`","createdAt":`+itoa(int(at))+`,"lastUpdatedAt":`+itoa(int(at))+`,"fullConversationHeadersOnly":[{"bubbleId":"u","type":1},{"bubbleId":"a","type":2}]}`)
+		c.put("composerData:"+id, `{"_v":3,"composerId":"`+id+`","createdAt":`+strconv.Itoa(int(at))+`,"lastUpdatedAt":`+strconv.Itoa(int(at))+`,"fullConversationHeadersOnly":[{"bubbleId":"u","type":1},{"bubbleId":"a","type":2}]}`)
 		c.put("bubbleId:"+id+":u", `{"bubbleId":"u","type":1,"text":"Prompt of `+id+`","createdAt":"2026-01-01T10:00:00.000Z"}`)
 		c.put("bubbleId:"+id+":a", `{"bubbleId":"a","type":2,"text":"Answer of `+id+`","createdAt":"2026-01-01T10:00:01.000Z"}`)
 	}
-	if err := c.db.Close(); err != nil {
+	if err := c.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
 	for _, ws := range []struct{ hash, composers, file string }{
@@ -40,33 +43,24 @@ func TestSyncCursorIDEWorkspace(t *testing.T) {
 		for _, id := range strings.Split(strings.Trim(ws.composers, "[]"), ",") {
 			list = append(list, `{"type":"head","composerId":`+id+`,"lastUpdatedAt":1767261600000}`)
 		}
-		w.exec(`INSERT INTO ItemTable VALUES ('composer.composerData', ?)`, `{"allComposers":[`+strings.Join(list, ",")+`],"selectedComposerIds":[]}`)
-		if err := w.db.Close(); err != nil {
+		w.Exec(`INSERT INTO ItemTable VALUES ('composer.composerData', ?)`, `{"allComposers":[`+strings.Join(list, ",")+`],"selectedComposerIds":[]}`)
+		if err := w.DB.Close(); err != nil {
 			t.Fatal(err)
 		}
-		h.put(filepath.Join(".config", "Cursor", "User", "workspaceStorage", ws.hash, "workspace.json"), []byte(ws.file), 0)
+		h.Put(filepath.Join(".config", "Cursor", "User", "workspaceStorage", ws.hash, "workspace.json"), []byte(ws.file), 0)
 	}
 	// A workspace whose database is not VS Code's: read as nothing.
-	odd := openAgentDB(t, filepath.Join(user, "workspaceStorage", "5e6f", "state.vscdb"))
-	odd.exec(`CREATE TABLE other (x)`)
-	if err := odd.db.Close(); err != nil {
+	odd := clitest.OpenAgentDB(t, filepath.Join(user, "workspaceStorage", "5e6f", "state.vscdb"))
+	odd.Exec(`CREATE TABLE other (x)`)
+	if err := odd.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
 
-	unchanged := storeUnchanged(t, user)
-	var r result
-	unchanged("doctor", func() { r = h.ok("doctor", "--json") })
-	doctorLists(t, r, "Cursor IDE", "sqlite", filepath.Join(user, "globalStorage"), 3)
-	unchanged("sync", func() { r = h.ok("sync") })
-	got := outcomes(r.out)
-	if len(got["new"]) != 3 {
-		t.Fatalf("first sync: want the three composers new: %v", r)
-	}
+	doctorLists(t, doctorStores(t, h, user), "Cursor IDE", "sqlite", filepath.Join(user, "globalStorage"), 3)
+	got := syncWant(t, h, user, "first sync: want the three composers new", map[string]int{"new": 3})
 	seen := 0
 	for _, id := range got["new"] {
-		tr := transcriptPath(h.stor, id)
-		validate(t, tr)
-		b := string(readFile(t, tr))
+		b := runText(t, h, id)
 		switch {
 		case strings.Contains(b, "Answer of c-app"):
 			seen++
@@ -83,8 +77,5 @@ func TestSyncCursorIDEWorkspace(t *testing.T) {
 	if seen != 3 {
 		t.Fatalf("runs %v: %d of the three composers", got["new"], seen)
 	}
-	unchanged("sync", func() { r = h.ok("sync") })
-	if len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
-		t.Errorf("second sync: %v", r)
-	}
+	syncWant(t, h, user, "second sync", nothing)
 }

@@ -1,4 +1,4 @@
-package e2e
+package exportcmd_test
 
 import (
 	"encoding/json"
@@ -9,6 +9,7 @@ import (
 
 	"github.com/anthropics/anthropic-sdk-go"
 	"github.com/openai/openai-go/v3"
+	"github.com/twasm/twasm/internal/testing/clitest"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -46,15 +47,15 @@ func TestExportMessagesAcceptedBySDKs(t *testing.T) {
 	storage := t.TempDir()
 	for _, tc := range messagesCases {
 		t.Run(filepath.Base(tc.file), func(t *testing.T) {
-			r := twasm(t, "--storage", storage, "record", "--json", "--provider", tc.provider, "--prompt", "do the task",
-				"--system-prompt", "You are careful.", "--input", filepath.Join(root, tc.file))
+			r := clitest.Run(t, clitest.Plain(), "--storage", storage, "record", "--json", "--provider", tc.provider, "--prompt", "do the task",
+				"--system-prompt", "You are careful.", "--input", filepath.Join(clitest.Root, tc.file))
 			var rec struct {
 				RunID string `json:"run_id"`
 			}
-			if err := json.Unmarshal([]byte(lastLine(r.out)), &rec); err != nil || rec.RunID == "" {
+			if err := json.Unmarshal([]byte(clitest.LastLine(r.Out)), &rec); err != nil || rec.RunID == "" {
 				t.Fatalf("record: %v\n%v", err, r)
 			}
-			evs := readRun(t, transcriptPath(storage, rec.RunID))
+			evs := clitest.ReadRun(t, clitest.TranscriptPath(storage, rec.RunID))
 			calls, results := map[string]bool{}, map[string]bool{}
 			for _, ev := range evs {
 				switch ev.Type {
@@ -66,28 +67,28 @@ func TestExportMessagesAcceptedBySDKs(t *testing.T) {
 			}
 			for _, format := range []string{"openai", "anthropic"} {
 				args := []string{"--storage", storage, "export", "messages", "--format", format, rec.RunID}
-				r := twasm(t, args...)
+				r := clitest.Run(t, clitest.Plain(), args...)
 				if tc.dangling {
-					if r.code != 1 || !strings.Contains(r.errOut, "results") || r.out != "" {
+					if r.Code != 1 || !strings.Contains(r.ErrOut, "results") || r.Out != "" {
 						t.Fatalf("%s: dangling calls must be refused with the reason and nothing written: %v", format, r)
 					}
-					r = twasmOK(t, append(args, "--dangling", "note")...)
-					if !strings.Contains(r.errOut, "answered with a note") {
+					r = clitest.RunOK(t, clitest.Plain(), append(args, "--dangling", "note")...)
+					if !strings.Contains(r.ErrOut, "answered with a note") {
 						t.Fatalf("%s: notes not reported: %v", format, r)
 					}
-				} else if r.code != 0 {
+				} else if r.Code != 0 {
 					t.Fatalf("%s: %v", format, r)
 				}
 				gotCalls, gotResults := map[string]bool{}, map[string]bool{}
 				switch format {
 				case "openai":
-					checkOpenAI(t, []byte(r.out), gotCalls, gotResults)
+					checkOpenAI(t, []byte(r.Out), gotCalls, gotResults)
 				case "anthropic":
-					checkAnthropic(t, []byte(r.out), gotCalls, gotResults)
+					checkAnthropic(t, []byte(r.Out), gotCalls, gotResults)
 				}
 				for id := range calls {
 					if !gotCalls[id] {
-						t.Fatalf("%s: call %s of the transcript is not in the messages:\n%s", format, id, r.out)
+						t.Fatalf("%s: call %s of the transcript is not in the messages:\n%s", format, id, r.Out)
 					}
 					if !gotResults[id] {
 						t.Fatalf("%s: call %s has no tool result in the messages", format, id)
@@ -191,16 +192,16 @@ func checkAnthropic(t *testing.T, out []byte, calls, results map[string]bool) {
 
 func TestExportMessagesRefusesAndWritesNothing(t *testing.T) {
 	storage := t.TempDir()
-	twasmOK(t, "--storage", storage, "record", "--provider", "codex", "--input", filepath.Join(root, "testdata/golden/codex/exec_command_dangling.jsonl"))
+	clitest.RunOK(t, clitest.Plain(), "--storage", storage, "record", "--provider", "codex", "--input", filepath.Join(clitest.Root, "testdata/golden/codex/exec_command_dangling.jsonl"))
 	out := filepath.Join(t.TempDir(), "m.json")
-	r := twasm(t, "--storage", storage, "export", "messages", "--format", "openai", "-o", out, "latest")
-	if r.code != 1 || !strings.Contains(r.errOut, "cannot export messages") {
+	r := clitest.Run(t, clitest.Plain(), "--storage", storage, "export", "messages", "--format", "openai", "-o", out, "latest")
+	if r.Code != 1 || !strings.Contains(r.ErrOut, "cannot export messages") {
 		t.Fatalf("%v", r)
 	}
 	if _, err := os.Stat(out); !os.IsNotExist(err) {
 		t.Fatalf("a refused export wrote %s", out)
 	}
-	if r := twasm(t, "--storage", storage, "export", "messages", "latest"); r.code != 2 {
+	if r := clitest.Run(t, clitest.Plain(), "--storage", storage, "export", "messages", "latest"); r.Code != 2 {
 		t.Fatalf("no --format is a usage error: %v", r)
 	}
 }

@@ -1,10 +1,12 @@
-package e2e
+package synccmd_test
 
 import (
 	"os"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // cursorIDEDB is the Cursor IDE's global state.vscdb as VS Code's storage
@@ -14,18 +16,18 @@ import (
 // and subComposerIds; bubbles with type, text, thinking, toolFormerData
 // {toolCallId, name, rawArgs|params, result, status}, tokenCount,
 // modelInfo, createdAt): no licensed real database is public.
-type cursorIDEDB struct{ *agentDB }
+type cursorIDEDB struct{ *clitest.AgentDB }
 
 func openCursorIDEDB(t *testing.T, path string) *cursorIDEDB {
 	t.Helper()
-	c := &cursorIDEDB{openAgentDB(t, path)}
-	c.exec(`CREATE TABLE IF NOT EXISTS ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)`)
-	c.exec(`CREATE TABLE IF NOT EXISTS cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)`)
+	c := &cursorIDEDB{clitest.OpenAgentDB(t, path)}
+	c.Exec(`CREATE TABLE IF NOT EXISTS ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)`)
+	c.Exec(`CREATE TABLE IF NOT EXISTS cursorDiskKV (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)`)
 	return c
 }
 
 func (c *cursorIDEDB) put(key, value string) {
-	c.exec(`INSERT INTO cursorDiskKV VALUES (?, ?)`, key, value)
+	c.Exec(`INSERT INTO cursorDiskKV VALUES (?, ?)`, key, value)
 }
 
 // TestSyncCursorIDE: a home with the Cursor IDE's state.vscdb at its place
@@ -41,8 +43,8 @@ func (c *cursorIDEDB) put(key, value string) {
 // the run after the database is gone.
 func TestSyncCursorIDE(t *testing.T) {
 	t.Parallel()
-	h := newFakeHome(t)
-	dir := filepath.Join(h.dir, ".config", "Cursor", "User", "globalStorage")
+	h := clitest.NewHome(t)
+	dir := filepath.Join(h.Dir, ".config", "Cursor", "User", "globalStorage")
 	c := openCursorIDEDB(t, filepath.Join(dir, "state.vscdb"))
 	c.put("composerData:c-main", `{"_v":3,"composerId":"c-main","name":"Fix the tests","createdAt":1767261600000,"lastUpdatedAt":1767261660000,"modelConfig":{"modelName":"claude-4.5-sonnet","maxMode":false},"subComposerIds":["c-sub"],"fullConversationHeadersOnly":[{"bubbleId":"b1","type":1},{"bubbleId":"b2","type":2},{"bubbleId":"b3","type":2},{"bubbleId":"b4","type":2},{"bubbleId":"b5","type":2},{"bubbleId":"b6","type":2},{"bubbleId":"b7","type":2}]}`)
 	c.put("bubbleId:c-main:b1", `{"_v":3,"bubbleId":"b1","type":1,"text":"Run the tests and fix what fails.","createdAt":"2026-01-01T10:00:00.000Z"}`)
@@ -53,31 +55,22 @@ func TestSyncCursorIDE(t *testing.T) {
 	c.put("bubbleId:c-main:b6", `{"_v":3,"bubbleId":"b6","type":2,"createdAt":"2026-01-01T10:00:08.000Z","toolFormerData":{"toolCallId":"toolu_04","name":"edit_file_v2","rawArgs":"{\"target_file\":\"parse.go\"}","status":"cancelled"}}`)
 	c.put("bubbleId:c-main:b7", `{"_v":3,"bubbleId":"b7","type":2,"createdAt":"2026-01-01T10:00:09.000Z","toolFormerData":{"toolCallId":"toolu_05","name":"run_terminal_cmd","rawArgs":"{\"command\":\"go test ./parse\"}","status":"loading"}}`)
 	// A bubble Cursor cleaned up (NULL), one no header names.
-	c.exec(`INSERT INTO cursorDiskKV VALUES ('bubbleId:c-main:gone', NULL)`)
+	c.Exec(`INSERT INTO cursorDiskKV VALUES ('bubbleId:c-main:gone', NULL)`)
 	c.put("bubbleId:c-main:orphan", `{"bubbleId":"orphan","type":2,"text":"not in the conversation"}`)
 	c.put("composerData:c-sub", `{"_v":3,"composerId":"c-sub","createdAt":1767261605000,"lastUpdatedAt":1767261606000,"fullConversationHeadersOnly":[{"bubbleId":"s1","type":1},{"bubbleId":"s2","type":2}]}`)
-	c.exec(`INSERT INTO cursorDiskKV VALUES ('bubbleId:c-sub:s1', CAST(? AS BLOB))`, `{"bubbleId":"s1","type":1,"text":"List the tests of the parser.","createdAt":"2026-01-01T10:00:05.500Z"}`)
+	c.Exec(`INSERT INTO cursorDiskKV VALUES ('bubbleId:c-sub:s1', CAST(? AS BLOB))`, `{"bubbleId":"s1","type":1,"text":"List the tests of the parser.","createdAt":"2026-01-01T10:00:05.500Z"}`)
 	c.put("bubbleId:c-sub:s2", `{"bubbleId":"s2","type":2,"text":"parse_test.go holds three.","createdAt":"2026-01-01T10:00:06.000Z"}`)
-	c.exec(`INSERT INTO ItemTable VALUES ('workbench.panel.composerChatViewPane', '{}')`)
-	if err := c.db.Close(); err != nil { // the IDE exits: SQLite removes its log
+	c.Exec(`INSERT INTO ItemTable VALUES ('workbench.panel.composerChatViewPane', '{}')`)
+	if err := c.DB.Close(); err != nil { // the IDE exits: SQLite removes its log
 		t.Fatal(err)
 	}
 
-	unchanged := storeUnchanged(t, dir)
-	var r result
-	unchanged("doctor", func() { r = h.ok("doctor", "--json") })
-	doctorLists(t, r, "Cursor IDE", "sqlite", dir, 2)
+	doctorLists(t, doctorStores(t, h, dir), "Cursor IDE", "sqlite", dir, 2)
 
-	unchanged("sync", func() { r = h.ok("sync") })
-	got := outcomes(r.out)
-	if len(got["new"]) != 2 {
-		t.Fatalf("first sync: want both composers new: %v", r)
-	}
+	got := syncWant(t, h, dir, "first sync: want both composers new", map[string]int{"new": 2})
 	run, sub := "", ""
 	for _, id := range got["new"] {
-		tr := transcriptPath(h.stor, id)
-		validate(t, tr)
-		switch b := string(readFile(t, tr)); {
+		switch b := runText(t, h, id); {
 		case strings.Contains(b, "Run the tests and fix what fails."):
 			run = id
 			for _, want := range []string{`"session_id":"c-main"`, `"model":"claude-4.5-sonnet"`, `"call_id":"toolu_01"`, `"exit_code":1`, `"status":"denied"`, `"status":"cancelled"`, `"output":"{\"contents\":\"package parse\"}"`, `"input_tokens":1200`, `"output_tokens":80`, `"timestamp":"2026-01-01T10:00:02.000Z"`, "Start with the suite."} {
@@ -93,32 +86,22 @@ func TestSyncCursorIDE(t *testing.T) {
 		}
 	}
 	if run == "" || sub == "" {
-		t.Fatalf("runs: composer %q, sub-composer %q: %v", run, sub, r)
+		t.Fatalf("runs: composer %q, sub-composer %q: %v", run, sub, got)
 	}
-	if !strings.Contains(string(readFile(t, transcriptPath(h.stor, sub))), `"parent_run_id":"`+run+`"`) {
+	if !strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, sub))), `"parent_run_id":"`+run+`"`) {
 		t.Errorf("the sub-composer's run is not a child of %s", run)
 	}
-	unchanged("sync", func() { r = h.ok("sync") })
-	if len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
-		t.Errorf("second sync: %v", r)
-	}
+	syncWant(t, h, dir, "second sync", nothing)
 
 	// The IDE again: the loading call's result, an answer.
 	c = openCursorIDEDB(t, filepath.Join(dir, "state.vscdb"))
 	c.put("bubbleId:c-main:b7", `{"_v":3,"bubbleId":"b7","type":2,"createdAt":"2026-01-01T10:00:09.000Z","toolFormerData":{"toolCallId":"toolu_05","name":"run_terminal_cmd","rawArgs":"{\"command\":\"go test ./parse\"}","status":"completed","result":"{\"output\":\"ok parse\",\"exitCode\":0}"}}`)
 	c.put("bubbleId:c-main:b8", `{"_v":3,"bubbleId":"b8","type":2,"text":"Fixed: an off-by-one.","createdAt":"2026-01-01T10:01:00.000Z"}`)
-	c.exec(`UPDATE cursorDiskKV SET value = json_set(CAST(value AS TEXT), '$.lastUpdatedAt', 1767261700000, '$.fullConversationHeadersOnly[#]', json('{"bubbleId":"b8","type":2}')) WHERE key = 'composerData:c-main'`)
-	if err := c.db.Close(); err != nil {
+	c.Exec(`UPDATE cursorDiskKV SET value = json_set(CAST(value AS TEXT), '$.lastUpdatedAt', 1767261700000, '$.fullConversationHeadersOnly[#]', json('{"bubbleId":"b8","type":2}')) WHERE key = 'composerData:c-main'`)
+	if err := c.DB.Close(); err != nil {
 		t.Fatal(err)
 	}
-	unchanged("sync", func() { r = h.ok("sync") })
-	got = outcomes(r.out)
-	if len(got) != 1 || len(got["grown"]) != 1 || got["grown"][0] != run {
-		t.Fatalf("third sync: want run %s grown, nothing else: %v", run, r)
-	}
-	tr := transcriptPath(h.stor, run)
-	validate(t, tr)
-	b := string(readFile(t, tr))
+	b := syncGrown(t, h, dir, "third sync", run)
 	for _, want := range []string{`"output":"ok parse"`, "Fixed: an off-by-one."} {
 		if !strings.Contains(b, want) {
 			t.Errorf("run %s lacks %q", run, want)
@@ -135,10 +118,10 @@ func TestSyncCursorIDE(t *testing.T) {
 	if err := os.Remove(filepath.Join(dir, "state.vscdb")); err != nil {
 		t.Fatal(err)
 	}
-	r = h.ok("renormalize", run)
-	re := transcriptPath(h.stor, strings.TrimSpace(r.out))
-	validate(t, re)
-	if rb := string(readFile(t, re)); !strings.Contains(rb, `"output":"ok parse"`) || !strings.Contains(rb, "Fixed: an off-by-one.") {
+	r := h.OK("renormalize", run)
+	re := clitest.TranscriptPath(h.Stor, strings.TrimSpace(r.Out))
+	clitest.Validate(t, re)
+	if rb := string(clitest.ReadFile(t, re)); !strings.Contains(rb, `"output":"ok parse"`) || !strings.Contains(rb, "Fixed: an off-by-one.") {
 		t.Errorf("the renormalized run lacks the later part: %v", r)
 	}
 }

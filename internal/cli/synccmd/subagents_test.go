@@ -1,4 +1,4 @@
-package e2e
+package synccmd_test
 
 import (
 	"bytes"
@@ -8,6 +8,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // TestSyncClaudeSubAgents: `twasm sync` (the bundled wasm plugin) on a
@@ -25,8 +27,8 @@ import (
 func TestSyncClaudeSubAgents(t *testing.T) {
 	t.Parallel()
 	h, session := spotterHome(t)
-	sub := h.put(spotterSubAgents+"agent-aac57f5.jsonl", readSpotter(t, "spotter_subagent_transcript_v2.1.39_websearch.jsonl"), time.Hour)
-	compact := h.put(spotterSubAgents+"agent-acompact-946d2b.jsonl", readSpotter(t, "spotter_subagent_compaction_v2.1.39.jsonl"), time.Hour)
+	sub := h.Put(spotterSubAgents+"agent-aac57f5.jsonl", readSpotter(t, "spotter_subagent_transcript_v2.1.39_websearch.jsonl"), time.Hour)
+	compact := h.Put(spotterSubAgents+"agent-acompact-946d2b.jsonl", readSpotter(t, "spotter_subagent_compaction_v2.1.39.jsonl"), time.Hour)
 
 	// doctor counts one session and its two sub-agent files apart (it
 	// said 3 sessions before), not archived, then archived.
@@ -41,24 +43,24 @@ func TestSyncClaudeSubAgents(t *testing.T) {
 				SubAgentsNotArchived int `json:"sub_agents_not_archived"`
 			}
 		}
-		r := h.ok("doctor", "--json")
-		if err := json.Unmarshal([]byte(r.out), &d); err != nil {
-			t.Fatalf("doctor %s: %v\n%s", stage, err, r.out)
+		r := h.OK("doctor", "--json")
+		if err := json.Unmarshal([]byte(r.Out), &d); err != nil {
+			t.Fatalf("doctor %s: %v\n%s", stage, err, r.Out)
 		}
 		for _, st := range d.Stores {
 			if st.Provider == "claude" {
 				if got := [4]int{st.Sessions, st.SubAgents, st.NotArchived, st.SubAgentsNotArchived}; got != want {
-					t.Errorf("doctor %s: sessions, sub-agent files, not archived, sub-agent files not archived %v, want %v\n%s", stage, got, want, r.out)
+					t.Errorf("doctor %s: sessions, sub-agent files, not archived, sub-agent files not archived %v, want %v\n%s", stage, got, want, r.Out)
 				}
 			}
 		}
 	}
 	doctor("before the sync", [4]int{1, 2, 1, 2})
 
-	r := h.ok("sync")
+	r := h.OK("sync")
 	doctor("after it", [4]int{1, 2, 0, 0})
 	runs := map[string]string{} // path -> run id
-	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
 		f := strings.Split(l, "\t")
 		if len(f) >= 4 && f[0] == "new" {
 			runs[f[3]] = f[1]
@@ -68,7 +70,7 @@ func TestSyncClaudeSubAgents(t *testing.T) {
 		t.Fatalf("sync: want the session and its two sub-agent files new: %v", r)
 	}
 
-	ls := strings.Split(strings.TrimSpace(h.ok("ls", "--json").out), "\n")
+	ls := strings.Split(strings.TrimSpace(h.OK("ls", "--json").Out), "\n")
 	if len(ls) != 1 || !strings.Contains(ls[0], runs[session]) {
 		t.Errorf("ls: want the session alone, got %d lines:\n%s", len(ls), strings.Join(ls, "\n"))
 	}
@@ -84,7 +86,7 @@ func TestSyncClaudeSubAgents(t *testing.T) {
 		} `json:"usage_in_all"`
 		SubRuns int `json:"sub_runs"`
 	}
-	if err := json.Unmarshal([]byte(h.ok("stats", "--all", "--json").out), &st); err != nil {
+	if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil {
 		t.Fatal(err)
 	}
 	if st.UsageInAll.InputTokens != wantIn || st.UsageInAll.OutputTokens != wantOut {
@@ -102,41 +104,41 @@ func TestSyncClaudeSubAgents(t *testing.T) {
 			Usage usage `json:"usage"`
 		} `json:"sub_runs"`
 	}
-	tr := h.ok("tree", runs[session], "--json")
-	if err := json.Unmarshal([]byte(tr.out), &tree); err != nil {
-		t.Fatalf("tree --json: %v\n%s", err, tr.out)
+	tr := h.OK("tree", runs[session], "--json")
+	if err := json.Unmarshal([]byte(tr.Out), &tree); err != nil {
+		t.Fatalf("tree --json: %v\n%s", err, tr.Out)
 	}
 	if got := tree.Usage.InputTokens + tree.SubRuns.Usage.InputTokens; got != wantIn || tree.SubRuns.Tools != 12 {
 		t.Errorf("tree: input %d (own %d, sub-runs %d), sub-runs' calls %d; want %d and 12",
 			got, tree.Usage.InputTokens, tree.SubRuns.Usage.InputTokens, tree.SubRuns.Tools, wantIn)
 	}
 	// The Task's sub-agent made 12 calls (WebSearch), the compaction none.
-	if v := h.ok("view", runs[session]).out; !strings.Contains(v, "(sub-runs 12, in all ") {
+	if v := h.OK("view", runs[session]).Out; !strings.Contains(v, "(sub-runs 12, in all ") {
 		t.Errorf("view: the tool calls line does not count the sub-agent's 12 calls:\n%s", headOf(v, 40))
 	}
 	for _, id := range runs {
-		h.ok("validate", id)
+		h.OK("validate", id)
 	}
 	// Nothing new the second time.
-	if r := h.ok("sync"); len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") {
+	if r := h.OK("sync"); len(clitest.Outcomes(r.Out)) != 0 || !strings.Contains(r.ErrOut, "0 new") {
 		t.Errorf("second sync: %v", r)
 	}
-	renormalizeSubAgents(t, h, runs[session], tr.out)
+	renormalizeSubAgents(t, h, runs[session], tr.Out)
 
 	// A sub-agent's run that cannot be read is left out of a rebuild,
 	// and the summary says which and why; the rest is rebuilt.
-	if err := os.Remove(transcriptPath(h.stor, runs[compact])); err != nil {
+	if err := os.Remove(clitest.TranscriptPath(h.Stor, runs[compact])); err != nil {
 		t.Fatal(err)
 	}
 	var sum struct {
 		New     string   `json:"new"`
 		LeftOut []string `json:"left_out"`
 	}
-	if r := h.ok("renormalize", "--json", runs[session]); json.Unmarshal([]byte(r.out), &sum) != nil ||
+	if r := h.OK("renormalize", "--json", runs[session]); json.Unmarshal([]byte(r.Out), &sum) != nil ||
 		len(sum.LeftOut) != 1 || !strings.Contains(sum.LeftOut[0], runs[compact]) || !strings.Contains(sum.LeftOut[0], "no such file") {
 		t.Errorf("renormalize without the compaction's run: left out %q, want it, unreadable\n%v", sum.LeftOut, r)
 	}
-	h.ok("validate", sum.New)
+	h.OK("validate", sum.New)
 }
 
 // renormalizeSubAgents: renormalize of the session rebuilds its
@@ -145,20 +147,20 @@ func TestSyncClaudeSubAgents(t *testing.T) {
 // and calls before and after, once. Before, the rebuild left them out
 // ("left out: sub-run ... at agent.agent-..."): stats --all, ls and tree
 // counted only the log's agent_progress copy of the Task's sub-agent.
-func renormalizeSubAgents(t *testing.T, h *fakeHome, session, treeBefore string) {
+func renormalizeSubAgents(t *testing.T, h *clitest.Home, session, treeBefore string) {
 	t.Helper()
 	type totals struct {
 		UsageInAll json.RawMessage `json:"usage_in_all"`
 	}
 	stats := func() totals {
 		var st totals
-		if err := json.Unmarshal([]byte(h.ok("stats", "--all", "--json").out), &st); err != nil {
+		if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil {
 			t.Fatal(err)
 		}
 		return st
 	}
 	lsLine := func(id string) totals {
-		for _, l := range strings.Split(strings.TrimSpace(h.ok("ls", "--json").out), "\n") {
+		for _, l := range strings.Split(strings.TrimSpace(h.OK("ls", "--json").Out), "\n") {
 			var line struct {
 				RunID string `json:"run_id"`
 				totals
@@ -185,12 +187,12 @@ func renormalizeSubAgents(t *testing.T, h *fakeHome, session, treeBefore string)
 	}
 	statsBefore, lsBefore := stats(), lsLine(session)
 
-	r := h.ok("renormalize", "--json", session)
+	r := h.OK("renormalize", "--json", session)
 	var sum struct {
 		New     string   `json:"new"`
 		LeftOut []string `json:"left_out"`
 	}
-	if err := json.Unmarshal([]byte(r.out), &sum); err != nil || sum.New == "" {
+	if err := json.Unmarshal([]byte(r.Out), &sum); err != nil || sum.New == "" {
 		t.Fatalf("renormalize --json: %v\n%v", err, r)
 	}
 	if len(sum.LeftOut) != 0 {
@@ -202,10 +204,10 @@ func renormalizeSubAgents(t *testing.T, h *fakeHome, session, treeBefore string)
 	if after := lsLine(sum.New); string(after.UsageInAll) != string(lsBefore.UsageInAll) {
 		t.Errorf("ls: the rebuild's usage in all %s, the session's %s", after.UsageInAll, lsBefore.UsageInAll)
 	}
-	if got, want := treeTotals(h.ok("tree", sum.New, "--json").out), treeTotals(treeBefore); got != want {
+	if got, want := treeTotals(h.OK("tree", sum.New, "--json").Out), treeTotals(treeBefore); got != want {
 		t.Errorf("tree: the rebuild's %s, the session's %s", got, want)
 	}
-	h.ok("validate", sum.New)
+	h.OK("validate", sum.New)
 }
 
 // spotterSubAgents is where spotter's session keeps its sub-agents'
@@ -214,17 +216,17 @@ const spotterSubAgents = ".claude/projects/-home-USER-projects-spotter/ae4a77f8-
 
 // spotterHome is a fake home holding spotter's real session log (of
 // which the capture's sub-agent files are), and the log's path.
-func spotterHome(t *testing.T) (*fakeHome, string) {
+func spotterHome(t *testing.T) (*clitest.Home, string) {
 	t.Helper()
-	h := newFakeHome(t)
-	return h, h.put(".claude/projects/-home-USER-projects-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
+	h := clitest.NewHome(t)
+	return h, h.Put(".claude/projects/-home-USER-projects-spotter/ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl",
 		readSpotter(t, "spotter_session_log_v2.1.39_interleaved_message.jsonl"), time.Hour)
 }
 
 // readSpotter reads one of the claude captures.
 func readSpotter(t *testing.T, name string) []byte {
 	t.Helper()
-	return readFile(t, filepath.Join(root, "testdata", "captures", "claude", name))
+	return clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", "claude", name))
 }
 
 // headOf is the first n lines of s.
@@ -246,11 +248,11 @@ func TestSyncClaudeSubAgentGrownAfterRenormalize(t *testing.T) {
 	whole := readSpotter(t, "spotter_subagent_transcript_v2.1.39_websearch.jsonl")
 	lines := bytes.SplitAfter(whole, []byte("\n"))
 	subPath := spotterSubAgents + "agent-aac57f5.jsonl"
-	h.put(subPath, bytes.Join(lines[:len(lines)/2], nil), 2*time.Hour)
+	h.Put(subPath, bytes.Join(lines[:len(lines)/2], nil), 2*time.Hour)
 
-	r := h.ok("sync")
+	r := h.OK("sync")
 	var sessionRun string
-	for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+	for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
 		if f := strings.Split(l, "\t"); len(f) >= 4 && f[0] == "new" && f[3] == session {
 			sessionRun = f[1]
 		}
@@ -258,9 +260,9 @@ func TestSyncClaudeSubAgentGrownAfterRenormalize(t *testing.T) {
 	if sessionRun == "" {
 		t.Fatalf("sync: the session is not new: %v", r)
 	}
-	h.ok("renormalize", sessionRun)
-	h.put(subPath, whole, time.Hour)
-	if got := outcomes(h.ok("sync").out); len(got["grown"]) != 1 {
+	h.OK("renormalize", sessionRun)
+	h.Put(subPath, whole, time.Hour)
+	if got := clitest.Outcomes(h.OK("sync").Out); len(got["grown"]) != 1 {
 		t.Fatalf("sync after the sub-agent's file grew: %v", got)
 	}
 	var st struct {
@@ -268,7 +270,7 @@ func TestSyncClaudeSubAgentGrownAfterRenormalize(t *testing.T) {
 			InputTokens int64 `json:"input_tokens"`
 		} `json:"usage_in_all"`
 	}
-	if err := json.Unmarshal([]byte(h.ok("stats", "--all", "--json").out), &st); err != nil {
+	if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil {
 		t.Fatal(err)
 	}
 	// The session's own figures and the whole sub-agent file's (as in

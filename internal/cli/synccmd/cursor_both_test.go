@@ -1,4 +1,4 @@
-package e2e
+package synccmd_test
 
 import (
 	"encoding/json"
@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
 )
 
 // TestSyncCursorBothStores: a Cursor conversation kept by the CLI
@@ -30,65 +32,65 @@ func TestSyncCursorBothStores(t *testing.T) {
 	for _, cliFirst := range []bool{false, true} {
 		t.Run(map[bool]string{false: "both at once", true: "the CLI's copy archived first"}[cliFirst], func(t *testing.T) {
 			t.Parallel()
-			h := newFakeHome(t)
+			h := clitest.NewHome(t)
 			rel := filepath.Join(".cursor", "projects", "home-me-app", "agent-transcripts", id)
-			h.put(filepath.Join(rel, id+".jsonl"), []byte(transcript), time.Hour)
-			h.put(filepath.Join(rel, "subagents", subID+".jsonl"), []byte(subTranscript), time.Hour)
+			h.Put(filepath.Join(rel, id+".jsonl"), []byte(transcript), time.Hour)
+			h.Put(filepath.Join(rel, "subagents", subID+".jsonl"), []byte(subTranscript), time.Hour)
 			var cliRuns []string
 			if cliFirst {
-				r := h.ok("sync")
-				if cliRuns = outcomes(r.out)["new"]; len(cliRuns) != 2 {
+				r := h.OK("sync")
+				if cliRuns = clitest.Outcomes(r.Out)["new"]; len(cliRuns) != 2 {
 					t.Fatalf("the CLI's copy: want the conversation and its sub-agent new: %v", r)
 				}
 			}
-			dir := filepath.Join(h.dir, ".config", "Cursor", "User", "globalStorage")
+			dir := filepath.Join(h.Dir, ".config", "Cursor", "User", "globalStorage")
 			c := openCursorIDEDB(t, filepath.Join(dir, "state.vscdb"))
 			c.put("composerData:"+id, `{"_v":3,"composerId":"`+id+`","createdAt":1767261600000,"lastUpdatedAt":1767261660000,"modelConfig":{"modelName":"claude-4.5-sonnet"},"fullConversationHeadersOnly":[{"bubbleId":"b1","type":1},{"bubbleId":"b2","type":2}]}`)
 			c.put("bubbleId:"+id+":b1", `{"_v":3,"bubbleId":"b1","type":1,"text":"rename the config loader","createdAt":"2026-01-01T10:00:00.000Z"}`)
 			c.put("bubbleId:"+id+":b2", `{"_v":3,"bubbleId":"b2","type":2,"text":"Renamed to LoadConfig.","createdAt":"2026-01-01T10:00:30.000Z","tokenCount":{"inputTokens":900,"outputTokens":40}}`)
-			if err := c.db.Close(); err != nil {
+			if err := c.DB.Close(); err != nil {
 				t.Fatal(err)
 			}
 
-			r := h.ok("sync")
-			got := outcomes(r.out)
+			r := h.OK("sync")
+			got := clitest.Outcomes(r.Out)
 			if len(got["new"]) != 1 {
 				t.Fatalf("want the IDE's composer the one new run: %v", r)
 			}
 			ide := got["new"][0]
-			if b := string(readFile(t, transcriptPath(h.stor, ide))); !strings.Contains(b, `"input_tokens":900`) || !strings.Contains(b, `"session_id":"`+id+`"`) {
+			if b := string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, ide))); !strings.Contains(b, `"input_tokens":900`) || !strings.Contains(b, `"session_id":"`+id+`"`) {
 				t.Errorf("the new run is not the IDE's composer:\n%s", b)
 			}
 			if cliFirst {
-				if len(got["closed"]) != 1 || len(got["skipped"]) != 0 || !strings.Contains(r.out, "with the runs of its 1 sub-agent file(s)") {
+				if len(got["closed"]) != 1 || len(got["skipped"]) != 0 || !strings.Contains(r.Out, "with the runs of its 1 sub-agent file(s)") {
 					t.Fatalf("want the CLI's run ended with its sub-agent's, nothing skipped: %v", r)
 				}
 				for _, run := range cliRuns {
-					b := string(readFile(t, transcriptPath(h.stor, run)))
+					b := string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, run)))
 					if !strings.Contains(b, `"superseded_by":"`+ide+`"`) {
 						t.Errorf("the CLI's run %s does not say the IDE's run %s supersedes it:\n%s", run, ide, b)
 					}
 				}
 			} else {
-				if len(got["skipped"]) != 2 || len(got["closed"]) != 0 || !strings.Contains(r.errOut, "2 skipped") {
+				if len(got["skipped"]) != 2 || len(got["closed"]) != 0 || !strings.Contains(r.ErrOut, "2 skipped") {
 					t.Fatalf("want the CLI's transcript and its sub-agent's skipped: %v", r)
 				}
-				if n := len(runFiles(t, h.stor)); n != 1 {
+				if n := len(runFiles(t, h.Stor)); n != 1 {
 					t.Errorf("%d runs archived, want the IDE's only", n)
 				}
 			}
-			for _, l := range strings.Split(strings.TrimSpace(r.out), "\n") {
+			for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
 				if f := strings.Split(l, "\t"); len(f) >= 5 && (f[0] == "skipped" || f[0] == "closed") &&
 					!strings.Contains(f[4], "the same session is archived from "+filepath.Join(dir, "state.vscdb")+"#"+id+" as run "+ide) {
 					t.Errorf("the outcome does not say why: %s", l)
 				}
 			}
 
-			r = h.ok("sync")
-			if len(outcomes(r.out)) != 0 || !strings.Contains(r.errOut, "0 new") || strings.Contains(r.errOut, "skipped") {
+			r = h.OK("sync")
+			if len(clitest.Outcomes(r.Out)) != 0 || !strings.Contains(r.ErrOut, "0 new") || strings.Contains(r.ErrOut, "skipped") {
 				t.Errorf("second sync: %v", r)
 			}
-			r = h.ok("doctor", "--json")
+			r = h.OK("doctor", "--json")
 			var doc struct {
 				Stores []struct {
 					Name        string
@@ -98,7 +100,7 @@ func TestSyncCursorBothStores(t *testing.T) {
 					Elsewhere   int `json:"archived_elsewhere"`
 				}
 			}
-			if err := json.Unmarshal([]byte(r.out), &doc); err != nil {
+			if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
 				t.Fatal(err)
 			}
 			for _, s := range doc.Stores {
@@ -106,8 +108,8 @@ func TestSyncCursorBothStores(t *testing.T) {
 					t.Errorf("doctor's CLI store: %+v", s)
 				}
 			}
-			if !strings.Contains(r.out, "2 of its file(s) skipped: the same session is kept in a database store") {
-				t.Errorf("doctor does not say why the CLI's files are skipped:\n%s", r.out)
+			if !strings.Contains(r.Out, "2 of its file(s) skipped: the same session is kept in a database store") {
+				t.Errorf("doctor does not say why the CLI's files are skipped:\n%s", r.Out)
 			}
 		})
 	}
