@@ -284,13 +284,17 @@ func TestSearch(t *testing.T) {
 		query string
 		want  []string // the hits' links, in order
 	}{
-		{"q=diff", []string{"/s/" + viewstest.Root + "#seq-3", "/s/" + viewstest.Root + "#seq-9"}},
+		{"q=diff", []string{"/s/" + viewstest.Root + "#seq-9", "/s/" + viewstest.Root + "#seq-3"}}, // see until= below
 		{"q=grep&tool=shell", []string{"/s/" + viewstest.Child + "#seq-4"}},
 		{"q=TODO&type=command", []string{"/s/" + viewstest.Child + "#seq-3"}},
 		{"status=error&type=tool_result", []string{"/s/" + hostileID + "#seq-6", "/s/" + viewstest.Child + "#seq-5"}},
 		{"q=diff&provider=codex", nil},
 		{"q=diff&since=2025-05-02", nil},
-		{"q=diff&until=2025-05-02", []string{"/s/" + viewstest.Root + "#seq-3", "/s/" + viewstest.Root + "#seq-9"}},
+		// "The diff looks fine." (seq 9) before the user's longer
+		// message (seq 3) by bm25: the index once gave seq 9's block the
+		// system prompt's origin from seq 3, ranked it as injected, and
+		// this test pinned that order.
+		{"q=diff&until=2025-05-02", []string{"/s/" + viewstest.Root + "#seq-9", "/s/" + viewstest.Root + "#seq-3"}},
 		{"q=diff&run=" + viewstest.Root[:8] + "&role=user", []string{"/s/" + viewstest.Root + "#seq-3"}},
 		{"q=deploy&project=%2Fwork%2Fdeploy", []string{"/s/" + secretID + "#seq-6", "/s/" + secretID + "#seq-3"}},
 		{"q=deploy&project=%2Fwork", []string{"/s/" + secretID + "#seq-6", "/s/" + secretID + "#seq-3"}}, // below it
