@@ -919,13 +919,18 @@ func firstTime(f io.ReaderAt, from, end int64, mtime time.Time) time.Time {
 // latest session time of each chunk before feeding it.
 func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock) error {
 	buf := make([]byte, 256<<10)
-	var carry []byte
+	// chunk is built in a buffer of its own: were it carry's (append
+	// reuses carry's array when it has room: after a line of 256 KiB
+	// cut short), moving the next carry to the front would overwrite the
+	// chunk's first bytes before they were fed.
+	var carry, cbuf []byte
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
 		n, err := r.Read(buf)
-		chunk := append(carry, buf[:n]...)
+		chunk := append(append(cbuf[:0], carry...), buf[:n]...)
+		cbuf = chunk
 		carry = carry[:0]
 		if err == nil {
 			if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 && i < len(chunk)-1 {
