@@ -154,6 +154,9 @@ type Agent struct {
 	// the most bytes the stream is fed at once; Feed's callers otherwise
 	// feed the stream what they feed.
 	streamChunk int
+	// ahead is how many bytes Ahead wrote to the raw capture that Feed
+	// has not fed the stream yet: Feed does not write them again.
+	ahead int64
 }
 
 // earlySync is a sync of the raw capture (and of the entries the step
@@ -383,7 +386,7 @@ func (a *Agent) feedLine(ctx context.Context, line []byte) error {
 // writeHeld writes lines Split released, the oldest it held.
 func (a *Agent) writeHeld(lines [][]byte) error {
 	for _, l := range lines {
-		if err := a.writeRaw(l); err != nil {
+		if err := a.writeRaw(l, false); err != nil {
 			return err
 		}
 		a.held--
@@ -415,7 +418,14 @@ func (a *Agent) flushRaw() error {
 
 func (a *Agent) feed(ctx context.Context, p []byte) error {
 	a.fed = true
-	if err := a.writeRaw(p); err != nil {
+	w := p
+	if a.ahead > 0 {
+		// Bytes Ahead wrote already.
+		k := min(int64(len(w)), a.ahead)
+		a.ahead -= k
+		w = w[k:]
+	}
+	if err := a.writeRaw(w, false); err != nil {
 		return err
 	}
 	if a.lastChunk {
@@ -438,6 +448,36 @@ func (a *Agent) feed(ctx context.Context, p []byte) error {
 	return nil
 }
 
+// Ahead writes p, the next bytes the caller will Feed, to the raw
+// capture now, and flushes it: the Feed calls that follow feed the stream those len(p)
+// bytes without writing them again. A caller that feeds the stream
+// smaller pieces than it reads (the archive dates the events of each
+// 256 KiB piece by the session times in it) writes each read of
+// rawfile.FrameBytes with Ahead, so that its raw capture is made of whole
+// frames, as Run's is, which compress to less in less CPU: bytes are
+// otherwise written as they are fed, and the first event made of them
+// flushes them as a frame. The caller then feeds exactly p's bytes, in
+// order (in any pieces), before it feeds anything else; bytes written
+// ahead and never fed (a feed stopped by an error) stay in the raw
+// capture, which holds what was read, as Run's does. With a Mask, Ahead
+// writes nothing: Feed writes each line as it is masked.
+func (a *Agent) Ahead(p []byte) error {
+	if a.finished {
+		return errors.New("capture: write after finish")
+	}
+	if a.opts.Mask != nil || len(p) == 0 {
+		return nil
+	}
+	a.fed = true
+	// Flushed now, as the first event made of p would: a shorter read
+	// (a part's last) is encoded without being copied.
+	if err := a.writeRaw(p, true); err != nil {
+		return err
+	}
+	a.ahead += int64(len(p))
+	return nil
+}
+
 // streamBytes is the most bytes the stream is fed at once when [Run]
 // reads a file a frame at a time: the stream sends a batch at the end of
 // every feed, and a feed of a whole frame would make batches (and the
@@ -445,9 +485,15 @@ func (a *Agent) feed(ctx context.Context, p []byte) error {
 // batches are those of the 256 KiB reads Run made before.
 const streamBytes = 256 << 10
 
-// writeRaw appends p to the raw capture.
-func (a *Agent) writeRaw(p []byte) error {
-	if _, err := a.raw.Write(p); err != nil {
+// writeRaw appends p to the raw capture, and flushes it when flush is set.
+func (a *Agent) writeRaw(p []byte, flush bool) error {
+	var err error
+	if flush {
+		err = a.raw.WriteFlush(p)
+	} else {
+		_, err = a.raw.Write(p)
+	}
+	if err != nil {
 		// Without the raw capture nothing could be rebuilt: stop.
 		return fmt.Errorf("capture: write raw capture: %w", err)
 	}

@@ -48,7 +48,11 @@
 //     frame never holds two steps' bytes. [Run] reads a file a frame
 //     (rawfile.FrameBytes) at a time, a full read written as one frame
 //     before the plugin sees it, and feeds the plugin 256 KiB at a time
-//     (the batches do not depend on the read's size). A capture continued
+//     (the batches do not depend on the read's size); a caller that feeds
+//     the plugin its own pieces (the archive, which dates each piece's
+//     events) writes each frame it reads first with [Agent.Ahead], and
+//     Feed then feeds the plugin those bytes without writing them again.
+//     A capture continued
 //     ([Options.ContinueRaw]) stays of its kind: an older twasm's plain
 //     "*.raw" grows plainly; one that ends in a frame cut short is
 //     refused (rawfile.ErrTorn). The step's RawRef states the raw bytes'

@@ -185,43 +185,12 @@ func (s sizedInstance) Feed(ctx context.Context, batch []byte) ([]byte, error) {
 // is sent the batches that reads of 256 KiB gave it before, and the
 // transcript holds the same events. Feed is not re-cut.
 func TestRunReadsFrames(t *testing.T) {
-	var in bytes.Buffer
-	for i := 0; in.Len() < 2*rawfile.FrameBytes+rawfile.FrameBytes/3; i++ {
-		fmt.Fprintf(&in, `{"t":"text","v":"%d %s"}`+"\n", i, strings.Repeat(strconv.Itoa(i*7919), 300))
-	}
-	in.WriteString(`{"t":"end"}` + "\n")
+	in := bytes.NewBuffer(framesInput())
 	input := filepath.Join(t.TempDir(), "in.jsonl")
 	require.NoError(t, os.WriteFile(input, in.Bytes(), 0o600))
 
-	type recorded struct {
-		batches []int
-		raw     []byte
-		types   []transcript.EventType
-	}
 	record := func(feed func(ctx context.Context, s *lifecycle.Step, opts Options) (*Result, error)) recorded {
-		store := recorder.NewStore(t.TempDir())
-		p := &batchSizes{}
-		var res *Result
-		var runID string
-		require.NoError(t, inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
-			runID = s.Run().RunID()
-			var err error
-			res, err = feed(ctx, s, Options{Provider: "test", Store: store, Plugin: p})
-			return err
-		}))
-		rawPath := filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path))
-		back, err := rawfile.ReadFile(rawPath)
-		require.NoError(t, err)
-		require.True(t, bytes.Equal(in.Bytes(), back), "the raw capture holds the input")
-		raw, err := os.ReadFile(rawPath)
-		require.NoError(t, err)
-		path, err := store.TranscriptPath(runID)
-		require.NoError(t, err)
-		var types []transcript.EventType
-		for _, ev := range readEvents(t, path) {
-			types = append(types, ev.Type)
-		}
-		return recorded{p.sizes, raw, types}
+		return recordInput(t, in.Bytes(), nil, feed)
 	}
 	read := record(func(ctx context.Context, s *lifecycle.Step, opts Options) (*Result, error) {
 		f, err := os.Open(input)
@@ -232,9 +201,7 @@ func TestRunReadsFrames(t *testing.T) {
 	fed := record(func(ctx context.Context, s *lifecycle.Step, opts Options) (*Result, error) {
 		a, err := Start(ctx, s, opts)
 		require.NoError(t, err)
-		for b := in.Bytes(); len(b) > 0; b = b[min(len(b), 256<<10):] {
-			require.NoError(t, a.Feed(ctx, b[:min(len(b), 256<<10)]))
-		}
+		require.NoError(t, feedPieces(ctx, a, in.Bytes(), false))
 		return a.Finish(ctx, nil)
 	})
 	assert.Equal(t, fed.batches, read.batches, "the batches of 256 KiB reads")
@@ -251,14 +218,119 @@ func TestRunReadsFrames(t *testing.T) {
 	assert.Equal(t, fed.types, read.types, "the same events")
 	assert.Greater(t, len(read.types), 1000)
 
+	want := wholeFrames(t, in.Bytes())
+	assert.True(t, bytes.Equal(want, read.raw), "raw capture of %d bytes, not the %d of frames of a MiB", len(read.raw), len(want))
+	assert.Less(t, len(read.raw), len(fed.raw), "frames of a MiB take less than frames of 256 KiB")
+}
+
+// recorded is what a step that captured an input left: the batches the
+// plugin was sent (their sizes), the raw capture's file and the types of
+// the transcript's events.
+type recorded struct {
+	batches []int
+	raw     []byte
+	types   []transcript.EventType
+}
+
+// recordInput runs feed in a step of a new storage (mask, when set,
+// masks the input) and checks that the raw capture holds in.
+func recordInput(t *testing.T, in []byte, mask func([]byte) []byte, feed func(ctx context.Context, s *lifecycle.Step, opts Options) (*Result, error)) recorded {
+	t.Helper()
+	store := recorder.NewStore(t.TempDir())
+	p := &batchSizes{}
+	var res *Result
+	var runID string
+	require.NoError(t, inStep(t, store, func(ctx context.Context, s *lifecycle.Step) error {
+		runID = s.Run().RunID()
+		var err error
+		res, err = feed(ctx, s, Options{Provider: "test", Store: store, Plugin: p, Mask: mask})
+		return err
+	}))
+	rawPath := filepath.Join(store.Root, filepath.FromSlash(res.Raw.Path))
+	back, err := rawfile.ReadFile(rawPath)
+	require.NoError(t, err)
+	require.True(t, bytes.Equal(in, back), "the raw capture holds the input")
+	raw, err := os.ReadFile(rawPath)
+	require.NoError(t, err)
+	path, err := store.TranscriptPath(runID)
+	require.NoError(t, err)
+	var types []transcript.EventType
+	for _, ev := range readEvents(t, path) {
+		types = append(types, ev.Type)
+	}
+	return recorded{p.sizes, raw, types}
+}
+
+// framesInput is 2.3 MiB of the test plugin's lines.
+func framesInput() []byte {
+	var in bytes.Buffer
+	for i := 0; in.Len() < 2*rawfile.FrameBytes+rawfile.FrameBytes/3; i++ {
+		fmt.Fprintf(&in, `{"t":"text","v":"%d %s"}`+"\n", i, strings.Repeat(strconv.Itoa(i*7919), 300))
+	}
+	in.WriteString(`{"t":"end"}` + "\n")
+	return in.Bytes()
+}
+
+// wholeFrames is the framed raw capture of in written at once: frames of
+// rawfile.FrameBytes.
+func wholeFrames(t *testing.T, in []byte) []byte {
+	t.Helper()
 	frames := filepath.Join(t.TempDir(), "frames.raw.zst")
 	w, err := rawfile.Create(frames)
 	require.NoError(t, err)
-	_, err = w.Write(in.Bytes())
+	_, err = w.Write(in)
 	require.NoError(t, err)
 	require.NoError(t, w.Close())
 	want, err := os.ReadFile(frames)
 	require.NoError(t, err)
-	assert.True(t, bytes.Equal(want, read.raw), "raw capture of %d bytes, not the %d of frames of a MiB", len(read.raw), len(want))
-	assert.Less(t, len(read.raw), len(fed.raw), "frames of a MiB take less than frames of 256 KiB")
+	return want
+}
+
+// feedPieces feeds in to a 256 KiB at a time, each frame's bytes
+// written first with Ahead when ahead is set.
+func feedPieces(ctx context.Context, a *Agent, in []byte, ahead bool) error {
+	for f := 0; f < len(in); f += rawfile.FrameBytes {
+		frame := in[f:min(len(in), f+rawfile.FrameBytes)]
+		if ahead {
+			if err := a.Ahead(frame); err != nil {
+				return err
+			}
+		}
+		for b := frame; len(b) > 0; b = b[min(len(b), 256<<10):] {
+			if err := a.Feed(ctx, b[:min(len(b), 256<<10)]); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// TestAheadWholeFrames: a caller that writes each frame it reads with
+// Ahead and feeds it 256 KiB at a time (the archive) gets the raw capture
+// of whole frames, as Run's, smaller than the one Feed alone makes (a
+// frame per piece: the events of a piece flush it), and the plugin the
+// batches and the events of Feed alone. With a Mask, Ahead writes
+// nothing: Feed writes each line as masked.
+func TestAheadWholeFrames(t *testing.T) {
+	in := framesInput()
+	run := func(ahead bool, mask func([]byte) []byte) recorded {
+		return recordInput(t, in, mask, func(ctx context.Context, s *lifecycle.Step, opts Options) (*Result, error) {
+			a, err := Start(ctx, s, opts)
+			require.NoError(t, err)
+			require.NoError(t, feedPieces(ctx, a, in, ahead))
+			return a.Finish(ctx, nil)
+		})
+	}
+	fed, ahead := run(false, nil), run(true, nil)
+	assert.Equal(t, fed.batches, ahead.batches, "the batches of the pieces")
+	assert.Equal(t, fed.types, ahead.types, "the same events")
+	assert.Greater(t, len(ahead.types), 1000)
+	want := wholeFrames(t, in)
+	assert.True(t, bytes.Equal(want, ahead.raw), "raw capture of %d bytes, not the %d of whole frames", len(ahead.raw), len(want))
+	assert.Less(t, len(ahead.raw), len(fed.raw), "whole frames take less than a frame per piece")
+
+	same := func(b []byte) []byte { return b }
+	masked, maskedAhead := run(false, same), run(true, same)
+	assert.Equal(t, masked.raw, maskedAhead.raw, "with a Mask, Ahead writes nothing")
+	assert.Equal(t, masked.types, maskedAhead.types)
 }

@@ -18,6 +18,7 @@ import (
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/capture"
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/redact"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runctl"
@@ -130,6 +131,9 @@ type Archiver struct {
 	// sessionHook, when set, runs on the worker before and after each
 	// session of SyncStores is archived, with its index (tests).
 	sessionHook func(i int, after bool)
+	// frames holds the frame buffers of feedDated (*[]byte of
+	// rawfile.FrameBytes), reused by the sessions and the workers.
+	frames *sync.Pool
 }
 
 // Open loads the ledger (rebuilt from the transcripts when needed; the
@@ -157,7 +161,8 @@ func Open(opts Options) (*Archiver, string, error) {
 	if err != nil {
 		return nil, "", err
 	}
-	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, own: newOwnStorage(opts.Store.Root)}, rebuilt, nil
+	frames := &sync.Pool{New: func() any { b := make([]byte, rawfile.FrameBytes); return &b }}
+	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, own: newOwnStorage(opts.Store.Root), frames: frames}, rebuilt, nil
 }
 
 // Close closes the ledger.
@@ -761,7 +766,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 			feedErr = agent.Feed(ctx, facts)
 		}
 		if feedErr == nil {
-			feedErr = feedDated(ctx, agent, ps.body(from, end), clk)
+			feedErr = feedDated(ctx, agent, ps.body(from, end), clk, a.frames)
 			clk.set(last)
 		}
 		fin, err := agent.Finish(context.WithoutCancel(ctx), nil)
@@ -917,37 +922,101 @@ func firstTime(f io.ReaderAt, from, end int64, mtime time.Time) time.Time {
 
 // feedDated feeds r in chunks cut at line ends, moving the clock to the
 // latest session time of each chunk before feeding it.
-func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock) error {
-	buf := make([]byte, 256<<10)
-	var carry []byte
+//
+// r is read a frame (rawfile.FrameBytes) at a time, by reads of 256 KiB
+// into a frame's buffer, and each frame read is written to the raw
+// capture at once (capture.Agent.Ahead): the raw capture is made of whole
+// frames, as record's is, instead of a frame per chunk (the first event
+// made of a chunk flushes its bytes). The stream is fed the chunks it was
+// fed when r was read and fed 256 KiB at a time: each read, after the
+// line cut short at the end of the one before, cut after its last line
+// end, dated by the session times in it; a chunk holding the end of a
+// frame's last line waits for the next frame, whose bytes are written
+// before it is fed. So the plugin gets the same batches, each at the
+// same clock (the time of an event without one of its own), whatever
+// the frame size.
+func feedDated(ctx context.Context, agent *capture.Agent, r io.Reader, clk *clock, frames *sync.Pool) error {
+	// A read's buffer, a frame's (of frames) once the part holds more
+	// than a read: most sessions are smaller than a read.
+	frame := make([]byte, chunkBytes)
+	var pooled *[]byte
+	defer func() {
+		if pooled != nil {
+			frames.Put(pooled)
+		}
+	}()
+	type read struct {
+		n   int
+		err error
+	}
+	reads := make([]read, 0, rawfile.FrameBytes/chunkBytes)
+	// A chunk is a read, or, after a line cut short, built in a buffer
+	// of its own: were it carry's (append reuses carry's array when it
+	// has room: after a line of 256 KiB cut short), moving the next carry
+	// to the front would overwrite the chunk's first bytes before they
+	// were fed.
+	var carry, buf []byte
 	for {
 		if err := ctx.Err(); err != nil {
 			return err
 		}
-		n, err := r.Read(buf)
-		chunk := append(carry, buf[:n]...)
-		carry = carry[:0]
-		if err == nil {
-			if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 && i < len(chunk)-1 {
-				carry = append(carry, chunk[i+1:]...)
-				chunk = chunk[:i+1]
+		// Fill the frame with reads of 256 KiB, as long as one fits.
+		reads = reads[:0]
+		filled := 0
+		for filled+chunkBytes <= rawfile.FrameBytes {
+			if filled+chunkBytes > len(frame) {
+				pooled = frames.Get().(*[]byte)
+				copy(*pooled, frame[:filled])
+				frame = *pooled
+			}
+			n, err := r.Read(frame[filled : filled+chunkBytes])
+			reads = append(reads, read{n, err})
+			filled += n
+			if err != nil {
+				break
 			}
 		}
-		if len(chunk) > 0 {
-			_, last := timestamps(chunk, time.Time{}, time.Time{})
-			clk.set(last)
-			if ferr := agent.Feed(ctx, chunk); ferr != nil {
-				return ferr
+		if err := agent.Ahead(frame[:filled]); err != nil {
+			return err
+		}
+		p := frame[:filled]
+		for _, rd := range reads {
+			if err := ctx.Err(); err != nil {
+				return err
 			}
-		}
-		if err == io.EOF {
-			return nil
-		}
-		if err != nil {
-			return fmt.Errorf("%w: %w", capture.ErrRead, err)
+			chunk := p[:rd.n]
+			p = p[rd.n:]
+			if len(carry) > 0 {
+				chunk = append(append(buf[:0], carry...), chunk...)
+				buf = chunk
+			}
+			carry = carry[:0]
+			if rd.err == nil {
+				if i := bytes.LastIndexByte(chunk, '\n'); i >= 0 && i < len(chunk)-1 {
+					carry = append(carry, chunk[i+1:]...)
+					chunk = chunk[:i+1]
+				}
+			}
+			if len(chunk) > 0 {
+				_, last := timestamps(chunk, time.Time{}, time.Time{})
+				clk.set(last)
+				if ferr := agent.Feed(ctx, chunk); ferr != nil {
+					return ferr
+				}
+			}
+			if rd.err == io.EOF {
+				return nil
+			}
+			if rd.err != nil {
+				return fmt.Errorf("%w: %w", capture.ErrRead, rd.err)
+			}
 		}
 	}
 }
+
+// chunkBytes is the most bytes feedDated reads at once: the stream is
+// fed a chunk of each read.
+const chunkBytes = 256 << 10
 
 // closeRun ends a session's run, dated at its last event, with the last
 // part's status.

@@ -394,6 +394,20 @@ func (w *Writer) Write(p []byte) (int, error) {
 	return n, nil
 }
 
+// WriteFlush is Write of p then Flush: the file it makes is theirs. When
+// nothing is pending and p fits a frame, p is encoded as one frame
+// without being copied first (a caller that reads a file a frame at a
+// time and writes the last, shorter read).
+func (w *Writer) WriteFlush(p []byte) error {
+	if w.err == nil && w.framed && len(w.buf) == 0 && len(p) > 0 && len(p) <= FrameBytes {
+		return w.frame(p)
+	}
+	if _, err := w.Write(p); err != nil {
+		return err
+	}
+	return w.Flush()
+}
+
 // Flush writes what is pending as one frame (one write), so that the
 // file holds every byte written so far.
 func (w *Writer) Flush() error {

@@ -339,3 +339,58 @@ func TestWholeFramesNotCopied(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteFlush: WriteFlush makes the file of Write then Flush, framed
+// (whole frames, a shorter last one, after pending bytes, an empty one)
+// or plain, and encodes a shorter frame without copying it into the
+// writer's buffer.
+func TestWriteFlush(t *testing.T) {
+	data := lines(11, 2*FrameBytes+FrameBytes/3)
+	dir := t.TempDir()
+	for _, ext := range []string{".raw" + Ext, ".raw"} {
+		for name, writes := range map[string][]int{
+			"frames then shorter": {FrameBytes, FrameBytes, FrameBytes / 3},
+			"pending first":       {100, FrameBytes, FrameBytes - 100, FrameBytes / 3},
+			"empty and more":      {0, FrameBytes + 7, FrameBytes/3 - 7},
+		} {
+			write := func(file string, flush bool) []byte {
+				t.Helper()
+				path := filepath.Join(dir, file)
+				w, err := Create(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				p := data
+				for i, k := range writes {
+					if flush && i > 0 {
+						err = w.WriteFlush(p[:k])
+						if name == "frames then shorter" && cap(w.buf) > 0 {
+							t.Errorf("%s: a shorter frame copied into the writer's buffer", name)
+						}
+					} else {
+						_, err = w.Write(p[:k])
+						if err == nil && i > 0 {
+							err = w.Flush()
+						}
+					}
+					if err != nil {
+						t.Fatal(err)
+					}
+					p = p[k:]
+				}
+				if err := w.Close(); err != nil {
+					t.Fatal(err)
+				}
+				b, err := os.ReadFile(path)
+				if err != nil {
+					t.Fatal(err)
+				}
+				return b
+			}
+			got, want := write(name+"-flush"+ext, true), write(name+"-write"+ext, false)
+			if !bytes.Equal(got, want) {
+				t.Errorf("%s%s: %d bytes, not the %d of Write then Flush", name, ext, len(got), len(want))
+			}
+		}
+	}
+}
