@@ -24,6 +24,10 @@ import (
 // workers too once their rows are read (writeRows), a sub-agent's session
 // after its parent's.
 
+// Workers is how many sessions a sync archives at once: Options.Workers,
+// else GOMAXPROCS.
+func (a *Archiver) Workers() int { return a.workers() }
+
 // workers is how many sessions a sync archives at once.
 func (a *Archiver) workers() int {
 	if a.opts.Workers > 0 {

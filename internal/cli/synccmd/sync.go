@@ -224,7 +224,9 @@ func Run(ctx context.Context, opts *Options) error {
 	var gc listingGC
 	gc.raise()
 	defer gc.lower()
-	plugins := &Plugins{F: opts.F, Flags: opts.Plugins, using: gc.lower}
+	mem := &workLimit{keep: opts.F.Getenv != nil && opts.F.Getenv("GOMEMLIMIT") != ""}
+	defer mem.restore()
+	plugins := &Plugins{F: opts.F, Flags: opts.Plugins, using: archiving(&gc, mem)}
 	defer plugins.Close(context.WithoutCancel(ctx))
 	declared, err := plugins.Declared(ctx)
 	if err != nil {
@@ -239,8 +241,9 @@ func Run(ctx context.Context, opts *Options) error {
 	}
 	for pass := 0; ; pass++ {
 		gc.raise()
-		err := round(ctx, opts, locs, plugins, pass == 0)
+		err := round(ctx, opts, locs, plugins, mem, pass == 0)
 		gc.lower()
+		mem.restore()
 		if opts.Watch && ctx.Err() != nil {
 			// Ctrl-C is how a watch ends; every part written is whole.
 			return nil
@@ -309,7 +312,7 @@ func (g *listingGC) lower() {
 // round syncs once. The first round of a watch, or a single sync, shows
 // the progress of a long scan; a later round of a watch prints only what
 // it changed, and its summary when it changed something.
-func round(ctx context.Context, opts *Options, locs []archive.Location, plugins *Plugins, first bool) error {
+func round(ctx context.Context, opts *Options, locs []archive.Location, plugins *Plugins, mem *workLimit, first bool) error {
 	f := opts.F
 	ios := f.IOStreams
 	since, _ := cmdutil.ParseTime(opts.Since, f.Now())
@@ -359,10 +362,12 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	} else {
 		bar = newProgress(io.Discard, false)
 	}
+	mem.arm(a.Workers())
 	rep := a.SyncStores(ctx, locs, since, func(done, total int, o *archive.Outcome) {
 		printOutcome(ios.Out, o, opts.JSON)
 		understood(o)
 		bar.update(done, total)
+		mem.follow()
 	})
 	bar.done()
 	rep = withSettled(rep, settled)
