@@ -768,3 +768,53 @@ func TestSyncStoresAndConfig(t *testing.T) {
 	assert.Equal(t, 2, rep.Counts[ActionUnchanged])
 	assert.Zero(t, rep.Counts[ActionNew])
 }
+
+// TestHeadSteps: readHead reads headStep bytes first and more only when
+// the head's lines do not end in them; the head is the one a read of
+// maxHead at once finds (headOnce), whatever the lines' lengths around
+// the steps' bounds.
+func TestHeadSteps(t *testing.T) {
+	headOnce := func(content string, settled bool) (string, bool) {
+		b := []byte(content)[:min(len(content), maxHead)]
+		end := 0
+		for end < minHead {
+			i := bytes.IndexByte(b[end:], '\n')
+			if i < 0 {
+				break
+			}
+			end += i + 1
+		}
+		switch {
+		case end > 0:
+			return string(b[:end]), true
+		case settled || len(b) == maxHead:
+			return string(b), len(b) > 0
+		}
+		return "", false
+	}
+	line := func(n int) string { return strings.Repeat("x", n-1) + "\n" }
+	for _, tc := range []struct {
+		name, content string
+	}{
+		{"short first line", line(300) + line(50)},
+		{"first line ends at the first step", line(headStep) + line(10)},
+		{"first line ends past the first step", line(headStep+1) + line(10)},
+		{"first line of 3 steps", line(3*headStep) + "partial"},
+		{"short lines across the step", line(headStep-10) + line(40) + line(40)},
+		{"no line end in maxHead", strings.Repeat("z", maxHead+10) + "\n"},
+		{"line ends at maxHead", line(maxHead) + line(5)},
+		{"no line end, unsettled", strings.Repeat("z", 2*headStep+3)},
+		{"empty", ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			for _, settled := range []bool{false, true} {
+				got, ok, err := readHead(strings.NewReader(tc.content), int64(len(tc.content)), settled)
+				require.NoError(t, err)
+				want, wantOK := headOnce(tc.content, settled)
+				assert.Equal(t, wantOK, ok, "settled %v", settled)
+				assert.Equal(t, len(want), len(got), "settled %v", settled)
+				assert.Equal(t, want, string(got), "settled %v", settled)
+			}
+		})
+	}
+}

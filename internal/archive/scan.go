@@ -18,23 +18,38 @@ const maxHead = 1 << 20
 // session look alike.
 const minHead = 64
 
+// headStep is how much of a file readHead reads first.
+const headStep = 16 << 10
+
 // readHead reads a session's head: its first complete lines (LF
 // included) up to at least minHead bytes, at most maxHead. Only complete
 // lines count, so the head does not change as the file grows. ok is false
 // when the file holds no complete line yet and is not settled.
+//
+// The file is read headStep bytes first, then twice as much each time
+// until the head's lines end in what was read: a first line is most
+// often a few hundred bytes, and a sync's workers each read a session's
+// head at once (reading maxHead for each was a MiB of heap per worker).
 func readHead(f io.ReaderAt, size int64, settled bool) (line []byte, ok bool, err error) {
 	n := min(size, maxHead)
-	buf := make([]byte, n)
-	if _, err := f.ReadAt(buf, 0); err != nil && !errors.Is(err, io.EOF) {
-		return nil, false, err
-	}
+	var buf []byte
 	end := 0
-	for end < minHead {
-		i := bytes.IndexByte(buf[end:], '\n')
-		if i < 0 {
+	for have := min(n, headStep); ; have = min(2*have, n) {
+		read := len(buf)
+		buf = append(buf, make([]byte, have-int64(read))...)
+		if _, err := f.ReadAt(buf[read:], int64(read)); err != nil && !errors.Is(err, io.EOF) {
+			return nil, false, err
+		}
+		for end < minHead {
+			i := bytes.IndexByte(buf[end:], '\n')
+			if i < 0 {
+				break
+			}
+			end += i + 1
+		}
+		if end >= minHead || have == n {
 			break
 		}
-		end += i + 1
 	}
 	if end > 0 {
 		return buf[:end], true, nil
