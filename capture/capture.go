@@ -582,7 +582,13 @@ func (a *Agent) readFrom(ctx context.Context, r io.Reader) error {
 	// (real session logs: 0.20 of the bytes against 0.25 in 256 KiB
 	// frames, about 30% faster), and the writer encodes a full read
 	// without copying it.
-	buf := make([]byte, rawfile.FrameBytes)
+	// A file smaller than a frame gets a buffer of its size (and one byte
+	// to see its end): a record of a few lines need not allocate a MiB.
+	size := int64(rawfile.FrameBytes)
+	if left >= 0 {
+		size = min(size, left+1)
+	}
+	buf := make([]byte, size)
 	a.streamChunk = streamBytes
 	defer func() { a.streamChunk = 0 }()
 	for {
