@@ -88,9 +88,7 @@ func TestSyncCursorIDE(t *testing.T) {
 	if run == "" || sub == "" {
 		t.Fatalf("runs: composer %q, sub-composer %q: %v", run, sub, got)
 	}
-	if !strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, sub))), `"parent_run_id":"`+run+`"`) {
-		t.Errorf("the sub-composer's run is not a child of %s", run)
-	}
+	wantChildOf(t, h, sub, run, "the sub-composer")
 	syncWant(t, h, dir, "second sync", nothing)
 
 	// The IDE again: the loading call's result, an answer.

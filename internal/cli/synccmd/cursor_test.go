@@ -63,9 +63,7 @@ func TestSyncCursor(t *testing.T) {
 	if run == "" || sub == "" {
 		t.Fatalf("runs: conversation %q, sub-agent %q: %v", run, sub, got)
 	}
-	if !strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, sub))), `"parent_run_id":"`+run+`"`) {
-		t.Errorf("the sub-agent's run is not a child of %s", run)
-	}
+	wantChildOf(t, h, sub, run, "the sub-agent")
 	if b := string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, run))); strings.Contains(b, `"cwd":`) || strings.Contains(b, `"project":`) {
 		t.Errorf("run %s states a directory its transcript's path cannot give", run)
 	}

@@ -132,9 +132,7 @@ func TestSyncGoose(t *testing.T) {
 	if run1 == "" || sub == "" || old == "" {
 		t.Fatalf("runs: session %q, sub-agent %q, session file %q: %v", run1, sub, old, got)
 	}
-	if !strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, sub))), `"parent_run_id":"`+run1+`"`) {
-		t.Errorf("the sub-agent session's run is not a child of %s", run1)
-	}
+	wantChildOf(t, h, sub, run1, "the sub-agent session")
 	syncWant(t, h, dir, "second sync", nothing)
 
 	// Goose runs again: the pending command's response, an answer, the

@@ -169,3 +169,12 @@ func runText(t *testing.T, h *clitest.Home, id string) string {
 	clitest.Validate(t, tr)
 	return string(clitest.ReadFile(t, tr))
 }
+
+// wantChildOf checks that run child's transcript names parent as its
+// parent run; what names the child in the error.
+func wantChildOf(t *testing.T, h *clitest.Home, child, parent, what string) {
+	t.Helper()
+	if !strings.Contains(string(clitest.ReadFile(t, clitest.TranscriptPath(h.Stor, child))), `"parent_run_id":"`+parent+`"`) {
+		t.Errorf("%s's run %s is not a child of %s", what, child, parent)
+	}
+}
