@@ -207,8 +207,10 @@ func (n *normalizer) setFormat(out *sdk.Out, f, session string) {
 	if session != "" {
 		m.SessionID = sdk.S(session)
 	}
-	// The stores are session logs: no terminal event.
-	m.NoTerminal = f == fmtRows || f == fmtTree
+	// The stores are session logs, and `opencode run --format json`
+	// stops printing when the session goes idle: no format has a
+	// terminal event.
+	m.NoTerminal = true
 	out.Meta(m)
 }
 
@@ -514,8 +516,13 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 		switch q.status {
 		case "completed":
 			// A command that exited non-zero is an error (the host
-			// reads it from the exit code).
-			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Output: sdk.S(q.output), ExitCode: q.exit, Time: sdk.Opt(q.end)})
+			// reads it from the exit code); any other completed run
+			// is ok.
+			r := sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Output: sdk.S(q.output), ExitCode: q.exit, Time: sdk.Opt(q.end)}
+			if code, ok := q.exit.Value(); !ok || code == 0 {
+				r.Status = sdk.S("ok")
+			}
+			out.ToolResult(r)
 		case "error":
 			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, ExitCode: q.exit, Time: sdk.Opt(q.end)})
 		}
