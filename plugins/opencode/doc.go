@@ -51,7 +51,9 @@
 // provider's, every token), where earlier builds wrote the output with
 // the reasoning in it: a step whose total is input + cache + output +
 // reasoning (reasoning above 0) has its reasoning added to twasm's
-// output, every output token; otherwise the output is read as written. A message's error ({name, data:
+// output, every output token; otherwise the output is read as written.
+// An assistant message's modelID is its model, and the latest is the
+// step's (run --format json names none). A message's error ({name, data:
 // {message}}) and a retry part's are provider errors, reported once; a
 // retry also a warning, a compaction part a warning. The store is a
 // session log (no terminal event), and `opencode run --format json` has

@@ -149,6 +149,8 @@ type normalizer struct {
 	// steps holds every step-finish's tokens and cost by part id, for
 	// the session's totals.
 	steps map[string]*part
+	// model is the step's model: the latest an assistant message names.
+	model string
 }
 
 // Line implements sdk.Normalizer.
@@ -342,6 +344,9 @@ func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
 	m.user = info.Get("role").Is("user")
 	if id := info.Get("modelID"); id.Kind() == abi.KindString {
 		m.model = id.String()
+		if !m.user {
+			out.LatestModel(id, &n.model)
+		}
 	} else if mm := info.Get("model"); mm.Kind() == abi.KindObject {
 		m.model = mm.Get("modelID").String()
 	}
