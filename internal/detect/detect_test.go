@@ -4,8 +4,9 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
+
+	"github.com/twasm/twasm/golden"
 )
 
 func TestDetect(t *testing.T) {
@@ -98,15 +99,15 @@ func TestDetect(t *testing.T) {
 // agent transcripts were not recognised at all).
 func TestDetectCaptures(t *testing.T) {
 	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush", "cursor", "aider"} {
-		var files []string
-		for _, dir := range []string{"captures", "golden"} {
-			fs, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.jsonl"))
-			md, _ := filepath.Glob(filepath.Join("..", "..", "testdata", dir, provider, "*.md")) // Aider's chat histories
-			fs = append(fs, md...)
-			for _, f := range fs {
-				if !strings.HasSuffix(f, ".golden.jsonl") {
-					files = append(files, f)
-				}
+		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", provider, "*.jsonl"))
+		md, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", provider, "*.md")) // Aider's chat histories
+		files = append(files, md...)
+		// The golden inputs as the golden check reads them (golden.Cases:
+		// no expectation, .fault file or README).
+		cases, _ := golden.Cases(filepath.Join("..", "..", "testdata", "golden", provider))
+		for _, c := range cases {
+			if ext := filepath.Ext(c.Input); ext == ".jsonl" || ext == ".md" {
+				files = append(files, c.Input)
 			}
 		}
 		if len(files) == 0 {

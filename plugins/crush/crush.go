@@ -281,7 +281,8 @@ func (n *normalizer) call(k sdk.Str, i int, d abi.Value, created string, out *sd
 // answer when the user refuses a call) denied, "Tool execution canceled
 // by user" cancelled; a bash output ending on
 // "Exit code N" (N not 0) an error with that exit code, one ending on
-// "Command was aborted before completion" cancelled.
+// "Command was aborted before completion" cancelled, both read before
+// the "<cwd>DIR</cwd>" line Crush's bash tool writes after an output.
 func (n *normalizer) result(k sdk.Str, i int, d abi.Value, created string, out *sdk.Out) {
 	id := d.Get("tool_call_id").String()
 	name := d.Get("name").String()
@@ -301,12 +302,13 @@ func (n *normalizer) result(k sdk.Str, i int, d abi.Value, created string, out *
 		res.IsError, res.Status, res.Error = true, sdk.S("denied"), sdk.S(t)
 	case res.IsError && t == "Tool execution canceled by user":
 		res.Status, res.Error = sdk.S("cancelled"), sdk.S(t)
-	case strings.HasSuffix(t, "Command was aborted before completion"):
+	case strings.HasSuffix(withoutCwd(t), "Command was aborted before completion"):
 		res.IsError, res.Status, res.Error = true, sdk.S("cancelled"), sdk.S("Command was aborted before completion")
 	default:
 		if name == "bash" {
-			code := sdk.StatedExitCode([]byte(t), "Exit code ")
-			if v, ok := code.Value(); ok && lastLineHas(t, "Exit code ") {
+			b := withoutCwd(t)
+			code := sdk.StatedExitCode([]byte(b), "Exit code ")
+			if v, ok := code.Value(); ok && lastLineHas(b, "Exit code ") {
 				res.ExitCode = code
 				if v != 0 {
 					res.IsError = true
@@ -325,6 +327,20 @@ func (n *normalizer) result(k sdk.Str, i int, d abi.Value, created string, out *
 	}
 	out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
 	out.ToolResult(res)
+}
+
+// withoutCwd returns a command's output t without the "<cwd>DIR</cwd>"
+// line Crush's bash tool appends after it (after the exit code and the
+// abort notice too), trimmed; t as it is when it does not end on one.
+func withoutCwd(t string) string {
+	if !strings.HasSuffix(t, "</cwd>") {
+		return t
+	}
+	j := strings.LastIndex(t, "<cwd>")
+	if j < 0 || strings.IndexByte(t[j:], '\n') >= 0 || j > 0 && t[j-1] != '\n' {
+		return t
+	}
+	return strings.TrimSpace(t[:j])
 }
 
 // lastLineHas says whether t's last line starts with label (Crush writes

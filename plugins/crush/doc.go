@@ -69,8 +69,10 @@
 //     "Tool execution canceled by user" cancelled, a bash output whose
 //     last line is "Exit code N" an error with that exit code (Crush does
 //     not set is_error for it), one ending "Command was aborted before
-//     completion" cancelled; shell_command {command, output, exit_code},
-//     a command the user ran in bang mode, a call and its result;
+//     completion" cancelled, both read before the "<cwd>DIR</cwd>" line
+//     the bash tool writes after an output; shell_command {command,
+//     output, exit_code}, a command the user ran in bang mode, a call and
+//     its result;
 //     finish {reason, time, message, details}: error and content_filter
 //     are provider errors (message and details), canceled, max_tokens and
 //     other reasons warnings, end_turn, tool_use, stop and
@@ -86,8 +88,9 @@
 //
 // Read from Crush's source (internal/db/migrations, internal/message,
 // internal/agent, internal/agent/tools, internal/projects, at
-// 37f36e9), and judged on a real database committed to a public
-// repository (testdata/captures/crush). The goldens are written from the
+// 37f36e9), and judged on real databases committed to public
+// repositories (testdata/captures/crush: three of August 2025, and one
+// Crush 0.96.1 wrote against a fake model). The goldens are written from the
 // source: a parent session with an agent call, a failed bash command and
 // a bang command; its sub-agent's session; a summarized session with a
 // provider error, a refused call and an output cut at the token limit;

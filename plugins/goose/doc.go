@@ -28,9 +28,9 @@
 // and a tool.call; a request Goose could not parse ({status: error}) is
 // a call named invalid_tool_call, with a warning. A toolResponse is a
 // tool_result block and a tool.result: {status: error} and a result the
-// tool marked isError are failures, never ok (its content is the text of
-// its MCP content list, {content, isError} or, before rmcp, the list
-// alone). An error item (an error Goose showed in the conversation) is
+// tool marked isError are failures, never ok, and any other response is
+// ok (its content is the text of its MCP content list, {content,
+// isError} or, before rmcp, the list alone). An error item (an error Goose showed in the conversation) is
 // a provider error. toolConfirmationRequest and actionRequired (questions put to
 // the user) and a thinking systemNotification are declared ignored; an
 // inline systemNotification and the older conversationCompacted are

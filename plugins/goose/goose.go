@@ -329,7 +329,7 @@ func (n *normalizer) request(k sdk.Str, i int, c abi.Value, created string, out 
 
 // response handles a toolResponse: a tool_result block and a
 // tool.result. {status: error} is a failure (the tool could not run, or
-// failed); a result the tool marked isError is one too.
+// failed); a result the tool marked isError is one too; any other is ok.
 func (n *normalizer) response(k sdk.Str, i int, c abi.Value, created string, out *sdk.Out) {
 	id := c.Get("id").String()
 	tr := c.Get("toolResult")
@@ -350,6 +350,9 @@ func (n *normalizer) response(k sdk.Str, i int, c abi.Value, created string, out
 		res.IsError = true
 		text = errText(tr.Get("error"))
 		res.Error = sdk.S(text)
+	}
+	if !res.IsError {
+		res.Status = sdk.S("ok")
 	}
 	out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
 	out.ToolResult(res)

@@ -39,7 +39,7 @@
 // subtask a text block naming it); a tool part is a tool_use block and,
 // once it left pending (its input is known then), a tool.call, with a
 // tool.result when completed (an error when bash exited non-zero, read
-// from metadata.exit) or error (state.error); step-start, snapshot,
+// from metadata.exit; ok otherwise) or error (state.error); step-start, snapshot,
 // patch and agent parts make no block. A step-finish's tokens and cost
 // are the step's figures: the session's usage and cost are the sums over
 // every step-finish, each counted once however often it is sent, with a
@@ -51,10 +51,15 @@
 // provider's, every token), where earlier builds wrote the output with
 // the reasoning in it: a step whose total is input + cache + output +
 // reasoning (reasoning above 0) has its reasoning added to twasm's
-// output, every output token; otherwise the output is read as written. A message's error ({name, data:
+// output, every output token; otherwise the output is read as written.
+// An assistant message's modelID is its model, and the latest is the
+// step's (run --format json names none). A message's error ({name, data:
 // {message}}) and a retry part's are provider errors, reported once; a
 // retry also a warning, a compaction part a warning. The store is a
-// session log (no terminal event): the host derives the status.
+// session log (no terminal event), and `opencode run --format json` has
+// none either (it stops printing when the session goes idle; a run that
+// ended on its last step's finish and one cut short after it print the
+// same lines): for every format the host derives the status.
 //
 // A sub-agent session (parent_id set) is a child run of its parent
 // session's run (the host links them, abi.SQLiteSource's "parent"

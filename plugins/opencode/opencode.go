@@ -149,6 +149,8 @@ type normalizer struct {
 	// steps holds every step-finish's tokens and cost by part id, for
 	// the session's totals.
 	steps map[string]*part
+	// model is the step's model: the latest an assistant message names.
+	model string
 }
 
 // Line implements sdk.Normalizer.
@@ -207,8 +209,10 @@ func (n *normalizer) setFormat(out *sdk.Out, f, session string) {
 	if session != "" {
 		m.SessionID = sdk.S(session)
 	}
-	// The stores are session logs: no terminal event.
-	m.NoTerminal = f == fmtRows || f == fmtTree
+	// The stores are session logs, and `opencode run --format json`
+	// stops printing when the session goes idle: no format has a
+	// terminal event.
+	m.NoTerminal = true
 	out.Meta(m)
 }
 
@@ -340,6 +344,9 @@ func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
 	m.user = info.Get("role").Is("user")
 	if id := info.Get("modelID"); id.Kind() == abi.KindString {
 		m.model = id.String()
+		if !m.user {
+			out.LatestModel(id, &n.model)
+		}
 	} else if mm := info.Get("model"); mm.Kind() == abi.KindObject {
 		m.model = mm.Get("modelID").String()
 	}
@@ -514,8 +521,13 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 		switch q.status {
 		case "completed":
 			// A command that exited non-zero is an error (the host
-			// reads it from the exit code).
-			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Output: sdk.S(q.output), ExitCode: q.exit, Time: sdk.Opt(q.end)})
+			// reads it from the exit code); any other completed run
+			// is ok.
+			r := sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Output: sdk.S(q.output), ExitCode: q.exit, Time: sdk.Opt(q.end)}
+			if code, ok := q.exit.Value(); !ok || code == 0 {
+				r.Status = sdk.S("ok")
+			}
+			out.ToolResult(r)
 		case "error":
 			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, ExitCode: q.exit, Time: sdk.Opt(q.end)})
 		}

@@ -15,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk"
+	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/host"
 	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/tools/wasmbuild"
@@ -95,13 +96,14 @@ func concat(tb testing.TB, files []string) []byte {
 }
 
 func goldenInputs(tb testing.TB, provider string) []string {
-	files, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "golden", provider, "*.jsonl"))
-	md, _ := filepath.Glob(filepath.Join("..", "..", "..", "testdata", "golden", provider, "*.md")) // Aider's chat histories
-	files = append(files, md...)
+	// The inputs as the golden check reads them (golden.Cases: no
+	// expectation, .fault file or README), the JSON Lines ones and
+	// Aider's chat histories.
+	cases, _ := golden.Cases(filepath.Join("..", "..", "..", "testdata", "golden", provider))
 	var out []string
-	for _, f := range files {
-		if !strings.HasSuffix(f, ".golden.jsonl") {
-			out = append(out, f)
+	for _, c := range cases {
+		if ext := filepath.Ext(c.Input); ext == ".jsonl" || ext == ".md" {
+			out = append(out, c.Input)
 		}
 	}
 	sort.Strings(out)

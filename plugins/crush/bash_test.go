@@ -1,0 +1,61 @@
+//go:build !wasip1
+
+package crush_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"testing"
+
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/crush"
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestBashResultBeforeCwd: Crush's bash tool writes a "<cwd>DIR</cwd>"
+// line after a command's output, after its "Exit code N" and abort notice
+// too (a real database shows it: testdata/captures/crush/arc42_*); the
+// outcome is read from the output before that line.
+func TestBashResultBeforeCwd(t *testing.T) {
+	tests := []struct {
+		name, content string
+		status        string
+		exit          *int
+	}{
+		{"exit code then cwd", "fatal: no upstream\n\nExit code 128\n\n<cwd>/home/me/p</cwd>", "error", new(128)},
+		{"exit code last", "FAIL\n\nExit code 1", "error", new(1)},
+		{"aborted then cwd", "building...\nCommand was aborted before completion\n\n<cwd>/home/me/p</cwd>", "cancelled", nil},
+		{"output then cwd", "ok  \texample.com/p\n\n<cwd>/home/me/p</cwd>", "ok", nil},
+		{"exit code not last", "Exit code 3\nthen more output\n\n<cwd>/home/me/p</cwd>", "ok", nil},
+		{"cwd inside the output", "echo <cwd>/x</cwd>\nExit code 2", "error", new(2)},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			content, _ := json.Marshal(tt.content)
+			raw := fmt.Sprintf(`{"$twasm":"row","table":"sessions","key":"s","version":1,"row":{"id":"s","parent_session_id":null,"title":"t","message_count":2,"prompt_tokens":0,"completion_tokens":0,"cost":0,"updated_at":1,"created_at":1,"summary_message_id":null,"children_cost":0}}
+{"$twasm":"row","table":"messages","key":"m1","version":1,"row":{"time_ms":1000,"id":"m1","session_id":"s","role":"assistant","parts":[{"type":"tool_call","data":{"id":"c1","name":"bash","input":"{\"command\":\"x\"}","type":"function","finished":true}},{"type":"finish","data":{"reason":"tool_use","time":1}}],"model":"m","provider":"p","created_at":1,"updated_at":1,"finished_at":1}}
+{"$twasm":"row","table":"messages","key":"m2","version":2,"row":{"time_ms":2000,"id":"m2","session_id":"s","role":"tool","parts":[{"type":"tool_result","data":{"tool_call_id":"c1","name":"bash","content":%s,"metadata":"","is_error":false}}],"model":"","created_at":2,"updated_at":2,"finished_at":null}}
+`, content)
+			o := plugintest.Run(t, crush.Plugin, []byte(raw), normalize.Options{Provider: "crush"})
+			var res *transcript.ToolPayload
+			for _, it := range o.Sink.Items {
+				if it.Event != nil && it.Event.Type == transcript.ToolResult {
+					res = it.Event.Tool()
+				}
+			}
+			if res == nil {
+				t.Fatal("no tool.result")
+			}
+			if res.Status != tt.status {
+				t.Errorf("status %q, want %q", res.Status, tt.status)
+			}
+			switch {
+			case tt.exit == nil && res.ExitCode != nil:
+				t.Errorf("exit code %d, want none", *res.ExitCode)
+			case tt.exit != nil && (res.ExitCode == nil || *res.ExitCode != *tt.exit):
+				t.Errorf("exit code %v, want %d", res.ExitCode, *tt.exit)
+			}
+		})
+	}
+}
