@@ -14,7 +14,7 @@ import (
 // however long the input; without a limit the collector lets the heap
 // reach twice that, and long recordings sat at 150-200 MiB of RSS. A
 // sync replaces it while it archives and indexes with one made from its
-// live heap and its workers (synccmd's workLimit), and puts it back.
+// live heap and its workers (synccmd's collector), and puts it back.
 const memoryLimit = 64 << 20
 
 func main() {

@@ -181,14 +181,19 @@ func openWith(ctx context.Context, root string, ms map[string]migration) (ix *In
 	return ix, reason, nil
 }
 
+// fileSuffixes name the index's files: index.db and what SQLite keeps
+// beside it.
+var fileSuffixes = []string{"", "-wal", "-shm", "-journal"}
+
 // notOurs says why the file at path cannot be this storage's index,
 // found without writing to it: a link (symbolic or hard: another file
-// shares its bytes) or not a regular file, at index.db or at its -wal or
-// -shm, or a database with tables and no index schema (read read-only,
+// shares its bytes) or not a regular file, at index.db or at its -wal,
+// -shm or -journal (SQLite writes a rollback journal before the WAL mode
+// is set, and plays back and deletes a hot one it finds), or a database with tables and no index schema (read read-only,
 // as an immutable file). "" when it may be the index (missing, empty,
 // or with the index's schema, or content only in its WAL yet).
 func notOurs(ctx context.Context, path string) (string, error) {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
+	for _, suffix := range fileSuffixes {
 		p := path + suffix
 		st, err := os.Lstat(p)
 		if errors.Is(err, fs.ErrNotExist) {
@@ -334,7 +339,7 @@ func (ix *Index) migrate(ctx context.Context, ms map[string]migration) error {
 // Remove deletes the index of a storage root (the next Open creates it
 // empty and Update fills it from the transcripts).
 func Remove(root string) error {
-	for _, suffix := range []string{"", "-wal", "-shm"} {
+	for _, suffix := range fileSuffixes {
 		if err := os.Remove(File(root) + suffix); err != nil && !errors.Is(err, os.ErrNotExist) {
 			return fmt.Errorf("index: %w", err)
 		}

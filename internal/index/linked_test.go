@@ -24,7 +24,7 @@ func otherDatabase(t *testing.T, path string) {
 	require.NoError(t, db.Close())
 }
 
-// TestOpenNeverWritesThroughLinks: an index.db (or its -wal or -shm)
+// TestOpenNeverWritesThroughLinks: an index.db (or its -wal, -shm or -journal)
 // that is a link to another file, symbolic or hard, is found not to be
 // the index before anything is written: the other database is left
 // byte for byte as it was (its journal mode included), no WAL appears
@@ -45,6 +45,12 @@ func TestOpenNeverWritesThroughLinks(t *testing.T) {
 		}},
 		{"wal a symbolic link", "index.db-wal was a symbolic link", func(t *testing.T, other, root string) {
 			require.NoError(t, os.Symlink(other, File(root)+"-wal"))
+		}},
+		{"journal a symbolic link", "index.db-journal was a symbolic link", func(t *testing.T, other, root string) {
+			require.NoError(t, os.Symlink(other, File(root)+"-journal"))
+		}},
+		{"journal a hard link", "index.db-journal had 2 hard links", func(t *testing.T, other, root string) {
+			require.NoError(t, os.Link(other, File(root)+"-journal"))
 		}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -20,7 +20,7 @@ type Plugins struct {
 	rt    *host.Runtime
 	cache map[string]capture.Plugin
 	// using, when set, is called before a plugin is looked up to
-	// archive a session (sync's listingGC.lower).
+	// archive a session (sync's collector.archiving).
 	using func()
 }
 

@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -221,12 +220,10 @@ func checkConfigProviders(ctx context.Context, f *cmdutil.Factory, config string
 
 // Run syncs once, or until interrupted with --watch.
 func Run(ctx context.Context, opts *Options) error {
-	var gc listingGC
-	gc.raise()
-	defer gc.lower()
-	mem := &workLimit{keep: opts.F.Getenv != nil && opts.F.Getenv("GOMEMLIMIT") != ""}
-	defer mem.restore()
-	plugins := &Plugins{F: opts.F, Flags: opts.Plugins, using: archiving(&gc, mem)}
+	gc := &collector{keepLimit: opts.F.Getenv != nil && opts.F.Getenv("GOMEMLIMIT") != ""}
+	gc.listing()
+	defer gc.settle()
+	plugins := &Plugins{F: opts.F, Flags: opts.Plugins, using: gc.archiving}
 	defer plugins.Close(context.WithoutCancel(ctx))
 	declared, err := plugins.Declared(ctx)
 	if err != nil {
@@ -240,10 +237,9 @@ func Run(ctx context.Context, opts *Options) error {
 		return err
 	}
 	for pass := 0; ; pass++ {
-		gc.raise()
-		err := round(ctx, opts, locs, plugins, mem, pass == 0)
-		gc.lower()
-		mem.restore()
+		gc.listing()
+		err := round(ctx, opts, locs, plugins, gc, pass == 0)
+		gc.settle()
 		if opts.Watch && ctx.Err() != nil {
 			// Ctrl-C is how a watch ends; every part written is whole.
 			return nil
@@ -264,55 +260,10 @@ func Run(ctx context.Context, opts *Options) error {
 
 var errFailed = errors.New("some sessions could not be archived")
 
-// listingGCPercent is the collector's GOGC while a sync lists what is
-// there (listingGC).
-const listingGCPercent = 400
-
-// listingGC lets the heap grow further between collections while a sync
-// only lists: the plugins' manifests and stores, the ledger, the walk
-// of every store and each file's size and mtime against the ledger. All
-// of that is kept until the sync ends, so collecting while it grows
-// marks the same live heap again and again, on the idle core too: at
-// GOGC=100 the collector was a tenth of a re-sync with nothing new
-// (2,000 sessions, about 8 MB allocated: 0.87x the CPU at GOGC=400).
-// It is lowered back before the first plugin is looked up to archive
-// a session (Plugins.using), so archiving, whose garbage is the plugins'
-// output and buffers, and the index build after it collect as before;
-// the memory limit (cmd/twasm) holds throughout. A GOGC the user set
-// higher, or off, is left as it is.
-type listingGC struct {
-	mu     sync.Mutex
-	old    int
-	raised bool
-}
-
-func (g *listingGC) raise() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.raised {
-		return
-	}
-	old := debug.SetGCPercent(listingGCPercent)
-	if old < 0 || old >= listingGCPercent {
-		debug.SetGCPercent(old)
-		return
-	}
-	g.old, g.raised = old, true
-}
-
-func (g *listingGC) lower() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.raised {
-		debug.SetGCPercent(g.old)
-		g.raised = false
-	}
-}
-
 // round syncs once. The first round of a watch, or a single sync, shows
 // the progress of a long scan; a later round of a watch prints only what
 // it changed, and its summary when it changed something.
-func round(ctx context.Context, opts *Options, locs []archive.Location, plugins *Plugins, mem *workLimit, first bool) error {
+func round(ctx context.Context, opts *Options, locs []archive.Location, plugins *Plugins, gc *collector, first bool) error {
 	f := opts.F
 	ios := f.IOStreams
 	since, _ := cmdutil.ParseTime(opts.Since, f.Now())
@@ -362,12 +313,12 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	} else {
 		bar = newProgress(io.Discard, false)
 	}
-	mem.arm(a.Workers())
+	gc.arm(a.Workers())
 	rep := a.SyncStores(ctx, locs, since, func(done, total int, o *archive.Outcome) {
 		printOutcome(ios.Out, o, opts.JSON)
 		understood(o)
 		bar.update(done, total)
-		mem.follow()
+		gc.follow()
 	})
 	bar.done()
 	rep = withSettled(rep, settled)

@@ -12,6 +12,47 @@ import (
 	"github.com/twasm/twasm/capture"
 )
 
+// TestCollectorListing: a sync lists at GOGC=listingGCPercent and gives
+// the collector back its setting before a plugin is looked up; a setting
+// already as high, or off, is left as it is.
+func TestCollectorListing(t *testing.T) {
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, tc := range []struct {
+		name          string
+		before, while int
+	}{
+		{"default", 100, listingGCPercent},
+		{"lower", 50, listingGCPercent},
+		{"higher", 800, 800},
+		{"off", -1, -1},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			debug.SetGCPercent(tc.before)
+			var gc collector
+			gc.listing()
+			gc.listing() // once raised, raising again keeps the setting to restore
+			assert.Equal(t, tc.while, gcPercent())
+			// A provider already resolved: the lookup needs no host.
+			p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
+			_, err := p.Func()(context.Background(), "claude")
+			assert.NoError(t, err)
+			assert.Equal(t, tc.before, gcPercent())
+			gc.settle() // again: nothing to restore
+			assert.Equal(t, tc.before, gcPercent())
+		})
+	}
+}
+
+// stubPlugin stands for a resolved plugin (its methods are not called).
+type stubPlugin struct{ capture.Plugin }
+
+// gcPercent reads the collector's setting.
+func gcPercent() int {
+	v := debug.SetGCPercent(100)
+	debug.SetGCPercent(v)
+	return v
+}
+
 func TestLimitFor(t *testing.T) {
 	for _, tc := range []struct {
 		live    uint64
@@ -46,11 +87,11 @@ func TestFollowed(t *testing.T) {
 // memoryLimit reads the soft memory limit.
 func memoryLimit() int64 { return debug.SetMemoryLimit(-1) }
 
-// TestWorkLimit: the limit is set when the first plugin is looked up in
-// an armed round (after listingGC is lowered), from the live heap and
-// the workers, once; restore puts back the limit before, and an unarmed
+// TestCollectorLimit: the limit is set when the first plugin is looked
+// up in an armed round (as GOGC is given back), from the live heap and
+// the workers, once; settle puts back the limit before, and an unarmed
 // round or a GOMEMLIMIT the user set changes nothing.
-func TestWorkLimit(t *testing.T) {
+func TestCollectorLimit(t *testing.T) {
 	const before = 64 << 20
 	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
@@ -66,11 +107,10 @@ func TestWorkLimit(t *testing.T) {
 		{"GOMEMLIMIT set", true, 2, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			var gc listingGC
-			gc.raise()
-			mem := &workLimit{keep: tc.keep}
-			mem.arm(tc.workers)
-			p := &Plugins{using: archiving(&gc, mem), cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
+			gc := &collector{keepLimit: tc.keep}
+			gc.listing()
+			gc.arm(tc.workers)
+			p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
 			assert.Equal(t, int64(before), memoryLimit(), "listing: not yet")
 			_, err := p.Func()(context.Background(), "claude")
 			require.NoError(t, err)
@@ -90,17 +130,17 @@ func TestWorkLimit(t *testing.T) {
 				// A live heap near the limit raises it; it is never lowered.
 				keepAlive := make([]byte, got-limitHeadroom+(8<<20))
 				runtime.GC()
-				mem.follow()
+				gc.follow()
 				raised := memoryLimit()
 				assert.GreaterOrEqual(t, raised, int64(len(keepAlive))+limitHeadroom)
 				runtime.KeepAlive(keepAlive)
 				runtime.GC()
-				mem.follow()
+				gc.follow()
 				assert.Equal(t, raised, memoryLimit())
 			}
-			mem.restore()
+			gc.settle()
 			assert.Equal(t, int64(before), memoryLimit())
-			mem.restore() // again: nothing to restore
+			gc.settle() // again: nothing to restore
 			assert.Equal(t, int64(before), memoryLimit())
 			_, err = p.Func()(context.Background(), "claude") // disarmed
 			require.NoError(t, err)

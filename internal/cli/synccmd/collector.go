@@ -1,0 +1,168 @@
+package synccmd
+
+import (
+	"runtime"
+	"runtime/debug"
+	"runtime/metrics"
+	"sync"
+)
+
+// The collector's settings for a sync's two phases (collector).
+//
+// listingGCPercent is GOGC while a sync only lists what is there: the
+// plugins' manifests and stores, the ledger, the walk of every store and
+// each file's size and mtime against the ledger. All of that is kept
+// until the sync ends, so collecting while it grows marks the same live
+// heap again and again, on the idle core too: at GOGC=100 the collector
+// was a tenth of a re-sync with nothing new (2,000 sessions, about 8 MB
+// allocated: 0.87x the CPU at GOGC=400).
+//
+// limitHeadroom and limitPerWorker are what the soft memory limit allows
+// above the live heap while a sync archives and indexes: limitHeadroom
+// for the runtime's own memory and the garbage between collections,
+// limitPerWorker for each session archived at once (its file's read
+// buffers, the plugin's stream, the transcript being written and the raw
+// capture's zstd encoder). Measured on a first sync of a home of 2,000
+// sessions (395 MiB) with 2 workers: the live heap is about 1 MiB when
+// archiving starts, 12-18 MiB while it archives, 8 MiB when it ends (the
+// ledger and what the sync reports, about 3.5 KiB a session) and about
+// 10 during the index build; under the process's limit of 64 MiB the
+// heap reached 36 MiB (GOGC=100), and the peak RSS 66-72 MB, 20-25 of it
+// the binary's pages.
+const (
+	listingGCPercent = 400
+	limitHeadroom    = 14 << 20
+	limitPerWorker   = 6 << 20
+)
+
+// collector holds what a sync changes of the Go collector's settings,
+// which are the process's, and what it must give back. A round of a sync
+// has two phases:
+//
+//   - listing (listing): GOGC is raised to listingGCPercent, since what
+//     is listed is live until the sync ends. A GOGC the user set higher,
+//     or off, is left as it is.
+//   - archiving (archiving, when a plugin is first looked up to archive
+//     a session: Plugins.using): GOGC is given back, since archiving's
+//     garbage is the plugins' output and buffers; and, once per round
+//     armed (arm) with the archiver's workers, a soft memory limit is set
+//     from the live heap after a collection (so that what the listing
+//     left as garbage is not counted), limitHeadroom, and limitPerWorker
+//     a worker. follow raises that limit as sessions are archived, so it
+//     stays limitHeadroom above the live heap, which grows with every
+//     session the sync keeps in its ledger and report, and the collector
+//     never runs without end for a limit the heap outgrew; it is never
+//     lowered within a round. A limit the user set (GOMEMLIMIT:
+//     keepLimit) is left as it is.
+//
+// settle, at the end of a round (and of the sync, however it ends), puts
+// back both settings as they were and disarms the limit. The process's
+// own limit (cmd/twasm, 64 MiB) is sized for a recording: it leaves a
+// first sync's heap twice its live size at the end of archiving, where
+// its peak RSS was, and a lower one for the whole process would have the
+// collector run without end on a machine of many cores or a home of many
+// sessions. Every method is safe for concurrent use and may be called
+// again: what is already done is not done twice.
+type collector struct {
+	mu        sync.Mutex
+	keepLimit bool // GOMEMLIMIT set: never change the limit
+
+	raised     bool // GOGC raised by listing
+	oldPercent int  // GOGC before listing
+
+	workers  int   // the limit armed for a round when > 0
+	limitSet bool  // the limit set by archiving
+	oldLimit int64 // the limit before archiving
+	limit    int64 // the limit set
+}
+
+// listing raises GOGC for a round's listing.
+func (c *collector) listing() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.raised {
+		return
+	}
+	old := debug.SetGCPercent(listingGCPercent)
+	if old < 0 || old >= listingGCPercent {
+		debug.SetGCPercent(old)
+		return
+	}
+	c.oldPercent, c.raised = old, true
+}
+
+// arm makes the round's archiving set a limit for workers workers.
+func (c *collector) arm(workers int) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.workers = workers
+}
+
+// archiving gives GOGC back and sets the round's limit, once per arm.
+func (c *collector) archiving() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lowerLocked()
+	if c.keepLimit || c.workers <= 0 || c.limitSet {
+		return
+	}
+	runtime.GC()
+	c.limit = limitFor(liveHeap(), c.workers)
+	c.oldLimit = debug.SetMemoryLimit(c.limit)
+	c.limitSet = true
+}
+
+// follow raises the limit, once set, to limitHeadroom above the live
+// heap the last collection found, when that is higher. Sync calls it as
+// each session's outcome is reported.
+func (c *collector) follow() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if !c.limitSet {
+		return
+	}
+	if l := followed(c.limit, liveHeap()); l != c.limit {
+		c.limit = l
+		debug.SetMemoryLimit(l)
+	}
+}
+
+// settle puts back what listing and archiving changed, and disarms.
+func (c *collector) settle() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.lowerLocked()
+	if c.limitSet {
+		debug.SetMemoryLimit(c.oldLimit)
+		c.limitSet = false
+	}
+	c.workers = 0
+}
+
+func (c *collector) lowerLocked() {
+	if c.raised {
+		debug.SetGCPercent(c.oldPercent)
+		c.raised = false
+	}
+}
+
+// followed is the limit, after limit, for a live heap of live bytes.
+func followed(limit int64, live uint64) int64 {
+	return max(limit, int64(live)+limitHeadroom)
+}
+
+// limitFor is the limit for a live heap of live bytes and workers
+// workers.
+func limitFor(live uint64, workers int) int64 {
+	return int64(live) + limitHeadroom + int64(max(workers, 1))*limitPerWorker
+}
+
+// liveHeap is the heap the last collection found live.
+func liveHeap() uint64 {
+	s := []metrics.Sample{{Name: "/gc/heap/live:bytes"}}
+	metrics.Read(s)
+	if s[0].Value.Kind() != metrics.KindUint64 {
+		return 0
+	}
+	return s[0].Value.Uint64()
+}
