@@ -296,7 +296,13 @@
 // import: the session's run could not take it later); one whose session
 // is gone, or whose session's run has ended, is a run of its own named
 // "<provider> sub-agent <stem> of session <session stem>", and the
-// outcome says so. SubAgentFile finds a file's session for import. Later parts grow the
+// outcome says so. SubAgentFile finds a file's session for import, and
+// the store's directory by where the store's pattern finds the session.
+// An import given a session's file with its sub-agents' files holds the
+// session's run open ([Archiver.Hold]) while they are archived into it,
+// then ends it as its part would have ([Archiver.EndHeld]). A child run
+// ended at once (import) completes its link in the session's run, as
+// its end by a sync does (runctl.End). Later parts grow the
 // child run as any session's. A sub-agent file an older twasm archived as
 // a session of its own (its ledger entry names no parent) is archived
 // again, whole, as a child run, and the old run is ended as superseded

@@ -6,5 +6,10 @@
 // it (archive.Archiver.SyncSession with its session file as Parent):
 // linked into its session's open run, else, since import ends every run
 // at once and so never waits for the session, a run of its own named as
-// the session's sub-agent.
+// the session's sub-agent. Every file is resolved (provider, kind)
+// before any is archived, so that a session file given with its
+// sub-agents' files, in any order, is archived first with its run held
+// open (archive.Archiver.Hold), its sub-agents' files next, linked into
+// it, and its run then ended (archive.Archiver.EndHeld): the runs sync
+// would make of them.
 package importcmd
