@@ -78,13 +78,14 @@ provider and format when the evidence is unambiguous; otherwise it says
 what it saw and asks for --provider.
 
 A sub-agent's file (Claude Code's <session>/subagents/agent-*.jsonl,
-Kimi Code's agents/agent-N/wire.jsonl beside the main agent's) is not a
-session: it becomes a child run of its session's run, linked at the
-call that started it where the files tell, as "twasm sync" links it,
-when the session's file is given in the same import (in any order: the
-session's run is ended after its sub-agents' files) or when "twasm sync"
-archived that session and its run is still open; else it is a run of
-its own named "claude sub-agent agent-X of session S" (stderr says why).
+Kimi Code's agents/agent-N/wire.jsonl beside the main agent's, Cursor's
+agent-transcripts/<id>/subagents/*.jsonl) is not a session: it becomes
+a child run of its session's run, linked at the call that started it
+where the files tell, as "twasm sync" links it, when the session's file
+is given in the same import (in any order: the session's run is ended
+after its sub-agents' files) or when "twasm sync" archived that session
+and its run is still open; else it is a run of its own named "claude
+sub-agent agent-X of session S" (stderr says why).
 
 Import is idempotent by content: bytes already imported (or synced by
 "twasm sync"), from this path or any other, are recognised and skipped,
@@ -394,10 +395,11 @@ func (f resolved) archive(ctx context.Context, arc *archive.Archiver, opts *Opti
 		return ims
 	case f.sub != nil:
 		// A sub-agent's file (Claude Code's <session>/subagents/agent-*.jsonl,
-		// Kimi Code's agents/agent-N/wire.jsonl): a child run of its
-		// session's run when that run is open (archived just before,
-		// held open, or synced earlier), else a run of its own named
-		// as the session's sub-agent, never a session of its own.
+		// Kimi Code's agents/agent-N/wire.jsonl, Cursor's subagents/*.jsonl):
+		// a child run of its session's run when that run is open
+		// (archived just before, held open, or synced earlier), else a
+		// run of its own named as the session's sub-agent, never a
+		// session of its own.
 		s := *f.sub
 		if session != "" {
 			s.Parent = session // as the ledger knows it

@@ -14,15 +14,22 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// subAgentSet is a real session's file and its sub-agents' files, where
-// the agent keeps them in a home directory, and the session's tokens
-// with its sub-agents', counted from the raw files apart from twasm.
+// subAgentSet is a session's file and its sub-agents' files, where the
+// agent keeps them in a home directory, and the session's tokens with
+// its sub-agents', counted from the raw files apart from twasm, in how
+// many sessions usage reports (none for files that state no usage).
 type subAgentSet struct {
 	files           []capturedFile // the session's first
 	wantIn, wantOut int64
+	sessions        int
 }
 
-type capturedFile struct{ rel, capture string }
+// capturedFile is a file of a set: a capture of the project's, or, where
+// the project holds none, data written in the agent's format.
+type capturedFile struct {
+	rel, capture string
+	data         string
+}
 
 var (
 	// Claude Code: spotter's session log and the files its sub-agents'
@@ -36,12 +43,12 @@ var (
 		const subs = dir + "ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/"
 		return subAgentSet{
 			files: []capturedFile{
-				{dir + "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", "claude/spotter_session_log_v2.1.39_interleaved_message.jsonl"},
-				{subs + "agent-aac57f5.jsonl", "claude/spotter_subagent_transcript_v2.1.39_websearch.jsonl"},
-				{subs + "agent-acompact-946d2b.jsonl", "claude/spotter_subagent_compaction_v2.1.39.jsonl"},
+				{rel: dir + "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", capture: "claude/spotter_session_log_v2.1.39_interleaved_message.jsonl"},
+				{rel: subs + "agent-aac57f5.jsonl", capture: "claude/spotter_subagent_transcript_v2.1.39_websearch.jsonl"},
+				{rel: subs + "agent-acompact-946d2b.jsonl", capture: "claude/spotter_subagent_compaction_v2.1.39.jsonl"},
 			},
 			wantIn:  16790991 + (2408 + 18814 + 29274) + (3 + 121689 + 17842),
-			wantOut: 49467 + 7 + 8,
+			wantOut: 49467 + 7 + 8, sessions: 1,
 		}
 	}()
 	// Kimi Code: a real session's main agent's journal and its
@@ -51,12 +58,28 @@ var (
 		const agents = ".kimi-code/sessions/wd_proj_3f2a1b0c9d8e/session_5c1e0d1a/agents/"
 		return subAgentSet{
 			files: []capturedFile{
-				{agents + "main/wire.jsonl", "kimi/as_code_tools_subagent_main.jsonl"},
-				{agents + "agent-0/wire.jsonl", "kimi/as_code_subagent_agent0.jsonl"},
+				{rel: agents + "main/wire.jsonl", capture: "kimi/as_code_tools_subagent_main.jsonl"},
+				{rel: agents + "agent-0/wire.jsonl", capture: "kimi/as_code_subagent_agent0.jsonl"},
 			},
 			wantIn:  691678 + 41321,
-			wantOut: 5515 + 330,
+			wantOut: 5515 + 330, sessions: 1,
 		}
+	}()
+	// Cursor's agent transcripts: no licensed capture holds a
+	// conversation with a sub-agent, so these lines are written in the
+	// transcripts' format (the cursor plugin's doc). They state no usage.
+	cursorSet = func() subAgentSet {
+		const conv = ".cursor/projects/home-me-shop/agent-transcripts/0d5c1a2b-3e4f-4a5b-8c6d-7e8f9a0b1c2d/"
+		return subAgentSet{files: []capturedFile{
+			{rel: conv + "0d5c1a2b-3e4f-4a5b-8c6d-7e8f9a0b1c2d.jsonl", data: `{"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nwhy is checkout slow\n</user_query>"}]}}
+{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Subagent","input":{"description":"Profile the checkout handler","prompt":"Find the slowest call in checkout."}}]}}
+{"role":"assistant","message":{"content":[{"type":"text","text":"The tax lookup runs once per item."}]}}
+{"type":"turn_ended","status":"success"}
+`},
+			{rel: conv + "subagents/5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9.jsonl", data: `{"role":"user","message":{"content":[{"type":"text","text":"Find the slowest call in checkout."}]}}
+{"role":"assistant","message":{"content":[{"type":"text","text":"taxFor() is called in the item loop."}]}}
+`},
+		}}
 	}()
 )
 
@@ -65,7 +88,11 @@ func (s subAgentSet) put(t *testing.T, h *clitest.Home) []string {
 	t.Helper()
 	paths := make([]string, len(s.files))
 	for i, f := range s.files {
-		paths[i] = h.Put(f.rel, clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", filepath.FromSlash(f.capture))), time.Hour)
+		b := []byte(f.data)
+		if f.capture != "" {
+			b = clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", filepath.FromSlash(f.capture)))
+		}
+		paths[i] = h.Put(f.rel, b, time.Hour)
 	}
 	return paths
 }
@@ -174,14 +201,15 @@ func syncedOf(t *testing.T, s subAgentSet) synced {
 // superseding the copy the session's log carried), each link completed
 // with its child run's status, and the session's run ended after them
 // with its own status. ls lists one session, and stats and usage count
-// every token once: the raw files' figures, and sync's. Before, the
-// session's run was ended at once, so each sub-agent's file became a
-// run of its own (its session's run "has ended"), and a Kimi Code
-// sub-agent's journal, or any file given with --provider auto, passed as
-// a session of its own.
+// every token once: the raw files' figures, and sync's. For Claude Code
+// and Kimi Code (real captures) and Cursor's agent transcripts (lines
+// written in their format). Before, the session's run was ended at once,
+// so each sub-agent's file became a run of its own (its session's run
+// "has ended"), and a Kimi Code or Cursor sub-agent's file, or any file
+// given with --provider auto, passed as a session of its own.
 func TestImportSessionWithSubAgents(t *testing.T) {
 	t.Parallel()
-	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet}
+	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet}
 	ref := map[string]synced{} // what sync makes of each
 	for name, s := range sets {
 		ref[name] = syncedOf(t, s)
@@ -195,6 +223,7 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 		{name: "claude, session between, auto", set: "claude", provider: "auto", order: []int{1, 0, 2}},
 		{name: "kimi code, session first", set: "kimi", provider: "kimi", order: []int{0, 1}},
 		{name: "kimi code, sub-agent first, auto", set: "kimi", provider: "auto", order: []int{1, 0}},
+		{name: "cursor, sub-agent first", set: "cursor", provider: "cursor", order: []int{1, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -261,7 +290,7 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 				t.Errorf("ls: want the session alone:\n%s", strings.Join(top, "\n"))
 			}
 			got := totalsOf(t, h)
-			want := totals{statsIn: s.wantIn, statsOut: s.wantOut, usageIn: s.wantIn, usageOut: s.wantOut, sessions: 1, groups: 1}
+			want := totals{statsIn: s.wantIn, statsOut: s.wantOut, usageIn: s.wantIn, usageOut: s.wantOut, sessions: s.sessions, groups: s.sessions}
 			if got != want {
 				t.Errorf("stats and usage count %+v, want %+v (the raw files')", got, want)
 			}
