@@ -125,6 +125,18 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 			}
 		}
 		check := func(what string, twasm int64, field string) { checkIn(e, what, twasm, field) }
+		// tierAbove is twasm's tier above that many input tokens; a tier
+		// LiteLLM has and twasm lacks is a difference.
+		tierAbove := func(above int64) (rates, bool) {
+			i := slices.IndexFunc(m.tiers, func(tr tier) bool { return tr.above == above })
+			if i < 0 {
+				key := fmt.Sprintf("%s tier above %d", name, above)
+				seen[key] = true
+				diffs = append(diffs, key+": LiteLLM has it, twasm's "+m.ID+" does not")
+				return rates{}, false
+			}
+			return m.tiers[i].r, true
+		}
 		check("input", m.base.input, "input_cost_per_token")
 		check("output", m.base.output, "output_cost_per_token")
 		check("cache_read", m.base.read, "cache_read_input_token_cost")
@@ -149,14 +161,10 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 				}
 				r, what := m.base, ""
 				if above := lo.Num().Int64(); above > 0 {
-					i := slices.IndexFunc(m.tiers, func(tr tier) bool { return tr.above == above })
-					if i < 0 {
-						key := fmt.Sprintf("%s tier above %d", name, above)
-						seen[key] = true
-						diffs = append(diffs, key+": LiteLLM has it, twasm's "+m.ID+" does not")
+					if r, ok = tierAbove(above); !ok {
 						continue
 					}
-					r, what = m.tiers[i].r, fmt.Sprintf(" above %d", above)
+					what = fmt.Sprintf(" above %d", above)
 				}
 				checkIn(tr, "input"+what, r.input, "input_cost_per_token")
 				checkIn(tr, "output"+what, r.output, "output_cost_per_token")
@@ -168,14 +176,10 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 			if _, ok := e["input_cost_per_token"+suffix]; !ok {
 				continue
 			}
-			i := slices.IndexFunc(m.tiers, func(tr tier) bool { return tr.above == above })
-			if i < 0 {
-				key := fmt.Sprintf("%s tier above %d", name, above)
-				seen[key] = true
-				diffs = append(diffs, key+": LiteLLM has it, twasm's "+m.ID+" does not")
+			r, ok := tierAbove(above)
+			if !ok {
 				continue
 			}
-			r := m.tiers[i].r
 			what := fmt.Sprintf(" above %d", above)
 			check("input"+what, r.input, "input_cost_per_token"+suffix)
 			check("output"+what, r.output, "output_cost_per_token"+suffix)
