@@ -297,7 +297,10 @@
 // is gone, or whose session's run has ended, is a run of its own named
 // "<provider> sub-agent <stem> of session <session stem>", and the
 // outcome says so. SubAgentFile finds a file's session for import, and
-// the store's directory by where the store's pattern finds the session.
+// the store's directory by where the store's pattern finds the session;
+// StoreFile finds the store of a session file given to import whose
+// plugin reads the facts of its source, so that import feeds the facts
+// line sync feeds.
 // An import given a session's file with its sub-agents' files holds the
 // session's run open ([Archiver.Hold]) while they are archived into it,
 // then ends it as its part would have ([Archiver.EndHeld]). A child run

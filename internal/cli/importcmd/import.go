@@ -85,7 +85,10 @@ where the files tell, as "twasm sync" links it, when the session's file
 is given in the same import (in any order: the session's run is ended
 after its sub-agents' files) or when "twasm sync" archived that session
 and its run is still open; else it is a run of its own named "claude
-sub-agent agent-X of session S" (stderr says why).
+sub-agent agent-X of session S" (stderr says why). A Kimi wire log or a
+Cursor agent transcript in its store's directory (sessions/, projects/)
+is read with the facts of its place, as sync reads it: Kimi's session
+id is a directory of its path there.
 
 Import is idempotent by content: bytes already imported (or synced by
 "twasm sync"), from this path or any other, are recognised and skipped,
@@ -259,6 +262,22 @@ type resolved struct {
 	im       Imported
 	sections *archive.Location
 	sub      *archive.Session
+	// store is a session file in a store whose plugin reads the facts
+	// of its source (archive.StoreFile): archived with them, as sync
+	// archives it.
+	store *archive.Session
+}
+
+// path is the file's path as the archive knows it (the ledger's, the
+// runs' source): a store's file's is absolute.
+func (f resolved) path() string {
+	switch {
+	case f.store != nil:
+		return f.store.Path
+	case f.sub != nil:
+		return f.sub.Path
+	}
+	return f.im.File
 }
 
 // resolve settles what a file is: its provider (detected with
@@ -307,6 +326,10 @@ func resolve(ctx context.Context, rt *host.Runtime, opts *Options, im Imported) 
 	if s, ok := archive.SubAgentFile(declared, im.Provider, file); ok && opts.Format == "" {
 		im.Format = ""
 		return resolved{im: im, sub: &s}
+	}
+	if s, ok := archive.StoreFile(declared, im.Provider, file); ok && opts.Format == "" {
+		im.Format = ""
+		return resolved{im: im, store: &s}
 	}
 	return resolved{im: im}
 }
@@ -361,12 +384,12 @@ func (g group) archive(ctx context.Context, arc *archive.Archiver, opts *Options
 	if len(g.subs) == 0 {
 		return f.archive(ctx, arc, opts, "")
 	}
-	arc.Hold(f.im.File)
+	arc.Hold(f.path())
 	ims := f.archive(ctx, arc, opts, "")
 	for _, i := range g.subs {
-		ims = append(ims, files[i].archive(ctx, arc, opts, f.im.File)...)
+		ims = append(ims, files[i].archive(ctx, arc, opts, f.path())...)
 	}
-	if o, ok := arc.EndHeld(ctx, f.im.File); ok && o.Action == archive.ActionFailed {
+	if o, ok := arc.EndHeld(ctx, f.path()); ok && o.Action == archive.ActionFailed {
 		ims[0].Error = "its run could not be ended after its sub-agents' files: " + o.Reason
 	}
 	return ims
@@ -375,7 +398,8 @@ func (g group) archive(ctx context.Context, arc *archive.Archiver, opts *Options
 // archive archives one file: one Imported, or one per session of a file
 // that holds many (a sections store's), File then naming the session
 // (FILE#N). session, for a sub-agent's file whose session's file is
-// archived in the same import, is that file's path as given.
+// archived in the same import, is that file's path as the archive knows
+// it (resolved.path).
 func (f resolved) archive(ctx context.Context, arc *archive.Archiver, opts *Options, session string) []Imported {
 	im := f.im
 	switch {
@@ -405,6 +429,9 @@ func (f resolved) archive(ctx context.Context, arc *archive.Archiver, opts *Opti
 			s.Parent = session // as the ledger knows it
 		}
 		im.fromOutcome(opts, arc, arc.SyncSession(ctx, s))
+		return []Imported{im}
+	case f.store != nil:
+		im.fromOutcome(opts, arc, arc.SyncSession(ctx, *f.store))
 		return []Imported{im}
 	}
 	im.fromOutcome(opts, arc, arc.SyncFileAs(ctx, im.Provider, im.Format, im.File))

@@ -171,10 +171,17 @@ func totalsOf(t *testing.T, h *clitest.Home) totals {
 }
 
 // synced is what `twasm sync` makes of a set in a home of its own: the
-// session's run's links, and the totals.
+// session's run's links, the session id it states, and the totals.
 type synced struct {
-	links  string
-	totals totals
+	links, sessionID string
+	totals           totals
+}
+
+// sessionIDOf is the session id a run's agent step states.
+func sessionIDOf(t *testing.T, stor, runID string) string {
+	t.Helper()
+	_, res := clitest.AgentResult(t, clitest.ReadRun(t, clitest.TranscriptPath(stor, runID)))
+	return res.SessionID
 }
 
 func syncedOf(t *testing.T, s subAgentSet) synced {
@@ -190,7 +197,7 @@ func syncedOf(t *testing.T, s subAgentSet) synced {
 	if len(runs) != len(paths) || runs[paths[0]] == "" {
 		t.Fatalf("sync: %v, want every file new", runs)
 	}
-	return synced{links: sorted(linksOf(t, h.Stor, runs[paths[0]])), totals: totalsOf(t, h)}
+	return synced{links: sorted(linksOf(t, h.Stor, runs[paths[0]])), sessionID: sessionIDOf(t, h.Stor, runs[paths[0]]), totals: totalsOf(t, h)}
 }
 
 // TestImportSessionWithSubAgents: one `twasm import` given a session's
@@ -201,7 +208,8 @@ func syncedOf(t *testing.T, s subAgentSet) synced {
 // superseding the copy the session's log carried), each link completed
 // with its child run's status, and the session's run ended after them
 // with its own status. ls lists one session, and stats and usage count
-// every token once: the raw files' figures, and sync's. For Claude Code
+// every token once: the raw files' figures, and sync's; the session's
+// run states the session id sync's does. For Claude Code
 // and Kimi Code (real captures) and Cursor's agent transcripts (lines
 // written in their format). Before, the session's run was ended at once,
 // so each sub-agent's file became a run of its own (its session's run
@@ -282,6 +290,11 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 			}
 			if got, want := sorted(links), ref[c.set].links; got != want {
 				t.Errorf("the session's links:\n%s\nsync's:\n%s", got, want)
+			}
+			// The facts of its source as sync gives them (Kimi's session
+			// id is a directory of its path in the store).
+			if got, want := sessionIDOf(t, h.Stor, session), ref[c.set].sessionID; got != want || want == "" {
+				t.Errorf("the session's run states session %q, sync's %q", got, want)
 			}
 			for _, id := range runs {
 				h.OK("validate", id)
