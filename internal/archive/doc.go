@@ -339,7 +339,9 @@
 // that follows the last answered prompt, incomplete on an unanswered
 // prompt or a dangling call, else ok. Each part's step result states it
 // for the log up to the part's end; the views (views.RunNode.Open), the
-// index and the exports show it, marked open. A later part updates it by
+// index and the exports show it, marked open. A run ended later (its file
+// deleted, idle, a killed import's end settled) ends with that status:
+// an incomplete session's run ends incomplete, not in error. A later part updates it by
 // a new step.completed, never by changing a line. A session that grows
 // after its run ended continues in a new run whose run.started "source"
 // names the old one ("continues").

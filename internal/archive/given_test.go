@@ -1,13 +1,19 @@
 package archive
 
 import (
+	"context"
 	"os"
 	"path/filepath"
 	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/plugins/claude"
 	"github.com/twasm/twasm/plugins/cursor"
 	"github.com/twasm/twasm/plugins/kimi"
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestFilesGivenAlone: a file given by itself (import) is found in its
@@ -82,4 +88,53 @@ func dirOf(s Session) string {
 		return ""
 	}
 	return s.Loc.Dir
+}
+
+// TestSessionRunEndsWithItsStatus: a session's run that a sync ends later
+// (its file deleted, or idle for Options.CloseIdle) ends with its latest
+// part's agent status, as a run ended with its part does: a session
+// ending on an unanswered prompt (a real Qwen Code chat) is incomplete,
+// not an error. Before, such a run ended "error".
+func TestSessionRunEndsWithItsStatus(t *testing.T) {
+	t.Parallel()
+	data := fixture(t, "testdata/captures/qwen/av_prompt_unanswered.jsonl")
+	for _, c := range []struct {
+		name string
+		end  func(t *testing.T, a *Archiver, store, path string) Outcome
+	}{
+		{"deleted", func(t *testing.T, a *Archiver, store, path string) Outcome {
+			require.NoError(t, os.Remove(path))
+			outs := a.CloseGone(context.Background(), func(string) bool { return false }, []StoreDir{{Provider: "qwen", Dir: store}})
+			require.Len(t, outs, 1)
+			return outs[0]
+		}},
+		{"idle", func(t *testing.T, a *Archiver, store, path string) Outcome {
+			old := time.Now().Add(-time.Hour)
+			require.NoError(t, os.Chtimes(path, old, old))
+			return a.SyncFile(context.Background(), "qwen", path)
+		}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			root, store := t.TempDir(), t.TempDir()
+			a := newArchiver(t, root, func(o *Options) { o.CloseIdle = 30 * time.Minute })
+			path := filepath.Join(store, "chat.jsonl")
+			writeAged(t, path, data, time.Minute) // not idle yet: the run stays open
+			o := a.SyncFile(context.Background(), "qwen", path)
+			require.Equal(t, ActionNew, o.Action, o.Reason)
+			require.Equal(t, transcript.StatusIncomplete, o.Status)
+			require.NotEqual(t, transcript.RunCompleted, lastEvent(t, root, o.RunID).Type)
+			closed := c.end(t, a, store, path)
+			require.Equal(t, ActionClosed, closed.Action, closed.Reason)
+			end := lastEvent(t, root, o.RunID)
+			require.Equal(t, transcript.RunCompleted, end.Type)
+			assert.Equal(t, transcript.StatusIncomplete, end.Step().Status)
+		})
+	}
+}
+
+func lastEvent(t *testing.T, root, runID string) *transcript.Event {
+	t.Helper()
+	v := readRun(t, root, runID)
+	return v.events[len(v.events)-1]
 }

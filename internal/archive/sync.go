@@ -1034,10 +1034,19 @@ func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why stri
 	}
 	var runErr error
 	if e.Status != "" && e.Status != transcript.StatusOK {
-		runErr = fmt.Errorf("agent %s", e.Status)
+		runErr = agentEnded(e.Status)
 	}
 	return a.endEntry(ctx, out, e, runErr)
 }
+
+// agentEnded is the error a session's run is ended with when its latest
+// part's agent status (spec §7) is not ok: it states that status, so an
+// incomplete session's run ends incomplete, as the part's own end would
+// have (capture's agent error), not as a failure.
+type agentEnded string
+
+func (s agentEnded) Error() string  { return "agent " + string(s) }
+func (s agentEnded) Status() string { return string(s) }
 
 // endEntry ends the run of ledger entry e (runErr: how, nil ok), dated at
 // its last event, and notes it ended in the ledger (closeRun, EndHeld).
