@@ -549,9 +549,11 @@ func (h *heldRuns) keep(path, runID string, err error) bool {
 // Hold keeps the run of the session file at path open when a part of
 // it would end it at once (Options.CloseIdle 0: import), so that its
 // sub-agents' files archived next are linked into it as child runs, as
-// a sync links them; [Archiver.EndHeld] ends it then. path is as given
-// to SyncFile. A run that stays open because the archiver is killed
-// before EndHeld is a session's open run, as a sync leaves it.
+// a sync links them; [Archiver.EndHeld] ends it then. path is the
+// session's path as the archiver reads it (SyncFile's path,
+// Session.Path). A run that stays open because the archiver is killed
+// before EndHeld is a session's open run, as a sync leaves it (a later
+// import of the same bytes finds it unchanged and leaves it open too).
 func (a *Archiver) Hold(path string) {
 	a.held.mu.Lock()
 	defer a.held.mu.Unlock()

@@ -1092,10 +1092,7 @@ func (a *Archiver) finishRun(ctx context.Context, run *lifecycle.Run, e *Entry, 
 	if e.Parent == "" {
 		return run.Finish(ctx, stepErr)
 	}
-	if err := run.Detach(); err != nil {
-		return err
-	}
-	return a.endRun(ctx, e.RunID, stepErr, last)
+	return errors.Join(run.Detach(), a.endRun(ctx, e.RunID, stepErr, last))
 }
 
 // StoreDir is a store's directory and the provider its sessions are
