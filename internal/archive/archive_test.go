@@ -381,7 +381,12 @@ func TestRedactAndDeletedSource(t *testing.T) {
 	require.Len(t, outs, 1)
 	assert.Equal(t, ActionClosed, outs[0].Action)
 	v := readRun(t, root, o.RunID)
-	assert.Equal(t, transcript.RunCompleted, v.events[len(v.events)-1].Type)
+	end := v.events[len(v.events)-1]
+	assert.Equal(t, transcript.RunCompleted, end.Type)
+	// Ended with its session's status (a dangling call: incomplete), not
+	// as a failure.
+	assert.Equal(t, transcript.StatusIncomplete, o.Status)
+	assert.Equal(t, o.Status, end.Step().Status)
 	// A vanished store closes nothing.
 	assert.Empty(t, a.CloseGone(ctx, func(string) bool { return false }, []StoreDir{{Provider: "claude", Dir: filepath.Join(home, "other")}}))
 }

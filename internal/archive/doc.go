@@ -296,7 +296,16 @@
 // import: the session's run could not take it later); one whose session
 // is gone, or whose session's run has ended, is a run of its own named
 // "<provider> sub-agent <stem> of session <session stem>", and the
-// outcome says so. SubAgentFile finds a file's session for import. Later parts grow the
+// outcome says so. SubAgentFile finds a file's session for import, and
+// the store's directory by where the store's pattern finds the session;
+// StoreFile finds the store of a session file given to import whose
+// plugin reads the facts of its source, so that import feeds the facts
+// line sync feeds.
+// An import given a session's file with its sub-agents' files holds the
+// session's run open ([Archiver.Hold]) while they are archived into it,
+// then ends it as its part would have ([Archiver.EndHeld]). A child run
+// ended at once (import) completes its link in the session's run, as
+// its end by a sync does (runctl.End). Later parts grow the
 // child run as any session's. A sub-agent file an older twasm archived as
 // a session of its own (its ledger entry names no parent) is archived
 // again, whole, as a child run, and the old run is ended as superseded
@@ -330,7 +339,9 @@
 // that follows the last answered prompt, incomplete on an unanswered
 // prompt or a dangling call, else ok. Each part's step result states it
 // for the log up to the part's end; the views (views.RunNode.Open), the
-// index and the exports show it, marked open. A later part updates it by
+// index and the exports show it, marked open. A run ended later (its file
+// deleted, idle, a killed import's end settled) ends with that status:
+// an incomplete session's run ends incomplete, not in error. A later part updates it by
 // a new step.completed, never by changing a line. A session that grows
 // after its run ended continues in a new run whose run.started "source"
 // names the old one ("continues").

@@ -13,6 +13,7 @@ import (
 	"path/filepath"
 	"regexp"
 	"strings"
+	"sync"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/regfile"
@@ -438,17 +439,50 @@ func (a *Archiver) endLegacy(ctx context.Context, e *Entry, by string) error {
 	return a.endCancelled(ctx, e, "its sub-agent file is archived again as child run "+by+" of its session's run", by)
 }
 
+// storeOf finds the session file path is a sub-agent's file of, for a
+// file given by itself (import), whose store's directory is not known:
+// the store's pattern is matched against the candidates relative to dir
+// (where the sub-agent glob matched), then to each directory above it,
+// and the first that finds the session is taken as the store's
+// directory (loc.Dir), as a sync would have found it. For a glob that
+// climbs (Kimi Code's "../agent-*/wire.jsonl", the session one of the
+// store's files as far below as its sub-agents') that is the store's
+// root, so the facts line names the session's path as sync's does. ""
+// when none does (loc.Dir is then left as it was).
+func storeOf(loc *Location, path, dir string) string {
+	dirs := map[string][]string{}
+	for root := dir; ; root = filepath.Dir(root) {
+		l := *loc
+		l.Dir = root
+		if parent := parentSession(&l, path, dirs); parent != "" {
+			*loc = l
+			return parent
+		}
+		if filepath.Dir(root) == root {
+			return ""
+		}
+	}
+}
+
 // SubAgentFile is the session a file given by itself (twasm import) is
 // read as when it is a sub-agent's file of one of provider's file stores
 // (abi.Store.SubAgents matches its path below some directory): its
-// location, resolved at that directory, and Parent, the session file
-// whose sub-agent it is (found on disk, else the file the glob's {stem}
-// names there, which may be gone). ok is false for any other file.
+// location, resolved at the store's directory (storeOf: the directory
+// the store's pattern finds the session from, else where the glob
+// matched), and Parent, the session file whose sub-agent it is (found
+// on disk, else the file the glob's {stem} names there, which may be
+// gone), both paths absolute. ok is false for any other file.
 // SyncSession then links its run into the session's open run, or, when
 // it cannot, archives it as a run of its own named as that session's
 // sub-agent.
 func SubAgentFile(declared []Declared, provider, path string) (s Session, ok bool) {
-	path = filepath.Clean(path)
+	// Absolute, so that the store's directory above it can be found
+	// (storeOf) and the session named as sync names it.
+	if abs, err := filepath.Abs(path); err == nil {
+		path = abs
+	} else {
+		path = filepath.Clean(path)
+	}
 	for _, d := range declared {
 		if d.Provider != provider || d.SubAgents == "" || cmp.Or(d.Kind, KindFile) != KindFile {
 			continue
@@ -464,12 +498,12 @@ func SubAgentFile(declared []Declared, provider, path string) (s Session, ok boo
 			}
 			if m := c.subAgents.FindStringSubmatch(filepath.ToSlash(rel)); m != nil {
 				loc := declaredLocation(d, c, dir, "import")
-				loc.Dir = dir
 				if loc.Unusable != "" || loc.subAgents == nil {
 					break
 				}
-				parent := parentSession(&loc, path, map[string][]string{})
+				parent := storeOf(&loc, path, dir)
 				if parent == "" && len(m) > 1 {
+					loc.Dir = dir
 					parent = filepath.Join(dir, m[1]+filepath.Ext(path))
 				}
 				if parent == "" {
@@ -483,4 +517,69 @@ func SubAgentFile(declared []Declared, provider, path string) (s Session, ok boo
 		}
 	}
 	return Session{}, false
+}
+
+// heldRuns are the session files whose runs Hold keeps open, by clean
+// path, each with the run a part left open (nil until one does).
+type heldRuns struct {
+	mu    sync.Mutex
+	paths map[string]*heldRun
+}
+
+// heldRun is a run a part left open for Hold, and the error the part
+// would have ended it with (nil: ok).
+type heldRun struct {
+	runID string
+	err   error
+}
+
+// keep notes that the part just written to run runID of the session
+// file path, which would end the run, leaves it open instead, because
+// Hold holds path; false when it does not.
+func (h *heldRuns) keep(path, runID string, err error) bool {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if _, ok := h.paths[filepath.Clean(path)]; !ok {
+		return false
+	}
+	h.paths[filepath.Clean(path)] = &heldRun{runID: runID, err: err}
+	return true
+}
+
+// Hold keeps the run of the session file at path open when a part of
+// it would end it at once (Options.CloseIdle 0: import), so that its
+// sub-agents' files archived next are linked into it as child runs, as
+// a sync links them; [Archiver.EndHeld] ends it then. path is the
+// session's path as the archiver reads it (SyncFile's path,
+// Session.Path). A run that stays open because the archiver is killed
+// before EndHeld is a session's open run, as a sync leaves it (a later
+// import of the same bytes finds it unchanged and leaves it open too).
+func (a *Archiver) Hold(path string) {
+	a.held.mu.Lock()
+	defer a.held.mu.Unlock()
+	a.held.paths[filepath.Clean(path)] = nil
+}
+
+// EndHeld ends the run Hold kept open for path, as the part would have
+// (the part's status and error, dated at its last event), and releases
+// path. ok is false when no part left a run open (the session was
+// unchanged, or its part failed or did not end its run).
+func (a *Archiver) EndHeld(ctx context.Context, path string) (out Outcome, ok bool) {
+	a.held.mu.Lock()
+	h := a.held.paths[filepath.Clean(path)]
+	delete(a.held.paths, filepath.Clean(path))
+	a.held.mu.Unlock()
+	if h == nil {
+		return out, false
+	}
+	out = Outcome{Path: path, Action: ActionClosed, RunID: h.runID, Reason: "ended after its sub-agents' files"}
+	e := a.ledger.byRun(h.runID)
+	if e == nil {
+		out.Action, out.Reason = ActionFailed, "end run "+h.runID+": not in the ledger"
+		return out, true
+	}
+	out.Provider = e.Provider
+	// Ended even when the import is cancelled: its sub-agents' runs
+	// are ended by then.
+	return a.endEntry(context.WithoutCancel(ctx), out, e, h.err), true
 }

@@ -125,6 +125,9 @@ type Archiver struct {
 	// sessionsMu (a pointer: recover copies the Archiver).
 	sessions   map[string]sessionLinks
 	sessionsMu *sync.Mutex
+	// held are the session files whose runs are kept open for their
+	// sub-agents' files (Hold); shared by copies, as sessionsMu.
+	held *heldRuns
 	// own tells the files of the storage itself, its directories
 	// resolved once for the whole sync (shared by the workers).
 	own *ownStorage
@@ -162,7 +165,7 @@ func Open(opts Options) (*Archiver, string, error) {
 		return nil, "", err
 	}
 	frames := &sync.Pool{New: func() any { b := make([]byte, rawfile.FrameBytes); return &b }}
-	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, own: newOwnStorage(opts.Store.Root), frames: frames}, rebuilt, nil
+	return &Archiver{opts: opts, ledger: l, sessionsMu: &sync.Mutex{}, held: &heldRuns{paths: map[string]*heldRun{}}, own: newOwnStorage(opts.Store.Root), frames: frames}, rebuilt, nil
 }
 
 // Close closes the ledger.
@@ -796,10 +799,14 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		return capture.ResultError(res)
 	})
 	var endErr error
-	if closeDue && end == size && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent)) || ctx.Err() != nil {
-		endErr = run.Finish(context.WithoutCancel(ctx), stepErr)
+	ending := closeDue && end == size && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent))
+	switch {
+	case ending && ctx.Err() == nil && a.held.keep(e.Path, e.RunID, stepErr):
+		endErr = run.Detach() // EndHeld ends it, after its sub-agents' files
+	case ending || ctx.Err() != nil:
+		endErr = a.finishRun(ctx, run, &e, stepErr, clk.now())
 		e.Closed = true
-	} else {
+	default:
 		endErr = run.Detach()
 	}
 	if a.opts.Written != nil {
@@ -1027,17 +1034,30 @@ func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why stri
 	}
 	var runErr error
 	if e.Status != "" && e.Status != transcript.StatusOK {
-		runErr = fmt.Errorf("agent %s", e.Status)
+		runErr = agentEnded(e.Status)
 	}
+	return a.endEntry(ctx, out, e, runErr)
+}
+
+// agentEnded is the error a session's run is ended with when its latest
+// part's agent status (spec §7) is not ok: it states that status, so an
+// incomplete session's run ends incomplete, as the part's own end would
+// have (capture's agent error), not as a failure.
+type agentEnded string
+
+func (s agentEnded) Error() string  { return "agent " + string(s) }
+func (s agentEnded) Status() string { return string(s) }
+
+// endEntry ends the run of ledger entry e (runErr: how, nil ok), dated at
+// its last event, and notes it ended in the ledger (closeRun, EndHeld).
+func (a *Archiver) endEntry(ctx context.Context, out Outcome, e *Entry, runErr error) Outcome {
 	last := e.Last
 	if last.IsZero() {
 		last = time.Unix(0, e.ModTime).UTC()
 	}
 	// A part killed mid-way may have left its step open: it is closed
 	// as cancelled, in the same critical section as run.completed.
-	err := runctl.End(ctx, a.opts.Store, e.RunID, runErr, runctl.EndOptions{CancelOpen: true, RunOptions: lifecycle.RunOptions{
-		Producer: a.opts.Producer, Logger: a.opts.Logger,
-		Recorder: recorder.Options{Clock: func() time.Time { return last }, Logger: a.opts.Logger}}})
+	err := a.endRun(ctx, e.RunID, runErr, last)
 	if err != nil && !errors.Is(err, recorder.ErrRunFinished) {
 		out.Action, out.Reason = ActionFailed, "end run: "+err.Error()
 		return out
@@ -1050,6 +1070,29 @@ func (a *Archiver) closeRun(ctx context.Context, out Outcome, e *Entry, why stri
 		out.Action, out.Reason = ActionFailed, err.Error()
 	}
 	return out
+}
+
+// endRun ends a run archived earlier by runctl.End (runErr: how, nil
+// ok), dated last: the steps and sub-runs left open are closed as
+// cancelled, and a child run's link in its parent is completed.
+func (a *Archiver) endRun(ctx context.Context, runID string, runErr error, last time.Time) error {
+	return runctl.End(ctx, a.opts.Store, runID, runErr, runctl.EndOptions{CancelOpen: true, RunOptions: lifecycle.RunOptions{
+		Producer: a.opts.Producer, Logger: a.opts.Logger,
+		Recorder: recorder.Options{Clock: func() time.Time { return last }, Logger: a.opts.Logger}}})
+}
+
+// finishRun ends the run a part was just written to (stepErr: the
+// part's). A child run this archiver linked into its session's run (a
+// sub-agent's file, e.Parent) is ended by endRun, which also completes
+// the link in the session's run, as a sync's end of it would (Finish
+// would leave the link open, to be closed as cancelled when the session's
+// run ends); any other by Finish.
+func (a *Archiver) finishRun(ctx context.Context, run *lifecycle.Run, e *Entry, stepErr error, last time.Time) error {
+	ctx = context.WithoutCancel(ctx)
+	if e.Parent == "" {
+		return run.Finish(ctx, stepErr)
+	}
+	return errors.Join(run.Detach(), a.endRun(ctx, e.RunID, stepErr, last))
 }
 
 // StoreDir is a store's directory and the provider its sessions are

@@ -26,20 +26,50 @@ var litellmWrong = map[string]string{
 		"Anthropic's pricing page gives Claude Opus 3's 1-hour cache write as $30 (2x its $15 input, as for every Claude model)",
 }
 
+// litellmNotTaken are the differences where twasm deliberately does not
+// take LiteLLM's rate, because the provider bills the tokens at a rate
+// a session's usage cannot tell, or states none: each with why and the
+// provider's figures. Like litellmWrong, an unlisted difference fails,
+// and so does a listed one that no longer differs.
+var litellmNotTaken = func() map[string]string {
+	const qwenCache = "Model Studio bills a cache hit at 20% of the input rate with its implicit cache and 10% with its explicit one " +
+		"(alibabacloud.com/help/en/model-studio/context-cache, updated 2026-01-29), and a session's usage does not say which: " +
+		"twasm prices cached input at the input rate (an upper bound, prices.json's note); LiteLLM takes the explicit cache's 10%"
+	m := map[string]string{
+		"deepseek/deepseek-chat cache_write_5m": "DeepSeek states no cache-write price: what its cache stores is billed as cache-miss input, $0.28 per million " +
+			"(api-docs.deepseek.com/quick_start/pricing), and its usage states hit and miss tokens only; LiteLLM's 0 would price such a token free, " +
+			"twasm charges the input rate (the table's fallback)",
+	}
+	for _, k := range []string{"cache_read", "cache_read above 32000", "cache_read above 128000", "cache_read above 256000"} {
+		m["dashscope/qwen3-coder-plus "+k] = qwenCache
+	}
+	return m
+}()
+
 // litellmNoBatch are the models LiteLLM gives batch prices for and twasm
-// deliberately does not: LiteLLM states batch input and output only, and
-// twasm prices a batch request only where the provider's cached-input
-// rate in a batch is stated too (prices.json's note).
-var litellmNoBatch = []string{
-	"gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "gpt-4o", "gpt-4o-2024-05-13", "gpt-4o-2024-08-06",
-	"gpt-4o-mini", "gpt-4o-mini-2024-07-18",
-}
+// deliberately does not, with why.
+var litellmNoBatch = func() map[string]string {
+	// OpenAI's: LiteLLM states batch input and output only, and twasm
+	// prices a batch request only where the provider's cached-input rate
+	// in a batch is stated too (prices.json's note).
+	m := map[string]string{}
+	for _, name := range []string{"gpt-4.1", "gpt-4.1-mini", "gpt-4.1-nano", "gpt-4o", "gpt-4o-2024-05-13", "gpt-4o-2024-08-06",
+		"gpt-4o-mini", "gpt-4o-mini-2024-07-18"} {
+		m[name] = "no batch rate for cached input stated"
+	}
+	// No format twasm reads marks a Gemini request as sent through the
+	// Batch API (Gemini CLI's chats and stream output are live requests).
+	m["gemini/gemini-3-pro-preview"] = "no Gemini batch output is read"
+	return m
+}()
 
 // TestLiteLLMCrossCheck compares twasm's bundled rates with LiteLLM's for
 // every model both list (the extract's entries, matched by twasm's
 // Lookup): input, output, cache read, cache write at five minutes and one
-// hour, the long-context tiers and the batch rates, exactly (LiteLLM's
-// dollars per token read as exact decimals). It reports each difference.
+// hour, the long-context tiers (LiteLLM's *_above_200k_tokens fields and
+// its tiered_pricing ranges of a request's input, Model Studio's) and the
+// batch rates, exactly (LiteLLM's dollars per token read as exact
+// decimals). It reports each difference.
 func TestLiteLLMCrossCheck(t *testing.T) {
 	data, err := os.ReadFile(litellmFile)
 	if err != nil {
@@ -67,8 +97,8 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 			t.Errorf("%s: in the extract (chosen as a model twasm prices) but twasm's table does not match it", name)
 			continue
 		}
-		pico := func(field string) (int64, bool) {
-			raw, ok := e[field]
+		pico := func(src map[string]json.RawMessage, field string) (int64, bool) {
+			raw, ok := src[field]
 			if !ok {
 				return 0, false
 			}
@@ -82,8 +112,8 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 			}
 			return r.Num().Int64(), true
 		}
-		check := func(what string, twasm int64, field string) {
-			l, ok := pico(field)
+		checkIn := func(src map[string]json.RawMessage, what string, twasm int64, field string) {
+			l, ok := pico(src, field)
 			if !ok {
 				return
 			}
@@ -94,24 +124,62 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 				diffs = append(diffs, fmt.Sprintf("%s: twasm %s (%s), LiteLLM %s (%s)", key, usdPerM(twasm), m.ID, usdPerM(l), field))
 			}
 		}
-		check("input", m.base.input, "input_cost_per_token")
-		check("output", m.base.output, "output_cost_per_token")
-		check("cache_read", m.base.read, "cache_read_input_token_cost")
-		check("cache_write_5m", m.base.write5m, "cache_creation_input_token_cost")
-		check("cache_write_1h", m.base.write1h, "cache_creation_input_token_cost_above_1hr")
-		for _, above := range []int64{200_000, 272_000} {
-			suffix := fmt.Sprintf("_above_%dk_tokens", above/1000)
-			if _, ok := e["input_cost_per_token"+suffix]; !ok {
-				continue
-			}
+		check := func(what string, twasm int64, field string) { checkIn(e, what, twasm, field) }
+		// tierAbove is twasm's tier above that many input tokens; a tier
+		// LiteLLM has and twasm lacks is a difference.
+		tierAbove := func(above int64) (rates, bool) {
 			i := slices.IndexFunc(m.tiers, func(tr tier) bool { return tr.above == above })
 			if i < 0 {
 				key := fmt.Sprintf("%s tier above %d", name, above)
 				seen[key] = true
 				diffs = append(diffs, key+": LiteLLM has it, twasm's "+m.ID+" does not")
+				return rates{}, false
+			}
+			return m.tiers[i].r, true
+		}
+		check("input", m.base.input, "input_cost_per_token")
+		check("output", m.base.output, "output_cost_per_token")
+		check("cache_read", m.base.read, "cache_read_input_token_cost")
+		check("cache_write_5m", m.base.write5m, "cache_creation_input_token_cost")
+		check("cache_write_1h", m.base.write1h, "cache_creation_input_token_cost_above_1hr")
+		// Tiers by the request's input size: LiteLLM's tiered_pricing
+		// (Qwen's), each a range of input tokens; the one from 0 is the
+		// base rates, each other twasm's tier above its start.
+		if raw, ok := e["tiered_pricing"]; ok {
+			var tiers []map[string]json.RawMessage
+			if err := json.Unmarshal(raw, &tiers); err != nil {
+				t.Fatalf("%s tiered_pricing: %v", name, err)
+			}
+			for _, tr := range tiers {
+				var rng []json.Number
+				if err := json.Unmarshal(tr["range"], &rng); err != nil || len(rng) != 2 {
+					t.Fatalf("%s tiered_pricing range %s: %v", name, tr["range"], err)
+				}
+				lo, ok := new(big.Rat).SetString(rng[0].String())
+				if !ok || !lo.IsInt() {
+					t.Fatalf("%s tiered_pricing range %s: not whole tokens", name, tr["range"])
+				}
+				r, what := m.base, ""
+				if above := lo.Num().Int64(); above > 0 {
+					if r, ok = tierAbove(above); !ok {
+						continue
+					}
+					what = fmt.Sprintf(" above %d", above)
+				}
+				checkIn(tr, "input"+what, r.input, "input_cost_per_token")
+				checkIn(tr, "output"+what, r.output, "output_cost_per_token")
+				checkIn(tr, "cache_read"+what, r.read, "cache_read_input_token_cost")
+			}
+		}
+		for _, above := range []int64{200_000, 272_000} {
+			suffix := fmt.Sprintf("_above_%dk_tokens", above/1000)
+			if _, ok := e["input_cost_per_token"+suffix]; !ok {
 				continue
 			}
-			r := m.tiers[i].r
+			r, ok := tierAbove(above)
+			if !ok {
+				continue
+			}
 			what := fmt.Sprintf(" above %d", above)
 			check("input"+what, r.input, "input_cost_per_token"+suffix)
 			check("output"+what, r.output, "output_cost_per_token"+suffix)
@@ -121,7 +189,7 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 		}
 		if _, ok := e["input_cost_per_token_batches"]; ok {
 			if m.BatchPercent == 0 {
-				if !slices.Contains(litellmNoBatch, name) {
+				if _, ok := litellmNoBatch[name]; !ok {
 					t.Errorf("%s: LiteLLM states batch prices, twasm's %s none, and it is not listed as deliberate", name, m.ID)
 				}
 				continue
@@ -133,9 +201,11 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 	}
 	t.Logf("LiteLLM cross-check: %d models, %d rates compared, %d differences", len(names), compared, len(diffs))
 	for _, d := range diffs {
-		why, known := litellmWrong[strings.SplitN(d, ":", 2)[0]]
-		if known {
+		key := strings.SplitN(d, ":", 2)[0]
+		if why, known := litellmWrong[key]; known {
 			t.Logf("LiteLLM is wrong: %s (%s)", d, why)
+		} else if why, known := litellmNotTaken[key]; known {
+			t.Logf("not taken from LiteLLM: %s (%s)", d, why)
 		} else {
 			t.Errorf("twasm and LiteLLM differ: %s: fix twasm's table from the provider's page, or list it in litellmWrong with the provider's figure", d)
 		}
@@ -143,6 +213,16 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 	for key := range litellmWrong {
 		if !seen[key] {
 			t.Errorf("%s: listed as LiteLLM's error but no longer differs: remove it from litellmWrong", key)
+		}
+	}
+	for key := range litellmNotTaken {
+		if !seen[key] {
+			t.Errorf("%s: listed as not taken from LiteLLM but no longer differs: remove it from litellmNotTaken", key)
+		}
+	}
+	for name := range litellmNoBatch {
+		if _, ok := entries[name]; !ok {
+			t.Errorf("%s: listed in litellmNoBatch but not in the extract", name)
 		}
 	}
 }

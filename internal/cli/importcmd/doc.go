@@ -6,5 +6,14 @@
 // it (archive.Archiver.SyncSession with its session file as Parent):
 // linked into its session's open run, else, since import ends every run
 // at once and so never waits for the session, a run of its own named as
-// the session's sub-agent.
+// the session's sub-agent. Every file is resolved (provider, kind)
+// before any is archived, so that a session file given with its
+// sub-agents' files, in any order, is archived first with its run held
+// open (archive.Archiver.Hold), its sub-agents' files next, linked into
+// it, and its run then ended (archive.Archiver.EndHeld): the runs sync
+// would make of them. A session file in a store whose plugin reads the
+// facts of its source (archive.StoreFile: Kimi's and Cursor's
+// transcripts, found in the store's directory as the plugin names it)
+// is archived with its facts line, as sync archives it: its run states
+// the session id sync's does.
 package importcmd

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/twasm/twasm/internal/redact"
 	"io"
+	"path/filepath"
 	"strings"
 
 	"github.com/spf13/cobra"
@@ -76,10 +77,18 @@ With --provider auto, twasm looks at the start of each file and picks the
 provider and format when the evidence is unambiguous; otherwise it says
 what it saw and asks for --provider.
 
-A Claude Code sub-agent's file (<session>/subagents/agent-*.jsonl) is not
-a session: it becomes a child run of its session's run when "twasm sync"
-archived that session and its run is still open, else a run of its own
-named "claude sub-agent agent-X of session S" (stderr says why).
+A sub-agent's file (Claude Code's <session>/subagents/agent-*.jsonl,
+Kimi Code's agents/agent-N/wire.jsonl beside the main agent's, Cursor's
+agent-transcripts/<id>/subagents/*.jsonl) is not a session: it becomes
+a child run of its session's run, linked at the call that started it
+where the files tell, as "twasm sync" links it, when the session's file
+is given in the same import (in any order: the session's run is ended
+after its sub-agents' files) or when "twasm sync" archived that session
+and its run is still open; else it is a run of its own named "claude
+sub-agent agent-X of session S" (stderr says why). A Kimi wire log or a
+Cursor agent transcript in its store's directory (sessions/, projects/)
+is read with the facts of its place, as sync reads it: Kimi's session
+id is a directory of its path there.
 
 Import is idempotent by content: bytes already imported (or synced by
 "twasm sync"), from this path or any other, are recognised and skipped,
@@ -130,6 +139,9 @@ type Imported struct {
 	Error  string `json:"error,omitempty"`
 
 	res *transcript.AgentResult
+	// detectedIn is the file given, when stderr is to say what
+	// --provider auto saw in it (once per file).
+	detectedIn string
 }
 
 // Run imports every file; a file that fails is reported and the others
@@ -192,13 +204,18 @@ func Run(ctx context.Context, opts *Options) error {
 			}
 		}()
 	}
-	for _, file := range opts.Files {
+	files := make([]resolved, len(opts.Files))
+	for i, file := range opts.Files {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
-		ims := importFile(ctx, rt, arc, opts, Imported{File: file, Provider: provider, Format: opts.Format})
-		for i := range ims {
-			im := &ims[i]
+		files[i] = resolve(ctx, rt, opts, Imported{File: file, Provider: provider, Format: opts.Format})
+	}
+	for _, g := range groups(files) {
+		if ctx.Err() != nil {
+			return ctx.Err()
+		}
+		for _, im := range g.archive(ctx, arc, opts, files) {
 			if im.Error != "" {
 				failed = append(failed, im.File)
 			} else if cmdutil.ReportStep(ios.ErrOut, im.File, opts.F.StorageRoot(), im.Transcript, im.res) != nil {
@@ -214,8 +231,8 @@ func Run(ctx context.Context, opts *Options) error {
 				continue
 			}
 			fmt.Fprintf(ios.Out, "%s\t%s\t%s\t%s\n", im.RunID, im.Provider, im.Status, im.File)
-			if im.Detected != "" && i == 0 {
-				fmt.Fprintf(ios.ErrOut, "%s: detected %s\n", file, im.Detected)
+			if im.detectedIn != "" {
+				fmt.Fprintf(ios.ErrOut, "%s: detected %s\n", im.detectedIn, im.Detected)
 			}
 			switch im.Action {
 			case archive.ActionNew:
@@ -238,12 +255,37 @@ func Run(ctx context.Context, opts *Options) error {
 	return nil
 }
 
-// importFile imports one file: one Imported, or one per session of a
-// file that holds many (a sections store's), File then naming the
-// session (FILE#N).
-func importFile(ctx context.Context, rt *host.Runtime, arc *archive.Archiver, opts *Options, im Imported) []Imported {
+// resolved is a file as import reads it, settled before anything is
+// archived: its provider and format, and whether it is one session, a
+// file of many (sections) or a sub-agent's file of a session (sub).
+type resolved struct {
+	im       Imported
+	sections *archive.Location
+	sub      *archive.Session
+	// store is a session file in a store whose plugin reads the facts
+	// of its source (archive.StoreFile): archived with them, as sync
+	// archives it.
+	store *archive.Session
+}
+
+// path is the file's path as the archive knows it (the ledger's, the
+// runs' source): a store's file's is absolute.
+func (f resolved) path() string {
+	switch {
+	case f.store != nil:
+		return f.store.Path
+	case f.sub != nil:
+		return f.sub.Path
+	}
+	return f.im.File
+}
+
+// resolve settles what a file is: its provider (detected with
+// --provider auto) and how it is archived. A file that cannot be read
+// or whose provider is not known is resolved with im.Error set.
+func resolve(ctx context.Context, rt *host.Runtime, opts *Options, im Imported) resolved {
 	file := im.File
-	fail := func(err error) []Imported { im.Error = err.Error(); return []Imported{im} }
+	fail := func(err error) resolved { im.Error = err.Error(); return resolved{im: im} }
 	// A named pipe, a device or a directory is refused before anything
 	// is read, without blocking in open (the storage lock is held).
 	fh, err := regfile.Open(file)
@@ -263,7 +305,7 @@ func importFile(ctx context.Context, rt *host.Runtime, arc *archive.Archiver, op
 		if err != nil {
 			return fail(err)
 		}
-		im.Provider, im.Detected = d.Provider, d.Reason
+		im.Provider, im.Detected, im.detectedIn = d.Provider, d.Reason, file
 		if im.Format == "" {
 			im.Format = d.Format
 		}
@@ -275,25 +317,124 @@ func importFile(ctx context.Context, rt *host.Runtime, arc *archive.Archiver, op
 	declared := archive.DeclaredOf(p.Info().Manifest)
 	if !opts.Whole {
 		if loc, ok := archive.SectionsStore(declared, im.Provider, file); ok {
-			outs, _ := arc.SyncSections(ctx, archive.Session{Loc: &loc, Path: file})
-			ims := make([]Imported, len(outs))
-			for i, o := range outs {
-				ims[i] = im
-				ims[i].File = o.Path
-				ims[i].fromOutcome(opts, arc, o)
-			}
-			return ims
+			return resolved{im: im, sections: &loc}
 		}
 	}
-	if s, ok := archive.SubAgentFile(declared, im.Provider, file); ok && im.Format == "" {
-		// A sub-agent's file (Claude Code's <session>/subagents/agent-*.jsonl):
-		// a child run of its session's run when that run is open (synced
-		// earlier), else a run of its own named as the session's
-		// sub-agent, never a session of its own.
+	// Not with a --format given: the file is read in that format, as
+	// given. A format --provider auto detected is the plugin's to find
+	// again, as sync's is.
+	if s, ok := archive.SubAgentFile(declared, im.Provider, file); ok && opts.Format == "" {
+		im.Format = ""
+		return resolved{im: im, sub: &s}
+	}
+	if s, ok := archive.StoreFile(declared, im.Provider, file); ok && opts.Format == "" {
+		im.Format = ""
+		return resolved{im: im, store: &s}
+	}
+	return resolved{im: im}
+}
+
+// group is a file, or a session file followed by the sub-agents' files
+// of it given in the same import (indexes into the resolved files).
+type group struct {
+	file int
+	subs []int
+}
+
+// groups orders the files for archiving: each as given, except that a
+// sub-agent's file whose session file is given too comes right after
+// that session's file, wherever it was given, so that its run is linked
+// into the session's run as sync links it (the session's run is held
+// open until then: group.archive).
+func groups(files []resolved) []group {
+	sessions := map[string]int{} // absolute path -> index of a session file
+	for i, f := range files {
+		if f.im.Error == "" && f.sections == nil && f.sub == nil {
+			if abs, err := filepath.Abs(f.im.File); err == nil {
+				if _, dup := sessions[abs]; !dup {
+					sessions[abs] = i
+				}
+			}
+		}
+	}
+	subs, after := map[int][]int{}, map[int]bool{}
+	for i, f := range files {
+		if f.sub == nil {
+			continue
+		}
+		if j, ok := sessions[f.sub.Parent]; ok && files[j].im.Provider == f.im.Provider {
+			subs[j] = append(subs[j], i)
+			after[i] = true
+		}
+	}
+	gs := make([]group, 0, len(files)-len(after))
+	for i := range files {
+		if !after[i] {
+			gs = append(gs, group{file: i, subs: subs[i]})
+		}
+	}
+	return gs
+}
+
+// archive archives a group's files: the session's file, its run held
+// open while its sub-agents' files are archived as child runs of it,
+// then ended as the session's part would have ended it.
+func (g group) archive(ctx context.Context, arc *archive.Archiver, opts *Options, files []resolved) []Imported {
+	f := files[g.file]
+	if len(g.subs) == 0 {
+		return f.archive(ctx, arc, opts, "")
+	}
+	arc.Hold(f.path())
+	ims := f.archive(ctx, arc, opts, "")
+	for _, i := range g.subs {
+		ims = append(ims, files[i].archive(ctx, arc, opts, f.path())...)
+	}
+	if o, ok := arc.EndHeld(ctx, f.path()); ok && o.Action == archive.ActionFailed {
+		ims[0].Error = "its run could not be ended after its sub-agents' files: " + o.Reason
+	}
+	return ims
+}
+
+// archive archives one file: one Imported, or one per session of a file
+// that holds many (a sections store's), File then naming the session
+// (FILE#N). session, for a sub-agent's file whose session's file is
+// archived in the same import, is that file's path as the archive knows
+// it (resolved.path).
+func (f resolved) archive(ctx context.Context, arc *archive.Archiver, opts *Options, session string) []Imported {
+	im := f.im
+	switch {
+	case im.Error != "":
+		return []Imported{im}
+	case f.sections != nil:
+		outs, _ := arc.SyncSections(ctx, archive.Session{Loc: f.sections, Path: im.File})
+		ims := make([]Imported, len(outs))
+		for i, o := range outs {
+			ims[i] = im
+			ims[i].File = o.Path
+			if i > 0 {
+				ims[i].detectedIn = ""
+			}
+			ims[i].fromOutcome(opts, arc, o)
+		}
+		return ims
+	case f.sub != nil:
+		// A sub-agent's file (Claude Code's <session>/subagents/agent-*.jsonl,
+		// Kimi Code's agents/agent-N/wire.jsonl, Cursor's subagents/*.jsonl):
+		// a child run of its session's run when that run is open
+		// (archived just before, held open, or synced earlier), else a
+		// run of its own named as the session's sub-agent, never a
+		// session of its own.
+		s := *f.sub
+		if session != "" {
+			s.Parent = session // as the ledger knows it
+		}
 		im.fromOutcome(opts, arc, arc.SyncSession(ctx, s))
 		return []Imported{im}
+	case f.store != nil:
+		im.fromOutcome(opts, arc, arc.SyncSession(ctx, *f.store))
+		return []Imported{im}
 	}
-	im.fromOutcome(opts, arc, arc.SyncFileAs(ctx, im.Provider, im.Format, file))
+	im.fromOutcome(opts, arc, arc.SyncFileAs(ctx, im.Provider, im.Format, im.File))
 	return []Imported{im}
 }
 

@@ -238,3 +238,41 @@ func TestUsageBatch(t *testing.T) {
 		t.Errorf("usage text: %s\n%s", r.Out, r.ErrOut)
 	}
 }
+
+// TestUsageGemini35Flash imports the real Gemini CLI captures that name
+// gemini-3.5-flash (which the price table lacked: their cost was unknown)
+// and checks that usage prices them at the rates the table now has for
+// it ($1.50 input, $0.15 cached input, $9 output per million tokens,
+// thinking billed as output): the figures worked by hand from the
+// captures' expectations (the sessions' totals, no cached input), within
+// one micro-dollar per request (each quarter-hour row is rounded once).
+func TestUsageGemini35Flash(t *testing.T) {
+	t.Parallel()
+	storage := t.TempDir()
+	dir := filepath.Join(clitest.Root, "testdata", "captures", "gemini")
+	clitest.RunOK(t, env, "--storage", storage, "import", "--provider", "gemini",
+		filepath.Join(dir, "irrlicht_session_jsonl_v0.46_rewind_and_tool_results.jsonl"),
+		filepath.Join(dir, "irrlicht_session_jsonl_v0.46_compress.jsonl"))
+	// 23426*1.50 + 286*9 = 37713, and 85372*1.50 + 2341*9 = 149127
+	const want = 37713 + 149127
+	var rep struct {
+		Groups []struct {
+			Key      string
+			Requests int
+			Cost     struct {
+				MicroUSD       int64    `json:"micro_usd"`
+				Source         string   `json:"source"`
+				UnpricedModels []string `json:"unpriced_models"`
+			}
+		}
+	}
+	r := clitest.RunOK(t, env, "--storage", storage, "usage", "--by", "model", "--json")
+	if err := json.Unmarshal([]byte(r.Out), &rep); err != nil || len(rep.Groups) != 1 {
+		t.Fatalf("usage --json: %v, want one model\n%s", err, r.Out)
+	}
+	g := rep.Groups[0]
+	if d := g.Cost.MicroUSD - want; g.Key != "gemini-3.5-flash" || g.Cost.Source != "priced" || len(g.Cost.UnpricedModels) != 0 ||
+		d < -int64(g.Requests) || d > int64(g.Requests) {
+		t.Errorf("%s: %+v over %d requests, want about %d µ$, priced", g.Key, g.Cost, g.Requests, want)
+	}
+}

@@ -1,0 +1,52 @@
+package archive
+
+import (
+	"cmp"
+	"path/filepath"
+	"strings"
+)
+
+// StoreFile is the session a file given by itself (twasm import) is read
+// as when it sits in one of provider's file stores whose plugin asks for
+// the facts of its source (abi.SourceFacts: Kimi's session id is a
+// directory of the file's path in the store, Cursor's conversation id
+// its name): the store's location, resolved at the directory above the
+// file named as the store declares it (abi.Store.Dir, "sessions" for
+// Kimi Code's), from which the store's pattern matches the file. So
+// SyncSession feeds the facts line sync feeds, and the run says what
+// sync's says. ok is false for any other file, and for a store that
+// declares no directory name (any directory would do: nothing tells the
+// store's); the file is then read as it is, without facts. Path is
+// absolute. A sub-agent's file is SubAgentFile's.
+func StoreFile(declared []Declared, provider, path string) (s Session, ok bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Session{}, false
+	}
+	for _, d := range declared {
+		if d.Provider != provider || !d.SourceFacts || d.Dir == "" || cmp.Or(d.Kind, KindFile) != KindFile {
+			continue
+		}
+		c := compileStore(d)
+		if c.err != nil {
+			continue
+		}
+		name := string(filepath.Separator) + filepath.FromSlash(d.Dir)
+		for dir := filepath.Dir(abs); filepath.Dir(dir) != dir; dir = filepath.Dir(dir) {
+			if !strings.HasSuffix(dir, name) {
+				continue
+			}
+			root := strings.TrimSuffix(dir, name)
+			if root == "" {
+				root = string(filepath.Separator)
+			}
+			loc := declaredLocation(d, c, root, "import")
+			rel, err := filepath.Rel(loc.Dir, abs)
+			if err != nil || loc.Unusable != "" || loc.Match == nil || !loc.Match(filepath.ToSlash(rel)) {
+				continue
+			}
+			return Session{Loc: &loc, Path: abs}, true
+		}
+	}
+	return Session{}, false
+}

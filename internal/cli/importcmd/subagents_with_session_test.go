@@ -1,0 +1,315 @@
+package importcmd_test
+
+import (
+	"encoding/json"
+	"fmt"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/transcript"
+)
+
+// subAgentSet is a session's file and its sub-agents' files, where the
+// agent keeps them in a home directory, and the session's tokens with
+// its sub-agents', counted from the raw files apart from twasm, in how
+// many sessions usage reports (none for files that state no usage).
+type subAgentSet struct {
+	files           []capturedFile // the session's first
+	wantIn, wantOut int64
+	sessions        int
+}
+
+// capturedFile is a file of a set: a capture of the project's, or, where
+// the project holds none, data written in the agent's format.
+type capturedFile struct {
+	rel, capture string
+	data         string
+}
+
+var (
+	// Claude Code: spotter's session log and the files its sub-agents'
+	// conversations are in (a Task's, whose conversation the log also
+	// carries in agent_progress records, and a compaction's). The
+	// figures are those TestSyncClaudeSubAgents checks sync's by: the
+	// session capture's expectations, and the sub-agent files' messages
+	// by message id (3 and 1 messages).
+	claudeSet = func() subAgentSet {
+		const dir = ".claude/projects/-home-USER-projects-spotter/"
+		const subs = dir + "ae4a77f8-aedd-4bc1-888f-c94edc91af04/subagents/"
+		return subAgentSet{
+			files: []capturedFile{
+				{rel: dir + "ae4a77f8-aedd-4bc1-888f-c94edc91af04.jsonl", capture: "claude/spotter_session_log_v2.1.39_interleaved_message.jsonl"},
+				{rel: subs + "agent-aac57f5.jsonl", capture: "claude/spotter_subagent_transcript_v2.1.39_websearch.jsonl"},
+				{rel: subs + "agent-acompact-946d2b.jsonl", capture: "claude/spotter_subagent_compaction_v2.1.39.jsonl"},
+			},
+			wantIn:  16790991 + (2408 + 18814 + 29274) + (3 + 121689 + 17842),
+			wantOut: 49467 + 7 + 8, sessions: 1,
+		}
+	}()
+	// Kimi Code: a real session's main agent's journal and its
+	// sub-agent's (agents/agent-0/wire.jsonl beside it), the figures the
+	// two captures' expectations.
+	kimiSet = func() subAgentSet {
+		const agents = ".kimi-code/sessions/wd_proj_3f2a1b0c9d8e/session_5c1e0d1a/agents/"
+		return subAgentSet{
+			files: []capturedFile{
+				{rel: agents + "main/wire.jsonl", capture: "kimi/as_code_tools_subagent_main.jsonl"},
+				{rel: agents + "agent-0/wire.jsonl", capture: "kimi/as_code_subagent_agent0.jsonl"},
+			},
+			wantIn:  691678 + 41321,
+			wantOut: 5515 + 330, sessions: 1,
+		}
+	}()
+	// Cursor's agent transcripts: no licensed capture holds a
+	// conversation with a sub-agent, so these lines are written in the
+	// transcripts' format (the cursor plugin's doc). They state no usage.
+	cursorSet = func() subAgentSet {
+		const conv = ".cursor/projects/home-me-shop/agent-transcripts/0d5c1a2b-3e4f-4a5b-8c6d-7e8f9a0b1c2d/"
+		return subAgentSet{files: []capturedFile{
+			{rel: conv + "0d5c1a2b-3e4f-4a5b-8c6d-7e8f9a0b1c2d.jsonl", data: `{"role":"user","message":{"content":[{"type":"text","text":"<user_query>\nwhy is checkout slow\n</user_query>"}]}}
+{"role":"assistant","message":{"content":[{"type":"tool_use","name":"Subagent","input":{"description":"Profile the checkout handler","prompt":"Find the slowest call in checkout."}}]}}
+{"role":"assistant","message":{"content":[{"type":"text","text":"The tax lookup runs once per item."}]}}
+{"type":"turn_ended","status":"success"}
+`},
+			{rel: conv + "subagents/5e6f7a8b-9c0d-4e1f-a2b3-c4d5e6f7a8b9.jsonl", data: `{"role":"user","message":{"content":[{"type":"text","text":"Find the slowest call in checkout."}]}}
+{"role":"assistant","message":{"content":[{"type":"text","text":"taxFor() is called in the item loop."}]}}
+`},
+		}}
+	}()
+)
+
+// put writes the set's files into h, and returns their paths.
+func (s subAgentSet) put(t *testing.T, h *clitest.Home) []string {
+	t.Helper()
+	paths := make([]string, len(s.files))
+	for i, f := range s.files {
+		b := []byte(f.data)
+		if f.capture != "" {
+			b = clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", filepath.FromSlash(f.capture)))
+		}
+		paths[i] = h.Put(f.rel, b, time.Hour)
+	}
+	return paths
+}
+
+// link is a step.call_workflow.started of a session's run, as comparable
+// between two archives: the step's path, iteration and title, the child
+// run's name, and whether it supersedes a run.
+type link struct {
+	path, title, child string
+	iteration          int
+	supersedes         bool
+}
+
+func (l link) String() string {
+	return fmt.Sprintf("%s#%d %q -> %q (supersedes %v)", l.path, l.iteration, l.title, l.child, l.supersedes)
+}
+
+// linksOf are the child runs a run links, by child run id.
+func linksOf(t *testing.T, stor, runID string) map[string]link {
+	t.Helper()
+	out := map[string]link{}
+	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(stor, runID)) {
+		if ev.Type != transcript.StepCallWorkflowStarted || ev.ChildRunID == "" {
+			continue
+		}
+		child := clitest.ReadRun(t, clitest.TranscriptPath(stor, ev.ChildRunID))
+		_, sup := ev.Step().Extra[lifecycle.SupersedesField]
+		out[ev.ChildRunID] = link{path: ev.Path, iteration: ev.Iteration, title: ev.Step().Name, child: child[0].Step().Name, supersedes: sup}
+	}
+	return out
+}
+
+// sorted lists links in a comparable order.
+func sorted(ls map[string]link) string {
+	var s []string
+	for _, l := range ls {
+		s = append(s, l.String())
+	}
+	slices.Sort(s)
+	return strings.Join(s, "\n")
+}
+
+// totals are the tokens stats and usage count for every run of a
+// storage, sub-runs included, and how many sessions usage counts.
+type totals struct {
+	statsIn, statsOut, usageIn, usageOut int64
+	sessions, groups                     int
+}
+
+func totalsOf(t *testing.T, h *clitest.Home) totals {
+	t.Helper()
+	var st struct {
+		UsageInAll struct {
+			InputTokens  int64 `json:"input_tokens"`
+			OutputTokens int64 `json:"output_tokens"`
+		} `json:"usage_in_all"`
+	}
+	if r := h.OK("stats", "--all", "--json"); json.Unmarshal([]byte(r.Out), &st) != nil {
+		t.Fatalf("stats --all --json: %s", r.Out)
+	}
+	var rep struct {
+		Groups []json.RawMessage `json:"groups"`
+		Total  struct {
+			Sessions int `json:"sessions"`
+			Usage    struct {
+				InputTokens  int64 `json:"input_tokens"`
+				OutputTokens int64 `json:"output_tokens"`
+			} `json:"usage"`
+		} `json:"total"`
+	}
+	if r := h.OK("usage", "--by", "session", "--json"); json.Unmarshal([]byte(r.Out), &rep) != nil {
+		t.Fatalf("usage --by session --json: %s", r.Out)
+	}
+	return totals{statsIn: st.UsageInAll.InputTokens, statsOut: st.UsageInAll.OutputTokens,
+		usageIn: rep.Total.Usage.InputTokens, usageOut: rep.Total.Usage.OutputTokens, sessions: rep.Total.Sessions, groups: len(rep.Groups)}
+}
+
+// synced is what `twasm sync` makes of a set in a home of its own: the
+// session's run's links, the session id it states, and the totals.
+type synced struct {
+	links, sessionID string
+	totals           totals
+}
+
+// sessionIDOf is the session id a run's agent step states.
+func sessionIDOf(t *testing.T, stor, runID string) string {
+	t.Helper()
+	_, res := clitest.AgentResult(t, clitest.ReadRun(t, clitest.TranscriptPath(stor, runID)))
+	return res.SessionID
+}
+
+func syncedOf(t *testing.T, s subAgentSet) synced {
+	t.Helper()
+	h := clitest.NewHome(t)
+	paths := s.put(t, h)
+	runs := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(h.OK("sync").Out), "\n") {
+		if f := strings.Split(l, "\t"); len(f) >= 4 && f[0] == "new" {
+			runs[f[3]] = f[1]
+		}
+	}
+	if len(runs) != len(paths) || runs[paths[0]] == "" {
+		t.Fatalf("sync: %v, want every file new", runs)
+	}
+	return synced{links: sorted(linksOf(t, h.Stor, runs[paths[0]])), sessionID: sessionIDOf(t, h.Stor, runs[paths[0]]), totals: totalsOf(t, h)}
+}
+
+// TestImportSessionWithSubAgents: one `twasm import` given a session's
+// file and its sub-agents' files, in any order, links them as `twasm
+// sync` does: each sub-agent's run a child run of the session's
+// (parent_run_id on its lines), linked in the session's run by the same
+// steps as sync's (at the call that started it where the files tell,
+// superseding the copy the session's log carried), each link completed
+// with its child run's status, and the session's run ended after them
+// with its own status. ls lists one session, and stats and usage count
+// every token once: the raw files' figures, and sync's; the session's
+// run states the session id sync's does. For Claude Code
+// and Kimi Code (real captures) and Cursor's agent transcripts (lines
+// written in their format). Before, the session's run was ended at once,
+// so each sub-agent's file became a run of its own (its session's run
+// "has ended"), and a Kimi Code or Cursor sub-agent's file, or any file
+// given with --provider auto, passed as a session of its own.
+func TestImportSessionWithSubAgents(t *testing.T) {
+	t.Parallel()
+	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet}
+	ref := map[string]synced{} // what sync makes of each
+	for name, s := range sets {
+		ref[name] = syncedOf(t, s)
+	}
+	for _, c := range []struct {
+		name, set, provider string
+		order               []int // of the set's files, as given to import
+	}{
+		{name: "claude, session first", set: "claude", provider: "claude", order: []int{0, 1, 2}},
+		{name: "claude, sub-agents first", set: "claude", provider: "claude", order: []int{2, 1, 0}},
+		{name: "claude, session between, auto", set: "claude", provider: "auto", order: []int{1, 0, 2}},
+		{name: "kimi code, session first", set: "kimi", provider: "kimi", order: []int{0, 1}},
+		{name: "kimi code, sub-agent first, auto", set: "kimi", provider: "auto", order: []int{1, 0}},
+		{name: "cursor, sub-agent first", set: "cursor", provider: "cursor", order: []int{1, 0}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := sets[c.set]
+			h := clitest.NewHome(t)
+			paths := s.put(t, h)
+			args := []string{"import", "--provider", c.provider, "--json"}
+			for _, i := range c.order {
+				args = append(args, paths[i])
+			}
+			r := h.OK(args...)
+			runs := map[string]string{} // path -> run id
+			for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
+				var im struct {
+					File, Action, Reason, Error string
+					RunID                       string `json:"run_id"`
+				}
+				if err := json.Unmarshal([]byte(l), &im); err != nil || im.Action != "new" || im.Error != "" || im.Reason != "" {
+					t.Fatalf("import: %q (%v), want each file new, nothing to say\n%s", l, err, r.ErrOut)
+				}
+				runs[im.File] = im.RunID
+			}
+			if len(runs) != len(paths) {
+				t.Fatalf("import: %d runs of %d files\n%s", len(runs), len(paths), r.Out)
+			}
+			session := runs[paths[0]]
+			evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, session))
+			if evs[0].ParentRunID != "" {
+				t.Fatalf("the session's run %s has parent %s", session, evs[0].ParentRunID)
+			}
+			// Ended with its own status, after its sub-agents.
+			if _, res := clitest.AgentResult(t, evs); clitest.RunEnd(t, evs).Status != res.Status {
+				t.Errorf("the session's run ended %s, its agent step says %s", clitest.RunEnd(t, evs).Status, res.Status)
+			}
+			links := linksOf(t, h.Stor, session)
+			completed := map[string]string{} // link path#iteration -> status
+			for _, ev := range evs {
+				if ev.Type == transcript.StepCallWorkflowCompleted {
+					completed[fmt.Sprintf("%s#%d", ev.Path, ev.Iteration)] = ev.Step().Status
+				}
+			}
+			for _, p := range paths[1:] {
+				child := runs[p]
+				cevs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, child))
+				if cevs[0].ParentRunID != session {
+					t.Errorf("%s: run %s has parent %q, want the session's run %s", filepath.Base(p), child, cevs[0].ParentRunID, session)
+				}
+				l, ok := links[child]
+				if !ok {
+					t.Errorf("%s: run %s is not linked in the session's run", filepath.Base(p), child)
+					continue
+				}
+				if got, want := completed[fmt.Sprintf("%s#%d", l.path, l.iteration)], clitest.RunEnd(t, cevs).Status; got != want {
+					t.Errorf("%s: its link %s completed %q, want its run's status %q", filepath.Base(p), l.path, got, want)
+				}
+			}
+			if got, want := sorted(links), ref[c.set].links; got != want {
+				t.Errorf("the session's links:\n%s\nsync's:\n%s", got, want)
+			}
+			// The facts of its source as sync gives them (Kimi's session
+			// id is a directory of its path in the store).
+			if got, want := sessionIDOf(t, h.Stor, session), ref[c.set].sessionID; got != want || want == "" {
+				t.Errorf("the session's run states session %q, sync's %q", got, want)
+			}
+			for _, id := range runs {
+				h.OK("validate", id)
+			}
+			if top := strings.Split(strings.TrimSpace(h.OK("ls").Out), "\n"); len(top) != 1 || !strings.Contains(top[0], session) {
+				t.Errorf("ls: want the session alone:\n%s", strings.Join(top, "\n"))
+			}
+			got := totalsOf(t, h)
+			want := totals{statsIn: s.wantIn, statsOut: s.wantOut, usageIn: s.wantIn, usageOut: s.wantOut, sessions: s.sessions, groups: s.sessions}
+			if got != want {
+				t.Errorf("stats and usage count %+v, want %+v (the raw files')", got, want)
+			}
+			if ref := ref[c.set].totals; got != ref {
+				t.Errorf("stats and usage count %+v, sync's %+v", got, ref)
+			}
+		})
+	}
+}
