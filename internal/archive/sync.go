@@ -134,6 +134,9 @@ type Archiver struct {
 	// frames holds the frame buffers of feedDated (*[]byte of
 	// rawfile.FrameBytes), reused by the sessions and the workers.
 	frames *sync.Pool
+	// repair holds the damaged runs Repair marked to be archived again
+	// by the next sync (nil: none).
+	repair *repairSet
 }
 
 // Open loads the ledger (rebuilt from the transcripts when needed; the
@@ -285,6 +288,9 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	idle := a.opts.Now().Sub(mtime)
 	closeDue := a.opts.CloseIdle >= 0 && idle >= a.opts.CloseIdle
 	legacy := a.legacyOf(path, parent)
+	// A run whose raw capture is damaged, archived again (Repair): the
+	// file is read whole into a new run, as if no run held it.
+	repairID := a.repairAt(path)
 	settled := a.opts.Whole || idle >= a.opts.Settle || sess.settled
 	if !settled && isDocument(path) {
 		// A whole JSON document is only read whole: its lines mean
@@ -320,7 +326,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		return h, err
 	}
 	for _, c := range a.ledger.ByHead(head) {
-		if legacy != nil {
+		if legacy != nil || repairID != "" {
 			continue
 		}
 		if c.Offset > end {
@@ -364,7 +370,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		// A head that grew (a file whose first lines were shorter than
 		// minHead when first synced): the file at the same path still
 		// starting with what its run holds is that session.
-		if e := a.ledger.ByPath(path); legacy == nil && e != nil && e.Head != head && e.Offset <= end {
+		if e := a.ledger.ByPath(path); legacy == nil && repairID == "" && e != nil && e.Head != head && e.Offset <= end {
 			h, err := hashPrefix(f, e.Offset)
 			if err != nil {
 				return fail(err)
@@ -380,7 +386,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	// version becomes a part of that run; the filter keeps what is new
 	// and what changed.
 	rewrite := false
-	if match == nil && isDocument(path) {
+	if match == nil && repairID == "" && isDocument(path) {
 		if e := a.ledger.ByPath(path); e != nil && e.Head == head && !e.Closed && e.Provider == provider {
 			match, rewrite = e, true
 		}
@@ -419,7 +425,9 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		out.Reason = "the file was rewritten in place (it no longer starts with the bytes run " + match.RunID + " holds): its new version is one more part of the run, with a raw capture of its own"
 	case match == nil:
 		out.Action = ActionNew
-		if olds := a.ledger.ByPath(path); olds != nil && olds.Head == head {
+		if olds := a.ledger.ByPath(path); repairID != "" {
+			out.Reason = a.repairing(repairID) + ": archived again, whole, as a new run that supersedes run " + repairID
+		} else if olds != nil && olds.Head == head {
 			out.Reason = "the file was rewritten (it no longer starts with what run " + olds.RunID + " holds): archived as a new run"
 		}
 	case match.Closed:
@@ -443,7 +451,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		switch {
 		case why != "":
 			out.Reason = joinReason(out.Reason, why)
-		case legacy != nil:
+		case legacy != nil && repairID == "":
 			link.legacy = legacy.RunID
 			out.Reason = joinReason(out.Reason, "archived by an older twasm as run "+legacy.RunID+", a session of its own: archived again as a child run of its session's run, which supersedes it")
 		}
@@ -452,7 +460,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		return out
 	}
 	var facts []byte
-	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link, subAgentOf: subAgentOf}
+	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link, subAgentOf: subAgentOf, replace: repairID}
 	if loc != nil && loc.SourceFacts {
 		facts = factsLine(loc, path, size, mtime)
 		rs.Store, rs.Dir, rs.Facts, rs.Project = loc.Name, loc.Dir, true, loc.Project
@@ -475,7 +483,7 @@ func (a *Archiver) asSeen(ctx context.Context, out Outcome, path, parent string,
 			return out, true
 		}
 	}
-	if !known || e.size != size || e.mtime != mtime.UnixNano() || a.legacyOf(path, parent) != nil {
+	if !known || e.size != size || e.mtime != mtime.UnixNano() || a.legacyOf(path, parent) != nil || a.repairAt(path) != "" {
 		return out, false
 	}
 	closeDue := a.opts.CloseIdle >= 0 && a.opts.Now().Sub(mtime) >= a.opts.CloseIdle
@@ -817,6 +825,11 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	}
 	if err := a.ledger.Put(&e); err != nil {
 		return fail(err)
+	}
+	if rs.replace != "" && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent)) {
+		if err := a.replaced(ctx, rs.replace, e.RunID); err != nil {
+			return fail(err)
+		}
 	}
 	if l := rs.link; l != nil && l.legacy != "" && stepErr == nil {
 		if le := a.ledger.byRun(l.legacy); le != nil {

@@ -1,0 +1,496 @@
+package archive
+
+import (
+	"bytes"
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+	"io/fs"
+	"path/filepath"
+	"sort"
+	"strings"
+
+	"github.com/twasm/twasm/internal/rawfile"
+	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/transcript"
+)
+
+// RawDamage is a session run whose raw capture does not hold the bytes
+// its session's source held when they were archived: each part's result
+// states the sha256 of the source's bytes (PartRef.SHA256, hashed from the
+// agent's file) beside the raw capture's size and sha256 (RawRef), so the
+// capture is checked against what the file held, whether the file is
+// still there or not. A twasm before 2873b2b wrote such captures for a
+// session with a line longer than a read of 256 KiB (feedDated's chunk
+// built in the array of the line's carry), and normalized the run's
+// transcript from the same wrong bytes.
+type RawDamage struct {
+	RunID    string `json:"run_id"`
+	Provider string `json:"provider"`
+	// Path is the session's source (the ledger's), Raw the damaged raw
+	// capture (relative to the storage root), Part the first part (the
+	// agent step's iteration) whose bytes differ.
+	Path   string `json:"path"`
+	Raw    string `json:"raw"`
+	Part   int    `json:"part"`
+	Parent string `json:"parent_run_id,omitempty"`
+	// Problem says what differs.
+	Problem string `json:"problem"`
+	// Differs, when the agent's file still holds the archived bytes, is
+	// where the raw capture first differs from them; NotJSON, when it
+	// does not, is the first line of the raw capture that is not a JSON
+	// value (of a JSON Lines session), which is where such damage shows.
+	Differs *RawSpot `json:"differs,omitempty"`
+	NotJSON *RawSpot `json:"not_json,omitempty"`
+	// Source is what became of the agent's file: SourceHolds,
+	// SourceGone, SourceChanged or SourceNotCompared.
+	Source string `json:"source"`
+	// Repairable says whether `twasm sync --repair` archives the session
+	// again from the agent's file (a new run that supersedes this one);
+	// Repair says what it does, or why it cannot.
+	Repairable bool   `json:"repairable"`
+	Repair     string `json:"repair"`
+}
+
+// RawSpot is a place in a session's bytes: its byte offset and its line
+// (from 1).
+type RawSpot struct {
+	Byte int64 `json:"byte"`
+	Line int   `json:"line"`
+}
+
+// What became of a damaged run's source (RawDamage.Source).
+const (
+	SourceHolds       = "holds"        // the file still starts with the bytes archived
+	SourceGone        = "gone"         // the file is gone (or cannot be read)
+	SourceChanged     = "changed"      // the file no longer starts with them
+	SourceNotCompared = "not_compared" // a stream twasm made (a folder's, a database's), or a session of a file of many
+)
+
+// RawCheck is what CheckRaw found: the damaged runs, and how many runs it
+// read and could not compare (a masked run's raw capture holds other
+// bytes than its source by design).
+type RawCheck struct {
+	Damaged []RawDamage
+	Checked int
+	Masked  int
+}
+
+// partRec is one part of a run as its transcript states it.
+type partRec struct {
+	iter int
+	src  PartRef
+	raw  transcript.RawRef
+}
+
+// runParts reads a session run's transcript: its parts, in order, and the
+// run that supersedes it ("" none).
+func runParts(path string) (parts []partRec, supersededBy string, err error) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return nil, "", err
+	}
+	defer f.Close()
+	r := transcript.NewReader(f)
+	for r.Next() {
+		ev := r.Event()
+		if ev == nil {
+			continue
+		}
+		p := ev.Step()
+		if p == nil {
+			continue
+		}
+		switch ev.Type {
+		case transcript.RunCompleted:
+			if b := p.Extra[lifecycle.SupersededByField]; len(b) > 0 {
+				_ = json.Unmarshal(b, &supersededBy)
+			}
+		case transcript.StepCompleted:
+			if len(p.Result) == 0 {
+				continue
+			}
+			var res struct {
+				Source *PartRef           `json:"source"`
+				Raw    *transcript.RawRef `json:"raw"`
+			}
+			if json.Unmarshal(p.Result, &res) != nil || res.Source == nil || res.Raw == nil {
+				continue
+			}
+			parts = append(parts, partRec{iter: ev.Iteration, src: *res.Source, raw: *res.Raw})
+		}
+	}
+	return parts, supersededBy, r.Err()
+}
+
+// CheckRaw checks the raw capture of every session run the ledger knows
+// (every part of it, in order) against the bytes its source held: the
+// bytes a part read of a file (after the facts line fed before them,
+// when there is one) must hash to the part's source sha256, and a
+// folder's or database session's part (a stream twasm made) must be that
+// stream. The capture must also hold the bytes its parts' results say it
+// holds (a capture changed on disk since is damaged too). Runs already
+// superseded, and runs whose archive a killed sync left unfinished (the
+// next sync settles them), are not checked.
+//
+// For a damaged run of a session file, the agent's file is opened
+// read-only and compared byte for byte: where it still holds the bytes
+// archived (its first bytes hash as the ledger says), the first byte that
+// differs is given and the run can be archived again from it; otherwise
+// the first line of the capture that is not JSON is given. A run whose
+// sub-agent files' runs could not be archived again is not repairable:
+// superseding it would leave their runs out of every count.
+func CheckRaw(ctx context.Context, root string, l *Ledger) (RawCheck, error) {
+	var out RawCheck
+	entries := l.Entries()
+	children := map[string][]Entry{}
+	for _, e := range entries {
+		if e.Parent != "" && e.SupersededBy == "" {
+			children[e.Parent] = append(children[e.Parent], e)
+		}
+	}
+	damaged := map[string]int{} // run id -> index in out.Damaged
+	for _, e := range entries {
+		if err := ctx.Err(); err != nil {
+			return out, err
+		}
+		if e.Parts == 0 || e.Pending || e.SupersededBy != "" || l.isInterrupted(e.RunID) {
+			continue
+		}
+		parts, by, err := runParts(filepath.Join(root, "transcripts", e.RunID+".jsonl"))
+		if err != nil {
+			if errors.Is(err, fs.ErrNotExist) {
+				continue
+			}
+			return out, fmt.Errorf("check raw captures: run %s: %w", e.RunID, err)
+		}
+		if by != "" || len(parts) == 0 {
+			continue
+		}
+		out.Checked++
+		d, masked, err := checkParts(root, e, parts, nil)
+		if err != nil {
+			return out, fmt.Errorf("check raw captures: run %s: %w", e.RunID, err)
+		}
+		if masked {
+			out.Masked++
+		}
+		if d == nil {
+			continue
+		}
+		locate(root, e, parts, d)
+		damaged[e.RunID] = len(out.Damaged)
+		out.Damaged = append(out.Damaged, *d)
+	}
+	for i := range out.Damaged {
+		repairable(l, &out.Damaged[i], children, damaged)
+	}
+	sort.Slice(out.Damaged, func(i, j int) bool { return out.Damaged[i].RunID < out.Damaged[j].RunID })
+	return out, nil
+}
+
+// checkParts reads a run's raw captures part by part (a new capture
+// starts where a part names another: a rewritten document's version) and
+// returns the first part whose bytes are not its source's (nil: none),
+// and whether a part was masked (not comparable). cmp, when set, is fed
+// the source's bytes as the capture holds them (the facts lines left
+// out), in order, from the damaged part's capture's first byte.
+func checkParts(root string, e Entry, parts []partRec, cmp io.Writer) (*RawDamage, bool, error) {
+	var (
+		cur     string
+		rf      *rawfile.File
+		rd      io.Reader
+		pos     int64
+		rawH    hash.Hash
+		srcH    hash.Hash
+		srcN    int64
+		masked  bool
+		closeRF = func() {
+			if rf != nil {
+				rf.Close()
+				rf = nil
+			}
+		}
+	)
+	defer closeRF()
+	dmg := func(p partRec, problem string) *RawDamage {
+		return &RawDamage{RunID: e.RunID, Provider: e.Provider, Path: e.Path, Raw: p.raw.Path, Part: p.iter, Parent: e.Parent, Problem: problem}
+	}
+	for _, p := range parts {
+		if p.raw.Path != cur {
+			closeRF()
+			name, err := rawOf(root, e.RunID, p.raw.Path)
+			if err != nil {
+				return dmg(p, err.Error()), masked, nil
+			}
+			if rf, err = rawfile.Open(name); err != nil {
+				if errors.Is(err, fs.ErrNotExist) {
+					return dmg(p, "the raw capture is missing"), masked, nil
+				}
+				return nil, masked, err
+			}
+			cur, rd, pos = p.raw.Path, rf.All(), 0
+			rawH, srcH, srcN = sha256.New(), sha256.New(), 0
+		}
+		n := p.raw.Bytes - pos
+		if n < 0 {
+			return dmg(p, fmt.Sprintf("part %d says its raw capture holds %d bytes, fewer than the part before it (%d)", p.iter, p.raw.Bytes, pos)), masked, nil
+		}
+		segH := sha256.New()
+		src := &skipFacts{skip: len(p.src.Facts) > 0, h: srcH, n: &srcN, cmp: cmp}
+		m, err := io.CopyN(io.MultiWriter(rawH, segH, src), rd, n)
+		pos += m
+		if err != nil {
+			if errors.Is(err, io.EOF) {
+				return dmg(p, fmt.Sprintf("the raw capture holds %d bytes; part %d says it holds %d", pos, p.iter, p.raw.Bytes)), masked, nil
+			}
+			return dmg(p, fmt.Sprintf("the raw capture cannot be read past byte %d: %v", pos, err)), masked, nil
+		}
+		rawOK := hex.EncodeToString(rawH.Sum(nil)) == p.raw.SHA256
+		if p.src.Redact {
+			masked = true
+			if !rawOK {
+				return dmg(p, fmt.Sprintf("the raw capture's first %d bytes changed since part %d was written (their sha256 is not the one it states)", pos, p.iter)), masked, nil
+			}
+			continue
+		}
+		segOK := hex.EncodeToString(segH.Sum(nil)) == p.src.SHA256
+		fileOK := srcN == p.src.To && hex.EncodeToString(srcH.Sum(nil)) == p.src.SHA256
+		switch {
+		case (segOK || fileOK) && rawOK:
+			continue
+		case !rawOK:
+			return dmg(p, fmt.Sprintf("the raw capture's first %d bytes changed since part %d was written (their sha256 is not the one it states)", pos, p.iter)), masked, nil
+		case len(p.src.Files) > 0 || isDBPartRef(p.src):
+			return dmg(p, fmt.Sprintf("part %d's bytes in the raw capture are not those it read (their sha256 is not the one its source states)", p.iter)), masked, nil
+		case srcN != p.src.To:
+			return dmg(p, fmt.Sprintf("the raw capture holds %d bytes of the source up to part %d, which read %d", srcN, p.iter, p.src.To)), masked, nil
+		default:
+			return dmg(p, fmt.Sprintf("the raw capture holds other bytes than the source's first %d, which part %d read (their sha256 differs)", p.src.To, p.iter)), masked, nil
+		}
+	}
+	return nil, masked, nil
+}
+
+// isDBPartRef reports whether a part's source is a database session's
+// (its From and To are cursors, not offsets).
+func isDBPartRef(p PartRef) bool { return strings.Contains(p.Path, "#") && len(p.Facts) > 0 }
+
+// rawOf resolves a raw capture path of run runID ("raw/<run>/<name>")
+// under the storage root; anything else is refused.
+func rawOf(root, runID, rel string) (string, error) {
+	name := filepath.Base(filepath.FromSlash(rel))
+	if want := filepath.ToSlash(filepath.Join("raw", runID, name)); filepath.ToSlash(rel) != want || name == "." || name == ".." {
+		return "", fmt.Errorf("raw capture %q is not one of run %s", rel, runID)
+	}
+	return filepath.Join(root, "raw", runID, name), nil
+}
+
+// skipFacts writes a part's bytes to h (counting them in n, and to cmp
+// when set) without the facts line fed before them when skip is set.
+type skipFacts struct {
+	skip bool
+	h    hash.Hash
+	n    *int64
+	cmp  io.Writer
+}
+
+func (s *skipFacts) Write(p []byte) (int, error) {
+	all := len(p)
+	if s.skip {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			return all, nil
+		}
+		p, s.skip = p[i+1:], false
+	}
+	s.h.Write(p)
+	*s.n += int64(len(p))
+	if s.cmp != nil && len(p) > 0 {
+		if _, err := s.cmp.Write(p); err != nil {
+			return 0, err
+		}
+	}
+	return all, nil
+}
+
+// locate says, for a damaged run of a session file, what became of the
+// agent's file and where the capture differs: compared with the file
+// (read-only) where it still holds the archived bytes, else the first
+// line of the capture that is not JSON.
+func locate(root string, e Entry, parts []partRec, d *RawDamage) {
+	d.Source = SourceNotCompared
+	var chain []partRec // the parts of the damaged part's capture
+	for _, p := range parts {
+		if p.raw.Path == d.Raw {
+			chain = append(chain, p)
+		}
+	}
+	if len(chain) == 0 || len(chain[0].src.Files) > 0 || isDBPartRef(chain[0].src) {
+		return // a stream twasm made: no file holds it
+	}
+	lc := &lineCheck{line: 1}
+	var cmp *fileCmp
+	if !strings.Contains(e.Path, "#") {
+		f, err := regfile.Open(e.Path)
+		switch {
+		case errors.Is(err, fs.ErrNotExist):
+			d.Source = SourceGone
+		case err != nil:
+			d.Source = SourceGone
+			d.Problem += "; the agent's file cannot be read: " + err.Error()
+		default:
+			defer f.Close()
+			if h, err := hashPrefix(f, e.Offset); err == nil && h == e.SHA256 {
+				d.Source = SourceHolds
+				cmp = &fileCmp{f: f, line: 1, at: -1}
+			} else {
+				d.Source = SourceChanged
+			}
+		}
+	}
+	var w io.Writer = lc
+	if cmp != nil {
+		w = cmp
+	}
+	if _, _, err := checkParts(root, e, chain, w); err != nil {
+		return
+	}
+	if cmp != nil && cmp.at >= 0 {
+		d.Differs = &RawSpot{Byte: cmp.at, Line: cmp.line}
+	}
+	if cmp == nil && lc.bad > 0 && strings.EqualFold(filepath.Ext(e.Path), ".jsonl") {
+		d.NotJSON = &RawSpot{Byte: lc.badAt, Line: lc.bad}
+	}
+}
+
+// fileCmp compares the bytes written to it with the file's from its
+// first byte: at is the first offset where they differ (-1: none yet),
+// line that offset's line.
+type fileCmp struct {
+	f    io.ReaderAt
+	off  int64
+	at   int64
+	line int
+	buf  []byte
+}
+
+func (c *fileCmp) Write(p []byte) (int, error) {
+	if c.at >= 0 {
+		return len(p), nil
+	}
+	if cap(c.buf) < len(p) {
+		c.buf = make([]byte, len(p))
+	}
+	b := c.buf[:len(p)]
+	n, _ := c.f.ReadAt(b, c.off)
+	i := 0
+	for i < n && b[i] == p[i] {
+		i++
+	}
+	c.line += bytes.Count(p[:i], []byte("\n"))
+	if i < len(p) {
+		c.at = c.off + int64(i)
+	}
+	c.off += int64(len(p))
+	return len(p), nil
+}
+
+// lineCheck finds the first line written to it that is not a JSON value
+// (bad, from 1; 0: none), at byte badAt.
+type lineCheck struct {
+	pend  []byte
+	off   int64
+	line  int
+	bad   int
+	badAt int64
+}
+
+func (c *lineCheck) Write(p []byte) (int, error) {
+	all := len(p)
+	for c.bad == 0 && len(p) > 0 {
+		i := bytes.IndexByte(p, '\n')
+		if i < 0 {
+			c.pend = append(c.pend, p...)
+			break
+		}
+		line := p[:i]
+		if len(c.pend) > 0 {
+			line = append(c.pend, line...)
+		}
+		if len(bytes.TrimSpace(line)) > 0 && !json.Valid(line) {
+			c.bad, c.badAt = c.line, c.off
+		}
+		c.off += int64(len(line)) + 1
+		c.line++
+		c.pend = c.pend[:0]
+		p = p[i+1:]
+	}
+	return all, nil
+}
+
+// repairable says whether and how `twasm sync --repair` archives a
+// damaged run again: from the agent's file when it holds the bytes
+// archived, with the run's sub-agent files' runs (each again from its
+// own file, each needing it).
+func repairable(l *Ledger, d *RawDamage, children map[string][]Entry, damaged map[string]int) {
+	switch {
+	case d.Source == SourceGone:
+		d.Repair = "the agent's file is gone: the run is kept as it is; its transcript may be wrong from " + spotText(d)
+		return
+	case d.Source == SourceChanged:
+		d.Repair = "the agent's file no longer starts with the bytes archived: the run is kept as it is; its transcript may be wrong from " + spotText(d)
+		return
+	case d.Source != SourceHolds:
+		d.Repair = "not a session file twasm can read again (a folder's or database's stream, or a session of a file of many): the run is kept as it is; `twasm renormalize` rebuilds it from its raw capture"
+		return
+	}
+	for _, c := range children[d.RunID] {
+		if !holdsArchived(c) {
+			d.Repair = "its sub-agent file " + c.Path + " (run " + c.RunID + ") no longer holds what its run holds: superseding the run would leave that run out of every count, so it is kept as it is"
+			return
+		}
+	}
+	if d.Parent != "" {
+		if p := l.byRun(d.Parent); p == nil || p.Closed || p.SupersededBy != "" {
+			if _, ok := damaged[d.Parent]; !ok {
+				d.Repair = "its session's run " + d.Parent + " is ended: the sub-agent's file cannot be linked there again, so the run is kept as it is"
+				return
+			}
+		}
+	}
+	d.Repairable = true
+	d.Repair = "`twasm sync --repair` archives the session again from the agent's file, as a new run that supersedes this one"
+	if n := len(children[d.RunID]); n > 0 {
+		d.Repair += fmt.Sprintf(", with its %d sub-agent file(s)", n)
+	}
+}
+
+// spotText is where a damaged run's capture shows the damage, in words.
+func spotText(d *RawDamage) string {
+	if d.NotJSON != nil {
+		return fmt.Sprintf("line %d (byte %d), the first line of its raw capture that is not JSON", d.NotJSON.Line, d.NotJSON.Byte)
+	}
+	return fmt.Sprintf("part %d", d.Part)
+}
+
+// holdsArchived reports whether the file a run was archived from still
+// starts with the bytes the run holds.
+func holdsArchived(e Entry) bool {
+	if strings.Contains(e.Path, "#") || len(e.Files) > 0 {
+		return false
+	}
+	f, err := regfile.Open(e.Path)
+	if err != nil {
+		return false
+	}
+	defer f.Close()
+	h, err := hashPrefix(f, e.Offset)
+	return err == nil && h == e.SHA256
+}
