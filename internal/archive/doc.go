@@ -302,7 +302,10 @@
 // again, whole, as a child run, and the old run is ended as superseded
 // by it (lifecycle.SupersededByField): stats and the index leave it out
 // (views.Superseded), so no token is counted twice; ls still lists it,
-// ended. A link to a sub-agent's run that is still open is not an
+// ended. Its ledger entry notes the run that supersedes it
+// (Entry.SupersededBy), so a sync never matches the file to it again: a
+// sub-agent file that grows grows its child run, whichever of the two
+// run ids sorts first. A link to a sub-agent's run that is still open is not an
 // interrupted part ([Ledger.Interrupted] looks for open steps), and
 // settling an interrupted part of the session leaves such runs alone.
 //

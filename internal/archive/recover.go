@@ -312,6 +312,9 @@ func (a *Archiver) endCancelled(ctx context.Context, e *Entry, why, by string) e
 	}
 	c := *e
 	c.Closed, c.Pending, c.Resume = true, false, nil
+	if by != "" {
+		c.SupersededBy = by
+	}
 	return a.ledger.Put(&c)
 }
 
