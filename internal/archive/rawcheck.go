@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"bufio"
 	"bytes"
 	"context"
 	"crypto/sha256"
@@ -17,7 +18,6 @@ import (
 
 	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/regfile"
-	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -90,44 +90,64 @@ type partRec struct {
 }
 
 // runParts reads a session run's transcript: its parts, in order, and the
-// run that supersedes it ("" none).
+// run that supersedes it ("" none). Only the lines of step.completed and
+// run.completed events are decoded (a byte search finds them first): a
+// check of every run reads every transcript.
 func runParts(path string) (parts []partRec, supersededBy string, err error) {
 	f, err := regfile.Open(path)
 	if err != nil {
 		return nil, "", err
 	}
 	defer f.Close()
-	r := transcript.NewReader(f)
-	for r.Next() {
-		ev := r.Event()
-		if ev == nil {
+	br := bufio.NewReaderSize(f, 64<<10)
+	var long []byte
+	for {
+		line, rerr := br.ReadSlice('\n')
+		if errors.Is(rerr, bufio.ErrBufferFull) {
+			long = append(long, line...)
 			continue
 		}
-		p := ev.Step()
-		if p == nil {
-			continue
+		if rerr != nil && !errors.Is(rerr, io.EOF) {
+			return nil, "", rerr
 		}
-		switch ev.Type {
-		case transcript.RunCompleted:
-			if b := p.Extra[lifecycle.SupersededByField]; len(b) > 0 {
-				_ = json.Unmarshal(b, &supersededBy)
+		if len(long) > 0 {
+			line = append(long, line...)
+			long = long[:0]
+		}
+		if bytes.Contains(line, stepCompleted) || bytes.Contains(line, runCompleted) {
+			var ev struct {
+				Type      transcript.EventType `json:"type"`
+				Iteration int                  `json:"iteration"`
+				Payload   struct {
+					Result       json.RawMessage `json:"result"`
+					SupersededBy string          `json:"superseded_by"`
+				} `json:"payload"`
 			}
-		case transcript.StepCompleted:
-			if len(p.Result) == 0 {
-				continue
+			if json.Unmarshal(line, &ev) == nil {
+				switch ev.Type {
+				case transcript.RunCompleted:
+					supersededBy = ev.Payload.SupersededBy
+				case transcript.StepCompleted:
+					var res struct {
+						Source *PartRef           `json:"source"`
+						Raw    *transcript.RawRef `json:"raw"`
+					}
+					if len(ev.Payload.Result) > 0 && json.Unmarshal(ev.Payload.Result, &res) == nil && res.Source != nil && res.Raw != nil {
+						parts = append(parts, partRec{iter: ev.Iteration, src: *res.Source, raw: *res.Raw})
+					}
+				}
 			}
-			var res struct {
-				Source *PartRef           `json:"source"`
-				Raw    *transcript.RawRef `json:"raw"`
-			}
-			if json.Unmarshal(p.Result, &res) != nil || res.Source == nil || res.Raw == nil {
-				continue
-			}
-			parts = append(parts, partRec{iter: ev.Iteration, src: *res.Source, raw: *res.Raw})
+		}
+		if rerr != nil {
+			return parts, supersededBy, nil
 		}
 	}
-	return parts, supersededBy, r.Err()
 }
+
+var (
+	stepCompleted = []byte(`"type":"` + string(transcript.StepCompleted) + `"`)
+	runCompleted  = []byte(`"type":"` + string(transcript.RunCompleted) + `"`)
+)
 
 // CheckRaw checks the raw capture of every session run the ledger knows
 // (every part of it, in order) against the bytes its source held: the
@@ -209,6 +229,7 @@ func checkParts(root string, e Entry, parts []partRec, cmp io.Writer) (*RawDamag
 		pos     int64
 		rawH    hash.Hash
 		srcH    hash.Hash
+		plain   bool // the capture holds the source's bytes alone: srcH is rawH
 		srcN    int64
 		masked  bool
 		closeRF = func() {
@@ -237,15 +258,31 @@ func checkParts(root string, e Entry, parts []partRec, cmp io.Writer) (*RawDamag
 			}
 			cur, rd, pos = p.raw.Path, rf.All(), 0
 			rawH, srcH, srcN = sha256.New(), sha256.New(), 0
+			plain = cmp == nil && plainChain(parts, cur)
 		}
 		n := p.raw.Bytes - pos
 		if n < 0 {
 			return dmg(p, fmt.Sprintf("part %d says its raw capture holds %d bytes, fewer than the part before it (%d)", p.iter, p.raw.Bytes, pos)), masked, nil
 		}
-		segH := sha256.New()
-		src := &skipFacts{skip: len(p.src.Facts) > 0, h: srcH, n: &srcN, cmp: cmp}
-		m, err := io.CopyN(io.MultiWriter(rawH, segH, src), rd, n)
+		// Each byte is hashed as few times as the part's kind needs: a
+		// file's capture without facts lines holds the file's bytes
+		// alone (its hash is the capture's); a stream part (a folder's,
+		// a database's) is hashed by itself.
+		stream := len(p.src.Files) > 0 || isDBPartRef(p.src)
+		var segH hash.Hash
+		w := []io.Writer{rawH}
+		if stream {
+			segH = sha256.New()
+			w = append(w, segH)
+		}
+		if !plain {
+			w = append(w, &skipFacts{skip: len(p.src.Facts) > 0, h: srcH, n: &srcN, cmp: cmp})
+		}
+		m, err := io.CopyN(io.MultiWriter(w...), rd, n)
 		pos += m
+		if plain {
+			srcH, srcN = rawH, pos
+		}
 		if err != nil {
 			if errors.Is(err, io.EOF) {
 				return dmg(p, fmt.Sprintf("the raw capture holds %d bytes; part %d says it holds %d", pos, p.iter, p.raw.Bytes)), masked, nil
@@ -260,7 +297,7 @@ func checkParts(root string, e Entry, parts []partRec, cmp io.Writer) (*RawDamag
 			}
 			continue
 		}
-		segOK := hex.EncodeToString(segH.Sum(nil)) == p.src.SHA256
+		segOK := segH != nil && hex.EncodeToString(segH.Sum(nil)) == p.src.SHA256
 		fileOK := srcN == p.src.To && hex.EncodeToString(srcH.Sum(nil)) == p.src.SHA256
 		switch {
 		case (segOK || fileOK) && rawOK:
@@ -276,6 +313,18 @@ func checkParts(root string, e Entry, parts []partRec, cmp io.Writer) (*RawDamag
 		}
 	}
 	return nil, masked, nil
+}
+
+// plainChain reports whether every part of the capture raw is a part of
+// a file without a facts line: the capture then holds the file's bytes
+// alone.
+func plainChain(parts []partRec, raw string) bool {
+	for _, p := range parts {
+		if p.raw.Path == raw && (len(p.src.Facts) > 0 || len(p.src.Files) > 0 || isDBPartRef(p.src)) {
+			return false
+		}
+	}
+	return true
 }
 
 // isDBPartRef reports whether a part's source is a database session's
