@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/twasm/twasm/internal/redact"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -525,14 +526,13 @@ func withRepaired(rep archive.Report, repaired []archive.Outcome) archive.Report
 	if len(repaired) == 0 {
 		return rep
 	}
-	counts := make(map[string]int, len(rep.Counts)+1)
-	for k, v := range rep.Counts {
-		counts[k] = v
+	rep.Counts = maps.Clone(rep.Counts)
+	if rep.Counts == nil {
+		rep.Counts = map[string]int{}
 	}
 	for _, o := range repaired {
-		counts[o.Action]++
+		rep.Counts[o.Action]++
 	}
-	rep.Counts = counts
 	rep.Outcomes = append(rep.Outcomes, repaired...)
 	return rep
 }
