@@ -486,7 +486,10 @@
 // out of every count), and the damaged run is then ended as cancelled,
 // superseded by the new one (lifecycle.SupersededByField; its ledger
 // entry's SupersededBy, which keeps a sync from matching a file to it
-// again, rebuilt from the transcript). So stats, usage and the index
+// again, rebuilt from the transcript). A damaged sub-agent file's run is
+// repaired by archiving its session so: a sub-agent's run is counted in
+// its session's tree, and a new child run beside the old one would count
+// it twice. So stats, usage and the index
 // count the session once; ls still lists the old run, ended. A run whose
 // file is gone or changed, or whose sub-agent files' runs could not be
 // archived again, is kept as it is and reported (ActionDamaged); the

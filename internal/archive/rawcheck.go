@@ -52,10 +52,12 @@ type RawDamage struct {
 	// SourceGone, SourceChanged or SourceNotCompared.
 	Source string `json:"source"`
 	// Repairable says whether `twasm sync --repair` archives the session
-	// again from the agent's file (a new run that supersedes this one);
-	// Repair says what it does, or why it cannot.
+	// again from the agent's file (a new run that supersedes this one, or
+	// for a sub-agent file's run, its session's run, Session); Repair says
+	// what it does, or why it cannot.
 	Repairable bool   `json:"repairable"`
 	Repair     string `json:"repair"`
+	Session    string `json:"session_run_id,omitempty"`
 }
 
 // RawSpot is a place in a session's bytes: its byte offset and its line
@@ -175,7 +177,6 @@ func CheckRaw(ctx context.Context, root string, l *Ledger) (RawCheck, error) {
 			children[e.Parent] = append(children[e.Parent], e)
 		}
 	}
-	damaged := map[string]int{} // run id -> index in out.Damaged
 	for _, e := range entries {
 		if err := ctx.Err(); err != nil {
 			return out, err
@@ -205,11 +206,10 @@ func CheckRaw(ctx context.Context, root string, l *Ledger) (RawCheck, error) {
 			continue
 		}
 		locate(root, e, parts, d)
-		damaged[e.RunID] = len(out.Damaged)
 		out.Damaged = append(out.Damaged, *d)
 	}
 	for i := range out.Damaged {
-		repairable(l, &out.Damaged[i], children, damaged)
+		repairable(l, &out.Damaged[i], children)
 	}
 	sort.Slice(out.Damaged, func(i, j int) bool { return out.Damaged[i].RunID < out.Damaged[j].RunID })
 	return out, nil
@@ -486,9 +486,12 @@ func (c *lineCheck) Write(p []byte) (int, error) {
 
 // repairable says whether and how `twasm sync --repair` archives a
 // damaged run again: from the agent's file when it holds the bytes
-// archived, with the run's sub-agent files' runs (each again from its
-// own file, each needing it).
-func repairable(l *Ledger, d *RawDamage, children map[string][]Entry, damaged map[string]int) {
+// archived, as a new run of its session with the session's sub-agent
+// files' runs (each again from its own file, each needing it). A damaged
+// sub-agent file's run is repaired by archiving its session again, as
+// its session's run is counted with its sub-runs: a new child run beside
+// the old one would count the sub-agent twice.
+func repairable(l *Ledger, d *RawDamage, children map[string][]Entry) {
 	switch {
 	case d.Source == SourceGone:
 		d.Repair = "the agent's file is gone: the run is kept as it is; its transcript may be wrong from " + spotText(d)
@@ -500,25 +503,38 @@ func repairable(l *Ledger, d *RawDamage, children map[string][]Entry, damaged ma
 		d.Repair = "not a session file twasm can read again (a folder's or database's stream, or a session of a file of many): the run is kept as it is; `twasm renormalize` rebuilds it from its raw capture"
 		return
 	}
-	for _, c := range children[d.RunID] {
+	root := l.byRun(d.RunID)
+	for depth := 0; root != nil && root.Parent != "" && depth < 8; depth++ {
+		root = l.byRun(root.Parent)
+	}
+	switch {
+	case root == nil || root.Parent != "":
+		d.Repair = "its session's run is not in the sync ledger: the run is kept as it is"
+		return
+	case root.SupersededBy != "":
+		d.Repair = "its session's run " + root.RunID + " is superseded by run " + root.SupersededBy + ", which holds the session again: nothing to repair"
+		return
+	case root.RunID != d.RunID && !holdsArchived(*root):
+		d.Repair = "its session's file " + root.Path + " (run " + root.RunID + ") no longer holds what its run holds: the run is kept as it is"
+		return
+	}
+	for _, c := range children[root.RunID] {
 		if !holdsArchived(c) {
-			d.Repair = "its sub-agent file " + c.Path + " (run " + c.RunID + ") no longer holds what its run holds: superseding the run would leave that run out of every count, so it is kept as it is"
+			d.Repair = "the sub-agent file " + c.Path + " (run " + c.RunID + ") of its session no longer holds what its run holds: superseding the session's run would leave that run out of every count, so it is kept as it is"
 			return
 		}
 	}
-	if d.Parent != "" {
-		if p := l.byRun(d.Parent); p == nil || p.Closed || p.SupersededBy != "" {
-			if _, ok := damaged[d.Parent]; !ok {
-				d.Repair = "its session's run " + d.Parent + " is ended: the sub-agent's file cannot be linked there again, so the run is kept as it is"
-				return
-			}
+	d.Repairable, d.Session = true, root.RunID
+	n := len(children[root.RunID])
+	if root.RunID == d.RunID {
+		d.Repair = "`twasm sync --repair` archives the session again from the agent's file, as a new run that supersedes this one"
+		if n > 0 {
+			d.Repair += fmt.Sprintf(", with its %d sub-agent file(s)", n)
 		}
+		return
 	}
-	d.Repairable = true
-	d.Repair = "`twasm sync --repair` archives the session again from the agent's file, as a new run that supersedes this one"
-	if n := len(children[d.RunID]); n > 0 {
-		d.Repair += fmt.Sprintf(", with its %d sub-agent file(s)", n)
-	}
+	d.Repair = fmt.Sprintf("`twasm sync --repair` archives its session (run %s, %s) again from the agent's files, as a new run with its %d sub-agent file(s)' runs, which supersedes run %s (a sub-agent's run is counted in its session's)",
+		root.RunID, root.Path, n, root.RunID)
 }
 
 // spotText is where a damaged run's capture shows the damage, in words.

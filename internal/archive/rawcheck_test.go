@@ -321,61 +321,90 @@ func TestRepairRaw(t *testing.T) {
 
 // TestRepairRawSubAgents: a damaged session run with sub-agent files'
 // runs is archived again with them: each file's run again, as a child
-// run of the new run, so the storage counts every token once, as a fresh
-// sync of the same home does. (The damage here is a raw capture changed
-// on disk: its bytes are no longer those its part states.)
+// run of the new run. A damaged sub-agent file's run is repaired the same
+// way, its session archived again (a new child run beside the old one
+// would count the sub-agent twice: a sub-agent's run is counted in its
+// session's). Either way the storage counts every token once, as a fresh
+// sync of the same home does, and a later sync archives nothing. (The
+// damage here is a raw capture changed on disk: its bytes are no longer
+// those its part states.)
 func TestRepairRawSubAgents(t *testing.T) {
 	ctx := context.Background()
 	h := newSubAgentHome(t)
 	want := h.fresh(t)
 	agentFiles := hashes(t, h.session, h.sub, h.compact)
-	root := t.TempDir()
-	a := newArchiver(t, root, nil)
-	outs := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))
-	require.NoError(t, a.Close())
-	old := outs[h.session].RunID
-	v := readRun(t, root, old)
-	raw := filepath.Join(root, filepath.FromSlash(v.parts[0].Raw.Path))
-	b, err := rawfile.ReadFile(raw)
-	require.NoError(t, err)
-	b = bytes.Replace(b, []byte(`"type":"user"`), []byte(`"type":"usex"`), 1)
-	require.NoError(t, os.Remove(raw))
-	w, err := rawfile.Create(raw)
-	require.NoError(t, err)
-	_, err = w.Write(b)
-	require.NoError(t, err)
-	require.NoError(t, w.Close())
+	for _, tc := range []struct {
+		name    string
+		damaged string   // the file whose run's capture is damaged
+		again   []string // the files archived again
+		repair  string   // what doctor says --repair does
+	}{
+		{"the session's run", h.session, []string{h.session, h.sub, h.compact}, "with its 2 sub-agent file(s)"},
+		{"a sub-agent file's run", h.sub, []string{h.session, h.sub, h.compact}, "archives its session (run "},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root := t.TempDir()
+			a := newArchiver(t, root, nil)
+			first := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))
+			require.NoError(t, a.Close())
+			old := first[tc.damaged].RunID
+			v := readRun(t, root, old)
+			raw := filepath.Join(root, filepath.FromSlash(v.parts[0].Raw.Path))
+			b, err := rawfile.ReadFile(raw)
+			require.NoError(t, err)
+			require.Contains(t, string(b), `"type":"user"`)
+			b = bytes.Replace(b, []byte(`"type":"user"`), []byte(`"type":"usex"`), 1)
+			require.NoError(t, os.Remove(raw))
+			w, err := rawfile.Create(raw)
+			require.NoError(t, err)
+			_, err = w.Write(b)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
 
-	rc := checkRaw(t, root)
-	require.Len(t, rc.Damaged, 1)
-	d := rc.Damaged[0]
-	assert.Equal(t, old, d.RunID)
-	assert.Contains(t, d.Problem, "changed since part 0 was written")
-	assert.True(t, d.Repairable, d.Repair)
-	assert.Contains(t, d.Repair, "with its 2 sub-agent file(s)")
+			rc := checkRaw(t, root)
+			require.Len(t, rc.Damaged, 1)
+			d := rc.Damaged[0]
+			assert.Equal(t, old, d.RunID)
+			assert.Contains(t, d.Problem, "changed since part 0 was written")
+			assert.True(t, d.Repairable, d.Repair)
+			assert.Contains(t, d.Repair, tc.repair)
 
-	a = newArchiver(t, root, nil)
-	require.Empty(t, a.Repair(ctx, rc.Damaged))
-	rep := a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil)
-	assert.Empty(t, a.Repaired())
-	require.NoError(t, a.Close())
-	outs = byPath(rep)
-	for _, p := range []string{h.session, h.sub, h.compact} {
-		require.Equal(t, ActionNew, outs[p].Action, "%s: %s", p, outs[p].Reason)
-		validRun(t, root, outs[p].RunID)
+			a = newArchiver(t, root, nil)
+			require.Empty(t, a.Repair(ctx, rc.Damaged))
+			outs := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))
+			assert.Empty(t, a.Repaired())
+			require.NoError(t, a.Close())
+			session := first[h.session].RunID
+			for _, p := range []string{h.session, h.sub, h.compact} {
+				if !slices.Contains(tc.again, p) {
+					assert.Equal(t, ActionUnchanged, outs[p].Action, "%s: %s", p, outs[p].Reason)
+					continue
+				}
+				require.Equal(t, ActionNew, outs[p].Action, "%s: %s", p, outs[p].Reason)
+				validRun(t, root, outs[p].RunID)
+				if p == h.session {
+					session = outs[p].RunID
+				}
+			}
+			for _, p := range []string{h.sub, h.compact} {
+				id := first[p].RunID
+				if slices.Contains(tc.again, p) {
+					id = outs[p].RunID
+				}
+				child := readRun(t, root, id)
+				assert.Equal(t, session, child.events[0].ParentRunID, "%s: a child run of the session's run", p)
+			}
+			validRun(t, root, old)
+			validRun(t, root, session)
+			f := figures(t, root)
+			assert.Equal(t, want.all, f.all, "every token once")
+			assert.ElementsMatch(t, []string{first[h.session].RunID, session}, f.listed)
+			assert.Empty(t, checkRaw(t, root).Damaged)
+			rep := newArchiver(t, root, nil).SyncStores(ctx, h.locs(t, true), time.Time{}, nil)
+			assert.Equal(t, 3, rep.Counts[ActionUnchanged], "%+v", rep.Outcomes)
+			assert.Equal(t, agentFiles, hashes(t, h.session, h.sub, h.compact), "the agent's files are unchanged")
+		})
 	}
-	for _, p := range []string{h.sub, h.compact} {
-		child := readRun(t, root, outs[p].RunID)
-		assert.Equal(t, outs[h.session].RunID, child.events[0].ParentRunID, "%s: a child run of the new run", p)
-	}
-	validRun(t, root, old)
-	f := figures(t, root)
-	assert.Equal(t, want.all, f.all, "every token once")
-	assert.ElementsMatch(t, []string{old, outs[h.session].RunID}, f.listed)
-	assert.Empty(t, checkRaw(t, root).Damaged)
-	rep = newArchiver(t, root, nil).SyncStores(ctx, h.locs(t, true), time.Time{}, nil)
-	assert.Equal(t, 3, rep.Counts[ActionUnchanged], "%+v", rep.Outcomes)
-	assert.Equal(t, agentFiles, hashes(t, h.session, h.sub, h.compact), "the agent's files are unchanged")
 }
 
 func hashes(t *testing.T, paths ...string) []string {

@@ -1,6 +1,7 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -36,7 +37,10 @@ type repairSet struct {
 // usage and the index leave it, and its sub-runs, out, so the session is
 // counted once. The runs of a damaged run's sub-agent files are archived
 // again with it (each from its own file, as a child of the new run), since
-// the runs of a superseded run are left out too. A session another run
+// the runs of a superseded run are left out too; a damaged sub-agent
+// file's run is repaired by archiving its session so (RawDamage.Session),
+// since a sub-agent's run is counted in its session's: a new child run
+// beside the old one would count it twice. A session another run
 // already holds whole (a repair a kill cut short after the new run was
 // written) is not archived a third time: the damaged run is ended,
 // superseded by that run, at once.
@@ -49,6 +53,7 @@ func (a *Archiver) Repair(ctx context.Context, damaged []RawDamage) []Outcome {
 	a.recoverFirst(ctx)
 	var outs []Outcome
 	rs := &repairSet{why: map[string]string{}, byPath: map[string]string{}, done: map[string]string{}}
+	seen := map[string]bool{}
 	for _, d := range damaged {
 		out := Outcome{Path: d.Path, Provider: d.Provider, RunID: d.RunID, DryRun: a.opts.DryRun}
 		if !d.Repairable {
@@ -56,30 +61,38 @@ func (a *Archiver) Repair(ctx context.Context, damaged []RawDamage) []Outcome {
 			outs = append(outs, out)
 			continue
 		}
-		e := a.ledger.byRun(d.RunID)
-		if e == nil {
+		// The run a repair supersedes: the damaged run, or a damaged
+		// sub-agent file's run's session's run.
+		target := cmp.Or(d.Session, d.RunID)
+		e := a.ledger.byRun(target)
+		if e == nil || seen[target] {
 			continue
 		}
+		seen[target] = true
+		why := "run " + d.RunID + "'s raw capture is damaged (" + d.Problem + ")"
+		if target != d.RunID {
+			why = "the raw capture of run " + d.RunID + ", a sub-agent's run of this session, is damaged (" + d.Problem + ")"
+		}
+		out.Path, out.Provider, out.RunID = e.Path, e.Provider, e.RunID
 		by := a.holderOf(e)
 		if by != "" {
-			out.Action, out.Reason = ActionClosed, d.Problem+"; run "+by+" holds the session again: this run is ended, superseded by it"
+			out.Action, out.Reason = ActionClosed, why+"; run "+by+" holds the session again: this run is ended, superseded by it"
 			if !a.opts.DryRun {
-				if err := a.endReplaced(ctx, *e, by, d.Problem); err != nil {
+				if err := a.endReplaced(ctx, *e, by, why); err != nil {
 					out.Action, out.Reason = ActionFailed, err.Error()
 				}
 			}
 			outs = append(outs, out)
 		} else {
-			rs.why[d.RunID] = "run " + d.RunID + "'s raw capture is damaged (" + d.Problem + ")"
-			rs.byPath[d.Path] = d.RunID
+			rs.why[target], rs.byPath[e.Path] = why, target
 		}
 		// Its sub-agent files' runs are archived again as child runs of
 		// the new run (those a repair cut short ended, superseded by
 		// it, before archiving them again too).
 		a.ledger.each(func(c *Entry) {
-			if c.Parent == d.RunID && (c.SupersededBy == "" || c.SupersededBy == by) {
+			if c.Parent == target && (c.SupersededBy == "" || c.SupersededBy == by) {
 				if _, ok := rs.why[c.RunID]; !ok {
-					rs.why[c.RunID] = "the run of its session, " + d.RunID + ", is archived again (its raw capture is damaged)"
+					rs.why[c.RunID] = "the run of its session, " + target + ", is archived again (a raw capture is damaged)"
 				}
 				rs.byPath[c.Path] = c.RunID
 			}
