@@ -472,11 +472,12 @@
 // capture (a file's after the facts line fed before them) are checked
 // against their source whether the agent's file is still there or not.
 // Masked runs are checked against what was written only. For a damaged
-// run of a session file, the agent's file is opened read-only: where its
-// first bytes still hash as the ledger says, the capture is compared with
-// it and the first byte that differs is given; otherwise the first line
-// of the capture that is not JSON. `twasm doctor` reports each (an
-// error).
+// run of a session folder, its files are hashed as the run's FileStates
+// say; for one of a session file, the agent's file is opened read-only:
+// where its first bytes still hash as the ledger says, the capture is
+// compared with it and the first byte that differs is given; otherwise
+// the first line of the capture that is not JSON. `twasm doctor` reports
+// each (an error).
 //
 // [Archiver.Repair] marks the damaged runs whose file still holds the
 // bytes archived to be archived again by the next SyncStores (`twasm
@@ -489,15 +490,16 @@
 // again, rebuilt from the transcript). A damaged sub-agent file's run is
 // repaired by archiving its session so: a sub-agent's run is counted in
 // its session's tree, and a new child run beside the old one would count
-// it twice. So stats, usage and the index
-// count the session once; ls still lists the old run, ended. A run whose
-// file is gone or changed, or whose sub-agent files' runs could not be
-// archived again, is kept as it is and reported (ActionDamaged); the
-// agents' files are only read. A repair cut short by a kill after the
-// new run was written is finished by the next one without archiving the
-// session a third time (holderOf). Folder, database and sections
-// sessions are checked, not repaired: their streams are twasm's, not a
-// file's (renormalize rebuilds such a run from its capture).
+// it twice. So stats, usage and the index count the session once; ls
+// still lists the old run, ended. A run whose file is gone or changed,
+// or whose sub-agent files' runs could not be archived again, is kept as
+// it is and reported (ActionDamaged); the agents' files are only read. A
+// repair cut short by a kill after the new run was written is finished
+// by the next one without archiving the session a third time (holderOf).
+// A session folder is repaired the same way when each of its files still
+// holds what the run read of it (a JSON document: unchanged since), its
+// files read whole into the new run; database, older file tree and
+// sections sessions are checked, not repaired.
 //
 // # Threat model
 //

@@ -12,6 +12,7 @@ import (
 	"hash"
 	"io"
 	"io/fs"
+	"os"
 	"path/filepath"
 	"sort"
 	"strings"
@@ -72,7 +73,7 @@ const (
 	SourceHolds       = "holds"        // the file still starts with the bytes archived
 	SourceGone        = "gone"         // the file is gone (or cannot be read)
 	SourceChanged     = "changed"      // the file no longer starts with them
-	SourceNotCompared = "not_compared" // a stream twasm made (a folder's, a database's), or a session of a file of many
+	SourceNotCompared = "not_compared" // a database's rows, an older file tree's, or a session of a file of many
 )
 
 // RawCheck is what CheckRaw found: the damaged runs, and how many runs it
@@ -381,8 +382,20 @@ func locate(root string, e Entry, parts []partRec, d *RawDamage) {
 			chain = append(chain, p)
 		}
 	}
+	if len(chain) > 0 && len(chain[0].src.Files) > 0 && !isTreeSession(&e) {
+		// A session folder: its files hold what the run read of each.
+		switch _, err := os.Stat(e.Path); {
+		case errors.Is(err, fs.ErrNotExist):
+			d.Source = SourceGone
+		case holdsArchived(e):
+			d.Source = SourceHolds
+		default:
+			d.Source = SourceChanged
+		}
+		return
+	}
 	if len(chain) == 0 || len(chain[0].src.Files) > 0 || isDBPartRef(chain[0].src) {
-		return // a stream twasm made: no file holds it
+		return // a stream twasm made of a database's rows, a tree's files
 	}
 	lc := &lineCheck{line: 1}
 	var cmp *fileCmp
@@ -500,7 +513,7 @@ func repairable(l *Ledger, d *RawDamage, children map[string][]Entry) {
 		d.Repair = "the agent's file no longer starts with the bytes archived: the run is kept as it is; its transcript may be wrong from " + spotText(d)
 		return
 	case d.Source != SourceHolds:
-		d.Repair = "not a session file twasm can read again (a folder's or database's stream, or a session of a file of many): the run is kept as it is; `twasm renormalize` rebuilds it from its raw capture"
+		d.Repair = "not a session twasm can read again (a database's rows, an older file tree's files, or a session of a file of many): the run is kept as it is"
 		return
 	}
 	root := l.byRun(d.RunID)
@@ -546,8 +559,17 @@ func spotText(d *RawDamage) string {
 }
 
 // holdsArchived reports whether the file a run was archived from still
-// starts with the bytes the run holds.
+// starts with the bytes the run holds (a session folder: each of its
+// files, with the bytes the run holds of it).
 func holdsArchived(e Entry) bool {
+	if len(e.Files) > 0 && !isTreeSession(&e) {
+		for _, st := range e.Files {
+			if !holdsArchived(Entry{Path: filepath.Join(e.Path, filepath.FromSlash(st.Path)), Offset: st.Offset, SHA256: st.SHA256}) {
+				return false
+			}
+		}
+		return true
+	}
 	if strings.Contains(e.Path, "#") || len(e.Files) > 0 {
 		return false
 	}

@@ -18,6 +18,7 @@ import (
 
 	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/plugins/cline"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -416,4 +417,103 @@ func hashes(t *testing.T, paths ...string) []string {
 		out = append(out, sha(b))
 	}
 	return out
+}
+
+// TestRepairRawFolder: a Cline task folder's run whose raw capture is
+// damaged is archived again from the folder's files when each still
+// holds what the run read of it, into a new run that supersedes it; a
+// task whose documents the agent rewrote since is kept as it is. The
+// task's files are only read.
+func TestRepairRawFolder(t *testing.T) {
+	ctx := context.Background()
+	ui, api := clineDocs(t)
+	for _, tc := range []struct {
+		name     string
+		rewrite  bool
+		source   string
+		repaired bool
+	}{
+		{"the files hold their bytes", false, SourceHolds, true},
+		{"a document rewritten since", true, SourceChanged, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, home := t.TempDir(), t.TempDir()
+			var loc []Location
+			for _, l := range Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(cline.Plugin.Manifest), nil) {
+				if l.Name == "Cline tasks" {
+					loc = append(loc, l)
+				}
+			}
+			require.Len(t, loc, 1)
+			task := filepath.Join(home, ".cline", "data", "tasks", "1767225600000")
+			write := func(ui, api []json.RawMessage) {
+				u, err := json.Marshal(ui)
+				require.NoError(t, err)
+				p, err := json.Marshal(api)
+				require.NoError(t, err)
+				writeAged(t, filepath.Join(task, "ui_messages.json"), u, time.Hour)
+				writeAged(t, filepath.Join(task, "api_conversation_history.json"), p, time.Hour)
+			}
+			write(ui, api)
+			a := newArchiver(t, root, nil)
+			first := a.SyncStores(ctx, loc, time.Time{}, nil).Outcomes
+			require.NoError(t, a.Close())
+			require.Len(t, first, 1)
+			old := first[0].RunID
+			require.Equal(t, int64(260), readRun(t, root, old).output)
+			raw := filepath.Join(root, filepath.FromSlash(readRun(t, root, old).parts[0].Raw.Path))
+			b, err := rawfile.ReadFile(raw)
+			require.NoError(t, err)
+			require.Contains(t, string(b), `"type":"say"`)
+			b = bytes.Replace(b, []byte(`"type":"say"`), []byte(`"type":"sax"`), 1)
+			require.NoError(t, os.Remove(raw))
+			w, err := rawfile.Create(raw)
+			require.NoError(t, err)
+			_, err = w.Write(b)
+			require.NoError(t, err)
+			require.NoError(t, w.Close())
+			if tc.rewrite {
+				write(ui[:len(ui)-1], api)
+			}
+			before := hashTree(t, task)
+
+			rc := checkRaw(t, root)
+			require.Len(t, rc.Damaged, 1)
+			d := rc.Damaged[0]
+			assert.Equal(t, old, d.RunID)
+			assert.Equal(t, task, d.Path)
+			assert.Equal(t, tc.source, d.Source)
+			assert.Equal(t, tc.repaired, d.Repairable, d.Repair)
+
+			a = newArchiver(t, root, nil)
+			outs := a.Repair(ctx, rc.Damaged)
+			rep := a.SyncStores(ctx, loc, time.Time{}, nil)
+			left := a.Repaired()
+			require.NoError(t, a.Close())
+			assert.Equal(t, before, hashTree(t, task), "the task folder's bytes are unchanged")
+			require.Len(t, rep.Outcomes, 1)
+			if !tc.repaired {
+				require.Len(t, outs, 1)
+				assert.Equal(t, ActionDamaged, outs[0].Action)
+				assert.Empty(t, left)
+				assert.Len(t, checkRaw(t, root).Damaged, 1, "kept as it is")
+				return
+			}
+			assert.Empty(t, outs)
+			assert.Empty(t, left)
+			o := rep.Outcomes[0]
+			require.Equal(t, ActionNew, o.Action, o.Reason)
+			assert.Contains(t, o.Reason, "supersedes run "+old)
+			assert.Equal(t, int64(260), readRun(t, root, o.RunID).output, "each request's output tokens once")
+			validRun(t, root, old)
+			validRun(t, root, o.RunID)
+			f := figures(t, root)
+			assert.ElementsMatch(t, []string{old, o.RunID}, f.listed)
+			require.NotNil(t, f.all.OutputTokens)
+			assert.Equal(t, int64(260), *f.all.OutputTokens, "counted once")
+			assert.Empty(t, checkRaw(t, root).Damaged)
+			again := newArchiver(t, root, nil).SyncStores(ctx, loc, time.Time{}, nil)
+			assert.Equal(t, 1, again.Counts[ActionUnchanged], "%+v", again.Outcomes)
+		})
+	}
 }
