@@ -126,8 +126,10 @@ func TestCheckRaw(t *testing.T) {
 		after   func(t *testing.T, path string) // the agent's file after the sync
 		source  string
 		repair  bool
+		redact  bool // synced with --redact: checked against what was written only
 	}{
 		{name: "intact", damaged: false},
+		{name: "intact, masked", damaged: false, redact: true},
 		{name: "damaged, the file holds its bytes", damaged: true, source: SourceHolds, repair: true},
 		{name: "damaged, the file grew", damaged: true, source: SourceHolds, repair: true, after: func(t *testing.T, path string) {
 			writeAged(t, path, append(slices.Clone(data), data[:4096]...), time.Hour)
@@ -148,7 +150,7 @@ func TestCheckRaw(t *testing.T) {
 			} else {
 				root = t.TempDir()
 				writeAged(t, path, data, time.Hour)
-				a := newArchiver(t, root, nil)
+				a := newArchiver(t, root, func(o *Options) { o.Redact = tc.redact })
 				o := a.SyncFile(context.Background(), "claude", path)
 				require.Equal(t, ActionNew, o.Action, o.Reason)
 				require.NoError(t, a.Close())
@@ -162,6 +164,7 @@ func TestCheckRaw(t *testing.T) {
 			}
 			rc := checkRaw(t, root)
 			assert.Equal(t, 1, rc.Checked)
+			assert.Equal(t, map[bool]int{true: 1}[tc.redact], rc.Masked)
 			if b, err := os.ReadFile(path); err == nil {
 				assert.Equal(t, before, sha(b), "the agent's file is unchanged")
 			}
