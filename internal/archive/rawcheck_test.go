@@ -352,18 +352,7 @@ func TestRepairRawSubAgents(t *testing.T) {
 			first := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))
 			require.NoError(t, a.Close())
 			old := first[tc.damaged].RunID
-			v := readRun(t, root, old)
-			raw := filepath.Join(root, filepath.FromSlash(v.parts[0].Raw.Path))
-			b, err := rawfile.ReadFile(raw)
-			require.NoError(t, err)
-			require.Contains(t, string(b), `"type":"user"`)
-			b = bytes.Replace(b, []byte(`"type":"user"`), []byte(`"type":"usex"`), 1)
-			require.NoError(t, os.Remove(raw))
-			w, err := rawfile.Create(raw)
-			require.NoError(t, err)
-			_, err = w.Write(b)
-			require.NoError(t, err)
-			require.NoError(t, w.Close())
+			damageRaw(t, root, old, `"type":"user"`, `"type":"usex"`)
 
 			rc := checkRaw(t, root)
 			require.Len(t, rc.Damaged, 1)
@@ -409,6 +398,24 @@ func TestRepairRawSubAgents(t *testing.T) {
 			assert.Equal(t, agentFiles, hashes(t, h.session, h.sub, h.compact), "the agent's files are unchanged")
 		})
 	}
+}
+
+// damageRaw changes the first old in run runID's raw capture (its first
+// part's) to new, on disk, as a disk or a wrong write might: its bytes
+// are no longer those its part states.
+func damageRaw(t *testing.T, root, runID, old, new string) {
+	t.Helper()
+	raw := filepath.Join(root, filepath.FromSlash(readRun(t, root, runID).parts[0].Raw.Path))
+	b, err := rawfile.ReadFile(raw)
+	require.NoError(t, err)
+	require.Contains(t, string(b), old)
+	b = bytes.Replace(b, []byte(old), []byte(new), 1)
+	require.NoError(t, os.Remove(raw))
+	w, err := rawfile.Create(raw)
+	require.NoError(t, err)
+	_, err = w.Write(b)
+	require.NoError(t, err)
+	require.NoError(t, w.Close())
 }
 
 func hashes(t *testing.T, paths ...string) []string {
@@ -464,17 +471,7 @@ func TestRepairRawFolder(t *testing.T) {
 			require.Len(t, first, 1)
 			old := first[0].RunID
 			require.Equal(t, int64(260), readRun(t, root, old).output)
-			raw := filepath.Join(root, filepath.FromSlash(readRun(t, root, old).parts[0].Raw.Path))
-			b, err := rawfile.ReadFile(raw)
-			require.NoError(t, err)
-			require.Contains(t, string(b), `"type":"say"`)
-			b = bytes.Replace(b, []byte(`"type":"say"`), []byte(`"type":"sax"`), 1)
-			require.NoError(t, os.Remove(raw))
-			w, err := rawfile.Create(raw)
-			require.NoError(t, err)
-			_, err = w.Write(b)
-			require.NoError(t, err)
-			require.NoError(t, w.Close())
+			damageRaw(t, root, old, `"type":"say"`, `"type":"sax"`)
 			if tc.rewrite {
 				write(ui[:len(ui)-1], api)
 			}
