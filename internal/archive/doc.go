@@ -311,7 +311,10 @@
 // again, whole, as a child run, and the old run is ended as superseded
 // by it (lifecycle.SupersededByField): stats and the index leave it out
 // (views.Superseded), so no token is counted twice; ls still lists it,
-// ended. A link to a sub-agent's run that is still open is not an
+// ended. Its ledger entry notes the run that supersedes it
+// (Entry.SupersededBy), so a sync never matches the file to it again: a
+// sub-agent file that grows grows its child run, whichever of the two
+// run ids sorts first. A link to a sub-agent's run that is still open is not an
 // interrupted part ([Ledger.Interrupted] looks for open steps), and
 // settling an interrupted part of the session leaves such runs alone.
 //
@@ -465,6 +468,50 @@
 // above) says so in its run.completed (lifecycle.SupersededByField),
 // and the index leaves it, and its sub-runs, out too.
 //
+// # Damaged raw captures
+//
+// A twasm before 2873b2b wrote a wrong raw capture for a session with a
+// line longer than a read of 256 KiB (feedDated built a chunk in the
+// array of the line's cut-short carry, and moving the next carry to its
+// front overwrote the chunk's first bytes: a line end lost, the lines
+// around it merged), and the plugin read the same wrong bytes, so the
+// run's transcript is wrong too. [CheckRaw] finds such runs, and any
+// capture changed on disk since: every part's result states the sha256
+// of the source's bytes it read (hashed from the agent's file, or of the
+// stream a folder's or database's part is) and the raw capture's size
+// and sha256 after it (transcript.RawRef), so each part's bytes in the
+// capture (a file's after the facts line fed before them) are checked
+// against their source whether the agent's file is still there or not.
+// Masked runs are checked against what was written only. For a damaged
+// run of a session folder, its files are hashed as the run's FileStates
+// say; for one of a session file, the agent's file is opened read-only:
+// where its first bytes still hash as the ledger says, the capture is
+// compared with it and the first byte that differs is given; otherwise
+// the first line of the capture that is not JSON. `twasm doctor` reports
+// each (an error).
+//
+// [Archiver.Repair] marks the damaged runs whose file still holds the
+// bytes archived to be archived again by the next SyncStores (`twasm
+// sync --repair`): the file is read whole into a new run, as if no run
+// held it (its sub-agent files' runs are archived again with it, as
+// child runs of the new run, since a superseded run's sub-runs are left
+// out of every count), and the damaged run is then ended as cancelled,
+// superseded by the new one (lifecycle.SupersededByField; its ledger
+// entry's SupersededBy, which keeps a sync from matching a file to it
+// again, rebuilt from the transcript). A damaged sub-agent file's run is
+// repaired by archiving its session so: a sub-agent's run is counted in
+// its session's tree, and a new child run beside the old one would count
+// it twice. So stats, usage and the index count the session once; ls
+// still lists the old run, ended. A run whose file is gone or changed,
+// or whose sub-agent files' runs could not be archived again, is kept as
+// it is and reported (ActionDamaged); the agents' files are only read. A
+// repair cut short by a kill after the new run was written is finished
+// by the next one without archiving the session a third time (holderOf).
+// A session folder is repaired the same way when each of its files still
+// holds what the run read of it (a JSON document: unchanged since), its
+// files read whole into the new run; database, older file tree and
+// sections sessions are checked, not repaired.
+//
 // # Threat model
 //
 // A store's declaration is untrusted input (the host checks its paths
@@ -475,7 +522,8 @@
 // sub-agent's sidecar (abi.SidecarKey): at most 64 KiB of JSON, of which
 // one string is read and used only as a step path segment (sanitised to
 // the path grammar) and to find a tool call. Paths in the ledger or in a
-// transcript's "source" are only compared and stat'ed, never opened for
-// writing. A store directory may vanish while it is walked: it is
+// transcript's "source" are only compared, stat'ed and read (CheckRaw),
+// never opened for writing; a raw capture path a transcript names is
+// opened only under the run's own raw directory (rawOf). A store directory may vanish while it is walked: it is
 // reported, and closes no run.
 package archive

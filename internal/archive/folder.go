@@ -150,6 +150,12 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	rel = filepath.ToSlash(rel)
 	head := sessionHead(loc, provider, rel)
 	prev := a.ledger.ByPath(dir)
+	// A run whose raw capture is damaged, archived again (Repair): the
+	// folder's files are read whole into a new run, as if no run held it.
+	repairID := a.repairAt(dir)
+	if repairID != "" {
+		prev = nil
+	}
 	if prev == nil && loc.Kind == KindTree {
 		if e := a.keyedElsewhere(head); e != nil {
 			// The agent keeps the session in its database too (OpenCode
@@ -162,7 +168,7 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	if err != nil {
 		return fail(err)
 	}
-	if prev == nil {
+	if prev == nil && repairID == "" {
 		if es := a.ledger.ByHead(head); len(es) > 0 {
 			prev = &es[0] // the store moved: the same session in it
 		}
@@ -243,6 +249,9 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	end := from + int64(len(body))
 	out.Bytes = int64(len(body))
 	out.partAction(prev)
+	if repairID != "" {
+		out.Reason = a.repairing(repairID) + ": archived again, whole, as a new run that supersedes run " + repairID
+	}
 	if len(notes) > 0 {
 		out.Reason = strings.TrimPrefix(out.Reason+"; "+strings.Join(notes, "; "), "; ")
 	}
@@ -256,7 +265,7 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 		link = a.parentLink(loc, provider, dir)
 	}
 	out = a.writePart(ctx, out, folderSource{dir: dir, stream: body, states: states, prevLast: prevLast, link: link},
-		provider, head, prev, false, end, end, mtime, closeDue, &Resume{Whole: true, End: closeDue})
+		provider, head, prev, false, end, end, mtime, closeDue, &Resume{Whole: true, End: closeDue, replace: repairID})
 	if e := a.folderEntry(head, out.RunID); e != nil && out.Action != ActionFailed && (e.Size != size || e.ModTime != mtime.UnixNano() || e.Path != dir) {
 		// The folder as seen (Archived), where it is now (a store
 		// that moved): its files' total size and latest mtime, not the

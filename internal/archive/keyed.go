@@ -163,6 +163,6 @@ func (a *Archiver) endSuperseded(ctx context.Context, e Entry, by string) error 
 	if a.opts.Written != nil {
 		a.opts.Written(e.RunID)
 	}
-	e.Closed = true
+	e.Closed, e.SupersededBy = true, by
 	return a.ledger.Put(&e)
 }

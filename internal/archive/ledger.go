@@ -17,6 +17,7 @@ import (
 	"time"
 
 	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -49,6 +50,11 @@ type Entry struct {
 	// Closed is set once run.completed is written: the session can only
 	// continue in a new run.
 	Closed bool `json:"closed,omitempty"`
+	// SupersededBy is the run that holds the session again, when this
+	// run's run.completed says one does (lifecycle.SupersededByField): a
+	// session file is never matched to such a run (a run whose raw
+	// capture was damaged, archived again by `twasm sync --repair`).
+	SupersededBy string `json:"superseded_by,omitempty"`
 	// Pending marks an entry written before its run's step was: on load
 	// it is checked against the transcript. Resume says what that part
 	// was to do, so that a part interrupted by a kill is continued as its
@@ -132,6 +138,10 @@ type Resume struct {
 	// cannot be linked, is its session file: the run is named as that
 	// session's sub-agent (not kept, as link).
 	subAgentOf string
+	// replace, for the first part of a run that archives again a run
+	// whose raw capture is damaged (Repair), is that run: ended,
+	// superseded by the new one, once the part is written (not kept).
+	replace string
 }
 
 // FactsAt is a facts line fed before the source's bytes from At on.
@@ -409,8 +419,16 @@ func (l *Ledger) index(e *Entry) {
 	if e.Closed && e.Parts == 0 {
 		return // an interrupted run ended with nothing archived: it holds no session
 	}
+	if e.SupersededBy != "" {
+		// Another run holds the session again: found by path only
+		// when no other run was read from it.
+		if l.byPath[e.Path] == nil {
+			l.byPath[e.Path] = e
+		}
+		return
+	}
 	l.byHead[e.Head] = append(l.byHead[e.Head], e)
-	if cur := l.byPath[e.Path]; cur == nil || !e.Closed || cur.Closed {
+	if cur := l.byPath[e.Path]; cur == nil || !e.Closed || cur.Closed || cur.SupersededBy != "" {
 		l.byPath[e.Path] = e
 	}
 	for _, s := range e.Also {
@@ -507,7 +525,7 @@ func (l *Ledger) Put(e *Entry) error {
 		// A new run: indexed alone, as reindex would place it.
 		l.runs[e.RunID] = &cp
 		l.indexNew(&cp)
-	case old.Head != e.Head || old.Path != e.Path || old.Closed != e.Closed || !slices.Equal(old.Also, e.Also):
+	case old.Head != e.Head || old.Path != e.Path || old.Closed != e.Closed || old.SupersededBy != e.SupersededBy || !slices.Equal(old.Also, e.Also):
 		l.runs[e.RunID] = &cp
 		l.reindex()
 	default:
@@ -520,7 +538,8 @@ func (l *Ledger) Put(e *Entry) error {
 // it (by run id among the runs of its head; the path's run the open one,
 // the greatest id among equals), without going over every run.
 func (l *Ledger) indexNew(e *Entry) {
-	if e.Closed && e.Parts == 0 {
+	if e.Closed && e.Parts == 0 || e.SupersededBy != "" {
+		l.index(e)
 		return
 	}
 	hs := l.byHead[e.Head]
@@ -822,6 +841,9 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 		switch ev.Type {
 		case transcript.RunCompleted:
 			e.Closed, info.finished = true, true
+			if p := ev.Step(); p != nil && len(p.Extra[lifecycle.SupersededByField]) > 0 {
+				_ = json.Unmarshal(p.Extra[lifecycle.SupersededByField], &e.SupersededBy)
+			}
 		case transcript.StepStarted, transcript.StepCallWorkflowStarted:
 			open[k]++
 			order = append(order, k)

@@ -66,6 +66,8 @@ func decodeEntry(line []byte, e *Entry) (ok bool) {
 			ok = once(&seen, 20) && r.str(&e.Parent)
 		case "also":
 			ok = once(&seen, 21) && r.unmarshal(&e.Also)
+		case "superseded_by":
+			ok = once(&seen, 22) && r.str(&e.SupersededBy)
 		}
 		return ok
 	})

@@ -312,17 +312,16 @@ func (a *Archiver) endCancelled(ctx context.Context, e *Entry, why, by string) e
 	}
 	c := *e
 	c.Closed, c.Pending, c.Resume = true, false, nil
+	if by != "" {
+		c.SupersededBy = by
+	}
 	return a.ledger.Put(&c)
 }
 
 // rawCapture resolves a raw capture path of run runID ("raw/<run>/<name>")
 // under the storage root; anything else is refused.
 func (a *Archiver) rawCapture(runID, rel string) (string, error) {
-	name := filepath.Base(filepath.FromSlash(rel))
-	if want := filepath.ToSlash(filepath.Join("raw", runID, name)); filepath.ToSlash(rel) != want || name == "." || name == ".." {
-		return "", fmt.Errorf("raw capture %q is not one of run %s", rel, runID)
-	}
-	return filepath.Join(a.opts.Store.Root, "raw", runID, name), nil
+	return rawOf(a.opts.Store.Root, runID, rel)
 }
 
 // cutRaw cuts the run's raw capture, which the killed part was

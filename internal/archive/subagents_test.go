@@ -339,6 +339,26 @@ func TestSyncSubAgentOrders(t *testing.T) {
 		}
 		after := figures(t, root)
 		assert.Len(t, after.listed, 3, "ls lists the old runs, ended, superseded by the child runs")
+		l, _, err := OpenLedger(root, true)
+		require.NoError(t, err)
+		for _, p := range []string{h.sub, h.compact} {
+			e := l.byRun(old[p].RunID)
+			require.NotNil(t, e)
+			assert.Equal(t, rep[p].RunID, e.SupersededBy, "%s: never matched to its file again, whatever the order of the run ids", p)
+		}
+		require.NoError(t, l.Close())
+
+		// The sub-agent's file grows: its child run grows, never the
+		// old run it superseded.
+		sb, err := os.ReadFile(h.sub)
+		require.NoError(t, err)
+		lines := bytes.SplitAfter(bytes.TrimSpace(sb), []byte("\n"))
+		writeAged(t, h.sub, append(append(sb, lines[len(lines)-1]...), '\n'), time.Hour)
+		a = newArchiver(t, root, nil)
+		grown := byPath(a.SyncStores(ctx, h.locs(t, true), time.Time{}, nil))[h.sub]
+		require.NoError(t, a.Close())
+		assert.Equal(t, ActionGrown, grown.Action, grown.Reason)
+		assert.Equal(t, rep[h.sub].RunID, grown.RunID)
 		assert.Equal(t, *want.all.InputTokens, *after.all.InputTokens, "every token once")
 		assert.Equal(t, *want.all.OutputTokens, *after.all.OutputTokens)
 

@@ -137,6 +137,9 @@ type Archiver struct {
 	// frames holds the frame buffers of feedDated (*[]byte of
 	// rawfile.FrameBytes), reused by the sessions and the workers.
 	frames *sync.Pool
+	// repair holds the damaged runs Repair marked to be archived again
+	// by the next sync (nil: none).
+	repair *repairSet
 }
 
 // Open loads the ledger (rebuilt from the transcripts when needed; the
@@ -288,6 +291,9 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	idle := a.opts.Now().Sub(mtime)
 	closeDue := a.opts.CloseIdle >= 0 && idle >= a.opts.CloseIdle
 	legacy := a.legacyOf(path, parent)
+	// A run whose raw capture is damaged, archived again (Repair): the
+	// file is read whole into a new run, as if no run held it.
+	repairID := a.repairAt(path)
 	settled := a.opts.Whole || idle >= a.opts.Settle || sess.settled
 	if !settled && isDocument(path) {
 		// A whole JSON document is only read whole: its lines mean
@@ -323,7 +329,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		return h, err
 	}
 	for _, c := range a.ledger.ByHead(head) {
-		if legacy != nil {
+		if legacy != nil || repairID != "" {
 			continue
 		}
 		if c.Offset > end {
@@ -367,7 +373,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		// A head that grew (a file whose first lines were shorter than
 		// minHead when first synced): the file at the same path still
 		// starting with what its run holds is that session.
-		if e := a.ledger.ByPath(path); legacy == nil && e != nil && e.Head != head && e.Offset <= end {
+		if e := a.ledger.ByPath(path); legacy == nil && repairID == "" && e != nil && e.Head != head && e.Offset <= end {
 			h, err := hashPrefix(f, e.Offset)
 			if err != nil {
 				return fail(err)
@@ -383,7 +389,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 	// version becomes a part of that run; the filter keeps what is new
 	// and what changed.
 	rewrite := false
-	if match == nil && isDocument(path) {
+	if match == nil && repairID == "" && isDocument(path) {
 		if e := a.ledger.ByPath(path); e != nil && e.Head == head && !e.Closed && e.Provider == provider {
 			match, rewrite = e, true
 		}
@@ -422,7 +428,9 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		out.Reason = "the file was rewritten in place (it no longer starts with the bytes run " + match.RunID + " holds): its new version is one more part of the run, with a raw capture of its own"
 	case match == nil:
 		out.Action = ActionNew
-		if olds := a.ledger.ByPath(path); olds != nil && olds.Head == head {
+		if olds := a.ledger.ByPath(path); repairID != "" {
+			out.Reason = a.repairing(repairID) + ": archived again, whole, as a new run that supersedes run " + repairID
+		} else if olds != nil && olds.Head == head {
 			out.Reason = "the file was rewritten (it no longer starts with what run " + olds.RunID + " holds): archived as a new run"
 		}
 	case match.Closed:
@@ -446,7 +454,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		switch {
 		case why != "":
 			out.Reason = joinReason(out.Reason, why)
-		case legacy != nil:
+		case legacy != nil && repairID == "":
 			link.legacy = legacy.RunID
 			out.Reason = joinReason(out.Reason, "archived by an older twasm as run "+legacy.RunID+", a session of its own: archived again as a child run of its session's run, which supersedes it")
 		}
@@ -455,7 +463,7 @@ func (a *Archiver) syncOpened(ctx context.Context, out Outcome, format string, s
 		return out
 	}
 	var facts []byte
-	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link, subAgentOf: subAgentOf}
+	rs := &Resume{Format: format, Whole: a.opts.Whole, End: closeDue && end == size, link: link, subAgentOf: subAgentOf, replace: repairID}
 	if loc != nil && loc.SourceFacts {
 		facts = factsLine(loc, path, size, mtime)
 		rs.Store, rs.Dir, rs.Facts, rs.Project = loc.Name, loc.Dir, true, loc.Project
@@ -478,7 +486,7 @@ func (a *Archiver) asSeen(ctx context.Context, out Outcome, path, parent string,
 			return out, true
 		}
 	}
-	if !known || e.size != size || e.mtime != mtime.UnixNano() || a.legacyOf(path, parent) != nil {
+	if !known || e.size != size || e.mtime != mtime.UnixNano() || a.legacyOf(path, parent) != nil || a.repairAt(path) != "" {
 		return out, false
 	}
 	closeDue := a.opts.CloseIdle >= 0 && a.opts.Now().Sub(mtime) >= a.opts.CloseIdle
@@ -824,6 +832,11 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	}
 	if err := a.ledger.Put(&e); err != nil {
 		return fail(err)
+	}
+	if rs.replace != "" && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent)) {
+		if err := a.replaced(ctx, rs.replace, e.RunID); err != nil {
+			return fail(err)
+		}
 	}
 	if l := rs.link; l != nil && l.legacy != "" && stepErr == nil {
 		if le := a.ledger.byRun(l.legacy); le != nil {

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"io"
+	"slices"
 	"strings"
 	"text/tabwriter"
 	"time"
@@ -68,8 +69,17 @@ agent's retention will delete sessions that are not archived: Claude Code
 deletes session logs after cleanupPeriodDays (default 30, in its
 settings.json). It also checks the sync ledger and the search index.
 
+It checks every archived session's raw capture against the bytes its
+source held (each part's result states their sha256, hashed from the
+agent's file): a twasm before 2873b2b wrote a wrong raw capture, and a
+transcript normalized from it, for a session with a line longer than 256
+KiB. Each damaged run is an error, named with its run id and file, where
+its capture first differs from the agent's file (read, never written) or,
+when the file is gone, its first line that is not JSON, and whether
+` + "`twasm sync --repair`" + ` can archive it again from the file.
+
 It reads; it never writes. Exit 0 even with warnings; 1 when a check
-failed.`,
+failed (a damaged raw capture among them).`,
 		Example: `  twasm doctor
   twasm doctor --json`,
 		Args: cobra.NoArgs,
@@ -82,7 +92,7 @@ failed.`,
 	}
 	cmd.Flags().StringVar(&opts.Config, "config", "", "sync config file (default $XDG_CONFIG_HOME/twasm/sync.json)")
 	cmd.Flags().StringSliceVar(&opts.Providers, "provider", nil, "only these providers")
-	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the stores and checks as one JSON object")
+	cmd.Flags().BoolVar(&opts.JSON, "json", false, "print the stores, checks and damaged runs as one JSON object")
 	opts.Plugins.Register(cmd, false)
 	return cmd
 }
@@ -126,6 +136,12 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 			}
 			checks = append(checks, Check{"warn", "sync ledger", fmt.Sprintf("the archive of %s in run %s was interrupted (a sync or import was killed: %s); it holds %d of its bytes: the next `twasm sync` or `twasm import` settles it", it.Entry.Path, it.Entry.RunID, what, it.Entry.Offset)})
 		}
+	}
+	damaged := []archive.RawDamage{}
+	if a != nil {
+		var dc []Check
+		damaged, dc = rawChecks(ctx, f.StorageRoot(), a.Ledger(), opts.Providers)
+		checks = append(checks, dc...)
 	}
 	stores, sessions := archive.Scan(locs, time.Time{})
 	sessions = archive.WithoutStorage(f.StorageRoot(), stores, sessions)
@@ -208,7 +224,7 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	}
 	ios := f.IOStreams
 	if opts.JSON {
-		b, _ := json.Marshal(map[string]any{"storage": f.StorageRoot(), "stores": health, "checks": checks})
+		b, _ := json.Marshal(map[string]any{"storage": f.StorageRoot(), "stores": health, "checks": checks, "damaged": damaged})
 		fmt.Fprintln(ios.Out, string(b))
 	} else {
 		printDoctor(ios.Out, f.StorageRoot(), health, checks)
@@ -221,7 +237,42 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 	return nil
 }
 
-// archived reports whether the ledger holds every byte of s.
+// rawChecks checks every session run's raw capture against its source
+// (archive.CheckRaw; only providers' runs, when given): the damaged runs,
+// and a check for each (an error) or one saying all are whole.
+func rawChecks(ctx context.Context, root string, l *archive.Ledger, providers []string) ([]archive.RawDamage, []Check) {
+	rc, err := archive.CheckRaw(ctx, root, l)
+	if err != nil {
+		return []archive.RawDamage{}, []Check{{"error", "raw captures", err.Error()}}
+	}
+	damaged := []archive.RawDamage{}
+	var checks []Check
+	for _, d := range rc.Damaged {
+		if len(providers) > 0 && !slices.Contains(providers, d.Provider) {
+			continue
+		}
+		damaged = append(damaged, d)
+		checks = append(checks, Check{"error", "raw captures", DamageText(d)})
+	}
+	if len(damaged) == 0 {
+		msg := fmt.Sprintf("the raw captures of %d session run(s) hold their sources' bytes", rc.Checked)
+		if rc.Masked > 0 {
+			msg += fmt.Sprintf(" (%d masked with --redact: checked against what was written, not against their sources)", rc.Masked)
+		}
+		checks = append(checks, Check{"ok", "raw captures", msg})
+	}
+	return damaged, checks
+}
+
+// DamageText says in one line what is wrong with a damaged run and what
+// can be done.
+func DamageText(d archive.RawDamage) string {
+	msg := fmt.Sprintf("run %s (%s %s): part %d: %s", d.RunID, d.Provider, d.Path, d.Part, d.Problem)
+	if d.Differs != nil {
+		msg += fmt.Sprintf("; it first differs from the agent's file at byte %d (line %d)", d.Differs.Byte, d.Differs.Line)
+	}
+	return msg + "; " + d.Repair
+}
 
 func printDoctor(w io.Writer, root string, health []StoreHealth, checks []Check) {
 	fmt.Fprintf(w, "storage: %s\n\n", root)

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/twasm/twasm/internal/redact"
 	"io"
+	"maps"
 	"os"
 	"runtime"
 	"runtime/debug"
@@ -40,6 +41,9 @@ type Options struct {
 	Config    string
 	Wait      bool
 	JSON      bool
+	// Repair checks every session run's raw capture first and archives
+	// the damaged ones again from the agents' files (archive.Repair).
+	Repair bool
 	// Indexed is called with the runs a round wrote (the search index).
 	Indexed func(ctx context.Context, runIDs []string) error
 }
@@ -80,11 +84,22 @@ one object per line), progress and the summary on stderr. A file its
 plugin understood no line of (another provider's session in a store, or
 no session at all) is said on stderr, as record and import say it: the
 provider looks wrong, and what detection says. Exit 1 when a session
-failed or was not understood (the others are archived).`,
+failed or was not understood (the others are archived).
+
+--repair first checks every archived session's raw capture against the
+bytes its source held, as ` + "`twasm doctor`" + ` does (a twasm before 2873b2b
+damaged the capture, and the transcript, of a session with a line longer
+than 256 KiB), and archives each damaged session again, whole, from the
+agent's file when it still holds the bytes archived: a new run (with its
+sub-agent files' runs), and the damaged run is ended, superseded by it, so
+stats, usage and search count the session once (ls still lists the old
+run, ended). A damaged run whose file is gone or changed is kept as it is,
+printed "damaged" with the reason, and sync exits 1.`,
 		Example: `  twasm sync
   twasm sync --provider claude --since 7d --dry-run
   twasm sync --watch --interval 1m
-  twasm sync --redact --json`,
+  twasm sync --redact --json
+  twasm sync --repair`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if opts.Watch && opts.DryRun {
@@ -119,6 +134,7 @@ failed or was not understood (the others are archived).`,
 	fl.StringVar(&opts.Config, "config", "", "sync config file (default $XDG_CONFIG_HOME/twasm/sync.json)")
 	fl.BoolVar(&opts.Wait, "wait", false, "wait for another sync or import on the same storage instead of failing")
 	fl.BoolVar(&opts.JSON, "json", false, "print one JSON object per changed session, then the summary")
+	fl.BoolVar(&opts.Repair, "repair", false, "check every archived raw capture against its source first, and archive the damaged sessions again from the agents' files")
 	opts.Plugins.Register(cmd, false)
 	return cmd
 }
@@ -307,6 +323,14 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		printOutcome(ios.Out, &settled[i], opts.JSON)
 		understood(&settled[i])
 	}
+	var repaired []archive.Outcome
+	if opts.Repair && first {
+		damaged, _ := rawChecks(ctx, f.StorageRoot(), a.Ledger(), opts.Providers)
+		repaired = a.Repair(ctx, damaged)
+		for i := range repaired {
+			printOutcome(ios.Out, &repaired[i], opts.JSON)
+		}
+	}
 	var bar *progress
 	if first {
 		bar = newProgress(ios.ErrOut, isTerminal(ios.ErrOut))
@@ -321,7 +345,15 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		gc.follow()
 	})
 	bar.done()
+	if opts.Repair && first && !opts.DryRun {
+		left := a.Repaired()
+		for i := range left {
+			printOutcome(ios.Out, &left[i], opts.JSON)
+		}
+		repaired = append(repaired, left...)
+	}
 	rep = withSettled(rep, settled)
+	rep = withRepaired(rep, repaired)
 	if opts.Indexed != nil && len(written) > 0 {
 		// The plugins' idle instances and the heap the archiving used
 		// are given back before the index is built, which adds SQLite's
@@ -347,6 +379,9 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	nfailed := rep.Counts[archive.ActionFailed]
 	if nfailed > 0 {
 		return fmt.Errorf("%w: %d failed", errFailed, nfailed)
+	}
+	if n := rep.Counts[archive.ActionDamaged]; n > 0 {
+		return fmt.Errorf("%w: %d damaged run(s) kept as they are", errFailed, n)
 	}
 	if len(notUnderstood) > 0 {
 		return fmt.Errorf("%w: %w: %s", errFailed, cmdutil.ErrNotUnderstood, strings.Join(notUnderstood, ", "))
@@ -435,6 +470,24 @@ func withSettled(rep archive.Report, settled []archive.Outcome) archive.Report {
 	return rep
 }
 
+// withRepaired counts in rep what --repair did before and after the
+// stores were read: the damaged runs kept as they are, and those ended
+// because another run held their session already.
+func withRepaired(rep archive.Report, repaired []archive.Outcome) archive.Report {
+	if len(repaired) == 0 {
+		return rep
+	}
+	rep.Counts = maps.Clone(rep.Counts)
+	if rep.Counts == nil {
+		rep.Counts = map[string]int{}
+	}
+	for _, o := range repaired {
+		rep.Counts[o.Action]++
+	}
+	rep.Outcomes = append(rep.Outcomes, repaired...)
+	return rep
+}
+
 func summary(w io.Writer, rep archive.Report, opts *Options) {
 	found := 0
 	for _, s := range rep.Stores {
@@ -457,12 +510,15 @@ func summary(w io.Writer, rep archive.Report, opts *Options) {
 	if n := c[archive.ActionSkipped]; n > 0 {
 		settled += fmt.Sprintf(", %d skipped", n)
 	}
+	if n := c[archive.ActionDamaged]; n > 0 {
+		settled += fmt.Sprintf(", %d damaged (kept as they are)", n)
+	}
 	fmt.Fprintf(w, "%s: %d store(s) found of %d; %d new, %d grown, %d continued, %d unchanged, %d closed%s, %d pending, %d failed; %s archived\n",
 		verb, found, len(rep.Stores), c[archive.ActionNew], c[archive.ActionGrown], c[archive.ActionContinued], c[archive.ActionUnchanged],
 		c[archive.ActionClosed], settled, c[archive.ActionPending], c[archive.ActionFailed], humanBytes(rep.Bytes))
 	for _, o := range rep.Outcomes {
-		if o.Action == archive.ActionFailed {
-			fmt.Fprintf(w, "failed: %s: %s\n", o.Path, o.Reason)
+		if o.Action == archive.ActionFailed || o.Action == archive.ActionDamaged {
+			fmt.Fprintf(w, "%s: %s: %s\n", o.Action, o.Path, o.Reason)
 		}
 	}
 	if found == 0 {
