@@ -13,7 +13,6 @@ import (
 	"slices"
 	"sort"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -279,35 +278,12 @@ const listingGCPercent = 400
 // a session (Plugins.using), so archiving, whose garbage is the plugins'
 // output and buffers, and the index build after it collect as before;
 // the memory limit (cmd/twasm) holds throughout. A GOGC the user set
-// higher, or off, is left as it is.
-type listingGC struct {
-	mu     sync.Mutex
-	old    int
-	raised bool
-}
+// higher, or off, is left as it is (cmdutil.GCRaise).
+type listingGC struct{ g cmdutil.GCRaise }
 
-func (g *listingGC) raise() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.raised {
-		return
-	}
-	old := debug.SetGCPercent(listingGCPercent)
-	if old < 0 || old >= listingGCPercent {
-		debug.SetGCPercent(old)
-		return
-	}
-	g.old, g.raised = old, true
-}
+func (g *listingGC) raise() { g.g.Raise(listingGCPercent) }
 
-func (g *listingGC) lower() {
-	g.mu.Lock()
-	defer g.mu.Unlock()
-	if g.raised {
-		debug.SetGCPercent(g.old)
-		g.raised = false
-	}
-}
+func (g *listingGC) lower() { g.g.Lower() }
 
 // round syncs once. The first round of a watch, or a single sync, shows
 // the progress of a long scan; a later round of a watch prints only what
