@@ -33,6 +33,10 @@ type Recorded struct {
 	SHA256   string       `json:"sha256"`
 	Size     int          `json:"size"`
 	Manifest abi.Manifest `json:"manifest"`
+	// Reported is the manifest as the module wrote it (JSON), which
+	// Manifest is parsed from: a load that reads the same bytes takes
+	// Manifest without parsing them (host.Bundled.ManifestJSON).
+	Reported string `json:"reported,omitempty"`
 }
 
 // Plugin is a plugin built into the binary. Its bytes are read on demand:

@@ -82,7 +82,7 @@ func run(ctx context.Context, dir, cacheDir, goFile string) error {
 			errs = append(errs, fmt.Errorf("%s: %s", info.File, strings.Join(info.Problems, "; ")))
 			continue
 		}
-		out[info.File] = bundled.Recorded{SHA256: info.SHA256, Size: len(files[info.File]), Manifest: info.Manifest}
+		out[info.File] = bundled.Recorded{SHA256: info.SHA256, Size: len(files[info.File]), Manifest: info.Manifest, Reported: info.ManifestJSON}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
