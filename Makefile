@@ -8,6 +8,9 @@ BUNDLED   := internal/bundled/wasm
 PLUGINS   := $(notdir $(patsubst %/wasm/,%,$(dir $(wildcard plugins/*/wasm/main.go))))
 WASM      := $(PLUGINS:%=$(BUNDLED)/%.wasm)
 MANIFESTS := $(BUNDLED)/manifests.json
+# The same record as Go values of package bundled (bundlerecord -go): the
+# host reads it without decoding JSON.
+GENERATED := internal/bundled/manifests_gen.go
 FUZZTIME  ?= 30s
 BENCHTIME ?= 1x
 BENCHCOUNT ?= 5
@@ -98,8 +101,11 @@ tinygo:
 # The build records each bundled plugin's manifest and sha256 (by loading
 # it through the host), so twasm maps providers without compiling plugins
 # it does not use.
+# The Go record of the last build is removed first: written from other
+# types (abi changed), it would keep bundlerecord from compiling.
 $(MANIFESTS): $(WASM)
-	$(GO) run ./internal/tools/bundlerecord $(BUNDLED)
+	rm -f $(GENERATED)
+	$(GO) run ./internal/tools/bundlerecord -go $(GENERATED) $(BUNDLED)
 
 bin/twasm: $(WASM) $(MANIFESTS) $(shell find . -name '*.go' -not -name '*_test.go' -not -path './plugins/*/wasm/*' 2>/dev/null) go.mod
 	@mkdir -p bin
@@ -223,4 +229,4 @@ example: bin/twasm
 	bin/twasm --storage storage-example view latest
 
 clean:
-	rm -rf bin $(BUNDLED)/*.wasm $(MANIFESTS) bench.out storage-example
+	rm -rf bin $(BUNDLED)/*.wasm $(MANIFESTS) $(GENERATED) bench.out storage-example

@@ -29,12 +29,19 @@ func recorded(t *testing.T, b []byte, m abi.Manifest) (Bundled, *atomic.Int32) {
 
 func echoManifest(t *testing.T, echo []byte) abi.Manifest {
 	t.Helper()
+	return echoInfo(t, echo).Manifest
+}
+
+// echoInfo is echo loaded as a bundled plugin without a record, as the
+// build loads it.
+func echoInfo(t *testing.T, echo []byte) PluginInfo {
+	t.Helper()
 	rt := newRuntime(t, set(testOptions(), func(o *Options) { o.Bundled = bundledBytes(map[string][]byte{"echo.wasm": echo}) }))
 	list := rt.List(context.Background())
 	if len(list) != 1 || list[0].Err != nil {
 		t.Fatalf("list: %+v", list)
 	}
-	return list[0].Manifest
+	return list[0]
 }
 
 func TestBundledWithRecordedManifest(t *testing.T) {
@@ -79,6 +86,37 @@ func TestBundledWithRecordedManifest(t *testing.T) {
 		_, err := rt.Lookup(ctx, "echo")
 		if err == nil || !strings.Contains(err.Error(), "the build recorded") || !strings.Contains(err.Error(), "rebuild twasm") {
 			t.Fatalf("got %v", err)
+		}
+	})
+
+	t.Run("the manifest bytes the build recorded are not parsed again", func(t *testing.T) {
+		raw := echoInfo(t, echo).ManifestJSON
+		if raw == "" || !strings.Contains(raw, `"echo"`) {
+			t.Fatalf("the loaded plugin's manifest JSON: %q", raw)
+		}
+		// The record is taken for the same bytes: a record that says
+		// otherwise (never written by a build) shows it.
+		other := want
+		other.Description = "as recorded"
+		b, _ := recorded(t, echo, other)
+		b.ManifestJSON = raw
+		rt := newRuntime(t, set(testOptions(), func(o *Options) { o.Bundled = []Bundled{b} }))
+		p, err := rt.Lookup(ctx, "echo")
+		if err != nil || p.Info().Description != "as recorded" || p.Info().ManifestJSON != raw {
+			t.Fatalf("same bytes: %v, %+v", err, p)
+		}
+		// Other bytes are parsed and compared with the record as before.
+		b.ManifestJSON = raw + " "
+		rt = newRuntime(t, set(testOptions(), func(o *Options) { o.Bundled = []Bundled{b} }))
+		if _, err := rt.Lookup(ctx, "echo"); err == nil || !strings.Contains(err.Error(), "the build recorded") {
+			t.Fatalf("other bytes, another manifest: got %v", err)
+		}
+		b, _ = recorded(t, echo, want)
+		b.ManifestJSON = raw + " "
+		rt = newRuntime(t, set(testOptions(), func(o *Options) { o.Bundled = []Bundled{b} }))
+		p, err = rt.Lookup(ctx, "echo")
+		if err != nil || p.Info().Description != want.Description || p.Info().ManifestJSON != raw {
+			t.Fatalf("other bytes, the same manifest: %v, %+v", err, p)
 		}
 	})
 

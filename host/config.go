@@ -149,6 +149,11 @@ type Bundled struct {
 	Manifest *abi.Manifest
 	SHA256   string
 	Size     int
+	// ManifestJSON, when set, is the manifest as the module wrote it when
+	// the build loaded it (PluginInfo.ManifestJSON), Manifest what it
+	// parsed to: a load that reads these bytes again takes Manifest as
+	// it is rather than parsing them.
+	ManifestJSON string
 }
 
 // binaryPlugins are the plugins embedded in this binary, with the
@@ -160,7 +165,7 @@ func binaryPlugins() ([]Bundled, error) {
 		b := Bundled{File: p.File, Wasm: p.Wasm}
 		if r := p.Recorded; r != nil {
 			m := r.Manifest
-			b.Manifest, b.SHA256, b.Size = &m, r.SHA256, r.Size
+			b.Manifest, b.SHA256, b.Size, b.ManifestJSON = &m, r.SHA256, r.Size, r.Reported
 		}
 		out = append(out, b)
 	}

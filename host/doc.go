@@ -50,7 +50,9 @@
 // fails at once for one no plugin serves), so that a program's own start
 // overlaps the load and its Lookup waits for what is left. A bundled
 // plugin's manifest and sha256 are recorded by the build ([Bundled]; the
-// module must report that manifest when it loads), so even an empty
+// module must report that manifest when it loads, and when it writes the
+// very bytes the build recorded, the manifest the build parsed from them
+// is taken without parsing them again), so even an empty
 // compilation cache costs one compilation, of the plugin in use. An
 // external plugin's manifest is cached by its content (crc32c and size)
 // after its first load; only a file seen for the first time is loaded at

@@ -30,7 +30,9 @@ type Plugin struct {
 	src      Source
 	sha256   string
 	manifest abi.Manifest
-	timeout  time.Duration // the call timeout for an input of up to timeoutUnit bytes
+	// manifestJSON is the manifest as the module wrote it.
+	manifestJSON string
+	timeout      time.Duration // the call timeout for an input of up to timeoutUnit bytes
 	// interrupt: the module was instrumented by wasminterrupt and runs
 	// in a runtime without WithCloseOnContextDone; its calls are
 	// stopped through its interrupt flag (module.call).
@@ -126,9 +128,10 @@ func (p *Plugin) Info() PluginInfo {
 	m := p.manifest
 	info := PluginInfo{
 		Manifest: abi.Manifest{Name: m.Name, Version: m.Version, Description: m.Description, SDK: m.SDK,
-			Providers: slices.Clone(m.Providers), Formats: slices.Clone(m.Formats),
+			Providers: slices.Clone(m.Providers), Formats: slices.Clone(m.Formats), Keys: slices.Clone(m.Keys),
 			Stores: cloneStores(m.Stores), SourceFacts: m.SourceFacts},
-		SHA256: p.sha256, Origin: p.src.Path, File: p.src.Path,
+		ManifestJSON: p.manifestJSON,
+		SHA256:       p.sha256, Origin: p.src.Path, File: p.src.Path,
 		Bundled: p.src.Bundled, Disabled: p.disabled.Load(),
 	}
 	if p.src.Bundled {

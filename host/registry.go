@@ -31,6 +31,9 @@ type PluginInfo struct {
 	// Manifest is the plugin's manifest (name, version, providers,
 	// formats...), its fields promoted; empty when Err is set.
 	abi.Manifest
+	// ManifestJSON is the manifest as the module wrote it, when it was
+	// loaded (what a build records as Bundled.ManifestJSON).
+	ManifestJSON string
 	// SHA256 is the hex sha256 of the module's bytes.
 	SHA256 string
 	// Origin is the file's path for an external plugin, "bundled" for one
@@ -127,6 +130,10 @@ type manifestRecord struct {
 	// did not know (a 1.3 host drops a 1.4 plugin's stores), so it is
 	// read again.
 	HostMinor int `json:"host_minor,omitempty"`
+	// json is the manifest as the module wrote it, when the build
+	// recorded it (Bundled.ManifestJSON): handshake then takes Manifest
+	// for the same bytes without parsing them.
+	json string
 }
 
 var castagnoli = crc32.MakeTable(crc32.Castagnoli)
@@ -328,7 +335,7 @@ func (rt *Runtime) loadOnce(ctx context.Context, e *entry) (*Plugin, error) {
 	}
 	if r := e.c.recorded; r != nil {
 		// The build hashed these bytes; they are in the binary.
-		return rt.load(ctx, wasm, e.c.src, r.SHA256, &r.Manifest)
+		return rt.load(ctx, wasm, e.c.src, r.SHA256, r)
 	}
 	p, err := rt.Load(ctx, wasm, e.c.src)
 	switch {
@@ -372,7 +379,7 @@ func (rt *Runtime) candidates() (cands []*candidate, failed []PluginInfo) {
 	for _, b := range rt.s.bundled {
 		c := &candidate{src: Source{Path: b.File, Bundled: true}, read: b.Wasm}
 		if b.Manifest != nil && len(b.SHA256) == 64 && b.Size > 0 {
-			c.recorded = &manifestRecord{SHA256: b.SHA256, Manifest: *b.Manifest}
+			c.recorded = &manifestRecord{SHA256: b.SHA256, Manifest: *b.Manifest, json: b.ManifestJSON}
 			c.size, c.key = b.Size, "sha256:"+b.SHA256
 		} else if _, err := c.bytes(); err != nil {
 			failed = append(failed, PluginInfo{Origin: "bundled", File: b.File, Bundled: true, Err: err})

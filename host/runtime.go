@@ -228,9 +228,9 @@ func (rt *Runtime) Load(ctx context.Context, wasm []byte, src Source) (*Plugin, 
 	return rt.load(ctx, wasm, src, hex.EncodeToString(sum[:]), nil)
 }
 
-// load is Load with the module's sha256 known; with want set, the module
-// must report that manifest (the one the build recorded for it).
-func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string, want *abi.Manifest) (*Plugin, error) {
+// load is Load with the module's sha256 known; with rec set, the module
+// must report rec's manifest (the one the build recorded for it).
+func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string, rec *manifestRecord) (*Plugin, error) {
 	wrt, compiled, err := rt.compile(ctx, wasm, src)
 	if err != nil {
 		if cerr := ctx.Err(); cerr != nil {
@@ -250,7 +250,7 @@ func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string
 		compiled.Close(ctx)
 		return nil, fmt.Errorf("host: load %s: %w%s", src.Path, err, stderrSuffix(m))
 	}
-	manifest, err := m.handshake(ctx)
+	manifest, manifestJSON, err := m.handshake(ctx, rec)
 	if err != nil {
 		m.close(ctx)
 		compiled.Close(ctx)
@@ -259,13 +259,14 @@ func (rt *Runtime) load(ctx context.Context, wasm []byte, src Source, sum string
 		}
 		return nil, fmt.Errorf("host: load %s: %w", src.Path, err)
 	}
-	if want != nil && !sameManifest(*want, manifest) {
+	if rec != nil && !sameManifest(rec.Manifest, manifest) {
+		want := rec.Manifest
 		m.close(ctx)
 		compiled.Close(ctx)
 		return nil, fmt.Errorf("host: load %s: the plugin reports manifest %s %s (providers %v), not the %s %s (providers %v) the build recorded for it: rebuild twasm (make)",
 			src.Path, manifest.Name, manifest.Version, manifest.Providers, want.Name, want.Version, want.Providers)
 	}
-	p.manifest = manifest
+	p.manifest, p.manifestJSON = manifest, manifestJSON
 	p.put(ctx, m)
 	rt.mu.Lock()
 	defer rt.mu.Unlock()

@@ -72,7 +72,7 @@ func (rt *Runtime) Verify(ctx context.Context, wasm []byte) (*verify.Report, err
 		r.Problems = append(r.Problems, fmt.Sprintf("instantiation failed: %v%s", err, stderrSuffix(m)))
 		return r, nil
 	}
-	manifest, err := m.handshake(ctx)
+	manifest, _, err := m.handshake(ctx, nil)
 	if v := m.abiVersion; v != 0 {
 		r.ABIVersion = fmt.Sprintf("%d.%d", v>>16, v&0xffff)
 	}

@@ -3,9 +3,12 @@
 // (they are not committed), and manifests.json, where the build
 // (internal/tools/bundlerecord, run by make) records each module's manifest,
 // size and sha256, so that the host maps providers to bundled plugins
-// without reading or compiling them. With none generated the package still
-// compiles and serves no plugin; without manifests.json the host loads
-// each bundled plugin once to learn its manifest, as for an external one.
+// without reading or compiling them. The build also writes that record as
+// Go values, manifests_gen.go beside this package's sources
+// ([GeneratedFile]), which is read instead when present: no JSON is
+// decoded at start. With none generated the package still compiles and
+// serves no plugin; without either record the host loads each bundled
+// plugin once to learn its manifest, as for an external one.
 //
 // Module bytes are copied out of the binary only on demand ([Plugin.Wasm]):
 // a run uses one plugin.

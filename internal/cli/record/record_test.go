@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -135,6 +136,24 @@ func TestRunWithPluginFile(t *testing.T) {
 			return nil
 		})
 		require.NoError(t, err)
+	}
+}
+
+// TestRunGivesGCBack: a record runs with the collector at
+// recordGCPercent (cmdutil.GCRaise, tested there) and leaves the
+// process's setting as it found it, a user's higher one or off included.
+func TestRunGivesGCBack(t *testing.T) {
+	if _, ok := bundled.Files()["claude.wasm"]; !ok {
+		t.Skip("no bundled claude plugin (run make plugins)")
+	}
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	for _, before := range []int{100, recordGCPercent * 4, -1} {
+		debug.SetGCPercent(before)
+		env := cmdtest.New(t)
+		opts := &Options{F: env.F, Provider: "claude", Input: filepath.Join("..", "..", "..", "examples", "claude", "stream-json.jsonl"), Path: "agent", Fsync: "never"}
+		require.NoError(t, Run(context.Background(), opts), env.ErrOut.String())
+		got := debug.SetGCPercent(100)
+		assert.Equal(t, before, got, "GOGC after a record")
 	}
 }
 

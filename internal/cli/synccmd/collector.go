@@ -5,6 +5,8 @@ import (
 	"runtime/debug"
 	"runtime/metrics"
 	"sync"
+
+	"github.com/twasm/twasm/internal/cli/cmdutil"
 )
 
 // The collector's settings for a sync's two phases (collector).
@@ -41,7 +43,7 @@ const (
 //
 //   - listing (listing): GOGC is raised to listingGCPercent, since what
 //     is listed is live until the sync ends. A GOGC the user set higher,
-//     or off, is left as it is.
+//     or off, is left as it is (cmdutil.GCRaise, which record uses too).
 //   - archiving (archiving, when a plugin is first looked up to archive
 //     a session: Plugins.using): GOGC is given back, since archiving's
 //     garbage is the plugins' output and buffers; and, once per round
@@ -67,8 +69,7 @@ type collector struct {
 	mu        sync.Mutex
 	keepLimit bool // GOMEMLIMIT set: never change the limit
 
-	raised     bool // GOGC raised by listing
-	oldPercent int  // GOGC before listing
+	gc cmdutil.GCRaise // GOGC, raised by listing
 
 	workers  int   // the limit armed for a round when > 0
 	limitSet bool  // the limit set by archiving
@@ -78,17 +79,7 @@ type collector struct {
 
 // listing raises GOGC for a round's listing.
 func (c *collector) listing() {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.raised {
-		return
-	}
-	old := debug.SetGCPercent(listingGCPercent)
-	if old < 0 || old >= listingGCPercent {
-		debug.SetGCPercent(old)
-		return
-	}
-	c.oldPercent, c.raised = old, true
+	c.gc.Raise(listingGCPercent)
 }
 
 // arm makes the round's archiving set a limit for workers workers.
@@ -102,7 +93,7 @@ func (c *collector) arm(workers int) {
 func (c *collector) archiving() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lowerLocked()
+	c.gc.Lower()
 	if c.keepLimit || c.workers <= 0 || c.limitSet {
 		return
 	}
@@ -131,19 +122,12 @@ func (c *collector) follow() {
 func (c *collector) settle() {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	c.lowerLocked()
+	c.gc.Lower()
 	if c.limitSet {
 		debug.SetMemoryLimit(c.oldLimit)
 		c.limitSet = false
 	}
 	c.workers = 0
-}
-
-func (c *collector) lowerLocked() {
-	if c.raised {
-		debug.SetGCPercent(c.oldPercent)
-		c.raised = false
-	}
 }
 
 // followed is the limit, after limit, for a live heap of live bytes.

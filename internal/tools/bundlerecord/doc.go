@@ -5,7 +5,9 @@
 // (bundled.ManifestsFile): the manifest, size and sha256 of every module,
 // learnt by loading it through the host, as twasm would. The build runs
 // it after building the modules, so that twasm maps providers to bundled
-// plugins without compiling any:
+// plugins without compiling any. With -go FILE it also writes the record
+// as Go values of package bundled (bundled.GeneratedFile), which the host
+// reads without decoding JSON:
 //
-//	go run ./internal/tools/bundlerecord internal/bundled/wasm
+//	go run ./internal/tools/bundlerecord -go internal/bundled/manifests_gen.go internal/bundled/wasm
 package main

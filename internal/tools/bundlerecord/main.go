@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"flag"
 	"fmt"
 	"io"
 	"log/slog"
@@ -21,11 +22,17 @@ import (
 )
 
 func main() {
-	if len(os.Args) != 2 {
-		fmt.Fprintln(os.Stderr, "usage: record DIR")
+	goFile := flag.String("go", "", "also write the record as Go values of package bundled to this file (bundled.GeneratedFile)")
+	flag.Usage = func() {
+		fmt.Fprintln(os.Stderr, "usage: bundlerecord [-go FILE] DIR")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	if flag.NArg() != 1 {
+		flag.Usage()
 		os.Exit(2)
 	}
-	if err := run(context.Background(), os.Args[1], ""); err != nil {
+	if err := run(context.Background(), flag.Arg(0), "", *goFile); err != nil {
 		fmt.Fprintln(os.Stderr, "record:", err)
 		os.Exit(1)
 	}
@@ -35,8 +42,9 @@ func main() {
 // whole run: a bundled plugin that cannot load must not ship. The modules
 // are compiled in memory, unless cacheDir names a compilation cache (the
 // tests': compiling a module under -race costs many seconds, and the
-// cache makes it once per module's bytes).
-func run(ctx context.Context, dir, cacheDir string) error {
+// cache makes it once per module's bytes). With goFile set, the record
+// is also written there as Go (goSource), after the manifests file.
+func run(ctx context.Context, dir, cacheDir, goFile string) error {
 	names, err := filepath.Glob(filepath.Join(dir, "*.wasm"))
 	if err != nil {
 		return err
@@ -74,7 +82,7 @@ func run(ctx context.Context, dir, cacheDir string) error {
 			errs = append(errs, fmt.Errorf("%s: %s", info.File, strings.Join(info.Problems, "; ")))
 			continue
 		}
-		out[info.File] = bundled.Recorded{SHA256: info.SHA256, Size: len(files[info.File]), Manifest: info.Manifest}
+		out[info.File] = bundled.Recorded{SHA256: info.SHA256, Size: len(files[info.File]), Manifest: info.Manifest, Reported: info.ManifestJSON}
 	}
 	if err := errors.Join(errs...); err != nil {
 		return err
@@ -83,7 +91,14 @@ func run(ctx context.Context, dir, cacheDir string) error {
 	if err != nil {
 		return err
 	}
-	return replaceFile(filepath.Join(dir, bundled.ManifestsFile), append(b, '\n'))
+	if err := replaceFile(filepath.Join(dir, bundled.ManifestsFile), append(b, '\n')); err != nil || goFile == "" {
+		return err
+	}
+	src, err := goSource(out)
+	if err != nil {
+		return err
+	}
+	return replaceFile(goFile, src)
 }
 
 // compact rewrites the module at path with its data segments merged and

@@ -5,6 +5,8 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"go/parser"
+	"go/token"
 	"os"
 	"path/filepath"
 	"strings"
@@ -37,7 +39,7 @@ func TestRecord(t *testing.T) {
 		if err := os.WriteFile(filepath.Join(dir, "echo.wasm"), echo, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := run(ctx, dir, cache); err != nil {
+		if err := run(ctx, dir, cache, ""); err != nil {
 			t.Fatal(err)
 		}
 		b, err := os.ReadFile(filepath.Join(dir, bundled.ManifestsFile))
@@ -71,13 +73,43 @@ func TestRecord(t *testing.T) {
 		}
 	})
 
+	t.Run("writes the record as Go too", func(t *testing.T) {
+		dir := t.TempDir()
+		if err := os.WriteFile(filepath.Join(dir, "echo.wasm"), echo, 0o644); err != nil {
+			t.Fatal(err)
+		}
+		goFile := filepath.Join(t.TempDir(), bundled.GeneratedFile)
+		if err := run(ctx, dir, cache, goFile); err != nil {
+			t.Fatal(err)
+		}
+		var m bundled.Manifests
+		if err := json.Unmarshal(mustRead(t, filepath.Join(dir, bundled.ManifestsFile)), &m); err != nil {
+			t.Fatal(err)
+		}
+		want, err := goSource(m)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got := mustRead(t, goFile)
+		if string(got) != string(want) {
+			t.Fatalf("%s is not the Go of %s:\n%s", goFile, bundled.ManifestsFile, got)
+		}
+		f, err := parser.ParseFile(token.NewFileSet(), goFile, got, 0)
+		if err != nil || f.Name.Name != "bundled" {
+			t.Fatalf("not a file of package bundled: %v", err)
+		}
+		if !strings.Contains(string(got), `"`+m["echo.wasm"].SHA256+`"`) {
+			t.Fatalf("the module's sha256 is not in it:\n%s", got)
+		}
+	})
+
 	t.Run("a second run leaves compacted modules as they are", func(t *testing.T) {
 		dir := t.TempDir()
 		path := filepath.Join(dir, "echo.wasm")
 		if err := os.WriteFile(path, echo, 0o644); err != nil {
 			t.Fatal(err)
 		}
-		if err := run(ctx, dir, cache); err != nil {
+		if err := run(ctx, dir, cache, ""); err != nil {
 			t.Fatal(err)
 		}
 		first := mustRead(t, path)
@@ -86,7 +118,7 @@ func TestRecord(t *testing.T) {
 		if err := os.Chtimes(path, past, past); err != nil {
 			t.Fatal(err)
 		}
-		if err := run(ctx, dir, cache); err != nil {
+		if err := run(ctx, dir, cache, ""); err != nil {
 			t.Fatal(err)
 		}
 		st, err := os.Stat(path)
@@ -105,7 +137,7 @@ func TestRecord(t *testing.T) {
 		dir := t.TempDir()
 		os.WriteFile(filepath.Join(dir, "echo.wasm"), echo, 0o644)
 		os.WriteFile(filepath.Join(dir, "broken.wasm"), []byte("\x00asm not really"), 0o644)
-		err := run(ctx, dir, cache)
+		err := run(ctx, dir, cache, "")
 		if err == nil || !strings.Contains(err.Error(), "broken.wasm") {
 			t.Fatalf("got %v", err)
 		}
