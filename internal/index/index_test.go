@@ -171,6 +171,7 @@ func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	st, err = ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 0, st.Indexed, "unchanged: skipped")
+	rid := runNumber(t, ix, run.RunID())
 
 	// Grown: only the new part is read.
 	run, err = lifecycle.Attach(ctx, store, run.RunID(), lifecycle.RunOptions{})
@@ -184,6 +185,7 @@ func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	assert.Equal(t, 1, st.Indexed)
 	assert.Equal(t, 0, st.Reindexed)
 	assert.Len(t, search(t, ix, Query{Text: "albatross"}), 2)
+	assert.Equal(t, rid, runNumber(t, ix, run.RunID()), "a grown run keeps its number")
 
 	path := filepath.Join(root, "transcripts", run.RunID()+".jsonl")
 	orig, err := os.ReadFile(path)
@@ -209,6 +211,8 @@ func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Reindexed)
 	assert.Len(t, search(t, ix, Query{Text: "albatross", Every: true}), 4)
+	assert.Equal(t, rid, runNumber(t, ix, run.RunID()), "a run read again keeps its number")
+	assertNoOrphans(t, ix)
 
 	// Removed: it leaves the index.
 	require.NoError(t, os.Remove(path))
@@ -216,6 +220,91 @@ func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Removed)
 	assert.Empty(t, search(t, ix, Query{Text: "albatross"}))
+	assertNoOrphans(t, ix)
+	var docs int
+	require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&docs))
+	assert.Zero(t, docs, "the run's documents leave with it")
+}
+
+// runNumber is a run's number in the index (runs.rid), by which its
+// documents name it.
+func runNumber(t *testing.T, ix *Index, id string) int64 {
+	t.Helper()
+	var rid int64
+	require.NoError(t, ix.db.QueryRowContext(context.Background(), `SELECT rid FROM runs WHERE run_id = ?`, id).Scan(&rid))
+	return rid
+}
+
+// assertNoOrphans checks that every document names a run of the index
+// (a document whose number names none would never be found, and would
+// be taken for another run's if its number were given again).
+func assertNoOrphans(t *testing.T, ix *Index) {
+	t.Helper()
+	var n int
+	require.NoError(t, ix.db.QueryRowContext(context.Background(), `SELECT count(*) FROM docs WHERE rid NOT IN (SELECT rid FROM runs)`).Scan(&n))
+	assert.Zero(t, n, "documents of no run")
+}
+
+// TestUpdateReadsTheRunInItsTransaction: a writer that read what the
+// index knew of a run before another process indexed it (its row, or
+// that there was none) reads it again once it holds the write lock, so
+// that it neither indexes the run a second time nor gives its
+// documents another number than the run's: the file unchanged since the
+// other process read it is left as it is, and the part added since is
+// read from where that process stopped.
+func TestUpdateReadsTheRunInItsTransaction(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := recorder.NewStore(root)
+	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "raced"})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.AssistantMessage(ctx, transcript.TextBlock("first pelican"))
+	}))
+	require.NoError(t, run.Detach())
+	path := filepath.Join(root, "transcripts", run.RunID()+".jsonl")
+	other, _ := openUpdated(t, root) // the other process
+	ix, _, err := Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	stale := func() Stats {
+		t.Helper()
+		var st Stats
+		b := &batch{ix: ix}
+		defer b.rollback()
+		require.NoError(t, ix.updateFile(ctx, b, path, run.RunID(), nil, &st))
+		require.NoError(t, b.commit())
+		return st
+	}
+	docs := func() int {
+		t.Helper()
+		var n int
+		require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&n))
+		return n
+	}
+	rid := runNumber(t, ix, run.RunID())
+
+	st := stale()
+	assert.Equal(t, 0, st.Indexed, "indexed meanwhile by the other process: left as it is")
+	assert.Equal(t, 1, docs())
+
+	run, err = lifecycle.Attach(ctx, store, run.RunID(), lifecycle.RunOptions{})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.AssistantMessage(ctx, transcript.TextBlock("second pelican"))
+	}))
+	require.NoError(t, run.Finish(ctx, nil))
+	st = stale()
+	assert.Equal(t, 1, st.Indexed)
+	assert.Equal(t, 0, st.Reindexed, "grown: read from where the other process stopped")
+	assert.Equal(t, 2, docs())
+	assert.Equal(t, rid, runNumber(t, ix, run.RunID()))
+	assertNoOrphans(t, ix)
+	hits := search(t, other, Query{Text: "pelican", Every: true})
+	require.Len(t, hits, 2)
+	for _, h := range hits {
+		assert.Equal(t, run.RunID(), h.RunID)
+	}
 }
 
 func TestMatchExpr(t *testing.T) {

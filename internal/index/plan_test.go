@@ -30,7 +30,7 @@ func TestWriterStatementsUseIndexes(t *testing.T) {
 		name, sql, want string
 		args            []any
 	}{
-		{"a result finds its call", outcomeSQL, "USING INDEX docs_call (run_id=? AND call_id=?)", []any{"run", "call"}},
+		{"a result finds its call", outcomeSQL, "USING INDEX docs_run (rid=? AND call_id=?)", []any{1, "call"}},
 		{"a call takes its result's outcome", setStatusSQL, "USING INTEGER PRIMARY KEY (rowid=?)", []any{"ok", 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,8 +55,9 @@ func TestProjectsUsesIndex(t *testing.T) {
 }
 
 // TestSearchProjectUsesIndexes: a search by project reads each hit's run
-// and its parent through the runs' key, never by a scan of the runs (the
-// condition is per hit; SQLite's own plan, for the schema Open creates).
+// by its number (docs.rid, the runs' rowid) and its parent through the
+// run ids' index, never by a scan of the runs (the condition is per hit;
+// SQLite's own plan, for the schema Open creates).
 func TestSearchProjectUsesIndexes(t *testing.T) {
 	ctx := context.Background()
 	ix, _, err := Open(ctx, t.TempDir())
@@ -74,7 +75,7 @@ func TestSearchProjectUsesIndexes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sqlq, args := searchSQL(tc.q, MatchExpr(tc.q.Text), true, -1, 0)
 			got := queryPlan(t, ix, sqlq, args...)
-			for _, want := range []string{"SEARCH r USING INDEX sqlite_autoindex_runs_1 (run_id=?)", "SEARCH p USING INDEX sqlite_autoindex_runs_1 (run_id=?)"} {
+			for _, want := range []string{"SEARCH r USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH p USING INDEX sqlite_autoindex_runs_1 (run_id=?)"} {
 				if !strings.Contains(got, want) {
 					t.Errorf("plan %q, want it to %s", got, want)
 				}
@@ -205,6 +206,12 @@ func TestCallOutcomeOneSegment(t *testing.T) {
 			var segments int
 			require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM fts_idx`).Scan(&segments))
 			assert.Equal(t, tc.commits, segments, "FTS5 segments")
+			// The failed results are the run's errors (counted as they
+			// are read, the calls left out), whichever update read them.
+			listed, _, err := ix.List(ctx, ListQuery{})
+			require.NoError(t, err)
+			require.Len(t, listed, 1)
+			assert.Equal(t, (calls+2)/3, listed[0].Errors)
 		})
 	}
 }
