@@ -100,8 +100,8 @@
 //     and Open says why; an earlier schema that differs from this one by
 //     its SQL indexes alone is migrated in place instead, in one
 //     transaction (migrations: none today, since schema 10's change of
-//     what a document holds, its run's number for its run id, needs a
-//     rebuild). Whose file index.db is is decided before anything writes
+//     what a document holds, its run's number for its run id and a code
+//     for its kind, needs a rebuild). Whose file index.db is is decided before anything writes
 //     to it: a link (symbolic or hard) at index.db or at
 //     its -wal or -shm, or a database holding other tables (read
 //     read-only, as an immutable file), is not the index: the link is

@@ -27,9 +27,10 @@ type migration struct{ to, sql string }
 // migrations by the version they start from; an index of a version not
 // here (nor this twasm's) is rebuilt. None today: schema 10 names a
 // document's run by the run's number (runs.rid, docs.rid) instead of
-// its id, and keeps a call id on tool calls alone: what goes into docs
-// changed, so an index of 9 is rebuilt (a copy of its tables would keep
-// their pages, where a rebuild gives the space back). Schema 9 added
+// its id and its kind by a code (kindCode), and keeps a call id on tool
+// calls alone: what goes into docs changed, so an index of 9 is rebuilt
+// (a copy of its tables would keep their pages, where a rebuild gives
+// the space back). Schema 9 added
 // runs_project, which alone 8's indexes could take in place (CREATE
 // INDEX runs_project ON runs(parent_run_id, project); TestOpenMigrates
 // migrates so from the version before this one).
@@ -84,7 +85,9 @@ CREATE TABLE docs(
   path TEXT NOT NULL,
   iteration INTEGER NOT NULL,
   ts INTEGER NOT NULL,
-  kind TEXT NOT NULL,
+  -- kind: the document's kind (docsOf makes seven) as its place in
+  -- kinds (kindCode): a byte or none where its name took up to 11.
+  kind INTEGER NOT NULL,
   role TEXT NOT NULL,
   tool TEXT NOT NULL,
   -- origin: a user text block's origin ('' for a prompt; injected_context,

@@ -411,9 +411,11 @@ func searchColumns(rank string) string {
 func scanRow(rows *sql.Rows) (searchRow, error) {
 	var r searchRow
 	h := &r.hit
-	err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &r.key.TS, &h.Kind, &h.Role, &h.Tool, &r.providers, &h.Status, &h.Injected,
+	var kind int
+	err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &r.key.TS, &kind, &h.Role, &h.Tool, &r.providers, &h.Status, &h.Injected,
 		&r.off, &r.part, &r.thash, &r.key.Rank, &r.key.ID)
 	r.key.Injected = h.Injected
+	h.Kind = kindName(kind)
 	return r, err
 }
 
@@ -745,7 +747,10 @@ func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 		}
 	}
 	eq("d.tool", q.Tool)
-	eq("d.kind", q.Kind)
+	if q.Kind != "" {
+		where = append(where, "d.kind = ?")
+		args = append(args, kindCode(q.Kind))
+	}
 	eq("d.role", q.Role)
 	eq(status, q.Status)
 	if q.Run != "" {

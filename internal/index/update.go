@@ -386,7 +386,7 @@ type batch struct {
 // BenchmarkIndexBuild's CPU). A read from the start of a file does not
 // even look: the calls it indexed are known (writer.calls), and the run
 // has no others.
-const outcomeSQL = `SELECT id FROM docs WHERE rid = ? AND call_id = ? AND call_id != '' AND kind = 'tool_call'`
+const outcomeSQL = `SELECT id FROM docs WHERE rid = ? AND call_id = ? AND call_id != ''`
 
 // setStatusSQL sets one document's status, by id: an update of one row,
 // without a statement journal.
@@ -767,6 +767,34 @@ func (w *writer) read(ctx context.Context, r io.Reader, base int64, st *Stats) (
 // (trimmed, at most maxDocText bytes).
 type doc struct{ kind, role, tool, origin, status, callID, text string }
 
+// kinds are the kinds of documents docsOf makes; docs.kind holds each as
+// its place here (kindCode), the commonest first: SQLite stores 0 and 1
+// in no byte, the others below 128 in one. The order is the schema's:
+// changing it changes schemaVersion.
+var kinds = [...]string{
+	"tool_call", "tool_result", string(transcript.BlockText), string(transcript.BlockThinking),
+	string(transcript.BlockCommand), string(transcript.BlockStream), "error",
+}
+
+// kindCode is how docs.kind holds a document's kind: -1 for a name no
+// document has (a search filtered by it finds nothing).
+func kindCode(kind string) int {
+	for i, k := range kinds {
+		if k == kind {
+			return i
+		}
+	}
+	return -1
+}
+
+// kindName is the kind docs.kind's code holds (kindCode).
+func kindName(code int) string {
+	if code < 0 || code >= len(kinds) {
+		return ""
+	}
+	return kinds[code]
+}
+
 // docsOf returns the documents of a decoded line, in a fixed order: a
 // document is stored as its line's offset and its place in this list
 // (docs.part), and its text is found again by reading the line
@@ -923,7 +951,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		}
 		id := w.nextID
 		w.nextID++
-		if _, err := w.doc.ExecContext(ctx, id, r.rid, ev.Seq, ev.Path, ev.Iteration, ts, d.kind, d.role, d.tool, d.origin, d.status, d.callID, off, part, textHash(d.text)); err != nil {
+		if _, err := w.doc.ExecContext(ctx, id, r.rid, ev.Seq, ev.Path, ev.Iteration, ts, kindCode(d.kind), d.role, d.tool, d.origin, d.status, d.callID, off, part, textHash(d.text)); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 		if _, err := w.text.ExecContext(ctx, id, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
