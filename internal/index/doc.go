@@ -15,18 +15,19 @@
 // command, input: file paths are in it) and tool.result (output, error),
 // and the errors of steps and runs. A document knows its run (by the
 // run's number in the index, runs.rid, kept while the run is there: the
-// run id's 36 bytes of text in every document and in its index were a
-// sixth of the index), seq, step path, iteration, time, kind, role and
+// run id's 36 bytes of text in every document and in its indexes were
+// an eighth of the index), seq, step path, iteration, time, kind, role and
 // tool name, and where its text is: the offset of its transcript line
 // and its place among the line's documents (docsOf). The text (up to
 // 1 MiB) is tokenized into a contentless FTS5 table, which keeps the
-// terms and no copy of the text
-// (0.99x the transcripts' bytes with one, 0.33x without, on a 128 MiB
-// benchmark archive): a hit shown is read back from its line, checked to
-// hold the seq indexed (a transcript rewritten since leaves the hit out
-// until the next update), and its snippet cut there, the matches marked
-// by FTS5's token rules (tokens). Hits are folded by kind and a hash of
-// the text (docs.thash), so that only the hits shown are read. Each FTS5
+// terms and no copy of the text (0.99x the transcripts' bytes with one,
+// 0.33x without, on a 128 MiB benchmark archive; on the 64 MiB one,
+// 0.33x before schema 10 and 0.26x since): a hit shown is read back
+// from its line, checked to hold the seq indexed (a transcript
+// rewritten since leaves the hit out until the next update), and its
+// snippet cut there, the matches marked by FTS5's token rules (tokens).
+// Hits are folded by kind and a hash of the text (docs.thash), so that
+// only the hits shown are read. Each FTS5
 // row also has a tags column, one term per kind, role and tool of its
 // document (filterTags: zq, a letter and the value in hex), which a
 // search filtered by them matches beside its words (ftsExpr) when its
@@ -101,12 +102,13 @@
 //     its SQL indexes alone is migrated in place instead, in one
 //     transaction (migrations: none today, since schema 10's change of
 //     what a document holds, its run's number for its run id and a code
-//     for its kind, needs a rebuild). Whose file index.db is is decided before anything writes
-//     to it: a link (symbolic or hard) at index.db or at
-//     its -wal or -shm, or a database holding other tables (read
-//     read-only, as an immutable file), is not the index: the link is
-//     replaced and the file it names left as it is (SQLite's first write,
-//     the journal mode, would otherwise change another database).
+//     for its kind, needs a rebuild). Whose file index.db is is decided
+//     before anything writes to it: a link (symbolic or hard) at
+//     index.db or at its -wal or -shm, or a database holding other
+//     tables (read read-only, as an immutable file), is not the index:
+//     the link is replaced and the file it names left as it is (SQLite's
+//     first write, the journal mode, would otherwise change another
+//     database).
 //   - Update learns what changed from the storage's change journal
 //     (internal/journal: every recorder notes when it opens and closes a
 //     run's transcript), read from the position the index keeps (meta:

@@ -156,44 +156,61 @@ func TestRebuiltFromTranscripts(t *testing.T) {
 	assert.Equal(t, a, hits[0].RunID)
 }
 
+// detachedRun starts a run whose step "one" says text and detaches it
+// (a session that may grow), and returns its id.
+func detachedRun(t *testing.T, store recorder.Store, name, text string) string {
+	t.Helper()
+	ctx := context.Background()
+	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: name})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.AssistantMessage(ctx, transcript.TextBlock(text))
+	}))
+	require.NoError(t, run.Detach())
+	return run.RunID()
+}
+
+// finishRun grows the detached run id by a step "two" that says text,
+// and finishes it.
+func finishRun(t *testing.T, store recorder.Store, id, text string) {
+	t.Helper()
+	ctx := context.Background()
+	run, err := lifecycle.Attach(ctx, store, id, lifecycle.RunOptions{})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.AssistantMessage(ctx, transcript.TextBlock(text))
+	}))
+	require.NoError(t, run.Finish(ctx, nil))
+}
+
 func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	store := recorder.NewStore(root)
-	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "open"})
-	require.NoError(t, err)
-	require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		return s.AssistantMessage(ctx, transcript.TextBlock("first albatross"))
-	}))
-	require.NoError(t, run.Detach())
+	id := detachedRun(t, store, "open", "first albatross")
 	ix, st := openUpdated(t, root)
 	assert.Equal(t, 1, st.Indexed)
-	st, err = ix.Update(ctx)
+	st, err := ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 0, st.Indexed, "unchanged: skipped")
-	rid := runNumber(t, ix, run.RunID())
+	rid := runNumber(t, ix, id)
 
 	// Grown: only the new part is read.
-	run, err = lifecycle.Attach(ctx, store, run.RunID(), lifecycle.RunOptions{})
-	require.NoError(t, err)
-	require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		return s.AssistantMessage(ctx, transcript.TextBlock("second albatross"))
-	}))
-	require.NoError(t, run.Finish(ctx, nil))
+	finishRun(t, store, id, "second albatross")
 	st, err = ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Indexed)
 	assert.Equal(t, 0, st.Reindexed)
 	assert.Len(t, search(t, ix, Query{Text: "albatross"}), 2)
-	assert.Equal(t, rid, runNumber(t, ix, run.RunID()), "a grown run keeps its number")
+	assert.Equal(t, rid, runNumber(t, ix, id), "a grown run keeps its number")
 
-	path := filepath.Join(root, "transcripts", run.RunID()+".jsonl")
+	path := filepath.Join(root, "transcripts", id+".jsonl")
 	orig, err := os.ReadFile(path)
 	require.NoError(t, err)
 	// Written behind the journal's back (no writer said so): Check
 	// looks at every file. A line being written is not indexed until it
 	// is complete.
-	extra := `{"seq":99,"run_id":"` + run.RunID() + `","type":"message.assistant","path":"x","iteration":0,"timestamp":"2026-01-01T00:00:00.000Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"third albatross"}]}}` + "\n"
+	extra := `{"seq":99,"run_id":"` + id + `","type":"message.assistant","path":"x","iteration":0,"timestamp":"2026-01-01T00:00:00.000Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"third albatross"}]}}` + "\n"
 	require.NoError(t, os.WriteFile(path, append(append([]byte(nil), orig...), extra[:40]...), 0o600))
 	_, err = ix.Check(ctx)
 	require.NoError(t, err)
@@ -211,7 +228,7 @@ func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Reindexed)
 	assert.Len(t, search(t, ix, Query{Text: "albatross", Every: true}), 4)
-	assert.Equal(t, rid, runNumber(t, ix, run.RunID()), "a run read again keeps its number")
+	assert.Equal(t, rid, runNumber(t, ix, id), "a run read again keeps its number")
 	assertNoOrphans(t, ix)
 
 	// Removed: it leaves the index.
@@ -256,13 +273,8 @@ func TestUpdateReadsTheRunInItsTransaction(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	store := recorder.NewStore(root)
-	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "raced"})
-	require.NoError(t, err)
-	require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		return s.AssistantMessage(ctx, transcript.TextBlock("first pelican"))
-	}))
-	require.NoError(t, run.Detach())
-	path := filepath.Join(root, "transcripts", run.RunID()+".jsonl")
+	id := detachedRun(t, store, "raced", "first pelican")
+	path := filepath.Join(root, "transcripts", id+".jsonl")
 	other, _ := openUpdated(t, root) // the other process
 	ix, _, err := Open(ctx, root)
 	require.NoError(t, err)
@@ -272,7 +284,7 @@ func TestUpdateReadsTheRunInItsTransaction(t *testing.T) {
 		var st Stats
 		b := &batch{ix: ix}
 		defer b.rollback()
-		require.NoError(t, ix.updateFile(ctx, b, path, run.RunID(), nil, &st))
+		require.NoError(t, ix.updateFile(ctx, b, path, id, nil, &st))
 		require.NoError(t, b.commit())
 		return st
 	}
@@ -282,28 +294,23 @@ func TestUpdateReadsTheRunInItsTransaction(t *testing.T) {
 		require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&n))
 		return n
 	}
-	rid := runNumber(t, ix, run.RunID())
+	rid := runNumber(t, ix, id)
 
 	st := stale()
 	assert.Equal(t, 0, st.Indexed, "indexed meanwhile by the other process: left as it is")
 	assert.Equal(t, 1, docs())
 
-	run, err = lifecycle.Attach(ctx, store, run.RunID(), lifecycle.RunOptions{})
-	require.NoError(t, err)
-	require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		return s.AssistantMessage(ctx, transcript.TextBlock("second pelican"))
-	}))
-	require.NoError(t, run.Finish(ctx, nil))
+	finishRun(t, store, id, "second pelican")
 	st = stale()
 	assert.Equal(t, 1, st.Indexed)
 	assert.Equal(t, 0, st.Reindexed, "grown: read from where the other process stopped")
 	assert.Equal(t, 2, docs())
-	assert.Equal(t, rid, runNumber(t, ix, run.RunID()))
+	assert.Equal(t, rid, runNumber(t, ix, id))
 	assertNoOrphans(t, ix)
 	hits := search(t, other, Query{Text: "pelican", Every: true})
 	require.Len(t, hits, 2)
 	for _, h := range hits {
-		assert.Equal(t, run.RunID(), h.RunID)
+		assert.Equal(t, id, h.RunID)
 	}
 }
 
