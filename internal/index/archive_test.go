@@ -558,6 +558,51 @@ func TestSearchAgreesWithScan(t *testing.T) {
 			assert.NotEmpty(t, w, "a query that finds nothing checks little")
 		})
 	}
+	// List's Errors, counted as the index reads the documents, are the
+	// documents the scan finds whose own outcome is error, calls left
+	// out.
+	listed, _, err := ix.List(ctx, ListQuery{Children: true, Limit: 1 << 30})
+	require.NoError(t, err)
+	require.Len(t, listed, len(runs))
+	errs := 0
+	for _, r := range listed {
+		want, err := scanErrors(filepath.Join(root, "transcripts", r.RunID+".jsonl"))
+		require.NoError(t, err)
+		assert.Equal(t, want, r.Errors, "run %s", r.RunID)
+		errs += want
+	}
+	assert.NotZero(t, errs, "runs without errors check little")
+}
+
+// scanErrors counts a transcript's documents whose own outcome is error,
+// tool calls left out (ListedRun.Errors), read as scanSearchAll reads
+// them.
+func scanErrors(file string) (int, error) {
+	f, err := os.Open(file)
+	if err != nil {
+		return 0, err
+	}
+	defer f.Close()
+	outcomes, err := scanOutcomes(f)
+	if err != nil {
+		return 0, err
+	}
+	if _, err := f.Seek(0, io.SeekStart); err != nil {
+		return 0, err
+	}
+	n := 0
+	run := &runRow{}
+	r := transcript.NewReader(bufio.NewReaderSize(f, 256<<10))
+	for r.Next() {
+		if ev := r.Event(); ev != nil {
+			for _, d := range scanDocs(ev, run, outcomes) {
+				if d.status == transcript.StatusError && d.kind != "tool_call" {
+					n++
+				}
+			}
+		}
+	}
+	return n, r.Err()
 }
 
 // benchQueries are what the search benchmarks ask, index and scan alike:

@@ -6,23 +6,28 @@
 // # Model
 //
 // One row per run (name, status, times, providers, models, project,
-// counts), which List pages newest first by a key (start time, run id)
-// so that a listing never reads a transcript, and one
+// counts, its errors counted as its documents are read), which List
+// pages newest first by a key (start time, run id) so that a listing
+// never reads a transcript nor a document, and one
 // document per searchable piece of an event: each text, thinking, command
 // and stream block of a message (tool_use and tool_result blocks are left
 // to the tool events, so a call is found once), each tool.call (name,
 // command, input: file paths are in it) and tool.result (output, error),
-// and the errors of steps and runs. A document knows its run, seq, step
-// path, iteration, time, kind, role and tool name, and where its text
-// is: the offset of its transcript line and its place among the line's
-// documents (docsOf). The text (up to 1 MiB) is tokenized into a
-// contentless FTS5 table, which keeps the terms and no copy of the text
-// (0.99x the transcripts' bytes with one, 0.33x without, on a 128 MiB
-// benchmark archive): a hit shown is read back from its line, checked to
-// hold the seq indexed (a transcript rewritten since leaves the hit out
-// until the next update), and its snippet cut there, the matches marked
-// by FTS5's token rules (tokens). Hits are folded by kind and a hash of
-// the text (docs.thash), so that only the hits shown are read. Each FTS5
+// and the errors of steps and runs. A document knows its run (by the
+// run's number in the index, runs.rid, kept while the run is there: the
+// run id's 36 bytes of text in every document and in its indexes were
+// an eighth of the index), seq, step path, iteration, time, kind, role and
+// tool name, and where its text is: the offset of its transcript line
+// and its place among the line's documents (docsOf). The text (up to
+// 1 MiB) is tokenized into a contentless FTS5 table, which keeps the
+// terms and no copy of the text (0.99x the transcripts' bytes with one,
+// 0.33x without, on a 128 MiB benchmark archive; on the 64 MiB one,
+// 0.33x before schema 10 and 0.26x since): a hit shown is read back
+// from its line, checked to hold the seq indexed (a transcript
+// rewritten since leaves the hit out until the next update), and its
+// snippet cut there, the matches marked by FTS5's token rules (tokens).
+// Hits are folded by kind and a hash of the text (docs.thash), so that
+// only the hits shown are read. Each FTS5
 // row also has a tags column, one term per kind, role and tool of its
 // document (filterTags: zq, a letter and the value in hex), which a
 // search filtered by them matches beside its words (ftsExpr) when its
@@ -95,13 +100,15 @@
 //     database, is damaged or has another schema is deleted and rebuilt,
 //     and Open says why; an earlier schema that differs from this one by
 //     its SQL indexes alone is migrated in place instead, in one
-//     transaction (migrations: none today, since schema 9's change of
-//     what a block holds needs a rebuild). Whose file index.db is is decided before
-//     anything writes to it: a link (symbolic or hard) at index.db or at
-//     its -wal or -shm, or a database holding other tables (read
-//     read-only, as an immutable file), is not the index: the link is
-//     replaced and the file it names left as it is (SQLite's first write,
-//     the journal mode, would otherwise change another database).
+//     transaction (migrations: none today, since schema 10's change of
+//     what a document holds, its run's number for its run id and a code
+//     for its kind, needs a rebuild). Whose file index.db is is decided
+//     before anything writes to it: a link (symbolic or hard) at
+//     index.db or at its -wal or -shm, or a database holding other
+//     tables (read read-only, as an immutable file), is not the index:
+//     the link is replaced and the file it names left as it is (SQLite's
+//     first write, the journal mode, would otherwise change another
+//     database).
 //   - Update learns what changed from the storage's change journal
 //     (internal/journal: every recorder notes when it opens and closes a
 //     run's transcript), read from the position the index keeps (meta:
@@ -125,13 +132,18 @@
 //     stopped once the line ending there still holds the seq indexed;
 //     anything else (rewritten, shrunk, replaced), read again from the
 //     start. Only complete lines are indexed: a line being written is
-//     read next time. Files are indexed in transactions of up to
-//     32 MiB of transcript (a file is never split between two): a crash
-//     leaves the index as it was before the transaction, files and run
-//     rows together. FTS5 flushes its pending terms into a segment once
-//     per transaction: no statement the writer runs may change several
-//     rows (a tool call takes its result's outcome by document id), since
-//     such a statement opens a savepoint, at which FTS5 flushes them.
+//     read next time. What the index holds of a file is read again once
+//     the write transaction is open (another process may have indexed
+//     it meanwhile), so that a file is never indexed twice and a run's
+//     documents carry the run's number. Files are indexed in
+//     transactions of up to 32 MiB of transcript (a file is never split
+//     between two): a crash leaves the index as it was before the
+//     transaction, files and run rows together. FTS5 flushes its
+//     pending terms into a segment once per transaction: no statement
+//     the writer runs may change several rows (a tool call takes its
+//     result's outcome by document id; a run's row is saved by an upsert
+//     on its number, not INSERT OR REPLACE), since such a statement
+//     opens a savepoint, at which FTS5 flushes them.
 //   - UpdateRuns does the same for given runs and the child runs their
 //     lines link to (child_run_id, checked to be a run id before it
 //     becomes a path), so a command that wrote a run pays for that run,

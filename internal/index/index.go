@@ -17,7 +17,7 @@ import (
 // schemaVersion changes whenever the tables or what goes into them change:
 // an index of another version is rebuilt, unless a migration brings it
 // to this one.
-const schemaVersion = "9"
+const schemaVersion = "10"
 
 // migration brings an index of one schema version to the next without
 // reading a transcript again: a change of the tables alone (an index of
@@ -25,11 +25,15 @@ const schemaVersion = "9"
 type migration struct{ to, sql string }
 
 // migrations by the version they start from; an index of a version not
-// here (nor this twasm's) is rebuilt. None today: schema 9 added
+// here (nor this twasm's) is rebuilt. None today: schema 10 names a
+// document's run by the run's number (runs.rid, docs.rid) instead of
+// its id and its kind by a code (kindCode), and keeps a call id on tool
+// calls alone: what goes into docs changed, so an index of 9 is rebuilt
+// (a copy of its tables would keep their pages, where a rebuild gives
+// the space back). Schema 9 added
 // runs_project, which alone 8's indexes could take in place (CREATE
 // INDEX runs_project ON runs(parent_run_id, project); TestOpenMigrates
-// migrates so), but 9 also stopped a block from keeping another line's
-// origin, and an index of 8 holds such wrong origins: it is rebuilt.
+// migrates so from the version before this one).
 var migrations = map[string]migration{}
 
 // File is the index's path under a storage root: beside the transcripts.
@@ -38,7 +42,12 @@ func File(root string) string { return filepath.Join(root, "index.db") }
 const schema = `
 CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL);
 CREATE TABLE runs(
-  run_id TEXT PRIMARY KEY,
+  -- rid: the run's number in this index, by which its documents name it
+  -- (docs.rid), kept while the run is in the index (a run read again
+  -- from its start keeps it): an integer of a byte or two where the run
+  -- id's text took 36, in every document and in docs_run's every entry.
+  rid INTEGER PRIMARY KEY,
+  run_id TEXT NOT NULL UNIQUE,
   name TEXT NOT NULL DEFAULT '',
   parent_run_id TEXT NOT NULL DEFAULT '',
   status TEXT NOT NULL DEFAULT 'running',
@@ -59,6 +68,11 @@ CREATE TABLE runs(
   steps INTEGER NOT NULL DEFAULT 0,
   tools INTEGER NOT NULL DEFAULT 0,
   events INTEGER NOT NULL DEFAULT 0,
+  -- errors: the run's documents whose own outcome is error, its tool
+  -- calls left out (a call and its result count once): List's Errors,
+  -- counted as they are indexed, not by reading every document of every
+  -- run listed.
+  errors INTEGER NOT NULL DEFAULT 0,
   size INTEGER NOT NULL,
   mtime INTEGER NOT NULL,
   indexed INTEGER NOT NULL,
@@ -66,12 +80,14 @@ CREATE TABLE runs(
 );
 CREATE TABLE docs(
   id INTEGER PRIMARY KEY,
-  run_id TEXT NOT NULL,
+  rid INTEGER NOT NULL,
   seq INTEGER NOT NULL,
   path TEXT NOT NULL,
   iteration INTEGER NOT NULL,
   ts INTEGER NOT NULL,
-  kind TEXT NOT NULL,
+  -- kind: the document's kind (docsOf makes seven) as its place in
+  -- kinds (kindCode): a byte or none where its name took up to 11.
+  kind INTEGER NOT NULL,
   role TEXT NOT NULL,
   tool TEXT NOT NULL,
   -- origin: a user text block's origin ('' for a prompt; injected_context,
@@ -80,6 +96,9 @@ CREATE TABLE docs(
   -- status: the document's own outcome where it has one: a tool call's
   -- and its result's (ok, error, denied, cancelled), error for an error.
   status TEXT NOT NULL DEFAULT '',
+  -- call_id: a tool call's call id, by which its result finds it
+  -- (outcomeSQL); '' for every other document (a result's call id is in
+  -- its line, and nothing looks a result up by it).
   call_id TEXT NOT NULL DEFAULT '',
   -- off and part: where the text is, the index keeping no copy of it
   -- (fts is contentless): the offset of the transcript line, and the
@@ -90,7 +109,10 @@ CREATE TABLE docs(
   -- without reading them (the same instructions in every session).
   thash INTEGER NOT NULL
 );
-CREATE INDEX docs_run ON docs(run_id);
+-- docs_run: a run's documents (removeTx) and, by its call
+-- id, a tool call's (outcomeSQL): one index for both, the call id ''
+-- for every document but a call.
+CREATE INDEX docs_run ON docs(rid, call_id);
 CREATE INDEX runs_started ON runs(started DESC, run_id);
 -- runs_project: the projects of the top-level runs (Projects) read from
 -- the index alone, not from every row of runs.
@@ -98,7 +120,6 @@ CREATE INDEX runs_project ON runs(parent_run_id, project);
 -- runs_partial: the runs whose last line was partial when read (size
 -- -1), checked on every update.
 CREATE INDEX runs_partial ON runs(size) WHERE size < 0;
-CREATE INDEX docs_call ON docs(run_id, call_id) WHERE call_id != '';
 -- superseded: runs whose content another run holds again (a sub-agent's
 -- run of an interrupted step archived again, an interrupted archive of a
 -- session archived whole elsewhere), as src's transcript says

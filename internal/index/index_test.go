@@ -156,42 +156,61 @@ func TestRebuiltFromTranscripts(t *testing.T) {
 	assert.Equal(t, a, hits[0].RunID)
 }
 
+// detachedRun starts a run whose step "one" says text and detaches it
+// (a session that may grow), and returns its id.
+func detachedRun(t *testing.T, store recorder.Store, name, text string) string {
+	t.Helper()
+	ctx := context.Background()
+	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: name})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.AssistantMessage(ctx, transcript.TextBlock(text))
+	}))
+	require.NoError(t, run.Detach())
+	return run.RunID()
+}
+
+// finishRun grows the detached run id by a step "two" that says text,
+// and finishes it.
+func finishRun(t *testing.T, store recorder.Store, id, text string) {
+	t.Helper()
+	ctx := context.Background()
+	run, err := lifecycle.Attach(ctx, store, id, lifecycle.RunOptions{})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		return s.AssistantMessage(ctx, transcript.TextBlock(text))
+	}))
+	require.NoError(t, run.Finish(ctx, nil))
+}
+
 func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
 	store := recorder.NewStore(root)
-	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "open"})
-	require.NoError(t, err)
-	require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		return s.AssistantMessage(ctx, transcript.TextBlock("first albatross"))
-	}))
-	require.NoError(t, run.Detach())
+	id := detachedRun(t, store, "open", "first albatross")
 	ix, st := openUpdated(t, root)
 	assert.Equal(t, 1, st.Indexed)
-	st, err = ix.Update(ctx)
+	st, err := ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 0, st.Indexed, "unchanged: skipped")
+	rid := runNumber(t, ix, id)
 
 	// Grown: only the new part is read.
-	run, err = lifecycle.Attach(ctx, store, run.RunID(), lifecycle.RunOptions{})
-	require.NoError(t, err)
-	require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		return s.AssistantMessage(ctx, transcript.TextBlock("second albatross"))
-	}))
-	require.NoError(t, run.Finish(ctx, nil))
+	finishRun(t, store, id, "second albatross")
 	st, err = ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Indexed)
 	assert.Equal(t, 0, st.Reindexed)
 	assert.Len(t, search(t, ix, Query{Text: "albatross"}), 2)
+	assert.Equal(t, rid, runNumber(t, ix, id), "a grown run keeps its number")
 
-	path := filepath.Join(root, "transcripts", run.RunID()+".jsonl")
+	path := filepath.Join(root, "transcripts", id+".jsonl")
 	orig, err := os.ReadFile(path)
 	require.NoError(t, err)
 	// Written behind the journal's back (no writer said so): Check
 	// looks at every file. A line being written is not indexed until it
 	// is complete.
-	extra := `{"seq":99,"run_id":"` + run.RunID() + `","type":"message.assistant","path":"x","iteration":0,"timestamp":"2026-01-01T00:00:00.000Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"third albatross"}]}}` + "\n"
+	extra := `{"seq":99,"run_id":"` + id + `","type":"message.assistant","path":"x","iteration":0,"timestamp":"2026-01-01T00:00:00.000Z","payload":{"role":"assistant","blocks":[{"type":"text","fidelity":"agent_emitted","text":"third albatross"}]}}` + "\n"
 	require.NoError(t, os.WriteFile(path, append(append([]byte(nil), orig...), extra[:40]...), 0o600))
 	_, err = ix.Check(ctx)
 	require.NoError(t, err)
@@ -209,6 +228,8 @@ func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Reindexed)
 	assert.Len(t, search(t, ix, Query{Text: "albatross", Every: true}), 4)
+	assert.Equal(t, rid, runNumber(t, ix, id), "a run read again keeps its number")
+	assertNoOrphans(t, ix)
 
 	// Removed: it leaves the index.
 	require.NoError(t, os.Remove(path))
@@ -216,6 +237,81 @@ func TestIncrementalAndChangedBehindItsBack(t *testing.T) {
 	require.NoError(t, err)
 	assert.Equal(t, 1, st.Removed)
 	assert.Empty(t, search(t, ix, Query{Text: "albatross"}))
+	assertNoOrphans(t, ix)
+	var docs int
+	require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&docs))
+	assert.Zero(t, docs, "the run's documents leave with it")
+}
+
+// runNumber is a run's number in the index (runs.rid), by which its
+// documents name it.
+func runNumber(t *testing.T, ix *Index, id string) int64 {
+	t.Helper()
+	var rid int64
+	require.NoError(t, ix.db.QueryRowContext(context.Background(), `SELECT rid FROM runs WHERE run_id = ?`, id).Scan(&rid))
+	return rid
+}
+
+// assertNoOrphans checks that every document names a run of the index
+// (a document whose number names none would never be found, and would
+// be taken for another run's if its number were given again).
+func assertNoOrphans(t *testing.T, ix *Index) {
+	t.Helper()
+	var n int
+	require.NoError(t, ix.db.QueryRowContext(context.Background(), `SELECT count(*) FROM docs WHERE rid NOT IN (SELECT rid FROM runs)`).Scan(&n))
+	assert.Zero(t, n, "documents of no run")
+}
+
+// TestUpdateReadsTheRunInItsTransaction: a writer that read what the
+// index knew of a run before another process indexed it (its row, or
+// that there was none) reads it again once it holds the write lock, so
+// that it neither indexes the run a second time nor gives its
+// documents another number than the run's: the file unchanged since the
+// other process read it is left as it is, and the part added since is
+// read from where that process stopped.
+func TestUpdateReadsTheRunInItsTransaction(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := recorder.NewStore(root)
+	id := detachedRun(t, store, "raced", "first pelican")
+	path := filepath.Join(root, "transcripts", id+".jsonl")
+	other, _ := openUpdated(t, root) // the other process
+	ix, _, err := Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	stale := func() Stats {
+		t.Helper()
+		var st Stats
+		b := &batch{ix: ix}
+		defer b.rollback()
+		require.NoError(t, ix.updateFile(ctx, b, path, id, nil, &st))
+		require.NoError(t, b.commit())
+		return st
+	}
+	docs := func() int {
+		t.Helper()
+		var n int
+		require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(*) FROM docs`).Scan(&n))
+		return n
+	}
+	rid := runNumber(t, ix, id)
+
+	st := stale()
+	assert.Equal(t, 0, st.Indexed, "indexed meanwhile by the other process: left as it is")
+	assert.Equal(t, 1, docs())
+
+	finishRun(t, store, id, "second pelican")
+	st = stale()
+	assert.Equal(t, 1, st.Indexed)
+	assert.Equal(t, 0, st.Reindexed, "grown: read from where the other process stopped")
+	assert.Equal(t, 2, docs())
+	assert.Equal(t, rid, runNumber(t, ix, id))
+	assertNoOrphans(t, ix)
+	hits := search(t, other, Query{Text: "pelican", Every: true})
+	require.Len(t, hits, 2)
+	for _, h := range hits {
+		assert.Equal(t, id, h.RunID)
+	}
 }
 
 func TestMatchExpr(t *testing.T) {

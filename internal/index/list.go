@@ -104,8 +104,7 @@ func (ix *Index) List(ctx context.Context, q ListQuery) ([]ListedRun, bool, erro
 		limit = 50
 	}
 	args = append(args, limit+1)
-	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, name, title, parent_run_id, status, session, final, open_steps, project, started, ended, providers, models, steps, tools,
-  (SELECT count(*) FROM docs d WHERE d.run_id = runs.run_id AND d.status = 'error' AND d.kind != 'tool_call')
+	rows, err := ix.db.QueryContext(ctx, `SELECT run_id, name, title, parent_run_id, status, session, final, open_steps, project, started, ended, providers, models, steps, tools, errors
 FROM runs WHERE `+strings.Join(where, " AND ")+` ORDER BY started DESC, run_id LIMIT ?`, args...)
 	if err != nil {
 		return nil, false, fmt.Errorf("index: list: %w", err)

@@ -3,6 +3,8 @@ package index
 import (
 	"context"
 	"encoding/json"
+	"errors"
+	"os"
 	"path/filepath"
 	"slices"
 	"testing"
@@ -12,6 +14,8 @@ import (
 	"github.com/stretchr/testify/require"
 
 	"github.com/twasm/twasm/internal/testing/viewstest"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/recorder"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -146,4 +150,64 @@ func TestSearchProject(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestListErrorsAsRead: a run's Errors (its documents whose own outcome
+// is error, calls left out), counted as the index reads them, are what
+// reading the whole transcript counts, when the run is read in parts
+// (the count of the parts before is kept) and when it is read again
+// from its start.
+func TestListErrorsAsRead(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	store := recorder.NewStore(root)
+	failed := func(ctx context.Context, s *lifecycle.Step, call string) error {
+		if err := s.Record(ctx, &transcript.Event{Type: transcript.ToolCall, Payload: &transcript.ToolPayload{Name: "Bash", CallID: call, Fidelity: transcript.FidelityAgentEmitted}}); err != nil {
+			return err
+		}
+		return s.Record(ctx, &transcript.Event{Type: transcript.ToolResult, Payload: &transcript.ToolPayload{Name: "Bash", CallID: call, Output: "no", Status: transcript.StatusError, Fidelity: transcript.FidelityAgentEmitted}})
+	}
+	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "errors"})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "one", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		return failed(ctx, s, "c1")
+	}))
+	require.NoError(t, run.Detach())
+	path := filepath.Join(root, "transcripts", run.RunID()+".jsonl")
+	ix, _, err := Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	errorsListed := func(want int) {
+		t.Helper()
+		listed, _, err := ix.List(ctx, ListQuery{})
+		require.NoError(t, err)
+		require.Len(t, listed, 1)
+		scanned, err := scanErrors(path)
+		require.NoError(t, err)
+		assert.Equal(t, want, scanned, "the transcript's errors")
+		assert.Equal(t, want, listed[0].Errors)
+	}
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
+	errorsListed(1)
+
+	run, err = lifecycle.Attach(ctx, store, run.RunID(), lifecycle.RunOptions{})
+	require.NoError(t, err)
+	require.NoError(t, run.StepAt(ctx, "two", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+		return failed(ctx, s, "c2")
+	}))
+	require.NoError(t, run.Finish(ctx, errors.New("the build broke")))
+	st, err := ix.Update(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 0, st.Reindexed, "grown: read from where the first update stopped")
+	errorsListed(3) // two failed results and the run's error
+
+	// Read again from the start (the first line rewritten): counted anew.
+	b, err := os.ReadFile(path)
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(path, append([]byte("\n"), b...), 0o600))
+	st, err = ix.Check(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Reindexed)
+	errorsListed(3)
 }

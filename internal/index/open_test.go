@@ -33,13 +33,14 @@ func TestOpenRebuilds(t *testing.T) {
 			require.NoError(t, err)
 			require.NoError(t, db.Close())
 		}},
-		{"the previous schema", "index schema 8, this twasm writes 9", func(t *testing.T, path string) {
-			// Schema 8 (a block could hold another line's origin;
-			// the tables here are fewer still): rebuilt.
+		{"the previous schema", "index schema 9, this twasm writes 10", func(t *testing.T, path string) {
+			// Schema 9 (a document named its run by the run id's
+			// text; the tables here are fewer still): rebuilt.
 			db, err := sql.Open("sqlite", "file:"+path)
 			require.NoError(t, err)
-			_, err = db.Exec(`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES('schema', '8');
-CREATE TABLE runs(run_id TEXT PRIMARY KEY); CREATE VIRTUAL TABLE fts USING fts5(text, content = '', contentless_delete = 1)`)
+			_, err = db.Exec(`CREATE TABLE meta(key TEXT PRIMARY KEY, value TEXT NOT NULL); INSERT INTO meta VALUES('schema', '9');
+CREATE TABLE runs(run_id TEXT PRIMARY KEY); CREATE TABLE docs(id INTEGER PRIMARY KEY, run_id TEXT NOT NULL);
+CREATE VIRTUAL TABLE fts USING fts5(text, tags, content = '', contentless_delete = 1)`)
 			require.NoError(t, err)
 			require.NoError(t, db.Close())
 		}},
@@ -75,13 +76,14 @@ CREATE TABLE runs(run_id TEXT PRIMARY KEY); CREATE VIRTUAL TABLE fts USING fts5(
 	assert.Error(t, err)
 }
 
-// TestOpenMigrates: with a migration from 8 that adds runs_project (the
-// one schema 9 could have had alone, see migrations), an index of schema
-// 8 (this one without runs_project) is brought to 9 in place: not
-// rebuilt, its runs kept without reading a transcript again, the index
-// there, the projects the same; an index that cannot be migrated is
-// rebuilt, saying why; and without the migration (Open, today's
-// migrations), an index of 8 is rebuilt.
+// TestOpenMigrates: with a migration from 9 that adds runs_project (a
+// change of the SQL indexes alone, as a migration may make; schema 10
+// changed more, see migrations), an index of "schema 9" (this one
+// without runs_project) is brought to 10 in place: not rebuilt, its runs
+// kept without reading a transcript again, the index there, the
+// projects the same; an index that cannot be migrated is rebuilt,
+// saying why; and without the migration (Open, today's migrations), an
+// index of 9 is rebuilt.
 func TestOpenMigrates(t *testing.T) {
 	ctx := context.Background()
 	root := t.TempDir()
@@ -94,15 +96,15 @@ func TestOpenMigrates(t *testing.T) {
 	want, err := ix.Projects(ctx)
 	require.NoError(t, err)
 	require.NoError(t, ix.Close())
-	schema8 := func(t *testing.T, extra string) {
+	schema9 := func(t *testing.T, extra string) {
 		db, err := sql.Open("sqlite", "file:"+File(root))
 		require.NoError(t, err)
-		_, err = db.Exec(`DROP INDEX runs_project; UPDATE meta SET value = '8' WHERE key = 'schema'; ` + extra)
+		_, err = db.Exec(`DROP INDEX runs_project; UPDATE meta SET value = '9' WHERE key = 'schema'; ` + extra)
 		require.NoError(t, err)
 		require.NoError(t, db.Close())
 	}
-	ms := map[string]migration{"8": {"9", `CREATE INDEX runs_project ON runs(parent_run_id, project)`}}
-	schema8(t, "")
+	ms := map[string]migration{"9": {"10", `CREATE INDEX runs_project ON runs(parent_run_id, project)`}}
+	schema9(t, "")
 
 	ix, why, err := openWith(ctx, root, ms)
 	require.NoError(t, err)
@@ -122,24 +124,24 @@ func TestOpenMigrates(t *testing.T) {
 	assert.Equal(t, 0, st.Indexed, "no transcript read again")
 	require.NoError(t, ix.Close())
 
-	// Schema 8 with runs_project already there (made by hand): the
+	// Schema 9 with runs_project already there (made by hand): the
 	// migration fails, and the index is rebuilt.
-	schema8(t, `CREATE INDEX runs_project ON runs(parent_run_id, project)`)
+	schema9(t, `CREATE INDEX runs_project ON runs(parent_run_id, project)`)
 	ix, why, err = openWith(ctx, root, ms)
 	require.NoError(t, err)
-	assert.Contains(t, why, "migrate 8 to 9")
+	assert.Contains(t, why, "migrate 9 to 10")
 	st, err = ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 2, st.Indexed)
 	require.NoError(t, ix.Close())
 
-	// Schema 8 as it is found on users' machines: rebuilt (its origins
-	// may be another line's).
-	schema8(t, "")
+	// Schema 9 as it is found on users' machines: rebuilt (its
+	// documents name their runs by the run ids' text).
+	schema9(t, "")
 	ix, why, err = Open(ctx, root)
 	require.NoError(t, err)
 	defer ix.Close()
-	assert.Contains(t, why, "index schema 8, this twasm writes 9")
+	assert.Contains(t, why, "index schema 9, this twasm writes 10")
 	st, err = ix.Update(ctx)
 	require.NoError(t, err)
 	assert.Equal(t, 2, st.Indexed)

@@ -30,7 +30,7 @@ func TestWriterStatementsUseIndexes(t *testing.T) {
 		name, sql, want string
 		args            []any
 	}{
-		{"a result finds its call", outcomeSQL, "USING INDEX docs_call (run_id=? AND call_id=?)", []any{"run", "call"}},
+		{"a result finds its call", outcomeSQL, "USING COVERING INDEX docs_run (rid=? AND call_id=?)", []any{1, "call"}},
 		{"a call takes its result's outcome", setStatusSQL, "USING INTEGER PRIMARY KEY (rowid=?)", []any{"ok", 1}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -55,8 +55,9 @@ func TestProjectsUsesIndex(t *testing.T) {
 }
 
 // TestSearchProjectUsesIndexes: a search by project reads each hit's run
-// and its parent through the runs' key, never by a scan of the runs (the
-// condition is per hit; SQLite's own plan, for the schema Open creates).
+// by its number (docs.rid, the runs' rowid) and its parent through the
+// run ids' index, never by a scan of the runs (the condition is per hit;
+// SQLite's own plan, for the schema Open creates).
 func TestSearchProjectUsesIndexes(t *testing.T) {
 	ctx := context.Background()
 	ix, _, err := Open(ctx, t.TempDir())
@@ -74,7 +75,7 @@ func TestSearchProjectUsesIndexes(t *testing.T) {
 		t.Run(tc.name, func(t *testing.T) {
 			sqlq, args := searchSQL(tc.q, MatchExpr(tc.q.Text), true, -1, 0)
 			got := queryPlan(t, ix, sqlq, args...)
-			for _, want := range []string{"SEARCH r USING INDEX sqlite_autoindex_runs_1 (run_id=?)", "SEARCH p USING INDEX sqlite_autoindex_runs_1 (run_id=?)"} {
+			for _, want := range []string{"SEARCH r USING INTEGER PRIMARY KEY (rowid=?)", "SEARCH p USING INDEX sqlite_autoindex_runs_1 (run_id=?)"} {
 				if !strings.Contains(got, want) {
 					t.Errorf("plan %q, want it to %s", got, want)
 				}
@@ -199,12 +200,18 @@ func TestCallOutcomeOneSegment(t *testing.T) {
 			}
 			for i := range calls {
 				var got string
-				require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT status FROM docs WHERE kind = 'tool_call' AND call_id = ?`, fmt.Sprint("c", i)).Scan(&got))
+				require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT status FROM docs WHERE call_id = ?`, fmt.Sprint("c", i)).Scan(&got))
 				assert.Equal(t, status(i), got, "call c%d", i)
 			}
 			var segments int
 			require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM fts_idx`).Scan(&segments))
 			assert.Equal(t, tc.commits, segments, "FTS5 segments")
+			// The failed results are the run's errors (counted as they
+			// are read, the calls left out), whichever update read them.
+			listed, _, err := ix.List(ctx, ListQuery{})
+			require.NoError(t, err)
+			require.Len(t, listed, 1)
+			assert.Equal(t, (calls+2)/3, listed[0].Errors)
 		})
 	}
 }
@@ -233,13 +240,14 @@ func TestSearchFiltersInFTS(t *testing.T) {
 		return n
 	}
 	for _, col := range []string{"kind", "role", "tool"} {
-		rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT `+col+` FROM docs WHERE `+col+` != ''`)
+		// docs.kind holds a code (kindCode), the others their text.
+		rows, err := ix.db.QueryContext(ctx, `SELECT DISTINCT `+col+` FROM docs WHERE `+col+` != '' OR typeof(`+col+`) = 'integer'`)
 		if err != nil {
 			t.Fatal(err)
 		}
-		var values []string
+		var values []any
 		for rows.Next() {
-			var v string
+			var v any
 			if err := rows.Scan(&v); err != nil {
 				t.Fatal(err)
 			}
@@ -253,17 +261,21 @@ func TestSearchFiltersInFTS(t *testing.T) {
 			var q Query
 			switch col {
 			case "kind":
-				q.Kind = v
+				code, ok := v.(int64)
+				if !ok || kindName(int(code)) == "" {
+					t.Fatalf("kind %v: not a kind's code", v)
+				}
+				q.Kind = kindName(int(code))
 			case "role":
-				q.Role = v
+				q.Role = fmt.Sprint(v)
 			case "tool":
-				q.Tool = v
+				q.Tool = fmt.Sprint(v)
 			}
 			want := count(`SELECT count(*) FROM docs WHERE `+col+` = ?`, v)
 			got := count(`SELECT count(*) FROM fts WHERE fts MATCH ? AND rowid IN (SELECT id FROM docs WHERE `+col+` = ?)`, tagsExpr(q), v)
 			all := count(`SELECT count(*) FROM fts WHERE fts MATCH ?`, tagsExpr(q))
 			if got != want || all != want {
-				t.Errorf("%s %q: FTS5 matches %d documents, %d of them with it, want the %d that hold it", col, v, all, got, want)
+				t.Errorf("%s %v: FTS5 matches %d documents, %d of them with it, want the %d that hold it", col, v, all, got, want)
 			}
 		}
 	}

@@ -403,7 +403,7 @@ type searchRow struct {
 // searchColumns are the columns of a searchRow (scanRow), rank the
 // expression of its rank.
 func searchColumns(rank string) string {
-	return `d.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers,
+	return `r.run_id, r.name, r.title, r.session, r.status, d.seq, d.path, d.iteration, d.ts, d.kind, d.role, d.tool, r.providers,
   CASE WHEN d.status != '' THEN d.status ELSE r.status END,
   d.origin IN ('injected_context', 'system_prompt') AS injected, d.off, d.part, d.thash, ` + rank + `, d.id`
 }
@@ -411,9 +411,11 @@ func searchColumns(rank string) string {
 func scanRow(rows *sql.Rows) (searchRow, error) {
 	var r searchRow
 	h := &r.hit
-	err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &r.key.TS, &h.Kind, &h.Role, &h.Tool, &r.providers, &h.Status, &h.Injected,
+	var kind int
+	err := rows.Scan(&h.RunID, &h.RunName, &h.RunTitle, &h.RunSession, &h.RunStatus, &h.Seq, &h.Path, &h.Iteration, &r.key.TS, &kind, &h.Role, &h.Tool, &r.providers, &h.Status, &h.Injected,
 		&r.off, &r.part, &r.thash, &r.key.Rank, &r.key.ID)
 	r.key.Injected = h.Injected
+	h.Kind = kindName(kind)
 	return r, err
 }
 
@@ -691,7 +693,7 @@ func (ix *Index) rowsByID(ctx context.Context, keys []Cursor) (map[int64]searchR
 		ids[i] = k.ID
 	}
 	list, err := ix.searchRows(ctx, `SELECT `+searchColumns(`0.0`)+`
-FROM docs d JOIN runs r ON r.run_id = d.run_id
+FROM docs d JOIN runs r ON r.rid = d.rid
 WHERE d.id IN (?`+strings.Repeat(`, ?`, len(ids)-1)+`)`, ids)
 	if err != nil {
 		return nil, err
@@ -727,8 +729,8 @@ func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 	// A run another holds again (a superseded sub-agent's run, an
 	// interrupted archive of a session archived whole elsewhere) and its
 	// sub-runs are left out: each thing said is found once.
-	where := []string{`d.run_id NOT IN (WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
-  UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id) SELECT id FROM gone)`}
+	where := []string{`d.rid NOT IN (WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
+  UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id) SELECT g.rid FROM runs g WHERE g.run_id IN (SELECT id FROM gone))`}
 	var args []any
 	from := `docs d`
 	if words {
@@ -736,7 +738,7 @@ func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 		where = append([]string{"fts MATCH ?"}, where...)
 		args = append(args, expr)
 	}
-	from += ` JOIN runs r ON r.run_id = d.run_id`
+	from += ` JOIN runs r ON r.rid = d.rid`
 	status := `CASE WHEN d.status != '' THEN d.status ELSE r.status END`
 	eq := func(col, v string) {
 		if v != "" {
@@ -745,11 +747,14 @@ func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 		}
 	}
 	eq("d.tool", q.Tool)
-	eq("d.kind", q.Kind)
+	if q.Kind != "" {
+		where = append(where, "d.kind = ?")
+		args = append(args, kindCode(q.Kind))
+	}
 	eq("d.role", q.Role)
 	eq(status, q.Status)
 	if q.Run != "" {
-		where = append(where, "d.run_id LIKE ?")
+		where = append(where, "r.run_id LIKE ?")
 		args = append(args, strings.ReplaceAll(q.Run, "%", "")+"%")
 	}
 	if q.Provider != "" {
