@@ -39,6 +39,15 @@ func openCrushDB(t *testing.T, path string) *crushDB {
 	return &crushDB{t: t, db: db}
 }
 
+// crushHome is a storage root and a home holding Crush's global
+// database (~/.local/share/crush/.crush/crush.db), empty.
+func crushHome(t *testing.T) (root, home, dbPath string, agent *crushDB) {
+	t.Helper()
+	root, home = t.TempDir(), t.TempDir()
+	dbPath = filepath.Join(home, ".local", "share", "crush", ".crush", "crush.db")
+	return root, home, dbPath, openCrushDB(t, dbPath)
+}
+
 func (c *crushDB) exec(q string, args ...any) {
 	c.t.Helper()
 	_, err := c.db.Exec(q, args...)
@@ -65,9 +74,7 @@ ON CONFLICT(id) DO UPDATE SET parts = excluded.parts, updated_at = excluded.upda
 // sync, and no file is added beside them.
 func TestSyncCrush(t *testing.T) {
 	ctx := context.Background()
-	root, home := t.TempDir(), t.TempDir()
-	dbPath := filepath.Join(home, ".local", "share", "crush", ".crush", "crush.db")
-	agent := openCrushDB(t, dbPath)
+	root, home, dbPath, agent := crushHome(t)
 	const at = int64(1772359200)
 	child := "m-a1$$call_agent1"
 	agent.exec(`INSERT INTO sessions (id, title, cost, updated_at, created_at) VALUES ('ses_p', 'Fix the parser', 0.42, ?, ?)`, at, at)
@@ -164,9 +171,7 @@ func TestSyncCrush(t *testing.T) {
 // the cursor's second, unchanged) are not written twice.
 func TestSyncCrushReusedCallID(t *testing.T) {
 	ctx := context.Background()
-	root, home := t.TempDir(), t.TempDir()
-	dbPath := filepath.Join(home, ".local", "share", "crush", ".crush", "crush.db")
-	agent := openCrushDB(t, dbPath)
+	root, home, dbPath, agent := crushHome(t)
 	const at = int64(1772359200)
 	call := func(cmd string) string {
 		return `[{"type":"tool_call","data":{"id":"call_1","name":"bash","input":"{\"command\":\"` + cmd + `\"}","finished":true}},{"type":"finish","data":{"reason":"tool_use","time":1772359201}}]`
