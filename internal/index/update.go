@@ -385,7 +385,7 @@ type batch struct {
 // BenchmarkIndexBuild's CPU). A read from the start of a file does not
 // even look: the calls it indexed are known (writer.calls), and the run
 // has no others.
-const outcomeSQL = `SELECT id FROM docs WHERE run_id = ? AND call_id = ? AND call_id != '' AND kind = 'tool_call'`
+const outcomeSQL = `SELECT id, seq FROM docs WHERE run_id = ? AND call_id = ? AND call_id != '' AND kind = 'tool_call' AND status = ''`
 
 // setStatusSQL sets one document's status, by id: an update of one row,
 // without a statement journal.
@@ -588,7 +588,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		return err
 	}
 	st.Indexed++
-	w := &writer{batch: b, run: run, whole: from == 0, calls: map[string][]int64{}}
+	w := &writer{batch: b, run: run, whole: from == 0, calls: map[string][][]int64{}}
 	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
 	if err != nil {
 		return err
@@ -672,9 +672,11 @@ type writer struct {
 	run  *runRow
 	line line // the line being read, its blocks reused
 	// whole says the file is read from its start, so calls holds every
-	// tool call document of the run: by call id, the documents' ids.
+	// tool call of the run that has no result yet: by call id, in order,
+	// the ids of each call's documents (a provider may reuse a call id
+	// once its call is answered: the n-th result answers the n-th call).
 	whole bool
-	calls map[string][]int64
+	calls map[string][][]int64
 }
 
 // read indexes every complete line of r (which starts at file offset
@@ -882,6 +884,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 			}
 		}
 	}
+	newCall := true // the first document of a tool call opens its group in calls
 	for part, d := range docsOf(ev) {
 		if r.title == "" && transcript.EventType(ev.Type) == transcript.MessageUser && d.kind == string(transcript.BlockText) &&
 			(d.origin == "" || d.origin == string(transcript.OriginPrompt)) {
@@ -896,31 +899,47 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 			return fmt.Errorf("index: %w", err)
 		}
 		if d.kind == "tool_call" && d.callID != "" {
-			w.calls[d.callID] = append(w.calls[d.callID], id)
+			if newCall {
+				w.calls[d.callID] = append(w.calls[d.callID], nil)
+				newCall = false
+			}
+			g := w.calls[d.callID]
+			g[len(g)-1] = append(g[len(g)-1], id)
 		}
 		st.Docs++
 	}
 	return nil
 }
 
-// setOutcome gives the run's tool call documents of callID the status
-// of its result: those this read indexed, and, when the file is not read
-// from its start, those an earlier read did (outcomeSQL).
+// setOutcome gives the documents of the run's first tool call of callID
+// that has no outcome yet the status of its result: of the calls this
+// read indexed, and, when the file is not read from its start, of those
+// an earlier read did too (outcomeSQL: the documents of the earliest
+// call, by seq, still without a status).
 func (w *writer) setOutcome(ctx context.Context, callID, status string) error {
-	ids := w.calls[callID]
+	var ids []int64
+	if g := w.calls[callID]; len(g) > 0 {
+		ids, w.calls[callID] = g[0], g[1:]
+	}
 	if !w.whole {
 		rows, err := w.outcome.QueryContext(ctx, w.run.id, callID)
 		if err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 		ids = ids[:0:0]
+		first := int64(-1)
 		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
+			var id, seq int64
+			if err := rows.Scan(&id, &seq); err != nil {
 				rows.Close()
 				return fmt.Errorf("index: %w", err)
 			}
-			ids = append(ids, id)
+			switch {
+			case first < 0 || seq < first:
+				first, ids = seq, append(ids[:0], id)
+			case seq == first:
+				ids = append(ids, id)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {
