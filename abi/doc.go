@@ -216,12 +216,14 @@
 //   - OpToolCall CallID, Name, Input, Kind, Command, Scope, Time:
 //     tool.call. A second call with the same CallID is the same call
 //     and is ignored (report a call again freely: while it runs, when
-//     its message is rewritten), unless the first has its result and the
-//     CallID's latest tool_use or command block (OpBlock ToolID) is in
-//     another message (Key) than the first's: then it is a new call that
-//     reuses the id (providers whose ids are unique per response, not
-//     per session, name every turn's first call call_1), and its result
-//     is its own. The transcript keeps the provider's id for both.
+//     its message is rewritten), unless the first is settled (it has its
+//     result, or a user prompt, a text block of origin prompt, was
+//     reported after it) and the CallID's latest tool_use or command
+//     block (OpBlock ToolID) is in another message (Key) than the
+//     first's: then it is a new call that reuses the id (providers
+//     whose ids are unique per response, not per session, name every
+//     turn's first call call_1), and its result is its own. The
+//     transcript keeps the provider's id for both.
 //   - OpToolResult CallID, Name, Output, Error, IsError, ExitCode,
 //     Status, Scope, Time: tool.result. Output is what the tool
 //     returned: set it, even empty, when the provider gives one, and

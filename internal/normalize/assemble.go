@@ -61,6 +61,10 @@ type assembler struct {
 	// command block named it last: it tells a call id reused in another
 	// message from the same call reported again (see toolCall).
 	useKey map[toolKey]string
+	// prompts counts, per scope, the user prompt blocks reported (text
+	// of origin prompt in a user message): a call made before the latest
+	// one belongs to a turn that ended (see reused).
+	prompts map[string]int
 
 	scopes map[string]bool // open scopes
 
@@ -185,7 +189,9 @@ type toolState struct {
 	name, kind, command string
 	// msgKey is the key of the message whose block names the call (""
 	// until one does).
-	msgKey   string
+	msgKey string
+	// prompts is the scope's prompt count when the call was made.
+	prompts  int
 	resulted bool
 	pos      int // the call's place in the written order (assembler.pos)
 }
@@ -263,6 +269,7 @@ func newAssembler(sink Sink, provider string, now func() time.Time) *assembler {
 		msgs:    map[string]*message{},
 		tools:   map[toolKey]*toolState{},
 		useKey:  map[toolKey]string{},
+		prompts: map[string]int{},
 		scopes:  map[string]bool{},
 	}
 }
@@ -886,12 +893,16 @@ func (a *assembler) setBlock(f *fields) {
 		b.input = in
 	}
 	m.blocks[s] = b
+	if bt == transcript.BlockText && b.b.Origin == transcript.OriginPrompt && m.role == "user" {
+		a.prompts[m.scope]++
+	}
 	if id := b.b.ToolID; id != "" && (bt == transcript.BlockToolUse || bt == transcript.BlockCommand) {
 		k := toolKey{m.scope, id}
 		a.useKey[k] = m.key
-		if st := a.tools[k]; st != nil && st.msgKey == "" && !st.resulted {
+		if st := a.tools[k]; st != nil && st.msgKey == "" && !a.settled(st) {
 			// The call came before its block; a block after its result
-			// may be another call's (reused), so it names none.
+			// (or its turn's end) may be another call's (reused), so it
+			// names none.
 			st.msgKey = m.key
 		}
 	}
@@ -992,7 +1003,7 @@ func (a *assembler) toolCall(f *fields) {
 	if !vocab.ToolKind(string(kind)) {
 		kind = transcript.ToolOther
 	}
-	st := &toolState{key: k, msgKey: a.useKey[k], name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}
+	st := &toolState{key: k, msgKey: a.useKey[k], prompts: a.prompts[scope], name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}
 	if st.name == "" {
 		// Spec 6.12: a call has a name: the tool's kind when the plugin
 		// gives none (a call synthesized from its result, say), else
@@ -1018,17 +1029,23 @@ func (a *assembler) toolCall(f *fields) {
 // local server that names every call call_1), and plugins report a call
 // again when its message is rewritten (a row updated in place, a part
 // going from running to completed, a snapshot read again). It is a new
-// call when st is settled (its result recorded) and the id's latest
-// tool_use or command block is in another message than st's: a
+// call when st is settled (its result recorded, or its turn ended: a user
+// prompt was reported after it, so it stays unanswered) and the id's
+// latest tool_use or command block is in another message than st's: a
 // rewritten message keeps its key, a new turn's message has its own.
 // Anything else is st again, as before: a repeat before the result is an
 // update, and a repeat with no block to tell it apart is not split.
 func (a *assembler) reused(st *toolState) bool {
-	if !st.resulted {
+	if !a.settled(st) {
 		return false
 	}
 	use := a.useKey[st.key]
 	return use != "" && st.msgKey != "" && use != st.msgKey
+}
+
+// settled says st has its result, or its turn ended without one.
+func (a *assembler) settled(st *toolState) bool {
+	return st.resulted || a.prompts[st.key.scope] > st.prompts
 }
 
 func (a *assembler) toolResult(f *fields) {

@@ -490,9 +490,10 @@ func TestToolResultOutputPresence(t *testing.T) {
 
 // TestToolCallIDReused: a call id reported again is the same call (an
 // update, a message rewritten in place), unless the first call is
-// answered and the id's tool_use block is in another message: then it is
-// a new call that reuses the id (a provider whose ids are unique per
-// response, not per session), paired with its own result.
+// settled (answered, or its turn ended: a prompt came after it) and the
+// id's tool_use block is in another message: then it is a new call that
+// reuses the id (a provider whose ids are unique per response, not per
+// session), paired with its own result.
 func TestToolCallIDReused(t *testing.T) {
 	// use is message key's tool_use block for id and its call.
 	use := func(key, id, cmd string) string {
@@ -502,6 +503,9 @@ func TestToolCallIDReused(t *testing.T) {
 			`{"op":"close","key":"`+key+`"}`)
 	}
 	result := func(id, out string) string { return do(`{"op":"result","id":"` + id + `","output":"` + out + `"}`) }
+	prompt := func(key, text string) string {
+		return do(`{"op":"open","key":"`+key+`","role":"user"}`, `{"op":"block","key":"`+key+`","slot":0,"type":"text","text":"`+text+`","origin":"prompt"}`, `{"op":"close","key":"`+key+`"}`)
+	}
 	for _, c := range []struct {
 		name     string
 		lines    []string
@@ -520,6 +524,12 @@ func TestToolCallIDReused(t *testing.T) {
 				do(`{"op":"open","key":"m2"}`, `{"op":"block","key":"m2","slot":0,"type":"tool_use","tool_name":"Bash","tool_id":"call_1"}`, `{"op":"close","key":"m2"}`),
 				result("call_1", "b")},
 			[]string{`call call_1 {"command":"ls"}`, "result call_1 a", "call call_1 ", "result call_1 b"}, nil, "call_1 had no tool call"},
+		{"reused after a new prompt, the first unanswered",
+			[]string{use("m1", "call_1", "ls"), prompt("u2", "and now?"), use("m2", "call_1", "pwd"), result("call_1", "b")},
+			[]string{`call call_1 {"command":"ls"}`, `call call_1 {"command":"pwd"}`, "result call_1 b"}, []string{"call_1"}, ""},
+		{"repeated in its message after a new prompt, unanswered",
+			[]string{use("m1", "call_1", "ls"), prompt("u2", "and now?"), use("m1", "call_1", "ls"), result("call_1", "a")},
+			[]string{`call call_1 {"command":"ls"}`, "result call_1 a"}, nil, ""},
 		{"repeated before its result: an update",
 			[]string{use("m1", "call_1", "l"), use("m1", "call_1", "ls"), result("call_1", "a")},
 			[]string{`call call_1 {"command":"l"}`, "result call_1 a"}, nil, ""},
