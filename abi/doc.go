@@ -214,16 +214,26 @@
 //     with no block and no usage is dropped. Messages still open at the
 //     end of the stream are closed by the host.
 //   - OpToolCall CallID, Name, Input, Kind, Command, Scope, Time:
-//     tool.call. A second call with the same CallID is ignored.
+//     tool.call. A second call with the same CallID is the same call
+//     and is ignored (report a call again freely: while it runs, when
+//     its message is rewritten), unless the first is settled (it has its
+//     result, or a user prompt, a text block of origin prompt, was
+//     reported after it) and the CallID's latest tool_use or command
+//     block (OpBlock ToolID) is in another message (Key) than the
+//     first's: then it is a new call that reuses the id (providers
+//     whose ids are unique per response, not per session, name every
+//     turn's first call call_1), and its result is its own. The
+//     transcript keeps the provider's id for both.
 //   - OpToolResult CallID, Name, Output, Error, IsError, ExitCode,
 //     Status, Scope, Time: tool.result. Output is what the tool
 //     returned: set it, even empty, when the provider gives one, and
 //     leave it out when the provider gives none (the line then has no
 //     output, spec 4; nor has a denied result with an empty output: it
 //     never ran). A result whose call was never
-//     reported gets a call synthesized from it (and a warning); a second
-//     result for the same call is ignored with a warning. Calls with no
-//     result at the end are dangling: listed in the step result.
+//     reported gets a call synthesized from it (and a warning), as does a
+//     result after the id's block moved to another message (above); a
+//     second result for the same call is ignored with a warning. Calls
+//     with no result at the end are dangling: listed in the step result.
 //   - OpUsage usage fields, Mode (add|set), Scope: the step's token
 //     totals; "set" for cumulative counters, so they are not double-added.
 //     The usage fields are InputTokens (every input token), CacheReadTokens,

@@ -85,6 +85,11 @@ type Options struct {
 	// a sub-agent still running when an earlier part was archived comes
 	// again in this one.
 	SubAgentFilter func(ev *transcript.Event) *transcript.Event
+	// Replayed, when set, sees every event [Agent.Replay] made and
+	// dropped (the step's and the sub-agents'), in order: the filters
+	// count what the plugin emitted before this part, to tell a call id
+	// the provider reused from the same call again.
+	Replayed func(ev *transcript.Event)
 	// Supersede maps a sub-agent's run name (the path segment its
 	// sub-run gets) to the id of a child run of an interrupted step that
 	// held the same sub-agent: the sub-run made for it now replaces that
@@ -213,7 +218,7 @@ func Start(ctx context.Context, step *lifecycle.Step, opts Options) (*Agent, err
 		a.dropRaw()
 		return nil, fmt.Errorf("capture: plugin %s: %w", opts.Plugin.Identity().Name, err)
 	}
-	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter, subFilter: opts.SubAgentFilter, supersede: opts.Supersede}
+	a.sink = &sink{step: step, subs: map[string]*lifecycle.Run{}, names: map[string]bool{}, filter: opts.Filter, subFilter: opts.SubAgentFilter, replayed: opts.Replayed, supersede: opts.Supersede}
 	a.sink.raw = a.releaseRaw
 	a.stream, err = normalize.NewStream(ctx, a.inst, a.sink, normalize.Options{
 		Provider: opts.Provider, Format: opts.Format, Now: opts.Now, Logger: opts.Logger,
@@ -759,7 +764,8 @@ type sink struct {
 	raw       func(upto int) error
 	filter    func(*transcript.Event) *transcript.Event
 	subFilter func(*transcript.Event) *transcript.Event
-	kept      []*transcript.Event // the events filter kept, reused
+	replayed  func(*transcript.Event) // Options.Replayed
+	kept      []*transcript.Event     // the events filter kept, reused
 	step      *lifecycle.Step
 	subs      map[string]*lifecycle.Run
 	names     map[string]bool
@@ -772,6 +778,11 @@ type sink struct {
 // one batch (one lock and one write, lifecycle.Step.RecordBatch).
 func (s *sink) Emit(ctx context.Context, scope string, evs []*transcript.Event) error {
 	if s.mute {
+		if s.replayed != nil {
+			for _, ev := range evs {
+				s.replayed(ev)
+			}
+		}
 		return nil
 	}
 	filter := s.filter

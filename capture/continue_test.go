@@ -36,6 +36,7 @@ func testContinueRaw(t *testing.T, plain bool) {
 	run, err := lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "session"})
 	require.NoError(t, err)
 	var first, second *Result
+	var replayed []string // the texts of the messages Options.Replayed saw
 	require.NoError(t, run.StepAt(ctx, "agent", 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 		a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin)})
 		require.NoError(t, err)
@@ -54,7 +55,12 @@ func testContinueRaw(t *testing.T, plain bool) {
 	require.True(t, strings.HasSuffix(first.Raw.Path, ".raw"+map[bool]string{false: rawfile.Ext}[plain]), first.Raw.Path)
 	require.NoError(t, run.StepAt(ctx, "agent", 1, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 		m := &upperMasker{}
-		a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin), ContinueRaw: first.Raw.Path, Mask: m.MaskBytes, Masked: m.Counts})
+		a, err := Start(ctx, s, Options{Provider: "test", Store: store, Plugin: NativePlugin(testPlugin), ContinueRaw: first.Raw.Path, Mask: m.MaskBytes, Masked: m.Counts,
+			Replayed: func(ev *transcript.Event) {
+				if msg := ev.Message(); msg != nil && len(msg.Blocks) > 0 {
+					replayed = append(replayed, msg.Blocks[0].Text)
+				}
+			}})
 		require.NoError(t, err)
 		require.NoError(t, a.Replay(ctx, strings.NewReader(part1), (&upperMasker{}).MaskBytes))
 		require.NoError(t, a.Feed(ctx, []byte(part2)))
@@ -92,6 +98,7 @@ func testContinueRaw(t *testing.T, plain bool) {
 		}
 	}
 	assert.Equal(t, []string{"one", "two [REDACTED:key]"}, texts, "the replayed part is not written again")
+	assert.Equal(t, []string{"one", "list the files", "inside"}, replayed, "Replayed sees what the replay made, the sub-agent's too, and nothing fed after it")
 	assert.Equal(t, 1, links, "the sub-agent of part 1 is not opened again")
 }
 

@@ -39,6 +39,15 @@ func openCrushDB(t *testing.T, path string) *crushDB {
 	return &crushDB{t: t, db: db}
 }
 
+// crushHome is a storage root and a home holding Crush's global
+// database (~/.local/share/crush/.crush/crush.db), empty.
+func crushHome(t *testing.T) (root, home, dbPath string, agent *crushDB) {
+	t.Helper()
+	root, home = t.TempDir(), t.TempDir()
+	dbPath = filepath.Join(home, ".local", "share", "crush", ".crush", "crush.db")
+	return root, home, dbPath, openCrushDB(t, dbPath)
+}
+
 func (c *crushDB) exec(q string, args ...any) {
 	c.t.Helper()
 	_, err := c.db.Exec(q, args...)
@@ -65,9 +74,7 @@ ON CONFLICT(id) DO UPDATE SET parts = excluded.parts, updated_at = excluded.upda
 // sync, and no file is added beside them.
 func TestSyncCrush(t *testing.T) {
 	ctx := context.Background()
-	root, home := t.TempDir(), t.TempDir()
-	dbPath := filepath.Join(home, ".local", "share", "crush", ".crush", "crush.db")
-	agent := openCrushDB(t, dbPath)
+	root, home, dbPath, agent := crushHome(t)
 	const at = int64(1772359200)
 	child := "m-a1$$call_agent1"
 	agent.exec(`INSERT INTO sessions (id, title, cost, updated_at, created_at) VALUES ('ses_p', 'Fix the parser', 0.42, ?, ?)`, at, at)
@@ -154,4 +161,74 @@ func TestSyncCrush(t *testing.T) {
 	for _, o := range sync() {
 		assert.Equal(t, ActionUnchanged, o.Action, o.Reason)
 	}
+}
+
+// TestSyncCrushReusedCallID: a model that names every call call_1 (some
+// OpenAI-compatible servers count calls from 1 in every response), its
+// second turn synced after the first. The second turn's call_1 is a call
+// of its own with its own result, though the first part already holds a
+// call_1 and its result; the first turn's rows that come again (read in
+// the cursor's second, unchanged) are not written twice.
+func TestSyncCrushReusedCallID(t *testing.T) {
+	ctx := context.Background()
+	root, home, dbPath, agent := crushHome(t)
+	const at = int64(1772359200)
+	call := func(cmd string) string {
+		return `[{"type":"tool_call","data":{"id":"call_1","name":"bash","input":"{\"command\":\"` + cmd + `\"}","finished":true}},{"type":"finish","data":{"reason":"tool_use","time":1772359201}}]`
+	}
+	result := func(out string) string {
+		return `[{"type":"tool_result","data":{"tool_call_id":"call_1","name":"bash","content":"` + out + `","is_error":false}}]`
+	}
+	agent.exec(`INSERT INTO sessions (id, title, cost, updated_at, created_at) VALUES ('ses_r', 'Two turns', 0, ?, ?)`, at, at)
+	agent.message("m-u1", "ses_r", "user", `[{"type":"text","data":{"text":"List the files"}}]`, at, at)
+	agent.message("m-a1", "ses_r", "assistant", call("ls"), at, at+1)
+	agent.message("m-t1", "ses_r", "tool", result("go.mod"), at+1, at+1)
+	agent.message("m-a2", "ses_r", "assistant", `[{"type":"text","data":{"text":"One file."}},{"type":"finish","data":{"reason":"end_turn","time":1772359201}}]`, at+1, at+1)
+
+	a := newArchiver(t, root, nil)
+	locs := Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", DeclaredOf(crush.Plugin.Manifest), nil)[:1]
+	for _, o := range a.SyncStores(ctx, locs, time.Time{}, nil).Outcomes {
+		require.Equal(t, ActionNew, o.Action, o.Reason)
+	}
+	run := a.ledger.ByPath(dbSessionPath(dbPath, "ses_r"))
+	require.NotNil(t, run)
+
+	// The second turn, in the same second as the first's last rows (so
+	// those are read again), its call named call_1 again, the same
+	// command with the same output (as in the capture the case comes
+	// from: lazyagents' Crush 0.96.1 fixture).
+	agent.message("m-u2", "ses_r", "user", `[{"type":"text","data":{"text":"Where am I?"}}]`, at+1, at+1)
+	agent.message("m-a3", "ses_r", "assistant", call("ls"), at+1, at+1)
+	agent.message("m-t2", "ses_r", "tool", result("go.mod"), at+1, at+1)
+	agent.message("m-a4", "ses_r", "assistant", `[{"type":"text","data":{"text":"In your home."}},{"type":"finish","data":{"reason":"end_turn","time":1772359201}}]`, at+1, at+1)
+	outs := a.SyncStores(ctx, locs, time.Time{}, nil).Outcomes
+	require.Len(t, outs, 1)
+	require.Equal(t, ActionGrown, outs[0].Action, outs[0].Reason)
+
+	fsys := os.DirFS(filepath.Join(root, "transcripts"))
+	rep, err := transcript.ValidateFile(fsys, run.RunID+".jsonl", transcript.ValidateOptions{})
+	require.NoError(t, err)
+	assert.True(t, rep.OK(), "%+v", rep.Errors)
+	b, err := os.ReadFile(filepath.Join(root, "transcripts", run.RunID+".jsonl"))
+	require.NoError(t, err)
+	var calls, results []string
+	for _, l := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		var e struct {
+			Type    string `json:"type"`
+			Payload struct {
+				CallID string          `json:"call_id"`
+				Input  json.RawMessage `json:"input"`
+				Output string          `json:"output"`
+			} `json:"payload"`
+		}
+		require.NoError(t, json.Unmarshal([]byte(l), &e))
+		switch e.Type {
+		case "tool.call":
+			calls = append(calls, e.Payload.CallID+" "+string(e.Payload.Input))
+		case "tool.result":
+			results = append(results, e.Payload.CallID+" "+e.Payload.Output)
+		}
+	}
+	assert.Equal(t, []string{`call_1 {"command":"ls"}`, `call_1 {"command":"ls"}`}, calls, "each turn's call once")
+	assert.Equal(t, []string{"call_1 go.mod", "call_1 go.mod"}, results, "each call's own result once")
 }

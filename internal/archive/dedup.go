@@ -27,10 +27,18 @@ import (
 // that gained blocks keeps only the new ones, and a message, call or
 // result whose content differs from what is archived is kept whole, in
 // its new version, and counted as changed.
+//
+// A provider may reuse a call id for a new call (ids unique per response,
+// not per session), which the plugin's stream makes a call of its own:
+// calls and results are counted by id, here and in the stream (the
+// replay included, Replayed), and the n-th call of an id is archived when
+// the earlier parts hold n calls of it (the n-th result likewise).
 type archived struct {
-	calls   map[string]bool
-	results map[string]bool
-	blocks  map[string]int // message id -> blocks already written
+	// callN and resultN count the calls and results of each call id the
+	// earlier parts hold; callSeen and resultSeen those the plugin's
+	// stream for this part emitted so far, the replay included.
+	callN, resultN, callSeen, resultSeen map[string]int
+	blocks                               map[string]int // message id -> blocks already written
 	// usage is, by message key, the usage the archived versions of a
 	// message state together: a message that comes again with more
 	// blocks keeps only what its figures add (a sub-agent's run counts
@@ -38,12 +46,12 @@ type archived struct {
 	usage map[string]*transcript.Usage
 
 	rewrite bool
-	// sums are the content hashes of what is archived: of each call and
-	// result by call id, of each block of a message by message key.
-	callSum, resultSum map[string]string
-	blockSums          map[string][]string
-	cursor             map[string]int // message key -> blocks of it seen in this part
-	changed            []string       // what a rewrite changed, in order
+	// sums are the content hashes of what is archived: of the calls and
+	// results of each call id, of each block of a message by message key.
+	callSums, resultSums map[string][]string
+	blockSums            map[string][]string
+	cursor               map[string]int // message key -> blocks of it seen in this part
+	changed              []string       // what a rewrite changed, in order
 
 	// skip are the messages without an id that the steps after the last
 	// completed part hold (steps of a part that a killed sync or import
@@ -94,9 +102,33 @@ func (s *archived) skipped(ev *transcript.Event, m *transcript.MessagePayload) b
 }
 
 func newArchived() *archived {
-	return &archived{calls: map[string]bool{}, results: map[string]bool{}, blocks: map[string]int{}, usage: map[string]*transcript.Usage{},
-		callSum: map[string]string{}, resultSum: map[string]string{}, blockSums: map[string][]string{}, cursor: map[string]int{}}
+	return &archived{callN: map[string]int{}, resultN: map[string]int{}, callSeen: map[string]int{}, resultSeen: map[string]int{},
+		blocks: map[string]int{}, usage: map[string]*transcript.Usage{},
+		callSums: map[string][]string{}, resultSums: map[string][]string{}, blockSums: map[string][]string{}, cursor: map[string]int{}}
 }
+
+// count notes a call or result the plugin's stream emitted and returns
+// its tool payload with archived: whether the earlier parts hold it (it
+// is the n-th of its call id, and they hold n). Any other event gives
+// nil.
+func (s *archived) count(ev *transcript.Event) (tp *transcript.ToolPayload, archived bool) {
+	if ev.Type != transcript.ToolCall && ev.Type != transcript.ToolResult {
+		return nil, false
+	}
+	if tp = ev.Tool(); tp == nil || tp.CallID == "" {
+		return nil, false
+	}
+	if ev.Type == transcript.ToolCall {
+		s.callSeen[tp.CallID]++
+		return tp, s.callSeen[tp.CallID] <= s.callN[tp.CallID]
+	}
+	s.resultSeen[tp.CallID]++
+	return tp, s.resultSeen[tp.CallID] <= s.resultN[tp.CallID]
+}
+
+// replayed counts an event the replay of the earlier parts made
+// (capture.Options.Replayed).
+func (s *archived) replayed(ev *transcript.Event) { s.count(ev) }
 
 func callSum(tp *transcript.ToolPayload) string {
 	return sum([]byte(tp.Name + "\x00" + string(tp.Input) + "\x00" + tp.Command))
@@ -229,13 +261,13 @@ func (s *archived) note(ev *transcript.Event) {
 	switch ev.Type {
 	case transcript.ToolCall:
 		if tp := ev.Tool(); tp != nil && tp.CallID != "" {
-			s.calls[tp.CallID] = true
-			s.callSum[tp.CallID] = callSum(tp)
+			s.callN[tp.CallID]++
+			s.callSums[tp.CallID] = append(s.callSums[tp.CallID], callSum(tp))
 		}
 	case transcript.ToolResult:
 		if tp := ev.Tool(); tp != nil && tp.CallID != "" {
-			s.results[tp.CallID] = true
-			s.resultSum[tp.CallID] = resultSum(tp)
+			s.resultN[tp.CallID]++
+			s.resultSums[tp.CallID] = append(s.resultSums[tp.CallID], resultSum(tp))
 		}
 	case transcript.MessageAssistant, transcript.MessageUser:
 		if m := ev.Message(); m != nil && m.ID != "" {
@@ -279,18 +311,21 @@ func (s *archived) removed() []string {
 }
 
 // filterRewrite is filter for a rewritten document: it compares content.
+// A call or result is compared with those of its call id the earlier
+// parts hold (any of them: one a call id reused names too, or an earlier
+// version of it), unless it is one more than they hold.
 func (s *archived) filterRewrite(ev *transcript.Event) *transcript.Event {
 	switch ev.Type {
 	case transcript.ToolCall:
-		if tp := ev.Tool(); tp != nil && s.calls[tp.CallID] {
-			if s.callSum[tp.CallID] == callSum(tp) {
+		if tp, old := s.count(ev); old {
+			if slices.Contains(s.callSums[tp.CallID], callSum(tp)) {
 				return nil
 			}
 			s.changed = append(s.changed, "call "+tp.CallID)
 		}
 	case transcript.ToolResult:
-		if tp := ev.Tool(); tp != nil && s.results[tp.CallID] {
-			if s.resultSum[tp.CallID] == resultSum(tp) {
+		if tp, old := s.count(ev); old {
+			if slices.Contains(s.resultSums[tp.CallID], resultSum(tp)) {
 				return nil
 			}
 			s.changed = append(s.changed, "result of "+tp.CallID)
@@ -358,12 +393,8 @@ func (s *archived) filter(ev *transcript.Event) *transcript.Event {
 		return s.filterRewrite(ev)
 	}
 	switch ev.Type {
-	case transcript.ToolCall:
-		if tp := ev.Tool(); tp != nil && s.calls[tp.CallID] {
-			return nil
-		}
-	case transcript.ToolResult:
-		if tp := ev.Tool(); tp != nil && s.results[tp.CallID] {
+	case transcript.ToolCall, transcript.ToolResult:
+		if _, old := s.count(ev); old {
 			return nil
 		}
 	case transcript.MessageAssistant, transcript.MessageUser:
@@ -409,16 +440,18 @@ func (s *archived) tail(ev *transcript.Event, m *transcript.MessagePayload, n in
 // answered there; a call left without its result there is written
 // again, with its result (a run's results follow its calls).
 func (s *archived) filterSubAgent(ev *transcript.Event) *transcript.Event {
+	tp, old := s.count(ev)
 	if s.rewrite {
 		return ev
 	}
 	switch ev.Type {
 	case transcript.ToolCall:
-		if tp := ev.Tool(); tp != nil && s.calls[tp.CallID] && s.results[tp.CallID] {
+		// Its result is archived too: results pair with calls in order.
+		if old && s.callSeen[tp.CallID] <= s.resultN[tp.CallID] {
 			return nil
 		}
 	case transcript.ToolResult:
-		if tp := ev.Tool(); tp != nil && s.results[tp.CallID] {
+		if old {
 			return nil
 		}
 	case transcript.MessageAssistant, transcript.MessageUser:

@@ -251,7 +251,10 @@
 // result in this one. What the plugin had not closed at the boundary
 // (the rest of a message, a call it flushed as dangling) comes out again
 // once the next line arrives; a filter drops calls, results and message
-// blocks an earlier part already holds, by the provider's ids. A part's
+// blocks an earlier part already holds, by the provider's ids (calls and
+// results counted by id, the replayed part included: the n-th call of an
+// id is archived when an earlier part holds n of them, so a call id the
+// provider reused in a later turn is a call of its own). A part's
 // step result holds its share of the session's figures (usage, cost,
 // unmapped, lines): the session's totals after the part minus those after
 // the previous one, so summing a run's steps counts every token once.

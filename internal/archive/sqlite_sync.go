@@ -504,7 +504,7 @@ func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location
 	var res *transcript.AgentResult
 	var totals *Totals
 	stepErr := run.StepAt(ctx, "agent", part, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-		copts := capture.Options{Provider: provider, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter, SubAgentFilter: seen.filterSubAgent, Supersede: seen.subs}
+		copts := capture.Options{Provider: provider, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter, SubAgentFilter: seen.filterSubAgent, Replayed: seen.replayed, Supersede: seen.subs}
 		if masker != nil {
 			copts.Mask, copts.Masked, copts.Split = masker.MaskBytes, masker.Counts, redact.NewStream()
 		}

@@ -702,3 +702,44 @@ func TestHTMLTreeOutline(t *testing.T) {
 		t.Errorf("%d results without their call, want 1 (c2's)", n)
 	}
 }
+
+// TestHTMLReusedCallID: a provider may reuse a call id once its call is
+// answered; each call's slot is its own and each result names its own
+// call's (the n-th result of an id the n-th call's), so the page moves
+// every result beside the call it answers, not the first result beside
+// the second call.
+func TestHTMLReusedCallID(t *testing.T) {
+	agent := transcript.FidelityAgentEmitted
+	call := func(s int, cmd string) *transcript.Event {
+		return &transcript.Event{Type: transcript.ToolCall, Path: "agent", Timestamp: at(s), Payload: &transcript.ToolPayload{Name: "Bash", CallID: "call_1", Fidelity: agent, Command: cmd}}
+	}
+	result := func(s int, out string) *transcript.Event {
+		return &transcript.Event{Type: transcript.ToolResult, Path: "agent", Timestamp: at(s), Payload: &transcript.ToolPayload{Name: "Bash", CallID: "call_1", Fidelity: agent, Output: out, HasOutput: true, Status: "ok"}}
+	}
+	p := writeRun(t, t.TempDir(), rootID, []*transcript.Event{
+		{Type: transcript.RunStarted, Timestamp: at(0), Payload: &transcript.StepPayload{Name: "demo", Kind: transcript.KindWorkflow, Schema: "twasm.transcript/1"}},
+		{Type: transcript.StepStarted, Path: "agent", Timestamp: at(1), Payload: &transcript.StepPayload{Name: "agent", Kind: transcript.KindAgent}},
+		call(2, "ls"), result(3, "first output"), call(4, "pwd"), result(5, "second output"), call(6, "date"),
+	})
+	var buf bytes.Buffer
+	if err := ExportHTML(context.Background(), &buf, []Run{{Path: p, Dir: filepath.Dir(p)}}, HTMLOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	page := buf.String()
+	slot := "call-" + rootID + "-call_1"
+	for _, want := range []string{
+		`data-slot="` + slot + `"`, `data-slot="` + slot + `#2"`, `data-slot="` + slot + `#3"`,
+		`data-for="` + slot + `"><div class="th">result`, `data-for="` + slot + `#2"><div class="th">result`,
+	} {
+		if strings.Count(page, want) != 1 {
+			t.Errorf("%d of %q, want 1", strings.Count(page, want), want)
+		}
+	}
+	if strings.Contains(page, `data-for="`+slot+`#3"`) {
+		t.Error("the third call, unanswered, has a result")
+	}
+	first, second := strings.Index(page, `data-for="`+slot+`"`), strings.Index(page, `data-for="`+slot+`#2"`)
+	if first < 0 || second < 0 || !strings.Contains(page[first:second], "first output") || !strings.Contains(page[second:], "second output") {
+		t.Error("each result does not name its own call")
+	}
+}

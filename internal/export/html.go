@@ -126,7 +126,7 @@ type treeNode struct {
 	ended    time.Time
 	steps    []*treeStep
 	calls    map[string]bool // call ids that have a tool.call event
-	results  map[string]bool // call ids that have a tool.result event
+	results  map[string]int  // call ids that have a tool.result event: how many
 	lastSeq  uint64
 	// skipped are the linked child runs not followed (runtree's rules),
 	// shown as warnings.
@@ -164,7 +164,7 @@ func (h *htmlWriter) read(ctx context.Context, path string, outline bool, fn fun
 // tree reads a run for the execution tree (first pass), a visitor of
 // runtree.Walk: its child runs are linked to the steps that start them.
 func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Run, *treeNode], error) {
-	n := &treeNode{run: r, status: "running", calls: map[string]bool{}, results: map[string]bool{}, fidelityN: map[transcript.Fidelity]int{}}
+	n := &treeNode{run: r, status: "running", calls: map[string]bool{}, results: map[string]int{}, fidelityN: map[transcript.Fidelity]int{}}
 	open := map[stepKey]*treeStep{}
 	var order []stepKey // the open steps' keys in start order, to find parents
 	// A throwaway redactor: the first pass only must not see secrets; the
@@ -237,7 +237,7 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Ru
 			}
 		case transcript.ToolResult:
 			if t := ev.Tool(); t != nil {
-				n.results[t.CallID] = true
+				n.results[t.CallID]++
 			}
 		case transcript.MessageUser, transcript.MessageAssistant:
 			if m := ev.Message(); m != nil {
@@ -567,7 +567,12 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 	if depth > 0 {
 		win = nil
 	}
-	before, pending := win != nil && win.From > 0, map[string]bool{}
+	// pending: the calls shown whose result is not, by call id, their
+	// place among the calls of that id (ord).
+	before, pending := win != nil && win.From > 0, map[string]int{}
+	// A provider may reuse a call id once its call is answered: the n-th
+	// result of an id is the n-th call's, counted from the run's start.
+	ord := map[transcript.EventType]map[string]int{transcript.ToolCall: {}, transcript.ToolResult: {}}
 	closeTo := func(k stepKey) {
 		for i := len(stack) - 1; i >= 0; i-- {
 			if stack[i] == k {
@@ -582,10 +587,15 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 		}
 	}
 	err := h.read(ctx, n.run.Path, false, func(ev *transcript.Event) error {
+		if win != nil && win.To > 0 && ev.Seq >= win.To {
+			return errWindowEnd
+		}
+		slot := ""
+		if t := ev.Tool(); t != nil && ord[ev.Type] != nil {
+			ord[ev.Type][t.CallID]++
+			slot = callSlot(n.id, t.CallID, ord[ev.Type][t.CallID])
+		}
 		if win != nil {
-			if win.To > 0 && ev.Seq >= win.To {
-				return errWindowEnd
-			}
 			if before && ev.Seq < win.From {
 				switch ev.Type {
 				case transcript.StepStarted, transcript.StepCallWorkflowStarted:
@@ -606,7 +616,7 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 			if t := ev.Tool(); t != nil {
 				switch ev.Type {
 				case transcript.ToolCall:
-					pending[t.CallID] = true
+					pending[t.CallID] = ord[ev.Type][t.CallID]
 				case transcript.ToolResult:
 					delete(pending, t.CallID)
 				}
@@ -651,9 +661,9 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 		case transcript.MessageUser, transcript.MessageAssistant:
 			h.message(n, ev)
 		case transcript.ToolCall:
-			h.toolCall(n, ev)
+			h.toolCall(n, ev, slot)
 		case transcript.ToolResult:
-			h.toolResult(n, ev)
+			h.toolResult(n, ev, slot)
 		default:
 			if _, ok := ev.Payload.(*transcript.RawPayload); ok {
 				h.p(`<div class="warnbox" id="%s">unknown event type %s%s</div>`, h.anchor(n.id, ev.Seq), esc(string(ev.Type)), h.rawLink(n.id, ev.Seq))
@@ -665,8 +675,8 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 		err = nil
 		// A call shown here whose result comes in a later part.
 		for _, id := range slices.Sorted(maps.Keys(pending)) {
-			if n.results[id] {
-				h.p(`<div class="result" data-for="%s"><div class="pending">its result comes after this part</div></div>`+"\n", esc("call-"+n.id+"-"+id))
+			if k := pending[id]; n.results[id] >= k {
+				h.p(`<div class="result" data-for="%s"><div class="pending">its result comes after this part</div></div>`+"\n", esc(callSlot(n.id, id, k)))
 			}
 		}
 	}
@@ -764,12 +774,21 @@ func (h *htmlWriter) input(name, command string, raw json.RawMessage) {
 	}
 }
 
-func (h *htmlWriter) toolCall(n *treeNode, ev *transcript.Event) {
+// callSlot names the place of run's k-th call of callID (1-based),
+// where its result is moved: the first call of an id by the id alone.
+func callSlot(run, callID string, k int) string {
+	s := "call-" + run + "-" + callID
+	if k > 1 {
+		s += "#" + strconv.Itoa(k)
+	}
+	return s
+}
+
+func (h *htmlWriter) toolCall(n *treeNode, ev *transcript.Event, id string) {
 	t := ev.Tool()
 	if t == nil {
 		return
 	}
-	id := "call-" + n.id + "-" + t.CallID
 	h.p(`<div class="tool ev" id="%s" data-call="%s"><div class="th">%s <b>%s</b>`, h.anchor(n.id, ev.Seq), esc(id), h.when(ev.Timestamp), esc(orDefault(t.Name, "tool")))
 	if t.Kind != "" {
 		h.p(` <span class="dim">%s</span>`, esc(string(t.Kind)))
@@ -779,7 +798,7 @@ func (h *htmlWriter) toolCall(n *treeNode, ev *transcript.Event) {
 	h.p(`<div class="slot" data-slot="%s"><div class="pending">no result recorded (yet)</div></div></div>`+"\n", esc(id))
 }
 
-func (h *htmlWriter) toolResult(n *treeNode, ev *transcript.Event) {
+func (h *htmlWriter) toolResult(n *treeNode, ev *transcript.Event, id string) {
 	t := ev.Tool()
 	if t == nil {
 		return
@@ -791,7 +810,6 @@ func (h *htmlWriter) toolResult(n *treeNode, ev *transcript.Event) {
 			status = transcript.StatusError
 		}
 	}
-	id := "call-" + n.id + "-" + t.CallID
 	h.p(`<div class="result ev" id="%s" data-for="%s"><div class="th">result %s %s%s`, h.anchor(n.id, ev.Seq), esc(id), badge(status), h.when(ev.Timestamp), h.rawLink(n.id, ev.Seq))
 	if !n.calls[t.CallID] {
 		h.p(` of <b>%s</b> <code>%s</code> (its call is not in the transcript)`, esc(t.Name), esc(t.CallID))

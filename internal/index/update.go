@@ -376,7 +376,9 @@ type batch struct {
 // the call through docs_run's (rid, call_id), never by reading every
 // document of the run: that was quadratic in a run's length (a
 // 15,000-line session spent 90% of its first sync here). An empty call
-// id finds nothing: only a call's document has one.
+// id finds nothing: only a call's document has one. Of a reused id
+// (a provider's ids unique per response, not per run), the calls still
+// without an outcome are read, and setOutcome takes the earliest.
 //
 // It is a SELECT, and the status is set by id (setStatusSQL): an UPDATE
 // that may change several rows opens a statement journal inside the
@@ -386,7 +388,7 @@ type batch struct {
 // BenchmarkIndexBuild's CPU). A read from the start of a file does not
 // even look: the calls it indexed are known (writer.calls), and the run
 // has no others.
-const outcomeSQL = `SELECT id FROM docs WHERE rid = ? AND call_id = ? AND call_id != ''`
+const outcomeSQL = `SELECT id, seq FROM docs WHERE rid = ? AND call_id = ? AND call_id != '' AND status = ''`
 
 // setStatusSQL sets one document's status, by id: an update of one row,
 // without a statement journal.
@@ -614,7 +616,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		return err
 	}
 	st.Indexed++
-	w := &writer{batch: b, run: run, whole: from == 0, calls: map[string][]int64{}}
+	w := &writer{batch: b, run: run, whole: from == 0, calls: map[string][][]int64{}}
 	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
 	if err != nil {
 		return err
@@ -706,9 +708,11 @@ type writer struct {
 	run  *runRow
 	line line // the line being read, its blocks reused
 	// whole says the file is read from its start, so calls holds every
-	// tool call document of the run: by call id, the documents' ids.
+	// tool call of the run that has no result yet: by call id, in order,
+	// the ids of each call's documents (a provider may reuse a call id
+	// once its call is answered: the n-th result answers the n-th call).
 	whole bool
-	calls map[string][]int64
+	calls map[string][][]int64
 }
 
 // read indexes every complete line of r (which starts at file offset
@@ -944,6 +948,7 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 			}
 		}
 	}
+	newCall := true // the first document of a tool call opens its group in calls
 	for part, d := range docsOf(ev) {
 		if r.title == "" && transcript.EventType(ev.Type) == transcript.MessageUser && d.kind == string(transcript.BlockText) &&
 			(d.origin == "" || d.origin == string(transcript.OriginPrompt)) {
@@ -958,7 +963,12 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 			return fmt.Errorf("index: %w", err)
 		}
 		if d.kind == "tool_call" && d.callID != "" {
-			w.calls[d.callID] = append(w.calls[d.callID], id)
+			if newCall {
+				w.calls[d.callID] = append(w.calls[d.callID], nil)
+				newCall = false
+			}
+			g := w.calls[d.callID]
+			g[len(g)-1] = append(g[len(g)-1], id)
 		}
 		// A call's status comes with its result (setOutcome), which
 		// counts for both; every other document's is its own from here.
@@ -970,24 +980,35 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 	return nil
 }
 
-// setOutcome gives the run's tool call documents of callID the status
-// of its result: those this read indexed, and, when the file is not read
-// from its start, those an earlier read did (outcomeSQL).
+// setOutcome gives the documents of the run's first tool call of callID
+// that has no outcome yet the status of its result: of the calls this
+// read indexed, and, when the file is not read from its start, of those
+// an earlier read did too (outcomeSQL: the documents of the earliest
+// call, by seq, still without a status).
 func (w *writer) setOutcome(ctx context.Context, callID, status string) error {
-	ids := w.calls[callID]
+	var ids []int64
+	if g := w.calls[callID]; len(g) > 0 {
+		ids, w.calls[callID] = g[0], g[1:]
+	}
 	if !w.whole {
 		rows, err := w.outcome.QueryContext(ctx, w.run.rid, callID)
 		if err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
 		ids = ids[:0:0]
+		first := int64(-1)
 		for rows.Next() {
-			var id int64
-			if err := rows.Scan(&id); err != nil {
+			var id, seq int64
+			if err := rows.Scan(&id, &seq); err != nil {
 				rows.Close()
 				return fmt.Errorf("index: %w", err)
 			}
-			ids = append(ids, id)
+			switch {
+			case first < 0 || seq < first:
+				first, ids = seq, append(ids[:0], id)
+			case seq == first:
+				ids = append(ids, id)
+			}
 		}
 		rows.Close()
 		if err := rows.Err(); err != nil {

@@ -54,9 +54,17 @@ type assembler struct {
 	// that flush hands to the sink in one Emit.
 	batch      []*transcript.Event
 	batchScope string
-	free       []*message // written messages, for reuse (newMessage)
-	tools      map[toolKey]*toolState
-	calls      []toolKey // in call order, for the dangling list
+	free       []*message             // written messages, for reuse (newMessage)
+	tools      map[toolKey]*toolState // the latest call of each id
+	calls      []*toolState           // in call order, for the dangling list
+	// useKey is, per call id, the key of the message whose tool_use or
+	// command block named it last: it tells a call id reused in another
+	// message from the same call reported again (see toolCall).
+	useKey map[toolKey]string
+	// prompts counts, per scope, the user prompt blocks reported (text
+	// of origin prompt in a user message): a call made before the latest
+	// one belongs to a turn that ended (see reused).
+	prompts map[string]int
 
 	scopes map[string]bool // open scopes
 
@@ -177,9 +185,15 @@ func (c *accounting) finish() (int, []int) {
 type toolKey struct{ scope, id string }
 
 type toolState struct {
+	key                 toolKey
 	name, kind, command string
-	resulted            bool
-	pos                 int // the call's place in the written order (assembler.pos)
+	// msgKey is the key of the message whose block names the call (""
+	// until one does).
+	msgKey string
+	// prompts is the scope's prompt count when the call was made.
+	prompts  int
+	resulted bool
+	pos      int // the call's place in the written order (assembler.pos)
 }
 
 type itemKind int
@@ -199,7 +213,8 @@ type item struct {
 	open  *Scope
 	st    string
 	err   string
-	line  int // the raw line it came from (a message: see message.lastLine)
+	line  int        // the raw line it came from (a message: see message.lastLine)
+	tool  *toolState // the call a tool.call event reports
 }
 
 type message struct {
@@ -253,6 +268,8 @@ func newAssembler(sink Sink, provider string, now func() time.Time) *assembler {
 		metaSet: map[wire.Tag]bool{},
 		msgs:    map[string]*message{},
 		tools:   map[toolKey]*toolState{},
+		useKey:  map[toolKey]string{},
+		prompts: map[string]int{},
 		scopes:  map[string]bool{},
 	}
 }
@@ -876,6 +893,19 @@ func (a *assembler) setBlock(f *fields) {
 		b.input = in
 	}
 	m.blocks[s] = b
+	if bt == transcript.BlockText && b.b.Origin == transcript.OriginPrompt && m.role == "user" {
+		a.prompts[m.scope]++
+	}
+	if id := b.b.ToolID; id != "" && (bt == transcript.BlockToolUse || bt == transcript.BlockCommand) {
+		k := toolKey{m.scope, id}
+		a.useKey[k] = m.key
+		if st := a.tools[k]; st != nil && st.msgKey == "" && !a.settled(st) {
+			// The call came before its block; a block after its result
+			// (or its turn's end) may be another call's (reused), so it
+			// names none.
+			st.msgKey = m.key
+		}
+	}
 }
 
 func (a *assembler) appendBlock(f *fields) {
@@ -966,14 +996,14 @@ func (a *assembler) toolCall(f *fields) {
 	}
 	scope := f.str(wire.TScope)
 	k := toolKey{scope, id}
-	if a.tools[k] != nil {
+	if st := a.tools[k]; st != nil && !a.reused(st) {
 		return
 	}
 	kind := transcript.ToolKind(f.str(wire.TKind))
 	if !vocab.ToolKind(string(kind)) {
 		kind = transcript.ToolOther
 	}
-	st := &toolState{name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}
+	st := &toolState{key: k, msgKey: a.useKey[k], prompts: a.prompts[scope], name: f.str(wire.TName), kind: string(kind), command: f.str(wire.TCommand)}
 	if st.name == "" {
 		// Spec 6.12: a call has a name: the tool's kind when the plugin
 		// gives none (a call synthesized from its result, say), else
@@ -984,13 +1014,38 @@ func (a *assembler) toolCall(f *fields) {
 		}
 	}
 	a.tools[k] = st
-	a.calls = append(a.calls, k)
+	a.calls = append(a.calls, st)
 	input := f.json(wire.TInput)
 	a.ensureScope(scope)
-	a.event(scope, transcript.ToolCall, a.timestamp(f), &transcript.ToolPayload{
+	a.enqueue(item{kind: itemEvent, scope: scope, tool: st, ev: &transcript.Event{Type: transcript.ToolCall, Timestamp: a.timestamp(f), Payload: &transcript.ToolPayload{
 		Name: st.name, CallID: id, Input: input, Fidelity: transcript.FidelityAgentEmitted,
 		Kind: kind, Command: st.command, RawLine: a.line,
-	})
+	}}})
+}
+
+// reused says whether a call or result reported for st's call id is a
+// new call that reuses the id rather than st reported again. Providers
+// reuse ids across turns (ids unique per response, not per session: a
+// local server that names every call call_1), and plugins report a call
+// again when its message is rewritten (a row updated in place, a part
+// going from running to completed, a snapshot read again). It is a new
+// call when st is settled (its result recorded, or its turn ended: a user
+// prompt was reported after it, so it stays unanswered) and the id's
+// latest tool_use or command block is in another message than st's: a
+// rewritten message keeps its key, a new turn's message has its own.
+// Anything else is st again, as before: a repeat before the result is an
+// update, and a repeat with no block to tell it apart is not split.
+func (a *assembler) reused(st *toolState) bool {
+	if !a.settled(st) {
+		return false
+	}
+	use := a.useKey[st.key]
+	return use != "" && st.msgKey != "" && use != st.msgKey
+}
+
+// settled says st has its result, or its turn ended without one.
+func (a *assembler) settled(st *toolState) bool {
+	return st.resulted || a.prompts[st.key.scope] > st.prompts
 }
 
 func (a *assembler) toolResult(f *fields) {
@@ -1002,7 +1057,7 @@ func (a *assembler) toolResult(f *fields) {
 	scope := f.str(wire.TScope)
 	k := toolKey{scope, id}
 	st := a.tools[k]
-	if st == nil {
+	if st == nil || a.reused(st) {
 		a.toolCall(f)
 		st = a.tools[k]
 		a.warn("tool result %s had no tool call; a call named %q was synthesized from the result", id, st.name)
@@ -1112,10 +1167,8 @@ func (a *assembler) flush(ctx context.Context) error {
 			a.recycle(it.msg)
 		case itemEvent:
 			a.pos++
-			if p, ok := it.ev.Payload.(*transcript.ToolPayload); ok && it.ev.Type == transcript.ToolCall {
-				if st := a.tools[toolKey{it.scope, p.CallID}]; st != nil {
-					st.pos = a.pos
-				}
+			if it.tool != nil {
+				it.tool.pos = a.pos
 			}
 			if it.scope == "" {
 				a.seen(it.ev, 0)
@@ -1231,12 +1284,11 @@ func (a *assembler) seen(ev *transcript.Event, last int) {
 // earlier, when the agent went on (an interrupted task resumed), is in
 // the dangling list but does not end the log.
 func (a *assembler) endsOnCall() bool {
-	for _, k := range a.calls {
-		st := a.tools[k]
+	for _, st := range a.calls {
 		if st.resulted {
 			continue
 		}
-		if st.pos > a.lastMsgPos || k.scope == "" && slices.Contains(a.lastMsgCalls, k.id) {
+		if st.pos > a.lastMsgPos || st.key.scope == "" && slices.Contains(a.lastMsgCalls, st.key.id) {
 			return true
 		}
 	}
@@ -1320,8 +1372,8 @@ func (a *assembler) finish(ctx context.Context) (*transcript.AgentResult, error)
 	}
 	a.scopes = map[string]bool{}
 	err := a.flush(ctx)
-	for _, k := range a.calls {
-		if !a.tools[k].resulted {
+	for _, st := range a.calls {
+		if k := st.key; !st.resulted {
 			id := k.id
 			if k.scope != "" {
 				id = k.scope + "/" + k.id

@@ -487,3 +487,86 @@ func TestToolResultOutputPresence(t *testing.T) {
 	}
 	assert.Equal(t, map[string]bool{"a": true, "b": false, "c": false, "d": true}, has)
 }
+
+// TestToolCallIDReused: a call id reported again is the same call (an
+// update, a message rewritten in place), unless the first call is
+// settled (answered, or its turn ended: a prompt came after it) and the
+// id's tool_use block is in another message: then it is a new call that
+// reuses the id (a provider whose ids are unique per response, not per
+// session), paired with its own result.
+func TestToolCallIDReused(t *testing.T) {
+	// use is message key's tool_use block for id and its call.
+	use := func(key, id, cmd string) string {
+		return do(`{"op":"open","key":"`+key+`"}`,
+			`{"op":"block","key":"`+key+`","slot":0,"type":"tool_use","tool_name":"Bash","tool_id":"`+id+`","tool_input":{"command":"`+cmd+`"}}`,
+			`{"op":"call","id":"`+id+`","name":"Bash","input":{"command":"`+cmd+`"}}`,
+			`{"op":"close","key":"`+key+`"}`)
+	}
+	result := func(id, out string) string { return do(`{"op":"result","id":"` + id + `","output":"` + out + `"}`) }
+	prompt := func(key, text string) string {
+		return do(`{"op":"open","key":"`+key+`","role":"user"}`, `{"op":"block","key":"`+key+`","slot":0,"type":"text","text":"`+text+`","origin":"prompt"}`, `{"op":"close","key":"`+key+`"}`)
+	}
+	for _, c := range []struct {
+		name     string
+		lines    []string
+		want     []string // tool events: type, call id, input or output
+		dangling []string
+		warn     string // a warning that must be there ("" none)
+	}{
+		{"reused in another message after its result",
+			[]string{use("m1", "call_1", "ls"), result("call_1", "a"), use("m2", "call_1", "ls"), result("call_1", "a")},
+			[]string{`call call_1 {"command":"ls"}`, "result call_1 a", `call call_1 {"command":"ls"}`, "result call_1 a"}, nil, ""},
+		{"reused, the second call unanswered",
+			[]string{use("m1", "call_1", "ls"), result("call_1", "a"), use("m2", "call_1", "pwd")},
+			[]string{`call call_1 {"command":"ls"}`, "result call_1 a", `call call_1 {"command":"pwd"}`}, []string{"call_1"}, ""},
+		{"reused, the second call's result only",
+			[]string{use("m1", "call_1", "ls"), result("call_1", "a"),
+				do(`{"op":"open","key":"m2"}`, `{"op":"block","key":"m2","slot":0,"type":"tool_use","tool_name":"Bash","tool_id":"call_1"}`, `{"op":"close","key":"m2"}`),
+				result("call_1", "b")},
+			[]string{`call call_1 {"command":"ls"}`, "result call_1 a", "call call_1 ", "result call_1 b"}, nil, "call_1 had no tool call"},
+		{"reused after a new prompt, the first unanswered",
+			[]string{use("m1", "call_1", "ls"), prompt("u2", "and now?"), use("m2", "call_1", "pwd"), result("call_1", "b")},
+			[]string{`call call_1 {"command":"ls"}`, `call call_1 {"command":"pwd"}`, "result call_1 b"}, []string{"call_1"}, ""},
+		{"repeated in its message after a new prompt, unanswered",
+			[]string{use("m1", "call_1", "ls"), prompt("u2", "and now?"), use("m1", "call_1", "ls"), result("call_1", "a")},
+			[]string{`call call_1 {"command":"ls"}`, "result call_1 a"}, nil, ""},
+		{"repeated before its result: an update",
+			[]string{use("m1", "call_1", "l"), use("m1", "call_1", "ls"), result("call_1", "a")},
+			[]string{`call call_1 {"command":"l"}`, "result call_1 a"}, nil, ""},
+		{"repeated in another message before its result",
+			[]string{use("m1", "call_1", "ls"), use("m2", "call_1", "ls"), result("call_1", "a")},
+			[]string{`call call_1 {"command":"ls"}`, "result call_1 a"}, nil, ""},
+		{"its message rewritten after its result",
+			[]string{use("m1", "call_1", "ls"), result("call_1", "a"), use("m1", "call_1", "ls"), result("call_1", "a")},
+			[]string{`call call_1 {"command":"ls"}`, "result call_1 a"}, nil, "second result for tool call call_1"},
+		{"no block tells the calls apart",
+			[]string{do(`{"op":"call","id":"call_1","name":"Bash"}`), result("call_1", "a"), do(`{"op":"call","id":"call_1","name":"Bash"}`), result("call_1", "b")},
+			[]string{"call call_1 ", "result call_1 a"}, nil, "second result for tool call call_1"},
+		{"the first call's block after its call",
+			[]string{do(`{"op":"call","id":"call_1","name":"Bash"}`),
+				do(`{"op":"open","key":"m1"}`, `{"op":"block","key":"m1","slot":0,"type":"tool_use","tool_name":"Bash","tool_id":"call_1"}`, `{"op":"close","key":"m1"}`),
+				result("call_1", "a"), use("m2", "call_1", "ls"), result("call_1", "b")},
+			[]string{"call call_1 ", "result call_1 a", `call call_1 {"command":"ls"}`, "result call_1 b"}, nil, ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			sink, res := runScript(t, c.lines...)
+			var got []string
+			for _, e := range events(sink, "") {
+				if p := e.Tool(); p != nil {
+					if e.Type == transcript.ToolCall {
+						got = append(got, fmt.Sprintf("call %s %s", p.CallID, p.Input))
+					} else {
+						got = append(got, fmt.Sprintf("result %s %s", p.CallID, p.Output))
+					}
+				}
+			}
+			assert.Equal(t, c.want, got)
+			assert.Equal(t, c.dangling, res.Dangling)
+			if c.warn == "" {
+				assert.Empty(t, res.Warnings)
+			} else {
+				assert.Contains(t, strings.Join(res.Warnings, "\n"), c.warn)
+			}
+		})
+	}
+}

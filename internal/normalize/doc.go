@@ -17,8 +17,13 @@
 // semantics of package abi (see abi's package documentation): messages are
 // built across lines and written once when closed, deltas are joined,
 // repeated snapshots replace their slot, tool calls and results are paired
-// by call id, usage in "set" mode is not double-added, provider errors are
-// listed in the result's Errors with their raw line, and the final status
+// by call id (a call id reported again is the same call, unless the first
+// call has its result, or a user prompt came after it, and the id's
+// tool_use or command block is in another message: then it is a new call
+// that reuses the id, as providers whose ids are unique per response do),
+// usage in "set" mode is not
+// double-added, provider errors are listed in the result's Errors with
+// their raw line, and the final status
 // follows spec 6.7 (abi's "Final status": the terminal event, then the
 // session rule for formats without one, then error fields, then the exit
 // code given with [Stream.ExitCode], else incomplete).

@@ -188,11 +188,14 @@ func BuildRun(run *Run) *RunNode {
 	var lastPart *StepNode // the latest top-level agent step completed
 	open := map[stepKey]*StepNode{}
 	var order []*StepNode // open steps in start order, to find parents
-	results := map[string]bool{}
+	// Results by call id, counted: a provider may reuse a call id for a
+	// new call once the first is answered, and calls pair with results
+	// in order (as stats does).
+	results := map[string]int{}
 	for _, ev := range run.Events {
 		if ev.Type == transcript.ToolResult {
 			if p := ev.Tool(); p != nil {
-				results[p.CallID] = true
+				results[p.CallID]++
 			}
 		}
 	}
@@ -287,8 +290,12 @@ func BuildRun(run *Run) *RunNode {
 				if s != nil {
 					s.Tools++
 				}
-				if p := ev.Tool(); p != nil && !results[p.CallID] {
-					n.Dangling++
+				if p := ev.Tool(); p != nil {
+					if results[p.CallID] > 0 {
+						results[p.CallID]--
+					} else {
+						n.Dangling++
+					}
 				}
 			case transcript.MessageUser, transcript.MessageAssistant:
 				if s != nil {

@@ -243,3 +243,35 @@ func TestParentStep(t *testing.T) {
 		})
 	}
 }
+
+// TestBuildTreeDanglingReusedID: calls pair with results by call id in
+// order, so a call id a provider reused for a new call after the first
+// was answered is dangling when the new call got no result.
+func TestBuildTreeDanglingReusedID(t *testing.T) {
+	for _, c := range []struct {
+		name string
+		seq  string // c<id> a call, r<id> a result
+		want int
+	}{
+		{"answered", "ca ra", 0},
+		{"reused, both answered", "ca ra ca ra", 0},
+		{"reused, the second unanswered", "ca ra ca", 1},
+		{"one of two ids unanswered", "ca cb rb", 1},
+		{"none answered", "ca ca", 2},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			b := viewstest.NewBuilder(viewstest.Root, "").Add(viewstest.Started("wf"))
+			for _, s := range strings.Fields(c.seq) {
+				typ := transcript.ToolCall
+				if s[0] == 'r' {
+					typ = transcript.ToolResult
+				}
+				b.Add(viewstest.Tool(typ, "", &transcript.ToolPayload{Name: "sh", CallID: s[1:]}))
+			}
+			dir := t.TempDir()
+			writeRun(t, dir, b)
+			root := loadTree(t, dir, viewstest.Root)
+			eq(t, root.Dangling, c.want, "dangling")
+		})
+	}
+}

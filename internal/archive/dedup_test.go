@@ -1,0 +1,68 @@
+package archive
+
+import (
+	"encoding/json"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestFilterCountsCallIDs: the filter of a grown session's part counts
+// calls and results by call id (the earlier parts', and the stream's with
+// the replay), so that a call id the provider reused in a later turn is
+// kept while what the plugin emits again of an earlier part is dropped.
+func TestFilterCountsCallIDs(t *testing.T) {
+	// ev is "c<id>:<input>" a call, "r<id>:<output>" a result.
+	ev := func(s string) *transcript.Event {
+		id, v, _ := strings.Cut(s[1:], ":")
+		if s[0] == 'c' {
+			in, _ := json.Marshal(map[string]string{"command": v})
+			return &transcript.Event{Type: transcript.ToolCall, Payload: &transcript.ToolPayload{Name: "bash", CallID: id, Input: in}}
+		}
+		return &transcript.Event{Type: transcript.ToolResult, Payload: &transcript.ToolPayload{Name: "bash", CallID: id, Output: v, HasOutput: true}}
+	}
+	for _, c := range []struct {
+		name                    string
+		rewrite, sub            bool
+		archived, replayed, fed string
+		kept                    string
+		changed                 []string
+	}{
+		{name: "held by the replay, emitted again", archived: "ca:ls ra:x", fed: "ca:ls ra:x"},
+		{name: "reused after the replay", archived: "ca:ls ra:x", replayed: "ca:ls ra:x", fed: "ca:ls ra:x", kept: "ca:ls ra:x"},
+		{name: "the result of a call archived unanswered", archived: "ca:ls", replayed: "ca:ls", fed: "ra:x", kept: "ra:x"},
+		{name: "rewrite: reused with the same content", rewrite: true, archived: "ca:ls ra:x", fed: "ca:ls ra:x ca:ls ra:x", kept: "ca:ls ra:x"},
+		{name: "rewrite: both generations unchanged", rewrite: true, archived: "ca:ls ra:x ca:pwd ra:y", fed: "ca:ls ra:x ca:pwd ra:y"},
+		{name: "rewrite: a call changed", rewrite: true, archived: "ca:l", fed: "ca:ls", kept: "ca:ls", changed: []string{"call a"}},
+		{name: "rewrite with replay: reused", rewrite: true, archived: "ca:ls ra:x", replayed: "ca:ls ra:x", fed: "ca:ls ra:x", kept: "ca:ls ra:x"},
+		{name: "sub-agent: a call answered there", sub: true, archived: "ca:ls ra:x", fed: "ca:ls ra:x"},
+		{name: "sub-agent: a call unanswered there, again with its result", sub: true, archived: "ca:ls", fed: "ca:ls ra:x", kept: "ca:ls ra:x"},
+		{name: "sub-agent: reused after the replay", sub: true, archived: "ca:ls ra:x", replayed: "ca:ls ra:x", fed: "ca:ls ra:x", kept: "ca:ls ra:x"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			s := newArchived()
+			s.rewrite = c.rewrite
+			for _, e := range strings.Fields(c.archived) {
+				s.note(ev(e))
+			}
+			for _, e := range strings.Fields(c.replayed) {
+				s.replayed(ev(e))
+			}
+			filter := s.filter
+			if c.sub {
+				filter = s.filterSubAgent
+			}
+			kept := []string{}
+			for _, e := range strings.Fields(c.fed) {
+				if filter(ev(e)) != nil {
+					kept = append(kept, e)
+				}
+			}
+			assert.Equal(t, strings.Fields(c.kept), kept)
+			assert.Equal(t, c.changed, s.changed)
+		})
+	}
+}
