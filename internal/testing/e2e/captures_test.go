@@ -699,17 +699,28 @@ func usageField(u *transcript.Usage, key string) *int64 {
 
 func checkTools(t *testing.T, want []expectTool, evs []*transcript.Event) {
 	t.Helper()
+	// The n-th call of an id is answered by its n-th result: a provider
+	// may reuse an id once its call is settled (normalize's rule).
 	var calls []*transcript.ToolPayload
-	results := map[string]*transcript.ToolPayload{}
+	var answers []*transcript.ToolPayload
+	results := map[string][]*transcript.ToolPayload{}
 	for _, ev := range evs {
 		switch ev.Type {
 		case transcript.ToolCall:
 			calls = append(calls, ev.Tool())
 		case transcript.ToolResult:
-			if p := ev.Tool(); results[p.CallID] == nil {
-				results[p.CallID] = p
-			}
+			p := ev.Tool()
+			results[p.CallID] = append(results[p.CallID], p)
 		}
+	}
+	nth := map[string]int{}
+	for _, c := range calls {
+		var res *transcript.ToolPayload
+		if r := results[c.CallID]; nth[c.CallID] < len(r) {
+			res = r[nth[c.CallID]]
+		}
+		nth[c.CallID]++
+		answers = append(answers, res)
 	}
 	var got []string
 	for _, c := range calls {
@@ -719,8 +730,7 @@ func checkTools(t *testing.T, want []expectTool, evs []*transcript.Event) {
 		t.Errorf("tools: expected %d tool.call events, got %d: %v", len(want), len(calls), got)
 	}
 	for i := 0; i < len(want) && i < len(calls); i++ {
-		w, c := want[i], calls[i]
-		res := results[c.CallID]
+		w, c, res := want[i], calls[i], answers[i]
 		key := func(k string) string { return fmt.Sprintf("tools[%d] (call %s).%s", i, c.CallID, k) }
 		check := func(k string, want, got any) {
 			t.Helper()
