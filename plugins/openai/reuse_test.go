@@ -3,15 +3,14 @@
 package openai_test
 
 import (
-	"context"
 	"encoding/json"
 	"slices"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/openai"
-	"github.com/twasm/twasm/transcript"
 )
 
 // TestReusedCallID checks Chat Completions calls whose server names every
@@ -69,26 +68,17 @@ func TestReusedCallID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), openai.Plugin, "openai", []byte(strings.Join(tt.lines, "\n")+"\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
+			tcs, trs := plugintest.Run(t, openai.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "openai"}).Tools()
 			var calls, results []string
-			for _, e := range r.Events {
-				p, ok := e.Payload.(*transcript.ToolPayload)
-				if !ok {
-					continue
+			for _, p := range tcs {
+				var in struct{ TZ string }
+				if err := json.Unmarshal(p.Input, &in); err != nil {
+					t.Fatalf("call input %s: %v", p.Input, err)
 				}
-				switch e.Type {
-				case transcript.ToolCall:
-					var in struct{ TZ string }
-					if err := json.Unmarshal(p.Input, &in); err != nil {
-						t.Fatalf("call input %s: %v", p.Input, err)
-					}
-					calls = append(calls, in.TZ)
-				case transcript.ToolResult:
-					results = append(results, p.Output)
-				}
+				calls = append(calls, in.TZ)
+			}
+			for _, p := range trs {
+				results = append(results, p.Output)
 			}
 			if !slices.Equal(calls, tt.calls) || !slices.Equal(results, tt.results) {
 				t.Errorf("calls %q, results %q; want %q, %q", calls, results, tt.calls, tt.results)
