@@ -47,14 +47,7 @@ func TestReusedCallID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			tcs, trs := plugintest.Run(t, qwen.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "qwen"}).Tools()
-			var calls, results []string
-			for _, p := range tcs {
-				calls = append(calls, p.Name)
-			}
-			for _, p := range trs {
-				results = append(results, p.Output)
-			}
+			calls, results := plugintest.Run(t, qwen.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "qwen"}).NamesOutputs()
 			if !slices.Equal(calls, tt.calls) || !slices.Equal(results, tt.results) {
 				t.Errorf("calls %q, results %q; want %q, %q", calls, results, tt.calls, tt.results)
 			}

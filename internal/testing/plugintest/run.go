@@ -74,6 +74,19 @@ func (o *Outcome) Tools() (calls, results []*transcript.ToolPayload) {
 	return calls, results
 }
 
+// NamesOutputs returns the name of every tool.call and the output of
+// every tool.result, in every scope, each in order.
+func (o *Outcome) NamesOutputs() (names, outputs []string) {
+	calls, results := o.Tools()
+	for _, p := range calls {
+		names = append(names, p.Name)
+	}
+	for _, p := range results {
+		outputs = append(outputs, p.Output)
+	}
+	return names, outputs
+}
+
 // ResultStatus returns the status of call id's tool.result, in any
 // scope, and whether there is one (the host keeps a call's first result
 // only); a result that states none is ok (the spec's default).
