@@ -51,7 +51,10 @@
 // so or when the output states a failed command ("Error: Command failed
 // (exit code: N)", Droid's Execute, which does not always set is_error),
 // that N its exit code. How Droid words a call the user refused is not
-// known from a public file: such a result is an error, never ok. Kinds:
+// known from a public file: such a result is an error, never ok. A
+// second result for a call is not reported; a call naming the id of a
+// call that has its result (a custom model's server may name every call
+// call_1) is a new call with a result of its own. Kinds:
 // Execute execute (the command from input.command), Read and LS read,
 // Create, Edit, MultiEdit and ApplyPatch edit, Grep and Glob search,
 // WebSearch and FetchUrl fetch, TodoWrite think, others (Task, MCP tools)

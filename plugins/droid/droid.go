@@ -42,7 +42,7 @@ type normalizer struct {
 	file     string            // the file the host's last file line named
 	seen     map[string]bool   // message ids read (a line read again is a replay)
 	calls    map[string]string // call id -> tool name
-	resulted map[string]bool   // call ids with a result
+	resulted map[string]bool   // call ids whose latest call has its result
 	usage    string            // the latest tokenUsage reported, as JSON (a settings document read again)
 }
 
@@ -270,6 +270,11 @@ func (n *normalizer) call(b abi.Value, ts sdk.Str, out *sdk.Out) {
 		n.calls = map[string]string{}
 	}
 	n.calls[id.String()] = name.String()
+	// A call id reused after its call's result (ids unique per response,
+	// not per session: a local model server names every call call_1) is
+	// a new call, as the host reads it: its result is its own, not a
+	// second one of the first call.
+	delete(n.resulted, sdk.View(id))
 	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(b.Get("input")), Kind: kindOf(sdk.View(name)), Time: ts}
 	if tc.Kind == "execute" {
 		tc.Command = sdk.StringOf(b.Path("input", "command"))

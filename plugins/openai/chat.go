@@ -325,7 +325,7 @@ func (n *normalizer) finishChoice(r *chatResp, m *chatMsg, out *sdk.Out) {
 		if c.late {
 			out.Block(m.key, c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(c.name), ToolID: sdk.S(c.id), ToolInput: input})
 		}
-		n.toolCall(c.id, c.name, input, root, r.time, out)
+		n.toolCall(c.id, c.name, input, root, r.time, true, out)
 	}
 	if m.finish == "" {
 		return
@@ -353,22 +353,33 @@ func (n *normalizer) finishReason(r *chatResp, reason string, out *sdk.Out) {
 	}
 }
 
-// toolCall reports a tool.call once per call id. args is the call's
-// arguments as argsRoot reads them (an object, or a string holding one):
-// parsed only for an execute call reported here, since most calls are
-// seen again in later snapshots and only an execute call's command is
-// read from them.
-func (n *normalizer) toolCall(id, name string, input sdk.Str, args abi.Value, ts sdk.Str, out *sdk.Out) {
-	if id == "" || n.calls[id] {
+// toolCall reports a tool.call for a call id not reported yet or, when
+// reuse is set (Chat Completions, whose servers may name every call
+// call_1), whose latest call is settled (see settled). args is the call's arguments as
+// argsRoot reads them (an object, or a string holding one): parsed only
+// for an execute call reported here, since most calls are seen again in
+// later snapshots and only an execute call's command is read from them.
+func (n *normalizer) toolCall(id, name string, input sdk.Str, args abi.Value, ts sdk.Str, reuse bool, out *sdk.Out) {
+	if id == "" || n.calls[id] > 0 && !(reuse && n.settled(id)) {
 		return
 	}
-	n.calls[id] = true
+	n.calls[id]++
 	kind := toolKind(name)
 	tc := sdk.ToolCall{CallID: sdk.S(id), Name: sdk.Opt(name), Input: input, Kind: kind, Time: ts}
 	if kind == "execute" {
 		tc.Command = commandOf(argsRoot(args))
 	}
 	out.ToolCall(tc)
+}
+
+// settled says the latest call reported with id has its result: a call
+// naming id again is then a new call that reuses the id (providers make
+// ids unique per response, not per session: a local server names every
+// call call_1), as the host reads it (internal/normalize, reused). A
+// repeat before the result (another choice, a snapshot read again) is
+// the same call.
+func (n *normalizer) settled(id string) bool {
+	return n.results[id] >= n.calls[id]
 }
 
 // closeChat writes the messages of a streamed response.
@@ -492,7 +503,7 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 			}
 			out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(name), ToolID: sdk.S(id), ToolInput: input})
 			slot++
-			n.toolCall(id, name, input, args, r.time, out)
+			n.toolCall(id, name, input, args, r.time, true, out)
 		}
 		e := sdk.MessageEnd{StopReason: sdk.StringOf(c.Get("finish_reason"))}
 		if nchoices == 1 {

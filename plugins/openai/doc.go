@@ -48,6 +48,21 @@
 // later requests of the same conversation are reported once) and the
 // outcomes of earlier calls (function_call_output and the other *_output
 // items, Chat "tool" messages) as tool.result joined by call id.
+// A Chat Completions call the log shows only in a request's history (not
+// the response that made it) is a message.assistant of its own with its
+// tool_use block, and its tool.call.
+//
+// Chat Completions servers may give calls of different responses one id
+// (a local server names every call call_1; ids are unique per response,
+// not per session). A call naming the id of a call whose result was
+// reported is a new call, as the host reads it; a repeat before the
+// result (another choice, a snapshot read again) is the same call. A
+// request resends the whole conversation, so its history is told from
+// what was reported by place: the k-th assistant call (or tool message)
+// naming an id is new only when fewer than k were reported for the id. A
+// history trimmed of its early messages undercounts, so a call reusing an
+// id there is missed rather than reported twice. Responses API call ids
+// are OpenAI's own and never reused: a call id is reported once.
 //
 // # Messages
 //

@@ -53,8 +53,8 @@ type normalizer struct {
 	resps   map[string]*resp // by response id
 	items   map[string]*item // by output item id
 	parts   map[partKey]*slot
-	calls   map[string]bool // call ids whose tool.call was reported
-	results map[string]bool // call ids whose tool.result was reported
+	calls   map[string]int  // tool.calls reported per call id (see settled)
+	results map[string]int  // tool.results reported per call id
 	search  string          // the latest tool_search call, for a server-run output naming none
 	prompts map[uint64]bool // hashes of request-side texts already reported
 }
@@ -64,8 +64,8 @@ func newNormalizer() *normalizer {
 		resps:   map[string]*resp{},
 		items:   map[string]*item{},
 		parts:   map[partKey]*slot{},
-		calls:   map[string]bool{},
-		results: map[string]bool{},
+		calls:   map[string]int{},
+		results: map[string]int{},
 		prompts: map[uint64]bool{},
 	}
 }

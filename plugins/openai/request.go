@@ -87,27 +87,29 @@ func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
 			if sdk.Text(args).IsEmpty() {
 				input, _ = jsonInput(nil)
 			}
-			if id := callIDView(i); id != "" && !n.calls[id] {
-				n.toolCall(callIDOf(i), i.Get("name").String(), input, args, sdk.Str{}, out)
+			if id := callIDView(i); id != "" && n.calls[id] == 0 {
+				n.toolCall(callIDOf(i), i.Get("name").String(), input, args, sdk.Str{}, false, out)
 			}
 		case t.Is("shell_call_output"):
 			// The shell tool run by the caller: exit codes and timeouts
 			// decide its status.
-			if id := i.Get("call_id"); id.Kind() == abi.KindString && !id.Is("") && !n.results[sdk.View(id)] {
-				n.results[id.String()] = true
+			if id := i.Get("call_id"); id.Kind() == abi.KindString && !id.Is("") && n.results[sdk.View(id)] == 0 {
+				n.results[id.String()]++
 				r := shellResult(i.Get("output"), i.Get("status"))
 				r.CallID, r.Name = sdk.Text(id), sdk.S("shell")
 				out.ToolResult(r)
 			}
 		case t.Kind() == abi.KindString && hasSuffix(t.Raw(), `_output"`):
-			n.toolOutput(i.Get("call_id"), i.Get("output"), i.Get("status"), out)
+			if id := i.Get("call_id"); id.Kind() == abi.KindString && n.results[sdk.View(id)] == 0 {
+				n.toolOutput(id, i.Get("output"), i.Get("status"), out)
+			}
 		case t.Is("mcp_approval_response"):
 			// The user's answer to an mcp_approval_request: a refusal is
 			// the call's outcome; an approval is followed by the mcp_call
 			// that runs it.
 			id := i.Get("approval_request_id")
-			if ids := id.String(); ids != "" && !i.Get("approve").Truthy() && !n.results[ids] {
-				n.results[ids] = true
+			if ids := id.String(); ids != "" && !i.Get("approve").Truthy() && n.results[ids] == 0 {
+				n.results[ids]++
 				e := sdk.Text(i.Get("reason"))
 				if e.IsEmpty() {
 					e = sdk.S("the user did not approve the call")
@@ -120,9 +122,17 @@ func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
 }
 
 // chatRequest reads a Chat Completions request body: the prompt and the
-// tool messages that answer earlier calls.
+// tool messages that answer earlier calls. A request resends the whole
+// conversation, and a server may give calls of different responses one
+// id (call_1 each time), so a call or result is told from the ones
+// already reported by its place: the k-th assistant call (or tool
+// message) naming an id in this history is new only when fewer than k
+// were reported for that id. A history trimmed of early messages
+// undercounts, so a new call reusing an id there is missed rather than
+// one reported twice.
 func (n *normalizer) chatRequest(v abi.Value, out *sdk.Out) {
 	var p prompt
+	var calls, results map[string]int // occurrences per id in this history
 	it := v.Get("messages").Iter()
 	for it.Next() {
 		m := it.Value()
@@ -141,28 +151,56 @@ func (n *normalizer) chatRequest(v abi.Value, out *sdk.Out) {
 				if sdk.Text(args).IsEmpty() {
 					input, _ = jsonInput(nil)
 				}
-				if id := sdk.View(c.Get("id")); id != "" && !n.calls[id] {
-					n.toolCall(c.Get("id").String(), c.Path("function", "name").String(), input, args, sdk.Str{}, out)
+				id := c.Get("id")
+				if id.Kind() != abi.KindString || id.Is("") {
+					continue
 				}
+				ids := id.String()
+				if place(&calls, ids) <= n.calls[ids] || n.calls[ids] > 0 && !n.settled(ids) {
+					continue // reported, or a repeat before the result
+				}
+				// A call whose response is not in the log: a message of
+				// its own holds its tool_use block, which is how the host
+				// tells a later call reusing the id from this one
+				// reported again.
+				name := c.Path("function", "name").String()
+				key := n.newKey("h")
+				out.Open(key, sdk.Message{})
+				out.Block(key, 0, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(name), ToolID: sdk.Text(id), ToolInput: input})
+				out.Close(key, sdk.MessageEnd{})
+				n.toolCall(ids, name, input, args, sdk.Str{}, true, out)
 			}
 		case role.Is("tool"):
-			n.toolOutput(m.Get("tool_call_id"), m.Get("content"), abi.Value{}, out)
+			id := m.Get("tool_call_id")
+			if id.Kind() != abi.KindString || id.Is("") {
+				continue
+			}
+			if ids := id.String(); place(&results, ids) > n.results[ids] {
+				n.toolOutput(id, m.Get("content"), abi.Value{}, out)
+			}
 		}
 	}
 	p.close(out)
 }
 
-// toolOutput reports a tool.result once per call id. The output is a
-// string, or content parts (their texts joined, else their JSON).
+// place counts an occurrence of id in a request's history (in *m, made
+// on first use) and returns its number: 1 for the first.
+func place(m *map[string]int, id string) int {
+	if *m == nil {
+		*m = map[string]int{}
+	}
+	(*m)[id]++
+	return (*m)[id]
+}
+
+// toolOutput reports a tool.result for call id; the caller tells that it
+// was not reported yet. The output is a string, or content parts (their
+// texts joined, else their JSON).
 func (n *normalizer) toolOutput(id, o, status abi.Value, out *sdk.Out) {
 	if id.Kind() != abi.KindString || sdk.Text(id).IsEmpty() {
 		return
 	}
-	ids := id.String()
-	if n.results[ids] {
-		return
-	}
-	n.results[ids] = true
+	n.results[id.String()]++
 	r := sdk.ToolResult{CallID: sdk.Text(id), Status: sdk.S(toolStatus(status, false))}
 	switch o.Kind() {
 	case abi.KindString:

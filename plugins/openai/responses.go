@@ -519,11 +519,11 @@ func (n *normalizer) outputItem(it *item, i, t abi.Value, out *sdk.Out) {
 	if id == "" && t.Is("tool_search_output") {
 		id = n.search
 	}
-	if id == "" || n.results[id] {
+	if id == "" || n.results[id] > 0 {
 		return
 	}
 	callID := strings.Clone(id)
-	n.results[callID] = true
+	n.results[callID]++
 	var r sdk.ToolResult
 	switch {
 	case t.Is("shell_call_output"):
@@ -634,7 +634,7 @@ func (n *normalizer) toolUse(it *item, input sdk.Str, args abi.Value, out *sdk.O
 		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(it.name), ToolID: sdk.Opt(it.callID), ToolInput: input})
 	}
 	it.args = nil
-	n.toolCall(it.callID, it.name, input, args, it.r.time, out)
+	n.toolCall(it.callID, it.name, input, args, it.r.time, false, out)
 }
 
 // hostedTool maps the built-in tool items. Those OpenAI runs itself
@@ -723,7 +723,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	if t.Is("tool_search_call") {
 		n.search = it.callID
 	}
-	if a := i.Get("approval_request_id").String(); a != "" && n.calls[a] {
+	if a := i.Get("approval_request_id").String(); a != "" && n.calls[a] > 0 {
 		// The approved execution of a call already reported as waiting
 		// for approval: its outcome is that call's result.
 		it.callID = a
@@ -736,8 +736,8 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 		s.done = true
 		out.Block(it.r.key, s.n, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.Opt(name), ToolID: sdk.Opt(it.callID), ToolInput: input})
 	}
-	if !n.calls[it.callID] && it.callID != "" {
-		n.calls[it.callID] = true
+	if n.calls[it.callID] == 0 && it.callID != "" {
+		n.calls[it.callID]++
 		tc := sdk.ToolCall{CallID: sdk.S(it.callID), Name: sdk.Opt(name), Input: input, Kind: kind, Command: command, Time: it.r.time}
 		if kind == "execute" && !command.IsSet() {
 			if root := argsRoot(args); root.Exists() {
@@ -747,7 +747,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 		out.ToolCall(tc)
 	}
 	st := i.Get("status")
-	if !server || n.results[it.callID] || it.callID == "" {
+	if !server || n.results[it.callID] > 0 || it.callID == "" {
 		return true
 	}
 	failed := st.Is("failed") || st.Is("incomplete") || i.Get("error").Kind() == abi.KindString || i.Get("error").Kind() == abi.KindObject
@@ -771,7 +771,7 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 	} else if e.Kind() == abi.KindObject {
 		errS = sdk.Text(e.Get("message"))
 	}
-	n.results[it.callID] = true
+	n.results[it.callID]++
 	status := sdk.S(toolStatus(st, failed))
 	if status.String() != toolOK {
 		errS = errorText(errS, "the tool call "+sdk.TypeName(st))
@@ -920,7 +920,7 @@ func (n *normalizer) closeRespWith(r *resp, e sdk.MessageEnd, out *sdk.Out) {
 		n.cur = nil
 	}
 	for _, it := range r.items {
-		if it.hasCall && !n.calls[it.callID] && it.callID != "" {
+		if it.hasCall && n.calls[it.callID] == 0 && it.callID != "" {
 			input, root := jsonInput(it.args)
 			n.toolUse(it, input, root, out)
 		}

@@ -68,7 +68,10 @@
 // out or that the user cancelled ("Command timed out after", "Command was
 // cancelled by user") is cancelled. A functionResponse part in a user
 // record (a peer's test data writes results so) is read the same way. A
-// second result for a call is not reported again. Kinds: the Gemini CLI's
+// second result for a call is not reported again; a call naming the id of
+// a call that has its result is a new call with a result of its own
+// (model servers make ids unique per response, not per session: a local
+// one names every call call_1). Kinds: the Gemini CLI's
 // tool names (gemini.ToolKind: run_shell_command execute, read_file and
 // list_directory read, edit and write_file edit, glob and grep_search
 // search, web_fetch and web_search fetch), Qwen Code's task-list and plan

@@ -115,9 +115,14 @@ func (n *normalizer) call(fc abi.Value, r record, out *sdk.Out) {
 	if n.calls == nil {
 		n.calls = map[string]string{}
 	}
-	if _, ok := n.calls[sdk.View(id)]; !ok {
+	if t, ok := n.calls[sdk.View(id)]; !ok || t != sdk.View(name) {
 		n.calls[id.String()] = name.String()
 	}
+	// A call id reused after its call's result (servers make ids unique
+	// per response, not per session: a local one names every call
+	// call_1) is a new call, as the host reads it: its result is its own,
+	// not a second one of the first call.
+	delete(n.resulted, sdk.View(id))
 	if isAgent(sdk.View(name)) {
 		n.startAgent(id, args, r, out)
 	}

@@ -53,8 +53,8 @@ type normalizer struct {
 	model     string
 
 	records  map[string]bool   // record uuids read (a record read again is a replay)
-	calls    map[string]string // call id -> tool name
-	resulted map[string]bool   // call ids with a result
+	calls    map[string]string // call id -> tool name (of its latest call)
+	resulted map[string]bool   // call ids whose latest call has its result
 	agents   map[string]bool   // sub-agent calls: true while the scope is open
 	agentIDs []string          // their call ids, in order
 	sides    map[string]bool   // sidechain agent ids with an open scope

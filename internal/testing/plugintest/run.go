@@ -56,6 +56,37 @@ func (o *Outcome) Calls() map[string]bool {
 	return calls
 }
 
+// Tools returns the payloads of every tool.call and every tool.result, in
+// every scope, each in order.
+func (o *Outcome) Tools() (calls, results []*transcript.ToolPayload) {
+	for _, it := range o.Sink.Items {
+		if it.Event == nil {
+			continue
+		}
+		switch tp := it.Event.Tool(); {
+		case tp == nil:
+		case it.Event.Type == transcript.ToolCall:
+			calls = append(calls, tp)
+		case it.Event.Type == transcript.ToolResult:
+			results = append(results, tp)
+		}
+	}
+	return calls, results
+}
+
+// NamesOutputs returns the name of every tool.call and the output of
+// every tool.result, in every scope, each in order.
+func (o *Outcome) NamesOutputs() (names, outputs []string) {
+	calls, results := o.Tools()
+	for _, p := range calls {
+		names = append(names, p.Name)
+	}
+	for _, p := range results {
+		outputs = append(outputs, p.Output)
+	}
+	return names, outputs
+}
+
 // ResultStatus returns the status of call id's tool.result, in any
 // scope, and whether there is one (the host keeps a call's first result
 // only); a result that states none is ok (the spec's default).
