@@ -140,6 +140,9 @@ type normalizer struct {
 	// uiAnswer is the UI's last answer with no error after it
 	// (lastAnswer), at uiAnswerTime.
 	uiAnswer, uiAnswerTime string
+	// uiTask is the task as the UI shows it (uiTaskOf), at uiTaskTime:
+	// the prompt of a task read from its UI messages alone.
+	uiTask, uiTaskTime string
 	// The CLI's --json output (stream.go): stream once a line of it was
 	// read, structured for the schemaVersion envelope; streamMsgs
 	// messages read, calls made and command outputs passed over;
@@ -331,6 +334,14 @@ func diff(doc abi.Value, old []uint64, file string, warnChanged bool, out *sdk.O
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
+	if len(n.api) == 0 && n.uiTask != "" {
+		// A task read from its UI messages alone (its conversation file
+		// is missing): its task is the user's prompt, written before the
+		// answer so that a task the model never answered ends on it.
+		out.Open(sdk.S("ui-task"), sdk.Message{User: true, Time: sdk.S(n.uiTaskTime)})
+		out.Block(sdk.S("ui-task"), -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(n.uiTask), Origin: sdk.OriginPrompt})
+		out.Close(sdk.S("ui-task"), sdk.MessageEnd{})
+	}
 	if len(n.api) == 0 && n.uiAnswer != "" {
 		// A task read from its UI messages alone (its conversation file
 		// is missing): the screen's copy is not mapped, but the answer it

@@ -103,10 +103,14 @@
 // ui_messages.json) is told by its shape. A task whose conversation file
 // is missing (only ui_messages.json, as some users keep them) is read
 // for its usage, cost and errors; the screen's copy of the conversation
-// is not mapped, but the model's last text on the screen (say text or
-// completion_result) with no error after it is written at the end as an
-// assistant message, so that an error the task recovered from does not
-// decide its status. A task has no terminal event:
+// is not mapped, but the task is written at the end as the user's prompt
+// (Cline's say task; Roo Code, Kilo Code and Cline's first versions show
+// the task as the say text before the first API request, which is never
+// the model's), and the model's last text on the screen (a later say
+// text, or completion_result) with no error after it as an assistant
+// message after it, so that an error the task recovered from does not
+// decide its status and a task the model never answered ends on its
+// prompt. A task has no terminal event:
 // NoTerminal, and the host settles the status by the session rule (spec
 // §6.7).
 //

@@ -4,20 +4,38 @@ package cline_test
 
 import (
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/plugins/cline"
 )
 
-// captureDir holds the real Cline captures (testdata/captures/README.md).
-var captureDir = filepath.Join("..", "..", "testdata", "captures", "cline")
+// captureDirs hold the real captures of the plugin's providers
+// (testdata/captures/README.md).
+var captureDirs = []string{
+	filepath.Join("..", "..", "testdata", "captures", "cline"),
+	filepath.Join("..", "..", "testdata", "captures", "roo"),
+	filepath.Join("..", "..", "testdata", "captures", "kilocode"),
+}
 
-// captures are the real captures of testdata/captures/cline (none yet).
+// captures are the real captures of testdata/captures/{cline,roo,kilocode}:
+// JSON Lines, and task files read alone (a ui_messages.json is one JSON
+// document on one line).
 func captures(tb testing.TB) []string {
-	files, err := filepath.Glob(filepath.Join(captureDir, "*.jsonl"))
-	if err != nil {
-		tb.Fatal(err)
+	var files []string
+	for _, dir := range captureDirs {
+		for _, pattern := range []string{"*.jsonl", "*.json"} {
+			m, err := filepath.Glob(filepath.Join(dir, pattern))
+			if err != nil {
+				tb.Fatal(err)
+			}
+			for _, f := range m {
+				if !strings.HasSuffix(f, ".expect.json") {
+					files = append(files, f)
+				}
+			}
+		}
 	}
 	return files
 }

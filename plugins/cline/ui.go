@@ -32,6 +32,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 		}
 	}
 	n.uiAnswer, n.uiAnswerTime = lastAnswer(msgs)
+	n.uiTask, n.uiTaskTime = uiTaskOf(msgs)
 	records := 0
 	n.completion, n.completionTime = "", ""
 	for _, i := range todo {
@@ -156,11 +157,41 @@ func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out)
 	return records
 }
 
+// firstRequest is the index of the UI's first API request (say
+// api_req_started), msgs.Len() when there is none.
+func firstRequest(msgs abi.Value) int {
+	for i, it := 0, msgs.Iter(); it.Next(); i++ {
+		if it.Value().Get("say").Is("api_req_started") {
+			return i
+		}
+	}
+	return msgs.Len()
+}
+
+// uiTaskOf is the task as the UI shows it: Cline's say task, or the say
+// text before the first API request, which is how Roo Code (Kilo Code)
+// and Cline's first versions show the task (their startTask's
+// say("text", task)): the user's words, never the model's.
+func uiTaskOf(msgs abi.Value) (text, ts string) {
+	first := firstRequest(msgs)
+	for i := 0; i < first; i++ {
+		m := msgs.Index(i)
+		if (m.Get("say").Is("task") || m.Get("say").Is("text")) && m.Get("text").Kind() == abi.KindString {
+			if t := m.Get("text").String(); strings.TrimSpace(t) != "" {
+				return strings.Clone(t), msTime(m.Get("ts")).String()
+			}
+		}
+	}
+	return "", ""
+}
+
 // lastAnswer is the model's last text on the screen (say text or
 // completion_result, whole) when no error came after it: what a task
-// read from its UI messages alone ended on.
+// read from its UI messages alone ended on. A say text before the first
+// API request is the task (uiTaskOf), not an answer.
 func lastAnswer(msgs abi.Value) (text, ts string) {
-	for i := msgs.Len() - 1; i >= 0; i-- {
+	first := firstRequest(msgs)
+	for i := msgs.Len() - 1; i >= first; i-- {
 		m := msgs.Index(i)
 		say := m.Get("say")
 		switch {

@@ -30,7 +30,7 @@ import (
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: cline.Plugin, Provider: "cline",
-		Inputs:       plugintest.UsageInputs(t, "cline", true, "*.json", "*.jsonl"),
+		Inputs:       append(plugintest.UsageInputs(t, "cline", true, "*.json", "*.jsonl"), plugintest.UsageInputs(t, "roo", false, "*.json", "*.jsonl")...),
 		Counters:     []string{"input_tokens", "uncached_input_tokens", "cache_read_tokens", "cache_write_tokens", "output_tokens"},
 		AbsentIsZero: true,
 		Raw:          rawClineUsage,

@@ -47,6 +47,10 @@
 // status. (Goose's input counts cached tokens: its providers build usage
 // with Usage::from_cache_exclusive_input.) The goldens were written from Goose's source (session_manager.rs,
 // conversation/message.rs): no public capture of a Goose store was found.
+// testdata/captures/goose holds three real messages of a session file of
+// April 2025 (a prompt, an MCP tool call and its response, the list
+// alone), which a peer's test quotes (the file's metadata line is not
+// quoted).
 //
 // Place. The step result's cwd and project (ABI 1.6, spec §4): the
 // session's working_dir; Goose names no repository root.

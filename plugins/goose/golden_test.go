@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/goose"
 )
 
@@ -21,7 +22,9 @@ var goldenDir = filepath.Join("..", "..", "testdata", "golden", "goose")
 // rendering is its golden file (-update rewrites them), no line is lost
 // to a fault or left unaccounted for (spec §6.8), every event is a valid
 // transcript line, and one line a call or three give the same rendering
-// as full batches.
+// as full batches; so do the real captures of testdata/captures/goose,
+// and checkFacts checks each run against what its raw input states.
 func TestGolden(t *testing.T) {
-	sdktest.Test(t, goose.Plugin, sdktest.Options{Provider: "goose", Golden: goldenDir, Update: *update, Check: checkFacts})
+	captures := plugintest.Captures(t, "goose", "*.jsonl")
+	sdktest.Test(t, goose.Plugin, sdktest.Options{Provider: "goose", Golden: goldenDir, Captures: captures, Update: *update, Check: checkFacts})
 }
