@@ -144,6 +144,20 @@
 // tool.result already carries them, and large outputs would be stored
 // twice.
 //
+// Call ids. A call id is the provider's. Anthropic's are unique, but a
+// model server behind a proxy may give calls of different responses one
+// id (ids unique per response, not per session: one names every call
+// call_1). A tool_use block in another message that names the id of a
+// call with its result is a new call, with its own name, input and
+// result, as the host reads it (internal/normalize); the same block
+// again (a snapshot after its deltas, the message repeated, or back after
+// its window under its first key) and a repeat before the result are the
+// first call, and a result sent again is left to the host, which keeps a
+// call's first. A sub-agent's scope is named by the id of the call that
+// started it and opens once: a Task or Agent call that reuses the id of
+// one whose sub-agent ran is a call of its own, but its sub-agent's
+// records go to the first one's scope (no capture shows such a case).
+//
 // Answer. --output-format json without --verbose holds only the result
 // object: when no assistant message was seen, a successful result's text
 // is written as the message.assistant (spec §6.11), and its

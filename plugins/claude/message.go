@@ -714,6 +714,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		c := n.calls[s.toolID]
 		if c != nil {
 			r.Name = sdk.S(c.name)
+			c.resulted = true
 		}
 		r.Status = sdk.S(toolOK)
 		if isErr {

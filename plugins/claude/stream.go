@@ -287,8 +287,7 @@ func (n *normalizer) finish(m *message, s *slot, out *sdk.Out) {
 			n.toolCall(m, s, val, abi.Value{}, out)
 		} else {
 			c := n.noteCall(s.toolID, s.toolName, abi.Value{})
-			if !c.reported {
-				c.reported = true
+			if n.fresh(c, m, s.toolName, abi.Value{}) {
 				out.ToolCall(sdk.ToolCall{CallID: sdk.S(s.toolID), Name: sdk.S(s.toolName), Input: input, Kind: kindOf(s.toolName), Scope: sdk.Opt(m.scope)})
 			}
 		}

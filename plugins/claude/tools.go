@@ -8,10 +8,15 @@ import (
 	"github.com/twasm/twasm/abi/sdk"
 )
 
-// call is what is remembered about a tool call across lines.
+// call is what is remembered about a tool call across lines: about the
+// latest call of its id (see fresh).
 type call struct {
 	id, name string
 	reported bool
+	// key is the key of the message whose tool_use block reported the
+	// call ("" for a call reported from elsewhere: synthesized, a
+	// permission request or denial).
+	key string
 	// Task/Agent: what a sub-agent scope is named after, and the prompt a
 	// session-log sidechain is matched with.
 	subagent, description, prompt string
@@ -35,7 +40,9 @@ func (n *normalizer) done(c *call) {
 	c.windowed++
 	if old, ok := n.doneCalls.push(c.id, keepDone); ok {
 		if o := n.calls[old]; o != nil {
-			if o.windowed--; o.windowed == 0 {
+			// A call that reused the id and waits for its result is
+			// kept: its result pushes it into the window again.
+			if o.windowed--; o.windowed == 0 && o.resulted {
 				delete(n.calls, old)
 			}
 		}
@@ -48,12 +55,7 @@ func (n *normalizer) noteCall(id, name string, input abi.Value) *call {
 	if c == nil {
 		c = &call{id: id, name: name}
 		n.calls[id] = c
-		if id != "" && (name == "Task" || name == "Agent") {
-			c.subagent = input.Get("subagent_type").String()
-			c.description = input.Get("description").String()
-			c.prompt = input.Get("prompt").String()
-			n.tasks = append(n.tasks, c)
-		}
+		n.noteTask(c, input)
 	}
 	if c.name == "" {
 		c.name = name
@@ -61,13 +63,52 @@ func (n *normalizer) noteCall(id, name string, input abi.Value) *call {
 	return c
 }
 
+// noteTask keeps what a Task or Agent call c names its sub-agent by,
+// and c among the calls without a result.
+func (n *normalizer) noteTask(c *call, input abi.Value) {
+	if c.id == "" || c.name != "Task" && c.name != "Agent" {
+		return
+	}
+	c.subagent = input.Get("subagent_type").String()
+	c.description = input.Get("description").String()
+	c.prompt = input.Get("prompt").String()
+	for _, t := range n.tasks {
+		if t == c {
+			return // a background agent's call, reused
+		}
+	}
+	n.tasks = append(n.tasks, c)
+}
+
+// fresh says whether the tool_use block of call c (the latest call of
+// its id) in message m is a call to report, and notes it reported. A
+// call not reported yet is one. A call id the provider reused is one
+// too: ids are unique per response, not per session (a custom model
+// server names every call call_1), so a tool_use block in another
+// message, after c's result, is a new call, which takes c's place with
+// its own name and input (the host reads it so: internal/normalize,
+// reused). The same block again (a snapshot after its deltas, a message
+// repeated, or one back after its window under its first key), or a
+// repeat before c's result, is c.
+func (n *normalizer) fresh(c *call, m *message, name string, input abi.Value) bool {
+	if c.reported {
+		if !c.resulted || c.key == m.key {
+			return false
+		}
+		c.name, c.resulted = name, false
+		c.subagent, c.description, c.prompt = "", "", ""
+		n.noteTask(c, input)
+	}
+	c.reported, c.key = true, m.key
+	return true
+}
+
 // toolCall reports the tool.call of the tool_use block in slot s.
 func (n *normalizer) toolCall(m *message, s *slot, input, ts abi.Value, out *sdk.Out) {
 	c := n.noteCall(s.toolID, s.toolName, input)
-	if c.reported {
+	if !n.fresh(c, m, s.toolName, input) {
 		return
 	}
-	c.reported = true
 	tc := sdk.ToolCall{
 		CallID: sdk.S(s.toolID),
 		Name:   sdk.S(s.toolName),

@@ -243,6 +243,8 @@ func (n *normalizer) End(out *sdk.Out) error {
 		if r := n.refused[id]; r != nil && !n.completed[id] {
 			r.Scope = scopeOf(n.callAgent[id])
 			out.ToolResult(*r)
+			// Once: an id reused listed it again (see call).
+			delete(n.refused, id)
 		}
 	}
 	// Results whose call never showed up: the host synthesizes the call.
@@ -346,7 +348,7 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	case t.Is("tool.execution_start"), t.Is("tool.user_requested"):
 		// tool.user_requested: a command the user ran himself ("!ls"),
 		// a call of its own.
-		if !n.call(d.Get("toolCallId"), d.Get("toolName"), d.Get("arguments"), ts, out) {
+		if !n.call(d.Get("toolCallId"), d.Get("toolName"), d.Get("arguments"), ts, true, out) {
 			// The call the assistant message's toolRequests reported.
 			out.Ignored(sdk.S(sdk.TypeName(t)))
 		}

@@ -51,11 +51,11 @@
 // marked redacted: the model reasoned, but the text was withheld.
 // Reasoning that no message followed is a message of its own.
 //
-// Tools. One tool.call per toolCallId, from toolRequests,
+// Tools. One tool.call per call (see Call ids), from toolRequests,
 // tool.execution_start or tool.user_requested (a command the user ran
 // himself, "!ls": local_shell), whichever comes first; arguments given as an
 // object or as a JSON string both become a JSON object. One tool.result
-// per id from tool.execution_complete: result.content (detailedContent
+// per call from tool.execution_complete: result.content (detailedContent
 // when content is empty) is the output; its toolName (else the
 // telemetry's tool) names a call the log never showed. The shell tools
 // report success:true for a failed command and state the exit code as
@@ -82,6 +82,22 @@
 // tool_use block in the message being streamed and a dangling tool.call
 // whose input is the arguments streamed so far (whole, else their
 // complete members, else the raw text), with a warning.
+//
+// Call ids. A model server may give calls of different responses one id
+// (ids unique per response, not per session: a custom provider's server
+// names every call call_1). A new message's toolRequests, or a
+// tool.execution_start, naming the id of a call whose completion was read
+// is a new call, with its own result or refusal, as the host reads it
+// when its tool_use block is in another message (a tool.execution_start
+// or tool.user_requested alone writes none: the host keeps such a call
+// the first one, and its completion a second); a message read again (its
+// messageId written already) and a repeat before the completion are the
+// first call, and a completion sent again is left to the host, which
+// keeps a call's first. What the log cannot tell apart stays the first
+// call's: a completion of the new call that comes before the call is
+// taken for a second completion of the first, and a new call cut while
+// it streamed (assistant.tool_call_delta only) is not recorded from its
+// deltas.
 //
 // User messages. user.message content is the prompt (origin "prompt").
 // transformedContent is the prompt as the model received it, wrapped in

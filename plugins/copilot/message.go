@@ -143,7 +143,7 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		it := d.Get("toolRequests").Iter()
 		for it.Next() {
 			tr := it.Value()
-			said = n.call(tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments"), ts, out) || said
+			said = n.call(tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments"), ts, false, out) || said
 		}
 		if !said {
 			out.Ignored(sdk.S("assistant.message"))
@@ -180,7 +180,7 @@ func (n *normalizer) assistantMessage(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		id, name, args := tr.Get("toolCallId"), tr.Get("name"), tr.Get("arguments")
 		out.Block(key, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.StringOf(name), ToolID: sdk.StringOf(id), ToolInput: input(args)})
 		slot++
-		n.call(id, name, args, ts, out)
+		n.call(id, name, args, ts, true, out)
 	}
 	var e sdk.MessageEnd
 	e.Usage.Output = sdk.IntOf(d.Get("outputTokens"))

@@ -20,15 +20,27 @@ func input(args abi.Value) sdk.Str {
 
 // call reports the tool.call of toolCallId once (toolRequests and
 // tool.execution_start both name it), then any result that arrived first.
-// It reports false when the call was reported already.
-func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, out *sdk.Out) bool {
+// It reports false when the call was reported already. A call naming the
+// id of a call that has its result is a new call when reuse is set (a
+// new message's toolRequests, a tool.execution_start): providers make
+// ids unique per response, not per session (a custom model server names
+// every call call_1), as the host reads them. A message read again (its
+// messageId written already) names its own calls again: reuse is unset.
+func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, reuse bool, out *sdk.Out) bool {
 	if id.Kind() != abi.KindString || id.Is("") {
 		out.Warn("copilot tool call without toolCallId: no tool.call reported")
 		return true
 	}
 	sid := id.String()
 	if n.calls[sid] {
-		return false
+		if !reuse || !n.completed[sid] {
+			return false
+		}
+		// The id's call has its result: this one is new, and what was
+		// known of the old one's outcome is not its.
+		delete(n.completed, sid)
+		delete(n.refused, sid)
+		delete(n.callAgent, sid)
 	}
 	n.calls[sid] = true
 	if a := n.cur; a != nil {

@@ -82,6 +82,22 @@
 // SearchWeb, FetchURL, WebSearch, WebFetch fetch, Think, SetTodoList and
 // TodoWrite think, others (Agent, Task, MCP tools) other.
 //
+// Call ids. A model server may give calls of different responses one id
+// (ids unique per response, not per session: a custom provider's server
+// names every call call_1). A call naming the id of a call that has its
+// result is a new call, with its own name and result (the host reads it
+// so: its tool_use block is in another message); a call repeated before
+// its result is that call again (reported again, the host keeps one). A
+// second result for the id's latest call
+// is not reported (a warning says so), and a result's copy in the model's
+// context (context.append_message, role tool) is not reported again: the
+// k-th copy naming an id is taken for the copy of the k-th result, even
+// when it comes after a later call that reuses the id. A legacy sub-agent's
+// scope is named by its Agent call's id and opens once: an Agent call
+// reusing the id of one whose sub-agent ended is a call of its own, but
+// its sub-agent's records come after that scope closed and are declared
+// ignored as late (SubagentEvent/late): not handled, no capture shows it.
+//
 // Sub-agents (spec §6.10). The Kimi CLI nests a sub-agent's own wire
 // records in the session's log as SubagentEvent {parent_tool_call_id,
 // agent_id, subagent_type, event}: they go to a scope of their own, a

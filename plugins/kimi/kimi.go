@@ -54,8 +54,7 @@ type normalizer struct {
 	msgs      int // messages opened, for their keys
 
 	steps    map[string]*step  // the open assistant message per scope ("" the step itself)
-	calls    map[string]string // call id -> tool name
-	resulted map[string]bool   // call ids with a result
+	calls    map[string]*tally // per call id: its latest call (see tally)
 	agents   map[string]bool   // legacy sub-agent scopes (their Agent call's id): true while open
 	agentIDs []string
 
@@ -78,6 +77,37 @@ type step struct {
 	stop     string
 	usage    sdk.Usage
 	hasUsage bool
+}
+
+// tally is what is known of a call id: the name of its latest call, and
+// how many calls, results and copies of results in the model's context
+// (context.append_message, role tool) named it. A provider may give a
+// new call the id of one that has its result (ids unique per response,
+// not per session: a custom model server names every call call_1), so
+// a call is counted when the id's latest call is settled (results caught
+// up with calls) and is that call again, repeated, when it is not; a
+// result is the latest call's unless that call has one already; the
+// k-th copy of a result is the copy of one reported when k results were.
+type tally struct {
+	name                   string
+	calls, results, copies int
+}
+
+// settled says whether the latest call of the id has its result (or, with
+// no call, a result came).
+func (t *tally) settled() bool { return t.results > 0 && t.results >= t.calls }
+
+// tally returns call id's tally, made when there is none.
+func (n *normalizer) tally(id string) *tally {
+	if t := n.calls[id]; t != nil {
+		return t
+	}
+	if n.calls == nil {
+		n.calls = map[string]*tally{}
+	}
+	t := &tally{}
+	n.calls[strings.Clone(id)] = t
+	return t
 }
 
 // call is a legacy tool call whose arguments may still grow.
@@ -265,10 +295,13 @@ func (n *normalizer) toolCall(scope, id, name, args, ts string, report bool, out
 	s.run = ""
 	c := call{id: strings.Clone(id), name: strings.Clone(name), args: strings.Clone(args), ts: ts, slot: s.next}
 	s.next++
-	if n.calls == nil {
-		n.calls = map[string]string{}
+	t := n.tally(c.id)
+	if t.results >= t.calls {
+		// A new call, reusing the id when its latest call is settled;
+		// else that call repeated.
+		t.calls++
 	}
-	n.calls[c.id] = c.name
+	t.name = c.name
 	out.Block(sdk.S(s.key), c.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: inputOf(c.args)})
 	if report {
 		n.reportCall(c, scope, out)
@@ -326,15 +359,13 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 		return
 	}
 	n.flushCall(scope, id, out)
-	if n.resulted[id] {
+	t := n.tally(id)
+	if t.settled() {
 		out.Warn("kimi: a second result for call " + id + " not reported")
 		return
 	}
-	if n.resulted == nil {
-		n.resulted = map[string]bool{}
-	}
-	n.resulted[strings.Clone(id)] = true
-	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(n.calls[id]), Scope: sdk.Opt(scope), Time: sdk.Opt(ts)}
+	t.results++
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(t.name), Scope: sdk.Opt(scope), Time: sdk.Opt(ts)}
 	switch output.Kind() {
 	case abi.KindString:
 		r.Output = sdk.Text(output)

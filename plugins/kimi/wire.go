@@ -212,10 +212,16 @@ func (n *normalizer) appendMessage(m abi.Value, ts string, out *sdk.Out) {
 		}
 		n.close("", out)
 	case role.Is("tool"):
+		// The copy of a result a loop event reported (copies may come
+		// late, even after a later call that reuses the id), or of one
+		// the id's latest call has: else a result no loop event stated.
 		id := sdk.View(m.Get("toolCallId"))
-		if n.resulted[id] {
-			out.Ignored(sdk.S("context.append_message/tool"))
-			return
+		if id != "" {
+			t := n.tally(id)
+			if t.copies++; t.copies <= t.results || t.settled() {
+				out.Ignored(sdk.S("context.append_message/tool"))
+				return
+			}
 		}
 		n.result("", id, m.Get("content"), m.Get("isError").Truthy(), m.Get("note"), ts, out)
 	default:
