@@ -43,9 +43,14 @@ type normalizer struct {
 	model     string
 
 	messages map[string]uint64 // message key -> hash of the version reported
-	calls    map[string]string // call id -> tool name
-	resulted map[string]bool   // call ids with a result
-	agents   map[string]bool   // Task calls: true while the scope is open
+	calls    map[string]string // call id -> tool name (of its latest call)
+	resulted map[string]bool   // call ids whose latest call has its result
+	// told holds, by message key and call id (told's key), the calls
+	// and results each message has had reported: a later version of the
+	// message (the thread rewritten) adds only what it did not have, and
+	// a call id another message reuses is told apart from it.
+	told     map[string]bool
+	agents   map[string]bool // Task calls: true while the scope is open
 	agentIDs []string
 }
 

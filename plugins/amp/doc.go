@@ -72,7 +72,15 @@
 // warning, never read as success. A result in Anthropic's own shape
 // {tool_use_id, content, is_error} (a thread converted from another
 // agent) is ok, or an error when is_error. A second result for a call is not
-// reported again. Kinds: Bash execute; Read, list_directory,
+// reported again. A call id reused after its call's result (model
+// servers make ids unique per response, not per session: a local one
+// names every call call_1) is a call of its own with a result of its
+// own: calls and results are told per message and call id, so a thread
+// read again whole at the next turn, whose earlier messages name the id
+// too, gives the later call neither an earlier message's call nor its
+// result; another message naming a call still without its result is
+// that call. A Task call opens a scope once per id (a Task call reusing
+// an id is the parent's call only). Kinds: Bash execute; Read, list_directory,
 // get_diagnostics, read_mcp_resource, read_thread, todo_read read;
 // edit_file, create_file, undo_edit, format_file, apply_patch edit; Grep,
 // glob, codebase_search_agent (finder), find_thread search;

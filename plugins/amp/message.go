@@ -33,7 +33,7 @@ func (n *normalizer) message(m abi.Value, idx int, thread abi.Value, out *sdk.Ou
 		// rewritten, two versions in one stream): what it adds is the
 		// results and calls it holds now; the message is not reported
 		// twice.
-		return n.again(m, role, out)
+		return n.again(m, key.String(), role, out)
 	}
 	switch {
 	case role.Is("user"):
@@ -51,7 +51,7 @@ func (n *normalizer) message(m abi.Value, idx int, thread abi.Value, out *sdk.Ou
 // again reads a later version of a message already reported: the tool
 // results of a user message (a run that ended since), the calls of an
 // assistant message and its failure.
-func (n *normalizer) again(m abi.Value, role abi.Value, out *sdk.Out) bool {
+func (n *normalizer) again(m abi.Value, key string, role abi.Value, out *sdk.Out) bool {
 	said := false
 	ts := msTime(m.Path("meta", "sentAt"))
 	if role.Is("assistant") {
@@ -64,12 +64,9 @@ func (n *normalizer) again(m abi.Value, role abi.Value, out *sdk.Out) bool {
 		b := it.Value()
 		switch t := b.Get("type"); {
 		case role.Is("user") && t.Is("tool_result"):
-			said = n.result(b, ts, out) || said
+			said = n.result(b, key, ts, out) || said
 		case role.Is("assistant") && t.Is("tool_use"):
-			if _, ok := n.calls[sdk.View(b.Get("id"))]; !ok {
-				n.call(b, ts, out)
-				said = true
-			}
+			said = n.call(b, key, ts, out) || said
 		}
 	}
 	return said
@@ -85,7 +82,7 @@ func (n *normalizer) user(m abi.Value, key sdk.Str, out *sdk.Out) bool {
 		b := it.Value()
 		switch t := b.Get("type"); {
 		case t.Is("tool_result"):
-			said = n.result(b, ts, out) || said
+			said = n.result(b, key.String(), ts, out) || said
 		case t.Is("text"):
 			txt := b.Get("text")
 			if txt.Kind() != abi.KindString || txt.Is("") {
@@ -180,7 +177,7 @@ func (n *normalizer) assistant(m abi.Value, key sdk.Str, thread abi.Value, out *
 	it = content.Iter()
 	for it.Next() {
 		if b := it.Value(); b.Get("type").Is("tool_use") {
-			n.call(b, ts, out)
+			n.call(b, key.String(), ts, out)
 		}
 	}
 	st := m.Get("state")

@@ -15,21 +15,30 @@ const (
 	toolCancelled = "cancelled"
 )
 
-// call reports a tool_use block's tool.call; a Task call opens its
-// sub-agent's scope.
-func (n *normalizer) call(b abi.Value, ts sdk.Str, out *sdk.Out) {
+// call reports the tool.call of a tool_use block of message key, and
+// whether it did; a Task call opens its sub-agent's scope. A call the
+// message had reported is not reported again (a later version of the
+// thread). Another message naming the id of a call that has its result
+// is a new call (model servers make ids unique per response, not per
+// session: a local one names every call call_1), as the host reads it;
+// one naming a call still without its result is that call.
+func (n *normalizer) call(b abi.Value, key string, ts sdk.Str, out *sdk.Out) bool {
 	id, name, args := b.Get("id"), b.Get("name"), b.Get("input")
 	if id.Kind() != abi.KindString || id.Is("") {
 		out.Warn("amp tool_use without id (" + sdk.TypeName(name) + "): no tool.call reported")
-		return
+		return true
 	}
-	if _, ok := n.calls[sdk.View(id)]; ok {
-		return
+	if !n.tell(key, id) {
+		return false
+	}
+	if _, ok := n.calls[sdk.View(id)]; ok && !n.resulted[sdk.View(id)] {
+		return false // a repeat before the call's result
 	}
 	if n.calls == nil {
 		n.calls = map[string]string{}
 	}
 	n.calls[id.String()] = name.String()
+	delete(n.resulted, sdk.View(id))
 	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(sdk.View(name)), Time: ts}
 	if tc.Kind == "execute" {
 		tc.Command = sdk.StringOf(args.Get("cmd"))
@@ -38,9 +47,26 @@ func (n *normalizer) call(b abi.Value, ts sdk.Str, out *sdk.Out) {
 		}
 	}
 	out.ToolCall(tc)
-	if name.Is("Task") {
+	if _, ok := n.agents[sdk.View(id)]; name.Is("Task") && !ok {
+		// A scope is opened once per id: a Task call reusing the id
+		// of an earlier one is a call of the parent only.
 		n.startAgent(id, args, ts, out)
 	}
+	return true
+}
+
+// tell notes that message key reported the call or the result of call
+// id, and reports whether it had not before.
+func (n *normalizer) tell(key string, id abi.Value) bool {
+	k := key + "\x00" + sdk.View(id)
+	if n.told[k] {
+		return false
+	}
+	if n.told == nil {
+		n.told = map[string]bool{}
+	}
+	n.told[k] = true
+	return true
 }
 
 // kindOf is the transcript's kind of an Amp tool.
@@ -62,10 +88,13 @@ func kindOf(name string) string {
 	return "other"
 }
 
-// result reports a tool_result block: {toolUseID, run {status, result,
-// progress, error {message}, reason}}. It reports whether it said
-// anything.
-func (n *normalizer) result(b abi.Value, ts sdk.Str, out *sdk.Out) bool {
+// result reports a tool_result block of message key: {toolUseID, run
+// {status, result, progress, error {message}, reason}}, once per
+// message and call (a later version of the thread holds it again), and
+// only for a call still without its result (a result sent again is
+// not the call reusing its id: that call comes first). It reports
+// whether it said anything.
+func (n *normalizer) result(b abi.Value, key string, ts sdk.Str, out *sdk.Out) bool {
 	id := b.Get("toolUseID")
 	if id.Kind() != abi.KindString || id.Is("") {
 		id = b.Get("tool_use_id")
@@ -74,7 +103,7 @@ func (n *normalizer) result(b abi.Value, ts sdk.Str, out *sdk.Out) bool {
 		out.Warn("amp tool_result without a call id: no tool.result reported")
 		return true
 	}
-	if n.resulted[sdk.View(id)] {
+	if n.resulted[sdk.View(id)] || n.told[key+"\x00"+sdk.View(id)] {
 		return false
 	}
 	run := b.Get("run")
@@ -132,6 +161,7 @@ func (n *normalizer) result(b abi.Value, ts sdk.Str, out *sdk.Out) bool {
 		n.resulted = map[string]bool{}
 	}
 	n.resulted[id.String()] = true
+	n.tell(key, id)
 	out.ToolResult(res)
 	if n.agents[sdk.View(id)] {
 		n.endAgent(res, out)

@@ -61,12 +61,16 @@ type normalizer struct {
 	final    string // the last assistant text, for the final answer
 	ideModel string // the composer's model (IDE rows)
 	cwd      bool   // the workspace's folder reported (IDE rows)
-	// rows are the hashes of the IDE rows read, by table and key;
-	// called and answered the IDE's calls reported and those with a
+	// rows are the hashes of the IDE rows read, by table and key. The
+	// IDE's calls are told by bubble and call id (ideCall): callOf is
+	// the call each bubble's tool is (its own, or the one it repeats),
+	// latest the latest call of each call id, answered the calls with a
 	// result.
-	rows             map[string]uint64
-	called, answered map[string]bool
-	counted          map[string]bool // bubbles whose usage the step counts
+	rows     map[string]uint64
+	callOf   map[string]string
+	latest   map[string]string
+	answered map[string]bool
+	counted  map[string]bool // bubbles whose usage the step counts
 	// ended is the status of the turn_ended record the stream ends on
 	// ("" when a message followed it, or there was none), endErr its
 	// error.

@@ -60,7 +60,12 @@
 // a call stays without one, which is not a failure. A warning says so on
 // every run. A tool_result block, should one be written, answers the call
 // named by tool_use_id, else the oldest call still without a result, an
-// error when is_error; it is never made ok.
+// error when is_error; it is never made ok. A tool_use block that does
+// carry an id keeps it; no call or result is dropped here by its id, so
+// an id reused after its call's result (ids unique per response, not per
+// session) is told from the same call again by the host: each record is
+// a message of its own, a reused id's call a new call with its own
+// result, a result sent again not a second one.
 //
 // # Status
 //
@@ -94,7 +99,13 @@
 // other than 0 in the result makes it an error), error an error,
 // cancelled or aborted cancelled, rejected (or userDecision rejected)
 // denied, loading or inProgress no result yet; a terminal's result
-// {output, exitCode} gives the output and the exit code. A bubble with no
+// {output, exitCode} gives the output and the exit code. Calls are told
+// by bubble and toolCallId: a bubble read again names the call it named
+// before, and its result is reported once; another bubble naming a
+// toolCallId whose call has its result is a call of its own with a
+// result of its own (model servers make ids unique per response, not
+// per session: a local one names every call call_1), and one naming a
+// call still without its result is that call. A bubble with no
 // text, thinking or tool is one of the empty states Cursor writes while
 // it streams: ignored. The model is the bubble's modelInfo.modelName,
 // else the composer's modelConfig.modelName ("default", Cursor's Auto,

@@ -292,10 +292,8 @@ func (n *normalizer) ideTool(k sdk.Str, slot int, bubbleID string, t abi.Value, 
 		in = sdk.RawJSON("{}")
 	}
 	out.Block(k, slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(name), ToolID: sdk.S(id), ToolInput: in})
-	if n.called == nil {
-		n.called, n.answered = map[string]bool{}, map[string]bool{}
-	}
-	if n.answered[id] {
+	c, isNew := n.ideCall(bubbleID, id)
+	if n.answered[c] {
 		return
 	}
 	args := input
@@ -305,8 +303,7 @@ func (n *normalizer) ideTool(k sdk.Str, slot int, bubbleID string, t abi.Value, 
 		}
 	}
 	kind, cmd := toolKind(ideToolBase(name), args)
-	if !n.called[id] {
-		n.called[id] = true
+	if isNew {
 		out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(ts)})
 	}
 
@@ -326,7 +323,7 @@ func (n *normalizer) ideTool(k sdk.Str, slot int, bubbleID string, t abi.Value, 
 		out.Warn("cursor: tool call " + id + " has status " + st + ": not read as a result")
 		return
 	}
-	n.answered[id] = true
+	n.answered[c] = true
 	res := resultText(t.Get("result"))
 	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S(name), Status: sdk.S(status), Time: sdk.Opt(ts)}
 	if ec, ok := exitCode(t.Get("result")); ok {
@@ -353,6 +350,30 @@ func (n *normalizer) ideTool(k sdk.Str, slot int, bubbleID string, t abi.Value, 
 		}
 	}
 	out.ToolResult(r)
+}
+
+// ideCall is the call a bubble's toolFormerData names (its key in
+// answered: the bubble's id, a 0 byte, the call id) and whether it is a
+// call not reported yet. A bubble read again (a changed row, a session
+// read whole again) names the call it named before. Another bubble
+// naming a call id is a new call when the id's latest call has its
+// result (model servers make ids unique per response, not per session:
+// a local one names every call call_1), as the host reads it; before
+// that result it names that same call.
+func (n *normalizer) ideCall(bubbleID, id string) (string, bool) {
+	k := bubbleID + "\x00" + id
+	if c, ok := n.callOf[k]; ok {
+		return c, false
+	}
+	if n.callOf == nil {
+		n.callOf, n.latest, n.answered = map[string]string{}, map[string]string{}, map[string]bool{}
+	}
+	if l, ok := n.latest[id]; ok && !n.answered[l] {
+		n.callOf[k] = l // a repeat before the call's result
+		return l, false
+	}
+	n.callOf[k], n.latest[id] = k, k
+	return k, true
 }
 
 // ideToolBase is a tool's name without Cursor's version suffix

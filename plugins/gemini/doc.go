@@ -78,10 +78,23 @@
 // calls saved while still scheduled, executing or awaiting approval have
 // no result. JSONL session files append a record again when it
 // changes: a record whose id was seen only adds the tool results it now
-// has; their {"$set": {...}} patches (lastUpdated, summary, sessionId)
-// are ignored, except for the history one sets (messages): the history
-// the CLI sends the model from then on, written when it rewrites it (the
-// session's start, a /rewind, a /compress or an automatic compression).
+// has. A call id reused after its call's result (model servers make ids
+// unique per response, not per session: a local one behind a proxy names
+// every call call_1) is a call of its own with a result of its own: a
+// result is reported once per call of a record (by the record's id and
+// the call's), so a record written again, or a whole document read
+// again at the next turn, adds no second result to the first call and
+// never gives an earlier record's result to the later call; the host
+// tells the calls apart by their records' messages (a record without an
+// id keys its calls by their ids alone). In stream-json each tool_use
+// and tool_result is reported as it comes: the host pairs a reused id
+// with its own call (the response that reuses it is another message),
+// keeps one result per call, and keeps the first call of a repeat before
+// its result. JSONL files' {"$set": {...}} patches (lastUpdated,
+// summary, sessionId) are ignored, except for the history one sets
+// (messages): the history the CLI sends the model from then on, written
+// when it rewrites it (the session's start, a /rewind, a /compress or an
+// automatic compression).
 // A rewrite is not conversation: a message whose id was seen is not
 // reported again, nor is a copy under a new id of a message reported (a
 // compression keeps the recent turns so: the same type and text, and
@@ -116,7 +129,9 @@
 // states (GOAL ok; ABORTED, TIMEOUT cancelled; ERROR, MAX_TURNS and any
 // other reason error). A call that never got a result leaves its scope
 // incomplete at the end of the input. The parent keeps the call and its
-// result as for any tool.
+// result as for any tool. A scope is opened once per call id: a
+// sub-agent call reusing the id of an earlier one is the parent's call
+// only.
 //
 // Status. result is the terminal event: status "success" is ok, anything
 // else an error whose text is error.message, else the message of the last

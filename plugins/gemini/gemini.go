@@ -57,8 +57,9 @@ type normalizer struct {
 	answer    []byte // text of the last message that had text
 	nKeys     int
 
-	// session files: record ids written and call ids with a result, so
-	// that records appended again (JSONL) add only what is new.
+	// session files: record ids written and the calls with a result
+	// (by record and call id: resultKey), so that records appended again
+	// (JSONL) or read again (a whole document) add only what is new.
 	records  map[string]bool
 	resulted map[string]bool
 	// called holds the call ids of session files; sayings what each

@@ -288,7 +288,7 @@ func (n *normalizer) sessionRecord(m abi.Value, out *sdk.Out) {
 				out.Ignored(sdk.S("message/gemini"))
 				it := m.Get("toolCalls").Iter()
 				for it.Next() {
-					n.sessionCall(it.Value(), ts, out)
+					n.sessionCall(rid, it.Value(), ts, out)
 				}
 				return
 			}
@@ -352,7 +352,7 @@ func (n *normalizer) geminiRecord(m abi.Value, id, ts sdk.Str, out *sdk.Out) {
 	// them after it, as the model requested them.
 	it = calls.Iter()
 	for it.Next() {
-		n.sessionCall(it.Value(), ts, out)
+		n.sessionCall(m.Get("id"), it.Value(), ts, out)
 	}
 	out.Close(k, sdk.MessageEnd{Usage: u})
 }
@@ -393,8 +393,11 @@ func thoughtText(th abi.Value) sdk.Str {
 }
 
 // sessionCall reports the tool.call and, when the call finished, the
-// tool.result of one toolCalls entry.
-func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
+// tool.result of one toolCalls entry of record rid (its id). The result
+// is reported once per call of a record (see resultKey): a record
+// appended again, or a document read again, adds only a result it did
+// not have; another record may reuse the call id for a call of its own.
+func (n *normalizer) sessionCall(rid, c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 	id := c.Get("id")
 	if id.Kind() != abi.KindString || id.Is("") {
 		out.Warn("gemini session toolCall without id: no tool.call reported")
@@ -413,7 +416,8 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 	}
 	n.startAgent(id, c.Get("name"), c.Get("args"), c.Get("result").Index(0).Path("functionResponse", "response", "output"), t, out)
 
-	if n.resulted[sdk.View(id)] { // a view: copied below when kept
+	rk := n.resultKey(rid, id)
+	if n.resulted[string(rk)] { // a view: copied below when kept
 		return
 	}
 	st := c.Get("status")
@@ -449,9 +453,27 @@ func (n *normalizer) sessionCall(c abi.Value, msgTime sdk.Str, out *sdk.Out) {
 	if n.resulted == nil {
 		n.resulted = map[string]bool{}
 	}
-	n.resulted[id.String()] = true
+	n.resulted[string(rk)] = true
 	out.ToolResult(r)
 	n.endAgent(r, out)
+}
+
+// resultKey is the key of a call's result in resulted: the call id
+// within the record that holds the call (its id, then a 0 byte, then
+// the call's id). Model servers make call ids unique per response, not
+// per session (a local one names every call call_1), so a later record
+// may hold a call of its own under an id an earlier record's call has:
+// its result is its own, and the earlier record read again (the whole
+// document is, at every turn) must not be taken for it. A record without
+// an id keys its calls by their ids alone. The key is built in
+// n.scratch: a map lookup with string(key) does not copy it.
+func (n *normalizer) resultKey(rid, id abi.Value) []byte {
+	n.scratch = n.scratch[:0]
+	if rid.Kind() == abi.KindString {
+		n.scratch = append(n.scratch, sdk.View(rid)...)
+	}
+	n.scratch = append(append(n.scratch, 0), sdk.View(id)...)
+	return n.scratch
 }
 
 // functionOutput reads the tool's return value from result[] parts:

@@ -44,13 +44,17 @@ func (n *normalizer) subagents(details abi.Value, callID, scope sdk.Str, out *sd
 			out.Close(k, sdk.MessageEnd{})
 		}
 		// The extension keeps a tool result twice (message_end and
-		// tool_result_end): once is the result.
+		// tool_result_end): once is the result. A call naming the id
+		// again after its result (model servers make ids unique per
+		// response, not per session: a local one names every call
+		// call_1) is a new call: its result is its own.
 		var results map[string]bool
 		j := 0
 		for mt := msgs.Iter(); mt.Next(); {
 			m := mt.Value()
 			j++
-			if m.Get("role").Is("toolResult") {
+			switch {
+			case m.Get("role").Is("toolResult"):
 				id := sdk.View(m.Get("toolCallId"))
 				if results[id] {
 					continue
@@ -59,6 +63,12 @@ func (n *normalizer) subagents(details abi.Value, callID, scope sdk.Str, out *sd
 					results = map[string]bool{}
 				}
 				results[m.Get("toolCallId").String()] = true
+			case m.Get("role").Is("assistant"):
+				for ct := m.Get("content").Iter(); ct.Next(); {
+					if p := ct.Value(); p.Get("type").Is("toolCall") {
+						delete(results, sdk.View(p.Get("id")))
+					}
+				}
 			}
 			n.messageIn(m, sdk.S(base+"/"+strconv.Itoa(j)), sdk.Str{}, sdk.Str{}, sc, out)
 		}

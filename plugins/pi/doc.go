@@ -90,7 +90,8 @@
 // to the call, named after the agent, described by its task, with its
 // messages (its first, the prompt, else the task as its message.user),
 // tool calls and results (the extension keeps a result twice: once is
-// written), closed ok, or error when it exited non-zero or its response
+// written; a call reusing the id after its result, below, has its own),
+// closed ok, or error when it exited non-zero or its response
 // ended in an error or was aborted. Its usage stays on its messages, not
 // in the step's totals (as Claude's sub-agents); its errors are the step's
 // errors with its scope. OMP's sub-agents in files of their own are runs
@@ -120,8 +121,18 @@
 // after N seconds") is cancelled; another error's text is the output's
 // first line. Pi runs no tool of a response that ended in an error or was
 // aborted: such calls get a cancelled result saying so, unless a result
-// for one follows at once. Kinds: bash → execute (with its command); read,
-// ls → read; edit, write → edit; grep, find → search; everything else
+// for one follows at once. Call ids: model servers make them unique per
+// response, not per session (a local one names every call call_1), so a
+// call naming the id of a call that has its result is a call of its own
+// with a result of its own. Apart from a sub-agent's result kept twice
+// (the second dropped while no call names the id between them), the
+// plugin drops no call or result by its id (a replayed entry is dropped
+// by its entry id): every assistant message is a message of its own,
+// its tool_use blocks naming the ids, which is how the host tells a
+// reused id from the same call again, pairs each result with its call,
+// keeps a call's first result and takes a call repeated before its
+// result for the same call. Kinds: bash → execute (with its command);
+// read, ls → read; edit, write → edit; grep, find → search; everything else
 // (extensions' tools, subagent) → other.
 //
 // Usage and cost. Every assistant message states its usage: input (read
