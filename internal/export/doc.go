@@ -40,6 +40,9 @@
 //     separate processes (one `record --otlp` per step) link up.
 //   - Content (what was said and done) leaves only when asked for
 //     (OTLPOptions.Content); ids, names, models, usage and outcomes always.
+//   - Tool calls pair with their results by transcript.Pairer's rule (a
+//     provider may reuse a call id for a new call): the page's slots, the
+//     run folder's tool log and the OTLP tool spans alike.
 //   - Child run ids read from files are checked as run ids before they
 //     become paths; non-regular files are refused before they are opened.
 package export
