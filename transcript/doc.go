@@ -78,7 +78,11 @@
 // tool.result's outcome in files of any version. [Validate] and
 // [ValidateFile] check a whole file against the contract (seq order, run
 // identity, run bracket, step and tool pairing, parent/child links) and
-// return a [Report] of [Issue]s with stable codes.
+// return a [Report] of [Issue]s with stable codes. [Pairer] pairs tool
+// calls with their results by call id, fed in file order: the one rule
+// the validator and every reader in twasm (views, exports, index) follow,
+// so that none counts a reused call id's calls differently ([PairEvents]
+// pairs a run's events at once).
 //
 // # Ownership and concurrency
 //

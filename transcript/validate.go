@@ -218,11 +218,6 @@ type stepKey struct {
 	iter int
 }
 
-type openCall struct {
-	DanglingCall
-	closed bool
-}
-
 type validator struct {
 	opts ValidateOptions
 	rep  *Report
@@ -249,8 +244,8 @@ type validator struct {
 	hasSteps  bool
 	noPath    []int // message/tool lines with empty path
 
-	tools      map[string][]*openCall
-	toolOrder  []*openCall
+	tools      Pairer
+	toolCalls  []DanglingCall // every call, by its number in tools
 	toolClosed map[string]int // call id -> line of its (last) result
 
 	childSeen map[string]bool
@@ -280,7 +275,6 @@ func Validate(r io.Reader, opts ValidateOptions) *Report {
 		steps:       map[stepKey]int{},
 		calls:       map[stepKey]int{},
 		callChild:   map[stepKey]string{},
-		tools:       map[string][]*openCall{},
 		toolClosed:  map[string]int{},
 		childSeen:   map[string]bool{},
 		childLine:   map[string]int{},
@@ -532,17 +526,17 @@ func (v *validator) close(m map[stepKey]int, key stepKey, n int, t EventType) {
 
 func (v *validator) tool(n int, ev *Event, p *ToolPayload) {
 	id := p.CallID
-	open := v.tools[id]
 	if ev.Type == ToolCall {
-		if len(open) > 0 {
-			v.warn(n, codeToolCallDuplicate, "call_id %q reused while the call at line %d has no result", id, open[0].Line)
+		if open := v.tools.Waiting(id); len(open) > 0 {
+			v.warn(n, codeToolCallDuplicate, "call_id %q reused while the call at line %d has no result", id, v.toolCalls[open[0]].Line)
 		}
-		c := &openCall{DanglingCall: DanglingCall{Line: n, CallID: id, Name: p.Name, Path: ev.Path, Iteration: ev.Iteration}}
-		v.tools[id] = append(open, c)
-		v.toolOrder = append(v.toolOrder, c)
+		v.tools.Call(id, ev.Path, ev.Iteration)
+		v.toolCalls = append(v.toolCalls, DanglingCall{Line: n, CallID: id, Name: p.Name, Path: ev.Path, Iteration: ev.Iteration})
 		return
 	}
-	if len(open) == 0 {
+	// The Pairer prefers the call made by the same step: call ids are
+	// only unique within one provider session.
+	if _, ok := v.tools.Result(id, ev.Path, ev.Iteration); !ok {
 		if prev, ok := v.toolClosed[id]; ok {
 			v.errorf(n, codeToolResultDuplicate, "second tool.result for call_id %q (first at line %d)", id, prev)
 		} else {
@@ -550,14 +544,6 @@ func (v *validator) tool(n int, ev *Event, p *ToolPayload) {
 		}
 		return
 	}
-	// Prefer the call made by the same step: call ids are only unique
-	// within one provider session.
-	i := slices.IndexFunc(open, func(c *openCall) bool { return c.Path == ev.Path && c.Iteration == ev.Iteration })
-	if i < 0 {
-		i = 0
-	}
-	open[i].closed = true
-	v.tools[id] = slices.Delete(open, i, i+1)
 	v.toolClosed[id] = n
 }
 
@@ -617,10 +603,8 @@ func (v *validator) finish() {
 			v.errorf(n, codeMissingPath, "event without path in a run with steps: it must carry its step's path")
 		}
 	}
-	for _, c := range v.toolOrder {
-		if !c.closed {
-			v.rep.Dangling = append(v.rep.Dangling, c.DanglingCall)
-		}
+	for _, c := range v.tools.Dangling() {
+		v.rep.Dangling = append(v.rep.Dangling, v.toolCalls[c])
 	}
 	if v.opts.FS != nil && v.rep.RunID != "" {
 		v.links()

@@ -7,9 +7,11 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"maps"
 	"net/url"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -249,7 +251,8 @@ type summary struct {
 	moreNotes   int
 	steps       []*stepSummary
 	open        map[stepKey]*stepSummary
-	pending     map[string]*pendingCall
+	pending     map[int]*pendingCall // calls without a result yet, by their numbers in pairs
+	pairs       transcript.Pairer    // a provider may reuse a call id: results pair by its rule
 	byTool      map[string]*toolStats
 	skills      map[string]int
 	deliv       map[string]*deliverable
@@ -276,21 +279,16 @@ func newSummary(dir string) (*summary, error) {
 		return nil, err
 	}
 	return &summary{tools: tools, errs: errs, tw: bufio.NewWriter(tools), ew: bufio.NewWriter(errs),
-		open: map[stepKey]*stepSummary{}, pending: map[string]*pendingCall{}, byTool: map[string]*toolStats{},
+		open: map[stepKey]*stepSummary{}, pending: map[int]*pendingCall{}, byTool: map[string]*toolStats{},
 		skills: map[string]int{}, deliv: map[string]*deliverable{}, childSteps: map[string]*stepSummary{},
 		models: map[string]bool{}}, nil
 }
 
 func (s *summary) close() error {
 	// Calls that never got a result are tool lines too, marked dangling.
-	ids := make([]string, 0, len(s.pending))
-	for id := range s.pending {
-		ids = append(ids, id)
-	}
-	sort.Slice(ids, func(i, j int) bool { return s.pending[ids[i]].seq < s.pending[ids[j]].seq })
 	var errs []error
-	for _, id := range ids {
-		errs = append(errs, s.toolLine(s.pending[id], nil, 0, time.Time{}))
+	for _, k := range slices.Sorted(maps.Keys(s.pending)) {
+		errs = append(errs, s.toolLine(s.pending[k], nil, 0, time.Time{}))
 	}
 	errs = append(errs, s.tw.Flush(), s.ew.Flush(), s.tools.Close(), s.errs.Close())
 	return errors.Join(errs...)
@@ -547,28 +545,21 @@ func (s *summary) event(ev *transcript.Event) error {
 		}
 		s.noteSkill(t)
 		s.noteDeliverables(ev.Seq, t)
-		c := &pendingCall{seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, at: ev.Timestamp, tool: t}
-		if prev := s.pending[t.CallID]; prev != nil || t.CallID == "" {
-			// No id to pair with, or a reused one: the earlier call stays
-			// without a result.
-			if prev != nil {
-				if err := s.toolLine(prev, nil, 0, time.Time{}); err != nil {
-					return err
-				}
-			}
-		}
-		s.pending[t.CallID] = c
+		s.pending[s.pairs.Call(t.CallID, ev.Path, ev.Iteration)] = &pendingCall{seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, at: ev.Timestamp, tool: t}
 	case transcript.ToolResult:
 		t := ev.Tool()
 		if t == nil {
 			return nil
 		}
-		c := s.pending[t.CallID]
+		var c *pendingCall
+		if k, ok := s.pairs.Result(t.CallID, ev.Path, ev.Iteration); ok {
+			c = s.pending[k]
+			delete(s.pending, k)
+		}
 		if c == nil {
 			c = &pendingCall{seq: ev.Seq, path: ev.Path, iteration: ev.Iteration, at: ev.Timestamp,
 				tool: &transcript.ToolPayload{Name: t.Name, CallID: t.CallID, Fidelity: t.Fidelity, Kind: t.Kind}}
 		}
-		delete(s.pending, t.CallID)
 		if d := s.deliv; len(d) > 0 && t.Status != "" && t.Status != transcript.StatusOK {
 			for _, p := range s.delivOrder {
 				if d[p].seq == c.seq {

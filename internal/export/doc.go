@@ -40,6 +40,14 @@
 //     separate processes (one `record --otlp` per step) link up.
 //   - Content (what was said and done) leaves only when asked for
 //     (OTLPOptions.Content); ids, names, models, usage and outcomes always.
+//   - Tool calls pair with their results by transcript.Pairer's rule (a
+//     provider may reuse a call id for a new call): the page's slots, the
+//     run folder's tool log, the OTLP tool spans and the message lists
+//     alike. A message list ([ExportMessages]) keeps every call of a
+//     reused id, each with its own result; as both APIs refuse a tool
+//     call id that repeats in a conversation, the second and later calls
+//     of an id are written as <id>-2, <id>-3 (the first free such id) in
+//     their call and result alike ([MessagesReport.Renamed]).
 //   - Child run ids read from files are checked as run ids before they
 //     become paths; non-regular files are refused before they are opened.
 package export

@@ -126,7 +126,9 @@ type treeNode struct {
 	ended    time.Time
 	steps    []*treeStep
 	calls    map[string]bool // call ids that have a tool.call event
-	results  map[string]int  // call ids that have a tool.result event: how many
+	// dangling holds the numbers of the calls without a result
+	// (transcript.Pairer numbers them in file order).
+	dangling map[int]bool
 	lastSeq  uint64
 	// skipped are the linked child runs not followed (runtree's rules),
 	// shown as warnings.
@@ -164,7 +166,8 @@ func (h *htmlWriter) read(ctx context.Context, path string, outline bool, fn fun
 // tree reads a run for the execution tree (first pass), a visitor of
 // runtree.Walk: its child runs are linked to the steps that start them.
 func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Run, *treeNode], error) {
-	n := &treeNode{run: r, status: "running", calls: map[string]bool{}, results: map[string]int{}, fidelityN: map[transcript.Fidelity]int{}}
+	n := &treeNode{run: r, status: "running", calls: map[string]bool{}, dangling: map[int]bool{}, fidelityN: map[transcript.Fidelity]int{}}
+	var pairs transcript.Pairer
 	open := map[stepKey]*treeStep{}
 	var order []stepKey // the open steps' keys in start order, to find parents
 	// A throwaway redactor: the first pass only must not see secrets; the
@@ -232,13 +235,12 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Ru
 			}
 		case transcript.ToolCall:
 			if t := ev.Tool(); t != nil {
+				pairs.Add(ev)
 				n.calls[t.CallID] = true
 				n.fidelityN[t.Fidelity]++
 			}
 		case transcript.ToolResult:
-			if t := ev.Tool(); t != nil {
-				n.results[t.CallID]++
-			}
+			pairs.Add(ev)
 		case transcript.MessageUser, transcript.MessageAssistant:
 			if m := ev.Message(); m != nil {
 				for _, b := range m.Blocks {
@@ -250,6 +252,9 @@ func (h *htmlWriter) tree(ctx context.Context, r Run, _ int) (runtree.Visited[Ru
 	})
 	if err != nil {
 		return runtree.Visited[Run, *treeNode]{}, err
+	}
+	for _, k := range pairs.Dangling() {
+		n.dangling[k] = true
 	}
 	for f, c := range n.fidelityN {
 		if f != "" && (c > n.fidelityN[n.fidelity] || c == n.fidelityN[n.fidelity] && f < n.fidelity) {
@@ -567,12 +572,16 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 	if depth > 0 {
 		win = nil
 	}
-	// pending: the calls shown whose result is not, by call id, their
-	// place among the calls of that id (ord).
-	before, pending := win != nil && win.From > 0, map[string]int{}
-	// A provider may reuse a call id once its call is answered: the n-th
-	// result of an id is the n-th call's, counted from the run's start.
-	ord := map[transcript.EventType]map[string]int{transcript.ToolCall: {}, transcript.ToolResult: {}}
+	// pending: the slots of the calls shown whose result is not, by the
+	// calls' numbers.
+	before, pending := win != nil && win.From > 0, map[int]string{}
+	// A provider may reuse a call id once its call is answered: results
+	// pair with calls by transcript.Pairer's rule, from the run's start
+	// (as the tree's pass numbers them), and a result takes the slot of
+	// the call it answers (slots, of the calls waiting; ord counts the
+	// calls of each id).
+	var pairs transcript.Pairer
+	ord, slots := map[string]int{}, map[int]string{}
 	closeTo := func(k stepKey) {
 		for i := len(stack) - 1; i >= 0; i-- {
 			if stack[i] == k {
@@ -590,10 +599,18 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 		if win != nil && win.To > 0 && ev.Seq >= win.To {
 			return errWindowEnd
 		}
-		slot := ""
-		if t := ev.Tool(); t != nil && ord[ev.Type] != nil {
-			ord[ev.Type][t.CallID]++
-			slot = callSlot(n.id, t.CallID, ord[ev.Type][t.CallID])
+		slot, call := "", -1
+		if k, ok := pairs.Add(ev); ok {
+			call = k
+			if ev.Type == transcript.ToolCall {
+				id := ev.Tool().CallID
+				ord[id]++
+				slot = callSlot(n.id, id, ord[id])
+				slots[k] = slot
+			} else {
+				slot = slots[k]
+				delete(slots, k)
+			}
 		}
 		if win != nil {
 			if before && ev.Seq < win.From {
@@ -613,13 +630,12 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 					h.p(`<section class="step"><h3>%s <span class="dim">continued</span></h3>`, esc(k.path))
 				}
 			}
-			if t := ev.Tool(); t != nil {
-				switch ev.Type {
-				case transcript.ToolCall:
-					pending[t.CallID] = ord[ev.Type][t.CallID]
-				case transcript.ToolResult:
-					delete(pending, t.CallID)
-				}
+			switch {
+			case call < 0:
+			case ev.Type == transcript.ToolCall:
+				pending[call] = slot
+			default:
+				delete(pending, call)
 			}
 		}
 		switch ev.Type {
@@ -674,9 +690,9 @@ func (h *htmlWriter) run(ctx context.Context, n *treeNode, depth int) error {
 	if errors.Is(err, errWindowEnd) {
 		err = nil
 		// A call shown here whose result comes in a later part.
-		for _, id := range slices.Sorted(maps.Keys(pending)) {
-			if k := pending[id]; n.results[id] >= k {
-				h.p(`<div class="result" data-for="%s"><div class="pending">its result comes after this part</div></div>`+"\n", esc(callSlot(n.id, id, k)))
+		for _, k := range slices.Sorted(maps.Keys(pending)) {
+			if !n.dangling[k] {
+				h.p(`<div class="result" data-for="%s"><div class="pending">its result comes after this part</div></div>`+"\n", esc(pending[k]))
 			}
 		}
 	}
@@ -798,6 +814,8 @@ func (h *htmlWriter) toolCall(n *treeNode, ev *transcript.Event, id string) {
 	h.p(`<div class="slot" data-slot="%s"><div class="pending">no result recorded (yet)</div></div></div>`+"\n", esc(id))
 }
 
+// toolResult writes a result, to be moved into slot id, its call's (""
+// for a result that answers no call: it stays where it is).
 func (h *htmlWriter) toolResult(n *treeNode, ev *transcript.Event, id string) {
 	t := ev.Tool()
 	if t == nil {

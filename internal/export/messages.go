@@ -7,7 +7,9 @@ import (
 	"errors"
 	"fmt"
 	"io"
-	"sort"
+	"maps"
+	"slices"
+	"strconv"
 	"strings"
 
 	"github.com/twasm/twasm/transcript"
@@ -61,6 +63,20 @@ type MessagesReport struct {
 	LeftOut map[string]int
 	// Noted lists the calls answered with a "no result recorded" note.
 	Noted []string
+	// Renamed lists the calls written under another id than the
+	// transcript's, in order: a provider may reuse a call id for a new
+	// call once the first is answered (its ids are unique per response,
+	// not per session), and both APIs refuse a conversation whose tool
+	// call ids repeat. See [ExportMessages].
+	Renamed []RenamedCall
+}
+
+// RenamedCall is a call written under an id of its own: the transcript's
+// CallID was written already, for an earlier call.
+type RenamedCall struct {
+	Seq    uint64 // the event that made the call: its message or its tool.call
+	CallID string // the transcript's id
+	ID     string // the id written in the call and in its result
 }
 
 // RefusedError is a conversation the target format cannot express: the
@@ -81,10 +97,25 @@ func (e *RefusedError) Error() string {
 // the message list a provider API takes, so that it can be resumed in, or
 // handed to, another agent or an API call. It streams: each message is
 // written as soon as it is complete, and memory holds one message and the
-// ids of calls awaiting results. A message the target cannot express is
+// ids of the calls written. A message the target cannot express is
 // refused with a *RefusedError naming it; content the target has no field
 // for is counted in the report, never dropped unsaid. On a refusal the
 // output written so far is incomplete; callers write to a temporary file.
+//
+// A tool.result event answers the call transcript.Pairer pairs it with;
+// a tool_result block in a user message answers the earliest call of its
+// id still unanswered (a call's result is written once, from whichever
+// comes first). A call id the provider reused for a new call once the
+// first was answered (the transcript has a tool.call event of the id for
+// each call: the assembler decides) is kept as a call of its own. Both
+// APIs refuse a tool call id that repeats in a conversation, so it is
+// written under the first free id of <id>-2, <id>-3, ... (the n-th call
+// of an id is <id>-n unless the provider used that id too), in its call
+// and in its result alike; [MessagesReport.Renamed] lists each. Its
+// tool_use block stays in its message: an assistant message holding the
+// id of an answered call is held until the tool.call events after it say
+// whether the block is a new call or the answered one written again (a
+// message rewritten in place), which is left out as before.
 func ExportMessages(ctx context.Context, w io.Writer, run Run, opts MessagesOptions) (*MessagesReport, error) {
 	if opts.Format != FormatOpenAI && opts.Format != FormatAnthropic {
 		return nil, fmt.Errorf("message format %q: want %s or %s", opts.Format, FormatOpenAI, FormatAnthropic)
@@ -94,7 +125,8 @@ func ExportMessages(ctx context.Context, w io.Writer, run Run, opts MessagesOpti
 	}
 	bw := bufio.NewWriter(w)
 	m := &msgWriter{w: bw, format: opts.Format, rep: &MessagesReport{LeftOut: map[string]int{}},
-		pending: map[string]string{}, known: map[string]bool{}, dangling: opts.Dangling, injected: opts.Injected}
+		pending: map[string]*msgCall{}, byID: map[string]*idCalls{}, taken: map[string]bool{}, byNum: map[int]*msgCall{},
+		dangling: opts.Dangling, injected: opts.Injected}
 	if _, err := bw.WriteString(`{"messages":[`); err != nil {
 		return nil, err
 	}
@@ -110,6 +142,9 @@ func ExportMessages(ctx context.Context, w io.Writer, run Run, opts MessagesOpti
 	})
 	if err == nil && !found {
 		err = &RefusedError{Reason: fmt.Sprintf("the run has no step at path %q", opts.Path)}
+	}
+	if err == nil {
+		err = m.release()
 	}
 	if err == nil {
 		err = m.flushCalls()
@@ -147,11 +182,22 @@ type msgWriter struct {
 	rep      *MessagesReport
 	n        int
 	system   []string
-	// pending maps the ids of calls the conversation has made and not yet
-	// answered to their names.
-	pending map[string]string
-	// known holds every call id written in an assistant message.
-	known map[string]bool
+	// pending maps the ids written for the calls the conversation has
+	// made and not yet answered to the calls.
+	pending map[string]*msgCall
+	// byID holds the calls written under each of the transcript's call
+	// ids, in order (more than one when the provider reused the id).
+	byID map[string]*idCalls
+	// taken holds every id written for a call.
+	taken map[string]bool
+	// pairs pairs tool.call and tool.result events; byNum holds the calls
+	// of the tool.call events fed to it, by their numbers, until a
+	// tool.result event answers them.
+	pairs transcript.Pairer
+	byNum map[int]*msgCall
+	// held is an assistant message with a block of an answered call's id,
+	// kept until the events after it say whether that is a new call.
+	held *asstMsg
 	// calls buffers tool calls known only from tool.call events (no
 	// tool_use block: Codex file changes, server tools), written as one
 	// assistant message when the next other event comes.
@@ -186,8 +232,87 @@ func (m *msgWriter) emit(msg map[string]any) error {
 	return m.raw(sep, msg)
 }
 
+// msgCall is a tool call written in the conversation.
+type msgCall struct {
+	id       string // the id written: the transcript's, or one of its own
+	answered bool   // its result (or a note) is written
+}
+
+// idCalls are the calls written under one of the transcript's call ids.
+type idCalls struct {
+	calls  []*msgCall
+	open   int // calls[:open] are answered
+	events int // the tool.call events of the id read: calls[:events] have theirs
+}
+
+// firstOpen returns the id's first call not answered yet, or nil.
+func (ic *idCalls) firstOpen() *msgCall {
+	for ic.open < len(ic.calls) && ic.calls[ic.open].answered {
+		ic.open++
+	}
+	if ic.open < len(ic.calls) {
+		return ic.calls[ic.open]
+	}
+	return nil
+}
+
+// asstMsg is an assistant message being written: its text and its
+// content in order (each part a text, a thinking or a call).
+type asstMsg struct {
+	texts []string
+	parts []asstPart
+}
+
+type asstPart struct {
+	v    map[string]any
+	call bool
+	// cand is the transcript's id of a block whose id is an answered
+	// call's: a new call once a tool.call event of the id says so (made),
+	// else the answered call written again, left out.
+	cand string
+	made bool
+}
+
+// ids returns the calls written under the transcript's id callID.
+func (m *msgWriter) ids(callID string) *idCalls {
+	ic := m.byID[callID]
+	if ic == nil {
+		ic = &idCalls{}
+		m.byID[callID] = ic
+	}
+	return ic
+}
+
+// newCall writes a call of the transcript's id callID: under that id when
+// no call has it yet, else under the first free of callID-2, callID-3...
+func (m *msgWriter) newCall(seq uint64, callID string) *msgCall {
+	id := callID
+	for n := 2; m.taken[id]; n++ {
+		id = callID + "-" + strconv.Itoa(n)
+	}
+	m.taken[id] = true
+	if id != callID {
+		m.rep.Renamed = append(m.rep.Renamed, RenamedCall{Seq: seq, CallID: callID, ID: id})
+	}
+	c := &msgCall{id: id}
+	ic := m.ids(callID)
+	ic.calls = append(ic.calls, c)
+	m.pending[id] = c
+	return c
+}
+
+// answer writes c's result.
+func (m *msgWriter) answer(c *msgCall, text string, isErr bool) error {
+	c.answered = true
+	delete(m.pending, c.id)
+	return m.result(c.id, text, isErr)
+}
+
 func (m *msgWriter) event(ev *transcript.Event) error {
 	if ev.Type != transcript.ToolCall {
+		if err := m.release(); err != nil {
+			return err
+		}
 		if err := m.flushCalls(); err != nil {
 			return err
 		}
@@ -204,8 +329,30 @@ func (m *msgWriter) event(ev *transcript.Event) error {
 		return m.assistant(ev)
 	case transcript.ToolCall:
 		t := ev.Tool()
-		if t == nil || t.CallID == "" || m.known[t.CallID] {
+		if t == nil || t.CallID == "" {
 			return nil
+		}
+		k := m.pairs.Call(t.CallID, ev.Path, ev.Iteration)
+		ic := m.ids(t.CallID)
+		n := ic.events
+		ic.events++
+		if n < len(ic.calls) {
+			// The call of a block written already.
+			m.byNum[k] = ic.calls[n]
+			return nil
+		}
+		// A call no block has written: a block of the held message that
+		// has the id (the provider reused it), or a call known only
+		// from this event.
+		if a := m.held; a != nil {
+			for i := range a.parts {
+				if p := &a.parts[i]; p.cand == t.CallID && !p.made {
+					c := m.newCall(ev.Seq, t.CallID)
+					p.v["id"], p.made = c.id, true
+					m.byNum[k] = c
+					return nil
+				}
+			}
 		}
 		input := t.Input
 		if len(input) == 0 || !json.Valid(input) {
@@ -215,9 +362,9 @@ func (m *msgWriter) event(ev *transcript.Event) error {
 			b, _ := json.Marshal(map[string]string{"command": t.Command})
 			input = b
 		}
-		m.calls = append(m.calls, m.toolCall(t.CallID, t.Name, input))
-		m.known[t.CallID] = true
-		m.pending[t.CallID] = t.Name
+		c := m.newCall(ev.Seq, t.CallID)
+		m.byNum[k] = c
+		m.calls = append(m.calls, m.toolCall(c.id, t.Name, input))
 	case transcript.ToolResult:
 		t := ev.Tool()
 		if t == nil {
@@ -226,13 +373,27 @@ func (m *msgWriter) event(ev *transcript.Event) error {
 		if err := m.flushCalls(); err != nil {
 			return err
 		}
-		if _, ok := m.pending[t.CallID]; !ok {
-			if m.known[t.CallID] {
+		var c *msgCall
+		if t.CallID != "" {
+			if k, ok := m.pairs.Result(t.CallID, ev.Path, ev.Iteration); ok {
+				c = m.byNum[k]
+				delete(m.byNum, k)
+			}
+		}
+		ic := m.byID[t.CallID]
+		if c == nil && ic != nil {
+			// A call written from its block alone (no tool.call event).
+			c = ic.firstOpen()
+		}
+		if c == nil {
+			if ic != nil {
 				return nil // a second result for an answered call: the first stands
 			}
 			return &RefusedError{Seq: ev.Seq, Reason: fmt.Sprintf("tool result for call %q, which the conversation never made (both APIs require the call first)", t.CallID)}
 		}
-		delete(m.pending, t.CallID)
+		if c.answered {
+			return nil // its tool_result block answered it
+		}
 		text := t.Output
 		isErr := t.Status != "" && t.Status != transcript.StatusOK && t.Status != "completed"
 		if isErr && t.Error != "" {
@@ -241,7 +402,7 @@ func (m *msgWriter) event(ev *transcript.Event) error {
 			}
 			text += t.Error
 		}
-		return m.result(t.CallID, text, isErr)
+		return m.answer(c, text, isErr)
 	}
 	return nil
 }
@@ -308,10 +469,11 @@ func (m *msgWriter) user(ev *transcript.Event) error {
 			}
 			texts = append(texts, b.Text)
 		case transcript.BlockToolResult:
-			if _, ok := m.pending[b.ToolID]; ok {
-				delete(m.pending, b.ToolID)
-				if err := m.result(b.ToolID, b.ToolContent, b.IsError); err != nil {
-					return err
+			if ic := m.byID[b.ToolID]; ic != nil {
+				if c := ic.firstOpen(); c != nil {
+					if err := m.answer(c, b.ToolContent, b.IsError); err != nil {
+						return err
+					}
 				}
 			}
 		default:
@@ -355,21 +517,20 @@ func (m *msgWriter) assistant(ev *transcript.Event) error {
 			return err
 		}
 	}
-	var texts []string
-	var calls []map[string]any
-	var parts []map[string]any // anthropic content, in order
+	a := &asstMsg{}
+	held := false
 	for _, b := range p.Blocks {
 		switch b.Type {
 		case transcript.BlockText:
-			texts = append(texts, b.Text)
-			parts = append(parts, map[string]any{"type": "text", "text": b.Text})
+			a.texts = append(a.texts, b.Text)
+			a.parts = append(a.parts, asstPart{v: map[string]any{"type": "text", "text": b.Text}})
 		case transcript.BlockThinking:
 			sig := extraString(b.Extra, "signature")
 			if m.format == FormatAnthropic && sig != "" {
 				if b.Redacted {
-					parts = append(parts, map[string]any{"type": "redacted_thinking", "data": sig})
+					a.parts = append(a.parts, asstPart{v: map[string]any{"type": "redacted_thinking", "data": sig}})
 				} else {
-					parts = append(parts, map[string]any{"type": "thinking", "thinking": b.Thinking, "signature": sig})
+					a.parts = append(a.parts, asstPart{v: map[string]any{"type": "thinking", "thinking": b.Thinking, "signature": sig}})
 				}
 				continue
 			}
@@ -387,18 +548,52 @@ func (m *msgWriter) assistant(ev *transcript.Event) error {
 			if len(input) == 0 || !json.Valid(input) {
 				input = json.RawMessage(`{}`)
 			}
-			if m.known[id] {
-				continue
+			ic := m.byID[id]
+			switch {
+			case ic == nil || len(ic.calls) == 0:
+				c := m.newCall(ev.Seq, id)
+				a.parts = append(a.parts, asstPart{v: m.toolCall(c.id, name, input), call: true})
+			case ic.calls[len(ic.calls)-1].answered:
+				// An answered call's id: a new call if a tool.call
+				// event of the id follows (the provider reused it).
+				a.parts = append(a.parts, asstPart{v: m.toolCall(id, name, input), call: true, cand: id})
+				held = true
+			default:
+				// The call again, before its result: written once.
 			}
-			m.known[id] = true
-			m.pending[id] = name
-			c := m.toolCall(id, name, input)
-			calls = append(calls, c)
-			parts = append(parts, c)
 		case transcript.BlockStream:
 			m.rep.LeftOut["raw output stream chunks"]++
 		default:
 			m.rep.LeftOut[string(b.Type)+" in an assistant message"]++
+		}
+	}
+	if held {
+		m.held = a
+		return nil
+	}
+	return m.writeAssistant(a)
+}
+
+// release writes the held assistant message, without the blocks that
+// turned out to be an answered call written again.
+func (m *msgWriter) release() error {
+	a := m.held
+	if a == nil {
+		return nil
+	}
+	m.held = nil
+	return m.writeAssistant(a)
+}
+
+func (m *msgWriter) writeAssistant(a *asstMsg) error {
+	var calls, parts []map[string]any // parts: anthropic content, in order
+	for _, p := range a.parts {
+		if p.cand != "" && !p.made {
+			continue
+		}
+		parts = append(parts, p.v)
+		if p.call {
+			calls = append(calls, p.v)
 		}
 	}
 	if len(parts) == 0 {
@@ -406,15 +601,15 @@ func (m *msgWriter) assistant(ev *transcript.Event) error {
 	}
 	if m.format == FormatOpenAI {
 		msg := map[string]any{"role": "assistant"}
-		if len(texts) > 0 {
-			msg["content"] = strings.Join(texts, "")
+		if len(a.texts) > 0 {
+			msg["content"] = strings.Join(a.texts, "")
 		} else {
 			msg["content"] = nil
 		}
 		if len(calls) > 0 {
 			msg["tool_calls"] = calls
 		}
-		if len(texts) == 0 && len(calls) == 0 {
+		if len(a.texts) == 0 && len(calls) == 0 {
 			return nil
 		}
 		return m.emit(msg)
@@ -426,7 +621,7 @@ func (m *msgWriter) assistant(ev *transcript.Event) error {
 // one still await results: refused, or the calls answered with notes.
 func (m *msgWriter) danglingBefore(ev *transcript.Event, what string) error {
 	if m.dangling != DanglingNote {
-		return &RefusedError{Seq: ev.Seq, Reason: what + " while tool calls await results (" + strings.Join(sortedKeys(m.pending), ", ") +
+		return &RefusedError{Seq: ev.Seq, Reason: what + " while tool calls await results (" + strings.Join(slices.Sorted(maps.Keys(m.pending)), ", ") +
 			"): both APIs require every call answered first; --dangling note answers each with a note that no result was recorded"}
 	}
 	if err := m.closeDangling(DanglingNote); err != nil {
@@ -440,27 +635,17 @@ func (m *msgWriter) closeDangling(policy string) error {
 	if len(m.pending) == 0 {
 		return nil
 	}
-	ids := sortedKeys(m.pending)
+	ids := slices.Sorted(maps.Keys(m.pending))
 	if policy != DanglingNote {
 		return &RefusedError{Reason: fmt.Sprintf("tool calls without results (%s): both APIs reject a call left unanswered; --dangling note answers each with a note that no result was recorded", strings.Join(ids, ", "))}
 	}
 	for _, id := range ids {
-		delete(m.pending, id)
 		m.rep.Noted = append(m.rep.Noted, id)
-		if err := m.result(id, danglingNote, true); err != nil {
+		if err := m.answer(m.pending[id], danglingNote, true); err != nil {
 			return err
 		}
 	}
 	return nil
-}
-
-func sortedKeys(m map[string]string) []string {
-	out := make([]string, 0, len(m))
-	for k := range m {
-		out = append(out, k)
-	}
-	sort.Strings(out)
-	return out
 }
 
 func extraString(extra map[string]json.RawMessage, k string) string {

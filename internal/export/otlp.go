@@ -341,6 +341,14 @@ type openTool struct {
 	run  bool // the call hangs under the run span
 }
 
+// openTools are a run's tool calls awaiting their results: results pair
+// with calls by transcript.Pairer's rule (a provider may reuse a call
+// id), and open holds the spans of the calls exported, by their numbers.
+type openTools struct {
+	pairs transcript.Pairer
+	open  map[int]*openTool
+}
+
 func (x *otlpExport) inRange(seq uint64) bool {
 	return (x.opts.FromSeq == 0 || seq >= x.opts.FromSeq) && (x.opts.ToSeq == 0 || seq <= x.opts.ToSeq)
 }
@@ -382,7 +390,7 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 		lastTime  time.Time
 		steps     = map[stepKey]*openStep{}
 		order     []stepKey
-		tools     = map[string]*openTool{}
+		tools     = &openTools{open: map[int]*openTool{}}
 		runInput  []map[string]any
 		runEnded  bool
 		runLast   time.Time // the latest event time outside any step
@@ -407,7 +415,7 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 		}
 		return runSC, nil
 	}
-	endTool := func(id string, t *openTool, at time.Time, dangling bool) {
+	endTool := func(call int, t *openTool, at time.Time, dangling bool) {
 		if t.span == nil {
 			return
 		}
@@ -416,7 +424,7 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 			t.span.SetStatus(codes.Unset, "")
 		}
 		t.span.End(trace.WithTimestamp(at))
-		delete(tools, id)
+		delete(tools.open, call)
 	}
 
 	err = runEvents(ctx, run, func(ev *transcript.Event) error {
@@ -438,8 +446,8 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 			}
 		case transcript.RunCompleted:
 			runEnded = true
-			for id, t := range tools {
-				endTool(id, t, ts, true)
+			for call, t := range tools.open {
+				endTool(call, t, ts, true)
 			}
 			if runSpan == nil && !emitRunSpan && inRange(ev.Seq) && !(limited && x.opts.RunSpanSent) {
 				// A ranged export (record --otlp into a run begun by
@@ -497,9 +505,9 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 			if st == nil {
 				return nil
 			}
-			for id, t := range tools {
+			for call, t := range tools.open {
 				if t.step == k {
-					endTool(id, t, ts, true)
+					endTool(call, t, ts, true)
 				}
 			}
 			if st.span != nil {
@@ -539,8 +547,8 @@ func (x *otlpExport) exportRun(ctx context.Context, run Run, traceID trace.Trace
 	}
 	// A run still being written, or cut by a crash: close what is open at
 	// the last event time, marked unfinished.
-	for id, t := range tools {
-		endTool(id, t, lastTime, true)
+	for call, t := range tools.open {
+		endTool(call, t, lastTime, true)
 	}
 	for _, k := range order {
 		if st := steps[k]; st != nil && st.span != nil {
@@ -768,7 +776,7 @@ func stepOutcome(sp trace.Span, p *transcript.StepPayload, si *stepInfo) {
 
 // content exports a message or tool event.
 func (x *otlpExport) content(ctx context.Context, ev *transcript.Event, k stepKey, st *openStep, psc trace.SpanContext,
-	prev, ts time.Time, traceID trace.TraceID, runID string, inh inherited, tools map[string]*openTool,
+	prev, ts time.Time, traceID trace.TraceID, runID string, inh inherited, tools *openTools,
 	runInput *[]map[string]any, emit bool) {
 	switch ev.Type {
 	case transcript.MessageUser:
@@ -819,7 +827,16 @@ func (x *otlpExport) content(ctx context.Context, ev *transcript.Event, k stepKe
 		sp.End(trace.WithTimestamp(ts))
 	case transcript.ToolCall:
 		t := ev.Tool()
-		if t == nil || !emit {
+		if t == nil {
+			return
+		}
+		// Every call is paired, exported or not, so that a result pairs
+		// with its own call (a call outside the range has no span).
+		call := -1
+		if t.CallID != "" {
+			call = tools.pairs.Call(t.CallID, ev.Path, ev.Iteration)
+		}
+		if !emit {
 			return
 		}
 		attrs := []attribute.KeyValue{attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, t.Name),
@@ -843,20 +860,24 @@ func (x *otlpExport) content(ctx context.Context, ev *transcript.Event, k stepKe
 			name += " " + t.Name
 		}
 		sp := x.start(ctx, psc, traceID, spanIDOf(runID, "tool", t.CallID, seqKey(ev.Seq)), name, trace.SpanKindInternal, ts, attrs...)
-		id := t.CallID
-		if id == "" || tools[id] != nil {
-			// No id to pair a result with (or a reused one): the call is
-			// its own span.
+		if call < 0 {
+			// No id to pair a result with: the call is its own span.
 			sp.End(trace.WithTimestamp(ts))
 			return
 		}
-		tools[id] = &openTool{span: sp, step: k, run: st == nil}
+		tools.open[call] = &openTool{span: sp, step: k, run: st == nil}
 	case transcript.ToolResult:
 		t := ev.Tool()
 		if t == nil {
 			return
 		}
-		ot := tools[t.CallID]
+		var ot *openTool
+		if t.CallID != "" {
+			if call, ok := tools.pairs.Result(t.CallID, ev.Path, ev.Iteration); ok {
+				ot = tools.open[call]
+				delete(tools.open, call)
+			}
+		}
 		if ot == nil {
 			if !emit {
 				return
@@ -870,7 +891,6 @@ func (x *otlpExport) content(ctx context.Context, ev *transcript.Event, k stepKe
 				attribute.String(attrOperation, "execute_tool"), attribute.String(attrToolName, t.Name), attribute.String(attrToolCallID, t.CallID))
 			ot = &openTool{span: sp}
 		}
-		delete(tools, t.CallID)
 		sp := ot.span
 		if t.ExitCode != nil {
 			sp.SetAttributes(attribute.Int("twasm.tool.exit_code", *t.ExitCode))

@@ -106,7 +106,13 @@ func TestUpdateReadsTheJournal(t *testing.T) {
 
 func watchRows(t *testing.T, ix *Index) []string {
 	t.Helper()
-	rows, err := ix.db.Query(`SELECT nonce || ' ' || run_id FROM watch`)
+	return queryStrings(t, ix, `SELECT nonce || ' ' || run_id FROM watch`)
+}
+
+// queryStrings returns the one column of the rows q selects.
+func queryStrings(t *testing.T, ix *Index, q string, args ...any) []string {
+	t.Helper()
+	rows, err := ix.db.Query(q, args...)
 	require.NoError(t, err)
 	defer rows.Close()
 	var out []string
@@ -115,6 +121,7 @@ func watchRows(t *testing.T, ix *Index) []string {
 		require.NoError(t, rows.Scan(&s))
 		out = append(out, s)
 	}
+	require.NoError(t, rows.Err())
 	return out
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"slices"
 	"strings"
 	"testing"
 
@@ -378,57 +379,123 @@ func TestCallOutcomeReusedID(t *testing.T) {
 		{"each event read alone", [][]string{{"cmake a"}, {"rerror"}, {"cmake b"}, {"rok"}}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ctx := context.Background()
-			root := t.TempDir()
-			store := recorder.NewStore(root)
-			var ix *Index
-			var runID string
-			for i, evs := range tc.reads {
-				var run *lifecycle.Run
-				var err error
-				if i == 0 {
-					run, err = lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "calls"})
-					runID = run.RunID()
-				} else {
-					run, err = lifecycle.Attach(ctx, store, runID, lifecycle.RunOptions{})
-				}
-				require.NoError(t, err)
-				require.NoError(t, run.StepAt(ctx, fmt.Sprint("part", i), 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
-					for _, e := range evs {
-						p := &transcript.ToolPayload{Name: "Bash", CallID: "c1", Fidelity: transcript.FidelityAgentEmitted}
-						typ := transcript.ToolCall
-						if e[0] == 'c' {
-							p.Input, _ = json.Marshal(map[string]string{"command": e[1:]})
-						} else {
-							typ, p.Status, p.Output, p.HasOutput = transcript.ToolResult, e[1:], e[1:], true
-						}
-						if err := s.Record(ctx, &transcript.Event{Type: typ, Payload: p}); err != nil {
-							return err
-						}
-					}
-					return nil
-				}))
-				require.NoError(t, run.Detach())
-				if ix == nil {
-					ix, _ = openUpdated(t, root)
-				} else {
-					_, err := ix.Update(ctx)
-					require.NoError(t, err)
-				}
-			}
-			rows, err := ix.db.QueryContext(ctx, `SELECT status FROM docs WHERE kind = ? AND call_id = 'c1' ORDER BY seq`, kindCode("tool_call"))
-			require.NoError(t, err)
-			var got []string
-			for rows.Next() {
-				var st string
-				require.NoError(t, rows.Scan(&st))
-				got = append(got, st)
-			}
-			require.NoError(t, rows.Err())
-			assert.Equal(t, []string{"error", "ok"}, got, "each call's own outcome, in order")
+			ix := indexReads(t, tc.reads)
+			assert.Equal(t, []string{"error", "ok"}, callStatuses(t, ix), "each call's own outcome, in order")
 			hits := search(t, ix, Query{Kind: "tool_call", Status: "error"})
 			require.Len(t, hits, 1)
 			assert.Contains(t, hits[0].Snippet, "make a")
 		})
 	}
+}
+
+// TestCallOutcomeAsPairer: the index gives each call of a run the outcome
+// of the result transcript.Pairer pairs with it, whether the file is read
+// at once (writer.pairs) or a result is read after its call (outcomeSQL):
+// the statuses are compared with the Pairer's answer on the same events.
+func TestCallOutcomeAsPairer(t *testing.T) {
+	// c<cmd> is a call of id c1 running cmd, r<status> its result, "|"
+	// starts another step of the run (each read starts one too).
+	for _, tc := range []struct {
+		name  string
+		reads [][]string // the events each update reads
+	}{
+		{"reused while open", [][]string{{"cmake a", "cmake b", "rerror", "rok"}}},
+		{"reused while open, the results read later", [][]string{{"cmake a", "cmake b"}, {"rerror", "rok"}}},
+		{"the result's own step first", [][]string{{"cmake a", "|", "cmake b", "rok"}}},
+		{"the result's own step first, read later", [][]string{{"cmake a"}, {"cmake b", "rok"}}},
+		{"another step's call when its own has none", [][]string{{"cmake a"}, {"rok"}}},
+		{"a second result answers none", [][]string{{"cmake a", "rok", "rerror"}}},
+		{"a second result read later", [][]string{{"cmake a", "rok"}, {"rerror"}}},
+		{"a result before its call answers none", [][]string{{"rok"}, {"cmake a"}}},
+		{"three calls, the second unanswered", [][]string{{"cmake a", "rok", "cmake b", "|", "cmake c", "rerror"}}},
+		{"three calls, the second unanswered, read apart", [][]string{{"cmake a", "rok"}, {"cmake b"}, {"cmake c", "rerror"}}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			// The Pairer's answer: each call's result's status, "" for
+			// a call it leaves dangling.
+			var pairs transcript.Pairer
+			var want []string
+			step := 0
+			for _, evs := range tc.reads {
+				for _, e := range evs {
+					path := fmt.Sprint("part", step)
+					switch e[0] {
+					case '|':
+						step++
+					case 'c':
+						pairs.Call("c1", path, 0)
+						want = append(want, "")
+					default:
+						if k, ok := pairs.Result("c1", path, 0); ok {
+							want[k] = e[1:]
+						}
+					}
+				}
+				step++
+			}
+			assert.Equal(t, want, callStatuses(t, indexReads(t, tc.reads)), "each call's outcome as the Pairer pairs them")
+		})
+	}
+}
+
+// indexReads records reads into one run and updates an index after each:
+// c<cmd> is a call of id c1 running cmd, r<status> its result, and each
+// read, and each "|" in one, starts another step (part0, part1...).
+func indexReads(t *testing.T, reads [][]string) *Index {
+	t.Helper()
+	ctx := context.Background()
+	root := t.TempDir()
+	store := recorder.NewStore(root)
+	var ix *Index
+	var runID string
+	step := 0
+	for i, evs := range reads {
+		var run *lifecycle.Run
+		var err error
+		if i == 0 {
+			run, err = lifecycle.Start(ctx, store, lifecycle.RunOptions{Name: "calls"})
+			runID = run.RunID()
+		} else {
+			run, err = lifecycle.Attach(ctx, store, runID, lifecycle.RunOptions{})
+		}
+		require.NoError(t, err)
+		for len(evs) > 0 {
+			n := slices.Index(evs, "|")
+			if n < 0 {
+				n = len(evs)
+			}
+			require.NoError(t, run.StepAt(ctx, fmt.Sprint("part", step), 0, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
+				for _, e := range evs[:n] {
+					p := &transcript.ToolPayload{Name: "Bash", CallID: "c1", Fidelity: transcript.FidelityAgentEmitted}
+					typ := transcript.ToolCall
+					if e[0] == 'c' {
+						p.Input, _ = json.Marshal(map[string]string{"command": e[1:]})
+					} else {
+						typ, p.Status, p.Output, p.HasOutput = transcript.ToolResult, e[1:], e[1:], true
+					}
+					if err := s.Record(ctx, &transcript.Event{Type: typ, Payload: p}); err != nil {
+						return err
+					}
+				}
+				return nil
+			}))
+			step++
+			evs = evs[min(n+1, len(evs)):]
+		}
+		require.NoError(t, run.Detach())
+		if ix == nil {
+			ix, _ = openUpdated(t, root)
+		} else {
+			_, err := ix.Update(ctx)
+			require.NoError(t, err)
+		}
+	}
+	return ix
+}
+
+// callStatuses returns the status of each tool call document of id c1,
+// in seq order.
+func callStatuses(t *testing.T, ix *Index) []string {
+	t.Helper()
+	return queryStrings(t, ix, `SELECT status FROM docs WHERE kind = ? AND call_id = 'c1' ORDER BY seq`, kindCode("tool_call"))
 }

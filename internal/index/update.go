@@ -378,7 +378,9 @@ type batch struct {
 // 15,000-line session spent 90% of its first sync here). An empty call
 // id finds nothing: only a call's document has one. Of a reused id
 // (a provider's ids unique per response, not per run), the calls still
-// without an outcome are read, and setOutcome takes the earliest.
+// without an outcome are read, and setOutcome takes the one
+// transcript.Pairer would: the earliest of the result's step, else the
+// earliest.
 //
 // It is a SELECT, and the status is set by id (setStatusSQL): an UPDATE
 // that may change several rows opens a statement journal inside the
@@ -386,9 +388,9 @@ type batch struct {
 // terms into a new segment, so one UPDATE per tool result made a segment
 // per result and spent most of an index build merging them (45% of
 // BenchmarkIndexBuild's CPU). A read from the start of a file does not
-// even look: the calls it indexed are known (writer.calls), and the run
+// even look: the calls it indexed are known (writer.pairs), and the run
 // has no others.
-const outcomeSQL = `SELECT id, seq FROM docs WHERE rid = ? AND call_id = ? AND call_id != '' AND status = ''`
+const outcomeSQL = `SELECT id, seq, path, iteration FROM docs WHERE rid = ? AND call_id = ? AND call_id != '' AND status = ''`
 
 // setStatusSQL sets one document's status, by id: an update of one row,
 // without a statement journal.
@@ -616,7 +618,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 		return err
 	}
 	st.Indexed++
-	w := &writer{batch: b, run: run, whole: from == 0, calls: map[string][][]int64{}}
+	w := &writer{batch: b, run: run, whole: from == 0, docs: map[int][]int64{}}
 	end, err := w.read(ctx, io.NewSectionReader(f, from, size-from), from, st)
 	if err != nil {
 		return err
@@ -707,12 +709,15 @@ type writer struct {
 	*batch
 	run  *runRow
 	line line // the line being read, its blocks reused
-	// whole says the file is read from its start, so calls holds every
-	// tool call of the run that has no result yet: by call id, in order,
-	// the ids of each call's documents (a provider may reuse a call id
-	// once its call is answered: the n-th result answers the n-th call).
+	// whole says the file is read from its start, so pairs has seen
+	// every tool call of the run (with a call id and a document: what
+	// outcomeSQL can find) and pairs them with their results by
+	// transcript.Pairer's rule (a provider may reuse a call id once its
+	// call is answered), and docs holds the ids of the documents of each
+	// call still without a result, by the call's number.
 	whole bool
-	calls map[string][][]int64
+	pairs transcript.Pairer
+	docs  map[int][]int64
 }
 
 // read indexes every complete line of r (which starts at file offset
@@ -943,12 +948,12 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		// The call takes its result's outcome, so that a search of
 		// failed calls finds the call (its command, its input) too.
 		if p.CallID != "" {
-			if err := w.setOutcome(ctx, p.CallID, toolStatus(p)); err != nil {
+			if err := w.setOutcome(ctx, ev, toolStatus(p)); err != nil {
 				return err
 			}
 		}
 	}
-	newCall := true // the first document of a tool call opens its group in calls
+	call := -1 // the tool call's number, from its first document
 	for part, d := range docsOf(ev) {
 		if r.title == "" && transcript.EventType(ev.Type) == transcript.MessageUser && d.kind == string(transcript.BlockText) &&
 			(d.origin == "" || d.origin == string(transcript.OriginPrompt)) {
@@ -962,13 +967,11 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 		if _, err := w.text.ExecContext(ctx, id, d.text, filterTags(d.kind, d.role, d.tool)); err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
-		if d.kind == "tool_call" && d.callID != "" {
-			if newCall {
-				w.calls[d.callID] = append(w.calls[d.callID], nil)
-				newCall = false
+		if d.kind == "tool_call" && d.callID != "" && w.whole {
+			if call < 0 {
+				call = w.pairs.Call(d.callID, ev.Path, ev.Iteration)
 			}
-			g := w.calls[d.callID]
-			g[len(g)-1] = append(g[len(g)-1], id)
+			w.docs[call] = append(w.docs[call], id)
 		}
 		// A call's status comes with its result (setOutcome), which
 		// counts for both; every other document's is its own from here.
@@ -980,32 +983,38 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 	return nil
 }
 
-// setOutcome gives the documents of the run's first tool call of callID
-// that has no outcome yet the status of its result: of the calls this
-// read indexed, and, when the file is not read from its start, of those
-// an earlier read did too (outcomeSQL: the documents of the earliest
-// call, by seq, still without a status).
-func (w *writer) setOutcome(ctx context.Context, callID, status string) error {
+// setOutcome gives the documents of the tool call that result (a
+// tool.result line) answers the status of the result: when the file is
+// read from its start, the call writer.pairs pairs it with; else the one
+// of the run's calls still without an outcome that transcript.Pairer
+// would pair it with (outcomeSQL: of the result's step, the earliest by
+// seq, else the earliest).
+func (w *writer) setOutcome(ctx context.Context, result *line, status string) error {
+	callID := result.Payload.CallID
 	var ids []int64
-	if g := w.calls[callID]; len(g) > 0 {
-		ids, w.calls[callID] = g[0], g[1:]
-	}
-	if !w.whole {
+	if w.whole {
+		if k, ok := w.pairs.Result(callID, result.Path, result.Iteration); ok {
+			ids = w.docs[k]
+			delete(w.docs, k)
+		}
+	} else {
 		rows, err := w.outcome.QueryContext(ctx, w.run.rid, callID)
 		if err != nil {
 			return fmt.Errorf("index: %w", err)
 		}
-		ids = ids[:0:0]
-		first := int64(-1)
+		first, own := int64(-1), false
 		for rows.Next() {
 			var id, seq int64
-			if err := rows.Scan(&id, &seq); err != nil {
+			var path string
+			var iteration int
+			if err := rows.Scan(&id, &seq, &path, &iteration); err != nil {
 				rows.Close()
 				return fmt.Errorf("index: %w", err)
 			}
+			same := path == result.Path && iteration == result.Iteration
 			switch {
-			case first < 0 || seq < first:
-				first, ids = seq, append(ids[:0], id)
+			case first < 0 || same && !own || same == own && seq < first:
+				first, own, ids = seq, same, append(ids[:0], id)
 			case seq == first:
 				ids = append(ids, id)
 			}

@@ -48,33 +48,34 @@ func Ledger(root *RunNode) []ToolRow {
 
 func runLedger(n *RunNode) []ToolRow {
 	var rows []ToolRow
-	// A call id may be reused (the validator warns); results pair with the
-	// oldest open call of the same id, as they do there.
-	open := map[string][]int{}
+	// Results pair with calls by transcript.Pairer's rule (a call id may
+	// be reused), as the validator pairs them. row holds each call's row,
+	// by its number.
+	var pairs transcript.Pairer
+	var row []int
 	var start []*transcript.Event
 	for _, ev := range n.run.Events {
 		p := ev.Tool()
 		if p == nil {
 			continue
 		}
+		k, paired := pairs.Add(ev)
 		switch ev.Type {
 		case transcript.ToolCall:
-			open[p.CallID] = append(open[p.CallID], len(rows))
+			row = append(row, len(rows))
 			start = append(start, ev)
 			rows = append(rows, ToolRow{RunID: n.RunID, Path: n.FullPath(ev.Path), Iteration: ev.Iteration,
 				Seq: ev.Seq, Name: p.Name, Kind: string(p.Kind), Command: p.Command, Status: StatusDangling,
 				Fidelity: string(p.Fidelity), CallID: p.CallID, Dangling: true, ExitCode: p.ExitCode, Files: ToolFiles(p)})
 		case transcript.ToolResult:
-			q := open[p.CallID]
-			if len(q) == 0 {
+			if !paired {
 				start = append(start, ev)
 				rows = append(rows, ToolRow{RunID: n.RunID, Path: n.FullPath(ev.Path), Iteration: ev.Iteration,
 					Seq: ev.Seq, Name: p.Name, Kind: string(p.Kind), Command: p.Command, Status: ToolStatus(p),
 					ExitCode: p.ExitCode, Fidelity: string(p.Fidelity), CallID: p.CallID, Error: p.Error, Orphan: true})
 				continue
 			}
-			i := q[0]
-			open[p.CallID] = q[1:]
+			i := row[k]
 			r := &rows[i]
 			r.Dangling, r.Status, r.Error = false, ToolStatus(p), p.Error
 			r.Name = cmp.Or(r.Name, p.Name)

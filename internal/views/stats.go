@@ -119,14 +119,9 @@ func CountRun(run *Run) RunCounts {
 			c.Malformed++
 		}
 	}
-	results := map[string]int{}
+	var pairs transcript.Pairer
 	for _, ev := range run.Events {
-		if p := ev.Tool(); p != nil && ev.Type == transcript.ToolResult {
-			results[p.CallID]++
-			c.ToolResults[transcript.ToolOutcome(p)]++
-		}
-	}
-	for _, ev := range run.Events {
+		pairs.Add(ev)
 		if ev.ParentRunID != "" {
 			c.Child = true
 		}
@@ -137,16 +132,14 @@ func CountRun(run *Run) RunCounts {
 				c.BlockTypes[string(b.Type)]++
 			}
 		case *transcript.ToolPayload:
+			if ev.Type == transcript.ToolResult {
+				c.ToolResults[transcript.ToolOutcome(p)]++
+			}
 			if ev.Type != transcript.ToolCall {
 				continue
 			}
 			c.Tools[p.Name]++
 			c.Fidelity[string(p.Fidelity)]++
-			if results[p.CallID] > 0 {
-				results[p.CallID]--
-			} else {
-				c.Dangling++
-			}
 		case *transcript.StepPayload:
 			if old := runField(p, lifecycle.SupersedesField); ev.Type == transcript.StepCallWorkflowStarted && old != "" {
 				c.Supersedes = append(c.Supersedes, old)
@@ -162,6 +155,9 @@ func CountRun(run *Run) RunCounts {
 			}
 		}
 	}
+	// Calls pair with results by transcript.Pairer's rule: a provider may
+	// reuse a call id for a new call once the first is answered.
+	c.Dangling = len(pairs.Dangling())
 	if len(c.Agents) == 0 {
 		c.SubRunUsage = RunUsage(run)
 	}

@@ -28,16 +28,17 @@ func Failed(status string) bool {
 // toolIndex pairs the tool events of one run, so that the view shows each
 // call once with its result beside it.
 type toolIndex struct {
-	calls   map[string]bool                // call ids that have a tool.call event
-	results map[string][]*transcript.Event // tool.result events by call id, file order
-	shown   map[*transcript.Event]bool     // results already shown beside their call
+	calls   map[string]bool                         // call ids that have a tool.call event
+	results map[string]bool                         // call ids that have a tool.result event
+	answer  map[*transcript.Event]*transcript.Event // each answered call's result (transcript.PairEvents)
+	shown   map[*transcript.Event]bool              // results already shown beside their call
 }
 
 func (v *viewer) index(n *RunNode) *toolIndex {
 	if x := v.tools[n]; x != nil {
 		return x
 	}
-	x := &toolIndex{calls: map[string]bool{}, results: map[string][]*transcript.Event{}, shown: map[*transcript.Event]bool{}}
+	x := &toolIndex{calls: map[string]bool{}, results: map[string]bool{}, answer: transcript.PairEvents(n.run.Events), shown: map[*transcript.Event]bool{}}
 	for _, ev := range n.run.Events {
 		p := ev.Tool()
 		if p == nil {
@@ -47,20 +48,19 @@ func (v *viewer) index(n *RunNode) *toolIndex {
 		case transcript.ToolCall:
 			x.calls[p.CallID] = true
 		case transcript.ToolResult:
-			x.results[p.CallID] = append(x.results[p.CallID], ev)
+			x.results[p.CallID] = true
 		}
 	}
 	v.tools[n] = x
 	return x
 }
 
-// take returns the first result of callID not shown yet and marks it.
-func (x *toolIndex) take(callID string) *transcript.Event {
-	for _, r := range x.results[callID] {
-		if !x.shown[r] {
-			x.shown[r] = true
-			return r
-		}
+// take returns the result that answers call, when it is not shown yet,
+// and marks it.
+func (x *toolIndex) take(call *transcript.Event) *transcript.Event {
+	if r := x.answer[call]; r != nil && !x.shown[r] {
+		x.shown[r] = true
+		return r
 	}
 	return nil
 }
@@ -72,7 +72,7 @@ func (v *viewer) event(run *RunNode, ev *transcript.Event) {
 	case *transcript.ToolPayload:
 		x := v.index(run)
 		if ev.Type == transcript.ToolCall {
-			v.toolCall(ev, p, x.take(p.CallID))
+			v.toolCall(ev, p, x.take(ev))
 		} else if !x.shown[ev] {
 			// A result whose call is not in the transcript (or came
 			// after it): shown on its own.
@@ -133,7 +133,7 @@ func (v *viewer) message(run *RunNode, ev *transcript.Event, p *transcript.Messa
 				v.input(b.ToolName, "", b.ToolInput)
 			})
 		case b.Type == transcript.BlockToolResult && (tools || b.IsError && v.show(func(o Sections) bool { return o.Errors })) &&
-			!x.calls[b.ToolID] && len(x.results[b.ToolID]) == 0:
+			!x.calls[b.ToolID] && !x.results[b.ToolID]:
 			parts = append(parts, func() {
 				label := v.d.strong("Tool result") + " " + v.d.inline("id "+b.ToolID)
 				if b.IsError {

@@ -188,18 +188,12 @@ func BuildRun(run *Run) *RunNode {
 	var lastPart *StepNode // the latest top-level agent step completed
 	open := map[stepKey]*StepNode{}
 	var order []*StepNode // open steps in start order, to find parents
-	// Results by call id, counted: a provider may reuse a call id for a
-	// new call once the first is answered, and calls pair with results
-	// in order (as stats does).
-	results := map[string]int{}
+	// Calls pair with results by transcript.Pairer's rule (as stats
+	// does): a provider may reuse a call id for a new call once the first
+	// is answered.
+	var pairs transcript.Pairer
 	for _, ev := range run.Events {
-		if ev.Type == transcript.ToolResult {
-			if p := ev.Tool(); p != nil {
-				results[p.CallID]++
-			}
-		}
-	}
-	for _, ev := range run.Events {
+		pairs.Add(ev)
 		if n.ParentRunID == "" {
 			n.ParentRunID = ev.ParentRunID
 		}
@@ -290,13 +284,6 @@ func BuildRun(run *Run) *RunNode {
 				if s != nil {
 					s.Tools++
 				}
-				if p := ev.Tool(); p != nil {
-					if results[p.CallID] > 0 {
-						results[p.CallID]--
-					} else {
-						n.Dangling++
-					}
-				}
 			case transcript.MessageUser, transcript.MessageAssistant:
 				if s != nil {
 					s.Messages++
@@ -307,6 +294,7 @@ func BuildRun(run *Run) *RunNode {
 			}
 		}
 	}
+	n.Dangling = len(pairs.Dangling())
 	n.AutoName = IsAutoName(n.Name, archived)
 	n.Usage = RunUsage(run)
 	n.DurationMS = durationMS(n.Started, n.Completed)

@@ -47,7 +47,14 @@ recorded). Content a target has no field for (thinking without a
 signature, raw output streams) is left out and counted on stderr. So is
 injected context (the agent's notices, hook output, local command echoes
 such as "Caveat: ..." or "<command-name>/clear"), which is noise to a
-resumed conversation: --injected keeps it as user text.`,
+resumed conversation: --injected keeps it as user text.
+
+A call id the provider reused for a new call once the first was answered
+(some providers number calls per response, not per session) is kept as a
+call of its own: since both APIs refuse a tool call id that repeats in a
+conversation, its second call is written as <id>-2, its third as <id>-3
+(the first free such id), in the call and in its result alike, and stderr
+lists each.`,
 		Example: `  twasm export messages --format anthropic latest > messages.json
   twasm export messages --format openai --path fix --dangling note RUN`,
 		Args: cmdutil.ExactArgs(1, "RUN"),
@@ -115,5 +122,12 @@ func reportLeftOut(w io.Writer, rep *export.MessagesReport) {
 	}
 	if len(rep.Noted) > 0 {
 		fmt.Fprintf(w, "messages: %d calls had no result and were answered with a note: %s\n", len(rep.Noted), strings.Join(rep.Noted, ", "))
+	}
+	if len(rep.Renamed) > 0 {
+		ids := make([]string, 0, len(rep.Renamed))
+		for _, r := range rep.Renamed {
+			ids = append(ids, r.CallID+" as "+r.ID)
+		}
+		fmt.Fprintf(w, "messages: %d calls reused a call id already in the conversation and were written under ids of their own: %s\n", len(rep.Renamed), strings.Join(ids, ", "))
 	}
 }

@@ -2,6 +2,7 @@ package exportcmd_test
 
 import (
 	"encoding/json"
+	"maps"
 	"os"
 	"path/filepath"
 	"strings"
@@ -134,11 +135,14 @@ func checkOpenAI(t *testing.T, out []byte, calls, results map[string]bool) {
 				if fn == nil || fn.ID == "" || fn.Function.Name == "" || !json.Valid([]byte(fn.Function.Arguments)) {
 					t.Fatalf("message %d: tool call not a function call with id, name and JSON arguments: %+v", i, c)
 				}
+				if calls[fn.ID] {
+					t.Fatalf("message %d: tool call id %s repeats (the API refuses it)", i, fn.ID)
+				}
 				calls[fn.ID] = true
 			}
 		case m.OfTool != nil:
-			if !calls[m.OfTool.ToolCallID] {
-				t.Fatalf("message %d: tool result for %s before its call", i, m.OfTool.ToolCallID)
+			if !calls[m.OfTool.ToolCallID] || results[m.OfTool.ToolCallID] {
+				t.Fatalf("message %d: tool result for %s before its call, or a second one", i, m.OfTool.ToolCallID)
 			}
 			results[m.OfTool.ToolCallID] = true
 		default:
@@ -174,17 +178,49 @@ func checkAnthropic(t *testing.T, out []byte, calls, results map[string]bool) {
 			switch {
 			case c.OfText != nil, c.OfThinking != nil, c.OfRedactedThinking != nil:
 			case c.OfToolUse != nil:
-				if m.Role != anthropic.MessageParamRoleAssistant || c.OfToolUse.ID == "" || c.OfToolUse.Name == "" {
-					t.Fatalf("message %d: bad tool_use %+v", i, c.OfToolUse)
+				if m.Role != anthropic.MessageParamRoleAssistant || c.OfToolUse.ID == "" || c.OfToolUse.Name == "" || calls[c.OfToolUse.ID] {
+					t.Fatalf("message %d: bad tool_use (or its id repeats, which the API refuses) %+v", i, c.OfToolUse)
 				}
 				calls[c.OfToolUse.ID] = true
 			case c.OfToolResult != nil:
-				if m.Role != anthropic.MessageParamRoleUser || !calls[c.OfToolResult.ToolUseID] {
-					t.Fatalf("message %d: tool_result for %s not after its call", i, c.OfToolResult.ToolUseID)
+				if m.Role != anthropic.MessageParamRoleUser || !calls[c.OfToolResult.ToolUseID] || results[c.OfToolResult.ToolUseID] {
+					t.Fatalf("message %d: tool_result for %s not after its call, or a second one", i, c.OfToolResult.ToolUseID)
 				}
 				results[c.OfToolResult.ToolUseID] = true
 			default:
 				t.Fatalf("message %d: a content block of no known type", i)
+			}
+		}
+	}
+}
+
+// TestExportMessagesReusedCallID: a Crush session whose model named both
+// turns' calls call_1 (testdata/golden/crush/rows_call_id_reused: the
+// transcript keeps both calls, each with its result) exports both calls
+// and both results, the second under call_1-2, and each SDK accepts the
+// list (no id repeats).
+func TestExportMessagesReusedCallID(t *testing.T) {
+	storage := t.TempDir()
+	clitest.RunOK(t, clitest.Plain(), "--storage", storage, "record", "--provider", "crush", "--system-prompt", "You are careful.",
+		"--input", filepath.Join(clitest.Root, "testdata/golden/crush/rows_call_id_reused.jsonl"))
+	for _, format := range []string{"openai", "anthropic"} {
+		r := clitest.RunOK(t, clitest.Plain(), "--storage", storage, "export", "messages", "--format", format, "latest")
+		if !strings.Contains(r.ErrOut, "call_1 as call_1-2") {
+			t.Errorf("%s: the renamed call is not reported: %q", format, r.ErrOut)
+		}
+		calls, results := map[string]bool{}, map[string]bool{}
+		if format == "openai" {
+			checkOpenAI(t, []byte(r.Out), calls, results)
+		} else {
+			checkAnthropic(t, []byte(r.Out), calls, results)
+		}
+		want := map[string]bool{"call_1": true, "call_1-2": true}
+		if !maps.Equal(calls, want) || !maps.Equal(results, want) {
+			t.Errorf("%s: calls %v, results %v, want call_1 and call_1-2 each\n%s", format, calls, results, r.Out)
+		}
+		for _, out := range []string{`go.mod`, `M main.go`} {
+			if !strings.Contains(r.Out, out) {
+				t.Errorf("%s: result %q missing\n%s", format, out, r.Out)
 			}
 		}
 	}

@@ -699,28 +699,18 @@ func usageField(u *transcript.Usage, key string) *int64 {
 
 func checkTools(t *testing.T, want []expectTool, evs []*transcript.Event) {
 	t.Helper()
-	// The n-th call of an id is answered by its n-th result: a provider
-	// may reuse an id once its call is settled (normalize's rule).
-	var calls []*transcript.ToolPayload
-	var answers []*transcript.ToolPayload
-	results := map[string][]*transcript.ToolPayload{}
+	// Calls pair with results by transcript.Pairer's rule: a provider may
+	// reuse an id once its call is settled (normalize's rule).
+	var calls, answers []*transcript.ToolPayload
+	pairs := transcript.PairEvents(evs)
 	for _, ev := range evs {
-		switch ev.Type {
-		case transcript.ToolCall:
-			calls = append(calls, ev.Tool())
-		case transcript.ToolResult:
-			p := ev.Tool()
-			results[p.CallID] = append(results[p.CallID], p)
+		if ev.Type == transcript.ToolCall {
+			var res *transcript.ToolPayload
+			if r := pairs[ev]; r != nil {
+				res = r.Tool()
+			}
+			calls, answers = append(calls, ev.Tool()), append(answers, res)
 		}
-	}
-	nth := map[string]int{}
-	for _, c := range calls {
-		var res *transcript.ToolPayload
-		if r := results[c.CallID]; nth[c.CallID] < len(r) {
-			res = r[nth[c.CallID]]
-		}
-		nth[c.CallID]++
-		answers = append(answers, res)
 	}
 	var got []string
 	for _, c := range calls {
