@@ -135,3 +135,30 @@ func TestCollectorLimit(t *testing.T) {
 		})
 	}
 }
+
+// TestCollectorReserve: a round with memory reserved outside the Go heap
+// (the live indexer's) sets a limit that much lower than a round without,
+// and settle forgets the reserve.
+func TestCollectorReserve(t *testing.T) {
+	const before = 64 << 20
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	limit := func(reserve int64) int64 {
+		gc := &collector{}
+		if reserve > 0 {
+			gc.reserve(reserve)
+		}
+		gc.listing()
+		gc.arm(2)
+		p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
+		_, err := p.Func()(context.Background(), "claude")
+		require.NoError(t, err)
+		got := memoryLimit()
+		gc.settle()
+		assert.Equal(t, int64(before), memoryLimit())
+		assert.Zero(t, gc.reserved, "settled")
+		return got
+	}
+	without, with := limit(0), limit(liveIndexReserve)
+	assert.InDelta(t, without-liveIndexReserve, with, 1<<20, "limits %d and %d", without, with)
+}
