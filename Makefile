@@ -102,12 +102,15 @@ tinygo:
 # it through the host), so twasm maps providers without compiling plugins
 # it does not use.
 # The Go record of the last build is removed first: written from other
-# types (abi changed), it would keep bundlerecord from compiling.
-$(MANIFESTS): $(WASM)
+# types (abi changed), it would keep bundlerecord from compiling. The two
+# files are one grouped target: either one missing (a tree built before
+# the Go record existed) makes both again, so the binary never falls back
+# to parsing the JSON record unnoticed.
+$(MANIFESTS) $(GENERATED) &: $(WASM)
 	rm -f $(GENERATED)
 	$(GO) run ./internal/tools/bundlerecord -go $(GENERATED) $(BUNDLED)
 
-bin/twasm: $(WASM) $(MANIFESTS) $(shell find . -name '*.go' -not -name '*_test.go' -not -path './plugins/*/wasm/*' 2>/dev/null) go.mod
+bin/twasm: $(WASM) $(MANIFESTS) $(GENERATED) $(shell find . -name '*.go' -not -name '*_test.go' -not -path './plugins/*/wasm/*' 2>/dev/null) go.mod
 	@mkdir -p bin
 	CGO_ENABLED=0 $(GO) build -trimpath -ldflags '$(LDFLAGS)' -o $@ ./cmd/twasm
 

@@ -71,13 +71,15 @@
 // count the whole index).
 //
 // A run superseded by another, which holds again what it holds, is left
-// out of searches with its sub-runs, so that each thing said is found
-// once: a sub-agent's run of an interrupted step archived again (the new
+// out of searches and listings (List, unless ListQuery.Superseded) with
+// its sub-runs, so that each thing said is found once and each session
+// listed once: a sub-agent's run of an interrupted step archived again (the new
 // link's step.call_workflow.started names it,
 // lifecycle.SupersedesField), an interrupted archive of a session
 // archived whole in another run (its run.completed names that run,
-// lifecycle.SupersededByField). The runs stay (ls, view, tree show them
-// as they are); the superseded table notes what each transcript said.
+// lifecycle.SupersededByField). The runs stay (view and tree show them
+// as they are, ls --superseded and serve's ?superseded=1 list them); the
+// superseded table notes what each transcript said.
 //
 // Beside the search documents, a derived table caches what a command
 // computes from each whole transcript (ls's listing line and stats'

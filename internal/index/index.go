@@ -371,6 +371,17 @@ func Remove(root string) error {
 // Close closes the database.
 func (ix *Index) Close() error { return ix.db.Close() }
 
+// SetCacheKiB sets the page cache of the index's connection to kib KiB
+// (SQLite's cache_size; Open's is 2,000 KiB): a connection that runs
+// beside other work that needs the memory (sync's indexing while it
+// archives) takes less, at the cost of reading pages again.
+func (ix *Index) SetCacheKiB(ctx context.Context, kib int) error {
+	if _, err := ix.db.ExecContext(ctx, fmt.Sprintf("PRAGMA cache_size = -%d", max(kib, 1))); err != nil {
+		return fmt.Errorf("index: cache size: %w", err)
+	}
+	return nil
+}
+
 // IsCorrupt reports whether err says the database file is damaged (the
 // caller deletes it and opens again: the transcripts rebuild it).
 func IsCorrupt(err error) bool {

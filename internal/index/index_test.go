@@ -602,3 +602,18 @@ func TestTextHashIsFNV(t *testing.T) {
 		assert.Equal(t, int64(h.Sum64()), textHash(s), "%.20q", s)
 	}
 }
+
+// TestSetCacheKiB: the connection's page cache is the one asked (sync's
+// live indexer takes a small one), and a size below 1 KiB is 1.
+func TestSetCacheKiB(t *testing.T) {
+	ctx := context.Background()
+	ix, _, err := Open(ctx, t.TempDir())
+	require.NoError(t, err)
+	defer ix.Close()
+	for _, tc := range []struct{ kib, want int }{{256, -256}, {0, -1}} {
+		require.NoError(t, ix.SetCacheKiB(ctx, tc.kib))
+		var got int
+		require.NoError(t, ix.db.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&got))
+		assert.Equal(t, tc.want, got)
+	}
+}

@@ -21,6 +21,12 @@ type ListQuery struct {
 	Since, Until time.Time
 	// Children lists child runs (sub-agents' runs) too.
 	Children bool
+	// Superseded lists the runs another holds again (the superseded
+	// table: a sub-agent archived again as a child run, a damaged archive
+	// repaired by sync) and their child runs too; by default they are
+	// left out, as search leaves them out, so that a session is listed
+	// once.
+	Superseded bool
 	// After is the Cursor of the last run of the previous page ("": the
 	// first page).
 	After string
@@ -61,6 +67,10 @@ func (ix *Index) List(ctx context.Context, q ListQuery) ([]ListedRun, bool, erro
 	var args []any
 	if !q.Children {
 		where = append(where, "parent_run_id = ''")
+	}
+	if !q.Superseded {
+		where = append(where, `run_id NOT IN (WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
+  UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id) SELECT id FROM gone)`)
 	}
 	if q.Provider != "" {
 		where = append(where, `providers LIKE ? ESCAPE '\'`)

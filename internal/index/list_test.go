@@ -211,3 +211,57 @@ func TestListErrorsAsRead(t *testing.T) {
 	require.Equal(t, 1, st.Reindexed)
 	errorsListed(3)
 }
+
+// TestListLeavesOutSuperseded: a run whose end says another holds it
+// again (a damaged archive sync repaired) is not listed, nor its child
+// run, unless asked (ListQuery.Superseded), as search leaves it out.
+func TestListLeavesOutSuperseded(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	dir := filepath.Join(root, "transcripts")
+	viewstest.WriteStore(t, root)
+	old, repaired, child := viewstest.RunID(0x51), viewstest.RunID(0x52), viewstest.RunID(0x53)
+	at := viewstest.T0.Add(time.Hour)
+	write := func(id, parent string, by string) {
+		b := viewstest.NewBuilder(id, parent)
+		b.Add(viewstest.Started("s"))
+		end := viewstest.Completed("s", "ok", "")
+		if by != "" {
+			raw, _ := json.Marshal(by)
+			end.Payload.(*transcript.StepPayload).Extra = map[string]json.RawMessage{lifecycle.SupersededByField: raw}
+		}
+		b.Add(end)
+		for _, ev := range b.Events() {
+			ev.Timestamp = at
+		}
+		viewstest.WriteFile(t, filepath.Join(dir, id+".jsonl"), b.Bytes(t))
+	}
+	write(old, "", repaired)
+	write(child, old, "")
+	write(repaired, "", "")
+	ix, _, err := Open(ctx, root)
+	require.NoError(t, err)
+	defer ix.Close()
+	_, err = ix.Update(ctx)
+	require.NoError(t, err)
+	for _, tc := range []struct {
+		name string
+		q    ListQuery
+		want []string
+	}{
+		{"default", ListQuery{}, []string{repaired, viewstest.Root}},
+		{"children", ListQuery{Children: true}, []string{repaired, viewstest.Root, viewstest.Child}},
+		{"superseded", ListQuery{Superseded: true}, []string{old, repaired, viewstest.Root}},
+		{"superseded and children", ListQuery{Superseded: true, Children: true}, []string{old, repaired, child, viewstest.Root, viewstest.Child}},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			page, _, err := ix.List(ctx, tc.q)
+			require.NoError(t, err)
+			var got []string
+			for _, r := range page {
+				got = append(got, r.RunID)
+			}
+			assert.ElementsMatch(t, tc.want, got)
+		})
+	}
+}

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"time"
 
@@ -305,6 +306,23 @@ func (s *Stats) sumInAll() {
 	s.UsageInAll = nil
 	if !u.IsZero() {
 		s.UsageInAll = &u
+	}
+}
+
+// TreeTime is the latest modification time of a run's file and its
+// child runs' (files gives them; the zero time when none can be read),
+// for Superseded: a sync that archived more into a session after it was
+// rebuilt may have written only to a child run of it (a sub-agent file's
+// run), not to the session's own file.
+func TreeTime(files func(id string) []string) func(id string) time.Time {
+	return func(id string) time.Time {
+		var t time.Time
+		for _, f := range files(id) {
+			if fi, err := os.Stat(f); err == nil && fi.ModTime().After(t) {
+				t = fi.ModTime()
+			}
+		}
+		return t
 	}
 }
 

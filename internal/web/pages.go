@@ -135,7 +135,7 @@ func (s *Server) list(w http.ResponseWriter, r *http.Request) {
 	s.update(ctx)
 	q := r.URL.Query()
 	lq := index.ListQuery{Provider: q.Get("provider"), Model: q.Get("model"), Status: q.Get("status"), Project: q.Get("project"),
-		After: q.Get("after"), Limit: s.opts.PageSize, Children: q.Get("children") != ""}
+		After: q.Get("after"), Limit: s.opts.PageSize, Children: q.Get("children") != "", Superseded: q.Get("superseded") != ""}
 	page := listPage{Filter: q, Live: "/live/list?v=" + version}
 	if d := q.Get("day"); d != "" {
 		day, err := time.Parse("2006-01-02", d)

@@ -1,4 +1,7 @@
 // Package ls implements `twasm ls`: the runs in storage, newest first,
 // with their status, start, duration, providers, steps, tools and cost,
-// filtered by provider, status, time and name.
+// filtered by provider, status, time and name. A session is listed once:
+// a run another stands for (views.Superseded: the original of a
+// renormalize rebuild, a damaged archive sync made again) is left out,
+// as stats and usage leave it out, unless --superseded.
 package ls

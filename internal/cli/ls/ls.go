@@ -39,7 +39,9 @@ type Options struct {
 	cmdutil.Window
 	Limit    int
 	Children bool
-	JSON     bool
+	// Superseded lists the runs another stands for too (views.Superseded).
+	Superseded bool
+	JSON       bool
 }
 
 // NewCmdLs returns the ls command.
@@ -55,7 +57,12 @@ name, status, start, duration, providers, steps, tool calls and cost, each
 run counted with its child runs. The cost is what the providers stated,
 else priced from the price table in force (twasm prices); "?" when no
 figure is known (a model the table lacks), "+?" after a part. Child runs themselves (sub-agents,
-sub-workflows) are listed only with --children. An archived agent session
+sub-workflows) are listed only with --children. A run another stands for
+is listed only with --superseded, so that a session is listed once as
+stats and usage count it once: the original of a renormalize rebuild
+(unless it was written after the rebuild) and an archive sync found
+damaged and made again; --json then states "superseded_by" or the
+rebuild's "renormalized_from". An archived agent session
 (twasm sync) stays open while it may grow: its status is its latest
 part's (ok, error or incomplete, judged from the session log), marked
 "(open)" on a terminal and "open": true in --json.
@@ -107,6 +114,7 @@ ago.
 	opts.Window.AddFlags(fl, "only runs started at or after this time or age", "only runs started before this time or age", "runs")
 	fl.IntVarP(&opts.Limit, "limit", "n", 0, "show at most this many runs (0: all)")
 	fl.BoolVar(&opts.Children, "children", false, "list child runs too")
+	fl.BoolVar(&opts.Superseded, "superseded", false, "list runs another run stands for too (renormalized originals, repaired archives)")
 	fl.BoolVar(&opts.JSON, "json", false, "print one JSON object per run (JSON Lines)")
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"ok", "error", "incomplete", "cancelled", "running"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd
@@ -117,12 +125,13 @@ func runLs(ctx context.Context, opts *Options) error {
 	if err != nil {
 		return err
 	}
-	var rows []views.RunSummary
+	var l listing
 	if digests := digestsOf(ctx, opts, ids); digests != nil {
-		rows = listDigests(opts, ids, digests)
+		l = listDigests(opts, ids, digests)
 	} else {
-		rows = listScan(opts, ids)
+		l = listScan(opts, ids)
 	}
+	rows := l.rows
 	views.SortNewestFirst(rows)
 	if opts.Limit > 0 && len(rows) > opts.Limit {
 		rows = rows[:opts.Limit]
@@ -167,6 +176,13 @@ func runLs(ctx context.Context, opts *Options) error {
 		}
 		t.Row(id, name, status, started, dur, strings.Join(r.Providers, ","), strconv.Itoa(r.Steps), strconv.Itoa(r.Tools), cost)
 	}
+	if tty && l.superseded > 0 {
+		runs := "runs"
+		if l.superseded == 1 {
+			runs = "run"
+		}
+		fmt.Fprintf(opts.IO.ErrOut, "%d superseded %s not listed (--superseded lists them)\n", l.superseded, runs)
+	}
 	if tty && len(rows) == 0 {
 		fmt.Fprintf(opts.IO.ErrOut, "no run matches in %s\n", filepath.Dir(opts.Dir()))
 		return nil
@@ -189,33 +205,63 @@ func digestsOf(ctx context.Context, opts *Options, ids []string) map[string]*vie
 }
 
 // listDigests lists the runs from their digests: what listScan lists.
-func listDigests(opts *Options, ids []string, digests map[string]*views.RunDigest) []views.RunSummary {
+func listDigests(opts *Options, ids []string, digests map[string]*views.RunDigest) listing {
 	lookup := func(id string) (*views.RunDigest, bool) { d, ok := digests[id]; return d, ok }
-	return list(opts, ids, func(id string) (string, func() views.RunSummary, error) {
+	return list(opts, ids, func(id string) (string, func() (views.RunSummary, []member), error) {
 		d := digests[id]
 		if d.LoadErr != "" {
 			return "", nil, errors.New(d.LoadErr)
 		}
-		return d.ParentRunID, func() views.RunSummary { return views.SummarizeDigests(views.DigestTree(d, lookup)) }, nil
+		return d.ParentRunID, func() (views.RunSummary, []member) {
+			tree := views.DigestTree(d, lookup)
+			members := make([]member, 0, len(tree))
+			for _, n := range tree {
+				members = append(members, member{n.RunID, n.File})
+			}
+			return views.SummarizeDigests(tree), members
+		}, nil
 	})
 }
 
 // listScan lists the runs by reading every transcript.
-func listScan(opts *Options, ids []string) []views.RunSummary {
+func listScan(opts *Options, ids []string) listing {
 	loader := views.Loader{Dir: opts.Dir()}
-	return list(opts, ids, func(id string) (string, func() views.RunSummary, error) {
+	return list(opts, ids, func(id string) (string, func() (views.RunSummary, []member), error) {
 		run, err := loader.Load(id)
 		if err != nil {
 			return "", nil, err
 		}
-		return views.BuildRun(run).ParentRunID, func() views.RunSummary { return views.Summarize(views.BuildTree(loader, run)) }, nil
+		return views.BuildRun(run).ParentRunID, func() (views.RunSummary, []member) {
+			root := views.BuildTree(loader, run)
+			var members []member
+			for _, n := range root.Runs() {
+				members = append(members, member{n.RunID, n.File})
+			}
+			return views.Summarize(root), members
+		}, nil
 	})
 }
 
+// member is a run of a listed run's tree (itself included) and its file.
+type member struct{ runID, file string }
+
+// listing is what ls lists: the rows, and how many runs were left out
+// as superseded.
+type listing struct {
+	rows       []views.RunSummary
+	superseded int
+}
+
 // list is the listing of the runs that one reads: their parent run and
-// their listing line (made only for the runs listed).
-func list(opts *Options, ids []string, one func(id string) (parent string, summary func() views.RunSummary, err error)) []views.RunSummary {
-	var rows []views.RunSummary
+// their listing line with the runs of their tree (made only for the runs
+// listed). Unless opts.Superseded, a top-level run another stands
+// for (views.Superseded: the original of a renormalize rebuild, a damaged
+// archive repaired by sync) is left out, as stats, usage and search leave
+// it out, so that a session is listed once.
+func list(opts *Options, ids []string, one func(id string) (parent string, summary func() (views.RunSummary, []member), err error)) listing {
+	var all []views.RunSummary
+	heads := map[string]views.RunHead{}
+	trees := map[string][]member{}
 	for _, id := range ids {
 		parent, summary, err := one(id)
 		if err != nil {
@@ -225,11 +271,41 @@ func list(opts *Options, ids []string, one func(id string) (parent string, summa
 		if parent != "" && !opts.Children {
 			continue
 		}
-		if s := summary(); opts.Filter.Match(s) {
-			rows = append(rows, s)
+		s, tree := summary()
+		all = append(all, s)
+		if parent == "" {
+			heads[s.RunID] = s.RunHead
+			trees[s.RunID] = tree
 		}
 	}
-	return rows
+	gone := map[string]bool{} // superseded runs and, with --children, their trees
+	if !opts.Superseded {
+		files := func(id string) []string {
+			var out []string
+			for _, m := range trees[id] {
+				out = append(out, m.file)
+			}
+			return out
+		}
+		for id := range views.Superseded(heads, views.TreeTime(files)) {
+			for _, m := range trees[id] {
+				gone[m.runID] = true
+			}
+		}
+	}
+	var out listing
+	for _, s := range all {
+		if gone[s.RunID] {
+			if heads[s.RunID].RunID != "" {
+				out.superseded++ // counted once, without its child runs
+			}
+			continue
+		}
+		if opts.Filter.Match(s) {
+			out.rows = append(out.rows, s)
+		}
+	}
+	return out
 }
 
 // addCosts sets each row's Cost from the runs' usage ledgers (package

@@ -111,7 +111,7 @@ func TestRenormalizedCountedOnce(t *testing.T) {
 					heads[id] = views.RunHead{RunID: id, RenormalizedFrom: n.RenormalizedFrom}
 				}
 			}
-			sup := views.Superseded(heads, treeTime(func(id string) []string {
+			sup := views.Superseded(heads, views.TreeTime(func(id string) []string {
 				n, err := env.F.LoadTree(id)
 				if err != nil {
 					t.Fatal(err)

@@ -4,7 +4,6 @@ import (
 	"context"
 	"fmt"
 	"io"
-	"os"
 	"strconv"
 	"strings"
 	"time"
@@ -215,7 +214,7 @@ func statsOfDigests(ctx context.Context, opts *Options, ids []string, sel *selec
 		}
 		return out
 	}
-	for id := range views.Superseded(heads, treeTime(files)) {
+	for id := range views.Superseded(heads, views.TreeTime(files)) {
 		for _, n := range views.DigestTree(digests[id], lookup) {
 			skip[n.RunID] = true
 		}
@@ -240,23 +239,6 @@ func statsOfDigests(ctx context.Context, opts *Options, ids []string, sel *selec
 	return st
 }
 
-// treeTime is the latest modification time of a run's file and its
-// child runs' (files gives them; the zero time when none can be read),
-// for views.Superseded: a sync that archived more into a session after
-// it was rebuilt may have written only to a child run of it (a sub-agent
-// file's run), not to the session's own file.
-func treeTime(files func(id string) []string) func(id string) time.Time {
-	return func(id string) time.Time {
-		var t time.Time
-		for _, f := range files(id) {
-			if fi, err := os.Stat(f); err == nil && fi.ModTime().After(t) {
-				t = fi.ModTime()
-			}
-		}
-		return t
-	}
-}
-
 // scanStats counts the runs (and their child runs) by reading them. With
 // all (every run in storage), a run a renormalized rebuild stands for is
 // left out, its child runs with it (views.Superseded), as statsOfDigests
@@ -279,7 +261,7 @@ func scanStats(opts *Options, runs []string, all bool, sel *selection) (*views.S
 	}
 	skip := map[string]bool{}
 	if all {
-		superseded := views.Superseded(heads, treeTime(func(id string) []string { return trees[id] }))
+		superseded := views.Superseded(heads, views.TreeTime(func(id string) []string { return trees[id] }))
 		for _, root := range roots {
 			if superseded[root.RunID] {
 				for _, n := range root.Runs() {

@@ -72,6 +72,7 @@ type collector struct {
 	gc cmdutil.GCRaise // GOGC, raised by listing
 
 	workers  int   // the limit armed for a round when > 0
+	reserved int64 // memory outside the Go heap the limit leaves room for
 	limitSet bool  // the limit set by archiving
 	oldLimit int64 // the limit before archiving
 	limit    int64 // the limit set
@@ -89,6 +90,15 @@ func (c *collector) arm(workers int) {
 	c.workers = workers
 }
 
+// reserve lowers the round's limit by n bytes that something beside the
+// archiving uses outside the Go heap (the live indexer's SQLite memory),
+// so that the process's peak stays where it was; settle forgets it.
+func (c *collector) reserve(n int64) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.reserved = n
+}
+
 // archiving gives GOGC back and sets the round's limit, once per arm.
 func (c *collector) archiving() {
 	c.mu.Lock()
@@ -98,7 +108,7 @@ func (c *collector) archiving() {
 		return
 	}
 	runtime.GC()
-	c.limit = limitFor(liveHeap(), c.workers)
+	c.limit = limitFor(liveHeap(), c.workers) - c.reserved
 	c.oldLimit = debug.SetMemoryLimit(c.limit)
 	c.limitSet = true
 }
@@ -127,7 +137,7 @@ func (c *collector) settle() {
 		debug.SetMemoryLimit(c.oldLimit)
 		c.limitSet = false
 	}
-	c.workers = 0
+	c.workers, c.reserved = 0, 0
 }
 
 // followed is the limit, after limit, for a live heap of live bytes.

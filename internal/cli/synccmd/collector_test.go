@@ -13,34 +13,21 @@ import (
 )
 
 // TestCollectorListing: a sync lists at GOGC=listingGCPercent and gives
-// the collector back its setting before a plugin is looked up; a setting
-// already as high, or off, is left as it is.
+// the collector back its setting before a plugin is looked up. How a
+// setting already as high, or off, is kept is cmdutil.GCRaise's
+// (TestGCRaise); this checks the collector's two moments.
 func TestCollectorListing(t *testing.T) {
 	defer debug.SetGCPercent(debug.SetGCPercent(100))
-	for _, tc := range []struct {
-		name          string
-		before, while int
-	}{
-		{"default", 100, listingGCPercent},
-		{"lower", 50, listingGCPercent},
-		{"higher", 800, 800},
-		{"off", -1, -1},
-	} {
-		t.Run(tc.name, func(t *testing.T) {
-			debug.SetGCPercent(tc.before)
-			var gc collector
-			gc.listing()
-			gc.listing() // once raised, raising again keeps the setting to restore
-			assert.Equal(t, tc.while, gcPercent())
-			// A provider already resolved: the lookup needs no host.
-			p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
-			_, err := p.Func()(context.Background(), "claude")
-			assert.NoError(t, err)
-			assert.Equal(t, tc.before, gcPercent())
-			gc.settle() // again: nothing to restore
-			assert.Equal(t, tc.before, gcPercent())
-		})
-	}
+	var gc collector
+	gc.listing()
+	assert.Equal(t, listingGCPercent, gcPercent(), "listing")
+	// A provider already resolved: the lookup needs no host.
+	p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
+	_, err := p.Func()(context.Background(), "claude")
+	assert.NoError(t, err)
+	assert.Equal(t, 100, gcPercent(), "archiving")
+	gc.settle()
+	assert.Equal(t, 100, gcPercent(), "settled")
 }
 
 // stubPlugin stands for a resolved plugin (its methods are not called).
@@ -147,4 +134,31 @@ func TestCollectorLimit(t *testing.T) {
 			assert.Equal(t, int64(before), memoryLimit())
 		})
 	}
+}
+
+// TestCollectorReserve: a round with memory reserved outside the Go heap
+// (the live indexer's) sets a limit that much lower than a round without,
+// and settle forgets the reserve.
+func TestCollectorReserve(t *testing.T) {
+	const before = 64 << 20
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(before))
+	defer debug.SetGCPercent(debug.SetGCPercent(100))
+	limit := func(reserve int64) int64 {
+		gc := &collector{}
+		if reserve > 0 {
+			gc.reserve(reserve)
+		}
+		gc.listing()
+		gc.arm(2)
+		p := &Plugins{using: gc.archiving, cache: map[string]capture.Plugin{"claude": stubPlugin{}}}
+		_, err := p.Func()(context.Background(), "claude")
+		require.NoError(t, err)
+		got := memoryLimit()
+		gc.settle()
+		assert.Equal(t, int64(before), memoryLimit())
+		assert.Zero(t, gc.reserved, "settled")
+		return got
+	}
+	without, with := limit(0), limit(liveIndexReserve)
+	assert.InDelta(t, without-liveIndexReserve, with, 1<<20, "limits %d and %d", without, with)
 }

@@ -10,4 +10,13 @@
 // (archive.CheckRaw) and reports each damaged run as an error; sync
 // --repair archives those whose file holds their bytes again
 // (archive.Archiver.Repair) and exits 1 when one is kept damaged.
+//
+// The search index is brought up to date after each round (the index's
+// change journal: Options.Indexed). While a round archives, the runs it
+// writes are indexed too, a batch at a time, on a goroutine of their own
+// with a connection of their own (liveIndex), so that a first sync of a
+// whole home builds its index beside the archiving rather than after it;
+// that goroutine ends, its last batch committed, before the round's own
+// update, which indexes what it left. Indexing never decides what is
+// archived: an index that cannot be opened or written loses no run.
 package synccmd

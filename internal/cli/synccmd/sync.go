@@ -46,7 +46,21 @@ type Options struct {
 	Repair bool
 	// Indexed is called with the runs a round wrote (the search index).
 	Indexed func(ctx context.Context, runIDs []string) error
+	// IndexLive opens the search index for the runs a round writes to be
+	// indexed while it goes on (liveIndex); nil: only Indexed, after the
+	// round.
+	IndexLive func(ctx context.Context) (RunIndexer, error)
 }
+
+// indexRuns is the search index as a RunIndexer.
+type indexRuns struct{ ix *index.Index }
+
+func (r indexRuns) UpdateRuns(ctx context.Context, ids []string) error {
+	_, err := r.ix.UpdateRuns(ctx, ids)
+	return err
+}
+
+func (r indexRuns) Close() error { return r.ix.Close() }
 
 // storesHelpMark stands in sync's Long for the list of the bundled
 // plugins' stores (storesHelp).
@@ -54,7 +68,18 @@ const storesHelpMark = "<stores>"
 
 // NewCmdSync returns the sync command.
 func NewCmdSync(f *cmdutil.Factory, runF func(context.Context, *Options) error) *cobra.Command {
-	opts := &Options{F: f, Indexed: func(ctx context.Context, ids []string) error { return searchcmd.Refresh(ctx, f) }}
+	opts := &Options{F: f, Indexed: func(ctx context.Context, ids []string) error { return searchcmd.Refresh(ctx, f) },
+		IndexLive: func(ctx context.Context) (RunIndexer, error) {
+			ix, _, err := index.Open(ctx, f.StorageRoot())
+			if err != nil {
+				return nil, err
+			}
+			if err := ix.SetCacheKiB(ctx, liveCacheKiB); err != nil {
+				ix.Close()
+				return nil, err
+			}
+			return indexRuns{ix}, nil
+		}}
 	cmd := &cobra.Command{
 		Use:   "sync [--provider P]... [--since WHEN] [--dry-run] [--watch]",
 		Short: "Archive every agent's native session logs before the agent deletes them",
@@ -299,10 +324,22 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		defer lock.Release()
 	}
 	var written []string
+	var open func(context.Context) (RunIndexer, error)
+	if !opts.DryRun && opts.Indexed != nil {
+		open = opts.IndexLive
+	}
+	live := newLiveIndex(open)
+	defer live.finish()
+	if open != nil {
+		gc.reserve(liveIndexReserve)
+	}
 	a, rebuilt, err := archive.Open(archive.Options{
 		Store: f.Store(), Plugin: plugins.Func(), Producer: f.Producer(), Logger: f.Logger(),
 		Redact: opts.Redact, DryRun: opts.DryRun, CloseIdle: -1,
-		Written: func(id string) { written = append(written, id) },
+		Written: func(id string) {
+			written = append(written, id)
+			live.written(ctx, id)
+		},
 	})
 	if err != nil {
 		return err
@@ -354,6 +391,9 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	}
 	rep = withSettled(rep, settled)
 	rep = withRepaired(rep, repaired)
+	if err := live.finish(); err != nil {
+		f.Logger().Debug("search index: indexing while syncing", "err", err)
+	}
 	if opts.Indexed != nil && len(written) > 0 {
 		// The plugins' idle instances and the heap the archiving used
 		// are given back before the index is built, which adds SQLite's
