@@ -173,6 +173,9 @@ func Run(ctx context.Context, opts *Options) error {
 	arc, _, err := archive.Open(archive.Options{
 		Store: opts.F.Store(), Producer: opts.F.Producer(), Logger: opts.F.Logger(), Redact: opts.Redact,
 		Whole: true, CloseIdle: 0, CloseWrittenOnly: true,
+		Declared: func(ctx context.Context, provider string) []archive.Declared {
+			return declaredOf(ctx, rt, opts, provider)
+		},
 		Plugin: func(ctx context.Context, provider string) (capture.Plugin, error) {
 			p, err := plugload.Resolve(ctx, rt, opts.Plugins, provider)
 			if err != nil {
@@ -332,6 +335,16 @@ func resolve(ctx context.Context, rt *host.Runtime, opts *Options, im Imported) 
 		return resolved{im: im, store: &s}
 	}
 	return resolved{im: im}
+}
+
+// declaredOf is the stores provider's plugin declares (nil when it
+// cannot be resolved).
+func declaredOf(ctx context.Context, rt *host.Runtime, opts *Options, provider string) []archive.Declared {
+	p, err := plugload.Resolve(ctx, rt, opts.Plugins, provider)
+	if err != nil {
+		return nil
+	}
+	return archive.DeclaredOf(p.Info().Manifest)
 }
 
 // group is a file, or a session file followed by the sub-agents' files
