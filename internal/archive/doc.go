@@ -309,7 +309,8 @@
 // then ends it as its part would have ([Archiver.EndHeld]).
 // [SubAgentFiles] lists a session file's sub-agents' files on disk (the
 // glob's start directory walked, each file's session found as
-// SubAgentFile finds it). The ledger notes a held run (Resume.Held, on an entry
+// SubAgentFile finds it), so that an import of the session alone takes
+// them with it. The ledger notes a held run (Resume.Held, on an entry
 // no longer pending) until EndHeld ends it: an import killed, or
 // interrupted, before leaves it, and a ledger loaded with the note finds
 // the run interrupted (doctor says an import held it); the next sync or

@@ -601,8 +601,9 @@ func (a *Archiver) EndHeld(ctx context.Context, path string) (out Outcome, ok bo
 // the session's) of which SubAgentFile names path as the session, each
 // as SubAgentFile resolves it, in path order. At most
 // maxSubAgentFiles entries are looked at per store (links are not
-// followed). The settling of a run an import held for them links them
-// (Recover).
+// followed). An import archives them with their session, and the
+// settling of a run an import held for them links them (Recover), so
+// that a session's tree is the same whatever files were given.
 func SubAgentFiles(declared []Declared, provider, path string) []Session {
 	abs, err := filepath.Abs(path)
 	if err != nil {
