@@ -2,7 +2,6 @@ package e2e
 
 import (
 	"crypto/sha256"
-	"encoding/json"
 	"fmt"
 	"path/filepath"
 	"slices"
@@ -23,30 +22,25 @@ import (
 // way with its messages counted and hashed.
 func sessionTrees(t *testing.T, stor string) string {
 	t.Helper()
+	runs := clitest.StorageRuns(t, stor)
 	byID := map[string][]*transcript.Event{}
-	for _, evs := range clitest.StorageRuns(t, stor) {
+	for _, evs := range runs {
 		byID[evs[0].RunID] = evs
 	}
+	// Each archived run's source file name and sorted messages.
+	names, msgs := map[string]string{}, map[string][]string{}
+	for name, rs := range clitest.ArchivedOf(t, runs) {
+		for _, r := range rs {
+			names[r.ID], msgs[r.ID] = name, r.Messages
+		}
+	}
 	describe := func(evs []*transcript.Event) string {
-		var src struct {
-			Path string `json:"path"`
-		}
-		if sp := evs[0].Step(); sp != nil && sp.Extra["source"] != nil {
-			_ = json.Unmarshal(sp.Extra["source"], &src)
-		}
+		id := evs[0].RunID
 		end := "open"
 		if last := evs[len(evs)-1]; last.Type == transcript.RunCompleted {
 			end = "ended " + last.Step().Status
 		}
-		var msgs []string
-		for _, ev := range evs {
-			if m := ev.Message(); m != nil {
-				b, _ := json.Marshal(m.Blocks)
-				msgs = append(msgs, string(ev.Type)+" "+m.Role+" "+m.ID+" "+string(b))
-			}
-		}
-		slices.Sort(msgs)
-		return fmt.Sprintf("%s %s, %d messages %x", filepath.Base(src.Path), end, len(msgs), sha256.Sum256([]byte(strings.Join(msgs, "\n"))))
+		return fmt.Sprintf("%s %s, %d messages %x", names[id], end, len(msgs[id]), sha256.Sum256([]byte(strings.Join(msgs[id], "\n"))))
 	}
 	var out []string
 	for _, evs := range byID {
@@ -132,23 +126,7 @@ func TestKilledImportHeldRun(t *testing.T) {
 					files := setup(h)
 					w := &lineWatch{stor: h.stor, name: "agent-big"}
 					p := start(t, nil, h.env, append([]string{"--storage", h.stor}, importArgs(files)...)...)
-					exited := make(chan struct{})
-					go func() { _ = p.cmd.Wait(); close(exited) }()
-					deadline := time.Now().Add(hangBound)
-				watch:
-					for w.count() < at {
-						select {
-						case <-exited:
-							break watch // it ended first: nothing to stop
-						default:
-						}
-						if time.Now().After(deadline) {
-							t.Fatalf("agent-big's transcript never reached %d lines: %d", at, w.count())
-						}
-						time.Sleep(time.Millisecond)
-					}
-					_ = p.cmd.Process.Signal(tc.sig)
-					<-exited
+					signalAt(t, p, w, at, tc.sig)
 					t.Logf("signalled at %d lines of agent-big's run (exit %d)", w.count(), p.cmd.ProcessState.ExitCode())
 					// The session's run is the one no run links.
 					open := false
