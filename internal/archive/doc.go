@@ -306,7 +306,21 @@
 // line sync feeds.
 // An import given a session's file with its sub-agents' files holds the
 // session's run open ([Archiver.Hold]) while they are archived into it,
-// then ends it as its part would have ([Archiver.EndHeld]). A child run
+// then ends it as its part would have ([Archiver.EndHeld]).
+// [SubAgentFiles] lists a session file's sub-agents' files on disk (the
+// glob's start directory walked, each file's session found as
+// SubAgentFile finds it), so that an import of the session alone takes
+// them with it. The ledger notes a held run (Resume.Held, on an entry
+// no longer pending) until EndHeld ends it: an import killed, or
+// interrupted, before leaves it, and a ledger loaded with the note finds
+// the run interrupted (doctor says an import held it); the next sync or
+// import settles it after the other interrupted runs (a sub-agent's part
+// cut short is continued first), links the session's sub-agents' files
+// found on disk into it (through Options.Declared), and ends it as the
+// import would have. So the session's run is complete, never half: no
+// sub-agent's file is left to become a run of its own. A ledger rebuilt
+// from the transcripts has lost the note: such a run is then a session's
+// open run, as a sync leaves it. A child run
 // ended at once (import) completes its link in the session's run, as
 // its end by a sync does (runctl.End). Later parts grow the
 // child run as any session's. A sub-agent file an older twasm archived as
@@ -415,8 +429,16 @@
 //
 // # Interrupted archives
 //
-// A sync or import killed while it writes a part (kill -9, a crash, a
-// power loss) leaves a run whose part never completed: run.started with
+// A sync or import interrupted (Ctrl-C, SIGTERM: its context cancelled)
+// before a part's bytes were all read leaves the part as a kill does,
+// not as a whole part: its step completed as cancelled with no result
+// (it claims none of the bytes; before, its result claimed them all
+// while the run and its raw capture held only those read), the run
+// neither ended nor its ledger entry noted done, so the next sync or
+// import finds it interrupted (the entry pending, its last part cut:
+// readTranscript) and settles it below; a part not begun yet is not
+// begun. A sync or import killed while it writes a part (kill -9, a
+// crash, a power loss) leaves a run whose part never completed: run.started with
 // no part at all, or a step.started with some of the part's events and
 // no step.completed, and a raw capture extended by some of the part's
 // bytes. The ledger finds it on load ([Ledger.Interrupted]: a pending

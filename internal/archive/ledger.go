@@ -131,6 +131,14 @@ type Resume struct {
 	// SessionStart, for a session of a sections store, is the store's
 	// start line prefix: the file is split again to continue it.
 	SessionStart string `json:"session_start,omitempty"`
+	// Held marks a run an import held open after its part for its
+	// sub-agents' files ([Archiver.Hold]), kept on the entry (not
+	// pending) until [Archiver.EndHeld] ends the run: a ledger loaded
+	// with it set (the import was killed, or interrupted, before it ended
+	// the run) finds the run interrupted, and the next sync or import
+	// links the session's sub-agents' files found on disk into it, then
+	// ends it as the import would have (Recover).
+	Held bool `json:"held,omitempty"`
 	// link, for the first part of a sub-agent file's run, is where the
 	// run is linked (not kept: once begun, the run names its parent).
 	link *fileLink
@@ -220,7 +228,7 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 		}
 	}
 	for _, e := range l.runs {
-		if e.Pending {
+		if e.Pending || e.Resume != nil && e.Resume.Held {
 			tp := filepath.Join(tdir, e.RunID+".jsonl")
 			ne, info, err := readTranscript(tp)
 			if err != nil || ne == nil || ne.Parts == 0 && info.finished {
@@ -232,7 +240,11 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 			}
 			ne.Path, ne.Size, ne.ModTime, ne.Redact = e.Path, e.Size, e.ModTime, e.Redact || ne.Redact
 			ne.Size = -1 // unknown how much of the file: look again
-			if info.interrupted(ne, e.Resume) {
+			// cut only for a pending entry: the part that wrote the
+			// cancelled step did not complete (a step recovery closed
+			// as cancelled is followed by the part that continued it,
+			// or its entry is not pending).
+			if info.interrupted(ne, e.Resume) || info.cut {
 				ne.Resume = e.Resume
 				l.noteInterrupted(ne, info, e.Resume)
 			}
@@ -745,7 +757,10 @@ func factsBytes(f json.RawMessage) []byte {
 // its entry: whether it ended, the step brackets left open, and the raw
 // capture its last completed part names.
 type transcriptInfo struct {
-	finished  bool
+	finished bool
+	// cut: the last part was interrupted before its bytes were all read
+	// (a step completed cancelled with no result after the last part).
+	cut       bool
 	open      []string
 	rawBytes  int64
 	rawSHA256 string
@@ -753,7 +768,8 @@ type transcriptInfo struct {
 
 // interrupted reports whether a run's archive was left unfinished: a
 // step still open, no part at all, or a run that was to end after its
-// part and did not.
+// part and did not. (A pending entry whose last part was cut short by an
+// interruption is too: OpenLedger checks cut.)
 func (t transcriptInfo) interrupted(e *Entry, resume *Resume) bool {
 	if t.finished {
 		return false
@@ -859,6 +875,11 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 				open[k]--
 			}
 			p := ev.Step()
+			if p != nil && ev.Path == "agent" && p.Status == transcript.StatusCancelled && len(p.Result) == 0 {
+				// A part interrupted before its bytes were all read
+				// (writePart: cut), which holds none of them.
+				info.cut = true
+			}
 			if p == nil || len(p.Result) == 0 {
 				continue
 			}
@@ -871,6 +892,7 @@ func readTranscript(path string) (*Entry, transcriptInfo, error) {
 				continue
 			}
 			e.Parts++
+			info.cut = false
 			e.Facts = nextFacts(e.Facts, res.Source.Rewritten, res.Source.From, factsBytes(res.Source.Facts))
 			e.Offset, e.SHA256, e.Redact, e.Status, e.Totals = res.Source.To, res.Source.SHA256, res.Source.Redact, res.Status, res.Source.Totals
 			e.Files = res.Source.Files

@@ -1,12 +1,14 @@
 package archive
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"time"
 
@@ -48,10 +50,25 @@ func (a *Archiver) Recover(ctx context.Context) []Outcome {
 	}
 	a.recovered = true
 	var outs []Outcome
-	for _, it := range a.ledger.Interrupted() {
+	its := a.ledger.Interrupted()
+	// The runs an import held open for their sub-agents' files last:
+	// a sub-agent's part the kill cut short is continued first (its
+	// child run ended as its part would have, its link completed), and
+	// ending the session's run would close it as cancelled.
+	slices.SortStableFunc(its, func(x, y Interrupted) int {
+		return cmp.Compare(b2i(x.Resume != nil && x.Resume.Held), b2i(y.Resume != nil && y.Resume.Held))
+	})
+	for _, it := range its {
 		outs = append(outs, a.recoverRun(ctx, it))
 	}
 	return outs
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // recoverFirst settles the interrupted archives before anything else is
@@ -90,7 +107,13 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	if cut != "" {
 		notes = append(notes, cut)
 	}
+	held := it.Resume != nil && it.Resume.Held
 	e.Pending, e.Resume = false, nil
+	if held {
+		// Still to end after its sub-agents' files: noted until it is,
+		// should this process die first.
+		e.Resume = it.Resume
+	}
 	if err := a.ledger.Put(&e); err != nil {
 		return fail(err)
 	}
@@ -127,6 +150,12 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 	b.opts.CloseIdle, b.opts.CloseWrittenOnly = -1, false
 	if rs.End {
 		b.opts.CloseIdle, b.opts.CloseWrittenOnly = 0, true
+	}
+	if held {
+		// A part of a session that grew since is held as the import
+		// held it, so that its sub-agents' files are linked before the
+		// run ends (below).
+		b.held = &heldRuns{paths: map[string]*heldRun{filepath.Clean(e.Path): nil}}
 	}
 	var loc *Location
 	if rs.Facts {
@@ -188,6 +217,21 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 		out.Action, out.Reason = ActionClosed, strings.Join(notes, "; ")
 		return out
 	case rs.End && !cur.Closed:
+		if held {
+			// The import held it open for the session's sub-agents'
+			// files: those on disk are linked into it first, as the
+			// import was doing (those it archived are unchanged). One
+			// that fails leaves the run held, for the next sync or
+			// import.
+			linked, err := b.linkSubAgents(ctx, cur)
+			if err != nil {
+				return fail(err)
+			}
+			notes = append(notes, fmt.Sprintf("an import held it open for its sub-agents' files: %d more linked into it", linked))
+			if cur = a.ledger.byRun(e.RunID); cur == nil {
+				return fail(errors.New("the ledger lost the run"))
+			}
+		}
 		c := *cur
 		co := b.closeRun(ctx, Outcome{Path: e.Path, Provider: e.Provider}, &c, "the import was to end it")
 		if co.Action == ActionFailed {
@@ -213,6 +257,30 @@ func (a *Archiver) recoverRun(ctx context.Context, it Interrupted) Outcome {
 		o.Reason = note + "; " + o.Reason
 	}
 	return o
+}
+
+// linkSubAgents archives the sub-agents' files of the session whose
+// run e an import held open (Resume.Held) that are on disk
+// (SubAgentFiles, through Options.Declared), each as a child run of it,
+// and returns how many it archived anew. A file archived already is
+// unchanged; one that fails is an error naming it.
+func (a *Archiver) linkSubAgents(ctx context.Context, e *Entry) (int, error) {
+	if a.opts.Declared == nil {
+		return 0, nil
+	}
+	n := 0
+	var errs []error
+	for _, s := range SubAgentFiles(a.opts.Declared(ctx, e.Provider), e.Provider, e.Path) {
+		s.Parent = e.Path // as the ledger knows it
+		o := a.SyncSession(ctx, s)
+		switch o.Action {
+		case ActionFailed:
+			errs = append(errs, fmt.Errorf("sub-agent file %s: %s", s.Path, o.Reason))
+		case ActionNew, ActionGrown, ActionContinued:
+			n++
+		}
+	}
+	return n, errors.Join(errs...)
 }
 
 // closeOpen closes what the killed part left open in the run, as

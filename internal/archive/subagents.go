@@ -12,6 +12,7 @@ import (
 	"os"
 	"path/filepath"
 	"regexp"
+	"slices"
 	"strings"
 	"sync"
 
@@ -551,9 +552,11 @@ func (h *heldRuns) keep(path, runID string, err error) bool {
 // sub-agents' files archived next are linked into it as child runs, as
 // a sync links them; [Archiver.EndHeld] ends it then. path is the
 // session's path as the archiver reads it (SyncFile's path,
-// Session.Path). A run that stays open because the archiver is killed
-// before EndHeld is a session's open run, as a sync leaves it (a later
-// import of the same bytes finds it unchanged and leaves it open too).
+// Session.Path). The ledger notes the run held (Resume.Held) until
+// EndHeld ends it: an archiver killed before (or cancelled) leaves it
+// for the next sync or import, which finds it interrupted and finishes
+// it (Recover: the session's sub-agents' files found on disk linked
+// into it, then the run ended), and doctor reports it meanwhile.
 func (a *Archiver) Hold(path string) {
 	a.held.mu.Lock()
 	defer a.held.mu.Unlock()
@@ -563,7 +566,11 @@ func (a *Archiver) Hold(path string) {
 // EndHeld ends the run Hold kept open for path, as the part would have
 // (the part's status and error, dated at its last event), and releases
 // path. ok is false when no part left a run open (the session was
-// unchanged, or its part failed or did not end its run).
+// unchanged, or its part failed or did not end its run). When ctx is
+// cancelled (the import was interrupted, its sub-agents' files perhaps
+// not all archived) the run is left open and held in the ledger, for
+// the next sync or import to finish (ActionPending): ended now, the
+// sub-agents' files not yet archived could never be linked into it.
 func (a *Archiver) EndHeld(ctx context.Context, path string) (out Outcome, ok bool) {
 	a.held.mu.Lock()
 	h := a.held.paths[filepath.Clean(path)]
@@ -579,7 +586,80 @@ func (a *Archiver) EndHeld(ctx context.Context, path string) (out Outcome, ok bo
 		return out, true
 	}
 	out.Provider = e.Provider
-	// Ended even when the import is cancelled: its sub-agents' runs
-	// are ended by then.
-	return a.endEntry(context.WithoutCancel(ctx), out, e, h.err), true
+	if ctx.Err() != nil {
+		out.Action, out.Reason = ActionPending, "interrupted before its sub-agents' files were all archived: left open, held, for the next sync or import to finish"
+		return out, true
+	}
+	return a.endEntry(ctx, out, e, h.err), true
 }
+
+// SubAgentFiles lists the sub-agents' files of the session file at
+// path that are on disk, as provider's file stores declare them
+// (abi.Store.SubAgents): the files below the directory the store's
+// sub-agent glob starts from (the session's directory, climbed as the
+// glob climbs, then the glob's leading literal directories, "{stem}"
+// the session's) of which SubAgentFile names path as the session, each
+// as SubAgentFile resolves it, in path order. At most
+// maxSubAgentFiles entries are looked at per store (links are not
+// followed). An import archives them with their session, and the
+// settling of a run an import held for them links them (Recover), so
+// that a session's tree is the same whatever files were given.
+func SubAgentFiles(declared []Declared, provider, path string) []Session {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return nil
+	}
+	var out []Session
+	seen := map[string]bool{}
+	for _, d := range declared {
+		if d.Provider != provider || d.SubAgents == "" || cmp.Or(d.Kind, KindFile) != KindFile {
+			continue
+		}
+		up, glob := abi.SubAgentsGlob(d.SubAgents)
+		dir := filepath.Dir(abs)
+		for range up {
+			dir = filepath.Dir(dir)
+		}
+		segs := strings.Split(strings.ReplaceAll(glob, "{stem}", stemOf(abs)), "/")
+		depth := len(segs) - 1 // directories below dir, the file's segment apart
+		for _, seg := range segs[:len(segs)-1] {
+			if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, `*?[\{`) {
+				break
+			}
+			dir = filepath.Join(dir, seg)
+			depth--
+		}
+		if slices.Contains(segs, "**") {
+			depth = -1
+		}
+		looked := 0
+		_ = filepath.WalkDir(dir, func(p string, de fs.DirEntry, err error) error {
+			if err != nil {
+				return nil // an unreadable directory: the others are looked at
+			}
+			if looked++; looked > maxSubAgentFiles {
+				return filepath.SkipAll
+			}
+			if de.IsDir() {
+				if rel, _ := filepath.Rel(dir, p); depth >= 0 && rel != "." && strings.Count(rel, string(filepath.Separator))+1 > depth {
+					return filepath.SkipDir
+				}
+				return nil
+			}
+			if !de.Type().IsRegular() || p == abs || seen[p] {
+				return nil
+			}
+			if s, ok := SubAgentFile(declared, provider, p); ok && s.Parent == abs {
+				seen[p] = true
+				out = append(out, s)
+			}
+			return nil
+		})
+	}
+	slices.SortFunc(out, func(x, y Session) int { return strings.Compare(x.Path, y.Path) })
+	return out
+}
+
+// maxSubAgentFiles bounds the entries SubAgentFiles looks at below a
+// session's sub-agent directory.
+const maxSubAgentFiles = 10000

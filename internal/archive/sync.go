@@ -68,8 +68,12 @@ type PluginFunc func(ctx context.Context, provider string) (capture.Plugin, erro
 
 // Options configure an Archiver.
 type Options struct {
-	Store    recorder.Store
-	Plugin   PluginFunc
+	Store  recorder.Store
+	Plugin PluginFunc
+	// Declared lists the stores provider's plugin declares (nil: none
+	// known): the settling of a run an import held open for its
+	// sub-agents' files finds them on disk through them (SubAgentFiles).
+	Declared func(ctx context.Context, provider string) []Declared
 	Producer transcript.Producer
 	Logger   *slog.Logger
 	// Redact masks secrets in everything written (raw capture included).
@@ -654,6 +658,9 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	if prev != nil && a.ledger.isInterrupted(prev.RunID) {
 		return fail(fmt.Errorf("run %s: %w", prev.RunID, ErrInterrupted))
 	}
+	if err := ctx.Err(); err != nil {
+		return fail(err) // interrupted: nothing begun
+	}
 	facts := ps.facts()
 	plugin, err := a.opts.Plugin(ctx, provider)
 	if err != nil {
@@ -752,6 +759,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	}
 	var res *transcript.AgentResult
 	var totals *Totals
+	cut := false
 	stepErr := run.StepAt(ctx, "agent", part, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 		copts := capture.Options{Provider: provider, Format: format, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter, SubAgentFilter: seen.filterSubAgent, Replayed: seen.replayed, Supersede: seen.subs}
 		if masker != nil {
@@ -784,6 +792,14 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		if fin == nil {
 			return errors.Join(feedErr, err)
 		}
+		if feedErr != nil && ctx.Err() != nil {
+			// Interrupted (Ctrl-C) before the part's bytes were all
+			// fed: the part claims none of them (no result), and is
+			// left as a kill leaves it, for the next sync or import to
+			// settle (readTranscript: cut).
+			cut = true
+			return errors.Join(feedErr, err)
+		}
 		res = fin.AgentResult
 		totals = totalsOf(res)
 		subtract(res, prevTotals)
@@ -808,9 +824,17 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	})
 	var endErr error
 	ending := closeDue && end == size && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent))
+	held := false
 	switch {
-	case ending && ctx.Err() == nil && a.held.keep(e.Path, e.RunID, stepErr):
-		endErr = run.Detach() // EndHeld ends it, after its sub-agents' files
+	case cut:
+		// Neither ended nor noted done: the ledger entry stays pending,
+		// the run open, as after a kill (Recover settles it).
+		endErr = run.Detach()
+	case ending && a.held.keep(e.Path, e.RunID, stepErr):
+		// EndHeld ends it, after its sub-agents' files (or, the import
+		// interrupted, leaves it held for the next one).
+		endErr = run.Detach()
+		held = true
 	case ending || ctx.Err() != nil:
 		endErr = a.finishRun(ctx, run, &e, stepErr, clk.now())
 		e.Closed = true
@@ -820,11 +844,21 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	if a.opts.Written != nil {
 		a.opts.Written(e.RunID)
 	}
+	if cut {
+		return fail(fmt.Errorf("interrupted before its bytes were all read: the next sync or import archives them in run %s: %w", e.RunID, errors.Join(stepErr, endErr)))
+	}
 	if res == nil {
 		return fail(errors.Join(stepErr, endErr))
 	}
 	e.Offset, e.Parts, e.Raw, e.Last, e.Status, e.Totals, e.Pending = end, part+1, res.Raw.Path, clk.now(), res.Status, totals, false
 	e.Resume = nil
+	if held {
+		// Noted in the ledger until EndHeld ends the run: killed before,
+		// the import leaves it for the next sync or import to end.
+		r := *rs
+		r.End, r.Held = true, true
+		e.Resume = &r
+	}
 	e.Facts = nextFacts(e.Facts, prev == nil || prev.Closed || rewrite, from, facts)
 	e.Files = ps.files()
 	if end < size {
@@ -1078,7 +1112,7 @@ func (a *Archiver) endEntry(ctx context.Context, out Outcome, e *Entry, runErr e
 	if a.opts.Written != nil {
 		a.opts.Written(e.RunID)
 	}
-	e.Closed = true
+	e.Closed, e.Resume = true, nil
 	if err := a.ledger.Put(e); err != nil {
 		out.Action, out.Reason = ActionFailed, err.Error()
 	}

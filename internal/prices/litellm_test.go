@@ -40,8 +40,13 @@ var litellmNotTaken = func() map[string]string {
 			"(api-docs.deepseek.com/quick_start/pricing), and its usage states hit and miss tokens only; LiteLLM's 0 would price such a token free, " +
 			"twasm charges the input rate (the table's fallback)",
 	}
+	const flashCache = "LiteLLM's cache-read rates for qwen3-coder-flash ($0.08, $0.12, $0.20, $0.40 per million against $0.30, $0.50, $0.80, $1.60 input) are " +
+		"about a quarter of the input rate, neither of Model Studio's cache-hit rates (20% implicit, 10% explicit: " +
+		"alibabacloud.com/help/en/model-studio/context-cache), and a session's usage does not say which cache was hit: " +
+		"twasm prices cached input at the input rate (an upper bound, prices.json's note)"
 	for _, k := range []string{"cache_read", "cache_read above 32000", "cache_read above 128000", "cache_read above 256000"} {
 		m["dashscope/qwen3-coder-plus "+k] = qwenCache
+		m["dashscope/qwen3-coder-flash "+k] = flashCache
 	}
 	return m
 }()

@@ -414,7 +414,8 @@ func sumProducts(v ...int64) (int64, bool) {
 // Source says where it comes from (provider: stated by the provider,
 // priced: from the price table Prices, mixed: both, unknown: neither);
 // UnpricedModels are the models whose usage the table could not price:
-// their cost is unknown, not 0, and not in MicroUSD. TierUnknown counts
+// their cost is unknown, not 0, and not in MicroUSD (a Cost of source
+// unknown has no micro_usd or usd in JSON: MarshalJSON). TierUnknown counts
 // figures summed over several requests above a long-context threshold,
 // priced at the base rates; Batch counts figures priced at batch rates.
 type Cost struct {
@@ -428,6 +429,24 @@ type Cost struct {
 	// says the requests went through OpenAI's Batch API or Anthropic's
 	// Message Batches).
 	Batch int `json:"batch,omitempty"`
+}
+
+// MarshalJSON writes c; a cost of unknown source (nothing stated,
+// nothing priced: every figure's model unpriced) has no micro_usd and no
+// usd, since 0 would read as nothing spent: its source and
+// unpriced_models say what is not known.
+func (c Cost) MarshalJSON() ([]byte, error) {
+	type plain Cost // without this method
+	if c.Source != SourceUnknown {
+		return json.Marshal(plain(c))
+	}
+	return json.Marshal(struct {
+		Source         string   `json:"source"`
+		Prices         string   `json:"prices,omitempty"`
+		UnpricedModels []string `json:"unpriced_models,omitempty"`
+		TierUnknown    int      `json:"tier_unknown,omitempty"`
+		Batch          int      `json:"batch,omitempty"`
+	}{c.Source, c.Prices, c.UnpricedModels, c.TierUnknown, c.Batch})
 }
 
 // Sources of a Cost.

@@ -1,6 +1,7 @@
 package prices
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -311,5 +312,54 @@ func TestLoadInstall(t *testing.T) {
 	}
 	if _, _, err := Load(path); err == nil || !strings.Contains(err.Error(), path) {
 		t.Fatalf("a damaged installed file: %v", err)
+	}
+}
+
+// TestLocalModelsUnpriced: models served locally (Ollama, LM Studio,
+// llama.cpp, vLLM) are named by their runtimes as these are, tags and
+// quantizations included, with or without a "vendor/" prefix; none is
+// in the table, so none is priced (ok false: the caller names it
+// unpriced, its cost unknown, never 0), not even by matching a cloud
+// model's name once normalized.
+func TestLocalModelsUnpriced(t *testing.T) {
+	tbl := Bundled()
+	in, out := int64(1000), int64(100)
+	u := &transcript.Usage{InputTokens: &in, UncachedInputTokens: &in, OutputTokens: &out}
+	for _, model := range []string{
+		"qwen2.5-coder:7b", "qwen3-coder:30b", "llama3.1:8b", "gpt-oss:20b", "deepseek-r1:14b", "devstral:24b",
+		"ollama/qwen2.5:7b-instruct-q4_K_M", "ollama_chat/qwen3-coder:30b", "lm_studio/qwen/qwen3-coder-30b",
+		"hosted_vllm/Qwen/Qwen2.5-Coder-32B-Instruct", "llama.cpp/gemma-3-12b-it-Q4_K_M.gguf", "local-model",
+	} {
+		if m, ok := tbl.Lookup(model); ok {
+			t.Errorf("%s: matches %s: a local model would be priced as that one", model, m.ID)
+		}
+		if p, ok := tbl.PriceRequest(model, u); ok || p.Pico != 0 {
+			t.Errorf("%s: priced %d pico-dollars (ok %v), want not priced", model, p.Pico, ok)
+		}
+	}
+}
+
+// TestCostJSONUnknown: a cost of unknown source has no micro_usd and no
+// usd in JSON (0 would read as nothing spent), only its source and the
+// models it could not price; a known cost, even of 0, has both.
+func TestCostJSONUnknown(t *testing.T) {
+	for _, c := range []struct {
+		cost Cost
+		want string
+	}{
+		{Cost{Source: SourceUnknown, Prices: "t@1", UnpricedModels: []string{"qwen2.5-coder:7b"}},
+			`{"source":"unknown","prices":"t@1","unpriced_models":["qwen2.5-coder:7b"]}`},
+		{Cost{MicroUSD: 0, USD: "0", Source: SourceProvider}, `{"micro_usd":0,"usd":"0","source":"provider"}`},
+		{Cost{MicroUSD: 1500, USD: "0.0015", Source: SourceMixed, Prices: "t@1", UnpricedModels: []string{"m"}},
+			`{"micro_usd":1500,"usd":"0.0015","source":"mixed","prices":"t@1","unpriced_models":["m"]}`},
+	} {
+		b, err := json.Marshal(c.cost)
+		if err != nil || string(b) != c.want {
+			t.Errorf("%+v: %s (%v), want %s", c.cost, b, err, c.want)
+		}
+		p, _ := json.Marshal(&c.cost)
+		if string(p) != string(b) {
+			t.Errorf("through a pointer: %s, want %s", p, b)
+		}
 	}
 }

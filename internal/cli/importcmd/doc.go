@@ -11,7 +11,15 @@
 // sub-agents' files, in any order, is archived first with its run held
 // open (archive.Archiver.Hold), its sub-agents' files next, linked into
 // it, and its run then ended (archive.Archiver.EndHeld): the runs sync
-// would make of them. A session file in a store whose plugin reads the
+// would make of them. The files given are completed first
+// (withSessions): a session's file with its sub-agents' files on disk
+// (archive.SubAgentFiles; those not given are archived only into its
+// run while it is open), a sub-agent's file with its session's file when
+// the archive does not know that session, so that importing a session's
+// files apart, in either order, makes the runs one import makes. An
+// import killed or interrupted while it holds a run leaves it noted as
+// held in the ledger; the next sync or import finishes it
+// (archive.Archiver.Recover). A session file in a store whose plugin reads the
 // facts of its source (archive.StoreFile: Kimi's and Cursor's
 // transcripts, found in the store's directory as the plugin names it)
 // is archived with its facts line, as sync archives it: its run states

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"github.com/twasm/twasm/internal/redact"
 	"io"
+	"os"
 	"path/filepath"
 	"strings"
 
@@ -85,7 +86,11 @@ where the files tell, as "twasm sync" links it, when the session's file
 is given in the same import (in any order: the session's run is ended
 after its sub-agents' files) or when "twasm sync" archived that session
 and its run is still open; else it is a run of its own named "claude
-sub-agent agent-X of session S" (stderr says why). A Kimi wire log or a
+sub-agent agent-X of session S" (stderr says why). A session's file is
+imported with its sub-agents' files on disk, and a sub-agent's file with
+its session's file when twasm does not hold that session yet, so that
+importing them apart, in either order, makes the runs importing them
+together makes (the files not given are listed too). A Kimi wire log or a
 Cursor agent transcript in its store's directory (sessions/, projects/)
 is read with the facts of its place, as sync reads it: Kimi's session
 id is a directory of its path there.
@@ -142,6 +147,9 @@ type Imported struct {
 	// detectedIn is the file given, when stderr is to say what
 	// --provider auto saw in it (once per file).
 	detectedIn string
+	// found is set for a file not given that the import archives with
+	// a session (withSessions).
+	found bool
 }
 
 // Run imports every file; a file that fails is reported and the others
@@ -173,6 +181,9 @@ func Run(ctx context.Context, opts *Options) error {
 	arc, _, err := archive.Open(archive.Options{
 		Store: opts.F.Store(), Producer: opts.F.Producer(), Logger: opts.F.Logger(), Redact: opts.Redact,
 		Whole: true, CloseIdle: 0, CloseWrittenOnly: true,
+		Declared: func(ctx context.Context, provider string) []archive.Declared {
+			return declaredOf(ctx, rt, opts, provider)
+		},
 		Plugin: func(ctx context.Context, provider string) (capture.Plugin, error) {
 			p, err := plugload.Resolve(ctx, rt, opts.Plugins, provider)
 			if err != nil {
@@ -211,11 +222,15 @@ func Run(ctx context.Context, opts *Options) error {
 		}
 		files[i] = resolve(ctx, rt, opts, Imported{File: file, Provider: provider, Format: opts.Format})
 	}
+	files = withSessions(ctx, rt, arc, opts, files)
 	for _, g := range groups(files) {
 		if ctx.Err() != nil {
 			return ctx.Err()
 		}
 		for _, im := range g.archive(ctx, arc, opts, files) {
+			if im.found && im.Action == archive.ActionUnchanged {
+				continue // not given, and nothing done
+			}
 			if im.Error != "" {
 				failed = append(failed, im.File)
 			} else if cmdutil.ReportStep(ios.ErrOut, im.File, opts.F.StorageRoot(), im.Transcript, im.res) != nil {
@@ -266,6 +281,9 @@ type resolved struct {
 	// of its source (archive.StoreFile): archived with them, as sync
 	// archives it.
 	store *archive.Session
+	// onDisk are a session file's sub-agents' files on disk
+	// (archive.SubAgentFiles), archived with it (withSessions).
+	onDisk []archive.Session
 }
 
 // path is the file's path as the archive knows it (the ledger's, the
@@ -327,11 +345,69 @@ func resolve(ctx context.Context, rt *host.Runtime, opts *Options, im Imported) 
 		im.Format = ""
 		return resolved{im: im, sub: &s}
 	}
+	var onDisk []archive.Session
+	if opts.Format == "" {
+		onDisk = archive.SubAgentFiles(declared, im.Provider, file)
+	}
 	if s, ok := archive.StoreFile(declared, im.Provider, file); ok && opts.Format == "" {
 		im.Format = ""
-		return resolved{im: im, store: &s}
+		return resolved{im: im, store: &s, onDisk: onDisk}
 	}
-	return resolved{im: im}
+	return resolved{im: im, onDisk: onDisk}
+}
+
+// withSessions adds to the files given those an import archives with
+// them, so that a session's runs are the same whichever of its files
+// are given, together or in separate imports: the session's file of a
+// sub-agent's file given without it, when it is on disk and the archive
+// does not know it (its run then takes the sub-agent's as a child run,
+// where before the sub-agent's file became a run of its own), and every
+// session's sub-agents' files on disk that were not given (linked into
+// the session's run while it is open: group.archive). A session
+// imported alone, then its sub-agents' files, then gives the runs one
+// import of them all gives; and a run an import held open for them
+// when it was killed is finished alike (archive.Archiver.Recover).
+func withSessions(ctx context.Context, rt *host.Runtime, arc *archive.Archiver, opts *Options, files []resolved) []resolved {
+	given := map[string]bool{}
+	for _, f := range files {
+		if abs, err := filepath.Abs(f.path()); err == nil {
+			given[abs] = true
+		}
+	}
+	for i, n := 0, len(files); i < n; i++ {
+		f := files[i]
+		if f.sub == nil || f.im.Error != "" || given[f.sub.Parent] || arc.Ledger().ByPath(f.sub.Parent) != nil {
+			continue
+		}
+		if st, err := os.Stat(f.sub.Parent); err != nil || !st.Mode().IsRegular() {
+			continue
+		}
+		s := resolve(ctx, rt, opts, Imported{File: f.sub.Parent, Provider: f.im.Provider})
+		if s.im.Error == "" && s.sub == nil && s.sections == nil {
+			s.im.found = true
+			files = append(files, s)
+			given[f.sub.Parent] = true
+		}
+	}
+	for i := 0; i < len(files); i++ {
+		for _, s := range files[i].onDisk {
+			if !given[s.Path] {
+				given[s.Path] = true
+				files = append(files, resolved{im: Imported{File: s.Path, Provider: files[i].im.Provider, found: true}, sub: &s})
+			}
+		}
+	}
+	return files
+}
+
+// declaredOf is the stores provider's plugin declares (nil when it
+// cannot be resolved).
+func declaredOf(ctx context.Context, rt *host.Runtime, opts *Options, provider string) []archive.Declared {
+	p, err := plugload.Resolve(ctx, rt, opts.Plugins, provider)
+	if err != nil {
+		return nil
+	}
+	return archive.DeclaredOf(p.Info().Manifest)
 }
 
 // group is a file, or a session file followed by the sub-agents' files
@@ -386,7 +462,15 @@ func (g group) archive(ctx context.Context, arc *archive.Archiver, opts *Options
 	}
 	arc.Hold(f.path())
 	ims := f.archive(ctx, arc, opts, "")
+	// Its sub-agents' files found on disk, not given, only into its
+	// run while it is open (held, or a sync's): when it has ended they
+	// would stand alone.
+	e := arc.Ledger().ByPath(f.path())
+	open := e != nil && !e.Closed
 	for _, i := range g.subs {
+		if files[i].im.found && !open {
+			continue
+		}
 		ims = append(ims, files[i].archive(ctx, arc, opts, f.path())...)
 	}
 	if o, ok := arc.EndHeld(ctx, f.path()); ok && o.Action == archive.ActionFailed {

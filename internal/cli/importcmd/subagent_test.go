@@ -24,9 +24,12 @@ const subAgentSession = "6c2214d7-b87e-4432-8e41-22ba294ea584"
 // TestImportSubAgent: a Claude sub-agent's file imported by itself never
 // passes as a session of its own. When its session's run is open (synced
 // earlier) it becomes a child run of that run, in the session's totals;
-// when the session's file is gone, or not archived (import ends every run
-// it writes at once, so the session's run could not take it later), it is
-// a run of its own named as the sub-agent of its session, with the reason.
+// when its session's file is there and not archived, the import archives
+// that file with it, and the sub-agent's run is a child run of the
+// session's (before, it stood alone: import ends every run it writes at
+// once, so the session's run could not take it later); when the session's
+// file is gone, it is a run of its own named as the sub-agent of its
+// session, with the reason.
 func TestImportSubAgent(t *testing.T) {
 	t.Parallel()
 	sub, session := clitest.ReadFile(t, subAgentLog), clitest.ReadFile(t, sessionLog)
@@ -43,8 +46,7 @@ func TestImportSubAgent(t *testing.T) {
 	}{
 		{name: "session gone", wantName: "claude sub-agent agent-afc096d of session " + subAgentSession,
 			wantReason: "is gone: archived as a run of its own", wantTopLevel: 1},
-		{name: "session not archived", session: true, wantName: "claude sub-agent agent-afc096d of session " + subAgentSession,
-			wantReason: "which is not archived: archived as a run of its own", wantTopLevel: 1},
+		{name: "session not archived: imported with it", session: true, wantTopLevel: 1},
 		{name: "session synced, run open", session: true, synced: true, wantTopLevel: 1},
 	} {
 		t.Run(c.name, func(t *testing.T) {
@@ -63,11 +65,24 @@ func TestImportSubAgent(t *testing.T) {
 			}
 			file := h.Put(subRel, sub, time.Hour)
 			r := h.OK("import", "--provider", "claude", "--json", file)
-			var im struct {
-				RunID, Action, Reason, Transcript string
+			type imported struct {
+				File, Action, Reason, Transcript string
+				RunID                            string `json:"run_id"`
 			}
-			if err := json.Unmarshal([]byte(r.Out), &im); err != nil || im.Action != "new" {
-				t.Fatalf("import: %v\n%s%s", err, r.Out, r.ErrOut)
+			var im imported
+			for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
+				var o imported
+				if err := json.Unmarshal([]byte(l), &o); err != nil || o.Action != "new" {
+					t.Fatalf("import: %v\n%s%s", err, r.Out, r.ErrOut)
+				}
+				switch o.File {
+				case file:
+					im = o
+				case filepath.Join(h.Dir, dir, subAgentSession+".jsonl"):
+					sessionRun = o.RunID // its session's file, archived with it
+				default:
+					t.Errorf("import archived %s", o.File)
+				}
 			}
 			if !strings.Contains(im.Reason, c.wantReason) {
 				t.Errorf("reason %q, want it to say %q", im.Reason, c.wantReason)

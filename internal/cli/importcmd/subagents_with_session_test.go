@@ -313,3 +313,97 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 		})
 	}
 }
+
+// TestImportSessionAndSubAgentsApart: a session's file and its
+// sub-agents' files given to separate imports, in either order, make the
+// runs one import of them all makes (and sync makes): a session imported
+// alone takes its sub-agents' files on disk with it, linked into its run
+// before the run ends, and a sub-agent's file imported alone takes its
+// session's file (not archived yet) with it, so the import of the other
+// files later finds them archived ("unchanged"). Before, the session's
+// run ended at once and a sub-agent's file imported later became a run of
+// its own ("its session's run ... has ended"), or, imported first, a run
+// of its own that the session's run never linked.
+func TestImportSessionAndSubAgentsApart(t *testing.T) {
+	t.Parallel()
+	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet}
+	for _, c := range []struct {
+		name, set string
+		imports   [][]int // the set's files given to each import, in turn
+	}{
+		{name: "claude, session then sub-agents", set: "claude", imports: [][]int{{0}, {1}, {2}}},
+		{name: "claude, a sub-agent then the rest", set: "claude", imports: [][]int{{2}, {0, 1}}},
+		{name: "kimi code, session then sub-agent", set: "kimi", imports: [][]int{{0}, {1}}},
+		{name: "kimi code, sub-agent then session", set: "kimi", imports: [][]int{{1}, {0}}},
+		{name: "cursor, session then sub-agent", set: "cursor", imports: [][]int{{0}, {1}}},
+		{name: "cursor, sub-agent then session", set: "cursor", imports: [][]int{{1}, {0}}},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			s := sets[c.set]
+			ref := syncedOf(t, s)
+			h := clitest.NewHome(t)
+			paths := s.put(t, h)
+			runs := map[string]string{} // path -> run id
+			for n, files := range c.imports {
+				args := []string{"import", "--provider", s.provider(), "--json"}
+				for _, i := range files {
+					args = append(args, paths[i])
+				}
+				r := h.OK(args...)
+				for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
+					var im struct {
+						File, Action, Reason, Error string
+						RunID                       string `json:"run_id"`
+					}
+					if err := json.Unmarshal([]byte(l), &im); err != nil || im.Error != "" {
+						t.Fatalf("import %d: %q (%v)\n%s", n, l, err, r.ErrOut)
+					}
+					switch {
+					case n == 0 && (im.Action != "new" || im.Reason != ""):
+						t.Errorf("import %d: %s %s (%s), want new, nothing to say", n, im.File, im.Action, im.Reason)
+					case n > 0 && im.Action != "unchanged":
+						t.Errorf("import %d: %s %s (%s), want unchanged: archived by the first import", n, im.File, im.Action, im.Reason)
+					}
+					if prev, ok := runs[im.File]; ok && prev != im.RunID {
+						t.Errorf("%s: run %s, then %s", im.File, prev, im.RunID)
+					}
+					runs[im.File] = im.RunID
+				}
+			}
+			if len(runs) != len(paths) {
+				t.Fatalf("%d runs of %d files: %v", len(runs), len(paths), runs)
+			}
+			session := runs[paths[0]]
+			for _, p := range paths[1:] {
+				if evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, runs[p])); evs[0].ParentRunID != session {
+					t.Errorf("%s: run %s has parent %q, want the session's run %s", filepath.Base(p), runs[p], evs[0].ParentRunID, session)
+				}
+			}
+			if got := sorted(linksOf(t, h.Stor, session)); got != ref.links {
+				t.Errorf("the session's links:\n%s\nsync's:\n%s", got, ref.links)
+			}
+			evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, session))
+			if _, res := clitest.AgentResult(t, evs); clitest.RunEnd(t, evs).Status != res.Status {
+				t.Errorf("the session's run ended %s, its agent step says %s", clitest.RunEnd(t, evs).Status, res.Status)
+			}
+			if top := strings.Split(strings.TrimSpace(h.OK("ls").Out), "\n"); len(top) != 1 || !strings.Contains(top[0], session) {
+				t.Errorf("ls: want the session alone:\n%s", strings.Join(top, "\n"))
+			}
+			if got := totalsOf(t, h); got != ref.totals {
+				t.Errorf("stats and usage count %+v, sync's %+v", got, ref.totals)
+			}
+		})
+	}
+}
+
+// provider is the provider the set's files are given as.
+func (s subAgentSet) provider() string {
+	switch {
+	case strings.HasPrefix(s.files[0].rel, ".kimi-code/"):
+		return "kimi"
+	case strings.HasPrefix(s.files[0].rel, ".cursor/"):
+		return "cursor"
+	}
+	return "claude"
+}

@@ -129,9 +129,12 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 		}
 		for _, it := range a.Ledger().Interrupted() {
 			what := "no part completed"
-			if len(it.Open) > 0 {
+			switch {
+			case len(it.Open) > 0:
 				what = "step " + strings.Join(it.Open, ", ") + " never completed"
-			} else if it.Entry.Parts > 0 {
+			case it.Resume != nil && it.Resume.Held:
+				what = "it held the session's run open for its sub-agents' files and never ended it: the sub-agents' files on disk are linked into it and the run ended"
+			case it.Entry.Parts > 0:
 				what = "the run was not ended"
 			}
 			checks = append(checks, Check{"warn", "sync ledger", fmt.Sprintf("the archive of %s in run %s was interrupted (a sync or import was killed: %s); it holds %d of its bytes: the next `twasm sync` or `twasm import` settles it", it.Entry.Path, it.Entry.RunID, what, it.Entry.Offset)})

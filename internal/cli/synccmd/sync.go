@@ -335,6 +335,10 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 	}
 	a, rebuilt, err := archive.Open(archive.Options{
 		Store: f.Store(), Plugin: plugins.Func(), Producer: f.Producer(), Logger: f.Logger(),
+		Declared: func(ctx context.Context, _ string) []archive.Declared {
+			d, _ := plugins.Declared(ctx) // started already: it cannot fail now
+			return d
+		},
 		Redact: opts.Redact, DryRun: opts.DryRun, CloseIdle: -1,
 		Written: func(id string) {
 			written = append(written, id)

@@ -276,3 +276,58 @@ func TestUsageGemini35Flash(t *testing.T) {
 		t.Errorf("%s: %+v over %d requests, want about %d µ$, priced", g.Key, g.Cost, g.Requests, want)
 	}
 }
+
+// TestUsageCostLocalModel: a Chat Completions response from a model
+// served locally (Ollama's OpenAI-compatible endpoint names it by its
+// tag, and states usage but no price), recorded through the built
+// binary, is priced by nothing: usage, ls and stats say its cost is
+// unknown and name the model, and never count it as 0 dollars spent (no
+// micro_usd or usd in their JSON, "?" in their text).
+func TestUsageCostLocalModel(t *testing.T) {
+	t.Parallel()
+	for _, model := range []string{"qwen2.5-coder:7b", "ollama/qwen2.5:7b-instruct-q4_K_M"} {
+		t.Run(model, func(t *testing.T) {
+			t.Parallel()
+			storage := t.TempDir()
+			resp := filepath.Join(t.TempDir(), "response.json")
+			body := `{"id":"chatcmpl-513","object":"chat.completion","created":1764500000,"model":"` + model + `","system_fingerprint":"fp_ollama",` +
+				`"choices":[{"index":0,"message":{"role":"assistant","content":"The tests pass."},"finish_reason":"stop"}],` +
+				`"usage":{"prompt_tokens":812,"completion_tokens":9,"total_tokens":821}}` + "\n"
+			if err := os.WriteFile(resp, []byte(body), 0o600); err != nil {
+				t.Fatal(err)
+			}
+			run := clitest.Record(t, storage, "openai", resp)
+			var rep struct {
+				Groups []struct {
+					Key  string
+					Cost struct {
+						MicroUSD       *int64   `json:"micro_usd"`
+						USD            string   `json:"usd"`
+						Source         string   `json:"source"`
+						UnpricedModels []string `json:"unpriced_models"`
+					}
+				}
+			}
+			r := clitest.RunOK(t, env, "--storage", storage, "usage", "--by", "model", "--json")
+			if err := json.Unmarshal([]byte(r.Out), &rep); err != nil || len(rep.Groups) != 1 {
+				t.Fatalf("usage --json: %v\n%s", err, r.Out)
+			}
+			g := rep.Groups[0]
+			if g.Cost.Source != "unknown" || len(g.Cost.UnpricedModels) != 1 || !strings.Contains(g.Cost.UnpricedModels[0], model) ||
+				g.Cost.MicroUSD != nil || g.Cost.USD != "" {
+				t.Errorf("usage: %s %+v, want the cost unknown, the model named, no amount (not 0)", g.Key, g.Cost)
+			}
+			if r := clitest.RunOK(t, env, "--storage", storage, "usage"); !strings.Contains(r.ErrOut, "cost unknown") || strings.Contains(r.Out, "$0.00") {
+				t.Errorf("usage text: %s\n%s", r.Out, r.ErrOut)
+			}
+			r = clitest.RunOK(t, env, "--storage", storage, "ls", "--json")
+			if !strings.Contains(r.Out, run) || !strings.Contains(r.Out, `"source":"unknown"`) || strings.Contains(r.Out, `"micro_usd":0`) {
+				t.Errorf("ls --json: %s", r.Out)
+			}
+			r = clitest.RunOK(t, env, "--storage", storage, "stats", "--all", "--json")
+			if !strings.Contains(r.Out, `"source":"unknown"`) || strings.Contains(r.Out, `"micro_usd":0`) {
+				t.Errorf("stats --json: %s", r.Out)
+			}
+		})
+	}
+}

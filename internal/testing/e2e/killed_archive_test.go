@@ -152,6 +152,29 @@ func (w *lineWatch) count() int {
 	}
 }
 
+// signalAt sends sig to p once w counts n lines of its transcript, and
+// waits for p to exit; p ending first is sent nothing. The lines are
+// polled, the signal sent on the count reached, never after a delay.
+func signalAt(t *testing.T, p *proc, w *lineWatch, n int, sig syscall.Signal) {
+	t.Helper()
+	exited := make(chan struct{})
+	go func() { _ = p.cmd.Wait(); close(exited) }()
+	deadline := time.Now().Add(hangBound)
+	for w.count() < n {
+		select {
+		case <-exited:
+			return // it ended first: nothing to signal
+		default:
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the transcript never reached %d lines: %d", n, w.count())
+		}
+		time.Sleep(time.Millisecond)
+	}
+	_ = p.cmd.Process.Signal(sig)
+	<-exited
+}
+
 // unfinishedPart reports whether a killed command left the transcript at
 // path with a part begun and not completed (its last line neither a
 // step's nor the run's completion).
@@ -304,23 +327,7 @@ func TestKilledArchiveSettled(t *testing.T) {
 						}
 						base := w.count()
 						p := start(t, nil, h.env, append([]string{"--storage", h.stor}, args(s.cmd, files)...)...)
-						exited := make(chan struct{})
-						go func() { _ = p.cmd.Wait(); close(exited) }()
-						deadline := time.Now().Add(hangBound)
-					watch:
-						for w.count() < base+at {
-							select {
-							case <-exited:
-								break watch // it ended first: nothing to kill
-							default:
-							}
-							if time.Now().After(deadline) {
-								t.Fatalf("the transcript never reached %d lines: %d", base+at, w.count())
-							}
-							time.Sleep(time.Millisecond)
-						}
-						_ = p.cmd.Process.Signal(syscall.SIGKILL)
-						<-exited
+						signalAt(t, p, w, base+at, syscall.SIGKILL)
 						if ws, ok := p.cmd.ProcessState.Sys().(syscall.WaitStatus); ok && ws.Signaled() {
 							landed++
 							t.Logf("killed at %d lines of the part", w.count()-base)
