@@ -169,6 +169,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 		ids = append(ids, id)
 	}
 	slices.Sort(ids)
+	sctx := context.WithoutCancel(ctx) // ctx is checked before each file and line instead (writer.read)
 	for _, id := range ids {
 		if err := ctx.Err(); err != nil {
 			return st, err
@@ -178,7 +179,7 @@ func (ix *Index) update(ctx context.Context, full bool) (Stats, error) {
 		}
 		row := known[id]
 		if !full {
-			if row, err = b.file(ctx, id); err != nil {
+			if row, err = b.file(sctx, id); err != nil {
 				return st, err
 			}
 		}
@@ -584,11 +585,14 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 	if err := b.begin(ctx); err != nil {
 		return err
 	}
+	// The file's statements run without ctx's cancellation, as its
+	// lines' do (writer.read, which checks ctx before each line).
+	sctx := context.WithoutCancel(ctx)
 	// What the index holds of the run, read again inside the write
 	// transaction: another process may have indexed the file since row
 	// was read, and the run's number (rid) must be the one its
 	// documents have.
-	if row, err = b.file(ctx, id); err != nil {
+	if row, err = b.file(sctx, id); err != nil {
 		return err
 	}
 	if row != nil && row.size == size && row.mtime == mtime {
@@ -608,11 +612,11 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 	if from == 0 {
 		if row != nil {
 			st.Reindexed++
-			if err := removeTx(ctx, b.tx, id); err != nil {
+			if err := removeTx(sctx, b.tx, id); err != nil {
 				return err
 			}
 		}
-	} else if err := run.load(ctx, b.tx); err != nil {
+	} else if err := run.load(sctx, b.tx); err != nil {
 		return err
 	}
 	st.Indexed++
@@ -625,7 +629,7 @@ func (ix *Index) updateFile(ctx context.Context, b *batch, path, id string, row 
 	if end < size {
 		run.size = -1 // a partial last line: look again next time
 	}
-	if err := run.save(ctx, b.saveRun); err != nil {
+	if err := run.save(sctx, b.saveRun); err != nil {
 		return err
 	}
 	if b.bytes += end - from; b.bytes >= batchBytes {
