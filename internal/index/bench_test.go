@@ -5,11 +5,13 @@ import (
 	"fmt"
 	"os"
 	"os/exec"
+	"os/signal"
 	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -85,13 +87,16 @@ const childEnv = "TWASM_BENCH_INDEX_CHILD"
 
 // TestIndexChild is BenchmarkIndexBuild's child process: it builds the
 // index of the storage root named by TWASM_BENCH_INDEX_CHILD, as `twasm
-// search` does on a storage without one. Skipped otherwise.
+// search` does on a storage without one, under the context a command
+// runs under (cancelled by an interrupt: internal/cli's root). Skipped
+// otherwise.
 func TestIndexChild(t *testing.T) {
 	root := os.Getenv(childEnv)
 	if root == "" {
 		t.Skip("the child of BenchmarkIndexBuild")
 	}
-	ctx := context.Background()
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
 	ix, _, err := Open(ctx, root)
 	if err != nil {
 		t.Fatal(err)

@@ -398,7 +398,7 @@ func (d *lineDecoder) str(b []byte, v int, s *string) bool {
 	}
 	raw := b[t.Start+1 : t.End-1]
 	if t.Flags&wire.FlagEscaped != 0 {
-		if d.buf, ok = wire.Unescape(d.buf[:0], raw); !ok {
+		if d.buf, ok = unescape(d.buf[:0], raw); !ok {
 			return false
 		}
 		raw = d.buf
@@ -408,6 +408,28 @@ func (d *lineDecoder) str(b []byte, v int, s *string) bool {
 	}
 	*s = string(raw)
 	return true
+}
+
+// unescape appends the JSON string body s, its escapes decoded, to dst,
+// as wire.Unescape does, copying the bytes between escapes at once
+// where wire.Unescape appends them one by one (3% of an index build,
+// on texts and outputs whose every line break is an escape; wire's is
+// the plugins' too, and changing it builds all of them again). False
+// for a malformed escape.
+func unescape(dst, s []byte) ([]byte, bool) {
+	for {
+		i := bytes.IndexByte(s, '\\')
+		if i < 0 {
+			return append(dst, s...), true
+		}
+		dst = append(dst, s[:i]...)
+		b, n, next, ok := wire.UnescapeOne(s, i)
+		if !ok {
+			return dst, false
+		}
+		dst = append(dst, b[:n]...)
+		s = s[next:]
+	}
 }
 
 // raw reads any value as json.RawMessage does (null is "null"), without

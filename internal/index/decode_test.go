@@ -13,6 +13,8 @@ import (
 
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
+
+	"github.com/twasm/twasm/internal/wire"
 )
 
 // decodeBoth decodes b with d into l (reused from line to line, as the
@@ -217,4 +219,33 @@ func TestLineDecoderKeepsLittle(t *testing.T) {
 	assert.LessOrEqual(t, cap(d.toks), keepTapeTokens)
 	require.True(t, decodeBoth(t, &d, &l, []byte(`{"type":"x","payload":{"input":[1,2,3]}}`)))
 	assert.NotZero(t, cap(d.toks))
+}
+
+// TestUnescapeAsWire: the decoder's unescape gives what wire.Unescape
+// gives, bytes and success, for escapes anywhere and malformed ones.
+func TestUnescapeAsWire(t *testing.T) {
+	for _, s := range []string{
+		``, `plain`, `\n`, `a\nb`, `\n\n\t\\\"\/`, `line one\nline two\n`, `\b\f\r`,
+		`\u00e9t\u00e9`, `\ud83d\ude00 smile`, `lone \ud800 surrogate`, `\udc00`, `\ud800\u0041`,
+		`trailing \`, `\x`, `\u12`, `\u12G4`, `ok then \q`, strings.Repeat(`ab\n`, 1000),
+	} {
+		want, wantOK := wire.Unescape([]byte("prefix"), []byte(s))
+		got, gotOK := unescape([]byte("prefix"), []byte(s))
+		assert.Equal(t, wantOK, gotOK, "%.40q", s)
+		if wantOK {
+			assert.Equal(t, want, got, "%.40q", s)
+		}
+	}
+}
+
+// FuzzUnescape: unescape agrees with wire.Unescape on any input.
+func FuzzUnescape(f *testing.F) {
+	f.Add([]byte(`a\nb\u00e9\ud83d\ude00\`))
+	f.Fuzz(func(t *testing.T, s []byte) {
+		want, wantOK := wire.Unescape(nil, s)
+		got, gotOK := unescape(nil, s)
+		if wantOK != gotOK || wantOK && !bytes.Equal(want, got) {
+			t.Fatalf("%q: wire %q %v, unescape %q %v", s, want, wantOK, got, gotOK)
+		}
+	})
 }

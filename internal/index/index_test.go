@@ -9,6 +9,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/stretchr/testify/assert"
@@ -616,4 +617,68 @@ func TestSetCacheKiB(t *testing.T) {
 		require.NoError(t, ix.db.QueryRowContext(ctx, "PRAGMA cache_size").Scan(&got))
 		assert.Equal(t, tc.want, got)
 	}
+}
+
+// cancelAfter is a context that is cancelled once its Err has been
+// asked n times, by anyone (database/sql asks too, from its own
+// goroutines). Its Done is nil: the driver does not watch it.
+type cancelAfter struct {
+	context.Context
+	n     int64
+	calls atomic.Int64
+}
+
+func (c *cancelAfter) Err() error {
+	if c.calls.Add(1) > c.n {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestUpdateCancelledWithinAFile: the statements of a line run without
+// the caller's cancellation, so an update checks its context before
+// each line: cancelled at any point, it stops inside the file and keeps
+// nothing of it, and the next update indexes the run once, as an update
+// never cancelled does.
+func TestUpdateCancelledWithinAFile(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	record(t, root, "fix the flaky test", "the zebra test is fixed", "Bash", "go test ./...", "PASS ok zebra", false)
+	want := func() []Hit {
+		ix, _ := openUpdated(t, root)
+		defer ix.Close()
+		defer Remove(root)
+		return search(t, ix, Query{Text: "zebra OR flaky", Raw: true})
+	}()
+	require.Len(t, want, 4)
+	withinFile := 0
+	for n := 0; ; n++ {
+		ix, _, err := Open(ctx, root)
+		require.NoError(t, err)
+		st, err := ix.Update(&cancelAfter{Context: ctx, n: int64(n)})
+		if err == nil {
+			ix.Close()
+			require.NoError(t, Remove(root))
+			break
+		}
+		require.ErrorIs(t, err, context.Canceled, "cancelled after %d checks", n)
+		if n > 0 {
+			withinFile++ // the check before the file passed
+		}
+		runs, err := ix.Runs(ctx)
+		require.NoError(t, err)
+		assert.Empty(t, runs, "cancelled after %d checks: nothing of the file kept", n)
+		st, err = ix.Update(ctx)
+		require.NoError(t, err)
+		assert.Equal(t, Stats{Runs: 1, Indexed: 1, Docs: st.Docs, Checked: 1}, st)
+		got := search(t, ix, Query{Text: "zebra OR flaky", Raw: true})
+		assert.Equal(t, len(want), len(got), "cancelled after %d checks", n)
+		for i := range min(len(want), len(got)) {
+			assert.Equal(t, want[i].Seq, got[i].Seq)
+			assert.Equal(t, want[i].Snippet, got[i].Snippet)
+		}
+		ix.Close()
+		require.NoError(t, Remove(root))
+	}
+	assert.Greater(t, withinFile, 3, "an update is cancelled between the lines of a file")
 }
