@@ -323,6 +323,20 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		n.meta(v, out)
 		n.ignore(sdk.Name(t), out) // the case's literal, written at once
 		return
+	case "cost-state":
+		// 2.1.28x session logs: the CLI's cost tracker, written when a
+		// process ends. totalCostUSD is the provider-stated cost of the
+		// session so far (sub-agents included), cumulative like a
+		// result line's total_cost_usd, hence set mode; its per-model
+		// token counts repeat what the messages already reported.
+		n.setFormat(fmtSessionLog, out)
+		n.meta(v, out)
+		if c, ok := n.get(v, kTotalCostUSDCamel).Float(); ok {
+			out.Cost(c, sdk.ModeSet)
+		} else {
+			n.ignore(sdk.Name(t), out)
+		}
+		return
 	case "attachment":
 		n.setFormat(fmtSessionLog, out)
 		n.meta(v, out)

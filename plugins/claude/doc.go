@@ -102,7 +102,11 @@
 // log, an API response) are added at the end. Sub-agent messages are not
 // added to the step total: Claude's result.usage does not include them
 // either; they carry their usage on their own messages. total_cost_usd is
-// cumulative over the process, so it is reported in "set" mode.
+// cumulative over the process, so it is reported in "set" mode. So is a
+// session log's cost-state record (2.1.28x: the CLI's cost tracker,
+// written when a process ends): its totalCostUSD is the step's cost, and
+// one without it is declared ignored; its per-model token counts repeat
+// the messages' and are not read.
 //
 // Compaction. A compaction content block (server-side compaction: the
 // API summarized the conversation before answering, streamed as
