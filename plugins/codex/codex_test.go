@@ -191,6 +191,12 @@ func TestStatusAndUsage(t *testing.T) {
 		lines: []string{`{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":null}}`, `{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":7,"output_tokens":1},"last_token_usage":{"input_tokens":3}}}}`},
 		want:  []string{"meta format=rollout", "usage in=7 out=1 mode=set"},
 	}, {
+		name: "0.158 token_usage_record repeats the token_count beside it: ignored, never counted",
+		lines: []string{`{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.158.0"}}`,
+			`{"ordinal":1,"timestamp":"t","type":"token_usage_record","payload":{"usage":{"input_tokens":3,"output_tokens":1},"turn_token_usage":{"input_tokens":9,"output_tokens":4},"thread_token_usage":{"input_tokens":9,"output_tokens":4}}}`,
+			`{"ordinal":2,"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":9,"output_tokens":4},"last_token_usage":{"input_tokens":3,"output_tokens":1}}}}`},
+		want: []string{"meta format=rollout", "meta session=s1 version=0.158.0", "usage in=9 out=4 mode=set"},
+	}, {
 		name:  "rollout meta",
 		lines: []string{`{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.40.0"}}`, `{"timestamp":"t","type":"turn_context","payload":{"model":"gpt-5-codex"}}`},
 		want:  []string{"meta format=rollout", "meta session=s1 version=0.40.0", "meta model=gpt-5-codex"},

@@ -78,6 +78,14 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 		// The 0.147+ environment snapshot: state for resuming, nothing
 		// the transcript shows.
 		out.Ignored(sdk.S("world_state"))
+	case "token_usage_record":
+		// 0.158+: a response's usage with its turn's and thread's
+		// running totals, written just before the token_count event
+		// that states the same figures. The step's usage is read from
+		// token_count alone: a thread total need not restart with the
+		// process as token_count's does, and mixing the two counters
+		// would count a resumed session's earlier usage twice.
+		out.Ignored(sdk.S("token_usage_record"))
 	default:
 		out.Unmapped(sdk.Text(typ))
 	}
