@@ -212,9 +212,10 @@
 // rate_limit_event that is not a rejection; control_request lines other
 // than can_use_tool and control_response lines that answer nothing
 // pending, control_cancel_request, keep_alive; session-log bookkeeping
-// (summary, file-history-snapshot, queue-operation, last-prompt,
-// ai-title, custom-title, tag, and the settings records permission-mode,
-// mode, agent-name, worktree-state, atis-latch); system/away_summary (the
+// (summary, file-history-snapshot, file-history-delta, queue-operation,
+// last-prompt, ai-title, custom-title, tag, pr-link, bridge-session,
+// teleported-from, and the settings records permission-mode, mode,
+// agent-name, worktree-state, atis-latch); system/away_summary (the
 // CLI's note that the user was away); progress records other than
 // agent_progress (hook, bash, MCP and search progress of a tool whose
 // result follows). Everything else unknown is counted by native type:

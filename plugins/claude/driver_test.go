@@ -51,6 +51,12 @@ func TestOutcomes(t *testing.T) {
 		{"api error object", `{"type":"error","error":{"type":"overloaded_error","message":"Overloaded"}}`, "error", "anthropic-messages", nil},
 		{"banner only", "Welcome to Claude\n\x1b[31mred\x1b[0m", "incomplete", "", map[string]int{"non_json": 2}},
 		{"unknown types are counted", `{"type":"ai-title","sessionId":"s","title":"x"}` + "\n" + `{"type":"system","subtype":"brand_new","session_id":"s"}` + "\n" + `{"type":"nova","sessionId":"s"}`, "ok", "session-log", map[string]int{"system/brand_new": 1, "nova": 1}},
+		{"2.1.2xx bookkeeping records are not unmapped", `{"type":"teleported-from","remoteSessionId":"r1","branch":"main","messageCount":0}` + "\n" +
+			`{"type":"bridge-session","sessionId":"s","bridgeSessionId":"cse_01x","lastSequenceNum":0}` + "\n" +
+			`{"type":"user","sessionId":"s","parentUuid":null,"isSidechain":false,"message":{"role":"user","content":"hi"},"uuid":"u"}` + "\n" +
+			`{"type":"file-history-delta","messageId":"u","snapshotMessageId":"u","trackingPath":"notes.md","backup":{"backupFileName":"deadbeef@v1","version":1,"backupTime":"2026-09-30T10:00:04.500Z","realParentDir":"/w"},"timestamp":"2026-09-30T10:00:04.500Z"}` + "\n" +
+			`{"type":"assistant","sessionId":"s","parentUuid":"u","isSidechain":false,"message":{"id":"m","role":"assistant","model":"claude-x","content":[{"type":"text","text":"hello"}]},"uuid":"a"}` + "\n" +
+			`{"type":"pr-link","sessionId":"s","prNumber":42,"prUrl":"https://github.com/o/r/pull/42","prRepository":"o/r","timestamp":"2026-09-30T10:00:05.000Z"}`, "ok", "session-log", nil},
 		{"unclosed pretty object", "{\n  \"type\": \"result\",\n", "incomplete", "", map[string]int{"non_json": 2}},
 	}
 	for _, tt := range tests {
