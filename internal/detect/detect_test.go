@@ -42,6 +42,10 @@ func TestDetect(t *testing.T) {
 		{"kimi cli wire", `{"timestamp": 1767261600.0, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}`, "kimi", "legacy-wire", nil},
 		{"amp thread without v", `{"id":"T-1","messages":[{"role":"user","content":[]}]}`, "amp", "thread", nil},
 		{"gemini session", "{\n \"sessionId\": \"s\", \"projectHash\": \"h\", \"messages\": []\n}", "gemini", "session-file", nil},
+		{"gemini session jsonl", `{"sessionId":"s","projectHash":"h","startTime":"2026-06-13T18:23:43.746Z","lastUpdated":"2026-06-13T18:23:43.746Z","kind":"main"}` + "\n" +
+			`{"$set":{"lastUpdated":"2026-06-13T18:23:50.000Z"}}` + "\n" +
+			`{"id":"e1","timestamp":"2026-06-13T18:23:50.000Z","type":"error","content":"[API Error: {\"error\":{\"code\":400}}]"}`, "gemini", "session-file", nil},
+		{"gemini session jsonl without its header", `{"$set":{"lastUpdated":"t"}}` + "\n" + `{"id":"g1","timestamp":"t","type":"gemini","content":"hi","tokens":{"input":1},"model":"m"}`, "gemini", "session-file", nil},
 		{"copilot", `{"type":"session.start","data":{"sessionId":"s"},"id":"1","timestamp":"t","parentId":null}`, "copilot", "events-jsonl", nil},
 		{"openai chat", `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`, "openai", "chat-completion", nil},
 		{"openai sse", "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[]}\n\ndata: [DONE]\n", "openai", "chat-sse", nil},
@@ -98,7 +102,7 @@ func TestDetect(t *testing.T) {
 // Claude Code session log; Goose's rows and session files and Cursor's
 // agent transcripts were not recognised at all).
 func TestDetectCaptures(t *testing.T) {
-	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush", "cursor", "aider"} {
+	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush", "cursor", "aider", "gemini"} {
 		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", provider, "*.jsonl"))
 		md, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", provider, "*.md")) // Aider's chat histories
 		files = append(files, md...)
