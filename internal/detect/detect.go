@@ -231,6 +231,12 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"codex", "exec-json", "codex exec --json events (" + typ + ")"}, true
 	case has(root, "id", "msg") && root.Get("msg").Get("type").Exists():
 		return vote{"codex", "legacy-json", "the legacy codex {\"id\",\"msg\"} stream"}, true
+	case root.Get("method").Is("codex/event") && root.Get("params").Get("msg").Get("type").Exists():
+		return vote{"codex", "legacy-json", "the legacy codex stream as the app server's JSON-RPC notifications (codex/event)"}, true
+	case typ == "" && has(root, "id", "timestamp", "instructions") || root.Get("record_type").Is("state"):
+		// The earliest rollouts: a header {id, timestamp, instructions,
+		// git} and {"record_type": "state"} markers between bare items.
+		return vote{"codex", "rollout", "an early Codex rollout session file (id, timestamp, instructions; record_type state)"}, true
 	case has(root, "timestamp", "type", "payload") && (typ == "session_meta" || typ == "response_item" || typ == "event_msg" || typ == "turn_context"):
 		return vote{"codex", "rollout", "a Codex rollout session file (" + typ + ")"}, true
 	case root.Get("data").Kind() == abi.KindObject && strings.Contains(typ, ".") && root.Get("id").Exists():
