@@ -57,7 +57,11 @@
 // message.assistant, its blocks in order (redacted thinking marked so),
 // each tool_use a tool.call; its line id is the message id, and a message
 // read again (a line id seen before) is not reported twice. Its model is
-// the settings' when the settings came before it.
+// the settings' when the settings came before it. A user message marked
+// "visibility": "user_only" is Droid's notice to the user ("Error:
+// Connection error.", "No active subscription found."), not a prompt and
+// nothing the model saw: a warning of the step, and an error the
+// provider reported when its text starts "Error:".
 //
 // Tools. A tool_result is the call's result: its content (a string, or
 // the text of its blocks joined by newlines), an error when is_error says

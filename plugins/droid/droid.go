@@ -173,6 +173,35 @@ func (n *normalizer) compaction(v abi.Value, no int, out *sdk.Out) {
 	out.Warn("droid compacted the conversation: from here on the model sees a summary in place of the earlier messages (they stay in this transcript)")
 }
 
+// notice reads a user message Droid shows the user only ("visibility":
+// "user_only"): the CLI's own notice ("Error: Connection error.", "No
+// active subscription found."), neither a prompt nor anything the model
+// saw. Its text is a warning of the step; one that calls itself an error
+// ("Error: ...") is an error the provider reported too.
+func (n *normalizer) notice(content abi.Value, out *sdk.Out) {
+	var text string
+	if content.Kind() == abi.KindString {
+		text = content.String()
+	}
+	for it := content.Iter(); it.Next(); {
+		if b := it.Value(); b.Get("type").Is("text") {
+			if text != "" {
+				text += "\n"
+			}
+			text += b.Get("text").String()
+		}
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		out.Ignored(sdk.S("message (user_only)"))
+		return
+	}
+	out.Warn("droid told the user: " + text)
+	if len(text) >= 6 && strings.EqualFold(text[:6], "error:") {
+		out.Error(sdk.ProviderError{Message: sdk.S(text)})
+	}
+}
+
 // settings reads the session's settings document: its model and its
 // usage, the session's totals so far (set, not added: each version
 // holds all the tokens before it).
@@ -228,6 +257,10 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 	}
 	if !m.Get("role").Is("user") {
 		out.Unmapped(sdk.S("message/" + sdk.TypeName(m.Get("role"))))
+		return
+	}
+	if m.Get("visibility").Is("user_only") || v.Get("visibility").Is("user_only") {
+		n.notice(content, out)
 		return
 	}
 	said := false

@@ -7,5 +7,5 @@ import "github.com/twasm/twasm/abi"
 var keys = abi.NewKeySet(
 	"$twasm", "cacheCreationTokens", "cacheReadTokens", "command", "content", "cwd", "id", "input", "inputTokens",
 	"is_error", "message", "model", "name", "outputTokens", "path", "reason", "resultKind", "role", "summaryText", "text", "thinking", "thinkingTokens",
-	"timestamp", "tokenUsage", "tool_use_id", "totalTokens", "type",
+	"timestamp", "tokenUsage", "tool_use_id", "totalTokens", "type", "visibility",
 )
