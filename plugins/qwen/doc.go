@@ -115,7 +115,8 @@
 // System records. ui_telemetry records are events the CLI logged for
 // /stats: qwen-code.api_error (a failed API call, logged for every
 // failed attempt, retried or not) is an error the provider reported
-// (its error text, its status code as the code), so a session whose last
+// (its error_message, error in older builds, else its error_type; its
+// status code as the code, else the error_type), so a session whose last
 // call failed is "error" by the session rule; the others (an API
 // response, whose tokens the assistant record states; a tool call, whose
 // result the tool_result record states) are declared ignored. A
