@@ -43,7 +43,9 @@
 // files ---", is injected context); with a subtype (a notification, a
 // cron prompt, a background task's completion, an agent's launch prompt)
 // it is context the CLI sent in the user's role, a message.user of
-// injected context, except mid_turn_user_message, which the user typed;
+// injected context, except mid_turn_user_message, which the user typed,
+// and realtime_message, what the user said in a Realtime voice dialogue
+// (its answer is an assistant record of that subtype, read as any other);
 // a system record of one of those subtypes that holds a message is read
 // the same way.
 // An assistant record is one model call: its parts in order, a thought

@@ -42,3 +42,36 @@ func TestAPIErrorMessage(t *testing.T) {
 		})
 	}
 }
+
+// TestRealtimeDialogue: what the user said in a Realtime voice dialogue
+// (a user record of subtype realtime_message, provenance real_user) is a
+// prompt, not context the CLI added; its answer is an assistant message.
+func TestRealtimeDialogue(t *testing.T) {
+	in := `{"uuid":"r1","parentUuid":null,"sessionId":"s","timestamp":"2026-09-24T04:08:35Z","type":"user","subtype":"realtime_message","provenance":"real_user","cwd":"/w","version":"0.24.4","message":{"role":"user","parts":[{"text":"voice question"}]}}` + "\n" +
+		`{"uuid":"r2","parentUuid":"r1","sessionId":"s","timestamp":"2026-09-24T04:08:37Z","type":"assistant","subtype":"realtime_message","provenance":"assistant_output","cwd":"/w","version":"0.24.4","model":"qwen3.5-omni-plus-realtime","message":{"role":"model","parts":[{"text":"voice answer"}]}}` + "\n"
+	r, err := sdktest.Run(context.Background(), qwen.Plugin, "qwen", []byte(in))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var prompt, answer string
+	for _, e := range r.Events {
+		m := e.Event.Message()
+		if m == nil {
+			continue
+		}
+		for _, b := range m.Blocks {
+			switch {
+			case m.Role == "user" && b.Origin == "prompt":
+				prompt += b.Text
+			case m.Role == "assistant":
+				answer += b.Text
+			}
+		}
+	}
+	if prompt != "voice question" || answer != "voice answer" {
+		t.Errorf("prompt %q, answer %q; want the voice question as a prompt and its answer", prompt, answer)
+	}
+	if r.Step.Status != "ok" || len(r.Step.Unmapped) != 0 {
+		t.Errorf("status %q, unmapped %v; want ok and none", r.Step.Status, r.Step.Unmapped)
+	}
+}
