@@ -124,7 +124,9 @@
 // are error fields for that rule, not terminal. A stream with no
 // terminal event reports none, so the host makes it incomplete (error
 // when a provider error came). An error message holding the API's JSON
-// error body is shown as its message, status and type.
+// error body is shown as its message, status and type. A rollback
+// (thread_rolled_back, num_turns) is a warning: those user turns left the
+// conversation the model sees; they stay in the transcript.
 //
 // Bytes. Values reach the host as spans of the input, so NUL, control
 // bytes, ANSI escapes and invalid UTF-8 survive as they are. A line made

@@ -1,6 +1,8 @@
 package codex
 
 import (
+	"strconv"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/wire"
@@ -600,6 +602,16 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// UI echoes of calls whose request and result are response
 		// items.
 		out.Ignored(sdk.S("event_msg/" + t.String()))
+	case "thread_rolled_back":
+		// A rollback (Codex's ThreadRolledBackEvent, persisted to the
+		// rollout): its last num_turns user turns were removed from
+		// the conversation the model sees. They stay in the transcript;
+		// a warning says so, as for Gemini's rewind.
+		turns := "some"
+		if k, ok := p.Get("num_turns").Int(); ok {
+			turns = strconv.FormatInt(k, 10)
+		}
+		out.Warn("codex rolled the thread back by " + turns + " user turn(s): they were removed from the conversation the model sees (they stay in this transcript)")
 	default:
 		out.Unmapped(sdk.S("event_msg/" + t.String()))
 	}
