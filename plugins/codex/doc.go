@@ -49,7 +49,12 @@
 // item's fields ({"command"}, {"changes"}, {"query","action"}). Rollout
 // results come from the *_output response items only; the *_end events
 // repeat them, but what they say about the outcome (declined, failed,
-// the exit code) is kept for the output item that follows them.
+// the exit code) is kept for the output item that follows them. A
+// tool_search_call (a search of the tools the session defers) is a call
+// named tool_search, kind search, its input the arguments; the
+// tool_search_output of its call_id (else, a server-executed search
+// naming none, the last search's) is its result, the tools found its
+// output.
 //
 // A legacy exec_approval_request or apply_patch_approval_request is the
 // call waiting for the user's approval (spec §6.12): recorded when it

@@ -15,5 +15,5 @@ var keys = abi.NewKeySet(
 	"num_turns", "output", "output_tokens", "params", "payload", "prompt", "provider", "query", "questions", "reason",
 	"reasoning_output_tokens", "receiver_thread_ids", "total_tokens", "record_type", "result", "role", "sandbox",
 	"sender_thread_id", "server", "session_id", "status", "stderr", "stdout", "success", "summary", "t",
-	"text", "thread_id", "timestamp", "tool", "total_token_usage", "type", "usage",
+	"text", "thread_id", "timestamp", "tool", "tools", "total_token_usage", "type", "usage",
 )

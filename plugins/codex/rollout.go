@@ -212,6 +212,23 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			settle(&r, outcome{status: st}, sdk.Str{}, nil)
 			out.ToolResult(r)
 		}
+	case "tool_search_call":
+		// A search of the tools the session defers (ToolSearchCall):
+		// a tool call, answered by the tool_search_output of its
+		// call_id. A server-executed search may name none: its output
+		// then answers the last search.
+		n.searchCall = n.rolloutCall(out, p, ts, sdk.S("tool_search"), "search", sdk.JSON(p.Get("arguments")), sdk.Str{}).Keep()
+	case "tool_search_output":
+		r := sdk.ToolResult{CallID: sdk.Text(p.Get("call_id")), Time: ts, Output: sdk.JSON(p.Get("tools"))}
+		if r.CallID.IsEmpty() {
+			r.CallID = n.searchCall
+		}
+		if r.CallID.IsEmpty() {
+			out.Unmapped(sdk.S("response_item/tool_search_output"))
+			return
+		}
+		settle(&r, outcome{status: nativeStatus(p.Get("status"))}, sdk.Str{}, nil)
+		out.ToolResult(r)
 	case "ghost_snapshot":
 		// An undo snapshot (a git commit id): nothing the model said or
 		// did.
