@@ -201,6 +201,13 @@ func TestStatusAndUsage(t *testing.T) {
 		lines: []string{`{"timestamp":"t","type":"session_meta","payload":{"id":"s1"}}`, `{"timestamp":"t","type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":2}}`},
 		want:  []string{"meta format=rollout", "meta session=s1", "warning text=codex rolled the thread back by 2 user turn(s): they were removed from the conversation the model sees (they stay in this transcript)"},
 	}, {
+		name: "tool definitions, the goal and a review's start are state: ignored, not unmapped",
+		lines: []string{`{"timestamp":"t","type":"session_meta","payload":{"id":"s1"}}`,
+			`{"timestamp":"t","type":"response_item","payload":{"type":"additional_tools","tools":[{"type":"function","name":"calendar_create"}]}}`,
+			`{"timestamp":"t","type":"event_msg","payload":{"type":"thread_goal_updated","goal":{"objective":"ship"}}}`,
+			`{"timestamp":"t","type":"event_msg","payload":{"type":"entered_review_mode","target":{"type":"uncommittedChanges"}}}`},
+		want: []string{"meta format=rollout", "meta session=s1"},
+	}, {
 		name:  "rollout meta",
 		lines: []string{`{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.40.0"}}`, `{"timestamp":"t","type":"turn_context","payload":{"model":"gpt-5-codex"}}`},
 		want:  []string{"meta format=rollout", "meta session=s1 version=0.40.0", "meta model=gpt-5-codex"},

@@ -142,7 +142,9 @@
 // (sdk.Out.Ignored): the *_begin
 // and output-delta echoes, context_compacted, ghost_snapshot (an undo
 // commit), world_state, the 0.158+ token_usage_record (the figures of the
-// token_count event written beside it), and the 0.147+ event_msg item_completed mirrors
+// token_count event written beside it), additional_tools (tool
+// definitions), thread_goal_updated and entered_review_mode (state and a
+// marker), and the 0.147+ event_msg item_completed mirrors
 // of response items (an error item among them is a provider error), a
 // token_count with no info (rate limits only) or repeating the last
 // total, the early record_type marker, the legacy display hints. So are

@@ -233,6 +233,10 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// An undo snapshot (a git commit id): nothing the model said or
 		// did.
 		out.Ignored(sdk.S("response_item/ghost_snapshot"))
+	case "additional_tools":
+		// The definitions of tools added to the session's request
+		// (AdditionalTools): what the model may call, not a call.
+		out.Ignored(sdk.S("response_item/additional_tools"))
 	case "function_call_output", "custom_tool_call_output":
 		r := n.toolOutput(p, ts)
 		out.ToolResult(r)
@@ -618,6 +622,11 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end", "agent_reasoning_section_break", "context_compacted":
 		// UI echoes of calls whose request and result are response
 		// items.
+		out.Ignored(sdk.S("event_msg/" + t.String()))
+	case "thread_goal_updated", "entered_review_mode":
+		// The thread's goal as /goal set it, and the marker that a
+		// review began (its findings come with exited_review_mode,
+		// not read yet): state, nothing the model said or did.
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "thread_rolled_back":
 		// A rollback (Codex's ThreadRolledBackEvent, persisted to the
