@@ -231,12 +231,20 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"codex", "exec-json", "codex exec --json events (" + typ + ")"}, true
 	case has(root, "id", "msg") && root.Get("msg").Get("type").Exists():
 		return vote{"codex", "legacy-json", "the legacy codex {\"id\",\"msg\"} stream"}, true
+	case root.Get("method").Is("codex/event") && root.Get("params").Get("msg").Get("type").Exists():
+		return vote{"codex", "legacy-json", "the legacy codex stream as the app server's JSON-RPC notifications (codex/event)"}, true
+	case typ == "" && has(root, "id", "timestamp", "instructions") || root.Get("record_type").Is("state"):
+		// The earliest rollouts: a header {id, timestamp, instructions,
+		// git} and {"record_type": "state"} markers between bare items.
+		return vote{"codex", "rollout", "an early Codex rollout session file (id, timestamp, instructions; record_type state)"}, true
 	case has(root, "timestamp", "type", "payload") && (typ == "session_meta" || typ == "response_item" || typ == "event_msg" || typ == "turn_context"):
 		return vote{"codex", "rollout", "a Codex rollout session file (" + typ + ")"}, true
 	case root.Get("data").Kind() == abi.KindObject && strings.Contains(typ, ".") && root.Get("id").Exists():
 		return vote{"copilot", "events-jsonl", "GitHub Copilot CLI events (" + typ + ")"}, true
 	case typ == "result" && root.Get("exitCode").Exists() && root.Get("sessionId").Exists():
 		return vote{"copilot", "json", "a GitHub Copilot CLI result line"}, true
+	case geminiSessionRecord(root, typ):
+		return vote{"gemini", "session-file", "a Gemini CLI chat session file, one record a line (" + geminiRecordName(typ) + ")"}, true
 	case qwenRecord(root, typ):
 		return vote{"qwen", "session", "a Qwen Code chat record (" + typ + ")"}, true
 	case has(root, "parentUuid", "sessionId") || root.Get("isSidechain").Exists():
@@ -249,6 +257,33 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
 	}
 	return vote{}, false
+}
+
+// geminiSessionRecord recognises a line of Gemini CLI's JSONL chat
+// session file (~/.gemini/tmp/<hash>/chats/session-*.jsonl, the store's
+// format since 0.4x): its header {sessionId, projectHash, startTime,
+// ...}, which has no messages (a whole session document is
+// classifyDoc's), or a message record {id, timestamp, type, content} of
+// type user, gemini, info, error or warning, with no message object and
+// no uuid or sessionId (Qwen Code's and Claude Code's records have them).
+// Its {"$set": ...} and {"$rewindTo": ...} lines say nothing alone.
+func geminiSessionRecord(root abi.Value, typ string) bool {
+	switch typ {
+	case "":
+		return has(root, "sessionId", "projectHash") && !root.Get("messages").Exists()
+	case "gemini", "user", "info", "error", "warning":
+		return has(root, "id", "timestamp", "content") && !root.Get("message").Exists() &&
+			!root.Get("uuid").Exists() && !root.Get("sessionId").Exists()
+	}
+	return false
+}
+
+// geminiRecordName names a Gemini session line for a detection reason.
+func geminiRecordName(typ string) string {
+	if typ == "" {
+		return "the header: sessionId, projectHash"
+	}
+	return typ
 }
 
 // droidEntry recognises a line of a Factory Droid session: its

@@ -27,6 +27,8 @@ func TestDetect(t *testing.T) {
 		{"claude json result", `{"type":"result","subtype":"success","is_error":false,"session_id":"s","result":"x"}`, "claude", "json", nil},
 		{"codex exec", `{"type":"thread.started","thread_id":"t"}` + "\n" + `{"type":"turn.started"}`, "codex", "exec-json", nil},
 		{"codex legacy", `{"sandbox":"x","model":"m"}` + "\n" + `{"id":"0","msg":{"type":"task_started"}}`, "codex", "legacy-json", nil},
+		{"codex early rollout", `{"id":"7c1e7d9a-0000-4000-8000-0000000000f1","timestamp":"2025-06-10T12:00:00.000Z","instructions":null,"git":{"commit_hash":"aa11","branch":"main"}}` + "\n" + `{"record_type":"state"}` + "\n" + `{"type":"message","id":null,"role":"user","content":[{"type":"input_text","text":"hi"}]}`, "codex", "rollout", nil},
+		{"codex app server json-rpc", `{"jsonrpc":"2.0","method":"codex/event","params":{"id":"0","msg":{"type":"session_configured","session_id":"s","model":"gpt-5"}}}`, "codex", "legacy-json", nil},
 		{"codex rollout", `{"timestamp":"2025-01-01T00:00:00Z","type":"session_meta","payload":{"id":"x"}}`, "codex", "rollout", nil},
 		{"gemini stream", `{"type":"init","timestamp":"2025-01-01T00:00:00Z","session_id":"s","model":"m"}`, "gemini", "stream-json", nil},
 		{"gemini json pretty", "{\n  \"session_id\": \"s\",\n  \"response\": \"hi\",\n  \"stats\": {}\n}\n", "gemini", "json", nil},
@@ -42,6 +44,10 @@ func TestDetect(t *testing.T) {
 		{"kimi cli wire", `{"timestamp": 1767261600.0, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}`, "kimi", "legacy-wire", nil},
 		{"amp thread without v", `{"id":"T-1","messages":[{"role":"user","content":[]}]}`, "amp", "thread", nil},
 		{"gemini session", "{\n \"sessionId\": \"s\", \"projectHash\": \"h\", \"messages\": []\n}", "gemini", "session-file", nil},
+		{"gemini session jsonl", `{"sessionId":"s","projectHash":"h","startTime":"2026-06-13T18:23:43.746Z","lastUpdated":"2026-06-13T18:23:43.746Z","kind":"main"}` + "\n" +
+			`{"$set":{"lastUpdated":"2026-06-13T18:23:50.000Z"}}` + "\n" +
+			`{"id":"e1","timestamp":"2026-06-13T18:23:50.000Z","type":"error","content":"[API Error: {\"error\":{\"code\":400}}]"}`, "gemini", "session-file", nil},
+		{"gemini session jsonl without its header", `{"$set":{"lastUpdated":"t"}}` + "\n" + `{"id":"g1","timestamp":"t","type":"gemini","content":"hi","tokens":{"input":1},"model":"m"}`, "gemini", "session-file", nil},
 		{"copilot", `{"type":"session.start","data":{"sessionId":"s"},"id":"1","timestamp":"t","parentId":null}`, "copilot", "events-jsonl", nil},
 		{"openai chat", `{"id":"chatcmpl-1","object":"chat.completion","choices":[]}`, "openai", "chat-completion", nil},
 		{"openai sse", "data: {\"id\":\"c\",\"object\":\"chat.completion.chunk\",\"choices\":[]}\n\ndata: [DONE]\n", "openai", "chat-sse", nil},
@@ -90,15 +96,17 @@ func TestDetect(t *testing.T) {
 	}
 }
 
-// TestDetectCaptures: every capture and golden input of Pi, OpenCode and
-// Qwen Code and Goose is detected as its provider (a Pi message entry,
+// TestDetectCaptures: every capture and golden input of Pi, OpenCode,
+// Qwen Code, Goose and the others listed (Gemini CLI's JSONL session
+// files and Codex's earliest rollouts and app-server stream were not
+// recognised either) is detected as its provider (a Pi message entry,
 // type "message" with a timestamp, was taken for Gemini CLI stream-json;
 // OpenCode's tool_use event with a timestamp would be; a Qwen Code record,
 // with Claude Code's uuid, parentUuid and sessionId, was taken for a
 // Claude Code session log; Goose's rows and session files and Cursor's
 // agent transcripts were not recognised at all).
 func TestDetectCaptures(t *testing.T) {
-	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush", "cursor", "aider"} {
+	for _, provider := range []string{"pi", "opencode", "qwen", "goose", "kimi", "droid", "crush", "cursor", "aider", "gemini", "codex", "copilot"} {
 		files, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", provider, "*.jsonl"))
 		md, _ := filepath.Glob(filepath.Join("..", "..", "testdata", "captures", provider, "*.md")) // Aider's chat histories
 		files = append(files, md...)

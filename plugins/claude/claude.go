@@ -314,14 +314,32 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		n.rateLimit(v, out)
 		return
 	case "summary", "file-history-snapshot", "queue-operation", "last-prompt", "ai-title", "custom-title", "tag",
-		"permission-mode", "mode", "agent-name", "worktree-state", "atis-latch":
+		"permission-mode", "mode", "agent-name", "worktree-state", "atis-latch",
+		"file-history-delta", "pr-link", "bridge-session", "teleported-from":
 		// Session-log bookkeeping: titles, the undo index of edited
-		// files, the prompt queue (a queued prompt is written again as a
-		// user record when it is sent), the session's settings as they
-		// change (permission mode, mode, the agent's name, the worktree).
+		// files (a snapshot, or one file's change to it), the prompt
+		// queue (a queued prompt is written again as a user record when
+		// it is sent), the session's settings as they change (permission
+		// mode, mode, the agent's name, the worktree), the pull request
+		// the session linked, the remote-control bridge's session and
+		// the web session one was teleported from (2.1.2xx).
 		n.setFormat(fmtSessionLog, out)
 		n.meta(v, out)
 		n.ignore(sdk.Name(t), out) // the case's literal, written at once
+		return
+	case "cost-state":
+		// 2.1.28x session logs: the CLI's cost tracker, written when a
+		// process ends. totalCostUSD is the provider-stated cost of the
+		// session so far (sub-agents included), cumulative like a
+		// result line's total_cost_usd, hence set mode; its per-model
+		// token counts repeat what the messages already reported.
+		n.setFormat(fmtSessionLog, out)
+		n.meta(v, out)
+		if c, ok := n.get(v, kTotalCostUSDCamel).Float(); ok {
+			out.Cost(c, sdk.ModeSet)
+		} else {
+			n.ignore(sdk.Name(t), out)
+		}
 		return
 	case "attachment":
 		n.setFormat(fmtSessionLog, out)

@@ -102,7 +102,11 @@
 // log, an API response) are added at the end. Sub-agent messages are not
 // added to the step total: Claude's result.usage does not include them
 // either; they carry their usage on their own messages. total_cost_usd is
-// cumulative over the process, so it is reported in "set" mode.
+// cumulative over the process, so it is reported in "set" mode. So is a
+// session log's cost-state record (2.1.28x: the CLI's cost tracker,
+// written when a process ends): its totalCostUSD is the step's cost, and
+// one without it is declared ignored; its per-model token counts repeat
+// the messages' and are not read.
 //
 // Compaction. A compaction content block (server-side compaction: the
 // API summarized the conversation before answering, streamed as
@@ -222,9 +226,10 @@
 // rate_limit_event that is not a rejection; control_request lines other
 // than can_use_tool and control_response lines that answer nothing
 // pending, control_cancel_request, keep_alive; session-log bookkeeping
-// (summary, file-history-snapshot, queue-operation, last-prompt,
-// ai-title, custom-title, tag, and the settings records permission-mode,
-// mode, agent-name, worktree-state, atis-latch); system/away_summary (the
+// (summary, file-history-snapshot, file-history-delta, queue-operation,
+// last-prompt, ai-title, custom-title, tag, pr-link, bridge-session,
+// teleported-from, and the settings records permission-mode, mode,
+// agent-name, worktree-state, atis-latch); system/away_summary (the
 // CLI's note that the user was away); progress records other than
 // agent_progress (hook, bash, MCP and search progress of a tool whose
 // result follows). Everything else unknown is counted by native type:

@@ -44,6 +44,7 @@ var keys = abi.NewKeySet(
 	"result",
 	"is_error",
 	"total_cost_usd",
+	"totalCostUSD",
 	"modelUsage",
 	"errors",
 	// Read from usage objects (usageKeys) and content blocks.
@@ -140,6 +141,7 @@ const (
 	kResult
 	kIsError
 	kTotalCostUsd
+	kTotalCostUSDCamel
 	kModelUsage
 	kErrors
 	kInputTokens

@@ -85,8 +85,11 @@ type normalizer struct {
 
 	// model is the rollout's current model (from turn_context), kept to
 	// stamp assistant messages.
-	model    sdk.Str
-	modelRaw string
+	model sdk.Str
+	// searchCall is the id of the last tool_search_call, which a
+	// tool_search_output without a call_id answers.
+	searchCall sdk.Str
+	modelRaw   string
 	// cwdSent: a working directory was reported (session_meta's, else
 	// the first turn_context's).
 	cwdSent bool

@@ -115,7 +115,7 @@ func records(t *testing.T, lines ...string) []string {
 	return append(out, render(t, d.Output(), nil)...)
 }
 
-var opNames = map[wire.Op]string{wire.OpUsage: "usage", wire.OpStatus: "status", wire.OpFinal: "final", wire.OpUnmapped: "unmapped", wire.OpMeta: "meta", wire.OpError: "error"}
+var opNames = map[wire.Op]string{wire.OpUsage: "usage", wire.OpStatus: "status", wire.OpFinal: "final", wire.OpUnmapped: "unmapped", wire.OpMeta: "meta", wire.OpError: "error", wire.OpWarning: "warning"}
 
 var tagNames = map[wire.Tag]string{
 	wire.TInputTokens: "in", wire.TCacheReadTokens: "cache_read", wire.TOutputTokens: "out", wire.TReasoningTokens: "reasoning",
@@ -190,6 +190,23 @@ func TestStatusAndUsage(t *testing.T) {
 		name:  "rollout token_count total: set; null info: nothing",
 		lines: []string{`{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":null}}`, `{"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":7,"output_tokens":1},"last_token_usage":{"input_tokens":3}}}}`},
 		want:  []string{"meta format=rollout", "usage in=7 out=1 mode=set"},
+	}, {
+		name: "0.158 token_usage_record repeats the token_count beside it: ignored, never counted",
+		lines: []string{`{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.158.0"}}`,
+			`{"ordinal":1,"timestamp":"t","type":"token_usage_record","payload":{"usage":{"input_tokens":3,"output_tokens":1},"turn_token_usage":{"input_tokens":9,"output_tokens":4},"thread_token_usage":{"input_tokens":9,"output_tokens":4}}}`,
+			`{"ordinal":2,"timestamp":"t","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":9,"output_tokens":4},"last_token_usage":{"input_tokens":3,"output_tokens":1}}}}`},
+		want: []string{"meta format=rollout", "meta session=s1 version=0.158.0", "usage in=9 out=4 mode=set"},
+	}, {
+		name:  "a rollback is a warning naming the turns removed from the model's context",
+		lines: []string{`{"timestamp":"t","type":"session_meta","payload":{"id":"s1"}}`, `{"timestamp":"t","type":"event_msg","payload":{"type":"thread_rolled_back","num_turns":2}}`},
+		want:  []string{"meta format=rollout", "meta session=s1", "warning text=codex rolled the thread back by 2 user turn(s): they were removed from the conversation the model sees (they stay in this transcript)"},
+	}, {
+		name: "tool definitions, the goal and a review's start are state: ignored, not unmapped",
+		lines: []string{`{"timestamp":"t","type":"session_meta","payload":{"id":"s1"}}`,
+			`{"timestamp":"t","type":"response_item","payload":{"type":"additional_tools","tools":[{"type":"function","name":"calendar_create"}]}}`,
+			`{"timestamp":"t","type":"event_msg","payload":{"type":"thread_goal_updated","goal":{"objective":"ship"}}}`,
+			`{"timestamp":"t","type":"event_msg","payload":{"type":"entered_review_mode","target":{"type":"uncommittedChanges"}}}`},
+		want: []string{"meta format=rollout", "meta session=s1"},
 	}, {
 		name:  "rollout meta",
 		lines: []string{`{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.40.0"}}`, `{"timestamp":"t","type":"turn_context","payload":{"model":"gpt-5-codex"}}`},

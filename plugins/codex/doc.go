@@ -49,7 +49,12 @@
 // item's fields ({"command"}, {"changes"}, {"query","action"}). Rollout
 // results come from the *_output response items only; the *_end events
 // repeat them, but what they say about the outcome (declined, failed,
-// the exit code) is kept for the output item that follows them.
+// the exit code) is kept for the output item that follows them. A
+// tool_search_call (a search of the tools the session defers) is a call
+// named tool_search, kind search, its input the arguments; the
+// tool_search_output of its call_id (else, a server-executed search
+// naming none, the last search's) is its result, the tools found its
+// output.
 //
 // A legacy exec_approval_request or apply_patch_approval_request is the
 // call waiting for the user's approval (spec §6.12): recorded when it
@@ -124,7 +129,9 @@
 // are error fields for that rule, not terminal. A stream with no
 // terminal event reports none, so the host makes it incomplete (error
 // when a provider error came). An error message holding the API's JSON
-// error body is shown as its message, status and type.
+// error body is shown as its message, status and type. A rollback
+// (thread_rolled_back, num_turns) is a warning: those user turns left the
+// conversation the model sees; they stay in the transcript.
 //
 // Bytes. Values reach the host as spans of the input, so NUL, control
 // bytes, ANSI escapes and invalid UTF-8 survive as they are. A line made
@@ -134,7 +141,10 @@
 // Known records with nothing for the transcript are declared ignored
 // (sdk.Out.Ignored): the *_begin
 // and output-delta echoes, context_compacted, ghost_snapshot (an undo
-// commit), world_state, and the 0.147+ event_msg item_completed mirrors
+// commit), world_state, the 0.158+ token_usage_record (the figures of the
+// token_count event written beside it), additional_tools (tool
+// definitions), thread_goal_updated and entered_review_mode (state and a
+// marker), and the 0.147+ event_msg item_completed mirrors
 // of response items (an error item among them is a provider error), a
 // token_count with no info (rate limits only) or repeating the last
 // total, the early record_type marker, the legacy display hints. So are

@@ -12,8 +12,8 @@ var keys = abi.NewKeySet(
 	"content", "cwd", "delta", "encrypted_content", "error", "exit_code", "id", "info", "input",
 	"input_tokens", "instructions", "invocation", "isError", "is_error", "item", "item_id", "item_type",
 	"items", "last_agent_message", "last_token_usage", "m", "message", "meta", "metadata", "method", "model", "msg", "name",
-	"output", "output_tokens", "params", "payload", "prompt", "provider", "query", "questions", "reason",
+	"num_turns", "output", "output_tokens", "params", "payload", "prompt", "provider", "query", "questions", "reason",
 	"reasoning_output_tokens", "receiver_thread_ids", "total_tokens", "record_type", "result", "role", "sandbox",
 	"sender_thread_id", "server", "session_id", "status", "stderr", "stdout", "success", "summary", "t",
-	"text", "thread_id", "timestamp", "tool", "total_token_usage", "type", "usage",
+	"text", "thread_id", "timestamp", "tool", "tools", "total_token_usage", "type", "usage",
 )

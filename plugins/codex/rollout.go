@@ -1,6 +1,8 @@
 package codex
 
 import (
+	"strconv"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 	"github.com/twasm/twasm/internal/wire"
@@ -78,6 +80,14 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 		// The 0.147+ environment snapshot: state for resuming, nothing
 		// the transcript shows.
 		out.Ignored(sdk.S("world_state"))
+	case "token_usage_record":
+		// 0.158+: a response's usage with its turn's and thread's
+		// running totals, written just before the token_count event
+		// that states the same figures. The step's usage is read from
+		// token_count alone: a thread total need not restart with the
+		// process as token_count's does, and mixing the two counters
+		// would count a resumed session's earlier usage twice.
+		out.Ignored(sdk.S("token_usage_record"))
 	default:
 		out.Unmapped(sdk.Text(typ))
 	}
@@ -202,10 +212,31 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			settle(&r, outcome{status: st}, sdk.Str{}, nil)
 			out.ToolResult(r)
 		}
+	case "tool_search_call":
+		// A search of the tools the session defers (ToolSearchCall):
+		// a tool call, answered by the tool_search_output of its
+		// call_id. A server-executed search may name none: its output
+		// then answers the last search.
+		n.searchCall = n.rolloutCall(out, p, ts, sdk.S("tool_search"), "search", sdk.JSON(p.Get("arguments")), sdk.Str{}).Keep()
+	case "tool_search_output":
+		r := sdk.ToolResult{CallID: sdk.Text(p.Get("call_id")), Time: ts, Output: sdk.JSON(p.Get("tools"))}
+		if r.CallID.IsEmpty() {
+			r.CallID = n.searchCall
+		}
+		if r.CallID.IsEmpty() {
+			out.Unmapped(sdk.S("response_item/tool_search_output"))
+			return
+		}
+		settle(&r, outcome{status: nativeStatus(p.Get("status"))}, sdk.Str{}, nil)
+		out.ToolResult(r)
 	case "ghost_snapshot":
 		// An undo snapshot (a git commit id): nothing the model said or
 		// did.
 		out.Ignored(sdk.S("response_item/ghost_snapshot"))
+	case "additional_tools":
+		// The definitions of tools added to the session's request
+		// (AdditionalTools): what the model may call, not a call.
+		out.Ignored(sdk.S("response_item/additional_tools"))
 	case "function_call_output", "custom_tool_call_output":
 		r := n.toolOutput(p, ts)
 		out.ToolResult(r)
@@ -592,6 +623,21 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// UI echoes of calls whose request and result are response
 		// items.
 		out.Ignored(sdk.S("event_msg/" + t.String()))
+	case "thread_goal_updated", "entered_review_mode":
+		// The thread's goal as /goal set it, and the marker that a
+		// review began (its findings come with exited_review_mode,
+		// not read yet): state, nothing the model said or did.
+		out.Ignored(sdk.S("event_msg/" + t.String()))
+	case "thread_rolled_back":
+		// A rollback (Codex's ThreadRolledBackEvent, persisted to the
+		// rollout): its last num_turns user turns were removed from
+		// the conversation the model sees. They stay in the transcript;
+		// a warning says so, as for Gemini's rewind.
+		turns := "some"
+		if k, ok := p.Get("num_turns").Int(); ok {
+			turns = strconv.FormatInt(k, 10)
+		}
+		out.Warn("codex rolled the thread back by " + turns + " user turn(s): they were removed from the conversation the model sees (they stay in this transcript)")
 	default:
 		out.Unmapped(sdk.S("event_msg/" + t.String()))
 	}

@@ -32,9 +32,22 @@
 // handed again whole when Droid rewrote it. A file given alone (twasm
 // import of a session's JSONL) has no usage.
 //
+// Between the messages come Droid's own records, shown by peers' readers
+// of the store (no licensed real session file holds them):
+// {"type": "agent_turn_outcome", turnId, reason, resultKind} when a turn
+// ends, {"type": "compaction_state", summaryText, summaryKind,
+// anchorMessage, removedCount} when Droid compacted the conversation,
+// {"type": "todo_state", todos} (the plan) and {"type": "session_end"}.
+//
 // A session log has no terminal record: the step is reported with
 // NoTerminal and the host settles its status by the session rule of spec
-// §6.7.
+// §6.7. A turn's outcome does not end the step either: one that went
+// well (resultKind "success"; reason "completed" or "end_turn" without a
+// resultKind) reports nothing, one whose resultKind or reason names an
+// error ("provider_error", reason "error") is an error the provider
+// reported (sdk.Out.Error), which that rule makes the step's status when
+// no answer follows it, and any other is counted unmapped as
+// "agent_turn_outcome/<resultKind>".
 //
 // # Decisions
 //
@@ -44,7 +57,11 @@
 // message.assistant, its blocks in order (redacted thinking marked so),
 // each tool_use a tool.call; its line id is the message id, and a message
 // read again (a line id seen before) is not reported twice. Its model is
-// the settings' when the settings came before it.
+// the settings' when the settings came before it. A user message marked
+// "visibility": "user_only" is Droid's notice to the user ("Error:
+// Connection error.", "No active subscription found."), not a prompt and
+// nothing the model saw: a warning of the step, and an error the
+// provider reported when its text starts "Error:".
 //
 // Tools. A tool_result is the call's result: its content (a string, or
 // the text of its blocks joined by newlines), an error when is_error says
@@ -77,6 +94,12 @@
 // find sub-agent sessions by that title and its "Subagent type:" line,
 // and pair one with a parent's Task call by subagent_type and time: a
 // guess, which is not made here.
+//
+// Compaction. A compaction_state's summaryText, what the model sees of
+// the earlier conversation from then on, is a message.user of injected
+// context, with a warning that the earlier messages were replaced by it
+// in the model's context; one without a summary, todo_state and
+// session_end are declared ignored.
 //
 // Model and metadata. The session id is session_start's id; the model
 // the settings' model.

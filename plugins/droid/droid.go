@@ -75,6 +75,17 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case t.Is("message"):
 		n.start(abi.Value{}, out)
 		n.message(v, l.No, out)
+	case t.Is("agent_turn_outcome"):
+		n.start(abi.Value{}, out)
+		n.outcome(v, out)
+	case t.Is("compaction_state"):
+		n.start(abi.Value{}, out)
+		n.compaction(v, l.No, out)
+	case t.Is("todo_state"), t.Is("session_end"):
+		// The plan as TodoWrite left it (the call is in the messages)
+		// and the end of a session: nothing the transcript shows.
+		n.start(abi.Value{}, out)
+		out.Ignored(sdk.S(sdk.TypeName(t)))
 	case t.Kind() != abi.KindString:
 		out.Unmapped(sdk.S("(no type)"))
 	default:
@@ -116,6 +127,79 @@ func (n *normalizer) start(v abi.Value, out *sdk.Out) {
 		m.Cwd = sdk.StringOf(v.Get("cwd"))
 	}
 	out.Meta(m)
+}
+
+// outcome reads the record Droid writes when a turn ends,
+// {"type": "agent_turn_outcome", turnId, reason, resultKind}. A turn that
+// went well (resultKind "success"; without a resultKind, reason
+// "completed" or "end_turn") reports nothing: a session log's status is
+// the host's session rule. One whose resultKind or reason names an error
+// ("provider_error", reason "error") is an error the provider reported,
+// which that rule makes the step's status when no answer follows it. Any
+// other outcome is counted unmapped by its kind, so that the drift report
+// shows it rather than a guess.
+func (n *normalizer) outcome(v abi.Value, out *sdk.Out) {
+	kind, reason := v.Get("resultKind"), v.Get("reason")
+	switch {
+	case kind.Is("success"), !kind.Exists() && (reason.Is("completed") || reason.Is("end_turn")):
+		out.Ignored(sdk.S("agent_turn_outcome"))
+	case strings.Contains(sdk.View(kind), "error") || strings.Contains(sdk.View(reason), "error"):
+		msg := "droid turn ended with " + sdk.TypeName(kind)
+		if reason.Kind() == abi.KindString {
+			msg += " (reason " + sdk.TypeName(reason) + ")"
+		}
+		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.StringOf(kind)})
+	default:
+		out.Unmapped(sdk.S("agent_turn_outcome/" + sdk.TypeName(kind)))
+	}
+}
+
+// compaction reads compaction_state, written when Droid compacted the
+// conversation: its summaryText is what the model sees of the earlier
+// conversation from then on, context it was given (a message.user of
+// injected context), with a warning that the earlier messages were
+// replaced by it in the model's context (they stay in the transcript).
+// One without a summary is declared ignored.
+func (n *normalizer) compaction(v abi.Value, no int, out *sdk.Out) {
+	s := v.Get("summaryText")
+	if s.Kind() != abi.KindString || s.Is("") {
+		out.Ignored(sdk.S("compaction_state"))
+		return
+	}
+	key := sdk.S("compaction-l" + strconv.Itoa(no))
+	out.Open(key, sdk.Message{User: true, Time: sdk.StringOf(v.Get("timestamp"))})
+	out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(s), Origin: sdk.OriginInjected})
+	out.Close(key, sdk.MessageEnd{})
+	out.Warn("droid compacted the conversation: from here on the model sees a summary in place of the earlier messages (they stay in this transcript)")
+}
+
+// notice reads a user message Droid shows the user only ("visibility":
+// "user_only"): the CLI's own notice ("Error: Connection error.", "No
+// active subscription found."), neither a prompt nor anything the model
+// saw. Its text is a warning of the step; one that calls itself an error
+// ("Error: ...") is an error the provider reported too.
+func (n *normalizer) notice(content abi.Value, out *sdk.Out) {
+	var text string
+	if content.Kind() == abi.KindString {
+		text = content.String()
+	}
+	for it := content.Iter(); it.Next(); {
+		if b := it.Value(); b.Get("type").Is("text") {
+			if text != "" {
+				text += "\n"
+			}
+			text += b.Get("text").String()
+		}
+	}
+	text = strings.TrimSpace(text)
+	if text == "" {
+		out.Ignored(sdk.S("message (user_only)"))
+		return
+	}
+	out.Warn("droid told the user: " + text)
+	if len(text) >= 6 && strings.EqualFold(text[:6], "error:") {
+		out.Error(sdk.ProviderError{Message: sdk.S(text)})
+	}
 }
 
 // settings reads the session's settings document: its model and its
@@ -173,6 +257,10 @@ func (n *normalizer) message(v abi.Value, no int, out *sdk.Out) {
 	}
 	if !m.Get("role").Is("user") {
 		out.Unmapped(sdk.S("message/" + sdk.TypeName(m.Get("role"))))
+		return
+	}
+	if m.Get("visibility").Is("user_only") || v.Get("visibility").Is("user_only") {
+		n.notice(content, out)
 		return
 	}
 	said := false

@@ -6,6 +6,6 @@ import "github.com/twasm/twasm/abi"
 // TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
 	"$twasm", "cacheCreationTokens", "cacheReadTokens", "command", "content", "cwd", "id", "input", "inputTokens",
-	"is_error", "message", "model", "name", "outputTokens", "path", "role", "text", "thinking", "thinkingTokens",
-	"timestamp", "tokenUsage", "tool_use_id", "totalTokens", "type",
+	"is_error", "message", "model", "name", "outputTokens", "path", "reason", "resultKind", "role", "summaryText", "text", "thinking", "thinkingTokens",
+	"timestamp", "tokenUsage", "tool_use_id", "totalTokens", "type", "visibility",
 )

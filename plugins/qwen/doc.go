@@ -43,7 +43,9 @@
 // files ---", is injected context); with a subtype (a notification, a
 // cron prompt, a background task's completion, an agent's launch prompt)
 // it is context the CLI sent in the user's role, a message.user of
-// injected context, except mid_turn_user_message, which the user typed;
+// injected context, except mid_turn_user_message, which the user typed,
+// and realtime_message, what the user said in a Realtime voice dialogue
+// (its answer is an assistant record of that subtype, read as any other);
 // a system record of one of those subtypes that holds a message is read
 // the same way.
 // An assistant record is one model call: its parts in order, a thought
@@ -115,7 +117,8 @@
 // System records. ui_telemetry records are events the CLI logged for
 // /stats: qwen-code.api_error (a failed API call, logged for every
 // failed attempt, retried or not) is an error the provider reported
-// (its error text, its status code as the code), so a session whose last
+// (its error_message, error in older builds, else its error_type; its
+// status code as the code, else the error_type), so a session whose last
 // call failed is "error" by the session rule; the others (an API
 // response, whose tokens the assistant record states; a tool call, whose
 // result the tool_result record states) are declared ignored. A

@@ -173,12 +173,13 @@ func (n *normalizer) scope(v abi.Value, out *sdk.Out) sdk.Str {
 }
 
 // user handles a user record: the prompt (a mid-turn message the user
-// typed too), or, with another subtype (a notification, a cron prompt,
-// an agent's launch prompt), context the CLI sent the model in the
-// user's role. functionResponse parts are tool results.
+// typed too, and what the user said in a Realtime voice dialogue,
+// subtype realtime_message), or, with another subtype (a notification, a
+// cron prompt, an agent's launch prompt), context the CLI sent the model
+// in the user's role. functionResponse parts are tool results.
 func (n *normalizer) user(r record, out *sdk.Out) {
 	origin := sdk.OriginPrompt
-	if st := r.v.Get("subtype"); st.Kind() == abi.KindString && !st.Is("mid_turn_user_message") {
+	if st := r.v.Get("subtype"); st.Kind() == abi.KindString && !st.Is("mid_turn_user_message") && !st.Is("realtime_message") {
 		origin = sdk.OriginInjected
 	}
 	opened, said := false, false

@@ -67,7 +67,9 @@ func (n *normalizer) system(r record, out *sdk.Out) {
 
 // telemetry handles a ui_telemetry record, an event the CLI logged for its
 // /stats: a failed API call (qwen-code.api_error, kept for every failed
-// attempt, retried or not) is an error the provider reported; the others
+// attempt, retried or not) is an error the provider reported, its
+// message error_message (error in older builds, else the error_type) and
+// its code the status_code, else the error_type; the others
 // (an API response, whose tokens the assistant record states; a tool
 // call, whose result the tool_result record states) are ignored.
 func (n *normalizer) telemetry(ev abi.Value, r record, out *sdk.Out) {
@@ -76,7 +78,12 @@ func (n *normalizer) telemetry(ev abi.Value, r record, out *sdk.Out) {
 		out.Ignored(sdk.S("system/ui_telemetry"))
 		return
 	}
-	e := sdk.ProviderError{Message: gemini.ErrText(ev.Get("error")), Scope: r.scope}
+	// Today's Qwen Code states the message as error_message (its
+	// ApiErrorEvent); older builds, as Gemini CLI, as error.
+	e := sdk.ProviderError{Message: sdk.StringOf(ev.Get("error_message")), Scope: r.scope}
+	if e.Message.IsEmpty() {
+		e.Message = gemini.ErrText(ev.Get("error"))
+	}
 	if e.Message.IsEmpty() {
 		e.Message = sdk.StringOf(ev.Get("error_type"))
 	}

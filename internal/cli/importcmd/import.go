@@ -52,7 +52,7 @@ after another (an Aider chat history) becomes one run per session, as
 twasm sync makes of it, unless --whole is given. Native session logs are read as they are:
 Claude Code projects (~/.claude/projects/*/*.jsonl), Codex sessions
 (~/.codex/sessions/YYYY/MM/DD/rollout-*.jsonl), Gemini CLI chats
-(~/.gemini/tmp/*/chats/*.json), Copilot session state
+(~/.gemini/tmp/*/chats/session-*.json and .jsonl), Copilot session state
 (~/.copilot/session-state/*/events.jsonl), Pi sessions
 (~/.pi/agent/sessions/*/*.jsonl, also OMP's and OpenClaw's), Qwen Code
 chats (~/.qwen/projects/*/chats/*.jsonl), Kimi Code and Kimi CLI wire
