@@ -258,6 +258,18 @@
 // step result holds its share of the session's figures (usage, cost,
 // unmapped, lines): the session's totals after the part minus those after
 // the previous one, so summing a run's steps counts every token once.
+// Each part's bytes begin a zstd frame of the raw capture (so that a
+// killed part is cut back at its frame boundary, rawfile.Cut), and a
+// session archived a little at every sync had its capture in small
+// frames, each compressed alone; once its run has ended (run.completed
+// written, and the ledger entry saying so), a run of several parts has
+// its capture sealed (rawfile.Seal): rewritten in whole frames, the same
+// bytes, renamed over the capture, so a crash leaves it whole either
+// way (a kill while the copy is written may leave it beside the capture,
+// "<capture>.sealing": nothing reads it, nor removes it yet). Nothing
+// extends an ended run's capture (a session that grows again is
+// continued in a new run), so no Cut needs its old boundaries. A plain
+// capture an older twasm wrote is left as it is.
 //
 // Runs carry the session's times: run.started is dated at the session's
 // first timestamp, step brackets at the first and last timestamps of

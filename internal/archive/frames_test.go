@@ -186,3 +186,93 @@ func TestSyncWritesWholeFrames(t *testing.T) {
 		})
 	}
 }
+
+// TestSealEndedRun: a session archived in several parts has its raw
+// capture in a frame per part, and once its run ends (closed idle by a
+// later sync, or ended by its last part) the capture is rewritten in
+// whole frames: the frames one write of the session makes, smaller,
+// holding the same bytes, which every part's result still states
+// (CheckRaw finds nothing). A run of one part is left as it was written.
+func TestSealEndedRun(t *testing.T) {
+	ctx := context.Background()
+	data := fixture(t, "testdata/captures/claude/spotter_subagent_transcript_v2.1.38.jsonl")
+	var parts [][]byte
+	for rest := data; len(rest) > 0; {
+		n := min(len(rest), len(data)/4)
+		if i := bytes.IndexByte(rest[n:], '\n'); i >= 0 {
+			n += i + 1
+		} else {
+			n = len(rest)
+		}
+		parts, rest = append(parts, rest[:n]), rest[n:]
+	}
+	require.GreaterOrEqual(t, len(parts), 4)
+	closing := func(o *Options) { o.CloseIdle = 30 * time.Minute }
+	for _, tc := range []struct {
+		name string
+		// grown: the parts synced while the session is active, before
+		// the sync that ends its run; last: the bytes that sync finds.
+		grown [][]byte
+		last  []byte
+		want  string
+	}{
+		{"closed idle by a later sync", parts, data, ActionClosed},
+		{"ended by its last part", parts[:len(parts)-1], data, ActionGrown},
+		{"one part", nil, data, ActionNew},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			root, path := t.TempDir(), filepath.Join(t.TempDir(), "s.jsonl")
+			var runID string
+			var grown []byte
+			for i, p := range tc.grown {
+				grown = append(grown, p...)
+				writeAged(t, path, grown, time.Hour-time.Duration(i)*time.Minute)
+				a := newArchiver(t, root, nil) // never closes a run
+				o := a.SyncFile(ctx, "claude", path)
+				require.NotEqual(t, ActionFailed, o.Action, o.Reason)
+				runID = o.RunID
+				require.NoError(t, a.Close())
+			}
+			if len(tc.grown) > 0 {
+				raw := rawBytes(t, root, runID)
+				assert.Equal(t, framesOf(t, tc.grown...), raw, "a frame per part while the run is open")
+			}
+			writeAged(t, path, tc.last, time.Hour-time.Duration(len(tc.grown))*time.Minute)
+			a := newArchiver(t, root, closing)
+			o := a.SyncFile(ctx, "claude", path)
+			require.Equal(t, tc.want, o.Action, o.Reason)
+			if runID == "" {
+				runID = o.RunID
+			}
+			require.Equal(t, runID, o.RunID)
+			raw := rawBytes(t, root, runID)
+			assert.Equal(t, framesOf(t, data), raw, "the capture in whole frames once the run ended")
+			if len(tc.grown) > 0 {
+				assert.Less(t, len(raw), len(framesOf(t, parts...)), "smaller than a frame per part")
+			}
+			back, err := rawfile.ReadFile(filepath.Join(root, filepath.FromSlash(a.Ledger().byRun(runID).Raw)))
+			require.NoError(t, err)
+			assert.True(t, bytes.Equal(data, back), "the session's bytes")
+			check, err := CheckRaw(ctx, root, a.Ledger())
+			require.NoError(t, err)
+			assert.Empty(t, check.Damaged)
+			assert.Equal(t, 1, check.Checked)
+			left, err := filepath.Glob(filepath.Join(root, "raw", runID, "*"+rawfile.SealExt))
+			require.NoError(t, err)
+			assert.Empty(t, left)
+			require.NoError(t, a.Close())
+		})
+	}
+}
+
+// rawBytes is the file of the run's raw capture, as the ledger names it.
+func rawBytes(t *testing.T, root, runID string) []byte {
+	t.Helper()
+	a := newArchiver(t, root, nil)
+	defer a.Close()
+	e := a.Ledger().byRun(runID)
+	require.NotNil(t, e)
+	b, err := os.ReadFile(filepath.Join(root, filepath.FromSlash(e.Raw)))
+	require.NoError(t, err)
+	return b
+}

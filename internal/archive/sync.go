@@ -825,6 +825,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	var endErr error
 	ending := closeDue && end == size && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent))
 	held := false
+	ended := false // by this part, in a sync not cancelled
 	switch {
 	case cut:
 		// Neither ended nor noted done: the ledger entry stays pending,
@@ -837,7 +838,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		held = true
 	case ending || ctx.Err() != nil:
 		endErr = a.finishRun(ctx, run, &e, stepErr, clk.now())
-		e.Closed = true
+		e.Closed, ended = true, endErr == nil && ctx.Err() == nil
 	default:
 		endErr = run.Detach()
 	}
@@ -866,6 +867,9 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	}
 	if err := a.ledger.Put(&e); err != nil {
 		return fail(err)
+	}
+	if ended {
+		a.seal(ctx, &e)
 	}
 	if rs.replace != "" && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent)) {
 		if err := a.replaced(ctx, rs.replace, e.RunID); err != nil {
@@ -1115,8 +1119,35 @@ func (a *Archiver) endEntry(ctx context.Context, out Outcome, e *Entry, runErr e
 	e.Closed, e.Resume = true, nil
 	if err := a.ledger.Put(e); err != nil {
 		out.Action, out.Reason = ActionFailed, err.Error()
+		return out
 	}
+	a.seal(ctx, e)
 	return out
+}
+
+// seal rewrites the raw capture of a run just ended (its end written,
+// and its ledger entry saying so) in whole frames (rawfile.Seal), when
+// the run holds several parts: each part's bytes began a frame, and a
+// session archived a little at every sync had its capture in small
+// frames, which zstd compresses worse (the real captures of
+// BenchmarkStoreSize in frames of 16 KiB: 0.30 of the logs' bytes,
+// against 0.17 in frames of a MiB). Nothing extends an ended run's
+// capture, and no Cut needs its parts' frame boundaries any more (a
+// continued session is a new run). A run of one part is in whole frames
+// already and is not read. The capture is left as it was when it cannot
+// be sealed (said in the log): it is whole either way; a sync being
+// cancelled leaves it so too.
+func (a *Archiver) seal(ctx context.Context, e *Entry) {
+	if e.Parts < 2 || e.Raw == "" || a.opts.DryRun || ctx.Err() != nil {
+		return
+	}
+	p, err := a.rawCapture(e.RunID, e.Raw)
+	if err == nil {
+		_, err = rawfile.Seal(p)
+	}
+	if err != nil {
+		a.opts.Logger.Warn("archive: seal the raw capture of an ended run", "run", e.RunID, "path", e.Raw, "err", err)
+	}
 }
 
 // endRun ends a run archived earlier by runctl.End (runErr: how, nil

@@ -16,7 +16,9 @@ import (
 
 // schemaVersion changes whenever the tables or what goes into them change:
 // an index of another version is rebuilt, unless a migration brings it
-// to this one.
+// to this one. A change both an older and a newer twasm read alike is
+// not one: a settled tool call's call id, cleared since schema 10 was
+// first built (docs.call_id), left it at 10.
 const schemaVersion = "10"
 
 // migration brings an index of one schema version to the next without
@@ -96,9 +98,14 @@ CREATE TABLE docs(
   -- status: the document's own outcome where it has one: a tool call's
   -- and its result's (ok, error, denied, cancelled), error for an error.
   status TEXT NOT NULL DEFAULT '',
-  -- call_id: a tool call's call id, by which its result finds it
-  -- (outcomeSQL); '' for every other document (a result's call id is in
-  -- its line, and nothing looks a result up by it).
+  -- call_id: a tool call's call id while the call waits for its result,
+  -- by which the result finds it (outcomeSQL); '' once the call has its
+  -- outcome (setStatusSQL clears it: nothing looks a settled call up, and
+  -- the ids, about 30 bytes each, held here and in docs_run, were a
+  -- sixth of docs), and '' for every other document (a result's call id
+  -- is in its line, and nothing looks a result up by it). An index an
+  -- older twasm wrote keeps settled calls' ids, which outcomeSQL skips
+  -- (their status is set): either reads the other's index alike.
   call_id TEXT NOT NULL DEFAULT '',
   -- off and part: where the text is, the index keeping no copy of it
   -- (fts is contentless): the offset of the transcript line, and the
@@ -111,7 +118,7 @@ CREATE TABLE docs(
 );
 -- docs_run: a run's documents (removeTx) and, by its call
 -- id, a tool call's (outcomeSQL): one index for both, the call id ''
--- for every document but a call.
+-- for every document but a call waiting for its result.
 CREATE INDEX docs_run ON docs(rid, call_id);
 CREATE INDEX runs_started ON runs(started DESC, run_id);
 -- runs_project: the projects of the top-level runs (Projects) read from

@@ -201,10 +201,14 @@ func TestCallOutcomeOneSegment(t *testing.T) {
 				require.NoError(t, err)
 				require.Equal(t, 0, st.Reindexed, "grown: read from where the first update stopped")
 			}
-			for i := range calls {
-				var got string
-				require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT status FROM docs WHERE call_id = ?`, fmt.Sprint("c", i)).Scan(&got))
-				assert.Equal(t, status(i), got, "call c%d", i)
+			// Each call in order (one document each: its text names
+			// its target) has its outcome, and no call id once it has
+			// one (setStatusSQL).
+			got := callDocs(t, ix)
+			require.Len(t, got, calls)
+			for i, c := range got {
+				assert.Equal(t, status(i), c[0], "call c%d", i)
+				assert.Empty(t, c[1], "call c%d settled keeps its call id", i)
 			}
 			var segments int
 			require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM fts_idx`).Scan(&segments))
@@ -372,14 +376,30 @@ func TestCallOutcomeReusedID(t *testing.T) {
 	for _, tc := range []struct {
 		name  string
 		reads [][]string // the events each update reads
+		// old: before each later update, the settled calls get their
+		// call id back, as the index an older twasm wrote keeps it.
+		old bool
 	}{
-		{"one read", [][]string{{"cmake a", "rerror", "cmake b", "rok"}}},
-		{"the second call read later", [][]string{{"cmake a", "rerror"}, {"cmake b", "rok"}}},
-		{"the first result read later", [][]string{{"cmake a"}, {"rerror", "cmake b", "rok"}}},
-		{"each event read alone", [][]string{{"cmake a"}, {"rerror"}, {"cmake b"}, {"rok"}}},
+		{"one read", [][]string{{"cmake a", "rerror", "cmake b", "rok"}}, false},
+		{"the second call read later", [][]string{{"cmake a", "rerror"}, {"cmake b", "rok"}}, false},
+		{"the first result read later", [][]string{{"cmake a"}, {"rerror", "cmake b", "rok"}}, false},
+		{"each event read alone", [][]string{{"cmake a"}, {"rerror"}, {"cmake b"}, {"rok"}}, false},
+		{"the second call read later, an older index", [][]string{{"cmake a", "rerror"}, {"cmake b", "rok"}}, true},
+		{"each event read alone, an older index", [][]string{{"cmake a"}, {"rerror"}, {"cmake b"}, {"rok"}}, true},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			ix := indexReads(t, tc.reads)
+			ix := indexReads(t, tc.reads, tc.old, func(i int, ix *Index) {
+				// A call waiting for its result keeps its id, by which
+				// the result finds it; a settled call keeps none (unless
+				// an older twasm settled it).
+				for _, c := range callDocs(t, ix) {
+					if c[0] == "" {
+						assert.Equal(t, "c1", c[1], "a call waiting for its result, after read %d", i)
+					} else if !tc.old {
+						assert.Empty(t, c[1], "a settled call, after read %d", i)
+					}
+				}
+			})
 			assert.Equal(t, []string{"error", "ok"}, callStatuses(t, ix), "each call's own outcome, in order")
 			hits := search(t, ix, Query{Kind: "tool_call", Status: "error"})
 			require.Len(t, hits, 1)
@@ -433,15 +453,18 @@ func TestCallOutcomeAsPairer(t *testing.T) {
 				}
 				step++
 			}
-			assert.Equal(t, want, callStatuses(t, indexReads(t, tc.reads)), "each call's outcome as the Pairer pairs them")
+			assert.Equal(t, want, callStatuses(t, indexReads(t, tc.reads, false, nil)), "each call's outcome as the Pairer pairs them")
 		})
 	}
 }
 
 // indexReads records reads into one run and updates an index after each:
 // c<cmd> is a call of id c1 running cmd, r<status> its result, and each
-// read, and each "|" in one, starts another step (part0, part1...).
-func indexReads(t *testing.T, reads [][]string) *Index {
+// read, and each "|" in one, starts another step (part0, part1...). With
+// old, every settled call gets its call id back before each update after
+// the first, as the index an older twasm wrote kept it; check, when
+// given, is called after each update.
+func indexReads(t *testing.T, reads [][]string, old bool, check func(i int, ix *Index)) *Index {
 	t.Helper()
 	ctx := context.Background()
 	root := t.TempDir()
@@ -486,16 +509,40 @@ func indexReads(t *testing.T, reads [][]string) *Index {
 		if ix == nil {
 			ix, _ = openUpdated(t, root)
 		} else {
+			if old {
+				_, err := ix.db.ExecContext(ctx, `UPDATE docs SET call_id = 'c1' WHERE kind = ? AND status != ''`, kindCode("tool_call"))
+				require.NoError(t, err)
+			}
 			_, err := ix.Update(ctx)
 			require.NoError(t, err)
+		}
+		if check != nil {
+			check(i, ix)
 		}
 	}
 	return ix
 }
 
-// callStatuses returns the status of each tool call document of id c1,
-// in seq order.
+// callStatuses returns the status of each tool call document, in seq
+// order (a settled call keeps no call id: they are all c1's here).
 func callStatuses(t *testing.T, ix *Index) []string {
 	t.Helper()
-	return queryStrings(t, ix, `SELECT status FROM docs WHERE kind = ? AND call_id = 'c1' ORDER BY seq`, kindCode("tool_call"))
+	return queryStrings(t, ix, `SELECT status FROM docs WHERE kind = ? ORDER BY seq`, kindCode("tool_call"))
+}
+
+// callDocs is the status and call id of every tool call's document, in
+// order.
+func callDocs(t *testing.T, ix *Index) [][2]string {
+	t.Helper()
+	rows, err := ix.db.Query(`SELECT status, call_id FROM docs WHERE kind = ? ORDER BY seq`, kindCode("tool_call"))
+	require.NoError(t, err)
+	defer rows.Close()
+	var out [][2]string
+	for rows.Next() {
+		var c [2]string
+		require.NoError(t, rows.Scan(&c[0], &c[1]))
+		out = append(out, c)
+	}
+	require.NoError(t, rows.Err())
+	return out
 }

@@ -524,3 +524,110 @@ func OpenAll(path string) (io.ReadCloser, error) {
 		io.Closer
 	}{r.All(), r}, nil
 }
+
+// SealExt ends the name of the file [Seal] writes beside a capture before
+// it takes the capture's place.
+const SealExt = ".sealing"
+
+// Seal rewrites the framed raw capture at path in whole frames of
+// [FrameBytes] when it holds a frame shorter than that before its last
+// (a session archived in several parts: each part starts a frame, and
+// zstd compresses a small frame worse, with no context from the frames
+// before). The raw bytes stay the same: the new capture is written
+// beside it (path + [SealExt]), synced, read back and checked to hold
+// the same bytes (size and sha256), and renamed over it, so that a crash
+// leaves one or the other whole (and perhaps the file beside it, which
+// no reader opens). A plain capture, one already in whole frames and a
+// damaged one are left as they are (sealed false). Only a capture that
+// nothing will extend again may be sealed: its frames no longer start
+// where its parts do, which [Cut] needs.
+func Seal(path string) (sealed bool, err error) {
+	r, err := Open(path)
+	if err != nil {
+		return false, err
+	}
+	defer r.Close()
+	if !r.framed || r.damage != nil || !r.fragmented() {
+		return false, nil
+	}
+	// A file left there by a seal a crash cut short is removed (a link
+	// there too, not what it names), and the copy created anew.
+	tmp := path + SealExt
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
+	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
+	if err != nil {
+		return false, err
+	}
+	done := false
+	defer func() {
+		if !done {
+			f.Close()
+			os.Remove(tmp)
+		}
+	}()
+	w := &Writer{f: f, framed: true}
+	if _, err := f.Write(fileHeader); err != nil {
+		return false, err
+	}
+	old := sha256.New()
+	if _, err := io.Copy(w, io.TeeReader(r.All(), old)); err != nil {
+		return false, err
+	}
+	if err := w.Flush(); err != nil {
+		return false, err
+	}
+	if err := f.Sync(); err != nil {
+		return false, err
+	}
+	done = true
+	if err := f.Close(); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	if err := sameBytes(tmp, path, r.size, old.Sum(nil)); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	if err := os.Rename(tmp, path); err != nil {
+		os.Remove(tmp)
+		return false, err
+	}
+	return true, nil
+}
+
+// fragmented reports whether a frame before the last holds fewer than
+// FrameBytes.
+func (r *File) fragmented() bool {
+	for i := 0; i+1 < len(r.frames); i++ {
+		if r.frames[i].ulen < FrameBytes {
+			return true
+		}
+	}
+	return false
+}
+
+// sameBytes checks that the capture at path, read as the one named name
+// is, is whole and holds size bytes of sha256 sum.
+func sameBytes(path, name string, size int64, sum []byte) error {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return err
+	}
+	r, err := newFile(f, name)
+	if err != nil {
+		f.Close()
+		return err
+	}
+	defer r.Close()
+	if r.damage != nil {
+		return r.damage
+	}
+	h := sha256.New()
+	n, err := io.Copy(h, r.All())
+	if err == nil && (n != size || r.size != size || !bytes.Equal(h.Sum(nil), sum)) {
+		err = fmt.Errorf("raw capture %s: the sealed copy does not hold the capture's bytes", path)
+	}
+	return err
+}

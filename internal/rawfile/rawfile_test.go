@@ -10,9 +10,12 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/klauspost/compress/zstd"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
 )
 
 // lines makes n bytes of JSON Lines that compress as logs do.
@@ -392,5 +395,87 @@ func TestWriteFlush(t *testing.T) {
 				t.Errorf("%s%s: %d bytes, not the %d of Write then Flush", name, ext, len(got), len(want))
 			}
 		}
+	}
+}
+
+// TestSeal: a framed capture grown in parts is rewritten in whole frames
+// holding the same bytes, smaller, readable by a standard zstd reader;
+// one already in whole frames, a plain one and a damaged one are left
+// byte for byte as they were; a file left beside it by a seal cut short
+// (here a hard link to another file) is replaced, not written through.
+func TestSeal(t *testing.T) {
+	parts := [][]byte{lines(1, 300), lines(2, 70000), lines(3, FrameBytes+17), lines(4, 5), lines(5, 40000)}
+	for _, tc := range []struct {
+		name   string
+		file   string
+		parts  [][]byte
+		damage bool // the last frame cut short
+		stale  bool // a hard link to another file where the copy goes
+		sealed bool
+	}{
+		{"grown in parts", "s.raw.zst", parts, false, false, true},
+		{"grown in parts, a stale copy beside it", "s.raw.zst", parts, false, true, true},
+		{"one part", "s.raw.zst", [][]byte{slices.Concat(parts...)}, false, false, false},
+		{"plain", "s.raw", parts, false, false, false},
+		{"damaged", "s.raw.zst", parts, true, false, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			dir := t.TempDir()
+			path := filepath.Join(dir, tc.file)
+			for i, p := range tc.parts {
+				write(t, path, i > 0, p, FrameBytes)
+			}
+			if tc.damage {
+				st, err := os.Stat(path)
+				require.NoError(t, err)
+				require.NoError(t, os.Truncate(path, st.Size()-3))
+			}
+			other := filepath.Join(dir, "other")
+			if tc.stale {
+				require.NoError(t, os.WriteFile(other, []byte("not a capture"), 0o600))
+				require.NoError(t, os.Link(other, path+SealExt))
+			}
+			before, err := os.ReadFile(path)
+			require.NoError(t, err)
+			sealed, err := Seal(path)
+			require.NoError(t, err)
+			assert.Equal(t, tc.sealed, sealed)
+			after, err := os.ReadFile(path)
+			require.NoError(t, err)
+			assert.NoFileExists(t, path+SealExt)
+			if tc.stale {
+				got, err := os.ReadFile(other)
+				require.NoError(t, err)
+				assert.Equal(t, "not a capture", string(got), "the file linked beside it")
+			}
+			if !tc.sealed {
+				assert.Equal(t, before, after, "left as it was")
+				return
+			}
+			all := slices.Concat(tc.parts...)
+			got, err := ReadFile(path)
+			require.NoError(t, err)
+			assert.Equal(t, all, got, "the same raw bytes")
+			assert.Less(t, len(after), len(before), "smaller")
+			r, err := Open(path)
+			require.NoError(t, err)
+			defer r.Close()
+			require.NoError(t, r.Damage())
+			for i, f := range r.frames[:len(r.frames)-1] {
+				assert.Equal(t, FrameBytes, f.ulen, "frame %d", i)
+			}
+			dec, err := zstd.NewReader(nil)
+			require.NoError(t, err)
+			defer dec.Close()
+			std, err := dec.DecodeAll(after, nil)
+			require.NoError(t, err)
+			assert.Equal(t, all, std, "a standard zstd reader reads it")
+			_, cut, err := Cut(path, int64(len(all)), sum(all))
+			require.NoError(t, err)
+			assert.False(t, cut, "it holds exactly its bytes")
+			again, err := Seal(path)
+			require.NoError(t, err)
+			assert.False(t, again, "sealed once")
+		})
 	}
 }

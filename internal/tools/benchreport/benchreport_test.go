@@ -453,9 +453,10 @@ func TestRealLogFiles(t *testing.T) {
 }
 
 // TestStoreSizeRows: BenchmarkStoreSize's sizes become the archive
-// table's rows, the whole storage's with its goal of at most the logs.
+// table's rows, the whole storage's with its goal of at most the logs,
+// the storage archived as the logs grew without one.
 func TestStoreSizeRows(t *testing.T) {
-	res, err := Parse(strings.NewReader("BenchmarkStoreSize-2 \t 1\t 6644831803 ns/op\t 0.6897 index/logs\t 12.30 logs-MiB\t 0.1816 raw/logs\t 1.525 store/logs\t 0.6466 transcripts/logs\n"))
+	res, err := Parse(strings.NewReader("BenchmarkStoreSize-2 \t 1\t 6644831803 ns/op\t 0.1665 grown-raw/logs\t 1.054 grown-store/logs\t 0.6897 index/logs\t 12.30 logs-MiB\t 0.1816 raw/logs\t 1.525 store/logs\t 0.6466 transcripts/logs\n"))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -468,6 +469,9 @@ func TestStoreSizeRows(t *testing.T) {
 	}
 	if r := got["store/logs"]; r.Value.Stat.Median != 1.525 || r.metCell() != "no, 52% over" || !strings.Contains(r.Note, "12.3 MiB") {
 		t.Errorf("store row %+v: %s", r, r.metCell())
+	}
+	if r := got["grown-store/logs"]; r.Value.Stat.Median != 1.054 || r.Met() != "—" || !strings.Contains(r.Note, "8 parts") {
+		t.Errorf("grown store row %+v", r)
 	}
 }
 

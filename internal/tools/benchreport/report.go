@@ -405,7 +405,8 @@ func archiveTable(res *Results) Table {
 			"(lock, ledger, discovery in a temporary HOME, a check of every session), of a store whose sessions are all archived already; " +
 			"and the first sync, into an empty storage, of OpenCode's database against the same conversations as JSONL session files read by the same plugin; " +
 			"and the size of a storage against the logs it archives (`BenchmarkStoreSize`: every real Claude Code, Codex, Copilot CLI and Pi capture of testdata/captures " +
-			"and ../shared/fixtures placed in its agent's store, synced into an empty storage and indexed; apparent sizes of the files). " +
+			"and ../shared/fixtures placed in its agent's store, synced into an empty storage and indexed; then synced into another as the files grew, " +
+			"each cut at a line end after each eighth of it and synced, the last sync ending every run, and indexed; apparent sizes of the files). " +
 			"The first sync of a home: bin/twasm sync (the bundled wasm plugins, its compilation cache warmed by another home) of a temporary HOME " +
 			"of session files made from testdata/captures (each capture in turn, a member added to its first line so that each copy is a session of its own), " +
 			"into an empty storage on disk, against `jq -c .` over the same files, each a child process measured by its rusage, one after the other; " +
@@ -433,6 +434,10 @@ func archiveTable(res *Results) Table {
 			storeSize(res, "index/logs", "Index (index.db) against the logs", Goal{}, ""),
 			storeSize(res, "store/logs", "Whole storage against the logs it archives", AtMost(1, "store/logs"),
 				"raw captures, transcripts, index and ledger (#31 item 2)"),
+			storeSize(res, "grown-raw/logs", "Raw captures of the same logs archived as they grew, against the logs", Goal{},
+				"each session synced in 8 parts, its run then ended: a part's bytes begin a frame, and an ended run's capture is sealed in whole frames"),
+			storeSize(res, "grown-store/logs", "Whole storage of the same logs archived as they grew, against the logs", Goal{},
+				"each session synced in 8 parts, every run then ended: a step per part in the transcripts"),
 			homeSync,
 			benchRow(res, "the same, CPU time (all threads) vs jq's", "BenchmarkSyncFirstHome/twasm", "BenchmarkSyncFirstHome/jq", []string{"cpu-s"}, Goal{}),
 			valueRow(res, "Peak RSS of that first sync", "BenchmarkSyncFirstHome/twasm", []string{"peak-RSS-MiB"}, AtMost(64, "peak-RSS-MiB")),
