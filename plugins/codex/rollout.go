@@ -177,7 +177,15 @@ func (l *lazyMsg) close(out *sdk.Out, native string) {
 
 func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
-	switch sdk.Name(t) {
+	name := sdk.Name(t)
+	switch name {
+	case "function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call",
+		"function_call_output", "custom_tool_call_output", "tool_search_output":
+		// A call the model made, or its result: the turn goes on until
+		// the model answers (see rolloutComplete).
+		n.awaitAnswer = true
+	}
+	switch name {
 	case "message":
 		n.messageItem(out, p, ts)
 	case "reasoning":
@@ -452,6 +460,7 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	l := lazyMsg{m: sdk.Message{ID: sdk.Text(p.Get("id")), Time: ts}}
 	switch sdk.Name(role) {
 	case "assistant":
+		n.awaitAnswer = false
 		l.m.Model = n.model
 		var last abi.Value
 		it := p.Get("content").Iter()
@@ -473,12 +482,15 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		for it.Next() {
 			text := it.Value().Get("text")
 			if text.Kind() != abi.KindString {
+				// An image the user attached: input the model is
+				// asked to answer.
+				n.awaitAnswer = true
 				continue
 			}
 			origin := sdk.OriginPrompt
 			if isInjected(text) {
 				origin = sdk.OriginInjected
-			} else if n.seen(nsUser, text, true) {
+			} else if n.awaitAnswer = true; n.seen(nsUser, text, true) {
 				continue
 			}
 			l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: origin})
@@ -548,6 +560,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		}
 	case "agent_message":
 		v := p.Get("message")
+		n.awaitAnswer = false
 		if v.Kind() == abi.KindString && !n.seen(nsAssistant, v, false) {
 			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockText, sdk.Text(v))
 			n.noteText(out, v)
@@ -563,7 +576,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		origin := sdk.OriginPrompt
 		if isInjected(v) {
 			origin = sdk.OriginInjected
-		} else if n.seen(nsUser, v, false) {
+		} else if n.awaitAnswer = true; n.seen(nsUser, v, false) {
 			out.Ignored(sdk.S("event_msg/user_message"))
 			return
 		}
@@ -588,8 +601,9 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		n.startTurn(out)
 	case "task_complete":
 		n.turnEvents = true
-		n.finalText(out, p.Get("last_agent_message"), sdk.Message{Model: n.model, Time: ts})
-		n.completeTurn(out)
+		last := p.Get("last_agent_message")
+		n.finalText(out, last, sdk.Message{Model: n.model, Time: ts})
+		n.rolloutComplete(out, last)
 	case "turn_aborted":
 		n.turnEvents = true
 		n.finish(out, sdk.StatusIncomplete, abortText(p))
@@ -641,4 +655,28 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	default:
 		out.Unmapped(sdk.S("event_msg/" + t.String()))
 	}
+}
+
+// noAnswer is the error of a rollout turn that ended without the model's
+// answer and without an error event saying why.
+const noAnswer = "the turn ended without an answer from the model; the rollout does not say why " +
+	"(Codex does not write its error events, such as a failed or disconnected request " +
+	"or a usage or context limit, to rollouts)"
+
+// rolloutComplete handles a rollout's task_complete. Codex writes the
+// same task_complete after a turn that failed as after one that
+// succeeded, and the error event that said why is not written to the
+// rollout (Codex's rollout persistence policy, should_persist_event_msg,
+// leaves out Error and StreamError): a turn whose model input (a prompt,
+// a call, a result) no assistant message answered, and whose
+// task_complete states no last_agent_message, ended on an error, since
+// an interrupted turn ends with turn_aborted instead. It is an error,
+// never ok. A turn that asked the model nothing (a /compact, a user's
+// shell command) completes ok as before.
+func (n *normalizer) rolloutComplete(out *sdk.Out, last abi.Value) {
+	if n.turnErr == "" && n.awaitAnswer && (last.Kind() != abi.KindString || len(last.Raw()) <= 2) {
+		n.finish(out, sdk.StatusError, sdk.S(noAnswer))
+		return
+	}
+	n.completeTurn(out)
 }
