@@ -60,10 +60,12 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			out.Ignored(sdk.S("turn_context"))
 		}
 	case "response_item":
+		n.turnContent = true
 		n.responseItem(out, p, ts)
 	case "event_msg":
 		n.eventMsg(out, p, ts)
 	case "compacted":
+		n.turnContent = true
 		// The summary a compaction wrote: what the model sees of the
 		// earlier conversation from here on, context it was given.
 		if v := p.Get("message"); v.Kind() == abi.KindString && len(v.Raw()) > 2 {
@@ -550,6 +552,12 @@ func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
 	switch sdk.Name(t) {
+	case "task_started", "task_complete", "turn_aborted", "token_count", "thread_goal_updated":
+		// Markers and state: not what a turn recorded.
+	default:
+		n.turnContent = true
+	}
+	switch sdk.Name(t) {
 	case "token_count":
 		// info is null on the first count of a session (rate limits
 		// only). total_token_usage is the process's running total,
@@ -658,10 +666,16 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 }
 
 // noAnswer is the error of a rollout turn that ended without the model's
-// answer and without an error event saying why.
-const noAnswer = "the turn ended without an answer from the model; the rollout does not say why " +
-	"(Codex does not write its error events, such as a failed or disconnected request " +
-	"or a usage or context limit, to rollouts)"
+// answer and without an error event saying why; noInput that of a turn
+// that ended before anything of it was recorded.
+const (
+	noAnswer = "the turn ended without an answer from the model; the rollout does not say why " +
+		"(Codex does not write its error events, such as a failed or disconnected request " +
+		"or a usage or context limit, to rollouts)"
+	noInput = "the turn ended before its input was recorded; the rollout does not say why " +
+		"(Codex does not write its error events to rollouts: a compaction that failed before " +
+		"the turn, such as on a usage limit, or a hook that stopped the prompt ends a turn so)"
+)
 
 // rolloutComplete handles a rollout's task_complete. Codex writes the
 // same task_complete after a turn that failed as after one that
@@ -670,13 +684,22 @@ const noAnswer = "the turn ended without an answer from the model; the rollout d
 // leaves out Error and StreamError): a turn whose model input (a prompt,
 // a call, a result) no assistant message answered, and whose
 // task_complete states no last_agent_message, ended on an error, since
-// an interrupted turn ends with turn_aborted instead. It is an error,
-// never ok. A turn that asked the model nothing (a /compact, a user's
-// shell command) completes ok as before.
+// an interrupted turn ends with turn_aborted instead. So did a turn that
+// recorded nothing at all: run_turn returns before recording the user's
+// input when the compaction it runs first fails, or when a hook stops the
+// prompt. Both are errors, never ok. A turn that asked the model nothing
+// but recorded what it did (a /compact, a user's shell command)
+// completes ok as before.
 func (n *normalizer) rolloutComplete(out *sdk.Out, last abi.Value) {
-	if n.turnErr == "" && n.awaitAnswer && (last.Kind() != abi.KindString || len(last.Raw()) <= 2) {
-		n.finish(out, sdk.StatusError, sdk.S(noAnswer))
-		return
+	if n.turnErr == "" && (last.Kind() != abi.KindString || len(last.Raw()) <= 2) {
+		switch {
+		case !n.turnContent:
+			n.finish(out, sdk.StatusError, sdk.S(noInput))
+			return
+		case n.awaitAnswer:
+			n.finish(out, sdk.StatusError, sdk.S(noAnswer))
+			return
+		}
 	}
 	n.completeTurn(out)
 }

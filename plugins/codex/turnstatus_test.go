@@ -15,10 +15,11 @@ import (
 // persistence policy leaves Error and StreamError out), so a turn that
 // failed ends with the task_complete of a turn that succeeded, its
 // last_agent_message null. Such a turn, in which the model's input (a
-// prompt, a call, a result) got no answer, is an error, never ok; an
-// interrupted one (turn_aborted) is incomplete; a turn that asked the
-// model nothing (a /compact, a user's shell command) or that the model
-// answered is ok.
+// prompt, a call, a result) got no answer, or that recorded nothing at
+// all (a compaction that failed before the input was recorded), is an
+// error, never ok; an interrupted one (turn_aborted) is incomplete; a
+// turn that asked the model nothing (a /compact, a user's shell command)
+// or that the model answered is ok.
 func TestRolloutTurnStatus(t *testing.T) {
 	ev := func(p string) string { return `{"timestamp":"t","type":"event_msg","payload":` + p + `}` }
 	item := func(p string) string { return `{"timestamp":"t","type":"response_item","payload":` + p + `}` }
@@ -52,6 +53,8 @@ func TestRolloutTurnStatus(t *testing.T) {
 		{"failed with a call pending", []string{meta, start, prompt, call, noAnswer}, "error", "without an answer from the model"},
 		{"failed after an answered turn", []string{meta, start, prompt, answer, done, start, prompt, call, output, noAnswer}, "error", "without an answer from the model"},
 		{"an error event keeps its message", []string{meta, start, prompt, errEv, noAnswer}, "error", "429 Too Many Requests"},
+		{"failed before its input was recorded", []string{meta, start, noAnswer}, "error", "before its input was recorded"},
+		{"failed before its input, usage and goal state only", []string{meta, start, ev(`{"type":"token_count","info":null}`), ev(`{"type":"thread_goal_updated","goal":{"status":"usage_limited"}}`), absent}, "error", "before its input was recorded"},
 		{"interrupted", []string{meta, start, prompt, call, output, aborted}, "incomplete", "interrupted"},
 		{"answered", []string{meta, start, prompt, call, output, answer, answerEv, done}, "ok", ""},
 		{"answered, no last_agent_message", []string{meta, start, prompt, answer, noAnswer}, "ok", ""},
