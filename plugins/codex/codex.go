@@ -99,6 +99,16 @@ type normalizer struct {
 	terminal bool
 	// turnErr is the error that ended the current turn.
 	turnErr string
+	// awaitAnswer: in a rollout turn, the model was given input (the
+	// user's prompt, a tool call or its result) and no assistant message
+	// has answered it since. A task_complete in that state ended a turn
+	// that failed (see rolloutComplete).
+	awaitAnswer bool
+	// turnContent: the rollout turn recorded something between its
+	// task_started and its end (its input, a compaction, an item): a
+	// turn that recorded nothing and completed failed before its input
+	// was recorded (see rolloutComplete).
+	turnContent bool
 	// turnEvents is set once a rollout shows task_started,
 	// task_complete or turn_aborted: builds before them wrote none, and
 	// such a log's status is the host's session rule (spec §6.7).
@@ -262,6 +272,7 @@ func (n *normalizer) fillKeys() {
 // rule.
 func (n *normalizer) startTurn(out *sdk.Out) bool {
 	n.turnErr = ""
+	n.awaitAnswer, n.turnContent = false, false
 	if n.terminal || n.format == FormatRollout {
 		out.Status(sdk.StatusIncomplete, sdk.S("a new turn started and did not finish"), sdk.LevelTerminal)
 		n.terminal = false

@@ -123,7 +123,20 @@
 // holds the API's JSON error body), so the host lists them in the step's
 // errors without their deciding the status. A turn that starts after a terminal event
 // makes the step incomplete again until it ends; in a rollout every
-// task_started does, so a log cut inside a turn is incomplete. A rollout
+// task_started does, so a log cut inside a turn is incomplete. Codex
+// writes no error event to a rollout (its persistence policy,
+// should_persist_event_msg, leaves Error and StreamError out): a turn
+// that failed ends with the task_complete of one that succeeded, its
+// last_agent_message null. A rollout turn whose model input (a prompt,
+// an image, a call or its result) no assistant message answered before
+// such a task_complete is therefore an error ("the turn ended without
+// an answer from the model; the rollout does not say why"), and so is a
+// turn that recorded nothing before it (its input is recorded after the
+// compaction a turn may run first: a compaction that failed, or a hook
+// that stopped the prompt, leaves an empty turn); an interrupted one
+// ends with turn_aborted (incomplete); a turn that asked the model
+// nothing but recorded what it did (a /compact, a user's shell command)
+// is ok. A rollout
 // is a session log (NoTerminal): one written before turn events existed
 // is settled by the host's session rule (spec §6.7), and its error events
 // are error fields for that rule, not terminal. A stream with no

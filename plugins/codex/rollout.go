@@ -60,10 +60,12 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			out.Ignored(sdk.S("turn_context"))
 		}
 	case "response_item":
+		n.turnContent = true
 		n.responseItem(out, p, ts)
 	case "event_msg":
 		n.eventMsg(out, p, ts)
 	case "compacted":
+		n.turnContent = true
 		// The summary a compaction wrote: what the model sees of the
 		// earlier conversation from here on, context it was given.
 		if v := p.Get("message"); v.Kind() == abi.KindString && len(v.Raw()) > 2 {
@@ -177,7 +179,15 @@ func (l *lazyMsg) close(out *sdk.Out, native string) {
 
 func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
-	switch sdk.Name(t) {
+	name := sdk.Name(t)
+	switch name {
+	case "function_call", "custom_tool_call", "local_shell_call", "web_search_call", "tool_search_call",
+		"function_call_output", "custom_tool_call_output", "tool_search_output":
+		// A call the model made, or its result: the turn goes on until
+		// the model answers (see rolloutComplete).
+		n.awaitAnswer = true
+	}
+	switch name {
 	case "message":
 		n.messageItem(out, p, ts)
 	case "reasoning":
@@ -452,6 +462,7 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	l := lazyMsg{m: sdk.Message{ID: sdk.Text(p.Get("id")), Time: ts}}
 	switch sdk.Name(role) {
 	case "assistant":
+		n.awaitAnswer = false
 		l.m.Model = n.model
 		var last abi.Value
 		it := p.Get("content").Iter()
@@ -473,12 +484,15 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		for it.Next() {
 			text := it.Value().Get("text")
 			if text.Kind() != abi.KindString {
+				// An image the user attached: input the model is
+				// asked to answer.
+				n.awaitAnswer = true
 				continue
 			}
 			origin := sdk.OriginPrompt
 			if isInjected(text) {
 				origin = sdk.OriginInjected
-			} else if n.seen(nsUser, text, true) {
+			} else if n.awaitAnswer = true; n.seen(nsUser, text, true) {
 				continue
 			}
 			l.block(n, out, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text), Origin: origin})
@@ -538,6 +552,12 @@ func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
 	switch sdk.Name(t) {
+	case "task_started", "task_complete", "turn_aborted", "token_count", "thread_goal_updated":
+		// Markers and state: not what a turn recorded.
+	default:
+		n.turnContent = true
+	}
+	switch sdk.Name(t) {
 	case "token_count":
 		// info is null on the first count of a session (rate limits
 		// only). total_token_usage is the process's running total,
@@ -548,6 +568,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		}
 	case "agent_message":
 		v := p.Get("message")
+		n.awaitAnswer = false
 		if v.Kind() == abi.KindString && !n.seen(nsAssistant, v, false) {
 			n.textMessage(out, n.newKey(), sdk.Message{Model: n.model, Time: ts}, sdk.BlockText, sdk.Text(v))
 			n.noteText(out, v)
@@ -563,7 +584,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		origin := sdk.OriginPrompt
 		if isInjected(v) {
 			origin = sdk.OriginInjected
-		} else if n.seen(nsUser, v, false) {
+		} else if n.awaitAnswer = true; n.seen(nsUser, v, false) {
 			out.Ignored(sdk.S("event_msg/user_message"))
 			return
 		}
@@ -588,8 +609,9 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		n.startTurn(out)
 	case "task_complete":
 		n.turnEvents = true
-		n.finalText(out, p.Get("last_agent_message"), sdk.Message{Model: n.model, Time: ts})
-		n.completeTurn(out)
+		last := p.Get("last_agent_message")
+		n.finalText(out, last, sdk.Message{Model: n.model, Time: ts})
+		n.rolloutComplete(out, last)
 	case "turn_aborted":
 		n.turnEvents = true
 		n.finish(out, sdk.StatusIncomplete, abortText(p))
@@ -641,4 +663,43 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	default:
 		out.Unmapped(sdk.S("event_msg/" + t.String()))
 	}
+}
+
+// noAnswer is the error of a rollout turn that ended without the model's
+// answer and without an error event saying why; noInput that of a turn
+// that ended before anything of it was recorded.
+const (
+	noAnswer = "the turn ended without an answer from the model; the rollout does not say why " +
+		"(Codex does not write its error events, such as a failed or disconnected request " +
+		"or a usage or context limit, to rollouts)"
+	noInput = "the turn ended before its input was recorded; the rollout does not say why " +
+		"(Codex does not write its error events to rollouts: a compaction that failed before " +
+		"the turn, such as on a usage limit, or a hook that stopped the prompt ends a turn so)"
+)
+
+// rolloutComplete handles a rollout's task_complete. Codex writes the
+// same task_complete after a turn that failed as after one that
+// succeeded, and the error event that said why is not written to the
+// rollout (Codex's rollout persistence policy, should_persist_event_msg,
+// leaves out Error and StreamError): a turn whose model input (a prompt,
+// a call, a result) no assistant message answered, and whose
+// task_complete states no last_agent_message, ended on an error, since
+// an interrupted turn ends with turn_aborted instead. So did a turn that
+// recorded nothing at all: run_turn returns before recording the user's
+// input when the compaction it runs first fails, or when a hook stops the
+// prompt. Both are errors, never ok. A turn that asked the model nothing
+// but recorded what it did (a /compact, a user's shell command)
+// completes ok as before.
+func (n *normalizer) rolloutComplete(out *sdk.Out, last abi.Value) {
+	if n.turnErr == "" && (last.Kind() != abi.KindString || len(last.Raw()) <= 2) {
+		switch {
+		case !n.turnContent:
+			n.finish(out, sdk.StatusError, sdk.S(noInput))
+			return
+		case n.awaitAnswer:
+			n.finish(out, sdk.StatusError, sdk.S(noAnswer))
+			return
+		}
+	}
+	n.completeTurn(out)
 }
