@@ -52,8 +52,9 @@
 // # Decisions
 //
 // Messages. One model call is one message.assistant: in Kimi Code the
-// step between step.begin and step.end (its uuid the message id, the
-// provider's messageId when stated), in the Kimi CLI the parts between
+// step between step.begin and step.end (its uuid the message id: the
+// message is open under it by the time step.end states the provider's
+// messageId, which is not used), in the Kimi CLI the parts between
 // StepBegin (or the prompt) and the StatusUpdate that states the call's
 // usage (its message_id the message id). Consecutive pieces of one type
 // (text, think) are one block, joined. A message closes at its usage, at

@@ -109,8 +109,9 @@ func (n *normalizer) loop(ev abi.Value, ts string, out *sdk.Out) {
 		if u, ok := usageOf(ev.Get("usage")); ok {
 			s.usage, s.hasUsage = u, true
 		}
-		// The provider's message id, when stated (the record also
-		// accounts for the line).
+		// The message is open under the step's uuid already, so the
+		// provider's messageId fills no field (the SDK updates empty
+		// header fields only); the record accounts for the line.
 		out.Open(sdk.S(s.key), sdk.Message{ID: sdk.StringOf(ev.Get("messageId"))})
 		out.LatestModel(ev.Get("model"), &n.model)
 		if s.stop == "error" {
