@@ -9,6 +9,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/twasm/twasm/golden"
 	"github.com/twasm/twasm/internal/cli/iostreams"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
 )
@@ -45,15 +46,13 @@ func TestReadCommandsOnGoldenRuns(t *testing.T) {
 		t.Run(provider, func(t *testing.T) {
 			t.Parallel()
 			home, storage := t.TempDir(), t.TempDir()
-			inputs, err := filepath.Glob(filepath.Join("..", "..", "testdata", "golden", provider, "*"))
+			cases, err := golden.Cases(filepath.Join("..", "..", "testdata", "golden", provider))
 			if err != nil {
 				t.Fatal(err)
 			}
 			var ids, files, names []string
-			for _, in := range inputs {
-				if strings.HasSuffix(in, ".golden.jsonl") {
-					continue
-				}
+			for _, c := range cases {
+				in := c.Input // what golden check feeds: no expectation, .fault file or README
 				r := runMain(t, home, "--storage", storage, "record", "--provider", provider, "--json", "--input", in)
 				var s struct {
 					RunID      string `json:"run_id"`
