@@ -822,6 +822,13 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		}
 		return capture.ResultError(res)
 	})
+	if res == nil && ctx.Err() != nil {
+		// Interrupted before the part had a result however far it got
+		// (the capture not even started, its step refused): the same
+		// as a feed cut short, never a run ended cancelled and empty
+		// beside the one the next sync or import makes of the file.
+		cut = true
+	}
 	var endErr error
 	ending := closeDue && end == size && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent))
 	held := false
