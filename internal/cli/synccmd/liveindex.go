@@ -118,7 +118,13 @@ func (l *liveIndex) run(ctx context.Context) {
 		ids, ending := l.take()
 		if ending {
 			// The round's own update (Indexed) indexes what is left, in
-			// one transaction: nothing is gained by doing it here.
+			// one transaction: nothing is gained by doing it here. Whole
+			// batches the goroutine had not reached yet (the index still
+			// opening when they filled) are indexed, as if it had.
+			ids = ids[:len(ids)/liveBatch*liveBatch]
+			if len(ids) > 0 {
+				l.fail(ix.UpdateRuns(ctx, ids))
+			}
 			return
 		}
 		if len(ids) == 0 {

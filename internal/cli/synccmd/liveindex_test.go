@@ -78,6 +78,21 @@ func TestLiveIndex(t *testing.T) {
 		assert.Equal(t, ids(0, liveBatch), f.runs, "the rest is the round's update's")
 		assert.NoError(t, l.finish(), "finish twice")
 	})
+	t.Run("a batch filled while the index opened", func(t *testing.T) {
+		f := &fakeIndexer{batches: make(chan []string, 4)}
+		opening := make(chan struct{})
+		l := newLiveIndex(func(context.Context) (RunIndexer, error) { <-opening; return f, nil })
+		for _, id := range ids(0, liveBatch+3) {
+			l.written(ctx, id)
+		}
+		l.mu.Lock()
+		l.ending = true // the round ends (finish's first step)...
+		l.mu.Unlock()
+		close(opening) // ...while the index was opening
+		require.NoError(t, l.finish())
+		assert.Equal(t, ids(0, liveBatch), f.runs, "the whole batch indexed, the rest left")
+		assert.Equal(t, 1, f.closed)
+	})
 	t.Run("open fails", func(t *testing.T) {
 		l := newLiveIndex(func(context.Context) (RunIndexer, error) { return nil, errors.New("no index") })
 		for _, id := range ids(0, 3*liveBatch) {
