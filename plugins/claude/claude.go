@@ -344,7 +344,7 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 	case "attachment":
 		n.setFormat(fmtSessionLog, out)
 		n.meta(v, out)
-		n.attachment(v, t, out)
+		n.attachment(v, out)
 		return
 	}
 	if t.Kind() == abi.KindString {
@@ -574,11 +574,15 @@ func (n *normalizer) apiError(v abi.Value, out *sdk.Out) {
 }
 
 // ignoredSystem is the native type of a system record subtype the plugin
-// ignores ("system/status"), "" for any other: constants, so that the
-// most frequent system records cost no concatenation.
-func ignoredSystem(sub string) string {
-	for _, t := range &ignoredSystems {
-		if t[len("system/"):] == sub {
+// ignores ("system/status"), "" for any other.
+func ignoredSystem(sub string) string { return listed(ignoredSystems[:], len("system/"), sub) }
+
+// listed is the native type in table whose name, after a prefix of n
+// bytes ("system/", "attachment/"), is name, or "": constants, so that
+// the most frequent records cost no concatenation.
+func listed(table []string, n int, name string) string {
+	for _, t := range table {
+		if t[n:] == name {
 			return t
 		}
 	}

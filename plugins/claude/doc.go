@@ -132,6 +132,8 @@
 // non-zero one is an error too); "denied" (the CLI's texts for a refusal by the user or a
 // permission rule: "The user doesn't want to proceed...", "Claude
 // requested permissions...", toolUseResult "User rejected tool use"; a
+// call a PreToolUse hook blocked, whose result is the CLI's
+// "PreToolUse:<tool> hook error: ..."; a
 // call the SDK's can_use_tool callback denied, or that was asked about
 // and never allowed; a result's permission_denials); "cancelled" (Bash
 // tool_use_result.interrupted, "[Request interrupted by user...]", and
@@ -178,6 +180,53 @@
 // interruption marker and its notices that a background task ended
 // (<task-notification>), have origin "injected_context". A user line holding only tool results produces no
 // message.user.
+//
+// Attachments. A session log's attachment record is something the CLI
+// adds to the conversation on its own; its attachment.type decides:
+//
+//   - queued_command: input queued while the agent worked, for which the
+//     CLI writes no user record: commandMode "prompt" is the user's
+//     prompt (a message.user), "task-notification" (a background task
+//     ended) injected context.
+//   - A hook's outcome that is not a success is a warning of the step
+//     naming the hook and what it said: hook_blocking_error (exit code 2:
+//     the hook blocked what it guards, a tool call before it runs, the
+//     end of a turn, a prompt, and its stderr went to the model),
+//     hook_non_blocking_error (any other exit code: shown to the user,
+//     the agent goes on; with the exit code and stderr),
+//     hook_error_during_execution, hook_cancelled and
+//     hook_stopped_continuation (continue: false: the hook stopped the
+//     agent, with its stopReason). They are not errors the provider
+//     reported: the run goes on, or ends as the hook chose, and its
+//     status is the run's. The tool call a PreToolUse hook blocked is
+//     denied by its own result (Tools).
+//   - Text the model was given is a message.user of injected context in
+//     the record's scope: the attachment's rendered content when the log
+//     keeps it (2.1.28x: rendered[].content, the system reminder as sent,
+//     for any attachment type); hook_additional_context's content (a
+//     hook's additionalContext, a list of texts); a hook_success's
+//     content when its hookEvent is SessionStart or UserPromptSubmit,
+//     whose stdout Claude Code adds to the model's context, unless it
+//     is a JSON object, the hook's answer, whose additionalContext comes
+//     as hook_additional_context (any other hook's success is ignored:
+//     its output is shown to the user only).
+//   - Ignored, when the log does not keep their rendered text: what the
+//     model may use (deferred_tools_delta, skill_listing,
+//     agent_listing_delta, mcp_instructions_delta, command_permissions),
+//     the CLI's reminders and notices of state it tracks itself or that
+//     the transcript records elsewhere (task_reminder and todo_reminder
+//     repeat the lists the Task and TodoWrite calls wrote;
+//     total_tokens_reminder, date, date_change, environment, model,
+//     auto_mode, plan_mode, plan_mode_exit, goal_status,
+//     companion_intro), and the IDE's state and the files the CLI read
+//     for the model (opened_file_in_ide, diagnostics, file): their text
+//     as the model got it is not in the log, so writing it would be
+//     the plugin's own rendering.
+//   - Any other type is counted unmapped as "attachment/<type>": among
+//     them hook_system_message, hook_permission_decision, nested_memory,
+//     edited_text_file, invoked_skills, dynamic_skill, task_status,
+//     prompt_snapshot and session_context, whose meaning no licensed
+//     real log shows (readers of other projects name them).
 //
 // Sub-agents. A line with a non-null parent_tool_use_id belongs to the
 // scope named by that tool id (opened on first sight with the sub-agent
@@ -233,12 +282,8 @@
 // CLI's note that the user was away); progress records other than
 // agent_progress (hook, bash, MCP and search progress of a tool whose
 // result follows). Everything else unknown is counted by native type:
-// "system/<subtype>" for unknown subtypes; "attachment" (context the
-// CLI adds: tool and skill listings, reminders, diagnostics, hook
-// output), except a queued_command attachment, the input queued while the
-// agent worked, for which the CLI writes no user record: commandMode
-// "prompt" is the user's prompt (a message.user), "task-notification"
-// (a background task ended) injected context; "stream_event/<t>" for unknown
+// "system/<subtype>" for unknown subtypes; "attachment/<type>" for an
+// attachment of a type not named under Attachments; "stream_event/<t>" for unknown
 // stream payloads; "block/<t>" for unknown content blocks, and for each
 // delta of one streamed (whatever the delta's type: a text_delta of an
 // unknown block is not the model's text; the message keeps its other

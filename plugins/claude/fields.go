@@ -102,6 +102,11 @@ var keys = abi.NewKeySet(
 	"ephemeral_1h_input_tokens",
 	"cwd",
 	"custom_id",
+	"rendered",
+	"hookName",
+	"hookEvent",
+	"blockingError",
+	"exitCode",
 )
 
 // Indexes into keys.
@@ -198,6 +203,11 @@ const (
 	kEphemeral1hInputTokens
 	kCwd
 	kCustomId
+	kRendered
+	kHookName
+	kHookEvent
+	kBlockingError
+	kExitCode
 
 	nKeys
 )

@@ -817,29 +817,179 @@ func (n *normalizer) userIn(v abi.Value, scope string, out *sdk.Out) {
 	}
 }
 
-// attachment handles a session log's attachment record. A
-// queued_command is input queued while the agent worked, which the CLI
-// hands to the model as this attachment, writing no user record for it
-// (the queue-operation that enqueued it is bookkeeping): a prompt the
-// user typed (commandMode "prompt") is the user's message.user; the
-// CLI's own (commandMode "task-notification": a background task ended)
-// is injected context of one. Other attachments (context the CLI adds:
-// tool and skill listings, reminders, diagnostics, hook output) are
-// counted unmapped.
-func (n *normalizer) attachment(v, t abi.Value, out *sdk.Out) {
+// attachment handles a session log's attachment record: something the
+// CLI adds to the conversation on its own (doc.go, Attachments). The
+// class decides: a queued_command is input queued while the agent
+// worked, for which the CLI writes no user record (the queue-operation
+// that enqueued it is bookkeeping): a prompt the user typed (commandMode
+// "prompt") is the user's message.user; the CLI's own (commandMode
+// "task-notification": a background task ended) is injected context of
+// one. A hook that failed, blocked or stopped the agent is a warning; the
+// text the CLI gave the model for an attachment (its rendered content,
+// 2.1.28x), or a hook's context, is injected context; the listings,
+// reminders and mode notices in attachmentIgnored are ignored; anything
+// else is counted unmapped as "attachment/<type>".
+func (n *normalizer) attachment(v abi.Value, out *sdk.Out) {
 	a := n.get(v, kAttachment)
-	p := a.Get("prompt")
-	if !a.Get("type").Is("queued_command") || p.Kind() != abi.KindString || p.Is("") {
-		out.Unmapped(sdk.Text(t))
+	at := a.Get("type")
+	name := sdk.Name(at)
+	if name == "queued_command" {
+		if p := a.Get("prompt"); p.Kind() == abi.KindString && !p.Is("") {
+			origin := sdk.OriginPrompt
+			if m := a.Get("commandMode"); m.Exists() && !m.Is("prompt") || sdk.HasPrefix(p.Raw(), `"<task-notification>`) {
+				origin = sdk.OriginInjected
+			}
+			n.injected(v, p, abi.Value{}, origin, out)
+			return
+		}
+		out.Unmapped(sdk.S("attachment/queued_command"))
 		return
 	}
-	origin := sdk.OriginPrompt
-	if m := a.Get("commandMode"); m.Exists() && !m.Is("prompt") || sdk.HasPrefix(p.Raw(), `"<task-notification>`) {
-		origin = sdk.OriginInjected
+	warned := n.hookWarning(a, name, out)
+	if r := n.get(v, kRendered); r.Kind() == abi.KindArray && n.injected(v, abi.Value{}, r, sdk.OriginInjected, out) {
+		// 2.1.28x keeps the text the model was given for the
+		// attachment: [{"content": "<system-reminder>..."}].
+		return
 	}
+	switch {
+	case warned:
+		return
+	case name == "hook_additional_context":
+		// A hook's additionalContext (SessionStart, UserPromptSubmit,
+		// PreToolUse, PostToolUse): text the model is given, as a list.
+		c := a.Get("content")
+		if c.Kind() == abi.KindArray {
+			if n.injected(v, abi.Value{}, c, sdk.OriginInjected, out) {
+				return
+			}
+		} else if c.Kind() == abi.KindString && !c.Is("") {
+			n.injected(v, c, abi.Value{}, sdk.OriginInjected, out)
+			return
+		}
+		n.ignore("attachment/hook_additional_context", out)
+		return
+	case name == "hook_success":
+		// A SessionStart or UserPromptSubmit hook's stdout is added to
+		// the model's context (Claude Code's hooks reference); any other
+		// hook's is shown to the user only. Stdout that is a JSON object
+		// is the hook's answer, which the CLI reads: what of it reaches
+		// the model comes as hook_additional_context.
+		c := a.Get("content")
+		if ev := a.Get("hookEvent"); (ev.Is("SessionStart") || ev.Is("UserPromptSubmit")) && c.Kind() == abi.KindString && !c.Is("") && !sdk.HasPrefix(c.Raw(), `"{`) {
+			n.injected(v, c, abi.Value{}, sdk.OriginInjected, out)
+			return
+		}
+		n.ignore("attachment/hook_success", out)
+		return
+	}
+	if ig := attachmentIgnored(name); ig != "" {
+		n.ignore(ig, out)
+		return
+	}
+	out.Unmapped(sdk.S("attachment/" + sdk.TypeName(at)))
+}
+
+// hookWarning reports a hook outcome attachment that says a hook failed,
+// blocked or stopped the agent as a warning of the step, with the hook's
+// name and what it said; it reports whether a was one. These are not
+// errors of the provider (the run goes on, or ends as the hook chose),
+// and a tool call a PreToolUse hook blocked is already denied by its
+// result ("PreToolUse:<tool> hook error: ...", deniedText).
+func (n *normalizer) hookWarning(a abi.Value, name string, out *sdk.Out) bool {
+	var what, text string
+	switch name {
+	case "hook_blocking_error":
+		// Exit code 2: the hook blocked what it guards (a tool call
+		// before it runs, the end of a turn, a prompt) and its stderr
+		// went to the model.
+		what = "blocked (exit 2)"
+		b := a.Get("blockingError")
+		if b.Kind() == abi.KindObject {
+			b = b.Get("blockingError")
+		}
+		text = b.String()
+	case "hook_non_blocking_error":
+		// Any other non-zero exit: shown to the user, the agent goes on.
+		what = "failed"
+		if c, ok := a.Get("exitCode").Int(); ok {
+			what = "failed (exit " + strconv.FormatInt(c, 10) + ")"
+		}
+		text = a.Get("stderr").String()
+	case "hook_error_during_execution":
+		what, text = "could not run", a.Get("content").String()
+	case "hook_cancelled":
+		what = "was cancelled"
+	case "hook_stopped_continuation":
+		// continue: false: the hook stopped the agent.
+		what, text = "stopped the agent", a.Get("message").String()
+	default:
+		return false
+	}
+	hook := a.Get("hookName").String()
+	if hook == "" {
+		hook = a.Get("hookEvent").String()
+	}
+	msg := "claude: hook " + sdk.Clip(hook, 64) + " " + what
+	if text != "" {
+		msg += ": " + sdk.Clip(text, 500)
+	}
+	out.Warn(msg)
+	return true
+}
+
+// injected writes an attachment's text as a message.user of its scope:
+// the string s, or each non-empty string of list (as is, or the content
+// of an object item: the rendered form), one block each, with origin.
+// It reports whether it wrote a message.
+func (n *normalizer) injected(v, s, list abi.Value, origin string, out *sdk.Out) bool {
 	scope := n.scopeOf(v, out)
-	key := n.userText("", 0, p, scope, n.get(v, kTimestamp), origin, out)
+	ts := n.get(v, kTimestamp)
+	key := ""
+	if s.Exists() {
+		key = n.userText(key, 0, s, scope, ts, origin, out)
+	}
+	slot := 0
+	for it := list.Iter(); it.Next(); {
+		x := it.Value()
+		if x.Kind() == abi.KindObject {
+			x = x.Get("content")
+		}
+		if x.Kind() != abi.KindString || x.Is("") {
+			continue
+		}
+		key = n.userText(key, slot, x, scope, ts, origin, out)
+		slot++
+	}
+	if key == "" {
+		return false
+	}
 	out.Close(sdk.S(key), sdk.MessageEnd{})
+	return true
+}
+
+// attachmentIgnored is the native type of an attachment the plugin
+// ignores ("attachment/skill_listing"), "" for any other (see
+// ignoredSystems for why a table).
+func attachmentIgnored(name string) string {
+	return listed(attachmentsIgnored[:], len("attachment/"), name)
+}
+
+// attachmentsIgnored lists the attachments, seen in real session logs,
+// that carry no text the model was given in a form the log keeps, and no
+// outcome: what the model may use (tool, skill, agent and MCP listings,
+// allowed commands), the CLI's reminders and notices of a state it
+// tracks itself (the todo and task lists the Todo and Task tools already
+// recorded, the token budget, the date, plan and auto mode, a /goal's
+// status, the user's companion), and the IDE's state and files the CLI
+// read for the model (a file the user opened, diagnostics, a file's
+// contents); written when the log keeps their rendered text.
+var attachmentsIgnored = [...]string{
+	"attachment/deferred_tools_delta", "attachment/skill_listing", "attachment/agent_listing_delta",
+	"attachment/mcp_instructions_delta", "attachment/command_permissions", "attachment/task_reminder",
+	"attachment/todo_reminder", "attachment/total_tokens_reminder", "attachment/date_change", "attachment/date",
+	"attachment/auto_mode", "attachment/plan_mode", "attachment/plan_mode_exit", "attachment/goal_status",
+	"attachment/companion_intro", "attachment/opened_file_in_ide", "attachment/diagnostics", "attachment/file",
+	"attachment/environment", "attachment/model",
 }
 
 // userText writes text t as block slot of the user message key, opening

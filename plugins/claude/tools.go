@@ -1,6 +1,7 @@
 package claude
 
 import (
+	"bytes"
 	"strconv"
 	"strings"
 
@@ -258,13 +259,17 @@ func errorText(e sdk.Str, def string) sdk.Str {
 }
 
 // deniedText reports whether a tool result's content (raw JSON) is the
-// CLI's text for a call that a person or a permission rule refused.
+// CLI's text for a call that a person, a permission rule or a
+// PreToolUse hook refused: a hook that blocks a call (exit code 2) stops
+// it before it runs, and the CLI answers the model with
+// "PreToolUse:<tool> hook error: [<command>]: <the hook's stderr>".
 func deniedText(raw []byte) bool {
 	return sdk.HasPrefix(raw, `"The user doesn't want to proceed with this tool use`) ||
 		sdk.HasPrefix(raw, `"The user doesn't want to take this action`) ||
 		sdk.HasPrefix(raw, `"Claude requested permissions to `) ||
 		sdk.HasPrefix(raw, `"Permission to use `) ||
-		sdk.HasPrefix(raw, `"Permission denied`)
+		sdk.HasPrefix(raw, `"Permission denied`) ||
+		sdk.HasPrefix(raw, `"PreToolUse:`) && bytes.Contains(raw[:min(len(raw), 160)], []byte(" hook error: "))
 }
 
 // exitCodeOf reads the exit code a Bash result states ("Exit code 2\n...").

@@ -1,0 +1,125 @@
+//go:build !wasip1
+
+package claude
+
+import (
+	"maps"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestAttachments feeds session-log attachment records one class at a
+// time and checks what each becomes: a hook that failed, blocked or
+// stopped the agent a warning, text the model was given injected context,
+// listings and reminders nothing (ignored), any other type unmapped by
+// its type; and a tool call a PreToolUse hook blocked denied.
+func TestAttachments(t *testing.T) {
+	const head = `{"parentUuid":"p","isSidechain":false,"type":"attachment","uuid":"a1","timestamp":"2026-10-01T10:00:00.000Z","sessionId":"s","version":"2.1.287","cwd":"/w",`
+	att := func(body string) string { return head + `"attachment":` + body + "}\n" }
+	call := `{"type":"assistant","sessionId":"s","uuid":"c1","timestamp":"2026-10-01T10:00:00.000Z","message":{"id":"msg_1","role":"assistant","model":"claude-opus-4-7","content":[{"type":"tool_use","id":"toolu_1","name":"Bash","input":{"command":"rm -rf build"}}]}}` + "\n"
+	result := func(content string, isErr bool) string {
+		e := "false"
+		if isErr {
+			e = "true"
+		}
+		return `{"type":"user","sessionId":"s","uuid":"r1","timestamp":"2026-10-01T10:00:01.000Z","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","is_error":` + e + `,"content":` + content + `}]}}` + "\n"
+	}
+	tests := []struct {
+		name     string
+		input    string
+		warnings []string          // each a warning's substring, in order
+		injected []string          // the injected-context texts, in order
+		unmapped map[string]int    // the whole unmapped table
+		status   map[string]string // tool call id -> result status
+	}{
+		{name: "PreToolUse blocking error: warning, and the blocked call is denied",
+			input: call +
+				att(`{"type":"hook_blocking_error","hookName":"PreToolUse:Bash","toolUseID":"toolu_1","hookEvent":"PreToolUse","blockingError":{"blockingError":"[guard.sh]: rm -rf is not allowed","command":"guard.sh"}}`) +
+				result(`"PreToolUse:Bash hook error: [guard.sh]: rm -rf is not allowed"`, true),
+			warnings: []string{"hook PreToolUse:Bash blocked (exit 2): [guard.sh]: rm -rf is not allowed"},
+			status:   map[string]string{"toolu_1": "denied"}},
+		{name: "a tool's own error naming a hook is not a denial",
+			input:  call + result(`"Exit code 1\nPostToolUse hook error: x"`, true),
+			status: map[string]string{"toolu_1": "error"}},
+		{name: "Stop blocking error with its reason as a string",
+			input:    att(`{"type":"hook_blocking_error","hookName":"Stop","hookEvent":"Stop","blockingError":"commit first"}`),
+			warnings: []string{"hook Stop blocked (exit 2): commit first"}},
+		{name: "non-blocking error: exit code and stderr",
+			input:    att(`{"type":"hook_non_blocking_error","hookName":"PostToolUse:Bash","toolUseID":"toolu_9","hookEvent":"PostToolUse","stderr":"Failed with non-blocking status code: curl: (7) Failed to connect","stdout":"","exitCode":7,"command":"curl -fsS http://localhost:7837","durationMs":21}`),
+			warnings: []string{"hook PostToolUse:Bash failed (exit 7): Failed with non-blocking status code: curl: (7) Failed to connect"}},
+		{name: "error during execution, cancelled, stopped continuation",
+			input: att(`{"type":"hook_error_during_execution","content":"spawn ENOENT","hookName":"PostToolUse:Edit","toolUseID":"toolu_2","hookEvent":"PostToolUse"}`) +
+				att(`{"type":"hook_cancelled","hookName":"PreToolUse:Bash","toolUseID":"toolu_3","hookEvent":"PreToolUse"}`) +
+				att(`{"type":"hook_stopped_continuation","message":"Paused by supervisor","hookName":"PreToolUse:Bash","toolUseID":"toolu_4","hookEvent":"PreToolUse"}`),
+			warnings: []string{"hook PostToolUse:Edit could not run: spawn ENOENT", "hook PreToolUse:Bash was cancelled", "hook PreToolUse:Bash stopped the agent: Paused by supervisor"}},
+		{name: "a hook's additional context, as a list and as a string",
+			input: att(`{"type":"hook_additional_context","content":["Branch: main","Open issues: 2"],"hookName":"UserPromptSubmit","toolUseID":"u","hookEvent":"UserPromptSubmit"}`) +
+				att(`{"type":"hook_additional_context","content":"lint is clean","hookName":"PostToolUse:Edit","hookEvent":"PostToolUse"}`),
+			injected: []string{"Branch: main", "Open issues: 2", "lint is clean"}},
+		{name: "a SessionStart hook's output is context; a PostToolUse hook's is not",
+			input: att(`{"type":"hook_success","hookName":"SessionStart:startup","toolUseID":"x","hookEvent":"SessionStart","content":"# Workflow Context","stdout":"# Workflow Context","stderr":"","exitCode":0,"command":"bd prime","durationMs":463}`) +
+				att(`{"type":"hook_success","hookName":"PostToolUse:Bash","toolUseID":"toolu_1","hookEvent":"PostToolUse","content":"formatted","stdout":"formatted","stderr":"","exitCode":0,"command":"fmt.sh","durationMs":40}`) +
+				att(`{"type":"hook_success","hookName":"SessionStart:startup","toolUseID":"y","hookEvent":"SessionStart","content":"{\"hookSpecificOutput\":{\"hookEventName\":\"SessionStart\"}}","exitCode":0}`),
+			injected: []string{"# Workflow Context"}},
+		{name: "rendered text is what the model was given, whatever the type",
+			input: strings.Replace(att(`{"type":"date"}`), `"attachment":`, `"rendered":[{"content":"<system-reminder>\nToday's date is 2026-09-30.\n</system-reminder>"}],"attachment":`, 1) +
+				strings.Replace(att(`{"type":"brand_new_kind"}`), `"attachment":`, `"rendered":[{"content":"<system-reminder>\nnew\n</system-reminder>"}],"attachment":`, 1),
+			injected: []string{"<system-reminder>\nToday's date is 2026-09-30.\n</system-reminder>", "<system-reminder>\nnew\n</system-reminder>"}},
+		{name: "listings, reminders and IDE state are ignored",
+			input: att(`{"type":"skill_listing","content":"- a skill","isInitial":true,"skillCount":1}`) +
+				att(`{"type":"deferred_tools_delta","addedLines":[],"addedNames":[],"removedNames":[]}`) +
+				att(`{"type":"diagnostics","files":[{"uri":"/w/main.go","diagnostics":[{"message":"x","severity":"Error"}]}],"isNew":true}`) +
+				att(`{"type":"plan_mode","reminderType":"full","isSubAgent":false,"planFilePath":"/p.md","planExists":false}`)},
+		{name: "an unknown type is unmapped by its type",
+			input:    att(`{"type":"nested_memory","path":"/w/CLAUDE.md","content":{"type":"memory","content":"rules"}}`) + att(`{"type":"queued_command"}`),
+			unmapped: map[string]int{"attachment/nested_memory": 1, "attachment/queued_command": 1}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _ := runState(t, tt.input)
+			var warnings []string
+			for _, w := range out.Result.Warnings {
+				if strings.HasPrefix(w, "claude: hook ") {
+					warnings = append(warnings, w)
+				}
+			}
+			if len(warnings) != len(tt.warnings) {
+				t.Fatalf("hook warnings %q, want %d: %q", warnings, len(tt.warnings), tt.warnings)
+			}
+			for i, w := range tt.warnings {
+				if !strings.Contains(warnings[i], w) {
+					t.Errorf("warning %d is %q, want it to hold %q", i, warnings[i], w)
+				}
+			}
+			var injected []string
+			for _, it := range out.Sink.Items {
+				if it.Event == nil || it.Event.Type != transcript.MessageUser {
+					continue
+				}
+				for _, b := range it.Event.Message().Blocks {
+					if b.Origin != transcript.OriginInjected {
+						t.Errorf("user block %q has origin %q, want injected context", b.Text, b.Origin)
+					}
+					injected = append(injected, b.Text)
+				}
+			}
+			if !slices.Equal(injected, tt.injected) {
+				t.Errorf("injected %q, want %q", injected, tt.injected)
+			}
+			if got := out.Result.Unmapped; !maps.Equal(got, tt.unmapped) && len(got)+len(tt.unmapped) > 0 {
+				t.Errorf("unmapped %v, want %v", got, tt.unmapped)
+			}
+			for id, want := range tt.status {
+				if got, _ := out.ResultStatus(id); got != want {
+					t.Errorf("call %s: status %q, want %q", id, got, want)
+				}
+			}
+			if len(out.Result.Errors) != 0 {
+				t.Errorf("provider errors %v, want none: a hook's outcome is not the provider's error", out.Result.Errors)
+			}
+		})
+	}
+}
