@@ -41,6 +41,7 @@ const (
 	nsUser      byte = 'u'
 	nsReasoning byte = 'r'
 	nsRaw       byte = 'R'
+	nsAgent     byte = 'g'
 )
 
 // normalizer holds the state of one stream.
@@ -109,6 +110,10 @@ type normalizer struct {
 	// turn that recorded nothing and completed failed before its input
 	// was recorded (see rolloutComplete).
 	turnContent bool
+	// selfPath is the agent path the rollout's session_meta states for
+	// a spawned sub-agent's thread ("" for the root's): messages between
+	// agents that it authored are not its input (see agentMessage).
+	selfPath string
 	// turnEvents is set once a rollout shows task_started,
 	// task_complete or turn_aborted: builds before them wrote none, and
 	// such a log's status is the host's session rule (spec §6.7).

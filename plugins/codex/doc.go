@@ -94,9 +94,29 @@
 // thread, not in this stream. A sub-agent first seen in a call's
 // agents_states (spawned before a resumed stream) opens there, unnamed;
 // one whose outcome never came is closed incomplete when the turn ends.
-// Rollouts are not followed yet: a sub-agent writes a rollout of its
-// own, the parent's spawn_agent function_call is a tool call like any,
-// and its collab_* event messages are counted unmapped.//
+//
+// In rollouts, a spawned sub-agent (multi-agent v2) is a thread of its
+// own, recorded in a rollout of its own, whose session_meta names its
+// parent thread and its agent path (source.subagent.thread_spawn:
+// parent_thread_id, agent_path; agent_path); the store declares no link
+// from it to its parent's run yet, so it is a session of its own. In
+// the parent's rollout the spawn_agent, send_message and wait calls are
+// tool calls like any; sub_agent_activity repeats them (declared
+// ignored), except an interrupted sub-agent, which is a warning. Messages
+// between agents (the agent_message response item {author, recipient,
+// content}; the older inter_agent_communication record, and the
+// assistant-role message holding its JSON that builds before it gave the
+// model) are the input of the turn of the thread they reach: a
+// message.user, the prompt when a sub-agent's parent sent it, injected
+// context otherwise (a child's completion notice, a peer's message). A
+// sub-agent turn whose task the model never answered is therefore an
+// error (see Status), like any unanswered turn. A message the thread
+// itself wrote (its author is the thread's own path, "/root" for a
+// thread that is no sub-agent) is an assistant message, not input. An
+// encrypted message is a warning (its text is not in the rollout); the
+// inter_agent_communication_metadata beside a message (its delivery
+// flag) is declared ignored.
+//
 // Model. exec-json names none; the legacy config echo and
 // session_configured do; a rollout's turn_context states each turn's
 // model, and the step's model is the latest (a /model switch mid-session
@@ -128,7 +148,9 @@
 // should_persist_event_msg, leaves Error and StreamError out): a turn
 // that failed ends with the task_complete of one that succeeded, its
 // last_agent_message null. A rollout turn whose model input (a prompt,
-// an image, a call or its result) no assistant message answered before
+// an image, a message from another agent, a call or its result) no
+// assistant message
+// answered before
 // such a task_complete is therefore an error ("the turn ended without
 // an answer from the model; the rollout does not say why"), and so is a
 // turn that recorded nothing before it (its input is recorded after the

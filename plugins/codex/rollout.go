@@ -40,6 +40,7 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			instr = m.Get("instructions")
 		}
 		n.systemPrompt(out, instr, ts)
+		n.noteAgentPath(m)
 	case "turn_context":
 		// Each turn states its working directory: the first is where
 		// the session runs, for a rollout whose session_meta is cut.
@@ -78,6 +79,15 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			// what the session's earlier lines already recorded.
 			out.Ignored(sdk.S("compacted"))
 		}
+	case "inter_agent_communication":
+		// A message between agents as builds before the agent_message
+		// response item wrote it (see agentMessage).
+		n.turnContent = true
+		n.agentMessage(out, p.Get("author"), p.Get("recipient"), p.Get("content"), ts, false, "inter_agent_communication")
+	case "inter_agent_communication_metadata":
+		// The delivery flag (trigger_turn) of the agent_message beside
+		// it: nothing the transcript shows.
+		out.Ignored(sdk.S("inter_agent_communication_metadata"))
 	case "world_state":
 		// The 0.147+ environment snapshot: state for resuming, nothing
 		// the transcript shows.
@@ -190,6 +200,10 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	switch name {
 	case "message":
 		n.messageItem(out, p, ts)
+	case "agent_message":
+		// A message between agents (multi-agent v2): a sub-agent's
+		// task, a child's notice, a peer's message (see agentMessage).
+		n.agentMessage(out, p.Get("author"), p.Get("recipient"), p.Get("content"), ts, true, "response_item/agent_message")
 	case "reasoning":
 		n.reasoningItem(out, p, ts)
 	case "function_call":
@@ -462,6 +476,13 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	l := lazyMsg{m: sdk.Message{ID: sdk.Text(p.Get("id")), Time: ts}}
 	switch sdk.Name(role) {
 	case "assistant":
+		if comm, ok := n.communicationJSON(p); ok {
+			// A message from another agent that Codex gave the model
+			// as an assistant-role message holding its JSON: input,
+			// not the model's answer.
+			n.agentMessage(out, comm.Get("author"), comm.Get("recipient"), comm.Get("content"), ts, true, "response_item/message")
+			return
+		}
 		n.awaitAnswer = false
 		l.m.Model = n.model
 		var last abi.Value
@@ -650,6 +671,24 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// review began (its findings come with exited_review_mode,
 		// not read yet): state, nothing the model said or did.
 		out.Ignored(sdk.S("event_msg/" + t.String()))
+	case "sub_agent_activity":
+		// Multi-agent v2's note of what happened to a sub-agent
+		// (SubAgentActivityEvent: agent_thread_id, agent_path, kind).
+		// Started and interacted repeat the spawn or message call whose
+		// request and result are response items; the sub-agent's own
+		// work is in its own rollout. An interrupted one is said.
+		switch sdk.Name(p.Get("kind")) {
+		case "started", "interacted":
+			out.Ignored(sdk.S("event_msg/sub_agent_activity"))
+		case "interrupted":
+			who := "a sub-agent"
+			if a := p.Get("agent_path"); a.Kind() == abi.KindString {
+				who = "sub-agent " + sdk.Text(a).String()
+			}
+			out.Warn("codex: " + who + " was interrupted (its work is in its own rollout)")
+		default:
+			out.Unmapped(sdk.S("event_msg/sub_agent_activity"))
+		}
 	case "thread_rolled_back":
 		// A rollback (Codex's ThreadRolledBackEvent, persisted to the
 		// rollout): its last num_turns user turns were removed from

@@ -1,0 +1,100 @@
+//go:build !wasip1
+
+package codex_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/codex"
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestRolloutNewerItems: the records newer Codex rollouts persist
+// (codex-rs/rollout/src/policy.rs) are mapped, none counted unmapped:
+//   - a sub-agent's activity repeats the calls that started it; an
+//     interruption is said.
+func TestRolloutNewerItems(t *testing.T) {
+	ev := func(p string) string { return `{"timestamp":"t","type":"event_msg","payload":` + p + `}` }
+	item := func(p string) string { return `{"timestamp":"t","type":"response_item","payload":` + p + `}` }
+	var (
+		meta   = `{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.158.0"}}`
+		start  = ev(`{"type":"task_started","turn_id":"u1"}`)
+		prompt = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"draw a cat"}]}`)
+		answer = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}`)
+		done   = ev(`{"type":"task_complete","turn_id":"u1","last_agent_message":"Done."}`)
+
+		subStarted    = ev(`{"type":"sub_agent_activity","event_id":"e1","occurred_at_ms":1,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"started"}`)
+		subInteracted = ev(`{"type":"sub_agent_activity","event_id":"e2","occurred_at_ms":2,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interacted"}`)
+		subStopped    = ev(`{"type":"sub_agent_activity","event_id":"e3","occurred_at_ms":3,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interrupted"}`)
+	)
+	type toolWant struct{ name, status, output string }
+	tests := []struct {
+		name      string
+		lines     []string
+		status    string
+		warnings  []string // substrings, one warning each
+		assistant []string // texts of the assistant messages, in order
+		injected  []string // texts of the injected context blocks
+		tools     []toolWant
+	}{
+		{name: "a sub-agent's activity", lines: []string{meta, start, prompt, subStarted, subInteracted, answer, subStopped, done},
+			status: "ok", warnings: []string{"sub-agent /root/worker was interrupted"}, assistant: []string{"Done."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := plugintest.Run(t, codex.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "codex"})
+			r := o.Result
+			if r.Status != tt.status {
+				t.Errorf("status %q (%q); want %q", r.Status, r.Error, tt.status)
+			}
+			if len(r.Unmapped) != 0 {
+				t.Errorf("unmapped %v; want none", r.Unmapped)
+			}
+			if len(r.Warnings) != len(tt.warnings) {
+				t.Errorf("warnings %q; want %d", r.Warnings, len(tt.warnings))
+			}
+			for i, w := range tt.warnings {
+				if i < len(r.Warnings) && !strings.Contains(r.Warnings[i], w) {
+					t.Errorf("warning %d %q; want it to say %q", i, r.Warnings[i], w)
+				}
+			}
+			var assistant, injected []string
+			for _, it := range o.Sink.Items {
+				if it.Event == nil {
+					continue
+				}
+				mp := it.Event.Message()
+				if mp == nil {
+					continue
+				}
+				for _, b := range mp.Blocks {
+					switch {
+					case it.Event.Type == transcript.MessageAssistant && b.Type == transcript.BlockText:
+						assistant = append(assistant, b.Text)
+					case b.Origin == transcript.OriginInjected:
+						injected = append(injected, b.Text)
+					}
+				}
+			}
+			if !slices.Equal(assistant, tt.assistant) {
+				t.Errorf("assistant texts %q; want %q", assistant, tt.assistant)
+			}
+			if !slices.Equal(injected, tt.injected) {
+				t.Errorf("injected %q; want %q", injected, tt.injected)
+			}
+			calls, results := o.Tools()
+			if len(calls) != len(tt.tools) || len(results) != len(tt.tools) {
+				t.Fatalf("%d calls, %d results; want %d each", len(calls), len(results), len(tt.tools))
+			}
+			for i, w := range tt.tools {
+				if calls[i].Name != w.name || results[i].Status != w.status || results[i].Output != w.output {
+					t.Errorf("tool %d: %q %q %q; want %q %q %q", i, calls[i].Name, results[i].Status, results[i].Output, w.name, w.status, w.output)
+				}
+			}
+		})
+	}
+}
