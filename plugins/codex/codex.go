@@ -110,6 +110,9 @@ type normalizer struct {
 	// turn that recorded nothing and completed failed before its input
 	// was recorded (see rolloutComplete).
 	turnContent bool
+	// compactWarned: the current turn's compaction was warned of (its
+	// compacted record and compaction item are one compaction).
+	compactWarned bool
 	// selfPath is the agent path the rollout's session_meta states for
 	// a spawned sub-agent's thread ("" for the root's): messages between
 	// agents that it authored are not its input (see agentMessage).
@@ -277,7 +280,7 @@ func (n *normalizer) fillKeys() {
 // rule.
 func (n *normalizer) startTurn(out *sdk.Out) bool {
 	n.turnErr = ""
-	n.awaitAnswer, n.turnContent = false, false
+	n.awaitAnswer, n.turnContent, n.compactWarned = false, false, false
 	if n.terminal || n.format == FormatRollout {
 		out.Status(sdk.StatusIncomplete, sdk.S("a new turn started and did not finish"), sdk.LevelTerminal)
 		n.terminal = false

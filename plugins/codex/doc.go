@@ -188,14 +188,22 @@
 // rollout *_end event (its outcome is kept for the output item that
 // records the result), an exec-json action item's item.started /
 // item.updated after its call was reported (progress the completed item
-// repeats in full), a compacted record with no summary, and the
+// repeats in full), a compacted record with neither summary nor
+// replacement history, and the
 // first turn.started / legacy task_started of a stream (a marker that
-// changes nothing; a later one reopens the step). A
-// compaction's summary (compacted) is injected context of a user
-// message. Unmapped native types are counted as "<type>" (exec-json, legacy),
+// changes nothing; a later one reopens the step). Unmapped native types are counted as "<type>" (exec-json, legacy),
 // "item/<type>", "response_item/<type>", "event_msg/<type>", and
 // "non-json" / "json-array" / "untyped-object" for lines that are no
 // Codex record.
+//
+// Compaction. A compaction's summary (compacted.message) is injected
+// context of a user message; a compaction without a readable summary
+// (a compacted record holding only its replacement history, the
+// server's encrypted compaction and context_compaction response items)
+// has nothing to inject. Either way a warning, once per turn, says the
+// model sees the summary in place of the conversation before it, which
+// the transcript keeps; the turn's other lines of the same compaction
+// are declared ignored.
 //
 // The package builds natively (tests, fuzzing, benchmarks) and for
 // wasip1 through the entry point in ./wasm. It uses no reflection, no

@@ -17,4 +17,5 @@ var keys = abi.NewKeySet(
 	"sender_thread_id", "server", "session_id", "status", "stderr", "stdout", "success", "summary", "t",
 	"text", "thread_id", "timestamp", "tool", "tools", "total_token_usage", "type", "usage",
 	"agent_path", "author", "recipient", "source", "subagent", "thread_spawn", "kind",
+	"replacement_history",
 )

@@ -74,9 +74,14 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			out.Open(key, sdk.Message{User: true, Time: ts})
 			out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: sdk.OriginInjected})
 			out.Close(key, sdk.MessageEnd{})
+			n.compacted(out, "")
+		} else if p.Get("replacement_history").Kind() == abi.KindArray {
+			// No summary: the history that replaced the conversation
+			// (items the session's earlier lines recorded, and the
+			// server's encrypted compaction item) is what the model
+			// sees from here on.
+			n.compacted(out, "compacted")
 		} else {
-			// No summary: the replacement history it may hold is
-			// what the session's earlier lines already recorded.
 			out.Ignored(sdk.S("compacted"))
 		}
 	case "inter_agent_communication":
@@ -253,6 +258,11 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		}
 		settle(&r, outcome{status: nativeStatus(p.Get("status"))}, sdk.Str{}, nil)
 		out.ToolResult(r)
+	case "compaction", "compaction_summary", "context_compaction":
+		// A compaction the server ran (Compaction, ContextCompaction):
+		// from here on the model sees its encrypted content in place of
+		// the conversation before it. Nothing readable to inject.
+		n.compacted(out, "response_item/"+name)
 	case "ghost_snapshot":
 		// An undo snapshot (a git commit id): nothing the model said or
 		// did.
@@ -702,6 +712,23 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	default:
 		out.Unmapped(sdk.S("event_msg/" + t.String()))
 	}
+}
+
+// compacted warns, once for the compaction a turn's lines record
+// (a compacted record, the compaction item it or a response item
+// holds), that the model's context was replaced: the transcript keeps
+// the conversation that the model no longer sees as it was.
+// native names the line, declared ignored when it repeats a compaction
+// already warned of ("" when the line reported something else).
+func (n *normalizer) compacted(out *sdk.Out, native string) {
+	if n.compactWarned {
+		if native != "" {
+			out.Ignored(sdk.S(native))
+		}
+		return
+	}
+	n.compactWarned = true
+	out.Warn("codex compaction: from here on the model sees a summary or an encrypted compaction item in place of the conversation before it; the transcript keeps what it replaced")
 }
 
 // noAnswer is the error of a rollout turn that ended without the model's

@@ -16,17 +16,25 @@ import (
 // TestRolloutNewerItems: the records newer Codex rollouts persist
 // (codex-rs/rollout/src/policy.rs) are mapped, none counted unmapped:
 //   - a sub-agent's activity repeats the calls that started it; an
-//     interruption is said.
+//     interruption is said;
+//   - compactions are warned of once per turn (a summary, when there is
+//     one, is injected context).
 func TestRolloutNewerItems(t *testing.T) {
 	ev := func(p string) string { return `{"timestamp":"t","type":"event_msg","payload":` + p + `}` }
 	item := func(p string) string { return `{"timestamp":"t","type":"response_item","payload":` + p + `}` }
 	var (
-		meta   = `{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.158.0"}}`
-		start  = ev(`{"type":"task_started","turn_id":"u1"}`)
-		prompt = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"draw a cat"}]}`)
-		answer = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}`)
-		done   = ev(`{"type":"task_complete","turn_id":"u1","last_agent_message":"Done."}`)
+		meta     = `{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.158.0"}}`
+		start    = ev(`{"type":"task_started","turn_id":"u1"}`)
+		prompt   = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"draw a cat"}]}`)
+		answer   = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}`)
+		noAnswer = ev(`{"type":"task_complete","turn_id":"u1","last_agent_message":null}`)
+		done     = ev(`{"type":"task_complete","turn_id":"u1","last_agent_message":"Done."}`)
 
+		compacted     = `{"timestamp":"t","type":"compacted","payload":{"message":"","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"draw a cat"}]},{"type":"compaction","encrypted_content":"gAAA"}]}}`
+		summary       = `{"timestamp":"t","type":"compacted","payload":{"message":"The user asked for a cat."}}`
+		compactItem   = item(`{"type":"compaction","encrypted_content":"gAAA"}`)
+		contextItem   = item(`{"type":"context_compaction","encrypted_content":"gAAA"}`)
+		compactedEv   = ev(`{"type":"context_compacted"}`)
 		subStarted    = ev(`{"type":"sub_agent_activity","event_id":"e1","occurred_at_ms":1,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"started"}`)
 		subInteracted = ev(`{"type":"sub_agent_activity","event_id":"e2","occurred_at_ms":2,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interacted"}`)
 		subStopped    = ev(`{"type":"sub_agent_activity","event_id":"e3","occurred_at_ms":3,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interrupted"}`)
@@ -41,6 +49,14 @@ func TestRolloutNewerItems(t *testing.T) {
 		injected  []string // texts of the injected context blocks
 		tools     []toolWant
 	}{
+		{name: "a /compact turn without a summary", lines: []string{meta, start, prompt, answer, done, start, compacted, compactedEv, noAnswer},
+			status: "ok", warnings: []string{"codex compaction"}, assistant: []string{"Done."}},
+		{name: "a compaction's summary is injected context", lines: []string{meta, start, summary, compactedEv, noAnswer},
+			status: "ok", warnings: []string{"codex compaction"}, injected: []string{"The user asked for a cat."}},
+		{name: "compaction items of one turn, warned once", lines: []string{meta, start, prompt, compactItem, contextItem, answer, done},
+			status: "ok", warnings: []string{"codex compaction"}, assistant: []string{"Done."}},
+		{name: "a compaction in each of two turns", lines: []string{meta, start, prompt, compactItem, answer, done, start, prompt, contextItem, answer, done},
+			status: "ok", warnings: []string{"codex compaction", "codex compaction"}, assistant: []string{"Done.", "Done."}},
 		{name: "a sub-agent's activity", lines: []string{meta, start, prompt, subStarted, subInteracted, answer, subStopped, done},
 			status: "ok", warnings: []string{"sub-agent /root/worker was interrupted"}, assistant: []string{"Done."}},
 	}
