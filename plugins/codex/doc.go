@@ -149,7 +149,7 @@
 // that failed ends with the task_complete of one that succeeded, its
 // last_agent_message null. A rollout turn whose model input (a prompt,
 // an image, a message from another agent, a call or its result) no
-// assistant message
+// assistant message (nor a review's findings)
 // answered before
 // such a task_complete is therefore an error ("the turn ended without
 // an answer from the model; the rollout does not say why"), and so is a
@@ -204,6 +204,14 @@
 // model sees the summary in place of the conversation before it, which
 // the transcript keeps; the turn's other lines of the same compaction
 // are declared ignored.
+//
+// Review. A /review's exited_review_mode states the
+// reviewer's findings (review_output: its explanation, each finding's
+// title, file, lines and body, its verdict): an assistant message, the
+// answer of the review's turn; Codex's own rendering of them, the
+// assistant message it records right after, is declared ignored, and
+// the <user_action> message it records before is injected context. A
+// review that ended without findings (review_output null) is a warning.
 //
 // The package builds natively (tests, fuzzing, benchmarks) and for
 // wasip1 through the entry point in ./wasm. It uses no reflection, no

@@ -18,4 +18,6 @@ var keys = abi.NewKeySet(
 	"text", "thread_id", "timestamp", "tool", "tools", "total_token_usage", "type", "usage",
 	"agent_path", "author", "recipient", "source", "subagent", "thread_spawn", "kind",
 	"replacement_history",
+	"review_output", "overall_explanation", "overall_correctness", "findings", "title", "body", "code_location",
+	"absolute_file_path", "line_range", "start", "end",
 )

@@ -138,7 +138,7 @@ func isResponseItemType(t abi.Value) bool {
 var injectedPrefixes = [...]string{
 	"<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md instructions",
 	"<permissions instructions>", "<collaboration_mode>", "<turn_aborted>", "<user_shell_command>",
-	"<skill>", "<subagent_notification>",
+	"<skill>", "<subagent_notification>", "<user_action>",
 }
 
 func isInjected(v abi.Value) bool {
@@ -494,6 +494,12 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			return
 		}
 		n.awaitAnswer = false
+		if n.reviewEchoed(p) {
+			// The findings an exited_review_mode reported, as Codex
+			// rendered them for the conversation.
+			out.Ignored(sdk.S("response_item/message"))
+			return
+		}
 		l.m.Model = n.model
 		var last abi.Value
 		it := p.Get("content").Iter()
@@ -678,8 +684,8 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "thread_goal_updated", "entered_review_mode":
 		// The thread's goal as /goal set it, and the marker that a
-		// review began (its findings come with exited_review_mode,
-		// not read yet): state, nothing the model said or did.
+		// review began (its findings come with exited_review_mode):
+		// state, nothing the model said or did.
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "sub_agent_activity":
 		// Multi-agent v2's note of what happened to a sub-agent
@@ -699,6 +705,9 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		default:
 			out.Unmapped(sdk.S("event_msg/sub_agent_activity"))
 		}
+	case "exited_review_mode":
+		// The review's findings: its result (see exitedReview).
+		n.exitedReview(out, p, ts)
 	case "thread_rolled_back":
 		// A rollback (Codex's ThreadRolledBackEvent, persisted to the
 		// rollout): its last num_turns user turns were removed from

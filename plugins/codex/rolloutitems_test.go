@@ -18,7 +18,9 @@ import (
 //   - a sub-agent's activity repeats the calls that started it; an
 //     interruption is said;
 //   - compactions are warned of once per turn (a summary, when there is
-//     one, is injected context).
+//     one, is injected context);
+//   - a review's findings (exited_review_mode) are its result, once, and
+//     answer its turn.
 func TestRolloutNewerItems(t *testing.T) {
 	ev := func(p string) string { return `{"timestamp":"t","type":"event_msg","payload":` + p + `}` }
 	item := func(p string) string { return `{"timestamp":"t","type":"response_item","payload":` + p + `}` }
@@ -35,6 +37,14 @@ func TestRolloutNewerItems(t *testing.T) {
 		compactItem   = item(`{"type":"compaction","encrypted_content":"gAAA"}`)
 		contextItem   = item(`{"type":"context_compaction","encrypted_content":"gAAA"}`)
 		compactedEv   = ev(`{"type":"context_compacted"}`)
+		reviewPrompt  = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"review my changes"}]}`)
+		entered       = ev(`{"type":"entered_review_mode","target":{"type":"uncommittedChanges"}}`)
+		reviewUser    = item(`{"type":"message","id":"review_rollout_user","role":"user","content":[{"type":"input_text","text":"<user_action>\n  <context>User initiated a review task.</context>\n  <action>review</action>\n  <results>\n  The patch is mostly fine.\n  </results>\n</user_action>"}]}`)
+		exited        = ev(`{"type":"exited_review_mode","review_output":{"findings":[{"title":"[P1] Off-by-one in loop","body":"The loop skips the last item.","confidence_score":0.8,"priority":1,"code_location":{"absolute_file_path":"/w/main.go","line_range":{"start":10,"end":12}}}],"overall_correctness":"patch is incorrect","overall_explanation":"The patch is mostly fine.","overall_confidence_score":0.7}}`)
+		reviewEcho    = item(`{"type":"message","id":"review_rollout_assistant","role":"assistant","content":[{"type":"output_text","text":"The patch is mostly fine.\n\nReview comment:\n\n- [P1] Off-by-one in loop — /w/main.go:10-12"}]}`)
+		reviewEchoEv  = ev(`{"type":"agent_message","message":"The patch is mostly fine.\n\nReview comment:\n\n- [P1] Off-by-one in loop — /w/main.go:10-12"}`)
+		exitedNone    = ev(`{"type":"exited_review_mode","review_output":null}`)
+		aborted       = ev(`{"type":"turn_aborted","reason":"interrupted"}`)
 		subStarted    = ev(`{"type":"sub_agent_activity","event_id":"e1","occurred_at_ms":1,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"started"}`)
 		subInteracted = ev(`{"type":"sub_agent_activity","event_id":"e2","occurred_at_ms":2,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interacted"}`)
 		subStopped    = ev(`{"type":"sub_agent_activity","event_id":"e3","occurred_at_ms":3,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interrupted"}`)
@@ -57,6 +67,13 @@ func TestRolloutNewerItems(t *testing.T) {
 			status: "ok", warnings: []string{"codex compaction"}, assistant: []string{"Done."}},
 		{name: "a compaction in each of two turns", lines: []string{meta, start, prompt, compactItem, answer, done, start, prompt, contextItem, answer, done},
 			status: "ok", warnings: []string{"codex compaction", "codex compaction"}, assistant: []string{"Done.", "Done."}},
+		{name: "a review's findings are its result, once", lines: []string{meta, start, reviewPrompt, entered, reviewUser, exited, reviewEcho, reviewEchoEv, noAnswer},
+			status: "ok", assistant: []string{"The patch is mostly fine.\n\n[P1] Off-by-one in loop\n/w/main.go:10-12\nThe loop skips the last item.\n\nOverall correctness: patch is incorrect"},
+			injected: []string{"<user_action>\n  <context>User initiated a review task.</context>\n  <action>review</action>\n  <results>\n  The patch is mostly fine.\n  </results>\n</user_action>"}},
+		{name: "a review's findings answer its turn without the echo", lines: []string{meta, start, reviewPrompt, entered, exited, noAnswer},
+			status: "ok", assistant: []string{"The patch is mostly fine.\n\n[P1] Off-by-one in loop\n/w/main.go:10-12\nThe loop skips the last item.\n\nOverall correctness: patch is incorrect"}},
+		{name: "an interrupted review", lines: []string{meta, start, reviewPrompt, entered, exitedNone, aborted},
+			status: "incomplete", warnings: []string{"review ended without findings"}},
 		{name: "a sub-agent's activity", lines: []string{meta, start, prompt, subStarted, subInteracted, answer, subStopped, done},
 			status: "ok", warnings: []string{"sub-agent /root/worker was interrupted"}, assistant: []string{"Done."}},
 	}
