@@ -149,7 +149,7 @@
 // that failed ends with the task_complete of one that succeeded, its
 // last_agent_message null. A rollout turn whose model input (a prompt,
 // an image, a message from another agent, a call or its result) no
-// assistant message (nor a review's findings)
+// assistant message (nor a review's findings, nor a generated image)
 // answered before
 // such a task_complete is therefore an error ("the turn ended without
 // an answer from the model; the rollout does not say why"), and so is a
@@ -212,6 +212,12 @@
 // assistant message it records right after, is declared ignored, and
 // the <user_action> message it records before is injected context. A
 // review that ended without findings (review_output null) is a warning.
+//
+// Images. An image_generation_call (the Responses API's built-in tool) is a
+// call named image_generation, kind other, its input the revised
+// prompt, its result the image (base64) once completed, an error when
+// failed; a generated image is the model's output, as a message is. The
+// image_generation_end event repeats the item (declared ignored).
 //
 // The package builds natively (tests, fuzzing, benchmarks) and for
 // wasip1 through the entry point in ./wasm. It uses no reflection, no

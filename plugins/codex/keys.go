@@ -20,4 +20,5 @@ var keys = abi.NewKeySet(
 	"replacement_history",
 	"review_output", "overall_explanation", "overall_correctness", "findings", "title", "body", "code_location",
 	"absolute_file_path", "line_range", "start", "end",
+	"revised_prompt",
 )

@@ -241,6 +241,22 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			settle(&r, outcome{status: st}, sdk.Str{}, nil)
 			out.ToolResult(r)
 		}
+	case "image_generation_call":
+		// An image the model generated with the Responses API's
+		// built-in tool (ImageGenerationCall: status, revised_prompt,
+		// result, the image as base64): a call named image_generation,
+		// its input the prompt the tool used, its output the image. It
+		// is the model's output, as a message is.
+		callID := n.rolloutCall(out, p, ts, sdk.S("image_generation"), "other", object(member{"revised_prompt", p.Get("revised_prompt")}), sdk.Str{})
+		if st := nativeStatus(p.Get("status")); st != "" {
+			r := sdk.ToolResult{CallID: callID, Time: ts}
+			if st == toolOK {
+				n.awaitAnswer = false
+				r.Output = sdk.StringOf(p.Get("result"))
+			}
+			settle(&r, outcome{status: st}, r.Output, nil)
+			out.ToolResult(r)
+		}
 	case "tool_search_call":
 		// A search of the tools the session defers (ToolSearchCall):
 		// a tool call, answered by the tool_search_output of its
@@ -678,7 +694,8 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			return
 		}
 		out.Ignored(sdk.S("event_msg/" + t.String()))
-	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end", "agent_reasoning_section_break", "context_compacted":
+	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end",
+		"image_generation_begin", "image_generation_end", "agent_reasoning_section_break", "context_compacted":
 		// UI echoes of calls whose request and result are response
 		// items.
 		out.Ignored(sdk.S("event_msg/" + t.String()))

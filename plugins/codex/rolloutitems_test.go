@@ -20,7 +20,8 @@ import (
 //   - compactions are warned of once per turn (a summary, when there is
 //     one, is injected context);
 //   - a review's findings (exited_review_mode) are its result, once, and
-//     answer its turn.
+//     answer its turn;
+//   - a generated image is a tool call with its result.
 func TestRolloutNewerItems(t *testing.T) {
 	ev := func(p string) string { return `{"timestamp":"t","type":"event_msg","payload":` + p + `}` }
 	item := func(p string) string { return `{"timestamp":"t","type":"response_item","payload":` + p + `}` }
@@ -45,6 +46,9 @@ func TestRolloutNewerItems(t *testing.T) {
 		reviewEchoEv  = ev(`{"type":"agent_message","message":"The patch is mostly fine.\n\nReview comment:\n\n- [P1] Off-by-one in loop — /w/main.go:10-12"}`)
 		exitedNone    = ev(`{"type":"exited_review_mode","review_output":null}`)
 		aborted       = ev(`{"type":"turn_aborted","reason":"interrupted"}`)
+		image         = item(`{"type":"image_generation_call","id":"ig_1","status":"completed","revised_prompt":"A gray tabby cat","result":"iVBORw0KGgo="}`)
+		imageEnd      = ev(`{"type":"image_generation_end","call_id":"ig_1","status":"completed","revised_prompt":"A gray tabby cat","result":"iVBORw0KGgo=","saved_path":"/w/cat.png"}`)
+		imageFailed   = item(`{"type":"image_generation_call","id":"ig_2","status":"failed","result":""}`)
 		subStarted    = ev(`{"type":"sub_agent_activity","event_id":"e1","occurred_at_ms":1,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"started"}`)
 		subInteracted = ev(`{"type":"sub_agent_activity","event_id":"e2","occurred_at_ms":2,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interacted"}`)
 		subStopped    = ev(`{"type":"sub_agent_activity","event_id":"e3","occurred_at_ms":3,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interrupted"}`)
@@ -74,6 +78,12 @@ func TestRolloutNewerItems(t *testing.T) {
 			status: "ok", assistant: []string{"The patch is mostly fine.\n\n[P1] Off-by-one in loop\n/w/main.go:10-12\nThe loop skips the last item.\n\nOverall correctness: patch is incorrect"}},
 		{name: "an interrupted review", lines: []string{meta, start, reviewPrompt, entered, exitedNone, aborted},
 			status: "incomplete", warnings: []string{"review ended without findings"}},
+		{name: "an image generated", lines: []string{meta, start, prompt, image, imageEnd, noAnswer},
+			status: "ok", tools: []toolWant{{"image_generation", "ok", "iVBORw0KGgo="}}},
+		{name: "an image generated, then answered", lines: []string{meta, start, prompt, image, imageEnd, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"image_generation", "ok", "iVBORw0KGgo="}}},
+		{name: "an image generation that failed", lines: []string{meta, start, prompt, imageFailed, noAnswer},
+			status: "error", tools: []toolWant{{"image_generation", "error", ""}}},
 		{name: "a sub-agent's activity", lines: []string{meta, start, prompt, subStarted, subInteracted, answer, subStopped, done},
 			status: "ok", warnings: []string{"sub-agent /root/worker was interrupted"}, assistant: []string{"Done."}},
 	}
