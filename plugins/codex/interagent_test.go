@@ -6,9 +6,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
-	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -21,8 +18,7 @@ import (
 // whose own message is recorded after its answer stays ok, and so does a
 // parent given a child's notice once it has answered.
 func TestRolloutAgentMessages(t *testing.T) {
-	ev := func(p string) string { return `{"timestamp":"t","type":"event_msg","payload":` + p + `}` }
-	item := func(p string) string { return `{"timestamp":"t","type":"response_item","payload":` + p + `}` }
+	ev, item := rolloutEvent, rolloutItem
 	var (
 		childMeta = `{"timestamp":"t","type":"session_meta","payload":{"id":"c1","cli_version":"0.158.0","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p1","depth":1,"agent_path":"/root/worker","agent_nickname":"Ada","agent_role":"worker"}}}}}`
 		rootMeta  = `{"timestamp":"t","type":"session_meta","payload":{"id":"p1","cli_version":"0.158.0","source":"cli"}}`
@@ -59,7 +55,7 @@ func TestRolloutAgentMessages(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := plugintest.Run(t, codex.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "codex"})
+			o := runRollout(t, tt.lines)
 			if o.Result.Status != tt.status || !strings.Contains(o.Result.Error, tt.err) {
 				t.Errorf("status %q, error %q; want %q with %q", o.Result.Status, o.Result.Error, tt.status, tt.err)
 			}

@@ -7,9 +7,6 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
-	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/codex"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -23,8 +20,7 @@ import (
 //     answer its turn;
 //   - a generated image is a tool call with its result.
 func TestRolloutNewerItems(t *testing.T) {
-	ev := func(p string) string { return `{"timestamp":"t","type":"event_msg","payload":` + p + `}` }
-	item := func(p string) string { return `{"timestamp":"t","type":"response_item","payload":` + p + `}` }
+	ev, item := rolloutEvent, rolloutItem
 	var (
 		meta     = `{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.158.0"}}`
 		start    = ev(`{"type":"task_started","turn_id":"u1"}`)
@@ -89,7 +85,7 @@ func TestRolloutNewerItems(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := plugintest.Run(t, codex.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "codex"})
+			o := runRollout(t, tt.lines)
 			r := o.Result
 			if r.Status != tt.status {
 				t.Errorf("status %q (%q); want %q", r.Status, r.Error, tt.status)
