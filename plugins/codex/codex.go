@@ -41,6 +41,7 @@ const (
 	nsUser      byte = 'u'
 	nsReasoning byte = 'r'
 	nsRaw       byte = 'R'
+	nsAgent     byte = 'g'
 )
 
 // normalizer holds the state of one stream.
@@ -109,6 +110,16 @@ type normalizer struct {
 	// turn that recorded nothing and completed failed before its input
 	// was recorded (see rolloutComplete).
 	turnContent bool
+	// compactWarned: the current turn's compaction was warned of (its
+	// compacted record and compaction item are one compaction).
+	compactWarned bool
+	// reviewEcho: an exited_review_mode reported the review's findings;
+	// the assistant message Codex records right after it repeats them.
+	reviewEcho bool
+	// selfPath is the agent path the rollout's session_meta states for
+	// a spawned sub-agent's thread ("" for the root's): messages between
+	// agents that it authored are not its input (see agentMessage).
+	selfPath string
 	// turnEvents is set once a rollout shows task_started,
 	// task_complete or turn_aborted: builds before them wrote none, and
 	// such a log's status is the host's session rule (spec §6.7).
@@ -272,7 +283,7 @@ func (n *normalizer) fillKeys() {
 // rule.
 func (n *normalizer) startTurn(out *sdk.Out) bool {
 	n.turnErr = ""
-	n.awaitAnswer, n.turnContent = false, false
+	n.awaitAnswer, n.turnContent, n.compactWarned, n.reviewEcho = false, false, false, false
 	if n.terminal || n.format == FormatRollout {
 		out.Status(sdk.StatusIncomplete, sdk.S("a new turn started and did not finish"), sdk.LevelTerminal)
 		n.terminal = false

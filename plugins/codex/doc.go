@@ -94,9 +94,29 @@
 // thread, not in this stream. A sub-agent first seen in a call's
 // agents_states (spawned before a resumed stream) opens there, unnamed;
 // one whose outcome never came is closed incomplete when the turn ends.
-// Rollouts are not followed yet: a sub-agent writes a rollout of its
-// own, the parent's spawn_agent function_call is a tool call like any,
-// and its collab_* event messages are counted unmapped.//
+//
+// In rollouts, a spawned sub-agent (multi-agent v2) is a thread of its
+// own, recorded in a rollout of its own, whose session_meta names its
+// parent thread and its agent path (source.subagent.thread_spawn:
+// parent_thread_id, agent_path; agent_path); the store declares no link
+// from it to its parent's run yet, so it is a session of its own. In
+// the parent's rollout the spawn_agent, send_message and wait calls are
+// tool calls like any; sub_agent_activity repeats them (declared
+// ignored), except an interrupted sub-agent, which is a warning. Messages
+// between agents (the agent_message response item {author, recipient,
+// content}; the older inter_agent_communication record, and the
+// assistant-role message holding its JSON that builds before it gave the
+// model) are the input of the turn of the thread they reach: a
+// message.user, the prompt when a sub-agent's parent sent it, injected
+// context otherwise (a child's completion notice, a peer's message). A
+// sub-agent turn whose task the model never answered is therefore an
+// error (see Status), like any unanswered turn. A message the thread
+// itself wrote (its author is the thread's own path, "/root" for a
+// thread that is no sub-agent) is an assistant message, not input. An
+// encrypted message is a warning (its text is not in the rollout); the
+// inter_agent_communication_metadata beside a message (its delivery
+// flag) is declared ignored.
+//
 // Model. exec-json names none; the legacy config echo and
 // session_configured do; a rollout's turn_context states each turn's
 // model, and the step's model is the latest (a /model switch mid-session
@@ -128,7 +148,9 @@
 // should_persist_event_msg, leaves Error and StreamError out): a turn
 // that failed ends with the task_complete of one that succeeded, its
 // last_agent_message null. A rollout turn whose model input (a prompt,
-// an image, a call or its result) no assistant message answered before
+// an image, a message from another agent, a call or its result) no
+// assistant message (nor a review's findings, nor a generated image)
+// answered before
 // such a task_complete is therefore an error ("the turn ended without
 // an answer from the model; the rollout does not say why"), and so is a
 // turn that recorded nothing before it (its input is recorded after the
@@ -166,14 +188,36 @@
 // rollout *_end event (its outcome is kept for the output item that
 // records the result), an exec-json action item's item.started /
 // item.updated after its call was reported (progress the completed item
-// repeats in full), a compacted record with no summary, and the
+// repeats in full), a compacted record with neither summary nor
+// replacement history, and the
 // first turn.started / legacy task_started of a stream (a marker that
-// changes nothing; a later one reopens the step). A
-// compaction's summary (compacted) is injected context of a user
-// message. Unmapped native types are counted as "<type>" (exec-json, legacy),
+// changes nothing; a later one reopens the step). Unmapped native types are counted as "<type>" (exec-json, legacy),
 // "item/<type>", "response_item/<type>", "event_msg/<type>", and
 // "non-json" / "json-array" / "untyped-object" for lines that are no
 // Codex record.
+//
+// Compaction. A compaction's summary (compacted.message) is injected
+// context of a user message; a compaction without a readable summary
+// (a compacted record holding only its replacement history, the
+// server's encrypted compaction and context_compaction response items)
+// has nothing to inject. Either way a warning, once per turn, says the
+// model sees the summary in place of the conversation before it, which
+// the transcript keeps; the turn's other lines of the same compaction
+// are declared ignored.
+//
+// Review. A /review's exited_review_mode states the
+// reviewer's findings (review_output: its explanation, each finding's
+// title, file, lines and body, its verdict): an assistant message, the
+// answer of the review's turn; Codex's own rendering of them, the
+// assistant message it records right after, is declared ignored, and
+// the <user_action> message it records before is injected context. A
+// review that ended without findings (review_output null) is a warning.
+//
+// Images. An image_generation_call (the Responses API's built-in tool) is a
+// call named image_generation, kind other, its input the revised
+// prompt, its result the image (base64) once completed, an error when
+// failed; a generated image is the model's output, as a message is. The
+// image_generation_end event repeats the item (declared ignored).
 //
 // The package builds natively (tests, fuzzing, benchmarks) and for
 // wasip1 through the entry point in ./wasm. It uses no reflection, no

@@ -16,4 +16,9 @@ var keys = abi.NewKeySet(
 	"reasoning_output_tokens", "receiver_thread_ids", "total_tokens", "record_type", "result", "role", "sandbox",
 	"sender_thread_id", "server", "session_id", "status", "stderr", "stdout", "success", "summary", "t",
 	"text", "thread_id", "timestamp", "tool", "tools", "total_token_usage", "type", "usage",
+	"agent_path", "author", "recipient", "source", "subagent", "thread_spawn", "kind",
+	"replacement_history",
+	"review_output", "overall_explanation", "overall_correctness", "findings", "title", "body", "code_location",
+	"absolute_file_path", "line_range", "start", "end",
+	"revised_prompt",
 )

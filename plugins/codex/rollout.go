@@ -40,6 +40,7 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			instr = m.Get("instructions")
 		}
 		n.systemPrompt(out, instr, ts)
+		n.noteAgentPath(m)
 	case "turn_context":
 		// Each turn states its working directory: the first is where
 		// the session runs, for a rollout whose session_meta is cut.
@@ -73,11 +74,25 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			out.Open(key, sdk.Message{User: true, Time: ts})
 			out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(v), Origin: sdk.OriginInjected})
 			out.Close(key, sdk.MessageEnd{})
+			n.compacted(out, "")
+		} else if p.Get("replacement_history").Kind() == abi.KindArray {
+			// No summary: the history that replaced the conversation
+			// (items the session's earlier lines recorded, and the
+			// server's encrypted compaction item) is what the model
+			// sees from here on.
+			n.compacted(out, "compacted")
 		} else {
-			// No summary: the replacement history it may hold is
-			// what the session's earlier lines already recorded.
 			out.Ignored(sdk.S("compacted"))
 		}
+	case "inter_agent_communication":
+		// A message between agents as builds before the agent_message
+		// response item wrote it (see agentMessage).
+		n.turnContent = true
+		n.agentMessage(out, p.Get("author"), p.Get("recipient"), p.Get("content"), ts, false, "inter_agent_communication")
+	case "inter_agent_communication_metadata":
+		// The delivery flag (trigger_turn) of the agent_message beside
+		// it: nothing the transcript shows.
+		out.Ignored(sdk.S("inter_agent_communication_metadata"))
 	case "world_state":
 		// The 0.147+ environment snapshot: state for resuming, nothing
 		// the transcript shows.
@@ -123,7 +138,7 @@ func isResponseItemType(t abi.Value) bool {
 var injectedPrefixes = [...]string{
 	"<environment_context>", "<user_instructions>", "<INSTRUCTIONS>", "# AGENTS.md instructions",
 	"<permissions instructions>", "<collaboration_mode>", "<turn_aborted>", "<user_shell_command>",
-	"<skill>", "<subagent_notification>",
+	"<skill>", "<subagent_notification>", "<user_action>",
 }
 
 func isInjected(v abi.Value) bool {
@@ -190,6 +205,10 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	switch name {
 	case "message":
 		n.messageItem(out, p, ts)
+	case "agent_message":
+		// A message between agents (multi-agent v2): a sub-agent's
+		// task, a child's notice, a peer's message (see agentMessage).
+		n.agentMessage(out, p.Get("author"), p.Get("recipient"), p.Get("content"), ts, true, "response_item/agent_message")
 	case "reasoning":
 		n.reasoningItem(out, p, ts)
 	case "function_call":
@@ -222,6 +241,22 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			settle(&r, outcome{status: st}, sdk.Str{}, nil)
 			out.ToolResult(r)
 		}
+	case "image_generation_call":
+		// An image the model generated with the Responses API's
+		// built-in tool (ImageGenerationCall: status, revised_prompt,
+		// result, the image as base64): a call named image_generation,
+		// its input the prompt the tool used, its output the image. It
+		// is the model's output, as a message is.
+		callID := n.rolloutCall(out, p, ts, sdk.S("image_generation"), "other", object(member{"revised_prompt", p.Get("revised_prompt")}), sdk.Str{})
+		if st := nativeStatus(p.Get("status")); st != "" {
+			r := sdk.ToolResult{CallID: callID, Time: ts}
+			if st == toolOK {
+				n.awaitAnswer = false
+				r.Output = sdk.StringOf(p.Get("result"))
+			}
+			settle(&r, outcome{status: st}, r.Output, nil)
+			out.ToolResult(r)
+		}
 	case "tool_search_call":
 		// A search of the tools the session defers (ToolSearchCall):
 		// a tool call, answered by the tool_search_output of its
@@ -239,6 +274,11 @@ func (n *normalizer) responseItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		}
 		settle(&r, outcome{status: nativeStatus(p.Get("status"))}, sdk.Str{}, nil)
 		out.ToolResult(r)
+	case "compaction", "compaction_summary", "context_compaction":
+		// A compaction the server ran (Compaction, ContextCompaction):
+		// from here on the model sees its encrypted content in place of
+		// the conversation before it. Nothing readable to inject.
+		n.compacted(out, "response_item/"+name)
 	case "ghost_snapshot":
 		// An undo snapshot (a git commit id): nothing the model said or
 		// did.
@@ -462,7 +502,20 @@ func (n *normalizer) messageItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	l := lazyMsg{m: sdk.Message{ID: sdk.Text(p.Get("id")), Time: ts}}
 	switch sdk.Name(role) {
 	case "assistant":
+		if comm, ok := n.communicationJSON(p); ok {
+			// A message from another agent that Codex gave the model
+			// as an assistant-role message holding its JSON: input,
+			// not the model's answer.
+			n.agentMessage(out, comm.Get("author"), comm.Get("recipient"), comm.Get("content"), ts, true, "response_item/message")
+			return
+		}
 		n.awaitAnswer = false
+		if n.reviewEchoed(p) {
+			// The findings an exited_review_mode reported, as Codex
+			// rendered them for the conversation.
+			out.Ignored(sdk.S("response_item/message"))
+			return
+		}
 		l.m.Model = n.model
 		var last abi.Value
 		it := p.Get("content").Iter()
@@ -641,15 +694,37 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 			return
 		}
 		out.Ignored(sdk.S("event_msg/" + t.String()))
-	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end", "agent_reasoning_section_break", "context_compacted":
+	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end",
+		"image_generation_begin", "image_generation_end", "agent_reasoning_section_break", "context_compacted":
 		// UI echoes of calls whose request and result are response
 		// items.
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "thread_goal_updated", "entered_review_mode":
 		// The thread's goal as /goal set it, and the marker that a
-		// review began (its findings come with exited_review_mode,
-		// not read yet): state, nothing the model said or did.
+		// review began (its findings come with exited_review_mode):
+		// state, nothing the model said or did.
 		out.Ignored(sdk.S("event_msg/" + t.String()))
+	case "sub_agent_activity":
+		// Multi-agent v2's note of what happened to a sub-agent
+		// (SubAgentActivityEvent: agent_thread_id, agent_path, kind).
+		// Started and interacted repeat the spawn or message call whose
+		// request and result are response items; the sub-agent's own
+		// work is in its own rollout. An interrupted one is said.
+		switch sdk.Name(p.Get("kind")) {
+		case "started", "interacted":
+			out.Ignored(sdk.S("event_msg/sub_agent_activity"))
+		case "interrupted":
+			who := "a sub-agent"
+			if a := p.Get("agent_path"); a.Kind() == abi.KindString {
+				who = "sub-agent " + sdk.Text(a).String()
+			}
+			out.Warn("codex: " + who + " was interrupted (its work is in its own rollout)")
+		default:
+			out.Unmapped(sdk.S("event_msg/sub_agent_activity"))
+		}
+	case "exited_review_mode":
+		// The review's findings: its result (see exitedReview).
+		n.exitedReview(out, p, ts)
 	case "thread_rolled_back":
 		// A rollback (Codex's ThreadRolledBackEvent, persisted to the
 		// rollout): its last num_turns user turns were removed from
@@ -663,6 +738,23 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	default:
 		out.Unmapped(sdk.S("event_msg/" + t.String()))
 	}
+}
+
+// compacted warns, once for the compaction a turn's lines record
+// (a compacted record, the compaction item it or a response item
+// holds), that the model's context was replaced: the transcript keeps
+// the conversation that the model no longer sees as it was.
+// native names the line, declared ignored when it repeats a compaction
+// already warned of ("" when the line reported something else).
+func (n *normalizer) compacted(out *sdk.Out, native string) {
+	if n.compactWarned {
+		if native != "" {
+			out.Ignored(sdk.S(native))
+		}
+		return
+	}
+	n.compactWarned = true
+	out.Warn("codex compaction: from here on the model sees a summary or an encrypted compaction item in place of the conversation before it; the transcript keeps what it replaced")
 }
 
 // noAnswer is the error of a rollout turn that ended without the model's

@@ -5,10 +5,6 @@ package codex_test
 import (
 	"strings"
 	"testing"
-
-	"github.com/twasm/twasm/internal/normalize"
-	"github.com/twasm/twasm/internal/testing/plugintest"
-	"github.com/twasm/twasm/plugins/codex"
 )
 
 // TestRolloutTurnStatus: Codex writes no error event to a rollout (its
@@ -21,8 +17,7 @@ import (
 // turn that asked the model nothing (a /compact, a user's shell command)
 // or that the model answered is ok.
 func TestRolloutTurnStatus(t *testing.T) {
-	ev := func(p string) string { return `{"timestamp":"t","type":"event_msg","payload":` + p + `}` }
-	item := func(p string) string { return `{"timestamp":"t","type":"response_item","payload":` + p + `}` }
+	ev, item := rolloutEvent, rolloutItem
 	var (
 		meta     = `{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.158.0"}}`
 		start    = ev(`{"type":"task_started","turn_id":"u1","model_context_window":258400}`)
@@ -65,7 +60,7 @@ func TestRolloutTurnStatus(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			o := plugintest.Run(t, codex.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "codex"})
+			o := runRollout(t, tt.lines)
 			if o.Result.Status != tt.status || !strings.Contains(o.Result.Error, tt.err) {
 				t.Errorf("status %q, error %q; want %q with %q", o.Result.Status, o.Result.Error, tt.status, tt.err)
 			}

@@ -1,0 +1,139 @@
+//go:build !wasip1
+
+package codex_test
+
+import (
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestRolloutNewerItems: the records newer Codex rollouts persist
+// (codex-rs/rollout/src/policy.rs) are mapped, none counted unmapped:
+//   - a sub-agent's activity repeats the calls that started it; an
+//     interruption is said;
+//   - compactions are warned of once per turn (a summary, when there is
+//     one, is injected context);
+//   - a review's findings (exited_review_mode) are its result, once, and
+//     answer its turn;
+//   - a generated image is a tool call with its result.
+func TestRolloutNewerItems(t *testing.T) {
+	ev, item := rolloutEvent, rolloutItem
+	var (
+		meta     = `{"timestamp":"t","type":"session_meta","payload":{"id":"s1","cli_version":"0.158.0"}}`
+		start    = ev(`{"type":"task_started","turn_id":"u1"}`)
+		prompt   = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"draw a cat"}]}`)
+		answer   = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"Done."}]}`)
+		noAnswer = ev(`{"type":"task_complete","turn_id":"u1","last_agent_message":null}`)
+		done     = ev(`{"type":"task_complete","turn_id":"u1","last_agent_message":"Done."}`)
+
+		compacted     = `{"timestamp":"t","type":"compacted","payload":{"message":"","replacement_history":[{"type":"message","role":"user","content":[{"type":"input_text","text":"draw a cat"}]},{"type":"compaction","encrypted_content":"gAAA"}]}}`
+		summary       = `{"timestamp":"t","type":"compacted","payload":{"message":"The user asked for a cat."}}`
+		compactItem   = item(`{"type":"compaction","encrypted_content":"gAAA"}`)
+		contextItem   = item(`{"type":"context_compaction","encrypted_content":"gAAA"}`)
+		compactedEv   = ev(`{"type":"context_compacted"}`)
+		reviewPrompt  = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"review my changes"}]}`)
+		entered       = ev(`{"type":"entered_review_mode","target":{"type":"uncommittedChanges"}}`)
+		reviewUser    = item(`{"type":"message","id":"review_rollout_user","role":"user","content":[{"type":"input_text","text":"<user_action>\n  <context>User initiated a review task.</context>\n  <action>review</action>\n  <results>\n  The patch is mostly fine.\n  </results>\n</user_action>"}]}`)
+		exited        = ev(`{"type":"exited_review_mode","review_output":{"findings":[{"title":"[P1] Off-by-one in loop","body":"The loop skips the last item.","confidence_score":0.8,"priority":1,"code_location":{"absolute_file_path":"/w/main.go","line_range":{"start":10,"end":12}}}],"overall_correctness":"patch is incorrect","overall_explanation":"The patch is mostly fine.","overall_confidence_score":0.7}}`)
+		reviewEcho    = item(`{"type":"message","id":"review_rollout_assistant","role":"assistant","content":[{"type":"output_text","text":"The patch is mostly fine.\n\nReview comment:\n\n- [P1] Off-by-one in loop — /w/main.go:10-12"}]}`)
+		reviewEchoEv  = ev(`{"type":"agent_message","message":"The patch is mostly fine.\n\nReview comment:\n\n- [P1] Off-by-one in loop — /w/main.go:10-12"}`)
+		exitedNone    = ev(`{"type":"exited_review_mode","review_output":null}`)
+		aborted       = ev(`{"type":"turn_aborted","reason":"interrupted"}`)
+		image         = item(`{"type":"image_generation_call","id":"ig_1","status":"completed","revised_prompt":"A gray tabby cat","result":"iVBORw0KGgo="}`)
+		imageEnd      = ev(`{"type":"image_generation_end","call_id":"ig_1","status":"completed","revised_prompt":"A gray tabby cat","result":"iVBORw0KGgo=","saved_path":"/w/cat.png"}`)
+		imageFailed   = item(`{"type":"image_generation_call","id":"ig_2","status":"failed","result":""}`)
+		subStarted    = ev(`{"type":"sub_agent_activity","event_id":"e1","occurred_at_ms":1,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"started"}`)
+		subInteracted = ev(`{"type":"sub_agent_activity","event_id":"e2","occurred_at_ms":2,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interacted"}`)
+		subStopped    = ev(`{"type":"sub_agent_activity","event_id":"e3","occurred_at_ms":3,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interrupted"}`)
+	)
+	type toolWant struct{ name, status, output string }
+	tests := []struct {
+		name      string
+		lines     []string
+		status    string
+		warnings  []string // substrings, one warning each
+		assistant []string // texts of the assistant messages, in order
+		injected  []string // texts of the injected context blocks
+		tools     []toolWant
+	}{
+		{name: "a /compact turn without a summary", lines: []string{meta, start, prompt, answer, done, start, compacted, compactedEv, noAnswer},
+			status: "ok", warnings: []string{"codex compaction"}, assistant: []string{"Done."}},
+		{name: "a compaction's summary is injected context", lines: []string{meta, start, summary, compactedEv, noAnswer},
+			status: "ok", warnings: []string{"codex compaction"}, injected: []string{"The user asked for a cat."}},
+		{name: "compaction items of one turn, warned once", lines: []string{meta, start, prompt, compactItem, contextItem, answer, done},
+			status: "ok", warnings: []string{"codex compaction"}, assistant: []string{"Done."}},
+		{name: "a compaction in each of two turns", lines: []string{meta, start, prompt, compactItem, answer, done, start, prompt, contextItem, answer, done},
+			status: "ok", warnings: []string{"codex compaction", "codex compaction"}, assistant: []string{"Done.", "Done."}},
+		{name: "a review's findings are its result, once", lines: []string{meta, start, reviewPrompt, entered, reviewUser, exited, reviewEcho, reviewEchoEv, noAnswer},
+			status: "ok", assistant: []string{"The patch is mostly fine.\n\n[P1] Off-by-one in loop\n/w/main.go:10-12\nThe loop skips the last item.\n\nOverall correctness: patch is incorrect"},
+			injected: []string{"<user_action>\n  <context>User initiated a review task.</context>\n  <action>review</action>\n  <results>\n  The patch is mostly fine.\n  </results>\n</user_action>"}},
+		{name: "a review's findings answer its turn without the echo", lines: []string{meta, start, reviewPrompt, entered, exited, noAnswer},
+			status: "ok", assistant: []string{"The patch is mostly fine.\n\n[P1] Off-by-one in loop\n/w/main.go:10-12\nThe loop skips the last item.\n\nOverall correctness: patch is incorrect"}},
+		{name: "an interrupted review", lines: []string{meta, start, reviewPrompt, entered, exitedNone, aborted},
+			status: "incomplete", warnings: []string{"review ended without findings"}},
+		{name: "an image generated", lines: []string{meta, start, prompt, image, imageEnd, noAnswer},
+			status: "ok", tools: []toolWant{{"image_generation", "ok", "iVBORw0KGgo="}}},
+		{name: "an image generated, then answered", lines: []string{meta, start, prompt, image, imageEnd, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"image_generation", "ok", "iVBORw0KGgo="}}},
+		{name: "an image generation that failed", lines: []string{meta, start, prompt, imageFailed, noAnswer},
+			status: "error", tools: []toolWant{{"image_generation", "error", ""}}},
+		{name: "a sub-agent's activity", lines: []string{meta, start, prompt, subStarted, subInteracted, answer, subStopped, done},
+			status: "ok", warnings: []string{"sub-agent /root/worker was interrupted"}, assistant: []string{"Done."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := runRollout(t, tt.lines)
+			r := o.Result
+			if r.Status != tt.status {
+				t.Errorf("status %q (%q); want %q", r.Status, r.Error, tt.status)
+			}
+			if len(r.Unmapped) != 0 {
+				t.Errorf("unmapped %v; want none", r.Unmapped)
+			}
+			if len(r.Warnings) != len(tt.warnings) {
+				t.Errorf("warnings %q; want %d", r.Warnings, len(tt.warnings))
+			}
+			for i, w := range tt.warnings {
+				if i < len(r.Warnings) && !strings.Contains(r.Warnings[i], w) {
+					t.Errorf("warning %d %q; want it to say %q", i, r.Warnings[i], w)
+				}
+			}
+			var assistant, injected []string
+			for _, it := range o.Sink.Items {
+				if it.Event == nil {
+					continue
+				}
+				mp := it.Event.Message()
+				if mp == nil {
+					continue
+				}
+				for _, b := range mp.Blocks {
+					switch {
+					case it.Event.Type == transcript.MessageAssistant && b.Type == transcript.BlockText:
+						assistant = append(assistant, b.Text)
+					case b.Origin == transcript.OriginInjected:
+						injected = append(injected, b.Text)
+					}
+				}
+			}
+			if !slices.Equal(assistant, tt.assistant) {
+				t.Errorf("assistant texts %q; want %q", assistant, tt.assistant)
+			}
+			if !slices.Equal(injected, tt.injected) {
+				t.Errorf("injected %q; want %q", injected, tt.injected)
+			}
+			calls, results := o.Tools()
+			if len(calls) != len(tt.tools) || len(results) != len(tt.tools) {
+				t.Fatalf("%d calls, %d results; want %d each", len(calls), len(results), len(tt.tools))
+			}
+			for i, w := range tt.tools {
+				if calls[i].Name != w.name || results[i].Status != w.status || results[i].Output != w.output {
+					t.Errorf("tool %d: %q %q %q; want %q %q %q", i, calls[i].Name, results[i].Status, results[i].Output, w.name, w.status, w.output)
+				}
+			}
+		})
+	}
+}
