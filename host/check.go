@@ -334,8 +334,11 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 	if _, glob := abi.SubAgentsGlob(st.SubAgents); st.SubAgents != "" && (st.Kind != "" && st.Kind != "file" || !relPath(strings.NewReplacer("{stem}", "x", "*", "x", "?", "x").Replace(glob))) {
 		problems = append(problems, fmt.Sprintf("sub_agents %q is not a relative glob of a file store, without .. but at its start", st.SubAgents))
 	}
-	if c := st.SubAgentCall; c != nil && (st.SubAgents == "" || c.Key == "" || strings.Contains(c.File, "/") || !relPath(strings.ReplaceAll(c.File, "{stem}", "x"))) {
-		problems = append(problems, fmt.Sprintf("sub_agent_call %+v is not a file name beside the sub-agent's file and a key, with sub_agents", *c))
+	// A folder or tree store whose sessions name their parent may say
+	// where a session names the call that started it too (Factory
+	// Droid's session_start): beside the session's first file.
+	if c := st.SubAgentCall; c != nil && (st.SubAgents == "" && st.Parent == nil || c.Key == "" || strings.Contains(c.File, "/") || !relPath(strings.ReplaceAll(c.File, "{stem}", "x"))) {
+		problems = append(problems, fmt.Sprintf("sub_agent_call %+v is not a file name beside the sub-agent's file and a key, with sub_agents or parent", *c))
 	}
 	if st.RetentionDays < 0 {
 		problems = append(problems, "retention_days is negative")

@@ -153,3 +153,35 @@ func TestCheckStoreSubAgents(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckStoreSubAgentCall: a store says where a sub-agent names the
+// call that started it (sub_agent_call: a file beside the sub-agent's
+// and a key) for its sub-agents' files (sub_agents), or, for a folder or
+// tree store, for its sessions that name their parent (parent: Factory
+// Droid's session_start); with neither it says nothing, and is refused.
+func TestCheckStoreSubAgentCall(t *testing.T) {
+	call := &abi.SidecarKey{File: "{stem}.jsonl", Key: "callingToolUseId"}
+	tree := func(parent *abi.StoreParent, c *abi.SidecarKey) abi.Store {
+		return abi.Store{Name: "s", Kind: abi.StoreKindTree, Roots: []abi.Root{{Path: "~/.s"}}, Pattern: "*/*.jsonl",
+			Files: []string{"*/{key}.jsonl", "*/{key}.settings.json"}, Parent: parent, SubAgentCall: c}
+	}
+	parent := &abi.StoreParent{File: "*/{key}.jsonl", Member: "callingSessionId"}
+	for _, tc := range []struct {
+		name string
+		st   abi.Store
+		ok   bool
+	}{
+		{"tree store with parent", tree(parent, call), true},
+		{"tree store without parent", tree(nil, call), false},
+		{"tree store with parent, call in another directory", tree(parent, &abi.SidecarKey{File: "x/{stem}.jsonl", Key: "k"}), false},
+		{"tree store with parent, no key", tree(parent, &abi.SidecarKey{File: "{stem}.jsonl"}), false},
+		{"file store with sub_agents", abi.Store{Name: "s", Roots: []abi.Root{{Path: "~/.s"}}, Pattern: "*/*.jsonl",
+			SubAgents: "{stem}/subagents/agent-*.jsonl", SubAgentCall: &abi.SidecarKey{File: "{stem}.meta.json", Key: "toolUseId"}}, true},
+		{"file store without sub_agents", abi.Store{Name: "s", Roots: []abi.Root{{Path: "~/.s"}}, Pattern: "*/*.jsonl", SubAgentCall: call}, false},
+	} {
+		got := checkStore(tc.st, map[string]bool{"s": true})
+		if (len(got) == 0) != tc.ok {
+			t.Errorf("%s: problems %q, want ok %v", tc.name, got, tc.ok)
+		}
+	}
+}

@@ -237,11 +237,19 @@
 //
 // A folder or tree store may say where a session names the session it
 // was started from (abi.Store.Parent: a member of one of its JSON
-// files, Roo Code's parentTaskId, OpenCode's parentID). A sync orders
-// the sessions so that a parent comes before the sessions it started
-// (parentsFirst), and a session's new run is then a child run of its
-// parent's open run (runctl.BeginChild at path "subagent", the next
-// iteration free there), as a SQLite store's "parent" column does.
+// files, Roo Code's parentTaskId, OpenCode's parentID; of the first
+// line of a JSON Lines file, Factory Droid's session_start
+// callingSessionId: the first JSON value of the file is read). A sync
+// orders the sessions so that a parent comes before the sessions it
+// started (parentsFirst), and a session's new run is then a child run
+// of its parent's open run (runctl.BeginChild at path "subagent", the
+// next iteration free there), as a SQLite store's "parent" column does.
+// When the store also says where the session names the tool call that
+// started it (abi.Store.SubAgentCall beside the session's first file:
+// Droid's session_start callingToolUseId), the link is made at that
+// call as a sub-agent file's is: in the agent step holding it, at path
+// "agent.<key>_<call id>", named by the call's description
+// (parentLink).
 //
 // Each part is one agent step of the run, at path "agent" with the part
 // number as iteration, written through package capture: its bytes extend

@@ -18,6 +18,7 @@ import (
 	"github.com/twasm/twasm/capture"
 	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/regfile"
+	"github.com/twasm/twasm/internal/runctl"
 )
 
 // KindFolder is the kind of a store whose sessions are directories
@@ -284,16 +285,43 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 
 // parentLink links the new run of the session at path to the open run of
 // the session it names as its parent (abi.Store.Parent), when that one
-// is archived: nil when there is none (the run stands alone).
+// is archived: nil when there is none (the run stands alone). When the
+// store also says where the session names the tool call that started it
+// (abi.Store.SubAgentCall, beside the session's first file for a tree
+// store, in its directory for a folder one: Factory Droid's
+// session_start callingToolUseId), the link is made at that call, as a
+// sub-agent's file's is (subAgentLink): in the agent step holding it,
+// named by the call's description, at path "agent.<key>_<call id>"
+// (the parent's latest part when its run does not hold the call);
+// else at path "subagent" (SubagentPath).
 func (a *Archiver) parentLink(loc *Location, provider, path string) *childLink {
 	pk := parentKey(loc, path)
 	if pk == "" {
 		return nil
 	}
 	for _, e := range a.ledger.ByHead(parentHead(loc, provider, path, pk)) {
-		if !e.Closed && e.Parts > 0 && e.RunID != "" {
-			return &childLink{parentRunID: e.RunID, iteration: -1}
+		if e.Closed || e.Parts == 0 || e.RunID == "" {
+			continue
 		}
+		link := &childLink{parentRunID: e.RunID, iteration: -1}
+		key := sessionKey(loc, path)
+		dir, stem := filepath.Dir(path), stemOf(path)
+		if loc.Kind == KindFolder {
+			dir, stem = path, key
+		}
+		callID := sidecarString(dir, stem, loc.SubAgentCall)
+		if callID == "" {
+			return link
+		}
+		in, err := a.sessionLinksOf(&e)
+		if err != nil {
+			// The link is still made, at the latest part.
+			a.opts.Logger.Warn("sub-agent session link: read the session's run", "run", e.RunID, "err", err)
+		}
+		at := runctl.Link{ParentID: e.RunID, Path: subAgentPath(key, callID), Iteration: e.Parts - 1, Title: key}
+		atCall(&at, in, callID)
+		link.at = &at
+		return link
 	}
 	return nil
 }

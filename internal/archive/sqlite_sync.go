@@ -414,6 +414,19 @@ func (d *sqliteDB) factsLine(loc *Location, ds dbSession, since int64) []byte {
 type childLink struct {
 	parentRunID string
 	iteration   int
+	// at, when set, is where the link is made instead (a folder or tree
+	// session whose store names the tool call that started it,
+	// abi.Store.SubAgentCall: at that call, parentLink); else it is at
+	// SubagentPath, at iteration.
+	at *runctl.Link
+}
+
+// link is where the child run is linked in the parent's run.
+func (l *childLink) link() runctl.Link {
+	if l.at != nil {
+		return *l.at
+	}
+	return runctl.Link{ParentID: l.parentRunID, Path: SubagentPath, Iteration: l.iteration}
 }
 
 // SubagentPath is the step path, in a parent session's run, of the link

@@ -66,7 +66,8 @@ type Location struct {
 	subAgents   *regexp.Regexp `json:"-"`
 	subAgentsUp int
 	// SubAgentCall says where a sub-agent file's starting call is named
-	// (abi.Store.SubAgentCall).
+	// (abi.Store.SubAgentCall), or a folder or tree store's session that
+	// names its parent (Parent) names the call that started it.
 	SubAgentCall *abi.SidecarKey `json:"sub_agent_call,omitempty"`
 	// SubAgentResult says how the result of a sub-agent's call names it
 	// (abi.Store.SubAgentResult).
@@ -353,6 +354,11 @@ func declaredLocation(d Declared, c compiledStore, root, from string) Location {
 	if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
 		loc.SubAgents, loc.SubAgentCall, loc.SubAgentResult = d.SubAgents, d.SubAgentCall, d.SubAgentResult
 		loc.subAgentsUp, loc.subAgents = c.subAgentsUp, c.subAgents
+	}
+	if d.Parent != nil && (loc.Kind == KindFolder || loc.Kind == KindTree) {
+		// Where a sub-agent's session names the call that started it
+		// (Factory Droid's session_start): parentLink.
+		loc.SubAgentCall = d.SubAgentCall
 	}
 	switch {
 	case loc.Kind == abi.StoreKindSQLite && d.SQLite == nil:

@@ -202,24 +202,38 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 		want := strings.NewReplacer("{dir}", filepath.Base(filepath.Dir(path)), "{stem}", stem).Replace(loc.SubAgentResult)
 		callID = in.named[want]
 	}
-	if c, ok := in.calls[callID]; ok && callID != "" {
-		l.Iteration = c.iteration
-		if c.description != "" {
-			l.Title = c.description
-		}
-	}
+	atCall(&l.Link, in, callID)
 	if carried, ok := a.carriedSubRun(in, path, callID); ok {
 		l.Supersedes, l.Iteration = carried.child, carried.iteration
 		if callID == "" && carried.title != "" {
 			l.Title = carried.title
 		}
 	}
+	l.Path = subAgentPath(stem, callID)
+	return l, false, ""
+}
+
+// atCall moves a sub-agent's link to the tool call callID that started
+// it when its session's run holds that call: the agent step (part)
+// holding it, named by the call's description.
+func atCall(l *runctl.Link, in sessionLinks, callID string) {
+	if c, ok := in.calls[callID]; ok && callID != "" {
+		l.Iteration = c.iteration
+		if c.description != "" {
+			l.Title = c.description
+		}
+	}
+}
+
+// subAgentPath is the path of the step linking a sub-agent's run named
+// stem (its file's name, its session's key) in its session's run:
+// "agent.<stem>_<call id>", "agent.<stem>" when the call is not known.
+func subAgentPath(stem, callID string) string {
 	seg := stem
 	if callID != "" {
 		seg += "_" + callID
 	}
-	l.Path = "agent." + pathSegment(seg)
-	return l, false, ""
+	return "agent." + pathSegment(seg)
 }
 
 // pathSegment makes s one segment of a step path (the path grammar's
@@ -245,20 +259,14 @@ const maxSidecar = 64 << 10
 
 // sidecarString reads the string member a store's sidecar declaration
 // names, beside a file of stem stem in dir ("" when the sidecar, the
-// member or the declaration is missing, or the file is not a small JSON
-// object).
+// member or the declaration is missing, or the file's first JSON value
+// is not an object within its first maxSidecar bytes: a small JSON
+// document, or the first line of a JSON Lines file, firstObject).
 func sidecarString(dir, stem string, k *abi.SidecarKey) string {
 	if k == nil {
 		return ""
 	}
-	b, err := readHeadBytes(filepath.Join(dir, strings.ReplaceAll(k.File, "{stem}", stem)), maxSidecar+1)
-	if err != nil || len(b) > maxSidecar {
-		return ""
-	}
-	var obj map[string]json.RawMessage
-	if json.Unmarshal(b, &obj) != nil {
-		return ""
-	}
+	obj := firstObject(filepath.Join(dir, strings.ReplaceAll(k.File, "{stem}", stem)), maxSidecar)
 	var v string
 	if json.Unmarshal(obj[k.Key], &v) != nil {
 		return ""
@@ -467,7 +475,11 @@ func storeOf(loc *Location, path, dir string) string {
 
 // SubAgentFile is the session a file given by itself (twasm import) is
 // read as when it is a sub-agent's file of one of provider's file stores
-// (abi.Store.SubAgents matches its path below some directory): its
+// (abi.Store.SubAgents matches its path below some directory), or a
+// session's first file of a tree store whose sessions name their parent
+// there (namesParent: Factory Droid's Task sub-sessions, whose session
+// is the file beside it that it names, Parent; read as a file store's
+// in its directory, namedLocation): its
 // location, resolved at the store's directory (storeOf: the directory
 // the store's pattern finds the session from, else where the glob
 // matched), and Parent, the session file whose sub-agent it is (found
@@ -485,6 +497,12 @@ func SubAgentFile(declared []Declared, provider, path string) (s Session, ok boo
 		path = filepath.Clean(path)
 	}
 	for _, d := range declared {
+		if d.Provider == provider && namesParent(d) {
+			if parent, ok := namedParent(d, path); ok {
+				return Session{Loc: namedLocation(d, path), Path: path, Parent: parent}, true
+			}
+			continue
+		}
 		if d.Provider != provider || d.SubAgents == "" || cmp.Or(d.Kind, KindFile) != KindFile {
 			continue
 		}
@@ -595,7 +613,8 @@ func (a *Archiver) EndHeld(ctx context.Context, path string) (out Outcome, ok bo
 
 // SubAgentFiles lists the sub-agents' files of the session file at
 // path that are on disk, as provider's file stores declare them
-// (abi.Store.SubAgents): the files below the directory the store's
+// (abi.Store.SubAgents; the files beside it that name it as their
+// parent, for a tree store whose sessions do, namedChildren): the files below the directory the store's
 // sub-agent glob starts from (the session's directory, climbed as the
 // glob climbs, then the glob's leading literal directories, "{stem}"
 // the session's) of which SubAgentFile names path as the session, each
@@ -612,6 +631,10 @@ func SubAgentFiles(declared []Declared, provider, path string) []Session {
 	var out []Session
 	seen := map[string]bool{}
 	for _, d := range declared {
+		if d.Provider == provider && namesParent(d) {
+			out = append(out, namedChildren(d, abs, seen)...)
+			continue
+		}
 		if d.Provider != provider || d.SubAgents == "" || cmp.Or(d.Kind, KindFile) != KindFile {
 			continue
 		}

@@ -716,7 +716,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 			if err := a.ledger.Put(&e); err != nil {
 				return fail(err)
 			}
-			run, err = runctl.BeginChild(ctx, a.opts.Store, link.parentRunID, SubagentPath, link.iteration, ropts)
+			run, err = runctl.BeginChildAt(ctx, a.opts.Store, link.link(), ropts)
 		} else {
 			run, err = lifecycle.Start(ctx, a.opts.Store, ropts)
 		}

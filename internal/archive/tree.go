@@ -354,24 +354,30 @@ func parentKey(loc *Location, path string) string {
 		}
 		name = fs[0].abs
 	}
-	f, err := regfile.Open(name)
-	if err != nil {
-		return ""
-	}
-	defer f.Close()
-	b, err := io.ReadAll(io.LimitReader(f, maxParentFile+1))
-	if err != nil || len(b) > maxParentFile {
-		return ""
-	}
-	var doc map[string]json.RawMessage
-	if json.Unmarshal(b, &doc) != nil {
-		return ""
-	}
+	doc := firstObject(name, maxParentFile)
 	var key string
 	if json.Unmarshal(doc[p.Member], &key) != nil || !plainKey(key) || key == sessionKey(loc, path) {
 		return ""
 	}
 	return key
+}
+
+// firstObject reads the first JSON value of a file, within its first
+// limit bytes, as an object: a JSON document, or the first line of a
+// JSON Lines file (Factory Droid's session_start, the header naming the
+// session a sub-session was started from). nil when the file is
+// missing or its first value is not an object that ends within limit.
+func firstObject(name string, limit int64) map[string]json.RawMessage {
+	f, err := regfile.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var doc map[string]json.RawMessage
+	if json.NewDecoder(io.LimitReader(f, limit)).Decode(&doc) != nil {
+		return nil
+	}
+	return doc
 }
 
 // sessionKey is a session's key in its store: a tree session's key, a

@@ -85,15 +85,22 @@
 // thinkingTokens its reasoning part, totalTokens the total as stated.
 // Droid states no cost.
 //
-// Sub-agents. The Task tool runs a sub-agent in a session of its own (a
-// file whose title starts "# Task Tool Invocation"); no public file shows
-// where such a session names the one that started it, so it is archived
-// as a session of its own, and the parent keeps the Task call and its
-// result. Public readers of the store that show the link
-// (ovachiever/agent-sessions' Droid provider, its droid-sessions TUI)
-// find sub-agent sessions by that title and its "Subagent type:" line,
-// and pair one with a parent's Task call by subagent_type and time: a
-// guess, which is not made here.
+// Sub-agents. The Task tool runs a sub-agent in a session of its own: a
+// file beside its parent's (the same working directory's directory),
+// whose session_start names the session and the tool call that started
+// it, {"callingSessionId": <the parent's id>, "callingToolUseId": <the
+// Task call's id>}, and whose title starts "# Task Tool Invocation"
+// (sessionTitle "<subagent type>: <description>"). That is what a
+// Droid Worker session's session_start holds in entireio/cli's tests
+// (cmd/entire/cli/agent/factoryaidroid, a line they say is verbatim);
+// no licensed whole sub-session file is public. The store declares both
+// (abi.Store.Parent, abi.Store.SubAgentCall: the first line of the
+// session's JSONL): the host makes the sub-session's run a child run of
+// its parent's, linked in the agent step at the Task call, so that its
+// tokens count once, in the parent's totals; the parent keeps the Task
+// call and its result. The plugin reads a sub-session as any session.
+// A sub-session of a session that is not archived (or whose run has
+// ended) is archived as a session of its own.
 //
 // Compaction. A compaction_state's summaryText, what the model sees of
 // the earlier conversation from then on, is a message.user of injected
@@ -116,7 +123,8 @@
 // <session id>.settings.json beside it, until the user deletes them. The
 // manifest declares them as a tree store (abi.StoreKindTree): each
 // session's key is its id, its files the JSONL and the settings document,
-// read together, so sync and doctor find them without a sync.json entry.
+// read together, so sync and doctor find them without a sync.json entry,
+// and the session a sub-session names is its parent (Sub-agents).
 //
 // The package uses no reflection and no goroutines; it builds for wasip1
 // with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key

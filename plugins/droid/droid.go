@@ -19,12 +19,17 @@ var Plugin = sdk.Plugin{
 		// Droid keeps sessions until the user deletes them (doc.go,
 		// "Store"). A session is its JSONL and the settings document
 		// beside it, which holds its usage: a tree store, one session
-		// per key (the session id), its two files read together.
+		// per key (the session id), its two files read together. A Task
+		// sub-session names the session and the call that started it
+		// in its session_start (callingSessionId, callingToolUseId): its
+		// run is a child run of that session's, linked at that call.
 		Stores: []abi.Store{{
 			Name: "Factory Droid sessions", Kind: abi.StoreKindTree,
-			Roots:   []abi.Root{{Env: "DROID_SESSIONS_DIR"}, {Path: "~/.factory/sessions"}},
-			Pattern: "*/*.jsonl",
-			Files:   []string{"*/{key}.jsonl", "*/{key}.settings.json"},
+			Roots:        []abi.Root{{Env: "DROID_SESSIONS_DIR"}, {Path: "~/.factory/sessions"}},
+			Pattern:      "*/*.jsonl",
+			Files:        []string{"*/{key}.jsonl", "*/{key}.settings.json"},
+			Parent:       &abi.StoreParent{File: "*/{key}.jsonl", Member: "callingSessionId"},
+			SubAgentCall: &abi.SidecarKey{File: "{stem}.jsonl", Key: "callingToolUseId"},
 		}},
 	},
 	New:  func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },

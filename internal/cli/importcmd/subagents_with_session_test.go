@@ -25,10 +25,14 @@ type subAgentSet struct {
 }
 
 // capturedFile is a file of a set: a capture of the project's, or, where
-// the project holds none, data written in the agent's format.
+// the project holds none, data written in the agent's format, or the
+// session's lines of a golden input (plugin/case.jsonl, as the host
+// hands a tree store's session to the plugin: its file lines and the
+// documents after the first file left out).
 type capturedFile struct {
 	rel, capture string
 	data         string
+	golden       string
 }
 
 var (
@@ -81,6 +85,20 @@ var (
 `},
 		}}
 	}()
+	// Factory Droid: a session whose Task call (toolu_03) started a
+	// sub-session, a session file beside it whose session_start names
+	// the session and the call (callingSessionId, callingToolUseId).
+	// No licensed capture holds a sub-session: the droid goldens'
+	// lines, written in Droid's format (testdata/golden/droid/README.md).
+	// Without their settings documents, which an import does not read:
+	// they state no usage.
+	droidSet = func() subAgentSet {
+		const dir = ".factory/sessions/-home-me-proj/"
+		return subAgentSet{files: []capturedFile{
+			{rel: dir + "3f1c2b7e-6a4d-4f0e-9b8a-1c2d3e4f5a6b.jsonl", golden: "droid/session_settings_tools.jsonl"},
+			{rel: dir + "9d2e4c61-7b8a-4f35-a0c2-5e6f7a8b9c0d.jsonl", golden: "droid/session_task_subsession.jsonl"},
+		}}
+	}()
 )
 
 // put writes the set's files into h, and returns their paths.
@@ -92,9 +110,31 @@ func (s subAgentSet) put(t *testing.T, h *clitest.Home) []string {
 		if f.capture != "" {
 			b = clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", filepath.FromSlash(f.capture)))
 		}
+		if plugin, name, ok := strings.Cut(f.golden, "/"); ok {
+			b = firstFileOf(clitest.ReadFile(t, clitest.Golden(plugin, name)))
+		}
 		paths[i] = h.Put(f.rel, b, time.Hour)
 	}
 	return paths
+}
+
+// firstFileOf is the first file's lines of a golden input of a tree
+// store's session: the lines before the second file line, the first
+// file line left out.
+func firstFileOf(stream []byte) []byte {
+	var out []byte
+	files := 0
+	for _, l := range strings.SplitAfter(string(stream), "\n") {
+		if strings.HasPrefix(l, `{"$twasm":"file"`) {
+			files++
+			continue
+		}
+		if files > 1 {
+			break
+		}
+		out = append(out, l...)
+	}
+	return out
 }
 
 // link is a step.call_workflow.started of a session's run, as comparable
@@ -210,14 +250,16 @@ func syncedOf(t *testing.T, s subAgentSet) synced {
 // with its own status. ls lists one session, and stats and usage count
 // every token once: the raw files' figures, and sync's; the session's
 // run states the session id sync's does. For Claude Code
-// and Kimi Code (real captures) and Cursor's agent transcripts (lines
-// written in their format). Before, the session's run was ended at once,
+// and Kimi Code (real captures), Cursor's agent transcripts (lines
+// written in their format) and Factory Droid's Task sub-sessions (a
+// session file beside its session's that names it: the droid goldens'
+// lines). Before, the session's run was ended at once,
 // so each sub-agent's file became a run of its own (its session's run
 // "has ended"), and a Kimi Code or Cursor sub-agent's file, or any file
 // given with --provider auto, passed as a session of its own.
 func TestImportSessionWithSubAgents(t *testing.T) {
 	t.Parallel()
-	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet}
+	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet}
 	ref := map[string]synced{} // what sync makes of each
 	for name, s := range sets {
 		ref[name] = syncedOf(t, s)
@@ -232,6 +274,8 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 		{name: "kimi code, session first", set: "kimi", provider: "kimi", order: []int{0, 1}},
 		{name: "kimi code, sub-agent first, auto", set: "kimi", provider: "auto", order: []int{1, 0}},
 		{name: "cursor, sub-agent first", set: "cursor", provider: "cursor", order: []int{1, 0}},
+		{name: "droid, session first", set: "droid", provider: "droid", order: []int{0, 1}},
+		{name: "droid, sub-session first, auto", set: "droid", provider: "auto", order: []int{1, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -326,7 +370,7 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 // of its own that the session's run never linked.
 func TestImportSessionAndSubAgentsApart(t *testing.T) {
 	t.Parallel()
-	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet}
+	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet}
 	for _, c := range []struct {
 		name, set string
 		imports   [][]int // the set's files given to each import, in turn
@@ -337,6 +381,8 @@ func TestImportSessionAndSubAgentsApart(t *testing.T) {
 		{name: "kimi code, sub-agent then session", set: "kimi", imports: [][]int{{1}, {0}}},
 		{name: "cursor, session then sub-agent", set: "cursor", imports: [][]int{{0}, {1}}},
 		{name: "cursor, sub-agent then session", set: "cursor", imports: [][]int{{1}, {0}}},
+		{name: "droid, session then sub-session", set: "droid", imports: [][]int{{0}, {1}}},
+		{name: "droid, sub-session then session", set: "droid", imports: [][]int{{1}, {0}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -404,6 +450,8 @@ func (s subAgentSet) provider() string {
 		return "kimi"
 	case strings.HasPrefix(s.files[0].rel, ".cursor/"):
 		return "cursor"
+	case strings.HasPrefix(s.files[0].rel, ".factory/"):
+		return "droid"
 	}
 	return "claude"
 }
