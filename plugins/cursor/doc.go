@@ -171,7 +171,9 @@
 // No public repository with a licence holds a real agent transcript or a
 // real global state.vscdb: the goldens and captures of those are written
 // from peers' notes, parsers and test records of the formats (said in
-// each .source.txt). The IDE goldens are the raw captures twasm sync wrote of
+// each .source.txt). An older Cursor's real workspace database (MIT,
+// slevin48/cursor-history, November 2024) gives the ide_workspace_*
+// captures, the rows as the host hands them. The IDE goldens are the raw captures twasm sync wrote of
 // a state.vscdb built from such records (TestSyncCursorIDE's, a second
 // sync after a call's result and an answer were written).
 package cursor
