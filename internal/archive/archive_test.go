@@ -451,6 +451,7 @@ func TestDiscover(t *testing.T) {
 			"Crush projects":                           filepath.Join(home, ".local", "share", "crush"), // its list's, not found
 			"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
 			"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
+			"Cursor IDE workspaces (before the global database)": filepath.Join(home, ".config", "Cursor", "User", "workspaceStorage"),
 		}), from: map[string]string{"Claude Code projects": "default", "OpenCode": "default", "Qwen Code chats": "default", "Goose": "default"}},
 		{name: "overrides", env: map[string]string{"HOME": home, "CLAUDE_CONFIG_DIR": "/x/claude", "CODEX_HOME": "/x/codex", "GEMINI_CLI_HOME": "/x/g", "COPILOT_HOME": "/x/cp", "XDG_STATE_HOME": "/x/state", "PI_CODING_AGENT_DIR": "/x/pi", "XDG_DATA_HOME": "/x/data", "CLINE_DATA_DIR": "/x/cline", "QWEN_RUNTIME_DIR": "/x/qwen", "GOOSE_PATH_ROOT": "/x/goose", "KIMI_CODE_HOME": "/x/kc", "KIMI_SHARE_DIR": "/x/kimi", "DROID_SESSIONS_DIR": "/x/droid"},
 			cfg: &Config{Stores: []ConfigStore{{Provider: "claude", Dir: "~/old", Pattern: "*.jsonl"}}},
@@ -478,7 +479,8 @@ func TestDiscover(t *testing.T) {
 				"Crush projects":                           "/x/data/crush",
 				"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
 				"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
-				"claude (config)":                          filepath.Join(home, "old"),
+				"Cursor IDE workspaces (before the global database)": filepath.Join(home, ".config", "Cursor", "User", "workspaceStorage"),
+				"claude (config)": filepath.Join(home, "old"),
 			}), from: map[string]string{"Claude Code projects": "$CLAUDE_CONFIG_DIR", "Gemini CLI chats": "$GEMINI_CLI_HOME", "Pi sessions": "$PI_CODING_AGENT_DIR", "OpenCode": "$XDG_DATA_HOME", "Cline tasks": "$CLINE_DATA_DIR", "Qwen Code chats": "$QWEN_RUNTIME_DIR", "Goose": "$GOOSE_PATH_ROOT", "claude (config)": "config"}},
 		{name: "copilot before 1.0", env: map[string]string{"HOME": home, "XDG_STATE_HOME": "/x/state"}, want: cline(defData, map[string]string{
 			"Claude Code projects":                     filepath.Join(home, ".claude", "projects"),
@@ -505,6 +507,7 @@ func TestDiscover(t *testing.T) {
 			"Crush projects":                           filepath.Join(home, ".local", "share", "crush"), // its list's, not found
 			"Cursor agent transcripts":                 filepath.Join(home, ".cursor", "projects"),
 			"Cursor IDE":                               filepath.Join(home, ".config", "Cursor", "User", "globalStorage"),
+			"Cursor IDE workspaces (before the global database)": filepath.Join(home, ".config", "Cursor", "User", "workspaceStorage"),
 		}), from: map[string]string{"Copilot CLI session state (before 1.0)": "$XDG_STATE_HOME"}},
 	}
 	for _, tt := range tests {
@@ -536,6 +539,9 @@ func TestDiscover(t *testing.T) {
 		{"Claude Code projects", "-home-me-proj/notes.txt", false},
 		{"Codex sessions", "2025/10/01/rollout-2025-10-01T10-00-00-abc.jsonl", true},
 		{"Codex sessions", "2025/10/01/other.jsonl", false},
+		{"Cursor IDE workspaces (before the global database)", "f87f6e0b2cf1ae8645cc0c5ffaa99529/state.vscdb", true},
+		{"Cursor IDE workspaces (before the global database)", "f87f6e0b2cf1ae8645cc0c5ffaa99529/state.vscdb.backup", false},
+		{"Cursor IDE workspaces (before the global database)", "state.vscdb", false},
 		{"Gemini CLI chats", "abc/chats/session-2025-10-01T10-00-abcd1234.json", true},
 		{"Gemini CLI chats", "abc/chats/session-2025-10-01T10-00-abcd1234.jsonl", true},
 		{"Gemini CLI chats", "abc/chats/session-x.jsonx", false},

@@ -80,8 +80,10 @@
 // a session of it has rows to archive, each opened read-only as the
 // database is and its query run once (relatedRows); the rows about a
 // session, each with the JSON file beside its database, come after the
-// session's facts line, before its own rows. One that cannot be read is
-// logged, and the others are read.
+// session's facts line, before its own rows. The glob may name the
+// database itself (for the file beside it: an older Cursor's workspace
+// database and its workspace.json). One that cannot be read is logged,
+// and the others are read.
 //
 // # Sections stores
 //
@@ -234,6 +236,20 @@
 // twice), and the file is not read again. Doctor counts such files
 // archived, and says they are archived from the database
 // ([ArchivedElsewhere]).
+//
+// A SQLite store may be keyed too (an older Cursor's workspace
+// databases, whose composers a newer Cursor moved to its global
+// database under the same id): its databases are synced after every
+// other (keyedLast), and a session whose provider and key another
+// database's run holds (not superseded) is not archived from it
+// ("skipped", naming that run, then "unchanged" while its cursor stays:
+// noted in that run's entry, Entry.Also); a run archived from it before
+// is ended, superseded by the other (syncKeyedDB). Doctor counts such
+// sessions archived, from elsewhere. A new run of a store
+// that is not keyed, of a provider that declares a keyed SQLite store,
+// ends the open runs other databases hold the same key in, superseded
+// by it (supersedeKeyedDB: a workspace database that no longer lists
+// the composer is not read again, and would keep it twice).
 //
 // A folder or tree store may say where a session names the session it
 // was started from (abi.Store.Parent: a member of one of its JSON

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/runctl"
 	"github.com/twasm/twasm/recorder"
 )
@@ -44,10 +45,20 @@ func fileKey(path string) string {
 
 // keyedIn returns the entry of the SQLite session that holds the session
 // of a keyed file store's file s (nil: none): by the file's key, or, for
-// a sub-agent's file, by its session's.
+// a sub-agent's file, by its session's; for a keyed SQLite store's
+// session, another database's run of its key.
 func keyedIn(l *Ledger, s Session) *Entry {
 	if s.Loc == nil || !s.Loc.Keyed {
 		return nil
+	}
+	if s.Loc.Kind == abi.StoreKindSQLite {
+		// A keyed database's session, as ExpandDatabases lists it
+		// (<database>#<key>): held by another database's run.
+		i := strings.LastIndexByte(s.Path, '#')
+		if i < 0 {
+			return nil
+		}
+		return otherDBRun(l, s.Loc.Provider, s.Path, s.Path[i+1:])
 	}
 	keys := []string{fileKey(s.Path)}
 	if s.Parent != "" {
@@ -165,4 +176,107 @@ func (a *Archiver) endSuperseded(ctx context.Context, e Entry, by string) error 
 	}
 	e.Closed, e.SupersededBy = true, by
 	return a.ledger.Put(&e)
+}
+
+// A keyed SQLite store (abi.StoreSessionKey: an older Cursor's workspace
+// databases) keeps some of its sessions under the key another database
+// of the same provider keeps them under too (the global database a
+// newer Cursor moved them to), whose copy is the one archived: the
+// keyed databases come after every other (keyedLast), and a session
+// whose key another database's run holds is not archived from the keyed
+// one (syncKeyedDB); a run archived from it before is ended, superseded
+// by that run, by whichever of the two syncs first sees both
+// (syncKeyedDB, supersedeKeyedDB).
+
+// otherDBRun is the entry of the run another database (not the one at
+// path) holds the session key of provider in, not superseded (nil:
+// none).
+func otherDBRun(l *Ledger, provider, path, key string) *Entry {
+	for _, e := range l.ByHead(dbSessionHead(provider, key)) {
+		if e.Path != path && isDBSession(&e) && e.RunID != "" && !e.Pending && e.SupersededBy == "" {
+			return &e
+		}
+	}
+	return nil
+}
+
+// syncKeyedDB is the outcome of a keyed SQLite store's session (path its
+// dbSessionPath, cursor its cursor, own its run's entry, if any) whose
+// key another database's run holds (ok false: none holds it, the
+// session is archived as any). Its own run, still open, is ended,
+// superseded by that one; else nothing is archived: "skipped" the first
+// time, then "unchanged" while its cursor stays (noted among that run's
+// other sources, Entry.Also, holding none of its rows).
+func (a *Archiver) syncKeyedDB(ctx context.Context, provider, path, key string, cursor int64, own *Entry) (Outcome, bool) {
+	db := otherDBRun(a.ledger, provider, path, key)
+	if db == nil {
+		return Outcome{}, false
+	}
+	out := Outcome{Path: path, Provider: provider, DryRun: a.opts.DryRun}
+	why := "the same session is archived from " + db.Path + " as run " + db.RunID
+	i := slices.IndexFunc(db.Also, func(o Seen) bool { return o.Path == path })
+	switch {
+	case own != nil && !own.Closed && !own.Pending && own.RunID != "":
+		out.Action, out.RunID, out.Reason = ActionClosed, own.RunID, "archived from this database before; "+why+": this run is ended, superseded by it"
+		if a.opts.DryRun {
+			return out, true
+		}
+		if err := a.endSuperseded(ctx, *own, db.RunID); err != nil {
+			out.Action, out.Reason = ActionFailed, err.Error()
+			return out, true
+		}
+	case i >= 0 && db.Also[i].Size == cursor:
+		out.Action, out.RunID, out.Reason = ActionUnchanged, db.RunID, "not archived: "+why
+		return out, true
+	default:
+		out.Action, out.RunID, out.Reason = ActionSkipped, db.RunID, "not archived: "+why
+		if a.opts.DryRun {
+			return out, true
+		}
+	}
+	c := *db
+	also := []Seen{{Path: path, Size: cursor}}
+	for _, o := range c.Also {
+		if o.Path != path && len(also) < maxAlso {
+			also = append(also, o)
+		}
+	}
+	c.Also = also
+	if err := a.ledger.Put(&c); err != nil {
+		out.Action, out.Reason = ActionFailed, err.Error()
+	}
+	return out, true
+}
+
+// keyedDBs reports whether provider's plugin declares a keyed SQLite
+// store (whose sessions another of its databases may hold too).
+func (a *Archiver) keyedDBs(ctx context.Context, provider string) bool {
+	if a.opts.Declared == nil {
+		return false
+	}
+	return slices.ContainsFunc(a.opts.Declared(ctx, provider), func(d Declared) bool {
+		return d.Provider == provider && d.Session == abi.StoreSessionKey && d.Kind == abi.StoreKindSQLite
+	})
+}
+
+// supersedeKeyedDB ends the runs other databases archived the session
+// key of provider in, still open, superseded by run (a new run of a
+// store that is not keyed, archived from path), and says which: a keyed
+// database that no longer lists the session (a Cursor that moved it to
+// its global database) would otherwise keep it twice.
+func (a *Archiver) supersedeKeyedDB(ctx context.Context, provider, path, key, run string) (string, error) {
+	var ended []string
+	for _, e := range a.ledger.ByHead(dbSessionHead(provider, key)) {
+		if e.Path == path || !isDBSession(&e) || e.Closed || e.Pending || e.RunID == "" || e.RunID == run {
+			continue
+		}
+		if err := a.endSuperseded(ctx, e, run); err != nil {
+			return "", err
+		}
+		ended = append(ended, "run "+e.RunID+" of "+e.Path)
+	}
+	if len(ended) == 0 {
+		return "", nil
+	}
+	return "the same session archived before as " + strings.Join(ended, ", ") + ": ended, superseded by this run", nil
 }

@@ -22,7 +22,9 @@ const maxRelatedFile = 64 << 10
 // at path (abi.SQLiteSource.Related: Cursor's workspaces), each
 // read-only as the store's database is, and returns their Row lines by
 // the key of the session each is about, in the order of the declared
-// sets and of the databases' paths. A database that cannot be read is a
+// sets and of the databases' paths. A glob may name the store's
+// database itself (an older Cursor's workspace database, for the
+// workspace.json beside it). A database that cannot be read is a
 // problem, and the others are read.
 func relatedRows(ctx context.Context, path string, src *abi.SQLiteSource) (map[string][]byte, []string) {
 	out := map[string][]byte{}
@@ -43,7 +45,7 @@ func relatedRows(ctx context.Context, path string, src *abi.SQLiteSource) (map[s
 			if ctx.Err() != nil {
 				return out, append(problems, ctx.Err().Error())
 			}
-			if st, err := os.Stat(m); err != nil || !st.Mode().IsRegular() || m == path {
+			if st, err := os.Stat(m); err != nil || !st.Mode().IsRegular() {
 				continue
 			}
 			if err := relatedOf(ctx, m, r, out); err != nil {

@@ -19,7 +19,8 @@ import (
 // in path order, their rows grouped by the session they name, each with
 // the JSON file beside its database (null when missing, not JSON or too
 // large); a database that cannot be read is a problem and the others are
-// read; a row without a key is dropped; the databases are not changed.
+// read; a row without a key is dropped; a glob may name the database
+// itself; the databases are not changed.
 func TestRelatedRows(t *testing.T) {
 	root := t.TempDir()
 	main := filepath.Join(root, "global", "state.vscdb")
@@ -56,6 +57,17 @@ func TestRelatedRows(t *testing.T) {
 	require.Len(t, problems, 1)
 	assert.Contains(t, problems[0], filepath.Join(root, "ws", "c", "state.vscdb"))
 	assert.Contains(t, problems[0], "no such table: c")
+	assert.Equal(t, before, dirSnapshot(t, filepath.Join(root, "ws", "b")), "read-only")
+
+	// A glob naming the database itself (an older Cursor's workspace
+	// database, for the workspace.json beside it): read as the others.
+	self := filepath.Join(root, "ws", "b", "state.vscdb")
+	rows, problems = relatedRows(context.Background(), self, &abi.SQLiteSource{Related: []abi.SQLiteRelated{{Table: "workspace", Glob: "state.vscdb", Query: "SELECT id AS k FROM c", Key: "k", File: "w.json"}}})
+	assert.Empty(t, problems)
+	assert.Equal(t, map[string][]byte{
+		"s1": []byte(`{"$twasm":"row","table":"workspace","key":"s1","version":0,"row":{"k":"s1","file":{"folder":"file:///b"}}}` + "\n"),
+		"s2": []byte(`{"$twasm":"row","table":"workspace","key":"s2","version":0,"row":{"k":"s2","file":{"folder":"file:///b"}}}` + "\n"),
+	}, rows)
 	assert.Equal(t, before, dirSnapshot(t, filepath.Join(root, "ws", "b")), "read-only")
 
 	// None found: nothing, no problem.

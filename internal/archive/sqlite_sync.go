@@ -200,6 +200,12 @@ func (a *Archiver) SyncDatabase(ctx context.Context, s Session) (outs []Outcome,
 			if prev == nil {
 				prev, fromTree = a.treeRun(loc.Provider, ds.Key)
 			}
+			if loc.Keyed {
+				if o, ok := a.syncKeyedDB(ctx, loc.Provider, vp, ds.Key, ds.Cursor, prev); ok {
+					r.done, r.out = true, o
+					continue
+				}
+			}
 			if prev != nil && !fromTree && prev.Parts > 0 && prev.Offset == ds.Cursor {
 				r.done, r.out.Action, r.out.RunID, r.out.Reason = true, ActionUnchanged, prev.RunID, "unchanged since the last sync"
 				continue
@@ -322,6 +328,15 @@ func (a *Archiver) writeRows(ctx context.Context, loc *Location, list []dbSessio
 		}
 		r.out = a.writeRowsPart(ctx, r.out, loc, r.ds, r.prev, r.since, r.input, r.first, r.last, link(j))
 		r.input = nil
+		if !loc.Keyed && r.prev == nil && r.out.RunID != "" && r.out.Action != ActionFailed && !a.opts.DryRun && a.keyedDBs(ctx, loc.Provider) {
+			note, err := a.supersedeKeyedDB(ctx, loc.Provider, r.out.Path, r.ds.Key, r.out.RunID)
+			if err != nil {
+				note = "ending the session's run of another database: " + err.Error()
+			}
+			if note != "" {
+				r.out.Reason = strings.TrimPrefix(r.out.Reason+"; "+note, "; ")
+			}
+		}
 	}
 	// The depth of each session to write: 0 unless its parent is written
 	// in this batch too (a cycle, which a database should not hold, is

@@ -82,9 +82,10 @@ type Location struct {
 	// SessionStart (a sections store) is the prefix of the line that
 	// starts a session in a file (abi.Store.SessionStart).
 	SessionStart string `json:"session_start,omitempty"`
-	// Keyed (a file store, abi.StoreSessionKey) says a session file's
-	// name without its extension is the key a SQLite store of the same
-	// provider keeps the same session under (keyed.go).
+	// Keyed (abi.StoreSessionKey) says a session file's name without its
+	// extension (a file store) or a session's key (a SQLite store) is
+	// the key another SQLite store of the same provider keeps the same
+	// session under, whose copy is the one archived (keyed.go).
 	Keyed bool `json:"keyed,omitempty"`
 	// Unusable says why this twasm cannot read the store (a kind it does
 	// not know, a pattern that does not parse, a list of its directories
@@ -346,7 +347,7 @@ func declaredLocation(d Declared, c compiledStore, root, from string) Location {
 	loc := Location{Provider: d.Provider, Plugin: d.Plugin, Name: d.Name, Kind: cmp.Or(d.Kind, KindFile),
 		Dir: filepath.Join(root, filepath.FromSlash(d.Dir)), Pattern: d.Pattern, From: from,
 		RetentionDays: d.RetentionDays, RetentionKey: d.RetentionKey, SourceFacts: d.SourceFacts, SQLite: d.SQLite, Files: slices.Clone(d.Files), Parent: d.Parent, SessionStart: d.SessionStart,
-		Keyed: d.Session == abi.StoreSessionKey && (d.Kind == "" || d.Kind == KindFile)}
+		Keyed: d.Session == abi.StoreSessionKey && (d.Kind == "" || d.Kind == KindFile || d.Kind == abi.StoreKindSQLite)}
 	if d.RetentionFile != "" && d.RetentionKey != "" {
 		loc.RetentionDays = retentionSetting(filepath.Join(root, filepath.FromSlash(d.RetentionFile)), d.RetentionKey, d.RetentionDays)
 	}

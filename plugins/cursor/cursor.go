@@ -23,7 +23,7 @@ var Plugin = sdk.Plugin{
 		Version:     "0.1.0",
 		Providers:   []string{"cursor"},
 		Formats:     []string{fmtTranscript, fmtIDE},
-		Description: "Cursor's agent transcripts (~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl: no times but the prompts', no usage, no model, no tool results) and the IDE's conversations in its global state.vscdb",
+		Description: "Cursor's agent transcripts (~/.cursor/projects/<project>/agent-transcripts/<id>/<id>.jsonl: no times but the prompts', no usage, no model, no tool results) and the IDE's conversations in its global state.vscdb and, before that, in each workspace's state.vscdb",
 		Stores: []abi.Store{{
 			// One directory per conversation (before those, the files
 			// were beside each other in agent-transcripts/), its
@@ -41,6 +41,15 @@ var Plugin = sdk.Plugin{
 			// (bubbles) and tool calls, sub-composers as child runs.
 			Name: "Cursor IDE", Kind: abi.StoreKindSQLite, Roots: ideRoots,
 			Pattern: "state.vscdb", SQLite: IDEQueries,
+		}, {
+			// An older Cursor's (2024 to early 2025) conversations,
+			// inline in each workspace's own database: composers and
+			// chat tabs, the workspace's folder beside it.
+			Name: "Cursor IDE workspaces (before the global database)", Kind: abi.StoreKindSQLite, Roots: workspaceRoots,
+			Pattern: "*/state.vscdb", SQLite: WorkspaceQueries,
+			// A composer a newer Cursor moved to its global database
+			// (composerData:<id>, the same id) is archived from there.
+			Session: abi.StoreSessionKey,
 		}},
 		// The session id is only in the path (the file's name).
 		SourceFacts: true,
@@ -60,6 +69,7 @@ type normalizer struct {
 	names    map[string]string
 	final    string // the last assistant text, for the final answer
 	ideModel string // the composer's model (IDE rows)
+	tabModel string // the latest answer's model (an older Cursor's chat tab)
 	cwd      bool   // the workspace's folder reported (IDE rows)
 	// rows are the hashes of the IDE rows read, by table and key. The
 	// IDE's calls are told by bubble and call id (ideCall): callOf is

@@ -129,14 +129,51 @@
 // index naming a sub-agent's parent): a query naming a table an older
 // database lacks would fail for every session; subComposerIds serves.
 // A conversation that is in both stores (the IDE writes turn_ended
-// records to agent-transcripts/ too) is archived from each.
+// records to agent-transcripts/ too) is archived from the IDE's database
+// only (the transcripts' store is keyed, above).
+//
+// # An older Cursor's workspace databases
+//
+// Before the global database held them (Cursor of 2024 to early 2025),
+// the IDE kept each workspace's conversations inline in the workspace's
+// own workspaceStorage/<hash>/state.vscdb, table ItemTable: the plugin's
+// third store (kind sqlite, WorkspaceQueries, the same "ide-rows"
+// format). composer.composerData's allComposers[] are the composers,
+// each with its bubbles in conversation[] ({type 1 or 2, bubbleId,
+// text}, read as the global database's bubbles are; no times, usage or
+// model in them: the run is dated by the composer's createdAt), and
+// workbench.panel.aichat.view.aichat.chatdata's tabs[] the older chat
+// tabs, each with its bubbles[] ({type "user" or "ai", id, text, an
+// answer's rawText and modelType, its model: the latest answer's is
+// the run's}; no time but the tab's lastSendTime, the run's date). Each composer holding a conversation
+// and each tab holding bubbles is one session (keyed by composerId or
+// tabId), its rows the table "composer" (one row: the composer with
+// its conversation) or "chattab" (the tab). The empty bubble a tab ends
+// on (the input box's draft) is ignored as an empty bubble. A
+// composer's inline bubble is read as the global database's are, its
+// toolFormerData a tool call should one be there; the real database of
+// November 2024 holds none (its composers' answers keep their code
+// blocks in the text, and a chat tab has no tools). The workspace.json beside the
+// database names the workspace (the related table "workspace" on the
+// database itself): a folder workspace's folder is the run's cwd, as
+// for the global database's composers. The store is keyed
+// (abi.StoreSessionKey): a composer a newer Cursor moved into its global
+// database under the same id is archived from there only, and a run
+// archived from the workspace database before is ended, superseded by
+// that one (package archive, "keyed"). A workspace database of a newer
+// Cursor, whose composer.composerData lists composers without their
+// conversation, holds no session of this store; a database there
+// without ItemTable (not VS Code's) is one this store cannot list: sync
+// says so, as for any database it cannot read.
 //
 // # Captures
 //
 // No public repository with a licence holds a real agent transcript or a
-// real state.vscdb: the goldens and captures are written from peers'
-// notes, parsers and test records of the formats (said in each
-// .source.txt); the IDE goldens are the raw captures twasm sync wrote of
+// real global state.vscdb: the goldens and captures of those are written
+// from peers' notes, parsers and test records of the formats (said in
+// each .source.txt). An older Cursor's real workspace database (MIT,
+// slevin48/cursor-history, November 2024) gives the ide_workspace_*
+// captures, the rows as the host hands them. The IDE goldens are the raw captures twasm sync wrote of
 // a state.vscdb built from such records (TestSyncCursorIDE's, a second
 // sync after a call's result and an answer were written).
 package cursor

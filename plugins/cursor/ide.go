@@ -119,6 +119,8 @@ func (n *normalizer) ideRow(l *sdk.Line, v abi.Value, out *sdk.Out) {
 		n.composer(r.Get("id").String(), val, out)
 	case "bubble":
 		n.bubble(r.Get("id").String(), val, out)
+	case "chattab":
+		n.chatTab(r.Get("id").String(), val, out)
 	default:
 		out.Unmapped(sdk.S("row:" + v.Get("table").String()))
 	}
@@ -128,13 +130,7 @@ func (n *normalizer) ideRow(l *sdk.Line, v abi.Value, out *sdk.Out) {
 // the user picked; "default" is Cursor's Auto, no model), and the bubbles
 // an older Cursor kept inline (conversation[]).
 func (n *normalizer) composer(id string, c abi.Value, out *sdk.Out) {
-	m := sdk.Meta{}
-	if cid := c.Get("composerId").String(); cid != "" {
-		id = cid
-	}
-	if id != "" {
-		m.SessionID = sdk.S(id)
-	}
+	m := sessionMeta(id, c, "composerId")
 	if name := c.Get("modelConfig").Get("modelName").String(); modelName(name) {
 		n.ideModel = name
 		m.Model = sdk.S(name)
@@ -150,6 +146,19 @@ func (n *normalizer) composer(id string, c abi.Value, out *sdk.Out) {
 		b := it.Value()
 		n.bubble(b.Get("bubbleId").String(), b, out)
 	}
+}
+
+// sessionMeta is the meta naming a session whose record states its id in
+// member, else by id (the row's key).
+func sessionMeta(id string, v abi.Value, member string) sdk.Meta {
+	if own := v.Get(member).String(); own != "" {
+		id = own
+	}
+	m := sdk.Meta{}
+	if id != "" {
+		m.SessionID = sdk.S(id)
+	}
+	return m
 }
 
 // workspace handles a row of the workspace map: the workspace that lists
@@ -199,6 +208,12 @@ func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
 		return
 	}
 	typ, _ := b.Get("type").Int()
+	switch t := b.Get("type"); {
+	case t.Is("user"): // an older Cursor's chat tab (chatTab)
+		typ = 1
+	case t.Is("ai"):
+		typ = 2
+	}
 	user := typ == 1
 	if !user && typ != 2 {
 		out.Unmapped(sdk.S("bubble:type:" + sdk.TypeName(b.Get("type"))))
@@ -208,6 +223,9 @@ func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
 	hdr := sdk.Message{User: user, ID: sdk.Opt(id), Time: sdk.Opt(ts)}
 	if !user {
 		model := b.Get("modelInfo").Get("modelName").String()
+		if !modelName(model) {
+			model = b.Get("modelType").String() // a chat tab's answer
+		}
 		if !modelName(model) {
 			model = n.ideModel
 		}

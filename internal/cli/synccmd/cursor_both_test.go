@@ -1,7 +1,6 @@
 package synccmd_test
 
 import (
-	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -90,26 +89,12 @@ func TestSyncCursorBothStores(t *testing.T) {
 			if len(clitest.Outcomes(r.Out)) != 0 || !strings.Contains(r.ErrOut, "0 new") || strings.Contains(r.ErrOut, "skipped") {
 				t.Errorf("second sync: %v", r)
 			}
-			r = h.OK("doctor", "--json")
-			var doc struct {
-				Stores []struct {
-					Name        string
-					Sessions    int
-					Archived    int
-					NotArchived int `json:"not_archived"`
-					Elsewhere   int `json:"archived_elsewhere"`
-				}
+			stores, out := doctorCountsOf(t, h)
+			if s := stores["Cursor agent transcripts"]; s.Sessions != 1 || s.Archived != 1 || s.NotArchived != 0 || s.Elsewhere != 2 {
+				t.Errorf("doctor's CLI store: %+v", s)
 			}
-			if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
-				t.Fatal(err)
-			}
-			for _, s := range doc.Stores {
-				if s.Name == "Cursor agent transcripts" && (s.Sessions != 1 || s.Archived != 1 || s.NotArchived != 0 || s.Elsewhere != 2) {
-					t.Errorf("doctor's CLI store: %+v", s)
-				}
-			}
-			if !strings.Contains(r.Out, "2 of its file(s) skipped: the same session is kept in a database store") {
-				t.Errorf("doctor does not say why the CLI's files are skipped:\n%s", r.Out)
+			if !strings.Contains(out, "2 of its file(s) skipped: the same session is kept in a database store") {
+				t.Errorf("doctor does not say why the CLI's files are skipped:\n%s", out)
 			}
 		})
 	}

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/archive"
 	"github.com/twasm/twasm/internal/cli/cmdutil"
 	"github.com/twasm/twasm/internal/cli/plugload"
@@ -43,7 +44,8 @@ type StoreHealth struct {
 	NotArchived int `json:"not_archived"`
 	// Elsewhere counts the sessions (and sub-agent files) archived from
 	// another store that keeps them too, not from this one
-	// (archive.ArchivedElsewhere: Cursor's transcripts the IDE holds).
+	// (archive.ArchivedElsewhere: Cursor's transcripts the IDE holds, an
+	// older Cursor's workspace databases' composers its global one holds).
 	Elsewhere int `json:"archived_elsewhere,omitempty"`
 	// SubAgentsNotArchived counts the sub-agent files (counted in
 	// SubAgents, not in Sessions) not archived yet.
@@ -208,7 +210,10 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 			}
 			checks = append(checks, Check{"ok", h.Name, msg})
 		}
-		if h.Elsewhere > 0 {
+		switch {
+		case h.Elsewhere > 0 && h.Kind == abi.StoreKindSQLite:
+			checks = append(checks, Check{"ok", h.Name, fmt.Sprintf("%d of its session(s) skipped: the same session is kept in another database of the agent and is archived from there", h.Elsewhere)})
+		case h.Elsewhere > 0:
 			checks = append(checks, Check{"ok", h.Name, fmt.Sprintf("%d of its file(s) skipped: the same session is kept in a database store of the agent, whose copy states more, and is archived from there", h.Elsewhere)})
 		}
 		if h.RetentionDays > 0 {

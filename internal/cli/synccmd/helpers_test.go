@@ -24,6 +24,34 @@ func doctorStores(t *testing.T, h *clitest.Home, dir string) map[string]doctorSt
 	return clitest.DoctorStores(t, r.Out)
 }
 
+// doctorCounts are a store's counts in `twasm doctor --json`.
+type doctorCounts struct {
+	Sessions, Archived int
+	NotArchived        int `json:"not_archived"`
+	Elsewhere          int `json:"archived_elsewhere"`
+}
+
+// doctorCountsOf runs `twasm doctor --json` and returns its stores'
+// counts by name, and its output.
+func doctorCountsOf(t *testing.T, h *clitest.Home) (map[string]doctorCounts, string) {
+	t.Helper()
+	r := h.OK("doctor", "--json")
+	var doc struct {
+		Stores []struct {
+			Name string
+			doctorCounts
+		}
+	}
+	if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
+		t.Fatal(err)
+	}
+	m := map[string]doctorCounts{}
+	for _, s := range doc.Stores {
+		m[s.Name] = s.doctorCounts
+	}
+	return m, r.Out
+}
+
 // got0 is the first of ids, failing the test when there is none.
 func got0(t *testing.T, ids []string) string {
 	t.Helper()

@@ -1,0 +1,95 @@
+package cursor
+
+import (
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// workspaceRoots are the candidates for the directory of the IDE's
+// per-workspace databases, workspaceStorage/<hash>/state.vscdb, beside
+// globalStorage (ideRoots).
+var workspaceRoots = []abi.Root{
+	{Env: "XDG_CONFIG_HOME", Path: "Cursor/User/workspaceStorage", OS: "linux"},
+	{Path: "~/.config/Cursor/User/workspaceStorage", OS: "linux"},
+	{Path: "~/Library/Application Support/Cursor/User/workspaceStorage", OS: "darwin"},
+	{Env: "APPDATA", Path: "Cursor/User/workspaceStorage", OS: "windows"},
+}
+
+// workspaceItems is the two ItemTable values an older Cursor (2024 to
+// early 2025) kept its conversations in, each as one JSON document of a
+// workspace's state.vscdb.
+const workspaceItems = `WITH t AS MATERIALIZED (
+  SELECT key AS k, CAST(value AS TEXT) AS v FROM ItemTable
+  WHERE key IN ('composer.composerData', 'workbench.panel.aichat.view.aichat.chatdata')
+    AND value IS NOT NULL AND json_valid(CAST(value AS TEXT))
+), c AS (
+  SELECT json_extract(j.value, '$.composerId') AS id, j.value AS v FROM t, json_each(t.v, '$.allComposers') AS j
+  WHERE t.k = 'composer.composerData' AND json_type(t.v, '$.allComposers') = 'array'
+    AND json_type(j.value, '$.composerId') = 'text'
+    AND json_type(j.value, '$.conversation') = 'array' AND json_array_length(j.value, '$.conversation') > 0
+), tab AS (
+  SELECT json_extract(j.value, '$.tabId') AS id, j.value AS v FROM t, json_each(t.v, '$.tabs') AS j
+  WHERE t.k = 'workbench.panel.aichat.view.aichat.chatdata' AND json_type(t.v, '$.tabs') = 'array'
+    AND json_type(j.value, '$.tabId') = 'text'
+    AND json_type(j.value, '$.bubbles') = 'array' AND json_array_length(j.value, '$.bubbles') > 0
+)
+`
+
+// WorkspaceQueries are what the host reads of an older Cursor's
+// workspace database (workspaceStorage/<hash>/state.vscdb, table
+// ItemTable): each composer of composer.composerData's allComposers
+// that holds its conversation inline (conversation[], the bubbles) is a
+// session keyed by its composerId, read as the table "composer" (the
+// global database's composer rows, whose inline bubbles the plugin
+// reads alike), and each chat tab of
+// workbench.panel.aichat.view.aichat.chatdata (tabs[], its bubbles
+// inline) a session keyed by its tabId, the table "chattab". A composer
+// that holds no conversation inline (a newer Cursor's index of the
+// composers it keeps in the global database) is not listed: that
+// database's store archives it. The documents have no time of change: a
+// session's cursor is its lastUpdatedAt (a tab's lastSendTime, else the
+// composer's createdAt) times 1000 plus its length modulo 1000; a session
+// whose cursor moved is read whole again and the plugin ignores a row it
+// read unchanged. The workspace.json beside the database names the
+// workspace (Related "workspace", on the database itself).
+var WorkspaceQueries = &abi.SQLiteSource{
+	Sessions: workspaceItems + `SELECT id AS key,
+  coalesce(CAST(json_extract(v, '$.lastUpdatedAt') AS INTEGER), CAST(json_extract(v, '$.createdAt') AS INTEGER), 0) * 1000 + length(v) % 1000 AS cursor
+FROM c
+UNION ALL
+SELECT id AS key, coalesce(CAST(json_extract(v, '$.lastSendTime') AS INTEGER), 0) * 1000 + length(v) % 1000 AS cursor
+FROM tab
+ORDER BY cursor, key`,
+	Tables: []abi.SQLiteTable{
+		{Table: "composer", Key: "id", Version: "version", Time: "created_ms", JSON: []string{"value"},
+			Query: workspaceItems + `SELECT id, length(v) AS version, CAST(json_extract(v, '$.createdAt') AS INTEGER) AS created_ms, v AS value
+FROM c WHERE id = :session`},
+		{Table: "chattab", Key: "id", Version: "version", Time: "time_ms", JSON: []string{"value"},
+			Query: workspaceItems + `SELECT id, length(v) AS version, CAST(json_extract(v, '$.lastSendTime') AS INTEGER) AS time_ms, v AS value
+FROM tab WHERE id = :session`},
+	},
+	// workspace.json beside the database names the workspace: the
+	// database's own sessions, each with that file.
+	Related: []abi.SQLiteRelated{{
+		Table: "workspace", Glob: "state.vscdb", Key: "composer", File: "workspace.json",
+		Query: workspaceItems + `SELECT id AS composer FROM c UNION ALL SELECT id AS composer FROM tab`,
+	}},
+}
+
+// chatTab handles a chat tab of an older Cursor's workspace database:
+// one conversation, its bubbles inline ({"type": "user"|"ai", "id",
+// "text", an answer's "rawText" and "modelType", its model: the latest
+// answer's is the run's). The tab states no time but its lastSendTime
+// (the row's time); its bubbles none.
+func (n *normalizer) chatTab(id string, t abi.Value, out *sdk.Out) {
+	out.Meta(sessionMeta(id, t, "tabId"))
+	it := t.Get("bubbles").Iter()
+	for it.Next() {
+		b := it.Value()
+		if b.Get("type").Is("ai") {
+			// Each answer names its model: the latest is the run's.
+			out.LatestModel(b.Get("modelType"), &n.tabModel)
+		}
+		n.bubble(b.Get("id").String(), b, out)
+	}
+}
