@@ -9,11 +9,9 @@ import (
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/internal/bundled"
 	"github.com/twasm/twasm/internal/cli/iostreams"
-	"github.com/twasm/twasm/internal/cli/record"
-	"github.com/twasm/twasm/internal/cli/renormalize"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/testing/renormtest"
 	"github.com/twasm/twasm/internal/views"
 )
 
@@ -24,32 +22,16 @@ import (
 // after it; --superseded lists both, and --children leaves out the
 // superseded run's sub-agent run with it.
 func TestSupersededNotListed(t *testing.T) {
-	if _, ok := bundled.Files()["claude.wasm"]; !ok {
-		t.Skip("no bundled claude plugin (run make plugins)")
-	}
-	input := filepath.Join("..", "..", "..", "testdata", "golden", "claude", "session_log_sidechain.jsonl")
 	env := cmdtest.New(t)
-	env.F.StorageFlag = t.TempDir()
 	ctx := context.Background()
-	if err := record.Run(ctx, &record.Options{F: env.F, Provider: "claude", Input: input, Path: "agent", Fsync: "never", JSON: true}); err != nil {
-		t.Fatal(err)
-	}
-	var sum record.Summary
-	if err := json.Unmarshal(env.Out.Bytes(), &sum); err != nil {
-		t.Fatal(err, env.Out.String())
-	}
-	orig := sum.RunID
-	env.Out.Reset()
-	if err := renormalize.Run(ctx, &renormalize.Options{F: env.F, Run: orig}); err != nil {
-		t.Fatal(err)
-	}
-	rebuilt := strings.TrimSpace(env.Out.String())
+	orig := renormtest.Record(t, env, filepath.Join("..", "..", ".."))
+	rebuilt := renormtest.Rebuild(t, env, orig)
 	origTree, err := env.F.LoadTree(orig)
 	if err != nil {
 		t.Fatal(err)
 	}
 	origSub := origTree.Runs()[1].RunID
-	file := func(id string) string { return filepath.Join(env.F.TranscriptDir(), id+".jsonl") }
+	file := func(id string) string { return renormtest.File(env, id) }
 
 	ls := func(t *testing.T, digests bool, set func(*Options)) ([]views.RunSummary, string) {
 		t.Helper()

@@ -6,15 +6,12 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/twasm/twasm/internal/bundled"
 	"github.com/twasm/twasm/internal/cli/iostreams"
-	"github.com/twasm/twasm/internal/cli/record"
-	"github.com/twasm/twasm/internal/cli/renormalize"
 	"github.com/twasm/twasm/internal/testing/cmdtest"
+	"github.com/twasm/twasm/internal/testing/renormtest"
 	"github.com/twasm/twasm/internal/views"
 )
 
@@ -25,21 +22,9 @@ import (
 // rebuild, unless the original or its sub-run was written after it (a
 // sync that went on archiving into the original).
 func TestRenormalizedCountedOnce(t *testing.T) {
-	if _, ok := bundled.Files()["claude.wasm"]; !ok {
-		t.Skip("no bundled claude plugin (run make plugins)")
-	}
-	input := filepath.Join("..", "..", "..", "testdata", "golden", "claude", "session_log_sidechain.jsonl")
 	env := cmdtest.New(t)
-	env.F.StorageFlag = t.TempDir() // without the fixture's runs
 	ctx := context.Background()
-	if err := record.Run(ctx, &record.Options{F: env.F, Provider: "claude", Input: input, Path: "agent", Fsync: "never", JSON: true}); err != nil {
-		t.Fatal(err)
-	}
-	var sum record.Summary
-	if err := json.Unmarshal(env.Out.Bytes(), &sum); err != nil {
-		t.Fatal(err, env.Out.String())
-	}
-	orig := sum.RunID
+	orig := renormtest.Record(t, env, filepath.Join("..", "..", ".."))
 	stats := func(digests bool) views.Stats {
 		t.Helper()
 		ios, _, out, _ := iostreams.Test()
@@ -60,12 +45,8 @@ func TestRenormalizedCountedOnce(t *testing.T) {
 	if once.Runs != 2 || once.SubRuns != 1 || once.UsageInAll == nil {
 		t.Fatalf("one recorded session with its sub-agent: %+v", once)
 	}
-	env.Out.Reset()
-	if err := renormalize.Run(ctx, &renormalize.Options{F: env.F, Run: orig}); err != nil {
-		t.Fatal(err)
-	}
-	rebuilt := strings.TrimSpace(env.Out.String())
-	file := func(id string) string { return filepath.Join(env.F.TranscriptDir(), id+".jsonl") }
+	rebuilt := renormtest.Rebuild(t, env, orig)
+	file := func(id string) string { return renormtest.File(env, id) }
 	origTree, err := env.F.LoadTree(orig)
 	if err != nil {
 		t.Fatal(err)
