@@ -207,7 +207,7 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"goose", "rows", "Goose sessions.db rows as twasm reads them (" + root.Get("table").String() + ")"}, true
 	case gooseLine(root, typ):
 		return vote{"goose", "session", "a Goose session file (before sessions.db)"}, true
-	case root.Get("$twasm").Is("row") && (root.Get("table").Is("composer") || root.Get("table").Is("bubble")):
+	case root.Get("$twasm").Is("row") && (root.Get("table").Is("composer") || root.Get("table").Is("bubble") || root.Get("table").Is("chattab")):
 		return vote{"cursor", "ide-rows", "Cursor IDE state.vscdb rows as twasm reads them (" + root.Get("table").String() + ")"}, true
 	case root.Get("$twasm").Is("row") && (root.Get("table").Is("part") || root.Get("table").Is("session")):
 		return vote{"opencode", "rows", "OpenCode database rows as twasm reads them (" + root.Get("table").String() + ")"}, true
