@@ -14,7 +14,7 @@
 // TestPluginMemoryFlat checks, on every run of the suite, that a plugin
 // instance's linear memory stops growing: many lines in one stream, then
 // many streams on one instance (TWASM_MEMORY_LINES and
-// TWASM_MEMORY_STREAMS set the counts: 300,000 lines in the suite,
+// TWASM_MEMORY_STREAMS set the counts: 800,000 lines in the suite,
 // 1,000,000 lines and 10,000 streams in `make bench`).
 //
 // TestAllocsPerLine, a profiling aid skipped unless TWASM_ALLOCS names a

@@ -49,18 +49,23 @@ func BenchmarkMemory(b *testing.B) {
 }
 
 // memoryCounts are the sizes of TestPluginMemoryFlat. The suite's
-// default, 300,000 lines and 500 streams, checks the property on every
+// default, 800,000 lines and 500 streams, checks the property on every
 // run (under -race, where the host's side of each call costs several
-// times what it does in twasm): the warm-up, half the lines, is 150,000,
-// above the 30,000 lines within which every bundled plugin's memory had
-// settled when measured (each at its size of the end after the first
-// tenth of 300,000), and a leak of a few bytes a line grows the memory
-// within the 150,000 lines after it. `make bench` sets
-// TWASM_MEMORY_LINES=1000000 and TWASM_MEMORY_STREAMS=10000: the longer
-// run, for a slower leak, and the figures in BENCHMARKS.md.
+// times what it does in twasm): the warm-up, half the lines, is 400,000.
+// Every bundled plugin's memory had settled within 30,000 lines when
+// first measured, but the cursor module, once it read the older
+// workspace databases' composer and chat-tab rows (whole documents, fed
+// over and over), grows once, from 1 to 2 MiB, between 270,000 and
+// 300,000 lines of the cycled corpus, deterministically (the fixed
+// random source), and then stays at 2 MiB to 3,000,000 lines: a heap
+// that settles late, not a leak; with the warm-up at 150,000 (300,000
+// lines) the suite took it for one. A leak of a few bytes a line still
+// grows the memory within the 400,000 lines after the warm-up. `make
+// bench` sets TWASM_MEMORY_LINES=1000000 and TWASM_MEMORY_STREAMS=10000:
+// the longer run, for a slower leak, and the figures in BENCHMARKS.md.
 func memoryCounts(t *testing.T) (lines, streams int) {
 	t.Helper()
-	lines, streams = 300_000, 500
+	lines, streams = 800_000, 500
 	for _, c := range []struct {
 		env string
 		n   *int
