@@ -3,12 +3,10 @@
 package amp_test
 
 import (
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/amp"
 )
@@ -62,10 +60,7 @@ func TestReusedCallID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			calls, results := plugintest.Run(t, amp.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "amp"}).NamesOutputs()
-			if !slices.Equal(calls, tt.calls) || !slices.Equal(results, tt.results) {
-				t.Errorf("calls %q, results %q; want %q, %q", calls, results, tt.calls, tt.results)
-			}
+			plugintest.WantNamesOutputs(t, amp.Plugin, "amp", tt.lines, tt.calls, tt.results)
 		})
 	}
 }

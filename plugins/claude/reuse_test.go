@@ -3,11 +3,8 @@
 package claude_test
 
 import (
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/claude"
 )
@@ -63,10 +60,7 @@ func TestReusedCallID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			calls, results := plugintest.Run(t, claude.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "claude"}).NamesOutputs()
-			if !slices.Equal(calls, tt.calls) || !slices.Equal(results, tt.results) {
-				t.Errorf("calls %q, results %q; want %q, %q", calls, results, tt.calls, tt.results)
-			}
+			plugintest.WantNamesOutputs(t, claude.Plugin, "claude", tt.lines, tt.calls, tt.results)
 		})
 	}
 }

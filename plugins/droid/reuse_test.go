@@ -3,11 +3,8 @@
 package droid_test
 
 import (
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/droid"
 )
@@ -44,10 +41,7 @@ func TestReusedCallID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			calls, results := plugintest.Run(t, droid.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "droid"}).NamesOutputs()
-			if !slices.Equal(calls, tt.calls) || !slices.Equal(results, tt.results) {
-				t.Errorf("calls %q, results %q; want %q, %q", calls, results, tt.calls, tt.results)
-			}
+			plugintest.WantNamesOutputs(t, droid.Plugin, "droid", tt.lines, tt.calls, tt.results)
 		})
 	}
 }

@@ -3,11 +3,9 @@
 package gemini_test
 
 import (
-	"slices"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/gemini"
 )
@@ -79,10 +77,7 @@ func TestReusedCallID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			calls, results := plugintest.Run(t, gemini.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "gemini"}).NamesOutputs()
-			if !slices.Equal(calls, tt.calls) || !slices.Equal(results, tt.results) {
-				t.Errorf("calls %q, results %q; want %q, %q", calls, results, tt.calls, tt.results)
-			}
+			plugintest.WantNamesOutputs(t, gemini.Plugin, "gemini", tt.lines, tt.calls, tt.results)
 		})
 	}
 }

@@ -3,11 +3,8 @@
 package kimi_test
 
 import (
-	"slices"
-	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/kimi"
 )
@@ -71,10 +68,7 @@ func TestReusedCallID(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			calls, results := plugintest.Run(t, kimi.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "kimi"}).NamesOutputs()
-			if !slices.Equal(calls, tt.calls) || !slices.Equal(results, tt.results) {
-				t.Errorf("calls %q, results %q; want %q, %q", calls, results, tt.calls, tt.results)
-			}
+			plugintest.WantNamesOutputs(t, kimi.Plugin, "kimi", tt.lines, tt.calls, tt.results)
 		})
 	}
 }

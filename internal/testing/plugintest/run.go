@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"slices"
 	"strings"
 	"testing"
 
@@ -85,6 +86,18 @@ func (o *Outcome) NamesOutputs() (names, outputs []string) {
 		outputs = append(outputs, p.Output)
 	}
 	return names, outputs
+}
+
+// WantNamesOutputs runs lines (one input, a newline after each) through
+// p as provider and fails tb unless the tool.call names and the
+// tool.result outputs are calls and results, each in order (NamesOutputs):
+// the check of every plugin's TestReusedCallID.
+func WantNamesOutputs(tb testing.TB, p sdk.Plugin, provider string, lines, calls, results []string) {
+	tb.Helper()
+	gotCalls, gotResults := Run(tb, p, []byte(strings.Join(lines, "\n")+"\n"), normalize.Options{Provider: provider}).NamesOutputs()
+	if !slices.Equal(gotCalls, calls) || !slices.Equal(gotResults, results) {
+		tb.Errorf("calls %q, results %q; want %q, %q", gotCalls, gotResults, calls, results)
+	}
 }
 
 // ResultStatus returns the status of call id's tool.result, in any
