@@ -69,8 +69,7 @@ func (ix *Index) List(ctx context.Context, q ListQuery) ([]ListedRun, bool, erro
 		where = append(where, "parent_run_id = ''")
 	}
 	if !q.Superseded {
-		where = append(where, `run_id NOT IN (WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
-  UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id) SELECT id FROM gone)`)
+		where = append(where, `run_id NOT IN (`+goneSQL+` SELECT id FROM gone)`)
 	}
 	if q.Provider != "" {
 		where = append(where, `providers LIKE ? ESCAPE '\'`)

@@ -722,6 +722,12 @@ func (q Query) rankAmong() int {
 	return q.RankAmong
 }
 
+// goneSQL names, as the common table gone(id), the runs another holds
+// again (the superseded table) and their child runs, down every level:
+// what searches and listings leave out.
+const goneSQL = `WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
+  UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id)`
+
 // searchWhere is the tables a search reads (docs d and runs r, and fts
 // when there are words), its condition and their arguments: the words
 // and filters of q (expr the FTS5 expression of the words).
@@ -729,8 +735,7 @@ func searchWhere(q Query, expr string, words bool) (string, string, []any) {
 	// A run another holds again (a superseded sub-agent's run, an
 	// interrupted archive of a session archived whole elsewhere) and its
 	// sub-runs are left out: each thing said is found once.
-	where := []string{`d.rid NOT IN (WITH RECURSIVE gone(id) AS (SELECT run_id FROM superseded
-  UNION SELECT r2.run_id FROM runs r2 JOIN gone ON r2.parent_run_id = gone.id) SELECT g.rid FROM runs g WHERE g.run_id IN (SELECT id FROM gone))`}
+	where := []string{`d.rid NOT IN (` + goneSQL + ` SELECT g.rid FROM runs g WHERE g.run_id IN (SELECT id FROM gone))`}
 	var args []any
 	from := `docs d`
 	if words {
