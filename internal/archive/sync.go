@@ -759,7 +759,6 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	}
 	var res *transcript.AgentResult
 	var totals *Totals
-	cut := false
 	stepErr := run.StepAt(ctx, "agent", part, transcript.KindAgent, func(ctx context.Context, s *lifecycle.Step) error {
 		copts := capture.Options{Provider: provider, Format: format, Store: a.opts.Store, Plugin: plugin, Logger: log, Now: clk.now, Filter: seen.filter, SubAgentFilter: seen.filterSubAgent, Replayed: seen.replayed, Supersede: seen.subs}
 		if masker != nil {
@@ -794,10 +793,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		}
 		if feedErr != nil && ctx.Err() != nil {
 			// Interrupted (Ctrl-C) before the part's bytes were all
-			// fed: the part claims none of them (no result), and is
-			// left as a kill leaves it, for the next sync or import to
-			// settle (readTranscript: cut).
-			cut = true
+			// fed: the part claims none of them (no result: cut below).
 			return errors.Join(feedErr, err)
 		}
 		res = fin.AgentResult
@@ -822,13 +818,13 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		}
 		return capture.ResultError(res)
 	})
-	if res == nil && ctx.Err() != nil {
-		// Interrupted before the part had a result however far it got
-		// (the capture not even started, its step refused): the same
-		// as a feed cut short, never a run ended cancelled and empty
-		// beside the one the next sync or import makes of the file.
-		cut = true
-	}
+	// Interrupted before the part had a result, however far it got (its
+	// feed cut short, its capture not even started, its step refused):
+	// the part claims none of its bytes and is left as a kill leaves it,
+	// for the next sync or import to settle (readTranscript: cut), never
+	// a run ended cancelled and empty beside the one the next sync or
+	// import makes of the file.
+	cut := res == nil && ctx.Err() != nil
 	var endErr error
 	ending := closeDue && end == size && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent))
 	held := false
