@@ -69,7 +69,7 @@ func withSubAgents(sessions []Session) []Session {
 		listed[s.Path] = true
 	}
 	for _, s := range sessions {
-		if s.Loc == nil || s.Loc.subAgents == nil || s.Parent == "" {
+		if s.Loc == nil || s.Loc.subAgents == nil && s.Loc.SubAgentOf == nil || s.Parent == "" {
 			top = append(top, s)
 			continue
 		}
@@ -178,6 +178,11 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 	switch {
 	case pe == nil || pe.Parts == 0 || pe.Pending:
 		if _, err := os.Lstat(parent); errors.Is(err, fs.ErrNotExist) {
+			if loc != nil && loc.SubAgentOf != nil && strings.ContainsAny(filepath.Base(parent), "*?[") {
+				// Named by the key its session's file name holds
+				// (missingParent): no such file is in the store.
+				return nil, false, "its session, a file " + parent + ", is not in the store: archived as a run of its own"
+			}
 			return nil, false, "its session " + parent + " is gone: archived as a run of its own"
 		}
 		if a.opts.CloseIdle == 0 {
@@ -201,6 +206,11 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 		// The result of the call that started it names it.
 		want := strings.NewReplacer("{dir}", filepath.Base(filepath.Dir(path)), "{stem}", stem).Replace(loc.SubAgentResult)
 		callID = in.named[want]
+	}
+	if callID == "" {
+		// The result of the call that started it names it by a member
+		// (abi.SubAgentOf.Result: Codex's spawn_agent).
+		callID = resultCall(loc.SubAgentOf, path, in)
 	}
 	atCall(&l.Link, in, callID)
 	if carried, ok := a.carriedSubRun(in, path, callID); ok {
@@ -283,6 +293,10 @@ type sessionLinks struct {
 	// named are the first lines of the tool results' outputs, each with
 	// the call it answers (abi.Store.SubAgentResult).
 	named map[string]string
+	// members are the string members of the results' outputs that are
+	// JSON objects (memberKey), each with the call it answers
+	// (abi.SubAgentOf.Result).
+	members map[string]string
 }
 
 // maxNamedLines and maxNamedLine bound what is kept of a result's output
@@ -325,7 +339,7 @@ func (a *Archiver) sessionLinksOf(pe *Entry) (sessionLinks, error) {
 
 // readSession reads a session's run for subAgentLink.
 func (a *Archiver) readSession(runID string) (sessionLinks, error) {
-	in := sessionLinks{calls: map[string]callAt{}, named: map[string]string{}}
+	in := sessionLinks{calls: map[string]callAt{}, named: map[string]string{}, members: map[string]string{}}
 	p, err := a.opts.Store.TranscriptPath(runID)
 	if err != nil {
 		return in, err
@@ -350,6 +364,7 @@ func (a *Archiver) readSession(runID string) (sessionLinks, error) {
 			}
 		case ev.Type == transcript.ToolResult && ev.Path == "agent":
 			if t := ev.Tool(); t != nil && t.CallID != "" {
+				in.addMembers(t.Output, t.CallID)
 				rest := t.Output
 				for range maxNamedLines {
 					line, more, _ := strings.Cut(rest, "\n")
@@ -497,6 +512,11 @@ func SubAgentFile(declared []Declared, provider, path string) (s Session, ok boo
 		path = filepath.Clean(path)
 	}
 	for _, d := range declared {
+		if d.Provider == provider && d.SubAgentOf != nil && cmp.Or(d.Kind, KindFile) == KindFile {
+			if s, ok := subAgentOfFile(d, path); ok {
+				return s, true
+			}
+		}
 		if d.Provider == provider && namesParent(d) {
 			if parent, ok := namedParent(d, path); ok {
 				return Session{Loc: namedLocation(d, path), Path: path, Parent: parent}, true
@@ -634,6 +654,9 @@ func SubAgentFiles(declared []Declared, provider, path string) []Session {
 		if d.Provider == provider && namesParent(d) {
 			out = append(out, namedChildren(d, abs, seen)...)
 			continue
+		}
+		if d.Provider == provider && d.SubAgentOf != nil && cmp.Or(d.Kind, KindFile) == KindFile {
+			out = append(out, subAgentOfChildren(d, abs, seen)...)
 		}
 		if d.Provider != provider || d.SubAgents == "" || cmp.Or(d.Kind, KindFile) != KindFile {
 			continue

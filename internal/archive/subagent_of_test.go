@@ -1,0 +1,144 @@
+package archive
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi"
+)
+
+// codexSubAgentOf is the codex plugin's declaration (plugins/codex).
+var codexSubAgentOf = &abi.SubAgentOf{
+	Member: "/payload/source/subagent/thread_spawn/parent_thread_id",
+	File:   "**/rollout-*-{key}.jsonl",
+	Result: map[string]string{"agent_id": "/payload/id", "task_name": "/payload/source/subagent/thread_spawn/agent_path"},
+}
+
+// TestSubAgentOfFiles: a Codex rollout given by itself whose
+// session_meta names its parent thread is a sub-agent's file
+// (SubAgentFile): its session the rollout whose name ends with that
+// thread id, found in another day's directory of the store (climbing
+// to the sessions directory), or, when none is, named by the glob and
+// the key (a file that is not there). A rollout that names no parent,
+// names one in a member the pointer does not reach, or whose first line
+// is not JSON, is none. The parent's file lists the sub-agents beside
+// it (SubAgentFiles), not those of another day's directory.
+func TestSubAgentOfFiles(t *testing.T) {
+	declared := []Declared{{Provider: "codex", Plugin: "codex", Store: abi.Store{
+		Name: "Codex sessions", Dir: "sessions", Pattern: "**/rollout-*.jsonl", SubAgentOf: codexSubAgentOf,
+	}}}
+	sessions := filepath.Join(t.TempDir(), ".codex", "sessions")
+	put := func(rel, first string) string {
+		p := filepath.Join(sessions, filepath.FromSlash(rel))
+		if err := os.MkdirAll(filepath.Dir(p), 0o700); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(p, []byte(first+"\n"+`{"type":"event_msg","payload":{"type":"task_started"}}`+"\n"), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	meta := func(id, source string) string {
+		return `{"type":"session_meta","payload":{"id":"` + id + `","source":` + source + `}}`
+	}
+	spawned := func(id, parent string) string {
+		return meta(id, `{"subagent":{"thread_spawn":{"parent_thread_id":"`+parent+`","depth":1,"agent_path":"/root/w"}}}`)
+	}
+	parent := put("2026/11/20/rollout-2026-11-20T23-59-00-p-1.jsonl", meta("p-1", `"cli"`))
+	sameDay := put("2026/11/20/rollout-2026-11-20T23-59-30-c-1.jsonl", spawned("c-1", "p-1"))
+	nextDay := put("2026/11/21/rollout-2026-11-21T00-00-01-c-2.jsonl", spawned("c-2", "p-1"))
+	orphan := put("2026/11/21/rollout-2026-11-21T00-00-02-c-3.jsonl", spawned("c-3", "gone"))
+	others := map[string]string{
+		"a session":        parent,
+		"a review":         put("2026/11/21/rollout-2026-11-21T00-00-03-r.jsonl", meta("r", `{"subagent":"review"}`)),
+		"not json":         put("2026/11/21/rollout-2026-11-21T00-00-04-j.jsonl", `not json`),
+		"parent not named": put("2026/11/21/rollout-2026-11-21T00-00-05-n.jsonl", meta("n", `{"subagent":{"thread_spawn":{"depth":1}}}`)),
+		"a path as key":    put("2026/11/21/rollout-2026-11-21T00-00-06-k.jsonl", spawned("k", "../p-1")),
+	}
+	for what, c := range map[string]struct{ path, parent string }{
+		"same day": {sameDay, parent},
+		"next day": {nextDay, parent},
+		"orphan":   {orphan, filepath.Join(sessions, "**", "rollout-*-gone.jsonl")},
+	} {
+		s, ok := SubAgentFile(declared, "codex", c.path)
+		if !ok || s.Parent != c.parent || s.Loc == nil || s.Loc.SubAgentOf == nil {
+			t.Errorf("%s: SubAgentFile = %+v, %v; want the session %s", what, s, ok, c.parent)
+		}
+	}
+	for what, p := range others {
+		if s, ok := SubAgentFile(declared, "codex", p); ok {
+			t.Errorf("%s: SubAgentFile = %+v, want none", what, s)
+		}
+	}
+	if got := SubAgentFiles(declared, "codex", parent); len(got) != 1 || got[0].Path != sameDay || got[0].Parent != parent {
+		t.Errorf("SubAgentFiles(parent) = %+v, want the same day's sub-agent alone", got)
+	}
+}
+
+// TestResultCall: the call that started a sub-agent is the one whose
+// result's output, a JSON object, holds a member the store names equal
+// to the sub-agent file's string at the member's pointer: Codex's
+// multi-agent v1 spawn_agent returns the thread id (agent_id), v2 the
+// agent's path (task_name). An output that is not a JSON object, a
+// member of another name or value, or a pointer to nothing names none;
+// the first call naming it is kept.
+func TestResultCall(t *testing.T) {
+	dir := t.TempDir()
+	child := filepath.Join(dir, "c.jsonl")
+	if err := os.WriteFile(child, []byte(`{"type":"session_meta","payload":{"id":"c-1","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p","agent_path":"/root/w"}}}}}`+"\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		name    string
+		outputs []string // results of call_0, call_1, ...
+		want    string
+	}{
+		{"v1 agent_id", []string{`{"agent_id":"c-0","nickname":null}`, `{"agent_id":"c-1","nickname":"Hume"}`}, "call_1"},
+		{"v2 task_name", []string{`{"task_name":"/root/w","nickname":"Hume"}`}, "call_0"},
+		{"v2 hidden metadata, spaces", []string{"  {\"task_name\": \"/root/w\"}\n"}, "call_0"},
+		{"first naming it kept", []string{`{"task_name":"/root/w"}`, `{"task_name":"/root/w"}`}, "call_0"},
+		{"text naming it", []string{`agent_id: c-1`, `spawned /root/w`}, ""},
+		{"another member", []string{`{"id":"c-1","path":"/root/w"}`}, ""},
+		{"another value", []string{`{"task_name":"/root/w2"}`}, ""},
+		{"a number", []string{`{"agent_id":1}`}, ""},
+	} {
+		in := sessionLinks{members: map[string]string{}}
+		for i, o := range tc.outputs {
+			in.addMembers(o, "call_"+string(rune('0'+i)))
+		}
+		if got := resultCall(codexSubAgentOf, child, in); got != tc.want {
+			t.Errorf("%s: call %q, want %q", tc.name, got, tc.want)
+		}
+	}
+	if got := resultCall(&abi.SubAgentOf{Member: "/p", File: "{key}.jsonl", Result: map[string]string{"agent_id": "/payload/missing"}}, child,
+		sessionLinks{members: map[string]string{memberKey("agent_id", ""): "call_0"}}); got != "" {
+		t.Errorf("a pointer to nothing: call %q, want none", got)
+	}
+}
+
+// TestPointerValue: a JSON Pointer reaches nested members, "~1" and
+// "~0" standing for "/" and "~"; a member missing on the way, or one
+// that is not an object, reaches nothing.
+func TestPointerValue(t *testing.T) {
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal([]byte(`{"a":{"b/c":{"d~e":"x"},"s":"y"},"n":3}`), &doc); err != nil {
+		t.Fatal(err)
+	}
+	for ptr, want := range map[string]string{
+		"/a/b~1c/d~0e": `"x"`, "/a/s": `"y"`, "/n": "3",
+		"/a/s/x": "", "/n/x": "", "/z": "", "/a/b~1c/x": "", "a/s": "", "": "",
+	} {
+		if got := string(pointerValue(doc, ptr)); got != want {
+			t.Errorf("%q: %s, want %s", ptr, got, want)
+		}
+	}
+	if got := pointerString(doc, "/n"); got != "" {
+		t.Errorf("a number as a string: %q", got)
+	}
+	if !strings.Contains(missingParent(&Location{Dir: "/s", SubAgentOf: codexSubAgentOf}, "k"), "rollout-*-k.jsonl") {
+		t.Error("missingParent does not name the key")
+	}
+}
