@@ -99,7 +99,12 @@ func pointerString(doc map[string]json.RawMessage, ptr string) string {
 // the session it is a sub-agent of (abi.SubAgentOf.Member, in its first
 // JSON value): "" when it names none, or a key that is no plain name.
 func namedParentKey(p *abi.SubAgentOf, path string) string {
-	key := pointerString(firstObject(path, maxParentFile), p.Member)
+	var key string
+	if v, done := linePointer(path, maxParentFile, p.Member); done {
+		_ = json.Unmarshal(v, &key) // a string, else none
+	} else {
+		key = pointerString(firstObject(path, maxParentFile), p.Member)
+	}
 	if !plainKey(key) {
 		return ""
 	}

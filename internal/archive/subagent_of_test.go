@@ -142,3 +142,64 @@ func TestPointerValue(t *testing.T) {
 		t.Error("missingParent does not name the key")
 	}
 }
+
+// TestLinePointer: the value a JSON Pointer names in a file's first
+// line, walked without decoding the line, is the one decoding the
+// file's first JSON value finds (pointerValue of firstObject): through
+// strings holding braces, quotes and escapes, arrays, numbers and
+// member names written with escapes; none when a member on the way is
+// missing or no object. A first line that holds no whole object (a
+// document over many lines, a line longer than what is read, no line
+// end, text that is no JSON) is left to firstObject.
+func TestLinePointer(t *testing.T) {
+	const ptr = "/payload/source/subagent/thread_spawn/parent_thread_id"
+	dir := t.TempDir()
+	put := func(b string) string {
+		f, err := os.CreateTemp(dir, "*.jsonl")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := f.WriteString(b); err != nil {
+			t.Fatal(err)
+		}
+		f.Close()
+		return f.Name()
+	}
+	walked := map[string]string{
+		"codex":            `{"timestamp":"t","type":"session_meta","payload":{"id":"c","base_instructions":{"text":"a } \" { [ ] \\\" \\\\"},"source":{"subagent":{"thread_spawn":{"depth":1,"parent_thread_id":"p-1","agent_path":"/root/w"}}}}}`,
+		"arrays, numbers":  `{"payload":{"dynamic_tools":[{"a":[1,2.5e3,-4]},"}",null,true],"n":-0.5,"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-2"}}}}}`,
+		"escaped name":     `{"payload":{"sour\u0063e":{"subagent":{"thread_spawn":{"parent_thread_id":"p-3"}}}}}`,
+		"spaces":           ` { "payload" : { "source" : {"subagent":{"thread_spawn":{"parent_thread_id" : "p-4" } } } } } `,
+		"cli session":      `{"type":"session_meta","payload":{"id":"p","source":"cli","x":{"y":"}"}}}`,
+		"review":           `{"payload":{"source":{"subagent":"review"}}}`,
+		"no payload":       `{"type":"event_msg"}`,
+		"a number":         `{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":7}}}}}`,
+		"first of a twice": `{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-5"}}}},"payload":{}}`,
+	}
+	for name, line := range walked {
+		p := put(line + "\n" + `{"type":"event_msg"}` + "\n")
+		v, done := linePointer(p, maxParentFile, ptr)
+		if !done {
+			t.Errorf("%s: not walked", name)
+			continue
+		}
+		if want := pointerValue(firstObject(p, maxParentFile), ptr); name != "first of a twice" && string(v) != string(want) {
+			t.Errorf("%s: %s, want %s as decoding finds it", name, v, want)
+		}
+	}
+	for name, c := range map[string]struct {
+		b     string
+		limit int
+	}{
+		"document over lines": {"{\n  \"payload\": {\"source\": {\"subagent\": {\"thread_spawn\": {\"parent_thread_id\": \"p\"}}}}\n}\n", maxParentFile},
+		"no line end":         {`{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p"}}}}}`, maxParentFile},
+		"longer than read":    {`{"payload":{"text":"` + strings.Repeat("x", 200) + `","source":{}}}` + "\n", 100},
+		"not json":            {"not json\n", maxParentFile},
+		"cut in a string":     {`{"payload":{"text":"abc` + "\n", maxParentFile},
+		"array":               {`[{"payload":{}}]` + "\n", maxParentFile},
+	} {
+		if v, done := linePointer(put(c.b), c.limit, ptr); done {
+			t.Errorf("%s: walked to %s, want it left to firstObject", name, v)
+		}
+	}
+}
