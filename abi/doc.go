@@ -155,7 +155,13 @@
 // an agent keeps in both is archived once. A folder or tree store may
 // declare where a session names its parent ([Store.Parent], a member of
 // one of its JSON files): the host makes the session's run a child run
-// of its parent's.
+// of its parent's. A file store may declare how a session file names
+// the session file it is a sub-agent of ([Store.SubAgentOf]: a JSON
+// Pointer into its first JSON value, a glob of the parent's file with
+// the key, the members of the spawning call's result that name it;
+// Codex CLI's spawned threads): the host reads such a file as a
+// sub-agent's, its run a child run of that session's, linked at that
+// call.
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a
