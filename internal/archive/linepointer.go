@@ -16,7 +16,9 @@ import (
 // each. Decoding it whole, and the member on the pointer's way again
 // (firstObject, pointerValue), cost a first sync of 400 rollouts a
 // tenth more user CPU; linePointer walks the line's bytes once to the
-// value the pointer names, skipping the others without decoding them.
+// value the pointer names, skipping the others without decoding them,
+// and reads no more of the file than it needs (an import looks at every
+// file beside each session given to it).
 
 // linePointer is the JSON value a JSON Pointer names in the first line
 // of the file at path, when that line (within limit bytes) holds one
@@ -27,16 +29,41 @@ import (
 // the caller reads the file's first JSON value as a whole
 // (firstObject). Only what lies on the way is checked: the rest of the
 // line is skipped, not validated; of a member written twice, the first
-// is taken.
+// is taken. The walk is tried on the file's first linePrefix bytes
+// first: what a session's first line says of its source comes before
+// the long members (Codex: the source before the base instructions),
+// so most files are read no further.
 func linePointer(path string, limit int, ptr string) (v []byte, done bool) {
-	line, err := firstLine(path, limit)
-	if err != nil || !strings.HasPrefix(ptr, "/") {
+	if !strings.HasPrefix(ptr, "/") {
 		return nil, false
 	}
+	head, err := readHeadBytes(path, int64(min(limit, linePrefix)))
+	if err != nil {
+		return nil, false
+	}
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		return walkPointer(head[:i], ptr)
+	}
+	if v, done := walkPointer(head, ptr); done {
+		return v, true // decided by the bytes before the cut
+	}
+	line, err := firstLine(path, limit)
+	if err != nil {
+		return nil, false
+	}
+	return walkPointer(line, ptr)
+}
+
+// linePrefix is how much of a file linePointer reads first.
+const linePrefix = 8 << 10
+
+// walkPointer walks b, JSON text, to the value ptr names (linePointer):
+// done false when b ends, or is no object's members, before the walk
+// is decided.
+func walkPointer(b []byte, ptr string) (v []byte, done bool) {
 	unescape := strings.NewReplacer("~1", "/", "~0", "~")
-	toks := strings.Split(ptr[1:], "/")
-	s := jsonScan{b: line}
-	for depth, tok := range toks {
+	s := jsonScan{b: b}
+	for depth, tok := range strings.Split(ptr[1:], "/") {
 		s.ws()
 		if !s.more() {
 			return nil, false
@@ -53,6 +80,9 @@ func linePointer(path string, limit int, ptr string) (v []byte, done bool) {
 	start := s.i
 	if !s.skip() {
 		return nil, false
+	}
+	if s.i == len(s.b) && start < s.i && strings.IndexByte("\"}]", s.b[s.i-1]) < 0 {
+		return nil, false // a number or word cut at the end: not decided
 	}
 	return s.b[start:s.i], true
 }

@@ -73,8 +73,14 @@ func TestSubAgentOfFiles(t *testing.T) {
 			t.Errorf("%s: SubAgentFile = %+v, want none", what, s)
 		}
 	}
-	if got := SubAgentFiles(declared, "codex", parent); len(got) != 1 || got[0].Path != sameDay || got[0].Parent != parent {
-		t.Errorf("SubAgentFiles(parent) = %+v, want the same day's sub-agent alone", got)
+	keys := NewNamedKeys()
+	for _, k := range []*NamedKeys{nil, keys, keys} { // remembered the second time
+		if got := SubAgentFiles(declared, "codex", parent, k); len(got) != 1 || got[0].Path != sameDay || got[0].Parent != parent {
+			t.Errorf("SubAgentFiles(parent) = %+v, want the same day's sub-agent alone", got)
+		}
+	}
+	if len(keys.keys) == 0 {
+		t.Error("the keys of the files beside the session are not remembered")
 	}
 }
 
@@ -176,6 +182,8 @@ func TestLinePointer(t *testing.T) {
 		"a number":         `{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":7}}}}}`,
 		"first of a twice": `{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-5"}}}},"payload":{}}`,
 	}
+	walked["after the first bytes read"] = `{"payload":{"base_instructions":{"text":"` + strings.Repeat("x", 3*linePrefix) + `"},"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-6"}}}}}`
+	walked["cut in a number at the first bytes' end"] = `{"payload":{"pad":"` + strings.Repeat("x", linePrefix-len(`{"payload":{"pad":"","n":1`)) + `","n":12345,"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-7"}}}}}`
 	for name, line := range walked {
 		p := put(line + "\n" + `{"type":"event_msg"}` + "\n")
 		v, done := linePointer(p, maxParentFile, ptr)
@@ -187,12 +195,16 @@ func TestLinePointer(t *testing.T) {
 			t.Errorf("%s: %s, want %s as decoding finds it", name, v, want)
 		}
 	}
+	// A first line still being written (no line end) is walked as far
+	// as it goes, as firstObject decodes it.
+	if v, done := linePointer(put(`{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p"}}}}}`), maxParentFile, ptr); !done || string(v) != `"p"` {
+		t.Errorf("no line end: %s, %v; want \"p\"", v, done)
+	}
 	for name, c := range map[string]struct {
 		b     string
 		limit int
 	}{
 		"document over lines": {"{\n  \"payload\": {\"source\": {\"subagent\": {\"thread_spawn\": {\"parent_thread_id\": \"p\"}}}}\n}\n", maxParentFile},
-		"no line end":         {`{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p"}}}}}`, maxParentFile},
 		"longer than read":    {`{"payload":{"text":"` + strings.Repeat("x", 200) + `","source":{}}}` + "\n", 100},
 		"not json":            {"not json\n", maxParentFile},
 		"cut in a string":     {`{"payload":{"text":"abc` + "\n", maxParentFile},

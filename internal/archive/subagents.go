@@ -511,8 +511,10 @@ func SubAgentFile(declared []Declared, provider, path string) (s Session, ok boo
 	} else {
 		path = filepath.Clean(path)
 	}
+	named := map[[2]string]bool{} // declarations looked at: Codex's two stores share one
 	for _, d := range declared {
-		if d.Provider == provider && d.SubAgentOf != nil && cmp.Or(d.Kind, KindFile) == KindFile {
+		if d.Provider == provider && d.SubAgentOf != nil && cmp.Or(d.Kind, KindFile) == KindFile && !named[subAgentOfID(d.SubAgentOf)] {
+			named[subAgentOfID(d.SubAgentOf)] = true
 			if s, ok := subAgentOfFile(d, path); ok {
 				return s, true
 			}
@@ -640,23 +642,26 @@ func (a *Archiver) EndHeld(ctx context.Context, path string) (out Outcome, ok bo
 // the session's) of which SubAgentFile names path as the session, each
 // as SubAgentFile resolves it, in path order. At most
 // maxSubAgentFiles entries are looked at per store (links are not
-// followed). An import archives them with their session, and the
+// followed). keys, when not nil, remembers what files beside a session
+// name (NamedKeys) for the next call. An import archives them with their session, and the
 // settling of a run an import held for them links them (Recover), so
 // that a session's tree is the same whatever files were given.
-func SubAgentFiles(declared []Declared, provider, path string) []Session {
+func SubAgentFiles(declared []Declared, provider, path string, keys *NamedKeys) []Session {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil
 	}
 	var out []Session
 	seen := map[string]bool{}
+	named := map[[2]string]bool{}
 	for _, d := range declared {
 		if d.Provider == provider && namesParent(d) {
 			out = append(out, namedChildren(d, abs, seen)...)
 			continue
 		}
-		if d.Provider == provider && d.SubAgentOf != nil && cmp.Or(d.Kind, KindFile) == KindFile {
-			out = append(out, subAgentOfChildren(d, abs, seen)...)
+		if d.Provider == provider && d.SubAgentOf != nil && cmp.Or(d.Kind, KindFile) == KindFile && !named[subAgentOfID(d.SubAgentOf)] {
+			named[subAgentOfID(d.SubAgentOf)] = true
+			out = append(out, subAgentOfChildren(d, abs, seen, keys)...)
 		}
 		if d.Provider != provider || d.SubAgents == "" || cmp.Or(d.Kind, KindFile) != KindFile {
 			continue
