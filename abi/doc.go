@@ -243,7 +243,16 @@
 //     TotalTokens (the total the provider states). The SDK derives the
 //     uncached input when a plugin leaves it out (sdk.Usage, sdk.Split);
 //     a reader of a plugin older than 1.5 derives it the same way
-//     (transcript.Usage.Uncached).
+//     (transcript.Usage.Uncached). Since ABI 1.9 the usage fields also
+//     carry ServiceTier (OpMsgClose's usage and OpUsage's alike): the
+//     service tier the provider states it served the request at, as it
+//     names it (OpenAI's service_tier, Anthropic's usage.service_tier),
+//     which the host's price table prices flex, priority and batch
+//     requests by; left out where the provider states none. The host
+//     keeps it only beside a figure, and a step's usage summed ("add")
+//     over requests of different tiers has the tier "mixed". A plugin
+//     built for 1.8 or before states no tier: its usage is priced at the
+//     standard rates, as it was.
 //   - OpCost Cost (USD), Mode.
 //   - OpStatus Status (ok|error|incomplete), Error, Level (2: an error
 //     field or a non-fatal error line; 3: the provider's terminal event;
