@@ -154,8 +154,9 @@
 // folder's. Its sessions are known by key, as a SQLite store's are: one
 // an agent keeps in both is archived once. A folder or tree store may
 // declare where a session names its parent ([Store.Parent], a member of
-// one of its JSON files): the host makes the session's run a child run
-// of its parent's.
+// the first JSON value of one of its files) and where it names the call
+// that started it ([Store.SubAgentCall]): the host makes the session's
+// run a child run of its parent's, linked at that call.
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a
