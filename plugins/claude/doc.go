@@ -108,6 +108,14 @@
 // one without it is declared ignored; its per-model token counts repeat
 // the messages' and are not read.
 //
+// Service tier (ABI 1.9). A usage's service_tier ("standard" in Claude
+// Code's logs and streams and the Messages API, "batch" in a Message
+// Batch's results, "priority" at the Priority Tier) is reported as the
+// message's tier, the last a message's lines state winning; the step's
+// is its messages' and result lines' (the SDK's sum: "mixed" when they
+// differ). A usage that states none leaves it unset, never "standard".
+// usage.speed (Claude Code's fast mode) is not read.
+//
 // Compaction. A compaction content block (server-side compaction: the
 // API summarized the conversation before answering, streamed as
 // compaction_delta) is not the model's answer: its summary, which the
