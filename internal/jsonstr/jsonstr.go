@@ -191,8 +191,13 @@ func appendUnquoted(dst, quoted []byte, surrogateEscape bool) ([]byte, error) {
 	start := 0
 	for i := 0; i < len(s); {
 		if s[i] != '\\' {
-			i++
-			continue
+			// The next escape, found many bytes at a time: the text
+			// up to it is copied as it is.
+			k := bytes.IndexByte(s[i:], '\\')
+			if k < 0 {
+				break
+			}
+			i += k
 		}
 		dst = append(dst, s[start:i]...)
 		if surrogateEscape && i+1 < len(s) && s[i+1] == 'u' {
