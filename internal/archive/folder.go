@@ -319,7 +319,7 @@ func (a *Archiver) parentLink(loc *Location, provider, path string) *childLink {
 			a.opts.Logger.Warn("sub-agent session link: read the session's run", "run", e.RunID, "err", err)
 		}
 		at := runctl.Link{ParentID: e.RunID, Path: subAgentPath(key, callID), Iteration: e.Parts - 1, Title: key}
-		atCall(&at, in, callID)
+		atCall(&at, in, in.callOf(callID, fileStart(path)))
 		link.at = &at
 		return link
 	}
