@@ -48,7 +48,7 @@ func (n *normalizer) openAgent(id, parent, name string, out *sdk.Out) *agent {
 	a := &agent{id: id, open: true}
 	n.agents[id] = a
 	n.agentList = append(n.agentList, a)
-	if parent == "" && n.calls[id] {
+	if parent == "" && n.hasCall(id) {
 		parent = id
 	}
 	t := n.tasks[parent]
@@ -62,6 +62,21 @@ func (n *normalizer) openAgent(id, parent, name string, out *sdk.Out) *agent {
 	}
 	out.ScopeOpen(sdk.S(id), sdk.Opt(parent), sdk.Opt(name), sdk.Opt(desc))
 	return a
+}
+
+// hasCall reports whether a call of id was reported, by the main agent
+// or a sub-agent (a sub-agent's scope is named by the call that started
+// it in some builds).
+func (n *normalizer) hasCall(id string) bool {
+	if n.calls[id] {
+		return true
+	}
+	for _, a := range n.agentList {
+		if n.calls[callKey(a, id)] {
+			return true
+		}
+	}
+	return false
 }
 
 // scopeOf is the Str of a's scope: unset for the main agent.

@@ -97,7 +97,15 @@
 // call's: a completion of the new call that comes before the call is
 // taken for a second completion of the first, and a new call cut while
 // it streamed (assistant.tool_call_delta only) is not recorded from its
-// deltas.
+// deltas. Calls are kept by the agent that made them and their id: a
+// sub-agent's call that reuses the id of a call of the main agent
+// waiting for its completion (the task call that started it, or a call
+// run beside it) is a call of the sub-agent's scope, and a completion
+// answers the call of its own agent (the line's agentId) of that id,
+// else, when that agent made none, the call of that id of another agent
+// still waiting for its completion (the main agent's first), as builds
+// that write no agentId on a sub-agent's completion need. A refusal
+// (permission.completed) is matched the same way.
 //
 // User messages. user.message content is the prompt (origin "prompt").
 // transformedContent is the prompt as the model received it, wrapped in
