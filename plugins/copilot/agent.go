@@ -1,6 +1,8 @@
 package copilot
 
 import (
+	"strconv"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -102,12 +104,25 @@ func (n *normalizer) subagentStarted(v, d abi.Value, out *sdk.Out) {
 		out.Unmapped(sdk.S("subagent.started"))
 		return
 	}
+	name := sdk.StringOf(d.Get("agentName")).String()
 	if a := n.agents[sid]; a != nil {
-		// Opened already by one of its events, or started again.
-		out.Ignored(sdk.S("subagent.started"))
+		if a.open {
+			// Opened already by one of its events, or started again.
+			out.Ignored(sdk.S("subagent.started"))
+			return
+		}
+		// A sub-agent named as one that ended: in the builds whose
+		// agentId is the call's id, a call that reused the id (ids
+		// unique per response, not per session) started it. Its scope
+		// is its own, sid#2 (#3, ...), and the events naming sid go to
+		// it from now on.
+		scope := sid
+		for k := 2; n.agents[scope] != nil; k++ {
+			scope = sid + "#" + strconv.Itoa(k)
+		}
+		n.agents[sid] = n.openAgent(scope, call, name, out)
 		return
 	}
-	name := sdk.StringOf(d.Get("agentName")).String()
 	n.openAgent(sid, call, name, out)
 }
 

@@ -136,7 +136,11 @@
 // error the provider reported, listed with the sub-agent's scope. A
 // sub-agent still running when the stream ends is closed by the host with
 // the step. An event naming a sub-agent whose start the log does not hold
-// opens it then. A sub-agent's answer is its parent call's result, not
+// opens it then. A subagent.started naming a sub-agent that ended (the
+// 1.0.7x builds name a sub-agent by its task call's id, and a call may
+// reuse the id of one whose sub-agent ran) starts a sub-agent of its
+// own, scope <id>#2 (#3, ...), to which the events naming the id go from
+// then on. A sub-agent's answer is its parent call's result, not
 // the step's final text, and its model does not name the step's.
 //
 // Metadata. session.start gives the session id (result.sessionId as a

@@ -17,7 +17,9 @@ import (
 // pending beside the task keeps its completion too. The sub-agent is
 // named by its own agentId (1.0.9x) or by the task call's id (1.0.7x). A
 // completion whose agent made no call of its id answers the call of
-// another agent that waits for it, as before.
+// another agent that waits for it, as before. A task call that reuses the
+// id of one whose sub-agent ran starts a scope of its own (call_1#2) when
+// the sub-agent is named by the call's id.
 func TestCallIDScopes(t *testing.T) {
 	n := 0
 	ev := func(typ, agent, data string) string {
@@ -101,6 +103,30 @@ func TestCallIDScopes(t *testing.T) {
 			"explore-1: result view call_9: module m",
 			"close explore-1 ok",
 			"main: result task call_1: module m",
+		}},
+		{"1.0.7x: a task reusing the id of one whose sub-agent ran", func() []string {
+			first := run("call_1", "call_1", "call_1", false)
+			first = first[:len(first)-1] // the answer
+			return append(first,
+				msg("", "m-3", "Again.", req("call_1", "task", task)),
+				ev("subagent.started", "call_1", `{"toolCallId":"call_1","agentName":"explore"}`),
+				msg("call_1", "m-s3", "", req("call_1", "view", `{"path":"go.sum"}`)),
+				done("call_1", "call_1", "no go.sum"),
+				ev("subagent.completed", "call_1", `{"toolCallId":"call_1","agentName":"explore"}`),
+				done("", "call_1", "none"))
+		}(), []string{
+			"main: call task call_1",
+			"open call_1 by call_1",
+			"call_1: call view call_1",
+			"call_1: result view call_1: module m",
+			"close call_1 ok",
+			"main: result task call_1: module m",
+			"main: call task call_1",
+			"open call_1#2 by call_1",
+			"call_1#2: call view call_1",
+			"call_1#2: result view call_1: no go.sum",
+			"close call_1#2 ok",
+			"main: result task call_1: none",
 		}},
 	}
 	for _, tt := range tests {
