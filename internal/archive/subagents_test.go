@@ -562,8 +562,10 @@ func TestSyncSubAgentLinkedAtCall(t *testing.T) {
 // names the call in the file's sidecar (toolUseId): the call is the
 // latest of the id made before the sub-agent's first record; Kimi Code's
 // Agent result names the sub-agent's directory: the call is the one
-// that result answers (transcript.Pairer). The session is archived in
-// two parts, the first holding the first call and its result.
+// that result answers (transcript.Pairer); a Factory Droid sub-session
+// names the call in its first line (callingToolUseId), picked as Claude's
+// sidecar's is. The session is archived in two parts, the first holding
+// the first call and its result.
 func TestSyncSubAgentReusedCallID(t *testing.T) {
 	ctx := context.Background()
 	type file struct {
@@ -592,6 +594,15 @@ func TestSyncSubAgentReusedCallID(t *testing.T) {
 	sid := "c0ffee00-0000-4000-8000-000000000028"
 	kimiDir := func(home string) string {
 		return filepath.Join(home, ".kimi-code", "sessions", "wd_project_ac3bb318f98e", "session_1bcbe023", "agents")
+	}
+	droidDir := func(home string) string { return filepath.Join(home, ".factory", "sessions", "-home-me-proj") }
+	const droidP = "3f1c2b7e-6a4d-4f0e-9b8a-000000000028"
+	droidRec := func(line string) string { return line + "\n" }
+	droidMsg := func(id string, sec int, role, content string) string {
+		return fmt.Sprintf(`{"type":"message","id":%q,"timestamp":"2026-01-01T10:00:%02d.000Z","message":{"role":%q,"content":%s}}`+"\n", id, sec, role, content)
+	}
+	droidTask := func(desc string) string {
+		return `[{"type":"tool_use","id":"call_1","name":"Task","input":{"subagent_type":"worker","description":"` + desc + `","prompt":"` + desc + `."}}]`
 	}
 	tests := []struct {
 		name  string
@@ -627,6 +638,27 @@ func TestSyncSubAgentReusedCallID(t *testing.T) {
 				{filepath.Join(dir, "agent-a2.meta.json"), meta("Read main")},
 			}
 		}, []want{{0, 0, "List files"}, {2, 1, "Read main"}}},
+		{"droid sub-session", "Factory Droid sessions", func(home string) (string, [][]byte) {
+			first := droidRec(`{"type":"session_start","id":"`+droidP+`","version":2,"cwd":"/home/me/proj"}`) +
+				droidMsg("u1", 0, "user", `[{"type":"text","text":"Check the fixtures."}]`) +
+				droidMsg("a1", 2, "assistant", droidTask("inspect the fixture")) +
+				droidMsg("r1", 8, "user", `[{"type":"tool_result","tool_use_id":"call_1","content":"a trailing tab"}]`)
+			whole := first + droidMsg("a2", 9, "assistant", droidTask("fix the fixture")) +
+				droidMsg("r2", 15, "user", `[{"type":"tool_result","tool_use_id":"call_1","content":"fixed"}]`) +
+				droidMsg("a3", 16, "assistant", `[{"type":"text","text":"Done."}]`)
+			return filepath.Join(droidDir(home), droidP+".jsonl"), [][]byte{[]byte(first), []byte(whole)}
+		}, func(home string) []file {
+			sub := func(id string, sec int) []byte {
+				return []byte(droidRec(`{"type":"session_start","id":"`+id+`","callingSessionId":"`+droidP+`","callingToolUseId":"call_1","version":2,"cwd":"/home/me/proj"}`) +
+					droidMsg("s1", sec, "user", `[{"type":"text","text":"Do the task."}]`) +
+					droidMsg("s2", sec+1, "assistant", `[{"type":"text","text":"ok"}]`))
+			}
+			// Named so that path order is not the calls' order.
+			return []file{
+				{filepath.Join(droidDir(home), "f1b7c2d0-0000-4000-8000-000000000028.jsonl"), sub("f1b7c2d0-0000-4000-8000-000000000028", 3)},
+				{filepath.Join(droidDir(home), "0e5a9b11-0000-4000-8000-000000000028.jsonl"), sub("0e5a9b11-0000-4000-8000-000000000028", 10)},
+			}
+		}, []want{{0, 0, "inspect the fixture"}, {1, 1, "fix the fixture"}}},
 		{"kimi result", "Kimi Code sessions", func(home string) (string, [][]byte) {
 			journal := fixture(t, "testdata/captures/kimi/as_code_tools_subagent_main.jsonl")
 			var call, res []byte
