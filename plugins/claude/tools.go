@@ -301,7 +301,9 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 		if isErr {
 			status, e = sdk.StatusError, errorText(r.Output, "the sub-agent failed")
 		}
-		n.closeScope(sub, status, e, out)
+		// sub may alias the line (subScope's fallback is the id): a
+		// map key written from it would too.
+		n.closeScope(strings.Clone(sub), status, e, out)
 	}
 	for i, t := range n.tasks {
 		if t == c && !async {
