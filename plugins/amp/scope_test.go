@@ -3,8 +3,6 @@
 package amp_test
 
 import (
-	"strconv"
-	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/internal/testing/plugintest"
@@ -17,9 +15,7 @@ import (
 // closes, also when the thread is read again whole; a Task call still
 // without its result at the end leaves its own scope incomplete.
 func TestSubAgentReusedCallID(t *testing.T) {
-	msg := func(id int, role, content string) string {
-		return `{"role":"` + role + `","messageId":` + strconv.Itoa(id) + `,"meta":{"sentAt":1767607200000},"content":[` + content + `]}`
-	}
+	msg := threadMsg
 	task := func(id int, desc string) string {
 		return msg(id, "assistant", `{"type":"tool_use","id":"call_1","name":"Task","input":{"description":"`+desc+`","prompt":"`+desc+`."}}`)
 	}
@@ -29,9 +25,6 @@ func TestSubAgentReusedCallID(t *testing.T) {
 			run = `{"status":"done","result":"` + output + `"}`
 		}
 		return msg(id, "user", `{"type":"tool_result","toolUseID":"call_1","run":`+run+`}`)
-	}
-	thread := func(msgs ...string) string {
-		return `{"v":1,"id":"T-1","created":1767607200000,"messages":[` + msg(0, "user", `{"type":"text","text":"Go."}`) + `,` + strings.Join(msgs, ",") + `]}`
 	}
 	two := []string{
 		"main: call Task call_1",

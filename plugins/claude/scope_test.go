@@ -71,6 +71,28 @@ func TestCallIDScopes(t *testing.T) {
 		"main: result Task call_1: one file",
 		"close call_1 ok",
 	}
+	// The main call_1 pending beside the Task call_2.
+	besideTrace := []string{
+		"main: call Bash call_1",
+		"main: call Task call_2",
+		"open call_2 by call_2",
+		"call_2: call Read call_1",
+		"call_2: result Read call_1: module m",
+		"main: result Bash call_1: main.go",
+		"main: result Task call_2: one file",
+		"close call_2 ok",
+	}
+	// Two Task calls of one id, each with its sub-agent.
+	reusedTrace := []string{
+		"main: call Task call_1",
+		"open call_1 by call_1",
+		"main: result Task call_1: first done",
+		"close call_1 ok",
+		"main: call Task call_1",
+		"open call_1#2 by call_1",
+		"main: result Task call_1: second done",
+		"close call_1#2 ok",
+	}
 	tests := []struct {
 		name  string
 		lines []string
@@ -106,16 +128,7 @@ func TestCallIDScopes(t *testing.T) {
 			sj("user", "", "call_2", result("call_1", "module m")),
 			sj("user", "", "", result("call_1", "main.go")),
 			sj("user", "", "", result("call_2", "one file")),
-		}, []string{
-			"main: call Bash call_1",
-			"main: call Task call_2",
-			"open call_2 by call_2",
-			"call_2: call Read call_1",
-			"call_2: result Read call_1: module m",
-			"main: result Bash call_1: main.go",
-			"main: result Task call_2: one file",
-			"close call_2 ok",
-		}},
+		}, besideTrace},
 		{"session log: a main call pending beside the Task", []string{
 			prompt,
 			rec("a1", "u0", false, "assistant", "msg_1", bash+`,{"type":"tool_use","id":"call_2","name":"Task","input":{"description":"Survey","prompt":"List the files.","subagent_type":"Explore"}}`),
@@ -124,16 +137,7 @@ func TestCallIDScopes(t *testing.T) {
 			rec("s3", "s2", true, "user", "", result("call_1", "module m")),
 			rec("u1", "a1", false, "user", "", result("call_1", "main.go")),
 			rec("u2", "u1", false, "user", "", result("call_2", "one file")),
-		}, []string{
-			"main: call Bash call_1",
-			"main: call Task call_2",
-			"open call_2 by call_2",
-			"call_2: call Read call_1",
-			"call_2: result Read call_1: module m",
-			"main: result Bash call_1: main.go",
-			"main: result Task call_2: one file",
-			"close call_2 ok",
-		}},
+		}, besideTrace},
 		{"stream-json: a Task reuses the id of one whose sub-agent ran", []string{
 			sj("assistant", "msg_1", "", task),
 			sj("assistant", "msg_s1", "call_1", `{"type":"text","text":"first"}`),
@@ -141,16 +145,7 @@ func TestCallIDScopes(t *testing.T) {
 			sj("assistant", "msg_2", "", task),
 			sj("assistant", "msg_s2", "call_1", `{"type":"text","text":"second"}`),
 			sj("user", "", "", result("call_1", "second done")),
-		}, []string{
-			"main: call Task call_1",
-			"open call_1 by call_1",
-			"main: result Task call_1: first done",
-			"close call_1 ok",
-			"main: call Task call_1",
-			"open call_1#2 by call_1",
-			"main: result Task call_1: second done",
-			"close call_1#2 ok",
-		}},
+		}, reusedTrace},
 		{"session log: a Task reuses the id of one whose sidechain ran", []string{
 			prompt,
 			rec("a1", "u0", false, "assistant", "msg_1", task),
@@ -161,16 +156,7 @@ func TestCallIDScopes(t *testing.T) {
 			sidePrompt("t1"),
 			rec("t2", "t1", true, "assistant", "msg_t1", `{"type":"text","text":"second"}`),
 			rec("u2", "a2", false, "user", "", result("call_1", "second done")),
-		}, []string{
-			"main: call Task call_1",
-			"open call_1 by call_1",
-			"main: result Task call_1: first done",
-			"close call_1 ok",
-			"main: call Task call_1",
-			"open call_1#2 by call_1",
-			"main: result Task call_1: second done",
-			"close call_1#2 ok",
-		}},
+		}, reusedTrace},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

@@ -61,27 +61,25 @@ func TestCallIDScopes(t *testing.T) {
 		}
 		return append(lines, done("", taskID, "module m"), msg("", "m-2", "The module is m.", ""))
 	}
+	// trace is the trace of run(agent, "call_1", view, false): the
+	// sub-agent scope, its view call, the task's result.
+	trace := func(scope, view string) []string {
+		return []string{
+			"main: call task call_1",
+			"open " + scope + " by call_1",
+			scope + ": call view " + view,
+			scope + ": result view " + view + ": module m",
+			"close " + scope + " ok",
+			"main: result task call_1: module m",
+		}
+	}
 	tests := []struct {
 		name  string
 		lines []string
 		want  []string
 	}{
-		{"the sub-agent's call reuses the task's id", run("explore-1", "call_1", "call_1", false), []string{
-			"main: call task call_1",
-			"open explore-1 by call_1",
-			"explore-1: call view call_1",
-			"explore-1: result view call_1: module m",
-			"close explore-1 ok",
-			"main: result task call_1: module m",
-		}},
-		{"1.0.7x: the sub-agent named by the task's id", run("call_1", "call_1", "call_1", false), []string{
-			"main: call task call_1",
-			"open call_1 by call_1",
-			"call_1: call view call_1",
-			"call_1: result view call_1: module m",
-			"close call_1 ok",
-			"main: result task call_1: module m",
-		}},
+		{"the sub-agent's call reuses the task's id", run("explore-1", "call_1", "call_1", false), trace("explore-1", "call_1")},
+		{"1.0.7x: the sub-agent named by the task's id", run("call_1", "call_1", "call_1", false), trace("call_1", "call_1")},
 		{"a main call pending beside the task", run("explore-1", "call_2", "call_1", true), []string{
 			"main: call bash call_1",
 			"main: call task call_2",
@@ -96,14 +94,7 @@ func TestCallIDScopes(t *testing.T) {
 			l := run("explore-1", "call_1", "call_9", false)
 			l[6] = done("", "call_9", "module m")
 			return l
-		}(), []string{
-			"main: call task call_1",
-			"open explore-1 by call_1",
-			"explore-1: call view call_9",
-			"explore-1: result view call_9: module m",
-			"close explore-1 ok",
-			"main: result task call_1: module m",
-		}},
+		}(), trace("explore-1", "call_9")},
 		{"1.0.7x: a task reusing the id of one whose sub-agent ran", func() []string {
 			first := run("call_1", "call_1", "call_1", false)
 			first = first[:len(first)-1] // the answer
