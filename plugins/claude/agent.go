@@ -177,7 +177,9 @@ func (n *normalizer) controlResponse(v abi.Value, out *sdk.Out) {
 // endPermissions reports the calls that waited for approval and never
 // appeared otherwise: dangling tool.calls.
 func (n *normalizer) endPermissions(out *sdk.Out) {
-	for _, p := range n.permCalls {
+	pending := n.permCalls
+	n.permCalls = nil // noteCall below would drop them as it goes
+	for _, p := range pending {
 		c := n.noteCall("", p.id, p.name, abi.Value{})
 		c.reported = true
 		in := p.input
@@ -186,7 +188,6 @@ func (n *normalizer) endPermissions(out *sdk.Out) {
 		}
 		out.ToolCall(sdk.ToolCall{CallID: sdk.S(p.id), Name: sdk.S(p.name), Input: in, Kind: kindOf(p.name)})
 	}
-	n.permCalls = nil
 }
 
 // denials handles a result's permission_denials: calls a permission rule

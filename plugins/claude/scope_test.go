@@ -164,3 +164,58 @@ func TestCallIDScopes(t *testing.T) {
 		})
 	}
 }
+
+// TestPermissionCallOnce checks that a call a can_use_tool request asked
+// about is reported once, in the scope it shows up in: its tool_use in a
+// sub-agent's scope, or its result alone (the call synthesized); one
+// that never shows up is a dangling call of the step's scope.
+func TestPermissionCallOnce(t *testing.T) {
+	ask := func(id string) string {
+		return `{"type":"control_request","request_id":"req_` + id + `","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"` + id + `"}}`
+	}
+	line := func(typ, parent, block string) string {
+		p := `null`
+		if parent != "" {
+			p = `"` + parent + `"`
+		}
+		m := `{"role":"user","content":[` + block + `]}`
+		if typ == "assistant" {
+			m = `{"id":"msg_` + parent + `","type":"message","role":"assistant","model":"m","content":[` + block + `]}`
+		}
+		return `{"type":"` + typ + `","message":` + m + `,"parent_tool_use_id":` + p + `,"session_id":"s1"}`
+	}
+	const task = `{"type":"tool_use","id":"toolu_T","name":"Task","input":{"description":"Survey","prompt":"List the files.","subagent_type":"Explore"}}`
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string
+	}{
+		{"its tool_use in a sub-agent's scope", []string{
+			line("assistant", "", task),
+			ask("toolu_B"),
+			line("assistant", "toolu_T", `{"type":"tool_use","id":"toolu_B","name":"Bash","input":{"command":"ls"}}`),
+			line("user", "toolu_T", `{"type":"tool_result","tool_use_id":"toolu_B","content":"main.go"}`),
+			line("user", "", `{"type":"tool_result","tool_use_id":"toolu_T","content":"done"}`),
+		}, []string{
+			"main: call Task toolu_T",
+			"open toolu_T by toolu_T",
+			"toolu_T: call Bash toolu_B",
+			"toolu_T: result Bash toolu_B: main.go",
+			"main: result Task toolu_T: done",
+			"close toolu_T ok",
+		}},
+		{"its result alone", []string{
+			ask("toolu_B"),
+			line("user", "", `{"type":"tool_result","tool_use_id":"toolu_B","content":"main.go"}`),
+		}, []string{
+			"main: call unknown toolu_B",
+			"main: result unknown toolu_B: main.go",
+		}},
+		{"never shows up", []string{ask("toolu_B")}, []string{"main: call Bash toolu_B"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			plugintest.WantToolTrace(t, claude.Plugin, "claude", tt.lines, tt.want)
+		})
+	}
+}

@@ -75,6 +75,11 @@ func (n *normalizer) noteCall(scope, id, name string, input abi.Value) *call {
 		c = &call{id: id, scope: scope, name: name}
 		n.calls[k] = c
 		n.noteTask(c, input)
+		if len(n.permCalls) > 0 {
+			// A call a permission request asked about is in the
+			// input, in whichever scope.
+			n.permCalls = slices.DeleteFunc(n.permCalls, func(p permCall) bool { return p.id == id })
+		}
 	}
 	if c.name == "" {
 		c.name = name
@@ -156,10 +161,6 @@ func (n *normalizer) toolCall(m *message, s *slot, input, ts abi.Value, out *sdk
 	c := n.noteCall(m.scope, s.toolID, s.toolName, input)
 	if !n.fresh(c, m, s.toolName, input) {
 		return
-	}
-	if len(n.permCalls) > 0 {
-		// A call a permission request asked about is in the input.
-		n.permCalls = slices.DeleteFunc(n.permCalls, func(p permCall) bool { return p.id == s.toolID })
 	}
 	tc := sdk.ToolCall{
 		CallID: sdk.S(s.toolID),
