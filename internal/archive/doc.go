@@ -323,13 +323,23 @@
 // naming the link), or when a line among the first eight of a tool
 // result's output in the session's run names the file as the store
 // declares (abi.Store.SubAgentResult, "{dir}" the file's directory's
-// name: Kimi Code's "agent_id: agent-0"), at the call it answers; else, when the session's log carried the
+// name: Kimi Code's "agent_id: agent-0"), at the call it answers
+// (transcript.Pairer: a provider may reuse a call id once its call is
+// answered, and the result answers its own call); a sidecar naming a
+// call id the run holds several calls of names the latest of them made
+// at or before the file's first record's time (an RFC 3339 "timestamp"
+// among its first lines; the latest of the id when none is stated),
+// since a sub-agent begins after its call and before a later call could
+// reuse the id (sessionLinks.callOf, as parentLink does for Droid's
+// sub-sessions); else, when the session's log carried the
 // sub-agent's conversation too (Claude Code before 2.1.68: agent_progress
 // records, of which the plugin made a child run of the part), at that
 // child run's part, superseding it (lifecycle.SupersedesField: the file
 // holds the whole conversation, the log's copy lacks its last answer); a
-// carried run is recognised by the call id in its link's path or by its
-// first message id in the file's first MiB; else at the session's latest
+// carried run is recognised by the call id in its link's path (with the
+// number capture adds to a name taken already) when one link only names
+// it, else by its first message id in the file's first MiB, among the
+// links naming the call when several do; else at the session's latest
 // part. A sub-agent file whose session is not archived yet waits for it
 // (pending), except when every run is ended at once (Options.CloseIdle 0,
 // import: the session's run could not take it later); one whose session

@@ -723,7 +723,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		isErr := b.Get("is_error").Truthy() || len(ct) > 7 && sdk.HasPrefix(ct[len(ct)-7:], `_error"`)
 		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(s.toolID), ToolContent: outputOf(content), IsError: isErr})
 		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr, Scope: sdk.Opt(m.scope), Time: sdk.StringOf(ts)}
-		c := n.calls[s.toolID]
+		c := n.calls[callKey(m.scope, s.toolID)]
 		if c != nil {
 			r.Name = sdk.S(c.name)
 			c.resulted = true
