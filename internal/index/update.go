@@ -315,12 +315,15 @@ func (ix *Index) watched(ctx context.Context) ([]string, error) {
 // (child_run_id: a sub-agent's run, written with its parent), and
 // theirs: it is Update limited to those files, so its cost does not grow
 // with the number of runs in storage.
+//
+// What the index saw of each file is read by its run id (batch.file),
+// never the whole list of runs (Index.files): a first sync's live
+// indexer calls it for every 64 runs written, and reading the list each
+// time made that build quadratic in the sessions (on 24,762 runs of
+// BenchmarkIndexLiveBatches, a batch of the last tenth cost 2.2 times
+// the CPU of one of the first).
 func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error) {
 	var st Stats
-	known, err := ix.files(ctx, false)
-	if err != nil {
-		return st, err
-	}
 	b := &batch{ix: ix}
 	defer b.rollback()
 	seen := map[string]bool{}
@@ -338,7 +341,11 @@ func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error)
 		}
 		st.Runs++
 		b.linked = b.linked[:0]
-		if err := ix.updateFile(ctx, b, path, id, known[id], &st); err != nil {
+		row, err := b.file(ctx, id)
+		if err != nil {
+			return st, err
+		}
+		if err := ix.updateFile(ctx, b, path, id, row, &st); err != nil {
 			return st, err
 		}
 		queue = append(queue, b.linked...)
