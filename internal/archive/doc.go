@@ -249,7 +249,12 @@
 // that is not keyed, of a provider that declares a keyed SQLite store,
 // ends the open runs other databases hold the same key in, superseded
 // by it (supersedeKeyedDB: a workspace database that no longer lists
-// the composer is not read again, and would keep it twice).
+// the composer is not read again, and would keep it twice); the runs
+// other databases hold the key in that had ended already (imported, or
+// closed when the workspace stopped listing the composer), whose end can
+// no longer name it, are named by the new run's start instead
+// (lifecycle.SupersedesRunsField, endedKeyedDB), which ls, stats, usage
+// and the index read: the session is counted once either way.
 //
 // A folder or tree store may say where a session names the session it
 // was started from (abi.Store.Parent: a member of one of its JSON

@@ -539,20 +539,27 @@ func (c *clock) set(t time.Time) {
 
 // sourceStamp writes run.started's "source" (installed as a recorder
 // masker, the one hook that sees an event before it is written).
+// It also writes, when set, the ended runs the run holds again
+// (lifecycle.SupersedesRunsField: endedKeyedDB).
 type sourceStamp struct {
-	runID string
-	src   []byte
-	next  func(*transcript.Event)
+	runID      string
+	src        []byte
+	supersedes []string
+	next       func(*transcript.Event)
 }
 
 func (m sourceStamp) Mask(ev *transcript.Event) {
 	if ev.Type == transcript.RunStarted && ev.RunID == m.runID {
 		if p := ev.Step(); p != nil {
-			extra := make(map[string]json.RawMessage, len(p.Extra)+1)
+			extra := make(map[string]json.RawMessage, len(p.Extra)+2)
 			for k, v := range p.Extra {
 				extra[k] = v
 			}
 			extra[SourceField] = m.src
+			if len(m.supersedes) > 0 {
+				b, _ := json.Marshal(m.supersedes)
+				extra[lifecycle.SupersedesRunsField] = b
+			}
 			p.Extra = extra
 		}
 	}

@@ -81,7 +81,9 @@
 // link's step.call_workflow.started names it,
 // lifecycle.SupersedesField), an interrupted archive of a session
 // archived whole in another run (its run.completed names that run,
-// lifecycle.SupersededByField). The runs stay (view and tree show them
+// lifecycle.SupersededByField), a session's run ended before another
+// store's copy of the session was archived (the new run's run.started
+// names it, lifecycle.SupersedesRunsField). The runs stay (view and tree show them
 // as they are, ls --superseded and serve's ?superseded=1 list them); the
 // superseded table notes what each transcript said.
 //

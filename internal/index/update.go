@@ -938,6 +938,15 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 	case transcript.RunStarted:
 		r.name, r.parent, r.started = p.Name, ev.ParentRunID, ts
 		r.session = len(p.Source) > 0 && string(p.Source) != "null"
+		if len(p.SupersedesRuns) > 0 {
+			var old []string
+			_ = json.Unmarshal(p.SupersedesRuns, &old) // a list that does not read names none
+			for _, o := range old {
+				if err := w.superseded(ctx, o, r.id); err != nil {
+					return err
+				}
+			}
+		}
 	case transcript.RunCompleted:
 		r.final, r.errText, r.ended = cmp.Or(p.Status, transcript.StatusOK), p.Error, ts
 		if err := w.superseded(ctx, r.id, p.SupersededBy); err != nil {

@@ -22,7 +22,7 @@ import (
 // is there and bits 1 to 8 which of its figures are, then those figures.
 // Another version, bytes left over or a length past the end are an
 // error: the caller makes the ledger from its transcript again.
-const codecVersion = 2
+const codecVersion = 3
 
 // errCodec is a ledger encoding this twasm cannot read.
 var errCodec = errors.New("usage: ledger encoding damaged")
@@ -47,6 +47,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	}
 	e.str(l.Project)
 	e.str(l.RenormalizedFrom)
+	e.strs(l.SupersedesRuns)
 	e.strs(l.Children)
 	e.strs(l.Supersedes)
 	e.str(l.SupersededBy)
@@ -97,7 +98,7 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 	default:
 		return errCodec
 	}
-	l.Project, l.RenormalizedFrom = d.str(), d.str()
+	l.Project, l.RenormalizedFrom, l.SupersedesRuns = d.str(), d.str(), d.strs()
 	l.Children, l.Supersedes = d.strs(), d.strs()
 	l.SupersededBy, l.Prices = d.str(), d.str()
 	if n := d.count(); n > 0 {
