@@ -16,8 +16,12 @@ import (
 // workspaceDB writes an older Cursor's workspace database holding n
 // composers (every third without its conversation, a newer Cursor's
 // index) and n/2 chat tabs (every third without bubbles), each with a
-// few bubbles, and returns it open.
-func workspaceDB(t testing.TB, n int) *sql.DB {
+// few bubbles, and returns it open. Each element has its id as its first
+// member, as Cursor writes them; with mixed, every other one has it
+// last, and every fourth composer holds a reference to the one two
+// after it ({"composerId": ...} alone, earlier in the document than that
+// composer).
+func workspaceDB(t testing.TB, n int, mixed bool) *sql.DB {
 	t.Helper()
 	db, err := sql.Open("sqlite", filepath.Join(t.TempDir(), "state.vscdb"))
 	if err != nil {
@@ -43,7 +47,14 @@ func workspaceDB(t testing.TB, n int) *sql.DB {
 			cs = append(cs, `{"composerId":"`+id+`","name":"an index","lastUpdatedAt":1731799000000,"createdAt":1731799000000}`)
 			continue
 		}
-		cs = append(cs, fmt.Sprintf(`{"status":"completed","composerId":"%s","richText":"","conversation":[%s],"createdAt":%d,"capabilities":[]}`, id, bubbles(id, 6, false), 1731798728424+i))
+		c := fmt.Sprintf(`{"composerId":"%s","status":"completed","richText":"","conversation":[%s],"createdAt":%d,"capabilities":[]}`, id, bubbles(id, 6, false), 1731798728424+i)
+		if mixed && i%2 == 1 {
+			c = fmt.Sprintf(`{"status":"completed","richText":"","conversation":[%s],"createdAt":%d,"capabilities":[],"composerId":"%s"}`, bubbles(id, 6, false), 1731798728424+i, id)
+		}
+		if mixed && i%4 == 0 {
+			c = strings.TrimSuffix(c, "}") + fmt.Sprintf(`,"context":{"composers":[{"composerId":"c%06d"}]}}`, i+2)
+		}
+		cs = append(cs, c)
 	}
 	for i := 0; i < n/2; i++ {
 		id := fmt.Sprintf("t%06d", i)
@@ -51,7 +62,11 @@ func workspaceDB(t testing.TB, n int) *sql.DB {
 		if i%3 == 2 {
 			b = ""
 		}
-		tabs = append(tabs, fmt.Sprintf(`{"tabId":"%s","chatTitle":"a title","lastSendTime":%d,"bubbles":[%s]}`, id, 1731814419726+i, b))
+		tab := fmt.Sprintf(`{"tabId":"%s","chatTitle":"a title","lastSendTime":%d,"bubbles":[%s]}`, id, 1731814419726+i, b)
+		if mixed && i%2 == 1 {
+			tab = fmt.Sprintf(`{"chatTitle":"a title","lastSendTime":%d,"bubbles":[%s],"tabId":"%s"}`, 1731814419726+i, b, id)
+		}
+		tabs = append(tabs, tab)
 	}
 	for _, s := range []string{
 		`CREATE TABLE ItemTable (key TEXT UNIQUE ON CONFLICT REPLACE, value BLOB)`,
@@ -100,10 +115,12 @@ func byScan(table string) string {
 // lists, and for the elements it does not (a composer without its
 // conversation, a tab without bubbles, an id no element has), each
 // table's query gives the rows the scan of the whole document gives,
-// byte for byte: the raw captures of runs archived before stay those a
+// byte for byte, whether the element is found by its text (its id
+// first) or not (its id last; a reference to it earlier in the
+// document): the raw captures of runs archived before stay those a
 // later sync extends.
 func TestWorkspaceItemSameRows(t *testing.T) {
-	db := workspaceDB(t, 60)
+	db := workspaceDB(t, 60, true)
 	r, err := db.Query(WorkspaceQueries.Sessions)
 	if err != nil {
 		t.Fatal(err)
@@ -135,15 +152,32 @@ func TestWorkspaceItemSameRows(t *testing.T) {
 			t.Errorf("%s: %d rows, want %d", tb.Table, found, want)
 		}
 	}
+	// Both ways were taken: the element found by its text (its id first,
+	// no reference before it), and the document's parse.
+	near := 0
+	for _, k := range keys {
+		var n int
+		q := workspaceItem("composer.composerData", "allComposers", "composerId", composerHolds) + `SELECT count(*) FROM near WHERE ` + composerHolds
+		if err := db.QueryRow(q, sql.Named("session", k)).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		near += n
+	}
+	// Of the 60 composers, 40 hold a conversation: some are found by
+	// their text, the others (their id last, the next element's id last,
+	// a reference to them before) by the document's parse.
+	if near == 0 || near >= 40 {
+		t.Errorf("%d of the 40 composers found by their text: want both ways taken", near)
+	}
 }
 
 // BenchmarkWorkspaceSession reads every composer of a workspace document
-// of 400 composers one session at a time, as a sync does, with the
-// store's query and with the scan of the whole document it replaced:
-// CPU per session (this process's).
+// of 400 composers (written as Cursor writes them) one session at a
+// time, as a sync does, with the store's query and with the scan of the
+// whole document it replaced: CPU per session (this process's).
 func BenchmarkWorkspaceSession(b *testing.B) {
-	db := workspaceDB(b, 400)
-	for _, q := range []struct{ name, query string }{{"jsonb", WorkspaceQueries.Tables[0].Query}, {"scan", byScan("composer")}} {
+	db := workspaceDB(b, 400, false)
+	for _, q := range []struct{ name, query string }{{"store", WorkspaceQueries.Tables[0].Query}, {"scan", byScan("composer")}} {
 		b.Run(q.name, func(b *testing.B) {
 			var cpu time.Duration
 			sessions := 0
