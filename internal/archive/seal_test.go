@@ -31,16 +31,7 @@ import (
 func TestSealCutShort(t *testing.T) {
 	ctx := context.Background()
 	data := fixture(t, "testdata/captures/claude/spotter_subagent_transcript_v2.1.38.jsonl")
-	var parts [][]byte
-	for rest := data; len(rest) > 0; {
-		n := min(len(rest), len(data)/3)
-		if i := bytes.IndexByte(rest[n:], '\n'); i >= 0 {
-			n += i + 1
-		} else {
-			n = len(rest)
-		}
-		parts, rest = append(parts, rest[:n]), rest[n:]
-	}
+	parts := linesInParts(data, 3)
 	require.GreaterOrEqual(t, len(parts), 3)
 	sealed := framesOf(t, data)
 	for _, tc := range []struct {
@@ -59,17 +50,7 @@ func TestSealCutShort(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, path := t.TempDir(), filepath.Join(t.TempDir(), "s.jsonl")
-			var runID string
-			var grown []byte
-			for i, p := range parts {
-				grown = append(grown, p...)
-				writeAged(t, path, grown, time.Hour-time.Duration(i)*time.Minute)
-				a := newArchiver(t, root, nil) // never closes a run
-				o := a.SyncFile(ctx, "claude", path)
-				require.NotEqual(t, ActionFailed, o.Action, o.Reason)
-				runID = o.RunID
-				require.NoError(t, a.Close())
-			}
+			runID := syncInParts(t, root, path, parts)
 			rawPath := filepath.Join(root, filepath.FromSlash(ledgerEntry(t, root, runID).Raw))
 			unsealed, err := os.ReadFile(rawPath)
 			require.NoError(t, err)

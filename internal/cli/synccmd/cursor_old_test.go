@@ -114,6 +114,21 @@ func TestSyncCursorOldWorkspace(t *testing.T) {
 	syncWant(t, h, user, "after the growth", nothing)
 }
 
+// putGlobalComposer writes composer id into the global database at path
+// as a newer Cursor keeps it (composerData:<id> and its two bubbles, the
+// answer with its tokens): the conversation of oldComposer(id, 1,
+// "Create a new page for Files", "I'll help you create a Files page.").
+func putGlobalComposer(t *testing.T, path, id string) {
+	t.Helper()
+	c := openCursorIDEDB(t, path)
+	c.put("composerData:"+id, `{"_v":3,"composerId":"`+id+`","createdAt":1731817660592,"lastUpdatedAt":1731817868959,"fullConversationHeadersOnly":[{"bubbleId":"b1","type":1},{"bubbleId":"b2","type":2}]}`)
+	c.put("bubbleId:"+id+":b1", `{"_v":3,"bubbleId":"b1","type":1,"text":"Create a new page for Files","createdAt":"2024-11-17T04:27:40.592Z"}`)
+	c.put("bubbleId:"+id+":b2", `{"_v":3,"bubbleId":"b2","type":2,"text":"I'll help you create a Files page.","createdAt":"2024-11-17T04:28:00.000Z","tokenCount":{"inputTokens":900,"outputTokens":40}}`)
+	if err := c.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSyncCursorOldAndGlobal: a composer an older Cursor kept inline in
 // a workspace database and a newer one keeps in its global database
 // (composerData:<id>, the same id) is one conversation, archived once,
@@ -137,13 +152,7 @@ func TestSyncCursorOldAndGlobal(t *testing.T) {
 				oldRun = got0(t, syncWant(t, h, user, "the workspace's copy", map[string]int{"new": 1})["new"])
 			}
 			global := filepath.Join(user, "globalStorage", "state.vscdb")
-			c := openCursorIDEDB(t, global)
-			c.put("composerData:"+id, `{"_v":3,"composerId":"`+id+`","createdAt":1731817660592,"lastUpdatedAt":1731817868959,"fullConversationHeadersOnly":[{"bubbleId":"b1","type":1},{"bubbleId":"b2","type":2}]}`)
-			c.put("bubbleId:"+id+":b1", `{"_v":3,"bubbleId":"b1","type":1,"text":"Create a new page for Files","createdAt":"2024-11-17T04:27:40.592Z"}`)
-			c.put("bubbleId:"+id+":b2", `{"_v":3,"bubbleId":"b2","type":2,"text":"I'll help you create a Files page.","createdAt":"2024-11-17T04:28:00.000Z","tokenCount":{"inputTokens":900,"outputTokens":40}}`)
-			if err := c.DB.Close(); err != nil {
-				t.Fatal(err)
-			}
+			putGlobalComposer(t, global, id)
 
 			var r clitest.Result
 			clitest.Unchanged(t, user, "sync", func() { r = h.OK("sync") })
@@ -204,13 +213,7 @@ func TestSyncCursorOldEndedThenGlobal(t *testing.T) {
 	if got := syncWant(t, h, user, "the workspace no longer lists it", map[string]int{"closed": 1}); got0(t, got["closed"]) != oldRun {
 		t.Fatalf("closed %v, want run %s", got, oldRun)
 	}
-	c := openCursorIDEDB(t, filepath.Join(user, "globalStorage", "state.vscdb"))
-	c.put("composerData:"+id, `{"_v":3,"composerId":"`+id+`","createdAt":1731817660592,"lastUpdatedAt":1731817868959,"fullConversationHeadersOnly":[{"bubbleId":"b1","type":1},{"bubbleId":"b2","type":2}]}`)
-	c.put("bubbleId:"+id+":b1", `{"_v":3,"bubbleId":"b1","type":1,"text":"Create a new page for Files","createdAt":"2024-11-17T04:27:40.592Z"}`)
-	c.put("bubbleId:"+id+":b2", `{"_v":3,"bubbleId":"b2","type":2,"text":"I'll help you create a Files page.","createdAt":"2024-11-17T04:28:00.000Z","tokenCount":{"inputTokens":900,"outputTokens":40}}`)
-	if err := c.DB.Close(); err != nil {
-		t.Fatal(err)
-	}
+	putGlobalComposer(t, filepath.Join(user, "globalStorage", "state.vscdb"), id)
 	var r clitest.Result
 	clitest.Unchanged(t, user, "sync", func() { r = h.OK("sync") })
 	got := clitest.Outcomes(r.Out)
