@@ -81,7 +81,9 @@
 // link's step.call_workflow.started names it,
 // lifecycle.SupersedesField), an interrupted archive of a session
 // archived whole in another run (its run.completed names that run,
-// lifecycle.SupersededByField). The runs stay (view and tree show them
+// lifecycle.SupersededByField), a session's run ended before another
+// store's copy of the session was archived (the new run's run.started
+// names it, lifecycle.SupersedesRunsField). The runs stay (view and tree show them
 // as they are, ls --superseded and serve's ?superseded=1 list them); the
 // superseded table notes what each transcript said.
 //
@@ -153,8 +155,10 @@
 //   - UpdateRuns does the same for given runs and the child runs their
 //     lines link to (child_run_id, checked to be a run id before it
 //     becomes a path), so a command that wrote a run pays for that run,
-//     not for the whole storage (record, only when it creates the index);
-//     other runs are checked by the next Update.
+//     not for the whole storage (record, only when it creates the index;
+//     sync's live indexer, 64 runs at a time): what the index saw of each
+//     is read by its run id, never the list of every run; other runs are
+//     checked by the next Update.
 //   - Memory does not grow with the archive: files are streamed line by
 //     line, each line decoded on its own into the fields indexed (the
 //     same documents transcript.DecodeEvent would give, which a test

@@ -129,8 +129,9 @@ CREATE INDEX runs_project ON runs(parent_run_id, project);
 CREATE INDEX runs_partial ON runs(size) WHERE size < 0;
 -- superseded: runs whose content another run holds again (a sub-agent's
 -- run of an interrupted step archived again, an interrupted archive of a
--- session archived whole elsewhere), as src's transcript says
--- (lifecycle.SupersedesField, lifecycle.SupersededByField): search
+-- session archived whole elsewhere, a session's run ended before another
+-- store's copy was archived), as src's transcript says
+-- (lifecycle.SupersedesField, SupersededByField, SupersedesRunsField): search
 -- leaves them and their sub-runs out.
 CREATE TABLE superseded(run_id TEXT NOT NULL, by_run TEXT NOT NULL, src TEXT NOT NULL);
 CREATE INDEX superseded_src ON superseded(src);

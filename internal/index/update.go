@@ -315,12 +315,15 @@ func (ix *Index) watched(ctx context.Context) ([]string, error) {
 // (child_run_id: a sub-agent's run, written with its parent), and
 // theirs: it is Update limited to those files, so its cost does not grow
 // with the number of runs in storage.
+//
+// What the index saw of each file is read by its run id (batch.file),
+// never the whole list of runs (Index.files): a first sync's live
+// indexer calls it for every 64 runs written, and reading the list each
+// time made that build quadratic in the sessions (on 24,762 runs of
+// BenchmarkIndexLiveBatches, a batch of the last tenth cost 2.2 times
+// the CPU of one of the first).
 func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error) {
 	var st Stats
-	known, err := ix.files(ctx, false)
-	if err != nil {
-		return st, err
-	}
 	b := &batch{ix: ix}
 	defer b.rollback()
 	seen := map[string]bool{}
@@ -338,7 +341,11 @@ func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error)
 		}
 		st.Runs++
 		b.linked = b.linked[:0]
-		if err := ix.updateFile(ctx, b, path, id, known[id], &st); err != nil {
+		row, err := b.file(ctx, id)
+		if err != nil {
+			return st, err
+		}
+		if err := ix.updateFile(ctx, b, path, id, row, &st); err != nil {
 			return st, err
 		}
 		queue = append(queue, b.linked...)
@@ -931,6 +938,15 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 	case transcript.RunStarted:
 		r.name, r.parent, r.started = p.Name, ev.ParentRunID, ts
 		r.session = len(p.Source) > 0 && string(p.Source) != "null"
+		if len(p.SupersedesRuns) > 0 {
+			var old []string
+			_ = json.Unmarshal(p.SupersedesRuns, &old) // a list that does not read names none
+			for _, o := range old {
+				if err := w.superseded(ctx, o, r.id); err != nil {
+					return err
+				}
+			}
+		}
 	case transcript.RunCompleted:
 		r.final, r.errText, r.ended = cmp.Or(p.Status, transcript.StatusOK), p.Error, ts
 		if err := w.superseded(ctx, r.id, p.SupersededBy); err != nil {

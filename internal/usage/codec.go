@@ -47,6 +47,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	}
 	e.str(l.Project)
 	e.str(l.RenormalizedFrom)
+	e.strs(l.SupersedesRuns)
 	e.strs(l.Children)
 	e.strs(l.Supersedes)
 	e.str(l.SupersededBy)
@@ -101,7 +102,7 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 	default:
 		return errCodec
 	}
-	l.Project, l.RenormalizedFrom = d.str(), d.str()
+	l.Project, l.RenormalizedFrom, l.SupersedesRuns = d.str(), d.str(), d.strs()
 	l.Children, l.Supersedes = d.strs(), d.strs()
 	l.SupersededBy, l.Prices = d.str(), d.str()
 	if n := d.count(); n > 0 {

@@ -30,6 +30,9 @@ type Ledger struct {
 	// Project is the run's project (views.RunNode.Project).
 	Project          string `json:"project,omitempty"`
 	RenormalizedFrom string `json:"renormalized_from,omitempty"`
+	// SupersedesRuns are the ended runs the run holds again
+	// (views.RunNode.SupersedesRuns).
+	SupersedesRuns []string `json:"supersedes_runs,omitempty"`
 	// Children are the child runs the run links to (sub-agents,
 	// sub-workflows), in file order.
 	Children []string `json:"children,omitempty"`
@@ -132,7 +135,7 @@ func LedgerOf(run *views.Run, tbl *prices.Table) *Ledger {
 	n := views.BuildRun(run)
 	c := views.CountRun(run)
 	l := &Ledger{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: views.DisplayName(views.RunHead{Name: n.Name, Title: n.Title, AutoName: n.AutoName}),
-		Started: n.Started, Project: n.Project, RenormalizedFrom: n.RenormalizedFrom, Supersedes: c.Supersedes, SupersededBy: c.SupersededBy, Prices: tbl.Version()}
+		Started: n.Started, Project: n.Project, RenormalizedFrom: n.RenormalizedFrom, SupersedesRuns: n.SupersedesRuns, Supersedes: c.Supersedes, SupersededBy: c.SupersededBy, Prices: tbl.Version()}
 	n.Walk(func(s *views.StepNode, _ int) bool {
 		if s.ChildRunID != "" && !slices.Contains(l.Children, s.ChildRunID) {
 			l.Children = append(l.Children, s.ChildRunID)

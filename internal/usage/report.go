@@ -236,7 +236,7 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 			rep.Unreadable = append(rep.Unreadable, Unreadable{RunID: id, Error: why})
 			continue
 		}
-		heads[id] = views.RunHead{RunID: l.RunID, RenormalizedFrom: l.RenormalizedFrom}
+		heads[id] = views.RunHead{RunID: l.RunID, RenormalizedFrom: l.RenormalizedFrom, SupersedesRuns: l.SupersedesRuns}
 	}
 	modTime := src.ModTime
 	if modTime == nil {
