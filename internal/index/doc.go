@@ -12,7 +12,9 @@
 // document per searchable piece of an event: each text, thinking, command
 // and stream block of a message (tool_use and tool_result blocks are left
 // to the tool events, so a call is found once), each tool.call (name,
-// command, input: file paths are in it) and tool.result (output, error),
+// command, and its input's keys and values, strings unescaped, one a
+// line: file paths are in it; a value that repeats the command is left
+// out, toolCallText) and tool.result (output, error),
 // and the errors of steps and runs. A document knows its run (by the
 // run's number in the index, runs.rid, kept while the run is there: the
 // run id's 36 bytes of text in every document and in its indexes were

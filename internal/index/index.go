@@ -19,7 +19,7 @@ import (
 // to this one. A change both an older and a newer twasm read alike is
 // not one: a settled tool call's call id, cleared since schema 10 was
 // first built (docs.call_id), left it at 10.
-const schemaVersion = "10"
+const schemaVersion = "11"
 
 // migration brings an index of one schema version to the next without
 // reading a transcript again: a change of the tables alone (an index of
@@ -27,7 +27,10 @@ const schemaVersion = "10"
 type migration struct{ to, sql string }
 
 // migrations by the version they start from; an index of a version not
-// here (nor this twasm's) is rebuilt. None today: schema 10 names a
+// here (nor this twasm's) is rebuilt. None today: schema 11 indexes a
+// tool call's input as its keys and values, unescaped (toolCallText),
+// where 10 indexed its JSON text: what goes into fts changed, so an
+// index of 10 is rebuilt. Schema 10 names a
 // document's run by the run's number (runs.rid, docs.rid) instead of
 // its id and its kind by a code (kindCode), and keeps a call id on tool
 // calls alone: what goes into docs changed, so an index of 9 is rebuilt

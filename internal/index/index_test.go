@@ -682,3 +682,47 @@ func TestUpdateCancelledWithinAFile(t *testing.T) {
 	}
 	assert.Greater(t, withinFile, 3, "an update is cancelled between the lines of a file")
 }
+
+// TestToolCallText checks the text a tool call's document holds: its
+// name, its command, and its input's keys and scalar values unescaped,
+// one a line, the command left out where the input holds it again.
+func TestToolCallText(t *testing.T) {
+	cases := []struct {
+		name, tool, command, input, want string
+	}{
+		{"escapes undone", "Write", "", `{"content":"package main\n\nimport \"fmt\"\n\u003cdiv\u003e","file_path":"a.go"}`,
+			"Write\ncontent\npackage main\n\nimport \"fmt\"\n<div>\nfile_path\na.go\n"},
+		{"the command once", "Bash", "go test ./...", `{"command":"go test ./...","description":"run the tests"}`,
+			"Bash\ngo test ./...\ncommand\ndescription\nrun the tests\n"},
+		{"a key equal to the command kept", "Bash", "ls", `{"ls":"ls"}`, "Bash\nls\nls\n"},
+		{"scalars as written", "T", "", `{"n":-1.5e3,"ok":true,"no":false,"x":null,"list":[1,"two",{"k":[]}]}`,
+			"T\nn\n-1.5e3\nok\ntrue\nno\nfalse\nx\nnull\nlist\n1\ntwo\nk\n"},
+		{"not an object", "T", "", `"just a string"`, "T\njust a string\n"},
+		{"escaped quotes and backslashes", "T", "", `{"p":"C:\\","q":"say \"hi\\\""}`, "T\np\nC:\\\nq\nsay \"hi\\\"\n"},
+		{"spaces between tokens", "T", "c", "{ \"a\" :\t\"c\" ,\n\"b\" : [ 2 ] }", "T\nc\na\nb\n2\n"},
+		{"no input", "T", "cmd", ``, "T\ncmd"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, toolCallText(tc.tool, tc.command, []byte(tc.input)))
+		})
+	}
+}
+
+// TestSearchToolCallInput checks that the words of a tool call's input
+// are found as they are written, not as its JSON escapes them: a word
+// after a line break ("\nimport": the token "nimport" before schema 11)
+// or after an escaped "<" ("\u003csection": "u003csection").
+func TestSearchToolCallInput(t *testing.T) {
+	root := t.TempDir()
+	// record's input is {"command":...,"file_path":"src/Write.go"}, as
+	// json.Marshal escapes it ("\n", "\"", "\u003c").
+	id := record(t, root, "write it", "written", "Write", "package main\n\nimport \"fmt\"\n<section>", "ok", false)
+	ix, _ := openUpdated(t, root)
+	for _, word := range []string{"import", "section", `"package main import fmt"`} {
+		hits := search(t, ix, Query{Text: word, Kind: "tool_call"})
+		require.Len(t, hits, 1, word)
+		assert.Equal(t, id, hits[0].RunID)
+		assert.Contains(t, hits[0].Snippet, "«", word)
+	}
+}

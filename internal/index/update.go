@@ -869,14 +869,7 @@ func docsOf(ev *line) []doc {
 			add(doc{kind: string(b.Type), role: p.Role, origin: b.Origin}, text)
 		}
 	case transcript.ToolCall:
-		text := p.Name
-		if p.Command != "" {
-			text += "\n" + p.Command
-		}
-		if len(p.Input) > 0 {
-			text += "\n" + string(p.Input)
-		}
-		add(doc{kind: "tool_call", role: "tool", tool: p.Name, callID: p.CallID}, text)
+		add(doc{kind: "tool_call", role: "tool", tool: p.Name, callID: p.CallID}, toolCallText(p.Name, p.Command, p.Input))
 	case transcript.ToolResult:
 		text := p.Output
 		if p.Error != "" {
@@ -885,6 +878,92 @@ func docsOf(ev *line) []doc {
 		add(doc{kind: "tool_result", role: "tool", tool: p.Name, status: toolStatus(p)}, text)
 	}
 	return out
+}
+
+// toolCallText is the text of a tool call's document: its name, its
+// command, and its input's keys and scalar values, one a line, the
+// strings unescaped (inputText).
+func toolCallText(name, command string, input []byte) string {
+	b := make([]byte, 0, len(name)+len(command)+len(input)+2)
+	b = append(b, name...)
+	if command != "" {
+		b = append(b, '\n')
+		b = append(b, command...)
+	}
+	if len(input) > 0 {
+		b = append(b, '\n')
+		b = inputText(b, input, command)
+	}
+	return string(b)
+}
+
+// inputText appends the keys and scalar values of the JSON value in (a
+// tool call's input, valid JSON: its line was decoded), in their order,
+// each followed by a line break: a string unescaped, a number, true,
+// false or null as written. A string value equal to command (the
+// command a shell tool's input holds again) is left out, its key kept.
+//
+// The input's JSON text itself was indexed before schema 11: its
+// escapes split and glued words (a line that an edit's text begins,
+// after "\n", was the token "n" and the word, found by neither), and a
+// shell call's command was indexed twice.
+func inputText(dst, in []byte, command string) []byte {
+	var buf []byte
+	for i := 0; i < len(in); {
+		switch c := in[i]; c {
+		case '{', '}', '[', ']', ',', ':', ' ', '\t', '\r', '\n':
+			i++
+		case '"':
+			j := stringEnd(in, i+1)
+			s := in[i+1 : j]
+			if bytes.IndexByte(s, '\\') >= 0 {
+				var ok bool
+				if buf, ok = unescape(buf[:0], s); ok {
+					s = buf
+				}
+			}
+			i = j + 1
+			k := i
+			for k < len(in) && (in[k] == ' ' || in[k] == '\t' || in[k] == '\r' || in[k] == '\n') {
+				k++
+			}
+			isKey := k < len(in) && in[k] == ':'
+			if !isKey && command != "" && string(s) == command {
+				continue
+			}
+			dst = append(dst, s...)
+			dst = append(dst, '\n')
+		default:
+			j := i
+			for j < len(in) && !strings.ContainsRune("{}[],: \t\r\n\"", rune(in[j])) {
+				j++
+			}
+			dst = append(dst, in[i:j]...)
+			dst = append(dst, '\n')
+			i = j
+		}
+	}
+	return dst
+}
+
+// stringEnd returns the index of the quote that ends the JSON string
+// whose body starts at in[from] (len(in) when none does): the first
+// quote not escaped, that is, not after an odd number of backslashes.
+func stringEnd(in []byte, from int) int {
+	for j := from; ; j++ {
+		k := bytes.IndexByte(in[j:], '"')
+		if k < 0 {
+			return len(in)
+		}
+		j += k
+		n := 0
+		for n < j-from && in[j-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return j
+		}
+	}
 }
 
 // textHash is what search folds documents by: FNV-1a of the text, as a
