@@ -2,6 +2,7 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
@@ -724,5 +725,37 @@ func TestSearchToolCallInput(t *testing.T) {
 		require.Len(t, hits, 1, word)
 		assert.Equal(t, id, hits[0].RunID)
 		assert.Contains(t, hits[0].Snippet, "«", word)
+	}
+}
+
+// TestPendingBudgetNotKept checks that the budget of pending terms an
+// Index writes with (Open's 4 MiB) is its own: FTS5 keeps its settings
+// in the database, read by every connection, and what an update leaves
+// there is FTS5's own 1 MiB, whatever budget it wrote with, so that
+// another process (sync's live indexer) does not take the larger one.
+func TestPendingBudgetNotKept(t *testing.T) {
+	for _, kib := range []int{0, 1024, 8192} {
+		t.Run(fmt.Sprint(kib), func(t *testing.T) {
+			root := t.TempDir()
+			record(t, root, "fix the flaky test", "fixed", "Bash", "go test ./...", "PASS", false)
+			ix, _, err := Open(context.Background(), root)
+			require.NoError(t, err)
+			defer ix.Close()
+			if kib > 0 {
+				ix.SetPendingKiB(kib)
+			}
+			st, err := ix.Update(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, 1, st.Indexed)
+			var v int
+			err = ix.db.QueryRow(`SELECT v FROM fts_config WHERE k = 'hashsize'`).Scan(&v)
+			if errors.Is(err, sql.ErrNoRows) {
+				v = defaultPendingBytes // never set: FTS5's own
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, defaultPendingBytes, v)
+			assert.Len(t, search(t, ix, Query{Text: "flaky"}), 1)
+		})
 	}
 }

@@ -409,6 +409,17 @@ func (b *batch) begin(ctx context.Context) error {
 		return fmt.Errorf("index: %w", err)
 	}
 	b.tx, b.bytes = tx, 0
+	// FTS5's settings are in the database, for every connection: this
+	// Index's budget of pending terms is set for its transaction alone,
+	// and FTS5's own stored again before it commits (commit). Setting
+	// one writes FTS5's pending terms first: here there are none, and
+	// before the commit they are written anyway.
+	if b.ix.pending != defaultPendingBytes {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO fts(fts, rank) VALUES('hashsize', ?)`, b.ix.pending); err != nil {
+			b.rollback()
+			return fmt.Errorf("index: %w", err)
+		}
+	}
 	if err = tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM docs`).Scan(&b.nextID); err != nil {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
@@ -451,6 +462,12 @@ func (b *batch) commit() error {
 		return nil
 	}
 	b.closeStmts()
+	if b.ix.pending != defaultPendingBytes {
+		if _, err := b.tx.Exec(`INSERT INTO fts(fts, rank) VALUES('hashsize', ?)`, defaultPendingBytes); err != nil {
+			b.rollback()
+			return fmt.Errorf("index: commit: %w", err)
+		}
+	}
 	err := b.tx.Commit()
 	b.tx = nil
 	if err != nil {
