@@ -6,13 +6,13 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -595,14 +595,18 @@ func TestBlockFieldsNotCarriedOver(t *testing.T) {
 	assert.True(t, hits[0].Injected)
 }
 
-// TestTextHashIsFNV: the hash search folds documents by is FNV-1a
-// (hash/fnv's) of the text, as before it was computed in place.
-func TestTextHashIsFNV(t *testing.T) {
-	for _, s := range []string{"", "a", "the same instructions in every session", "déjà vu \x00\xff", strings.Repeat("x\n", 1<<19)} {
-		h := fnv.New64a()
-		h.Write([]byte(s))
-		assert.Equal(t, int64(h.Sum64()), textHash(s), "%.20q", s)
+// TestTextHash: the hash search folds documents by is XXH64 of the
+// text, the same in every process (it is stored), and tells apart the
+// texts here.
+func TestTextHash(t *testing.T) {
+	seen := map[int64]string{}
+	for _, s := range []string{"", "a", "b", "the same instructions in every session", "the same instructions in every session.", "déjà vu \x00\xff", strings.Repeat("x\n", 1<<19)} {
+		h := textHash(s)
+		assert.Equal(t, int64(xxhash.Sum64([]byte(s))), h, "%.20q", s)
+		assert.NotContains(t, seen, h, "%.20q", s)
+		seen[h] = s
 	}
+	assert.Equal(t, int64(-1205034819632174695), textHash(""), "XXH64 of nothing, seed 0")
 }
 
 // TestSetCacheKiB: the connection's page cache is the one asked (sync's

@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/twasm/twasm/internal/journal"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
@@ -983,19 +985,12 @@ func stringEnd(in []byte, from int) int {
 	}
 }
 
-// textHash is what search folds documents by: FNV-1a of the text, as a
-// signed 64-bit integer (SQLite's).
-func textHash(text string) int64 {
-	// hash/fnv's, without the copy of the text that h.Write([]byte(text))
-	// made (the conversion escapes through the interface).
-	const offset64, prime64 = 14695981039346656037, 1099511628211
-	h := uint64(offset64)
-	for i := 0; i < len(text); i++ {
-		h ^= uint64(text[i])
-		h *= prime64
-	}
-	return int64(h)
-}
+// textHash is what search folds documents by: XXH64 of the text
+// (github.com/cespare/xxhash), as a signed 64-bit integer (SQLite's).
+// Schema 10 stored FNV-1a, which read the text a byte at a time: 0.5 s
+// of a 1 GiB archive's 23.7 s build (pprof of TestIndexChild); its
+// indexes are rebuilt, so the two never meet in one index.
+func textHash(text string) int64 { return int64(xxhash.Sum64String(text)) }
 
 // toolStatus is a tool result's outcome: its status, else error when it
 // has an error, else ok.
