@@ -35,9 +35,10 @@ type Manifest struct {
 	SourceFacts bool `json:"source_facts,omitempty"`
 }
 
-// StoreSessionKey is Store.Session for a file store whose session files
-// are named by the key a SQLite store of the same provider keeps the same
-// session under.
+// StoreSessionKey is Store.Session for a store whose sessions go by the
+// key another SQLite store of the same provider keeps the same session
+// under: a file store's files named by that key, or a SQLite store's
+// session keys.
 const StoreSessionKey = "key"
 
 // Store is one native session store of an agent (ABI 1.4): where the
@@ -105,6 +106,14 @@ type Store struct {
 	// provider holds under that key is archived from the database only,
 	// and a run archived from the file before is ended, superseded by the
 	// database's (a host that does not read the value archives both).
+	// A "sqlite" store whose Session is "key" (an older Cursor's
+	// workspace databases) keeps some of its sessions under the key
+	// another database of the same provider keeps them under too: such a
+	// session is archived from the other database only, and a run
+	// archived from the keyed one before is ended, superseded by the
+	// other's, whichever of the two a sync sees first. The keyed stores'
+	// sessions are synced after every other store's. On a folder store
+	// the value is ignored (its sessions are told by their directory).
 	Session string `json:"session,omitempty"`
 	// Parent (optional, kinds "folder" and "tree") says where a session
 	// names the session it was started from (a sub-agent's, a sub-task's):
@@ -127,13 +136,27 @@ type Store struct {
 	// the directories as far below the common ancestor that the store's
 	// Pattern matches and the glob does not (SubAgentsGlob).
 	SubAgents string `json:"sub_agents,omitempty"`
-	// SubAgentCall (with SubAgents, optional) says where the host reads
-	// the id of the tool call that started a sub-agent, so that its run
-	// is linked at that call: a small JSON object beside the sub-agent's
-	// file, and the top-level key whose string value is the call's id
-	// (Claude Code 2.1.68 and later: {"file": "{stem}.meta.json", "key":
-	// "toolUseId"}, "{stem}" the sub-agent file's name without its
-	// extension).
+	// SubAgentCall (with SubAgents, or with Parent; optional) says where
+	// the host reads the id of the tool call that started a sub-agent, so
+	// that its run is linked at that call (in the agent step of the
+	// session's run that holds the call, named by the call's
+	// description; at the session's latest part when no part holds it):
+	// a file beside the sub-agent's, and the top-level key of the first
+	// JSON value in it (within its first 64 KiB: a small JSON document,
+	// or the first line of a JSON Lines file) whose string value is the
+	// call's id. With SubAgents, "{stem}" is the sub-agent file's name
+	// without its extension (Claude Code 2.1.68 and later: {"file":
+	// "{stem}.meta.json", "key": "toolUseId"}). With Parent (a folder or
+	// tree store whose sessions name their parent), the file is beside
+	// the session's first file, "{stem}" that file's name without its
+	// extension (a tree store), or in the session's directory, "{stem}"
+	// the directory's name (a folder store), and may be the session's
+	// own file (Factory Droid: {"file": "{stem}.jsonl", "key":
+	// "callingToolUseId"}, its session_start line); a session
+	// `twasm import` is given alone is linked so too. A missing file,
+	// key or non-string value names no call: the run is linked as
+	// without the declaration (SubAgentResult, the log's copy of the
+	// sub-agent, else the session's latest part).
 	SubAgentCall *SidecarKey `json:"sub_agent_call,omitempty"`
 	// SubAgentResult (ABI 1.8, with SubAgents, optional) says how the result of
 	// the tool call that started a sub-agent names it, when no sidecar
@@ -247,13 +270,23 @@ const StoreKindTree = "tree"
 // StoreParent says where a session of a "folder" or "tree" store names
 // the session it was started from.
 type StoreParent struct {
-	// File is the session's file that names it: one of Files' globs
-	// (after "{key}" is replaced), a JSON document.
+	// File is the session's file that names it: one of Files' globs,
+	// exactly as listed there. The host reads the first file it matches
+	// (a tree store: with "{key}" replaced by the session's key, relative
+	// to the store; a folder store: in the session's directory) and in it
+	// the first JSON value, within its first MiB: a JSON document, or the
+	// first line of a JSON Lines file (Factory Droid's session_start).
+	// When File is a tree store's first Files glob, `twasm import` of one
+	// session file finds its parent too: the file of the parent's key
+	// beside it, with the same extension.
 	File string `json:"file"`
-	// Member is the top-level member of that document holding the
-	// parent's key (a string; empty or absent: no parent): the parent is
-	// the session of the same store with that key (a "folder" store: the
-	// directory of that name beside the session's).
+	// Member is the top-level member of that value holding the
+	// parent's key (a string; empty, absent, not a plain name or the
+	// session's own key: no parent): the parent is the session of the
+	// same store with that key (a "folder" store: the directory of that
+	// name beside the session's). Sync archives a parent before its
+	// children; a child whose parent's run is ended or not archived is a
+	// run of its own.
 	Member string `json:"member"`
 }
 

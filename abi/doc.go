@@ -154,14 +154,15 @@
 // folder's. Its sessions are known by key, as a SQLite store's are: one
 // an agent keeps in both is archived once. A folder or tree store may
 // declare where a session names its parent ([Store.Parent], a member of
-// one of its JSON files): the host makes the session's run a child run
-// of its parent's. A file store may declare how a session file names
-// the session file it is a sub-agent of ([Store.SubAgentOf]: a JSON
-// Pointer into its first JSON value, a glob of the parent's file with
-// the key, the members of the spawning call's result that name it;
-// Codex CLI's spawned threads): the host reads such a file as a
-// sub-agent's, its run a child run of that session's, linked at that
-// call.
+// the first JSON value of one of its files) and where it names the call
+// that started it ([Store.SubAgentCall]): the host makes the session's
+// run a child run of its parent's, linked at that call. A file store
+// may declare how a session file names the session file it is a
+// sub-agent of ([Store.SubAgentOf]: a JSON Pointer into its first JSON
+// value, a glob of the parent's file with the key, the members of the
+// spawning call's result that name it; Codex CLI's spawned threads):
+// the host reads such a file as a sub-agent's, its run a child run of
+// that session's, linked at that call.
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a
@@ -249,7 +250,16 @@
 //     TotalTokens (the total the provider states). The SDK derives the
 //     uncached input when a plugin leaves it out (sdk.Usage, sdk.Split);
 //     a reader of a plugin older than 1.5 derives it the same way
-//     (transcript.Usage.Uncached).
+//     (transcript.Usage.Uncached). Since ABI 1.9 the usage fields also
+//     carry ServiceTier (OpMsgClose's usage and OpUsage's alike): the
+//     service tier the provider states it served the request at, as it
+//     names it (OpenAI's service_tier, Anthropic's usage.service_tier),
+//     which the host's price table prices flex, priority and batch
+//     requests by; left out where the provider states none. The host
+//     keeps it only beside a figure, and a step's usage summed ("add")
+//     over requests of different tiers has the tier "mixed". A plugin
+//     built for 1.8 or before states no tier: its usage is priced at the
+//     standard rates, as it was.
 //   - OpCost Cost (USD), Mode.
 //   - OpStatus Status (ok|error|incomplete), Error, Level (2: an error
 //     field or a non-fatal error line; 3: the provider's terminal event;

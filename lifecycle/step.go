@@ -453,6 +453,16 @@ type SubRunOptions struct {
 // naming the child run its child replaces ([SubRunOptions].Supersedes).
 const SupersedesField = "supersedes"
 
+// SupersedesRunsField is the field of a run.started payload naming the
+// earlier runs, ended before it began, that the run holds again (a list
+// of run ids): readers that count or search across runs leave them, and
+// their child runs, out. An ended run's own run.completed can no longer
+// say so ([SupersededByField]); package archive writes it for a session
+// whose copy in another of the agent's stores was archived and ended
+// first (an older Cursor's workspace composer, later in the global
+// database).
+const SupersedesRunsField = "supersedes_runs"
+
 // SupersededByField is the field of a run.completed payload naming the
 // run that holds again what the ended run holds (an interrupted archive
 // of a session that was archived whole in another run): readers that

@@ -584,3 +584,46 @@ func TestEncodeTimestampZones(t *testing.T) {
 		}
 	}
 }
+
+// TestUsageServiceTier: a sum's tier is the one its parts state, the
+// first part's when the sum held nothing, "mixed" when they differ (a
+// part stating none among parts stating one included); a part of no
+// figure changes nothing; Set takes a stated tier; the tier is written
+// after the figures, escaped, and read back; a usage of a tier alone is
+// zero (it counts no token).
+func TestUsageServiceTier(t *testing.T) {
+	one := func(tier string) *Usage { return &Usage{OutputTokens: new(int64(1)), ServiceTier: tier} }
+	for _, c := range []struct {
+		name  string
+		parts []*Usage
+		want  string
+	}{
+		{"one tier", []*Usage{one("flex"), one("flex")}, "flex"},
+		{"none stated", []*Usage{one(""), one("")}, ""},
+		{"two tiers", []*Usage{one("default"), one("priority")}, ServiceTierMixed},
+		{"stated and not", []*Usage{one("standard"), one("")}, ServiceTierMixed},
+		{"not and stated", []*Usage{one(""), one("standard")}, ServiceTierMixed},
+		{"a part of no figure adds nothing", []*Usage{one("flex"), {ServiceTier: "priority"}, nil}, "flex"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			var sum Usage
+			for _, p := range c.parts {
+				sum.Add(p)
+			}
+			eq(t, sum.ServiceTier, c.want, "tier")
+		})
+	}
+	u := one("default")
+	u.Set(&Usage{OutputTokens: new(int64(5))})
+	eq(t, u.ServiceTier, "default", "Set without a tier keeps it")
+	u.Set(&Usage{ServiceTier: "flex"})
+	eq(t, u.ServiceTier, "flex", "Set takes a stated tier")
+	eq(t, (&Usage{ServiceTier: "flex"}).IsZero(), true, "a tier alone counts no token")
+	for _, tier := range []string{"priority", `odd "tier"`} {
+		b := appendUsage(nil, one(tier))
+		var back Usage
+		must(t, json.Unmarshal(b, &back))
+		eq(t, back.ServiceTier, tier, string(b))
+	}
+	eq(t, string(appendUsage(nil, &Usage{ServiceTier: "flex"})), `{"service_tier":"flex"}`, "a tier alone")
+}

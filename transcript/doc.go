@@ -63,6 +63,14 @@
 //     counters that disagree (usage_mismatch: the uncached input and the
 //     cache parts not adding up to input_tokens, a one-hour write above the
 //     write, a negative figure).
+//   - A usage may also state service_tier, the tier the provider says it
+//     served the request at, as the provider names it (OpenAI's "default",
+//     "flex", "priority", "scale"; Anthropic's "standard", "priority",
+//     "batch"): which rates bill its tokens. It is left out where the
+//     provider states none, never guessed. A step's usage, summed over its
+//     requests, has their common tier, or [ServiceTierMixed] when they
+//     differ ([Usage.Add]); a message's (one request) is never "mixed"
+//     ([Validate]: usage_mismatch).
 //
 // # Reading and validating
 //

@@ -341,7 +341,8 @@ func appendTool(b []byte, t EventType, p *ToolPayload) ([]byte, error) {
 	return append(b, '}'), nil
 }
 
-// appendUsage appends u as a JSON object with only the figures that are set.
+// appendUsage appends u as a JSON object with only the figures that are
+// set, and its service tier when it states one.
 func appendUsage(b []byte, u *Usage) []byte {
 	b = append(b, '{')
 	first := true
@@ -361,6 +362,15 @@ func appendUsage(b []byte, u *Usage) []byte {
 	if u != nil {
 		for i, f := range u.figures() {
 			put(usageNames[i], *f)
+		}
+		if u.ServiceTier != "" {
+			if first {
+				// A tier alone: the object has no member before it.
+				b = append(b, `"service_tier":`...)
+				b = jsonstr.AppendQuoted(b, u.ServiceTier)
+			} else {
+				b = appendMember(b, "service_tier", u.ServiceTier)
+			}
 		}
 	}
 	return append(b, '}')

@@ -123,7 +123,21 @@ type Usage struct {
 	// (Codex, OpenAI, Gemini and Pi state one; what it counts is the
 	// provider's: it is kept, not checked against the other figures).
 	TotalTokens *int64 `json:"total_tokens,omitempty"`
+	// ServiceTier is the service tier the provider states it served the
+	// request at, as it names it (OpenAI's service_tier: "default",
+	// "flex", "priority", "scale"; Anthropic's usage.service_tier:
+	// "standard", "priority", "batch"): it says which rates the tokens
+	// are billed at. Left out where the provider states none (never
+	// guessed as the standard tier). A usage summed over requests
+	// (Add) has their tier when they all state the same one, else
+	// ServiceTierMixed.
+	ServiceTier string `json:"service_tier,omitempty"`
 }
+
+// ServiceTierMixed is the service tier of a usage summed over requests
+// that do not all state the same tier (one states none, or another
+// tier): no single tier's rates price the sum.
+const ServiceTierMixed = "mixed"
 
 // figures lists u's counters, in the order they are written.
 func (u *Usage) figures() [8]**int64 {
@@ -135,7 +149,8 @@ func (u *Usage) figures() [8]**int64 {
 var usageNames = [8]string{"input_tokens", "uncached_input_tokens", "cache_read_tokens", "cache_write_tokens",
 	"cache_write_1h_tokens", "output_tokens", "reasoning_tokens", "total_tokens"}
 
-// IsZero reports whether no figure is set.
+// IsZero reports whether no figure is set (the service tier is not a
+// figure: a usage that states only a tier counts no token).
 func (u *Usage) IsZero() bool {
 	if u == nil {
 		return true
@@ -150,10 +165,20 @@ func (u *Usage) IsZero() bool {
 
 // Add adds every figure of o that is set to u. The uncached input of
 // either that lacks it (an older transcript) is derived first (Uncached),
-// so a sum over old and new transcripts counts every run's in it.
+// so a sum over old and new transcripts counts every run's in it. The
+// sum's service tier is the one both state, o's when u holds nothing
+// yet, else ServiceTierMixed (a usage of no figure changes nothing, its
+// tier neither).
 func (u *Usage) Add(o *Usage) {
 	if o == nil {
 		return
+	}
+	switch {
+	case o.IsZero():
+	case u.IsZero() && u.ServiceTier == "":
+		u.ServiceTier = o.ServiceTier
+	case u.ServiceTier != o.ServiceTier:
+		u.ServiceTier = ServiceTierMixed
 	}
 	if u.UncachedInputTokens == nil && u.InputTokens != nil {
 		n, _ := u.Uncached()
@@ -176,10 +201,13 @@ func (u *Usage) Add(o *Usage) {
 }
 
 // Set replaces every figure of u that o states (a figure o leaves out
-// stays as it was).
+// stays as it was), and the service tier when o states one.
 func (u *Usage) Set(o *Usage) {
 	if o == nil {
 		return
+	}
+	if o.ServiceTier != "" {
+		u.ServiceTier = o.ServiceTier
 	}
 	of := o.figures()
 	for i, dst := range u.figures() {

@@ -78,7 +78,9 @@ const (
 //   - invalid_event: a known event type whose content breaks the format rules
 //   - usage_mismatch: a usage whose counters disagree: a negative figure,
 //     uncached_input_tokens + cache_read_tokens + cache_write_tokens other
-//     than input_tokens, or cache_write_1h_tokens above cache_write_tokens
+//     than input_tokens, cache_write_1h_tokens above cache_write_tokens, or
+//     a message's service_tier "mixed" (a message is one request, served at
+//     one tier)
 //
 // Vocabulary (warnings: a newer writer may know more):
 //
@@ -387,6 +389,9 @@ func (v *validator) usage(n int, ev *Event) {
 	}
 	if err := u.Check(); err != nil {
 		v.errorf(n, codeUsageMismatch, "%s: %v", ev.Type, err)
+	}
+	if u != nil && u.ServiceTier == ServiceTierMixed && ev.Message() != nil {
+		v.errorf(n, codeUsageMismatch, "%s: service_tier %q: a message is one request, served at one tier", ev.Type, ServiceTierMixed)
 	}
 }
 

@@ -150,6 +150,11 @@ func TestValidate(t *testing.T) {
 			withUsage(mk(0, runA, MessageAssistant, "", 0), Usage{InputTokens: new(int64(10)), CacheReadTokens: new(int64(5))}),
 		)),
 			errs: []string{"usage_mismatch@2", "usage_mismatch@3", "usage_mismatch@4"}},
+		{name: "a message is one request, served at one tier", in: raw(t, bareRun(
+			withUsage(mk(0, runA, MessageAssistant, "", 0), Usage{OutputTokens: new(int64(1)), ServiceTier: ServiceTierMixed}),
+			withUsage(mk(0, runA, MessageAssistant, "", 0), Usage{OutputTokens: new(int64(1)), ServiceTier: "flex"}),
+		)),
+			errs: []string{"usage_mismatch@2"}},
 		{name: "run id not a UUID", in: raw(t, seqRun("run-1", mk(0, "", RunStarted, "", 0), mk(0, "", RunCompleted, "", 0))),
 			warns: []string{"run_id_format@1"}},
 		{name: "expected run id not a UUID", in: raw(t, seqRun("run-1", mk(0, "", RunStarted, "", 0), mk(0, "", RunCompleted, "", 0))),

@@ -132,7 +132,13 @@
 // much of the write has a one-hour lifetime, Reasoning where it reports
 // reasoning apart (it is a part of Output, which counts every output
 // token, thinking included), and Total with the total the provider
-// states.
+// states. Since ABI 1.9, set Tier to the service tier the response
+// states it was served at ([TierOf] reads it: OpenAI's service_tier,
+// Anthropic's usage.service_tier), on the message's usage and the
+// step's alike, and leave it "" where the provider states none: the
+// host prices flex, priority and batch requests by it, and never takes
+// a missing tier for the standard one. [Usage.Plus] sums tiers as the
+// host does ([TierMixed] when they differ).
 //
 // # Accounting, errors and status (ABI 1.3)
 //

@@ -942,3 +942,46 @@ func TestReassemble(t *testing.T) {
 	require.Equal(t, wire.StatusOK, st, msg)
 	assert.Equal(t, []string{"1:w", "2:z"}, seen)
 }
+
+// TestUsageTier: TierOf reads a tier a response states (a provider's
+// word as a constant, any other copied) and nothing from a missing, null
+// or empty one; Plus keeps the tier both sides state, takes it from a
+// side that is the only one with figures, and sums different tiers (or
+// one stated, one not) as "mixed", as the host does; a usage of a tier
+// alone is zero and is not reported; Out writes the tier beside the
+// figures.
+func TestUsageTier(t *testing.T) {
+	doc, ok := Parse([]byte(`{"a":"flex","b":"ultra\u002dfast","c":null,"d":"","e":1}`))
+	require.True(t, ok)
+	r := doc.Root()
+	for k, want := range map[string]string{"a": "flex", "b": "ultra-fast", "c": "", "d": "", "e": "", "missing": ""} {
+		assert.Equal(t, want, TierOf(r.Get(k)), k)
+	}
+	one := func(tier string) Usage { return Usage{Output: N(1), Tier: tier} }
+	assert.Equal(t, "flex", one("flex").Plus(one("flex")).Tier)
+	assert.Equal(t, TierMixed, one("default").Plus(one("priority")).Tier)
+	assert.Equal(t, TierMixed, one("standard").Plus(one("")).Tier)
+	assert.Equal(t, "batch", Usage{}.Plus(one("batch")).Tier, "the only side with figures")
+	assert.Equal(t, "batch", one("batch").Plus(Usage{Tier: "priority"}).Tier, "a side of no figure adds nothing")
+	assert.True(t, Usage{Tier: "flex"}.isZero())
+
+	p := plugin(func(abi.BeginOptions) *funcNorm {
+		return &funcNorm{line: func(l *Line, out *Out) error {
+			key := S("m")
+			out.Open(key, Message{})
+			out.Close(key, MessageEnd{Usage: Usage{Output: N(4), Tier: TierOf(l.JSON().Get("service_tier"))}})
+			out.Usage(Usage{Tier: "flex"}, ModeAdd) // no figure: nothing
+			out.Usage(Usage{Output: N(4), Tier: "flex"}, ModeAdd)
+			return nil
+		}}
+	})
+	d := newDriver(p)
+	require.Equal(t, wire.StatusOK, first(d.Begin(nil)))
+	in := batch(`{"service_tier":"flex"}`)
+	st, msg := d.Feed(in)
+	require.Equal(t, wire.StatusOK, st, msg)
+	recs := decode(t, d.Output(), in)
+	assert.Equal(t, []wire.Op{wire.OpLine, wire.OpMsgOpen, wire.OpMsgClose, wire.OpUsage}, ops(recs))
+	assert.Equal(t, "flex", recs[2].fields[wire.TServiceTier].s)
+	assert.Equal(t, "flex", recs[3].fields[wire.TServiceTier].s)
+}

@@ -129,6 +129,7 @@ func (o *Out) usage(u Usage) {
 	o.num(wire.TUncachedInputTokens, u.uncached())
 	o.num(wire.TCacheWrite1hTokens, u.CacheWrite1h)
 	o.num(wire.TTotalTokens, u.Total)
+	o.lit(wire.TServiceTier, u.Tier)
 }
 
 // Meta reports step metadata. The first value of each field wins unless

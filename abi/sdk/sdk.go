@@ -236,7 +236,37 @@ type Usage struct {
 	CacheWrite1h Int
 	// Total is the total the provider states, as stated (ABI 1.5).
 	Total Int
+	// Tier is the service tier the provider states it served the
+	// request at, as it names it (ABI 1.9: OpenAI's service_tier,
+	// Anthropic's usage.service_tier): which rates bill the tokens.
+	// Leave it "" where the provider states none; never write a default.
+	// A literal, not a span: a plugin keeps a message's usage across
+	// lines (TierOf reads one).
+	Tier string
 }
+
+// TierMixed is the tier of a sum of usages that do not all state the
+// same tier (Plus): the host's transcript.ServiceTierMixed.
+const TierMixed = "mixed"
+
+// TierOf is the service tier v states (a JSON string), "" when it
+// states none (missing, null, empty). The tiers the providers name are
+// returned as constants; any other is copied.
+func TierOf(v abi.Value) string {
+	if v.Kind() != abi.KindString {
+		return ""
+	}
+	for _, t := range knownTiers {
+		if v.Is(t) {
+			return t
+		}
+	}
+	return v.String()
+}
+
+// knownTiers are the service tiers OpenAI and Anthropic name in their
+// responses.
+var knownTiers = [...]string{"default", "standard", "auto", "flex", "priority", "scale", "batch"}
 
 // Split is the usage of a provider that states the uncached input apart
 // from the cache read and write: Input is their sum (set when any is),
@@ -245,9 +275,13 @@ func Split(uncached, cacheRead, cacheWrite Int) Usage {
 	return Usage{Input: uncached.Plus(cacheRead).Plus(cacheWrite), Uncached: uncached, CacheRead: cacheRead, CacheWrite: cacheWrite}
 }
 
-// isZero reports whether no figure is set (u == Usage{}: an unset Int is
-// always the zero Int).
-func (u Usage) isZero() bool { return u == Usage{} }
+// isZero reports whether no figure is set (an unset Int is always the
+// zero Int). The tier is not a figure: a usage of a tier alone counts no
+// token, and is not reported.
+func (u Usage) isZero() bool {
+	u.Tier = ""
+	return u == Usage{}
+}
 
 // uncached is Uncached, else derived from Input (see Usage).
 func (u Usage) uncached() Int {
@@ -264,9 +298,21 @@ func (u Usage) uncached() Int {
 }
 
 // Plus returns the figure-by-figure sum of u and o; a figure is set when
-// either states it (a stated 0 stays a stated 0).
+// either states it (a stated 0 stays a stated 0). The sum's tier is the
+// one both state (or the one of a side that states nothing at all),
+// else TierMixed, as the host sums a step's usage (a side with no
+// figure adds nothing, its tier neither).
 func (u Usage) Plus(o Usage) Usage {
+	tier := u.Tier
+	switch {
+	case o.isZero():
+	case u.isZero() && u.Tier == "":
+		tier = o.Tier
+	case u.Tier != o.Tier:
+		tier = TierMixed
+	}
 	return Usage{
+		Tier:         tier,
 		Input:        u.Input.Plus(o.Input),
 		CacheRead:    u.CacheRead.Plus(o.CacheRead),
 		CacheWrite:   u.CacheWrite.Plus(o.CacheWrite),

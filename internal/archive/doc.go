@@ -249,7 +249,12 @@
 // that is not keyed, of a provider that declares a keyed SQLite store,
 // ends the open runs other databases hold the same key in, superseded
 // by it (supersedeKeyedDB: a workspace database that no longer lists
-// the composer is not read again, and would keep it twice).
+// the composer is not read again, and would keep it twice); the runs
+// other databases hold the key in that had ended already (imported, or
+// closed when the workspace stopped listing the composer), whose end can
+// no longer name it, are named by the new run's start instead
+// (lifecycle.SupersedesRunsField, endedKeyedDB), which ls, stats, usage
+// and the index read: the session is counted once either way.
 //
 // A folder or tree store may say where a session names the session it
 // was started from (abi.Store.Parent: a member of one of its JSON
@@ -289,8 +294,15 @@
 // written, and the ledger entry saying so), a run of several parts has
 // its capture sealed (rawfile.Seal): rewritten in whole frames, the same
 // bytes, renamed over the capture, so a crash leaves it whole either
-// way (a kill while the copy is written may leave it beside the capture,
-// "<capture>.sealing": nothing reads it, nor removes it yet). Nothing
+// way. The ledger line that ends the run marks its capture to be sealed
+// (Entry.Seal), a line written once sealed clears the mark: a kill
+// while the copy is written (which may leave it beside the capture,
+// "<capture>.sealing", never read) or a sync cancelled first leaves the
+// mark, and the next sync's Recover seals the capture again from itself,
+// removing the copy first (a copy is never taken); doctor names such
+// runs. A copy no mark names (left by a twasm before the mark, or found
+// after the ledger was rebuilt) is looked for once per storage and after
+// every rebuild: one stat per ended run of several parts. Nothing
 // extends an ended run's capture (a session that grows again is
 // continued in a new run), so no Cut needs its old boundaries. A plain
 // capture an older twasm wrote is left as it is.
@@ -334,13 +346,23 @@
 // name: Kimi Code's "agent_id: agent-0"; or abi.SubAgentOf.Result, a
 // member of an output that is a JSON object equal to a string of the
 // file's first JSON value: Codex's spawn_agent's {"agent_id": <thread
-// id>} or {"task_name": <agent path>}), at the call it answers; else, when the session's log carried the
+// id>} or {"task_name": <agent path>}), at the call it answers
+// (transcript.Pairer: a provider may reuse a call id once its call is
+// answered, and the result answers its own call); a sidecar naming a
+// call id the run holds several calls of names the latest of them made
+// at or before the file's first record's time (an RFC 3339 "timestamp"
+// among its first lines; the latest of the id when none is stated),
+// since a sub-agent begins after its call and before a later call could
+// reuse the id (sessionLinks.callOf, as parentLink does for Droid's
+// sub-sessions); else, when the session's log carried the
 // sub-agent's conversation too (Claude Code before 2.1.68: agent_progress
 // records, of which the plugin made a child run of the part), at that
 // child run's part, superseding it (lifecycle.SupersedesField: the file
 // holds the whole conversation, the log's copy lacks its last answer); a
-// carried run is recognised by the call id in its link's path or by its
-// first message id in the file's first MiB; else at the session's latest
+// carried run is recognised by the call id in its link's path (with the
+// number capture adds to a name taken already) when one link only names
+// it, else by its first message id in the file's first MiB, among the
+// links naming the call when several do; else at the session's latest
 // part. A sub-agent file whose session is not archived yet waits for it
 // (pending), except when every run is ended at once (Options.CloseIdle 0,
 // import: the session's run could not take it later); one whose session

@@ -319,7 +319,11 @@ func (a *Archiver) parentLink(loc *Location, provider, path string) *childLink {
 			a.opts.Logger.Warn("sub-agent session link: read the session's run", "run", e.RunID, "err", err)
 		}
 		at := runctl.Link{ParentID: e.RunID, Path: subAgentPath(key, callID), Iteration: e.Parts - 1, Title: key}
-		atCall(&at, in, callID)
+		// The session began when the file naming its call (Droid: its
+		// JSONL) has its first time: the call is the latest of its id
+		// made by then.
+		start := fileStart(filepath.Join(dir, strings.ReplaceAll(loc.SubAgentCall.File, "{stem}", stem)))
+		atCall(&at, in, in.callOf(callID, start))
 		link.at = &at
 		return link
 	}

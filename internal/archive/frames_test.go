@@ -196,16 +196,7 @@ func TestSyncWritesWholeFrames(t *testing.T) {
 func TestSealEndedRun(t *testing.T) {
 	ctx := context.Background()
 	data := fixture(t, "testdata/captures/claude/spotter_subagent_transcript_v2.1.38.jsonl")
-	var parts [][]byte
-	for rest := data; len(rest) > 0; {
-		n := min(len(rest), len(data)/4)
-		if i := bytes.IndexByte(rest[n:], '\n'); i >= 0 {
-			n += i + 1
-		} else {
-			n = len(rest)
-		}
-		parts, rest = append(parts, rest[:n]), rest[n:]
-	}
+	parts := linesInParts(data, 4)
 	require.GreaterOrEqual(t, len(parts), 4)
 	closing := func(o *Options) { o.CloseIdle = 30 * time.Minute }
 	for _, tc := range []struct {
@@ -222,17 +213,7 @@ func TestSealEndedRun(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			root, path := t.TempDir(), filepath.Join(t.TempDir(), "s.jsonl")
-			var runID string
-			var grown []byte
-			for i, p := range tc.grown {
-				grown = append(grown, p...)
-				writeAged(t, path, grown, time.Hour-time.Duration(i)*time.Minute)
-				a := newArchiver(t, root, nil) // never closes a run
-				o := a.SyncFile(ctx, "claude", path)
-				require.NotEqual(t, ActionFailed, o.Action, o.Reason)
-				runID = o.RunID
-				require.NoError(t, a.Close())
-			}
+			runID := syncInParts(t, root, path, tc.grown)
 			if len(tc.grown) > 0 {
 				raw := rawBytes(t, root, runID)
 				assert.Equal(t, framesOf(t, tc.grown...), raw, "a frame per part while the run is open")
@@ -263,6 +244,41 @@ func TestSealEndedRun(t *testing.T) {
 			require.NoError(t, a.Close())
 		})
 	}
+}
+
+// syncInParts writes the session at path grown part by part, each a
+// minute later, and syncs it after each with an archiver that never
+// closes a run; it returns the run ("" for no part).
+func syncInParts(t *testing.T, root, path string, parts [][]byte) string {
+	t.Helper()
+	var runID string
+	var grown []byte
+	for i, p := range parts {
+		grown = append(grown, p...)
+		writeAged(t, path, grown, time.Hour-time.Duration(i)*time.Minute)
+		a := newArchiver(t, root, nil)
+		o := a.SyncFile(context.Background(), "claude", path)
+		require.NotEqual(t, ActionFailed, o.Action, o.Reason)
+		runID = o.RunID
+		require.NoError(t, a.Close())
+	}
+	return runID
+}
+
+// linesInParts cuts data in parts of about a nth of it each, at line
+// ends: a session as a sync finds it grown, part by part.
+func linesInParts(data []byte, n int) [][]byte {
+	var parts [][]byte
+	for rest := data; len(rest) > 0; {
+		k := min(len(rest), len(data)/n)
+		if i := bytes.IndexByte(rest[k:], '\n'); i >= 0 {
+			k += i + 1
+		} else {
+			k = len(rest)
+		}
+		parts, rest = append(parts, rest[:k]), rest[k:]
+	}
+	return parts
 }
 
 // rawBytes is the file of the run's raw capture, as the ledger names it.

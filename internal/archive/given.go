@@ -50,3 +50,63 @@ func StoreFile(declared []Declared, provider, path string) (s Session, ok bool) 
 	}
 	return Session{}, false
 }
+
+// TreeFile is the session a file given by itself (twasm import) is read
+// as when it is the first file of a session of one of provider's tree
+// stores (Factory Droid's <id>.jsonl, whose <id>.settings.json beside it
+// holds the session's usage): the store's location, at the directory
+// the store's first files glob is relative to (the file's ancestor as
+// many levels up as the glob has elements: "*/{key}.jsonl", its
+// grandparent; with the store's Dir below it), from which the store's
+// pattern matches the file. SyncSession then reads the session's files
+// as sync reads them, and the run holds what sync's holds. ok is false
+// for any other file, for a store whose first glob has "**" (how far up
+// is not known), and for a session that names its parent (a
+// sub-session: SubAgentFile's). Path is absolute.
+func TreeFile(declared []Declared, provider, path string) (s Session, ok bool) {
+	abs, err := filepath.Abs(path)
+	if err != nil {
+		return Session{}, false
+	}
+	key, ok := treeKey(abs)
+	if !ok {
+		return Session{}, false
+	}
+	for _, d := range declared {
+		if d.Provider != provider || cmp.Or(d.Kind, KindFile) != KindTree || len(d.Files) == 0 || strings.Contains(d.Files[0], "**") {
+			continue
+		}
+		if _, named := namedParent(d, abs); named && namesParent(d) {
+			continue
+		}
+		first := strings.ReplaceAll(d.Files[0], keyMark, key)
+		re, err := globRegexp(first)
+		if err != nil {
+			continue
+		}
+		dir := filepath.Dir(abs)
+		for range strings.Count(first, "/") {
+			dir = filepath.Dir(dir)
+		}
+		rel, err := filepath.Rel(dir, abs)
+		if err != nil || !re.MatchString(filepath.ToSlash(rel)) {
+			continue
+		}
+		root := dir
+		if d.Dir != "" {
+			var cut bool
+			if root, cut = strings.CutSuffix(dir, string(filepath.Separator)+filepath.FromSlash(d.Dir)); !cut || root == "" {
+				continue
+			}
+		}
+		c := compileStore(d)
+		loc := declaredLocation(d, c, root, "import")
+		if loc.Unusable != "" || loc.Match == nil || !loc.Match(filepath.ToSlash(rel)) {
+			continue
+		}
+		if s, ok, err := treeSession(&loc, abs, key); err == nil && ok {
+			return s, true
+		}
+	}
+	return Session{}, false
+}

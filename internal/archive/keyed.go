@@ -259,6 +259,24 @@ func (a *Archiver) keyedDBs(ctx context.Context, provider string) bool {
 	})
 }
 
+// endedKeyedDB returns the runs other databases (not the one at path)
+// archived the session key of provider in and ended, not superseded: a
+// new run of a store that is not keyed holds them again, and its start
+// says so (lifecycle.SupersedesRunsField), since their own end cannot
+// any more (an older Cursor's workspace composer imported, or its run
+// closed when the workspace stopped listing it, before the global
+// database held it). Readers then count the session once, as this run.
+func endedKeyedDB(l *Ledger, provider, path, key string) []Entry {
+	var out []Entry
+	for _, e := range l.ByHead(dbSessionHead(provider, key)) {
+		if e.Path != path && isDBSession(&e) && e.Closed && !e.Pending && e.RunID != "" && e.SupersededBy == "" {
+			out = append(out, e)
+		}
+	}
+	slices.SortFunc(out, func(x, y Entry) int { return strings.Compare(x.RunID, y.RunID) })
+	return out
+}
+
 // supersedeKeyedDB ends the runs other databases archived the session
 // key of provider in, still open, superseded by run (a new run of a
 // store that is not keyed, archived from path), and says which: a keyed

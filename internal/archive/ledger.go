@@ -16,6 +16,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/twasm/twasm/internal/rawfile"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
@@ -55,6 +56,13 @@ type Entry struct {
 	// session file is never matched to such a run (a run whose raw
 	// capture was damaged, archived again by `twasm sync --repair`).
 	SupersededBy string `json:"superseded_by,omitempty"`
+	// Seal marks an ended run of several parts whose raw capture is to
+	// be sealed (rawfile.Seal): set in the same line as Closed, cleared
+	// once the capture is sealed (or found not to need it). A ledger
+	// loaded with it set finds a seal that a kill cut short (perhaps
+	// leaving the partial copy beside the capture) or that a cancelled
+	// sync skipped: the next sync seals it (Recover).
+	Seal bool `json:"seal,omitempty"`
 	// Pending marks an entry written before its run's step was: on load
 	// it is checked against the transcript. Resume says what that part
 	// was to do, so that a part interrupted by a kill is continued as its
@@ -262,6 +270,16 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 			return nil, "", err
 		}
 	}
+	// The ended runs a seal cut short left a copy beside without a mark
+	// (a twasm before Entry.Seal, or a ledger rebuilt, which knows no
+	// marks): looked for once per storage and after a rebuild, one stat
+	// per ended run of several parts.
+	sealMarker := filepath.Join(filepath.Dir(l.path), sealsMarker)
+	_, serr := os.Stat(sealMarker)
+	sealScan := rebuilt != "" || errors.Is(serr, fs.ErrNotExist)
+	if sealScan {
+		l.findUnsealed(root)
+	}
 	l.reindex()
 	if readOnly {
 		return l, rebuilt, nil
@@ -276,6 +294,11 @@ func OpenLedger(root string, readOnly bool) (l *Ledger, rebuilt string, err erro
 	}
 	if scan || rebuilt != "" {
 		if err := os.WriteFile(marker, []byte("looked for runs an older twasm left interrupted outside the ledger\n"), 0o600); err != nil {
+			return nil, "", fmt.Errorf("ledger: %w", err)
+		}
+	}
+	if sealScan {
+		if err := os.WriteFile(sealMarker, []byte("looked for raw captures whose sealing was cut short outside the ledger's marks\n"), 0o600); err != nil {
 			return nil, "", fmt.Errorf("ledger: %w", err)
 		}
 	}
@@ -352,6 +375,50 @@ func removeUnbegun(path string) {
 // was searched once for session runs an older twasm left interrupted and
 // dropped from its ledger (findOrphans).
 const orphansMarker = "orphans-checked"
+
+// sealsMarker is the file (beside the ledger) that says the storage was
+// searched once for raw captures with a seal's copy left beside them
+// that no ledger entry marks (findUnsealed).
+const sealsMarker = "seals-checked"
+
+// findUnsealed marks (Entry.Seal) the ended runs of several parts whose
+// raw capture has a seal's copy beside it (rawfile.SealExt): a seal a
+// kill cut short, which the next sync finishes (Recover). The mark is
+// set in memory: the line that clears it once sealed is the first
+// written.
+func (l *Ledger) findUnsealed(root string) {
+	for _, e := range l.runs {
+		if e.Seal || !sealDue(e) {
+			continue
+		}
+		p, err := rawOf(root, e.RunID, e.Raw)
+		if err != nil {
+			continue
+		}
+		if _, err := os.Lstat(p + rawfile.SealExt); err == nil {
+			e.Seal = true
+		}
+	}
+}
+
+// sealDue reports whether the raw capture of e's run is to be sealed
+// (rawfile.Seal): the run has ended, and its parts each began a frame.
+func sealDue(e *Entry) bool { return e.Closed && e.Parts >= 2 && e.Raw != "" }
+
+// Unsealed returns the ended runs whose raw capture is marked to be
+// sealed (Entry.Seal), by run id.
+func (l *Ledger) Unsealed() []Entry {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	var out []Entry
+	for _, e := range l.runs {
+		if e.Seal {
+			out = append(out, *e)
+		}
+	}
+	sort.Slice(out, func(i, j int) bool { return out[i].RunID < out[j].RunID })
+	return out
+}
 
 // findOrphans adds the session runs of tdir that the ledger does not
 // know and that are interrupted (unfinished, with a step open or no part):
@@ -507,7 +574,14 @@ func (l *Ledger) rewrite() error {
 // under the ledger's lock and synced outside it, so that the other
 // workers of a sync read the ledger meanwhile (an fsync covers every
 // line written before it; the entry is the ledger's once it is durable).
-func (l *Ledger) Put(e *Entry) error {
+func (l *Ledger) Put(e *Entry) error { return l.put(e, true) }
+
+// putLazy records e without syncing the ledger: for a line whose loss a
+// crash may cost (the next sync does again what it says was done, and
+// finds it done), made durable by the next Put's sync.
+func (l *Ledger) putLazy(e *Entry) error { return l.put(e, false) }
+
+func (l *Ledger) put(e *Entry, sync bool) error {
 	b, err := json.Marshal(e)
 	if err != nil {
 		return err
@@ -524,8 +598,10 @@ func (l *Ledger) Put(e *Entry) error {
 	if err != nil {
 		return fmt.Errorf("ledger: %w", err)
 	}
-	if err := f.Sync(); err != nil {
-		return fmt.Errorf("ledger: %w", err)
+	if sync {
+		if err := f.Sync(); err != nil {
+			return fmt.Errorf("ledger: %w", err)
+		}
 	}
 	l.mu.Lock()
 	defer l.mu.Unlock()

@@ -68,6 +68,8 @@ func decodeEntry(line []byte, e *Entry) (ok bool) {
 			ok = once(&seen, 21) && r.unmarshal(&e.Also)
 		case "superseded_by":
 			ok = once(&seen, 22) && r.str(&e.SupersededBy)
+		case "seal":
+			ok = once(&seen, 23) && r.bool(&e.Seal)
 		}
 		return ok
 	})

@@ -23,7 +23,7 @@ func fullEntry() Entry {
 	return Entry{
 		RunID: "00f5aeed-aec5-4827-8bd2-ed223d4492a2", Provider: "codex", Head: "c796cb8d", Path: "/home/u/.codex/sessions/2026/01/25/rollout-s1.jsonl",
 		Size: 64109, ModTime: 1796006984733281039, Offset: 64109, SHA256: "2734baf4", Parts: 3, Raw: "raw/00f5aeed/agent.0.0.96beff83.raw.zst",
-		Redact: true, Closed: true, SupersededBy: "7c0de5ee", Pending: true,
+		Redact: true, Closed: true, SupersededBy: "7c0de5ee", Seal: true, Pending: true,
 		Resume: &Resume{Format: "jsonl", Whole: true, End: true, Store: "claude", Dir: "/d", Facts: true, SessionStart: "# aider chat started at"},
 		First:  time.Date(2026, 5, 23, 21, 38, 27, 239000000, time.UTC), Last: time.Date(2026, 5, 23, 21, 39, 3, 301000000, time.FixedZone("", 7200)),
 		Status: "incomplete",

@@ -41,8 +41,10 @@ var ErrInterrupted = errors.New("interrupted archive not settled")
 // up to its last complete line, the run ended after the part or left
 // open), in the same run, the new part leaving out what the cancelled
 // step holds. A run that holds no completed part and whose session
-// cannot be continued is ended as cancelled. Every Sync call settles
-// them first; Recover lets the caller report them. A dry run settles
+// cannot be continued is ended as cancelled. Then the ended runs whose
+// raw capture's seal a kill cut short (or a cancelled sync skipped) are
+// sealed ([Ledger.Unsealed], sealLeft). Every Sync call settles them
+// first; Recover lets the caller report them. A dry run settles
 // nothing.
 func (a *Archiver) Recover(ctx context.Context) []Outcome {
 	if a.recovered || a.opts.DryRun {
@@ -61,7 +63,38 @@ func (a *Archiver) Recover(ctx context.Context) []Outcome {
 	for _, it := range its {
 		outs = append(outs, a.recoverRun(ctx, it))
 	}
+	for _, e := range a.ledger.Unsealed() {
+		if o, ok := a.sealLeft(ctx, e); ok {
+			outs = append(outs, o)
+		}
+	}
 	return outs
+}
+
+// sealLeft seals the raw capture of an ended run that its end marked to
+// be sealed (Entry.Seal) and that was not: a kill cut the seal short,
+// perhaps leaving a partial copy beside the capture (removed, never
+// taken: the capture is whole, and sealed again from it), or the sync
+// was cancelled first. ok is false when the sync is being cancelled
+// (the mark stays).
+func (a *Archiver) sealLeft(ctx context.Context, e Entry) (o Outcome, ok bool) {
+	what := "its raw capture " + e.Raw + " was not sealed when the run ended (the sync or import was stopped first)"
+	if p, err := a.rawCapture(e.RunID, e.Raw); err == nil {
+		if _, err := os.Lstat(p + rawfile.SealExt); err == nil {
+			what = "the sealing of its raw capture " + e.Raw + " was cut short (a sync or import was killed): the partial copy left beside it was removed"
+		}
+	}
+	tried, err := a.seal(ctx, &e)
+	if !tried {
+		return Outcome{}, false
+	}
+	o = Outcome{Action: ActionSettled, Path: e.Path, Provider: e.Provider, RunID: e.RunID}
+	if err != nil {
+		o.Reason = fmt.Sprintf("run %s: %s; the capture could not be sealed (%v): left whole as it is", e.RunID, what, err)
+	} else {
+		o.Reason = "run " + e.RunID + ": " + what + "; the capture sealed from itself"
+	}
+	return o, true
 }
 
 func b2i(b bool) int {

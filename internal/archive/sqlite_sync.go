@@ -480,9 +480,24 @@ func (a *Archiver) writeRowsPart(ctx context.Context, out Outcome, loc *Location
 		if err := a.ledger.Put(&e); err != nil {
 			return fail(err)
 		}
+		var holds []Entry // ended runs of another database this one holds again
+		if prev == nil && !loc.Keyed && a.keyedDBs(ctx, provider) {
+			holds = endedKeyedDB(a.ledger, provider, out.Path, ds.Key)
+		}
+		stamp := sourceStamp{runID: e.RunID, src: b, next: recMask}
+		for _, h := range holds {
+			stamp.supersedes = append(stamp.supersedes, h.RunID)
+		}
 		ropts := lifecycle.RunOptions{
 			Name: provider + " session " + ds.Key, RunID: e.RunID, Producer: a.opts.Producer, Logger: log,
-			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: sourceStamp{runID: e.RunID, src: b, next: recMask}.Mask},
+			Recorder: recorder.Options{Clock: clk.now, Logger: log, Mask: stamp.Mask},
+		}
+		if len(holds) > 0 {
+			var what []string
+			for _, h := range holds {
+				what = append(what, "run "+h.RunID+" of "+h.Path)
+			}
+			out.Reason = strings.TrimPrefix(out.Reason+"; the same session archived and ended before as "+strings.Join(what, ", ")+": this run stands for it", "; ")
 		}
 		if link != nil && link.parentRunID != "" && prev == nil {
 			// A sub-agent session: a child run of its parent's.

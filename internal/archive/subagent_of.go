@@ -325,13 +325,14 @@ func (k *NamedKeys) of(p *abi.SubAgentOf, path string) string {
 	return key
 }
 
-// resultCall is the call of the session's run whose result's output,
-// a JSON object, names the sub-agent's file at path as the store
-// declares (abi.SubAgentOf.Result: a member equal to a string of the
-// file's first JSON value): "" when none does.
-func resultCall(p *abi.SubAgentOf, path string, in sessionLinks) string {
+// resultCall is the number of the call of the session's run
+// (sessionLinks.list) whose result's output, a JSON object, names the
+// sub-agent's file at path as the store declares (abi.SubAgentOf.Result:
+// a member equal to a string of the file's first JSON value); ok false
+// when none does.
+func resultCall(p *abi.SubAgentOf, path string, in sessionLinks) (call int, ok bool) {
 	if p == nil || len(p.Result) == 0 {
-		return ""
+		return -1, false
 	}
 	doc := firstObject(path, maxParentFile)
 	names := make([]string, 0, len(p.Result))
@@ -341,12 +342,12 @@ func resultCall(p *abi.SubAgentOf, path string, in sessionLinks) string {
 	slices.Sort(names)
 	for _, n := range names {
 		if v := pointerString(doc, p.Result[n]); v != "" {
-			if call := in.members[memberKey(n, v)]; call != "" {
-				return call
+			if call, ok := in.members[memberKey(n, v)]; ok {
+				return call, true
 			}
 		}
 	}
-	return ""
+	return -1, false
 }
 
 // memberKey is how sessionLinks.members keys a string member of a
@@ -358,9 +359,9 @@ func memberKey(name, value string) string { return name + "\x00" + value }
 const maxMemberOutput = 4 << 10
 
 // addMembers indexes the string members of a result's output that is a
-// small JSON object (sessionLinks.members), each with the call it
-// answers, the first call of each kept.
-func (in *sessionLinks) addMembers(output, callID string) {
+// small JSON object (sessionLinks.members), each with the number of the
+// call it answers, the first call of each kept.
+func (in *sessionLinks) addMembers(output string, call int) {
 	s := strings.TrimSpace(output)
 	if len(s) > maxMemberOutput || !strings.HasPrefix(s, "{") {
 		return
@@ -375,7 +376,7 @@ func (in *sessionLinks) addMembers(output, callID string) {
 			continue
 		}
 		if _, dup := in.members[memberKey(n, v)]; !dup {
-			in.members[memberKey(n, v)] = callID
+			in.members[memberKey(n, v)] = call
 		}
 	}
 }

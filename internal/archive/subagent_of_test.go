@@ -99,29 +99,33 @@ func TestResultCall(t *testing.T) {
 	}
 	for _, tc := range []struct {
 		name    string
-		outputs []string // results of call_0, call_1, ...
-		want    string
+		outputs []string // results of calls 0, 1, ...
+		want    int      // -1: none
 	}{
-		{"v1 agent_id", []string{`{"agent_id":"c-0","nickname":null}`, `{"agent_id":"c-1","nickname":"Hume"}`}, "call_1"},
-		{"v2 task_name", []string{`{"task_name":"/root/w","nickname":"Hume"}`}, "call_0"},
-		{"v2 hidden metadata, spaces", []string{"  {\"task_name\": \"/root/w\"}\n"}, "call_0"},
-		{"first naming it kept", []string{`{"task_name":"/root/w"}`, `{"task_name":"/root/w"}`}, "call_0"},
-		{"text naming it", []string{`agent_id: c-1`, `spawned /root/w`}, ""},
-		{"another member", []string{`{"id":"c-1","path":"/root/w"}`}, ""},
-		{"another value", []string{`{"task_name":"/root/w2"}`}, ""},
-		{"a number", []string{`{"agent_id":1}`}, ""},
+		{"v1 agent_id", []string{`{"agent_id":"c-0","nickname":null}`, `{"agent_id":"c-1","nickname":"Hume"}`}, 1},
+		{"v2 task_name", []string{`{"task_name":"/root/w","nickname":"Hume"}`}, 0},
+		{"v2 hidden metadata, spaces", []string{"  {\"task_name\": \"/root/w\"}\n"}, 0},
+		{"first naming it kept", []string{`{"task_name":"/root/w"}`, `{"task_name":"/root/w"}`}, 0},
+		{"text naming it", []string{`agent_id: c-1`, `spawned /root/w`}, -1},
+		{"another member", []string{`{"id":"c-1","path":"/root/w"}`}, -1},
+		{"another value", []string{`{"task_name":"/root/w2"}`}, -1},
+		{"a number", []string{`{"agent_id":1}`}, -1},
 	} {
-		in := sessionLinks{members: map[string]string{}}
+		in := sessionLinks{members: map[string]int{}}
 		for i, o := range tc.outputs {
-			in.addMembers(o, "call_"+string(rune('0'+i)))
+			in.addMembers(o, i)
 		}
-		if got := resultCall(codexSubAgentOf, child, in); got != tc.want {
-			t.Errorf("%s: call %q, want %q", tc.name, got, tc.want)
+		got, ok := resultCall(codexSubAgentOf, child, in)
+		if !ok {
+			got = -1
+		}
+		if got != tc.want {
+			t.Errorf("%s: call %d, want %d", tc.name, got, tc.want)
 		}
 	}
-	if got := resultCall(&abi.SubAgentOf{Member: "/p", File: "{key}.jsonl", Result: map[string]string{"agent_id": "/payload/missing"}}, child,
-		sessionLinks{members: map[string]string{memberKey("agent_id", ""): "call_0"}}); got != "" {
-		t.Errorf("a pointer to nothing: call %q, want none", got)
+	if _, ok := resultCall(&abi.SubAgentOf{Member: "/p", File: "{key}.jsonl", Result: map[string]string{"agent_id": "/payload/missing"}}, child,
+		sessionLinks{members: map[string]int{memberKey("agent_id", ""): 0}}); ok {
+		t.Error("a pointer to nothing names a call")
 	}
 }
 

@@ -15,6 +15,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"time"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/internal/regfile"
@@ -167,9 +168,11 @@ type fileLink struct {
 // The link is made at the tool call that started the sub-agent, as a
 // sub-agent the session's log carries is (spec §6.10): in the agent
 // step (part) holding the call, named by the call's description. The
-// call is the one the store's sidecar names (abi.Store.SubAgentCall),
+// call is the one the store's sidecar names (abi.Store.SubAgentCall; of
+// several calls of that id, the one callOf picks by the file's start),
 // else the one whose result's output names the sub-agent
-// (abi.Store.SubAgentResult: a line of its first eight); else, when the session's log carried the sub-agent's conversation
+// (abi.Store.SubAgentResult: a line of its first eight; the call that
+// result answers); else, when the session's log carried the sub-agent's conversation
 // too (Claude Code before 2.1.68: agent_progress records), the child run
 // that made of it, which the file's run, holding the whole conversation,
 // supersedes; else the session's latest part.
@@ -202,17 +205,25 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 		// The link is still made, at the latest part.
 		a.opts.Logger.Warn("sub-agent link: read the session's run", "run", pe.RunID, "err", err)
 	}
-	if callID == "" && loc.SubAgentResult != "" {
+	call := -1
+	switch {
+	case callID != "":
+		call = in.callOf(callID, fileStart(path))
+	case loc.SubAgentResult != "":
 		// The result of the call that started it names it.
 		want := strings.NewReplacer("{dir}", filepath.Base(filepath.Dir(path)), "{stem}", stem).Replace(loc.SubAgentResult)
-		callID = in.named[want]
+		if n, ok := in.named[want]; ok {
+			call, callID = n, in.list[n].id
+		}
 	}
-	if callID == "" {
+	if call < 0 && loc.SubAgentOf != nil {
 		// The result of the call that started it names it by a member
 		// (abi.SubAgentOf.Result: Codex's spawn_agent).
-		callID = resultCall(loc.SubAgentOf, path, in)
+		if n, ok := resultCall(loc.SubAgentOf, path, in); ok {
+			call, callID = n, in.list[n].id
+		}
 	}
-	atCall(&l.Link, in, callID)
+	atCall(&l.Link, in, call)
 	if carried, ok := a.carriedSubRun(in, path, callID); ok {
 		l.Supersedes, l.Iteration = carried.child, carried.iteration
 		if callID == "" && carried.title != "" {
@@ -223,16 +234,69 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 	return l, false, ""
 }
 
-// atCall moves a sub-agent's link to the tool call callID that started
-// it when its session's run holds that call: the agent step (part)
-// holding it, named by the call's description.
-func atCall(l *runctl.Link, in sessionLinks, callID string) {
-	if c, ok := in.calls[callID]; ok && callID != "" {
-		l.Iteration = c.iteration
-		if c.description != "" {
-			l.Title = c.description
+// atCall moves a sub-agent's link to the tool call that started it,
+// call n of its session's run (in.list; -1: none the run holds): the
+// agent step (part) holding it, named by the call's description.
+func atCall(l *runctl.Link, in sessionLinks, n int) {
+	if n < 0 || n >= len(in.list) {
+		return
+	}
+	c := in.list[n]
+	l.Iteration = c.iteration
+	if c.description != "" {
+		l.Title = c.description
+	}
+}
+
+// callOf is the number of the call of id in the session's run that
+// started a sub-agent whose file begins at start (fileStart; zero when
+// unknown), -1 when the run holds no call of id. A provider may reuse an
+// id once its call is answered (transcript.Pairer), so a run may hold
+// several: the latest made at or before start is the one (a sub-agent
+// begins after its call, and before a later call could reuse the id),
+// the run's latest of id when start or the calls' times are not known.
+func (in sessionLinks) callOf(id string, start time.Time) int {
+	ns := in.calls[id]
+	if len(ns) == 0 {
+		return -1
+	}
+	if !start.IsZero() {
+		for i := len(ns) - 1; i >= 0; i-- {
+			if at := in.list[ns[i]].at; !at.IsZero() && !at.After(start) {
+				return ns[i]
+			}
 		}
 	}
+	return ns[len(ns)-1]
+}
+
+// maxStartLines bounds the lines fileStart reads.
+const maxStartLines = 16
+
+// fileStart is the time of a sub-agent's file's first record that states
+// one (an RFC 3339 "timestamp" member of one of its first maxStartLines
+// JSON lines, within its first maxSidecar bytes): when the sub-agent
+// began. Zero when none does.
+func fileStart(path string) time.Time {
+	b, err := readHeadBytes(path, maxSidecar)
+	if err != nil {
+		return time.Time{}
+	}
+	for i, line := range bytes.SplitN(b, []byte("\n"), maxStartLines+1) {
+		if i == maxStartLines {
+			break
+		}
+		var rec struct {
+			Timestamp string `json:"timestamp"`
+		}
+		if json.Unmarshal(line, &rec) != nil || rec.Timestamp == "" {
+			continue
+		}
+		if t, err := time.Parse(time.RFC3339Nano, rec.Timestamp); err == nil {
+			return t
+		}
+	}
+	return time.Time{}
 }
 
 // subAgentPath is the path of the step linking a sub-agent's run named
@@ -285,18 +349,21 @@ func sidecarString(dir, stem string, k *abi.SidecarKey) string {
 }
 
 // sessionLinks is what linking a sub-agent needs of its session's run:
-// its tool calls by id (the agent step's iteration, the input's
-// description) and the child runs its agent steps linked.
+// its agent steps' tool calls (the agent step's iteration, the input's
+// description, the call's time), in order, and their numbers by id, and
+// the child runs its agent steps linked.
 type sessionLinks struct {
-	calls map[string]callAt
+	list  []callAt
+	calls map[string][]int
 	links []linkAt
 	// named are the first lines of the tool results' outputs, each with
-	// the call it answers (abi.Store.SubAgentResult).
-	named map[string]string
+	// the number of the call it answers (transcript.Pairer: a reused id's
+	// result answers its own call; abi.Store.SubAgentResult).
+	named map[string]int
 	// members are the string members of the results' outputs that are
-	// JSON objects (memberKey), each with the call it answers
-	// (abi.SubAgentOf.Result).
-	members map[string]string
+	// JSON objects (memberKey), each with the number of the call it
+	// answers (abi.SubAgentOf.Result).
+	members map[string]int
 }
 
 // maxNamedLines and maxNamedLine bound what is kept of a result's output
@@ -307,8 +374,10 @@ const (
 )
 
 type callAt struct {
+	id          string
 	iteration   int
 	description string
+	at          time.Time
 }
 
 type linkAt struct {
@@ -339,7 +408,8 @@ func (a *Archiver) sessionLinksOf(pe *Entry) (sessionLinks, error) {
 
 // readSession reads a session's run for subAgentLink.
 func (a *Archiver) readSession(runID string) (sessionLinks, error) {
-	in := sessionLinks{calls: map[string]callAt{}, named: map[string]string{}, members: map[string]string{}}
+	in := sessionLinks{calls: map[string][]int{}, named: map[string]int{}, members: map[string]int{}}
+	var pairs transcript.Pairer
 	p, err := a.opts.Store.TranscriptPath(runID)
 	if err != nil {
 		return in, err
@@ -360,17 +430,23 @@ func (a *Archiver) readSession(runID string) (sessionLinks, error) {
 					Description string `json:"description"`
 				}
 				_ = json.Unmarshal(t.Input, &in2)
-				in.calls[t.CallID] = callAt{iteration: ev.Iteration, description: in2.Description}
+				n := pairs.Call(t.CallID, ev.Path, ev.Iteration)
+				in.list = append(in.list, callAt{id: t.CallID, iteration: ev.Iteration, description: in2.Description, at: ev.Timestamp})
+				in.calls[t.CallID] = append(in.calls[t.CallID], n)
 			}
 		case ev.Type == transcript.ToolResult && ev.Path == "agent":
 			if t := ev.Tool(); t != nil && t.CallID != "" {
-				in.addMembers(t.Output, t.CallID)
+				call, ok := pairs.Result(t.CallID, ev.Path, ev.Iteration)
+				if !ok {
+					continue // answers no call of the run
+				}
+				in.addMembers(t.Output, call)
 				rest := t.Output
 				for range maxNamedLines {
 					line, more, _ := strings.Cut(rest, "\n")
 					if line = strings.TrimRight(line, "\r"); line != "" && len(line) <= maxNamedLine {
 						if _, dup := in.named[line]; !dup {
-							in.named[line] = t.CallID
+							in.named[line] = call
 						}
 					}
 					if rest = more; rest == "" {
@@ -391,18 +467,31 @@ func (a *Archiver) readSession(runID string) (sessionLinks, error) {
 
 // carriedSubRun finds the child run of a session's run that holds a
 // sub-agent's conversation the session's own log carried: the one
-// linked at the sub-agent's call (callID) or whose first assistant
-// message id is in the sub-agent file's first MiB. A run of another
-// sub-agent file (linked by this package) is not one.
+// linked at the sub-agent's call (callID) when one only is, else the one
+// of those (or of all, when none is linked at the call) whose first
+// assistant message id is in the sub-agent file's first MiB: a call id
+// the provider reused (transcript.Pairer) may have started several. A
+// run of another sub-agent file (linked by this package) is not one.
 func (a *Archiver) carriedSubRun(in sessionLinks, path, callID string) (linkAt, bool) {
-	var head []byte
+	var carried, atCall []linkAt
 	for _, l := range in.links {
 		if c := a.ledger.byRun(l.child); c != nil {
 			continue // a sub-agent file's own run
 		}
-		if callID != "" && strings.HasSuffix(l.path, "_"+pathSegment(callID)) {
-			return l, true
+		carried = append(carried, l)
+		if callID != "" && linkedAt(l.path, callID) {
+			atCall = append(atCall, l)
 		}
+	}
+	switch len(atCall) {
+	case 0:
+	case 1:
+		return atCall[0], true
+	default:
+		carried = atCall
+	}
+	var head []byte
+	for _, l := range carried {
 		id := a.firstMessageID(l.child)
 		if id == "" {
 			continue
@@ -419,6 +508,23 @@ func (a *Archiver) carriedSubRun(in sessionLinks, path, callID string) (linkAt, 
 		}
 	}
 	return linkAt{}, false
+}
+
+// linkedAt reports whether a child run's link path names the tool call
+// callID: it ends "_<call id>", or "_<call id>_<n>", the number capture
+// adds to a name another sub-agent's link took already (a call that
+// reused the id with the same description).
+func linkedAt(path, callID string) bool {
+	seg := "_" + pathSegment(callID)
+	if strings.HasSuffix(path, seg) {
+		return true
+	}
+	i := strings.LastIndex(path, seg+"_")
+	if i < 0 {
+		return false
+	}
+	n := path[i+len(seg)+1:]
+	return n != "" && strings.Trim(n, "0123456789") == ""
 }
 
 // firstMessageID is the provider's id of a run's first assistant message

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"fmt"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -550,4 +552,204 @@ func TestSyncSubAgentLinkedAtCall(t *testing.T) {
 	assert.Equal(t, []any{"agent.wire_Agent_3", 0, "Count Swift files in repo"}, []any{link.Path, link.Iteration, link.Step().Name},
 		"linked at the Agent call, in the part that holds it, named by its description")
 	require.NoError(t, a.Close())
+}
+
+// TestSyncSubAgentReusedCallID: a session whose model server reused a
+// call id (ids unique per response, not per session) started two
+// sub-agents with two calls of one id, each sub-agent's file naming that
+// id; each file's run is linked at its own call (the part holding it,
+// named by its description), not both at the id's last call. Claude Code
+// names the call in the file's sidecar (toolUseId): the call is the
+// latest of the id made before the sub-agent's first record; Kimi Code's
+// Agent result names the sub-agent's directory: the call is the one
+// that result answers (transcript.Pairer); a Factory Droid sub-session
+// names the call in its first line (callingToolUseId), picked as Claude's
+// sidecar's is. The session is archived in two parts, the first holding
+// the first call and its result.
+func TestSyncSubAgentReusedCallID(t *testing.T) {
+	ctx := context.Background()
+	type file struct {
+		path string
+		body []byte
+	}
+	type want struct {
+		file      int // index in subs
+		iteration int
+		title     string
+	}
+	claudeRec := func(uuid string, side bool, sec int, typ, content string) string {
+		m := `{"role":"user","content":` + content + `}`
+		if typ == "assistant" {
+			m = `{"id":"msg_` + uuid + `","type":"message","role":"assistant","model":"qwen3-coder-30b","content":` + content + `,"usage":{"input_tokens":10,"output_tokens":5}}`
+		}
+		return fmt.Sprintf(`{"type":%q,"uuid":%q,"parentUuid":null,"isSidechain":%t,"sessionId":"c0ffee00-0000-4000-8000-000000000028","cwd":"/home/me/proj","version":"2.1.70","timestamp":"2026-01-06T11:00:%02d.000Z","message":%s}`+"\n", typ, uuid, side, sec, m)
+	}
+	task := func(desc string) string {
+		return `[{"type":"tool_use","id":"call_1","name":"Task","input":{"description":"` + desc + `","prompt":"` + desc + `.","subagent_type":"Explore"}}]`
+	}
+	taskResult := `[{"type":"tool_result","tool_use_id":"call_1","content":"done"}]`
+	claudeDir := func(home string) string {
+		return filepath.Join(home, ".claude", "projects", "-home-me-proj")
+	}
+	sid := "c0ffee00-0000-4000-8000-000000000028"
+	kimiDir := func(home string) string {
+		return filepath.Join(home, ".kimi-code", "sessions", "wd_project_ac3bb318f98e", "session_1bcbe023", "agents")
+	}
+	droidDir := func(home string) string { return filepath.Join(home, ".factory", "sessions", "-home-me-proj") }
+	const droidP = "3f1c2b7e-6a4d-4f0e-9b8a-000000000028"
+	droidRec := func(line string) string { return line + "\n" }
+	droidMsg := func(id string, sec int, role, content string) string {
+		return fmt.Sprintf(`{"type":"message","id":%q,"timestamp":"2026-01-01T10:00:%02d.000Z","message":{"role":%q,"content":%s}}`+"\n", id, sec, role, content)
+	}
+	droidTask := func(desc string) string {
+		return `[{"type":"tool_use","id":"call_1","name":"Task","input":{"subagent_type":"worker","description":"` + desc + `","prompt":"` + desc + `."}}]`
+	}
+	tests := []struct {
+		name  string
+		store string // the Location's name
+		// parts are the session file's content at each sync, the last
+		// its whole; subs the sub-agents' files, written after.
+		session func(home string) (path string, parts [][]byte)
+		subs    func(home string) []file
+		want    []want
+	}{
+		{"claude sidecar", "Claude Code projects", func(home string) (string, [][]byte) {
+			first := claudeRec("u1", false, 0, "user", `"Survey."`) +
+				claudeRec("a1", false, 2, "assistant", task("List files")) +
+				claudeRec("u2", false, 8, "user", taskResult)
+			whole := first + claudeRec("a2", false, 9, "assistant", task("Read main")) +
+				claudeRec("u3", false, 15, "user", taskResult) +
+				claudeRec("a3", false, 16, "assistant", `[{"type":"text","text":"Done."}]`)
+			return filepath.Join(claudeDir(home), sid+".jsonl"), [][]byte{[]byte(first), []byte(whole)}
+		}, func(home string) []file {
+			dir := filepath.Join(claudeDir(home), sid, "subagents")
+			side := func(sec int, prompt string) []byte {
+				return []byte(claudeRec("s"+fmt.Sprint(sec), true, sec, "user", `"`+prompt+`"`) +
+					claudeRec("t"+fmt.Sprint(sec), true, sec+1, "assistant", `[{"type":"text","text":"ok"}]`))
+			}
+			meta := func(desc string) []byte {
+				return []byte(`{"agentType":"Explore","description":"` + desc + `","toolUseId":"call_1"}`)
+			}
+			// Named so that path order is not the calls' order.
+			return []file{
+				{filepath.Join(dir, "agent-b1.jsonl"), side(3, "List files.")},
+				{filepath.Join(dir, "agent-b1.meta.json"), meta("List files")},
+				{filepath.Join(dir, "agent-a2.jsonl"), side(10, "Read main.")},
+				{filepath.Join(dir, "agent-a2.meta.json"), meta("Read main")},
+			}
+		}, []want{{0, 0, "List files"}, {2, 1, "Read main"}}},
+		{"droid sub-session", "Factory Droid sessions", func(home string) (string, [][]byte) {
+			first := droidRec(`{"type":"session_start","id":"`+droidP+`","version":2,"cwd":"/home/me/proj"}`) +
+				droidMsg("u1", 0, "user", `[{"type":"text","text":"Check the fixtures."}]`) +
+				droidMsg("a1", 2, "assistant", droidTask("inspect the fixture")) +
+				droidMsg("r1", 8, "user", `[{"type":"tool_result","tool_use_id":"call_1","content":"a trailing tab"}]`)
+			whole := first + droidMsg("a2", 9, "assistant", droidTask("fix the fixture")) +
+				droidMsg("r2", 15, "user", `[{"type":"tool_result","tool_use_id":"call_1","content":"fixed"}]`) +
+				droidMsg("a3", 16, "assistant", `[{"type":"text","text":"Done."}]`)
+			return filepath.Join(droidDir(home), droidP+".jsonl"), [][]byte{[]byte(first), []byte(whole)}
+		}, func(home string) []file {
+			sub := func(id string, sec int) []byte {
+				return []byte(droidRec(`{"type":"session_start","id":"`+id+`","callingSessionId":"`+droidP+`","callingToolUseId":"call_1","version":2,"cwd":"/home/me/proj"}`) +
+					droidMsg("s1", sec, "user", `[{"type":"text","text":"Do the task."}]`) +
+					droidMsg("s2", sec+1, "assistant", `[{"type":"text","text":"ok"}]`))
+			}
+			// Named so that path order is not the calls' order.
+			return []file{
+				{filepath.Join(droidDir(home), "f1b7c2d0-0000-4000-8000-000000000028.jsonl"), sub("f1b7c2d0-0000-4000-8000-000000000028", 3)},
+				{filepath.Join(droidDir(home), "0e5a9b11-0000-4000-8000-000000000028.jsonl"), sub("0e5a9b11-0000-4000-8000-000000000028", 10)},
+			}
+		}, []want{{0, 0, "inspect the fixture"}, {1, 1, "fix the fixture"}}},
+		{"kimi result", "Kimi Code sessions", func(home string) (string, [][]byte) {
+			journal := fixture(t, "testdata/captures/kimi/as_code_tools_subagent_main.jsonl")
+			var call, res []byte
+			for _, l := range bytes.SplitAfter(journal, []byte("\n")) {
+				if bytes.Contains(l, []byte(`"toolCallId":"Agent_3"`)) {
+					if bytes.Contains(l, []byte(`"type":"tool.call"`)) {
+						call = l
+					} else {
+						res = l
+					}
+				}
+			}
+			require.NotNil(t, call, "the capture holds the Agent call")
+			require.NotNil(t, res, "the capture holds the Agent call's result")
+			// A later step whose model server names its Agent call
+			// Agent_3 again; its sub-agent is agent-1.
+			const step = "5e0c2a11-0000-4000-8000-000000000028"
+			call = bytes.ReplaceAll(call, []byte("8269bbc6-3029-4934-9be0-53831cf7285c"), []byte(step))
+			call = bytes.ReplaceAll(call, []byte("Count Swift files in repo"), []byte("Count Go files in repo"))
+			res = bytes.Replace(res, []byte("agent_id: agent-0"), []byte("agent_id: agent-1"), 1)
+			later := slices.Concat(journal,
+				[]byte(`{"type":"context.append_loop_event","event":{"type":"step.begin","uuid":"`+step+`","turnId":"6","step":1},"time":1785615400000}`+"\n"),
+				call, res,
+				[]byte(`{"type":"context.append_loop_event","event":{"type":"step.end","uuid":"`+step+`","turnId":"6","step":1,"finishReason":"tool_use"},"time":1785615401000}`+"\n"))
+			return filepath.Join(kimiDir(home), "main", "wire.jsonl"), [][]byte{journal, later}
+		}, func(home string) []file {
+			sub := fixture(t, "testdata/captures/kimi/as_code_subagent_agent0.jsonl")
+			return []file{
+				{filepath.Join(kimiDir(home), "agent-1", "wire.jsonl"), bytes.ReplaceAll(sub, []byte("Swift"), []byte("Go"))},
+				{filepath.Join(kimiDir(home), "agent-0", "wire.jsonl"), sub},
+			}
+		}, []want{{1, 0, "Count Swift files in repo"}, {0, 1, "Count Go files in repo"}}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			home := t.TempDir()
+			var locs []Location
+			for _, l := range Discover(func(k string) string { return map[string]string{"HOME": home}[k] }, "linux", bundledDeclared(), nil) {
+				if l.Name == tt.store {
+					locs = append(locs, l)
+				}
+			}
+			require.Len(t, locs, 1)
+			root := t.TempDir()
+			a := newArchiver(t, root, nil)
+			session, parts := tt.session(home)
+			for i, p := range parts {
+				writeAged(t, session, p, time.Hour)
+				outs := byPath(a.SyncStores(ctx, locs, time.Time{}, nil))
+				require.Equal(t, []string{ActionNew, ActionGrown}[i], outs[session].Action, outs[session].Reason)
+			}
+			subs := tt.subs(home)
+			for _, f := range subs {
+				writeAged(t, f.path, f.body, time.Hour)
+			}
+			outs := byPath(a.SyncStores(ctx, locs, time.Time{}, nil))
+			require.NoError(t, a.Close())
+			parent := outs[session].RunID
+			for _, w := range tt.want {
+				sub := outs[subs[w.file].path]
+				require.Equal(t, ActionNew, sub.Action, sub.Reason)
+				linkedTo(t, root, parent, sub.RunID)
+				var link *transcript.Event
+				for _, ev := range readRun(t, root, parent).events {
+					if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID == sub.RunID {
+						link = ev
+					}
+				}
+				require.NotNil(t, link)
+				assert.Equal(t, []any{w.iteration, w.title}, []any{link.Iteration, link.Step().Name}, "%s: linked at its own call", subs[w.file].path)
+			}
+		})
+	}
+}
+
+// TestLinkedAt: a carried sub-agent's link path names its call by id,
+// with the number capture adds when a call that reused the id took the
+// name already.
+func TestLinkedAt(t *testing.T) {
+	for _, tc := range []struct {
+		path, callID string
+		want         bool
+	}{
+		{"agent.Survey_call_1", "call_1", true},
+		{"agent.Survey_call_1_2", "call_1", true},
+		{"agent.Survey_call_1_12", "call_1", true},
+		{"agent.Survey_call_12", "call_1", false},
+		{"agent.Survey_call_1_x", "call_1", false},
+		{"agent.Survey_call_1_", "call_1", false},
+		{"agent.Survey_toolu_01", "call_1", false},
+	} {
+		assert.Equal(t, tc.want, linkedAt(tc.path, tc.callID), "%s %s", tc.path, tc.callID)
+	}
 }

@@ -539,20 +539,27 @@ func (c *clock) set(t time.Time) {
 
 // sourceStamp writes run.started's "source" (installed as a recorder
 // masker, the one hook that sees an event before it is written).
+// It also writes, when set, the ended runs the run holds again
+// (lifecycle.SupersedesRunsField: endedKeyedDB).
 type sourceStamp struct {
-	runID string
-	src   []byte
-	next  func(*transcript.Event)
+	runID      string
+	src        []byte
+	supersedes []string
+	next       func(*transcript.Event)
 }
 
 func (m sourceStamp) Mask(ev *transcript.Event) {
 	if ev.Type == transcript.RunStarted && ev.RunID == m.runID {
 		if p := ev.Step(); p != nil {
-			extra := make(map[string]json.RawMessage, len(p.Extra)+1)
+			extra := make(map[string]json.RawMessage, len(p.Extra)+2)
 			for k, v := range p.Extra {
 				extra[k] = v
 			}
 			extra[SourceField] = m.src
+			if len(m.supersedes) > 0 {
+				b, _ := json.Marshal(m.supersedes)
+				extra[lifecycle.SupersedesRunsField] = b
+			}
 			p.Extra = extra
 		}
 	}
@@ -865,6 +872,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 	}
 	e.Facts = nextFacts(e.Facts, prev == nil || prev.Closed || rewrite, from, facts)
 	e.Files = ps.files()
+	e.Seal = sealDue(&e)
 	if end < size {
 		e.Size = -1
 	}
@@ -872,7 +880,7 @@ func (a *Archiver) writePart(ctx context.Context, out Outcome, ps partSource, pr
 		return fail(err)
 	}
 	if ended {
-		a.seal(ctx, &e)
+		_, _ = a.seal(ctx, &e)
 	}
 	if rs.replace != "" && (stepErr == nil || errors.Is(stepErr, capture.ErrAgent)) {
 		if err := a.replaced(ctx, rs.replace, e.RunID); err != nil {
@@ -1120,29 +1128,33 @@ func (a *Archiver) endEntry(ctx context.Context, out Outcome, e *Entry, runErr e
 		a.opts.Written(e.RunID)
 	}
 	e.Closed, e.Resume = true, nil
+	e.Seal = sealDue(e)
 	if err := a.ledger.Put(e); err != nil {
 		out.Action, out.Reason = ActionFailed, err.Error()
 		return out
 	}
-	a.seal(ctx, e)
+	_, _ = a.seal(ctx, e)
 	return out
 }
 
 // seal rewrites the raw capture of a run just ended (its end written,
-// and its ledger entry saying so) in whole frames (rawfile.Seal), when
-// the run holds several parts: each part's bytes began a frame, and a
-// session archived a little at every sync had its capture in small
-// frames, which zstd compresses worse (the real captures of
-// BenchmarkStoreSize in frames of 16 KiB: 0.30 of the logs' bytes,
-// against 0.17 in frames of a MiB). Nothing extends an ended run's
-// capture, and no Cut needs its parts' frame boundaries any more (a
-// continued session is a new run). A run of one part is in whole frames
-// already and is not read. The capture is left as it was when it cannot
-// be sealed (said in the log): it is whole either way; a sync being
-// cancelled leaves it so too.
-func (a *Archiver) seal(ctx context.Context, e *Entry) {
-	if e.Parts < 2 || e.Raw == "" || a.opts.DryRun || ctx.Err() != nil {
-		return
+// and its ledger entry saying so and marking the capture to be sealed,
+// Entry.Seal) in whole frames (rawfile.Seal), when the run holds
+// several parts: each part's bytes began a frame, and a session archived
+// a little at every sync had its capture in small frames, which zstd
+// compresses worse (the real captures of BenchmarkStoreSize in frames of
+// 16 KiB: 0.30 of the logs' bytes, against 0.17 in frames of a MiB).
+// Nothing extends an ended run's capture, and no Cut needs its parts'
+// frame boundaries any more (a continued session is a new run). A run of
+// one part is in whole frames already and is not read. The capture is
+// left as it was when it cannot be sealed (err, said in the log): it is
+// whole either way. Once tried, the mark is cleared (tried); a sync
+// being cancelled leaves the mark for the next sync, which seals it
+// first (Recover), as it does one a kill cut short: a copy left beside
+// the capture is removed, never taken, and the capture sealed again.
+func (a *Archiver) seal(ctx context.Context, e *Entry) (tried bool, err error) {
+	if !e.Seal || a.opts.DryRun || ctx.Err() != nil {
+		return false, nil
 	}
 	p, err := a.rawCapture(e.RunID, e.Raw)
 	if err == nil {
@@ -1151,6 +1163,11 @@ func (a *Archiver) seal(ctx context.Context, e *Entry) {
 	if err != nil {
 		a.opts.Logger.Warn("archive: seal the raw capture of an ended run", "run", e.RunID, "path", e.Raw, "err", err)
 	}
+	e.Seal = false
+	if perr := a.ledger.putLazy(e); perr != nil {
+		a.opts.Logger.Warn("archive: note the raw capture of an ended run sealed", "run", e.RunID, "path", e.Raw, "err", perr)
+	}
+	return true, err
 }
 
 // endRun ends a run archived earlier by runctl.End (runErr: how, nil

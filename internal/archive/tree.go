@@ -262,24 +262,34 @@ func walkTree(loc *Location) (sessions []Session, problems []string, err error) 
 			problems = append(problems, fmt.Sprintf("%s: its name is not a session key this twasm reads", h.abs))
 			continue
 		}
-		files, ferr := treeFiles(loc.Dir, key, loc.Files)
+		s, ok, ferr := treeSession(loc, h.abs, key)
 		if ferr != nil {
 			problems = append(problems, ferr.Error())
 			continue
 		}
-		if len(files) == 0 {
-			continue
+		if ok {
+			sessions = append(sessions, s)
 		}
-		s := Session{Loc: loc, Path: h.abs}
-		for _, f := range files {
-			s.Size += f.size
-			if f.mtime.After(s.ModTime) {
-				s.ModTime = f.mtime
-			}
-		}
-		sessions = append(sessions, s)
 	}
 	return sessions, problems, nil
+}
+
+// treeSession is the session of key whose first file is path, in tree
+// store loc, with the sum of its files' sizes and their latest mtime; ok
+// is false when it has no file.
+func treeSession(loc *Location, path, key string) (s Session, ok bool, err error) {
+	files, err := treeFiles(loc.Dir, key, loc.Files)
+	if err != nil || len(files) == 0 {
+		return Session{}, false, err
+	}
+	s = Session{Loc: loc, Path: path}
+	for _, f := range files {
+		s.Size += f.size
+		if f.mtime.After(s.ModTime) {
+			s.ModTime = f.mtime
+		}
+	}
+	return s, true, nil
 }
 
 // sessionFiles lists the files of a session of a folder or tree store.

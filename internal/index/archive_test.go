@@ -423,15 +423,8 @@ func scanDocs(ev *transcript.Event, r *runRow, outcomes map[string]string) []sca
 		}
 	case transcript.ToolCall:
 		if t := ev.Tool(); t != nil {
-			text := t.Name
-			if t.Command != "" {
-				text += "\n" + t.Command
-			}
-			if len(t.Input) > 0 {
-				text += "\n" + string(t.Input)
-			}
 			status = outcomes[t.CallID]
-			add("tool_call", "tool", t.Name, text)
+			add("tool_call", "tool", t.Name, toolCallText(t.Name, t.Command, t.Input))
 		}
 	case transcript.ToolResult:
 		if t := ev.Tool(); t != nil {

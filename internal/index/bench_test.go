@@ -160,6 +160,67 @@ func BenchmarkIndexBuild(b *testing.B) {
 	}
 }
 
+// BenchmarkIndexLiveBatches builds the index of the whole archive from
+// nothing as a first sync's live indexer does (package synccmd: the runs
+// written, UpdateRuns 64 at a time, in order), and reports its CPU time
+// (this process's: the indexing is all it does meanwhile) in all and per
+// batch, over the first and the last tenth of the batches: a batch that
+// costs more the more runs the index holds makes the build quadratic in
+// the runs, and last/first says by how much (1: flat).
+func BenchmarkIndexLiveBatches(b *testing.B) {
+	const batch = 64 // synccmd's liveBatch
+	ctx := context.Background()
+	root, _ := benchArchive(b)
+	files, err := filepath.Glob(filepath.Join(root, "transcripts", "*.jsonl"))
+	if err != nil || len(files) < 10*batch {
+		b.Fatalf("%d transcripts: %v", len(files), err)
+	}
+	ids := make([]string, len(files))
+	for i, f := range files {
+		ids[i] = strings.TrimSuffix(filepath.Base(f), ".jsonl")
+	}
+	n := (len(ids) + batch - 1) / batch
+	tenth := max(n/10, 1)
+	var all, first, last time.Duration
+	for i := 0; i < b.N; i++ {
+		b.StopTimer()
+		if err := Remove(root); err != nil {
+			b.Fatal(err)
+		}
+		ix, _, err := Open(ctx, root)
+		if err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+		for j := 0; j < n; j++ {
+			start := benchtest.CPUTime()
+			if _, err := ix.UpdateRuns(ctx, ids[j*batch:min((j+1)*batch, len(ids))]); err != nil {
+				b.Fatal(err)
+			}
+			d := benchtest.CPUTime() - start
+			all += d
+			switch {
+			case j < tenth:
+				first += d
+			case j >= n-tenth:
+				last += d
+			}
+		}
+		b.StopTimer()
+		if err := ix.Close(); err != nil {
+			b.Fatal(err)
+		}
+		b.StartTimer()
+	}
+	b.ReportMetric(float64(len(ids)), "runs")
+	b.ReportMetric(all.Seconds()/float64(b.N), "cpu-s")
+	b.ReportMetric(first.Seconds()*1e3/float64(tenth*b.N), "first-tenth-cpu-ms/batch")
+	b.ReportMetric(last.Seconds()*1e3/float64(tenth*b.N), "last-tenth-cpu-ms/batch")
+	if first > 0 {
+		b.ReportMetric(last.Seconds()/first.Seconds(), "last/first")
+	}
+}
+
 // BenchmarkIndexUnchanged is the check every search makes first: the
 // change journal read from where the index stopped, nothing to read.
 func BenchmarkIndexUnchanged(b *testing.B) {

@@ -56,6 +56,9 @@ type linePayload struct {
 	// (lifecycle.SupersedesField, lifecycle.SupersededByField).
 	Supersedes   string `json:"supersedes"`
 	SupersededBy string `json:"superseded_by"`
+	// SupersedesRuns (a run.started's) are the ended runs the run holds
+	// again (lifecycle.SupersedesRunsField), as read: a list of run ids.
+	SupersedesRuns json.RawMessage `json:"supersedes_runs"`
 }
 
 type lineBlock struct {
@@ -288,6 +291,8 @@ func (d *lineDecoder) payload(b []byte, v int, p *linePayload) bool {
 			return once(&seen, 13) && d.str(b, v, &p.Supersedes)
 		case "superseded_by":
 			return once(&seen, 14) && d.str(b, v, &p.SupersededBy)
+		case "supersedes_runs":
+			return once(&seen, 15) && d.raw(b, v, &p.SupersedesRuns)
 		}
 		return otherKey(key)
 	})

@@ -12,7 +12,9 @@
 // document per searchable piece of an event: each text, thinking, command
 // and stream block of a message (tool_use and tool_result blocks are left
 // to the tool events, so a call is found once), each tool.call (name,
-// command, input: file paths are in it) and tool.result (output, error),
+// command, and its input's keys and values, strings unescaped, one a
+// line: file paths are in it; a value that repeats the command is left
+// out, toolCallText) and tool.result (output, error),
 // and the errors of steps and runs. A document knows its run (by the
 // run's number in the index, runs.rid, kept while the run is there: the
 // run id's 36 bytes of text in every document and in its indexes were
@@ -81,7 +83,9 @@
 // link's step.call_workflow.started names it,
 // lifecycle.SupersedesField), an interrupted archive of a session
 // archived whole in another run (its run.completed names that run,
-// lifecycle.SupersededByField). The runs stay (view and tree show them
+// lifecycle.SupersededByField), a session's run ended before another
+// store's copy of the session was archived (the new run's run.started
+// names it, lifecycle.SupersedesRunsField). The runs stay (view and tree show them
 // as they are, ls --superseded and serve's ?superseded=1 list them); the
 // superseded table notes what each transcript said.
 //
@@ -153,8 +157,10 @@
 //   - UpdateRuns does the same for given runs and the child runs their
 //     lines link to (child_run_id, checked to be a run id before it
 //     becomes a path), so a command that wrote a run pays for that run,
-//     not for the whole storage (record, only when it creates the index);
-//     other runs are checked by the next Update.
+//     not for the whole storage (record, only when it creates the index;
+//     sync's live indexer, 64 runs at a time): what the index saw of each
+//     is read by its run id, never the list of every run; other runs are
+//     checked by the next Update.
 //   - Memory does not grow with the archive: files are streamed line by
 //     line, each line decoded on its own into the fields indexed (the
 //     same documents transcript.DecodeEvent would give, which a test
@@ -164,8 +170,15 @@
 //     import, sync and the readers refresh the index in their own
 //     process, and 16 MiB doubled record's peak RSS while building no
 //     faster) and so is FTS5's buffer of
-//     pending terms (its default, 1 MiB: larger ones cost more in page
-//     faults than they save in merges).
+//     pending terms: 4 MiB for an Index as Open gives it (the commands
+//     that read the index, and build it when it is missing: fewer,
+//     larger segments, merged fewer times, 9-10% less CPU for a 1 GiB
+//     archive than FTS5's default 1 MiB, for 8 MiB more RSS), 1 MiB for
+//     a writer beside other work (sync's live indexer and the refresh
+//     of a command that wrote runs: SetPendingKiB). The budget is set
+//     in each write transaction and FTS5's own stored again before it
+//     commits: FTS5 keeps its settings in the database, for every
+//     connection.
 //   - Several processes may use one index: SQLite's locks and WAL
 //     serialise writers (busy timeout 10 s).
 //

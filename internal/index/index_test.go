@@ -2,16 +2,17 @@ package index
 
 import (
 	"context"
+	"database/sql"
 	"encoding/json"
 	"errors"
 	"fmt"
-	"hash/fnv"
 	"os"
 	"path/filepath"
 	"strings"
 	"sync/atomic"
 	"testing"
 
+	"github.com/cespare/xxhash/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 
@@ -594,14 +595,18 @@ func TestBlockFieldsNotCarriedOver(t *testing.T) {
 	assert.True(t, hits[0].Injected)
 }
 
-// TestTextHashIsFNV: the hash search folds documents by is FNV-1a
-// (hash/fnv's) of the text, as before it was computed in place.
-func TestTextHashIsFNV(t *testing.T) {
-	for _, s := range []string{"", "a", "the same instructions in every session", "déjà vu \x00\xff", strings.Repeat("x\n", 1<<19)} {
-		h := fnv.New64a()
-		h.Write([]byte(s))
-		assert.Equal(t, int64(h.Sum64()), textHash(s), "%.20q", s)
+// TestTextHash: the hash search folds documents by is XXH64 of the
+// text, the same in every process (it is stored), and tells apart the
+// texts here.
+func TestTextHash(t *testing.T) {
+	seen := map[int64]string{}
+	for _, s := range []string{"", "a", "b", "the same instructions in every session", "the same instructions in every session.", "déjà vu \x00\xff", strings.Repeat("x\n", 1<<19)} {
+		h := textHash(s)
+		assert.Equal(t, int64(xxhash.Sum64([]byte(s))), h, "%.20q", s)
+		assert.NotContains(t, seen, h, "%.20q", s)
+		seen[h] = s
 	}
+	assert.Equal(t, int64(-1205034819632174695), textHash(""), "XXH64 of nothing, seed 0")
 }
 
 // TestSetCacheKiB: the connection's page cache is the one asked (sync's
@@ -681,4 +686,80 @@ func TestUpdateCancelledWithinAFile(t *testing.T) {
 		require.NoError(t, Remove(root))
 	}
 	assert.Greater(t, withinFile, 3, "an update is cancelled between the lines of a file")
+}
+
+// TestToolCallText checks the text a tool call's document holds: its
+// name, its command, and its input's keys and scalar values unescaped,
+// one a line, the command left out where the input holds it again.
+func TestToolCallText(t *testing.T) {
+	cases := []struct {
+		name, tool, command, input, want string
+	}{
+		{"escapes undone", "Write", "", `{"content":"package main\n\nimport \"fmt\"\n\u003cdiv\u003e","file_path":"a.go"}`,
+			"Write\ncontent\npackage main\n\nimport \"fmt\"\n<div>\nfile_path\na.go\n"},
+		{"the command once", "Bash", "go test ./...", `{"command":"go test ./...","description":"run the tests"}`,
+			"Bash\ngo test ./...\ncommand\ndescription\nrun the tests\n"},
+		{"a key equal to the command kept", "Bash", "ls", `{"ls":"ls"}`, "Bash\nls\nls\n"},
+		{"scalars as written", "T", "", `{"n":-1.5e3,"ok":true,"no":false,"x":null,"list":[1,"two",{"k":[]}]}`,
+			"T\nn\n-1.5e3\nok\ntrue\nno\nfalse\nx\nnull\nlist\n1\ntwo\nk\n"},
+		{"not an object", "T", "", `"just a string"`, "T\njust a string\n"},
+		{"escaped quotes and backslashes", "T", "", `{"p":"C:\\","q":"say \"hi\\\""}`, "T\np\nC:\\\nq\nsay \"hi\\\"\n"},
+		{"spaces between tokens", "T", "c", "{ \"a\" :\t\"c\" ,\n\"b\" : [ 2 ] }", "T\nc\na\nb\n2\n"},
+		{"no input", "T", "cmd", ``, "T\ncmd"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			assert.Equal(t, tc.want, toolCallText(tc.tool, tc.command, []byte(tc.input)))
+		})
+	}
+}
+
+// TestSearchToolCallInput checks that the words of a tool call's input
+// are found as they are written, not as its JSON escapes them: a word
+// after a line break ("\nimport": the token "nimport" before schema 11)
+// or after an escaped "<" ("\u003csection": "u003csection").
+func TestSearchToolCallInput(t *testing.T) {
+	root := t.TempDir()
+	// record's input is {"command":...,"file_path":"src/Write.go"}, as
+	// json.Marshal escapes it ("\n", "\"", "\u003c").
+	id := record(t, root, "write it", "written", "Write", "package main\n\nimport \"fmt\"\n<section>", "ok", false)
+	ix, _ := openUpdated(t, root)
+	for _, word := range []string{"import", "section", `"package main import fmt"`} {
+		hits := search(t, ix, Query{Text: word, Kind: "tool_call"})
+		require.Len(t, hits, 1, word)
+		assert.Equal(t, id, hits[0].RunID)
+		assert.Contains(t, hits[0].Snippet, "«", word)
+	}
+}
+
+// TestPendingBudgetNotKept checks that the budget of pending terms an
+// Index writes with (Open's 4 MiB) is its own: FTS5 keeps its settings
+// in the database, read by every connection, and what an update leaves
+// there is FTS5's own 1 MiB, whatever budget it wrote with, so that
+// another process (sync's live indexer) does not take the larger one.
+func TestPendingBudgetNotKept(t *testing.T) {
+	for _, kib := range []int{0, 1024, 8192} {
+		t.Run(fmt.Sprint(kib), func(t *testing.T) {
+			root := t.TempDir()
+			record(t, root, "fix the flaky test", "fixed", "Bash", "go test ./...", "PASS", false)
+			ix, _, err := Open(context.Background(), root)
+			require.NoError(t, err)
+			defer ix.Close()
+			if kib > 0 {
+				ix.SetPendingKiB(kib)
+			}
+			st, err := ix.Update(context.Background())
+			require.NoError(t, err)
+			require.Equal(t, 1, st.Indexed)
+			var v int
+			err = ix.db.QueryRow(`SELECT v FROM fts_config WHERE k = 'hashsize'`).Scan(&v)
+			if errors.Is(err, sql.ErrNoRows) {
+				v = defaultPendingBytes // never set: FTS5's own
+			} else {
+				require.NoError(t, err)
+			}
+			assert.Equal(t, defaultPendingBytes, v)
+			assert.Len(t, search(t, ix, Query{Text: "flaky"}), 1)
+		})
+	}
 }

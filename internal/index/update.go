@@ -17,6 +17,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/cespare/xxhash/v2"
+
 	"github.com/twasm/twasm/internal/journal"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
@@ -315,12 +317,15 @@ func (ix *Index) watched(ctx context.Context) ([]string, error) {
 // (child_run_id: a sub-agent's run, written with its parent), and
 // theirs: it is Update limited to those files, so its cost does not grow
 // with the number of runs in storage.
+//
+// What the index saw of each file is read by its run id (batch.file),
+// never the whole list of runs (Index.files): a first sync's live
+// indexer calls it for every 64 runs written, and reading the list each
+// time made that build quadratic in the sessions (on 24,762 runs of
+// BenchmarkIndexLiveBatches, a batch of the last tenth cost 2.2 times
+// the CPU of one of the first).
 func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error) {
 	var st Stats
-	known, err := ix.files(ctx, false)
-	if err != nil {
-		return st, err
-	}
 	b := &batch{ix: ix}
 	defer b.rollback()
 	seen := map[string]bool{}
@@ -338,7 +343,11 @@ func (ix *Index) UpdateRuns(ctx context.Context, runIDs []string) (Stats, error)
 		}
 		st.Runs++
 		b.linked = b.linked[:0]
-		if err := ix.updateFile(ctx, b, path, id, known[id], &st); err != nil {
+		row, err := b.file(ctx, id)
+		if err != nil {
+			return st, err
+		}
+		if err := ix.updateFile(ctx, b, path, id, row, &st); err != nil {
 			return st, err
 		}
 		queue = append(queue, b.linked...)
@@ -409,6 +418,17 @@ func (b *batch) begin(ctx context.Context) error {
 		return fmt.Errorf("index: %w", err)
 	}
 	b.tx, b.bytes = tx, 0
+	// FTS5's settings are in the database, for every connection: this
+	// Index's budget of pending terms is set for its transaction alone,
+	// and FTS5's own stored again before it commits (commit). Setting
+	// one writes FTS5's pending terms first: here there are none, and
+	// before the commit they are written anyway.
+	if b.ix.pending != defaultPendingBytes {
+		if _, err := tx.ExecContext(ctx, `INSERT INTO fts(fts, rank) VALUES('hashsize', ?)`, b.ix.pending); err != nil {
+			b.rollback()
+			return fmt.Errorf("index: %w", err)
+		}
+	}
 	if err = tx.QueryRowContext(ctx, `SELECT coalesce(max(id), 0) + 1 FROM docs`).Scan(&b.nextID); err != nil {
 		b.rollback()
 		return fmt.Errorf("index: %w", err)
@@ -451,6 +471,12 @@ func (b *batch) commit() error {
 		return nil
 	}
 	b.closeStmts()
+	if b.ix.pending != defaultPendingBytes {
+		if _, err := b.tx.Exec(`INSERT INTO fts(fts, rank) VALUES('hashsize', ?)`, defaultPendingBytes); err != nil {
+			b.rollback()
+			return fmt.Errorf("index: commit: %w", err)
+		}
+	}
 	err := b.tx.Commit()
 	b.tx = nil
 	if err != nil {
@@ -869,14 +895,7 @@ func docsOf(ev *line) []doc {
 			add(doc{kind: string(b.Type), role: p.Role, origin: b.Origin}, text)
 		}
 	case transcript.ToolCall:
-		text := p.Name
-		if p.Command != "" {
-			text += "\n" + p.Command
-		}
-		if len(p.Input) > 0 {
-			text += "\n" + string(p.Input)
-		}
-		add(doc{kind: "tool_call", role: "tool", tool: p.Name, callID: p.CallID}, text)
+		add(doc{kind: "tool_call", role: "tool", tool: p.Name, callID: p.CallID}, toolCallText(p.Name, p.Command, p.Input))
 	case transcript.ToolResult:
 		text := p.Output
 		if p.Error != "" {
@@ -887,19 +906,98 @@ func docsOf(ev *line) []doc {
 	return out
 }
 
-// textHash is what search folds documents by: FNV-1a of the text, as a
-// signed 64-bit integer (SQLite's).
-func textHash(text string) int64 {
-	// hash/fnv's, without the copy of the text that h.Write([]byte(text))
-	// made (the conversion escapes through the interface).
-	const offset64, prime64 = 14695981039346656037, 1099511628211
-	h := uint64(offset64)
-	for i := 0; i < len(text); i++ {
-		h ^= uint64(text[i])
-		h *= prime64
+// toolCallText is the text of a tool call's document: its name, its
+// command, and its input's keys and scalar values, one a line, the
+// strings unescaped (inputText).
+func toolCallText(name, command string, input []byte) string {
+	b := make([]byte, 0, len(name)+len(command)+len(input)+2)
+	b = append(b, name...)
+	if command != "" {
+		b = append(b, '\n')
+		b = append(b, command...)
 	}
-	return int64(h)
+	if len(input) > 0 {
+		b = append(b, '\n')
+		b = inputText(b, input, command)
+	}
+	return string(b)
 }
+
+// inputText appends the keys and scalar values of the JSON value in (a
+// tool call's input, valid JSON: its line was decoded), in their order,
+// each followed by a line break: a string unescaped, a number, true,
+// false or null as written. A string value equal to command (the
+// command a shell tool's input holds again) is left out, its key kept.
+//
+// The input's JSON text itself was indexed before schema 11: its
+// escapes split and glued words (a line that an edit's text begins,
+// after "\n", was the token "n" and the word, found by neither), and a
+// shell call's command was indexed twice.
+func inputText(dst, in []byte, command string) []byte {
+	var buf []byte
+	for i := 0; i < len(in); {
+		switch c := in[i]; c {
+		case '{', '}', '[', ']', ',', ':', ' ', '\t', '\r', '\n':
+			i++
+		case '"':
+			j := stringEnd(in, i+1)
+			s := in[i+1 : j]
+			if bytes.IndexByte(s, '\\') >= 0 {
+				var ok bool
+				if buf, ok = unescape(buf[:0], s); ok {
+					s = buf
+				}
+			}
+			i = j + 1
+			k := i
+			for k < len(in) && (in[k] == ' ' || in[k] == '\t' || in[k] == '\r' || in[k] == '\n') {
+				k++
+			}
+			isKey := k < len(in) && in[k] == ':'
+			if !isKey && command != "" && string(s) == command {
+				continue
+			}
+			dst = append(dst, s...)
+			dst = append(dst, '\n')
+		default:
+			j := i
+			for j < len(in) && !strings.ContainsRune("{}[],: \t\r\n\"", rune(in[j])) {
+				j++
+			}
+			dst = append(dst, in[i:j]...)
+			dst = append(dst, '\n')
+			i = j
+		}
+	}
+	return dst
+}
+
+// stringEnd returns the index of the quote that ends the JSON string
+// whose body starts at in[from] (len(in) when none does): the first
+// quote not escaped, that is, not after an odd number of backslashes.
+func stringEnd(in []byte, from int) int {
+	for j := from; ; j++ {
+		k := bytes.IndexByte(in[j:], '"')
+		if k < 0 {
+			return len(in)
+		}
+		j += k
+		n := 0
+		for n < j-from && in[j-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return j
+		}
+	}
+}
+
+// textHash is what search folds documents by: XXH64 of the text
+// (github.com/cespare/xxhash), as a signed 64-bit integer (SQLite's).
+// Schema 10 stored FNV-1a, which read the text a byte at a time: 0.5 s
+// of a 1 GiB archive's 23.7 s build (pprof of TestIndexChild); its
+// indexes are rebuilt, so the two never meet in one index.
+func textHash(text string) int64 { return int64(xxhash.Sum64String(text)) }
 
 // toolStatus is a tool result's outcome: its status, else error when it
 // has an error, else ok.
@@ -931,6 +1029,15 @@ func (w *writer) event(ctx context.Context, ev *line, t time.Time, off int64, st
 	case transcript.RunStarted:
 		r.name, r.parent, r.started = p.Name, ev.ParentRunID, ts
 		r.session = len(p.Source) > 0 && string(p.Source) != "null"
+		if len(p.SupersedesRuns) > 0 {
+			var old []string
+			_ = json.Unmarshal(p.SupersedesRuns, &old) // a list that does not read names none
+			for _, o := range old {
+				if err := w.superseded(ctx, o, r.id); err != nil {
+					return err
+				}
+			}
+		}
 	case transcript.RunCompleted:
 		r.final, r.errText, r.ended = cmp.Or(p.Status, transcript.StatusOK), p.Error, ts
 		if err := w.superseded(ctx, r.id, p.SupersededBy); err != nil {

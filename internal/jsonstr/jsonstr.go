@@ -191,8 +191,13 @@ func appendUnquoted(dst, quoted []byte, surrogateEscape bool) ([]byte, error) {
 	start := 0
 	for i := 0; i < len(s); {
 		if s[i] != '\\' {
-			i++
-			continue
+			// The next escape, found many bytes at a time: the text
+			// up to it is copied as it is.
+			k := bytes.IndexByte(s[i:], '\\')
+			if k < 0 {
+				break
+			}
+			i += k
 		}
 		dst = append(dst, s[start:i]...)
 		if surrogateEscape && i+1 < len(s) && s[i+1] == 'u' {
@@ -493,24 +498,24 @@ func (p *compactor) num(dst []byte) ([]byte, error) {
 
 // str re-encodes the string literal at p.i.
 func (p *compactor) str(dst []byte) ([]byte, error) {
-	end := StringEnd(p.src, p.i)
+	// Fast path: plain ASCII up to the closing quote, found a word at a
+	// time: nothing to re-encode.
+	start := p.i
+	if j := plainPrefix(unsafe.String(unsafe.SliceData(p.src), len(p.src)), start+1); j < len(p.src) && p.src[j] == '"' {
+		p.i = j + 1
+		return append(dst, p.src[start:p.i]...), nil
+	}
+	end := StringEnd(p.src, start)
 	if end < 0 {
 		return dst, p.errf("unterminated string")
 	}
-	raw := p.src[p.i+1 : end-1]
+	raw := p.src[start+1 : end-1]
 	p.i = end
-	// Fast path: nothing to re-encode.
-	clean := true
-	for _, c := range raw {
-		if c < 0x20 || c >= utf8.RuneSelf || c == '\\' {
-			clean = false
-			break
-		}
-	}
-	if clean {
-		dst = append(dst, '"')
-		dst = append(dst, raw...)
-		return append(dst, '"'), nil
+	// A literal written as AppendQuoted writes what it denotes (a
+	// transcript's own JSON, most of a provider's) is copied as it is:
+	// unquoting it and quoting the text again gives the same bytes.
+	if canonical(raw) {
+		return append(dst, p.src[start:end]...), nil
 	}
 	// Unquoted into one scratch buffer the compactor reuses for every
 	// string, and read from there as a string for the call only: a
@@ -529,6 +534,43 @@ func (p *compactor) str(dst []byte) ([]byte, error) {
 		text = unsafe.String(unsafe.SliceData(s), len(s))
 	}
 	return AppendQuoted(dst, text), nil
+}
+
+// canonical reports whether raw, the contents of a string literal (which
+// [StringEnd] delimited), is exactly what [AppendQuoted] writes of the text
+// it denotes, under either reading of \udc80..\udcff: valid UTF-8 with
+// no raw control byte, and no escape but those AppendQuoted writes (\",
+// \\, \n, \r, \t, and \u00XX in lower case for the other control
+// characters). A false is not an error: the caller re-encodes.
+func canonical(raw []byte) bool {
+	s := unsafe.String(unsafe.SliceData(raw), len(raw))
+	for i := 0; ; {
+		j, high := escapeAt(s, i)
+		if high && !utf8.ValidString(s[i:j]) {
+			return false
+		}
+		if j == len(s) {
+			return true
+		}
+		if s[j] != '\\' || j+1 == len(s) {
+			return false // a raw control byte (a quote cannot be here)
+		}
+		switch s[j+1] {
+		case '"', '\\', 'n', 'r', 't':
+			i = j + 2
+		case 'u':
+			if j+6 > len(s) || s[j+2] != '0' || s[j+3] != '0' || !(s[j+4] == '0' || s[j+4] == '1') {
+				return false
+			}
+			c := s[j+5]
+			if !(c >= '0' && c <= '9' || c >= 'a' && c <= 'f') || s[j+4] == '0' && (c == '9' || c == 'a' || c == 'd') {
+				return false // not hex in lower case, or \t, \n, \r spelled out
+			}
+			i = j + 6
+		default:
+			return false
+		}
+	}
 }
 
 // StringEnd returns the offset just past the closing quote of the JSON

@@ -458,8 +458,10 @@ func (f *fields) usage() *transcript.Usage {
 	u.CacheWrite1hTokens = get(wire.TCacheWrite1hTokens)
 	u.TotalTokens = get(wire.TTotalTokens)
 	if u.IsZero() {
+		// A tier without a figure counts no token: nothing to keep.
 		return nil
 	}
+	u.ServiceTier = f.str(wire.TServiceTier)
 	return u
 }
 

@@ -11,7 +11,9 @@
 // source URLs and the date they were checked, and the price of a request
 // sent through the provider's batch API as a percentage of the standard
 // one (batch_percent: Anthropic's Message Batches and OpenAI's Batch API
-// bill 50%). The bundled table
+// bill 50%), of a request served at OpenAI's flex service tier
+// (flex_percent) and the rates of its priority tier (priority, with the
+// largest input they are stated for). The bundled table
 // (prices.json, embedded) is the default; a newer file installed with
 // `twasm prices update FILE` (Install: validated, then written to the
 // user's config directory) replaces it whole. Nothing here touches the
@@ -37,6 +39,20 @@
 //     that would leave a fraction of a pico-dollar per token); a model
 //     without batch_percent is not priced for it (ok=false): a batch
 //     request's cost is never guessed as the standard one.
+//   - A request is priced at the service tier its response states
+//     (PriceAt, transcript.Usage.ServiceTier): no tier, OpenAI's
+//     "default" and "auto" (the project's tier, "default" unless
+//     configured otherwise, OpenAI documents) and Anthropic's "standard"
+//     at the standard rates; "batch" at the batch rates; OpenAI's "flex"
+//     at FlexPercent of every rate, cached input and tiers included
+//     (OpenAI bills flex at its Batch API's rates, with the cache's
+//     discount on top); "priority" at the model's Priority rates, for a
+//     request of at most their MaxInput. Any other case is not priced,
+//     and PriceAt says why: a model without that tier's rates, a
+//     priority request above MaxInput, Anthropic's priority tier (billed
+//     through a capacity commitment: no per-token rate), OpenAI's scale
+//     tier (reserved capacity), a total over requests of several tiers
+//     ("mixed"), a tier no provider names.
 //   - A rate the table leaves out is charged as the documented fallback
 //     (cache read and five-minute write at the input rate, one-hour write
 //     at the five-minute write): never as free.

@@ -21,10 +21,21 @@ var litellmFile = filepath.Join("testdata", "litellm", "model_prices_and_context
 // difference not listed fails the test (twasm's table is fixed, or the
 // difference added here with its evidence); a listed one that no longer
 // differs fails too, so the list does not go stale.
-var litellmWrong = map[string]string{
-	"claude-3-opus-20240229 cache_write_1h": "LiteLLM: $6 per million, below its own 5-minute write ($18.75); " +
-		"Anthropic's pricing page gives Claude Opus 3's 1-hour cache write as $30 (2x its $15 input, as for every Claude model)",
-}
+var litellmWrong = func() map[string]string {
+	m := map[string]string{
+		"claude-3-opus-20240229 cache_write_1h": "LiteLLM: $6 per million, below its own 5-minute write ($18.75); " +
+			"Anthropic's pricing page gives Claude Opus 3's 1-hour cache write as $30 (2x its $15 input, as for every Claude model)",
+	}
+	// OpenAI's Priority processing page (openai.com/api-priority-processing)
+	// gives GPT-5.5 at $12.50 input, $1.25 cached input, $75 output per
+	// million (2.5x its standard rates); LiteLLM has 2x ($10, $1, $60).
+	for _, name := range []string{"gpt-5.5", "gpt-5.5-2026-04-23"} {
+		for _, k := range []string{"priority input", "priority output", "priority cache_read"} {
+			m[name+" "+k] = "OpenAI's Priority processing page gives GPT-5.5 $12.50 / $1.25 cached / $75 per million; LiteLLM's is 2x standard, OpenAI's 2.5x"
+		}
+	}
+	return m
+}()
 
 // litellmNotTaken are the differences where twasm deliberately does not
 // take LiteLLM's rate, because the provider bills the tokens at a rate
@@ -48,6 +59,10 @@ var litellmNotTaken = func() map[string]string {
 		m["dashscope/qwen3-coder-plus "+k] = qwenCache
 		m["dashscope/qwen3-coder-flash "+k] = flashCache
 	}
+	m["gpt-5.4 flex cache_read"] = "OpenAI prices flex at its Batch API's rates with prompt caching's discount on top " +
+		"(developers.openai.com/api/docs/guides/flex-processing): half of GPT-5.4's $0.25 cached input, $0.125 per million; " +
+		"LiteLLM's $0.13 is that figure to the cent, where its flex cached input of every other model (gpt-5, gpt-5-mini, " +
+		"gpt-5-nano, gpt-5.4-mini, gpt-5.4-nano, gpt-5.5) is exactly half the standard one"
 	return m
 }()
 
@@ -67,6 +82,13 @@ var litellmNoBatch = func() map[string]string {
 	m["gemini/gemini-3-pro-preview"] = "no Gemini batch output is read"
 	return m
 }()
+
+// litellmNoPriority are the models LiteLLM gives a priority price for
+// and twasm deliberately does not, with why.
+var litellmNoPriority = map[string]string{
+	"gpt-5-nano": "OpenAI's Priority processing page lists no GPT-5 nano; LiteLLM states a priority input price only " +
+		"($2.50 per million, GPT-5's), no output price",
+}
 
 // TestLiteLLMCrossCheck compares twasm's bundled rates with LiteLLM's for
 // every model both list (the extract's entries, matched by twasm's
@@ -203,6 +225,28 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 			check("batch input", b.input, "input_cost_per_token_batches")
 			check("batch output", b.output, "output_cost_per_token_batches")
 		}
+		// The flex tier: FlexPercent of every rate, cached input included.
+		if _, ok := e["input_cost_per_token_flex"]; ok {
+			if m.FlexPercent == 0 {
+				t.Errorf("%s: LiteLLM states flex prices, twasm's %s none", name, m.ID)
+			} else {
+				f, _ := m.base.percent(m.FlexPercent)
+				check("flex input", f.input, "input_cost_per_token_flex")
+				check("flex output", f.output, "output_cost_per_token_flex")
+				check("flex cache_read", f.read, "cache_read_input_token_cost_flex")
+			}
+		}
+		if _, ok := e["input_cost_per_token_priority"]; ok {
+			if m.Priority == nil {
+				if _, ok := litellmNoPriority[name]; !ok {
+					t.Errorf("%s: LiteLLM states priority prices, twasm's %s none, and it is not listed as deliberate", name, m.ID)
+				}
+			} else {
+				check("priority input", m.priority.input, "input_cost_per_token_priority")
+				check("priority output", m.priority.output, "output_cost_per_token_priority")
+				check("priority cache_read", m.priority.read, "cache_read_input_token_cost_priority")
+			}
+		}
 	}
 	t.Logf("LiteLLM cross-check: %d models, %d rates compared, %d differences", len(names), compared, len(diffs))
 	for _, d := range diffs {
@@ -228,6 +272,11 @@ func TestLiteLLMCrossCheck(t *testing.T) {
 	for name := range litellmNoBatch {
 		if _, ok := entries[name]; !ok {
 			t.Errorf("%s: listed in litellmNoBatch but not in the extract", name)
+		}
+	}
+	for name := range litellmNoPriority {
+		if _, ok := entries[name]["input_cost_per_token_priority"]; !ok {
+			t.Errorf("%s: listed in litellmNoPriority but its extract states no priority price", name)
 		}
 	}
 }

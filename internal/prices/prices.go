@@ -80,9 +80,32 @@ type Model struct {
 	// for cached input (an upper bound: a batch request never costs more
 	// than the same request made live).
 	BatchCacheReadStandard bool `json:"batch_cache_read_standard,omitempty"`
+	// FlexPercent is what a request the provider served at its flex
+	// service tier (OpenAI's service_tier "flex") costs, as a percentage
+	// of the standard price, applied to every rate and tier alike, cached
+	// input included (OpenAI prices flex at its Batch API's rates, with
+	// prompt caching's discount on top); 0 when the table does not know
+	// it: a flex request of the model is then not priced.
+	FlexPercent int `json:"flex_percent,omitempty"`
+	// Priority are the rates of a request the provider served at its
+	// priority service tier (OpenAI's service_tier "priority"); nil when
+	// the table does not know them: a priority request of the model is
+	// then not priced.
+	Priority *PriorityRates `json:"priority,omitempty"`
 
-	base  rates
-	tiers []tier
+	base     rates
+	tiers    []tier
+	priority rates
+}
+
+// PriorityRates are a model's rates at the priority service tier.
+// MaxInput, when set, is the largest input (uncached, cache read and
+// write) the provider states them for ("excludes long context": OpenAI's
+// priority rates are for requests of at most 128K prompt tokens): a
+// priority request above it is not priced.
+type PriorityRates struct {
+	Rates    Rates `json:"usd_per_mtok"`
+	MaxInput int64 `json:"max_input_tokens,omitempty"`
 }
 
 // Rates are US dollars per million tokens, as decimal strings ("0.30").
@@ -194,14 +217,28 @@ func (m *Model) check() error {
 		}
 		m.tiers = append(m.tiers, tier{t.AboveInput, r})
 	}
-	if m.BatchPercent < 0 || m.BatchPercent > 100 {
-		return fmt.Errorf("batch_percent %d is not between 1 and 100", m.BatchPercent)
-	}
-	if m.BatchPercent > 0 {
+	for _, pc := range []struct {
+		name string
+		pct  int
+	}{{"batch_percent", m.BatchPercent}, {"flex_percent", m.FlexPercent}} {
+		if pc.pct < 0 || pc.pct > 100 {
+			return fmt.Errorf("%s %d is not between 1 and 100", pc.name, pc.pct)
+		}
+		if pc.pct == 0 {
+			continue
+		}
 		for _, r := range append([]rates{m.base}, tierRates(m.tiers)...) {
-			if _, exact := r.percent(m.BatchPercent); !exact {
-				return fmt.Errorf("batch_percent %d of %+v is not a whole number of pico-dollars per token", m.BatchPercent, r)
+			if _, exact := r.percent(pc.pct); !exact {
+				return fmt.Errorf("%s %d of %+v is not a whole number of pico-dollars per token", pc.name, pc.pct, r)
 			}
+		}
+	}
+	if pr := m.Priority; pr != nil {
+		if pr.MaxInput < 0 {
+			return fmt.Errorf("priority max_input_tokens %d is negative", pr.MaxInput)
+		}
+		if m.priority, err = pr.Rates.parse(); err != nil {
+			return fmt.Errorf("priority: %w", err)
 		}
 	}
 	return nil
@@ -318,24 +355,74 @@ type Price struct {
 	// rates.
 	Tier int64
 	// TierUnknown says the usage was of several requests whose total
-	// input is above the model's first tier: priced at the base rates,
-	// which may be below what was billed.
+	// input is above the model's first tier (or above the largest input
+	// its priority rates are stated for): priced at the base rates (the
+	// priority rates), which may be below what was billed.
 	TierUnknown bool
 	// Batch says the usage was priced at the model's batch rates.
 	Batch bool
+	// Service is the service tier whose rates priced the usage, other
+	// than the standard and batch ones: ServiceFlex or ServicePriority.
+	Service string
+}
+
+// The service tiers a response may state that are priced apart from
+// the standard rates (transcript.Usage.ServiceTier).
+const (
+	ServiceFlex     = "flex"
+	ServicePriority = "priority"
+	ServiceBatch    = "batch"
+)
+
+// service is how a request is priced.
+type service int
+
+const (
+	standard service = iota
+	batch
+	flex
+	priority
+)
+
+// serviceOf is how a response's stated service tier prices it, or why it
+// cannot be priced. The standard rates price no tier stated ("": an
+// older transcript, a provider that states none), OpenAI's "default"
+// and Anthropic's "standard", and OpenAI's "auto", which a response
+// states only when it does not name the tier it was served at and
+// which OpenAI documents as the project's tier, "default" unless the
+// project is configured otherwise (no capture shows a response served
+// otherwise stating it).
+func serviceOf(tier string) (service, string) {
+	switch tier {
+	case "", "default", "standard", "auto":
+		return standard, ""
+	case ServiceBatch:
+		return batch, ""
+	case ServiceFlex:
+		return flex, ""
+	case ServicePriority:
+		return priority, ""
+	case "scale":
+		return standard, "scale tier: billed by reserved capacity, not per token"
+	case transcript.ServiceTierMixed:
+		return standard, "several service tiers in one total"
+	}
+	return standard, fmt.Sprintf("service tier %q: not known", tier)
 }
 
 // PriceRequest prices the usage of one API request of model; ok is false
 // when the table lacks the model.
 func (t *Table) PriceRequest(model string, u *transcript.Usage) (Price, bool) {
-	return t.price(model, u, true, false)
+	p, _, ok := t.price(model, u, true, standard)
+	return p, ok
 }
 
 // PriceTotal prices usage summed over several requests of model (a
 // step's total): the base rates, TierUnknown when the total input is
 // above the model's first tier.
 func (t *Table) PriceTotal(model string, u *transcript.Usage) (Price, bool) {
-	return t.price(model, u, false, false)
+	p, _, ok := t.price(model, u, false, standard)
+	return p, ok
 }
 
 // PriceBatch prices usage of model sent through the provider's batch
@@ -343,17 +430,49 @@ func (t *Table) PriceTotal(model string, u *transcript.Usage) (Price, bool) {
 // PriceTotal do at the model's batch rates (BatchPercent of each); ok is
 // false when the table lacks the model or its batch rate.
 func (t *Table) PriceBatch(model string, u *transcript.Usage, oneRequest bool) (Price, bool) {
-	return t.price(model, u, oneRequest, true)
+	p, _, ok := t.price(model, u, oneRequest, batch)
+	return p, ok
 }
 
-func (t *Table) price(model string, u *transcript.Usage, oneRequest, batch bool) (Price, bool) {
+// PriceAt prices usage of model, one request's (oneRequest) or several
+// summed, at the service tier it states (u.ServiceTier), or at the
+// batch rates when batch is set (the capture is a batch job's results,
+// whatever tier its bodies state): the standard rates for no tier,
+// "default", "standard" and "auto" (serviceOf), the batch rates for
+// "batch", FlexPercent of every rate for "flex", the Priority rates for
+// "priority". When ok is false, why says which rate is unknown ("no flex
+// rate", "scale tier: ...") or is "" when the table lacks the model.
+func (t *Table) PriceAt(model string, u *transcript.Usage, oneRequest, isBatch bool) (p Price, why string, ok bool) {
+	svc, why := standard, ""
+	if isBatch {
+		svc = batch
+	} else if u != nil {
+		svc, why = serviceOf(u.ServiceTier)
+	}
+	if why != "" {
+		if _, known := t.Lookup(model); !known {
+			why = ""
+		}
+		return Price{}, why, false
+	}
+	return t.price(model, u, oneRequest, svc)
+}
+
+func (t *Table) price(model string, u *transcript.Usage, oneRequest bool, svc service) (Price, string, bool) {
 	m, ok := t.Lookup(model)
-	if !ok || batch && m.BatchPercent == 0 {
-		return Price{}, false
+	switch {
+	case !ok:
+		return Price{}, "", false
+	case svc == batch && m.BatchPercent == 0:
+		return Price{}, "no batch rate", false
+	case svc == flex && m.FlexPercent == 0:
+		return Price{}, "no flex rate", false
+	case svc == priority && m.Priority == nil:
+		return Price{}, "no priority rate", false
 	}
 	b := u.Billed()
 	if b == nil {
-		return Price{}, true
+		return Price{}, "", true
 	}
 	v := func(p *int64) int64 {
 		if p == nil {
@@ -375,18 +494,33 @@ func (t *Table) price(model string, u *transcript.Usage, oneRequest, batch bool)
 			p.TierUnknown = true
 		}
 	}
-	if batch {
+	switch svc {
+	case batch:
 		read := r.read
 		r, _ = r.percent(m.BatchPercent) // exact: Parse checked it
 		if m.BatchCacheReadStandard {
 			r.read = read
 		}
 		p.Batch = true
+	case flex:
+		r, _ = r.percent(m.FlexPercent) // exact: Parse checked it
+		p.Service = ServiceFlex
+	case priority:
+		// The priority rates are stated for requests up to MaxInput, below
+		// any long-context tier of the model.
+		p = Price{Service: ServicePriority}
+		if mx := m.Priority.MaxInput; mx > 0 && input > mx {
+			if oneRequest {
+				return Price{}, fmt.Sprintf("priority above %d input tokens: no rate", mx), false
+			}
+			p.TierUnknown = true
+		}
+		r = m.priority
 	}
 	if p.Pico, ok = sumProducts(uncached, r.input, read, r.read, write-write1h, r.write5m, write1h, r.write1h, out, r.output); !ok {
-		return Price{}, false // figures no request has (negative, or past $9.2M): not priced
+		return Price{}, "", false // figures no request has (negative, or past $9.2M): not priced
 	}
-	return p, true
+	return p, "", true
 }
 
 // sumProducts is a1*b1 + a2*b2 + ... of non-negative pairs; false when a
@@ -417,7 +551,8 @@ func sumProducts(v ...int64) (int64, bool) {
 // their cost is unknown, not 0, and not in MicroUSD (a Cost of source
 // unknown has no micro_usd or usd in JSON: MarshalJSON). TierUnknown counts
 // figures summed over several requests above a long-context threshold,
-// priced at the base rates; Batch counts figures priced at batch rates.
+// priced at the base rates; Batch, Flex and Priority count figures
+// priced at those rates.
 type Cost struct {
 	MicroUSD       int64    `json:"micro_usd"`
 	USD            string   `json:"usd"`
@@ -427,8 +562,12 @@ type Cost struct {
 	TierUnknown    int      `json:"tier_unknown,omitempty"`
 	// Batch counts figures priced at a batch API's rates (the capture
 	// says the requests went through OpenAI's Batch API or Anthropic's
-	// Message Batches).
+	// Message Batches, or their usage states the batch service tier).
 	Batch int `json:"batch,omitempty"`
+	// Flex and Priority count figures priced at the flex and priority
+	// service tiers' rates (their usage states that tier).
+	Flex     int `json:"flex,omitempty"`
+	Priority int `json:"priority,omitempty"`
 }
 
 // MarshalJSON writes c; a cost of unknown source (nothing stated,
@@ -446,7 +585,9 @@ func (c Cost) MarshalJSON() ([]byte, error) {
 		UnpricedModels []string `json:"unpriced_models,omitempty"`
 		TierUnknown    int      `json:"tier_unknown,omitempty"`
 		Batch          int      `json:"batch,omitempty"`
-	}{c.Source, c.Prices, c.UnpricedModels, c.TierUnknown, c.Batch})
+		Flex           int      `json:"flex,omitempty"`
+		Priority       int      `json:"priority,omitempty"`
+	}{c.Source, c.Prices, c.UnpricedModels, c.TierUnknown, c.Batch, c.Flex, c.Priority})
 }
 
 // Sources of a Cost.

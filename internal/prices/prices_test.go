@@ -195,7 +195,7 @@ func TestPriceBatch(t *testing.T) {
 			if got := Micro(p.Pico); got != c.micro || p.Tier != c.tier || !p.Batch {
 				t.Errorf("got %d µ$ tier %d batch %v, want %d µ$ tier %d batch", got, p.Tier, p.Batch, c.micro, c.tier)
 			}
-			std, _ := tbl.price(c.model, &c.u, c.one, false)
+			std, _, _ := tbl.price(c.model, &c.u, c.one, standard)
 			m, _ := tbl.Lookup(c.model)
 			if half := !m.BatchCacheReadStandard || c.u.CacheReadTokens == nil; std.Batch || half && std.Pico != 2*p.Pico || p.Pico > std.Pico {
 				t.Errorf("standard %d pico, batch %d: not half, or above", std.Pico, p.Pico)
@@ -361,5 +361,89 @@ func TestCostJSONUnknown(t *testing.T) {
 		if string(p) != string(b) {
 			t.Errorf("through a pointer: %s, want %s", p, b)
 		}
+	}
+}
+
+// TestPriceAtServiceTier prices usage at the service tier a response
+// states (OpenAI's service_tier, Anthropic's usage.service_tier): the
+// standard rates for none, "default", "standard" and "auto"; flex at
+// FlexPercent of every rate, cached input and long-context tiers
+// included; priority at the priority rates up to their max input; batch
+// at the batch rates (the tier, or the capture being a batch job's
+// results whatever its bodies state); every other case unpriced with why.
+// Figures worked by hand from the providers' rates (dollars per million
+// tokens), in micro-dollars.
+func TestPriceAtServiceTier(t *testing.T) {
+	tbl := Bundled()
+	// gpt-5: 2000 uncached, 8000 cache read, 300 output.
+	gpt5 := func(tier string) transcript.Usage {
+		return transcript.Usage{InputTokens: n(10000), CacheReadTokens: n(8000), OutputTokens: n(300), ServiceTier: tier}
+	}
+	cases := []struct {
+		name, model string
+		u           transcript.Usage
+		one, batch  bool
+		micro       int64
+		tier        int64
+		service     string
+		isBatch     bool
+		tierUnknown bool
+		why         string // unpriced when set (or when unpriced is)
+		unpriced    bool
+	}{
+		// 2000*1.25 + 8000*0.125 + 300*10
+		{name: "no tier stated: standard", model: "gpt-5", u: gpt5(""), one: true, micro: 6500},
+		{name: "default: standard", model: "gpt-5", u: gpt5("default"), one: true, micro: 6500},
+		{name: "auto: the project's tier, default unless configured", model: "gpt-5", u: gpt5("auto"), one: true, micro: 6500},
+		// half of every rate: 2000*0.625 + 8000*0.0625 + 300*5
+		{name: "flex: half, cached input too", model: "gpt-5-2025-08-07", u: gpt5("flex"), one: true, micro: 3250, service: ServiceFlex},
+		{name: "flex summed over requests", model: "gpt-5", u: gpt5("flex"), micro: 3250, service: ServiceFlex},
+		// 2000*2.50 + 8000*0.25 + 300*20
+		{name: "priority", model: "gpt-5", u: gpt5("priority"), one: true, micro: 13000, service: ServicePriority},
+		// 1000*12.50 + 100*75 (OpenAI's priority page; LiteLLM differs)
+		{name: "gpt-5.5 priority", model: "gpt-5.5", one: true, micro: 20000, service: ServicePriority,
+			u: transcript.Usage{InputTokens: n(1000), OutputTokens: n(100), ServiceTier: "priority"}},
+		// no cached-input rate stated: the input rate, 1000*8.75 + 20*26.25
+		{name: "gpt-4o-2024-05-13 priority, cached input at the input rate", model: "gpt-4o-2024-05-13", one: true, micro: 9275, service: ServicePriority,
+			u: transcript.Usage{InputTokens: n(1000), CacheReadTokens: n(500), OutputTokens: n(20), ServiceTier: "priority"}},
+		{name: "priority above 128K input: no rate stated", model: "gpt-5", one: true, why: "priority above 128000 input tokens: no rate",
+			u: transcript.Usage{InputTokens: n(130000), OutputTokens: n(10), ServiceTier: "priority"}},
+		// a total above 128K may be of requests below it: 130000*2.50 + 10*20
+		{name: "priority total above 128K: priced, tier unknown", model: "gpt-5", micro: 325200, service: ServicePriority, tierUnknown: true,
+			u: transcript.Usage{InputTokens: n(130000), OutputTokens: n(10), ServiceTier: "priority"}},
+		// the long-context rates (5, 22.50) halved: 300000*2.50 + 1000*11.25
+		{name: "gpt-5.4 flex above 272K: the long-context rates halved", model: "gpt-5.4", one: true, micro: 761250, tier: 272000, service: ServiceFlex,
+			u: transcript.Usage{InputTokens: n(300000), OutputTokens: n(1000), ServiceTier: "flex"}},
+		{name: "gpt-4.1: no flex rate", model: "gpt-4.1", u: gpt5("flex"), one: true, why: "no flex rate"},
+		{name: "gpt-5-nano: no priority rate", model: "gpt-5-nano", u: gpt5("priority"), one: true, why: "no priority rate"},
+		{name: "scale tier: not per token", model: "gpt-5", u: gpt5("scale"), one: true, why: "scale tier: billed by reserved capacity, not per token"},
+		{name: "a total of several tiers", model: "gpt-5", u: gpt5(transcript.ServiceTierMixed), why: "several service tiers in one total"},
+		{name: "a tier no provider names", model: "gpt-5", u: gpt5("ultra"), one: true, why: `service tier "ultra": not known`},
+		{name: "a model the table lacks", model: "gpt-9", u: gpt5("flex"), one: true, unpriced: true},
+		// a batch job's results: the batch rates whatever the body states,
+		// OpenAI's cached input at its standard rate: 2000*0.625 + 8000*0.125 + 300*5
+		{name: "batch results stating default", model: "gpt-5", u: gpt5("default"), one: true, batch: true, micro: 3750, isBatch: true},
+		// Anthropic: (120*1 + 4*5) / 2
+		{name: "anthropic batch tier", model: "claude-haiku-4-5-20251001", one: true, micro: 70, isBatch: true,
+			u: transcript.Usage{UncachedInputTokens: n(120), OutputTokens: n(4), ServiceTier: "batch"}},
+		{name: "anthropic standard", model: "claude-haiku-4-5-20251001", one: true, micro: 140,
+			u: transcript.Usage{UncachedInputTokens: n(120), OutputTokens: n(4), ServiceTier: "standard"}},
+		{name: "anthropic priority: a capacity commitment, no per-token rate", model: "claude-haiku-4-5-20251001", one: true, why: "no priority rate",
+			u: transcript.Usage{UncachedInputTokens: n(120), OutputTokens: n(4), ServiceTier: "priority"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			p, why, ok := tbl.PriceAt(c.model, &c.u, c.one, c.batch)
+			if want := c.why == "" && !c.unpriced; ok != want || why != c.why {
+				t.Fatalf("priced %v (why %q), want %v (why %q)", ok, why, want, c.why)
+			}
+			if !ok {
+				return
+			}
+			if got := Micro(p.Pico); got != c.micro || p.Tier != c.tier || p.Service != c.service || p.Batch != c.isBatch || p.TierUnknown != c.tierUnknown {
+				t.Errorf("got %d µ$ tier %d service %q batch %v tier unknown %v, want %d µ$ tier %d service %q batch %v tier unknown %v",
+					got, p.Tier, p.Service, p.Batch, p.TierUnknown, c.micro, c.tier, c.service, c.isBatch, c.tierUnknown)
+			}
+		})
 	}
 }

@@ -42,9 +42,11 @@
 //     kept).
 //   - Sealing changes no raw byte: the copy is written beside the capture
 //     (name + [SealExt]), synced, read back and checked against the
-//     capture's size and sha256, then renamed over it; a crash leaves
-//     the capture whole, sealed or not (and perhaps the copy, which no
-//     reader opens and a later Seal of the capture replaces). A sealed
+//     capture's size and sha256, then renamed over it (the rename
+//     synced); a crash leaves the capture whole, sealed or not (and
+//     perhaps the copy, which no reader opens and a later Seal of the
+//     capture removes first, whatever the capture holds: a copy is never
+//     taken, only made again). A sealed
 //     capture's frames no longer begin where its steps' bytes do, so
 //     only one nothing will extend or [Cut] is sealed.
 //   - A reader seeks without decompressing what it skips: the frame

@@ -10,6 +10,7 @@ import (
 	"io"
 	"io/fs"
 	"os"
+	"path/filepath"
 	"sort"
 	"strings"
 	"sync"
@@ -17,6 +18,7 @@ import (
 
 	"github.com/klauspost/compress/zstd"
 
+	"github.com/twasm/twasm/internal/durable"
 	"github.com/twasm/twasm/internal/regfile"
 )
 
@@ -535,13 +537,20 @@ const SealExt = ".sealing"
 // zstd compresses a small frame worse, with no context from the frames
 // before). The raw bytes stay the same: the new capture is written
 // beside it (path + [SealExt]), synced, read back and checked to hold
-// the same bytes (size and sha256), and renamed over it, so that a crash
-// leaves one or the other whole (and perhaps the file beside it, which
-// no reader opens). A plain capture, one already in whole frames and a
-// damaged one are left as they are (sealed false). Only a capture that
-// nothing will extend again may be sealed: its frames no longer start
-// where its parts do, which [Cut] needs.
+// the same bytes (size and sha256), renamed over it, and the rename
+// synced in the directory, so that a crash leaves one or the other whole
+// (and perhaps the file beside it, which no reader opens). Whatever the
+// capture, a file a seal cut short left beside it is removed first (a
+// link there too, not what it names): it is never taken, only made
+// again from the capture. A plain capture, one already in whole frames
+// and a damaged one are left as they are (sealed false). Only a capture
+// that nothing will extend again may be sealed: its frames no longer
+// start where its parts do, which [Cut] needs.
 func Seal(path string) (sealed bool, err error) {
+	tmp := path + SealExt
+	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
+		return false, err
+	}
 	r, err := Open(path)
 	if err != nil {
 		return false, err
@@ -549,12 +558,6 @@ func Seal(path string) (sealed bool, err error) {
 	defer r.Close()
 	if !r.framed || r.damage != nil || !r.fragmented() {
 		return false, nil
-	}
-	// A file left there by a seal a crash cut short is removed (a link
-	// there too, not what it names), and the copy created anew.
-	tmp := path + SealExt
-	if err := os.Remove(tmp); err != nil && !errors.Is(err, fs.ErrNotExist) {
-		return false, err
 	}
 	f, err := os.OpenFile(tmp, os.O_CREATE|os.O_EXCL|os.O_WRONLY, 0o600)
 	if err != nil {
@@ -593,6 +596,9 @@ func Seal(path string) (sealed bool, err error) {
 	if err := os.Rename(tmp, path); err != nil {
 		os.Remove(tmp)
 		return false, err
+	}
+	if err := durable.SyncDir(filepath.Dir(path)); err != nil {
+		return true, err
 	}
 	return true, nil
 }

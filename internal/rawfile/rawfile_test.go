@@ -402,7 +402,8 @@ func TestWriteFlush(t *testing.T) {
 // holding the same bytes, smaller, readable by a standard zstd reader;
 // one already in whole frames, a plain one and a damaged one are left
 // byte for byte as they were; a file left beside it by a seal cut short
-// (here a hard link to another file) is replaced, not written through.
+// (here a hard link to another file) is removed whatever the capture
+// holds (a capture sealed already among them), never written through.
 func TestSeal(t *testing.T) {
 	parts := [][]byte{lines(1, 300), lines(2, 70000), lines(3, FrameBytes+17), lines(4, 5), lines(5, 40000)}
 	for _, tc := range []struct {
@@ -416,8 +417,10 @@ func TestSeal(t *testing.T) {
 		{"grown in parts", "s.raw.zst", parts, false, false, true},
 		{"grown in parts, a stale copy beside it", "s.raw.zst", parts, false, true, true},
 		{"one part", "s.raw.zst", [][]byte{slices.Concat(parts...)}, false, false, false},
+		{"one part, a stale copy beside it", "s.raw.zst", [][]byte{slices.Concat(parts...)}, false, true, false},
 		{"plain", "s.raw", parts, false, false, false},
 		{"damaged", "s.raw.zst", parts, true, false, false},
+		{"damaged, a stale copy beside it", "s.raw.zst", parts, true, true, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			dir := t.TempDir()

@@ -22,7 +22,7 @@ import (
 // is there and bits 1 to 8 which of its figures are, then those figures.
 // Another version, bytes left over or a length past the end are an
 // error: the caller makes the ledger from its transcript again.
-const codecVersion = 2
+const codecVersion = 3
 
 // errCodec is a ledger encoding this twasm cannot read.
 var errCodec = errors.New("usage: ledger encoding damaged")
@@ -47,6 +47,7 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 	}
 	e.str(l.Project)
 	e.str(l.RenormalizedFrom)
+	e.strs(l.SupersedesRuns)
 	e.strs(l.Children)
 	e.strs(l.Supersedes)
 	e.str(l.SupersededBy)
@@ -58,9 +59,11 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 		e.str(r.Provider)
 		e.str(r.Model)
 		e.usage(r.Usage)
-		for _, n := range []int64{int64(r.Requests), r.PricedPico, r.StatedMicro, int64(r.Priced), int64(r.Stated), int64(r.Unpriced), int64(r.TierUnknown), int64(r.Batch), int64(r.UnpricedBatch)} {
+		for _, n := range []int64{int64(r.Requests), r.PricedPico, r.StatedMicro, int64(r.Priced), int64(r.Stated), int64(r.Unpriced), int64(r.TierUnknown), int64(r.Batch),
+			int64(r.Flex), int64(r.Priority), int64(r.UnpricedTier)} {
 			e.int(n)
 		}
+		e.strs(r.UnpricedWhy)
 	}
 	e.int(int64(len(l.Steps)))
 	for i := range l.Steps {
@@ -75,6 +78,8 @@ func (l *Ledger) MarshalBinary() ([]byte, error) {
 		e.strs(s.Cost.UnpricedModels)
 		e.int(int64(s.Cost.TierUnknown))
 		e.int(int64(s.Cost.Batch))
+		e.int(int64(s.Cost.Flex))
+		e.int(int64(s.Cost.Priority))
 	}
 	return e.b, nil
 }
@@ -97,7 +102,7 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 	default:
 		return errCodec
 	}
-	l.Project, l.RenormalizedFrom = d.str(), d.str()
+	l.Project, l.RenormalizedFrom, l.SupersedesRuns = d.str(), d.str(), d.strs()
 	l.Children, l.Supersedes = d.strs(), d.strs()
 	l.SupersededBy, l.Prices = d.str(), d.str()
 	if n := d.count(); n > 0 {
@@ -106,7 +111,8 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 			r := &l.Rows[i]
 			r.At, r.Provider, r.Model, r.Usage = d.int(), d.str(), d.str(), d.usage()
 			r.Requests, r.PricedPico, r.StatedMicro = d.intN(), d.int(), d.int()
-			r.Priced, r.Stated, r.Unpriced, r.TierUnknown, r.Batch, r.UnpricedBatch = d.intN(), d.intN(), d.intN(), d.intN(), d.intN(), d.intN()
+			r.Priced, r.Stated, r.Unpriced, r.TierUnknown, r.Batch = d.intN(), d.intN(), d.intN(), d.intN(), d.intN()
+			r.Flex, r.Priority, r.UnpricedTier, r.UnpricedWhy = d.intN(), d.intN(), d.intN(), d.strs()
 		}
 	}
 	if n := d.count(); n > 0 {
@@ -114,7 +120,8 @@ func (l *Ledger) UnmarshalBinary(b []byte) error {
 		for i := range l.Steps {
 			s := &l.Steps[i]
 			s.Seq, s.Path, s.Iteration = d.uint(), d.str(), d.intN()
-			s.Cost = prices.Cost{MicroUSD: d.int(), USD: d.str(), Source: d.str(), Prices: d.str(), UnpricedModels: d.strs(), TierUnknown: d.intN(), Batch: d.intN()}
+			s.Cost = prices.Cost{MicroUSD: d.int(), USD: d.str(), Source: d.str(), Prices: d.str(), UnpricedModels: d.strs(), TierUnknown: d.intN(), Batch: d.intN(),
+				Flex: d.intN(), Priority: d.intN()}
 		}
 	}
 	if d.err || len(d.b) != 0 {

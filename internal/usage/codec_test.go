@@ -3,6 +3,7 @@ package usage
 import (
 	"encoding/json"
 	"path/filepath"
+	"reflect"
 	"testing"
 	"time"
 
@@ -25,14 +26,14 @@ func codecCases(t testing.TB) []*Ledger {
 	out = append(out,
 		&Ledger{},
 		&Ledger{LoadErr: "transcript: line 3: bad json", Prices: "bundled@2026-11-01"},
-		&Ledger{RunID: "r", ParentRunID: "p", Name: "a name é", Started: &at, Project: "/home/u/p", RenormalizedFrom: "o",
+		&Ledger{RunID: "r", ParentRunID: "p", Name: "a name é", Started: &at, Project: "/home/u/p", RenormalizedFrom: "o", SupersedesRuns: []string{"w1", "w2"},
 			Children: []string{"c1", "c2"}, Supersedes: []string{"s"}, SupersededBy: "b", Prices: "t@1",
 			Rows: []Row{
 				{At: -900, Usage: nil, Requests: 1, StatedMicro: -5},
 				{At: 1 << 40, Provider: "claude", Model: "m", Usage: &transcript.Usage{}, Requests: 2},
 				{At: 900, Provider: "codex", Model: "gpt", Usage: &transcript.Usage{InputTokens: n(1), UncachedInputTokens: n(0), CacheReadTokens: n(-3),
 					CacheWriteTokens: n(1 << 50), CacheWrite1hTokens: n(5), OutputTokens: n(6), ReasoningTokens: n(7), TotalTokens: n(8)},
-					Requests: 3, PricedPico: 123456789012, StatedMicro: 7, Priced: 1, Stated: 2, Unpriced: 3, TierUnknown: 4, Batch: 5, UnpricedBatch: 2},
+					Requests: 3, PricedPico: 123456789012, StatedMicro: 7, Priced: 1, Stated: 2, Unpriced: 3, TierUnknown: 4, Batch: 5, Flex: 6, Priority: 7, UnpricedTier: 2, UnpricedWhy: []string{"no flex rate", "no batch rate"}},
 			},
 			Steps: []StepCost{{Seq: 1<<63 + 5, Path: "s/t", Iteration: -1, Cost: prices.Cost{MicroUSD: 9, USD: "0.000009", Source: "mixed",
 				Prices: "t@1", UnpricedModels: []string{"a", "b"}, TierUnknown: 2, Batch: 3}}}},
@@ -104,4 +105,31 @@ func FuzzLedgerBinary(f *testing.F) {
 			t.Fatalf("round trip changed the ledger:\n%s\n%s", x, y)
 		}
 	})
+}
+
+// TestRowUsageHasNoTier: a row sums figures of any service tier (each
+// priced at its own): its usage carries no tier, so a report reads the
+// same from a ledger made now and one decoded from the index.
+func TestRowUsageHasNoTier(t *testing.T) {
+	at := time.Unix(1760000000, 0)
+	one := func(tier string) *transcript.Usage {
+		n := int64(100)
+		return &transcript.Usage{InputTokens: &n, OutputTokens: &n, ServiceTier: tier}
+	}
+	rs := rows([]entry{{at: at, model: "gpt-5", usage: one("flex"), oneRequest: true}, {at: at, model: "gpt-5", usage: one("default"), oneRequest: true}}, prices.Bundled())
+	if len(rs) != 1 || rs[0].Usage == nil || rs[0].Usage.ServiceTier != "" || rs[0].Flex != 1 {
+		t.Fatalf("rows %+v", rs)
+	}
+	l := &Ledger{RunID: "r", Prices: "p", Rows: rs}
+	b, err := l.MarshalBinary()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var back Ledger
+	if err := back.UnmarshalBinary(b); err != nil {
+		t.Fatal(err)
+	}
+	if !reflect.DeepEqual(l.Rows, back.Rows) {
+		t.Errorf("rows %+v, decoded %+v", l.Rows, back.Rows)
+	}
 }

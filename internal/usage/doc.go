@@ -35,13 +35,21 @@
 //     (Cost.TierUnknown counts them when above a tier). A model the table
 //     lacks is named in Cost.UnpricedModels and adds nothing to MicroUSD:
 //     its cost is unknown, never 0.
-//   - A step whose capture is a batch job's results (BatchFormat: the
+//   - A figure is priced at the service tier its usage states
+//     (transcript.Usage.ServiceTier, prices.Table.PriceAt): OpenAI's flex
+//     and priority at the model's flex and priority rates (counted in
+//     Cost.Flex and Cost.Priority), Anthropic's batch at its batch rate;
+//     no tier, "default", "standard" and "auto" at the standard rates. A
+//     step whose capture is a batch job's results (BatchFormat: the
 //     output file of OpenAI's Batch API, the results of Anthropic's
-//     Message Batches) is priced at the model's batch rate
-//     (prices.Table.PriceBatch) and counted in Cost.Batch; a model whose
-//     batch rate the table lacks is unpriced, named "<model> (no batch
-//     rate)". No other capture tells a batch request from a live one, so
-//     nothing else is priced at the batch rate.
+//     Message Batches) is priced at the model's batch rate whatever its
+//     bodies state, counted in Cost.Batch. A tier whose rate the table
+//     lacks for the model (a flex or priority request of a model without
+//     them, a priority request above the input its rates are stated for,
+//     Anthropic's priority tier, OpenAI's scale tier, a step total over
+//     requests of several tiers) is unpriced, named "<model> (<why>)":
+//     "gpt-4.1 (no flex rate)", "gpt-4o-mini (no batch rate)"; never
+//     priced at the standard rate.
 //   - A run whose ledger says it could not be read (Ledger.LoadErr) is
 //     counted nowhere and listed in Report.Unreadable with why.
 //   - Money is integer micro-dollars (Cost.MicroUSD), with its decimal

@@ -30,6 +30,9 @@ type Ledger struct {
 	// Project is the run's project (views.RunNode.Project).
 	Project          string `json:"project,omitempty"`
 	RenormalizedFrom string `json:"renormalized_from,omitempty"`
+	// SupersedesRuns are the ended runs the run holds again
+	// (views.RunNode.SupersedesRuns).
+	SupersedesRuns []string `json:"supersedes_runs,omitempty"`
 	// Children are the child runs the run links to (sub-agents,
 	// sub-workflows), in file order.
 	Children []string `json:"children,omitempty"`
@@ -79,11 +82,19 @@ type Row struct {
 	// the base rates, which may be below the bill.
 	TierUnknown int `json:"tier_unknown,omitempty"`
 	// Batch counts the figures priced at the batch API's rates (their
-	// step's capture is a batch job's results: BatchFormat).
+	// step's capture is a batch job's results, BatchFormat, or their
+	// usage states the batch service tier).
 	Batch int `json:"batch,omitempty"`
-	// UnpricedBatch is the part of Unpriced that are batch requests of a
-	// model whose batch rate the table does not state.
-	UnpricedBatch int `json:"unpriced_batch,omitempty"`
+	// Flex and Priority count the figures priced at the model's flex and
+	// priority rates (their usage states that service tier).
+	Flex     int `json:"flex,omitempty"`
+	Priority int `json:"priority,omitempty"`
+	// UnpricedTier is the part of Unpriced whose model the table knows
+	// but not at the rates their service tier or batch needs, and
+	// UnpricedWhy says why, once each ("no batch rate", "no flex rate",
+	// "scale tier: ...": prices.Table.PriceAt).
+	UnpricedTier int      `json:"unpriced_tier,omitempty"`
+	UnpricedWhy  []string `json:"unpriced_why,omitempty"`
 }
 
 // BatchFormat reports whether a step's format (AgentResult.Format) is a
@@ -124,7 +135,7 @@ func LedgerOf(run *views.Run, tbl *prices.Table) *Ledger {
 	n := views.BuildRun(run)
 	c := views.CountRun(run)
 	l := &Ledger{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: views.DisplayName(views.RunHead{Name: n.Name, Title: n.Title, AutoName: n.AutoName}),
-		Started: n.Started, Project: n.Project, RenormalizedFrom: n.RenormalizedFrom, Supersedes: c.Supersedes, SupersededBy: c.SupersededBy, Prices: tbl.Version()}
+		Started: n.Started, Project: n.Project, RenormalizedFrom: n.RenormalizedFrom, SupersedesRuns: n.SupersedesRuns, Supersedes: c.Supersedes, SupersededBy: c.SupersededBy, Prices: tbl.Version()}
 	n.Walk(func(s *views.StepNode, _ int) bool {
 		if s.ChildRunID != "" && !slices.Contains(l.Children, s.ChildRunID) {
 			l.Children = append(l.Children, s.ChildRunID)
@@ -288,20 +299,14 @@ func rows(entries []entry, tbl *prices.Table) []Row {
 		case e.statedStep:
 			r.Stated++
 		default:
-			var p prices.Price
-			var ok bool
-			switch {
-			case e.batch:
-				p, ok = tbl.PriceBatch(e.model, e.usage, e.oneRequest)
-			case e.oneRequest:
-				p, ok = tbl.PriceRequest(e.model, e.usage)
-			default:
-				p, ok = tbl.PriceTotal(e.model, e.usage)
-			}
+			p, why, ok := tbl.PriceAt(e.model, e.usage, e.oneRequest, e.batch)
 			if !ok {
 				r.Unpriced++
-				if e.batch {
-					r.UnpricedBatch++
+				if why != "" {
+					r.UnpricedTier++
+					if !slices.Contains(r.UnpricedWhy, why) {
+						r.UnpricedWhy = append(r.UnpricedWhy, why)
+					}
 				}
 				continue
 			}
@@ -310,12 +315,20 @@ func rows(entries []entry, tbl *prices.Table) []Row {
 			if p.TierUnknown {
 				r.TierUnknown++
 			}
-			if p.Batch {
+			switch {
+			case p.Batch:
 				r.Batch++
+			case p.Service == prices.ServiceFlex:
+				r.Flex++
+			case p.Service == prices.ServicePriority:
+				r.Priority++
 			}
 		}
 	}
 	for i := range out {
+		// A row's usage is its counters: its figures were priced each at
+		// its own service tier, and the ledger's encoding keeps no tier.
+		out[i].Usage.ServiceTier = ""
 		if out[i].Usage.IsZero() {
 			out[i].Usage = nil
 		}

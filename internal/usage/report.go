@@ -98,6 +98,7 @@ type costAcc struct {
 	micro                    int64
 	priced, stated, unpriced int
 	tierUnknown, batch       int
+	flex, priority           int
 	unpricedModels           map[string]bool
 }
 
@@ -108,22 +109,24 @@ func (a *costAcc) add(r *Row) {
 	a.unpriced += r.Unpriced
 	a.tierUnknown += r.TierUnknown
 	a.batch += r.Batch
+	a.flex += r.Flex
+	a.priority += r.Priority
 	if r.Unpriced > 0 {
 		if a.unpricedModels == nil {
 			a.unpricedModels = map[string]bool{}
 		}
 		m := cmp.Or(r.Model, noModel)
-		if r.Unpriced > r.UnpricedBatch {
+		if r.Unpriced > r.UnpricedTier {
 			a.unpricedModels[m] = true
 		}
-		if r.UnpricedBatch > 0 {
-			a.unpricedModels[m+" (no batch rate)"] = true
+		for _, why := range r.UnpricedWhy {
+			a.unpricedModels[m+" ("+why+")"] = true
 		}
 	}
 }
 
 func (a *costAcc) cost(table string) Cost {
-	c := Cost{MicroUSD: a.micro, USD: prices.FormatMicro(a.micro), TierUnknown: a.tierUnknown, Batch: a.batch}
+	c := Cost{MicroUSD: a.micro, USD: prices.FormatMicro(a.micro), TierUnknown: a.tierUnknown, Batch: a.batch, Flex: a.flex, Priority: a.priority}
 	switch {
 	case a.stated > 0 && a.priced > 0:
 		c.Source = prices.SourceMixed
@@ -233,7 +236,7 @@ func Build(src Sources, table string, opt Options) (*Report, error) {
 			rep.Unreadable = append(rep.Unreadable, Unreadable{RunID: id, Error: why})
 			continue
 		}
-		heads[id] = views.RunHead{RunID: l.RunID, RenormalizedFrom: l.RenormalizedFrom}
+		heads[id] = views.RunHead{RunID: l.RunID, RenormalizedFrom: l.RenormalizedFrom, SupersedesRuns: l.SupersedesRuns}
 	}
 	modTime := src.ModTime
 	if modTime == nil {

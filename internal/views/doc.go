@@ -73,7 +73,10 @@
 //     and a run whose end names the run that holds it again stands for
 //     nothing (RunNode.SupersededBy: a sub-agent's file an older twasm
 //     archived as a session of its own, now a child run of its
-//     session's; an archive left interrupted).
+//     session's; an archive left interrupted), and a run whose start
+//     names ended runs it holds again stands for them
+//     (RunNode.SupersedesRuns: an agent's session archived from one of
+//     its stores and ended before its other store's copy was archived).
 //
 // Kept from twasm's own view rather than the others: markdown that is
 // safe to paste (fences longer than any backtick run in the text), the

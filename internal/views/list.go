@@ -28,6 +28,9 @@ type RunHead struct {
 	// RenormalizedFrom is the run this one was rebuilt from
 	// (RunNode.RenormalizedFrom).
 	RenormalizedFrom string `json:"renormalized_from,omitempty"`
+	// SupersedesRuns are the ended runs this one holds again
+	// (RunNode.SupersedesRuns).
+	SupersedesRuns []string `json:"supersedes_runs,omitempty"`
 	// SupersededBy is the run that holds again what this one holds
 	// (RunNode.SupersededBy).
 	SupersededBy string     `json:"superseded_by,omitempty"`
@@ -38,7 +41,7 @@ type RunHead struct {
 
 func headOf(n *RunNode) RunHead {
 	return RunHead{RunID: n.RunID, ParentRunID: n.ParentRunID, Name: n.Name, Title: n.Title, AutoName: n.AutoName, Project: n.Project, Status: n.Status, Open: n.Open,
-		RenormalizedFrom: n.RenormalizedFrom, SupersededBy: n.SupersededBy, Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
+		RenormalizedFrom: n.RenormalizedFrom, SupersedesRuns: n.SupersedesRuns, SupersededBy: n.SupersededBy, Error: n.Error, Started: n.Started, DurationMS: n.DurationMS}
 }
 
 // RunSummary is one line of the run listing (twasm ls): a run with its

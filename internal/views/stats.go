@@ -328,7 +328,8 @@ func TreeTime(files func(id string) []string) func(id string) time.Time {
 
 // Superseded returns the listed runs that another stands for, so that a
 // session is counted once: a run whose end names the run that holds it
-// again (RunHead.SupersededBy), and a run A rebuilt as B
+// again (RunHead.SupersededBy), a run another's start names among the
+// ended runs it holds again (RunHead.SupersedesRuns), and a run A rebuilt as B
 // (B.RenormalizedFrom is A) is superseded by B when both are listed,
 // unless A's tree was written after B's (a sync kept archiving the
 // session into A, or into a sub-agent file's child run of A, after the
@@ -338,6 +339,11 @@ func TreeTime(files func(id string) []string) func(id string) time.Time {
 func Superseded(heads map[string]RunHead, modTime func(id string) time.Time) map[string]bool {
 	out := map[string]bool{}
 	for id, h := range heads {
+		for _, old := range h.SupersedesRuns {
+			if _, ok := heads[old]; ok && old != id {
+				out[old] = true
+			}
+		}
 		if h.SupersededBy != "" && h.SupersededBy != id {
 			// Its end says another run holds what it holds (a
 			// sub-agent's file archived again as a child run).

@@ -42,6 +42,9 @@ type RunNode struct {
 	// RenormalizedFrom is the run this one was rebuilt from by twasm
 	// renormalize (run.started's RenormalizedFromField); "" otherwise.
 	RenormalizedFrom string `json:"renormalized_from,omitempty"`
+	// SupersedesRuns are the ended runs this one's start says it holds
+	// again (run.started's lifecycle.SupersedesRunsField).
+	SupersedesRuns []string `json:"supersedes_runs,omitempty"`
 	// SupersededBy is the run this one's end says holds again what it
 	// holds (run.completed's lifecycle.SupersededByField: a sub-agent's
 	// file an older twasm archived as a session of its own, an archive
@@ -217,6 +220,9 @@ func BuildRun(run *Run) *RunNode {
 				archived = p.Extra[SessionSourceField] != nil
 				if b, ok := p.Extra[RenormalizedFromField]; ok {
 					_ = json.Unmarshal(b, &n.RenormalizedFrom)
+				}
+				if b, ok := p.Extra[lifecycle.SupersedesRunsField]; ok {
+					_ = json.Unmarshal(b, &n.SupersedesRuns)
 				}
 				if p.Producer != nil {
 					n.Producer = strings.TrimSpace(p.Producer.Name + " " + p.Producer.Version)

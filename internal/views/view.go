@@ -260,8 +260,17 @@ func (v *viewer) header(n *RunNode) {
 				}
 				if c, ok := v.opts.StepCosts[StepRef{r.RunID, s.Seq}]; ok {
 					src := c.Source
-					if c.Batch > 0 {
-						src += " (batch rate)"
+					var at []string
+					for _, r := range []struct {
+						n    int
+						what string
+					}{{c.Batch, "batch"}, {c.Flex, "flex"}, {c.Priority, "priority"}} {
+						if r.n > 0 {
+							at = append(at, r.what)
+						}
+					}
+					if len(at) > 0 {
+						src += " (" + strings.Join(at, ", ") + " rate)"
 					}
 					parts = append(parts, c.Text(true)+" "+src)
 				} else if a.CostUSD != nil {

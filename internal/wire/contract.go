@@ -38,7 +38,11 @@ const (
 	// of their own: a file store keyed by a SQLite store's session key
 	// (Store.Session "key") and how a sub-agent's call's result names it
 	// (Store.SubAgentResult).
-	Minor = 8
+	// Minor 9: usage carries the service tier the provider states it
+	// served the request at (TServiceTier: OpenAI's service_tier,
+	// Anthropic's usage.service_tier), so a flex, priority or batch
+	// request is priced at its tier.
+	Minor = 9
 )
 
 // HostModule is the import module of the host functions. It carries the

@@ -100,6 +100,9 @@ const (
 	// them.
 	TCwd
 	TProject
+	// TServiceTier is a usage field added in ABI 1.9: the service tier
+	// the provider states it served (and bills) the request at.
+	TServiceTier
 	tagLimit
 )
 

@@ -49,9 +49,8 @@ type normalizer struct {
 	// and results each message has had reported: a later version of the
 	// message (the thread rewritten) adds only what it did not have, and
 	// a call id another message reuses is told apart from it.
-	told     map[string]bool
-	agents   map[string]bool // Task calls: true while the scope is open
-	agentIDs []string
+	told   map[string]bool
+	agents []subAgent // Task calls' scopes, in call order
 }
 
 // Line implements sdk.Normalizer.
@@ -152,10 +151,10 @@ func messageKey(m abi.Value, idx int) sdk.Str {
 // End implements sdk.Normalizer: a Task call without a result leaves its
 // scope incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
-	for _, id := range n.agentIDs {
-		if n.agents[id] {
-			n.agents[id] = false
-			out.ScopeClose(sdk.S(id), sdk.StatusIncomplete, sdk.S("the thread ended before the sub-agent's result was recorded"))
+	for i := range n.agents {
+		if a := &n.agents[i]; a.open {
+			a.open = false
+			out.ScopeClose(sdk.S(a.scope), sdk.StatusIncomplete, sdk.S("the thread ended before the sub-agent's result was recorded"))
 		}
 	}
 	return nil

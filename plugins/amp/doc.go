@@ -94,7 +94,11 @@
 // message.user; the result closes it, its text the child's answer and its
 // status the scope's (error, cancelled for a cancelled or rejected call).
 // A Task without a result when the input ends leaves its scope
-// incomplete. Threads Amp links to each other (handoff, fork) are files
+// incomplete. A scope is opened once per call (a later version of the
+// thread opens none): a Task call that reuses the id of an earlier one
+// (ids unique per response, not per session) opens a scope of its own,
+// named by the id and a number (call_1#2, call_1#3, ...), which its own
+// result closes. Threads Amp links to each other (handoff, fork) are files
 // of their own, each its own run; the link is not read.
 //
 // Usage. An assistant message's usage is that call's: inputTokens the

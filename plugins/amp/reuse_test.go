@@ -18,9 +18,7 @@ import (
 // sent again, or a call repeated before its result, is still the first
 // call's.
 func TestReusedCallID(t *testing.T) {
-	msg := func(id int, role, content string) string {
-		return `{"role":"` + role + `","messageId":` + strconv.Itoa(id) + `,"meta":{"sentAt":1767607200000},"content":[` + content + `]}`
-	}
+	msg := threadMsg
 	call := func(id int, name string) string {
 		return msg(id, "assistant", `{"type":"tool_use","id":"call_1","name":"`+name+`","input":{"cmd":"ls"}}`)
 	}
@@ -30,9 +28,6 @@ func TestReusedCallID(t *testing.T) {
 			run = `{"status":"done","result":"` + output + `"}`
 		}
 		return msg(id, "user", `{"type":"tool_result","toolUseID":"call_1","run":`+run+`}`)
-	}
-	thread := func(msgs ...string) string {
-		return `{"v":1,"id":"T-1","created":1767607200000,"messages":[` + msg(0, "user", `{"type":"text","text":"Go."}`) + `,` + strings.Join(msgs, ",") + `]}`
 	}
 	tests := []struct {
 		name           string
@@ -63,4 +58,15 @@ func TestReusedCallID(t *testing.T) {
 			plugintest.WantNamesOutputs(t, amp.Plugin, "amp", tt.lines, tt.calls, tt.results)
 		})
 	}
+}
+
+// threadMsg is message id of a thread, of role, holding the content
+// blocks content (JSON, comma-separated).
+func threadMsg(id int, role, content string) string {
+	return `{"role":"` + role + `","messageId":` + strconv.Itoa(id) + `,"meta":{"sentAt":1767607200000},"content":[` + content + `]}`
+}
+
+// thread is a thread document whose messages are a prompt, then msgs.
+func thread(msgs ...string) string {
+	return `{"v":1,"id":"T-1","created":1767607200000,"messages":[` + threadMsg(0, "user", `{"type":"text","text":"Go."}`) + `,` + strings.Join(msgs, ",") + `]}`
 }

@@ -47,9 +47,9 @@ func (n *normalizer) call(b abi.Value, key string, ts sdk.Str, out *sdk.Out) boo
 		}
 	}
 	out.ToolCall(tc)
-	if _, ok := n.agents[sdk.View(id)]; name.Is("Task") && !ok {
-		// A scope is opened once per id: a Task call reusing the id
-		// of an earlier one is a call of the parent only.
+	if name.Is("Task") {
+		// A new call: a Task call reusing the id of an earlier one
+		// runs a sub-agent of its own.
 		n.startAgent(id, args, ts, out)
 	}
 	return true
@@ -163,8 +163,8 @@ func (n *normalizer) result(b abi.Value, key string, ts sdk.Str, out *sdk.Out) b
 	n.resulted[id.String()] = true
 	n.tell(key, id)
 	out.ToolResult(res)
-	if n.agents[sdk.View(id)] {
-		n.endAgent(res, out)
+	if i := n.agent(sdk.View(id)); i >= 0 && n.agents[i].open {
+		n.endAgent(&n.agents[i], res, out)
 	}
 	return true
 }
@@ -197,41 +197,68 @@ func resultText(r abi.Value) sdk.Str {
 	return sdk.Str{}
 }
 
+// subAgent is the scope of the sub-agent a Task call runs: the call's
+// id, the scope's name and whether it is still open.
+type subAgent struct {
+	id, scope string
+	open      bool
+}
+
+// agent is the index in agents of the latest Task call of id, -1 when
+// none (a thread has few: a linear search).
+func (n *normalizer) agent(id string) int {
+	for i := len(n.agents) - 1; i >= 0; i-- {
+		if n.agents[i].id == id {
+			return i
+		}
+	}
+	return -1
+}
+
 // startAgent opens the scope of the sub-agent a Task call runs, with the
 // parent's prompt as its first message. Its own turns are not in the
-// parent thread: the scope holds what the call states.
+// parent thread: the scope holds what the call states. The scope is
+// named by the call's id, and, for a call that reuses the id of an
+// earlier Task call, by the id and a number (call_1#2, call_1#3, ...).
 func (n *normalizer) startAgent(id, args abi.Value, ts sdk.Str, out *sdk.Out) {
-	if n.agents == nil {
-		n.agents = map[string]bool{}
+	a := subAgent{id: id.String(), open: true}
+	a.scope = a.id
+	if k := n.agent(a.id); k >= 0 {
+		nth := 2
+		for _, b := range n.agents[:k] {
+			if b.id == a.id {
+				nth++
+			}
+		}
+		a.scope += "#" + strconv.Itoa(nth)
 	}
-	n.agents[id.String()] = true
-	n.agentIDs = append(n.agentIDs, id.String())
-	scope := sdk.Text(id)
-	out.ScopeOpen(scope, scope, sdk.S("Task"), sdk.StringOf(args.Get("description")))
+	n.agents = append(n.agents, a)
+	scope := sdk.S(a.scope)
+	out.ScopeOpen(scope, sdk.Text(id), sdk.S("Task"), sdk.StringOf(args.Get("description")))
 	if p := sdk.StringOf(args.Get("prompt")); !p.IsEmpty() {
-		key := sdk.S("agent-" + id.String())
+		key := sdk.S("agent-" + a.scope)
 		out.Open(key, sdk.Message{User: true, Scope: scope, Time: ts})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: p, Origin: sdk.OriginPrompt})
 		out.Close(key, sdk.MessageEnd{})
 	}
 }
 
-// endAgent closes the scope of the Task call res answers.
-func (n *normalizer) endAgent(res sdk.ToolResult, out *sdk.Out) {
-	id := res.CallID.String()
-	n.agents[id] = false
+// endAgent closes the scope a of the Task call res answers.
+func (n *normalizer) endAgent(a *subAgent, res sdk.ToolResult, out *sdk.Out) {
+	a.open = false
+	scope := sdk.S(a.scope)
 	if !res.IsError && !res.Output.IsEmpty() {
-		key := sdk.S("agent-" + id + "-result")
-		out.Open(key, sdk.Message{Scope: res.CallID, Time: res.Time})
+		key := sdk.S("agent-" + a.scope + "-result")
+		out.Open(key, sdk.Message{Scope: scope, Time: res.Time})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: res.Output})
 		out.Close(key, sdk.MessageEnd{})
 	}
 	switch {
 	case !res.IsError:
-		out.ScopeClose(res.CallID, sdk.StatusOK, sdk.Str{})
+		out.ScopeClose(scope, sdk.StatusOK, sdk.Str{})
 	case res.Status.String() == toolError:
-		out.ScopeClose(res.CallID, sdk.StatusError, res.Error)
+		out.ScopeClose(scope, sdk.StatusError, res.Error)
 	default:
-		out.ScopeClose(res.CallID, toolCancelled, res.Error)
+		out.ScopeClose(scope, toolCancelled, res.Error)
 	}
 }

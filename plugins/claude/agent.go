@@ -31,8 +31,10 @@ func (n *normalizer) progress(v abi.Value, out *sdk.Out) {
 		return
 	}
 	parent := n.scopeID(n.get(v, kParentToolUseIDCamel))
-	scope := parent
-	if scope == "" {
+	scope := ""
+	if parent != "" {
+		scope = n.subScope(parent)
+	} else {
 		scope = "agent-" + agent.String()
 	}
 	if _, seen := n.scopes[scope]; !seen {
@@ -107,9 +109,31 @@ func (n *normalizer) controlRequest(v abi.Value, out *sdk.Out) {
 	n.ignore("control_request/can_use_tool", out)
 	n.permReq[rid] = id
 	n.permAsk[id] = true
-	if n.calls[id] == nil && !n.permCalled(id) {
+	if n.anyCall(id) == nil && !n.permCalled(id) {
 		n.permCalls = append(n.permCalls, permCall{id: id, name: f[kToolName].String(), input: sdk.JSON(f[kInput]).Keep()})
 	}
+}
+
+// anyCall is the call of id in the step's own scope, else in the scope
+// of a sub-agent still running (a Task/Agent call without a result, then
+// one opened without a starting call), the oldest first; nil when none
+// is known: a permission request or denial names a call by its id
+// alone. Such scopes are few; the scan is short.
+func (n *normalizer) anyCall(id string) *call {
+	if c := n.calls[id]; c != nil {
+		return c
+	}
+	for _, t := range n.tasks {
+		if c := n.calls[callKey(t.sub, id)]; c != nil {
+			return c
+		}
+	}
+	for _, s := range n.orphans {
+		if c := n.calls[callKey(s, id)]; c != nil {
+			return c
+		}
+	}
+	return nil
 }
 
 // permCalled reports whether a request for call id is waiting already: a
@@ -153,11 +177,10 @@ func (n *normalizer) controlResponse(v abi.Value, out *sdk.Out) {
 // endPermissions reports the calls that waited for approval and never
 // appeared otherwise: dangling tool.calls.
 func (n *normalizer) endPermissions(out *sdk.Out) {
-	for _, p := range n.permCalls {
-		if n.calls[p.id] != nil {
-			continue
-		}
-		c := n.noteCall(p.id, p.name, abi.Value{})
+	pending := n.permCalls
+	n.permCalls = nil // noteCall below would drop them as it goes
+	for _, p := range pending {
+		c := n.noteCall("", p.id, p.name, abi.Value{})
 		c.reported = true
 		in := p.input
 		if !in.IsSet() {
@@ -165,7 +188,6 @@ func (n *normalizer) endPermissions(out *sdk.Out) {
 		}
 		out.ToolCall(sdk.ToolCall{CallID: sdk.S(p.id), Name: sdk.S(p.name), Input: in, Kind: kindOf(p.name)})
 	}
-	n.permCalls = nil
 }
 
 // denials handles a result's permission_denials: calls a permission rule
@@ -180,13 +202,13 @@ func (n *normalizer) denials(list abi.Value, out *sdk.Out) {
 		if id == "" {
 			continue
 		}
-		c := n.calls[id]
+		c := n.anyCall(id)
 		if c == nil {
 			if n.sawMessages {
 				continue // answered and forgotten (see keepDone)
 			}
 			name := d.Get("tool_name").String()
-			c = n.noteCall(id, name, abi.Value{})
+			c = n.noteCall("", id, name, abi.Value{})
 			c.reported = true
 			in := sdk.JSON(d.Get("tool_input"))
 			if !in.IsSet() {

@@ -72,8 +72,9 @@ type normalizer struct {
 	nextID int                 // synthetic key counter
 	line   int                 // number of the line being handled (see closeIdle)
 
-	calls     map[string]*call  // tool calls by id
+	calls     map[string]*call  // tool calls by scope and id (callKey)
 	tasks     []*call           // Task/Agent calls without a result, oldest first
+	taskCalls map[string]*call  // the latest Task/Agent call of each id (subScope)
 	scopes    map[string]bool   // scope id -> open
 	scopeIDs  map[string]string // scope ids of parent_tool_use_id values, copied once (scopeID)
 	uuidScope map[string]uuidEntry
@@ -126,6 +127,7 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 		byID:      map[string]*message{},
 		cur:       map[string]*message{},
 		calls:     map[string]*call{},
+		taskCalls: map[string]*call{},
 		scopes:    map[string]bool{},
 		scopeIDs:  map[string]string{},
 		uuidScope: map[string]uuidEntry{},
@@ -469,15 +471,15 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 			n.ignore("system/task_started", out)
 			return
 		}
-		idS := id.String()
-		n.openScope(idS, idS, n.get(v, kSubagentType).String(), n.get(v, kDescription).String(), n.get(v, kPrompt).String(), abi.Value{}, out)
+		idS := n.scopeID(id)
+		n.openScope(n.subScope(idS), idS, n.get(v, kSubagentType).String(), n.get(v, kDescription).String(), n.get(v, kPrompt).String(), abi.Value{}, out)
 	case sub.Is("task_notification"):
 		id := n.get(v, kToolUseId)
 		if id.Kind() != abi.KindString {
 			out.Unmapped(sdk.S("system/task_notification"))
 			return
 		}
-		idS := id.String()
+		idS := n.subScope(n.scopeID(id))
 		if !n.scopes[idS] {
 			// A background shell's end, or an agent already closed.
 			n.ignore("system/task_notification", out)

@@ -108,6 +108,14 @@
 // one without it is declared ignored; its per-model token counts repeat
 // the messages' and are not read.
 //
+// Service tier (ABI 1.9). A usage's service_tier ("standard" in Claude
+// Code's logs and streams and the Messages API, "batch" in a Message
+// Batch's results, "priority" at the Priority Tier) is reported as the
+// message's tier, the last a message's lines state winning; the step's
+// is its messages' and result lines' (the SDK's sum: "mixed" when they
+// differ). A usage that states none leaves it unset, never "standard".
+// usage.speed (Claude Code's fast mode) is not read.
+//
 // Compaction. A compaction content block (server-side compaction: the
 // API summarized the conversation before answering, streamed as
 // compaction_delta) is not the model's answer: its summary, which the
@@ -153,16 +161,25 @@
 // Call ids. A call id is the provider's. Anthropic's are unique, but a
 // model server behind a proxy may give calls of different responses one
 // id (ids unique per response, not per session: one names every call
-// call_1). A tool_use block in another message that names the id of a
-// call with its result is a new call, with its own name, input and
-// result, as the host reads it (internal/normalize); the same block
+// call_1). Calls are kept by scope and id: a sub-agent's call that
+// reuses the id of a call of the step's scope waiting for its result (its
+// own Task call, or a call run beside it) is a call of the sub-agent's
+// scope, answered by the result in that scope, and the result in the
+// step's scope answers the step's call (the host pairs by scope and id
+// too). A tool_use block in another message that names the id of a call
+// of its scope with its result is a new call, with its own name, input
+// and result, as the host reads it (internal/normalize); the same block
 // again (a snapshot after its deltas, the message repeated, or back after
 // its window under its first key) and a repeat before the result are the
 // first call, and a result sent again is left to the host, which keeps a
-// call's first. A sub-agent's scope is named by the id of the call that
-// started it and opens once: a Task or Agent call that reuses the id of
-// one whose sub-agent ran is a call of its own, but its sub-agent's
-// records go to the first one's scope (no capture shows such a case).
+// call's first. A sub-agent's scope is named by the id of the Task or
+// Agent call that started it; a Task or Agent call that reuses the id of
+// one whose sub-agent's scope was opened already starts a scope of its
+// own, named by the id and a number (call_1#2, call_1#3, ...), and the
+// records naming that id as their parent go to the latest such call's
+// scope (no capture shows such a case). A permission request or denial,
+// which names a call by its id alone, is the step's call of that id,
+// else that of a sub-agent still running.
 //
 // Answer. --output-format json without --verbose holds only the result
 // object: when no assistant message was seen, a successful result's text
@@ -229,9 +246,10 @@
 //     real log shows (readers of other projects name them).
 //
 // Sub-agents. A line with a non-null parent_tool_use_id belongs to the
-// scope named by that tool id (opened on first sight with the sub-agent
-// type and description from the line, the Task/Agent call or
-// system/task_started). A session-log progress record of type
+// scope of the latest Task/Agent call of that tool id (see Call ids; the
+// id itself when no such call is in the input), opened on first sight
+// with the sub-agent type and description from the line, the Task/Agent
+// call or system/task_started. A session-log progress record of type
 // agent_progress (Claude Code 2.1.x) carries one message of a sub-agent's
 // conversation in data.message: it belongs to the scope of its
 // parentToolUseID, and is read as a line of that scope would be (a
@@ -263,7 +281,9 @@
 // that window would be written again). Per sub-agent, its prompt is kept
 // until its first user record; per pending SDK permission request, its
 // tool id until the call's result: both grow with sub-agents and open
-// requests, not with lines. The field cache (fields.go) is reset at every
+// requests, not with lines. The latest Task/Agent call of each id is
+// kept, for the scope its sub-agent's records go to: it grows with Task
+// ids, as the Task calls kept do. The field cache (fields.go) is reset at every
 // call: the SDK reuses a call's document slots in the next.
 //
 // Ignored and unmapped (spec §6.8). Lines of a known type that carry

@@ -107,6 +107,7 @@ var keys = abi.NewKeySet(
 	"hookEvent",
 	"blockingError",
 	"exitCode",
+	"service_tier",
 )
 
 // Indexes into keys.
@@ -208,6 +209,7 @@ const (
 	kHookEvent
 	kBlockingError
 	kExitCode
+	kServiceTier
 
 	nKeys
 )

@@ -162,14 +162,17 @@ type slot struct {
 // (message_delta often carries output_tokens only) replaces only what it
 // states. in is the uncached input, as Anthropic states input_tokens;
 // cacheWrite1h the one-hour part of cacheWrite
-// (cache_creation.ephemeral_1h_input_tokens).
+// (cache_creation.ephemeral_1h_input_tokens); tier the service tier the
+// request was served at (service_tier: "standard", "priority", "batch"),
+// "" where the usage states none.
 type usage struct {
 	in, cacheWrite, cacheRead, out, reasoning, cacheWrite1h sdk.Int
+	tier                                                    string
 }
 
 // usageKeys are the members merge reads, in one pass.
 var usageKeys = abi.NewKeySet("input_tokens", "cache_creation_input_tokens", "cache_read_input_tokens",
-	"output_tokens", "output_tokens_details", "cache_creation")
+	"output_tokens", "output_tokens_details", "cache_creation", "service_tier")
 
 func (u *usage) merge(v abi.Value) {
 	if v.Kind() != abi.KindObject {
@@ -180,7 +183,7 @@ func (u *usage) merge(v abi.Value) {
 			*dst = i
 		}
 	}
-	var f [6]abi.Value
+	var f [7]abi.Value
 	v.Lookup(usageKeys, f[:])
 	set(&u.in, f[0])
 	set(&u.cacheWrite, f[1])
@@ -188,6 +191,9 @@ func (u *usage) merge(v abi.Value) {
 	set(&u.out, f[3])
 	set(&u.reasoning, f[4].Get("thinking_tokens"))
 	set(&u.cacheWrite1h, f[5].Get("ephemeral_1h_input_tokens"))
+	if t := sdk.TierOf(f[6]); t != "" {
+		u.tier = t
+	}
 }
 
 // mergeMessage merges a message's usage. A request that made several
@@ -217,7 +223,10 @@ func (u *usage) mergeMessage(v abi.Value) {
 
 func isSet(i sdk.Int) bool { _, ok := i.Value(); return ok }
 
+// zero reports whether u states no figure (a tier alone counts no
+// token).
 func (u usage) zero() bool {
+	u.tier = ""
 	return u.sdk() == sdk.Usage{}
 }
 
@@ -225,7 +234,7 @@ func (u usage) zero() bool {
 // uncached input apart (sdk.Split).
 func (u usage) sdk() sdk.Usage {
 	s := sdk.Split(u.in, u.cacheRead, u.cacheWrite)
-	s.CacheWrite1h, s.Output, s.Reasoning = u.cacheWrite1h, u.out, u.reasoning
+	s.CacheWrite1h, s.Output, s.Reasoning, s.Tier = u.cacheWrite1h, u.out, u.reasoning, u.tier
 	return s
 }
 
@@ -235,9 +244,9 @@ func (u *usage) figures() [6]*sdk.Int {
 }
 
 // minus returns what u states beyond o, figure by figure: a figure u
-// does not state stays unset.
+// does not state stays unset. The tier is u's.
 func (u usage) minus(o usage) usage {
-	var d usage
+	d := usage{tier: u.tier}
 	of, df := o.figures(), d.figures()
 	for i, f := range u.figures() {
 		x, ok := f.Value()
@@ -250,7 +259,10 @@ func (u usage) minus(o usage) usage {
 	return d
 }
 
+// add adds o's figures to u's; the sum's tier is as sdk.Usage.Plus
+// makes it.
 func (u *usage) add(o usage) {
+	u.tier = u.sdk().Plus(o.sdk()).Tier
 	of := o.figures()
 	for i, f := range u.figures() {
 		*f = f.Plus(*of[i])
@@ -711,7 +723,7 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		isErr := b.Get("is_error").Truthy() || len(ct) > 7 && sdk.HasPrefix(ct[len(ct)-7:], `_error"`)
 		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(s.toolID), ToolContent: outputOf(content), IsError: isErr})
 		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr, Scope: sdk.Opt(m.scope), Time: sdk.StringOf(ts)}
-		c := n.calls[s.toolID]
+		c := n.calls[callKey(m.scope, s.toolID)]
 		if c != nil {
 			r.Name = sdk.S(c.name)
 			c.resulted = true

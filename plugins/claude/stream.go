@@ -286,7 +286,7 @@ func (n *normalizer) finish(m *message, s *slot, out *sdk.Out) {
 		if val.Exists() {
 			n.toolCall(m, s, val, abi.Value{}, out)
 		} else {
-			c := n.noteCall(s.toolID, s.toolName, abi.Value{})
+			c := n.noteCall(m.scope, s.toolID, s.toolName, abi.Value{})
 			if n.fresh(c, m, s.toolName, abi.Value{}) {
 				out.ToolCall(sdk.ToolCall{CallID: sdk.S(s.toolID), Name: sdk.S(s.toolName), Input: input, Kind: kindOf(s.toolName), Scope: sdk.Opt(m.scope)})
 			}

@@ -2,6 +2,7 @@ package claude
 
 import (
 	"bytes"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -10,10 +11,13 @@ import (
 )
 
 // call is what is remembered about a tool call across lines: about the
-// latest call of its id (see fresh).
+// latest call of its id in its scope (see fresh).
 type call struct {
-	id, name string
-	reported bool
+	// scope is the scope the call was made in ("" for the step's own):
+	// calls are kept by scope and id (callKey), since a sub-agent's calls
+	// may reuse the id of a call of its parent that waits for its result.
+	id, scope, name string
+	reported        bool
 	// key is the key of the message whose tool_use block reported the
 	// call ("" for a call reported from elsewhere: synthesized, a
 	// permission request or denial).
@@ -21,7 +25,11 @@ type call struct {
 	// Task/Agent: what a sub-agent scope is named after, and the prompt a
 	// session-log sidechain is matched with.
 	subagent, description, prompt string
-	resulted                      bool
+	// sub is the scope of the sub-agent a Task/Agent call starts: its id,
+	// or, when a sub-agent of another call of that id had a scope
+	// already, the id and a number (id#2, id#3, ...; subScopeName).
+	sub      string
+	resulted bool
 	// windowed counts the entries of n.doneCalls naming this call.
 	windowed int
 }
@@ -31,15 +39,24 @@ type call struct {
 // assembler, which keeps every call id, drops the repeat.
 const keepDone = 1024
 
-// done notes that call c (n.calls[id], nil when unknown) has its
-// result. Task and Agent calls stay: their scope may still open or be
-// matched later (background agents).
+// callKey is the key of call id made in scope in n.calls: the id
+// itself in the step's own scope, else the scope and the id.
+func callKey(scope, id string) string {
+	if scope == "" {
+		return id
+	}
+	return scope + "\x00" + id
+}
+
+// done notes that call c (nil when unknown) has its result. Task and
+// Agent calls stay: their scope may still open or be matched later
+// (background agents).
 func (n *normalizer) done(c *call) {
 	if c == nil || c.name == "Task" || c.name == "Agent" {
 		return
 	}
 	c.windowed++
-	if old, ok := n.doneCalls.push(c.id, keepDone); ok {
+	if old, ok := n.doneCalls.push(callKey(c.scope, c.id), keepDone); ok {
 		if o := n.calls[old]; o != nil {
 			// A call that reused the id and waits for its result is
 			// kept: its result pushes it into the window again.
@@ -50,13 +67,19 @@ func (n *normalizer) done(c *call) {
 	}
 }
 
-// noteCall records a call (once) and returns it.
-func (n *normalizer) noteCall(id, name string, input abi.Value) *call {
-	c := n.calls[id]
+// noteCall records a call of id in scope (once) and returns it.
+func (n *normalizer) noteCall(scope, id, name string, input abi.Value) *call {
+	k := callKey(scope, id)
+	c := n.calls[k]
 	if c == nil {
-		c = &call{id: id, name: name}
-		n.calls[id] = c
+		c = &call{id: id, scope: scope, name: name}
+		n.calls[k] = c
 		n.noteTask(c, input)
+		if len(n.permCalls) > 0 {
+			// A call a permission request asked about is in the
+			// input, in whichever scope.
+			n.permCalls = slices.DeleteFunc(n.permCalls, func(p permCall) bool { return p.id == id })
+		}
 	}
 	if c.name == "" {
 		c.name = name
@@ -65,7 +88,8 @@ func (n *normalizer) noteCall(id, name string, input abi.Value) *call {
 }
 
 // noteTask keeps what a Task or Agent call c names its sub-agent by,
-// and c among the calls without a result.
+// the scope its sub-agent runs in (a new one when a sub-agent of another
+// call of its id ran already), and c among the calls without a result.
 func (n *normalizer) noteTask(c *call, input abi.Value) {
 	if c.id == "" || c.name != "Task" && c.name != "Agent" {
 		return
@@ -73,6 +97,10 @@ func (n *normalizer) noteTask(c *call, input abi.Value) {
 	c.subagent = input.Get("subagent_type").String()
 	c.description = input.Get("description").String()
 	c.prompt = input.Get("prompt").String()
+	if t := n.taskCalls[c.id]; t != c || c.sub == "" {
+		c.sub = n.subScopeName(c.id)
+		n.taskCalls[c.id] = c
+	}
 	for _, t := range n.tasks {
 		if t == c {
 			return // a background agent's call, reused
@@ -81,8 +109,32 @@ func (n *normalizer) noteTask(c *call, input abi.Value) {
 	n.tasks = append(n.tasks, c)
 }
 
+// subScopeName is the name of a new sub-agent scope started by a call
+// of id: id itself, unless a scope of that name was opened already (a
+// sub-agent of another call that reused the id), then id#2, id#3, ...
+func (n *normalizer) subScopeName(id string) string {
+	name := id
+	for i := 2; ; i++ {
+		if _, used := n.scopes[name]; !used {
+			return name
+		}
+		name = id + "#" + strconv.Itoa(i)
+	}
+}
+
+// subScope is the scope of the sub-agent the call id started, as a line
+// naming id as its parent (parent_tool_use_id, parentToolUseID,
+// task_started) means it: that of the latest Task/Agent call of id, else
+// id itself (a sub-agent whose call is not in the input).
+func (n *normalizer) subScope(id string) string {
+	if t := n.taskCalls[id]; t != nil {
+		return t.sub
+	}
+	return id
+}
+
 // fresh says whether the tool_use block of call c (the latest call of
-// its id) in message m is a call to report, and notes it reported. A
+// its id in its scope) in message m is a call to report, and notes it reported. A
 // call not reported yet is one. A call id the provider reused is one
 // too: ids are unique per response, not per session (a custom model
 // server names every call call_1), so a tool_use block in another
@@ -97,7 +149,7 @@ func (n *normalizer) fresh(c *call, m *message, name string, input abi.Value) bo
 			return false
 		}
 		c.name, c.resulted = name, false
-		c.subagent, c.description, c.prompt = "", "", ""
+		c.subagent, c.description, c.prompt, c.sub = "", "", "", ""
 		n.noteTask(c, input)
 	}
 	c.reported, c.key = true, m.key
@@ -106,7 +158,7 @@ func (n *normalizer) fresh(c *call, m *message, name string, input abi.Value) bo
 
 // toolCall reports the tool.call of the tool_use block in slot s.
 func (n *normalizer) toolCall(m *message, s *slot, input, ts abi.Value, out *sdk.Out) {
-	c := n.noteCall(s.toolID, s.toolName, input)
+	c := n.noteCall(m.scope, s.toolID, s.toolName, input)
 	if !n.fresh(c, m, s.toolName, input) {
 		return
 	}
@@ -167,7 +219,7 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 	content := b.Get("content")
 	isErr := b.Get("is_error").Truthy()
 	r := sdk.ToolResult{CallID: sdk.Text(id), Output: outputOf(content), IsError: isErr, Scope: sdk.Opt(scope), Time: sdk.StringOf(ts)}
-	c := n.calls[idS]
+	c := n.calls[callKey(scope, idS)]
 	if c == nil && idS != "" {
 		// The call is not in the input (a sub-agent's tool in a stream
 		// that does not carry the sub-agent's messages): the result
@@ -232,17 +284,30 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 	out.ToolResult(r)
 	n.done(c)
 	// A synchronous sub-agent ends with its tool's result; a background
-	// one has only been launched (it ends with task_notification).
+	// one has only been launched (it ends with task_notification). The
+	// scope is that of the call the result answers: a result in the
+	// sub-agent's own scope is one of its calls', even of the same id.
 	async := tur.Get("isAsync").Truthy() || tur.Get("status").Is("async_launched")
-	if len(n.scopes) > 0 && n.scopes[idS] && !async {
+	sub := ""
+	switch {
+	case c != nil && c.sub != "":
+		sub = c.sub
+	case len(n.scopes) > 0:
+		if s := n.subScope(idS); s != scope {
+			sub = s
+		}
+	}
+	if sub != "" && n.scopes[sub] && !async {
 		status, e := sdk.StatusOK, sdk.Str{}
 		if isErr {
 			status, e = sdk.StatusError, errorText(r.Output, "the sub-agent failed")
 		}
-		n.closeScope(strings.Clone(idS), status, e, out)
+		// sub may alias the line (subScope's fallback is the id): a
+		// map key written from it would too.
+		n.closeScope(strings.Clone(sub), status, e, out)
 	}
 	for i, t := range n.tasks {
-		if t.id == idS && !async {
+		if t == c && !async {
 			n.tasks = append(n.tasks[:i], n.tasks[i+1:]...)
 			break
 		}
@@ -322,7 +387,7 @@ func (n *normalizer) synthesize(id string, tur abi.Value, scope string, ts abi.V
 	if name == "" {
 		name, kind = "unknown", "other"
 	}
-	c := n.noteCall(id, name, abi.Value{})
+	c := n.noteCall(scope, id, name, abi.Value{})
 	c.reported = true
 	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: emptyObject(), Kind: kind, Scope: sdk.Opt(scope), Time: sdk.StringOf(ts)})
 	// name is one of the words above: quoted as strconv.Quote would,
@@ -378,11 +443,12 @@ func outputOf(v abi.Value) sdk.Str {
 func (n *normalizer) scopeOf(v abi.Value, out *sdk.Out) string {
 	if p := n.get(v, kParentToolUseId); p.Kind() == abi.KindString && !sdk.Text(p).IsEmpty() {
 		id := n.scopeID(p)
-		if _, seen := n.scopes[id]; !seen {
+		scope := n.subScope(id)
+		if _, seen := n.scopes[scope]; !seen {
 			name, desc := n.get(v, kSubagentType).String(), n.get(v, kTaskDescription).String()
-			n.openScope(id, id, name, desc, "", n.get(v, kTimestamp), out)
+			n.openScope(scope, id, name, desc, "", n.get(v, kTimestamp), out)
 		}
-		return id
+		return scope
 	}
 	if !n.get(v, kIsSidechain).Truthy() {
 		return ""
@@ -437,8 +503,8 @@ func (n *normalizer) sidechain(v abi.Value, out *sdk.Out) string {
 		}
 		switch {
 		case found != nil:
-			scope = found.id
-			n.openScope(scope, scope, "", "", "", n.get(v, kTimestamp), out)
+			scope = found.sub
+			n.openScope(scope, found.id, "", "", "", n.get(v, kTimestamp), out)
 		case n.lastSide != "" && !n.get(v, kParentUuid).Exists():
 			scope = n.lastSide
 		default:
@@ -491,7 +557,7 @@ func (n *normalizer) openScope(scope, parent, name, desc, prompt string, ts abi.
 	if _, seen := n.scopes[scope]; seen {
 		return
 	}
-	if c := n.calls[parent]; c != nil {
+	if c := n.taskCalls[parent]; c != nil && c.sub == scope {
 		if name == "" {
 			name = c.subagent
 		}

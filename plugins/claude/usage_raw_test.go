@@ -18,11 +18,14 @@ import (
 // file, independently of the plugin: every main-thread assistant line
 // (not a sidechain) states its message's usage so far, so the last line
 // of each message.id holds the message's figures; the session's are
-// their sum. input is the uncached input as Anthropic states it.
-func rawSessionUsage(t *testing.T, raw []byte) (in, write, write1h, read, out int64, any bool) {
+// their sum. input is the uncached input as Anthropic states it. tiers
+// are the messages' service tiers (usage.service_tier, the last a
+// message's lines state, "" where none does), by message id.
+func rawSessionUsage(t testing.TB, raw []byte) (in, write, write1h, read, out int64, tiers map[string]string, any bool) {
 	t.Helper()
 	type figures struct{ in, write, write1h, read, out int64 }
 	last := map[string]figures{}
+	tiers = map[string]string{}
 	write1h = -1 // stated by no message
 	var order []string
 	sc := bufio.NewScanner(bytes.NewReader(raw))
@@ -41,6 +44,7 @@ func rawSessionUsage(t *testing.T, raw []byte) (in, write, write1h, read, out in
 					Split         *struct {
 						H1 int64 `json:"ephemeral_1h_input_tokens"`
 					} `json:"cache_creation"`
+					Tier string `json:"service_tier"`
 				} `json:"usage"`
 			} `json:"message"`
 		}
@@ -59,6 +63,9 @@ func rawSessionUsage(t *testing.T, raw []byte) (in, write, write1h, read, out in
 			f.write1h = u.Split.H1
 		}
 		last[line.Message.ID] = f
+		if u.Tier != "" || tiers[line.Message.ID] == "" {
+			tiers[line.Message.ID] = u.Tier
+		}
 	}
 	if err := sc.Err(); err != nil {
 		t.Fatal(err)
@@ -70,7 +77,22 @@ func rawSessionUsage(t *testing.T, raw []byte) (in, write, write1h, read, out in
 			write1h = max(write1h, 0) + f.write1h
 		}
 	}
-	return in, write, write1h, read, out, len(order) > 0
+	return in, write, write1h, read, out, tiers, len(order) > 0
+}
+
+// stepTier is the tier of a step whose messages state tiers: theirs when
+// every message states the same one, "mixed" when they differ.
+func stepTier(tiers map[string]string, ids []string) string {
+	if len(ids) == 0 {
+		return ""
+	}
+	tier := tiers[ids[0]]
+	for _, id := range ids[1:] {
+		if tiers[id] != tier {
+			return transcript.ServiceTierMixed
+		}
+	}
+	return tier
 }
 
 // rawSubAgentUsage computes what a session log's sub-agents used from the
@@ -158,19 +180,26 @@ func val(p *int64) int64 {
 // for every real Claude session log with the figures computed from the
 // raw file here: the last usage of each message.id, summed (a message
 // split over several lines, tool results between them, is counted by
-// its last line, as the log grows the figures). The sub-agents'
+// its last line, as the log grows the figures), and the service tier
+// of the step and of each message with what its lines state (every
+// real log states "standard"). The sub-agents'
 // messages are in their own scopes (child runs), each with its usage: a
 // sub-run's usage is theirs.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: claude.Plugin, Provider: "claude",
 		Inputs:   sessionLogs(t),
-		Counters: []string{"uncached_input_tokens", "cache_write_tokens", "cache_write_1h_tokens", "cache_read_tokens", "output_tokens", "input_tokens"},
+		Counters: []string{"uncached_input_tokens", "cache_write_tokens", "cache_write_1h_tokens", "cache_read_tokens", "output_tokens", "input_tokens", "service_tier"},
 		Raw: func(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
-			in, write, write1h, read, out, any := rawSessionUsage(t, raw)
+			in, write, write1h, read, out, tiers, any := rawSessionUsage(t, raw)
 			all := in + write + read
+			ids := make([]string, 0, len(tiers))
+			for id := range tiers {
+				ids = append(ids, id)
+			}
 			r := plugintest.RawUsage{Stated: any, Want: transcript.Usage{
 				UncachedInputTokens: &in, CacheWriteTokens: &write, CacheReadTokens: &read, OutputTokens: &out, InputTokens: &all,
+				ServiceTier: stepTier(tiers, ids),
 			}}
 			if write1h >= 0 {
 				r.Want.CacheWrite1hTokens = &write1h
@@ -179,9 +208,18 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 		},
 		Check: func(t testing.TB, raw []byte, o *plugintest.Outcome) {
 			var sub transcript.Usage
+			_, _, _, _, _, tiers, _ := rawSessionUsage(t, raw)
 			for _, it := range o.Sink.Items {
-				if it.Scope != "" && it.Event != nil && it.Event.Type == transcript.MessageAssistant {
-					sub.Add(it.Event.Message().Usage)
+				if it.Event == nil || it.Event.Type != transcript.MessageAssistant {
+					continue
+				}
+				m := it.Event.Message()
+				if it.Scope != "" {
+					sub.Add(m.Usage)
+					continue
+				}
+				if want, ok := tiers[m.ID]; ok && !m.Usage.IsZero() && m.Usage.ServiceTier != want {
+					t.Errorf("message %s: service_tier %q, its lines state %q", m.ID, m.Usage.ServiceTier, want)
 				}
 			}
 			if want, ok := rawSubAgentUsage(t, raw); ok || !sub.IsZero() {

@@ -1,6 +1,8 @@
 package copilot
 
 import (
+	"strconv"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -48,7 +50,7 @@ func (n *normalizer) openAgent(id, parent, name string, out *sdk.Out) *agent {
 	a := &agent{id: id, open: true}
 	n.agents[id] = a
 	n.agentList = append(n.agentList, a)
-	if parent == "" && n.calls[id] {
+	if parent == "" && n.hasCall(id) {
 		parent = id
 	}
 	t := n.tasks[parent]
@@ -62,6 +64,21 @@ func (n *normalizer) openAgent(id, parent, name string, out *sdk.Out) *agent {
 	}
 	out.ScopeOpen(sdk.S(id), sdk.Opt(parent), sdk.Opt(name), sdk.Opt(desc))
 	return a
+}
+
+// hasCall reports whether a call of id was reported, by the main agent
+// or a sub-agent (a sub-agent's scope is named by the call that started
+// it in some builds).
+func (n *normalizer) hasCall(id string) bool {
+	if n.calls[id] {
+		return true
+	}
+	for _, a := range n.agentList {
+		if n.calls[callKey(a, id)] {
+			return true
+		}
+	}
+	return false
 }
 
 // scopeOf is the Str of a's scope: unset for the main agent.
@@ -87,12 +104,25 @@ func (n *normalizer) subagentStarted(v, d abi.Value, out *sdk.Out) {
 		out.Unmapped(sdk.S("subagent.started"))
 		return
 	}
+	name := sdk.StringOf(d.Get("agentName")).String()
 	if a := n.agents[sid]; a != nil {
-		// Opened already by one of its events, or started again.
-		out.Ignored(sdk.S("subagent.started"))
+		if a.open {
+			// Opened already by one of its events, or started again.
+			out.Ignored(sdk.S("subagent.started"))
+			return
+		}
+		// A sub-agent named as one that ended: in the builds whose
+		// agentId is the call's id, a call that reused the id (ids
+		// unique per response, not per session) started it. Its scope
+		// is its own, sid#2 (#3, ...), and the events naming sid go to
+		// it from now on.
+		scope := sid
+		for k := 2; n.agents[scope] != nil; k++ {
+			scope = sid + "#" + strconv.Itoa(k)
+		}
+		n.agents[sid] = n.openAgent(scope, call, name, out)
 		return
 	}
-	name := sdk.StringOf(d.Get("agentName")).String()
 	n.openAgent(sid, call, name, out)
 }
 

@@ -69,9 +69,12 @@ type normalizer struct {
 	hasThinking   bool
 	thinkingScope *agent
 
-	calls map[string]bool            // tool calls reported, by toolCallId
+	// calls, held, refused, completed and callAgent are kept per call,
+	// by the agent that made it (reported it) and its toolCallId
+	// (callKey).
+	calls map[string]bool            // tool calls reported
 	held  map[string]*sdk.ToolResult // results whose call was not reported yet
-	order []string                   // held ids in arrival order
+	order []string                   // held keys in arrival order
 
 	usage usageTotals
 
@@ -239,17 +242,17 @@ func (n *normalizer) End(out *sdk.Out) error {
 		}
 	}
 	// Calls the permission check refused and that never completed.
-	for _, id := range n.refusedOrder {
-		if r := n.refused[id]; r != nil && !n.completed[id] {
-			r.Scope = scopeOf(n.callAgent[id])
+	for _, key := range n.refusedOrder {
+		if r := n.refused[key]; r != nil && !n.completed[key] {
+			r.Scope = scopeOf(n.callAgent[key])
 			out.ToolResult(*r)
 			// Once: an id reused listed it again (see call).
-			delete(n.refused, id)
+			delete(n.refused, key)
 		}
 	}
 	// Results whose call never showed up: the host synthesizes the call.
-	for _, id := range n.order {
-		if r := n.held[id]; r != nil {
+	for _, key := range n.order {
+		if r := n.held[key]; r != nil {
 			out.ToolResult(*r)
 		}
 	}

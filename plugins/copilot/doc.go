@@ -97,7 +97,15 @@
 // call's: a completion of the new call that comes before the call is
 // taken for a second completion of the first, and a new call cut while
 // it streamed (assistant.tool_call_delta only) is not recorded from its
-// deltas.
+// deltas. Calls are kept by the agent that made them and their id: a
+// sub-agent's call that reuses the id of a call of the main agent
+// waiting for its completion (the task call that started it, or a call
+// run beside it) is a call of the sub-agent's scope, and a completion
+// answers the call of its own agent (the line's agentId) of that id,
+// else, when that agent made none, the call of that id of another agent
+// still waiting for its completion (the main agent's first), as builds
+// that write no agentId on a sub-agent's completion need. A refusal
+// (permission.completed) is matched the same way.
 //
 // User messages. user.message content is the prompt (origin "prompt").
 // transformedContent is the prompt as the model received it, wrapped in
@@ -128,7 +136,11 @@
 // error the provider reported, listed with the sub-agent's scope. A
 // sub-agent still running when the stream ends is closed by the host with
 // the step. An event naming a sub-agent whose start the log does not hold
-// opens it then. A sub-agent's answer is its parent call's result, not
+// opens it then. A subagent.started naming a sub-agent that ended (the
+// 1.0.7x builds name a sub-agent by its task call's id, and a call may
+// reuse the id of one whose sub-agent ran) starts a sub-agent of its
+// own, scope <id>#2 (#3, ...), to which the events naming the id go from
+// then on. A sub-agent's answer is its parent call's result, not
 // the step's final text, and its model does not name the step's.
 //
 // Metadata. session.start gives the session id (result.sessionId as a

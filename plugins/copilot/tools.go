@@ -32,20 +32,21 @@ func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, reuse bool, out 
 		return true
 	}
 	sid := id.String()
-	if n.calls[sid] {
-		if !reuse || !n.completed[sid] {
+	key := callKey(n.cur, sid)
+	if n.calls[key] {
+		if !reuse || !n.completed[key] {
 			return false
 		}
 		// The id's call has its result: this one is new, and what was
 		// known of the old one's outcome is not its.
-		delete(n.completed, sid)
-		delete(n.refused, sid)
-		delete(n.callAgent, sid)
+		delete(n.completed, key)
+		delete(n.refused, key)
+		delete(n.callAgent, key)
 	}
-	n.calls[sid] = true
+	n.calls[key] = true
 	if a := n.cur; a != nil {
 		n.prompt(a, ts, out)
-		n.callAgent[sid] = a
+		n.callAgent[key] = a
 	}
 	nm := name.String()
 	tc := sdk.ToolCall{CallID: sdk.Text(id), Name: sdk.StringOf(name), Input: input(args), Kind: kindOf(nm), Scope: scopeOf(n.cur), Time: ts}
@@ -56,12 +57,74 @@ func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, reuse bool, out 
 		n.noteTask(sid, args)
 	}
 	out.ToolCall(tc)
-	if r := n.held[sid]; r != nil {
+	if hk := n.heldFor(key, sid); hk != "" {
+		r := n.held[hk]
 		r.Scope = tc.Scope
 		out.ToolResult(*r)
-		delete(n.held, sid)
+		delete(n.held, hk)
 	}
 	return true
+}
+
+// callKey is the key of call id made by agent a (nil: the main agent) in
+// the maps kept per call: the id itself for the main agent, else the
+// sub-agent's scope and the id. A sub-agent's calls may reuse the id of
+// a call of its parent that waits for its result (the task call that
+// started it, or a call run beside it): each is a call of its own.
+func callKey(a *agent, id string) string {
+	if a == nil {
+		return id
+	}
+	return a.id + "\x00" + id
+}
+
+// heldFor is the key in held of the result held for call id whose key
+// is key: held under key (its completion came from the agent that makes
+// the call), else the first held result of id any agent reported; ""
+// when none is.
+func (n *normalizer) heldFor(key, id string) string {
+	if len(n.held) == 0 {
+		return ""
+	}
+	if n.held[key] != nil {
+		return key
+	}
+	for _, k := range n.order {
+		if r := n.held[k]; r != nil && r.CallID.String() == id {
+			return k
+		}
+	}
+	return ""
+}
+
+// callOf is the key of the call id that the result a line of the
+// current agent reports answers: the agent's own call of id, else, when
+// it has none, a call of id still without its completion made by the
+// main agent or a sub-agent (the oldest first); "" when no call of id
+// was reported.
+func (n *normalizer) callOf(id string) string {
+	if key := callKey(n.cur, id); n.calls[key] {
+		return key
+	}
+	first := ""
+	for i := -1; i < len(n.agentList); i++ {
+		var a *agent
+		if i >= 0 {
+			a = n.agentList[i]
+		}
+		if a == n.cur {
+			continue
+		}
+		if key := callKey(a, id); n.calls[key] {
+			if !n.completed[key] {
+				return key
+			}
+			if first == "" {
+				first = key
+			}
+		}
+	}
+	return first
 }
 
 // command is arguments.command, whether arguments is an object or a JSON
@@ -141,23 +204,26 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		}
 	}
 	sid := id.String()
-	n.completed[sid] = true
-	if n.calls[sid] {
-		// The result goes where its call is, whichever agent reports it.
-		r.Scope = scopeOf(n.callAgent[sid])
+	if key := n.callOf(sid); key != "" {
+		// The result goes where its call is, whichever agent reports
+		// it: the reporting agent's own call of the id first.
+		n.completed[key] = true
+		r.Scope = scopeOf(n.callAgent[key])
 		out.ToolResult(r)
 		return
 	}
+	key := callKey(n.cur, sid)
+	n.completed[key] = true
 	// Held (or a second completion of a held call: the first one
 	// stands): the result is reported with its call, or at the end,
 	// from the first completion; this line adds nothing now.
 	out.Ignored(sdk.S("tool.execution_complete"))
-	if n.held[sid] != nil {
+	if n.held[key] != nil {
 		return
 	}
 	r.CallID, r.Name, r.Output, r.Error, r.Status, r.Time = r.CallID.Keep(), r.Name.Keep(), r.Output.Keep(), r.Error.Keep(), r.Status.Keep(), r.Time.Keep()
-	n.held[sid] = &r
-	n.order = append(n.order, sid)
+	n.held[key] = &r
+	n.order = append(n.order, key)
 }
 
 // shellExit finds the exit code the shell tools append to their output as
@@ -225,13 +291,13 @@ func toolStatus(code abi.Value) string {
 // that is reported at the end (cutCalls).
 func (n *normalizer) toolDelta(d abi.Value, ts sdk.Str) {
 	id := d.Get("toolCallId")
-	if id.Kind() != abi.KindString || id.Is("") || n.calls[id.String()] {
+	if id.Kind() != abi.KindString || id.Is("") || n.calls[callKey(n.cur, sdk.View(id))] {
 		return
 	}
 	sid := id.String()
 	var c *deltaCall
 	for _, dc := range n.deltas {
-		if dc.id == sid {
+		if dc.id == sid && dc.scope == n.cur {
 			c = dc
 			break
 		}
@@ -261,7 +327,7 @@ func (n *normalizer) cutCalls(out *sdk.Out) {
 	}
 	var targets []target
 	for _, c := range n.deltas {
-		if c.name == "" || n.calls[c.id] {
+		if c.name == "" || n.calls[callKey(c.scope, c.id)] {
 			continue
 		}
 		// The arguments streamed so far: whole, else their complete
@@ -302,9 +368,9 @@ func (n *normalizer) cutCalls(out *sdk.Out) {
 		t := &targets[ti]
 		out.Block(t.key, t.slot, sdk.Block{Type: sdk.BlockToolUse, ToolName: sdk.S(c.name), ToolID: sdk.S(c.id), ToolInput: in})
 		t.slot++
-		n.calls[c.id] = true
+		n.calls[callKey(c.scope, c.id)] = true
 		if c.scope != nil {
-			n.callAgent[c.id] = c.scope
+			n.callAgent[callKey(c.scope, c.id)] = c.scope
 		}
 		tc := sdk.ToolCall{CallID: sdk.S(c.id), Name: sdk.S(c.name), Input: in, Kind: kindOf(c.name), Scope: scopeOf(c.scope)}
 		if c.ts != "" {
@@ -385,10 +451,14 @@ func (n *normalizer) permission(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		}
 	}
 	sid := id.String()
-	if n.refused[sid] == nil {
-		n.refusedOrder = append(n.refusedOrder, sid)
+	key := n.callOf(sid)
+	if key == "" {
+		key = callKey(n.cur, sid)
 	}
-	n.refused[sid] = &sdk.ToolResult{CallID: sdk.S(sid), Status: sdk.S(st), IsError: true, Error: sdk.S(msg), Time: ts.Keep()}
+	if n.refused[key] == nil {
+		n.refusedOrder = append(n.refusedOrder, key)
+	}
+	n.refused[key] = &sdk.ToolResult{CallID: sdk.S(sid), Status: sdk.S(st), IsError: true, Error: sdk.S(msg), Time: ts.Keep()}
 	out.Ignored(sdk.S("permission.completed"))
 }
 

@@ -160,7 +160,14 @@
 // (abi.StoreSessionKey): a composer a newer Cursor moved into its global
 // database under the same id is archived from there only, and a run
 // archived from the workspace database before is ended, superseded by
-// that one (package archive, "keyed"). A workspace database of a newer
+// that one, or, when it had ended already, named by that one's start as
+// the run it holds again (package archive, "keyed"). The host reads a
+// session's rows one session at a time, so a workspace's composers cost
+// a read of its whole document each: the session's element is found by
+// its text and parsed alone, else the document read as JSONB once
+// (workspaceItem; 1.7 against 6.5 CPU-ms a session over 400 composers,
+// BenchmarkWorkspaceSession), but the document is still read once per
+// session. A workspace database of a newer
 // Cursor, whose composer.composerData lists composers without their
 // conversation, holds no session of this store; a database there
 // without ItemTable (not VS Code's) is one this store cannot list: sync

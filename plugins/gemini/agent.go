@@ -2,6 +2,7 @@ package gemini
 
 import (
 	"bytes"
+	"strconv"
 	"strings"
 
 	"github.com/twasm/twasm/abi"
@@ -64,22 +65,34 @@ func agentPrompt(args abi.Value) sdk.Str {
 }
 
 // startAgent opens the scope of the sub-agent call id runs, if it runs
-// one, once, with the parent's prompt as its first message. output is
-// the call's result when it is known at the call (session files).
-func (n *normalizer) startAgent(id, name, args, output abi.Value, ts sdk.Str, out *sdk.Out) {
+// one, once per call, with the parent's prompt as its first message.
+// output is the call's result when it is known at the call (session
+// files); rec is the key of the record holding the call in a session
+// file (resultKey), nil for a stream's tool_use. A call is the one an
+// earlier call of its id started when its record is that call's (a
+// record appended again, a document read again) or, with no record
+// (stream), when that scope is still open (a call repeated before its
+// result); else it is a call that reuses the id, whose sub-agent has a
+// scope of its own: id#2, id#3, ... (agentScope).
+func (n *normalizer) startAgent(id, name, args, output abi.Value, rec []byte, ts sdk.Str, out *sdk.Out) {
 	agent := agentName(name, args, output)
 	if agent.IsEmpty() {
 		return
 	}
-	if n.agent(sdk.View(id)) >= 0 {
-		return // a JSONL session record written again
+	if rec != nil {
+		if n.agentOf(rec) >= 0 {
+			return // a JSONL session record written again
+		}
+	} else if i := n.agent(sdk.View(id)); i >= 0 && n.agents[i].open {
+		return // the call repeated before its result
 	}
-	n.agents = append(n.agents, subAgent{id: id.String(), open: true})
-	scope := sdk.Text(id)
-	out.ScopeOpen(scope, scope, agent, sdk.Str{})
+	idS := id.String()
+	scope := n.agentScope(idS)
+	n.agents = append(n.agents, subAgent{id: idS, rec: string(rec), scope: scope, open: true})
+	out.ScopeOpen(sdk.S(scope), sdk.Text(id), agent, sdk.Str{})
 	if p := agentPrompt(args); !p.IsEmpty() {
 		key := sdk.S(n.newKey("a"))
-		out.Open(key, sdk.Message{ID: key, User: true, Scope: scope, Time: ts})
+		out.Open(key, sdk.Message{ID: key, User: true, Scope: sdk.S(scope), Time: ts})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: p, Origin: sdk.OriginPrompt})
 		out.Close(key, sdk.MessageEnd{})
 	}
@@ -87,17 +100,23 @@ func (n *normalizer) startAgent(id, name, args, output abi.Value, ts sdk.Str, ou
 
 // endAgent closes the scope of the sub-agent call r answers, if one is
 // open: the result it returned becomes its answer, and its status is the
-// call's when the call failed, else its termination reason's.
-func (n *normalizer) endAgent(r sdk.ToolResult, out *sdk.Out) {
-	i := n.agent(r.CallID.String())
+// call's when the call failed, else its termination reason's. rec is the
+// key of the record holding the call (session files), nil for a
+// stream's result, which answers the latest call of its id.
+func (n *normalizer) endAgent(r sdk.ToolResult, rec []byte, out *sdk.Out) {
+	i := n.agentOf(rec)
+	if rec == nil {
+		i = n.agent(r.CallID.String())
+	}
 	if i < 0 || !n.agents[i].open {
 		return
 	}
 	n.agents[i].open = false
+	scope := sdk.S(n.agents[i].scope)
 	reason, result := agentOutcome(r.Output.String())
 	if result != "" {
 		key := sdk.S(n.newKey("a"))
-		out.Open(key, sdk.Message{ID: key, Scope: r.CallID, Time: r.Time})
+		out.Open(key, sdk.Message{ID: key, Scope: scope, Time: r.Time})
 		out.Block(key, 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(result)})
 		out.Close(key, sdk.MessageEnd{})
 	}
@@ -114,7 +133,7 @@ func (n *normalizer) endAgent(r sdk.ToolResult, out *sdk.Out) {
 	default: // ERROR, MAX_TURNS, ERROR_NO_COMPLETE_TASK_CALL
 		status, errText = sdk.StatusError, sdk.S("sub-agent terminated: "+reason)
 	}
-	out.ScopeClose(r.CallID, status, errText)
+	out.ScopeClose(scope, status, errText)
 }
 
 // agentOutcome reads a sub-agent call's output: the termination reason
@@ -152,25 +171,55 @@ func (n *normalizer) endAgents(out *sdk.Out) {
 	for i := range n.agents {
 		if a := &n.agents[i]; a.open {
 			a.open = false
-			out.ScopeClose(sdk.S(a.id), sdk.StatusIncomplete, sdk.S("the input ended before the sub-agent's result was reported"))
+			out.ScopeClose(sdk.S(a.scope), sdk.StatusIncomplete, sdk.S("the input ended before the sub-agent's result was reported"))
 		}
 	}
 }
 
-// subAgent is a sub-agent's scope: the id of the call that runs it, and
-// whether the scope is still open.
+// subAgent is a sub-agent's scope: the id of the call that runs it, the
+// key of the session record holding the call ("" in a stream), the
+// scope's name, and whether the scope is still open.
 type subAgent struct {
-	id   string
-	open bool
+	id, rec, scope string
+	open           bool
 }
 
-// agent is the index in agents of the sub-agent call id runs, -1 when
-// none (a session has few: a linear search).
+// agent is the index in agents of the sub-agent the latest call of id
+// runs, -1 when none (a session has few: a linear search).
 func (n *normalizer) agent(id string) int {
-	for i := range n.agents {
+	for i := len(n.agents) - 1; i >= 0; i-- {
 		if n.agents[i].id == id {
 			return i
 		}
 	}
 	return -1
+}
+
+// agentOf is the index in agents of the sub-agent the call of session
+// record key rec runs, -1 when none (or rec is nil).
+func (n *normalizer) agentOf(rec []byte) int {
+	if rec == nil {
+		return -1
+	}
+	for i := range n.agents {
+		if n.agents[i].rec == string(rec) {
+			return i
+		}
+	}
+	return -1
+}
+
+// agentScope names the scope of a new sub-agent of a call of id: id for
+// the first, id#2, id#3, ... for the calls that reuse it.
+func (n *normalizer) agentScope(id string) string {
+	k := 1
+	for i := range n.agents {
+		if n.agents[i].id == id {
+			k++
+		}
+	}
+	if k == 1 {
+		return id
+	}
+	return id + "#" + strconv.Itoa(k)
 }

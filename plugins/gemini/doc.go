@@ -129,9 +129,13 @@
 // states (GOAL ok; ABORTED, TIMEOUT cancelled; ERROR, MAX_TURNS and any
 // other reason error). A call that never got a result leaves its scope
 // incomplete at the end of the input. The parent keeps the call and its
-// result as for any tool. A scope is opened once per call id: a
-// sub-agent call reusing the id of an earlier one is the parent's call
-// only.
+// result as for any tool. A scope is opened once per call: a session
+// record appended again or a document read again opens none (the call is
+// known by its record and id), nor does a stream's tool_use repeated
+// while its scope is open; a sub-agent call that reuses the id of an
+// earlier one (ids unique per response, not per session) opens a scope
+// of its own, named by the id and a number (call_1#2, call_1#3, ...),
+// which its own result closes.
 //
 // Status. result is the terminal event: status "success" is ok, anything
 // else an error whose text is error.message, else the message of the last

@@ -414,9 +414,9 @@ func (n *normalizer) sessionCall(rid, c abi.Value, msgTime sdk.Str, out *sdk.Out
 		}
 		n.called[id.String()] = true
 	}
-	n.startAgent(id, c.Get("name"), c.Get("args"), c.Get("result").Index(0).Path("functionResponse", "response", "output"), t, out)
-
 	rk := n.resultKey(rid, id)
+	n.startAgent(id, c.Get("name"), c.Get("args"), c.Get("result").Index(0).Path("functionResponse", "response", "output"), rk, t, out)
+
 	if n.resulted[string(rk)] { // a view: copied below when kept
 		return
 	}
@@ -455,7 +455,7 @@ func (n *normalizer) sessionCall(rid, c abi.Value, msgTime sdk.Str, out *sdk.Out
 	}
 	n.resulted[string(rk)] = true
 	out.ToolResult(r)
-	n.endAgent(r, out)
+	n.endAgent(r, rk, out)
 }
 
 // resultKey is the key of a call's result in resulted: the call id

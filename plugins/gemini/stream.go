@@ -163,7 +163,7 @@ func (n *normalizer) toolUse(v abi.Value, out *sdk.Out) {
 		return
 	}
 	call(id, name, params, sdk.StringOf(ts), out)
-	n.startAgent(id, name, params, abi.Value{}, sdk.StringOf(ts), out)
+	n.startAgent(id, name, params, abi.Value{}, nil, sdk.StringOf(ts), out)
 }
 
 // The tool result statuses (spec §4), the same words in every plugin.
@@ -255,7 +255,7 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 		r.Status = sdk.S(toolOK)
 	}
 	out.ToolResult(r)
-	n.endAgent(r, out)
+	n.endAgent(r, nil, out)
 }
 
 // errorEvent handles a non-fatal error event: the step goes on, but the

@@ -93,11 +93,17 @@
 // is not reported (a warning says so), and a result's copy in the model's
 // context (context.append_message, role tool) is not reported again: the
 // k-th copy naming an id is taken for the copy of the k-th result, even
-// when it comes after a later call that reuses the id. A legacy sub-agent's
-// scope is named by its Agent call's id and opens once: an Agent call
-// reusing the id of one whose sub-agent ended is a call of its own, but
-// its sub-agent's records come after that scope closed and are declared
-// ignored as late (SubagentEvent/late): not handled, no capture shows it.
+// when it comes after a later call that reuses the id. Calls are kept by
+// scope and id: a legacy sub-agent's call (in a SubagentEvent) that
+// reuses the id of a call of the session waiting for its result (its
+// own Agent call, or a call run beside it) is a call of the sub-agent's
+// scope, answered there, and the session's result answers the session's
+// call. A legacy sub-agent's scope is named by its Agent call's id; an
+// Agent call reusing the id of one whose sub-agent ran starts a scope of
+// its own, named by the id and a number (call_1#2, call_1#3, ...), at
+// its sub-agent's first record; a record of a sub-agent whose scope
+// closed, with no later call of its id, is declared ignored as late
+// (SubagentEvent/late). No capture shows these cases.
 //
 // Sub-agents (spec §6.10). The Kimi CLI nests a sub-agent's own wire
 // records in the session's log as SubagentEvent {parent_tool_call_id,

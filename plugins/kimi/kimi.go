@@ -53,10 +53,14 @@ type normalizer struct {
 	model     string
 	msgs      int // messages opened, for their keys
 
-	steps    map[string]*step  // the open assistant message per scope ("" the step itself)
-	calls    map[string]*tally // per call id: its latest call (see tally)
-	agents   map[string]bool   // legacy sub-agent scopes (their Agent call's id): true while open
-	agentIDs []string
+	steps map[string]*step  // the open assistant message per scope ("" the step itself)
+	calls map[string]*tally // per scope and call id (callKey): its latest call (see tally)
+	// agents are the legacy sub-agents, by the key of the Agent call that
+	// started them (callKey: the call's scope and id; a sub-agent without
+	// a parent call by its agent id), the latest of each key;
+	// agentList every one, in the order they started.
+	agents    map[string]*subAgent
+	agentList []*subAgent
 
 	prompts   []string // the prompts' texts whose copy in the model's context is still to come
 	looped    bool     // a loop step was read since the last prompt
@@ -97,17 +101,41 @@ type tally struct {
 // no call, a result came).
 func (t *tally) settled() bool { return t.results > 0 && t.results >= t.calls }
 
-// tally returns call id's tally, made when there is none.
-func (n *normalizer) tally(id string) *tally {
-	if t := n.calls[id]; t != nil {
+// callKey is the key of call id made in scope: the id itself in the
+// step's own scope, else the scope and the id. A legacy sub-agent's calls
+// may reuse the id of a call of its parent that waits for its result
+// (its own Agent call, or a call run beside it).
+func callKey(scope, id string) string {
+	if scope == "" {
+		return id
+	}
+	return scope + "\x00" + id
+}
+
+// tally returns the tally of call id in scope, made when there is none.
+func (n *normalizer) tally(scope, id string) *tally {
+	if scope == "" {
+		if t := n.calls[id]; t != nil {
+			return t
+		}
+	} else if t := n.calls[callKey(scope, id)]; t != nil {
 		return t
 	}
 	if n.calls == nil {
 		n.calls = map[string]*tally{}
 	}
 	t := &tally{}
-	n.calls[strings.Clone(id)] = t
+	n.calls[callKey(scope, strings.Clone(id))] = t
 	return t
+}
+
+// subAgent is a legacy sub-agent's scope: its name, whether it is open,
+// and how many calls its starting call's key had when it opened (a later
+// call reusing the key runs a sub-agent of its own).
+type subAgent struct {
+	scope string
+	open  bool
+	calls int
 }
 
 // call is a legacy tool call whose arguments may still grow.
@@ -295,7 +323,7 @@ func (n *normalizer) toolCall(scope, id, name, args, ts string, report bool, out
 	s.run = ""
 	c := call{id: strings.Clone(id), name: strings.Clone(name), args: strings.Clone(args), ts: ts, slot: s.next}
 	s.next++
-	t := n.tally(c.id)
+	t := n.tally(scope, c.id)
 	if t.results >= t.calls {
 		// A new call, reusing the id when its latest call is settled;
 		// else that call repeated.
@@ -359,7 +387,7 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 		return
 	}
 	n.flushCall(scope, id, out)
-	t := n.tally(id)
+	t := n.tally(scope, id)
 	if t.settled() {
 		out.Warn("kimi: a second result for call " + id + " not reported")
 		return
@@ -396,14 +424,17 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 	}
 	r.Status = sdk.S(status)
 	out.ToolResult(r)
-	if n.agents[id] {
-		n.agents[id] = false
+	if len(n.agents) == 0 {
+		return
+	}
+	if a := n.agents[callKey(scope, id)]; a != nil && a.open {
+		a.open = false
 		st := sdk.StatusOK
 		if isError {
 			st = sdk.StatusError
 		}
-		n.close(id, out)
-		out.ScopeClose(sdk.S(id), st, r.Error)
+		n.close(a.scope, out)
+		out.ScopeClose(sdk.S(a.scope), st, r.Error)
 	}
 }
 
@@ -417,10 +448,10 @@ func rejected(s string) bool {
 // whose Agent call got no result is left incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
 	n.closeAll(out)
-	for _, id := range n.agentIDs {
-		if n.agents[id] {
-			n.agents[id] = false
-			out.ScopeClose(sdk.S(id), sdk.StatusIncomplete, sdk.S("the log ended before the sub-agent's result was recorded"))
+	for _, a := range n.agentList {
+		if a.open {
+			a.open = false
+			out.ScopeClose(sdk.S(a.scope), sdk.StatusIncomplete, sdk.S("the log ended before the sub-agent's result was recorded"))
 		}
 	}
 	return nil

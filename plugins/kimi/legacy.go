@@ -1,6 +1,8 @@
 package kimi
 
 import (
+	"strconv"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -59,7 +61,7 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.
 	case "CompactionBegin", "CompactionEnd":
 		out.Warn("kimi: the context was compacted (" + typ + ")")
 	case "SubagentEvent":
-		n.subagent(p, ts, out)
+		n.subagent(p, ts, scope, out)
 	case "TurnEnd":
 		n.closeAll(out)
 		out.Ignored(sdk.S(typ))
@@ -91,41 +93,70 @@ func (n *normalizer) legacyPart(p abi.Value, ts, scope string, out *sdk.Out) {
 	}
 }
 
-// subagent handles a SubagentEvent: a sub-agent's own record, nested in
-// the session's log, in a scope of its own opened at its first record and
-// linked at the Agent call that started it.
-func (n *normalizer) subagent(p abi.Value, ts string, out *sdk.Out) {
+// subagent handles a SubagentEvent of scope from (the session's, or a
+// sub-agent's): a sub-agent's own record, nested in the log, in a scope
+// of its own opened at its first record and linked at the Agent call of
+// from that started it. The scope is named by that call's id, or, when
+// a scope of that name was opened already (an Agent call that reused the
+// id of one whose sub-agent ran, or a sub-agent's own Agent call reusing
+// its parent's), by the id and a number (call_1#2, call_1#3, ...).
+func (n *normalizer) subagent(p abi.Value, ts, from string, out *sdk.Out) {
 	ev := p.Get("event")
-	scope := str(p.Get("parent_tool_call_id"))
-	if scope == "" {
-		scope = str(p.Get("agent_id"))
+	parent := str(p.Get("parent_tool_call_id"))
+	name, key := parent, callKey(from, parent)
+	if parent == "" {
+		name = str(p.Get("agent_id"))
+		key = "\x01" + name
 	}
-	if scope == "" || ev.Kind() != abi.KindObject || ev.Get("type").Kind() != abi.KindString {
+	if name == "" || ev.Kind() != abi.KindObject || ev.Get("type").Kind() != abi.KindString {
 		out.Unmapped(sdk.S("SubagentEvent"))
 		return
 	}
-	if _, seen := n.agents[scope]; !seen {
-		if n.agents == nil {
-			n.agents = map[string]bool{}
-		}
-		n.agents[scope] = true
-		n.agentIDs = append(n.agentIDs, scope)
-		name := sdk.StringOf(p.Get("subagent_type"))
-		if name.IsEmpty() {
-			name = sdk.StringOf(p.Get("agent_id"))
-		}
-		parent := sdk.Str{}
-		if p.Get("parent_tool_call_id").Kind() == abi.KindString {
-			parent = sdk.S(scope)
-		}
-		out.ScopeOpen(sdk.S(scope), parent, name, sdk.Str{})
+	a := n.agents[key]
+	calls := 0
+	if t := n.calls[key]; t != nil && parent != "" {
+		calls = t.calls
 	}
-	if !n.agents[scope] {
+	if a == nil || !a.open && calls > a.calls {
+		// The first record of the sub-agent a call runs.
+		a = &subAgent{scope: n.agentScope(name), open: true, calls: calls}
+		if n.agents == nil {
+			n.agents = map[string]*subAgent{}
+		}
+		n.agents[key] = a
+		n.agentList = append(n.agentList, a)
+		agent := sdk.StringOf(p.Get("subagent_type"))
+		if agent.IsEmpty() {
+			agent = sdk.StringOf(p.Get("agent_id"))
+		}
+		out.ScopeOpen(sdk.S(a.scope), sdk.S(parent), agent, sdk.Str{})
+	}
+	if !a.open {
 		// A record after the sub-agent's result: the scope is closed.
 		out.Ignored(sdk.S("SubagentEvent/late"))
 		return
 	}
-	n.legacy(sdk.Name(ev.Get("type")), ev.Get("payload"), ts, scope, out)
+	n.legacy(sdk.Name(ev.Get("type")), ev.Get("payload"), ts, a.scope, out)
+}
+
+// agentScope is the name of a new sub-agent's scope: name, unless a
+// sub-agent's scope has it already, then name#2, name#3, ... (a log has
+// few sub-agents: a linear search).
+func (n *normalizer) agentScope(name string) string {
+	s := name
+	for k := 2; ; k++ {
+		taken := false
+		for _, a := range n.agentList {
+			if a.scope == s {
+				taken = true
+				break
+			}
+		}
+		if !taken {
+			return s
+		}
+		s = name + "#" + strconv.Itoa(k)
+	}
 }
 
 // argsText is a call's arguments as JSON text: a string as it is, an

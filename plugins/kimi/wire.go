@@ -218,7 +218,7 @@ func (n *normalizer) appendMessage(m abi.Value, ts string, out *sdk.Out) {
 		// the id's latest call has: else a result no loop event stated.
 		id := sdk.View(m.Get("toolCallId"))
 		if id != "" {
-			t := n.tally(id)
+			t := n.tally("", id)
 			if t.copies++; t.copies <= t.results || t.settled() {
 				out.Ignored(sdk.S("context.append_message/tool"))
 				return

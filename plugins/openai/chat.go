@@ -16,6 +16,7 @@ type chatResp struct {
 	msgs    []*chatMsg // in order of first appearance
 	byIndex map[int64]*chatMsg
 	usage   sdk.Usage
+	tier    string // the service tier the chunks state, the last one stated
 	cost    statedCost
 	errored bool // a choice ended in content_filter
 	closed  bool
@@ -105,6 +106,9 @@ func (n *normalizer) chatMsg(r *chatResp, idx int64, out *sdk.Out) *chatMsg {
 func (n *normalizer) chunk(v abi.Value, out *sdk.Out) {
 	n.setFormat(FormatChatSSE, out)
 	r := n.chatFor(v, out)
+	if t := sdk.TierOf(v.Get("service_tier")); t != "" {
+		r.tier = t
+	}
 	choices := v.Get("choices")
 	pos := int64(0)
 	it := choices.Iter()
@@ -391,6 +395,7 @@ func (n *normalizer) closeChat(r *chatResp, out *sdk.Out) {
 	if n.chat == r {
 		n.chat = nil
 	}
+	r.usage.Tier = r.tier
 	for _, m := range r.msgs {
 		n.finishChoice(r, m, out)
 		e := sdk.MessageEnd{StopReason: sdk.Opt(m.finish)}
@@ -421,6 +426,7 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 	r := &chatResp{id: v.Get("id").String(), model: sdk.StringOf(v.Get("model")), time: unixTime(v.Get("created")), closed: true}
 	n.model(v.Get("model"), out)
 	u := usageOf(v.Get("usage"))
+	u.Tier = sdk.TierOf(v.Get("service_tier"))
 	choices := v.Get("choices")
 	nchoices := choices.Len()
 	pos := int64(0)

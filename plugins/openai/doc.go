@@ -188,6 +188,14 @@
 // The last usage a chat stream reports wins (servers that repeat it send
 // running totals); the step adds each response's usage once.
 //
+// Service tier (ABI 1.9). The response's top-level service_tier (a Chat
+// Completions body or chunk, the last a stream's chunks state; a
+// Responses object, the one of the object carrying the usage: a
+// response.completed states the tier the response was served at,
+// "default", "flex", "priority", where response.created echoes the
+// request's "auto") is the tier of the response's usage, its message's
+// and the step's. null or absent leaves it unset.
+//
 // Cost. A cost the provider states in usage (OpenRouter's usage.cost, in
 // USD, in Chat and Responses bodies and streams) is kept, a stated 0
 // included (spec §6.6): each response's cost (the chat stream's last

@@ -255,7 +255,9 @@ func (n *normalizer) object(v abi.Value, depth int, out *sdk.Out) {
 		}
 		// No output: the call's usage is all it says (no message is
 		// made up for it).
-		out.Usage(usageOf(v.Get("usage")), sdk.ModeAdd)
+		u := usageOf(v.Get("usage"))
+		u.Tier = sdk.TierOf(v.Get("service_tier"))
+		out.Usage(u, sdk.ModeAdd)
 		costOf(v.Get("usage")).report(out)
 	case depth < maxNest && isWrapper(v):
 		// A request/response log record or a Batch API line: the

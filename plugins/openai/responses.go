@@ -869,6 +869,7 @@ func (n *normalizer) responseObject(v, ev abi.Value, out *sdk.Out) {
 	}
 	reason := v.Path("incomplete_details", "reason")
 	u := usageOf(v.Get("usage"))
+	u.Tier = sdk.TierOf(v.Get("service_tier"))
 	n.closeRespWith(r, sdk.MessageEnd{StopReason: sdk.StringOf(reason), Usage: u}, out)
 	costOf(v.Get("usage")).report(out)
 	switch {

@@ -74,12 +74,15 @@ func (u rawUsage) figures() [5]int64 {
 // completion or chunk by its id, a Responses response by its id, in the
 // object or in a response.* event); a stream that states it more than
 // once sends running totals, so a response's last figures stand; the
-// responses' figures are summed. The input counts the cache read.
+// responses' figures are summed. The input counts the cache read. The
+// step's service tier is the one the responses stating usage state (a
+// chat stream's in its chunks, a Responses response in the object
+// carrying its usage), "mixed" when they differ, absent when none does.
 func TestUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: openai.Plugin, Provider: "openai",
 		Inputs:       plugintest.UsageInputs(t, "openai", false, "*.json", "*.jsonl", "*.sse"),
-		Counters:     []string{"input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens", "total_tokens", "uncached_input_tokens"},
+		Counters:     []string{"input_tokens", "cache_read_tokens", "output_tokens", "reasoning_tokens", "total_tokens", "uncached_input_tokens", "service_tier"},
 		AbsentIsZero: true,
 		Raw:          rawOpenAIUsage,
 	}.Test(t)
@@ -104,6 +107,7 @@ func rawOpenAIUsage(t *testing.T, f string, raw []byte) plugintest.RawUsage {
 		}
 	}
 	last := map[string][5]int64{}
+	tiers := map[string]string{} // by response, the last tier stated
 	var order []string
 	note := func(id string, u *rawUsage) {
 		if u == nil {
@@ -114,12 +118,18 @@ func rawOpenAIUsage(t *testing.T, f string, raw []byte) plugintest.RawUsage {
 		}
 		last[id] = u.figures()
 	}
+	noteTier := func(id, tier string) {
+		if tier != "" {
+			tiers[id] = tier
+		}
+	}
 	for _, d := range docs {
 		var o struct {
 			ID       string          `json:"id"`
 			Object   string          `json:"object"`
 			Type     string          `json:"type"`
 			Usage    *rawUsage       `json:"usage"`
+			Tier     string          `json:"service_tier"`
 			Response json.RawMessage `json:"response"`
 		}
 		if json.Unmarshal(d, &o) != nil {
@@ -129,11 +139,18 @@ func rawOpenAIUsage(t *testing.T, f string, raw []byte) plugintest.RawUsage {
 			var r struct {
 				ID    string    `json:"id"`
 				Usage *rawUsage `json:"usage"`
+				Tier  string    `json:"service_tier"`
 			}
-			if json.Unmarshal(o.Response, &r) == nil {
+			if json.Unmarshal(o.Response, &r) == nil && r.Usage != nil {
 				note("response "+r.ID, r.Usage)
+				tiers["response "+r.ID] = r.Tier
 			}
 			continue
+		}
+		if o.Object == "response" && o.Usage != nil {
+			tiers[o.Object+" "+o.ID] = o.Tier
+		} else {
+			noteTier(o.Object+" "+o.ID, o.Tier)
 		}
 		note(o.Object+" "+o.ID, o.Usage)
 	}
@@ -147,6 +164,12 @@ func rawOpenAIUsage(t *testing.T, f string, raw []byte) plugintest.RawUsage {
 	if len(order) > 0 {
 		uncached := want[0] - want[1]
 		u.UncachedInputTokens = &uncached
+		u.ServiceTier = tiers[order[0]]
+		for _, id := range order[1:] {
+			if tiers[id] != u.ServiceTier {
+				u.ServiceTier = transcript.ServiceTierMixed
+			}
+		}
 	}
 	return plugintest.RawUsage{Stated: true, Want: u}
 }

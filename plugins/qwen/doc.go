@@ -73,7 +73,11 @@
 // second result for a call is not reported again; a call naming the id of
 // a call that has its result is a new call with a result of its own
 // (model servers make ids unique per response, not per session: a local
-// one names every call call_1). Kinds: the Gemini CLI's
+// one names every call call_1). Calls are kept by scope and id: a
+// sidechain sub-agent's call (below) that reuses the id of a call of the
+// session waiting for its result is a call of the sidechain's scope,
+// answered there, and the session's result answers the session's call.
+// Kinds: the Gemini CLI's
 // tool names (gemini.ToolKind: run_shell_command execute, read_file and
 // list_directory read, edit and write_file edit, glob and grep_search
 // search, web_fetch and web_search fetch), Qwen Code's task-list and plan
@@ -92,7 +96,11 @@
 // cancelled; background or running incomplete: the agent went on after
 // the call returned). A call that never got a result leaves its scope
 // incomplete at the end of the input. The parent keeps the call and its
-// result as for any tool. Records a background sub-agent wrote into the
+// result as for any tool. A scope is opened once per call (a call
+// repeated while its scope is open is that call): an agent call that
+// reuses the id of an earlier one opens a scope of its own, named by the
+// id and a number (call_1#2, call_1#3, ...), which its own result
+// closes. Records a background sub-agent wrote into the
 // chat (isSidechain with its agentId and agentName) go to a scope of
 // their own, opened at its first record, named after the agent; their
 // usage stays on their messages, not in the step's totals.

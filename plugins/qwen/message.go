@@ -115,16 +115,17 @@ func (n *normalizer) call(fc abi.Value, r record, out *sdk.Out) {
 	if n.calls == nil {
 		n.calls = map[string]string{}
 	}
-	if t, ok := n.calls[sdk.View(id)]; !ok || t != sdk.View(name) {
-		n.calls[id.String()] = name.String()
+	key := callKey(r.scope, sdk.View(id))
+	if t, ok := n.calls[key]; !ok || t != sdk.View(name) {
+		n.calls[strings.Clone(key)] = name.String()
 	}
 	// A call id reused after its call's result (servers make ids unique
 	// per response, not per session: a local one names every call
 	// call_1) is a new call, as the host reads it: its result is its own,
 	// not a second one of the first call.
-	delete(n.resulted, sdk.View(id))
+	delete(n.resulted, key)
 	if isAgent(sdk.View(name)) {
-		n.startAgent(id, args, r, out)
+		n.startAgent(key, id, args, r, out)
 	}
 }
 
@@ -191,7 +192,8 @@ func (n *normalizer) result(id, fr, tcr abi.Value, r record, out *sdk.Out) bool 
 		out.Warn("qwen tool result without a call id: no tool.result reported")
 		return true
 	}
-	if n.resulted[sdk.View(id)] {
+	key := callKey(r.scope, sdk.View(id))
+	if n.resulted[key] {
 		return false
 	}
 	name := fr.Get("name")
@@ -230,7 +232,7 @@ func (n *normalizer) result(id, fr, tcr abi.Value, r record, out *sdk.Out) bool 
 			res.Error = sdk.S("the tool call " + statusWord(st))
 		}
 	}
-	tool := n.calls[sdk.View(id)]
+	tool := n.calls[key]
 	if tool == "" {
 		tool = sdk.View(name)
 	}
@@ -240,10 +242,10 @@ func (n *normalizer) result(id, fr, tcr abi.Value, r record, out *sdk.Out) bool 
 	if n.resulted == nil {
 		n.resulted = map[string]bool{}
 	}
-	n.resulted[id.String()] = true
+	n.resulted[strings.Clone(key)] = true
 	out.ToolResult(res)
-	if n.agents[sdk.View(id)] {
-		n.endAgent(res, tcr.Get("resultDisplay"), out)
+	if i := n.agent(key); i >= 0 && n.agents[i].open {
+		n.endAgent(&n.agents[i], res, tcr.Get("resultDisplay"), out)
 	}
 	return true
 }

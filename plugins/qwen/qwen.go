@@ -52,11 +52,13 @@ type normalizer struct {
 	sessionID string
 	model     string
 
-	records  map[string]bool   // record uuids read (a record read again is a replay)
-	calls    map[string]string // call id -> tool name (of its latest call)
-	resulted map[string]bool   // call ids whose latest call has its result
-	agents   map[string]bool   // sub-agent calls: true while the scope is open
-	agentIDs []string          // their call ids, in order
+	records map[string]bool // record uuids read (a record read again is a replay)
+	// calls and resulted are kept by the call's scope and id (callKey):
+	// a sidechain sub-agent's call may reuse the id of a call of the
+	// session waiting for its result.
+	calls    map[string]string // call key -> tool name (of its latest call)
+	resulted map[string]bool   // call keys whose latest call has its result
+	agents   []subAgent        // sub-agent calls' scopes, in call order
 	sides    map[string]bool   // sidechain agent ids with an open scope
 }
 

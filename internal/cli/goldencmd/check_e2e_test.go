@@ -21,7 +21,8 @@ func goldenInputs(t *testing.T, provider string) []string {
 	}
 	var out []string
 	for _, f := range m {
-		if !strings.HasSuffix(f, ".golden.jsonl") {
+		// A README describes the cases (golden.Cases skips it).
+		if !strings.HasSuffix(f, ".golden.jsonl") && !strings.HasPrefix(strings.ToUpper(filepath.Base(f)), "README") {
 			out = append(out, f)
 		}
 	}

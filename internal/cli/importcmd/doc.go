@@ -26,5 +26,11 @@
 // facts of its source (archive.StoreFile: Kimi's and Cursor's
 // transcripts, found in the store's directory as the plugin names it)
 // is archived with its facts line, as sync archives it: its run states
-// the session id sync's does.
+// the session id sync's does. The first file of a session of a tree
+// store (archive.TreeFile: Factory Droid's <id>.jsonl in its store's
+// layout) is archived with the session's other files the store declares,
+// as sync archives it: Droid's <id>.settings.json beside it, which holds
+// the session's usage and model (Droid's layout, "*/{key}.jsonl", is
+// any directory's: a session file and its settings copied anywhere
+// together are read together).
 package importcmd

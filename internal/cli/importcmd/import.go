@@ -284,6 +284,9 @@ type resolved struct {
 	sub      *archive.Session
 	// store is a session file in a store whose plugin reads the facts
 	// of its source (archive.StoreFile): archived with them, as sync
+	// archives it; or the first file of a tree store's session
+	// (archive.TreeFile: Factory Droid's session, its settings
+	// document beside it): archived with its other files, as sync
 	// archives it.
 	store *archive.Session
 	// onDisk are a session file's sub-agents' files on disk
@@ -355,6 +358,10 @@ func resolve(ctx context.Context, rt *host.Runtime, opts *Options, im Imported) 
 		onDisk = archive.SubAgentFiles(declared, im.Provider, file, opts.namedKeys)
 	}
 	if s, ok := archive.StoreFile(declared, im.Provider, file); ok && opts.Format == "" {
+		im.Format = ""
+		return resolved{im: im, store: &s, onDisk: onDisk}
+	}
+	if s, ok := archive.TreeFile(declared, im.Provider, file); ok && opts.Format == "" {
 		im.Format = ""
 		return resolved{im: im, store: &s, onDisk: onDisk}
 	}

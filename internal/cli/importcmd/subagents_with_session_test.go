@@ -90,8 +90,8 @@ var (
 	// the session and the call (callingSessionId, callingToolUseId).
 	// No licensed capture holds a sub-session: the droid goldens'
 	// lines, written in Droid's format (testdata/golden/droid/README.md).
-	// Without their settings documents, which an import does not read:
-	// they state no usage.
+	// Without their settings documents (which an import reads, as sync
+	// does: TestImportDroidSettings): they state no usage.
 	droidSet = func() subAgentSet {
 		const dir = ".factory/sessions/-home-me-proj/"
 		return subAgentSet{files: []capturedFile{

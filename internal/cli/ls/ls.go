@@ -60,9 +60,12 @@ figure is known (a model the table lacks), "+?" after a part. Child runs themsel
 sub-workflows) are listed only with --children. A run another stands for
 is listed only with --superseded, so that a session is listed once as
 stats and usage count it once: the original of a renormalize rebuild
-(unless it was written after the rebuild) and an archive sync found
-damaged and made again; --json then states "superseded_by" or the
-rebuild's "renormalized_from". An archived agent session
+(unless it was written after the rebuild), an archive sync found
+damaged and made again, and a session's run ended before the agent's
+other store's copy of it was archived (an older Cursor's workspace
+composer, later in its global database); --json then states
+"superseded_by", the rebuild's "renormalized_from", or the standing
+run's "supersedes_runs". An archived agent session
 (twasm sync) stays open while it may grow: its status is its latest
 part's (ok, error or incomplete, judged from the session log), marked
 "(open)" on a terminal and "open": true in --json.
@@ -114,7 +117,7 @@ ago.
 	opts.Window.AddFlags(fl, "only runs started at or after this time or age", "only runs started before this time or age", "runs")
 	fl.IntVarP(&opts.Limit, "limit", "n", 0, "show at most this many runs (0: all)")
 	fl.BoolVar(&opts.Children, "children", false, "list child runs too")
-	fl.BoolVar(&opts.Superseded, "superseded", false, "list runs another run stands for too (renormalized originals, repaired archives)")
+	fl.BoolVar(&opts.Superseded, "superseded", false, "list runs another run stands for too (renormalized originals, repaired archives, a session's copy archived again from another store)")
 	fl.BoolVar(&opts.JSON, "json", false, "print one JSON object per run (JSON Lines)")
 	_ = cmd.RegisterFlagCompletionFunc("status", cobra.FixedCompletions([]string{"ok", "error", "incomplete", "cancelled", "running"}, cobra.ShellCompDirectiveNoFileComp))
 	return cmd

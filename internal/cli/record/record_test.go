@@ -311,10 +311,11 @@ func TestSummarySubRuns(t *testing.T) {
 		noSubRuns bool
 	}{
 		// The sidechain's two messages (700 + 10, 720 + 8 tokens) and its
-		// one call are the Task's child run.
+		// one call are the Task's child run; every message states the
+		// standard service tier.
 		{name: "sidechain", input: filepath.Join("testdata", "golden", "claude", "session_log_sidechain.jsonl"),
-			own:      &transcript.Usage{InputTokens: new(int64(16109)), UncachedInputTokens: new(int64(9)), CacheReadTokens: new(int64(16100)), CacheWriteTokens: new(int64(0)), OutputTokens: new(int64(39))},
-			sub:      &transcript.Usage{InputTokens: new(int64(1420)), UncachedInputTokens: new(int64(1420)), CacheReadTokens: new(int64(0)), CacheWriteTokens: new(int64(0)), OutputTokens: new(int64(18))},
+			own:      &transcript.Usage{InputTokens: new(int64(16109)), UncachedInputTokens: new(int64(9)), CacheReadTokens: new(int64(16100)), CacheWriteTokens: new(int64(0)), OutputTokens: new(int64(39)), ServiceTier: "standard"},
+			sub:      &transcript.Usage{InputTokens: new(int64(1420)), UncachedInputTokens: new(int64(1420)), CacheReadTokens: new(int64(0)), CacheWriteTokens: new(int64(0)), OutputTokens: new(int64(18)), ServiceTier: "standard"},
 			subTools: 1, ownTools: map[string]int{"Task": 1}},
 		{name: "no sub-agent", input: filepath.Join("examples", "claude", "stream-json.jsonl"), noSubRuns: true},
 	}

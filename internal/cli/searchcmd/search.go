@@ -149,6 +149,12 @@ func reopen(ctx context.Context, f *cmdutil.Factory, w io.Writer, cause error) (
 	return ix, nil
 }
 
+// refreshPendingKiB is the budget of FTS5's pending terms of a command
+// that refreshes the index after it wrote runs (Refresh, RefreshRuns):
+// FTS5's own 1 MiB, not Open's 4 MiB, whose memory (about 8 MiB more)
+// a writer such as sync, whose peak RSS has a bound (#31), cannot spare.
+const refreshPendingKiB = 1024
+
 // Refresh brings the index up to date after a command wrote runs (their
 // sub-agent runs included: every transcript is checked, by size and mtime
 // for the unchanged ones). The index is a cache: a failure is worth a
@@ -159,6 +165,7 @@ func Refresh(ctx context.Context, f *cmdutil.Factory) error {
 		return err
 	}
 	defer ix.Close()
+	ix.SetPendingKiB(refreshPendingKiB)
 	_, err = ix.Update(ctx)
 	return err
 }
@@ -174,6 +181,7 @@ func RefreshRuns(ctx context.Context, f *cmdutil.Factory, runIDs []string) error
 		return err
 	}
 	defer ix.Close()
+	ix.SetPendingKiB(refreshPendingKiB)
 	_, err = ix.UpdateRuns(ctx, runIDs)
 	return err
 }

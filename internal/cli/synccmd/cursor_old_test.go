@@ -114,6 +114,21 @@ func TestSyncCursorOldWorkspace(t *testing.T) {
 	syncWant(t, h, user, "after the growth", nothing)
 }
 
+// putGlobalComposer writes composer id into the global database at path
+// as a newer Cursor keeps it (composerData:<id> and its two bubbles, the
+// answer with its tokens): the conversation of oldComposer(id, 1,
+// "Create a new page for Files", "I'll help you create a Files page.").
+func putGlobalComposer(t *testing.T, path, id string) {
+	t.Helper()
+	c := openCursorIDEDB(t, path)
+	c.put("composerData:"+id, `{"_v":3,"composerId":"`+id+`","createdAt":1731817660592,"lastUpdatedAt":1731817868959,"fullConversationHeadersOnly":[{"bubbleId":"b1","type":1},{"bubbleId":"b2","type":2}]}`)
+	c.put("bubbleId:"+id+":b1", `{"_v":3,"bubbleId":"b1","type":1,"text":"Create a new page for Files","createdAt":"2024-11-17T04:27:40.592Z"}`)
+	c.put("bubbleId:"+id+":b2", `{"_v":3,"bubbleId":"b2","type":2,"text":"I'll help you create a Files page.","createdAt":"2024-11-17T04:28:00.000Z","tokenCount":{"inputTokens":900,"outputTokens":40}}`)
+	if err := c.DB.Close(); err != nil {
+		t.Fatal(err)
+	}
+}
+
 // TestSyncCursorOldAndGlobal: a composer an older Cursor kept inline in
 // a workspace database and a newer one keeps in its global database
 // (composerData:<id>, the same id) is one conversation, archived once,
@@ -137,13 +152,7 @@ func TestSyncCursorOldAndGlobal(t *testing.T) {
 				oldRun = got0(t, syncWant(t, h, user, "the workspace's copy", map[string]int{"new": 1})["new"])
 			}
 			global := filepath.Join(user, "globalStorage", "state.vscdb")
-			c := openCursorIDEDB(t, global)
-			c.put("composerData:"+id, `{"_v":3,"composerId":"`+id+`","createdAt":1731817660592,"lastUpdatedAt":1731817868959,"fullConversationHeadersOnly":[{"bubbleId":"b1","type":1},{"bubbleId":"b2","type":2}]}`)
-			c.put("bubbleId:"+id+":b1", `{"_v":3,"bubbleId":"b1","type":1,"text":"Create a new page for Files","createdAt":"2024-11-17T04:27:40.592Z"}`)
-			c.put("bubbleId:"+id+":b2", `{"_v":3,"bubbleId":"b2","type":2,"text":"I'll help you create a Files page.","createdAt":"2024-11-17T04:28:00.000Z","tokenCount":{"inputTokens":900,"outputTokens":40}}`)
-			if err := c.DB.Close(); err != nil {
-				t.Fatal(err)
-			}
+			putGlobalComposer(t, global, id)
 
 			var r clitest.Result
 			clitest.Unchanged(t, user, "sync", func() { r = h.OK("sync") })
@@ -182,5 +191,80 @@ func TestSyncCursorOldAndGlobal(t *testing.T) {
 				t.Errorf("doctor does not list the workspace store or say why its session is skipped:\n%s", out)
 			}
 		})
+	}
+}
+
+// TestSyncCursorOldEndedThenGlobal: a composer an older Cursor kept in a
+// workspace database, archived and ended there (the workspace stopped
+// listing it: a newer Cursor moved it out) before the global database
+// held it, then archived from the global database, is counted once: the
+// new run's start names the ended run it holds again, and ls, stats and
+// usage leave the ended one out (ls --superseded lists both); the new
+// run's outcome says so, and a next sync says nothing.
+func TestSyncCursorOldEndedThenGlobal(t *testing.T) {
+	t.Parallel()
+	const id = "d74dadbc-8b7b-4977-8fc1-277bc735e3ed"
+	h := clitest.NewHome(t)
+	user := filepath.Join(h.Dir, ".config", "Cursor", "User")
+	keep := `{"composerId":"c-head","name":"a newer Cursor's index","lastUpdatedAt":1731799000000,"createdAt":1731799000000}`
+	putOldWorkspace(t, h, user, "6ae6eb05", oldComposer(id, 1, "Create a new page for Files", "I'll help you create a Files page.")+","+keep, "", "file:///home/me/mobilechat")
+	oldRun := got0(t, syncWant(t, h, user, "the workspace's copy", map[string]int{"new": 1})["new"])
+	putOldWorkspace(t, h, user, "6ae6eb05", keep, "", "file:///home/me/mobilechat")
+	if got := syncWant(t, h, user, "the workspace no longer lists it", map[string]int{"closed": 1}); got0(t, got["closed"]) != oldRun {
+		t.Fatalf("closed %v, want run %s", got, oldRun)
+	}
+	putGlobalComposer(t, filepath.Join(user, "globalStorage", "state.vscdb"), id)
+	var r clitest.Result
+	clitest.Unchanged(t, user, "sync", func() { r = h.OK("sync") })
+	got := clitest.Outcomes(r.Out)
+	if len(got["new"]) != 1 || len(got) != 1 {
+		t.Fatalf("want the global database's composer new, nothing else: %v", r)
+	}
+	ide := got["new"][0]
+	if !strings.Contains(r.Out, "archived and ended before as run "+oldRun) {
+		t.Errorf("the new run's outcome does not say it stands for run %s: %v", oldRun, r)
+	}
+	if b := runText(t, h, ide); !strings.Contains(b, `"supersedes_runs":["`+oldRun+`"]`) {
+		t.Errorf("the new run's start does not name run %s:\n%s", oldRun, b)
+	}
+	syncWant(t, h, user, "next sync", nothing)
+
+	listed := func(args ...string) []string {
+		var ids []string
+		for _, l := range strings.Split(strings.TrimSpace(h.OK(append([]string{"ls", "--json"}, args...)...).Out), "\n") {
+			var s struct {
+				RunID string `json:"run_id"`
+			}
+			if err := json.Unmarshal([]byte(l), &s); err != nil {
+				t.Fatalf("ls --json: %v: %s", err, l)
+			}
+			ids = append(ids, s.RunID)
+		}
+		return ids
+	}
+	if ids := listed(); len(ids) != 1 || ids[0] != ide {
+		t.Errorf("ls lists %v, want the global database's run %s only", ids, ide)
+	}
+	if ids := listed("--superseded"); len(ids) != 2 {
+		t.Errorf("ls --superseded lists %v, want both runs", ids)
+	}
+	var st struct {
+		Runs       int `json:"runs"`
+		Superseded int `json:"superseded_runs"`
+	}
+	if err := json.Unmarshal([]byte(h.OK("stats", "--all", "--json").Out), &st); err != nil || st.Runs != 1 || st.Superseded != 1 {
+		t.Errorf("stats --all: %+v (%v), want 1 run and 1 superseded", st, err)
+	}
+	var u struct {
+		Total struct {
+			Sessions int `json:"sessions"`
+		} `json:"total"`
+		Superseded int `json:"superseded_runs"`
+	}
+	if err := json.Unmarshal([]byte(h.OK("usage", "--by", "session", "--json").Out), &u); err != nil || u.Total.Sessions != 1 || u.Superseded != 1 {
+		t.Errorf("usage: %+v (%v), want 1 session and 1 run superseded", u, err)
+	}
+	if r := h.Run("search", "--json", "--every", `"create a Files page"`); r.Code != 0 || strings.Count(r.Out, "\n") != 1 || !strings.Contains(r.Out, ide) {
+		t.Errorf("search finds the answer other than once, in run %s: %v", ide, r)
 	}
 }

@@ -78,6 +78,7 @@ func NewCmdSync(f *cmdutil.Factory, runF func(context.Context, *Options) error) 
 				ix.Close()
 				return nil, err
 			}
+			ix.SetPendingKiB(livePendingKiB)
 			return indexRuns{ix}, nil
 		}}
 	cmd := &cobra.Command{

@@ -180,30 +180,7 @@ func TestUsageBatch(t *testing.T) {
 	mixed := t.TempDir()
 	clitest.Record(t, mixed, "openai", clitest.Golden("openai", "chat_batch_output_mixed.jsonl"))
 
-	type cost struct {
-		MicroUSD       int64    `json:"micro_usd"`
-		Source         string   `json:"source"`
-		UnpricedModels []string `json:"unpriced_models"`
-		Batch          int      `json:"batch"`
-	}
-	byModel := func(storage string) map[string]cost {
-		var rep struct {
-			Groups []struct {
-				Key  string
-				Cost cost
-			}
-		}
-		r := clitest.RunOK(t, env, "--storage", storage, "usage", "--by", "model", "--json")
-		if err := json.Unmarshal([]byte(r.Out), &rep); err != nil {
-			t.Fatalf("usage --json: %v\n%s", err, r.Out)
-		}
-		out := map[string]cost{}
-		for _, g := range rep.Groups {
-			out[g.Key] = g.Cost
-		}
-		return out
-	}
-	for storage, want := range map[string]map[string]cost{
+	for storage, want := range map[string]map[string]modelCost{
 		storage: {
 			// (120*1 + 4*5)/2 + (100*1 + 3*5)/2 = 70 + 57.5: 127.5, rounded once
 			"claude-haiku-4-5-20251001": {MicroUSD: 128, Source: "priced", Batch: 2},
@@ -219,13 +196,13 @@ func TestUsageBatch(t *testing.T) {
 			"gpt-4o-mini-2024-07-18": {MicroUSD: 14, Source: "priced"},
 		},
 	} {
-		got := byModel(storage)
+		got := costsByModel(t, storage)
 		if len(got) != len(want) {
 			t.Errorf("groups %+v, want %+v", got, want)
 		}
 		for m, w := range want {
 			g := got[m]
-			if g.MicroUSD != w.MicroUSD || g.Source != w.Source || g.Batch != w.Batch || strings.Join(g.UnpricedModels, ",") != strings.Join(w.UnpricedModels, ",") {
+			if !g.equal(w) {
 				t.Errorf("%s: %+v, want %+v", m, g, w)
 			}
 		}
@@ -329,5 +306,98 @@ func TestUsageCostLocalModel(t *testing.T) {
 				t.Errorf("stats --json: %s", r.Out)
 			}
 		})
+	}
+}
+
+// modelCost is a group's cost in usage --by model --json.
+type modelCost struct {
+	MicroUSD       int64    `json:"micro_usd"`
+	Source         string   `json:"source"`
+	UnpricedModels []string `json:"unpriced_models"`
+	Batch          int      `json:"batch"`
+	Flex           int      `json:"flex"`
+	Priority       int      `json:"priority"`
+}
+
+func (c modelCost) equal(o modelCost) bool {
+	return c.MicroUSD == o.MicroUSD && c.Source == o.Source && c.Batch == o.Batch && c.Flex == o.Flex && c.Priority == o.Priority &&
+		strings.Join(c.UnpricedModels, ",") == strings.Join(o.UnpricedModels, ",")
+}
+
+// costsByModel is usage --by model --json's cost of each model in
+// storage.
+func costsByModel(t *testing.T, storage string) map[string]modelCost {
+	t.Helper()
+	var rep struct {
+		Groups []struct {
+			Key  string
+			Cost modelCost
+		}
+	}
+	r := clitest.RunOK(t, env, "--storage", storage, "usage", "--by", "model", "--json")
+	if err := json.Unmarshal([]byte(r.Out), &rep); err != nil {
+		t.Fatalf("usage --json: %v\n%s", err, r.Out)
+	}
+	out := map[string]modelCost{}
+	for _, g := range rep.Groups {
+		out[g.Key] = g.Cost
+	}
+	return out
+}
+
+// TestUsageServiceTiers records responses served at OpenAI's flex and
+// priority tiers (the hand-written goldens: testdata/golden/openai
+// README.md) and responses of tiers the table has no rate for, through
+// the bundled plugins, and checks the prices usage gives them: flex at
+// half of every rate, cached input included, and priority at OpenAI's
+// priority rates, each counted and said; a flex request of a model
+// without flex rates, OpenAI's scale tier and Anthropic's priority tier
+// unknown, named with the reason, never the standard price. Figures
+// worked by hand from the raw bodies, in micro-dollars (rates in $ per
+// million tokens).
+func TestUsageServiceTiers(t *testing.T) {
+	t.Parallel()
+	dir := t.TempDir()
+	flex41 := filepath.Join(dir, "gpt41_flex.json")
+	clitest.Put(t, flex41, []byte(`{"id":"chatcmpl-X1","object":"chat.completion","created":1760003200,"model":"gpt-4.1-2025-04-14","choices":[{"index":0,"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105},"service_tier":"flex"}
+`), 0)
+	scale := filepath.Join(dir, "gpt4o_scale.json")
+	clitest.Put(t, scale, []byte(`{"id":"chatcmpl-X2","object":"chat.completion","created":1760003300,"model":"gpt-4o-2024-08-06","choices":[{"index":0,"message":{"role":"assistant","content":"Done."},"finish_reason":"stop"}],"usage":{"prompt_tokens":100,"completion_tokens":5,"total_tokens":105},"service_tier":"scale"}
+`), 0)
+	storage := t.TempDir()
+	flex := clitest.Record(t, storage, "openai", clitest.Golden("openai", "responses_stream_flex.jsonl"))
+	clitest.Record(t, storage, "openai", clitest.Golden("openai", "chat_completion_priority.json"))
+	clitest.Record(t, storage, "claude", clitest.Golden("claude", "anthropic_response_priority_tier.json"))
+	clitest.Record(t, storage, "openai", flex41)
+	clitest.Record(t, storage, "openai", scale)
+
+	got := costsByModel(t, storage)
+	want := map[string]modelCost{
+		// flex, half of gpt-5-mini's rates: 2000*0.125 + 10000*0.0125 +
+		// 400*1 = 775 (the standard rates would give 1550)
+		"gpt-5-mini-2025-08-07": {MicroUSD: 775, Source: "priced", Flex: 1},
+		// priority, OpenAI's rates for GPT-5: 952*2.50 + 2048*0.25 +
+		// 500*20 = 12892 (standard: 6446)
+		"gpt-5-2025-08-07":           {MicroUSD: 12892, Source: "priced", Priority: 1},
+		"gpt-4.1-2025-04-14":         {Source: "unknown", UnpricedModels: []string{"gpt-4.1-2025-04-14 (no flex rate)"}},
+		"gpt-4o-2024-08-06":          {Source: "unknown", UnpricedModels: []string{"gpt-4o-2024-08-06 (scale tier: billed by reserved capacity, not per token)"}},
+		"claude-sonnet-4-5-20250929": {Source: "unknown", UnpricedModels: []string{"claude-sonnet-4-5-20250929 (no priority rate)"}},
+	}
+	if len(got) != len(want) {
+		t.Errorf("groups %+v, want %+v", got, want)
+	}
+	for m, w := range want {
+		if g := got[m]; !g.equal(w) {
+			t.Errorf("%s: %+v, want %+v", m, g, w)
+		}
+	}
+	if r := clitest.RunOK(t, env, "--storage", storage, "view", flex); !strings.Contains(r.Out, "$0.0008 priced (flex rate)") {
+		t.Errorf("view's step footer does not say the flex rate:\n%s", r.Out)
+	}
+	r := clitest.RunOK(t, env, "--storage", storage, "usage")
+	for _, s := range []string{"1 figures priced at the flex tier's rates", "1 figures priced at the priority tier's rates", "gpt-4.1-2025-04-14 (no flex rate)"} {
+		if !strings.Contains(r.ErrOut, s) {
+			t.Errorf("usage text does not say %q:\n%s\n%s", s, r.Out, r.ErrOut)
+		}
 	}
 }

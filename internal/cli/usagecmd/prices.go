@@ -81,29 +81,43 @@ func runPrices(opts *PricesOptions) error {
 	}
 	w := opts.IO.Out
 	fmt.Fprintf(w, "price table %s (%s), sha256 %s, %d models\n", t.Version(), t.Origin, t.SHA256[:16], len(t.Models))
-	tb := cmdutil.NewTable(w, opts.IO.IsStdoutTTY(), "MODEL", "PROVIDER", "INPUT", "CACHE READ", "WRITE 5M", "WRITE 1H", "OUTPUT", "ABOVE", "BATCH", "CHECKED", "SOURCE")
+	tb := cmdutil.NewTable(w, opts.IO.IsStdoutTTY(), "MODEL", "PROVIDER", "INPUT", "CACHE READ", "WRITE 5M", "WRITE 1H", "OUTPUT", "ABOVE", "BATCH", "FLEX", "CHECKED", "SOURCE")
 	or := func(s, d string) string {
 		if s == "" {
 			return d
 		}
 		return s
 	}
-	rates := func(label, provider, above string, r prices.Rates, batch int, checked, source string) {
-		w5 := or(r.CacheWrite5m, or(r.Input, ""))
-		b := "-"
-		if batch > 0 {
-			b = fmt.Sprintf("%d%%", batch)
+	pct := func(p int) string {
+		if p > 0 {
+			return fmt.Sprintf("%d%%", p)
 		}
-		tb.Row(label, provider, r.Input, or(r.CacheRead, r.Input), w5, or(r.CacheWrite1h, w5), r.Output, above, b, checked, source)
+		return "-"
+	}
+	rates := func(label, provider, above string, r prices.Rates, m *prices.Model, checked, source string) {
+		w5 := or(r.CacheWrite5m, or(r.Input, ""))
+		b, f := "-", "-"
+		if m != nil {
+			b, f = pct(m.BatchPercent), pct(m.FlexPercent)
+		}
+		tb.Row(label, provider, r.Input, or(r.CacheRead, r.Input), w5, or(r.CacheWrite1h, w5), r.Output, above, b, f, checked, source)
 	}
 	for _, m := range t.Models {
 		name := m.ID
 		if len(m.Aliases) > 0 {
 			name += " (" + strings.Join(m.Aliases, ", ") + ")"
 		}
-		rates(name, m.Provider, "", m.Rates, m.BatchPercent, m.Checked, strings.Join(m.Sources, " "))
+		rates(name, m.Provider, "", m.Rates, &m, m.Checked, strings.Join(m.Sources, " "))
 		for _, tr := range m.Tiers {
-			rates("  "+m.ID, m.Provider, fmt.Sprint(tr.AboveInput), tr.Rates, m.BatchPercent, "", "")
+			rates("  "+m.ID, m.Provider, fmt.Sprint(tr.AboveInput), tr.Rates, &m, "", "")
+		}
+		if p := m.Priority; p != nil {
+			// The priority tier's rates, for requests up to MaxInput.
+			upTo := ""
+			if p.MaxInput > 0 {
+				upTo = fmt.Sprintf("up to %d", p.MaxInput)
+			}
+			rates("  "+m.ID+" priority", m.Provider, upTo, p.Rates, nil, "", "")
 		}
 	}
 	return tb.Render()

@@ -203,7 +203,13 @@ func printReport(ios *iostreams.IOStreams, rep *usage.Report) error {
 		fmt.Fprintf(w, "twasm: %d step totals above a long-context threshold priced at the base rates (their messages state no usage of their own)\n", n)
 	}
 	if n := rep.Total.Cost.Batch; n > 0 {
-		fmt.Fprintf(w, "twasm: %d figures priced at the batch API's rate (their capture is a batch job's results)\n", n)
+		fmt.Fprintf(w, "twasm: %d figures priced at the batch API's rate (their capture is a batch job's results, or their usage states the batch tier)\n", n)
+	}
+	if n := rep.Total.Cost.Flex; n > 0 {
+		fmt.Fprintf(w, "twasm: %d figures priced at the flex tier's rates (their responses state service_tier flex)\n", n)
+	}
+	if n := rep.Total.Cost.Priority; n > 0 {
+		fmt.Fprintf(w, "twasm: %d figures priced at the priority tier's rates (their responses state service_tier priority)\n", n)
 	}
 	return nil
 }

@@ -19,8 +19,10 @@
 //     being sdktest's, as in a plugin author's own test. [Run] runs one
 //     input natively through normalize.Run with any normalize.Options.
 //     An Outcome gives the tool.call ids, block texts and result
-//     statuses; [CheckTexts], [Outcome.CheckCalls] and
-//     [Outcome.CheckFailed] check them; [Docs] decodes a capture apart
+//     statuses, and the trace of which scope each call and result went
+//     to and which call each result answers ([Outcome.ToolTrace],
+//     [WantToolTrace]: the plugins' call-id scope tests); [CheckTexts],
+//     [Outcome.CheckCalls] and [Outcome.CheckFailed] check them; [Docs] decodes a capture apart
 //     from the plugin; [Captures] lists an agent's captures in the
 //     repository's testdata/captures.
 //   - [UsageSide] checks a plugin's step usage side by side with the

@@ -2,6 +2,7 @@ package plugintest
 
 import (
 	"bytes"
+	"cmp"
 	"context"
 	"encoding/json"
 	"slices"
@@ -97,6 +98,43 @@ func WantNamesOutputs(tb testing.TB, p sdk.Plugin, provider string, lines, calls
 	gotCalls, gotResults := Run(tb, p, []byte(strings.Join(lines, "\n")+"\n"), normalize.Options{Provider: provider}).NamesOutputs()
 	if !slices.Equal(gotCalls, calls) || !slices.Equal(gotResults, results) {
 		tb.Errorf("calls %q, results %q; want %q, %q", gotCalls, gotResults, calls, results)
+	}
+}
+
+// ToolTrace returns a line for every scope opened ("open S by P"), closed
+// ("close S status"), tool.call ("S: call Name id") and tool.result ("S:
+// result Name id: output"), in order, S being the scope ("main" for the
+// step's own) and a result's Name that of the call the host paired it
+// with in its scope: which scope each call and result went to, and which
+// call each result answers.
+func (o *Outcome) ToolTrace() []string {
+	var out []string
+	for _, it := range o.Sink.Items {
+		scope := cmp.Or(it.Scope, "main")
+		switch {
+		case it.Open != nil:
+			out = append(out, "open "+scope+" by "+it.Open.ParentToolID)
+		case it.Close:
+			out = append(out, "close "+scope+" "+it.CloseStatus)
+		case it.Event == nil:
+		case it.Event.Type == transcript.ToolCall:
+			tp := it.Event.Tool()
+			out = append(out, scope+": call "+tp.Name+" "+tp.CallID)
+		case it.Event.Type == transcript.ToolResult:
+			tp := it.Event.Tool()
+			out = append(out, scope+": result "+tp.Name+" "+tp.CallID+": "+tp.Output)
+		}
+	}
+	return out
+}
+
+// WantToolTrace runs lines (one input, a newline after each) through p
+// as provider and fails tb unless its [Outcome.ToolTrace] is want.
+func WantToolTrace(tb testing.TB, p sdk.Plugin, provider string, lines, want []string) {
+	tb.Helper()
+	got := Run(tb, p, []byte(strings.Join(lines, "\n")+"\n"), normalize.Options{Provider: provider}).ToolTrace()
+	if !slices.Equal(got, want) {
+		tb.Errorf("tool trace:\n\t%s\nwant:\n\t%s", strings.Join(got, "\n\t"), strings.Join(want, "\n\t"))
 	}
 }
 

@@ -42,7 +42,9 @@ type UsageSide struct {
 	// Counters are the JSON names of the counters compared
 	// ("input_tokens", "uncached_input_tokens", "cache_read_tokens",
 	// "cache_write_tokens", "cache_write_1h_tokens", "output_tokens",
-	// "reasoning_tokens", "total_tokens").
+	// "reasoning_tokens", "total_tokens"), and "service_tier": the
+	// step's tier must then be Want's ("" where the raw input states
+	// none, "mixed" where its requests state several).
 	Counters []string
 	// AbsentIsZero: a counter left out (by the plugin or by Want)
 	// compares as 0, for a provider whose zero figures the plugin may
@@ -104,6 +106,12 @@ func (s UsageSide) check(tb testing.TB, raw []byte, r RawUsage) {
 	got, want := counters(u), counters(&r.Want)
 	var odd []string
 	for _, c := range s.Counters {
+		if c == "service_tier" {
+			if g := tierOf(u); g != r.Want.ServiceTier {
+				odd = append(odd, c)
+			}
+			continue
+		}
 		g, gok := got[c]
 		w, wok := want[c]
 		if s.AbsentIsZero {
@@ -118,13 +126,23 @@ func (s UsageSide) check(tb testing.TB, raw []byte, r RawUsage) {
 	}
 }
 
-// counters are u's stated counters by JSON name.
+// tierOf is u's service tier ("" when u is nil).
+func tierOf(u *transcript.Usage) string {
+	if u == nil {
+		return ""
+	}
+	return u.ServiceTier
+}
+
+// counters are u's stated counters by JSON name (its tier left out).
 func counters(u *transcript.Usage) map[string]int64 {
 	m := map[string]int64{}
 	if u == nil {
 		return m
 	}
-	b, err := json.Marshal(u)
+	c := *u
+	c.ServiceTier = ""
+	b, err := json.Marshal(&c)
 	if err != nil {
 		panic(err) // a struct of integers
 	}

@@ -420,6 +420,7 @@ func archiveTable(res *Results) Table {
 			valueRow(res, "Index build CPU time per GiB of transcript (#31 goal 4)", "BenchmarkIndexBuild", []string{"cpu-s/GiB"}, AtMost(15, "cpu-s/GiB")),
 			indexSize(res),
 			valueRow(res, "Peak RSS of the indexing process", "BenchmarkIndexBuild", []string{"peak-RSS-MiB"}, AtMost(128, "peak-RSS-MiB")),
+			valueRow(res, "The same index built 64 runs at a time, as a first sync's live indexer does (UpdateRuns): CPU of a batch of the last tenth over one of the first (1: flat in the runs indexed)", "BenchmarkIndexLiveBatches", []string{"last/first"}, Goal{}),
 			benchRow(res, "Search from the index vs scanning the JSONL", "BenchmarkSearchIndex", "BenchmarkSearchScan", []string{"searches/s"}, AtLeastX(50)),
 			searchWall(res),
 			benchRow(res, "Search CPU per query (its update included) vs `grep -rlF` of the same words over the transcripts (#31 goal 3)", "BenchmarkSearchIndex", "BenchmarkSearchGrep", []string{"cpu-ms/query"}, AtMostX(0.05)),
