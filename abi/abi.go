@@ -168,6 +168,16 @@ type Store struct {
 	// then linked at that call. A host that does not read it links the
 	// run at the session's latest part.
 	SubAgentResult string `json:"sub_agent_result,omitempty"`
+	// SubAgentOf (kind "file", optional) says how a session file names
+	// the session file of the same store it is a sub-agent of, for an
+	// agent that keeps a sub-agent's conversation as a session of its
+	// own (Codex CLI: a spawned thread's rollout, whose session_meta
+	// names its parent thread). Such a file is read as a sub-agent's
+	// file (as [Store.SubAgents] are): its run a child run of that
+	// session's, linked at the call that started it when the call's
+	// result names it. A host that does not read the field archives the
+	// file as a session of its own.
+	SubAgentOf *SubAgentOf `json:"sub_agent_of,omitempty"`
 	// RetentionDays is how long the agent keeps a session before
 	// deleting it (0: it does not, as far as known). RetentionFile and
 	// RetentionKey name a JSON settings file (relative to the root) and
@@ -196,6 +206,33 @@ func SubAgentsGlob(glob string) (up int, rest string) {
 type SidecarKey struct {
 	File string `json:"file"`
 	Key  string `json:"key"`
+}
+
+// SubAgentOf says how a session file of a "file" store names the
+// session it is a sub-agent of ([Store.SubAgentOf]).
+type SubAgentOf struct {
+	// Member is a JSON Pointer (RFC 6901: "/a/b" is member b of the
+	// object that is member a) into the file's first JSON value (the
+	// first line of a JSON Lines file, read up to 1 MiB) to the string
+	// that is the parent's key; absent or empty: the file is a session.
+	// Codex: "/payload/source/subagent/thread_spawn/parent_thread_id".
+	Member string `json:"member"`
+	// File is a glob, relative to the store's directory, that matches
+	// the parent's session file, "{key}" (once, in its last element)
+	// standing for the parent's key. Codex:
+	// "**/rollout-*-{key}.jsonl", the thread id ending the file's name
+	// in whichever day's directory it was started.
+	File string `json:"file"`
+	// Result (optional) says how the result of the parent's tool call
+	// that started the sub-agent names it: a member of the result's
+	// output, when that output is a JSON object, and the JSON Pointer
+	// into the sub-agent file's first JSON value of the string the
+	// member equals. The sub-agent's run is then linked at that call,
+	// else at the parent's latest part. Codex: {"agent_id":
+	// "/payload/id"} (multi-agent v1's spawn_agent returns the thread
+	// id), {"task_name": "/payload/source/subagent/thread_spawn/agent_path"}
+	// (v2 returns the agent's path).
+	Result map[string]string `json:"result,omitempty"`
 }
 
 // StoreKindSQLite is the kind of a store that is a SQLite database of

@@ -156,7 +156,13 @@
 // declare where a session names its parent ([Store.Parent], a member of
 // the first JSON value of one of its files) and where it names the call
 // that started it ([Store.SubAgentCall]): the host makes the session's
-// run a child run of its parent's, linked at that call.
+// run a child run of its parent's, linked at that call. A file store
+// may declare how a session file names the session file it is a
+// sub-agent of ([Store.SubAgentOf]: a JSON Pointer into its first JSON
+// value, a glob of the parent's file with the key, the members of the
+// spawning call's result that name it; Codex CLI's spawned threads):
+// the host reads such a file as a sub-agent's, its run a child run of
+// that session's, linked at that call.
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a

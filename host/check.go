@@ -340,6 +340,9 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 	if c := st.SubAgentCall; c != nil && (st.SubAgents == "" && st.Parent == nil || c.Key == "" || strings.Contains(c.File, "/") || !relPath(strings.ReplaceAll(c.File, "{stem}", "x"))) {
 		problems = append(problems, fmt.Sprintf("sub_agent_call %+v is not a file name beside the sub-agent's file and a key, with sub_agents or parent", *c))
 	}
+	if p := st.SubAgentOf; p != nil {
+		problems = append(problems, checkSubAgentOf(st.Kind, p)...)
+	}
 	if st.RetentionDays < 0 {
 		problems = append(problems, "retention_days is negative")
 	}
@@ -443,6 +446,44 @@ func validName(s string) bool {
 	}
 	for _, r := range s {
 		if !unicode.IsPrint(r) {
+			return false
+		}
+	}
+	return true
+}
+
+// checkSubAgentOf checks how a file store's session names the session
+// it is a sub-agent of (abi.Store.SubAgentOf): JSON Pointers into its
+// first JSON value, the parent's file a relative glob whose last
+// element holds "{key}" once.
+func checkSubAgentOf(kind string, p *abi.SubAgentOf) []string {
+	var problems []string
+	if kind != "" && kind != "file" {
+		problems = append(problems, fmt.Sprintf("sub_agent_of on a store of kind %q (file only)", kind))
+	}
+	if !jsonPointer(p.Member) {
+		problems = append(problems, fmt.Sprintf("sub_agent_of member %q is not a JSON Pointer to a member", p.Member))
+	}
+	last := p.File[strings.LastIndexByte(p.File, '/')+1:]
+	if strings.Count(p.File, "{key}") != 1 || !strings.Contains(last, "{key}") || !relPath(strings.NewReplacer("{key}", "x", "*", "x", "?", "x").Replace(p.File)) {
+		problems = append(problems, fmt.Sprintf("sub_agent_of file %q is not a relative glob without .. whose last element holds {key} once", p.File))
+	}
+	for name, ptr := range p.Result {
+		if !validName(name) || !jsonPointer(ptr) {
+			problems = append(problems, fmt.Sprintf("sub_agent_of result %q: %q is not a name and a JSON Pointer to a member", name, ptr))
+		}
+	}
+	return problems
+}
+
+// jsonPointer reports whether p is a JSON Pointer (RFC 6901) to a
+// member: "/" then names, none empty, "~" only as "~0" or "~1".
+func jsonPointer(p string) bool {
+	if len(p) < 2 || p[0] != '/' || len(p) > 1024 {
+		return false
+	}
+	for _, tok := range strings.Split(p[1:], "/") {
+		if tok == "" || strings.Count(tok, "~") != strings.Count(tok, "~0")+strings.Count(tok, "~1") {
 			return false
 		}
 	}

@@ -185,3 +185,43 @@ func TestCheckStoreSubAgentCall(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckStoreSubAgentOf: a file store may say how a session names the
+// session it is a sub-agent of (sub_agent_of: JSON Pointers into its
+// first line, the parent's file a glob with {key} in its name); another
+// kind of store, a member that is no pointer, a glob that climbs or
+// holds {key} in a directory, or a result member without a pointer is
+// refused.
+func TestCheckStoreSubAgentOf(t *testing.T) {
+	ok := abi.SubAgentOf{Member: "/payload/source/subagent/thread_spawn/parent_thread_id", File: "**/rollout-*-{key}.jsonl",
+		Result: map[string]string{"agent_id": "/payload/id", "task_name": "/payload/source/subagent/thread_spawn/agent_path"}}
+	store := func(kind string, mod func(*abi.SubAgentOf)) abi.Store {
+		p := ok
+		if mod != nil {
+			mod(&p)
+		}
+		return abi.Store{Name: "s", Kind: kind, Roots: []abi.Root{{Path: "~/.s"}}, Pattern: "**/rollout-*.jsonl", Files: []string{"x.json"}, SubAgentOf: &p}
+	}
+	for _, tc := range []struct {
+		name string
+		st   abi.Store
+		ok   bool
+	}{
+		{"file store", store("", nil), true},
+		{"file store, no result", store("file", func(p *abi.SubAgentOf) { p.Result = nil }), true},
+		{"escaped pointer", store("", func(p *abi.SubAgentOf) { p.Member = "/a~1b/c~0d" }), true},
+		{"folder store", store("folder", nil), false},
+		{"member not a pointer", store("", func(p *abi.SubAgentOf) { p.Member = "parent_thread_id" }), false},
+		{"member an empty name", store("", func(p *abi.SubAgentOf) { p.Member = "/payload//id" }), false},
+		{"member a bad escape", store("", func(p *abi.SubAgentOf) { p.Member = "/a~2" }), false},
+		{"file climbs", store("", func(p *abi.SubAgentOf) { p.File = "../{key}.jsonl" }), false},
+		{"file without key", store("", func(p *abi.SubAgentOf) { p.File = "**/rollout-*.jsonl" }), false},
+		{"key in a directory", store("", func(p *abi.SubAgentOf) { p.File = "{key}/x.jsonl" }), false},
+		{"result not a pointer", store("", func(p *abi.SubAgentOf) { p.Result = map[string]string{"agent_id": "id"} }), false},
+	} {
+		got := checkStore(tc.st, map[string]bool{"s": true})
+		if (len(got) == 0) != tc.ok {
+			t.Errorf("%s: problems %q, want ok %v", tc.name, got, tc.ok)
+		}
+	}
+}

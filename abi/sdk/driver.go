@@ -3,6 +3,7 @@ package sdk
 import (
 	"errors"
 	"runtime"
+	"slices"
 	"strconv"
 
 	"github.com/twasm/twasm/abi"
@@ -113,6 +114,30 @@ func store(o *members, s *abi.Store) {
 		})
 	}
 	o.strIf("sub_agent_result", s.SubAgentResult)
+	if p := s.SubAgentOf; p != nil {
+		o.object("sub_agent_of", func(o *members) {
+			o.str("member", p.Member)
+			o.str("file", p.File)
+			if len(p.Result) > 0 {
+				names := make([]string, 0, len(p.Result))
+				for k := range p.Result {
+					names = append(names, k)
+				}
+				slices.Sort(names)
+				o.object("result", func(o *members) {
+					for _, k := range names {
+						// The plugin's member names: quoted.
+						if o.n > 0 {
+							*o.b = append(*o.b, ',')
+						}
+						o.n++
+						*o.b = append(quote(*o.b, k), ':')
+						*o.b = quote(*o.b, p.Result[k])
+					}
+				})
+			}
+		})
+	}
 	if s.RetentionDays != 0 {
 		o.key("retention_days")
 		*o.b = strconv.AppendInt(*o.b, int64(s.RetentionDays), 10)

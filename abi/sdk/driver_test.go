@@ -141,6 +141,9 @@ func TestManifestStores(t *testing.T) {
 			SubAgents: `{stem}/sub "agents"/*.jsonl`, SubAgentCall: &abi.SidecarKey{File: "{stem}.meta.json", Key: `tool"Use"Id`}, SubAgentResult: `agent_id: "{dir}"`,
 			RetentionDays: 30, RetentionFile: "settings.json", RetentionKey: "cleanupPeriodDays",
 		}, {Name: "minimal", Roots: []abi.Root{{Path: "~"}}, Pattern: "*.jsonl"}, {Name: "no roots", Pattern: "x"},
+			{Name: "sub-agent of", Roots: []abi.Root{{Path: "~/.c"}}, Pattern: "**/r-*.jsonl", SubAgentOf: &abi.SubAgentOf{
+				Member: `/payload/odd "p"`, File: "**/r-*-{key}.jsonl", Result: map[string]string{`task "name"`: "/payload/path", "agent_id": "/payload/id"}}},
+			{Name: "sub-agent of, no result", Roots: []abi.Root{{Path: "~/.c"}}, Pattern: "*.jsonl", SubAgentOf: &abi.SubAgentOf{Member: "/p", File: "*-{key}.jsonl"}},
 			{Name: "folder", Kind: "folder", Roots: []abi.Root{{Path: "~/.f"}}, Pattern: "*", Files: []string{"ui_messages.json", `odd "name".json`, "*.jsonl"},
 				Parent: &abi.StoreParent{File: "history_item.json", Member: `parent "Task" Id`}},
 			{Name: "tree", Kind: abi.StoreKindTree, Roots: []abi.Root{{Path: "~/.t"}}, Dir: "storage", Pattern: "session/*/*.json",

@@ -321,7 +321,15 @@
 // from the session file's directory (Kimi Code: "../agent-*/wire.jsonl",
 // each agent's journal in a directory of its own; the session file is
 // then the one file the store's pattern matches, and the glob does not,
-// as far below the directory the glob climbs to). Such a file is not a session:
+// as far below the directory the glob climbs to), or where a session
+// file of the store names the session file it is a sub-agent of
+// (abi.Store.SubAgentOf: a JSON Pointer into its first JSON value, the
+// parent's file a glob of the store with the key in its name; Codex
+// CLI's spawned thread, whose rollout's session_meta names its parent
+// thread, the parent's rollout found by the thread id ending its name,
+// in whichever day's directory; a sync reads the first line of a file
+// it will archive only, not of one its ledger saw unchanged,
+// namedSubAgents). Such a file is not a session:
 // [withSubAgents] names its session (Session.Parent) and orders a sync
 // so that every session comes before its sub-agents' files (a session
 // --since leaves out is added for a sub-agent that changed). The first
@@ -335,7 +343,10 @@
 // naming the link), or when a line among the first eight of a tool
 // result's output in the session's run names the file as the store
 // declares (abi.Store.SubAgentResult, "{dir}" the file's directory's
-// name: Kimi Code's "agent_id: agent-0"), at the call it answers
+// name: Kimi Code's "agent_id: agent-0"; or abi.SubAgentOf.Result, a
+// member of an output that is a JSON object equal to a string of the
+// file's first JSON value: Codex's spawn_agent's {"agent_id": <thread
+// id>} or {"task_name": <agent path>}), at the call it answers
 // (transcript.Pairer: a provider may reuse a call id once its call is
 // answered, and the result answers its own call); a sidecar naming a
 // call id the run holds several calls of names the latest of them made
@@ -355,10 +366,13 @@
 // part. A sub-agent file whose session is not archived yet waits for it
 // (pending), except when every run is ended at once (Options.CloseIdle 0,
 // import: the session's run could not take it later); one whose session
-// is gone, or whose session's run has ended, is a run of its own named
+// is gone (or, named by its key, not in the store), or whose session's
+// run has ended, is a run of its own named
 // "<provider> sub-agent <stem> of session <session stem>", and the
 // outcome says so. SubAgentFile finds a file's session for import, and
-// the store's directory by where the store's pattern finds the session;
+// the store's directory by where the store's pattern finds the session
+// (a file naming its session by key: the first of its directory and the
+// maxParentClimb above it where the parent glob finds the session);
 // StoreFile finds the store of a session file given to import whose
 // plugin reads the facts of its source, so that import feeds the facts
 // line sync feeds.
@@ -367,8 +381,10 @@
 // then ends it as its part would have ([Archiver.EndHeld]).
 // [SubAgentFiles] lists a session file's sub-agents' files on disk (the
 // glob's start directory walked, each file's session found as
-// SubAgentFile finds it), so that an import of the session alone takes
-// them with it. The ledger notes a held run (Resume.Held, on an entry
+// SubAgentFile finds it; for files that name their session by key, the
+// session's own directory: a Codex sub-agent started the next day is
+// linked by a sync, or an import given it), so that an import of the
+// session alone takes them with it. The ledger notes a held run (Resume.Held, on an entry
 // no longer pending) until EndHeld ends it: an import killed, or
 // interrupted, before leaves it, and a ledger loaded with the note finds
 // the run interrupted (doctor says an import held it); the next sync or

@@ -53,13 +53,24 @@ func namedLocation(d Declared, path string) *Location {
 
 // namedChildren lists the files beside the session file at abs that
 // name it as their parent (namedParent), as SubAgentFile resolves them,
-// leaving out those seen; at most maxSubAgentFiles entries are looked
-// at.
+// leaving out those seen (filesNaming).
 func namedChildren(d Declared, abs string, seen map[string]bool) []Session {
 	ents, err := os.ReadDir(filepath.Dir(abs))
 	if err != nil {
 		return nil
 	}
+	return filesNaming(abs, ents, seen, func(p string) (Session, bool) {
+		parent, ok := namedParent(d, p)
+		return Session{Loc: namedLocation(d, p), Path: p, Parent: parent}, ok
+	})
+}
+
+// filesNaming lists the regular files beside the session file at abs
+// (ents, its directory's entries in name order), of its extension, that
+// resolve makes sub-agents' files of it (a session whose Parent is
+// abs), in name order, leaving out those seen and noting those it lists
+// there; at most maxSubAgentFiles entries are looked at.
+func filesNaming(abs string, ents []os.DirEntry, seen map[string]bool, resolve func(p string) (Session, bool)) []Session {
 	var out []Session
 	for i, e := range ents {
 		if i >= maxSubAgentFiles {
@@ -69,9 +80,9 @@ func namedChildren(d Declared, abs string, seen map[string]bool) []Session {
 		if !e.Type().IsRegular() || p == abs || seen[p] || filepath.Ext(p) != filepath.Ext(abs) {
 			continue
 		}
-		if parent, ok := namedParent(d, p); ok && parent == abs {
+		if s, ok := resolve(p); ok && s.Parent == abs {
 			seen[p] = true
-			out = append(out, Session{Loc: namedLocation(d, p), Path: p, Parent: abs})
+			out = append(out, s)
 		}
 	}
 	return out

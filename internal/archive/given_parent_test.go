@@ -63,7 +63,7 @@ func TestNamedSubSessions(t *testing.T) {
 	if _, ok := SubAgentFile(declared, "claude", sub); ok {
 		t.Error("another provider's file is a droid sub-session")
 	}
-	got := SubAgentFiles(declared, "droid", session)
+	got := SubAgentFiles(declared, "droid", session, nil)
 	if len(got) != 1 || got[0].Path != sub || got[0].Parent != session {
 		t.Errorf("SubAgentFiles(p.jsonl) = %+v, want w.jsonl alone", got)
 	}

@@ -303,7 +303,7 @@ func (a *Archiver) linkSubAgents(ctx context.Context, e *Entry) (int, error) {
 	}
 	n := 0
 	var errs []error
-	for _, s := range SubAgentFiles(a.opts.Declared(ctx, e.Provider), e.Provider, e.Path) {
+	for _, s := range SubAgentFiles(a.opts.Declared(ctx, e.Provider), e.Provider, e.Path, nil) {
 		s.Parent = e.Path // as the ledger knows it
 		o := a.SyncSession(ctx, s)
 		switch o.Action {

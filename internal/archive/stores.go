@@ -72,6 +72,10 @@ type Location struct {
 	// SubAgentResult says how the result of a sub-agent's call names it
 	// (abi.Store.SubAgentResult).
 	SubAgentResult string `json:"sub_agent_result,omitempty"`
+	// SubAgentOf (a file store) says how a session file names the
+	// session file it is a sub-agent of (abi.Store.SubAgentOf,
+	// subagent_of.go).
+	SubAgentOf *abi.SubAgentOf `json:"sub_agent_of,omitempty"`
 	// Project is the project directory the store's place names, handed
 	// to the plugin in each session's facts line (abi.SourceFacts.Project,
 	// ABI 1.8): the project directory of a store in every project
@@ -338,6 +342,9 @@ func compileStore(d Declared) compiledStore {
 		c.subAgentsUp, glob = abi.SubAgentsGlob(d.SubAgents)
 		c.subAgents, c.err = subAgentRegexp(glob)
 	}
+	if c.err == nil && d.SubAgentOf != nil && kind == KindFile {
+		c.err = checkSubAgentOf(d.SubAgentOf.File)
+	}
 	return c
 }
 
@@ -355,6 +362,9 @@ func declaredLocation(d Declared, c compiledStore, root, from string) Location {
 	if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
 		loc.SubAgents, loc.SubAgentCall, loc.SubAgentResult = d.SubAgents, d.SubAgentCall, d.SubAgentResult
 		loc.subAgentsUp, loc.subAgents = c.subAgentsUp, c.subAgents
+	}
+	if err == nil && d.SubAgentOf != nil && loc.Kind == KindFile {
+		loc.SubAgentOf = d.SubAgentOf
 	}
 	if d.Parent != nil && (loc.Kind == KindFolder || loc.Kind == KindTree) {
 		// Where a sub-agent's session names the call that started it
@@ -742,8 +752,9 @@ type Session struct {
 	Path    string
 	Size    int64
 	ModTime time.Time
-	// Parent, for a sub-agent's file (Location.SubAgents), is the
-	// session file whose sub-agent it is.
+	// Parent, for a sub-agent's file (Location.SubAgents, or a file
+	// that names its session, Location.SubAgentOf), is the session file
+	// whose sub-agent it is.
 	Parent string
 }
 

@@ -105,7 +105,9 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 	a.sessions = nil // read again in each sync
 	defer func() { a.sessions = nil }()
 	stores, sessions := Scan(locs, since)
-	sessions = keyedLast(withSubAgents(parentsFirst(a.own.without(a.opts.Store.Root, stores, sessions))))
+	sessions = a.own.without(a.opts.Store.Root, stores, sessions)
+	a.namedSubAgents(sessions)
+	sessions = keyedLast(withSubAgents(parentsFirst(sessions)))
 	var gone []string
 	for _, s := range stores {
 		if !s.Found {

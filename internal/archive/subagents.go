@@ -70,7 +70,7 @@ func withSubAgents(sessions []Session) []Session {
 		listed[s.Path] = true
 	}
 	for _, s := range sessions {
-		if s.Loc == nil || s.Loc.subAgents == nil || s.Parent == "" {
+		if s.Loc == nil || s.Loc.subAgents == nil && s.Loc.SubAgentOf == nil || s.Parent == "" {
 			top = append(top, s)
 			continue
 		}
@@ -181,6 +181,11 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 	switch {
 	case pe == nil || pe.Parts == 0 || pe.Pending:
 		if _, err := os.Lstat(parent); errors.Is(err, fs.ErrNotExist) {
+			if loc != nil && loc.SubAgentOf != nil && strings.ContainsAny(filepath.Base(parent), "*?[") {
+				// Named by the key its session's file name holds
+				// (missingParent): no such file is in the store.
+				return nil, false, "its session, a file " + parent + ", is not in the store: archived as a run of its own"
+			}
 			return nil, false, "its session " + parent + " is gone: archived as a run of its own"
 		}
 		if a.opts.CloseIdle == 0 {
@@ -208,6 +213,13 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 		// The result of the call that started it names it.
 		want := strings.NewReplacer("{dir}", filepath.Base(filepath.Dir(path)), "{stem}", stem).Replace(loc.SubAgentResult)
 		if n, ok := in.named[want]; ok {
+			call, callID = n, in.list[n].id
+		}
+	}
+	if call < 0 && loc.SubAgentOf != nil {
+		// The result of the call that started it names it by a member
+		// (abi.SubAgentOf.Result: Codex's spawn_agent).
+		if n, ok := resultCall(loc.SubAgentOf, path, in); ok {
 			call, callID = n, in.list[n].id
 		}
 	}
@@ -348,6 +360,10 @@ type sessionLinks struct {
 	// the number of the call it answers (transcript.Pairer: a reused id's
 	// result answers its own call; abi.Store.SubAgentResult).
 	named map[string]int
+	// members are the string members of the results' outputs that are
+	// JSON objects (memberKey), each with the number of the call it
+	// answers (abi.SubAgentOf.Result).
+	members map[string]int
 }
 
 // maxNamedLines and maxNamedLine bound what is kept of a result's output
@@ -392,7 +408,7 @@ func (a *Archiver) sessionLinksOf(pe *Entry) (sessionLinks, error) {
 
 // readSession reads a session's run for subAgentLink.
 func (a *Archiver) readSession(runID string) (sessionLinks, error) {
-	in := sessionLinks{calls: map[string][]int{}, named: map[string]int{}}
+	in := sessionLinks{calls: map[string][]int{}, named: map[string]int{}, members: map[string]int{}}
 	var pairs transcript.Pairer
 	p, err := a.opts.Store.TranscriptPath(runID)
 	if err != nil {
@@ -424,6 +440,7 @@ func (a *Archiver) readSession(runID string) (sessionLinks, error) {
 				if !ok {
 					continue // answers no call of the run
 				}
+				in.addMembers(t.Output, call)
 				rest := t.Output
 				for range maxNamedLines {
 					line, more, _ := strings.Cut(rest, "\n")
@@ -600,7 +617,14 @@ func SubAgentFile(declared []Declared, provider, path string) (s Session, ok boo
 	} else {
 		path = filepath.Clean(path)
 	}
+	named := map[[2]string]bool{} // declarations looked at: Codex's two stores share one
 	for _, d := range declared {
+		if d.Provider == provider && d.SubAgentOf != nil && cmp.Or(d.Kind, KindFile) == KindFile && !named[subAgentOfID(d.SubAgentOf)] {
+			named[subAgentOfID(d.SubAgentOf)] = true
+			if s, ok := subAgentOfFile(d, path); ok {
+				return s, true
+			}
+		}
 		if d.Provider == provider && namesParent(d) {
 			if parent, ok := namedParent(d, path); ok {
 				return Session{Loc: namedLocation(d, path), Path: path, Parent: parent}, true
@@ -724,20 +748,26 @@ func (a *Archiver) EndHeld(ctx context.Context, path string) (out Outcome, ok bo
 // the session's) of which SubAgentFile names path as the session, each
 // as SubAgentFile resolves it, in path order. At most
 // maxSubAgentFiles entries are looked at per store (links are not
-// followed). An import archives them with their session, and the
+// followed). keys, when not nil, remembers what files beside a session
+// name (NamedKeys) for the next call. An import archives them with their session, and the
 // settling of a run an import held for them links them (Recover), so
 // that a session's tree is the same whatever files were given.
-func SubAgentFiles(declared []Declared, provider, path string) []Session {
+func SubAgentFiles(declared []Declared, provider, path string, keys *NamedKeys) []Session {
 	abs, err := filepath.Abs(path)
 	if err != nil {
 		return nil
 	}
 	var out []Session
 	seen := map[string]bool{}
+	named := map[[2]string]bool{}
 	for _, d := range declared {
 		if d.Provider == provider && namesParent(d) {
 			out = append(out, namedChildren(d, abs, seen)...)
 			continue
+		}
+		if d.Provider == provider && d.SubAgentOf != nil && cmp.Or(d.Kind, KindFile) == KindFile && !named[subAgentOfID(d.SubAgentOf)] {
+			named[subAgentOfID(d.SubAgentOf)] = true
+			out = append(out, subAgentOfChildren(d, abs, seen, keys)...)
 		}
 		if d.Provider != provider || d.SubAgents == "" || cmp.Or(d.Kind, KindFile) != KindFile {
 			continue

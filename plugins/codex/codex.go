@@ -16,6 +16,21 @@ const (
 // codexHome is where Codex CLI keeps its data.
 var codexHome = []abi.Root{{Env: "CODEX_HOME"}, {Path: "~/.codex"}}
 
+// subAgentOf says where a sub-agent's rollout names its parent thread
+// (session_meta source.subagent.thread_spawn.parent_thread_id), that
+// the parent's rollout is named rollout-<time>-<thread id>.jsonl in
+// its start day's directory, and how the spawn_agent call's result
+// names the sub-agent: its thread id (agent_id, multi-agent v1) or its
+// agent path (task_name, v2).
+var subAgentOf = &abi.SubAgentOf{
+	Member: "/payload/source/subagent/thread_spawn/parent_thread_id",
+	File:   "**/rollout-*-{key}.jsonl",
+	Result: map[string]string{
+		"agent_id":  "/payload/id",
+		"task_name": "/payload/source/subagent/thread_spawn/agent_path",
+	},
+}
+
 // Plugin is the Codex normalizer.
 var Plugin = sdk.Plugin{
 	Manifest: abi.Manifest{
@@ -24,9 +39,13 @@ var Plugin = sdk.Plugin{
 		Providers:   []string{"codex"},
 		Formats:     []string{FormatExec, FormatLegacy, FormatRollout},
 		Description: "OpenAI Codex CLI: exec --json events, the legacy {id,msg} stream and rollout session files",
+		// A spawned sub-agent's thread is a rollout of its own whose
+		// session_meta names its parent thread (doc.go, Sub-agents):
+		// its run is a child run of the parent's rollout's run, linked
+		// at the spawn_agent call whose result names it.
 		Stores: []abi.Store{
-			{Name: "Codex sessions", Roots: codexHome, Dir: "sessions", Pattern: "**/rollout-*.jsonl"},
-			{Name: "Codex archived sessions", Roots: codexHome, Dir: "archived_sessions", Pattern: "**/rollout-*.jsonl"},
+			{Name: "Codex sessions", Roots: codexHome, Dir: "sessions", Pattern: "**/rollout-*.jsonl", SubAgentOf: subAgentOf},
+			{Name: "Codex archived sessions", Roots: codexHome, Dir: "archived_sessions", Pattern: "**/rollout-*.jsonl", SubAgentOf: subAgentOf},
 		},
 	},
 	New:  func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },

@@ -98,10 +98,18 @@
 // In rollouts, a spawned sub-agent (multi-agent v2) is a thread of its
 // own, recorded in a rollout of its own, whose session_meta names its
 // parent thread and its agent path (source.subagent.thread_spawn:
-// parent_thread_id, agent_path; agent_path); the store declares no link
-// from it to its parent's run yet, so it is a session of its own. In
-// the parent's rollout the spawn_agent, send_message and wait calls are
-// tool calls like any; sub_agent_activity repeats them (declared
+// parent_thread_id, agent_path; agent_path). The stores declare that
+// link (abi.Store.SubAgentOf): the sub-agent's rollout is read as a
+// sub-agent's file, its run a child run of its parent's rollout's run
+// (the rollout whose name ends with the parent's thread id, in
+// whichever day's directory it started), linked at the spawn_agent
+// call whose result names it (multi-agent v1's {"agent_id": <thread
+// id>}, v2's {"task_name": <agent path>}), so that its tokens and calls
+// count once, in the parent's totals; a sub-agent whose parent's
+// rollout is not in the store is a session of its own, named as that
+// thread's sub-agent. The plugin reads a sub-agent's rollout as any
+// rollout. In the parent's rollout the spawn_agent, send_message and
+// wait calls are tool calls like any; sub_agent_activity repeats them (declared
 // ignored), except an interrupted sub-agent, which is a warning. Messages
 // between agents (the agent_message response item {author, recipient,
 // content}; the older inter_agent_communication record, and the

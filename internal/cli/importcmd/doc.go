@@ -3,7 +3,9 @@
 // killed sync or import left unfinished (archive.Archiver.Recover) and
 // says so on stderr. A file that is a sub-agent's file of one of the
 // provider's stores (archive.SubAgentFile: also a Factory Droid Task
-// sub-session, whose session_start names the session beside it) is
+// sub-session, whose session_start names the session beside it, and a
+// Codex sub-agent's rollout, whose session_meta names its parent thread,
+// the rollout of that thread id found in the store) is
 // archived as sync archives it (archive.Archiver.SyncSession with its session file as Parent):
 // linked into its session's open run, else, since import ends every run
 // at once and so never waits for the session, a run of its own named as

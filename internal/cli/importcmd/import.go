@@ -38,6 +38,10 @@ type Options struct {
 	Whole bool
 	// Indexed is called with the runs the import wrote (the search index).
 	Indexed func(ctx context.Context, runIDs []string) error
+	// namedKeys remembers, for one Run, what the files beside the
+	// sessions given name as their session (archive.NamedKeys): each
+	// is read once, however many sessions share its directory.
+	namedKeys *archive.NamedKeys
 }
 
 // NewCmdImport returns the import command.
@@ -215,6 +219,7 @@ func Run(ctx context.Context, opts *Options) error {
 			}
 		}()
 	}
+	opts.namedKeys = archive.NewNamedKeys()
 	files := make([]resolved, len(opts.Files))
 	for i, file := range opts.Files {
 		if ctx.Err() != nil {
@@ -350,7 +355,7 @@ func resolve(ctx context.Context, rt *host.Runtime, opts *Options, im Imported) 
 	}
 	var onDisk []archive.Session
 	if opts.Format == "" {
-		onDisk = archive.SubAgentFiles(declared, im.Provider, file)
+		onDisk = archive.SubAgentFiles(declared, im.Provider, file, opts.namedKeys)
 	}
 	if s, ok := archive.StoreFile(declared, im.Provider, file); ok && opts.Format == "" {
 		im.Format = ""

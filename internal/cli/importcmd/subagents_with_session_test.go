@@ -99,7 +99,26 @@ var (
 			{rel: dir + "9d2e4c61-7b8a-4f35-a0c2-5e6f7a8b9c0d.jsonl", golden: "droid/session_task_subsession.jsonl"},
 		}}
 	}()
+	// Codex CLI: a parent rollout whose spawn_agent call started a
+	// sub-agent, whose own rollout's session_meta names the parent's
+	// thread: the codex goldens' lines, written from Codex's source
+	// (testdata/golden/codex/README.md). The child was started after
+	// midnight: its rollout is in the next day's directory
+	// (codexSameDaySet: in the parent's). The raw files' tokens: 6400
+	// and 1100 input, 260 and 120 output.
+	codexSet        = codexSetIn("2026/11/21")
+	codexSameDaySet = codexSetIn("2026/11/20")
 )
+
+// codexSetIn is the codex set, the child's rollout in day directory day.
+func codexSetIn(day string) subAgentSet {
+	const parent = "019e0000-0000-7000-8000-00000000a001"
+	const child = "019e0000-0000-7000-8000-00000000a002"
+	return subAgentSet{files: []capturedFile{
+		{rel: ".codex/sessions/2026/11/20/rollout-2026-11-20T23-59-00-" + parent + ".jsonl", golden: "codex/rollout_v0158_subagent_spawn_parent.jsonl"},
+		{rel: ".codex/sessions/" + day + "/rollout-2026-11-21T00-00-01-" + child + ".jsonl", golden: "codex/rollout_v0158_subagent_spawned_child.jsonl"},
+	}, wantIn: 6400 + 1100, wantOut: 260 + 120, sessions: 1}
+}
 
 // put writes the set's files into h, and returns their paths.
 func (s subAgentSet) put(t *testing.T, h *clitest.Home) []string {
@@ -253,13 +272,15 @@ func syncedOf(t *testing.T, s subAgentSet) synced {
 // and Kimi Code (real captures), Cursor's agent transcripts (lines
 // written in their format) and Factory Droid's Task sub-sessions (a
 // session file beside its session's that names it: the droid goldens'
-// lines). Before, the session's run was ended at once,
+// lines), and Codex CLI's spawned sub-agents (a rollout whose
+// session_meta names its parent thread, in the next day's directory:
+// the codex goldens' lines). Before, the session's run was ended at once,
 // so each sub-agent's file became a run of its own (its session's run
 // "has ended"), and a Kimi Code or Cursor sub-agent's file, or any file
 // given with --provider auto, passed as a session of its own.
 func TestImportSessionWithSubAgents(t *testing.T) {
 	t.Parallel()
-	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet}
+	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet, "codex": codexSet}
 	ref := map[string]synced{} // what sync makes of each
 	for name, s := range sets {
 		ref[name] = syncedOf(t, s)
@@ -276,6 +297,8 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 		{name: "cursor, sub-agent first", set: "cursor", provider: "cursor", order: []int{1, 0}},
 		{name: "droid, session first", set: "droid", provider: "droid", order: []int{0, 1}},
 		{name: "droid, sub-session first, auto", set: "droid", provider: "auto", order: []int{1, 0}},
+		{name: "codex, parent first", set: "codex", provider: "codex", order: []int{0, 1}},
+		{name: "codex, sub-agent first, auto", set: "codex", provider: "auto", order: []int{1, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -370,7 +393,8 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 // of its own that the session's run never linked.
 func TestImportSessionAndSubAgentsApart(t *testing.T) {
 	t.Parallel()
-	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet}
+	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet,
+		"codex": codexSet, "codex same day": codexSameDaySet}
 	for _, c := range []struct {
 		name, set string
 		imports   [][]int // the set's files given to each import, in turn
@@ -383,6 +407,11 @@ func TestImportSessionAndSubAgentsApart(t *testing.T) {
 		{name: "cursor, sub-agent then session", set: "cursor", imports: [][]int{{1}, {0}}},
 		{name: "droid, session then sub-session", set: "droid", imports: [][]int{{0}, {1}}},
 		{name: "droid, sub-session then session", set: "droid", imports: [][]int{{1}, {0}}},
+		// A parent's sub-agents are looked for in its own directory:
+		// the child started the next day is linked when given, or by
+		// sync.
+		{name: "codex, parent then sub-agent", set: "codex same day", imports: [][]int{{0}, {1}}},
+		{name: "codex, sub-agent then parent (another day's)", set: "codex", imports: [][]int{{1}, {0}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -452,6 +481,8 @@ func (s subAgentSet) provider() string {
 		return "cursor"
 	case strings.HasPrefix(s.files[0].rel, ".factory/"):
 		return "droid"
+	case strings.HasPrefix(s.files[0].rel, ".codex/"):
+		return "codex"
 	}
 	return "claude"
 }

@@ -2,14 +2,12 @@ package synccmd_test
 
 import (
 	"bytes"
-	"encoding/json"
 	"path/filepath"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
-	"github.com/twasm/twasm/transcript"
 )
 
 // TestSyncDroidSession: a home directory with a Factory Droid session in
@@ -169,62 +167,21 @@ func TestSyncDroidTaskSubSession(t *testing.T) {
 			if parent == "" || child == "" {
 				t.Fatalf("runs %v: want the session's and the sub-session's", runs)
 			}
-			if got := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, child))[0].ParentRunID; got != parent {
-				t.Errorf("the sub-session's run has parent %q, want the session's run %s", got, parent)
-			}
-			// Linked at the Task call: in the agent step that holds it.
-			callAt, linked := -1, 0
-			for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parent)) {
-				switch {
-				case ev.Type == transcript.ToolCall && ev.Tool() != nil && ev.Tool().CallID == "toolu_03":
-					callAt = ev.Iteration
-				case ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "":
-					linked++
-					if want := "agent." + c.subID + "_toolu_03"; ev.ChildRunID != child || ev.Path != want || ev.Iteration != callAt || ev.Step() == nil || ev.Step().Name != "inspect the fixture" {
-						t.Errorf("link %s at %s#%d named %+v, want %s at %s#%d named by the call's description", ev.ChildRunID, ev.Path, ev.Iteration, ev.Step(), child, want, callAt)
-					}
-				}
-			}
-			if linked != 1 || callAt != 0 {
-				t.Errorf("the session's run: %d child runs linked, Task call at iteration %d: want the sub-session's, at the call in the first part", linked, callAt)
-			}
-			for _, id := range []string{parent, child} {
-				h.OK("validate", id)
-			}
+			// Linked at the Task call: in the agent step that holds it,
+			// named by the call's description.
+			wantLinkedAt(t, h, parent, child, "toolu_03", "agent."+c.subID+"_toolu_03", "inspect the fixture")
 
 			// ls: the session alone, the sub-session's tokens (its
 			// settings': 900 uncached input, 120 output) its sub-runs'.
-			ls := strings.Split(strings.TrimSpace(h.OK("ls", "--json").Out), "\n")
-			var row struct {
-				RunID       string           `json:"run_id"`
-				SubRunUsage map[string]int64 `json:"sub_run_usage"`
-				UsageInAll  map[string]int64 `json:"usage_in_all"`
-			}
-			if len(ls) != 1 || json.Unmarshal([]byte(ls[0]), &row) != nil || row.RunID != parent {
-				t.Fatalf("ls --json: want the session's run alone:\n%s", strings.Join(ls, "\n"))
-			}
+			row := lsRow(t, h, parent)
 			if row.SubRunUsage["uncached_input_tokens"] != 900 || row.SubRunUsage["output_tokens"] != 120 ||
 				row.UsageInAll["uncached_input_tokens"] != 4210+900 || row.UsageInAll["output_tokens"] != 740+120 {
 				t.Errorf("ls --json: sub_run_usage %v, usage_in_all %v; want the sub-session's 900 uncached input and 120 output, in all 5110 and 860", row.SubRunUsage, row.UsageInAll)
 			}
-			var tree struct {
-				SubRuns struct {
-					Runs  int `json:"runs"`
-					Tools int `json:"tools"`
-				} `json:"sub_runs"`
-			}
-			if tr := h.OK("tree", parent, "--json"); json.Unmarshal([]byte(tr.Out), &tree) != nil || tree.SubRuns.Runs != 1 || tree.SubRuns.Tools != 1 {
-				t.Errorf("tree --json: sub-runs %+v, want the sub-session's run and its Read call\n%s", tree.SubRuns, tr.Out)
-			}
+			wantSubRuns(t, h, parent, 1, 1)
 			// Linked in the agent step, the sub-session's run is rebuilt
 			// with the session's (a link at path "subagent" is left out).
-			var sum struct {
-				New     string   `json:"new"`
-				LeftOut []string `json:"left_out"`
-			}
-			if r := h.OK("renormalize", "--json", parent); json.Unmarshal([]byte(r.Out), &sum) != nil || sum.New == "" || len(sum.LeftOut) != 0 {
-				t.Errorf("renormalize: %+v, want a rebuild that leaves nothing out\n%v", sum, r)
-			}
+			wantRenormalized(t, h, parent)
 		})
 	}
 }

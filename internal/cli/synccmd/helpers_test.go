@@ -206,3 +206,79 @@ func wantChildOf(t *testing.T, h *clitest.Home, child, parent, what string) {
 		t.Errorf("%s's run %s is not a child of %s", what, child, parent)
 	}
 }
+
+// lsRowOf is a row of `twasm ls --json`.
+type lsRowOf struct {
+	RunID       string           `json:"run_id"`
+	Name        string           `json:"name"`
+	SubRunUsage map[string]int64 `json:"sub_run_usage"`
+	UsageInAll  map[string]int64 `json:"usage_in_all"`
+}
+
+// lsRow runs `twasm ls --json` and fails unless it lists run id alone.
+func lsRow(t *testing.T, h *clitest.Home, id string) lsRowOf {
+	t.Helper()
+	ls := strings.Split(strings.TrimSpace(h.OK("ls", "--json").Out), "\n")
+	var row lsRowOf
+	if len(ls) != 1 || json.Unmarshal([]byte(ls[0]), &row) != nil || row.RunID != id {
+		t.Fatalf("ls --json: want run %s alone:\n%s", id, strings.Join(ls, "\n"))
+	}
+	return row
+}
+
+// wantSubRuns checks `twasm tree --json` of run id: its sub-runs runs
+// and their tools calls.
+func wantSubRuns(t *testing.T, h *clitest.Home, id string, runs, tools int) {
+	t.Helper()
+	var tree struct {
+		SubRuns struct {
+			Runs  int `json:"runs"`
+			Tools int `json:"tools"`
+		} `json:"sub_runs"`
+	}
+	if tr := h.OK("tree", id, "--json"); json.Unmarshal([]byte(tr.Out), &tree) != nil || tree.SubRuns.Runs != runs || tree.SubRuns.Tools != tools {
+		t.Errorf("tree --json %s: sub-runs %+v, want %d runs, %d calls\n%s", id, tree.SubRuns, runs, tools, tr.Out)
+	}
+}
+
+// wantLinkedAt checks that run child is a child run of run parent,
+// linked once, at path, in the agent step (part) holding call callID,
+// the first part, the link named title; both runs valid.
+func wantLinkedAt(t *testing.T, h *clitest.Home, parent, child, callID, path, title string) {
+	t.Helper()
+	if got := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, child))[0].ParentRunID; got != parent {
+		t.Errorf("the child's run has parent %q, want %s", got, parent)
+	}
+	callAt, linked := -1, 0
+	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parent)) {
+		switch {
+		case ev.Type == transcript.ToolCall && ev.Tool() != nil && ev.Tool().CallID == callID:
+			callAt = ev.Iteration
+		case ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "":
+			linked++
+			if ev.ChildRunID != child || ev.Path != path || ev.Iteration != callAt || ev.Step() == nil || ev.Step().Name != title {
+				t.Errorf("link %s at %s#%d named %+v, want %s at %s#%d (the call's part) named %q", ev.ChildRunID, ev.Path, ev.Iteration, ev.Step(), child, path, callAt, title)
+			}
+		}
+	}
+	if linked != 1 || callAt != 0 {
+		t.Errorf("the parent's run: %d child runs linked, call %s at iteration %d: want one, at the call in the first part", linked, callID, callAt)
+	}
+	for _, id := range []string{parent, child} {
+		h.OK("validate", id)
+	}
+}
+
+// wantRenormalized runs `twasm renormalize` of run id, which must leave
+// nothing out, and returns the rebuild's run id.
+func wantRenormalized(t *testing.T, h *clitest.Home, id string) string {
+	t.Helper()
+	var sum struct {
+		New     string   `json:"new"`
+		LeftOut []string `json:"left_out"`
+	}
+	if r := h.OK("renormalize", "--json", id); json.Unmarshal([]byte(r.Out), &sum) != nil || sum.New == "" || len(sum.LeftOut) != 0 {
+		t.Errorf("renormalize: %+v, want a rebuild that leaves nothing out\n%v", sum, r)
+	}
+	return sum.New
+}

@@ -3,6 +3,7 @@ package e2e
 import (
 	"bufio"
 	"bytes"
+	"cmp"
 	"encoding/json"
 	"fmt"
 	"io/fs"
@@ -113,9 +114,12 @@ func searchCounts(t *testing.T, h *fakeHome, phrases []string) map[string]int {
 // written, reading only what is new.
 type lineWatch struct {
 	stor, name string
-	file       string
-	off        int64
-	lines      int
+	// provider names the run ("<provider> session <name>"): claude when
+	// empty.
+	provider string
+	file     string
+	off      int64
+	lines    int
 }
 
 func (w *lineWatch) count() int {
@@ -128,7 +132,7 @@ func (w *lineWatch) count() int {
 			}
 			first, _ := bufio.NewReader(f).ReadString('\n')
 			f.Close()
-			if strings.Contains(first, `"name":"claude session `+w.name+`"`) {
+			if strings.Contains(first, `"name":"`+cmp.Or(w.provider, "claude")+` session `+w.name+`"`) {
 				w.file = p
 			}
 		}

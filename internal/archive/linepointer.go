@@ -1,0 +1,242 @@
+package archive
+
+import (
+	"bufio"
+	"bytes"
+	"encoding/json"
+	"errors"
+	"strings"
+
+	"github.com/twasm/twasm/internal/regfile"
+)
+
+// A sync reads the first line of every file of a store whose files name
+// the session they are a sub-agent of (abi.SubAgentOf) that it will
+// archive: Codex's session_meta, about 20 KiB of base instructions in
+// each. Decoding it whole, and the member on the pointer's way again
+// (firstObject, pointerValue), cost a first sync of 400 rollouts a
+// tenth more user CPU; linePointer walks the line's bytes once to the
+// value the pointer names, skipping the others without decoding them,
+// and reads no more of the file than it needs (an import looks at every
+// file beside each session given to it).
+
+// linePointer is the JSON value a JSON Pointer names in the first line
+// of the file at path, when that line (within limit bytes) holds one
+// JSON object: v nil when the object holds no such value (a member on
+// the way missing, or not an object). done is false when the line does
+// not hold a whole object to walk (a JSON document written over many
+// lines, a line longer than limit, bytes that are no JSON on the way):
+// the caller reads the file's first JSON value as a whole
+// (firstObject). Only what lies on the way is checked: the rest of the
+// line is skipped, not validated; of a member written twice, the first
+// is taken. The walk is tried on the file's first linePrefix bytes
+// first: what a session's first line says of its source comes before
+// the long members (Codex: the source before the base instructions),
+// so most files are read no further.
+func linePointer(path string, limit int, ptr string) (v []byte, done bool) {
+	if !strings.HasPrefix(ptr, "/") {
+		return nil, false
+	}
+	head, err := readHeadBytes(path, int64(min(limit, linePrefix)))
+	if err != nil {
+		return nil, false
+	}
+	if i := bytes.IndexByte(head, '\n'); i >= 0 {
+		return walkPointer(head[:i], ptr)
+	}
+	if v, done := walkPointer(head, ptr); done {
+		return v, true // decided by the bytes before the cut
+	}
+	line, err := firstLine(path, limit)
+	if err != nil {
+		return nil, false
+	}
+	return walkPointer(line, ptr)
+}
+
+// linePrefix is how much of a file linePointer reads first.
+const linePrefix = 8 << 10
+
+// walkPointer walks b, JSON text, to the value ptr names (linePointer):
+// done false when b ends, or is no object's members, before the walk
+// is decided.
+func walkPointer(b []byte, ptr string) (v []byte, done bool) {
+	unescape := strings.NewReplacer("~1", "/", "~0", "~")
+	s := jsonScan{b: b}
+	for depth, tok := range strings.Split(ptr[1:], "/") {
+		s.ws()
+		if !s.more() {
+			return nil, false
+		}
+		if s.b[s.i] != '{' {
+			return nil, depth > 0 // a member on the way is not an object: none
+		}
+		s.i++
+		if found, ok := s.member(unescape.Replace(tok)); !ok || !found {
+			return nil, ok
+		}
+	}
+	s.ws()
+	start := s.i
+	if !s.skip() {
+		return nil, false
+	}
+	if s.i == len(s.b) && start < s.i && strings.IndexByte("\"}]", s.b[s.i-1]) < 0 {
+		return nil, false // a number or word cut at the end: not decided
+	}
+	return s.b[start:s.i], true
+}
+
+// maxLineBuffer is the buffer firstLine reads a file through.
+const maxLineBuffer = 64 << 10
+
+// firstLine reads the file at path up to its first line end (without
+// it), at most limit bytes: an error when the file cannot be read or
+// holds no line end within limit.
+func firstLine(path string, limit int) ([]byte, error) {
+	f, err := regfile.Open(path)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	r := bufio.NewReaderSize(f, min(limit, maxLineBuffer))
+	var line []byte
+	for {
+		part, err := r.ReadSlice('\n')
+		if len(line)+len(part) > limit {
+			return nil, errors.New("first line too long")
+		}
+		switch {
+		case err == nil:
+			if line == nil {
+				return part[:len(part)-1], nil
+			}
+			return append(line, part[:len(part)-1]...), nil
+		case errors.Is(err, bufio.ErrBufferFull):
+			line = append(line, part...)
+		default:
+			return nil, err
+		}
+	}
+}
+
+// jsonScan walks JSON text without decoding it.
+type jsonScan struct {
+	b []byte
+	i int
+}
+
+func (s *jsonScan) more() bool { return s.i < len(s.b) }
+
+// ws skips white space.
+func (s *jsonScan) ws() {
+	for s.more() && (s.b[s.i] == ' ' || s.b[s.i] == '\t' || s.b[s.i] == '\r' || s.b[s.i] == '\n') {
+		s.i++
+	}
+}
+
+// str skips the string at s.i (its opening quote) and returns it as
+// written, quotes included.
+func (s *jsonScan) str() ([]byte, bool) {
+	for j := s.i + 1; j < len(s.b); j++ {
+		switch s.b[j] {
+		case '\\':
+			j++
+		case '"':
+			q := s.b[s.i : j+1]
+			s.i = j + 1
+			return q, true
+		}
+	}
+	return nil, false
+}
+
+// skip skips one value; false when the text ends first or is no JSON
+// value there.
+func (s *jsonScan) skip() bool {
+	s.ws()
+	if !s.more() {
+		return false
+	}
+	switch s.b[s.i] {
+	case '"':
+		_, ok := s.str()
+		return ok
+	case '{', '[':
+		depth := 0
+		for s.more() {
+			switch s.b[s.i] {
+			case '"':
+				if _, ok := s.str(); !ok {
+					return false
+				}
+				continue
+			case '{', '[':
+				depth++
+			case '}', ']':
+				if depth--; depth == 0 {
+					s.i++
+					return true
+				}
+			}
+			s.i++
+		}
+		return false
+	case '}', ']', ',', ':':
+		return false
+	}
+	start := s.i // a number, true, false or null
+	for s.more() && strings.IndexByte(",}] \t\r\n", s.b[s.i]) < 0 {
+		s.i++
+	}
+	return s.i > start
+}
+
+// member moves s, just inside an object, to the value of its member
+// name: found false when the object ends without it; ok false when the
+// text ends first or is not an object's members.
+func (s *jsonScan) member(name string) (found, ok bool) {
+	for {
+		s.ws()
+		if !s.more() {
+			return false, false
+		}
+		if s.b[s.i] == '}' {
+			return false, true
+		}
+		if s.b[s.i] != '"' {
+			return false, false
+		}
+		q, ok := s.str()
+		if !ok {
+			return false, false
+		}
+		key := string(q[1 : len(q)-1])
+		if bytes.IndexByte(q, '\\') >= 0 && json.Unmarshal(q, &key) != nil {
+			return false, false
+		}
+		s.ws()
+		if !s.more() || s.b[s.i] != ':' {
+			return false, false
+		}
+		s.i++
+		if key == name {
+			return true, true
+		}
+		if !s.skip() {
+			return false, false
+		}
+		s.ws()
+		if !s.more() {
+			return false, false
+		}
+		switch s.b[s.i] {
+		case ',':
+			s.i++
+		case '}':
+			return false, true
+		default:
+			return false, false
+		}
+	}
+}

@@ -1,0 +1,152 @@
+package synccmd_test
+
+import (
+	"bytes"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
+)
+
+// codexParentID and codexChildID are the threads of goldens
+// rollout_v0158_subagent_spawn_parent.jsonl and
+// rollout_v0158_subagent_spawned_child.jsonl (written by hand from
+// Codex's source: testdata/golden/codex/README.md): the parent's
+// spawn_agent call call_spawnA, whose result names the child by its
+// path (task_name "/root/tests"), started the child, whose
+// session_meta names the parent's thread id.
+const (
+	codexParentID = "019e0000-0000-7000-8000-00000000a001"
+	codexChildID  = "019e0000-0000-7000-8000-00000000a002"
+	codexParent   = ".codex/sessions/2026/11/20/rollout-2026-11-20T23-59-00-" + codexParentID + ".jsonl"
+	codexSpawn    = "call_spawnA"
+)
+
+// codexLines reads a codex golden input's lines.
+func codexLines(t *testing.T, golden string) [][]byte {
+	t.Helper()
+	return bytes.SplitAfter(bytes.TrimSuffix(clitest.ReadFile(t, clitest.Golden("codex", golden)), []byte("\n")), []byte("\n"))
+}
+
+// TestSyncCodexSubAgent: a Codex rollout of a spawned sub-agent (a
+// thread of its own, whose session_meta names its parent thread:
+// source.subagent.thread_spawn.parent_thread_id) is archived by `twasm
+// sync` as a child run of its parent rollout's run, linked in the agent
+// step at the spawn_agent call whose result names it (path
+// agent.<the child's file stem>_call_spawnA, in the part that holds the
+// call), the parent's file found by the thread id ending its name in
+// another day's directory; whether the store lists the child after its
+// parent (the next day's directory), before it, or the child is written
+// after two parts of the parent were synced, the call in the first. ls
+// lists the parent alone, its sub_run_usage the child's tokens, counted
+// once in usage_in_all; tree counts the child run and its call;
+// renormalize rebuilds the parent's run with it. Before, the child was a
+// session of its own and its tokens in no session's totals.
+func TestSyncCodexSubAgent(t *testing.T) {
+	t.Parallel()
+	parent := codexLines(t, "rollout_v0158_subagent_spawn_parent.jsonl")
+	child := bytes.Join(codexLines(t, "rollout_v0158_subagent_spawned_child.jsonl"), nil)
+	for _, c := range []struct {
+		name, childRel string
+		// later: the parent is synced in two parts (the first turn,
+		// the spawn call and its result in it, then the rest) before
+		// the child's rollout is written.
+		later bool
+	}{
+		{name: "child listed after its parent, in the next day's directory",
+			childRel: ".codex/sessions/2026/11/21/rollout-2026-11-21T00-00-01-" + codexChildID + ".jsonl"},
+		{name: "child listed before its parent",
+			childRel: ".codex/sessions/2026/11/19/rollout-2026-11-19T00-00-01-" + codexChildID + ".jsonl"},
+		{name: "child written after two parts of its parent", later: true,
+			childRel: ".codex/sessions/2026/11/21/rollout-2026-11-21T00-00-01-" + codexChildID + ".jsonl"},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := clitest.NewHome(t)
+			store := filepath.Join(h.Dir, ".codex", "sessions")
+			runs := map[string]string{} // path -> run id
+			syncNew := func(what string, want int) {
+				t.Helper()
+				for p, id := range syncNewRuns(t, h, store, what, want) {
+					runs[p] = id
+				}
+			}
+			parentPath := filepath.Join(h.Dir, codexParent)
+			if c.later {
+				h.Put(codexParent, bytes.Join(parent[:12], nil), time.Hour) // the first turn, up to its task_complete
+				syncNew("sync of the parent alone", 1)
+				h.Put(codexParent, bytes.Join(parent, nil), 30*time.Minute)
+				syncWant(t, h, store, "sync of the parent's second part", map[string]int{"grown": 1})
+				h.Put(c.childRel, child, 20*time.Minute)
+				syncNew("sync after the child was written", 1)
+			} else {
+				h.Put(codexParent, bytes.Join(parent, nil), time.Hour)
+				h.Put(c.childRel, child, time.Hour)
+				syncNew("sync", 2)
+			}
+			parentRun, childRun := runs[parentPath], runs[filepath.Join(h.Dir, c.childRel)]
+			if parentRun == "" || childRun == "" {
+				t.Fatalf("runs %v: want the parent's and the child's", runs)
+			}
+			stem := strings.TrimSuffix(filepath.Base(c.childRel), ".jsonl")
+			// Named by the child's file: the call states no description.
+			wantLinkedAt(t, h, parentRun, childRun, codexSpawn, "agent."+stem+"_"+codexSpawn, stem)
+			syncWant(t, h, store, "sync with nothing new", nothing)
+
+			// ls: the parent alone, the child's tokens (900 uncached
+			// input, 120 output) its sub-runs', counted once in all.
+			row := lsRow(t, h, parentRun)
+			if row.SubRunUsage["uncached_input_tokens"] != 900 || row.SubRunUsage["output_tokens"] != 120 ||
+				row.UsageInAll["uncached_input_tokens"] != 3400+900 || row.UsageInAll["output_tokens"] != 260+120 {
+				t.Errorf("ls --json: sub_run_usage %v, usage_in_all %v; want the child's 900 uncached input and 120 output, in all 4300 and 380", row.SubRunUsage, row.UsageInAll)
+			}
+			wantSubRuns(t, h, parentRun, 1, 1)
+			if rebuilt := wantRenormalized(t, h, parentRun); rebuilt != "" {
+				wantSubRuns(t, h, rebuilt, 1, 1)
+			}
+		})
+	}
+}
+
+// TestSyncCodexSubAgentAlone: a sub-agent's rollout whose parent's
+// rollout is not in the store (deleted, or archived elsewhere) is
+// archived as a session of its own, named as that session's sub-agent,
+// and the sync says why; its tokens are its own run's.
+func TestSyncCodexSubAgentAlone(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	store := filepath.Join(h.Dir, ".codex", "sessions")
+	h.Put(".codex/sessions/2026/11/21/rollout-2026-11-21T00-00-01-"+codexChildID+".jsonl",
+		bytes.Join(codexLines(t, "rollout_v0158_subagent_spawned_child.jsonl"), nil), time.Hour)
+	var r clitest.Result
+	clitest.Unchanged(t, store, "sync", func() { r = h.OK("sync") })
+	got := clitest.Outcomes(r.Out)
+	if len(got["new"]) != 1 || !strings.Contains(r.Out, codexParentID) || !strings.Contains(r.Out, "is not in the store: archived as a run of its own") {
+		t.Fatalf("sync: want one new run said to be a missing session's sub-agent, a run of its own: %v", r)
+	}
+	row := lsRow(t, h, got["new"][0])
+	if row.Name == "" || !strings.Contains(row.Name, "sub-agent") || !strings.Contains(row.Name, codexParentID) || row.UsageInAll["output_tokens"] != 120 {
+		t.Errorf("ls --json: %+v, want the run named as the sub-agent of session %s, its 120 output tokens its own", row, codexParentID)
+	}
+}
+
+// syncNewRuns runs `twasm sync` (the files under dir unchanged) and
+// fails the test (what names the sync) unless it archives want new runs
+// and nothing else; it returns them by session file.
+func syncNewRuns(t *testing.T, h *clitest.Home, dir, what string, want int) map[string]string {
+	t.Helper()
+	var r clitest.Result
+	clitest.Unchanged(t, dir, "sync", func() { r = h.OK("sync") })
+	runs := map[string]string{}
+	for _, l := range strings.Split(strings.TrimSpace(r.Out), "\n") {
+		if f := strings.Split(l, "\t"); len(f) >= 4 && f[0] == "new" {
+			runs[f[3]] = f[1]
+		}
+	}
+	if len(runs) != want || len(clitest.Outcomes(r.Out)) != 1 {
+		t.Fatalf("%s: want %d new runs and nothing else: %v", what, want, r)
+	}
+	return runs
+}
