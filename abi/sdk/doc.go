@@ -114,7 +114,10 @@
 // tool.call at once, [Out.LatestModel] reports the model of the latest
 // answer, [FinalText] joins an answer's texts into the final answer,
 // [Out.UnmappedN] counts several lines of
-// one unmapped type at once. [StatedExitCode], [SplitOutputHeader] and
+// one unmapped type at once. [RFC3339Millis] and [RFC3339Seconds] write
+// a time since 1970 as RFC 3339 in UTC, as time.Format would, without
+// its layout parsing (a fifth of a TinyGo guest's time in plugins that
+// date every line). [StatedExitCode], [SplitOutputHeader] and
 // [HeaderExitCode] read the exit code a tool's output text states (the
 // last line that starts with a label, or the header above "Output:"), so
 // that every plugin makes a result whose text states a non-zero code an

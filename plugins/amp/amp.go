@@ -2,7 +2,6 @@ package amp
 
 import (
 	"strconv"
-	"time"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -127,7 +126,7 @@ func msTime(v abi.Value) sdk.Str {
 	if ms <= 0 || ms > 1e15 {
 		return sdk.Str{}
 	}
-	return sdk.S(time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	return sdk.S(sdk.RFC3339Millis(ms))
 }
 
 // messageID is a message's messageId as text (unset when it has none):

@@ -4,7 +4,6 @@ import (
 	"hash/fnv"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -391,7 +390,7 @@ func msTime(v abi.Value) sdk.Str {
 			return sdk.Str{}
 		}
 	}
-	return sdk.S(time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z07:00"))
+	return sdk.S(sdk.RFC3339Millis(ms))
 }
 
 // clip bounds a value quoted in a warning.

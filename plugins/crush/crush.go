@@ -3,7 +3,6 @@ package crush
 import (
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -437,9 +436,9 @@ func seconds(v abi.Value) string {
 		return ""
 	}
 	if s > 100_000_000_000 {
-		return time.UnixMilli(s).UTC().Format("2006-01-02T15:04:05.000Z")
+		return sdk.RFC3339Millis(s)
 	}
-	return time.Unix(s, 0).UTC().Format("2006-01-02T15:04:05Z")
+	return sdk.RFC3339Seconds(s)
 }
 
 // clip bounds a result's text for its error.

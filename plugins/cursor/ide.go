@@ -284,7 +284,7 @@ func bubbleTime(v abi.Value) string {
 		}
 	case abi.KindNumber:
 		if ms, ok := v.Int(); ok && ms > 0 {
-			return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+			return sdk.RFC3339Millis(ms)
 		}
 	}
 	return ""

@@ -3,7 +3,6 @@ package goose
 import (
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -217,9 +216,9 @@ func seconds(v abi.Value) string {
 		return ""
 	}
 	if s > 10_000_000_000 {
-		return time.UnixMilli(s).UTC().Format("2006-01-02T15:04:05.000Z")
+		return sdk.RFC3339Millis(s)
 	}
-	return time.Unix(s, 0).UTC().Format("2006-01-02T15:04:05Z")
+	return sdk.RFC3339Seconds(s)
 }
 
 // message handles one message: its content items are its blocks, in

@@ -3,7 +3,6 @@ package kimi
 import (
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -513,7 +512,7 @@ func secTime(v abi.Value) string {
 	if !ok || f <= 0 || f > 1e11 {
 		return ""
 	}
-	return time.UnixMilli(int64(f * 1000)).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	return sdk.RFC3339Millis(int64(f * 1000))
 }
 
 // msTime is epoch milliseconds (Kimi Code's time) as RFC 3339.
@@ -522,5 +521,5 @@ func msTime(v abi.Value) string {
 	if !ok || f <= 0 || f > 1e14 {
 		return ""
 	}
-	return time.UnixMilli(int64(f)).UTC().Format("2006-01-02T15:04:05.000Z07:00")
+	return sdk.RFC3339Millis(int64(f))
 }

@@ -505,43 +505,13 @@ func (c statedCost) report(out *sdk.Out) {
 }
 
 // unixTime renders seconds since the epoch as RFC 3339 (UTC), without
-// the time package's formatting machinery.
+// the time package's formatting machinery (sdk.RFC3339Seconds).
 func unixTime(v abi.Value) sdk.Str {
 	sec, ok := v.Int()
 	if !ok || sec <= 0 || sec > 253402300799 { // up to 9999-12-31
 		return sdk.Str{}
 	}
-	days, rem := sec/86400, sec%86400
-	// Civil date from days since 1970-01-01 (proleptic Gregorian).
-	z := days + 719468
-	era := z / 146097
-	doe := z - era*146097
-	yoe := (doe - doe/1460 + doe/36524 - doe/146096) / 365
-	y := yoe + era*400
-	doy := doe - (365*yoe + yoe/4 - yoe/100)
-	mp := (5*doy + 2) / 153
-	d := doy - (153*mp+2)/5 + 1
-	m := mp + 3
-	if m > 12 {
-		m -= 12
-	}
-	if m <= 2 {
-		y++
-	}
-	b := make([]byte, 0, 20)
-	b = pad(b, y, 4)
-	b = append(b, '-')
-	b = pad(b, m, 2)
-	b = append(b, '-')
-	b = pad(b, d, 2)
-	b = append(b, 'T')
-	b = pad(b, rem/3600, 2)
-	b = append(b, ':')
-	b = pad(b, rem/60%60, 2)
-	b = append(b, ':')
-	b = pad(b, rem%60, 2)
-	b = append(b, 'Z')
-	return sdk.S(string(b))
+	return sdk.S(sdk.RFC3339Seconds(sec))
 }
 
 func pad(b []byte, v int64, width int) []byte {

@@ -4,7 +4,6 @@ import (
 	"sort"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -295,7 +294,7 @@ func millis(v abi.Value) string {
 	if !ok || ms <= 0 {
 		return ""
 	}
-	return time.UnixMilli(ms).UTC().Format("2006-01-02T15:04:05.000Z")
+	return sdk.RFC3339Millis(ms)
 }
 
 // part handles part partID of message msgID (p may be missing: a message

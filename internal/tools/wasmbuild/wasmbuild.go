@@ -146,8 +146,9 @@ func (tc Toolchain) Cached(ctx context.Context, pkgDir, cacheDir string) (string
 }
 
 // CacheKey is the name of pkgDir's build in a cache ([Toolchain.Cached]):
-// [SourceKey], and for TinyGo also its version and flags, so an edit to
-// the plugin or to the SDK it imports, or another compiler, gives a new
+// [SourceKey], and for TinyGo also its version, flags and twasm's runtime
+// patch ([RuntimePatch]), so an edit to the plugin or to the SDK it
+// imports, another compiler or another version of the patch gives a new
 // build.
 func (tc Toolchain) CacheKey(ctx context.Context, pkgDir string) (string, error) {
 	key, err := SourceKey(ctx, pkgDir)
@@ -161,9 +162,39 @@ func (tc Toolchain) CacheKey(ctx context.Context, pkgDir string) (string, error)
 	if err != nil {
 		return "", fmt.Errorf("wasmbuild: %s version: %w", tc.TinyGo, err)
 	}
+	patch, err := tc.RuntimePatch(ctx)
+	if err != nil {
+		return "", err
+	}
 	h := sha256.New()
 	fmt.Fprintf(h, "%s\x00%s\x00%s", key, ver, strings.Join(tc.Flags, " "))
+	if patch != "" {
+		// Only when patched, so that the keys of a stock TinyGo's
+		// builds stay what they were.
+		fmt.Fprintf(h, "\x00%s", patch)
+	}
 	return "tinygo-" + hex.EncodeToString(h.Sum(nil))[:32], nil
+}
+
+// RuntimePatch returns the mark of the runtime patch .ci/install-tinygo
+// applied to tc's TinyGo (the text of the file the patch adds,
+// "twasm-boundarygc N" in its comment), or "" for a stock TinyGo. The
+// patch changes how the plugins' garbage is collected, not their sources
+// or TinyGo's version: without it in CacheKey, a module built before a
+// new version of the patch would be taken for one built after.
+func (tc Toolchain) RuntimePatch(ctx context.Context) (string, error) {
+	root, err := exec.CommandContext(ctx, tc.TinyGo, "env", "TINYGOROOT").Output()
+	if err != nil {
+		return "", fmt.Errorf("wasmbuild: %s env TINYGOROOT: %w", tc.TinyGo, err)
+	}
+	b, err := os.ReadFile(filepath.Join(string(bytes.TrimSpace(root)), "src", "runtime", "gc_boundary_on.go"))
+	if errors.Is(err, os.ErrNotExist) {
+		return "", nil
+	}
+	if err != nil {
+		return "", fmt.Errorf("wasmbuild: %w", err)
+	}
+	return string(b), nil
 }
 
 // BuildInto builds pkgDir at outPath, as [Toolchain.Build], and keeps a

@@ -117,3 +117,47 @@ func TestTinyGoReportsCompilerErrors(t *testing.T) {
 		t.Fatalf("error does not carry the compiler's message: %v", err)
 	}
 }
+
+// TestCacheKeyFollowsRuntimePatch checks that a TinyGo build's key
+// changes with the runtime patch .ci/install-tinygo applied (the same
+// sources, version and flags), and that a stock TinyGo's is another
+// again: a module built with one version of the patch is never served
+// for another. The tinygo here is a script that answers version and env.
+func TestCacheKeyFollowsRuntimePatch(t *testing.T) {
+	ctx := context.Background()
+	root := t.TempDir()
+	tinygo := filepath.Join(root, "tinygo")
+	script := "#!/bin/sh\ncase \"$1\" in\nversion) echo 'tinygo version 0.42.0 fake';;\nenv) echo '" + root + "';;\nesac\n"
+	if err := os.WriteFile(tinygo, []byte(script), 0o755); err != nil {
+		t.Fatal(err)
+	}
+	rt := filepath.Join(root, "src", "runtime")
+	if err := os.MkdirAll(rt, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	tc := Toolchain{TinyGo: tinygo, Flags: []string{"-opt=2"}}
+	echo := filepath.Join("..", "..", "..", "abi", "sdk", "testdata", "echo")
+	key := func() string {
+		t.Helper()
+		k, err := tc.CacheKey(ctx, echo)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return k
+	}
+	stock := key()
+	seen := map[string]string{stock: "stock"}
+	for _, mark := range []string{"// twasm-boundarygc 3\n", "// twasm-boundarygc 4\n"} {
+		if err := os.WriteFile(filepath.Join(rt, "gc_boundary_on.go"), []byte(mark), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		k := key()
+		if was, ok := seen[k]; ok {
+			t.Fatalf("patch %q has the key of %s: %s", mark, was, k)
+		}
+		seen[k] = mark
+		if again := key(); again != k {
+			t.Fatalf("the same patch gave two keys: %s %s", k, again)
+		}
+	}
+}
