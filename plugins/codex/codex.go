@@ -165,6 +165,13 @@ type normalizer struct {
 
 	// usage sums a cumulative token counter across its restarts.
 	usage counter
+
+	// metaSeen: the rollout's own session_meta (its first) was read.
+	metaSeen bool
+	// forking: the lines being read are the history a forked
+	// sub-agent's rollout copied from its parent (see forked), and
+	// forkOpen says a copied turn is open.
+	forking, forkOpen bool
 }
 
 func newNormalizer() *normalizer {

@@ -108,7 +108,28 @@
 // count once, in the parent's totals; a sub-agent whose parent's
 // rollout is not in the store is a session of its own, named as that
 // thread's sub-agent. The plugin reads a sub-agent's rollout as any
-// rollout. In the parent's rollout the spawn_agent, send_message and
+// rollout, except the history one spawned with its parent's
+// (multi-agent v1's fork_context, v2's fork_turns other than "none")
+// copied into it: Codex writes, after the sub-agent's session_meta
+// (which names the thread it was forked from, forked_from_id), the
+// parent's rollout as read at the spawn (its session_meta unless
+// fork_turns cut it, messages, event messages, every token_count; the
+// calls and the commentary items left out), then the sub-agent's own
+// first turn, and starts the sub-agent's running token total from the
+// parent's last (last_token_info_from_rollout). The parent's run
+// records that history: its lines are declared ignored ("(forked
+// history)"), none is a message of the sub-agent's, and its token
+// counts are read without a report, so that the sub-agent's usage is
+// what its own counts add to the parent's last (or, where its first own
+// count restarts from 0, its own counts). The copy ends inside the
+// parent's turn that called spawn_agent, which it never ends: the first
+// task_started while a copied turn is open (a copied session_meta
+// starts outside any; a copy without one, inside one) starts the
+// sub-agent's own lines. A parent turn that a killed process left open
+// and a resume in the same process's file (no session_meta between)
+// followed would end the copy early: the parent's lines after it would
+// count as the sub-agent's. A rollout a user forked (no thread_spawn
+// source) is read whole, the parent's history included. In the parent's rollout the spawn_agent, send_message and
 // wait calls are tool calls like any; sub_agent_activity repeats them (declared
 // ignored), except an interrupted sub-agent, which is a warning. Messages
 // between agents (the agent_message response item {author, recipient,

@@ -20,11 +20,20 @@ import (
 func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 	ts := sdk.Text(root.Get("timestamp"))
 	p := root.Get("payload")
+	if n.forking && n.forked(out, typ, p) {
+		return
+	}
 	switch sdk.Name(typ) {
 	case "session_meta":
 		m := p
 		if inner := p.Get("meta"); inner.Kind() == abi.KindObject {
 			m = inner
+		}
+		if !n.metaSeen {
+			// The first session_meta is the rollout's own; a forked
+			// sub-agent's copies its parent's history after it.
+			n.metaSeen = true
+			n.forking, n.forkOpen = isForkedSubAgent(m), true
 		}
 		id := m.Get("id")
 		if id.Kind() != abi.KindString {

@@ -27,9 +27,14 @@ func execUsage(u abi.Value) sdk.Usage {
 // the sum of every segment's last total. A repeated snapshot (Codex
 // writes the same token_count more than once) changes nothing. A count
 // with only a per-response figure (last_token_usage) adds it.
+//
+// A forked sub-agent's rollout starts with its parent's counts, and its
+// own continue the parent's last total: base is the usage counted when
+// the copy ended (rebase), which the step's usage leaves out.
 type counter struct {
 	closed  sdk.Usage // ended segments and per-response additions
 	current sdk.Usage // the running total of the current segment
+	base    sdk.Usage // counted before the rollout's own lines (rebase)
 	prev    [5]int64  // the last total seen, to compare
 	seen    bool
 }
@@ -52,6 +57,20 @@ func snapshot(u sdk.Usage) [5]int64 {
 // reports the step's usage so far, in set mode, and whether it reported
 // anything (a repeated snapshot or a report with no figures does not).
 func (c *counter) total(out *sdk.Out, total, last abi.Value) bool {
+	if !c.add(total, last) {
+		return false
+	}
+	out.Usage(minus(c.closed.Plus(c.current), c.base), sdk.ModeSet)
+	return true
+}
+
+// rebase leaves what was counted so far out of the usage reported from
+// now on.
+func (c *counter) rebase() { c.base = c.closed.Plus(c.current) }
+
+// add counts one counter report (see total) without reporting it, and
+// says whether it changed the count.
+func (c *counter) add(total, last abi.Value) bool {
 	switch {
 	case total.Kind() == abi.KindObject:
 		t := execUsage(total)
@@ -79,6 +98,27 @@ func (c *counter) total(out *sdk.Out, total, last abi.Value) bool {
 	default:
 		return false
 	}
-	out.Usage(c.closed.Plus(c.current), sdk.ModeSet)
 	return true
+}
+
+// minus is u less b, figure by figure (a figure u does not state stays
+// unstated). The counts only grow, so no figure of u is below b's.
+func minus(u, b sdk.Usage) sdk.Usage {
+	sub := func(x, y sdk.Int) sdk.Int {
+		v, ok := x.Value()
+		if !ok {
+			return x
+		}
+		w, _ := y.Value()
+		return sdk.N(v - w)
+	}
+	u.Input = sub(u.Input, b.Input)
+	u.CacheRead = sub(u.CacheRead, b.CacheRead)
+	u.CacheWrite = sub(u.CacheWrite, b.CacheWrite)
+	u.Output = sub(u.Output, b.Output)
+	u.Reasoning = sub(u.Reasoning, b.Reasoning)
+	u.Uncached = sub(u.Uncached, b.Uncached)
+	u.CacheWrite1h = sub(u.CacheWrite1h, b.CacheWrite1h)
+	u.Total = sub(u.Total, b.Total)
+	return u
 }

@@ -150,3 +150,54 @@ func syncNewRuns(t *testing.T, h *clitest.Home, dir, what string, want int) map[
 	}
 	return runs
 }
+
+// TestSyncCodexForkedSubAgent: a sub-agent spawned with its parent's
+// history (fork_context, fork_turns) writes, after its own session_meta,
+// the parent's rollout up to the spawn (its session_meta, turn, prompt
+// and token count), then its own turn, its running total continuing the
+// parent's (Codex's last_token_info_from_rollout). Synced beside its
+// parent, it is still a child run linked at the spawn call, and its
+// tokens in the parent's totals are its own only: the copied count is the
+// parent's, counted once. Before, the child run counted the parent's
+// 1000 input and 20 output tokens a second time.
+func TestSyncCodexForkedSubAgent(t *testing.T) {
+	t.Parallel()
+	parent := codexLines(t, "rollout_v0158_subagent_spawn_parent.jsonl")
+	child := codexLines(t, "rollout_v0158_subagent_spawned_child.jsonl")
+	// A count of a response before the spawn call, in the parent's
+	// rollout and so in the copy.
+	before := []byte(`{"timestamp":"2026-11-20T23:59:00.800Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":20,"reasoning_output_tokens":0,"total_tokens":1020},"last_token_usage":{"input_tokens":1000,"cached_input_tokens":0,"output_tokens":20,"reasoning_output_tokens":0,"total_tokens":1020},"model_context_window":258400},"rate_limits":null}}` + "\n")
+	parent = append(parent[:5:5], append([][]byte{before}, parent[5:]...)...)
+	// The count after it states the rest as its response's.
+	parent[11] = bytes.Replace(parent[11], []byte(`"last_token_usage":{"input_tokens":3000,"cached_input_tokens":1000,"output_tokens":200,"reasoning_output_tokens":50,"total_tokens":3200}`),
+		[]byte(`"last_token_usage":{"input_tokens":2000,"cached_input_tokens":1000,"output_tokens":180,"reasoning_output_tokens":50,"total_tokens":2180}`), 1)
+	meta := bytes.Replace(child[0], []byte(`"payload":{"id":"`+codexChildID+`",`), []byte(`"payload":{"id":"`+codexChildID+`","forked_from_id":"`+codexParentID+`",`), 1)
+	// The copy: the parent's lines up to its spawn_agent call, which
+	// the fork leaves out (keep_forked_rollout_item), as Codex writes
+	// them (task_started before turn_context, spawn.rs at 0ae3083).
+	forked := [][]byte{meta, parent[0], parent[2], parent[1], parent[3], parent[4], parent[5]}
+	// The child's own turn (task_started first), its total the
+	// parent's 1000 input and 20 output more than its own.
+	forked = append(forked, child[2], child[1])
+	for _, l := range child[3:] {
+		forked = append(forked, bytes.Replace(l, []byte(`"total_token_usage":{"input_tokens":1100,"cached_input_tokens":200,"output_tokens":120,"reasoning_output_tokens":30,"total_tokens":1220}`),
+			[]byte(`"total_token_usage":{"input_tokens":2100,"cached_input_tokens":200,"output_tokens":140,"reasoning_output_tokens":30,"total_tokens":2240}`), 1))
+	}
+	h := clitest.NewHome(t)
+	store := filepath.Join(h.Dir, ".codex", "sessions")
+	childRel := ".codex/sessions/2026/11/21/rollout-2026-11-21T00-00-01-" + codexChildID + ".jsonl"
+	h.Put(codexParent, bytes.Join(parent, nil), time.Hour)
+	h.Put(childRel, bytes.Join(forked, nil), time.Hour)
+	runs := syncNewRuns(t, h, store, "sync", 2)
+	parentRun, childRun := runs[filepath.Join(h.Dir, codexParent)], runs[filepath.Join(h.Dir, childRel)]
+	if parentRun == "" || childRun == "" {
+		t.Fatalf("runs %v: want the parent's and the child's", runs)
+	}
+	stem := strings.TrimSuffix(filepath.Base(childRel), ".jsonl")
+	wantLinkedAt(t, h, parentRun, childRun, codexSpawn, "agent."+stem+"_"+codexSpawn, stem)
+	row := lsRow(t, h, parentRun)
+	if row.SubRunUsage["uncached_input_tokens"] != 900 || row.SubRunUsage["output_tokens"] != 120 ||
+		row.UsageInAll["uncached_input_tokens"] != 3400+900 || row.UsageInAll["output_tokens"] != 260+120 {
+		t.Errorf("ls --json: sub_run_usage %v, usage_in_all %v; want the child's own 900 uncached input and 120 output, in all 4300 and 380", row.SubRunUsage, row.UsageInAll)
+	}
+}

@@ -1,0 +1,118 @@
+//go:build !wasip1
+
+package codex_test
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestForkedSubAgent: a sub-agent spawned with its parent's history
+// (fork_context, fork_turns) writes that history after its own
+// session_meta, then its own first turn; Codex starts its running token
+// total from the parent's last. The copy is the parent's (its run holds
+// it): none of its messages is the sub-agent's, and the sub-agent's
+// usage is what its own counts add, whether its first count continues
+// the parent's total or (a build that did not carry it over) restarts.
+// The step's session is the sub-agent's, not the copied parent's (its
+// copied lines are declared ignored: the golden case checks that every
+// line is accounted for). A sub-agent
+// spawned without the history, or a rollout forked by no thread, is read
+// as before.
+func TestForkedSubAgent(t *testing.T) {
+	ev, item := rolloutEvent, rolloutItem
+	meta := func(id, extra string) string {
+		return `{"timestamp":"t","type":"session_meta","payload":{"id":"` + id + `",` + extra + `"timestamp":"t0","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.158.0","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p1","depth":1,"agent_path":"/root/worker"}}}}}`
+	}
+	count := func(total, last int) string {
+		return ev(fmt.Sprintf(`{"type":"token_count","info":{"total_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d},"last_token_usage":{"input_tokens":%d,"output_tokens":%d,"total_tokens":%d}}}`,
+			total, total/10, total+total/10, last, last/10, last+last/10))
+	}
+	var (
+		forked     = meta("c1", `"forked_from_id":"p1",`)
+		unforked   = meta("c1", "")
+		parentMeta = `{"timestamp":"t","type":"session_meta","payload":{"id":"p1","timestamp":"t-1","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.158.0","source":"cli"}}`
+		userFork   = `{"timestamp":"t","type":"session_meta","payload":{"id":"c1","forked_from_id":"p1","timestamp":"t0","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.158.0","source":"cli"}}`
+		ctx        = `{"timestamp":"t","type":"turn_context","payload":{"cwd":"/w","model":"gpt-5.5"}}`
+		pStart1    = ev(`{"type":"task_started","turn_id":"pt1"}`)
+		pPrompt1   = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt one"}]}`)
+		pAnswer1   = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"parent answer one"}],"phase":"final_answer"}`)
+		pDone1     = ev(`{"type":"task_complete","turn_id":"pt1","last_agent_message":"parent answer one"}`)
+		pStart2    = ev(`{"type":"task_started","turn_id":"pt2"}`)
+		pPrompt2   = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"parent prompt two"}]}`)
+		pEcho2     = ev(`{"type":"user_message","message":"parent prompt two"}`)
+		cStart     = ev(`{"type":"task_started","turn_id":"ct1"}`)
+		cTask      = item(`{"type":"message","role":"user","content":[{"type":"input_text","text":"child task"}]}`)
+		cAnswer    = item(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"child answer"}],"phase":"final_answer"}`)
+		cDone      = ev(`{"type":"task_complete","turn_id":"ct1","last_agent_message":"child answer"}`)
+		full       = []string{parentMeta, pStart1, ctx, pPrompt1, count(1000, 1000), pAnswer1, pDone1, pStart2, ctx, pPrompt2, pEcho2, count(2500, 1500)}
+		lastTurn   = []string{pPrompt2, pEcho2, count(2500, 1500)}
+		own        = []string{cStart, ctx, cTask, count(2800, 300), cAnswer, count(3200, 400), cDone}
+		join       = func(parts ...[]string) []string {
+			var all []string
+			for _, p := range parts {
+				all = append(all, p...)
+			}
+			return all
+		}
+	)
+	tests := []struct {
+		name   string
+		lines  []string
+		texts  string // the step's message texts, in order, joined by "|"
+		input  int64  // the step's input tokens, -1 for no usage
+		status string
+	}{
+		{"fork_context: the whole history", join([]string{forked}, full, own), "child task|child answer", 700, "ok"},
+		{"fork_turns N: from the current turn's input", join([]string{forked}, lastTurn, own), "child task|child answer", 700, "ok"},
+		{"fork of a fork: an ancestor's session_meta", join([]string{forked, parentMeta}, full, own), "child task|child answer", 700, "ok"},
+		{"own counts restart from 0", join([]string{forked}, full, []string{cStart, ctx, cTask, count(300, 300), cAnswer, count(700, 400), cDone}), "child task|child answer", 700, "ok"},
+		{"cut before its own first turn", join([]string{forked}, full), "", -1, ""},
+		{"spawned without the history", join([]string{unforked}, own), "child task|child answer", 3200, "ok"},
+		{"a user's fork: no thread spawned it", join([]string{userFork}, []string{pStart1, pPrompt1, count(1000, 1000), pAnswer1, pDone1}), "parent prompt one|parent answer one", 1000, "ok"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := runRollout(t, tt.lines)
+			var texts []string
+			for _, it := range o.Sink.Items {
+				if it.Event == nil || (it.Event.Type != transcript.MessageUser && it.Event.Type != transcript.MessageAssistant) {
+					continue
+				}
+				for _, b := range it.Event.Message().Blocks {
+					if b.Origin != transcript.OriginSystemPrompt && b.Text != "" {
+						texts = append(texts, b.Text)
+					}
+				}
+			}
+			if got := strings.Join(texts, "|"); got != tt.texts {
+				t.Errorf("messages %q; want %q", got, tt.texts)
+			}
+			var input int64 = -1
+			if u := o.Result.Usage; u != nil && u.InputTokens != nil {
+				input = *u.InputTokens
+			}
+			if input != tt.input {
+				t.Errorf("input tokens %d; want %d", input, tt.input)
+			}
+			if tt.input >= 0 {
+				u := o.Result.Usage
+				if u.OutputTokens == nil || *u.OutputTokens != tt.input/10 || u.TotalTokens == nil || *u.TotalTokens != tt.input+tt.input/10 {
+					t.Errorf("usage %+v; want output %d, total %d", u, tt.input/10, tt.input+tt.input/10)
+				}
+			}
+			if o.Result.SessionID != "c1" {
+				t.Errorf("session %q; want c1", o.Result.SessionID)
+			}
+			if len(o.Result.Unmapped) != 0 {
+				t.Errorf("unmapped %v", o.Result.Unmapped)
+			}
+			if tt.status != "" && o.Result.Status != tt.status {
+				t.Errorf("status %q (%s); want %q", o.Result.Status, o.Result.Error, tt.status)
+			}
+		})
+	}
+}
