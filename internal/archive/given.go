@@ -61,8 +61,10 @@ func StoreFile(declared []Declared, provider, path string) (s Session, ok bool) 
 // pattern matches the file. SyncSession then reads the session's files
 // as sync reads them, and the run holds what sync's holds. ok is false
 // for any other file, for a store whose first glob has "**" (how far up
-// is not known), and for a session that names its parent (a
-// sub-session: SubAgentFile's). Path is absolute.
+// is not known), for a session that names its parent (a sub-session:
+// SubAgentFile's), and for a file with no other file of its session
+// beside it (a session copied alone: imported as record --input reads
+// it). Path is absolute.
 func TreeFile(declared []Declared, provider, path string) (s Session, ok bool) {
 	abs, err := filepath.Abs(path)
 	if err != nil {
@@ -102,6 +104,13 @@ func TreeFile(declared []Declared, provider, path string) (s Session, ok bool) {
 		c := compileStore(d)
 		loc := declaredLocation(d, c, root, "import")
 		if loc.Unusable != "" || loc.Match == nil || !loc.Match(filepath.ToSlash(rel)) {
+			continue
+		}
+		// A file without any other file of its session beside it is read
+		// as record --input reads it: nothing more to take, and the
+		// file lines a tree session's capture holds would only number
+		// its lines apart from record's.
+		if files, err := treeFiles(loc.Dir, key, loc.Files); err != nil || len(files) < 2 {
 			continue
 		}
 		if s, ok, err := treeSession(&loc, abs, key); err == nil && ok {
