@@ -107,7 +107,8 @@
 //
 // Sub-agents (spec §6.10). The Kimi CLI nests a sub-agent's own wire
 // records in the session's log as SubagentEvent {parent_tool_call_id,
-// agent_id, subagent_type, event}: they go to a scope of their own, a
+// agent_id, subagent_type, event} (builds before 1.25: {task_tool_call_id,
+// event}, read the same way): they go to a scope of their own, a
 // child run opened at the first of them, linked at the Agent call that
 // started it and named after the subagent type; the call's result closes
 // it (ok, or error when the result is one), a call without a result leaves
@@ -154,8 +155,12 @@
 // "error" by the session rule; a step.end with finishReason "error" is one
 // too. A StepRetry (a model call retried after an API error, its
 // error_type and status_code) and a Notification of severity error are
-// errors the provider reported; a cancelled turn, an interrupted step and
-// a compaction are warnings.
+// errors the provider reported. A StepInterrupted is an error too: every
+// Kimi CLI that logs its wire (0.59 on) sends it only when the step raised
+// an error, the API call's once its retries are spent (the user's
+// interruption sends none), and the log does not state which; so a
+// session whose last step failed is "error". A cancelled turn and a
+// compaction are warnings.
 //
 // Unmapped. Text that is not JSON is counted as "non_json", a JSON value
 // that is not an object as "non_object", an object without a type as
