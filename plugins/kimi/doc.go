@@ -72,8 +72,13 @@
 // tool.call is reported when its result arrives or its message closes).
 // A result with is_error or isError is an error, its text the tool's
 // message (the Kimi CLI's return_value.message, Kimi Code's note) else its
-// output; a result saying the user rejected the call ("The tool call is
-// rejected by the user", ToolRejectedError) is denied; the exit code of a
+// output; a result saying the user or a permission rule refused the call
+// is denied (the Kimi CLI's "The tool call is rejected by the user",
+// ToolRejectedError; Kimi Code's 'Tool "X" was not run because the user
+// rejected the approval request.', '... was denied by permission policy.'
+// or '... by permission rule.'), one whose approval request was cancelled
+// ('... was not run because the approval request was cancelled.')
+// cancelled; the exit code of a
 // failed command is the one its message or output states ("Command failed
 // with exit code: N.", both agents' shell tools). Output is the
 // output string, or the text of its parts joined by newlines; an output
