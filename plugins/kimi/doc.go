@@ -77,8 +77,9 @@
 // ToolRejectedError; Kimi Code's 'Tool "X" was not run because the user
 // rejected the approval request.', '... was denied by permission policy.'
 // or '... by permission rule.'), one whose approval request was cancelled
-// ('... was not run because the approval request was cancelled.')
-// cancelled; the exit code of a
+// ('... was not run because the approval request was cancelled.') or
+// that the user stopped while it ran ('The user manually interrupted "X"
+// ...', 'Tool "X" was aborted') cancelled; the exit code of a
 // failed command is the one its message or output states ("Command failed
 // with exit code: N.", both agents' shell tools). Output is the
 // output string, or the text of its parts joined by newlines; an output

@@ -448,9 +448,14 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 // rejected the approval request.', and its policies, 'Tool "X" was denied
 // by permission policy.' or "... by permission rule."), "cancelled" when
 // its approval request was cancelled ('Tool "X" was not run because the
-// approval request was cancelled.'), else "".
+// approval request was cancelled.') or stopped it while it ran (Kimi
+// Code's toolExecutorService.ts abortedToolOutput: 'The user manually
+// interrupted "X" ...', 'Tool "X" was aborted'), else "".
 func refusal(s string) string {
 	switch {
+	case strings.HasPrefix(s, "The user manually interrupted \""),
+		strings.HasPrefix(s, "Tool \"") && strings.HasSuffix(s, "\" was aborted"):
+		return "cancelled"
 	case strings.Contains(s, "rejected by the user"), strings.Contains(s, "Rejected by user"),
 		strings.Contains(s, "because the user rejected the approval request"),
 		strings.Contains(s, "was denied by permission policy"), strings.Contains(s, "was denied by permission rule"):
