@@ -200,6 +200,10 @@
 // session.info notices are ignored. A session.compaction_complete's
 // summaryContent, which replaces the conversation the model sees, is
 // injected context of a message.user; a failed compaction is a warning.
+// A session.truncation (the CLI dropped the oldest messages to fit the
+// context window) and a session.context_cleared (the host cleared the
+// conversation) are warnings, with the counts they state: the model no
+// longer sees those messages; the transcript keeps them.
 //
 // Final text. The content of the last assistant.message with content.
 //

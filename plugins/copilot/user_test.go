@@ -68,3 +68,30 @@ func TestUserMessageSource(t *testing.T) {
 		})
 	}
 }
+
+// TestContextCut: session.truncation (the CLI dropped the oldest messages
+// to fit the context window) and session.context_cleared (the host
+// cleared the conversation) change what the model sees; the transcript
+// keeps the messages and a warning says so (copilot-sdk
+// session-events.ts, TruncationData and ContextClearedData). Before,
+// both were counted unmapped.
+func TestContextCut(t *testing.T) {
+	start := `{"type":"session.start","data":{"sessionId":"s1","version":1,"producer":"copilot-agent","copilotVersion":"1.0.40"},"id":"e0","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`
+	tests := []struct{ name, line, warning string }{
+		{"truncation", `{"type":"session.truncation","data":{"tokenLimit":128000,"preTruncationTokensInMessages":131000,"preTruncationMessagesLength":90,"postTruncationTokensInMessages":98000,"postTruncationMessagesLength":61,"tokensRemovedDuringTruncation":33000,"messagesRemovedDuringTruncation":29,"performedBy":"BasicTruncator"},"id":"e1","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e0"}`,
+			"copilot: the context was truncated: 29 messages (33000 tokens) the model no longer sees; the transcript keeps them"},
+		{"cleared", `{"type":"session.context_cleared","data":{"messagesCleared":12},"id":"e1","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e0"}`,
+			"copilot: the context was cleared: 12 messages the model no longer sees; the transcript keeps them"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), copilot.Plugin, "copilot", []byte(start+"\n"+tt.line+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Step.Warnings) != 1 || r.Step.Warnings[0] != tt.warning || len(r.Step.Unmapped) != 0 {
+				t.Errorf("warnings %q, unmapped %v; want %q and none", r.Step.Warnings, r.Step.Unmapped, tt.warning)
+			}
+		})
+	}
+}
