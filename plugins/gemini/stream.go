@@ -1,6 +1,9 @@
 package gemini
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -163,6 +166,12 @@ func (n *normalizer) toolUse(v abi.Value, out *sdk.Out) {
 		return
 	}
 	call(id, name, params, sdk.StringOf(ts), out)
+	if ToolKind(sdk.View(name)) == "execute" {
+		if n.shells == nil {
+			n.shells = map[string]bool{}
+		}
+		n.shells[id.String()] = true
+	}
 	n.startAgent(id, name, params, abi.Value{}, nil, sdk.StringOf(ts), out)
 }
 
@@ -254,8 +263,40 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 		r.IsError, r.Error = false, sdk.Str{}
 		r.Status = sdk.S(toolOK)
 	}
+	if !r.IsError && n.shells[sdk.View(id)] {
+		streamShell(&r)
+	}
 	out.ToolResult(r)
 	n.endAgent(r, nil, out)
+}
+
+// streamShell reads a shell call's stream-json result. The CLI marks a
+// command that ran "success" whatever it returned, and its display is
+// the command's output; only when there is none does it say how the
+// command ended (the shell tool's returnDisplay): "Command exited with
+// code: N" (a non-zero exit: an error with that exit code), "Command
+// terminated by signal: S" (an error), "Command cancelled by user."
+// (cancelled). A failed command that printed something cannot be told
+// from a successful one here: the session file states its exit code.
+func streamShell(r *sdk.ToolResult) {
+	o := r.Output.String()
+	line := o
+	if i := strings.IndexByte(o, '\n'); i >= 0 {
+		line = o[:i]
+	}
+	switch {
+	case strings.HasPrefix(line, "Command exited with code: "):
+		code, err := strconv.ParseInt(line[len("Command exited with code: "):], 10, 64)
+		if err != nil || code == 0 {
+			return
+		}
+		r.ExitCode = sdk.N(code)
+		r.IsError, r.Status, r.Error = true, sdk.S(toolError), sdk.S("exit code "+strconv.FormatInt(code, 10))
+	case strings.HasPrefix(line, "Command terminated by signal: "):
+		r.IsError, r.Status, r.Error = true, sdk.S(toolError), sdk.S(sdk.Clip(line, 300))
+	case line == "Command cancelled by user.":
+		r.IsError, r.Status, r.Error = true, sdk.S(toolCancelled), sdk.S(line)
+	}
 }
 
 // errorEvent handles a non-fatal error event: the step goes on, but the
