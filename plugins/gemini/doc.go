@@ -68,7 +68,12 @@
 // spec's words: "success" is ok; "error" is error with error.message; a
 // "cancelled" call is denied when the CLI says the user refused it ("User
 // did not allow tool call") and cancelled otherwise (an abort, "User
-// cancelled tool execution"); anything not ok carries error text. Kinds: run_shell_command → execute (with its
+// cancelled tool execution"); a call the CLI refused to run, its
+// policy engine or a BeforeTool hook (stream-json error.type
+// "policy_violation"; the error "Tool execution denied by policy.",
+// 'Policy denied execution of tool "X".' or "Tool execution blocked:
+// <reason>", in stream-json and session files), is denied; anything not
+// ok carries error text. Kinds: run_shell_command → execute (with its
 // command); read_file, read_many_files, list_directory → read; write_file,
 // replace, edit → edit; glob, search_file_content, grep → search;
 // web_fetch, google_web_search → fetch; update_topic, write_todos,

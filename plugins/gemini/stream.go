@@ -185,8 +185,12 @@ const (
 
 // FailedStatus is the status of a call that did not succeed: cancelled
 // when the CLI stopped it, denied when the user refused it (the CLI's
-// "User did not allow tool call"), else error.
+// "User did not allow tool call") or a policy did (policyDenied), else
+// error.
 func FailedStatus(st abi.Value, e sdk.Str) string {
+	if policyDenied(e.String()) {
+		return toolDenied
+	}
 	if !st.Is("cancelled") && !st.Is("canceled") {
 		return toolError
 	}
@@ -197,6 +201,17 @@ func FailedStatus(st abi.Value, e sdk.Str) string {
 		}
 	}
 	return toolCancelled
+}
+
+// policyDenied says whether a failed call's error is the CLI's refusal
+// to run it (ToolErrorType.POLICY_VIOLATION, status error): its policy
+// engine's ("Tool execution denied by policy.", with the rule's message
+// after it; older schedulers' 'Policy denied execution of tool "X".') or
+// a BeforeTool hook's ("Tool execution blocked: <reason>").
+func policyDenied(t string) bool {
+	return strings.HasPrefix(t, "Tool execution denied by policy.") ||
+		strings.HasPrefix(t, "Policy denied execution of tool ") ||
+		strings.HasPrefix(t, "Tool execution blocked: ")
 }
 
 func contains(s, sub string) bool {
@@ -256,6 +271,9 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 			r.Error = sdk.StringOf(st)
 		}
 		r.Status = sdk.S(FailedStatus(st, r.Error))
+		if e.Get("type").Is("policy_violation") {
+			r.Status = sdk.S(toolDenied)
+		}
 		r.Error = errorText(r.Error, "the tool call failed")
 	}
 	if !st.Exists() && !e.Exists() {

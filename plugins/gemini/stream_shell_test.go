@@ -61,3 +61,49 @@ func TestStreamShellOutcome(t *testing.T) {
 		})
 	}
 }
+
+// TestPolicyDenied: a call the CLI refused to run (ToolErrorType
+// POLICY_VIOLATION, status error: google-gemini/gemini-cli
+// scheduler/policy.ts getPolicyDenialError "Tool execution denied by
+// policy.", the older scheduler's 'Policy denied execution of tool "X".',
+// a BeforeTool hook's "Tool execution blocked: <reason>") is denied, in
+// stream-json (error.type policy_violation) and in session files (the
+// functionResponse's error); any other failure stays an error.
+func TestPolicyDenied(t *testing.T) {
+	stream := func(errType, msg string) string {
+		return `{"type":"init","timestamp":"2026-05-17T22:11:45.322Z","session_id":"s1","model":"gemini-3-flash-preview"}` + "\n" +
+			`{"type":"tool_use","timestamp":"2026-05-17T22:11:46.000Z","tool_name":"run_shell_command","tool_id":"t1","parameters":{"command":"rm -rf /"}}` + "\n" +
+			`{"type":"tool_result","timestamp":"2026-05-17T22:11:46.100Z","tool_id":"t1","status":"error","error":{"type":"` + errType + `","message":"` + msg + `"}}` + "\n"
+	}
+	session := func(status, errText string) string {
+		return `{"sessionId":"s1","projectHash":"h","startTime":"2026-06-12T10:55:16.719Z","lastUpdated":"2026-06-12T10:55:16.719Z","kind":"main"}` + "\n" +
+			`{"id":"u1","timestamp":"2026-06-12T10:55:45.068Z","type":"user","content":[{"text":"Clean up."}]}` + "\n" +
+			`{"id":"g1","timestamp":"2026-06-12T10:57:03.803Z","type":"gemini","content":"","toolCalls":[{"id":"t1","name":"run_shell_command","args":{"command":"rm -rf /"},"result":[{"functionResponse":{"id":"t1","name":"run_shell_command","response":{"error":"` + errText + `"}}}],"status":"` + status + `","timestamp":"2026-06-12T10:57:03.830Z"}],"model":"gemini-3-flash-preview"}` + "\n"
+	}
+	tests := []struct{ name, in, status string }{
+		{"stream: policy_violation", stream("policy_violation", "Tool execution denied by policy. No deletes outside the workspace."), "denied"},
+		{"stream: policy_violation, another message", stream("policy_violation", "Command rejected by rule"), "denied"},
+		{"stream: a hook blocked it", stream("policy_violation", "Tool execution blocked: not on main"), "denied"},
+		{"stream: the tool failed", stream("shell_execute_error", "spawn /bin/sh ENOENT"), "error"},
+		{"session: denied by policy", session("error", "Tool execution denied by policy."), "denied"},
+		{"session: the older scheduler's words", session("error", `Policy denied execution of tool \"run_shell_command\".`), "denied"},
+		{"session: the tool failed", session("error", "Permission denied"), "error"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), gemini.Plugin, "gemini", []byte(tt.in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range r.Events {
+				if p := e.Event.Tool(); p != nil && p.Status != "" {
+					got = append(got, p.Status)
+				}
+			}
+			if len(got) != 1 || got[0] != tt.status {
+				t.Errorf("result statuses %q, want one %q", got, tt.status)
+			}
+		})
+	}
+}
