@@ -7,6 +7,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/gemini"
 )
 
@@ -95,14 +96,8 @@ func TestPolicyDenied(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var got []string
-			for _, e := range r.Events {
-				if p := e.Event.Tool(); p != nil && p.Status != "" {
-					got = append(got, p.Status)
-				}
-			}
-			if len(got) != 1 || got[0] != tt.status {
-				t.Errorf("result statuses %q, want one %q", got, tt.status)
+			if got, ok := plugintest.FromResult(r).ResultStatus("t1"); !ok || got != tt.status {
+				t.Errorf("result status %q (%v), want %q", got, ok, tt.status)
 			}
 		})
 	}
