@@ -57,8 +57,12 @@
 // messageId, which is not used), in the Kimi CLI the parts between
 // StepBegin (or the prompt) and the StatusUpdate that states the call's
 // usage (its message_id the message id). Consecutive pieces of one type
-// (text, think) are one block, joined. A message closes at its usage, at
-// the next step or prompt, at the turn's end or at the end of the input.
+// (text, think) are one block, joined. The Kimi CLI's own text, a
+// ContentPart of a turn whose model it has not called (no StepBegin
+// since its TurnBegin: a prompt a hook blocked, an unknown slash
+// command, a slash command's output), is a warning, not an assistant
+// message. A message closes at its usage, at the next step or prompt, at
+// the turn's end or at the end of the input.
 // context.append_message copies what the loop events already said into the
 // model's context: the user's prompt after its turn.prompt or turn.steer
 // (a message of the same text; a steer's comes once its turn ends) and an answer

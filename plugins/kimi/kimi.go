@@ -61,6 +61,10 @@ type normalizer struct {
 	agents    map[string]*subAgent
 	agentList []*subAgent
 
+	// unstepped holds the legacy scopes whose turn began and whose model
+	// has not been called since (no StepBegin): text there is the CLI's.
+	unstepped map[string]bool
+
 	prompts   []string // the prompts' texts whose copy in the model's context is still to come
 	looped    bool     // a loop step was read since the last prompt
 	requested bool     // an llm.request named the model

@@ -14,13 +14,27 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.
 	switch typ {
 	case "TurnBegin", "SteerInput":
 		n.closeAll(out)
+		if typ == "TurnBegin" {
+			if n.unstepped == nil {
+				n.unstepped = map[string]bool{}
+			}
+			n.unstepped[scope] = true
+		}
 		if !n.user(p.Get("user_input"), sdk.OriginPrompt, scope, ts, out) {
 			out.Ignored(sdk.S(typ))
 		}
 	case "StepBegin":
+		delete(n.unstepped, scope)
 		n.close(scope, out)
 		out.Ignored(sdk.S(typ))
 	case "ContentPart":
+		if n.unstepped[scope] && p.Get("type").Is("text") {
+			// Text before any model call of the turn is the CLI's own
+			// (kimisoul.py: a prompt a hook blocked, an unknown slash
+			// command, a slash command's output): not the model's.
+			out.Warn("kimi: the CLI said, no model call: " + sdk.Clip(sdk.View(p.Get("text")), 300))
+			return
+		}
 		n.legacyPart(p, ts, scope, out)
 	case "ToolCall":
 		fn := p.Get("function")

@@ -4,6 +4,7 @@ package kimi_test
 
 import (
 	"context"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
@@ -93,6 +94,54 @@ func TestLegacySubagentTaskID(t *testing.T) {
 				"main: result Task Task:0: In src/config.py.",
 				"close Task:0 ok",
 			})
+		})
+	}
+}
+
+// TestCLIText: the Kimi CLI writes its own text as a ContentPart of a
+// turn whose model it never called (kimisoul.py: "Prompt blocked by
+// hook.", 'Unknown slash command "/x".'); only a step (StepBegin) calls
+// the model. That text is a warning, not the model's answer.
+func TestCLIText(t *testing.T) {
+	begin := legacyRec("TurnBegin", `{"user_input":"/deploy now"}`)
+	cli := legacyRec("ContentPart", `{"type":"text","text":"Unknown slash command \"/deploy\"."}`)
+	tests := []struct {
+		name    string
+		lines   []string
+		answer  string
+		warning bool
+	}{
+		{"an unknown slash command", []string{begin, cli, legacyRec("TurnEnd", `{}`)}, "", true},
+		{"a prompt a hook blocked", []string{begin, legacyRec("ContentPart", `{"type":"text","text":"Prompt blocked by hook."}`), legacyRec("TurnEnd", `{}`)}, "", true},
+		{"the model's answer", []string{begin, legacyRec("StepBegin", `{"n":1}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", false},
+		{"the next turn's answer", []string{begin, cli, legacyRec("TurnEnd", `{}`),
+			legacyRec("TurnBegin", `{"user_input":"Deploy now"}`), legacyRec("StepBegin", `{"n":1}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			in := ""
+			for _, l := range tt.lines {
+				in += l + "\n"
+			}
+			r, err := sdktest.Run(context.Background(), kimi.Plugin, "kimi", []byte(in))
+			if err != nil {
+				t.Fatal(err)
+			}
+			answer := ""
+			for _, e := range r.Events {
+				if m := e.Event.Message(); m != nil && m.Role == "assistant" {
+					for _, b := range m.Blocks {
+						answer += b.Text
+					}
+				}
+			}
+			warned := false
+			for _, w := range r.Step.Warnings {
+				warned = warned || strings.HasPrefix(w, "kimi: the CLI said, no model call: ")
+			}
+			if answer != tt.answer || warned != tt.warning {
+				t.Errorf("assistant text %q, warned %v; want %q, %v", answer, warned, tt.answer, tt.warning)
+			}
 		})
 	}
 }
