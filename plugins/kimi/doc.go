@@ -58,10 +58,11 @@
 // StepBegin (or the prompt) and the StatusUpdate that states the call's
 // usage (its message_id the message id). Consecutive pieces of one type
 // (text, think) are one block, joined. The Kimi CLI's own text, a
-// ContentPart of a turn whose model it has not called (no StepBegin
-// since its TurnBegin: a prompt a hook blocked, an unknown slash
-// command, a slash command's output), is a warning, not an assistant
-// message. A message closes at its usage, at the next step or prompt, at
+// text ContentPart of a turn whose model it has not called (no
+// StepBegin, thinking or call since its TurnBegin: a prompt a hook
+// blocked, an unknown slash command, a slash command's output), is a
+// warning, not an assistant message; a log without StepBegin (peers'
+// test data) is read as the model's once it thinks or calls a tool. A message closes at its usage, at the next step or prompt, at
 // the turn's end or at the end of the input.
 // context.append_message copies what the loop events already said into the
 // model's context: the user's prompt after its turn.prompt or turn.steer

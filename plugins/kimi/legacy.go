@@ -35,8 +35,10 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.
 			out.Warn("kimi: the CLI said, no model call: " + sdk.Clip(sdk.View(p.Get("text")), 300))
 			return
 		}
+		delete(n.unstepped, scope) // the model's: a log without StepBegin
 		n.legacyPart(p, ts, scope, out)
 	case "ToolCall":
+		delete(n.unstepped, scope)
 		fn := p.Get("function")
 		n.toolCall(scope, sdk.View(p.Get("id")), sdk.View(fn.Get("name")), argsText(fn.Get("arguments")), ts, false, out)
 	case "ToolCallPart":

@@ -114,6 +114,9 @@ func TestCLIText(t *testing.T) {
 		{"an unknown slash command", []string{begin, cli, legacyRec("TurnEnd", `{}`)}, "", true},
 		{"a prompt a hook blocked", []string{begin, legacyRec("ContentPart", `{"type":"text","text":"Prompt blocked by hook."}`), legacyRec("TurnEnd", `{}`)}, "", true},
 		{"the model's answer", []string{begin, legacyRec("StepBegin", `{"n":1}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", false},
+		{"a log without StepBegin: thinking first", []string{begin, legacyRec("ContentPart", `{"type":"think","think":"Deploy."}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", false},
+		{"a log without StepBegin: a call first", []string{begin, legacyRec("ToolCall", `{"type":"function","id":"t1","function":{"name":"Shell","arguments":"{\"command\":\"make deploy\"}"}}`),
+			legacyRec("ToolResult", `{"tool_call_id":"t1","return_value":{"is_error":false,"output":"ok","message":"","display":[]}}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", false},
 		{"the next turn's answer", []string{begin, cli, legacyRec("TurnEnd", `{}`),
 			legacyRec("TurnBegin", `{"user_input":"Deploy now"}`), legacyRec("StepBegin", `{"n":1}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", true},
 	}
