@@ -18,6 +18,16 @@ func legacyRec(typ, payload string) string {
 	return `{"timestamp":1767261600.0,"message":{"type":"` + typ + `","payload":` + payload + `}}`
 }
 
+// runLegacy runs the plugin over lines, one record a line.
+func runLegacy(t *testing.T, lines []string) *sdktest.Result {
+	t.Helper()
+	r, err := sdktest.Run(context.Background(), kimi.Plugin, "kimi", []byte(strings.Join(lines, "\n")+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
 // TestStepInterruptedFailed: every Kimi CLI that logs its wire (0.59 on)
 // sends StepInterrupted only when the step raised an error (kimisoul.py,
 // MoonshotAI/kimi-cli 4a550eff: except Exception around the step; the
@@ -46,14 +56,7 @@ func TestStepInterruptedFailed(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := ""
-			for _, l := range tt.lines {
-				in += l + "\n"
-			}
-			r, err := sdktest.Run(context.Background(), kimi.Plugin, "kimi", []byte(in))
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := runLegacy(t, tt.lines)
 			if r.Step.Status != tt.status || len(r.Step.Errors) != tt.errors {
 				t.Errorf("status %q, errors %+v; want %q and %d errors", r.Step.Status, r.Step.Errors, tt.status, tt.errors)
 			}
@@ -122,14 +125,7 @@ func TestCLIText(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			in := ""
-			for _, l := range tt.lines {
-				in += l + "\n"
-			}
-			r, err := sdktest.Run(context.Background(), kimi.Plugin, "kimi", []byte(in))
-			if err != nil {
-				t.Fatal(err)
-			}
+			r := runLegacy(t, tt.lines)
 			answer := ""
 			for _, e := range r.Events {
 				if m := e.Event.Message(); m != nil && m.Role == "assistant" {
