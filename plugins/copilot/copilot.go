@@ -399,6 +399,8 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		n.permission(d, ts, out)
 	case t.Is("session.compaction_complete"):
 		n.compaction(v, d, ts, out)
+	case t.Is("session.truncation"), t.Is("session.context_cleared"):
+		n.contextCut(t, d, out)
 	case t.Is("session.info"):
 		// The CLI's notices to the user; a rewind changes what the
 		// model sees from then on, and the transcript says so.
@@ -560,6 +562,25 @@ func (n *normalizer) providerError(msg string, code sdk.Str, out *sdk.Out) {
 
 // strOr is the text of v (a string's contents, another value's JSON),
 // or def when v is missing, null or "".
+// contextCut warns that the conversation the model sees lost messages
+// the transcript keeps: session.truncation (the CLI dropped the oldest
+// to fit the context window) or session.context_cleared (the host
+// cleared it).
+func (n *normalizer) contextCut(t, d abi.Value, out *sdk.Out) {
+	count := func(k string) string {
+		if v, ok := sdk.IntOf(d.Get(k)).Value(); ok {
+			return strconv.FormatInt(v, 10)
+		}
+		return "some"
+	}
+	if t.Is("session.truncation") {
+		out.Warn("copilot: the context was truncated: " + count("messagesRemovedDuringTruncation") + " messages (" +
+			count("tokensRemovedDuringTruncation") + " tokens) the model no longer sees; the transcript keeps them")
+		return
+	}
+	out.Warn("copilot: the context was cleared: " + count("messagesCleared") + " messages the model no longer sees; the transcript keeps them")
+}
+
 func strOr(v abi.Value, def string) string {
 	if t := sdk.Text(v); !t.IsEmpty() {
 		return t.String()

@@ -114,7 +114,16 @@
 // the prompt block, so nothing the model saw is lost, the prompt is not
 // repeated and the injected text is not taken for the user's; when the
 // prompt is not found inside it, transformedContent is one
-// injected_context block. system.message is a message.user of its own
+// injected_context block. A user.message the CLI wrote itself is
+// injected context, all of it: one whose source names a skill's hidden
+// context ("skill-pdf", content "<skill-context name=...>"), another
+// agent ("agent-<id>"), a schedule, the system, retrieval or
+// instructions, and autopilot's continuation (isAutopilotContinuation);
+// any other source, or none, is the user's, and a sub-agent's first
+// message is its prompt whatever its source. An empty content inside a
+// transformedContent is no block. (skill.invoked, whose content reaches
+// the model as that skill-<name> message, is counted by type.)
+// system.message is a message.user of its own
 // whose block has origin system_prompt; system.notification (a
 // background agent or shell finished) one whose block is
 // injected_context: the CLI gave it to the model, the user did not
@@ -191,6 +200,10 @@
 // session.info notices are ignored. A session.compaction_complete's
 // summaryContent, which replaces the conversation the model sees, is
 // injected context of a message.user; a failed compaction is a warning.
+// A session.truncation (the CLI dropped the oldest messages to fit the
+// context window) and a session.context_cleared (the host cleared the
+// conversation) are warnings, with the counts they state: the model no
+// longer sees those messages; the transcript keeps them.
 //
 // Final text. The content of the last assistant.message with content.
 //

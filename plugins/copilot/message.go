@@ -57,17 +57,27 @@ func (n *normalizer) compaction(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 // <system_reminder>, ...). What surrounds the prompt there becomes
 // injected_context blocks before and after the prompt block, so the prompt
 // is not repeated and the injected text is not taken for the user's.
+//
+// A message the CLI wrote in the user's role (its source names a skill,
+// another agent, a schedule or the system; or autopilot's continuation
+// loop sent it) is injected context: the user did not type it. A
+// sub-agent's own first message is its prompt whatever its source.
 func (n *normalizer) user(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	c := d.Get("content")
 	tc := d.Get("transformedContent")
+	origin := sdk.OriginPrompt
+	if notTyped(d) {
+		origin = sdk.OriginInjected
+	}
 	if a := n.cur; a != nil && !a.prompted {
 		// A sub-agent's own prompt: the task call's prompt is not
 		// written again.
 		a.prompted, a.prompt = true, ""
+		origin = sdk.OriginPrompt
 	}
 	key := sdk.S(n.newKey("u"))
 	out.Open(key, sdk.Message{User: true, ID: sdk.StringOf(v.Get("id")), Scope: scopeOf(n.cur), Time: ts})
-	prompt := sdk.Block{Type: sdk.BlockText, Text: sdk.StringOf(c), Origin: sdk.OriginPrompt}
+	prompt := sdk.Block{Type: sdk.BlockText, Text: sdk.StringOf(c), Origin: origin}
 	if tc.Kind() != abi.KindString || tc.Is("") {
 		if prompt.Text.IsSet() {
 			out.Block(key, -1, prompt)
@@ -83,8 +93,9 @@ func (n *normalizer) user(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 	}
 	switch {
 	case i < 0:
-		// The prompt is not inside: keep both as they are.
-		if prompt.Text.IsSet() {
+		// The prompt is not inside: keep both as they are (an empty
+		// content, as autopilot's continuation has, is no block).
+		if p != "" {
 			out.Block(key, -1, prompt)
 		}
 		if whole != p {
@@ -100,6 +111,29 @@ func (n *normalizer) user(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		}
 	}
 	out.Close(key, sdk.MessageEnd{})
+}
+
+// notTyped says whether a user.message is one the CLI wrote, not the
+// user: autopilot's continuation (isAutopilotContinuation), or one whose
+// source names who did (the schema's examples: "skill-pdf", a skill's
+// hidden context, "<skill-context ...>"; "agent-<id>", another agent's
+// prompt; the CLI's scheduled prompts, system, retrieval and instruction
+// context). Any other source, or none, is the user's.
+func notTyped(d abi.Value) bool {
+	if d.Get("isAutopilotContinuation").Kind() == abi.KindTrue {
+		return true
+	}
+	src := d.Get("source")
+	if src.Kind() != abi.KindString {
+		return false
+	}
+	s := sdk.View(src)
+	for _, p := range [...]string{"skill-", "agent-", "schedule-", "system", "embedding-", "instruction-"} {
+		if strings.HasPrefix(s, p) {
+			return true
+		}
+	}
+	return false
 }
 
 // msgFor returns the open assistant message with this messageId, opening

@@ -58,11 +58,22 @@
 // Tools. tool_use is a tool.call (and a tool_use block) keyed by tool_id;
 // tool_result is its tool.result. tool_result.output is the CLI's display
 // string, not the tool's return value: it is recorded as it is, "" when
-// empty and absent when the CLI omitted it. Result statuses are the
+// empty and absent when the CLI omitted it. The CLI marks a shell command
+// that ran "success" whatever it returned, and displays its output; only a
+// command that printed nothing displays how it ended (shell.ts): "Command
+// exited with code: N" is then an error with exit code N, "Command
+// terminated by signal: S" an error, "Command cancelled by user."
+// cancelled (a failed command that printed something cannot be told from
+// a successful one in the stream). Result statuses are the
 // spec's words: "success" is ok; "error" is error with error.message; a
 // "cancelled" call is denied when the CLI says the user refused it ("User
 // did not allow tool call") and cancelled otherwise (an abort, "User
-// cancelled tool execution"); anything not ok carries error text. Kinds: run_shell_command → execute (with its
+// cancelled tool execution"); a call the CLI refused to run, its
+// policy engine or a BeforeTool hook (stream-json error.type
+// "policy_violation"; the error "Tool execution denied by policy.",
+// 'Policy denied execution of tool "X".' or "Tool execution blocked:
+// <reason>", in stream-json and session files), is denied; anything not
+// ok carries error text. Kinds: run_shell_command → execute (with its
 // command); read_file, read_many_files, list_directory → read; write_file,
 // replace, edit → edit; glob, search_file_content, grep → search;
 // web_fetch, google_web_search → fetch; update_topic, write_todos,

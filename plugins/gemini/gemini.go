@@ -73,6 +73,10 @@ type normalizer struct {
 	// sub-agents started by a call, in the order they started.
 	agents []subAgent
 
+	// stream-json: the ids of shell calls (their result's display may
+	// be all that says the command failed: streamShell).
+	shells map[string]bool
+
 	lastErr   string // message of the last error event
 	sawResult bool
 }

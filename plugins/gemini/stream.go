@@ -1,6 +1,9 @@
 package gemini
 
 import (
+	"strconv"
+	"strings"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -163,6 +166,12 @@ func (n *normalizer) toolUse(v abi.Value, out *sdk.Out) {
 		return
 	}
 	call(id, name, params, sdk.StringOf(ts), out)
+	if ToolKind(sdk.View(name)) == "execute" {
+		if n.shells == nil {
+			n.shells = map[string]bool{}
+		}
+		n.shells[id.String()] = true
+	}
 	n.startAgent(id, name, params, abi.Value{}, nil, sdk.StringOf(ts), out)
 }
 
@@ -176,8 +185,12 @@ const (
 
 // FailedStatus is the status of a call that did not succeed: cancelled
 // when the CLI stopped it, denied when the user refused it (the CLI's
-// "User did not allow tool call"), else error.
+// "User did not allow tool call") or a policy did (policyDenied), else
+// error.
 func FailedStatus(st abi.Value, e sdk.Str) string {
+	if policyDenied(e.String()) {
+		return toolDenied
+	}
 	if !st.Is("cancelled") && !st.Is("canceled") {
 		return toolError
 	}
@@ -188,6 +201,17 @@ func FailedStatus(st abi.Value, e sdk.Str) string {
 		}
 	}
 	return toolCancelled
+}
+
+// policyDenied says whether a failed call's error is the CLI's refusal
+// to run it (ToolErrorType.POLICY_VIOLATION, status error): its policy
+// engine's ("Tool execution denied by policy.", with the rule's message
+// after it; older schedulers' 'Policy denied execution of tool "X".') or
+// a BeforeTool hook's ("Tool execution blocked: <reason>").
+func policyDenied(t string) bool {
+	return strings.HasPrefix(t, "Tool execution denied by policy.") ||
+		strings.HasPrefix(t, "Policy denied execution of tool ") ||
+		strings.HasPrefix(t, "Tool execution blocked: ")
 }
 
 func contains(s, sub string) bool {
@@ -247,6 +271,9 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 			r.Error = sdk.StringOf(st)
 		}
 		r.Status = sdk.S(FailedStatus(st, r.Error))
+		if e.Get("type").Is("policy_violation") {
+			r.Status = sdk.S(toolDenied)
+		}
 		r.Error = errorText(r.Error, "the tool call failed")
 	}
 	if !st.Exists() && !e.Exists() {
@@ -254,8 +281,40 @@ func (n *normalizer) toolResult(v abi.Value, out *sdk.Out) {
 		r.IsError, r.Error = false, sdk.Str{}
 		r.Status = sdk.S(toolOK)
 	}
+	if !r.IsError && n.shells[sdk.View(id)] {
+		streamShell(&r)
+	}
 	out.ToolResult(r)
 	n.endAgent(r, nil, out)
+}
+
+// streamShell reads a shell call's stream-json result. The CLI marks a
+// command that ran "success" whatever it returned, and its display is
+// the command's output; only when there is none does it say how the
+// command ended (the shell tool's returnDisplay): "Command exited with
+// code: N" (a non-zero exit: an error with that exit code), "Command
+// terminated by signal: S" (an error), "Command cancelled by user."
+// (cancelled). A failed command that printed something cannot be told
+// from a successful one here: the session file states its exit code.
+func streamShell(r *sdk.ToolResult) {
+	o := r.Output.String()
+	line := o
+	if i := strings.IndexByte(o, '\n'); i >= 0 {
+		line = o[:i]
+	}
+	switch {
+	case strings.HasPrefix(line, "Command exited with code: "):
+		code, err := strconv.ParseInt(line[len("Command exited with code: "):], 10, 64)
+		if err != nil || code == 0 {
+			return
+		}
+		r.ExitCode = sdk.N(code)
+		r.IsError, r.Status, r.Error = true, sdk.S(toolError), sdk.S("exit code "+strconv.FormatInt(code, 10))
+	case strings.HasPrefix(line, "Command terminated by signal: "):
+		r.IsError, r.Status, r.Error = true, sdk.S(toolError), sdk.S(sdk.Clip(line, 300))
+	case line == "Command cancelled by user.":
+		r.IsError, r.Status, r.Error = true, sdk.S(toolCancelled), sdk.S(line)
+	}
 }
 
 // errorEvent handles a non-fatal error event: the step goes on, but the

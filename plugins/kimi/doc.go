@@ -57,8 +57,13 @@
 // messageId, which is not used), in the Kimi CLI the parts between
 // StepBegin (or the prompt) and the StatusUpdate that states the call's
 // usage (its message_id the message id). Consecutive pieces of one type
-// (text, think) are one block, joined. A message closes at its usage, at
-// the next step or prompt, at the turn's end or at the end of the input.
+// (text, think) are one block, joined. The Kimi CLI's own text, a
+// text ContentPart of a turn whose model it has not called (no
+// StepBegin, thinking or call since its TurnBegin: a prompt a hook
+// blocked, an unknown slash command, a slash command's output), is a
+// warning, not an assistant message; a log without StepBegin (peers'
+// test data) is read as the model's once it thinks or calls a tool. A message closes at its usage, at the next step or prompt, at
+// the turn's end or at the end of the input.
 // context.append_message copies what the loop events already said into the
 // model's context: the user's prompt after its turn.prompt or turn.steer
 // (a message of the same text; a steer's comes once its turn ends) and an answer
@@ -72,8 +77,14 @@
 // tool.call is reported when its result arrives or its message closes).
 // A result with is_error or isError is an error, its text the tool's
 // message (the Kimi CLI's return_value.message, Kimi Code's note) else its
-// output; a result saying the user rejected the call ("The tool call is
-// rejected by the user", ToolRejectedError) is denied; the exit code of a
+// output; a result saying the user or a permission rule refused the call
+// is denied (the Kimi CLI's "The tool call is rejected by the user",
+// ToolRejectedError; Kimi Code's 'Tool "X" was not run because the user
+// rejected the approval request.', '... was denied by permission policy.'
+// or '... by permission rule.'), one whose approval request was cancelled
+// ('... was not run because the approval request was cancelled.') or
+// that the user stopped while it ran ('The user manually interrupted "X"
+// ...', 'Tool "X" was aborted') cancelled; the exit code of a
 // failed command is the one its message or output states ("Command failed
 // with exit code: N.", both agents' shell tools). Output is the
 // output string, or the text of its parts joined by newlines; an output
@@ -107,7 +118,8 @@
 //
 // Sub-agents (spec §6.10). The Kimi CLI nests a sub-agent's own wire
 // records in the session's log as SubagentEvent {parent_tool_call_id,
-// agent_id, subagent_type, event}: they go to a scope of their own, a
+// agent_id, subagent_type, event} (builds before 1.25: {task_tool_call_id,
+// event}, read the same way): they go to a scope of their own, a
 // child run opened at the first of them, linked at the Agent call that
 // started it and named after the subagent type; the call's result closes
 // it (ok, or error when the result is one), a call without a result leaves
@@ -154,8 +166,12 @@
 // "error" by the session rule; a step.end with finishReason "error" is one
 // too. A StepRetry (a model call retried after an API error, its
 // error_type and status_code) and a Notification of severity error are
-// errors the provider reported; a cancelled turn, an interrupted step and
-// a compaction are warnings.
+// errors the provider reported. A StepInterrupted is an error too: every
+// Kimi CLI that logs its wire (0.59 on) sends it only when the step raised
+// an error, the API call's once its retries are spent (the user's
+// interruption sends none), and the log does not state which; so a
+// session whose last step failed is "error". A cancelled turn and a
+// compaction are warnings.
 //
 // Unmapped. Text that is not JSON is counted as "non_json", a JSON value
 // that is not an object as "non_object", an object without a type as

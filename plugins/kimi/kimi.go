@@ -61,6 +61,10 @@ type normalizer struct {
 	agents    map[string]*subAgent
 	agentList []*subAgent
 
+	// unstepped holds the legacy scopes whose turn began and whose model
+	// has not been called since (no StepBegin): text there is the CLI's.
+	unstepped map[string]bool
+
 	prompts   []string // the prompts' texts whose copy in the model's context is still to come
 	looped    bool     // a loop step was read since the last prompt
 	requested bool     // an llm.request named the model
@@ -410,8 +414,12 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 		if r.Error.IsEmpty() {
 			r.Error = sdk.S("the tool reported an error")
 		}
-		if rejected(sdk.View(msg)) || output.Kind() == abi.KindString && rejected(sdk.View(output)) {
-			status = "denied"
+		if st := refusal(sdk.View(msg)); st != "" {
+			status = st
+		} else if output.Kind() == abi.KindString {
+			if st := refusal(sdk.View(output)); st != "" {
+				status = st
+			}
 		}
 		// Both agents' shell tools end a failed command's message (and
 		// Kimi Code its output) with "Command failed with exit code: N.".
@@ -437,10 +445,29 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 	}
 }
 
-// rejected says whether a tool error says the user refused the call
-// (ToolRejectedError: "The tool call is rejected by the user. ...").
-func rejected(s string) bool {
-	return strings.Contains(s, "rejected by the user") || strings.Contains(s, "Rejected by user")
+// refusal is the status of a tool error that says the call never ran:
+// "denied" when the user or a permission rule refused it (the Kimi CLI's
+// ToolRejectedError, "The tool call is rejected by the user. ..."; Kimi
+// Code's toolApprovalService, 'Tool "X" was not run because the user
+// rejected the approval request.', and its policies, 'Tool "X" was denied
+// by permission policy.' or "... by permission rule."), "cancelled" when
+// its approval request was cancelled ('Tool "X" was not run because the
+// approval request was cancelled.') or stopped it while it ran (Kimi
+// Code's toolExecutorService.ts abortedToolOutput: 'The user manually
+// interrupted "X" ...', 'Tool "X" was aborted'), else "".
+func refusal(s string) string {
+	switch {
+	case strings.HasPrefix(s, "The user manually interrupted \""),
+		strings.HasPrefix(s, "Tool \"") && strings.HasSuffix(s, "\" was aborted"):
+		return "cancelled"
+	case strings.Contains(s, "rejected by the user"), strings.Contains(s, "Rejected by user"),
+		strings.Contains(s, "because the user rejected the approval request"),
+		strings.Contains(s, "was denied by permission policy"), strings.Contains(s, "was denied by permission rule"):
+		return "denied"
+	case strings.Contains(s, "because the approval request was cancelled"):
+		return "cancelled"
+	}
+	return ""
 }
 
 // End implements sdk.Normalizer: open messages are closed, a sub-agent

@@ -14,15 +14,31 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.
 	switch typ {
 	case "TurnBegin", "SteerInput":
 		n.closeAll(out)
+		if typ == "TurnBegin" {
+			if n.unstepped == nil {
+				n.unstepped = map[string]bool{}
+			}
+			n.unstepped[scope] = true
+		}
 		if !n.user(p.Get("user_input"), sdk.OriginPrompt, scope, ts, out) {
 			out.Ignored(sdk.S(typ))
 		}
 	case "StepBegin":
+		delete(n.unstepped, scope)
 		n.close(scope, out)
 		out.Ignored(sdk.S(typ))
 	case "ContentPart":
+		if n.unstepped[scope] && p.Get("type").Is("text") {
+			// Text before any model call of the turn is the CLI's own
+			// (kimisoul.py: a prompt a hook blocked, an unknown slash
+			// command, a slash command's output): not the model's.
+			out.Warn("kimi: the CLI said, no model call: " + sdk.Clip(sdk.View(p.Get("text")), 300))
+			return
+		}
+		delete(n.unstepped, scope) // the model's: a log without StepBegin
 		n.legacyPart(p, ts, scope, out)
 	case "ToolCall":
+		delete(n.unstepped, scope)
 		fn := p.Get("function")
 		n.toolCall(scope, sdk.View(p.Get("id")), sdk.View(fn.Get("name")), argsText(fn.Get("arguments")), ts, false, out)
 	case "ToolCallPart":
@@ -50,8 +66,13 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.
 		msg := "step retried after " + sdk.View(p.Get("error_type"))
 		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.Text(p.Get("status_code")), Scope: sdk.Opt(scope)})
 	case "StepInterrupted":
+		// Every Kimi CLI that logs its wire (0.59 on) sends it only when
+		// the step raised an error (kimisoul.py: except Exception), the API
+		// call's once its retries are spent; the user's interruption
+		// (asyncio.CancelledError) sends none. The log does not state the
+		// error.
 		n.close(scope, out)
-		out.Warn("kimi: a step was interrupted")
+		out.Error(sdk.ProviderError{Message: sdk.S("kimi: the step failed (StepInterrupted: the agent stopped the turn on an error the log does not state)"), Scope: sdk.Opt(scope)})
 	case "Notification":
 		if p.Get("severity").Is("error") {
 			out.Error(sdk.ProviderError{Message: sdk.StringOf(p.Get("body")), Code: sdk.StringOf(p.Get("type")), Scope: sdk.Opt(scope)})
@@ -103,6 +124,11 @@ func (n *normalizer) legacyPart(p abi.Value, ts, scope string, out *sdk.Out) {
 func (n *normalizer) subagent(p abi.Value, ts, from string, out *sdk.Out) {
 	ev := p.Get("event")
 	parent := str(p.Get("parent_tool_call_id"))
+	if parent == "" {
+		// Builds before 1.25 (wire protocol 1.6) named the Agent (then
+		// Task) call task_tool_call_id and stated no agent_id.
+		parent = str(p.Get("task_tool_call_id"))
+	}
 	name, key := parent, callKey(from, parent)
 	if parent == "" {
 		name = str(p.Get("agent_id"))

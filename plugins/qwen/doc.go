@@ -62,7 +62,9 @@
 // success is ok; error is an error with response.error (else the
 // account's error, its display, the output); cancelled is denied when
 // the text says the user refused the call ("User did not allow tool
-// call"), else cancelled (gemini.FailedStatus); a response holding an
+// call"), else cancelled, and an error whose text is the Gemini CLI's
+// policy refusal ("Tool execution denied by policy.") is denied
+// (gemini.FailedStatus); a response holding an
 // error without a status is an error. A shell call (run_shell_command)
 // states its exit code after its output as the Gemini CLI does ("Exit
 // Code: N"): it is the result's exit code and a non-zero one makes a call

@@ -1,0 +1,97 @@
+//go:build !wasip1
+
+package copilot_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/plugins/copilot"
+)
+
+// TestUserMessageSource: the Copilot CLI writes in the user's role what
+// the user did not type, and says so (copilot-sdk
+// nodejs/src/generated/session-events.ts, UserMessageData: source
+// "skill-pdf" for hidden skill injection, "agent-<agent-id>" for an
+// inter-agent prompt; isAutopilotContinuation for autopilot's continuation
+// loop). Such a message is injected context, never the user's prompt; a
+// sub-agent's own first message is its prompt whatever its source.
+func TestUserMessageSource(t *testing.T) {
+	start := `{"type":"session.start","data":{"sessionId":"s1","version":1,"producer":"copilot-agent","copilotVersion":"1.0.40"},"id":"e0","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`
+	user := func(id, data string) string {
+		return `{"type":"user.message","data":` + data + `,"id":"` + id + `","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e0"}`
+	}
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string // origin: text of every user block, in order
+	}{
+		{"typed, no source", []string{start, user("e1", `{"content":"Fix the parser"}`)}, []string{"prompt: Fix the parser"}},
+		{"typed, source user", []string{start, user("e1", `{"content":"Fix the parser","source":"user"}`)}, []string{"prompt: Fix the parser"}},
+		{"a skill's hidden context", []string{start, user("e1", `{"content":"Fix the parser"}`),
+			user("e2", `{"content":"<skill-context name=\"pdf\">Read PDFs with pdftotext.</skill-context>","source":"skill-pdf"}`)},
+			[]string{"prompt: Fix the parser", `injected_context: <skill-context name="pdf">Read PDFs with pdftotext.</skill-context>`}},
+		{"another agent's prompt", []string{start, user("e1", `{"content":"Review done: 2 findings.","source":"agent-reviewer-1"}`)},
+			[]string{"injected_context: Review done: 2 findings."}},
+		{"autopilot's continuation", []string{start, user("e1", `{"content":"Continue working on the task.","isAutopilotContinuation":true}`)},
+			[]string{"injected_context: Continue working on the task."}},
+		{"a sub-agent's own prompt", []string{start,
+			`{"type":"subagent.started","data":{"toolCallId":"call_1","agentName":"explore","agentDisplayName":"Explore"},"id":"e1","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e0","agentId":"call_1"}`,
+			`{"type":"user.message","data":{"content":"Find the parser.","source":"agent-main"},"id":"e2","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e1","agentId":"call_1"}`,
+			`{"type":"user.message","data":{"content":"<skill-context name=\"pdf\">PDFs.</skill-context>","source":"skill-pdf"},"id":"e3","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e2","agentId":"call_1"}`},
+			[]string{"prompt: Find the parser.", `injected_context: <skill-context name="pdf">PDFs.</skill-context>`}},
+		{"a skill's context wrapped for the model", []string{start,
+			user("e1", `{"content":"Use the pdf skill.","transformedContent":"<current_datetime>now</current_datetime>\nUse the pdf skill.","source":"skill-pdf"}`)},
+			[]string{"injected_context: <current_datetime>now</current_datetime>\n", "injected_context: Use the pdf skill."}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), copilot.Plugin, "copilot", []byte(strings.Join(tt.lines, "\n")+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got []string
+			for _, e := range r.Events {
+				m := e.Event.Message()
+				if m == nil || m.Role != "user" {
+					continue
+				}
+				for _, b := range m.Blocks {
+					got = append(got, string(b.Origin)+": "+b.Text)
+				}
+			}
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
+				t.Errorf("user blocks\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestContextCut: session.truncation (the CLI dropped the oldest messages
+// to fit the context window) and session.context_cleared (the host
+// cleared the conversation) change what the model sees; the transcript
+// keeps the messages and a warning says so (copilot-sdk
+// session-events.ts, TruncationData and ContextClearedData). Before,
+// both were counted unmapped.
+func TestContextCut(t *testing.T) {
+	start := `{"type":"session.start","data":{"sessionId":"s1","version":1,"producer":"copilot-agent","copilotVersion":"1.0.40"},"id":"e0","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`
+	tests := []struct{ name, line, warning string }{
+		{"truncation", `{"type":"session.truncation","data":{"tokenLimit":128000,"preTruncationTokensInMessages":131000,"preTruncationMessagesLength":90,"postTruncationTokensInMessages":98000,"postTruncationMessagesLength":61,"tokensRemovedDuringTruncation":33000,"messagesRemovedDuringTruncation":29,"performedBy":"BasicTruncator"},"id":"e1","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e0"}`,
+			"copilot: the context was truncated: 29 messages (33000 tokens) the model no longer sees; the transcript keeps them"},
+		{"cleared", `{"type":"session.context_cleared","data":{"messagesCleared":12},"id":"e1","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e0"}`,
+			"copilot: the context was cleared: 12 messages the model no longer sees; the transcript keeps them"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), copilot.Plugin, "copilot", []byte(start+"\n"+tt.line+"\n"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			if len(r.Step.Warnings) != 1 || r.Step.Warnings[0] != tt.warning || len(r.Step.Unmapped) != 0 {
+				t.Errorf("warnings %q, unmapped %v; want %q and none", r.Step.Warnings, r.Step.Unmapped, tt.warning)
+			}
+		})
+	}
+}

@@ -1,0 +1,146 @@
+//go:build !wasip1
+
+package kimi_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/kimi"
+)
+
+// legacyRec is one Kimi CLI wire record {timestamp, message: {type,
+// payload}}.
+func legacyRec(typ, payload string) string {
+	return `{"timestamp":1767261600.0,"message":{"type":"` + typ + `","payload":` + payload + `}}`
+}
+
+// runLegacy runs the plugin over lines, one record a line.
+func runLegacy(t *testing.T, lines []string) *sdktest.Result {
+	t.Helper()
+	r, err := sdktest.Run(context.Background(), kimi.Plugin, "kimi", []byte(strings.Join(lines, "\n")+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return r
+}
+
+// TestStepInterruptedFailed: every Kimi CLI that logs its wire (0.59 on)
+// sends StepInterrupted only when the step raised an error (kimisoul.py,
+// MoonshotAI/kimi-cli 4a550eff: except Exception around the step; the
+// user's Ctrl-C is asyncio.CancelledError, which it does not catch), the
+// API call's once its retries are spent. A session whose last step ended
+// so failed, whether or not the model had answered part of it before.
+func TestStepInterruptedFailed(t *testing.T) {
+	meta := `{"type": "metadata", "protocol_version": "1.10"}`
+	begin := legacyRec("TurnBegin", `{"user_input":"Fix the bug."}`)
+	step := legacyRec("StepBegin", `{"n":1}`)
+	tests := []struct {
+		name   string
+		lines  []string
+		status string
+		errors int
+	}{
+		{"failed before any answer", []string{meta, begin, step, legacyRec("StepInterrupted", `{}`), legacyRec("TurnEnd", `{}`)}, "error", 1},
+		{"failed after part of an answer", []string{meta, begin, step,
+			legacyRec("ContentPart", `{"type":"text","text":"Let me look at"}`),
+			legacyRec("StepInterrupted", `{}`), legacyRec("TurnEnd", `{}`)}, "error", 1},
+		{"retried, then failed", []string{meta, begin, step,
+			legacyRec("StepRetry", `{"n":1,"next_attempt":2,"max_attempts":3,"wait_s":1.0,"error_type":"APIStatusError","status_code":503}`),
+			legacyRec("StepInterrupted", `{}`), legacyRec("TurnEnd", `{}`)}, "error", 2},
+		{"the user cancelled: no StepInterrupted", []string{meta, begin, step,
+			legacyRec("ContentPart", `{"type":"text","text":"Let me look at"}`), legacyRec("TurnEnd", `{}`)}, "ok", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runLegacy(t, tt.lines)
+			if r.Step.Status != tt.status || len(r.Step.Errors) != tt.errors {
+				t.Errorf("status %q, errors %+v; want %q and %d errors", r.Step.Status, r.Step.Errors, tt.status, tt.errors)
+			}
+		})
+	}
+}
+
+// TestLegacySubagentTaskID: Kimi CLI builds before 1.25 (wire protocol
+// 1.6) wrote a sub-agent's records as SubagentEvent {task_tool_call_id,
+// event}, with no parent_tool_call_id or agent_id (kimi_cli/wire/types.py
+// before ff09e97c; today's model still reads that name). Their records are
+// the sub-agent's, in its scope, not unmapped.
+func TestLegacySubagentTaskID(t *testing.T) {
+	sub := func(field, typ, payload string) string {
+		return legacyRec("SubagentEvent", `{"`+field+`":"Task:0","event":{"type":"`+typ+`","payload":`+payload+`}}`)
+	}
+	tests := []struct {
+		field string
+	}{{"task_tool_call_id"}, {"parent_tool_call_id"}}
+	for _, tt := range tests {
+		t.Run(tt.field, func(t *testing.T) {
+			lines := []string{
+				legacyRec("TurnBegin", `{"user_input":"Find the parser."}`),
+				legacyRec("StepBegin", `{"n":1}`),
+				legacyRec("ToolCall", `{"type":"function","id":"Task:0","function":{"name":"Task","arguments":"{\"description\":\"find\",\"subagent_name\":\"coder\",\"prompt\":\"Find it.\"}"}}`),
+				sub(tt.field, "TurnBegin", `{"user_input":"Find it."}`),
+				sub(tt.field, "StepBegin", `{"n":1}`),
+				sub(tt.field, "ToolCall", `{"type":"function","id":"Grep:0","function":{"name":"Grep","arguments":"{\"pattern\":\"parse\"}"}}`),
+				sub(tt.field, "ToolResult", `{"tool_call_id":"Grep:0","return_value":{"is_error":false,"output":"src/config.py:12","message":"","display":[]}}`),
+				sub(tt.field, "TurnEnd", `{}`),
+				legacyRec("ToolResult", `{"tool_call_id":"Task:0","return_value":{"is_error":false,"output":"In src/config.py.","message":"","display":[]}}`),
+			}
+			plugintest.WantToolTrace(t, kimi.Plugin, "kimi", lines, []string{
+				"open Task:0 by Task:0",
+				"main: call Task Task:0",
+				"Task:0: call Grep Grep:0",
+				"Task:0: result Grep Grep:0: src/config.py:12",
+				"main: result Task Task:0: In src/config.py.",
+				"close Task:0 ok",
+			})
+		})
+	}
+}
+
+// TestCLIText: the Kimi CLI writes its own text as a ContentPart of a
+// turn whose model it never called (kimisoul.py: "Prompt blocked by
+// hook.", 'Unknown slash command "/x".'); only a step (StepBegin) calls
+// the model. That text is a warning, not the model's answer.
+func TestCLIText(t *testing.T) {
+	begin := legacyRec("TurnBegin", `{"user_input":"/deploy now"}`)
+	cli := legacyRec("ContentPart", `{"type":"text","text":"Unknown slash command \"/deploy\"."}`)
+	tests := []struct {
+		name    string
+		lines   []string
+		answer  string
+		warning bool
+	}{
+		{"an unknown slash command", []string{begin, cli, legacyRec("TurnEnd", `{}`)}, "", true},
+		{"a prompt a hook blocked", []string{begin, legacyRec("ContentPart", `{"type":"text","text":"Prompt blocked by hook."}`), legacyRec("TurnEnd", `{}`)}, "", true},
+		{"the model's answer", []string{begin, legacyRec("StepBegin", `{"n":1}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", false},
+		{"a log without StepBegin: thinking first", []string{begin, legacyRec("ContentPart", `{"type":"think","think":"Deploy."}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", false},
+		{"a log without StepBegin: a call first", []string{begin, legacyRec("ToolCall", `{"type":"function","id":"t1","function":{"name":"Shell","arguments":"{\"command\":\"make deploy\"}"}}`),
+			legacyRec("ToolResult", `{"tool_call_id":"t1","return_value":{"is_error":false,"output":"ok","message":"","display":[]}}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", false},
+		{"the next turn's answer", []string{begin, cli, legacyRec("TurnEnd", `{}`),
+			legacyRec("TurnBegin", `{"user_input":"Deploy now"}`), legacyRec("StepBegin", `{"n":1}`), legacyRec("ContentPart", `{"type":"text","text":"Deployed."}`), legacyRec("TurnEnd", `{}`)}, "Deployed.", true},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runLegacy(t, tt.lines)
+			answer := ""
+			for _, e := range r.Events {
+				if m := e.Event.Message(); m != nil && m.Role == "assistant" {
+					for _, b := range m.Blocks {
+						answer += b.Text
+					}
+				}
+			}
+			warned := false
+			for _, w := range r.Step.Warnings {
+				warned = warned || strings.HasPrefix(w, "kimi: the CLI said, no model call: ")
+			}
+			if answer != tt.answer || warned != tt.warning {
+				t.Errorf("assistant text %q, warned %v; want %q, %v", answer, warned, tt.answer, tt.warning)
+			}
+		})
+	}
+}
