@@ -39,7 +39,13 @@
 // subtask a text block naming it); a tool part is a tool_use block and,
 // once it left pending (its input is known then), a tool.call, with a
 // tool.result when completed (an error when bash exited non-zero, read
-// from metadata.exit; ok otherwise) or error (state.error); step-start, snapshot,
+// from metadata.exit; ok otherwise) or error (state.error: denied when
+// it is OpenCode's answer to a call a person or a permission rule refused,
+// "The user rejected permission to use this specific tool call..." or
+// "The user has specified a rule which prevents you from using this
+// specific tool call..."; cancelled when it is "Tool execution aborted"
+// or metadata.interrupted is set, a call stopped unfinished; else an
+// error); step-start, snapshot,
 // patch and agent parts make no block. A step-finish's tokens and cost
 // are the step's figures: the session's usage and cost are the sums over
 // every step-finish, each counted once however often it is sent, with a

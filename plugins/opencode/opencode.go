@@ -113,6 +113,7 @@ type part struct {
 	command      string  // bash: the command line
 	output       string
 	errText      string
+	interrupted  bool // a tool error's metadata.interrupted
 	exit         sdk.Int
 	start, end   string // RFC 3339
 	tokens       sdk.Usage
@@ -437,6 +438,7 @@ func (n *normalizer) keep(m *message, id string, p abi.Value) *part {
 		q.output = st.Get("output").String()
 		q.errText = st.Get("error").String()
 		q.exit = sdk.IntOf(st.Get("metadata").Get("exit"))
+		q.interrupted = st.Get("metadata").Get("interrupted").Truthy()
 		q.start, q.end = millis(st.Path("time", "start")), millis(st.Path("time", "end"))
 	case "step-finish":
 		q.reason = p.Get("reason").String()
@@ -528,7 +530,7 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			}
 			out.ToolResult(r)
 		case "error":
-			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, ExitCode: q.exit, Time: sdk.Opt(q.end)})
+			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, Status: sdk.S(errorStatus(q)), ExitCode: q.exit, Time: sdk.Opt(q.end)})
 		}
 	case "step-finish":
 		if n.steps == nil {
@@ -566,6 +568,26 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			out.Warn("the session was compacted here: the model saw a summary of what came before")
 		}
 	}
+}
+
+// errorStatus is the status of a tool part that ended in error: denied
+// when a person or a permission rule refused the call before it ran
+// (permission/index.ts: RejectedError "The user rejected permission to
+// use this specific tool call", CorrectedError the same with the user's
+// feedback, DeniedError "The user has specified a rule which prevents
+// you from using this specific tool call"); cancelled when OpenCode
+// stopped it unfinished (session/processor.ts: "Tool execution aborted",
+// metadata.interrupted); else error.
+func errorStatus(q *part) string {
+	t := strings.TrimSpace(q.errText)
+	switch {
+	case strings.HasPrefix(t, "The user rejected permission to use this specific tool call"),
+		strings.HasPrefix(t, "The user has specified a rule which prevents you from using this specific tool call"):
+		return "denied"
+	case q.interrupted || t == "Tool execution aborted":
+		return "cancelled"
+	}
+	return "error"
 }
 
 func intString(i sdk.Int) string {

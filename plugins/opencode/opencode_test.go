@@ -125,6 +125,54 @@ func TestParts(t *testing.T) {
 					t.Errorf("warnings %q", o.Result.Warnings)
 				}
 			}},
+		{"the user refused the call: denied",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{},"error":"The user rejected permission to use this specific tool call. You may try again with different parameters.","time":{"start":1762077600000,"end":1762077601000}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if st, ok := o.ResultStatus("c1"); st != "denied" {
+					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "denied")
+				}
+			}},
+		{"the user refused it with feedback: denied",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"edit","callID":"c1","state":{"status":"error","input":{},"error":"The user rejected permission to use this specific tool call with the following feedback: use the other file","time":{"start":1762077600000,"end":1762077601000}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if st, ok := o.ResultStatus("c1"); st != "denied" {
+					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "denied")
+				}
+			}},
+		{"a permission rule refused it: denied",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{},"error":"The user has specified a rule which prevents you from using this specific tool call. Permission \"bash\" with pattern \"rm *\" was denied by rule {}","time":{"start":1762077600000,"end":1762077601000}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if st, ok := o.ResultStatus("c1"); st != "denied" {
+					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "denied")
+				}
+			}},
+		{"a call stopped unfinished: cancelled",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{},"error":"Tool execution aborted","time":{"start":1762077600000,"end":1762077601000}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if st, ok := o.ResultStatus("c1"); st != "cancelled" {
+					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "cancelled")
+				}
+			}},
+		{"a call marked interrupted: cancelled",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"task","callID":"c1","state":{"status":"error","input":{},"error":"Tool execution aborted","metadata":{"interrupted":true},"time":{"start":1762077600000,"end":1762077601000}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if st, ok := o.ResultStatus("c1"); st != "cancelled" {
+					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "cancelled")
+				}
+			}},
+		{"a tool that failed: error",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"read","callID":"c1","state":{"status":"error","input":{},"error":"File not found: /x","time":{"start":1762077600000,"end":1762077601000}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if st, ok := o.ResultStatus("c1"); st != "error" {
+					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "error")
+				}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := plugintest.Run(t, opencode.Plugin, []byte(strings.Join(tc.lines, "\n")+"\n"), normalize.Options{Provider: "opencode"})
