@@ -44,7 +44,8 @@
 // "The user rejected permission to use this specific tool call..." or
 // "The user has specified a rule which prevents you from using this
 // specific tool call..."; cancelled when it is "Tool execution aborted"
-// or metadata.interrupted is set, a call stopped unfinished; else an
+// or metadata.interrupted is set, a call stopped unfinished, whose
+// output is then metadata.output, what it had written by then; else an
 // error); step-start, snapshot,
 // patch and agent parts make no block. A step-finish's tokens and cost
 // are the step's figures: the session's usage and cost are the sums over

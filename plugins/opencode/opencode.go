@@ -439,6 +439,11 @@ func (n *normalizer) keep(m *message, id string, p abi.Value) *part {
 		q.errText = st.Get("error").String()
 		q.exit = sdk.IntOf(st.Get("metadata").Get("exit"))
 		q.interrupted = st.Get("metadata").Get("interrupted").Truthy()
+		if o := st.Get("metadata").Get("output"); q.status == "error" && q.interrupted && o.Kind() == abi.KindString {
+			// What a call stopped unfinished had written by then
+			// (OpenCode gives it to the model as the call's output).
+			q.output = o.String()
+		}
 		q.start, q.end = millis(st.Path("time", "start")), millis(st.Path("time", "end"))
 	case "step-finish":
 		q.reason = p.Get("reason").String()
@@ -530,7 +535,11 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			}
 			out.ToolResult(r)
 		case "error":
-			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, Status: sdk.S(errorStatus(q)), ExitCode: q.exit, Time: sdk.Opt(q.end)})
+			r := sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, Status: sdk.S(errorStatus(q)), ExitCode: q.exit, Time: sdk.Opt(q.end)}
+			if q.output != "" {
+				r.Output = sdk.S(q.output)
+			}
+			out.ToolResult(r)
 		}
 	case "step-finish":
 		if n.steps == nil {

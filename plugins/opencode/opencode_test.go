@@ -165,6 +165,15 @@ func TestParts(t *testing.T) {
 					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "cancelled")
 				}
 			}},
+		{"a call stopped unfinished keeps what it had written",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{"command":"make"},"error":"Tool execution aborted","metadata":{"interrupted":true,"output":"cc -c a.c\n"},"time":{"start":1762077600000,"end":1762077601000}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				_, results := o.Tools()
+				if len(results) != 1 || results[0].Output != "cc -c a.c\n" || results[0].Status != "cancelled" {
+					t.Errorf("results %+v, want one cancelled with the output written", results)
+				}
+			}},
 		{"a tool that failed: error",
 			[]string{facts,
 				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"read","callID":"c1","state":{"status":"error","input":{},"error":"File not found: /x","time":{"start":1762077600000,"end":1762077601000}}}`),
