@@ -66,7 +66,12 @@
 //     older versions: the call's), content, metadata, is_error}, a
 //     tool_result block and a tool.result: is_error an error, "User
 //     denied permission" (or "Permission denied" before 2025-09) denied,
-//     "Tool execution canceled by user" cancelled, a bash output whose
+//     "Tool execution canceled by user" (now "Error: user cancelled
+//     assistant tool calling", what agent.go writes for a call the user's
+//     cancel left without a result) cancelled, "Tool call blocked by
+//     hook. Reason: ..." and "Turn halted by hook. Reason: ..." (a
+//     PreToolUse hook refused the call, internal/agent/hooked_tool.go)
+//     denied, a bash output whose
 //     last line is "Exit code N" an error with that exit code (Crush does
 //     not set is_error for it), one ending "Command was aborted before
 //     completion" cancelled, both read before the "<cwd>DIR</cwd>" line
