@@ -61,7 +61,9 @@
 // output, every output token; otherwise the output is read as written.
 // An assistant message's modelID is its model, and the latest is the
 // step's (run --format json names none). A message's error ({name, data:
-// {message}}) and a retry part's are provider errors, reported once; a
+// {message}}) and a retry part's are provider errors, reported once,
+// except MessageAbortedError (the user stopped the response), a
+// warning; a
 // retry also a warning, a compaction part a warning. The store is a
 // session log (no terminal event), and `opencode run --format json` has
 // none either (it stops printing when the session goes idle; a run that

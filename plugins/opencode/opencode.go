@@ -182,8 +182,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case v.Get("type").Is("error"):
 		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
 		e := v.Get("error")
-		msg := errMessage(e)
-		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.Text(e.Get("name"))})
+		report(e.Get("name").String(), errMessage(e), out)
 	default:
 		out.Unmapped(sdk.S(nativeType(v)))
 	}
@@ -363,8 +362,20 @@ func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
 	if e := info.Get("error"); e.Kind() == abi.KindObject && !m.reported["message"] {
 		m.reported["message"] = true
 		m.errName, m.errText = e.Get("name").String(), errMessage(e)
-		out.Error(sdk.ProviderError{Message: sdk.S(m.errText), Code: sdk.S(m.errName)})
+		report(m.errName, m.errText, out)
 	}
+}
+
+// report reports a message's error (or an error event): a provider
+// error, except MessageAbortedError, which OpenCode sets when the user
+// stops the response (session/processor.ts, an AbortError): a warning,
+// as an interrupted turn is no provider failure.
+func report(name, msg string, out *sdk.Out) {
+	if name == "MessageAbortedError" {
+		out.Warn("the response was aborted: " + msg)
+		return
+	}
+	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(name)})
 }
 
 // place reports the working directory and the project's root an

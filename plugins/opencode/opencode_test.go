@@ -174,6 +174,22 @@ func TestParts(t *testing.T) {
 					t.Errorf("results %+v, want one cancelled with the output written", results)
 				}
 			}},
+		{"a response the user stopped is a warning, no provider error",
+			[]string{facts,
+				`{"$twasm":"row","table":"part","key":"prt_1","version":1,"row":{"message_id":"msg_1","message_time_created":1762077600000,"message":{"role":"assistant","time":{"created":1762077600000},"modelID":"m1","providerID":"p","error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}}},"id":"prt_1","data":{"type":"text","text":"Let me"}}}`,
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if len(o.Result.Errors) != 0 || !strings.Contains(strings.Join(o.Result.Warnings, "|"), "the response was aborted: The operation was aborted.") {
+					t.Errorf("errors %+v warnings %q, want none and the abort", o.Result.Errors, o.Result.Warnings)
+				}
+			}},
+		{"a provider's error is a provider error",
+			[]string{facts,
+				`{"$twasm":"row","table":"part","key":"prt_1","version":1,"row":{"message_id":"msg_1","message_time_created":1762077600000,"message":{"role":"assistant","time":{"created":1762077600000},"modelID":"m1","providerID":"p","error":{"name":"APIError","data":{"message":"Overloaded","isRetryable":true}}},"id":"prt_1","data":{"type":"text","text":"Let me"}}}`,
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if len(o.Result.Errors) != 1 || o.Result.Errors[0].Code != "APIError" || o.Result.Errors[0].Message != "Overloaded" {
+					t.Errorf("errors %+v, want the APIError", o.Result.Errors)
+				}
+			}},
 		{"a tool that failed: error",
 			[]string{facts,
 				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"read","callID":"c1","state":{"status":"error","input":{},"error":"File not found: /x","time":{"start":1762077600000,"end":1762077601000}}}`),
