@@ -32,12 +32,7 @@ func TestBashResultBeforeCwd(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			content, _ := json.Marshal(tt.content)
-			raw := fmt.Sprintf(`{"$twasm":"row","table":"sessions","key":"s","version":1,"row":{"id":"s","parent_session_id":null,"title":"t","message_count":2,"prompt_tokens":0,"completion_tokens":0,"cost":0,"updated_at":1,"created_at":1,"summary_message_id":null,"children_cost":0}}
-{"$twasm":"row","table":"messages","key":"m1","version":1,"row":{"time_ms":1000,"id":"m1","session_id":"s","role":"assistant","parts":[{"type":"tool_call","data":{"id":"c1","name":"bash","input":"{\"command\":\"x\"}","type":"function","finished":true}},{"type":"finish","data":{"reason":"tool_use","time":1}}],"model":"m","provider":"p","created_at":1,"updated_at":1,"finished_at":1}}
-{"$twasm":"row","table":"messages","key":"m2","version":2,"row":{"time_ms":2000,"id":"m2","session_id":"s","role":"tool","parts":[{"type":"tool_result","data":{"tool_call_id":"c1","name":"bash","content":%s,"metadata":"","is_error":false}}],"model":"","created_at":2,"updated_at":2,"finished_at":null}}
-`, content)
-			o := plugintest.Run(t, crush.Plugin, []byte(raw), normalize.Options{Provider: "crush"})
+			o := runResult(t, "bash", `{\"command\":\"x\"}`, tt.content, false)
 			var res *transcript.ToolPayload
 			for _, it := range o.Sink.Items {
 				if it.Event != nil && it.Event.Type == transcript.ToolResult {
@@ -58,4 +53,17 @@ func TestBashResultBeforeCwd(t *testing.T) {
 			}
 		})
 	}
+}
+
+// runResult runs a session of one call of tool (its input a JSON text,
+// escaped for a JSON string) and the tool message answering it with
+// content and is_error, as crush.db's rows hold them.
+func runResult(t *testing.T, tool, input, content string, isError bool) *plugintest.Outcome {
+	t.Helper()
+	text, _ := json.Marshal(content)
+	raw := fmt.Sprintf(`{"$twasm":"row","table":"sessions","key":"s","version":1,"row":{"id":"s","parent_session_id":null,"title":"t","message_count":2,"prompt_tokens":0,"completion_tokens":0,"cost":0,"updated_at":1,"created_at":1,"summary_message_id":null,"children_cost":0}}
+{"$twasm":"row","table":"messages","key":"m1","version":1,"row":{"time_ms":1000,"id":"m1","session_id":"s","role":"assistant","parts":[{"type":"tool_call","data":{"id":"c1","name":%q,"input":"%s","type":"function","finished":true}},{"type":"finish","data":{"reason":"tool_use","time":1}}],"model":"m","provider":"p","created_at":1,"updated_at":1,"finished_at":1}}
+{"$twasm":"row","table":"messages","key":"m2","version":2,"row":{"time_ms":2000,"id":"m2","session_id":"s","role":"tool","parts":[{"type":"tool_result","data":{"tool_call_id":"c1","name":%q,"content":%s,"metadata":"","is_error":%t}}],"model":"","created_at":2,"updated_at":2,"finished_at":null}}
+`, tool, input, tool, text, isError)
+	return plugintest.Run(t, crush.Plugin, []byte(raw), normalize.Options{Provider: "crush"})
 }

@@ -125,46 +125,6 @@ func TestParts(t *testing.T) {
 					t.Errorf("warnings %q", o.Result.Warnings)
 				}
 			}},
-		{"the user refused the call: denied",
-			[]string{facts,
-				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{},"error":"The user rejected permission to use this specific tool call. You may try again with different parameters.","time":{"start":1762077600000,"end":1762077601000}}}`),
-			}, func(t *testing.T, o *plugintest.Outcome) {
-				if st, ok := o.ResultStatus("c1"); st != "denied" {
-					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "denied")
-				}
-			}},
-		{"the user refused it with feedback: denied",
-			[]string{facts,
-				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"edit","callID":"c1","state":{"status":"error","input":{},"error":"The user rejected permission to use this specific tool call with the following feedback: use the other file","time":{"start":1762077600000,"end":1762077601000}}}`),
-			}, func(t *testing.T, o *plugintest.Outcome) {
-				if st, ok := o.ResultStatus("c1"); st != "denied" {
-					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "denied")
-				}
-			}},
-		{"a permission rule refused it: denied",
-			[]string{facts,
-				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{},"error":"The user has specified a rule which prevents you from using this specific tool call. Permission \"bash\" with pattern \"rm *\" was denied by rule {}","time":{"start":1762077600000,"end":1762077601000}}}`),
-			}, func(t *testing.T, o *plugintest.Outcome) {
-				if st, ok := o.ResultStatus("c1"); st != "denied" {
-					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "denied")
-				}
-			}},
-		{"a call stopped unfinished: cancelled",
-			[]string{facts,
-				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{},"error":"Tool execution aborted","time":{"start":1762077600000,"end":1762077601000}}}`),
-			}, func(t *testing.T, o *plugintest.Outcome) {
-				if st, ok := o.ResultStatus("c1"); st != "cancelled" {
-					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "cancelled")
-				}
-			}},
-		{"a call marked interrupted: cancelled",
-			[]string{facts,
-				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"task","callID":"c1","state":{"status":"error","input":{},"error":"Tool execution aborted","metadata":{"interrupted":true},"time":{"start":1762077600000,"end":1762077601000}}}`),
-			}, func(t *testing.T, o *plugintest.Outcome) {
-				if st, ok := o.ResultStatus("c1"); st != "cancelled" {
-					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "cancelled")
-				}
-			}},
 		{"a call stopped unfinished keeps what it had written",
 			[]string{facts,
 				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{"command":"make"},"error":"Tool execution aborted","metadata":{"interrupted":true,"output":"cc -c a.c\n"},"time":{"start":1762077600000,"end":1762077601000}}}`),
@@ -190,14 +150,6 @@ func TestParts(t *testing.T) {
 					t.Errorf("errors %+v, want the APIError", o.Result.Errors)
 				}
 			}},
-		{"a tool that failed: error",
-			[]string{facts,
-				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"read","callID":"c1","state":{"status":"error","input":{},"error":"File not found: /x","time":{"start":1762077600000,"end":1762077601000}}}`),
-			}, func(t *testing.T, o *plugintest.Outcome) {
-				if st, ok := o.ResultStatus("c1"); st != "error" {
-					t.Errorf("c1's status %q (a result: %v), want %s", st, ok, "error")
-				}
-			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := plugintest.Run(t, opencode.Plugin, []byte(strings.Join(tc.lines, "\n")+"\n"), normalize.Options{Provider: "opencode"})
@@ -207,6 +159,28 @@ func TestParts(t *testing.T) {
 			tc.check(t, o)
 			if n, first := silent(t, []byte(strings.Join(tc.lines, "\n")+"\n")); n != 0 {
 				t.Errorf("%d line(s) without a record (spec 6.8): %v", n, first)
+			}
+		})
+	}
+}
+
+// TestToolErrorStatus: the status of a tool part that ended in error, by
+// the error text OpenCode writes (permission/index.ts, session/processor.ts).
+func TestToolErrorStatus(t *testing.T) {
+	facts := `{"$twasm":"source","store":"OpenCode","path":"opencode.db","name":"opencode.db","size":1,"mtime":"2026-01-01T00:00:00Z","session":"ses_1"}`
+	for _, tc := range []struct{ name, tool, state, status string }{
+		{"the user refused the call", "bash", `"error":"The user rejected permission to use this specific tool call. You may try again with different parameters."`, "denied"},
+		{"the user refused it with feedback", "edit", `"error":"The user rejected permission to use this specific tool call with the following feedback: use the other file"`, "denied"},
+		{"a permission rule refused it", "bash", `"error":"The user has specified a rule which prevents you from using this specific tool call. Permission \"bash\" with pattern \"rm *\" was denied by rule {}"`, "denied"},
+		{"a call stopped unfinished", "bash", `"error":"Tool execution aborted"`, "cancelled"},
+		{"a call marked interrupted", "task", `"error":"Tool execution aborted","metadata":{"interrupted":true}`, "cancelled"},
+		{"a tool that failed", "read", `"error":"File not found: /x"`, "error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := facts + "\n" + row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"`+tc.tool+`","callID":"c1","state":{"status":"error","input":{},`+tc.state+`,"time":{"start":1762077600000,"end":1762077601000}}}`) + "\n"
+			o := plugintest.Run(t, opencode.Plugin, []byte(raw), normalize.Options{Provider: "opencode"})
+			if st, ok := o.ResultStatus("c1"); st != tc.status {
+				t.Errorf("c1's status %q (a result: %v), want %s", st, ok, tc.status)
 			}
 		})
 	}
