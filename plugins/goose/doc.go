@@ -23,7 +23,9 @@
 // milliseconds past 10^10 where a build wrote those) is one message; its
 // content items are its blocks, in their slots: text (in a user message
 // the prompt, or injected context when metadata.userVisible is false),
-// thinking, redactedThinking (a redacted thinking block), image (a text
+// thinking (and an older Goose's reasoning item, {text}, which Goose
+// itself now reads as thinking), redactedThinking (a redacted thinking
+// block), image (a text
 // naming it). A toolRequest (or frontendToolRequest) is a tool_use block
 // and a tool.call; a request Goose could not parse ({status: error}) is
 // a call named invalid_tool_call, with a warning. A toolResponse is a

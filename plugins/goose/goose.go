@@ -290,6 +290,10 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.S("[image " + c.Get("mimeType").String() + "]"), Origin: orig(sdk.OriginInjected)})
 	case "thinking":
 		out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(c.Get("thinking"))})
+	case "reasoning":
+		// An older Goose's reasoning item ({text}), which a later one
+		// reads as thinking (conversation/message/mod.rs's migration).
+		out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(c.Get("text"))})
 	case "redactedThinking":
 		out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
 	case "toolRequest", "frontendToolRequest":

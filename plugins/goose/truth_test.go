@@ -36,6 +36,9 @@ func TestTruth(t *testing.T) {
 		errors []string // code: message of each provider error
 		status string   // c1's result status ("" for none)
 		model  string   // the last assistant message's model (none: a message of no block makes none)
+		// thinking is the last assistant message's thinking, when the
+		// case names one (then nothing may be unmapped).
+		thinking string
 	}
 	for _, tc := range []struct {
 		name  string
@@ -78,6 +81,9 @@ func TestTruth(t *testing.T) {
 		{"the model the provider resolved the request to names the message",
 			[]string{prompt, msgRow(2, "assistant", `[{"type":"text","text":"hi"}]`, `{"userVisible":true,"agentVisible":true,"inference":{"provider":"openrouter","requestedModel":"anthropic/claude-sonnet-4.5","resolvedModel":"anthropic/claude-4.5-sonnet-20250929"}}`)},
 			want{model: "anthropic/claude-4.5-sonnet-20250929"}},
+		{"an older Goose's reasoning item is thinking, no unmapped item",
+			[]string{prompt, msgRow(2, "assistant", `[{"type":"reasoning","text":"The user wants a listing."},{"type":"text","text":"Here."}]`, "")},
+			want{model: "claude-sonnet-4-5", thinking: "The user wants a listing."}},
 		{"else the model requested",
 			[]string{prompt, msgRow(2, "assistant", `[{"type":"text","text":"hi"}]`, `{"userVisible":true,"agentVisible":true,"inference":{"provider":"openai","requestedModel":"gpt-5"}}`)},
 			want{model: "gpt-5"}},
@@ -100,6 +106,11 @@ func TestTruth(t *testing.T) {
 			for _, it := range o.Sink.Items {
 				if it.Event != nil && it.Event.Type == transcript.MessageAssistant {
 					model = it.Event.Message().Model
+				}
+			}
+			if tc.want.thinking != "" {
+				if th := strings.Join(o.Texts(plugintest.Assistant), "|"); !strings.Contains(th, tc.want.thinking) || len(o.Result.Unmapped) != 0 {
+					t.Errorf("texts %q unmapped %v, want the thinking %q and nothing unmapped", th, o.Result.Unmapped, tc.want.thinking)
 				}
 			}
 			if model != tc.want.model {
