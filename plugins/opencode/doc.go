@@ -59,6 +59,10 @@
 // the reasoning in it: a step whose total is input + cache + output +
 // reasoning (reasoning above 0) has its reasoning added to twasm's
 // output, every output token; otherwise the output is read as written.
+// A step-finish's reason is the AI SDK's finish reason: content-filter
+// (the provider's filter stopped the model, which OpenCode records as no
+// error) is a provider error, length (cut at the output token limit) a
+// warning, each once.
 // An assistant message's modelID is its model, and the latest is the
 // step's (run --format json names none). A message's error ({name, data:
 // {message}}) and a retry part's are provider errors, reported once,

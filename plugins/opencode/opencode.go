@@ -557,6 +557,19 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			n.steps = map[string]*part{}
 		}
 		n.steps[q.id] = q
+		if !m.reported[q.id] {
+			// The step's finish reason is the AI SDK's: a provider's
+			// content filter stopped the model (a refusal, no error
+			// set on the message) or the output hit its token limit.
+			switch q.reason {
+			case "content-filter":
+				m.reported[q.id] = true
+				out.Error(sdk.ProviderError{Message: sdk.S("the provider's content filter stopped the response"), Code: sdk.S("content-filter")})
+			case "length":
+				m.reported[q.id] = true
+				out.Warn("the response was cut at the output token limit")
+			}
+		}
 		var total sdk.Usage
 		cost, costs := 0.0, 0
 		ids := make([]string, 0, len(n.steps))

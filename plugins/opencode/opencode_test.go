@@ -134,6 +134,19 @@ func TestParts(t *testing.T) {
 					t.Errorf("results %+v, want one cancelled with the output written", results)
 				}
 			}},
+		{"a step the content filter stopped is a provider error, once; one cut at the token limit a warning",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"step-finish","reason":"content-filter","tokens":{"input":5,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0}`),
+				row("msg_1", "assistant", "prt_1", `{"type":"step-finish","reason":"content-filter","tokens":{"input":5,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0}`),
+				row("msg_2", "assistant", "prt_2", `{"type":"step-finish","reason":"length","tokens":{"input":5,"output":8192,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if len(o.Result.Errors) != 1 || o.Result.Errors[0].Code != "content-filter" {
+					t.Errorf("errors %+v, want the content filter's, once", o.Result.Errors)
+				}
+				if !strings.Contains(strings.Join(o.Result.Warnings, "|"), "the response was cut at the output token limit") {
+					t.Errorf("warnings %q, want the cut response", o.Result.Warnings)
+				}
+			}},
 		{"a response the user stopped is a warning, no provider error",
 			[]string{facts,
 				`{"$twasm":"row","table":"part","key":"prt_1","version":1,"row":{"message_id":"msg_1","message_time_created":1762077600000,"message":{"role":"assistant","time":{"created":1762077600000},"modelID":"m1","providerID":"p","error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}}},"id":"prt_1","data":{"type":"text","text":"Let me"}}}`,
