@@ -230,7 +230,7 @@ func (n *normalizer) part(k sdk.Str, i int, user bool, p abi.Value, created stri
 	case "reasoning":
 		if t := d.Get("thinking"); t.Kind() == abi.KindString && t.String() != "" {
 			out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(t)})
-		} else if d.Get("signature").String() != "" || d.Get("responses_data").Kind() == abi.KindObject {
+		} else if d.Get("signature").String() != "" || d.Get("thought_signature").String() != "" || d.Get("responses_data").Kind() == abi.KindObject {
 			out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
 		}
 	case "image_url":

@@ -58,8 +58,8 @@
 //   - messages: role user (the prompt), assistant (model and provider
 //     per message), tool (the tool results, written as a user message of
 //     tool_result blocks). Parts {type, data}: text; reasoning
-//     (thinking; a signature or provider data without text is
-//     redacted); image_url and binary (an attachment, a text naming it,
+//     (thinking; a signature, Google's thought_signature or provider
+//     data without text is redacted); image_url and binary (an attachment, a text naming it,
 //     injected context); tool_call {id, name, input: a JSON string, cut
 //     short while streaming: then kept whole under "input"}, a tool_use
 //     block and a tool.call; tool_result {tool_call_id, name (empty in

@@ -2,7 +2,14 @@
 
 package crush_test
 
-import "testing"
+import (
+	"testing"
+
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/crush"
+	"github.com/twasm/twasm/transcript"
+)
 
 // TestRefusedAndCancelledResults: the tool results Crush writes for a
 // call that never ran, as its source writes them (charmbracelet/crush
@@ -28,6 +35,31 @@ func TestRefusedAndCancelledResults(t *testing.T) {
 			o := runResult(t, "edit", `{\"file_path\":\"a.go\"}`, tt.content, tt.isError)
 			if st, ok := o.ResultStatus("c1"); st != tt.status {
 				t.Errorf("status %q (a result: %v), want %q", st, ok, tt.status)
+			}
+		})
+	}
+}
+
+// TestReasoningWithheld: a reasoning part without text but with a
+// signature of the model's reasoning (Anthropic's signature, Google's
+// thought_signature, OpenAI's responses_data: internal/message/content.go)
+// is a redacted thinking block: the model reasoned, the text is withheld.
+func TestReasoningWithheld(t *testing.T) {
+	for _, data := range []string{`{"thinking":"","signature":"sig"}`, `{"thinking":"","thought_signature":"c2ln"}`, `{"thinking":"","responses_data":{"id":"rs_1"}}`} {
+		t.Run(data, func(t *testing.T) {
+			raw := `{"$twasm":"row","table":"messages","key":"m1","version":1,"row":{"time_ms":1000,"id":"m1","session_id":"s","role":"assistant","parts":[{"type":"reasoning","data":` + data + `},{"type":"text","data":{"text":"Done."}}],"model":"m","provider":"p","created_at":1,"updated_at":1,"finished_at":1}}` + "\n"
+			o := plugintest.Run(t, crush.Plugin, []byte(raw), normalize.Options{Provider: "crush"})
+			redacted := false
+			for _, it := range o.Sink.Items {
+				if it.Event == nil || it.Event.Message() == nil {
+					continue
+				}
+				for _, b := range it.Event.Message().Blocks {
+					redacted = redacted || b.Type == transcript.BlockThinking && b.Redacted
+				}
+			}
+			if !redacted {
+				t.Error("no redacted thinking block")
 			}
 		})
 	}
