@@ -230,7 +230,7 @@ func (n *normalizer) part(k sdk.Str, i int, user bool, p abi.Value, created stri
 	case "reasoning":
 		if t := d.Get("thinking"); t.Kind() == abi.KindString && t.String() != "" {
 			out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(t)})
-		} else if d.Get("signature").String() != "" || d.Get("responses_data").Kind() == abi.KindObject {
+		} else if d.Get("signature").String() != "" || d.Get("thought_signature").String() != "" || d.Get("responses_data").Kind() == abi.KindObject {
 			out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
 		}
 	case "image_url":
@@ -278,7 +278,9 @@ func (n *normalizer) call(k sdk.Str, i int, d abi.Value, created string, out *sd
 // result handles a tool_result part: a tool_result block and a
 // tool.result. is_error is a failure; "User denied permission" (Crush's
 // answer when the user refuses a call) denied, "Tool execution canceled
-// by user" cancelled; a bash output ending on
+// by user" (later "Error: user cancelled assistant tool calling")
+// cancelled, a call a hook blocked ("Tool call blocked by hook. Reason:
+// ...", "Turn halted by hook. Reason: ...") denied; a bash output ending on
 // "Exit code N" (N not 0) an error with that exit code, one ending on
 // "Command was aborted before completion" cancelled, both read before
 // the "<cwd>DIR</cwd>" line Crush's bash tool writes after an output.
@@ -299,7 +301,14 @@ func (n *normalizer) result(k sdk.Str, i int, d abi.Value, created string, out *
 		// Crush's answer to a call the user refused (before 2025-09,
 		// "Permission denied" with is_error).
 		res.IsError, res.Status, res.Error = true, sdk.S("denied"), sdk.S(t)
-	case res.IsError && t == "Tool execution canceled by user":
+	case res.IsError && strings.HasPrefix(t, "Tool call blocked by hook. Reason:"), res.IsError && strings.HasPrefix(t, "Turn halted by hook. Reason:"):
+		// A PreToolUse hook refused the call before it ran (and, for
+		// a halt, ended the turn): internal/agent/hooked_tool.go.
+		res.Status, res.Error = sdk.S("denied"), sdk.S(clip(t))
+	case res.IsError && (t == "Tool execution canceled by user" || t == "Error: user cancelled assistant tool calling"):
+		// The user cancelled the request before the call had its
+		// result: the first before 2025-07, the second since 2026-03
+		// (agent.go, crush 2928dcb2e).
 		res.Status, res.Error = sdk.S("cancelled"), sdk.S(t)
 	case strings.HasSuffix(withoutCwd(t), "Command was aborted before completion"):
 		res.IsError, res.Status, res.Error = true, sdk.S("cancelled"), sdk.S("Command was aborted before completion")

@@ -58,15 +58,20 @@
 //   - messages: role user (the prompt), assistant (model and provider
 //     per message), tool (the tool results, written as a user message of
 //     tool_result blocks). Parts {type, data}: text; reasoning
-//     (thinking; a signature or provider data without text is
-//     redacted); image_url and binary (an attachment, a text naming it,
+//     (thinking; a signature, Google's thought_signature or provider
+//     data without text is redacted); image_url and binary (an attachment, a text naming it,
 //     injected context); tool_call {id, name, input: a JSON string, cut
 //     short while streaming: then kept whole under "input"}, a tool_use
 //     block and a tool.call; tool_result {tool_call_id, name (empty in
 //     older versions: the call's), content, metadata, is_error}, a
 //     tool_result block and a tool.result: is_error an error, "User
 //     denied permission" (or "Permission denied" before 2025-09) denied,
-//     "Tool execution canceled by user" cancelled, a bash output whose
+//     "Tool execution canceled by user" (now "Error: user cancelled
+//     assistant tool calling", what agent.go writes for a call the user's
+//     cancel left without a result) cancelled, "Tool call blocked by
+//     hook. Reason: ..." and "Turn halted by hook. Reason: ..." (a
+//     PreToolUse hook refused the call, internal/agent/hooked_tool.go)
+//     denied, a bash output whose
 //     last line is "Exit code N" an error with that exit code (Crush does
 //     not set is_error for it), one ending "Command was aborted before
 //     completion" cancelled, both read before the "<cwd>DIR</cwd>" line

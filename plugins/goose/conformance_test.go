@@ -5,6 +5,7 @@ package goose_test
 import (
 	"bytes"
 	"encoding/json"
+	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
@@ -15,14 +16,36 @@ import (
 // read from the raw input apart from the plugin (with encoding/json):
 // every tool request a tool.call, every assistant text in an assistant
 // block, every response Goose or the tool marked failed ({status: error},
-// isError) not ok and every other ok. The step's tokens are
-// TestSessionUsageMatchesRaw's, over the same inputs.
+// isError) or that is Goose's answer to a refused call not ok, and every
+// other ok. The step's tokens are TestSessionUsageMatchesRaw's, over the
+// same inputs.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	o := plugintest.FromResult(r)
 	fx := gooseFacts(r.Raw)
 	o.CheckCalls(t, fx.calls)
 	plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), fx.texts, false)
 	o.CheckFailed(t, fx.failed)
+}
+
+// refused says whether a successful response's value (a CallToolResult,
+// or the content list alone) is Goose's answer to a call that never ran:
+// declined by the user or a permission rule, or skipped in chat mode
+// (agents/tool_execution.rs).
+func refused(v json.RawMessage) bool {
+	var list []gooseItem
+	if json.Unmarshal(v, &list) != nil {
+		var r struct {
+			Content []gooseItem `json:"content"`
+		}
+		_ = json.Unmarshal(v, &r)
+		list = r.Content
+	}
+	for _, c := range list {
+		if c.Type == "text" && (strings.HasPrefix(c.Text, "The user has declined to run this tool.") || strings.HasPrefix(c.Text, "Let the user know the tool call was skipped in")) {
+			return true
+		}
+	}
+	return false
 }
 
 // facts are what a session states, read apart from the plugin.
@@ -81,6 +104,9 @@ func gooseFacts(raw []byte) facts {
 					IsError bool `json:"isError"`
 				}
 				if !failed && json.Unmarshal(c.ToolResult.Value, &v) == nil && v.IsError {
+					failed = true
+				}
+				if !failed && refused(c.ToolResult.Value) {
 					failed = true
 				}
 				fx.failed[c.ID] = failed

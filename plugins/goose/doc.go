@@ -23,18 +23,40 @@
 // milliseconds past 10^10 where a build wrote those) is one message; its
 // content items are its blocks, in their slots: text (in a user message
 // the prompt, or injected context when metadata.userVisible is false),
-// thinking, redactedThinking (a redacted thinking block), image (a text
+// thinking (and an older Goose's reasoning item, {text}, which Goose
+// itself now reads as thinking), redactedThinking (a redacted thinking
+// block), image (a text
 // naming it). A toolRequest (or frontendToolRequest) is a tool_use block
 // and a tool.call; a request Goose could not parse ({status: error}) is
 // a call named invalid_tool_call, with a warning. A toolResponse is a
 // tool_result block and a tool.result: {status: error} and a result the
 // tool marked isError are failures, never ok, and any other response is
 // ok (its content is the text of its MCP content list, {content,
-// isError} or, before rmcp, the list alone). An error item (an error Goose showed in the conversation) is
-// a provider error. toolConfirmationRequest and actionRequired (questions put to
-// the user) and a thinking systemNotification are declared ignored; an
+// isError} or, before rmcp, the list alone), except Goose's own answer to
+// a call that never ran, which is denied: "The user has declined to run
+// this tool." (the user or a permission rule refused it; older Goose
+// wrote it as a plain list, not marked isError) and "Let the user know
+// the tool call was skipped in ..." (chat mode; agents/tool_execution.rs).
+// An error item (an error Goose showed in the conversation) is a provider
+// error. So are the turns Goose ends on a failed provider request
+// (agents/agent.rs): a creditsExhausted systemNotification (code
+// credits_exhausted), an inline one beginning "Unable to continue:" (the
+// context still too long after compacting: context_length_exceeded), and
+// the assistant texts Goose writes in place of an answer, each
+// recognised by its whole template: "Ran into this error: E.\n\nPlease
+// retry if ..." (message E), "E\n\nPlease resend your message to try
+// again." (network_error), "The provider refused this request. ...
+// likely to be refused again." (refusal); the text stays a text block.
+// toolConfirmationRequest and actionRequired (questions put to the user)
+// and a thinking systemNotification are declared ignored; any other
 // inline systemNotification and the older conversationCompacted are
 // warnings; other items are counted unmapped.
+//
+// Model: an assistant message's is the one its metadata.inference names
+// (resolvedModel, the model the provider answered with, else
+// requestedModel; block/goose 865e4a0, conversation/message/mod.rs),
+// else the session's model_config_json model_name (the model configured
+// last), which is also the step's.
 //
 // Usage is as Goose states it, for the whole session: the session's
 // accumulated counters (input, which counts cached tokens, output, cache

@@ -232,6 +232,17 @@ func (n *normalizer) message(key, id, role string, content, metadata abi.Value, 
 	hdr := sdk.Message{User: user, ID: sdk.Opt(id), Time: sdk.Opt(created)}
 	if !user {
 		hdr.Model = sdk.Opt(n.model)
+		// The model that answered, where Goose states it per message
+		// (metadata.inference: the model the provider resolved the
+		// request to, else the one requested); the session's
+		// model_config_json names only the one configured last.
+		inf := metadata.Get("inference")
+		for _, f := range []string{"resolvedModel", "requestedModel"} {
+			if m := inf.Get(f); m.Kind() == abi.KindString && m.String() != "" {
+				hdr.Model = sdk.S(m.String())
+				break
+			}
+		}
 	}
 	k := sdk.S(key)
 	out.Open(k, hdr)
@@ -270,10 +281,19 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 	switch typ := c.Get("type").String(); typ {
 	case "text":
 		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c.Get("text")), Origin: orig(origin)})
+		if !user {
+			if e, ok := failureText(c.Get("text").String()); ok {
+				out.Error(e)
+			}
+		}
 	case "image":
 		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.S("[image " + c.Get("mimeType").String() + "]"), Origin: orig(sdk.OriginInjected)})
 	case "thinking":
 		out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(c.Get("thinking"))})
+	case "reasoning":
+		// An older Goose's reasoning item ({text}), which a later one
+		// reads as thinking (conversation/message/mod.rs's migration).
+		out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(c.Get("text"))})
 	case "redactedThinking":
 		out.Block(k, i, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
 	case "toolRequest", "frontendToolRequest":
@@ -285,9 +305,21 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		// elicitation): its answer is in the tool's response.
 		out.Ignored(sdk.S(typ))
 	case "systemNotification":
-		if c.Get("notificationType").Is("inlineMessage") {
-			out.Warn("Goose: " + c.Get("msg").String())
-		} else {
+		switch msg := c.Get("msg").String(); c.Get("notificationType").String() {
+		case "creditsExhausted":
+			// The provider refused the request for want of credits:
+			// Goose ends the turn on it (agent.rs, ProviderError::
+			// CreditsExhausted).
+			out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("credits_exhausted")})
+		case "inlineMessage":
+			if strings.HasPrefix(msg, "Unable to continue:") {
+				// The context was still too long after compacting:
+				// Goose ends the turn (agent.rs).
+				out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S("context_length_exceeded")})
+			} else {
+				out.Warn("Goose: " + msg)
+			}
+		default:
 			out.Ignored(sdk.S("systemNotification:" + c.Get("notificationType").String()))
 		}
 	case "error":
@@ -350,11 +382,43 @@ func (n *normalizer) response(k sdk.Str, i int, c abi.Value, created string, out
 		text = errText(tr.Get("error"))
 		res.Error = sdk.S(text)
 	}
+	if t := strings.TrimSpace(text); strings.HasPrefix(t, declined) || strings.HasPrefix(t, skippedChat) {
+		// Refused before it ran: by the user, or by a permission rule
+		// (Goose writes the same answer, as a plain content list
+		// before it marked it isError), or skipped in chat mode.
+		res.IsError, res.Status, res.Error = true, sdk.S("denied"), sdk.S(sdk.Clip(t, 300))
+	}
 	if !res.IsError {
 		res.Status = sdk.S("ok")
 	}
 	out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
 	out.ToolResult(res)
+}
+
+// Goose's answers to a call that did not run (agents/tool_execution.rs:
+// DECLINED_RESPONSE, when the user or a permission rule refuses it;
+// CHAT_MODE_TOOL_SKIPPED_RESPONSE, in chat mode), as they begin.
+const (
+	declined    = "The user has declined to run this tool."
+	skippedChat = "Let the user know the tool call was skipped in"
+)
+
+// failureText reads the assistant text Goose writes in place of an
+// answer when a provider request fails and the turn ends on it
+// (agents/agent.rs: the general provider error, a network error, a
+// refusal): a provider error, with the text as its message. Each is
+// recognised by its whole template, beginning and end.
+func failureText(t string) (sdk.ProviderError, bool) {
+	switch {
+	case strings.HasPrefix(t, "Ran into this error: ") && strings.HasSuffix(t, ".\n\nPlease retry if you think this is a transient or recoverable error."):
+		msg := strings.TrimSuffix(strings.TrimPrefix(t, "Ran into this error: "), ".\n\nPlease retry if you think this is a transient or recoverable error.")
+		return sdk.ProviderError{Message: sdk.S(msg)}, true
+	case strings.HasSuffix(t, "\n\nPlease resend your message to try again."):
+		return sdk.ProviderError{Message: sdk.S(strings.TrimSuffix(t, "\n\nPlease resend your message to try again.")), Code: sdk.S("network_error")}, true
+	case strings.HasPrefix(t, "The provider refused this request.") && strings.HasSuffix(t, "resending this conversation is likely to be refused again."):
+		return sdk.ProviderError{Message: sdk.S(sdk.Clip(t, 300)), Code: sdk.S("refusal")}, true
+	}
+	return sdk.ProviderError{}, false
 }
 
 // contentText joins the texts of an MCP content list (an image or

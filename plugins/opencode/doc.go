@@ -39,7 +39,14 @@
 // subtask a text block naming it); a tool part is a tool_use block and,
 // once it left pending (its input is known then), a tool.call, with a
 // tool.result when completed (an error when bash exited non-zero, read
-// from metadata.exit; ok otherwise) or error (state.error); step-start, snapshot,
+// from metadata.exit; ok otherwise) or error (state.error: denied when
+// it is OpenCode's answer to a call a person or a permission rule refused,
+// "The user rejected permission to use this specific tool call..." or
+// "The user has specified a rule which prevents you from using this
+// specific tool call..."; cancelled when it is "Tool execution aborted"
+// or metadata.interrupted is set, a call stopped unfinished, whose
+// output is then metadata.output, what it had written by then; else an
+// error); step-start, snapshot,
 // patch and agent parts make no block. A step-finish's tokens and cost
 // are the step's figures: the session's usage and cost are the sums over
 // every step-finish, each counted once however often it is sent, with a
@@ -52,9 +59,15 @@
 // the reasoning in it: a step whose total is input + cache + output +
 // reasoning (reasoning above 0) has its reasoning added to twasm's
 // output, every output token; otherwise the output is read as written.
+// A step-finish's reason is the AI SDK's finish reason: content-filter
+// (the provider's filter stopped the model, which OpenCode records as no
+// error) is a provider error, length (cut at the output token limit) a
+// warning, each once.
 // An assistant message's modelID is its model, and the latest is the
 // step's (run --format json names none). A message's error ({name, data:
-// {message}}) and a retry part's are provider errors, reported once; a
+// {message}}) and a retry part's are provider errors, reported once,
+// except MessageAbortedError (the user stopped the response), a
+// warning; a
 // retry also a warning, a compaction part a warning. The store is a
 // session log (no terminal event), and `opencode run --format json` has
 // none either (it stops printing when the session goes idle; a run that

@@ -113,6 +113,7 @@ type part struct {
 	command      string  // bash: the command line
 	output       string
 	errText      string
+	interrupted  bool // a tool error's metadata.interrupted
 	exit         sdk.Int
 	start, end   string // RFC 3339
 	tokens       sdk.Usage
@@ -181,8 +182,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case v.Get("type").Is("error"):
 		n.setFormat(out, fmtJSON, v.Get("sessionID").String())
 		e := v.Get("error")
-		msg := errMessage(e)
-		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.Text(e.Get("name"))})
+		report(e.Get("name").String(), errMessage(e), out)
 	default:
 		out.Unmapped(sdk.S(nativeType(v)))
 	}
@@ -362,8 +362,20 @@ func (n *normalizer) info(m *message, info abi.Value, out *sdk.Out) {
 	if e := info.Get("error"); e.Kind() == abi.KindObject && !m.reported["message"] {
 		m.reported["message"] = true
 		m.errName, m.errText = e.Get("name").String(), errMessage(e)
-		out.Error(sdk.ProviderError{Message: sdk.S(m.errText), Code: sdk.S(m.errName)})
+		report(m.errName, m.errText, out)
 	}
+}
+
+// report reports a message's error (or an error event): a provider
+// error, except MessageAbortedError, which OpenCode sets when the user
+// stops the response (session/processor.ts, an AbortError): a warning,
+// as an interrupted turn is no provider failure.
+func report(name, msg string, out *sdk.Out) {
+	if name == "MessageAbortedError" {
+		out.Warn("the response was aborted: " + msg)
+		return
+	}
+	out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(name)})
 }
 
 // place reports the working directory and the project's root an
@@ -437,6 +449,12 @@ func (n *normalizer) keep(m *message, id string, p abi.Value) *part {
 		q.output = st.Get("output").String()
 		q.errText = st.Get("error").String()
 		q.exit = sdk.IntOf(st.Get("metadata").Get("exit"))
+		q.interrupted = st.Get("metadata").Get("interrupted").Truthy()
+		if o := st.Get("metadata").Get("output"); q.status == "error" && q.interrupted && o.Kind() == abi.KindString {
+			// What a call stopped unfinished had written by then
+			// (OpenCode gives it to the model as the call's output).
+			q.output = o.String()
+		}
 		q.start, q.end = millis(st.Path("time", "start")), millis(st.Path("time", "end"))
 	case "step-finish":
 		q.reason = p.Get("reason").String()
@@ -528,13 +546,30 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			}
 			out.ToolResult(r)
 		case "error":
-			out.ToolResult(sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, ExitCode: q.exit, Time: sdk.Opt(q.end)})
+			r := sdk.ToolResult{CallID: sdk.S(q.callID), Name: sdk.S(q.tool), Error: sdk.S(q.errText), IsError: true, Status: sdk.S(errorStatus(q)), ExitCode: q.exit, Time: sdk.Opt(q.end)}
+			if q.output != "" {
+				r.Output = sdk.S(q.output)
+			}
+			out.ToolResult(r)
 		}
 	case "step-finish":
 		if n.steps == nil {
 			n.steps = map[string]*part{}
 		}
 		n.steps[q.id] = q
+		if !m.reported[q.id] {
+			// The step's finish reason is the AI SDK's: a provider's
+			// content filter stopped the model (a refusal, no error
+			// set on the message) or the output hit its token limit.
+			switch q.reason {
+			case "content-filter":
+				m.reported[q.id] = true
+				out.Error(sdk.ProviderError{Message: sdk.S("the provider's content filter stopped the response"), Code: sdk.S("content-filter")})
+			case "length":
+				m.reported[q.id] = true
+				out.Warn("the response was cut at the output token limit")
+			}
+		}
 		var total sdk.Usage
 		cost, costs := 0.0, 0
 		ids := make([]string, 0, len(n.steps))
@@ -566,6 +601,26 @@ func (n *normalizer) effects(m *message, q *part, out *sdk.Out) {
 			out.Warn("the session was compacted here: the model saw a summary of what came before")
 		}
 	}
+}
+
+// errorStatus is the status of a tool part that ended in error: denied
+// when a person or a permission rule refused the call before it ran
+// (permission/index.ts: RejectedError "The user rejected permission to
+// use this specific tool call", CorrectedError the same with the user's
+// feedback, DeniedError "The user has specified a rule which prevents
+// you from using this specific tool call"); cancelled when OpenCode
+// stopped it unfinished (session/processor.ts: "Tool execution aborted",
+// metadata.interrupted); else error.
+func errorStatus(q *part) string {
+	t := strings.TrimSpace(q.errText)
+	switch {
+	case strings.HasPrefix(t, "The user rejected permission to use this specific tool call"),
+		strings.HasPrefix(t, "The user has specified a rule which prevents you from using this specific tool call"):
+		return "denied"
+	case q.interrupted || t == "Tool execution aborted":
+		return "cancelled"
+	}
+	return "error"
 }
 
 func intString(i sdk.Int) string {

@@ -125,6 +125,44 @@ func TestParts(t *testing.T) {
 					t.Errorf("warnings %q", o.Result.Warnings)
 				}
 			}},
+		{"a call stopped unfinished keeps what it had written",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"bash","callID":"c1","state":{"status":"error","input":{"command":"make"},"error":"Tool execution aborted","metadata":{"interrupted":true,"output":"cc -c a.c\n"},"time":{"start":1762077600000,"end":1762077601000}}}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				_, results := o.Tools()
+				if len(results) != 1 || results[0].Output != "cc -c a.c\n" || results[0].Status != "cancelled" {
+					t.Errorf("results %+v, want one cancelled with the output written", results)
+				}
+			}},
+		{"a step the content filter stopped is a provider error, once; one cut at the token limit a warning",
+			[]string{facts,
+				row("msg_1", "assistant", "prt_1", `{"type":"step-finish","reason":"content-filter","tokens":{"input":5,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0}`),
+				row("msg_1", "assistant", "prt_1", `{"type":"step-finish","reason":"content-filter","tokens":{"input":5,"output":0,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0}`),
+				row("msg_2", "assistant", "prt_2", `{"type":"step-finish","reason":"length","tokens":{"input":5,"output":8192,"reasoning":0,"cache":{"read":0,"write":0}},"cost":0}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if len(o.Result.Errors) != 1 || o.Result.Errors[0].Code != "content-filter" {
+					t.Errorf("errors %+v, want the content filter's, once", o.Result.Errors)
+				}
+				if !strings.Contains(strings.Join(o.Result.Warnings, "|"), "the response was cut at the output token limit") {
+					t.Errorf("warnings %q, want the cut response", o.Result.Warnings)
+				}
+			}},
+		{"a response the user stopped is a warning, no provider error",
+			[]string{facts,
+				`{"$twasm":"row","table":"part","key":"prt_1","version":1,"row":{"message_id":"msg_1","message_time_created":1762077600000,"message":{"role":"assistant","time":{"created":1762077600000},"modelID":"m1","providerID":"p","error":{"name":"MessageAbortedError","data":{"message":"The operation was aborted."}}},"id":"prt_1","data":{"type":"text","text":"Let me"}}}`,
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if len(o.Result.Errors) != 0 || !strings.Contains(strings.Join(o.Result.Warnings, "|"), "the response was aborted: The operation was aborted.") {
+					t.Errorf("errors %+v warnings %q, want none and the abort", o.Result.Errors, o.Result.Warnings)
+				}
+			}},
+		{"a provider's error is a provider error",
+			[]string{facts,
+				`{"$twasm":"row","table":"part","key":"prt_1","version":1,"row":{"message_id":"msg_1","message_time_created":1762077600000,"message":{"role":"assistant","time":{"created":1762077600000},"modelID":"m1","providerID":"p","error":{"name":"APIError","data":{"message":"Overloaded","isRetryable":true}}},"id":"prt_1","data":{"type":"text","text":"Let me"}}}`,
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				if len(o.Result.Errors) != 1 || o.Result.Errors[0].Code != "APIError" || o.Result.Errors[0].Message != "Overloaded" {
+					t.Errorf("errors %+v, want the APIError", o.Result.Errors)
+				}
+			}},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			o := plugintest.Run(t, opencode.Plugin, []byte(strings.Join(tc.lines, "\n")+"\n"), normalize.Options{Provider: "opencode"})
@@ -134,6 +172,28 @@ func TestParts(t *testing.T) {
 			tc.check(t, o)
 			if n, first := silent(t, []byte(strings.Join(tc.lines, "\n")+"\n")); n != 0 {
 				t.Errorf("%d line(s) without a record (spec 6.8): %v", n, first)
+			}
+		})
+	}
+}
+
+// TestToolErrorStatus: the status of a tool part that ended in error, by
+// the error text OpenCode writes (permission/index.ts, session/processor.ts).
+func TestToolErrorStatus(t *testing.T) {
+	facts := `{"$twasm":"source","store":"OpenCode","path":"opencode.db","name":"opencode.db","size":1,"mtime":"2026-01-01T00:00:00Z","session":"ses_1"}`
+	for _, tc := range []struct{ name, tool, state, status string }{
+		{"the user refused the call", "bash", `"error":"The user rejected permission to use this specific tool call. You may try again with different parameters."`, "denied"},
+		{"the user refused it with feedback", "edit", `"error":"The user rejected permission to use this specific tool call with the following feedback: use the other file"`, "denied"},
+		{"a permission rule refused it", "bash", `"error":"The user has specified a rule which prevents you from using this specific tool call. Permission \"bash\" with pattern \"rm *\" was denied by rule {}"`, "denied"},
+		{"a call stopped unfinished", "bash", `"error":"Tool execution aborted"`, "cancelled"},
+		{"a call marked interrupted", "task", `"error":"Tool execution aborted","metadata":{"interrupted":true}`, "cancelled"},
+		{"a tool that failed", "read", `"error":"File not found: /x"`, "error"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := facts + "\n" + row("msg_1", "assistant", "prt_1", `{"type":"tool","tool":"`+tc.tool+`","callID":"c1","state":{"status":"error","input":{},`+tc.state+`,"time":{"start":1762077600000,"end":1762077601000}}}`) + "\n"
+			o := plugintest.Run(t, opencode.Plugin, []byte(raw), normalize.Options{Provider: "opencode"})
+			if st, ok := o.ResultStatus("c1"); st != tc.status {
+				t.Errorf("c1's status %q (a result: %v), want %s", st, ok, tc.status)
 			}
 		})
 	}

@@ -118,7 +118,11 @@
 // code N"), which is the result's exit_code and, when not 0, makes it an
 // error whatever isError says ("exit code N: <the line before>"); a
 // command aborted ("Command aborted") or timed out ("Command timed out
-// after N seconds") is cancelled; another error's text is the output's
+// after N seconds") is cancelled, and so is a call Pi skipped for the
+// user's queued message ("Skipped due to queued user message."); a call
+// an extension blocked without a reason ("Tool execution was blocked",
+// agent-loop.ts) is denied (one blocked with a reason says only that
+// reason: an error); another error's text is the output's
 // first line. Pi runs no tool of a response that ended in an error or was
 // aborted: such calls get a cancelled result saying so, unless a result
 // for one follows at once. Call ids: model servers make them unique per
@@ -151,7 +155,8 @@
 // error the provider reported (its errorMessage), so a session whose last
 // answer failed is "error" by the session rule; one aborted by the user
 // (stopReason aborted) is a warning, as a cut response is no provider
-// failure. A compaction that failed (--mode json) is a warning.
+// failure; so is one cut at the output token limit (stopReason length).
+// A compaction that failed (--mode json) is a warning.
 //
 // Unmapped. thinking_level_change, session_info (a display name), label
 // (a bookmark), custom (an extension's state, outside the model's

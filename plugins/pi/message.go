@@ -183,6 +183,10 @@ func (n *normalizer) assistant(m abi.Value, key, id, ts, scope sdk.Str, out *sdk
 		}
 		n.lastFailed, n.lastErr = true, msg.String()
 		out.Error(sdk.ProviderError{Message: msg})
+	case stop.Is("length"):
+		// The model stopped at the output token limit: the answer is
+		// cut short.
+		out.Warn("the response was cut at the output token limit")
 	case stop.Is("aborted"):
 		w := "the response was aborted"
 		if errMsg.Kind() == abi.KindString && !errMsg.Is("") {
@@ -228,6 +232,7 @@ const (
 	toolOK        = "ok"
 	toolError     = "error"
 	toolCancelled = "cancelled"
+	toolDenied    = "denied"
 )
 
 // toolResult writes a tool result message: its output is its text parts,
@@ -270,7 +275,17 @@ func setStatus(r *sdk.ToolResult, failed bool, code int64, found bool, text, why
 	}
 	r.IsError = true
 	last := lastLine(text)
-	switch {
+	switch t := strings.TrimSpace(text); {
+	case t == "Tool execution was blocked":
+		// An extension's tool_call handler blocked the call before it
+		// ran, giving no reason (agent-loop.ts).
+		r.Status, r.Error = sdk.S(toolDenied), sdk.S("the call was blocked before it ran")
+		return
+	case t == "Skipped due to queued user message.":
+		// The user's steering message arrived first: Pi skipped the
+		// call (agent-loop.ts, skipToolCall).
+		r.Status, r.Error = sdk.S(toolCancelled), sdk.S("skipped due to a queued user message")
+		return
 	case last == "Command aborted":
 		r.Status, r.Error = sdk.S(toolCancelled), sdk.S("command aborted")
 		return
