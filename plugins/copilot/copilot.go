@@ -80,6 +80,9 @@ type normalizer struct {
 
 	sawResult bool
 	lastErr   string
+	// taskFailed is the last task_complete's failure when no accepted
+	// one came after it: the session's error at its end.
+	taskFailed string
 
 	// ids and uuids are the envelope ids read so far: an id seen again
 	// is a replay. The CLI's ids are canonical UUIDs, kept as their 16
@@ -257,6 +260,10 @@ func (n *normalizer) End(out *sdk.Out) error {
 		}
 	}
 	n.held, n.order = nil, nil
+	if n.taskFailed != "" {
+		n.providerError(n.taskFailed, sdk.S("task_complete"), out)
+		n.taskFailed = ""
+	}
 	if n.sawEvent {
 		f := n.hint
 		switch {
@@ -411,11 +418,16 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 			out.Ignored(sdk.S(sdk.TypeName(t)))
 		}
 	case t.Is("session.task_complete"):
-		// Autopilot's end: it repeats the task_complete call's summary,
-		// and says whether the task succeeded.
+		// Autopilot's task_complete call, repeated with its summary and
+		// whether it was accepted. One with success false was not: the
+		// CLI refuses an invalid completion and autopilot goes on
+		// working, so it is a warning here, and an error of the session
+		// only when no accepted completion follows it (End).
 		if d.Get("success").Kind() == abi.KindFalse {
-			n.providerError("copilot task not completed: "+strOr(d.Get("summary"), "success false"), sdk.S("task_complete"), out)
+			n.taskFailed = "copilot task not completed: " + strOr(d.Get("summary"), "success false")
+			out.Warn(n.taskFailed + " (autopilot continues)")
 		} else {
+			n.taskFailed = ""
 			out.Ignored(sdk.S(sdk.TypeName(t)))
 		}
 	case t.Is("assistant.turn_start"), t.Is("assistant.turn_end"),
@@ -505,11 +517,17 @@ func (n *normalizer) result(d, v abi.Value, out *sdk.Out) {
 	if !ok {
 		code, ok = v.Get("exitCode").Int()
 	}
+	// The exit code says how the CLI ended; a refused completion not
+	// followed by an accepted one only names the failure.
+	failed := n.taskFailed
+	n.taskFailed = ""
 	switch {
 	case ok && code == 0:
 		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	case n.lastErr != "":
 		out.Status(sdk.StatusError, sdk.S(n.lastErr), sdk.LevelTerminal)
+	case failed != "":
+		out.Status(sdk.StatusError, sdk.S(failed), sdk.LevelTerminal)
 	case ok:
 		out.Status(sdk.StatusError, sdk.S("copilot exited with code "+strconv.FormatInt(code, 10)), sdk.LevelTerminal)
 	default:

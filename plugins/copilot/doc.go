@@ -192,8 +192,11 @@
 // so a stream holding them is json even without the ephemeral flag.
 // session.warning is a warning of the step; abort leaves what was in
 // flight unanswered or dangling. A session.task_complete (autopilot's
-// end) with success false is an error the provider reported; with
-// success true it repeats the task_complete call's summary (ignored).
+// task_complete call) with success true repeats the call's summary
+// (ignored); with success false the CLI did not accept the completion
+// and autopilot goes on working: a warning, and an error the provider
+// reported at the stream's end only when no accepted completion came
+// after it.
 // A session.info of infoType rewind is a warning (the model sees the
 // conversation from the rewound point on, and the shutdown's totals may
 // leave out the requests it dropped, as a real log shows); other
