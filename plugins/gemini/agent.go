@@ -88,7 +88,11 @@ func (n *normalizer) startAgent(id, name, args, output abi.Value, rec []byte, ts
 	}
 	idS := id.String()
 	scope := n.agentScope(idS)
-	n.agents = append(n.agents, subAgent{id: idS, rec: string(rec), scope: scope, open: true})
+	if n.scopes == nil {
+		n.scopes = map[string]int{}
+	}
+	n.scopes[idS]++
+	n.agents = append(n.agents, subAgent{id: idS, rec: string(rec), scope: scope, k: n.scopes[idS], open: true})
 	out.ScopeOpen(sdk.S(scope), sdk.Text(id), agent, sdk.Str{})
 	if p := agentPrompt(args); !p.IsEmpty() {
 		key := sdk.S(n.newKey("a"))
@@ -111,8 +115,16 @@ func (n *normalizer) endAgent(r sdk.ToolResult, rec []byte, out *sdk.Out) {
 	if i < 0 || !n.agents[i].open {
 		return
 	}
-	n.agents[i].open = false
 	scope := sdk.S(n.agents[i].scope)
+	if n.agents[i].rec == "" {
+		// A stream's scope, closed, is never written to again (a later
+		// call of the id opens a scope of its own): forgotten, so that
+		// a stream whose calls reuse an id keeps bounded state. A session
+		// record's stays, closed: the record may be read again.
+		n.agents = append(n.agents[:i], n.agents[i+1:]...)
+	} else {
+		n.agents[i].open = false
+	}
 	reason, result := agentOutcome(r.Output.String())
 	if result != "" {
 		key := sdk.S(n.newKey("a"))
@@ -178,17 +190,23 @@ func (n *normalizer) endAgents(out *sdk.Out) {
 
 // subAgent is a sub-agent's scope: the id of the call that runs it, the
 // key of the session record holding the call ("" in a stream), the
-// scope's name, and whether the scope is still open.
+// scope's name, which of the id's scopes it is (1, 2, ...: scopes), and
+// whether the scope is still open.
 type subAgent struct {
 	id, rec, scope string
+	k              int
 	open           bool
 }
 
 // agent is the index in agents of the sub-agent the latest call of id
-// runs, -1 when none (a session has few: a linear search).
+// runs, -1 when none or its scope has closed (k: a stream's closed
+// scopes are dropped; a session has few: a linear search).
 func (n *normalizer) agent(id string) int {
 	for i := len(n.agents) - 1; i >= 0; i-- {
 		if n.agents[i].id == id {
+			if n.agents[i].k != n.scopes[id] {
+				return -1
+			}
 			return i
 		}
 	}
@@ -210,14 +228,10 @@ func (n *normalizer) agentOf(rec []byte) int {
 }
 
 // agentScope names the scope of a new sub-agent of a call of id: id for
-// the first, id#2, id#3, ... for the calls that reuse it.
+// the first, id#2, id#3, ... for the calls that reuse it (scopes counts
+// the scopes opened per id).
 func (n *normalizer) agentScope(id string) string {
-	k := 1
-	for i := range n.agents {
-		if n.agents[i].id == id {
-			k++
-		}
-	}
+	k := n.scopes[id] + 1
 	if k == 1 {
 		return id
 	}

@@ -146,7 +146,10 @@
 // while its scope is open; a sub-agent call that reuses the id of an
 // earlier one (ids unique per response, not per session) opens a scope
 // of its own, named by the id and a number (call_1#2, call_1#3, ...),
-// which its own result closes.
+// which its own result closes. A stream's scope is forgotten at its
+// close (a count per id names the next), so a stream whose calls keep
+// reusing an id keeps bounded state (TestPluginMemoryFlat); a session
+// record's is kept, as its record may be read again.
 //
 // Status. result is the terminal event: status "success" is ok, anything
 // else an error whose text is error.message, else the message of the last

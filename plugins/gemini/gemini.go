@@ -70,8 +70,13 @@ type normalizer struct {
 	sayings map[uint64]bool
 	turns   int
 
-	// sub-agents started by a call, in the order they started.
+	// agents are the sub-agents' scopes, in the order they started: the
+	// open ones, and the closed ones of session records (a stream's are
+	// dropped at their close); scopes how many scopes each call id
+	// opened (a map of the ids, not of the calls: it does not grow when
+	// a stream's calls reuse an id).
 	agents []subAgent
+	scopes map[string]int
 
 	// stream-json: the ids of shell calls (their result's display may
 	// be all that says the command failed: streamShell).

@@ -114,7 +114,12 @@
 // its own, named by the id and a number (call_1#2, call_1#3, ...), at
 // its sub-agent's first record; a record of a sub-agent whose scope
 // closed, with no later call of its id, is declared ignored as late
-// (SubagentEvent/late). No capture shows these cases.
+// (SubagentEvent/late). No capture shows these cases. A closed sub-agent
+// scope is never written to again: its calls' tallies and its own
+// sub-agents' entries are dropped at its close, and a new scope's number
+// follows the last one its name had (no search over the scopes so far),
+// so a log whose Agent calls keep reusing one id keeps bounded state and
+// bounded work per line (TestPluginMemoryFlat).
 //
 // Sub-agents (spec §6.10). The Kimi CLI nests a sub-agent's own wire
 // records in the session's log as SubagentEvent {parent_tool_call_id,

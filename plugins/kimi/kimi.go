@@ -52,14 +52,22 @@ type normalizer struct {
 	model     string
 	msgs      int // messages opened, for their keys
 
-	steps map[string]*step  // the open assistant message per scope ("" the step itself)
-	calls map[string]*tally // per scope and call id (callKey): its latest call (see tally)
-	// agents are the legacy sub-agents, by the key of the Agent call that
-	// started them (callKey: the call's scope and id; a sub-agent without
-	// a parent call by its agent id), the latest of each key;
-	// agentList every one, in the order they started.
-	agents    map[string]*subAgent
-	agentList []*subAgent
+	steps map[string]*step // the open assistant message per scope ("" the step itself)
+	// calls are the call ids' tallies per scope (see tally): a legacy
+	// sub-agent's calls may reuse the id of a call of its parent that
+	// waits for its result (its own Agent call, or a call run beside it).
+	// A sub-agent's scope, once closed, is never written to again: its
+	// tallies are dropped then (dropScope), so that the state stays
+	// bounded over an endless log whose Agent calls reuse their ids.
+	calls map[string]map[string]*tally
+	// agents are the legacy sub-agents per scope of the Agent call that
+	// started them, by that call's id (a sub-agent without a parent call:
+	// in scope "", by "\x01" and its agent id), the latest of each;
+	// running the open ones, in the order they started; names the
+	// scope names taken (agentScope).
+	agents  map[string]map[string]*subAgent
+	running []*subAgent
+	names   map[string]int
 
 	// unstepped holds the legacy scopes whose turn began and whose model
 	// has not been called since (no StepBegin): text there is the CLI's.
@@ -104,31 +112,21 @@ type tally struct {
 // no call, a result came).
 func (t *tally) settled() bool { return t.results > 0 && t.results >= t.calls }
 
-// callKey is the key of call id made in scope: the id itself in the
-// step's own scope, else the scope and the id. A legacy sub-agent's calls
-// may reuse the id of a call of its parent that waits for its result
-// (its own Agent call, or a call run beside it).
-func callKey(scope, id string) string {
-	if scope == "" {
-		return id
-	}
-	return scope + "\x00" + id
-}
-
 // tally returns the tally of call id in scope, made when there is none.
 func (n *normalizer) tally(scope, id string) *tally {
-	if scope == "" {
-		if t := n.calls[id]; t != nil {
-			return t
-		}
-	} else if t := n.calls[callKey(scope, id)]; t != nil {
+	if t := n.calls[scope][id]; t != nil {
 		return t
 	}
 	if n.calls == nil {
-		n.calls = map[string]*tally{}
+		n.calls = map[string]map[string]*tally{}
+	}
+	m := n.calls[scope]
+	if m == nil {
+		m = map[string]*tally{}
+		n.calls[strings.Clone(scope)] = m
 	}
 	t := &tally{}
-	n.calls[callKey(scope, strings.Clone(id))] = t
+	m[strings.Clone(id)] = t
 	return t
 }
 
@@ -431,17 +429,17 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 	}
 	r.Status = sdk.S(status)
 	out.ToolResult(r)
-	if len(n.agents) == 0 {
+	if len(n.running) == 0 {
 		return
 	}
-	if a := n.agents[callKey(scope, id)]; a != nil && a.open {
-		a.open = false
+	if a := n.agents[scope][id]; a != nil && a.open {
 		st := sdk.StatusOK
 		if isError {
 			st = sdk.StatusError
 		}
 		n.close(a.scope, out)
 		out.ScopeClose(sdk.S(a.scope), st, r.Error)
+		n.dropScope(a)
 	}
 }
 
@@ -474,7 +472,7 @@ func refusal(s string) string {
 // whose Agent call got no result is left incomplete.
 func (n *normalizer) End(out *sdk.Out) error {
 	n.closeAll(out)
-	for _, a := range n.agentList {
+	for _, a := range n.running {
 		if a.open {
 			a.open = false
 			out.ScopeClose(sdk.S(a.scope), sdk.StatusIncomplete, sdk.S("the log ended before the sub-agent's result was recorded"))

@@ -2,6 +2,7 @@ package kimi
 
 import (
 	"strconv"
+	"strings"
 
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
@@ -129,28 +130,33 @@ func (n *normalizer) subagent(p abi.Value, ts, from string, out *sdk.Out) {
 		// Task) call task_tool_call_id and stated no agent_id.
 		parent = str(p.Get("task_tool_call_id"))
 	}
-	name, key := parent, callKey(from, parent)
+	name, in, key := parent, from, parent
 	if parent == "" {
 		name = str(p.Get("agent_id"))
-		key = "\x01" + name
+		in, key = "", "\x01"+name
 	}
 	if name == "" || ev.Kind() != abi.KindObject || ev.Get("type").Kind() != abi.KindString {
 		out.Unmapped(sdk.S("SubagentEvent"))
 		return
 	}
-	a := n.agents[key]
+	a := n.agents[in][key]
 	calls := 0
-	if t := n.calls[key]; t != nil && parent != "" {
+	if t := n.calls[from][parent]; t != nil && parent != "" {
 		calls = t.calls
 	}
 	if a == nil || !a.open && calls > a.calls {
 		// The first record of the sub-agent a call runs.
 		a = &subAgent{scope: n.agentScope(name), open: true, calls: calls}
 		if n.agents == nil {
-			n.agents = map[string]*subAgent{}
+			n.agents = map[string]map[string]*subAgent{}
 		}
-		n.agents[key] = a
-		n.agentList = append(n.agentList, a)
+		m := n.agents[in]
+		if m == nil {
+			m = map[string]*subAgent{}
+			n.agents[in] = m
+		}
+		m[key] = a
+		n.running = append(n.running, a)
 		agent := sdk.StringOf(p.Get("subagent_type"))
 		if agent.IsEmpty() {
 			agent = sdk.StringOf(p.Get("agent_id"))
@@ -166,22 +172,60 @@ func (n *normalizer) subagent(p abi.Value, ts, from string, out *sdk.Out) {
 }
 
 // agentScope is the name of a new sub-agent's scope: name, unless a
-// sub-agent's scope has it already, then name#2, name#3, ... (a log has
-// few sub-agents: a linear search).
+// sub-agent's scope has it already, then name#2, name#3, ...: the first
+// not taken (see taken).
 func (n *normalizer) agentScope(name string) string {
+	// Every name#j with j up to names[name] is taken: the search starts
+	// after them.
+	k := n.names[name] + 1
 	s := name
-	for k := 2; ; k++ {
-		taken := false
-		for _, a := range n.agentList {
-			if a.scope == s {
-				taken = true
-				break
-			}
-		}
-		if !taken {
-			return s
-		}
+	if k > 1 {
 		s = name + "#" + strconv.Itoa(k)
+	}
+	for n.taken(s) {
+		k++
+		s = name + "#" + strconv.Itoa(k)
+	}
+	if n.names == nil {
+		n.names = map[string]int{}
+	}
+	n.names[name] = k
+	return s
+}
+
+// taken says whether a sub-agent's scope is named s. names holds, per
+// name given to agentScope, the k of the last scope it made (1: the name
+// itself): every name#j with j up to k is taken (made then, or skipped
+// for being taken), and every scope is one of those. So s is taken when
+// it was given with a k, or is name#j with names[name] >= j. A map of
+// the names given, not of the scopes: it does not grow when Agent calls
+// reuse one id.
+func (n *normalizer) taken(s string) bool {
+	if n.names[s] > 0 {
+		return true
+	}
+	i := strings.LastIndexByte(s, '#')
+	if i < 0 {
+		return false
+	}
+	j, err := strconv.Atoi(s[i+1:])
+	return err == nil && j >= 2 && strconv.Itoa(j) == s[i+1:] && n.names[s[:i]] >= j
+}
+
+// dropScope forgets sub-agent a, whose scope has closed: its records
+// come no more (a later one is late), so its calls' tallies, its own
+// sub-agents' entries and its turn state are dropped; a sub-agent of
+// its own still open stays in running, to be closed at the end.
+func (n *normalizer) dropScope(a *subAgent) {
+	a.open = false
+	delete(n.calls, a.scope)
+	delete(n.agents, a.scope)
+	delete(n.unstepped, a.scope)
+	for i, b := range n.running {
+		if b == a {
+			n.running = append(n.running[:i], n.running[i+1:]...)
+			break
+		}
 	}
 }
 
