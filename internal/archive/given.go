@@ -110,12 +110,11 @@ func TreeFile(declared []Declared, provider, path string) (s Session, ok bool) {
 		// as record --input reads it: nothing more to take, and the
 		// file lines a tree session's capture holds would only number
 		// its lines apart from record's.
-		if files, err := treeFiles(loc.Dir, key, loc.Files); err != nil || len(files) < 2 {
+		files, err := treeFiles(loc.Dir, key, loc.Files)
+		if err != nil || len(files) < 2 {
 			continue
 		}
-		if s, ok, err := treeSession(&loc, abs, key); err == nil && ok {
-			return s, true
-		}
+		return filesSession(&loc, abs, files), true
 	}
 	return Session{}, false
 }

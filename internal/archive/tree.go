@@ -282,14 +282,20 @@ func treeSession(loc *Location, path, key string) (s Session, ok bool, err error
 	if err != nil || len(files) == 0 {
 		return Session{}, false, err
 	}
-	s = Session{Loc: loc, Path: path}
+	return filesSession(loc, path, files), true, nil
+}
+
+// filesSession is the session at path whose files are files: their
+// sizes summed, the newest of their times.
+func filesSession(loc *Location, path string, files []folderFile) Session {
+	s := Session{Loc: loc, Path: path}
 	for _, f := range files {
 		s.Size += f.size
 		if f.mtime.After(s.ModTime) {
 			s.ModTime = f.mtime
 		}
 	}
-	return s, true, nil
+	return s
 }
 
 // sessionFiles lists the files of a session of a folder or tree store.
