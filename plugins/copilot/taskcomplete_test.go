@@ -19,7 +19,7 @@ import (
 // success false was the session's error, even when the task completed
 // right after it.
 func TestTaskComplete(t *testing.T) {
-	start := `{"type":"session.start","data":{"sessionId":"s1","version":1,"producer":"copilot-agent","copilotVersion":"1.0.83"},"id":"e0","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`
+	start := sessionStart("1.0.83")
 	user := `{"type":"user.message","data":{"content":"Create loop1.txt"},"id":"e1","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e0"}`
 	answer := `{"type":"assistant.message","data":{"messageId":"m1","content":"Creating it.","toolRequests":[]},"id":"e2","timestamp":"2026-11-01T10:00:02.000Z","parentId":"e1"}`
 	done := func(id string, success bool, summary string) string {

@@ -11,6 +11,12 @@ import (
 	"github.com/twasm/twasm/plugins/copilot"
 )
 
+// sessionStart is an events.jsonl session.start line of the CLI version
+// given, the first line of the tests' inputs.
+func sessionStart(version string) string {
+	return `{"type":"session.start","data":{"sessionId":"s1","version":1,"producer":"copilot-agent","copilotVersion":"` + version + `"},"id":"e0","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`
+}
+
 // TestUserMessageSource: the Copilot CLI writes in the user's role what
 // the user did not type, and says so (copilot-sdk
 // nodejs/src/generated/session-events.ts, UserMessageData: source
@@ -19,7 +25,7 @@ import (
 // loop). Such a message is injected context, never the user's prompt; a
 // sub-agent's own first message is its prompt whatever its source.
 func TestUserMessageSource(t *testing.T) {
-	start := `{"type":"session.start","data":{"sessionId":"s1","version":1,"producer":"copilot-agent","copilotVersion":"1.0.40"},"id":"e0","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`
+	start := sessionStart("1.0.40")
 	user := func(id, data string) string {
 		return `{"type":"user.message","data":` + data + `,"id":"` + id + `","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e0"}`
 	}
@@ -76,7 +82,7 @@ func TestUserMessageSource(t *testing.T) {
 // session-events.ts, TruncationData and ContextClearedData). Before,
 // both were counted unmapped.
 func TestContextCut(t *testing.T) {
-	start := `{"type":"session.start","data":{"sessionId":"s1","version":1,"producer":"copilot-agent","copilotVersion":"1.0.40"},"id":"e0","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`
+	start := sessionStart("1.0.40")
 	tests := []struct{ name, line, warning string }{
 		{"truncation", `{"type":"session.truncation","data":{"tokenLimit":128000,"preTruncationTokensInMessages":131000,"preTruncationMessagesLength":90,"postTruncationTokensInMessages":98000,"postTruncationMessagesLength":61,"tokensRemovedDuringTruncation":33000,"messagesRemovedDuringTruncation":29,"performedBy":"BasicTruncator"},"id":"e1","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e0"}`,
 			"copilot: the context was truncated: 29 messages (33000 tokens) the model no longer sees; the transcript keeps them"},
