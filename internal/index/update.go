@@ -20,6 +20,7 @@ import (
 	"github.com/cespare/xxhash/v2"
 
 	"github.com/twasm/twasm/internal/journal"
+	"github.com/twasm/twasm/internal/jsonstr"
 	"github.com/twasm/twasm/internal/regfile"
 	"github.com/twasm/twasm/internal/runid"
 	"github.com/twasm/twasm/transcript"
@@ -940,7 +941,10 @@ func inputText(dst, in []byte, command string) []byte {
 		case '{', '}', '[', ']', ',', ':', ' ', '\t', '\r', '\n':
 			i++
 		case '"':
-			j := stringEnd(in, i+1)
+			j := jsonstr.StringEnd(in, i) - 1 // the closing quote
+			if j < 0 {
+				j = len(in) // unterminated: the rest (the input was decoded)
+			}
 			s := in[i+1 : j]
 			if bytes.IndexByte(s, '\\') >= 0 {
 				var ok bool
@@ -970,26 +974,6 @@ func inputText(dst, in []byte, command string) []byte {
 		}
 	}
 	return dst
-}
-
-// stringEnd returns the index of the quote that ends the JSON string
-// whose body starts at in[from] (len(in) when none does): the first
-// quote not escaped, that is, not after an odd number of backslashes.
-func stringEnd(in []byte, from int) int {
-	for j := from; ; j++ {
-		k := bytes.IndexByte(in[j:], '"')
-		if k < 0 {
-			return len(in)
-		}
-		j += k
-		n := 0
-		for n < j-from && in[j-1-n] == '\\' {
-			n++
-		}
-		if n%2 == 0 {
-			return j
-		}
-	}
 }
 
 // textHash is what search folds documents by: XXH64 of the text

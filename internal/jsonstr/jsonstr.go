@@ -575,14 +575,23 @@ func canonical(raw []byte) bool {
 
 // StringEnd returns the offset just past the closing quote of the JSON
 // string literal that starts at src[at] (which must be '"'), or -1 when it
-// is not terminated.
+// is not terminated. It jumps from quote to quote (bytes.IndexByte): the
+// closing one is the first not escaped, that is, not after an odd number
+// of backslashes within the literal.
 func StringEnd(src []byte, at int) int {
-	for i := at + 1; i < len(src); i++ {
-		switch src[i] {
-		case '\\':
-			i++
-		case '"':
-			return i + 1
+	from := at + 1
+	for j := from; j < len(src); j++ {
+		k := bytes.IndexByte(src[j:], '"')
+		if k < 0 {
+			return -1
+		}
+		j += k
+		n := 0
+		for n < j-from && src[j-1-n] == '\\' {
+			n++
+		}
+		if n%2 == 0 {
+			return j + 1
 		}
 	}
 	return -1
