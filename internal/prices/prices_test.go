@@ -415,6 +415,20 @@ func TestPriceAtServiceTier(t *testing.T) {
 		{name: "gpt-5.4 flex above 272K: the long-context rates halved", model: "gpt-5.4", one: true, micro: 761250, tier: 272000, service: ServiceFlex,
 			u: transcript.Usage{InputTokens: n(300000), OutputTokens: n(1000), ServiceTier: "flex"}},
 		{name: "gpt-4.1: no flex rate", model: "gpt-4.1", u: gpt5("flex"), one: true, why: "no flex rate"},
+		{name: "gpt-4o: no flex rate", model: "gpt-4o-2024-08-06", u: gpt5("flex"), one: true, why: "no flex rate"},
+		{name: "gpt-5.2: no flex rate stated", model: "gpt-5.2", u: gpt5("flex"), one: true, why: "no flex rate"},
+		// o4-mini, which OpenAI's flex guide names: half of every rate,
+		// 2000*0.55 + 8000*0.1375 + 300*2.20
+		{name: "o4-mini flex", model: "o4-mini-2025-04-16", u: gpt5("flex"), one: true, micro: 2860, service: ServiceFlex},
+		// the Priority processing page lists GPT-5.1 codex at GPT-5's rates
+		{name: "gpt-5.1-codex priority, listed", model: "gpt-5.1-codex", u: gpt5("priority"), one: true, micro: 13000, service: ServicePriority},
+		// models priced at another's standard rates that the page does not list
+		{name: "gpt-5.1-codex-max: no priority rate stated", model: "gpt-5.1-codex-max", u: gpt5("priority"), one: true, why: "no priority rate"},
+		{name: "gpt-5.1-codex-mini: no priority rate stated", model: "gpt-5.1-codex-mini", u: gpt5("priority"), one: true, why: "no priority rate"},
+		{name: "gpt-5.3-codex: no priority rate stated", model: "gpt-5.3-codex", u: gpt5("priority"), one: true, why: "no priority rate"},
+		{name: "gpt-5-codex: no flex rate stated", model: "gpt-5-codex", u: gpt5("flex"), one: true, why: "no flex rate"},
+		// the standard rates are still GPT-5's: 2000*1.25 + 8000*0.125 + 300*10
+		{name: "gpt-5.1-codex-max standard", model: "gpt-5.1-codex-max", u: gpt5("default"), one: true, micro: 6500},
 		{name: "gpt-5-nano: no priority rate", model: "gpt-5-nano", u: gpt5("priority"), one: true, why: "no priority rate"},
 		{name: "scale tier: not per token", model: "gpt-5", u: gpt5("scale"), one: true, why: "scale tier: billed by reserved capacity, not per token"},
 		{name: "a total of several tiers", model: "gpt-5", u: gpt5(transcript.ServiceTierMixed), why: "several service tiers in one total"},
