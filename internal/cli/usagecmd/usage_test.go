@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -160,6 +161,52 @@ func TestPrices(t *testing.T) {
 	var rep usage.Report
 	if err := json.Unmarshal(uout.Bytes(), &rep); err != nil || rep.Prices != "mine@2999-01-01" || rep.Total.Cost.MicroUSD != 250200 {
 		t.Fatalf("usage after update: %v %s %+v", err, rep.Prices, rep.Total.Cost)
+	}
+}
+
+// TestPricesNewerFile: a price file written by a newer twasm whose gpt-5
+// entry has a field this twasm does not know is installed, update and
+// prices say which model it leaves unpriced, and usage names gpt-5
+// unpriced with the field rather than pricing it without it (the
+// fixture's other 250000 µ$ stated as before).
+func TestPricesNewerFile(t *testing.T) {
+	env := cmdtest.New(t)
+	cfg := t.TempDir()
+	env.F.Getenv = func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return cfg
+		}
+		return ""
+	}
+	ios, _, out, errOut := iostreams.Test()
+	o := &PricesOptions{IO: ios, Prices: env.F.Prices, Path: env.F.PricesPath}
+	o.File = filepath.Join(t.TempDir(), "p.json")
+	viewstest.WriteFile(t, o.File, []byte(`{"schema": "twasm.prices/1", "name": "mine", "date": "2999-01-01", "models": [
+		{"id": "gpt-5", "provider": "openai", "usd_per_mtok": {"input": "2", "output": "20"}, "regional_percent": 110, "sources": ["https://example.com"], "checked": "2999-01-01"}]}`))
+	if err := runUpdate(o); err != nil {
+		t.Fatal(err)
+	}
+	const note = `the entries of these models have a field this twasm does not know, so their usage is not priced: gpt-5 (regional_percent)`
+	if !strings.Contains(out.String(), "installed price table mine@2999-01-01") || !strings.Contains(errOut.String(), note) {
+		t.Fatalf("update:\n%s%s", out, errOut)
+	}
+	errOut.Reset()
+	if err := runPrices(o); err != nil || !strings.Contains(errOut.String(), note) {
+		t.Fatalf("prices: %v\n%s", err, errOut)
+	}
+	ios, _, uout, _ := iostreams.Test()
+	u := &Options{IO: ios, List: env.F.ListRuns, Usage: env.F.UsageSource(), ModTime: env.F.FileModTime, JSON: true}
+	u.Report.By = "model"
+	if err := runUsage(context.Background(), u); err != nil {
+		t.Fatal(err)
+	}
+	var rep usage.Report
+	if err := json.Unmarshal(uout.Bytes(), &rep); err != nil {
+		t.Fatal(err)
+	}
+	c := rep.Total.Cost
+	if want := []string{`gpt-5 (price entry field "regional_percent" unknown to this twasm)`}; rep.Prices != "mine@2999-01-01" || c.MicroUSD != 250000 || !slices.Equal(c.UnpricedModels, want) {
+		t.Fatalf("usage: %s %+v, want %q unpriced", rep.Prices, c, want)
 	}
 }
 
