@@ -129,13 +129,49 @@ func missingParent(loc *Location, key string) string {
 // for among the sessions found, then in the whole store (a sync --since
 // lists only the files changed since).
 func (a *Archiver) namedSubAgents(sessions []Session) {
+	nameSubAgents(sessions, func(s *Session) bool {
+		e, ok := a.ledger.seenAt(s.Path)
+		return ok && e.size == s.Size && e.mtime == s.ModTime.UnixNano()
+	}, true)
+}
+
+// NameSubAgents (doctor) names the session (Session.Parent) of every
+// session found in a store whose files name the session they are a
+// sub-agent of (Location.SubAgentOf), reading each one's first line
+// whether archived or not, and counts in its store's report those whose
+// session file is in the store as sub-agent files (SubAgents), not as
+// sessions: a sync archives them as child runs of their session's. A
+// file whose session file is not found stays a session, its Parent ""
+// (a sync archives it as a run of its own).
+func NameSubAgents(stores []StoreReport, sessions []Session) {
+	nameSubAgents(sessions, nil, false)
+	idx := make(map[string]int, len(stores))
+	for i := range stores {
+		idx[stores[i].Key()] = i
+	}
+	for _, s := range sessions {
+		if s.Loc == nil || s.Loc.SubAgentOf == nil || s.Parent == "" {
+			continue
+		}
+		if i, ok := idx[s.Loc.Key()]; ok {
+			stores[i].Sessions--
+			stores[i].SubAgents++
+		}
+	}
+}
+
+// nameSubAgents names the session of each of sessions in a store whose
+// files name it (namedSubAgents), but those skip says not to read
+// (nil: none); one whose session file is not found is named as
+// missingParent's when orMissing is set, else left "".
+func nameSubAgents(sessions []Session, skip func(*Session) bool, orMissing bool) {
 	var walked map[string][]Session
 	for i := range sessions {
 		s := &sessions[i]
 		if s.Loc == nil || s.Loc.SubAgentOf == nil || s.Parent != "" {
 			continue
 		}
-		if e, ok := a.ledger.seenAt(s.Path); ok && e.size == s.Size && e.mtime == s.ModTime.UnixNano() {
+		if skip != nil && skip(s) {
 			continue
 		}
 		key := namedParentKey(s.Loc.SubAgentOf, s.Path)
@@ -169,7 +205,7 @@ func (a *Archiver) namedSubAgents(sessions []Session) {
 				}
 			})
 		}
-		if s.Parent == "" {
+		if s.Parent == "" && orMissing {
 			s.Parent = missingParent(s.Loc, key)
 		}
 	}
