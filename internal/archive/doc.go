@@ -329,7 +329,8 @@
 // thread, the parent's rollout found by the thread id ending its name,
 // in whichever day's directory; a sync reads the first line of a file
 // it will archive only, not of one its ledger saw unchanged,
-// namedSubAgents). Such a file is not a session:
+// namedSubAgents; doctor reads every one's, NameSubAgents, to count it
+// as a sub-agent file, not a session). Such a file is not a session:
 // [withSubAgents] names its session (Session.Parent) and orders a sync
 // so that every session comes before its sub-agents' files (a session
 // --since leaves out is added for a sub-agent that changed). The first

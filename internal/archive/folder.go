@@ -263,7 +263,7 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 	reason := out.Reason
 	var link *childLink
 	if prev == nil {
-		link = a.parentLink(loc, provider, dir)
+		link = a.parentLink(loc, provider, dir, s.Parent)
 	}
 	out = a.writePart(ctx, out, folderSource{dir: dir, stream: body, states: states, prevLast: prevLast, link: link},
 		provider, head, prev, false, end, end, mtime, closeDue, &Resume{Whole: true, End: closeDue, replace: repairID})
@@ -293,13 +293,22 @@ func (a *Archiver) syncFolder(ctx context.Context, s Session) Outcome {
 // sub-agent's file's is (subAgentLink): in the agent step holding it,
 // named by the call's description, at path "agent.<key>_<call id>"
 // (the parent's latest part when its run does not hold the call);
-// else at path "subagent" (SubagentPath).
-func (a *Archiver) parentLink(loc *Location, provider, path string) *childLink {
+// else at path "subagent" (SubagentPath). parentFile, when set, is the
+// session's file as an import names it (Session.Parent): its run is
+// looked for by that path too, when the session was archived as a
+// file of its own (copied without its other files).
+func (a *Archiver) parentLink(loc *Location, provider, path, parentFile string) *childLink {
 	pk := parentKey(loc, path)
 	if pk == "" {
 		return nil
 	}
-	for _, e := range a.ledger.ByHead(parentHead(loc, provider, path, pk)) {
+	runs := a.ledger.ByHead(parentHead(loc, provider, path, pk))
+	if parentFile != "" {
+		if e := a.ledger.ByPath(parentFile); e != nil {
+			runs = append(runs, *e)
+		}
+	}
+	for _, e := range runs {
 		if e.Closed || e.Parts == 0 || e.RunID == "" {
 			continue
 		}

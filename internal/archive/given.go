@@ -81,40 +81,50 @@ func TreeFile(declared []Declared, provider, path string) (s Session, ok bool) {
 		if _, named := namedParent(d, abs); named && namesParent(d) {
 			continue
 		}
-		first := strings.ReplaceAll(d.Files[0], keyMark, key)
-		re, err := globRegexp(first)
-		if err != nil {
-			continue
+		if s, ok := treeSessionAt(d, abs, key); ok {
+			return s, true
 		}
-		dir := filepath.Dir(abs)
-		for range strings.Count(first, "/") {
-			dir = filepath.Dir(dir)
-		}
-		rel, err := filepath.Rel(dir, abs)
-		if err != nil || !re.MatchString(filepath.ToSlash(rel)) {
-			continue
-		}
-		root := dir
-		if d.Dir != "" {
-			var cut bool
-			if root, cut = strings.CutSuffix(dir, string(filepath.Separator)+filepath.FromSlash(d.Dir)); !cut || root == "" {
-				continue
-			}
-		}
-		c := compileStore(d)
-		loc := declaredLocation(d, c, root, "import")
-		if loc.Unusable != "" || loc.Match == nil || !loc.Match(filepath.ToSlash(rel)) {
-			continue
-		}
-		// A file without any other file of its session beside it is read
-		// as record --input reads it: nothing more to take, and the
-		// file lines a tree session's capture holds would only number
-		// its lines apart from record's.
-		files, err := treeFiles(loc.Dir, key, loc.Files)
-		if err != nil || len(files) < 2 {
-			continue
-		}
-		return filesSession(&loc, abs, files), true
 	}
 	return Session{}, false
+}
+
+// treeSessionAt is the session of tree store d (its first files glob
+// without "**") whose first file is abs, of key, as TreeFile reads it:
+// the store's location at the directory the glob is relative to (with
+// the store's Dir below it). ok is false when the glob does not match
+// the file there, and when no other file of the session is beside it
+// (read as record --input reads it: nothing more to take, and the file
+// lines a tree session's capture holds would only number its lines
+// apart from record's).
+func treeSessionAt(d Declared, abs, key string) (Session, bool) {
+	first := strings.ReplaceAll(d.Files[0], keyMark, key)
+	re, err := globRegexp(first)
+	if err != nil {
+		return Session{}, false
+	}
+	dir := filepath.Dir(abs)
+	for range strings.Count(first, "/") {
+		dir = filepath.Dir(dir)
+	}
+	rel, err := filepath.Rel(dir, abs)
+	if err != nil || !re.MatchString(filepath.ToSlash(rel)) {
+		return Session{}, false
+	}
+	root := dir
+	if d.Dir != "" {
+		var cut bool
+		if root, cut = strings.CutSuffix(dir, string(filepath.Separator)+filepath.FromSlash(d.Dir)); !cut || root == "" {
+			return Session{}, false
+		}
+	}
+	c := compileStore(d)
+	loc := declaredLocation(d, c, root, "import")
+	if loc.Unusable != "" || loc.Match == nil || !loc.Match(filepath.ToSlash(rel)) {
+		return Session{}, false
+	}
+	files, err := treeFiles(loc.Dir, key, loc.Files)
+	if err != nil || len(files) < 2 {
+		return Session{}, false
+	}
+	return filesSession(&loc, abs, files), true
 }

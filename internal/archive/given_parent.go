@@ -15,7 +15,10 @@ import (
 // child run of the session it names, linked at the call its store says
 // it names (abi.Store.SubAgentCall). The session's file is the one of
 // that key beside it: Droid keeps a working directory's sessions in one
-// directory.
+// directory. With its own other files beside it (Droid's
+// <id>.settings.json, the sub-session's usage and model), it is read
+// as sync reads it, a session of the tree store (treeSessionAt) with
+// all its files; alone, as a file (namedLocation).
 
 // namesParent reports whether d is a tree store whose sessions name
 // their parent in their first file (abi.Store.Parent on Files[0]).
@@ -51,6 +54,20 @@ func namedLocation(d Declared, path string) *Location {
 		From: "import", SubAgentCall: d.SubAgentCall}
 }
 
+// namedSession is the sub-session whose first file is path (absolute)
+// of store d, naming parent: the tree store's session with its other
+// files when any is beside it (treeSessionAt: its settings, read for
+// its usage as sync reads them), else the file alone (namedLocation).
+func namedSession(d Declared, path, parent string) Session {
+	if key, ok := treeKey(path); ok {
+		if s, ok := treeSessionAt(d, path, key); ok {
+			s.Parent = parent
+			return s
+		}
+	}
+	return Session{Loc: namedLocation(d, path), Path: path, Parent: parent}
+}
+
 // namedChildren lists the files beside the session file at abs that
 // name it as their parent (namedParent), as SubAgentFile resolves them,
 // leaving out those seen (filesNaming).
@@ -61,7 +78,10 @@ func namedChildren(d Declared, abs string, seen map[string]bool) []Session {
 	}
 	return filesNaming(abs, ents, seen, func(p string) (Session, bool) {
 		parent, ok := namedParent(d, p)
-		return Session{Loc: namedLocation(d, p), Path: p, Parent: parent}, ok
+		if !ok {
+			return Session{}, false
+		}
+		return namedSession(d, p, parent), true
 	})
 }
 

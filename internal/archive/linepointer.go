@@ -13,12 +13,11 @@ import (
 // A sync reads the first line of every file of a store whose files name
 // the session they are a sub-agent of (abi.SubAgentOf) that it will
 // archive: Codex's session_meta, about 20 KiB of base instructions in
-// each. Decoding it whole, and the member on the pointer's way again
-// (firstObject, pointerValue), cost a first sync of 400 rollouts a
-// tenth more user CPU; linePointer walks the line's bytes once to the
-// value the pointer names, skipping the others without decoding them,
-// and reads no more of the file than it needs (an import looks at every
-// file beside each session given to it).
+// each. Decoding it whole, and the member on the pointer's way again,
+// cost a first sync of 400 rollouts a tenth more user CPU; linePointer
+// walks the line's bytes once to the value the pointer names, skipping
+// the others without decoding them (an import looks at every file
+// beside each session given to it).
 
 // linePointer is the JSON value a JSON Pointer names in the first line
 // of the file at path, when that line (within limit bytes) holds one
@@ -27,12 +26,13 @@ import (
 // not hold a whole object to walk (a JSON document written over many
 // lines, a line longer than limit, bytes that are no JSON on the way):
 // the caller reads the file's first JSON value as a whole
-// (firstObject). Only what lies on the way is checked: the rest of the
-// line is skipped, not validated; of a member written twice, the first
-// is taken. The walk is tried on the file's first linePrefix bytes
-// first: what a session's first line says of its source comes before
-// the long members (Codex: the source before the base instructions),
-// so most files are read no further.
+// (firstValue, pointerAt). Only what lies on the way is checked: the
+// rest of the line is skipped, not validated. Of a member written twice
+// the last is taken, as JavaScript's JSON.parse takes it (the reader of
+// the agents written in it), and serde_json's Value and encoding/json
+// (firstObject) do; so every object on the way is walked to its end.
+// The walk is tried on the file's first linePrefix bytes first: a line
+// that ends there is read no further.
 func linePointer(path string, limit int, ptr string) (v []byte, done bool) {
 	if !strings.HasPrefix(ptr, "/") {
 		return nil, false
@@ -57,9 +57,9 @@ func linePointer(path string, limit int, ptr string) (v []byte, done bool) {
 // linePrefix is how much of a file linePointer reads first.
 const linePrefix = 8 << 10
 
-// walkPointer walks b, JSON text, to the value ptr names (linePointer):
-// done false when b ends, or is no object's members, before the walk
-// is decided.
+// walkPointer walks b, JSON text, to the value ptr names (linePointer,
+// pointerAt; of a member written twice, the last): done false when b
+// ends, or is no object's members, before the walk is decided.
 func walkPointer(b []byte, ptr string) (v []byte, done bool) {
 	unescape := strings.NewReplacer("~1", "/", "~0", "~")
 	s := jsonScan{b: b}
@@ -193,16 +193,23 @@ func (s *jsonScan) skip() bool {
 }
 
 // member moves s, just inside an object, to the value of its member
-// name: found false when the object ends without it; ok false when the
-// text ends first or is not an object's members.
+// name, the last when the object has several of that name (as
+// JSON.parse): found false when the object ends without it; ok false
+// when the text ends first or is not an object's members. The object is
+// walked to its end.
 func (s *jsonScan) member(name string) (found, ok bool) {
+	at := -1 // the last value of name
 	for {
 		s.ws()
 		if !s.more() {
 			return false, false
 		}
 		if s.b[s.i] == '}' {
-			return false, true
+			if at < 0 {
+				return false, true
+			}
+			s.i = at
+			return true, true
 		}
 		if s.b[s.i] != '"' {
 			return false, false
@@ -221,7 +228,8 @@ func (s *jsonScan) member(name string) (found, ok bool) {
 		}
 		s.i++
 		if key == name {
-			return true, true
+			s.ws()
+			at = s.i
 		}
 		if !s.skip() {
 			return false, false
@@ -234,9 +242,20 @@ func (s *jsonScan) member(name string) (found, ok bool) {
 		case ',':
 			s.i++
 		case '}':
-			return false, true
 		default:
 			return false, false
 		}
 	}
+}
+
+// pointerAt is the JSON value a JSON Pointer (RFC 6901, "/a/b", "~1"
+// and "~0" standing for "/" and "~") names in doc, one whole JSON value
+// (firstValue): nil when a member on the way is missing or not an
+// object. It walks as linePointer does: one reading of a first line.
+func pointerAt(doc []byte, ptr string) []byte {
+	if !strings.HasPrefix(ptr, "/") || doc == nil {
+		return nil
+	}
+	v, _ := walkPointer(doc, ptr)
+	return v
 }

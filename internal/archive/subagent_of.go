@@ -2,6 +2,7 @@ package archive
 
 import (
 	"encoding/json"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
@@ -9,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/internal/regfile"
 )
 
 // A file store may say how a session file names the session file of the
@@ -60,40 +62,31 @@ func parentIn(loc *Location, key, self string, paths func(yield func(string) boo
 	return ""
 }
 
-// pointerValue is the JSON value a JSON Pointer (RFC 6901, "/a/b")
-// names in doc, a decoded first object (firstObject): nil when a member
-// on the way is missing or not an object.
-func pointerValue(doc map[string]json.RawMessage, ptr string) json.RawMessage {
-	if !strings.HasPrefix(ptr, "/") || doc == nil {
-		return nil
-	}
-	toks := strings.Split(ptr[1:], "/")
-	unescape := strings.NewReplacer("~1", "/", "~0", "~")
-	cur := doc
-	for i, tok := range toks {
-		v, ok := cur[unescape.Replace(tok)]
-		if !ok {
-			return nil
-		}
-		if i == len(toks)-1 {
-			return v
-		}
-		cur = nil
-		if json.Unmarshal(v, &cur) != nil || cur == nil {
-			return nil
-		}
-	}
-	return nil
-}
-
-// pointerString is the string a JSON Pointer names in doc ("" when it
-// names none).
-func pointerString(doc map[string]json.RawMessage, ptr string) string {
+// pointerString is the string a JSON Pointer names in doc, one whole
+// JSON value ("" when it names none: pointerAt).
+func pointerString(doc []byte, ptr string) string {
 	var s string
-	if json.Unmarshal(pointerValue(doc, ptr), &s) != nil {
+	if json.Unmarshal(pointerAt(doc, ptr), &s) != nil {
 		return ""
 	}
 	return s
+}
+
+// firstValue is the first JSON value of a file, within its first limit
+// bytes (a JSON document, or the first line of a JSON Lines file), as
+// written: nil when the file is missing or holds no whole JSON value
+// there.
+func firstValue(name string, limit int64) []byte {
+	f, err := regfile.Open(name)
+	if err != nil {
+		return nil
+	}
+	defer f.Close()
+	var v json.RawMessage
+	if json.NewDecoder(io.LimitReader(f, limit)).Decode(&v) != nil {
+		return nil
+	}
+	return v
 }
 
 // namedParentKey is the key of the session the file at path names as
@@ -104,7 +97,7 @@ func namedParentKey(p *abi.SubAgentOf, path string) string {
 	if v, done := linePointer(path, maxParentFile, p.Member); done {
 		_ = json.Unmarshal(v, &key) // a string, else none
 	} else {
-		key = pointerString(firstObject(path, maxParentFile), p.Member)
+		key = pointerString(firstValue(path, maxParentFile), p.Member)
 	}
 	if !plainKey(key) {
 		return ""
@@ -129,13 +122,49 @@ func missingParent(loc *Location, key string) string {
 // for among the sessions found, then in the whole store (a sync --since
 // lists only the files changed since).
 func (a *Archiver) namedSubAgents(sessions []Session) {
+	nameSubAgents(sessions, func(s *Session) bool {
+		e, ok := a.ledger.seenAt(s.Path)
+		return ok && e.size == s.Size && e.mtime == s.ModTime.UnixNano()
+	}, true)
+}
+
+// NameSubAgents (doctor) names the session (Session.Parent) of every
+// session found in a store whose files name the session they are a
+// sub-agent of (Location.SubAgentOf), reading each one's first line
+// whether archived or not, and counts in its store's report those whose
+// session file is in the store as sub-agent files (SubAgents), not as
+// sessions: a sync archives them as child runs of their session's. A
+// file whose session file is not found stays a session, its Parent ""
+// (a sync archives it as a run of its own).
+func NameSubAgents(stores []StoreReport, sessions []Session) {
+	nameSubAgents(sessions, nil, false)
+	idx := make(map[string]int, len(stores))
+	for i := range stores {
+		idx[stores[i].Key()] = i
+	}
+	for _, s := range sessions {
+		if s.Loc == nil || s.Loc.SubAgentOf == nil || s.Parent == "" {
+			continue
+		}
+		if i, ok := idx[s.Loc.Key()]; ok {
+			stores[i].Sessions--
+			stores[i].SubAgents++
+		}
+	}
+}
+
+// nameSubAgents names the session of each of sessions in a store whose
+// files name it (namedSubAgents), but those skip says not to read
+// (nil: none); one whose session file is not found is named as
+// missingParent's when orMissing is set, else left "".
+func nameSubAgents(sessions []Session, skip func(*Session) bool, orMissing bool) {
 	var walked map[string][]Session
 	for i := range sessions {
 		s := &sessions[i]
 		if s.Loc == nil || s.Loc.SubAgentOf == nil || s.Parent != "" {
 			continue
 		}
-		if e, ok := a.ledger.seenAt(s.Path); ok && e.size == s.Size && e.mtime == s.ModTime.UnixNano() {
+		if skip != nil && skip(s) {
 			continue
 		}
 		key := namedParentKey(s.Loc.SubAgentOf, s.Path)
@@ -169,7 +198,7 @@ func (a *Archiver) namedSubAgents(sessions []Session) {
 				}
 			})
 		}
-		if s.Parent == "" {
+		if s.Parent == "" && orMissing {
 			s.Parent = missingParent(s.Loc, key)
 		}
 	}
@@ -334,7 +363,7 @@ func resultCall(p *abi.SubAgentOf, path string, in sessionLinks) (call int, ok b
 	if p == nil || len(p.Result) == 0 {
 		return -1, false
 	}
-	doc := firstObject(path, maxParentFile)
+	doc := firstValue(path, maxParentFile)
 	names := make([]string, 0, len(p.Result))
 	for n := range p.Result {
 		names = append(names, n)

@@ -129,20 +129,33 @@ func TestResultCall(t *testing.T) {
 	}
 }
 
-// TestPointerValue: a JSON Pointer reaches nested members, "~1" and
-// "~0" standing for "/" and "~"; a member missing on the way, or one
-// that is not an object, reaches nothing.
-func TestPointerValue(t *testing.T) {
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal([]byte(`{"a":{"b/c":{"d~e":"x"},"s":"y"},"n":3}`), &doc); err != nil {
-		t.Fatal(err)
-	}
+// TestPointerAt: a JSON Pointer reaches nested members, "~1" and "~0"
+// standing for "/" and "~"; a member missing on the way, or one that is
+// not an object, reaches nothing; of a member written twice, at any
+// depth, the last is taken, as JSON.parse and encoding/json take it.
+func TestPointerAt(t *testing.T) {
+	doc := []byte(`{"a":{"b/c":{"d~e":"x"},"s":"y"},"n":3}`)
 	for ptr, want := range map[string]string{
 		"/a/b~1c/d~0e": `"x"`, "/a/s": `"y"`, "/n": "3",
 		"/a/s/x": "", "/n/x": "", "/z": "", "/a/b~1c/x": "", "a/s": "", "": "",
 	} {
-		if got := string(pointerValue(doc, ptr)); got != want {
+		if got := string(pointerAt(doc, ptr)); got != want {
 			t.Errorf("%q: %s, want %s", ptr, got, want)
+		}
+	}
+	for _, c := range []struct{ doc, ptr, want string }{
+		{`{"n":1,"n":2}`, "/n", "2"},
+		{`{"a":{"b":1},"a":{"c":2}}`, "/a/b", ""},
+		{`{"a":{"b":1},"a":{"c":2}}`, "/a/c", "2"},
+		{`{"a":{"b":1,"b":{"c":3}}}`, "/a/b/c", "3"},
+		{`{"a":{"b":"x"},"z":[1,{"a":0}],"a" : {"b":"y"}}`, "/a/b", `"y"`},
+	} {
+		got := string(pointerAt([]byte(c.doc), c.ptr))
+		if got != c.want {
+			t.Errorf("%s %s: %s, want %s", c.doc, c.ptr, got, c.want)
+		}
+		if dec := decodedAt(t, c.doc, c.ptr); dec != c.want {
+			t.Errorf("%s %s: encoding/json finds %s, the walk %s", c.doc, c.ptr, dec, c.want)
 		}
 	}
 	if got := pointerString(doc, "/n"); got != "" {
@@ -153,9 +166,33 @@ func TestPointerValue(t *testing.T) {
 	}
 }
 
+// decodedAt is the value ptr (no escapes) names in doc as encoding/json
+// decodes it into a generic value (a member written twice: its last, as
+// JSON.parse), written again as JSON; "" for none.
+func decodedAt(t *testing.T, doc, ptr string) string {
+	t.Helper()
+	var v any
+	if err := json.Unmarshal([]byte(doc), &v); err != nil {
+		t.Fatal(err)
+	}
+	for _, tok := range strings.Split(ptr[1:], "/") {
+		m, _ := v.(map[string]any)
+		v = m[tok]
+	}
+	if v == nil {
+		return ""
+	}
+	b, err := json.Marshal(v)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return string(b)
+}
+
 // TestLinePointer: the value a JSON Pointer names in a file's first
-// line, walked without decoding the line, is the one decoding the
-// file's first JSON value finds (pointerValue of firstObject): through
+// line, walked without decoding the line, is the one the file's first
+// JSON value gives (pointerAt of firstValue), as decoding it finds it
+// (of a member written twice, the last): through
 // strings holding braces, quotes and escapes, arrays, numbers and
 // member names written with escapes; none when a member on the way is
 // missing or no object. A first line that holds no whole object (a
@@ -176,16 +213,19 @@ func TestLinePointer(t *testing.T) {
 		return f.Name()
 	}
 	walked := map[string]string{
-		"codex":            `{"timestamp":"t","type":"session_meta","payload":{"id":"c","base_instructions":{"text":"a } \" { [ ] \\\" \\\\"},"source":{"subagent":{"thread_spawn":{"depth":1,"parent_thread_id":"p-1","agent_path":"/root/w"}}}}}`,
-		"arrays, numbers":  `{"payload":{"dynamic_tools":[{"a":[1,2.5e3,-4]},"}",null,true],"n":-0.5,"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-2"}}}}}`,
-		"escaped name":     `{"payload":{"sour\u0063e":{"subagent":{"thread_spawn":{"parent_thread_id":"p-3"}}}}}`,
-		"spaces":           ` { "payload" : { "source" : {"subagent":{"thread_spawn":{"parent_thread_id" : "p-4" } } } } } `,
-		"cli session":      `{"type":"session_meta","payload":{"id":"p","source":"cli","x":{"y":"}"}}}`,
-		"review":           `{"payload":{"source":{"subagent":"review"}}}`,
-		"no payload":       `{"type":"event_msg"}`,
-		"a number":         `{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":7}}}}}`,
-		"first of a twice": `{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-5"}}}},"payload":{}}`,
+		"codex":                `{"timestamp":"t","type":"session_meta","payload":{"id":"c","base_instructions":{"text":"a } \" { [ ] \\\" \\\\"},"source":{"subagent":{"thread_spawn":{"depth":1,"parent_thread_id":"p-1","agent_path":"/root/w"}}}}}`,
+		"arrays, numbers":      `{"payload":{"dynamic_tools":[{"a":[1,2.5e3,-4]},"}",null,true],"n":-0.5,"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-2"}}}}}`,
+		"escaped name":         `{"payload":{"sour\u0063e":{"subagent":{"thread_spawn":{"parent_thread_id":"p-3"}}}}}`,
+		"spaces":               ` { "payload" : { "source" : {"subagent":{"thread_spawn":{"parent_thread_id" : "p-4" } } } } } `,
+		"cli session":          `{"type":"session_meta","payload":{"id":"p","source":"cli","x":{"y":"}"}}}`,
+		"review":               `{"payload":{"source":{"subagent":"review"}}}`,
+		"no payload":           `{"type":"event_msg"}`,
+		"a number":             `{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":7}}}}}`,
+		"last of a twice":      `{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-5"}}}},"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-8"}}}}}`,
+		"twice, the last none": `{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-5"}}}},"payload":{}}`,
+		"twice within":         `{"payload":{"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-5","parent_thread_id":"p-9"}}}}}`,
 	}
+	wantOf := map[string]string{"last of a twice": `"p-8"`, "twice, the last none": "", "twice within": `"p-9"`}
 	walked["after the first bytes read"] = `{"payload":{"base_instructions":{"text":"` + strings.Repeat("x", 3*linePrefix) + `"},"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-6"}}}}}`
 	walked["cut in a number at the first bytes' end"] = `{"payload":{"pad":"` + strings.Repeat("x", linePrefix-len(`{"payload":{"pad":"","n":1`)) + `","n":12345,"source":{"subagent":{"thread_spawn":{"parent_thread_id":"p-7"}}}}}`
 	for name, line := range walked {
@@ -195,8 +235,15 @@ func TestLinePointer(t *testing.T) {
 			t.Errorf("%s: not walked", name)
 			continue
 		}
-		if want := pointerValue(firstObject(p, maxParentFile), ptr); name != "first of a twice" && string(v) != string(want) {
-			t.Errorf("%s: %s, want %s as decoding finds it", name, v, want)
+		if want := pointerAt(firstValue(p, maxParentFile), ptr); string(v) != string(want) {
+			t.Errorf("%s: %s, want %s as the first value gives it", name, v, want)
+		}
+		// As JSON.parse, and encoding/json into a generic value, decode
+		// the line (into a struct, encoding/json would merge the two).
+		if want, ok := wantOf[name]; ok {
+			if got := decodedAt(t, line, ptr); string(v) != want || got != want {
+				t.Errorf("%s: %s, encoding/json %s, want %s", name, v, got, want)
+			}
 		}
 	}
 	// A first line still being written (no line end) is walked as far

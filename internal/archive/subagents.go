@@ -599,8 +599,9 @@ func storeOf(loc *Location, path, dir string) string {
 // (abi.Store.SubAgents matches its path below some directory), or a
 // session's first file of a tree store whose sessions name their parent
 // there (namesParent: Factory Droid's Task sub-sessions, whose session
-// is the file beside it that it names, Parent; read as a file store's
-// in its directory, namedLocation): its
+// is the file beside it that it names, Parent; read with its settings
+// beside it as a tree store's session, else as a file store's in its
+// directory: namedSession): its
 // location, resolved at the store's directory (storeOf: the directory
 // the store's pattern finds the session from, else where the glob
 // matched), and Parent, the session file whose sub-agent it is (found
@@ -627,7 +628,7 @@ func SubAgentFile(declared []Declared, provider, path string) (s Session, ok boo
 		}
 		if d.Provider == provider && namesParent(d) {
 			if parent, ok := namedParent(d, path); ok {
-				return Session{Loc: namedLocation(d, path), Path: path, Parent: parent}, true
+				return namedSession(d, path, parent), true
 			}
 			continue
 		}

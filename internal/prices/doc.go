@@ -62,4 +62,30 @@
 //     equals it. An id or alias that itself ends in a date names that
 //     snapshot alone (gpt-4o-2024-05-13, priced above gpt-4o's later
 //     snapshots) and is matched first, with the date.
+//   - An alias takes every rate of its entry, tier rates included: a
+//     model the provider states a different set of tier rates for (a
+//     codex model at GPT-5's standard rates without its priority rate)
+//     is an entry of its own.
+//
+// # Compatibility
+//
+// A price file may be read by a twasm older than the one it was written
+// for (installed with a newer twasm's table, or shared), and must not be
+// priced with what the older twasm does not understand ignored:
+//
+//   - A field in a model entry, at any depth (its rates, tiers, priority),
+//     that this twasm does not know may change what the model costs
+//     (a regional uplift, a new kind of token): Parse keeps the entry,
+//     so that its names still match, records the field (Model.Unknown)
+//     and the model is not priced, PriceAt saying which field; the file's
+//     other models are priced. A newer twasm adds fields to entries
+//     without changing the schema.
+//   - A field at the file's top level this twasm does not know may
+//     change every price (a currency): Parse refuses the file with
+//     ErrNewerFormat, and so does it a later schema ("twasm.prices/2"),
+//     which a newer twasm names when it gives a known field another
+//     meaning. Load then uses the bundled table and says why; Install
+//     refuses it.
+//   - A field named "info_..." at any level is information that cannot
+//     change a price: every twasm ignores it.
 package prices

@@ -21,7 +21,10 @@ const maxFile = 16 << 20
 // the bundled table (a twasm newer than the installed file brings newer
 // prices). note says why an installed file is not used, "" otherwise. A
 // file that is there but does not parse is an error naming it: prices the
-// user installed must not be ignored silently.
+// user installed must not be ignored silently. A file written for a
+// newer twasm (ErrNewerFormat: a later schema, a top-level field this
+// twasm does not know) is not an error: the bundled table is used and
+// note says so.
 func Load(path string) (t *Table, note string, err error) {
 	b := Bundled()
 	if path == "" {
@@ -35,6 +38,9 @@ func Load(path string) (t *Table, note string, err error) {
 		return nil, "", fmt.Errorf("price table %s: %w", path, err)
 	}
 	t, err = Parse(data)
+	if errors.Is(err, ErrNewerFormat) {
+		return b, fmt.Sprintf("%s: %v: the bundled table (%s) is used", path, err, b.Version()), nil
+	}
 	if err != nil {
 		return nil, "", fmt.Errorf("price table %s: %w", path, err)
 	}

@@ -88,6 +88,9 @@ var litellmNoBatch = func() map[string]string {
 var litellmNoPriority = map[string]string{
 	"gpt-5-nano": "OpenAI's Priority processing page lists no GPT-5 nano; LiteLLM states a priority input price only " +
 		"($2.50 per million, GPT-5's), no output price",
+	"gpt-5.1-codex-mini": "OpenAI's Priority processing page lists no GPT-5.1 codex mini; LiteLLM gives it GPT-5 mini's",
+	"gpt-5.2-codex":      "OpenAI's Priority processing page lists no GPT-5.2 codex; LiteLLM gives it GPT-5.2's",
+	"gpt-5.3-codex":      "OpenAI's Priority processing page lists no GPT-5.3 codex; LiteLLM gives it GPT-5.2's",
 }
 
 // TestLiteLLMCrossCheck compares twasm's bundled rates with LiteLLM's for

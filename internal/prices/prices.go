@@ -10,7 +10,9 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
+	"reflect"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -18,8 +20,24 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// Schema is the schema a price file names.
+// Schema is the schema a price file names. Its number is raised by a
+// change an older twasm would misread as a whole: a field at the file's
+// top level, or a known field given another meaning (doc.go,
+// Compatibility).
 const Schema = "twasm.prices/1"
+
+// schemaPrefix is what every version of the schema begins with.
+const schemaPrefix = "twasm.prices/"
+
+// ErrNewerFormat is the error of Parse for a file written for a newer
+// twasm than this one: a later schema, or a field at the file's top
+// level this twasm does not know. Load uses the bundled table instead
+// and says why; Install refuses it.
+var ErrNewerFormat = errors.New("written for a newer twasm")
+
+// infoPrefix begins the name of a field any twasm ignores: a newer
+// table's information that cannot change a price.
+const infoPrefix = "info_"
 
 //go:embed prices.json
 var bundled []byte
@@ -68,6 +86,12 @@ type Model struct {
 	Sources  []string `json:"sources"`
 	Checked  string   `json:"checked"`
 	Note     string   `json:"note,omitempty"`
+	// Unknown names the first field of the entry (at any depth: its
+	// rates, tiers, priority) this twasm does not know, "" when none: a
+	// newer twasm's field that may change what the model costs, so the
+	// model is not priced (PriceAt says why), rather than priced without
+	// it (not in the file).
+	Unknown string `json:"-"`
 	// BatchPercent is what a request sent through the provider's batch
 	// API (OpenAI Batch, Anthropic Message Batches) costs, as a percentage
 	// of the standard price, applied to every rate and tier alike; 0 when
@@ -141,15 +165,35 @@ var dateRE = regexp.MustCompile(`^\d{4}-\d{2}-\d{2}$`)
 // for every model an id, a provider, input and output rates, rates that
 // parse exactly, tiers in increasing order, at least one source URL and
 // the date it was checked; no name (id or alias, normalized) twice.
+//
+// A file of a later schema, or with a field at its top level this twasm
+// does not know, is refused with ErrNewerFormat; a model entry with a
+// field this twasm does not know is kept, named by its id and aliases,
+// and left unpriced (Model.Unknown). Fields named "info_..." are
+// ignored wherever they are.
 func Parse(data []byte) (*Table, error) {
 	t := &Table{}
-	dec := json.NewDecoder(bytes.NewReader(data))
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(t); err != nil {
+	var raw struct {
+		Schema string            `json:"schema"`
+		Models []json.RawMessage `json:"models"`
+	}
+	if err := json.Unmarshal(data, &raw); err != nil {
 		return nil, fmt.Errorf("prices: %w", err)
 	}
-	if t.Schema != Schema {
-		return nil, fmt.Errorf("prices: schema %q, want %q", t.Schema, Schema)
+	if raw.Schema != Schema {
+		if v, err := strconv.Atoi(strings.TrimPrefix(raw.Schema, schemaPrefix)); err == nil && strings.HasPrefix(raw.Schema, schemaPrefix) && v > 1 {
+			return nil, fmt.Errorf("prices: schema %q (this twasm reads %q): %w", raw.Schema, Schema, ErrNewerFormat)
+		}
+		return nil, fmt.Errorf("prices: schema %q, want %q", raw.Schema, Schema)
+	}
+	if f := unknownField(data, reflect.TypeFor[Table](), "models"); f != "" {
+		return nil, fmt.Errorf("prices: field %q unknown to this twasm: %w", f, ErrNewerFormat)
+	}
+	if err := json.Unmarshal(data, t); err != nil {
+		return nil, fmt.Errorf("prices: %w", err)
+	}
+	for i := range t.Models {
+		t.Models[i].Unknown = unknownField(raw.Models[i], reflect.TypeFor[Model](), "")
 	}
 	if t.Name == "" {
 		return nil, errors.New("prices: no name")
@@ -181,6 +225,87 @@ func Parse(data []byte) (*Table, error) {
 	sum := sha256.Sum256(data)
 	t.SHA256 = hex.EncodeToString(sum[:])
 	return t, nil
+}
+
+// unknownField is the path of the first field of the JSON value raw
+// that the Go type typ does not have (matched as encoding/json matches
+// them, case folded; at any depth through structs, pointers and slices),
+// "" when every field is known. Fields named "info_..." and the field
+// skip are not looked at; a value of the wrong kind is left to the
+// decoder to refuse.
+func unknownField(raw json.RawMessage, typ reflect.Type, skip string) string {
+	for typ.Kind() == reflect.Pointer {
+		typ = typ.Elem()
+	}
+	switch typ.Kind() {
+	case reflect.Struct:
+		var obj map[string]json.RawMessage
+		if json.Unmarshal(raw, &obj) != nil {
+			return ""
+		}
+		keys := make([]string, 0, len(obj))
+		for k := range obj {
+			keys = append(keys, k)
+		}
+		slices.Sort(keys)
+		for _, k := range keys {
+			if k == skip || strings.HasPrefix(strings.ToLower(k), infoPrefix) {
+				continue
+			}
+			f, ok := jsonField(typ, k)
+			if !ok {
+				return k
+			}
+			if sub := unknownField(obj[k], f.Type, ""); sub != "" {
+				if sub[0] != '[' {
+					sub = "." + sub
+				}
+				return k + sub
+			}
+		}
+	case reflect.Slice:
+		var arr []json.RawMessage
+		if json.Unmarshal(raw, &arr) != nil {
+			return ""
+		}
+		for i, e := range arr {
+			if sub := unknownField(e, typ.Elem(), ""); sub != "" {
+				return fmt.Sprintf("[%d].%s", i, sub)
+			}
+		}
+	}
+	return ""
+}
+
+// jsonField is the exported field of the struct type typ that
+// encoding/json decodes the key into.
+func jsonField(typ reflect.Type, key string) (reflect.StructField, bool) {
+	for i := range typ.NumField() {
+		f := typ.Field(i)
+		name, _, _ := strings.Cut(f.Tag.Get("json"), ",")
+		if !f.IsExported() || name == "-" {
+			continue
+		}
+		if name == "" {
+			name = f.Name
+		}
+		if strings.EqualFold(name, key) {
+			return f, true
+		}
+	}
+	return reflect.StructField{}, false
+}
+
+// Unpriceable lists the models this twasm leaves unpriced because their
+// entries have fields it does not know: "id (field)" each.
+func (t *Table) Unpriceable() []string {
+	var out []string
+	for _, m := range t.Models {
+		if m.Unknown != "" {
+			out = append(out, fmt.Sprintf("%s (%s)", m.ID, m.Unknown))
+		}
+	}
+	return out
 }
 
 func (m *Model) check() error {
@@ -463,6 +588,8 @@ func (t *Table) price(model string, u *transcript.Usage, oneRequest bool, svc se
 	switch {
 	case !ok:
 		return Price{}, "", false
+	case m.Unknown != "":
+		return Price{}, fmt.Sprintf("price entry field %q unknown to this twasm", m.Unknown), false
 	case svc == batch && m.BatchPercent == 0:
 		return Price{}, "no batch rate", false
 	case svc == flex && m.FlexPercent == 0:

@@ -2,8 +2,10 @@ package prices
 
 import (
 	"encoding/json"
+	"errors"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -247,7 +249,8 @@ func TestParse(t *testing.T) {
 		{"schema", strings.Replace(file("2026-01-01", goodModel), "prices/1", "prices/2", 1), "schema"},
 		{"date", file("2026-1-1", goodModel), "date"},
 		{"no models", file("2026-01-01", ""), "no models"},
-		{"unknown field", file("2026-01-01", strings.Replace(goodModel, `"id"`, `"idd": 1, "id"`, 1)), "unknown field"},
+		{"newer schema", strings.Replace(file("2026-01-01", goodModel), "prices/1", "prices/2", 1), "newer twasm"},
+		{"top-level field unknown", strings.Replace(file("2026-01-01", goodModel), `"name"`, `"currency": "eur", "name"`, 1), `field "currency" unknown`},
 		{"rate too high", file("2026-01-01", strings.Replace(goodModel, `"1"`, `"1000001"`, 1)), "above"},
 		{"seven decimals", file("2026-01-01", strings.Replace(goodModel, `"1"`, `"0.0000001"`, 1)), "input rate"},
 		{"no output", file("2026-01-01", strings.Replace(goodModel, `, "output": "2"`, "", 1)), "no output rate"},
@@ -262,6 +265,79 @@ func TestParse(t *testing.T) {
 	} {
 		if _, err := Parse([]byte(c.data)); err == nil || !strings.Contains(err.Error(), c.want) {
 			t.Errorf("%s: err %v, want one saying %q", c.name, err, c.want)
+		}
+	}
+}
+
+// TestNewerFields: a price file of this schema written by a newer twasm
+// may carry fields this one does not know. One in a model entry (at any
+// depth) may change what the model costs: the model is kept, still
+// matched by its names, and left unpriced with the field named, while
+// the file's other models are priced; one at the top level may change
+// every price: the file is refused as ErrNewerFormat, and Load uses the
+// bundled table and says why. Fields named info_... are ignored.
+func TestNewerFields(t *testing.T) {
+	other := strings.Replace(goodModel, `"id": "m"`, `"id": "other"`, 1)
+	file := func(model string) string {
+		return `{"schema": "twasm.prices/1", "name": "t", "date": "2026-01-01", "models": [` + model + `,` + other + `]}`
+	}
+	u := &transcript.Usage{UncachedInputTokens: n(1000), OutputTokens: n(100), ServiceTier: "default"}
+	for _, c := range []struct{ name, model, unknown string }{
+		{"entry", strings.Replace(goodModel, `"sources"`, `"regional_percent": 110, "sources"`, 1), "regional_percent"},
+		{"rates", strings.Replace(goodModel, `"output": "2"`, `"output": "2", "audio_input": "40"`, 1), "usd_per_mtok.audio_input"},
+		{"tier", strings.Replace(goodModel, `"sources"`, `"tiers": [{"above_input_tokens": 10, "per": "request", "usd_per_mtok": {"input": "1", "output": "2"}}], "sources"`, 1), "tiers[0].per"},
+		{"priority", strings.Replace(goodModel, `"sources"`, `"priority": {"usd_per_mtok": {"input": "2", "output": "4"}, "min_commit": 1}, "sources"`, 1), "priority.min_commit"},
+		{"info fields ignored", strings.Replace(goodModel, `"sources"`, `"info_context_window": 400000, "usd_per_mtok_x": null, "sources"`, 1), "usd_per_mtok_x"},
+		{"only info fields", strings.Replace(goodModel, `"output": "2"`, `"output": "2", "INFO_unit": "tokens"`, 1), ""},
+		{"known field in another case, as encoding/json reads it", strings.Replace(goodModel, `"output"`, `"Output"`, 1), ""},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			tbl, err := Parse([]byte(file(c.model)))
+			if err != nil {
+				t.Fatalf("refused: %v", err)
+			}
+			m, ok := tbl.Lookup("M")
+			if !ok || m.Unknown != c.unknown {
+				t.Fatalf("lookup %v, unknown %q, want %q", ok, m.Unknown, c.unknown)
+			}
+			p, why, ok := tbl.PriceAt("m", u, true, false)
+			if c.unknown == "" {
+				if !ok || Micro(p.Pico) != 1200 { // 1000*1 + 100*2
+					t.Fatalf("priced %v %d µ$ (%q), want 1200", ok, Micro(p.Pico), why)
+				}
+				return
+			}
+			if want := `price entry field "` + c.unknown + `" unknown to this twasm`; ok || why != want {
+				t.Errorf("priced %v why %q, want unpriced, why %q", ok, why, want)
+			}
+			if _, ok := tbl.PriceRequest("m", u); ok {
+				t.Error("PriceRequest priced it")
+			}
+			if got := tbl.Unpriceable(); !slices.Equal(got, []string{"m (" + c.unknown + ")"}) {
+				t.Errorf("Unpriceable %q", got)
+			}
+			if p, _, ok := tbl.PriceAt("other", u, true, false); !ok || Micro(p.Pico) != 1200 {
+				t.Errorf("the file's other model: %v %d µ$", ok, Micro(p.Pico))
+			}
+		})
+	}
+	path := filepath.Join(t.TempDir(), FileName)
+	for _, data := range []string{
+		strings.Replace(file(goodModel), `"name"`, `"currency": "eur", "name"`, 1),
+		strings.Replace(file(goodModel), "prices/1", "prices/2", 1),
+	} {
+		if _, err := Parse([]byte(data)); !errors.Is(err, ErrNewerFormat) {
+			t.Errorf("Parse: %v, want ErrNewerFormat", err)
+		}
+		if _, err := Install(path, []byte(data)); err == nil {
+			t.Error("installed a file this twasm cannot read")
+		}
+		if err := os.WriteFile(path, []byte(data), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		tbl, note, err := Load(path)
+		if err != nil || tbl.Origin != "bundled" || !strings.Contains(note, "newer twasm") || !strings.Contains(note, path) {
+			t.Errorf("Load: %v %q %v, want the bundled table and a note", tbl, note, err)
 		}
 	}
 }
@@ -415,6 +491,20 @@ func TestPriceAtServiceTier(t *testing.T) {
 		{name: "gpt-5.4 flex above 272K: the long-context rates halved", model: "gpt-5.4", one: true, micro: 761250, tier: 272000, service: ServiceFlex,
 			u: transcript.Usage{InputTokens: n(300000), OutputTokens: n(1000), ServiceTier: "flex"}},
 		{name: "gpt-4.1: no flex rate", model: "gpt-4.1", u: gpt5("flex"), one: true, why: "no flex rate"},
+		{name: "gpt-4o: no flex rate", model: "gpt-4o-2024-08-06", u: gpt5("flex"), one: true, why: "no flex rate"},
+		{name: "gpt-5.2: no flex rate stated", model: "gpt-5.2", u: gpt5("flex"), one: true, why: "no flex rate"},
+		// o4-mini, which OpenAI's flex guide names: half of every rate,
+		// 2000*0.55 + 8000*0.1375 + 300*2.20
+		{name: "o4-mini flex", model: "o4-mini-2025-04-16", u: gpt5("flex"), one: true, micro: 2860, service: ServiceFlex},
+		// the Priority processing page lists GPT-5.1 codex at GPT-5's rates
+		{name: "gpt-5.1-codex priority, listed", model: "gpt-5.1-codex", u: gpt5("priority"), one: true, micro: 13000, service: ServicePriority},
+		// models priced at another's standard rates that the page does not list
+		{name: "gpt-5.1-codex-max: no priority rate stated", model: "gpt-5.1-codex-max", u: gpt5("priority"), one: true, why: "no priority rate"},
+		{name: "gpt-5.1-codex-mini: no priority rate stated", model: "gpt-5.1-codex-mini", u: gpt5("priority"), one: true, why: "no priority rate"},
+		{name: "gpt-5.3-codex: no priority rate stated", model: "gpt-5.3-codex", u: gpt5("priority"), one: true, why: "no priority rate"},
+		{name: "gpt-5-codex: no flex rate stated", model: "gpt-5-codex", u: gpt5("flex"), one: true, why: "no flex rate"},
+		// the standard rates are still GPT-5's: 2000*1.25 + 8000*0.125 + 300*10
+		{name: "gpt-5.1-codex-max standard", model: "gpt-5.1-codex-max", u: gpt5("default"), one: true, micro: 6500},
 		{name: "gpt-5-nano: no priority rate", model: "gpt-5-nano", u: gpt5("priority"), one: true, why: "no priority rate"},
 		{name: "scale tier: not per token", model: "gpt-5", u: gpt5("scale"), one: true, why: "scale tier: billed by reserved capacity, not per token"},
 		{name: "a total of several tiers", model: "gpt-5", u: gpt5(transcript.ServiceTierMixed), why: "several service tiers in one total"},

@@ -32,5 +32,9 @@
 // as sync archives it: Droid's <id>.settings.json beside it, which holds
 // the session's usage and model (Droid's layout, "*/{key}.jsonl", is
 // any directory's: a session file and its settings copied anywhere
-// together are read together).
+// together are read together). A Task sub-session's file is read so
+// too, with its own settings beside it (archive.SubAgentFile), its run
+// a child run of its session's found by the session's key or, when the
+// session's file was archived as a file of its own, by its path: its
+// usage is sync's.
 package importcmd

@@ -19,7 +19,10 @@ import (
 // its sub-agents', counted from the raw files apart from twasm, in how
 // many sessions usage reports (none for files that state no usage).
 type subAgentSet struct {
-	files           []capturedFile // the session's first
+	files []capturedFile // the session's first
+	// sidecars are files of the sessions put beside them, not given to
+	// import (Droid's settings documents).
+	sidecars        []capturedFile
 	wantIn, wantOut int64
 	sessions        int
 }
@@ -33,6 +36,8 @@ type capturedFile struct {
 	rel, capture string
 	data         string
 	golden       string
+	// nth is which file of the golden input's (0: the first).
+	nth int
 }
 
 var (
@@ -106,6 +111,32 @@ var (
 	// midnight: its rollout is in the next day's directory
 	// (codexSameDaySet: in the parent's). The raw files' tokens: 6400
 	// and 1100 input, 260 and 120 output.
+	// Factory Droid with the settings documents (<id>.settings.json)
+	// beside the session's and the sub-session's files, which sync
+	// reads for their usage (tokenUsage): the session's 4210 uncached
+	// input, 18034 cache write, 52410 cache read, 612 output and 128
+	// thinking; the sub-session's 900, 3000, 4000, 120 and 0.
+	droidSettingsSet = func() subAgentSet {
+		const dir = ".factory/sessions/-home-me-proj/"
+		set := droidSet
+		set.sidecars = []capturedFile{
+			{rel: dir + "3f1c2b7e-6a4d-4f0e-9b8a-1c2d3e4f5a6b.settings.json", golden: "droid/session_settings_tools.jsonl", nth: 1},
+			{rel: dir + "9d2e4c61-7b8a-4f35-a0c2-5e6f7a8b9c0d.settings.json", golden: "droid/session_task_subsession.jsonl", nth: 1},
+		}
+		set.wantIn = (4210 + 18034 + 52410) + (900 + 3000 + 4000)
+		set.wantOut = (612 + 128) + 120
+		set.sessions = 1
+		return set
+	}()
+	// The session's file copied without its settings (imported as a
+	// file of its own), the sub-session's with its settings: the
+	// sub-session's 900, 3000, 4000 input and 120 output.
+	droidSubSettingsSet = func() subAgentSet {
+		set := droidSettingsSet
+		set.sidecars = set.sidecars[1:]
+		set.wantIn, set.wantOut = 900+3000+4000, 120
+		return set
+	}()
 	codexSet        = codexSetIn("2026/11/21")
 	codexSameDaySet = codexSetIn("2026/11/20")
 )
@@ -124,23 +155,26 @@ func codexSetIn(day string) subAgentSet {
 func (s subAgentSet) put(t *testing.T, h *clitest.Home) []string {
 	t.Helper()
 	paths := make([]string, len(s.files))
-	for i, f := range s.files {
+	for i, f := range append(slices.Clone(s.files), s.sidecars...) {
 		b := []byte(f.data)
 		if f.capture != "" {
 			b = clitest.ReadFile(t, filepath.Join(clitest.Root, "testdata", "captures", filepath.FromSlash(f.capture)))
 		}
 		if plugin, name, ok := strings.Cut(f.golden, "/"); ok {
-			b = firstFileOf(clitest.ReadFile(t, clitest.Golden(plugin, name)))
+			b = nthFileOf(clitest.ReadFile(t, clitest.Golden(plugin, name)), f.nth)
 		}
-		paths[i] = h.Put(f.rel, b, time.Hour)
+		p := h.Put(f.rel, b, time.Hour)
+		if i < len(paths) {
+			paths[i] = p
+		}
 	}
 	return paths
 }
 
-// firstFileOf is the first file's lines of a golden input of a tree
-// store's session: the lines before the second file line, the first
-// file line left out.
-func firstFileOf(stream []byte) []byte {
+// nthFileOf is file n's lines (0: the first) of a golden input of a
+// tree store's session: the lines after its file line, before the next
+// (a golden input of one file, without file lines: its lines).
+func nthFileOf(stream []byte, n int) []byte {
 	var out []byte
 	files := 0
 	for _, l := range strings.SplitAfter(string(stream), "\n") {
@@ -148,10 +182,12 @@ func firstFileOf(stream []byte) []byte {
 			files++
 			continue
 		}
-		if files > 1 {
+		if files > n+1 {
 			break
 		}
-		out = append(out, l...)
+		if files == n+1 || n == 0 && files == 0 {
+			out = append(out, l...)
+		}
 	}
 	return out
 }
@@ -280,7 +316,8 @@ func syncedOf(t *testing.T, s subAgentSet) synced {
 // given with --provider auto, passed as a session of its own.
 func TestImportSessionWithSubAgents(t *testing.T) {
 	t.Parallel()
-	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet, "codex": codexSet}
+	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet, "droid settings": droidSettingsSet,
+		"droid sub-session settings": droidSubSettingsSet, "codex": codexSet}
 	ref := map[string]synced{} // what sync makes of each
 	for name, s := range sets {
 		ref[name] = syncedOf(t, s)
@@ -297,6 +334,9 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 		{name: "cursor, sub-agent first", set: "cursor", provider: "cursor", order: []int{1, 0}},
 		{name: "droid, session first", set: "droid", provider: "droid", order: []int{0, 1}},
 		{name: "droid, sub-session first, auto", set: "droid", provider: "auto", order: []int{1, 0}},
+		{name: "droid with settings, session first", set: "droid settings", provider: "droid", order: []int{0, 1}},
+		{name: "droid with settings, sub-session first, auto", set: "droid settings", provider: "auto", order: []int{1, 0}},
+		{name: "droid, the sub-session's settings alone", set: "droid sub-session settings", provider: "droid", order: []int{0, 1}},
 		{name: "codex, parent first", set: "codex", provider: "codex", order: []int{0, 1}},
 		{name: "codex, sub-agent first, auto", set: "codex", provider: "auto", order: []int{1, 0}},
 	} {
@@ -394,7 +434,7 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 func TestImportSessionAndSubAgentsApart(t *testing.T) {
 	t.Parallel()
 	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet,
-		"codex": codexSet, "codex same day": codexSameDaySet}
+		"droid settings": droidSettingsSet, "codex": codexSet, "codex same day": codexSameDaySet}
 	for _, c := range []struct {
 		name, set string
 		imports   [][]int // the set's files given to each import, in turn
@@ -407,6 +447,8 @@ func TestImportSessionAndSubAgentsApart(t *testing.T) {
 		{name: "cursor, sub-agent then session", set: "cursor", imports: [][]int{{1}, {0}}},
 		{name: "droid, session then sub-session", set: "droid", imports: [][]int{{0}, {1}}},
 		{name: "droid, sub-session then session", set: "droid", imports: [][]int{{1}, {0}}},
+		{name: "droid with settings, session then sub-session", set: "droid settings", imports: [][]int{{0}, {1}}},
+		{name: "droid with settings, sub-session then session", set: "droid settings", imports: [][]int{{1}, {0}}},
 		// A parent's sub-agents are looked for in its own directory:
 		// the child started the next day is linked when given, or by
 		// sync.

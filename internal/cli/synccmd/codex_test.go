@@ -2,7 +2,9 @@ package synccmd_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -130,6 +132,62 @@ func TestSyncCodexSubAgentAlone(t *testing.T) {
 	if row.Name == "" || !strings.Contains(row.Name, "sub-agent") || !strings.Contains(row.Name, codexParentID) || row.UsageInAll["output_tokens"] != 120 {
 		t.Errorf("ls --json: %+v, want the run named as the sub-agent of session %s, its 120 output tokens its own", row, codexParentID)
 	}
+}
+
+// TestDoctorCodexSubAgent: `twasm doctor` counts a Codex sub-agent's
+// rollout (its session_meta names its parent thread, whose rollout is in
+// the store) as sync archives it: a sub-agent file of its session, a
+// child run, not a session of the store; before the sync (the session
+// and its sub-agent not archived) and after (all archived, with their
+// sub-agent file). A sub-agent's rollout whose parent's is not in the
+// store is a session: sync archives it as a run of its own. Before, the
+// child was counted as a second session.
+func TestDoctorCodexSubAgent(t *testing.T) {
+	t.Parallel()
+	const name = "Codex sessions"
+	childRel := ".codex/sessions/2026/11/21/rollout-2026-11-21T00-00-01-" + codexChildID + ".jsonl"
+	child := bytes.Join(codexLines(t, "rollout_v0158_subagent_spawned_child.jsonl"), nil)
+	type counts struct {
+		Sessions    int `json:"sessions"`
+		SubAgents   int `json:"sub_agents"`
+		Archived    int `json:"archived"`
+		NotArchived int `json:"not_archived"`
+		SubNot      int `json:"sub_agents_not_archived"`
+	}
+	doctor := func(h *clitest.Home, want counts, msg string) {
+		t.Helper()
+		var r clitest.Result
+		clitest.Unchanged(t, filepath.Join(h.Dir, ".codex"), "doctor", func() { r = h.OK("doctor", "--json") })
+		var doc struct {
+			Stores []struct {
+				Name string `json:"name"`
+				counts
+			} `json:"stores"`
+			Checks []struct{ Subject, Message string } `json:"checks"`
+		}
+		if err := json.Unmarshal([]byte(r.Out), &doc); err != nil {
+			t.Fatal(err)
+		}
+		for _, st := range doc.Stores {
+			if st.Name == name && st.counts != want {
+				t.Errorf("doctor: %s %+v, want %+v", name, st.counts, want)
+			}
+		}
+		if !slices.ContainsFunc(doc.Checks, func(c struct{ Subject, Message string }) bool { return c.Subject == name && c.Message == msg }) {
+			t.Errorf("doctor: no check %q of %s: %+v", msg, name, doc.Checks)
+		}
+	}
+
+	h := clitest.NewHome(t)
+	h.Put(codexParent, bytes.Join(codexLines(t, "rollout_v0158_subagent_spawn_parent.jsonl"), nil), time.Hour)
+	h.Put(childRel, child, time.Hour)
+	doctor(h, counts{Sessions: 1, SubAgents: 1, NotArchived: 1, SubNot: 1}, "1 of 1 session(s) not archived yet, 1 of 1 sub-agent file(s): run `twasm sync`")
+	syncNewRuns(t, h, filepath.Join(h.Dir, ".codex", "sessions"), "sync", 2)
+	doctor(h, counts{Sessions: 1, SubAgents: 1, Archived: 1}, "all 1 session(s) archived, with their 1 sub-agent file(s)")
+
+	alone := clitest.NewHome(t)
+	alone.Put(childRel, child, time.Hour)
+	doctor(alone, counts{Sessions: 1, NotArchived: 1}, "1 of 1 session(s) not archived yet: run `twasm sync`")
 }
 
 // syncNewRuns runs `twasm sync` (the files under dir unchanged) and

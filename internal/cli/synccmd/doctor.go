@@ -64,8 +64,9 @@ func NewCmdDoctor(f *cmdutil.Factory, runF func(context.Context, *DoctorOptions)
 		Long: `Doctor lists the native session stores twasm syncs (those every plugin
 declares, bundled or dropped in, and those of the sync config file; found
 or not, where from), how many sessions each holds (a sub-agent's own file,
-Claude Code's subagents/agent-*.jsonl, is counted apart: it is archived as
-a child run of its session's), how many are archived and how many
+Claude Code's subagents/agent-*.jsonl or the rollout of a thread Codex
+spawned, whose first line names its session's, is counted apart: it is
+archived as a child run of its session's), how many are archived and how many
 are not yet (new, or grown since the last sync), and warns where an
 agent's retention will delete sessions that are not archived: Claude Code
 deletes session logs after cleanupPeriodDays (default 30, in its
@@ -159,6 +160,9 @@ func Doctor(ctx context.Context, opts *DoctorOptions) error {
 		ledger = a.Ledger()
 	}
 	stores, sessions = archive.ExpandSections(stores, sessions, ledger)
+	// A Codex sub-agent's rollout names its session's in its first line:
+	// a sub-agent file, as sync archives it (a child run), not a session.
+	archive.NameSubAgents(stores, sessions)
 	health := make([]StoreHealth, len(stores))
 	for i := range stores {
 		health[i].StoreReport = stores[i]

@@ -54,7 +54,14 @@ every model an id, its provider, input and output rates of at most six
 decimals, rising tiers, https sources and the date checked; no model named
 twice) and install it in place of the one in force. The next usage and
 stats price every run with it. The file's format is the bundled table's:
-"twasm prices --json" prints it.`,
+"twasm prices --json" prints it.
+
+A file written for a newer twasm: a later schema, or a field at its top
+level this twasm does not know, is refused (and an installed one is not
+used: the bundled table is, and twasm says so); a model whose entry has a
+field this twasm does not know is installed but not priced, its usage
+counted as unpriced with the field named. Fields named info_... are
+ignored.`,
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			opts.File = args[0]
@@ -72,6 +79,7 @@ func runPrices(opts *PricesOptions) error {
 	if note != "" {
 		fmt.Fprintf(opts.IO.ErrOut, "twasm: %s\n", note)
 	}
+	noteUnpriceable(opts, t)
 	if opts.JSON {
 		return cmdutil.WriteJSON(opts.IO.Out, struct {
 			*prices.Table
@@ -137,8 +145,17 @@ func runUpdate(opts *PricesOptions) error {
 		return &cmdutil.InputError{Err: fmt.Errorf("%s: %w", opts.File, err)}
 	}
 	fmt.Fprintf(opts.IO.Out, "installed price table %s (%d models) at %s\n", t.Version(), len(t.Models), path)
+	noteUnpriceable(opts, t)
 	if b := prices.Bundled(); t.Date < b.Date {
 		fmt.Fprintf(opts.IO.ErrOut, "twasm: it is older than the bundled table (%s), which stays in force\n", b.Version())
 	}
 	return nil
+}
+
+// noteUnpriceable says on stderr which models of t this twasm leaves
+// unpriced because their entries have fields a newer twasm wrote.
+func noteUnpriceable(opts *PricesOptions, t *prices.Table) {
+	if u := t.Unpriceable(); len(u) > 0 {
+		fmt.Fprintf(opts.IO.ErrOut, "twasm: the entries of these models have a field this twasm does not know, so their usage is not priced: %s\n", strings.Join(u, ", "))
+	}
 }

@@ -1,10 +1,12 @@
 package usagecmd
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"os"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -113,16 +115,7 @@ func TestRunUsage(t *testing.T) {
 }
 
 func TestPrices(t *testing.T) {
-	env := cmdtest.New(t)
-	cfg := t.TempDir()
-	env.F.Getenv = func(k string) string {
-		if k == "XDG_CONFIG_HOME" {
-			return cfg
-		}
-		return ""
-	}
-	ios, _, out, errOut := iostreams.Test()
-	o := &PricesOptions{IO: ios, Prices: env.F.Prices, Path: env.F.PricesPath}
+	env, cfg, o, out, errOut := pricesEnv(t)
 	if err := runPrices(o); err != nil {
 		t.Fatal(err)
 	}
@@ -151,6 +144,30 @@ func TestPrices(t *testing.T) {
 		t.Fatalf("after update: %v\n%s%s", err, out, errOut)
 	}
 	// usage now prices with it: the child's 50 and 5 tokens at $2 and $20: 100 + 100 = 200 µ$.
+	if rep := usageByModel(t, env); rep.Prices != "mine@2999-01-01" || rep.Total.Cost.MicroUSD != 250200 {
+		t.Fatalf("usage after update: %s %+v", rep.Prices, rep.Total.Cost)
+	}
+}
+
+// pricesEnv is a test environment whose configuration directory (cfg)
+// is its own, and the prices commands' options in it writing to out and
+// errOut.
+func pricesEnv(t *testing.T) (env *cmdtest.Env, cfg string, o *PricesOptions, out, errOut *bytes.Buffer) {
+	env = cmdtest.New(t)
+	cfg = t.TempDir()
+	env.F.Getenv = func(k string) string {
+		if k == "XDG_CONFIG_HOME" {
+			return cfg
+		}
+		return ""
+	}
+	ios, _, out, errOut := iostreams.Test()
+	return env, cfg, &PricesOptions{IO: ios, Prices: env.F.Prices, Path: env.F.PricesPath}, out, errOut
+}
+
+// usageByModel runs usage --by model --json in env and decodes it.
+func usageByModel(t *testing.T, env *cmdtest.Env) usage.Report {
+	t.Helper()
 	ios, _, uout, _ := iostreams.Test()
 	u := &Options{IO: ios, List: env.F.ListRuns, Usage: env.F.UsageSource(), ModTime: env.F.FileModTime, JSON: true}
 	u.Report.By = "model"
@@ -158,8 +175,37 @@ func TestPrices(t *testing.T) {
 		t.Fatal(err)
 	}
 	var rep usage.Report
-	if err := json.Unmarshal(uout.Bytes(), &rep); err != nil || rep.Prices != "mine@2999-01-01" || rep.Total.Cost.MicroUSD != 250200 {
-		t.Fatalf("usage after update: %v %s %+v", err, rep.Prices, rep.Total.Cost)
+	if err := json.Unmarshal(uout.Bytes(), &rep); err != nil {
+		t.Fatalf("usage --json: %v", err)
+	}
+	return rep
+}
+
+// TestPricesNewerFile: a price file written by a newer twasm whose gpt-5
+// entry has a field this twasm does not know is installed, update and
+// prices say which model it leaves unpriced, and usage names gpt-5
+// unpriced with the field rather than pricing it without it (the
+// fixture's other 250000 µ$ stated as before).
+func TestPricesNewerFile(t *testing.T) {
+	env, _, o, out, errOut := pricesEnv(t)
+	o.File = filepath.Join(t.TempDir(), "p.json")
+	viewstest.WriteFile(t, o.File, []byte(`{"schema": "twasm.prices/1", "name": "mine", "date": "2999-01-01", "models": [
+		{"id": "gpt-5", "provider": "openai", "usd_per_mtok": {"input": "2", "output": "20"}, "regional_percent": 110, "sources": ["https://example.com"], "checked": "2999-01-01"}]}`))
+	if err := runUpdate(o); err != nil {
+		t.Fatal(err)
+	}
+	const note = `the entries of these models have a field this twasm does not know, so their usage is not priced: gpt-5 (regional_percent)`
+	if !strings.Contains(out.String(), "installed price table mine@2999-01-01") || !strings.Contains(errOut.String(), note) {
+		t.Fatalf("update:\n%s%s", out, errOut)
+	}
+	errOut.Reset()
+	if err := runPrices(o); err != nil || !strings.Contains(errOut.String(), note) {
+		t.Fatalf("prices: %v\n%s", err, errOut)
+	}
+	rep := usageByModel(t, env)
+	c := rep.Total.Cost
+	if want := []string{`gpt-5 (price entry field "regional_percent" unknown to this twasm)`}; rep.Prices != "mine@2999-01-01" || c.MicroUSD != 250000 || !slices.Equal(c.UnpricedModels, want) {
+		t.Fatalf("usage: %s %+v, want %q unpriced", rep.Prices, c, want)
 	}
 }
 
