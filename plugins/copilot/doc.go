@@ -67,8 +67,10 @@
 // status "denied" for error.code "denied" or "rejected" (the user or a
 // policy refused it), "cancelled" for a cancellation or timeout code, and
 // "error" otherwise. A completion that arrives before its call is held
-// until the call is reported (at the end, the host synthesizes the
-// call). Kinds: bash, shell, powershell → execute (with arguments.command);
+// until its agent's call of the id is reported (see Call ids); one whose
+// call never comes is reported when its sub-agent ends, or at the end of
+// the stream, in the scope of the agent that reported it, and the host
+// synthesizes the call there. Kinds: bash, shell, powershell → execute (with arguments.command);
 // view → read; edit, create, str_replace → edit; grep, glob → search;
 // web_fetch → fetch; report_intent and the todo tools → think (they
 // record the agent's plan); everything else → other. A call without a
@@ -105,7 +107,11 @@
 // else, when that agent made none, the call of that id of another agent
 // still waiting for its completion (the main agent's first), as builds
 // that write no agentId on a sub-agent's completion need. A refusal
-// (permission.completed) is matched the same way.
+// (permission.completed) is matched the same way. A completion held for
+// its call is kept by its agent and id too: it answers the call of the
+// agent its line named, and one whose line named none (the main agent's)
+// answers the main agent's call of the id, else a sub-agent's; a
+// sub-agent's never answers another agent's call.
 //
 // User messages. user.message content is the prompt (origin "prompt").
 // transformedContent is the prompt as the model received it, wrapped in
