@@ -174,6 +174,9 @@ func (n *normalizer) closeAgent(a *agent, status string, e sdk.Str, out *sdk.Out
 		return false
 	}
 	n.prompt(a, sdk.Str{}, out)
+	if len(n.skills) > 0 {
+		n.skillFlush(a, out)
+	}
 	for i := 0; i < len(n.open); i++ {
 		if m := n.open[i]; m.scope == a {
 			n.closeMsg(m, sdk.MessageEnd{}, out)

@@ -106,6 +106,10 @@ type normalizer struct {
 	// far, in arrival order: a stream cut there still records them.
 	deltas []*deltaCall
 
+	// skills are skill.invoked events whose content no user.message
+	// carried yet, oldest first.
+	skills []skillLoad
+
 	// Sub-agents. cur is the one the current line belongs to (nil: the
 	// main agent); agents are all of them by scope id, agentList in the
 	// order they started; callAgent is the sub-agent a call was made in;
@@ -237,6 +241,9 @@ func (n *normalizer) End(out *sdk.Out) error {
 		n.closeMsg(n.open[0], sdk.MessageEnd{}, out)
 	}
 	n.flushThinking(out)
+	for len(n.skills) > 0 {
+		n.skillFlush(n.skills[0].scope, out)
+	}
 	// A sub-agent still running when the stream ended has its prompt;
 	// the host ends its scope with the step.
 	for _, a := range n.agentList {
@@ -338,6 +345,8 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		n.system(v, t, d, ts, out)
 	case t.Is("user.message"):
 		n.user(v, d, ts, out)
+	case t.Is("skill.invoked"):
+		n.skillInvoked(v, d, ts, out)
 	case t.Is("assistant.message_delta"):
 		// Deltas of a message already complete are previews of it.
 		if m := n.msgFor(d.Get("messageId"), ts, out); m != nil {

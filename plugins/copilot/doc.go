@@ -127,8 +127,14 @@
 // instructions, and autopilot's continuation (isAutopilotContinuation);
 // any other source, or none, is the user's, and a sub-agent's first
 // message is its prompt whatever its source. An empty content inside a
-// transformedContent is no block. (skill.invoked, whose content reaches
-// the model as that skill-<name> message, is counted by type.)
+// transformedContent is no block. skill.invoked (a skill loaded: the
+// user's slash command, the agent's skill tool, a custom agent's
+// preloaded skills) is declared ignored: the CLI gives its content to
+// the model as the skill-<name> user.message it writes right after it,
+// which carries it. Should none come before the agent's next response
+// (or its sub-agent's end, or the stream's), the content is written as
+// that message's would have been: a message.user of one
+// injected_context block, in the agent's scope, at the event's time.
 // system.message is a message.user of its own
 // whose block has origin system_prompt; system.notification (a
 // background agent or shell finished) one whose block is
@@ -230,7 +236,8 @@
 // message_delta of a message already complete, assistant.tool_call_delta
 // (reassembled into the call its complete request, or the end of a cut
 // stream, reports), reasoning held for the next message, a completion
-// held until its call is reported, a session.model_change to "auto" or
+// held until its call is reported, a skill.invoked whose skill-<name>
+// user.message follows, a session.model_change to "auto" or
 // to the model already reported, session.resume, session.tools_updated
 // and assistant.usage restating what was reported, a routine
 // session.shutdown with no totals, a system.message with no content. A
