@@ -150,15 +150,8 @@ func (n *normalizer) askedCall(id, agent string) *call {
 			return s
 		}
 	}
-	for _, t := range n.tasks {
-		if s := n.calls[callKey(t.sub, id)]; s != nil {
-			return s
-		}
-	}
-	for _, o := range n.orphans {
-		if s := n.calls[callKey(o, id)]; s != nil {
-			return s
-		}
+	if s := n.subCall(id); s != nil {
+		return s
 	}
 	return c
 }
@@ -172,6 +165,13 @@ func (n *normalizer) anyCall(id string) *call {
 	if c := n.calls[id]; c != nil {
 		return c
 	}
+	return n.subCall(id)
+}
+
+// subCall is the call of id of a sub-agent still running (a Task/Agent
+// call's without a result, then one opened without a starting call), the
+// oldest first; nil when none is.
+func (n *normalizer) subCall(id string) *call {
 	for _, t := range n.tasks {
 		if c := n.calls[callKey(t.sub, id)]; c != nil {
 			return c

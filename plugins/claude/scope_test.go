@@ -169,6 +169,21 @@ func TestCallIDScopes(t *testing.T) {
 	}
 }
 
+// streamLine is a stream-json line of type typ ("assistant": message
+// msg; else a user line) holding block, of the sub-agent parent started
+// ("" for the step's own).
+func streamLine(typ, parent, msg, block string) string {
+	p := `null`
+	if parent != "" {
+		p = `"` + parent + `"`
+	}
+	m := `{"role":"user","content":[` + block + `]}`
+	if typ == "assistant" {
+		m = `{"id":"` + msg + `","type":"message","role":"assistant","model":"m","content":[` + block + `]}`
+	}
+	return `{"type":"` + typ + `","message":` + m + `,"parent_tool_use_id":` + p + `,"session_id":"s1"}`
+}
+
 // TestPermissionCallOnce checks that a call a can_use_tool request asked
 // about is reported once, in the scope it shows up in: its tool_use in a
 // sub-agent's scope, or its result alone (the call synthesized); one
@@ -177,17 +192,7 @@ func TestPermissionCallOnce(t *testing.T) {
 	ask := func(id string) string {
 		return `{"type":"control_request","request_id":"req_` + id + `","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"` + id + `"}}`
 	}
-	line := func(typ, parent, block string) string {
-		p := `null`
-		if parent != "" {
-			p = `"` + parent + `"`
-		}
-		m := `{"role":"user","content":[` + block + `]}`
-		if typ == "assistant" {
-			m = `{"id":"msg_` + parent + `","type":"message","role":"assistant","model":"m","content":[` + block + `]}`
-		}
-		return `{"type":"` + typ + `","message":` + m + `,"parent_tool_use_id":` + p + `,"session_id":"s1"}`
-	}
+	line := func(typ, parent, block string) string { return streamLine(typ, parent, "msg_"+parent, block) }
 	const task = `{"type":"tool_use","id":"toolu_T","name":"Task","input":{"description":"Survey","prompt":"List the files.","subagent_type":"Explore"}}`
 	tests := []struct {
 		name  string
@@ -240,17 +245,7 @@ func TestPermissionScopes(t *testing.T) {
 		}
 		return `{"type":"control_request","request_id":"req_` + id + agent + `","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"make"},"tool_use_id":"` + id + `"` + a + `}}`
 	}
-	line := func(typ, parent, msg, block string) string {
-		p := `null`
-		if parent != "" {
-			p = `"` + parent + `"`
-		}
-		m := `{"role":"user","content":[` + block + `]}`
-		if typ == "assistant" {
-			m = `{"id":"` + msg + `","type":"message","role":"assistant","model":"m","content":[` + block + `]}`
-		}
-		return `{"type":"` + typ + `","message":` + m + `,"parent_tool_use_id":` + p + `,"session_id":"s1"}`
-	}
+	line := streamLine
 	const task = `{"type":"tool_use","id":"call_1","name":"Task","input":{"description":"Build","prompt":"Run make.","subagent_type":"general-purpose"}}`
 	bash := func(id string) string {
 		return `{"type":"tool_use","id":"` + id + `","name":"Bash","input":{"command":"make"}}`

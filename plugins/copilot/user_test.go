@@ -9,12 +9,37 @@ import (
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/plugins/copilot"
+	"github.com/twasm/twasm/transcript"
 )
 
 // sessionStart is an events.jsonl session.start line of the CLI version
 // given, the first line of the tests' inputs.
 func sessionStart(version string) string {
 	return `{"type":"session.start","data":{"sessionId":"s1","version":1,"producer":"copilot-agent","copilotVersion":"` + version + `"},"id":"e0","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`
+}
+
+// blocks runs lines through the plugin and returns say's line for every
+// block of every message (say returns "" to leave one out), and the
+// step's result.
+func blocks(t *testing.T, lines []string, say func(e sdktest.Event, m *transcript.MessagePayload, b transcript.Block) string) ([]string, *transcript.AgentResult) {
+	t.Helper()
+	r, err := sdktest.Run(context.Background(), copilot.Plugin, "copilot", []byte(strings.Join(lines, "\n")+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range r.Events {
+		m := e.Event.Message()
+		if m == nil {
+			continue
+		}
+		for _, b := range m.Blocks {
+			if l := say(e, m, b); l != "" {
+				got = append(got, l)
+			}
+		}
+	}
+	return got, r.Step
 }
 
 // TestUserMessageSource: the Copilot CLI writes in the user's role what
@@ -54,20 +79,12 @@ func TestUserMessageSource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), copilot.Plugin, "copilot", []byte(strings.Join(tt.lines, "\n")+"\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, e := range r.Events {
-				m := e.Event.Message()
-				if m == nil || m.Role != "user" {
-					continue
+			got, _ := blocks(t, tt.lines, func(_ sdktest.Event, m *transcript.MessagePayload, b transcript.Block) string {
+				if m.Role != "user" {
+					return ""
 				}
-				for _, b := range m.Blocks {
-					got = append(got, string(b.Origin)+": "+b.Text)
-				}
-			}
+				return string(b.Origin) + ": " + b.Text
+			})
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Errorf("user blocks\n%q\nwant\n%q", got, tt.want)
 			}
@@ -123,22 +140,11 @@ func TestSkillInvoked(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), copilot.Plugin, "copilot", []byte(strings.Join(tt.lines, "\n")+"\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, e := range r.Events {
-				m := e.Event.Message()
-				if m == nil {
-					continue
-				}
-				for _, b := range m.Blocks {
-					got = append(got, strings.TrimPrefix(e.Scope+" ", " ")+string(m.Role)+" "+string(b.Origin)+": "+b.Text)
-				}
-			}
-			if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(r.Step.Unmapped) != 0 {
-				t.Errorf("blocks\n%q\nwant\n%q\nunmapped %v, want none", got, tt.want, r.Step.Unmapped)
+			got, step := blocks(t, tt.lines, func(e sdktest.Event, m *transcript.MessagePayload, b transcript.Block) string {
+				return strings.TrimPrefix(e.Scope+" ", " ") + string(m.Role) + " " + string(b.Origin) + ": " + b.Text
+			})
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(step.Unmapped) != 0 {
+				t.Errorf("blocks\n%q\nwant\n%q\nunmapped %v, want none", got, tt.want, step.Unmapped)
 			}
 		})
 	}
