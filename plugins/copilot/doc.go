@@ -102,16 +102,17 @@
 // deltas. Calls are kept by the agent that made them and their id: a
 // sub-agent's call that reuses the id of a call of the main agent
 // waiting for its completion (the task call that started it, or a call
-// run beside it) is a call of the sub-agent's scope, and a completion
-// answers the call of its own agent (the line's agentId) of that id,
-// else, when that agent made none, the call of that id of another agent
-// still waiting for its completion (the main agent's first), as builds
-// that write no agentId on a sub-agent's completion need. A refusal
-// (permission.completed) is matched the same way. A completion held for
-// its call is kept by its agent and id too: it answers the call of the
-// agent its line named, and one whose line named none (the main agent's)
-// answers the main agent's call of the id, else a sub-agent's; a
-// sub-agent's never answers another agent's call.
+// run beside it) is a call of the sub-agent's scope. A completion
+// answers the call of its own agent (the line's agentId) of that id; one
+// whose line names no agent, when the main agent made no call of the id,
+// answers a sub-agent's call of that id still waiting for its completion
+// (the oldest first), as builds that write no agentId on a sub-agent's
+// completion need; one whose line names a sub-agent that made no call of
+// the id yet is that sub-agent's, held for its call, never another
+// agent's. A held completion is kept by its agent and id too: it
+// answers its own agent's call, and one whose line named no agent a
+// sub-agent's call of the id when the main agent's did not come first.
+// A refusal (permission.completed) is matched as a completion is.
 //
 // User messages. user.message content is the prompt (origin "prompt").
 // transformedContent is the prompt as the model received it, wrapped in

@@ -95,6 +95,20 @@ func TestCallIDScopes(t *testing.T) {
 			l[6] = done("", "call_9", "module m")
 			return l
 		}(), trace("explore-1", "call_9")},
+		{"a sub-agent's completion before its call is not a waiting main call's", func() []string {
+			l := run("explore-1", "call_2", "call_1", true)
+			l[5], l[6] = l[6], l[5]
+			return l
+		}(), []string{
+			"main: call bash call_1",
+			"main: call task call_2",
+			"open explore-1 by call_2",
+			"explore-1: call view call_1",
+			"explore-1: result view call_1: module m",
+			"close explore-1 ok",
+			"main: result bash call_1: main.go",
+			"main: result task call_2: module m",
+		}},
 		{"a sub-agent's completion held for its call is not the main agent's call's", func() []string {
 			l := run("explore-1", "call_2", "call_1", false)
 			// The sub-agent's completion comes first, then a call of

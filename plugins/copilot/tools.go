@@ -101,23 +101,22 @@ func (n *normalizer) heldFor(a *agent, key, id string) string {
 }
 
 // callOf is the key of the call id that the result a line of the
-// current agent reports answers: the agent's own call of id, else, when
-// it has none, a call of id still without its completion made by the
-// main agent or a sub-agent (the oldest first); "" when no call of id
-// was reported.
+// current agent reports answers: the agent's own call of id; else, for a
+// line that names no agent (builds that write no agentId on a
+// sub-agent's completion), a call of id still without its completion
+// made by a sub-agent (the oldest first), else one that has it (a
+// completion sent again, left to the host); "" when none is (then the
+// result is held for its call). A line that names a sub-agent is that
+// sub-agent's: it never answers another agent's call.
 func (n *normalizer) callOf(id string) string {
 	if key := callKey(n.cur, id); n.calls[key] {
 		return key
 	}
+	if n.cur != nil {
+		return ""
+	}
 	first := ""
-	for i := -1; i < len(n.agentList); i++ {
-		var a *agent
-		if i >= 0 {
-			a = n.agentList[i]
-		}
-		if a == n.cur {
-			continue
-		}
+	for _, a := range n.agentList {
 		if key := callKey(a, id); n.calls[key] {
 			if !n.completed[key] {
 				return key
