@@ -489,9 +489,12 @@ func (n *normalizer) block(m *message, i int, q *part, out *sdk.Out) {
 	key := sdk.S(m.id)
 	switch q.typ {
 	case "text":
-		if m.user && q.ignored {
+		if q.ignored && (m.user || n.format == fmtJSON) {
 			// Shown to the user, never sent to the model (OpenCode's
 			// toModelMessages drops it): not the prompt, not context.
+			// A run --format json part names no role: an ignored text
+			// there is such a note (OpenCode itself marks no text of
+			// the model's so), not the assistant's answer.
 			return
 		}
 		b := sdk.Block{Type: sdk.BlockText, Text: sdk.S(q.text)}

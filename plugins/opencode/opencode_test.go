@@ -181,6 +181,16 @@ func TestParts(t *testing.T) {
 					t.Errorf("status %s, want ok: a note shown to the user is no prompt left unanswered", o.Result.Status)
 				}
 			}},
+		{"an ignored text in run --format json is not the assistant's",
+			[]string{
+				`{"type":"text","timestamp":1762077600100,"sessionID":"ses_1","part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_1","type":"text","text":"[queue] 1 message pending","synthetic":true,"ignored":true,"time":{"start":1762077600000,"end":1762077600000}}}`,
+				`{"type":"text","timestamp":1762077601000,"sessionID":"ses_1","part":{"id":"prt_2","messageID":"msg_2","sessionID":"ses_1","type":"text","text":"Fixed.","time":{"start":1762077600500,"end":1762077601000}}}`,
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				plugintest.CheckTexts(t, o.Texts(nil), []string{"Fixed."}, false)
+				if texts := strings.Join(o.Texts(nil), "|"); strings.Contains(texts, "[queue]") {
+					t.Errorf("texts %q hold the ignored note", texts)
+				}
+			}},
 		{"a provider's error is a provider error",
 			[]string{facts,
 				`{"$twasm":"row","table":"part","key":"prt_1","version":1,"row":{"message_id":"msg_1","message_time_created":1762077600000,"message":{"role":"assistant","time":{"created":1762077600000},"modelID":"m1","providerID":"p","error":{"name":"APIError","data":{"message":"Overloaded","isRetryable":true}}},"id":"prt_1","data":{"type":"text","text":"Let me"}}}`,
