@@ -136,13 +136,12 @@ func (n *normalizer) controlRequest(v abi.Value, out *sdk.Out) {
 // request names the call by its id alone (and, in newer SDKs, agent_id
 // when a sub-agent asks): the step's call of id, unless a sub-agent asks
 // or that call is a Task or Agent call whose sub-agent runs already (it
-// was allowed before it started), else the call of id of a sub-agent
+// was allowed before it started); else the call of id of a sub-agent
 // still running (the one agent_id names, a Task/Agent call's without a
 // result, then one opened without a starting call, the oldest first);
-// nil when none is known. Such scopes are few; the scan is short.
+// nil when none is known: the call has not shown up yet.
 func (n *normalizer) askedCall(id, agent string) *call {
-	c := n.calls[id]
-	if c != nil && agent == "" && (c.sub == "" || !n.scopes[c.sub]) {
+	if c := n.calls[id]; c != nil && agent == "" && (c.sub == "" || !n.scopes[c.sub]) {
 		return c
 	}
 	if agent != "" {
@@ -150,10 +149,7 @@ func (n *normalizer) askedCall(id, agent string) *call {
 			return s
 		}
 	}
-	if s := n.subCall(id); s != nil {
-		return s
-	}
-	return c
+	return n.subCall(id)
 }
 
 // anyCall is the call of id in the step's own scope, else in the scope
@@ -216,6 +212,12 @@ func (n *normalizer) endPermissions(out *sdk.Out) {
 	pending := n.permCalls
 	n.permCalls = nil // noteCall below would drop them as it goes
 	for _, p := range pending {
+		if n.anyCall(p.id) != nil {
+			// A call of its id is known (a Task call running the
+			// sub-agent that asked): the asked one is not it, and
+			// writing it again would make that call twice.
+			continue
+		}
 		c := n.noteCall("", p.id, p.name, abi.Value{})
 		c.reported = true
 		in := p.input

@@ -185,7 +185,9 @@
 // Task or Agent call whose sub-agent already runs (it was allowed before
 // it started), else a running sub-agent's call of the id; a request for
 // a call not in the input yet is that of the first call of its id that
-// shows up, in any scope. What the request and the SDK's answer say is
+// shows up, in any scope (one that never shows up is a dangling call of
+// the step's, unless a call of its id is known, the running Task call a
+// sub-agent's request named). What the request and the SDK's answer say is
 // kept with that call, by scope and id as calls are, so the result of
 // another call of the id is never taken for a refused one.
 //

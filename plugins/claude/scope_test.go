@@ -291,6 +291,28 @@ func TestPermissionScopes(t *testing.T) {
 			line("user", "call_1", "", failed("call_2")),
 			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"done"}`),
 		}, []string{"call_2 error", "call_1 call_2 denied", "call_1 ok"}},
+		{"a sub-agent asks before its call shows up, the Task call of the id running", []string{
+			line("assistant", "", "msg_1", task),
+			line("assistant", "call_1", "msg_s0", `{"type":"text","text":"Building."}`),
+			ask("call_1", "a1b2c3"),
+			line("assistant", "call_1", "msg_s1", bash("call_1")),
+			line("user", "call_1", "", failed("call_1")),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"the build failed","is_error":true}`),
+		}, []string{"call_1 call_1 denied", "call_1 error"}},
+		{"asked with no agent_id while the Task call of the id runs, its call not shown yet", []string{
+			line("assistant", "", "msg_1", task),
+			line("assistant", "call_1", "msg_s0", `{"type":"text","text":"Building."}`),
+			ask("call_1", ""),
+			line("assistant", "call_1", "msg_s1", bash("call_1")),
+			line("user", "call_1", "", failed("call_1")),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"the build failed","is_error":true}`),
+		}, []string{"call_1 call_1 denied", "call_1 error"}},
+		{"a request whose call never shows up beside a Task call of the id", []string{
+			line("assistant", "", "msg_1", task),
+			line("assistant", "call_1", "msg_s0", `{"type":"text","text":"Building."}`),
+			ask("call_1", "a1b2c3"),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"done"}`),
+		}, []string{"call_1 ok"}},
 		{"asked before the sub-agent's call shows up", []string{
 			line("assistant", "", "msg_1", task),
 			ask("call_2", ""),
@@ -304,6 +326,14 @@ func TestPermissionScopes(t *testing.T) {
 			o := plugintest.Run(t, claude.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "claude"})
 			if got := statuses(o); !slices.Equal(got, tt.want) {
 				t.Errorf("results %q, want %q", got, tt.want)
+			}
+			calls := map[string]int{}
+			for _, it := range o.Sink.Items {
+				if it.Event != nil && it.Event.Type == transcript.ToolCall {
+					if calls[it.Scope+" "+it.Event.Tool().CallID]++; calls[it.Scope+" "+it.Event.Tool().CallID] > 1 {
+						t.Errorf("call %s %s written twice", it.Scope, it.Event.Tool().CallID)
+					}
+				}
 			}
 		})
 	}
