@@ -241,15 +241,17 @@ func (n *normalizer) End(out *sdk.Out) error {
 		n.closeMsg(n.open[0], sdk.MessageEnd{}, out)
 	}
 	n.flushThinking(out)
-	for len(n.skills) > 0 {
-		n.skillFlush(n.skills[0].scope, out)
-	}
 	// A sub-agent still running when the stream ended has its prompt;
 	// the host ends its scope with the step.
 	for _, a := range n.agentList {
 		if a.open {
 			n.prompt(a, sdk.Str{}, out)
 		}
+	}
+	// Skills loaded that no user.message carried, after the prompt of
+	// the sub-agent that loaded them.
+	for len(n.skills) > 0 {
+		n.skillFlush(n.skills[0].scope, out)
 	}
 	// Calls the permission check refused and that never completed.
 	for _, key := range n.refusedOrder {

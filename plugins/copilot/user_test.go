@@ -135,6 +135,12 @@ func TestSkillInvoked(t *testing.T) {
 			line("subagent.completed", "e6", "explore-1", `{"toolCallId":"call_1","agentName":"explore"}`)},
 			[]string{"user prompt: /pdf report.pdf", "explore-1 user prompt: Read the report.",
 				"explore-1 user injected_context: Read PDFs with pdftotext.", "explore-1 assistant : Done."}},
+		{"a running sub-agent's skill at the end, after its prompt", []string{start, prompt,
+			line("assistant.message", "e2", "", `{"messageId":"m-1","content":"","toolRequests":[{"toolCallId":"call_1","name":"task","arguments":{"description":"Read","prompt":"Read the report.","agent_type":"explore"},"type":"function"}]}`),
+			line("subagent.started", "e3", "explore-1", `{"toolCallId":"call_1","agentName":"explore"}`),
+			skill("e4", "explore-1")},
+			[]string{"user prompt: /pdf report.pdf", "assistant : " /* the task call's tool_use */, "explore-1 user prompt: Read the report.",
+				"explore-1 user injected_context: Read PDFs with pdftotext."}},
 		{"no content", []string{start, prompt, line("skill.invoked", "e2", "", `{"name":"pdf","path":"x/SKILL.md"}`)},
 			[]string{"user prompt: /pdf report.pdf"}},
 	}
