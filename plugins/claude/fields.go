@@ -108,6 +108,7 @@ var keys = abi.NewKeySet(
 	"blockingError",
 	"exitCode",
 	"service_tier",
+	"agent_id",
 )
 
 // Indexes into keys.
@@ -210,6 +211,7 @@ const (
 	kBlockingError
 	kExitCode
 	kServiceTier
+	kAgentIdSnake
 
 	nKeys
 )
