@@ -2,11 +2,13 @@ package synccmd_test
 
 import (
 	"bytes"
+	"encoding/json"
 	"path/filepath"
 	"testing"
 	"time"
 
 	"github.com/twasm/twasm/internal/testing/clitest"
+	"github.com/twasm/twasm/lifecycle"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -175,6 +177,52 @@ func TestSyncGeminiSubAgentAlone(t *testing.T) {
 	}
 	if row := lsRow(t, h, parentRun); row.UsageInAll["output_tokens"] != 150+215 {
 		t.Errorf("ls --json: %+v, want the session's 150 and its sub-agent's 215 output tokens, once", row)
+	}
+	syncWant(t, h, store, "sync with nothing new", nothing)
+}
+
+// TestSyncGeminiSubAgentSupersedesScope: a session's run in which the
+// plugin made a child run of a sub-agent's call from the call itself (its
+// prompt and result: the call's record named no agent when it was
+// archived, as every record did for a twasm before the sub-agents' chats
+// were read) is linked to the sub-agent's chat once its record names it:
+// the chat's run, at the same call, supersedes the run made of the call,
+// so the tree and ls count the sub-agent once, with its tokens.
+func TestSyncGeminiSubAgentSupersedesScope(t *testing.T) {
+	t.Parallel()
+	parent := geminiLines(t, "session_jsonl_subagent_parent.jsonl")
+	child := bytes.Join(geminiLines(t, "session_jsonl_subagent_child.jsonl"), nil)
+	named := parent[5]
+	unnamed := bytes.Replace(named, []byte(`"agentId":"`+geminiChildID+`",`), nil, 1)
+	if bytes.Equal(named, unnamed) {
+		t.Fatal("the golden's call record names no agentId")
+	}
+	h := clitest.NewHome(t)
+	store := filepath.Join(h.Dir, ".gemini", "tmp")
+	first := append(append(append([][]byte{}, parent[:5]...), unnamed), parent[6:]...)
+	h.Put(geminiParent, bytes.Join(first, nil), time.Hour)
+	runs := syncNewRuns(t, h, store, "sync of the session, its call naming no agent", 1)
+	parentRun := runs[filepath.Join(h.Dir, geminiParent)]
+	wantSubRuns(t, h, parentRun, 1, 0) // the call's prompt and result
+	// The record appended again, naming the agent, and its chat.
+	h.Put(geminiParent, bytes.Join(append(first, []byte("\n"), named), nil), 30*time.Minute)
+	h.Put(geminiChild, child, 30*time.Minute)
+	got := syncWant(t, h, store, "sync of the chat", map[string]int{"grown": 1, "new": 1})
+	childRun := got["new"][0]
+	wantSubAgentTotals(t, h, parentRun, [2]int64{2876, 215}, [2]int64{3352 + 2876, 150 + 215}, 1, 2)
+	var supersedes string
+	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parentRun)) {
+		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID == childRun {
+			if ev.Path != "agent."+geminiChildID+"_"+geminiCall {
+				t.Errorf("the chat's run linked at %s, want at the call %s", ev.Path, geminiCall)
+			}
+			if sp := ev.Step(); sp != nil {
+				_ = json.Unmarshal(sp.Extra[lifecycle.SupersedesField], &supersedes)
+			}
+		}
+	}
+	if supersedes == "" {
+		t.Error("the chat's run supersedes no run: the sub-agent is counted twice")
 	}
 	syncWant(t, h, store, "sync with nothing new", nothing)
 }
