@@ -108,6 +108,7 @@ var keys = abi.NewKeySet(
 	"blockingError",
 	"exitCode",
 	"service_tier",
+	"forkedFrom",
 )
 
 // Indexes into keys.
@@ -210,6 +211,7 @@ const (
 	kBlockingError
 	kExitCode
 	kServiceTier
+	kForkedFrom
 
 	nKeys
 )
