@@ -1,0 +1,126 @@
+package synccmd_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"regexp"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
+)
+
+// TestSyncForkCountedOnce: an agent that forks a session (Qwen Code's
+// /branch, Claude Code's /branch, Pi's /fork) writes the conversation so
+// far into the new session's file. Synced beside the session it was
+// forked from, the copy is that session's: `twasm usage` and `ls --json`
+// count its tokens once, in the parent's run, and the fork's run counts
+// only what it did after the fork. Before, the copied tokens counted in
+// both runs (Qwen 129 output tokens in all instead of 77, Claude 230
+// instead of 130, Pi 107 instead of 87).
+func TestSyncForkCountedOnce(t *testing.T) {
+	t.Parallel()
+	// drop removes the first match of re from every line, parent rewrites
+	// the fork's copied lines (those re matches) as the parent wrote them.
+	drop := func(lines [][]byte, re *regexp.Regexp) [][]byte {
+		out := make([][]byte, 0, len(lines))
+		for _, l := range lines {
+			if re.Match(l) {
+				out = append(out, re.ReplaceAll(l, nil))
+			}
+		}
+		return out
+	}
+	lines := func(provider, name string) [][]byte {
+		return bytes.SplitAfter(bytes.TrimSuffix(clitest.ReadFile(t, clitest.Golden(provider, name)), []byte("\n")), []byte("\n"))
+	}
+	endLine := func(b [][]byte) [][]byte {
+		if n := len(b); n > 0 && !bytes.HasSuffix(b[n-1], []byte("\n")) {
+			b[n-1] = append(b[n-1], '\n')
+		}
+		return b
+	}
+	forkedFrom := regexp.MustCompile(`,"forkedFrom":\{[^}]*\}`)
+
+	type files struct{ parent, fork []byte }
+	cases := []struct {
+		name, store        string
+		parentRel, forkRel string
+		make               func() files
+		output, forkOutput int64
+	}{
+		{"qwen", ".qwen", ".qwen/projects/-home-me-proj/chats/3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f.jsonl", ".qwen/projects/-home-me-proj/chats/7f3e2a10-9c4b-4d2e-8a61-5b0c9d8e7f21.jsonl",
+			func() files {
+				fork := endLine(lines("qwen", "session_branch.jsonl"))
+				parent := drop(fork, forkedFrom)
+				for i, l := range parent {
+					parent[i] = bytes.ReplaceAll(l, []byte("7f3e2a10-9c4b-4d2e-8a61-5b0c9d8e7f21"), []byte("3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"))
+				}
+				return files{bytes.Join(parent, nil), bytes.Join(fork, nil)}
+			}, 40 + 12 + 25, 25},
+		{"claude", ".claude", ".claude/projects/-home-me-proj/eb77d97e-0000-4000-8000-00000000a0a1.jsonl", ".claude/projects/-home-me-proj/ead6ae5a-0000-4000-8000-00000000f0a1.jsonl",
+			func() files {
+				fork := endLine(lines("claude", "session_log_fork_v2_1_123.jsonl"))
+				parent := drop(fork, forkedFrom)
+				for i, l := range parent {
+					parent[i] = bytes.ReplaceAll(l, []byte("ead6ae5a-0000-4000-8000-00000000f0a1"), []byte("eb77d97e-0000-4000-8000-00000000a0a1"))
+				}
+				return files{bytes.Join(parent, nil), bytes.Join(fork, nil)}
+			}, 80 + 20 + 30, 30},
+		{"pi", ".pi", ".pi/agent/sessions/--home-u-proj--/2026-09-09T08-00-00-000Z_0a0a0000-0000-4000-8000-000000000000.jsonl", ".pi/agent/sessions/--home-u-proj--/2026-09-10T10-00-00-000Z_0b0f0000-0000-4000-8000-000000000001.jsonl",
+			func() files {
+				fork := endLine(lines("pi", "session_fork_branch_summary.jsonl"))
+				// The parent: its own header, then the three entries the
+				// fork copied (dated before the fork's header).
+				parent := [][]byte{[]byte(`{"type":"session","version":3,"id":"0a0a0000-0000-4000-8000-000000000000","timestamp":"2026-09-09T08:00:00.000Z","cwd":"/home/u/proj"}` + "\n")}
+				parent = append(parent, fork[1:4]...)
+				return files{bytes.Join(parent, nil), bytes.Join(fork, nil)}
+			}, 20 + 67, 67},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := clitest.NewHome(t)
+			f := c.make()
+			h.Put(c.parentRel, f.parent, 2*time.Hour)
+			h.Put(c.forkRel, f.fork, time.Hour)
+			runs := syncNewRuns(t, h, filepath.Join(h.Dir, c.store), "sync", 2)
+			forkRun := runs[filepath.Join(h.Dir, c.forkRel)]
+			if forkRun == "" || runs[filepath.Join(h.Dir, c.parentRel)] == "" {
+				t.Fatalf("runs %v: want the parent's and the fork's", runs)
+			}
+			var rep struct {
+				Total struct {
+					Sessions int `json:"sessions"`
+					Usage    struct {
+						Output int64 `json:"output_tokens"`
+					} `json:"usage"`
+				} `json:"total"`
+			}
+			if r := h.OK("usage", "--json"); json.Unmarshal([]byte(r.Out), &rep) != nil || rep.Total.Sessions != 2 || rep.Total.Usage.Output != c.output {
+				t.Errorf("usage --json: %d sessions, %d output tokens; want 2, %d\n%s", rep.Total.Sessions, rep.Total.Usage.Output, c.output, r.Out)
+			}
+			var total int64
+			forkOut := int64(-1)
+			for _, l := range bytes.Split(bytes.TrimSpace([]byte(h.OK("ls", "--json").Out)), []byte("\n")) {
+				var row struct {
+					RunID      string `json:"run_id"`
+					UsageInAll struct {
+						Output int64 `json:"output_tokens"`
+					} `json:"usage_in_all"`
+				}
+				if err := json.Unmarshal(l, &row); err != nil {
+					t.Fatalf("ls --json line %q: %v", l, err)
+				}
+				total += row.UsageInAll.Output
+				if row.RunID == forkRun {
+					forkOut = row.UsageInAll.Output
+				}
+			}
+			if total != c.output || forkOut != c.forkOutput {
+				t.Errorf("ls --json: %d output tokens in all, the fork's run %d; want %d, %d", total, forkOut, c.output, c.forkOutput)
+			}
+		})
+	}
+}
