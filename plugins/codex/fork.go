@@ -20,6 +20,17 @@ func isForkedSubAgent(m abi.Value) bool {
 		m.Path("source", "subagent", "thread_spawn").Kind() == abi.KindObject
 }
 
+// isUserFork reports whether a rollout's own session_meta (m) is that of
+// a thread a user forked (codex fork, the app-server's thread/fork, the
+// TUI's backtrack): it names the thread it was forked from
+// (forked_from_id) and no thread spawned it. Codex starts its running
+// token total from the parent's last (counter.inherits).
+func isUserFork(m abi.Value) bool {
+	f := m.Get("forked_from_id")
+	return f.Kind() == abi.KindString && !f.Is("") &&
+		m.Path("source", "subagent", "thread_spawn").Kind() != abi.KindObject
+}
+
 // forked reads a line of the history a forked sub-agent's rollout copied
 // from its parent (see doc.go, Sub-agents): it reports whether the line
 // was that history's (declared ignored: the parent's run records it),

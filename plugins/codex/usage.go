@@ -30,13 +30,19 @@ func execUsage(u abi.Value) sdk.Usage {
 //
 // A forked sub-agent's rollout starts with its parent's counts, and its
 // own continue the parent's last total: base is the usage counted when
-// the copy ended (rebase), which the step's usage leaves out.
+// the copy ended (rebase), which the step's usage leaves out. A user's
+// fork (inherits) starts its running total from its parent's last
+// (last_token_info_from_rollout), which its rollout need not hold (0.158+
+// forks reference the parent's history instead of copying it): its first
+// count's total less that count's response (total_token_usage less
+// last_token_usage) is what it inherited, the base.
 type counter struct {
-	closed  sdk.Usage // ended segments and per-response additions
-	current sdk.Usage // the running total of the current segment
-	base    sdk.Usage // counted before the rollout's own lines (rebase)
-	prev    [5]int64  // the last total seen, to compare
-	seen    bool
+	closed   sdk.Usage // ended segments and per-response additions
+	current  sdk.Usage // the running total of the current segment
+	base     sdk.Usage // counted before the rollout's own lines (rebase)
+	prev     [5]int64  // the last total seen, to compare
+	seen     bool
+	inherits bool // a user's fork, whose first count's total starts from its parent's
 }
 
 // snapshot is u's figures as numbers (an unset figure is -1).
@@ -78,6 +84,10 @@ func (c *counter) add(total, last abi.Value) bool {
 		if c.seen && s == c.prev {
 			return false
 		}
+		if c.inherits && !c.seen && last.Kind() == abi.KindObject {
+			c.base = minus(t, execUsage(last))
+		}
+		c.inherits = false
 		restart := false
 		if c.seen {
 			for i := range s {
