@@ -4,12 +4,13 @@ package claude_test
 
 import (
 	"context"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/claude"
-	"github.com/twasm/twasm/transcript"
 )
 
 // TestFork: /branch writes the conversation so far into the new session's
@@ -46,13 +47,6 @@ func TestFork(t *testing.T) {
 		line("user", "u2", "a2", user("fork prompt")),
 		line("assistant", "a3", "u2", answer("msg_f", "fork answer", "500", "40")),
 	}
-	join := func(parts ...[]string) []string {
-		var all []string
-		for _, p := range parts {
-			all = append(all, p...)
-		}
-		return all
-	}
 	tests := []struct {
 		name          string
 		lines         []string
@@ -60,9 +54,9 @@ func TestFork(t *testing.T) {
 		calls         int
 		input, output int64
 	}{
-		{"fork: only its own turn", join(copied, own), "fork prompt|fork answer", 0, 500, 40},
+		{"fork: only its own turn", slices.Concat(copied, own), "fork prompt|fork answer", 0, 500, 40},
 		{"fork not yet continued", copied, "", 0, -1, -1},
-		{"the parent itself", join(parent, own), "parent prompt|parent answer|fork prompt|fork answer", 1, 1200, 90},
+		{"the parent itself", slices.Concat(parent, own), "parent prompt|parent answer|fork prompt|fork answer", 1, 1200, 90},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -70,31 +64,12 @@ func TestFork(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var texts []string
-			calls := 0
-			for _, e := range r.Events {
-				if e.Type == transcript.ToolCall {
-					calls++
-				}
-				m := e.Event.Message()
-				if m == nil {
-					continue
-				}
-				for _, b := range m.Blocks {
-					if b.Text != "" {
-						texts = append(texts, b.Text)
-					}
-				}
-			}
-			if got := strings.Join(texts, "|"); got != tt.texts {
-				t.Errorf("messages %q; want %q", got, tt.texts)
+			texts, calls, in, out := plugintest.FromResult(r).Summary(nil)
+			if texts != tt.texts {
+				t.Errorf("messages %q; want %q", texts, tt.texts)
 			}
 			if calls != tt.calls {
 				t.Errorf("%d tool calls; want %d", calls, tt.calls)
-			}
-			in, out := int64(-1), int64(-1)
-			if u := r.Step.Usage; u != nil && u.InputTokens != nil {
-				in, out = *u.InputTokens, *u.OutputTokens
 			}
 			if in != tt.input || out != tt.output {
 				t.Errorf("usage in %d out %d; want %d, %d", in, out, tt.input, tt.output)

@@ -7,12 +7,11 @@ import (
 	"context"
 	"os"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/opencode"
-	"github.com/twasm/twasm/transcript"
 )
 
 // TestForkCopiedMessages: Session.fork creates the new session, then
@@ -50,7 +49,7 @@ func TestForkCopiedMessages(t *testing.T) {
 		status string
 	}{
 		{"rows: the fork's own turn", fork, "TestParse is now a table of cases.", 0, 11350, "ok"},
-		{"rows: a session of its own", unforked, "", 2, 32330, "ok"},
+		{"rows: a session of its own", unforked, "I should run the test first.|Running the test.|TestParse fails because the input file is missing.|TestParse is now a table of cases.", 2, 32330, "ok"},
 		{"tree: a fork holding only its copy", tree, "", 0, -1, ""},
 	}
 	for _, tt := range tests {
@@ -59,32 +58,12 @@ func TestForkCopiedMessages(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var texts []string
-			calls := 0
-			for _, e := range r.Events {
-				if e.Type == transcript.ToolCall {
-					calls++
-				}
-				if m := e.Event.Message(); m != nil && m.Role == "assistant" {
-					for _, b := range m.Blocks {
-						if b.Text != "" {
-							texts = append(texts, b.Text)
-						}
-					}
-				}
-			}
-			if tt.texts != "" && strings.Join(texts, "|") != tt.texts {
-				t.Errorf("assistant texts %q; want %q", strings.Join(texts, "|"), tt.texts)
-			}
-			if tt.texts == "" && tt.input < 0 && len(texts) != 0 {
-				t.Errorf("assistant texts %q; want none", texts)
+			texts, calls, in, _ := plugintest.FromResult(r).Summary(plugintest.Assistant)
+			if texts != tt.texts {
+				t.Errorf("assistant texts %q; want %q", texts, tt.texts)
 			}
 			if calls != tt.calls {
 				t.Errorf("%d tool calls; want %d", calls, tt.calls)
-			}
-			in := int64(-1)
-			if u := r.Step.Usage; u != nil && u.InputTokens != nil {
-				in = *u.InputTokens
 			}
 			if in != tt.input {
 				t.Errorf("input tokens %d; want %d", in, tt.input)

@@ -9,8 +9,8 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/qwen"
-	"github.com/twasm/twasm/transcript"
 )
 
 // TestBranch: /branch writes the conversation so far into a new chat file,
@@ -63,31 +63,12 @@ func TestBranch(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			var texts []string
-			calls := 0
-			for _, e := range r.Events {
-				if e.Type == transcript.ToolCall {
-					calls++
-				}
-				m := e.Event.Message()
-				if m == nil {
-					continue
-				}
-				for _, b := range m.Blocks {
-					if b.Text != "" {
-						texts = append(texts, b.Text)
-					}
-				}
-			}
-			if got := strings.Join(texts, "|"); got != tt.texts {
-				t.Errorf("messages %q; want %q", got, tt.texts)
+			texts, calls, in, out := plugintest.FromResult(r).Summary(nil)
+			if texts != tt.texts {
+				t.Errorf("messages %q; want %q", texts, tt.texts)
 			}
 			if calls != tt.calls {
 				t.Errorf("%d tool calls; want %d", calls, tt.calls)
-			}
-			in, out := int64(-1), int64(-1)
-			if u := r.Step.Usage; u != nil && u.InputTokens != nil {
-				in, out = *u.InputTokens, *u.OutputTokens
 			}
 			if in != int64(tt.input) || out != int64(tt.output) {
 				t.Errorf("usage in %d out %d; want %d, %d", in, out, tt.input, tt.output)

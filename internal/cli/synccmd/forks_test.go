@@ -21,29 +21,10 @@ import (
 // instead of 130, Pi 107 instead of 87).
 func TestSyncForkCountedOnce(t *testing.T) {
 	t.Parallel()
-	// drop removes the first match of re from every line, parent rewrites
-	// the fork's copied lines (those re matches) as the parent wrote them.
-	drop := func(lines [][]byte, re *regexp.Regexp) [][]byte {
-		out := make([][]byte, 0, len(lines))
-		for _, l := range lines {
-			if re.Match(l) {
-				out = append(out, re.ReplaceAll(l, nil))
-			}
-		}
-		return out
-	}
+	// lines are a golden input's lines, each ending with its newline.
 	lines := func(provider, name string) [][]byte {
-		return bytes.SplitAfter(bytes.TrimSuffix(clitest.ReadFile(t, clitest.Golden(provider, name)), []byte("\n")), []byte("\n"))
+		return bytes.SplitAfter(clitest.ReadFile(t, clitest.Golden(provider, name)), []byte("\n"))
 	}
-	endLine := func(b [][]byte) [][]byte {
-		if n := len(b); n > 0 && !bytes.HasSuffix(b[n-1], []byte("\n")) {
-			b[n-1] = append(b[n-1], '\n')
-		}
-		return b
-	}
-	forkedFrom := regexp.MustCompile(`,"forkedFrom":\{[^}]*\}`)
-
-	type files struct{ parent, fork []byte }
 	cases := []struct {
 		name, store        string
 		parentRel, forkRel string
@@ -52,25 +33,15 @@ func TestSyncForkCountedOnce(t *testing.T) {
 	}{
 		{"qwen", ".qwen", ".qwen/projects/-home-me-proj/chats/3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f.jsonl", ".qwen/projects/-home-me-proj/chats/7f3e2a10-9c4b-4d2e-8a61-5b0c9d8e7f21.jsonl",
 			func() files {
-				fork := endLine(lines("qwen", "session_branch.jsonl"))
-				parent := drop(fork, forkedFrom)
-				for i, l := range parent {
-					parent[i] = bytes.ReplaceAll(l, []byte("7f3e2a10-9c4b-4d2e-8a61-5b0c9d8e7f21"), []byte("3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f"))
-				}
-				return files{bytes.Join(parent, nil), bytes.Join(fork, nil)}
+				return copiedParent(lines("qwen", "session_branch.jsonl"), "7f3e2a10-9c4b-4d2e-8a61-5b0c9d8e7f21", "3c1d2e4f-5a6b-4c7d-8e9f-0a1b2c3d4e5f")
 			}, 40 + 12 + 25, 25},
 		{"claude", ".claude", ".claude/projects/-home-me-proj/eb77d97e-0000-4000-8000-00000000a0a1.jsonl", ".claude/projects/-home-me-proj/ead6ae5a-0000-4000-8000-00000000f0a1.jsonl",
 			func() files {
-				fork := endLine(lines("claude", "session_log_fork_v2_1_123.jsonl"))
-				parent := drop(fork, forkedFrom)
-				for i, l := range parent {
-					parent[i] = bytes.ReplaceAll(l, []byte("ead6ae5a-0000-4000-8000-00000000f0a1"), []byte("eb77d97e-0000-4000-8000-00000000a0a1"))
-				}
-				return files{bytes.Join(parent, nil), bytes.Join(fork, nil)}
+				return copiedParent(lines("claude", "session_log_fork_v2_1_123.jsonl"), "ead6ae5a-0000-4000-8000-00000000f0a1", "eb77d97e-0000-4000-8000-00000000a0a1")
 			}, 80 + 20 + 30, 30},
 		{"pi", ".pi", ".pi/agent/sessions/--home-u-proj--/2026-09-09T08-00-00-000Z_0a0a0000-0000-4000-8000-000000000000.jsonl", ".pi/agent/sessions/--home-u-proj--/2026-09-10T10-00-00-000Z_0b0f0000-0000-4000-8000-000000000001.jsonl",
 			func() files {
-				fork := endLine(lines("pi", "session_fork_branch_summary.jsonl"))
+				fork := lines("pi", "session_fork_branch_summary.jsonl")
 				// The parent: its own header, then the three entries the
 				// fork copied (dated before the fork's header).
 				parent := [][]byte{[]byte(`{"type":"session","version":3,"id":"0a0a0000-0000-4000-8000-000000000000","timestamp":"2026-09-09T08:00:00.000Z","cwd":"/home/u/proj"}` + "\n")}
@@ -123,4 +94,24 @@ func TestSyncForkCountedOnce(t *testing.T) {
 			}
 		})
 	}
+}
+
+// files are a session's file and its fork's.
+type files struct{ parent, fork []byte }
+
+// forkedFrom is the member a copied record carries (Qwen Code's, Claude
+// Code's).
+var forkedFrom = regexp.MustCompile(`,"forkedFrom":\{[^}]*\}`)
+
+// copiedParent is a fork (its lines) and the session it was forked from:
+// the fork's copied lines (those with forkedFrom) as the parent wrote
+// them, without forkedFrom, with the parent's id for the fork's.
+func copiedParent(fork [][]byte, forkID, parentID string) files {
+	var parent [][]byte
+	for _, l := range fork {
+		if forkedFrom.Match(l) {
+			parent = append(parent, bytes.ReplaceAll(forkedFrom.ReplaceAll(l, nil), []byte(forkID), []byte(parentID)))
+		}
+	}
+	return files{bytes.Join(parent, nil), bytes.Join(fork, nil)}
 }
