@@ -13,12 +13,13 @@ import (
 
 // TestSyncForkCountedOnce: an agent that forks a session (Qwen Code's
 // /branch, Claude Code's /branch, Pi's /fork) writes the conversation so
-// far into the new session's file. Synced beside the session it was
+// far into the new session's file (a Codex 0.158+ fork starts its running
+// token total from its parent's instead). Synced beside the session it was
 // forked from, the copy is that session's: `twasm usage` and `ls --json`
 // count its tokens once, in the parent's run, and the fork's run counts
 // only what it did after the fork. Before, the copied tokens counted in
 // both runs (Qwen 129 output tokens in all instead of 77, Claude 230
-// instead of 130, Pi 107 instead of 87).
+// instead of 130, Pi 107 instead of 87, Codex 720 instead of 420).
 func TestSyncForkCountedOnce(t *testing.T) {
 	t.Parallel()
 	// lines are a golden input's lines, each ending with its newline.
@@ -48,6 +49,22 @@ func TestSyncForkCountedOnce(t *testing.T) {
 				parent = append(parent, fork[1:4]...)
 				return files{bytes.Join(parent, nil), bytes.Join(fork, nil)}
 			}, 20 + 67, 67},
+		// Codex 0.158+ forks reference the parent's history instead of
+		// copying it, but the fork's running token total starts from the
+		// parent's last: the parent's 300 output tokens are in the fork's
+		// first count's total.
+		{"codex", ".codex", ".codex/sessions/2026/11/20/rollout-2026-11-20T09-50-00-019a6b2e-4c1d-7e20-9f31-0a1b2c3d4e5f.jsonl", ".codex/sessions/2026/11/20/rollout-2026-11-20T10-00-00-019a6b40-7d2e-7f31-8a42-1b2c3d4e5f60.jsonl",
+			func() files {
+				parent := `{"timestamp":"2026-11-20T09:50:00.120Z","type":"session_meta","payload":{"session_id":"019a6b2e-4c1d-7e20-9f31-0a1b2c3d4e5f","id":"019a6b2e-4c1d-7e20-9f31-0a1b2c3d4e5f","timestamp":"2026-11-20T09:50:00.100Z","cwd":"/work/proj","originator":"codex-tui","cli_version":"0.158.0","source":"cli","model_provider":"openai","history_mode":"paginated"}}
+{"timestamp":"2026-11-20T09:50:05.000Z","type":"event_msg","payload":{"type":"task_started","turn_id":"019a6b2e-9e01-7a10-b001-000000000001","model_context_window":258400}}
+{"timestamp":"2026-11-20T09:50:05.010Z","type":"turn_context","payload":{"turn_id":"019a6b2e-9e01-7a10-b001-000000000001","cwd":"/work/proj","model":"gpt-5.5"}}
+{"timestamp":"2026-11-20T09:50:05.020Z","type":"response_item","payload":{"type":"message","role":"user","content":[{"type":"input_text","text":"Replace the switch in kinds.go."}]}}
+{"timestamp":"2026-11-20T09:50:20.000Z","type":"response_item","payload":{"type":"message","role":"assistant","content":[{"type":"output_text","text":"The switch now has a case per kind."}],"phase":"final_answer"}}
+{"timestamp":"2026-11-20T09:50:20.010Z","type":"event_msg","payload":{"type":"token_count","info":{"total_token_usage":{"input_tokens":12000,"cached_input_tokens":10000,"output_tokens":300,"reasoning_output_tokens":64,"total_tokens":12300},"last_token_usage":{"input_tokens":12000,"cached_input_tokens":10000,"output_tokens":300,"reasoning_output_tokens":64,"total_tokens":12300},"model_context_window":258400},"rate_limits":null}}
+{"timestamp":"2026-11-20T09:50:20.020Z","type":"event_msg","payload":{"type":"task_complete","turn_id":"019a6b2e-9e01-7a10-b001-000000000001","last_agent_message":"The switch now has a case per kind."}}
+`
+				return files{[]byte(parent), bytes.Join(lines("codex", "rollout_v0158_user_fork_referenced.jsonl"), nil)}
+			}, 300 + 120, 120},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
