@@ -108,6 +108,7 @@ var keys = abi.NewKeySet(
 	"blockingError",
 	"exitCode",
 	"service_tier",
+	"agent_id",
 	"forkedFrom",
 )
 
@@ -211,6 +212,7 @@ const (
 	kBlockingError
 	kExitCode
 	kServiceTier
+	kAgentIdSnake
 	kForkedFrom
 
 	nKeys

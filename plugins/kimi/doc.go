@@ -147,6 +147,17 @@
 // journal, in the same directory) is linked at the session's latest part:
 // which call started it is not guessed.
 //
+// Side questions. The Kimi CLI's /btw asks a side question while the
+// agent works (soul/btw.py): a separate model call answers it from the
+// conversation so far, every tool call refused, and neither question nor
+// answer joins the main conversation. Its BtwBegin {id, question} and
+// BtwEnd {id, response | error} records (Wire 1.9) are a child run of
+// their own, scope "btw-<id>" named btw: the question its message.user,
+// the response its message.assistant (never the step's answer), closed ok,
+// or error with BtwEnd's error, or left incomplete when the log ends
+// before its BtwEnd. btw.py sends no StatusUpdate for it: its usage is not
+// in the log, and none is counted.
+//
 // Usage. Every figure as the agent states it: input_other (inputOther) is
 // the input neither read from nor written to the cache, input_cache_read
 // and input_cache_creation the cache read and write, output every output

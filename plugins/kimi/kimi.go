@@ -1,6 +1,7 @@
 package kimi
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -73,6 +74,8 @@ type normalizer struct {
 	// has not been called since (no StepBegin): text there is the CLI's.
 	unstepped map[string]bool
 
+	// btw holds the scopes of the side questions (BtwBegin) not ended.
+	btw       map[string]bool
 	prompts   []string // the prompts' texts whose copy in the model's context is still to come
 	looped    bool     // a loop step was read since the last prompt
 	requested bool     // an llm.request named the model
@@ -478,6 +481,10 @@ func (n *normalizer) End(out *sdk.Out) error {
 			out.ScopeClose(sdk.S(a.scope), sdk.StatusIncomplete, sdk.S("the log ended before the sub-agent's result was recorded"))
 		}
 	}
+	for _, scope := range sortedKeys(n.btw) {
+		out.ScopeClose(sdk.S(scope), sdk.StatusIncomplete, sdk.S("the log ended before the side question's answer was recorded"))
+	}
+	n.btw = nil
 	return nil
 }
 
@@ -547,4 +554,14 @@ func msTime(v abi.Value) string {
 		return ""
 	}
 	return sdk.RFC3339Millis(int64(f))
+}
+
+// sortedKeys are m's keys in order (End reports in a fixed order).
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

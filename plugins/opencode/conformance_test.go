@@ -16,7 +16,7 @@ import (
 // checkFacts checks a golden input's run (TestGolden) against facts
 // read from the raw input apart from the plugin (with encoding/json), the
 // last version of each part by its id: every tool part past pending a
-// tool.call, every assistant text in an assistant block, the step's
+// tool.call, every assistant text (not ignored) in an assistant block, the step's
 // cost the sum of the step-finish parts', and nothing unmapped. The
 // step's tokens are checked by TestSessionUsageMatchesRaw, over the
 // same inputs. A message created before its session was (Session.fork's
@@ -41,10 +41,11 @@ type facts struct {
 }
 
 type ocPart struct {
-	Type   string `json:"type"`
-	Text   string `json:"text"`
-	CallID string `json:"callID"`
-	State  struct {
+	Type    string `json:"type"`
+	Text    string `json:"text"`
+	Ignored bool   `json:"ignored"`
+	CallID  string `json:"callID"`
+	State   struct {
 		Status string `json:"status"`
 	} `json:"state"`
 	Cost float64 `json:"cost"`
@@ -144,7 +145,9 @@ func openCodeFacts(raw []byte) facts {
 		p := parts[id]
 		switch p.Type {
 		case "text":
-			if !user[id] {
+			// An ignored text is a note OpenCode never sends to the
+			// model (message-v2.ts), the assistant's in no format.
+			if !user[id] && !p.Ignored {
 				fx.texts = append(fx.texts, p.Text)
 			}
 		case "tool":

@@ -36,7 +36,15 @@
 //
 // Parts: text and reasoning are text and thinking blocks (a synthetic
 // text of a user message is injected context, a file attachment or a
-// subtask a text block naming it); a tool part is a tool_use block and,
+// subtask a text block naming it; a user message's text marked ignored
+// makes no block: OpenCode shows it to the user and never sends it to
+// the model, session/message-v2.ts toModelMessages skipping it, as
+// plugins use it for notes a noReply prompt posts, so it is neither the
+// prompt nor context, and a message of such texts alone is no prompt
+// left unanswered; an assistant's text is sent whatever its ignored
+// says, and stays its text, but a run --format json part names no role,
+// and OpenCode marks no text of the model's ignored, so an ignored text
+// there is such a note too, never the assistant's answer); a tool part is a tool_use block and,
 // once it left pending (its input is known then), a tool.call, with a
 // tool.result when completed (an error when bash exited non-zero, read
 // from metadata.exit; ok otherwise) or error (state.error: denied when

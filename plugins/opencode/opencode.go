@@ -107,6 +107,7 @@ type part struct {
 	id, typ      string
 	text         string // text, reasoning; a file's or subtask's description
 	synthetic    bool
+	ignored      bool // a user message's text OpenCode never sends to the model
 	tool, callID string
 	status       string  // pending, running, completed, error
 	input        sdk.Str // the JSON input (kept)
@@ -487,7 +488,7 @@ func (n *normalizer) keep(m *message, id string, p abi.Value) *part {
 	if id == "" {
 		id = "#" + strconv.Itoa(len(m.parts))
 	}
-	q := &part{id: id, typ: p.Get("type").String(), synthetic: p.Get("synthetic").Truthy()}
+	q := &part{id: id, typ: p.Get("type").String(), synthetic: p.Get("synthetic").Truthy(), ignored: p.Get("ignored").Truthy()}
 	switch q.typ {
 	case "text", "reasoning":
 		q.text = p.Get("text").String()
@@ -540,6 +541,14 @@ func (n *normalizer) block(m *message, i int, q *part, out *sdk.Out) {
 	key := sdk.S(m.id)
 	switch q.typ {
 	case "text":
+		if q.ignored && (m.user || n.format == fmtJSON) {
+			// Shown to the user, never sent to the model (OpenCode's
+			// toModelMessages drops it): not the prompt, not context.
+			// A run --format json part names no role: an ignored text
+			// there is such a note (OpenCode itself marks no text of
+			// the model's so), not the assistant's answer.
+			return
+		}
 		b := sdk.Block{Type: sdk.BlockText, Text: sdk.S(q.text)}
 		if m.user {
 			b.Origin = sdk.OriginPrompt

@@ -127,9 +127,14 @@
 // after N seconds") is cancelled, and so is a call Pi skipped for the
 // user's queued message ("Skipped due to queued user message."); a call
 // an extension blocked without a reason ("Tool execution was blocked",
-// agent-loop.ts) is denied (one blocked with a reason says only that
-// reason: an error); another error's text is the output's
-// first line. Pi runs no tool of a response that ended in an error or was
+// agent-loop.ts) is denied; one blocked with a reason stays an error, its
+// text the reason: it is the same block (prepareToolCall writes
+// createErrorToolResult(reason || "Tool execution was blocked"), isError
+// true), but the session keeps only the reason as the result's text,
+// with details {}, the same shape as a tool that threw, a tool not
+// found or arguments that failed validation (pi-mono 83378aa, and the
+// later 02c72186 the code index holds), so the log cannot tell it from a
+// failure and calling it denied would be a guess. Another error's text is the output's first line. Pi runs no tool of a response that ended in an error or was
 // aborted: such calls get a cancelled result saying so, unless a result
 // for one follows at once. Call ids: model servers make them unique per
 // response, not per session (a local one names every call call_1), so a
