@@ -13,13 +13,15 @@ import (
 
 // TestSyncForkCountedOnce: an agent that forks a session (Qwen Code's
 // /branch, Claude Code's /branch, Pi's /fork) writes the conversation so
-// far into the new session's file (a Codex 0.158+ fork starts its running
-// token total from its parent's instead). Synced beside the session it was
+// far into the new session's file (Kimi Code's /fork copies the journal
+// whole and marks the fork; a Codex 0.158+ fork starts its running token
+// total from its parent's instead). Synced beside the session it was
 // forked from, the copy is that session's: `twasm usage` and `ls --json`
 // count its tokens once, in the parent's run, and the fork's run counts
 // only what it did after the fork. Before, the copied tokens counted in
 // both runs (Qwen 129 output tokens in all instead of 77, Claude 230
-// instead of 130, Pi 107 instead of 87, Codex 720 instead of 420).
+// instead of 130, Pi 107 instead of 87, Codex 720 instead of 420, Kimi
+// Code 257 instead of 193).
 func TestSyncForkCountedOnce(t *testing.T) {
 	t.Parallel()
 	// lines are a golden input's lines, each ending with its newline.
@@ -65,6 +67,15 @@ func TestSyncForkCountedOnce(t *testing.T) {
 `
 				return files{[]byte(parent), bytes.Join(lines("codex", "rollout_v0158_user_fork_referenced.jsonl"), nil)}
 			}, 300 + 120, 120},
+		// Kimi Code's /fork copies the journal whole and appends a fork
+		// marker; the parent went on after the fork, so the fork's file
+		// is a session of its own, which holds the parent's turn.
+		{"kimi", ".kimi-code", ".kimi-code/sessions/wd_proj_3f2a1b0c9d8e/session_5c1e0d1a/agents/main/wire.jsonl", ".kimi-code/sessions/wd_proj_3f2a1b0c9d8e/session_9f0e1d2c/agents/main/wire.jsonl",
+			func() files {
+				_, later, _ := bytes.Cut(clitest.ReadFile(t, clitest.Golden("kimi", "code_call_id_reused.jsonl")), []byte("\n"))
+				return files{append(clitest.ReadFile(t, clitest.Golden("kimi", "code_tools_failed_turn.jsonl")), later...),
+					clitest.ReadFile(t, clitest.Golden("kimi", "code_fork.jsonl"))}
+			}, 64 + 50 + 79, 79},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
