@@ -176,10 +176,15 @@
 // its own run counts; they are read before the marker is, so their
 // turns, calls and errors stay in the fork's run, but at the marker the
 // step's usage is set back to 0 (each figure stated so far) and a
-// warning says so: the fork's tokens are only those after it. The Kimi
-// CLI's /fork and /undo (session_fork.py) copy the journal with no
-// marker: such a fork is read whole, and its copied tokens count in
-// both runs.
+// warning says so: the fork's tokens are only those after it. A fork of
+// a session that wrote nothing since starts with all of that session's
+// bytes, and sync archives its file as more of that session's run (the
+// part's facts line names the fork's session, the first the parent's):
+// the copy is then the part the run held already, and nothing is reset
+// (the fork's turns are that run's). The Kimi CLI's /fork and /undo
+// (session_fork.py) copy the journal with no marker: such a fork is read
+// whole, and when its parent went on after it (so that sync makes it a
+// run of its own) its copied tokens count in both runs.
 //
 // Model and metadata. The model is the latest llm.request's (the model
 // the request was sent to, as the provider names it: kimi-k2.7-code),
