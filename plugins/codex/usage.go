@@ -77,6 +77,8 @@ func (c *counter) rebase() { c.base = c.closed.Plus(c.current) }
 // add counts one counter report (see total) without reporting it, and
 // says whether it changed the count.
 func (c *counter) add(total, last abi.Value) bool {
+	inherits := c.inherits // only the rollout's first count starts from the parent's total
+	c.inherits = false
 	switch {
 	case total.Kind() == abi.KindObject:
 		t := execUsage(total)
@@ -84,10 +86,9 @@ func (c *counter) add(total, last abi.Value) bool {
 		if c.seen && s == c.prev {
 			return false
 		}
-		if c.inherits && !c.seen && last.Kind() == abi.KindObject {
+		if inherits && last.Kind() == abi.KindObject {
 			c.base = minus(t, execUsage(last))
 		}
-		c.inherits = false
 		restart := false
 		if c.seen {
 			for i := range s {
