@@ -145,7 +145,8 @@
 // but also when a setting changes, so it ends nothing for sure): such a
 // rollout is read whole, the parent's history included, so its copied
 // tokens count in both runs (issue 28: a rule needs the parent's
-// rollout, which only the host has). In the parent's rollout the spawn_agent, send_message and
+// rollout, which only the host has); a warning says so at the copy's
+// first line, the parent's session_meta. In the parent's rollout the spawn_agent, send_message and
 // wait calls are tool calls like any; sub_agent_activity repeats them (declared
 // ignored), except an interrupted sub-agent, which is a warning. Messages
 // between agents (the agent_message response item {author, recipient,

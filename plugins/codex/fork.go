@@ -77,3 +77,18 @@ func (n *normalizer) forked(out *sdk.Out, typ, p abi.Value) bool {
 	out.Ignored(sdk.S(forkedHistory))
 	return true
 }
+
+// copiedHistory says, at a session_meta of the thread a user forked the
+// rollout from (id), that the rollout holds a copy of that thread's
+// history: the copying forks (every build before 0.158's referenced
+// forks, and Codex's copying path since) write it after the fork's own
+// session_meta, the parent's session_meta first, and mark no end to it,
+// so its turns and tokens are read as this rollout's (doc.go,
+// Sub-agents). A warning says so, once.
+func (n *normalizer) copiedHistory(id abi.Value, out *sdk.Out) {
+	if n.forkedFrom == "" || !id.Is(n.forkedFrom) {
+		return
+	}
+	out.Warn("codex: this fork holds a copy of the history of thread " + sdk.Clip(n.forkedFrom, 200) + " (from its session_meta on); Codex marks no end to the copy, so that thread's turns and tokens are counted in this run too")
+	n.forkedFrom = ""
+}

@@ -183,3 +183,46 @@ func TestUserFork(t *testing.T) {
 		})
 	}
 }
+
+// TestUserForkCopyWarned: a fork that copied its parent's history (every
+// build before 0.158's referenced forks, and Codex's copying path since)
+// writes it after its own session_meta, the parent's session_meta first,
+// and marks no end to it: the rollout is read whole, and a warning says
+// that the parent's turns and tokens are counted in this run too. A
+// referenced fork, a rollout that is no fork and a forked sub-agent
+// (whose copy is read as forked history) warn nothing of the kind.
+func TestUserForkCopyWarned(t *testing.T) {
+	ev := rolloutEvent
+	meta := func(id, extra string) string {
+		return `{"timestamp":"t","type":"session_meta","payload":{"id":"` + id + `",` + extra + `"timestamp":"t0","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.120.0","source":"cli"}}`
+	}
+	turn := []string{
+		ev(`{"type":"task_started","turn_id":"t1"}`),
+		rolloutItem(`{"type":"message","role":"user","content":[{"type":"input_text","text":"a prompt"}]}`),
+		rolloutItem(`{"type":"message","role":"assistant","content":[{"type":"output_text","text":"an answer"}],"phase":"final_answer"}`),
+		ev(`{"type":"task_complete","turn_id":"t1","last_agent_message":"an answer"}`),
+	}
+	spawned := `{"timestamp":"t","type":"session_meta","payload":{"id":"c1","forked_from_id":"p1","timestamp":"t0","cwd":"/w","originator":"codex_cli_rs","cli_version":"0.158.0","source":{"subagent":{"thread_spawn":{"parent_thread_id":"p1","depth":1,"agent_path":"/root/worker"}}}}}`
+	tests := []struct {
+		name  string
+		lines []string
+		want  bool
+	}{
+		{"a copying fork", append([]string{meta("f1", `"forked_from_id":"p1",`), meta("p1", "")}, turn...), true},
+		{"a referenced fork", append([]string{meta("f1", `"forked_from_id":"p1","forked_from_ordinal_exclusive":3,`)}, turn...), false},
+		{"no fork, its session_meta again", append([]string{meta("p1", ""), meta("p1", "")}, turn...), false},
+		{"a forked sub-agent", append([]string{spawned, meta("p1", "")}, turn...), false},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := runRollout(t, tt.lines)
+			warned := false
+			for _, w := range o.Result.Warnings {
+				warned = warned || strings.Contains(w, "holds a copy of the history of thread p1")
+			}
+			if warned != tt.want {
+				t.Errorf("warnings %q; want the copy's: %v", o.Result.Warnings, tt.want)
+			}
+		})
+	}
+}
