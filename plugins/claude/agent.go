@@ -351,3 +351,19 @@ func (n *normalizer) apiErrorRecord(v abi.Value, out *sdk.Out) {
 func (n *normalizer) ignore(native string, out *sdk.Out) {
 	out.Ignored(sdk.S(native))
 }
+
+// forkedHistory is the native name under which a record copied from
+// another session (forkedFrom) is declared ignored.
+const forkedHistory = "(forked history)"
+
+// forked reads a record a fork copied from the session it was forked
+// from (doc.go, Forks): /branch and --fork-session write the parent's
+// conversation into the new session's file, each record with the new
+// sessionId and forkedFrom {sessionId, messageUuid} naming where it came
+// from. Its turns, tool calls and usage are the parent's (the parent's
+// run holds them): it gives the session's format and metadata, and is
+// declared ignored.
+func (n *normalizer) forked(v abi.Value, out *sdk.Out) {
+	n.claudeLine(v, out)
+	n.ignore(forkedHistory, out)
+}

@@ -248,6 +248,10 @@ func (n *normalizer) value(v abi.Value, out *sdk.Out) {
 }
 
 func (n *normalizer) object(v abi.Value, out *sdk.Out) {
+	if n.get(v, kForkedFrom).Kind() == abi.KindObject {
+		n.forked(v, out)
+		return
+	}
 	t := n.get(v, kType)
 	switch sdk.Name(t) {
 	case "assistant":

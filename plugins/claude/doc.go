@@ -255,6 +255,17 @@
 //     prompt_snapshot and session_context, whose meaning no licensed
 //     real log shows (readers of other projects name them).
 //
+// Forks. /branch (and --fork-session in the builds that stamp it) writes
+// the conversation so far into the new session's file: each copied record
+// keeps its uuid, timestamp and message, takes the new sessionId, and
+// carries forkedFrom {sessionId, messageUuid} naming the session and
+// record it was copied from. Those turns, tool calls and tokens are the
+// parent session's, which its own run holds: a record with forkedFrom is
+// declared ignored as "(forked history)" (it still gives the session id,
+// version and cwd), so the fork's run holds, and its usage counts, only
+// what happened after the fork. A fork's copy that carries no forkedFrom
+// (a build that did not stamp it) is read as the session's own.
+//
 // Sub-agents. A line with a non-null parent_tool_use_id belongs to the
 // scope of the latest Task/Agent call of that tool id (see Call ids; the
 // id itself when no such call is in the input), opened on first sight

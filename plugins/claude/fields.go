@@ -109,6 +109,7 @@ var keys = abi.NewKeySet(
 	"exitCode",
 	"service_tier",
 	"agent_id",
+	"forkedFrom",
 )
 
 // Indexes into keys.
@@ -212,6 +213,7 @@ const (
 	kExitCode
 	kServiceTier
 	kAgentIdSnake
+	kForkedFrom
 
 	nKeys
 )

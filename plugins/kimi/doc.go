@@ -168,6 +168,24 @@
 // no step (a compaction's request) adds to the step alone. Neither agent
 // states a cost.
 //
+// Forks. Kimi Code's /fork copies the session's directory, each agent's
+// wire.jsonl whole, then appends {"type":"forked","time"} to every
+// agent's journal; the fork goes on after it (SessionStore.fork,
+// MoonshotAI/kimi-code packages/agent-core/src/session/store). The
+// lines before the last marker are the parent session's history, which
+// its own run counts; they are read before the marker is, so their
+// turns, calls and errors stay in the fork's run, but at the marker the
+// step's usage is set back to 0 (each figure stated so far) and a
+// warning says so: the fork's tokens are only those after it. A fork of
+// a session that wrote nothing since starts with all of that session's
+// bytes, and sync archives its file as more of that session's run (the
+// part's facts line names the fork's session, the first the parent's):
+// the copy is then the part the run held already, and nothing is reset
+// (the fork's turns are that run's). The Kimi CLI's /fork and /undo
+// (session_fork.py) copy the journal with no marker: such a fork is read
+// whole, and when its parent went on after it (so that sync makes it a
+// run of its own) its copied tokens count in both runs.
+//
 // Model and metadata. The model is the latest llm.request's (the model
 // the request was sent to, as the provider names it: kimi-k2.7-code),
 // else, in builds that journal no request, the latest usage.record's

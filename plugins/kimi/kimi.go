@@ -79,6 +79,56 @@ type normalizer struct {
 	prompts   []string // the prompts' texts whose copy in the model's context is still to come
 	looped    bool     // a loop step was read since the last prompt
 	requested bool     // an llm.request named the model
+
+	// counted is the step usage reported so far (the figures it
+	// states; see forked); current is the session the latest facts line
+	// names (sessionID the first's).
+	counted sdk.Usage
+	current string
+}
+
+// addUsage adds u to the step's usage.
+func (n *normalizer) addUsage(u sdk.Usage, out *sdk.Out) {
+	n.counted = n.counted.Plus(u)
+	out.Usage(u, sdk.ModeAdd)
+}
+
+// forked reads Kimi Code's fork marker ({"type":"forked","time"}): /fork
+// copies the session's directory, the agents' wire.jsonl whole, then
+// appends the marker to each agent's journal, so everything before it
+// is the history of the session it was forked from, whose run counts it
+// (a fork of a fork holds its parent's marker too: the last is the
+// fork's). The lines before have been read already: their turns stay
+// in this run, but the tokens they stated are set back to 0 (each
+// figure they stated), so the step's usage is only what follows.
+//
+// Unless this stream is another session's run grown by the fork's file:
+// a fork of a session that wrote nothing since starts with all of its
+// bytes, so the host archives the fork's file as more of that session's
+// run, the copy being what the run held already (the facts line of the
+// part naming the fork's session, the first the parent's). The copied
+// tokens are then counted once, in the earlier parts: nothing is reset.
+func (n *normalizer) forked(out *sdk.Out) {
+	if n.sessionID != n.current {
+		out.Ignored(sdk.S("forked"))
+		return
+	}
+	zero := func(f sdk.Int) sdk.Int {
+		if _, ok := f.Value(); ok {
+			return sdk.N(0)
+		}
+		return f
+	}
+	c := n.counted
+	reset := sdk.Usage{Input: zero(c.Input), CacheRead: zero(c.CacheRead), CacheWrite: zero(c.CacheWrite), Output: zero(c.Output),
+		Reasoning: zero(c.Reasoning), Uncached: zero(c.Uncached), CacheWrite1h: zero(c.CacheWrite1h), Total: zero(c.Total)}
+	n.counted = sdk.Usage{}
+	if reset == (sdk.Usage{}) {
+		out.Ignored(sdk.S("forked"))
+		return
+	}
+	out.Usage(reset, sdk.ModeSet)
+	out.Warn("forked from another session: the turns above the fork are that session's, shown here as the context this one started from; their tokens are not counted here")
 }
 
 // step is the assistant message a scope has open: one model call.
@@ -193,11 +243,15 @@ func (n *normalizer) facts(v abi.Value, out *sdk.Out) {
 		return
 	}
 	out.Ignored(sdk.S("$twasm/source"))
-	if n.sessionID != "" {
+	parts := strings.Split(sdk.View(v.Get("path")), "/")
+	if len(parts) < 3 {
 		return
 	}
-	if parts := strings.Split(sdk.View(v.Get("path")), "/"); len(parts) >= 3 {
-		n.sessionID = strings.Clone(parts[1])
+	if parts[1] != n.current {
+		n.current = strings.Clone(parts[1])
+	}
+	if n.sessionID == "" {
+		n.sessionID = n.current
 	}
 }
 
@@ -264,7 +318,7 @@ func (n *normalizer) close(scope string, out *sdk.Out) {
 	if s.hasUsage {
 		end.Usage = s.usage
 		if scope == "" {
-			out.Usage(s.usage, sdk.ModeAdd)
+			n.addUsage(s.usage, out)
 		}
 	}
 	out.Close(sdk.S(s.key), end)

@@ -19,7 +19,9 @@ import (
 // tool.call, every assistant text (not ignored) in an assistant block, the step's
 // cost the sum of the step-finish parts', and nothing unmapped. The
 // step's tokens are checked by TestSessionUsageMatchesRaw, over the
-// same inputs.
+// same inputs. A message created before its session was (Session.fork's
+// copy of the parent's) is the parent's: none of its parts is a fact of
+// this run.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	o := plugintest.FromResult(r)
 	fx := openCodeFacts(r.Raw)
@@ -55,8 +57,14 @@ func openCodeFacts(raw []byte) facts {
 	var order []string
 	roles := map[string]string{} // the older file tree: a message's role by its id
 	file := ""                   // the older file tree: the path of the document that follows
+	var session int64            // when the session was created
+	copied := map[string]bool{}  // the file tree's messages created before it
+	type created struct {
+		Time struct{ Created int64 } `json:"time"`
+	}
 	for _, l := range bytes.Split(raw, []byte("\n")) {
 		var doc struct {
+			created
 			Twasm     string `json:"$twasm"`
 			Path      string `json:"path"`
 			ID        string `json:"id"`
@@ -73,8 +81,12 @@ func openCodeFacts(raw []byte) facts {
 		if f := file; f != "" {
 			file = ""
 			switch {
+			case strings.HasPrefix(f, "session/"):
+				session = doc.Time.Created
 			case strings.HasPrefix(f, "message/"):
 				roles[doc.ID] = doc.Role
+				copied[doc.ID] = doc.Time.Created > 0 && doc.Time.Created < session
+			case strings.HasPrefix(f, "part/") && copied[doc.MessageID]:
 			case strings.HasPrefix(f, "part/"):
 				var p ocPart
 				if doc.ID != "" && json.Unmarshal(l, &p) == nil {
@@ -91,14 +103,25 @@ func openCodeFacts(raw []byte) facts {
 			Twasm string `json:"$twasm"`
 			Table string `json:"table"`
 			Row   struct {
-				ID        string                `json:"id"`
-				MessageID string                `json:"message_id"`
-				Message   struct{ Role string } `json:"message"`
-				Data      json.RawMessage       `json:"data"`
+				ID          string `json:"id"`
+				MessageID   string `json:"message_id"`
+				TimeCreated int64  `json:"time_created"`
+				Message     struct {
+					created
+					Role string
+				} `json:"message"`
+				Data json.RawMessage `json:"data"`
 			} `json:"row"`
 			Part json.RawMessage `json:"part"`
 		}
 		if json.Unmarshal(l, &e) != nil {
+			continue
+		}
+		if e.Twasm == "row" && e.Table == "session" {
+			session = e.Row.TimeCreated
+			continue
+		}
+		if c := e.Row.Message.Time.Created; e.Twasm == "row" && c > 0 && c < session {
 			continue
 		}
 		id, data := e.Row.ID, e.Row.Data

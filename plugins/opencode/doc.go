@@ -103,6 +103,19 @@
 // archive each change twice; reading the events alone would miss every
 // session of a user without the flag.
 //
+// Forks. Session.fork (the API's /session/:id/fork, the apps' "fork
+// from here") creates a new session, then writes the parent's messages
+// up to the chosen one into it with new ids and their info as it was,
+// time.created included, and their parts likewise (anomalyco/opencode
+// packages/opencode/src/session/index.ts). Those turns, calls and tokens
+// are the parent session's, which its own run holds: a message created
+// (its info's time.created, else its row's time_created) before its
+// session was (the session row's time_created, the session document's
+// time.created) is declared ignored as "(forked history)", with all its
+// parts, so the fork's run holds, and its usage and cost count, only the
+// messages created after the fork. `opencode run --format json` names no
+// session creation time: it is read whole.
+//
 // Place. The step result's cwd and project (ABI 1.6, spec §4): the
 // session's directory, and an assistant message's path.root as the
 // repository root (OpenCode's worktree; "/" outside a repository names

@@ -78,9 +78,15 @@
 //
 // Forks and sub-agents. A header naming the session it was forked from
 // (parentSession, v1 branchedFrom: a file path or a session id) is a
-// warning; a fork copies the parent's entries into the new file, and the
-// entries dated before the header's timestamp are counted and named in a
-// warning as the parent's turns repeated as context. The parent is another
+// warning; a fork copies the parent's entries into the new file
+// (SessionManager.createBranchedSession for /fork, forkFrom for a session
+// forked from another project: the entries as they were, their
+// timestamps kept, after a new header dated when the fork was made), so
+// the entries dated before the header's timestamp, up to the first that
+// is not, are the parent's turns repeated as context: they are declared
+// ignored as "(forked history)" (they stay in the tree the fork's own
+// entries go on from), counted and named in a warning, and the fork's
+// messages, calls and usage are only what it did itself. The parent is another
 // file, hence another run: a plugin has no way to link two runs, so the
 // link is the warning's (the host could resolve it once stores declare
 // their sessions; see "Store" below). A sub-agent whose conversation the
