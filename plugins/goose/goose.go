@@ -64,19 +64,33 @@ var Plugin = sdk.Plugin{
 // comes whole each time (it holds the counters and the model). parent is
 // parent_session_id: a sub-agent's session is a child run of its
 // parent's.
+//
+// Goose migrates sessions.db when it opens it, so a database an older
+// Goose last wrote has an older schema: schema v5 (block/goose 0164300,
+// session_manager.rs) has neither messages.message_id nor
+// sessions.parent_session_id, which later migrations added. The queries
+// name those two columns only through a subquery that selects every
+// column and then a NULL under the same name ("SELECT *, NULL AS c"):
+// SQLite names the second c:1, so c is the table's column where it has
+// one and NULL where it has none, and the same queries read every schema
+// (a message row of a database without message_id is keyed by its row
+// id, a session has no parent). Every other column they name is in
+// schema v5's CREATE TABLE already; the session row and the message rows
+// come whole (SELECT *), so a column an older schema lacks is absent from
+// the row, which the plugin reads as unset.
 var Queries = &abi.SQLiteSource{
 	Sessions: `SELECT s.id AS key,
   coalesce((SELECT max(m.id) FROM messages m WHERE m.session_id = s.id), 0) * 1000000000
   + (coalesce(CAST(strftime('%s', s.updated_at) AS INTEGER), 0) + coalesce(s.accumulated_total_tokens, 0)) % 1000000000 AS cursor,
   s.parent_session_id AS parent
-FROM sessions s ORDER BY s.created_at, s.id`,
+FROM (SELECT *, NULL AS parent_session_id FROM sessions) s ORDER BY s.created_at, s.id`,
 	Tables: []abi.SQLiteTable{
 		{Table: "sessions", Key: "id", Version: "version",
 			JSON:  []string{"extension_data", "recipe_json", "user_recipe_values_json", "model_config_json"},
 			Query: `SELECT coalesce(CAST(strftime('%s', updated_at) AS INTEGER), 0) AS version, * FROM sessions WHERE id = :session`},
 		{Table: "messages", Key: "key", Version: "id", Time: "time_ms",
 			JSON: []string{"content_json", "metadata_json"},
-			Query: `SELECT coalesce(message_id, 'row-' || id) AS key,
+			Query: `SELECT coalesce((SELECT x.message_id FROM (SELECT *, NULL AS message_id FROM messages) x WHERE x.id = messages.id), 'row-' || id) AS key,
   CASE WHEN created_timestamp > 10000000000 THEN created_timestamp ELSE created_timestamp * 1000 END AS time_ms, *
 FROM messages WHERE session_id = :session AND id >= coalesce((SELECT max(a.id) FROM messages a
   WHERE a.session_id = :session AND a.role = 'assistant' AND a.id <= :since / 1000000000), 0)
