@@ -199,26 +199,40 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	if p := r.Get("parent_session_id"); p.Kind() == abi.KindString && p.String() != "" {
 		out.Warn("a sub-agent session of " + p.String() + " (a child run of its run)")
 	}
-	// Goose's accumulated counters are the session's, over every call
-	// (the plain ones are the last call's, or the session's before
-	// Goose kept both): as Goose states them, its input counting cached
-	// tokens.
+	// Goose's accumulated counters are the session's, over every call:
+	// as Goose states them, its input counting cached tokens.
 	u := sdk.Usage{
 		Input: sdk.IntOf(r.Get("accumulated_input_tokens")), Output: sdk.IntOf(r.Get("accumulated_output_tokens")),
 		CacheRead: sdk.IntOf(r.Get("accumulated_cache_read_tokens")), CacheWrite: sdk.IntOf(r.Get("accumulated_cache_write_tokens")),
 		Total: sdk.IntOf(r.Get("accumulated_total_tokens")),
 	}
-	if _, ok := u.Input.Value(); !ok {
-		if _, ok := u.Output.Value(); !ok {
-			u = sdk.Usage{Input: sdk.IntOf(r.Get("input_tokens")), Output: sdk.IntOf(r.Get("output_tokens")),
-				CacheRead: sdk.IntOf(r.Get("cache_read_tokens")), CacheWrite: sdk.IntOf(r.Get("cache_write_tokens")),
-				Total: sdk.IntOf(r.Get("total_tokens"))}
-		}
+	_, in := u.Input.Value()
+	_, outOK := u.Output.Value()
+	if in || outOK {
+		out.Usage(u, sdk.ModeSet)
+	} else if plain := lastCallUsage(r); plain != "" {
+		// The plain counters are the last model call's alone: every
+		// Goose overwrites them with each call's usage
+		// (update_session_metrics: metadata.total_tokens =
+		// usage.usage.total_tokens), and an older one kept no others.
+		// They are not the session's: none is reported.
+		out.Warn("Goose kept only its last model call's usage for this session (" + plain + "), not the session's: no usage is reported")
 	}
-	out.Usage(u, sdk.ModeSet)
 	if c, ok := r.Get("accumulated_cost").Float(); ok {
 		out.Cost(c, sdk.ModeSet)
 	}
+}
+
+// lastCallUsage is the plain counters of a session record, as words
+// ("input 5000, output 200, total 5200"; "" when it has none).
+func lastCallUsage(r abi.Value) string {
+	var parts []string
+	for _, c := range [][2]string{{"input", "input_tokens"}, {"output", "output_tokens"}, {"cache read", "cache_read_tokens"}, {"cache write", "cache_write_tokens"}, {"total", "total_tokens"}} {
+		if v, ok := r.Get(c[1]).Int(); ok {
+			parts = append(parts, c[0]+" "+strconv.FormatInt(v, 10))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // seconds is Goose's message time as RFC 3339 ("" when there is none):
@@ -345,6 +359,17 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		out.Error(sdk.ProviderError{Message: sdk.S(errText(msg))})
 	case "conversationCompacted":
 		out.Warn("the conversation was compacted here: the model saw a summary of what came before")
+	case "contextLengthExceeded":
+		// Goose before systemNotification (message.rs's
+		// MessageContent::ContextLengthExceeded {msg}, block/goose
+		// 1f2f6b1): the provider refused the request as too long and
+		// Goose ended the turn (agent.rs, ProviderError::
+		// ContextLengthExceeded).
+		out.Error(sdk.ProviderError{Message: sdk.Text(c.Get("msg")), Code: sdk.S("context_length_exceeded")})
+	case "summarizationRequested":
+		// The same Goose's notice that it summarized the conversation
+		// ({msg}): the model saw a summary of what came before.
+		out.Warn("Goose: " + c.Get("msg").String())
 	default:
 		out.Unmapped(sdk.S("content:" + typ))
 	}
