@@ -32,7 +32,13 @@
 //     it, an Anthropic MessageParam[] with Cline's ts (epoch ms, newer
 //     versions), modelInfo {modelId, providerId, mode} and metrics.
 //     Assistant content: text, thinking (a signature without text is
-//     redacted), redacted_thinking, tool_use (native tool calls); before
+//     redacted), redacted_thinking, Roo Code's reasoning ({text,
+//     summary}, or {summary, encrypted_content}: thinking, withheld when
+//     only encrypted; 3.31.2 kept the encrypted one as an item of its own
+//     before the answer, read as the answer's) and reasoning_details on
+//     the message (OpenRouter's reasoning.text, reasoning.summary,
+//     reasoning.encrypted), its thoughtSignature block (no content:
+//     skipped), tool_use (native tool calls); before
 //     native tool calls, the tools were XML tags in the text
 //     (<read_file><path>x</path></read_file>), each of a known tool at
 //     the start of a line a call with the parameters as a JSON object of
