@@ -95,7 +95,8 @@
 //     while streaming is a provider error. say error, ask api_req_failed
 //     and ask mistake_limit_reached are provider errors; say error_retry and Roo's
 //     api_req_retry_delayed (the error, then the countdown) warnings, as
-//     Roo's condense_context_error; say completion_result the final text. The rest is the
+//     the older say api_req_retried (no error stated) and Roo's
+//     condense_context_error; say completion_result the final text. The rest is the
 //     screen's copy of the conversation.
 //   - task_metadata.json (files in context, models used) and Roo's
 //     history_item.json (the UI's totals again) are declared ignored,

@@ -78,3 +78,16 @@ func TestRooReasoning(t *testing.T) {
 		})
 	}
 }
+
+// TestRetriedRequest: Cline's and Roo Code's older say "api_req_retried"
+// (ClineSay until Cline's 01617f9a05) says a request failed and was
+// retried, without the error: a warning, as error_retry is.
+func TestRetriedRequest(t *testing.T) {
+	raw := `{"$twasm":"source","store":"Cline tasks (Code)","path":"t1","name":"t1","size":1,"mtime":"2025-03-01T10:00:10Z"}` + "\n" +
+		`{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2025-03-01T10:00:10Z","document":true}` + "\n" +
+		`[{"ts":1740823200000,"type":"say","say":"text","text":"Fix it"},{"ts":1740823200100,"type":"say","say":"api_req_started","text":"{\"request\":\"Fix it\",\"tokensIn\":10,\"tokensOut\":5,\"cacheWrites\":0,\"cacheReads\":0,\"cost\":0.001}"},{"ts":1740823201000,"type":"say","say":"api_req_retried"},{"ts":1740823202000,"type":"say","say":"text","text":"Fixed."}]` + "\n"
+	o := plugintest.Run(t, cline.Plugin, []byte(raw), normalize.Options{Provider: "cline"})
+	if w := strings.Join(o.Result.Warnings, "|"); !strings.Contains(w, "the API request failed and was retried") {
+		t.Errorf("warnings %q, want the retry", w)
+	}
+}
