@@ -68,6 +68,9 @@ type normalizer struct {
 	// blank line since (a line of it that held a line end goes on
 	// without "> ").
 	afterAider bool
+	// costNext: the previous line was a usage report whose cost goes
+	// on the next line ("Cost: ...", without "> ").
+	costNext bool
 	// reflect: where the line is in Aider's reflection on
 	// SEARCH/REPLACE blocks that failed to match, whose lines after the
 	// first have no "> " (reflectNone, reflectIn, reflectTail,
@@ -102,8 +105,8 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		out.Ignored(sdk.S("twasm_source"))
 		return nil
 	}
-	after := n.afterAider
-	n.afterAider = false
+	after, costNext := n.afterAider, n.costNext
+	n.afterAider, n.costNext = false, false
 	if n.reflect == reflectTail && strings.TrimSpace(line) != "" && !strings.HasPrefix(line, reflectOther) {
 		// The reflection ended with its rule: this line is the
 		// model's reply or Aider's next.
@@ -117,6 +120,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.reflect = reflectNone
 		n.closeAll(out)
 		n.session(line, out)
+	case strings.HasPrefix(line, "#### ") && confirmEcho(line):
+		// A confirmation answered from the user's earlier choice,
+		// echoed as a prompt: Aider's line after it is the call.
+		out.Ignored(sdk.S("confirm_echo"))
 	case strings.HasPrefix(line, "#### ") || line == "####":
 		n.reflect = reflectNone
 		n.closeAsst(out)
@@ -135,6 +142,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case strings.TrimSpace(line) == "":
 		n.blanks(1, out)
 		out.Ignored(sdk.S("blank"))
+	case after && costNext && strings.HasPrefix(line, "Cost: "):
+		// The cost of the usage report on the line before.
+		n.afterAider = true
+		if !n.cost(strings.TrimPrefix(hardBreak(line), "Cost: "), out) {
+			out.Unmapped(sdk.S("cost"))
+		}
 	case after:
 		// The rest of a line of Aider's that held a line end (a
 		// command line with a multi-line --message).

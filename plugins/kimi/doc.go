@@ -33,6 +33,7 @@
 //     come before or after its step's end. usage.record {model, usage} is
 //     one model request's usage, as the agent counts it for /usage.
 //     turn.ended {reason, error} ends a turn.
+//
 //   - legacy-wire: the Kimi CLI's wire log (kimi_cli/wire/file.py), one
 //     record per line {"timestamp" (epoch seconds), "message": {"type",
 //     "payload"}}, type the wire message's class: TurnBegin and SteerInput
@@ -44,10 +45,29 @@
 //     StepRetry, StepInterrupted, SubagentEvent, TurnEnd, and the approval,
 //     hook and MCP bookkeeping.
 //
-// Neither has a terminal record: the step is reported with NoTerminal and
-// the host settles its status by the session rule of spec §6.7. The oldest
-// Kimi CLI builds kept only the model's context (<session>.jsonl, OpenAI
-// messages with _checkpoint and _usage marker lines): it is not read.
+//   - context: the Kimi CLI's context file before 0.59 (context.go), its
+//     only record of a session then: sessions/<work dir hash>/<session
+//     uuid>.jsonl, the model's context, one kosong Message a line {role,
+//     content (a string or parts: text, think), tool_calls [{id,
+//     function: {name, arguments}}], tool_call_id}, among the markers
+//     {"role": "_checkpoint", "id"} (declared ignored) and {"role":
+//     "_usage", "token_count"} (the context's size after a step, not a
+//     usage: declared ignored). A user message is the prompt, or
+//     injected context when all its text is the CLI's own
+//     ("<system>CHECKPOINT N</system>"); an assistant message is one
+//     model call, closed on its line; a tool message is its call's
+//     result, an error when its first part is "<system>ERROR: <message>
+//     </system>" (its message the error, the parts after it the output;
+//     "The tool call is rejected by the user." denied). A compaction
+//     (compaction.py) rotates the file to <uuid>_N.jsonl and leaves one
+//     assistant message, "<system>Previous context has been compacted.
+//     ...</system>" and the summary: injected context and a warning. The
+//     file has no times, no model and no usage: none is reported. A
+//     sub-agent's context is a file of its own (<uuid>_sub_N.jsonl): not
+//     linked.
+//
+// None has a terminal record: the step is reported with NoTerminal and
+// the host settles its status by the session rule of spec §6.7.
 //
 // # Decisions
 //
@@ -222,9 +242,13 @@
 // $KIMI_SHARE_DIR, else ~/.kimi (share.py), as sessions/<md5 of the work
 // directory>/<session>/wire.jsonl (metadata.py, session.py), with the
 // model's context.jsonl beside it (not read: the wire log holds the
-// conversation). Neither deletes sessions. The manifest declares both
-// stores (abi.Store), so sync and doctor find them without a sync.json
-// entry.
+// conversation); before 0.59 (50a663a9) as sessions/<md5 of the work
+// directory>/<uuid4>.jsonl, the context alone, which the store "Kimi CLI
+// context files (before 0.59)" declares by a glob of the uuid's shape,
+// leaving out the copies a revert or compaction rotated to
+// <uuid>_N.jsonl and the sub-agents' <uuid>_sub_N.jsonl. Neither agent
+// deletes sessions. The manifest declares the three stores (abi.Store),
+// so sync and doctor find them without a sync.json entry.
 //
 // The package uses no reflection and no goroutines; it builds for wasip1
 // with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key

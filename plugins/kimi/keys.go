@@ -12,5 +12,5 @@ var keys = abi.NewKeySet(
 	"inputCacheCreation", "inputCacheRead", "inputOther", "isError", "is_error", "kind", "message", "messageId",
 	"message_id", "model", "name", "note", "origin", "output", "parent_tool_call_id", "task_tool_call_id", "part", "path", "payload",
 	"question", "reason", "response", "result", "return_value", "role", "severity", "status_code", "subagent_type", "text", "think", "time",
-	"timestamp", "toolCallId", "toolCalls", "tool_call_id", "token_usage", "type", "usage", "user_input", "uuid",
+	"timestamp", "toolCallId", "toolCalls", "tool_call_id", "tool_calls", "token_usage", "type", "usage", "user_input", "uuid",
 )

@@ -15,8 +15,8 @@ var Plugin = sdk.Plugin{
 		Name:        "kimi",
 		Version:     "0.1.0",
 		Providers:   []string{"kimi"},
-		Formats:     []string{fmtWire, fmtLegacy},
-		Description: "Kimi Code wire.jsonl (~/.kimi-code/sessions/*/*/agents/*/wire.jsonl) and the older Kimi CLI's (~/.kimi/sessions/*/*/wire.jsonl)",
+		Formats:     []string{fmtWire, fmtLegacy, fmtContext},
+		Description: "Kimi Code wire.jsonl (~/.kimi-code/sessions/*/*/agents/*/wire.jsonl), the older Kimi CLI's (~/.kimi/sessions/*/*/wire.jsonl) and its context files before 0.59 (~/.kimi/sessions/*/<uuid>.jsonl)",
 		// Neither keeps a retention setting: sessions stay until the
 		// user deletes them (doc.go, "Store").
 		Stores: []abi.Store{
@@ -29,6 +29,11 @@ var Plugin = sdk.Plugin{
 				SubAgentResult: "agent_id: {dir}"},
 			{Name: "Kimi CLI sessions", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
 				Pattern: "*/*/wire.jsonl"},
+			// Before 0.59 the Kimi CLI kept only the model's context, one
+			// file a session named by its uuid4; the glob leaves out the
+			// copies a revert or compaction rotated to <uuid>_N.jsonl.
+			{Name: "Kimi CLI context files (before 0.59)", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
+				Pattern: "*/*-*-*-*-????????????.jsonl"},
 		},
 		// The session id is only in the path (the session's directory).
 		SourceFacts: true,
@@ -39,7 +44,8 @@ var Plugin = sdk.Plugin{
 
 // Format names, as reported in OpMeta and the manifest: fmtWire is Kimi
 // Code's journal ({"type": "turn.prompt", ..., "time"}), fmtLegacy the
-// Kimi CLI's wire log ({"timestamp", "message": {"type", "payload"}}).
+// Kimi CLI's wire log ({"timestamp", "message": {"type", "payload"}}),
+// fmtContext (context.go) its context file before 0.59.
 const (
 	fmtWire   = "wire"
 	fmtLegacy = "legacy-wire"
@@ -215,6 +221,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.facts(v, out)
 		return nil
 	}
+	if r := v.Get("role"); r.Kind() == abi.KindString && !v.Get("type").Exists() {
+		n.start(fmtContext, out)
+		n.contextLine(v, out)
+		return nil
+	}
 	if m := v.Get("message"); m.Kind() == abi.KindObject && m.Get("type").Kind() == abi.KindString && m.Get("payload").Exists() {
 		n.start(fmtLegacy, out)
 		n.legacy(sdk.Name(m.Get("type")), m.Get("payload"), secTime(v.Get("timestamp")), "", out)
@@ -243,12 +254,18 @@ func (n *normalizer) facts(v abi.Value, out *sdk.Out) {
 		return
 	}
 	out.Ignored(sdk.S("$twasm/source"))
-	parts := strings.Split(sdk.View(v.Get("path")), "/")
-	if len(parts) < 3 {
+	var id string
+	switch parts := strings.Split(sdk.View(v.Get("path")), "/"); {
+	case len(parts) >= 3:
+		id = parts[1]
+	case len(parts) == 2 && strings.HasSuffix(parts[1], ".jsonl"):
+		// A Kimi CLI context file before 0.59: <work dir hash>/<session>.jsonl.
+		id = strings.TrimSuffix(parts[1], ".jsonl")
+	default:
 		return
 	}
-	if parts[1] != n.current {
-		n.current = strings.Clone(parts[1])
+	if id != n.current {
+		n.current = strings.Clone(id)
 	}
 	if n.sessionID == "" {
 		n.sessionID = n.current
@@ -440,6 +457,22 @@ func (n *normalizer) reportCall(c call, scope string, out *sdk.Out) {
 // when the user rejected the call), and, for a legacy Agent call, the end
 // of its sub-agent's scope.
 func (n *normalizer) result(scope, id string, output abi.Value, isError bool, msg abi.Value, ts string, out *sdk.Out) {
+	var o sdk.Str
+	outText := ""
+	switch output.Kind() {
+	case abi.KindString:
+		o, outText = sdk.Text(output), sdk.View(output)
+	case abi.KindArray:
+		o = sdk.S(joinText(output))
+	}
+	n.resultOf(scope, id, o, outText, isError, sdk.StringOf(msg), sdk.View(msg), ts, out)
+}
+
+// resultOf reports a tool's result: its output, and, when it failed,
+// its message (msg, msgText: the tool's message, the output's text when
+// the output is a string, outText, for the refusal and exit code they
+// state).
+func (n *normalizer) resultOf(scope, id string, output sdk.Str, outText string, isError bool, msg sdk.Str, msgText, ts string, out *sdk.Out) {
 	if id == "" {
 		out.Warn("kimi tool result without a call id: not reported")
 		return
@@ -451,36 +484,28 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 		return
 	}
 	t.results++
-	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(t.name), Scope: sdk.Opt(scope), Time: sdk.Opt(ts)}
-	switch output.Kind() {
-	case abi.KindString:
-		r.Output = sdk.Text(output)
-	case abi.KindArray:
-		r.Output = sdk.S(joinText(output))
-	}
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(t.name), Scope: sdk.Opt(scope), Time: sdk.Opt(ts), Output: output}
 	status := "ok"
 	if isError {
 		status = "error"
 		r.IsError = true
-		r.Error = sdk.StringOf(msg)
+		r.Error = msg
 		if r.Error.IsEmpty() {
 			r.Error = r.Output
 		}
 		if r.Error.IsEmpty() {
 			r.Error = sdk.S("the tool reported an error")
 		}
-		if st := refusal(sdk.View(msg)); st != "" {
+		if st := refusal(msgText); st != "" {
 			status = st
-		} else if output.Kind() == abi.KindString {
-			if st := refusal(sdk.View(output)); st != "" {
-				status = st
-			}
+		} else if st := refusal(outText); st != "" {
+			status = st
 		}
 		// Both agents' shell tools end a failed command's message (and
 		// Kimi Code its output) with "Command failed with exit code: N.".
-		text := sdk.AppendText(nil, msg)
-		if output.Kind() == abi.KindString {
-			text = sdk.AppendText(append(text, '\n'), output)
+		text := []byte(msgText)
+		if outText != "" {
+			text = append(append(text, '\n'), outText...)
 		}
 		r.ExitCode = sdk.StatedExitCode(text, "Command failed with exit code: ")
 	}
