@@ -5,8 +5,9 @@ import "github.com/twasm/twasm/internal/wasm/wasmbin"
 // The memory.fill and memory.copy of a module (the bulk instructions Go
 // and TinyGo emit for clearing and copying memory) become calls of two
 // functions appended after the charge function, fill and copy, which take
-// the instruction's operands, charge its length as the charge function
-// does, and then do its work: a small length (fillInline, copyInline
+// the instruction's operands, charge its length with the charge
+// function's own code (chargeCode, inlined: one call fewer per
+// instruction), and then do its work: a small length (fillInline, copyInline
 // bytes at most) with loads and stores of their own, any other with the
 // instruction itself. wazero's compiler makes each of these instructions
 // a call of the Go runtime's memmove, and a memory.fill one call per
@@ -76,13 +77,6 @@ func (a *asm) i32(v int32)             { *a = wasmbin.AppendSLEB(append(*a, 0x41
 func (a *asm) i64(v int64)             { *a = wasmbin.AppendSLEB(append(*a, 0x42), v) }
 func (a *asm) mem(op byte, off uint32) { *a = appendU32(append(*a, op, 0x00), off) } // alignment 1
 
-// charge charges the length (local 2) through the charge function.
-func (a *asm) charge(fn uint32) {
-	a.idx(opGet, 2)
-	a.idx(opCall, fn)
-	a.op(opDrop)
-}
-
 // outside branches to label depth when [local addr, + local 2) is not
 // inside the memory, computed in 64 bits.
 func (a *asm) outside(addr uint32, depth uint32) {
@@ -121,9 +115,9 @@ func (a *asm) addr(base uint32, back int32) {
 //	  return
 //	end
 //	memory.fill dst value n
-func fillBody(charge uint32) []byte {
+func fillBody(charge []byte) []byte {
 	a := asm{0x01, 0x02, 0x7e} // locals: w, end (i64; end holds an i32)
-	a.charge(charge)
+	a.op(charge...)            // the length, local 2, charged (chargeCode)
 	a.op(opBlock, void)
 	a.idx(opGet, 2)
 	a.i32(fillInline)
@@ -196,9 +190,9 @@ func fillBody(charge uint32) []byte {
 //	  return
 //	end
 //	memory.copy dst src n
-func copyBody(charge uint32) []byte {
+func copyBody(charge []byte) []byte {
 	a := asm{0x01, 0x04, 0x7e} // locals 3-6: i64
-	a.charge(charge)
+	a.op(charge...)            // the length, local 2, charged (chargeCode)
 	a.op(opBlock, void)
 	a.idx(opGet, 2)
 	a.i32(copyInline)

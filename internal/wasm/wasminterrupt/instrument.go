@@ -436,17 +436,24 @@ var chargeType = []byte{0x60, 0x01, 0x7f, 0x01, 0x7f}
 //	end
 //	local.get 0
 func (m *module) chargeBody() []byte {
+	b := append([]byte{0x00}, m.chargeCode(0)...) // no locals
+	return append(b, 0x20, 0x00, 0x0b)
+}
+
+// chargeCode is the charge function's work on the length in local l: the
+// charge function's body, and inlined in fill and copy (bulk.go).
+func (m *module) chargeCode(l uint32) []byte {
 	fuel := func(b []byte, op byte) []byte { return appendU32(append(b, op), m.fuel()) }
-	b := fuel([]byte{0x00}, 0x23) // no locals
-	b = append(b, 0x20, 0x00, 0x41, ChargeShift, 0x76, 0x6b, 0x41, 0x01, 0x6b)
+	b := fuel(nil, 0x23)
+	b = appendU32(append(b, 0x20), l)
+	b = append(b, 0x41, ChargeShift, 0x76, 0x6b, 0x41, 0x01, 0x6b)
 	b = fuel(b, 0x24)
 	b = fuel(b, 0x23)
 	b = append(b, 0x41, 0x01, 0x48, 0x04, 0x40, 0x41, 0x80, 0x80, 0x04)
 	b = fuel(b, 0x24)
 	b = append(b, 0x41, 0x00, 0x40, 0x00, 0x1a, 0x23)
 	b = appendU32(b, m.flag())
-	b = append(b, 0x04, 0x40, 0x00, 0x0b, 0x0b, 0x20, 0x00, 0x0b)
-	return b
+	return append(b, 0x04, 0x40, 0x00, 0x0b, 0x0b)
 }
 
 // insert is code to insert at an offset of a function body.
@@ -545,7 +552,7 @@ func (m *module) code(r *reader) error {
 		// The function count in front of the bodies grows by three.
 		cnt := appendU32(nil, n)
 		out = append(appendU32(nil, n+3), out[len(cnt):]...)
-		for _, body := range [][]byte{m.chargeBody(), fillBody(chargeFn), copyBody(chargeFn)} {
+		for _, body := range [][]byte{m.chargeBody(), fillBody(m.chargeCode(2)), copyBody(m.chargeCode(2))} {
 			out = append(appendU32(out, uint32(len(body))), body...)
 		}
 	}
