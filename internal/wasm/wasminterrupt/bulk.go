@@ -99,6 +99,24 @@ func (a *asm) addr(base uint32, back int32) {
 	a.op(opI32Sub)
 }
 
+// prologue starts the body of fill or copy: its local declarations, the
+// length (local 2) charged (charge, chargeCode's), and a block left for
+// the instruction itself when the length is above inline or the range at
+// one of the address locals is outside the memory.
+func prologue(locals, charge []byte, inline int32, addrs ...uint32) asm {
+	a := append(asm(nil), locals...)
+	a.op(charge...)
+	a.op(opBlock, void)
+	a.idx(opGet, 2)
+	a.i32(inline)
+	a.op(opI32GtU)
+	a.idx(opBrIf, 0)
+	for _, l := range addrs {
+		a.outside(l, 0)
+	}
+	return a
+}
+
 // fillBody is fill(dst, value, n): memory.fill's operands.
 //
 //	charge n
@@ -116,14 +134,7 @@ func (a *asm) addr(base uint32, back int32) {
 //	end
 //	memory.fill dst value n
 func fillBody(charge []byte) []byte {
-	a := asm{0x01, 0x02, 0x7e} // locals: w, end (i64; end holds an i32)
-	a.op(charge...)            // the length, local 2, charged (chargeCode)
-	a.op(opBlock, void)
-	a.idx(opGet, 2)
-	a.i32(fillInline)
-	a.op(opI32GtU)
-	a.idx(opBrIf, 0)
-	a.outside(0, 0)
+	a := prologue([]byte{0x01, 0x02, 0x7e}, charge, fillInline, 0) // locals: w, end (i64; end holds an i32)
 	a.idx(opGet, 1)
 	a.op(opI64ExtU)
 	a.i64(0xff)
@@ -191,38 +202,36 @@ func fillBody(charge []byte) []byte {
 //	end
 //	memory.copy dst src n
 func copyBody(charge []byte) []byte {
-	a := asm{0x01, 0x04, 0x7e} // locals 3-6: i64
-	a.op(charge...)            // the length, local 2, charged (chargeCode)
-	a.op(opBlock, void)
-	a.idx(opGet, 2)
-	a.i32(copyInline)
-	a.op(opI32GtU)
-	a.idx(opBrIf, 0)
-	a.outside(0, 0)
-	a.outside(1, 0)
-	// move loads 8-byte (or size-byte) words at the given places
-	// (base-relative: back > 0 counts from the end) and stores them in
-	// the same places at dst, then returns.
+	a := prologue([]byte{0x01, 0x04, 0x7e}, charge, copyInline, 0, 1) // locals 3-6: i64
+	// move loads words (8 bytes, or as load and store say) at the given
+	// places of the source and stores them at the same places of the
+	// destination, then returns.
 	type at struct {
 		back int32 // from the end when > 0
 		off  uint32
+		half bool // at n>>1
+	}
+	place := func(base uint32, p at) {
+		switch {
+		case p.half:
+			a.idx(opGet, base)
+			a.idx(opGet, 2)
+			a.i32(1)
+			a.op(opI32ShrU, opI32Add)
+		case p.back > 0:
+			a.addr(base, p.back)
+		default:
+			a.idx(opGet, base)
+		}
 	}
 	move := func(load, store byte, ats ...at) {
 		for i, p := range ats {
-			if p.back > 0 {
-				a.addr(1, p.back)
-			} else {
-				a.idx(opGet, 1)
-			}
+			place(1, p)
 			a.mem(load, p.off)
 			a.idx(opSet, uint32(3+i))
 		}
 		for i, p := range ats {
-			if p.back > 0 {
-				a.addr(0, p.back)
-			} else {
-				a.idx(opGet, 0)
-			}
+			place(0, p)
 			a.idx(opGet, uint32(3+i))
 			a.mem(store, p.off)
 		}
@@ -234,42 +243,19 @@ func copyBody(charge []byte) []byte {
 		a.op(op, opIf, void)
 	}
 	when(opI32GtU, 16)
-	move(opI64Load, opI64St, at{0, 0}, at{0, 8}, at{16, 0}, at{8, 0})
+	move(opI64Load, opI64St, at{off: 0}, at{off: 8}, at{back: 16}, at{back: 8})
 	a.op(opEnd)
 	when(opI32GeU, 8)
-	move(opI64Load, opI64St, at{0, 0}, at{8, 0})
+	move(opI64Load, opI64St, at{}, at{back: 8})
 	a.op(opEnd)
 	when(opI32GeU, 4)
-	move(opI64L32U, opI64St32, at{0, 0}, at{4, 0})
+	move(opI64L32U, opI64St32, at{}, at{back: 4})
 	a.op(opEnd)
 	a.idx(opGet, 2)
 	a.op(opI32Eqz, opIf, void, opReturn, opEnd)
-	// 1-3 bytes: src[0], src[n>>1], src[n-1].
-	half := func(base uint32) {
-		a.idx(opGet, base)
-		a.idx(opGet, 2)
-		a.i32(1)
-		a.op(opI32ShrU, opI32Add)
-	}
-	a.idx(opGet, 1)
-	a.mem(opI64L8U, 0)
-	a.idx(opSet, 3)
-	half(1)
-	a.mem(opI64L8U, 0)
-	a.idx(opSet, 4)
-	a.addr(1, 1)
-	a.mem(opI64L8U, 0)
-	a.idx(opSet, 5)
-	a.idx(opGet, 0)
-	a.idx(opGet, 3)
-	a.mem(opI64St8, 0)
-	half(0)
-	a.idx(opGet, 4)
-	a.mem(opI64St8, 0)
-	a.addr(0, 1)
-	a.idx(opGet, 5)
-	a.mem(opI64St8, 0)
-	a.op(opReturn, opEnd)
+	// 1-3 bytes: the first, the middle and the last.
+	move(opI64L8U, opI64St8, at{}, at{half: true}, at{back: 1})
+	a.op(opEnd)
 	a.idx(opGet, 0)
 	a.idx(opGet, 1)
 	a.idx(opGet, 2)
