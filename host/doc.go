@@ -76,9 +76,11 @@
 //     --plugin-override), in which case the external one wins: dropping a
 //     file in a directory must neither silently change how a provider is
 //     normalized nor stop it from working.
-//   - Records an instance returns are well-formed (the host decodes every
-//     output chunk as it arrives and checks every span against the call's
-//     input), so the assembler can trust them.
+//   - Records an instance returns are well-formed (the host checks every
+//     output chunk as it arrives: whole records whose fields decode as
+//     wire.Decoder reads them, every span inside the call's input;
+//     checkRecords walks the bytes without building the records the
+//     assembler decodes afterwards), so the assembler can trust them.
 //   - A fault never takes the host down and never loses what came before
 //     it: records reported before the fault are returned, the module is
 //     discarded, and the stream carries on with a fresh one.

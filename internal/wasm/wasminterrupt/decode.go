@@ -66,14 +66,16 @@ type decoder struct {
 type code struct {
 	// loops are the offsets in r.B just after each loop's block type.
 	loops []int
-	// bulk are the offsets of the bulk memory and table instructions
-	// whose cost grows with their last operand, a length (memory.init,
-	// memory.copy, memory.fill, table.init, table.copy, table.grow,
-	// table.fill).
-	bulk []int
+	// bulk are the bulk memory and table instructions whose cost grows
+	// with their last operand, a length (memory.init, memory.copy,
+	// memory.fill, table.init, table.copy, table.grow, table.fill).
+	bulk []span
 	// calls: the sequence calls a function.
 	calls bool
 }
+
+// span is where an instruction lies in r.B: [at, end).
+type span struct{ at, end int }
 
 // expr reads instructions up to and including the end that closes the
 // enclosing block (a function body or a constant expression) and returns
@@ -136,7 +138,7 @@ func (d decoder) expr(r *reader) (c code, err error) {
 		case op == 0xfc:
 			var sized bool
 			if sized, err = r.prefixFC(); sized {
-				c.bulk = append(c.bulk, at)
+				c.bulk = append(c.bulk, span{at, r.Pos})
 			}
 		default:
 			// Tail calls (0x12, 0x13) would let a module recurse

@@ -27,7 +27,16 @@
 //     and charges 1 + length>>[ChargeShift] checks, yielding and reading
 //     the flag when the fuel runs out. A loop whose every pass is one
 //     memory.fill of 64 MiB would otherwise read the flag once in Fuel
-//     passes: minutes.
+//     passes: minutes;
+//   - with the charge function, two more functions and a type for them
+//     (bulk.go): every memory.fill and memory.copy (in their one-byte
+//     encodings) becomes a call of fill or copy, which charge the length
+//     with the charge function's code, inlined, and then do the
+//     instruction's work, a small length with their own loads and stores
+//     (wazero's compiler makes each of these instructions one or more
+//     calls of Go's memmove, which cost a short length far more than its
+//     bytes), any other with the instruction itself, which traps for a
+//     range outside the memory as before.
 //
 // Every other section is copied byte for byte, custom sections included; a
 // global or export section is created, in its place in the section order,

@@ -1,6 +1,7 @@
 package wasminterrupt
 
 import (
+	"bytes"
 	"errors"
 	"fmt"
 
@@ -115,6 +116,11 @@ func instrument(wasm []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+	if !m.charged {
+		// No body needs the added functions (or there is no code
+		// section): the type and function sections stay as they are.
+		m.typeSec, m.funcSec = nil, nil
+	}
 	return m.write(wasm, secs), nil
 }
 
@@ -205,6 +211,8 @@ type module struct {
 	// typeSec and funcSec are the type and function sections, rewritten
 	// with the charge function's type and entry when a body uses it.
 	typeSec, funcSec []byte
+	// charged: a body uses the added functions.
+	charged bool
 }
 
 // flag and fuel are the indexes of the new globals.
@@ -243,12 +251,12 @@ func (m *module) types(r *reader) error {
 	if err := r.End("type section"); err != nil {
 		return err
 	}
-	if n == ^uint32(0) {
-		return r.fail(ErrUnsupported, "no room for another type")
+	if n >= ^uint32(0)-1 {
+		return r.fail(ErrUnsupported, "no room for two more types")
 	}
 	m.ntypes = n
-	m.typeSec = append(appendU32(nil, n+1), r.B[entries:]...)
-	m.typeSec = append(m.typeSec, chargeType...)
+	m.typeSec = append(appendU32(nil, n+2), r.B[entries:]...)
+	m.typeSec = append(append(m.typeSec, chargeType...), bulkType...)
 	return nil
 }
 
@@ -266,12 +274,12 @@ func (m *module) funcs(r *reader) error {
 	if err := r.End("function section"); err != nil {
 		return err
 	}
-	if uint64(m.importedFuncs)+uint64(n) >= 1<<31 {
-		return r.fail(ErrUnsupported, "no room for another function")
+	if uint64(m.importedFuncs)+uint64(n)+3 > 1<<31 {
+		return r.fail(ErrUnsupported, "no room for three more functions")
 	}
 	m.definedFuncs = n
-	m.funcSec = append(appendU32(nil, n+1), r.B[entries:]...)
-	m.funcSec = appendU32(m.funcSec, m.ntypes)
+	m.funcSec = append(appendU32(nil, n+3), r.B[entries:]...)
+	m.funcSec = appendU32(appendU32(appendU32(m.funcSec, m.ntypes), m.ntypes+1), m.ntypes+1)
 	return nil
 }
 
@@ -428,23 +436,32 @@ var chargeType = []byte{0x60, 0x01, 0x7f, 0x01, 0x7f}
 //	end
 //	local.get 0
 func (m *module) chargeBody() []byte {
+	b := append([]byte{0x00}, m.chargeCode(0)...) // no locals
+	return append(b, 0x20, 0x00, 0x0b)
+}
+
+// chargeCode is the charge function's work on the length in local l: the
+// charge function's body, and inlined in fill and copy (bulk.go).
+func (m *module) chargeCode(l uint32) []byte {
 	fuel := func(b []byte, op byte) []byte { return appendU32(append(b, op), m.fuel()) }
-	b := fuel([]byte{0x00}, 0x23) // no locals
-	b = append(b, 0x20, 0x00, 0x41, ChargeShift, 0x76, 0x6b, 0x41, 0x01, 0x6b)
+	b := fuel(nil, 0x23)
+	b = appendU32(append(b, 0x20), l)
+	b = append(b, 0x41, ChargeShift, 0x76, 0x6b, 0x41, 0x01, 0x6b)
 	b = fuel(b, 0x24)
 	b = fuel(b, 0x23)
 	b = append(b, 0x41, 0x01, 0x48, 0x04, 0x40, 0x41, 0x80, 0x80, 0x04)
 	b = fuel(b, 0x24)
 	b = append(b, 0x41, 0x00, 0x40, 0x00, 0x1a, 0x23)
 	b = appendU32(b, m.flag())
-	b = append(b, 0x04, 0x40, 0x00, 0x0b, 0x0b, 0x20, 0x00, 0x0b)
-	return b
+	return append(b, 0x04, 0x40, 0x00, 0x0b, 0x0b)
 }
 
 // insert is code to insert at an offset of a function body.
 type insert struct {
 	at   int
 	code []byte
+	// skip is how many bytes of the body from at the code replaces.
+	skip int
 }
 
 func (m *module) code(r *reader) error {
@@ -453,8 +470,11 @@ func (m *module) code(r *reader) error {
 		return err
 	}
 	check := m.check()
-	// The charge function is the one added after every other.
-	charge := appendU32([]byte{0x10}, m.importedFuncs+m.definedFuncs)
+	// The charge function is the one added after every other, then fill
+	// and copy (bulk.go).
+	chargeFn := m.importedFuncs + m.definedFuncs
+	charge := appendU32([]byte{0x10}, chargeFn)
+	fill, cpy := appendU32([]byte{0x10}, chargeFn+1), appendU32([]byte{0x10}, chargeFn+2)
 	charged := false
 	out := appendU32(make([]byte, 0, len(r.B)+len(r.B)/8), n)
 	d := decoder{globals: m.flag()}
@@ -486,15 +506,23 @@ func (m *module) code(r *reader) error {
 		// instruction is charged by its length.
 		ins = ins[:0]
 		if c.calls {
-			ins = append(ins, insert{entry, check})
+			ins = append(ins, insert{entry, check, 0})
 		}
 		li, bi := 0, 0
 		for li < len(c.loops) || bi < len(c.bulk) {
-			if bi == len(c.bulk) || li < len(c.loops) && c.loops[li] < c.bulk[bi] {
-				ins = append(ins, insert{c.loops[li], check})
+			if bi == len(c.bulk) || li < len(c.loops) && c.loops[li] < c.bulk[bi].at {
+				ins = append(ins, insert{c.loops[li], check, 0})
 				li++
 			} else {
-				ins = append(ins, insert{c.bulk[bi], charge})
+				b := c.bulk[bi]
+				switch op := body[b.at:b.end]; {
+				case bytes.Equal(op, memoryFill):
+					ins = append(ins, insert{b.at, fill, len(op)})
+				case bytes.Equal(op, memoryCopy):
+					ins = append(ins, insert{b.at, cpy, len(op)})
+				default:
+					ins = append(ins, insert{b.at, charge, 0})
+				}
 				bi++
 			}
 		}
@@ -504,13 +532,13 @@ func (m *module) code(r *reader) error {
 		}
 		grown := len(body)
 		for _, in := range ins {
-			grown += len(in.code)
+			grown += len(in.code) - in.skip
 		}
 		out = appendU32(out, uint32(grown))
 		prev := 0
 		for _, in := range ins {
 			out = append(append(out, body[prev:in.at]...), in.code...)
-			prev = in.at
+			prev = in.at + in.skip
 		}
 		out = append(out, body[prev:]...)
 	}
@@ -521,14 +549,14 @@ func (m *module) code(r *reader) error {
 		if m.typeSec == nil || m.funcSec == nil {
 			return r.fail(ErrMalformed, "code without a type or function section")
 		}
-		// The function count in front of the bodies grows by one.
+		// The function count in front of the bodies grows by three.
 		cnt := appendU32(nil, n)
-		body := m.chargeBody()
-		out = append(appendU32(nil, n+1), out[len(cnt):]...)
-		out = append(appendU32(out, uint32(len(body))), body...)
-	} else {
-		m.typeSec, m.funcSec = nil, nil
+		out = append(appendU32(nil, n+3), out[len(cnt):]...)
+		for _, body := range [][]byte{m.chargeBody(), fillBody(m.chargeCode(2)), copyBody(m.chargeCode(2))} {
+			out = append(appendU32(out, uint32(len(body))), body...)
+		}
 	}
+	m.charged = charged
 	m.codeSec = out
 	return nil
 }
