@@ -73,7 +73,13 @@ $(WASM_DEPS): $(WASM_SRC) .ci/wasm-deps
 	@.ci/wasm-deps $(BUNDLED) 'bin/wasm-go bin/wasm-tinygo' $(PLUGINS) > $@.tmp && mv $@.tmp $@
 include $(WASM_DEPS)
 
-$(BUNDLED)/%.wasm: $(TOOLCHAIN_STAMP) | $(call needs-tinygo,$(WASM_TOOLCHAIN))
+# bundlerecord rewrites each bundled module in place (wasmdata, wasminterrupt,
+# both on wasmbin)
+# and leaves a module it finds rewritten alone: a change to either rewriter
+# makes the modules again (from the build cache when their sources are
+# unchanged), so no tree keeps modules the older rewriter made.
+REWRITERS := $(shell find internal/wasm/wasmbin internal/wasm/wasmdata internal/wasm/wasminterrupt -name '*.go' -not -name '*_test.go' 2>/dev/null)
+$(BUNDLED)/%.wasm: $(TOOLCHAIN_STAMP) $(REWRITERS) | $(call needs-tinygo,$(WASM_TOOLCHAIN))
 	@mkdir -p $(BUNDLED)
 	$(call wasm-build,$(WASM_TOOLCHAIN),$@,$*)
 
