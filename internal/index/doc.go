@@ -150,10 +150,15 @@
 //     between two): a crash leaves the index as it was before the
 //     transaction, files and run rows together. FTS5 flushes its
 //     pending terms into a segment once per transaction: no statement
-//     the writer runs may change several rows (a tool call takes its
-//     result's outcome by document id; a run's row is saved by an upsert
-//     on its number, not INSERT OR REPLACE), since such a statement
-//     opens a savepoint, at which FTS5 flushes them.
+//     the writer runs may change several rows and abort (a tool call
+//     takes its result's outcome by document id; a run's row is saved by
+//     an upsert on its number, not INSERT OR REPLACE), since such a
+//     statement opens a savepoint, at which FTS5 flushes them. Documents
+//     go into docs 64 by one statement (a statement each was a sixth of
+//     a build) that cannot abort: OR FAIL, the ids given by SQLite, and
+//     checked to be those of their texts in fts (numbered before, in
+//     the order read); a call whose result comes before its row is
+//     written goes in with its outcome.
 //   - UpdateRuns does the same for given runs and the child runs their
 //     lines link to (child_run_id, checked to be a run id before it
 //     becomes a path), so a command that wrote a run pays for that run,

@@ -1,9 +1,12 @@
 package index
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"fmt"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -221,6 +224,73 @@ func TestCallOutcomeOneSegment(t *testing.T) {
 			assert.Equal(t, (calls+2)/3, listed[0].Errors)
 		})
 	}
+}
+
+// TestDocChunks: documents go into docs a chunk at a time (docChunk, by
+// one statement that lets SQLite number them), each with the id of its
+// text in fts, and cost FTS5 no segment; when the run that held the
+// largest ids is read again from its start in the same transaction (its
+// documents removed first), SQLite would number a chunk below the ids
+// its texts have in fts, and the documents go in one by one with their
+// ids instead. Either way each call is found by its own words, with its
+// own outcome.
+func TestDocChunks(t *testing.T) {
+	ctx := context.Background()
+	const calls = 3*docChunk + 5 // calls and results: 6 chunks and 10 more
+	status := func(i int) string {
+		if i%4 == 0 {
+			return "error"
+		}
+		return "ok"
+	}
+	root := t.TempDir()
+	id := recordSteps(t, root, func(ctx context.Context, s *lifecycle.Step) error {
+		for i := range calls {
+			if err := bashCall(ctx, s, fmt.Sprint("c", i), fmt.Sprintf("make target%d", i), fmt.Sprintf("built output%d", i), status(i)); err != nil {
+				return err
+			}
+		}
+		return nil
+	})
+	check := func(t *testing.T, ix *Index) {
+		t.Helper()
+		got := callDocs(t, ix)
+		require.Len(t, got, calls)
+		for i, c := range got {
+			assert.Equal(t, status(i), c[0], "call c%d", i)
+			assert.Empty(t, c[1], "call c%d settled keeps its call id", i)
+		}
+		for i := range calls {
+			hits := search(t, ix, Query{Text: fmt.Sprintf(`"target%d"`, i), Every: true}) // quoted: target1, not target10
+			require.Len(t, hits, 1, "target%d", i)
+			assert.Equal(t, "tool_call", hits[0].Kind)
+			assert.Equal(t, status(i), hits[0].Status)
+			assert.Contains(t, hits[0].Snippet, fmt.Sprintf("«target%d»", i))
+			hits = search(t, ix, Query{Text: fmt.Sprintf(`"output%d"`, i), Every: true})
+			require.Len(t, hits, 1, "output%d", i)
+			assert.Equal(t, "tool_result", hits[0].Kind)
+			assert.Contains(t, hits[0].Snippet, fmt.Sprintf("«output%d»", i))
+		}
+		assertNoOrphans(t, ix)
+	}
+	ix, st := openUpdated(t, root)
+	require.Equal(t, 1, st.Indexed)
+	check(t, ix)
+	var segments int
+	require.NoError(t, ix.db.QueryRowContext(ctx, `SELECT count(DISTINCT segid) FROM fts_idx`).Scan(&segments))
+	assert.Equal(t, 1, segments, "FTS5 segments: the chunks made none")
+
+	// Rewritten behind the index's back: read again from the start, its
+	// documents (the largest ids) removed in the same transaction.
+	path := filepath.Join(root, "transcripts", id+".jsonl")
+	orig, err := os.ReadFile(path)
+	require.NoError(t, err)
+	first, _, _ := bytes.Cut(orig, []byte("\n"))
+	require.NoError(t, os.WriteFile(path, append(append(append([]byte(nil), first...), '\n'), orig...), 0o600))
+	st, err = ix.Check(ctx)
+	require.NoError(t, err)
+	require.Equal(t, 1, st.Reindexed)
+	check(t, ix)
 }
 
 // TestSearchFiltersInFTS: the kind, role and tool filters are part of
