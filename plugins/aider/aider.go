@@ -29,7 +29,7 @@ var Plugin = sdk.Plugin{
 			SessionStart: SessionStart,
 		}},
 	},
-	New: func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
+	New: func(abi.BeginOptions) sdk.Normalizer { return &normalizer{kind: sdk.BlockText} },
 }
 
 // SessionStart is the prefix of the line Aider writes at the start of a
@@ -47,12 +47,18 @@ type normalizer struct {
 	user     string // key of the open user message ("": none)
 	asst     string // key of the open assistant message ("": none)
 	blank    int    // blank lines read since the open assistant message's last text
-	msgs     int    // messages opened
-	calls    int    // tool calls reported
-	model    string
-	version  string
-	rounded  bool // a rounded figure was reported
-	warned   bool // the warning saying so was given
+	// slot, kind: the open assistant message's block being written
+	// (text, or thinking between Aider's reasoning tags); has: it holds
+	// text.
+	slot    int
+	kind    string
+	has     bool
+	msgs    int // messages opened
+	calls   int // tool calls reported
+	model   string
+	version string
+	rounded bool // a rounded figure was reported
+	warned  bool // the warning saying so was given
 	// costBefore is what the earlier sessions of the stream cost,
 	// sessionCost what Aider said the current one cost so far.
 	costBefore, sessionCost float64
@@ -117,6 +123,14 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.reflect = reflectNone
 		n.closeAll(out)
 		n.session(line, out)
+	case (strings.HasPrefix(line, "#### ") || line == "####") && n.user == "" && isConfirm(hardBreak(line)):
+		// The user's typed answer to a confirmation ("#### Add file
+		// to the chat? (Y)es/(N)o/(A)ll/... [Yes]: all"), which Aider
+		// states again as its own line, the answer it took ("> ...:
+		// a"): no prompt.
+		n.reflect = reflectNone
+		n.closeAsst(out)
+		out.Ignored(sdk.S("confirm_answer"))
 	case strings.HasPrefix(line, "#### ") || line == "####":
 		n.reflect = reflectNone
 		n.closeAsst(out)
@@ -202,7 +216,15 @@ func (n *normalizer) prompt(text string, out *sdk.Out) {
 	out.Block(sdk.S(n.user), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(text), Origin: sdk.OriginPrompt})
 }
 
-// text handles a line of the assistant's markdown answer.
+// reasoningTag is the tag Aider wraps a model's reasoning in when it
+// writes the answer to the history (aider/reasoning_tags.py
+// format_reasoning_content: the opening tag, a blank line, the
+// reasoning, a blank line, the closing tag, then the answer).
+const reasoningTag = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"
+
+// text handles a line of the assistant's markdown answer: the answer's
+// text, or its reasoning between Aider's reasoning tags (a thinking
+// block, whose SEARCH/REPLACE blocks are drafts, no edits).
 func (n *normalizer) text(line string, out *sdk.Out) {
 	if !n.prompted {
 		// Text before any prompt (a note a person put at the top of
@@ -210,20 +232,62 @@ func (n *normalizer) text(line string, out *sdk.Out) {
 		out.Ignored(sdk.S("text_before_prompt"))
 		return
 	}
+	t := strings.TrimSpace(line)
+	if rest, ok := strings.CutPrefix(t, "<"+reasoningTag+">"); ok {
+		n.nextBlock(sdk.BlockThinking)
+		n.tagLine(rest, out)
+		return
+	}
+	if rest, ok := strings.CutPrefix(t, "</"+reasoningTag+">"); ok && n.kind == sdk.BlockThinking {
+		n.nextBlock(sdk.BlockText)
+		n.tagLine(rest, out)
+		return
+	}
 	n.block(line)
+	n.put(line, out)
+}
+
+// nextBlock makes the answer's next text a block of type kind, after
+// the block being written if it holds text.
+func (n *normalizer) nextBlock(kind string) {
+	if n.has {
+		n.slot++
+	}
+	n.kind, n.has, n.blank, n.inBlock = kind, false, 0, 0
+}
+
+// tagLine handles the rest of a line that held a reasoning tag: text
+// after the tag starts the block, a bare tag is declared ignored.
+func (n *normalizer) tagLine(rest string, out *sdk.Out) {
+	if strings.TrimSpace(rest) != "" {
+		n.put(rest, out)
+		return
+	}
+	out.Ignored(sdk.S("reasoning_tag"))
+}
+
+// put writes a line of the answer to its current block (blank lines read
+// since its last line kept), opening the answer and the block first.
+func (n *normalizer) put(line string, out *sdk.Out) {
 	if n.asst == "" {
 		n.msgs++
 		n.asst = "m" + strconv.Itoa(n.msgs)
-		n.blank = 0
 		m := sdk.Message{}
 		if n.model != "" {
 			m.Model = sdk.S(n.model)
 		}
 		out.Open(sdk.S(n.asst), m)
-		out.Block(sdk.S(n.asst), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(line)})
+	}
+	if !n.has {
+		n.has, n.blank = true, 0
+		b := sdk.Block{Type: n.kind, Text: sdk.S(line)}
+		if n.kind == sdk.BlockThinking {
+			b = sdk.Block{Type: n.kind, Thinking: sdk.S(line)}
+		}
+		out.Block(sdk.S(n.asst), n.slot, b)
 		return
 	}
-	out.Append(sdk.S(n.asst), 0, sdk.BlockText, sdk.S(strings.Repeat("\n", n.blank+1)+line))
+	out.Append(sdk.S(n.asst), n.slot, n.kind, sdk.S(strings.Repeat("\n", n.blank+1)+line))
 	n.blank = 0
 }
 
@@ -239,7 +303,10 @@ func (n *normalizer) block(line string) {
 	case n.inBlock == 1 && strings.HasPrefix(t, "=======") && len(strings.Trim(t, "=")) == 0:
 		n.inBlock = 2
 	case n.inBlock != 0 && strings.HasPrefix(t, ">>>>>>> REPLACE"):
-		n.edits = append(n.edits, edit{file: n.file, search: n.search.String(), replace: n.replace.String()})
+		if n.kind != sdk.BlockThinking {
+			// A block drafted in the reasoning is no edit.
+			n.edits = append(n.edits, edit{file: n.file, search: n.search.String(), replace: n.replace.String()})
+		}
 		n.inBlock = 0
 	case n.inBlock == 1:
 		n.search.WriteString(line + "\n")
@@ -265,6 +332,7 @@ func (n *normalizer) closeAsst(out *sdk.Out) {
 		n.asst = ""
 	}
 	n.inBlock = 0
+	n.slot, n.kind, n.has = 0, sdk.BlockText, false
 }
 
 func (n *normalizer) closeAll(out *sdk.Out) {

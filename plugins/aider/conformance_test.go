@@ -55,7 +55,7 @@ func historyFacts(raw string) (calls []string, failed map[string]bool, errs int)
 			id := "aider-" + strconv.Itoa(len(calls)+1)
 			calls = append(calls, id)
 			ans := strings.ToLower(m[2])
-			failed[id] = strings.HasPrefix(m[1], "Unable") || strings.HasPrefix(m[1], "The LLM") || strings.HasPrefix(m[1], "Malformed") || ans == "n" || ans == "no" || ans == "s"
+			failed[id] = strings.HasPrefix(m[1], "Unable") || strings.HasPrefix(m[1], "The LLM") || strings.HasPrefix(m[1], "Malformed") || ans == "n" || ans == "no" || ans == "s" || ans == "d"
 		}
 		if reLiteLLM.MatchString(line) {
 			errs++

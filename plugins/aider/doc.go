@@ -56,7 +56,14 @@
 //
 // Messages. Consecutive "#### " lines are one user prompt. The text
 // after it, up to Aider's next line, prompt or session, is one assistant
-// message (blank lines inside kept), of the session's model. Text before
+// message (blank lines inside kept), of the session's model. The
+// reasoning Aider writes before a reasoning model's answer, between its
+// tags "<thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>" and
+// "</thinking-content-...>", each on a line of its own (Aider's
+// format_reasoning_content), is the message's thinking block, the rest
+// its text; the tags' lines are declared ignored, and a SEARCH/REPLACE
+// block in the reasoning is a draft, no edit. An answer cut by Ctrl-C
+// before the closing tag is thinking alone. Text before
 // any prompt (a note at the top of the file) and the rest of one of
 // Aider's lines are declared ignored, as are blank lines.
 //
@@ -84,7 +91,11 @@
 // "Commit <sha> <msg>" a call "git_commit" (kind execute), ok; "Unable to
 // commit: ..." a git_commit that failed; a confirmation a call "confirm"
 // whose input is the question and whose output is the answer, declined
-// (denied) when the answer is no or skip.
+// (denied) when the answer is no, skip or don't ask again ("d": Aider's
+// confirm_ask refuses and never asks again). When the user types a word
+// ("all", "skip"), Aider writes it first as a "#### " line holding the
+// question and the word, then the confirmation as its own line with the
+// answer it took: that "#### " line is no prompt (declared ignored).
 //
 // Usage. A "Tokens:" line is one reply's usage, added: "sent" is every
 // input token (Aider counts the cache read and written in it), "cache

@@ -229,10 +229,21 @@ func (n *normalizer) confirm(s string, out *sdk.Out) {
 	q, ans := strings.TrimSpace(s[:i+1]), strings.TrimSpace(s[i+2:])
 	id := n.call(out, "confirm", "other", `{"question":`+quote(q)+`}`)
 	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("confirm"), Output: sdk.S(ans), Status: sdk.S("completed")}
-	if a := strings.ToLower(ans); a == "n" || a == "no" || a == "s" || a == "skip all" {
+	if declined(ans) {
 		r.Status = sdk.S("declined")
 	}
 	out.ToolResult(r)
+}
+
+// declined reports whether ans, the answer to a confirmation, refused
+// it: no, skip (all), or don't ask again (Aider's confirm_ask returns
+// false for "d" and remembers never to ask).
+func declined(ans string) bool {
+	switch strings.ToLower(strings.TrimSpace(ans)) {
+	case "n", "no", "s", "skip", "skip all", "d", "don't", "don't ask again":
+		return true
+	}
+	return false
 }
 
 // tokens reads "Tokens: 3.2k sent, 1.1k cache write, 2.0k cache hit, 222
