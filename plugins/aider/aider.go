@@ -83,8 +83,15 @@ type normalizer struct {
 	// Aider's reason (failedMsg so far; failedURL: the help page's
 	// address was read).
 	failed, failedMsg string
-	failedURL         bool
-	lastNo            int // the number of the last line read
+	// shellOK: the last confirmation was Aider's "Run shell command(s)?"
+	// and the user said yes; running: the id of the shell command Aider
+	// reported running ("Running <command>") whose end no later line
+	// showed yet; runWarned: the warning that Aider logs no command's
+	// outcome was given.
+	shellOK, runWarned bool
+	running            string
+	failedURL          bool
+	lastNo             int // the number of the last line read
 }
 
 // edit is one SEARCH/REPLACE block of an answer.
@@ -117,6 +124,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	}
 	if !strings.HasPrefix(line, ">") {
 		n.settleFailed(out)
+		if strings.TrimSpace(line) != "" {
+			// A prompt, an answer or a session after a command
+			// Aider ran: it ended.
+			n.settleRunning("", out)
+		}
 	}
 	switch {
 	case strings.HasPrefix(line, SessionStart):
@@ -206,6 +218,7 @@ func (n *normalizer) session(line string, out *sdk.Out) {
 func (n *normalizer) prompt(text string, out *sdk.Out) {
 	n.start(out)
 	n.prompted = true
+	n.shellOK = false
 	if n.user != "" {
 		out.Append(sdk.S(n.user), 0, sdk.BlockText, sdk.S("\n"+text))
 		return
@@ -340,7 +353,9 @@ func (n *normalizer) closeAll(out *sdk.Out) {
 	n.closeAsst(out)
 }
 
-// End implements sdk.Normalizer: what is open is closed.
+// End implements sdk.Normalizer: what is open is closed. A shell
+// command the history ends on stays dangling: nothing after it shows it
+// ended.
 func (n *normalizer) End(out *sdk.Out) error {
 	n.settleFailed(out)
 	n.closeAll(out)

@@ -97,6 +97,17 @@
 // question and the word, then the confirmation as its own line with the
 // answer it took: that "#### " line is no prompt (declared ignored).
 //
+// Shell commands. When the user allows the commands an answer suggests
+// ("Run shell command? ... y", "Run shell commands? ... y"), Aider writes
+// "Running <command>" for each before it runs it: a call "shell" (kind
+// execute, the command line its command). Aider logs neither a command's
+// exit status nor its output (only, when the user adds it to the chat,
+// "Added N lines of output to the chat."), so its result, once a later
+// line shows Aider went on, states no status and no output, and a
+// warning says so; "Error running command: ..." right after it (run_cmd
+// could not start it) makes it an error, a Ctrl-C cancelled, and a
+// history that ends on it leaves it dangling.
+//
 // Usage. A "Tokens:" line is one reply's usage, added: "sent" is every
 // input token (Aider counts the cache read and written in it), "cache
 // hit" and "cache write" its cached parts, "received" the output. The
@@ -107,7 +118,10 @@
 //
 // Errors. A "litellm.<Class>: message" line is a provider error (code
 // the class), listed in the step's errors; "Retrying in ..." lines
-// after one are declared ignored. A chat history has no terminal record:
+// after one are declared ignored. "Model <name> has hit a token limit!"
+// (show_exhausted_error: the context window or the output limit was
+// exhausted and the request ended; its figures and advice follow as
+// Aider's notices) is a provider error, code token_limit. A chat history has no terminal record:
 // the step is reported with NoTerminal and the host settles its status
 // by the session rule of spec §6.7 (an error after the last answer is
 // error, an unanswered prompt incomplete). Aider's other notices (the

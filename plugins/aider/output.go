@@ -13,6 +13,23 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 	if n.failedReason(s, out) {
 		return
 	}
+	if n.running != "" {
+		switch {
+		case strings.HasPrefix(s, "Error running command: "):
+			// run_cmd's error_print: the command could not run.
+			n.settleRunning("failed", out, s)
+			return
+		case isInterrupt(s):
+			n.settleRunning("cancelled", out, "interrupted (Ctrl-C)")
+			return
+		}
+		if s != "" {
+			n.settleRunning("", out)
+		}
+	}
+	if !isConfirm(s) && s != "" {
+		n.shellOK = n.shellOK && strings.HasPrefix(s, "Running ")
+	}
 	switch {
 	case strings.HasPrefix(s, "Tokens: "):
 		n.tokens(s, out)
@@ -51,8 +68,15 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		out.Error(sdk.ProviderError{Message: sdk.S(strings.TrimSpace(msg)), Code: sdk.S(cls)})
 	case strings.HasPrefix(s, "Retrying in "):
 		out.Ignored(sdk.S("retry"))
-	case strings.Contains(s, "^C KeyboardInterrupt") || strings.Contains(s, "^C again to exit"):
+	case isInterrupt(s):
 		out.Ignored(sdk.S("interrupt"))
+	case strings.HasPrefix(s, "Running ") && n.shellOK:
+		n.runShell(strings.TrimPrefix(s, "Running "), out)
+	case strings.HasPrefix(s, "Model ") && strings.HasSuffix(s, " has hit a token limit!"):
+		// show_exhausted_error: the model's context window or output
+		// limit was exhausted and the request ended (its figures and
+		// advice follow, Aider's notices).
+		out.Error(sdk.ProviderError{Message: sdk.S(s), Code: sdk.S("token_limit")})
 	default:
 		// Aider's notices (the repository, the files added, a hint):
 		// what the session did is in the prompts, answers and calls.
@@ -233,6 +257,47 @@ func (n *normalizer) confirm(s string, out *sdk.Out) {
 		r.Status = sdk.S("declined")
 	}
 	out.ToolResult(r)
+	n.shellOK = strings.HasPrefix(q, "Run shell command") && !declined(ans)
+}
+
+// isInterrupt reports whether s is Aider's notice of a Ctrl-C.
+func isInterrupt(s string) bool {
+	return strings.Contains(s, "^C KeyboardInterrupt") || strings.Contains(s, "^C again to exit")
+}
+
+// runShell reports a shell command Aider ran after the user allowed it
+// ("Run shell command? ... y", then "Running <command>" for each of the
+// answer's commands): a call "shell" (kind execute) whose result waits
+// for the line after it (settleRunning).
+func (n *normalizer) runShell(command string, out *sdk.Out) {
+	n.calls++
+	id := "aider-" + strconv.Itoa(n.calls)
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S("shell"), Kind: "execute", Command: sdk.S(command), Input: sdk.RawJSON(`{"command":` + quote(command) + `}`)})
+	n.running = id
+	if !n.runWarned {
+		n.runWarned = true
+		out.Warn("Aider does not log a shell command's exit status or output: the result of each command it ran states neither, unless the command could not run or was interrupted")
+	}
+}
+
+// settleRunning reports the end of the shell command Aider ran, if one
+// waits: status "failed" with the error Aider printed, "cancelled" when
+// the user interrupted it, else none (Aider went on, so the command
+// ended; the history does not say how).
+func (n *normalizer) settleRunning(status string, out *sdk.Out, msg ...string) {
+	if n.running == "" {
+		return
+	}
+	r := sdk.ToolResult{CallID: sdk.S(n.running), Name: sdk.S("shell")}
+	if status != "" {
+		r.Status = sdk.S(status)
+		r.IsError = status == "failed"
+		if len(msg) > 0 {
+			r.Error = sdk.S(msg[0])
+		}
+	}
+	out.ToolResult(r)
+	n.running = ""
 }
 
 // declined reports whether ans, the answer to a confirmation, refused
