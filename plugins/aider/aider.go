@@ -226,7 +226,43 @@ func (n *normalizer) prompt(text string, out *sdk.Out) {
 	n.msgs++
 	n.user = "m" + strconv.Itoa(n.msgs)
 	out.Open(sdk.S(n.user), sdk.Message{User: true})
-	out.Block(sdk.S(n.user), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(text), Origin: sdk.OriginPrompt})
+	origin := sdk.OriginPrompt
+	if localCommand(text) {
+		origin = sdk.OriginInjected
+	}
+	out.Block(sdk.S(n.user), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(text), Origin: origin})
+}
+
+// modelCommands are Aider's in-chat commands that send the model a
+// request (/ask, /code, /architect, /context and /help with a question;
+// /test and /lint when they fail and Aider asks for a fix).
+var modelCommands = []string{"ask", "code", "architect", "context", "help", "test", "lint", "ok"}
+
+// localCommand reports whether a prompt's first line is one of Aider's
+// in-chat commands that Aider carries out itself, with no request to the
+// model ("/add", "/drop", "/run" and its alias "!", "/copy-context",
+// "/exit", an unknown one such as "/bye", which Aider refuses): the
+// user's word to Aider, written as injected context, so a session that
+// ends on one does not end on a prompt waiting for an answer (as Claude
+// Code's local slash commands).
+func localCommand(text string) bool {
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, "!") {
+		return true
+	}
+	name, ok := strings.CutPrefix(t, "/")
+	if !ok || name == "" {
+		return false
+	}
+	if i := strings.IndexAny(name, " \t"); i >= 0 {
+		name = name[:i]
+	}
+	for _, c := range modelCommands {
+		if name == c {
+			return false
+		}
+	}
+	return true
 }
 
 // reasoningTag is the tag Aider wraps a model's reasoning in when it

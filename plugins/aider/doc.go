@@ -34,8 +34,8 @@
 //
 //   - "# aider chat started at YYYY-MM-DD HH:MM:SS": a session starts.
 //   - "#### text": a line of the user's prompt (a prompt of several lines
-//     is several such lines); "/add", "/run" and other commands are
-//     prompts too.
+//     is several such lines), or an in-chat command ("/add", "/run",
+//     "!ls", "/ask ...").
 //   - "> text": Aider's own output (newer versions end it with two
 //     spaces, a markdown line break): its version, the model, the
 //     repository, confirmations ("... (Y)es/(N)o [Yes]: y"), "Applied
@@ -107,6 +107,16 @@
 // warning says so; "Error running command: ..." right after it (run_cmd
 // could not start it) makes it an error, a Ctrl-C cancelled, and a
 // history that ends on it leaves it dangling.
+//
+// Commands. A user message that starts with "/" or "!" is an in-chat
+// command (Aider reads any such input as one, refusing an unknown name
+// with "Invalid command"). The commands that send the model a request
+// (/ask, /code, /architect, /context, /help, /test and /lint, which ask
+// for a fix when they fail, /ok) are prompts; the others (/add, /drop,
+// /run and "!", /copy-context, /undo, /exit, an unknown one), which Aider
+// carries out itself, are the user's word to Aider, written with origin
+// injected_context as Claude Code's local slash commands are: a session
+// that ends on one does not end on a prompt waiting for an answer.
 //
 // Usage. A "Tokens:" line is one reply's usage, added: "sent" is every
 // input token (Aider counts the cache read and written in it), "cache
