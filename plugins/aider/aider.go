@@ -126,7 +126,7 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.settleFailed(out)
 		if strings.TrimSpace(line) != "" {
 			// A prompt, an answer or a session after a command
-			// Aider ran: it ended.
+			// Aider ran: it ended, how the history does not say.
 			n.settleRunning("", out)
 		}
 	}
@@ -389,9 +389,7 @@ func (n *normalizer) closeAll(out *sdk.Out) {
 	n.closeAsst(out)
 }
 
-// End implements sdk.Normalizer: what is open is closed. A shell
-// command the history ends on stays dangling: nothing after it shows it
-// ended.
+// End implements sdk.Normalizer: what is open is closed.
 func (n *normalizer) End(out *sdk.Out) error {
 	n.settleFailed(out)
 	n.closeAll(out)

@@ -102,11 +102,11 @@
 // "Running <command>" for each before it runs it: a call "shell" (kind
 // execute, the command line its command). Aider logs neither a command's
 // exit status nor its output (only, when the user adds it to the chat,
-// "Added N lines of output to the chat."), so its result, once a later
-// line shows Aider went on, states no status and no output, and a
-// warning says so; "Error running command: ..." right after it (run_cmd
-// could not start it) makes it an error, a Ctrl-C cancelled, and a
-// history that ends on it leaves it dangling.
+// "Added N lines of output to the chat."), so the call has no result
+// (dangling, and a session that ends on it reads incomplete, spec 6.7:
+// a result without a status would read as ok), and a warning says so;
+// "Error running command: ..." right after it (run_cmd could not start
+// it) is its result, an error, and a Ctrl-C right after it cancels it.
 //
 // Commands. A user message that starts with "/" or "!" is an in-chat
 // command (Aider reads any such input as one, refusing an unknown name

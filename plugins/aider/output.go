@@ -267,8 +267,8 @@ func isInterrupt(s string) bool {
 
 // runShell reports a shell command Aider ran after the user allowed it
 // ("Run shell command? ... y", then "Running <command>" for each of the
-// answer's commands): a call "shell" (kind execute) whose result waits
-// for the line after it (settleRunning).
+// answer's commands): a call "shell" (kind execute); the line after it
+// may state its outcome (settleRunning).
 func (n *normalizer) runShell(command string, out *sdk.Out) {
 	n.calls++
 	id := "aider-" + strconv.Itoa(n.calls)
@@ -276,27 +276,27 @@ func (n *normalizer) runShell(command string, out *sdk.Out) {
 	n.running = id
 	if !n.runWarned {
 		n.runWarned = true
-		out.Warn("Aider does not log a shell command's exit status or output: the result of each command it ran states neither, unless the command could not run or was interrupted")
+		out.Warn("Aider does not log a shell command's exit status or output: a command it ran has no result (dangling) unless it could not run or was interrupted")
 	}
 }
 
-// settleRunning reports the end of the shell command Aider ran, if one
-// waits: status "failed" with the error Aider printed, "cancelled" when
-// the user interrupted it, else none (Aider went on, so the command
-// ended; the history does not say how).
+// settleRunning reports the outcome of the shell command Aider ran, if
+// one waits and the line after it states one: status "failed" with the
+// error Aider printed, "cancelled" when the user interrupted it. Any
+// other line leaves the call without a result (dangling): Aider went
+// on, but the history states neither the command's exit status nor its
+// output, and a result without a status would read as ok.
 func (n *normalizer) settleRunning(status string, out *sdk.Out, msg ...string) {
 	if n.running == "" {
 		return
 	}
-	r := sdk.ToolResult{CallID: sdk.S(n.running), Name: sdk.S("shell")}
 	if status != "" {
-		r.Status = sdk.S(status)
-		r.IsError = status == "failed"
+		r := sdk.ToolResult{CallID: sdk.S(n.running), Name: sdk.S("shell"), Status: sdk.S(status), IsError: status == "failed"}
 		if len(msg) > 0 {
 			r.Error = sdk.S(msg[0])
 		}
+		out.ToolResult(r)
 	}
-	out.ToolResult(r)
 	n.running = ""
 }
 

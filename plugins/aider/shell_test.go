@@ -14,9 +14,9 @@ import (
 
 // TestShellCommandsAndTokenLimit: each shell command Aider ran after the
 // user allowed it ("Run shell commands? ... y", then "Running <command>")
-// is a call of kind execute whose result states no status (Aider logs no
-// exit status or output), an error when Aider could not run it, cancelled
-// when Ctrl-C stopped it, dangling when the history ends on it; "Model X
+// is a call of kind execute with no result (Aider logs no exit status or
+// output: dangling, so a session that ends on one reads incomplete), an
+// error when Aider could not run it, cancelled when Ctrl-C stopped it; "Model X
 // has hit a token limit!" is a provider error, not the model's text. The
 // lines are modelled on real histories (Aider v0.85.1 running a bazel
 // build's commands; Aider v0.86 with deepseek-coder and gemini models
@@ -37,9 +37,15 @@ func TestShellCommandsAndTokenLimit(t *testing.T) {
 		errCodes []string
 	}{
 		{
-			name:   "commands ran, outcome unstated",
+			name:   "commands ran, outcome unstated, the session ends",
 			raw:    answer + "\n" + run + "y  \n> Running make clean  \n> Running make  \n" + addOut + "\n> Added 12 lines of output to the chat.  \n",
-			calls:  []call{{"confirm", "", "ok", ""}, {"shell", "make clean", "", ""}, {"shell", "make", "", ""}, {"confirm", "", "ok", ""}},
+			calls:  []call{{"confirm", "", "ok", ""}, {"shell", "make clean", "-", ""}, {"shell", "make", "-", ""}, {"confirm", "", "ok", ""}},
+			status: "incomplete",
+		},
+		{
+			name:   "commands ran, outcome unstated, the session goes on",
+			raw:    answer + "\n" + run + "y  \n> Running make clean  \n> You can use /undo to undo and discard each aider commit.  \n\n#### thanks  \n\nBye.\n",
+			calls:  []call{{"confirm", "", "ok", ""}, {"shell", "make clean", "-", ""}},
 			status: "ok",
 		},
 		{
