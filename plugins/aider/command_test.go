@@ -3,12 +3,9 @@
 package aider_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/abi/sdk/sdktest"
-	"github.com/twasm/twasm/plugins/aider"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -53,14 +50,7 @@ func TestLocalCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw := "# aider chat started at 2025-07-23 11:25:21\n\n" + strings.Join(tt.lines, "\n") + "\n"
-			r, err := sdktest.Run(context.Background(), aider.Plugin, "aider", []byte(raw))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.SilentN != 0 {
-				t.Errorf("%d silent line(s)", r.SilentN)
-			}
+			r := runHistory(t, "2025-07-23 11:25:21", tt.lines...)
 			var origins []string
 			for _, e := range r.Events {
 				if m := e.Event.Message(); m != nil && e.Event.Type == transcript.MessageUser {

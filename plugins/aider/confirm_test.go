@@ -3,12 +3,9 @@
 package aider_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/abi/sdk/sdktest"
-	"github.com/twasm/twasm/plugins/aider"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -46,14 +43,7 @@ func TestConfirmations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw := "# aider chat started at 2026-04-22 22:40:47\n\n" + strings.Join(tt.lines, "\n") + "\n"
-			r, err := sdktest.Run(context.Background(), aider.Plugin, "aider", []byte(raw))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.SilentN != 0 {
-				t.Errorf("%d silent line(s)", r.SilentN)
-			}
+			r := runHistory(t, "2026-04-22 22:40:47", tt.lines...)
 			var prompts, status []string
 			for _, e := range r.Events {
 				if m := e.Event.Message(); m != nil && m.Role == "user" {

@@ -3,12 +3,9 @@
 package aider_test
 
 import (
-	"context"
 	"strings"
 	"testing"
 
-	"github.com/twasm/twasm/abi/sdk/sdktest"
-	"github.com/twasm/twasm/plugins/aider"
 	"github.com/twasm/twasm/transcript"
 )
 
@@ -81,14 +78,7 @@ func TestShellCommandsAndTokenLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			raw := "# aider chat started at 2025-07-02 15:27:10\n\n> Aider v0.85.1  \n\n" + tt.raw
-			r, err := sdktest.Run(context.Background(), aider.Plugin, "aider", []byte(raw))
-			if err != nil {
-				t.Fatal(err)
-			}
-			if r.SilentN != 0 {
-				t.Errorf("%d silent line(s)", r.SilentN)
-			}
+			r := runHistory(t, "2025-07-02 15:27:10", "> Aider v0.85.1  ", "", strings.TrimSuffix(tt.raw, "\n"))
 			var got []call
 			index := map[string]int{}
 			for _, e := range r.Events {
