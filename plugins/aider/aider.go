@@ -90,8 +90,14 @@ type normalizer struct {
 	// outcome was given.
 	shellOK, runWarned bool
 	running            string
-	failedURL          bool
-	lastNo             int // the number of the last line read
+	// architect: the session's edit format is architect (or the last
+	// prompt was "/architect ..."); editorModel: the editor's model;
+	// answerFirst: the first line of the text of the last answer since
+	// the last prompt; editing: the answer being read is the editor's.
+	architect, oneArchitect, editing bool
+	editorModel, answerFirst         string
+	failedURL                        bool
+	lastNo                           int // the number of the last line read
 }
 
 // edit is one SEARCH/REPLACE block of an answer.
@@ -205,6 +211,7 @@ func (n *normalizer) start(out *sdk.Out) {
 func (n *normalizer) session(line string, out *sdk.Out) {
 	n.costBefore += n.sessionCost
 	n.sessionCost = 0
+	n.architect, n.oneArchitect, n.editing, n.editorModel, n.answerFirst = false, false, false, "", ""
 	if n.started {
 		// Another session in the same stream (a whole history file
 		// imported as one run): its header says so, nothing more.
@@ -227,9 +234,24 @@ func (n *normalizer) prompt(text string, out *sdk.Out) {
 	n.user = "m" + strconv.Itoa(n.msgs)
 	out.Open(sdk.S(n.user), sdk.Message{User: true})
 	origin := sdk.OriginPrompt
-	if localCommand(text) {
+	relay := (n.architect || n.oneArchitect) && n.answerFirst != "" && strings.TrimSpace(text) == n.answerFirst
+	switch {
+	case relay:
+		// Architect mode: Aider hands the architect's answer to the
+		// editor model as its request and writes it as the user's
+		// input (the editor coder's run with_message): the architect's
+		// words again, not the user's; the answer after it is the
+		// editor's.
 		origin = sdk.OriginInjected
+		n.editing = true
+	case localCommand(text):
+		origin = sdk.OriginInjected
+		n.editing = false
+	default:
+		n.editing = false
+		n.oneArchitect = strings.HasPrefix(strings.TrimSpace(text), "/architect ")
 	}
+	n.answerFirst = ""
 	out.Block(sdk.S(n.user), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(text), Origin: origin})
 }
 
@@ -322,10 +344,17 @@ func (n *normalizer) put(line string, out *sdk.Out) {
 		n.msgs++
 		n.asst = "m" + strconv.Itoa(n.msgs)
 		m := sdk.Message{}
-		if n.model != "" {
+		switch {
+		case n.editing && n.editorModel != "":
+			m.Model = sdk.S(n.editorModel)
+		case n.model != "":
 			m.Model = sdk.S(n.model)
 		}
 		out.Open(sdk.S(n.asst), m)
+		n.answerFirst = ""
+	}
+	if n.kind == sdk.BlockText && n.answerFirst == "" && strings.TrimSpace(line) != "" {
+		n.answerFirst = strings.TrimSpace(line)
 	}
 	if !n.has {
 		n.has, n.blank = true, 0

@@ -68,3 +68,67 @@ func TestLocalCommands(t *testing.T) {
 		})
 	}
 }
+
+// TestArchitectRelay: in architect mode Aider hands the architect's
+// answer to the editor model and writes it again as "#### " lines (the
+// editor coder's input): the architect's words, injected context, not a
+// prompt of the user's; the answer after it is the editor's, of the
+// editor's model. Modelled on a real history (Aider v0.85.2, architect
+// edit format, editor-whole; the architect answering again once the
+// files it named were added), written for the test.
+func TestArchitectRelay(t *testing.T) {
+	tests := []struct {
+		name    string
+		lines   []string
+		origins []string
+		models  []string
+	}{
+		{
+			name: "architect edit format",
+			lines: []string{"> Model: o3 with architect edit format  ", "> Editor model: gpt-4.1 with editor-whole edit format  ", "",
+				"#### make it a web service  ", "", "Add main.py, please.", "", "> Tokens: 1.2k sent, 10 received.  ", "> main.py  ", "> Add file to the chat? (Y)es/(N)o/(D)on't ask again [Yes]: y  ", "",
+				"Changes to make:  ", "1) add app.py", "", "> Tokens: 1.6k sent, 1.7k received.  ", "",
+				"#### Changes to make:  ", "#### 1) add app.py  ", "", "app.py", "```", "print(1)", "```", "", "> Tokens: 2.0k sent, 300 received.  ", "> Applied edit to app.py  ", "",
+				"#### thanks  ", "", "You're welcome."},
+			origins: []string{"prompt", "injected_context", "prompt"},
+			models:  []string{"o3", "o3", "gpt-4.1", "o3"},
+		},
+		{
+			name: "a one-off /architect",
+			lines: []string{"> Model: sonnet with diff edit format  ", "",
+				"#### /architect plan it  ", "", "Plan: do x.", "", "> Tokens: 1.0k sent, 10 received.  ", "",
+				"#### Plan: do x.  ", "", "Done x.", "",
+				"#### Plan: do x.  ", "", "Again."},
+			origins: []string{"prompt", "injected_context", "prompt"},
+			models:  []string{"sonnet", "sonnet", "sonnet"},
+		},
+		{
+			name:    "not architect: the same words are the user's",
+			lines:   []string{"> Model: sonnet with diff edit format  ", "", "#### say hi  ", "", "hi", "", "#### hi  ", "", "hello"},
+			origins: []string{"prompt", "prompt"},
+			models:  []string{"sonnet", "sonnet"},
+		},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r := runHistory(t, "2025-08-04 13:59:12", tt.lines...)
+			var origins, models []string
+			for _, e := range r.Events {
+				m := e.Event.Message()
+				switch {
+				case m == nil:
+				case e.Event.Type == transcript.MessageUser:
+					origins = append(origins, string(m.Blocks[0].Origin))
+				default:
+					models = append(models, m.Model)
+				}
+			}
+			if strings.Join(origins, ",") != strings.Join(tt.origins, ",") {
+				t.Errorf("origins %v, want %v", origins, tt.origins)
+			}
+			if strings.Join(models, ",") != strings.Join(tt.models, ",") {
+				t.Errorf("models %v, want %v", models, tt.models)
+			}
+		})
+	}
+}

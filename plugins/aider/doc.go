@@ -118,6 +118,14 @@
 // injected_context as Claude Code's local slash commands are: a session
 // that ends on one does not end on a prompt waiting for an answer.
 //
+// Architect mode ("Model: X with architect edit format", or a one-off
+// "/architect ..."): Aider hands the architect's answer to the editor
+// model as its request and writes it again as "#### " lines (the editor
+// coder's input, its first line the answer's first line of text). Such
+// a user message is the architect's words, injected context, not a
+// prompt; the answer after it is the editor's, of the model "Editor
+// model:" names.
+//
 // Usage. A "Tokens:" line is one reply's usage, added: "sent" is every
 // input token (Aider counts the cache read and written in it), "cache
 // hit" and "cache write" its cached parts, "received" the output. The

@@ -37,14 +37,21 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		n.version = strings.TrimPrefix(s, "Aider ")
 		out.Meta(sdk.Meta{ProviderVersion: sdk.S(n.version)})
 	case strings.HasPrefix(s, "Main model: ") || strings.HasPrefix(s, "Model: "):
-		m, _, _ := strings.Cut(s[strings.IndexByte(s, ':')+2:], " with ")
+		m, format, _ := strings.Cut(s[strings.IndexByte(s, ':')+2:], " with ")
 		m = strings.TrimSpace(m)
+		n.architect = strings.HasPrefix(format, "architect edit format")
 		if m == "" || m == n.model {
 			out.Ignored(sdk.S("model"))
 			return
 		}
 		out.Meta(sdk.Meta{Model: sdk.S(m), Override: n.model != ""})
 		n.model = m
+	case strings.HasPrefix(s, "Editor model: "):
+		// Architect mode's editor: the model of the answers to the
+		// architect's plans Aider hands it.
+		m, _, _ := strings.Cut(strings.TrimPrefix(s, "Editor model: "), " with ")
+		n.editorModel = strings.TrimSpace(m)
+		out.Ignored(sdk.S("model"))
 	case strings.HasPrefix(s, "Applied edit to "):
 		n.applied(strings.TrimPrefix(s, "Applied edit to "), out)
 	case strings.HasPrefix(s, "Commit ") && isSHA(s[len("Commit "):]):
