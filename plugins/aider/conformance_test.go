@@ -35,7 +35,7 @@ func checkFacts(t *testing.T, r *sdktest.Result) {
 
 var (
 	reCall    = regexp.MustCompile(`^> (Applied edit to |Commit [0-9a-f]{7,40} |Unable to commit: |The LLM did not conform to the edit format|Malformed response #|.*\(Y\)es/\(N\)o.*\]: ?(.*?) *$)`)
-	reLiteLLM = regexp.MustCompile(`^> (litellm\.\w*Error|Model .* has hit a token limit!)`)
+	reLiteLLM = regexp.MustCompile(`^> (litellm\.\w*Error|Model .* has hit a token limit!|Empty response received from LLM\.)`)
 	reShellOK = regexp.MustCompile(`^> Run shell commands?\? .*\]: ?[yYaA]`)
 	reRunning = regexp.MustCompile(`^> Running `)
 )

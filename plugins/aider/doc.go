@@ -139,7 +139,9 @@
 // after one are declared ignored. "Model <name> has hit a token limit!"
 // (show_exhausted_error: the context window or the output limit was
 // exhausted and the request ended; its figures and advice follow as
-// Aider's notices) is a provider error, code token_limit. A chat history has no terminal record:
+// Aider's notices) is a provider error, code token_limit, and so is
+// "Empty response received from LLM. Check your provider account?" (the
+// model answered nothing), code empty_response. A chat history has no terminal record:
 // the step is reported with NoTerminal and the host settles its status
 // by the session rule of spec §6.7 (an error after the last answer is
 // error, an unanswered prompt incomplete). Aider's other notices (the

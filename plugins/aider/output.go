@@ -84,6 +84,10 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		// limit was exhausted and the request ended (its figures and
 		// advice follow, Aider's notices).
 		out.Error(sdk.ProviderError{Message: sdk.S(s), Code: sdk.S("token_limit")})
+	case strings.HasPrefix(s, "Empty response received from LLM."):
+		// The model answered nothing (Aider's warning, "Check your
+		// provider account?"): the request failed.
+		out.Error(sdk.ProviderError{Message: sdk.S(s), Code: sdk.S("empty_response")})
 	default:
 		// Aider's notices (the repository, the files added, a hint):
 		// what the session did is in the prompts, answers and calls.

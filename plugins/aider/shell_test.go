@@ -13,11 +13,12 @@ import (
 // user allowed it ("Run shell commands? ... y", then "Running <command>")
 // is a call of kind execute with no result (Aider logs no exit status or
 // output: dangling, so a session that ends on one reads incomplete), an
-// error when Aider could not run it, cancelled when Ctrl-C stopped it; "Model X
-// has hit a token limit!" is a provider error, not the model's text. The
-// lines are modelled on real histories (Aider v0.85.1 running a bazel
-// build's commands; Aider v0.86 with deepseek-coder and gemini models
-// hitting their limits), written for the test.
+// error when Aider could not run it, cancelled when Ctrl-C stopped it;
+// "Model X has hit a token limit!" is a provider error, not the model's
+// text, and so is an empty response. The lines are modelled on real
+// histories (Aider v0.85.1 running a bazel build's commands; Aider v0.86
+// with deepseek-coder and gemini models hitting their limits), written
+// for the test.
 func TestShellCommandsAndTokenLimit(t *testing.T) {
 	const (
 		run     = "> Run shell commands? (Y)es/(N)o/(D)on't ask again [Yes]: "
@@ -68,6 +69,12 @@ func TestShellCommandsAndTokenLimit(t *testing.T) {
 			raw:    answer + "\n" + run + "y  \n> Running make clean  \n",
 			calls:  []call{{"confirm", "", "ok", ""}, {"shell", "make clean", "-", ""}},
 			status: "incomplete",
+		},
+		{
+			name:     "an empty response",
+			raw:      "#### hi  \n> Empty response received from LLM. Check your provider account?  \n",
+			status:   "error",
+			errCodes: []string{"empty_response"},
 		},
 		{
 			name:     "a token limit after a partial answer",
