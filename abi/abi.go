@@ -168,6 +168,33 @@ type Store struct {
 	// then linked at that call. A host that does not read it links the
 	// run at the session's latest part.
 	SubAgentResult string `json:"sub_agent_result,omitempty"`
+	// SubAgentsKey (ABI 1.9, with SubAgents, optional) says that
+	// "{stem}" in SubAgents stands for the session's id, which the
+	// session file states, not for the file's name without its
+	// extension: the agent keeps a session's sub-agents' files in a
+	// directory named by the id while it names the session's file
+	// otherwise (Gemini CLI 0.37 and later:
+	// chats/<session id>/<sub-agent id>.jsonl beside
+	// chats/session-<time>-<the id's first 8 characters>.jsonl;
+	// SubAgents "{stem}/*.{json,jsonl}", SubAgentsKey {"member":
+	// "/sessionId", "prefix": 8}). When several session files state the
+	// id (a chat the agent copied to another file), the one modified last
+	// is the session. A host that does not read the field looks for a
+	// directory named by the session file's stem, finds none, and
+	// archives the sub-agents' files the store's Pattern matches as
+	// sessions of their own.
+	SubAgentsKey *SessionKey `json:"sub_agents_key,omitempty"`
+	// SubAgentCalls (ABI 1.9, with SubAgents, optional) says where the
+	// session's own file, JSON Lines, names the tool call that started
+	// each sub-agent, when no sidecar does (SubAgentCall): a record
+	// holding an array of calls, one of which names the sub-agent's file
+	// by its stem (Gemini CLI 0.39 and later: a gemini message's
+	// toolCalls, the sub-agent's call stating its agentId; {"calls":
+	// "/toolCalls", "agent": "agentId", "id": "id"}). The sub-agent's
+	// run is then linked at that call (the last record naming the
+	// sub-agent wins: an agent may append a record again as it changes).
+	// A host that does not read it links the run as without it.
+	SubAgentCalls *RecordCalls `json:"sub_agent_calls,omitempty"`
 	// SubAgentOf (kind "file", optional) says how a session file names
 	// the session file of the same store it is a sub-agent of, for an
 	// agent that keeps a sub-agent's conversation as a session of its
@@ -206,6 +233,33 @@ func SubAgentsGlob(glob string) (up int, rest string) {
 type SidecarKey struct {
 	File string `json:"file"`
 	Key  string `json:"key"`
+}
+
+// SessionKey says where a session file states its id
+// ([Store.SubAgentsKey], ABI 1.9).
+type SessionKey struct {
+	// Member is a JSON Pointer (RFC 6901) into the session file's first
+	// JSON value (the first line of a JSON Lines file, a JSON document
+	// read up to 1 MiB) to the string that is the id.
+	Member string `json:"member"`
+	// Prefix (optional) says the session file's name holds the id's
+	// first Prefix characters: the host reads the id of such files only
+	// (0: of every session file beside the sub-agents' directory).
+	Prefix int `json:"prefix,omitempty"`
+}
+
+// RecordCalls says where the records of a session's JSON Lines file
+// name the tool calls that started its sub-agents ([Store.SubAgentCalls],
+// ABI 1.9).
+type RecordCalls struct {
+	// Calls is a JSON Pointer (RFC 6901) into a record (one line) to an
+	// array of call objects.
+	Calls string `json:"calls"`
+	// Agent is the member of a call object whose string value names the
+	// sub-agent the call started: its file's name without extension.
+	Agent string `json:"agent"`
+	// ID is the member of that call object holding the call's id.
+	ID string `json:"id"`
 }
 
 // SubAgentOf says how a session file of a "file" store names the

@@ -162,7 +162,12 @@
 // value, a glob of the parent's file with the key, the members of the
 // spawning call's result that name it; Codex CLI's spawned threads):
 // the host reads such a file as a sub-agent's, its run a child run of
-// that session's, linked at that call.
+// that session's, linked at that call. Since ABI 1.9 a file store's
+// sub-agents' directory may be named by the id the session file states
+// rather than by its name ([Store.SubAgentsKey]), and the session's own
+// records may name the call that started each sub-agent
+// ([Store.SubAgentCalls]; Gemini CLI's chats/<session id>/ and the
+// agentId of its tool call records).
 //
 // A plugin may ask for the facts of its source ([Manifest.SourceFacts]):
 // the host then hands it, as the first line of a stream it reads from a

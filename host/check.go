@@ -343,6 +343,14 @@ func checkStore(st abi.Store, providers map[string]bool) []string {
 	if p := st.SubAgentOf; p != nil {
 		problems = append(problems, checkSubAgentOf(st.Kind, p)...)
 	}
+	// ABI 1.9: the sub-agents' directory named by the session's id, the
+	// session's records naming the call that started each.
+	if k := st.SubAgentsKey; k != nil && (st.SubAgents == "" || !strings.Contains(st.SubAgents, "{stem}") || !jsonPointer(k.Member) || k.Prefix < 0 || k.Prefix > 64) {
+		problems = append(problems, fmt.Sprintf("sub_agents_key %+v is not a JSON Pointer to a member and a prefix of 0 to 64 characters, with sub_agents holding {stem}", *k))
+	}
+	if c := st.SubAgentCalls; c != nil && (st.SubAgents == "" || !jsonPointer(c.Calls) || !validName(c.Agent) || !validName(c.ID)) {
+		problems = append(problems, fmt.Sprintf("sub_agent_calls %+v is not a JSON Pointer to a member and two names, with sub_agents", *c))
+	}
 	if st.RetentionDays < 0 {
 		problems = append(problems, "retention_days is negative")
 	}

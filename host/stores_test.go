@@ -225,3 +225,42 @@ func TestCheckStoreSubAgentOf(t *testing.T) {
 		}
 	}
 }
+
+// TestCheckStoreSubAgentsKey: a file store whose sub-agents' directory
+// is named by the id its session file states (sub_agents_key: a JSON
+// Pointer into the file's first value, a prefix of the id its name
+// holds) and whose records name the call that started each sub-agent
+// (sub_agent_calls: a pointer to an array, two member names) declares
+// them with a sub-agent glob ({stem} in it, for the key); without one,
+// with a member that is no pointer, a negative or too long prefix or a
+// member name that is none, it is refused.
+func TestCheckStoreSubAgentsKey(t *testing.T) {
+	key := &abi.SessionKey{Member: "/sessionId", Prefix: 8}
+	calls := &abi.RecordCalls{Calls: "/toolCalls", Agent: "agentId", ID: "id"}
+	store := func(glob string, k *abi.SessionKey, c *abi.RecordCalls) abi.Store {
+		return abi.Store{Name: "s", Roots: []abi.Root{{Path: "~/.s"}}, Dir: "tmp", Pattern: "*/chats/**/*.{json,jsonl}", SubAgents: glob, SubAgentsKey: k, SubAgentCalls: c}
+	}
+	for _, tc := range []struct {
+		name string
+		st   abi.Store
+		ok   bool
+	}{
+		{"gemini", store("{stem}/*.{json,jsonl}", key, calls), true},
+		{"key without a prefix", store("{stem}/*.jsonl", &abi.SessionKey{Member: "/id"}, nil), true},
+		{"calls alone", store("{stem}/*.jsonl", nil, calls), true},
+		{"key without sub_agents", store("", key, nil), false},
+		{"key, glob without {stem}", store("agents/*.jsonl", key, nil), false},
+		{"key member not a pointer", store("{stem}/*.jsonl", &abi.SessionKey{Member: "sessionId"}, nil), false},
+		{"negative prefix", store("{stem}/*.jsonl", &abi.SessionKey{Member: "/id", Prefix: -1}, nil), false},
+		{"prefix too long", store("{stem}/*.jsonl", &abi.SessionKey{Member: "/id", Prefix: 65}, nil), false},
+		{"calls without sub_agents", store("", nil, calls), false},
+		{"calls not a pointer", store("{stem}/*.jsonl", nil, &abi.RecordCalls{Calls: "toolCalls", Agent: "agentId", ID: "id"}), false},
+		{"calls without agent", store("{stem}/*.jsonl", nil, &abi.RecordCalls{Calls: "/toolCalls", ID: "id"}), false},
+		{"calls without id", store("{stem}/*.jsonl", nil, &abi.RecordCalls{Calls: "/toolCalls", Agent: "agentId"}), false},
+	} {
+		got := checkStore(tc.st, map[string]bool{"s": true})
+		if (len(got) == 0) != tc.ok {
+			t.Errorf("%s: problems %q, want ok %v", tc.name, got, tc.ok)
+		}
+	}
+}

@@ -114,6 +114,22 @@ func store(o *members, s *abi.Store) {
 		})
 	}
 	o.strIf("sub_agent_result", s.SubAgentResult)
+	if k := s.SubAgentsKey; k != nil {
+		o.object("sub_agents_key", func(o *members) {
+			o.str("member", k.Member)
+			if k.Prefix != 0 {
+				o.key("prefix")
+				*o.b = strconv.AppendInt(*o.b, int64(k.Prefix), 10)
+			}
+		})
+	}
+	if c := s.SubAgentCalls; c != nil {
+		o.object("sub_agent_calls", func(o *members) {
+			o.str("calls", c.Calls)
+			o.str("agent", c.Agent)
+			o.str("id", c.ID)
+		})
+	}
 	if p := s.SubAgentOf; p != nil {
 		o.object("sub_agent_of", func(o *members) {
 			o.str("member", p.Member)

@@ -143,6 +143,9 @@ func TestManifestStores(t *testing.T) {
 		}, {Name: "minimal", Roots: []abi.Root{{Path: "~"}}, Pattern: "*.jsonl"}, {Name: "no roots", Pattern: "x"},
 			{Name: "sub-agent of", Roots: []abi.Root{{Path: "~/.c"}}, Pattern: "**/r-*.jsonl", SubAgentOf: &abi.SubAgentOf{
 				Member: `/payload/odd "p"`, File: "**/r-*-{key}.jsonl", Result: map[string]string{`task "name"`: "/payload/path", "agent_id": "/payload/id"}}},
+			{Name: "sub-agents by key", Roots: []abi.Root{{Path: "~/.g"}}, Dir: "tmp", Pattern: "*/chats/**/*.{json,jsonl}", SubAgents: "{stem}/*.{json,jsonl}",
+				SubAgentsKey: &abi.SessionKey{Member: `/session "Id"`, Prefix: 8}, SubAgentCalls: &abi.RecordCalls{Calls: "/tool\"Calls\"", Agent: `agent"Id"`, ID: "id"}},
+			{Name: "sub-agents by key, no prefix", Roots: []abi.Root{{Path: "~/.g"}}, Pattern: "*.jsonl", SubAgents: "{stem}/*.jsonl", SubAgentsKey: &abi.SessionKey{Member: "/id"}},
 			{Name: "sub-agent of, no result", Roots: []abi.Root{{Path: "~/.c"}}, Pattern: "*.jsonl", SubAgentOf: &abi.SubAgentOf{Member: "/p", File: "*-{key}.jsonl"}},
 			{Name: "folder", Kind: "folder", Roots: []abi.Root{{Path: "~/.f"}}, Pattern: "*", Files: []string{"ui_messages.json", `odd "name".json`, "*.jsonl"},
 				Parent: &abi.StoreParent{File: "history_item.json", Member: `parent "Task" Id`}},

@@ -446,6 +446,7 @@ func TestDiscover(t *testing.T) {
 			"Amp threads":                              filepath.Join(home, ".local", "share", "amp", "threads"),
 			"Kimi Code sessions":                       filepath.Join(home, ".kimi-code", "sessions"),
 			"Kimi CLI sessions":                        filepath.Join(home, ".kimi", "sessions"),
+			"Kimi CLI context files (before 0.59)":     filepath.Join(home, ".kimi", "sessions"),
 			"Factory Droid sessions":                   filepath.Join(home, ".factory", "sessions"),
 			"Crush":                                    filepath.Join(home, ".local", "share", "crush"),
 			"Crush projects":                           filepath.Join(home, ".local", "share", "crush"), // its list's, not found
@@ -474,6 +475,7 @@ func TestDiscover(t *testing.T) {
 				"Amp threads":                              "/x/data/amp/threads",
 				"Kimi Code sessions":                       "/x/kc/sessions",
 				"Kimi CLI sessions":                        "/x/kimi/sessions",
+				"Kimi CLI context files (before 0.59)":     "/x/kimi/sessions",
 				"Factory Droid sessions":                   "/x/droid",
 				"Crush":                                    "/x/data/crush",
 				"Crush projects":                           "/x/data/crush",
@@ -502,6 +504,7 @@ func TestDiscover(t *testing.T) {
 			"Amp threads":                              filepath.Join(home, ".local", "share", "amp", "threads"),
 			"Kimi Code sessions":                       filepath.Join(home, ".kimi-code", "sessions"),
 			"Kimi CLI sessions":                        filepath.Join(home, ".kimi", "sessions"),
+			"Kimi CLI context files (before 0.59)":     filepath.Join(home, ".kimi", "sessions"),
 			"Factory Droid sessions":                   filepath.Join(home, ".factory", "sessions"),
 			"Crush":                                    filepath.Join(home, ".local", "share", "crush"),
 			"Crush projects":                           filepath.Join(home, ".local", "share", "crush"), // its list's, not found

@@ -321,7 +321,16 @@
 // from the session file's directory (Kimi Code: "../agent-*/wire.jsonl",
 // each agent's journal in a directory of its own; the session file is
 // then the one file the store's pattern matches, and the glob does not,
-// as far below the directory the glob climbs to), or where a session
+// as far below the directory the glob climbs to; or, when the store
+// says "{stem}" is the id the session file states, abi.Store.SubAgentsKey,
+// the file beside the glob's directory of that name whose first JSON
+// value states the id, of those whose name holds its first characters,
+// the one modified last of several: Gemini CLI's
+// chats/<session id>/<sub-agent id>.jsonl beside
+// chats/session-<time>-<the id's first 8 characters>.jsonl, sessionkey.go;
+// a scan looks at a directory's names once per session, not per
+// sub-agent file, and reads the first line of such a candidate once, not
+// of every session file), or where a session
 // file of the store names the session file it is a sub-agent of
 // (abi.Store.SubAgentOf: a JSON Pointer into its first JSON value, the
 // parent's file a glob of the store with the key in its name; Codex
@@ -341,7 +350,10 @@
 // tokens and calls once, in the session's: at the tool call that
 // started it when the store's sidecar names the call
 // (abi.Store.SubAgentCall: its part's iteration, the call's description
-// naming the link), or when a line among the first eight of a tool
+// naming the link), or the session file's records do (abi.Store.SubAgentCalls:
+// the last line holding the sub-agent's stem as a JSON string whose array
+// of calls holds one naming it; Gemini CLI's toolCalls[].agentId, read
+// from the session's file once, when the sub-agent's run begins), or when a line among the first eight of a tool
 // result's output in the session's run names the file as the store
 // declares (abi.Store.SubAgentResult, "{dir}" the file's directory's
 // name: Kimi Code's "agent_id: agent-0"; or abi.SubAgentOf.Result, a
@@ -370,7 +382,10 @@
 // is gone (or, named by its key, not in the store), or whose session's
 // run has ended, is a run of its own named
 // "<provider> sub-agent <stem> of session <session stem>", and the
-// outcome says so. SubAgentFile finds a file's session for import, and
+// outcome says so; one whose session is found by the id it states
+// (abi.Store.SubAgentsKey) and no file states it is a session of its
+// own (a later sync that finds the session archives it again as its
+// child run, ending the first: below). SubAgentFile finds a file's session for import, and
 // the store's directory by where the store's pattern finds the session
 // (a file naming its session by key: the first of its directory and the
 // maxParentClimb above it where the parent glob finds the session);

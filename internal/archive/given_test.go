@@ -43,6 +43,8 @@ func TestFilesGivenAlone(t *testing.T) {
 	kimiSub := put(".kimi-code/sessions/wd_a/s_1/agents/agent-0/wire.jsonl")
 	kimiCLI := put(".kimi/sessions/0cc1/s_2/wire.jsonl")
 	kimiLoose := put("tmp/x/agents/main/wire.jsonl")
+	kimiContext := put(".kimi/sessions/0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60.jsonl")
+	kimiRotated := put(".kimi/sessions/0cc1/3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60_1.jsonl")
 	cursorConv := put(".cursor/projects/home-me/agent-transcripts/c1/c1.jsonl")
 	claudeSession := put(".claude/projects/-home-me/s3.jsonl")
 	claudeSub := put(".claude/projects/-home-me/s3/subagents/agent-a1.jsonl")
@@ -56,6 +58,8 @@ func TestFilesGivenAlone(t *testing.T) {
 		{"kimi code main journal", "kimi", kimiMain, "Kimi Code sessions", at(".kimi-code/sessions")},
 		{"kimi cli journal", "kimi", kimiCLI, "Kimi CLI sessions", at(".kimi/sessions")},
 		{"kimi journal outside a sessions directory", "kimi", kimiLoose, "", ""},
+		{"kimi cli context file (before 0.59)", "kimi", kimiContext, "Kimi CLI context files (before 0.59)", at(".kimi/sessions")},
+		{"kimi cli context file rotated by a compaction", "kimi", kimiRotated, "", ""},
 		{"cursor transcript", "cursor", cursorConv, "Cursor agent transcripts", at(".cursor/projects")},
 		{"claude session (no facts read)", "claude", claudeSession, "", ""},
 	} {

@@ -72,6 +72,13 @@ type Location struct {
 	// SubAgentResult says how the result of a sub-agent's call names it
 	// (abi.Store.SubAgentResult).
 	SubAgentResult string `json:"sub_agent_result,omitempty"`
+	// SubAgentsKey says "{stem}" in SubAgents stands for the id a
+	// session file states, not its name (abi.Store.SubAgentsKey,
+	// sessionkey.go).
+	SubAgentsKey *abi.SessionKey `json:"sub_agents_key,omitempty"`
+	// SubAgentCalls says where the session's records name the call that
+	// started a sub-agent (abi.Store.SubAgentCalls, sessionkey.go).
+	SubAgentCalls *abi.RecordCalls `json:"sub_agent_calls,omitempty"`
 	// SubAgentOf (a file store) says how a session file names the
 	// session file it is a sub-agent of (abi.Store.SubAgentOf,
 	// subagent_of.go).
@@ -361,6 +368,7 @@ func declaredLocation(d Declared, c compiledStore, root, from string) Location {
 	err := c.err
 	if err == nil && d.SubAgents != "" && loc.Kind == KindFile {
 		loc.SubAgents, loc.SubAgentCall, loc.SubAgentResult = d.SubAgents, d.SubAgentCall, d.SubAgentResult
+		loc.SubAgentsKey, loc.SubAgentCalls = d.SubAgentsKey, d.SubAgentCalls
 		loc.subAgentsUp, loc.subAgents = c.subAgentsUp, c.subAgents
 	}
 	if err == nil && d.SubAgentOf != nil && loc.Kind == KindFile {

@@ -73,7 +73,7 @@ func Scan(locs []Location, since time.Time) ([]StoreReport, []Session) {
 		default:
 			sr.Found = true
 		}
-		dirs := map[string][]string{}
+		dirs := newSessionDirs()
 		for i := range sessions {
 			if loc.subAgents != nil {
 				sessions[i].Parent = parentSession(loc, sessions[i].Path, dirs)

@@ -93,16 +93,7 @@ func firstValue(name string, limit int64) []byte {
 // the session it is a sub-agent of (abi.SubAgentOf.Member, in its first
 // JSON value): "" when it names none, or a key that is no plain name.
 func namedParentKey(p *abi.SubAgentOf, path string) string {
-	var key string
-	if v, done := linePointer(path, maxParentFile, p.Member); done {
-		_ = json.Unmarshal(v, &key) // a string, else none
-	} else {
-		key = pointerString(firstValue(path, maxParentFile), p.Member)
-	}
-	if !plainKey(key) {
-		return ""
-	}
-	return key
+	return firstString(path, p.Member)
 }
 
 // missingParent is the path named as the session of a sub-agent's file

@@ -90,19 +90,20 @@ func withSubAgents(sessions []Session) []Session {
 
 // parentSession finds the session file path is a sub-agent file of, in
 // store loc ("": none).
-func parentSession(loc *Location, path string, dirs map[string][]string) string {
+func parentSession(loc *Location, path string, dirs *sessionDirs) string {
 	for d := filepath.Dir(path); d != loc.Dir && strings.HasPrefix(d, loc.Dir+string(filepath.Separator)) || d == loc.Dir; d = filepath.Dir(d) {
 		rel, err := filepath.Rel(d, path)
 		if err != nil {
 			return ""
 		}
 		m := loc.subAgents.FindStringSubmatch(filepath.ToSlash(rel))
-		if m != nil {
-			names, ok := dirs[d]
-			if !ok {
-				names = filesBelow(d, loc.subAgentsUp)
-				dirs[d] = names
+		if len(m) > 1 && loc.SubAgentsKey != nil {
+			// "{stem}" is the id the session file states.
+			if p := dirs.keyedSession(loc, d, m[1], path); p != "" {
+				return p
 			}
+		} else if m != nil {
+			names := dirs.below(d, loc.subAgentsUp)
 			var found []string
 			for _, n := range names {
 				p := filepath.Join(d, n)
@@ -168,7 +169,8 @@ type fileLink struct {
 // The link is made at the tool call that started the sub-agent, as a
 // sub-agent the session's log carries is (spec §6.10): in the agent
 // step (part) holding the call, named by the call's description. The
-// call is the one the store's sidecar names (abi.Store.SubAgentCall; of
+// call is the one the store's sidecar names (abi.Store.SubAgentCall), or
+// the session file's records (abi.Store.SubAgentCalls, recordCall; of
 // several calls of that id, the one callOf picks by the file's start),
 // else the one whose result's output names the sub-agent
 // (abi.Store.SubAgentResult: a line of its first eight; the call that
@@ -200,6 +202,11 @@ func (a *Archiver) subAgentLink(loc *Location, path, parent string) (link *fileL
 	stem := stemOf(path)
 	l := &fileLink{Link: runctl.Link{ParentID: pe.RunID, Iteration: pe.Parts - 1, Title: stem}}
 	callID := sidecarString(filepath.Dir(path), stem, loc.SubAgentCall)
+	if callID == "" {
+		// The session's records name the call (abi.Store.SubAgentCalls:
+		// Gemini CLI's agentId).
+		callID = recordCall(parent, stem, loc.SubAgentCalls)
+	}
 	in, err := a.sessionLinksOf(pe)
 	if err != nil {
 		// The link is still made, at the latest part.
@@ -580,7 +587,7 @@ func (a *Archiver) endLegacy(ctx context.Context, e *Entry, by string) error {
 // root, so the facts line names the session's path as sync's does. ""
 // when none does (loc.Dir is then left as it was).
 func storeOf(loc *Location, path, dir string) string {
-	dirs := map[string][]string{}
+	dirs := newSessionDirs()
 	for root := dir; ; root = filepath.Dir(root) {
 		l := *loc
 		l.Dir = root
@@ -650,7 +657,7 @@ func SubAgentFile(declared []Declared, provider, path string) (s Session, ok boo
 					break
 				}
 				parent := storeOf(&loc, path, dir)
-				if parent == "" && len(m) > 1 {
+				if parent == "" && len(m) > 1 && loc.SubAgentsKey == nil {
 					loc.Dir = dir
 					parent = filepath.Join(dir, m[1]+filepath.Ext(path))
 				}
@@ -778,7 +785,11 @@ func SubAgentFiles(declared []Declared, provider, path string, keys *NamedKeys) 
 		for range up {
 			dir = filepath.Dir(dir)
 		}
-		segs := strings.Split(strings.ReplaceAll(glob, "{stem}", stemOf(abs)), "/")
+		stem := globStem(abs, d.SubAgentsKey)
+		if stem == "" {
+			continue // it states no id: no sub-agents' directory
+		}
+		segs := strings.Split(strings.ReplaceAll(glob, "{stem}", stem), "/")
 		depth := len(segs) - 1 // directories below dir, the file's segment apart
 		for _, seg := range segs[:len(segs)-1] {
 			if seg == "" || seg == "." || seg == ".." || strings.ContainsAny(seg, `*?[\{`) {

@@ -225,6 +225,10 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"anthropic", "anthropic-sse", "Anthropic Messages API stream events (" + typ + ")"}, true
 	case kimiRecord(root, typ):
 		return vote{"kimi", "wire", "a Kimi Code wire.jsonl record (" + typ + ")"}, true
+	case typ == "" && (root.Get("role").Is("_checkpoint") && has(root, "id") || root.Get("role").Is("_usage") && has(root, "token_count")):
+		// Its markers among the model's messages: the first line of every
+		// file is {"role": "_checkpoint", "id": 0}.
+		return vote{"kimi", "context", "a Kimi CLI context file before 0.59 (" + root.Get("role").String() + " marker)"}, true
 	case root.Get("message").Get("type").Kind() == abi.KindString && has(root, "timestamp") && root.Get("message").Get("payload").Exists():
 		return vote{"kimi", "legacy-wire", "a Kimi CLI wire.jsonl record (" + root.Get("message").Get("type").String() + ")"}, true
 	case strings.HasPrefix(typ, "thread.") || strings.HasPrefix(typ, "turn.") || strings.HasPrefix(typ, "item."):

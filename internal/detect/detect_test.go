@@ -41,6 +41,7 @@ func TestDetect(t *testing.T) {
 		{"cursor ide rows", `{"$twasm":"row","table":"bubble","key":"b1","version":9,"row":{"id":"b1","value":{"type":1,"text":"hi"}}}`, "cursor", "ide-rows", nil},
 		{"cursor turn end", `{"type":"turn_ended","status":"error","error":"boom"}`, "cursor", "agent-transcript", nil},
 		{"kimi code wire", `{"type":"turn.prompt","input":[{"type":"text","text":"hi"}],"origin":"user","time":1767261601000}`, "kimi", "wire", nil},
+		{"kimi cli context file", `{"role": "_checkpoint", "id": 0}` + "\n" + `{"role":"user","content":"hi"}` + "\n" + `{"role":"assistant","content":[{"type":"text","text":"Hello."}]}` + "\n" + `{"role": "_usage", "token_count": 8112}`, "kimi", "context", nil},
 		{"kimi cli wire", `{"timestamp": 1767261600.0, "message": {"type": "TurnBegin", "payload": {"user_input": "hi"}}}`, "kimi", "legacy-wire", nil},
 		{"amp thread without v", `{"id":"T-1","messages":[{"role":"user","content":[]}]}`, "amp", "thread", nil},
 		{"gemini session", "{\n \"sessionId\": \"s\", \"projectHash\": \"h\", \"messages\": []\n}", "gemini", "session-file", nil},

@@ -41,7 +41,11 @@ const (
 	// Minor 9: usage carries the service tier the provider states it
 	// served the request at (TServiceTier: OpenAI's service_tier,
 	// Anthropic's usage.service_tier), so a flex, priority or batch
-	// request is priced at its tier.
+	// request is priced at its tier. Also of 1.9, added after it
+	// without a bump of their own: a sub-agents' directory named by the
+	// id a session file states (Store.SubAgentsKey) and the session's
+	// records naming the call that started a sub-agent
+	// (Store.SubAgentCalls).
 	Minor = 9
 )
 

@@ -74,6 +74,9 @@ type normalizer struct {
 	// blank line since (a line of it that held a line end goes on
 	// without "> ").
 	afterAider bool
+	// costNext: the previous line was a usage report whose cost goes
+	// on the next line ("Cost: ...", without "> ").
+	costNext bool
 	// reflect: where the line is in Aider's reflection on
 	// SEARCH/REPLACE blocks that failed to match, whose lines after the
 	// first have no "> " (reflectNone, reflectIn, reflectTail,
@@ -121,8 +124,8 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		out.Ignored(sdk.S("twasm_source"))
 		return nil
 	}
-	after := n.afterAider
-	n.afterAider = false
+	after, costNext := n.afterAider, n.costNext
+	n.afterAider, n.costNext = false, false
 	if n.reflect == reflectTail && strings.TrimSpace(line) != "" && !strings.HasPrefix(line, reflectOther) {
 		// The reflection ended with its rule: this line is the
 		// model's reply or Aider's next.
@@ -141,14 +144,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.reflect = reflectNone
 		n.closeAll(out)
 		n.session(line, out)
-	case (strings.HasPrefix(line, "#### ") || line == "####") && n.user == "" && isConfirm(hardBreak(line)):
-		// The user's typed answer to a confirmation ("#### Add file
-		// to the chat? (Y)es/(N)o/(A)ll/... [Yes]: all"), which Aider
-		// states again as its own line, the answer it took ("> ...:
-		// a"): no prompt.
-		n.reflect = reflectNone
-		n.closeAsst(out)
-		out.Ignored(sdk.S("confirm_answer"))
+	case strings.HasPrefix(line, "#### ") && confirmEcho(line):
+		// A confirmation answered from the user's earlier choice, or a
+		// word the user typed as the answer ("all", "skip"), echoed as
+		// a prompt: Aider's line after it is the call.
+		out.Ignored(sdk.S("confirm_echo"))
 	case strings.HasPrefix(line, "#### ") || line == "####":
 		n.reflect = reflectNone
 		n.closeAsst(out)
@@ -167,6 +167,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	case strings.TrimSpace(line) == "":
 		n.blanks(1, out)
 		out.Ignored(sdk.S("blank"))
+	case after && costNext && strings.HasPrefix(line, "Cost: "):
+		// The cost of the usage report on the line before.
+		n.afterAider = true
+		if !n.cost(strings.TrimPrefix(hardBreak(line), "Cost: "), out) {
+			out.Unmapped(sdk.S("cost"))
+		}
 	case after:
 		// The rest of a line of Aider's that held a line end (a
 		// command line with a multi-line --message).
@@ -263,7 +269,8 @@ var modelCommands = []string{"ask", "code", "architect", "context", "help", "tes
 // localCommand reports whether a prompt's first line is one of Aider's
 // in-chat commands that Aider carries out itself, with no request to the
 // model ("/add", "/drop", "/run" and its alias "!", "/copy-context",
-// "/exit", an unknown one such as "/bye", which Aider refuses): the
+// "/exit", an unknown one such as "/bye", which Aider refuses; a path
+// such as "/tmp/app.log" is taken for the user's words): the
 // user's word to Aider, written as injected context, so a session that
 // ends on one does not end on a prompt waiting for an answer (as Claude
 // Code's local slash commands).
@@ -278,6 +285,13 @@ func localCommand(text string) bool {
 	}
 	if i := strings.IndexAny(name, " \t"); i >= 0 {
 		name = name[:i]
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			// A path ("/tmp/app.log"), not a command's name: read as
+			// the user's words.
+			return false
+		}
 	}
 	for _, c := range modelCommands {
 		if name == c {

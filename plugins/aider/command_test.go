@@ -42,6 +42,12 @@ func TestLocalCommands(t *testing.T) {
 			status:  "incomplete",
 		},
 		{
+			name:    "a path is the user's words",
+			lines:   []string{"#### log to a file  ", "", "Which file?", "", "#### /tmp/app.log  "},
+			origins: []string{"prompt", "prompt"},
+			status:  "incomplete",
+		},
+		{
 			name:    "a question asked with /ask, answered",
 			lines:   []string{"#### /ask why does it fail?  ", "", "Because.", "", "#### /drop a.go  "},
 			origins: []string{"prompt", "injected_context"},
@@ -50,7 +56,7 @@ func TestLocalCommands(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runHistory(t, "2025-07-23 11:25:21", tt.lines...)
+			r := runSession(t, "2025-07-23 11:25:21", tt.lines...)
 			var origins []string
 			for _, e := range r.Events {
 				if m := e.Event.Message(); m != nil && e.Event.Type == transcript.MessageUser {
@@ -111,7 +117,7 @@ func TestArchitectRelay(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runHistory(t, "2025-08-04 13:59:12", tt.lines...)
+			r := runSession(t, "2025-08-04 13:59:12", tt.lines...)
 			var origins, models []string
 			for _, e := range r.Events {
 				m := e.Event.Message()

@@ -43,7 +43,7 @@ func TestConfirmations(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runHistory(t, "2026-04-22 22:40:47", tt.lines...)
+			r := runSession(t, "2026-04-22 22:40:47", tt.lines...)
 			var prompts, status []string
 			for _, e := range r.Events {
 				if m := e.Event.Message(); m != nil && m.Role == "user" {

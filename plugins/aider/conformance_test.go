@@ -16,12 +16,15 @@ import (
 // against facts read from the raw lines apart from the plugin (with
 // regular expressions): each applied edit, edit Aider could not apply
 // ("The LLM did not conform to the edit format.", older versions'
-// "Malformed response #N, retrying..."), commit and confirmation a call
-// in order (failed edits and commits and declined confirmations not ok),
-// one error per litellm line and per token limit hit, and each shell
-// command Aider ran after the user allowed it ("Run shell command(s)? ...
-// y", then "Running <command>") a call, failed when "Error running
-// command:" follows it. The tokens are TestSessionUsageMatchesRaw's, over
+// "Malformed response #N, retrying..."), commit and confirmation (in
+// each version's shape: "? y", "? [Y/n] y", "(Y)es/(N)o ... [Yes]: y") a
+// call in order (failed edits and commits and declined confirmations,
+// whose answer is not yes or all, not ok), one error per litellm line
+// (older versions: after "BadRequestError: " or "Unexpected error: ") and
+// per token limit hit or empty response, and each shell command Aider
+// ran after the user allowed it ("Run shell command(s)? ... y", then
+// "Running <command>") a call, failed when "Error running command:"
+// follows it. The tokens are TestSessionUsageMatchesRaw's, over
 // the same inputs.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	o := plugintest.FromResult(r)
@@ -34,9 +37,9 @@ func checkFacts(t *testing.T, r *sdktest.Result) {
 }
 
 var (
-	reCall    = regexp.MustCompile(`^> (Applied edit to |Commit [0-9a-f]{7,40} |Unable to commit: |The LLM did not conform to the edit format|Malformed response #|.*\(Y\)es/\(N\)o.*\]: ?(.*?) *$)`)
-	reLiteLLM = regexp.MustCompile(`^> (litellm\.\w*Error|Model .* has hit a token limit!|Empty response received from LLM\.)`)
-	reShellOK = regexp.MustCompile(`^> Run shell commands?\? .*\]: ?[yYaA]`)
+	reCall    = regexp.MustCompile(`^> (Applied edit to |Commit [0-9a-f]{7,40} |Unable to commit: |The LLM did not conform to the edit format|Malformed response #|.*\(Y\)es/\(N\)o.*\]: ?(.*?) *$|.*\? (?:\[[Yy]/[Nn]\] )?((?i)y|n|yes|no) *$)`)
+	reLiteLLM = regexp.MustCompile(`^> ((BadRequestError|Unexpected error): |litellm\.\w*Error|Model .* has hit a token limit!|Empty response received from LLM\.)`)
+	reShellOK = regexp.MustCompile(`^> Run shell commands?\? .*\]: ?[yY]`)
 	reRunning = regexp.MustCompile(`^> Running `)
 )
 
@@ -70,8 +73,9 @@ func historyFacts(raw string) (calls []string, failed map[string]bool, errs int)
 		if m := reCall.FindStringSubmatch(line); m != nil {
 			id := "aider-" + strconv.Itoa(len(calls)+1)
 			calls = append(calls, id)
-			ans := strings.ToLower(m[2])
-			failed[id] = strings.HasPrefix(m[1], "Unable") || strings.HasPrefix(m[1], "The LLM") || strings.HasPrefix(m[1], "Malformed") || ans == "n" || ans == "no" || ans == "s" || ans == "d"
+			ans, confirm := strings.ToLower(m[2]+m[3]), strings.Contains(m[1], "(Y)es/(N)o") || m[3] != ""
+			failed[id] = strings.HasPrefix(m[1], "Unable") || strings.HasPrefix(m[1], "The LLM") || strings.HasPrefix(m[1], "Malformed") ||
+				confirm && !strings.HasPrefix(ans, "y") && !strings.HasPrefix(ans, "a")
 		}
 		if reLiteLLM.MatchString(line) {
 			errs++

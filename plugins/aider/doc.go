@@ -113,7 +113,8 @@
 // with "Invalid command"). The commands that send the model a request
 // (/ask, /code, /architect, /context, /help, /test and /lint, which ask
 // for a fix when they fail, /ok) are prompts; the others (/add, /drop,
-// /run and "!", /copy-context, /undo, /exit, an unknown one), which Aider
+// /run and "!", /copy-context, /undo, /exit, an unknown name; a path
+// such as "/tmp/app.log" is read as the user's words), which Aider
 // carries out itself, are the user's word to Aider, written with origin
 // injected_context as Claude Code's local slash commands are: a session
 // that ends on one does not end on a prompt waiting for an answer.

@@ -33,11 +33,18 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 	switch {
 	case strings.HasPrefix(s, "Tokens: "):
 		n.tokens(s, out)
+	case isOldUsage(s):
+		n.oldUsage(s, out)
 	case strings.HasPrefix(s, "Aider v"):
 		n.version = strings.TrimPrefix(s, "Aider ")
 		out.Meta(sdk.Meta{ProviderVersion: sdk.S(n.version)})
-	case strings.HasPrefix(s, "Main model: ") || strings.HasPrefix(s, "Model: "):
+	case strings.HasPrefix(s, "Main model: ") || strings.HasPrefix(s, "Model: ") || strings.HasPrefix(s, "Models: "):
+		// "Model: gpt-4" (before v0.19), "Model: gpt-4 using diff edit
+		// format" (v0.19 to v0.28), "Models: gpt-4o with diff edit
+		// format, weak model gpt-4o-mini" (v0.29 to v0.50), "Main model:
+		// ... with ..." (v0.51 on; "Model: ..." without a weak model).
 		m, format, _ := strings.Cut(s[strings.IndexByte(s, ':')+2:], " with ")
+		m, _, _ = strings.Cut(m, " using ")
 		m = strings.TrimSpace(m)
 		n.architect = strings.HasPrefix(format, "architect edit format")
 		if m == "" || m == n.model {
@@ -70,9 +77,9 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		out.ToolResult(sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("git_commit"), Error: sdk.S(s), IsError: true, Status: sdk.S("failed")})
 	case isConfirm(s):
 		n.confirm(s, out)
-	case strings.HasPrefix(s, "litellm.") && strings.Contains(s, "Error"):
-		cls, msg, _ := strings.Cut(strings.TrimPrefix(s, "litellm."), ":")
-		out.Error(sdk.ProviderError{Message: sdk.S(strings.TrimSpace(msg)), Code: sdk.S(cls)})
+	case isProviderError(s):
+		cls, msg := providerError(s)
+		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(cls)})
 	case strings.HasPrefix(s, "Retrying in "):
 		out.Ignored(sdk.S("retry"))
 	case isInterrupt(s):
@@ -170,7 +177,7 @@ func (n *normalizer) failedReason(s string, out *sdk.Out) bool {
 	if n.failed == "" {
 		return false
 	}
-	if strings.HasPrefix(s, "Tokens: ") || strings.HasPrefix(s, "Applied edit to ") || strings.HasPrefix(s, "litellm.") || isConfirm(s) {
+	if strings.HasPrefix(s, "Tokens: ") || strings.HasPrefix(s, "Applied edit to ") || isProviderError(s) || isConfirm(s) {
 		// No reason was printed: this line is read as itself.
 		n.settleFailed(out)
 		return false
@@ -251,17 +258,59 @@ func sameFile(blockFile, file string) bool {
 }
 
 // isConfirm reports whether s is a question Aider asked the user and
-// its answer: "... (Y)es/(N)o [Yes]: y".
+// its answer (parseConfirm).
 func isConfirm(s string) bool {
-	i := strings.Index(s, "(Y)es/(N)o")
-	return i >= 0 && strings.Contains(s[i:], "]:")
+	_, _, ok := parseConfirm(s)
+	return ok
+}
+
+// parseConfirm splits a line of Aider's confirm_ask (aider/io.py) into
+// its question and the answer, in each shape Aider wrote it:
+//
+//   - v0.53 on: "... (Y)es/(N)o[/(A)ll/(S)kip all][/(D)on't ask again]
+//     [Yes]: y", the answer the first letter of the choice;
+//   - v0.52: "... [Y/n] y" (also "[y/N]", "[y/n]"), the answer y or n;
+//   - v0.5 to v0.51: "...? y", the question and what the user typed
+//     (y, n, yes, no; "yes" or "no" for --yes).
+func parseConfirm(s string) (q, ans string, ok bool) {
+	if i := strings.Index(s, "(Y)es/(N)o"); i >= 0 {
+		if j := strings.LastIndex(s, "]:"); j > i {
+			return strings.TrimSpace(s[:j+1]), strings.TrimSpace(s[j+2:]), true
+		}
+		return "", "", false
+	}
+	for _, tag := range []string{"[Y/n]", "[y/N]", "[y/n]"} {
+		if j := strings.LastIndex(s, tag); j > 0 {
+			if a := strings.TrimSpace(s[j+len(tag):]); isYesNo(a) {
+				return strings.TrimSpace(s[:j+len(tag)]), a, true
+			}
+		}
+	}
+	if j := strings.LastIndex(s, "? "); j > 0 {
+		if a := strings.TrimSpace(s[j+2:]); isYesNo(a) {
+			return s[:j+1], a, true
+		}
+	}
+	return "", "", false
+}
+
+// isYesNo reports whether a is an answer Aider's older confirmations
+// wrote after the question: y, n, yes or no, in any case.
+func isYesNo(a string) bool {
+	switch strings.ToLower(a) {
+	case "y", "n", "yes", "no":
+		return true
+	}
+	return false
 }
 
 // confirm reports a question Aider asked and the user's answer as a
-// call and its result: declined when the answer is no.
+// call and its result: declined unless the answer is yes or all. Aider
+// (every version) takes an answer for yes when it starts with "y", or
+// with "a" for "(A)ll" (v0.53 on); no, "(S)kip all" and "(D)on't ask
+// again" are each a no.
 func (n *normalizer) confirm(s string, out *sdk.Out) {
-	i := strings.LastIndex(s, "]:")
-	q, ans := strings.TrimSpace(s[:i+1]), strings.TrimSpace(s[i+2:])
+	q, ans, _ := parseConfirm(s)
 	id := n.call(out, "confirm", "other", `{"question":`+quote(q)+`}`)
 	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("confirm"), Output: sdk.S(ans), Status: sdk.S("completed")}
 	if declined(ans) {
@@ -312,14 +361,20 @@ func (n *normalizer) settleRunning(status string, out *sdk.Out, msg ...string) {
 }
 
 // declined reports whether ans, the answer to a confirmation, refused
-// it: no, skip (all), or don't ask again (Aider's confirm_ask returns
-// false for "d" and remembers never to ask).
+// it: Aider takes an answer for yes when it starts with "y", or with "a"
+// for "(A)ll"; no, "(S)kip all" and "(D)on't ask again" are each a no.
 func declined(ans string) bool {
-	switch strings.ToLower(strings.TrimSpace(ans)) {
-	case "n", "no", "s", "skip", "skip all", "d", "don't", "don't ask again":
-		return true
-	}
-	return false
+	a := strings.ToLower(strings.TrimSpace(ans))
+	return !strings.HasPrefix(a, "y") && !strings.HasPrefix(a, "a")
+}
+
+// confirmEcho reports whether a prompt line is the echo of a
+// confirmation Aider answered from the user's earlier "(A)ll" or "(S)kip
+// all" (io.py's confirm_ask logs it through user_input, "####"): the
+// line of Aider's own that follows it says the same, and is the call.
+func confirmEcho(text string) bool {
+	i := strings.Index(text, "(Y)es/(N)o")
+	return i >= 0 && strings.Contains(text[i:], "/(S)kip all") && strings.Contains(text[i:], "]: ")
 }
 
 // tokens reads "Tokens: 3.2k sent, 1.1k cache write, 2.0k cache hit, 222
@@ -356,8 +411,24 @@ func (n *normalizer) tokens(s string, out *sdk.Out) {
 		return
 	}
 	out.Usage(u, sdk.ModeAdd)
-	// The session's cost: what Aider says the session cost so far.
-	for _, part := range strings.Split(cost, ", ") {
+	if strings.TrimSpace(cost) == "" {
+		// v0.80 on, a reply that both read and wrote the cache has its
+		// cost on the next line, without "> " (base_coder.py's
+		// calculate_and_show_tokens_and_cost, sep "\n").
+		n.costNext = true
+	} else {
+		n.cost(cost, out)
+	}
+	n.warnRounded(out)
+}
+
+// cost reads the cost part of a usage report, "$0.01 message, $0.05
+// session." ("request" for "message" before v0.51): the session's cost
+// is what Aider says the session cost so far. It reports whether s held
+// it.
+func (n *normalizer) cost(s string, out *sdk.Out) bool {
+	found := false
+	for _, part := range strings.Split(s, ", ") {
 		num, what, _ := strings.Cut(strings.TrimSpace(part), " ")
 		if !strings.HasPrefix(strings.TrimSpace(what), "session") || !strings.HasPrefix(num, "$") {
 			continue
@@ -369,12 +440,95 @@ func (n *normalizer) tokens(s string, out *sdk.Out) {
 			n.sessionCost = usd
 			out.Cost(n.costBefore+usd, sdk.ModeSet)
 			n.rounded = true // dollars to two or a few places
+			found = true
 		}
 	}
+	n.warnRounded(out)
+	return found
+}
+
+// warnRounded says once that the usage and cost are as Aider printed
+// them.
+func (n *normalizer) warnRounded(out *sdk.Out) {
 	if n.rounded && !n.warned {
 		n.warned = true
 		out.Warn("Aider prints token counts rounded (3.2k) and costs to a few places: this usage and cost are as Aider printed them, not exact")
 	}
+}
+
+// isOldUsage reports whether s is the usage line of Aider v0.11 to
+// v0.45 (base_coder.py, --no-stream only): "1234 prompt tokens, 56
+// completion tokens, $0.001234 cost".
+func isOldUsage(s string) bool {
+	num, rest, ok := strings.Cut(s, " ")
+	if !ok || !strings.HasPrefix(rest, "prompt tokens, ") || !strings.Contains(rest, " completion tokens") {
+		return false
+	}
+	_, _, ok = figure(num)
+	return ok
+}
+
+// oldUsage reads the usage line of Aider v0.11 to v0.45: the reply's
+// prompt and completion tokens, exact, and its cost (not the
+// session's), to six places.
+func (n *normalizer) oldUsage(s string, out *sdk.Out) {
+	var u sdk.Usage
+	cost, hasCost := 0.0, false
+	for _, part := range strings.Split(s, ", ") {
+		num, what, _ := strings.Cut(strings.TrimSpace(part), " ")
+		switch what = strings.TrimSpace(what); {
+		case what == "prompt tokens":
+			if v, _, ok := figure(num); ok {
+				u.Input = sdk.N(v)
+			}
+		case what == "completion tokens":
+			if v, _, ok := figure(num); ok {
+				u.Output = sdk.N(v)
+			}
+		case what == "cost" && strings.HasPrefix(num, "$"):
+			if usd, err := strconv.ParseFloat(num[1:], 64); err == nil && usd >= 0 {
+				cost, hasCost = usd, true
+			}
+		}
+	}
+	out.Usage(u, sdk.ModeAdd)
+	if hasCost {
+		n.sessionCost += cost
+		out.Cost(n.costBefore+n.sessionCost, sdk.ModeSet)
+		n.rounded = true
+	}
+	n.warnRounded(out)
+}
+
+// isProviderError reports whether s is an error of the model's API as
+// Aider logged it (providerError).
+func isProviderError(s string) bool {
+	prefix, rest := cutErrorPrefix(s)
+	return strings.HasPrefix(rest, "litellm.") && strings.Contains(rest, "Error") || prefix != ""
+}
+
+// cutErrorPrefix cuts the words Aider v0.3x to v0.5x put before an
+// exception it could not retry: "BadRequestError: " and "Unexpected
+// error: " (base_coder.py's send_message).
+func cutErrorPrefix(s string) (prefix, rest string) {
+	for _, p := range []string{"BadRequestError: ", "Unexpected error: "} {
+		if r, ok := strings.CutPrefix(s, p); ok {
+			return strings.TrimSuffix(p, ": "), r
+		}
+	}
+	return "", s
+}
+
+// providerError reads a provider error line: "litellm.RateLimitError:
+// message" (its code the class), and the older "BadRequestError:
+// litellm.BadRequestError: message" and "Unexpected error:
+// litellm.APIConnectionError: message".
+func providerError(s string) (cls, msg string) {
+	prefix, rest := cutErrorPrefix(s)
+	if c, m, ok := strings.Cut(strings.TrimPrefix(rest, "litellm."), ":"); ok && strings.HasPrefix(rest, "litellm.") {
+		return c, strings.TrimSpace(m)
+	}
+	return prefix, strings.TrimSpace(rest)
 }
 
 // figure reads a token count as Aider prints it: "222", "1,234", "3.2k",

@@ -41,7 +41,7 @@ func TestReasoningTags(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runHistory(t, "2026-04-22 22:40:47", tt.lines...)
+			r := runSession(t, "2026-04-22 22:40:47", tt.lines...)
 			var blocks []string
 			var edits []int
 			for _, e := range r.Events {

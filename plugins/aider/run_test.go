@@ -11,10 +11,10 @@ import (
 	"github.com/twasm/twasm/plugins/aider"
 )
 
-// runHistory runs the plugin over a history of one session started at
+// runSession runs the plugin over a history of one session started at
 // start (Aider's "YYYY-MM-DD HH:MM:SS") holding lines, through the host's
 // pipeline, and fails the test on a line nothing accounted for.
-func runHistory(t *testing.T, start string, lines ...string) *sdktest.Result {
+func runSession(t *testing.T, start string, lines ...string) *sdktest.Result {
 	t.Helper()
 	raw := "# aider chat started at " + start + "\n\n" + strings.Join(lines, "\n") + "\n"
 	r, err := sdktest.Run(context.Background(), aider.Plugin, "aider", []byte(raw))

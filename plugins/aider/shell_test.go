@@ -85,7 +85,7 @@ func TestShellCommandsAndTokenLimit(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r := runHistory(t, "2025-07-02 15:27:10", "> Aider v0.85.1  ", "", strings.TrimSuffix(tt.raw, "\n"))
+			r := runSession(t, "2025-07-02 15:27:10", "> Aider v0.85.1  ", "", strings.TrimSuffix(tt.raw, "\n"))
 			var got []call
 			index := map[string]int{}
 			for _, e := range r.Events {

@@ -4,6 +4,7 @@ package aider_test
 
 import (
 	"bytes"
+	"regexp"
 	"strconv"
 	"strings"
 	"testing"
@@ -30,6 +31,8 @@ func TestSessionUsageMatchesRaw(t *testing.T) {
 	}.Test(t)
 }
 
+var reOldUsage = regexp.MustCompile(`^(\d+) prompt tokens, (\d+) completion tokens`)
+
 func rawAiderUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	var r plugintest.RawUsage
 	var sent, hit, write, received int64
@@ -45,6 +48,14 @@ func rawAiderUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			continue
 		}
 		s := strings.TrimSpace(string(bytes.TrimPrefix(bytes.TrimSpace(l), []byte(">"))))
+		if m := reOldUsage.FindStringSubmatch(s); m != nil {
+			// Aider v0.11 to v0.45: "1234 prompt tokens, 56 completion
+			// tokens, $0.001 cost".
+			sent += aiderFigure(t, m[1])
+			received += aiderFigure(t, m[2])
+			r.Stated = true
+			continue
+		}
 		figures, ok := strings.CutPrefix(s, "Tokens: ")
 		if !ok {
 			continue

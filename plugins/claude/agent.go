@@ -85,6 +85,15 @@ func isAgentTask(tt abi.Value) bool {
 type permCall struct {
 	id, name string
 	input    sdk.Str
+	perm     *perm
+}
+
+// perm is what a can_use_tool request and the SDK's answer say of one
+// call: kept with the call it asked about (call.perm), so by scope and id
+// as the call is, or with its permCall until that call shows up.
+type perm struct {
+	asked bool   // asked, and not (yet) allowed
+	deny  string // the denial's message
 }
 
 // controlRequest handles a control_request line of the SDK's control
@@ -107,22 +116,58 @@ func (n *normalizer) controlRequest(v abi.Value, out *sdk.Out) {
 	}
 	// Known: the request's outcome shows on the call's result.
 	n.ignore("control_request/can_use_tool", out)
-	n.permReq[rid] = id
-	n.permAsk[id] = true
-	if n.anyCall(id) == nil && !n.permCalled(id) {
-		n.permCalls = append(n.permCalls, permCall{id: id, name: f[kToolName].String(), input: sdk.JSON(f[kInput]).Keep()})
+	p := &perm{asked: true}
+	n.permReq[rid] = p
+	if c := n.askedCall(id, f[kAgentIdSnake].String()); c != nil {
+		c.perm = p
+		return
 	}
+	for i := range n.permCalls {
+		if n.permCalls[i].id == id {
+			// Asked again: the latest request stands.
+			n.permCalls[i].perm = p
+			return
+		}
+	}
+	n.permCalls = append(n.permCalls, permCall{id: id, name: f[kToolName].String(), input: sdk.JSON(f[kInput]).Keep(), perm: p})
+}
+
+// askedCall is the call a permission request for call id asks about. A
+// request names the call by its id alone (and, in newer SDKs, agent_id
+// when a sub-agent asks): the step's call of id, unless a sub-agent asks
+// or that call is a Task or Agent call whose sub-agent runs already (it
+// was allowed before it started); else the call of id of a sub-agent
+// still running (the one agent_id names, a Task/Agent call's without a
+// result, then one opened without a starting call, the oldest first);
+// nil when none is known: the call has not shown up yet.
+func (n *normalizer) askedCall(id, agent string) *call {
+	if c := n.calls[id]; c != nil && agent == "" && (c.sub == "" || !n.scopes[c.sub]) {
+		return c
+	}
+	if agent != "" {
+		if s := n.calls[callKey("agent-"+agent, id)]; s != nil {
+			return s
+		}
+	}
+	return n.subCall(id)
 }
 
 // anyCall is the call of id in the step's own scope, else in the scope
 // of a sub-agent still running (a Task/Agent call without a result, then
 // one opened without a starting call), the oldest first; nil when none
-// is known: a permission request or denial names a call by its id
-// alone. Such scopes are few; the scan is short.
+// is known: a permission denial names a call by its id alone. Such
+// scopes are few; the scan is short.
 func (n *normalizer) anyCall(id string) *call {
 	if c := n.calls[id]; c != nil {
 		return c
 	}
+	return n.subCall(id)
+}
+
+// subCall is the call of id of a sub-agent still running (a Task/Agent
+// call's without a result, then one opened without a starting call), the
+// oldest first; nil when none is.
+func (n *normalizer) subCall(id string) *call {
 	for _, t := range n.tasks {
 		if c := n.calls[callKey(t.sub, id)]; c != nil {
 			return c
@@ -136,26 +181,13 @@ func (n *normalizer) anyCall(id string) *call {
 	return nil
 }
 
-// permCalled reports whether a request for call id is waiting already: a
-// repeated request must not grow the stream's state (endPermissions
-// reports the first one only anyway). Such calls are rare, the scan
-// short.
-func (n *normalizer) permCalled(id string) bool {
-	for _, p := range n.permCalls {
-		if p.id == id {
-			return true
-		}
-	}
-	return false
-}
-
 // controlResponse handles the SDK's answer to a control request, when
 // the capture holds both directions.
 func (n *normalizer) controlResponse(v abi.Value, out *sdk.Out) {
 	n.setFormat(fmtStream, out)
 	f := n.members(n.get(v, kResponse))
 	rid, inner := f[kRequestId].String(), f[kResponse]
-	id, ok := n.permReq[rid]
+	p, ok := n.permReq[rid]
 	if !ok {
 		n.ignore("control_response", out)
 		return
@@ -164,13 +196,13 @@ func (n *normalizer) controlResponse(v abi.Value, out *sdk.Out) {
 	n.ignore("control_response", out)
 	switch b := inner.Get("behavior"); {
 	case b.Is("allow"):
-		delete(n.permAsk, id)
+		p.asked = false
 	case b.Is("deny"):
 		m := inner.Get("message").String()
 		if m == "" {
 			m = "permission denied"
 		}
-		n.permDeny[id] = m
+		p.deny = m
 	}
 }
 
@@ -180,6 +212,12 @@ func (n *normalizer) endPermissions(out *sdk.Out) {
 	pending := n.permCalls
 	n.permCalls = nil // noteCall below would drop them as it goes
 	for _, p := range pending {
+		if n.anyCall(p.id) != nil {
+			// A call of its id is known (a Task call running the
+			// sub-agent that asked): the asked one is not it, and
+			// writing it again would make that call twice.
+			continue
+		}
 		c := n.noteCall("", p.id, p.name, abi.Value{})
 		c.reported = true
 		in := p.input
@@ -312,4 +350,20 @@ func (n *normalizer) apiErrorRecord(v abi.Value, out *sdk.Out) {
 // place for.
 func (n *normalizer) ignore(native string, out *sdk.Out) {
 	out.Ignored(sdk.S(native))
+}
+
+// forkedHistory is the native name under which a record copied from
+// another session (forkedFrom) is declared ignored.
+const forkedHistory = "(forked history)"
+
+// forked reads a record a fork copied from the session it was forked
+// from (doc.go, Forks): /branch and --fork-session write the parent's
+// conversation into the new session's file, each record with the new
+// sessionId and forkedFrom {sessionId, messageUuid} naming where it came
+// from. Its turns, tool calls and usage are the parent's (the parent's
+// run holds them): it gives the session's format and metadata, and is
+// declared ignored.
+func (n *normalizer) forked(v abi.Value, out *sdk.Out) {
+	n.claudeLine(v, out)
+	n.ignore(forkedHistory, out)
 }

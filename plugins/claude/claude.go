@@ -98,11 +98,10 @@ type normalizer struct {
 	progressSeen map[string]bool
 	progressIDs  window
 
-	// SDK permission requests (control protocol): tool use id of each
-	// pending can_use_tool request, and the answers seen.
-	permReq  map[string]string // request_id -> tool_use_id
-	permAsk  map[string]bool   // tool_use_id -> asked, not (yet) allowed
-	permDeny map[string]string // tool_use_id -> the denial's message
+	// SDK permission requests (control protocol): what each pending
+	// can_use_tool request says of its call (kept with the call, or
+	// with its permCall), by request_id, until the SDK's answer.
+	permReq map[string]*perm
 	// permCalls are can_use_tool requests for calls not in the input
 	// when asked, reported as dangling calls at the end if still absent.
 	permCalls []permCall
@@ -134,9 +133,7 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 
 		scopePrompt:  map[string]string{},
 		progressSeen: map[string]bool{},
-		permReq:      map[string]string{},
-		permAsk:      map[string]bool{},
-		permDeny:     map[string]string{},
+		permReq:      map[string]*perm{},
 	}
 	if doc, ok := sdk.Parse([]byte("{}")); ok {
 		n.fields.sentinel = doc.Root()
@@ -251,6 +248,10 @@ func (n *normalizer) value(v abi.Value, out *sdk.Out) {
 }
 
 func (n *normalizer) object(v abi.Value, out *sdk.Out) {
+	if n.get(v, kForkedFrom).Kind() == abi.KindObject {
+		n.forked(v, out)
+		return
+	}
 	t := n.get(v, kType)
 	switch sdk.Name(t) {
 	case "assistant":

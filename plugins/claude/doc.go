@@ -177,9 +177,19 @@
 // one whose sub-agent's scope was opened already starts a scope of its
 // own, named by the id and a number (call_1#2, call_1#3, ...), and the
 // records naming that id as their parent go to the latest such call's
-// scope (no capture shows such a case). A permission request or denial,
+// scope (no capture shows such a case). A result's permission denial,
 // which names a call by its id alone, is the step's call of that id,
-// else that of a sub-agent still running.
+// else that of a sub-agent still running. A can_use_tool request names
+// it by its id and, when a sub-agent asks (newer SDKs), agent_id: it is
+// the step's call of the id, unless a sub-agent asks or that call is a
+// Task or Agent call whose sub-agent already runs (it was allowed before
+// it started), else a running sub-agent's call of the id; a request for
+// a call not in the input yet is that of the first call of its id that
+// shows up, in any scope (one that never shows up is a dangling call of
+// the step's, unless a call of its id is known, the running Task call a
+// sub-agent's request named). What the request and the SDK's answer say is
+// kept with that call, by scope and id as calls are, so the result of
+// another call of the id is never taken for a refused one.
 //
 // Answer. --output-format json without --verbose holds only the result
 // object: when no assistant message was seen, a successful result's text
@@ -244,6 +254,17 @@
 //     edited_text_file, invoked_skills, dynamic_skill, task_status,
 //     prompt_snapshot and session_context, whose meaning no licensed
 //     real log shows (readers of other projects name them).
+//
+// Forks. /branch (and --fork-session in the builds that stamp it) writes
+// the conversation so far into the new session's file: each copied record
+// keeps its uuid, timestamp and message, takes the new sessionId, and
+// carries forkedFrom {sessionId, messageUuid} naming the session and
+// record it was copied from. Those turns, tool calls and tokens are the
+// parent session's, which its own run holds: a record with forkedFrom is
+// declared ignored as "(forked history)" (it still gives the session id,
+// version and cwd), so the fork's run holds, and its usage counts, only
+// what happened after the fork. A fork's copy that carries no forkedFrom
+// (a build that did not stamp it) is read as the session's own.
 //
 // Sub-agents. A line with a non-null parent_tool_use_id belongs to the
 // scope of the latest Task/Agent call of that tool id (see Call ids; the

@@ -108,6 +108,8 @@ var keys = abi.NewKeySet(
 	"blockingError",
 	"exitCode",
 	"service_tier",
+	"agent_id",
+	"forkedFrom",
 )
 
 // Indexes into keys.
@@ -210,6 +212,8 @@ const (
 	kBlockingError
 	kExitCode
 	kServiceTier
+	kAgentIdSnake
+	kForkedFrom
 
 	nKeys
 )

@@ -3,10 +3,14 @@
 package claude_test
 
 import (
+	"slices"
+	"strings"
 	"testing"
 
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/claude"
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestCallIDScopes checks a session whose model server names every call
@@ -165,6 +169,21 @@ func TestCallIDScopes(t *testing.T) {
 	}
 }
 
+// streamLine is a stream-json line of type typ ("assistant": message
+// msg; else a user line) holding block, of the sub-agent parent started
+// ("" for the step's own).
+func streamLine(typ, parent, msg, block string) string {
+	p := `null`
+	if parent != "" {
+		p = `"` + parent + `"`
+	}
+	m := `{"role":"user","content":[` + block + `]}`
+	if typ == "assistant" {
+		m = `{"id":"` + msg + `","type":"message","role":"assistant","model":"m","content":[` + block + `]}`
+	}
+	return `{"type":"` + typ + `","message":` + m + `,"parent_tool_use_id":` + p + `,"session_id":"s1"}`
+}
+
 // TestPermissionCallOnce checks that a call a can_use_tool request asked
 // about is reported once, in the scope it shows up in: its tool_use in a
 // sub-agent's scope, or its result alone (the call synthesized); one
@@ -173,17 +192,7 @@ func TestPermissionCallOnce(t *testing.T) {
 	ask := func(id string) string {
 		return `{"type":"control_request","request_id":"req_` + id + `","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"ls"},"tool_use_id":"` + id + `"}}`
 	}
-	line := func(typ, parent, block string) string {
-		p := `null`
-		if parent != "" {
-			p = `"` + parent + `"`
-		}
-		m := `{"role":"user","content":[` + block + `]}`
-		if typ == "assistant" {
-			m = `{"id":"msg_` + parent + `","type":"message","role":"assistant","model":"m","content":[` + block + `]}`
-		}
-		return `{"type":"` + typ + `","message":` + m + `,"parent_tool_use_id":` + p + `,"session_id":"s1"}`
-	}
+	line := func(typ, parent, block string) string { return streamLine(typ, parent, "msg_"+parent, block) }
 	const task = `{"type":"tool_use","id":"toolu_T","name":"Task","input":{"description":"Survey","prompt":"List the files.","subagent_type":"Explore"}}`
 	tests := []struct {
 		name  string
@@ -216,6 +225,116 @@ func TestPermissionCallOnce(t *testing.T) {
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
 			plugintest.WantToolTrace(t, claude.Plugin, "claude", tt.lines, tt.want)
+		})
+	}
+}
+
+// TestPermissionScopes checks whose call a can_use_tool request is about
+// when ids repeat across scopes (a model server naming every call
+// call_N): the request names the call by its id alone (and agent_id when
+// a sub-agent asks, claude-agent-sdk's SDKControlPermissionRequest), and
+// what it says is kept with the call it was about, by scope and id. A
+// request for a step's call does not make a sub-agent's failed call of
+// the id denied; a request made while the step's Task call of the id runs
+// its sub-agent is the sub-agent's call's.
+func TestPermissionScopes(t *testing.T) {
+	ask := func(id, agent string) string {
+		a := ""
+		if agent != "" {
+			a = `,"agent_id":"` + agent + `"`
+		}
+		return `{"type":"control_request","request_id":"req_` + id + agent + `","request":{"subtype":"can_use_tool","tool_name":"Bash","input":{"command":"make"},"tool_use_id":"` + id + `"` + a + `}}`
+	}
+	line := streamLine
+	const task = `{"type":"tool_use","id":"call_1","name":"Task","input":{"description":"Build","prompt":"Run make.","subagent_type":"general-purpose"}}`
+	bash := func(id string) string {
+		return `{"type":"tool_use","id":"` + id + `","name":"Bash","input":{"command":"make"}}`
+	}
+	failed := func(id string) string {
+		return `{"type":"tool_result","tool_use_id":"` + id + `","content":"make: *** No rule to make target","is_error":true}`
+	}
+	statuses := func(o *plugintest.Outcome) []string {
+		var got []string
+		for _, it := range o.Sink.Items {
+			if it.Event != nil && it.Event.Type == transcript.ToolResult {
+				tp := it.Event.Tool()
+				got = append(got, strings.TrimPrefix(it.Scope+" ", " ")+tp.CallID+" "+tp.Status)
+			}
+		}
+		return got
+	}
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string // scope, call id and status of every result, in order
+	}{
+		{"the step's call asked; a sub-agent's call of the id fails", []string{
+			line("assistant", "", "msg_1", task+","+bash("call_2")),
+			ask("call_2", ""), // answered outside the capture: allowed
+			line("assistant", "call_1", "msg_s1", bash("call_2")),
+			line("user", "call_1", "", failed("call_2")),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_2","content":"built"}`),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"done"}`),
+		}, []string{"call_1 call_2 error", "call_2 ok", "call_1 ok"}},
+		{"asked while the Task call of the id runs its sub-agent", []string{
+			line("assistant", "", "msg_1", task),
+			line("assistant", "call_1", "msg_s1", bash("call_1")),
+			ask("call_1", ""),
+			line("user", "call_1", "", failed("call_1")),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"the build failed","is_error":true}`),
+		}, []string{"call_1 call_1 denied", "call_1 error"}},
+		{"a sub-agent asks (agent_id)", []string{
+			line("assistant", "", "msg_1", task+","+bash("call_2")),
+			line("assistant", "call_1", "msg_s1", bash("call_2")),
+			ask("call_2", "a1b2c3"),
+			line("user", "", "", failed("call_2")),
+			line("user", "call_1", "", failed("call_2")),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"done"}`),
+		}, []string{"call_2 error", "call_1 call_2 denied", "call_1 ok"}},
+		{"a sub-agent asks before its call shows up, the Task call of the id running", []string{
+			line("assistant", "", "msg_1", task),
+			line("assistant", "call_1", "msg_s0", `{"type":"text","text":"Building."}`),
+			ask("call_1", "a1b2c3"),
+			line("assistant", "call_1", "msg_s1", bash("call_1")),
+			line("user", "call_1", "", failed("call_1")),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"the build failed","is_error":true}`),
+		}, []string{"call_1 call_1 denied", "call_1 error"}},
+		{"asked with no agent_id while the Task call of the id runs, its call not shown yet", []string{
+			line("assistant", "", "msg_1", task),
+			line("assistant", "call_1", "msg_s0", `{"type":"text","text":"Building."}`),
+			ask("call_1", ""),
+			line("assistant", "call_1", "msg_s1", bash("call_1")),
+			line("user", "call_1", "", failed("call_1")),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"the build failed","is_error":true}`),
+		}, []string{"call_1 call_1 denied", "call_1 error"}},
+		{"a request whose call never shows up beside a Task call of the id", []string{
+			line("assistant", "", "msg_1", task),
+			line("assistant", "call_1", "msg_s0", `{"type":"text","text":"Building."}`),
+			ask("call_1", "a1b2c3"),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"done"}`),
+		}, []string{"call_1 ok"}},
+		{"asked before the sub-agent's call shows up", []string{
+			line("assistant", "", "msg_1", task),
+			ask("call_2", ""),
+			line("assistant", "call_1", "msg_s1", bash("call_2")),
+			line("user", "call_1", "", failed("call_2")),
+			line("user", "", "", `{"type":"tool_result","tool_use_id":"call_1","content":"done"}`),
+		}, []string{"call_1 call_2 denied", "call_1 ok"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := plugintest.Run(t, claude.Plugin, []byte(strings.Join(tt.lines, "\n")+"\n"), normalize.Options{Provider: "claude"})
+			if got := statuses(o); !slices.Equal(got, tt.want) {
+				t.Errorf("results %q, want %q", got, tt.want)
+			}
+			calls := map[string]int{}
+			for _, it := range o.Sink.Items {
+				if it.Event != nil && it.Event.Type == transcript.ToolCall {
+					if calls[it.Scope+" "+it.Event.Tool().CallID]++; calls[it.Scope+" "+it.Event.Tool().CallID] > 1 {
+						t.Errorf("call %s %s written twice", it.Scope, it.Event.Tool().CallID)
+					}
+				}
+			}
 		})
 	}
 }

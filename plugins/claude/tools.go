@@ -18,6 +18,8 @@ type call struct {
 	// may reuse the id of a call of its parent that waits for its result.
 	id, scope, name string
 	reported        bool
+	// perm is what a permission request asked of the call (nil: none).
+	perm *perm
 	// key is the key of the message whose tool_use block reported the
 	// call ("" for a call reported from elsewhere: synthesized, a
 	// permission request or denial).
@@ -77,8 +79,14 @@ func (n *normalizer) noteCall(scope, id, name string, input abi.Value) *call {
 		n.noteTask(c, input)
 		if len(n.permCalls) > 0 {
 			// A call a permission request asked about is in the
-			// input, in whichever scope.
-			n.permCalls = slices.DeleteFunc(n.permCalls, func(p permCall) bool { return p.id == id })
+			// input, in whichever scope: the request is its.
+			n.permCalls = slices.DeleteFunc(n.permCalls, func(p permCall) bool {
+				if p.id != id {
+					return false
+				}
+				c.perm = p.perm
+				return true
+			})
 		}
 	}
 	if c.name == "" {
@@ -247,11 +255,11 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 		switch {
 		case deniedText(raw) || tur.Is("User rejected tool use"):
 			r.Status = sdk.S(toolDenied)
-		case n.permDeny[idS] != "" || n.permAsk[idS]:
+		case c != nil && c.perm != nil && (c.perm.deny != "" || c.perm.asked):
 			// The SDK's permission callback refused the call (its
 			// answer is not always in the captured stream).
 			r.Status = sdk.S(toolDenied)
-			if m := n.permDeny[idS]; m != "" && r.Error.IsEmpty() {
+			if m := c.perm.deny; m != "" && r.Error.IsEmpty() {
 				r.Error = sdk.S(m)
 			}
 		case sdk.HasPrefix(raw, `"[Request interrupted by user`) || sdk.HasPrefix(raw, `"Interrupted by user`) ||
@@ -273,9 +281,8 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 			}
 		}
 	}
-	if len(n.permAsk) > 0 || len(n.permDeny) > 0 {
-		delete(n.permAsk, idS)
-		delete(n.permDeny, idS)
+	if c != nil {
+		c.perm = nil // a call that reuses the id asks anew
 	}
 	if tur.Get("interrupted").Truthy() {
 		r.Status = sdk.S(toolCancelled)

@@ -32,8 +32,9 @@ func rawSessionUsage(t testing.TB, raw []byte) (in, write, write1h, read, out in
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
 		var line struct {
-			Type        string `json:"type"`
-			IsSidechain bool   `json:"isSidechain"`
+			Type        string          `json:"type"`
+			IsSidechain bool            `json:"isSidechain"`
+			ForkedFrom  json.RawMessage `json:"forkedFrom"`
 			Message     struct {
 				ID    string `json:"id"`
 				Usage *struct {
@@ -48,8 +49,8 @@ func rawSessionUsage(t testing.TB, raw []byte) (in, write, write1h, read, out in
 				} `json:"usage"`
 			} `json:"message"`
 		}
-		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "assistant" || line.IsSidechain {
-			continue
+		if json.Unmarshal(sc.Bytes(), &line) != nil || line.Type != "assistant" || line.IsSidechain || line.ForkedFrom != nil {
+			continue // a record a fork copied (forkedFrom) is its parent's call
 		}
 		u := line.Message.Usage
 		if u == nil || line.Message.ID == "" {

@@ -35,6 +35,15 @@ func (n *normalizer) apiHistory(msgs abi.Value, out *sdk.Out) {
 			n.assistant(m, i, sdk.S(key), out)
 		case "user":
 			n.user(m, i, sdk.S(key), out)
+		case "":
+			if m.Get("type").Is("reasoning") {
+				// Roo Code 3.31.2 to 3.32.0 (0fdbd392e8) kept an OpenAI
+				// Responses model's encrypted reasoning as an item of its
+				// own before the answer: the answer's thinking, withheld.
+				n.reasoningNext = true
+				continue
+			}
+			fallthrough
 		default:
 			out.Warn("api_conversation_history: message " + strconv.Itoa(i) + " has role " + sdk.TypeName(m.Get("role")) + ", not mapped")
 		}
@@ -84,6 +93,11 @@ func (n *normalizer) assistant(m abi.Value, idx int, key sdk.Str, out *sdk.Out) 
 		n.pending = append(n.pending, pendingCall{id: id, name: name})
 	}
 	xml := 0
+	if n.reasoningNext {
+		n.reasoningNext = false
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
+	}
+	n.reasoningDetails(m.Get("reasoning_details"), key, out)
 	content := m.Get("content")
 	if content.Kind() == abi.KindString {
 		n.assistantText(content, idx, key, &xml, addCall, out)
@@ -99,6 +113,15 @@ func (n *normalizer) assistant(m abi.Value, idx int, key sdk.Str, out *sdk.Out) 
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.StringOf(t), Redacted: redacted})
 		case "redacted_thinking":
 			out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
+		case "reasoning":
+			// Roo Code's reasoning of a provider other than Anthropic:
+			// {text, summary} (3.33.3 on, 7715158d51), or an OpenAI
+			// Responses model's {summary, encrypted_content} (3.32.1 on,
+			// 4a9ff8f4ef), withheld unless its summary says it.
+			reasoningBlock(p.Get("text"), p.Get("summary"), p.Get("encrypted_content").Exists(), key, out)
+		case "thoughtSignature":
+			// Roo Code's Gemini thought signature (3.33.0 on, f7c2e8d164): an opaque
+			// token the provider wants back, no content.
 		case "tool_use":
 			id, name, input := p.Get("id").String(), p.Get("name").String(), p.Get("input")
 			if id == "" {
@@ -577,4 +600,56 @@ func statedExitCode(name, body string) (int64, bool) {
 	}
 	head, _ := sdk.SplitOutputHeader([]byte(body))
 	return sdk.HeaderExitCode(head).Value()
+}
+
+// reasoningDetails writes an assistant message's reasoning_details
+// (OpenRouter's format, which Roo Code keeps on the message for Gemini 3
+// and others from 3.34.2, b531075626, in place of a reasoning block):
+// reasoning.text {text} and reasoning.summary {summary} are thinking,
+// reasoning.encrypted {data} thinking withheld.
+func (n *normalizer) reasoningDetails(v abi.Value, key sdk.Str, out *sdk.Out) {
+	for it := v.Iter(); v.Kind() == abi.KindArray && it.Next(); {
+		d := it.Value()
+		switch sdk.Name(d.Get("type")) {
+		case "reasoning.text":
+			reasoningBlock(d.Get("text"), abi.Value{}, false, key, out)
+		case "reasoning.summary":
+			reasoningBlock(abi.Value{}, d.Get("summary"), false, key, out)
+		case "reasoning.encrypted":
+			reasoningBlock(abi.Value{}, abi.Value{}, true, key, out)
+		default:
+			out.Warn("api_conversation_history: reasoning_details of type " + sdk.TypeName(d.Get("type")) + " is not mapped")
+		}
+	}
+}
+
+// reasoningBlock writes a thinking block: text, else the summary (a
+// string, or a list of {text} parts joined by blank lines), else, when
+// the reasoning was encrypted, a redacted one. Nothing is written for
+// reasoning that states none of these.
+func reasoningBlock(text, summary abi.Value, encrypted bool, key sdk.Str, out *sdk.Out) {
+	if text.Kind() == abi.KindString && !text.Is("") {
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(text)})
+		return
+	}
+	var b []byte
+	switch summary.Kind() {
+	case abi.KindString:
+		b = sdk.AppendText(b, summary)
+	case abi.KindArray:
+		for it := summary.Iter(); it.Next(); {
+			if t := it.Value().Get("text"); t.Kind() == abi.KindString && !t.Is("") {
+				if len(b) > 0 {
+					b = append(b, "\n\n"...)
+				}
+				b = sdk.AppendText(b, t)
+			}
+		}
+	}
+	switch {
+	case len(b) > 0:
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.S(string(b))})
+	case encrypted:
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockThinking, Redacted: true})
+	}
 }

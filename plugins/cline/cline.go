@@ -119,7 +119,10 @@ type normalizer struct {
 	cwdSent  bool   // a history item's workspace was reported
 	api, ui  []uint64
 	versions map[int]int // api index -> versions written
-	counted  map[int]bool
+	// reasoningNext: an encrypted reasoning item (Roo Code 3.31.2) came
+	// before the next assistant message, whose thinking it is.
+	reasoningNext bool
+	counted       map[int]bool
 	// pending are the calls of the last assistant message not yet
 	// answered, in order.
 	pending []pendingCall

@@ -32,7 +32,13 @@
 //     it, an Anthropic MessageParam[] with Cline's ts (epoch ms, newer
 //     versions), modelInfo {modelId, providerId, mode} and metrics.
 //     Assistant content: text, thinking (a signature without text is
-//     redacted), redacted_thinking, tool_use (native tool calls); before
+//     redacted), redacted_thinking, Roo Code's reasoning ({text,
+//     summary}, or {summary, encrypted_content}: thinking, withheld when
+//     only encrypted; 3.31.2 kept the encrypted one as an item of its own
+//     before the answer, read as the answer's) and reasoning_details on
+//     the message (OpenRouter's reasoning.text, reasoning.summary,
+//     reasoning.encrypted), its thoughtSignature block (no content:
+//     skipped), tool_use (native tool calls); before
 //     native tool calls, the tools were XML tags in the text
 //     (<read_file><path>x</path></read_file>), each of a known tool at
 //     the start of a line a call with the parameters as a JSON object of
@@ -89,7 +95,8 @@
 //     while streaming is a provider error. say error, ask api_req_failed
 //     and ask mistake_limit_reached are provider errors; say error_retry and Roo's
 //     api_req_retry_delayed (the error, then the countdown) warnings, as
-//     Roo's condense_context_error; say completion_result the final text. The rest is the
+//     the older say api_req_retried (no error stated) and Roo's
+//     condense_context_error; say completion_result the final text. The rest is the
 //     screen's copy of the conversation.
 //   - task_metadata.json (files in context, models used) and Roo's
 //     history_item.json (the UI's totals again) are declared ignored,

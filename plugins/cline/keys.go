@@ -8,13 +8,13 @@ import "github.com/twasm/twasm/abi"
 // works, at the usual cost; TestKeysCoverGets keeps the list complete.
 var keys = abi.NewKeySet(
 	"agentId", "aggregateUsage", "apiProtocol", "ask", "cacheReads", "cacheReadTokens", "cacheWrites", "cacheWriteTokens",
-	"cancelReason", "capabilities", "code", "command", "commands", "content", "contentType", "cost", "done",
+	"cancelReason", "capabilities", "code", "command", "commands", "content", "contentType", "cost", "done", "encrypted_content",
 	"error", "errorClass", "event", "events", "exitCode", "files_in_context", "finishReason", "id", "input",
 	"inputTokens", "is_error", "media", "mediaType", "message", "messages", "modality", "model", "model_usage",
 	"modelId", "modelInfo", "name", "noticeType", "output", "outputTokens", "parentTaskId", "partial", "path",
-	"prompt", "protocol", "query", "question", "raw", "reason", "reasoning", "recoverable", "redacted",
+	"prompt", "protocol", "query", "question", "raw", "reason", "reasoning", "reasoning_details", "recoverable", "redacted",
 	"response", "result", "role", "run", "say", "schemaVersion", "sessionId", "signature", "status",
-	"streamingFailedMessage", "subtype", "success", "task", "taskId", "text", "thinking", "tokensIn",
+	"streamingFailedMessage", "subtype", "success", "summary", "task", "taskId", "text", "thinking", "tokensIn",
 	"tokensOut", "tool", "tool_result", "tool_use", "tool_use_id", "toolCallId", "toolName",
 	"totalCacheReadTokens", "totalCacheWriteTokens", "totalCost", "totalInputTokens", "totalOutputTokens", "ts",
 	"$twasm", "type", "usage", "workspace",

@@ -62,6 +62,12 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			// its countdown to the retry.
 			out.Warn("the API request failed and was retried: " + clip(m.Get("text").String()))
 			records++
+		case m.Get("say").Is("api_req_retried"):
+			// Cline's and Roo Code's older notice of a request retried
+			// after it failed (ClineSay "api_req_retried", until Cline
+			// removed it in 01617f9a05), without the error.
+			out.Warn("the API request failed and was retried")
+			records++
 		case m.Get("say").Is("condense_context_error"):
 			out.Warn("Roo Code could not condense the context: " + clip(m.Get("text").String()))
 			records++

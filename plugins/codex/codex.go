@@ -166,8 +166,11 @@ type normalizer struct {
 	// usage sums a cumulative token counter across its restarts.
 	usage counter
 
-	// metaSeen: the rollout's own session_meta (its first) was read.
-	metaSeen bool
+	// metaSeen: the rollout's own session_meta (its first) was read;
+	// forkedFrom the thread a user forked it from (until the copy of its
+	// history is said, see copiedHistory).
+	metaSeen   bool
+	forkedFrom string
 	// forking: the lines being read are the history a forked
 	// sub-agent's rollout copied from its parent (see forked), and
 	// forkOpen says a copied turn is open.

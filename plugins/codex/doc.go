@@ -128,8 +128,25 @@
 // sub-agent's own lines. A parent turn that a killed process left open
 // and a resume in the same process's file (no session_meta between)
 // followed would end the copy early: the parent's lines after it would
-// count as the sub-agent's. A rollout a user forked (no thread_spawn
-// source) is read whole, the parent's history included. In the parent's rollout the spawn_agent, send_message and
+// count as the sub-agent's. A rollout a user forked (codex fork, the
+// app-server's thread/fork, the TUI's backtrack: forked_from_id with no
+// thread_spawn source) starts its running token total from its
+// parent's last (last_token_info_from_rollout), whether or not it holds
+// the parent's history: 0.158+ forks reference it (history_base,
+// forked_from_ordinal_exclusive) and hold only their own turns after a
+// thread_settings_applied, so its usage is what its own counts add (its
+// first count's total_token_usage less that count's last_token_usage is
+// what it inherited; 0 where the total was not carried over). A fork
+// that copied the parent's history (Codex before the referenced forks,
+// and the copying path since) holds it after its session_meta (the
+// parent's session_meta first, written again with new timestamps), and
+// nothing in the rollout says where the copy ends (it ends between the
+// parent's turns; later builds write thread_settings_applied after it,
+// but also when a setting changes, so it ends nothing for sure): such a
+// rollout is read whole, the parent's history included, so its copied
+// tokens count in both runs (issue 28: a rule needs the parent's
+// rollout, which only the host has); a warning says so at the copy's
+// first line, the parent's session_meta. In the parent's rollout the spawn_agent, send_message and
 // wait calls are tool calls like any; sub_agent_activity repeats them (declared
 // ignored), except an interrupted sub-agent, which is a warning. Messages
 // between agents (the agent_message response item {author, recipient,
@@ -158,7 +175,9 @@
 // session appended to the same rollout), starts a new segment, and the
 // step's usage is the sum of every segment's last total, reported with
 // sdk.ModeSet. A repeated snapshot changes nothing; a token_count with
-// only last_token_usage adds it. Every figure stated is kept, 0 included
+// only last_token_usage adds it. A user's fork leaves out the running
+// total it inherited from its parent (see Sub-agents). Every figure
+// stated is kept, 0 included
 // (cache_write_input_tokens). The old legacy token_count is per response
 // (sdk.ModeAdd).
 //

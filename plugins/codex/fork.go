@@ -20,6 +20,17 @@ func isForkedSubAgent(m abi.Value) bool {
 		m.Path("source", "subagent", "thread_spawn").Kind() == abi.KindObject
 }
 
+// isUserFork reports whether a rollout's own session_meta (m) is that of
+// a thread a user forked (codex fork, the app-server's thread/fork, the
+// TUI's backtrack): it names the thread it was forked from
+// (forked_from_id) and no thread spawned it. Codex starts its running
+// token total from the parent's last (counter.inherits).
+func isUserFork(m abi.Value) bool {
+	f := m.Get("forked_from_id")
+	return f.Kind() == abi.KindString && !f.Is("") &&
+		m.Path("source", "subagent", "thread_spawn").Kind() != abi.KindObject
+}
+
 // forked reads a line of the history a forked sub-agent's rollout copied
 // from its parent (see doc.go, Sub-agents): it reports whether the line
 // was that history's (declared ignored: the parent's run records it),
@@ -65,4 +76,19 @@ func (n *normalizer) forked(out *sdk.Out, typ, p abi.Value) bool {
 	}
 	out.Ignored(sdk.S(forkedHistory))
 	return true
+}
+
+// copiedHistory says, at a session_meta of the thread a user forked the
+// rollout from (id), that the rollout holds a copy of that thread's
+// history: the copying forks (every build before 0.158's referenced
+// forks, and Codex's copying path since) write it after the fork's own
+// session_meta, the parent's session_meta first, and mark no end to it,
+// so its turns and tokens are read as this rollout's (doc.go,
+// Sub-agents). A warning says so, once.
+func (n *normalizer) copiedHistory(id abi.Value, out *sdk.Out) {
+	if n.forkedFrom == "" || !id.Is(n.forkedFrom) {
+		return
+	}
+	out.Warn("codex: this fork holds a copy of the history of thread " + sdk.Clip(n.forkedFrom, 200) + " (from its session_meta on); Codex marks no end to the copy, so that thread's turns and tokens are counted in this run too")
+	n.forkedFrom = ""
 }

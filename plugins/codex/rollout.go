@@ -34,11 +34,16 @@ func (n *normalizer) rollout(out *sdk.Out, root, typ abi.Value) {
 			// sub-agent's copies its parent's history after it.
 			n.metaSeen = true
 			n.forking, n.forkOpen = isForkedSubAgent(m), true
+			n.usage.inherits = isUserFork(m)
+			if n.usage.inherits {
+				n.forkedFrom = m.Get("forked_from_id").String()
+			}
 		}
 		id := m.Get("id")
 		if id.Kind() != abi.KindString {
 			id = m.Get("session_id")
 		}
+		n.copiedHistory(id, out)
 		// cwd is where the session runs; its git member names a commit,
 		// branch and remote URL, never the repository's root directory.
 		cwd := sdk.StringOf(m.Get("cwd"))
@@ -614,7 +619,7 @@ func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
 	switch sdk.Name(t) {
-	case "task_started", "task_complete", "turn_aborted", "token_count", "thread_goal_updated":
+	case "task_started", "task_complete", "turn_aborted", "token_count", "thread_goal_updated", "thread_settings_applied":
 		// Markers and state: not what a turn recorded.
 	default:
 		n.turnContent = true
@@ -708,10 +713,14 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// UI echoes of calls whose request and result are response
 		// items.
 		out.Ignored(sdk.S("event_msg/" + t.String()))
-	case "thread_goal_updated", "entered_review_mode":
-		// The thread's goal as /goal set it, and the marker that a
-		// review began (its findings come with exited_review_mode):
-		// state, nothing the model said or did.
+	case "thread_goal_updated", "entered_review_mode", "thread_settings_applied":
+		// The thread's goal as /goal set it, the marker that a review
+		// began (its findings come with exited_review_mode), and the
+		// thread's settings (model, service tier, ...) as they were
+		// applied (0.158+: first in a fork that references its
+		// parent's history, after a copied one, and when a setting
+		// changes; turn_context states each turn's): state, nothing
+		// the model said or did.
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "sub_agent_activity":
 		// Multi-agent v2's note of what happened to a sub-agent

@@ -30,13 +30,19 @@ func execUsage(u abi.Value) sdk.Usage {
 //
 // A forked sub-agent's rollout starts with its parent's counts, and its
 // own continue the parent's last total: base is the usage counted when
-// the copy ended (rebase), which the step's usage leaves out.
+// the copy ended (rebase), which the step's usage leaves out. A user's
+// fork (inherits) starts its running total from its parent's last
+// (last_token_info_from_rollout), which its rollout need not hold (0.158+
+// forks reference the parent's history instead of copying it): its first
+// count's total less that count's response (total_token_usage less
+// last_token_usage) is what it inherited, the base.
 type counter struct {
-	closed  sdk.Usage // ended segments and per-response additions
-	current sdk.Usage // the running total of the current segment
-	base    sdk.Usage // counted before the rollout's own lines (rebase)
-	prev    [5]int64  // the last total seen, to compare
-	seen    bool
+	closed   sdk.Usage // ended segments and per-response additions
+	current  sdk.Usage // the running total of the current segment
+	base     sdk.Usage // counted before the rollout's own lines (rebase)
+	prev     [5]int64  // the last total seen, to compare
+	seen     bool
+	inherits bool // a user's fork, whose first count's total starts from its parent's
 }
 
 // snapshot is u's figures as numbers (an unset figure is -1).
@@ -71,12 +77,17 @@ func (c *counter) rebase() { c.base = c.closed.Plus(c.current) }
 // add counts one counter report (see total) without reporting it, and
 // says whether it changed the count.
 func (c *counter) add(total, last abi.Value) bool {
+	inherits := c.inherits // only the rollout's first count starts from the parent's total
+	c.inherits = false
 	switch {
 	case total.Kind() == abi.KindObject:
 		t := execUsage(total)
 		s := snapshot(t)
 		if c.seen && s == c.prev {
 			return false
+		}
+		if inherits && last.Kind() == abi.KindObject {
+			c.base = minus(t, execUsage(last))
 		}
 		restart := false
 		if c.seen {

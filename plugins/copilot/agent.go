@@ -166,17 +166,29 @@ func (n *normalizer) subagentEnd(v, d abi.Value, failed bool, out *sdk.Out) {
 
 // closeAgent closes a sub-agent's scope: its messages still open first,
 // and its prompt when nothing wrote it (a sub-agent that failed before
-// it started), then the scope with its status. It reports false when
+// it started), the results it reported whose calls never came, then the
+// scope with its status. It reports false when
 // the scope was closed already.
 func (n *normalizer) closeAgent(a *agent, status string, e sdk.Str, out *sdk.Out) bool {
 	if !a.open {
 		return false
 	}
 	n.prompt(a, sdk.Str{}, out)
+	if len(n.skills) > 0 {
+		n.skillFlush(a, out)
+	}
 	for i := 0; i < len(n.open); i++ {
 		if m := n.open[i]; m.scope == a {
 			n.closeMsg(m, sdk.MessageEnd{}, out)
 			i--
+		}
+	}
+	// Completions the sub-agent reported whose calls never came: the
+	// host synthesizes their calls in its scope, while it is open.
+	for _, key := range n.order {
+		if r := n.held[key]; r != nil && r.Scope.String() == a.id {
+			out.ToolResult(*r)
+			delete(n.held, key)
 		}
 	}
 	a.open = false

@@ -106,6 +106,10 @@ type normalizer struct {
 	// far, in arrival order: a stream cut there still records them.
 	deltas []*deltaCall
 
+	// skills are skill.invoked events whose content no user.message
+	// carried yet, oldest first.
+	skills []skillLoad
+
 	// Sub-agents. cur is the one the current line belongs to (nil: the
 	// main agent); agents are all of them by scope id, agentList in the
 	// order they started; callAgent is the sub-agent a call was made in;
@@ -244,6 +248,11 @@ func (n *normalizer) End(out *sdk.Out) error {
 			n.prompt(a, sdk.Str{}, out)
 		}
 	}
+	// Skills loaded that no user.message carried, after the prompt of
+	// the sub-agent that loaded them.
+	for len(n.skills) > 0 {
+		n.skillFlush(n.skills[0].scope, out)
+	}
 	// Calls the permission check refused and that never completed.
 	for _, key := range n.refusedOrder {
 		if r := n.refused[key]; r != nil && !n.completed[key] {
@@ -338,6 +347,8 @@ func (n *normalizer) event(v, t, d abi.Value, ts sdk.Str, out *sdk.Out) {
 		n.system(v, t, d, ts, out)
 	case t.Is("user.message"):
 		n.user(v, d, ts, out)
+	case t.Is("skill.invoked"):
+		n.skillInvoked(v, d, ts, out)
 	case t.Is("assistant.message_delta"):
 		// Deltas of a message already complete are previews of it.
 		if m := n.msgFor(d.Get("messageId"), ts, out); m != nil {

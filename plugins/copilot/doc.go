@@ -67,8 +67,10 @@
 // status "denied" for error.code "denied" or "rejected" (the user or a
 // policy refused it), "cancelled" for a cancellation or timeout code, and
 // "error" otherwise. A completion that arrives before its call is held
-// until the call is reported (at the end, the host synthesizes the
-// call). Kinds: bash, shell, powershell → execute (with arguments.command);
+// until its agent's call of the id is reported (see Call ids); one whose
+// call never comes is reported when its sub-agent ends, or at the end of
+// the stream, in the scope of the agent that reported it, and the host
+// synthesizes the call there. Kinds: bash, shell, powershell → execute (with arguments.command);
 // view → read; edit, create, str_replace → edit; grep, glob → search;
 // web_fetch → fetch; report_intent and the todo tools → think (they
 // record the agent's plan); everything else → other. A call without a
@@ -100,12 +102,17 @@
 // deltas. Calls are kept by the agent that made them and their id: a
 // sub-agent's call that reuses the id of a call of the main agent
 // waiting for its completion (the task call that started it, or a call
-// run beside it) is a call of the sub-agent's scope, and a completion
-// answers the call of its own agent (the line's agentId) of that id,
-// else, when that agent made none, the call of that id of another agent
-// still waiting for its completion (the main agent's first), as builds
-// that write no agentId on a sub-agent's completion need. A refusal
-// (permission.completed) is matched the same way.
+// run beside it) is a call of the sub-agent's scope. A completion
+// answers the call of its own agent (the line's agentId) of that id; one
+// whose line names no agent, when the main agent made no call of the id,
+// answers a sub-agent's call of that id still waiting for its completion
+// (the oldest first), as builds that write no agentId on a sub-agent's
+// completion need; one whose line names a sub-agent that made no call of
+// the id yet is that sub-agent's, held for its call, never another
+// agent's. A held completion is kept by its agent and id too: it
+// answers its own agent's call, and one whose line named no agent a
+// sub-agent's call of the id when the main agent's did not come first.
+// A refusal (permission.completed) is matched as a completion is.
 //
 // User messages. user.message content is the prompt (origin "prompt").
 // transformedContent is the prompt as the model received it, wrapped in
@@ -121,8 +128,14 @@
 // instructions, and autopilot's continuation (isAutopilotContinuation);
 // any other source, or none, is the user's, and a sub-agent's first
 // message is its prompt whatever its source. An empty content inside a
-// transformedContent is no block. (skill.invoked, whose content reaches
-// the model as that skill-<name> message, is counted by type.)
+// transformedContent is no block. skill.invoked (a skill loaded: the
+// user's slash command, the agent's skill tool, a custom agent's
+// preloaded skills) is declared ignored: the CLI gives its content to
+// the model as the skill-<name> user.message it writes right after it,
+// which carries it. Should none come before the agent's next response
+// (or its sub-agent's end, or the stream's), the content is written as
+// that message's would have been: a message.user of one
+// injected_context block, in the agent's scope, at the event's time.
 // system.message is a message.user of its own
 // whose block has origin system_prompt; system.notification (a
 // background agent or shell finished) one whose block is
@@ -224,7 +237,8 @@
 // message_delta of a message already complete, assistant.tool_call_delta
 // (reassembled into the call its complete request, or the end of a cut
 // stream, reports), reasoning held for the next message, a completion
-// held until its call is reported, a session.model_change to "auto" or
+// held until its call is reported, a skill.invoked whose skill-<name>
+// user.message follows, a session.model_change to "auto" or
 // to the model already reported, session.resume, session.tools_updated
 // and assistant.usage restating what was reported, a routine
 // session.shutdown with no totals, a system.message with no content. A

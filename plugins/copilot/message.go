@@ -63,6 +63,7 @@ func (n *normalizer) compaction(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
 // loop sent it) is injected context: the user did not type it. A
 // sub-agent's own first message is its prompt whatever its source.
 func (n *normalizer) user(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
+	n.skillShown(d)
 	c := d.Get("content")
 	tc := d.Get("transformedContent")
 	origin := sdk.OriginPrompt
@@ -150,6 +151,9 @@ func (n *normalizer) msgFor(id abi.Value, ts sdk.Str, out *sdk.Out) *message {
 		return nil
 	}
 	n.prompt(n.cur, ts, out)
+	if len(n.skills) > 0 {
+		n.skillFlush(n.cur, out)
+	}
 	if n.hasThinking && n.thinkingScope != n.cur {
 		n.flushThinking(out)
 	}
@@ -294,3 +298,78 @@ func (n *normalizer) closeMsg(m *message, e sdk.MessageEnd, out *sdk.Out) {
 }
 
 func nonEmpty(v abi.Value) bool { return v.Kind() == abi.KindString && !v.Is("") }
+
+// skillLoad is a skill.invoked whose content the model has not been
+// shown in the transcript yet: the CLI injects it as a user.message of
+// its own (source "skill-<name>", content "<skill-context name=...>")
+// right after the event, which then carries it.
+type skillLoad struct {
+	scope         *agent
+	name, content string
+	id, ts        string
+}
+
+// skillInvoked handles skill.invoked: a skill loaded into the
+// conversation (the user's slash command, the agent's skill tool, or a
+// custom agent's preloaded skills). Its content reaches the model as the
+// skill's user.message that follows, which is recorded as injected
+// context; the event is held until then. Should no such message come
+// before the agent's next response (or its end), the content is written
+// as that message would have been (skillFlush).
+func (n *normalizer) skillInvoked(v, d abi.Value, ts sdk.Str, out *sdk.Out) {
+	out.Ignored(sdk.S("skill.invoked"))
+	c := d.Get("content")
+	if c.Kind() != abi.KindString || c.Is("") {
+		return // nothing was given to the model
+	}
+	n.skills = append(n.skills, skillLoad{scope: n.cur, name: sdk.StringOf(d.Get("name")).String(), content: c.String(),
+		id: sdk.StringOf(v.Get("id")).String(), ts: ts.String()})
+}
+
+// skillShown drops the held skill.invoked that user.message d (of the
+// current agent) carries: a message the CLI wrote for a skill (source
+// "skill-<name>", or content "<skill-context ...>"), the held load of
+// that name, else the agent's oldest.
+func (n *normalizer) skillShown(d abi.Value) {
+	if len(n.skills) == 0 {
+		return
+	}
+	src, c := sdk.StringOf(d.Get("source")).String(), sdk.StringOf(d.Get("content")).String()
+	if !strings.HasPrefix(src, "skill-") && !strings.HasPrefix(c, "<skill-context") {
+		return
+	}
+	first := -1
+	for i, s := range n.skills {
+		if s.scope != n.cur {
+			continue
+		}
+		if src == "skill-"+s.name || strings.Contains(c, `name="`+s.name+`"`) {
+			first = i
+			break
+		}
+		if first < 0 {
+			first = i
+		}
+	}
+	if first >= 0 {
+		n.skills = append(n.skills[:first], n.skills[first+1:]...)
+	}
+}
+
+// skillFlush writes the skills agent a loaded that no user.message
+// carried: each a message.user of one injected_context block, the
+// skill's content, at the skill.invoked's time.
+func (n *normalizer) skillFlush(a *agent, out *sdk.Out) {
+	kept := n.skills[:0]
+	for _, s := range n.skills {
+		if s.scope != a {
+			kept = append(kept, s)
+			continue
+		}
+		key := sdk.S(n.newKey("k"))
+		out.Open(key, sdk.Message{User: true, ID: sdk.Opt(s.id), Scope: scopeOf(a), Time: sdk.Opt(s.ts)})
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(s.content), Origin: sdk.OriginInjected})
+		out.Close(key, sdk.MessageEnd{})
+	}
+	n.skills = kept
+}

@@ -73,6 +73,19 @@ func TestCallIDScopes(t *testing.T) {
 			"main: result task call_1: module m",
 		}
 	}
+	// beside is the trace of run("explore-1", "call_2", "call_1", true):
+	// the main agent's call_1 runs beside the task call_2 whose
+	// sub-agent makes a call_1 of its own.
+	beside := []string{
+		"main: call bash call_1",
+		"main: call task call_2",
+		"open explore-1 by call_2",
+		"explore-1: call view call_1",
+		"explore-1: result view call_1: module m",
+		"close explore-1 ok",
+		"main: result bash call_1: main.go",
+		"main: result task call_2: module m",
+	}
 	tests := []struct {
 		name  string
 		lines []string
@@ -80,19 +93,48 @@ func TestCallIDScopes(t *testing.T) {
 	}{
 		{"the sub-agent's call reuses the task's id", run("explore-1", "call_1", "call_1", false), trace("explore-1", "call_1")},
 		{"1.0.7x: the sub-agent named by the task's id", run("call_1", "call_1", "call_1", false), trace("call_1", "call_1")},
-		{"a main call pending beside the task", run("explore-1", "call_2", "call_1", true), []string{
-			"main: call bash call_1",
+		{"a main call pending beside the task", run("explore-1", "call_2", "call_1", true), beside},
+		{"a completion without agentId answers the sub-agent's call", func() []string {
+			l := run("explore-1", "call_1", "call_9", false)
+			l[6] = done("", "call_9", "module m")
+			return l
+		}(), trace("explore-1", "call_9")},
+		{"a sub-agent's completion before its call is not a waiting main call's", func() []string {
+			l := run("explore-1", "call_2", "call_1", true)
+			l[5], l[6] = l[6], l[5]
+			return l
+		}(), beside},
+		{"a sub-agent's completion held for its call is not the main agent's call's", func() []string {
+			l := run("explore-1", "call_2", "call_1", false)
+			// The sub-agent's completion comes first, then a call of
+			// the main agent's reusing the id, then the sub-agent's call.
+			l[5], l[6] = l[6], msg("", "m-x", "", req("call_1", "bash", `{"command":"ls"}`))
+			l = append(l[:7], append([]string{msg("explore-1", "m-s1", "", req("call_1", "view", `{"path":"go.mod"}`))}, l[7:]...)...)
+			return append(l[:len(l)-2], done("", "call_1", "main.go"), l[len(l)-2], l[len(l)-1])
+		}(), []string{
 			"main: call task call_2",
 			"open explore-1 by call_2",
+			"main: call bash call_1",
 			"explore-1: call view call_1",
 			"explore-1: result view call_1: module m",
 			"close explore-1 ok",
 			"main: result bash call_1: main.go",
 			"main: result task call_2: module m",
 		}},
-		{"a completion without agentId answers the sub-agent's call", func() []string {
+		{"a sub-agent's completion whose call never came stays in its scope", func() []string {
+			l := run("explore-1", "call_2", "call_1", false)
+			return append(l[:5], l[6:]...) // no view call
+		}(), []string{
+			"main: call task call_2",
+			"open explore-1 by call_2",
+			"explore-1: call unknown call_1",
+			"explore-1: result unknown call_1: module m",
+			"close explore-1 ok",
+			"main: result task call_2: module m",
+		}},
+		{"a completion without agentId held for the sub-agent's call", func() []string {
 			l := run("explore-1", "call_1", "call_9", false)
-			l[6] = done("", "call_9", "module m")
+			l[5], l[6] = done("", "call_9", "module m"), l[5]
 			return l
 		}(), trace("explore-1", "call_9")},
 		{"1.0.7x: a task reusing the id of one whose sub-agent ran", func() []string {

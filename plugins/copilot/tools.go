@@ -57,7 +57,7 @@ func (n *normalizer) call(id, name, args abi.Value, ts sdk.Str, reuse bool, out 
 		n.noteTask(sid, args)
 	}
 	out.ToolCall(tc)
-	if hk := n.heldFor(key, sid); hk != "" {
+	if hk := n.heldFor(n.cur, key, sid); hk != "" {
 		r := n.held[hk]
 		r.Scope = tc.Scope
 		out.ToolResult(*r)
@@ -79,42 +79,44 @@ func callKey(a *agent, id string) string {
 }
 
 // heldFor is the key in held of the result held for call id whose key
-// is key: held under key (its completion came from the agent that makes
-// the call), else the first held result of id any agent reported; ""
-// when none is.
-func (n *normalizer) heldFor(key, id string) string {
+// is key (a the agent that makes the call, nil for the main agent): the
+// result held under key (its completion came from that agent), else,
+// for a sub-agent's call, the one a line without agentId reported (held
+// under id alone: builds that write no agentId on a sub-agent's
+// completion); "" when none is. A completion whose line named a
+// sub-agent answers that sub-agent's call only, and one without agentId
+// never waits for another agent's call of its id: the main agent's own
+// call of the id takes it.
+func (n *normalizer) heldFor(a *agent, key, id string) string {
 	if len(n.held) == 0 {
 		return ""
 	}
 	if n.held[key] != nil {
 		return key
 	}
-	for _, k := range n.order {
-		if r := n.held[k]; r != nil && r.CallID.String() == id {
-			return k
-		}
+	if a != nil && n.held[id] != nil {
+		return id
 	}
 	return ""
 }
 
 // callOf is the key of the call id that the result a line of the
-// current agent reports answers: the agent's own call of id, else, when
-// it has none, a call of id still without its completion made by the
-// main agent or a sub-agent (the oldest first); "" when no call of id
-// was reported.
+// current agent reports answers: the agent's own call of id; else, for a
+// line that names no agent (builds that write no agentId on a
+// sub-agent's completion), a call of id still without its completion
+// made by a sub-agent (the oldest first), else one that has it (a
+// completion sent again, left to the host); "" when none is (then the
+// result is held for its call). A line that names a sub-agent is that
+// sub-agent's: it never answers another agent's call.
 func (n *normalizer) callOf(id string) string {
 	if key := callKey(n.cur, id); n.calls[key] {
 		return key
 	}
+	if n.cur != nil {
+		return ""
+	}
 	first := ""
-	for i := -1; i < len(n.agentList); i++ {
-		var a *agent
-		if i >= 0 {
-			a = n.agentList[i]
-		}
-		if a == n.cur {
-			continue
-		}
+	for _, a := range n.agentList {
 		if key := callKey(a, id); n.calls[key] {
 			if !n.completed[key] {
 				return key
@@ -222,6 +224,9 @@ func (n *normalizer) toolResult(d abi.Value, ts sdk.Str, out *sdk.Out) {
 		return
 	}
 	r.CallID, r.Name, r.Output, r.Error, r.Status, r.Time = r.CallID.Keep(), r.Name.Keep(), r.Output.Keep(), r.Error.Keep(), r.Status.Keep(), r.Time.Keep()
+	// In the scope of the agent that reported it, should its call never
+	// come (the host synthesizes the call there).
+	r.Scope = scopeOf(n.cur)
 	n.held[key] = &r
 	n.order = append(n.order, key)
 }

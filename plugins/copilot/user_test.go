@@ -9,12 +9,37 @@ import (
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/plugins/copilot"
+	"github.com/twasm/twasm/transcript"
 )
 
 // sessionStart is an events.jsonl session.start line of the CLI version
 // given, the first line of the tests' inputs.
 func sessionStart(version string) string {
 	return `{"type":"session.start","data":{"sessionId":"s1","version":1,"producer":"copilot-agent","copilotVersion":"` + version + `"},"id":"e0","timestamp":"2026-11-01T10:00:00.000Z","parentId":null}`
+}
+
+// blocks runs lines through the plugin and returns say's line for every
+// block of every message (say returns "" to leave one out), and the
+// step's result.
+func blocks(t *testing.T, lines []string, say func(e sdktest.Event, m *transcript.MessagePayload, b transcript.Block) string) ([]string, *transcript.AgentResult) {
+	t.Helper()
+	r, err := sdktest.Run(context.Background(), copilot.Plugin, "copilot", []byte(strings.Join(lines, "\n")+"\n"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got []string
+	for _, e := range r.Events {
+		m := e.Event.Message()
+		if m == nil {
+			continue
+		}
+		for _, b := range m.Blocks {
+			if l := say(e, m, b); l != "" {
+				got = append(got, l)
+			}
+		}
+	}
+	return got, r.Step
 }
 
 // TestUserMessageSource: the Copilot CLI writes in the user's role what
@@ -54,22 +79,78 @@ func TestUserMessageSource(t *testing.T) {
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
-			r, err := sdktest.Run(context.Background(), copilot.Plugin, "copilot", []byte(strings.Join(tt.lines, "\n")+"\n"))
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got []string
-			for _, e := range r.Events {
-				m := e.Event.Message()
-				if m == nil || m.Role != "user" {
-					continue
+			got, _ := blocks(t, tt.lines, func(_ sdktest.Event, m *transcript.MessagePayload, b transcript.Block) string {
+				if m.Role != "user" {
+					return ""
 				}
-				for _, b := range m.Blocks {
-					got = append(got, string(b.Origin)+": "+b.Text)
-				}
-			}
+				return string(b.Origin) + ": " + b.Text
+			})
 			if strings.Join(got, "|") != strings.Join(tt.want, "|") {
 				t.Errorf("user blocks\n%q\nwant\n%q", got, tt.want)
+			}
+		})
+	}
+}
+
+// TestSkillInvoked: skill.invoked is a skill loaded into the
+// conversation (copilot-sdk session-events.ts at cc0438d, SkillInvokedData:
+// content "injected into the conversation for the model"); the CLI then
+// writes that content as a user.message of source "skill-<name>", which is
+// recorded as injected context. The event itself is declared ignored, and
+// its content is written as injected context of its own only when no such
+// message followed before the agent's next response or the end. Before,
+// skill.invoked was counted unmapped.
+func TestSkillInvoked(t *testing.T) {
+	start := sessionStart("1.0.40")
+	line := func(typ, id, agent, data string) string {
+		a := ""
+		if agent != "" {
+			a = `,"agentId":"` + agent + `"`
+		}
+		return `{"type":"` + typ + `","data":` + data + `,"id":"` + id + `","timestamp":"2026-11-01T10:00:01.000Z","parentId":"e0"` + a + `}`
+	}
+	prompt := line("user.message", "e1", "", `{"content":"/pdf report.pdf"}`)
+	skill := func(id, agent string) string {
+		return line("skill.invoked", id, agent, `{"name":"pdf","path":"/home/dev/.copilot/skills/pdf/SKILL.md","content":"Read PDFs with pdftotext.","trigger":"user-invoked"}`)
+	}
+	shown := line("user.message", "e3", "", `{"content":"<skill-context name=\"pdf\">\nRead PDFs with pdftotext.\n</skill-context>","source":"skill-pdf"}`)
+	answer := func(id, agent string) string {
+		return line("assistant.message", id, agent, `{"messageId":"m-`+id+`","content":"Done.","toolRequests":[]}`)
+	}
+	tests := []struct {
+		name  string
+		lines []string
+		want  []string // scope, role, origin: text of every block, in order
+	}{
+		{"its user.message carries it", []string{start, prompt, skill("e2", ""), shown, answer("e4", "")},
+			[]string{"user prompt: /pdf report.pdf", "user injected_context: <skill-context name=\"pdf\">\nRead PDFs with pdftotext.\n</skill-context>", "assistant : Done."}},
+		{"no user.message: before the next response", []string{start, prompt, skill("e2", ""), answer("e4", "")},
+			[]string{"user prompt: /pdf report.pdf", "user injected_context: Read PDFs with pdftotext.", "assistant : Done."}},
+		{"no user.message: at the end", []string{start, prompt, skill("e2", "")},
+			[]string{"user prompt: /pdf report.pdf", "user injected_context: Read PDFs with pdftotext."}},
+		{"a sub-agent's preloaded skill", []string{start, prompt,
+			line("subagent.started", "e2", "explore-1", `{"toolCallId":"call_1","agentName":"explore"}`),
+			line("user.message", "e3", "explore-1", `{"content":"Read the report."}`),
+			skill("e4", "explore-1"), answer("e5", "explore-1"),
+			line("subagent.completed", "e6", "explore-1", `{"toolCallId":"call_1","agentName":"explore"}`)},
+			[]string{"user prompt: /pdf report.pdf", "explore-1 user prompt: Read the report.",
+				"explore-1 user injected_context: Read PDFs with pdftotext.", "explore-1 assistant : Done."}},
+		{"a running sub-agent's skill at the end, after its prompt", []string{start, prompt,
+			line("assistant.message", "e2", "", `{"messageId":"m-1","content":"","toolRequests":[{"toolCallId":"call_1","name":"task","arguments":{"description":"Read","prompt":"Read the report.","agent_type":"explore"},"type":"function"}]}`),
+			line("subagent.started", "e3", "explore-1", `{"toolCallId":"call_1","agentName":"explore"}`),
+			skill("e4", "explore-1")},
+			[]string{"user prompt: /pdf report.pdf", "assistant : " /* the task call's tool_use */, "explore-1 user prompt: Read the report.",
+				"explore-1 user injected_context: Read PDFs with pdftotext."}},
+		{"no content", []string{start, prompt, line("skill.invoked", "e2", "", `{"name":"pdf","path":"x/SKILL.md"}`)},
+			[]string{"user prompt: /pdf report.pdf"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			got, step := blocks(t, tt.lines, func(e sdktest.Event, m *transcript.MessagePayload, b transcript.Block) string {
+				return strings.TrimPrefix(e.Scope+" ", " ") + string(m.Role) + " " + string(b.Origin) + ": " + b.Text
+			})
+			if strings.Join(got, "|") != strings.Join(tt.want, "|") || len(step.Unmapped) != 0 {
+				t.Errorf("blocks\n%q\nwant\n%q\nunmapped %v, want none", got, tt.want, step.Unmapped)
 			}
 		})
 	}

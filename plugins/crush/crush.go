@@ -105,6 +105,9 @@ type normalizer struct {
 	model string
 	// names are the tools' names by call id (a result names its call).
 	names map[string]string
+	// summary is the session's summary_message_id: the message that
+	// holds the summary of what came before ("": none).
+	summary string
 }
 
 // Line implements sdk.Normalizer.
@@ -159,6 +162,10 @@ func (n *normalizer) setFormat(out *sdk.Out) {
 // session's usage: they are not reported as tokens.
 func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	out.Meta(sdk.Meta{SessionID: sdk.Text(r.Get("id"))})
+	n.summary = ""
+	if id := r.Get("summary_message_id"); id.Kind() == abi.KindString {
+		n.summary = id.String()
+	}
 	if p := r.Get("parent_session_id"); p.Kind() == abi.KindString && p.String() != "" {
 		out.Warn("a sub-agent session of " + p.String() + " (a child run of its run)")
 	}
@@ -193,7 +200,11 @@ func (n *normalizer) message(key string, r abi.Value, out *sdk.Out) {
 			hdr.Model = sdk.S(m.String())
 		}
 	}
-	if v, _ := r.Get("is_summary_message").Int(); v != 0 || r.Get("is_summary_message").Truthy() {
+	// Crush before 0.13 (d7619a5c0) marked the summary only by the
+	// session's summary_message_id, and its migration set
+	// is_summary_message 0 on every message it found, the summaries
+	// included: either says so.
+	if v, _ := r.Get("is_summary_message").Int(); v != 0 || r.Get("is_summary_message").Truthy() || n.summary != "" && r.Get("id").Is(n.summary) {
 		out.Warn("the conversation was summarized here: the model saw this summary of what came before")
 	}
 	parts := r.Get("parts")

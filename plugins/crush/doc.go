@@ -82,7 +82,9 @@
 //     are provider errors (message and details), canceled, max_tokens and
 //     other reasons warnings, end_turn, tool_use, stop and
 //     permission_denied (the refused call's result says it) nothing. A
-//     summary message (is_summary_message) is said in a warning.
+//     summary message (is_summary_message, or, for Crush before
+//     0.13 and the rows it wrote, the session's summary_message_id) is
+//     said in a warning.
 //
 // A session log has no terminal event: NoTerminal, and the host settles
 // the status by the session rule (spec §6.7). Times are seconds (the

@@ -11,21 +11,26 @@ import (
 
 // Sub-agents (spec §6.10). The Gemini CLI runs a sub-agent
 // (codebase_investigator, ...) as one tool call of the parent:
-// delegate_to_agent {agent_name, <the agent's inputs>}, or a tool named
-// after the agent. Its own turns are in neither the stream nor the session
-// file; the call states what the parent gave it and what it returned:
+// delegate_to_agent {agent_name, <the agent's inputs>}, invoke_agent
+// {agent_name, prompt} (0.39 and later), or a tool named after the
+// agent. Its own turns are in neither the stream nor the session file
+// (0.37 and later write them to a chat of their own, which the host
+// archives as the child run when the call's record names it by its
+// agentId: such a call opens no scope); the call states what the parent
+// gave it and what it returned:
 // "Subagent '<name>' finished.\nTermination Reason: GOAL\nResult:\n..."
 // (the display string says the same over more lines). So the call opens a
 // scope, whose child run holds the input as its message.user, the result
 // as its answer, and the termination reason as its status.
 
 // agentName is the sub-agent a call runs, unset for any other call:
-// delegate_to_agent's agent_name, a built-in agent's tool
+// delegate_to_agent's or invoke_agent's agent_name (builds of early
+// 2026; 0.39 and later), a built-in agent's tool
 // (codebase_investigator, generalist), or any tool whose result (known
 // at the call in a session file) is a sub-agent's report.
 func agentName(name, args, output abi.Value) sdk.Str {
 	switch sdk.Name(name) {
-	case "delegate_to_agent":
+	case "delegate_to_agent", "invoke_agent":
 		if a := sdk.StringOf(args.Get("agent_name")); !a.IsEmpty() {
 			return a
 		}

@@ -24,7 +24,9 @@
 //   - session-file (~/.gemini/tmp/<hash>/chats/session-*.json): one
 //     document {sessionId, messages[]}, usually pretty-printed; the JSONL
 //     variant of newer builds (a header record, then one message record
-//     per line) is read record by record.
+//     per line) is read record by record. A sub-agent's chat (0.37 and
+//     later, chats/<session id>/<sub-agent id>.json, then .jsonl; its
+//     header's kind "subagent") is the same format.
 //
 // Pretty-printed JSON is reassembled by the SDK (sdk.Plugin.Reassemble): a non-JSON line
 // that opens an object or array starts an accumulation that ends when the
@@ -127,11 +129,35 @@
 //
 // Sub-agents (spec §6.10). The CLI runs a sub-agent as one tool call of
 // the parent: delegate_to_agent {agent_name, objective, ...} (builds of
-// early 2026), or a tool named after the agent (codebase_investigator,
-// generalist, or any tool whose result, known at the call in a session
-// file, is a sub-agent's report "... finished.\nTermination Reason:").
-// Its own turns are in neither the stream nor the session file, so its
-// child run holds what the call states: the scope opens at the call,
+// early 2026), invoke_agent {agent_name, prompt} (0.39 and later), or a
+// tool named after the agent (codebase_investigator, generalist, or any
+// tool whose result, known at the call in a session file, is a
+// sub-agent's report "... finished.\nTermination Reason:").
+//
+// Since 0.37 (google-gemini/gemini-cli 104587b, 2026-03-26) the CLI
+// writes each sub-agent's conversation to a chat of its own
+// (ChatRecordingService of kind "subagent": chats/<the session's full
+// id>/<the sub-agent's id>.json, .jsonl since 0.39, f744913), whose
+// header states its own id (sessionId, the file's stem), kind
+// "subagent" and the workspace's directories, and names no parent: the
+// directory does. Since 0.39 (7d1de3b, 2026-04-10) the parent's record of
+// the call states that id (toolCalls[].agentId, from the invocation's
+// result data); the call is recorded once it completed, with its result.
+// The parent's tokens are its own model calls' only: the sub-agent's are
+// in its chat. The store declares both (abi.Store.SubAgents
+// "{stem}/*.{json,jsonl}", SubAgentsKey "/sessionId" with prefix 8: the
+// session's own file is named session-<time>-<the id's first 8
+// characters>; SubAgentCalls toolCalls/agentId/id), so the host archives
+// a sub-agent's chat as a child run of its session's run, linked at the
+// call whose record names it, its turns and tokens counted once, in the
+// session's totals. Such a call (its record states an agentId) opens no
+// scope: the chat's run is the child. A call whose record names no agent
+// (builds before 0.39, a stream) opens one, as follows; a run an older
+// twasm made of such a scope is superseded by the chat's run when the
+// host links the chat at its call.
+//
+// Otherwise its own turns are in neither the stream nor the session
+// file, so its child run holds what the call states: the scope opens at the call,
 // linked to it and named after the agent, with the objective (else its
 // first other text input, else its inputs as JSON) as its message.user;
 // the call's result closes it, its text after "Result:" as the child's

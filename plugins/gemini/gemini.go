@@ -16,9 +16,17 @@ var Plugin = sdk.Plugin{
 		Formats:     []string{fmtStream, fmtJSON, fmtSession},
 		Description: "Gemini CLI --output-format stream-json and json, and on-disk session files",
 		// A chat is one JSON document rewritten at every turn (older
-		// builds) or JSON Lines (newer ones).
+		// builds) or JSON Lines (newer ones). A sub-agent's chat (0.37
+		// and later) is a file of its own, in a directory named by the
+		// session's full id (the session's file holds its first 8
+		// characters), its run a child run of the session's, linked at
+		// the call whose record names it by its agentId (0.39 and later;
+		// doc.go, Sub-agents).
 		Stores: []abi.Store{{Name: "Gemini CLI chats",
-			Roots: []abi.Root{{Env: "GEMINI_CLI_HOME", Path: ".gemini"}, {Path: "~/.gemini"}}, Dir: "tmp", Pattern: "*/chats/session-*.{json,jsonl}"}},
+			Roots: []abi.Root{{Env: "GEMINI_CLI_HOME", Path: ".gemini"}, {Path: "~/.gemini"}}, Dir: "tmp", Pattern: "*/chats/**/*.{json,jsonl}",
+			SubAgents:     "{stem}/*.{json,jsonl}",
+			SubAgentsKey:  &abi.SessionKey{Member: "/sessionId", Prefix: 8},
+			SubAgentCalls: &abi.RecordCalls{Calls: "/toolCalls", Agent: "agentId", ID: "id"}}},
 	},
 	New:        func(abi.BeginOptions) sdk.Normalizer { return newNormalizer() },
 	Reassemble: true, // --output-format json is pretty-printed

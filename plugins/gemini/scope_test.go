@@ -79,3 +79,58 @@ func TestSubAgentReusedCallID(t *testing.T) {
 		})
 	}
 }
+
+// TestSubAgentOwnChat checks sub-agent calls whose record names the
+// sub-agent by its agentId (Gemini CLI 0.39 and later, whose sub-agent's
+// own chat holds its conversation, archived as the child run, linked at
+// the call by the host): such a call opens no scope, whether its record
+// names the agent at once, is appended again, or is a document's; a
+// call whose record names none (earlier builds) still opens one, as
+// does a record that names it only once its result came (the scope
+// opened at the call is closed by the result), as does a stream's
+// invoke_agent call (0.39 and later; the stream names no agent).
+// Before, every such call of a session opened a scope, a second child
+// beside the chat's run, and a stream's invoke_agent call whose result
+// had not come opened none.
+func TestSubAgentOwnChat(t *testing.T) {
+	const header = `{"sessionId":"s1","projectHash":"h","startTime":"2026-06-01T08:00:00.000Z","kind":"main"}`
+	const user = `{"id":"u1","timestamp":"2026-06-01T08:00:00.000Z","type":"user","content":[{"text":"Go."}]}`
+	const output = `Subagent 'codebase_investigator' finished.\nTermination Reason: GOAL\nResult:\nparse/parse.go`
+	// rec is a gemini record whose invoke_agent call ran the
+	// investigator, with its result when done, naming it agent when
+	// agent is not "".
+	rec := func(done bool, agent string) string {
+		c := `{"id":"c1","name":"invoke_agent","args":{"agent_name":"codebase_investigator","prompt":"Find the parser."},"status":"executing"`
+		if done {
+			c = `{"id":"c1","name":"invoke_agent","args":{"agent_name":"codebase_investigator","prompt":"Find the parser."},"status":"success","result":[{"functionResponse":{"id":"c1","name":"invoke_agent","response":{"output":"` + output + `"}}}]`
+		}
+		if agent != "" {
+			c += `,"agentId":"` + agent + `"`
+		}
+		return `{"id":"g1","timestamp":"2026-06-01T08:00:01.000Z","type":"gemini","content":"","model":"m","toolCalls":[` + c + `}]}`
+	}
+	result := "main: result invoke_agent c1: " + strings.ReplaceAll(output, `\n`, "\n")
+	own := []string{"main: call invoke_agent c1", result}
+	scoped := []string{"main: call invoke_agent c1", "open c1 by c1", result, "close c1 ok"}
+	for _, tt := range []struct {
+		name  string
+		lines []string
+		want  []string
+	}{
+		{"named", []string{header, user, rec(true, "a-1")}, own},
+		{"named, appended again", []string{header, user, rec(true, "a-1"), rec(true, "a-1")}, own},
+		{"named, a document", []string{`{"sessionId":"s1","messages":[` + user + `,` + rec(true, "a-1") + `]}`}, own},
+		{"not named", []string{header, user, rec(true, "")}, scoped},
+		{"named once done", []string{header, user, rec(false, ""), rec(true, "a-1")}, scoped},
+		{"stream", []string{
+			`{"type":"init","timestamp":"2026-06-01T08:00:00.000Z","session_id":"s1","model":"m"}`,
+			`{"type":"tool_use","timestamp":"2026-06-01T08:00:01.000Z","tool_name":"invoke_agent","tool_id":"c1","parameters":{"agent_name":"codebase_investigator","prompt":"Find the parser."}}`,
+			`{"type":"tool_result","timestamp":"2026-06-01T08:00:02.000Z","tool_id":"c1","status":"success","output":"` + output + `"}`,
+			`{"type":"result","timestamp":"2026-06-01T08:00:03.000Z","status":"success"}`,
+		}, scoped},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			plugintest.WantToolTrace(t, gemini.Plugin, "gemini", tt.lines, tt.want)
+		})
+	}
+}

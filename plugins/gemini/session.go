@@ -415,7 +415,12 @@ func (n *normalizer) sessionCall(rid, c abi.Value, msgTime sdk.Str, out *sdk.Out
 		n.called[id.String()] = true
 	}
 	rk := n.resultKey(rid, id)
-	n.startAgent(id, c.Get("name"), c.Get("args"), c.Get("result").Index(0).Path("functionResponse", "response", "output"), rk, t, out)
+	if a := c.Get("agentId"); a.Kind() != abi.KindString || a.Is("") {
+		n.startAgent(id, c.Get("name"), c.Get("args"), c.Get("result").Index(0).Path("functionResponse", "response", "output"), rk, t, out)
+	}
+	// else the sub-agent's own chat holds its conversation (Gemini CLI
+	// 0.39 and later name it so): its run is the child, linked here by
+	// the host (abi.Store.SubAgentCalls), not a scope made of the call.
 
 	if n.resulted[string(rk)] { // a view: copied below when kept
 		return

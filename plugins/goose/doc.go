@@ -64,7 +64,12 @@
 // Usage is as Goose states it, for the whole session: the session's
 // accumulated counters (input, which counts cached tokens, output, cache
 // read and write) and accumulated_cost, set (not added) from each session
-// record; the plain counters when a record has no accumulated ones.
+// record. The plain counters (total_tokens, input_tokens,
+// output_tokens) are the last model call's: Goose overwrites them with
+// each call's usage (update_session_metrics), and an older Goose (its
+// session files before the accumulated counters) kept only those. A
+// record without accumulated input or output so states no session usage:
+// none is reported, and a warning gives the last call's figures.
 // Goose keeps no usage per message. A session whose parent_session_id is
 // set (a sub-agent's) is a child run of its parent's run (the host links
 // them, abi.SQLiteSource's "parent" column) and says so in a warning. The

@@ -64,19 +64,33 @@ var Plugin = sdk.Plugin{
 // comes whole each time (it holds the counters and the model). parent is
 // parent_session_id: a sub-agent's session is a child run of its
 // parent's.
+//
+// Goose migrates sessions.db when it opens it, so a database an older
+// Goose last wrote has an older schema: schema v5 (block/goose 0164300,
+// session_manager.rs) has neither messages.message_id nor
+// sessions.parent_session_id, which later migrations added. The queries
+// name those two columns only through a subquery that selects every
+// column and then a NULL under the same name ("SELECT *, NULL AS c"):
+// SQLite names the second c:1, so c is the table's column where it has
+// one and NULL where it has none, and the same queries read every schema
+// (a message row of a database without message_id is keyed by its row
+// id, a session has no parent). Every other column they name is in
+// schema v5's CREATE TABLE already; the session row and the message rows
+// come whole (SELECT *), so a column an older schema lacks is absent from
+// the row, which the plugin reads as unset.
 var Queries = &abi.SQLiteSource{
 	Sessions: `SELECT s.id AS key,
   coalesce((SELECT max(m.id) FROM messages m WHERE m.session_id = s.id), 0) * 1000000000
   + (coalesce(CAST(strftime('%s', s.updated_at) AS INTEGER), 0) + coalesce(s.accumulated_total_tokens, 0)) % 1000000000 AS cursor,
   s.parent_session_id AS parent
-FROM sessions s ORDER BY s.created_at, s.id`,
+FROM (SELECT *, NULL AS parent_session_id FROM sessions) s ORDER BY s.created_at, s.id`,
 	Tables: []abi.SQLiteTable{
 		{Table: "sessions", Key: "id", Version: "version",
 			JSON:  []string{"extension_data", "recipe_json", "user_recipe_values_json", "model_config_json"},
 			Query: `SELECT coalesce(CAST(strftime('%s', updated_at) AS INTEGER), 0) AS version, * FROM sessions WHERE id = :session`},
 		{Table: "messages", Key: "key", Version: "id", Time: "time_ms",
 			JSON: []string{"content_json", "metadata_json"},
-			Query: `SELECT coalesce(message_id, 'row-' || id) AS key,
+			Query: `SELECT coalesce((SELECT x.message_id FROM (SELECT *, NULL AS message_id FROM messages) x WHERE x.id = messages.id), 'row-' || id) AS key,
   CASE WHEN created_timestamp > 10000000000 THEN created_timestamp ELSE created_timestamp * 1000 END AS time_ms, *
 FROM messages WHERE session_id = :session AND id >= coalesce((SELECT max(a.id) FROM messages a
   WHERE a.session_id = :session AND a.role = 'assistant' AND a.id <= :since / 1000000000), 0)
@@ -185,26 +199,40 @@ func (n *normalizer) session(r abi.Value, out *sdk.Out) {
 	if p := r.Get("parent_session_id"); p.Kind() == abi.KindString && p.String() != "" {
 		out.Warn("a sub-agent session of " + p.String() + " (a child run of its run)")
 	}
-	// Goose's accumulated counters are the session's, over every call
-	// (the plain ones are the last call's, or the session's before
-	// Goose kept both): as Goose states them, its input counting cached
-	// tokens.
+	// Goose's accumulated counters are the session's, over every call:
+	// as Goose states them, its input counting cached tokens.
 	u := sdk.Usage{
 		Input: sdk.IntOf(r.Get("accumulated_input_tokens")), Output: sdk.IntOf(r.Get("accumulated_output_tokens")),
 		CacheRead: sdk.IntOf(r.Get("accumulated_cache_read_tokens")), CacheWrite: sdk.IntOf(r.Get("accumulated_cache_write_tokens")),
 		Total: sdk.IntOf(r.Get("accumulated_total_tokens")),
 	}
-	if _, ok := u.Input.Value(); !ok {
-		if _, ok := u.Output.Value(); !ok {
-			u = sdk.Usage{Input: sdk.IntOf(r.Get("input_tokens")), Output: sdk.IntOf(r.Get("output_tokens")),
-				CacheRead: sdk.IntOf(r.Get("cache_read_tokens")), CacheWrite: sdk.IntOf(r.Get("cache_write_tokens")),
-				Total: sdk.IntOf(r.Get("total_tokens"))}
-		}
+	_, in := u.Input.Value()
+	_, outOK := u.Output.Value()
+	if in || outOK {
+		out.Usage(u, sdk.ModeSet)
+	} else if plain := lastCallUsage(r); plain != "" {
+		// The plain counters are the last model call's alone: every
+		// Goose overwrites them with each call's usage
+		// (update_session_metrics: metadata.total_tokens =
+		// usage.usage.total_tokens), and an older one kept no others.
+		// They are not the session's: none is reported.
+		out.Warn("Goose kept only its last model call's usage for this session (" + plain + "), not the session's: no usage is reported")
 	}
-	out.Usage(u, sdk.ModeSet)
 	if c, ok := r.Get("accumulated_cost").Float(); ok {
 		out.Cost(c, sdk.ModeSet)
 	}
+}
+
+// lastCallUsage is the plain counters of a session record, as words
+// ("input 5000, output 200, total 5200"; "" when it has none).
+func lastCallUsage(r abi.Value) string {
+	var parts []string
+	for _, c := range [][2]string{{"input", "input_tokens"}, {"output", "output_tokens"}, {"cache read", "cache_read_tokens"}, {"cache write", "cache_write_tokens"}, {"total", "total_tokens"}} {
+		if v, ok := r.Get(c[1]).Int(); ok {
+			parts = append(parts, c[0]+" "+strconv.FormatInt(v, 10))
+		}
+	}
+	return strings.Join(parts, ", ")
 }
 
 // seconds is Goose's message time as RFC 3339 ("" when there is none):
@@ -331,6 +359,17 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		out.Error(sdk.ProviderError{Message: sdk.S(errText(msg))})
 	case "conversationCompacted":
 		out.Warn("the conversation was compacted here: the model saw a summary of what came before")
+	case "contextLengthExceeded":
+		// Goose before systemNotification (message.rs's
+		// MessageContent::ContextLengthExceeded {msg}, block/goose
+		// 1f2f6b1): the provider refused the request as too long and
+		// Goose ended the turn (agent.rs, ProviderError::
+		// ContextLengthExceeded).
+		out.Error(sdk.ProviderError{Message: sdk.Text(c.Get("msg")), Code: sdk.S("context_length_exceeded")})
+	case "summarizationRequested":
+		// The same Goose's notice that it summarized the conversation
+		// ({msg}): the model saw a summary of what came before.
+		out.Warn("Goose: " + c.Get("msg").String())
 	default:
 		out.Unmapped(sdk.S("content:" + typ))
 	}

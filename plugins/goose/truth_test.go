@@ -119,3 +119,78 @@ func TestTruth(t *testing.T) {
 		})
 	}
 }
+
+// TestOlderItems: the content items of Goose before systemNotification
+// (message.rs's MessageContent, block/goose 1f2f6b1), as its session
+// files and early sessions.db hold them: contextLengthExceeded {msg} is
+// the turn Goose ended on the provider's refusal of a context too long
+// (agent.rs, ProviderError::ContextLengthExceeded): a provider error;
+// summarizationRequested {msg} is its notice that it summarized the
+// conversation: a warning. Neither is left unmapped.
+func TestOlderItems(t *testing.T) {
+	session := `{"working_dir":"/home/me/proj","description":"fix it","schedule_id":null,"message_count":2,"total_tokens":null,"input_tokens":null,"output_tokens":null}`
+	prompt := `{"id":null,"role":"user","created":1745000000,"content":[{"type":"text","text":"Read every file."}]}`
+	for _, tc := range []struct {
+		name, item, err, warn string
+	}{
+		{"context length exceeded", `{"type":"contextLengthExceeded","msg":"The context length of the model has been exceeded. Please start a new session and try again."}`,
+			"context_length_exceeded: The context length of the model has been exceeded. Please start a new session and try again.", ""},
+		{"summarization requested", `{"type":"summarizationRequested","msg":"Goose summarized messages for you."}`,
+			"", "Goose: Goose summarized messages for you."},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			raw := strings.Join([]string{session, prompt, `{"id":null,"role":"assistant","created":1745000002,"content":[` + tc.item + `]}`}, "\n") + "\n"
+			o := plugintest.Run(t, goose.Plugin, []byte(raw), normalize.Options{Provider: "goose"})
+			var errs []string
+			for _, e := range o.Result.Errors {
+				errs = append(errs, e.Code+": "+e.Message)
+			}
+			if strings.Join(errs, "|") != tc.err {
+				t.Errorf("errors %q, want %q", errs, tc.err)
+			}
+			if tc.warn != "" && !strings.Contains(strings.Join(o.Result.Warnings, "|"), tc.warn) {
+				t.Errorf("warnings %q, want %q", o.Result.Warnings, tc.warn)
+			}
+			if len(o.Result.Unmapped) != 0 {
+				t.Errorf("unmapped %v", o.Result.Unmapped)
+			}
+		})
+	}
+}
+
+// TestPlainCountersLastCall: a session record's plain counters are the
+// last model call's usage, not the session's: every Goose overwrites
+// them with each call's (update_session_metrics: metadata.total_tokens =
+// usage.usage.total_tokens, and before it the reply loop of the agent,
+// in block/goose's 2025 sources), and a
+// session file of a Goose before the accumulated counters holds only
+// those. Such a record states no session usage (a warning gives the
+// figures); the accumulated counters, where there are any, are the
+// session's.
+func TestPlainCountersLastCall(t *testing.T) {
+	prompt := `{"id":null,"role":"user","created":1745000000,"content":[{"type":"text","text":"Fix it."}]}`
+	for _, tc := range []struct {
+		name, meta string
+		input      int64 // the step's input tokens (-1: no usage)
+		warn       string
+	}{
+		{"plain counters only", `{"working_dir":"/p","description":"fix","schedule_id":null,"message_count":9,"total_tokens":5200,"input_tokens":5000,"output_tokens":200}`,
+			-1, "Goose kept only its last model call's usage for this session (input 5000, output 200, total 5200)"},
+		{"accumulated counters too", `{"working_dir":"/p","description":"fix","schedule_id":null,"message_count":9,"total_tokens":5200,"input_tokens":5000,"output_tokens":200,"accumulated_total_tokens":9100,"accumulated_input_tokens":8700,"accumulated_output_tokens":400}`,
+			8700, ""},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			o := plugintest.Run(t, goose.Plugin, []byte(tc.meta+"\n"+prompt+"\n"), normalize.Options{Provider: "goose"})
+			in := int64(-1)
+			if u := o.Result.Usage; u != nil && u.InputTokens != nil {
+				in = *u.InputTokens
+			}
+			if in != tc.input {
+				t.Errorf("input tokens %d, want %d", in, tc.input)
+			}
+			if w := strings.Join(o.Result.Warnings, "|"); !strings.Contains(w, tc.warn) {
+				t.Errorf("warnings %q, want %q", w, tc.warn)
+			}
+		})
+	}
+}

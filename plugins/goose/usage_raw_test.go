@@ -21,10 +21,10 @@ type gooseCounters struct {
 // for every Goose session (sessions.db rows, or an older session file)
 // with the figures read here from the raw input: the session record
 // (the sessions row, or the session file's metadata line) states the
-// session's totals, so its last version stands: the accumulated
-// counters, or the plain ones when it has neither accumulated input nor
-// output (an older Goose kept only those); input counts the cache read
-// and write.
+// session's totals in its accumulated counters, so its last version
+// stands; a record with neither accumulated input nor output (an older
+// Goose kept only the plain counters, the last model call's) states
+// none. Input counts the cache read and write.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: goose.Plugin, Provider: "goose",
@@ -67,11 +67,13 @@ func rawGooseUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		case line.Twasm != "" || rec.WorkingDir == nil:
 			continue
 		}
-		c := &gooseCounters{rec.AccInput, rec.AccOutput, rec.AccRead, rec.AccWrite, rec.AccTotal}
+		// The plain counters are the last model call's, not the
+		// session's (update_session_metrics overwrites them each call):
+		// a record with only those states no session usage.
+		last = &gooseCounters{rec.AccInput, rec.AccOutput, rec.AccRead, rec.AccWrite, rec.AccTotal}
 		if rec.AccInput == nil && rec.AccOutput == nil {
-			c = &gooseCounters{rec.Input, rec.Output, rec.CacheRead, rec.CacheWrite, rec.Total}
+			last = &gooseCounters{}
 		}
-		last = c
 	}
 	if last == nil || *last == (gooseCounters{}) {
 		return plugintest.RawUsage{}

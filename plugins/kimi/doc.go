@@ -33,6 +33,7 @@
 //     come before or after its step's end. usage.record {model, usage} is
 //     one model request's usage, as the agent counts it for /usage.
 //     turn.ended {reason, error} ends a turn.
+//
 //   - legacy-wire: the Kimi CLI's wire log (kimi_cli/wire/file.py), one
 //     record per line {"timestamp" (epoch seconds), "message": {"type",
 //     "payload"}}, type the wire message's class: TurnBegin and SteerInput
@@ -44,10 +45,29 @@
 //     StepRetry, StepInterrupted, SubagentEvent, TurnEnd, and the approval,
 //     hook and MCP bookkeeping.
 //
-// Neither has a terminal record: the step is reported with NoTerminal and
-// the host settles its status by the session rule of spec §6.7. The oldest
-// Kimi CLI builds kept only the model's context (<session>.jsonl, OpenAI
-// messages with _checkpoint and _usage marker lines): it is not read.
+//   - context: the Kimi CLI's context file before 0.59 (context.go), its
+//     only record of a session then: sessions/<work dir hash>/<session
+//     uuid>.jsonl, the model's context, one kosong Message a line {role,
+//     content (a string or parts: text, think), tool_calls [{id,
+//     function: {name, arguments}}], tool_call_id}, among the markers
+//     {"role": "_checkpoint", "id"} (declared ignored) and {"role":
+//     "_usage", "token_count"} (the context's size after a step, not a
+//     usage: declared ignored). A user message is the prompt, or
+//     injected context when all its text is the CLI's own
+//     ("<system>CHECKPOINT N</system>"); an assistant message is one
+//     model call, closed on its line; a tool message is its call's
+//     result, an error when its first part is "<system>ERROR: <message>
+//     </system>" (its message the error, the parts after it the output;
+//     "The tool call is rejected by the user." denied). A compaction
+//     (compaction.py) rotates the file to <uuid>_N.jsonl and leaves one
+//     assistant message, "<system>Previous context has been compacted.
+//     ...</system>" and the summary: injected context and a warning. The
+//     file has no times, no model and no usage: none is reported. A
+//     sub-agent's context is a file of its own (<uuid>_sub_N.jsonl): not
+//     linked.
+//
+// None has a terminal record: the step is reported with NoTerminal and
+// the host settles its status by the session rule of spec §6.7.
 //
 // # Decisions
 //
@@ -147,6 +167,17 @@
 // journal, in the same directory) is linked at the session's latest part:
 // which call started it is not guessed.
 //
+// Side questions. The Kimi CLI's /btw asks a side question while the
+// agent works (soul/btw.py): a separate model call answers it from the
+// conversation so far, every tool call refused, and neither question nor
+// answer joins the main conversation. Its BtwBegin {id, question} and
+// BtwEnd {id, response | error} records (Wire 1.9) are a child run of
+// their own, scope "btw-<id>" named btw: the question its message.user,
+// the response its message.assistant (never the step's answer), closed ok,
+// or error with BtwEnd's error, or left incomplete when the log ends
+// before its BtwEnd. btw.py sends no StatusUpdate for it: its usage is not
+// in the log, and none is counted.
+//
 // Usage. Every figure as the agent states it: input_other (inputOther) is
 // the input neither read from nor written to the cache, input_cache_read
 // and input_cache_creation the cache read and write, output every output
@@ -156,6 +187,24 @@
 // record's when it follows, else step.end's). A usage.record that follows
 // no step (a compaction's request) adds to the step alone. Neither agent
 // states a cost.
+//
+// Forks. Kimi Code's /fork copies the session's directory, each agent's
+// wire.jsonl whole, then appends {"type":"forked","time"} to every
+// agent's journal; the fork goes on after it (SessionStore.fork,
+// MoonshotAI/kimi-code packages/agent-core/src/session/store). The
+// lines before the last marker are the parent session's history, which
+// its own run counts; they are read before the marker is, so their
+// turns, calls and errors stay in the fork's run, but at the marker the
+// step's usage is set back to 0 (each figure stated so far) and a
+// warning says so: the fork's tokens are only those after it. A fork of
+// a session that wrote nothing since starts with all of that session's
+// bytes, and sync archives its file as more of that session's run (the
+// part's facts line names the fork's session, the first the parent's):
+// the copy is then the part the run held already, and nothing is reset
+// (the fork's turns are that run's). The Kimi CLI's /fork and /undo
+// (session_fork.py) copy the journal with no marker: such a fork is read
+// whole, and when its parent went on after it (so that sync makes it a
+// run of its own) its copied tokens count in both runs.
 //
 // Model and metadata. The model is the latest llm.request's (the model
 // the request was sent to, as the provider names it: kimi-k2.7-code),
@@ -193,9 +242,13 @@
 // $KIMI_SHARE_DIR, else ~/.kimi (share.py), as sessions/<md5 of the work
 // directory>/<session>/wire.jsonl (metadata.py, session.py), with the
 // model's context.jsonl beside it (not read: the wire log holds the
-// conversation). Neither deletes sessions. The manifest declares both
-// stores (abi.Store), so sync and doctor find them without a sync.json
-// entry.
+// conversation); before 0.59 (50a663a9) as sessions/<md5 of the work
+// directory>/<uuid4>.jsonl, the context alone, which the store "Kimi CLI
+// context files (before 0.59)" declares by a glob of the uuid's shape,
+// leaving out the copies a revert or compaction rotated to
+// <uuid>_N.jsonl and the sub-agents' <uuid>_sub_N.jsonl. Neither agent
+// deletes sessions. The manifest declares the three stores (abi.Store),
+// so sync and doctor find them without a sync.json entry.
 //
 // The package uses no reflection and no goroutines; it builds for wasip1
 // with Go and with TinyGo. keys (sdk.Plugin.Keys) lists every object key

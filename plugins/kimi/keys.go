@@ -11,6 +11,6 @@ var keys = abi.NewKeySet(
 	"event", "finishReason", "function", "id", "input", "input_cache_creation", "input_cache_read", "input_other",
 	"inputCacheCreation", "inputCacheRead", "inputOther", "isError", "is_error", "kind", "message", "messageId",
 	"message_id", "model", "name", "note", "origin", "output", "parent_tool_call_id", "task_tool_call_id", "part", "path", "payload",
-	"reason", "result", "return_value", "role", "severity", "status_code", "subagent_type", "text", "think", "time",
-	"timestamp", "toolCallId", "toolCalls", "tool_call_id", "token_usage", "type", "usage", "user_input", "uuid",
+	"question", "reason", "response", "result", "return_value", "role", "severity", "status_code", "subagent_type", "text", "think", "time",
+	"timestamp", "toolCallId", "toolCalls", "tool_call_id", "tool_calls", "token_usage", "type", "usage", "user_input", "uuid",
 )

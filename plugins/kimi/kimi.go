@@ -1,6 +1,7 @@
 package kimi
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -14,8 +15,8 @@ var Plugin = sdk.Plugin{
 		Name:        "kimi",
 		Version:     "0.1.0",
 		Providers:   []string{"kimi"},
-		Formats:     []string{fmtWire, fmtLegacy},
-		Description: "Kimi Code wire.jsonl (~/.kimi-code/sessions/*/*/agents/*/wire.jsonl) and the older Kimi CLI's (~/.kimi/sessions/*/*/wire.jsonl)",
+		Formats:     []string{fmtWire, fmtLegacy, fmtContext},
+		Description: "Kimi Code wire.jsonl (~/.kimi-code/sessions/*/*/agents/*/wire.jsonl), the older Kimi CLI's (~/.kimi/sessions/*/*/wire.jsonl) and its context files before 0.59 (~/.kimi/sessions/*/<uuid>.jsonl)",
 		// Neither keeps a retention setting: sessions stay until the
 		// user deletes them (doc.go, "Store").
 		Stores: []abi.Store{
@@ -28,6 +29,11 @@ var Plugin = sdk.Plugin{
 				SubAgentResult: "agent_id: {dir}"},
 			{Name: "Kimi CLI sessions", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
 				Pattern: "*/*/wire.jsonl"},
+			// Before 0.59 the Kimi CLI kept only the model's context, one
+			// file a session named by its uuid4; the glob leaves out the
+			// copies a revert or compaction rotated to <uuid>_N.jsonl.
+			{Name: "Kimi CLI context files (before 0.59)", Roots: []abi.Root{{Env: "KIMI_SHARE_DIR"}, {Path: "~/.kimi"}}, Dir: "sessions",
+				Pattern: "*/*-*-*-*-????????????.jsonl"},
 		},
 		// The session id is only in the path (the session's directory).
 		SourceFacts: true,
@@ -38,7 +44,8 @@ var Plugin = sdk.Plugin{
 
 // Format names, as reported in OpMeta and the manifest: fmtWire is Kimi
 // Code's journal ({"type": "turn.prompt", ..., "time"}), fmtLegacy the
-// Kimi CLI's wire log ({"timestamp", "message": {"type", "payload"}}).
+// Kimi CLI's wire log ({"timestamp", "message": {"type", "payload"}}),
+// fmtContext (context.go) its context file before 0.59.
 const (
 	fmtWire   = "wire"
 	fmtLegacy = "legacy-wire"
@@ -73,9 +80,61 @@ type normalizer struct {
 	// has not been called since (no StepBegin): text there is the CLI's.
 	unstepped map[string]bool
 
+	// btw holds the scopes of the side questions (BtwBegin) not ended.
+	btw       map[string]bool
 	prompts   []string // the prompts' texts whose copy in the model's context is still to come
 	looped    bool     // a loop step was read since the last prompt
 	requested bool     // an llm.request named the model
+
+	// counted is the step usage reported so far (the figures it
+	// states; see forked); current is the session the latest facts line
+	// names (sessionID the first's).
+	counted sdk.Usage
+	current string
+}
+
+// addUsage adds u to the step's usage.
+func (n *normalizer) addUsage(u sdk.Usage, out *sdk.Out) {
+	n.counted = n.counted.Plus(u)
+	out.Usage(u, sdk.ModeAdd)
+}
+
+// forked reads Kimi Code's fork marker ({"type":"forked","time"}): /fork
+// copies the session's directory, the agents' wire.jsonl whole, then
+// appends the marker to each agent's journal, so everything before it
+// is the history of the session it was forked from, whose run counts it
+// (a fork of a fork holds its parent's marker too: the last is the
+// fork's). The lines before have been read already: their turns stay
+// in this run, but the tokens they stated are set back to 0 (each
+// figure they stated), so the step's usage is only what follows.
+//
+// Unless this stream is another session's run grown by the fork's file:
+// a fork of a session that wrote nothing since starts with all of its
+// bytes, so the host archives the fork's file as more of that session's
+// run, the copy being what the run held already (the facts line of the
+// part naming the fork's session, the first the parent's). The copied
+// tokens are then counted once, in the earlier parts: nothing is reset.
+func (n *normalizer) forked(out *sdk.Out) {
+	if n.sessionID != n.current {
+		out.Ignored(sdk.S("forked"))
+		return
+	}
+	zero := func(f sdk.Int) sdk.Int {
+		if _, ok := f.Value(); ok {
+			return sdk.N(0)
+		}
+		return f
+	}
+	c := n.counted
+	reset := sdk.Usage{Input: zero(c.Input), CacheRead: zero(c.CacheRead), CacheWrite: zero(c.CacheWrite), Output: zero(c.Output),
+		Reasoning: zero(c.Reasoning), Uncached: zero(c.Uncached), CacheWrite1h: zero(c.CacheWrite1h), Total: zero(c.Total)}
+	n.counted = sdk.Usage{}
+	if reset == (sdk.Usage{}) {
+		out.Ignored(sdk.S("forked"))
+		return
+	}
+	out.Usage(reset, sdk.ModeSet)
+	out.Warn("forked from another session: the turns above the fork are that session's, shown here as the context this one started from; their tokens are not counted here")
 }
 
 // step is the assistant message a scope has open: one model call.
@@ -162,6 +221,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.facts(v, out)
 		return nil
 	}
+	if r := v.Get("role"); r.Kind() == abi.KindString && !v.Get("type").Exists() {
+		n.start(fmtContext, out)
+		n.contextLine(v, out)
+		return nil
+	}
 	if m := v.Get("message"); m.Kind() == abi.KindObject && m.Get("type").Kind() == abi.KindString && m.Get("payload").Exists() {
 		n.start(fmtLegacy, out)
 		n.legacy(sdk.Name(m.Get("type")), m.Get("payload"), secTime(v.Get("timestamp")), "", out)
@@ -190,11 +254,21 @@ func (n *normalizer) facts(v abi.Value, out *sdk.Out) {
 		return
 	}
 	out.Ignored(sdk.S("$twasm/source"))
-	if n.sessionID != "" {
+	var id string
+	switch parts := strings.Split(sdk.View(v.Get("path")), "/"); {
+	case len(parts) >= 3:
+		id = parts[1]
+	case len(parts) == 2 && strings.HasSuffix(parts[1], ".jsonl"):
+		// A Kimi CLI context file before 0.59: <work dir hash>/<session>.jsonl.
+		id = strings.TrimSuffix(parts[1], ".jsonl")
+	default:
 		return
 	}
-	if parts := strings.Split(sdk.View(v.Get("path")), "/"); len(parts) >= 3 {
-		n.sessionID = strings.Clone(parts[1])
+	if id != n.current {
+		n.current = strings.Clone(id)
+	}
+	if n.sessionID == "" {
+		n.sessionID = n.current
 	}
 }
 
@@ -261,7 +335,7 @@ func (n *normalizer) close(scope string, out *sdk.Out) {
 	if s.hasUsage {
 		end.Usage = s.usage
 		if scope == "" {
-			out.Usage(s.usage, sdk.ModeAdd)
+			n.addUsage(s.usage, out)
 		}
 	}
 	out.Close(sdk.S(s.key), end)
@@ -383,6 +457,22 @@ func (n *normalizer) reportCall(c call, scope string, out *sdk.Out) {
 // when the user rejected the call), and, for a legacy Agent call, the end
 // of its sub-agent's scope.
 func (n *normalizer) result(scope, id string, output abi.Value, isError bool, msg abi.Value, ts string, out *sdk.Out) {
+	var o sdk.Str
+	outText := ""
+	switch output.Kind() {
+	case abi.KindString:
+		o, outText = sdk.Text(output), sdk.View(output)
+	case abi.KindArray:
+		o = sdk.S(joinText(output))
+	}
+	n.resultOf(scope, id, o, outText, isError, sdk.StringOf(msg), sdk.View(msg), ts, out)
+}
+
+// resultOf reports a tool's result: its output, and, when it failed,
+// its message (msg, msgText: the tool's message, the output's text when
+// the output is a string, outText, for the refusal and exit code they
+// state).
+func (n *normalizer) resultOf(scope, id string, output sdk.Str, outText string, isError bool, msg sdk.Str, msgText, ts string, out *sdk.Out) {
 	if id == "" {
 		out.Warn("kimi tool result without a call id: not reported")
 		return
@@ -394,36 +484,28 @@ func (n *normalizer) result(scope, id string, output abi.Value, isError bool, ms
 		return
 	}
 	t.results++
-	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(t.name), Scope: sdk.Opt(scope), Time: sdk.Opt(ts)}
-	switch output.Kind() {
-	case abi.KindString:
-		r.Output = sdk.Text(output)
-	case abi.KindArray:
-		r.Output = sdk.S(joinText(output))
-	}
+	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(t.name), Scope: sdk.Opt(scope), Time: sdk.Opt(ts), Output: output}
 	status := "ok"
 	if isError {
 		status = "error"
 		r.IsError = true
-		r.Error = sdk.StringOf(msg)
+		r.Error = msg
 		if r.Error.IsEmpty() {
 			r.Error = r.Output
 		}
 		if r.Error.IsEmpty() {
 			r.Error = sdk.S("the tool reported an error")
 		}
-		if st := refusal(sdk.View(msg)); st != "" {
+		if st := refusal(msgText); st != "" {
 			status = st
-		} else if output.Kind() == abi.KindString {
-			if st := refusal(sdk.View(output)); st != "" {
-				status = st
-			}
+		} else if st := refusal(outText); st != "" {
+			status = st
 		}
 		// Both agents' shell tools end a failed command's message (and
 		// Kimi Code its output) with "Command failed with exit code: N.".
-		text := sdk.AppendText(nil, msg)
-		if output.Kind() == abi.KindString {
-			text = sdk.AppendText(append(text, '\n'), output)
+		text := []byte(msgText)
+		if outText != "" {
+			text = append(append(text, '\n'), outText...)
 		}
 		r.ExitCode = sdk.StatedExitCode(text, "Command failed with exit code: ")
 	}
@@ -478,6 +560,10 @@ func (n *normalizer) End(out *sdk.Out) error {
 			out.ScopeClose(sdk.S(a.scope), sdk.StatusIncomplete, sdk.S("the log ended before the sub-agent's result was recorded"))
 		}
 	}
+	for _, scope := range sortedKeys(n.btw) {
+		out.ScopeClose(sdk.S(scope), sdk.StatusIncomplete, sdk.S("the log ended before the side question's answer was recorded"))
+	}
+	n.btw = nil
 	return nil
 }
 
@@ -547,4 +633,14 @@ func msTime(v abi.Value) string {
 		return ""
 	}
 	return sdk.RFC3339Millis(int64(f))
+}
+
+// sortedKeys are m's keys in order (End reports in a fixed order).
+func sortedKeys(m map[string]bool) []string {
+	keys := make([]string, 0, len(m))
+	for k := range m {
+		keys = append(keys, k)
+	}
+	slices.Sort(keys)
+	return keys
 }

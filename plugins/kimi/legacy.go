@@ -89,10 +89,12 @@ func (n *normalizer) legacy(typ string, p abi.Value, ts, scope string, out *sdk.
 		out.Ignored(sdk.S(typ))
 	case "MCPLoadingBegin", "MCPLoadingEnd", "HookTriggered", "HookResolved", "ApprovalRequest",
 		"ApprovalResponse", "ApprovalRequestResolved", "QuestionRequest", "ToolCallRequest", "HookRequest",
-		"PlanDisplay", "BtwBegin", "BtwEnd":
+		"PlanDisplay":
 		// Turn bookkeeping, approvals (their outcome is the tool's
-		// result), hooks, side questions.
+		// result), hooks.
 		out.Ignored(sdk.S(typ))
+	case "BtwBegin", "BtwEnd":
+		n.sideQuestion(typ == "BtwEnd", p, ts, out)
 	default:
 		out.Unmapped(sdk.S(typ))
 	}
@@ -247,4 +249,47 @@ func str(v abi.Value) string {
 		return ""
 	}
 	return v.String()
+}
+
+// sideQuestion handles BtwBegin and BtwEnd: a side question the user
+// asked with /btw while the agent worked (soul/btw.py). A separate,
+// lightweight model call answers it from the conversation so far, with
+// every tool call refused, and neither the question nor the answer joins
+// the main conversation: it is a child run of its own (scope
+// "btw-<id>"), its question the message.user, its answer (BtwEnd
+// response) the message.assistant, closed ok, or error with BtwEnd's
+// error. So the answer is never the step's. The log states no usage for
+// it (btw.py sends no StatusUpdate): none is counted.
+func (n *normalizer) sideQuestion(end bool, p abi.Value, ts string, out *sdk.Out) {
+	scope := "btw-" + str(p.Get("id"))
+	if !n.btw[scope] {
+		// Begun, or (a log that lost its begin) ended at once.
+		if n.btw == nil {
+			n.btw = map[string]bool{}
+		}
+		n.btw[scope] = true
+		out.ScopeOpen(sdk.S(scope), sdk.Str{}, sdk.S("btw"), sdk.S("side question"))
+		if !n.user(p.Get("question"), sdk.OriginPrompt, scope, ts, out) && !end {
+			out.Warn("kimi: a side question (BtwBegin) without its question")
+		}
+	} else if !end {
+		out.Ignored(sdk.S("BtwBegin")) // begun again
+		return
+	}
+	if !end {
+		return
+	}
+	delete(n.btw, scope)
+	if r := p.Get("response"); r.Kind() == abi.KindString && !r.Is("") {
+		n.msgs++
+		key := sdk.S("b" + strconv.Itoa(n.msgs))
+		out.Open(key, sdk.Message{Scope: sdk.S(scope), Model: sdk.Opt(n.model), Time: sdk.Opt(ts)})
+		out.Block(key, -1, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(r)})
+		out.Close(key, sdk.MessageEnd{})
+	}
+	if e := sdk.StringOf(p.Get("error")); !e.IsEmpty() {
+		out.ScopeClose(sdk.S(scope), sdk.StatusError, e)
+		return
+	}
+	out.ScopeClose(sdk.S(scope), sdk.StatusOK, sdk.Str{})
 }

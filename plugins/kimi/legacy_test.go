@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/internal/normalize"
 	"github.com/twasm/twasm/internal/testing/plugintest"
 	"github.com/twasm/twasm/plugins/kimi"
 )
@@ -140,6 +141,76 @@ func TestCLIText(t *testing.T) {
 			}
 			if answer != tt.answer || warned != tt.warning {
 				t.Errorf("assistant text %q, warned %v; want %q, %v", answer, warned, tt.answer, tt.warning)
+			}
+		})
+	}
+}
+
+// TestSideQuestion: /btw asks a side question while the agent works; a
+// separate model call answers it from the conversation so far, and
+// neither the question nor the answer joins the main conversation
+// (MoonshotAI/kimi-cli 4a550eff, soul/btw.py run_side_question: BtwBegin
+// {id, question}, then BtwEnd {id, response} or {id, error}; it sends no
+// StatusUpdate). It is a child run of its own: the answer is never the
+// step's, and no usage is counted for it. Before, both records were
+// declared ignored and the exchange was lost.
+func TestSideQuestion(t *testing.T) {
+	meta := `{"type": "metadata", "protocol_version": "1.10"}`
+	turn := []string{meta,
+		legacyRec("TurnBegin", `{"user_input":"Refactor the parser."}`),
+		legacyRec("StepBegin", `{"n":1}`),
+		legacyRec("ContentPart", `{"type":"text","text":"Working"}`),
+	}
+	end := []string{
+		legacyRec("ContentPart", `{"type":"text","text":" on it."}`),
+		legacyRec("StatusUpdate", `{"token_usage":{"input_other":100,"output":20,"input_cache_read":0,"input_cache_creation":0},"message_id":"chatcmpl-1"}`),
+		legacyRec("TurnEnd", `{}`),
+	}
+	begin := legacyRec("BtwBegin", `{"id":"a1b2c3d4e5f6","question":"What does parse() return?"}`)
+	tests := []struct {
+		name  string
+		btw   []string
+		trace []string // scopes opened and closed
+		texts []string // scope role: text of every block (the main turn's message is written when it opens)
+	}{
+		{"answered", []string{begin, legacyRec("BtwEnd", `{"id":"a1b2c3d4e5f6","response":"A Node tree."}`)},
+			[]string{"open btw-a1b2c3d4e5f6 by ", "close btw-a1b2c3d4e5f6 ok"},
+			[]string{"user: Refactor the parser.", "assistant: Working on it.", "btw-a1b2c3d4e5f6 user: What does parse() return?",
+				"btw-a1b2c3d4e5f6 assistant: A Node tree."}},
+		{"failed", []string{begin, legacyRec("BtwEnd", `{"id":"a1b2c3d4e5f6","error":"Side question tried to call tools (Grep) instead of answering directly."}`)},
+			[]string{"open btw-a1b2c3d4e5f6 by ", "close btw-a1b2c3d4e5f6 error"},
+			[]string{"user: Refactor the parser.", "assistant: Working on it.", "btw-a1b2c3d4e5f6 user: What does parse() return?"}},
+		{"not ended when the log ends", []string{begin},
+			[]string{"open btw-a1b2c3d4e5f6 by ", "close btw-a1b2c3d4e5f6 incomplete"},
+			[]string{"user: Refactor the parser.", "assistant: Working on it.", "btw-a1b2c3d4e5f6 user: What does parse() return?"}},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			lines := append(append(append([]string{}, turn...), tt.btw...), end...)
+			o := plugintest.Run(t, kimi.Plugin, []byte(strings.Join(lines, "\n")+"\n"), normalize.Options{Provider: "kimi"})
+			var trace, texts []string
+			for _, l := range o.ToolTrace() {
+				if strings.HasPrefix(l, "open ") || strings.HasPrefix(l, "close ") {
+					trace = append(trace, l)
+				}
+			}
+			for _, it := range o.Sink.Items {
+				if it.Event == nil || it.Event.Message() == nil {
+					continue
+				}
+				m := it.Event.Message()
+				for _, b := range m.Blocks {
+					texts = append(texts, strings.TrimPrefix(it.Scope+" ", " ")+string(m.Role)+": "+b.Text)
+				}
+			}
+			if strings.Join(trace, "|") != strings.Join(tt.trace, "|") || strings.Join(texts, "|") != strings.Join(tt.texts, "|") {
+				t.Errorf("scopes %q, want %q\nblocks %q\nwant %q", trace, tt.trace, texts, tt.texts)
+			}
+			if o.Result.FinalText != "Working on it." || len(o.Result.Unmapped) != 0 {
+				t.Errorf("final text %q, unmapped %v; want the main turn's answer and none", o.Result.FinalText, o.Result.Unmapped)
+			}
+			if u := o.Result.Usage; u == nil || u.InputTokens == nil || *u.InputTokens != 100 {
+				t.Errorf("usage %+v, want the main turn's 100 input tokens alone", u)
 			}
 		})
 	}

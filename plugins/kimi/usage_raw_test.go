@@ -38,7 +38,9 @@ func (u *kimiUsage) figures() transcript.Usage {
 // that follows it (the same call: counted once, the record's figures); a
 // usage.record that follows no step.end (a compaction's request) is a
 // call of its own. input_other is the input neither read from nor
-// written to the cache. The session's figures are the sum.
+// written to the cache. The session's figures are the sum of those
+// after the last fork marker ({"type":"forked"}: what came before is the
+// history Kimi Code's /fork copied from the parent session).
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: kimi.Plugin, Provider: "kimi",
@@ -77,6 +79,14 @@ func rawKimiUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			} `json:"message"`
 		}
 		if json.Unmarshal(l, &line) != nil {
+			continue
+		}
+		if line.Type == "forked" {
+			if pending != nil {
+				add(pending)
+				pending = nil
+			}
+			sum = transcript.Usage{}
 			continue
 		}
 		if line.Type == "usage.record" {

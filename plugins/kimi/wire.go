@@ -15,6 +15,8 @@ func (n *normalizer) wire(typ string, v abi.Value, ts string, out *sdk.Out) {
 		if !n.user(v.Get("input"), originOf(v.Get("origin")), "", ts, out) {
 			out.Ignored(sdk.S(typ))
 		}
+	case "forked":
+		n.forked(out)
 	case "context.append_loop_event":
 		n.loop(v.Get("event"), ts, out)
 	case "context.append_message":
@@ -57,7 +59,7 @@ func (n *normalizer) wire(typ string, v abi.Value, ts string, out *sdk.Out) {
 		"prompt.accepted", "plugin.session_start", "mcp.tools_discovered", "runtime.set_binding",
 		"token_counting.measured", "token_counting.rebased", "token_counting.truncated", "token_counting.turn_recorded",
 		"task.started", "task.terminated", "task.waitDelivered", "context.clear", "context.undo",
-		"cron.add", "cron.cursor", "cron.delete", "forked", "goal.clear", "goal.create", "goal.update",
+		"cron.add", "cron.cursor", "cron.delete", "goal.clear", "goal.create", "goal.update",
 		"full_compaction.begin", "full_compaction.cancel", "full_compaction.complete", "interruptionReminder.recorded",
 		"plan_mode.cancel", "plan_mode.enter", "plan_mode.exit", "plan.revision",
 		"staleGuard.cleared", "staleGuard.recorded", "swarm_mode.enter", "swarm_mode.exit",
@@ -143,7 +145,7 @@ func (n *normalizer) usageRecord(v abi.Value, out *sdk.Out) {
 		return
 	}
 	if ok {
-		out.Usage(u, sdk.ModeAdd)
+		n.addUsage(u, out)
 	} else {
 		out.Ignored(sdk.S("usage.record"))
 	}

@@ -16,10 +16,12 @@ import (
 // checkFacts checks a golden input's run (TestGolden) against facts
 // read from the raw input apart from the plugin (with encoding/json), the
 // last version of each part by its id: every tool part past pending a
-// tool.call, every assistant text in an assistant block, the step's
+// tool.call, every assistant text (not ignored) in an assistant block, the step's
 // cost the sum of the step-finish parts', and nothing unmapped. The
 // step's tokens are checked by TestSessionUsageMatchesRaw, over the
-// same inputs.
+// same inputs. A message created before its session was (Session.fork's
+// copy of the parent's) is the parent's: none of its parts is a fact of
+// this run.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	o := plugintest.FromResult(r)
 	fx := openCodeFacts(r.Raw)
@@ -39,10 +41,11 @@ type facts struct {
 }
 
 type ocPart struct {
-	Type   string `json:"type"`
-	Text   string `json:"text"`
-	CallID string `json:"callID"`
-	State  struct {
+	Type    string `json:"type"`
+	Text    string `json:"text"`
+	Ignored bool   `json:"ignored"`
+	CallID  string `json:"callID"`
+	State   struct {
 		Status string `json:"status"`
 	} `json:"state"`
 	Cost float64 `json:"cost"`
@@ -54,8 +57,14 @@ func openCodeFacts(raw []byte) facts {
 	var order []string
 	roles := map[string]string{} // the older file tree: a message's role by its id
 	file := ""                   // the older file tree: the path of the document that follows
+	var session int64            // when the session was created
+	copied := map[string]bool{}  // the file tree's messages created before it
+	type created struct {
+		Time struct{ Created int64 } `json:"time"`
+	}
 	for _, l := range bytes.Split(raw, []byte("\n")) {
 		var doc struct {
+			created
 			Twasm     string `json:"$twasm"`
 			Path      string `json:"path"`
 			ID        string `json:"id"`
@@ -72,8 +81,12 @@ func openCodeFacts(raw []byte) facts {
 		if f := file; f != "" {
 			file = ""
 			switch {
+			case strings.HasPrefix(f, "session/"):
+				session = doc.Time.Created
 			case strings.HasPrefix(f, "message/"):
 				roles[doc.ID] = doc.Role
+				copied[doc.ID] = doc.Time.Created > 0 && doc.Time.Created < session
+			case strings.HasPrefix(f, "part/") && copied[doc.MessageID]:
 			case strings.HasPrefix(f, "part/"):
 				var p ocPart
 				if doc.ID != "" && json.Unmarshal(l, &p) == nil {
@@ -90,14 +103,25 @@ func openCodeFacts(raw []byte) facts {
 			Twasm string `json:"$twasm"`
 			Table string `json:"table"`
 			Row   struct {
-				ID        string                `json:"id"`
-				MessageID string                `json:"message_id"`
-				Message   struct{ Role string } `json:"message"`
-				Data      json.RawMessage       `json:"data"`
+				ID          string `json:"id"`
+				MessageID   string `json:"message_id"`
+				TimeCreated int64  `json:"time_created"`
+				Message     struct {
+					created
+					Role string
+				} `json:"message"`
+				Data json.RawMessage `json:"data"`
 			} `json:"row"`
 			Part json.RawMessage `json:"part"`
 		}
 		if json.Unmarshal(l, &e) != nil {
+			continue
+		}
+		if e.Twasm == "row" && e.Table == "session" {
+			session = e.Row.TimeCreated
+			continue
+		}
+		if c := e.Row.Message.Time.Created; e.Twasm == "row" && c > 0 && c < session {
 			continue
 		}
 		id, data := e.Row.ID, e.Row.Data
@@ -121,7 +145,9 @@ func openCodeFacts(raw []byte) facts {
 		p := parts[id]
 		switch p.Type {
 		case "text":
-			if !user[id] {
+			// An ignored text is a note OpenCode never sends to the
+			// model (message-v2.ts), the assistant's in no format.
+			if !user[id] && !p.Ignored {
 				fx.texts = append(fx.texts, p.Text)
 			}
 		case "tool":

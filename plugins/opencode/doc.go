@@ -36,7 +36,15 @@
 //
 // Parts: text and reasoning are text and thinking blocks (a synthetic
 // text of a user message is injected context, a file attachment or a
-// subtask a text block naming it); a tool part is a tool_use block and,
+// subtask a text block naming it; a user message's text marked ignored
+// makes no block: OpenCode shows it to the user and never sends it to
+// the model, session/message-v2.ts toModelMessages skipping it, as
+// plugins use it for notes a noReply prompt posts, so it is neither the
+// prompt nor context, and a message of such texts alone is no prompt
+// left unanswered; an assistant's text is sent whatever its ignored
+// says, and stays its text, but a run --format json part names no role,
+// and OpenCode marks no text of the model's ignored, so an ignored text
+// there is such a note too, never the assistant's answer); a tool part is a tool_use block and,
 // once it left pending (its input is known then), a tool.call, with a
 // tool.result when completed (an error when bash exited non-zero, read
 // from metadata.exit; ok otherwise) or error (state.error: denied when
@@ -94,6 +102,19 @@
 // between two syncs comes once, in its new version). Reading both would
 // archive each change twice; reading the events alone would miss every
 // session of a user without the flag.
+//
+// Forks. Session.fork (the API's /session/:id/fork, the apps' "fork
+// from here") creates a new session, then writes the parent's messages
+// up to the chosen one into it with new ids and their info as it was,
+// time.created included, and their parts likewise (anomalyco/opencode
+// packages/opencode/src/session/index.ts). Those turns, calls and tokens
+// are the parent session's, which its own run holds: a message created
+// (its info's time.created, else its row's time_created) before its
+// session was (the session row's time_created, the session document's
+// time.created) is declared ignored as "(forked history)", with all its
+// parts, so the fork's run holds, and its usage and cost count, only the
+// messages created after the fork. `opencode run --format json` names no
+// session creation time: it is read whole.
 //
 // Place. The step result's cwd and project (ABI 1.6, spec §4): the
 // session's directory, and an assistant message's path.root as the

@@ -107,6 +107,7 @@ type part struct {
 	id, typ      string
 	text         string // text, reasoning; a file's or subtask's description
 	synthetic    bool
+	ignored      bool // a user message's text OpenCode never sends to the model
 	tool, callID string
 	status       string  // pending, running, completed, error
 	input        sdk.Str // the JSON input (kept)
@@ -151,6 +152,42 @@ type normalizer struct {
 	steps map[string]*part
 	// model is the step's model: the latest an assistant message names.
 	model string
+	// created is when the session was created (milliseconds, 0 when its
+	// info was not read); forked are the messages created before it:
+	// copied from the session it was forked from (see copied).
+	created int64
+	forked  map[string]bool
+}
+
+// forkedHistory is the native name under which a message a fork copied
+// from its parent session (and its parts) is declared ignored.
+const forkedHistory = "(forked history)"
+
+// copied reports whether message msgID was copied into this session by
+// Session.fork, which creates the session, then writes the parent's
+// messages into it with new ids and their info as it was: a message
+// created (info.time.created, else its row's time_created) before the
+// session was is the parent's. The answer is kept for the message's
+// later parts.
+func (n *normalizer) copied(msgID string, info abi.Value, rowCreated abi.Value) bool {
+	if n.forked[msgID] {
+		return true
+	}
+	if n.created <= 0 || n.msgs[msgID] != nil {
+		return false
+	}
+	c, ok := info.Path("time", "created").Int()
+	if !ok {
+		c, ok = rowCreated.Int()
+	}
+	if !ok || c <= 0 || c >= n.created {
+		return false
+	}
+	if n.forked == nil {
+		n.forked = map[string]bool{}
+	}
+	n.forked[msgID] = true
+	return true
 }
 
 // Line implements sdk.Normalizer.
@@ -220,11 +257,15 @@ func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 	r := v.Get("row")
 	switch v.Get("table").String() {
 	case "session":
-		session(r, r.Get("parent_id"), out)
+		n.session(r, r.Get("parent_id"), r.Get("time_created"), out)
 	case "part":
 		msgID := r.Get("message_id").String()
 		if msgID == "" {
 			out.Unmapped(sdk.S("part_without_message"))
+			return
+		}
+		if n.copied(msgID, r.Get("message"), r.Get("message_time_created")) {
+			out.Ignored(sdk.S(forkedHistory))
 			return
 		}
 		// data and message hold neither their ids nor the session's:
@@ -236,8 +277,12 @@ func (n *normalizer) row(v abi.Value, out *sdk.Out) {
 }
 
 // session handles a session's info (a row of the database, or a
-// document of the older file tree, whose parent is parentID).
-func session(info, parent abi.Value, out *sdk.Out) {
+// document of the older file tree, whose parent is parentID), created
+// when created says (milliseconds).
+func (n *normalizer) session(info, parent, created abi.Value, out *sdk.Out) {
+	if c, ok := created.Int(); ok && c > 0 {
+		n.created = c
+	}
 	// directory is where the session runs.
 	out.Meta(sdk.Meta{SessionID: sdk.Text(info.Get("id")), ProviderVersion: sdk.Text(info.Get("version")), Cwd: sdk.StringOf(info.Get("directory"))})
 	if parent.Kind() == abi.KindString && parent.String() != "" {
@@ -269,11 +314,15 @@ func (n *normalizer) treeDoc(v abi.Value, out *sdk.Out) {
 	n.doc = docNone // one document per file line
 	switch kind {
 	case docSession:
-		session(v, v.Get("parentID"), out)
+		n.session(v, v.Get("parentID"), v.Path("time", "created"), out)
 	case docMessage:
 		id := v.Get("id").String()
 		if id == "" {
 			out.Unmapped(sdk.S("message_without_id"))
+			return
+		}
+		if n.copied(id, v, abi.Value{}) {
+			out.Ignored(sdk.S(forkedHistory))
 			return
 		}
 		n.part(id, "", abi.Value{}, v, millis(v.Path("time", "created")), out)
@@ -281,6 +330,10 @@ func (n *normalizer) treeDoc(v abi.Value, out *sdk.Out) {
 		msgID := v.Get("messageID").String()
 		if msgID == "" {
 			out.Unmapped(sdk.S("part_without_message"))
+			return
+		}
+		if n.forked[msgID] {
+			out.Ignored(sdk.S(forkedHistory))
 			return
 		}
 		n.part(msgID, v.Get("id").String(), v, abi.Value{}, "", out)
@@ -435,7 +488,7 @@ func (n *normalizer) keep(m *message, id string, p abi.Value) *part {
 	if id == "" {
 		id = "#" + strconv.Itoa(len(m.parts))
 	}
-	q := &part{id: id, typ: p.Get("type").String(), synthetic: p.Get("synthetic").Truthy()}
+	q := &part{id: id, typ: p.Get("type").String(), synthetic: p.Get("synthetic").Truthy(), ignored: p.Get("ignored").Truthy()}
 	switch q.typ {
 	case "text", "reasoning":
 		q.text = p.Get("text").String()
@@ -488,6 +541,14 @@ func (n *normalizer) block(m *message, i int, q *part, out *sdk.Out) {
 	key := sdk.S(m.id)
 	switch q.typ {
 	case "text":
+		if q.ignored && (m.user || n.format == fmtJSON) {
+			// Shown to the user, never sent to the model (OpenCode's
+			// toModelMessages drops it): not the prompt, not context.
+			// A run --format json part names no role: an ignored text
+			// there is such a note (OpenCode itself marks no text of
+			// the model's so), not the assistant's answer.
+			return
+		}
 		b := sdk.Block{Type: sdk.BlockText, Text: sdk.S(q.text)}
 		if m.user {
 			b.Origin = sdk.OriginPrompt

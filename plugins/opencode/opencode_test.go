@@ -155,6 +155,42 @@ func TestParts(t *testing.T) {
 					t.Errorf("errors %+v warnings %q, want none and the abort", o.Result.Errors, o.Result.Warnings)
 				}
 			}},
+		{"a user text OpenCode never sends to the model (ignored) is no block",
+			[]string{facts,
+				row("msg_1", "user", "prt_1", `{"type":"text","text":"Fix the parser"}`),
+				row("msg_1", "user", "prt_2", `{"type":"text","text":"→ EN: (translation preview)","synthetic":true,"ignored":true}`),
+				row("msg_2", "assistant", "prt_3", `{"type":"text","text":"Fixed."}`),
+				row("msg_3", "user", "prt_4", `{"type":"text","text":"Usage so far: 1200 tokens","ignored":true}`),
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				var user []string
+				for _, it := range o.Sink.Items {
+					if it.Event == nil {
+						continue
+					}
+					if m := it.Event.Message(); m != nil && m.Role == "user" {
+						for _, b := range m.Blocks {
+							user = append(user, string(b.Origin)+": "+b.Text)
+						}
+					}
+				}
+				if strings.Join(user, "|") != "prompt: Fix the parser" {
+					t.Errorf("user blocks %q, want the prompt alone", user)
+				}
+				plugintest.CheckTexts(t, o.Texts(plugintest.Assistant), []string{"Fixed."}, false)
+				if o.Result.Status != transcript.StatusOK {
+					t.Errorf("status %s, want ok: a note shown to the user is no prompt left unanswered", o.Result.Status)
+				}
+			}},
+		{"an ignored text in run --format json is not the assistant's",
+			[]string{
+				`{"type":"text","timestamp":1762077600100,"sessionID":"ses_1","part":{"id":"prt_1","messageID":"msg_1","sessionID":"ses_1","type":"text","text":"[queue] 1 message pending","synthetic":true,"ignored":true,"time":{"start":1762077600000,"end":1762077600000}}}`,
+				`{"type":"text","timestamp":1762077601000,"sessionID":"ses_1","part":{"id":"prt_2","messageID":"msg_2","sessionID":"ses_1","type":"text","text":"Fixed.","time":{"start":1762077600500,"end":1762077601000}}}`,
+			}, func(t *testing.T, o *plugintest.Outcome) {
+				plugintest.CheckTexts(t, o.Texts(nil), []string{"Fixed."}, false)
+				if texts := strings.Join(o.Texts(nil), "|"); strings.Contains(texts, "[queue]") {
+					t.Errorf("texts %q hold the ignored note", texts)
+				}
+			}},
 		{"a provider's error is a provider error",
 			[]string{facts,
 				`{"$twasm":"row","table":"part","key":"prt_1","version":1,"row":{"message_id":"msg_1","message_time_created":1762077600000,"message":{"role":"assistant","time":{"created":1762077600000},"modelID":"m1","providerID":"p","error":{"name":"APIError","data":{"message":"Overloaded","isRetryable":true}}},"id":"prt_1","data":{"type":"text","text":"Let me"}}}`,

@@ -44,7 +44,9 @@ func (t openCodeTokens) figures() transcript.Usage {
 // `opencode run --format json`) with the figures read here from the raw
 // input: every step-finish part (by its id: a part written again in
 // place counts once, its last version) states one model step's tokens;
-// the session's figures are their sum.
+// the session's figures are their sum. A message created before its
+// session was (Session.fork's copy of the parent's) is the parent's:
+// its parts count in the parent's run.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: opencode.Plugin, Provider: "opencode",
@@ -75,14 +77,27 @@ func rawOpenCodeUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		}
 		steps[id] = *p.Tokens
 	}
+	type created struct {
+		Time struct {
+			Created int64 `json:"created"`
+		} `json:"time"`
+	}
+	var session int64           // when the session was created (0: not said)
+	copied := map[string]bool{} // messages created before it (the file tree's)
 	for _, l := range plugintest.Lines(raw) {
 		var line struct {
 			part
-			Twasm string `json:"$twasm"`
-			Table string `json:"table"`
-			Row   struct {
-				ID   string `json:"id"`
-				Data part   `json:"data"`
+			created
+			MessageID string `json:"messageID"`
+			Directory string `json:"directory"`
+			Role      string `json:"role"`
+			Twasm     string `json:"$twasm"`
+			Table     string `json:"table"`
+			Row       struct {
+				ID          string  `json:"id"`
+				Data        part    `json:"data"`
+				TimeCreated int64   `json:"time_created"`
+				Message     created `json:"message"`
 			} `json:"row"`
 			Part part `json:"part"`
 		}
@@ -90,9 +105,21 @@ func rawOpenCodeUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 			continue
 		}
 		switch {
+		case line.Twasm == "row" && line.Table == "session":
+			session = line.Row.TimeCreated
 		case line.Twasm == "row" && line.Table == "part": // the database's rows
+			if c := line.Row.Message.Time.Created; c > 0 && c < session {
+				continue
+			}
 			keep(line.Row.ID, line.Row.Data)
 		case line.Twasm != "":
+		case line.Directory != "" && line.Time.Created > 0: // a session document
+			session = line.Time.Created
+		case line.Role != "": // a message document
+			if line.Time.Created > 0 && line.Time.Created < session {
+				copied[line.ID] = true
+			}
+		case copied[line.MessageID]:
 		case line.Part.Type != "": // opencode run --format json
 			keep("", line.Part)
 		default: // a part document of the file tree

@@ -49,14 +49,48 @@ type facts struct {
 	costs        int
 }
 
+// forkCopy tells the entries a fork copied from the session it was
+// forked from: after a header naming that session (parentSession, v1
+// branchedFrom), the entries dated before the header, up to the first
+// dated entry that is not (pi-mono's SessionManager.createBranchedSession
+// and forkFrom copy the entries as they were after a new header dated
+// when the fork was made). They are the parent's, not the fork's.
+type forkCopy struct {
+	started string
+	open    bool
+}
+
+func (c *forkCopy) copied(line []byte) bool {
+	var e struct{ Type, Timestamp, ParentSession, BranchedFrom string }
+	if json.Unmarshal(line, &e) != nil {
+		return false
+	}
+	switch {
+	case e.Type == "session":
+		c.started, c.open = e.Timestamp, e.ParentSession != "" || e.BranchedFrom != ""
+		return false
+	case !c.open || c.started == "" || e.Timestamp == "":
+		return false
+	case e.Timestamp < c.started:
+		return true
+	}
+	c.open = false
+	return false
+}
+
 // piFacts reads the step's own messages (entries and message_end events;
-// not a sub-agent's, which stay in its child run).
+// not a sub-agent's, which stay in its child run, nor the entries a fork
+// copied from its parent, forkCopy).
 // An entry id seen before is the same entry again (a file copied after
 // itself).
 func piFacts(raw []byte) facts {
 	var fx facts
 	seen := map[string]bool{}
+	var fork forkCopy
 	for _, l := range bytes.Split(raw, []byte("\n")) {
+		if fork.copied(l) {
+			continue
+		}
 		var e struct {
 			Type    string `json:"type"`
 			ID      string `json:"id"`

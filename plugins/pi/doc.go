@@ -78,9 +78,15 @@
 //
 // Forks and sub-agents. A header naming the session it was forked from
 // (parentSession, v1 branchedFrom: a file path or a session id) is a
-// warning; a fork copies the parent's entries into the new file, and the
-// entries dated before the header's timestamp are counted and named in a
-// warning as the parent's turns repeated as context. The parent is another
+// warning; a fork copies the parent's entries into the new file
+// (SessionManager.createBranchedSession for /fork, forkFrom for a session
+// forked from another project: the entries as they were, their
+// timestamps kept, after a new header dated when the fork was made), so
+// the entries dated before the header's timestamp, up to the first that
+// is not, are the parent's turns repeated as context: they are declared
+// ignored as "(forked history)" (they stay in the tree the fork's own
+// entries go on from), counted and named in a warning, and the fork's
+// messages, calls and usage are only what it did itself. The parent is another
 // file, hence another run: a plugin has no way to link two runs, so the
 // link is the warning's (the host could resolve it once stores declare
 // their sessions; see "Store" below). A sub-agent whose conversation the
@@ -121,9 +127,14 @@
 // after N seconds") is cancelled, and so is a call Pi skipped for the
 // user's queued message ("Skipped due to queued user message."); a call
 // an extension blocked without a reason ("Tool execution was blocked",
-// agent-loop.ts) is denied (one blocked with a reason says only that
-// reason: an error); another error's text is the output's
-// first line. Pi runs no tool of a response that ended in an error or was
+// agent-loop.ts) is denied; one blocked with a reason stays an error, its
+// text the reason: it is the same block (prepareToolCall writes
+// createErrorToolResult(reason || "Tool execution was blocked"), isError
+// true), but the session keeps only the reason as the result's text,
+// with details {}, the same shape as a tool that threw, a tool not
+// found or arguments that failed validation (pi-mono 83378aa, and the
+// later 02c72186 the code index holds), so the log cannot tell it from a
+// failure and calling it denied would be a guess. Another error's text is the output's first line. Pi runs no tool of a response that ended in an error or was
 // aborted: such calls get a cancelled result saying so, unless a result
 // for one follows at once. Call ids: model servers make them unique per
 // response, not per session (a local one names every call call_1), so a

@@ -58,10 +58,6 @@ func Example() {
 	}
 	// Output:
 	// message.user
-	// message.assistant
-	// tool.call
-	// tool.result toolu_ls ok
-	// message.user
 	// message.user
 	// message.assistant
 	// tool.call

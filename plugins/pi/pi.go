@@ -51,8 +51,8 @@ type normalizer struct {
 	current   string // the last header's
 	// started is the header's timestamp; parent the session it was
 	// forked from; copied counts the entries dated before the header
-	// (copied from that parent) until the first that is not (-1 once
-	// reported).
+	// (copied from that parent, declared ignored) until the first that
+	// is not (-1 once reported).
 	started, parent string
 	copied          int
 
@@ -147,6 +147,10 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 }
 
 // msgKey is the key of a message that has no entry id (--mode json).
+// forkedHistory is the native name under which an entry a fork copied
+// from its parent session is declared ignored.
+const forkedHistory = "(forked history)"
+
 func msgKey(no int) sdk.Str { return sdk.S("l" + strconv.Itoa(no)) }
 
 // header reads the session header: the session id, the model of v1
@@ -195,9 +199,11 @@ func (n *normalizer) header(v abi.Value, out *sdk.Out) {
 // entry handles one session entry: its place in the tree, then what it
 // holds.
 func (n *normalizer) entry(v abi.Value, typ string, ts sdk.Str, no int, out *sdk.Out) {
+	copied := false
 	if n.parent != "" && n.started != "" && ts.IsSet() && n.copied >= 0 {
 		if sdk.View(v.Get("timestamp")) < n.started {
 			n.copied++
+			copied = true
 		} else {
 			n.copiedEnd(out)
 		}
@@ -211,6 +217,14 @@ func (n *normalizer) entry(v abi.Value, typ string, ts sdk.Str, no int, out *sdk
 		// An entry read before (a file copied after itself): the same
 		// entry, not a new one.
 		out.Ignored(sdk.S("(replayed entry)"))
+		return
+	}
+	if copied {
+		// The parent session's entry, copied as the context the fork
+		// started from: its turn, calls and tokens are that session's,
+		// which its own run holds. It stays in the tree (the fork's
+		// first entries go on from it).
+		out.Ignored(sdk.S(forkedHistory))
 		return
 	}
 	switch typ {
@@ -308,7 +322,7 @@ func (n *normalizer) End(out *sdk.Out) error {
 // the first entry of the session's own follows them (or at the end).
 func (n *normalizer) copiedEnd(out *sdk.Out) {
 	if n.copied > 0 {
-		out.Warn(strconv.Itoa(n.copied) + " entries are dated before the session began: copied from the session it was forked from (" + clip(n.parent) + "), they are that session's turns, repeated here as the context this one started from")
+		out.Warn(strconv.Itoa(n.copied) + " entries are dated before the session began: copied from the session it was forked from (" + clip(n.parent) + "), they are that session's turns, repeated here as the context this one started from, and are not counted here")
 		n.copied = -1
 	}
 }

@@ -29,6 +29,9 @@ func TestUnrunCallsAndCutResponses(t *testing.T) {
 		name, raw, status, warning string
 	}{
 		{"a call an extension blocked without a reason: denied", head + "\n" + call("toolUse") + "\n" + result("Tool execution was blocked", true), "denied", ""},
+		// The reason is the result's only text, details {}: the shape of
+		// a tool that threw (agent-loop.ts createErrorToolResult), so it
+		// stays an error.
 		{"a call blocked with a reason: error", head + "\n" + call("toolUse") + "\n" + result("Not in this repository", true), "error", ""},
 		{"a call skipped for a queued message: cancelled", head + "\n" + call("toolUse") + "\n" + result("Skipped due to queued user message.", true), "cancelled", ""},
 		{"the words as a tool's output are ok", head + "\n" + call("toolUse") + "\n" + result("Tool execution was blocked", false), "ok", ""},

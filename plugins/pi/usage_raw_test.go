@@ -20,7 +20,8 @@ import (
 // itself), on every branch of the session tree (a response on an
 // abandoned branch was billed all the same), as does every assistant
 // message_end event of the json mode's output; the session's are their
-// sum.
+// sum. The entries a fork copied from its parent (forkCopy) are the
+// parent's responses, counted in its run.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: pi.Plugin, Provider: "pi",
@@ -34,9 +35,13 @@ func rawPiUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 	var r plugintest.RawUsage
 	var in, read, write, out, total int64
 	seen := map[string]bool{} // an entry id seen before: the same entry again (a file copied after itself)
+	var fork forkCopy
 	sc := bufio.NewScanner(bytes.NewReader(raw))
 	sc.Buffer(nil, 64<<20)
 	for sc.Scan() {
+		if fork.copied(sc.Bytes()) {
+			continue // the parent session's response, counted in its run
+		}
 		var e struct {
 			Type    string `json:"type"`
 			ID      string `json:"id"`

@@ -20,7 +20,9 @@ import (
 // model text in an assistant block, every result the CLI or the tool
 // marked failed (an error response, a status other than success, a shell
 // output stating a non-zero exit code) not ok; the step's tokens are
-// TestSessionUsageMatchesRaw's, over the same inputs. (sdktest: a
+// TestSessionUsageMatchesRaw's, over the same inputs. A record /branch
+// copied from another session (forkedFrom) is that session's: none of its
+// facts is the branch's. (sdktest: a
 // capture, with no expectation file, leaves nothing unmapped.)
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	if filepath.Ext(r.Input) != ".jsonl" {
@@ -44,8 +46,9 @@ func qwenFacts(raw []byte) facts {
 	fx := facts{failed: map[string]bool{}}
 	for _, l := range bytes.Split(raw, []byte("\n")) {
 		var r struct {
-			Type    string `json:"type"`
-			Message struct {
+			Type       string `json:"type"`
+			ForkedFrom any    `json:"forkedFrom"`
+			Message    struct {
 				Parts []struct {
 					Text         *string `json:"text"`
 					Thought      bool    `json:"thought"`
@@ -65,7 +68,7 @@ func qwenFacts(raw []byte) facts {
 				Status string `json:"status"`
 			} `json:"toolCallResult"`
 		}
-		if json.Unmarshal(l, &r) != nil {
+		if json.Unmarshal(l, &r) != nil || r.ForkedFrom != nil {
 			continue
 		}
 		for _, p := range r.Message.Parts {

@@ -107,6 +107,17 @@
 // their own, opened at its first record, named after the agent; their
 // usage stays on their messages, not in the step's totals.
 //
+// Branches. /branch (alias /fork; SessionService.forkSession) writes a
+// new chat file holding the conversation so far: each copied record keeps
+// its uuid, timestamp and message, takes the new session id, and carries
+// forkedFrom {sessionId, messageUuid} naming the session and record it
+// was copied from; the records the branch adds (its source, a title,
+// file-history snapshots) and everything after carry none. The copied
+// turns, tool calls and tokens are the parent session's, which its own
+// run holds: a record with forkedFrom is declared ignored as "(forked
+// history)", so the branch's run holds, and its usage counts, only what
+// happened after the branch (its first record still gives the session id).
+//
 // Usage. An assistant record's usageMetadata is that call's:
 // promptTokenCount is every input token (with toolUsePromptTokenCount
 // when stated), cachedContentTokenCount the part read from the cache,

@@ -39,6 +39,10 @@ const (
 	fmtLegacy  = "session-file"
 )
 
+// forkedHistory is the native name under which a record /branch copied
+// from another session (forkedFrom) is declared ignored.
+const forkedHistory = "(forked history)"
+
 // normalizer is the per-stream state. Everything kept across lines is a Go
 // string, a bool or a number: spans die with their line.
 type normalizer struct {
@@ -90,6 +94,12 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		return nil
 	}
 	n.start(v, out)
+	if v.Get("forkedFrom").Kind() == abi.KindObject {
+		// A record /branch copied from the session it was forked from:
+		// that session's turn, which its own run holds.
+		out.Ignored(sdk.S(forkedHistory))
+		return nil
+	}
 	if id := v.Get("uuid"); id.Kind() == abi.KindString && !id.Is("") {
 		if n.records[sdk.View(id)] {
 			// The same record again (a file copied after itself).

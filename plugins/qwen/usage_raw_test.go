@@ -21,7 +21,8 @@ import (
 // thoughtsTokenCount when the stated total is prompt plus candidates
 // (an OpenAI-compatible API) and does not when the total also adds the
 // thoughts (Gemini's API, which bills them as output); the session's
-// figures are their sum.
+// figures are their sum. A record /branch copied from another session
+// (forkedFrom) is that session's call, counted in its run, not here.
 func TestSessionUsageMatchesRaw(t *testing.T) {
 	plugintest.UsageSide{
 		Plugin: qwen.Plugin, Provider: "qwen",
@@ -41,6 +42,7 @@ func rawQwenUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 		var e struct {
 			Type        string `json:"type"`
 			IsSidechain bool   `json:"isSidechain"`
+			ForkedFrom  any    `json:"forkedFrom"`
 			Usage       *struct {
 				Prompt     int64  `json:"promptTokenCount"`
 				ToolPrompt int64  `json:"toolUsePromptTokenCount"`
@@ -50,7 +52,7 @@ func rawQwenUsage(t *testing.T, _ string, raw []byte) plugintest.RawUsage {
 				Total      *int64 `json:"totalTokenCount"`
 			} `json:"usageMetadata"`
 		}
-		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "assistant" || e.IsSidechain || e.Usage == nil {
+		if json.Unmarshal(sc.Bytes(), &e) != nil || e.Type != "assistant" || e.IsSidechain || e.ForkedFrom != nil || e.Usage == nil {
 			continue
 		}
 		u := e.Usage

@@ -139,6 +139,19 @@ var (
 	}()
 	codexSet        = codexSetIn("2026/11/21")
 	codexSameDaySet = codexSetIn("2026/11/20")
+	// Gemini CLI: a session's chat whose invoke_agent call started a
+	// sub-agent, whose chat is in chats/<the session's full id>/, the
+	// call's record naming it by its agentId: the gemini goldens' lines,
+	// written from the CLI's source (testdata/golden/gemini/README.md).
+	// The raw files' tokens: 6400 and 3900 input, 150 and 215 output
+	// (thoughts counted as output).
+	geminiSet = func() subAgentSet {
+		const chats = ".gemini/tmp/4f3e2d1c0b0a09080706050403020100ffeeddccbbaa99887766554433221100/chats/"
+		return subAgentSet{files: []capturedFile{
+			{rel: chats + "session-2026-11-20T10-00-5a1d2c3e.jsonl", golden: "gemini/session_jsonl_subagent_parent.jsonl"},
+			{rel: chats + "5a1d2c3e-0f4b-4c6d-8e9f-0a1b2c3d4e5f/9c8b7a6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d.jsonl", golden: "gemini/session_jsonl_subagent_child.jsonl"},
+		}, wantIn: 6400 + 3900, wantOut: 150 + 215, sessions: 1}
+	}()
 )
 
 // codexSetIn is the codex set, the child's rollout in day directory day.
@@ -310,14 +323,18 @@ func syncedOf(t *testing.T, s subAgentSet) synced {
 // session file beside its session's that names it: the droid goldens'
 // lines), and Codex CLI's spawned sub-agents (a rollout whose
 // session_meta names its parent thread, in the next day's directory:
-// the codex goldens' lines). Before, the session's run was ended at once,
+// the codex goldens' lines), and Gemini CLI's sub-agents' chats (in a
+// directory named by the session's full id, the call's record naming
+// each by its agentId: the gemini goldens' lines; before, sync did not
+// find them, and a sub-agent's chat imported was a session of its own).
+// Before, the session's run was ended at once,
 // so each sub-agent's file became a run of its own (its session's run
 // "has ended"), and a Kimi Code or Cursor sub-agent's file, or any file
 // given with --provider auto, passed as a session of its own.
 func TestImportSessionWithSubAgents(t *testing.T) {
 	t.Parallel()
 	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet, "droid settings": droidSettingsSet,
-		"droid sub-session settings": droidSubSettingsSet, "codex": codexSet}
+		"droid sub-session settings": droidSubSettingsSet, "codex": codexSet, "gemini": geminiSet}
 	ref := map[string]synced{} // what sync makes of each
 	for name, s := range sets {
 		ref[name] = syncedOf(t, s)
@@ -339,6 +356,8 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 		{name: "droid, the sub-session's settings alone", set: "droid sub-session settings", provider: "droid", order: []int{0, 1}},
 		{name: "codex, parent first", set: "codex", provider: "codex", order: []int{0, 1}},
 		{name: "codex, sub-agent first, auto", set: "codex", provider: "auto", order: []int{1, 0}},
+		{name: "gemini, session first", set: "gemini", provider: "gemini", order: []int{0, 1}},
+		{name: "gemini, sub-agent first, auto", set: "gemini", provider: "auto", order: []int{1, 0}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -434,7 +453,7 @@ func TestImportSessionWithSubAgents(t *testing.T) {
 func TestImportSessionAndSubAgentsApart(t *testing.T) {
 	t.Parallel()
 	sets := map[string]subAgentSet{"claude": claudeSet, "kimi": kimiSet, "cursor": cursorSet, "droid": droidSet,
-		"droid settings": droidSettingsSet, "codex": codexSet, "codex same day": codexSameDaySet}
+		"droid settings": droidSettingsSet, "codex": codexSet, "codex same day": codexSameDaySet, "gemini": geminiSet}
 	for _, c := range []struct {
 		name, set string
 		imports   [][]int // the set's files given to each import, in turn
@@ -454,6 +473,8 @@ func TestImportSessionAndSubAgentsApart(t *testing.T) {
 		// sync.
 		{name: "codex, parent then sub-agent", set: "codex same day", imports: [][]int{{0}, {1}}},
 		{name: "codex, sub-agent then parent (another day's)", set: "codex", imports: [][]int{{1}, {0}}},
+		{name: "gemini, session then sub-agent", set: "gemini", imports: [][]int{{0}, {1}}},
+		{name: "gemini, sub-agent then session", set: "gemini", imports: [][]int{{1}, {0}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			t.Parallel()
@@ -525,6 +546,8 @@ func (s subAgentSet) provider() string {
 		return "droid"
 	case strings.HasPrefix(s.files[0].rel, ".codex/"):
 		return "codex"
+	case strings.HasPrefix(s.files[0].rel, ".gemini/"):
+		return "gemini"
 	}
 	return "claude"
 }

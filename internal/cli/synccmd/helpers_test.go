@@ -226,6 +226,24 @@ func lsRow(t *testing.T, h *clitest.Home, id string) lsRowOf {
 	return row
 }
 
+// wantSubAgentTotals checks a session's run with its sub-agents' child
+// runs: `twasm ls --json` lists it alone, its sub-runs' tokens sub
+// (uncached input, output), counted once in all; `twasm tree --json`
+// counts runs sub-runs and their tools calls, as does the rebuild
+// `twasm renormalize` makes.
+func wantSubAgentTotals(t *testing.T, h *clitest.Home, id string, sub, all [2]int64, runs, tools int) {
+	t.Helper()
+	row := lsRow(t, h, id)
+	if row.SubRunUsage["uncached_input_tokens"] != sub[0] || row.SubRunUsage["output_tokens"] != sub[1] ||
+		row.UsageInAll["uncached_input_tokens"] != all[0] || row.UsageInAll["output_tokens"] != all[1] {
+		t.Errorf("ls --json: sub_run_usage %v, usage_in_all %v; want the sub-runs' %d uncached input and %d output, in all %d and %d", row.SubRunUsage, row.UsageInAll, sub[0], sub[1], all[0], all[1])
+	}
+	wantSubRuns(t, h, id, runs, tools)
+	if rebuilt := wantRenormalized(t, h, id); rebuilt != "" {
+		wantSubRuns(t, h, rebuilt, runs, tools)
+	}
+}
+
 // wantSubRuns checks `twasm tree --json` of run id: its sub-runs runs
 // and their tools calls.
 func wantSubRuns(t *testing.T, h *clitest.Home, id string, runs, tools int) {

@@ -118,3 +118,39 @@ func TestSyncKimi(t *testing.T) {
 		t.Errorf("kimi cli run: %d child runs, session %q, output %d (want 1, the directory's name, 134)", children, p.SessionID, cli.output)
 	}
 }
+
+// TestSyncKimiContextFiles: a home directory with a session of the Kimi
+// CLI before 0.59, which kept only the model's context as
+// ~/.kimi/sessions/<work dir hash>/<uuid4>.jsonl, beside a copy a
+// compaction rotated to <uuid4>_1.jsonl and a sub-agent's
+// <uuid4>_sub_1.jsonl. `twasm doctor` lists the store with the one
+// session, `twasm sync` archives it as one run, its id the file's name,
+// the rejected edit denied and the failed command an error; the rotated
+// copy and the sub-agent's file are not sessions.
+func TestSyncKimiContextFiles(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	const uuid = "3f6c2a1e-8b7d-4c5e-9a0f-1b2c3d4e5f60"
+	raw := clitest.ReadFile(t, clitest.Golden("kimi", "context_v058.jsonl"))
+	raw = raw[bytes.IndexByte(raw, '\n')+1:] // the golden's facts line is the host's
+	dir := filepath.Join(".kimi", "sessions", "0d8f0b6c1e2a3b4c5d6e7f8091a2b3c4")
+	h.Put(filepath.Join(dir, uuid+".jsonl"), raw, time.Hour)
+	h.Put(filepath.Join(dir, uuid+"_1.jsonl"), raw, 2*time.Hour)
+	h.Put(filepath.Join(dir, uuid+"_sub_1.jsonl"), raw, 2*time.Hour)
+
+	s := doctorStores(t, h, h.Dir)["Kimi CLI context files (before 0.59)"]
+	if !s.Found || s.Sessions != 1 || s.Provider != "kimi" || s.Dir != filepath.Join(h.Dir, ".kimi", "sessions") {
+		t.Fatalf("doctor: %+v", s)
+	}
+	got := syncWant(t, h, h.Dir, "first sync", map[string]int{"new": 1})
+	run := tallyRun(t, clitest.TranscriptPath(h.Stor, got0(t, got["new"])))
+	if p := run.parts[0]; p.SessionID != uuid || p.Format != "context" || p.Status != "ok" {
+		t.Errorf("run: session %q, format %q, status %q (want the file's name, context, ok)", p.SessionID, p.Format, p.Status)
+	}
+	if r := run.results["StrReplaceFile:1"]; r == nil || r.Status != "denied" {
+		t.Errorf("the rejected edit: %+v", r)
+	}
+	if r := run.results["Shell:0"]; r == nil || r.Status != "error" || r.ExitCode == nil || *r.ExitCode != 1 {
+		t.Errorf("the failed test run: %+v", r)
+	}
+}

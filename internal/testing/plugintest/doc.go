@@ -21,7 +21,9 @@
 //     An Outcome gives the tool.call ids, block texts and result
 //     statuses, and the trace of which scope each call and result went
 //     to and which call each result answers ([Outcome.ToolTrace],
-//     [WantToolTrace]: the plugins' call-id scope tests); [CheckTexts],
+//     [WantToolTrace]: the plugins' call-id scope tests), and a summary
+//     of which turns a run holds ([Outcome.Summary]: its texts, calls and
+//     tokens, the plugins' fork tests); [CheckTexts],
 //     [Outcome.CheckCalls] and [Outcome.CheckFailed] check them; [Docs] decodes a capture apart
 //     from the plugin; [Captures] lists an agent's captures in the
 //     repository's testdata/captures.

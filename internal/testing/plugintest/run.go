@@ -173,6 +173,30 @@ func (o *Outcome) Texts(keep func(*transcript.Event) bool) []string {
 	return texts
 }
 
+// Summary is what a test of which turns a run holds compares: the
+// non-empty texts of the messages keep accepts (every message when keep
+// is nil), joined by "|", the number of tool calls, and the step's input
+// and output tokens (-1 where the step states none).
+func (o *Outcome) Summary(keep func(*transcript.Event) bool) (texts string, calls int, input, output int64) {
+	var said []string
+	for _, t := range o.Texts(keep) {
+		if t != "" {
+			said = append(said, t)
+		}
+	}
+	c, _ := o.Tools()
+	input, output = -1, -1
+	if u := o.Result.Usage; u != nil {
+		if u.InputTokens != nil {
+			input = *u.InputTokens
+		}
+		if u.OutputTokens != nil {
+			output = *u.OutputTokens
+		}
+	}
+	return strings.Join(said, "|"), len(c), input, output
+}
+
 // Assistant accepts assistant messages (for [Outcome.Texts]).
 func Assistant(ev *transcript.Event) bool { return ev.Type == transcript.MessageAssistant }
 

@@ -1,0 +1,228 @@
+package synccmd_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"path/filepath"
+	"testing"
+	"time"
+
+	"github.com/twasm/twasm/internal/testing/clitest"
+	"github.com/twasm/twasm/lifecycle"
+	"github.com/twasm/twasm/transcript"
+)
+
+// The Gemini CLI chats of goldens session_jsonl_subagent_parent.jsonl
+// and session_jsonl_subagent_child.jsonl (written by hand from the
+// CLI's source: testdata/golden/gemini/README.md): the session's
+// invoke_agent call geminiCall started a codebase_investigator whose
+// chat the CLI wrote to chats/<the session's full id>/<its own id>.jsonl
+// (the session's own file named by the id's first 8 characters), the
+// call's record naming it by its agentId. The session's tokens: 6400
+// input (3048 cached), 150 output; the sub-agent's 3900 (1024 cached),
+// 215 output.
+const (
+	geminiParentID = "5a1d2c3e-0f4b-4c6d-8e9f-0a1b2c3d4e5f"
+	geminiChildID  = "9c8b7a6d-5e4f-4a3b-9c2d-1e0f9a8b7c6d"
+	geminiChats    = ".gemini/tmp/4f3e2d1c0b0a09080706050403020100ffeeddccbbaa99887766554433221100/chats/"
+	geminiParent   = geminiChats + "session-2026-11-20T10-00-5a1d2c3e.jsonl"
+	geminiChild    = geminiChats + geminiParentID + "/" + geminiChildID + ".jsonl"
+	geminiCall     = "invoke_agent__invoke_agent_1795168802900_0"
+)
+
+// geminiLines reads a gemini golden input's lines.
+func geminiLines(t *testing.T, golden string) [][]byte {
+	t.Helper()
+	return goldenLines(t, "gemini", golden)
+}
+
+// TestSyncGeminiSubAgent: a Gemini CLI sub-agent's chat, a file of its
+// own in a directory named by its session's full id (the session's file
+// holds only the id's first 8 characters, its first record the whole
+// id), is archived by `twasm sync` as a child run of its session's run,
+// linked in the agent step at the call whose record names it by its
+// agentId (path agent.<the child's id>_<call id>), whether both files
+// are there at once or the child is written after its session's run
+// holds the call; written while the call ran (the session's file does
+// not hold the call yet), it is linked at the session's latest part, and
+// the session's part that then brings the call and its result adds no
+// second child. ls lists the session alone, its sub_run_usage the
+// child's tokens, counted once in usage_in_all; tree counts the child
+// run and its two calls; a second sync changes nothing; renormalize
+// rebuilds the session's run with it. Before, the store's pattern
+// (chats/session-*) did not reach the sub-agent's chat: its turns and
+// tokens were in no run.
+func TestSyncGeminiSubAgent(t *testing.T) {
+	t.Parallel()
+	parent := geminiLines(t, "session_jsonl_subagent_parent.jsonl")
+	child := bytes.Join(geminiLines(t, "session_jsonl_subagent_child.jsonl"), nil)
+	for _, c := range []struct {
+		name string
+		// running: the child is written, and synced, while the
+		// session's file holds the call's response but not the call
+		// (the CLI records a call once it completed); later: the
+		// session is synced whole before the child is written.
+		running, later bool
+	}{
+		{name: "session and sub-agent at once"},
+		{name: "sub-agent written after its session was synced", later: true},
+		{name: "sub-agent synced while its call ran", running: true},
+	} {
+		t.Run(c.name, func(t *testing.T) {
+			t.Parallel()
+			h := clitest.NewHome(t)
+			store := filepath.Join(h.Dir, ".gemini", "tmp")
+			runs := map[string]string{} // path -> run id
+			syncNew := func(what string, want int) {
+				t.Helper()
+				for p, id := range syncNewRuns(t, h, store, what, want) {
+					runs[p] = id
+				}
+			}
+			switch {
+			case c.later:
+				h.Put(geminiParent, bytes.Join(parent, nil), time.Hour)
+				syncNew("sync of the session alone", 1)
+				h.Put(geminiChild, child, 30*time.Minute)
+				syncNew("sync after the sub-agent was written", 1)
+			case c.running:
+				h.Put(geminiParent, bytes.Join(parent[:5], nil), time.Hour) // up to the call's response
+				h.Put(geminiChild, child, time.Hour)
+				syncNew("sync while the call ran", 2)
+				h.Put(geminiParent, bytes.Join(parent, nil), 30*time.Minute)
+				syncWant(t, h, store, "sync of the session's second part", map[string]int{"grown": 1})
+			default:
+				h.Put(geminiParent, bytes.Join(parent, nil), time.Hour)
+				h.Put(geminiChild, child, time.Hour)
+				syncNew("sync", 2)
+			}
+			parentRun, childRun := runs[filepath.Join(h.Dir, geminiParent)], runs[filepath.Join(h.Dir, geminiChild)]
+			if parentRun == "" || childRun == "" {
+				t.Fatalf("runs %v: want the session's and the sub-agent's", runs)
+			}
+			if c.running {
+				// At the latest part when it began: the first.
+				wantLinkedIn(t, h, parentRun, childRun, "agent."+geminiChildID, 0)
+			} else {
+				// Named by the child's file: the call states no description.
+				wantLinkedAt(t, h, parentRun, childRun, geminiCall, "agent."+geminiChildID+"_"+geminiCall, geminiChildID)
+			}
+			syncWant(t, h, store, "sync with nothing new", nothing)
+
+			// ls: the session alone, the sub-agent's tokens (2876
+			// uncached input, 215 output) its sub-runs', counted once;
+			// tree: the child run and its two calls.
+			wantSubAgentTotals(t, h, parentRun, [2]int64{2876, 215}, [2]int64{3352 + 2876, 150 + 215}, 1, 2)
+		})
+	}
+}
+
+// wantLinkedIn checks that run child is a child run of run parent, its
+// only one, linked at path in part iteration; both runs valid.
+func wantLinkedIn(t *testing.T, h *clitest.Home, parent, child, path string, iteration int) {
+	t.Helper()
+	if got := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, child))[0].ParentRunID; got != parent {
+		t.Errorf("the child's run has parent %q, want %s", got, parent)
+	}
+	linked := 0
+	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parent)) {
+		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID != "" {
+			linked++
+			if ev.ChildRunID != child || ev.Path != path || ev.Iteration != iteration {
+				t.Errorf("link %s at %s#%d, want %s at %s#%d", ev.ChildRunID, ev.Path, ev.Iteration, child, path, iteration)
+			}
+		}
+	}
+	if linked != 1 {
+		t.Errorf("the parent's run: %d child runs linked, want one", linked)
+	}
+	for _, id := range []string{parent, child} {
+		h.OK("validate", id)
+	}
+}
+
+// TestSyncGeminiSubAgentAlone: a Gemini CLI sub-agent's chat whose
+// session's file is not in the store (deleted, or archived elsewhere) is
+// archived as a session of its own, its tokens its own run's; when the
+// session's file comes (restored), the next sync archives the chat again
+// as a child run of the session's run, linked at the call, and ends the
+// first run, superseded, so ls counts its tokens once.
+func TestSyncGeminiSubAgentAlone(t *testing.T) {
+	t.Parallel()
+	h := clitest.NewHome(t)
+	store := filepath.Join(h.Dir, ".gemini", "tmp")
+	h.Put(geminiChild, bytes.Join(geminiLines(t, "session_jsonl_subagent_child.jsonl"), nil), time.Hour)
+	runs := syncNewRuns(t, h, store, "sync", 1)
+	id := runs[filepath.Join(h.Dir, geminiChild)]
+	if id == "" {
+		t.Fatalf("runs %v: want the sub-agent's", runs)
+	}
+	if row := lsRow(t, h, id); row.UsageInAll["output_tokens"] != 215 {
+		t.Errorf("ls --json: %+v, want its 215 output tokens its own", row)
+	}
+	syncWant(t, h, store, "sync with nothing new", nothing)
+
+	// The session's file comes (restored from a backup): the sub-agent's
+	// chat is archived again, whole, as a child run of the session's,
+	// and its first run ended, superseded by it.
+	h.Put(geminiParent, bytes.Join(geminiLines(t, "session_jsonl_subagent_parent.jsonl"), nil), time.Hour)
+	again := syncNewRuns(t, h, store, "sync after the session's file came", 2)
+	parentRun, childRun := again[filepath.Join(h.Dir, geminiParent)], again[filepath.Join(h.Dir, geminiChild)]
+	if parentRun == "" || childRun == "" || childRun == id {
+		t.Fatalf("runs %v: want the session's and a new one of the sub-agent's", again)
+	}
+	wantLinkedAt(t, h, parentRun, childRun, geminiCall, "agent."+geminiChildID+"_"+geminiCall, geminiChildID)
+	if evs := clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, id)); evs[len(evs)-1].Type != transcript.RunCompleted {
+		t.Errorf("the sub-agent's first run %s was not ended: it ends %s", id, evs[len(evs)-1].Type)
+	}
+	if row := lsRow(t, h, parentRun); row.UsageInAll["output_tokens"] != 150+215 {
+		t.Errorf("ls --json: %+v, want the session's 150 and its sub-agent's 215 output tokens, once", row)
+	}
+	syncWant(t, h, store, "sync with nothing new", nothing)
+}
+
+// TestSyncGeminiSubAgentSupersedesScope: a session's run in which the
+// plugin made a child run of a sub-agent's call from the call itself (its
+// prompt and result: the call's record named no agent when it was
+// archived, as every record did for a twasm before the sub-agents' chats
+// were read) is linked to the sub-agent's chat once its record names it:
+// the chat's run, at the same call, supersedes the run made of the call,
+// so the tree and ls count the sub-agent once, with its tokens.
+func TestSyncGeminiSubAgentSupersedesScope(t *testing.T) {
+	t.Parallel()
+	parent := geminiLines(t, "session_jsonl_subagent_parent.jsonl")
+	child := bytes.Join(geminiLines(t, "session_jsonl_subagent_child.jsonl"), nil)
+	named := parent[5]
+	unnamed := bytes.Replace(named, []byte(`"agentId":"`+geminiChildID+`",`), nil, 1)
+	if bytes.Equal(named, unnamed) {
+		t.Fatal("the golden's call record names no agentId")
+	}
+	h := clitest.NewHome(t)
+	store := filepath.Join(h.Dir, ".gemini", "tmp")
+	first := append(append(append([][]byte{}, parent[:5]...), unnamed), parent[6:]...)
+	h.Put(geminiParent, bytes.Join(first, nil), time.Hour)
+	runs := syncNewRuns(t, h, store, "sync of the session, its call naming no agent", 1)
+	parentRun := runs[filepath.Join(h.Dir, geminiParent)]
+	wantSubRuns(t, h, parentRun, 1, 0) // the call's prompt and result
+	// The record appended again, naming the agent, and its chat.
+	h.Put(geminiParent, bytes.Join(append(first, []byte("\n"), named), nil), 30*time.Minute)
+	h.Put(geminiChild, child, 30*time.Minute)
+	got := syncWant(t, h, store, "sync of the chat", map[string]int{"grown": 1, "new": 1})
+	childRun := got["new"][0]
+	wantSubAgentTotals(t, h, parentRun, [2]int64{2876, 215}, [2]int64{3352 + 2876, 150 + 215}, 1, 2)
+	var supersedes string
+	for _, ev := range clitest.ReadRun(t, clitest.TranscriptPath(h.Stor, parentRun)) {
+		if ev.Type == transcript.StepCallWorkflowStarted && ev.ChildRunID == childRun {
+			if ev.Path != "agent."+geminiChildID+"_"+geminiCall {
+				t.Errorf("the chat's run linked at %s, want at the call %s", ev.Path, geminiCall)
+			}
+			if sp := ev.Step(); sp != nil {
+				_ = json.Unmarshal(sp.Extra[lifecycle.SupersedesField], &supersedes)
+			}
+		}
+	}
+	if supersedes == "" {
+		t.Error("the chat's run supersedes no run: the sub-agent is counted twice")
+	}
+	syncWant(t, h, store, "sync with nothing new", nothing)
+}
