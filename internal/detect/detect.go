@@ -255,12 +255,33 @@ func classifyLine(root abi.Value, sse bool) (vote, bool) {
 		return vote{"claude", "session-log", "a Claude Code session log (parentUuid, sessionId)"}, true
 	case (typ == "system" || typ == "assistant" || typ == "user" || typ == "result" || typ == "stream_event") && root.Get("session_id").Exists():
 		return vote{"claude", "stream-json", "Claude Code stream-json records (" + typ + ")"}, true
-	case (typ == "init" || typ == "message" || typ == "tool_use" || typ == "tool_result") && root.Get("timestamp").Exists() && root.Get("message").Kind() != abi.KindObject:
+	case geminiStreamEvent(root, typ):
 		return vote{"gemini", "stream-json", "Gemini CLI stream-json events (" + typ + ")"}, true
 	case sse && root.Get("choices").Exists():
 		return vote{"openai", "chat-sse", "an OpenAI-compatible SSE stream"}, true
 	}
 	return vote{}, false
+}
+
+// geminiStreamEvent recognises a line of Gemini CLI's stream-json
+// output by its type and the fields of that type (init names the
+// session or model, a message has content, tool_use and tool_result the
+// tool's id), so that another CLI's events of the same type names
+// (Factory Droid's stream-json message {role, text}, tool_result
+// {toolCallId}) are not taken for Gemini's.
+func geminiStreamEvent(root abi.Value, typ string) bool {
+	if !root.Get("timestamp").Exists() || root.Get("message").Kind() == abi.KindObject {
+		return false
+	}
+	switch typ {
+	case "init":
+		return root.Get("session_id").Exists() || root.Get("model").Exists()
+	case "message":
+		return root.Get("content").Exists() && root.Get("role").Kind() == abi.KindString
+	case "tool_use", "tool_result":
+		return root.Get("tool_id").Exists()
+	}
+	return false
 }
 
 // geminiSessionRecord recognises a line of Gemini CLI's JSONL chat
@@ -468,8 +489,11 @@ func clineDoc(root abi.Value) (vote, bool) {
 
 // clinePrefix recognises the start of a Cline task's document that the
 // sample cuts: Cline writes both arrays compact, the conversation
-// starting with the task, the UI's messages with a ts and a say or ask.
+// starting with the task, the UI's messages with a ts and a say or ask;
+// a copy a person re-indented (as users commit them) is read without the
+// whitespace between its tokens.
 func clinePrefix(b []byte) (vote, bool) {
+	b = compactJSONPrefix(b[:min(len(b), 4096)])
 	switch {
 	case bytes.HasPrefix(b, []byte(`[{"role":"user","content":[{"type":"text","text":"<task>`)):
 		return vote{"cline", "task", "the start of a Cline task's conversation (api_conversation_history.json, the task in <task> tags)"}, true
@@ -477,6 +501,33 @@ func clinePrefix(b []byte) (vote, bool) {
 		return vote{"cline", "task", "the start of a Cline task's UI messages (ui_messages.json)"}, true
 	}
 	return vote{}, false
+}
+
+// compactJSONPrefix is the start of a JSON document without the
+// whitespace between its tokens (a string's kept as it is), so that a
+// pretty-printed document's start reads as the compact one's.
+func compactJSONPrefix(b []byte) []byte {
+	out := make([]byte, 0, len(b))
+	inString, escaped := false, false
+	for _, c := range b {
+		switch {
+		case inString:
+			switch {
+			case escaped:
+				escaped = false
+			case c == '\\':
+				escaped = true
+			case c == '"':
+				inString = false
+			}
+		case c == '"':
+			inString = true
+		case c == ' ' || c == '\t' || c == '\n' || c == '\r':
+			continue
+		}
+		out = append(out, c)
+	}
+	return out
 }
 
 // openCodeTreePath reports whether a file line's store-relative path is

@@ -59,6 +59,15 @@ func TestDetect(t *testing.T) {
 		{"cline conversation cut by the sample", `[{"role":"user","content":[{"type":"text","text":"<task>\nfix it`, "cline", "task", nil},
 		{"cline ui messages", `[{"ts":1767225600050,"type":"say","say":"task","text":"fix it"},{"ts":1767225600200,"type":"say","say":"api_req_started","text":"{}"}]`, "cline", "task", nil},
 		{"cline ui messages cut by the sample", `[{"ts":1767225600050,"type":"say","say":"task","text":"fix`, "cline", "task", nil},
+		// Re-indented copies, as users commit them (a Cline 3 task's
+		// ui_messages.json with 4-space indents, 2026).
+		{"cline ui messages re-indented, cut by the sample", "[\n    {\n        \"ts\": 1767644899093,\n        \"type\": \"say\",\n        \"say\": \"text\",\n        \"text\": \"yo wassup\",\n        \"images\": [", "cline", "task", nil},
+		{"cline conversation re-indented, cut by the sample", "[\n  {\n    \"role\": \"user\",\n    \"content\": [\n      {\n        \"type\": \"text\",\n        \"text\": \"<task>\\nfix it", "cline", "task", nil},
+		// Factory Droid's exec stream-json uses Gemini's event names with
+		// other fields: not Gemini's.
+		{"droid stream-json is not gemini's", `{"type":"message","session_id":"s","timestamp":"2025-12-26T00:00:00.000Z","role":"user","text":"Do thing"}` + "\n" + `{"type":"tool_call","session_id":"s","timestamp":"2025-12-26T00:00:01.000Z","toolCallId":"c1","toolName":"Shell","parameters":{"command":"echo hi"}}` + "\n" + `{"type":"tool_result","session_id":"s","timestamp":"2025-12-26T00:00:02.000Z","toolCallId":"c1","value":{"stdout":"hi\\n","exitCode":0}}`, "", "", ErrUnknown},
+		{"gemini stream message", `{"type":"message","timestamp":"2025-01-01T00:00:00Z","role":"assistant","content":"hi","delta":true}`, "gemini", "stream-json", nil},
+		{"gemini stream tool result", `{"type":"tool_result","timestamp":"2025-01-01T00:00:00Z","tool_id":"t1","status":"success","output":"ok"}`, "gemini", "stream-json", nil},
 		{"cline cli json structured", `{"schemaVersion":1,"event":"start","timestamp":1,"taskId":"t1","sessionId":"t1"}` + "\n" + `{"ts":2,"type":"say","say":"text","text":"fix it","schemaVersion":1,"event":"message","timestamp":2,"taskId":"t1","sessionId":"t1","role":"user","messageType":"say"}`, "cline", "json", nil},
 		{"cline cli json sdk agent events", `{"ts":"2026-11-20T09:00:00.010Z","type":"run_start","providerId":"anthropic","modelId":"m","catalog":"bundled","thinking":"off","mode":"yolo"}` + "\n" + `{"ts":"2026-11-20T09:00:01.000Z","type":"agent_event","event":{"type":"iteration_start","iteration":1}}`, "cline", "agent-events", nil},
 		{"cline cli json sdk agent events without run_start", `{"ts":"2026-11-20T09:00:01.000Z","type":"agent_event","event":{"type":"iteration_start","iteration":1}}` + "\n" + `{"ts":"2026-11-20T09:00:02.000Z","type":"agent_event","event":{"type":"content_start","contentType":"text","text":"hi"}}`, "cline", "agent-events", nil},

@@ -473,21 +473,32 @@ func patchDiff(patch string) string {
 }
 
 // editDiff shows a file edit input as a unified diff: Edit-style
-// old/new strings (Claude Edit, Gemini replace, Copilot edit), MultiEdit's
-// list of edits, a whole file written (Write, write_file, create), and
-// codex's file_change list of changes.
+// old/new strings (Claude Edit, Gemini replace, Copilot edit), a list of
+// edits (MultiEdit's; Aider's SEARCH/REPLACE blocks, search and replace,
+// each naming its file when the list is not one file's), a whole file
+// written (Write, write_file, create), and codex's file_change list of
+// changes.
 func editDiff(name string, m map[string]any) string {
 	path, _ := str(m, "file_path", "path", "filename", "absolute_path", "notebook_path")
-	if edits, ok := m["edits"].([]any); ok && path != "" {
+	if edits, ok := m["edits"].([]any); ok && len(edits) > 0 {
 		var b strings.Builder
+		last := ""
 		for _, e := range edits {
 			em, ok := e.(map[string]any)
 			if !ok {
 				return ""
 			}
-			old, _ := str(em, "old_string", "old_str")
-			nw, _ := str(em, "new_string", "new_str")
-			b.WriteString(unifiedDiff(path, old, nw, b.Len() == 0))
+			p := path
+			if ep, ok := str(em, "file_path", "path"); ok && ep != "" {
+				p = ep
+			}
+			if p == "" {
+				return ""
+			}
+			old, _ := str(em, "old_string", "old_str", "search")
+			nw, _ := str(em, "new_string", "new_str", "replace")
+			b.WriteString(unifiedDiff(p, old, nw, p != last))
+			last = p
 		}
 		return b.String()
 	}

@@ -29,7 +29,7 @@ var Plugin = sdk.Plugin{
 			SessionStart: SessionStart,
 		}},
 	},
-	New: func(abi.BeginOptions) sdk.Normalizer { return &normalizer{} },
+	New: func(abi.BeginOptions) sdk.Normalizer { return &normalizer{kind: sdk.BlockText} },
 }
 
 // SessionStart is the prefix of the line Aider writes at the start of a
@@ -47,12 +47,18 @@ type normalizer struct {
 	user     string // key of the open user message ("": none)
 	asst     string // key of the open assistant message ("": none)
 	blank    int    // blank lines read since the open assistant message's last text
-	msgs     int    // messages opened
-	calls    int    // tool calls reported
-	model    string
-	version  string
-	rounded  bool // a rounded figure was reported
-	warned   bool // the warning saying so was given
+	// slot, kind: the open assistant message's block being written
+	// (text, or thinking between Aider's reasoning tags); has: it holds
+	// text.
+	slot    int
+	kind    string
+	has     bool
+	msgs    int // messages opened
+	calls   int // tool calls reported
+	model   string
+	version string
+	rounded bool // a rounded figure was reported
+	warned  bool // the warning saying so was given
 	// costBefore is what the earlier sessions of the stream cost,
 	// sessionCost what Aider said the current one cost so far.
 	costBefore, sessionCost float64
@@ -80,8 +86,21 @@ type normalizer struct {
 	// Aider's reason (failedMsg so far; failedURL: the help page's
 	// address was read).
 	failed, failedMsg string
-	failedURL         bool
-	lastNo            int // the number of the last line read
+	// shellOK: the last confirmation was Aider's "Run shell command(s)?"
+	// and the user said yes; running: the id of the shell command Aider
+	// reported running ("Running <command>") whose end no later line
+	// showed yet; runWarned: the warning that Aider logs no command's
+	// outcome was given.
+	shellOK, runWarned bool
+	running            string
+	// architect: the session's edit format is architect (or the last
+	// prompt was "/architect ..."); editorModel: the editor's model;
+	// answerFirst: the first line of the text of the last answer since
+	// the last prompt; editing: the answer being read is the editor's.
+	architect, oneArchitect, editing bool
+	editorModel, answerFirst         string
+	failedURL                        bool
+	lastNo                           int // the number of the last line read
 }
 
 // edit is one SEARCH/REPLACE block of an answer.
@@ -114,6 +133,11 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 	}
 	if !strings.HasPrefix(line, ">") {
 		n.settleFailed(out)
+		if strings.TrimSpace(line) != "" {
+			// A prompt, an answer or a session after a command
+			// Aider ran: it ended, how the history does not say.
+			n.settleRunning("", out)
+		}
 	}
 	switch {
 	case strings.HasPrefix(line, SessionStart):
@@ -121,8 +145,9 @@ func (n *normalizer) Line(l *sdk.Line, out *sdk.Out) error {
 		n.closeAll(out)
 		n.session(line, out)
 	case strings.HasPrefix(line, "#### ") && confirmEcho(line):
-		// A confirmation answered from the user's earlier choice,
-		// echoed as a prompt: Aider's line after it is the call.
+		// A confirmation answered from the user's earlier choice, or a
+		// word the user typed as the answer ("all", "skip"), echoed as
+		// a prompt: Aider's line after it is the call.
 		out.Ignored(sdk.S("confirm_echo"))
 	case strings.HasPrefix(line, "#### ") || line == "####":
 		n.reflect = reflectNone
@@ -192,6 +217,7 @@ func (n *normalizer) start(out *sdk.Out) {
 func (n *normalizer) session(line string, out *sdk.Out) {
 	n.costBefore += n.sessionCost
 	n.sessionCost = 0
+	n.architect, n.oneArchitect, n.editing, n.editorModel, n.answerFirst = false, false, false, "", ""
 	if n.started {
 		// Another session in the same stream (a whole history file
 		// imported as one run): its header says so, nothing more.
@@ -205,6 +231,7 @@ func (n *normalizer) session(line string, out *sdk.Out) {
 func (n *normalizer) prompt(text string, out *sdk.Out) {
 	n.start(out)
 	n.prompted = true
+	n.shellOK = false
 	if n.user != "" {
 		out.Append(sdk.S(n.user), 0, sdk.BlockText, sdk.S("\n"+text))
 		return
@@ -212,10 +239,77 @@ func (n *normalizer) prompt(text string, out *sdk.Out) {
 	n.msgs++
 	n.user = "m" + strconv.Itoa(n.msgs)
 	out.Open(sdk.S(n.user), sdk.Message{User: true})
-	out.Block(sdk.S(n.user), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(text), Origin: sdk.OriginPrompt})
+	origin := sdk.OriginPrompt
+	relay := (n.architect || n.oneArchitect) && n.answerFirst != "" && strings.TrimSpace(text) == n.answerFirst
+	switch {
+	case relay:
+		// Architect mode: Aider hands the architect's answer to the
+		// editor model as its request and writes it as the user's
+		// input (the editor coder's run with_message): the architect's
+		// words again, not the user's; the answer after it is the
+		// editor's.
+		origin = sdk.OriginInjected
+		n.editing = true
+	case localCommand(text):
+		origin = sdk.OriginInjected
+		n.editing = false
+	default:
+		n.editing = false
+		n.oneArchitect = strings.HasPrefix(strings.TrimSpace(text), "/architect ")
+	}
+	n.answerFirst = ""
+	out.Block(sdk.S(n.user), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(text), Origin: origin})
 }
 
-// text handles a line of the assistant's markdown answer.
+// modelCommands are Aider's in-chat commands that send the model a
+// request (/ask, /code, /architect, /context and /help with a question;
+// /test and /lint when they fail and Aider asks for a fix).
+var modelCommands = []string{"ask", "code", "architect", "context", "help", "test", "lint", "ok"}
+
+// localCommand reports whether a prompt's first line is one of Aider's
+// in-chat commands that Aider carries out itself, with no request to the
+// model ("/add", "/drop", "/run" and its alias "!", "/copy-context",
+// "/exit", an unknown one such as "/bye", which Aider refuses; a path
+// such as "/tmp/app.log" is taken for the user's words): the
+// user's word to Aider, written as injected context, so a session that
+// ends on one does not end on a prompt waiting for an answer (as Claude
+// Code's local slash commands).
+func localCommand(text string) bool {
+	t := strings.TrimSpace(text)
+	if strings.HasPrefix(t, "!") {
+		return true
+	}
+	name, ok := strings.CutPrefix(t, "/")
+	if !ok || name == "" {
+		return false
+	}
+	if i := strings.IndexAny(name, " \t"); i >= 0 {
+		name = name[:i]
+	}
+	for _, c := range name {
+		if !(c >= 'a' && c <= 'z' || c >= 'A' && c <= 'Z' || c >= '0' && c <= '9' || c == '-' || c == '_') {
+			// A path ("/tmp/app.log"), not a command's name: read as
+			// the user's words.
+			return false
+		}
+	}
+	for _, c := range modelCommands {
+		if name == c {
+			return false
+		}
+	}
+	return true
+}
+
+// reasoningTag is the tag Aider wraps a model's reasoning in when it
+// writes the answer to the history (aider/reasoning_tags.py
+// format_reasoning_content: the opening tag, a blank line, the
+// reasoning, a blank line, the closing tag, then the answer).
+const reasoningTag = "thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b"
+
+// text handles a line of the assistant's markdown answer: the answer's
+// text, or its reasoning between Aider's reasoning tags (a thinking
+// block, whose SEARCH/REPLACE blocks are drafts, no edits).
 func (n *normalizer) text(line string, out *sdk.Out) {
 	if !n.prompted {
 		// Text before any prompt (a note a person put at the top of
@@ -223,20 +317,69 @@ func (n *normalizer) text(line string, out *sdk.Out) {
 		out.Ignored(sdk.S("text_before_prompt"))
 		return
 	}
+	t := strings.TrimSpace(line)
+	if rest, ok := strings.CutPrefix(t, "<"+reasoningTag+">"); ok {
+		n.nextBlock(sdk.BlockThinking)
+		n.tagLine(rest, out)
+		return
+	}
+	if rest, ok := strings.CutPrefix(t, "</"+reasoningTag+">"); ok && n.kind == sdk.BlockThinking {
+		n.nextBlock(sdk.BlockText)
+		n.tagLine(rest, out)
+		return
+	}
 	n.block(line)
+	n.put(line, out)
+}
+
+// nextBlock makes the answer's next text a block of type kind, after
+// the block being written if it holds text.
+func (n *normalizer) nextBlock(kind string) {
+	if n.has {
+		n.slot++
+	}
+	n.kind, n.has, n.blank, n.inBlock = kind, false, 0, 0
+}
+
+// tagLine handles the rest of a line that held a reasoning tag: text
+// after the tag starts the block, a bare tag is declared ignored.
+func (n *normalizer) tagLine(rest string, out *sdk.Out) {
+	if strings.TrimSpace(rest) != "" {
+		n.put(rest, out)
+		return
+	}
+	out.Ignored(sdk.S("reasoning_tag"))
+}
+
+// put writes a line of the answer to its current block (blank lines read
+// since its last line kept), opening the answer and the block first.
+func (n *normalizer) put(line string, out *sdk.Out) {
 	if n.asst == "" {
 		n.msgs++
 		n.asst = "m" + strconv.Itoa(n.msgs)
-		n.blank = 0
 		m := sdk.Message{}
-		if n.model != "" {
+		switch {
+		case n.editing && n.editorModel != "":
+			m.Model = sdk.S(n.editorModel)
+		case n.model != "":
 			m.Model = sdk.S(n.model)
 		}
 		out.Open(sdk.S(n.asst), m)
-		out.Block(sdk.S(n.asst), 0, sdk.Block{Type: sdk.BlockText, Text: sdk.S(line)})
+		n.answerFirst = ""
+	}
+	if n.kind == sdk.BlockText && n.answerFirst == "" && strings.TrimSpace(line) != "" {
+		n.answerFirst = strings.TrimSpace(line)
+	}
+	if !n.has {
+		n.has, n.blank = true, 0
+		b := sdk.Block{Type: n.kind, Text: sdk.S(line)}
+		if n.kind == sdk.BlockThinking {
+			b = sdk.Block{Type: n.kind, Thinking: sdk.S(line)}
+		}
+		out.Block(sdk.S(n.asst), n.slot, b)
 		return
 	}
-	out.Append(sdk.S(n.asst), 0, sdk.BlockText, sdk.S(strings.Repeat("\n", n.blank+1)+line))
+	out.Append(sdk.S(n.asst), n.slot, n.kind, sdk.S(strings.Repeat("\n", n.blank+1)+line))
 	n.blank = 0
 }
 
@@ -252,7 +395,10 @@ func (n *normalizer) block(line string) {
 	case n.inBlock == 1 && strings.HasPrefix(t, "=======") && len(strings.Trim(t, "=")) == 0:
 		n.inBlock = 2
 	case n.inBlock != 0 && strings.HasPrefix(t, ">>>>>>> REPLACE"):
-		n.edits = append(n.edits, edit{file: n.file, search: n.search.String(), replace: n.replace.String()})
+		if n.kind != sdk.BlockThinking {
+			// A block drafted in the reasoning is no edit.
+			n.edits = append(n.edits, edit{file: n.file, search: n.search.String(), replace: n.replace.String()})
+		}
 		n.inBlock = 0
 	case n.inBlock == 1:
 		n.search.WriteString(line + "\n")
@@ -278,6 +424,7 @@ func (n *normalizer) closeAsst(out *sdk.Out) {
 		n.asst = ""
 	}
 	n.inBlock = 0
+	n.slot, n.kind, n.has = 0, sdk.BlockText, false
 }
 
 func (n *normalizer) closeAll(out *sdk.Out) {

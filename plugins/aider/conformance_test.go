@@ -20,7 +20,11 @@ import (
 // each version's shape: "? y", "? [Y/n] y", "(Y)es/(N)o ... [Yes]: y") a
 // call in order (failed edits and commits and declined confirmations,
 // whose answer is not yes or all, not ok), one error per litellm line
-// (older versions: after "BadRequestError: " or "Unexpected error: "). The tokens are TestSessionUsageMatchesRaw's, over
+// (older versions: after "BadRequestError: " or "Unexpected error: ") and
+// per token limit hit or empty response, and each shell command Aider
+// ran after the user allowed it ("Run shell command(s)? ... y", then
+// "Running <command>") a call, failed when "Error running command:"
+// follows it. The tokens are TestSessionUsageMatchesRaw's, over
 // the same inputs.
 func checkFacts(t *testing.T, r *sdktest.Result) {
 	o := plugintest.FromResult(r)
@@ -34,7 +38,9 @@ func checkFacts(t *testing.T, r *sdktest.Result) {
 
 var (
 	reCall    = regexp.MustCompile(`^> (Applied edit to |Commit [0-9a-f]{7,40} |Unable to commit: |The LLM did not conform to the edit format|Malformed response #|.*\(Y\)es/\(N\)o.*\]: ?(.*?) *$|.*\? (?:\[[Yy]/[Nn]\] )?((?i)y|n|yes|no) *$)`)
-	reLiteLLM = regexp.MustCompile(`^> ((BadRequestError|Unexpected error): |litellm\.\w*Error)`)
+	reLiteLLM = regexp.MustCompile(`^> ((BadRequestError|Unexpected error): |litellm\.\w*Error|Model .* has hit a token limit!|Empty response received from LLM\.)`)
+	reShellOK = regexp.MustCompile(`^> Run shell commands?\? .*\]: ?[yY]`)
+	reRunning = regexp.MustCompile(`^> Running `)
 )
 
 // historyFacts reads Aider's own lines: the calls in order with whether
@@ -42,8 +48,12 @@ var (
 func historyFacts(raw string) (calls []string, failed map[string]bool, errs int) {
 	failed = map[string]bool{}
 	inBlock := false
+	shellOK := false // the last of Aider's lines allowed shell commands, or ran one
 	for _, line := range strings.Split(raw, "\n") {
 		line = strings.TrimSuffix(line, "\r")
+		if strings.HasPrefix(line, "Error running command: ") || strings.HasPrefix(line, "> Error running command: ") {
+			failed["aider-"+strconv.Itoa(len(calls))] = true
+		}
 		switch t := strings.TrimSpace(line); {
 		case strings.HasPrefix(t, "<<<<<<< SEARCH"):
 			inBlock = true
@@ -52,6 +62,13 @@ func historyFacts(raw string) (calls []string, failed map[string]bool, errs int)
 		}
 		if inBlock {
 			continue
+		}
+		if shellOK && reRunning.MatchString(line) {
+			calls = append(calls, "aider-"+strconv.Itoa(len(calls)+1))
+			continue
+		}
+		if t := strings.TrimSpace(strings.TrimPrefix(line, ">")); t != "" {
+			shellOK = reShellOK.MatchString(line) || shellOK && strings.HasPrefix(line, "> Running ")
 		}
 		if m := reCall.FindStringSubmatch(line); m != nil {
 			id := "aider-" + strconv.Itoa(len(calls)+1)

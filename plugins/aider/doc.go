@@ -34,8 +34,8 @@
 //
 //   - "# aider chat started at YYYY-MM-DD HH:MM:SS": a session starts.
 //   - "#### text": a line of the user's prompt (a prompt of several lines
-//     is several such lines); "/add", "/run" and other commands are
-//     prompts too.
+//     is several such lines), or an in-chat command ("/add", "/run",
+//     "!ls", "/ask ...").
 //   - "> text": Aider's own output (newer versions end it with two
 //     spaces, a markdown line break): its version, the model, the
 //     repository, confirmations ("... (Y)es/(N)o [Yes]: y"), "Applied
@@ -56,7 +56,14 @@
 //
 // Messages. Consecutive "#### " lines are one user prompt. The text
 // after it, up to Aider's next line, prompt or session, is one assistant
-// message (blank lines inside kept), of the session's model. Text before
+// message (blank lines inside kept), of the session's model. The
+// reasoning Aider writes before a reasoning model's answer, between its
+// tags "<thinking-content-7bbeb8e1441453ad999a0bbba8a46d4b>" and
+// "</thinking-content-...>", each on a line of its own (Aider's
+// format_reasoning_content), is the message's thinking block, the rest
+// its text; the tags' lines are declared ignored, and a SEARCH/REPLACE
+// block in the reasoning is a draft, no edit. An answer cut by Ctrl-C
+// before the closing tag is thinking alone. Text before
 // any prompt (a note at the top of the file) and the rest of one of
 // Aider's lines are declared ignored, as are blank lines.
 //
@@ -84,7 +91,41 @@
 // "Commit <sha> <msg>" a call "git_commit" (kind execute), ok; "Unable to
 // commit: ..." a git_commit that failed; a confirmation a call "confirm"
 // whose input is the question and whose output is the answer, declined
-// (denied) when the answer is no or skip.
+// (denied) when the answer is no, skip or don't ask again ("d": Aider's
+// confirm_ask refuses and never asks again). When the user types a word
+// ("all", "skip"), Aider writes it first as a "#### " line holding the
+// question and the word, then the confirmation as its own line with the
+// answer it took: that "#### " line is no prompt (declared ignored).
+//
+// Shell commands. When the user allows the commands an answer suggests
+// ("Run shell command? ... y", "Run shell commands? ... y"), Aider writes
+// "Running <command>" for each before it runs it: a call "shell" (kind
+// execute, the command line its command). Aider logs neither a command's
+// exit status nor its output (only, when the user adds it to the chat,
+// "Added N lines of output to the chat."), so the call has no result
+// (dangling, and a session that ends on it reads incomplete, spec 6.7:
+// a result without a status would read as ok), and a warning says so;
+// "Error running command: ..." right after it (run_cmd could not start
+// it) is its result, an error, and a Ctrl-C right after it cancels it.
+//
+// Commands. A user message that starts with "/" or "!" is an in-chat
+// command (Aider reads any such input as one, refusing an unknown name
+// with "Invalid command"). The commands that send the model a request
+// (/ask, /code, /architect, /context, /help, /test and /lint, which ask
+// for a fix when they fail, /ok) are prompts; the others (/add, /drop,
+// /run and "!", /copy-context, /undo, /exit, an unknown name; a path
+// such as "/tmp/app.log" is read as the user's words), which Aider
+// carries out itself, are the user's word to Aider, written with origin
+// injected_context as Claude Code's local slash commands are: a session
+// that ends on one does not end on a prompt waiting for an answer.
+//
+// Architect mode ("Model: X with architect edit format", or a one-off
+// "/architect ..."): Aider hands the architect's answer to the editor
+// model as its request and writes it again as "#### " lines (the editor
+// coder's input, its first line the answer's first line of text). Such
+// a user message is the architect's words, injected context, not a
+// prompt; the answer after it is the editor's, of the model "Editor
+// model:" names.
 //
 // Usage. A "Tokens:" line is one reply's usage, added: "sent" is every
 // input token (Aider counts the cache read and written in it), "cache
@@ -96,7 +137,12 @@
 //
 // Errors. A "litellm.<Class>: message" line is a provider error (code
 // the class), listed in the step's errors; "Retrying in ..." lines
-// after one are declared ignored. A chat history has no terminal record:
+// after one are declared ignored. "Model <name> has hit a token limit!"
+// (show_exhausted_error: the context window or the output limit was
+// exhausted and the request ended; its figures and advice follow as
+// Aider's notices) is a provider error, code token_limit, and so is
+// "Empty response received from LLM. Check your provider account?" (the
+// model answered nothing), code empty_response. A chat history has no terminal record:
 // the step is reported with NoTerminal and the host settles its status
 // by the session rule of spec §6.7 (an error after the last answer is
 // error, an unanswered prompt incomplete). Aider's other notices (the

@@ -13,6 +13,23 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 	if n.failedReason(s, out) {
 		return
 	}
+	if n.running != "" {
+		switch {
+		case strings.HasPrefix(s, "Error running command: "):
+			// run_cmd's error_print: the command could not run.
+			n.settleRunning("failed", out, s)
+			return
+		case isInterrupt(s):
+			n.settleRunning("cancelled", out, "interrupted (Ctrl-C)")
+			return
+		}
+		if s != "" {
+			n.settleRunning("", out)
+		}
+	}
+	if !isConfirm(s) && s != "" {
+		n.shellOK = n.shellOK && strings.HasPrefix(s, "Running ")
+	}
 	switch {
 	case strings.HasPrefix(s, "Tokens: "):
 		n.tokens(s, out)
@@ -26,15 +43,22 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		// format" (v0.19 to v0.28), "Models: gpt-4o with diff edit
 		// format, weak model gpt-4o-mini" (v0.29 to v0.50), "Main model:
 		// ... with ..." (v0.51 on; "Model: ..." without a weak model).
-		m, _, _ := strings.Cut(s[strings.IndexByte(s, ':')+2:], " with ")
+		m, format, _ := strings.Cut(s[strings.IndexByte(s, ':')+2:], " with ")
 		m, _, _ = strings.Cut(m, " using ")
 		m = strings.TrimSpace(m)
+		n.architect = strings.HasPrefix(format, "architect edit format")
 		if m == "" || m == n.model {
 			out.Ignored(sdk.S("model"))
 			return
 		}
 		out.Meta(sdk.Meta{Model: sdk.S(m), Override: n.model != ""})
 		n.model = m
+	case strings.HasPrefix(s, "Editor model: "):
+		// Architect mode's editor: the model of the answers to the
+		// architect's plans Aider hands it.
+		m, _, _ := strings.Cut(strings.TrimPrefix(s, "Editor model: "), " with ")
+		n.editorModel = strings.TrimSpace(m)
+		out.Ignored(sdk.S("model"))
 	case strings.HasPrefix(s, "Applied edit to "):
 		n.applied(strings.TrimPrefix(s, "Applied edit to "), out)
 	case strings.HasPrefix(s, "Commit ") && isSHA(s[len("Commit "):]):
@@ -58,8 +82,19 @@ func (n *normalizer) aider(s string, out *sdk.Out) {
 		out.Error(sdk.ProviderError{Message: sdk.S(msg), Code: sdk.S(cls)})
 	case strings.HasPrefix(s, "Retrying in "):
 		out.Ignored(sdk.S("retry"))
-	case strings.Contains(s, "^C KeyboardInterrupt") || strings.Contains(s, "^C again to exit"):
+	case isInterrupt(s):
 		out.Ignored(sdk.S("interrupt"))
+	case strings.HasPrefix(s, "Running ") && n.shellOK:
+		n.runShell(strings.TrimPrefix(s, "Running "), out)
+	case strings.HasPrefix(s, "Model ") && strings.HasSuffix(s, " has hit a token limit!"):
+		// show_exhausted_error: the model's context window or output
+		// limit was exhausted and the request ended (its figures and
+		// advice follow, Aider's notices).
+		out.Error(sdk.ProviderError{Message: sdk.S(s), Code: sdk.S("token_limit")})
+	case strings.HasPrefix(s, "Empty response received from LLM."):
+		// The model answered nothing (Aider's warning, "Check your
+		// provider account?"): the request failed.
+		out.Error(sdk.ProviderError{Message: sdk.S(s), Code: sdk.S("empty_response")})
 	default:
 		// Aider's notices (the repository, the files added, a hint):
 		// what the session did is in the prompts, answers and calls.
@@ -278,10 +313,59 @@ func (n *normalizer) confirm(s string, out *sdk.Out) {
 	q, ans, _ := parseConfirm(s)
 	id := n.call(out, "confirm", "other", `{"question":`+quote(q)+`}`)
 	r := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.S("confirm"), Output: sdk.S(ans), Status: sdk.S("completed")}
-	if a := strings.ToLower(ans); !strings.HasPrefix(a, "y") && !strings.HasPrefix(a, "a") {
+	if declined(ans) {
 		r.Status = sdk.S("declined")
 	}
 	out.ToolResult(r)
+	n.shellOK = strings.HasPrefix(q, "Run shell command") && !declined(ans)
+}
+
+// isInterrupt reports whether s is Aider's notice of a Ctrl-C.
+func isInterrupt(s string) bool {
+	return strings.Contains(s, "^C KeyboardInterrupt") || strings.Contains(s, "^C again to exit")
+}
+
+// runShell reports a shell command Aider ran after the user allowed it
+// ("Run shell command? ... y", then "Running <command>" for each of the
+// answer's commands): a call "shell" (kind execute); the line after it
+// may state its outcome (settleRunning).
+func (n *normalizer) runShell(command string, out *sdk.Out) {
+	n.calls++
+	id := "aider-" + strconv.Itoa(n.calls)
+	out.ToolCall(sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S("shell"), Kind: "execute", Command: sdk.S(command), Input: sdk.RawJSON(`{"command":` + quote(command) + `}`)})
+	n.running = id
+	if !n.runWarned {
+		n.runWarned = true
+		out.Warn("Aider does not log a shell command's exit status or output: a command it ran has no result (dangling) unless it could not run or was interrupted")
+	}
+}
+
+// settleRunning reports the outcome of the shell command Aider ran, if
+// one waits and the line after it states one: status "failed" with the
+// error Aider printed, "cancelled" when the user interrupted it. Any
+// other line leaves the call without a result (dangling): Aider went
+// on, but the history states neither the command's exit status nor its
+// output, and a result without a status would read as ok.
+func (n *normalizer) settleRunning(status string, out *sdk.Out, msg ...string) {
+	if n.running == "" {
+		return
+	}
+	if status != "" {
+		r := sdk.ToolResult{CallID: sdk.S(n.running), Name: sdk.S("shell"), Status: sdk.S(status), IsError: status == "failed"}
+		if len(msg) > 0 {
+			r.Error = sdk.S(msg[0])
+		}
+		out.ToolResult(r)
+	}
+	n.running = ""
+}
+
+// declined reports whether ans, the answer to a confirmation, refused
+// it: Aider takes an answer for yes when it starts with "y", or with "a"
+// for "(A)ll"; no, "(S)kip all" and "(D)on't ask again" are each a no.
+func declined(ans string) bool {
+	a := strings.ToLower(strings.TrimSpace(ans))
+	return !strings.HasPrefix(a, "y") && !strings.HasPrefix(a, "a")
 }
 
 // confirmEcho reports whether a prompt line is the echo of a

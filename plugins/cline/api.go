@@ -422,6 +422,12 @@ func (n *normalizer) result(id, name, body string, isErr bool, ts sdk.Str, out *
 		// Cline's (and Roo's) stand-in result for a call the task was
 		// interrupted in, written when the task is resumed.
 		r.Status, r.Error = sdk.S("cancelled"), sdk.S(interruptedText)
+	case name == "execute_command" && strings.HasPrefix(t, cmdTimedOut):
+		// Cline stopped waiting for the command ("Command timed out
+		// after 30 seconds. Running in background.", the output so far
+		// after it): it has no outcome yet, none is ok.
+		first, _, _ := strings.Cut(t, "\n")
+		r.Status, r.Error = sdk.S("cancelled"), sdk.S(strings.TrimSpace(first))
 	case isErr:
 		r.Error = sdk.S(clip(t))
 	default:
@@ -539,8 +545,9 @@ func (n *normalizer) resumed(content abi.Value, ts sdk.Str, out *sdk.Out) {
 
 // Cline's first line of a command's output.
 const (
-	cmdOK     = "Command executed successfully (exit code "
-	cmdFailed = "Command failed with exit code "
+	cmdOK       = "Command executed successfully (exit code "
+	cmdFailed   = "Command failed with exit code "
+	cmdTimedOut = "Command timed out after "
 )
 
 // commandStatus says whether s starts with Cline's line on a command's

@@ -59,7 +59,10 @@
 //     0)." or "Command failed with exit code 1.": the exit code, and an
 //     error when it is not 0 (execute_command; attempt_completion's
 //     command writes it in the block after "[attempt_completion] Result:
-//     Done", which joins that result). "Task was interrupted before this
+//     Done", which joins that result); an execute_command's "Command
+//     timed out after N seconds. Running in background." (Cline stopped
+//     waiting, the command goes on: no outcome yet) is cancelled, never
+//     ok. "Task was interrupted before this
 //     tool call could be completed." (the result Cline and Roo write for
 //     the calls of the last message when a task is resumed) is
 //     cancelled; newer Cline writes no result and only "[TASK

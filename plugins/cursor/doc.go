@@ -105,9 +105,12 @@
 // toolCallId whose call has its result is a call of its own with a
 // result of its own (model servers make ids unique per response, not
 // per session: a local one names every call call_1), and one naming a
-// call still without its result is that call. A bubble with no
-// text, thinking or tool is one of the empty states Cursor writes while
-// it streams: ignored. The model is the bubble's modelInfo.modelName,
+// call still without its result is that call. The images a user's
+// bubble attached (context.selectedImages, else images) follow its text
+// as texts naming each ("[image <path>]"): a screenshot pasted with no
+// words is a turn of the user's too. A bubble with no text, thinking,
+// tool or image is one of the empty states Cursor writes while it
+// streams: ignored. The model is the bubble's modelInfo.modelName,
 // else the composer's modelConfig.modelName ("default", Cursor's Auto,
 // is none); usage is tokenCount, per message and added to the step once
 // per bubble, when it is not {0, 0} (Cursor wrote zeros where it did not

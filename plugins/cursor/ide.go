@@ -188,8 +188,9 @@ func modelName(s string) bool { return strings.TrimSpace(s) != "" && s != "defau
 
 // bubble handles one message (type 1 the user's, 2 the assistant's): its
 // text, thinking, and the tool call it made (toolFormerData) with its
-// result where Cursor has one. A bubble with none of these is one of the
-// empty states Cursor writes while it streams: ignored.
+// result where Cursor has one, and the images a user's bubble attached.
+// A bubble with none of these is one of the empty states Cursor writes
+// while it streams: ignored.
 func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
 	if bid := b.Get("bubbleId").String(); bid != "" {
 		id = bid
@@ -203,16 +204,20 @@ func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
 	hasText := text.Kind() == abi.KindString && strings.TrimSpace(text.String()) != ""
 	hasThinking := thinking.Kind() == abi.KindString && thinking.String() != ""
 	hasTool := tool.Kind() == abi.KindObject && tool.Get("name").Kind() == abi.KindString
-	if !hasText && !hasThinking && !hasTool {
-		out.Ignored(sdk.S("bubble:empty"))
-		return
-	}
 	typ, _ := b.Get("type").Int()
 	switch t := b.Get("type"); {
 	case t.Is("user"): // an older Cursor's chat tab (chatTab)
 		typ = 1
 	case t.Is("ai"):
 		typ = 2
+	}
+	var images []string
+	if typ == 1 {
+		images = bubbleImages(b)
+	}
+	if !hasText && !hasThinking && !hasTool && len(images) == 0 {
+		out.Ignored(sdk.S("bubble:empty"))
+		return
 	}
 	user := typ == 1
 	if !user && typ != 2 {
@@ -248,6 +253,13 @@ func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
 		out.Block(k, slot, bl)
 		slot++
 	}
+	for _, img := range images {
+		// The images the user attached (a screenshot pasted with no
+		// words is a turn of its own): named, the transcript has no
+		// image block.
+		out.Block(k, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.S("[image " + img + "]"), Origin: sdk.OriginPrompt})
+		slot++
+	}
 	end := sdk.MessageEnd{}
 	if !user {
 		// tokenCount is often {0, 0}: Cursor did not count that call
@@ -272,6 +284,29 @@ func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
 		n.ideTool(k, slot, id, tool, ts, out)
 	}
 	out.Close(k, end)
+}
+
+// bubbleImages names the images a user's bubble attached
+// (context.selectedImages, else images: each its path, else its uuid).
+func bubbleImages(b abi.Value) []string {
+	var names []string
+	for _, list := range []abi.Value{b.Get("context").Get("selectedImages"), b.Get("images")} {
+		for it := list.Iter(); it.Next(); {
+			img := it.Value()
+			name := img.Get("path").String()
+			if name == "" {
+				name = img.Get("uuid").String()
+			}
+			if name == "" {
+				name = "(unnamed)"
+			}
+			names = append(names, name)
+		}
+		if len(names) > 0 {
+			break
+		}
+	}
+	return names
 }
 
 // bubbleTime is a bubble's createdAt: an ISO time as Cursor writes it, or

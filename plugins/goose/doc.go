@@ -32,7 +32,10 @@
 // tool_result block and a tool.result: {status: error} and a result the
 // tool marked isError are failures, never ok, and any other response is
 // ok (its content is the text of its MCP content list, {content,
-// isError} or, before rmcp, the list alone), except Goose's own answer to
+// isError} or, before rmcp, the list alone: the items Goose sends the
+// model, so an item whose annotations' audience is the user alone, the
+// screen's copy Goose's own tools return beside the model's, is left out
+// unless no item is the model's), except Goose's own answer to
 // a call that never ran, which is denied: "The user has declined to run
 // this tool." (the user or a permission rule refused it; older Goose
 // wrote it as a plain list, not marked isError) and "Let the user know

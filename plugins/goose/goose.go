@@ -461,12 +461,28 @@ func failureText(t string) (sdk.ProviderError, bool) {
 }
 
 // contentText joins the texts of an MCP content list (an image or
-// resource named by what it is).
+// resource named by what it is): the items for the model. Goose's own
+// tools return their output twice, once for the model (annotations
+// audience ["assistant"]) and once for the user's screen (audience
+// ["user"], priority 0), and Goose sends the model only the items whose
+// audience holds the assistant or is not said (its providers' format
+// code): an item for the user alone is left out, unless no item is for
+// the model.
 func contentText(list abi.Value) string {
+	forModel := false
+	for it := list.Iter(); it.Next(); {
+		if !userOnly(it.Value()) {
+			forModel = true
+			break
+		}
+	}
 	var b strings.Builder
 	it := list.Iter()
 	for it.Next() {
 		c := it.Value()
+		if forModel && userOnly(c) {
+			continue
+		}
 		if b.Len() > 0 {
 			b.WriteByte('\n')
 		}
@@ -486,6 +502,21 @@ func contentText(list abi.Value) string {
 		}
 	}
 	return b.String()
+}
+
+// userOnly reports whether an MCP content item is for the user alone:
+// its annotations name an audience without the assistant.
+func userOnly(c abi.Value) bool {
+	aud := c.Get("annotations").Get("audience")
+	if aud.Kind() != abi.KindArray || aud.Len() == 0 {
+		return false
+	}
+	for it := aud.Iter(); it.Next(); {
+		if it.Value().Is("assistant") {
+			return false
+		}
+	}
+	return true
 }
 
 // errText is a Goose error: a string (ToolError's text), else the JSON.
