@@ -110,7 +110,8 @@
 // code_interpreter_call → execute, mcp_call → other (named
 // "<server_label>.<name>"), local_shell_call and shell_call → execute,
 // apply_patch_call → edit, computer_call and image_generation_call →
-// other, tool_search_call → search, program (programmatic tool calling)
+// other (an image generation's input is the revised_prompt the tool used,
+// its output the image, base64), tool_search_call → search, program (programmatic tool calling)
 // → execute, xAI's x_search_call → search (named after the search it
 // ran, run by the server, no output). Those OpenAI runs itself carry their outcome, reported as a
 // tool_result block and a tool.result when the item is finished, or

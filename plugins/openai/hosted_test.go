@@ -1,0 +1,55 @@
+//go:build !wasip1
+
+package openai_test
+
+import (
+	"testing"
+
+	"github.com/twasm/twasm/internal/normalize"
+	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/plugins/openai"
+)
+
+// TestImageGenerationResult: a generated image is the output of its
+// image_generation call (the Responses API's ImageGenerationCall: result,
+// base64) and the prompt the tool used its input, in a body and in a
+// stream's output_item.done alike; a failed generation is an error.
+func TestImageGenerationResult(t *testing.T) {
+	const (
+		done   = `{"id":"ig_1","type":"image_generation_call","status":"completed","revised_prompt":"a gray cat","result":"iVBORw0KGgo=","output_format":"png"}`
+		failed = `{"id":"ig_2","type":"image_generation_call","status":"failed","result":null}`
+	)
+	body := func(item string) string {
+		return `{"id":"resp_1","object":"response","status":"completed","model":"gpt-5.1","output":[` + item + `]}`
+	}
+	stream := func(item string) string {
+		return `{"type":"response.output_item.done","output_index":0,"item":` + item + `}` + "\n" +
+			`{"type":"response.completed","response":{"id":"resp_1","object":"response","status":"completed","model":"gpt-5.1","output":[` + item + `]}}`
+	}
+	tests := []struct {
+		name, in                      string
+		input, output, status, errMsg string
+	}{
+		{"body, completed", body(done), `{"revised_prompt":"a gray cat"}`, "iVBORw0KGgo=", "ok", ""},
+		{"stream, completed", stream(done), `{"revised_prompt":"a gray cat"}`, "iVBORw0KGgo=", "ok", ""},
+		{"body, failed", body(failed), `{}`, "", "error", "the tool call failed"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := plugintest.Run(t, openai.Plugin, []byte(tt.in), normalize.Options{Provider: "openai"})
+			calls, results := o.Tools()
+			if len(calls) != 1 || len(results) != 1 {
+				t.Fatalf("%d calls, %d results; want 1 each", len(calls), len(results))
+			}
+			if c := calls[0]; c.Name != "image_generation" || string(c.Input) != tt.input {
+				t.Errorf("call %q input %s; want image_generation %s", c.Name, c.Input, tt.input)
+			}
+			if r := results[0]; r.Output != tt.output || r.Status != tt.status || r.Error != tt.errMsg {
+				t.Errorf("result %q %q %q; want %q %q %q", r.Output, r.Status, r.Error, tt.output, tt.status, tt.errMsg)
+			}
+			if len(o.Result.Unmapped) != 0 {
+				t.Errorf("unmapped %v", o.Result.Unmapped)
+			}
+		})
+	}
+}
