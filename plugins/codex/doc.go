@@ -72,7 +72,10 @@
 // states), "... rejected by user" and a tool policy's "rejected this
 // action" (denied), "aborted", "aborted by user" and "command timed out
 // after" (cancelled), "apply_patch verification failed: ..." and
-// "<tool> failed: ..." (error), an MCP {content, isError}, content items
+// "<tool> failed: ..." and a
+// multi-agent tool's refusal ("collab spawn failed: ...", "collab tool
+// failed: ...", "agent with id ... not found" or "is closed": the
+// rollout keeps no success flag beside it) (error), an MCP {content, isError}, content items
 // (code-mode exec: the {"exit_code": N} results its script printed). Exit codes are read
 // only from the header lines before "Output:", never from a command's
 // own output. A web_search has no output (the query is its input, not

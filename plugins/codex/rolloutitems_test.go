@@ -22,6 +22,8 @@ import (
 //   - a client's dynamic tool that failed (dynamic_tool_call_response,
 //     persisted by builds of early 2026 with extended history) is an
 //     error, though its function_call_output holds only content items;
+//   - a multi-agent tool's refusal ("collab spawn failed: ...") is an
+//     error, though the rollout keeps only its text;
 //   - a thread's new name is state; an /undo (undo_completed) is a
 //     warning, its turn ok.
 func TestRolloutNewerItems(t *testing.T) {
@@ -61,6 +63,11 @@ func TestRolloutNewerItems(t *testing.T) {
 		named         = ev(`{"type":"thread_name_updated","thread_id":"s1","thread_name":"cat"}`)
 		undone        = ev(`{"type":"undo_completed","success":true,"message":"Undo restored snapshot abc1234."}`)
 		undoFailed    = ev(`{"type":"undo_completed","success":false,"message":"No ghost snapshot available to undo."}`)
+		spawnCall     = item(`{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"review\"}","call_id":"call_s1"}`)
+		spawnLimit    = item(`{"type":"function_call_output","call_id":"call_s1","output":"collab spawn failed: agent thread limit reached"}`)
+		spawnOK       = item(`{"type":"function_call_output","call_id":"call_s1","output":"{\"agent_id\":\"019b0000-0000-7000-8000-0000000000e1\",\"nickname\":\"Euler\"}"}`)
+		waitCall      = item(`{"type":"function_call","name":"wait","arguments":"{\"ids\":[\"019b0000-0000-7000-8000-0000000000e9\"]}","call_id":"call_w1"}`)
+		waitMissing   = item(`{"type":"function_call_output","call_id":"call_w1","output":"agent with id 019b0000-0000-7000-8000-0000000000e9 not found"}`)
 		subStopped    = ev(`{"type":"sub_agent_activity","event_id":"e3","occurred_at_ms":3,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interrupted"}`)
 	)
 	type toolWant struct{ name, status, output string }
@@ -102,6 +109,13 @@ func TestRolloutNewerItems(t *testing.T) {
 			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"lookup_ticket", "ok", "ticket service unavailable"}}},
 		{name: "a view_image echo and a new thread name", lines: []string{meta, start, prompt, viewImage, answer, done, named},
 			status: "ok", assistant: []string{"Done."}},
+		{name: "multi-agent tools refused", lines: []string{meta, start, prompt, spawnCall, spawnLimit, waitCall, waitMissing, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
+				{"spawn_agent", "error", "collab spawn failed: agent thread limit reached"},
+				{"wait", "error", "agent with id 019b0000-0000-7000-8000-0000000000e9 not found"}}},
+		{name: "a sub-agent spawned", lines: []string{meta, start, prompt, spawnCall, spawnOK, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
+				{"spawn_agent", "ok", `{"agent_id":"019b0000-0000-7000-8000-0000000000e1","nickname":"Euler"}`}}},
 		{name: "an undo, then one that failed", lines: []string{meta, start, prompt, answer, done, start, undone, noAnswer, start, undoFailed, noAnswer},
 			status: "ok", assistant: []string{"Done."}, warnings: []string{"undo restored the working tree", "undo failed, the working tree was not restored: No ghost snapshot"}},
 	}
