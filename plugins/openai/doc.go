@@ -69,7 +69,9 @@
 // Chat Completions: one message per choice of a response; the content
 // deltas are appended to one text block, reasoning_content / reasoning
 // (compatible servers) to a thinking block before it, refusal to a text
-// block of its own (a refusal is what the model said). Content sent as a
+// block of its own (a refusal is what the model said); an answer spoken
+// (audio output: content null) is its audio's transcript, a text block
+// like content (the audio data is not kept). Content sent as a
 // list of parts (Mistral) is read part by part, in a response and in a
 // stream's deltas alike: text parts are text, thinking parts ({type
 // thinking, thinking: a string or text parts}) thinking. The legacy

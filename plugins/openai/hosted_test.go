@@ -53,3 +53,39 @@ func TestImageGenerationResult(t *testing.T) {
 		})
 	}
 }
+
+// TestAudioTranscript: a Chat Completions answer spoken (audio output:
+// content null, message.audio {data, transcript}) is the transcript's
+// text, in a body and a stream's audio deltas alike; before, the message
+// had no block and the step no final text.
+func TestAudioTranscript(t *testing.T) {
+	const chunk = `data: {"id":"c2","object":"chat.completion.chunk","model":"gpt-4o-audio-preview","choices":[{"index":0,"delta":`
+	tests := []struct{ name, in, want string }{
+		{"body", `{"id":"c1","object":"chat.completion","model":"gpt-4o-audio-preview","choices":[{"index":0,"message":{"role":"assistant","content":null,"refusal":null,"audio":{"id":"audio_1","data":"UklGRg==","expires_at":1760003600,"transcript":"Yes, they are."}},"finish_reason":"stop"}]}`,
+			"Yes, they are."},
+		{"stream", chunk + `{"role":"assistant","content":null,"audio":{"id":"audio_2","transcript":"Hello"}},"finish_reason":null}]}` + "\n" +
+			chunk + `{"audio":{"transcript":" there","data":"AAAA"}},"finish_reason":null}]}` + "\n" +
+			chunk + `{"audio":{"expires_at":1760003600}},"finish_reason":"stop"}]}` + "\ndata: [DONE]\n",
+			"Hello there"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := plugintest.Run(t, openai.Plugin, []byte(tt.in), normalize.Options{Provider: "openai"})
+			if o.Result.FinalText != tt.want || o.Result.Status != "ok" {
+				t.Errorf("final text %q, status %q; want %q, ok", o.Result.FinalText, o.Result.Status, tt.want)
+			}
+			var texts []string
+			for _, it := range o.Sink.Items {
+				if it.Event == nil || it.Event.Message() == nil {
+					continue
+				}
+				for _, b := range it.Event.Message().Blocks {
+					texts = append(texts, b.Text)
+				}
+			}
+			if len(texts) != 1 || texts[0] != tt.want {
+				t.Errorf("blocks' texts %q; want [%q]", texts, tt.want)
+			}
+		})
+	}
+}
