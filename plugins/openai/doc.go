@@ -47,7 +47,8 @@
 // instructions/system texts have origin system_prompt; texts repeated by
 // later requests of the same conversation are reported once) and the
 // outcomes of earlier calls (function_call_output and the other *_output
-// items, Chat "tool" messages) as tool.result joined by call id.
+// items, Chat "tool" messages) as tool.result joined by call id (a
+// local_shell_call_output, which has no call_id, names its call by id).
 // A Chat Completions call the log shows only in a request's history (not
 // the response that made it) is a message.assistant of its own with its
 // tool_use block, and its tool.call.

@@ -89,3 +89,34 @@ func TestAudioTranscript(t *testing.T) {
 		})
 	}
 }
+
+// TestLocalShellCallOutputByID: a local_shell_call_output names its call
+// by id (LocalShellCallOutput has no call_id), so the result a caller sent
+// back is its call's, its exit code read from the JSON output; before,
+// the result was lost and the call left dangling.
+func TestLocalShellCallOutputByID(t *testing.T) {
+	const call = `{"request":{"model":"gpt-5.1","input":[{"role":"user","content":"test"}]},"response":{"id":"resp_a","object":"response","status":"completed","model":"gpt-5.1","output":[{"id":"lsc_1","type":"local_shell_call","call_id":"call_ls1","status":"completed","action":{"type":"exec","command":["make","test"],"env":{}}}]}}`
+	next := func(output string) string {
+		return call + "\n" + `{"request":{"model":"gpt-5.1","previous_response_id":"resp_a","input":[{"type":"local_shell_call_output","id":"call_ls1","output":` + output + `,"status":"completed"}]},"response":{"id":"resp_b","object":"response","status":"completed","model":"gpt-5.1","output":[{"id":"msg_1","type":"message","role":"assistant","status":"completed","content":[{"type":"output_text","text":"Done."}]}]}}`
+	}
+	tests := []struct {
+		name, in, status string
+		exit             int
+	}{
+		{"failed", next(`"{\"output\":\"FAIL\\n\",\"metadata\":{\"exit_code\":1}}"`), "error", 1},
+		{"passed", next(`"{\"output\":\"ok\\n\",\"metadata\":{\"exit_code\":0}}"`), "ok", 0},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			o := plugintest.Run(t, openai.Plugin, []byte(tt.in), normalize.Options{Provider: "openai"})
+			calls, results := o.Tools()
+			if len(calls) != 1 || len(results) != 1 {
+				t.Fatalf("%d calls, %d results; want 1 each (dangling %v)", len(calls), len(results), o.Result.Dangling)
+			}
+			r := results[0]
+			if r.CallID != "call_ls1" || r.Status != tt.status || r.ExitCode == nil || *r.ExitCode != tt.exit {
+				t.Errorf("result %q %q exit %v; want call_ls1 %q exit %d", r.CallID, r.Status, r.ExitCode, tt.status, tt.exit)
+			}
+		})
+	}
+}
