@@ -80,7 +80,8 @@
 // only from the header lines before "Output:", never from a command's
 // own output. A web_search has no output (the query is its input, not
 // its result); a file_change's output is its list of changes (exec-json
-// states paths and kinds, no diffs), never its status word; a legacy
+// states paths and kinds, and builds on the app server since
+// 2026 each change's diff, kept as stated), never its status word; a legacy
 // patch_apply_end without stdout gives the changes (with their diffs)
 // of the patch when it applied, nothing when it did not. A failed MCP
 // call with error:null reports the text of its result content as the
