@@ -72,16 +72,25 @@
 // states), "... rejected by user" and a tool policy's "rejected this
 // action" (denied), "aborted", "aborted by user" and "command timed out
 // after" (cancelled), "apply_patch verification failed: ..." and
-// "<tool> failed: ..." (error), an MCP {content, isError}, content items
+// "<tool> failed: ..." and a
+// multi-agent tool's refusal ("collab spawn failed: ...", "collab tool
+// failed: ...", "agent with id ... not found" or "is closed": the
+// rollout keeps no success flag beside it) (error), an MCP {content, isError}, content items
 // (code-mode exec: the {"exit_code": N} results its script printed). Exit codes are read
 // only from the header lines before "Output:", never from a command's
 // own output. A web_search has no output (the query is its input, not
 // its result); a file_change's output is its list of changes (exec-json
-// states paths and kinds, no diffs), never its status word; a legacy
+// states paths and kinds, and builds on the app server since
+// 2026 each change's diff, kept as stated), never its status word; a legacy
 // patch_apply_end without stdout gives the changes (with their diffs)
 // of the patch when it applied, nothing when it did not. A failed MCP
 // call with error:null reports the text of its result content as the
-// error; an MCP error that says it timed out is cancelled.
+// error; an MCP error that says it timed out is cancelled. A client's
+// dynamic tool (the app server's) answers in a function_call_output of
+// content items only: the dynamic_tool_call_response an early-2026
+// rollout with extended history holds beside it says whether it
+// succeeded, so success false makes the result an error (its error,
+// else its content's first text).
 //
 // Sub-agents (spec §6.10). exec-json streams only the parent thread: a
 // collab_tool_call (spawn_agent, wait, send_input, close_agent) is a tool
@@ -214,7 +223,11 @@
 // when a provider error came). An error message holding the API's JSON
 // error body is shown as its message, status and type. A rollback
 // (thread_rolled_back, num_turns) is a warning: those user turns left the
-// conversation the model sees; they stay in the transcript.
+// conversation the model sees; they stay in the transcript. So is an
+// /undo (undo_completed, early 2026): the working tree was restored from
+// the snapshot taken before a turn (or, success false, was not), so the
+// files no longer hold what the edits before it made; its turn, which
+// asks the model nothing, is ok.
 //
 // Bytes. Values reach the host as spans of the input, so NUL, control
 // bytes, ANSI escapes and invalid UTF-8 survive as they are. A line made
@@ -223,7 +236,9 @@
 //
 // Known records with nothing for the transcript are declared ignored
 // (sdk.Out.Ignored): the *_begin
-// and output-delta echoes, context_compacted, ghost_snapshot (an undo
+// and output-delta echoes, dynamic_tool_call_request and
+// view_image_tool_call (echoes of a function_call), thread_name_updated
+// (the name a user gave the thread), context_compacted, ghost_snapshot (an undo
 // commit), world_state, the 0.158+ token_usage_record (the figures of the
 // token_count event written beside it), additional_tools (tool
 // definitions), thread_goal_updated and entered_review_mode (state and a

@@ -151,8 +151,9 @@ func (n *normalizer) item(out *sdk.Out, ph phase, item abi.Value) {
 			n.toolItem(out, key, sdk.S("file_change"), "edit", object(member{"changes", item.Get("changes")}))
 		}
 		if ph == phaseCompleted {
-			// The outcome is the changes made (paths and kinds: this
-			// format has no diffs), never the status word.
+			// The outcome is the changes made (paths and kinds, and
+			// each diff where the build states it), never the status
+			// word.
 			r := sdk.ToolResult{CallID: key}
 			if c := item.Get("changes"); c.Kind() == abi.KindArray && len(c.Raw()) > 2 {
 				r.Output = sdk.JSON(c)

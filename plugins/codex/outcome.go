@@ -134,7 +134,8 @@ func settleCommand(r *sdk.ToolResult, status abi.Value, text []byte) {
 //     (the command was killed), which are cancellations;
 //   - "apply_patch verification failed: ...", "unsupported call: ...",
 //     "failed to parse function arguments: ..." (the tool refused the
-//     request), "err: ..." (an MCP call that failed, 2025 builds).
+//     request), "err: ..." (an MCP call that failed, 2025 builds), a
+//     multi-agent tool's refusal (see collabFailed).
 //
 // Only the header (the lines before "Output:") is searched for exit
 // codes, so a command that prints "Exit code: 3" itself is not misread.
@@ -159,7 +160,7 @@ func classify(t []byte) outcome {
 	case sdk.HasPrefix(t, "apply_patch verification failed") || sdk.HasPrefix(t, "unsupported call") ||
 		sdk.HasPrefix(t, "unsupported custom tool call") || sdk.HasPrefix(t, "failed to parse function arguments") ||
 		sdk.HasPrefix(t, "Failed to apply patch") || sdk.HasPrefix(t, "Invalid patch") || sdk.HasPrefix(t, "invalid patch") ||
-		sdk.HasPrefix(t, "err: ") || toolFailed(first):
+		sdk.HasPrefix(t, "err: ") || toolFailed(first) || collabFailed(first):
 		return outcome{status: toolError, err: clip(t)}
 	}
 	head, body := sdk.SplitOutputHeader(t)
@@ -190,6 +191,24 @@ func toolFailed(line []byte) bool {
 		i++
 	}
 	return i > 0 && sdk.HasPrefix(line[i:], " failed: ")
+}
+
+// collabFailed reports whether a first line is a multi-agent tool's
+// refusal (spawn_agent, send_input, wait, close_agent, resume_agent:
+// collab_spawn_error and collab_agent_error in Codex's
+// core/src/tools/handlers/multi_agents.rs): "collab spawn failed: ..."
+// ("agent thread limit reached"), "collab tool failed: ...", "collab
+// manager unavailable", "agent with id <id> not found" or "... is
+// closed". The rollout keeps no success flag beside the text.
+func collabFailed(line []byte) bool {
+	switch {
+	case sdk.HasPrefix(line, "collab spawn failed: ") || sdk.HasPrefix(line, "collab tool failed: ") ||
+		sdk.HasPrefix(line, "collab manager unavailable"):
+		return true
+	case sdk.HasPrefix(line, "agent with id "):
+		return contains(line, " not found") || contains(line, " is closed")
+	}
+	return false
 }
 
 // classifyItems reads an output given as content items (code-mode

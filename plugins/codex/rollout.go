@@ -491,6 +491,20 @@ func (n *normalizer) noteEnd(p abi.Value) {
 			}
 		}
 		e.err = clip([]byte(sdk.StringOf(p.Get("stderr")).String()))
+	case "dynamic_tool_call_response":
+		// A tool the client registered (the app server's dynamic
+		// tools), answered by the client: success false is a failed
+		// call, whose function_call_output holds only the content
+		// items (the rollout does not keep its success flag).
+		if s, ok := p.Get("success").Bool(); ok {
+			e.status = toolOK
+			if !s {
+				e.status, e.err = toolError, sdk.StringOf(p.Get("error")).String()
+				if e.err == "" {
+					e.err = firstText(p.Get("content_items")).String()
+				}
+			}
+		}
 	case "mcp_tool_call_end":
 		res := p.Get("result")
 		if ok := res.Get("Ok"); ok.Exists() {
@@ -619,7 +633,8 @@ func (n *normalizer) reasoningItem(out *sdk.Out, p abi.Value, ts sdk.Str) {
 func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 	t := p.Get("type")
 	switch sdk.Name(t) {
-	case "task_started", "task_complete", "turn_aborted", "token_count", "thread_goal_updated", "thread_settings_applied":
+	case "task_started", "task_complete", "turn_aborted", "token_count", "thread_goal_updated", "thread_settings_applied",
+		"thread_name_updated":
 		// Markers and state: not what a turn recorded.
 	default:
 		n.turnContent = true
@@ -690,7 +705,7 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// Retries and warnings: errors the provider reported that do
 		// not end the turn.
 		reportError(out, p.Get("message"), "stream error")
-	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end":
+	case "exec_command_end", "patch_apply_end", "mcp_tool_call_end", "dynamic_tool_call_response":
 		// UI echoes of results that a response item repeats (a call
 		// takes one result); what they say about the outcome is kept
 		// for that item, which records it: the event is declared
@@ -709,12 +724,30 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		}
 		out.Ignored(sdk.S("event_msg/" + t.String()))
 	case "exec_command_begin", "exec_command_output_delta", "patch_apply_begin", "mcp_tool_call_begin", "web_search_begin", "web_search_end",
-		"image_generation_begin", "image_generation_end", "agent_reasoning_section_break", "context_compacted":
+		"image_generation_begin", "image_generation_end", "agent_reasoning_section_break", "context_compacted",
+		"dynamic_tool_call_request", "view_image_tool_call":
 		// UI echoes of calls whose request and result are response
-		// items.
+		// items (a dynamic tool's request repeats its function_call,
+		// view_image_tool_call names the path of a view_image call).
 		out.Ignored(sdk.S("event_msg/" + t.String()))
-	case "thread_goal_updated", "entered_review_mode", "thread_settings_applied":
-		// The thread's goal as /goal set it, the marker that a review
+	case "undo_completed":
+		// /undo (builds of late 2025 to early 2026 persisted its end;
+		// it runs as a turn of its own, which asks the model nothing
+		// and is ok): the working tree was restored from the ghost snapshot taken
+		// before a turn, so the files no longer hold what the turn's
+		// edits in this transcript made; a failed undo left them.
+		msg := ""
+		if m := p.Get("message"); m.Kind() == abi.KindString {
+			msg = ": " + sdk.Text(m).String()
+		}
+		if s, ok := p.Get("success").Bool(); ok && !s {
+			out.Warn("codex undo failed, the working tree was not restored" + msg)
+		} else {
+			out.Warn("codex undo restored the working tree to the snapshot taken before a turn: the edits this transcript shows before it were reverted" + msg)
+		}
+	case "thread_goal_updated", "entered_review_mode", "thread_settings_applied", "thread_name_updated":
+		// The thread's name as a user set it (persisted by builds of
+		// early 2026), its goal as /goal set it, the marker that a review
 		// began (its findings come with exited_review_mode), and the
 		// thread's settings (model, service tier, ...) as they were
 		// applied (0.158+: first in a fork that references its

@@ -18,7 +18,14 @@ import (
 //     one, is injected context);
 //   - a review's findings (exited_review_mode) are its result, once, and
 //     answer its turn;
-//   - a generated image is a tool call with its result.
+//   - a generated image is a tool call with its result;
+//   - a client's dynamic tool that failed (dynamic_tool_call_response,
+//     persisted by builds of early 2026 with extended history) is an
+//     error, though its function_call_output holds only content items;
+//   - a multi-agent tool's refusal ("collab spawn failed: ...") is an
+//     error, though the rollout keeps only its text;
+//   - a thread's new name is state; an /undo (undo_completed) is a
+//     warning, its turn ok.
 func TestRolloutNewerItems(t *testing.T) {
 	ev, item := rolloutEvent, rolloutItem
 	var (
@@ -47,6 +54,20 @@ func TestRolloutNewerItems(t *testing.T) {
 		imageFailed   = item(`{"type":"image_generation_call","id":"ig_2","status":"failed","result":""}`)
 		subStarted    = ev(`{"type":"sub_agent_activity","event_id":"e1","occurred_at_ms":1,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"started"}`)
 		subInteracted = ev(`{"type":"sub_agent_activity","event_id":"e2","occurred_at_ms":2,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interacted"}`)
+		dynCall       = item(`{"type":"function_call","name":"lookup_ticket","arguments":"{\"id\":\"T-1\"}","call_id":"call_d1"}`)
+		dynReq        = ev(`{"type":"dynamic_tool_call_request","call_id":"call_d1","turn_id":"u1","tool":"lookup_ticket","arguments":{"id":"T-1"}}`)
+		dynFailed     = ev(`{"type":"dynamic_tool_call_response","call_id":"call_d1","turn_id":"u1","tool":"lookup_ticket","arguments":{"id":"T-1"},"content_items":[{"type":"inputText","text":"ticket service unavailable"}],"success":false,"error":null,"duration":{"secs":1,"nanos":0}}`)
+		dynOK         = ev(`{"type":"dynamic_tool_call_response","call_id":"call_d1","turn_id":"u1","tool":"lookup_ticket","arguments":{"id":"T-1"},"content_items":[{"type":"inputText","text":"open"}],"success":true,"error":null,"duration":{"secs":1,"nanos":0}}`)
+		dynOutput     = item(`{"type":"function_call_output","call_id":"call_d1","output":"ticket service unavailable"}`)
+		viewImage     = ev(`{"type":"view_image_tool_call","call_id":"call_v1","path":"/w/a.png"}`)
+		named         = ev(`{"type":"thread_name_updated","thread_id":"s1","thread_name":"cat"}`)
+		undone        = ev(`{"type":"undo_completed","success":true,"message":"Undo restored snapshot abc1234."}`)
+		undoFailed    = ev(`{"type":"undo_completed","success":false,"message":"No ghost snapshot available to undo."}`)
+		spawnCall     = item(`{"type":"function_call","name":"spawn_agent","arguments":"{\"message\":\"review\"}","call_id":"call_s1"}`)
+		spawnLimit    = item(`{"type":"function_call_output","call_id":"call_s1","output":"collab spawn failed: agent thread limit reached"}`)
+		spawnOK       = item(`{"type":"function_call_output","call_id":"call_s1","output":"{\"agent_id\":\"019b0000-0000-7000-8000-0000000000e1\",\"nickname\":\"Euler\"}"}`)
+		waitCall      = item(`{"type":"function_call","name":"wait","arguments":"{\"ids\":[\"019b0000-0000-7000-8000-0000000000e9\"]}","call_id":"call_w1"}`)
+		waitMissing   = item(`{"type":"function_call_output","call_id":"call_w1","output":"agent with id 019b0000-0000-7000-8000-0000000000e9 not found"}`)
 		subStopped    = ev(`{"type":"sub_agent_activity","event_id":"e3","occurred_at_ms":3,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interrupted"}`)
 	)
 	type toolWant struct{ name, status, output string }
@@ -82,6 +103,21 @@ func TestRolloutNewerItems(t *testing.T) {
 			status: "error", tools: []toolWant{{"image_generation", "error", ""}}},
 		{name: "a sub-agent's activity", lines: []string{meta, start, prompt, subStarted, subInteracted, answer, subStopped, done},
 			status: "ok", warnings: []string{"sub-agent /root/worker was interrupted"}, assistant: []string{"Done."}},
+		{name: "a dynamic tool that failed", lines: []string{meta, start, prompt, dynCall, dynReq, dynFailed, dynOutput, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"lookup_ticket", "error", "ticket service unavailable"}}},
+		{name: "a dynamic tool that succeeded", lines: []string{meta, start, prompt, dynCall, dynReq, dynOK, dynOutput, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"lookup_ticket", "ok", "ticket service unavailable"}}},
+		{name: "a view_image echo and a new thread name", lines: []string{meta, start, prompt, viewImage, answer, done, named},
+			status: "ok", assistant: []string{"Done."}},
+		{name: "multi-agent tools refused", lines: []string{meta, start, prompt, spawnCall, spawnLimit, waitCall, waitMissing, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
+				{"spawn_agent", "error", "collab spawn failed: agent thread limit reached"},
+				{"wait", "error", "agent with id 019b0000-0000-7000-8000-0000000000e9 not found"}}},
+		{name: "a sub-agent spawned", lines: []string{meta, start, prompt, spawnCall, spawnOK, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
+				{"spawn_agent", "ok", `{"agent_id":"019b0000-0000-7000-8000-0000000000e1","nickname":"Euler"}`}}},
+		{name: "an undo, then one that failed", lines: []string{meta, start, prompt, answer, done, start, undone, noAnswer, start, undoFailed, noAnswer},
+			status: "ok", assistant: []string{"Done."}, warnings: []string{"undo restored the working tree", "undo failed, the working tree was not restored: No ghost snapshot"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

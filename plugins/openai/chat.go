@@ -192,6 +192,16 @@ func (n *normalizer) delta(r *chatResp, m *chatMsg, d abi.Value, out *sdk.Out) {
 			m.textBuf = sdk.AppendText(m.textBuf, c)
 		}
 	}
+	if tr := d.Path("audio", "transcript"); tr.Kind() == abi.KindString && !sdk.Text(tr).IsEmpty() {
+		// An answer spoken (audio output, modalities ["text", "audio"]):
+		// its content is null and what the model said is the audio's
+		// transcript, streamed in pieces like content. The audio itself
+		// (base64 data) is not kept.
+		out.Append(m.key, m.alloc(&m.text), sdk.BlockText, sdk.Text(tr))
+		if m.index == 0 {
+			m.textBuf = sdk.AppendText(m.textBuf, tr)
+		}
+	}
 	if rf := d.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {
 		out.Append(m.key, m.alloc(&m.refusal), sdk.BlockText, sdk.Text(rf))
 		if m.index == 0 {
@@ -475,6 +485,15 @@ func (n *normalizer) completion(v abi.Value, out *sdk.Out) {
 						out.Final(sdk.Text(t), true)
 					}
 				}
+			}
+		}
+		if tr := msg.Path("audio", "transcript"); tr.Kind() == abi.KindString && !sdk.Text(tr).IsEmpty() {
+			// A spoken answer: its content is null, its transcript what
+			// the model said (see delta).
+			out.Block(key, slot, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(tr)})
+			slot++
+			if idx == 0 && sdk.Text(content).IsEmpty() {
+				out.Final(sdk.Text(tr), true)
 			}
 		}
 		if rf := msg.Get("refusal"); rf.Kind() == abi.KindString && !sdk.Text(rf).IsEmpty() {

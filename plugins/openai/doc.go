@@ -47,7 +47,8 @@
 // instructions/system texts have origin system_prompt; texts repeated by
 // later requests of the same conversation are reported once) and the
 // outcomes of earlier calls (function_call_output and the other *_output
-// items, Chat "tool" messages) as tool.result joined by call id.
+// items, Chat "tool" messages) as tool.result joined by call id (a
+// local_shell_call_output, which has no call_id, names its call by id).
 // A Chat Completions call the log shows only in a request's history (not
 // the response that made it) is a message.assistant of its own with its
 // tool_use block, and its tool.call.
@@ -69,7 +70,9 @@
 // Chat Completions: one message per choice of a response; the content
 // deltas are appended to one text block, reasoning_content / reasoning
 // (compatible servers) to a thinking block before it, refusal to a text
-// block of its own (a refusal is what the model said). Content sent as a
+// block of its own (a refusal is what the model said); an answer spoken
+// (audio output: content null) is its audio's transcript, a text block
+// like content (the audio data is not kept). Content sent as a
 // list of parts (Mistral) is read part by part, in a response and in a
 // stream's deltas alike: text parts are text, thinking parts ({type
 // thinking, thinking: a string or text parts}) thinking. The legacy
@@ -110,7 +113,8 @@
 // code_interpreter_call → execute, mcp_call → other (named
 // "<server_label>.<name>"), local_shell_call and shell_call → execute,
 // apply_patch_call → edit, computer_call and image_generation_call →
-// other, tool_search_call → search, program (programmatic tool calling)
+// other (an image generation's input is the revised_prompt the tool used,
+// its output the image, base64), tool_search_call → search, program (programmatic tool calling)
 // → execute, xAI's x_search_call → search (named after the search it
 // ran, run by the server, no output). Those OpenAI runs itself carry their outcome, reported as a
 // tool_result block and a tool.result when the item is finished, or

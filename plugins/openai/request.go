@@ -100,7 +100,13 @@ func (n *normalizer) responsesRequest(v abi.Value, out *sdk.Out) {
 				out.ToolResult(r)
 			}
 		case t.Kind() == abi.KindString && hasSuffix(t.Raw(), `_output"`):
-			if id := i.Get("call_id"); id.Kind() == abi.KindString && n.results[sdk.View(id)] == 0 {
+			id := i.Get("call_id")
+			if !id.Exists() && t.Is("local_shell_call_output") {
+				// LocalShellCallOutput names its call by id (the call's
+				// call_id), having no call_id of its own.
+				id = i.Get("id")
+			}
+			if id.Kind() == abi.KindString && n.results[sdk.View(id)] == 0 {
 				n.toolOutput(id, i.Get("output"), i.Get("status"), out)
 			}
 		case t.Is("mcp_approval_response"):

@@ -680,7 +680,10 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 		}
 		return true
 	case t.Is("image_generation_call"):
+		// The prompt the tool used (revised_prompt) is its input, the
+		// image (result, base64) its output.
 		name, kind = "image_generation", "other"
+		input = objectOf("revised_prompt", i.Get("revised_prompt"))
 	case t.Is("local_shell_call"):
 		name, kind, server = "local_shell", "execute", false
 		input = sdk.JSON(i.Get("action"))
@@ -764,6 +767,8 @@ func (n *normalizer) hostedTool(it *item, i, t abi.Value, out *sdk.Out) bool {
 		output = logsOf(i.Get("outputs"))
 	case t.Is("mcp_call"):
 		output = sdk.StringOf(i.Get("output"))
+	case t.Is("image_generation_call"):
+		output = sdk.StringOf(i.Get("result"))
 	}
 	var errS sdk.Str
 	if e := i.Get("error"); e.Kind() == abi.KindString {
