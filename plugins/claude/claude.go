@@ -1,6 +1,8 @@
 package claude
 
 import (
+	"strconv"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -116,7 +118,11 @@ type normalizer struct {
 	errSeen     bool
 	errText     string
 	sseStopped  bool
-	sseStop     string // stop reason of the SSE stream's last message
+	// lastCost is the latest result's total_cost_usd; costBase what
+	// the conversations before the latest conversation_reset cost (a
+	// reset restarts the CLI's running total from zero).
+	lastCost, costBase float64
+	sseStop            string // stop reason of the SSE stream's last message
 
 	fields fieldCache
 }
@@ -307,6 +313,31 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 	case "control_response":
 		n.controlResponse(v, out)
 		return
+	case "auth_status":
+		// The CLI's login flow: an error is a warning (the run's own
+		// records say whether it went on).
+		if e := n.get(v, kError); e.Kind() == abi.KindString && !e.Is("") {
+			out.Warn("claude: authentication failed: " + sdk.Clip(e.String(), 500))
+			return
+		}
+		n.ignore("auth_status", out)
+		return
+	case "conversation_reset":
+		// /clear (or any flow that discards the conversation) in a
+		// process that goes on: the results after it state their
+		// total_cost_usd from zero, so what was spent before it is
+		// added to theirs.
+		n.claudeLine(v, out)
+		n.costBase += n.lastCost
+		n.lastCost = 0
+		n.ignore("conversation_reset", out)
+		return
+	case "tool_progress", "tool_use_summary", "prompt_suggestion":
+		// A running tool's elapsed time, the UI's one-line summary of
+		// tool calls the transcript holds, a suggested next prompt: no
+		// content of the conversation.
+		n.ignore(sdk.Name(t), out)
+		return
 	case "control_cancel_request", "keep_alive":
 		// sdk.Name(t) is the case's literal, written at once: no copy
 		// (sdk.TypeName's) is needed.
@@ -490,6 +521,10 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		status, errS := sdk.StatusOK, sdk.Str{}
 		if !st.Is("completed") {
 			status, errS = sdk.StatusError, sdk.Text(n.get(v, kSummary))
+			if st.Is("stopped") {
+				// Killed (TaskStop, the user): it did not fail.
+				status = toolCancelled
+			}
 			if errS.IsEmpty() {
 				errS = sdk.S("sub-agent " + sdk.TypeName(st))
 			}
@@ -499,6 +534,17 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		n.apiRetry(v, out)
 	case sub.Is("api_error"):
 		n.apiErrorRecord(v, out)
+	case sub.Is("hook_response") && !n.get(v, kOutcome).Is("success") && n.get(v, kOutcome).Kind() == abi.KindString:
+		n.hookResponse(v, out)
+	case sub.Is("informational") && (n.get(v, kLevel).Is("warning") || n.get(v, kLevel).Is("error")):
+		// A notice the CLI showed the user (not the model) at a level
+		// that says something went wrong: "Usage limit reached", a
+		// hook's systemMessage, ...
+		out.Warn("claude: " + sdk.Clip(n.get(v, kContent).String(), 500))
+	case sub.Is("mirror_error"):
+		// The SDK could not copy a batch of the session to its external
+		// session store; the run itself goes on.
+		out.Warn("claude sdk: session store append failed: " + sdk.Clip(n.get(v, kError).String(), 500))
 	case ignoredSystem(sdk.Name(sub)) != "":
 		// Progress pings, hook runs, bookkeeping and the session log's
 		// echo of a local slash command (/model, /mcp): no message, tool
@@ -561,7 +607,8 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	// Each result covers the messages of its cycle.
 	n.pending = usage{}
 	if c, ok := n.get(v, kTotalCostUsd).Float(); ok {
-		out.Cost(c, sdk.ModeSet)
+		n.lastCost = c
+		out.Cost(n.costBase+c, sdk.ModeSet)
 	}
 }
 
@@ -600,4 +647,26 @@ var ignoredSystems = [...]string{
 	"system/status", "system/hook_started", "system/hook_response", "system/hook_progress",
 	"system/task_progress", "system/task_updated", "system/compact_boundary", "system/turn_duration",
 	"system/away_summary", "system/stop_hook_summary", "system/microcompact_boundary", "system/local_command",
+	"system/informational", "system/notification", "system/permission_denied", "system/background_tasks_changed",
+	"system/session_state_changed", "system/files_persisted", "system/elicitation_complete",
+}
+
+// hookResponse reports a stream-json hook_response (--include-hook-events)
+// whose outcome is not a success as a warning of the step, as a session
+// log's hook outcome attachment is (hookWarning): the hook's name, its
+// outcome and exit code, and its stderr. A PreToolUse hook that blocked
+// a call also denies it by the call's result.
+func (n *normalizer) hookResponse(v abi.Value, out *sdk.Out) {
+	hook := n.get(v, kHookNameSnake).String()
+	if hook == "" {
+		hook = n.get(v, kHookEventSnake).String()
+	}
+	msg := "claude: hook " + sdk.Clip(hook, 64) + " " + sdk.Clip(n.get(v, kOutcome).String(), 32)
+	if c, ok := n.get(v, kExitCodeSnake).Int(); ok {
+		msg += " (exit " + strconv.FormatInt(c, 10) + ")"
+	}
+	if e := n.get(v, kStderr).String(); e != "" {
+		msg += ": " + sdk.Clip(e, 500)
+	}
+	out.Warn(msg)
 }

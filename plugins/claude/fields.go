@@ -110,6 +110,19 @@ var keys = abi.NewKeySet(
 	"service_tier",
 	"agent_id",
 	"forkedFrom",
+	"outcome",
+	"level",
+	"hook_name",
+	"hook_event",
+	"exit_code",
+	"return_code",
+	"tool_result_meta",
+	"non_execution_kind",
+	"user_feedback",
+	"from",
+	"to",
+	"trigger",
+	"category",
 )
 
 // Indexes into keys.
@@ -214,6 +227,19 @@ const (
 	kServiceTier
 	kAgentIdSnake
 	kForkedFrom
+	kOutcome
+	kLevel
+	kHookNameSnake
+	kHookEventSnake
+	kExitCodeSnake
+	kReturnCode
+	kToolResultMeta
+	kNonExecutionKind
+	kUserFeedback
+	kFrom
+	kTo
+	kTrigger
+	kCategory
 
 	nKeys
 )

@@ -32,6 +32,11 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			n.ignore("block/compaction", out)
 			return
 		}
+		if cb.Get("type").Is("fallback") {
+			// Arrives whole, with no deltas.
+			n.fallback(m, cb, out)
+			return
+		}
 		if typ == "" {
 			name := "block/" + sdk.TypeName(cb.Get("type"))
 			out.Unmapped(sdk.S(name))
