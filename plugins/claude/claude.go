@@ -349,14 +349,21 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		return
 	case "summary", "file-history-snapshot", "queue-operation", "last-prompt", "ai-title", "custom-title", "tag",
 		"permission-mode", "mode", "agent-name", "worktree-state", "atis-latch",
-		"file-history-delta", "pr-link", "bridge-session", "teleported-from":
+		"file-history-delta", "pr-link", "bridge-session", "teleported-from",
+		"continued-in", "task-summary", "agent-color", "agent-setting", "attribution-snapshot",
+		"speculation-accept", "content-replacement", "marble-origami-commit", "marble-origami-snapshot":
 		// Session-log bookkeeping: titles, the undo index of edited
 		// files (a snapshot, or one file's change to it), the prompt
 		// queue (a queued prompt is written again as a user record when
 		// it is sent), the session's settings as they change (permission
 		// mode, mode, the agent's name, the worktree), the pull request
 		// the session linked, the remote-control bridge's session and
-		// the web session one was teleported from (2.1.2xx).
+		// the web session one was teleported from (2.1.2xx); the
+		// successor session a conversation continues in (continued-in),
+		// a task's summary, the agent's color and settings, the
+		// attribution and speculation state, the previews that replace
+		// large tool results in the model's context (the results
+		// themselves are in the log), and the context-collapse store.
 		n.setFormat(fmtSessionLog, out)
 		n.meta(v, out)
 		n.ignore(sdk.Name(t), out) // the case's literal, written at once
@@ -541,6 +548,8 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		// that says something went wrong: "Usage limit reached", a
 		// hook's systemMessage, ...
 		out.Warn("claude: " + sdk.Clip(n.get(v, kContent).String(), 500))
+	case sub.Is("model_refusal_fallback"), sub.Is("model_refusal_no_fallback"), sub.Is("model_fallback"):
+		n.modelFallback(v, sdk.Name(sub), out)
 	case sub.Is("mirror_error"):
 		// The SDK could not copy a batch of the session to its external
 		// session store; the run itself goes on.
@@ -569,7 +578,12 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	if !n.get(v, kSubtype).Is("success") {
 		isErr = true
 	}
-	if isErr {
+	if !isErr && n.get(v, kStopReason).Is("refusal") {
+		// The last turn was refused (model_refusal_no_fallback): the
+		// CLI calls it a success, with no answer. As for an API
+		// response, a refusal is an error.
+		out.Status(sdk.StatusError, sdk.S("refusal: the model declined to answer (stop_reason refusal)"), sdk.LevelTerminal)
+	} else if isErr {
 		e := sdk.Text(text)
 		if e.IsEmpty() {
 			if errs := n.get(v, kErrors); errs.Len() > 0 {
@@ -649,6 +663,53 @@ var ignoredSystems = [...]string{
 	"system/away_summary", "system/stop_hook_summary", "system/microcompact_boundary", "system/local_command",
 	"system/informational", "system/notification", "system/permission_denied", "system/background_tasks_changed",
 	"system/session_state_changed", "system/files_persisted", "system/elicitation_complete",
+	"system/local_command_output",
+}
+
+// modelFallback reports the CLI's notice that a model refused a request
+// (a safeguard's policy category) and that it retried on another model
+// (model_refusal_fallback), or had none to retry on
+// (model_refusal_no_fallback), or that it switched models for another
+// reason (model_fallback: trigger overloaded, ...), as a warning: the
+// run goes on, or ends with its result. Stream-json names the fields in
+// snake case, the session log in camel case.
+func (n *normalizer) modelFallback(v abi.Value, sub string, out *sdk.Out) {
+	str := func(snake, camel string) string {
+		if s := v.Get(snake).String(); s != "" {
+			return sdk.Clip(s, 80)
+		}
+		return sdk.Clip(v.Get(camel).String(), 80)
+	}
+	from, to := str("original_model", "originalModel"), str("fallback_model", "fallbackModel")
+	msg := "claude: " + from
+	switch sub {
+	case "model_fallback":
+		msg += " fell back to " + to
+		if t := v.Get("trigger").String(); t != "" {
+			msg += " (" + sdk.Clip(t, 40) + ")"
+		}
+	default:
+		msg += " refused the request"
+		if c := str("api_refusal_category", "apiRefusalCategory"); c != "" {
+			msg += " (" + c + ")"
+		}
+		if sub == "model_refusal_fallback" {
+			msg += "; retried on " + to
+		} else {
+			msg += "; no fallback model"
+		}
+	}
+	why := v.Get("api_refusal_explanation").String()
+	if why == "" {
+		why = v.Get("apiRefusalExplanation").String()
+	}
+	if why == "" {
+		why = n.get(v, kContent).String()
+	}
+	if why != "" {
+		msg += ": " + sdk.Clip(why, 500)
+	}
+	out.Warn(msg)
 }
 
 // hookResponse reports a stream-json hook_response (--include-hook-events)

@@ -49,6 +49,7 @@ func TestNewerRecords(t *testing.T) {
 		step     string            // the step's status ("" not checked)
 		warnings []string          // substrings of warnings, each in some warning
 		cost     float64           // the step's cost (0: not checked)
+		perr     int               // provider errors in the step
 	}{
 		{name: "tool_result_meta permission-rule: a hook's own denial text is denied",
 			input:  init + call("toolu_1", "Bash") + result("toolu_1", `"PERSONAHUB_DENY_MARKER: blocked by test hook"`, `[{"id":"toolu_1","non_execution_kind":"permission-rule"}]`) + ok("0.01"),
@@ -107,6 +108,18 @@ func TestNewerRecords(t *testing.T) {
 				`{"type":"text","text":"Here is the port scanner."}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":20}}` + "\n",
 			step:     "ok",
 			warnings: []string{"anthropic fallback: claude-opus-4-7 declined (refusal, cyber); claude-sonnet-4-6 answered"}},
+		{name: "a refused last turn is an error, whatever the result's subtype; the refusal a warning",
+			input: init + `{"type":"system","subtype":"model_refusal_no_fallback","original_model":"claude-sonnet-5","request_id":"req_1","api_refusal_category":"cyber","api_refusal_explanation":null,"refused_user_message_uuid":"u-1","content":"","session_id":"s","uuid":"e-1"}` + "\n" +
+				`{"type":"result","subtype":"success","is_error":false,"stop_reason":"refusal","terminal_reason":"completed","result":"","session_id":"s","usage":{"input_tokens":55965,"output_tokens":0}}` + "\n",
+			step: "error", perr: 1,
+			warnings: []string{"claude: claude-sonnet-5 refused the request (cyber); no fallback model"}},
+		{name: "session log: a refusal retried on another model is a warning; bookkeeping is ignored",
+			input: `{"parentUuid":"a","isSidechain":false,"type":"system","subtype":"model_refusal_fallback","originalModel":"claude-fable-5","fallbackModel":"claude-opus-4-8","apiRefusalCategory":"cyber","refusedUserMessageUuid":"u1","content":"Switched to Opus 4.8","level":"warning","uuid":"f1","timestamp":"2026-10-03T08:16:02Z","sessionId":"s","version":"2.1.281","cwd":"/w"}` + "\n" +
+				`{"type":"continued-in","timestamp":"2026-09-04T17:17:50.149Z","sessionId":"s","continuedInSessionId":"s2"}` + "\n" +
+				`{"type":"content-replacement","sessionId":"s","replacements":[{"kind":"tool-result","toolUseId":"toolu_1","replacement":"Stored result preview..."}]}` + "\n" +
+				`{"type":"marble-origami-snapshot","sessionId":"s","staged":[]}` + "\n" +
+				`{"type":"agent-color","sessionId":"s","agentColor":"blue"}` + "\n",
+			warnings: []string{"claude: claude-fable-5 refused the request (cyber); retried on claude-opus-4-8: Switched to Opus 4.8"}},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -147,8 +160,8 @@ func TestNewerRecords(t *testing.T) {
 			if tt.cost != 0 && (res.CostUSD == nil || *res.CostUSD != tt.cost) {
 				t.Errorf("cost %v, want %v", costOf(res.CostUSD), tt.cost)
 			}
-			if len(res.Errors) != 0 {
-				t.Errorf("provider errors %v, want none", res.Errors)
+			if len(res.Errors) != tt.perr {
+				t.Errorf("provider errors %v, want %d", res.Errors, tt.perr)
 			}
 		})
 	}

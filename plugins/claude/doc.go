@@ -49,9 +49,10 @@
 // # Decisions
 //
 // Status. A result line is the terminal event: subtype "success" with
-// is_error false is ok; is_error true or any other subtype is an error
-// whose text is the result text (falling back to errors[] and the
-// subtype). Several init…result cycles (background agents) are read to the
+// is_error false is ok, unless its stop_reason is refusal (the last turn
+// was refused: an error, as for an API response); is_error true or any
+// other subtype is an error whose text is the result text (falling back
+// to errors[] and the subtype). Several init…result cycles (background agents) are read to the
 // end; the last result's status wins. Errors the provider reports on the
 // way are each reported with Out.Error (listed in the step's errors): a
 // top-level "error" on an assistant line (authentication_failed,
@@ -326,8 +327,9 @@
 // local_command (a session log's echo of a local slash command),
 // informational below level warning, notification,
 // background_tasks_changed, session_state_changed, files_persisted,
-// elicitation_complete, permission_denied (the call's result, with its
-// tool_result_meta, says so); the SDK's tool_progress, tool_use_summary
+// elicitation_complete, local_command_output, permission_denied (the
+// call's result, with its tool_result_meta, says so); the SDK's
+// tool_progress, tool_use_summary
 // (the UI's summary of calls the transcript holds), prompt_suggestion,
 // auth_status without an error, conversation_reset (read for the cost); a
 // task_started or task_notification of a background shell; a
@@ -336,9 +338,11 @@
 // pending, control_cancel_request, keep_alive; session-log bookkeeping
 // (summary, file-history-snapshot, file-history-delta, queue-operation,
 // last-prompt, ai-title, custom-title, tag, pr-link, bridge-session,
-// teleported-from, and the settings records permission-mode, mode,
-// agent-name, worktree-state, atis-latch); system/away_summary (the
-// CLI's note that the user was away); progress records other than
+// teleported-from, continued-in, task-summary, attribution-snapshot,
+// speculation-accept, content-replacement, marble-origami-commit and
+// -snapshot, and the settings records permission-mode, mode,
+// agent-name, agent-color, agent-setting, worktree-state, atis-latch);
+// system/away_summary (the CLI's note that the user was away); progress records other than
 // agent_progress (hook, bash, MCP and search progress of a tool whose
 // result follows). Everything else unknown is counted by native type:
 // "system/<subtype>" for unknown subtypes; "attachment/<type>" for an
@@ -362,7 +366,10 @@
 // outcome, exit code and stderr, as the session log's hook attachments);
 // a system/informational notice at level warning or error ("Usage limit
 // reached ..."); the SDK's mirror_error (a batch its session store could
-// not append); an auth_status error; and a Messages API fallback block
+// not append); an auth_status error; the CLI's model_refusal_fallback,
+// model_refusal_no_fallback and model_fallback (the model that refused,
+// the refusal's category and explanation, the model retried on); and a
+// Messages API fallback block
 // (the requested model declined, trigger and category, and another model
 // answered: no part of the answer).
 //

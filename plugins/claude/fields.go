@@ -123,6 +123,14 @@ var keys = abi.NewKeySet(
 	"to",
 	"trigger",
 	"category",
+	"original_model",
+	"originalModel",
+	"fallback_model",
+	"fallbackModel",
+	"api_refusal_category",
+	"apiRefusalCategory",
+	"api_refusal_explanation",
+	"apiRefusalExplanation",
 )
 
 // Indexes into keys.
@@ -240,6 +248,14 @@ const (
 	kTo
 	kTrigger
 	kCategory
+	kOriginalModel
+	kOriginalModelCamel
+	kFallbackModel
+	kFallbackModelCamel
+	kApiRefusalCategory
+	kApiRefusalCategoryCamel
+	kApiRefusalExplanation
+	kApiRefusalExplanationCamel
 
 	nKeys
 )
