@@ -548,6 +548,10 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		// that says something went wrong: "Usage limit reached", a
 		// hook's systemMessage, ...
 		out.Warn("claude: " + sdk.Clip(n.get(v, kContent).String(), 500))
+	case sub.Is("status") && n.get(v, kCompactResult).Is("failed"):
+		// A compaction (status compacting) that failed: the agent goes
+		// on with its context as it was, or stops at its limit.
+		out.Warn("claude: compaction failed: " + sdk.Clip(n.get(v, kCompactError).String(), 500))
 	case sub.Is("model_refusal_fallback"), sub.Is("model_refusal_no_fallback"), sub.Is("model_fallback"):
 		n.modelFallback(v, sdk.Name(sub), out)
 	case sub.Is("mirror_error"):

@@ -120,6 +120,13 @@ func TestNewerRecords(t *testing.T) {
 				`{"type":"marble-origami-snapshot","sessionId":"s","staged":[]}` + "\n" +
 				`{"type":"agent-color","sessionId":"s","agentColor":"blue"}` + "\n",
 			warnings: []string{"claude: claude-fable-5 refused the request (cyber); retried on claude-opus-4-8: Switched to Opus 4.8"}},
+		{name: "a failed compaction is a warning",
+			input: init + `{"type":"system","subtype":"status","status":"compacting","session_id":"s"}` + "\n" +
+				`{"type":"system","subtype":"status","status":null,"compact_result":"failed","compact_error":"Conversation too long to summarize","session_id":"s"}` + "\n" + ok("0.01"),
+			step: "ok", warnings: []string{"claude: compaction failed: Conversation too long to summarize"}},
+		{name: "a container upload block is no part of the answer",
+			input: `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-7","content":[{"type":"container_upload","file_id":"file_011"},{"type":"text","text":"Loaded."}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":2}}` + "\n",
+			step:  "ok"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {

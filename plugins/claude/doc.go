@@ -355,13 +355,17 @@
 // text that is not JSON. SSE framing (event:, id:, retry:, comments,
 // data: [DONE]), ping, stream deltas whose content is written when their
 // block or message closes (input_json_delta, signature_delta,
-// citations_delta, content_block_stop, message_delta), a repeated init, a
+// citations_delta, content_block_stop, message_delta), a
+// container_upload block (a file put in the code execution container), a
+// repeated init, a
 // repeated agent_progress message, can_use_tool requests and their
 // answers, and the lines of a pretty-printed document are declared
 // ignored too (Out.Ignored), so that every raw line is accounted for.
 //
 // Notices. Warnings of the step, not errors of the provider (the run's
-// own records say how it ended): a stream-json hook_response
+// own records say how it ended): a system/status whose compact_result
+// is failed (a compaction that failed, with its compact_error); a
+// stream-json hook_response
 // (--include-hook-events) whose outcome is not success (the hook's name,
 // outcome, exit code and stderr, as the session log's hook attachments);
 // a system/informational notice at level warning or error ("Usage limit

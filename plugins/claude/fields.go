@@ -131,6 +131,8 @@ var keys = abi.NewKeySet(
 	"apiRefusalCategory",
 	"api_refusal_explanation",
 	"apiRefusalExplanation",
+	"compact_result",
+	"compact_error",
 )
 
 // Indexes into keys.
@@ -256,6 +258,8 @@ const (
 	kApiRefusalCategoryCamel
 	kApiRefusalExplanation
 	kApiRefusalExplanationCamel
+	kCompactResult
+	kCompactError
 
 	nKeys
 )

@@ -641,6 +641,12 @@ func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 		n.fallback(m, b, out)
 		return
 	}
+	if bt.Is("container_upload") {
+		// A file uploaded to the code execution container (its id):
+		// no part of the answer.
+		n.ignore("block/container_upload", out)
+		return
+	}
 	if typ == "" {
 		out.Unmapped(sdk.S("block/" + sdk.TypeName(bt)))
 		return

@@ -37,6 +37,10 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			n.fallback(m, cb, out)
 			return
 		}
+		if cb.Get("type").Is("container_upload") {
+			n.ignore("block/container_upload", out)
+			return
+		}
 		if typ == "" {
 			name := "block/" + sdk.TypeName(cb.Get("type"))
 			out.Unmapped(sdk.S(name))
