@@ -107,6 +107,10 @@ type normalizer struct {
 	// permCalls are can_use_tool requests for calls not in the input
 	// when asked, reported as dangling calls at the end if still absent.
 	permCalls []permCall
+	// taskScopes names the scope of each background agent a
+	// task_started announced, by task id, until a task_updated or
+	// task_notification ends it (task_updated names only the task).
+	taskScopes map[string]string
 	// orphans are the sub-agent scopes opened without a starting call
 	// (sidechains of an agent file on its own).
 	orphans []string
@@ -140,6 +144,7 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 		scopePrompt:  map[string]string{},
 		progressSeen: map[string]bool{},
 		permReq:      map[string]*perm{},
+		taskScopes:   map[string]string{},
 	}
 	if doc, ok := sdk.Parse([]byte("{}")); ok {
 		n.fields.sentinel = doc.Root()
@@ -511,7 +516,11 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 			return
 		}
 		idS := n.scopeID(id)
-		n.openScope(n.subScope(idS), idS, n.get(v, kSubagentType).String(), n.get(v, kDescription).String(), n.get(v, kPrompt).String(), abi.Value{}, out)
+		sc := n.subScope(idS)
+		n.openScope(sc, idS, n.get(v, kSubagentType).String(), n.get(v, kDescription).String(), n.get(v, kPrompt).String(), abi.Value{}, out)
+		if t := n.get(v, kTaskId); t.Kind() == abi.KindString && !t.Is("") && n.scopes[sc] {
+			n.taskScopes[t.String()] = sc
+		}
 	case sub.Is("task_notification"):
 		id := n.get(v, kToolUseId)
 		if id.Kind() != abi.KindString {
@@ -519,6 +528,9 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 			return
 		}
 		idS := n.subScope(n.scopeID(id))
+		if t := n.get(v, kTaskId); t.Kind() == abi.KindString {
+			delete(n.taskScopes, sdk.View(t))
+		}
 		if !n.scopes[idS] {
 			// A background shell's end, or an agent already closed.
 			n.ignore("system/task_notification", out)
@@ -537,6 +549,8 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 			}
 		}
 		n.closeScope(idS, status, errS, out)
+	case sub.Is("task_updated"):
+		n.taskUpdated(v, out)
 	case sub.Is("api_retry"):
 		n.apiRetry(v, out)
 	case sub.Is("api_error"):
@@ -668,6 +682,34 @@ var ignoredSystems = [...]string{
 	"system/informational", "system/notification", "system/permission_denied", "system/background_tasks_changed",
 	"system/session_state_changed", "system/files_persisted", "system/elicitation_complete",
 	"system/local_command_output",
+}
+
+// taskUpdated reads a task_updated record: a background agent whose
+// patch.status is failed or killed has ended, and its task_notification
+// may never come (the SDK's TaskUpdatedMessage: "a task stopped via
+// TaskStop reports status killed here, and the matching notification is
+// sometimes suppressed"), so its child run is closed: killed cancelled,
+// failed an error. Any other patch (progress, completed, which
+// task_notification reports with its summary), or a task that is not
+// an open agent's, is ignored.
+func (n *normalizer) taskUpdated(v abi.Value, out *sdk.Out) {
+	st := n.get(n.get(v, kPatch), kStatus)
+	t := n.get(v, kTaskId)
+	sc, ok := n.taskScopes[sdk.View(t)]
+	if !ok || !n.scopes[sc] || !st.Is("killed") && !st.Is("failed") {
+		n.ignore("system/task_updated", out)
+		return
+	}
+	delete(n.taskScopes, sdk.View(t))
+	if st.Is("killed") {
+		n.closeScope(sc, toolCancelled, sdk.S("sub-agent killed"), out)
+		return
+	}
+	e := sdk.Text(n.get(n.get(v, kPatch), kError))
+	if e.IsEmpty() {
+		e = sdk.S("sub-agent failed")
+	}
+	n.closeScope(sc, sdk.StatusError, e, out)
 }
 
 // modelFallback reports the CLI's notice that a model refused a request

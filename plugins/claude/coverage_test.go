@@ -184,20 +184,33 @@ func costOf(c *float64) float64 {
 
 // TestBackgroundAgentEnd checks how a background agent's
 // task_notification closes its child run: completed is ok, failed an
-// error, stopped (TaskStop, the user) cancelled, each with its summary.
+// error, stopped (TaskStop, the user) cancelled, each with its summary;
+// and that a task_updated saying it was killed or failed closes it when
+// no notification follows, once.
 func TestBackgroundAgentEnd(t *testing.T) {
 	const head = `{"type":"system","subtype":"init","session_id":"s","model":"m","cwd":"/w"}
 {"type":"assistant","message":{"id":"msg_1","role":"assistant","model":"m","content":[{"type":"tool_use","id":"toolu_A","name":"Agent","input":{"description":"scan","prompt":"scan it","subagent_type":"general-purpose","run_in_background":true}}],"usage":{"input_tokens":3,"output_tokens":5}},"parent_tool_use_id":null,"session_id":"s"}
 {"type":"user","message":{"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_A","content":"Async agent launched"}]},"parent_tool_use_id":null,"session_id":"s","tool_use_result":{"isAsync":true,"status":"async_launched"}}
 {"type":"system","subtype":"task_started","task_id":"t1","tool_use_id":"toolu_A","description":"scan","task_type":"local_agent","uuid":"u","session_id":"s"}
 `
-	for _, tt := range []struct{ status, want, err string }{
-		{"completed", "ok", ""},
-		{"failed", "error", `Agent "scan" failed`},
-		{"stopped", "cancelled", `Agent "scan" stopped`},
+	notification := func(status string) string {
+		return `{"type":"system","subtype":"task_notification","task_id":"t1","tool_use_id":"toolu_A","status":"` + status + `","output_file":"","summary":"Agent \"scan\" ` + status + `","uuid":"u","session_id":"s"}` + "\n"
+	}
+	updated := func(status string) string {
+		return `{"type":"system","subtype":"task_updated","task_id":"t1","patch":{"status":"` + status + `","end_time":1790000000000},"uuid":"u","session_id":"s"}` + "\n"
+	}
+	for _, tt := range []struct{ name, lines, want, err string }{
+		{"completed", notification("completed"), "ok", ""},
+		{"failed", notification("failed"), "error", `Agent "scan" failed`},
+		{"stopped", notification("stopped"), "cancelled", `Agent "scan" stopped`},
+		// TaskStop: the notification may never come.
+		{"killed without a notification", updated("running") + updated("killed"), "cancelled", "sub-agent killed"},
+		{"failed without a notification", updated("failed"), "error", "sub-agent failed"},
+		{"killed, then its notification", updated("killed") + notification("stopped"), "cancelled", "sub-agent killed"},
+		{"completed patch waits for the notification", updated("completed") + notification("completed"), "ok", ""},
 	} {
-		t.Run(tt.status, func(t *testing.T) {
-			in := head + `{"type":"system","subtype":"task_notification","task_id":"t1","tool_use_id":"toolu_A","status":"` + tt.status + `","output_file":"","summary":"Agent \"scan\" ` + tt.status + `","uuid":"u","session_id":"s"}` + "\n" +
+		t.Run(tt.name, func(t *testing.T) {
+			in := head + tt.lines +
 				`{"type":"result","subtype":"success","is_error":false,"result":"done","session_id":"s","total_cost_usd":0.1}` + "\n"
 			out, _ := runState(t, in)
 			closes := 0

@@ -297,7 +297,10 @@
 // child run (the host names the run after it). A scope closes with its
 // tool's result, or, for background agents (async launch), with
 // system/task_notification (completed: ok; stopped, by TaskStop or the
-// user: cancelled; else an error with its summary); a sidechain scope opened without a starting
+// user: cancelled; else an error with its summary), or with a
+// system/task_updated whose patch.status is killed (cancelled) or failed
+// (an error), since the CLI may send no notification then (the task is
+// known by the task_id its task_started gave); a sidechain scope opened without a starting
 // call (a subagents/agent-*.jsonl file imported on its own) ends, ok,
 // with the log. A task_started whose task_type is not an
 // agent's (local_bash: a background shell) is not a sub-agent: it belongs
@@ -323,7 +326,8 @@
 // Ignored and unmapped (spec §6.8). Lines of a known type that carry
 // nothing the transcript has a place for are ignored deliberately:
 // system/ status, hook_started, a successful hook_response, task_progress,
-// task_updated, compact_boundary, turn_duration, stop_hook_summary,
+// task_updated other than an open background agent's kill or failure,
+// compact_boundary, turn_duration, stop_hook_summary,
 // local_command (a session log's echo of a local slash command),
 // informational below level warning, notification,
 // background_tasks_changed, session_state_changed, files_persisted,

@@ -133,6 +133,8 @@ var keys = abi.NewKeySet(
 	"apiRefusalExplanation",
 	"compact_result",
 	"compact_error",
+	"task_id",
+	"patch",
 )
 
 // Indexes into keys.
@@ -260,6 +262,8 @@ const (
 	kApiRefusalExplanationCamel
 	kCompactResult
 	kCompactError
+	kTaskId
+	kPatch
 
 	nKeys
 )
