@@ -127,6 +127,9 @@ type normalizer struct {
 	// reset restarts the CLI's running total from zero).
 	lastCost, costBase float64
 	sseStop            string // stop reason of the SSE stream's last message
+	// refusal is what the latest response's stop_details say of a
+	// refusal (its policy category and explanation), "" when nothing.
+	refusal string
 
 	fields fieldCache
 }

@@ -50,6 +50,7 @@ func TestNewerRecords(t *testing.T) {
 		warnings []string          // substrings of warnings, each in some warning
 		cost     float64           // the step's cost (0: not checked)
 		perr     int               // provider errors in the step
+		stepErr  string            // a substring of the step's error text
 	}{
 		{name: "tool_result_meta permission-rule: a hook's own denial text is denied",
 			input:  init + call("toolu_1", "Bash") + result("toolu_1", `"PERSONAHUB_DENY_MARKER: blocked by test hook"`, `[{"id":"toolu_1","non_execution_kind":"permission-rule"}]`) + ok("0.01"),
@@ -127,6 +128,14 @@ func TestNewerRecords(t *testing.T) {
 		{name: "a container upload block is no part of the answer",
 			input: `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-7","content":[{"type":"container_upload","file_id":"file_011"},{"type":"text","text":"Loaded."}],"stop_reason":"end_turn","usage":{"input_tokens":10,"output_tokens":2}}` + "\n",
 			step:  "ok"},
+		{name: "a refusal's stop_details name its category and explanation",
+			input: `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-7","content":[],"stop_reason":"refusal","stop_details":{"type":"refusal","category":"cyber","explanation":"This request triggered restrictions on violative cyber content."},"usage":{"input_tokens":10,"output_tokens":0}}` + "\n",
+			step:  "error", perr: 1, stepErr: "(stop_reason refusal), category cyber: This request triggered restrictions on violative cyber content."},
+		{name: "streamed: the last message's stop_details",
+			input: `data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-7","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}` + "\n" +
+				`data: {"type":"message_delta","delta":{"stop_reason":"refusal","stop_sequence":null,"stop_details":{"type":"refusal","category":"bio","explanation":null}},"usage":{"output_tokens":0}}` + "\n" +
+				`data: {"type":"message_stop"}` + "\n",
+			step: "error", perr: 1, stepErr: "(stop_reason refusal), category bio"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -158,6 +167,9 @@ func TestNewerRecords(t *testing.T) {
 			}
 			if tt.step != "" && res.Status != tt.step {
 				t.Errorf("step status %q (%s), want %q", res.Status, res.Error, tt.step)
+			}
+			if !strings.Contains(res.Error, tt.stepErr) {
+				t.Errorf("step error %q, want it to hold %q", res.Error, tt.stepErr)
 			}
 			for _, w := range tt.warnings {
 				if !strings.Contains(strings.Join(res.Warnings, "\n"), w) {

@@ -70,7 +70,8 @@
 // that reached message_stop, is ok, or incomplete when its stop_reason
 // says the answer was cut (max_tokens, model_context_window_exceeded) or
 // the server paused the turn for the client to send back (pause_turn, and
-// compaction: pause_after_compaction), or an error for a refusal; an SSE "error" event (overloaded_error,
+// compaction: pause_after_compaction), or an error for a refusal (with
+// the category and explanation its stop_details give); an SSE "error" event (overloaded_error,
 // api_error, ...) and an error object are terminal errors. A session log
 // has no result record by design: it is reported NoTerminal and the host
 // settles it by the session rule of spec §6.7, as for every plugin.

@@ -135,6 +135,8 @@ var keys = abi.NewKeySet(
 	"compact_error",
 	"task_id",
 	"patch",
+	"stop_details",
+	"explanation",
 )
 
 // Indexes into keys.
@@ -264,6 +266,8 @@ const (
 	kCompactError
 	kTaskId
 	kPatch
+	kStopDetails
+	kExplanation
 
 	nKeys
 )

@@ -1119,12 +1119,30 @@ func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
 	if sr := n.get(v, kStopReason); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 		m.stop = sr.String()
 	}
+	n.refusal = refusalDetails(v.Get("stop_details"))
 	if n.get(v, kRole).Is("assistant") {
 		n.close(m, out)
 		if n.format == fmtMessages || n.format == fmtBatch {
 			n.apiStatus(m.stop, out)
 		}
 	}
+}
+
+// refusalDetails renders a response's stop_details (type refusal: the
+// policy category and a human-readable explanation) as the tail of the
+// refusal's error text, "" when it says neither.
+func refusalDetails(d abi.Value) string {
+	if !d.Get("type").Is("refusal") {
+		return ""
+	}
+	s := ""
+	if c := d.Get("category").String(); c != "" {
+		s = ", category " + sdk.Clip(c, 40)
+	}
+	if e := d.Get("explanation").String(); e != "" {
+		s += ": " + sdk.Clip(e, 500)
+	}
+	return s
 }
 
 // apiStatus reports the terminal status of an Anthropic API response
@@ -1142,7 +1160,7 @@ func (n *normalizer) apiStatus(stop string, out *sdk.Out) {
 	case "pause_turn", "compaction":
 		out.Status(sdk.StatusIncomplete, sdk.S("turn paused by the server, to be continued by a new request (stop_reason "+stop+")"), sdk.LevelTerminal)
 	case "refusal":
-		out.Status(sdk.StatusError, sdk.S("refusal: the provider stopped the output (stop_reason refusal)"), sdk.LevelTerminal)
+		out.Status(sdk.StatusError, sdk.S("refusal: the provider stopped the output (stop_reason refusal)"+n.refusal), sdk.LevelTerminal)
 	default:
 		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	}

@@ -176,6 +176,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		if sr := e.Path("delta", "stop_reason"); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 			m.stop = sr.String()
 		}
+		n.refusal = refusalDetails(e.Path("delta", "stop_details"))
 		m.usage.mergeMessage(e.Get("usage"))
 	case "message_stop":
 		if m := n.current(scope); m != nil {
