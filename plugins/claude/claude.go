@@ -1,6 +1,8 @@
 package claude
 
 import (
+	"strconv"
+
 	"github.com/twasm/twasm/abi"
 	"github.com/twasm/twasm/abi/sdk"
 )
@@ -105,6 +107,10 @@ type normalizer struct {
 	// permCalls are can_use_tool requests for calls not in the input
 	// when asked, reported as dangling calls at the end if still absent.
 	permCalls []permCall
+	// taskScopes names the scope of each background agent a
+	// task_started announced, by task id, until a task_updated or
+	// task_notification ends it (task_updated names only the task).
+	taskScopes map[string]string
 	// orphans are the sub-agent scopes opened without a starting call
 	// (sidechains of an agent file on its own).
 	orphans []string
@@ -116,7 +122,14 @@ type normalizer struct {
 	errSeen     bool
 	errText     string
 	sseStopped  bool
-	sseStop     string // stop reason of the SSE stream's last message
+	// lastCost is the latest result's total_cost_usd; costBase what
+	// the conversations before the latest conversation_reset cost (a
+	// reset restarts the CLI's running total from zero).
+	lastCost, costBase float64
+	sseStop            string // stop reason of the SSE stream's last message
+	// refusal is what the latest response's stop_details say of a
+	// refusal (its policy category and explanation), "" when nothing.
+	refusal string
 
 	fields fieldCache
 }
@@ -134,6 +147,7 @@ func newNormalizer(abi.BeginOptions) *normalizer {
 		scopePrompt:  map[string]string{},
 		progressSeen: map[string]bool{},
 		permReq:      map[string]*perm{},
+		taskScopes:   map[string]string{},
 	}
 	if doc, ok := sdk.Parse([]byte("{}")); ok {
 		n.fields.sentinel = doc.Root()
@@ -307,6 +321,31 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 	case "control_response":
 		n.controlResponse(v, out)
 		return
+	case "auth_status":
+		// The CLI's login flow: an error is a warning (the run's own
+		// records say whether it went on).
+		if e := n.get(v, kError); e.Kind() == abi.KindString && !e.Is("") {
+			out.Warn("claude: authentication failed: " + sdk.Clip(e.String(), 500))
+			return
+		}
+		n.ignore("auth_status", out)
+		return
+	case "conversation_reset":
+		// /clear (or any flow that discards the conversation) in a
+		// process that goes on: the results after it state their
+		// total_cost_usd from zero, so what was spent before it is
+		// added to theirs.
+		n.claudeLine(v, out)
+		n.costBase += n.lastCost
+		n.lastCost = 0
+		n.ignore("conversation_reset", out)
+		return
+	case "tool_progress", "tool_use_summary", "prompt_suggestion":
+		// A running tool's elapsed time, the UI's one-line summary of
+		// tool calls the transcript holds, a suggested next prompt: no
+		// content of the conversation.
+		n.ignore(sdk.Name(t), out)
+		return
 	case "control_cancel_request", "keep_alive":
 		// sdk.Name(t) is the case's literal, written at once: no copy
 		// (sdk.TypeName's) is needed.
@@ -318,14 +357,21 @@ func (n *normalizer) object(v abi.Value, out *sdk.Out) {
 		return
 	case "summary", "file-history-snapshot", "queue-operation", "last-prompt", "ai-title", "custom-title", "tag",
 		"permission-mode", "mode", "agent-name", "worktree-state", "atis-latch",
-		"file-history-delta", "pr-link", "bridge-session", "teleported-from":
+		"file-history-delta", "pr-link", "bridge-session", "teleported-from",
+		"continued-in", "task-summary", "agent-color", "agent-setting", "attribution-snapshot",
+		"speculation-accept", "content-replacement", "marble-origami-commit", "marble-origami-snapshot":
 		// Session-log bookkeeping: titles, the undo index of edited
 		// files (a snapshot, or one file's change to it), the prompt
 		// queue (a queued prompt is written again as a user record when
 		// it is sent), the session's settings as they change (permission
 		// mode, mode, the agent's name, the worktree), the pull request
 		// the session linked, the remote-control bridge's session and
-		// the web session one was teleported from (2.1.2xx).
+		// the web session one was teleported from (2.1.2xx); the
+		// successor session a conversation continues in (continued-in),
+		// a task's summary, the agent's color and settings, the
+		// attribution and speculation state, the previews that replace
+		// large tool results in the model's context (the results
+		// themselves are in the log), and the context-collapse store.
 		n.setFormat(fmtSessionLog, out)
 		n.meta(v, out)
 		n.ignore(sdk.Name(t), out) // the case's literal, written at once
@@ -473,7 +519,11 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 			return
 		}
 		idS := n.scopeID(id)
-		n.openScope(n.subScope(idS), idS, n.get(v, kSubagentType).String(), n.get(v, kDescription).String(), n.get(v, kPrompt).String(), abi.Value{}, out)
+		sc := n.subScope(idS)
+		n.openScope(sc, idS, n.get(v, kSubagentType).String(), n.get(v, kDescription).String(), n.get(v, kPrompt).String(), abi.Value{}, out)
+		if t := n.get(v, kTaskId); t.Kind() == abi.KindString && !t.Is("") && n.scopes[sc] {
+			n.taskScopes[t.String()] = sc
+		}
 	case sub.Is("task_notification"):
 		id := n.get(v, kToolUseId)
 		if id.Kind() != abi.KindString {
@@ -481,6 +531,9 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 			return
 		}
 		idS := n.subScope(n.scopeID(id))
+		if t := n.get(v, kTaskId); t.Kind() == abi.KindString {
+			delete(n.taskScopes, sdk.View(t))
+		}
 		if !n.scopes[idS] {
 			// A background shell's end, or an agent already closed.
 			n.ignore("system/task_notification", out)
@@ -490,15 +543,38 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		status, errS := sdk.StatusOK, sdk.Str{}
 		if !st.Is("completed") {
 			status, errS = sdk.StatusError, sdk.Text(n.get(v, kSummary))
+			if st.Is("stopped") {
+				// Killed (TaskStop, the user): it did not fail.
+				status = toolCancelled
+			}
 			if errS.IsEmpty() {
 				errS = sdk.S("sub-agent " + sdk.TypeName(st))
 			}
 		}
 		n.closeScope(idS, status, errS, out)
+	case sub.Is("task_updated"):
+		n.taskUpdated(v, out)
 	case sub.Is("api_retry"):
 		n.apiRetry(v, out)
 	case sub.Is("api_error"):
 		n.apiErrorRecord(v, out)
+	case sub.Is("hook_response") && !n.get(v, kOutcome).Is("success") && n.get(v, kOutcome).Kind() == abi.KindString:
+		n.hookResponse(v, out)
+	case sub.Is("informational") && (n.get(v, kLevel).Is("warning") || n.get(v, kLevel).Is("error")):
+		// A notice the CLI showed the user (not the model) at a level
+		// that says something went wrong: "Usage limit reached", a
+		// hook's systemMessage, ...
+		out.Warn("claude: " + sdk.Clip(n.get(v, kContent).String(), 500))
+	case sub.Is("status") && n.get(v, kCompactResult).Is("failed"):
+		// A compaction (status compacting) that failed: the agent goes
+		// on with its context as it was, or stops at its limit.
+		out.Warn("claude: compaction failed: " + sdk.Clip(n.get(v, kCompactError).String(), 500))
+	case sub.Is("model_refusal_fallback"), sub.Is("model_refusal_no_fallback"), sub.Is("model_fallback"):
+		n.modelFallback(v, sdk.Name(sub), out)
+	case sub.Is("mirror_error"):
+		// The SDK could not copy a batch of the session to its external
+		// session store; the run itself goes on.
+		out.Warn("claude sdk: session store append failed: " + sdk.Clip(n.get(v, kError).String(), 500))
 	case ignoredSystem(sdk.Name(sub)) != "":
 		// Progress pings, hook runs, bookkeeping and the session log's
 		// echo of a local slash command (/model, /mcp): no message, tool
@@ -523,7 +599,12 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	if !n.get(v, kSubtype).Is("success") {
 		isErr = true
 	}
-	if isErr {
+	if !isErr && n.get(v, kStopReason).Is("refusal") {
+		// The last turn was refused (model_refusal_no_fallback): the
+		// CLI calls it a success, with no answer. As for an API
+		// response, a refusal is an error.
+		out.Status(sdk.StatusError, sdk.S("refusal: the model declined to answer (stop_reason refusal)"), sdk.LevelTerminal)
+	} else if isErr {
 		e := sdk.Text(text)
 		if e.IsEmpty() {
 			if errs := n.get(v, kErrors); errs.Len() > 0 {
@@ -561,7 +642,8 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	// Each result covers the messages of its cycle.
 	n.pending = usage{}
 	if c, ok := n.get(v, kTotalCostUsd).Float(); ok {
-		out.Cost(c, sdk.ModeSet)
+		n.lastCost = c
+		out.Cost(n.costBase+c, sdk.ModeSet)
 	}
 }
 
@@ -600,4 +682,101 @@ var ignoredSystems = [...]string{
 	"system/status", "system/hook_started", "system/hook_response", "system/hook_progress",
 	"system/task_progress", "system/task_updated", "system/compact_boundary", "system/turn_duration",
 	"system/away_summary", "system/stop_hook_summary", "system/microcompact_boundary", "system/local_command",
+	"system/informational", "system/notification", "system/permission_denied", "system/background_tasks_changed",
+	"system/session_state_changed", "system/files_persisted", "system/elicitation_complete",
+	"system/local_command_output",
+}
+
+// taskUpdated reads a task_updated record: a background agent whose
+// patch.status is failed or killed has ended, and its task_notification
+// may never come (the SDK's TaskUpdatedMessage: "a task stopped via
+// TaskStop reports status killed here, and the matching notification is
+// sometimes suppressed"), so its child run is closed: killed cancelled,
+// failed an error. Any other patch (progress, completed, which
+// task_notification reports with its summary), or a task that is not
+// an open agent's, is ignored.
+func (n *normalizer) taskUpdated(v abi.Value, out *sdk.Out) {
+	st := n.get(n.get(v, kPatch), kStatus)
+	t := n.get(v, kTaskId)
+	sc, ok := n.taskScopes[sdk.View(t)]
+	if !ok || !n.scopes[sc] || !st.Is("killed") && !st.Is("failed") {
+		n.ignore("system/task_updated", out)
+		return
+	}
+	delete(n.taskScopes, sdk.View(t))
+	if st.Is("killed") {
+		n.closeScope(sc, toolCancelled, sdk.S("sub-agent killed"), out)
+		return
+	}
+	e := sdk.Text(n.get(n.get(v, kPatch), kError))
+	if e.IsEmpty() {
+		e = sdk.S("sub-agent failed")
+	}
+	n.closeScope(sc, sdk.StatusError, e, out)
+}
+
+// modelFallback reports the CLI's notice that a model refused a request
+// (a safeguard's policy category) and that it retried on another model
+// (model_refusal_fallback), or had none to retry on
+// (model_refusal_no_fallback), or that it switched models for another
+// reason (model_fallback: trigger overloaded, ...), as a warning: the
+// run goes on, or ends with its result. Stream-json names the fields in
+// snake case, the session log in camel case.
+func (n *normalizer) modelFallback(v abi.Value, sub string, out *sdk.Out) {
+	str := func(snake, camel string) string {
+		if s := v.Get(snake).String(); s != "" {
+			return sdk.Clip(s, 80)
+		}
+		return sdk.Clip(v.Get(camel).String(), 80)
+	}
+	from, to := str("original_model", "originalModel"), str("fallback_model", "fallbackModel")
+	msg := "claude: " + from
+	switch sub {
+	case "model_fallback":
+		msg += " fell back to " + to
+		if t := v.Get("trigger").String(); t != "" {
+			msg += " (" + sdk.Clip(t, 40) + ")"
+		}
+	default:
+		msg += " refused the request"
+		if c := str("api_refusal_category", "apiRefusalCategory"); c != "" {
+			msg += " (" + c + ")"
+		}
+		if sub == "model_refusal_fallback" {
+			msg += "; retried on " + to
+		} else {
+			msg += "; no fallback model"
+		}
+	}
+	why := v.Get("api_refusal_explanation").String()
+	if why == "" {
+		why = v.Get("apiRefusalExplanation").String()
+	}
+	if why == "" {
+		why = n.get(v, kContent).String()
+	}
+	if why != "" {
+		msg += ": " + sdk.Clip(why, 500)
+	}
+	out.Warn(msg)
+}
+
+// hookResponse reports a stream-json hook_response (--include-hook-events)
+// whose outcome is not a success as a warning of the step, as a session
+// log's hook outcome attachment is (hookWarning): the hook's name, its
+// outcome and exit code, and its stderr. A PreToolUse hook that blocked
+// a call also denies it by the call's result.
+func (n *normalizer) hookResponse(v abi.Value, out *sdk.Out) {
+	hook := n.get(v, kHookNameSnake).String()
+	if hook == "" {
+		hook = n.get(v, kHookEventSnake).String()
+	}
+	msg := "claude: hook " + sdk.Clip(hook, 64) + " " + sdk.Clip(n.get(v, kOutcome).String(), 32)
+	if c, ok := n.get(v, kExitCodeSnake).Int(); ok {
+		msg += " (exit " + strconv.FormatInt(c, 10) + ")"
+	}
+	if e := n.get(v, kStderr).String(); e != "" {
+		msg += ": " + sdk.Clip(e, 500)
+	}
+	out.Warn(msg)
 }

@@ -49,9 +49,10 @@
 // # Decisions
 //
 // Status. A result line is the terminal event: subtype "success" with
-// is_error false is ok; is_error true or any other subtype is an error
-// whose text is the result text (falling back to errors[] and the
-// subtype). Several init…result cycles (background agents) are read to the
+// is_error false is ok, unless its stop_reason is refusal (the last turn
+// was refused: an error, as for an API response); is_error true or any
+// other subtype is an error whose text is the result text (falling back
+// to errors[] and the subtype). Several init…result cycles (background agents) are read to the
 // end; the last result's status wins. Errors the provider reports on the
 // way are each reported with Out.Error (listed in the step's errors): a
 // top-level "error" on an assistant line (authentication_failed,
@@ -67,8 +68,10 @@
 // status (the host decides: error fields make it an error, else it is
 // incomplete), except: an Anthropic response object, or an SSE stream
 // that reached message_stop, is ok, or incomplete when its stop_reason
-// says the answer was cut (max_tokens, model_context_window_exceeded), or
-// an error for a refusal; an SSE "error" event (overloaded_error,
+// says the answer was cut (max_tokens, model_context_window_exceeded) or
+// the server paused the turn for the client to send back (pause_turn, and
+// compaction: pause_after_compaction), or an error for a refusal (with
+// the category and explanation its stop_details give); an SSE "error" event (overloaded_error,
 // api_error, ...) and an error object are terminal errors. A session log
 // has no result record by design: it is reported NoTerminal and the host
 // settles it by the session rule of spec §6.7, as for every plugin.
@@ -102,7 +105,10 @@
 // log, an API response) are added at the end. Sub-agent messages are not
 // added to the step total: Claude's result.usage does not include them
 // either; they carry their usage on their own messages. total_cost_usd is
-// cumulative over the process, so it is reported in "set" mode. So is a
+// cumulative over the process, so it is reported in "set" mode; a
+// conversation_reset (/clear in a process that goes on) restarts it from
+// zero, so what the results before it stated is added to the later
+// ones'. So is a
 // session log's cost-state record (2.1.28x: the CLI's cost tracker,
 // written when a process ends): its totalCostUSD is the step's cost, and
 // one without it is declared ignored; its per-model token counts repeat
@@ -146,7 +152,14 @@
 // and never allowed; a result's permission_denials); "cancelled" (Bash
 // tool_use_result.interrupted, "[Request interrupted by user...]", and
 // "Sibling tool call errored": a parallel call never run because another
-// failed first).
+// failed first). A stream-json user line's tool_result_meta (2.1.216+:
+// [{id, non_execution_kind}]) says why a call never ran and outranks its
+// text: permission-rule (a rule, a PreToolUse hook, the SDK's callback,
+// whatever text it gave) and user-rejected are denied, interrupted and
+// cancelled cancelled. A code execution server tool's result
+// (code_execution_result, bash_code_execution_result,
+// encrypted_code_execution_result) states the program's return_code: its
+// exit code, and an error when not zero, as for Bash.
 // Anything not ok carries error text. A tool_result whose call is not in
 // the input (a sub-agent's tool in a stream without its messages) gets a
 // synthesized tool.call named after the kind its result shows (execute,
@@ -284,7 +297,11 @@
 // that prompt, is not written again. The short description names the
 // child run (the host names the run after it). A scope closes with its
 // tool's result, or, for background agents (async launch), with
-// system/task_notification; a sidechain scope opened without a starting
+// system/task_notification (completed: ok; stopped, by TaskStop or the
+// user: cancelled; else an error with its summary), or with a
+// system/task_updated whose patch.status is killed (cancelled) or failed
+// (an error), since the CLI may send no notification then (the task is
+// known by the task_id its task_started gave); a sidechain scope opened without a starting
 // call (a subagents/agent-*.jsonl file imported on its own) ends, ok,
 // with the log. A task_started whose task_type is not an
 // agent's (local_bash: a background shell) is not a sub-agent: it belongs
@@ -309,18 +326,28 @@
 //
 // Ignored and unmapped (spec §6.8). Lines of a known type that carry
 // nothing the transcript has a place for are ignored deliberately:
-// system/ status, hook_started, hook_response, task_progress,
-// task_updated, compact_boundary, turn_duration, stop_hook_summary,
-// local_command (a session log's echo of a local slash command); a
+// system/ status, hook_started, a successful hook_response, task_progress,
+// task_updated other than an open background agent's kill or failure,
+// compact_boundary, turn_duration, stop_hook_summary,
+// local_command (a session log's echo of a local slash command),
+// informational below level warning, notification,
+// background_tasks_changed, session_state_changed, files_persisted,
+// elicitation_complete, local_command_output, permission_denied (the
+// call's result, with its tool_result_meta, says so); the SDK's
+// tool_progress, tool_use_summary
+// (the UI's summary of calls the transcript holds), prompt_suggestion,
+// auth_status without an error, conversation_reset (read for the cost); a
 // task_started or task_notification of a background shell; a
 // rate_limit_event that is not a rejection; control_request lines other
 // than can_use_tool and control_response lines that answer nothing
 // pending, control_cancel_request, keep_alive; session-log bookkeeping
 // (summary, file-history-snapshot, file-history-delta, queue-operation,
 // last-prompt, ai-title, custom-title, tag, pr-link, bridge-session,
-// teleported-from, and the settings records permission-mode, mode,
-// agent-name, worktree-state, atis-latch); system/away_summary (the
-// CLI's note that the user was away); progress records other than
+// teleported-from, continued-in, task-summary, attribution-snapshot,
+// speculation-accept, content-replacement, marble-origami-commit and
+// -snapshot, and the settings records permission-mode, mode,
+// agent-name, agent-color, agent-setting, worktree-state, atis-latch);
+// system/away_summary (the CLI's note that the user was away); progress records other than
 // agent_progress (hook, bash, MCP and search progress of a tool whose
 // result follows). Everything else unknown is counted by native type:
 // "system/<subtype>" for unknown subtypes; "attachment/<type>" for an
@@ -333,10 +360,27 @@
 // text that is not JSON. SSE framing (event:, id:, retry:, comments,
 // data: [DONE]), ping, stream deltas whose content is written when their
 // block or message closes (input_json_delta, signature_delta,
-// citations_delta, content_block_stop, message_delta), a repeated init, a
+// citations_delta, content_block_stop, message_delta), a
+// container_upload block (a file put in the code execution container), a
+// repeated init, a
 // repeated agent_progress message, can_use_tool requests and their
 // answers, and the lines of a pretty-printed document are declared
 // ignored too (Out.Ignored), so that every raw line is accounted for.
+//
+// Notices. Warnings of the step, not errors of the provider (the run's
+// own records say how it ended): a system/status whose compact_result
+// is failed (a compaction that failed, with its compact_error); a
+// stream-json hook_response
+// (--include-hook-events) whose outcome is not success (the hook's name,
+// outcome, exit code and stderr, as the session log's hook attachments);
+// a system/informational notice at level warning or error ("Usage limit
+// reached ..."); the SDK's mirror_error (a batch its session store could
+// not append); an auth_status error; the CLI's model_refusal_fallback,
+// model_refusal_no_fallback and model_fallback (the model that refused,
+// the refusal's category and explanation, the model retried on); and a
+// Messages API fallback block
+// (the requested model declined, trigger and category, and another model
+// answered: no part of the answer).
 //
 // Place. The step result's cwd and project (ABI 1.6, spec §4): the first
 // cwd a line states (every session-log line, the stream's init line);

@@ -110,6 +110,33 @@ var keys = abi.NewKeySet(
 	"service_tier",
 	"agent_id",
 	"forkedFrom",
+	"outcome",
+	"level",
+	"hook_name",
+	"hook_event",
+	"exit_code",
+	"return_code",
+	"tool_result_meta",
+	"non_execution_kind",
+	"user_feedback",
+	"from",
+	"to",
+	"trigger",
+	"category",
+	"original_model",
+	"originalModel",
+	"fallback_model",
+	"fallbackModel",
+	"api_refusal_category",
+	"apiRefusalCategory",
+	"api_refusal_explanation",
+	"apiRefusalExplanation",
+	"compact_result",
+	"compact_error",
+	"task_id",
+	"patch",
+	"stop_details",
+	"explanation",
 )
 
 // Indexes into keys.
@@ -214,6 +241,33 @@ const (
 	kServiceTier
 	kAgentIdSnake
 	kForkedFrom
+	kOutcome
+	kLevel
+	kHookNameSnake
+	kHookEventSnake
+	kExitCodeSnake
+	kReturnCode
+	kToolResultMeta
+	kNonExecutionKind
+	kUserFeedback
+	kFrom
+	kTo
+	kTrigger
+	kCategory
+	kOriginalModel
+	kOriginalModelCamel
+	kFallbackModel
+	kFallbackModelCamel
+	kApiRefusalCategory
+	kApiRefusalCategoryCamel
+	kApiRefusalExplanation
+	kApiRefusalExplanationCamel
+	kCompactResult
+	kCompactError
+	kTaskId
+	kPatch
+	kStopDetails
+	kExplanation
 
 	nKeys
 )

@@ -35,6 +35,8 @@ type message struct {
 	// written, which a snapshot of the message repeats.
 	compact     map[int][]byte
 	compactions int
+	// fellBack: a fallback block was reported (a snapshot repeats it).
+	fellBack bool
 	// finished counts the leading slots that are all stopped (finish
 	// has run on them), so close does not walk them again.
 	finished int
@@ -635,6 +637,16 @@ func (n *normalizer) snapshot(m *message, b, ts abi.Value, out *sdk.Out) {
 		n.compaction(m, sdk.Text(b.Get("content")), out)
 		return
 	}
+	if bt.Is("fallback") {
+		n.fallback(m, b, out)
+		return
+	}
+	if bt.Is("container_upload") {
+		// A file uploaded to the code execution container (its id):
+		// no part of the answer.
+		n.ignore("block/container_upload", out)
+		return
+	}
 	if typ == "" {
 		out.Unmapped(sdk.S("block/" + sdk.TypeName(bt)))
 		return
@@ -683,6 +695,28 @@ func (n *normalizer) compaction(m *message, summary sdk.Str, out *sdk.Out) {
 	out.Warn("anthropic compaction: the conversation before this response was replaced by a summary in the model's context (recorded as injected context); the transcript keeps what it replaced")
 }
 
+// fallback handles a fallback block (Messages API model fallbacks): the
+// model of an earlier hop declined the request (trigger refusal, with a
+// policy category) and another model answered. It is no part of the
+// answer; that the requested model refused is a warning of the step.
+// The message's model is the one that answered.
+func (n *normalizer) fallback(m *message, b abi.Value, out *sdk.Out) {
+	n.ignore("block/fallback", out)
+	if m.fellBack {
+		return
+	}
+	m.fellBack = true
+	msg := "anthropic fallback: " + sdk.Clip(b.Path("from", "model").String(), 80) + " declined"
+	if tr := b.Get("trigger"); tr.Exists() {
+		msg += " (" + sdk.Clip(tr.Get("type").String(), 40)
+		if c := tr.Get("category").String(); c != "" {
+			msg += ", " + sdk.Clip(c, 40)
+		}
+		msg += ")"
+	}
+	out.Warn(msg + "; " + sdk.Clip(b.Path("to", "model").String(), 80) + " answered")
+}
+
 // writeBlock writes complete block b into slot s and reports what it
 // implies (tool calls, tool results, final text).
 func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.Out) {
@@ -721,17 +755,30 @@ func (n *normalizer) writeBlock(m *message, s *slot, b, ts abi.Value, out *sdk.O
 		// "<tool>_result_error".
 		ct := content.Get("type").Raw()
 		isErr := b.Get("is_error").Truthy() || len(ct) > 7 && sdk.HasPrefix(ct[len(ct)-7:], `_error"`)
-		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(s.toolID), ToolContent: outputOf(content), IsError: isErr})
-		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr, Scope: sdk.Opt(m.scope), Time: sdk.StringOf(ts)}
+		// The code execution tools' result (code_execution_result,
+		// bash_code_execution_result, encrypted_code_execution_result)
+		// states the program's return_code: one that is not zero is a
+		// command that failed, as a Bash result's exit code is.
+		code, coded := content.Get("return_code").Int()
+		failed := coded && code != 0
+		out.Block(key, m.rel(s), sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(s.toolID), ToolContent: outputOf(content), IsError: isErr || failed})
+		r := sdk.ToolResult{CallID: sdk.S(s.toolID), Output: outputOf(content), IsError: isErr || failed, Scope: sdk.Opt(m.scope), Time: sdk.StringOf(ts)}
+		if coded {
+			r.ExitCode = sdk.N(code)
+		}
 		c := n.calls[callKey(m.scope, s.toolID)]
 		if c != nil {
 			r.Name = sdk.S(c.name)
 			c.resulted = true
 		}
 		r.Status = sdk.S(toolOK)
-		if isErr {
+		switch {
+		case isErr:
 			r.Status = sdk.S(toolError)
 			r.Error = errorText(r.Output, "the server tool reported an error")
+		case failed:
+			r.Status = sdk.S(toolError)
+			r.Error = errorText(sdk.Text(content.Get("stderr")), "exit code "+strconv.FormatInt(code, 10))
 		}
 		out.ToolResult(r)
 		n.done(c)
@@ -809,13 +856,15 @@ func (n *normalizer) userIn(v abi.Value, scope string, out *sdk.Out) {
 		if results != 1 {
 			tur = abi.Value{}
 		}
+		// stream-json 2.1.216+: why each result's call never ran, by id.
+		meta := v.Get("tool_result_meta")
 		it = content.Iter()
 		for it.Next() {
 			b := it.Value()
 			bt := b.Get("type")
 			switch {
 			case bt.Is("tool_result"):
-				n.toolResult(b, tur, scope, ts, out)
+				n.toolResult(b, tur, meta, scope, ts, out)
 			case bt.Is("text"):
 				key = n.userText(key, slot, b.Get("text"), scope, ts, origin, out)
 				slot++
@@ -1070,6 +1119,7 @@ func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
 	if sr := n.get(v, kStopReason); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 		m.stop = sr.String()
 	}
+	n.refusal = refusalDetails(v.Get("stop_details"))
 	if n.get(v, kRole).Is("assistant") {
 		n.close(m, out)
 		if n.format == fmtMessages || n.format == fmtBatch {
@@ -1078,17 +1128,39 @@ func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
 	}
 }
 
+// refusalDetails renders a response's stop_details (type refusal: the
+// policy category and a human-readable explanation) as the tail of the
+// refusal's error text, "" when it says neither.
+func refusalDetails(d abi.Value) string {
+	if !d.Get("type").Is("refusal") {
+		return ""
+	}
+	s := ""
+	if c := d.Get("category").String(); c != "" {
+		s = ", category " + sdk.Clip(c, 40)
+	}
+	if e := d.Get("explanation").String(); e != "" {
+		s += ": " + sdk.Clip(e, 500)
+	}
+	return s
+}
+
 // apiStatus reports the terminal status of an Anthropic API response
 // that ended with stop reason stop: an answer cut at the token or
 // context limit is incomplete (as OpenAI's length and incomplete are), a
 // refusal by the provider's classifier is an error (as OpenAI's
-// content_filter), anything else is ok.
+// content_filter), a turn the server paused (pause_turn: a long server
+// tool loop; compaction: pause_after_compaction stopped after the
+// summary) is incomplete, since the client is to send it back for the
+// model to go on; anything else is ok.
 func (n *normalizer) apiStatus(stop string, out *sdk.Out) {
 	switch stop {
 	case "max_tokens", "model_context_window_exceeded":
 		out.Status(sdk.StatusIncomplete, sdk.S("output cut at the limit (stop_reason "+stop+")"), sdk.LevelTerminal)
+	case "pause_turn", "compaction":
+		out.Status(sdk.StatusIncomplete, sdk.S("turn paused by the server, to be continued by a new request (stop_reason "+stop+")"), sdk.LevelTerminal)
 	case "refusal":
-		out.Status(sdk.StatusError, sdk.S("refusal: the provider stopped the output (stop_reason refusal)"), sdk.LevelTerminal)
+		out.Status(sdk.StatusError, sdk.S("refusal: the provider stopped the output (stop_reason refusal)"+n.refusal), sdk.LevelTerminal)
 	default:
 		out.Status(sdk.StatusOK, sdk.Str{}, sdk.LevelTerminal)
 	}

@@ -32,6 +32,15 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			n.ignore("block/compaction", out)
 			return
 		}
+		if cb.Get("type").Is("fallback") {
+			// Arrives whole, with no deltas.
+			n.fallback(m, cb, out)
+			return
+		}
+		if cb.Get("type").Is("container_upload") {
+			n.ignore("block/container_upload", out)
+			return
+		}
 		if typ == "" {
 			name := "block/" + sdk.TypeName(cb.Get("type"))
 			out.Unmapped(sdk.S(name))
@@ -167,6 +176,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		if sr := e.Path("delta", "stop_reason"); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 			m.stop = sr.String()
 		}
+		n.refusal = refusalDetails(e.Path("delta", "stop_details"))
 		m.usage.mergeMessage(e.Get("usage"))
 	case "message_stop":
 		if m := n.current(scope); m != nil {

@@ -219,8 +219,8 @@ const (
 
 // toolResult handles a tool_result item of a user line.
 // tur is the line's structured tool_use_result (missing when it cannot
-// be attributed to this item).
-func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, out *sdk.Out) {
+// be attributed to this item); meta the line's tool_result_meta.
+func (n *normalizer) toolResult(b, tur, meta abi.Value, scope string, ts abi.Value, out *sdk.Out) {
 	id := b.Get("tool_use_id")
 	// idS aliases the line: looked up, compared, copied where kept.
 	idS := sdk.View(id)
@@ -288,6 +288,12 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 		r.Status = sdk.S(toolCancelled)
 		r.Error = errorText(r.Error, "interrupted")
 	}
+	if st, feedback := nonExecution(meta, idS); st != "" {
+		// The CLI says why the call never ran: that outranks what its
+		// text suggests (a hook's or a callback's own denial text).
+		r.Status, r.IsError = sdk.S(st), true
+		r.Error = errorText(errorText(r.Error, feedback), st)
+	}
 	out.ToolResult(r)
 	n.done(c)
 	// A synchronous sub-agent ends with its tool's result; a background
@@ -319,6 +325,34 @@ func (n *normalizer) toolResult(b, tur abi.Value, scope string, ts abi.Value, ou
 			break
 		}
 	}
+}
+
+// nonExecution reads the entry of a user line's tool_result_meta
+// (stream-json 2.1.216+: [{id, non_execution_kind, user_feedback}])
+// for call id: the result status its non_execution_kind means, "" when
+// there is none or the kind is unknown, and the user's feedback. A call
+// a permission rule, a PreToolUse hook or the SDK's permission callback
+// refused is "permission-rule", one the user (or no one, in a headless
+// run) did not allow "user-rejected": denied; "interrupted" and
+// "cancelled" calls were stopped: cancelled.
+func nonExecution(meta abi.Value, id string) (string, string) {
+	if meta.Kind() != abi.KindArray || id == "" {
+		return "", ""
+	}
+	for it := meta.Iter(); it.Next(); {
+		e := it.Value()
+		if !e.Get("id").Is(id) {
+			continue
+		}
+		switch k := e.Get("non_execution_kind"); {
+		case k.Is("permission-rule"), k.Is("user-rejected"), k.Is("denied"):
+			return toolDenied, e.Get("user_feedback").String()
+		case k.Is("interrupted"), k.Is("cancelled"):
+			return toolCancelled, e.Get("user_feedback").String()
+		}
+		return "", ""
+	}
+	return "", ""
 }
 
 // errorText is e, or def when e is empty: a result that is not ok
