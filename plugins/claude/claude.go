@@ -130,6 +130,10 @@ type normalizer struct {
 	// refusal is what the latest response's stop_details say of a
 	// refusal (its policy category and explanation), "" when nothing.
 	refusal string
+	// aborted: a top-level assistant message of the turn was cut short
+	// by an interrupt (its aborted flag); the turn's result, which may
+	// still call it a success, ends the turn incomplete.
+	aborted bool
 
 	fields fieldCache
 }
@@ -599,7 +603,18 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	if !n.get(v, kSubtype).Is("success") {
 		isErr = true
 	}
-	if !isErr && n.get(v, kStopReason).Is("refusal") {
+	tr := n.get(v, kTerminalReason)
+	aborted := n.aborted || tr.Is("aborted_streaming") || tr.Is("aborted_tools")
+	n.aborted = false
+	if !isErr && aborted {
+		// The user interrupted the turn (interrupt(), Esc): the answer
+		// or the calls it made were cut short, whatever the subtype.
+		why := "an assistant message was aborted"
+		if tr.Kind() == abi.KindString {
+			why = "terminal_reason " + sdk.Clip(tr.String(), 40)
+		}
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn was interrupted before it completed ("+why+")"), sdk.LevelTerminal)
+	} else if !isErr && n.get(v, kStopReason).Is("refusal") {
 		// The last turn was refused (model_refusal_no_fallback): the
 		// CLI calls it a success, with no answer. As for an API
 		// response, a refusal is an error.

@@ -131,6 +131,16 @@ func TestNewerRecords(t *testing.T) {
 		{name: "a refusal's stop_details name its category and explanation",
 			input: `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-7","content":[],"stop_reason":"refusal","stop_details":{"type":"refusal","category":"cyber","explanation":"This request triggered restrictions on violative cyber content."},"usage":{"input_tokens":10,"output_tokens":0}}` + "\n",
 			step:  "error", perr: 1, stepErr: "(stop_reason refusal), category cyber: This request triggered restrictions on violative cyber content."},
+		{name: "an answer the user stopped mid-stream (aborted) leaves the turn incomplete, though the result says success",
+			input: init + `{"type":"assistant","message":{"id":"msg_a","role":"assistant","model":"claude-opus-4-7","content":[{"type":"text","text":"The three causes are: first, the cache is"}],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":9}},"parent_tool_use_id":null,"aborted":true,"session_id":"s"}` + "\n" + ok("0.01"),
+			step:  "incomplete", stepErr: "interrupted", warnings: []string{"stopped mid-stream (aborted)"}},
+		{name: "terminal_reason aborted_tools is incomplete",
+			input: init + `{"type":"result","subtype":"success","is_error":false,"terminal_reason":"aborted_tools","result":"","session_id":"s","usage":{"input_tokens":1,"output_tokens":1}}` + "\n",
+			step:  "incomplete", stepErr: "terminal_reason aborted_tools"},
+		{name: "an aborted turn, then a turn that completes: ok",
+			input: init + `{"type":"assistant","message":{"id":"msg_a","role":"assistant","model":"claude-opus-4-7","content":[{"type":"text","text":"Let me"}],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":2}},"parent_tool_use_id":null,"aborted":true,"session_id":"s"}` + "\n" +
+				`{"type":"result","subtype":"success","is_error":false,"terminal_reason":"aborted_streaming","result":"","session_id":"s"}` + "\n" + ok("0.01"),
+			step: "ok"},
 		{name: "streamed: the last message's stop_details",
 			input: `data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-7","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}` + "\n" +
 				`data: {"type":"message_delta","delta":{"stop_reason":"refusal","stop_sequence":null,"stop_details":{"type":"refusal","category":"bio","explanation":null}},"usage":{"output_tokens":0}}` + "\n" +

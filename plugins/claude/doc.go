@@ -50,7 +50,10 @@
 //
 // Status. A result line is the terminal event: subtype "success" with
 // is_error false is ok, unless its stop_reason is refusal (the last turn
-// was refused: an error, as for an API response); is_error true or any
+// was refused: an error, as for an API response) or the turn was
+// interrupted (terminal_reason aborted_streaming or aborted_tools, or a
+// top-level assistant message of the turn flagged aborted: incomplete,
+// with no final answer); is_error true or any
 // other subtype is an error whose text is the result text (falling back
 // to errors[] and the subtype). Several init…result cycles (background agents) are read to the
 // end; the last result's status wins. Errors the provider reports on the
@@ -368,7 +371,10 @@
 // ignored too (Out.Ignored), so that every raw line is accounted for.
 //
 // Notices. Warnings of the step, not errors of the provider (the run's
-// own records say how it ended): a system/status whose compact_result
+// own records say how it ended): an assistant message flagged aborted
+// (SDK 0.3.214: truncated by an interrupt, no stop_reason received, its
+// text may end mid-word; the message's stop reason is "aborted"); a
+// system/status whose compact_result
 // is failed (a compaction that failed, with its compact_error); a
 // stream-json hook_response
 // (--include-hook-events) whose outcome is not success (the hook's name,

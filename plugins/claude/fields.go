@@ -137,6 +137,8 @@ var keys = abi.NewKeySet(
 	"patch",
 	"stop_details",
 	"explanation",
+	"aborted",
+	"terminal_reason",
 )
 
 // Indexes into keys.
@@ -268,6 +270,8 @@ const (
 	kPatch
 	kStopDetails
 	kExplanation
+	kAborted
+	kTerminalReason
 
 	nKeys
 )

@@ -567,6 +567,18 @@ func (n *normalizer) assistantIn(v abi.Value, scope string, out *sdk.Out) {
 	if stop.Kind() == abi.KindString && !stop.Is(m.stop) {
 		m.stop = stop.String()
 	}
+	if n.get(v, kAborted).Truthy() {
+		// Cut short by an interrupt before the stream completed: no
+		// stop_reason came and the text may end mid-word. Its stop
+		// reason says so, and the turn did not complete.
+		if m.stop == "" {
+			m.stop = "aborted"
+		}
+		if scope == "" {
+			n.aborted = true
+		}
+		out.Warn("claude: an answer was stopped mid-stream (aborted): its text may be cut short")
+	}
 	if e := n.get(v, kError); e.Kind() == abi.KindString || e.Kind() == abi.KindObject || n.get(v, kIsApiErrorMessage).Truthy() {
 		// The CLI's message about the error (model "<synthetic>") is
 		// written first: the error comes after it, not before an answer.
