@@ -141,6 +141,13 @@ func TestNewerRecords(t *testing.T) {
 			input: init + `{"type":"assistant","message":{"id":"msg_a","role":"assistant","model":"claude-opus-4-7","content":[{"type":"text","text":"Let me"}],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":2}},"parent_tool_use_id":null,"aborted":true,"session_id":"s"}` + "\n" +
 				`{"type":"result","subtype":"success","is_error":false,"terminal_reason":"aborted_streaming","result":"","session_id":"s"}` + "\n" + ok("0.01"),
 			step: "ok"},
+		{name: "a plugin that failed to install is a warning; install progress, scheduled task notices and thinking estimates are ignored",
+			input: init + `{"type":"system","subtype":"plugin_install","status":"started","uuid":"u","session_id":"s"}` + "\n" +
+				`{"type":"system","subtype":"plugin_install","status":"failed","name":"acme-tools","error":"marketplace unreachable","uuid":"u","session_id":"s"}` + "\n" +
+				`{"type":"system","subtype":"plugin_install","status":"completed","uuid":"u","session_id":"s"}` + "\n" +
+				`{"type":"system","subtype":"scheduled_task_fire","content":"Claude resuming /loop wakeup","uuid":"u","session_id":"s"}` + "\n" +
+				`{"type":"system","subtype":"thinking_tokens","estimated_tokens":120,"estimated_tokens_delta":20,"uuid":"u","session_id":"s"}` + "\n" + ok("0.01"),
+			step: "ok", warnings: []string{"claude: plugin acme-tools failed to install: marketplace unreachable"}},
 		{name: "streamed: the last message's stop_details",
 			input: `data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-7","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}` + "\n" +
 				`data: {"type":"message_delta","delta":{"stop_reason":"refusal","stop_sequence":null,"stop_details":{"type":"refusal","category":"bio","explanation":null}},"usage":{"output_tokens":0}}` + "\n" +

@@ -252,7 +252,9 @@
 //     whose stdout Claude Code adds to the model's context, unless it
 //     is a JSON object, the hook's answer, whose additionalContext comes
 //     as hook_additional_context (any other hook's success is ignored:
-//     its output is shown to the user only).
+//     its output is shown to the user only). The stream's
+//     system/memory_recall (memories recalled into the turn) is the same
+//     kind of context: each memory's content, where the record has it.
 //   - Ignored, when the log does not keep their rendered text: what the
 //     model may use (deferred_tools_delta, skill_listing,
 //     agent_listing_delta, mcp_instructions_delta, command_permissions),
@@ -336,7 +338,13 @@
 // informational below level warning, notification,
 // background_tasks_changed, session_state_changed, files_persisted,
 // elicitation_complete, local_command_output, permission_denied (the
-// call's result, with its tool_result_meta, says so); the SDK's
+// call's result, with its tool_result_meta, says so), plugin_install
+// other than a failure, scheduled_task_fire (a session log's notice
+// that a scheduled task fired: the prompt it delivers is a user record
+// of its own), thinking_tokens (a live estimate for a spinner, not the
+// billed usage the message states), a memory_recall whose memories are
+// named by path alone (read for the model; the record holds no text);
+// the SDK's
 // tool_progress, tool_use_summary
 // (the UI's summary of calls the transcript holds), prompt_suggestion,
 // auth_status without an error, conversation_reset (read for the cost); a
@@ -381,7 +389,9 @@
 // outcome, exit code and stderr, as the session log's hook attachments);
 // a system/informational notice at level warning or error ("Usage limit
 // reached ..."); the SDK's mirror_error (a batch its session store could
-// not append); an auth_status error; the CLI's model_refusal_fallback,
+// not append); a system/plugin_install whose status is failed (a
+// marketplace plugin that did not install: its name and error); an
+// auth_status error; the CLI's model_refusal_fallback,
 // model_refusal_no_fallback and model_fallback (the model that refused,
 // the refusal's category and explanation, the model retried on); and a
 // Messages API fallback block

@@ -139,6 +139,7 @@ var keys = abi.NewKeySet(
 	"explanation",
 	"aborted",
 	"terminal_reason",
+	"memories",
 )
 
 // Indexes into keys.
@@ -272,6 +273,7 @@ const (
 	kExplanation
 	kAborted
 	kTerminalReason
+	kMemories
 
 	nKeys
 )
