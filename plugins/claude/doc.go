@@ -102,7 +102,14 @@
 // whose request made several model calls (a server-side compaction
 // before the answer) lists them in usage.iterations and states only the
 // last at the top: its usage is the sum of the iterations (a result
-// line's iterations are its last message's and are not read). The step's
+// line's iterations are its last message's and are not read). An
+// iteration run on another model than the message's (an advisor_message,
+// the advisor tool's sub-inference; the message entry of a hop a
+// server-side fallback declined, on the requested model) is not added to
+// the message: it is written, once, as an assistant message of its own
+// model with no blocks and its usage (the request's service tier), so
+// that each call is priced at its model's rates; the step's total is
+// the same. The step's
 // usage is the sum of the result lines' usage (each result covers its own
 // cycle); messages closed after the last result (a cut stream, a session
 // log, an API response) are added at the end. Sub-agent messages are not
