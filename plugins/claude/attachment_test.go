@@ -11,7 +11,8 @@ import (
 	"github.com/twasm/twasm/transcript"
 )
 
-// TestAttachments feeds session-log attachment records one class at a
+// TestAttachments feeds session-log attachment records (and the
+// stream's memory_recall, context of the same kind) one class at a
 // time and checks what each becomes: a hook that failed, blocked or
 // stopped the agent a warning, text the model was given injected context,
 // listings and reminders nothing (ignored), any other type unmapped by
@@ -68,6 +69,10 @@ func TestAttachments(t *testing.T) {
 			input: strings.Replace(att(`{"type":"date"}`), `"attachment":`, `"rendered":[{"content":"<system-reminder>\nToday's date is 2026-09-30.\n</system-reminder>"}],"attachment":`, 1) +
 				strings.Replace(att(`{"type":"brand_new_kind"}`), `"attachment":`, `"rendered":[{"content":"<system-reminder>\nnew\n</system-reminder>"}],"attachment":`, 1),
 			injected: []string{"<system-reminder>\nToday's date is 2026-09-30.\n</system-reminder>", "<system-reminder>\nnew\n</system-reminder>"}},
+		{name: "recalled memories' content is injected context; memories named by path alone are ignored",
+			input: `{"type":"system","subtype":"memory_recall","mode":"synthesize","memories":[{"path":"<synthesis:/home/u/.claude/memory>","scope":"personal","content":"Prefers Bun over npm."}],"uuid":"m1","session_id":"s"}` + "\n" +
+				`{"type":"system","subtype":"memory_recall","mode":"select","memories":[{"path":"/home/u/.claude/memory/ports.md","scope":"team"}],"uuid":"m2","session_id":"s"}` + "\n",
+			injected: []string{"Prefers Bun over npm."}},
 		{name: "listings, reminders and IDE state are ignored",
 			input: att(`{"type":"skill_listing","content":"- a skill","isInitial":true,"skillCount":1}`) +
 				att(`{"type":"deferred_tools_delta","addedLines":[],"addedNames":[],"removedNames":[]}`) +

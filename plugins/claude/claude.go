@@ -130,6 +130,10 @@ type normalizer struct {
 	// refusal is what the latest response's stop_details say of a
 	// refusal (its policy category and explanation), "" when nothing.
 	refusal string
+	// aborted: a top-level assistant message of the turn was cut short
+	// by an interrupt (its aborted flag); the turn's result, which may
+	// still call it a success, ends the turn incomplete.
+	aborted bool
 
 	fields fieldCache
 }
@@ -571,6 +575,19 @@ func (n *normalizer) system(v abi.Value, out *sdk.Out) {
 		out.Warn("claude: compaction failed: " + sdk.Clip(n.get(v, kCompactError).String(), 500))
 	case sub.Is("model_refusal_fallback"), sub.Is("model_refusal_no_fallback"), sub.Is("model_fallback"):
 		n.modelFallback(v, sdk.Name(sub), out)
+	case sub.Is("memory_recall"):
+		// Memories recalled into the turn (SDKMemoryRecallMessage):
+		// context the model is given. Their content is injected
+		// context; a memory named by path alone (mode select) was read
+		// for the model and its text is not in the record.
+		if !n.injected(v, abi.Value{}, n.get(v, kMemories), sdk.OriginInjected, out) {
+			n.ignore("system/memory_recall", out)
+		}
+	case sub.Is("plugin_install") && n.get(v, kStatus).Is("failed"):
+		// A marketplace plugin that failed to install before the first
+		// turn (CLAUDE_CODE_SYNC_PLUGIN_INSTALL): the run goes on
+		// without it.
+		out.Warn("claude: plugin " + sdk.Clip(n.get(v, kName).String(), 100) + " failed to install: " + sdk.Clip(n.get(v, kError).String(), 500))
 	case sub.Is("mirror_error"):
 		// The SDK could not copy a batch of the session to its external
 		// session store; the run itself goes on.
@@ -599,7 +616,18 @@ func (n *normalizer) result(v abi.Value, out *sdk.Out) {
 	if !n.get(v, kSubtype).Is("success") {
 		isErr = true
 	}
-	if !isErr && n.get(v, kStopReason).Is("refusal") {
+	tr := n.get(v, kTerminalReason)
+	aborted := n.aborted || tr.Is("aborted_streaming") || tr.Is("aborted_tools")
+	n.aborted = false
+	if !isErr && aborted {
+		// The user interrupted the turn (interrupt(), Esc): the answer
+		// or the calls it made were cut short, whatever the subtype.
+		why := "an assistant message was aborted"
+		if tr.Kind() == abi.KindString {
+			why = "terminal_reason " + sdk.Clip(tr.String(), 40)
+		}
+		out.Status(sdk.StatusIncomplete, sdk.S("the turn was interrupted before it completed ("+why+")"), sdk.LevelTerminal)
+	} else if !isErr && n.get(v, kStopReason).Is("refusal") {
 		// The last turn was refused (model_refusal_no_fallback): the
 		// CLI calls it a success, with no answer. As for an API
 		// response, a refusal is an error.
@@ -685,6 +713,11 @@ var ignoredSystems = [...]string{
 	"system/informational", "system/notification", "system/permission_denied", "system/background_tasks_changed",
 	"system/session_state_changed", "system/files_persisted", "system/elicitation_complete",
 	"system/local_command_output",
+	// The install's progress (a failure is a warning above); the
+	// notice that a scheduled task fired (the prompt it delivers is a
+	// user record of its own); a live estimate of thinking tokens for a
+	// spinner, not the billed usage the message states.
+	"system/plugin_install", "system/scheduled_task_fire", "system/thinking_tokens",
 }
 
 // taskUpdated reads a task_updated record: a background agent whose

@@ -4,11 +4,14 @@ package claude
 
 import (
 	"context"
+	"slices"
+	"strconv"
 	"strings"
 	"testing"
 
 	"github.com/twasm/twasm/abi/sdk/sdktest"
 	"github.com/twasm/twasm/internal/testing/plugintest"
+	"github.com/twasm/twasm/transcript"
 )
 
 // TestNewerRecords feeds the record types and fields of the newest Claude
@@ -131,6 +134,23 @@ func TestNewerRecords(t *testing.T) {
 		{name: "a refusal's stop_details name its category and explanation",
 			input: `{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-7","content":[],"stop_reason":"refusal","stop_details":{"type":"refusal","category":"cyber","explanation":"This request triggered restrictions on violative cyber content."},"usage":{"input_tokens":10,"output_tokens":0}}` + "\n",
 			step:  "error", perr: 1, stepErr: "(stop_reason refusal), category cyber: This request triggered restrictions on violative cyber content."},
+		{name: "an answer the user stopped mid-stream (aborted) leaves the turn incomplete, though the result says success",
+			input: init + `{"type":"assistant","message":{"id":"msg_a","role":"assistant","model":"claude-opus-4-7","content":[{"type":"text","text":"The three causes are: first, the cache is"}],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":9}},"parent_tool_use_id":null,"aborted":true,"session_id":"s"}` + "\n" + ok("0.01"),
+			step:  "incomplete", stepErr: "interrupted", warnings: []string{"stopped mid-stream (aborted)"}},
+		{name: "terminal_reason aborted_tools is incomplete",
+			input: init + `{"type":"result","subtype":"success","is_error":false,"terminal_reason":"aborted_tools","result":"","session_id":"s","usage":{"input_tokens":1,"output_tokens":1}}` + "\n",
+			step:  "incomplete", stepErr: "terminal_reason aborted_tools"},
+		{name: "an aborted turn, then a turn that completes: ok",
+			input: init + `{"type":"assistant","message":{"id":"msg_a","role":"assistant","model":"claude-opus-4-7","content":[{"type":"text","text":"Let me"}],"stop_reason":null,"usage":{"input_tokens":3,"output_tokens":2}},"parent_tool_use_id":null,"aborted":true,"session_id":"s"}` + "\n" +
+				`{"type":"result","subtype":"success","is_error":false,"terminal_reason":"aborted_streaming","result":"","session_id":"s"}` + "\n" + ok("0.01"),
+			step: "ok"},
+		{name: "a plugin that failed to install is a warning; install progress, scheduled task notices and thinking estimates are ignored",
+			input: init + `{"type":"system","subtype":"plugin_install","status":"started","uuid":"u","session_id":"s"}` + "\n" +
+				`{"type":"system","subtype":"plugin_install","status":"failed","name":"acme-tools","error":"marketplace unreachable","uuid":"u","session_id":"s"}` + "\n" +
+				`{"type":"system","subtype":"plugin_install","status":"completed","uuid":"u","session_id":"s"}` + "\n" +
+				`{"type":"system","subtype":"scheduled_task_fire","content":"Claude resuming /loop wakeup","uuid":"u","session_id":"s"}` + "\n" +
+				`{"type":"system","subtype":"thinking_tokens","estimated_tokens":120,"estimated_tokens_delta":20,"uuid":"u","session_id":"s"}` + "\n" + ok("0.01"),
+			step: "ok", warnings: []string{"claude: plugin acme-tools failed to install: marketplace unreachable"}},
 		{name: "streamed: the last message's stop_details",
 			input: `data: {"type":"message_start","message":{"id":"msg_1","type":"message","role":"assistant","model":"claude-opus-4-7","content":[],"usage":{"input_tokens":10,"output_tokens":1}}}` + "\n" +
 				`data: {"type":"message_delta","delta":{"stop_reason":"refusal","stop_sequence":null,"stop_details":{"type":"refusal","category":"bio","explanation":null}},"usage":{"output_tokens":0}}` + "\n" +
@@ -237,6 +257,60 @@ func TestBackgroundAgentEnd(t *testing.T) {
 			}
 			if closes != 1 {
 				t.Errorf("%d scope closes, want 1", closes)
+			}
+		})
+	}
+}
+
+// TestIterationModels checks that a request's model calls run on another
+// model than its message's (an advisor_message; the message entry of a
+// hop a server-side fallback declined) are written as usage-only
+// messages of their own model, and are no part of the message's usage:
+// each is priced at its own model, and the step's total is unchanged.
+func TestIterationModels(t *testing.T) {
+	it := func(typ, model string, in, out int) string {
+		return `{"type":"` + typ + `","model":"` + model + `","input_tokens":` + strconv.Itoa(in) + `,"output_tokens":` + strconv.Itoa(out) + `,"cache_read_input_tokens":0,"cache_creation_input_tokens":0}`
+	}
+	response := func(model string, iterations ...string) string {
+		return `{"id":"msg_1","type":"message","role":"assistant","model":"` + model + `","content":[{"type":"text","text":"Done."}],"stop_reason":"end_turn","usage":{"input_tokens":1,"output_tokens":1,"iterations":[` + strings.Join(iterations, ",") + `],"service_tier":"standard"}}` + "\n"
+	}
+	type mu struct {
+		model   string
+		in, out int64
+	}
+	for _, tt := range []struct {
+		name  string
+		input string
+		want  []mu // each assistant message's model and usage, in order
+	}{
+		{"advisor", response("claude-sonnet-4-6", it("message", "claude-sonnet-4-6", 100, 10), it("advisor_message", "claude-opus-4-7", 120, 50), it("message", "claude-sonnet-4-6", 150, 20)),
+			[]mu{{"claude-sonnet-4-6", 250, 30}, {"claude-opus-4-7", 120, 50}}},
+		{"declined hop of a server-side fallback", response("claude-sonnet-4-6", it("message", "claude-opus-4-7", 300, 9), it("fallback_message", "claude-sonnet-4-6", 300, 24)),
+			[]mu{{"claude-sonnet-4-6", 300, 24}, {"claude-opus-4-7", 300, 9}}},
+		{"compaction on the message's model stays in its usage", response("claude-opus-4-7", it("compaction", "claude-opus-4-7", 6000, 500), it("message", "claude-opus-4-7", 700, 80)),
+			[]mu{{"claude-opus-4-7", 6700, 580}}},
+	} {
+		t.Run(tt.name, func(t *testing.T) {
+			out, _ := runState(t, tt.input)
+			var got []mu
+			var in, outTok int64
+			for _, x := range out.Sink.Items {
+				if x.Event == nil || x.Event.Type != transcript.MessageAssistant {
+					continue
+				}
+				m := x.Event.Message()
+				if m.Usage == nil || m.Usage.InputTokens == nil || m.Usage.OutputTokens == nil {
+					t.Fatalf("message of %s without usage", m.Model)
+				}
+				got = append(got, mu{m.Model, *m.Usage.InputTokens, *m.Usage.OutputTokens})
+				in, outTok = in+*m.Usage.InputTokens, outTok+*m.Usage.OutputTokens
+			}
+			if !slices.Equal(got, tt.want) {
+				t.Errorf("messages %v, want %v", got, tt.want)
+			}
+			u := out.Result.Usage
+			if u == nil || *u.InputTokens != in || *u.OutputTokens != outTok || u.ServiceTier != "standard" {
+				t.Errorf("step usage %+v, want the messages' sum %d in, %d out, tier standard", u, in, outTok)
 			}
 		})
 	}

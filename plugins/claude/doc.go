@@ -50,7 +50,10 @@
 //
 // Status. A result line is the terminal event: subtype "success" with
 // is_error false is ok, unless its stop_reason is refusal (the last turn
-// was refused: an error, as for an API response); is_error true or any
+// was refused: an error, as for an API response) or the turn was
+// interrupted (terminal_reason aborted_streaming or aborted_tools, or a
+// top-level assistant message of the turn flagged aborted: incomplete,
+// with no final answer); is_error true or any
 // other subtype is an error whose text is the result text (falling back
 // to errors[] and the subtype). Several init…result cycles (background agents) are read to the
 // end; the last result's status wins. Errors the provider reports on the
@@ -99,7 +102,14 @@
 // whose request made several model calls (a server-side compaction
 // before the answer) lists them in usage.iterations and states only the
 // last at the top: its usage is the sum of the iterations (a result
-// line's iterations are its last message's and are not read). The step's
+// line's iterations are its last message's and are not read). An
+// iteration run on another model than the message's (an advisor_message,
+// the advisor tool's sub-inference; the message entry of a hop a
+// server-side fallback declined, on the requested model) is not added to
+// the message: it is written, once, as an assistant message of its own
+// model with no blocks and its usage (the request's service tier), so
+// that each call is priced at its model's rates; the step's total is
+// the same. The step's
 // usage is the sum of the result lines' usage (each result covers its own
 // cycle); messages closed after the last result (a cut stream, a session
 // log, an API response) are added at the end. Sub-agent messages are not
@@ -249,7 +259,9 @@
 //     whose stdout Claude Code adds to the model's context, unless it
 //     is a JSON object, the hook's answer, whose additionalContext comes
 //     as hook_additional_context (any other hook's success is ignored:
-//     its output is shown to the user only).
+//     its output is shown to the user only). The stream's
+//     system/memory_recall (memories recalled into the turn) is the same
+//     kind of context: each memory's content, where the record has it.
 //   - Ignored, when the log does not keep their rendered text: what the
 //     model may use (deferred_tools_delta, skill_listing,
 //     agent_listing_delta, mcp_instructions_delta, command_permissions),
@@ -333,7 +345,13 @@
 // informational below level warning, notification,
 // background_tasks_changed, session_state_changed, files_persisted,
 // elicitation_complete, local_command_output, permission_denied (the
-// call's result, with its tool_result_meta, says so); the SDK's
+// call's result, with its tool_result_meta, says so), plugin_install
+// other than a failure, scheduled_task_fire (a session log's notice
+// that a scheduled task fired: the prompt it delivers is a user record
+// of its own), thinking_tokens (a live estimate for a spinner, not the
+// billed usage the message states), a memory_recall whose memories are
+// named by path alone (read for the model; the record holds no text);
+// the SDK's
 // tool_progress, tool_use_summary
 // (the UI's summary of calls the transcript holds), prompt_suggestion,
 // auth_status without an error, conversation_reset (read for the cost); a
@@ -368,14 +386,19 @@
 // ignored too (Out.Ignored), so that every raw line is accounted for.
 //
 // Notices. Warnings of the step, not errors of the provider (the run's
-// own records say how it ended): a system/status whose compact_result
+// own records say how it ended): an assistant message flagged aborted
+// (SDK 0.3.214: truncated by an interrupt, no stop_reason received, its
+// text may end mid-word; the message's stop reason is "aborted"); a
+// system/status whose compact_result
 // is failed (a compaction that failed, with its compact_error); a
 // stream-json hook_response
 // (--include-hook-events) whose outcome is not success (the hook's name,
 // outcome, exit code and stderr, as the session log's hook attachments);
 // a system/informational notice at level warning or error ("Usage limit
 // reached ..."); the SDK's mirror_error (a batch its session store could
-// not append); an auth_status error; the CLI's model_refusal_fallback,
+// not append); a system/plugin_install whose status is failed (a
+// marketplace plugin that did not install: its name and error); an
+// auth_status error; the CLI's model_refusal_fallback,
 // model_refusal_no_fallback and model_fallback (the model that refused,
 // the refusal's category and explanation, the model retried on); and a
 // Messages API fallback block

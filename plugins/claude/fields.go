@@ -137,6 +137,9 @@ var keys = abi.NewKeySet(
 	"patch",
 	"stop_details",
 	"explanation",
+	"aborted",
+	"terminal_reason",
+	"memories",
 )
 
 // Indexes into keys.
@@ -268,6 +271,9 @@ const (
 	kPatch
 	kStopDetails
 	kExplanation
+	kAborted
+	kTerminalReason
+	kMemories
 
 	nKeys
 )

@@ -37,6 +37,12 @@ type message struct {
 	compactions int
 	// fellBack: a fallback block was reported (a snapshot repeats it).
 	fellBack bool
+	// model is the model the message names; foreign the usage of its
+	// request's calls run on other models, until writeForeign writes
+	// it (foreignDone).
+	model       string
+	foreign     []modelUsage
+	foreignDone bool
 	// finished counts the leading slots that are all stopped (finish
 	// has run on them), so close does not walk them again.
 	finished int
@@ -198,29 +204,92 @@ func (u *usage) merge(v abi.Value) {
 	}
 }
 
-// mergeMessage merges a message's usage. A request that made several
+// mergeUsage merges a message's usage. A request that made several
 // model calls (a server-side compaction before the answer: iterations
 // [{type compaction}, {type message}]) states the last call's figures at
 // the top and each call's in usage.iterations: the message's usage is
 // then their sum, every token the request consumed (spec §4). A single
-// iteration repeats the top-level figures. (A result line's iterations
-// are its last message's, beside the run's totals: result does not read
-// them.)
-func (u *usage) mergeMessage(v abi.Value) {
+// iteration repeats the top-level figures. A call run on another model
+// than the message's (an advisor_message: the advisor tool's
+// sub-inference; the message entry of a hop a server-side fallback
+// declined, on the requested model) is no part of this message's usage:
+// it is kept in m.foreign, by model, to be written as a message of its
+// own model (see writeForeign), so that each call is priced at its own
+// model's rates. (A result line's iterations are its last message's,
+// beside the run's totals: result does not read them.)
+func (m *message) mergeUsage(v abi.Value) {
+	u := &m.usage
 	u.merge(v)
 	its := v.Get("iterations")
 	if its.Kind() != abi.KindArray || its.Len() < 2 {
 		return
 	}
 	var sum usage
+	var foreign []modelUsage
 	it := its.Iter()
 	for it.Next() {
+		x := it.Value()
 		var one usage
-		one.merge(it.Value())
+		one.merge(x)
 		one.reasoning = sdk.Int{}
+		if model := x.Get("model").String(); model != "" && (x.Get("type").Is("advisor_message") || m.model != "" && model != m.model) {
+			foreign = addModelUsage(foreign, model, one)
+			continue
+		}
 		sum.add(one)
 	}
 	u.in, u.cacheWrite, u.cacheRead, u.out, u.cacheWrite1h = sum.in, sum.cacheWrite, sum.cacheRead, sum.out, sum.cacheWrite1h
+	if !m.foreignDone {
+		// The latest figures stated win, as for the message's own.
+		m.foreign = foreign
+	}
+}
+
+// modelUsage is the usage of a request's calls run on one model.
+type modelUsage struct {
+	model string
+	u     usage
+}
+
+// addModelUsage adds u to the entry of model in list.
+func addModelUsage(list []modelUsage, model string, u usage) []modelUsage {
+	for i := range list {
+		if list[i].model == model {
+			list[i].u.add(u)
+			return list
+		}
+	}
+	return append(list, modelUsage{model: model, u: u})
+}
+
+// writeForeign writes, once, the usage of m's calls run on another
+// model (mergeUsage) as an assistant message of that model with no
+// blocks: the advisor's output, or the declined hop's, is no part of
+// the transcript's answer, but its tokens count, at its model's rates.
+// Top-scope figures are added to the step as the message's are.
+func (n *normalizer) writeForeign(m *message, out *sdk.Out) {
+	if m.foreignDone || len(m.foreign) == 0 {
+		return
+	}
+	m.foreignDone = true
+	for _, f := range m.foreign {
+		key := sdk.S(n.newKey('i'))
+		h := sdk.Message{Model: sdk.S(f.model)}
+		if m.scope != "" {
+			h.Scope = sdk.S(m.scope)
+		}
+		if f.u.tier == "" {
+			// Served under the request's tier, which the
+			// iterations do not repeat.
+			f.u.tier = m.usage.tier
+		}
+		out.Open(key, h)
+		out.Close(key, sdk.MessageEnd{Usage: f.u.sdk()})
+		if m.scope == "" {
+			n.pending.add(f.u)
+		}
+	}
+	m.foreign = nil
 }
 
 func isSet(i sdk.Int) bool { _, ok := i.Value(); return ok }
@@ -401,6 +470,9 @@ func (n *normalizer) header(m *message, model abi.Value, ts abi.Value, out *sdk.
 		h.Scope = sdk.S(m.scope)
 	}
 	out.Open(sdk.S(m.key), h)
+	if s := model.String(); s != "" && m.model != s {
+		m.model = s
+	}
 	if m.scope == "" {
 		n.model(model, out)
 	}
@@ -442,6 +514,7 @@ func (n *normalizer) close(m *message, out *sdk.Out) {
 	}
 	m.counted = m.usage
 	out.Close(sdk.S(m.key), e)
+	n.writeForeign(m, out)
 	m.closed, m.isOpen = true, false
 	if m.id != "" {
 		m.windowed++
@@ -563,9 +636,21 @@ func (n *normalizer) assistantIn(v abi.Value, scope string, out *sdk.Out) {
 		s := m.snapSlot(sdk.BlockText, "")
 		out.Block(sdk.S(m.key), m.rel(s), sdk.Block{Type: sdk.BlockText, Text: sdk.Text(content)})
 	}
-	m.usage.mergeMessage(usageV)
+	m.mergeUsage(usageV)
 	if stop.Kind() == abi.KindString && !stop.Is(m.stop) {
 		m.stop = stop.String()
+	}
+	if n.get(v, kAborted).Truthy() {
+		// Cut short by an interrupt before the stream completed: no
+		// stop_reason came and the text may end mid-word. Its stop
+		// reason says so, and the turn did not complete.
+		if m.stop == "" {
+			m.stop = "aborted"
+		}
+		if scope == "" {
+			n.aborted = true
+		}
+		out.Warn("claude: an answer was stopped mid-stream (aborted): its text may be cut short")
 	}
 	if e := n.get(v, kError); e.Kind() == abi.KindString || e.Kind() == abi.KindObject || n.get(v, kIsApiErrorMessage).Truthy() {
 		// The CLI's message about the error (model "<synthetic>") is
@@ -1115,7 +1200,7 @@ func (n *normalizer) apiMessage(v abi.Value, out *sdk.Out) {
 	for it.Next() {
 		n.snapshot(m, it.Value(), abi.Value{}, out)
 	}
-	m.usage.mergeMessage(n.get(v, kUsage))
+	m.mergeUsage(n.get(v, kUsage))
 	if sr := n.get(v, kStopReason); sr.Kind() == abi.KindString && !sr.Is(m.stop) {
 		m.stop = sr.String()
 	}

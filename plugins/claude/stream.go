@@ -16,7 +16,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 		m := n.msgFor(id, known, scope, out)
 		n.setCurrent(scope, m)
 		n.header(m, n.get(msg, kModel), abi.Value{}, out)
-		m.usage.mergeMessage(n.get(msg, kUsage))
+		m.mergeUsage(n.get(msg, kUsage))
 	case "content_block_start":
 		m := n.streaming(scope, out)
 		cb := e.Get("content_block")
@@ -177,7 +177,7 @@ func (n *normalizer) event(e abi.Value, scope string, raw bool, out *sdk.Out) {
 			m.stop = sr.String()
 		}
 		n.refusal = refusalDetails(e.Path("delta", "stop_details"))
-		m.usage.mergeMessage(e.Get("usage"))
+		m.mergeUsage(e.Get("usage"))
 	case "message_stop":
 		if m := n.current(scope); m != nil {
 			if raw {

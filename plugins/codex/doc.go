@@ -49,7 +49,13 @@
 // item's fields ({"command"}, {"changes"}, {"query","action"}). Rollout
 // results come from the *_output response items only; the *_end events
 // repeat them, but what they say about the outcome (declined, failed,
-// the exit code) is kept for the output item that follows them. A
+// the exit code) is kept for the output item that follows them, and so
+// is a guardian_assessment's verdict on the call it reviewed
+// (target_item_id): denied, the call did not run (denied, with the
+// reviewer's rationale); timed_out or aborted, it did not run
+// (cancelled); in_progress and approved say nothing. Rollouts of
+// current builds do not persist the event (rollout/src/policy.rs); the
+// output's rejection text says the same. A
 // tool_search_call (a search of the tools the session defers) is a call
 // named tool_search, kind search, its input the arguments; the
 // tool_search_output of its call_id (else, a server-executed search
@@ -69,9 +75,11 @@
 // classify): the JSON {output, metadata:{exit_code}}, the "Exit code: N"
 // and "Process exited with code N" headers, "failed in sandbox ... exit
 // code: N" and "execution error: ..." (error, with the exit code it
-// states), "... rejected by user" and a tool policy's "rejected this
-// action" (denied), "aborted", "aborted by user" and "command timed out
-// after" (cancelled), "apply_patch verification failed: ..." and
+// states), "... rejected by user", a tool policy's "rejected this
+// action" and the auto-reviewer's (guardian's) "This action was rejected
+// due to unacceptable risk.\nReason: ..." (denied, with its reason),
+// "aborted", "aborted by user", "command timed out after" and an
+// auto-review that "did not finish before its deadline" (cancelled), "apply_patch verification failed: ..." and
 // "<tool> failed: ..." and a
 // multi-agent tool's refusal ("collab spawn failed: ...", "collab tool
 // failed: ...", "agent with id ... not found" or "is closed": the

@@ -20,5 +20,5 @@ var keys = abi.NewKeySet(
 	"replacement_history", "forked_from_id",
 	"review_output", "overall_explanation", "overall_correctness", "findings", "title", "body", "code_location",
 	"absolute_file_path", "line_range", "start", "end",
-	"revised_prompt", "content_items",
+	"revised_prompt", "content_items", "target_item_id", "rationale",
 )

@@ -129,6 +129,11 @@ func settleCommand(r *sdk.ToolResult, status abi.Value, text []byte) {
 //     stopped);
 //   - "exec command rejected by user", "patch rejected by user" (the user
 //     or the approval policy refused it);
+//   - "This action was rejected due to unacceptable risk.\nReason: ..."
+//     (the auto-reviewer, guardian, denied it: denied, with its reason),
+//     "The automatic permission approval review did not finish before
+//     its deadline..." (the review timed out, the call did not run:
+//     cancelled), core/src/guardian/review.rs;
 //   - "aborted", "aborted by user after Ns", "...\naborted by user" (the
 //     turn was interrupted), "command timed out after N milliseconds"
 //     (the command was killed), which are cancellations;
@@ -145,6 +150,14 @@ func classify(t []byte) outcome {
 	first := firstLineOf(t)
 	switch {
 	case sdk.HasPrefix(t, "aborted"):
+		return outcome{status: toolCancelled, err: clip(first)}
+	case sdk.HasPrefix(t, "This action was rejected due to unacceptable risk"):
+		// The auto-reviewer (guardian) denied the call, which did not
+		// run: its rationale is the next line, "Reason: ...".
+		rest := t[min(len(first)+1, len(t)):]
+		return outcome{status: toolDenied, err: clip(first) + " " + clip(firstLineOf(rest))}
+	case sdk.HasPrefix(t, "The automatic permission approval review did not finish before its deadline"):
+		// The auto-review timed out; the call did not run.
 		return outcome{status: toolCancelled, err: clip(first)}
 	case sdk.HasPrefix(t, "exec command rejected") || sdk.HasPrefix(t, "patch rejected") ||
 		sdk.HasPrefix(t, "rejected by user") || contains(first, "rejected by user"):

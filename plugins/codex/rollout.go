@@ -463,6 +463,37 @@ func (e endInfo) refine(o outcome) outcome {
 	return o
 }
 
+// guardian keeps what an auto-reviewer (guardian) assessment decided
+// about the call it reviewed (target_item_id, the call's id), for its
+// output item: a denial means the call did not run (Codex's tool
+// orchestrator rejects it with the reviewer's rationale) and is denied;
+// a review that timed out or was aborted left it unrun, cancelled. An
+// assessment in progress or approved says nothing about the outcome.
+func (n *normalizer) guardian(p abi.Value) {
+	id := p.Get("target_item_id")
+	if id.Kind() != abi.KindString {
+		return
+	}
+	var e endInfo
+	switch st := p.Get("status"); {
+	case st.Is("denied"):
+		e = endInfo{status: toolDenied, err: "auto-reviewer denied the call"}
+		if r := sdk.StringOf(p.Get("rationale")).String(); r != "" {
+			e.err += ": " + clip([]byte(r))
+		}
+	case st.Is("timed_out"):
+		e = endInfo{status: toolCancelled, err: "auto-review timed out; the call did not run"}
+	case st.Is("aborted"):
+		e = endInfo{status: toolCancelled, err: "auto-review aborted; the call did not run"}
+	default:
+		return
+	}
+	if n.ends == nil {
+		n.ends = map[string]endInfo{}
+	}
+	n.ends[id.String()] = e
+}
+
 // noteEnd keeps what an *_end event says about a call, for its output
 // item (rollouts write the event first).
 func (n *normalizer) noteEnd(p abi.Value) {
@@ -712,6 +743,9 @@ func (n *normalizer) eventMsg(out *sdk.Out, p abi.Value, ts sdk.Str) {
 		// ignored.
 		n.noteEnd(p)
 		out.Ignored(sdk.S("event_msg/" + t.String()))
+	case "guardian_assessment":
+		n.guardian(p)
+		out.Ignored(sdk.S("event_msg/guardian_assessment"))
 	case "item_completed", "item_started":
 		// 0.147+ mirrors of the response items (AgentMessage,
 		// Reasoning, UserMessage, Plan: the plan is also the assistant

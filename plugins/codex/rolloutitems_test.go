@@ -24,6 +24,9 @@ import (
 //     error, though its function_call_output holds only content items;
 //   - a multi-agent tool's refusal ("collab spawn failed: ...") is an
 //     error, though the rollout keeps only its text;
+//   - a call the auto-reviewer (guardian) denied is denied, by its
+//     guardian_assessment or by the rejection its output gives the
+//     model; one whose review timed out did not run (cancelled);
 //   - a thread's new name is state; an /undo (undo_completed) is a
 //     warning, its turn ok.
 func TestRolloutNewerItems(t *testing.T) {
@@ -68,8 +71,18 @@ func TestRolloutNewerItems(t *testing.T) {
 		spawnOK       = item(`{"type":"function_call_output","call_id":"call_s1","output":"{\"agent_id\":\"019b0000-0000-7000-8000-0000000000e1\",\"nickname\":\"Euler\"}"}`)
 		waitCall      = item(`{"type":"function_call","name":"wait","arguments":"{\"ids\":[\"019b0000-0000-7000-8000-0000000000e9\"]}","call_id":"call_w1"}`)
 		waitMissing   = item(`{"type":"function_call_output","call_id":"call_w1","output":"agent with id 019b0000-0000-7000-8000-0000000000e9 not found"}`)
+		guardCall     = item(`{"type":"function_call","name":"exec_command","arguments":"{\"cmd\":\"rm -rf /srv/data\"}","call_id":"call_g1"}`)
+		guardPending  = ev(`{"type":"guardian_assessment","id":"r1","target_item_id":"call_g1","turn_id":"u1","started_at_ms":1,"status":"in_progress","action":{"type":"command","source":"shell","command":"rm -rf /srv/data","cwd":"/w"}}`)
+		guardDenied   = ev(`{"type":"guardian_assessment","id":"r1","target_item_id":"call_g1","turn_id":"u1","started_at_ms":1,"completed_at_ms":2,"status":"denied","risk_level":"high","user_authorization":"low","rationale":"Deletes data outside the workspace.","decision_source":"agent","action":{"type":"command","source":"shell","command":"rm -rf /srv/data","cwd":"/w"}}`)
+		guardApproved = ev(`{"type":"guardian_assessment","id":"r1","target_item_id":"call_g1","turn_id":"u1","started_at_ms":1,"completed_at_ms":2,"status":"approved","risk_level":"low","rationale":"The user asked for it.","action":{"type":"command","source":"shell","command":"rm -rf /srv/data","cwd":"/w"}}`)
+		guardRejected = item(`{"type":"function_call_output","call_id":"call_g1","output":"This action was rejected due to unacceptable risk.\nReason: Deletes data outside the workspace.\nThe agent must not attempt to achieve the same outcome via workaround, indirect execution, or policy circumvention. Proceed only with a materially safer alternative, or if the user explicitly approves the action after being informed of the risk. Otherwise, stop and request user input."}`)
+		guardTimedOut = item(`{"type":"function_call_output","call_id":"call_g1","output":"The automatic permission approval review did not finish before its deadline. Do not assume the action is unsafe based on the timeout alone. You may retry once, or ask the user for guidance or explicit approval."}`)
+		guardPlain    = item(`{"type":"function_call_output","call_id":"call_g1","output":"not run"}`)
+		guardRan      = item(`{"type":"function_call_output","call_id":"call_g1","output":"Exit code: 0\nWall time: 0.1 seconds\nOutput:\n"}`)
 		subStopped    = ev(`{"type":"sub_agent_activity","event_id":"e3","occurred_at_ms":3,"agent_thread_id":"c1","agent_path":"/root/worker","kind":"interrupted"}`)
 	)
+	// Codex's guardian_rejection_message (core/src/guardian/review.rs).
+	const rejection = "This action was rejected due to unacceptable risk.\nReason: Deletes data outside the workspace.\nThe agent must not attempt to achieve the same outcome via workaround, indirect execution, or policy circumvention. Proceed only with a materially safer alternative, or if the user explicitly approves the action after being informed of the risk. Otherwise, stop and request user input."
 	type toolWant struct{ name, status, output string }
 	tests := []struct {
 		name      string
@@ -116,6 +129,16 @@ func TestRolloutNewerItems(t *testing.T) {
 		{name: "a sub-agent spawned", lines: []string{meta, start, prompt, spawnCall, spawnOK, answer, done},
 			status: "ok", assistant: []string{"Done."}, tools: []toolWant{
 				{"spawn_agent", "ok", `{"agent_id":"019b0000-0000-7000-8000-0000000000e1","nickname":"Euler"}`}}},
+		{name: "the auto-reviewer denied a call: denied, with its reason", lines: []string{meta, start, prompt, guardCall, guardPending, guardDenied, guardRejected, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"exec_command", "denied", rejection}}},
+		{name: "a guardian denial the rollout did not keep: its output says so", lines: []string{meta, start, prompt, guardCall, guardRejected, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"exec_command", "denied", rejection}}},
+		{name: "a guardian denial whatever the output says", lines: []string{meta, start, prompt, guardCall, guardDenied, guardPlain, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"exec_command", "denied", "not run"}}},
+		{name: "an auto-review that timed out: the call did not run", lines: []string{meta, start, prompt, guardCall, guardTimedOut, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"exec_command", "cancelled", "The automatic permission approval review did not finish before its deadline. Do not assume the action is unsafe based on the timeout alone. You may retry once, or ask the user for guidance or explicit approval."}}},
+		{name: "an approved call ran", lines: []string{meta, start, prompt, guardCall, guardPending, guardApproved, guardRan, answer, done},
+			status: "ok", assistant: []string{"Done."}, tools: []toolWant{{"exec_command", "ok", "Exit code: 0\nWall time: 0.1 seconds\nOutput:\n"}}},
 		{name: "an undo, then one that failed", lines: []string{meta, start, prompt, answer, done, start, undone, noAnswer, start, undoFailed, noAnswer},
 			status: "ok", assistant: []string{"Done."}, warnings: []string{"undo restored the working tree", "undo failed, the working tree was not restored: No ghost snapshot"}},
 	}
