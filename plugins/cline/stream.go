@@ -154,15 +154,7 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	case "ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond":
 		// The model's question to the user (ask_followup_question) or its
 		// answer in plan mode: {question|response, options}.
-		t := text.String()
-		if doc, ok := sdk.Parse([]byte(t)); ok {
-			r := doc.Root()
-			if q := r.Get("question"); q.Kind() == abi.KindString {
-				t = q.String()
-			} else if q := r.Get("response"); q.Kind() == abi.KindString {
-				t = q.String()
-			}
-		}
+		t := questionText(text.String())
 		n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.S(t)}, text, ts, out)
 	case "completion_result":
 		t := completionText(text.String())
@@ -259,30 +251,51 @@ func (n *normalizer) streamCall(key sdk.Str, c sdk.ToolCall, out *sdk.Out) strin
 	return id
 }
 
-// streamTool writes a file, search or web tool the UI shows (ClineSayTool:
-// {tool, path, content, diff, regex, filePattern}): a call named as the UI
-// names it, its input the UI's object. Its outcome is not in the stream.
+// streamTool writes a file, search or web tool the UI shows. Its outcome
+// is not in the stream.
 func (n *normalizer) streamTool(key sdk.Str, text abi.Value, ts sdk.Str, out *sdk.Out) {
-	doc, ok := sdk.Parse([]byte(text.String()))
-	if !ok || doc.Root().Get("tool").Kind() != abi.KindString {
+	c, ok := uiToolCall(text)
+	if !ok {
 		out.Warn("Cline showed a tool use that is not a JSON object naming its tool: " + clip(text.String()))
 		return
 	}
-	r := doc.Root()
-	name := sdk.Name(r.Get("tool")) // written at once: a view is enough
-	n.streamCall(key, sdk.ToolCall{Name: sdk.S(name), Input: sdk.JSON(r), Kind: uiKindOf(name), Time: ts}, out)
+	c.Time = ts
+	n.streamCall(key, c, out)
 }
 
-// streamMCP writes an MCP tool call or resource access the UI shows
-// (ClineAskUseMcpServer: {serverName, type, toolName, arguments, uri}).
+// streamMCP writes an MCP tool call or resource access the UI shows.
 func (n *normalizer) streamMCP(key sdk.Str, text abi.Value, ts sdk.Str, out *sdk.Out) {
-	doc, ok := sdk.Parse([]byte(text.String()))
+	c, ok := uiMCPCall(text)
 	if !ok {
 		out.Warn("Cline showed an MCP server use that is not a JSON object: " + clip(text.String()))
 		return
 	}
+	c.Time = ts
+	n.streamCall(key, c, out)
+}
+
+// uiToolCall is the call of a file, search or web tool the UI shows
+// (ClineSayTool: {tool, path, content, diff, regex, filePattern}): named
+// as the UI names it, its input the UI's object.
+func uiToolCall(text abi.Value) (sdk.ToolCall, bool) {
+	doc, ok := sdk.Parse([]byte(text.String()))
+	if !ok || doc.Root().Get("tool").Kind() != abi.KindString {
+		return sdk.ToolCall{}, false
+	}
 	r := doc.Root()
-	name := sdk.Name(r.Get("toolName"))
+	name := strings.Clone(sdk.Name(r.Get("tool")))
+	return sdk.ToolCall{Name: sdk.S(name), Input: sdk.RawJSON(string(r.Raw())), Kind: uiKindOf(name)}, true
+}
+
+// uiMCPCall is an MCP tool call or resource access the UI shows
+// (ClineAskUseMcpServer: {serverName, type, toolName, arguments, uri}).
+func uiMCPCall(text abi.Value) (sdk.ToolCall, bool) {
+	doc, ok := sdk.Parse([]byte(text.String()))
+	if !ok {
+		return sdk.ToolCall{}, false
+	}
+	r := doc.Root()
+	name := strings.Clone(sdk.Name(r.Get("toolName")))
 	kind := "other"
 	if r.Get("type").Is("access_mcp_resource") {
 		name, kind = "access_mcp_resource", "read"
@@ -290,7 +303,7 @@ func (n *normalizer) streamMCP(key sdk.Str, text abi.Value, ts sdk.Str, out *sdk
 	if name == "" {
 		name = "use_mcp_tool"
 	}
-	n.streamCall(key, sdk.ToolCall{Name: sdk.S(name), Input: sdk.JSON(r), Kind: kind, Time: ts}, out)
+	return sdk.ToolCall{Name: sdk.S(name), Input: sdk.RawJSON(string(r.Raw())), Kind: kind}, true
 }
 
 // streamDone ends a stream: what the format could not say, said once
