@@ -138,24 +138,12 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	if m.Get("type").Is("ask") {
 		kind = "ask:" + sdk.Name(m.Get("ask"))
 	}
+	// The task's first message is the user's task, as "text" (the
+	// structured output calls it role user).
+	if n.conversationMessage(kind, m.Get("role").Is("user") || (first && !m.Get("role").Exists()), key, text, ts, out) {
+		return
+	}
 	switch kind {
-	case "task", "user_feedback", "user_feedback_diff":
-		n.streamPrompt(key, text, ts, out)
-	case "text":
-		// The task's first message is the user's task, as "text" (the
-		// structured output calls it role user).
-		if m.Get("role").Is("user") || (first && !m.Get("role").Exists()) {
-			n.streamPrompt(key, text, ts, out)
-			return
-		}
-		n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)}, text, ts, out)
-	case "reasoning":
-		n.streamAssistant(key, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(text)}, text, ts, out)
-	case "ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond":
-		// The model's question to the user (ask_followup_question) or its
-		// answer in plan mode: {question|response, options}.
-		t := questionText(text.String())
-		n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.S(t)}, text, ts, out)
 	case "completion_result":
 		t := completionText(text.String())
 		if strings.TrimSpace(t) == "" {
@@ -210,6 +198,30 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	default:
 		out.Unmapped(sdk.S("ui/" + kind))
 	}
+}
+
+// conversationMessage writes a UI message that is a prompt (the task,
+// the user's feedback; a text when userText) or one of the model's
+// messages (a text, reasoning, a question or plan-mode answer:
+// {question|response, options}), and reports whether kind is one.
+func (n *normalizer) conversationMessage(kind string, userText bool, key sdk.Str, text abi.Value, ts sdk.Str, out *sdk.Out) bool {
+	switch kind {
+	case "task", "user_feedback", "user_feedback_diff":
+		n.streamPrompt(key, text, ts, out)
+	case "text":
+		if userText {
+			n.streamPrompt(key, text, ts, out)
+			break
+		}
+		n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)}, text, ts, out)
+	case "reasoning":
+		n.streamAssistant(key, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(text)}, text, ts, out)
+	case "ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond":
+		n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.S(questionText(text.String()))}, text, ts, out)
+	default:
+		return false
+	}
+	return true
 }
 
 // streamPrompt writes a user message of the stream.

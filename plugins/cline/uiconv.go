@@ -103,21 +103,12 @@ func (n *normalizer) uiConversation(out *sdk.Out) {
 		if kind != "command_output" && kind != "ask:command_output" && kind != "command_permission_denied" {
 			flushCmd()
 		}
+		// The say text before the first request is the task, as Roo Code
+		// and Cline's first versions show it.
+		if n.conversationMessage(kind, kind == "text" && it.idx < n.uiFirst, key, text, ts, out) {
+			continue
+		}
 		switch kind {
-		case "task", "user_feedback", "user_feedback_diff":
-			n.streamPrompt(key, text, ts, out)
-		case "text":
-			if it.idx < n.uiFirst {
-				// The task as Roo Code and Cline's first versions show it.
-				n.streamPrompt(key, text, ts, out)
-				continue
-			}
-			n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)}, text, ts, out)
-		case "reasoning":
-			n.streamAssistant(key, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(text)}, text, ts, out)
-		case "ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond":
-			t := questionText(text.String())
-			n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.S(t)}, text, ts, out)
 		case "completion_result":
 			if t := completionText(text.String()); strings.TrimSpace(t) != "" {
 				oneBlock(key, sdk.Message{Time: ts}, sdk.Block{Type: sdk.BlockText, Text: sdk.S(t)}, out)
