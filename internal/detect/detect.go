@@ -387,7 +387,9 @@ func qwenRecord(root abi.Value, typ string) bool {
 // gooseLine recognises a line of a Goose session file from before
 // sessions.db: the metadata line (working_dir with the session's
 // counters), or a message ({role, created, content}, no type, its
-// content a list of typed items).
+// content a list of typed items, or, in the first Goose CLI's files of
+// November 2024, of untagged ones: {text}, {tool_name, arguments},
+// {id, tool_result}, {mime_type}).
 func gooseLine(root abi.Value, typ string) bool {
 	if typ != "" {
 		return false
@@ -395,8 +397,15 @@ func gooseLine(root abi.Value, typ string) bool {
 	if root.Get("working_dir").Exists() && (root.Get("message_count").Exists() || root.Get("description").Exists()) {
 		return true
 	}
-	return root.Get("role").Kind() == abi.KindString && root.Get("created").Kind() == abi.KindNumber &&
-		root.Get("content").Kind() == abi.KindArray && root.Get("content").Index(0).Get("type").Kind() == abi.KindString
+	if root.Get("role").Kind() != abi.KindString || root.Get("created").Kind() != abi.KindNumber || root.Get("content").Kind() != abi.KindArray {
+		return false
+	}
+	first := root.Get("content").Index(0)
+	if first.Get("type").Kind() == abi.KindString {
+		return true
+	}
+	return !first.Get("type").Exists() && (first.Get("text").Kind() == abi.KindString || first.Get("tool_name").Kind() == abi.KindString ||
+		first.Get("tool_result").Kind() == abi.KindString || first.Get("mime_type").Kind() == abi.KindString)
 }
 
 // piEntry recognises a line of a Pi session file (pi-mono, OMP, OpenClaw):

@@ -22,6 +22,7 @@ func TestDetect(t *testing.T) {
 		{"crush session rows", `{"$twasm":"source","store":"Crush","path":".crush/crush.db","name":"crush.db"}` + "\n" + `{"$twasm":"row","table":"sessions","key":"s","version":1,"row":{"id":"s","title":"t","prompt_tokens":1,"completion_tokens":2,"cost":0.1}}`, "crush", "rows", nil},
 		{"goose rows", `{"$twasm":"row","table":"messages","key":"m","version":1,"row":{"role":"user","content_json":[{"type":"text","text":"hi"}]}}`, "goose", "rows", nil},
 		{"goose session file", `{"working_dir":"/p","description":"d","message_count":1}` + "\n" + `{"role":"user","created":1735725600,"content":[{"type":"text","text":"hi"}]}`, "goose", "session", nil},
+		{"goose session file of November 2024", `{"role":"user","created":1732000000,"content":[{"text":"list the files"}]}` + "\n" + `{"role":"assistant","created":1732000005,"content":[{"id":"t1","tool_name":"developer__shell","arguments":{"command":"ls"}}]}`, "goose", "session", nil},
 		{"goose session file message", `{"id":null,"role":"assistant","created":1735725600,"content":[{"type":"toolRequest","id":"t","toolCall":{"status":"success","value":{"name":"shell","arguments":{}}}}]}`, "goose", "session", nil},
 		{"claude json array", `[{"type":"system","subtype":"init"},{"type":"result","subtype":"success"}]`, "claude", "json", nil},
 		{"claude json result", `{"type":"result","subtype":"success","is_error":false,"session_id":"s","result":"x"}`, "claude", "json", nil},

@@ -139,12 +139,12 @@ type normalizer struct {
 	deferred []uiError
 	// parent is the task this one is a sub-task of (Roo Code).
 	parent string
-	// uiAnswer is the UI's last answer with no error after it
-	// (lastAnswer), at uiAnswerTime.
-	uiAnswer, uiAnswerTime string
-	// uiTask is the task as the UI shows it (uiTaskOf), at uiTaskTime:
-	// the prompt of a task read from its UI messages alone.
-	uiTask, uiTaskTime string
+	// uiStash are the UI's conversation elements not written yet, for a
+	// task read from its UI messages alone (uiconv.go); uiMapped the
+	// indices written; uiFirst the index of the UI's first API request.
+	uiStash  []uiItem
+	uiMapped map[int]bool
+	uiFirst  int
 	// The CLI's --json output (stream.go): stream once a line of it was
 	// read, structured for the schemaVersion envelope; streamMsgs
 	// messages read, calls made and command outputs passed over;
@@ -166,7 +166,7 @@ type uiError struct{ msg, code string }
 type pendingCall struct{ id, name string }
 
 func newNormalizer() *normalizer {
-	return &normalizer{versions: map[int]int{}, counted: map[int]bool{}}
+	return &normalizer{versions: map[int]int{}, counted: map[int]bool{}, uiMapped: map[int]bool{}}
 }
 
 // Line implements sdk.Normalizer.
@@ -249,6 +249,9 @@ func (n *normalizer) twasm(v, t abi.Value, out *sdk.Out) {
 		n.kind = fileKind(n.file)
 		out.Ignored(sdk.S("twasm_file"))
 	case t.Is(abi.SourceFactsType):
+		if n.sawTask {
+			n.uiContinued()
+		}
 		if id := v.Get("name").String(); id != "" && n.taskID == "" {
 			n.taskID = id
 			out.Meta(sdk.Meta{SessionID: sdk.S(id)})
@@ -336,22 +339,12 @@ func diff(doc abi.Value, old []uint64, file string, warnChanged bool, out *sdk.O
 
 // End implements sdk.Normalizer.
 func (n *normalizer) End(out *sdk.Out) error {
-	if len(n.api) == 0 && n.uiTask != "" {
+	if len(n.api) == 0 && !n.stream && n.agent == nil && n.roo == nil {
 		// A task read from its UI messages alone (its conversation file
-		// is missing): its task is the user's prompt, written before the
-		// answer so that a task the model never answered ends on it.
-		out.Open(sdk.S("ui-task"), sdk.Message{User: true, Time: sdk.S(n.uiTaskTime)})
-		out.Block(sdk.S("ui-task"), -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(n.uiTask), Origin: sdk.OriginPrompt})
-		out.Close(sdk.S("ui-task"), sdk.MessageEnd{})
-	}
-	if len(n.api) == 0 && n.uiAnswer != "" {
-		// A task read from its UI messages alone (its conversation file
-		// is missing): the screen's copy is not mapped, but the answer it
-		// ended on is the model's, written here so that the session rule
-		// sees the errors the task recovered from before it.
-		out.Open(sdk.S("ui-answer"), sdk.Message{Time: sdk.S(n.uiAnswerTime)})
-		out.Block(sdk.S("ui-answer"), -1, sdk.Block{Type: sdk.BlockText, Text: sdk.S(n.uiAnswer)})
-		out.Close(sdk.S("ui-answer"), sdk.MessageEnd{})
+		// is missing): the UI's copy of the conversation, written before
+		// the errors held back so that the session rule sees them after
+		// the last answer.
+		n.uiConversation(out)
 	}
 	n.settle(out)
 	switch {

@@ -112,17 +112,28 @@
 // A file read alone (import of api_conversation_history.json or
 // ui_messages.json) is told by its shape. A task whose conversation file
 // is missing (only ui_messages.json, as some users keep them) is read
-// for its usage, cost and errors; the screen's copy of the conversation
-// is not mapped, but the task is written at the end as the user's prompt
-// (Cline's say task; Roo Code, Kilo Code and Cline's first versions show
-// the task as the say text before the first API request, which is never
-// the model's), and the model's last text on the screen (a later say
-// text, or completion_result) with no error after it as an assistant
-// message after it, so that an error the task recovered from does not
-// decide its status and a task the model never answered ends on its
-// prompt. A task has no terminal event:
-// NoTerminal, and the host settles the status by the session rule (spec
-// §6.7).
+// from the UI's copy of the conversation (uiconv.go), written at the end
+// of the stream (the UI's file comes first, and only the end says no
+// conversation file followed): the task (say task, or, as Roo Code, Kilo
+// Code and Cline's first versions show it, the say text before the first
+// API request) and the user's feedback are prompts; say text, reasoning,
+// a followup question and a plan-mode answer the model's; completion_result
+// its message; say or ask tool (named as the UI names it), command and
+// use_mcp_server calls (ids cline-ui-<index>). The UI states few
+// outcomes: a command's command_output messages, joined by newlines, are
+// its result without a status (no exit code is shown), an MCP server's
+// response the result of its use, without a status, and
+// command_permission_denied a denial; any other call has no result, and a
+// warning counts them. The usage, cost and errors are the UI's, as above:
+// an error in the tail (after the model's last request or answer) comes
+// after this conversation, so the session rule sees it after the last
+// answer (status error); an error the task went on after (a later request
+// or answer) comes before it and does not decide the status. A task has
+// no terminal event: NoTerminal, and the host settles the status by the
+// session rule (spec §6.7). A new part of a task (a facts line after the
+// task was read: the host replays the parts it archived with their output
+// dropped) starts with nothing held back, since the earlier part's end
+// wrote it.
 //
 // # Format "json"
 //

@@ -138,32 +138,12 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	if m.Get("type").Is("ask") {
 		kind = "ask:" + sdk.Name(m.Get("ask"))
 	}
+	// The task's first message is the user's task, as "text" (the
+	// structured output calls it role user).
+	if n.conversationMessage(kind, m.Get("role").Is("user") || (first && !m.Get("role").Exists()), key, text, ts, out) {
+		return
+	}
 	switch kind {
-	case "task", "user_feedback", "user_feedback_diff":
-		n.streamPrompt(key, text, ts, out)
-	case "text":
-		// The task's first message is the user's task, as "text" (the
-		// structured output calls it role user).
-		if m.Get("role").Is("user") || (first && !m.Get("role").Exists()) {
-			n.streamPrompt(key, text, ts, out)
-			return
-		}
-		n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)}, text, ts, out)
-	case "reasoning":
-		n.streamAssistant(key, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(text)}, text, ts, out)
-	case "ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond":
-		// The model's question to the user (ask_followup_question) or its
-		// answer in plan mode: {question|response, options}.
-		t := text.String()
-		if doc, ok := sdk.Parse([]byte(t)); ok {
-			r := doc.Root()
-			if q := r.Get("question"); q.Kind() == abi.KindString {
-				t = q.String()
-			} else if q := r.Get("response"); q.Kind() == abi.KindString {
-				t = q.String()
-			}
-		}
-		n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.S(t)}, text, ts, out)
 	case "completion_result":
 		t := completionText(text.String())
 		if strings.TrimSpace(t) == "" {
@@ -220,6 +200,30 @@ func (n *normalizer) streamMessage(m abi.Value, out *sdk.Out) {
 	}
 }
 
+// conversationMessage writes a UI message that is a prompt (the task,
+// the user's feedback; a text when userText) or one of the model's
+// messages (a text, reasoning, a question or plan-mode answer:
+// {question|response, options}), and reports whether kind is one.
+func (n *normalizer) conversationMessage(kind string, userText bool, key sdk.Str, text abi.Value, ts sdk.Str, out *sdk.Out) bool {
+	switch kind {
+	case "task", "user_feedback", "user_feedback_diff":
+		n.streamPrompt(key, text, ts, out)
+	case "text":
+		if userText {
+			n.streamPrompt(key, text, ts, out)
+			break
+		}
+		n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(text)}, text, ts, out)
+	case "reasoning":
+		n.streamAssistant(key, sdk.Block{Type: sdk.BlockThinking, Thinking: sdk.Text(text)}, text, ts, out)
+	case "ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond":
+		n.streamAssistant(key, sdk.Block{Type: sdk.BlockText, Text: sdk.S(questionText(text.String()))}, text, ts, out)
+	default:
+		return false
+	}
+	return true
+}
+
 // streamPrompt writes a user message of the stream.
 func (n *normalizer) streamPrompt(key sdk.Str, text abi.Value, ts sdk.Str, out *sdk.Out) {
 	if text.Kind() != abi.KindString || strings.TrimSpace(text.String()) == "" {
@@ -259,30 +263,51 @@ func (n *normalizer) streamCall(key sdk.Str, c sdk.ToolCall, out *sdk.Out) strin
 	return id
 }
 
-// streamTool writes a file, search or web tool the UI shows (ClineSayTool:
-// {tool, path, content, diff, regex, filePattern}): a call named as the UI
-// names it, its input the UI's object. Its outcome is not in the stream.
+// streamTool writes a file, search or web tool the UI shows. Its outcome
+// is not in the stream.
 func (n *normalizer) streamTool(key sdk.Str, text abi.Value, ts sdk.Str, out *sdk.Out) {
-	doc, ok := sdk.Parse([]byte(text.String()))
-	if !ok || doc.Root().Get("tool").Kind() != abi.KindString {
+	c, ok := uiToolCall(text)
+	if !ok {
 		out.Warn("Cline showed a tool use that is not a JSON object naming its tool: " + clip(text.String()))
 		return
 	}
-	r := doc.Root()
-	name := sdk.Name(r.Get("tool")) // written at once: a view is enough
-	n.streamCall(key, sdk.ToolCall{Name: sdk.S(name), Input: sdk.JSON(r), Kind: uiKindOf(name), Time: ts}, out)
+	c.Time = ts
+	n.streamCall(key, c, out)
 }
 
-// streamMCP writes an MCP tool call or resource access the UI shows
-// (ClineAskUseMcpServer: {serverName, type, toolName, arguments, uri}).
+// streamMCP writes an MCP tool call or resource access the UI shows.
 func (n *normalizer) streamMCP(key sdk.Str, text abi.Value, ts sdk.Str, out *sdk.Out) {
-	doc, ok := sdk.Parse([]byte(text.String()))
+	c, ok := uiMCPCall(text)
 	if !ok {
 		out.Warn("Cline showed an MCP server use that is not a JSON object: " + clip(text.String()))
 		return
 	}
+	c.Time = ts
+	n.streamCall(key, c, out)
+}
+
+// uiToolCall is the call of a file, search or web tool the UI shows
+// (ClineSayTool: {tool, path, content, diff, regex, filePattern}): named
+// as the UI names it, its input the UI's object.
+func uiToolCall(text abi.Value) (sdk.ToolCall, bool) {
+	doc, ok := sdk.Parse([]byte(text.String()))
+	if !ok || doc.Root().Get("tool").Kind() != abi.KindString {
+		return sdk.ToolCall{}, false
+	}
 	r := doc.Root()
-	name := sdk.Name(r.Get("toolName"))
+	name := strings.Clone(sdk.Name(r.Get("tool")))
+	return sdk.ToolCall{Name: sdk.S(name), Input: sdk.RawJSON(string(r.Raw())), Kind: uiKindOf(name)}, true
+}
+
+// uiMCPCall is an MCP tool call or resource access the UI shows
+// (ClineAskUseMcpServer: {serverName, type, toolName, arguments, uri}).
+func uiMCPCall(text abi.Value) (sdk.ToolCall, bool) {
+	doc, ok := sdk.Parse([]byte(text.String()))
+	if !ok {
+		return sdk.ToolCall{}, false
+	}
+	r := doc.Root()
+	name := strings.Clone(sdk.Name(r.Get("toolName")))
 	kind := "other"
 	if r.Get("type").Is("access_mcp_resource") {
 		name, kind = "access_mcp_resource", "read"
@@ -290,7 +315,7 @@ func (n *normalizer) streamMCP(key sdk.Str, text abi.Value, ts sdk.Str, out *sdk
 	if name == "" {
 		name = "use_mcp_tool"
 	}
-	n.streamCall(key, sdk.ToolCall{Name: sdk.S(name), Input: sdk.JSON(r), Kind: kind, Time: ts}, out)
+	return sdk.ToolCall{Name: sdk.S(name), Input: sdk.RawJSON(string(r.Raw())), Kind: kind}, true
 }
 
 // streamDone ends a stream: what the format could not say, said once

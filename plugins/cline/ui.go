@@ -17,8 +17,8 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 	hashes, todo := diff(msgs, n.ui, "ui_messages", false, out)
 	n.ui = hashes
 	// The tail: the elements after the last request or answer of the
-	// model. An error there is what the task ended on; a completion
-	// there is the answer of the last attempt_completion call.
+	// model. A completion there is the answer of the last
+	// attempt_completion call.
 	tail := len(hashes)
 	for i := len(hashes) - 1; i >= 0; i-- {
 		m := msgs.Index(i)
@@ -31,8 +31,13 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 			break
 		}
 	}
-	n.uiAnswer, n.uiAnswerTime = lastAnswer(msgs)
-	n.uiTask, n.uiTaskTime = uiTaskOf(msgs)
+	// An error in the tail is what the task ended on: reported after the
+	// conversation (deferred), whether it is the API history's or, when
+	// that is missing, the UI's own (uiConversation), so that the session
+	// rule (spec §6.7) sees it after the last answer.
+	first := firstRequest(msgs)
+	n.uiFirst = first
+	n.stashConversation(msgs, todo)
 	records := 0
 	n.completion, n.completionTime = "", ""
 	for _, i := range todo {
@@ -92,6 +97,7 @@ func (n *normalizer) uiMessages(msgs abi.Value, out *sdk.Out) {
 // them (tokensIn, tokensOut, cacheWrites, cacheReads, cost: the cost
 // Cline states, 0 included), and the request's failure. An element read
 // again, changed or not, is counted once.
+
 func (n *normalizer) apiRequest(m abi.Value, idx int, what string, out *sdk.Out) int {
 	if n.counted[idx] {
 		return 0
@@ -172,44 +178,4 @@ func firstRequest(msgs abi.Value) int {
 		}
 	}
 	return msgs.Len()
-}
-
-// uiTaskOf is the task as the UI shows it: Cline's say task, or the say
-// text before the first API request, which is how Roo Code (Kilo Code)
-// and Cline's first versions show the task (their startTask's
-// say("text", task)): the user's words, never the model's.
-func uiTaskOf(msgs abi.Value) (text, ts string) {
-	first := firstRequest(msgs)
-	for i := 0; i < first; i++ {
-		m := msgs.Index(i)
-		if (m.Get("say").Is("task") || m.Get("say").Is("text")) && m.Get("text").Kind() == abi.KindString {
-			if t := m.Get("text").String(); strings.TrimSpace(t) != "" {
-				return strings.Clone(t), msTime(m.Get("ts")).String()
-			}
-		}
-	}
-	return "", ""
-}
-
-// lastAnswer is the model's last text on the screen (say text or
-// completion_result, whole) when no error came after it: what a task
-// read from its UI messages alone ended on. A say text before the first
-// API request is the task (uiTaskOf), not an answer.
-func lastAnswer(msgs abi.Value) (text, ts string) {
-	first := firstRequest(msgs)
-	for i := msgs.Len() - 1; i >= first; i-- {
-		m := msgs.Index(i)
-		say := m.Get("say")
-		switch {
-		case say.Is("error"), m.Get("ask").Is("api_req_failed"), m.Get("ask").Is("mistake_limit_reached"):
-			return "", ""
-		case say.Is("api_req_started") && strings.Contains(m.Get("text").String(), "streaming_failed"):
-			return "", ""
-		case (say.Is("text") || say.Is("completion_result")) && !m.Get("partial").Truthy():
-			if t := m.Get("text"); t.Kind() == abi.KindString && strings.TrimSpace(t.String()) != "" {
-				return completionText(strings.Clone(t.String())), msTime(m.Get("ts")).String()
-			}
-		}
-	}
-	return "", ""
 }

@@ -114,7 +114,14 @@
 // else the composer's modelConfig.modelName ("default", Cursor's Auto,
 // is none); usage is tokenCount, per message and added to the step once
 // per bubble, when it is not {0, 0} (Cursor wrote zeros where it did not
-// count). Cursor states no cost.
+// count). Cursor states no cost. A message's time is its bubble's own:
+// createdAt, else (the bubbles an older Cursor kept inline have none) its
+// timingInfo's epoch milliseconds, an answer's clientEndTime (then
+// clientSettleTime, clientRpcSendTime, clientStartTime: when it was
+// whole), a user's clientStartTime first (when it was sent); a value
+// below 10^12 (a relative clock) is none. A bubble stating no time is
+// dated by the host from its row (the composer's createdAt for an inline
+// one).
 //
 // The working directory comes from the workspace map (table
 // "workspace", ABI 1.7 related databases): each workspace's own
@@ -143,8 +150,9 @@
 // third store (kind sqlite, WorkspaceQueries, the same "ide-rows"
 // format). composer.composerData's allComposers[] are the composers,
 // each with its bubbles in conversation[] ({type 1 or 2, bubbleId,
-// text}, read as the global database's bubbles are; no times, usage or
-// model in them: the run is dated by the composer's createdAt), and
+// text}, read as the global database's bubbles are; no usage or model
+// in them, and times only where a bubble has timingInfo: the run is dated
+// by the composer's createdAt), and
 // workbench.panel.aichat.view.aichat.chatdata's tabs[] the older chat
 // tabs, each with its bubbles[] ({type "user" or "ai", id, text, an
 // answer's rawText and modelType, its model: the latest answer's is

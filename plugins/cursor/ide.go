@@ -224,7 +224,7 @@ func (n *normalizer) bubble(id string, b abi.Value, out *sdk.Out) {
 		out.Unmapped(sdk.S("bubble:type:" + sdk.TypeName(b.Get("type"))))
 		return
 	}
-	ts := bubbleTime(b.Get("createdAt"))
+	ts := bubbleOwnTime(b, user)
 	hdr := sdk.Message{User: user, ID: sdk.Opt(id), Time: sdk.Opt(ts)}
 	if !user {
 		model := b.Get("modelInfo").Get("modelName").String()
@@ -320,6 +320,34 @@ func bubbleTime(v abi.Value) string {
 	case abi.KindNumber:
 		if ms, ok := v.Int(); ok && ms > 0 {
 			return sdk.RFC3339Millis(ms)
+		}
+	}
+	return ""
+}
+
+// bubbleOwnTime is the bubble's own time: its createdAt, else (the
+// bubbles an older Cursor kept inline in the composer have none) its
+// timingInfo's times in milliseconds, clientStartTime, clientRpcSendTime,
+// clientSettleTime and clientEndTime: an answer's is when it was whole
+// (the end first), a user's when it was sent (the start first). "" when
+// the bubble states none: the host then dates it by its row, the
+// composer's createdAt.
+func bubbleOwnTime(b abi.Value, user bool) string {
+	if t := bubbleTime(b.Get("createdAt")); t != "" {
+		return t
+	}
+	ti := b.Get("timingInfo")
+	if ti.Kind() != abi.KindObject {
+		return ""
+	}
+	order := []string{"clientEndTime", "clientSettleTime", "clientRpcSendTime", "clientStartTime"}
+	if user {
+		order = []string{"clientStartTime", "clientRpcSendTime", "clientSettleTime", "clientEndTime"}
+	}
+	for _, k := range order {
+		// Epoch milliseconds only (after 2001): never a relative clock.
+		if f, ok := ti.Get(k).Float(); ok && f >= 1e12 {
+			return sdk.RFC3339Millis(int64(f))
 		}
 	}
 	return ""

@@ -18,6 +18,18 @@
 //     one message a line, of the same shape as a message row's
 //     content (which a session file may hold as a string: the list
 //     encoded as JSON, or the text itself).
+//     The first Goose CLI (late 2024) kept such files, messages only
+//     ({role, created, content}, no metadata line), under
+//     ~/.config/goose/sessions (goose-cli's session/session_file.rs), a
+//     store of its own; their content items have no type (serde untagged,
+//     session/message_serialize.rs): {text}, {id, tool_name, arguments}
+//     (a tool request; the first version wrote no id, and its call gets
+//     goose-<message>-<slot>, unpaired), {id, tool_result} (the response:
+//     the JSON text of its content list, ok, or {"error": "..."}, an
+//     error, written without escaping the message so not always JSON)
+//     and {mime_type} (an image, its data not kept). A request Goose could
+//     not parse was written as a text "Tool Request Error: ...": kept,
+//     with a warning.
 //
 // A message ({role, created, content, metadata}; created in seconds, or
 // milliseconds past 10^10 where a build wrote those) is one message; its

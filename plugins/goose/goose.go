@@ -45,6 +45,13 @@ var Plugin = sdk.Plugin{
 			// both is archived from each).
 			Name:  "Goose session files (before sessions.db)",
 			Roots: roots, Pattern: "*.jsonl",
+		}, {
+			// The first Goose CLI (late 2024) kept its session files
+			// under ~/.config/goose/sessions on every system
+			// (goose-cli's session/session_file.rs, ensure_session_dir),
+			// their content items untagged (Normalizer.untagged).
+			Name:  "Goose CLI session files (2024)",
+			Roots: []abi.Root{{Path: "~/.config/goose/sessions"}}, Pattern: "*.jsonl",
 		}},
 	},
 	New: func(opts abi.BeginOptions) sdk.Normalizer { return &normalizer{names: map[string]string{}} },
@@ -306,6 +313,10 @@ func (n *normalizer) item(k sdk.Str, i int, user bool, origin string, c abi.Valu
 		}
 		return ""
 	}
+	if c.Kind() == abi.KindObject && !c.Get("type").Exists() {
+		n.untagged(k, i, orig(origin), c, created, out)
+		return
+	}
 	switch typ := c.Get("type").String(); typ {
 	case "text":
 		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c.Get("text")), Origin: orig(origin)})
@@ -432,6 +443,75 @@ func (n *normalizer) response(k sdk.Str, i int, c abi.Value, created string, out
 	}
 	out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
 	out.ToolResult(res)
+}
+
+// untagged handles a content item of the first Goose CLI's session
+// files (Nov 2024, ~/.config/goose/sessions/<name>.jsonl: goose-cli's
+// session/message_serialize.rs, SerializableContent, serde untagged: the
+// items have no type): {text}, {id, tool_name, arguments} (a tool
+// request; its first version wrote no id), {id, tool_result} (the
+// response: the JSON text of its content list, [{type, text}], or
+// {"error": "..."} when the tool failed) and {mime_type} (an image,
+// its data not kept). A request Goose could not parse was written as a
+// text "Tool Request Error: ...".
+func (n *normalizer) untagged(k sdk.Str, i int, origin string, c abi.Value, created string, out *sdk.Out) {
+	switch {
+	case c.Get("tool_name").Kind() == abi.KindString:
+		id := c.Get("id").String()
+		if c.Get("id").Kind() != abi.KindString || id == "" {
+			// The first version kept no id: the call is unpaired.
+			id = "goose-" + k.String() + "-" + strconv.Itoa(i)
+		}
+		name, input := c.Get("tool_name").String(), c.Get("arguments")
+		in := sdk.JSON(input)
+		if input.Kind() != abi.KindObject {
+			in = sdk.RawJSON("{}")
+		}
+		n.names[id] = name
+		kind, cmd := toolKind(name, input)
+		out.ToolUse(k, i, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S(name), Input: in, Kind: kind, Command: cmd, Time: sdk.Opt(created)})
+	case c.Get("tool_result").Kind() == abi.KindString && c.Get("id").Kind() == abi.KindString:
+		id := c.Get("id").String()
+		raw := c.Get("tool_result").String()
+		res := sdk.ToolResult{CallID: sdk.S(id), Name: sdk.Opt(n.names[id]), Time: sdk.Opt(created)}
+		var text string
+		doc, ok := sdk.Parse([]byte(raw))
+		switch {
+		case ok && doc.Root().Kind() == abi.KindArray:
+			// Ok(content): the content list.
+			text = contentText(doc.Root())
+			res.Output = sdk.S(text)
+		case ok && doc.Root().Get("error").Kind() == abi.KindString:
+			text = doc.Root().Get("error").String()
+			res.IsError, res.Error = true, sdk.S(text)
+		default:
+			// Err(e) written as {"error": "<e>"} without escaping e: not
+			// always JSON.
+			text = strings.TrimSuffix(strings.TrimPrefix(strings.TrimSpace(raw), `{"error": "`), `"}`)
+			res.IsError, res.Error = true, sdk.S(text)
+		}
+		if t := strings.TrimSpace(text); strings.HasPrefix(t, declined) {
+			res.IsError, res.Status, res.Error = true, sdk.S("denied"), sdk.S(sdk.Clip(t, 300))
+		}
+		if !res.IsError {
+			res.Status = sdk.S("ok")
+		}
+		out.Block(k, i, sdk.Block{Type: sdk.BlockToolResult, ToolID: sdk.S(id), ToolContent: sdk.S(text), IsError: res.IsError})
+		out.ToolResult(res)
+	case c.Get("text").Kind() == abi.KindString:
+		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.Text(c.Get("text")), Origin: origin})
+		if t := c.Get("text").String(); strings.HasPrefix(t, "Tool Request Error: ") {
+			out.Warn("Goose could not read a tool call the model made: " + sdk.Clip(strings.TrimPrefix(t, "Tool Request Error: "), 200))
+		}
+	case c.Get("mime_type").Kind() == abi.KindString:
+		o := ""
+		if origin != "" { // a user's: attached, not typed
+			o = sdk.OriginInjected
+		}
+		out.Block(k, i, sdk.Block{Type: sdk.BlockText, Text: sdk.S("[image " + c.Get("mime_type").String() + "]"), Origin: o})
+	default:
+		out.Unmapped(sdk.S("content:untagged"))
+	}
 }
 
 // Goose's answers to a call that did not run (agents/tool_execution.rs:

@@ -1,0 +1,182 @@
+package cline
+
+import (
+	"strconv"
+	"strings"
+
+	"github.com/twasm/twasm/abi"
+	"github.com/twasm/twasm/abi/sdk"
+)
+
+// A task folder whose conversation file is missing (only ui_messages.json,
+// as some users keep them) is mapped from the UI's own copy of the
+// conversation. The UI's file comes first in the stream, so whether the
+// conversation file follows is known only at the end: the UI's
+// conversation elements are kept (uiItem, whole, as the line's copy dies
+// with it) and written at End when no conversation file was read.
+
+// uiItem is a conversation element of the UI's messages waiting to be
+// written: its index in the array and its JSON text.
+type uiItem struct {
+	idx int
+	raw string
+}
+
+// uiKind is the kind of a UI message: its say, or "ask:" and its ask.
+func uiKind(m abi.Value) string {
+	if m.Get("type").Is("ask") {
+		return "ask:" + sdk.Name(m.Get("ask"))
+	}
+	return sdk.Name(m.Get("say"))
+}
+
+// stashConversation keeps the conversation elements of a version of the
+// UI's messages (todo: the new or changed ones) not written before; a
+// partial one waits for its whole version.
+func (n *normalizer) stashConversation(msgs abi.Value, todo []int) {
+	for _, i := range todo {
+		m := msgs.Index(i)
+		if m.Kind() != abi.KindObject || m.Get("partial").Truthy() || n.uiMapped[i] {
+			continue
+		}
+		switch uiKind(m) {
+		case "task", "user_feedback", "user_feedback_diff", "text", "reasoning", "completion_result",
+			"ask:followup", "ask:plan_mode_respond", "ask:act_mode_respond", "tool", "ask:tool",
+			"command", "ask:command", "command_output", "ask:command_output", "command_permission_denied",
+			"use_mcp_server", "ask:use_mcp_server", "mcp_server_response":
+			n.uiStash = append(n.uiStash, uiItem{idx: i, raw: string(m.Raw())})
+		}
+	}
+}
+
+// uiContinued is a new part of the same task (a facts line after a
+// task was read: the host replays the parts it archived, their output
+// dropped, then hands the new one): what the earlier part held back was
+// written at its end.
+func (n *normalizer) uiContinued() {
+	for _, it := range n.uiStash {
+		n.uiMapped[it.idx] = true
+	}
+	n.uiStash = n.uiStash[:0]
+	n.deferred = n.deferred[:0]
+}
+
+// uiConversation writes the conversation of a task read from its UI
+// messages alone, in order: the task and the user's feedback as prompts,
+// the model's text, reasoning, questions and completion as its messages,
+// its tools, commands and MCP uses as calls (ids cline-ui-<index>). The UI
+// states few outcomes: a command's output (the command_output messages
+// after it, joined by newlines) is its result, without a status (the UI
+// states no exit code); an MCP server's response the result of its use,
+// without a status; command_permission_denied a denial. A file tool's
+// outcome is not on the screen: its call has no result.
+func (n *normalizer) uiConversation(out *sdk.Out) {
+	items := n.uiStash
+	n.uiStash = nil
+	var (
+		cmdID, cmdTime string
+		cmdOut         []string
+		cmdOpen        bool
+		mcpID          string
+		calls, results int
+	)
+	flushCmd := func() {
+		if cmdOpen && len(cmdOut) > 0 {
+			out.ToolResult(sdk.ToolResult{CallID: sdk.S(cmdID), Name: sdk.S("execute_command"), Output: sdk.S(strings.Join(cmdOut, "\n")), Time: sdk.S(cmdTime)})
+			results++
+			cmdOpen = false
+		}
+		cmdOut = cmdOut[:0]
+	}
+	for _, it := range items {
+		n.uiMapped[it.idx] = true
+		doc, ok := sdk.Parse([]byte(it.raw))
+		if !ok {
+			continue
+		}
+		m := doc.Root()
+		kind := uiKind(m)
+		ts := msTime(m.Get("ts"))
+		text := m.Get("text")
+		key := sdk.S("ui-" + strconv.Itoa(it.idx))
+		id := "cline-ui-" + strconv.Itoa(it.idx)
+		if kind != "command_output" && kind != "ask:command_output" && kind != "command_permission_denied" {
+			flushCmd()
+		}
+		// The say text before the first request is the task, as Roo Code
+		// and Cline's first versions show it.
+		if n.conversationMessage(kind, kind == "text" && it.idx < n.uiFirst, key, text, ts, out) {
+			continue
+		}
+		switch kind {
+		case "completion_result":
+			if t := completionText(text.String()); strings.TrimSpace(t) != "" {
+				oneBlock(key, sdk.Message{Time: ts}, sdk.Block{Type: sdk.BlockText, Text: sdk.S(t)}, out)
+			}
+		case "tool", "ask:tool":
+			if c, ok := uiToolCall(text); ok {
+				c.CallID, c.Time = sdk.S(id), ts
+				callMessage(key, c, out)
+				calls++
+			}
+		case "command", "ask:command":
+			cmd := strings.TrimSuffix(text.String(), "REQ_APP")
+			callMessage(key, sdk.ToolCall{CallID: sdk.S(id), Name: sdk.S("execute_command"), Input: sdk.RawJSON(`{"command":` + quoteJSON(cmd) + `}`),
+				Kind: "execute", Command: sdk.S(cmd), Time: ts}, out)
+			calls++
+			cmdID, cmdOpen, cmdTime = id, true, ts.String()
+		case "command_output", "ask:command_output":
+			if cmdOpen {
+				cmdOut = append(cmdOut, text.String())
+				cmdTime = ts.String()
+			}
+		case "command_permission_denied":
+			if cmdOpen {
+				out.ToolResult(sdk.ToolResult{CallID: sdk.S(cmdID), Name: sdk.S("execute_command"), Status: sdk.S("denied"),
+					Error: sdk.S(orText(text.String(), "the command was denied by Cline's command permissions")), Time: ts})
+				results++
+				cmdOpen, cmdOut = false, cmdOut[:0]
+			}
+		case "use_mcp_server", "ask:use_mcp_server":
+			if c, ok := uiMCPCall(text); ok {
+				c.CallID, c.Time = sdk.S(id), ts
+				callMessage(key, c, out)
+				calls++
+				mcpID = id
+			}
+		case "mcp_server_response":
+			if mcpID != "" {
+				out.ToolResult(sdk.ToolResult{CallID: sdk.S(mcpID), Output: sdk.Text(text), Time: ts})
+				results++
+				mcpID = ""
+			}
+		}
+	}
+	flushCmd()
+	if calls > 0 {
+		out.Warn("the task folder holds no api_conversation_history.json: its conversation is the UI's copy, which states " +
+			strconv.Itoa(results) + " of its " + strconv.Itoa(calls) + " tool call(s)' outcome (a command's output without its exit status, an MCP response, a denial); the others have no result")
+	}
+}
+
+// callMessage writes tool call c as the model's message key.
+func callMessage(key sdk.Str, c sdk.ToolCall, out *sdk.Out) {
+	out.Open(key, sdk.Message{Time: c.Time})
+	out.ToolUse(key, -1, c)
+	out.Close(key, sdk.MessageEnd{})
+}
+
+// questionText is the model's question or plan-mode answer of an ask
+// ({question|response, options}), else the text.
+func questionText(t string) string {
+	if doc, ok := sdk.Parse([]byte(t)); ok {
+		r := doc.Root()
+		if q := r.Get("question"); q.Kind() == abi.KindString {
+			return strings.Clone(q.String())
+		}
+		if q := r.Get("response"); q.Kind() == abi.KindString {
+			return strings.Clone(q.String())
+		}
+	}
+	return t
+}

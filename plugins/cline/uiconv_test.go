@@ -1,0 +1,90 @@
+//go:build !wasip1
+
+package cline_test
+
+import (
+	"context"
+	"strings"
+	"testing"
+
+	"github.com/twasm/twasm/abi/sdk/sdktest"
+	"github.com/twasm/twasm/plugins/cline"
+	"github.com/twasm/twasm/transcript"
+)
+
+// TestUIOnlyConversation: a task folder holding only ui_messages.json is
+// read from the UI's copy of the conversation (ClineMessage say/ask types
+// as cline/cline src/shared/ExtensionMessage.ts declares them): the
+// user's feedback is a prompt, the model's text an answer, a command a
+// call whose result is its command_output without a status (the UI
+// states no exit code), a file tool a call with no result; an error after
+// the last answer makes the step an error (spec §6.7), one the task went
+// on after does not. With the API history the UI's copy is not mapped.
+// Written for the test from Cline's source.
+func TestUIOnlyConversation(t *testing.T) {
+	const head = `{"$twasm":"source","store":"Cline tasks","path":"1767225600000","name":"1767225600000","size":1,"mtime":"2026-01-01T00:05:00Z"}` + "\n" +
+		`{"$twasm":"file","path":"ui_messages.json","size":1,"mtime":"2026-01-01T00:05:00Z","document":true}` + "\n"
+	const convo = `{"ts":1767225600000,"type":"say","say":"task","text":"Run the tests"},` +
+		`{"ts":1767225600100,"type":"say","say":"api_req_started","text":"{\"tokensIn\":10,\"tokensOut\":5,\"cost\":0.01}"},` +
+		`{"ts":1767225601000,"type":"say","say":"text","text":"Running them."},` +
+		`{"ts":1767225602000,"type":"ask","ask":"command","text":"go test ./..."},` +
+		`{"ts":1767225603000,"type":"ask","ask":"command_output","text":"ok  pkg/a"},` +
+		`{"ts":1767225603100,"type":"ask","ask":"command_output","text":"FAIL pkg/b"},` +
+		`{"ts":1767225604000,"type":"say","say":"api_req_started","text":"{\"tokensIn\":20,\"tokensOut\":5,\"cost\":0.02}"},` +
+		`{"ts":1767225605000,"type":"say","say":"tool","text":"{\"tool\":\"readFile\",\"path\":\"b.go\"}"},` +
+		`{"ts":1767225606000,"type":"say","say":"completion_result","text":"pkg/b fails.HAS_CHANGES"},` +
+		`{"ts":1767225607000,"type":"say","say":"user_feedback","text":"Fix it"},` +
+		`{"ts":1767225608000,"type":"say","say":"api_req_started","text":"{\"tokensIn\":30,\"tokensOut\":5,\"cost\":0.03}"},` +
+		`{"ts":1767225609000,"type":"say","say":"text","text":"Fixed."}`
+	const failed = `,{"ts":1767225610000,"type":"say","say":"user_feedback","text":"And the docs"},` +
+		`{"ts":1767225611000,"type":"ask","ask":"api_req_failed","text":"429 rate limited"}`
+	const api = `{"$twasm":"file","path":"api_conversation_history.json","size":1,"mtime":"2026-01-01T00:05:00Z","document":true}` + "\n" +
+		`[{"role":"user","content":[{"type":"text","text":"<task>\nRun the tests\n</task>"}]},{"role":"assistant","content":[{"type":"text","text":"Fixed."}]}]` + "\n"
+	tests := []struct {
+		name, raw       string
+		prompts, calls  int
+		cmdOutput       string
+		status, lastMsg string
+	}{
+		{"answered", head + "[" + convo + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
+		{"error after the last answer", head + "[" + convo + failed + "]\n", 3, 2, "ok  pkg/a\nFAIL pkg/b", "error", "And the docs"},
+		{"error the task went on after", head + "[" + convo[:strings.LastIndex(convo, ",{")] + `,{"ts":1767225608500,"type":"say","say":"error","text":"overloaded"}` + convo[strings.LastIndex(convo, ",{"):] + "]\n", 2, 2, "ok  pkg/a\nFAIL pkg/b", "ok", "Fixed."},
+		{"with the API history", head + "[" + convo + "]\n" + api, 1, 0, "", "ok", "Fixed."},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			r, err := sdktest.Run(context.Background(), cline.Plugin, "cline", []byte(tt.raw))
+			if err != nil {
+				t.Fatal(err)
+			}
+			prompts, calls, output, last := 0, 0, "", ""
+			for _, e := range r.Events {
+				switch e.Type {
+				case transcript.MessageUser:
+					prompts++
+				case transcript.ToolCall:
+					calls++
+				case transcript.ToolResult:
+					p := e.Tool()
+					if p.Name == "execute_command" {
+						output = p.Output
+						if p.Status != "" || p.ExitCode != nil {
+							t.Errorf("command result states status %q exit %v: the UI states none", p.Status, p.ExitCode)
+						}
+					} else {
+						t.Errorf("result for %s: the UI states no outcome of a file tool", p.Name)
+					}
+				}
+				if m := e.Message(); m != nil && len(m.Blocks) > 0 && m.Blocks[0].Text != "" {
+					last = m.Blocks[0].Text
+				}
+			}
+			if prompts != tt.prompts || calls != tt.calls || output != tt.cmdOutput {
+				t.Errorf("prompts %d calls %d command output %q, want %d %d %q", prompts, calls, output, tt.prompts, tt.calls, tt.cmdOutput)
+			}
+			if r.Step.Status != tt.status || last != tt.lastMsg {
+				t.Errorf("status %q (%s), last message %q; want %q, %q", r.Step.Status, r.Step.Error, last, tt.status, tt.lastMsg)
+			}
+		})
+	}
+}
