@@ -26,11 +26,15 @@ type StoreReport struct {
 
 // Report is what a sync did.
 type Report struct {
-	Stores   []StoreReport  `json:"stores"`
+	Stores []StoreReport `json:"stores"`
+	// Outcomes are every session's outcome, in the order given to
+	// progress; with Options.Streamed, only the failed and damaged ones.
 	Outcomes []Outcome      `json:"-"`
 	Counts   map[string]int `json:"counts"`
 	// Bytes is how many source bytes were archived.
 	Bytes int64 `json:"bytes"`
+
+	streamed bool // Options.Streamed
 }
 
 // Scan walks every location and returns the session files modified at or
@@ -121,7 +125,10 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 				"the store %s is gone; the %d session(s) archived from it keep their runs as they are (an open run is not ended: the store may come back)", stores[i].Dir, n))
 		}
 	}
-	rep := Report{Stores: stores, Counts: map[string]int{}, Outcomes: make([]Outcome, 0, len(sessions))}
+	rep := Report{Stores: stores, Counts: map[string]int{}, streamed: a.opts.Streamed}
+	if !rep.streamed {
+		rep.Outcomes = make([]Outcome, 0, len(sessions))
+	}
 	present := make(map[string]bool, len(sessions))
 	for _, s := range sessions {
 		present[s.Path] = true
@@ -177,7 +184,9 @@ func (a *Archiver) SyncStores(ctx context.Context, locs []Location, since time.T
 }
 
 func (r *Report) add(o Outcome) {
-	r.Outcomes = append(r.Outcomes, o)
+	if !r.streamed || o.Action == ActionFailed || o.Action == ActionDamaged {
+		r.Outcomes = append(r.Outcomes, o)
+	}
 	r.Counts[o.Action]++
 	if o.Action != ActionFailed {
 		r.Bytes += o.Bytes

@@ -114,6 +114,13 @@ type Options struct {
 	// Workers is how many sessions SyncStores archives at once (0:
 	// GOMAXPROCS).
 	Workers int
+	// Streamed has SyncStores give its outcomes to its progress
+	// function only: Report.Outcomes keeps the failed and damaged ones
+	// (which a summary names), while Counts and Bytes count them all. A
+	// report that kept every outcome, each with its part's result, grew
+	// by about 1 KiB a session until the sync ended (`twasm sync`, #31:
+	// peak RSS at any size).
+	Streamed bool
 }
 
 // Archiver archives session files into runs. The caller holds the

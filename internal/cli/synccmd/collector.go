@@ -27,7 +27,8 @@ import (
 // capture's zstd encoder). Measured on a first sync of a home of 2,000
 // sessions (395 MiB) with 2 workers: the live heap is about 1 MiB when
 // archiving starts, 12-18 MiB while it archives, 8 MiB when it ends (the
-// ledger and what the sync reports, about 3.5 KiB a session) and about
+// ledger and what the sync reports, about 3.5 KiB a session; the report
+// keeps no outcome since, about 1.1 KiB a session less) and about
 // 10 during the index build; under the process's limit of 64 MiB the
 // heap reached 36 MiB (GOGC=100), and the peak RSS 66-72 MB, 20-25 of it
 // the binary's pages.
@@ -52,7 +53,7 @@ const (
 //     left as garbage is not counted), limitHeadroom, and limitPerWorker
 //     a worker. follow raises that limit as sessions are archived, so it
 //     stays limitHeadroom above the live heap, which grows with every
-//     session the sync keeps in its ledger and report, and the collector
+//     session the sync keeps in its ledger, and the collector
 //     never runs without end for a limit the heap outgrew; it is never
 //     lowered within a round. A limit the user set (GOMEMLIMIT:
 //     keepLimit) is left as it is.

@@ -10,6 +10,10 @@
 // (archive.CheckRaw) and reports each damaged run as an error; sync
 // --repair archives those whose file holds their bytes again
 // (archive.Archiver.Repair) and exits 1 when one is kept damaged.
+// Each session's outcome is printed as it comes and not kept
+// (archive.Options.Streamed): a round's report holds its counts and its
+// failures, so that what a first sync of a whole home holds until it
+// ends is the ledger, not a report of every session too.
 //
 // The search index is brought up to date after each round (the index's
 // change journal: Options.Indexed). While a round archives, the runs it

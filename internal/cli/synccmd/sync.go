@@ -340,7 +340,7 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 			d, _ := plugins.Declared(ctx) // started already: it cannot fail now
 			return d
 		},
-		Redact: opts.Redact, DryRun: opts.DryRun, CloseIdle: -1,
+		Redact: opts.Redact, DryRun: opts.DryRun, CloseIdle: -1, Streamed: true,
 		Written: func(id string) {
 			written = append(written, id)
 			live.written(ctx, id)
@@ -380,7 +380,15 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		bar = newProgress(io.Discard, false)
 	}
 	gc.arm(a.Workers())
+	// The report keeps no outcome but the failed and damaged ones
+	// (Streamed): each is printed as it comes, and the settled sessions
+	// found unchanged are noted for withSettled.
+	unchangedSettled := map[string]bool{}
 	rep := a.SyncStores(ctx, locs, since, func(done, total int, o *archive.Outcome) {
+		if o.Action == archive.ActionUnchanged && len(settled) > 0 && !unchangedSettled[o.Path] &&
+			slices.ContainsFunc(settled, func(s archive.Outcome) bool { return s.Path == o.Path }) {
+			unchangedSettled[o.Path] = true
+		}
 		printOutcome(ios.Out, o, opts.JSON)
 		understood(o)
 		bar.update(done, total)
@@ -394,7 +402,7 @@ func round(ctx context.Context, opts *Options, locs []archive.Location, plugins 
 		}
 		repaired = append(repaired, left...)
 	}
-	rep = withSettled(rep, settled)
+	rep = withSettled(rep, settled, unchangedSettled)
 	rep = withRepaired(rep, repaired)
 	if err := live.finish(); err != nil {
 		f.Logger().Debug("search index: indexing while syncing", "err", err)
@@ -491,8 +499,10 @@ func dash(s string) string {
 // withSettled counts in rep what Recover did before the stores were
 // read: a session whose killed part it continued is new or grown there,
 // and the same session, unchanged when the stores were read after it, is
-// not counted unchanged too. The summary then says what this sync did.
-func withSettled(rep archive.Report, settled []archive.Outcome) archive.Report {
+// not counted unchanged too (unchanged: the settled sessions' paths the
+// stores' read found unchanged). The summary then says what this sync
+// did.
+func withSettled(rep archive.Report, settled []archive.Outcome, unchanged map[string]bool) archive.Report {
 	if len(settled) == 0 {
 		return rep
 	}
@@ -503,11 +513,8 @@ func withSettled(rep archive.Report, settled []archive.Outcome) archive.Report {
 	for _, s := range settled {
 		counts[s.Action]++
 		rep.Bytes += s.Bytes
-		for _, o := range rep.Outcomes {
-			if o.Path == s.Path && o.Action == archive.ActionUnchanged && counts[archive.ActionUnchanged] > 0 {
-				counts[archive.ActionUnchanged]--
-				break
-			}
+		if unchanged[s.Path] && counts[archive.ActionUnchanged] > 0 {
+			counts[archive.ActionUnchanged]--
 		}
 	}
 	rep.Counts = counts
