@@ -12,8 +12,10 @@
 // (archive.Archiver.Repair) and exits 1 when one is kept damaged.
 // Each session's outcome is printed as it comes and not kept
 // (archive.Options.Streamed): a round's report holds its counts and its
-// failures, so that what a first sync of a whole home holds until it
-// ends is the ledger, not a report of every session too.
+// failures, so that what a first sync of a whole home holds until its
+// archiving ends is the ledger, not a report of every session too; the
+// archiver, ledger and all, is closed and dropped before the index
+// catches up with the round.
 //
 // The search index is brought up to date after each round (the index's
 // change journal: Options.Indexed). While a round archives, the runs it
